@@ -1,0 +1,119 @@
+"""The aotc command.
+
+    aotc MODEL.onnx -o OUT [--target T] [--name N]     compile; OUT/bundle + CMake build tree OUT
+    aotc run OUT --inputs IN.npz --outputs OUT.npz      run the built runner
+    aotc bench OUT [--inputs IN.npz] [--repeat N]       bundle vs onnxruntime, same inputs, one run
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from pathlib import Path
+
+from aot import __version__
+from aot.errors import AotcError
+
+SUBCOMMANDS = ("run", "bench")
+
+
+def _compile_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="aotc", description="Compile an ONNX model to a standalone C project.",
+                                epilog="Other commands: aotc run OUT ..., aotc bench OUT ... (see aotc run -h).")
+    p.add_argument("model", help="the ONNX model file")
+    p.add_argument("-o", "--output", required=True, metavar="OUT", help="output directory (bundle + build tree)")
+    p.add_argument("--target", default="host", help="target to configure the build for (default: host)")
+    p.add_argument("--name", help="C name of the model (default: the file's stem)")
+    p.add_argument("--no-configure", action="store_true", help="write OUT/bundle only, do not run CMake")
+    p.add_argument("--print-plan", action="store_true", help="print the memory plan as an ASCII chart")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    p.add_argument("--version", action="version", version=f"aotc {__version__}")
+    return p
+
+
+def _run_parser(cmd: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=f"aotc {cmd}")
+    p.add_argument("out", metavar="OUT", help="a directory written by `aotc MODEL -o OUT`")
+    p.add_argument("--inputs", metavar="IN.npz", required=cmd == "run", help="inputs keyed by the model's input names")
+    if cmd == "run":
+        p.add_argument("--outputs", metavar="OUT.npz", required=True, help="where to write the outputs")
+        p.add_argument("--repeat", type=int, default=0, help="also time this many runs and print the median")
+    else:
+        p.add_argument("--repeat", type=int, default=50, help="timed runs per engine (default 50)")
+        p.add_argument("--model", help="ONNX model for onnxruntime (default: the one OUT was compiled from)")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        if argv and argv[0] in SUBCOMMANDS:
+            args = _run_parser(argv[0]).parse_args(argv[1:])
+            return _cmd_run(args) if argv[0] == "run" else _cmd_bench(args)
+        return _cmd_compile(_compile_parser().parse_args(argv))
+    except AotcError as e:
+        if debug:
+            traceback.print_exc()
+        print(f"aotc: error: {e.one_line()}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def _cmd_compile(args: argparse.Namespace) -> int:
+    from aot.build import configure
+    from aot.compiler import Options, compile_file
+    from aot.progress import status
+
+    out = Path(args.output)
+    with status(f"compiling {args.model}"):
+        bundle = compile_file(args.model, Options(name=args.name, target=args.target))
+    bundle.write(out / "bundle")
+    if args.print_plan:
+        print(bundle.files.get("plan.txt", ""), end="")
+    if not args.no_configure:
+        with status(f"configuring {out} for {args.target}"):
+            configure(out, args.target)
+    mem = bundle.metadata["memory"]
+    print(f"aotc: wrote {out / 'bundle'} ({bundle.name}: arena {mem['arena_bytes']} bytes, "
+          f"weights {mem['weights_bytes']} bytes); build with: cmake --build {out}")
+    return 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from aot.build import run_bundle
+    from aot.npz import load_inputs, save_outputs
+
+    out = Path(args.out)
+    meta = _metadata(out)
+    inputs = load_inputs(args.inputs, meta)
+    outputs, median_ns = run_bundle(out, meta, inputs, repeat=args.repeat)
+    save_outputs(args.outputs, outputs)
+    if median_ns is not None:
+        print(f"aotc: median {median_ns / 1e3:.1f} us per inference over {args.repeat} runs")
+    return 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from aot.bench import bench_one, format_table
+
+    out = Path(args.out)
+    row = bench_one(out, _metadata(out), inputs_npz=args.inputs, repeat=args.repeat, model=args.model)
+    print(format_table([row]), end="")
+    return 0
+
+
+def _metadata(out: Path) -> dict:
+    import json
+
+    path = out / "bundle" / "metadata.json"
+    if not path.is_file():
+        raise AotcError(f"'{out}' holds no aotc bundle (no {path}); compile with: aotc MODEL.onnx -o {out}")
+    return json.loads(path.read_text())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""The bundle: every file of the generated C project, built in memory, then written at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from aot import __version__
+from aot.emit_c.cformat import c_ident, c_comment
+from aot.emit_c.model import ModelEmitter
+from aot.ir import Graph
+from aot.plan import ALIGNMENT
+from aot.paths import runtime_dir
+
+_TEMPLATES = jinja2.Environment(
+    loader=jinja2.PackageLoader("aot.emit_c", "templates"),
+    trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
+)
+
+
+@dataclass
+class Bundle:
+    name: str
+    files: dict[str, str | bytes] = field(default_factory=dict)  # relative path -> content
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def write(self, directory: Path) -> None:
+        """Write the bundle to `directory`, replacing it whole; nothing is left half-written."""
+        directory = Path(directory)
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".aotc-", dir=directory.parent))
+        try:
+            for rel, content in self.files.items():
+                path = tmp / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                if isinstance(content, bytes):
+                    path.write_bytes(content)
+                else:
+                    path.write_text(content)
+            if directory.exists():
+                old = directory.with_name(directory.name + ".old-aotc")
+                shutil.rmtree(old, ignore_errors=True)
+                os.replace(directory, old)
+                os.replace(tmp, directory)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.replace(tmp, directory)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+
+
+def _io(graph: Graph, names: list[str]) -> list[dict[str, Any]]:
+    out = []
+    for n in names:
+        t = graph.tensors[n]
+        out.append({"name": n, "field": c_ident(n), "shape": list(t.shape), "dtype": t.dtype,
+                    "nbytes": t.nbytes})
+    return out
+
+
+def build_bundle(graph: Graph, name: str, *, target: str = "host", source: str = "model.onnx") -> Bundle:
+    """Generate the C project for `graph` (already simplified and partitioned)."""
+    em = ModelEmitter(graph, name)
+    em.emit_nodes()
+    plan = em.plan
+    inputs, outputs = _io(graph, graph.inputs), _io(graph, graph.outputs)
+    weights_bytes = sum(graph.tensors[t].nbytes for t in em.weights.inline) + len(em.weights.blob)
+    families = sorted(em.families)
+    ctx = dict(
+        version=__version__, source=c_comment(Path(source).name), name=name, NAME=name.upper(),
+        opset=graph.meta.get("opset", "?"), arena_bytes=plan.arena_bytes, arena_align=ALIGNMENT,
+        lower_bound_bytes=plan.lower_bound_bytes, peak_step=plan.peak_step, weights_bytes=weights_bytes,
+        inputs=inputs, outputs=outputs, headers=[f"aotc_{f}.h" for f in families],
+        weight_decls=em.weight_decls(), decls=em.decls, body=em.body, pointer_decls=em.pointer_decls(),
+        kernels=families, blob=bool(em.weights.blob_offsets), nbytes=len(em.weights.blob),
+        inputs_bytes=sum(i["nbytes"] for i in inputs), outputs_bytes=sum(o["nbytes"] for o in outputs),
+    )
+    b = Bundle(name)
+    b.files[f"include/{name}.h"] = _TEMPLATES.get_template("header.h.j2").render(ctx)
+    b.files[f"src/{name}.c"] = _TEMPLATES.get_template("model.c.j2").render(ctx)
+    b.files["src/runner.c"] = _TEMPLATES.get_template("runner.c.j2").render(ctx)
+    b.files["CMakeLists.txt"] = _TEMPLATES.get_template("CMakeLists.txt.j2").render(ctx)
+    if em.weights.blob_offsets:
+        b.files[f"src/{name}_weights.S"] = _TEMPLATES.get_template("weights.S.j2").render(ctx)
+        b.files[f"src/{name}_weights.bin"] = em.weights.blob
+    rt = runtime_dir()
+    for h in ("aotc_common.h", "dltensor.h"):
+        b.files[f"runtime/{h}"] = (rt / "include" / h).read_text()
+    for f in families:
+        b.files[f"runtime/aotc_{f}.h"] = (rt / "kernels" / f"aotc_{f}.h").read_text()
+        b.files[f"runtime/{f}.c"] = (rt / "kernels" / f"{f}.c").read_text()
+    b.metadata = {
+        "name": name,
+        "aotc_version": __version__,
+        "source": str(source),
+        "opset": graph.meta.get("opset"),
+        "target": target,
+        "inputs": inputs,
+        "outputs": outputs,
+        "memory": {
+            "arena_bytes": plan.arena_bytes,
+            "weights_bytes": weights_bytes,
+            "lower_bound_bytes": plan.lower_bound_bytes,
+            "peak_step": plan.peak_step,
+            "alignment": ALIGNMENT,
+        },
+        "partition": [],
+        "nodes": [{"name": n.name, "op": n.op, "compiler": "host"} for n in graph.nodes],
+    }
+    b.files["plan.txt"] = plan.chart()
+    b.files["metadata.json"] = json.dumps(b.metadata, indent=2) + "\n"
+    return b

@@ -1,0 +1,79 @@
+"""Small helpers that print values as C: bit-exact floats, typed arrays, identifiers."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+C_TYPES = {
+    "float32": "float", "float64": "double", "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t",
+    "int32": "int32_t", "int64": "int64_t", "bool": "uint8_t",
+}
+# Suffix of the kernel variant for each dtype (aotc_<op>_<suffix>).
+DTYPE_SUFFIX = {
+    "float32": "f32", "float64": "f64", "int8": "i8", "uint8": "u8", "int16": "i16",
+    "int32": "i32", "int64": "i64", "bool": "b8",
+}
+
+
+def c_float(v: float) -> str:
+    """float32 value as a C99 hex-float literal: exact, unlike %g."""
+    f = float(np.float32(v))
+    if math.isnan(f):
+        return "NAN"
+    if math.isinf(f):
+        return "INFINITY" if f > 0 else "-INFINITY"
+    if f == 0.0:
+        return "-0.0f" if math.copysign(1.0, f) < 0 else "0.0f"
+    return f.hex().replace("0000000p", "p").replace("000p", "p") + "f"
+
+
+def c_double(v: float) -> str:
+    f = float(v)
+    if math.isnan(f):
+        return "NAN"
+    if math.isinf(f):
+        return "INFINITY" if f > 0 else "-INFINITY"
+    return f.hex()
+
+
+def c_int(v: int) -> str:
+    v = int(v)
+    if v == -(2**63):
+        return "INT64_MIN"
+    return f"{v}LL" if not -(2**31) <= v < 2**31 else str(v)
+
+
+def c_scalar(v: object, dtype: str) -> str:
+    if dtype == "float32":
+        return c_float(float(v))
+    if dtype == "float64":
+        return c_double(float(v))
+    return c_int(int(v))
+
+
+def c_array_body(arr: np.ndarray, per_line: int = 8, indent: str = "    ") -> str:
+    """Comma-separated elements of `arr` (flattened), several per line."""
+    flat = arr.reshape(-1)
+    dtype = arr.dtype.name
+    items = [c_scalar(x, dtype) for x in flat.tolist()]
+    lines = [indent + ", ".join(items[i:i + per_line]) + "," for i in range(0, len(items), per_line)]
+    return "\n".join(lines)
+
+
+def c_ints(values: list[int] | tuple[int, ...]) -> str:
+    return "{" + ", ".join(c_int(v) for v in values) + "}"
+
+
+def c_ident(name: str, prefix: str = "") -> str:
+    s = re.sub(r"[^0-9a-zA-Z_]", "_", name)
+    if not s or s[0].isdigit():
+        s = "_" + s
+    return prefix + s
+
+
+def c_comment(text: str) -> str:
+    """Text safe inside /* */."""
+    return text.replace("*/", "* /").replace("\n", " ")

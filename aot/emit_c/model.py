@@ -1,0 +1,219 @@
+"""Host C for one graph: weights, params, tensor pointers into the arena, one call per node."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from aot.emit_c.cformat import C_TYPES, c_array_body, c_comment, c_ident
+from aot.emit_c.ops import HOST_OPS
+from aot.emit_c.ops.base import HostOp, NodeContext
+from aot.errors import AotcError
+from aot.ir import Graph, Node
+from aot.plan import OpMemory, Plan, plan_memory
+
+# Weights totalling at most this many bytes are printed as C arrays; above it,
+# arrays larger than SMALL_WEIGHT_BYTES go into a binary blob linked with .incbin.
+INLINE_WEIGHTS_LIMIT = 64 * 1024
+SMALL_WEIGHT_BYTES = 1024
+WEIGHT_ALIGN = 64
+
+
+@dataclass
+class WeightLayout:
+    inline: list[str] = field(default_factory=list)  # tensor names printed as C arrays
+    blob_offsets: dict[str, int] = field(default_factory=dict)  # tensor -> offset in the blob
+    blob: bytes = b""
+
+
+def host_op(node: Node, graph: Graph) -> HostOp:
+    op = HOST_OPS.get(node.op)
+    if op is None:
+        raise AotcError("operator is not supported by the host C generator", node=node)
+    reason = op.reject_reason(node, graph)
+    if reason:
+        raise AotcError(reason, node=node)
+    return op
+
+
+def op_memory() -> OpMemory:
+    """The planner's view of host ops."""
+    def is_view(n: Node) -> bool:
+        op = HOST_OPS.get(n.op)
+        return bool(op and op.view)
+
+    def inplace_input(n: Node, g: Graph) -> int | None:
+        op = HOST_OPS.get(n.op)
+        if op is None or op.inplace is None or op.inplace >= len(n.inputs):
+            return None
+        src, dst = g.tensors[n.inputs[op.inplace]], g.tensors[n.outputs[0]]
+        return op.inplace if src.shape == dst.shape and src.dtype == dst.dtype else None
+
+    def scratch_bytes(n: Node, g: Graph) -> int:
+        op = HOST_OPS.get(n.op)
+        return op.scratch(n, g) if op and op.scratch else 0
+
+    return OpMemory(is_view, inplace_input, scratch_bytes)
+
+
+class ModelEmitter:
+    """Builds the text pieces of <name>.c for one graph."""
+
+    def __init__(self, graph: Graph, name: str):
+        self.graph = graph
+        self.name = name
+        self.ops = {n.name: host_op(n, graph) for n in graph.nodes}
+        self.plan: Plan = plan_memory(graph, op_memory())
+        self.families: set[str] = {op.family for op in self.ops.values()}
+        self.decls: list[str] = []
+        self.body: list[str] = []
+        self.used: dict[str, None] = {}  # tensors referenced by the entry point, in first-use order
+        self.weights = self._layout_weights()
+        self._idents: dict[str, str] = {}
+        self._taken: set[str] = set()
+
+    # --- naming ---------------------------------------------------------------
+    def ident(self, tensor: str) -> str:
+        """Unique C identifier for a tensor: t_<name> for data, w_<name> for constants."""
+        if tensor not in self._idents:
+            prefix = "w_" if self.graph.tensors[tensor].is_const else "t_"
+            base = c_ident(tensor, prefix)
+            name, k = base, 1
+            while name in self._taken:
+                name, k = f"{base}_{k}", k + 1
+            self._taken.add(name)
+            self._idents[tensor] = name
+        return self._idents[tensor]
+
+    def pointer(self, tensor: str) -> str:
+        if tensor not in self.graph.tensors:
+            raise KeyError(tensor)
+        if self.graph.tensors[tensor].is_const:
+            return self.ident(tensor)
+        self.used[tensor] = None
+        return self.ident(tensor)
+
+    def scratch_pointer(self, node: Node, ctype: str) -> str:
+        return f"({ctype} *)(a + {self.plan.scratch[node.name]}u)"
+
+    # --- declarations -----------------------------------------------------------
+    def declare_params(self, node: Node, ctype: str, fields: dict[str, str], comment: str) -> str:
+        var = c_ident(node.name, "p_")
+        while any(d.startswith(f"static const {ctype} {var} ") for d in self.decls):
+            var += "_"
+        body = ",\n".join(f"    .{k} = {v}" for k, v in fields.items())
+        note = f"/* {c_comment(comment)} */\n" if comment else ""
+        self.decls.append(f"{note}static const {ctype} {var} = {{\n{body},\n}};")
+        return f"&{var}"
+
+    def declare_derived(self, node: Node, suffix: str, values: np.ndarray, comment: str) -> str:
+        var = c_ident(f"{node.name}_{suffix}", "w_")
+        ctype = C_TYPES[values.dtype.name]
+        note = f"/* {c_comment(comment)} */\n" if comment else ""
+        self.decls.append(f"{note}static const {ctype} {var}[{max(values.size, 1)}] AOTC_ALIGNED(16) = {{\n"
+                          f"{c_array_body(values) if values.size else '    0'}\n}};")
+        return var
+
+    def line(self, text: str) -> None:
+        self.body.append(text)
+
+    # --- weights ----------------------------------------------------------------
+    def _layout_weights(self) -> WeightLayout:
+        referenced = list(dict.fromkeys(i for n in self.graph.nodes for i in n.inputs
+                                        if i and self.graph.tensors[i].is_const))
+        referenced += [o for o in self.graph.outputs if self.graph.tensors[o].is_const and o not in referenced]
+        total = sum(self.graph.tensors[t].nbytes for t in referenced)
+        layout = WeightLayout()
+        chunks: list[bytes] = []
+        offset = 0
+        for t in referenced:
+            tensor = self.graph.tensors[t]
+            if total <= INLINE_WEIGHTS_LIMIT or tensor.nbytes <= SMALL_WEIGHT_BYTES:
+                layout.inline.append(t)
+                continue
+            pad = -offset % WEIGHT_ALIGN
+            chunks.append(b"\0" * pad)
+            offset += pad
+            layout.blob_offsets[t] = offset
+            data = np.ascontiguousarray(tensor.data, dtype=tensor.dtype).astype(f"<{tensor.data.dtype.str[1:]}")
+            chunks.append(data.tobytes())
+            offset += tensor.nbytes
+        layout.blob = b"".join(chunks)
+        return layout
+
+    def weight_decls(self) -> list[str]:
+        out = []
+        for t in self.weights.inline:
+            tensor = self.graph.tensors[t]
+            data = tensor.data.astype(tensor.dtype)
+            shape = ",".join(map(str, tensor.shape))
+            out.append(f'/* initializer "{c_comment(t)}": {tensor.dtype}[{shape}] */\n'
+                       f"static const {C_TYPES[tensor.dtype]} {self.ident(t)}[{max(tensor.size, 1)}] "
+                       f"AOTC_ALIGNED(16) = {{\n{c_array_body(data) if tensor.size else '    0'}\n}};")
+        if self.weights.blob_offsets:
+            out.append(f"/* large weights: {len(self.weights.blob)} bytes in {self.name}_weights.bin, "
+                       f"linked in by {self.name}_weights.S */\n"
+                       f"extern const uint8_t {self.name}_weights[];")
+            for t, off in self.weights.blob_offsets.items():
+                tensor = self.graph.tensors[t]
+                shape = ",".join(map(str, tensor.shape))
+                out.append(f'#define {self.ident(t)} ((const {C_TYPES[tensor.dtype]} *)({self.name}_weights + '
+                           f'{off}u)) /* "{c_comment(t)}": {tensor.dtype}[{shape}] */')
+        return out
+
+    # --- entry point ----------------------------------------------------------------
+    def emit_nodes(self) -> None:
+        for index, node in enumerate(self.graph.nodes):
+            op = self.ops[node.name]
+            ins = ", ".join(i for i in node.inputs if i)
+            outs = ", ".join(o for o in node.outputs if o)
+            self.line("")
+            self.line(f'/* node {index}: {node.op} "{c_comment(node.name)}" [host]: '
+                      f"{c_comment(ins)} -> {c_comment(outs)} */")
+            if op.view and self._shares_storage(node.outputs[0], node.inputs[0]):
+                self.line("/* view: same bytes, no copy */")
+                self.pointer(node.inputs[0])
+                self.pointer(node.outputs[0])
+                continue
+            op.emit(NodeContext(self, node, index))
+        for o in self.graph.outputs:  # outputs that no node writes: constants or inputs
+            produced = any(o in n.outputs for n in self.graph.nodes)
+            if not produced:
+                t = self.graph.tensors[o]
+                self.line(f'/* graph output "{c_comment(o)}" is a copy of a constant or input */')
+                src = f"in->{self.io_field(o)}" if o in self.graph.inputs else self.pointer(o)
+                self.line(f"memcpy(out->{self.io_field(o)}, {src}, {t.nbytes}u);")
+
+    def _shares_storage(self, out: str, src: str) -> bool:
+        p = self.plan
+        if out in p.aliases:
+            return True
+        return out in p.offsets and src in p.offsets and p.offsets[out] == p.offsets[src]
+
+    def io_field(self, tensor: str) -> str:
+        return c_ident(tensor)
+
+    def pointer_decls(self) -> list[str]:
+        """`float *t_x = ...;` for every tensor the entry point uses, with its plan."""
+        g, p = self.graph, self.plan
+        lines = []
+        inputs, outputs = set(g.inputs), set(g.outputs)
+        for t in self.used:
+            tensor = g.tensors[t]
+            ctype = C_TYPES[tensor.dtype]
+            desc = f'"{c_comment(t)}" {tensor.dtype}[{",".join(map(str, tensor.shape))}]'
+            ident = self.ident(t)
+            if t in outputs:
+                lines.append(f"{ctype} *const {ident} = ({ctype} *)out->{self.io_field(t)}; /* {desc} */")
+            elif t in inputs:
+                lines.append(f"const {ctype} *const {ident} = (const {ctype} *)in->{self.io_field(t)}; "
+                             f"/* {desc} */")
+            elif t in p.aliases:
+                lines.append(f"const {ctype} *const {ident} = (const {ctype} *){self.ident(p.aliases[t])}; "
+                             f"/* {desc}, view */")
+            else:
+                b = p.buffer_of(t)
+                lines.append(f"{ctype} *const {ident} = ({ctype} *)(a + {p.offsets[t]}u); "
+                             f"/* {desc}, live {b.first}..{b.last} */")
+        return lines

@@ -1,0 +1,23 @@
+"""The host C generator's op table: ONNX op -> HostOp, merged from one table per kernel family."""
+
+from __future__ import annotations
+
+from aot.emit_c.ops import conv, elementwise, gemm, norm, pool, reduce, resize, shape
+from aot.emit_c.ops.base import HostOp, NodeContext
+
+_FAMILIES = (elementwise, shape, conv, gemm, pool, norm, reduce, resize)
+
+
+def _merge() -> dict[str, HostOp]:
+    table: dict[str, HostOp] = {}
+    for fam in _FAMILIES:
+        for op, host_op in fam.OPS.items():
+            if op in table:
+                raise RuntimeError(f"op {op} defined twice ({fam.__name__})")
+            table[op] = host_op
+    return table
+
+
+HOST_OPS: dict[str, HostOp] = _merge()
+
+__all__ = ["HOST_OPS", "HostOp", "NodeContext"]

@@ -1,0 +1,18 @@
+"""The one error type users see: a message they can act on, naming the node when there is one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class AotcError(Exception):
+    """A problem with the user's input (model, options, target), reported as one line, exit code 2."""
+
+    def __init__(self, message: str, node: Any = None):
+        self.message = message
+        self.node = node
+        super().__init__(self.one_line())
+
+    def one_line(self) -> str:
+        where = f"{self.node.describe()}: " if self.node is not None else ""
+        return (where + self.message).replace("\n", " ")

@@ -1,0 +1,178 @@
+"""ONNX import: read and check a model, fold constants, and build the IR with static shapes."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from aot.errors import AotcError
+from aot.frontend.canonical import canonicalize
+from aot.frontend.fold import _Named, evaluate_node, fold_to_fixed_point, static_shapes
+from aot.ir import DTYPES, Graph, Node, Tensor
+
+MIN_OPSET, MAX_OPSET = 7, 21
+
+
+def load_model(path: str | Path) -> onnx.ModelProto:
+    """Read and check an ONNX file; any failure is one AotcError line."""
+    path = Path(path)
+    if not path.is_file():
+        raise AotcError(f"cannot read model '{path}': no such file")
+    try:
+        model = onnx.load(str(path))
+    except Exception as e:
+        raise AotcError(f"cannot read model '{path}': not a valid ONNX file ({_first_line(e)})") from e
+    if not model.graph.node and not model.graph.output:
+        raise AotcError(f"cannot read model '{path}': not a valid ONNX file (empty graph)")
+    try:
+        onnx.checker.check_model(model)
+    except Exception as e:
+        raise AotcError(f"model '{path}' is malformed: {_first_line(e)}") from e
+    return model
+
+
+def _first_line(e: Exception) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def opset_of(model: onnx.ModelProto) -> int:
+    for imp in model.opset_import:
+        if imp.domain in ("", "ai.onnx"):
+            return int(imp.version)
+    raise AotcError("model imports no default-domain (ai.onnx) opset")
+
+
+def import_model(model: onnx.ModelProto, name: str | None = None) -> Graph:
+    """ModelProto -> IR Graph with static shapes, constants folded, attributes canonical."""
+    opset = opset_of(model)
+    if not MIN_OPSET <= opset <= MAX_OPSET:
+        raise AotcError(f"opset {opset} is not supported (aotc reads opsets {MIN_OPSET} to {MAX_OPSET})")
+    for n in model.graph.node:
+        if n.domain not in ("", "ai.onnx"):
+            raise AotcError(f"operator domain '{n.domain}' is not supported", node=_Named(n))
+    _check_input_shapes(model)
+    model = fold_to_fixed_point(model)
+    graph = _to_ir(model, name or sanitize(model.graph.name or "model"))
+    graph.meta["opset"] = opset
+    canonicalize(graph, opset)
+    graph.verify()
+    return graph
+
+
+def _check_input_shapes(model: onnx.ModelProto) -> None:
+    inits = {i.name for i in model.graph.initializer}
+    for vi in model.graph.input:
+        if vi.name in inits:
+            continue
+        tt = vi.type.tensor_type
+        if not vi.type.HasField("tensor_type"):
+            raise AotcError(f"input '{vi.name}' is not a tensor")
+        if not tt.HasField("shape"):
+            raise AotcError(f"input '{vi.name}' has no shape: aotc needs static shapes")
+        for k, d in enumerate(tt.shape.dim):
+            if not d.HasField("dim_value") or d.dim_value <= 0:
+                what = f"'{d.dim_param}'" if d.dim_param else "unknown"
+                raise AotcError(f"input '{vi.name}' has a dynamic dimension {k} ({what}): "
+                                "aotc needs static shapes; export the model with fixed input sizes")
+
+
+def _elem_dtype(elem_type: int, what: str, node: object = None) -> str:
+    try:
+        dt = np.dtype(helper.tensor_dtype_to_np_dtype(elem_type)).name
+    except Exception:
+        dt = onnx.TensorProto.DataType.Name(elem_type).lower()
+    if dt not in DTYPES:
+        raise AotcError(f"{what} has dtype {dt}, which aotc does not support", node=node)
+    return dt
+
+
+def _to_ir(model: onnx.ModelProto, name: str) -> Graph:
+    g = model.graph
+    opsets = list(model.opset_import)
+    tensors: dict[str, Tensor] = {}
+    for init in g.initializer:
+        arr = numpy_helper.to_array(init)
+        dt = _elem_dtype(init.data_type, f"initializer '{init.name}'")
+        tensors[init.name] = Tensor(init.name, tuple(arr.shape), dt, np.ascontiguousarray(arr))
+    shapes = static_shapes(model)
+    types: dict[str, int] = {}
+    for vi in list(g.input) + list(g.value_info) + list(g.output):
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type:
+            types[vi.name] = vi.type.tensor_type.elem_type
+
+    inputs = [vi.name for vi in g.input if vi.name not in tensors]
+    for i in inputs:
+        tensors[i] = Tensor(i, shapes[i], _elem_dtype(types[i], f"input '{i}'"))
+
+    nodes: list[Node] = []
+    used_names: set[str] = set()
+    for k, pn in enumerate(g.node):
+        node_name = _unique(pn.name or f"{pn.op_type}_{k}", used_names)
+        attrs = {a.name: helper.get_attribute_value(a) for a in pn.attribute}
+        attrs = {key: (v.decode() if isinstance(v, bytes) else v) for key, v in attrs.items()}
+        node = Node(pn.op_type, node_name, list(pn.input), list(pn.output), attrs)
+        missing = [o for o in pn.output if o and (shapes.get(o) is None or o not in types)]
+        if missing:
+            _infer_by_evaluation(pn, node, tensors, shapes, types, opsets)
+        for o in pn.output:
+            if not o:
+                continue
+            if shapes.get(o) is None or o not in types:
+                raise AotcError(f"cannot infer a static shape for output '{o}'", node=node)
+            tensors[o] = Tensor(o, shapes[o], _elem_dtype(types[o], f"output '{o}'", node))
+        nodes.append(node)
+
+    outputs = [vi.name for vi in g.output]
+    for o in outputs:
+        if o not in tensors:
+            raise AotcError(f"graph output '{o}' is never computed")
+    return Graph(name=name, nodes=nodes, tensors=tensors, inputs=inputs, outputs=outputs)
+
+
+def _infer_by_evaluation(pn: onnx.NodeProto, node: Node, tensors: dict[str, Tensor],
+                         shapes: dict, types: dict, opsets: list) -> None:
+    """Our own shape inference where ONNX's stops: run the node on zeros of the known input shapes."""
+    args: list[np.ndarray | None] = []
+    for i in pn.input:
+        if not i:
+            args.append(None)
+            continue
+        t = tensors.get(i)
+        if t is None:
+            return
+        args.append(t.data if t.is_const else np.zeros(t.shape, t.dtype))
+    try:
+        results = evaluate_node(pn, args, opsets)
+    except Exception as e:
+        raise AotcError(f"cannot infer output shapes ({str(e).splitlines()[0] if str(e) else e})",
+                        node=node) from e
+    for o, r in zip(pn.output, results, strict=False):
+        if o:
+            shapes[o] = tuple(r.shape)
+            types[o] = helper.np_dtype_to_tensor_dtype(r.dtype)
+
+
+def _unique(name: str, used: set[str]) -> str:
+    base, k = name, 1
+    while name in used:
+        name = f"{base}_{k}"
+        k += 1
+    used.add(name)
+    return name
+
+
+def sanitize(name: str) -> str:
+    """A C identifier made from `name` (lower-case; digits cannot lead)."""
+    s = re.sub(r"[^0-9a-zA-Z_]", "_", name).strip("_").lower() or "model"
+    if s[0].isdigit() or s in _RESERVED:
+        s = "model_" + s
+    return s
+
+
+# Names a bundle's CMake target must not take: system libraries it links, its own runner.
+_RESERVED = {"m", "c", "dl", "rt", "pthread", "gcc", "runner", "aotc", "dnnl"}

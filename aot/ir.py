@@ -1,0 +1,143 @@
+"""The compiler's intermediate representation: plain dataclasses.
+
+A Graph is a list of Nodes in execution (topological) order over named Tensors.
+Every tensor has a static shape and a dtype; constants carry their numpy data.
+Operator attributes are already canonical (opset differences resolved by the
+frontend), so later stages never look at the ONNX opset again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from aot.errors import AotcError
+
+# dtype names are numpy's; these are the ones a bundle can hold.
+DTYPES = ("float32", "float64", "int8", "uint8", "int16", "int32", "int64", "bool")
+
+
+@dataclass
+class Tensor:
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    data: np.ndarray | None = None  # set for constants (initializers, folded values)
+
+    @property
+    def is_const(self) -> bool:
+        return self.data is not None
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def itemsize(self) -> int:
+        return np.dtype(self.dtype).itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.itemsize
+
+
+@dataclass
+class Node:
+    op: str
+    name: str
+    inputs: list[str]  # "" marks an omitted optional input
+    outputs: list[str]
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        return f"node '{self.name}' ({self.op})"
+
+
+@dataclass
+class Function:
+    """An outlined region: a subgraph handed to one compiler (vendor) as a unit."""
+
+    global_symbol: str
+    compiler: str
+    graph: Graph
+    composite: str | None = None  # pattern name when the function is a composite
+
+
+@dataclass
+class Graph:
+    name: str
+    nodes: list[Node]
+    tensors: dict[str, Tensor]
+    inputs: list[str]
+    outputs: list[str]
+    functions: dict[str, Function] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)  # e.g. source file, opset
+
+    # --- queries -------------------------------------------------------------
+    def tensor(self, name: str) -> Tensor:
+        return self.tensors[name]
+
+    def producers(self) -> dict[str, Node]:
+        return {out: n for n in self.nodes for out in n.outputs if out}
+
+    def consumers(self) -> dict[str, list[Node]]:
+        uses: dict[str, list[Node]] = {}
+        for n in self.nodes:
+            for i in n.inputs:
+                if i:
+                    uses.setdefault(i, []).append(n)
+        return uses
+
+    def const(self, name: str) -> np.ndarray | None:
+        """The constant value of tensor `name`, or None if it is computed at run time."""
+        if not name:
+            return None
+        t = self.tensors.get(name)
+        return None if t is None else t.data
+
+    def activations(self) -> list[Tensor]:
+        """Tensors computed at run time (not constants, not graph inputs)."""
+        inputs = set(self.inputs)
+        seen: list[Tensor] = []
+        for n in self.nodes:
+            for o in n.outputs:
+                if o and o not in inputs:
+                    seen.append(self.tensors[o])
+        return seen
+
+    def copy(self) -> Graph:
+        return Graph(
+            name=self.name,
+            nodes=[Node(n.op, n.name, list(n.inputs), list(n.outputs), dict(n.attrs)) for n in self.nodes],
+            tensors=dict(self.tensors),
+            inputs=list(self.inputs),
+            outputs=list(self.outputs),
+            functions=dict(self.functions),
+            meta=dict(self.meta),
+        )
+
+    # --- invariants ----------------------------------------------------------
+    def verify(self) -> None:
+        """Raise if the graph breaks an invariant later stages rely on."""
+        defined = set(self.inputs) | {t.name for t in self.tensors.values() if t.is_const}
+        names = set()
+        for n in self.nodes:
+            if n.name in names:
+                raise AotcError(f"duplicate node name '{n.name}'", node=n)
+            names.add(n.name)
+            for i in n.inputs:
+                if i and i not in defined:
+                    raise AotcError(f"input '{i}' is used before it is defined", node=n)
+            for o in n.outputs:
+                if not o:
+                    continue
+                if o in defined:
+                    raise AotcError(f"tensor '{o}' is defined twice", node=n)
+                if o not in self.tensors:
+                    raise AotcError(f"output '{o}' has no shape or dtype", node=n)
+                defined.add(o)
+        for o in self.outputs:
+            if o not in defined:
+                raise AotcError(f"graph output '{o}' is never computed")

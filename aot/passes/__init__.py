@@ -1,0 +1,21 @@
+"""Graph rewrites that are not partitioning. Each pass: Graph -> Graph, leaving a graph that verifies."""
+
+from __future__ import annotations
+
+from aot.ir import Graph
+from aot.passes.base import Pass
+from aot.passes.drop_identity import DropIdentity
+from aot.passes.fold_batchnorm import FoldBatchNorm
+from aot.passes.remove_dead_nodes import RemoveDeadNodes
+
+DEFAULT_PIPELINE: tuple[Pass, ...] = (DropIdentity(), FoldBatchNorm(), RemoveDeadNodes())
+
+
+def simplify(graph: Graph, pipeline: tuple[Pass, ...] = DEFAULT_PIPELINE) -> Graph:
+    for p in pipeline:
+        graph = p.run(graph)
+        graph.verify()
+    return graph
+
+
+__all__ = ["DEFAULT_PIPELINE", "DropIdentity", "FoldBatchNorm", "Pass", "RemoveDeadNodes", "simplify"]
