@@ -68,7 +68,7 @@ def run_bundle(out: Path, meta: dict, inputs: list[np.ndarray], repeat: int = 0
     target = get_target(meta.get("target", "host"))
     with tempfile.TemporaryDirectory(prefix="aotc-run-") as tmp:
         in_file, out_file = Path(tmp) / "inputs.bin", Path(tmp) / "outputs.bin"
-        in_file.write_bytes(b"".join(np.ascontiguousarray(x).tobytes() for x in inputs))
+        in_file.write_bytes(b"".join(np.asarray(x, order="C").tobytes() for x in inputs))
         cmd = [*target.emulator, str(runner.resolve()), str(in_file), str(out_file), str(repeat)]
         with status(f"running {out}" + (f" ({repeat} timed runs)" if repeat else "")):
             r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)

@@ -27,7 +27,7 @@ def check_input(meta: dict, spec: dict, value: np.ndarray | None) -> np.ndarray:
         raise AotcError(f"input '{spec['name']}' has shape {list(value.shape)}, the model needs {spec['shape']}")
     if value.dtype.name != spec["dtype"]:
         raise AotcError(f"input '{spec['name']}' has dtype {value.dtype.name}, the model needs {spec['dtype']}")
-    return np.ascontiguousarray(value)
+    return np.asarray(value, order="C")
 
 
 def save_outputs(path: str | Path, outputs: dict[str, np.ndarray]) -> None:

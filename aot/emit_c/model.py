@@ -65,7 +65,7 @@ class ModelEmitter:
         self.name = name
         self.ops = {n.name: host_op(n, graph) for n in graph.nodes}
         self.plan: Plan = plan_memory(graph, op_memory())
-        self.families: set[str] = {op.family for op in self.ops.values()}
+        self.families: set[str] = {f for op in self.ops.values() for f in (op.family, *op.needs)}
         self.decls: list[str] = []
         self.body: list[str] = []
         self.used: dict[str, None] = {}  # tensors referenced by the entry point, in first-use order
@@ -136,7 +136,7 @@ class ModelEmitter:
             chunks.append(b"\0" * pad)
             offset += pad
             layout.blob_offsets[t] = offset
-            data = np.ascontiguousarray(tensor.data, dtype=tensor.dtype).astype(f"<{tensor.data.dtype.str[1:]}")
+            data = np.asarray(tensor.data, dtype=tensor.dtype, order="C").astype(f"<{tensor.data.dtype.str[1:]}")
             chunks.append(data.tobytes())
             offset += tensor.nbytes
         layout.blob = b"".join(chunks)

@@ -88,7 +88,7 @@ def _fold_once(model: onnx.ModelProto) -> bool:
     used = {i for n in keep for i in n.input} | graph_outputs
     for name, arr in folded.items():
         if name in used:
-            g.initializer.append(numpy_helper.from_array(np.ascontiguousarray(arr), name))
+            g.initializer.append(numpy_helper.from_array(np.asarray(arr, order="C"), name))
     return True
 
 

@@ -98,7 +98,7 @@ def _to_ir(model: onnx.ModelProto, name: str) -> Graph:
     for init in g.initializer:
         arr = numpy_helper.to_array(init)
         dt = _elem_dtype(init.data_type, f"initializer '{init.name}'")
-        tensors[init.name] = Tensor(init.name, tuple(arr.shape), dt, np.ascontiguousarray(arr))
+        tensors[init.name] = Tensor(init.name, tuple(arr.shape), dt, np.asarray(arr, order="C"))
     shapes = static_shapes(model)
     types: dict[str, int] = {}
     for vi in list(g.input) + list(g.value_info) + list(g.output):

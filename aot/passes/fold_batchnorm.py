@@ -54,7 +54,7 @@ def _new_const(g: Graph, base: str, value: np.ndarray) -> str:
     name, k = f"{base}__bn", 1
     while name in g.tensors:
         name, k = f"{base}__bn{k}", k + 1
-    value = np.ascontiguousarray(value.astype(np.float32))
+    value = np.asarray(value.astype(np.float32), order="C")
     g.tensors[name] = Tensor(name, tuple(value.shape), "float32", value)
     return name
 

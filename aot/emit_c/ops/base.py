@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 class HostOp:
     emit: Callable[[NodeContext], None]
     family: str  # runtime_c/kernels/<family>.c and aotc_<family>.h hold the kernels
+    needs: tuple[str, ...] = ()  # other kernel families its kernels call (e.g. conv needs gemm)
     dtypes: tuple[str, ...] = ("float32",)  # dtypes of input 0 the kernels take
     view: bool = False  # output is input 0 reinterpreted: no data moves
     inplace: int | None = None  # index of an input the output may overwrite (elementwise ops)

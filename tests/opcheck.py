@@ -1,0 +1,198 @@
+"""Per-op testing that shares one C build: many one-node models, one shared library.
+
+Each case is an ONNX model plus inputs. All cases of a test module are compiled
+by aotc into bundles with distinct names, their C is compiled together with
+the runtime kernels into one shared library (-std=c99 -Wall -Wextra -Werror),
+and each case's <name>_run is called through ctypes and compared with
+onnxruntime on the same inputs.
+
+    CASES = [op_case("relu_4d", "Relu", {"x": (2, 3, 4, 5)})]
+    results = shared_build(CASES)          # once per module (a fixture)
+    results.check("relu_4d")               # in each parametrised test
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from aot.compiler import Options, compile_model
+from aot.paths import runtime_dir
+
+DEFAULT_OPSET = 13
+_NP_TO_ONNX = {np.dtype(k): v for k, v in {
+    "float32": onnx.TensorProto.FLOAT, "float64": onnx.TensorProto.DOUBLE, "int64": onnx.TensorProto.INT64,
+    "int32": onnx.TensorProto.INT32, "int8": onnx.TensorProto.INT8, "uint8": onnx.TensorProto.UINT8,
+    "bool": onnx.TensorProto.BOOL, "int16": onnx.TensorProto.INT16,
+}.items()}
+
+
+@dataclass
+class Case:
+    id: str
+    model: onnx.ModelProto
+    feeds: dict[str, np.ndarray]
+    atol_scale: float = 1e-4  # DESIGN.md: max abs error <= 1e-4 * max(1, max |ref|)
+
+
+def tensor_type(dtype: np.dtype | str) -> int:
+    return _NP_TO_ONNX[np.dtype(dtype)]
+
+
+def op_case(case_id: str, op: str, inputs: dict[str, tuple | np.ndarray], *,
+            consts: dict[str, np.ndarray] | None = None, attrs: dict | None = None,
+            opset: int = DEFAULT_OPSET, outputs: int | list[str] = 1, out_dtype: str = "float32",
+            positive: bool = False, seed: int = 0, input_order: list[str] | None = None) -> Case:
+    """A one-node model. `inputs` are runtime inputs (a shape -> random float32 data, or an array);
+    `consts` become initializers; `input_order` interleaves both ("" for an omitted input)."""
+    rng = np.random.default_rng(seed)
+    consts = consts or {}
+    feeds: dict[str, np.ndarray] = {}
+    for name, v in inputs.items():
+        if isinstance(v, np.ndarray):
+            feeds[name] = v
+        else:
+            data = rng.standard_normal(v).astype(np.float32)
+            feeds[name] = np.abs(data) + 0.1 if positive else data
+    names = input_order if input_order is not None else list(inputs) + list(consts)
+    out_names = outputs if isinstance(outputs, list) else [f"y{k}" if outputs > 1 else "y" for k in range(outputs)]
+    node = helper.make_node(op, names, out_names, name=f"{op.lower()}_node", **(attrs or {}))
+    graph = helper.make_graph(
+        [node], case_id,
+        [helper.make_tensor_value_info(n, tensor_type(a.dtype), a.shape) for n, a in feeds.items()],
+        [helper.make_tensor_value_info(n, tensor_type(out_dtype), None) for n in out_names],
+        [onnx.numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()],
+    )
+    return model_case(case_id, graph, feeds, opset)
+
+
+def model_case(case_id: str, graph: onnx.GraphProto, feeds: dict[str, np.ndarray], opset: int = DEFAULT_OPSET,
+               atol_scale: float = 1e-4) -> Case:
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = min(model.ir_version, 8)  # onnxruntime reads IR <= 10; 8 is safe for opsets <= 18
+    return Case(case_id, model, feeds, atol_scale)
+
+
+def reference(case: Case) -> list[np.ndarray]:
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(case.model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return sess.run(None, case.feeds)
+
+
+def assert_close(ours: np.ndarray, ref: np.ndarray, what: str, atol_scale: float = 1e-4) -> float:
+    """DESIGN.md's tolerance; returns the max abs error."""
+    ref = np.asarray(ref)
+    assert ours.shape == ref.shape, f"{what}: shape {ours.shape} != reference {ref.shape}"
+    assert ours.dtype == ref.dtype, f"{what}: dtype {ours.dtype} != reference {ref.dtype}"
+    if ref.size == 0:
+        return 0.0
+    if ref.dtype.kind in "fc":
+        nan_ok = np.array_equal(np.isnan(ours), np.isnan(ref))
+        assert nan_ok, f"{what}: NaNs differ"
+        finite = ~np.isnan(ref)
+        err = float(np.max(np.abs(ours[finite].astype(np.float64) - ref[finite]), initial=0.0))
+        tol = atol_scale * max(1.0, float(np.max(np.abs(ref[finite]), initial=0.0)))
+        assert err <= tol, f"{what}: max abs error {err:.3g} > {tol:.3g}"
+        return err
+    assert np.array_equal(ours, ref), f"{what}: values differ"
+    return 0.0
+
+
+@dataclass
+class SharedBuild:
+    lib: ctypes.CDLL | None
+    cases: dict[str, Case]
+    meta: dict[str, dict] = field(default_factory=dict)
+    errors: dict[str, Exception] = field(default_factory=dict)
+
+    def run(self, case_id: str) -> list[np.ndarray]:
+        if case_id in self.errors:
+            raise self.errors[case_id]
+        case, meta = self.cases[case_id], self.meta[case_id]
+        name = meta["name"]
+        ins = [np.asarray(case.feeds[s["name"]], order="C") for s in meta["inputs"]]
+        outs = [np.zeros(s["shape"], dtype=s["dtype"]) for s in meta["outputs"]]
+        arena = np.zeros(max(meta["memory"]["arena_bytes"], 1) + 64, dtype=np.uint8)
+        arena_ptr = (arena.ctypes.data + 63) // 64 * 64
+        in_struct = (ctypes.c_void_p * max(len(ins), 1))(*[x.ctypes.data for x in ins])
+        out_struct = (ctypes.c_void_p * max(len(outs), 1))(*[y.ctypes.data for y in outs])
+        assert getattr(self.lib, f"{name}_init")(ctypes.c_void_p(arena_ptr)) == 0
+        rc = getattr(self.lib, f"{name}_run")(in_struct, out_struct, ctypes.c_void_p(arena_ptr))
+        assert rc == 0, f"{name}_run returned {rc}"
+        return outs
+
+    def check(self, case_id: str) -> float:
+        case = self.cases[case_id]
+        ours = self.run(case_id)
+        refs = reference(case)
+        return max((assert_close(o, r, f"{case_id} output {k}", case.atol_scale)
+                    for k, (o, r) in enumerate(zip(ours, refs, strict=True))), default=0.0)
+
+
+def compile_c(sources: list[Path], include_dirs: list[Path], output: Path, *, shared: bool,
+              extra_flags: tuple[str, ...] = (), asm_includes: list[Path] = ()) -> None:
+    """Compile C (and .S) files with the project's warning flags, two at a time."""
+    cc = os.environ.get("CC", "cc")
+    flags = ["-std=c99", "-O1", "-Wall", "-Wextra", "-Werror", "-fPIC", *extra_flags]
+    incs = [f"-I{d}" for d in include_dirs] + [f"-Wa,-I{d}" for d in asm_includes]
+    objs = []
+
+    def one(src: Path) -> Path:
+        obj = output.parent / (src.parent.name + "_" + src.stem + ".o")
+        r = subprocess.run([cc, *flags, *incs, "-c", str(src), "-o", str(obj)], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"compiling {src} failed:\n{r.stderr[-4000:]}")
+        return obj
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        objs = list(pool.map(one, sources))
+    link = [cc, *extra_flags, *(["-shared"] if shared else []), *map(str, objs), "-o", str(output), "-lm"]
+    r = subprocess.run(link, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"linking {output} failed:\n{r.stderr[-4000:]}")
+
+
+def shared_build(cases: list[Case], workdir: Path | None = None) -> SharedBuild:
+    """Compile every case with aotc, then all their C into one shared library."""
+    work = Path(workdir or tempfile.mkdtemp(prefix="aotc-ops-"))
+    build = SharedBuild(None, {c.id: c for c in cases})
+    sources: list[Path] = []
+    include_dirs: list[Path] = []
+    asm_dirs: list[Path] = []
+    for k, case in enumerate(cases):
+        name = f"case{k}"
+        try:
+            bundle = compile_model(case.model, Options(name=name), source=f"{case.id}.onnx")
+        except Exception as e:  # reported by that case's test, not by the whole module
+            build.errors[case.id] = e
+            continue
+        d = work / name
+        bundle.write(d)
+        build.meta[case.id] = bundle.metadata
+        sources.append(d / "src" / f"{name}.c")
+        if (d / "src" / f"{name}_weights.S").exists():
+            sources.append(d / "src" / f"{name}_weights.S")
+            asm_dirs.append(d / "src")
+        include_dirs.append(d / "include")
+    rt = runtime_dir()
+    sources += sorted((rt / "kernels").glob("*.c"))
+    if build.meta:
+        lib = work / "libcases.so"
+        compile_c(sources, [rt / "include", rt / "kernels", *include_dirs], lib, shared=True,
+                  asm_includes=asm_dirs)
+        build.lib = ctypes.CDLL(str(lib))
+    return build

@@ -1,0 +1,63 @@
+"""Elementwise ops against onnxruntime: unary activations and broadcasting binary ops."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from opcheck import op_case, shared_build
+
+UNARY = ["Relu", "Sigmoid", "Tanh", "Exp", "Neg", "Abs", "Erf", "Floor", "Ceil", "Softplus", "Reciprocal"]
+POSITIVE = ["Log", "Sqrt"]
+
+CASES = [op_case(f"{op.lower()}", op, {"x": (2, 3, 4, 5)}) for op in UNARY]
+CASES += [op_case(f"{op.lower()}", op, {"x": (3, 7)}, positive=True) for op in POSITIVE]
+CASES += [
+    op_case("hardswish", "HardSwish", {"x": np.linspace(-5, 5, 40, dtype=np.float32).reshape(4, 10)}, opset=14),
+    op_case("leakyrelu_default", "LeakyRelu", {"x": (4, 6)}),
+    op_case("leakyrelu_alpha", "LeakyRelu", {"x": (4, 6)}, attrs={"alpha": 0.3}),
+    op_case("elu", "Elu", {"x": (4, 6)}, attrs={"alpha": 0.7}),
+    op_case("hardsigmoid", "HardSigmoid", {"x": (4, 6)}, attrs={"alpha": 0.3, "beta": 0.4}),
+    op_case("clip_attrs_opset6", "Clip", {"x": (4, 6)}, attrs={"min": -0.5, "max": 0.5}, opset=7),
+    op_case("clip_inputs", "Clip", {"x": (4, 6)}, consts={"lo": np.array(0, np.float32),
+                                                         "hi": np.array(6, np.float32)}, opset=13),
+    op_case("clip_min_only", "Clip", {"x": (4, 6)}, consts={"lo": np.array(-0.1, np.float32)}, opset=12),
+    op_case("clip_max_only", "Clip", {"x": (4, 6)}, consts={"hi": np.array(0.2, np.float32)},
+            input_order=["x", "", "hi"], opset=13),
+]
+
+BROADCASTS = [
+    ("same", (2, 3, 4), (2, 3, 4)),
+    ("scalar", (2, 3, 4), ()),
+    ("scalar_left", (), (2, 3, 4)),
+    ("row", (2, 3, 4), (4,)),
+    ("channel", (1, 8, 5, 5), (8, 1, 1)),
+    ("outer", (3, 1), (1, 4)),
+    ("middle", (2, 1, 4), (1, 3, 1)),
+    ("rank5", (2, 1, 3, 1, 2), (1, 4, 1, 5, 1)),
+]
+for op in ["Add", "Sub", "Mul", "Div", "Max", "Min"]:
+    for tag, a, b in BROADCASTS:
+        CASES.append(op_case(f"{op.lower()}_{tag}", op, {"a": a, "b": b}))
+CASES += [
+    op_case("pow_const_exponent", "Pow", {"a": (3, 4)}, consts={"b": np.array(2.0, np.float32)}, positive=True),
+    op_case("pow_broadcast", "Pow", {"a": (3, 4), "b": (4,)}, positive=True),
+    op_case("prelu_channel", "PRelu", {"x": (1, 4, 3, 3)}, consts={"slope": np.array([[[0.1]], [[0.2]],
+                                                                                      [[0.3]], [[0.4]]],
+                                                                                     np.float32)}),
+    op_case("prelu_scalar", "PRelu", {"x": (2, 5)}, consts={"slope": np.array([0.25], np.float32)}),
+    op_case("add_const_b", "Add", {"a": (2, 8)}, consts={"b": np.arange(8, dtype=np.float32)}),
+    op_case("sum_three", "Sum", {"a": (2, 3), "b": (3,), "c": (2, 1)}),
+    op_case("sum_one", "Sum", {"a": (2, 3)}),
+    op_case("max_three_opset8", "Max", {"a": (2, 3), "b": (2, 3), "c": (2, 3)}, opset=8),
+    op_case("min_two", "Min", {"a": (2, 3), "b": (1, 3)}),
+]
+
+
+@pytest.fixture(scope="module")
+def built():
+    return shared_build(CASES)
+
+
+@pytest.mark.parametrize("case_id", [c.id for c in CASES])
+def test_matches_onnxruntime(built, case_id):
+    built.check(case_id)
