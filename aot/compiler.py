@@ -11,6 +11,7 @@ from aot.emit_c import Bundle, build_bundle
 from aot.frontend import import_model, load_model, sanitize
 from aot.ir import Graph
 from aot.passes import simplify
+from aot.targets import get_target
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ def compile_model(model: onnx.ModelProto, options: Options = Options(), source: 
 
 
 def compile_file(path: str | Path, options: Options = Options()) -> Bundle:
+    get_target(options.target)  # an unknown target is refused before any work
     return compile_model(load_model(path), options, source=str(Path(path).resolve()))
 
 

@@ -1,0 +1,24 @@
+"""Shared test helpers: the example zoo on sys.path, and tool requirements that never skip in CI."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "examples"))
+
+
+def require_tool(*names: str) -> None:
+    """Skip when a tool is missing on a developer machine; fail when CI=true (CI installs it)."""
+    missing = [n for n in names if shutil.which(n) is None]
+    if not missing:
+        return
+    message = f"required tool(s) not installed: {', '.join(missing)}"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message + " (CI must install them: see .ci/run)")
+    pytest.skip(message)
