@@ -70,7 +70,9 @@ class Builder:
     def bn(self, x: str) -> str:
         c = self.shapes[x][1]
         r = self.rng
-        params = [r.uniform(0.5, 1.5, c), r.standard_normal(c) * 0.1, r.standard_normal(c) * 0.1, r.uniform(0.5, 1.5, c)]
+        gamma, beta = r.uniform(0.5, 1.5, c), r.standard_normal(c) * 0.1
+        mean, var = r.standard_normal(c) * 0.1, r.uniform(0.5, 1.5, c)
+        params = [gamma, beta, mean, var]
         names = [self.const(p.astype(np.float32), "bn") for p in params]
         return self._node("BatchNormalization", [x, *names], self.shapes[x], epsilon=1e-5)
 

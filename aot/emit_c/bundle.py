@@ -13,11 +13,11 @@ from typing import Any
 import jinja2
 
 from aot import __version__
-from aot.emit_c.cformat import c_ident, c_comment
+from aot.emit_c.cformat import c_comment, c_ident
 from aot.emit_c.model import ModelEmitter
 from aot.ir import Graph
-from aot.plan import ALIGNMENT
 from aot.paths import runtime_dir
+from aot.plan import ALIGNMENT
 
 _TEMPLATES = jinja2.Environment(
     loader=jinja2.PackageLoader("aot.emit_c", "templates"),

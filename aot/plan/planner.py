@@ -69,9 +69,11 @@ class Plan:
             line = ["."] * width
             for b in self.buffers:
                 if b.first <= step <= b.last:
-                    lo, hi = b.offset // scale, max(b.offset // scale + 1, -(-(b.offset + b.nbytes) // scale))
-                    for c in range(lo, min(hi, width)):
-                        line[c] = "!" if line[c] != "." else letters[b.id % len(letters)]
+                    mark = letters[b.id % len(letters)]
+                    # a column shows the buffer holding the byte at its middle; '!' would mean two do
+                    cols = [c for c in range(width) if b.offset <= c * scale + scale // 2 < b.offset + b.nbytes]
+                    for c in cols or [min(b.offset // scale, width - 1)]:
+                        line[c] = mark if line[c] == "." or not cols else "!"
             rows.append(f"{step:4d} {''.join(line)} {name}")
         return "\n".join(rows) + "\n"
 

@@ -1,11 +1,92 @@
-/* Data movement kernels: copies, concatenation, slicing, transposition, padding,
- * gathering and casts. They move bytes, so most work for any dtype. */
+/* Data movement kernels: copies, concatenation, splitting, slicing, transposition,
+ * padding, gathering and casts. Except for the cast, they move bytes, so one kernel
+ * serves every dtype: the element size in bytes is a parameter. The compiler works
+ * out shapes, strides and offsets (in elements), so the kernels only loop. */
 #ifndef AOTC_SHAPE_H
 #define AOTC_SHAPE_H
 
 #include "aotc_common.h"
 
-/* dst[0..nbytes) = src[0..nbytes); src and dst may be the same. */
+/* Identity and views that cannot share their input's bytes (e.g. a Reshape that is a
+ * graph output): dst[0..nbytes) = src[0..nbytes); src and dst may be the same. */
 void aotc_copy(size_t nbytes, const void *src, void *dst);
+
+/* A strided N-d copy: for every index (i0, .., ik) below shape,
+ *   dst[dst_offset + sum(i * dst_strides)] = src[src_offset + sum(i * src_strides)].
+ * ONNX Slice, Concat (one call per input), Split (one call per output) and Transpose. */
+typedef struct {
+    int32_t rank;                       /* dims in use, 1..AOTC_MAX_RANK */
+    int32_t elem_size;                  /* bytes per element, e.g. 4 for float32 */
+    int32_t shape[AOTC_MAX_RANK];       /* elements copied along each dim */
+    int32_t src_strides[AOTC_MAX_RANK]; /* source step per dim in elements; negative for reversed Slice */
+    int32_t dst_strides[AOTC_MAX_RANK]; /* destination step per dim in elements */
+    int64_t src_offset;                 /* element index of the first element read, e.g. Slice starts */
+    int64_t dst_offset;                 /* element index of the first element written, e.g. Concat position */
+} aotc_strided_copy_params;
+
+void aotc_strided_copy(const aotc_strided_copy_params *p, const void *src, void *dst);
+
+/* ONNX Transpose whose permutation swaps two (merged) dims: a batch of 2-D transposes,
+ * dst[b][c][r] = src[b][r][c]. Covers 2-D transposes, NCHW -> NHWC (rows = C, cols = H*W)
+ * and NHWC -> NCHW (rows = H*W, cols = C). Cache-blocked. */
+typedef struct {
+    int32_t batch;     /* matrices, e.g. N */
+    int32_t rows;      /* rows of each source matrix */
+    int32_t cols;      /* columns of each source matrix */
+    int32_t elem_size; /* bytes per element */
+} aotc_transpose2d_params;
+
+void aotc_transpose2d(const aotc_transpose2d_params *p, const void *src, void *dst);
+
+/* ONNX Pad, modes constant, edge, reflect and wrap. Negative ONNX pads (cropping) are
+ * applied by the compiler through src_offset and in_shape; here every pad is >= 0.
+ * Output index o along a dim reads input index o - pads_begin; outside the input that
+ * index is replaced by the constant (constant), clamped (edge), mirrored without
+ * repeating the border (reflect; the compiler ensures pads < in_shape) or wrapped (wrap). */
+enum { AOTC_PAD_CONSTANT = 0, AOTC_PAD_EDGE = 1, AOTC_PAD_REFLECT = 2, AOTC_PAD_WRAP = 3 };
+
+typedef struct {
+    int32_t rank;                       /* dims in use, 1..AOTC_MAX_RANK */
+    int32_t elem_size;                  /* bytes per element */
+    int32_t mode;                       /* AOTC_PAD_CONSTANT, _EDGE, _REFLECT or _WRAP */
+    int32_t out_shape[AOTC_MAX_RANK];   /* output dims */
+    int32_t in_shape[AOTC_MAX_RANK];    /* dims of the input region read (after cropping) */
+    int32_t pads_begin[AOTC_MAX_RANK];  /* elements added before the region along each dim, >= 0 */
+    int32_t src_strides[AOTC_MAX_RANK]; /* input step per dim in elements */
+    int64_t src_offset;                 /* element index of the region's first element */
+} aotc_pad_params;
+
+/* `value` points to one element (the pad value in the tensor's dtype); NULL unless constant mode. */
+void aotc_pad(const aotc_pad_params *p, const void *src, const void *value, void *dst);
+
+/* ONNX Gather: data viewed as [outer, axis_dim, inner]; for every o and index j,
+ * out[o][j][:] = data[o][indices[j]][:]. Negative indices count from the end.
+ * Indices outside [-axis_dim, axis_dim) (onnxruntime raises an error) give zeros. */
+typedef struct {
+    int32_t outer;       /* product of data dims before axis */
+    int32_t axis_dim;    /* data dim along axis */
+    int32_t n_indices;   /* number of indices (product of the indices' dims; 1 for a scalar) */
+    int64_t block_bytes; /* bytes per gathered slice: product of data dims after axis times element size */
+} aotc_gather_params;
+
+void aotc_gather_i64(const aotc_gather_params *p, const void *data, const int64_t *indices, void *out);
+void aotc_gather_i32(const aotc_gather_params *p, const void *data, const int32_t *indices, void *out);
+
+/* ONNX Cast between the element types below (bool is one byte, 0 or 1).
+ * Float -> int64/int32: truncation; NaN and out-of-range values give the type's minimum,
+ * as onnxruntime does on x86. Float -> int16/int8/uint8: through int32, then modulo 2^bits.
+ * Integer narrowing wraps modulo 2^bits. Anything -> bool: x != 0 (NaN is true). */
+typedef enum {
+    AOTC_CAST_F32 = 0,
+    AOTC_CAST_F64 = 1,
+    AOTC_CAST_I64 = 2,
+    AOTC_CAST_I32 = 3,
+    AOTC_CAST_I16 = 4,
+    AOTC_CAST_I8 = 5,
+    AOTC_CAST_U8 = 6,
+    AOTC_CAST_BOOL = 7
+} aotc_cast_type;
+
+void aotc_cast(size_t n, aotc_cast_type from, aotc_cast_type to, const void *src, void *dst);
 
 #endif /* AOTC_SHAPE_H */

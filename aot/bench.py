@@ -1,0 +1,101 @@
+"""aotc bench: the bundle's runner and onnxruntime (one thread) on the same inputs, in one run.
+
+Both are timed as a median over `repeat` runs after a warm-up. The runner times
+inside C; onnxruntime is timed around session.run from Python, which adds a
+few microseconds of call overhead: the table reports that floor (the median of
+an ONNX Identity on one float) so small models can be read fairly.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from aot.build import run_bundle
+from aot.errors import AotcError
+from aot.npz import load_inputs
+
+
+@dataclass
+class BenchRow:
+    model: str
+    bundle_us: float
+    ort_us: float
+    ort_floor_us: float
+    max_abs_err: float
+    arena_bytes: int
+    lower_bound_bytes: int
+
+    @property
+    def ratio(self) -> float:
+        return self.bundle_us / self.ort_us if self.ort_us else float("nan")
+
+
+def _ort_session(model):
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    data = model if isinstance(model, bytes) else Path(model).read_bytes()
+    return ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
+
+
+def time_ort(sess, feeds: dict[str, np.ndarray], repeat: int) -> float:
+    for _ in range(max(3, repeat // 10)):
+        sess.run(None, feeds)
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter_ns()
+        sess.run(None, feeds)
+        times.append(time.perf_counter_ns() - t0)
+    return statistics.median(times) / 1e3
+
+
+def ort_call_floor(repeat: int = 200) -> float:
+    from onnx import TensorProto, helper
+
+    g = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "floor",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return time_ort(_ort_session(m.SerializeToString()), {"x": np.zeros(1, np.float32)}, repeat)
+
+
+def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: int = 50,
+              model: str | None = None) -> BenchRow:
+    source = Path(model or meta.get("source", ""))
+    if not source.is_file():
+        raise AotcError(f"cannot find the ONNX model for onnxruntime ('{source}'); pass --model")
+    if inputs_npz:
+        inputs = load_inputs(inputs_npz, meta)
+    else:
+        rng = np.random.default_rng(0)
+        inputs = [rng.standard_normal(s["shape"]).astype(s["dtype"]) for s in meta["inputs"]]
+    outputs, median_ns = run_bundle(out, meta, inputs, repeat=repeat)
+    if median_ns is None:
+        raise AotcError(f"the runner of {out} printed no timing (a target without a clock?)")
+    sess = _ort_session(str(source))
+    feeds = {s["name"]: x for s, x in zip(meta["inputs"], inputs, strict=True)}
+    refs = sess.run(None, feeds)
+    err = max(float(np.max(np.abs(outputs[s["name"]].astype(np.float64) - r), initial=0.0))
+              for s, r in zip(meta["outputs"], refs, strict=True))
+    mem = meta["memory"]
+    return BenchRow(meta["name"], median_ns / 1e3, time_ort(sess, feeds, repeat), ort_call_floor(), err,
+                    mem["arena_bytes"], mem["lower_bound_bytes"])
+
+
+def format_table(rows: list[BenchRow]) -> str:
+    head = ("| model | bundle us | onnxruntime us | ratio | ort call floor us | max abs err | arena B "
+            "| lower bound B | arena/bound |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+    body = "".join(
+        f"| {r.model} | {r.bundle_us:.1f} | {r.ort_us:.1f} | {r.ratio:.2f} | {r.ort_floor_us:.1f} | "
+        f"{r.max_abs_err:.2e} | {r.arena_bytes} | {r.lower_bound_bytes} | "
+        f"{r.arena_bytes / r.lower_bound_bytes if r.lower_bound_bytes else 1.0:.3f} |\n" for r in rows)
+    return head + body
