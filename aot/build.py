@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import numpy as np
 from aot.errors import AotcError
 from aot.paths import cmake_dir
 from aot.progress import status
-from aot.targets import get_target
+from aot.targets import Target, get_target, require_tools
 
 
 def cmake_exe() -> str:
@@ -39,13 +40,30 @@ def _tail(text: str, n: int = 1) -> str:
 
 def configure(out: Path, target: str, extra: list[str] | None = None) -> None:
     t = get_target(target)
+    require_tools(t, run=False)
     args = [cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DCMAKE_BUILD_TYPE=Release"]
-    if t.toolchain:
-        args.append(f"-DCMAKE_TOOLCHAIN_FILE={cmake_dir() / t.toolchain}")
+    toolchain = None
+    if t.toolchain:  # the bundle's own copy, as a standalone build of the bundle would use
+        bundled = out / "bundle" / "target" / "toolchain.cmake"
+        toolchain = (bundled if bundled.is_file() else cmake_dir() / t.toolchain).resolve()
+        args.append(f"-DCMAKE_TOOLCHAIN_FILE={toolchain}")
+    _drop_stale_cache(out, toolchain)
     args += extra or []
     r = subprocess.run(args, capture_output=True, text=True)
     if r.returncode != 0:
         raise AotcError(f"CMake could not configure {out} for target {target}: {_tail(r.stdout + r.stderr)}")
+
+
+def _drop_stale_cache(out: Path, toolchain: Path | None) -> None:
+    """A build tree configured for another target keeps its compiler: start it afresh."""
+    cache = out / "CMakeCache.txt"
+    if not cache.is_file():
+        return
+    m = re.search(r"^CMAKE_TOOLCHAIN_FILE:[A-Z]+=(.*)$", cache.read_text(errors="replace"), re.MULTILINE)
+    previous = m.group(1).strip() if m else ""
+    if previous != (str(toolchain) if toolchain else ""):
+        cache.unlink()
+        shutil.rmtree(out / "CMakeFiles", ignore_errors=True)
 
 
 def build(out: Path) -> None:
@@ -54,26 +72,56 @@ def build(out: Path) -> None:
         raise AotcError(f"building {out} failed: {_tail(r.stdout + r.stderr, 3)}")
 
 
-def runner_path(out: Path) -> Path:
-    return out / "runner"
+def runner_path(out: Path, meta: dict | None = None) -> Path:
+    suffix = get_target((meta or {}).get("target", "host")).executable_suffix
+    return out / f"runner{suffix}"
+
+
+RUN_TIMEOUT_S = 1800  # a hung program under qemu (a bare-metal fault loop) must not hang aotc
+
+
+def runner_command(target: Target, runner: Path, args: list[str]) -> list[str]:
+    """The command that runs `runner args...` for `target`: directly, under qemu-user, or on
+    the board under qemu-system-arm, with argv and files through semihosting (relative file
+    names resolve in qemu's working directory)."""
+    if target.kind != "bare-metal":
+        return [*target.emulator, str(runner), *args]
+    semihosting = ",".join(["enable=on", "target=native", "arg=runner",
+                            *(f"arg={a.replace(',', ',,')}" for a in args)])
+    return [*target.emulator, "-semihosting-config", semihosting, "-kernel", str(runner)]
 
 
 def run_bundle(out: Path, meta: dict, inputs: list[np.ndarray], repeat: int = 0
                ) -> tuple[dict[str, np.ndarray], float | None]:
-    """Run OUT's runner on `inputs` (model order); outputs keyed by name, and the median time."""
-    runner = runner_path(out)
+    """Run OUT's runner on `inputs` (model order); outputs keyed by name, and the median time
+    in ns (None when not measured: no repeats, or a target under emulation, whose timing
+    says nothing about the device)."""
+    target = get_target(meta.get("target", "host"))
+    require_tools(target, run=True)
+    runner = runner_path(out, meta)
     if not runner.is_file():
         with status(f"building {out}"):
             build(out)
-    target = get_target(meta.get("target", "host"))
+    if repeat and target.emulated:
+        print(f"aotc: note: {target.name} runs under {target.emulator[0]}, whose timing is not "
+              "meaningful for the device; no timing is reported (the runner prints median_cycles= "
+              "on a real board)", file=sys.stderr)
+        repeat = 0
     with tempfile.TemporaryDirectory(prefix="aotc-run-") as tmp:
         in_file, out_file = Path(tmp) / "inputs.bin", Path(tmp) / "outputs.bin"
         in_file.write_bytes(b"".join(np.asarray(x, order="C").tobytes() for x in inputs))
-        cmd = [*target.emulator, str(runner.resolve()), str(in_file), str(out_file), str(repeat)]
-        with status(f"running {out}" + (f" ({repeat} timed runs)" if repeat else "")):
-            r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
+        cmd = runner_command(target, runner.resolve(), [in_file.name, out_file.name, str(repeat)])
+        where = f" under {target.emulator[0]}" if target.emulated else ""
+        with status(f"running {out}{where}" + (f" ({repeat} timed runs)" if repeat else "")):
+            try:
+                r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, stdin=subprocess.DEVNULL,
+                                   timeout=RUN_TIMEOUT_S if target.emulated else None)
+            except subprocess.TimeoutExpired:
+                raise AotcError(f"runner of {out} did not finish within {RUN_TIMEOUT_S} s{where}") from None
         if r.returncode != 0:
-            raise AotcError(f"runner failed (exit {r.returncode}): {_tail(r.stderr + r.stdout)}")
+            raise AotcError(f"runner failed (exit {r.returncode}{where}): {_tail(r.stderr + r.stdout)}")
+        if not out_file.is_file():
+            raise AotcError(f"runner of {out} wrote no outputs: {_tail(r.stderr + r.stdout)}")
         raw = out_file.read_bytes()
     outputs: dict[str, np.ndarray] = {}
     pos = 0

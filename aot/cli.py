@@ -3,6 +3,9 @@
     aotc MODEL.onnx -o OUT [--target T] [--name N]     compile; OUT/bundle + CMake build tree OUT
     aotc run OUT --inputs IN.npz --outputs OUT.npz      run the built runner
     aotc bench OUT [--inputs IN.npz] [--repeat N]       bundle vs onnxruntime, same inputs, one run
+    aotc footprint OUT                                  flash and RAM of the built bundle -> OUT/footprint.json
+    aotc partition MODEL.onnx --vendor V [--annotate F] -o P.onnx [--show]   the partition as ONNX
+    aotc --list-targets                                 the targets, with their memory
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from pathlib import Path
 from aot import __version__
 from aot.errors import AotcError
 
-SUBCOMMANDS = ("run", "bench")
+SUBCOMMANDS = ("run", "bench", "footprint", "partition")
 
 
 def _compile_parser() -> argparse.ArgumentParser:
@@ -23,8 +26,11 @@ def _compile_parser() -> argparse.ArgumentParser:
                                 epilog="Other commands: aotc run OUT ..., aotc bench OUT ... (see aotc run -h).")
     p.add_argument("model", help="the ONNX model file")
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="output directory (bundle + build tree)")
-    p.add_argument("--target", default="host", help="target to configure the build for (default: host)")
+    p.add_argument("--target", default="host",
+                   help="target to configure the build for (default: host; see --list-targets)")
+    p.add_argument("--list-targets", action="store_true", help="list the targets with their memory, and exit")
     p.add_argument("--name", help="C name of the model (default: the file's stem)")
+    _vendor_args(p)
     p.add_argument("--no-configure", action="store_true", help="write OUT/bundle only, do not run CMake")
     p.add_argument("--print-plan", action="store_true", help="print the memory plan as an ASCII chart")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
@@ -32,9 +38,32 @@ def _compile_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _vendor_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--vendor", action="append", default=[], metavar="V",
+                   help="offload what vendor V takes (repeat; the order is the priority)")
+    p.add_argument("--annotate", metavar="FILE", help="manual annotation (JSON): nodes or regions per target")
+
+
+def _partition_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="aotc partition", description="Partition a model between vendors and write "
+                                "it as ONNX, each region a local function in domain aotc.<vendor>.")
+    p.add_argument("model", help="the ONNX model file")
+    p.add_argument("-o", "--output", metavar="P.onnx", help="where to write the partitioned model")
+    p.add_argument("--name", help="C name of the model (default: the file's stem)")
+    _vendor_args(p)
+    p.add_argument("--show", action="store_true", help="print a table of the functions and write a picture "
+                   "of the graph (P.svg with Graphviz, else P.html) beside the output")
+    p.add_argument("--explain", action="store_true", help="with --show: why each host node was not offloaded")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    return p
+
+
 def _run_parser(cmd: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=f"aotc {cmd}")
     p.add_argument("out", metavar="OUT", help="a directory written by `aotc MODEL -o OUT`")
+    if cmd == "footprint":
+        p.add_argument("--debug", action="store_true", help="show tracebacks")
+        return p
     p.add_argument("--inputs", metavar="IN.npz", required=cmd == "run", help="inputs keyed by the model's input names")
     if cmd == "run":
         p.add_argument("--outputs", metavar="OUT.npz", required=True, help="where to write the outputs")
@@ -50,9 +79,16 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     try:
+        if "--list-targets" in argv:
+            from aot.targets import list_targets
+
+            print(list_targets(), end="")
+            return 0
+        if argv and argv[0] == "partition":
+            return _cmd_partition(_partition_parser().parse_args(argv[1:]))
         if argv and argv[0] in SUBCOMMANDS:
             args = _run_parser(argv[0]).parse_args(argv[1:])
-            return _cmd_run(args) if argv[0] == "run" else _cmd_bench(args)
+            return {"run": _cmd_run, "bench": _cmd_bench, "footprint": _cmd_footprint}[argv[0]](args)
         return _cmd_compile(_compile_parser().parse_args(argv))
     except AotcError as e:
         if debug:
@@ -70,7 +106,8 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 
     out = Path(args.output)
     with status(f"compiling {args.model}"):
-        bundle = compile_file(args.model, Options(name=args.name, target=args.target))
+        bundle = compile_file(args.model, Options(name=args.name, target=args.target, vendors=tuple(args.vendor),
+                                                     annotate=args.annotate))
     bundle.write(out / "bundle")
     if args.print_plan:
         print(bundle.files.get("plan.txt", ""), end="")
@@ -80,6 +117,31 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     mem = bundle.metadata["memory"]
     print(f"aotc: wrote {out / 'bundle'} ({bundle.name}: arena {mem['arena_bytes']} bytes, "
           f"weights {mem['weights_bytes']} bytes); build with: cmake --build {out}")
+    return 0
+
+
+def _cmd_partition(args: argparse.Namespace) -> int:
+    from aot.compiler import Options, partition_model
+    from aot.frontend import load_model
+    from aot.partition.serialize import to_onnx
+    from aot.partition.show import explain, function_table, write_picture
+
+    if not args.output and not args.show:
+        raise AotcError("nothing to do: give -o P.onnx and/or --show")
+    source = str(Path(args.model).resolve())
+    graph = partition_model(load_model(args.model), Options(name=args.name, vendors=tuple(args.vendor),
+                                                             annotate=args.annotate), source)
+    if args.output:
+        import onnx
+
+        onnx.save(to_onnx(graph, graph.meta["onnx"]), args.output)
+        print(f"aotc: wrote {args.output} ({len(graph.functions)} functions)")
+    if args.show:
+        print(function_table(graph), end="")
+        if args.explain:
+            print(explain(graph), end="")
+        base = Path(args.output or Path(args.model).with_suffix(".partition.onnx"))
+        print(f"aotc: wrote {write_picture(graph, base)}")
     return 0
 
 
@@ -103,6 +165,20 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     out = Path(args.out)
     row = bench_one(out, _metadata(out), inputs_npz=args.inputs, repeat=args.repeat, model=args.model)
     print(format_table([row]), end="")
+    return 0
+
+
+def _cmd_footprint(args: argparse.Namespace) -> int:
+    from aot.build import build
+    from aot.footprint import summary, write_footprint
+    from aot.progress import status
+
+    out = Path(args.out)
+    meta = _metadata(out)
+    with status(f"building {out}"):
+        build(out)
+    print(summary(write_footprint(out, meta)))
+    print(f"aotc: wrote {out / 'footprint.json'}")
     return 0
 
 

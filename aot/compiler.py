@@ -8,23 +8,59 @@ from pathlib import Path
 import onnx
 
 from aot.emit_c import Bundle, build_bundle
+from aot.errors import AotcError
 from aot.frontend import import_model, load_model, sanitize
 from aot.ir import Graph
+from aot.partition import partition_for
+from aot.partition.manual import load_annotations
+from aot.partition.serialize import from_onnx
 from aot.passes import simplify
-from aot.targets import get_target
+from aot.targets import fit_bundle, get_target
+from aot.vendor import Artifact, CodegenContext, find_vendor
 
 
 @dataclass(frozen=True)
 class Options:
     name: str | None = None  # C prefix of the bundle; default: the model file's stem
     target: str = "host"
+    vendors: tuple[str, ...] = ()  # in priority order
+    annotate: str | None = None  # manual annotation file (JSON)
+
+
+def partition_model(model: onnx.ModelProto, options: Options = Options(), source: str = "model.onnx") -> Graph:
+    """Frontend, simplification and partitioning: the graph whose functions go to vendors.
+
+    A model written by `aotc partition` carries its regions; they are honoured like manual annotations."""
+    model, annotations, file_vendors = from_onnx(model)
+    vendors = [find_vendor(v) for v in dict.fromkeys([*options.vendors, *file_vendors])]
+    if options.annotate:
+        annotations = annotations + load_annotations(options.annotate)
+    name = sanitize(options.name or Path(source).stem)
+    graph = simplify(import_model(model, name))
+    graph = partition_for(graph, vendors, annotations, name)
+    graph.meta["vendors"] = vendors
+    return graph
+
+
+def codegen_functions(graph: Graph, target: str) -> dict[str, Artifact]:
+    """Each vendor's transform and codegen over its functions."""
+    vendors = {v.name: v for v in graph.meta.get("vendors", [])}
+    artifacts: dict[str, Artifact] = {}
+    for symbol, fn in list(graph.functions.items()):
+        v = vendors[fn.compiler]
+        if v.transform:
+            fn = graph.functions[symbol] = v.transform(fn)
+        if v.codegen is None:
+            raise AotcError(f"vendor {v.name} has no codegen")
+        artifacts[symbol] = v.codegen(fn, CodegenContext(graph.name, target, f"vendor/{v.name}"))
+    return artifacts
 
 
 def compile_model(model: onnx.ModelProto, options: Options = Options(), source: str = "model.onnx") -> Bundle:
-    name = sanitize(options.name or Path(source).stem)
-    graph = import_model(model, name)
-    graph = simplify(graph)
-    return build_bundle(graph, name, target=options.target, source=source)
+    graph = partition_model(model, options, source)
+    artifacts = codegen_functions(graph, options.target)
+    bundle = build_bundle(graph, graph.name, target=options.target, source=source, artifacts=artifacts)
+    return fit_bundle(bundle, options.target)  # refuses a model too big for the board
 
 
 def compile_file(path: str | Path, options: Options = Options()) -> Bundle:

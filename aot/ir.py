@@ -50,9 +50,14 @@ class Node:
     inputs: list[str]  # "" marks an omitted optional input
     outputs: list[str]
     attrs: dict[str, Any] = field(default_factory=dict)
+    origin: tuple[str, ...] = ()  # ONNX nodes this node stands for, when not just itself (e.g. Conv+BN)
 
     def describe(self) -> str:
         return f"node '{self.name}' ({self.op})"
+
+    def sources(self) -> tuple[str, ...]:
+        """Names of the ONNX nodes this node computes."""
+        return self.origin or (self.name,)
 
 
 @dataclass
@@ -110,7 +115,7 @@ class Graph:
     def copy(self) -> Graph:
         return Graph(
             name=self.name,
-            nodes=[Node(n.op, n.name, list(n.inputs), list(n.outputs), dict(n.attrs)) for n in self.nodes],
+            nodes=[Node(n.op, n.name, list(n.inputs), list(n.outputs), dict(n.attrs), n.origin) for n in self.nodes],
             tensors=dict(self.tensors),
             inputs=list(self.inputs),
             outputs=list(self.outputs),

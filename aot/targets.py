@@ -1,11 +1,44 @@
-"""Targets: what `--target` names. A target is a CMake toolchain file (none for the host)
-plus how to run its binaries (directly, or under an emulator)."""
+"""Targets: what `--target` names, and what a bundle needs to build and run there.
+
+A target is a CMake toolchain file in cmake/ (none for the host) plus how to run its
+programs: directly, under qemu-user (Linux on Arm and RISC-V), or under qemu-system-arm
+with semihosting (bare-metal Cortex-M boards). Bare-metal boards also have memory
+regions; `fit_bundle` checks that a model fits them before anything is written, picks
+where its large weights and its arena go, and copies the board support (toolchain file,
+startup code, linker scripts) into the bundle's target/ folder so the bundle builds
+anywhere on its own.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from aot.errors import AotcError
+from aot.paths import cmake_dir
+
+if TYPE_CHECKING:
+    from aot.emit_c import Bundle
+
+KIB, MIB = 1024, 1024 * 1024
+
+# What the runner image needs besides the model, in bytes. The linker script asserts the
+# stack and heap reserve again at link time (sections.ld).
+CODE_RESERVE = 128 * KIB  # startup, runner, newlib-nano, kernels: in flash
+STACK_RESERVE = 32 * KIB  # AOTC_STACK_SIZE in sections.ld
+HEAP_RESERVE = 16 * KIB  # AOTC_HEAP_MIN: newlib's stdio buffers
+DATA_RESERVE = 8 * KIB  # .data + .bss of the runner and libc
+RUNNER_TIMES_BYTES = 8 * 1000  # the runner's table of timings (MAX_REPEAT doubles on bare metal)
+
+
+@dataclass(frozen=True)
+class Region:
+    """A memory region as named in the board's linker script."""
+    name: str  # FLASH, RAM, PSRAM, ...
+    origin: int
+    size: int
+    what: str  # what the board's documentation calls it
 
 
 @dataclass(frozen=True)
@@ -13,14 +46,78 @@ class Target:
     name: str
     description: str
     toolchain: str | None = None  # file in cmake/, None for the host compiler
-    emulator: tuple[str, ...] = ()  # command prefix that runs a built binary
-    flash_bytes: int | None = None
-    ram_bytes: int | None = None
+    emulator: tuple[str, ...] = ()  # command prefix that runs a built program
+    kind: str = "host"  # host | linux | bare-metal
+    board: str | None = None  # qemu-system-arm -M name (bare metal)
+    regions: tuple[Region, ...] = ()
+    weights_regions: tuple[str, ...] = ()  # where the weights blob may go, in order of preference
+    arena_regions: tuple[str, ...] = ()  # where the arena may go, in order of preference
+    executable_suffix: str = ""
+    compiler: str | None = None  # the cross compiler the toolchain file names
+    apt: tuple[str, ...] = ()  # Debian packages that provide the compiler and the emulator
+
+    @property
+    def flash_bytes(self) -> int | None:
+        return self.region("FLASH").size if self.regions else None
+
+    @property
+    def ram_bytes(self) -> int | None:
+        return self.region("RAM").size if self.regions else None
+
+    def region(self, name: str) -> Region:
+        return next(r for r in self.regions if r.name == name)
+
+    @property
+    def emulated(self) -> bool:
+        return bool(self.emulator)
+
+    def memory_summary(self) -> str:
+        if not self.regions:
+            return "memory: the OS's"
+        return ", ".join(f"{r.what} {human(r.size)}" for r in self.regions)
 
 
-TARGETS: dict[str, Target] = {
-    "host": Target("host", "the machine aotc runs on, with its default C compiler"),
-}
+def _qemu_system(board: str) -> tuple[str, ...]:
+    return ("qemu-system-arm", "-M", board, "-nographic", "-monitor", "none", "-serial", "none")
+
+
+_MPS2 = (
+    Region("FLASH", 0x00000000, 4 * MIB, "flash (SSRAM1)"),
+    Region("RAM", 0x20000000, 4 * MIB, "RAM (SSRAM2/3)"),
+    Region("PSRAM", 0x21000000, 16 * MIB, "PSRAM"),
+)
+_AN547 = (
+    Region("FLASH", 0x10000000, 512 * KIB, "flash (ITCM)"),
+    Region("RAM", 0x30000000, 512 * KIB, "RAM (DTCM)"),
+    Region("SRAM", 0x31000000, 4 * MIB, "SRAM"),
+    Region("DDR", 0x70000000, 256 * MIB, "DDR"),
+)
+
+
+def _board(name: str, cpu: str, regions: tuple[Region, ...], weights: tuple[str, ...],
+           arena: tuple[str, ...]) -> Target:
+    return Target(name, f"{cpu}, bare metal, qemu-system-arm -M {name} (semihosting)", toolchain=f"{name}.cmake",
+                  emulator=_qemu_system(name), kind="bare-metal", board=name, regions=regions,
+                  weights_regions=weights, arena_regions=arena, executable_suffix=".elf",
+                  compiler="arm-none-eabi-gcc",
+                  apt=("gcc-arm-none-eabi", "libnewlib-arm-none-eabi", "qemu-system-arm"))
+
+
+def _linux(name: str, what: str, qemu: str, triple: str, deb_arch: str) -> Target:
+    return Target(name, f"Linux on {what}, {qemu} (static executables)", toolchain=f"{name}.cmake",
+                  emulator=(qemu,), kind="linux", compiler=f"{triple}-gcc",
+                  apt=(f"gcc-{triple}", f"libc6-dev-{deb_arch}-cross", "qemu-user"))
+
+
+TARGETS: dict[str, Target] = {t.name: t for t in (
+    Target("host", "the machine aotc runs on, with its default C compiler"),
+    _board("mps2-an385", "Arm Cortex-M3 (no FPU)", _MPS2, ("FLASH", "PSRAM"), ("RAM", "PSRAM")),
+    _board("mps2-an386", "Arm Cortex-M4F (FPU)", _MPS2, ("FLASH", "PSRAM"), ("RAM", "PSRAM")),
+    _board("mps3-an547", "Arm Cortex-M55 (FPU, Helium)", _AN547, ("FLASH", "DDR"), ("RAM", "SRAM", "DDR")),
+    _linux("aarch64-linux", "64-bit Arm", "qemu-aarch64", "aarch64-linux-gnu", "arm64"),
+    _linux("armv7-linux", "32-bit Arm (ARMv7-A, hard float)", "qemu-arm", "arm-linux-gnueabihf", "armhf"),
+    _linux("riscv64-linux", "64-bit RISC-V", "qemu-riscv64", "riscv64-linux-gnu", "riscv64"),
+)}
 
 
 def get_target(name: str) -> Target:
@@ -28,3 +125,120 @@ def get_target(name: str) -> Target:
         return TARGETS[name]
     except KeyError:
         raise AotcError(f"unknown target '{name}' (known: {', '.join(TARGETS)})") from None
+
+
+def require_tools(target: Target, *, run: bool) -> None:
+    """Refuse, with the packages to install, when the target's compiler (or emulator) is missing."""
+    import shutil
+
+    tools = [target.compiler] if target.compiler else []
+    if run and target.emulator:
+        tools.append(target.emulator[0])
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        raise AotcError(f"target {target.name} needs {', '.join(missing)}, which is not installed "
+                        f"(Debian/Ubuntu: apt-get install {' '.join(target.apt)})")
+
+
+def list_targets() -> str:
+    """The table `aotc --list-targets` prints."""
+    width = max(len(n) for n in TARGETS)
+    return "".join(f"{t.name:<{width}}  {t.description}; {t.memory_summary()}\n" for t in TARGETS.values())
+
+
+def human(n: int) -> str:
+    """Bytes for people: 4 MiB, 320.5 KiB, 208 B."""
+    for unit, size in (("MiB", MIB), ("KiB", KIB)):
+        if n >= size:
+            return f"{n / size:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{n} B"
+
+
+# --- fit check ---------------------------------------------------------------------------
+
+@dataclass
+class Placement:
+    """Where a model's memory goes on a board, and what it needs."""
+    weights_region: str
+    arena_region: str
+    needs: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"weights_blob": self.weights_region, "arena": self.arena_region, "bytes": dict(self.needs)}
+
+
+def place(target: Target, *, name: str, inline_weights: int, blob_weights: int, arena: int,
+          io_bytes: int) -> Placement:
+    """Choose regions for the weights blob and the runner's arena + I/O buffers on a board,
+    or refuse with one line giving the sizes needed and available."""
+    free = {r.name: r.size for r in target.regions}
+    free["FLASH"] -= CODE_RESERVE + inline_weights
+    free["RAM"] -= STACK_RESERVE + HEAP_RESERVE + DATA_RESERVE
+    arena_total = arena + io_bytes + RUNNER_TIMES_BYTES
+    needs = {"code_reserve": CODE_RESERVE, "inline_weights": inline_weights, "weights_blob": blob_weights,
+             "arena": arena, "runner_io": io_bytes + RUNNER_TIMES_BYTES,
+             "stack_heap_reserve": STACK_RESERVE + HEAP_RESERVE + DATA_RESERVE}
+    problems = []
+    if free["FLASH"] < 0:
+        problems.append(f"code and small weights need {human(CODE_RESERVE + inline_weights)} of flash, "
+                        f"the board has {human(target.region('FLASH').size)}")
+
+    def choose(what: str, nbytes: int, order: tuple[str, ...]) -> str:
+        for r in order:
+            if free[r] >= nbytes:
+                free[r] -= nbytes
+                return r
+        avail = " or ".join(f"{target.region(r).what} {human(max(free[r], 0))}" for r in order)
+        problems.append(f"{what} need {human(nbytes)} ({nbytes} bytes), available: {avail}")
+        return order[0]
+
+    weights_region = choose("weights", blob_weights, target.weights_regions) if blob_weights else "FLASH"
+    arena_region = choose("arena + runner I/O", arena_total, target.arena_regions)
+    if problems:
+        raise AotcError(f"model '{name}' does not fit target {target.name}: " + "; ".join(problems)
+                        + f" ({target.memory_summary()}; {human(CODE_RESERVE)} of flash and "
+                          f"{human(STACK_RESERVE + HEAP_RESERVE + DATA_RESERVE)} of RAM kept for code, "
+                          "stack and heap)")
+    return Placement(weights_region, arena_region, needs)
+
+
+def fit_bundle(bundle: Bundle, target_name: str) -> Bundle:
+    """Check that `bundle` fits `target_name` and add the target's build files to it
+    (bundle/target/: toolchain file, board support, linker scripts with the chosen placement).
+    Raises AotcError before anything is written when the model does not fit."""
+    target = get_target(target_name)
+    meta = bundle.metadata
+    blob = bundle.files.get(f"src/{bundle.name}_weights.bin", b"")
+    blob_bytes = len(blob)
+    weights = int(meta["memory"]["weights_bytes"])
+    info: dict[str, Any] = {"name": target.name, "kind": target.kind}
+    if target.regions:
+        io_bytes = sum(int(x["nbytes"]) for x in meta["inputs"] + meta["outputs"])
+        placement = place(target, name=bundle.name, inline_weights=max(weights - blob_bytes, 0),
+                          blob_weights=blob_bytes, arena=int(meta["memory"]["arena_bytes"]), io_bytes=io_bytes)
+        info.update(board=target.board,
+                    regions={r.name: {"origin": r.origin, "bytes": r.size, "what": r.what} for r in target.regions},
+                    placement=placement.as_dict())
+    bundle.files.update(target_files(target, placement if target.regions else None))
+    meta["target_info"] = info
+    bundle.files["metadata.json"] = json.dumps(meta, indent=2) + "\n"
+    return bundle
+
+
+def target_files(target: Target, placement: Placement | None) -> dict[str, str]:
+    """The files of bundle/target/ for `target`."""
+    src = cmake_dir()
+    files = {"target/board.cmake": (src / "board.cmake").read_text()}
+    if target.toolchain:
+        files["target/toolchain.cmake"] = (src / target.toolchain).read_text()
+    if target.kind == "bare-metal":
+        cm = src / "cortex-m"
+        for f in ("arm-none-eabi.cmake", "startup.c", "aotc_board.h", "sections.ld", f"{target.board}.ld"):
+            files[f"target/cortex-m/{f}"] = (cm / f).read_text()
+        assert placement is not None
+        files["target/cortex-m/aotc_regions.ld"] = (
+            f"/* aotc: where this model's large weights and the runner's arena go on {target.board}\n"
+            f" * (chosen by aotc's fit check; see metadata.json \"target_info\"). */\n"
+            f'REGION_ALIAS("AOTC_WEIGHTS", {placement.weights_region});\n'
+            f'REGION_ALIAS("AOTC_ARENA", {placement.arena_region});\n')
+    return files

@@ -18,6 +18,7 @@ from aot.emit_c.model import ModelEmitter
 from aot.ir import Graph
 from aot.paths import runtime_dir
 from aot.plan import ALIGNMENT
+from aot.vendor.base import Artifact
 
 _TEMPLATES = jinja2.Environment(
     loader=jinja2.PackageLoader("aot.emit_c", "templates"),
@@ -66,14 +67,31 @@ def _io(graph: Graph, names: list[str]) -> list[dict[str, Any]]:
     return out
 
 
-def build_bundle(graph: Graph, name: str, *, target: str = "host", source: str = "model.onnx") -> Bundle:
-    """Generate the C project for `graph` (already simplified and partitioned)."""
-    em = ModelEmitter(graph, name)
+def build_bundle(graph: Graph, name: str, *, target: str = "host", source: str = "model.onnx",
+                 artifacts: dict[str, Artifact] | None = None) -> Bundle:
+    """Generate the C project for `graph` (already simplified and partitioned; `artifacts` are the
+    vendors' codegen results, by function symbol)."""
+    artifacts = artifacts or {}
+    em = ModelEmitter(graph, name, artifacts)
     em.emit_nodes()
     plan = em.plan
     inputs, outputs = _io(graph, graph.inputs), _io(graph, graph.outputs)
     weights_bytes = sum(graph.tensors[t].nbytes for t in em.weights.inline) + len(em.weights.blob)
+    weights_bytes += sum(t.nbytes for fn in graph.functions.values() for t in fn.graph.tensors.values() if t.is_const)
     families = sorted(em.families)
+    vendor_files: dict[str, str | bytes] = {}
+    vendor_headers, vendor_sources, vendor_cmake, vendor_dirs = [], [], [], []
+    for sym, art in artifacts.items():
+        vdir = f"vendor/{graph.functions[sym].compiler}"
+        for rel, content in art.files.items():
+            vendor_files[f"{vdir}/{rel}"] = content
+        vendor_sources += [f"{vdir}/{s}" for s in art.sources]
+        if art.header and art.header not in vendor_headers:
+            vendor_headers.append(art.header)
+        if art.cmake and art.cmake not in vendor_cmake:
+            vendor_cmake.append(art.cmake)
+        if vdir not in vendor_dirs:
+            vendor_dirs.append(vdir)
     ctx = dict(
         version=__version__, source=c_comment(Path(source).name), name=name, NAME=name.upper(),
         opset=graph.meta.get("opset", "?"), arena_bytes=plan.arena_bytes, arena_align=ALIGNMENT,
@@ -82,6 +100,9 @@ def build_bundle(graph: Graph, name: str, *, target: str = "host", source: str =
         weight_decls=em.weight_decls(), decls=em.decls, body=em.body, pointer_decls=em.pointer_decls(),
         kernels=families, blob=bool(em.weights.blob_offsets), nbytes=len(em.weights.blob),
         inputs_bytes=sum(i["nbytes"] for i in inputs), outputs_bytes=sum(o["nbytes"] for o in outputs),
+        vendor_headers=vendor_headers, vendor_sources=sorted(dict.fromkeys(vendor_sources)),
+        vendor_cmake="\n".join(vendor_cmake), vendor_include_dirs=vendor_dirs,
+        vendor_inits=[s for s, a in artifacts.items() if a.has_init],
     )
     b = Bundle(name)
     b.files[f"include/{name}.h"] = _TEMPLATES.get_template("header.h.j2").render(ctx)
@@ -91,6 +112,7 @@ def build_bundle(graph: Graph, name: str, *, target: str = "host", source: str =
     if em.weights.blob_offsets:
         b.files[f"src/{name}_weights.S"] = _TEMPLATES.get_template("weights.S.j2").render(ctx)
         b.files[f"src/{name}_weights.bin"] = em.weights.blob
+    b.files.update(vendor_files)
     rt = runtime_dir()
     for h in ("aotc_common.h", "dltensor.h"):
         b.files[f"runtime/{h}"] = (rt / "include" / h).read_text()
@@ -112,9 +134,28 @@ def build_bundle(graph: Graph, name: str, *, target: str = "host", source: str =
             "peak_step": plan.peak_step,
             "alignment": ALIGNMENT,
         },
-        "partition": [],
+        "partition": [_function_entry(graph, sym, artifacts.get(sym)) for sym in graph.functions],
         "nodes": [{"name": n.name, "op": n.op, "compiler": "host"} for n in graph.nodes],
     }
     b.files["plan.txt"] = plan.chart()
     b.files["metadata.json"] = json.dumps(b.metadata, indent=2) + "\n"
     return b
+
+
+def _function_entry(graph: Graph, symbol: str, art: Artifact | None) -> dict[str, Any]:
+    fn = graph.functions[symbol]
+    g = fn.graph
+    entry: dict[str, Any] = {
+        "symbol": symbol,
+        "compiler": fn.compiler,
+        "nodes": [s for n in g.nodes for s in n.sources()],
+        "composites": [{"name": n.attrs["composite"], "nodes": list(n.sources())}
+                       for n in g.nodes if n.op == "Composite"],
+        "ops": [n.attrs["composite"] if n.op == "Composite" else n.op for n in g.nodes],
+        "inputs": [{"name": t, "nbytes": g.tensors[t].nbytes} for t in g.inputs],
+        "outputs": [{"name": t, "nbytes": g.tensors[t].nbytes} for t in g.outputs],
+    }
+    if art is not None:
+        entry["workspace_bytes"] = art.workspace_bytes
+        entry.update(art.report)
+    return entry

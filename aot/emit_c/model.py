@@ -12,6 +12,12 @@ from aot.emit_c.ops.base import HostOp, NodeContext
 from aot.errors import AotcError
 from aot.ir import Graph, Node
 from aot.plan import OpMemory, Plan, plan_memory
+from aot.vendor.base import Artifact
+
+DL_DTYPES = {
+    "float32": ("kDLFloat", 32), "float64": ("kDLFloat", 64), "int8": ("kDLInt", 8), "int16": ("kDLInt", 16),
+    "int32": ("kDLInt", 32), "int64": ("kDLInt", 64), "uint8": ("kDLUInt", 8), "bool": ("kDLBool", 8),
+}
 
 # Weights totalling at most this many bytes are printed as C arrays; above it,
 # arrays larger than SMALL_WEIGHT_BYTES go into a binary blob linked with .incbin.
@@ -37,8 +43,10 @@ def host_op(node: Node, graph: Graph) -> HostOp:
     return op
 
 
-def op_memory() -> OpMemory:
-    """The planner's view of host ops."""
+def op_memory(workspace: dict[str, int] | None = None) -> OpMemory:
+    """The planner's view of host ops; `workspace` gives the arena bytes each vendor call needs."""
+    workspace = workspace or {}
+
     def is_view(n: Node) -> bool:
         op = HOST_OPS.get(n.op)
         return bool(op and op.view)
@@ -51,6 +59,8 @@ def op_memory() -> OpMemory:
         return op.inplace if src.shape == dst.shape and src.dtype == dst.dtype else None
 
     def scratch_bytes(n: Node, g: Graph) -> int:
+        if n.op == "Call":
+            return workspace.get(n.name, 0)
         op = HOST_OPS.get(n.op)
         return op.scratch(n, g) if op and op.scratch else 0
 
@@ -60,11 +70,13 @@ def op_memory() -> OpMemory:
 class ModelEmitter:
     """Builds the text pieces of <name>.c for one graph."""
 
-    def __init__(self, graph: Graph, name: str):
+    def __init__(self, graph: Graph, name: str, artifacts: dict[str, Artifact] | None = None):
         self.graph = graph
         self.name = name
-        self.ops = {n.name: host_op(n, graph) for n in graph.nodes}
-        self.plan: Plan = plan_memory(graph, op_memory())
+        self.artifacts = artifacts or {}
+        self.ops = {n.name: host_op(n, graph) for n in graph.nodes if n.op != "Call"}
+        workspace = {k: a.workspace_bytes for k, a in self.artifacts.items()}
+        self.plan: Plan = plan_memory(graph, op_memory(workspace))
         self.families: set[str] = {f for op in self.ops.values() for f in (op.family, *op.needs)}
         self.decls: list[str] = []
         self.body: list[str] = []
@@ -72,6 +84,7 @@ class ModelEmitter:
         self.weights = self._layout_weights()
         self._idents: dict[str, str] = {}
         self._taken: set[str] = set()
+        self._shape_vars: set[str] = set()
 
     # --- naming ---------------------------------------------------------------
     def ident(self, tensor: str) -> str:
@@ -95,6 +108,8 @@ class ModelEmitter:
         return self.ident(tensor)
 
     def scratch_pointer(self, node: Node, ctype: str) -> str:
+        if node.name not in self.plan.scratch:
+            return "NULL"
         return f"({ctype} *)(a + {self.plan.scratch[node.name]}u)"
 
     # --- declarations -----------------------------------------------------------
@@ -165,6 +180,9 @@ class ModelEmitter:
     # --- entry point ----------------------------------------------------------------
     def emit_nodes(self) -> None:
         for index, node in enumerate(self.graph.nodes):
+            if node.op == "Call":
+                self._emit_call(index, node)
+                continue
             op = self.ops[node.name]
             ins = ", ".join(i for i in node.inputs if i)
             outs = ", ".join(o for o in node.outputs if o)
@@ -184,6 +202,40 @@ class ModelEmitter:
                 self.line(f'/* graph output "{c_comment(o)}" is a copy of a constant or input */')
                 src = f"in->{self.io_field(o)}" if o in self.graph.inputs else self.pointer(o)
                 self.line(f"memcpy(out->{self.io_field(o)}, {src}, {t.nbytes}u);")
+
+    def _emit_call(self, index: int, node: Node) -> None:
+        """A vendor function: DLTensors for its inputs and outputs, then the call (DESIGN.md's ABI)."""
+        fn = self.graph.functions[node.attrs["function"]]
+        sources = ", ".join(node.sources())
+        self.line("")
+        self.line(f'/* node {index}: function {fn.global_symbol} [{fn.compiler}]: '
+                  f"{c_comment(', '.join(node.inputs))} -> {c_comment(', '.join(node.outputs))} */")
+        self.line(f"/*   holds ONNX nodes: {c_comment(sources)} */")
+        self.line("{")
+        for kind, names in (("in", node.inputs), ("out", node.outputs)):
+            for k, t in enumerate(names):
+                self.line(f"    DLTensor {kind}{k} = {self._dltensor(t)};")
+        ins = ", ".join(f"&in{k}" for k in range(len(node.inputs))) or "NULL"
+        outs = ", ".join(f"&out{k}" for k in range(len(node.outputs)))
+        self.line(f"    const DLTensor *const ins[] = {{{ins}}};")
+        self.line(f"    DLTensor *const outs[] = {{{outs}}};")
+        self.line(f"    const int32_t rc = {fn.global_symbol}(ins, outs, {self.scratch_pointer(node, 'void')});")
+        self.line("    if (rc != 0) return rc;")
+        self.line("}")
+
+    def _dltensor(self, tensor: str) -> str:
+        t = self.graph.tensors[tensor]
+        code, bits = DL_DTYPES[t.dtype]
+        shape = "NULL"
+        if t.shape:
+            var = c_ident(tensor, "s_")
+            decl = f"static int64_t {var}[{len(t.shape)}] = {{{', '.join(map(str, t.shape))}}};"
+            if var not in self._shape_vars:
+                self._shape_vars.add(var)
+                self.decls.append(f'/* shape of "{c_comment(tensor)}" */\n{decl}')
+            shape = var
+        return (f"{{(void *){self.pointer(tensor)}, {{kDLCPU, 0}}, {len(t.shape)}, {{{code}, {bits}, 1}}, "
+                f"{shape}, NULL, 0}}")
 
     def _shares_storage(self, out: str, src: str) -> bool:
         p = self.plan

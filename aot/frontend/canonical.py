@@ -130,15 +130,71 @@ def conv_transpose(node: Node, graph: Graph, opset: int) -> None:
                       output_padding=out_pad, group=node.attrs.get("group", 1))
 
 
+def _trunc_div(a: int, b: int) -> int:
+    """a / b rounded toward zero, as C and C++ do."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def _pool_out_size(n: int, k: int, s: int, d: int, pad_begin: int, pad_end: int, ceil_mode: int) -> int:
+    """Pooled size of one spatial axis, as onnxruntime computes it: the division rounds toward zero
+    (so a window longer than the padded input still gives one output), and with ceil_mode a last
+    window that would start past the end of the input is dropped."""
+    span = n + pad_begin + pad_end - d * (k - 1) - 1
+    out = -(-span // s) + 1 if ceil_mode else _trunc_div(span, s) + 1
+    if ceil_mode and (out - 1) * s >= n + pad_begin:
+        out -= 1
+    return out
+
+
 def pool(node: Node, graph: Graph, opset: int) -> None:
+    """MaxPool / AveragePool -> kernel_shape, strides, dilations, pads [begin..., end...], ceil_mode,
+    count_include_pad; the output shape is checked against the window arithmetic.
+
+    auto_pad SAME_* is resolved as onnxruntime does: total padding (out - 1) * stride + kernel - in,
+    the odd unit at the end (SAME_UPPER) or the start (SAME_LOWER). onnxruntime ignores dilations
+    there (the ONNX spec does not), and shifts the windows when that total is negative; both cases
+    are refused rather than answered one way or the other.
+    """
     if node.op == "MaxPool" and len(node.outputs) > 1 and node.outputs[1]:
         raise AotcError("MaxPool's Indices output is not supported", node=node)
-    if node.attrs.get("storage_order", 0) != 0:
-        raise AotcError("MaxPool storage_order=1 is not supported", node=node)
-    _window_attrs(node, _shape(graph, node.inputs[0]), tuple(node.attrs["kernel_shape"]))
-    node.attrs.setdefault("ceil_mode", 0)
-    node.attrs.setdefault("count_include_pad", 0)
+    x = _shape(graph, node.inputs[0])
+    kernel = list(node.attrs["kernel_shape"])
+    nd = len(kernel)
+    if len(x) != nd + 2:
+        raise AotcError(f"kernel_shape {kernel} does not match input rank {len(x)}", node=node)
+    auto_pad = node.attrs.get("auto_pad", "NOTSET")
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        strides = list(node.attrs.get("strides", [1] * nd))
+        dilations = list(node.attrs.get("dilations", [1] * nd))
+        for i in range(nd):
+            if dilations[i] != 1 and kernel[i] != 1:
+                raise AotcError(f"auto_pad {auto_pad} with dilations {dilations} is not supported (onnxruntime "
+                                "pads for the undilated kernel, the ONNX spec for the dilated one)", node=node)
+            n, s = x[2 + i], strides[i]
+            total = (-(-n // s) - 1) * s + kernel[i] - n
+            head = _trunc_div(total, 2) if auto_pad == "SAME_UPPER" else _trunc_div(total + 1, 2)
+            if head < 0:
+                raise AotcError(f"auto_pad {auto_pad} on spatial axis {i}: kernel {kernel[i]} is smaller than "
+                                f"stride {s}, which needs negative padding; not supported", node=node)
+    _window_attrs(node, x, tuple(kernel))  # SAME_* totals below zero become 0, as above: same windows
+    a = node.attrs
+    a.setdefault("ceil_mode", 0)
+    a.setdefault("count_include_pad", 0)
+    a.pop("storage_order", None)  # only matters for the Indices output
     node.outputs = node.outputs[:1]
+    if any(p < 0 for p in a["pads"]):
+        raise AotcError(f"negative pads {a['pads']} are not supported", node=node)
+    y = _shape(graph, node.outputs[0])
+    for i in range(nd):
+        want = _pool_out_size(x[2 + i], kernel[i], a["strides"][i], a["dilations"][i], a["pads"][i],
+                              a["pads"][nd + i], a["ceil_mode"])
+        if want <= 0:
+            raise AotcError(f"the window on spatial axis {i} is larger than the padded input: no output", node=node)
+        if y[2 + i] != want:
+            why = (" (with ceil_mode the last window would start past the end of the input: onnxruntime and "
+                   "the ONNX reference drop it, ONNX shape inference keeps it)" if a["ceil_mode"] else "")
+            raise AotcError(f"output size {y[2 + i]} on spatial axis {i} should be {want}{why}", node=node)
 
 
 # --- elementwise ---------------------------------------------------------------
@@ -166,7 +222,7 @@ def variadic(binary_op: str) -> Rule:
     def rule(node: Node, graph: Graph, opset: int) -> list[Node] | None:
         ins = [i for i in node.inputs if i]
         if len(ins) == 1:
-            return [Node("Identity", node.name, ins, node.outputs)]
+            return [Node("Identity", node.name, ins, node.outputs, origin=node.sources())]
         if len(ins) == 2:
             node.op = binary_op
             return None
@@ -179,7 +235,8 @@ def variadic(binary_op: str) -> Rule:
             if not last:
                 shape = np.broadcast_shapes(_shape(graph, acc), _shape(graph, nxt))
                 graph.tensors[dst] = Tensor(dst, tuple(shape), out.dtype)
-            chain.append(Node(binary_op, f"{node.name}" if last else f"{node.name}__{k}", [acc, nxt], [dst]))
+            chain.append(Node(binary_op, f"{node.name}" if last else f"{node.name}__{k}", [acc, nxt], [dst],
+                              origin=node.sources()))
             acc = dst
         return chain
     return rule
@@ -234,13 +291,24 @@ def slice_(node: Node, graph: Graph, opset: int) -> None:
         steps_v = _const(graph, node, 4, "Slice steps")
         axes = axes_v.tolist() if axes_v is not None else list(range(len(starts)))
         steps = steps_v.tolist() if steps_v is not None else [1] * len(starts)
+    if not len(starts) == len(ends) == len(axes) == len(steps):
+        raise AotcError("Slice starts, ends, axes and steps differ in length", node=node)
     full_starts, full_steps = [0] * rank, [1] * rank
-    for s, e, a, st in zip(starts, ends, axes, steps, strict=True):
+    seen: set[int] = set()
+    for s, a, st in zip(starts, axes, steps, strict=True):
         a = _axis(int(a), rank, node)
+        if a in seen:
+            raise AotcError(f"Slice axis {a} is repeated", node=node)
+        seen.add(a)
         if st == 0:
             raise AotcError("Slice step 0 is not valid", node=node)
-        begin, _, step = slice(int(s), int(e), int(st)).indices(shape[a])
-        full_starts[a], full_steps[a] = begin, step
+        # ONNX clamps a start to [0, dim] (step > 0) or [0, dim - 1] (step < 0), unlike Python's
+        # slice.indices (which yields an empty slice for a negative step and a start below -dim).
+        # The end only sets the count, which the output shape already gives.
+        dim, s = shape[a], int(s)
+        s = s + dim if s < 0 else s
+        full_starts[a] = min(max(s, 0), dim if st > 0 else dim - 1)
+        full_steps[a] = int(st)
     node.attrs = {"starts": full_starts, "steps": full_steps}
     _data_only(node)
 
@@ -249,27 +317,34 @@ def pad(node: Node, graph: Graph, opset: int) -> None:
     rank = len(_shape(graph, node.inputs[0]))
     mode = node.attrs.get("mode", "constant")
     if opset < 11:
-        pads, value = list(node.attrs["pads"]), float(node.attrs.get("value", 0.0))
+        pads, value = [int(p) for p in node.attrs["pads"]], float(node.attrs.get("value", 0.0))
     else:
-        pads = _const(graph, node, 1, "Pad pads").astype(np.int64).tolist()
+        pads = _const(graph, node, 1, "Pad pads").astype(np.int64).reshape(-1).tolist()
         v = _const(graph, node, 2, "Pad constant_value")
-        value = float(v) if v is not None and v.size else 0.0
+        value = v.reshape(-1)[0].item() if v is not None and v.size else 0  # int, float or bool
         axes_v = _const(graph, node, 3, "Pad axes")
         if axes_v is not None:
+            axes = [_axis(int(a), rank, node) for a in axes_v.reshape(-1).tolist()]
+            if len(pads) != 2 * len(axes):
+                raise AotcError(f"Pad has {len(pads)} pads for {len(axes)} axes", node=node)
             full = [0] * 2 * rank
-            axes = [_axis(int(a), rank, node) for a in axes_v.tolist()]
             for k, a in enumerate(axes):
                 full[a], full[a + rank] = pads[k], pads[k + len(axes)]
             pads = full
-    if mode not in ("constant", "reflect", "edge"):
-        raise AotcError(f"Pad mode '{mode}' is not supported (constant, reflect, edge)", node=node)
+    if len(pads) != 2 * rank:
+        raise AotcError(f"Pad has {len(pads)} pads for rank {rank}", node=node)
+    if mode not in ("constant", "reflect", "edge", "wrap"):
+        raise AotcError(f"Pad mode '{mode}' is not supported (constant, reflect, edge, wrap)", node=node)
     node.attrs = {"pads": pads, "mode": mode, "value": value}
     _data_only(node)
 
 
 def transpose(node: Node, graph: Graph, opset: int) -> None:
     rank = len(_shape(graph, node.inputs[0]))
-    node.attrs["perm"] = list(node.attrs.get("perm", reversed(range(rank))))
+    perm = [int(p) for p in node.attrs.get("perm", reversed(range(rank)))]
+    if sorted(perm) != list(range(rank)):
+        raise AotcError(f"Transpose perm {perm} is not a permutation of 0..{rank - 1}", node=node)
+    node.attrs = {"perm": perm}
 
 
 def gather(node: Node, graph: Graph, opset: int) -> None:
@@ -277,6 +352,9 @@ def gather(node: Node, graph: Graph, opset: int) -> None:
 
 
 def reduce(node: Node, graph: Graph, opset: int) -> list[Node] | None:
+    """Every Reduce* op -> attrs {axes: sorted unique non-negative, never empty; keepdims}.
+    Axes come from the attribute before opset 18 (13 for ReduceSum), from input 1 after;
+    no axes means all of them, unless noop_with_empty_axes makes the node an Identity."""
     rank = len(_shape(graph, node.inputs[0]))
     axes_from_input = opset >= 18 or (node.op == "ReduceSum" and opset >= 13)
     if axes_from_input:
@@ -286,23 +364,31 @@ def reduce(node: Node, graph: Graph, opset: int) -> list[Node] | None:
         axes = list(node.attrs.get("axes", []))
     if not axes:
         if node.attrs.get("noop_with_empty_axes", 0):
-            return [Node("Identity", node.name, node.inputs[:1], node.outputs)]
+            return [Node("Identity", node.name, node.inputs[:1], node.outputs, origin=node.sources())]
         axes = list(range(rank))
-    node.attrs = {"axes": sorted(_axis(int(a), rank, node) for a in axes),
+    node.attrs = {"axes": sorted({_axis(int(a), rank, node) for a in axes}),
                   "keepdims": int(node.attrs.get("keepdims", 1))}
     _data_only(node)
     return None
 
 
 def resize(node: Node, graph: Graph, opset: int) -> None:
-    """Upsample and every Resize version -> Resize with explicit per-axis scales."""
+    """Upsample and every Resize version -> Resize with explicit per-axis float32 scales.
+
+    attrs: mode (nearest, linear, cubic), coordinate_transformation_mode, nearest_mode,
+    scales (one per axis: the given scales, or else float32(out) / float32(in) as
+    onnxruntime computes them, with keep_aspect_ratio_policy applied), cubic_coeff_a,
+    exclude_outside, extrapolation_value. Upsample and Resize-10 have no nearest_mode:
+    onnxruntime rounds down when enlarging an axis and up when shrinking it, which is
+    nearest_mode "simple" here (not an ONNX value)."""
     x = _shape(graph, node.inputs[0])
     y = _shape(graph, node.outputs[0])
+    rank = len(x)
     a = node.attrs
     if node.op == "Upsample" or opset < 11:
         scales = a.get("scales") if opset < 9 else _const(graph, node, 1, "scales")
         mode = a.get("mode", "nearest")
-        ctm, nearest = "asymmetric", "floor"
+        ctm, nearest = "asymmetric", "simple"
         cubic_a, exclude, extrap = -0.75, 0, 0.0
     else:
         scales_v = _const(graph, node, 2, "Resize scales")
@@ -317,17 +403,34 @@ def resize(node: Node, graph: Graph, opset: int) -> None:
         extrap = a.get("extrapolation_value", 0.0)
         if a.get("antialias", 0):
             raise AotcError("Resize antialias=1 is not supported", node=node)
-        axes = a.get("axes")
-        if scales is not None and axes is not None:
-            full = [1.0] * len(x)
-            for k, ax in enumerate(axes):
-                full[_axis(ax, len(x), node)] = float(scales[k])
-            scales = full
         if ctm == "tf_crop_and_resize":
             raise AotcError("Resize coordinate_transformation_mode tf_crop_and_resize is not supported",
                             node=node)
+        axes = [_axis(int(ax), rank, node) for ax in a.get("axes", range(rank))]
+        given = scales if scales is not None else sizes_v
+        if len(given) != len(axes):
+            what = "scales" if scales is not None else "sizes"
+            raise AotcError(f"Resize has {len(given)} {what} for {len(axes)} axes", node=node)
+        if scales is not None:
+            full = [np.float32(1.0)] * rank
+            for k, ax in enumerate(axes):
+                full[ax] = np.float32(scales[k])
+            scales = full
+        else:
+            full = [np.float32(1.0)] * rank
+            for k, ax in enumerate(axes):
+                full[ax] = np.float32(int(sizes_v[k])) / np.float32(x[ax])
+            policy = a.get("keep_aspect_ratio_policy", "stretch")
+            if policy not in ("stretch", "not_larger", "not_smaller"):
+                raise AotcError(f"Resize keep_aspect_ratio_policy '{policy}' is not valid", node=node)
+            if policy != "stretch":  # one scale for all the listed axes
+                common = (min if policy == "not_larger" else max)(full[ax] for ax in axes)
+                full = [common if k in axes else np.float32(1.0) for k in range(rank)]
+            scales = full
     if scales is None:
-        scales = [yo / xi for yo, xi in zip(y, x, strict=True)]
+        scales = [np.float32(yo) / np.float32(xi) for yo, xi in zip(y, x, strict=True)]
+    if len(scales) != rank:
+        raise AotcError(f"Resize has {len(scales)} scales for a rank-{rank} input", node=node)
     if mode not in ("nearest", "linear", "cubic"):
         raise AotcError(f"Resize mode '{mode}' is not supported", node=node)
     node.op = "Resize"
@@ -338,10 +441,15 @@ def resize(node: Node, graph: Graph, opset: int) -> None:
 
 
 def batchnorm(node: Node, graph: Graph, opset: int) -> None:
+    """Inference-form BatchNormalization (opsets 7..15) -> epsilon only; momentum does not apply.
+
+    Training is refused in both of its spellings: the optional running/saved statistics outputs
+    (what onnxruntime takes as training at every opset) and training_mode=1 (opset 14+)."""
     if opset < 9 and node.attrs.get("spatial", 1) == 0:
         raise AotcError("BatchNormalization spatial=0 is not supported", node=node)
-    if any(o for o in node.outputs[1:]) and node.attrs.get("training_mode", 0):
-        raise AotcError("BatchNormalization in training mode is not supported", node=node)
+    if any(o for o in node.outputs[1:]) or node.attrs.get("training_mode", 0):
+        raise AotcError("BatchNormalization in training mode (training_mode=1 or statistics outputs) "
+                        "is not supported", node=node)
     node.attrs = {"epsilon": float(node.attrs.get("epsilon", 1e-5))}
     node.outputs = node.outputs[:1]
 
@@ -393,6 +501,13 @@ RULES: dict[str, Rule] = {
     "ReduceMean": reduce,
     "ReduceSum": reduce,
     "ReduceMax": reduce,
+    "ReduceMin": reduce,
+    "ReduceProd": reduce,
+    "ReduceL1": reduce,
+    "ReduceL2": reduce,
+    "ReduceSumSquare": reduce,
+    "ReduceLogSum": reduce,
+    "ReduceLogSumExp": reduce,
     "Resize": resize,
     "Upsample": resize,
     "BatchNormalization": batchnorm,

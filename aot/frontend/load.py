@@ -58,12 +58,29 @@ def import_model(model: onnx.ModelProto, name: str | None = None) -> Graph:
         if n.domain not in ("", "ai.onnx"):
             raise AotcError(f"operator domain '{n.domain}' is not supported", node=_Named(n))
     _check_input_shapes(model)
+    model = name_nodes(model)
     model = fold_to_fixed_point(model)
     graph = _to_ir(model, name or sanitize(model.graph.name or "model"))
     graph.meta["opset"] = opset
+    graph.meta["onnx"] = model  # the folded model, which a partition is written back into
     canonicalize(graph, opset)
     graph.verify()
     return graph
+
+
+def name_nodes(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy whose nodes all have unique names, so every later stage can name a node to the user."""
+    model = copy_model(model)
+    used: set[str] = set()
+    for k, n in enumerate(model.graph.node):
+        n.name = _unique(n.name or f"{n.op_type}_{k}", used)
+    return model
+
+
+def copy_model(model: onnx.ModelProto) -> onnx.ModelProto:
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    return out
 
 
 def _check_input_shapes(model: onnx.ModelProto) -> None:
@@ -112,9 +129,8 @@ def _to_ir(model: onnx.ModelProto, name: str) -> Graph:
         tensors[i] = Tensor(i, shapes[i], _elem_dtype(types[i], f"input '{i}'"))
 
     nodes: list[Node] = []
-    used_names: set[str] = set()
-    for k, pn in enumerate(g.node):
-        node_name = _unique(pn.name or f"{pn.op_type}_{k}", used_names)
+    for pn in g.node:
+        node_name = pn.name
         attrs = {a.name: helper.get_attribute_value(a) for a in pn.attribute}
         attrs = {key: (v.decode() if isinstance(v, bytes) else v) for key, v in attrs.items()}
         node = Node(pn.op_type, node_name, list(pn.input), list(pn.output), attrs)

@@ -45,6 +45,7 @@ class FoldBatchNorm(Pass):
             if not folded:
                 continue
             prod.outputs = [bn.outputs[0]]
+            prod.origin = prod.sources() + bn.sources()
             drop.add(bn.name)
         g.nodes = [n for n in g.nodes if n.name not in drop]
         return g

@@ -1,8 +1,272 @@
-/* ONNX data movement ops. Reference kernels: portable C99, no allocation. */
+/* ONNX data movement ops: Identity/Reshape copies, Slice, Concat, Split, Transpose, Pad,
+ * Gather and Cast. Reference kernels: portable C99, no allocation, no globals.
+ * Every kernel except aotc_cast works on raw bytes, with the element size as a parameter. */
 #include "aotc_shape.h"
 
 #include <string.h>
 
+/* Square tile of aotc_transpose2d, in elements: small enough that a tile of rows and of
+ * columns of 8-byte elements (2 x 16 x 16 x 8 = 4 KiB) stays in a small L1 cache. */
+#define AOTC_TRANSPOSE_TILE 16
+
 void aotc_copy(size_t nbytes, const void *src, void *dst) {
     if (src != dst) memmove(dst, src, nbytes);
+}
+
+/* Copy n elements of `size` bytes; src_step and dst_step are in bytes and may be negative.
+ * The fixed-size memcpy calls compile to single loads and stores. */
+static void copy_run(uint8_t *dst, int64_t dst_step, const uint8_t *src, int64_t src_step,
+                     int32_t n, int32_t size) {
+    int32_t i;
+    if (src_step == size && dst_step == size) {
+        memcpy(dst, src, (size_t)n * (size_t)size);
+        return;
+    }
+    switch (size) {
+    case 1:
+        for (i = 0; i < n; ++i) dst[i * dst_step] = src[i * src_step];
+        break;
+    case 2:
+        for (i = 0; i < n; ++i) memcpy(dst + i * dst_step, src + i * src_step, 2);
+        break;
+    case 4:
+        for (i = 0; i < n; ++i) memcpy(dst + i * dst_step, src + i * src_step, 4);
+        break;
+    case 8:
+        for (i = 0; i < n; ++i) memcpy(dst + i * dst_step, src + i * src_step, 8);
+        break;
+    default:
+        for (i = 0; i < n; ++i) memcpy(dst + i * dst_step, src + i * src_step, (size_t)size);
+        break;
+    }
+}
+
+void aotc_strided_copy(const aotc_strided_copy_params *p, const void *src, void *dst) {
+    const uint8_t *s = (const uint8_t *)src;
+    uint8_t *d = (uint8_t *)dst;
+    const int32_t last = p->rank - 1;
+    const int64_t size = p->elem_size;
+    int32_t idx[AOTC_MAX_RANK] = {0}; /* index over dims 0..last-1 of the current row */
+    int64_t si = p->src_offset;       /* element index of the current row's first element */
+    int64_t di = p->dst_offset;
+    int32_t k;
+
+    for (k = 0; k < p->rank; ++k) {
+        if (p->shape[k] <= 0) return;
+    }
+    for (;;) {
+        copy_run(d + di * size, p->dst_strides[last] * size, s + si * size, p->src_strides[last] * size,
+                 p->shape[last], p->elem_size);
+        for (k = last - 1; k >= 0; --k) { /* next row, odometer style */
+            si += p->src_strides[k];
+            di += p->dst_strides[k];
+            if (++idx[k] < p->shape[k]) break;
+            si -= (int64_t)p->shape[k] * p->src_strides[k];
+            di -= (int64_t)p->shape[k] * p->dst_strides[k];
+            idx[k] = 0;
+        }
+        if (k < 0) return;
+    }
+}
+
+void aotc_transpose2d(const aotc_transpose2d_params *p, const void *src, void *dst) {
+    const int64_t size = p->elem_size;
+    const int64_t matrix = (int64_t)p->rows * p->cols * size; /* bytes per matrix */
+    int32_t b, r0, c0, c;
+
+    for (b = 0; b < p->batch; ++b) {
+        const uint8_t *s = (const uint8_t *)src + b * matrix;
+        uint8_t *d = (uint8_t *)dst + b * matrix;
+        for (r0 = 0; r0 < p->rows; r0 += AOTC_TRANSPOSE_TILE) {
+            const int32_t nr = p->rows - r0 < AOTC_TRANSPOSE_TILE ? p->rows - r0 : AOTC_TRANSPOSE_TILE;
+            for (c0 = 0; c0 < p->cols; c0 += AOTC_TRANSPOSE_TILE) {
+                const int32_t c1 = p->cols - c0 < AOTC_TRANSPOSE_TILE ? p->cols : c0 + AOTC_TRANSPOSE_TILE;
+                for (c = c0; c < c1; ++c) { /* source column c becomes destination row c */
+                    copy_run(d + ((int64_t)c * p->rows + r0) * size, size,
+                             s + ((int64_t)r0 * p->cols + c) * size, p->cols * size, nr, p->elem_size);
+                }
+            }
+        }
+    }
+}
+
+/* Pad: the input index that output index o reads along one dim, or -1 for the pad value. */
+static int32_t pad_source(int32_t o, int32_t pad_begin, int32_t n, int32_t mode) {
+    int32_t i = o - pad_begin;
+    if (i >= 0 && i < n) return i;
+    switch (mode) {
+    case AOTC_PAD_EDGE:
+        return i < 0 ? 0 : n - 1;
+    case AOTC_PAD_REFLECT: /* the compiler keeps the pads below n, so one reflection suffices */
+        return i < 0 ? -i : 2 * (n - 1) - i;
+    case AOTC_PAD_WRAP:
+        i %= n;
+        return i < 0 ? i + n : i;
+    default:
+        return -1;
+    }
+}
+
+/* Pad: one output element, from input element i of the row `src_row` or from the pad value. */
+static void pad_element(uint8_t *dst, const uint8_t *src_row, int64_t src_step, int32_t i,
+                        const void *value, size_t size) {
+    if (i < 0) {
+        memcpy(dst, value, size);
+    } else {
+        memcpy(dst, src_row + i * src_step, size);
+    }
+}
+
+void aotc_pad(const aotc_pad_params *p, const void *src, const void *value, void *dst) {
+    const uint8_t *s = (const uint8_t *)src;
+    uint8_t *d = (uint8_t *)dst;
+    const int32_t last = p->rank - 1;
+    const size_t size = (size_t)p->elem_size;
+    const int32_t row = p->out_shape[last];        /* output elements per row */
+    const int32_t n = p->in_shape[last];           /* input elements per row */
+    const int32_t pb = p->pads_begin[last];        /* output row = pb border, n input, rest border */
+    const int64_t step = (int64_t)p->src_strides[last] * p->elem_size; /* bytes between row elements */
+    int32_t idx[AOTC_MAX_RANK] = {0};              /* output index over dims 0..last-1 */
+    int64_t rows = 1, r;
+    int32_t k, o;
+
+    for (k = 0; k < last; ++k) rows *= p->out_shape[k];
+    for (r = 0; r < rows; ++r) {
+        uint8_t *drow = d + r * row * (int64_t)size;
+        int64_t si = p->src_offset; /* element index of the source row */
+        int inside = 1;
+        for (k = 0; k < last && inside; ++k) {
+            const int32_t i = pad_source(idx[k], p->pads_begin[k], p->in_shape[k], p->mode);
+            inside = i >= 0;
+            si += (int64_t)i * p->src_strides[k];
+        }
+        if (!inside) { /* constant mode, row outside the input: all pad value */
+            for (o = 0; o < row; ++o) memcpy(drow + o * size, value, size);
+        } else {
+            const uint8_t *srow = s + si * (int64_t)size;
+            for (o = 0; o < pb; ++o) {
+                pad_element(drow + o * size, srow, step, pad_source(o, pb, n, p->mode), value, size);
+            }
+            if (n > 0) copy_run(drow + pb * size, (int64_t)size, srow, step, n, p->elem_size);
+            for (o = pb + n; o < row; ++o) {
+                pad_element(drow + o * size, srow, step, pad_source(o, pb, n, p->mode), value, size);
+            }
+        }
+        for (k = last - 1; k >= 0; --k) { /* next output row */
+            if (++idx[k] < p->out_shape[k]) break;
+            idx[k] = 0;
+        }
+    }
+}
+
+/* Gather: copy data[o][index] to out[o][j], or zeros for an index out of range. */
+static void gather_block(const aotc_gather_params *p, const uint8_t *data, int32_t o, int32_t j,
+                         int64_t index, uint8_t *out) {
+    uint8_t *dst = out + ((int64_t)o * p->n_indices + j) * p->block_bytes;
+    if (index < 0) index += p->axis_dim;
+    if (index >= 0 && index < p->axis_dim) {
+        memcpy(dst, data + ((int64_t)o * p->axis_dim + index) * p->block_bytes, (size_t)p->block_bytes);
+    } else {
+        memset(dst, 0, (size_t)p->block_bytes);
+    }
+}
+
+void aotc_gather_i64(const aotc_gather_params *p, const void *data, const int64_t *indices, void *out) {
+    int32_t o, j;
+    for (o = 0; o < p->outer; ++o) {
+        for (j = 0; j < p->n_indices; ++j) {
+            gather_block(p, (const uint8_t *)data, o, j, indices[j], (uint8_t *)out);
+        }
+    }
+}
+
+void aotc_gather_i32(const aotc_gather_params *p, const void *data, const int32_t *indices, void *out) {
+    int32_t o, j;
+    for (o = 0; o < p->outer; ++o) {
+        for (j = 0; j < p->n_indices; ++j) {
+            gather_block(p, (const uint8_t *)data, o, j, indices[j], (uint8_t *)out);
+        }
+    }
+}
+
+/* --- Cast: scalar conversion rules, all defined behaviour in C ---------------------- */
+
+/* Modulo-2^bits narrowing of an integer, without implementation-defined conversions. */
+static int32_t wrap_i32(int64_t v) {
+    const uint32_t u = (uint32_t)v;
+    return u <= (uint32_t)INT32_MAX ? (int32_t)u : (int32_t)(u - 2147483648u) + INT32_MIN;
+}
+static int16_t wrap_i16(int64_t v) {
+    const uint16_t u = (uint16_t)v;
+    return u <= 32767u ? (int16_t)u : (int16_t)((int32_t)u - 65536);
+}
+static int8_t wrap_i8(int64_t v) {
+    const uint8_t u = (uint8_t)v;
+    return u <= 127u ? (int8_t)u : (int8_t)((int32_t)u - 256);
+}
+static int64_t int_to_i64(int64_t v) { return v; }
+static uint8_t wrap_u8(int64_t v) { return (uint8_t)v; }
+static uint8_t int_to_bool(int64_t v) { return v != 0; }
+
+/* Float to integer: truncation toward zero; NaN and values outside the type give its
+ * minimum (x86's "integer indefinite", which onnxruntime returns there). */
+static int64_t real_to_i64(double x) {
+    if (!(x >= -9223372036854775808.0 && x < 9223372036854775808.0)) return INT64_MIN;
+    return (int64_t)x;
+}
+static int32_t real_to_i32(double x) {
+    if (!(x > -2147483649.0 && x < 2147483648.0)) return INT32_MIN;
+    return (int32_t)x;
+}
+static int16_t real_to_i16(double x) { return wrap_i16(real_to_i32(x)); }
+static int8_t real_to_i8(double x) { return wrap_i8(real_to_i32(x)); }
+static uint8_t real_to_u8(double x) { return wrap_u8(real_to_i32(x)); }
+static uint8_t real_to_bool(double x) { return x != 0.0; }
+
+/* d[i] = CONVERT(s[i]) for i < n. */
+#define AOTC_CAST_LOOP(SRC_T, DST_T, CONVERT)                        \
+    do {                                                             \
+        const SRC_T *s_ = (const SRC_T *)src;                        \
+        DST_T *d_ = (DST_T *)dst;                                    \
+        size_t i_;                                                   \
+        for (i_ = 0; i_ < n; ++i_) d_[i_] = (DST_T)CONVERT(s_[i_]);  \
+    } while (0)
+
+/* Every destination type from the floating-point type SRC_T. */
+#define AOTC_CAST_FROM_REAL(SRC_T)                                                      \
+    switch (to) {                                                                       \
+    case AOTC_CAST_F32: AOTC_CAST_LOOP(SRC_T, float, (float)); break;                    \
+    case AOTC_CAST_F64: AOTC_CAST_LOOP(SRC_T, double, (double)); break;                  \
+    case AOTC_CAST_I64: AOTC_CAST_LOOP(SRC_T, int64_t, real_to_i64); break;              \
+    case AOTC_CAST_I32: AOTC_CAST_LOOP(SRC_T, int32_t, real_to_i32); break;              \
+    case AOTC_CAST_I16: AOTC_CAST_LOOP(SRC_T, int16_t, real_to_i16); break;              \
+    case AOTC_CAST_I8: AOTC_CAST_LOOP(SRC_T, int8_t, real_to_i8); break;                 \
+    case AOTC_CAST_U8: AOTC_CAST_LOOP(SRC_T, uint8_t, real_to_u8); break;                \
+    case AOTC_CAST_BOOL: AOTC_CAST_LOOP(SRC_T, uint8_t, real_to_bool); break;            \
+    }
+
+/* Every destination type from the integer type SRC_T (bool included). */
+#define AOTC_CAST_FROM_INT(SRC_T)                                                       \
+    switch (to) {                                                                       \
+    case AOTC_CAST_F32: AOTC_CAST_LOOP(SRC_T, float, (float)); break;                    \
+    case AOTC_CAST_F64: AOTC_CAST_LOOP(SRC_T, double, (double)); break;                  \
+    case AOTC_CAST_I64: AOTC_CAST_LOOP(SRC_T, int64_t, int_to_i64); break;               \
+    case AOTC_CAST_I32: AOTC_CAST_LOOP(SRC_T, int32_t, wrap_i32); break;                 \
+    case AOTC_CAST_I16: AOTC_CAST_LOOP(SRC_T, int16_t, wrap_i16); break;                 \
+    case AOTC_CAST_I8: AOTC_CAST_LOOP(SRC_T, int8_t, wrap_i8); break;                    \
+    case AOTC_CAST_U8: AOTC_CAST_LOOP(SRC_T, uint8_t, wrap_u8); break;                   \
+    case AOTC_CAST_BOOL: AOTC_CAST_LOOP(SRC_T, uint8_t, int_to_bool); break;             \
+    }
+
+void aotc_cast(size_t n, aotc_cast_type from, aotc_cast_type to, const void *src, void *dst) {
+    switch (from) {
+    case AOTC_CAST_F32: AOTC_CAST_FROM_REAL(float); break;
+    case AOTC_CAST_F64: AOTC_CAST_FROM_REAL(double); break;
+    case AOTC_CAST_I64: AOTC_CAST_FROM_INT(int64_t); break;
+    case AOTC_CAST_I32: AOTC_CAST_FROM_INT(int32_t); break;
+    case AOTC_CAST_I16: AOTC_CAST_FROM_INT(int16_t); break;
+    case AOTC_CAST_I8: AOTC_CAST_FROM_INT(int8_t); break;
+    case AOTC_CAST_U8: AOTC_CAST_FROM_INT(uint8_t); break;
+    case AOTC_CAST_BOOL: AOTC_CAST_FROM_INT(uint8_t); break;
+    }
 }

@@ -1,7 +1,136 @@
-"""Host ops of the 'norm' family (kernels in runtime_c/kernels/norm.c)."""
+"""Host ops of the 'norm' family (kernels in runtime_c/kernels/norm.c).
+
+BatchNormalization (inference form) becomes one multiply-add per element: with constant
+parameters its per-channel scale and shift are computed here, in float64, and emitted as
+constant arrays; parameters known only at run time are turned into scale and shift in
+scratch space by a small prepare kernel first. Softmax and LogSoftmax arrive canonical as
+(outer, n, inner), which covers both ONNX axis semantics.
+"""
 
 from __future__ import annotations
 
-from aot.emit_c.ops.base import HostOp
+import math
 
-OPS: dict[str, HostOp] = {}
+import numpy as np
+
+from aot.emit_c.cformat import c_float
+from aot.emit_c.ops.base import HostOp, NodeContext
+from aot.ir import Graph, Node
+
+
+def _channels_layout(shape: tuple[int, ...]) -> tuple[int, int, int]:
+    """(batch, channels, product of the dims after the channel axis)."""
+    return shape[0], shape[1], int(np.prod(shape[2:], dtype=np.int64))
+
+
+def _min_rank(rank: int):
+    def check(node: Node, graph: Graph) -> str | None:
+        got = len(graph.tensors[node.inputs[0]].shape)
+        return f"input rank {got} is below {rank} (expected N, C, ...)" if got < rank else None
+    return check
+
+
+# --- BatchNormalization -------------------------------------------------------------------
+
+def _bn_params_const(node: Node, graph: Graph) -> bool:
+    return all(graph.const(i) is not None for i in node.inputs[1:5])
+
+
+def _check_batchnorm(node: Node, graph: Graph) -> str | None:
+    reason = _min_rank(2)(node, graph)
+    if reason:
+        return reason
+    channels = graph.tensors[node.inputs[0]].shape[1]
+    for what, name in zip(("scale", "B", "mean", "var"), node.inputs[1:5], strict=True):
+        shape = graph.tensors[name].shape
+        if shape != (channels,):
+            return f"{what} has shape {list(shape)}, expected [{channels}] (one value per channel)"
+        if graph.tensors[name].dtype != "float32":
+            return f"{what} has dtype {graph.tensors[name].dtype}, expected float32"
+    return None
+
+
+def _batchnorm_scratch(node: Node, graph: Graph) -> int:
+    if _bn_params_const(node, graph):
+        return 0
+    return 2 * graph.tensors[node.inputs[0]].shape[1] * 4
+
+
+def _emit_batchnorm(ctx: NodeContext) -> None:
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    batch, channels, inner = _channels_layout(ctx.shape(x))
+    eps = float(ctx.attrs["epsilon"])
+    gamma, beta, mean, var = ctx.inputs[1:5]
+    if _bn_params_const(ctx.node, ctx.graph):
+        g, b, m, v = (ctx.const(i).astype(np.float64) for i in (gamma, beta, mean, var))
+        s = g / np.sqrt(v + eps)
+        scale = ctx.const_array("scale", s.astype(np.float32), comment="gamma / sqrt(var + epsilon)")
+        shift = ctx.const_array("shift", (b - m * s).astype(np.float32), comment="beta - mean * scale")
+    else:
+        scratch = ctx.scratch("float")
+        scale, shift = scratch, f"{scratch} + {channels}"
+        p = ctx.params("aotc_batchnorm_prepare_params", {"channels": str(channels), "epsilon": c_float(eps)},
+                       comment=f"BatchNormalization epsilon {eps}; parameters known at run time")
+        ctx.call("aotc_batchnorm_prepare_f32", p, *(ctx.ptr(i) for i in (gamma, beta, mean, var)), scale, shift)
+    ctx.call("aotc_batchnorm_f32", str(batch), str(channels), str(inner), ctx.ptr(x), scale, shift, ctx.ptr(y))
+
+
+# --- InstanceNormalization, LRN ---------------------------------------------------------------
+
+def _emit_instance_norm(ctx: NodeContext) -> None:
+    x, scale, bias = ctx.inputs[:3]
+    y = ctx.outputs[0]
+    batch, channels, spatial = _channels_layout(ctx.shape(x))
+    p = ctx.params("aotc_instance_norm_params", {
+        "batch": str(batch), "channels": str(channels), "spatial": str(spatial),
+        "epsilon": c_float(ctx.attrs["epsilon"]),
+    }, comment=f"InstanceNormalization {list(ctx.shape(x))}, epsilon {ctx.attrs['epsilon']}")
+    ctx.call("aotc_instance_norm_f32", p, ctx.ptr(x), ctx.ptr(scale), ctx.ptr(bias), ctx.ptr(y))
+
+
+def _check_lrn(node: Node, graph: Graph) -> str | None:
+    size = node.attrs.get("size")
+    if not isinstance(size, int) or size < 1:
+        return f"size {size!r} must be a positive integer"
+    return _min_rank(3)(node, graph)
+
+
+def _emit_lrn(ctx: NodeContext) -> None:
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    batch, channels, spatial = _channels_layout(ctx.shape(x))
+    a = ctx.attrs
+    size = int(a["size"])
+    p = ctx.params("aotc_lrn_params", {
+        "batch": str(batch), "channels": str(channels), "spatial": str(spatial),
+        "before": str((size - 1) // 2), "after": str(math.ceil((size - 1) / 2)),
+        "alpha_over_size": c_float(np.float32(a["alpha"]) / np.float32(size)),
+        "beta": c_float(a["beta"]), "bias": c_float(a["bias"]),
+    }, comment=f"LRN size {size}, alpha {a['alpha']}, beta {a['beta']}, bias {a['bias']}")
+    ctx.call("aotc_lrn_f32", p, ctx.ptr(x), ctx.ptr(y))
+
+
+# --- Softmax, LogSoftmax ---------------------------------------------------------------------
+
+def _softmax_scratch(node: Node, graph: Graph) -> int:
+    inner = node.attrs["inner"]
+    return 2 * inner * 4 if inner > 1 else 0
+
+
+def _emit_softmax(kernel: str):
+    def emit(ctx: NodeContext) -> None:
+        a = ctx.attrs
+        p = ctx.params("aotc_softmax_params", {"outer": str(a["outer"]), "n": str(a["n"]), "inner": str(a["inner"])},
+                       comment=f"{ctx.node.op} over {list(ctx.shape(ctx.inputs[0]))} as [outer, n, inner]")
+        scratch = ctx.scratch("float") if a["inner"] > 1 else "NULL"
+        ctx.call(f"aotc_{kernel}_f32", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]), scratch)
+    return emit
+
+
+OPS: dict[str, HostOp] = {
+    "BatchNormalization": HostOp(_emit_batchnorm, family="norm", inplace=0, check=_check_batchnorm,
+                                 scratch=_batchnorm_scratch),
+    "InstanceNormalization": HostOp(_emit_instance_norm, family="norm", inplace=0, check=_min_rank(3)),
+    "LRN": HostOp(_emit_lrn, family="norm", check=_check_lrn),
+    "Softmax": HostOp(_emit_softmax("softmax"), family="norm", inplace=0, scratch=_softmax_scratch),
+    "LogSoftmax": HostOp(_emit_softmax("log_softmax"), family="norm", inplace=0, scratch=_softmax_scratch),
+}

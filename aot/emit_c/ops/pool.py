@@ -1,7 +1,71 @@
-"""Host ops of the 'pool' family (kernels in runtime_c/kernels/pool.c)."""
+"""Host ops of the 'pool' family (kernels in runtime_c/kernels/pool.c).
+
+MaxPool / AveragePool arrive canonical (aot/frontend/canonical.py, `pool`): kernel_shape,
+strides, dilations, explicit pads [begin..., end...], ceil_mode, count_include_pad, and an
+output shape that agrees with the window arithmetic. 1-D and 2-D pools are passed to the
+kernel as 3-D ones with leading 1s.
+"""
 
 from __future__ import annotations
 
-from aot.emit_c.ops.base import HostOp
+import numpy as np
 
-OPS: dict[str, HostOp] = {}
+from aot.emit_c.cformat import c_ints
+from aot.emit_c.ops.base import HostOp, NodeContext
+from aot.ir import Graph, Node
+
+MAX_SPATIAL = 3  # the kernels' params struct holds (d, h, w)
+
+
+def _check_rank(node: Node, graph: Graph) -> str | None:
+    rank = len(graph.tensors[node.inputs[0]].shape)
+    if rank < 3:
+        return f"input rank {rank} has no spatial dims (expected N, C, spatial...)"
+    if rank - 2 > MAX_SPATIAL and node.op in ("MaxPool", "AveragePool"):
+        return f"{rank - 2}-D pooling is not supported (1-D, 2-D and 3-D are)"
+    return None
+
+
+def _padded3(values: list[int] | tuple[int, ...], fill: int) -> list[int]:
+    return [fill] * (MAX_SPATIAL - len(values)) + list(values)
+
+
+def _emit_window(kernel: str):
+    def emit(ctx: NodeContext) -> None:
+        x, y = ctx.inputs[0], ctx.outputs[0]
+        xs, ys = ctx.shape(x), ctx.shape(y)
+        a = ctx.attrs
+        nd = len(xs) - 2
+        fields = {
+            "planes": str(xs[0] * xs[1]),
+            "in": c_ints(_padded3(xs[2:], 1)),
+            "out": c_ints(_padded3(ys[2:], 1)),
+            "kernel": c_ints(_padded3(a["kernel_shape"], 1)),
+            "strides": c_ints(_padded3(a["strides"], 1)),
+            "dilations": c_ints(_padded3(a["dilations"], 1)),
+            "pads_begin": c_ints(_padded3(a["pads"][:nd], 0)),
+            "pads_end": c_ints(_padded3(a["pads"][nd:], 0)),
+            "count_include_pad": str(int(a.get("count_include_pad", 0))),
+        }
+        note = (f"{ctx.node.op} {list(xs)} -> {list(ys)}: kernel {a['kernel_shape']}, strides {a['strides']}, "
+                f"dilations {a['dilations']}, pads {a['pads']}, ceil_mode {a.get('ceil_mode', 0)}")
+        p = ctx.params("aotc_pool_params", fields, comment=note)
+        ctx.call(f"aotc_{kernel}_f32", p, ctx.ptr(x), ctx.ptr(y))
+    return emit
+
+
+def _emit_global(kernel: str):
+    def emit(ctx: NodeContext) -> None:
+        x, y = ctx.inputs[0], ctx.outputs[0]
+        xs = ctx.shape(x)
+        size = int(np.prod(xs[2:], dtype=np.int64))
+        ctx.call(f"aotc_{kernel}_f32", str(xs[0] * xs[1]), str(size), ctx.ptr(x), ctx.ptr(y))
+    return emit
+
+
+OPS: dict[str, HostOp] = {
+    "MaxPool": HostOp(_emit_window("maxpool"), family="pool", check=_check_rank),
+    "AveragePool": HostOp(_emit_window("avgpool"), family="pool", check=_check_rank),
+    "GlobalMaxPool": HostOp(_emit_global("global_maxpool"), family="pool", check=_check_rank),
+    "GlobalAveragePool": HostOp(_emit_global("global_avgpool"), family="pool", check=_check_rank),
+}

@@ -1,7 +1,91 @@
-"""Host ops of the 'reduce' family (kernels in runtime_c/kernels/reduce.c)."""
+"""Host ops of the 'reduce' family (kernels in runtime_c/kernels/reduce.c): ONNX Reduce*.
+
+canonical.py gives every Reduce node `axes` (sorted, non-negative, never empty: an
+empty axes list means "all", and noop_with_empty_axes became an Identity) and
+`keepdims`. Here the input shape is reduced to a few blocks at compile time: size-1
+dims are dropped and neighbouring dims that are both kept or both reduced merge, so
+(2, 3, 4, 5) over axes (2, 3) is [6 kept, 20 reduced] and over axes (0, 2) is
+[2 reduced, 3 kept, 4 reduced, 5 kept]. The kernel walks x in memory order and
+folds each element into its output; keepdims only changes the output's shape.
+"""
 
 from __future__ import annotations
 
-from aot.emit_c.ops.base import HostOp
+import numpy as np
 
-OPS: dict[str, HostOp] = {}
+from aot.emit_c.cformat import c_int, c_ints
+from aot.emit_c.ops.base import HostOp, NodeContext
+from aot.ir import Graph, Node
+
+MAX_RANK = 8
+
+KERNELS = {
+    "ReduceSum": "sum",
+    "ReduceMean": "mean",
+    "ReduceMax": "max",
+    "ReduceMin": "min",
+    "ReduceProd": "prod",
+    "ReduceL1": "l1",
+    "ReduceL2": "l2",
+    "ReduceSumSquare": "sum_square",
+    "ReduceLogSum": "log_sum",
+    "ReduceLogSumExp": "log_sum_exp",
+}
+
+
+def reduce_layout(shape: tuple[int, ...], axes: list[int]) -> tuple[list[int], list[int]]:
+    """(merged dims, y stride of each merged dim; 0 where reduced) for reducing `shape` over `axes`."""
+    blocks: list[list] = []  # [size, reduced]
+    for k, n in enumerate(shape):
+        if n == 1:
+            continue
+        reduced = k in axes
+        if blocks and blocks[-1][1] == reduced:
+            blocks[-1][0] *= n
+        else:
+            blocks.append([n, reduced])
+    if not blocks:
+        blocks = [[1, False]]
+    strides, acc = [0] * len(blocks), 1
+    for k in range(len(blocks) - 1, -1, -1):
+        if not blocks[k][1]:
+            strides[k] = acc
+            acc *= blocks[k][0]
+    return [b[0] for b in blocks], strides
+
+
+def _check(node: Node, graph: Graph) -> str | None:
+    shape = graph.tensors[node.inputs[0]].shape
+    if 0 in shape:
+        return f"an input with a zero-size dimension {list(shape)} is not supported"
+    dims, _ = reduce_layout(shape, node.attrs["axes"])
+    if len(dims) > MAX_RANK:
+        return f"reducing {list(shape)} over axes {node.attrs['axes']} needs {len(dims)} loop levels " \
+               f"(at most {MAX_RANK})"
+    return None
+
+
+def _scratch(node: Node, graph: Graph) -> int:
+    """ReduceLogSumExp keeps the maxima (one float per output) while it sums."""
+    return 4 * graph.tensors[node.outputs[0]].size if node.op == "ReduceLogSumExp" else 0
+
+
+def _emit(ctx: NodeContext) -> None:
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    shape, axes = ctx.shape(x), ctx.attrs["axes"]
+    dims, y_strides = reduce_layout(shape, axes)
+    count = int(np.prod([shape[a] for a in axes], dtype=np.int64))
+    p = ctx.params("aotc_reduce_params", {
+        "rank": str(len(dims)), "shape": c_ints(dims), "y_strides": c_ints(y_strides),
+        "y_size": c_int(ctx.tensor(y).size), "count": c_int(count),
+    }, comment=f"{ctx.node.op} of {list(shape)} over axes {axes}, keepdims={ctx.attrs['keepdims']} "
+               f"-> {list(ctx.shape(y))}")
+    kernel = KERNELS[ctx.node.op]
+    extra = [ctx.scratch("float")] if ctx.node.op == "ReduceLogSumExp" else []
+    ctx.call(f"aotc_reduce_{kernel}_f32", p, ctx.ptr(x), ctx.ptr(y), *extra)
+
+
+OPS: dict[str, HostOp] = {
+    op: HostOp(_emit, family="reduce", check=_check, scratch=_scratch if op == "ReduceLogSumExp" else None)
+    for op in KERNELS
+}

@@ -1,7 +1,289 @@
-"""Host ops of the 'resize' family (kernels in runtime_c/kernels/resize.c)."""
+"""Host ops of the 'resize' family (kernels in runtime_c/kernels/resize.c): ONNX Resize and Upsample.
+
+canonical.py turns Upsample-7/9 and Resize-10..19 into one Resize with `mode`,
+`coordinate_transformation_mode`, `nearest_mode`, per-axis float32 `scales`,
+`cubic_coeff_a` and `exclude_outside`; the output shape is static. Everything that
+depends on coordinates is computed here, once, in `source_coordinate` and the three
+`*_taps` functions, with onnxruntime's float32 arithmetic (so that nearest picks
+the same pixel at exact halves). The C kernels only gather and blend:
+
+- nearest: one table per axis maps each output index to an input element offset;
+  any axes may scale.
+- linear, cubic: one table per resized axis gives 2 (linear) or 4 (cubic) source
+  offsets and weights per output index. One kernel call resizes up to two axes
+  (anywhere in the shape: NCHW, NHWC, 2-D ...); more axes chain calls through
+  arena scratch.
+
+Like onnxruntime, an output shape equal to the input shape is a plain copy, and an
+axis whose scale is exactly 1 maps each index to itself.
+"""
 
 from __future__ import annotations
 
-from aot.emit_c.ops.base import HostOp
+import math
+from dataclasses import dataclass
 
-OPS: dict[str, HostOp] = {}
+import numpy as np
+
+from aot.emit_c.cformat import c_ints
+from aot.emit_c.ops.base import HostOp, NodeContext
+from aot.ir import Graph, Node
+
+MAX_RANK = 8
+F32 = np.float32
+INT32_MAX = 2**31 - 1
+
+
+# --- coordinates (onnxruntime's formulas, float32 like its kernels) ---------------
+
+def source_coordinate(mode: str, j: int, scale: float, n_in: int, n_out: int) -> float:
+    """Input coordinate of output index j along one axis (coordinate_transformation_mode `mode`)."""
+    x, s, half = F32(j), F32(scale), F32(0.5)
+    if mode == "asymmetric":
+        return float(x / s)
+    if mode == "half_pixel":
+        return float((x + half) / s - half)
+    if mode == "pytorch_half_pixel":  # onnxruntime: 0 for a 1-long output (the ONNX text says -0.5)
+        return float((x + half) / s - half) if n_out > 1 else 0.0
+    if mode == "tf_half_pixel_for_nn":
+        return float((x + half) / s)
+    if mode == "align_corners":
+        return float(x * F32(n_in - 1) / F32(n_out - 1)) if n_out > 1 else 0.0
+    if mode == "half_pixel_symmetric":
+        adjustment = F32(n_out) / (s * F32(n_in))
+        offset = F32(n_in) / F32(2) * (F32(1) - adjustment)
+        return float(F32(float(offset) + (j + 0.5) / float(s) - 0.5))  # onnxruntime: this line in double
+    raise ValueError(f"coordinate_transformation_mode '{mode}'")
+
+
+def nearest_index(x: float, mode: str, downscale: bool) -> int:
+    """Pixel picked by nearest_mode `mode` at coordinate x (before clamping to the input)."""
+    below = math.floor(x)
+    frac = x - below  # exact: x is a float32 value
+    if mode == "floor":
+        return below
+    if mode == "ceil":
+        return math.ceil(x)
+    if mode == "simple":  # Upsample and Resize-10 in onnxruntime: ceil when shrinking, else floor
+        return math.ceil(x) if downscale else below
+    if mode == "round_prefer_floor":
+        return below + 1 if frac > 0.5 else below
+    if mode == "round_prefer_ceil":
+        return below + 1 if frac >= 0.5 else below
+    raise ValueError(f"nearest_mode '{mode}'")
+
+
+def nearest_taps(a: dict, scale: float, n_in: int, n_out: int) -> list[int]:
+    """Input index of each output index along one axis."""
+    if F32(scale) == 1:
+        return list(range(n_out))
+    ctm, mode = a["coordinate_transformation_mode"], a["nearest_mode"]
+    return [min(max(nearest_index(source_coordinate(ctm, j, scale, n_in, n_out), mode, scale < 1), 0), n_in - 1)
+            for j in range(n_out)]
+
+
+def linear_taps(a: dict, scale: float, n_in: int, n_out: int) -> tuple[np.ndarray, np.ndarray]:
+    """(indices, weights), each [n_out, 2]: the two neighbours, coordinate clamped into the input."""
+    idx = np.zeros((n_out, 2), np.int64)
+    w = np.zeros((n_out, 2), np.float32)
+    for j in range(n_out):
+        x = F32(j) if F32(scale) == 1 else F32(source_coordinate(a["coordinate_transformation_mode"], j, scale,
+                                                                   n_in, n_out))
+        x = min(max(x, F32(0)), F32(n_in - 1))
+        x1 = min(int(x), n_in - 1)
+        x2 = min(x1 + 1, n_in - 1)
+        d1, d2 = abs(x - F32(x1)), abs(x - F32(x2))
+        if x1 == x2:
+            d1 = d2 = F32(0.5)
+        idx[j], w[j] = (x1, x2), (d2, d1)
+    return idx, w
+
+
+def cubic_coefficients(t: np.float32, a: np.float32) -> list[np.float32]:
+    """Keys cubic convolution weights of the samples at -1, 0, 1, 2 for fraction t (float32)."""
+    one, two = F32(1), F32(2)
+
+    def far(d: np.float32) -> np.float32:  # 1 < |d| < 2
+        return ((a * d - F32(5) * a) * d + F32(8) * a) * d - F32(4) * a
+
+    def near(d: np.float32) -> np.float32:  # |d| <= 1
+        return ((a + two) * d - (a + F32(3))) * d * d + one
+
+    return [far(t + one), near(t), near(one - t), far(two - t)]
+
+
+def cubic_taps(a: dict, scale: float, n_in: int, n_out: int) -> tuple[np.ndarray, np.ndarray]:
+    """(indices, weights), each [n_out, 4]; edge samples repeat, or drop out with exclude_outside."""
+    coeff_a = F32(a["cubic_coeff_a"])
+    idx = np.zeros((n_out, 4), np.int64)
+    w = np.zeros((n_out, 4), np.float32)
+    for j in range(n_out):
+        x = F32(j) if F32(scale) == 1 else F32(source_coordinate(a["coordinate_transformation_mode"], j, scale,
+                                                                   n_in, n_out))
+        base = math.floor(x)
+        coeffs = cubic_coefficients(x - F32(base), coeff_a)
+        taps = [base - 1 + k for k in range(4)]
+        if a["exclude_outside"]:
+            coeffs = [c if 0 <= t < n_in else F32(0) for c, t in zip(coeffs, taps, strict=True)]
+            total = F32(sum(coeffs, F32(0)))
+            coeffs = [c / total for c in coeffs]
+        idx[j] = [min(max(t, 0), n_in - 1) for t in taps]
+        w[j] = coeffs
+    return idx, w
+
+
+# --- planning ---------------------------------------------------------------------
+
+def resized_axes(node: Node, graph: Graph) -> list[int]:
+    """Axes that need interpolation (onnxruntime: those whose scale is not exactly 1)."""
+    scales = node.attrs["scales"]
+    return [k for k, s in enumerate(scales) if F32(s) != 1]
+
+
+def is_copy(node: Node, graph: Graph) -> bool:
+    return graph.tensors[node.inputs[0]].shape == graph.tensors[node.outputs[0]].shape
+
+
+@dataclass
+class Pass:
+    """One call of aotc_resize_f32: resizes `axes` (one or two) of a tensor of shape `src`."""
+    axes: tuple[int, ...]
+    src: tuple[int, ...]
+    dst: tuple[int, ...]
+
+
+def interpolation_passes(node: Node, graph: Graph) -> list[Pass]:
+    """Resized axes in pairs from the innermost; each pair is one pass over the data."""
+    shape = list(graph.tensors[node.inputs[0]].shape)
+    out = graph.tensors[node.outputs[0]].shape
+    axes = resized_axes(node, graph)
+    groups = [tuple(axes[max(0, k - 2):k]) for k in range(len(axes), 0, -2)]
+    passes = []
+    for g in groups:
+        src = tuple(shape)
+        for ax in g:
+            shape[ax] = out[ax]
+        passes.append(Pass(g, src, tuple(shape)))
+    return passes
+
+
+def scratch_floats(passes: list[Pass]) -> tuple[int, int]:
+    """Sizes of the two ping-pong regions for the intermediate results (pass k writes region k % 2)."""
+    regions = [0, 0]
+    for k, p in enumerate(passes[:-1]):
+        regions[k % 2] = max(regions[k % 2], int(np.prod(p.dst, dtype=np.int64)))
+    return regions[0], regions[1]
+
+
+def _check(node: Node, graph: Graph) -> str | None:
+    x = graph.tensors[node.inputs[0]].shape
+    y = graph.tensors[node.outputs[0]].shape
+    a = node.attrs
+    if len(x) == 0:
+        return "a scalar input cannot be resized"
+    if 0 in x or 0 in y:
+        return f"a zero-size dimension ({list(x)} -> {list(y)}) is not supported"
+    if len(a["scales"]) != len(x):
+        return f"{len(a['scales'])} scales for a rank-{len(x)} input"
+    if any(s <= 0 for s in a["scales"]):
+        return f"scales must be positive (got {a['scales']})"
+    if a["coordinate_transformation_mode"] not in ("half_pixel", "pytorch_half_pixel", "align_corners",
+                                                   "asymmetric", "tf_half_pixel_for_nn", "half_pixel_symmetric"):
+        return f"coordinate_transformation_mode '{a['coordinate_transformation_mode']}' is not supported"
+    if a["mode"] == "nearest" and a["nearest_mode"] not in ("round_prefer_floor", "round_prefer_ceil", "floor",
+                                                            "ceil", "simple"):
+        return f"nearest_mode '{a['nearest_mode']}' is not supported"
+    if a["mode"] == "nearest" and len(x) > MAX_RANK and not is_copy(node, graph):
+        return f"rank {len(x)} is above {MAX_RANK}"
+    if max(int(np.prod(x, dtype=np.int64)), int(np.prod(y, dtype=np.int64))) > INT32_MAX:
+        return "tensors of 2^31 elements or more are not supported"
+    return None
+
+
+def _scratch(node: Node, graph: Graph) -> int:
+    if node.attrs["mode"] == "nearest" or is_copy(node, graph):
+        return 0
+    return 4 * sum(scratch_floats(interpolation_passes(node, graph)))
+
+
+# --- emission ---------------------------------------------------------------------
+
+def _emit_nearest(ctx: NodeContext) -> None:
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    xs, ys, scales = ctx.shape(x), ctx.shape(y), ctx.attrs["scales"]
+    strides = [int(np.prod(xs[k + 1:], dtype=np.int64)) for k in range(len(xs))]
+    # dims as (output length, input offsets, identity?); neighbouring identity dims merge
+    dims: list[tuple[int, list[int], bool]] = []
+    for k in range(len(xs)):
+        src = nearest_taps(ctx.attrs, scales[k], xs[k], ys[k])
+        ident = src == list(range(xs[k]))
+        if ident and dims and dims[-1][2]:
+            n = dims[-1][0] * ys[k]
+            dims[-1] = (n, [i * strides[k] for i in range(n)], True)
+        else:
+            dims.append((ys[k], [i * strides[k] for i in src], ident))
+    table = [v for d in dims for v in d[1]]
+    starts = [sum(len(d[1]) for d in dims[:k]) for k in range(len(dims))]
+    arr = ctx.const_array("offsets", np.array(table, np.int32),
+                          comment=f"{ctx.node.op}: input element offset of each output index, dim by dim")
+    p = ctx.params("aotc_resize_nearest_params", {
+        "rank": str(len(dims)), "out_shape": c_ints([d[0] for d in dims]), "start": c_ints(starts),
+        "offsets": arr,
+    }, comment=f"Resize nearest ({ctx.attrs['coordinate_transformation_mode']}, {ctx.attrs['nearest_mode']}): "
+               f"{list(xs)} -> {list(ys)}")
+    ctx.call("aotc_resize_nearest_f32", p, ctx.ptr(x), ctx.ptr(y))
+
+
+def _emit_pass(ctx: NodeContext, k: int, ps: Pass, src: str, dst: str) -> None:
+    a = ctx.attrs
+    taps_fn = linear_taps if a["mode"] == "linear" else cubic_taps
+    axes = ps.axes if len(ps.axes) == 2 else (None, ps.axes[0])
+    h, w = axes
+    in_w, inner = ps.src[w], int(np.prod(ps.src[w + 1:], dtype=np.int64))
+    if h is None:
+        outer, mid, in_h = int(np.prod(ps.src[:w], dtype=np.int64)), 1, 1
+        idx_h, wt_h = np.zeros((1, 1), np.int64), np.ones((1, 1), np.float32)
+    else:
+        outer, mid, in_h = (int(np.prod(ps.src[:h], dtype=np.int64)), int(np.prod(ps.src[h + 1:w], dtype=np.int64)),
+                            ps.src[h])
+        idx_h, wt_h = taps_fn(a, a["scales"][h], ps.src[h], ps.dst[h])
+    idx_w, wt_w = taps_fn(a, a["scales"][w], ps.src[w], ps.dst[w])
+    mid_stride = in_w * inner
+    tag = str(k) if k else ""  # names of the tables of the second and later passes
+    names = {
+        "offset_h": ctx.const_array(f"offset_h{tag}", (idx_h * mid * mid_stride).astype(np.int32)),
+        "weight_h": ctx.const_array(f"weight_h{tag}", wt_h),
+        "offset_w": ctx.const_array(f"offset_w{tag}", (idx_w * inner).astype(np.int32)),
+        "weight_w": ctx.const_array(f"weight_w{tag}", wt_w),
+    }
+    p = ctx.params("aotc_resize_params", {
+        "outer": str(outer), "out_h": str(idx_h.shape[0]), "mid": str(mid), "out_w": str(idx_w.shape[0]),
+        "inner": str(inner), "taps_h": str(idx_h.shape[1]), "taps_w": str(idx_w.shape[1]),
+        "x_outer_stride": str(in_h * mid * mid_stride), "x_mid_stride": str(mid_stride), **names,
+    })  # no comment here: model.py tells two params of one node apart only when they carry none
+    ctx.comment(f"{a['mode']} ({a['coordinate_transformation_mode']}) along axes "
+                f"{[ax for ax in axes if ax is not None]}: {list(ps.src)} -> {list(ps.dst)}")
+    ctx.call("aotc_resize_f32", p, src, dst)
+
+
+def _emit(ctx: NodeContext) -> None:
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    if is_copy(ctx.node, ctx.graph):  # onnxruntime copies whenever no dim changes, whatever the scales
+        ctx.line(f"memcpy({ctx.ptr(y)}, {ctx.ptr(x)}, {ctx.tensor(y).nbytes}u);")
+        return
+    if ctx.attrs["mode"] == "nearest":
+        _emit_nearest(ctx)
+        return
+    passes = interpolation_passes(ctx.node, ctx.graph)
+    region0, _ = scratch_floats(passes)
+    buffers = [ctx.scratch("float"), f"{ctx.scratch('float')} + {region0}"]
+    src = ctx.ptr(x)
+    for k, ps in enumerate(passes):
+        dst = ctx.ptr(y) if k == len(passes) - 1 else buffers[k % 2]
+        _emit_pass(ctx, k, ps, src, dst)
+        src = dst
+
+
+OPS: dict[str, HostOp] = {
+    "Resize": HostOp(_emit, family="resize", check=_check, scratch=_scratch),
+}

@@ -1,0 +1,304 @@
+"""Footprint of a built bundle: what the model costs in flash and RAM, measured on the build.
+
+    aotc footprint OUT        -> OUT/footprint.json, and a summary line
+
+Sizes are read from the ELF section headers of the built library and program with the
+rules of binutils' `size` (Berkeley format), so they agree with `<triple>-size`:
+an allocated section is *text* when it is code or read-only (so text includes rodata and
+the weights), else *data* when it has contents, else *bss*.
+
+- model (the library lib<name>.a, what the model adds to a firmware):
+  flash = text + data (data's initial values are stored in flash too);
+  RAM = arena + data + bss + worst stack depth of <name>_init/<name>_run. The stack depth
+  comes from GCC's -fcallgraph-info=su (.ci files: each function's frame from
+  -fstack-usage, and the call graph): the deepest path from the entry points, summing
+  frames. Functions outside the bundle (libm, compiler helpers) have no frame information
+  and are listed as not counted.
+- image (the runner program): text, data and bss of the whole program, and for bare-metal
+  boards the bytes in each memory region of the board's linker script (flash counts the
+  initial values of .data at their load address).
+
+metadata.json is the compile-time record (arena and weight sizes from the plan);
+footprint.json is the post-build record.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aot.errors import AotcError
+from aot.targets import STACK_RESERVE, get_target
+
+SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR = 0x1, 0x2, 0x4
+SHT_NOBITS = 8
+PT_LOAD = 1
+
+
+@dataclass
+class Section:
+    name: str
+    type: int
+    flags: int
+    addr: int
+    offset: int
+    size: int
+
+    @property
+    def berkeley(self) -> str | None:
+        """binutils size's class: text, data, bss, or None (not allocated)."""
+        if not self.flags & SHF_ALLOC:
+            return None
+        if self.flags & SHF_EXECINSTR or not self.flags & SHF_WRITE:
+            return "text"
+        return "data" if self.type != SHT_NOBITS else "bss"
+
+
+@dataclass
+class Elf:
+    sections: list[Section]
+    segments: list[tuple[int, int, int, int, int]]  # PT_LOAD: offset, vaddr, paddr, filesz, memsz
+
+    def sizes(self) -> dict[str, int]:
+        out = {"text": 0, "data": 0, "bss": 0}
+        for s in self.sections:
+            kind = s.berkeley
+            if kind:
+                out[kind] += s.size
+        return out
+
+    def load_address(self, s: Section) -> int:
+        if s.type != SHT_NOBITS:
+            for off, vaddr, paddr, filesz, _ in self.segments:
+                if off <= s.offset < off + filesz:
+                    return paddr + (s.offset - off)
+        return s.addr
+
+
+def parse_elf(data: bytes) -> Elf:
+    if data[:4] != b"\x7fELF":
+        raise ValueError("not an ELF file")
+    is64, endian = data[4] == 2, "<" if data[5] == 1 else ">"
+    if is64:
+        phoff, shoff = struct.unpack_from(endian + "QQ", data, 0x20)
+        phentsize, phnum, shentsize, shnum, shstrndx = struct.unpack_from(endian + "HHHHH", data, 0x36)
+    else:
+        phoff, shoff = struct.unpack_from(endian + "II", data, 0x1C)
+        phentsize, phnum, shentsize, shnum, shstrndx = struct.unpack_from(endian + "HHHHH", data, 0x2A)
+    raw = []
+    for i in range(shnum):
+        at = shoff + i * shentsize
+        if is64:
+            name, typ, flags, addr, offset, size = struct.unpack_from(endian + "IIQQQQ", data, at)
+        else:
+            name, typ, flags, addr, offset, size = struct.unpack_from(endian + "IIIIII", data, at)
+        raw.append((name, typ, flags, addr, offset, size))
+    strtab = raw[shstrndx] if shnum else None
+
+    def name_of(off: int) -> str:
+        if strtab is None:
+            return ""
+        start = strtab[4] + off
+        return data[start:data.index(b"\0", start)].decode(errors="replace")
+
+    sections = [Section(name_of(n), t, f, a, o, s) for n, t, f, a, o, s in raw[1:]]
+    segments = []
+    for i in range(phnum):
+        at = phoff + i * phentsize
+        if is64:
+            typ, _flags, off, vaddr, paddr, filesz, memsz = struct.unpack_from(endian + "IIQQQQQ", data, at)
+        else:
+            typ, off, vaddr, paddr, filesz, memsz = struct.unpack_from(endian + "IIIIII", data, at)
+        if typ == PT_LOAD:
+            segments.append((off, vaddr, paddr, filesz, memsz))
+    return Elf(sections, segments)
+
+
+def archive_members(data: bytes) -> list[tuple[str, bytes]]:
+    """The members of a Unix ar archive (GNU and BSD name forms), without symbol tables."""
+    if data[:8] != b"!<arch>\n":
+        raise ValueError("not an ar archive")
+    pos, names, out = 8, b"", []
+    while pos + 60 <= len(data):
+        header = data[pos:pos + 60]
+        name = header[:16].decode().strip()
+        size = int(header[48:58].decode().strip())
+        body = data[pos + 60:pos + 60 + size]
+        pos += 60 + size + (size & 1)
+        if name == "//":
+            names = body
+            continue
+        if name in ("/", "/SYM64/", "__.SYMDEF", "__.SYMDEF SORTED"):
+            continue
+        if name.startswith("#1/"):  # BSD: the name precedes the data
+            n = int(name[3:])
+            name, body = body[:n].rstrip(b"\0").decode(), body[n:]
+        elif name.startswith("/") and name[1:].isdigit():
+            start = int(name[1:])
+            name = names[start:names.index(b"\n", start)].decode().rstrip("/")
+        else:
+            name = name.rstrip("/")
+        out.append((name, body))
+    return out
+
+
+def library_sizes(path: Path) -> dict[str, int]:
+    """text/data/bss summed over the archive's ELF members, as `size -t lib.a` totals them."""
+    total = {"text": 0, "data": 0, "bss": 0}
+    for _name, body in archive_members(path.read_bytes()):
+        if body[:4] != b"\x7fELF":
+            continue
+        for k, v in parse_elf(body).sizes().items():
+            total[k] += v
+    return total
+
+
+# --- stack depth from GCC's call-graph files ---------------------------------------------------
+
+_NODE = re.compile(r'^node: \{ title: "([^"]+)" label: "((?:[^"\\]|\\.)*)"')
+_EDGE = re.compile(r'^edge: \{ sourcename: "([^"]+)" targetname: "([^"]+)"')
+_FRAME = re.compile(r"\\n(\d+) bytes \((static|dynamic|dynamic,bounded)\)")
+
+
+@dataclass
+class StackReport:
+    bytes: int
+    path: list[str]
+    not_counted: list[str]  # callees without frame information (outside the bundle)
+    dynamic: list[str]  # functions whose frame is dynamic (alloca/VLA)
+    recursive: bool
+
+
+def stack_depth(ci_files: list[Path], roots: list[str]) -> StackReport:
+    frames: dict[str, int] = {}
+    dynamic: set[str] = set()
+    calls: dict[str, set[str]] = {}
+    for f in ci_files:
+        for line in f.read_text(errors="replace").splitlines():
+            m = _NODE.match(line)
+            if m:
+                fm = _FRAME.search(m.group(2))
+                if fm:
+                    frames[m.group(1)] = int(fm.group(1))
+                    if fm.group(2) != "static":
+                        dynamic.add(m.group(1))
+                continue
+            m = _EDGE.match(line)
+            if m:
+                calls.setdefault(m.group(1), set()).add(m.group(2))
+    memo: dict[str, tuple[int, list[str]]] = {}
+    on_path: set[str] = set()
+    unknown: set[str] = set()
+    recursive = False
+
+    def deepest(fn: str) -> tuple[int, list[str]]:
+        nonlocal recursive
+        if fn in memo:
+            return memo[fn]
+        if fn not in frames:
+            unknown.add(fn)
+            return 0, []
+        if fn in on_path:
+            recursive = True
+            return 0, []
+        on_path.add(fn)
+        best: tuple[int, list[str]] = (0, [])
+        for callee in sorted(calls.get(fn, ())):
+            d = deepest(callee)
+            if d[0] > best[0]:
+                best = d
+        on_path.discard(fn)
+        memo[fn] = (frames[fn] + best[0], [fn, *best[1]])
+        return memo[fn]
+
+    results = [deepest(r) for r in roots if r in frames]
+    top = max(results, default=(0, []))
+    return StackReport(top[0], top[1], sorted(unknown), sorted(dynamic), recursive)
+
+
+# --- the report ----------------------------------------------------------------------------------
+
+def measure(out: Path, meta: dict) -> dict[str, Any]:
+    """Footprint of the build tree OUT (already built)."""
+    from aot.build import runner_path
+
+    name = meta["name"]
+    target = get_target(meta.get("target", "host"))
+    lib = out / f"lib{name}.a"
+    if not lib.is_file():
+        raise AotcError(f"no {lib}: build first with: cmake --build {out}")
+    lib_sizes = library_sizes(lib)
+    ci = sorted((out / "CMakeFiles" / f"{name}.dir").rglob("*.ci"))
+    stack = stack_depth(ci, [f"{name}_init", f"{name}_run"])
+    arena = int(meta["memory"]["arena_bytes"])
+    model = {
+        "library": lib.name,
+        **lib_sizes,
+        "flash_bytes": lib_sizes["text"] + lib_sizes["data"],
+        "arena_bytes": arena,
+        "stack_bytes": stack.bytes,
+        "ram_bytes": arena + lib_sizes["data"] + lib_sizes["bss"] + stack.bytes,
+        "stack": {
+            "method": "gcc -fcallgraph-info=su" if ci else "unavailable (not built with GCC >= 10)",
+            "deepest_path": stack.path,
+            "not_counted": stack.not_counted,
+            "dynamic_frames": stack.dynamic,
+            "recursive": stack.recursive,
+        },
+    }
+    report: dict[str, Any] = {"name": name, "target": target.name, "model": model}
+    runner = runner_path(out, meta)
+    if runner.is_file():
+        elf = parse_elf(runner.read_bytes())
+        sizes = elf.sizes()
+        image: dict[str, Any] = {"file": runner.name, **sizes, "flash_bytes": sizes["text"] + sizes["data"],
+                                 "ram_bytes": sizes["data"] + sizes["bss"]}
+        if target.regions:
+            image["regions"] = region_usage(elf, target)
+            image["stack_reserve_bytes"] = STACK_RESERVE
+        report["image"] = image
+    return report
+
+
+def region_usage(elf: Elf, target) -> dict[str, dict[str, int]]:
+    used = {r.name: 0 for r in target.regions}
+
+    def region_of(addr: int) -> str | None:
+        return next((r.name for r in target.regions if r.origin <= addr < r.origin + r.size), None)
+
+    for s in elf.sections:
+        if not s.flags & SHF_ALLOC or not s.size:
+            continue
+        where = {region_of(s.addr)}
+        if s.type != SHT_NOBITS:
+            where.add(region_of(elf.load_address(s)))  # .data: in RAM, and its initial values in flash
+        for r in where - {None}:
+            used[r] += s.size
+    return {r.name: {"used_bytes": used[r.name], "size_bytes": r.size} for r in target.regions}
+
+
+def write_footprint(out: Path, meta: dict) -> dict[str, Any]:
+    report = measure(out, meta)
+    (out / "footprint.json").write_text(json.dumps(report, indent=2) + "\n")
+    return report
+
+
+def summary(report: dict[str, Any]) -> str:
+    from aot.targets import human
+
+    m = report["model"]
+    line = (f"aotc: {report['name']} on {report['target']}: flash {human(m['flash_bytes'])} "
+            f"({m['flash_bytes']} B: code, constants and weights), RAM {human(m['ram_bytes'])} "
+            f"({m['ram_bytes']} B = arena {m['arena_bytes']} + data {m['data']} + bss {m['bss']} "
+            f"+ stack {m['stack_bytes']})")
+    img = report.get("image")
+    if img:
+        line += f"; {img['file']}: text {img['text']} data {img['data']} bss {img['bss']}"
+        if "regions" in img:
+            line += " (" + ", ".join(f"{k} {human(v['used_bytes'])} of {human(v['size_bytes'])}"
+                                     for k, v in img["regions"].items()) + ")"
+    return line

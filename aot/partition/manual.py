@@ -1,0 +1,162 @@
+"""Manual annotation: the user says which nodes, or which region, go to which target.
+
+The file (JSON) is a list of entries:
+
+    [
+      {"target": "cref", "nodes": ["fc1", "relu1"]},                       # these nodes, merged as usual
+      {"target": "host", "nodes": ["softmax"]},                            # keep on the host
+      {"target": "cref", "region": {"nodes": ["fc2", "relu2", "fc3"]}},    # exactly this region
+      {"target": "cref", "region": {"inputs": ["h1"], "outputs": ["h3"]}}  # the region between tensors
+    ]
+
+Node names are the ONNX node names (a Conv that absorbed its BatchNormalization
+answers to either name). Everything is validated: unknown names and targets,
+nodes the vendor cannot take, regions that are not convex or whose boundary does
+not close are refused with a message naming the nodes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aot.errors import AotcError
+from aot.ir import Graph, Node
+from aot.partition.annotate_target import HOST
+
+
+@dataclass
+class Annotations:
+    nodes: dict[str, str] = field(default_factory=dict)  # IR node name -> target
+    regions: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # (target, IR node names)
+
+    def fixed_targets(self) -> tuple[tuple[str, str], ...]:
+        pairs = dict(self.nodes)
+        for target, names in self.regions:
+            pairs.update({n: target for n in names})
+        return tuple(pairs.items())
+
+
+def load_annotations(path: str | Path) -> list[dict]:
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise AotcError(f"cannot read annotation file '{path}': {e}") from e
+    if isinstance(data, dict):
+        data = data.get("annotations", [])
+    if not isinstance(data, list) or not all(isinstance(e, dict) for e in data):
+        raise AotcError(f"annotation file '{path}' must hold a list of {{\"target\": ..., \"nodes\": [...]}} entries")
+    return data
+
+
+def resolve(entries: list[dict], graph: Graph, targets: list[str]) -> Annotations:
+    """Map the user's entries onto IR nodes, refusing anything that does not fit."""
+    by_source: dict[str, str] = {}
+    for n in graph.nodes:
+        for s in n.sources():
+            by_source[s] = n.name
+    ann = Annotations()
+    claimed: dict[str, str] = {}
+    for k, entry in enumerate(entries):
+        target = entry.get("target")
+        if target != HOST and target not in targets:
+            raise AotcError(f"annotation {k}: target '{target}' is not an enabled vendor "
+                            f"(enabled: {', '.join(targets) or 'none'}; add --vendor {target})")
+        if "region" in entry:
+            names = _region_nodes(entry["region"], graph, by_source, k)
+            if target != HOST:
+                check_convex(graph, names, f"annotation {k}: region for {target}")
+        elif "nodes" in entry:
+            names = _names(entry["nodes"], by_source, k)
+        else:
+            raise AotcError(f"annotation {k}: needs \"nodes\" or \"region\"")
+        for n in names:
+            if claimed.get(n, target) != target:
+                raise AotcError(f"annotation {k}: node '{n}' is annotated for both {claimed[n]} and {target}")
+            claimed[n] = target
+        if "region" in entry and target != HOST:
+            ann.regions.append((target, tuple(names)))
+        else:
+            ann.nodes.update({n: target for n in names})
+    return ann
+
+
+def _names(raw: object, by_source: dict[str, str], k: int) -> list[str]:
+    if not isinstance(raw, list) or not raw:
+        raise AotcError(f"annotation {k}: \"nodes\" must be a non-empty list of node names")
+    missing = [str(r) for r in raw if r not in by_source]
+    if missing:
+        raise AotcError(f"annotation {k}: no node named {', '.join(repr(m) for m in missing)} in the model")
+    return list(dict.fromkeys(by_source[r] for r in raw))
+
+
+def _region_nodes(region: dict, graph: Graph, by_source: dict[str, str], k: int) -> list[str]:
+    if "nodes" in region:
+        return _names(region["nodes"], by_source, k)
+    ins, outs = set(region.get("inputs", [])), list(region.get("outputs", []))
+    unknown = [t for t in list(ins) + outs if t not in graph.tensors]
+    if unknown or not outs:
+        raise AotcError(f"annotation {k}: region needs \"outputs\" naming tensors of the model"
+                        + (f" (unknown: {', '.join(unknown)})" if unknown else ""))
+    producers = graph.producers()
+    names: list[str] = []
+    stack = list(outs)
+    seen: set[str] = set()
+    while stack:
+        t = stack.pop()
+        if t in seen or t in ins:
+            continue
+        seen.add(t)
+        p = producers.get(t)
+        if p is None:
+            if graph.tensors[t].is_const:
+                continue
+            raise AotcError(f"annotation {k}: region boundary does not close: it reaches model input '{t}', "
+                            "which is not among the region's inputs")
+        if p.name not in names:
+            names.append(p.name)
+        stack.extend(i for i in p.inputs if i)
+    order = {n.name: i for i, n in enumerate(graph.nodes)}
+    return sorted(names, key=order.__getitem__)
+
+
+def check_convex(graph: Graph, names: list[str], what: str) -> None:
+    """Refuse a region that a path leaves and re-enters (it could not run as one call)."""
+    inside = set(names)
+    producers = graph.producers()
+    tainted: dict[str, bool] = {}  # node outside the region that depends on the region
+    for n in graph.nodes:
+        preds = [producers[i] for i in n.inputs if i in producers]
+        from_region = any(p.name in inside or tainted.get(p.name, False) for p in preds)
+        if n.name in inside:
+            bad = [p for p in preds if p.name not in inside and tainted.get(p.name)]
+            if bad:
+                raise AotcError(f"{what} is not convex: {_desc(bad[0])} takes data from the region and feeds "
+                                f"{_desc(n)} back into it; add it to the region or split the region")
+        else:
+            tainted[n.name] = from_region
+
+
+def check_vendor_takes(graph: Graph, ann: Annotations, vendors: dict) -> None:
+    """Every manually placed node must be one its vendor accepts (alone or inside its composite).
+
+    `graph` is after MergeComposite: a node may now sit inside a Composite node."""
+    home = {n.name: n for n in graph.nodes}
+    for n in graph.nodes:
+        if n.op == "Composite":
+            home.update({m.name: n for m in n.attrs["body"].nodes})
+    for target, names in [(t, [n]) for n, t in ann.nodes.items()] + ann.regions:
+        if target == HOST:
+            continue
+        for nm in names:
+            node = home[nm]
+            if node.op == "Composite" and node.attrs["compiler"] == target:
+                continue
+            verdict = vendors[target].check(node, graph)
+            if not verdict:
+                raise AotcError(f"annotated for {target}, but {target} cannot take it: {verdict.reason}", node=node)
+
+
+def _desc(n: Node) -> str:
+    return f"node '{n.name}' ({n.op})"

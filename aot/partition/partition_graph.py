@@ -1,0 +1,100 @@
+"""PartitionGraph: outline each region into a Function called from the main graph.
+
+Each region becomes Function(global_symbol=<model>_<vendor>_<k>, compiler=<vendor>)
+whose graph holds the region's nodes and the constants they read. The main graph
+gets one `Call` node in its place, reading the region's inputs (tensors it
+takes from outside) and writing its outputs (tensors used outside it, or graph
+outputs). Nodes are then re-ordered topologically, keeping the original order
+wherever the data allows.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from typing import ClassVar
+
+from aot.errors import AotcError
+from aot.ir import Function, Graph, Node
+from aot.passes.base import Pass
+
+
+def outline(graph: Graph, nodes: list[Node], symbol: str, compiler: str) -> tuple[Function, Node]:
+    inside = {n.name for n in nodes}
+    produced = {o for n in nodes for o in n.outputs if o}
+    used_outside = {i for n in graph.nodes if n.name not in inside for i in n.inputs if i}
+    inputs: list[str] = []
+    names: set[str] = set()
+    for n in nodes:
+        for i in n.inputs:
+            if not i:
+                continue
+            names.add(i)
+            if i not in produced and not graph.tensors[i].is_const and i not in inputs:
+                inputs.append(i)
+        names.update(o for o in n.outputs if o)
+    outputs = [o for n in nodes for o in n.outputs if o and (o in used_outside or o in graph.outputs)]
+    body = Graph(name=symbol, nodes=nodes, tensors={k: graph.tensors[k] for k in names}, inputs=inputs,
+                 outputs=outputs, meta={k: v for k, v in graph.meta.items() if k == "opset"})
+    fn = Function(global_symbol=symbol, compiler=compiler, graph=body)
+    call = Node("Call", symbol, list(inputs), list(outputs), {"function": symbol, "compiler": compiler},
+                origin=tuple(s for n in nodes for s in n.sources()))
+    return fn, call
+
+
+def toposort(nodes: list[Node], rank: dict[str, int]) -> list[Node]:
+    """Kahn's algorithm; among ready nodes the lowest `rank` goes first (stable, deterministic)."""
+    producer = {o: n.name for n in nodes for o in n.outputs if o}
+    by_name = {n.name: n for n in nodes}
+    waiting = {n.name: {producer[i] for i in n.inputs if i in producer} for n in nodes}
+    users: dict[str, list[str]] = {}
+    for name, preds in waiting.items():
+        for p in preds:
+            users.setdefault(p, []).append(name)
+    ready = [(rank[n], n) for n, preds in waiting.items() if not preds]
+    heapq.heapify(ready)
+    out: list[Node] = []
+    while ready:
+        _, name = heapq.heappop(ready)
+        out.append(by_name[name])
+        for u in users.get(name, []):
+            waiting[u].discard(name)
+            if not waiting[u]:
+                heapq.heappush(ready, (rank[u], u))
+    if len(out) != len(nodes):
+        stuck = sorted(set(by_name) - {n.name for n in out})
+        raise AotcError(f"partitioning created a cycle between regions (nodes {', '.join(stuck[:5])})")
+    return out
+
+
+@dataclass(frozen=True)
+class PartitionGraph(Pass):
+    model_name: str
+    name: ClassVar[str] = "partition-graph"
+
+    def run(self, graph: Graph) -> Graph:
+        g = graph.copy()
+        by_name = {n.name: n for n in g.nodes}
+        order = {n.name: k for k, n in enumerate(g.nodes)}
+        replaced: dict[str, Node] = {}
+        counters: dict[str, int] = {}
+        for region in g.meta.get("regions", []):
+            compiler = region["target"]
+            k = counters.get(compiler, 0)
+            counters[compiler] = k + 1
+            symbol = f"{self.model_name}_{compiler}_{k}"
+            nodes = sorted((by_name[nm] for nm in region["nodes"]), key=lambda n: order[n.name])
+            fn, call = outline(g, nodes, symbol, compiler)
+            g.functions[symbol] = fn
+            order[call.name] = order[nodes[0].name]
+            for n in nodes:
+                replaced[n.name] = call
+        seen: set[str] = set()
+        new_nodes: list[Node] = []
+        for n in g.nodes:
+            target = replaced.get(n.name, n)
+            if target.name not in seen:
+                seen.add(target.name)
+                new_nodes.append(target)
+        g.nodes = toposort(new_nodes, order)
+        return g

@@ -1,0 +1,98 @@
+"""Seeing the partition: a table of functions, refusal reasons, and a picture with regions coloured."""
+
+from __future__ import annotations
+
+import html
+import shutil
+import subprocess
+from pathlib import Path
+
+from aot.ir import Graph, Node
+
+_COLOURS = ["#8dd3c7", "#fdb462", "#bebada", "#fb8072", "#80b1d3", "#b3de69", "#fccde5", "#ffffb3"]
+
+
+def function_table(graph: Graph) -> str:
+    rows = [("function", "vendor", "ops", "in bytes", "out bytes")]
+    for sym, fn in graph.functions.items():
+        g = fn.graph
+        ops = ", ".join(n.attrs["composite"] if n.op == "Composite" else n.op for n in g.nodes)
+        rows.append((sym, fn.compiler, ops, str(sum(g.tensors[t].nbytes for t in g.inputs)),
+                     str(sum(g.tensors[t].nbytes for t in g.outputs))))
+    host = [n for n in graph.nodes if n.op != "Call"]
+    widths = [max(len(r[k]) for r in rows) for k in range(5)]
+    lines = ["  ".join(c.ljust(w) if k < 3 else c.rjust(w) for k, (c, w) in enumerate(zip(r, widths, strict=True)))
+             for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines.append(f"{len(graph.functions)} functions; {len(host)} nodes stay on the host"
+                 + (f" ({', '.join(sorted({n.op for n in host}))})" if host else ""))
+    return "\n".join(lines) + "\n"
+
+
+def explain(graph: Graph) -> str:
+    refusals: dict[str, dict[str, str]] = graph.meta.get("refusals", {})
+    host = [n for n in graph.nodes if n.op != "Call"]
+    lines = ["why these nodes stay on the host:"] if host else []
+    for n in host:
+        why = refusals.get(n.name, {})
+        reason = "; ".join(f"{v}: {r}" for v, r in why.items()) or "sent back to the host (region pruned or annotated)"
+        lines.append(f"  {n.name} ({n.op}): {reason}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _dot(graph: Graph) -> str:
+    colour = {v: _COLOURS[k % len(_COLOURS)] for k, v in
+              enumerate(dict.fromkeys(fn.compiler for fn in graph.functions.values()))}
+    out = ["digraph partition {", '  rankdir=TB; node [shape=box, style="rounded,filled", fillcolor=white, '
+           'fontname="Helvetica", fontsize=10]; edge [fontsize=8, color="#777777"];']
+    producer: dict[str, str] = {}
+
+    def node_id(n: Node, prefix: str = "") -> str:
+        return '"' + (prefix + n.name).replace('"', "'") + '"'
+
+    for t in graph.inputs:
+        out.append(f'  "in:{t}" [label="{html.escape(t)}", shape=ellipse, fillcolor="#eeeeee"];')
+        producer[t] = f'"in:{t}"'
+    for n in graph.nodes:
+        if n.op == "Call":
+            fn = graph.functions[n.attrs["function"]]
+            out.append(f'  subgraph "cluster_{fn.global_symbol}" {{ label="{fn.global_symbol} [{fn.compiler}]"; '
+                       f'style=filled; fillcolor="{colour[fn.compiler]}40"; color="{colour[fn.compiler]}";')
+            for m in fn.graph.nodes:
+                label = m.attrs["composite"] if m.op == "Composite" else m.op
+                out.append(f'    {node_id(m)} [label="{html.escape(label)}\\n{html.escape(m.name)}", '
+                           f'fillcolor="{colour[fn.compiler]}"];')
+                for o in m.outputs:
+                    producer[o] = node_id(m)
+            out.append("  }")
+        else:
+            out.append(f'  {node_id(n)} [label="{html.escape(n.op)}\\n{html.escape(n.name)}"];')
+            for o in n.outputs:
+                producer[o] = node_id(n)
+    for n in graph.nodes:
+        inner = graph.functions[n.attrs["function"]].graph.nodes if n.op == "Call" else [n]
+        for m in inner:
+            for i in m.inputs:
+                if i in producer:
+                    out.append(f"  {producer[i]} -> {node_id(m)};")
+    for t in graph.outputs:
+        out.append(f'  "out:{t}" [label="{html.escape(t)}", shape=ellipse, fillcolor="#eeeeee"];')
+        if t in producer:
+            out.append(f'  {producer[t]} -> "out:{t}";')
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def write_picture(graph: Graph, base: Path) -> Path:
+    """base.svg rendered by Graphviz when `dot` is installed, else a self-contained base.html."""
+    dot = _dot(graph)
+    base = Path(base)
+    if shutil.which("dot"):
+        svg = base.with_suffix(".svg")
+        subprocess.run(["dot", "-Tsvg", "-o", str(svg)], input=dot, text=True, check=True)
+        return svg
+    page = base.with_suffix(".html")
+    page.write_text("<!doctype html><meta charset=utf-8><title>aotc partition</title>"
+                    "<p>Graphviz is not installed; this is the graph in DOT (paste into any DOT viewer):</p>"
+                    f"<pre>{html.escape(dot)}</pre><pre>{html.escape(function_table(graph))}</pre>\n")
+    return page

@@ -1,0 +1,33 @@
+"""Vendors are found, not listed: every backend, built-in or third-party, registers under the
+`aotc.vendors` entry-point group (see pyproject.toml), so the core holds no list of names."""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+
+from aot.errors import AotcError
+from aot.vendor.base import ACCEPT, Artifact, CodegenContext, Reject, Vendor, Verdict
+
+GROUP = "aotc.vendors"
+
+
+def available_vendors() -> list[str]:
+    return sorted({ep.name for ep in entry_points(group=GROUP)})
+
+
+def find_vendor(name: str) -> Vendor:
+    matches = [ep for ep in entry_points(group=GROUP) if ep.name == name]
+    if not matches:
+        known = ", ".join(available_vendors()) or "none installed"
+        raise AotcError(f"unknown vendor '{name}' (known: {known})")
+    try:
+        vendor = matches[0].load()
+    except Exception as e:
+        raise AotcError(f"vendor '{name}' failed to load: {e}") from e
+    if not isinstance(vendor, Vendor) or vendor.name != name:
+        raise AotcError(f"entry point '{name}' in {GROUP} is not a Vendor named '{name}'")
+    return vendor
+
+
+__all__ = ["ACCEPT", "Artifact", "CodegenContext", "Reject", "Vendor", "Verdict", "available_vendors",
+           "find_vendor"]

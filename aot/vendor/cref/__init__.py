@@ -1,0 +1,19 @@
+"""cref: the worked example of a vendor (docs/vendor-guide.md walks through it).
+
+It takes elementwise ops and dense layers, fuses dense+bias+ReLU, and emits its
+own C against its own small runtime (runtime_c/vendor/cref/), through the same
+interface a third-party vendor uses.
+"""
+
+from aot.vendor.base import Vendor
+from aot.vendor.cref.checkers import CHECKERS
+from aot.vendor.cref.codegen import codegen
+from aot.vendor.cref.patterns import PATTERNS
+
+VENDOR = Vendor(
+    name="cref",
+    checkers=CHECKERS,
+    patterns=PATTERNS,
+    codegen=codegen,
+    description="reference C vendor: elementwise ops and dense layers (worked example)",
+)

@@ -1,0 +1,72 @@
+/* Matrix products, float32: a cache-blocked single-precision GEMM core (also used
+ * by the conv kernels), ONNX Gemm and ONNX MatMul (batched, with broadcasting). */
+#ifndef AOTC_GEMM_H
+#define AOTC_GEMM_H
+
+#include "aotc_common.h"
+
+/* B matrices are read in panels of AOTC_GEMM_PANEL columns: column j of B lives
+ * in panel j / AOTC_GEMM_PANEL. A plain row-major B is the special case
+ * b_ps = AOTC_GEMM_PANEL, b_rs = ldb; a packed B (constant weights packed at compile
+ * time, im2col output) stores each panel as k rows of AOTC_GEMM_PANEL floats,
+ * zero-padded past column n. */
+#define AOTC_GEMM_PANEL 16
+
+/* Rows of B (the k dimension) the core takes at a time: a k-block of a B panel
+ * (AOTC_GEMM_KC x AOTC_GEMM_PANEL floats, 16 KiB) stays in L1 while it is used. */
+#define AOTC_GEMM_KC 256
+
+/* C = alpha * A * B + beta * C_in, with A m x k, B k x n, C m x n.
+ * Operands are described by strides, so transposed and broadcast forms cost nothing. */
+typedef struct {
+    int32_t m;        /* rows of A and C */
+    int32_t n;        /* columns of B and C */
+    int32_t k;        /* columns of A, rows of B: the sum runs over k */
+    int32_t a_rs;     /* A(i, p) = a[i * a_rs + p * a_cs]: row-major A has (k, 1), transposed (1, m) */
+    int32_t a_cs;
+    int32_t b_rs;     /* B(p, j) = b[(j / PANEL) * b_ps + p * b_rs + j % PANEL]: step between rows */
+    int32_t b_ps;     /* step between panels: PANEL for a plain row-major B, k * PANEL when packed */
+    int32_t b_padded; /* 1: B is packed and zero-padded, so its last panel has PANEL readable columns */
+    int32_t ldc;      /* C(i, j) = c[i * ldc + j] */
+    int32_t cin_rs;   /* C_in(i, j) = c_in[i * cin_rs + j * cin_cs]; 0 broadcasts: a bias */
+    int32_t cin_cs;   /* row is (0, 1), a per-row bias (1, 0), a full matrix (ldc, 1) */
+    float alpha;      /* scales A * B */
+    float beta;       /* scales C_in; unused when c_in is NULL */
+} aotc_sgemm_params;
+
+/* Bytes of `work` that aotc_sgemm_f32 wants when B is plain (not padded) and n is not a
+ * multiple of AOTC_GEMM_PANEL: the last, partial panel is copied there, zero-padded. */
+#define AOTC_SGEMM_WORK_BYTES (AOTC_GEMM_KC * AOTC_GEMM_PANEL * sizeof(float))
+
+/* The GEMM core: C = alpha * A * B (+ beta * C_in when c_in is not NULL).
+ * c_in may be c itself (accumulate into C); otherwise it must not overlap c.
+ * work: AOTC_SGEMM_WORK_BYTES of scratch, or NULL (a slower path handles the last panel). */
+void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, const float *c_in,
+                    float *c, float *work);
+
+/* Copies a k x n matrix B(p, j) = b[p * b_rs + j * b_cs] into the packed panel layout
+ * (ceil(n / PANEL) panels of k x PANEL floats, zero-padded): for a Gemm whose B is
+ * computed at run time and transposed (transB = 1). */
+typedef struct {
+    int32_t k;    /* rows of B */
+    int32_t n;    /* columns of B */
+    int32_t b_rs; /* step between rows of B in the source */
+    int32_t b_cs; /* step between columns of B in the source */
+} aotc_sgemm_pack_params;
+
+void aotc_sgemm_pack_b_f32(const aotc_sgemm_pack_params *p, const float *b, float *packed);
+
+/* ONNX MatMul with batch dims: for each output matrix t < batch,
+ *   C[t] = A[t] * B[t] with A[t] = a + a_offsets[t], B[t] = b + b_offsets[t], C[t] = c + t * m * n.
+ * The offsets (in floats) carry numpy broadcasting of the batch dims; the compiler folds
+ * batches into rows of A where it can, so this is only used for true batched products. */
+typedef struct {
+    aotc_sgemm_params gemm;    /* one product (alpha = 1, no C_in) */
+    int32_t batch;             /* matrices in the output */
+    const int32_t *a_offsets;  /* batch entries: start of A[t] in a */
+    const int32_t *b_offsets;  /* batch entries: start of B[t] in b */
+} aotc_matmul_params;
+
+void aotc_matmul_f32(const aotc_matmul_params *p, const float *a, const float *b, float *c, float *work);
+
+#endif /* AOTC_GEMM_H */

@@ -1,0 +1,72 @@
+/* Normalisation kernels, float32: ONNX BatchNormalization (inference),
+ * InstanceNormalization, LRN, Softmax and LogSoftmax. */
+#ifndef AOTC_NORM_H
+#define AOTC_NORM_H
+
+#include "aotc_common.h"
+
+/* ONNX BatchNormalization, inference form, as one multiply-add per element:
+ * y[b, c, i] = x[b, c, i] * scale[c] + shift[c] for b < batch, c < channels,
+ * i < inner, with scale = gamma / sqrt(var + epsilon), shift = beta - mean * scale
+ * (computed at compile time when the parameters are constants). x and y may be
+ * the same buffer. */
+void aotc_batchnorm_f32(int32_t batch, int32_t channels, int32_t inner, const float *x, const float *scale,
+                        const float *shift, float *y);
+
+/* The per-channel scale and shift of aotc_batchnorm_f32 from BatchNormalization
+ * parameters known only at run time. */
+typedef struct {
+    int32_t channels; /* C: length of every parameter vector */
+    float epsilon;    /* ONNX epsilon */
+} aotc_batchnorm_prepare_params;
+
+void aotc_batchnorm_prepare_f32(const aotc_batchnorm_prepare_params *p, const float *gamma, const float *beta,
+                                const float *mean, const float *var, float *AOTC_RESTRICT scale,
+                                float *AOTC_RESTRICT shift);
+
+typedef struct {
+    int32_t batch;    /* N */
+    int32_t channels; /* C */
+    int32_t spatial;  /* product of the dims after C: the elements normalised together */
+    float epsilon;    /* ONNX epsilon */
+} aotc_instance_norm_params;
+
+/* ONNX InstanceNormalization: each (n, c) plane normalised by its own mean and
+ * (biased) variance, then y = scale[c] * (x - mean) / sqrt(var + epsilon) + bias[c].
+ * x and y may be the same buffer. */
+void aotc_instance_norm_f32(const aotc_instance_norm_params *p, const float *x, const float *scale,
+                            const float *bias, float *y);
+
+typedef struct {
+    int32_t batch;         /* N */
+    int32_t channels;      /* C */
+    int32_t spatial;       /* product of the dims after C */
+    int32_t before;        /* channels summed before c: floor((size - 1) / 2) */
+    int32_t after;         /* channels summed after c: ceil((size - 1) / 2) */
+    float alpha_over_size; /* ONNX alpha / size */
+    float beta;            /* ONNX beta */
+    float bias;            /* ONNX bias */
+} aotc_lrn_params;
+
+/* ONNX LRN across channels: y = x / (bias + alpha / size * sum of x^2 over
+ * channels [c - before, c + after] clipped to [0, C)) ^ beta. y must not
+ * overlap x. */
+void aotc_lrn_f32(const aotc_lrn_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
+
+/* Softmax over axis n of x viewed as [outer, n, inner] (both ONNX axis
+ * semantics reduce to this shape). Numerically stable: the max is subtracted
+ * before exp. When inner > 1, scratch holds 2 * inner floats (per-column max
+ * and sum, so the loops run along contiguous rows); otherwise it may be NULL.
+ * x and y may be the same buffer. */
+typedef struct {
+    int32_t outer; /* product of the dims before the axis */
+    int32_t n;     /* length of the softmax axis (dims from the axis on, before opset 13) */
+    int32_t inner; /* product of the dims after the axis; 1 before opset 13 */
+} aotc_softmax_params;
+
+/* y = exp(x - max) / sum(exp(x - max)) */
+void aotc_softmax_f32(const aotc_softmax_params *p, const float *x, float *y, float *scratch);
+/* y = x - max - log(sum(exp(x - max))) */
+void aotc_log_softmax_f32(const aotc_softmax_params *p, const float *x, float *y, float *scratch);
+
+#endif /* AOTC_NORM_H */

@@ -1,0 +1,44 @@
+/* Resize kernels, float32: ONNX Resize (opset 10..19) and Upsample (7, 9).
+ * The compiler computes every source index and interpolation weight (the
+ * coordinate_transformation_mode, nearest_mode and cubic formulas) into
+ * constant tables, so these kernels only gather and blend. */
+#ifndef AOTC_RESIZE_H
+#define AOTC_RESIZE_H
+
+#include "aotc_common.h"
+
+/* Nearest: y[j0, j1, ...] = x[offsets[start[0] + j0] + offsets[start[1] + j1] + ...].
+ * Dims that map each index to itself are merged by the compiler. */
+typedef struct {
+    int32_t rank;                       /* >= 1 */
+    int32_t out_shape[AOTC_MAX_RANK];   /* y dims */
+    int32_t start[AOTC_MAX_RANK];       /* where dim k's entries begin in offsets */
+    const int32_t *offsets;             /* per dim, per output index: x element offset of its source */
+} aotc_resize_nearest_params;
+
+void aotc_resize_nearest_f32(const aotc_resize_nearest_params *p, const float *x, float *y);
+
+/* Linear or cubic along one or two axes h and w: x viewed as
+ * [outer][in_h][mid][in_w][inner] (h = 1 when one axis is resized), y as
+ * [outer][out_h][mid][out_w][inner], and
+ *   y[o][j][m][i][c] = sum over s < taps_h, t < taps_w of
+ *       weight_h[j][s] * weight_w[i][t] * x[o][.][m][.][c] at offset_h[j][s] + offset_w[i][t]. */
+typedef struct {
+    int32_t outer;           /* product of the dims before axis h */
+    int32_t out_h;           /* output length of axis h */
+    int32_t mid;             /* product of the dims between h and w */
+    int32_t out_w;           /* output length of axis w */
+    int32_t inner;           /* product of the dims after axis w */
+    int32_t taps_h;          /* sources per output index along h: 1, 2 (linear) or 4 (cubic) */
+    int32_t taps_w;          /* sources per output index along w */
+    int32_t x_outer_stride;  /* x elements per outer index: in_h * mid * in_w * inner */
+    int32_t x_mid_stride;    /* x elements per mid index: in_w * inner */
+    const int32_t *offset_h; /* [out_h * taps_h] x element offsets of the sources along h */
+    const float *weight_h;   /* [out_h * taps_h] their weights */
+    const int32_t *offset_w; /* [out_w * taps_w] x element offsets of the sources along w */
+    const float *weight_w;   /* [out_w * taps_w] their weights */
+} aotc_resize_params;
+
+void aotc_resize_f32(const aotc_resize_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
+
+#endif /* AOTC_RESIZE_H */

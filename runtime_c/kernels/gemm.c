@@ -1,0 +1,231 @@
+/* ONNX Gemm and MatMul, float32, and the GEMM core shared with the conv kernels.
+ *
+ * The core computes C = alpha * A * B (+ beta * C_in) in blocks: AOTC_GEMM_KC rows of B
+ * at a time (a B panel block stays in L1), AOTC_GEMM_MC rows of A at a time (they stay
+ * in L2), and a register tile of MR x NR outputs in the innermost kernel. The kernel
+ * is plain C written so that gcc/clang -O3 keep the tile in vector registers; no
+ * intrinsics. No allocation, no globals. */
+#include "aotc_gemm.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Register tile: MR rows of A times NR columns of B. NR must divide AOTC_GEMM_PANEL;
+ * MR is 4 or 6. 6 x 16 keeps 12 accumulators in AVX or NEON registers. Override both
+ * with -DAOTC_GEMM_MR=.. -DAOTC_GEMM_NR=.. for other targets. */
+#ifndef AOTC_GEMM_MR
+#if defined(__x86_64__) || defined(_M_X64) || defined(__aarch64__)
+#define AOTC_GEMM_MR 6
+#define AOTC_GEMM_NR 16
+#else /* 32-bit targets, scalar FPUs: 16 accumulators */
+#define AOTC_GEMM_MR 4
+#define AOTC_GEMM_NR 4
+#endif
+#endif
+#define MR AOTC_GEMM_MR
+#define NR AOTC_GEMM_NR
+#define KC AOTC_GEMM_KC
+#define PANEL AOTC_GEMM_PANEL
+#define MC (MR * 24) /* rows of A per block: 144 x 256 floats = 144 KiB, in L2 */
+
+#if AOTC_GEMM_PANEL % AOTC_GEMM_NR != 0
+#error "AOTC_GEMM_NR must divide AOTC_GEMM_PANEL"
+#endif
+#if AOTC_GEMM_MR != 4 && AOTC_GEMM_MR != 6
+#error "AOTC_GEMM_MR must be 4 or 6"
+#endif
+
+/* a * b + c, fused where the target has a fast fma (FP_FAST_FMAF is C99). With fma,
+ * one loop per row vectorises best; without it, gcc vectorises a loop over columns
+ * holding all rows better (it would otherwise vectorise over k, in order). */
+#if defined(FP_FAST_FMAF)
+#define MADD(a, b, c) fmaf((a), (b), (c))
+#define ROWWISE 1
+#else
+#define MADD(a, b, c) ((a) * (b) + (c))
+#define ROWWISE 0
+#endif
+
+#if MR == 6
+#define FOR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#else
+#define FOR_ROWS(X) X(0) X(1) X(2) X(3)
+#endif
+
+static int32_t min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
+
+/* t[i][j] = sum over p < kc of A(i, p) * B(p, j) for the full MR x NR tile.
+ * A(i, p) = a[i * a_rs + p * a_cs]; B(p, j) = b[p * b_rs + j], NR readable columns. */
+static void kernel_tile(int32_t kc, const float *AOTC_RESTRICT a, int32_t a_rs, int32_t a_cs,
+                        const float *AOTC_RESTRICT b, int32_t b_rs, float *AOTC_RESTRICT t) {
+#define DECLARE(i) float c##i[NR];
+    FOR_ROWS(DECLARE)
+#undef DECLARE
+    int32_t j, p;
+    for (j = 0; j < NR; ++j) {
+#define ZERO(i) c##i[j] = 0.0f;
+        FOR_ROWS(ZERO)
+#undef ZERO
+    }
+    for (p = 0; p < kc; ++p) {
+#if ROWWISE
+#define ROW(i)                                                          \
+        {                                                               \
+            const float av = a[(i) * a_rs];                             \
+            for (j = 0; j < NR; ++j) c##i[j] = MADD(av, b[j], c##i[j]); \
+        }
+        FOR_ROWS(ROW)
+#undef ROW
+#else
+#define LOAD(i) const float a##i = a[(i) * a_rs];
+        FOR_ROWS(LOAD)
+#undef LOAD
+        for (j = 0; j < NR; ++j) {
+            const float bj = b[j];
+#define UPDATE(i) c##i[j] = MADD(a##i, bj, c##i[j]);
+            FOR_ROWS(UPDATE)
+#undef UPDATE
+        }
+#endif
+        a += a_cs;
+        b += b_rs;
+    }
+#define STORE(i) memcpy(t + (i) * NR, c##i, sizeof c##i);
+    FOR_ROWS(STORE)
+#undef STORE
+}
+
+/* One row of the tile (the rows past the last multiple of MR): t[j] = sum A(0, p) B(p, j).
+ * Two partial sums over even and odd p keep two independent chains in flight. */
+static void kernel_row(int32_t kc, const float *AOTC_RESTRICT a, int32_t a_cs,
+                       const float *AOTC_RESTRICT b, int32_t b_rs, float *AOTC_RESTRICT t) {
+    float c0[NR], c1[NR];
+    int32_t j, p;
+    for (j = 0; j < NR; ++j) c0[j] = c1[j] = 0.0f;
+    for (p = 0; p + 1 < kc; p += 2) {
+        const float a0 = a[0], a1 = a[a_cs];
+        for (j = 0; j < NR; ++j) c0[j] = MADD(a0, b[j], c0[j]);
+        for (j = 0; j < NR; ++j) c1[j] = MADD(a1, b[b_rs + j], c1[j]);
+        a += 2 * a_cs;
+        b += 2 * b_rs;
+    }
+    if (p < kc) {
+        const float a0 = a[0];
+        for (j = 0; j < NR; ++j) c0[j] = MADD(a0, b[j], c0[j]);
+    }
+    for (j = 0; j < NR; ++j) t[j] = c0[j] + c1[j];
+}
+
+/* Any mr x nr tile, B with only nr readable columns (no scratch to pad it): plain loops. */
+static void kernel_generic(int32_t kc, int32_t mr, int32_t nr, const float *a, int32_t a_rs, int32_t a_cs,
+                           const float *b, int32_t b_rs, float *t) {
+    int32_t i, j, p;
+    for (i = 0; i < mr; ++i) {
+        for (j = 0; j < nr; ++j) {
+            float s = 0.0f;
+            for (p = 0; p < kc; ++p) s = MADD(a[i * a_rs + p * a_cs], b[p * b_rs + j], s);
+            t[i * NR + j] = s;
+        }
+    }
+}
+
+/* Writes the mr x nr corner of tile t to C at (i0, j0). The first k-block sets
+ * C = alpha * t (+ beta * C_in); later ones add alpha * t. c_in may be c itself. */
+static void store_tile(const aotc_sgemm_params *p, const float *t, int32_t mr, int32_t nr, int32_t i0,
+                       int32_t j0, int first, const float *c_in, float *c) {
+    const float alpha = p->alpha;
+    float *cp = c + (ptrdiff_t)i0 * p->ldc + j0;
+    int32_t i, j;
+    if (!first || c_in == NULL) {
+        for (i = 0; i < mr; ++i, cp += p->ldc, t += NR) {
+            if (first) {
+                for (j = 0; j < nr; ++j) cp[j] = alpha * t[j];
+            } else {
+                for (j = 0; j < nr; ++j) cp[j] += alpha * t[j];
+            }
+        }
+        return;
+    }
+    {
+        const float beta = p->beta;
+        const float *ci = c_in + (ptrdiff_t)i0 * p->cin_rs + (ptrdiff_t)j0 * p->cin_cs;
+        for (i = 0; i < mr; ++i, cp += p->ldc, ci += p->cin_rs, t += NR) {
+            if (p->cin_cs == 1) {
+                for (j = 0; j < nr; ++j) cp[j] = alpha * t[j] + beta * ci[j];
+            } else {
+                const float bias = beta * ci[0]; /* cin_cs == 0: broadcast along the row */
+                for (j = 0; j < nr; ++j) cp[j] = alpha * t[j] + bias;
+            }
+        }
+    }
+}
+
+void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, const float *c_in,
+                    float *c, float *work) {
+    const int32_t m = p->m, n = p->n, k = p->k;
+    int32_t pc = 0;
+    do { /* k-blocks; a single empty one when k == 0 (C = beta * C_in) */
+        const int32_t kc = min_i32(KC, k - pc);
+        const int first = pc == 0;
+        int32_t ic, jr, ir;
+        for (ic = 0; ic < m; ic += MC) {
+            const int32_t mc = min_i32(MC, m - ic);
+            for (jr = 0; jr < n; jr += NR) {
+                const int32_t nr = min_i32(NR, n - jr);
+                const float *bp = b + (ptrdiff_t)(jr / PANEL) * p->b_ps + (ptrdiff_t)pc * p->b_rs + jr % PANEL;
+                int32_t b_rs = p->b_rs;
+                int readable = nr == NR || p->b_padded;
+                if (!p->b_padded && work != NULL) {
+                    /* a plain B: copy this kc x NR block (zero-padded past n) so the kernel
+                     * reads it contiguously; far-apart rows would cost TLB and cache misses */
+                    int32_t q, j;
+                    for (q = 0; q < kc; ++q) {
+                        for (j = 0; j < NR; ++j) work[q * NR + j] = j < nr ? bp[(ptrdiff_t)q * b_rs + j] : 0.0f;
+                    }
+                    bp = work;
+                    b_rs = NR;
+                    readable = 1;
+                }
+                for (ir = ic; ir < ic + mc; ir += MR) {
+                    float t[MR * NR];
+                    const int32_t mr = min_i32(MR, ic + mc - ir);
+                    const float *ap = a + (ptrdiff_t)ir * p->a_rs + (ptrdiff_t)pc * p->a_cs;
+                    if (!readable) {
+                        kernel_generic(kc, mr, nr, ap, p->a_rs, p->a_cs, bp, b_rs, t);
+                    } else if (mr == MR) {
+                        kernel_tile(kc, ap, p->a_rs, p->a_cs, bp, b_rs, t);
+                    } else {
+                        int32_t r;
+                        for (r = 0; r < mr; ++r) kernel_row(kc, ap + (ptrdiff_t)r * p->a_rs, p->a_cs, bp, b_rs, t + r * NR);
+                    }
+                    store_tile(p, t, mr, nr, ir, jr, first, c_in, c);
+                }
+            }
+        }
+        pc += KC;
+    } while (pc < k);
+}
+
+void aotc_sgemm_pack_b_f32(const aotc_sgemm_pack_params *p, const float *b, float *packed) {
+    int32_t q, r, jj;
+    for (q = 0; q * PANEL < p->n; ++q) {
+        float *dst = packed + (ptrdiff_t)q * p->k * PANEL;
+        for (jj = 0; jj < PANEL; ++jj) {
+            const int32_t j = q * PANEL + jj;
+            if (j < p->n) {
+                const float *src = b + (ptrdiff_t)j * p->b_cs;
+                for (r = 0; r < p->k; ++r) dst[r * PANEL + jj] = src[(ptrdiff_t)r * p->b_rs];
+            } else {
+                for (r = 0; r < p->k; ++r) dst[r * PANEL + jj] = 0.0f;
+            }
+        }
+    }
+}
+
+void aotc_matmul_f32(const aotc_matmul_params *p, const float *a, const float *b, float *c, float *work) {
+    const ptrdiff_t mn = (ptrdiff_t)p->gemm.m * p->gemm.n;
+    int32_t t;
+    for (t = 0; t < p->batch; ++t) {
+        aotc_sgemm_f32(&p->gemm, a + p->a_offsets[t], b + p->b_offsets[t], NULL, c + t * mn, work);
+    }
+}

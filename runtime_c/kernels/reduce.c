@@ -1,0 +1,127 @@
+/* ONNX Reduce* ops, float32. Reference kernels: portable C99, no allocation, no
+ * globals. Each op is one pass over x in memory order (plus a short pass over
+ * y to finish), so reads are always contiguous whichever axes are reduced. */
+#include "aotc_reduce.h"
+
+#include <math.h>
+
+#define AOTC_ADD(a, b) ((a) + (b))
+#define AOTC_MUL(a, b) ((a) * (b))
+/* NaN in either operand propagates, as in ONNX. */
+#define AOTC_MAX(a, b) (((a) > (b) || (a) != (a)) ? (a) : (b))
+#define AOTC_MIN(a, b) (((a) < (b) || (a) != (a)) ? (a) : (b))
+
+/* Independent partial results for a contiguous reduced run: more accurate than
+ * one running sum on long rows, and vectorisable without reassociating. */
+#define AOTC_LANES 8
+
+/* Defines `static void NAME(p, x, y, m)`: y[j] = INIT, then every x folds
+ * into its output: y[o] = FOLD(y[o], MAP) with v the input value and c = m[o]
+ * (a per-output value, read only when USE_M is 1). The innermost merged dim is
+ * either reduced (a contiguous run folds into one accumulator, then into y) or
+ * kept (x[i] folds into y[yo + i]); outer dims advance an odometer. */
+#define AOTC_REDUCE_PASS(NAME, INIT, MAP, FOLD, USE_M)                                  \
+    static void NAME(const aotc_reduce_params *p, const float *x, float *y,             \
+                     const float *m) {                                                  \
+        const int32_t r = p->rank, n = p->shape[r - 1];                                  \
+        int32_t idx[AOTC_MAX_RANK] = {0};                                               \
+        int64_t outer = 1, o, j, yo = 0;                                                \
+        int32_t i, k;                                                                   \
+        for (k = 0; k < r - 1; ++k) outer *= p->shape[k];                               \
+        for (j = 0; j < p->y_size; ++j) y[j] = (INIT);                                  \
+        for (o = 0; o < outer; ++o) {                                                   \
+            if (p->y_strides[r - 1] == 0) { /* reduced run: AOTC_LANES partial results */ \
+                const float c = USE_M ? m[yo] : 0.0f;                                   \
+                float acc[AOTC_LANES];                                                  \
+                int32_t l;                                                              \
+                (void)c;                                                                \
+                for (l = 0; l < AOTC_LANES; ++l) acc[l] = (INIT);                       \
+                for (i = 0; i + AOTC_LANES <= n; i += AOTC_LANES) {                     \
+                    for (l = 0; l < AOTC_LANES; ++l) {                                  \
+                        const float v = x[i + l];                                       \
+                        acc[l] = FOLD(acc[l], (MAP));                                   \
+                    }                                                                   \
+                }                                                                       \
+                for (; i < n; ++i) { const float v = x[i]; acc[0] = FOLD(acc[0], (MAP)); } \
+                for (l = AOTC_LANES / 2; l > 0; l /= 2) { /* pairwise */                \
+                    int32_t q;                                                          \
+                    for (q = 0; q < l; ++q) acc[q] = FOLD(acc[q], acc[q + l]);          \
+                }                                                                       \
+                y[yo] = FOLD(y[yo], acc[0]);                                            \
+            } else { /* kept run: contiguous in y too */                                \
+                for (i = 0; i < n; ++i) {                                               \
+                    const float c = USE_M ? m[yo + i] : 0.0f, v = x[i];                 \
+                    (void)c;                                                            \
+                    y[yo + i] = FOLD(y[yo + i], (MAP));                                 \
+                }                                                                       \
+            }                                                                           \
+            x += n;                                                                     \
+            for (k = r - 2; k >= 0; --k) { /* next outer index */                       \
+                yo += p->y_strides[k];                                                  \
+                if (++idx[k] < p->shape[k]) break;                                      \
+                yo -= (int64_t)p->y_strides[k] * p->shape[k];                           \
+                idx[k] = 0;                                                             \
+            }                                                                           \
+        }                                                                               \
+    }
+
+AOTC_REDUCE_PASS(pass_sum, 0.0f, v, AOTC_ADD, 0)
+AOTC_REDUCE_PASS(pass_abs_sum, 0.0f, fabsf(v), AOTC_ADD, 0)
+AOTC_REDUCE_PASS(pass_square_sum, 0.0f, v * v, AOTC_ADD, 0)
+AOTC_REDUCE_PASS(pass_exp_sum, 0.0f, expf(v - c), AOTC_ADD, 1)
+AOTC_REDUCE_PASS(pass_prod, 1.0f, v, AOTC_MUL, 0)
+AOTC_REDUCE_PASS(pass_max, -INFINITY, v, AOTC_MAX, 0)
+AOTC_REDUCE_PASS(pass_min, INFINITY, v, AOTC_MIN, 0)
+
+void aotc_reduce_sum_f32(const aotc_reduce_params *p, const float *x, float *y) {
+    pass_sum(p, x, y, NULL);
+}
+
+void aotc_reduce_mean_f32(const aotc_reduce_params *p, const float *x, float *y) {
+    const float n = (float)p->count;
+    int64_t j;
+    pass_sum(p, x, y, NULL);
+    for (j = 0; j < p->y_size; ++j) y[j] /= n;
+}
+
+void aotc_reduce_max_f32(const aotc_reduce_params *p, const float *x, float *y) {
+    pass_max(p, x, y, NULL);
+}
+
+void aotc_reduce_min_f32(const aotc_reduce_params *p, const float *x, float *y) {
+    pass_min(p, x, y, NULL);
+}
+
+void aotc_reduce_prod_f32(const aotc_reduce_params *p, const float *x, float *y) {
+    pass_prod(p, x, y, NULL);
+}
+
+void aotc_reduce_l1_f32(const aotc_reduce_params *p, const float *x, float *y) {
+    pass_abs_sum(p, x, y, NULL);
+}
+
+void aotc_reduce_l2_f32(const aotc_reduce_params *p, const float *x, float *y) {
+    int64_t j;
+    pass_square_sum(p, x, y, NULL);
+    for (j = 0; j < p->y_size; ++j) y[j] = sqrtf(y[j]);
+}
+
+void aotc_reduce_sum_square_f32(const aotc_reduce_params *p, const float *x, float *y) {
+    pass_square_sum(p, x, y, NULL);
+}
+
+void aotc_reduce_log_sum_f32(const aotc_reduce_params *p, const float *x, float *y) {
+    int64_t j;
+    pass_sum(p, x, y, NULL);
+    for (j = 0; j < p->y_size; ++j) y[j] = logf(y[j]);
+}
+
+void aotc_reduce_log_sum_exp_f32(const aotc_reduce_params *p, const float *x, float *y, float *scratch) {
+    int64_t j;
+    pass_max(p, x, scratch, NULL);
+    for (j = 0; j < p->y_size; ++j) { /* an infinite maximum shifts nothing: the sum is 0 or inf */
+        if (isinf(scratch[j])) scratch[j] = 0.0f;
+    }
+    pass_exp_sum(p, x, y, scratch);
+    for (j = 0; j < p->y_size; ++j) y[j] = logf(y[j]) + scratch[j];
+}

@@ -1,0 +1,165 @@
+"""Pooling ops against onnxruntime: MaxPool, AveragePool (1-D, 2-D, 3-D), GlobalMaxPool, GlobalAveragePool."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper
+from opcheck import model_case, op_case, shared_build
+
+from aot.compiler import compile_model
+from aot.errors import AotcError
+
+
+def _pool(case_id: str, op: str, shape: tuple, opset: int = 13, **attrs) -> object:
+    return op_case(case_id, op, {"x": shape}, attrs=attrs, opset=opset)
+
+
+CASES = []
+for op, tag in (("MaxPool", "max"), ("AveragePool", "avg")):
+    CASES += [
+        # 2-D basics
+        _pool(f"{tag}_2d_k2s2", op, (1, 3, 8, 8), kernel_shape=[2, 2], strides=[2, 2]),
+        _pool(f"{tag}_2d_k3s1_odd", op, (2, 3, 7, 9), kernel_shape=[3, 3]),
+        _pool(f"{tag}_2d_k3s2_pad1", op, (1, 4, 9, 9), kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+        _pool(f"{tag}_2d_asym_pads", op, (1, 2, 7, 6), kernel_shape=[3, 2], strides=[1, 2], pads=[2, 0, 1, 1]),
+        _pool(f"{tag}_2d_rect_kernel", op, (1, 2, 10, 5), kernel_shape=[4, 1], strides=[3, 1], pads=[1, 0, 2, 0]),
+        _pool(f"{tag}_2d_kernel_eq_input", op, (1, 2, 5, 5), kernel_shape=[5, 5]),
+        # ceil_mode (opset 10+): windows running into and past the end padding
+        _pool(f"{tag}_2d_ceil", op, (1, 2, 8, 8), opset=10, kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
+        _pool(f"{tag}_2d_ceil_pads", op, (1, 3, 7, 10), opset=12, kernel_shape=[3, 2], strides=[2, 3],
+              pads=[1, 0, 1, 1], ceil_mode=1),
+        _pool(f"{tag}_2d_ceil_112", op, (1, 2, 112, 112), kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
+        _pool(f"{tag}_2d_ceil_no_effect", op, (1, 2, 9, 9), kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
+        # auto_pad, resolved by canonical.py
+        _pool(f"{tag}_2d_same_upper", op, (1, 2, 7, 8), kernel_shape=[3, 2], strides=[2, 2], auto_pad="SAME_UPPER"),
+        _pool(f"{tag}_2d_same_lower", op, (1, 2, 7, 8), kernel_shape=[3, 2], strides=[2, 2], auto_pad="SAME_LOWER"),
+        _pool(f"{tag}_2d_same_upper_s1", op, (1, 2, 6, 6), kernel_shape=[4, 4], auto_pad="SAME_UPPER"),
+        _pool(f"{tag}_2d_same_lower_s1", op, (1, 2, 6, 6), kernel_shape=[4, 4], auto_pad="SAME_LOWER"),
+        _pool(f"{tag}_2d_same_k1_s2", op, (1, 2, 9, 9), kernel_shape=[1, 1], strides=[2, 2], auto_pad="SAME_UPPER"),
+        _pool(f"{tag}_2d_valid", op, (1, 2, 9, 8), kernel_shape=[3, 3], strides=[2, 2], auto_pad="VALID"),
+        _pool(f"{tag}_2d_same_upper_opset7", op, (1, 2, 5, 5), opset=7, kernel_shape=[2, 2], auto_pad="SAME_UPPER"),
+        # 1-D and 3-D
+        _pool(f"{tag}_1d", op, (2, 3, 11), kernel_shape=[3], strides=[2]),
+        _pool(f"{tag}_1d_pads_ceil", op, (1, 2, 10), opset=11, kernel_shape=[4], strides=[3], pads=[2, 1],
+              ceil_mode=1),
+        _pool(f"{tag}_3d", op, (1, 2, 5, 6, 7), kernel_shape=[2, 3, 2], strides=[2, 1, 2], pads=[1, 1, 0, 0, 1, 1]),
+        # opset variants
+        _pool(f"{tag}_2d_opset7", op, (1, 2, 6, 6), opset=7, kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        _pool(f"{tag}_2d_opset21", op, (1, 2, 6, 6), opset=21, kernel_shape=[3, 3], strides=[2, 2],
+              pads=[1, 1, 1, 1]),
+    ]
+
+# dilations: MaxPool from opset 10, AveragePool from opset 19
+for op, tag, opset in (("MaxPool", "max", 10), ("AveragePool", "avg", 19)):
+    CASES += [
+        _pool(f"{tag}_2d_dilated", op, (1, 2, 9, 9), opset=opset, kernel_shape=[3, 3], dilations=[2, 2]),
+        _pool(f"{tag}_2d_dilated_pads_strides", op, (1, 2, 10, 9), opset=opset, kernel_shape=[2, 3],
+              strides=[2, 1], dilations=[3, 2], pads=[1, 2, 1, 0]),
+        _pool(f"{tag}_1d_dilated_ceil", op, (1, 2, 12), opset=opset, kernel_shape=[3], strides=[2],
+              dilations=[2], pads=[1, 1], ceil_mode=1),
+        # with dilation a window can straddle the input without any tap in it
+        _pool(f"{tag}_1d_dilated_empty_window", op, (1, 2, 1), opset=opset, kernel_shape=[2], dilations=[2],
+              pads=[1, 1]),
+        _pool(f"{tag}_3d_dilated", op, (1, 1, 6, 6, 6), opset=opset, kernel_shape=[2, 2, 2], dilations=[2, 1, 2],
+              pads=[1, 1, 1, 1, 1, 0], ceil_mode=1, strides=[2, 2, 2]),
+        _pool(f"{tag}_2d_same_k1_dilated", op, (1, 2, 7, 7), opset=opset, kernel_shape=[1, 1], strides=[2, 2],
+              dilations=[2, 2], auto_pad="SAME_LOWER"),
+    ]
+
+# count_include_pad (AveragePool only): both ways, with padding and ceil windows past the padding
+for cip in (0, 1):
+    CASES += [
+        _pool(f"avg_cip{cip}_pads", "AveragePool", (1, 2, 6, 7), kernel_shape=[3, 3], pads=[1, 2, 2, 1],
+              count_include_pad=cip),
+        _pool(f"avg_cip{cip}_ceil_pads", "AveragePool", (1, 2, 7, 7), opset=11, kernel_shape=[3, 3],
+              strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1, count_include_pad=cip),
+        _pool(f"avg_cip{cip}_ceil_past_pad", "AveragePool", (1, 2, 8, 5), opset=19, kernel_shape=[4, 3],
+              strides=[3, 3], pads=[0, 1, 1, 0], ceil_mode=1, count_include_pad=cip),
+        _pool(f"avg_cip{cip}_same_upper", "AveragePool", (1, 2, 7, 6), kernel_shape=[3, 4], strides=[2, 1],
+              auto_pad="SAME_UPPER", count_include_pad=cip),
+        _pool(f"avg_cip{cip}_1d_opset7", "AveragePool", (1, 3, 9), opset=7, kernel_shape=[4], pads=[3, 2],
+              count_include_pad=cip),
+        _pool(f"avg_cip{cip}_3d_ceil", "AveragePool", (1, 2, 5, 4, 6), opset=10, kernel_shape=[2, 3, 3],
+              strides=[2, 2, 2], pads=[1, 0, 1, 0, 1, 1], ceil_mode=1, count_include_pad=cip),
+        _pool(f"avg_cip{cip}_dilated", "AveragePool", (1, 2, 8, 9), opset=19, kernel_shape=[3, 2],
+              dilations=[2, 3], pads=[2, 1, 1, 1], count_include_pad=cip),
+    ]
+
+# MaxPool specifics: the Indices output is refused, but storage_order alone is harmless
+CASES += [
+    _pool("max_2d_storage_order_no_indices", "MaxPool", (1, 2, 4, 4), opset=8, kernel_shape=[2, 2],
+          storage_order=1),
+    _pool("max_2d_opset8", "MaxPool", (1, 3, 8, 8), opset=8, kernel_shape=[2, 2], strides=[2, 2]),
+    op_case("max_2d_negative_values", "MaxPool",
+            {"x": -np.abs(np.random.default_rng(1).standard_normal((1, 2, 5, 5))).astype(np.float32) - 1.0},
+            attrs={"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+]
+
+
+
+def _declared(case_id: str, op: str, x_shape: tuple, y_shape: tuple, opset: int, **attrs):
+    """A model whose output shape is declared (as in ONNX's node tests) rather than inferred."""
+    node = helper.make_node(op, ["x"], ["y"], **attrs)
+    graph = helper.make_graph([node], case_id, [helper.make_tensor_value_info("x", 1, x_shape)],
+                              [helper.make_tensor_value_info("y", 1, y_shape)])
+    x = np.random.default_rng(0).standard_normal(x_shape).astype(np.float32)
+    return model_case(case_id, graph, {"x": x}, opset)
+
+
+# ceil_mode dropping a last window that would start past the input: ONNX shape inference keeps it (refused
+# below), but a declared output shape that drops it, as in ONNX's test_maxpool_2d_ceil_output_size_reduce_by_one,
+# compiles and matches
+CASES += [
+    _declared("max_ceil_reduce_by_one_declared", "MaxPool", (1, 1, 2, 2), (1, 1, 1, 1), 12,
+              kernel_shape=[1, 1], strides=[2, 2], ceil_mode=1),
+    _declared("avg_ceil_reduce_by_one_declared", "AveragePool", (1, 2, 5, 3), (1, 2, 2, 2), 19,
+              kernel_shape=[2, 2], strides=[3, 2], pads=[1, 0, 1, 1], ceil_mode=1, count_include_pad=1),
+]
+
+# global pools: any spatial rank
+for op, tag in (("GlobalMaxPool", "gmax"), ("GlobalAveragePool", "gavg")):
+    CASES += [
+        _pool(f"{tag}_1d", op, (2, 3, 7)),
+        _pool(f"{tag}_2d", op, (2, 5, 7, 9)),
+        _pool(f"{tag}_3d", op, (1, 3, 4, 5, 6)),
+        _pool(f"{tag}_1x1", op, (1, 4, 1, 1)),
+        _pool(f"{tag}_opset7", op, (1, 3, 6, 6), opset=7),
+    ]
+
+
+@pytest.fixture(scope="module")
+def built():
+    return shared_build(CASES)
+
+
+@pytest.mark.parametrize("case_id", [c.id for c in CASES])
+def test_matches_onnxruntime(built, case_id):
+    built.check(case_id)
+
+
+# --- refused at compile time ----------------------------------------------------------------
+
+def _model(op: str, shape: tuple, opset: int = 13, outputs: tuple = ("y",), **attrs):
+    return op_case("refused", op, {"x": shape}, attrs=attrs, opset=opset, outputs=list(outputs)).model
+
+
+REFUSED = [
+    ("indices", _model("MaxPool", (1, 1, 4, 4), outputs=("y", "i"), kernel_shape=[2, 2]), "Indices output"),
+    ("same_dilated", _model("MaxPool", (1, 1, 7, 7), kernel_shape=[3, 3], dilations=[2, 2], auto_pad="SAME_UPPER"),
+     "dilations"),
+    ("same_negative_pad", _model("AveragePool", (1, 1, 9, 9), kernel_shape=[1, 1], strides=[5, 5],
+                                 auto_pad="SAME_UPPER"), "negative padding"),
+    # onnx shape inference keeps a last ceil_mode window that starts past the end; onnxruntime drops it
+    ("ceil_window_past_end", _model("MaxPool", (1, 1, 2, 2), opset=10, kernel_shape=[1, 1], strides=[2, 2],
+                                    ceil_mode=1), "start past the end"),
+    ("pool_4d", _model("MaxPool", (1, 1, 3, 3, 3, 3), kernel_shape=[2, 2, 2, 2]), "4-D pooling"),
+    ("global_rank2", _model("GlobalAveragePool", (2, 3)), "no spatial dims"),
+]
+
+
+@pytest.mark.parametrize("case_id,model,message", REFUSED, ids=[r[0] for r in REFUSED])
+def test_refused(case_id, model, message):
+    with pytest.raises(AotcError, match=message):
+        compile_model(model)
+

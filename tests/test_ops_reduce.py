@@ -1,0 +1,141 @@
+"""Reduce* ops against onnxruntime: any axes (contiguous or not, negative), keepdims, reduce-all,
+noop_with_empty_axes, axes as attribute (before opset 18; 13 for ReduceSum) and as input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper
+from opcheck import op_case, reference, shared_build
+
+from aot.compiler import Options, compile_model
+from aot.errors import AotcError
+
+OPS = ["ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+       "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"]
+POSITIVE = {"ReduceLogSum", "ReduceProd"}  # log of a sum must see positive values; keep products tame
+
+
+def input_opset(op: str) -> int:
+    """First opset where `axes` is an input."""
+    return 13 if op == "ReduceSum" else 18
+
+
+def attr_opset(op: str) -> int:
+    return 11 if op == "ReduceSum" else 13
+
+
+def reduce_case(tag: str, op: str, shape: tuple | np.ndarray, axes: list[int] | None, keepdims: int | None = None,
+                *, form: str = "attr", noop: int | None = None) -> object:
+    """form: 'attr' (axes attribute), 'input' (axes initializer), 'omitted' (axes input left out)."""
+    attrs: dict = {}
+    if keepdims is not None:
+        attrs["keepdims"] = keepdims
+    if noop is not None:
+        attrs["noop_with_empty_axes"] = noop
+    consts = {}
+    order = None
+    if form == "attr":
+        opset = attr_opset(op)
+        if axes is not None:
+            attrs["axes"] = axes
+    else:
+        opset = input_opset(op)
+        if form == "input":
+            consts["axes"] = np.array(axes, dtype=np.int64)
+    return op_case(f"{op[6:].lower()}_{tag}", op, {"x": shape}, consts=consts, attrs=attrs, opset=opset,
+                   positive=op in POSITIVE, input_order=order)
+
+
+CASES = []
+for op in OPS:
+    CASES += [
+        reduce_case("last2_keep", op, (2, 3, 4, 5), [2, 3]),
+        reduce_case("middle_nokeep", op, (2, 3, 4, 5), [1], 0),
+        reduce_case("first", op, (3, 4, 5), [0], 1),
+        reduce_case("noncontig_neg", op, (2, 3, 4, 5), [-4, -2], 0),
+        reduce_case("all_default", op, (3, 4, 5), None),
+        reduce_case("all_nokeep", op, (3, 4, 5), None, 0),
+        reduce_case("input_axes", op, (2, 3, 4, 5), [-1, 1], 1, form="input"),
+        reduce_case("input_omitted", op, (2, 3, 4), None, 0, form="omitted"),
+    ]
+CASES += [
+    reduce_case("rank1", "ReduceSum", (7,), [0], 0),
+    reduce_case("rank1_keep", "ReduceMax", (7,), [0], 1),
+    reduce_case("rank5_alt", "ReduceMean", (2, 3, 2, 3, 4), [0, 2, 4], 1),
+    reduce_case("rank5_inner", "ReduceMax", (2, 3, 2, 3, 4), [1, 3], 0),
+    reduce_case("size1_axis", "ReduceSum", (3, 1, 4), [1], 0),
+    reduce_case("size1_axis_lse", "ReduceLogSumExp", (3, 1, 4), [1], 1),
+    reduce_case("size1_axes_all_kept", "ReduceMean", (1, 5, 1), [0, 2], 1),
+    reduce_case("duplicate_axes", "ReduceMean", (2, 3, 4), [1, -2], 1, form="input"),
+    reduce_case("gap_nchw", "ReduceMean", (2, 16, 7, 7), [2, 3], 1),
+    reduce_case("channel_nchw", "ReduceMean", (2, 16, 7, 7), [1], 1, form="input"),
+    reduce_case("stats_nchw", "ReduceMean", (4, 8, 6, 6), [0, 2, 3], 1),
+    reduce_case("noop_empty_input", "ReduceSum", (2, 3), [], 1, form="input", noop=1),
+    reduce_case("noop_omitted", "ReduceMax", (2, 3), None, 1, form="omitted", noop=1),
+    reduce_case("noop0_empty_input", "ReduceSum", (2, 3), [], 0, form="input", noop=0),
+    # accuracy: long runs in float, both when the run is contiguous and when it is strided
+    reduce_case("long_row", "ReduceSum", (3, 50000), [1], 0, form="input"),
+    reduce_case("long_col", "ReduceSum", (50000, 3), [0], 0, form="input"),
+    reduce_case("long_mean", "ReduceMean", np.random.default_rng(1).uniform(0.5, 1.5, (2, 200000)).astype(np.float32),
+                [1], 0),
+    reduce_case("long_mean_strided", "ReduceMean",
+                np.random.default_rng(2).uniform(0.5, 1.5, (100000, 4)).astype(np.float32), [0], 0),
+    reduce_case("long_l2", "ReduceL2", (4, 100000), [1], 0),
+    reduce_case("lse_large", "ReduceLogSumExp",
+                np.random.default_rng(3).uniform(80, 120, (3, 4, 5)).astype(np.float32), [1], 0),
+    reduce_case("lse_neg_large", "ReduceLogSumExp",
+                np.random.default_rng(4).uniform(-300, -100, (3, 40)).astype(np.float32), [1], 1),
+    reduce_case("max_inf", "ReduceMax", np.array([[-np.inf, -np.inf], [1, np.inf]], np.float32), [1], 0),
+    reduce_case("lse_inf", "ReduceLogSumExp", np.array([[-np.inf, -np.inf], [1, np.inf]], np.float32), [1], 0),
+    reduce_case("opset20_max", "ReduceMax", (2, 3, 4), [2], 0, form="input"),
+]
+CASES[-1].model.opset_import[0].version = 20
+
+
+@pytest.fixture(scope="module")
+def built():
+    return shared_build(CASES)
+
+
+# opcheck's tolerance check cannot subtract infinities; these compare exactly instead
+INFINITE = {"max_max_inf", "logsumexp_lse_inf"}
+
+
+@pytest.mark.parametrize("case_id", [c.id for c in CASES])
+def test_matches_onnxruntime(built, case_id):
+    if case_id in INFINITE:
+        ours, ref = built.run(case_id)[0], reference(built.cases[case_id])[0]
+        np.testing.assert_array_equal(ours, ref)
+    else:
+        built.check(case_id)
+
+
+def _model(op: str, inputs: list, inits: list, attrs: dict, opset: int, dtype: int = 1):
+    node = helper.make_node(op, [i.name for i in inputs] + [i.name for i in inits], ["y"], **attrs)
+    graph = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info("y", dtype, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model
+
+
+def test_refuses_axes_computed_at_run_time():
+    x = helper.make_tensor_value_info("x", 1, [2, 3])
+    axes = helper.make_tensor_value_info("axes", 7, [1])
+    model = _model("ReduceSum", [x, axes], [], {}, 13)
+    with pytest.raises(AotcError, match="ReduceSum axes .* must be a constant"):
+        compile_model(model, Options(name="m"))
+
+
+def test_refuses_integer_input():
+    x = helper.make_tensor_value_info("x", 7, [2, 3])
+    model = _model("ReduceMax", [x], [], {"axes": [1]}, 13, dtype=7)
+    with pytest.raises(AotcError, match="dtype int64 is not supported"):
+        compile_model(model, Options(name="m"))
+
+
+def test_refuses_out_of_range_axis():
+    x = helper.make_tensor_value_info("x", 1, [2, 3])
+    model = _model("ReduceMean", [x], [], {"axes": [2]}, 13)
+    with pytest.raises(AotcError, match="axis 2 is out of"):
+        compile_model(model, Options(name="m"))

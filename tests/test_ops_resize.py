@@ -1,0 +1,226 @@
+"""Resize (opset 10, 11, 13, 18, 19) and Upsample (7, 9) against onnxruntime: nearest, linear and cubic
+modes, every coordinate_transformation_mode but tf_crop_and_resize, every nearest_mode, scales or
+sizes, up and down by integer and non-integer factors, opset-18 axes and keep_aspect_ratio_policy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+from opcheck import Case, model_case, op_case, shared_build
+
+from aot.compiler import Options, compile_model
+from aot.errors import AotcError
+
+
+def resize_case(tag: str, shape: tuple, *, scales: list | None = None, sizes: list | None = None,
+                opset: int = 13, axes: list | None = None, **attrs) -> Case:
+    """One Resize node; roi/scales/sizes laid out as the opset wants them (empty or omitted when unused)."""
+    if axes is not None:
+        attrs["axes"] = axes
+    consts: dict[str, np.ndarray] = {}
+    order = ["x"]
+    if opset < 11:
+        consts["scales"] = np.array(scales, np.float32)
+        order.append("scales")
+    else:
+        if opset < 13:  # roi and scales are required inputs; empty when unused
+            consts["roi"] = np.array([], np.float32)
+            order.append("roi")
+        else:
+            order.append("")
+        if scales is not None:
+            consts["scales"] = np.array(scales, np.float32)
+            order.append("scales")
+        elif opset < 13:
+            consts["no_scales"] = np.array([], np.float32)
+            order.append("no_scales")
+        else:
+            order.append("")
+        if sizes is not None:
+            consts["sizes"] = np.array(sizes, np.int64)
+            order.append("sizes")
+    return op_case(f"{tag}_op{opset}", "Resize", {"x": shape}, consts=consts, attrs=attrs, opset=opset,
+                   input_order=order)
+
+
+def upsample_case(tag: str, shape: tuple, scales: list, opset: int, mode: str = "nearest") -> Case:
+    if opset < 9:
+        return op_case(f"upsample_{tag}_op{opset}", "Upsample", {"x": shape}, attrs={"mode": mode, "scales": scales},
+                       opset=opset)
+    return op_case(f"upsample_{tag}_op{opset}", "Upsample", {"x": shape},
+                   consts={"scales": np.array(scales, np.float32)}, attrs={"mode": mode}, opset=opset)
+
+
+CTMS = ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"]
+NEAREST_MODES = ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]
+
+CASES: list[Case] = []
+# nearest: halving and doubling put source coordinates on exact halves, where the modes differ
+for ctm in CTMS:
+    for nm in NEAREST_MODES:
+        CASES.append(resize_case(f"nearest_{ctm}_{nm}_scales", (1, 2, 6, 8), scales=[1, 1, 0.5, 2],
+                                 mode="nearest", coordinate_transformation_mode=ctm, nearest_mode=nm))
+        CASES.append(resize_case(f"nearest_{ctm}_{nm}_sizes", (1, 2, 7, 8), sizes=[1, 2, 4, 13],
+                                 mode="nearest", coordinate_transformation_mode=ctm, nearest_mode=nm))
+CASES += [resize_case(f"nearest_tf_half_pixel_for_nn_{nm}", (1, 2, 5, 6), scales=[1, 1, 0.6, 1.5], opset=11,
+                      mode="nearest", coordinate_transformation_mode="tf_half_pixel_for_nn", nearest_mode=nm)
+          for nm in NEAREST_MODES]
+# linear and cubic: every transformation, up and down, integer and non-integer factors
+for ctm in CTMS:
+    CASES += [
+        resize_case(f"linear_{ctm}_up", (1, 2, 4, 5), scales=[1, 1, 2, 2.6], mode="linear",
+                    coordinate_transformation_mode=ctm),
+        resize_case(f"linear_{ctm}_down", (2, 3, 9, 10), sizes=[2, 3, 4, 7], mode="linear",
+                    coordinate_transformation_mode=ctm),
+        resize_case(f"linear_{ctm}_mixed", (1, 1, 6, 5), scales=[1, 1, 0.5, 3], mode="linear",
+                    coordinate_transformation_mode=ctm, opset=11),
+        resize_case(f"cubic_{ctm}_up", (1, 2, 5, 6), scales=[1, 1, 1.7, 2], mode="cubic",
+                    coordinate_transformation_mode=ctm),
+        resize_case(f"cubic_{ctm}_down", (1, 2, 9, 11), sizes=[1, 2, 5, 4], mode="cubic",
+                    coordinate_transformation_mode=ctm),
+        resize_case(f"cubic_{ctm}_exclude", (1, 1, 6, 7), scales=[1, 1, 2.5, 0.6], mode="cubic",
+                    coordinate_transformation_mode=ctm, exclude_outside=1),
+    ]
+CASES += [
+    resize_case("cubic_coeff_a", (1, 2, 5, 6), scales=[1, 1, 2, 1.5], mode="cubic", cubic_coeff_a=-0.5),
+    resize_case("cubic_a_exclude", (1, 2, 4, 4), sizes=[1, 2, 9, 3], mode="cubic", cubic_coeff_a=-0.6,
+                exclude_outside=1, coordinate_transformation_mode="pytorch_half_pixel"),
+    # an output length of 1: pytorch_half_pixel and align_corners take coordinate 0
+    resize_case("linear_pytorch_len1", (1, 1, 5, 6), sizes=[1, 1, 1, 3], mode="linear",
+                coordinate_transformation_mode="pytorch_half_pixel"),
+    resize_case("cubic_pytorch_len1", (1, 1, 5, 6), sizes=[1, 1, 1, 3], mode="cubic",
+                coordinate_transformation_mode="pytorch_half_pixel"),
+    resize_case("cubic_align_len1", (1, 1, 5, 6), sizes=[1, 1, 4, 1], mode="cubic",
+                coordinate_transformation_mode="align_corners"),
+    resize_case("nearest_len1_to_many", (1, 1, 1, 3), sizes=[1, 1, 4, 7], mode="nearest"),
+    resize_case("linear_len1_to_many", (1, 1, 1, 3), sizes=[1, 1, 4, 7], mode="linear"),
+    # layouts and ranks
+    resize_case("linear_2d", (5, 7), scales=[1.5, 0.7], mode="linear"),
+    resize_case("linear_2d_one_axis", (5, 7), scales=[1, 2.5], mode="linear"),
+    resize_case("linear_nhwc", (2, 4, 5, 3), scales=[1, 2, 1.5, 1], mode="linear"),
+    resize_case("linear_nhwc_align", (1, 5, 4, 8), sizes=[1, 3, 7, 8], mode="linear",
+                coordinate_transformation_mode="align_corners"),
+    resize_case("linear_3d_trilinear", (3, 4, 5), scales=[2, 0.5, 1.6], mode="linear"),
+    resize_case("linear_5d_trilinear", (1, 2, 3, 4, 5), scales=[1, 1, 2, 1.5, 0.6], mode="linear"),
+    resize_case("linear_big", (1, 3, 32, 32), scales=[1, 1, 2, 2], mode="linear"),
+    resize_case("cubic_2d", (6, 5), sizes=[4, 9], mode="cubic"),
+    resize_case("nearest_5d_all_axes", (2, 3, 2, 3, 4), scales=[2, 0.5, 1.5, 1, 2], mode="nearest"),
+    resize_case("nearest_rank1", (7,), scales=[1.6], mode="nearest", nearest_mode="round_prefer_ceil"),
+    resize_case("nearest_3d", (3, 4, 5), sizes=[5, 4, 2], mode="nearest", nearest_mode="floor"),
+    resize_case("nearest_nhwc", (1, 3, 4, 5), scales=[1, 2, 2, 1], mode="nearest"),
+    resize_case("nearest_big_2x", (2, 8, 16, 16), scales=[1, 1, 2, 2], mode="nearest",
+                coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+    # unchanged shape: a copy, whatever the scale says; a scale of 1.1 on a 5-long axis still resamples
+    resize_case("nearest_copy", (1, 2, 5, 5), scales=[1, 1, 1.1, 1.1], mode="nearest"),
+    resize_case("linear_copy", (1, 2, 5, 5), scales=[1, 1, 1.1, 1.0], mode="linear"),
+    resize_case("nearest_partial_11", (1, 2, 5, 6), scales=[1, 1, 1.1, 2], mode="nearest"),
+    resize_case("linear_partial_11", (1, 2, 5, 6), scales=[1, 1, 1.1, 2], mode="linear"),
+    # opset 18: axes, keep_aspect_ratio_policy
+    resize_case("axes_scales", (1, 2, 4, 6), scales=[2, 0.5], axes=[2, 3], opset=18, mode="linear"),
+    resize_case("axes_negative", (1, 2, 4, 6), scales=[1.5], axes=[-2], opset=18, mode="nearest"),
+    resize_case("axes_sizes", (1, 2, 4, 6), sizes=[9], axes=[3], opset=18, mode="cubic"),
+    resize_case("keep_not_larger", (1, 2, 4, 6), sizes=[1, 2, 9, 9], opset=18, mode="linear",
+                keep_aspect_ratio_policy="not_larger"),
+    resize_case("keep_not_smaller", (1, 2, 4, 6), sizes=[1, 2, 9, 9], opset=18, mode="nearest",
+                keep_aspect_ratio_policy="not_smaller"),
+    resize_case("keep_axes_not_larger", (1, 2, 5, 7), sizes=[3, 3], axes=[2, 3], opset=18, mode="nearest",
+                keep_aspect_ratio_policy="not_larger"),
+    resize_case("keep_axes_not_smaller", (1, 2, 5, 7), sizes=[3, 3], axes=[2, 3], opset=18, mode="linear",
+                keep_aspect_ratio_policy="not_smaller", coordinate_transformation_mode="align_corners"),
+    resize_case("keep_stretch", (1, 2, 5, 7), sizes=[3, 3], axes=[3, 2], opset=18, mode="linear",
+                keep_aspect_ratio_policy="stretch"),
+    # opset 19: half_pixel_symmetric (differs from half_pixel when the output length is rounded)
+    resize_case("symmetric_nearest", (1, 2, 5, 7), scales=[1, 1, 0.7, 1.55], opset=19, mode="nearest",
+                coordinate_transformation_mode="half_pixel_symmetric"),
+    resize_case("symmetric_linear", (1, 2, 5, 7), scales=[1, 1, 0.7, 1.55], opset=19, mode="linear",
+                coordinate_transformation_mode="half_pixel_symmetric"),
+    resize_case("symmetric_cubic_sizes", (1, 2, 5, 7), sizes=[1, 2, 3, 11], opset=19, mode="cubic",
+                coordinate_transformation_mode="half_pixel_symmetric"),
+    # Resize-10: asymmetric; nearest floors when enlarging and rounds up when shrinking (onnxruntime)
+    resize_case("nearest_up", (1, 2, 3, 4), scales=[1, 1, 2, 2.5], opset=10, mode="nearest"),
+    resize_case("nearest_down", (1, 2, 7, 9), scales=[1, 1, 0.6, 0.45], opset=10, mode="nearest"),
+    resize_case("linear_up", (1, 2, 3, 4), scales=[1, 1, 2, 1.5], opset=10, mode="linear"),
+    resize_case("linear_down", (1, 2, 7, 9), scales=[1, 1, 0.6, 0.45], opset=10, mode="linear"),
+    # Upsample
+    upsample_case("nearest", (1, 2, 3, 4), [1, 1, 2, 3], opset=7),
+    upsample_case("linear", (1, 2, 3, 4), [1, 1, 2, 2], opset=7, mode="linear"),
+    upsample_case("nearest_frac", (1, 2, 3, 4), [1, 1, 1.5, 2.5], opset=9),
+    upsample_case("nearest_nc", (1, 2, 3, 4), [2, 3, 1, 1], opset=9),
+    upsample_case("linear_frac", (1, 2, 3, 4), [1, 1, 2.5, 1.7], opset=9, mode="linear"),
+]
+
+
+@pytest.fixture(scope="module")
+def built():
+    return shared_build(CASES)
+
+
+@pytest.mark.parametrize("case_id", [c.id for c in CASES])
+def test_matches_onnxruntime(built, case_id):
+    built.check(case_id)
+
+
+# --- beyond onnxruntime: linear on axes it does not take, checked against the ONNX reference -------
+
+BEYOND = [
+    resize_case("linear_4d_three_axes", (2, 3, 4, 5), scales=[1, 1.5, 2, 0.6], mode="linear"),
+    resize_case("linear_5d_four_axes", (2, 3, 2, 3, 4), scales=[1.5, 1, 2, 0.7, 1.3], mode="linear",
+                coordinate_transformation_mode="align_corners"),
+    resize_case("linear_1d", (9,), scales=[1.7], mode="linear", coordinate_transformation_mode="asymmetric"),
+    resize_case("cubic_nchw_outer", (2, 3, 4, 5), scales=[1, 2, 1, 1.5], mode="cubic"),
+]
+
+
+@pytest.fixture(scope="module")
+def built_beyond():
+    return shared_build(BEYOND)
+
+
+@pytest.mark.parametrize("case_id", [c.id for c in BEYOND])
+def test_matches_onnx_reference(built_beyond, case_id):
+    case = built_beyond.cases[case_id]
+    ours = built_beyond.run(case_id)[0]
+    ref = ReferenceEvaluator(case.model).run(None, case.feeds)[0]
+    np.testing.assert_allclose(ours, ref, atol=1e-5 * max(1.0, float(np.max(np.abs(ref)))))
+
+
+# --- refused --------------------------------------------------------------------------
+
+def _compile(node_inputs: list, consts: dict, attrs: dict, opset: int = 13, x_type: int = 1,
+             extra_inputs: list | None = None):
+    x = helper.make_tensor_value_info("x", x_type, [1, 1, 4, 4])
+    node = helper.make_node("Resize", node_inputs, ["y"], **attrs)
+    graph = helper.make_graph([node], "g", [x, *(extra_inputs or [])],
+                              [helper.make_tensor_value_info("y", x_type, None)],
+                              [numpy_helper.from_array(v, k) for k, v in consts.items()])
+    model = model_case("m", graph, {}, opset).model
+    return compile_model(model, Options(name="m"))
+
+
+SCALES = {"scales": np.array([1, 1, 2, 2], np.float32)}
+
+
+def test_refuses_tf_crop_and_resize():
+    consts = {"roi": np.array([0, 0, 0.1, 0.1, 1, 1, 0.9, 0.9], np.float32), **SCALES}
+    with pytest.raises(AotcError, match="tf_crop_and_resize is not supported"):
+        _compile(["x", "roi", "scales"], consts, {"mode": "linear",
+                                                  "coordinate_transformation_mode": "tf_crop_and_resize"})
+
+
+def test_refuses_antialias():
+    with pytest.raises(AotcError, match="antialias=1 is not supported"):
+        _compile(["x", "", "scales"], {"scales": np.array([1, 1, 0.5, 0.5], np.float32)},
+                 {"mode": "linear", "antialias": 1}, opset=18)
+
+
+def test_refuses_scales_computed_at_run_time():
+    s = helper.make_tensor_value_info("s", 1, [4])
+    with pytest.raises(AotcError, match="scales .* must be a constant"):
+        _compile(["x", "", "s"], {}, {"mode": "nearest"}, extra_inputs=[s])
+
+
+def test_refuses_integer_data():
+    with pytest.raises(AotcError, match="dtype uint8 is not supported"):
+        _compile(["x", "", "scales"], SCALES, {"mode": "nearest"}, x_type=2)
