@@ -16,14 +16,14 @@ from aot.partition.manual import load_annotations
 from aot.partition.serialize import from_onnx
 from aot.passes import simplify
 from aot.targets import fit_bundle, get_target
-from aot.vendor import Artifact, CodegenContext, find_vendor
+from aot.vendor import Artifact, CodegenContext, Vendor, find_vendor
 
 
 @dataclass(frozen=True)
 class Options:
     name: str | None = None  # C prefix of the bundle; default: the model file's stem
     target: str = "host"
-    vendors: tuple[str, ...] = ()  # in priority order
+    vendors: tuple[str | Vendor, ...] = ()  # names (found by entry point) or Vendor objects, by priority
     annotate: str | None = None  # manual annotation file (JSON)
 
 
@@ -32,7 +32,11 @@ def partition_model(model: onnx.ModelProto, options: Options = Options(), source
 
     A model written by `aotc partition` carries its regions; they are honoured like manual annotations."""
     model, annotations, file_vendors = from_onnx(model)
-    vendors = [find_vendor(v) for v in dict.fromkeys([*options.vendors, *file_vendors])]
+    vendors: list[Vendor] = []
+    for v in [*options.vendors, *file_vendors]:
+        v = find_vendor(v) if isinstance(v, str) else v
+        if all(v.name != known.name for known in vendors):
+            vendors.append(v)
     if options.annotate:
         annotations = annotations + load_annotations(options.annotate)
     name = sanitize(options.name or Path(source).stem)

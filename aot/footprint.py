@@ -73,7 +73,7 @@ class Elf:
 
     def load_address(self, s: Section) -> int:
         if s.type != SHT_NOBITS:
-            for off, vaddr, paddr, filesz, _ in self.segments:
+            for off, _vaddr, paddr, filesz, _memsz in self.segments:
                 if off <= s.offset < off + filesz:
                     return paddr + (s.offset - off)
         return s.addr

@@ -42,6 +42,7 @@ class Case:
     model: onnx.ModelProto
     feeds: dict[str, np.ndarray]
     atol_scale: float = 1e-4  # DESIGN.md: max abs error <= 1e-4 * max(1, max |ref|)
+    vendors: tuple = ()  # vendor names or Vendor objects to partition for
 
 
 def tensor_type(dtype: np.dtype | str) -> int:
@@ -173,10 +174,11 @@ def shared_build(cases: list[Case], workdir: Path | None = None) -> SharedBuild:
     sources: list[Path] = []
     include_dirs: list[Path] = []
     asm_dirs: list[Path] = []
+    vendor_seen: set = set()
     for k, case in enumerate(cases):
         name = f"case{k}"
         try:
-            bundle = compile_model(case.model, Options(name=name), source=f"{case.id}.onnx")
+            bundle = compile_model(case.model, Options(name=name, vendors=case.vendors), source=f"{case.id}.onnx")
         except Exception as e:  # reported by that case's test, not by the whole module
             build.errors[case.id] = e
             continue
@@ -188,11 +190,18 @@ def shared_build(cases: list[Case], workdir: Path | None = None) -> SharedBuild:
             sources.append(d / "src" / f"{name}_weights.S")
             asm_dirs.append(d / "src")
         include_dirs.append(d / "include")
+        for rel in bundle.files:  # vendor C: identical runtime files across cases are compiled once
+            if rel.startswith("vendor/") and rel.endswith(".c"):
+                key = (Path(rel).name, bundle.files[rel])
+                if key not in vendor_seen:
+                    vendor_seen.add(key)
+                    sources.append(d / rel)
+                include_dirs.append((d / rel).parent)
     rt = runtime_dir()
     sources += sorted((rt / "kernels").glob("*.c"))
     if build.meta:
         lib = work / "libcases.so"
-        compile_c(sources, [rt / "include", rt / "kernels", *include_dirs], lib, shared=True,
+        compile_c(sources, [rt / "include", rt / "kernels", *dict.fromkeys(include_dirs)], lib, shared=True,
                   asm_includes=asm_dirs)
         build.lib = ctypes.CDLL(str(lib))
     return build

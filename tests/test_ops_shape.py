@@ -174,6 +174,24 @@ CASES += [
     slice_case("slice_nhwc_crop", (1, 6, 6, 3), [1, 1], [5, 5], axes=[1, 2]),
 ]
 
+
+
+def empty_slice_concat_case() -> object:
+    """x[3:1] is empty; Concat(x[3:1], x) == x."""
+    inits = [onnx.numpy_helper.from_array(v, k) for k, v in
+             {"s": ints(3), "e": ints(1), "a": ints(0)}.items()]
+    nodes = [helper.make_node("Slice", ["x", "s", "e", "a"], ["empty"], name="slice"),
+             helper.make_node("Concat", ["empty", "x", "empty"], ["y"], name="concat", axis=0)]
+    graph = helper.make_graph(nodes, "empty_slice_concat", [helper.make_tensor_value_info("x", 1, (4, 3))],
+                              [helper.make_tensor_value_info("y", 1, None)], inits)
+    return model_case("empty_slice_concat", graph, {"x": data((4, 3))})
+
+
+CASES += [
+    slice_case("slice_empty_output", (4, 3), [3], [1], axes=[0]),
+    empty_slice_concat_case(),
+]
+
 # --- Transpose --------------------------------------------------------------------------------
 for dt in ("float32", "int64", "uint8"):
     CASES += [

@@ -191,6 +191,12 @@ def pool(node: Node, graph: Graph, opset: int) -> None:
                               a["pads"][nd + i], a["ceil_mode"])
         if want <= 0:
             raise AotcError(f"the window on spatial axis {i} is larger than the padded input: no output", node=node)
+        longer = x[2 + i] + a["pads"][i] + a["pads"][nd + i] < a["dilations"][i] * (kernel[i] - 1) + 1
+        if longer and node.op == "AveragePool" and a["count_include_pad"] and opset < 19 and not a["ceil_mode"]:
+            # onnxruntime divides by the whole kernel here before opset 19 (unless ceil_mode), by the
+            # taps inside the padded input from opset 19 on
+            raise AotcError(f"count_include_pad=1 with a window longer than the padded input (spatial axis {i}) "
+                            "is not supported before opset 19", node=node)
         if y[2 + i] != want:
             why = (" (with ceil_mode the last window would start past the end of the input: onnxruntime and "
                    "the ONNX reference drop it, ONNX shape inference keeps it)" if a["ceil_mode"] else "")
@@ -372,6 +378,10 @@ def reduce(node: Node, graph: Graph, opset: int) -> list[Node] | None:
     return None
 
 
+def _round_half_away(v: np.float32) -> int:
+    return int(np.floor(abs(float(v)) + 0.5)) * (1 if v >= 0 else -1)
+
+
 def resize(node: Node, graph: Graph, opset: int) -> None:
     """Upsample and every Resize version -> Resize with explicit per-axis float32 scales.
 
@@ -380,11 +390,14 @@ def resize(node: Node, graph: Graph, opset: int) -> None:
     onnxruntime computes them, with keep_aspect_ratio_policy applied), cubic_coeff_a,
     exclude_outside, extrapolation_value. Upsample and Resize-10 have no nearest_mode:
     onnxruntime rounds down when enlarging an axis and up when shrinking it, which is
-    nearest_mode "simple" here (not an ONNX value)."""
+    nearest_mode "simple" here (not an ONNX value). The output shape must be the one
+    onnxruntime computes (float32 scale times input size, truncated); ONNX shape
+    inference rounds in double and can differ by one, which is refused."""
     x = _shape(graph, node.inputs[0])
     y = _shape(graph, node.outputs[0])
     rank = len(x)
     a = node.attrs
+    expected: list[int] | None = None  # onnxruntime's output shape when sizes define it
     if node.op == "Upsample" or opset < 11:
         scales = a.get("scales") if opset < 9 else _const(graph, node, 1, "scales")
         mode = a.get("mode", "nearest")
@@ -411,26 +424,32 @@ def resize(node: Node, graph: Graph, opset: int) -> None:
         if len(given) != len(axes):
             what = "scales" if scales is not None else "sizes"
             raise AotcError(f"Resize has {len(given)} {what} for {len(axes)} axes", node=node)
+        full = [np.float32(1.0)] * rank
         if scales is not None:
-            full = [np.float32(1.0)] * rank
             for k, ax in enumerate(axes):
                 full[ax] = np.float32(scales[k])
-            scales = full
         else:
-            full = [np.float32(1.0)] * rank
+            expected = list(x)
             for k, ax in enumerate(axes):
-                full[ax] = np.float32(int(sizes_v[k])) / np.float32(x[ax])
+                expected[ax] = int(sizes_v[k])
+                full[ax] = np.float32(expected[ax]) / np.float32(x[ax])
             policy = a.get("keep_aspect_ratio_policy", "stretch")
             if policy not in ("stretch", "not_larger", "not_smaller"):
                 raise AotcError(f"Resize keep_aspect_ratio_policy '{policy}' is not valid", node=node)
             if policy != "stretch":  # one scale for all the listed axes
                 common = (min if policy == "not_larger" else max)(full[ax] for ax in axes)
                 full = [common if k in axes else np.float32(1.0) for k in range(rank)]
-            scales = full
+                expected = [_round_half_away(common * np.float32(n)) if k in axes else n for k, n in enumerate(x)]
+        scales = full
     if scales is None:
-        scales = [np.float32(yo) / np.float32(xi) for yo, xi in zip(y, x, strict=True)]
+        raise AotcError("Upsample needs scales", node=node)
     if len(scales) != rank:
         raise AotcError(f"Resize has {len(scales)} scales for a rank-{rank} input", node=node)
+    if expected is None:
+        expected = [int(np.float32(s) * np.float32(n)) for s, n in zip(scales, x, strict=True)]
+    if tuple(expected) != tuple(y):
+        raise AotcError(f"Resize output shape {list(y)} (ONNX shape inference) differs from onnxruntime's "
+                        f"{expected} (float32 scale times input size); give sizes instead of scales", node=node)
     if mode not in ("nearest", "linear", "cubic"):
         raise AotcError(f"Resize mode '{mode}' is not supported", node=node)
     node.op = "Resize"

@@ -1,11 +1,12 @@
 """MergeCompilerRegions: join adjacent nodes of one vendor into regions, never creating a cycle.
 
 Nodes are visited in execution order. A node joins the region of one of its
-producers that has the same target, unless another of its inputs depends on that
-region through a node outside it (then the region's output would leave it and
-come back: a cycle between regions). Otherwise it starts a new region. On a chain
-this yields one region per maximal run of same-target nodes, the fewest possible.
-Manual regions are fixed: nodes join no other region and no other node joins them.
+producers that has the same target if, with each region contracted to a single
+call, the graph of what has been visited stays acyclic (a region's result may
+not leave it and come back, directly through another region or through host
+nodes). Otherwise it starts a new region. On a chain this yields one region per
+maximal run of same-target nodes, the fewest possible. Manual regions are fixed:
+their nodes join no other region and no other node joins them.
 """
 
 from __future__ import annotations
@@ -36,15 +37,14 @@ class MergeCompilerRegions(Pass):
             fixed_ids.add(rid)
             for nm in names:
                 region_of[nm] = rid
-        deps: dict[str, set[int]] = {}  # regions a node's result depends on, its own included
+        visited: list = []
         for n in g.nodes:
             preds = list(dict.fromkeys(producers[i].name for i in n.inputs if i in producers))
-            upstream = set().union(*(deps[p] for p in preds)) if preds else set()
+            visited.append(n)
             target = targets[n.name]
             if n.name in region_of:  # a manual region (validated convex beforehand)
                 rid = region_of[n.name]
             elif target == HOST:
-                deps[n.name] = upstream
                 continue
             else:
                 rid = None
@@ -52,14 +52,45 @@ class MergeCompilerRegions(Pass):
                     r = region_of.get(p)
                     if r is None or r in fixed_ids or regions[r]["target"] != target:
                         continue
-                    if all(r not in deps[q] for q in preds if region_of.get(q) != r):
+                    region_of[n.name] = r
+                    if _acyclic(visited, region_of, producers):
                         rid = r
                         break
+                    del region_of[n.name]
                 if rid is None:
                     rid = len(regions)
                     regions.append({"target": target, "nodes": []})
                 region_of[n.name] = rid
             regions[rid]["nodes"].append(n.name)
-            deps[n.name] = upstream | {rid}
         g.meta["regions"] = [r for r in regions if r["nodes"]]
         return g
+
+
+def _acyclic(nodes: list, region_of: dict[str, int], producers: dict) -> bool:
+    """Is the graph of `nodes`, each region contracted to one vertex, free of cycles? (Kahn's algorithm)"""
+    def vertex(name: str) -> object:
+        return ("r", region_of[name]) if name in region_of else name
+
+    names = {n.name for n in nodes}
+    edges: dict[object, set[object]] = {}
+    indegree: dict[object, int] = {vertex(n.name): 0 for n in nodes}
+    for n in nodes:
+        v = vertex(n.name)
+        for i in n.inputs:
+            p = producers.get(i)
+            if p is None or p.name not in names:
+                continue
+            u = vertex(p.name)
+            if u != v and v not in edges.setdefault(u, set()):
+                edges[u].add(v)
+                indegree[v] += 1
+    ready = [v for v, d in indegree.items() if d == 0]
+    seen = 0
+    while ready:
+        u = ready.pop()
+        seen += 1
+        for v in edges.get(u, ()):
+            indegree[v] -= 1
+            if indegree[v] == 0:
+                ready.append(v)
+    return seen == len(indegree)

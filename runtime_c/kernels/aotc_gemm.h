@@ -44,17 +44,17 @@ typedef struct {
 void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, const float *c_in,
                     float *c, float *work);
 
-/* Copies a k x n matrix B(p, j) = b[p * b_rs + j * b_cs] into the packed panel layout
- * (ceil(n / PANEL) panels of k x PANEL floats, zero-padded): for a Gemm whose B is
- * computed at run time and transposed (transB = 1). */
+/* ONNX Gemm: Y = alpha * op(A) * op(B) + beta * C, C broadcast to m x n (all in `gemm`).
+ * A constant B arrives packed (the compiler transposed it if transB). A B computed at
+ * run time with transB = 1 is stored n x k; pack_b = 1 packs it into `work` first
+ * (k x n rounded up to whole panels, zero-padded). Otherwise `work` is the core's. */
 typedef struct {
-    int32_t k;    /* rows of B */
-    int32_t n;    /* columns of B */
-    int32_t b_rs; /* step between rows of B in the source */
-    int32_t b_cs; /* step between columns of B in the source */
-} aotc_sgemm_pack_params;
+    aotc_sgemm_params gemm; /* the product; with pack_b, its B is the packed copy */
+    int32_t pack_b;         /* 1: B is a run-time n x k matrix to pack into work */
+} aotc_gemm_params;
 
-void aotc_sgemm_pack_b_f32(const aotc_sgemm_pack_params *p, const float *b, float *packed);
+void aotc_gemm_f32(const aotc_gemm_params *p, const float *a, const float *b, const float *c, float *y,
+                   float *work);
 
 /* ONNX MatMul with batch dims: for each output matrix t < batch,
  *   C[t] = A[t] * B[t] with A[t] = a + a_offsets[t], B[t] = b + b_offsets[t], C[t] = c + t * m * n.

@@ -175,9 +175,10 @@ void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, 
                 const float *bp = b + (ptrdiff_t)(jr / PANEL) * p->b_ps + (ptrdiff_t)pc * p->b_rs + jr % PANEL;
                 int32_t b_rs = p->b_rs;
                 int readable = nr == NR || p->b_padded;
-                if (!p->b_padded && work != NULL) {
-                    /* a plain B: copy this kc x NR block (zero-padded past n) so the kernel
-                     * reads it contiguously; far-apart rows would cost TLB and cache misses */
+                if (!p->b_padded && work != NULL && (nr < NR || mc > MR)) {
+                    /* a plain B used by several row tiles (or partial): copy this kc x NR
+                     * block, zero-padded past n, so the kernel reads it contiguously
+                     * (rows far apart in B would cost TLB and cache misses) */
                     int32_t q, j;
                     for (q = 0; q < kc; ++q) {
                         for (j = 0; j < NR; ++j) work[q * NR + j] = j < nr ? bp[(ptrdiff_t)q * b_rs + j] : 0.0f;
@@ -206,19 +207,27 @@ void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, 
     } while (pc < k);
 }
 
-void aotc_sgemm_pack_b_f32(const aotc_sgemm_pack_params *p, const float *b, float *packed) {
+/* packed <- the k x n matrix B(r, j) = b[j * k + r] (B stored transposed, n x k), in
+ * panels of k x PANEL floats, zero-padded past column n. */
+static void pack_transposed_b(int32_t k, int32_t n, const float *b, float *packed) {
     int32_t q, r, jj;
-    for (q = 0; q * PANEL < p->n; ++q) {
-        float *dst = packed + (ptrdiff_t)q * p->k * PANEL;
+    for (q = 0; q * PANEL < n; ++q) {
+        float *dst = packed + (ptrdiff_t)q * k * PANEL;
         for (jj = 0; jj < PANEL; ++jj) {
             const int32_t j = q * PANEL + jj;
-            if (j < p->n) {
-                const float *src = b + (ptrdiff_t)j * p->b_cs;
-                for (r = 0; r < p->k; ++r) dst[r * PANEL + jj] = src[(ptrdiff_t)r * p->b_rs];
-            } else {
-                for (r = 0; r < p->k; ++r) dst[r * PANEL + jj] = 0.0f;
-            }
+            const float *src = b + (ptrdiff_t)j * k;
+            for (r = 0; r < k; ++r) dst[r * PANEL + jj] = j < n ? src[r] : 0.0f;
         }
+    }
+}
+
+void aotc_gemm_f32(const aotc_gemm_params *p, const float *a, const float *b, const float *c, float *y,
+                   float *work) {
+    if (p->pack_b) {
+        pack_transposed_b(p->gemm.k, p->gemm.n, b, work);
+        aotc_sgemm_f32(&p->gemm, a, work, c, y, NULL);
+    } else {
+        aotc_sgemm_f32(&p->gemm, a, b, c, y, work);
     }
 }
 

@@ -121,7 +121,7 @@ void aotc_pad(const aotc_pad_params *p, const void *src, const void *value, void
     const uint8_t *s = (const uint8_t *)src;
     uint8_t *d = (uint8_t *)dst;
     const int32_t last = p->rank - 1;
-    const size_t size = (size_t)p->elem_size;
+    const int64_t size = p->elem_size;
     const int32_t row = p->out_shape[last];        /* output elements per row */
     const int32_t n = p->in_shape[last];           /* input elements per row */
     const int32_t pb = p->pads_begin[last];        /* output row = pb border, n input, rest border */
@@ -132,7 +132,7 @@ void aotc_pad(const aotc_pad_params *p, const void *src, const void *value, void
 
     for (k = 0; k < last; ++k) rows *= p->out_shape[k];
     for (r = 0; r < rows; ++r) {
-        uint8_t *drow = d + r * row * (int64_t)size;
+        uint8_t *drow = d + r * row * size;
         int64_t si = p->src_offset; /* element index of the source row */
         int inside = 1;
         for (k = 0; k < last && inside; ++k) {
@@ -141,15 +141,15 @@ void aotc_pad(const aotc_pad_params *p, const void *src, const void *value, void
             si += (int64_t)i * p->src_strides[k];
         }
         if (!inside) { /* constant mode, row outside the input: all pad value */
-            for (o = 0; o < row; ++o) memcpy(drow + o * size, value, size);
+            for (o = 0; o < row; ++o) memcpy(drow + o * size, value, (size_t)size);
         } else {
-            const uint8_t *srow = s + si * (int64_t)size;
+            const uint8_t *srow = s + si * size;
             for (o = 0; o < pb; ++o) {
-                pad_element(drow + o * size, srow, step, pad_source(o, pb, n, p->mode), value, size);
+                pad_element(drow + o * size, srow, step, pad_source(o, pb, n, p->mode), value, (size_t)size);
             }
-            if (n > 0) copy_run(drow + pb * size, (int64_t)size, srow, step, n, p->elem_size);
+            if (n > 0) copy_run(drow + pb * size, size, srow, step, n, p->elem_size);
             for (o = pb + n; o < row; ++o) {
-                pad_element(drow + o * size, srow, step, pad_source(o, pb, n, p->mode), value, size);
+                pad_element(drow + o * size, srow, step, pad_source(o, pb, n, p->mode), value, (size_t)size);
             }
         }
         for (k = last - 1; k >= 0; --k) { /* next output row */

@@ -1,7 +1,261 @@
-"""Host ops of the 'gemm' family (kernels in runtime_c/kernels/gemm.c)."""
+"""Host ops of the 'gemm' family: Gemm and MatMul on the GEMM core in runtime_c/kernels/gemm.c.
+
+The core computes C = alpha * A * B (+ beta * C_in) with every operand described by
+strides, so transposed A, broadcast C and batched MatMul cost nothing. B is read in
+panels of PANEL columns; a constant B (the usual weight) is packed here, at compile
+time, into that layout (`pack_b`), so run time never transposes or copies it.
+"""
 
 from __future__ import annotations
 
-from aot.emit_c.ops.base import HostOp
+from dataclasses import dataclass
 
-OPS: dict[str, HostOp] = {}
+import numpy as np
+
+from aot.emit_c.cformat import c_float, c_int
+from aot.emit_c.ops.base import HostOp, NodeContext
+from aot.ir import Graph, Node
+
+PANEL = 16  # AOTC_GEMM_PANEL: columns per B panel
+KC = 256  # AOTC_GEMM_KC: rows of B per block
+WORK_BYTES = KC * PANEL * 4  # AOTC_SGEMM_WORK_BYTES: the core's copy of one plain-B block
+INT32_MAX = 2**31 - 1
+
+
+def pack_b(b_kn: np.ndarray) -> np.ndarray:
+    """A k x n matrix in gemm.c's packed layout: ceil(n / PANEL) panels of k x PANEL, zero-padded."""
+    k, n = b_kn.shape
+    panels = -(-n // PANEL)
+    padded = np.zeros((k, panels * PANEL), np.float32)
+    padded[:, :n] = b_kn
+    return np.ascontiguousarray(padded.reshape(k, panels, PANEL).transpose(1, 0, 2))
+
+
+def packed_size(k: int, n: int) -> int:
+    """Floats in pack_b's output."""
+    return -(-n // PANEL) * PANEL * k
+
+
+@dataclass(frozen=True)
+class BLayout:
+    """How the core reads B(p, j) = b[(j / PANEL) * ps + p * rs + j % PANEL]."""
+
+    rs: int
+    ps: int
+    padded: bool
+
+    @staticmethod
+    def plain(ldb: int) -> BLayout:
+        return BLayout(rs=ldb, ps=PANEL, padded=False)
+
+    @staticmethod
+    def packed(k: int) -> BLayout:
+        return BLayout(rs=PANEL, ps=k * PANEL, padded=True)
+
+
+def sgemm_fields(m: int, n: int, k: int, a_strides: tuple[int, int], b: BLayout, ldc: int,
+                 cin_strides: tuple[int, int] = (0, 0), alpha: float = 1.0, beta: float = 0.0) -> dict[str, str]:
+    """Fields of an aotc_sgemm_params."""
+    return {
+        "m": c_int(m), "n": c_int(n), "k": c_int(k),
+        "a_rs": c_int(a_strides[0]), "a_cs": c_int(a_strides[1]),
+        "b_rs": c_int(b.rs), "b_ps": c_int(b.ps), "b_padded": "1" if b.padded else "0",
+        "ldc": c_int(ldc), "cin_rs": c_int(cin_strides[0]), "cin_cs": c_int(cin_strides[1]),
+        "alpha": c_float(alpha), "beta": c_float(beta),
+    }
+
+
+def struct_init(fields: dict[str, str]) -> str:
+    return "{" + ", ".join(f".{k} = {v}" for k, v in fields.items()) + "}"
+
+
+def superseded(ctx: NodeContext, name: str, by: str) -> None:
+    """The kernel reads a repacked copy (`by`) of constant `name` instead of `name` itself.
+    The model emitter still declares every constant input; referencing it once keeps
+    -Wunused-const-variable quiet (the optimiser then drops the unused array)."""
+    ctx.line(f"(void){ctx.ptr(name)}; /* read as {by} */")
+
+
+def _const_b_packs(n: int) -> bool:
+    """A constant B is packed unless it is narrower than a panel (padding would multiply its size)."""
+    return n >= PANEL
+
+
+def _too_large(*sizes: int) -> str | None:
+    if max(sizes, default=0) > INT32_MAX:
+        return "tensor has more than 2^31 - 1 elements"
+    return None
+
+
+# --- Gemm ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class GemmPlan:
+    m: int
+    n: int
+    k: int
+    b_const: bool
+    b_packed: bool  # B is in the packed layout (a packed constant, or packed into scratch at run time)
+    scratch: int  # bytes: the packed runtime B, or the core's work block
+
+
+def _gemm_plan(node: Node, graph: Graph) -> GemmPlan:
+    a_shape = graph.tensors[node.inputs[0]].shape
+    b_shape = graph.tensors[node.inputs[1]].shape
+    trans_a, trans_b = node.attrs["transA"], node.attrs["transB"]
+    m, k = (a_shape[1], a_shape[0]) if trans_a else a_shape
+    n = b_shape[0] if trans_b else b_shape[1]
+    b_const = graph.const(node.inputs[1]) is not None
+    if b_const:
+        packed = _const_b_packs(n)
+        return GemmPlan(m, n, k, True, packed, 0 if packed else WORK_BYTES)
+    if trans_b:  # a runtime B^T is packed into scratch first
+        return GemmPlan(m, n, k, False, True, packed_size(k, n) * 4)
+    return GemmPlan(m, n, k, False, False, WORK_BYTES)
+
+
+def _check_gemm(node: Node, graph: Graph) -> str | None:
+    shapes = [graph.tensors[i].shape for i in node.inputs if i]
+    if len(shapes[0]) != 2 or len(shapes[1]) != 2:
+        return f"Gemm needs 2-D A and B, got shapes {shapes[0]} and {shapes[1]}"
+    if len(shapes) > 2 and len(shapes[2]) > 2:
+        return f"Gemm C must have rank <= 2, got {shapes[2]}"
+    return _too_large(*(int(np.prod(s)) for s in shapes))
+
+
+def _gemm_scratch(node: Node, graph: Graph) -> int:
+    return _gemm_plan(node, graph).scratch
+
+
+def _emit_gemm(ctx: NodeContext) -> None:
+    a, b = ctx.inputs[0], ctx.inputs[1]
+    c = ctx.inputs[2] if len(ctx.inputs) > 2 and ctx.inputs[2] else ""
+    y = ctx.outputs[0]
+    plan = _gemm_plan(ctx.node, ctx.graph)
+    m, n, k = plan.m, plan.n, plan.k
+    alpha, beta = ctx.attrs["alpha"], ctx.attrs["beta"]
+    trans_a, trans_b = ctx.attrs["transA"], ctx.attrs["transB"]
+    a_strides = (1, m) if trans_a else (k, 1)
+
+    b_ptr = ctx.ptr(b)
+    if plan.b_const:
+        b_kn = np.asarray(ctx.const(b), np.float32)
+        b_kn = b_kn.T if trans_b else b_kn
+        if plan.b_packed:
+            b_ptr = ctx.const_array("b_packed", pack_b(b_kn), comment=f"B of {ctx.node.name}, packed: "
+                                    f"{-(-n // PANEL)} panels of {k} x {PANEL}")
+            superseded(ctx, b, b_ptr)
+            b_layout = BLayout.packed(k)
+        else:
+            if trans_b:
+                b_ptr = ctx.const_array("b_kn", np.ascontiguousarray(b_kn), comment="B transposed to k x n")
+                superseded(ctx, b, b_ptr)
+            b_layout = BLayout.plain(n)
+    else:
+        b_layout = BLayout.packed(k) if trans_b else BLayout.plain(n)  # a runtime B^T is packed by the kernel
+    cin_ptr, cin_strides = "NULL", (0, 0)
+    if c and beta != 0.0:
+        cs = (1,) * (2 - len(ctx.shape(c))) + tuple(ctx.shape(c))
+        cin_ptr = ctx.ptr(c)
+        cin_strides = (cs[1] if cs[0] > 1 else 0, 1 if cs[1] > 1 else 0)
+    work = ctx.scratch("float") if plan.scratch else "NULL"
+    fields = sgemm_fields(m, n, k, a_strides, b_layout, n, cin_strides, alpha, beta)
+    pack_at_run_time = not plan.b_const and trans_b
+    p = ctx.params("aotc_gemm_params", {"gemm": struct_init(fields), "pack_b": "1" if pack_at_run_time else "0"},
+                   comment=f"Gemm {m}x{k} * {k}x{n}, transA={trans_a} transB={trans_b}")
+    ctx.call("aotc_gemm_f32", p, ctx.ptr(a), b_ptr, cin_ptr, ctx.ptr(y), work)
+
+
+# --- MatMul ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MatMulPlan:
+    m: int  # rows per product (all batches folded in when `folded`)
+    n: int
+    k: int
+    a_batch: tuple[int, ...]  # batch dims of A, B and the output, padded to the output's rank
+    b_batch: tuple[int, ...]
+    out_batch: tuple[int, ...]
+    folded: bool  # one product: B is shared and A's batches stack into rows
+    b_const: bool
+    b_packed: bool
+
+    @property
+    def scratch(self) -> int:
+        return 0 if self.b_packed else WORK_BYTES
+
+
+def _matmul_plan(node: Node, graph: Graph) -> MatMulPlan:
+    a_shape = graph.tensors[node.inputs[0]].shape
+    b_shape = graph.tensors[node.inputs[1]].shape
+    a2 = (1, *a_shape) if len(a_shape) == 1 else a_shape  # numpy: a 1-D A is a row, a 1-D B a column
+    b2 = (*b_shape, 1) if len(b_shape) == 1 else b_shape
+    m, k = a2[-2:]
+    n = b2[-1]
+    rank = max(len(a2), len(b2)) - 2
+    a_batch = (1,) * (rank - len(a2) + 2) + tuple(a2[:-2])
+    b_batch = (1,) * (rank - len(b2) + 2) + tuple(b2[:-2])
+    out_batch = tuple(max(x, y) for x, y in zip(a_batch, b_batch, strict=True))
+    b_shared = int(np.prod(b_batch)) == 1
+    folded = b_shared and a_batch == out_batch
+    b_const = graph.const(node.inputs[1]) is not None
+    b_packed = b_const and _const_b_packs(n)
+    if folded:
+        m *= int(np.prod(a_batch))
+    return MatMulPlan(m, n, k, a_batch, b_batch, out_batch, folded, b_const, b_packed)
+
+
+def _check_matmul(node: Node, graph: Graph) -> str | None:
+    shapes = [graph.tensors[i].shape for i in node.inputs[:2]]
+    if any(len(s) == 0 for s in shapes):
+        return "MatMul operands must have rank >= 1"
+    return _too_large(*(int(np.prod(s)) for s in shapes), int(np.prod(graph.tensors[node.outputs[0]].shape)))
+
+
+def _matmul_scratch(node: Node, graph: Graph) -> int:
+    return _matmul_plan(node, graph).scratch
+
+
+def _batch_offsets(batch: tuple[int, ...], out_batch: tuple[int, ...], step: int) -> np.ndarray:
+    """Start (in floats) of each output batch's matrix in an operand with batch dims `batch`
+    (size-1 dims broadcast) whose matrices are `step` floats apart."""
+    index = np.arange(int(np.prod(batch)), dtype=np.int64).reshape(batch)
+    return (np.broadcast_to(index, out_batch).reshape(-1) * step).astype(np.int32)
+
+
+def _emit_matmul(ctx: NodeContext) -> None:
+    a, b, y = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    plan = _matmul_plan(ctx.node, ctx.graph)
+    m, n, k = plan.m, plan.n, plan.k
+
+    b_ptr, b_step = ctx.ptr(b), k * n
+    b_layout = BLayout.plain(n)
+    if plan.b_packed:
+        slices = np.asarray(ctx.const(b), np.float32).reshape(-1, k, n)
+        b_ptr = ctx.const_array("b_packed", np.stack([pack_b(s) for s in slices]),
+                                comment=f"B of {ctx.node.name}, packed: {len(slices)} x "
+                                        f"{-(-n // PANEL)} panels of {k} x {PANEL}")
+        superseded(ctx, b, b_ptr)
+        b_step = packed_size(k, n)
+        b_layout = BLayout.packed(k)
+    work = "NULL" if plan.b_packed else ctx.scratch("float")
+    what = f"MatMul {list(ctx.shape(a))} x {list(ctx.shape(b))} -> {list(ctx.shape(y))}"
+    fields = sgemm_fields(m, n, k, (k, 1), b_layout, n)
+    if plan.folded:
+        p = ctx.params("aotc_sgemm_params", fields, comment=f"{what}: one {m}x{k} * {k}x{n} product")
+        ctx.call("aotc_sgemm_f32", p, ctx.ptr(a), b_ptr, "NULL", ctx.ptr(y), work)
+        return
+    a_off = _batch_offsets(plan.a_batch, plan.out_batch, m * k)
+    b_off = _batch_offsets(plan.b_batch, plan.out_batch, b_step)
+    a_tab = ctx.const_array("a_offsets", a_off, comment="start of each batch's A")
+    b_tab = ctx.const_array("b_offsets", b_off, comment="start of each batch's B")
+    p = ctx.params("aotc_matmul_params", {
+        "gemm": struct_init(fields), "batch": c_int(len(a_off)), "a_offsets": a_tab, "b_offsets": b_tab,
+    }, comment=f"{what}: {len(a_off)} products of {m}x{k} * {k}x{n}")
+    ctx.call("aotc_matmul_f32", p, ctx.ptr(a), b_ptr, ctx.ptr(y), work)
+
+
+OPS: dict[str, HostOp] = {
+    "Gemm": HostOp(_emit_gemm, family="gemm", scratch=_gemm_scratch, check=_check_gemm),
+    "MatMul": HostOp(_emit_matmul, family="gemm", scratch=_matmul_scratch, check=_check_matmul),
+}

@@ -56,10 +56,16 @@ def source_coordinate(mode: str, j: int, scale: float, n_in: int, n_out: int) ->
     raise ValueError(f"coordinate_transformation_mode '{mode}'")
 
 
+# onnxruntime (1.31) rounds a coordinate within this distance of a half as an exact half, so that
+# float32 noise in (j + 0.5) / scale does not decide the tie (its issue #28291); floor and ceil are exact.
+HALF_TIE = 1e-6
+
+
 def nearest_index(x: float, mode: str, downscale: bool) -> int:
     """Pixel picked by nearest_mode `mode` at coordinate x (before clamping to the input)."""
     below = math.floor(x)
     frac = x - below  # exact: x is a float32 value
+    tie = abs(frac - 0.5) <= HALF_TIE
     if mode == "floor":
         return below
     if mode == "ceil":
@@ -67,9 +73,9 @@ def nearest_index(x: float, mode: str, downscale: bool) -> int:
     if mode == "simple":  # Upsample and Resize-10 in onnxruntime: ceil when shrinking, else floor
         return math.ceil(x) if downscale else below
     if mode == "round_prefer_floor":
-        return below + 1 if frac > 0.5 else below
+        return below + 1 if frac > 0.5 and not tie else below
     if mode == "round_prefer_ceil":
-        return below + 1 if frac >= 0.5 else below
+        return below + 1 if frac > 0.5 or tie else below
     raise ValueError(f"nearest_mode '{mode}'")
 
 

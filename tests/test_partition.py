@@ -1,0 +1,272 @@
+"""Partitioning: known hard shapes, random DAGs (hypothesis), manual annotation, ONNX round trip."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+import zoo
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from onnx import TensorProto, helper
+from opcheck import model_case, shared_build
+
+from aot.compiler import Options, compile_model, partition_model
+from aot.errors import AotcError
+from aot.frontend import import_model
+from aot.partition import partition_for
+from aot.partition.serialize import from_onnx, to_onnx
+from aot.passes import simplify
+from aot.vendor import Vendor, find_vendor
+from aot.vendor.cref import VENDOR as CREF
+from aot.vendor.cref.codegen import codegen as cref_codegen
+
+ELEMENTWISE = ["Add", "Sub", "Mul", "Relu", "Sigmoid", "Tanh"]
+SHAPE = [2, 8]
+
+
+def vendor(name: str, ops: set[str]) -> Vendor:
+    """A vendor taking `ops` (a subset of cref's), compiling them with cref's codegen."""
+    return Vendor(name, checkers={op: CREF.checkers[op] for op in ops}, codegen=cref_codegen)
+
+
+def dag_model(spec: list[tuple[str, int, int]], name: str = "dag") -> tuple[onnx.ModelProto, dict]:
+    """spec: (op, a, b) per node; a/b pick earlier tensors (0 = input x, k = output of node k-1)."""
+    tensors = ["x"]
+    nodes = []
+    for k, (op, a, b) in enumerate(spec):
+        ins = [tensors[a % len(tensors)]] + ([tensors[b % len(tensors)]] if op in ("Add", "Sub", "Mul") else [])
+        nodes.append(helper.make_node(op, ins, [f"t{k}"], name=f"n{k}"))
+        tensors.append(f"t{k}")
+    used = {i for n in nodes for i in n.input}
+    outs = [t for t in tensors[1:] if t not in used] or [tensors[-1]]
+    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, SHAPE)],
+                          [helper.make_tensor_value_info(t, TensorProto.FLOAT, SHAPE) for t in outs])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    feeds = {"x": np.random.default_rng(len(spec)).standard_normal(SHAPE).astype(np.float32)}
+    return m, feeds
+
+
+def partition(model: onnx.ModelProto, vendors: list[Vendor], annotations=None):
+    return partition_for(simplify(import_model(model, "m")), vendors, annotations, "m")
+
+
+def placement(graph) -> dict[str, str]:
+    """ONNX node name -> where it runs (host or function symbol)."""
+    where: dict[str, str] = {}
+    for n in graph.nodes:
+        if n.op == "Call":
+            for m in graph.functions[n.name].graph.nodes:
+                for s in m.sources():
+                    assert s not in where, f"{s} placed twice"
+                    where[s] = n.name
+        else:
+            for s in n.sources():
+                assert s not in where, f"{s} placed twice"
+                where[s] = "host"
+    return where
+
+
+# --- known hard shapes -------------------------------------------------------------
+
+def test_diamond_with_unsupported_middle_splits_without_cycle():
+    # n0 (V) -> n1 (host) -> n3 (V);  n0 -> n2 (V) -> n3
+    model, _ = dag_model([("Relu", 0, 0), ("Sigmoid", 1, 1), ("Tanh", 1, 1), ("Add", 2, 3)])
+    g = partition(model, [vendor("v", {"Relu", "Tanh", "Add"})])
+    where = placement(g)
+    assert where["n1"] == "host"
+    assert where["n0"] == where["n2"] != where["n3"]
+    assert len(g.functions) == 2
+    g.verify()
+
+
+def test_region_with_several_outputs():
+    model, feeds = dag_model([("Relu", 0, 0), ("Tanh", 1, 1), ("Sigmoid", 1, 1), ("Sigmoid", 2, 2)])
+    g = partition(model, [vendor("v", {"Relu", "Tanh"})])
+    (fn,) = g.functions.values()
+    assert len(fn.graph.outputs) == 2  # t0 feeds the host's n2, t1 feeds n3
+
+
+def test_two_vendors_competing_for_a_node_follow_the_users_order():
+    model, _ = dag_model([("Relu", 0, 0), ("Tanh", 1, 1)])
+    a, b = vendor("a", {"Relu", "Tanh"}), vendor("b", {"Relu"})
+    assert {fn.compiler for fn in partition(model, [a, b]).functions.values()} == {"a"}
+    g = partition(model, [b, a])
+    assert placement(g)["n0"].startswith("m_b_") and placement(g)["n1"].startswith("m_a_")
+
+
+def test_composite_next_to_a_plain_supported_op_share_one_region():
+    model = zoo.mlp()  # Gemm->Relu->Gemm->Relu->Gemm->Softmax
+    g = partition(model, [CREF])
+    (fn,) = g.functions.values()
+    ops = [n.attrs.get("composite", n.op) for n in fn.graph.nodes]
+    assert ops == ["cref.dense_relu", "cref.dense_relu", "Gemm"]
+    assert [n.op for n in g.nodes] == ["Call", "Softmax"]
+
+
+def test_composite_interior_used_outside_is_not_fused():
+    # MatMul -> Add(bias) -> Relu, but the MatMul result is also a graph output: no composite may hide it.
+    w = helper.make_tensor("w", TensorProto.FLOAT, [8, 8], np.ones(64, np.float32).tolist())
+    bias = helper.make_tensor("b", TensorProto.FLOAT, [8], np.ones(8, np.float32).tolist())
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["mm"], name="mm"),
+             helper.make_node("Add", ["mm", "b"], ["s"], name="add"),
+             helper.make_node("Relu", ["s"], ["y"], name="relu")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, SHAPE)],
+                          [helper.make_tensor_value_info(t, TensorProto.FLOAT, SHAPE) for t in ("y", "mm")],
+                          [w, bias])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    part = partition(model, [CREF])
+    composites = [n for fn in part.functions.values() for n in fn.graph.nodes if n.op == "Composite"]
+    assert all("mm" not in n.sources() for n in composites)
+
+
+# --- random DAGs ----------------------------------------------------------------------
+
+dag_specs = st.lists(st.tuples(st.sampled_from(ELEMENTWISE), st.integers(0, 50), st.integers(0, 50)),
+                     min_size=1, max_size=14)
+support_sets = st.sets(st.sampled_from(ELEMENTWISE))
+
+
+@settings(max_examples=150, deadline=None)
+@given(dag_specs, support_sets, support_sets)
+def test_random_dags_place_every_node_once_without_cycles(spec, ops_a, ops_b):
+    model, _ = dag_model(spec)
+    g = partition(model, [vendor("a", ops_a), vendor("b", ops_b)])
+    where = placement(g)
+    assert sorted(where) == sorted(f"n{k}" for k in range(len(spec)) if f"n{k}" in where)
+    g.verify()  # main graph in topological order: no cycle between regions
+    for fn in g.functions.values():
+        fn.graph.verify()
+        # a function's nodes are all ones its vendor takes
+        assert all(n.op in (ops_a if fn.compiler == "a" else ops_b) for n in fn.graph.nodes)
+    for k, (op, _, _) in enumerate(spec):  # every node lands with the first vendor that takes it
+        name = f"n{k}"
+        if name not in where:
+            continue  # removed as dead code (its result reaches no output)
+        expected = "a" if op in ops_a else "b" if op in ops_b else "host"
+        actual = "host" if where[name] == "host" else g.functions[where[name]].compiler
+        assert actual == expected, (name, op)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(ELEMENTWISE), min_size=1, max_size=16), support_sets)
+def test_chains_get_the_fewest_regions(ops, supported):
+    spec = [(op, k, k) for k, op in enumerate(ops)]  # each node reads the previous one: a chain
+    model, _ = dag_model(spec)
+    g = partition(model, [vendor("v", supported)])
+    runs = sum(1 for k, op in enumerate(ops) if op in supported and (k == 0 or ops[k - 1] not in supported))
+    assert len(g.functions) == runs
+
+
+def _random_cases(count: int = 16) -> list:
+    rng = np.random.default_rng(7)
+    cases = []
+    for k in range(count):
+        spec = [(str(rng.choice(ELEMENTWISE)), int(rng.integers(0, 50)), int(rng.integers(0, 50)))
+                for _ in range(int(rng.integers(2, 12)))]
+        ops = {op for op in ELEMENTWISE if rng.random() < 0.6}
+        model, feeds = dag_model(spec, name=f"dag{k}")
+        case = model_case(f"dag{k}", model.graph, feeds)
+        case.vendors = (vendor("v", ops),)
+        cases.append(case)
+    return cases
+
+
+RANDOM_CASES = _random_cases()
+
+
+@pytest.fixture(scope="module")
+def random_build():
+    return shared_build(RANDOM_CASES)
+
+
+@pytest.mark.parametrize("case_id", [c.id for c in RANDOM_CASES])
+def test_random_partitioned_dag_matches_onnxruntime(random_build, case_id):
+    random_build.check(case_id)
+
+
+# --- manual annotation ---------------------------------------------------------------------
+
+def annotate(model, entries, vendors=(CREF,)):
+    return partition(model, list(vendors), entries)
+
+
+def test_manual_nodes_and_host_override():
+    model = zoo.mlp()
+    g = annotate(model, [{"target": "host", "nodes": ["relu8"]}])
+    assert placement(g)["relu8"] == "host"
+    assert len(g.functions) == 2
+
+
+def test_manual_region_by_boundary_tensors():
+    model, _ = dag_model([("Relu", 0, 0), ("Tanh", 1, 1), ("Sigmoid", 2, 2), ("Relu", 3, 3)])
+    g = annotate(model, [{"target": "v", "region": {"inputs": ["t0"], "outputs": ["t1"]}}],
+                 vendors=[vendor("v", {"Relu", "Tanh"})])
+    where = placement(g)
+    assert where["n1"] != "host" and where["n0"] != where["n1"]
+
+
+@pytest.mark.parametrize("entries,words", [
+    ([{"target": "cref", "nodes": ["nope"]}], ["nope"]),
+    ([{"target": "dnnl9", "nodes": ["relu4"]}], ["dnnl9", "--vendor"]),
+    ([{"target": "cref", "nodes": ["softmax12"]}], ["softmax12", "Softmax", "cannot take"]),
+    ([{"target": "cref", "region": {"nodes": ["gemm3", "gemm7"]}}], ["not convex", "relu4"]),
+    ([{"target": "cref", "region": {"inputs": ["relu4_out"], "outputs": ["gemm11_out"], "x": 1}},
+      {"target": "host", "nodes": ["gemm7"]}], ["gemm7", "both"]),
+    ([{"target": "cref", "region": {"inputs": [], "outputs": ["relu4_out"]}}], ["does not close", "input"]),
+    ([{"target": "cref"}], ["nodes"]),
+])
+def test_bad_annotations_are_refused_naming_the_nodes(entries, words):
+    with pytest.raises(AotcError) as e:
+        annotate(zoo.mlp(), entries)
+    for w in words:
+        assert w in str(e.value), str(e.value)
+
+
+def test_annotation_file_through_the_cli_options(tmp_path):
+    f = tmp_path / "ann.json"
+    f.write_text(json.dumps([{"target": "host", "nodes": ["gemm11"]}]))
+    g = partition_model(zoo.mlp(), Options(vendors=("cref",), annotate=str(f)))
+    assert placement(g)["gemm11"] == "host"
+
+
+# --- serialisation -----------------------------------------------------------------------------
+
+def test_partition_round_trips_through_onnx():
+    model = zoo.mlp()
+    g = partition_model(model, Options(name="mlp", vendors=("cref",)))
+    written = to_onnx(g, g.meta["onnx"])
+    onnx.checker.check_model(written)
+    assert [f.domain for f in written.functions] == ["aotc.cref"]
+    plain, annotations, vendors = from_onnx(written)
+    assert vendors == ["cref"] and len(annotations) == 1
+    again = partition_model(written, Options(name="mlp"))  # no --vendor: the file names its vendors
+    assert placement(again) == placement(g)
+    feeds = zoo.random_inputs(model)
+    ref = ort.InferenceSession(model.SerializeToString()).run(None, feeds)[0]
+    got = ort.InferenceSession(written.SerializeToString()).run(None, feeds)[0]
+    np.testing.assert_allclose(got, ref, rtol=1e-6)
+
+
+def test_a_manual_region_is_honoured_after_a_round_trip():
+    model = zoo.mlp()
+    g = partition_model(model, Options(name="mlp", vendors=("cref",)))
+    g2 = partition_model(to_onnx(g, g.meta["onnx"]), Options(name="mlp", vendors=("cref",)))
+    assert len(g2.functions) == 1
+
+
+def test_unknown_vendor_lists_the_known_ones():
+    with pytest.raises(AotcError, match="cref"):
+        find_vendor("nosuchvendor")
+
+
+def test_metadata_lists_functions():
+    bundle = compile_model(zoo.mlp(), Options(name="mlp", vendors=("cref",)))
+    (entry,) = bundle.metadata["partition"]
+    assert entry["symbol"] == "mlp_cref_0" and entry["compiler"] == "cref"
+    assert entry["nodes"] == ["gemm3", "relu4", "gemm7", "relu8", "gemm11"]
+    assert "mlp_cref_0(ins, outs," in bundle.files["src/mlp.c"]

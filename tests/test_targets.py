@@ -1,0 +1,378 @@
+"""Cross targets: models on Cortex-M boards (qemu-system-arm) and Linux on Arm and RISC-V
+(qemu-user) through the user's path (aotc -> cmake --build -> aotc run), matching onnxruntime;
+the fit check; footprint vs binutils' size; a firmware project that add_subdirectory()s a bundle.
+
+Builds are shared: every (model, target) pair is compiled and built once per module, two at
+a time, and the tests look at the results."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+import zoo
+from conftest import require_tool
+from onnx import TensorProto, helper, numpy_helper
+from opcheck import assert_close
+
+from aot.build import cmake_exe, runner_command
+from aot.footprint import parse_elf
+from aot.targets import TARGETS, get_target, place
+
+AOTC = [sys.executable, "-m", "aot.cli"]
+CORTEX_M = ["mps2-an385", "mps2-an386", "mps3-an547"]
+LINUX = ["aarch64-linux", "armv7-linux", "riscv64-linux"]
+SIZE_TOOL = {"mps2-an385": "arm-none-eabi-size", "mps2-an386": "arm-none-eabi-size",
+             "mps3-an547": "arm-none-eabi-size", "aarch64-linux": "aarch64-linux-gnu-size",
+             "armv7-linux": "arm-linux-gnueabihf-size", "riscv64-linux": "riscv64-linux-gnu-size"}
+
+
+def embed_model() -> onnx.ModelProto:
+    """An embedding lookup (int64 input, a 256 KiB table that goes to the weights blob)
+    followed by elementwise ops: little compute, so it is quick even on a soft-float M3."""
+    rng = np.random.default_rng(7)
+    table = rng.standard_normal((1024, 64)).astype(np.float32)
+    scale = rng.uniform(0.5, 1.5, (1, 64)).astype(np.float32)
+    nodes = [helper.make_node("Gather", ["table", "ids"], ["e"], name="embed"),
+             helper.make_node("Mul", ["e", "scale"], ["m"], name="scale"),
+             helper.make_node("Tanh", ["m"], ["y"], name="tanh")]
+    g = helper.make_graph(nodes, "embed", [helper.make_tensor_value_info("ids", TensorProto.INT64, [8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [8, 64])],
+                          [numpy_helper.from_array(table, "table"), numpy_helper.from_array(scale, "scale")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
+def model_and_inputs(name: str) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    if name == "embed":
+        ids = np.array([0, 1023, 5, 77, 512, 3, 999, 64], dtype=np.int64)
+        return embed_model(), {"ids": ids}
+    model = zoo.build(name)
+    return model, zoo.random_inputs(model)
+
+
+# (model, target) pairs built for the whole module. Every target runs a dense model (mlp) and
+# the embedding model; the Cortex-M boards also run a CNN (lenet).
+PAIRS = ([(m, t) for t in CORTEX_M + LINUX for m in ("mlp", "embed")]
+         + [("lenet", t) for t in CORTEX_M] + [("lenet", "aarch64-linux")])
+
+
+def reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+def tools_for(target: str) -> list[str]:
+    t = get_target(target)
+    return [t.compiler, t.emulator[0]]
+
+
+@dataclass
+class Built:
+    out: Path
+    meta: dict
+    outputs: dict[str, np.ndarray]
+    feeds: dict[str, np.ndarray]
+    model: onnx.ModelProto
+
+
+def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        raise AssertionError(f"{' '.join(map(str, cmd))} -> exit {r.returncode}\n{r.stdout[-3000:]}\n"
+                             f"{r.stderr[-3000:]}")
+    return r
+
+
+def compile_build_run(root: Path, name: str, target: str) -> Built:
+    model, feeds = model_and_inputs(name)
+    d = root / f"{name}-{target}"
+    d.mkdir(parents=True)
+    src, out = d / f"{name}.onnx", d / "out"
+    onnx.save(model, src)
+    run([*AOTC, str(src), "-o", str(out), "--target", target])
+    run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"])
+    run([cmake_exe(), "--build", str(out)])
+    np.savez(d / "in.npz", **feeds)
+    run([*AOTC, "run", str(out), "--inputs", str(d / "in.npz"), "--outputs", str(d / "res.npz")])
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    return Built(out, meta, dict(np.load(d / "res.npz")), feeds, model)
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory):
+    """Futures of every PAIRS build whose tools are installed (two builds at a time)."""
+    root = tmp_path_factory.mktemp("targets")
+    pool = ThreadPoolExecutor(max_workers=max(2, min(4, os.cpu_count() or 2)))
+    futures: dict[tuple[str, str], Future] = {}
+    for name, target in PAIRS:
+        if all(shutil.which(t) for t in tools_for(target)):
+            futures[(name, target)] = pool.submit(compile_build_run, root, name, target)
+    yield futures
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+def ctest_exe() -> str:
+    return shutil.which("ctest") or str(Path(cmake_exe()).with_name("ctest"))
+
+
+def get_build(builds, name: str, target: str) -> Built:
+    require_tool(*tools_for(target))
+    return builds[(name, target)].result()
+
+
+# --- listing and unknown targets ---------------------------------------------------------------
+
+def test_list_targets_shows_every_target_with_memory():
+    r = run([*AOTC, "--list-targets"])
+    for name in ["host", *CORTEX_M, *LINUX]:
+        assert re.search(rf"^{re.escape(name)}\s", r.stdout, re.MULTILINE), r.stdout
+    an385 = next(line for line in r.stdout.splitlines() if line.startswith("mps2-an385"))
+    assert "4 MiB" in an385 and "16 MiB" in an385 and "Cortex-M3" in an385
+
+
+def test_unknown_target_is_refused_with_the_known_ones(tmp_path):
+    src = tmp_path / "m.onnx"
+    onnx.save(embed_model(), src)
+    r = subprocess.run([*AOTC, str(src), "-o", str(tmp_path / "out"), "--target", "cortex-m99"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "cortex-m99" in lines[0], r.stderr
+    assert all(t in lines[0] for t in TARGETS), lines[0]
+    assert not (tmp_path / "out").exists()
+
+
+# --- models under qemu match onnxruntime ------------------------------------------------------------
+
+@pytest.mark.parametrize("name,target", PAIRS, ids=[f"{m}-{t}" for m, t in PAIRS])
+def test_model_on_target_matches_onnxruntime(builds, name, target):
+    b = get_build(builds, name, target)
+    assert b.meta["target"] == target
+    for spec, ref in zip(b.meta["outputs"], reference(b.model, b.feeds), strict=True):
+        assert_close(b.outputs[spec["name"]], ref, f"{name} on {target}: {spec['name']}")
+
+
+def test_ctest_runs_the_runner_under_qemu(builds):
+    b = get_build(builds, "mlp", "mps2-an385")
+    r = run([ctest_exe(), "--output-on-failure"], cwd=b.out)
+    assert "100% tests passed" in r.stdout, r.stdout
+
+
+def test_timing_under_qemu_is_not_reported(builds, tmp_path):
+    b = get_build(builds, "embed", "mps2-an385")
+    np.savez(tmp_path / "in.npz", **b.feeds)
+    r = run([*AOTC, "run", str(b.out), "--inputs", str(tmp_path / "in.npz"), "--outputs",
+             str(tmp_path / "o.npz"), "--repeat", "3"])
+    assert "not meaningful" in r.stderr and "median" not in r.stdout, (r.stdout, r.stderr)
+
+
+def test_bare_metal_exit_codes_come_back_through_semihosting(builds, tmp_path):
+    """A missing input file: the runner's exit code 66 is qemu's exit code."""
+    b = get_build(builds, "embed", "mps2-an385")
+    cmd = runner_command(get_target("mps2-an385"), b.out / "runner.elf", ["missing.bin", "o.bin"])
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert r.returncode == 66, (r.returncode, r.stderr)
+    assert "cannot open missing.bin" in r.stderr
+
+
+# --- the fit check ----------------------------------------------------------------------------------
+
+def test_model_too_big_for_the_board_is_refused_with_sizes(tmp_path):
+    rows, dim = 90000, 64  # a 22 MiB table: more than the an385's 4 MiB flash and 16 MiB PSRAM
+    table = np.zeros((rows, dim), np.float32)
+    g = helper.make_graph([helper.make_node("Gather", ["table", "ids"], ["y"], name="embed")], "huge",
+                          [helper.make_tensor_value_info("ids", TensorProto.INT64, [2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, dim])],
+                          [numpy_helper.from_array(table, "table")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    src = tmp_path / "huge.onnx"
+    onnx.save(m, src)
+    out = tmp_path / "out"
+    r = subprocess.run([*AOTC, str(src), "-o", str(out), "--target", "mps2-an385"], capture_output=True, text=True)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert "does not fit" in lines[0] and "mps2-an385" in lines[0], lines[0]
+    assert str(rows * dim * 4) in lines[0] and "16 MiB" in lines[0] and "4 MiB" in lines[0], lines[0]
+    assert not out.exists()
+    # The same model fits the an547, whose DDR takes the table.
+    r = subprocess.run([*AOTC, str(src), "-o", str(out), "--target", "mps3-an547", "--no-configure"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    assert meta["target_info"]["placement"]["weights_blob"] == "DDR"
+    assert 'REGION_ALIAS("AOTC_WEIGHTS", DDR)' in (out / "bundle/target/cortex-m/aotc_regions.ld").read_text()
+
+
+def test_fit_check_places_and_refuses_arenas():
+    an385 = get_target("mps2-an385")
+    p = place(an385, name="m", inline_weights=1000, blob_weights=3 << 20, arena=1 << 20, io_bytes=1000)
+    assert (p.weights_region, p.arena_region) == ("FLASH", "RAM")
+    p = place(an385, name="m", inline_weights=1000, blob_weights=5 << 20, arena=6 << 20, io_bytes=1000)
+    assert (p.weights_region, p.arena_region) == ("PSRAM", "PSRAM")
+    from aot.errors import AotcError
+
+    with pytest.raises(AotcError, match=r"arena \+ runner I/O need 17 MiB \(\d+ bytes\)"):
+        place(an385, name="m", inline_weights=0, blob_weights=0, arena=17 << 20, io_bytes=0)
+
+
+# --- footprint --------------------------------------------------------------------------------------
+
+def berkeley(tool: str, path: Path, total: bool = False) -> tuple[int, int, int]:
+    out = run([tool, *(["-t"] if total else []), str(path)]).stdout.strip().splitlines()
+    text, data, bss = out[-1].split()[:3]
+    return int(text), int(data), int(bss)
+
+
+@pytest.mark.parametrize("target", ["mps2-an385", "mps3-an547", "aarch64-linux"])
+def test_footprint_agrees_with_binutils_size(builds, target):
+    b = get_build(builds, "mlp", target)
+    tool = SIZE_TOOL[target]
+    require_tool(tool)
+    r = run([*AOTC, "footprint", str(b.out)])
+    assert "flash" in r.stdout and "RAM" in r.stdout
+    fp = json.loads((b.out / "footprint.json").read_text())
+    model, image = fp["model"], fp["image"]
+    name = b.meta["name"]
+    assert (model["text"], model["data"], model["bss"]) == berkeley(tool, b.out / f"lib{name}.a", total=True)
+    runner = b.out / image["file"]
+    assert (image["text"], image["data"], image["bss"]) == berkeley(tool, runner)
+    assert model["flash_bytes"] == model["text"] + model["data"]
+    arena = b.meta["memory"]["arena_bytes"]
+    assert model["ram_bytes"] == arena + model["data"] + model["bss"] + model["stack_bytes"]
+    assert model["stack_bytes"] > 0 and model["stack"]["deepest_path"][0] in (f"{name}_run", f"{name}_init")
+    weights = b.meta["memory"]["weights_bytes"]
+    assert model["text"] >= weights  # the weights are read-only data of the library
+    if get_target(target).regions:
+        regions = image["regions"]
+        assert regions["FLASH"]["used_bytes"] == image["text"] + image["data"]
+        assert sum(r["used_bytes"] for k, r in regions.items() if k != "FLASH") == image["data"] + image["bss"]
+
+
+# --- a bundle that is moved, and a firmware project ---------------------------------------------------
+
+def test_bundle_builds_standalone_after_a_move(builds, tmp_path):
+    """OUT/bundle alone, copied elsewhere, configures for its target with no arguments."""
+    b = get_build(builds, "embed", "mps2-an386")
+    moved = tmp_path / "elsewhere" / "bundle"
+    shutil.copytree(b.out / "bundle", moved)
+    build = tmp_path / "build"
+    run([cmake_exe(), "-S", str(moved), "-B", str(build), "-DAOTC_WARNINGS_AS_ERRORS=ON"])
+    run([cmake_exe(), "--build", str(build)])
+    elf = build / "runner.elf"
+    assert parse_elf(elf.read_bytes()).sections, "no ELF image"
+    r = run([ctest_exe(), "--output-on-failure"], cwd=build)
+    assert "100% tests passed" in r.stdout
+
+
+FIRMWARE_CMAKE = """\
+cmake_minimum_required(VERSION 3.16)
+project(firmware C)
+set({NAME}_BUILD_RUNNER OFF)                  # the library only
+add_subdirectory({bundle} model)
+add_executable(firmware main.c)
+target_link_libraries(firmware PRIVATE {name})
+# aotc's board support (vector table, reset handler, semihosting), with our own linker script.
+aotc_board_executable(firmware LINKER_SCRIPT ${{CMAKE_CURRENT_SOURCE_DIR}}/firmware.ld)
+enable_testing()
+aotc_board_add_test(firmware firmware)
+"""
+
+# The firmware's own memory layout for the an386: the model's arena goes to a section of its
+# choosing (.model_arena) in PSRAM; everything else as usual.
+FIRMWARE_LD = """\
+MEMORY {
+  FLASH (rx)  : ORIGIN = 0x00000000, LENGTH = 4M
+  RAM   (rwx) : ORIGIN = 0x20000000, LENGTH = 4M
+  PSRAM (rwx) : ORIGIN = 0x21000000, LENGTH = 16M
+}
+ENTRY(Reset_Handler)
+SECTIONS {
+  .isr_vector : { KEEP(*(.isr_vector)) } > FLASH
+  .text : { *(.text*) KEEP(*(.init)) KEEP(*(.fini)) *(.rodata*) . = ALIGN(4); } > FLASH
+  .ARM.exidx : { *(.ARM.exidx*) } > FLASH
+  .init_array : { PROVIDE_HIDDEN(__init_array_start = .); KEEP(*(.init_array*));
+                  PROVIDE_HIDDEN(__init_array_end = .); } > FLASH
+  .fini_array : { PROVIDE_HIDDEN(__fini_array_start = .); KEEP(*(.fini_array*));
+                  PROVIDE_HIDDEN(__fini_array_end = .); } > FLASH
+  PROVIDE_HIDDEN(__preinit_array_start = .); PROVIDE_HIDDEN(__preinit_array_end = .);
+  .model_arena (NOLOAD) : ALIGN(64) { *(.model_arena) } > PSRAM
+  __data_load__ = LOADADDR(.data);
+  .data : { __data_start__ = .; *(.data*) . = ALIGN(4); __data_end__ = .; } > RAM AT > FLASH
+  .bss (NOLOAD) : { __bss_start__ = .; *(.bss*) *(COMMON) . = ALIGN(4); __bss_end__ = .; } > RAM
+  end = .;
+  __stack_top = ORIGIN(RAM) + LENGTH(RAM);
+}
+"""
+
+FIRMWARE_MAIN = """\
+#include <stdint.h>
+#include <stdio.h>
+#include "{name}.h"
+
+/* The model's working memory, in a section of the firmware's choosing (firmware.ld). */
+static uint8_t model_arena[{NAME}_ARENA_SIZE + 1u]
+    __attribute__((section(".model_arena"), aligned({NAME}_ARENA_ALIGN)));
+static const float input[] = {{ {values} }};
+static float output[{NAME}_{OUT}_BYTES / sizeof(float)];
+
+int main(void) {{
+    struct {name}_inputs in = {{ input }};
+    struct {name}_outputs out = {{ output }};
+    FILE *f;
+    if ((uintptr_t)model_arena < 0x21000000u || (uintptr_t)model_arena >= 0x22000000u) return 3;
+    if ({name}_init(model_arena) != 0) return 1;
+    if ({name}_run(&in, &out, model_arena) != 0) return 2;
+    f = fopen("outputs.bin", "wb");   /* semihosting: a file on the host */
+    if (!f || fwrite(output, 1, sizeof output, f) != sizeof output) return 4;
+    fclose(f);
+    printf("firmware: arena at %p, %u outputs written\\n", (void *)model_arena, (unsigned)(sizeof output / 4));
+    return 0;
+}}
+"""
+
+
+def test_firmware_project_adds_the_bundle_with_add_subdirectory(tmp_path):
+    target = "mps2-an386"
+    require_tool(*tools_for(target))
+    model, feeds = model_and_inputs("mlp")
+    src = tmp_path / "mlp.onnx"
+    onnx.save(model, src)
+    out = tmp_path / "out"
+    run([*AOTC, str(src), "-o", str(out), "--target", target, "--no-configure"])
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    name, (inp,), (outp,) = meta["name"], meta["inputs"], meta["outputs"]
+    x = feeds[inp["name"]].astype(np.float32).ravel()
+    fw = tmp_path / "firmware"
+    fw.mkdir()
+    (fw / "CMakeLists.txt").write_text(FIRMWARE_CMAKE.format(
+        name=name, NAME=name.upper(), bundle=(out / "bundle").as_posix()))
+    (fw / "firmware.ld").write_text(FIRMWARE_LD)
+    (fw / "main.c").write_text(FIRMWARE_MAIN.format(
+        name=name, NAME=name.upper(), OUT=outp["field"].upper(), values=", ".join(v.hex() for v in x.tolist())))
+    build = tmp_path / "fw-build"
+    run([cmake_exe(), "-S", str(fw), "-B", str(build),
+         f"-DCMAKE_TOOLCHAIN_FILE={out / 'bundle' / 'target' / 'toolchain.cmake'}", "-DAOTC_WARNINGS_AS_ERRORS=ON"])
+    run([cmake_exe(), "--build", str(build)])
+    mapfile = (build / "firmware.elf.map").read_text()
+    assert re.search(r"^\.model_arena\s+0x0*21[0-9a-f]{6}\s", mapfile, re.MULTILINE), "arena not in PSRAM"
+    r = run([ctest_exe(), "--output-on-failure", "-V"], cwd=build)
+    assert "firmware: arena at 0x21" in r.stdout, r.stdout
+    ours = np.fromfile(build / "outputs.bin", dtype=np.float32).reshape(outp["shape"])
+    assert_close(ours, reference(model, feeds)[0], f"firmware {name} on {target}")
