@@ -260,6 +260,8 @@ CASES += [
     pad_case("pad_wrap_opset19", (3, 4), [1, 2, 2, 1], "wrap", opset=19),
     pad_case("pad_wrap_wide_crop_opset19", (3, 4), [4, -1, 5, 6], "wrap", opset=19),
     pad_case("pad_rank5", (2, 1, 3, 2, 3), [0, 1, 0, 1, 1, 1, 0, 1, 1, 0]),
+    pad_case("pad_edge_last_cropped_to_one", (5, 6, 3), [1, 0, -1, 0, 0, -1], "edge"),
+    pad_case("pad_wrap_last_cropped_to_one", (5, 6, 3), [1, 0, -2, 2, 0, 0], "wrap", opset=19),
 ]
 
 # --- Gather -----------------------------------------------------------------------------------

@@ -115,7 +115,9 @@ def conv_transpose(node: Node, graph: Graph, opset: int) -> None:
         for i in range(nd):
             total = strides[i] * (x[2 + i] - 1) + out_pad[i] + (kernel[i] - 1) * dilations[i] + 1 - y[2 + i]
             total = max(total, 0)
-            if auto_pad == "SAME_UPPER" or (auto_pad != "SAME_LOWER" and "output_shape" in node.attrs):
+            # ONNX (and onnxruntime): SAME_UPPER puts the odd unit at the end; SAME_LOWER and an
+            # output_shape without auto_pad put it at the start (explicit pads are then ignored)
+            if auto_pad == "SAME_UPPER":
                 begin.append(total // 2)
                 end.append(total - total // 2)
             else:

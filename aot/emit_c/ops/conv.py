@@ -1,7 +1,132 @@
-"""Host ops of the 'conv' family (kernels in runtime_c/kernels/conv.c)."""
+"""Host ops of the 'conv' family: Conv and ConvTranspose (kernels in runtime_c/kernels/conv.c).
+
+One params struct (aotc_conv_params) describes every convolution as 3-D: a 1-D or
+2-D conv gets unit leading spatial dims, so 3-D convs come for free. Per node the
+compiler picks the kernel:
+
+    depthwise   one input channel per group: a direct loop, no scratch
+    pointwise   1 x 1 kernel, stride 1, no padding: the GEMM core on the input in place
+    im2col      everything else: patch-matrix blocks of kc x nc in scratch, then the GEMM core
+    transpose   ConvTranspose: W^T * X into scratch, then added into the output (col2im)
+
+Weights stay in ONNX layout: a group's [M/g, C/g * taps] block is already the
+row-major A the GEMM core reads, and ConvTranspose reads it transposed by strides.
+"""
 
 from __future__ import annotations
 
-from aot.emit_c.ops.base import HostOp
+from dataclasses import dataclass
 
-OPS: dict[str, HostOp] = {}
+from aot.emit_c.cformat import c_ints
+from aot.emit_c.ops.base import HostOp, NodeContext
+from aot.emit_c.ops.gemm import KC, PANEL, WORK_BYTES
+from aot.ir import Graph, Node
+
+NC = 256  # output positions per im2col block: kc x nc floats of scratch (<= 256 KiB)
+COLS_FLOATS = 64 * 1024  # ConvTranspose: floats of W^T * X kept in scratch per block
+MAX_SPATIAL = 3
+
+
+@dataclass(frozen=True)
+class ConvPlan:
+    kernel: str  # C function
+    fields: dict[str, str]  # the aotc_conv_params
+    scratch: int  # bytes
+    what: str  # for the params comment
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _balanced_block(total: int, limit: int, multiple: int = 1) -> int:
+    """Block size <= limit (rounded to `multiple` when it splits) cutting `total` into equal blocks."""
+    if total <= limit:
+        return total
+    block = _ceil_div(total, _ceil_div(total, limit))
+    return min(limit, _ceil_div(block, multiple) * multiple)
+
+
+def _pad3(values: list[int] | tuple[int, ...], fill: int) -> list[int]:
+    return [fill] * (MAX_SPATIAL - len(values)) + list(values)
+
+
+def _conv_plan(node: Node, graph: Graph) -> ConvPlan:
+    transpose = node.op == "ConvTranspose"
+    x = graph.tensors[node.inputs[0]].shape
+    y = graph.tensors[node.outputs[0]].shape
+    a = node.attrs
+    nd = len(x) - 2
+    group = a["group"]
+    kernel, strides, dilations, pads = a["kernel_shape"], a["strides"], a["dilations"], a["pads"]
+    in_c, out_c = x[1], y[1]
+    taps = 1
+    for k in kernel:
+        taps *= k
+    fields = {
+        "batch": str(x[0]), "group": str(group), "in_c": str(in_c), "out_c": str(out_c),
+        "in_size": c_ints(_pad3(x[2:], 1)), "out_size": c_ints(_pad3(y[2:], 1)),
+        "kernel": c_ints(_pad3(kernel, 1)), "strides": c_ints(_pad3(strides, 1)),
+        "dilations": c_ints(_pad3(dilations, 1)), "pads": c_ints(_pad3(pads[:nd], 0)),
+        "kc": "0", "nc": "0",
+    }
+    geometry = (f"{list(x)} -> {list(y)}, kernel {list(kernel)}, strides {list(strides)}, "
+                f"dilations {list(dilations)}, pads {list(pads)}, group {group}")
+    if transpose:
+        rows = out_c // group * taps
+        npos = 1
+        for s in x[2:]:
+            npos *= s
+        nc = npos if rows * npos <= COLS_FLOATS else max(PANEL, COLS_FLOATS // rows // PANEL * PANEL)
+        fields["nc"] = str(nc)
+        return ConvPlan("aotc_conv_transpose_f32", fields, rows * nc * 4 + WORK_BYTES,
+                        f"ConvTranspose {geometry}")
+    if in_c // group == 1:
+        return ConvPlan("aotc_conv_depthwise_f32", fields, 0, f"Conv (depthwise) {geometry}")
+    if all(k == 1 for k in kernel) and all(s == 1 for s in strides) and not any(pads):
+        return ConvPlan("aotc_conv_pointwise_f32", fields, WORK_BYTES, f"Conv (1x1) {geometry}")
+    npos = 1
+    for s in y[2:]:
+        npos *= s
+    kc = _balanced_block(in_c // group * taps, KC)
+    nc = _balanced_block(npos, NC, PANEL)
+    fields["kc"], fields["nc"] = str(kc), str(nc)
+    return ConvPlan("aotc_conv_f32", fields, kc * _ceil_div(nc, PANEL) * PANEL * 4,
+                    f"Conv (im2col, blocks of {kc} x {nc}) {geometry}")
+
+
+def _check(node: Node, graph: Graph) -> str | None:
+    x = graph.tensors[node.inputs[0]].shape
+    w = graph.tensors[node.inputs[1]].shape
+    nd = len(x) - 2
+    if not 1 <= nd <= MAX_SPATIAL:
+        return f"{node.op} with {nd} spatial dims is not supported (1 to {MAX_SPATIAL})"
+    if len(w) != len(x) or list(w[2:]) != list(node.attrs["kernel_shape"]):
+        return f"{node.op} weight shape {list(w)} does not match kernel_shape {node.attrs['kernel_shape']}"
+    if False:
+        return f"ConvTranspose with negative pads {node.attrs['pads']} (output_shape larger than the full " \
+               f"output) is not supported"
+    if max(graph.tensors[t].size for t in (node.inputs[0], node.inputs[1], node.outputs[0])) > 2**31 - 1:
+        return "tensor has more than 2^31 - 1 elements"
+    return None
+
+
+def _scratch(node: Node, graph: Graph) -> int:
+    return _conv_plan(node, graph).scratch
+
+
+def _emit(ctx: NodeContext) -> None:
+    plan = _conv_plan(ctx.node, ctx.graph)
+    x, w = ctx.inputs[0], ctx.inputs[1]
+    bias = ctx.inputs[2] if len(ctx.inputs) > 2 else ""
+    p = ctx.params("aotc_conv_params", plan.fields, comment=plan.what)
+    args = [p, ctx.ptr(x), ctx.ptr(w), ctx.ptr(bias), ctx.ptr(ctx.outputs[0])]
+    if plan.scratch:
+        args.append(ctx.scratch("float"))
+    ctx.call(plan.kernel, *args)
+
+
+OPS: dict[str, HostOp] = {
+    "Conv": HostOp(_emit, family="conv", needs=("gemm",), scratch=_scratch, check=_check),
+    "ConvTranspose": HostOp(_emit, family="conv", needs=("gemm",), scratch=_scratch, check=_check),
+}

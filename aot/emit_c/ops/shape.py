@@ -203,9 +203,10 @@ def pad_layout(in_shape: tuple[int, ...], pads: list[int], mode: str) -> dict[st
         merged.append(d)
     block = 1  # elements per kernel element
     last = merged[-1]
-    if mode != "constant" and len(merged) > 1 and last[0] == last[1] and last[2] == 0 and last[4]:
-        # Trailing dims that are neither padded nor cropped (C of NHWC) move as one element,
-        # so edge/reflect/wrap borders copy whole pixels. (Constant mode merged them above.)
+    if mode != "constant" and len(merged) > 1 and last[0] == last[1] and last[2] == 0 and last[4] \
+            and last[3] == 1:
+        # Contiguous trailing dims that are neither padded nor cropped (C of NHWC) move as one
+        # element, so edge/reflect/wrap borders copy whole pixels. (Constant mode merged them above.)
         block = last[1]
         merged = [[d[0], d[1], d[2], d[3] // block, d[4]] for d in merged[:-1]]
         offset //= block

@@ -1,0 +1,60 @@
+"""demo: a third-party aotc vendor in one file. It takes Relu and LeakyRelu (float32), and a
+fused "demo.scale_relu" composite (Mul by a constant scalar, then Relu), and emits plain C loops."""
+
+from __future__ import annotations
+
+from aot.emit_c.cformat import c_float
+from aot.ir import Function, Graph, Node
+from aot.partition.pattern import Composite, Const, P, X
+from aot.vendor import ACCEPT, Artifact, CodegenContext, Reject, Vendor
+
+
+def check_float(node: Node, graph: Graph):
+    if graph.tensors[node.inputs[0]].dtype != "float32":
+        return Reject("demo takes float32 only")
+    return ACCEPT
+
+
+def is_scalar(node: Node, graph: Graph) -> bool:
+    c = graph.const(node.inputs[1])
+    return c is not None and c.size == 1
+
+
+PATTERNS = (Composite("demo.scale_relu", P("Relu", P("Mul", X, Const(), check=is_scalar))),)
+
+
+def codegen(fn: Function, ctx: CodegenContext) -> Artifact:
+    g, sym = fn.graph, fn.global_symbol
+    lines, names = [], {}
+    for k, t in enumerate(g.inputs):
+        names[t] = f"((const float *)inputs[{k}]->data)"
+    for k, t in enumerate(g.outputs):
+        names[t] = f"((float *)outputs[{k}]->data)"
+    offset = 0
+    for n in g.nodes:  # intermediates live in the workspace the host planned for us
+        for o in n.outputs:
+            if o not in names:
+                names[o] = f"((float *)((char *)workspace + {offset}))"
+                offset += g.tensors[o].nbytes
+    for n in g.nodes:
+        size = g.tensors[n.outputs[0]].size
+        x, y = names[n.inputs[0]], names[n.outputs[0]]
+        if n.op == "Composite":
+            mul = n.attrs["body"].nodes[0]
+            scale = c_float(float(g.const(mul.inputs[1]).reshape(-1)[0]))
+            expr = f"(v = {scale} * {x}[i]) > 0.0f ? v : 0.0f"
+        elif n.op == "Relu":
+            expr = f"(v = {x}[i]) > 0.0f ? v : 0.0f"
+        else:
+            expr = f"(v = {x}[i]) >= 0.0f ? v : {c_float(n.attrs['alpha'])} * v"
+        lines.append(f"    for (i = 0; i < {size}; ++i) {y}[i] = {expr}; /* {n.name} */")
+    proto = f"int32_t {sym}(const DLTensor *const *inputs, DLTensor *const *outputs, void *workspace)"
+    source = (f'#include <stdint.h>\n#include "{sym}.h"\n\n{proto} {{\n    long i;\n    float v;\n'
+              f"    (void)workspace;\n" + "\n".join(lines) + "\n    return 0;\n}\n")
+    header = f'#include <stdint.h>\n#include "dltensor.h"\n{proto};\n'
+    return Artifact(files={f"{sym}.c": source, f"{sym}.h": header}, sources=[f"{sym}.c"], header=f"{sym}.h",
+                    workspace_bytes=offset)
+
+
+VENDOR = Vendor("demo", checkers={"Relu": check_float, "LeakyRelu": check_float}, patterns=PATTERNS,
+                codegen=codegen, description="third-party example vendor")
