@@ -86,6 +86,15 @@ for cip in (0, 1):
               dilations=[2, 3], pads=[2, 1, 1, 1], count_include_pad=cip),
     ]
 
+# a window longer than the padded input still gives one output (onnxruntime rounds the size toward zero)
+CASES += [
+    _pool("max_window_longer_than_input", "MaxPool", (1, 2, 2, 5), kernel_shape=[4, 2], strides=[3, 2]),
+    _pool("avg_window_longer_than_input", "AveragePool", (1, 2, 3, 5), kernel_shape=[5, 2], strides=[6, 2],
+          pads=[1, 0, 0, 0]),
+    _pool("avg_cip1_window_longer_than_input_opset19", "AveragePool", (1, 2, 2, 5), opset=19,
+          kernel_shape=[4, 2], strides=[3, 2], count_include_pad=1),
+]
+
 # MaxPool specifics: the Indices output is refused, but storage_order alone is harmless
 CASES += [
     _pool("max_2d_storage_order_no_indices", "MaxPool", (1, 2, 4, 4), opset=8, kernel_shape=[2, 2],
@@ -153,6 +162,10 @@ REFUSED = [
     # onnx shape inference keeps a last ceil_mode window that starts past the end; onnxruntime drops it
     ("ceil_window_past_end", _model("MaxPool", (1, 1, 2, 2), opset=10, kernel_shape=[1, 1], strides=[2, 2],
                                     ceil_mode=1), "start past the end"),
+    # before opset 19 onnxruntime divides such a window by the whole kernel, from 19 on by the taps in the input
+    ("avg_include_pad_window_longer_than_input", _model("AveragePool", (1, 1, 2), opset=11, kernel_shape=[4],
+                                                        strides=[3], count_include_pad=1), "longer than the padded"),
+    ("empty_output", _model("MaxPool", (1, 1, 2, 2), kernel_shape=[3, 1]), "no output"),
     ("pool_4d", _model("MaxPool", (1, 1, 3, 3, 3, 3), kernel_shape=[2, 2, 2, 2]), "4-D pooling"),
     ("global_rank2", _model("GlobalAveragePool", (2, 3)), "no spatial dims"),
 ]

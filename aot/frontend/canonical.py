@@ -109,12 +109,17 @@ def conv_transpose(node: Node, graph: Graph, opset: int) -> None:
     dilations = list(node.attrs.get("dilations", [1] * nd))
     out_pad = list(node.attrs.get("output_padding", [0] * nd))
     auto_pad = node.attrs.get("auto_pad", "NOTSET")
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER") and any(out_pad):
+        raise AotcError("ConvTranspose with auto_pad SAME_* and output_padding is not supported "
+                        "(onnx shape inference and onnxruntime disagree on its output size)", node=node)
     if "output_shape" in node.attrs or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         # total padding follows from the (known) output size
         begin, end = [], []
         for i in range(nd):
             total = strides[i] * (x[2 + i] - 1) + out_pad[i] + (kernel[i] - 1) * dilations[i] + 1 - y[2 + i]
-            total = max(total, 0)
+            if total < 0:
+                raise AotcError(f"ConvTranspose output size {y[2 + i]} is larger than the full output "
+                                f"{y[2 + i] + total} (negative padding)", node=node)
             # ONNX (and onnxruntime): SAME_UPPER puts the odd unit at the end; SAME_LOWER and an
             # output_shape without auto_pad put it at the start (explicit pads are then ignored)
             if auto_pad == "SAME_UPPER":

@@ -103,9 +103,8 @@ def _check(node: Node, graph: Graph) -> str | None:
         return f"{node.op} with {nd} spatial dims is not supported (1 to {MAX_SPATIAL})"
     if len(w) != len(x) or list(w[2:]) != list(node.attrs["kernel_shape"]):
         return f"{node.op} weight shape {list(w)} does not match kernel_shape {node.attrs['kernel_shape']}"
-    if False:
-        return f"ConvTranspose with negative pads {node.attrs['pads']} (output_shape larger than the full " \
-               f"output) is not supported"
+    if any(p < 0 for p in node.attrs["pads"]):
+        return f"{node.op} pads must not be negative, got {node.attrs['pads']}"
     if max(graph.tensors[t].size for t in (node.inputs[0], node.inputs[1], node.outputs[0])) > 2**31 - 1:
         return "tensor has more than 2^31 - 1 elements"
     return None

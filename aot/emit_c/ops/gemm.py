@@ -158,6 +158,8 @@ def _emit_gemm(ctx: NodeContext) -> None:
         cs = (1,) * (2 - len(ctx.shape(c))) + tuple(ctx.shape(c))
         cin_ptr = ctx.ptr(c)
         cin_strides = (cs[1] if cs[0] > 1 else 0, 1 if cs[1] > 1 else 0)
+    elif c:
+        ctx.line(f"(void){ctx.ptr(c)}; /* C is unused: beta = 0 */")
     work = ctx.scratch("float") if plan.scratch else "NULL"
     fields = sgemm_fields(m, n, k, a_strides, b_layout, n, cin_strides, alpha, beta)
     pack_at_run_time = not plan.b_const and trans_b
