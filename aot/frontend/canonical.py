@@ -95,6 +95,10 @@ def _window_attrs(node: Node, in_shape: tuple[int, ...], kernel: tuple[int, ...]
 
 def conv(node: Node, graph: Graph, opset: int) -> None:
     w = _shape(graph, node.inputs[1])
+    if node.attrs.get("auto_pad", "NOTSET") in ("SAME_UPPER", "SAME_LOWER") and \
+            any(d != 1 for d in node.attrs.get("dilations", [])):
+        raise AotcError("Conv with auto_pad SAME_* and dilations > 1 is not supported "
+                        "(onnxruntime rejects it)", node=node)
     _window_attrs(node, _shape(graph, node.inputs[0]), tuple(node.attrs.get("kernel_shape", w[2:])))
     node.attrs.setdefault("group", 1)
 

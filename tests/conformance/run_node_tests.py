@@ -1,0 +1,129 @@
+"""The ONNX backend node tests (1884 cases, regenerated from the onnx wheel) as a conformance measure.
+
+    python tests/conformance/run_node_tests.py [--filter conv] [--limit N] [--report FILE]
+
+Every case is either passed, refused at compile time with a one-line reason (an
+AotcError), or a failure: a wrong answer, a crash, or an error that is not a
+clean refusal. Refusing is fine; answering wrongly is not. The summary groups
+the refusals by reason so the gaps are visible.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import glob
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from opcheck import Case, assert_close, shared_build  # noqa: E402
+
+from aot.compiler import Options, compile_model  # noqa: E402
+from aot.errors import AotcError  # noqa: E402
+
+CACHE = Path(tempfile.gettempdir()) / "aotc-onnx-node-tests"
+
+
+def generate(out: Path) -> Path:
+    """Write onnx's node test cases (model + one data set each) under out/node/, once."""
+    if (out / "node").is_dir() and len(os.listdir(out / "node")) > 1000:
+        return out / "node"
+    import onnx.backend.test.case.node as node_test
+    import onnx.backend.test.cmd_tools as ct
+
+    ct.model_test.collect_testcases = node_test.collect_testcases  # cmd_tools only collects model tests
+    ct.generate_data(argparse.Namespace(output=str(out)))
+    return out / "node"
+
+
+def _read(path: str, type_proto: onnx.TypeProto) -> np.ndarray | None:
+    if type_proto.WhichOneof("value") != "tensor_type":
+        return None
+    t = onnx.TensorProto()
+    t.ParseFromString(Path(path).read_bytes())
+    return numpy_helper.to_array(t)
+
+
+def load_case(d: Path) -> Case | None:
+    model = onnx.load(str(d / "model.onnx"))
+    ds = d / "test_data_set_0"
+    n_in = len(glob.glob(str(ds / "input_*.pb")))
+    n_out = len(glob.glob(str(ds / "output_*.pb")))
+    inits = {i.name for i in model.graph.initializer}
+    graph_inputs = [vi for vi in model.graph.input if vi.name not in inits]
+    feeds = {}
+    for k in range(n_in):
+        arr = _read(str(ds / f"input_{k}.pb"), graph_inputs[k].type)
+        if arr is None:
+            return None
+        feeds[graph_inputs[k].name] = arr
+    expected = [_read(str(ds / f"output_{k}.pb"), model.graph.output[k].type) for k in range(n_out)]
+    if any(e is None for e in expected):
+        return None
+    return Case(d.name, model, feeds, expected=expected)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--filter", default="", help="only cases whose name contains this")
+    p.add_argument("--limit", type=int, default=0)
+    p.add_argument("--report", help="write one line per case here")
+    args = p.parse_args()
+    root = generate(CACHE)
+    dirs = sorted(d for d in root.iterdir() if args.filter in d.name)
+    if args.limit:
+        dirs = dirs[: args.limit]
+    outcome: dict[str, str] = {}
+    refusals: collections.Counter = collections.Counter()
+    compiled: list[Case] = []
+    for d in dirs:
+        try:
+            case = load_case(d)
+            if case is None:
+                outcome[d.name] = "refused: sequence/optional/map types"
+                refusals["sequence/optional/map types"] += 1
+                continue
+            # The input feeds must match the model's declared input shapes (they do in the ONNX suite).
+            compile_model(case.model, Options(name="probe"), source=f"{d.name}.onnx")
+            compiled.append(case)
+        except AotcError as e:
+            op = getattr(e.node, "op", None) or getattr(getattr(e.node, "node", None), "op_type", "")
+            outcome[d.name] = f"refused: {e.one_line()}"
+            refusals[f"{op + ': ' if op else ''}{e.message.split(':')[0][:70]}"] += 1
+        except Exception as e:  # a crash of the compiler is a failure, not a refusal
+            outcome[d.name] = f"FAILED (compiler crashed): {type(e).__name__}: {e}"
+    for start in range(0, len(compiled), 150):
+        batch = compiled[start:start + 150]
+        built = shared_build(batch)
+        for case in batch:
+            try:
+                ours = built.run(case.id)
+                for k, (o, r) in enumerate(zip(ours, case.expected, strict=True)):
+                    assert_close(o, r, f"output {k}", 1e-3)
+                outcome[case.id] = "passed"
+            except AotcError as e:
+                outcome[case.id] = f"refused: {e.one_line()}"
+                refusals[e.message.split(":")[0][:70]] += 1
+            except Exception as e:
+                outcome[case.id] = f"FAILED: {type(e).__name__}: {str(e)[:200]}"
+    counts = collections.Counter(v.split(":")[0].split(" (")[0] for v in outcome.values())
+    print(f"{len(outcome)} cases: {counts['passed']} passed, {counts['refused']} refused, "
+          f"{counts['FAILED']} failed")
+    for reason, n in refusals.most_common(25):
+        print(f"  refused {n:4d}: {reason}")
+    for name, v in sorted(outcome.items()):
+        if v.startswith("FAILED"):
+            print(f"  {name}: {v[:300]}")
+    if args.report:
+        Path(args.report).write_text("".join(f"{k}\t{v}\n" for k, v in sorted(outcome.items())))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+"""Conv and ConvTranspose against onnxruntime: 1-D, 2-D and 3-D; strides, dilations,
+asymmetric pads, auto_pad; groups (depthwise, with a channel multiplier, grouped);
+each kernel path (im2col in several blocks, 1 x 1, depthwise, transpose in blocks);
+bias or not, weights as constants or run-time inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from opcheck import op_case, shared_build
+
+from aot.compiler import compile_model
+from aot.errors import AotcError
+
+_rng = np.random.default_rng(3)
+
+
+def w(*shape: int) -> np.ndarray:
+    return _rng.standard_normal(shape).astype(np.float32)
+
+
+def conv(case_id: str, x: tuple, weight: tuple, *, bias: bool = True, const_w: bool = True, opset: int = 13,
+         op: str = "Conv", **attrs) -> object:
+    """`weight` is ONNX's W shape: [M, C/group, k...] for Conv, [C, M/group, k...] for ConvTranspose."""
+    out_c = weight[0] if op == "Conv" else weight[1] * attrs.get("group", 1)
+    inputs: dict = {"x": x}
+    consts: dict = {}
+    (consts if const_w else inputs)["w"] = w(*weight) if const_w else weight
+    order = ["x", "w"]
+    if bias:
+        consts["b"] = w(out_c)
+        order.append("b")
+    return op_case(case_id, op, inputs, consts=consts, attrs=attrs, opset=opset, input_order=order)
+
+
+def conv_t(case_id: str, x: tuple, weight: tuple, **kw) -> object:
+    return conv(case_id, x, weight, op="ConvTranspose", **kw)
+
+
+CASES = [
+    # im2col + GEMM
+    conv("conv3x3_pad1", (1, 3, 9, 9), (4, 3, 3, 3), pads=[1, 1, 1, 1]),
+    conv("conv3x3_no_bias", (1, 3, 9, 9), (4, 3, 3, 3), bias=False),
+    conv("conv_stride2_asym_pads", (2, 3, 9, 10), (5, 3, 3, 3), strides=[2, 2], pads=[0, 1, 2, 1]),
+    conv("conv_dilated", (1, 4, 12, 11), (6, 4, 3, 2), dilations=[2, 3], pads=[2, 1, 1, 2]),
+    conv("conv_strided_dilated", (1, 2, 15, 14), (3, 2, 3, 3), strides=[2, 3], dilations=[2, 2], pads=[1, 2, 0, 1]),
+    conv("conv_pads_beyond_kernel", (1, 2, 4, 5), (3, 2, 3, 3), pads=[4, 3, 3, 4]),
+    conv("conv_kernel_covers_input", (1, 2, 3, 3), (3, 2, 3, 3)),
+    conv("conv_same_upper", (1, 3, 8, 9), (4, 3, 4, 3), strides=[2, 2], auto_pad="SAME_UPPER"),
+    conv("conv_same_lower", (1, 3, 8, 9), (4, 3, 4, 3), strides=[2, 2], auto_pad="SAME_LOWER"),
+    conv("conv_valid", (1, 3, 8, 9), (4, 3, 3, 3), strides=[2, 1], auto_pad="VALID"),
+    conv("conv_opset7", (1, 3, 7, 7), (2, 3, 3, 3), pads=[1, 1, 1, 1], opset=7),
+    conv("conv_opset11", (1, 3, 7, 7), (2, 3, 3, 3), auto_pad="SAME_UPPER", opset=11),
+    conv("conv_kernel_shape_attr", (1, 3, 7, 7), (2, 3, 3, 2), kernel_shape=[3, 2]),
+    conv("conv_blocks", (1, 40, 20, 20), (30, 40, 3, 3), pads=[1, 1, 1, 1]),  # 2 k-blocks x 2 position blocks
+    conv("conv_wide_k", (1, 64, 9, 9), (20, 64, 5, 5), pads=[2, 2, 2, 2]),  # k = 1600: 7 k-blocks
+    conv("conv_runtime_weights", (1, 3, 8, 8), (5, 3, 3, 3), const_w=False, pads=[1, 0, 1, 0]),
+    conv("conv_1x1_strided", (1, 8, 9, 9), (6, 8, 1, 1), strides=[2, 2]),
+    conv("conv_1x1_padded", (1, 8, 5, 5), (6, 8, 1, 1), pads=[1, 1, 1, 1]),
+    conv("conv_grouped", (1, 6, 7, 7), (9, 2, 3, 3), group=3, pads=[1, 1, 1, 1]),
+    conv("conv_grouped_shufflenet", (1, 24, 8, 8), (24, 8, 3, 3), group=3, pads=[1, 1, 1, 1], strides=[2, 2]),
+    # 1 x 1, stride 1: GEMM on the input in place
+    conv("conv_1x1", (2, 8, 5, 7), (20, 8, 1, 1)),
+    conv("conv_1x1_no_bias", (1, 16, 6, 6), (7, 16, 1, 1), bias=False),
+    conv("conv_1x1_grouped", (1, 12, 5, 5), (9, 4, 1, 1), group=3),
+    conv("conv_1x1_large", (1, 64, 15, 15), (40, 64, 1, 1)),
+    conv("conv_1x1_runtime_weights", (1, 8, 4, 4), (5, 8, 1, 1), const_w=False),
+    # depthwise: direct loop
+    conv("conv_depthwise", (1, 6, 9, 9), (6, 1, 3, 3), group=6, pads=[1, 1, 1, 1]),
+    conv("conv_depthwise_stride2", (2, 6, 10, 9), (6, 1, 3, 3), group=6, pads=[1, 0, 1, 1], strides=[2, 2]),
+    conv("conv_depthwise_multiplier", (1, 4, 8, 8), (12, 1, 3, 3), group=4, pads=[1, 1, 1, 1]),
+    conv("conv_depthwise_dilated", (1, 5, 11, 12), (5, 1, 3, 3), group=5, dilations=[2, 3], pads=[2, 3, 2, 3]),
+    conv("conv_depthwise_5x5_no_bias", (1, 3, 8, 8), (3, 1, 5, 5), group=3, pads=[2, 2, 2, 2], bias=False),
+    conv("conv_depthwise_same", (1, 4, 7, 8), (4, 1, 3, 3), group=4, strides=[2, 2], auto_pad="SAME_LOWER"),
+    conv("conv_single_channel", (1, 1, 10, 10), (8, 1, 5, 5), pads=[2, 2, 2, 2]),
+    conv("conv_depthwise_runtime_weights", (1, 3, 6, 6), (3, 1, 3, 3), group=3, const_w=False),
+    # 1-D and 3-D
+    conv("conv1d", (2, 3, 20), (4, 3, 5), pads=[2, 1], strides=[2]),
+    conv("conv1d_dilated", (1, 4, 30), (6, 4, 3), dilations=[4], pads=[4, 4]),
+    conv("conv1d_1x1", (1, 4, 30), (6, 4, 1)),
+    conv("conv1d_depthwise", (1, 4, 17), (4, 1, 3), group=4, pads=[1, 1], strides=[2]),
+    conv("conv1d_same", (1, 2, 11), (3, 2, 4), auto_pad="SAME_UPPER"),
+    conv("conv3d", (1, 2, 5, 6, 7), (3, 2, 3, 3, 3), pads=[1, 1, 1, 1, 0, 1]),
+    conv("conv3d_strided", (1, 3, 7, 6, 8), (4, 3, 3, 2, 3), strides=[2, 1, 2], dilations=[1, 2, 1]),
+    conv("conv3d_1x1", (1, 4, 3, 4, 5), (2, 4, 1, 1, 1)),
+    conv("conv3d_depthwise", (1, 3, 5, 5, 5), (3, 1, 3, 3, 3), group=3, pads=[1, 1, 1, 1, 1, 1]),
+]
+
+CASES += [
+    conv_t("convt_stride2", (1, 4, 5, 5), (4, 3, 3, 3), strides=[2, 2]),
+    conv_t("convt_no_bias", (1, 4, 5, 5), (4, 3, 3, 3), bias=False),
+    conv_t("convt_pads_output_padding", (1, 4, 5, 6), (4, 3, 3, 3), strides=[2, 2], pads=[1, 1, 1, 0],
+           output_padding=[1, 1]),
+    conv_t("convt_output_shape", (1, 2, 4, 4), (2, 3, 3, 3), strides=[2, 2], output_shape=[8, 7]),
+    conv_t("convt_output_shape_pads_ignored", (1, 2, 4, 4), (2, 3, 3, 3), strides=[2, 2], output_shape=[8, 8],
+           pads=[1, 1, 1, 1]),
+    conv_t("convt_same_upper", (1, 2, 4, 5), (2, 3, 3, 3), strides=[2, 2], auto_pad="SAME_UPPER"),
+    conv_t("convt_same_lower", (1, 2, 4, 5), (2, 3, 3, 3), strides=[2, 2], auto_pad="SAME_LOWER"),
+    conv_t("convt_valid", (1, 2, 4, 4), (2, 3, 3, 3), strides=[2, 2], auto_pad="VALID"),
+    conv_t("convt_grouped_dilated", (2, 4, 5, 6), (4, 2, 3, 2), strides=[2, 1], group=2, dilations=[1, 2]),
+    conv_t("convt_depthwise", (1, 3, 5, 5), (3, 1, 4, 4), strides=[2, 2], group=3, pads=[1, 1, 1, 1]),
+    conv_t("convt_stride_past_kernel", (1, 2, 4, 4), (2, 2, 2, 2), strides=[3, 3]),
+    conv_t("convt_blocks", (1, 16, 16, 16), (16, 40, 4, 4), strides=[2, 2], pads=[1, 1, 1, 1]),
+    conv_t("convt_runtime_weights", (1, 3, 4, 4), (3, 2, 3, 3), const_w=False, strides=[2, 2]),
+    conv_t("convt_opset7", (1, 2, 3, 3), (2, 2, 3, 3), strides=[2, 2], opset=7),
+    conv_t("convt1d", (1, 4, 7), (4, 3, 4), strides=[3]),
+    conv_t("convt1d_output_shape", (1, 2, 6), (2, 3, 3), strides=[2], output_shape=[12]),
+    conv_t("convt3d", (1, 2, 3, 4, 3), (2, 3, 3, 3, 2), strides=[2, 1, 2], pads=[1, 0, 0, 0, 1, 1]),
+]
+
+
+@pytest.fixture(scope="module")
+def built():
+    return shared_build(CASES)
+
+
+@pytest.mark.parametrize("case_id", [c.id for c in CASES])
+def test_matches_onnxruntime(built, case_id):
+    built.check(case_id)
+
+
+# --- refused at compile time ----------------------------------------------------------------
+
+REFUSED = [
+    # onnx shape inference grows the output by output_padding, onnxruntime does not
+    ("convt_same_output_padding", conv_t("r", (1, 2, 4, 5), (2, 3, 3, 3), strides=[2, 2], auto_pad="SAME_UPPER",
+                                         output_padding=[1, 1]).model, "disagree on its output size"),
+    ("convt_output_shape_too_large", conv_t("r", (1, 2, 4, 4), (2, 3, 3, 3), strides=[2, 2],
+                                            output_shape=[10, 9]).model, "larger than the full output"),
+    ("convt_negative_pads", conv_t("r", (1, 2, 4, 4), (2, 3, 3, 3), strides=[2, 2], pads=[-1, 0, 0, -1]).model,
+     "pads must not be negative"),
+    ("conv_same_dilated", conv("r", (1, 3, 10, 9), (4, 3, 3, 3), dilations=[2, 2], auto_pad="SAME_UPPER").model,
+     "dilations > 1 is not supported"),
+    ("conv_4d", conv("r", (1, 1, 3, 3, 3, 3), (1, 1, 2, 2, 2, 2)).model, "4 spatial dims is not supported"),
+]
+
+
+@pytest.mark.parametrize("case_id,model,message", REFUSED, ids=[r[0] for r in REFUSED])
+def test_refused(case_id, model, message):
+    with pytest.raises(AotcError, match=message):
+        compile_model(model)
