@@ -52,6 +52,7 @@ class Target:
     regions: tuple[Region, ...] = ()
     weights_regions: tuple[str, ...] = ()  # where the weights blob may go, in order of preference
     arena_regions: tuple[str, ...] = ()  # where the arena may go, in order of preference
+    rodata_region: str = "FLASH"  # where read-only data (small weights, constants) goes
     executable_suffix: str = ""
     compiler: str | None = None  # the cross compiler the toolchain file names
     apt: tuple[str, ...] = ()  # Debian packages that provide the compiler and the emulator
@@ -88,6 +89,7 @@ _MPS2 = (
 )
 _AN547 = (
     Region("FLASH", 0x10000000, 512 * KIB, "flash (ITCM)"),
+    Region("CODE_SRAM", 0x11000000, 2 * MIB, "code SRAM"),
     Region("RAM", 0x30000000, 512 * KIB, "RAM (DTCM)"),
     Region("SRAM", 0x31000000, 4 * MIB, "SRAM"),
     Region("DDR", 0x70000000, 256 * MIB, "DDR"),
@@ -95,10 +97,10 @@ _AN547 = (
 
 
 def _board(name: str, cpu: str, regions: tuple[Region, ...], weights: tuple[str, ...],
-           arena: tuple[str, ...]) -> Target:
+           arena: tuple[str, ...], rodata: str = "FLASH") -> Target:
     return Target(name, f"{cpu}, bare metal, qemu-system-arm -M {name} (semihosting)", toolchain=f"{name}.cmake",
                   emulator=_qemu_system(name), kind="bare-metal", board=name, regions=regions,
-                  weights_regions=weights, arena_regions=arena, executable_suffix=".elf",
+                  weights_regions=weights, arena_regions=arena, rodata_region=rodata, executable_suffix=".elf",
                   compiler="arm-none-eabi-gcc",
                   apt=("gcc-arm-none-eabi", "libnewlib-arm-none-eabi", "qemu-system-arm"))
 
@@ -113,7 +115,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("host", "the machine aotc runs on, with its default C compiler"),
     _board("mps2-an385", "Arm Cortex-M3 (no FPU)", _MPS2, ("FLASH", "PSRAM"), ("RAM", "PSRAM")),
     _board("mps2-an386", "Arm Cortex-M4F (FPU)", _MPS2, ("FLASH", "PSRAM"), ("RAM", "PSRAM")),
-    _board("mps3-an547", "Arm Cortex-M55 (FPU, Helium)", _AN547, ("FLASH", "DDR"), ("RAM", "SRAM", "DDR")),
+    _board("mps3-an547", "Arm Cortex-M55 (FPU, Helium)", _AN547, ("CODE_SRAM", "DDR"), ("RAM", "SRAM", "DDR"),
+           rodata="CODE_SRAM"),
     _linux("aarch64-linux", "64-bit Arm", "qemu-aarch64", "aarch64-linux-gnu", "arm64"),
     _linux("armv7-linux", "32-bit Arm (ARMv7-A, hard float)", "qemu-arm", "arm-linux-gnueabihf", "armhf"),
     _linux("riscv64-linux", "64-bit RISC-V", "qemu-riscv64", "riscv64-linux-gnu", "riscv64"),
@@ -172,16 +175,18 @@ def place(target: Target, *, name: str, inline_weights: int, blob_weights: int, 
     """Choose regions for the weights blob and the runner's arena + I/O buffers on a board,
     or refuse with one line giving the sizes needed and available."""
     free = {r.name: r.size for r in target.regions}
-    free["FLASH"] -= CODE_RESERVE + inline_weights
+    free["FLASH"] -= CODE_RESERVE
+    free[target.rodata_region] -= inline_weights
     free["RAM"] -= STACK_RESERVE + HEAP_RESERVE + DATA_RESERVE
     arena_total = arena + io_bytes + RUNNER_TIMES_BYTES
     needs = {"code_reserve": CODE_RESERVE, "inline_weights": inline_weights, "weights_blob": blob_weights,
              "arena": arena, "runner_io": io_bytes + RUNNER_TIMES_BYTES,
              "stack_heap_reserve": STACK_RESERVE + HEAP_RESERVE + DATA_RESERVE}
     problems = []
-    if free["FLASH"] < 0:
-        problems.append(f"code and small weights need {human(CODE_RESERVE + inline_weights)} of flash, "
-                        f"the board has {human(target.region('FLASH').size)}")
+    if free["FLASH"] < 0 or free[target.rodata_region] < 0:
+        ro = target.region(target.rodata_region)
+        problems.append(f"code and small weights need {human(CODE_RESERVE)} + {human(inline_weights)} "
+                        f"({inline_weights} bytes), the board has {human(ro.size)} of {ro.what}")
 
     def choose(what: str, nbytes: int, order: tuple[str, ...]) -> str:
         for r in order:
@@ -192,7 +197,8 @@ def place(target: Target, *, name: str, inline_weights: int, blob_weights: int, 
         problems.append(f"{what} need {human(nbytes)} ({nbytes} bytes), available: {avail}")
         return order[0]
 
-    weights_region = choose("weights", blob_weights, target.weights_regions) if blob_weights else "FLASH"
+    weights_region = (choose("weights", blob_weights, target.weights_regions) if blob_weights
+                      else target.rodata_region)
     arena_region = choose("arena + runner I/O", arena_total, target.arena_regions)
     if problems:
         raise AotcError(f"model '{name}' does not fit target {target.name}: " + "; ".join(problems)

@@ -48,6 +48,8 @@ CASES = [
     conv("conv_kernel_covers_input", (1, 2, 3, 3), (3, 2, 3, 3)),
     conv("conv_same_upper", (1, 3, 8, 9), (4, 3, 4, 3), strides=[2, 2], auto_pad="SAME_UPPER"),
     conv("conv_same_lower", (1, 3, 8, 9), (4, 3, 4, 3), strides=[2, 2], auto_pad="SAME_LOWER"),
+    conv("conv_same_1x1_stride2_even", (1, 4, 8, 8), (3, 4, 1, 1), strides=[2, 2], auto_pad="SAME_UPPER"),
+    conv("conv_same_lower_1x1_stride2_even", (1, 4, 8, 6), (3, 4, 1, 1), strides=[2, 2], auto_pad="SAME_LOWER"),
     conv("conv_valid", (1, 3, 8, 9), (4, 3, 3, 3), strides=[2, 1], auto_pad="VALID"),
     conv("conv_opset7", (1, 3, 7, 7), (2, 3, 3, 3), pads=[1, 1, 1, 1], opset=7),
     conv("conv_opset11", (1, 3, 7, 7), (2, 3, 3, 3), auto_pad="SAME_UPPER", opset=11),
@@ -68,6 +70,8 @@ CASES = [
     # depthwise: direct loop
     conv("conv_depthwise", (1, 6, 9, 9), (6, 1, 3, 3), group=6, pads=[1, 1, 1, 1]),
     conv("conv_depthwise_stride2", (2, 6, 10, 9), (6, 1, 3, 3), group=6, pads=[1, 0, 1, 1], strides=[2, 2]),
+    conv("conv_depthwise_right_border", (1, 3, 7, 9), (3, 1, 3, 3), group=3, pads=[0, 0, 2, 2]),
+    conv("conv_depthwise_wider_than_input", (1, 2, 6, 3), (2, 1, 3, 5), group=2, pads=[1, 2, 1, 2]),
     conv("conv_depthwise_multiplier", (1, 4, 8, 8), (12, 1, 3, 3), group=4, pads=[1, 1, 1, 1]),
     conv("conv_depthwise_dilated", (1, 5, 11, 12), (5, 1, 3, 3), group=5, dilations=[2, 3], pads=[2, 3, 2, 3]),
     conv("conv_depthwise_5x5_no_bias", (1, 3, 8, 8), (3, 1, 5, 5), group=3, pads=[2, 2, 2, 2], bias=False),
@@ -131,6 +135,9 @@ REFUSED = [
      "pads must not be negative"),
     ("conv_same_dilated", conv("r", (1, 3, 10, 9), (4, 3, 3, 3), dilations=[2, 2], auto_pad="SAME_UPPER").model,
      "dilations > 1 is not supported"),
+    # onnxruntime shifts the windows when the SAME padding would be below -1
+    ("conv_same_negative_pad", conv("r", (1, 2, 9, 9), (3, 2, 1, 1), strides=[5, 5], auto_pad="SAME_UPPER").model,
+     "padding is negative"),
     ("conv_4d", conv("r", (1, 1, 3, 3, 3, 3), (1, 1, 2, 2, 2, 2)).model, "4 spatial dims is not supported"),
 ]
 

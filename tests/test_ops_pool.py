@@ -137,14 +137,28 @@ for op, tag in (("GlobalMaxPool", "gmax"), ("GlobalAveragePool", "gavg")):
     ]
 
 
+# global pools over more than 3 spatial dims, which onnxruntime does not run: checked against numpy
+SPEC_CASES = [_pool("gmax_4d_spatial", "GlobalMaxPool", (1, 2, 2, 3, 2, 3)),
+              _pool("gavg_4d_spatial", "GlobalAveragePool", (2, 2, 3, 1, 2, 4))]
+
+
 @pytest.fixture(scope="module")
 def built():
-    return shared_build(CASES)
+    return shared_build(CASES + SPEC_CASES)
 
 
 @pytest.mark.parametrize("case_id", [c.id for c in CASES])
 def test_matches_onnxruntime(built, case_id):
     built.check(case_id)
+
+
+@pytest.mark.parametrize("case_id", [c.id for c in SPEC_CASES])
+def test_global_pool_matches_numpy(built, case_id):
+    x = built.cases[case_id].feeds["x"]
+    (ours,) = built.run(case_id)
+    reduce = np.max if case_id.startswith("gmax") else np.mean
+    axes = tuple(range(2, x.ndim))
+    np.testing.assert_allclose(ours, reduce(x, axis=axes, keepdims=True), rtol=1e-5, atol=1e-6)
 
 
 # --- refused at compile time ----------------------------------------------------------------

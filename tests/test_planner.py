@@ -23,8 +23,8 @@ def graph(nodes: list[tuple[str, list[str], str, int]], inputs=("x",), outputs=(
 
 def test_two_buffers_that_never_meet_share_memory():
     # a (10 floats) dies at b; c (20 floats) is written after a died -> they overlap in space.
-    g = graph([("Conv", ["x"], "a", 10), ("Conv", ["a"], "b", 20), ("Conv", ["b"], "c", 20),
-               ("Conv", ["c"], "out", 4)])
+    g = graph([("Opaque", ["x"], "a", 10), ("Opaque", ["a"], "b", 20), ("Opaque", ["b"], "c", 20),
+               ("Opaque", ["c"], "out", 4)])
     p = plan_memory(g, op_memory())
     assert_no_overlap(p)
     assert p.lower_bound_bytes == 160  # b and c live together at step 2
@@ -33,33 +33,33 @@ def test_two_buffers_that_never_meet_share_memory():
 
 
 def test_elementwise_runs_in_place_when_input_dies():
-    g = graph([("Conv", ["x"], "a", 16), ("Relu", ["a"], "b", 16), ("Conv", ["b"], "out", 4)])
+    g = graph([("Opaque", ["x"], "a", 16), ("Relu", ["a"], "b", 16), ("Opaque", ["b"], "out", 4)])
     p = plan_memory(g, op_memory())
     assert p.offsets["a"] == p.offsets["b"]
     assert p.arena_bytes == 64
 
 
 def test_no_in_place_when_input_is_still_needed():
-    g = graph([("Conv", ["x"], "a", 16), ("Relu", ["a"], "b", 16), ("Add", ["a", "b"], "out", 16)])
+    g = graph([("Opaque", ["x"], "a", 16), ("Relu", ["a"], "b", 16), ("Add", ["a", "b"], "out", 16)])
     p = plan_memory(g, op_memory())
     assert p.offsets["a"] != p.offsets["b"]
     assert_no_overlap(p)
 
 
 def test_view_shares_its_input_bytes():
-    g = graph([("Conv", ["x"], "a", 16), ("Reshape", ["a"], "v", 16), ("Conv", ["v"], "out", 4)])
+    g = graph([("Opaque", ["x"], "a", 16), ("Reshape", ["a"], "v", 16), ("Opaque", ["v"], "out", 4)])
     p = plan_memory(g, op_memory())
     assert p.offsets["v"] == p.offsets["a"] and p.arena_bytes == 64
 
 
 def test_view_of_graph_input_is_an_alias():
-    g = graph([("Reshape", ["x"], "v", 4), ("Conv", ["v"], "out", 4)])
+    g = graph([("Reshape", ["x"], "v", 4), ("Opaque", ["v"], "out", 4)])
     p = plan_memory(g, op_memory())
     assert p.aliases == {"v": "x"} and p.arena_bytes == 0
 
 
 def test_chart_marks_every_step():
-    g = graph([("Conv", ["x"], "a", 10), ("Conv", ["a"], "b", 20), ("Conv", ["b"], "out", 4)])
+    g = graph([("Opaque", ["x"], "a", 10), ("Opaque", ["a"], "b", 20), ("Opaque", ["b"], "out", 4)])
     chart = plan_memory(g, op_memory()).chart(width=20)
     assert len(chart.splitlines()) == 4 and "!" not in chart
 
@@ -72,7 +72,7 @@ def test_random_graphs_never_overlap(spec):
     for k, (n, back) in enumerate(spec):
         ins = [names[-1]] + ([names[-1 - back]] if back and len(names) > back else [])
         out = "out" if k == len(spec) - 1 else f"t{k}"
-        nodes.append(("Conv", ins, out, n))
+        nodes.append(("Opaque", ins, out, n))
         names.append(out)
     p = plan_memory(graph(nodes), op_memory())
     assert_no_overlap(p)

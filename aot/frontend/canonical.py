@@ -94,12 +94,22 @@ def _window_attrs(node: Node, in_shape: tuple[int, ...], kernel: tuple[int, ...]
 
 
 def conv(node: Node, graph: Graph, opset: int) -> None:
-    w = _shape(graph, node.inputs[1])
-    if node.attrs.get("auto_pad", "NOTSET") in ("SAME_UPPER", "SAME_LOWER") and \
-            any(d != 1 for d in node.attrs.get("dilations", [])):
-        raise AotcError("Conv with auto_pad SAME_* and dilations > 1 is not supported "
-                        "(onnxruntime rejects it)", node=node)
-    _window_attrs(node, _shape(graph, node.inputs[0]), tuple(node.attrs.get("kernel_shape", w[2:])))
+    """auto_pad SAME_* is refused where onnxruntime departs from the ONNX spec: with dilations
+    (it rejects them) and when the stride outgrows the kernel so that the total padding is
+    below -1 (it shifts the windows; at -1 both agree with no padding)."""
+    x = _shape(graph, node.inputs[0])
+    kernel = tuple(node.attrs.get("kernel_shape", _shape(graph, node.inputs[1])[2:]))
+    auto_pad = node.attrs.get("auto_pad", "NOTSET")
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        if any(d != 1 for d in node.attrs.get("dilations", [])):
+            raise AotcError(f"Conv with auto_pad {auto_pad} and dilations > 1 is not supported "
+                            "(onnxruntime rejects it)", node=node)
+        strides = node.attrs.get("strides", [1] * len(kernel))
+        for i, (n, k, s) in enumerate(zip(x[2:], kernel, strides, strict=True)):
+            if (-(-n // s) - 1) * s + k - n < -1:
+                raise AotcError(f"Conv with auto_pad {auto_pad}: on spatial axis {i} stride {s} outgrows kernel "
+                                f"{k} so far that the padding is negative; not supported", node=node)
+    _window_attrs(node, x, kernel)
     node.attrs.setdefault("group", 1)
 
 
@@ -312,13 +322,19 @@ def slice_(node: Node, graph: Graph, opset: int) -> None:
         raise AotcError("Slice starts, ends, axes and steps differ in length", node=node)
     full_starts, full_steps = [0] * rank, [1] * rank
     seen: set[int] = set()
-    for s, a, st in zip(starts, axes, steps, strict=True):
+    for s, e, a, st in zip(starts, ends, axes, steps, strict=True):
         a = _axis(int(a), rank, node)
         if a in seen:
             raise AotcError(f"Slice axis {a} is repeated", node=node)
         seen.add(a)
         if st == 0:
             raise AotcError("Slice step 0 is not valid", node=node)
+        if st < 0 and int(e) in (2**63 - 1, 2**31 - 1):
+            # onnxruntime reads this end as "through index 0"; the ONNX spec (and its shape
+            # inference, which gave the output shape) clamps it to dim - 1: an empty slice.
+            raise AotcError(f"Slice on axis {a} with a negative step and end {int(e)} (INT_MAX) is not "
+                            "supported: ONNX gives an empty slice, onnxruntime slices to index 0; "
+                            "use INT_MIN as the end to slice to index 0", node=node)
         # ONNX clamps a start to [0, dim] (step > 0) or [0, dim - 1] (step < 0), unlike Python's
         # slice.indices (which yields an empty slice for a negative step and a start below -dim).
         # The end only sets the count, which the output shape already gives.

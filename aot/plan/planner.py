@@ -67,13 +67,18 @@ class Plan:
                 f"one column = {scale} bytes"]
         for step, name in enumerate(self.steps):
             line = ["."] * width
+            owner: dict[int, Buffer] = {}
             for b in self.buffers:
-                if b.first <= step <= b.last:
-                    mark = letters[b.id % len(letters)]
-                    # a column shows the buffer holding the byte at its middle; '!' would mean two do
-                    cols = [c for c in range(width) if b.offset <= c * scale + scale // 2 < b.offset + b.nbytes]
-                    for c in cols or [min(b.offset // scale, width - 1)]:
-                        line[c] = mark if line[c] == "." or not cols else "!"
+                if not b.first <= step <= b.last:
+                    continue
+                # a column shows the buffer holding the byte at its middle (tiny buffers: their first column)
+                cols = [c for c in range(width) if b.offset <= c * scale + scale // 2 < b.offset + b.nbytes]
+                for c in cols or [min(b.offset // scale, width - 1)]:
+                    other = owner.get(c)
+                    if other is None:
+                        owner[c], line[c] = b, letters[b.id % len(letters)]
+                    elif other.offset < b.offset + b.nbytes and b.offset < other.offset + other.nbytes:
+                        line[c] = "!"  # two live buffers share bytes: a planner bug
             rows.append(f"{step:4d} {''.join(line)} {name}")
         return "\n".join(rows) + "\n"
 

@@ -8,7 +8,17 @@
 
 #include "aotc_gemm.h"
 
+#include <math.h>
+#include <string.h>
+
 #define PANEL AOTC_GEMM_PANEL
+
+/* a * b + c, fused where the target has a fast fma (FP_FAST_FMAF is C99) */
+#if defined(FP_FAST_FMAF)
+#define MADD(a, b, c) fmaf((a), (b), (c))
+#else
+#define MADD(a, b, c) ((a) * (b) + (c))
+#endif
 
 static int32_t min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
 
@@ -29,73 +39,67 @@ static void valid_range(int32_t n_out, int32_t n_in, int32_t s, int32_t off, int
 
 /* ---- general Conv: im2col + GEMM ------------------------------------------------ */
 
-/* Writes n values to columns jj.. of one patch-matrix row whose panels are pstride floats
- * apart: src[0], src[s], ... or zeros when src is NULL. */
-static void put_run(float *row, ptrdiff_t pstride, int32_t jj, int32_t n, const float *src, int32_t s) {
-    while (n > 0) {
-        const int32_t m = min_i32(n, PANEL - jj % PANEL); /* up to the end of this panel */
-        float *d = row + (jj / PANEL) * pstride + jj % PANEL;
-        int32_t t;
-        if (src == NULL) {
-            for (t = 0; t < m; ++t) d[t] = 0.0f;
-        } else {
-            if (s == 1) {
-                for (t = 0; t < m; ++t) d[t] = src[t];
-            } else {
-                for (t = 0; t < m; ++t) d[t] = src[t * s];
-            }
-            src += (ptrdiff_t)m * s;
-        }
-        jj += m;
-        n -= m;
-    }
-}
-
 /* Rows [p0, p0 + kc) and output positions [j0, j0 + nc) of the patch matrix of one image
- * and group (x points at the group's first channel), into `col` in packed panels:
- * element (p, j) at col[((j - j0) / PANEL) * kc * PANEL + (p - p0) * PANEL + (j - j0) % PANEL].
- * Row p is input channel p / taps and kernel tap p % taps; padding reads as zero. */
+ * and group (x points at the group's first channel), row-major into `col`: element (p, j)
+ * at col[(p - p0) * ldc + j - j0], zero where the patch lies in the padding; columns nc to
+ * the next multiple of PANEL are zeroed too (the GEMM core reads whole panels).
+ * Row p is input channel p / taps and kernel tap p % taps. */
 static void im2col_block(const aotc_conv_params *q, const float *x, int32_t p0, int32_t kc, int32_t j0,
-                         int32_t nc, float *col) {
+                         int32_t nc, int32_t ldc, float *col) {
     const int32_t ID = q->in_size[0], IH = q->in_size[1], IW = q->in_size[2];
     const int32_t OH = q->out_size[1], OW = q->out_size[2];
-    const int32_t KH = q->kernel[1], KW = q->kernel[2];
-    const int32_t taps = q->kernel[0] * KH * KW;
-    const ptrdiff_t in_plane = (ptrdiff_t)ID * IH * IW;
-    const ptrdiff_t pstride = (ptrdiff_t)kc * PANEL;
+    const int32_t KD = q->kernel[0], KH = q->kernel[1], KW = q->kernel[2];
+    const int32_t taps = KD * KH * KW;
+    const int32_t sx = q->strides[2];
     const int32_t padded_nc = (nc + PANEL - 1) / PANEL * PANEL;
+    const ptrdiff_t in_plane = (ptrdiff_t)ID * IH * IW;
+    int32_t c = p0 / taps, kz = p0 % taps / (KH * KW), ky = p0 % taps / KW % KH, kx = p0 % KW;
     int32_t r;
     for (r = 0; r < kc; ++r) {
-        const int32_t p = p0 + r, tap = p % taps;
-        const int32_t kz = tap / (KH * KW), ky = tap / KW % KH, kx = tap % KW;
-        const float *xc = x + (p / taps) * in_plane;
+        const float *xc = x + c * in_plane;
+        const int32_t offz = kz * q->dilations[0] - q->pads[0];
+        const int32_t offy = ky * q->dilations[1] - q->pads[1];
         const int32_t offx = kx * q->dilations[2] - q->pads[2];
-        int32_t lo, hi, jj = 0;
-        int32_t oz = j0 / (OH * OW), oy = j0 / OW % OH, ox = j0 % OW;
-        float *row = col + (ptrdiff_t)r * PANEL;
-        valid_range(OW, IW, q->strides[2], offx, &lo, &hi);
-        while (jj < nc) { /* one output row (oz, oy) at a time */
-            const int32_t run = min_i32(OW - ox, nc - jj);
-            const int32_t iz = oz * q->strides[0] - q->pads[0] + kz * q->dilations[0];
-            const int32_t iy = oy * q->strides[1] - q->pads[1] + ky * q->dilations[1];
-            if (iz >= 0 && iz < ID && iy >= 0 && iy < IH) {
-                const float *xrow = xc + ((ptrdiff_t)iz * IH + iy) * IW;
-                const int32_t a = min_i32(lo > ox ? lo : ox, ox + run);
-                const int32_t b = hi > a ? min_i32(hi, ox + run) : a;
-                put_run(row, pstride, jj, a - ox, NULL, 0);
-                if (b > a) put_run(row, pstride, jj + a - ox, b - a, xrow + (a * q->strides[2] + offx), q->strides[2]);
-                put_run(row, pstride, jj + b - ox, ox + run - b, NULL, 0);
-            } else {
-                put_run(row, pstride, jj, run, NULL, 0);
+        float *d = col + (ptrdiff_t)r * ldc;
+        int32_t lo, hi, t = 0, oz = j0 / (OH * OW), oy = j0 / OW % OH, ox = j0 % OW;
+        valid_range(OW, IW, sx, offx, &lo, &hi); /* the same for every output row */
+        while (t < nc) { /* one output row (oz, oy) at a time */
+            const int32_t n = min_i32(nc - t, OW - ox), end = ox + n;
+            const int32_t iz = oz * q->strides[0] + offz, iy = oy * q->strides[1] + offy;
+            int32_t a = ox, b = ox, u;
+            if (iz >= 0 && iz < ID && iy >= 0 && iy < IH) { /* [a, b): inside the image */
+                a = lo > ox ? min_i32(lo, end) : ox;
+                b = hi > a ? min_i32(hi, end) : a;
             }
-            jj += run;
+            for (u = ox; u < a; ++u) d[t + u - ox] = 0.0f;
+            if (b > a) {
+                const float *s = xc + ((ptrdiff_t)iz * IH + iy) * IW + a * sx + offx;
+                float *dd = d + t + a - ox;
+                if (sx == 1) {
+                    memcpy(dd, s, (size_t)(b - a) * sizeof(float));
+                } else {
+                    for (u = 0; u < b - a; ++u) dd[u] = s[u * sx];
+                }
+            }
+            for (u = b; u < end; ++u) d[t + u - ox] = 0.0f;
+            t += n;
             ox = 0;
             if (++oy == OH) {
                 oy = 0;
                 ++oz;
             }
         }
-        put_run(row, pstride, nc, padded_nc - nc, NULL, 0); /* the last panel's unused columns */
+        for (; t < padded_nc; ++t) d[t] = 0.0f;
+        if (++kx == KW) { /* next row: next tap, or the next channel */
+            kx = 0;
+            if (++ky == KH) {
+                ky = 0;
+                if (++kz == KD) {
+                    kz = 0;
+                    ++c;
+                }
+            }
+        }
     }
 }
 
@@ -106,6 +110,8 @@ void aotc_conv_f32(const aotc_conv_params *p, const float *x, const float *w, co
     const int32_t k = cg * taps;
     const int32_t npos = p->out_size[0] * p->out_size[1] * p->out_size[2];
     const ptrdiff_t in_plane = (ptrdiff_t)p->in_size[0] * p->in_size[1] * p->in_size[2];
+    /* patch rows are a whole, odd number of panels apart: no two rows of a panel share L1 sets */
+    const int32_t ldc = ((p->nc + PANEL - 1) / PANEL | 1) * PANEL;
     int32_t n, g, j0, p0;
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
@@ -123,8 +129,8 @@ void aotc_conv_f32(const aotc_conv_params *p, const float *x, const float *w, co
                     gp.k = kc;
                     gp.a_rs = k;
                     gp.a_cs = 1;
-                    gp.b_rs = PANEL;
-                    gp.b_ps = kc * PANEL;
+                    gp.b_rs = ldc;
+                    gp.b_ps = PANEL;
                     gp.b_padded = 1;
                     gp.ldc = npos;
                     gp.alpha = 1.0f;
@@ -138,7 +144,7 @@ void aotc_conv_f32(const aotc_conv_params *p, const float *x, const float *w, co
                         gp.cin_rs = npos;
                         gp.cin_cs = 1;
                     }
-                    im2col_block(p, xg, p0, kc, j0, nc, scratch);
+                    im2col_block(p, xg, p0, kc, j0, nc, ldc, scratch);
                     aotc_sgemm_f32(&gp, wg + p0, scratch, c_in, yg + j0, NULL);
                 }
             }
@@ -184,38 +190,65 @@ void aotc_conv_depthwise_f32(const aotc_conv_params *p, const float *x, const fl
     const int32_t ID = p->in_size[0], IH = p->in_size[1], IW = p->in_size[2];
     const int32_t OD = p->out_size[0], OH = p->out_size[1], OW = p->out_size[2];
     const int32_t KD = p->kernel[0], KH = p->kernel[1], KW = p->kernel[2];
-    const int32_t sx = p->strides[2];
+    const int32_t sx = p->strides[2], dx = p->dilations[2], px = p->pads[2];
     const int32_t mult = p->out_c / p->in_c; /* outputs per input channel */
     const ptrdiff_t in_plane = (ptrdiff_t)ID * IH * IW, out_plane = (ptrdiff_t)OD * OH * OW;
-    int32_t n, o, oz, oy, kz, ky, kx;
+    int32_t lo, hi, unused, n, o, oz, oy, kz, ky, kx, ox;
+    /* [lo, hi): output columns whose every tap is inside the image (no checks there) */
+    valid_range(OW, IW, sx, -px, &lo, &unused);
+    valid_range(OW, IW, sx, (KW - 1) * dx - px, &unused, &hi);
+    if (hi < lo) hi = lo;
     for (n = 0; n < p->batch; ++n) {
         for (o = 0; o < p->out_c; ++o) {
             const float *xc = x + ((ptrdiff_t)n * p->in_c + o / mult) * in_plane;
             const float *wo = w + (ptrdiff_t)o * KD * KH * KW;
             float *yo = y + ((ptrdiff_t)n * p->out_c + o) * out_plane;
             const float b = bias != NULL ? bias[o] : 0.0f;
-            ptrdiff_t i;
-            for (i = 0; i < out_plane; ++i) yo[i] = b;
             for (oz = 0; oz < OD; ++oz) {
                 for (oy = 0; oy < OH; ++oy) {
-                    float *yrow = yo + ((ptrdiff_t)oz * OH + oy) * OW;
+                    float *AOTC_RESTRICT yrow = yo + ((ptrdiff_t)oz * OH + oy) * OW;
+                    for (ox = 0; ox < OW; ++ox) yrow[ox] = b;
                     for (kz = 0; kz < KD; ++kz) {
                         const int32_t iz = oz * p->strides[0] - p->pads[0] + kz * p->dilations[0];
                         if (iz < 0 || iz >= ID) continue;
                         for (ky = 0; ky < KH; ++ky) {
                             const int32_t iy = oy * p->strides[1] - p->pads[1] + ky * p->dilations[1];
-                            const float *xrow;
+                            const float *AOTC_RESTRICT xrow;
+                            const float *wk = wo + (kz * KH + ky) * KW;
                             if (iy < 0 || iy >= IH) continue;
                             xrow = xc + ((ptrdiff_t)iz * IH + iy) * IW;
-                            for (kx = 0; kx < KW; ++kx) {
-                                const float wv = wo[(kz * KH + ky) * KW + kx];
-                                const int32_t off = kx * p->dilations[2] - p->pads[2];
-                                int32_t lo, hi, ox;
-                                valid_range(OW, IW, sx, off, &lo, &hi);
+                            for (ox = 0; ox < OW; ++ox) { /* the borders: [0, lo) and [hi, OW) */
+                                if (ox == lo) ox = hi;
+                                if (ox >= OW) break;
+                                float acc = yrow[ox];
+                                for (kx = 0; kx < KW; ++kx) {
+                                    const int32_t ix = ox * sx + kx * dx - px;
+                                    if (ix >= 0 && ix < IW) acc = MADD(wk[kx], xrow[ix], acc);
+                                }
+                                yrow[ox] = acc;
+                            }
+                            if (KW == 3) { /* the common 3-wide kernel: one pass per row of taps */
+                                const float w0 = wk[0], w1 = wk[1], w2 = wk[2];
+                                const int32_t o0 = -px, o1 = dx - px, o2 = 2 * dx - px;
                                 if (sx == 1) {
-                                    for (ox = lo; ox < hi; ++ox) yrow[ox] += wv * xrow[ox + off];
+                                    for (ox = lo; ox < hi; ++ox) {
+                                        yrow[ox] = MADD(w2, xrow[ox + o2], MADD(w1, xrow[ox + o1], MADD(w0, xrow[ox + o0], yrow[ox])));
+                                    }
                                 } else {
-                                    for (ox = lo; ox < hi; ++ox) yrow[ox] += wv * xrow[ox * sx + off];
+                                    for (ox = lo; ox < hi; ++ox) {
+                                        const int32_t i = ox * sx;
+                                        yrow[ox] = MADD(w2, xrow[i + o2], MADD(w1, xrow[i + o1], MADD(w0, xrow[i + o0], yrow[ox])));
+                                    }
+                                }
+                            } else {
+                                for (kx = 0; kx < KW; ++kx) {
+                                    const float wv = wk[kx];
+                                    const int32_t off = kx * dx - px;
+                                    if (sx == 1) {
+                                        for (ox = lo; ox < hi; ++ox) yrow[ox] = MADD(wv, xrow[ox + off], yrow[ox]);
+                                    } else {
+                                        for (ox = lo; ox < hi; ++ox) yrow[ox] = MADD(wv, xrow[ox * sx + off], yrow[ox]);
+                                    }
                                 }
                             }
                         }

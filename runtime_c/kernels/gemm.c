@@ -191,15 +191,21 @@ void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, 
                     float t[MR * NR];
                     const int32_t mr = min_i32(MR, ic + mc - ir);
                     const float *ap = a + (ptrdiff_t)ir * p->a_rs + (ptrdiff_t)pc * p->a_cs;
+                    const float *tile = t;
                     if (!readable) {
                         kernel_generic(kc, mr, nr, ap, p->a_rs, p->a_cs, bp, b_rs, t);
                     } else if (mr == MR) {
                         kernel_tile(kc, ap, p->a_rs, p->a_cs, bp, b_rs, t);
+                    } else if (mc >= MR) {
+                        /* the last rows of the block: a full tile ending at the last row (it
+                         * recomputes rows already stored, faster than single rows) */
+                        kernel_tile(kc, ap - (ptrdiff_t)(MR - mr) * p->a_rs, p->a_rs, p->a_cs, bp, b_rs, t);
+                        tile = t + (MR - mr) * NR;
                     } else {
                         int32_t r;
                         for (r = 0; r < mr; ++r) kernel_row(kc, ap + (ptrdiff_t)r * p->a_rs, p->a_cs, bp, b_rs, t + r * NR);
                     }
-                    store_tile(p, t, mr, nr, ir, jr, first, c_in, c);
+                    store_tile(p, tile, mr, nr, ir, jr, first, c_in, c);
                 }
             }
         }

@@ -38,10 +38,13 @@ void aotc_instance_norm_f32(const aotc_instance_norm_params *p, const float *x, 
     int32_t b, c, i;
     for (b = 0; b < p->batch; ++b) {
         for (c = 0; c < p->channels; ++c, x += n, y += n) {
+            /* sums of x - x[0] keep float precision when the mean is large beside the spread;
+             * the variance is a second pass over x - mean, which cancels nothing */
+            const float x0 = x[0];
             float sum = 0.0f, sq = 0.0f, mean, a, t;
-            for (i = 0; i < n; ++i) sum += x[i];
-            mean = sum / (float)n;
-            for (i = 0; i < n; ++i) sq += (x[i] - mean) * (x[i] - mean); /* two passes: no cancellation */
+            for (i = 0; i < n; ++i) sum += x[i] - x0;
+            mean = x0 + sum / (float)n;
+            for (i = 0; i < n; ++i) sq += (x[i] - mean) * (x[i] - mean);
             a = scale[c] / sqrtf(sq / (float)n + p->epsilon);
             t = bias[c] - mean * a;
             for (i = 0; i < n; ++i) y[i] = x[i] * a + t;

@@ -91,7 +91,8 @@ def _conv_plan(node: Node, graph: Graph) -> ConvPlan:
     kc = _balanced_block(in_c // group * taps, KC)
     nc = _balanced_block(npos, NC, PANEL)
     fields["kc"], fields["nc"] = str(kc), str(nc)
-    return ConvPlan("aotc_conv_f32", fields, kc * _ceil_div(nc, PANEL) * PANEL * 4,
+    ldc = (_ceil_div(nc, PANEL) | 1) * PANEL  # conv.c: patch rows an odd number of panels apart
+    return ConvPlan("aotc_conv_f32", fields, kc * ldc * 4,
                     f"Conv (im2col, blocks of {kc} x {nc}) {geometry}")
 
 

@@ -1,0 +1,1 @@
+"""accel_sim: a simulated accelerator with its own ISA, compiler and bare-metal runtime."""

@@ -1,0 +1,702 @@
+"""A reference model of the accel_sim device in numpy: the ISA's semantics, executable.
+
+It mirrors runtime_c/vendor/accel_sim/accel_sim.c check for check (same error codes, in the
+same order) and cycle for cycle (same cost model), while computing with whole-array numpy
+operations, so it reads as the specification of each instruction. Tests run programs through
+both and compare; the compiler runs it without data (`timing`) to report a function's cycles,
+DMA traffic and scratchpad use, which do not depend on the data.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from aot.vendor.accel_sim.isa import (
+    DTYPE_MASK,
+    F_ACC,
+    F_AVG,
+    F_BIAS,
+    F_CLIP,
+    F_REQUANT,
+    HEADER_BYTES,
+    INSN_BYTES,
+    MAGIC,
+    MAX_DIM,
+    MAX_NDIM,
+    MAX_REGIONS,
+    MAX_SPM,
+    NUM_REGS,
+    REGION_BYTES,
+    VERSION,
+    DType,
+    Err,
+    Header,
+    Insn,
+    Kind,
+    Op,
+    Reg,
+    parse_regions,
+)
+
+RING = 64
+MAX_QUEUE = 64
+SAT = 1 << 40
+DMA, MAC, VEC = 0, 1, 2
+SPM = 0  # hazard space of the scratchpad; main-memory region k is space 1 + k
+_NP = {DType.F32: np.float32, DType.I8: np.int8, DType.I32: np.int32}
+
+
+class SimError(Exception):
+    """The device refused the program; `code` is the runtime's error code."""
+
+    def __init__(self, code: Err, why: str = ""):
+        self.code = Err(code)
+        super().__init__(f"{self.code.name}" + (f": {why}" if why else ""))
+
+
+@dataclass
+class Stats:
+    """What a run did (the C runtime's aotc_accel_sim_stats)."""
+
+    cycles: int = 0
+    dma_bytes: int = 0
+    macs: int = 0
+    mac_slots: int = 0
+    dma_busy_cycles: int = 0
+    mac_busy_cycles: int = 0
+    vec_busy_cycles: int = 0
+    spm_peak_bytes: int = 0
+    instructions: int = 0
+
+
+def smul(a: int, b: int) -> int:
+    if a == 0 or b == 0:
+        return 0
+    if a >= SAT or b >= SAT or a > SAT // b:
+        return SAT
+    return a * b
+
+
+def sadd(a: int, b: int) -> int:
+    return SAT if a >= SAT or b >= SAT or a + b >= SAT else a + b
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _dim_ok(v: int, lo: int) -> bool:
+    return lo <= v <= MAX_DIM
+
+
+def _lo16(v: int) -> int:
+    return v & 0xFFFF
+
+
+def _hi16(v: int) -> int:
+    return v >> 16
+
+
+def _s32(v: int) -> int:
+    return v - (1 << 32) if v >= 1 << 31 else v
+
+
+def _f32(v: int) -> np.float32:
+    return np.array(v, dtype=np.uint32).view(np.float32)[()]
+
+
+def requantize(x: np.ndarray, mult: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """TFLite's MultiplyByQuantizedMultiplier, elementwise (int64 arrays; the shift is clamped
+    to [-31, 30] and x << left saturates to int32, where TFLite leaves both undefined)."""
+    x, mult = np.asarray(x, np.int64), np.asarray(mult, np.int64)
+    shift = np.clip(np.asarray(shift, np.int64), -31, 30)
+    left, right = np.maximum(shift, 0), np.maximum(-shift, 0)
+    x = np.clip(x << left, -(1 << 31), (1 << 31) - 1)
+    ab = x * mult
+    v = ab + np.where(ab >= 0, 1 << 30, 1 - (1 << 30))
+    hi = np.where(v >= 0, v // (1 << 31), -((-v) // (1 << 31)))  # C division: toward zero
+    hi = np.where((x == -(1 << 31)) & (mult == -(1 << 31)), (1 << 31) - 1, hi)
+    mask = (np.int64(1) << right) - 1
+    rem = hi & mask
+    threshold = (mask >> 1) + (hi < 0)
+    return (hi >> right) + (rem > threshold)
+
+
+@dataclass
+class Range:
+    space: int
+    lo: int
+    hi: int
+
+    def overlaps(self, o: Range) -> bool:
+        return self.space == o.space and self.lo < self.hi and o.lo < o.hi and self.lo < o.hi and o.lo < self.hi
+
+
+def _spm_range(addr: int, nbytes: int) -> Range:
+    return Range(SPM, addr, addr if nbytes == 0 else sadd(addr, nbytes))
+
+
+@dataclass
+class Parsed:
+    header: Header
+    regions: list[tuple[int, int, int, int, int, tuple[int, ...]]]
+    insns: list[Insn]
+    consts: bytes
+
+
+def validate(blob: bytes) -> Parsed:
+    """The static checks (aotc_accel_sim_validate); raises SimError."""
+    blob = bytes(blob)
+    if len(blob) < HEADER_BYTES:
+        raise SimError(Err.TRUNCATED, "shorter than a header")
+    h = Header.parse(blob)
+    if h.magic != MAGIC:
+        raise SimError(Err.MAGIC)
+    if h.version != VERSION:
+        raise SimError(Err.VERSION)
+    if h.header_bytes != HEADER_BYTES:
+        raise SimError(Err.HEADER, "header_bytes")
+    total = HEADER_BYTES + REGION_BYTES * h.n_regions + INSN_BYTES * h.n_insns + h.const_bytes
+    if h.total_bytes != total:
+        raise SimError(Err.HEADER, "total_bytes")
+    if len(blob) < total:
+        raise SimError(Err.TRUNCATED)
+    if len(blob) > total:
+        raise SimError(Err.HEADER, "longer than total_bytes")
+    if zlib.crc32(blob[:12] + b"\0\0\0\0" + blob[16:]) != h.checksum:
+        raise SimError(Err.CHECKSUM)
+    if h.reserved0 or h.reserved1 or h.reserved2:
+        raise SimError(Err.HEADER, "reserved fields")
+    if h.spm_capacity > MAX_SPM or h.spm_bytes > h.spm_capacity:
+        raise SimError(Err.HEADER, "scratchpad size")
+    if (0 in (h.dma_bytes_per_cycle, h.mac_rows, h.mac_cols, h.vec_lanes, h.queue_depth, h.cycle_limit)
+            or h.queue_depth > MAX_QUEUE):
+        raise SimError(Err.HEADER, "cost parameters")
+    regions = parse_regions(blob, h.n_regions)
+    _check_regions(h, regions)
+    start = HEADER_BYTES + REGION_BYTES * h.n_regions
+    insns = [Insn.decode(blob[start + INSN_BYTES * k: start + INSN_BYTES * (k + 1)]) for k in range(h.n_insns)]
+    for i in insns:
+        _check_insn(h, regions, i)
+    if not insns or insns[-1].op != Op.END:
+        raise SimError(Err.NO_END)
+    return Parsed(h, regions, insns, blob[start + INSN_BYTES * h.n_insns:])
+
+
+def _check_regions(h: Header, regions: list) -> None:
+    if not 1 <= h.n_regions <= MAX_REGIONS:
+        raise SimError(Err.REGIONS, "count")
+    prev = -1
+    for k, (kind, code, bits, ndim, nbytes, shape) in enumerate(regions):
+        if kind > Kind.SCRATCH or kind < prev or (k == 0) != (kind == Kind.CONST):
+            raise SimError(Err.REGIONS, f"region {k} kind")
+        if kind == Kind.SCRATCH and prev == Kind.SCRATCH:
+            raise SimError(Err.REGIONS, "two scratch regions")
+        prev = kind
+        if code > 2 or bits not in (8, 16, 32, 64) or ndim > MAX_NDIM:
+            raise SimError(Err.REGIONS, f"region {k} dtype")
+        size = bits // 8
+        for d in range(MAX_NDIM):
+            if d < ndim:
+                size = smul(size, shape[d])
+            elif shape[d] != 0:
+                raise SimError(Err.REGIONS, f"region {k} shape")
+        if size != nbytes or (k == 0 and nbytes != h.const_bytes):
+            raise SimError(Err.REGIONS, f"region {k} size")
+
+
+def _writable(kind: int) -> bool:
+    return kind in (Kind.OUTPUT, Kind.SCRATCH)
+
+
+def _check_insn(h: Header, regions: list, i: Insn) -> None:
+    dt = i.flags & DTYPE_MASK
+    bad = SimError(Err.OPERAND, f"{i}")
+    if i.op == Op.SET:
+        if not 1 <= i.flags <= 3 or i.a + i.flags > NUM_REGS or (i.flags < 3 and i.d) or (i.flags < 2 and i.c):
+            raise bad
+    elif i.op in (Op.LOAD, Op.STORE):
+        if i.flags:
+            raise bad
+        if i.a >= h.n_regions:
+            raise SimError(Err.DMA_BOUNDS, "no such region")
+        if i.op == Op.STORE and not _writable(regions[i.a][0]):
+            raise SimError(Err.READONLY)
+    elif i.op in (Op.CONV, Op.MATMUL):
+        if i.flags & ~0x3F or dt > DType.I8 or i.a:
+            raise bad
+        if i.flags & F_REQUANT and (dt != DType.I8 or i.flags & F_ACC):
+            raise bad
+    elif i.op == Op.POOL:
+        if i.flags & ~0x07 or dt > DType.I8 or i.a or i.c:
+            raise bad
+    elif i.op in (Op.VADD, Op.VMUL, Op.VMAX):
+        if i.flags & ~(DTYPE_MASK | F_CLIP) or dt > DType.I32 or i.a:
+            raise bad
+    elif i.op == Op.VCLIP:
+        if i.flags & ~DTYPE_MASK or dt > DType.I32 or i.a or i.c:
+            raise bad
+    elif i.op == Op.VREQ:
+        if i.flags & ~F_CLIP or i.a or i.c:
+            raise bad
+    elif i.op == Op.END:
+        if i.flags or i.a or i.b or i.c or i.d:
+            raise bad
+    else:
+        raise SimError(Err.OPCODE, f"opcode {i.op:#x}")
+
+
+@dataclass
+class _Inflight:
+    reads: list[Range]
+    write: Range
+    end: int
+
+
+@dataclass
+class Machine:
+    """Registers, memories and the cost model's state while a program runs."""
+
+    h: Header
+    mem: list[np.ndarray | None]  # uint8 views of each region (None: timing only)
+    writable: list[bool]
+    sizes: list[int]
+    spm: np.ndarray | None
+    reg: list[int] = field(default_factory=lambda: [0] * NUM_REGS)
+    issue: int = 0
+    unit_free: list[int] = field(default_factory=lambda: [0, 0, 0])
+    queue: list[list[int]] = field(default_factory=lambda: [[0] * MAX_QUEUE for _ in range(3)])
+    queued: list[int] = field(default_factory=lambda: [0, 0, 0])
+    ring: list[_Inflight] = field(default_factory=list)
+    floor: int = 0
+    last_end: int = 0
+    st: Stats = field(default_factory=Stats)
+
+    @property
+    def functional(self) -> bool:
+        return self.spm is not None
+
+    # --- cost model -------------------------------------------------------------------
+    def schedule(self, unit: int, dur: int, reads: list[Range], write: Range) -> None:
+        q = self.h.queue_depth
+        slot = self.queued[unit] % q
+        t = self.issue
+        if self.queued[unit] >= q:
+            t = max(t, self.queue[unit][slot])
+        start = max(t, self.unit_free[unit], self.floor)
+        for o in self.ring:
+            hit = write.overlaps(o.write) or any(write.overlaps(r) for r in o.reads)
+            hit = hit or any(r.overlaps(o.write) for r in reads)
+            if hit:
+                start = max(start, o.end)
+        end = start + dur
+        if end > self.h.cycle_limit:
+            raise SimError(Err.WATCHDOG)
+        self.queue[unit][slot] = start
+        self.queued[unit] += 1
+        self.unit_free[unit] = end
+        if len(self.ring) == RING:
+            self.floor = max(self.floor, self.ring.pop(0).end)
+        self.ring.append(_Inflight(list(reads), write, end))
+        self.last_end = max(self.last_end, end)
+        self.issue = t + 1
+        if unit == DMA:
+            self.st.dma_busy_cycles += dur
+        elif unit == MAC:
+            self.st.mac_busy_cycles += dur
+        else:
+            self.st.vec_busy_cycles += dur
+
+    # --- scratchpad access --------------------------------------------------------------
+    def check_spm(self, r: Range, align: int) -> None:
+        if r.hi > self.h.spm_bytes:
+            raise SimError(Err.SPM_BOUNDS, f"[{r.lo}, {r.hi}) past {self.h.spm_bytes}")
+        if r.lo % align:
+            raise SimError(Err.ALIGN, f"address {r.lo}")
+
+    def touch(self, *ranges: Range) -> None:
+        for r in ranges:
+            if r.hi > r.lo:
+                self.st.spm_peak_bytes = max(self.st.spm_peak_bytes, r.hi)
+
+    def get(self, addr: int, dtype: type, n: int) -> np.ndarray:
+        size = np.dtype(dtype).itemsize
+        return self.spm[addr: addr + n * size].view(dtype).copy()
+
+    def put(self, addr: int, values: np.ndarray) -> None:
+        raw = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
+        self.spm[addr: addr + raw.size] = raw
+
+    def lanes(self, dt: int) -> int:
+        return self.h.vec_lanes * (4 if dt == DType.I8 else 1)
+
+    def act_f32(self) -> tuple[np.float32, np.float32]:
+        return _f32(self.reg[Reg.ACT_MIN]), _f32(self.reg[Reg.ACT_MAX])
+
+    def act_int(self) -> tuple[int, int]:
+        return _s32(self.reg[Reg.ACT_MIN]), _s32(self.reg[Reg.ACT_MAX])
+
+
+def _check_alias(y: Range, x: Range, same_ok: bool) -> None:
+    if y.overlaps(x) and not (same_ok and y.lo == x.lo and y.hi == x.hi):
+        raise SimError(Err.OVERLAP)
+
+
+def _clip_f32(y: np.ndarray, lo: np.float32, hi: np.float32) -> np.ndarray:
+    return np.where(y < lo, lo, np.where(y > hi, hi, y)).astype(np.float32)
+
+
+# --- instructions ----------------------------------------------------------------------------
+
+def op_dma(m: Machine, i: Insn) -> None:
+    load = i.op == Op.LOAD
+    r = m.reg
+    n1, n2 = r[Reg.DMA_N1], r[Reg.DMA_N2]
+    es1, es2, ss1, ss2 = r[Reg.DMA_EXT_S1], r[Reg.DMA_EXT_S2], r[Reg.DMA_SPM_S1], r[Reg.DMA_SPM_S2]
+    row = i.d
+    if not (_dim_ok(n1, 1) and _dim_ok(n2, 1) and _dim_ok(row, 1)):
+        raise SimError(Err.OPERAND, "DMA geometry")
+    ext_hi = sadd(sadd(sadd(i.b, smul(n2 - 1, es2)), smul(n1 - 1, es1)), row)
+    spm_hi = sadd(sadd(sadd(i.c, smul(n2 - 1, ss2)), smul(n1 - 1, ss1)), row)
+    if ext_hi > m.sizes[i.a]:
+        raise SimError(Err.DMA_BOUNDS, f"[{i.b}, {ext_hi}) past region {i.a} of {m.sizes[i.a]} bytes")
+    if spm_hi > m.h.spm_bytes:
+        raise SimError(Err.SPM_BOUNDS, f"DMA to [{i.c}, {spm_hi})")
+    d1, d2 = (ss1, ss2) if load else (es1, es2)
+    if (n1 > 1 and d1 < row) or (n2 > 1 and d2 < sadd(smul(n1 - 1, d1), row)):
+        raise SimError(Err.OVERLAP, "DMA destination rows overlap")
+    ext = Range(1 + i.a, i.b, ext_hi)
+    spm = _spm_range(i.c, spm_hi - i.c)
+    dur = m.h.dma_setup_cycles + smul(n1 * n2, cdiv(row, m.h.dma_bytes_per_cycle))
+    if load:
+        m.schedule(DMA, dur, [ext], spm)
+    else:
+        m.schedule(DMA, dur, [spm], ext)
+    if m.functional:
+        planes, rows = np.meshgrid(np.arange(n2, dtype=np.int64), np.arange(n1, dtype=np.int64), indexing="ij")
+        cols = np.arange(row, dtype=np.int64)
+        e_idx = (i.b + planes * es2 + rows * es1)[..., None] + cols
+        s_idx = (i.c + planes * ss2 + rows * ss1)[..., None] + cols
+        if load:
+            m.spm[s_idx] = m.mem[i.a][e_idx]
+        else:
+            m.mem[i.a][e_idx] = m.spm[s_idx]
+    m.touch(spm)
+    m.st.dma_bytes += n1 * n2 * row
+
+
+def _mac_operands(m: Machine, i: Insn, in_elems: int, w_elems: int, out_elems: int, channels: int,
+                  compute: int, macs: int) -> None:
+    f32 = (i.flags & DTYPE_MASK) == DType.F32
+    esz, osz = (4 if f32 else 1), (1 if i.flags & F_REQUANT else 4)
+    reads = [_spm_range(i.b, smul(in_elems, esz)), _spm_range(i.c, smul(w_elems, esz))]
+    if i.flags & F_BIAS:
+        reads.append(_spm_range(m.reg[Reg.BIAS_ADDR], 4 * channels))
+    if i.flags & F_REQUANT:
+        reads.append(_spm_range(m.reg[Reg.QUANT_ADDR], 8 * channels))
+    out = _spm_range(i.d, smul(out_elems, osz))
+    for k, rr in enumerate(reads):
+        m.check_spm(rr, esz if k < 2 else 4)
+    m.check_spm(out, osz)
+    for rr in reads:
+        _check_alias(out, rr, False)
+    m.schedule(MAC, m.h.op_setup_cycles + compute, reads, out)
+    m.touch(*reads, out)
+    m.st.macs += macs
+    m.st.mac_slots += smul(compute, m.h.mac_rows * m.h.mac_cols * (1 if f32 else 4))
+
+
+def _output_stage(m: Machine, i: Insn, acc: np.ndarray, bias: np.ndarray | None, channel_axis: int,
+                  channels: int) -> np.ndarray:
+    """acc: float64 or int64 sums (ACC already added), channels along `channel_axis`."""
+    shape = [1] * acc.ndim
+    shape[channel_axis] = channels
+    if (i.flags & DTYPE_MASK) == DType.F32:
+        y = acc if bias is None else acc + bias.astype(np.float64).reshape(shape)
+        y = y.astype(np.float32)
+        return _clip_f32(y, *m.act_f32()) if i.flags & F_CLIP else y
+    y = acc if bias is None else acc + bias.astype(np.int64).reshape(shape)
+    y = np.clip(y, -(1 << 31), (1 << 31) - 1)
+    lo, hi = m.act_int()
+    if i.flags & F_REQUANT:
+        q = m.get(m.reg[Reg.QUANT_ADDR], np.int32, 2 * channels).astype(np.int64)
+        y = _s32(m.reg[Reg.OFM_ZP]) + requantize(y, q[:channels].reshape(shape), q[channels:].reshape(shape))
+        if i.flags & F_CLIP:
+            y = np.clip(y, lo, hi)
+        return np.clip(y, -128, 127).astype(np.int8)
+    if i.flags & F_CLIP:
+        y = np.clip(y, lo, hi)
+    return y.astype(np.int32)
+
+
+def _windows(c: int, ih: int, iw: int, oh: int, ow: int, kh: int, kw: int, sh: int, sw: int, pt: int, pl: int,
+             dh: int, dw: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Index arrays (rows [kh,1,oh,1], cols [1,kw,1,ow]) into the input and a validity mask
+    [kh,kw,oh,ow]: which taps of each output's window fall inside the ih x iw tile."""
+    iy = (np.arange(oh) * sh)[None, :] + (np.arange(kh) * dh)[:, None] - pt  # [kh, oh]
+    ix = (np.arange(ow) * sw)[None, :] + (np.arange(kw) * dw)[:, None] - pl  # [kw, ow]
+    vy, vx = (iy >= 0) & (iy < ih), (ix >= 0) & (ix < iw)
+    mask = vy[:, None, :, None] & vx[None, :, None, :]
+    rows = np.clip(iy, 0, max(ih - 1, 0))[:, None, :, None]
+    cols = np.clip(ix, 0, max(iw - 1, 0))[None, :, None, :]
+    return rows, cols, mask
+
+
+def op_conv(m: Machine, i: Insn) -> None:
+    r = m.reg
+    c, ih, iw = r[Reg.IFM_C], r[Reg.IFM_H], r[Reg.IFM_W]
+    oc, oh, ow = r[Reg.OFM_C], r[Reg.OFM_H], r[Reg.OFM_W]
+    kh, kw = _lo16(r[Reg.KERNEL]), _hi16(r[Reg.KERNEL])
+    sh, sw = _lo16(r[Reg.STRIDE]), _hi16(r[Reg.STRIDE])
+    pt, pl = _lo16(r[Reg.PAD]), _hi16(r[Reg.PAD])
+    dh, dw = _lo16(r[Reg.DILATION]), _hi16(r[Reg.DILATION])
+    g = r[Reg.GROUPS]
+    f32 = (i.flags & DTYPE_MASK) == DType.F32
+    if not (_dim_ok(c, 1) and _dim_ok(ih, 0) and _dim_ok(iw, 0) and _dim_ok(oc, 1) and _dim_ok(oh, 1)
+            and _dim_ok(ow, 1) and 0 not in (kh, kw, sh, sw, dh, dw) and _dim_ok(g, 1) and c % g == 0
+            and oc % g == 0):
+        raise SimError(Err.OPERAND, "CONV geometry")
+    cin_g, cout_g = c // g, oc // g
+    rows, cols = m.h.mac_rows * (1 if f32 else 2), m.h.mac_cols * (1 if f32 else 2)
+    taps = smul(smul(oh, ow), smul(kh, kw))
+    if cin_g == 1:
+        compute = smul(taps, cdiv(oc, rows))
+    else:
+        compute = smul(smul(taps, g), smul(cdiv(cout_g, rows), cdiv(cin_g, cols)))
+    _mac_operands(m, i, smul(smul(c, ih), iw), smul(smul(oc, cin_g), smul(kh, kw)), smul(smul(oc, oh), ow), oc,
+                  compute, smul(smul(oc, smul(oh, ow)), smul(cin_g, smul(kh, kw))))
+    if not m.functional:
+        return
+    dt = np.float32 if f32 else np.int8
+    x = m.get(i.b, dt, c * ih * iw).reshape(c, ih, iw)
+    w = m.get(i.c, dt, oc * cin_g * kh * kw).reshape(g, cout_g, cin_g, kh, kw)
+    x = x.astype(np.float64) if f32 else x.astype(np.int64) - _s32(r[Reg.IFM_ZP])
+    ri, ci, mask = _windows(c, ih, iw, oh, ow, kh, kw, sh, sw, pt, pl, dh, dw)
+    patches = x[:, ri, ci] * mask if ih and iw else np.zeros((c, kh, kw, oh, ow), x.dtype)  # [c, kh, kw, oh, ow]
+    patches = patches.reshape(g, cin_g, kh, kw, oh, ow)
+    acc = np.einsum("goikl,giklyx->goyx", w.astype(patches.dtype), patches).reshape(oc, oh, ow)
+    osz_dtype = np.float32 if f32 else (np.int8 if i.flags & F_REQUANT else np.int32)
+    if i.flags & F_ACC:
+        acc = acc + m.get(i.d, osz_dtype, oc * oh * ow).reshape(oc, oh, ow)
+    bias = m.get(r[Reg.BIAS_ADDR], np.float32 if f32 else np.int32, oc) if i.flags & F_BIAS else None
+    m.put(i.d, _output_stage(m, i, acc, bias, 0, oc))
+
+
+def op_matmul(m: Machine, i: Insn) -> None:
+    r = m.reg
+    mm, nn, kk = r[Reg.MM_M], r[Reg.MM_N], r[Reg.MM_K]
+    f32 = (i.flags & DTYPE_MASK) == DType.F32
+    if not (_dim_ok(mm, 1) and _dim_ok(nn, 1) and _dim_ok(kk, 1)):
+        raise SimError(Err.OPERAND, "MATMUL geometry")
+    rows, cols = m.h.mac_rows * (1 if f32 else 2), m.h.mac_cols * (1 if f32 else 2)
+    compute = smul(mm, smul(cdiv(nn, rows), cdiv(kk, cols)))
+    _mac_operands(m, i, smul(mm, kk), smul(nn, kk), smul(mm, nn), nn, compute, smul(smul(mm, nn), kk))
+    if not m.functional:
+        return
+    dt = np.float32 if f32 else np.int8
+    a = m.get(i.b, dt, mm * kk).reshape(mm, kk)
+    w = m.get(i.c, dt, nn * kk).reshape(nn, kk)
+    if f32:
+        acc = a.astype(np.float64) @ w.astype(np.float64).T
+    else:
+        acc = (a.astype(np.int64) - _s32(r[Reg.IFM_ZP])) @ w.astype(np.int64).T
+    if i.flags & F_ACC:
+        acc = acc + m.get(i.d, np.float32 if f32 else np.int32, mm * nn).reshape(mm, nn)
+    bias = m.get(r[Reg.BIAS_ADDR], np.float32 if f32 else np.int32, nn) if i.flags & F_BIAS else None
+    m.put(i.d, _output_stage(m, i, acc, bias, 1, nn))
+
+
+def op_pool(m: Machine, i: Insn) -> None:
+    r = m.reg
+    c, ih, iw = r[Reg.IFM_C], r[Reg.IFM_H], r[Reg.IFM_W]
+    oh, ow = r[Reg.OFM_H], r[Reg.OFM_W]
+    kh, kw = _lo16(r[Reg.KERNEL]), _hi16(r[Reg.KERNEL])
+    sh, sw = _lo16(r[Reg.STRIDE]), _hi16(r[Reg.STRIDE])
+    pt, pl = _lo16(r[Reg.PAD]), _hi16(r[Reg.PAD])
+    dh, dw = _lo16(r[Reg.DILATION]), _hi16(r[Reg.DILATION])
+    dt = i.flags & DTYPE_MASK
+    esz = 4 if dt == DType.F32 else 1
+    if not (_dim_ok(c, 1) and _dim_ok(ih, 0) and _dim_ok(iw, 0) and _dim_ok(oh, 1) and _dim_ok(ow, 1)
+            and 0 not in (kh, kw, sh, sw, dh, dw)):
+        raise SimError(Err.OPERAND, "POOL geometry")
+    src = _spm_range(i.b, smul(smul(c, ih), smul(iw, esz)))
+    out = _spm_range(i.d, smul(smul(c, oh), smul(ow, esz)))
+    m.check_spm(src, esz)
+    m.check_spm(out, esz)
+    _check_alias(out, src, False)
+    m.schedule(VEC, m.h.op_setup_cycles + cdiv(smul(smul(c, smul(oh, ow)), smul(kh, kw)), m.lanes(dt)), [src], out)
+    m.touch(src, out)
+    if not m.functional:
+        return
+    x = m.get(i.b, _NP[DType(dt)], c * ih * iw).reshape(c, ih, iw)
+    ri, ci, mask = _windows(c, ih, iw, oh, ow, kh, kw, sh, sw, pt, pl, dh, dw)
+    count = mask.sum(axis=(0, 1))
+    if not (ih and iw):
+        y = np.zeros((c, oh, ow), x.dtype)
+    elif dt == DType.F32:
+        taps = x[:, ri, ci].astype(np.float64)
+        if i.flags & F_AVG:
+            total = np.where(mask, taps, 0.0).sum(axis=(1, 2))
+            y = np.where(count > 0, total / np.maximum(count, 1), 0.0).astype(np.float32)
+        else:
+            best = np.where(mask, taps, -np.inf).max(axis=(1, 2))
+            y = np.where(count > 0, best, 0.0).astype(np.float32)
+    else:
+        taps = x[:, ri, ci].astype(np.int64)
+        if i.flags & F_AVG:
+            s = np.where(mask, taps, 0).sum(axis=(1, 2))
+            n = np.maximum(count, 1)
+            y = np.where(s >= 0, (s + n // 2) // n, -((-s + n // 2) // n))
+        else:
+            y = np.where(mask, taps, -(1 << 40)).max(axis=(1, 2))
+        y = np.where(count > 0, y, 0).astype(np.int8)
+    m.put(i.d, y)
+
+
+def _vector_shape(m: Machine) -> tuple[int, int]:
+    outer, inner = m.reg[Reg.V_OUTER], m.reg[Reg.V_INNER]
+    if not (_dim_ok(outer, 1) and _dim_ok(inner, 1)):
+        raise SimError(Err.OPERAND, "vector shape")
+    return outer, inner
+
+
+def _int_result(y: np.ndarray, dt: int) -> np.ndarray:
+    if dt == DType.I8:
+        return np.clip(y, -128, 127).astype(np.int8)
+    return np.clip(y, -(1 << 31), (1 << 31) - 1).astype(np.int32)
+
+
+def op_binary(m: Machine, i: Insn) -> None:
+    outer, inner = _vector_shape(m)
+    so, si = m.reg[Reg.VB_SO], m.reg[Reg.VB_SI]
+    dt = i.flags & DTYPE_MASK
+    esz = 1 if dt == DType.I8 else 4
+    n = outer * inner
+    ra = _spm_range(i.b, smul(n, esz))
+    rb = _spm_range(i.c, smul(sadd(sadd(smul(outer - 1, so), smul(inner - 1, si)), 1), esz))
+    out = _spm_range(i.d, smul(n, esz))
+    for rr in (ra, rb, out):
+        m.check_spm(rr, esz)
+    _check_alias(out, ra, True)
+    _check_alias(out, rb, so == inner and si == 1)
+    m.schedule(VEC, m.h.op_setup_cycles + cdiv(n, m.lanes(dt)), [ra, rb], out)
+    m.touch(ra, rb, out)
+    if not m.functional:
+        return
+    npdt = _NP[DType(dt)]
+    a = m.get(i.b, npdt, n).reshape(outer, inner)
+    span = (outer - 1) * so + (inner - 1) * si + 1
+    b = m.get(i.c, npdt, span)[np.arange(outer)[:, None] * so + np.arange(inner)[None, :] * si]
+    if dt != DType.F32:
+        a, b = a.astype(np.int64), b.astype(np.int64)
+    y = a + b if i.op == Op.VADD else a * b if i.op == Op.VMUL else np.where(a > b, a, b)
+    if dt == DType.F32:
+        y = _clip_f32(y, *m.act_f32()) if i.flags & F_CLIP else y.astype(np.float32)
+    else:
+        y = _int_result(np.clip(y, *m.act_int()) if i.flags & F_CLIP else y, dt)
+    m.put(i.d, y)
+
+
+def op_clip(m: Machine, i: Insn) -> None:
+    outer, inner = _vector_shape(m)
+    dt = i.flags & DTYPE_MASK
+    esz = 1 if dt == DType.I8 else 4
+    n = outer * inner
+    src, out = _spm_range(i.b, smul(n, esz)), _spm_range(i.d, smul(n, esz))
+    m.check_spm(src, esz)
+    m.check_spm(out, esz)
+    _check_alias(out, src, True)
+    m.schedule(VEC, m.h.op_setup_cycles + cdiv(n, m.lanes(dt)), [src], out)
+    m.touch(src, out)
+    if not m.functional:
+        return
+    x = m.get(i.b, _NP[DType(dt)], n)
+    if dt == DType.F32:
+        m.put(i.d, _clip_f32(x, *m.act_f32()))
+    else:
+        m.put(i.d, _int_result(np.clip(x.astype(np.int64), *m.act_int()), dt))
+
+
+def op_requant(m: Machine, i: Insn) -> None:
+    outer, inner = _vector_shape(m)
+    n = outer * inner
+    src = _spm_range(i.b, smul(n, 4))
+    qp = _spm_range(m.reg[Reg.QUANT_ADDR], 8 * outer)
+    out = _spm_range(i.d, n)
+    m.check_spm(src, 4)
+    m.check_spm(qp, 4)
+    m.check_spm(out, 1)
+    _check_alias(out, src, False)
+    _check_alias(out, qp, False)
+    m.schedule(VEC, m.h.op_setup_cycles + cdiv(n, m.lanes(DType.I32)), [src, qp], out)
+    m.touch(src, qp, out)
+    if not m.functional:
+        return
+    x = m.get(i.b, np.int32, n).reshape(outer, inner).astype(np.int64)
+    q = m.get(qp.lo, np.int32, 2 * outer).astype(np.int64)
+    y = _s32(m.reg[Reg.OFM_ZP]) + requantize(x, q[:outer, None], q[outer:, None])
+    if i.flags & F_CLIP:
+        y = np.clip(y, *m.act_int())
+    m.put(i.d, np.clip(y, -128, 127).astype(np.int8))
+
+
+_OPS = {Op.LOAD: op_dma, Op.STORE: op_dma, Op.CONV: op_conv, Op.MATMUL: op_matmul, Op.POOL: op_pool,
+        Op.VADD: op_binary, Op.VMUL: op_binary, Op.VMAX: op_binary, Op.VCLIP: op_clip, Op.VREQ: op_requant}
+
+
+def execute(blob: bytes, bound: list[np.ndarray] | None = None, spm: np.ndarray | None = None) -> Stats:
+    """Run a program: `bound[k]` is region k + 1 as a writable numpy array (any dtype; its bytes
+    are used in place), `spm` a uint8 array of at least the header's spm_bytes. With no buffers,
+    only the checks and the cost model run (the numbers do not depend on the data)."""
+    p = validate(blob)
+    h = p.header
+    functional = bound is not None
+    mem: list[np.ndarray | None] = [np.frombuffer(p.consts, np.uint8)]
+    sizes, writable = [h.const_bytes], [False]
+    for k, (kind, *_rest) in enumerate(p.regions[1:], start=1):
+        nbytes = p.regions[k][4]
+        if functional:
+            if len(bound) != h.n_regions - 1:
+                raise SimError(Err.BINDING, "region count")
+            buf = bound[k - 1].reshape(-1).view(np.uint8)
+            if buf.size < nbytes:
+                raise SimError(Err.BINDING, f"region {k} is {buf.size} bytes, needs {nbytes}")
+            mem.append(buf)
+        else:
+            mem.append(None)
+        sizes.append(nbytes)
+        writable.append(_writable(kind))
+    if functional:
+        spm = np.zeros(h.spm_bytes, np.uint8) if spm is None else spm
+        if spm.size < h.spm_bytes:
+            raise SimError(Err.BINDING, "scratchpad smaller than the header's spm_bytes")
+    m = Machine(h, mem, writable, sizes, spm if functional else None)
+    for i in p.insns:
+        m.st.instructions += 1
+        if i.op == Op.SET:
+            for k, v in enumerate((i.b, i.c, i.d)[: i.flags]):
+                m.reg[i.a + k] = v
+            m.issue += 1
+        elif i.op == Op.END:
+            m.issue += 1
+            break
+        else:
+            _OPS[Op(i.op)](m, i)
+    m.st.cycles = max(m.issue, m.last_end)
+    return m.st
+
+
+def timing(blob: bytes) -> Stats:
+    """Cycles, DMA bytes and scratchpad use of a program: its checks and cost model, no data."""
+    return execute(blob)
+
+
+def spm_reserve(spm_bytes: int) -> int:
+    """Where the scratch region starts in the workspace (the C driver's layout)."""
+    return -(-spm_bytes // 64) * 64
+
+
+__all__ = ["SimError", "Stats", "execute", "requantize", "spm_reserve", "timing", "validate"]

@@ -1,0 +1,31 @@
+"""dnnl: Intel oneDNN through its C API, for the compute-heavy parts of a model on x86 (docs/dnnl.md).
+
+Checkers and composites decide what oneDNN takes (convolutions with fused bias, residual sum and
+activation; dense layers; pooling; normalisation; softmax; elementwise; concat; reshapes as
+views); codegen emits each region as tables that runtime_c/vendor/dnnl/ turns into primitives
+once, at init. Needs oneDNN 3.x: `pip install aotc[dnnl]`.
+"""
+
+from aot.ir import Function
+from aot.vendor.base import Vendor
+from aot.vendor.dnnl.checkers import CHECKERS, ELTWISE, VIEWS
+from aot.vendor.dnnl.codegen import codegen
+from aot.vendor.dnnl.patterns import PATTERNS
+
+_LIGHT = {*ELTWISE, *VIEWS}  # ops not worth a call into oneDNN on their own
+
+
+def keep_region(fn: Function) -> bool:
+    """A region of only views and unary elementwise ops goes back to the host: the call and its
+    boundary reorders would cost more than host C's loop (TVM's prune_dnnl_subgraphs)."""
+    return any(n.op not in _LIGHT for n in fn.graph.nodes)
+
+
+VENDOR = Vendor(
+    name="dnnl",
+    checkers=CHECKERS,
+    patterns=PATTERNS,
+    codegen=codegen,
+    keep_region=keep_region,
+    description="Intel oneDNN 3.x (x86): convolutions, dense layers, pooling, normalisation, softmax",
+)

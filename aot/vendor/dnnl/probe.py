@@ -1,0 +1,152 @@
+"""Sizing a region's workspace: run its init once, at compile time, in a probe program.
+
+How much memory a oneDNN region needs depends on the CPU (blocked layouts pad channels to 8
+on AVX2, 16 on AVX-512) and on the primitives oneDNN picks, whose scratchpads it alone knows.
+No formula in the compiler can know these portably, so codegen builds a small program from the
+region's own tables and the same runtime (runtime_c/vendor/dnnl), linked with the same oneDNN
+the bundle will use, runs its init in probe mode (no weights), and reads back every workspace
+buffer with its size and lifetime. `plan()` then places them; the generated init checks that
+the machine it runs on needs no more (AOTC_DNNL_E_WORKSPACE otherwise).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from aot.errors import AotcError
+from aot.paths import runtime_dir
+
+INSTALL_HINT = "install oneDNN 3.x with: pip install aotc[dnnl]  (or onednn-cpu-gomp onednn-devel-cpu-gomp)"
+ALIGN = 64
+
+
+@dataclass(frozen=True)
+class OneDNN:
+    root: Path  # holds include/oneapi/dnnl/dnnl.h and lib/libdnnl.so
+    version: str
+
+    @property
+    def include(self) -> Path:
+        return self.root / "include"
+
+    @property
+    def lib(self) -> Path:
+        return self.root / "lib"
+
+
+def find_onednn() -> OneDNN | None:
+    """oneDNN 3.x under $DNNL_ROOT or this Python's prefix (where the pip wheels put it)."""
+    for root in filter(None, (os.environ.get("DNNL_ROOT"), sys.prefix)):
+        header = Path(root) / "include" / "oneapi" / "dnnl" / "dnnl_version.h"
+        if not header.is_file() or not any((Path(root) / "lib").glob("libdnnl.so*")):
+            continue
+        text = header.read_text()
+        parts = [re.search(rf"#define DNNL_VERSION_{k}\s+(\d+)", text) for k in ("MAJOR", "MINOR", "PATCH")]
+        if None in parts:
+            continue
+        version = ".".join(p.group(1) for p in parts)
+        if int(version.split(".")[0]) >= 3:
+            return OneDNN(Path(root), version)
+    return None
+
+
+def require_onednn() -> OneDNN:
+    found = find_onednn()
+    if found is None:
+        raise AotcError(f"the dnnl vendor needs oneDNN 3.x, which was not found: {INSTALL_HINT}")
+    return found
+
+
+@dataclass
+class Buffer:
+    slot: int
+    bytes: int
+    first: int
+    last: int
+
+
+@dataclass
+class ProbeResult:
+    buffers: list[Buffer]
+    slots: int
+    steps: int
+
+
+_CACHE: dict[str, Path] = {}
+
+
+def _cc() -> str:
+    return os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or "cc"
+
+
+def _runtime_object(dnnl: OneDNN, work: Path) -> Path:
+    """The runtime compiled once per process (and per runtime source)."""
+    rt = runtime_dir()
+    src = rt / "vendor" / "dnnl" / "aotc_dnnl.c"
+    key = hashlib.sha256(src.read_bytes() + (rt / "vendor" / "dnnl" / "aotc_dnnl.h").read_bytes()
+                         + str(dnnl.root).encode()).hexdigest()[:16]
+    obj = _CACHE.get(key)
+    if obj is None or not obj.is_file():
+        cache_dir = Path(tempfile.mkdtemp(prefix="aotc-dnnl-probe-"))
+        obj = cache_dir / "aotc_dnnl.o"
+        _run([_cc(), "-std=c99", "-O1", "-c", str(src), f"-I{rt / 'include'}", f"-I{dnnl.include}", "-o", str(obj)],
+             "compiling the dnnl runtime for the probe")
+        _CACHE[key] = obj
+    return obj
+
+
+def _run(cmd: list[str], what: str, env: dict[str, str] | None = None) -> str:
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        detail = (r.stderr or r.stdout).strip().splitlines()
+        raise AotcError(f"dnnl vendor: {what} failed: {detail[-1] if detail else f'exit {r.returncode}'}")
+    return r.stdout
+
+
+def run_probe(source: str, symbol: str) -> ProbeResult:
+    """Build and run the probe program `source` (a region's tables + main)."""
+    dnnl = require_onednn()
+    with tempfile.TemporaryDirectory(prefix="aotc-dnnl-") as tmp:
+        work = Path(tmp)
+        obj = _runtime_object(dnnl, work)
+        (work / "probe.c").write_text(source)
+        exe = work / "probe"
+        rt = runtime_dir()
+        _run([_cc(), "-std=c99", "-O0", str(work / "probe.c"), str(obj), f"-I{rt / 'include'}",
+              f"-I{rt / 'vendor' / 'dnnl'}", f"-I{dnnl.include}", f"-L{dnnl.lib}", f"-Wl,-rpath,{dnnl.lib}",
+              "-ldnnl", "-o", str(exe)], f"building the workspace probe of {symbol}")
+        out = _run([str(exe)], f"the workspace probe of {symbol} (oneDNN refused a primitive)")
+    buffers = [Buffer(*map(int, m.groups())) for m in re.finditer(r"^slot (\d+) (\d+) (-?\d+) (-?\d+)$", out, re.M)]
+    counts = re.search(r"^slots (\d+) steps (\d+)$", out, re.M)
+    if counts is None:
+        raise AotcError(f"dnnl vendor: the workspace probe of {symbol} printed no plan")
+    return ProbeResult(buffers, int(counts.group(1)), int(counts.group(2)))
+
+
+def plan(buffers: list[Buffer], n_steps: int) -> tuple[dict[int, int], int]:
+    """Offsets for buffers whose lifetimes (step ranges) overlap never overlap in memory.
+    Greedy: largest first, each at the lowest aligned offset that fits among the placed
+    buffers alive at the same time. Returns ({slot: offset}, total bytes)."""
+    spans = {b.slot: (b.first, b.last) if b.first >= 0 else (0, n_steps) for b in buffers}
+    placed: list[tuple[int, int, int]] = []  # (offset, end, slot)
+    offsets: dict[int, int] = {}
+    for b in sorted(buffers, key=lambda b: (-b.bytes, b.slot)):
+        first, last = spans[b.slot]
+        busy = sorted((o, e) for o, e, s in placed if not (spans[s][1] < first or last < spans[s][0]))
+        offset = 0
+        for o, e in busy:
+            if offset + b.bytes <= o:
+                break
+            offset = max(offset, -(-e // ALIGN) * ALIGN)
+        offsets[b.slot] = offset
+        placed.append((offset, offset + b.bytes, b.slot))
+    total = max((e for _, e, _ in placed), default=0)
+    return offsets, -(-total // ALIGN) * ALIGN

@@ -1,0 +1,613 @@
+/* dnnl vendor runtime: region tables -> oneDNN primitives (see aotc_dnnl.h). */
+#include "aotc_dnnl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static dnnl_engine_t g_engine;
+static dnnl_stream_t g_stream;
+
+#define TRY(call)                                                                     \
+    do {                                                                              \
+        dnnl_status_t s_ = (call);                                                    \
+        if (s_ != dnnl_success) {                                                     \
+            fprintf(stderr, "aotc dnnl: %s: %s failed (status %d)\n", net->desc->name, #call, (int)s_); \
+            return AOTC_DNNL_E_ONEDNN;                                                \
+        }                                                                             \
+    } while (0)
+
+#define CHECK(expr)             \
+    do {                        \
+        int32_t rc_ = (expr);   \
+        if (rc_ != 0) return rc_; \
+    } while (0)
+
+/* ---- memory descriptors ---------------------------------------------------------------- */
+
+static const dnnl_format_tag_t PLAIN_TAGS[AOTC_DNNL_MAX_DIMS + 1] = {
+    dnnl_a, dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd, dnnl_abcde, dnnl_abcdef};
+
+static dnnl_status_t plain_md(dnnl_memory_desc_t *md, int32_t ndims, const dnnl_dims_t dims) {
+    static const dnnl_dims_t one = {1};
+    if (ndims == 0) return dnnl_memory_desc_create_with_tag(md, 1, one, dnnl_f32, dnnl_a);
+    return dnnl_memory_desc_create_with_tag(md, ndims, dims, dnnl_f32, PLAIN_TAGS[ndims]);
+}
+
+static dnnl_status_t any_md(dnnl_memory_desc_t *md, int32_t ndims, const dnnl_dims_t dims) {
+    return dnnl_memory_desc_create_with_tag(md, ndims, dims, dnnl_f32, dnnl_format_tag_any);
+}
+
+static const_dnnl_memory_desc_t md_of(const aotc_dnnl_net *net, int32_t slot) {
+    const_dnnl_memory_desc_t md = NULL;
+    dnnl_memory_get_memory_desc(net->slots[slot].mem, &md);
+    return md;
+}
+
+/* True when md is dense row-major over its own dims: the bytes a DLTensor of those dims holds. */
+static int is_plain(const_dnnl_memory_desc_t md) {
+    int32_t ndims = 0, nblks = 0, d;
+    dnnl_format_kind_t kind = dnnl_format_kind_undef;
+    const dnnl_dims_t *dims = NULL, *strides = NULL, *padded = NULL;
+    int64_t expect = 1;
+    dnnl_memory_desc_query(md, dnnl_query_ndims_s32, &ndims);
+    dnnl_memory_desc_query(md, dnnl_query_format_kind, &kind);
+    if (kind != dnnl_blocked) return 0;
+    dnnl_memory_desc_query(md, dnnl_query_inner_nblks_s32, &nblks);
+    if (nblks != 0) return 0;
+    dnnl_memory_desc_query(md, dnnl_query_dims, &dims);
+    dnnl_memory_desc_query(md, dnnl_query_padded_dims, &padded);
+    dnnl_memory_desc_query(md, dnnl_query_strides, &strides);
+    for (d = ndims - 1; d >= 0; --d) {
+        if ((*padded)[d] != (*dims)[d]) return 0;
+        if ((*dims)[d] != 1 && (*strides)[d] != expect) return 0;
+        expect *= (*dims)[d];
+    }
+    return 1;
+}
+
+/* ---- slots and steps ----------------------------------------------------------------- */
+
+static int32_t new_slot(aotc_dnnl_net *net, const_dnnl_memory_desc_t md, int32_t where, int32_t index,
+                        void *handle, int32_t *out) {
+    aotc_dnnl_slot *s;
+    if (net->n_slots >= net->max_slots) return AOTC_DNNL_E_CAPACITY;
+    s = &net->slots[net->n_slots];
+    TRY(dnnl_memory_create(&s->mem, md, g_engine, handle));
+    s->where = where;
+    s->index = where == AOTC_DNNL_AT_WORKSPACE && index < 0 ? net->n_slots : index;
+    s->first = -1;
+    s->last = -1;
+    *out = net->n_slots++;
+    return 0;
+}
+
+/* A new slot viewing `slot`'s bytes through another descriptor (same buffer). */
+static int32_t view_slot(aotc_dnnl_net *net, int32_t slot, const_dnnl_memory_desc_t md, int32_t *out) {
+    const aotc_dnnl_slot *s = &net->slots[slot];
+    void *handle = DNNL_MEMORY_NONE;
+    if (s->where == AOTC_DNNL_AT_CONST || s->where == AOTC_DNNL_AT_OWNED)
+        dnnl_memory_get_data_handle(s->mem, &handle);
+    return new_slot(net, md, s->where, s->index, handle, out);
+}
+
+static void touch(aotc_dnnl_net *net, int32_t slot, int32_t step) {
+    aotc_dnnl_slot *root;
+    if (net->slots[slot].where != AOTC_DNNL_AT_WORKSPACE) return;
+    root = &net->slots[net->slots[slot].index];
+    if (root->first < 0 || step < root->first) root->first = step;
+    if (step > root->last) root->last = step;
+}
+
+/* Primitive attributes: user-managed scratchpad (it lives in the workspace) plus post-ops. */
+static int32_t make_attr(aotc_dnnl_net *net, const aotc_dnnl_op *op, dnnl_primitive_attr_t *attr) {
+    dnnl_post_ops_t po;
+    int32_t i;
+    TRY(dnnl_primitive_attr_create(attr));
+    TRY(dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user));
+    if (op == NULL || op->n_post == 0) return 0;
+    TRY(dnnl_post_ops_create(&po));
+    for (i = 0; i < op->n_post; ++i) {
+        const aotc_dnnl_post_op *p = &op->post[i];
+        if (p->kind == AOTC_DNNL_POST_SUM)
+            TRY(dnnl_post_ops_append_sum(po, 1.0f, 0, dnnl_data_type_undef));
+        else
+            TRY(dnnl_post_ops_append_eltwise(po, (dnnl_alg_kind_t)p->alg, p->alpha, p->beta));
+    }
+    TRY(dnnl_primitive_attr_set_post_ops(*attr, po));
+    TRY(dnnl_post_ops_destroy(po));
+    return 0;
+}
+
+/* Append a step running the primitive of `pd`; args are (DNNL_ARG_*, slot) pairs. The
+ * scratchpad, when the primitive needs one, gets its own workspace slot. */
+static int32_t add_step(aotc_dnnl_net *net, dnnl_primitive_desc_t pd, int32_t n, const int32_t *kinds,
+                        const int32_t *slots) {
+    aotc_dnnl_step *st;
+    const_dnnl_memory_desc_t scratch_md;
+    int32_t i, step = net->n_steps;
+    if (net->n_steps >= net->max_steps || n + 1 > AOTC_DNNL_MAX_ARGS) return AOTC_DNNL_E_CAPACITY;
+    st = &net->steps[step];
+    TRY(dnnl_primitive_create(&st->prim, pd));
+    st->n_args = 0;
+    for (i = 0; i < n; ++i) {
+        st->args[st->n_args].arg = kinds[i];
+        st->args[st->n_args].memory = net->slots[slots[i]].mem;
+        st->n_args++;
+        touch(net, slots[i], step);
+    }
+    scratch_md = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    if (scratch_md != NULL && dnnl_memory_desc_get_size(scratch_md) > 0) {
+        int32_t s;
+        CHECK(new_slot(net, scratch_md, AOTC_DNNL_AT_WORKSPACE, -1, DNNL_MEMORY_NONE, &s));
+        st->args[st->n_args].arg = DNNL_ARG_SCRATCHPAD;
+        st->args[st->n_args].memory = net->slots[s].mem;
+        st->n_args++;
+        touch(net, s, step);
+    }
+    net->n_steps++;
+    TRY(dnnl_primitive_desc_destroy(pd));
+    return 0;
+}
+
+static int32_t add_reorder(aotc_dnnl_net *net, int32_t from, int32_t to) {
+    dnnl_primitive_desc_t pd;
+    dnnl_primitive_attr_t attr;
+    const int32_t kinds[2] = {DNNL_ARG_FROM, DNNL_ARG_TO}, slots[2] = {from, to};
+    CHECK(make_attr(net, NULL, &attr));
+    TRY(dnnl_reorder_primitive_desc_create(&pd, md_of(net, from), g_engine, md_of(net, to), g_engine, attr));
+    TRY(dnnl_primitive_attr_destroy(attr));
+    return add_step(net, pd, 2, kinds, slots);
+}
+
+/* `slot` in layout `md`: itself when it already is, else a boundary reorder into a workspace buffer. */
+static int32_t as_layout(aotc_dnnl_net *net, int32_t slot, const_dnnl_memory_desc_t md, int32_t *out) {
+    if (dnnl_memory_desc_equal(md_of(net, slot), md)) {
+        *out = slot;
+        return 0;
+    }
+    CHECK(new_slot(net, md, AOTC_DNNL_AT_WORKSPACE, -1, DNNL_MEMORY_NONE, out));
+    return add_reorder(net, slot, *out);
+}
+
+/* `slot` seen as a plain tensor of the given dims: a view when its layout is plain, else a
+ * reorder into a plain buffer first. */
+static int32_t plain_view(aotc_dnnl_net *net, int32_t slot, int32_t ndims, const dnnl_dims_t dims, int32_t *out) {
+    dnnl_memory_desc_t plain, view;
+    const_dnnl_memory_desc_t md = md_of(net, slot);
+    int32_t src = slot, src_ndims = 0;
+    const dnnl_dims_t *src_dims = NULL;
+    if (!is_plain(md)) {
+        dnnl_memory_desc_query(md, dnnl_query_ndims_s32, &src_ndims);
+        dnnl_memory_desc_query(md, dnnl_query_dims, &src_dims);
+        TRY(plain_md(&plain, src_ndims, *src_dims));
+        CHECK(as_layout(net, slot, plain, &src));
+        TRY(dnnl_memory_desc_destroy(plain));
+    }
+    TRY(plain_md(&view, ndims, dims));
+    CHECK(view_slot(net, src, view, out));
+    TRY(dnnl_memory_desc_destroy(view));
+    return 0;
+}
+
+/* ---- tensors ----------------------------------------------------------------------- */
+
+/* The slot holding tensor t, created on first use for inputs and constants (plain). */
+static int32_t value(aotc_dnnl_net *net, int32_t t, int32_t *out) {
+    const aotc_dnnl_tensor *ten = &net->desc->tensors[t];
+    dnnl_memory_desc_t md;
+    if (net->tensor_slot[t] >= 0) {
+        *out = net->tensor_slot[t];
+        return 0;
+    }
+    TRY(plain_md(&md, ten->ndims, ten->dims));
+    if (ten->kind == AOTC_DNNL_INPUT) {
+        CHECK(new_slot(net, md, AOTC_DNNL_AT_INPUT, ten->index, DNNL_MEMORY_NONE, out));
+    } else if (ten->kind == AOTC_DNNL_CONST) {
+        void *data = net->desc->weights ? (void *)net->desc->weights[ten->index] : DNNL_MEMORY_NONE;
+        CHECK(new_slot(net, md, AOTC_DNNL_AT_CONST, ten->index, data, out));
+    } else {
+        fprintf(stderr, "aotc dnnl: %s: tensor %d is read before it is written\n", net->desc->name, (int)t);
+        return AOTC_DNNL_E_ONEDNN;
+    }
+    TRY(dnnl_memory_desc_destroy(md));
+    net->tensor_slot[t] = *out;
+    return 0;
+}
+
+/* Tensor t seen with `ndims` dims (leading 1s added: ONNX broadcasting), plain when reshaped. */
+static int32_t value_rank(aotc_dnnl_net *net, int32_t t, int32_t ndims, int32_t *out) {
+    const aotc_dnnl_tensor *ten = &net->desc->tensors[t];
+    dnnl_dims_t dims;
+    int32_t i, pad = ndims - ten->ndims, slot;
+    CHECK(value(net, t, &slot));
+    if (pad <= 0) {
+        *out = slot;
+        return 0;
+    }
+    for (i = 0; i < ndims; ++i) dims[i] = i < pad ? 1 : ten->dims[i - pad];
+    return plain_view(net, slot, ndims, dims, out);
+}
+
+/* Constant weights in the layout the primitive chose: used in place when plain, else reordered
+ * now, once, into memory oneDNN allocates (not in probe mode, which has no weights). */
+static int32_t weights(aotc_dnnl_net *net, int32_t t, const_dnnl_memory_desc_t want, int32_t ndims,
+                       const dnnl_dims_t dims, int32_t *out) {
+    const aotc_dnnl_tensor *ten = &net->desc->tensors[t];
+    dnnl_memory_desc_t user;
+    dnnl_primitive_desc_t pd;
+    dnnl_primitive_t prim;
+    dnnl_memory_t from;
+    void *data = net->desc->weights ? (void *)net->desc->weights[ten->index] : DNNL_MEMORY_NONE;
+    TRY(plain_md(&user, ndims, dims));
+    if (dnnl_memory_desc_equal(user, want)) {
+        CHECK(new_slot(net, user, AOTC_DNNL_AT_CONST, ten->index, data, out));
+        TRY(dnnl_memory_desc_destroy(user));
+        return 0;
+    }
+    CHECK(new_slot(net, want, AOTC_DNNL_AT_OWNED, -1, net->desc->weights ? DNNL_MEMORY_ALLOCATE
+                                                                        : DNNL_MEMORY_NONE, out));
+    if (net->desc->weights) {
+        dnnl_exec_arg_t args[2];
+        TRY(dnnl_memory_create(&from, user, g_engine, data));
+        TRY(dnnl_reorder_primitive_desc_create(&pd, user, g_engine, want, g_engine, NULL));
+        TRY(dnnl_primitive_create(&prim, pd));
+        args[0].arg = DNNL_ARG_FROM;
+        args[0].memory = from;
+        args[1].arg = DNNL_ARG_TO;
+        args[1].memory = net->slots[*out].mem;
+        TRY(dnnl_primitive_execute(prim, g_stream, 2, args));
+        TRY(dnnl_stream_wait(g_stream));
+        TRY(dnnl_primitive_destroy(prim));
+        TRY(dnnl_primitive_desc_destroy(pd));
+        TRY(dnnl_memory_destroy(from));
+    }
+    TRY(dnnl_memory_desc_destroy(user));
+    return 0;
+}
+
+/* Where op k writes tensor t in layout md: straight into the region's output when the layout is
+ * plain; into the residual's own buffer for an in-place sum when the residual dies here; else
+ * a workspace buffer. A sum post-op's residual is copied into the destination first. */
+static int32_t destination(aotc_dnnl_net *net, int32_t k, int32_t t, const_dnnl_memory_desc_t md,
+                           int32_t residual, int32_t *out) {
+    const aotc_dnnl_tensor *ten = &net->desc->tensors[t];
+    int32_t res_slot = -1;
+    if (residual >= 0) {
+        CHECK(value(net, residual, &res_slot));
+        if (net->desc->tensors[residual].kind == AOTC_DNNL_INTERNAL &&
+            net->desc->tensors[residual].last_use == k &&
+            net->slots[res_slot].where == AOTC_DNNL_AT_WORKSPACE &&
+            dnnl_memory_desc_equal(md_of(net, res_slot), md) && ten->kind != AOTC_DNNL_OUTPUT) {
+            *out = res_slot; /* in place: dst += conv(...) over the residual's bytes */
+            return 0;
+        }
+    }
+    if (ten->kind == AOTC_DNNL_OUTPUT && is_plain(md)) { /* same bytes as the caller's buffer */
+        CHECK(new_slot(net, md, AOTC_DNNL_AT_OUTPUT, ten->index, DNNL_MEMORY_NONE, out));
+    } else {
+        CHECK(new_slot(net, md, AOTC_DNNL_AT_WORKSPACE, -1, DNNL_MEMORY_NONE, out));
+    }
+    if (res_slot >= 0) CHECK(add_reorder(net, res_slot, *out));
+    return 0;
+}
+
+/* Record slot as tensor t's value, viewed with t's dims; a region output that was computed in
+ * another layout gets its boundary reorder into the caller's buffer. */
+static int32_t produced(aotc_dnnl_net *net, int32_t t, int32_t slot) {
+    const aotc_dnnl_tensor *ten = &net->desc->tensors[t];
+    int32_t nd = 0;
+    dnnl_memory_desc_query(md_of(net, slot), dnnl_query_ndims_s32, &nd);
+    if (nd != (ten->ndims ? ten->ndims : 1)) CHECK(plain_view(net, slot, ten->ndims, ten->dims, &slot));
+    net->tensor_slot[t] = slot;
+    if (ten->kind == AOTC_DNNL_OUTPUT && net->slots[slot].where != AOTC_DNNL_AT_OUTPUT) {
+        dnnl_memory_desc_t md;
+        int32_t dst;
+        TRY(plain_md(&md, ten->ndims, ten->dims));
+        CHECK(new_slot(net, md, AOTC_DNNL_AT_OUTPUT, ten->index, DNNL_MEMORY_NONE, &dst));
+        TRY(dnnl_memory_desc_destroy(md));
+        CHECK(add_reorder(net, slot, dst));
+    }
+    return 0;
+}
+
+static int32_t sum_residual(const aotc_dnnl_op *op) {
+    int32_t i;
+    for (i = 0; i < op->n_post; ++i)
+        if (op->post[i].kind == AOTC_DNNL_POST_SUM) return op->post[i].tensor;
+    return -1;
+}
+
+/* ---- one builder per op kind ----------------------------------------------------------- */
+
+static int32_t build_conv(aotc_dnnl_net *net, int32_t k, const aotc_dnnl_op *op) {
+    const aotc_dnnl_tensor *x = &net->desc->tensors[op->inputs[0]], *w = &net->desc->tensors[op->inputs[1]];
+    const aotc_dnnl_tensor *y = &net->desc->tensors[op->output];
+    dnnl_memory_desc_t src_any, wei_any, dst_any, bias_md = NULL;
+    dnnl_primitive_desc_t pd;
+    dnnl_primitive_attr_t attr;
+    dnnl_dims_t wdims, bdims;
+    int32_t wnd = w->ndims, i, src, wei, bias = -1, dst, kinds[4], slots[4], n = 0;
+    const int has_bias = op->n_inputs > 2 && op->inputs[2] >= 0;
+    CHECK(value(net, op->inputs[0], &src));
+    /* weights [O, I/g, k...] become [g, O/g, I/g, k...] for a grouped convolution */
+    if (op->groups > 1) {
+        wdims[0] = op->groups;
+        wdims[1] = w->dims[0] / op->groups;
+        for (i = 1; i < w->ndims; ++i) wdims[i + 1] = w->dims[i];
+        wnd = w->ndims + 1;
+    } else {
+        for (i = 0; i < w->ndims; ++i) wdims[i] = w->dims[i];
+    }
+    /* a plain source (a region input) lets the convolution pick its layout, reordered on the
+     * way in; a tensor the region produced in a blocked layout is read as it is */
+    if (x->kind == AOTC_DNNL_INPUT || is_plain(md_of(net, src))) TRY(any_md(&src_any, x->ndims, x->dims));
+    else TRY(dnnl_memory_desc_clone(&src_any, md_of(net, src)));
+    TRY(any_md(&wei_any, wnd, wdims));
+    TRY(any_md(&dst_any, y->ndims, y->dims));
+    bdims[0] = y->dims[1];
+    if (has_bias) TRY(plain_md(&bias_md, 1, bdims));
+    CHECK(make_attr(net, op, &attr));
+    TRY(dnnl_convolution_forward_primitive_desc_create(
+        &pd, g_engine, dnnl_forward_inference, dnnl_convolution_direct, src_any, wei_any, bias_md, dst_any,
+        op->strides, op->dilation, op->pad_l, op->pad_r, attr));
+    TRY(dnnl_primitive_attr_destroy(attr));
+    CHECK(as_layout(net, src, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), &src));
+    CHECK(weights(net, op->inputs[1], dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), wnd, wdims,
+                  &wei));
+    if (has_bias) CHECK(weights(net, op->inputs[2], bias_md, 1, bdims, &bias));
+    CHECK(destination(net, k, op->output, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0),
+                      sum_residual(op), &dst));
+    kinds[n] = DNNL_ARG_SRC, slots[n++] = src;
+    kinds[n] = DNNL_ARG_WEIGHTS, slots[n++] = wei;
+    if (has_bias) kinds[n] = DNNL_ARG_BIAS, slots[n++] = bias;
+    kinds[n] = DNNL_ARG_DST, slots[n++] = dst;
+    CHECK(add_step(net, pd, n, kinds, slots));
+    TRY(dnnl_memory_desc_destroy(src_any));
+    TRY(dnnl_memory_desc_destroy(wei_any));
+    TRY(dnnl_memory_desc_destroy(dst_any));
+    if (bias_md) TRY(dnnl_memory_desc_destroy(bias_md));
+    return produced(net, op->output, dst);
+}
+
+/* y[M, N] = x[M, K] . w[K, N] (+ bias), where M is every dim of x but the last. */
+static int32_t build_matmul(aotc_dnnl_net *net, int32_t k, const aotc_dnnl_op *op) {
+    const aotc_dnnl_tensor *x = &net->desc->tensors[op->inputs[0]], *w = &net->desc->tensors[op->inputs[1]];
+    dnnl_memory_desc_t wei_any, dst_any, bias_md = NULL;
+    dnnl_primitive_desc_t pd;
+    dnnl_primitive_attr_t attr;
+    dnnl_dims_t xd, yd, bd;
+    int32_t i, src, wei, bias = -1, dst, kinds[4], slots[4], n = 0;
+    const int has_bias = op->n_inputs > 2 && op->inputs[2] >= 0;
+    xd[0] = 1;
+    for (i = 0; i + 1 < x->ndims; ++i) xd[0] *= x->dims[i];
+    xd[1] = x->dims[x->ndims - 1];
+    yd[0] = xd[0];
+    yd[1] = w->dims[1];
+    CHECK(value(net, op->inputs[0], &src));
+    CHECK(plain_view(net, src, 2, xd, &src));
+    TRY(any_md(&wei_any, 2, w->dims));
+    TRY(any_md(&dst_any, 2, yd));
+    if (has_bias) {
+        const aotc_dnnl_tensor *b = &net->desc->tensors[op->inputs[2]];
+        bd[0] = b->dims[0];
+        bd[1] = b->dims[1];
+        TRY(plain_md(&bias_md, 2, bd));
+    }
+    CHECK(make_attr(net, op, &attr));
+    TRY(dnnl_matmul_primitive_desc_create(&pd, g_engine, md_of(net, src), wei_any, bias_md, dst_any, attr));
+    TRY(dnnl_primitive_attr_destroy(attr));
+    CHECK(weights(net, op->inputs[1], dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), 2, w->dims,
+                  &wei));
+    if (has_bias) CHECK(weights(net, op->inputs[2], bias_md, 2, bd, &bias));
+    CHECK(destination(net, k, op->output, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), -1, &dst));
+    kinds[n] = DNNL_ARG_SRC, slots[n++] = src;
+    kinds[n] = DNNL_ARG_WEIGHTS, slots[n++] = wei;
+    if (has_bias) kinds[n] = DNNL_ARG_BIAS, slots[n++] = bias;
+    kinds[n] = DNNL_ARG_DST, slots[n++] = dst;
+    CHECK(add_step(net, pd, n, kinds, slots));
+    TRY(dnnl_memory_desc_destroy(wei_any));
+    TRY(dnnl_memory_desc_destroy(dst_any));
+    if (bias_md) TRY(dnnl_memory_desc_destroy(bias_md));
+    return produced(net, op->output, dst);
+}
+
+/* Ops whose destination has the source's dims: pooling excepted, each keeps the source's layout. */
+static int32_t build_simple(aotc_dnnl_net *net, int32_t k, const aotc_dnnl_op *op) {
+    const aotc_dnnl_tensor *y = &net->desc->tensors[op->output];
+    dnnl_memory_desc_t dst_md = NULL;
+    dnnl_primitive_desc_t pd;
+    dnnl_primitive_attr_t attr;
+    int32_t src, dst, i, n = 0, kinds[6], slots[6];
+    CHECK(value(net, op->inputs[0], &src));
+    CHECK(make_attr(net, NULL, &attr));
+    if (op->kind == AOTC_DNNL_SOFTMAX) {
+        CHECK(plain_view(net, src, 3, op->kernel, &src));
+        TRY(plain_md(&dst_md, 3, op->kernel));
+        TRY(dnnl_softmax_forward_primitive_desc_create(&pd, g_engine, dnnl_forward_inference, (dnnl_alg_kind_t)op->alg,
+                                                       md_of(net, src), dst_md, 1, attr));
+    } else if (op->kind == AOTC_DNNL_POOL) {
+        TRY(any_md(&dst_md, y->ndims, y->dims));
+        TRY(dnnl_pooling_forward_primitive_desc_create(&pd, g_engine, dnnl_forward_inference,
+                                                       (dnnl_alg_kind_t)op->alg, md_of(net, src), dst_md,
+                                                       op->strides, op->kernel, op->dilation, op->pad_l,
+                                                       op->pad_r, attr));
+    } else if (op->kind == AOTC_DNNL_ELTWISE) {
+        TRY(dnnl_eltwise_forward_primitive_desc_create(&pd, g_engine, dnnl_forward_inference,
+                                                       (dnnl_alg_kind_t)op->alg, md_of(net, src),
+                                                       md_of(net, src), op->alpha, op->beta, attr));
+    } else if (op->kind == AOTC_DNNL_LRN) {
+        TRY(dnnl_lrn_forward_primitive_desc_create(&pd, g_engine, dnnl_forward_inference, dnnl_lrn_across_channels,
+                                                   md_of(net, src), md_of(net, src), op->local_size, op->alpha,
+                                                   op->beta, op->k, attr));
+    } else { /* AOTC_DNNL_BNORM */
+        TRY(dnnl_batch_normalization_forward_primitive_desc_create(&pd, g_engine, dnnl_forward_inference,
+                                                                   md_of(net, src), md_of(net, src), op->epsilon,
+                                                                   op->flags, attr));
+    }
+    TRY(dnnl_primitive_attr_destroy(attr));
+    kinds[n] = DNNL_ARG_SRC, slots[n++] = src;
+    if (op->kind == AOTC_DNNL_BNORM) {
+        static const int32_t args[4] = {DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_MEAN, DNNL_ARG_VARIANCE};
+        for (i = 0; i < 4; ++i) {
+            CHECK(value(net, op->inputs[1 + i], &slots[n]));
+            kinds[n++] = args[i];
+        }
+    }
+    CHECK(destination(net, k, op->output, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), -1, &dst));
+    kinds[n] = DNNL_ARG_DST, slots[n++] = dst;
+    CHECK(add_step(net, pd, n, kinds, slots));
+    if (dst_md) TRY(dnnl_memory_desc_destroy(dst_md));
+    return produced(net, op->output, dst);
+}
+
+static int32_t build_binary(aotc_dnnl_net *net, int32_t k, const aotc_dnnl_op *op) {
+    const aotc_dnnl_tensor *y = &net->desc->tensors[op->output];
+    dnnl_memory_desc_t dst_any;
+    dnnl_primitive_desc_t pd;
+    dnnl_primitive_attr_t attr;
+    int32_t a, b, dst, kinds[3], slots[3];
+    CHECK(value_rank(net, op->inputs[0], y->ndims, &a));
+    CHECK(value_rank(net, op->inputs[1], y->ndims, &b));
+    TRY(any_md(&dst_any, y->ndims, y->dims));
+    CHECK(make_attr(net, NULL, &attr));
+    TRY(dnnl_binary_primitive_desc_create(&pd, g_engine, (dnnl_alg_kind_t)op->alg, md_of(net, a), md_of(net, b),
+                                          dst_any, attr));
+    TRY(dnnl_primitive_attr_destroy(attr));
+    CHECK(destination(net, k, op->output, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), -1, &dst));
+    kinds[0] = DNNL_ARG_SRC_0, slots[0] = a;
+    kinds[1] = DNNL_ARG_SRC_1, slots[1] = b;
+    kinds[2] = DNNL_ARG_DST, slots[2] = dst;
+    CHECK(add_step(net, pd, 3, kinds, slots));
+    TRY(dnnl_memory_desc_destroy(dst_any));
+    return produced(net, op->output, dst);
+}
+
+static int32_t build_concat(aotc_dnnl_net *net, int32_t k, const aotc_dnnl_op *op) {
+    const_dnnl_memory_desc_t mds[AOTC_DNNL_MAX_INPUTS];
+    int32_t srcs[AOTC_DNNL_MAX_INPUTS], i, dst;
+    dnnl_primitive_desc_t pd;
+    dnnl_primitive_attr_t attr;
+    aotc_dnnl_step *st;
+    for (i = 0; i < op->n_inputs; ++i) {
+        CHECK(value(net, op->inputs[i], &srcs[i]));
+        mds[i] = md_of(net, srcs[i]);
+    }
+    CHECK(make_attr(net, NULL, &attr));
+    TRY(dnnl_concat_primitive_desc_create(&pd, g_engine, NULL, op->n_inputs, op->axis, mds, attr));
+    TRY(dnnl_primitive_attr_destroy(attr));
+    CHECK(destination(net, k, op->output, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), -1, &dst));
+    {
+        /* more sources than one step's fixed argument list holds: build the step by hand */
+        int32_t kinds[1] = {DNNL_ARG_DST}, slots[1];
+        slots[0] = dst;
+        if (op->n_inputs + 2 > AOTC_DNNL_MAX_ARGS) return AOTC_DNNL_E_CAPACITY;
+        CHECK(add_step(net, pd, 1, kinds, slots));
+    }
+    st = &net->steps[net->n_steps - 1];
+    for (i = 0; i < op->n_inputs; ++i) {
+        st->args[st->n_args].arg = DNNL_ARG_MULTIPLE_SRC + i;
+        st->args[st->n_args].memory = net->slots[srcs[i]].mem;
+        st->n_args++;
+        touch(net, srcs[i], net->n_steps - 1);
+    }
+    return produced(net, op->output, dst);
+}
+
+static int32_t build_reshape(aotc_dnnl_net *net, const aotc_dnnl_op *op) {
+    const aotc_dnnl_tensor *y = &net->desc->tensors[op->output];
+    int32_t src, view;
+    CHECK(value(net, op->inputs[0], &src));
+    CHECK(plain_view(net, src, y->ndims, y->dims, &view));
+    return produced(net, op->output, view);
+}
+
+/* ---- the region ------------------------------------------------------------------------ */
+
+int32_t aotc_dnnl_net_init(aotc_dnnl_net *net, const aotc_dnnl_net_desc *desc) {
+    int32_t k, s;
+    if (net->ready) return 0;
+    net->desc = desc;
+    net->n_slots = net->n_steps = 0;
+    if (g_engine == NULL) {
+        TRY(dnnl_engine_create(&g_engine, dnnl_cpu, 0));
+        TRY(dnnl_stream_create(&g_stream, g_engine, dnnl_stream_default_flags));
+    }
+    for (k = 0; k < desc->n_tensors; ++k) net->tensor_slot[k] = -1;
+    for (k = 0; k < desc->n_ops; ++k) {
+        const aotc_dnnl_op *op = &desc->ops[k];
+        switch (op->kind) {
+        case AOTC_DNNL_CONV: CHECK(build_conv(net, k, op)); break;
+        case AOTC_DNNL_MATMUL: CHECK(build_matmul(net, k, op)); break;
+        case AOTC_DNNL_BINARY: CHECK(build_binary(net, k, op)); break;
+        case AOTC_DNNL_CONCAT: CHECK(build_concat(net, k, op)); break;
+        case AOTC_DNNL_RESHAPE: CHECK(build_reshape(net, op)); break;
+        default: CHECK(build_simple(net, k, op)); break;
+        }
+    }
+    if (desc->plan != NULL) { /* the compiled plan must hold what this machine needs */
+        for (s = 0; s < net->n_slots; ++s) {
+            const aotc_dnnl_slot *sl = &net->slots[s];
+            size_t need;
+            if (sl->where != AOTC_DNNL_AT_WORKSPACE || sl->index != s) continue;
+            need = dnnl_memory_desc_get_size(md_of(net, s));
+            if (s >= desc->n_plan || desc->plan[s].bytes < need) {
+                fprintf(stderr, "aotc dnnl: %s: buffer %d needs %zu bytes, the plan has %llu: this CPU or thread "
+                        "count differs from the machine aotc compiled on; recompile here (docs/dnnl.md)\n",
+                        desc->name, (int)s, need, s < desc->n_plan ? (unsigned long long)desc->plan[s].bytes : 0ull);
+                return AOTC_DNNL_E_WORKSPACE;
+            }
+        }
+    }
+    net->ready = 1;
+    return 0;
+}
+
+void aotc_dnnl_net_print_plan(const aotc_dnnl_net *net) {
+    int32_t s;
+    for (s = 0; s < net->n_slots; ++s) {
+        const aotc_dnnl_slot *sl = &net->slots[s];
+        if (sl->where == AOTC_DNNL_AT_WORKSPACE && sl->index == s)
+            printf("slot %d %zu %d %d\n", (int)s, dnnl_memory_desc_get_size(md_of(net, s)), (int)sl->first,
+                   (int)sl->last);
+    }
+    printf("slots %d steps %d\n", (int)net->n_slots, (int)net->n_steps);
+}
+
+static int32_t check_tensor(const DLTensor *t, const aotc_dnnl_tensor *want) {
+    int32_t d;
+    if (t == NULL || t->data == NULL || t->ndim != want->ndims || t->dtype.code != kDLFloat ||
+        t->dtype.bits != 32 || t->dtype.lanes != 1 || t->strides != NULL)
+        return AOTC_DNNL_E_TENSOR;
+    for (d = 0; d < want->ndims; ++d)
+        if (t->shape[d] != want->dims[d]) return AOTC_DNNL_E_TENSOR;
+    return 0;
+}
+
+int32_t aotc_dnnl_net_run(aotc_dnnl_net *net, const DLTensor *const *inputs, DLTensor *const *outputs,
+                          void *workspace) {
+    const aotc_dnnl_net_desc *desc = net->desc;
+    int32_t k, s;
+    if (!net->ready) return AOTC_DNNL_E_NOT_READY;
+    for (k = 0; k < desc->n_tensors; ++k) {
+        const aotc_dnnl_tensor *t = &desc->tensors[k];
+        if (t->kind == AOTC_DNNL_INPUT) CHECK(check_tensor(inputs[t->index], t));
+        if (t->kind == AOTC_DNNL_OUTPUT) CHECK(check_tensor(outputs[t->index], t));
+    }
+    for (s = 0; s < net->n_slots; ++s) {
+        const aotc_dnnl_slot *sl = &net->slots[s];
+        void *p;
+        if (sl->where == AOTC_DNNL_AT_INPUT)
+            p = (uint8_t *)inputs[sl->index]->data + inputs[sl->index]->byte_offset;
+        else if (sl->where == AOTC_DNNL_AT_OUTPUT)
+            p = (uint8_t *)outputs[sl->index]->data + outputs[sl->index]->byte_offset;
+        else if (sl->where == AOTC_DNNL_AT_WORKSPACE)
+            p = (uint8_t *)workspace + desc->plan[sl->index].offset;
+        else
+            continue;
+        TRY(dnnl_memory_set_data_handle(sl->mem, p));
+    }
+    for (k = 0; k < net->n_steps; ++k)
+        TRY(dnnl_primitive_execute(net->steps[k].prim, g_stream, net->steps[k].n_args, net->steps[k].args));
+    TRY(dnnl_stream_wait(g_stream));
+    return 0;
+}
