@@ -41,7 +41,9 @@ def _tail(text: str, n: int = 1) -> str:
 def configure(out: Path, target: str, extra: list[str] | None = None) -> None:
     t = get_target(target)
     require_tools(t, run=False)
-    args = [cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DCMAKE_BUILD_TYPE=Release"]
+    # This Python's prefix: where pip puts vendor libraries with CMake configs (e.g. oneDNN's wheels)
+    args = [cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DCMAKE_BUILD_TYPE=Release",
+            f"-DCMAKE_PREFIX_PATH={sys.prefix}"]
     toolchain = None
     if t.toolchain:  # the bundle's own copy, as a standalone build of the bundle would use
         bundled = out / "bundle" / "target" / "toolchain.cmake"
@@ -51,7 +53,22 @@ def configure(out: Path, target: str, extra: list[str] | None = None) -> None:
     args += extra or []
     r = subprocess.run(args, capture_output=True, text=True)
     if r.returncode != 0:
-        raise AotcError(f"CMake could not configure {out} for target {target}: {_tail(r.stdout + r.stderr)}")
+        raise AotcError(f"CMake could not configure {out} for target {target}: "
+                        f"{_cmake_message(r.stderr) or _tail(r.stdout + r.stderr)}")
+
+
+def _cmake_message(stderr: str) -> str:
+    """The text of the first `CMake Error at ...:` block (a message(FATAL_ERROR) says what to do)."""
+    lines = stderr.splitlines()
+    for k, line in enumerate(lines):
+        if line.startswith("CMake Error"):
+            body = []
+            for nxt in lines[k + 1:]:
+                if nxt.strip() == "" and body:
+                    break
+                body.append(nxt.strip())
+            return " ".join(b for b in body if b)
+    return ""
 
 
 def _drop_stale_cache(out: Path, toolchain: Path | None) -> None:

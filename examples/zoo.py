@@ -259,6 +259,29 @@ def densenet() -> onnx.ModelProto:
     return b.build([b.gemm(b.flatten(b.gap(x)), 10)])
 
 
+def resnet18_224() -> onnx.ModelProto:
+    """ResNet-18 at ImageNet size (1x3x224x224, 1000 classes): a benchmark model, not in MODELS."""
+    b = Builder("resnet18_224", opset=13)
+    x = b.input("input", (1, 3, 224, 224))
+    x = b.pool("MaxPool", b.relu(b.bn(b.conv(x, 64, 7, stride=2, pad=3, bias=False))), 3, 2, pad=1)
+    for cout, stride in ((64, 1), (64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2), (512, 1)):
+        x = _basic_block(b, x, cout, stride)
+    return b.build([b.gemm(b.flatten(b.gap(x)), 1000)])
+
+
+def mobilenetv2_224() -> onnx.ModelProto:
+    """MobileNetV2 (width 1.0) at ImageNet size (1x3x224x224, 1000 classes): a benchmark model, not in MODELS."""
+    b = Builder("mobilenetv2_224", opset=13)
+    x = b.input("input", (1, 3, 224, 224))
+    x = b.relu6(b.bn(b.conv(x, 32, 3, stride=2, bias=False)))
+    for expand, cout, repeat, stride in ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
+                                         (6, 160, 3, 2), (6, 320, 1, 1)):
+        for k in range(repeat):
+            x = _inverted_residual(b, x, cout, stride if k == 0 else 1, expand)
+    x = b.relu6(b.bn(b.conv(x, 1280, 1, pad=0, bias=False)))
+    return b.build([b.gemm(b.flatten(b.gap(x)), 1000)])
+
+
 MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
     "mlp": mlp, "lenet": lenet, "resnet": resnet, "mobilenetv2": mobilenetv2, "inception": inception,
     "squeezenet": squeezenet, "shufflenet": shufflenet, "alexnet": alexnet, "densenet": densenet,

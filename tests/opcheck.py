@@ -107,7 +107,9 @@ def assert_close(ours: np.ndarray, ref: np.ndarray, what: str, atol_scale: float
     if ref.dtype.kind in "fc":
         nan_ok = np.array_equal(np.isnan(ours), np.isnan(ref))
         assert nan_ok, f"{what}: NaNs differ"
-        finite = ~np.isnan(ref)
+        inf = np.isinf(ref)
+        assert np.array_equal(ours[inf], ref[inf]) and not np.isinf(ours[~inf]).any(), f"{what}: infinities differ"
+        finite = np.isfinite(ref)
         err = float(np.max(np.abs(ours[finite].astype(np.float64) - ref[finite]), initial=0.0))
         tol = atol_scale * max(1.0, float(np.max(np.abs(ref[finite]), initial=0.0)))
         assert err <= tol, f"{what}: max abs error {err:.3g} > {tol:.3g}"
@@ -148,7 +150,8 @@ class SharedBuild:
 
 
 def compile_c(sources: list[Path], include_dirs: list[Path], output: Path, *, shared: bool,
-              extra_flags: tuple[str, ...] = (), asm_includes: list[Path] = ()) -> None:
+              extra_flags: tuple[str, ...] = (), asm_includes: list[Path] = (),
+              libs: tuple[str, ...] = ()) -> None:
     """Compile C (and .S) files with the project's warning flags, two at a time."""
     cc = os.environ.get("CC", "cc")
     flags = ["-std=c99", "-O1", "-Wall", "-Wextra", "-Werror", "-fPIC", *extra_flags]
@@ -164,14 +167,16 @@ def compile_c(sources: list[Path], include_dirs: list[Path], output: Path, *, sh
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         objs = list(pool.map(one, sources))
-    link = [cc, *extra_flags, *(["-shared"] if shared else []), *map(str, objs), "-o", str(output), "-lm"]
+    link = [cc, *extra_flags, *(["-shared"] if shared else []), *map(str, objs), "-o", str(output), *libs, "-lm"]
     r = subprocess.run(link, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"linking {output} failed:\n{r.stderr[-4000:]}")
 
 
-def shared_build(cases: list[Case], workdir: Path | None = None) -> SharedBuild:
-    """Compile every case with aotc, then all their C into one shared library."""
+def shared_build(cases: list[Case], workdir: Path | None = None, *, vendor_include_dirs: tuple[Path, ...] = (),
+                 libs: tuple[str, ...] = ()) -> SharedBuild:
+    """Compile every case with aotc, then all their C into one shared library (`vendor_include_dirs`
+    and `libs`: what a vendor's library needs, e.g. oneDNN's headers and -ldnnl)."""
     work = Path(workdir or tempfile.mkdtemp(prefix="aotc-ops-"))
     build = SharedBuild(None, {c.id: c for c in cases})
     sources: list[Path] = []
@@ -204,7 +209,7 @@ def shared_build(cases: list[Case], workdir: Path | None = None) -> SharedBuild:
     sources += sorted((rt / "kernels").glob("*.c"))
     if build.meta:
         lib = work / "libcases.so"
-        compile_c(sources, [rt / "include", rt / "kernels", *dict.fromkeys(include_dirs)], lib, shared=True,
-                  asm_includes=asm_dirs)
+        compile_c(sources, [rt / "include", rt / "kernels", *dict.fromkeys(include_dirs), *vendor_include_dirs], lib,
+                  shared=True, asm_includes=asm_dirs, libs=libs)
         build.lib = ctypes.CDLL(str(lib))
     return build

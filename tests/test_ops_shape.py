@@ -146,11 +146,14 @@ CASES += [
 def slice_case(case_id: str, x: np.ndarray | tuple, starts, ends, axes=None, steps=None, opset: int = 13,
                out_dtype: str = "float32"):
     consts = {"starts": ints(*starts), "ends": ints(*ends)}
+    order = ["x", "starts", "ends"]
     if axes is not None:
         consts["axes"] = ints(*axes)
+        order.append("axes")
     if steps is not None:
         consts["steps"] = ints(*steps)
-    return op_case(case_id, "Slice", {"x": x}, consts=consts, opset=opset, out_dtype=out_dtype)
+        order += [""] * (axes is None) + ["steps"]  # steps without axes: axes omitted
+    return op_case(case_id, "Slice", {"x": x}, consts=consts, opset=opset, out_dtype=out_dtype, input_order=order)
 
 
 for dt in ("float32", "int64", "uint8"):

@@ -85,6 +85,7 @@ class ModelEmitter:
         self._idents: dict[str, str] = {}
         self._taken: set[str] = set()
         self._shape_vars: set[str] = set()
+        self._param_vars: set[str] = set()
 
     # --- naming ---------------------------------------------------------------
     def ident(self, tensor: str) -> str:
@@ -104,6 +105,8 @@ class ModelEmitter:
             raise KeyError(tensor)
         if self.graph.tensors[tensor].is_const:
             return self.ident(tensor)
+        if tensor in self.plan.aliases:  # a view of an input: declare what it aliases first
+            self.pointer(self.plan.aliases[tensor])
         self.used[tensor] = None
         return self.ident(tensor)
 
@@ -114,9 +117,11 @@ class ModelEmitter:
 
     # --- declarations -----------------------------------------------------------
     def declare_params(self, node: Node, ctype: str, fields: dict[str, str], comment: str) -> str:
-        var = c_ident(node.name, "p_")
-        while any(d.startswith(f"static const {ctype} {var} ") for d in self.decls):
-            var += "_"
+        base = var = c_ident(node.name, "p_")
+        k = 1
+        while var in self._param_vars:
+            var, k = f"{base}_{k}", k + 1
+        self._param_vars.add(var)
         body = ",\n".join(f"    .{k} = {v}" for k, v in fields.items())
         note = f"/* {c_comment(comment)} */\n" if comment else ""
         self.decls.append(f"{note}static const {ctype} {var} = {{\n{body},\n}};")
@@ -191,8 +196,6 @@ class ModelEmitter:
                       f"{c_comment(ins)} -> {c_comment(outs)} */")
             if op.view and self._shares_storage(node.outputs[0], node.inputs[0]):
                 self.line("/* view: same bytes, no copy */")
-                self.pointer(node.inputs[0])
-                self.pointer(node.outputs[0])
                 continue
             op.emit(NodeContext(self, node, index))
         for o in self.graph.outputs:  # outputs that no node writes: constants or inputs

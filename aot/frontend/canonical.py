@@ -173,9 +173,10 @@ def pool(node: Node, graph: Graph, opset: int) -> None:
     count_include_pad; the output shape is checked against the window arithmetic.
 
     auto_pad SAME_* is resolved as onnxruntime does: total padding (out - 1) * stride + kernel - in,
-    the odd unit at the end (SAME_UPPER) or the start (SAME_LOWER). onnxruntime ignores dilations
-    there (the ONNX spec does not), and shifts the windows when that total is negative; both cases
-    are refused rather than answered one way or the other.
+    the odd unit at the end (SAME_UPPER) or the start (SAME_LOWER), a negative total taken as 0.
+    onnxruntime ignores dilations there (the ONNX spec does not), and shifts the windows when the
+    total is so negative that the leading pad is below zero; both cases are refused rather than
+    answered one way or the other.
     """
     if node.op == "MaxPool" and len(node.outputs) > 1 and node.outputs[1]:
         raise AotcError("MaxPool's Indices output is not supported", node=node)

@@ -185,19 +185,108 @@ void aotc_conv_pointwise_f32(const aotc_conv_params *p, const float *x, const fl
 
 /* ---- depthwise Conv: direct -------------------------------------------------------- */
 
+/* One row of taps of a depthwise conv, for output columns [lo, hi) whose taps all lie
+ * inside the input row: y[ox] += sum over kx of wk[kx] * x[ox * sx + kx * dx - px]. */
+static void depthwise_row_interior(float *AOTC_RESTRICT y, const float *AOTC_RESTRICT x, const float *wk,
+                                   int32_t lo, int32_t hi, int32_t kw, int32_t sx, int32_t dx, int32_t px) {
+    int32_t kx, ox;
+    if (kw == 3) { /* the common 3-wide kernel in one pass */
+        const float w0 = wk[0], w1 = wk[1], w2 = wk[2];
+        const int32_t o0 = -px, o1 = dx - px, o2 = 2 * dx - px;
+#define TAPS3(S)                                                                                    \
+        for (ox = lo; ox < hi; ++ox) {                                                              \
+            const int32_t i = ox * (S);                                                             \
+            y[ox] = MADD(w2, x[i + o2], MADD(w1, x[i + o1], MADD(w0, x[i + o0], y[ox])));           \
+        }
+        if (sx == 1) { /* constant strides let the compiler vectorise */
+            TAPS3(1)
+        } else if (sx == 2) {
+            TAPS3(2)
+        } else {
+            TAPS3(sx)
+        }
+#undef TAPS3
+        return;
+    }
+    for (kx = 0; kx < kw; ++kx) {
+        const float wv = wk[kx];
+        const int32_t off = kx * dx - px;
+        if (sx == 1) {
+            for (ox = lo; ox < hi; ++ox) y[ox] = MADD(wv, x[ox + off], y[ox]);
+        } else {
+            for (ox = lo; ox < hi; ++ox) y[ox] = MADD(wv, x[ox * sx + off], y[ox]);
+        }
+    }
+}
+
+/* The same for the border columns [0, lo) and [hi, n_out), testing each tap. */
+static void depthwise_row_borders(float *y, const float *x, const float *wk, int32_t lo, int32_t hi, int32_t n_out,
+                                  int32_t n_in, int32_t kw, int32_t sx, int32_t dx, int32_t px) {
+    int32_t ox, kx;
+    for (ox = 0; ox < n_out; ++ox) {
+        float acc;
+        if (ox == lo) ox = hi;
+        if (ox >= n_out) break;
+        acc = y[ox];
+        for (kx = 0; kx < kw; ++kx) {
+            const int32_t ix = ox * sx + kx * dx - px;
+            if (ix >= 0 && ix < n_in) acc = MADD(wk[kx], x[ix], acc);
+        }
+        y[ox] = acc;
+    }
+}
+
+/* 3 x 3 depthwise rows whose three input rows are all inside the image: for each of
+ * `rows` output rows y (rows y_step apart, reading input rows x, x + x_d, x + 2 x_d with
+ * x advancing x_step per output row), y[ox] = b + the 9 taps, for the columns [lo, hi)
+ * whose taps are all inside. Weights stay in registers across the rows. */
+static void depthwise_rows_3x3(float *y, ptrdiff_t y_step, const float *x, ptrdiff_t x_step, ptrdiff_t x_d,
+                               int32_t rows, const float *w, float b, int32_t lo, int32_t hi, int32_t sx,
+                               int32_t dx, int32_t px) {
+    const float w00 = w[0], w01 = w[1], w02 = w[2], w10 = w[3], w11 = w[4];
+    const float w12 = w[5], w20 = w[6], w21 = w[7], w22 = w[8];
+    const int32_t o0 = -px, o1 = dx - px, o2 = 2 * dx - px;
+    int32_t row, ox;
+    for (row = 0; row < rows; ++row, y += y_step, x += x_step) {
+        float *AOTC_RESTRICT yr = y;
+        const float *AOTC_RESTRICT r0 = x;
+        const float *AOTC_RESTRICT r1 = x + x_d;
+        const float *AOTC_RESTRICT r2 = x + 2 * x_d;
+#define TAPS3X3(S)                                                                               \
+        for (ox = lo; ox < hi; ++ox) {                                                           \
+            const int32_t i = ox * (S);                                                          \
+            const float s0 = MADD(w02, r0[i + o2], MADD(w01, r0[i + o1], w00 * r0[i + o0]));     \
+            const float s1 = MADD(w12, r1[i + o2], MADD(w11, r1[i + o1], w10 * r1[i + o0]));     \
+            const float s2 = MADD(w22, r2[i + o2], MADD(w21, r2[i + o1], w20 * r2[i + o0]));     \
+            yr[ox] = b + (s0 + s1 + s2);                                                         \
+        }
+        if (sx == 1) { /* constant strides let the compiler vectorise */
+            TAPS3X3(1)
+        } else if (sx == 2) {
+            TAPS3X3(2)
+        } else {
+            TAPS3X3(sx)
+        }
+#undef TAPS3X3
+    }
+}
+
 void aotc_conv_depthwise_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
                              float *y) {
     const int32_t ID = p->in_size[0], IH = p->in_size[1], IW = p->in_size[2];
     const int32_t OD = p->out_size[0], OH = p->out_size[1], OW = p->out_size[2];
     const int32_t KD = p->kernel[0], KH = p->kernel[1], KW = p->kernel[2];
-    const int32_t sx = p->strides[2], dx = p->dilations[2], px = p->pads[2];
+    const int32_t sx = p->strides[2], dx = p->dilations[2], px = p->pads[2], dy = p->dilations[1];
     const int32_t mult = p->out_c / p->in_c; /* outputs per input channel */
     const ptrdiff_t in_plane = (ptrdiff_t)ID * IH * IW, out_plane = (ptrdiff_t)OD * OH * OW;
-    int32_t lo, hi, unused, n, o, oz, oy, kz, ky, kx, ox;
-    /* [lo, hi): output columns whose every tap is inside the image (no checks there) */
+    int32_t lo, hi, fy_lo, fy_hi, unused, n, o, oz, oy, kz, ky, ox;
+    /* [lo, hi): output columns whose every tap is inside the image (no tests there) */
     valid_range(OW, IW, sx, -px, &lo, &unused);
     valid_range(OW, IW, sx, (KW - 1) * dx - px, &unused, &hi);
     if (hi < lo) hi = lo;
+    /* [fy_lo, fy_hi): with a 3 x 3 kernel, output rows whose three input rows are inside */
+    fy_lo = fy_hi = 0;
+    if (KD == 1 && KH == 3 && KW == 3 && IH > 2 * dy) valid_range(OH, IH - 2 * dy, p->strides[1], -p->pads[1], &fy_lo, &fy_hi);
     for (n = 0; n < p->batch; ++n) {
         for (o = 0; o < p->out_c; ++o) {
             const float *xc = x + ((ptrdiff_t)n * p->in_c + o / mult) * in_plane;
@@ -205,54 +294,31 @@ void aotc_conv_depthwise_f32(const aotc_conv_params *p, const float *x, const fl
             float *yo = y + ((ptrdiff_t)n * p->out_c + o) * out_plane;
             const float b = bias != NULL ? bias[o] : 0.0f;
             for (oz = 0; oz < OD; ++oz) {
-                for (oy = 0; oy < OH; ++oy) {
-                    float *AOTC_RESTRICT yrow = yo + ((ptrdiff_t)oz * OH + oy) * OW;
+                const int32_t iz0 = oz * p->strides[0] - p->pads[0];
+                const int fused = fy_lo < fy_hi && iz0 >= 0 && iz0 < ID; /* KD == 1 here */
+                for (oy = 0; oy < OH; ++oy) { /* the bias, the borders, and rows not done below */
+                    float *yrow = yo + ((ptrdiff_t)oz * OH + oy) * OW;
+                    const int32_t iy0 = oy * p->strides[1] - p->pads[1];
+                    const int interior = fused && oy >= fy_lo && oy < fy_hi;
                     for (ox = 0; ox < OW; ++ox) yrow[ox] = b;
                     for (kz = 0; kz < KD; ++kz) {
-                        const int32_t iz = oz * p->strides[0] - p->pads[0] + kz * p->dilations[0];
+                        const int32_t iz = iz0 + kz * p->dilations[0];
                         if (iz < 0 || iz >= ID) continue;
                         for (ky = 0; ky < KH; ++ky) {
-                            const int32_t iy = oy * p->strides[1] - p->pads[1] + ky * p->dilations[1];
-                            const float *AOTC_RESTRICT xrow;
+                            const int32_t iy = iy0 + ky * dy;
                             const float *wk = wo + (kz * KH + ky) * KW;
+                            const float *xrow;
                             if (iy < 0 || iy >= IH) continue;
                             xrow = xc + ((ptrdiff_t)iz * IH + iy) * IW;
-                            for (ox = 0; ox < OW; ++ox) { /* the borders: [0, lo) and [hi, OW) */
-                                if (ox == lo) ox = hi;
-                                if (ox >= OW) break;
-                                float acc = yrow[ox];
-                                for (kx = 0; kx < KW; ++kx) {
-                                    const int32_t ix = ox * sx + kx * dx - px;
-                                    if (ix >= 0 && ix < IW) acc = MADD(wk[kx], xrow[ix], acc);
-                                }
-                                yrow[ox] = acc;
-                            }
-                            if (KW == 3) { /* the common 3-wide kernel: one pass per row of taps */
-                                const float w0 = wk[0], w1 = wk[1], w2 = wk[2];
-                                const int32_t o0 = -px, o1 = dx - px, o2 = 2 * dx - px;
-                                if (sx == 1) {
-                                    for (ox = lo; ox < hi; ++ox) {
-                                        yrow[ox] = MADD(w2, xrow[ox + o2], MADD(w1, xrow[ox + o1], MADD(w0, xrow[ox + o0], yrow[ox])));
-                                    }
-                                } else {
-                                    for (ox = lo; ox < hi; ++ox) {
-                                        const int32_t i = ox * sx;
-                                        yrow[ox] = MADD(w2, xrow[i + o2], MADD(w1, xrow[i + o1], MADD(w0, xrow[i + o0], yrow[ox])));
-                                    }
-                                }
-                            } else {
-                                for (kx = 0; kx < KW; ++kx) {
-                                    const float wv = wk[kx];
-                                    const int32_t off = kx * dx - px;
-                                    if (sx == 1) {
-                                        for (ox = lo; ox < hi; ++ox) yrow[ox] = MADD(wv, xrow[ox + off], yrow[ox]);
-                                    } else {
-                                        for (ox = lo; ox < hi; ++ox) yrow[ox] = MADD(wv, xrow[ox * sx + off], yrow[ox]);
-                                    }
-                                }
-                            }
+                            depthwise_row_borders(yrow, xrow, wk, lo, hi, OW, IW, KW, sx, dx, px);
+                            if (!interior) depthwise_row_interior(yrow, xrow, wk, lo, hi, KW, sx, dx, px);
                         }
                     }
+                }
+                if (fused) {
+                    const float *x0 = xc + ((ptrdiff_t)iz0 * IH + fy_lo * p->strides[1] - p->pads[1]) * IW;
+                    depthwise_rows_3x3(yo + ((ptrdiff_t)oz * OH + fy_lo) * OW, OW, x0, (ptrdiff_t)p->strides[1] * IW,
+                                       (ptrdiff_t)dy * IW, fy_hi - fy_lo, wo, b, lo, hi, sx, dx, px);
                 }
             }
         }

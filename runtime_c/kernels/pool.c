@@ -102,11 +102,14 @@ void aotc_avgpool_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, f
     const int64_t in_plane = (int64_t)p->in[0] * p->in[1] * p->in[2];
     const int32_t out_w = p->out[2];
     /* the divisor counts the taps in [lo, hi) on each dim: the input, or the padded input */
-    int32_t lo[3], hi[3], k, c, od, oh, i;
+    int32_t lo[3], hi[3], full0, full1, k, c, od, oh, i;
     for (k = 0; k < 3; ++k) {
         lo[k] = p->count_include_pad ? -p->pads_begin[k] : 0;
         hi[k] = p->in[k] + (p->count_include_pad ? p->pads_end[k] : 0);
     }
+    /* outputs [full0, full1) along w have every tap in [lo, hi): no need to count them */
+    tap_range(-p->pads_begin[2], p->strides[2], out_w, lo[2], hi[2] - (p->kernel[2] - 1) * p->dilations[2],
+              &full0, &full1);
     for (c = 0; c < p->planes; ++c) {
         const float *xplane = x + c * in_plane;
         for (od = 0; od < p->out[0]; ++od) {
@@ -118,8 +121,11 @@ void aotc_avgpool_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, f
                 for (i = 0; i < out_w; ++i) y[i] = 0.0f;
                 pool_row(p, xplane, od, oh, 0, y);
                 for (i = 0; i < out_w; ++i) {
-                    const int32_t taps = taps_dh * tap_count(i * p->strides[2] - p->pads_begin[2], p->dilations[2],
-                                                             p->kernel[2], lo[2], hi[2]);
+                    const int32_t taps_w = i >= full0 && i < full1
+                                               ? p->kernel[2]
+                                               : tap_count(i * p->strides[2] - p->pads_begin[2], p->dilations[2],
+                                                           p->kernel[2], lo[2], hi[2]);
+                    const int32_t taps = taps_dh * taps_w;
                     y[i] = taps > 0 ? y[i] / (float)taps : 0.0f;
                 }
             }

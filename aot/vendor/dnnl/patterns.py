@@ -65,8 +65,17 @@ def _is_bias(graph: Graph, bias: str, channels: int, out_shape: tuple[int, ...],
     return shape in ((channels,), (1, channels))
 
 
+def _single_use(check):
+    """The core's result feeds only the next node of the chain. Checked while matching, so a
+    commutative Add whose first operand is some other, shared Conv tries its second operand."""
+    def check_core(node: Node, graph: Graph) -> bool:
+        uses = sum(node.outputs[0] in n.inputs for n in graph.nodes)
+        return uses == 1 and node.outputs[0] not in graph.outputs and bool(check(node, graph))
+    return check_core
+
+
 def _conv_chain(bias: bool, residual: bool, act: str | None) -> Pattern:
-    p: Pattern = P("Conv", check=check_conv)
+    p: Pattern = P("Conv", check=_single_use(check_conv))
     if bias:
         p = P("Add", p, Const(), commutative=True)
     if residual:

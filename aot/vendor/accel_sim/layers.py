@@ -1,0 +1,253 @@
+"""What the device computes, per node of a partitioned function: one layer record each.
+
+`layer_of(node, graph)` turns an ONNX node or one of accel_sim's composites into a small
+record holding exactly what lowering needs (geometry, packed weights, fused activation).
+The checkers build the same records to ask the tiling planner whether a node fits, so what
+is accepted and what is lowered cannot disagree.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from aot.errors import AotcError
+from aot.ir import Graph, Node
+from aot.vendor.accel_sim.tiling import ConvGeom
+
+Act = tuple[float, float] | None  # a fused clamp [lo, hi] (ReLU is [0, inf]); None: none
+VIEW_OPS = ("Flatten", "Reshape", "Squeeze", "Unsqueeze")
+BINARY_OPS = ("Add", "Sub", "Mul", "Max")
+POOL_OPS = ("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool")
+
+
+@dataclass
+class ConvLayer:
+    x: str
+    y: str
+    geom: ConvGeom
+    weights: np.ndarray  # float32 [oc, c/groups, kh, kw]
+    bias: np.ndarray | None  # float32 [oc]
+    act: Act = None
+    residual: str | None = None  # a tensor of y's shape added before the activation
+
+    def reads(self) -> list[str]:
+        return [self.x] + ([self.residual] if self.residual else [])
+
+
+@dataclass
+class GemmLayer:
+    a: str  # [m, k] (leading dimensions folded into m)
+    y: str
+    m: int
+    n: int
+    k: int
+    weights: np.ndarray  # float32 [n, k]
+    bias: np.ndarray | None  # float32 [n]
+    act: Act = None
+
+    def reads(self) -> list[str]:
+        return [self.a]
+
+
+@dataclass
+class PoolLayer:
+    x: str
+    y: str
+    geom: ConvGeom  # oc == c
+    average: bool
+
+    def reads(self) -> list[str]:
+        return [self.x]
+
+
+@dataclass
+class BinaryLayer:
+    """y[p, q, r] = a[p, q, r] op b[q]: b varies along one contiguous block of y's axes."""
+
+    op: str  # Add | Mul | Max (Sub with a constant is an Add of its negation)
+    a: str
+    b: str | np.ndarray  # a tensor name, or constant data (float32 [q])
+    y: str
+    pqr: tuple[int, int, int]
+    act: Act = None
+
+    def reads(self) -> list[str]:
+        return [self.a] + ([self.b] if isinstance(self.b, str) else [])
+
+
+@dataclass
+class ClipLayer:
+    x: str
+    y: str
+    size: int
+    act: tuple[float, float]
+
+    def reads(self) -> list[str]:
+        return [self.x]
+
+
+@dataclass
+class ViewLayer:
+    """Same bytes, another shape: no work unless the result must be copied out."""
+
+    x: str
+    y: str
+
+    def reads(self) -> list[str]:
+        return [self.x]
+
+
+@dataclass
+class ConcatLayer:
+    xs: list[str]
+    y: str
+    outer: int  # product of y's dimensions before the axis
+    chunks: list[int]  # bytes each input contributes per outer index
+    row: int  # bytes of y per outer index
+
+    def reads(self) -> list[str]:
+        return list(self.xs)
+
+
+Layer = ConvLayer | GemmLayer | PoolLayer | BinaryLayer | ClipLayer | ViewLayer | ConcatLayer
+
+
+def activation(node: Node) -> tuple[float, float]:
+    if node.op == "Relu":
+        return 0.0, math.inf
+    return float(node.attrs.get("min", -math.inf)), float(node.attrs.get("max", math.inf))
+
+
+def conv_geom(node: Node, graph: Graph) -> ConvGeom:
+    n, c, h, w = graph.tensors[node.inputs[0]].shape
+    _, oc, oh, ow = graph.tensors[node.outputs[0]].shape
+    a = node.attrs
+    kh, kw = a["kernel_shape"]
+    return ConvGeom(n, c, h, w, oc, oh, ow, kh, kw, *a["strides"], *a["dilations"], a["pads"][0], a["pads"][1],
+                    a.get("group", 1))
+
+
+def pool_geom(node: Node, graph: Graph) -> ConvGeom:
+    n, c, h, w = graph.tensors[node.inputs[0]].shape
+    oh, ow = graph.tensors[node.outputs[0]].shape[2:]
+    if node.op.startswith("Global"):
+        return ConvGeom(n, c, h, w, c, 1, 1, h, w, groups=c)
+    a = node.attrs
+    kh, kw = a["kernel_shape"]
+    return ConvGeom(n, c, h, w, c, oh, ow, kh, kw, *a["strides"], *a["dilations"], a["pads"][0], a["pads"][1], c)
+
+
+def broadcast_pqr(y_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> tuple[int, int, int] | None:
+    """y viewed as [p, q, r] with b indexed by q alone, or None when b's broadcast is not of
+    that form (b equal to y on one contiguous block of axes and 1 elsewhere)."""
+    if len(b_shape) > len(y_shape):
+        return None
+    b = (1,) * (len(y_shape) - len(b_shape)) + tuple(b_shape)
+    varying = [k for k, (bd, yd) in enumerate(zip(b, y_shape, strict=True)) if bd != 1]
+    if any(b[k] != y_shape[k] for k in varying):
+        return None
+    if not varying:
+        return int(np.prod(y_shape, dtype=np.int64)), 1, 1
+    lo, hi = varying[0], varying[-1]
+    if any(b[k] != y_shape[k] for k in range(lo, hi + 1)):
+        return None
+    p = int(np.prod(y_shape[:lo], dtype=np.int64))
+    q = int(np.prod(y_shape[lo:hi + 1], dtype=np.int64))
+    return p, q, int(np.prod(y_shape[hi + 1:], dtype=np.int64))
+
+
+def binary_operands(node: Node, graph: Graph) -> tuple[str, str, tuple[int, int, int]] | None:
+    """(a, b, pqr) with a of y's shape and b broadcast along q, swapping commutative operands
+    when needed; None when the broadcast is not one the vector unit can address."""
+    y = graph.tensors[node.outputs[0]].shape
+    x0, x1 = node.inputs[0], node.inputs[1]
+    orders = [(x0, x1)] + ([(x1, x0)] if node.op != "Sub" else [])
+    for a, b in orders:
+        if graph.tensors[a].shape != y or graph.const(a) is not None:
+            continue
+        pqr = broadcast_pqr(y, graph.tensors[b].shape)
+        if pqr is not None:
+            return a, b, pqr
+    return None
+
+
+def conv_layer(conv: Node, graph: Graph, y: str, act: Act = None, residual: str | None = None) -> ConvLayer:
+    w = graph.const(conv.inputs[1])
+    b = graph.const(conv.inputs[2]) if len(conv.inputs) > 2 and conv.inputs[2] else None
+    return ConvLayer(conv.inputs[0], y, conv_geom(conv, graph), np.asarray(w, np.float32),
+                     None if b is None else np.asarray(b, np.float32).reshape(-1), act, residual)
+
+
+def gemm_layer(core: Node, graph: Graph, y: str, bias_add: Node | None = None, act: Act = None) -> GemmLayer:
+    """Gemm (transA=0, constant B and C) or MatMul (+ Add of a constant bias) as a[m,k].w[n,k]^T + bias."""
+    a_shape = graph.tensors[core.inputs[0]].shape
+    k = a_shape[-1]
+    m = int(np.prod(a_shape[:-1], dtype=np.int64))
+    bmat = np.asarray(graph.const(core.inputs[1]), np.float32)
+    if core.op == "Gemm":
+        at = core.attrs
+        w = (bmat if at["transB"] else bmat.T) * np.float32(at["alpha"])
+        c = graph.const(core.inputs[2]) if len(core.inputs) > 2 and core.inputs[2] else None
+        bias = None if c is None else np.broadcast_to(np.asarray(c, np.float32) * np.float32(at["beta"]),
+                                                      (w.shape[0],))
+    else:
+        w, bias = bmat.T, None
+    if bias_add is not None:
+        c = next(graph.const(i) for i in bias_add.inputs if i != core.outputs[0])
+        bias = np.broadcast_to(np.asarray(c, np.float32).reshape(-1), (w.shape[0],))
+    return GemmLayer(core.inputs[0], y, m, w.shape[0], k, np.ascontiguousarray(w, np.float32),
+                     None if bias is None else np.ascontiguousarray(bias, np.float32), act)
+
+
+def layer_of(node: Node, graph: Graph) -> Layer:
+    """The layer record of a node of an accel_sim function (composite or single op)."""
+    op = node.op
+    y = node.outputs[0]
+    if op == "Composite":
+        body = node.attrs["body"]
+        nodes = {n.op: n for n in body.nodes}
+        acts = [n for n in body.nodes if n.op in ("Relu", "Clip")]
+        act = activation(acts[0]) if acts else None
+        if "Conv" in nodes:
+            conv = nodes["Conv"]
+            add = nodes.get("Add")
+            residual = next(i for i in add.inputs if i != conv.outputs[0]) if add else None
+            return conv_layer(conv, body, y, act, residual)
+        core = nodes.get("Gemm") or nodes.get("MatMul")
+        if core is not None:
+            return gemm_layer(core, body, y, nodes.get("Add"), act)
+        binary = next(n for n in body.nodes if n.op in BINARY_OPS)
+        layer = layer_of(binary, body)
+        assert isinstance(layer, BinaryLayer)
+        layer.y, layer.act = y, act
+        return layer
+    if op == "Conv":
+        return conv_layer(node, graph, y)
+    if op in ("Gemm", "MatMul"):
+        return gemm_layer(node, graph, y)
+    if op in POOL_OPS:
+        return PoolLayer(node.inputs[0], y, pool_geom(node, graph), "Average" in op)
+    if op in BINARY_OPS:
+        found = binary_operands(node, graph)
+        if found is None:
+            raise AotcError("accel_sim cannot address this broadcast", node=node)
+        a, b, pqr = found
+        data = graph.const(b)
+        if data is not None:
+            b_arr = np.ascontiguousarray(np.asarray(data, np.float32).reshape(-1))
+            return BinaryLayer("Add" if op == "Sub" else op, a, -b_arr if op == "Sub" else b_arr, y, pqr)
+        return BinaryLayer(op, a, b, y, pqr)
+    if op in ("Relu", "Clip"):
+        return ClipLayer(node.inputs[0], y, graph.tensors[y].size, activation(node))
+    if op in VIEW_OPS:
+        return ViewLayer(node.inputs[0], y)
+    if op == "Concat":
+        shape = graph.tensors[y].shape
+        axis = node.attrs["axis"]
+        inner = int(np.prod(shape[axis + 1:], dtype=np.int64)) * 4
+        return ConcatLayer(list(node.inputs), y, int(np.prod(shape[:axis], dtype=np.int64)),
+                           [graph.tensors[x].shape[axis] * inner for x in node.inputs], shape[axis] * inner)
+    raise AotcError("accel_sim has no lowering for this op", node=node)

@@ -1,0 +1,209 @@
+"""Tile sizes: how a layer is cut so its working set fits the scratchpad.
+
+One planner per layer kind searches tile shapes, keeps those whose buffers fit the
+scratchpad (double-buffered if they can be: two of each streamed buffer, so the DMA fills one
+while the MAC array works on the other), and picks the cheapest by an estimate of the cost
+model. The checkers ask the same planners, so a node is refused exactly when no tile fits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from aot.vendor.accel_sim.device import DeviceConfig
+
+F32 = 4  # bytes per float32
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def candidates(n: int) -> list[int]:
+    """Tile lengths worth trying for a dimension of n: n, ceil(n/2), ceil(n/3), ..., 1 (each
+    gives a different number of tiles)."""
+    out: set[int] = set()
+    k = 1
+    while k <= n:
+        t = cdiv(n, k)
+        out.add(t)
+        k = cdiv(n, t - 1) if t > 1 else n + 1
+    return sorted(out, reverse=True)
+
+
+@dataclass(frozen=True)
+class ConvGeom:
+    """A 2-D convolution (or a pooling window: oc == c, groups == c, no weights)."""
+
+    n: int
+    c: int
+    h: int
+    w: int
+    oc: int
+    oh: int
+    ow: int
+    kh: int
+    kw: int
+    sh: int = 1
+    sw: int = 1
+    dh: int = 1
+    dw: int = 1
+    pt: int = 0
+    pl: int = 0
+    groups: int = 1
+
+    @property
+    def cin_g(self) -> int:
+        return self.c // self.groups
+
+    @property
+    def cout_g(self) -> int:
+        return self.oc // self.groups
+
+    def in_rows(self, oh_t: int) -> int:
+        """Input rows an oh_t-row output tile reads (at most the whole input)."""
+        return min((oh_t - 1) * self.sh + (self.kh - 1) * self.dh + 1, self.h)
+
+    def in_cols(self, ow_t: int) -> int:
+        return min((ow_t - 1) * self.sw + (self.kw - 1) * self.dw + 1, self.w)
+
+    def macs(self) -> int:
+        return self.n * self.oc * self.oh * self.ow * self.cin_g * self.kh * self.kw
+
+
+@dataclass(frozen=True)
+class ConvTiles:
+    oc_t: int  # output channels per tile (whole groups when groups > 1)
+    ic_t: int  # input channels per MAC instruction (a group's when groups > 1)
+    oh_t: int
+    ow_t: int
+    nbuf: int  # 2: double-buffered input/output tiles, 1: single
+    w_bufs: int  # weight buffers: 1 when one weight tile serves the whole layer
+    in_bytes: int
+    w_bytes: int  # weights + bias of one tile
+    out_bytes: int
+    spm_bytes: int
+    estimate: int  # estimated cycles
+
+
+def _spatial(oh: int, ow: int) -> Iterable[tuple[int, int]]:
+    """Output tiles: whole rows first (long DMA rows), then single rows cut in columns."""
+    for t in candidates(oh):
+        yield t, ow
+    for t in candidates(ow)[1:]:
+        yield 1, t
+
+
+def _dma(cfg: DeviceConfig, rows: int, row_bytes: int) -> int:
+    return cfg.dma_setup_cycles + rows * cdiv(row_bytes, cfg.dma_bytes_per_cycle)
+
+
+def plan_conv(g: ConvGeom, cfg: DeviceConfig, residual: bool = False) -> ConvTiles | None:
+    """The cheapest tiling of a convolution that fits, or None. With `residual`, each output
+    tile also needs a tile of the tensor added to it."""
+    best: ConvTiles | None = None
+    rows, cols, setup = cfg.mac_rows, cfg.mac_cols, cfg.op_setup_cycles
+    grouped = g.groups > 1
+    oc_options = [k * g.cout_g for k in candidates(g.groups)] if grouped else candidates(g.oc)
+    ic_options = [g.cin_g] if grouped else candidates(g.c)
+    for oc_t in oc_options:
+        n_oc = cdiv(g.oc, oc_t)
+        for ic_t in ic_options:
+            n_ic = 1 if grouped else cdiv(g.c, ic_t)
+            in_ch = (oc_t // g.cout_g) * g.cin_g if grouped else ic_t
+            w_bytes = (oc_t * ic_t * g.kh * g.kw + oc_t) * F32
+            for oh_t, ow_t in _spatial(g.oh, g.ow):
+                ih_t, iw_t = g.in_rows(oh_t), g.in_cols(ow_t)
+                in_bytes = in_ch * ih_t * iw_t * F32
+                out_bytes = oc_t * oh_t * ow_t * F32
+                n_sp = cdiv(g.oh, oh_t) * cdiv(g.ow, ow_t)
+                for nbuf in (2, 1):
+                    w_bufs = 1 if n_oc * n_ic == 1 else nbuf
+                    total = nbuf * (in_bytes + out_bytes * (2 if residual else 1)) + w_bufs * w_bytes
+                    if total > cfg.spm_bytes:
+                        continue
+                    if g.cin_g == 1:
+                        mac = oh_t * ow_t * g.kh * g.kw * cdiv(oc_t, rows)
+                    else:
+                        mac = oh_t * ow_t * g.kh * g.kw * (oc_t // g.cout_g) * cdiv(g.cout_g, rows) * cdiv(ic_t, cols)
+                    tiles = g.n * n_oc * n_sp
+                    mac_total = tiles * n_ic * (setup + mac)
+                    w_loads = g.n * n_oc * (1 if n_ic == 1 else n_sp * n_ic)
+                    dma_total = (tiles * n_ic * _dma(cfg, in_ch * ih_t, iw_t * F32)
+                                 + tiles * _dma(cfg, oc_t * oh_t, ow_t * F32) * (2 if residual else 1)
+                                 + w_loads * (_dma(cfg, oc_t, ic_t * g.kh * g.kw * F32) + _dma(cfg, 1, oc_t * F32)))
+                    est = max(mac_total, dma_total) if nbuf == 2 else mac_total + dma_total
+                    if best is None or est < best.estimate:
+                        best = ConvTiles(oc_t, ic_t, oh_t, ow_t, nbuf, w_bufs, in_bytes, w_bytes, out_bytes, total, est)
+    return best
+
+
+@dataclass(frozen=True)
+class PoolTiles:
+    c_t: int
+    oh_t: int
+    ow_t: int
+    nbuf: int
+    in_bytes: int
+    out_bytes: int
+    spm_bytes: int
+    estimate: int
+
+
+def plan_pool(g: ConvGeom, cfg: DeviceConfig) -> PoolTiles | None:
+    best: PoolTiles | None = None
+    for c_t in candidates(g.c):
+        for oh_t, ow_t in _spatial(g.oh, g.ow):
+            in_bytes = c_t * g.in_rows(oh_t) * g.in_cols(ow_t) * F32
+            out_bytes = c_t * oh_t * ow_t * F32
+            tiles = g.n * cdiv(g.c, c_t) * cdiv(g.oh, oh_t) * cdiv(g.ow, ow_t)
+            for nbuf in (2, 1):
+                total = nbuf * (in_bytes + out_bytes)
+                if total > cfg.spm_bytes:
+                    continue
+                vec = tiles * (cfg.op_setup_cycles + cdiv(c_t * oh_t * ow_t * g.kh * g.kw, cfg.vec_lanes))
+                dma = tiles * (_dma(cfg, c_t * g.in_rows(oh_t), g.in_cols(ow_t) * F32) + _dma(cfg, c_t * oh_t, ow_t * F32))
+                est = max(vec, dma) if nbuf == 2 else vec + dma
+                if best is None or est < best.estimate:
+                    best = PoolTiles(c_t, oh_t, ow_t, nbuf, in_bytes, out_bytes, total, est)
+    return best
+
+
+@dataclass(frozen=True)
+class GemmTiles:
+    m_t: int
+    n_t: int
+    k_t: int
+    nbuf: int
+    w_bufs: int
+    a_bytes: int
+    w_bytes: int  # weights + bias of one tile
+    y_bytes: int
+    spm_bytes: int
+    estimate: int
+
+
+def plan_gemm(m: int, n: int, k: int, cfg: DeviceConfig) -> GemmTiles | None:
+    """y[m, n] = a[m, k] . w[n, k]^T + bias: tiles of m, n and k (k tiles accumulate)."""
+    best: GemmTiles | None = None
+    for n_t in candidates(n):
+        for k_t in candidates(k):
+            w_bytes = (n_t * k_t + n_t) * F32
+            for m_t in candidates(m):
+                a_bytes, y_bytes = m_t * k_t * F32, m_t * n_t * F32
+                n_n, n_k, n_m = cdiv(n, n_t), cdiv(k, k_t), cdiv(m, m_t)
+                for nbuf in (2, 1):
+                    w_bufs = 1 if n_n * n_k == 1 else nbuf
+                    total = nbuf * (a_bytes + y_bytes) + w_bufs * w_bytes
+                    if total > cfg.spm_bytes:
+                        continue
+                    ops = n_n * n_m * n_k
+                    mac = ops * (cfg.op_setup_cycles + m_t * cdiv(n_t, cfg.mac_rows) * cdiv(k_t, cfg.mac_cols))
+                    w_loads = n_n * (1 if n_k == 1 else n_m * n_k)
+                    dma = (ops * _dma(cfg, m_t, k_t * F32) + n_n * n_m * _dma(cfg, m_t, n_t * F32)
+                           + w_loads * (_dma(cfg, n_t, k_t * F32) + _dma(cfg, 1, n_t * F32)))
+                    est = max(mac, dma) if nbuf == 2 else mac + dma
+                    if best is None or est < best.estimate:
+                        best = GemmTiles(m_t, n_t, k_t, nbuf, w_bufs, a_bytes, w_bytes, y_bytes, total, est)
+    return best

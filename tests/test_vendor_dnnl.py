@@ -1,0 +1,298 @@
+"""The dnnl vendor (oneDNN 3.x): every op and pattern against onnxruntime, zoo models through the
+CLI with --vendor dnnl, region counts of conv nets, refusals that fall back to host C.
+
+Needs oneDNN (pip install aotc[dnnl]): skipped without it on a developer machine, failed in CI.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+import zoo
+from onnx import TensorProto, helper, numpy_helper
+from opcheck import Case, assert_close, model_case, op_case, shared_build
+
+from aot.build import cmake_exe
+from aot.compiler import Options, partition_model
+from aot.vendor.dnnl import VENDOR as DNNL
+from aot.vendor.dnnl.patterns import PATTERNS
+from aot.vendor.dnnl.probe import find_onednn
+
+ONEDNN = find_onednn()
+# Single-op cases keep their region even when it holds only an elementwise op or a view.
+DNNL_EVERY_REGION = dataclasses.replace(DNNL, keep_region=None)
+
+
+def require_onednn() -> None:
+    """Skip without oneDNN on a developer machine; fail in CI, which installs it (.ci/run)."""
+    if ONEDNN is not None:
+        return
+    message = "oneDNN 3.x not installed (pip install -e '.[dnnl]')"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+rng = np.random.default_rng(7)
+
+
+def w(*shape: int, scale: float = 0.3) -> np.ndarray:
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def graph_case(case_id: str, nodes: list, inputs: dict[str, tuple], outputs: list[str], inits: dict[str, np.ndarray],
+               opset: int = 13) -> Case:
+    feeds = {k: np.random.default_rng(len(case_id)).standard_normal(s).astype(np.float32) for k, s in inputs.items()}
+    g = helper.make_graph(nodes, case_id, [helper.make_tensor_value_info(k, TensorProto.FLOAT, s)
+                                           for k, s in inputs.items()],
+                          [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs],
+                          [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    return model_case(case_id, g, feeds, opset)
+
+
+def node(op: str, ins: list[str], out: str, **attrs) -> onnx.NodeProto:
+    return helper.make_node(op, ins, [out], name=f"{op.lower()}_{out}", **attrs)
+
+
+def conv_case(case_id: str, x: tuple, cout: int, k: int, bias: bool = True, **attrs) -> Case:
+    group = attrs.get("group", 1)
+    consts = {"W": w(cout, x[1] // group, *([k] * (len(x) - 2)))}
+    if bias:
+        consts["B"] = w(cout)
+    return op_case(case_id, "Conv", {"x": x}, consts=consts, attrs=attrs)
+
+
+def _cases() -> list[Case]:
+    c: list[Case] = [
+        # Conv: layouts (channels not a multiple of 8), strides, pads, dilation, groups, ranks
+        conv_case("conv3x3", (1, 3, 12, 12), 8, 3, pads=[1, 1, 1, 1]),
+        conv_case("conv_nobias_c5", (1, 5, 9, 9), 6, 3),
+        conv_case("conv_stride2_asym", (2, 4, 11, 10), 16, 3, strides=[2, 2], pads=[0, 1, 2, 1]),
+        conv_case("conv_dilated", (1, 4, 13, 13), 8, 3, dilations=[2, 2], pads=[2, 2, 2, 2]),
+        conv_case("conv_grouped", (1, 8, 8, 8), 12, 3, group=4, pads=[1, 1, 1, 1]),
+        conv_case("conv_depthwise", (1, 16, 10, 10), 16, 3, group=16, pads=[1, 1, 1, 1], strides=[2, 2]),
+        conv_case("conv_1x1", (1, 24, 7, 7), 40, 1),
+        conv_case("conv1d", (1, 4, 20), 6, 5, pads=[2, 2]),
+        conv_case("conv3d", (1, 2, 6, 6, 6), 4, 3, pads=[1, 1, 1, 1, 1, 1]),
+        conv_case("conv_same_upper", (1, 3, 9, 9), 8, 4, auto_pad="SAME_UPPER", strides=[2, 2]),
+        # Gemm / MatMul
+        op_case("gemm_transb", "Gemm", {"a": (3, 20)}, consts={"b": w(7, 20), "c": w(7)}, attrs={"transB": 1}),
+        op_case("gemm_alpha_beta", "Gemm", {"a": (4, 6)}, consts={"b": w(6, 5), "c": w(4, 5)},
+                attrs={"alpha": 0.5, "beta": 2.0}),
+        op_case("gemm_scalar_c", "Gemm", {"a": (2, 6)}, consts={"b": w(6, 5), "c": w(1)}),
+        op_case("gemm_no_c", "Gemm", {"a": (2, 6)}, consts={"b": w(6, 9)}),
+        op_case("matmul_2d", "MatMul", {"a": (5, 12)}, consts={"b": w(12, 9)}),
+        op_case("matmul_3d", "MatMul", {"a": (2, 3, 12)}, consts={"b": w(12, 4)}),
+        # pooling
+        op_case("maxpool_3s2p1", "MaxPool", {"x": (1, 8, 11, 11)},
+                attrs={"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+        op_case("maxpool_ceil", "MaxPool", {"x": (1, 3, 10, 10)},
+                attrs={"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
+        op_case("maxpool_dilated", "MaxPool", {"x": (1, 3, 10, 10)},
+                attrs={"kernel_shape": [2, 2], "dilations": [2, 2]}),
+        op_case("avgpool_exclude", "AveragePool", {"x": (1, 5, 9, 9)},
+                attrs={"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+        op_case("avgpool_include", "AveragePool", {"x": (1, 5, 9, 9)},
+                attrs={"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "count_include_pad": 1}),
+        op_case("avgpool_ceil", "AveragePool", {"x": (1, 4, 8, 8)},
+                attrs={"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
+        op_case("global_avgpool", "GlobalAveragePool", {"x": (2, 6, 7, 5)}),
+        op_case("global_maxpool", "GlobalMaxPool", {"x": (1, 6, 7, 5)}),
+        # normalisation, softmax
+        op_case("batchnorm", "BatchNormalization", {"x": (2, 6, 5, 5)},
+                consts={"s": w(6), "b": w(6), "m": w(6), "v": np.abs(w(6)) + 0.5}, attrs={"epsilon": 1e-3}),
+        op_case("lrn5", "LRN", {"x": (1, 10, 6, 6)}, attrs={"size": 5, "alpha": 1e-3, "beta": 0.75, "bias": 2.0}),
+        op_case("softmax_last", "Softmax", {"x": (3, 10)}),
+        op_case("softmax_axis1_4d", "Softmax", {"x": (2, 5, 3, 4)}, attrs={"axis": 1}),
+        op_case("softmax_opset11", "Softmax", {"x": (2, 3, 4)}, attrs={"axis": 1}, opset=11),
+        op_case("logsoftmax", "LogSoftmax", {"x": (4, 7)}),
+        # binary (with broadcasting of the second operand, and of the first for commutative ops)
+        op_case("add_same", "Add", {"a": (2, 3, 4, 5), "b": (2, 3, 4, 5)}),
+        op_case("add_channel_const", "Add", {"a": (1, 6, 4, 4)}, consts={"b": w(1, 6, 1, 1)}),
+        op_case("mul_first_broadcasts", "Mul", {"a": (1, 6, 1, 1), "b": (2, 6, 3, 3)}),
+        op_case("sub_row", "Sub", {"a": (3, 4, 5)}, consts={"b": w(5)}),
+        op_case("div", "Div", {"a": (3, 5)}, consts={"b": np.abs(w(3, 5)) + 0.5}),
+        op_case("max", "Max", {"a": (4, 5), "b": (4, 5)}),
+        op_case("min_scalar", "Min", {"a": (4, 5)}, consts={"b": np.array(0.1, np.float32)}),
+        # unary eltwise
+        *[op_case(f"eltwise_{op.lower()}", op, {"x": (2, 3, 4, 5)}, positive=op == "Sqrt", attrs=attrs)
+          for op, attrs in (("Relu", {}), ("LeakyRelu", {"alpha": 0.2}), ("Elu", {"alpha": 0.7}), ("Sigmoid", {}),
+                            ("Tanh", {}), ("HardSigmoid", {"alpha": 0.3, "beta": 0.4}), ("Exp", {}), ("Abs", {}),
+                            ("Sqrt", {}))],
+        op_case("eltwise_hardswish", "HardSwish", {"x": (2, 3, 4, 5)}, opset=14),
+        op_case("eltwise_clip", "Clip", {"x": (2, 8)}, consts={"lo": np.array(-0.5, np.float32),
+                                                             "hi": np.array(0.5, np.float32)}),
+        op_case("eltwise_clip_min_only", "Clip", {"x": (2, 8)}, consts={"lo": np.array(0.0, np.float32)},
+                input_order=["x", "lo"]),
+        # concat and views
+        op_case("concat_axis1", "Concat", {"a": (1, 3, 4, 4), "b": (1, 5, 4, 4)}, attrs={"axis": 1}),
+        op_case("concat_axis2_const", "Concat", {"a": (2, 3, 4)}, consts={"b": w(2, 3, 2)}, attrs={"axis": 2}),
+    ]
+    # patterns: conv chains (bias Add folded, residual Add as a sum post-op, activations)
+    x, cw, cb = (1, 6, 8, 8), w(8, 6, 3, 3), w(8)
+    pads = {"pads": [1, 1, 1, 1]}
+    for act, attrs, opset in (("Relu", {}, 13), ("Clip", {}, 11), ("Sigmoid", {}, 13), ("HardSwish", {}, 14),
+                              ("LeakyRelu", {"alpha": 0.1}, 13)):
+        if act == "Clip":
+            attrs = {"min": 0.0, "max": 6.0}
+        c.append(graph_case(f"pattern_conv_{act.lower()}", [node("Conv", ["x", "W", "B"], "c", **pads),
+                                                            node(act, ["c"], "y", **attrs)],
+                            {"x": x}, ["y"], {"W": cw, "B": cb}, opset))
+    c.append(graph_case("pattern_conv_biasadd_relu", [node("Conv", ["x", "W"], "c", **pads),
+                                                      node("Add", ["c", "B"], "a"), node("Relu", ["a"], "y")],
+                        {"x": x}, ["y"], {"W": cw, "B": cb.reshape(1, 8, 1, 1)}))
+    c.append(graph_case("pattern_conv_sum_input", [node("Conv", ["x", "W", "B"], "c", **pads),
+                                                   node("Add", ["r", "c"], "y")],
+                        {"x": x, "r": (1, 8, 8, 8)}, ["y"], {"W": cw, "B": cb}))
+    # residual computed inside the region and dead after the Add: the sum runs in place
+    c.append(graph_case("pattern_conv_sum_relu_inplace",
+                        [node("Conv", ["x", "W0", "B"], "r", **pads),
+                         node("Conv", ["r", "W1"], "c", **pads),
+                         node("Add", ["c", "r2"], "a"), node("Relu", ["a"], "y"),
+                         node("Relu", ["r"], "r2")],
+                        {"x": x}, ["y"], {"W0": cw, "W1": w(8, 8, 3, 3), "B": cb}))
+    # the residual is read again later: no in-place
+    c.append(graph_case("pattern_conv_sum_residual_reused",
+                        [node("Conv", ["x", "W0", "B"], "r", **pads),
+                         node("Conv", ["r", "W1", "B"], "c", **pads),
+                         node("Add", ["c", "r"], "a"), node("Relu", ["a"], "y0"),
+                         node("Mul", ["r", "y0"], "y")],
+                        {"x": x}, ["y"], {"W0": cw, "W1": w(8, 8, 3, 3), "B": cb}))
+    c.append(graph_case("pattern_gemm_relu", [node("Gemm", ["a", "B", "C"], "g", transB=1), node("Relu", ["g"], "y")],
+                        {"a": (2, 16)}, ["y"], {"B": w(10, 16), "C": w(10)}))
+    c.append(graph_case("pattern_matmul_bias_sigmoid",
+                        [node("MatMul", ["a", "B"], "m"), node("Add", ["m", "C"], "s"), node("Sigmoid", ["s"], "y")],
+                        {"a": (3, 16)}, ["y"], {"B": w(16, 10), "C": w(10)}))
+    c.append(graph_case("pattern_batchnorm_relu",
+                        [node("BatchNormalization", ["x", "s", "b", "m", "v"], "n"), node("Relu", ["n"], "y")],
+                        {"x": (1, 6, 5, 5)}, ["y"],
+                        {"s": w(6), "b": w(6), "m": w(6), "v": np.abs(w(6)) + 0.5}))
+    # a region whose tensors stay blocked inside, with a view, a region output also used inside,
+    # and a concat of blocked and plain inputs
+    c.append(graph_case("region_mixed",
+                        [node("Conv", ["x", "W0", "B"], "c0", **pads), node("Relu", ["c0"], "r0"),
+                         node("MaxPool", ["r0"], "p", kernel_shape=[2, 2], strides=[2, 2]),
+                         node("Concat", ["p", "z"], "cat", axis=1),
+                         node("GlobalAveragePool", ["cat"], "gap"), node("Flatten", ["gap"], "f"),
+                         node("Gemm", ["f", "G"], "y", transB=1)],
+                        {"x": x, "z": (1, 3, 4, 4)}, ["y", "r0"], {"W0": cw, "B": cb, "G": w(5, 11)}))
+    for case in c:
+        case.vendors = (DNNL_EVERY_REGION,)
+    return c
+
+
+CASES = _cases()
+
+# Refused by a checker: each stays in host C (and still matches onnxruntime).
+REFUSED = [
+    op_case("refuse_runtime_weights", "Conv", {"x": (1, 3, 6, 6), "W": (4, 3, 3, 3)}),
+    op_case("refuse_matmul_runtime_b", "MatMul", {"a": (3, 4), "b": (4, 5)}),
+    op_case("refuse_lrn_even", "LRN", {"x": (1, 8, 4, 4)}, attrs={"size": 4}),
+    op_case("refuse_gemm_transa", "Gemm", {"a": (6, 3)}, consts={"b": w(6, 4)}, attrs={"transA": 1}),
+    op_case("refuse_sub_first_broadcasts", "Sub", {"a": (1, 5), "b": (3, 5)}),
+    op_case("refuse_int", "Add", {"a": np.arange(6, dtype=np.int32).reshape(2, 3),
+                                  "b": np.ones((2, 3), np.int32)}, out_dtype="int32"),
+]
+for _c in REFUSED:
+    _c.vendors = (DNNL_EVERY_REGION,)
+
+
+@pytest.fixture(scope="module")
+def built():
+    require_onednn()
+    return shared_build(CASES + REFUSED, vendor_include_dirs=(ONEDNN.include,),
+                        libs=(f"-L{ONEDNN.lib}", f"-Wl,-rpath,{ONEDNN.lib}", "-ldnnl"))
+
+
+@pytest.mark.parametrize("case_id", [c.id for c in CASES])
+def test_op_matches_onnxruntime(built, case_id):
+    built.check(case_id)
+    partition = built.meta[case_id]["partition"]
+    assert partition and all(p["compiler"] == "dnnl" for p in partition), "the case did not go to dnnl"
+    host = [n["op"] for n in built.meta[case_id]["nodes"] if n["op"] != "Call"]
+    assert host == [], f"left on the host: {host}"
+
+
+@pytest.mark.parametrize("case_id", [c.id for c in REFUSED])
+def test_refused_op_runs_on_host(built, case_id):
+    assert built.meta[case_id]["partition"] == []
+    built.check(case_id)
+
+
+def test_pattern_table_lists_longer_chains_first():
+    lengths = [len(p.name.split("_")) for p in PATTERNS if p.name.startswith("dnnl.conv")]
+    assert lengths == sorted(lengths, reverse=True)
+    assert "dnnl.conv_bias_sum_relu" in {p.name for p in PATTERNS}
+
+
+def test_fusions_in_metadata(built):
+    ops = {cid: built.meta[cid]["partition"][0]["ops"] for cid in built.meta if built.meta[cid]["partition"]}
+    assert ops["pattern_conv_sum_relu_inplace"] == ["dnnl.conv", "Conv", "Relu", "dnnl.conv_sum_relu"] or \
+        "dnnl.conv_sum_relu" in ops["pattern_conv_sum_relu_inplace"]
+    assert ops["pattern_conv_biasadd_relu"] == ["dnnl.conv_bias_relu"]
+    assert ops["pattern_batchnorm_relu"] == ["dnnl.batchnorm_relu"]
+
+
+# --- whole models through the CLI -----------------------------------------------------------
+
+AOTC = [sys.executable, "-m", "aot.cli"]
+
+
+def compile_build_run(tmp_path, model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> tuple[dict, dict]:
+    src, out = tmp_path / f"{model.graph.name}.onnx", tmp_path / "out"
+    onnx.save(model, src)
+    subprocess.run([*AOTC, str(src), "-o", str(out), "--vendor", "dnnl"], check=True, capture_output=True)
+    subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"],
+                   check=True, capture_output=True)
+    r = subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-3000:]
+    np.savez(tmp_path / "in.npz", **feeds)
+    subprocess.run([*AOTC, "run", str(out), "--inputs", str(tmp_path / "in.npz"), "--outputs",
+                    str(tmp_path / "res.npz")], check=True)
+    return json.loads((out / "bundle" / "metadata.json").read_text()), dict(np.load(tmp_path / "res.npz"))
+
+
+@pytest.mark.parametrize("name", sorted(zoo.MODELS))
+def test_zoo_model_with_dnnl(tmp_path, name):
+    require_onednn()
+    model = zoo.build(name)
+    feeds = zoo.random_inputs(model)
+    meta, ours = compile_build_run(tmp_path, model, feeds)
+    import onnxruntime as ort
+
+    refs = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    for spec, ref in zip(meta["outputs"], refs, strict=True):
+        assert_close(ours[spec["name"]], ref, f"{name}:{spec['name']}")
+    assert any(p["compiler"] == "dnnl" for p in meta["partition"])
+
+
+@pytest.mark.parametrize("name, builder", [("resnet", zoo.resnet), ("mobilenetv2", zoo.mobilenetv2),
+                                           ("resnet18_224", zoo.resnet18_224),
+                                           ("mobilenetv2_224", zoo.mobilenetv2_224)])
+def test_conv_nets_are_one_region(name, builder):
+    """ResNet- and MobileNet-style nets: everything, including the residual adds (sum post-ops)
+    and the flatten before the classifier (a view), lands in one dnnl region."""
+    graph = partition_model(builder(), Options(vendors=("dnnl",)))
+    assert [n.op for n in graph.nodes] == ["Call"]
+    assert len(graph.functions) == 1
+    ops = [n.attrs.get("composite", n.op) for n in next(iter(graph.functions.values())).graph.nodes]
+    assert any("_sum" in op for op in ops), ops
+
+
+def test_missing_onednn_stops_configure_with_one_line(tmp_path):
+    """Without oneDNN the bundle's CMake says what to install, in one line."""
+    require_onednn()
+    src, out = tmp_path / "m.onnx", tmp_path / "out"
+    onnx.save(zoo.build("lenet"), src)
+    subprocess.run([*AOTC, str(src), "-o", str(out), "--vendor", "dnnl", "--no-configure"], check=True)
+    r = subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DCMAKE_DISABLE_FIND_PACKAGE_dnnl=ON"],
+                       capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "pip install aotc[dnnl]" in r.stderr
