@@ -8,6 +8,7 @@ an ONNX Identity on one float) so small models can be read fairly.
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from dataclasses import dataclass
@@ -78,6 +79,8 @@ def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: i
     else:
         rng = np.random.default_rng(0)
         inputs = [rng.standard_normal(s["shape"]).astype(s["dtype"]) for s in meta["inputs"]]
+    # one thread, as onnxruntime gets: vendor libraries built on OpenMP (oneDNN) read this
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
     outputs, median_ns = run_bundle(out, meta, inputs, repeat=repeat)
     if median_ns is None:
         raise AotcError(f"the runner of {out} printed no timing (a target without a clock?)")

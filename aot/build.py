@@ -146,5 +146,7 @@ def run_bundle(out: Path, meta: dict, inputs: list[np.ndarray], repeat: int = 0
         n = spec["nbytes"]
         outputs[spec["name"]] = np.frombuffer(raw[pos:pos + n], dtype=spec["dtype"]).reshape(spec["shape"]).copy()
         pos += n
+    for counter in re.findall(r"^aotc-runner: counter (\S+=\S+)$", r.stdout, re.MULTILINE):
+        print(f"aotc: {counter}")  # vendor counters of the run (Artifact.counters), e.g. simulated cycles
     m = re.search(r"median_ns=([0-9.]+)", r.stdout)
     return outputs, float(m.group(1)) if m else None

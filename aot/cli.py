@@ -137,7 +137,10 @@ def _cmd_partition(args: argparse.Namespace) -> int:
         onnx.save(to_onnx(graph, graph.meta["onnx"]), args.output)
         print(f"aotc: wrote {args.output} ({len(graph.functions)} functions)")
     if args.show:
-        print(function_table(graph), end="")
+        from aot.compiler import codegen_functions
+
+        reports = {sym: art.report for sym, art in codegen_functions(graph, "host").items()}
+        print(function_table(graph, reports), end="")
         if args.explain:
             print(explain(graph), end="")
         base = Path(args.output or Path(args.model).with_suffix(".partition.onnx"))

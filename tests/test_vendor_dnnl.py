@@ -138,7 +138,7 @@ def _cases() -> list[Case]:
     # patterns: conv chains (bias Add folded, residual Add as a sum post-op, activations)
     x, cw, cb = (1, 6, 8, 8), w(8, 6, 3, 3), w(8)
     pads = {"pads": [1, 1, 1, 1]}
-    for act, attrs, opset in (("Relu", {}, 13), ("Clip", {}, 11), ("Sigmoid", {}, 13), ("HardSwish", {}, 14),
+    for act, attrs, opset in (("Relu", {}, 13), ("Clip", {}, 10), ("Sigmoid", {}, 13), ("HardSwish", {}, 14),
                               ("LeakyRelu", {"alpha": 0.1}, 13)):
         if act == "Clip":
             attrs = {"min": 0.0, "max": 6.0}
@@ -153,10 +153,9 @@ def _cases() -> list[Case]:
                         {"x": x, "r": (1, 8, 8, 8)}, ["y"], {"W": cw, "B": cb}))
     # residual computed inside the region and dead after the Add: the sum runs in place
     c.append(graph_case("pattern_conv_sum_relu_inplace",
-                        [node("Conv", ["x", "W0", "B"], "r", **pads),
-                         node("Conv", ["r", "W1"], "c", **pads),
-                         node("Add", ["c", "r2"], "a"), node("Relu", ["a"], "y"),
-                         node("Relu", ["r"], "r2")],
+                        [node("Conv", ["x", "W0", "B"], "r", **pads), node("Relu", ["r"], "r2"),
+                         node("Conv", ["r2", "W1"], "c", **pads),
+                         node("Add", ["c", "r2"], "a"), node("Relu", ["a"], "y")],
                         {"x": x}, ["y"], {"W0": cw, "W1": w(8, 8, 3, 3), "B": cb}))
     # the residual is read again later: no in-place
     c.append(graph_case("pattern_conv_sum_residual_reused",
@@ -194,11 +193,10 @@ CASES = _cases()
 REFUSED = [
     op_case("refuse_runtime_weights", "Conv", {"x": (1, 3, 6, 6), "W": (4, 3, 3, 3)}),
     op_case("refuse_matmul_runtime_b", "MatMul", {"a": (3, 4), "b": (4, 5)}),
-    op_case("refuse_lrn_even", "LRN", {"x": (1, 8, 4, 4)}, attrs={"size": 4}),
+    op_case("refuse_avgpool_include_pad_ceil", "AveragePool", {"x": (1, 3, 8, 8)},
+            attrs={"kernel_shape": [3, 3], "strides": [2, 2], "count_include_pad": 1, "ceil_mode": 1}),
     op_case("refuse_gemm_transa", "Gemm", {"a": (6, 3)}, consts={"b": w(6, 4)}, attrs={"transA": 1}),
     op_case("refuse_sub_first_broadcasts", "Sub", {"a": (1, 5), "b": (3, 5)}),
-    op_case("refuse_int", "Add", {"a": np.arange(6, dtype=np.int32).reshape(2, 3),
-                                  "b": np.ones((2, 3), np.int32)}, out_dtype="int32"),
 ]
 for _c in REFUSED:
     _c.vendors = (DNNL_EVERY_REGION,)
@@ -295,4 +293,4 @@ def test_missing_onednn_stops_configure_with_one_line(tmp_path):
     r = subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DCMAKE_DISABLE_FIND_PACKAGE_dnnl=ON"],
                        capture_output=True, text=True)
     assert r.returncode != 0
-    assert "pip install aotc[dnnl]" in r.stderr
+    assert "pip install aotc[dnnl]" in " ".join(r.stderr.split())

@@ -76,7 +76,7 @@ def build_bundle(graph: Graph, name: str, *, target: str = "host", source: str =
     em.emit_nodes()
     plan = em.plan
     inputs, outputs = _io(graph, graph.inputs), _io(graph, graph.outputs)
-    weights_bytes = sum(graph.tensors[t].nbytes for t in em.weights.inline) + len(em.weights.blob)
+    weights_bytes = em.weights.nbytes
     weights_bytes += sum(t.nbytes for fn in graph.functions.values() for t in fn.graph.tensors.values() if t.is_const)
     families = sorted(em.families)
     vendor_files: dict[str, str | bytes] = {}
@@ -103,6 +103,7 @@ def build_bundle(graph: Graph, name: str, *, target: str = "host", source: str =
         vendor_headers=vendor_headers, vendor_sources=sorted(dict.fromkeys(vendor_sources)),
         vendor_cmake="\n".join(vendor_cmake), vendor_include_dirs=vendor_dirs,
         vendor_inits=[s for s, a in artifacts.items() if a.has_init],
+        vendor_counters=[{"name": f"{s}.{k}", "fn": f} for s, a in artifacts.items() for k, f in a.counters.items()],
     )
     b = Bundle(name)
     b.files[f"include/{name}.h"] = _TEMPLATES.get_template("header.h.j2").render(ctx)

@@ -27,10 +27,23 @@ WEIGHT_ALIGN = 64
 
 
 @dataclass
+class ConstArray:
+    """A constant the code reads: an initializer, or an array an emitter derived from one (packed weights)."""
+
+    ident: str
+    data: np.ndarray
+    comment: str
+
+
+@dataclass
 class WeightLayout:
-    inline: list[str] = field(default_factory=list)  # tensor names printed as C arrays
-    blob_offsets: dict[str, int] = field(default_factory=dict)  # tensor -> offset in the blob
+    inline: list[ConstArray] = field(default_factory=list)  # printed as C arrays
+    blob_offsets: dict[str, tuple[int, ConstArray]] = field(default_factory=dict)  # ident -> (offset, array)
     blob: bytes = b""
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.data.nbytes for a in self.inline) + len(self.blob)
 
 
 def host_op(node: Node, graph: Graph) -> HostOp:
@@ -81,11 +94,13 @@ class ModelEmitter:
         self.decls: list[str] = []
         self.body: list[str] = []
         self.used: dict[str, None] = {}  # tensors referenced by the entry point, in first-use order
-        self.weights = self._layout_weights()
+        self.used_consts: dict[str, None] = {}  # constants the emitted code refers to
+        self.weights = WeightLayout()  # decided by emit_nodes(), once the used constants are known
         self._idents: dict[str, str] = {}
         self._taken: set[str] = set()
         self._shape_vars: set[str] = set()
         self._param_vars: set[str] = set()
+        self.derived: dict[str, ConstArray] = {}
 
     # --- naming ---------------------------------------------------------------
     def ident(self, tensor: str) -> str:
@@ -104,6 +119,7 @@ class ModelEmitter:
         if tensor not in self.graph.tensors:
             raise KeyError(tensor)
         if self.graph.tensors[tensor].is_const:
+            self.used_consts[tensor] = None
             return self.ident(tensor)
         if tensor in self.plan.aliases:  # a view of an input: declare what it aliases first
             self.pointer(self.plan.aliases[tensor])
@@ -128,11 +144,12 @@ class ModelEmitter:
         return f"&{var}"
 
     def declare_derived(self, node: Node, suffix: str, values: np.ndarray, comment: str) -> str:
-        var = c_ident(f"{node.name}_{suffix}", "w_")
-        ctype = C_TYPES[values.dtype.name]
-        note = f"/* {c_comment(comment)} */\n" if comment else ""
-        self.decls.append(f"{note}static const {ctype} {var}[{max(values.size, 1)}] AOTC_ALIGNED(16) = {{\n"
-                          f"{c_array_body(values) if values.size else '    0'}\n}};")
+        base = var = c_ident(f"{node.name}_{suffix}", "w_")
+        k = 1
+        while var in self.derived or var in self._taken:
+            var, k = f"{base}_{k}", k + 1
+        self._taken.add(var)
+        self.derived[var] = ConstArray(var, np.asarray(values, order="C"), comment)
         return var
 
     def line(self, text: str) -> None:
@@ -140,46 +157,44 @@ class ModelEmitter:
 
     # --- weights ----------------------------------------------------------------
     def _layout_weights(self) -> WeightLayout:
-        referenced = list(dict.fromkeys(i for n in self.graph.nodes for i in n.inputs
-                                        if i and self.graph.tensors[i].is_const))
-        referenced += [o for o in self.graph.outputs if self.graph.tensors[o].is_const and o not in referenced]
-        total = sum(self.graph.tensors[t].nbytes for t in referenced)
+        arrays = []
+        for t in self.used_consts:  # only what the code uses: emitters may read derived copies instead
+            tensor = self.graph.tensors[t]
+            shape = ",".join(map(str, tensor.shape))
+            arrays.append(ConstArray(self.ident(t), np.asarray(tensor.data, dtype=tensor.dtype, order="C"),
+                                     f'initializer "{c_comment(t)}": {tensor.dtype}[{shape}]'))
+        arrays += self.derived.values()
+        total = sum(a.data.nbytes for a in arrays)
         layout = WeightLayout()
         chunks: list[bytes] = []
         offset = 0
-        for t in referenced:
-            tensor = self.graph.tensors[t]
-            if total <= INLINE_WEIGHTS_LIMIT or tensor.nbytes <= SMALL_WEIGHT_BYTES:
-                layout.inline.append(t)
+        for a in arrays:
+            if total <= INLINE_WEIGHTS_LIMIT or a.data.nbytes <= SMALL_WEIGHT_BYTES:
+                layout.inline.append(a)
                 continue
             pad = -offset % WEIGHT_ALIGN
             chunks.append(b"\0" * pad)
             offset += pad
-            layout.blob_offsets[t] = offset
-            data = np.asarray(tensor.data, dtype=tensor.dtype, order="C").astype(f"<{tensor.data.dtype.str[1:]}")
-            chunks.append(data.tobytes())
-            offset += tensor.nbytes
+            layout.blob_offsets[a.ident] = (offset, a)
+            chunks.append(a.data.astype(a.data.dtype.newbyteorder("<")).tobytes())
+            offset += a.data.nbytes
         layout.blob = b"".join(chunks)
         return layout
 
     def weight_decls(self) -> list[str]:
         out = []
-        for t in self.weights.inline:
-            tensor = self.graph.tensors[t]
-            data = tensor.data.astype(tensor.dtype)
-            shape = ",".join(map(str, tensor.shape))
-            out.append(f'/* initializer "{c_comment(t)}": {tensor.dtype}[{shape}] */\n'
-                       f"static const {C_TYPES[tensor.dtype]} {self.ident(t)}[{max(tensor.size, 1)}] "
-                       f"AOTC_ALIGNED(16) = {{\n{c_array_body(data) if tensor.size else '    0'}\n}};")
+        for a in self.weights.inline:
+            body = c_array_body(a.data) if a.data.size else "    0"
+            out.append(f"/* {c_comment(a.comment)} */\n" if a.comment else "")
+            out[-1] += (f"static const {C_TYPES[a.data.dtype.name]} {a.ident}[{max(a.data.size, 1)}] "
+                        f"AOTC_ALIGNED(16) = {{\n{body}\n}};")
         if self.weights.blob_offsets:
             out.append(f"/* large weights: {len(self.weights.blob)} bytes in {self.name}_weights.bin, "
                        f"linked in by {self.name}_weights.S */\n"
                        f"extern const uint8_t {self.name}_weights[];")
-            for t, off in self.weights.blob_offsets.items():
-                tensor = self.graph.tensors[t]
-                shape = ",".join(map(str, tensor.shape))
-                out.append(f'#define {self.ident(t)} ((const {C_TYPES[tensor.dtype]} *)({self.name}_weights + '
-                           f'{off}u)) /* "{c_comment(t)}": {tensor.dtype}[{shape}] */')
+            for ident, (off, a) in self.weights.blob_offsets.items():
+                out.append(f"#define {ident} ((const {C_TYPES[a.data.dtype.name]} *)({self.name}_weights + "
+                           f"{off}u)) /* {c_comment(a.comment)} */")
         return out
 
     # --- entry point ----------------------------------------------------------------
@@ -205,6 +220,7 @@ class ModelEmitter:
                 self.line(f'/* graph output "{c_comment(o)}" is a copy of a constant or input */')
                 src = f"in->{self.io_field(o)}" if o in self.graph.inputs else self.pointer(o)
                 self.line(f"memcpy(out->{self.io_field(o)}, {src}, {t.nbytes}u);")
+        self.weights = self._layout_weights()
 
     def _emit_call(self, index: int, node: Node) -> None:
         """A vendor function: DLTensors for its inputs and outputs, then the call (DESIGN.md's ABI)."""

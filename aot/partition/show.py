@@ -12,7 +12,9 @@ from aot.ir import Graph, Node
 _COLOURS = ["#8dd3c7", "#fdb462", "#bebada", "#fb8072", "#80b1d3", "#b3de69", "#fccde5", "#ffffb3"]
 
 
-def function_table(graph: Graph) -> str:
+def function_table(graph: Graph, reports: dict[str, dict] | None = None) -> str:
+    """One row per function; then each function's scalar report fields (Artifact.report: what its
+    vendor's codegen says about it, e.g. simulated cycles), when `reports` are given."""
     rows = [("function", "vendor", "ops", "in bytes", "out bytes")]
     for sym, fn in graph.functions.items():
         g = fn.graph
@@ -26,6 +28,10 @@ def function_table(graph: Graph) -> str:
     lines.insert(1, "  ".join("-" * w for w in widths))
     lines.append(f"{len(graph.functions)} functions; {len(host)} nodes stay on the host"
                  + (f" ({', '.join(sorted({n.op for n in host}))})" if host else ""))
+    for sym, report in (reports or {}).items():
+        fields = [f"{k}={v}" for k, v in report.items() if isinstance(v, (int, float, str))]
+        if fields:
+            lines.append(f"  {sym}: {' '.join(fields)}")
     return "\n".join(lines) + "\n"
 
 

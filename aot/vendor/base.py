@@ -59,6 +59,9 @@ class Artifact:
     workspace_bytes: int = 0
     has_init: bool = False
     report: dict[str, Any] = field(default_factory=dict)  # per-function facts for metadata.json
+    # Counters of the last run the runner prints after it (e.g. a simulator's cycles): name ->
+    # a C function `uint64_t f(void)` among the vendor's sources.
+    counters: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

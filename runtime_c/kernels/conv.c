@@ -224,34 +224,49 @@ static void depthwise_row_borders(float *y, const float *x, const float *wk, int
                                   int32_t n_in, int32_t kw, int32_t sx, int32_t dx, int32_t px) {
     int32_t ox, kx;
     for (ox = 0; ox < n_out; ++ox) {
+        int32_t base, k0, k1;
         float acc;
         if (ox == lo) ox = hi;
         if (ox >= n_out) break;
+        base = ox * sx - px; /* input column of tap 0; taps [k0, k1) are inside */
+        valid_range(kw, n_in, dx, base, &k0, &k1);
         acc = y[ox];
-        for (kx = 0; kx < kw; ++kx) {
-            const int32_t ix = ox * sx + kx * dx - px;
-            if (ix >= 0 && ix < n_in) acc = MADD(wk[kx], x[ix], acc);
-        }
+        for (kx = k0; kx < k1; ++kx) acc = MADD(wk[kx], x[base + kx * dx], acc);
         y[ox] = acc;
     }
 }
 
 /* 3 x 3 depthwise rows whose three input rows are all inside the image: for each of
- * `rows` output rows y (rows y_step apart, reading input rows x, x + x_d, x + 2 x_d with
- * x advancing x_step per output row), y[ox] = b + the 9 taps, for the columns [lo, hi)
- * whose taps are all inside. Weights stay in registers across the rows. */
+ * `rows` output rows y of n_out columns (rows y_step apart, reading input rows x, x + x_d,
+ * x + 2 x_d of n_in columns, x advancing x_step per output row), y[ox] = b + the taps
+ * inside the image. Columns [lo, hi) have all their taps inside: one vectorised pass. */
 static void depthwise_rows_3x3(float *y, ptrdiff_t y_step, const float *x, ptrdiff_t x_step, ptrdiff_t x_d,
-                               int32_t rows, const float *w, float b, int32_t lo, int32_t hi, int32_t sx,
-                               int32_t dx, int32_t px) {
+                               int32_t rows, const float *w, float b, int32_t lo, int32_t hi, int32_t n_out,
+                               int32_t n_in, int32_t sx, int32_t dx, int32_t px) {
     const float w00 = w[0], w01 = w[1], w02 = w[2], w10 = w[3], w11 = w[4];
     const float w12 = w[5], w20 = w[6], w21 = w[7], w22 = w[8];
     const int32_t o0 = -px, o1 = dx - px, o2 = 2 * dx - px;
-    int32_t row, ox;
+    int32_t row, ox, kx;
     for (row = 0; row < rows; ++row, y += y_step, x += x_step) {
         float *AOTC_RESTRICT yr = y;
         const float *AOTC_RESTRICT r0 = x;
         const float *AOTC_RESTRICT r1 = x + x_d;
         const float *AOTC_RESTRICT r2 = x + 2 * x_d;
+        for (ox = 0; ox < n_out; ++ox) { /* border columns: the taps [k0, k1) inside */
+            int32_t base, k0, k1;
+            float acc = b;
+            if (ox == lo) ox = hi;
+            if (ox >= n_out) break;
+            base = ox * sx - px;
+            valid_range(3, n_in, dx, base, &k0, &k1);
+            for (kx = k0; kx < k1; ++kx) {
+                const int32_t i = base + kx * dx;
+                acc = MADD(w[kx], r0[i], acc);
+                acc = MADD(w[3 + kx], r1[i], acc);
+                acc = MADD(w[6 + kx], r2[i], acc);
+            }
+            yr[ox] = acc;
+        }
 #define TAPS3X3(S)                                                                               \
         for (ox = lo; ox < hi; ++ox) {                                                           \
             const int32_t i = ox * (S);                                                          \
@@ -296,10 +311,13 @@ void aotc_conv_depthwise_f32(const aotc_conv_params *p, const float *x, const fl
             for (oz = 0; oz < OD; ++oz) {
                 const int32_t iz0 = oz * p->strides[0] - p->pads[0];
                 const int fused = fy_lo < fy_hi && iz0 >= 0 && iz0 < ID; /* KD == 1 here */
-                for (oy = 0; oy < OH; ++oy) { /* the bias, the borders, and rows not done below */
+                for (oy = 0; oy < OH; ++oy) { /* rows not done below, tap row by tap row */
                     float *yrow = yo + ((ptrdiff_t)oz * OH + oy) * OW;
                     const int32_t iy0 = oy * p->strides[1] - p->pads[1];
-                    const int interior = fused && oy >= fy_lo && oy < fy_hi;
+                    if (fused && oy == fy_lo) { /* rows [fy_lo, fy_hi) come below */
+                        oy = fy_hi - 1;
+                        continue;
+                    }
                     for (ox = 0; ox < OW; ++ox) yrow[ox] = b;
                     for (kz = 0; kz < KD; ++kz) {
                         const int32_t iz = iz0 + kz * p->dilations[0];
@@ -311,14 +329,14 @@ void aotc_conv_depthwise_f32(const aotc_conv_params *p, const float *x, const fl
                             if (iy < 0 || iy >= IH) continue;
                             xrow = xc + ((ptrdiff_t)iz * IH + iy) * IW;
                             depthwise_row_borders(yrow, xrow, wk, lo, hi, OW, IW, KW, sx, dx, px);
-                            if (!interior) depthwise_row_interior(yrow, xrow, wk, lo, hi, KW, sx, dx, px);
+                            depthwise_row_interior(yrow, xrow, wk, lo, hi, KW, sx, dx, px);
                         }
                     }
                 }
                 if (fused) {
                     const float *x0 = xc + ((ptrdiff_t)iz0 * IH + fy_lo * p->strides[1] - p->pads[1]) * IW;
                     depthwise_rows_3x3(yo + ((ptrdiff_t)oz * OH + fy_lo) * OW, OW, x0, (ptrdiff_t)p->strides[1] * IW,
-                                       (ptrdiff_t)dy * IW, fy_hi - fy_lo, wo, b, lo, hi, sx, dx, px);
+                                       (ptrdiff_t)dy * IW, fy_hi - fy_lo, wo, b, lo, hi, OW, IW, sx, dx, px);
                 }
             }
         }

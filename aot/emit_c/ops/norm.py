@@ -66,10 +66,6 @@ def _emit_batchnorm(ctx: NodeContext) -> None:
         s = g / np.sqrt(v + eps)
         scale = ctx.const_array("scale", s.astype(np.float32), comment="gamma / sqrt(var + epsilon)")
         shift = ctx.const_array("shift", (b - m * s).astype(np.float32), comment="beta - mean * scale")
-        # the model emitter declares every constant input; one reference keeps -Wunused-const-variable
-        # quiet, and the optimiser drops the arrays
-        ctx.line(f"(void){', (void)'.join(ctx.ptr(i) for i in (gamma, beta, mean, var))}; "
-                 "/* read as scale and shift */")
     else:
         scratch = ctx.scratch("float")
         scale, shift = scratch, f"{scratch} + {channels}"

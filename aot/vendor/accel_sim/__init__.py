@@ -1,1 +1,37 @@
-"""accel_sim: a simulated accelerator with its own ISA, compiler and bare-metal runtime."""
+"""accel_sim: a simulated accelerator with its own ISA, compiler and bare-metal runtime.
+
+The device is specified in docs/accel_sim-isa.md. This package is its compiler: checkers and
+patterns choose what it takes, lower.py turns each partitioned function into a program (a
+binary the core never looks into), codegen.py wraps the program in C that calls the device
+runtime (runtime_c/vendor/accel_sim/). `make_vendor(DeviceConfig(...))` targets another
+configuration of the device (another scratchpad size, other cost parameters).
+"""
+
+from __future__ import annotations
+
+from aot.ir import Function
+from aot.vendor.accel_sim.checkers import HEAVY, make_checkers
+from aot.vendor.accel_sim.codegen import make_codegen
+from aot.vendor.accel_sim.device import DeviceConfig
+from aot.vendor.accel_sim.patterns import make_patterns
+from aot.vendor.base import Vendor
+
+
+def worth_offloading(fn: Function) -> bool:
+    """A region without a MAC-array or pooling layer would cost a device round trip for
+    elementwise work the host does as fast: it stays on the host."""
+    return any(n.op in HEAVY or (n.op == "Composite" and not n.attrs["composite"].endswith("add_act"))
+               for n in fn.graph.nodes)
+
+
+def make_vendor(config: DeviceConfig | None = None, name: str = "accel_sim") -> Vendor:
+    config = config or DeviceConfig()
+    return Vendor(name=name, checkers=make_checkers(config), patterns=make_patterns(config),
+                  codegen=make_codegen(config), keep_region=worth_offloading,
+                  description=f"simulated NPU: {config.spm_bytes // 1024} KiB scratchpad, "
+                              f"{config.mac_rows}x{config.mac_cols} fp32 MAC array")
+
+
+VENDOR = make_vendor()
+
+__all__ = ["VENDOR", "DeviceConfig", "make_vendor"]

@@ -36,6 +36,11 @@ def _shape(graph: Graph, t: str) -> tuple[int, ...]:
     return graph.tensors[t].shape
 
 
+def _first(*verdicts: Verdict | None) -> Verdict | None:
+    """The first verdict given (a Reject is falsy, so `or` cannot chain them)."""
+    return next((v for v in verdicts if v is not None), None)
+
+
 def _float32(node: Node, graph: Graph) -> Verdict | None:
     for t in [*node.inputs, *node.outputs]:
         if t and graph.tensors[t].dtype != "float32":
@@ -53,7 +58,8 @@ def _const(graph: Graph, node: Node, idx: int, what: str) -> Verdict | None:
 
 def check_conv(node: Node, graph: Graph) -> Verdict:
     """Conv -> convolution_forward: 1-D, 2-D or 3-D, constant weights and bias, any groups."""
-    if r := _float32(node, graph) or _const(graph, node, 1, "weights") or _const(graph, node, 2, "bias"):
+    r = _first(_float32(node, graph), _const(graph, node, 1, "weights"), _const(graph, node, 2, "bias"))
+    if r is not None:
         return r
     rank = len(_shape(graph, node.inputs[0]))
     if not 3 <= rank <= 5:
@@ -74,7 +80,7 @@ def _window_fits(node: Node, graph: Graph) -> Verdict | None:
 
 def check_pool(node: Node, graph: Graph) -> Verdict:
     """MaxPool/AveragePool -> pooling_forward (2-D and 3-D windows, 1-D too)."""
-    if r := _float32(node, graph):
+    if (r := _float32(node, graph)) is not None:
         return r
     rank = len(_shape(graph, node.inputs[0]))
     if not 3 <= rank <= 5:
@@ -84,11 +90,11 @@ def check_pool(node: Node, graph: Graph) -> Verdict:
         return Reject("dnnl's dilated average pooling is not checked against onnxruntime; host C takes it")
     if node.op == "AveragePool" and a["count_include_pad"] and a["ceil_mode"]:
         return Reject("AveragePool with count_include_pad and ceil_mode divides differently in oneDNN")
-    return _window_fits(node, graph) or ACCEPT
+    return _first(_window_fits(node, graph), ACCEPT)
 
 
 def check_global_pool(node: Node, graph: Graph) -> Verdict:
-    if r := _float32(node, graph):
+    if (r := _float32(node, graph)) is not None:
         return r
     rank = len(_shape(graph, node.inputs[0]))
     return ACCEPT if 3 <= rank <= 5 else Reject(f"dnnl pools rank 3..5 data, not rank {rank}")
@@ -96,7 +102,8 @@ def check_global_pool(node: Node, graph: Graph) -> Verdict:
 
 def check_gemm(node: Node, graph: Graph) -> Verdict:
     """Gemm -> matmul with B (and C) folded at compile time into [K, N] weights and a bias row."""
-    if r := _float32(node, graph) or _const(graph, node, 1, "B matrix") or _const(graph, node, 2, "C bias"):
+    r = _first(_float32(node, graph), _const(graph, node, 1, "B matrix"), _const(graph, node, 2, "C bias"))
+    if r is not None:
         return r
     if node.attrs.get("transA", 0):
         return Reject("dnnl Gemm needs transA=0")
@@ -110,7 +117,7 @@ def check_gemm(node: Node, graph: Graph) -> Verdict:
 
 def check_matmul(node: Node, graph: Graph) -> Verdict:
     """MatMul with constant 2-D B -> matmul over x viewed as [M, K]."""
-    if r := _float32(node, graph) or _const(graph, node, 1, "B matrix"):
+    if (r := _first(_float32(node, graph), _const(graph, node, 1, "B matrix"))) is not None:
         return r
     if len(_shape(graph, node.inputs[1])) != 2 or len(_shape(graph, node.inputs[0])) < 2:
         return Reject("dnnl MatMul needs A of rank >= 2 and a 2-D B")
@@ -119,10 +126,10 @@ def check_matmul(node: Node, graph: Graph) -> Verdict:
 
 def check_batchnorm(node: Node, graph: Graph) -> Verdict:
     """BatchNormalization (inference) -> batch_normalization_forward with global statistics."""
-    if r := _float32(node, graph):
+    if (r := _float32(node, graph)) is not None:
         return r
     for k, what in enumerate(("scale", "bias", "mean", "variance"), start=1):
-        if r := _const(graph, node, k, what):
+        if (r := _const(graph, node, k, what)) is not None:
             return r
     rank = len(_shape(graph, node.inputs[0]))
     return ACCEPT if 2 <= rank <= 5 else Reject(f"dnnl normalises rank 2..5 data, not rank {rank}")
@@ -130,7 +137,7 @@ def check_batchnorm(node: Node, graph: Graph) -> Verdict:
 
 def check_lrn(node: Node, graph: Graph) -> Verdict:
     """LRN -> lrn_forward across channels; oneDNN centres an even window differently from ONNX."""
-    if r := _float32(node, graph):
+    if (r := _float32(node, graph)) is not None:
         return r
     if len(_shape(graph, node.inputs[0])) != 4:
         return Reject("dnnl LRN takes 4-D data")
@@ -140,11 +147,11 @@ def check_lrn(node: Node, graph: Graph) -> Verdict:
 
 
 def check_softmax(node: Node, graph: Graph) -> Verdict:
-    return _float32(node, graph) or ACCEPT
+    return _first(_float32(node, graph), ACCEPT)
 
 
 def check_eltwise(node: Node, graph: Graph) -> Verdict:
-    return _float32(node, graph) or ACCEPT
+    return _first(_float32(node, graph), ACCEPT)
 
 
 def binary_operands(node: Node, graph: Graph) -> tuple[str, str] | None:
@@ -164,7 +171,7 @@ def binary_operands(node: Node, graph: Graph) -> tuple[str, str] | None:
 
 
 def check_binary(node: Node, graph: Graph) -> Verdict:
-    if r := _float32(node, graph):
+    if (r := _float32(node, graph)) is not None:
         return r
     if binary_operands(node, graph) is None:
         return Reject("dnnl binary ops broadcast the second operand only")
@@ -172,7 +179,7 @@ def check_binary(node: Node, graph: Graph) -> Verdict:
 
 
 def check_concat(node: Node, graph: Graph) -> Verdict:
-    if r := _float32(node, graph):
+    if (r := _float32(node, graph)) is not None:
         return r
     if len(node.inputs) > MAX_CONCAT_INPUTS:
         return Reject(f"dnnl concatenates at most {MAX_CONCAT_INPUTS} inputs")
@@ -183,7 +190,7 @@ def check_concat(node: Node, graph: Graph) -> Verdict:
 
 def check_view(node: Node, graph: Graph) -> Verdict:
     """Reshape-like ops: no data moves (a new descriptor over the same bytes)."""
-    return _float32(node, graph) or ACCEPT
+    return _first(_float32(node, graph), ACCEPT)
 
 
 def is_bias_for(graph: Graph, bias: str, channels: int, rank: int) -> bool:

@@ -170,7 +170,7 @@ def codegen(fn: Function, ctx: CodegenContext) -> Artifact:
         *([f"static const float *const {sym}_weights[] = {{\n" + "".join(f"    {e},\n" for e in exprs) + "};\n"]
           if exprs else []),
         tables(lo, sym), "",
-        f"/* workspace buffers by slot: {{offset, bytes}} */",
+        "/* workspace buffers by slot: {offset, bytes} */",
         f"static const aotc_dnnl_plan_entry {sym}_plan[{max(n_plan, 1)}] = {{",
         *(plan_rows or ["    {0u, 0u},"]),
         "};", "",

@@ -1,0 +1,140 @@
+"""Which nodes accel_sim takes. One small predicate per ONNX op; a refusal says why.
+
+The device computes float32 models (its int8 instructions are exercised at the instruction
+level); every layer must be cut into tiles that fit the scratchpad, so the checkers of the
+heavy ops ask the same tiling planner the lowering uses.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from aot.ir import Graph, Node
+from aot.vendor.accel_sim.device import DeviceConfig
+from aot.vendor.accel_sim.layers import VIEW_OPS, binary_operands, conv_geom, pool_geom
+from aot.vendor.accel_sim.tiling import plan_conv, plan_gemm, plan_pool
+from aot.vendor.base import ACCEPT, Reject, Verdict
+
+_FIELD = 0xFFFF  # kernel, stride, dilation and padding are 16-bit register fields
+
+
+def float32_only(node: Node, graph: Graph) -> Verdict | None:
+    for t in [*node.inputs, *node.outputs]:
+        if t and graph.tensors[t].dtype != "float32":
+            return Reject(f"accel_sim computes float32 only ({t} is {graph.tensors[t].dtype})")
+    return None
+
+
+def _window(node: Node) -> Verdict | None:
+    a = node.attrs
+    values = [*a["kernel_shape"], *a["strides"], *a["dilations"], *a["pads"]]
+    if len(a["kernel_shape"]) != 2:
+        return Reject("accel_sim windows are 2-D")
+    if max(values) > _FIELD:
+        return Reject("kernel, stride, dilation or padding above 65535")
+    return None
+
+
+def check_conv(cfg: DeviceConfig, residual: bool = False) -> Callable[[Node, Graph], Verdict]:
+    def check(node: Node, graph: Graph) -> Verdict:
+        """Conv, 2-D, constant weights and bias; some tiling must fit the scratchpad."""
+        if r := float32_only(node, graph) or _window(node):
+            return r
+        if graph.const(node.inputs[1]) is None:
+            return Reject("accel_sim needs constant weights")
+        if len(node.inputs) > 2 and node.inputs[2] and graph.const(node.inputs[2]) is None:
+            return Reject("accel_sim needs a constant bias")
+        g = conv_geom(node, graph)
+        if plan_conv(g, cfg, residual) is None:
+            return Reject(f"no tile of this convolution fits the {cfg.spm_bytes}-byte scratchpad "
+                          f"(one output channel of a {g.kh}x{g.kw} kernel over {g.cin_g} input channels)")
+        return ACCEPT
+    return check
+
+
+def check_gemm(cfg: DeviceConfig) -> Callable[[Node, Graph], Verdict]:
+    def check(node: Node, graph: Graph) -> Verdict:
+        """Gemm (transA=0, constant B and a per-column or scalar C) or MatMul by a constant matrix."""
+        if r := float32_only(node, graph):
+            return r
+        a_shape = graph.tensors[node.inputs[0]].shape
+        b_shape = graph.tensors[node.inputs[1]].shape
+        if graph.const(node.inputs[1]) is None or len(b_shape) != 2:
+            return Reject("accel_sim multiplies by a constant 2-D matrix only")
+        if node.op == "Gemm":
+            if node.attrs.get("transA", 0):
+                return Reject("accel_sim Gemm needs transA=0")
+            if len(node.inputs) > 2 and node.inputs[2]:
+                n = graph.tensors[node.outputs[0]].shape[1]
+                c = graph.tensors[node.inputs[2]]
+                if c.data is None or c.size not in (1, n) or (c.shape and c.shape[-1] != c.size):
+                    return Reject("accel_sim Gemm needs a constant C of shape [N], [1, N] or a scalar")
+        elif len(a_shape) < 2:
+            return Reject("accel_sim MatMul needs a matrix input")
+        k = a_shape[-1]
+        m = math.prod(a_shape[:-1])
+        n = graph.tensors[node.outputs[0]].shape[-1]
+        if plan_gemm(m, n, k, cfg) is None:
+            return Reject(f"no tile of this matrix product fits the {cfg.spm_bytes}-byte scratchpad")
+        return ACCEPT
+    return check
+
+
+def check_pool(cfg: DeviceConfig) -> Callable[[Node, Graph], Verdict]:
+    def check(node: Node, graph: Graph) -> Verdict:
+        """Max/average pooling over 2-D windows; global pooling of one channel must fit."""
+        if r := float32_only(node, graph):
+            return r
+        if len(graph.tensors[node.inputs[0]].shape) != 4:
+            return Reject("accel_sim pools 2-D images only")
+        if not node.op.startswith("Global"):
+            if r := _window(node):
+                return r
+            a = node.attrs
+            if any(p >= k for p, k in zip(a["pads"], a["kernel_shape"] * 2, strict=True)):
+                return Reject("accel_sim needs pads smaller than the kernel")
+            if node.op == "AveragePool" and a.get("count_include_pad", 0) and (any(a["pads"]) or a["ceil_mode"]):
+                return Reject("accel_sim averages over the taps inside the input only (count_include_pad=0)")
+        g = pool_geom(node, graph)
+        if max(g.kh, g.kw) > _FIELD:
+            return Reject("pooling window above 65535")
+        if plan_pool(g, cfg) is None:
+            return Reject(f"one channel's {g.kh}x{g.kw} window does not fit the {cfg.spm_bytes}-byte scratchpad")
+        return ACCEPT
+    return check
+
+
+def check_binary(node: Node, graph: Graph) -> Verdict:
+    """Add/Mul/Max, and Sub of a constant: one operand of the output's shape, the other equal
+    to it, a scalar, or varying along one contiguous block of axes (a per-channel bias)."""
+    if r := float32_only(node, graph):
+        return r
+    if node.op == "Sub" and graph.const(node.inputs[1]) is None:
+        return Reject("accel_sim subtracts constants only (as an add of their negation)")
+    if binary_operands(node, graph) is None:
+        shapes = " and ".join(str(list(graph.tensors[i].shape)) for i in node.inputs)
+        return Reject(f"accel_sim cannot broadcast {shapes} on its vector unit")
+    return ACCEPT
+
+
+def check_unary(node: Node, graph: Graph) -> Verdict:
+    return float32_only(node, graph) or ACCEPT
+
+
+def check_concat(node: Node, graph: Graph) -> Verdict:
+    return float32_only(node, graph) or ACCEPT
+
+
+def make_checkers(cfg: DeviceConfig) -> dict[str, Callable[[Node, Graph], Verdict]]:
+    pool, gemm = check_pool(cfg), check_gemm(cfg)
+    return {
+        "Conv": check_conv(cfg), "Gemm": gemm, "MatMul": gemm,
+        "MaxPool": pool, "AveragePool": pool, "GlobalAveragePool": pool, "GlobalMaxPool": pool,
+        "Add": check_binary, "Sub": check_binary, "Mul": check_binary, "Max": check_binary,
+        "Relu": check_unary, "Clip": check_unary, "Concat": check_concat,
+        **{op: check_unary for op in VIEW_OPS},
+    }
+
+
+HEAVY = ("Conv", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool")

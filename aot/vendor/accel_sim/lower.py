@@ -1,0 +1,472 @@
+"""Lowering: one partitioned function becomes one accel_sim program.
+
+Main memory as the program sees it:
+
+    region 0        constants: packed weights and biases (in the program itself)
+    regions 1..     the function's inputs, then its outputs (the DLTensors of the call)
+    last region     scratch: the function's intermediates, planned by liveness
+
+Each layer is cut into tiles by tiling.py and streamed through the scratchpad: LOAD the input
+(and weight) tiles, compute, STORE the output tile. Consecutive tiles alternate between two
+sets of scratchpad buffers, so the DMA engine loads tile i+1 (and stores tile i-1) while the
+MAC array or vector unit works on tile i; the device's hazard tracking orders each access
+after the ones it depends on. Every layer starts its scratchpad allocation afresh (the
+previous layer's buffers are dead once its last STORE has read them, which the hazard
+tracking also enforces).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from aot.errors import AotcError
+from aot.ir import Function
+from aot.vendor.accel_sim import refmodel
+from aot.vendor.accel_sim.device import DeviceConfig
+from aot.vendor.accel_sim.isa import (
+    F_ACC,
+    F_AVG,
+    F_BIAS,
+    F_CLIP,
+    DType,
+    Kind,
+    Op,
+    Program,
+    ProgramBuilder,
+    Region,
+    f32_bits,
+    pair,
+)
+from aot.vendor.accel_sim.layers import (
+    BinaryLayer,
+    ClipLayer,
+    ConcatLayer,
+    ConvLayer,
+    GemmLayer,
+    Layer,
+    PoolLayer,
+    ViewLayer,
+    layer_of,
+)
+from aot.vendor.accel_sim.tiling import F32, cdiv, plan_conv, plan_gemm, plan_pool
+
+_VECTOR_OP = {"Add": Op.VADD, "Mul": Op.VMUL, "Max": Op.VMAX}
+_ALIGN = 16  # alignment of constants and scratch tensors in main memory
+
+
+def _round(n: int, to: int) -> int:
+    return -(-n // to) * to
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a tensor's bytes are in main memory: a region and an offset in it."""
+
+    region: int
+    offset: int
+
+
+class Scratchpad:
+    """Bump allocation of one layer's buffers."""
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self.top = 0
+
+    def take(self, nbytes: int) -> int:
+        at = self.top
+        self.top += _round(max(nbytes, 1), 4)
+        if self.top > self.capacity:
+            raise AotcError(f"accel_sim: a tile needs {self.top} bytes of scratchpad, the device has "
+                            f"{self.capacity}")
+        return at
+
+
+@dataclass
+class Lowered:
+    program: Program
+    blob: bytes
+    stats: refmodel.Stats
+    scratch_bytes: int
+    layers: list[Layer] = field(default_factory=list)
+
+
+class Lowerer:
+    def __init__(self, fn: Function, cfg: DeviceConfig):
+        self.fn, self.cfg = fn, cfg
+        g = fn.graph
+        self.b = ProgramBuilder(cfg)
+        self.consts = bytearray()
+        self.regions: list[Region] = [Region(Kind.CONST, "uint8", (0,))]
+        self.places: dict[str, Place] = {}
+        for kind, names in ((Kind.INPUT, g.inputs), (Kind.OUTPUT, g.outputs)):
+            for t in names:
+                tensor = g.tensors[t]
+                self.places[t] = Place(len(self.regions), 0)
+                self.regions.append(Region(kind, tensor.dtype, tensor.shape))
+        self.scratch_region = len(self.regions)
+        self.scratch_bytes = 0
+        self.spm_peak = 0
+        self.layers = [layer_of(n, g) for n in g.nodes]
+
+    # --- main memory ----------------------------------------------------------------------
+    def const(self, data: np.ndarray) -> Place:
+        """Append constant data (as float32) to region 0."""
+        at = _round(len(self.consts), _ALIGN)
+        self.consts.extend(b"\0" * (at - len(self.consts)))
+        self.consts.extend(np.ascontiguousarray(data, np.float32).tobytes())
+        return Place(0, at)
+
+    def place(self, tensor: str) -> Place:
+        if tensor not in self.places:
+            data = self.fn.graph.const(tensor)
+            if data is None:
+                raise AotcError(f"accel_sim: tensor '{tensor}' has no place in main memory")
+            self.places[tensor] = self.const(np.asarray(data))
+        return self.places[tensor]
+
+    def plan_scratch(self) -> None:
+        """Give each intermediate an offset in the scratch region: views share their source's
+        bytes, and tensors whose lifetimes do not overlap share space (first fit)."""
+        g = self.fn.graph
+        outputs = set(g.outputs)
+        root: dict[str, str] = {}
+        for layer in self.layers:
+            if isinstance(layer, ViewLayer) and layer.y not in outputs:
+                root[layer.y] = root.get(layer.x, layer.x)
+        last: dict[str, int] = {}
+        for k, layer in enumerate(self.layers):
+            for t in layer.reads():
+                last[root.get(t, t)] = k
+        live: list[tuple[int, int, int]] = []  # (offset, bytes, last use)
+        for k, layer in enumerate(self.layers):
+            live = [blk for blk in live if blk[2] >= k]
+            y = layer.y
+            if y in root or y in self.places:
+                continue
+            size = _round(g.tensors[y].nbytes, _ALIGN)
+            at = 0
+            for off, nbytes, _ in sorted(live):
+                if at + size <= off:
+                    break
+                at = max(at, off + nbytes)
+            live.append((at, size, last.get(y, k)))
+            self.places[y] = Place(self.scratch_region, at)
+            self.scratch_bytes = max(self.scratch_bytes, at + size)
+        for y, src in root.items():
+            self.places[y] = self.place(src)
+
+    # --- DMA ------------------------------------------------------------------------------
+    def block(self, op: Op, at: Place, ext: int, spm: int, dims: list[tuple[int, int, int]], row: int) -> None:
+        """Move a block of `row`-byte rows; dims (outer to inner): (count, main-memory stride,
+        scratchpad stride). Contiguous dimensions are merged into longer rows; a block of more
+        than two dimensions becomes several instructions."""
+        dims = [d for d in dims if d[0] > 1]
+        while dims and dims[-1][1] == row and dims[-1][2] == row:
+            row *= dims.pop()[0]
+        if len(dims) > 2:
+            count, es, ss = dims[0]
+            for k in range(count):
+                self.block(op, at, ext + k * es, spm + k * ss, dims[1:], row)
+            return
+        n1 = dims[-1] if dims else (1, 0, 0)
+        n2 = dims[-2] if len(dims) == 2 else (1, 0, 0)
+        self.b.dma(op, at.region, at.offset + ext, spm, row, n1[0], n1[1], n1[2], n2[0], n2[1], n2[2])
+
+    def copy(self, src: Place, src_off: int, src_stride: int, dst: Place, dst_off: int, dst_stride: int,
+             rows: int, row: int) -> None:
+        """Main memory to main memory through the scratchpad, in double-buffered chunks."""
+        spm = Scratchpad(self.cfg.spm_bytes)
+        half = (self.cfg.spm_bytes // 2) // 4 * 4
+        bufs = [spm.take(half), spm.take(half)]
+        self.spm_peak = max(self.spm_peak, spm.top)
+        k = 0
+        if row <= half:
+            per = half // row
+            for r0 in range(0, rows, per):
+                n = min(per, rows - r0)
+                buf = bufs[k % 2]
+                self.block(Op.LOAD, src, src_off + r0 * src_stride, buf, [(n, src_stride, row)], row)
+                self.block(Op.STORE, dst, dst_off + r0 * dst_stride, buf, [(n, dst_stride, row)], row)
+                k += 1
+            return
+        for r in range(rows):
+            for c0 in range(0, row, half):
+                n = min(half, row - c0)
+                buf = bufs[k % 2]
+                self.block(Op.LOAD, src, src_off + r * src_stride + c0, buf, [], n)
+                self.block(Op.STORE, dst, dst_off + r * dst_stride + c0, buf, [], n)
+                k += 1
+
+    # --- layers ---------------------------------------------------------------------------
+    def lower(self) -> Lowered:
+        self.plan_scratch()
+        for layer in self.layers:
+            if isinstance(layer, ConvLayer):
+                self.conv(layer)
+            elif isinstance(layer, GemmLayer):
+                self.gemm(layer)
+            elif isinstance(layer, PoolLayer):
+                self.pool(layer)
+            elif isinstance(layer, BinaryLayer):
+                self.binary(layer)
+            elif isinstance(layer, ClipLayer):
+                self.clip(layer)
+            elif isinstance(layer, ViewLayer):
+                self.view(layer)
+            else:
+                self.concat(layer)
+        self.b.end()
+        self.consts.extend(b"\0" * (-len(self.consts) % 4))
+        self.regions[0] = Region(Kind.CONST, "uint8", (len(self.consts),))
+        if self.scratch_bytes:
+            self.regions.append(Region(Kind.SCRATCH, "uint8", (self.scratch_bytes,)))
+        prog = Program(self.cfg, self.regions, self.b.insns, bytes(self.consts), max(self.spm_peak, 4))
+        stats = refmodel.timing(prog.to_bytes())
+        # the watchdog: twice the expected cycles, so only a corrupted program can trip it
+        prog.cycle_limit = 2 * stats.cycles + 100_000
+        return Lowered(prog, prog.to_bytes(), stats, self.scratch_bytes, self.layers)
+
+    def _act_regs(self, act: tuple[float, float]) -> dict[str, int]:
+        return {"ACT_MIN": f32_bits(act[0]), "ACT_MAX": f32_bits(act[1])}
+
+    def conv(self, L: ConvLayer) -> None:
+        g = L.geom
+        t = plan_conv(g, self.cfg, residual=L.residual is not None)
+        if t is None:
+            raise AotcError(f"accel_sim: convolution {L.y} does not fit the scratchpad")
+        spm = Scratchpad(self.cfg.spm_bytes)
+        ins = [spm.take(t.in_bytes) for _ in range(t.nbuf)]
+        outs = [spm.take(t.out_bytes) for _ in range(t.nbuf)]
+        ress = [spm.take(t.out_bytes) for _ in range(t.nbuf)] if L.residual else []
+        wbufs = [spm.take(t.w_bytes) for _ in range(t.w_bufs)]
+        self.spm_peak = max(self.spm_peak, spm.top)
+        x, y = self.place(L.x), self.place(L.y)
+        w = self.const(L.weights)
+        bias = self.const(L.bias) if L.bias is not None else None
+        res = self.place(L.residual) if L.residual else None
+        grouped = g.groups > 1
+        ksz = g.kh * g.kw
+        plane_in, plane_out = g.h * g.w * F32, g.oh * g.ow * F32
+        n_in = n_out = n_w = 0
+        loaded: tuple[int, int] | None = None
+        wbuf = wbufs[0]
+        self.b.set(KERNEL=pair(g.kh, g.kw), STRIDE=pair(g.sh, g.sw), DILATION=pair(g.dh, g.dw))
+        for n in range(g.n):
+            for oc0 in range(0, g.oc, t.oc_t):
+                ocs = min(t.oc_t, g.oc - oc0)
+                if grouped:
+                    ng = ocs // g.cout_g
+                    ic_tiles = [((oc0 // g.cout_g) * g.cin_g, ng * g.cin_g)]
+                else:
+                    ng = 1
+                    ic_tiles = [(c0, min(t.ic_t, g.c - c0)) for c0 in range(0, g.c, t.ic_t)]
+                for oy0 in range(0, g.oh, t.oh_t):
+                    ohs = min(t.oh_t, g.oh - oy0)
+                    iy = oy0 * g.sh - g.pt
+                    ry0, ry1 = max(iy, 0), min(iy + (ohs - 1) * g.sh + (g.kh - 1) * g.dh + 1, g.h)
+                    for ox0 in range(0, g.ow, t.ow_t):
+                        ows = min(t.ow_t, g.ow - ox0)
+                        ix = ox0 * g.sw - g.pl
+                        rx0, rx1 = max(ix, 0), min(ix + (ows - 1) * g.sw + (g.kw - 1) * g.dw + 1, g.w)
+                        rows, cols = max(ry1 - ry0, 0), max(rx1 - rx0, 0)
+                        out = outs[n_out % t.nbuf]
+                        for k, (ic0, ics) in enumerate(ic_tiles):
+                            buf = ins[n_in % t.nbuf]
+                            n_in += 1
+                            if rows and cols:
+                                self.block(Op.LOAD, x, ((n * g.c + ic0) * g.h + ry0) * g.w * F32 + rx0 * F32, buf,
+                                           [(ics, plane_in, rows * cols * F32), (rows, g.w * F32, cols * F32)],
+                                           cols * F32)
+                            wic = 0 if grouped else ic0
+                            wics = g.cin_g if grouped else ics
+                            if loaded != (oc0, wic):
+                                wbuf = wbufs[n_w % t.w_bufs]
+                                n_w += 1
+                                self.block(Op.LOAD, w, (oc0 * g.cin_g + wic) * ksz * F32, wbuf,
+                                           [(ocs, g.cin_g * ksz * F32, wics * ksz * F32)], wics * ksz * F32)
+                                if bias is not None:
+                                    self.block(Op.LOAD, bias, oc0 * F32, wbuf + t.oc_t * t.ic_t * ksz * F32, [],
+                                               ocs * F32)
+                                loaded = (oc0, wic)
+                            last = k == len(ic_tiles) - 1
+                            flags = int(DType.F32)
+                            flags |= F_ACC if k > 0 else 0
+                            flags |= F_BIAS if last and bias is not None else 0
+                            regs = dict(IFM_C=ics, IFM_H=rows, IFM_W=cols, OFM_C=ocs, OFM_H=ohs, OFM_W=ows,
+                                        PAD=pair(ry0 - iy, rx0 - ix), GROUPS=ng,
+                                        BIAS_ADDR=wbuf + t.oc_t * t.ic_t * ksz * F32)
+                            if last and L.act and not L.residual:
+                                flags |= F_CLIP
+                                regs.update(self._act_regs(L.act))
+                            self.b.set(**regs)
+                            self.b.emit(Op.CONV, flags, 0, buf, wbuf, out)
+                        out_at = ((n * g.oc + oc0) * g.oh + oy0) * g.ow * F32 + ox0 * F32
+                        out_dims = [(ocs, plane_out, ohs * ows * F32), (ohs, g.ow * F32, ows * F32)]
+                        if res is not None:
+                            rbuf = ress[n_out % t.nbuf]
+                            self.block(Op.LOAD, res, out_at, rbuf, out_dims, ows * F32)
+                            regs = dict(V_OUTER=1, V_INNER=ocs * ohs * ows, VB_SI=1)
+                            if L.act:
+                                regs.update(self._act_regs(L.act))
+                            self.b.set(**regs)
+                            self.b.emit(Op.VADD, int(DType.F32) | (F_CLIP if L.act else 0), 0, out, rbuf, out)
+                        self.block(Op.STORE, y, out_at, out, out_dims, ows * F32)
+                        n_out += 1
+
+    def gemm(self, L: GemmLayer) -> None:
+        t = plan_gemm(L.m, L.n, L.k, self.cfg)
+        if t is None:
+            raise AotcError(f"accel_sim: matrix product {L.y} does not fit the scratchpad")
+        spm = Scratchpad(self.cfg.spm_bytes)
+        abufs = [spm.take(t.a_bytes) for _ in range(t.nbuf)]
+        ybufs = [spm.take(t.y_bytes) for _ in range(t.nbuf)]
+        wbufs = [spm.take(t.w_bytes) for _ in range(t.w_bufs)]
+        self.spm_peak = max(self.spm_peak, spm.top)
+        a, y, w = self.place(L.a), self.place(L.y), self.const(L.weights)
+        bias = self.const(L.bias) if L.bias is not None else None
+        bias_at = t.n_t * t.k_t * F32
+        n_a = n_y = n_w = 0
+        loaded: tuple[int, int] | None = None
+        wbuf = wbufs[0]
+        for n0 in range(0, L.n, t.n_t):
+            ns = min(t.n_t, L.n - n0)
+            for m0 in range(0, L.m, t.m_t):
+                ms = min(t.m_t, L.m - m0)
+                ybuf = ybufs[n_y % t.nbuf]
+                k_tiles = list(range(0, L.k, t.k_t))
+                for j, k0 in enumerate(k_tiles):
+                    ks = min(t.k_t, L.k - k0)
+                    abuf = abufs[n_a % t.nbuf]
+                    n_a += 1
+                    self.block(Op.LOAD, a, (m0 * L.k + k0) * F32, abuf, [(ms, L.k * F32, ks * F32)], ks * F32)
+                    if loaded != (n0, k0):
+                        wbuf = wbufs[n_w % t.w_bufs]
+                        n_w += 1
+                        self.block(Op.LOAD, w, (n0 * L.k + k0) * F32, wbuf, [(ns, L.k * F32, ks * F32)], ks * F32)
+                        if bias is not None:
+                            self.block(Op.LOAD, bias, n0 * F32, wbuf + bias_at, [], ns * F32)
+                        loaded = (n0, k0)
+                    last = j == len(k_tiles) - 1
+                    flags = int(DType.F32) | (F_ACC if j > 0 else 0) | (F_BIAS if last and bias is not None else 0)
+                    regs = dict(MM_M=ms, MM_N=ns, MM_K=ks, BIAS_ADDR=wbuf + bias_at)
+                    if last and L.act:
+                        flags |= F_CLIP
+                        regs.update(self._act_regs(L.act))
+                    self.b.set(**regs)
+                    self.b.emit(Op.MATMUL, flags, 0, abuf, wbuf, ybuf)
+                self.block(Op.STORE, y, (m0 * L.n + n0) * F32, ybuf, [(ms, L.n * F32, ns * F32)], ns * F32)
+                n_y += 1
+
+    def pool(self, L: PoolLayer) -> None:
+        g = L.geom
+        t = plan_pool(g, self.cfg)
+        if t is None:
+            raise AotcError(f"accel_sim: pooling {L.y} does not fit the scratchpad")
+        spm = Scratchpad(self.cfg.spm_bytes)
+        ins = [spm.take(t.in_bytes) for _ in range(t.nbuf)]
+        outs = [spm.take(t.out_bytes) for _ in range(t.nbuf)]
+        self.spm_peak = max(self.spm_peak, spm.top)
+        x, y = self.place(L.x), self.place(L.y)
+        plane_in, plane_out = g.h * g.w * F32, g.oh * g.ow * F32
+        k = 0
+        self.b.set(KERNEL=pair(g.kh, g.kw), STRIDE=pair(g.sh, g.sw), DILATION=pair(g.dh, g.dw))
+        for n in range(g.n):
+            for c0 in range(0, g.c, t.c_t):
+                cs = min(t.c_t, g.c - c0)
+                for oy0 in range(0, g.oh, t.oh_t):
+                    ohs = min(t.oh_t, g.oh - oy0)
+                    iy = oy0 * g.sh - g.pt
+                    ry0, ry1 = max(iy, 0), min(iy + (ohs - 1) * g.sh + (g.kh - 1) * g.dh + 1, g.h)
+                    for ox0 in range(0, g.ow, t.ow_t):
+                        ows = min(t.ow_t, g.ow - ox0)
+                        ix = ox0 * g.sw - g.pl
+                        rx0, rx1 = max(ix, 0), min(ix + (ows - 1) * g.sw + (g.kw - 1) * g.dw + 1, g.w)
+                        rows, cols = max(ry1 - ry0, 0), max(rx1 - rx0, 0)
+                        buf, out = ins[k % t.nbuf], outs[k % t.nbuf]
+                        k += 1
+                        if rows and cols:
+                            self.block(Op.LOAD, x, ((n * g.c + c0) * g.h + ry0) * g.w * F32 + rx0 * F32, buf,
+                                       [(cs, plane_in, rows * cols * F32), (rows, g.w * F32, cols * F32)], cols * F32)
+                        self.b.set(IFM_C=cs, IFM_H=rows, IFM_W=cols, OFM_H=ohs, OFM_W=ows, PAD=pair(ry0 - iy, rx0 - ix))
+                        self.b.emit(Op.POOL, int(DType.F32) | (F_AVG if L.average else 0), 0, buf, 0, out)
+                        self.block(Op.STORE, y, ((n * g.c + c0) * g.oh + oy0) * g.ow * F32 + ox0 * F32, out,
+                                   [(cs, plane_out, ohs * ows * F32), (ohs, g.ow * F32, ows * F32)], ows * F32)
+
+    def binary(self, L: BinaryLayer) -> None:
+        p, q, r = L.pqr
+        spm = Scratchpad(self.cfg.spm_bytes)
+        b = self.const(L.b) if isinstance(L.b, np.ndarray) else self.place(L.b)
+        resident = q * F32 <= self.cfg.spm_bytes // 4
+        bres = spm.take(q * F32) if resident else None
+        half = (self.cfg.spm_bytes - spm.top) // 2  # for each of the two tile buffers
+        extra = 0 if resident else F32  # a tile row of r_t elements also needs its b element
+        r_t = min(r, max(1, (half - extra) // F32))
+        q_t = max(1, min(q, half // (r_t * F32 + extra)))
+        abufs = [spm.take(q_t * r_t * F32) for _ in range(2)]
+        bbufs = [] if resident else [spm.take(q_t * F32) for _ in range(2)]
+        self.spm_peak = max(self.spm_peak, spm.top)
+        a, y = self.place(L.a), self.place(L.y)
+        if resident:
+            self.block(Op.LOAD, b, 0, bres, [], q * F32)
+        regs = dict(VB_SO=1, VB_SI=0)
+        if L.act:
+            regs.update(self._act_regs(L.act))
+        flags = int(DType.F32) | (F_CLIP if L.act else 0)
+        k = 0
+        for pi in range(p):
+            for q0 in range(0, q, q_t):
+                qs = min(q_t, q - q0)
+                for r0 in range(0, r, r_t):
+                    rs = min(r_t, r - r0)
+                    abuf = abufs[k % 2]
+                    at = ((pi * q + q0) * r + r0) * F32
+                    dims = [(qs, r * F32, rs * F32)]
+                    self.block(Op.LOAD, a, at, abuf, dims, rs * F32)
+                    if resident:
+                        baddr = bres + q0 * F32
+                    else:
+                        baddr = bbufs[k % 2]
+                        self.block(Op.LOAD, b, q0 * F32, baddr, [], qs * F32)
+                    self.b.set(V_OUTER=qs, V_INNER=rs, **regs)
+                    self.b.emit(_VECTOR_OP[L.op], flags, 0, abuf, baddr, abuf)
+                    self.block(Op.STORE, y, at, abuf, dims, rs * F32)
+                    k += 1
+
+    def clip(self, L: ClipLayer) -> None:
+        spm = Scratchpad(self.cfg.spm_bytes)
+        chunk = max(1, (self.cfg.spm_bytes // 2) // F32)
+        bufs = [spm.take(min(chunk, L.size) * F32) for _ in range(2)]
+        self.spm_peak = max(self.spm_peak, spm.top)
+        x, y = self.place(L.x), self.place(L.y)
+        self.b.set(**self._act_regs(L.act))
+        for k, e0 in enumerate(range(0, L.size, chunk)):
+            n = min(chunk, L.size - e0)
+            buf = bufs[k % 2]
+            self.block(Op.LOAD, x, e0 * F32, buf, [], n * F32)
+            self.b.set(V_OUTER=1, V_INNER=n)
+            self.b.emit(Op.VCLIP, int(DType.F32), 0, buf, 0, buf)
+            self.block(Op.STORE, y, e0 * F32, buf, [], n * F32)
+
+    def view(self, L: ViewLayer) -> None:
+        src, dst = self.place(L.x), self.place(L.y)
+        if src != dst:  # the result is a function output: copy it there
+            nbytes = self.fn.graph.tensors[L.y].nbytes
+            self.copy(src, 0, nbytes, dst, 0, nbytes, 1, nbytes)
+
+    def concat(self, L: ConcatLayer) -> None:
+        y = self.place(L.y)
+        off = 0
+        for x, chunk in zip(L.xs, L.chunks, strict=True):
+            self.copy(self.place(x), 0, chunk, y, off, L.row, L.outer, chunk)
+            off += chunk
+
+
+def lower_function(fn: Function, cfg: DeviceConfig) -> Lowered:
+    """The program for `fn`, with its cost-model statistics."""
+    return Lowerer(fn, cfg).lower()
+
+
+__all__ = ["Lowered", "Place", "lower_function", "cdiv"]

@@ -1,0 +1,100 @@
+"""Benchmark the dnnl vendor: host-C bundle, dnnl bundle and onnxruntime, one thread each, one run.
+
+    python bench/dnnl.py [--repeat 20] [--models resnet18_224 mobilenetv2_224 resnet mobilenetv2] [--keep DIR]
+
+Every model is compiled twice (host C only, and --vendor dnnl), both bundles are built with
+CMake (Release) and timed by their runner (median over --repeat runs after a warm-up, timed in
+C); onnxruntime (CPU provider, one intra-op thread, default graph optimisations) is timed on the
+same inputs in the same process. OMP_NUM_THREADS=1 is set before anything starts, so oneDNN
+runs single-threaded too (its workspace is also sized for one thread at compile time).
+Prints a markdown table with the median latencies and the ratios against onnxruntime.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["OMP_NUM_THREADS"] = "1"  # before oneDNN or onnxruntime can start a thread pool
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+import zoo  # noqa: E402
+
+from aot.bench import _ort_session, time_ort  # noqa: E402
+from aot.build import build, run_bundle  # noqa: E402
+
+MODELS = {"resnet18_224": zoo.resnet18_224, "mobilenetv2_224": zoo.mobilenetv2_224, **zoo.MODELS}
+DEFAULT = ["resnet18_224", "mobilenetv2_224", "resnet", "mobilenetv2", "inception", "squeezenet"]
+
+
+def _bundle(src: Path, out: Path, vendors: list[str]) -> dict:
+    args = [sys.executable, "-m", "aot.cli", str(src), "-o", str(out)]
+    for v in vendors:
+        args += ["--vendor", v]
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+    build(out)
+    return json.loads((out / "bundle" / "metadata.json").read_text())
+
+
+def bench_model(name: str, work: Path, repeat: int) -> dict:
+    src = work / f"{name}.onnx"
+    onnx.save(MODELS[name](), src)
+    rng = np.random.default_rng(0)
+    row: dict = {"model": name}
+    inputs = None
+    outputs = {}
+    for label, vendors in (("host", []), ("dnnl", ["dnnl"])):
+        meta = _bundle(src, work / f"{name}_{label}", vendors)
+        if inputs is None:
+            inputs = [rng.standard_normal(s["shape"]).astype(s["dtype"]) for s in meta["inputs"]]
+        outs, ns = run_bundle(work / f"{name}_{label}", meta, inputs, repeat=repeat)
+        row[f"{label}_us"] = ns / 1e3
+        outputs[label] = outs
+        if label == "dnnl":
+            row["regions"] = len(meta["partition"])
+            row["host_nodes"] = sum(1 for n in meta["nodes"] if n["op"] != "Call")
+            row["arena_bytes"] = meta["memory"]["arena_bytes"]
+    sess = _ort_session(str(src))
+    feeds = {i.name: x for i, x in zip(sess.get_inputs(), inputs, strict=True)}
+    refs = sess.run(None, feeds)
+    row["ort_us"] = time_ort(sess, feeds, repeat)
+    row["max_abs_err"] = max(float(np.max(np.abs(o.astype(np.float64) - r)))
+                             for label in outputs for o, r in zip(outputs[label].values(), refs, strict=True))
+    return row
+
+
+def table(rows: list[dict]) -> str:
+    head = ("| model | host C us | dnnl us | onnxruntime us | host/ort | dnnl/ort | dnnl regions | host nodes "
+            "| max abs err |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+    return head + "".join(
+        f"| {r['model']} | {r['host_us']:.0f} | {r['dnnl_us']:.0f} | {r['ort_us']:.0f} | "
+        f"{r['host_us'] / r['ort_us']:.2f} | {r['dnnl_us'] / r['ort_us']:.2f} | {r['regions']} | "
+        f"{r['host_nodes']} | {r['max_abs_err']:.1e} |\n" for r in rows)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--repeat", type=int, default=20)
+    p.add_argument("--models", nargs="*", default=DEFAULT, choices=sorted(MODELS))
+    p.add_argument("--keep", help="build here instead of a temporary directory")
+    args = p.parse_args()
+    work = Path(args.keep or tempfile.mkdtemp(prefix="aotc-bench-dnnl-"))
+    work.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for name in args.models:
+        rows.append(bench_model(name, work, args.repeat))
+        print(f"  {name}: done", file=sys.stderr)
+    print(table(rows), end="")
+
+
+if __name__ == "__main__":
+    main()
