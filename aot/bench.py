@@ -19,6 +19,7 @@ import numpy as np
 from aot.build import run_bundle
 from aot.errors import AotcError
 from aot.npz import load_inputs
+from aot.targets import get_target
 
 
 @dataclass
@@ -81,9 +82,13 @@ def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: i
         inputs = [rng.standard_normal(s["shape"]).astype(s["dtype"]) for s in meta["inputs"]]
     # one thread, as onnxruntime gets: vendor libraries built on OpenMP (oneDNN) read this
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    target = get_target(meta.get("target", "host"))
+    if target.emulated:
+        raise AotcError(f"{out} is built for {target.name}, which runs under an emulator: its timing means "
+                        "nothing; benchmark a host build (or run the runner on the real board)")
     outputs, median_ns = run_bundle(out, meta, inputs, repeat=repeat)
     if median_ns is None:
-        raise AotcError(f"the runner of {out} printed no timing (a target without a clock?)")
+        raise AotcError(f"the runner of {out} printed no timing")
     sess = _ort_session(str(source))
     feeds = {s["name"]: x for s, x in zip(meta["inputs"], inputs, strict=True)}
     refs = sess.run(None, feeds)

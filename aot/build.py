@@ -40,7 +40,7 @@ def _tail(text: str, n: int = 1) -> str:
 
 def configure(out: Path, target: str, extra: list[str] | None = None) -> None:
     t = get_target(target)
-    require_tools(t, run=False)
+    require_tools(t)
     # This Python's prefix: where pip puts vendor libraries with CMake configs (e.g. oneDNN's wheels)
     args = [cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DCMAKE_BUILD_TYPE=Release",
             f"-DCMAKE_PREFIX_PATH={sys.prefix}"]
@@ -114,8 +114,8 @@ def run_bundle(out: Path, meta: dict, inputs: list[np.ndarray], repeat: int = 0
     in ns (None when not measured: no repeats, or a target under emulation, whose timing
     says nothing about the device)."""
     target = get_target(meta.get("target", "host"))
-    require_tools(target, run=True)
     runner = runner_path(out, meta)
+    require_tools(target, build=not runner.is_file(), run=True)
     if not runner.is_file():
         with status(f"building {out}"):
             build(out)

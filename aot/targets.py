@@ -130,11 +130,12 @@ def get_target(name: str) -> Target:
         raise AotcError(f"unknown target '{name}' (known: {', '.join(TARGETS)})") from None
 
 
-def require_tools(target: Target, *, run: bool) -> None:
-    """Refuse, with the packages to install, when the target's compiler (or emulator) is missing."""
+def require_tools(target: Target, *, build: bool = True, run: bool = False) -> None:
+    """Refuse, with the packages to install, when the target's compiler (to build) or its
+    emulator (to run) is missing."""
     import shutil
 
-    tools = [target.compiler] if target.compiler else []
+    tools = [target.compiler] if build and target.compiler else []
     if run and target.emulator:
         tools.append(target.emulator[0])
     missing = [t for t in tools if shutil.which(t) is None]

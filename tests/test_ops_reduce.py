@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from onnx import helper
-from opcheck import op_case, reference, shared_build
+from opcheck import Case, op_case, reference, shared_build
 
 from aot.compiler import Options, compile_model
 from aot.errors import AotcError
@@ -26,7 +26,7 @@ def attr_opset(op: str) -> int:
 
 
 def reduce_case(tag: str, op: str, shape: tuple | np.ndarray, axes: list[int] | None, keepdims: int | None = None,
-                *, form: str = "attr", noop: int | None = None) -> object:
+                *, form: str = "attr", noop: int | None = None, opset: int | None = None) -> Case:
     """form: 'attr' (axes attribute), 'input' (axes initializer), 'omitted' (axes input left out)."""
     attrs: dict = {}
     if keepdims is not None:
@@ -34,17 +34,16 @@ def reduce_case(tag: str, op: str, shape: tuple | np.ndarray, axes: list[int] | 
     if noop is not None:
         attrs["noop_with_empty_axes"] = noop
     consts = {}
-    order = None
     if form == "attr":
-        opset = attr_opset(op)
+        opset = opset or attr_opset(op)
         if axes is not None:
             attrs["axes"] = axes
     else:
-        opset = input_opset(op)
+        opset = opset or input_opset(op)
         if form == "input":
             consts["axes"] = np.array(axes, dtype=np.int64)
     return op_case(f"{op[6:].lower()}_{tag}", op, {"x": shape}, consts=consts, attrs=attrs, opset=opset,
-                   positive=op in POSITIVE, input_order=order)
+                   positive=op in POSITIVE)
 
 
 CASES = []
@@ -88,9 +87,14 @@ CASES += [
                 np.random.default_rng(4).uniform(-300, -100, (3, 40)).astype(np.float32), [1], 1),
     reduce_case("max_inf", "ReduceMax", np.array([[-np.inf, -np.inf], [1, np.inf]], np.float32), [1], 0),
     reduce_case("lse_inf", "ReduceLogSumExp", np.array([[-np.inf, -np.inf], [1, np.inf]], np.float32), [1], 0),
-    reduce_case("opset20_max", "ReduceMax", (2, 3, 4), [2], 0, form="input"),
+    reduce_case("opset20", "ReduceMax", (2, 3, 4), [2], 0, form="input", opset=20),
+    reduce_case("opset20", "ReduceMin", (2, 3, 4), [0, 2], 1, form="input", opset=20),
+    reduce_case("opset7", "ReduceSum", (2, 3, 4), [-1], 0, opset=7),
+    reduce_case("opset7", "ReduceMean", (2, 3, 4), [0, 1], 1, opset=7),
+    reduce_case("opset11", "ReduceMax", (2, 3, 4), [-3, -1], 0, opset=11),
+    reduce_case("opset11", "ReduceLogSumExp", (2, 3, 4), None, 1, opset=11),
+    reduce_case("opset21", "ReduceL1", (2, 3, 4), [1], 1, form="input", opset=21),
 ]
-CASES[-1].model.opset_import[0].version = 20
 
 
 @pytest.fixture(scope="module")

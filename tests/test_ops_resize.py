@@ -47,8 +47,8 @@ def resize_case(tag: str, shape: tuple, *, scales: list | None = None, sizes: li
 
 def upsample_case(tag: str, shape: tuple, scales: list, opset: int, mode: str = "nearest") -> Case:
     if opset < 9:
-        return op_case(f"upsample_{tag}_op{opset}", "Upsample", {"x": shape}, attrs={"mode": mode, "scales": [float(v) for v in scales]},
-                       opset=opset)
+        return op_case(f"upsample_{tag}_op{opset}", "Upsample", {"x": shape},
+                       attrs={"mode": mode, "scales": [float(v) for v in scales]}, opset=opset)
     return op_case(f"upsample_{tag}_op{opset}", "Upsample", {"x": shape},
                    consts={"scales": np.array(scales, np.float32)}, attrs={"mode": mode}, opset=opset)
 
@@ -168,6 +168,7 @@ BEYOND = [
     resize_case("linear_4d_three_axes", (2, 3, 4, 5), scales=[1, 1.5, 2, 0.6], mode="linear"),
     resize_case("linear_5d_four_axes", (2, 3, 2, 3, 4), scales=[1.5, 1, 2, 0.7, 1.3], mode="linear",
                 coordinate_transformation_mode="asymmetric"),
+    resize_case("linear_6d_five_axes", (2, 3, 2, 3, 2, 3), scales=[1, 2, 1.5, 0.7, 2, 1.4], mode="linear"),
     resize_case("linear_1d", (9,), scales=[1.7], mode="linear", coordinate_transformation_mode="asymmetric"),
     resize_case("cubic_nchw_outer", (2, 3, 4, 5), scales=[1, 2, 1, 1.5], mode="cubic"),
 ]

@@ -140,10 +140,9 @@ def cubic_taps(a: dict, scale: float, n_in: int, n_out: int) -> tuple[np.ndarray
 
 # --- planning ---------------------------------------------------------------------
 
-def resized_axes(node: Node, graph: Graph) -> list[int]:
+def resized_axes(node: Node) -> list[int]:
     """Axes that need interpolation (onnxruntime: those whose scale is not exactly 1)."""
-    scales = node.attrs["scales"]
-    return [k for k, s in enumerate(scales) if F32(s) != 1]
+    return [k for k, s in enumerate(node.attrs["scales"]) if F32(s) != 1]
 
 
 def is_copy(node: Node, graph: Graph) -> bool:
@@ -162,7 +161,7 @@ def interpolation_passes(node: Node, graph: Graph) -> list[Pass]:
     """Resized axes in pairs from the innermost; each pair is one pass over the data."""
     shape = list(graph.tensors[node.inputs[0]].shape)
     out = graph.tensors[node.outputs[0]].shape
-    axes = resized_axes(node, graph)
+    axes = resized_axes(node)
     groups = [tuple(axes[max(0, k - 2):k]) for k in range(len(axes), 0, -2)]
     passes = []
     for g in groups:
@@ -218,9 +217,11 @@ def _emit_nearest(ctx: NodeContext) -> None:
     x, y = ctx.inputs[0], ctx.outputs[0]
     xs, ys, scales = ctx.shape(x), ctx.shape(y), ctx.attrs["scales"]
     strides = [int(np.prod(xs[k + 1:], dtype=np.int64)) for k in range(len(xs))]
-    # dims as (output length, input offsets, identity?); neighbouring identity dims merge
+    # dims as (output length, input offsets, identity?); 1 -> 1 dims drop out, neighbouring identity dims merge
     dims: list[tuple[int, list[int], bool]] = []
     for k in range(len(xs)):
+        if xs[k] == ys[k] == 1:
+            continue
         src = nearest_taps(ctx.attrs, scales[k], xs[k], ys[k])
         ident = src == list(range(xs[k]))
         if ident and dims and dims[-1][2]:
@@ -228,6 +229,7 @@ def _emit_nearest(ctx: NodeContext) -> None:
             dims[-1] = (n, [i * strides[k] for i in range(n)], True)
         else:
             dims.append((ys[k], [i * strides[k] for i in src], ident))
+    dims = dims or [(1, [0], True)]
     table = [v for d in dims for v in d[1]]
     starts = [sum(len(d[1]) for d in dims[:k]) for k in range(len(dims))]
     arr = ctx.const_array("offsets", np.array(table, np.int32),
@@ -281,11 +283,14 @@ def _emit(ctx: NodeContext) -> None:
         _emit_nearest(ctx)
         return
     passes = interpolation_passes(ctx.node, ctx.graph)
-    region0, _ = scratch_floats(passes)
-    buffers = [ctx.scratch("float"), f"{ctx.scratch('float')} + {region0}"]
+    if not passes:
+        raise ctx.fail(f"scales {ctx.attrs['scales']} resize no axis, yet the shape changes")
     src = ctx.ptr(x)
     for k, ps in enumerate(passes):
-        dst = ctx.ptr(y) if k == len(passes) - 1 else buffers[k % 2]
+        if k == len(passes) - 1:
+            dst = ctx.ptr(y)
+        else:  # intermediate results alternate between two regions of the scratch
+            dst = ctx.scratch("float") + (f" + {scratch_floats(passes)[0]}" if k % 2 else "")
         _emit_pass(ctx, k, ps, src, dst)
         src = dst
 

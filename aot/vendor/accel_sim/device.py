@@ -33,5 +33,5 @@ class DeviceConfig:
         for name in ("dma_bytes_per_cycle", "mac_rows", "mac_cols", "vec_lanes"):
             if not 1 <= getattr(self, name) <= 0xFFFF:
                 raise ValueError(f"{name} must be in 1..65535")
-        if not 1 <= self.queue_depth <= 64:
-            raise ValueError("queue_depth must be in 1..64")
+        if not 1 <= self.queue_depth <= 16:
+            raise ValueError("queue_depth must be in 1..16")

@@ -191,7 +191,7 @@ def gemm_layer(core: Node, graph: Graph, y: str, bias_add: Node | None = None, a
         at = core.attrs
         w = (bmat if at["transB"] else bmat.T) * np.float32(at["alpha"])
         c = graph.const(core.inputs[2]) if len(core.inputs) > 2 and core.inputs[2] else None
-        bias = None if c is None else np.broadcast_to(np.asarray(c, np.float32) * np.float32(at["beta"]),
+        bias = None if c is None else np.broadcast_to(np.asarray(c, np.float32).reshape(-1) * np.float32(at["beta"]),
                                                       (w.shape[0],))
     else:
         w, bias = bmat.T, None

@@ -17,6 +17,8 @@ tracking also enforces).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -82,6 +84,35 @@ class Scratchpad:
             raise AotcError(f"accel_sim: a tile needs {self.top} bytes of scratchpad, the device has "
                             f"{self.capacity}")
         return at
+
+
+class Recorder:
+    """Stands in for the ProgramBuilder while a tile's instructions are decided, so they can be
+    emitted later in pipelined order (register SETs are elided at that point, in final order)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, tuple, dict]] = []
+
+    def set(self, **regs: int) -> None:
+        self.calls.append(("set", (), regs))
+
+    def emit(self, *args: int) -> None:
+        self.calls.append(("emit", args, {}))
+
+    def dma(self, *args: int) -> None:
+        self.calls.append(("dma", args, {}))
+
+    def replay(self, b: ProgramBuilder) -> None:
+        for name, args, kwargs in self.calls:
+            getattr(b, name)(*args, **kwargs)
+
+
+@dataclass
+class Step:
+    """One tile's work: the DMA loads it needs, then what it does with them (compute, store)."""
+
+    loads: Recorder = field(default_factory=Recorder)
+    work: Recorder = field(default_factory=Recorder)
 
 
 @dataclass
@@ -158,6 +189,33 @@ class Lowerer:
         for y, src in root.items():
             self.places[y] = self.place(src)
 
+    # --- emission ---------------------------------------------------------------------------
+    @contextmanager
+    def into(self, rec: Recorder) -> Iterator[None]:
+        """Send instructions to `rec` instead of the program."""
+        saved, self.b = self.b, rec  # type: ignore[assignment]
+        try:
+            yield
+        finally:
+            self.b = saved
+
+    def pipeline(self, steps: list[Step], double: bool) -> None:
+        """Emit the steps. Double-buffered, the loads of step i+1 are issued before the work
+        of step i: the DMA engine executes its queue in order, so this is what lets it fetch
+        the next tile while the current one is computed. Single-buffered, each step's loads
+        must wait for the previous step's work, so the steps go one after the other."""
+        if not double:
+            for st in steps:
+                st.loads.replay(self.b)
+                st.work.replay(self.b)
+            return
+        if steps:
+            steps[0].loads.replay(self.b)
+        for k, st in enumerate(steps):
+            if k + 1 < len(steps):
+                steps[k + 1].loads.replay(self.b)
+            st.work.replay(self.b)
+
     # --- DMA ------------------------------------------------------------------------------
     def block(self, op: Op, at: Place, ext: int, spm: int, dims: list[tuple[int, int, int]], row: int) -> None:
         """Move a block of `row`-byte rows; dims (outer to inner): (count, main-memory stride,
@@ -180,25 +238,22 @@ class Lowerer:
         """Main memory to main memory through the scratchpad, in double-buffered chunks."""
         spm = Scratchpad(self.cfg.spm_bytes)
         half = (self.cfg.spm_bytes // 2) // 4 * 4
-        bufs = [spm.take(half), spm.take(half)]
+        bufs = [spm.take(min(half, rows * row)) for _ in range(2)]
         self.spm_peak = max(self.spm_peak, spm.top)
-        k = 0
-        if row <= half:
+        if row <= half:  # (first row, offset in the row, rows, bytes per row) of each chunk
             per = half // row
-            for r0 in range(0, rows, per):
-                n = min(per, rows - r0)
-                buf = bufs[k % 2]
-                self.block(Op.LOAD, src, src_off + r0 * src_stride, buf, [(n, src_stride, row)], row)
-                self.block(Op.STORE, dst, dst_off + r0 * dst_stride, buf, [(n, dst_stride, row)], row)
-                k += 1
-            return
-        for r in range(rows):
-            for c0 in range(0, row, half):
-                n = min(half, row - c0)
-                buf = bufs[k % 2]
-                self.block(Op.LOAD, src, src_off + r * src_stride + c0, buf, [], n)
-                self.block(Op.STORE, dst, dst_off + r * dst_stride + c0, buf, [], n)
-                k += 1
+            pieces = [(r0, 0, min(per, rows - r0), row) for r0 in range(0, rows, per)]
+        else:  # rows longer than a buffer go in several pieces
+            pieces = [(r, c0, 1, min(half, row - c0)) for r in range(rows) for c0 in range(0, row, half)]
+        steps = []
+        for k, (r0, c0, n, nbytes) in enumerate(pieces):
+            st, buf = Step(), bufs[k % 2]
+            with self.into(st.loads):
+                self.block(Op.LOAD, src, src_off + r0 * src_stride + c0, buf, [(n, src_stride, nbytes)], nbytes)
+            with self.into(st.work):
+                self.block(Op.STORE, dst, dst_off + r0 * dst_stride + c0, buf, [(n, dst_stride, nbytes)], nbytes)
+            steps.append(st)
+        self.pipeline(steps, double=True)
 
     # --- layers ---------------------------------------------------------------------------
     def lower(self) -> Lowered:
@@ -249,15 +304,17 @@ class Lowerer:
         res = self.place(L.residual) if L.residual else None
         grouped = g.groups > 1
         ksz = g.kh * g.kw
+        bias_at = t.oc_t * t.ic_t * ksz * F32  # in a weight buffer, after the weights
         plane_in, plane_out = g.h * g.w * F32, g.oh * g.ow * F32
         n_in = n_out = n_w = 0
         loaded: tuple[int, int] | None = None
         wbuf = wbufs[0]
+        steps: list[Step] = []
         self.b.set(KERNEL=pair(g.kh, g.kw), STRIDE=pair(g.sh, g.sw), DILATION=pair(g.dh, g.dw))
         for n in range(g.n):
             for oc0 in range(0, g.oc, t.oc_t):
                 ocs = min(t.oc_t, g.oc - oc0)
-                if grouped:
+                if grouped:  # whole groups: their input channels, all of each group's weights
                     ng = ocs // g.cout_g
                     ic_tiles = [((oc0 // g.cout_g) * g.cin_g, ng * g.cin_g)]
                 else:
@@ -273,48 +330,51 @@ class Lowerer:
                         rx0, rx1 = max(ix, 0), min(ix + (ows - 1) * g.sw + (g.kw - 1) * g.dw + 1, g.w)
                         rows, cols = max(ry1 - ry0, 0), max(rx1 - rx0, 0)
                         out = outs[n_out % t.nbuf]
-                        for k, (ic0, ics) in enumerate(ic_tiles):
-                            buf = ins[n_in % t.nbuf]
-                            n_in += 1
-                            if rows and cols:
-                                self.block(Op.LOAD, x, ((n * g.c + ic0) * g.h + ry0) * g.w * F32 + rx0 * F32, buf,
-                                           [(ics, plane_in, rows * cols * F32), (rows, g.w * F32, cols * F32)],
-                                           cols * F32)
-                            wic = 0 if grouped else ic0
-                            wics = g.cin_g if grouped else ics
-                            if loaded != (oc0, wic):
-                                wbuf = wbufs[n_w % t.w_bufs]
-                                n_w += 1
-                                self.block(Op.LOAD, w, (oc0 * g.cin_g + wic) * ksz * F32, wbuf,
-                                           [(ocs, g.cin_g * ksz * F32, wics * ksz * F32)], wics * ksz * F32)
-                                if bias is not None:
-                                    self.block(Op.LOAD, bias, oc0 * F32, wbuf + t.oc_t * t.ic_t * ksz * F32, [],
-                                               ocs * F32)
-                                loaded = (oc0, wic)
-                            last = k == len(ic_tiles) - 1
-                            flags = int(DType.F32)
-                            flags |= F_ACC if k > 0 else 0
-                            flags |= F_BIAS if last and bias is not None else 0
-                            regs = dict(IFM_C=ics, IFM_H=rows, IFM_W=cols, OFM_C=ocs, OFM_H=ohs, OFM_W=ows,
-                                        PAD=pair(ry0 - iy, rx0 - ix), GROUPS=ng,
-                                        BIAS_ADDR=wbuf + t.oc_t * t.ic_t * ksz * F32)
-                            if last and L.act and not L.residual:
-                                flags |= F_CLIP
-                                regs.update(self._act_regs(L.act))
-                            self.b.set(**regs)
-                            self.b.emit(Op.CONV, flags, 0, buf, wbuf, out)
                         out_at = ((n * g.oc + oc0) * g.oh + oy0) * g.ow * F32 + ox0 * F32
                         out_dims = [(ocs, plane_out, ohs * ows * F32), (ohs, g.ow * F32, ows * F32)]
-                        if res is not None:
-                            rbuf = ress[n_out % t.nbuf]
-                            self.block(Op.LOAD, res, out_at, rbuf, out_dims, ows * F32)
-                            regs = dict(V_OUTER=1, V_INNER=ocs * ohs * ows, VB_SI=1)
-                            if L.act:
+                        for k, (ic0, ics) in enumerate(ic_tiles):
+                            st = Step()
+                            steps.append(st)
+                            buf = ins[n_in % t.nbuf]
+                            n_in += 1
+                            last = k == len(ic_tiles) - 1
+                            wic, wics = (0, g.cin_g) if grouped else (ic0, ics)
+                            with self.into(st.loads):
+                                if rows and cols:  # (a tile entirely in the padding reads nothing)
+                                    self.block(Op.LOAD, x, ((n * g.c + ic0) * g.h + ry0) * g.w * F32 + rx0 * F32,
+                                               buf, [(ics, plane_in, rows * cols * F32), (rows, g.w * F32, cols * F32)],
+                                               cols * F32)
+                                if loaded != (oc0, wic):
+                                    wbuf = wbufs[n_w % t.w_bufs]
+                                    n_w += 1
+                                    self.block(Op.LOAD, w, (oc0 * g.cin_g + wic) * ksz * F32, wbuf,
+                                               [(ocs, g.cin_g * ksz * F32, wics * ksz * F32)], wics * ksz * F32)
+                                    if bias is not None:
+                                        self.block(Op.LOAD, bias, oc0 * F32, wbuf + bias_at, [], ocs * F32)
+                                    loaded = (oc0, wic)
+                                if last and res is not None:
+                                    self.block(Op.LOAD, res, out_at, ress[n_out % t.nbuf], out_dims, ows * F32)
+                            flags = int(DType.F32) | (F_ACC if k > 0 else 0)
+                            flags |= F_BIAS if last and bias is not None else 0
+                            regs = dict(IFM_C=ics, IFM_H=rows, IFM_W=cols, OFM_C=ocs, OFM_H=ohs, OFM_W=ows,
+                                        PAD=pair(ry0 - iy, rx0 - ix), GROUPS=ng, BIAS_ADDR=wbuf + bias_at)
+                            if last and L.act and res is None:
+                                flags |= F_CLIP
                                 regs.update(self._act_regs(L.act))
-                            self.b.set(**regs)
-                            self.b.emit(Op.VADD, int(DType.F32) | (F_CLIP if L.act else 0), 0, out, rbuf, out)
-                        self.block(Op.STORE, y, out_at, out, out_dims, ows * F32)
+                            with self.into(st.work):
+                                self.b.set(**regs)
+                                self.b.emit(Op.CONV, flags, 0, buf, wbuf, out)
+                                if not last:
+                                    continue
+                                if res is not None:  # the residual add and activation, on the vector unit
+                                    vregs = dict(V_OUTER=1, V_INNER=ocs * ohs * ows, VB_SI=1)
+                                    vregs.update(self._act_regs(L.act) if L.act else {})
+                                    self.b.set(**vregs)
+                                    self.b.emit(Op.VADD, int(DType.F32) | (F_CLIP if L.act else 0), 0, out,
+                                                ress[n_out % t.nbuf], out)
+                                self.block(Op.STORE, y, out_at, out, out_dims, ows * F32)
                         n_out += 1
+        self.pipeline(steps, t.nbuf == 2)
 
     def gemm(self, L: GemmLayer) -> None:
         t = plan_gemm(L.m, L.n, L.k, self.cfg)
@@ -331,34 +391,42 @@ class Lowerer:
         n_a = n_y = n_w = 0
         loaded: tuple[int, int] | None = None
         wbuf = wbufs[0]
+        steps: list[Step] = []
+        k_tiles = list(range(0, L.k, t.k_t))
         for n0 in range(0, L.n, t.n_t):
             ns = min(t.n_t, L.n - n0)
             for m0 in range(0, L.m, t.m_t):
                 ms = min(t.m_t, L.m - m0)
                 ybuf = ybufs[n_y % t.nbuf]
-                k_tiles = list(range(0, L.k, t.k_t))
+                n_y += 1
                 for j, k0 in enumerate(k_tiles):
                     ks = min(t.k_t, L.k - k0)
+                    st = Step()
+                    steps.append(st)
                     abuf = abufs[n_a % t.nbuf]
                     n_a += 1
-                    self.block(Op.LOAD, a, (m0 * L.k + k0) * F32, abuf, [(ms, L.k * F32, ks * F32)], ks * F32)
-                    if loaded != (n0, k0):
-                        wbuf = wbufs[n_w % t.w_bufs]
-                        n_w += 1
-                        self.block(Op.LOAD, w, (n0 * L.k + k0) * F32, wbuf, [(ns, L.k * F32, ks * F32)], ks * F32)
-                        if bias is not None:
-                            self.block(Op.LOAD, bias, n0 * F32, wbuf + bias_at, [], ns * F32)
-                        loaded = (n0, k0)
+                    with self.into(st.loads):
+                        self.block(Op.LOAD, a, (m0 * L.k + k0) * F32, abuf, [(ms, L.k * F32, ks * F32)], ks * F32)
+                        if loaded != (n0, k0):
+                            wbuf = wbufs[n_w % t.w_bufs]
+                            n_w += 1
+                            self.block(Op.LOAD, w, (n0 * L.k + k0) * F32, wbuf, [(ns, L.k * F32, ks * F32)], ks * F32)
+                            if bias is not None:
+                                self.block(Op.LOAD, bias, n0 * F32, wbuf + bias_at, [], ns * F32)
+                            loaded = (n0, k0)
                     last = j == len(k_tiles) - 1
                     flags = int(DType.F32) | (F_ACC if j > 0 else 0) | (F_BIAS if last and bias is not None else 0)
                     regs = dict(MM_M=ms, MM_N=ns, MM_K=ks, BIAS_ADDR=wbuf + bias_at)
                     if last and L.act:
                         flags |= F_CLIP
                         regs.update(self._act_regs(L.act))
-                    self.b.set(**regs)
-                    self.b.emit(Op.MATMUL, flags, 0, abuf, wbuf, ybuf)
-                self.block(Op.STORE, y, (m0 * L.n + n0) * F32, ybuf, [(ms, L.n * F32, ns * F32)], ns * F32)
-                n_y += 1
+                    with self.into(st.work):
+                        self.b.set(**regs)
+                        self.b.emit(Op.MATMUL, flags, 0, abuf, wbuf, ybuf)
+                        if last:
+                            self.block(Op.STORE, y, (m0 * L.n + n0) * F32, ybuf, [(ms, L.n * F32, ns * F32)],
+                                       ns * F32)
+        self.pipeline(steps, t.nbuf == 2)
 
     def pool(self, L: PoolLayer) -> None:
         g = L.geom
@@ -371,7 +439,7 @@ class Lowerer:
         self.spm_peak = max(self.spm_peak, spm.top)
         x, y = self.place(L.x), self.place(L.y)
         plane_in, plane_out = g.h * g.w * F32, g.oh * g.ow * F32
-        k = 0
+        steps: list[Step] = []
         self.b.set(KERNEL=pair(g.kh, g.kw), STRIDE=pair(g.sh, g.sw), DILATION=pair(g.dh, g.dw))
         for n in range(g.n):
             for c0 in range(0, g.c, t.c_t):
@@ -385,22 +453,28 @@ class Lowerer:
                         ix = ox0 * g.sw - g.pl
                         rx0, rx1 = max(ix, 0), min(ix + (ows - 1) * g.sw + (g.kw - 1) * g.dw + 1, g.w)
                         rows, cols = max(ry1 - ry0, 0), max(rx1 - rx0, 0)
-                        buf, out = ins[k % t.nbuf], outs[k % t.nbuf]
-                        k += 1
-                        if rows and cols:
-                            self.block(Op.LOAD, x, ((n * g.c + c0) * g.h + ry0) * g.w * F32 + rx0 * F32, buf,
-                                       [(cs, plane_in, rows * cols * F32), (rows, g.w * F32, cols * F32)], cols * F32)
-                        self.b.set(IFM_C=cs, IFM_H=rows, IFM_W=cols, OFM_H=ohs, OFM_W=ows, PAD=pair(ry0 - iy, rx0 - ix))
-                        self.b.emit(Op.POOL, int(DType.F32) | (F_AVG if L.average else 0), 0, buf, 0, out)
-                        self.block(Op.STORE, y, ((n * g.c + c0) * g.oh + oy0) * g.ow * F32 + ox0 * F32, out,
-                                   [(cs, plane_out, ohs * ows * F32), (ohs, g.ow * F32, ows * F32)], ows * F32)
+                        buf, out = ins[len(steps) % t.nbuf], outs[len(steps) % t.nbuf]
+                        st = Step()
+                        steps.append(st)
+                        with self.into(st.loads):
+                            if rows and cols:
+                                self.block(Op.LOAD, x, ((n * g.c + c0) * g.h + ry0) * g.w * F32 + rx0 * F32, buf,
+                                           [(cs, plane_in, rows * cols * F32), (rows, g.w * F32, cols * F32)],
+                                           cols * F32)
+                        with self.into(st.work):
+                            self.b.set(IFM_C=cs, IFM_H=rows, IFM_W=cols, OFM_H=ohs, OFM_W=ows,
+                                       PAD=pair(ry0 - iy, rx0 - ix))
+                            self.b.emit(Op.POOL, int(DType.F32) | (F_AVG if L.average else 0), 0, buf, 0, out)
+                            self.block(Op.STORE, y, ((n * g.c + c0) * g.oh + oy0) * g.ow * F32 + ox0 * F32, out,
+                                       [(cs, plane_out, ohs * ows * F32), (ohs, g.ow * F32, ows * F32)], ows * F32)
+        self.pipeline(steps, t.nbuf == 2)
 
     def binary(self, L: BinaryLayer) -> None:
         p, q, r = L.pqr
         spm = Scratchpad(self.cfg.spm_bytes)
         b = self.const(L.b) if isinstance(L.b, np.ndarray) else self.place(L.b)
-        resident = q * F32 <= self.cfg.spm_bytes // 4
-        bres = spm.take(q * F32) if resident else None
+        resident = q * F32 <= self.cfg.spm_bytes // 4  # b loaded once, whole
+        bres = spm.take(q * F32) if resident else 0
         half = (self.cfg.spm_bytes - spm.top) // 2  # for each of the two tile buffers
         extra = 0 if resident else F32  # a tile row of r_t elements also needs its b element
         r_t = min(r, max(1, (half - extra) // F32))
@@ -411,29 +485,29 @@ class Lowerer:
         a, y = self.place(L.a), self.place(L.y)
         if resident:
             self.block(Op.LOAD, b, 0, bres, [], q * F32)
-        regs = dict(VB_SO=1, VB_SI=0)
-        if L.act:
-            regs.update(self._act_regs(L.act))
+        regs = dict(VB_SO=1, VB_SI=0, **(self._act_regs(L.act) if L.act else {}))
         flags = int(DType.F32) | (F_CLIP if L.act else 0)
-        k = 0
+        steps: list[Step] = []
         for pi in range(p):
             for q0 in range(0, q, q_t):
                 qs = min(q_t, q - q0)
                 for r0 in range(0, r, r_t):
                     rs = min(r_t, r - r0)
-                    abuf = abufs[k % 2]
+                    abuf = abufs[len(steps) % 2]
+                    baddr = bres + q0 * F32 if resident else bbufs[len(steps) % 2]
                     at = ((pi * q + q0) * r + r0) * F32
                     dims = [(qs, r * F32, rs * F32)]
-                    self.block(Op.LOAD, a, at, abuf, dims, rs * F32)
-                    if resident:
-                        baddr = bres + q0 * F32
-                    else:
-                        baddr = bbufs[k % 2]
-                        self.block(Op.LOAD, b, q0 * F32, baddr, [], qs * F32)
-                    self.b.set(V_OUTER=qs, V_INNER=rs, **regs)
-                    self.b.emit(_VECTOR_OP[L.op], flags, 0, abuf, baddr, abuf)
-                    self.block(Op.STORE, y, at, abuf, dims, rs * F32)
-                    k += 1
+                    st = Step()
+                    steps.append(st)
+                    with self.into(st.loads):
+                        self.block(Op.LOAD, a, at, abuf, dims, rs * F32)
+                        if not resident:
+                            self.block(Op.LOAD, b, q0 * F32, baddr, [], qs * F32)
+                    with self.into(st.work):  # in place: the result overwrites a's tile
+                        self.b.set(V_OUTER=qs, V_INNER=rs, **regs)
+                        self.b.emit(_VECTOR_OP[L.op], flags, 0, abuf, baddr, abuf)
+                        self.block(Op.STORE, y, at, abuf, dims, rs * F32)
+        self.pipeline(steps, double=True)
 
     def clip(self, L: ClipLayer) -> None:
         spm = Scratchpad(self.cfg.spm_bytes)
@@ -442,13 +516,18 @@ class Lowerer:
         self.spm_peak = max(self.spm_peak, spm.top)
         x, y = self.place(L.x), self.place(L.y)
         self.b.set(**self._act_regs(L.act))
+        steps: list[Step] = []
         for k, e0 in enumerate(range(0, L.size, chunk)):
             n = min(chunk, L.size - e0)
-            buf = bufs[k % 2]
-            self.block(Op.LOAD, x, e0 * F32, buf, [], n * F32)
-            self.b.set(V_OUTER=1, V_INNER=n)
-            self.b.emit(Op.VCLIP, int(DType.F32), 0, buf, 0, buf)
-            self.block(Op.STORE, y, e0 * F32, buf, [], n * F32)
+            st, buf = Step(), bufs[k % 2]
+            steps.append(st)
+            with self.into(st.loads):
+                self.block(Op.LOAD, x, e0 * F32, buf, [], n * F32)
+            with self.into(st.work):
+                self.b.set(V_OUTER=1, V_INNER=n)
+                self.b.emit(Op.VCLIP, int(DType.F32), 0, buf, 0, buf)
+                self.block(Op.STORE, y, e0 * F32, buf, [], n * F32)
+        self.pipeline(steps, double=True)
 
     def view(self, L: ViewLayer) -> None:
         src, dst = self.place(L.x), self.place(L.y)

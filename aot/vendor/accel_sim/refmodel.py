@@ -10,6 +10,7 @@ DMA traffic and scratchpad use, which do not depend on the data.
 from __future__ import annotations
 
 import zlib
+from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -41,8 +42,8 @@ from aot.vendor.accel_sim.isa import (
     parse_regions,
 )
 
-RING = 64
-MAX_QUEUE = 64
+RING = 32
+MAX_QUEUE = 16
 SAT = 1 << 40
 DMA, MAC, VEC = 0, 1, 2
 SPM = 0  # hazard space of the scratchpad; main-memory region k is space 1 + k
@@ -250,13 +251,6 @@ def _check_insn(h: Header, regions: list, i: Insn) -> None:
 
 
 @dataclass
-class _Inflight:
-    reads: list[Range]
-    write: Range
-    end: int
-
-
-@dataclass
 class Machine:
     """Registers, memories and the cost model's state while a program runs."""
 
@@ -270,7 +264,7 @@ class Machine:
     unit_free: list[int] = field(default_factory=lambda: [0, 0, 0])
     queue: list[list[int]] = field(default_factory=lambda: [[0] * MAX_QUEUE for _ in range(3)])
     queued: list[int] = field(default_factory=lambda: [0, 0, 0])
-    ring: list[_Inflight] = field(default_factory=list)
+    ring: deque = field(default_factory=deque)  # (end, write range or None, read ranges) of recent ops
     floor: int = 0
     last_end: int = 0
     st: Stats = field(default_factory=Stats)
@@ -287,11 +281,16 @@ class Machine:
         if self.queued[unit] >= q:
             t = max(t, self.queue[unit][slot])
         start = max(t, self.unit_free[unit], self.floor)
-        for o in self.ring:
-            hit = write.overlaps(o.write) or any(write.overlaps(r) for r in o.reads)
-            hit = hit or any(r.overlaps(o.write) for r in reads)
-            if hit:
-                start = max(start, o.end)
+        w = (write.space, write.lo, write.hi) if write.lo < write.hi else None
+        rs = tuple((r.space, r.lo, r.hi) for r in reads if r.lo < r.hi)
+        for end, ow, ors in self.ring:
+            if end <= start:  # finished before this could start anyway
+                continue
+            hit = w is not None and (
+                (ow is not None and w[0] == ow[0] and w[1] < ow[2] and ow[1] < w[2])
+                or any(w[0] == r[0] and w[1] < r[2] and r[1] < w[2] for r in ors))
+            if hit or (ow is not None and any(r[0] == ow[0] and r[1] < ow[2] and ow[1] < r[2] for r in rs)):
+                start = end
         end = start + dur
         if end > self.h.cycle_limit:
             raise SimError(Err.WATCHDOG)
@@ -299,8 +298,8 @@ class Machine:
         self.queued[unit] += 1
         self.unit_free[unit] = end
         if len(self.ring) == RING:
-            self.floor = max(self.floor, self.ring.pop(0).end)
-        self.ring.append(_Inflight(list(reads), write, end))
+            self.floor = max(self.floor, self.ring.popleft()[0])
+        self.ring.append((end, w, rs))
         self.last_end = max(self.last_end, end)
         self.issue = t + 1
         if unit == DMA:
@@ -346,7 +345,9 @@ def _check_alias(y: Range, x: Range, same_ok: bool) -> None:
 
 
 def _clip_f32(y: np.ndarray, lo: np.float32, hi: np.float32) -> np.ndarray:
-    return np.where(y < lo, lo, np.where(y > hi, hi, y)).astype(np.float32)
+    """min(max(y, lo), hi) as ONNX Clip (hi wins when lo > hi), letting NaN through."""
+    y = np.where(y < lo, lo, y)
+    return np.where(y > hi, hi, y).astype(np.float32)
 
 
 # --- instructions ----------------------------------------------------------------------------

@@ -99,11 +99,26 @@ def _dma(cfg: DeviceConfig, rows: int, row_bytes: int) -> int:
     return cfg.dma_setup_cycles + rows * cdiv(row_bytes, cfg.dma_bytes_per_cycle)
 
 
+def conv_mac_cycles(cfg: DeviceConfig, taps: int, in_ch: int, out_ch: int, groups: int) -> int:
+    """The device's cycles for one CONV of `taps` = output pixels x kernel taps (float32)."""
+    cin_g, cout_g = in_ch // groups, out_ch // groups
+    if cin_g == 1:
+        return cfg.op_setup_cycles + taps * cdiv(out_ch, cfg.mac_rows)
+    return cfg.op_setup_cycles + taps * groups * cdiv(cout_g, cfg.mac_rows) * cdiv(cin_g, cfg.mac_cols)
+
+
+def _estimate(compute: int, dma: int, steps: int, nbuf: int) -> int:
+    """Cycles of a layer: double-buffered, the longer of DMA and compute, plus one step of the
+    shorter that cannot be hidden (filling and draining the pipeline); single, their sum."""
+    if nbuf == 1:
+        return compute + dma
+    return max(compute, dma) + min(compute, dma) // max(steps, 1)
+
+
 def plan_conv(g: ConvGeom, cfg: DeviceConfig, residual: bool = False) -> ConvTiles | None:
     """The cheapest tiling of a convolution that fits, or None. With `residual`, each output
     tile also needs a tile of the tensor added to it."""
     best: ConvTiles | None = None
-    rows, cols, setup = cfg.mac_rows, cfg.mac_cols, cfg.op_setup_cycles
     grouped = g.groups > 1
     oc_options = [k * g.cout_g for k in candidates(g.groups)] if grouped else candidates(g.oc)
     ic_options = [g.cin_g] if grouped else candidates(g.c)
@@ -123,17 +138,15 @@ def plan_conv(g: ConvGeom, cfg: DeviceConfig, residual: bool = False) -> ConvTil
                     total = nbuf * (in_bytes + out_bytes * (2 if residual else 1)) + w_bufs * w_bytes
                     if total > cfg.spm_bytes:
                         continue
-                    if g.cin_g == 1:
-                        mac = oh_t * ow_t * g.kh * g.kw * cdiv(oc_t, rows)
-                    else:
-                        mac = oh_t * ow_t * g.kh * g.kw * (oc_t // g.cout_g) * cdiv(g.cout_g, rows) * cdiv(ic_t, cols)
+                    mac = conv_mac_cycles(cfg, oh_t * ow_t * g.kh * g.kw, in_ch, oc_t,
+                                          oc_t // g.cout_g if grouped else 1)
                     tiles = g.n * n_oc * n_sp
-                    mac_total = tiles * n_ic * (setup + mac)
+                    mac_total = tiles * n_ic * mac
                     w_loads = g.n * n_oc * (1 if n_ic == 1 else n_sp * n_ic)
                     dma_total = (tiles * n_ic * _dma(cfg, in_ch * ih_t, iw_t * F32)
                                  + tiles * _dma(cfg, oc_t * oh_t, ow_t * F32) * (2 if residual else 1)
                                  + w_loads * (_dma(cfg, oc_t, ic_t * g.kh * g.kw * F32) + _dma(cfg, 1, oc_t * F32)))
-                    est = max(mac_total, dma_total) if nbuf == 2 else mac_total + dma_total
+                    est = _estimate(mac_total, dma_total, tiles * n_ic, nbuf)
                     if best is None or est < best.estimate:
                         best = ConvTiles(oc_t, ic_t, oh_t, ow_t, nbuf, w_bufs, in_bytes, w_bytes, out_bytes, total, est)
     return best
@@ -163,8 +176,9 @@ def plan_pool(g: ConvGeom, cfg: DeviceConfig) -> PoolTiles | None:
                 if total > cfg.spm_bytes:
                     continue
                 vec = tiles * (cfg.op_setup_cycles + cdiv(c_t * oh_t * ow_t * g.kh * g.kw, cfg.vec_lanes))
-                dma = tiles * (_dma(cfg, c_t * g.in_rows(oh_t), g.in_cols(ow_t) * F32) + _dma(cfg, c_t * oh_t, ow_t * F32))
-                est = max(vec, dma) if nbuf == 2 else vec + dma
+                dma = tiles * (_dma(cfg, c_t * g.in_rows(oh_t), g.in_cols(ow_t) * F32)
+                               + _dma(cfg, c_t * oh_t, ow_t * F32))
+                est = _estimate(vec, dma, tiles, nbuf)
                 if best is None or est < best.estimate:
                     best = PoolTiles(c_t, oh_t, ow_t, nbuf, in_bytes, out_bytes, total, est)
     return best
@@ -203,7 +217,7 @@ def plan_gemm(m: int, n: int, k: int, cfg: DeviceConfig) -> GemmTiles | None:
                     w_loads = n_n * (1 if n_k == 1 else n_m * n_k)
                     dma = (ops * _dma(cfg, m_t, k_t * F32) + n_n * n_m * _dma(cfg, m_t, n_t * F32)
                            + w_loads * (_dma(cfg, n_t, k_t * F32) + _dma(cfg, 1, n_t * F32)))
-                    est = max(mac, dma) if nbuf == 2 else mac + dma
+                    est = _estimate(mac, dma, ops, nbuf)
                     if best is None or est < best.estimate:
                         best = GemmTiles(m_t, n_t, k_t, nbuf, w_bufs, a_bytes, w_bytes, y_bytes, total, est)
     return best

@@ -13,8 +13,8 @@
 
 #include <string.h>
 
-#define RING 64u      /* instructions the hazard tracker remembers */
-#define MAX_QUEUE 64u /* largest queue_depth a header may declare */
+#define RING 32u      /* instructions the hazard tracker remembers */
+#define MAX_QUEUE 16u /* largest queue_depth a header may declare */
 #define SAT 0x10000000000ull /* 2^40: any extent this large is out of bounds anywhere */
 
 enum { UNIT_DMA, UNIT_MAC, UNIT_VEC, N_UNITS };
@@ -44,9 +44,15 @@ typedef struct {
     uint64_t lo, hi; /* [lo, hi); empty when lo == hi */
 } range_t;
 
+/* A checked range, kept compactly by the hazard tracker (every checked extent fits 32 bits). */
 typedef struct {
-    range_t reads[4];
-    range_t write;
+    uint32_t lo, hi;
+    uint8_t space;
+} span_t;
+
+typedef struct {
+    span_t reads[4];
+    span_t write;
     uint64_t end;
 } inflight_t;
 
@@ -95,8 +101,15 @@ static uint64_t cdiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
 static int32_t sat32(int64_t v) { return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v; }
-static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
-static float clampf(float v, float lo, float hi) { return v < lo ? lo : v > hi ? hi : v; }
+/* min(max(v, lo), hi), as ONNX Clip: hi wins when lo > hi; a NaN passes through. */
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
+    v = v < lo ? lo : v;
+    return v > hi ? hi : v;
+}
+static float clampf(float v, float lo, float hi) {
+    v = v < lo ? lo : v;
+    return v > hi ? hi : v;
+}
 
 /* CRC-32 (IEEE 802.3, as zlib), four bits at a time. */
 static uint32_t crc32_update(uint32_t crc, const uint8_t *p, uint64_t n) {
@@ -282,6 +295,18 @@ static int overlaps(const range_t *x, const range_t *y) {
     return x->space == y->space && x->lo < x->hi && y->lo < y->hi && x->lo < y->hi && y->lo < x->hi;
 }
 
+static int overlaps_span(const range_t *x, const span_t *y) {
+    return x->space == y->space && x->lo < x->hi && y->lo < y->hi && x->lo < y->hi && y->lo < x->hi;
+}
+
+static span_t span(const range_t *r) {
+    span_t s;
+    s.lo = (uint32_t)r->lo;
+    s.hi = (uint32_t)r->hi;
+    s.space = r->space;
+    return s;
+}
+
 /* Time one unit instruction: it issues when the front end reaches it and its unit's queue has
  * room, starts when its unit is free and every earlier instruction it conflicts with (it reads
  * what they write, or writes what they read or write) has finished. Errors if the run would
@@ -297,9 +322,9 @@ static int32_t schedule(machine_t *m, int unit, uint64_t dur, const range_t *rea
     start = max64(max64(t, m->unit_free[unit]), m->floor);
     for (k = 0; k < m->ring_n && k < RING; ++k) {
         const inflight_t *o = &m->ring[k];
-        int hit = overlaps(write, &o->write);
-        for (r = 0; r < 4; ++r) hit = hit || overlaps(write, &o->reads[r]);
-        for (r = 0; r < n_reads; ++r) hit = hit || overlaps(&reads[r], &o->write);
+        int hit = overlaps_span(write, &o->write);
+        for (r = 0; r < 4; ++r) hit = hit || overlaps_span(write, &o->reads[r]);
+        for (r = 0; r < n_reads; ++r) hit = hit || overlaps_span(&reads[r], &o->write);
         if (hit) start = max64(start, o->end);
     }
     if (dur > m->h->cycle_limit || start > m->h->cycle_limit - dur) return AOTC_ACCEL_SIM_E_WATCHDOG;
@@ -310,8 +335,8 @@ static int32_t schedule(machine_t *m, int unit, uint64_t dur, const range_t *rea
     e = &m->ring[m->ring_n % RING];
     if (m->ring_n >= RING) m->floor = max64(m->floor, e->end);
     memset(e, 0, sizeof *e);
-    for (r = 0; r < n_reads && r < 4; ++r) e->reads[r] = reads[r];
-    e->write = *write;
+    for (r = 0; r < n_reads && r < 4; ++r) e->reads[r] = span(&reads[r]);
+    e->write = span(write);
     e->end = end;
     m->ring_n += 1;
     m->last_end = max64(m->last_end, end);
@@ -849,7 +874,8 @@ uint64_t aotc_accel_sim_workspace_bytes(const uint8_t *program, uint64_t program
 static int32_t check_tensor(const DLTensor *t, const region_t *r) {
     uint32_t d;
     int64_t expect = 1;
-    if (t == 0 || (t->data == 0 && r->bytes > 0) || t->ndim != r->ndim || t->dtype.code != r->code ||
+    if (t == 0 || (t->data == 0 && r->bytes > 0) || t->device.device_type != kDLCPU || t->ndim != r->ndim ||
+        t->dtype.code != r->code ||
         t->dtype.bits != r->bits || t->dtype.lanes != 1 || (t->ndim > 0 && t->shape == 0))
         return AOTC_ACCEL_SIM_E_BINDING;
     for (d = 0; d < r->ndim; ++d)
