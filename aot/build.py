@@ -6,6 +6,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from pathlib import Path
 
@@ -41,9 +42,10 @@ def _tail(text: str, n: int = 1) -> str:
 def configure(out: Path, target: str, extra: list[str] | None = None) -> None:
     t = get_target(target)
     require_tools(t)
-    # This Python's prefix: where pip puts vendor libraries with CMake configs (e.g. oneDNN's wheels)
+    # This Python's prefixes: where pip puts vendor libraries with CMake configs (e.g. oneDNN's wheels)
+    prefixes = ";".join(dict.fromkeys([sys.prefix, sysconfig.get_paths()["data"]]))
     args = [cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DCMAKE_BUILD_TYPE=Release",
-            f"-DCMAKE_PREFIX_PATH={sys.prefix}"]
+            f"-DCMAKE_PREFIX_PATH={prefixes}"]
     toolchain = None
     if t.toolchain:  # the bundle's own copy, as a standalone build of the bundle would use
         bundled = out / "bundle" / "target" / "toolchain.cmake"

@@ -53,9 +53,10 @@ class G:
         self.feeds[name] = self.rng.standard_normal(shape).astype(np.float32)
         return name
 
-    def const(self, shape: tuple[int, ...], scale: float = 0.3) -> str:
+    def const(self, shape: tuple[int, ...], scale: float = 0.3, positive: bool = False) -> str:
         name = f"c{len(self.inits)}"
-        self.inits.append(numpy_helper.from_array((self.rng.standard_normal(shape) * scale).astype(np.float32), name))
+        data = self.rng.standard_normal(shape) * scale
+        self.inits.append(numpy_helper.from_array((np.abs(data) + 0.5 if positive else data).astype(np.float32), name))
         return name
 
     def node(self, op: str, inputs: list[str], **attrs) -> str:
@@ -102,6 +103,14 @@ def residual_block(case_id, shape, vendor=ANY_REGION) -> Case:
     return g.case(case_id, [g.node("Relu", [g.node("Add", [y, x])])], vendor)
 
 
+def batchnorm_relu(case_id, shape, vendor=ANY_REGION) -> Case:
+    g = G(6)
+    c = shape[1]
+    stats = [g.const((c,), positive=True), g.const((c,)), g.const((c,)), g.const((c,), positive=True)]
+    y = g.node("BatchNormalization", [g.input("x", shape), *stats], epsilon=1e-3)
+    return g.case(case_id, [g.node("Relu", [y])], vendor)
+
+
 def views_and_concat(case_id, vendor=ANY_REGION) -> Case:
     """Conv, Concat with a constant, Flatten as an output (a copy), and a pooled branch."""
     g = G(5)
@@ -143,6 +152,9 @@ OP_CASES = [
     single("relu", "Relu", [(3, 50)]),
     single("clip", "Clip", [(3, 50)], [(), ()]),  # bounds are random: either order of min and max
     views_and_concat("concat_flatten_pool"),
+    batchnorm_relu("batchnorm_relu", (2, 6, 5, 5)),
+    single("transpose_to_nhwc", "Transpose", [(1, 4, 5, 6)], perm=[0, 2, 3, 1]),
+    single("transpose_channel_shuffle", "Transpose", [(1, 3, 4, 5, 5)], perm=[0, 2, 1, 3, 4]),
 ]
 
 TILED_CASES = [  # every layer much larger than its scratchpad
@@ -158,6 +170,9 @@ TILED_CASES = [  # every layer much larger than its scratchpad
     single("tiled_add_per_channel", "Add", [(1, 32, 40, 40)], [(1, 32, 1, 1)], vendor=tiny(1024)),
     single("tiled_add_same", "Add", [(1, 3, 50, 50), (1, 3, 50, 50)], vendor=tiny(1024)),
     views_and_concat("tiled_concat_flatten", vendor=tiny(256)),
+    batchnorm_relu("tiled_batchnorm", (1, 8, 50, 50), vendor=tiny(1024)),
+    single("tiled_transpose", "Transpose", [(1, 16, 40, 40)], vendor=tiny(1024), perm=[0, 2, 3, 1]),
+    single("tiled_transpose_rows", "Transpose", [(2, 6, 30, 40)], vendor=tiny(512), perm=[1, 0, 2, 3]),
 ]
 
 def untileable_model() -> tuple[onnx.ModelProto, dict]:
@@ -239,6 +254,16 @@ def test_resnet_fuses_residual_blocks_and_runs_whole():
     ops = [n.attrs["composite"] if n.op == "Composite" else n.op for n in fn.graph.nodes]
     assert ops.count("accel_sim.conv_add_act") == 3 and "accel_sim.conv_act" in ops
     assert set(where(g).values()) == {"accel_sim"}
+
+
+def test_zoo_partition():
+    """Only Softmax and LRN stay on the host; everything else of the zoo runs on the device,
+    each model as one function."""
+    for name in sorted(zoo.MODELS):
+        g = partition_model(zoo.build(name), Options(vendors=("accel_sim",)))
+        host = {n.op for n in g.nodes if n.op != "Call"}
+        assert host <= {"Softmax", "LRN"}, (name, host)
+        assert len(g.functions) == (2 if name == "alexnet" else 1), name
 
 
 def test_unsupported_ops_fall_back_to_the_host():

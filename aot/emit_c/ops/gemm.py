@@ -65,8 +65,11 @@ def sgemm_fields(m: int, n: int, k: int, a_strides: tuple[int, int], b: BLayout,
     }
 
 
-def struct_init(fields: dict[str, str]) -> str:
-    return "{" + ", ".join(f".{k} = {v}" for k, v in fields.items()) + "}"
+def struct_init(fields: dict[str, str], per_line: int = 5) -> str:
+    """A nested struct initializer, a few fields per line."""
+    items = [f".{k} = {v}" for k, v in fields.items()]
+    lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+    return "{" + ",\n        ".join(lines) + "}"
 
 
 def superseded(ctx: NodeContext, name: str, by: str) -> None:

@@ -268,9 +268,8 @@ def _emit_pass(ctx: NodeContext, k: int, ps: Pass, src: str, dst: str) -> None:
         "outer": str(outer), "out_h": str(idx_h.shape[0]), "mid": str(mid), "out_w": str(idx_w.shape[0]),
         "inner": str(inner), "taps_h": str(idx_h.shape[1]), "taps_w": str(idx_w.shape[1]),
         "x_outer_stride": str(in_h * mid * mid_stride), "x_mid_stride": str(mid_stride), **names,
-    })  # no comment here: model.py tells two params of one node apart only when they carry none
-    ctx.comment(f"{a['mode']} ({a['coordinate_transformation_mode']}) along axes "
-                f"{[ax for ax in axes if ax is not None]}: {list(ps.src)} -> {list(ps.dst)}")
+    }, comment=f"Resize {a['mode']} ({a['coordinate_transformation_mode']}) along axes "
+               f"{[ax for ax in axes if ax is not None]}: {list(ps.src)} -> {list(ps.dst)}")
     ctx.call("aotc_resize_f32", p, src, dst)
 
 

@@ -20,7 +20,8 @@ from aot.vendor.base import Vendor
 def worth_offloading(fn: Function) -> bool:
     """A region without a MAC-array or pooling layer would cost a device round trip for
     elementwise work the host does as fast: it stays on the host."""
-    return any(n.op in HEAVY or (n.op == "Composite" and not n.attrs["composite"].endswith("add_act"))
+    return any(n.op in HEAVY or (n.op == "Composite" and n.attrs["composite"].startswith(("accel_sim.conv",
+                                                                                        "accel_sim.dense")))
                for n in fn.graph.nodes)
 
 

@@ -118,6 +118,21 @@ def check_binary(node: Node, graph: Graph) -> Verdict:
     return ACCEPT
 
 
+def check_batchnorm(cfg: DeviceConfig) -> Callable[[Node, Graph], Verdict]:
+    def check(node: Node, graph: Graph) -> Verdict:
+        """Inference BatchNormalization with constant statistics: a per-channel multiply-add."""
+        if r := float32_only(node, graph):
+            return r
+        if any(graph.const(i) is None for i in node.inputs[1:5]):
+            return Reject("accel_sim needs constant BatchNormalization parameters")
+        if len(graph.tensors[node.inputs[0]].shape) < 2:
+            return Reject("accel_sim normalises tensors with a channel axis")
+        if 2 * 4 * graph.tensors[node.inputs[0]].shape[1] > cfg.spm_bytes // 4:
+            return Reject("the per-channel constants do not fit a quarter of the scratchpad")
+        return ACCEPT
+    return check
+
+
 def check_unary(node: Node, graph: Graph) -> Verdict:
     return float32_only(node, graph) or ACCEPT
 
@@ -132,7 +147,8 @@ def make_checkers(cfg: DeviceConfig) -> dict[str, Callable[[Node, Graph], Verdic
         "Conv": check_conv(cfg), "Gemm": gemm, "MatMul": gemm,
         "MaxPool": pool, "AveragePool": pool, "GlobalAveragePool": pool, "GlobalMaxPool": pool,
         "Add": check_binary, "Sub": check_binary, "Mul": check_binary, "Max": check_binary,
-        "Relu": check_unary, "Clip": check_unary, "Concat": check_concat,
+        "Relu": check_unary, "Clip": check_unary, "Concat": check_concat, "Transpose": check_unary,
+        "BatchNormalization": check_batchnorm(cfg),
         **{op: check_unary for op in VIEW_OPS},
     }
 

@@ -9,7 +9,7 @@ is accepted and what is lowered cannot disagree.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -65,7 +65,8 @@ class PoolLayer:
 
 @dataclass
 class BinaryLayer:
-    """y[p, q, r] = a[p, q, r] op b[q]: b varies along one contiguous block of y's axes."""
+    """y[p, q, r] = a[p, q, r] op b[q]: b varies along one contiguous block of y's axes.
+    `extra` operations follow on the same tile (BatchNormalization: a Mul, then an Add)."""
 
     op: str  # Add | Mul | Max (Sub with a constant is an Add of its negation)
     a: str
@@ -73,6 +74,7 @@ class BinaryLayer:
     y: str
     pqr: tuple[int, int, int]
     act: Act = None
+    extra: list[tuple[str, np.ndarray]] = field(default_factory=list)  # (op, constant [q]) applied next
 
     def reads(self) -> list[str]:
         return [self.a] + ([self.b] if isinstance(self.b, str) else [])
@@ -101,6 +103,17 @@ class ViewLayer:
 
 
 @dataclass
+class TransposeLayer:
+    x: str
+    y: str
+    shape: tuple[int, ...]  # x's
+    perm: tuple[int, ...]
+
+    def reads(self) -> list[str]:
+        return [self.x]
+
+
+@dataclass
 class ConcatLayer:
     xs: list[str]
     y: str
@@ -112,7 +125,7 @@ class ConcatLayer:
         return list(self.xs)
 
 
-Layer = ConvLayer | GemmLayer | PoolLayer | BinaryLayer | ClipLayer | ViewLayer | ConcatLayer
+Layer = ConvLayer | GemmLayer | PoolLayer | BinaryLayer | ClipLayer | ViewLayer | TransposeLayer | ConcatLayer
 
 
 def activation(node: Node) -> tuple[float, float]:
@@ -174,6 +187,13 @@ def binary_operands(node: Node, graph: Graph) -> tuple[str, str, tuple[int, int,
     return None
 
 
+def batchnorm_affine(node: Node, graph: Graph) -> tuple[np.ndarray, np.ndarray]:
+    """Inference BatchNormalization as y = x * scale[c] + shift[c]."""
+    gamma, beta, mean, var = (np.asarray(graph.const(i), np.float32) for i in node.inputs[1:5])
+    scale = gamma / np.sqrt(var + np.float32(node.attrs["epsilon"]))
+    return scale.astype(np.float32), (beta - mean * scale).astype(np.float32)
+
+
 def conv_layer(conv: Node, graph: Graph, y: str, act: Act = None, residual: str | None = None) -> ConvLayer:
     w = graph.const(conv.inputs[1])
     b = graph.const(conv.inputs[2]) if len(conv.inputs) > 2 and conv.inputs[2] else None
@@ -219,7 +239,7 @@ def layer_of(node: Node, graph: Graph) -> Layer:
         core = nodes.get("Gemm") or nodes.get("MatMul")
         if core is not None:
             return gemm_layer(core, body, y, nodes.get("Add"), act)
-        binary = next(n for n in body.nodes if n.op in BINARY_OPS)
+        binary = next(n for n in body.nodes if n.op in (*BINARY_OPS, "BatchNormalization"))
         layer = layer_of(binary, body)
         assert isinstance(layer, BinaryLayer)
         layer.y, layer.act = y, act
@@ -240,6 +260,13 @@ def layer_of(node: Node, graph: Graph) -> Layer:
             b_arr = np.ascontiguousarray(np.asarray(data, np.float32).reshape(-1))
             return BinaryLayer("Add" if op == "Sub" else op, a, -b_arr if op == "Sub" else b_arr, y, pqr)
         return BinaryLayer(op, a, b, y, pqr)
+    if op == "BatchNormalization":
+        scale, shift = batchnorm_affine(node, graph)
+        pqr = broadcast_pqr(graph.tensors[y].shape, (1, scale.size) + (1,) * (len(graph.tensors[y].shape) - 2))
+        assert pqr is not None
+        return BinaryLayer("Mul", node.inputs[0], scale, y, pqr, extra=[("Add", shift)])
+    if op == "Transpose":
+        return TransposeLayer(node.inputs[0], y, graph.tensors[node.inputs[0]].shape, tuple(node.attrs["perm"]))
     if op in ("Relu", "Clip"):
         return ClipLayer(node.inputs[0], y, graph.tensors[y].size, activation(node))
     if op in VIEW_OPS:

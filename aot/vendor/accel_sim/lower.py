@@ -49,6 +49,7 @@ from aot.vendor.accel_sim.layers import (
     GemmLayer,
     Layer,
     PoolLayer,
+    TransposeLayer,
     ViewLayer,
     layer_of,
 )
@@ -271,6 +272,8 @@ class Lowerer:
                 self.clip(layer)
             elif isinstance(layer, ViewLayer):
                 self.view(layer)
+            elif isinstance(layer, TransposeLayer):
+                self.transpose(layer)
             else:
                 self.concat(layer)
         self.b.end()
@@ -473,8 +476,11 @@ class Lowerer:
         p, q, r = L.pqr
         spm = Scratchpad(self.cfg.spm_bytes)
         b = self.const(L.b) if isinstance(L.b, np.ndarray) else self.place(L.b)
-        resident = q * F32 <= self.cfg.spm_bytes // 4  # b loaded once, whole
+        resident = (1 + len(L.extra)) * q * F32 <= self.cfg.spm_bytes // 4  # b (and extras) loaded once, whole
         bres = spm.take(q * F32) if resident else 0
+        if L.extra and not resident:
+            raise AotcError(f"accel_sim: the per-channel constants of {L.y} do not fit the scratchpad")
+        extras = [(op, spm.take(q * F32), self.const(data)) for op, data in L.extra]
         half = (self.cfg.spm_bytes - spm.top) // 2  # for each of the two tile buffers
         extra = 0 if resident else F32  # a tile row of r_t elements also needs its b element
         r_t = min(r, max(1, (half - extra) // F32))
@@ -485,8 +491,10 @@ class Lowerer:
         a, y = self.place(L.a), self.place(L.y)
         if resident:
             self.block(Op.LOAD, b, 0, bres, [], q * F32)
+        for _, at, src in extras:
+            self.block(Op.LOAD, src, 0, at, [], q * F32)
         regs = dict(VB_SO=1, VB_SI=0, **(self._act_regs(L.act) if L.act else {}))
-        flags = int(DType.F32) | (F_CLIP if L.act else 0)
+        ops = [(L.op, None), *((op, at) for op, at, _ in extras)]  # the last one clamps
         steps: list[Step] = []
         for pi in range(p):
             for q0 in range(0, q, q_t):
@@ -505,7 +513,10 @@ class Lowerer:
                             self.block(Op.LOAD, b, q0 * F32, baddr, [], qs * F32)
                     with self.into(st.work):  # in place: the result overwrites a's tile
                         self.b.set(V_OUTER=qs, V_INNER=rs, **regs)
-                        self.b.emit(_VECTOR_OP[L.op], flags, 0, abuf, baddr, abuf)
+                        for j, (op, ext) in enumerate(ops):
+                            flags = int(DType.F32) | (F_CLIP if L.act and j == len(ops) - 1 else 0)
+                            self.b.emit(_VECTOR_OP[op], flags, 0, abuf, baddr if ext is None else ext + q0 * F32,
+                                        abuf)
                         self.block(Op.STORE, y, at, abuf, dims, rs * F32)
         self.pipeline(steps, double=True)
 
@@ -534,6 +545,47 @@ class Lowerer:
         if src != dst:  # the result is a function output: copy it there
             nbytes = self.fn.graph.tensors[L.y].nbytes
             self.copy(src, 0, nbytes, dst, 0, nbytes, 1, nbytes)
+
+    def transpose(self, L: TransposeLayer) -> None:
+        """Gather the input with permuted strides into the scratchpad, store it densely: the
+        output's innermost dimensions form each chunk (as many as fit half the scratchpad),
+        the outer ones are loops. Dimensions that stay contiguous merge into long DMA rows."""
+        src, dst = self.place(L.x), self.place(L.y)
+        in_strides = [int(np.prod(L.shape[k + 1:], dtype=np.int64)) * F32 for k in range(len(L.shape))]
+        out_shape = [L.shape[p] for p in L.perm]
+        out_strides = [int(np.prod(out_shape[k + 1:], dtype=np.int64)) * F32 for k in range(len(out_shape))]
+        dims = [(n, in_strides[p], out_strides[k]) for k, (n, p) in enumerate(zip(out_shape, L.perm, strict=True))]
+        dims = [d for d in dims if d[0] > 1]
+        row = F32
+        while dims and dims[-1][1] == row and dims[-1][2] == row:  # contiguous on both sides
+            row *= dims.pop()[0]
+        half = (self.cfg.spm_bytes // 2) // 4 * 4
+        if row > half:  # no dimension is permuted inside a row longer than a buffer: copy pieces
+            for idx in np.ndindex(*[d[0] for d in dims]):
+                s_off = sum(i * d[1] for i, d in zip(idx, dims, strict=True))
+                d_off = sum(i * d[2] for i, d in zip(idx, dims, strict=True))
+                self.copy(src, s_off, row, dst, d_off, row, 1, row)
+            return
+        inner: list[tuple[int, int, int]] = []  # the chunk's dimensions, dense in the scratchpad
+        size = row
+        while dims and size * dims[-1][0] <= half:
+            n, s_stride, _ = dims.pop()
+            inner.insert(0, (n, s_stride, size))
+            size *= n
+        spm = Scratchpad(self.cfg.spm_bytes)
+        bufs = [spm.take(size), spm.take(size)]
+        self.spm_peak = max(self.spm_peak, spm.top)
+        steps = []
+        for k, idx in enumerate(np.ndindex(*[d[0] for d in dims])):
+            s_off = sum(i * d[1] for i, d in zip(idx, dims, strict=True))
+            d_off = sum(i * d[2] for i, d in zip(idx, dims, strict=True))
+            st, buf = Step(), bufs[k % 2]
+            with self.into(st.loads):
+                self.block(Op.LOAD, src, s_off, buf, list(inner), row)
+            with self.into(st.work):  # the chunk is contiguous in the output
+                self.block(Op.STORE, dst, d_off, buf, [], size)
+            steps.append(st)
+        self.pipeline(steps, double=True)
 
     def concat(self, L: ConcatLayer) -> None:
         y = self.place(L.y)

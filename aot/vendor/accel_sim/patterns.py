@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from aot.ir import Graph, Node
 from aot.partition.pattern import Composite, Const, Opt, P, X
-from aot.vendor.accel_sim.checkers import check_binary, check_conv, check_gemm
+from aot.vendor.accel_sim.checkers import check_batchnorm, check_binary, check_conv, check_gemm
 from aot.vendor.accel_sim.device import DeviceConfig
 
 
@@ -41,4 +41,5 @@ def make_patterns(cfg: DeviceConfig) -> tuple[Composite, ...]:
                   check=lambda nodes, g: all(n.op != "MatMul" for n in nodes) or _bias_is_a_row(nodes, g)),
         Composite("accel_sim.dense", matmul_bias, check=_bias_is_a_row),
         Composite("accel_sim.add_act", P(act, P("Add|Mul|Max", X, X, check=check_binary))),
+        Composite("accel_sim.batchnorm_act", P(act, P("BatchNormalization", check=check_batchnorm(cfg)))),
     )

@@ -17,7 +17,7 @@ def _float32(node: Node, graph: Graph) -> Verdict | None:
 
 def check_binary(node: Node, graph: Graph) -> Verdict:
     """Add/Sub/Mul: b has a's shape, is a scalar, or is a row broadcast over a's last dim."""
-    if r := _float32(node, graph):
+    if (r := _float32(node, graph)) is not None:
         return r
     a, b, y = (graph.tensors[t].shape for t in (node.inputs[0], node.inputs[1], node.outputs[0]))
     if a != y:
@@ -29,11 +29,12 @@ def check_binary(node: Node, graph: Graph) -> Verdict:
 
 
 def check_unary(node: Node, graph: Graph) -> Verdict:
-    return _float32(node, graph) or ACCEPT
+    r = _float32(node, graph)
+    return ACCEPT if r is None else r
 
 
 def check_gemm(node: Node, graph: Graph) -> Verdict:
-    if r := _float32(node, graph):
+    if (r := _float32(node, graph)) is not None:
         return r
     if node.op == "Gemm" and node.attrs.get("transA", 0):
         return Reject("cref Gemm needs transA=0")

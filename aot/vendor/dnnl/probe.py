@@ -15,8 +15,10 @@ import hashlib
 import os
 import re
 import shutil
+import site
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,8 +45,9 @@ class OneDNN:
 
 
 def find_onednn() -> OneDNN | None:
-    """oneDNN 3.x under $DNNL_ROOT or this Python's prefix (where the pip wheels put it)."""
-    for root in filter(None, (os.environ.get("DNNL_ROOT"), sys.prefix)):
+    """oneDNN 3.x under $DNNL_ROOT or where pip puts this Python's data files (the wheels' include/, lib/)."""
+    roots = (os.environ.get("DNNL_ROOT"), sys.prefix, sysconfig.get_paths()["data"], site.getuserbase())
+    for root in filter(None, dict.fromkeys(roots)):
         header = Path(root) / "include" / "oneapi" / "dnnl" / "dnnl_version.h"
         if not header.is_file() or not any((Path(root) / "lib").glob("libdnnl.so*")):
             continue
