@@ -270,3 +270,13 @@ def test_metadata_lists_functions():
     assert entry["symbol"] == "mlp_cref_0" and entry["compiler"] == "cref"
     assert entry["nodes"] == ["gemm3", "relu4", "gemm7", "relu8", "gemm11"]
     assert "mlp_cref_0(ins, outs," in bundle.files["src/mlp.c"]
+
+
+def test_cref_refuses_what_it_cannot_take_and_says_why():
+    from aot.ir import Graph, Node, Tensor
+
+    t = {n: Tensor(n, (2, 3), "int64") for n in ("a", "b", "y")}
+    g = Graph("g", [Node("Add", "add", ["a", "b"], ["y"])], t, ["a", "b"], ["y"])
+    verdict = CREF.check(g.nodes[0], g)
+    assert not verdict and "float32" in verdict.reason
+    assert not CREF.check(Node("Softmax", "s", ["a"], ["y"]), g)
