@@ -56,8 +56,8 @@ CASES = [
     gemm("gemm_gemv", 1, 300, 100),  # one row: the single-row kernel
     gemm("gemm_fc_batch", 2, 512, 1000, trans_b=1),
     gemm("gemm_k_blocks", 13, 600, 35),  # three k-blocks of the core
-    gemm("gemm_row_blocks", 150, 40, 20),  # more rows than one row block
-    gemm("gemm_k_zero_rows", 8, 1, 33),
+    gemm("gemm_row_blocks", 200, 300, 20),  # more rows than one row block of the core
+    gemm("gemm_k_one", 8, 1, 33),
     # C broadcast forms
     gemm("gemm_c_scalar", 4, 5, 18, c=()),
     gemm("gemm_c_one", 4, 5, 18, c=(1,), beta=0.7),
@@ -72,6 +72,7 @@ CASES = [
     gemm("gemm_runtime_b_trans", 9, 7, 21, const_b=False, trans_b=1),
     gemm("gemm_runtime_b_trans_a", 9, 7, 21, const_b=False, trans_a=1, trans_b=1, alpha=-1.0),
     gemm("gemm_runtime_b_wide", 20, 300, 50, const_b=False),
+    op_case("gemm_const_a", "Gemm", {"b": (6, 20)}, consts={"a": w(5, 6), "c": w(20)}, input_order=["a", "b", "c"]),
 ]
 
 
@@ -100,6 +101,7 @@ CASES += [
     matmul("matmul_batched_const_narrow", (3, 7, 5), (1, 5, 4), const_b=True),
     matmul("matmul_rank5", (2, 1, 2, 3, 4), (3, 1, 4, 2)),
     matmul("matmul_linear", (1, 64, 300), (300, 40), const_b=True),
+    matmul("matmul_runtime_k_blocks", (1, 70, 300), (300, 45)),
     matmul("matmul_attention", (1, 4, 33, 16), (1, 4, 16, 33)),
 ]
 

@@ -25,10 +25,11 @@ typedef struct {
                            * positions per pass */
 } aotc_conv_params;
 
-/* ONNX Conv, general case: for each image, group and block of output positions, the
- * patch matrix (im2col) is built block by block in `scratch`, already in the GEMM
- * core's packed layout, and multiplied by the group's weights.
- * scratch: kc x nc floats, nc rounded up to whole GEMM panels (AOTC_GEMM_PANEL). */
+/* ONNX Conv, general case: for each image, group and block of nc output positions,
+ * the patch matrix (im2col) is built kc rows at a time in `scratch` and multiplied by
+ * the group's weights, accumulating into Y (which starts as the bias).
+ * scratch: kc rows of nc floats, each rounded up to an odd number of AOTC_GEMM_PANEL
+ * panels (rows an odd number of cache lines apart use every L1 set). */
 void aotc_conv_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias, float *y,
                    float *scratch);
 

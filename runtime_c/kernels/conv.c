@@ -254,18 +254,18 @@ static void depthwise_rows_3x3(float *y, ptrdiff_t y_step, const float *x, ptrdi
         const float *AOTC_RESTRICT r2 = x + 2 * x_d;
         for (ox = 0; ox < n_out; ++ox) { /* border columns: the taps [k0, k1) inside */
             int32_t base, k0, k1;
-            float acc = b;
+            float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f; /* one sum per tap row: short dependency chains */
             if (ox == lo) ox = hi;
             if (ox >= n_out) break;
             base = ox * sx - px;
             valid_range(3, n_in, dx, base, &k0, &k1);
             for (kx = k0; kx < k1; ++kx) {
                 const int32_t i = base + kx * dx;
-                acc = MADD(w[kx], r0[i], acc);
-                acc = MADD(w[3 + kx], r1[i], acc);
-                acc = MADD(w[6 + kx], r2[i], acc);
+                s0 = MADD(w[kx], r0[i], s0);
+                s1 = MADD(w[3 + kx], r1[i], s1);
+                s2 = MADD(w[6 + kx], r2[i], s2);
             }
-            yr[ox] = acc;
+            yr[ox] = b + (s0 + s1 + s2);
         }
 #define TAPS3X3(S)                                                                               \
         for (ox = lo; ox < hi; ++ox) {                                                           \

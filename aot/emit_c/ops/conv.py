@@ -15,6 +15,7 @@ row-major A the GEMM core reads, and ConvTranspose reads it transposed by stride
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from aot.emit_c.cformat import c_ints
@@ -60,9 +61,7 @@ def _conv_plan(node: Node, graph: Graph) -> ConvPlan:
     group = a["group"]
     kernel, strides, dilations, pads = a["kernel_shape"], a["strides"], a["dilations"], a["pads"]
     in_c, out_c = x[1], y[1]
-    taps = 1
-    for k in kernel:
-        taps *= k
+    taps = math.prod(kernel)
     fields = {
         "batch": str(x[0]), "group": str(group), "in_c": str(in_c), "out_c": str(out_c),
         "in_size": c_ints(_pad3(x[2:], 1)), "out_size": c_ints(_pad3(y[2:], 1)),
@@ -74,9 +73,7 @@ def _conv_plan(node: Node, graph: Graph) -> ConvPlan:
                 f"dilations {list(dilations)}, pads {list(pads)}, group {group}")
     if transpose:
         rows = out_c // group * taps
-        npos = 1
-        for s in x[2:]:
-            npos *= s
+        npos = math.prod(x[2:])
         nc = npos if rows * npos <= COLS_FLOATS else max(PANEL, COLS_FLOATS // rows // PANEL * PANEL)
         fields["nc"] = str(nc)
         return ConvPlan("aotc_conv_transpose_f32", fields, rows * nc * 4 + WORK_BYTES,
@@ -85,11 +82,8 @@ def _conv_plan(node: Node, graph: Graph) -> ConvPlan:
         return ConvPlan("aotc_conv_depthwise_f32", fields, 0, f"Conv (depthwise) {geometry}")
     if all(k == 1 for k in kernel) and all(s == 1 for s in strides) and not any(pads):
         return ConvPlan("aotc_conv_pointwise_f32", fields, WORK_BYTES, f"Conv (1x1) {geometry}")
-    npos = 1
-    for s in y[2:]:
-        npos *= s
     kc = _balanced_block(in_c // group * taps, KC)
-    nc = _balanced_block(npos, NC, PANEL)
+    nc = _balanced_block(math.prod(y[2:]), NC, PANEL)
     fields["kc"], fields["nc"] = str(kc), str(nc)
     ldc = (_ceil_div(nc, PANEL) | 1) * PANEL  # conv.c: patch rows an odd number of panels apart
     return ConvPlan("aotc_conv_f32", fields, kc * ldc * 4,
@@ -104,6 +98,13 @@ def _check(node: Node, graph: Graph) -> str | None:
         return f"{node.op} with {nd} spatial dims is not supported (1 to {MAX_SPATIAL})"
     if len(w) != len(x) or list(w[2:]) != list(node.attrs["kernel_shape"]):
         return f"{node.op} weight shape {list(w)} does not match kernel_shape {node.attrs['kernel_shape']}"
+    group, in_c, out_c = node.attrs["group"], x[1], graph.tensors[node.outputs[0]].shape[1]
+    if group < 1 or in_c % group or out_c % group:
+        return f"{node.op} group {group} does not divide {in_c} input and {out_c} output channels"
+    per_group = (w[0] == out_c and w[1] * group == in_c) if node.op == "Conv" else \
+        (w[0] == in_c and w[1] * group == out_c)
+    if not per_group:
+        return f"{node.op} weight shape {list(w)} does not match {in_c} -> {out_c} channels in {group} groups"
     if any(p < 0 for p in node.attrs["pads"]):
         return f"{node.op} pads must not be negative, got {node.attrs['pads']}"
     if max(graph.tensors[t].size for t in (node.inputs[0], node.inputs[1], node.outputs[0])) > 2**31 - 1:

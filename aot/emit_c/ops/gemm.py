@@ -72,13 +72,6 @@ def struct_init(fields: dict[str, str], per_line: int = 5) -> str:
     return "{" + ",\n        ".join(lines) + "}"
 
 
-def superseded(ctx: NodeContext, name: str, by: str) -> None:
-    """The kernel reads a repacked copy (`by`) of constant `name` instead of `name` itself.
-    The model emitter still declares every constant input; referencing it once keeps
-    -Wunused-const-variable quiet (the optimiser then drops the unused array)."""
-    ctx.line(f"(void){ctx.ptr(name)}; /* read as {by} */")
-
-
 def _const_b_packs(n: int) -> bool:
     """A constant B is packed unless it is narrower than a panel (padding would multiply its size)."""
     return n >= PANEL
@@ -140,29 +133,25 @@ def _emit_gemm(ctx: NodeContext) -> None:
     trans_a, trans_b = ctx.attrs["transA"], ctx.attrs["transB"]
     a_strides = (1, m) if trans_a else (k, 1)
 
-    b_ptr = ctx.ptr(b)
-    if plan.b_const:
+    if plan.b_const:  # op(B) is laid out here, so the kernel never transposes it
         b_kn = np.asarray(ctx.const(b), np.float32)
         b_kn = b_kn.T if trans_b else b_kn
         if plan.b_packed:
             b_ptr = ctx.const_array("b_packed", pack_b(b_kn), comment=f"B of {ctx.node.name}, packed: "
                                     f"{-(-n // PANEL)} panels of {k} x {PANEL}")
-            superseded(ctx, b, b_ptr)
             b_layout = BLayout.packed(k)
         else:
-            if trans_b:
-                b_ptr = ctx.const_array("b_kn", np.ascontiguousarray(b_kn), comment="B transposed to k x n")
-                superseded(ctx, b, b_ptr)
+            b_ptr = ctx.const_array("b_kn", np.ascontiguousarray(b_kn), comment="B as k x n") if trans_b \
+                else ctx.ptr(b)
             b_layout = BLayout.plain(n)
-    else:
-        b_layout = BLayout.packed(k) if trans_b else BLayout.plain(n)  # a runtime B^T is packed by the kernel
+    else:  # a runtime B^T is packed by the kernel into scratch
+        b_ptr = ctx.ptr(b)
+        b_layout = BLayout.packed(k) if trans_b else BLayout.plain(n)
     cin_ptr, cin_strides = "NULL", (0, 0)
     if c and beta != 0.0:
         cs = (1,) * (2 - len(ctx.shape(c))) + tuple(ctx.shape(c))
         cin_ptr = ctx.ptr(c)
         cin_strides = (cs[1] if cs[0] > 1 else 0, 1 if cs[1] > 1 else 0)
-    elif c:
-        ctx.line(f"(void){ctx.ptr(c)}; /* C is unused: beta = 0 */")
     work = ctx.scratch("float") if plan.scratch else "NULL"
     fields = sgemm_fields(m, n, k, a_strides, b_layout, n, cin_strides, alpha, beta)
     pack_at_run_time = not plan.b_const and trans_b
@@ -233,16 +222,14 @@ def _emit_matmul(ctx: NodeContext) -> None:
     plan = _matmul_plan(ctx.node, ctx.graph)
     m, n, k = plan.m, plan.n, plan.k
 
-    b_ptr, b_step = ctx.ptr(b), k * n
-    b_layout = BLayout.plain(n)
     if plan.b_packed:
         slices = np.asarray(ctx.const(b), np.float32).reshape(-1, k, n)
         b_ptr = ctx.const_array("b_packed", np.stack([pack_b(s) for s in slices]),
                                 comment=f"B of {ctx.node.name}, packed: {len(slices)} x "
                                         f"{-(-n // PANEL)} panels of {k} x {PANEL}")
-        superseded(ctx, b, b_ptr)
-        b_step = packed_size(k, n)
-        b_layout = BLayout.packed(k)
+        b_step, b_layout = packed_size(k, n), BLayout.packed(k)
+    else:
+        b_ptr, b_step, b_layout = ctx.ptr(b), k * n, BLayout.plain(n)
     work = "NULL" if plan.b_packed else ctx.scratch("float")
     what = f"MatMul {list(ctx.shape(a))} x {list(ctx.shape(b))} -> {list(ctx.shape(y))}"
     fields = sgemm_fields(m, n, k, (k, 1), b_layout, n)
