@@ -572,19 +572,26 @@ class Lowerer:
             n, s_stride, _ = dims.pop()
             inner.insert(0, (n, s_stride, size))
             size *= n
+        split = (1, 1, 0, 0)  # the next dimension, cut in blocks of k: (n, k, source and output strides)
+        if dims:
+            n, s_stride, d_stride = dims.pop()
+            split = (n, max(1, half // size), s_stride, d_stride)
+        n_split, k, s_split, d_split = split
         spm = Scratchpad(self.cfg.spm_bytes)
-        bufs = [spm.take(size), spm.take(size)]
+        bufs = [spm.take(size * min(k, n_split)) for _ in range(2)]
         self.spm_peak = max(self.spm_peak, spm.top)
         steps = []
-        for k, idx in enumerate(np.ndindex(*[d[0] for d in dims])):
-            s_off = sum(i * d[1] for i, d in zip(idx, dims, strict=True))
-            d_off = sum(i * d[2] for i, d in zip(idx, dims, strict=True))
-            st, buf = Step(), bufs[k % 2]
-            with self.into(st.loads):
-                self.block(Op.LOAD, src, s_off, buf, list(inner), row)
-            with self.into(st.work):  # the chunk is contiguous in the output
-                self.block(Op.STORE, dst, d_off, buf, [], size)
-            steps.append(st)
+        for idx in np.ndindex(*[d[0] for d in dims]):
+            base_s = sum(i * d[1] for i, d in zip(idx, dims, strict=True))
+            base_d = sum(i * d[2] for i, d in zip(idx, dims, strict=True))
+            for b0 in range(0, n_split, k):
+                kk = min(k, n_split - b0)
+                st, buf = Step(), bufs[len(steps) % 2]
+                with self.into(st.loads):
+                    self.block(Op.LOAD, src, base_s + b0 * s_split, buf, [(kk, s_split, size), *inner], row)
+                with self.into(st.work):  # the chunk is contiguous in the output
+                    self.block(Op.STORE, dst, base_d + b0 * d_split, buf, [], kk * size)
+                steps.append(st)
         self.pipeline(steps, double=True)
 
     def concat(self, L: ConcatLayer) -> None:
