@@ -280,3 +280,23 @@ def test_cref_refuses_what_it_cannot_take_and_says_why():
     verdict = CREF.check(g.nodes[0], g)
     assert not verdict and "float32" in verdict.reason
     assert not CREF.check(Node("Softmax", "s", ["a"], ["y"]), g)
+
+
+ZOO_CASES = []
+for _name in sorted(zoo.MODELS):
+    _model = zoo.build(_name)
+    _case = model_case(f"zoo_{_name}", _model.graph, zoo.random_inputs(_model), opset=_model.opset_import[0].version)
+    _case.vendors = ("cref",)
+    ZOO_CASES.append(_case)
+
+
+@pytest.fixture(scope="module")
+def zoo_build():
+    return shared_build(ZOO_CASES)
+
+
+@pytest.mark.parametrize("case_id", [c.id for c in ZOO_CASES])
+def test_zoo_models_partitioned_for_cref_match_onnxruntime(zoo_build, case_id):
+    zoo_build.check(case_id)
+    if case_id != "zoo_squeezenet":  # the only model without a dense layer for cref to take
+        assert len(zoo_build.meta[case_id]["partition"]) == 1

@@ -53,7 +53,7 @@ from aot.vendor.accel_sim.layers import (
     ViewLayer,
     layer_of,
 )
-from aot.vendor.accel_sim.tiling import F32, cdiv, plan_conv, plan_gemm, plan_pool
+from aot.vendor.accel_sim.tiling import F32, plan_conv, plan_gemm, plan_pool
 
 _VECTOR_OP = {"Add": Op.VADD, "Mul": Op.VMUL, "Max": Op.VMAX}
 _ALIGN = 16  # alignment of constants and scratch tensors in main memory
@@ -607,4 +607,4 @@ def lower_function(fn: Function, cfg: DeviceConfig) -> Lowered:
     return Lowerer(fn, cfg).lower()
 
 
-__all__ = ["Lowered", "Place", "lower_function", "cdiv"]
+__all__ = ["Lowered", "Place", "lower_function"]

@@ -5,15 +5,22 @@ own C against its own small runtime (runtime_c/vendor/cref/), through the same
 interface a third-party vendor uses.
 """
 
+from aot.ir import Function
 from aot.vendor.base import Vendor
 from aot.vendor.cref.checkers import CHECKERS
 from aot.vendor.cref.codegen import codegen
 from aot.vendor.cref.patterns import PATTERNS
+
+def keep_region(fn: Function) -> bool:
+    """A region with no dense layer is not worth a call across the DLTensor boundary: leave it to the host."""
+    return any(n.op in ("Gemm", "MatMul", "Composite") for n in fn.graph.nodes)
+
 
 VENDOR = Vendor(
     name="cref",
     checkers=CHECKERS,
     patterns=PATTERNS,
     codegen=codegen,
+    keep_region=keep_region,
     description="reference C vendor: elementwise ops and dense layers (worked example)",
 )
