@@ -11,6 +11,7 @@ from aot.vendor.cref.checkers import CHECKERS
 from aot.vendor.cref.codegen import codegen
 from aot.vendor.cref.patterns import PATTERNS
 
+
 def keep_region(fn: Function) -> bool:
     """A region with no dense layer is not worth a call across the DLTensor boundary: leave it to the host."""
     return any(n.op in ("Gemm", "MatMul", "Composite") for n in fn.graph.nodes)
