@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from collections import Counter
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,7 +19,8 @@ def function_table(graph: Graph, reports: dict[str, dict] | None = None) -> str:
     rows = [("function", "vendor", "ops", "in bytes", "out bytes")]
     for sym, fn in graph.functions.items():
         g = fn.graph
-        ops = ", ".join(n.attrs["composite"] if n.op == "Composite" else n.op for n in g.nodes)
+        counts = Counter(n.attrs["composite"] if n.op == "Composite" else n.op for n in g.nodes)
+        ops = ", ".join(op if k == 1 else f"{op} x{k}" for op, k in counts.items())
         rows.append((sym, fn.compiler, ops, str(sum(g.tensors[t].nbytes for t in g.inputs)),
                      str(sum(g.tensors[t].nbytes for t in g.outputs))))
     host = [n for n in graph.nodes if n.op != "Call"]
