@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import html
-from collections import Counter
 import shutil
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 from aot.ir import Graph, Node
