@@ -112,6 +112,23 @@ class Graph:
                     seen.append(self.tensors[o])
         return seen
 
+    def subgraph(self, nodes: list[Node], name: str, outputs: list[str]) -> Graph:
+        """`nodes` as a Graph of their own: the tensors they touch, and as inputs the non-constant
+        tensors they read from outside (in first-use order)."""
+        produced = {o for n in nodes for o in n.outputs if o}
+        inputs: list[str] = []
+        names: set[str] = set()
+        for n in nodes:
+            for i in n.inputs:
+                if not i:
+                    continue
+                names.add(i)
+                if i not in produced and not self.tensors[i].is_const and i not in inputs:
+                    inputs.append(i)
+            names.update(o for o in n.outputs if o)
+        return Graph(name=name, nodes=nodes, tensors={k: self.tensors[k] for k in names}, inputs=inputs,
+                     outputs=outputs, meta={k: v for k, v in self.meta.items() if k == "opset"})
+
     def copy(self) -> Graph:
         return Graph(
             name=self.name,

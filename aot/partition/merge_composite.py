@@ -20,26 +20,9 @@ if TYPE_CHECKING:
     from aot.vendor.base import Vendor
 
 
-def composite_body(graph: Graph, nodes: list[Node], name: str) -> Graph:
-    """The subgraph of `nodes` as a Graph: inputs are the non-constant tensors it reads from outside."""
-    produced = {o for n in nodes for o in n.outputs if o}
-    inputs: list[str] = []
-    names: set[str] = set()
-    for n in nodes:
-        for i in n.inputs:
-            if not i:
-                continue
-            names.add(i)
-            if i not in produced and graph.tensors[i].data is None and i not in inputs:
-                inputs.append(i)
-        names.update(o for o in n.outputs if o)
-    return Graph(name=name, nodes=nodes, tensors={k: graph.tensors[k] for k in names}, inputs=inputs,
-                 outputs=[nodes[-1].outputs[0]], meta=dict(graph.meta))
-
-
 def make_composite(graph: Graph, nodes: list[Node], composite: str, compiler: str) -> Node:
     root = nodes[-1]
-    body = composite_body(graph, nodes, f"{composite}:{root.name}")
+    body = graph.subgraph(nodes, f"{composite}:{root.name}", [root.outputs[0]])
     ext = [i for i in dict.fromkeys(i for n in nodes for i in n.inputs if i) if i in body.inputs
            or graph.tensors[i].data is not None]
     return Node("Composite", root.name, ext, [root.outputs[0]],

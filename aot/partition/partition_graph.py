@@ -21,21 +21,10 @@ from aot.passes.base import Pass
 
 def outline(graph: Graph, nodes: list[Node], symbol: str, compiler: str) -> tuple[Function, Node]:
     inside = {n.name for n in nodes}
-    produced = {o for n in nodes for o in n.outputs if o}
     used_outside = {i for n in graph.nodes if n.name not in inside for i in n.inputs if i}
-    inputs: list[str] = []
-    names: set[str] = set()
-    for n in nodes:
-        for i in n.inputs:
-            if not i:
-                continue
-            names.add(i)
-            if i not in produced and not graph.tensors[i].is_const and i not in inputs:
-                inputs.append(i)
-        names.update(o for o in n.outputs if o)
     outputs = [o for n in nodes for o in n.outputs if o and (o in used_outside or o in graph.outputs)]
-    body = Graph(name=symbol, nodes=nodes, tensors={k: graph.tensors[k] for k in names}, inputs=inputs,
-                 outputs=outputs, meta={k: v for k, v in graph.meta.items() if k == "opset"})
+    body = graph.subgraph(nodes, symbol, outputs)
+    inputs = body.inputs
     fn = Function(global_symbol=symbol, compiler=compiler, graph=body)
     call = Node("Call", symbol, list(inputs), list(outputs), {"function": symbol, "compiler": compiler},
                 origin=tuple(s for n in nodes for s in n.sources()))
