@@ -9,14 +9,18 @@ an ONNX Identity on one float) so small models can be read fairly.
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import statistics
+import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from aot.build import run_bundle
+from aot.build import run_bundle, runner_path
 from aot.errors import AotcError
 from aot.npz import load_inputs
 from aot.targets import get_target
@@ -31,6 +35,9 @@ class BenchRow:
     max_abs_err: float
     arena_bytes: int
     lower_bound_bytes: int
+    tight_bound_bytes: int = 0
+    io_bytes: int = 0
+    instructions: int | None = None  # callgrind's Ir for one inference (<name>_run only), if measured
 
     @property
     def ratio(self) -> float:
@@ -70,8 +77,25 @@ def ort_call_floor(repeat: int = 200) -> float:
     return time_ort(_ort_session(m.SerializeToString()), {"x": np.zeros(1, np.float32)}, repeat)
 
 
+def count_instructions(out: Path, meta: dict, inputs: list[np.ndarray]) -> int | None:
+    """Instructions of one inference: the runner under `valgrind --tool=callgrind` with collection
+    only inside <name>_run, in an empty environment (env -i) so the count repeats exactly.
+    None when valgrind is missing or the run fails."""
+    if shutil.which("valgrind") is None:
+        return None
+    runner = runner_path(out, meta).resolve()
+    with tempfile.TemporaryDirectory(prefix="aotc-callgrind-") as tmp:
+        in_file = Path(tmp) / "inputs.bin"
+        in_file.write_bytes(b"".join(np.asarray(x, order="C").tobytes() for x in inputs))
+        cmd = ["env", "-i", shutil.which("valgrind"), "--tool=callgrind", f"--toggle-collect={meta['name']}_run",
+               f"--callgrind-out-file={tmp}/callgrind.out", str(runner), "inputs.bin", "outputs.bin", "0"]
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, stdin=subprocess.DEVNULL)
+    m = re.search(r"Collected\s*:\s*([0-9]+)", r.stderr)
+    return int(m.group(1)) if r.returncode == 0 and m else None
+
+
 def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: int = 50,
-              model: str | None = None) -> BenchRow:
+              model: str | None = None, instructions: bool = False) -> BenchRow:
     source = Path(model or meta.get("source", ""))
     if not source.is_file():
         raise AotcError(f"cannot find the ONNX model for onnxruntime ('{source}'); pass --model")
@@ -96,14 +120,22 @@ def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: i
               for s, r in zip(meta["outputs"], refs, strict=True))
     mem = meta["memory"]
     return BenchRow(meta["name"], median_ns / 1e3, time_ort(sess, feeds, repeat), ort_call_floor(), err,
-                    mem["arena_bytes"], mem["lower_bound_bytes"])
+                    mem["arena_bytes"], mem["lower_bound_bytes"], mem.get("tight_bound_bytes", 0),
+                    mem.get("io_bytes", 0), count_instructions(out, meta, inputs) if instructions else None)
 
 
 def format_table(rows: list[BenchRow]) -> str:
-    head = ("| model | bundle us | onnxruntime us | ratio | ort call floor us | max abs err | arena B "
-            "| lower bound B | arena/bound |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+    """Latency and ratio; callgrind instructions of one run (M); memory: the arena against its lower
+    bound, and RAM for activations (arena + caller I/O) against the tight bound (planner docstring)."""
+    head = ("| model | bundle us | onnxruntime us | ratio | ort call floor us | instr (M) | max abs err | arena B "
+            "| lower bound B | arena/bound | arena+io B | tight bound B | (arena+io)/tight |\n"
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
     body = "".join(
         f"| {r.model} | {r.bundle_us:.1f} | {r.ort_us:.1f} | {r.ratio:.2f} | {r.ort_floor_us:.1f} | "
+        f"{'-' if r.instructions is None else f'{r.instructions / 1e6:.2f}'} | "
         f"{r.max_abs_err:.2e} | {r.arena_bytes} | {r.lower_bound_bytes} | "
-        f"{r.arena_bytes / r.lower_bound_bytes if r.lower_bound_bytes else 1.0:.3f} |\n" for r in rows)
+        f"{r.arena_bytes / r.lower_bound_bytes if r.lower_bound_bytes else 1.0:.3f} | "
+        f"{r.arena_bytes + r.io_bytes} | {r.tight_bound_bytes} | "
+        f"{(r.arena_bytes + r.io_bytes) / r.tight_bound_bytes if r.tight_bound_bytes else 1.0:.3f} |\n"
+        for r in rows)
     return head + body

@@ -2,7 +2,8 @@
 
     aotc MODEL.onnx -o OUT [--target T] [--name N]     compile; OUT/bundle + CMake build tree OUT
     aotc run OUT --inputs IN.npz --outputs OUT.npz      run the built runner
-    aotc bench OUT [--inputs IN.npz] [--repeat N]       bundle vs onnxruntime, same inputs, one run
+    aotc bench OUT [--inputs IN.npz] [--repeat N] [--instructions]
+                                                        bundle vs onnxruntime, same inputs, one run
     aotc footprint OUT                                  flash and RAM of the built bundle -> OUT/footprint.json
     aotc partition MODEL.onnx --vendor V [--annotate F] -o P.onnx [--show]   the partition as ONNX
     aotc --list-targets                                 the targets, with their memory
@@ -70,6 +71,8 @@ def _run_parser(cmd: str) -> argparse.ArgumentParser:
         p.add_argument("--repeat", type=int, default=0, help="also time this many runs and print the median")
     else:
         p.add_argument("--repeat", type=int, default=50, help="timed runs per engine (default 50)")
+        p.add_argument("--instructions", action="store_true",
+                       help="also count the instructions of one inference under valgrind --tool=callgrind")
         p.add_argument("--model", help="ONNX model for onnxruntime (default: the one OUT was compiled from)")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
@@ -170,7 +173,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     from aot.bench import bench_one, format_table
 
     out = Path(args.out)
-    row = bench_one(out, _metadata(out), inputs_npz=args.inputs, repeat=args.repeat, model=args.model)
+    row = bench_one(out, _metadata(out), inputs_npz=args.inputs, repeat=args.repeat, model=args.model,
+                    instructions=args.instructions)
     print(format_table([row]), end="")
     return 0
 

@@ -14,7 +14,7 @@ from aot.ir import Graph
 from aot.partition import partition_for
 from aot.partition.manual import load_annotations
 from aot.partition.serialize import from_onnx
-from aot.passes import simplify
+from aot.passes import HOST_PIPELINE, simplify
 from aot.targets import fit_bundle, get_target
 from aot.vendor import Artifact, CodegenContext, Vendor, find_vendor
 
@@ -62,6 +62,7 @@ def codegen_functions(graph: Graph, target: str) -> dict[str, Artifact]:
 
 def compile_model(model: onnx.ModelProto, options: Options = Options(), source: str = "model.onnx") -> Bundle:
     graph = partition_model(model, options, source)
+    graph = simplify(graph, HOST_PIPELINE)  # fusion for the host kernels, after vendors took their nodes
     artifacts = codegen_functions(graph, options.target)
     bundle = build_bundle(graph, graph.name, target=options.target, source=source, artifacts=artifacts)
     return fit_bundle(bundle, options.target)  # refuses a model too big for the board

@@ -57,15 +57,19 @@ class Builder:
 
     # --- layers -------------------------------------------------------------------
     def conv(self, x: str, cout: int, k: int, stride: int = 1, pad: int | None = None, group: int = 1,
-             bias: bool = True, dilation: int = 1) -> str:
+             bias: bool = True, dilation: int = 1, kernel: tuple[int, int] | None = None,
+             pads: list[int] | None = None) -> str:
+        """k x k kernel (or `kernel` = (kh, kw)); `pad` on every side (default: same) or `pads` as ONNX's."""
         n, cin, h, w = self.shapes[x]
+        kh, kw = kernel or (k, k)
         pad = (k - 1) * dilation // 2 if pad is None else pad
-        wt = self.const(self.weights((cout, cin // group, k, k), cin // group * k * k))
+        pads = pads or [pad] * 4
+        wt = self.const(self.weights((cout, cin // group, kh, kw), cin // group * kh * kw))
         ins = [x, wt] + ([self.const(self.rng.standard_normal(cout).astype(np.float32) * 0.1, "b")] if bias else [])
-        eff = (k - 1) * dilation + 1
-        oh, ow = (h + 2 * pad - eff) // stride + 1, (w + 2 * pad - eff) // stride + 1
-        return self._node("Conv", ins, (n, cout, oh, ow), kernel_shape=[k, k], strides=[stride, stride],
-                          pads=[pad] * 4, group=group, dilations=[dilation, dilation])
+        eh, ew = (kh - 1) * dilation + 1, (kw - 1) * dilation + 1
+        oh, ow = (h + pads[0] + pads[2] - eh) // stride + 1, (w + pads[1] + pads[3] - ew) // stride + 1
+        return self._node("Conv", ins, (n, cout, oh, ow), kernel_shape=[kh, kw], strides=[stride, stride],
+                          pads=pads, group=group, dilations=[dilation, dilation])
 
     def bn(self, x: str) -> str:
         c = self.shapes[x][1]
@@ -269,17 +273,54 @@ def resnet18_224() -> onnx.ModelProto:
     return b.build([b.gemm(b.flatten(b.gap(x)), 1000)])
 
 
-def mobilenetv2_224() -> onnx.ModelProto:
-    """MobileNetV2 (width 1.0) at ImageNet size (1x3x224x224, 1000 classes): a benchmark model, not in MODELS."""
-    b = Builder("mobilenetv2_224", opset=13)
-    x = b.input("input", (1, 3, 224, 224))
-    x = b.relu6(b.bn(b.conv(x, 32, 3, stride=2, bias=False)))
+def _divisible(c: float, d: int = 8) -> int:
+    return max(d, int(c + d / 2) // d * d)
+
+
+def _mobilenetv2_imagenet(name: str, size: int, width: float, classes: int) -> onnx.ModelProto:
+    b = Builder(name, opset=13)
+    x = b.input("input", (1, 3, size, size))
+    x = b.relu6(b.bn(b.conv(x, _divisible(32 * width), 3, stride=2, bias=False)))
     for expand, cout, repeat, stride in ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
                                          (6, 160, 3, 2), (6, 320, 1, 1)):
         for k in range(repeat):
-            x = _inverted_residual(b, x, cout, stride if k == 0 else 1, expand)
+            x = _inverted_residual(b, x, _divisible(cout * width), stride if k == 0 else 1, expand)
     x = b.relu6(b.bn(b.conv(x, 1280, 1, pad=0, bias=False)))
-    return b.build([b.gemm(b.flatten(b.gap(x)), 1000)])
+    return b.build([b.gemm(b.flatten(b.gap(x)), classes)])
+
+
+def mobilenetv2_224() -> onnx.ModelProto:
+    """MobileNetV2 (width 1.0) at ImageNet size (1x3x224x224, 1000 classes): a benchmark model, not in MODELS."""
+    return _mobilenetv2_imagenet("mobilenetv2_224", 224, 1.0, 1000)
+
+
+def mobilenetv2_96() -> onnx.ModelProto:
+    """MobileNetV2 width 0.35 at 96x96, 2 classes (a Visual Wake Words-sized network)."""
+    return _mobilenetv2_imagenet("mobilenetv2_96", 96, 0.35, 2)
+
+
+def mobilenetv1_96() -> onnx.ModelProto:
+    """MobileNet v1 width 0.25 at 96x96, 2 classes: the MLPerf Tiny Visual Wake Words model's shape."""
+    b = Builder("mobilenetv1_96", opset=13)
+    x = b.input("input", (1, 3, 96, 96))
+    x = b.relu6(b.bn(b.conv(x, 8, 3, stride=2, bias=False)))
+    for cout, stride in ((64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2), (512, 1), (512, 1), (512, 1),
+                         (512, 1), (512, 1), (1024, 2), (1024, 1)):
+        c = b.shapes[x][1]
+        x = b.relu6(b.bn(b.conv(x, c, 3, stride=stride, group=c, bias=False)))
+        x = b.relu6(b.bn(b.conv(x, cout // 4, 1, pad=0, bias=False)))
+    return b.build([b.softmax(b.gemm(b.flatten(b.gap(x)), 2))])
+
+
+def dscnn_kws() -> onnx.ModelProto:
+    """DS-CNN (small) keyword spotting, MLPerf Tiny's shape: 49x10 MFCCs, 12 classes."""
+    b = Builder("dscnn_kws", opset=13)
+    x = b.input("input", (1, 1, 49, 10))
+    x = b.relu(b.bn(b.conv(x, 64, 0, stride=2, pad=0, bias=True, kernel=(10, 4), pads=[5, 1, 4, 2])))
+    for _ in range(4):
+        x = b.relu(b.bn(b.conv(x, 64, 3, group=64, bias=False)))
+        x = b.relu(b.bn(b.conv(x, 64, 1, pad=0, bias=False)))
+    return b.build([b.softmax(b.gemm(b.flatten(b.gap(x)), 12))])
 
 
 MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
@@ -288,8 +329,15 @@ MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
 }
 
 
+# Benchmark models (bench/models.py), not in the test suite; resnet18_224 is opt-in there (slow).
+BENCH_MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
+    "mobilenetv1_96": mobilenetv1_96, "mobilenetv2_96": mobilenetv2_96, "dscnn_kws": dscnn_kws,
+    "resnet18_224": resnet18_224, "mobilenetv2_224": mobilenetv2_224,
+}
+
+
 def build(name: str) -> onnx.ModelProto:
-    return MODELS[name]()
+    return {**MODELS, **BENCH_MODELS}[name]()
 
 
 def random_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:

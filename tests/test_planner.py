@@ -79,3 +79,20 @@ def test_random_graphs_never_overlap(spec):
     assert p.lower_bound_bytes <= p.arena_bytes
     assert p.arena_bytes <= sum(-(-n * 4 // 16) * 16 for n, _ in spec)
     assert np.isfinite(p.arena_bytes)
+
+
+def test_tight_bound_counts_io_and_shares_views_and_in_place():
+    # x (4 floats, input) -> a (16) -> Relu in place -> Reshape view -> out (4, output)
+    g = graph([("Opaque", ["x"], "a", 16), ("Relu", ["a"], "b", 16), ("Reshape", ["b"], "v", 16),
+               ("Opaque", ["v"], "out", 4)])
+    p = plan_memory(g, op_memory())
+    # step 0: x + a = 80; steps 1-2: a/b/v share one 64-byte storage; step 3: v + out = 80 (x died at 0)
+    assert p.tight_bound_bytes == 80
+    assert p.io_bytes == 32
+    assert p.arena_bytes + p.io_bytes >= p.tight_bound_bytes
+
+
+def test_tight_bound_keeps_an_input_still_needed():
+    g = graph([("Opaque", ["x"], "a", 16), ("Relu", ["a"], "b", 16), ("Add", ["a", "b"], "out", 16)])
+    p = plan_memory(g, op_memory())
+    assert p.tight_bound_bytes == 64 + 64 + 64  # a, b and out live at step 2 (x died at step 0)

@@ -132,6 +132,8 @@ def build_bundle(graph: Graph, name: str, *, target: str = "host", source: str =
             "arena_bytes": plan.arena_bytes,
             "weights_bytes": weights_bytes,
             "lower_bound_bytes": plan.lower_bound_bytes,
+            "tight_bound_bytes": plan.tight_bound_bytes,
+            "io_bytes": plan.io_bytes,
             "peak_step": plan.peak_step,
             "alignment": ALIGNMENT,
         },

@@ -6,9 +6,12 @@ from aot.ir import Graph
 from aot.passes.base import Pass
 from aot.passes.drop_identity import DropIdentity
 from aot.passes.fold_batchnorm import FoldBatchNorm
+from aot.passes.fuse_epilogue import FuseEpilogue
 from aot.passes.remove_dead_nodes import RemoveDeadNodes
 
 DEFAULT_PIPELINE: tuple[Pass, ...] = (DropIdentity(), FoldBatchNorm(), RemoveDeadNodes())
+# After partitioning, on the nodes left to the host code generator.
+HOST_PIPELINE: tuple[Pass, ...] = (FuseEpilogue(),)
 
 
 def simplify(graph: Graph, pipeline: tuple[Pass, ...] = DEFAULT_PIPELINE) -> Graph:
@@ -18,4 +21,5 @@ def simplify(graph: Graph, pipeline: tuple[Pass, ...] = DEFAULT_PIPELINE) -> Gra
     return graph
 
 
-__all__ = ["DEFAULT_PIPELINE", "DropIdentity", "FoldBatchNorm", "Pass", "RemoveDeadNodes", "simplify"]
+__all__ = ["DEFAULT_PIPELINE", "HOST_PIPELINE", "DropIdentity", "FoldBatchNorm", "FuseEpilogue", "Pass",
+           "RemoveDeadNodes", "simplify"]

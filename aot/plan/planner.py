@@ -15,6 +15,23 @@ The algorithm:
 
 Graph inputs and outputs are owned by the caller and constants are weights:
 neither is in the arena. A view of such a tensor becomes an alias of its pointer.
+
+Two bounds are reported beside the arena:
+  lower_bound_bytes  the largest total of arena buffer bytes (activations and kernel
+                     scratch, after the grouping of step 1) live at one step: no
+                     placement of these buffers can use less.
+  tight_bound_bytes  the RAM the activations themselves need: the largest total, at
+                     one step, of the bytes of all run-time tensors (graph inputs and
+                     outputs included, constants and kernel scratch excluded) that are
+                     live, where a view shares its input's storage and an op that may
+                     write in place shares the storage of the input it names when that
+                     input dies there (the same grouping as step 1; the caller's
+                     inputs are read-only and its outputs are its own memory, so
+                     neither is written in place). A graph input is live from the
+                     first step, a graph output to the last. The RAM a
+                     plan uses for activations is arena + caller-owned inputs and
+                     outputs; the bundle reaches the bound when that total, less the
+                     scratch live at the peak, is no more than it.
 """
 
 from __future__ import annotations
@@ -50,6 +67,8 @@ class Plan:
     lower_bound_bytes: int
     peak_step: int
     steps: list[str]  # node names in execution order
+    tight_bound_bytes: int = 0  # see the module docstring
+    io_bytes: int = 0  # caller-owned graph inputs and outputs (activations outside the arena)
 
     def buffer_of(self, tensor: str) -> Buffer | None:
         for b in self.buffers:
@@ -151,9 +170,56 @@ def plan_memory(graph: Graph, ops: OpMemory) -> Plan:
     lower, peak = _lower_bound(buffers, len(graph.nodes))
     arena = _place_best(buffers)
     offsets = {t: b.offset for b in buffers for t in b.tensors}
+    io = {t for t in (*graph.inputs, *graph.outputs) if not graph.tensors[t].is_const}
     return Plan(offsets=offsets, aliases=aliases, scratch={k: b.offset for k, b in scratch_buf.items()},
                 buffers=buffers, arena_bytes=arena, lower_bound_bytes=lower, peak_step=peak,
-                steps=[n.name for n in graph.nodes])
+                steps=[n.name for n in graph.nodes], tight_bound_bytes=tight_bound(graph, ops),
+                io_bytes=sum(graph.tensors[t].nbytes for t in io))
+
+
+def tight_bound(graph: Graph, ops: OpMemory) -> int:
+    """tight_bound_bytes (module docstring): live activation storage at the worst step, I/O included."""
+    consts = {t.name for t in graph.tensors.values() if t.is_const}
+    end = len(graph.nodes) - 1
+    last_use: dict[str, int] = {}
+    for step, n in enumerate(graph.nodes):
+        for i in n.inputs:
+            if i and i not in consts:
+                last_use[i] = step
+    storage: dict[str, list] = {}  # tensor -> [nbytes, first, last, members]
+    inputs, outputs = set(graph.inputs), set(graph.outputs)
+
+    def new(t: str, nbytes: int, first: int) -> None:
+        storage[t] = [nbytes, first, first, [t]]
+
+    def join(src: str, t: str) -> None:
+        s = storage[src]
+        s[3].append(t)
+        storage[t] = s
+
+    for t in graph.inputs:
+        if t not in consts:
+            new(t, graph.tensors[t].nbytes, 0)
+    for step, n in enumerate(graph.nodes):
+        src = n.inputs[0] if n.inputs else ""
+        for k, out in enumerate(n.outputs):
+            if not out:
+                continue
+            if k == 0 and ops.is_view(n) and src in storage:
+                join(src, out)
+                continue
+            idx = ops.inplace_input(n, graph) if k == 0 and out not in outputs else None
+            if idx is not None and n.inputs[idx] in storage and not inputs.intersection(storage[n.inputs[idx]][3]):
+                s = storage[n.inputs[idx]]
+                if all(last_use.get(m, step) <= step for m in s[3]) and n.inputs.count(n.inputs[idx]) == 1 \
+                        and s[0] >= graph.tensors[out].nbytes:
+                    join(n.inputs[idx], out)
+                    continue
+            new(out, graph.tensors[out].nbytes, step)
+    unique = {id(s): s for s in storage.values()}.values()
+    for s in unique:
+        s[2] = max([s[1], *(last_use.get(m, s[1]) for m in s[3]), *(end for m in s[3] if m in outputs)])
+    return max((sum(s[0] for s in unique if s[1] <= step <= s[2]) for step in range(len(graph.nodes))), default=0)
 
 
 def _join(buffer_of: dict, b: Buffer, tensor: str) -> None:

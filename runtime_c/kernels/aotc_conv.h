@@ -23,25 +23,51 @@ typedef struct {
     int32_t kc;           /* aotc_conv_f32: patch-matrix rows (input channel x tap) per pass */
     int32_t nc;           /* aotc_conv_f32: output positions per pass; aotc_conv_transpose_f32: input
                            * positions per pass */
+    int32_t act;          /* fused activation (AOTC_ACT_* in aotc_gemm.h), applied after bias and residual */
+    float act_lo;         /* AOTC_ACT_CLAMP bounds (Relu: 0, INFINITY) */
+    float act_hi;
+    float act_alpha;      /* AOTC_ACT_LEAKY slope */
 } aotc_conv_params;
+
+/* The Conv kernels below compute Y = act(conv(X, W) + bias + res): `res` is a residual
+ * of Y's shape (a fused Add), or NULL, and act is p->act; both are applied as the
+ * output is written, not as separate passes. */
 
 /* ONNX Conv, general case: for each image, group and block of nc output positions,
  * the patch matrix (im2col) is built kc rows at a time in `scratch` and multiplied by
  * the group's weights, accumulating into Y (which starts as the bias).
  * scratch: kc rows of nc floats, each rounded up to an odd number of AOTC_GEMM_PANEL
  * panels (rows an odd number of cache lines apart use every L1 set). */
-void aotc_conv_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias, float *y,
+void aotc_conv_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res, float *y,
                    float *scratch);
+
+/* ONNX Conv, 2-D, stride 1, no dilation: the group's input is copied once, zero-padded, so
+ * that every patch-matrix row of a block of nc output positions is one copy (positions run
+ * over the padded width PW = OW + KW - 1; the KW - 1 junk columns per row are dropped when
+ * the results are copied into Y, with the residual and activation). scratch: the padded
+ * input (in_c / group * (OH + KH - 1) * PW + KW floats, rounded up to AOTC_GEMM_PANEL),
+ * kc patch rows as in aotc_conv_f32, then out_c / group * nc floats of results. */
+void aotc_conv_s1_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
+                      const float *res, float *y, float *scratch);
 
 /* ONNX Conv with a 1 x 1 kernel, stride 1 and no padding: per image and group,
  * Y = W * X with X read in place. work: AOTC_SGEMM_WORK_BYTES for the GEMM core. */
 void aotc_conv_pointwise_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
-                             float *y, float *work);
+                             const float *res, float *y, float *work);
 
 /* ONNX Conv with one input channel per group (depthwise: group == in_c, and single-
  * channel inputs): a direct loop, out_c / group outputs per input channel. */
 void aotc_conv_depthwise_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
-                             float *y);
+                             const float *res, float *y);
+
+/* Depthwise Conv with a 3 x 3 kernel (2-D), stride 1 or 2 in both dims, no dilation: each
+ * input plane is copied into scratch zero-padded (stride 1: R = (OH - 1) + 3 rows of
+ * C = (OW - 1) + 3; stride 2: four planes by row and column parity, each ceil(R / 2) rows
+ * of ceil(C / 2), R and C as before with stride 2), so that every tap is a unit-stride read,
+ * and the plane's outputs are computed in one flat pass into OH more rows of scratch (of C,
+ * or of ceil(C / 2)), then copied out. The compiler sizes scratch (aot/emit_c/ops/conv.py). */
+void aotc_conv_depthwise3x3_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
+                                const float *res, float *y, float *scratch);
 
 /* ONNX ConvTranspose: per image, group and block of nc input positions, the GEMM
  * core computes W^T * X (one row per output channel and kernel tap) into scratch,

@@ -32,7 +32,23 @@ typedef struct {
     int32_t cin_cs;   /* row is (0, 1), a per-row bias (1, 0), a full matrix (ldc, 1) */
     float alpha;      /* scales A * B */
     float beta;       /* scales C_in; unused when c_in is NULL */
+    /* The epilogue, applied as each finished tile is written (no extra pass over C): */
+    const float *res; /* a residual added once (after alpha * A * B + beta * C_in), R(i, j) =
+                       * res[i * res_rs + j], or NULL; the callers set it at run time */
+    int32_t res_rs;
+    int32_t act;      /* AOTC_ACT_*: applied last, after the residual */
+    float act_lo;     /* AOTC_ACT_CLAMP: C = min(max(C, act_lo), act_hi) (Relu: 0, INFINITY) */
+    float act_hi;
+    float act_alpha;  /* AOTC_ACT_LEAKY: C = C < 0 ? act_alpha * C : C */
 } aotc_sgemm_params;
+
+/* Activations the GEMM and conv kernels fuse into their output stores. */
+#define AOTC_ACT_NONE 0
+#define AOTC_ACT_CLAMP 1
+#define AOTC_ACT_LEAKY 2
+
+/* Applies activation `act` (AOTC_ACT_*) to x[0, n) in place. */
+void aotc_activate_f32(float *x, ptrdiff_t n, int32_t act, float lo, float hi, float alpha);
 
 /* Bytes of `work` that aotc_sgemm_f32 wants when B is plain (not padded) and n is not a
  * multiple of AOTC_GEMM_PANEL: the last, partial panel is copied there, zero-padded. */
@@ -44,7 +60,8 @@ typedef struct {
 void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, const float *c_in,
                     float *c, float *work);
 
-/* ONNX Gemm: Y = alpha * op(A) * op(B) + beta * C, C broadcast to m x n (all in `gemm`).
+/* ONNX Gemm: Y = alpha * op(A) * op(B) + beta * C, C broadcast to m x n (all in `gemm`),
+ * then + res (an m x n residual, or NULL) and the activation in `gemm` (fused Add / Relu).
  * A constant B arrives packed (the compiler transposed it if transB). A B computed at
  * run time with transB = 1 is stored n x k; pack_b = 1 packs it into `work` first
  * (k x n rounded up to whole panels, zero-padded). Otherwise `work` is the core's. */
@@ -53,8 +70,8 @@ typedef struct {
     int32_t pack_b;         /* 1: B is a run-time n x k matrix to pack into work */
 } aotc_gemm_params;
 
-void aotc_gemm_f32(const aotc_gemm_params *p, const float *a, const float *b, const float *c, float *y,
-                   float *work);
+void aotc_gemm_f32(const aotc_gemm_params *p, const float *a, const float *b, const float *c, const float *res,
+                   float *y, float *work);
 
 /* ONNX MatMul with batch dims: for each output matrix t < batch,
  *   C[t] = A[t] * B[t] with A[t] = a + a_offsets[t], B[t] = b + b_offsets[t], C[t] = c + t * m * n.

@@ -103,7 +103,7 @@ static void im2col_block(const aotc_conv_params *q, const float *x, int32_t p0, 
     }
 }
 
-void aotc_conv_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias, float *y,
+void aotc_conv_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res, float *y,
                    float *scratch) {
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group;
     const int32_t taps = p->kernel[0] * p->kernel[1] * p->kernel[2];
@@ -135,6 +135,12 @@ void aotc_conv_f32(const aotc_conv_params *p, const float *x, const float *w, co
                     gp.ldc = npos;
                     gp.alpha = 1.0f;
                     gp.beta = 1.0f;
+                    gp.res = p0 == 0 && res != NULL ? res + (yg - y) + j0 : NULL; /* once, with the bias */
+                    gp.res_rs = npos;
+                    gp.act = p0 + kc >= k ? p->act : AOTC_ACT_NONE; /* on the finished sums */
+                    gp.act_lo = p->act_lo;
+                    gp.act_hi = p->act_hi;
+                    gp.act_alpha = p->act_alpha;
                     if (p0 == 0) { /* the first block starts from the bias */
                         c_in = bias != NULL ? bias + (ptrdiff_t)g * mg : NULL;
                         gp.cin_rs = 1;
@@ -152,10 +158,108 @@ void aotc_conv_f32(const aotc_conv_params *p, const float *x, const float *w, co
     }
 }
 
+/* ---- stride-1 2-D Conv: im2col rows as whole copies from a padded plane ---------------- */
+
+void aotc_conv_s1_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
+                      const float *res, float *y, float *scratch) {
+    const int32_t IH = p->in_size[1], IW = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2];
+    const int32_t KH = p->kernel[1], KW = p->kernel[2], taps = KH * KW;
+    const int32_t PH = OH + KH - 1, PW = OW + KW - 1; /* the padded plane the taps read */
+    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k = cg * taps;
+    const ptrdiff_t plane = (ptrdiff_t)PH * PW, pad_len = (ptrdiff_t)cg * plane + KW;
+    const int32_t nwide = OH * PW; /* output positions on the padded grid: PW - OW junk per row */
+    const int32_t ldc = ((p->nc + PANEL - 1) / PANEL | 1) * PANEL;
+    const ptrdiff_t in_plane = (ptrdiff_t)IH * IW, out_plane = (ptrdiff_t)OH * OW;
+    float *const pad = scratch;
+    float *const col = pad + (pad_len + PANEL - 1) / PANEL * PANEL;
+    float *const wide = col + (ptrdiff_t)p->kc * ldc;
+    int32_t n, g, j0, p0, c, r, i;
+    for (n = 0; n < p->batch; ++n) {
+        for (g = 0; g < p->group; ++g) {
+            const float *xg = x + ((ptrdiff_t)n * p->in_c + (ptrdiff_t)g * cg) * in_plane;
+            const float *wg = w + (ptrdiff_t)g * mg * k;
+            const ptrdiff_t yg = ((ptrdiff_t)n * p->out_c + (ptrdiff_t)g * mg) * out_plane;
+            for (c = 0; c < cg; ++c) { /* the group's input, zero-padded: row r is input row r - pads[1] */
+                float *pc = pad + c * plane;
+                for (r = 0; r < PH; ++r) {
+                    const int32_t iy = r - p->pads[1];
+                    float *AOTC_RESTRICT d = pc + (ptrdiff_t)r * PW;
+                    const int32_t lo = min_i32(p->pads[2], PW), hi = min_i32(IW + p->pads[2], PW);
+                    int32_t u;
+                    if (iy < 0 || iy >= IH) {
+                        for (u = 0; u < PW; ++u) d[u] = 0.0f;
+                        continue;
+                    }
+                    for (u = 0; u < lo; ++u) d[u] = 0.0f;
+                    memcpy(d + lo, xg + c * in_plane + (ptrdiff_t)iy * IW + (lo - p->pads[2]),
+                           (size_t)(hi - lo) * sizeof(float));
+                    for (u = hi; u < PW; ++u) d[u] = 0.0f;
+                }
+            }
+            for (i = 0; i < KW; ++i) pad[(ptrdiff_t)cg * plane + i] = 0.0f; /* read by junk positions */
+            for (j0 = 0; j0 < nwide; j0 += p->nc) {
+                const int32_t nc = min_i32(p->nc, nwide - j0);
+                const int32_t padded_nc = (nc + PANEL - 1) / PANEL * PANEL;
+                int32_t oy;
+                for (p0 = 0; p0 < k; p0 += p->kc) {
+                    const int32_t kc = min_i32(p->kc, k - p0);
+                    aotc_sgemm_params gp;
+                    for (r = 0; r < kc; ++r) { /* patch row p: channel p / taps, tap (ky, kx): one copy */
+                        const int32_t pr = p0 + r, tap = pr % taps;
+                        float *d = col + (ptrdiff_t)r * ldc;
+                        int32_t u;
+                        memcpy(d, pad + (pr / taps) * plane + (tap / KW) * PW + tap % KW + j0,
+                               (size_t)nc * sizeof(float));
+                        for (u = nc; u < padded_nc; ++u) d[u] = 0.0f;
+                    }
+                    gp.m = mg;
+                    gp.n = nc;
+                    gp.k = kc;
+                    gp.a_rs = k;
+                    gp.a_cs = 1;
+                    gp.b_rs = ldc;
+                    gp.b_ps = PANEL;
+                    gp.b_padded = 1;
+                    gp.ldc = nc;
+                    gp.alpha = 1.0f;
+                    gp.beta = 1.0f;
+                    gp.res = NULL;
+                    gp.res_rs = 0;
+                    gp.act = AOTC_ACT_NONE;
+                    gp.act_lo = gp.act_hi = gp.act_alpha = 0.0f;
+                    gp.cin_rs = p0 == 0 ? 1 : nc; /* the bias first, then what is there */
+                    gp.cin_cs = p0 == 0 ? 0 : 1;
+                    aotc_sgemm_f32(&gp, wg + p0, col, p0 == 0 ? (bias != NULL ? bias + (ptrdiff_t)g * mg : NULL) : wide,
+                                   wide, NULL);
+                }
+                /* the valid columns of each wide row into Y, + residual, activation */
+                for (oy = j0 / PW; oy * PW < j0 + nc; ++oy) {
+                    const int32_t a = oy * PW < j0 ? j0 - oy * PW : 0; /* columns [a, b) of row oy here */
+                    const int32_t b = min_i32(min_i32(OW, j0 + nc - oy * PW), OW);
+                    if (b <= a) continue;
+                    for (i = 0; i < mg; ++i) {
+                        const ptrdiff_t at = yg + (ptrdiff_t)i * out_plane + (ptrdiff_t)oy * OW + a;
+                        float *AOTC_RESTRICT yr = y + at;
+                        const float *AOTC_RESTRICT wr = wide + (ptrdiff_t)i * nc + (oy * PW + a - j0);
+                        int32_t u;
+                        if (res != NULL) {
+                            const float *AOTC_RESTRICT rr = res + at;
+                            for (u = 0; u < b - a; ++u) yr[u] = wr[u] + rr[u];
+                        } else {
+                            memcpy(yr, wr, (size_t)(b - a) * sizeof(float));
+                        }
+                        aotc_activate_f32(yr, b - a, p->act, p->act_lo, p->act_hi, p->act_alpha);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /* ---- 1 x 1 Conv: a GEMM on the input as it is ------------------------------------ */
 
 void aotc_conv_pointwise_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
-                             float *y, float *work) {
+                             const float *res, float *y, float *work) {
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group;
     const int32_t npos = p->out_size[0] * p->out_size[1] * p->out_size[2];
     aotc_sgemm_params gp;
@@ -173,10 +277,16 @@ void aotc_conv_pointwise_f32(const aotc_conv_params *p, const float *x, const fl
     gp.cin_cs = 0;
     gp.alpha = 1.0f;
     gp.beta = 1.0f;
+    gp.res_rs = npos;
+    gp.act = p->act;
+    gp.act_lo = p->act_lo;
+    gp.act_hi = p->act_hi;
+    gp.act_alpha = p->act_alpha;
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
             const ptrdiff_t xo = ((ptrdiff_t)n * p->in_c + (ptrdiff_t)g * cg) * npos;
             const ptrdiff_t yo = ((ptrdiff_t)n * p->out_c + (ptrdiff_t)g * mg) * npos;
+            gp.res = res != NULL ? res + yo : NULL;
             aotc_sgemm_f32(&gp, w + (ptrdiff_t)g * mg * cg, x + xo, bias != NULL ? bias + (ptrdiff_t)g * mg : NULL,
                            y + yo, work);
         }
@@ -287,7 +397,7 @@ static void depthwise_rows_3x3(float *y, ptrdiff_t y_step, const float *x, ptrdi
 }
 
 void aotc_conv_depthwise_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
-                             float *y) {
+                             const float *res, float *y) {
     const int32_t ID = p->in_size[0], IH = p->in_size[1], IW = p->in_size[2];
     const int32_t OD = p->out_size[0], OH = p->out_size[1], OW = p->out_size[2];
     const int32_t KD = p->kernel[0], KH = p->kernel[1], KW = p->kernel[2];
@@ -339,6 +449,122 @@ void aotc_conv_depthwise_f32(const aotc_conv_params *p, const float *x, const fl
                                        (ptrdiff_t)dy * IW, fy_hi - fy_lo, wo, b, lo, hi, OW, IW, sx, dx, px);
                 }
             }
+            if (res != NULL) { /* the fused epilogue, on the plane while it is in cache */
+                const float *ro = res + ((ptrdiff_t)n * p->out_c + o) * out_plane;
+                ptrdiff_t i;
+                for (i = 0; i < out_plane; ++i) yo[i] += ro[i];
+            }
+            aotc_activate_f32(yo, out_plane, p->act, p->act_lo, p->act_hi, p->act_alpha);
+        }
+    }
+}
+
+/* ---- depthwise 3 x 3, stride 1 or 2: through a zero-padded copy of the plane ------------ */
+
+/* Row iy of the input (or zeros when iy is outside) as padded row columns c = 0 .. cols - 1
+ * (input column c - pl, zero outside the image): stride 1 into d; stride 2 split by the
+ * column's parity, c = 2k into even[k], c = 2k + 1 into odd[k] (half entries each). */
+static void pad_row(const float *xc, int32_t IH, int32_t IW, int32_t iy, int32_t pl, int32_t cols, int split,
+                    float *AOTC_RESTRICT even, float *AOTC_RESTRICT odd) {
+    const int32_t half = (cols + 1) / 2;
+    const int32_t lo = iy < 0 || iy >= IH ? cols : (pl < cols ? pl : cols);
+    const int32_t hi = iy < 0 || iy >= IH ? cols : (IW + pl < cols ? IW + pl : cols);
+    const float *AOTC_RESTRICT src = xc + (ptrdiff_t)(iy < 0 || iy >= IH ? 0 : iy) * IW;
+    int32_t c, k;
+    if (!split) {
+        for (c = 0; c < lo; ++c) even[c] = 0.0f;
+        for (c = lo; c < hi; ++c) even[c] = src[c - pl];
+        for (c = hi; c < cols; ++c) even[c] = 0.0f;
+        return;
+    }
+    {
+        const int32_t e0 = (lo + 1) / 2, e1 = (hi + 1) / 2, o0 = lo / 2, o1 = hi / 2;
+        /* [k0, k1): both columns of pair k inside, one loop of paired loads (vectorised as a
+         * de-interleave); the few others one by one */
+        const int32_t k0 = e0 > o0 ? e0 : o0, k1 = e1 < o1 ? e1 : o1;
+        const float *AOTC_RESTRICT s2 = src - pl;
+        for (k = 0; k < e0; ++k) even[k] = 0.0f;
+        for (k = 0; k < o0; ++k) odd[k] = 0.0f;
+        for (k = e0; k < k0; ++k) even[k] = s2[2 * k];
+        for (k = o0; k < k0; ++k) odd[k] = s2[2 * k + 1];
+        for (k = k0; k < k1; ++k) {
+            even[k] = s2[2 * k];
+            odd[k] = s2[2 * k + 1];
+        }
+        for (k = k1 > e0 ? k1 : e0; k < e1; ++k) even[k] = s2[2 * k];
+        for (k = k1 > o0 ? k1 : o0; k < o1; ++k) odd[k] = s2[2 * k + 1];
+        for (k = e1; k < half; ++k) even[k] = 0.0f;
+        for (k = o1; k < half; ++k) odd[k] = 0.0f;
+    }
+}
+
+void aotc_conv_depthwise3x3_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
+                                const float *res, float *y, float *scratch) {
+    const int32_t IH = p->in_size[1], IW = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2];
+    const int32_t s = p->strides[2]; /* == strides[1], 1 or 2 */
+    const int32_t rows = (OH - 1) * s + 3, cols = (OW - 1) * s + 3;
+    /* stride 1: one padded plane, rows of `cols`. stride 2: four phase planes (row parity x
+     * column parity), each prow rows of `half`: every tap is then a unit-stride read. */
+    const int32_t half = (cols + 1) / 2, prow = (rows + 1) / 2;
+    const int32_t row_len = s == 1 ? cols : half;
+    const ptrdiff_t phase = (ptrdiff_t)prow * half;
+    float *const wide = scratch + (s == 1 ? (ptrdiff_t)rows * cols : 4 * phase);
+    const int32_t mult = p->out_c / p->in_c;
+    const ptrdiff_t in_plane = (ptrdiff_t)IH * IW, out_plane = (ptrdiff_t)OH * OW;
+    /* output (oy, ox) is computed at wide[oy * row_len + ox]: one flat pass over the plane
+     * (the columns past OW of each wide row are junk, dropped when the rows are copied out) */
+    const ptrdiff_t nq = (ptrdiff_t)(OH - 1) * row_len + OW;
+    int32_t n, o, oy, r;
+    for (n = 0; n < p->batch; ++n) {
+        for (o = 0; o < p->out_c; ++o) {
+            const float *wo = w + (ptrdiff_t)o * 9;
+            const float w00 = wo[0], w01 = wo[1], w02 = wo[2], w10 = wo[3], w11 = wo[4];
+            const float w12 = wo[5], w20 = wo[6], w21 = wo[7], w22 = wo[8];
+            const float b = bias != NULL ? bias[o] : 0.0f;
+            const ptrdiff_t yoff = ((ptrdiff_t)n * p->out_c + o) * out_plane;
+            float *yo = y + yoff;
+            ptrdiff_t q;
+            if (o % mult == 0) {
+                const float *xc = x + ((ptrdiff_t)n * p->in_c + o / mult) * in_plane;
+                for (r = 0; r < rows; ++r) {
+                    float *even = s == 1 ? scratch + (ptrdiff_t)r * cols
+                                         : scratch + (r % 2) * 2 * phase + (ptrdiff_t)(r / 2) * half;
+                    pad_row(xc, IH, IW, r - p->pads[1], p->pads[2], cols, s == 2, even, even + phase);
+                }
+            }
+            if (s == 1) {
+                const float *AOTC_RESTRICT r0 = scratch;
+                const float *AOTC_RESTRICT r1 = scratch + row_len;
+                const float *AOTC_RESTRICT r2 = scratch + 2 * row_len;
+                float *AOTC_RESTRICT wq = wide;
+                for (q = 0; q < nq; ++q) {
+                    const float s0 = MADD(w02, r0[q + 2], MADD(w01, r0[q + 1], w00 * r0[q]));
+                    const float s1 = MADD(w12, r1[q + 2], MADD(w11, r1[q + 1], w10 * r1[q]));
+                    const float s2 = MADD(w22, r2[q + 2], MADD(w21, r2[q + 1], w20 * r2[q]));
+                    wq[q] = b + (s0 + s1 + s2);
+                }
+            } else { /* tap (ky, kx) of output q: row phase ky % 2, column phase kx % 2, + ky/2 rows + kx/2 */
+                const float *AOTC_RESTRICT ee = scratch;
+                const float *AOTC_RESTRICT eo = scratch + phase;
+                const float *AOTC_RESTRICT oe = scratch + 2 * phase;
+                const float *AOTC_RESTRICT oo = scratch + 3 * phase;
+                float *AOTC_RESTRICT wq = wide;
+                for (q = 0; q < nq; ++q) {
+                    const float s0 = MADD(w02, ee[q + 1], MADD(w01, eo[q], w00 * ee[q]));
+                    const float s1 = MADD(w12, oe[q + 1], MADD(w11, oo[q], w10 * oe[q]));
+                    const float s2 = MADD(w22, ee[q + half + 1], MADD(w21, eo[q + half], w20 * ee[q + half]));
+                    wq[q] = b + (s0 + s1 + s2);
+                }
+            }
+            for (oy = 0; oy < OH; ++oy) {
+                memcpy(yo + (ptrdiff_t)oy * OW, wide + (ptrdiff_t)oy * row_len, (size_t)OW * sizeof(float));
+            }
+            if (res != NULL) { /* the fused epilogue, on the plane while it is in cache */
+                const float *AOTC_RESTRICT ro = res + yoff;
+                ptrdiff_t i;
+                for (i = 0; i < out_plane; ++i) yo[i] += ro[i];
+            }
+            aotc_activate_f32(yo, out_plane, p->act, p->act_lo, p->act_hi, p->act_alpha);
         }
     }
 }
@@ -419,6 +645,10 @@ void aotc_conv_transpose_f32(const aotc_conv_params *p, const float *x, const fl
                 gp.cin_cs = 0;
                 gp.alpha = 1.0f;
                 gp.beta = 0.0f;
+                gp.res = NULL;
+                gp.res_rs = 0;
+                gp.act = AOTC_ACT_NONE;
+                gp.act_lo = gp.act_hi = gp.act_alpha = 0.0f;
                 aotc_sgemm_f32(&gp, w + (ptrdiff_t)g * cg * rows, xg + j0, NULL, scratch, work);
                 col2im_block(p, scratch, mg, j0, nc, yg);
             }

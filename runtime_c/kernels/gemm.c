@@ -4,7 +4,10 @@
  * at a time (a B panel block stays in L1), up to 192 KiB of rows of A at a time (they stay
  * in L2), and a register tile of MR x NR outputs in the innermost kernel. The kernel
  * is plain C written so that gcc -O3 keeps the tile in vector registers (checked for
- * x86-64 SSE2 and AVX2+FMA, and aarch64); no intrinsics. No allocation, no globals. */
+ * x86-64 SSE2 and AVX2+FMA, and aarch64); no intrinsics. A full tile is finished in the
+ * kernel while its sums are still in registers: the bias or C_in, a fused residual and a
+ * fused activation (aotc_sgemm_params' epilogue), then one store. No allocation, no
+ * globals. */
 #include "aotc_gemm.h"
 
 #include <math.h>
@@ -59,10 +62,16 @@
 #else
 #define NOINLINE
 #endif
+#if defined(__GNUC__) && !defined(__clang__)
+#define NOCLONE __attribute__((noinline, noclone))
+#else
+#define NOCLONE NOINLINE
+#endif
 
 static int32_t min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
 
-/* Where a finished tile goes: C = alpha * tile (+ beta * C_in), or C += alpha * tile. */
+/* Where a finished tile goes: C = alpha * tile (+ beta * C_in), or C += alpha * tile;
+ * then (first k-block) + the residual, and (last k-block) the activation. */
 typedef struct {
     float *c;           /* the tile's first element in C */
     ptrdiff_t ldc;      /* C's row step */
@@ -71,12 +80,68 @@ typedef struct {
     const float *ci;    /* C_in at the tile's first element, or NULL */
     ptrdiff_t ci_rs;    /* C_in's row step */
     int32_t ci_cs;      /* 1: C_in has a row of values; 0: one value per row (a bias) */
+    const float *res;   /* the residual at the tile's first element (first k-block only), or NULL */
+    ptrdiff_t res_rs;
+    int32_t act;        /* AOTC_ACT_* on the last k-block, else AOTC_ACT_NONE */
+    float lo, hi, leak;
 } tile_dst;
+
+void aotc_activate_f32(float *x, ptrdiff_t n, int32_t act, float lo, float hi, float alpha) {
+    ptrdiff_t j;
+    if (act == AOTC_ACT_CLAMP) {
+        for (j = 0; j < n; ++j) {
+            const float v = x[j] < lo ? lo : x[j];
+            x[j] = v > hi ? hi : v;
+        }
+    } else if (act == AOTC_ACT_LEAKY) {
+        for (j = 0; j < n; ++j) x[j] = x[j] < 0.0f ? alpha * x[j] : x[j];
+    }
+}
+
+/* Partial tiles (full ones are stored by kernel_tile itself): mr rows of n values of tile
+ * t (rows NR apart) into C by the rules of d: bias or C_in, the residual, the activation,
+ * a pass each over a row in L1. n stays a run-time value (NOCLONE): with a constant 16,
+ * gcc unrolls the rows and packs them into shuffles, several times slower than a loop. */
+NOCLONE static void store_rows(const tile_dst *d, const float *t, int32_t mr, int32_t n) {
+    const float alpha = d->alpha, beta = d->beta;
+    float *cp = d->c;
+    const float *ci = d->ci, *res = d->res;
+    int32_t i, j;
+    for (i = 0; i < mr; ++i, cp += d->ldc, t += NR) { /* cp not restrict: C_in may be C */
+        if (d->accumulate) {
+            for (j = 0; j < n; ++j) cp[j] += alpha * t[j];
+        } else if (ci == NULL) {
+            for (j = 0; j < n; ++j) cp[j] = alpha * t[j];
+        } else if (d->ci_cs == 1) {
+            for (j = 0; j < n; ++j) cp[j] = alpha * t[j] + beta * ci[j];
+            ci += d->ci_rs;
+        } else {
+            const float bias = beta * ci[0]; /* a per-row bias */
+            for (j = 0; j < n; ++j) cp[j] = alpha * t[j] + bias;
+            ci += d->ci_rs;
+        }
+        if (res != NULL) {
+            for (j = 0; j < n; ++j) cp[j] += res[j];
+            res += d->res_rs;
+        }
+        if (d->act == AOTC_ACT_CLAMP) {
+            const float lo = d->lo, hi = d->hi;
+            for (j = 0; j < n; ++j) {
+                const float v = cp[j] < lo ? lo : cp[j];
+                cp[j] = v > hi ? hi : v;
+            }
+        } else if (d->act == AOTC_ACT_LEAKY) {
+            const float leak = d->leak;
+            for (j = 0; j < n; ++j) cp[j] = cp[j] < 0.0f ? leak * cp[j] : cp[j];
+        }
+    }
+}
 
 /* t[i * NR + j] = the sum over p < kc of A(i, p) * B(p, j), a full MR x NR tile.
  * A(i, p) = a[i * a_rs + p * a_cs]; B(p, j) = b[p * b_rs + j], NR readable columns. */
 NOINLINE static void kernel_tile(int32_t kc, const float *AOTC_RESTRICT a, int32_t a_rs, int32_t a_cs,
-                                 const float *AOTC_RESTRICT b, int32_t b_rs, float *AOTC_RESTRICT t) {
+                                 const float *AOTC_RESTRICT b, int32_t b_rs, float *AOTC_RESTRICT t,
+                                 const tile_dst *d) {
 #define DECLARE(i) float c##i[NR];
     FOR_ROWS(DECLARE)
 #undef DECLARE
@@ -99,29 +164,61 @@ NOINLINE static void kernel_tile(int32_t kc, const float *AOTC_RESTRICT a, int32
         FOR_ROWS(ROW)
 #undef ROW
     }
+    if (d == NULL) {
 #define STORE(i) memcpy(t + (i) * NR, c##i, sizeof c##i);
-    FOR_ROWS(STORE)
+        FOR_ROWS(STORE)
 #undef STORE
-}
-
-/* A full MR x NR tile t into C by the rules of dst (constant sizes: unrolled and
- * vectorised; a separate function so that the kernel's loop keeps its registers). */
-NOINLINE static void store_full_tile(const tile_dst *dst, const float *AOTC_RESTRICT t) {
-    const float alpha = dst->alpha, beta = dst->beta;
-    int32_t i, j;
-    for (i = 0; i < MR; ++i, t += NR) {
-        float *cr = dst->c + i * dst->ldc; /* not restrict: C_in may be C */
-        if (dst->accumulate) {
-            for (j = 0; j < NR; ++j) cr[j] += alpha * t[j];
-        } else if (dst->ci == NULL) {
-            for (j = 0; j < NR; ++j) cr[j] = alpha * t[j];
-        } else if (dst->ci_cs == 1) {
-            const float *cir = dst->ci + i * dst->ci_rs;
-            for (j = 0; j < NR; ++j) cr[j] = alpha * t[j] + beta * cir[j];
-        } else {
-            const float bias = beta * dst->ci[i * dst->ci_rs];
-            for (j = 0; j < NR; ++j) cr[j] = alpha * t[j] + bias;
+        return;
+    }
+    /* d: a full tile goes straight to C, the epilogue applied to the accumulators while
+     * they are still in registers: each step a branch per tile and a vector op per row */
+    {
+        const float alpha = d->alpha, beta = d->beta;
+        const ptrdiff_t ldc = d->ldc;
+        float *const c = d->c; /* not restrict: C_in may be C */
+        if (alpha != 1.0f) {
+#define SCALE(i) for (j = 0; j < NR; ++j) c##i[j] *= alpha;
+            FOR_ROWS(SCALE)
+#undef SCALE
         }
+        if (d->accumulate) {
+#define ACC(i) for (j = 0; j < NR; ++j) c##i[j] += c[(i) * ldc + j];
+            FOR_ROWS(ACC)
+#undef ACC
+        } else if (d->ci != NULL && d->ci_cs == 1) {
+            const float *ci = d->ci;
+            const ptrdiff_t rs = d->ci_rs;
+#define CIN(i) for (j = 0; j < NR; ++j) c##i[j] += beta * ci[(i) * rs + j];
+            FOR_ROWS(CIN)
+#undef CIN
+        } else if (d->ci != NULL) {
+            const float *ci = d->ci;
+            const ptrdiff_t rs = d->ci_rs;
+#define BIAS(i) { const float bias = beta * ci[(i) * rs]; for (j = 0; j < NR; ++j) c##i[j] += bias; }
+            FOR_ROWS(BIAS)
+#undef BIAS
+        }
+        if (d->res != NULL) {
+            const float *r = d->res;
+            const ptrdiff_t rs = d->res_rs;
+#define RES(i) for (j = 0; j < NR; ++j) c##i[j] += r[(i) * rs + j];
+            FOR_ROWS(RES)
+#undef RES
+        }
+        if (d->act == AOTC_ACT_CLAMP) {
+            const float lo = d->lo, hi = d->hi;
+#define CLAMP(i) for (j = 0; j < NR; ++j) { const float v = c##i[j] < lo ? lo : c##i[j]; c##i[j] = v > hi ? hi : v; }
+            FOR_ROWS(CLAMP)
+#undef CLAMP
+        } else if (d->act == AOTC_ACT_LEAKY) {
+            const float leak = d->leak;
+#define LEAK(i) for (j = 0; j < NR; ++j) c##i[j] = c##i[j] < 0.0f ? leak * c##i[j] : c##i[j];
+            FOR_ROWS(LEAK)
+#undef LEAK
+        }
+#define PUT(i) memcpy(c + (i) * ldc, c##i, sizeof c##i);
+        FOR_ROWS(PUT)
+#undef PUT
     }
 }
 
@@ -159,39 +256,25 @@ static void kernel_generic(int32_t kc, int32_t mr, int32_t nr, const float *a, i
     }
 }
 
-/* mr rows of n values of tile t into C at cp: C = alpha * t, plus beta * C_in (row ci,
- * or its first value broadcast when ci_cs == 0), or C += alpha * t when accumulating. */
-static void store_rows(float *cp, ptrdiff_t ldc, const float *t, int32_t mr, int32_t n, float alpha, int accumulate,
-                       const float *ci, ptrdiff_t ci_rs, int32_t ci_cs, float beta) {
-    int32_t i, j;
-    for (i = 0; i < mr; ++i, cp += ldc, t += NR) {
-        if (accumulate) {
-            for (j = 0; j < n; ++j) cp[j] += alpha * t[j];
-        } else if (ci == NULL) {
-            for (j = 0; j < n; ++j) cp[j] = alpha * t[j];
-        } else if (ci_cs == 1) {
-            for (j = 0; j < n; ++j) cp[j] = alpha * t[j] + beta * ci[j];
-            ci += ci_rs;
-        } else {
-            const float bias = beta * ci[0]; /* a per-row bias */
-            for (j = 0; j < n; ++j) cp[j] = alpha * t[j] + bias;
-            ci += ci_rs;
-        }
-    }
+/* Where the tile at (i0, j0) goes, for k-block `first` / `last`. */
+static void tile_target(const aotc_sgemm_params *p, int32_t i0, int32_t j0, int first, int last, const float *c_in,
+                        float *c, tile_dst *d) {
+    d->c = c + (ptrdiff_t)i0 * p->ldc + j0;
+    d->ldc = p->ldc;
+    d->alpha = p->alpha;
+    d->beta = p->beta;
+    d->accumulate = !first;
+    d->ci = first && c_in != NULL ? c_in + (ptrdiff_t)i0 * p->cin_rs + (ptrdiff_t)j0 * p->cin_cs : NULL;
+    d->ci_rs = p->cin_rs;
+    d->ci_cs = p->cin_cs;
+    d->res = first && p->res != NULL ? p->res + (ptrdiff_t)i0 * p->res_rs + j0 : NULL;
+    d->res_rs = p->res_rs;
+    d->act = last ? p->act : AOTC_ACT_NONE;
+    d->lo = p->act_lo;
+    d->hi = p->act_hi;
+    d->leak = p->act_alpha;
 }
 
-/* Writes the mr x nr corner of tile t to C at (i0, j0). The first k-block sets
- * C = alpha * t (+ beta * C_in); later ones add alpha * t. c_in may be c itself. */
-static void store_tile(const aotc_sgemm_params *p, const float *t, int32_t mr, int32_t nr, int32_t i0,
-                       int32_t j0, int first, const float *c_in, float *c) {
-    float *cp = c + (ptrdiff_t)i0 * p->ldc + j0;
-    const float *ci = first && c_in != NULL ? c_in + (ptrdiff_t)i0 * p->cin_rs + (ptrdiff_t)j0 * p->cin_cs : NULL;
-    if (nr == NR) { /* a constant width: the compiler unrolls and vectorises the rows */
-        store_rows(cp, p->ldc, t, mr, NR, p->alpha, !first, ci, p->cin_rs, p->cin_cs, p->beta);
-    } else {
-        store_rows(cp, p->ldc, t, mr, nr, p->alpha, !first, ci, p->cin_rs, p->cin_cs, p->beta);
-    }
-}
 
 void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, const float *c_in,
                     float *c, float *work) {
@@ -202,7 +285,7 @@ void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, 
     int32_t pc = 0;
     do { /* k-blocks; a single empty one when k == 0 (C = beta * C_in) */
         const int32_t kc = min_i32(kb, k - pc);
-        const int first = pc == 0;
+        const int first = pc == 0, last = pc + kb >= k;
         const int32_t mb = kc > 0 && A_BLOCK_FLOATS / kc > MR ? A_BLOCK_FLOATS / kc / MR * MR : MR;
         int32_t ic, jr, ir;
         for (ic = 0; ic < m; ic += mb) {
@@ -233,29 +316,25 @@ void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, 
                         kernel_generic(kc, mr, nr, ap, p->a_rs, p->a_cs, bp, b_rs, t);
                     } else if (mr == MR && nr == NR) {
                         tile_dst dst;
-                        dst.c = c + (ptrdiff_t)ir * p->ldc + jr;
-                        dst.ldc = p->ldc;
-                        dst.alpha = p->alpha;
-                        dst.beta = p->beta;
-                        dst.accumulate = !first;
-                        dst.ci = first && c_in != NULL ? c_in + (ptrdiff_t)ir * p->cin_rs + (ptrdiff_t)jr * p->cin_cs : NULL;
-                        dst.ci_rs = p->cin_rs;
-                        dst.ci_cs = p->cin_cs;
-                        kernel_tile(kc, ap, p->a_rs, p->a_cs, bp, b_rs, t);
-                        store_full_tile(&dst, t);
+                        tile_target(p, ir, jr, first, last, c_in, c, &dst);
+                        kernel_tile(kc, ap, p->a_rs, p->a_cs, bp, b_rs, t, &dst);
                         continue;
                     } else if (mr == MR) {
-                        kernel_tile(kc, ap, p->a_rs, p->a_cs, bp, b_rs, t);
+                        kernel_tile(kc, ap, p->a_rs, p->a_cs, bp, b_rs, t, NULL);
                     } else if (mc >= MR) {
                         /* the last rows of the block: a full tile ending at the last row (it
                          * recomputes rows already stored, faster than single rows) */
-                        kernel_tile(kc, ap - (ptrdiff_t)(MR - mr) * p->a_rs, p->a_rs, p->a_cs, bp, b_rs, t);
+                        kernel_tile(kc, ap - (ptrdiff_t)(MR - mr) * p->a_rs, p->a_rs, p->a_cs, bp, b_rs, t, NULL);
                         tile = t + (MR - mr) * NR;
                     } else {
                         int32_t r;
                         for (r = 0; r < mr; ++r) kernel_row(kc, ap + (ptrdiff_t)r * p->a_rs, p->a_cs, bp, b_rs, t + r * NR);
                     }
-                    store_tile(p, tile, mr, nr, ir, jr, first, c_in, c);
+                    {
+                        tile_dst dst;
+                        tile_target(p, ir, jr, first, last, c_in, c, &dst);
+                        store_rows(&dst, tile, mr, nr);
+                    }
                 }
             }
         }
@@ -281,13 +360,16 @@ static void pack_transposed_b(int32_t k, int32_t n, const float *b, float *packe
     }
 }
 
-void aotc_gemm_f32(const aotc_gemm_params *p, const float *a, const float *b, const float *c, float *y,
-                   float *work) {
+void aotc_gemm_f32(const aotc_gemm_params *p, const float *a, const float *b, const float *c, const float *res,
+                   float *y, float *work) {
+    aotc_sgemm_params gp = p->gemm;
+    gp.res = res;
+    gp.res_rs = gp.n;
     if (p->pack_b) {
-        pack_transposed_b(p->gemm.k, p->gemm.n, b, work);
-        aotc_sgemm_f32(&p->gemm, a, work, c, y, NULL);
+        pack_transposed_b(gp.k, gp.n, b, work);
+        aotc_sgemm_f32(&gp, a, work, c, y, NULL);
     } else {
-        aotc_sgemm_f32(&p->gemm, a, b, c, y, work);
+        aotc_sgemm_f32(&gp, a, b, c, y, work);
     }
 }
 

@@ -4,8 +4,13 @@ One params struct (aotc_conv_params) describes every convolution as 3-D: a 1-D o
 2-D conv gets unit leading spatial dims, so 3-D convs come for free. Per node the
 compiler picks the kernel:
 
-    depthwise   one input channel per group: a direct loop, no scratch
+    depthwise   one input channel per group (not a single-channel input with several
+                outputs): 2-D 3 x 3 at stride 1 or 2 on a zero-padded copy of each plane
+                (stride 2: split into even and odd columns), every tap a unit-stride
+                vector read; other shapes a direct loop, no scratch
     pointwise   1 x 1 kernel, stride 1, no padding: the GEMM core on the input in place
+    stride 1    2-D, stride 1, no dilation (narrow kernels): the input padded once in scratch,
+                each patch-matrix row one copy from it, outputs on the padded width
     im2col      everything else: patch-matrix blocks of kc x nc in scratch, then the GEMM core
     transpose   ConvTranspose: W^T * X into scratch, then added into the output (col2im)
 
@@ -20,7 +25,7 @@ from dataclasses import dataclass
 
 from aot.emit_c.cformat import c_ints
 from aot.emit_c.ops.base import HostOp, NodeContext
-from aot.emit_c.ops.gemm import KC, PANEL, WORK_BYTES
+from aot.emit_c.ops.gemm import KC, PANEL, WORK_BYTES, activation_fields, residual
 from aot.ir import Graph, Node
 
 NC = 256  # output positions per im2col block: kc x nc floats of scratch (<= 256 KiB)
@@ -67,7 +72,7 @@ def _conv_plan(node: Node, graph: Graph) -> ConvPlan:
         "in_size": c_ints(_pad3(x[2:], 1)), "out_size": c_ints(_pad3(y[2:], 1)),
         "kernel": c_ints(_pad3(kernel, 1)), "strides": c_ints(_pad3(strides, 1)),
         "dilations": c_ints(_pad3(dilations, 1)), "pads": c_ints(_pad3(pads[:nd], 0)),
-        "kc": "0", "nc": "0",
+        "kc": "0", "nc": "0", **activation_fields(node),
     }
     geometry = (f"{list(x)} -> {list(y)}, kernel {list(kernel)}, strides {list(strides)}, "
                 f"dilations {list(dilations)}, pads {list(pads)}, group {group}")
@@ -78,16 +83,41 @@ def _conv_plan(node: Node, graph: Graph) -> ConvPlan:
         fields["nc"] = str(nc)
         return ConvPlan("aotc_conv_transpose_f32", fields, rows * nc * 4 + WORK_BYTES,
                         f"ConvTranspose {geometry}")
-    if in_c // group == 1:
+    if in_c // group == 1 and not (group == 1 and out_c > 1) and _padded_dw3x3(nd, kernel, strides, dilations):
+        s = strides[-1]
+        rows, cols = (y[-2] - 1) * s + 3, (y[-1] - 1) * s + 3  # conv.c: aotc_conv_depthwise3x3_f32
+        planes = rows * cols if s == 1 else 4 * _ceil_div(rows, 2) * _ceil_div(cols, 2)
+        wide = y[-2] * (cols if s == 1 else _ceil_div(cols, 2))
+        return ConvPlan("aotc_conv_depthwise3x3_f32", fields, (planes + wide) * 4,
+                        f"Conv (depthwise 3x3 on a padded plane) {geometry}")
+    if in_c // group == 1 and not (group == 1 and out_c > 1):
+        # (one input channel feeding many outputs, e.g. a first layer on a 1-channel
+        # spectrogram, is a GEMM of out_c x taps: im2col below is far faster there)
         return ConvPlan("aotc_conv_depthwise_f32", fields, 0, f"Conv (depthwise) {geometry}")
     if all(k == 1 for k in kernel) and all(s == 1 for s in strides) and not any(pads):
         return ConvPlan("aotc_conv_pointwise_f32", fields, WORK_BYTES, f"Conv (1x1) {geometry}")
+    oh, ow = y[-2], (y[-1] if nd >= 2 else 1)
+    pw = ow + kernel[-1] - 1
+    if nd == 2 and list(strides) == [1, 1] and list(dilations) == [1, 1] and (kernel[-1] - 1) * 4 <= ow:
+        # stride 1: patch rows copied whole from a padded plane (junk columns <= 1/4 of the work)
+        kc = _balanced_block(in_c // group * taps, KC)
+        nc = _balanced_block(oh * pw, NC, PANEL)
+        fields["kc"], fields["nc"] = str(kc), str(nc)
+        ldc = (_ceil_div(nc, PANEL) | 1) * PANEL
+        pad_floats = _ceil_div(in_c // group * (oh + kernel[0] - 1) * pw + kernel[-1], PANEL) * PANEL
+        return ConvPlan("aotc_conv_s1_f32", fields, (pad_floats + kc * ldc + out_c // group * nc) * 4,
+                        f"Conv (stride 1 on a padded plane, blocks of {kc} x {nc}) {geometry}")
     kc = _balanced_block(in_c // group * taps, KC)
     nc = _balanced_block(math.prod(y[2:]), NC, PANEL)
     fields["kc"], fields["nc"] = str(kc), str(nc)
     ldc = (_ceil_div(nc, PANEL) | 1) * PANEL  # conv.c: patch rows an odd number of panels apart
     return ConvPlan("aotc_conv_f32", fields, kc * ldc * 4,
                     f"Conv (im2col, blocks of {kc} x {nc}) {geometry}")
+
+
+def _padded_dw3x3(nd: int, kernel: list[int], strides: list[int], dilations: list[int]) -> bool:
+    """A 2-D 3 x 3 depthwise conv with strides (1, 1) or (2, 2) and no dilation."""
+    return nd == 2 and list(kernel) == [3, 3] and list(dilations) == [1, 1] and list(strides) in ([1, 1], [2, 2])
 
 
 def _check(node: Node, graph: Graph) -> str | None:
@@ -101,7 +131,7 @@ def _check(node: Node, graph: Graph) -> str | None:
     group, in_c, out_c = node.attrs["group"], x[1], graph.tensors[node.outputs[0]].shape[1]
     if group < 1 or in_c % group or out_c % group:
         return f"{node.op} group {group} does not divide {in_c} input and {out_c} output channels"
-    per_group = (w[0] == out_c and w[1] * group == in_c) if node.op == "Conv" else \
+    per_group = (w[0] == out_c and w[1] * group == in_c) if node.op != "ConvTranspose" else \
         (w[0] == in_c and w[1] * group == out_c)
     if not per_group:
         return f"{node.op} weight shape {list(w)} does not match {in_c} -> {out_c} channels in {group} groups"
@@ -121,7 +151,10 @@ def _emit(ctx: NodeContext) -> None:
     x, w = ctx.inputs[0], ctx.inputs[1]
     bias = ctx.inputs[2] if len(ctx.inputs) > 2 else ""
     p = ctx.params("aotc_conv_params", plan.fields, comment=plan.what)
-    args = [p, ctx.ptr(x), ctx.ptr(w), ctx.ptr(bias), ctx.ptr(ctx.outputs[0])]
+    args = [p, ctx.ptr(x), ctx.ptr(w), ctx.ptr(bias)]
+    if ctx.node.op != "ConvTranspose":
+        args.append(ctx.ptr(residual(ctx.node)))
+    args.append(ctx.ptr(ctx.outputs[0]))
     if plan.scratch:
         args.append(ctx.scratch("float"))
     ctx.call(plan.kernel, *args)
@@ -129,5 +162,7 @@ def _emit(ctx: NodeContext) -> None:
 
 OPS: dict[str, HostOp] = {
     "Conv": HostOp(_emit, family="conv", needs=("gemm",), scratch=_scratch, check=_check),
+    # Conv with a fused epilogue (aot/passes/fuse_epilogue.py): + residual input 3, then the activation
+    "FusedConv": HostOp(_emit, family="conv", needs=("gemm",), scratch=_scratch, check=_check),
     "ConvTranspose": HostOp(_emit, family="conv", needs=("gemm",), scratch=_scratch, check=_check),
 }

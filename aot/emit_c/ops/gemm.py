@@ -65,6 +65,27 @@ def sgemm_fields(m: int, n: int, k: int, a_strides: tuple[int, int], b: BLayout,
     }
 
 
+def activation_fields(node: Node) -> dict[str, str]:
+    """The epilogue activation fields (act, act_lo, act_hi, act_alpha) of a fused node's params."""
+    kind = node.attrs.get("activation", "")
+    params = list(node.attrs.get("activation_params", ()))
+    act, lo, hi, alpha = "AOTC_ACT_NONE", 0.0, 0.0, 0.0
+    if kind == "Relu":
+        act, lo, hi = "AOTC_ACT_CLAMP", 0.0, float("inf")
+    elif kind == "Clip":
+        act, (lo, hi) = "AOTC_ACT_CLAMP", params
+    elif kind == "LeakyRelu":
+        act, alpha = "AOTC_ACT_LEAKY", params[0]
+    elif kind:
+        raise ValueError(f"unknown fused activation {kind}")
+    return {"act": act, "act_lo": c_float(lo), "act_hi": c_float(hi), "act_alpha": c_float(alpha)}
+
+
+def residual(node: Node) -> str:
+    """The residual a fused node adds to its output (its input 3), or ''."""
+    return node.inputs[3] if node.op.startswith("Fused") and len(node.inputs) > 3 else ""
+
+
 def struct_init(fields: dict[str, str], per_line: int = 5) -> str:
     """A nested struct initializer, a few fields per line."""
     items = [f".{k} = {v}" for k, v in fields.items()]
@@ -153,11 +174,12 @@ def _emit_gemm(ctx: NodeContext) -> None:
         cin_ptr = ctx.ptr(c)
         cin_strides = (cs[1] if cs[0] > 1 else 0, 1 if cs[1] > 1 else 0)
     work = ctx.scratch("float") if plan.scratch else "NULL"
-    fields = sgemm_fields(m, n, k, a_strides, b_layout, n, cin_strides, alpha, beta)
+    fields = {**sgemm_fields(m, n, k, a_strides, b_layout, n, cin_strides, alpha, beta),
+              **activation_fields(ctx.node)}
     pack_at_run_time = not plan.b_const and trans_b
     p = ctx.params("aotc_gemm_params", {"gemm": struct_init(fields), "pack_b": "1" if pack_at_run_time else "0"},
                    comment=f"Gemm {m}x{k} * {k}x{n}, transA={trans_a} transB={trans_b}")
-    ctx.call("aotc_gemm_f32", p, ctx.ptr(a), b_ptr, cin_ptr, ctx.ptr(y), work)
+    ctx.call("aotc_gemm_f32", p, ctx.ptr(a), b_ptr, cin_ptr, ctx.ptr(residual(ctx.node)), ctx.ptr(y), work)
 
 
 # --- MatMul ------------------------------------------------------------------------
@@ -249,5 +271,7 @@ def _emit_matmul(ctx: NodeContext) -> None:
 
 OPS: dict[str, HostOp] = {
     "Gemm": HostOp(_emit_gemm, family="gemm", scratch=_gemm_scratch, check=_check_gemm),
+    # Gemm with a fused epilogue (aot/passes/fuse_epilogue.py): + residual input 3, then the activation
+    "FusedGemm": HostOp(_emit_gemm, family="gemm", scratch=_gemm_scratch, check=_check_gemm),
     "MatMul": HostOp(_emit_matmul, family="gemm", scratch=_matmul_scratch, check=_check_matmul),
 }
