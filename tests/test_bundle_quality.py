@@ -112,3 +112,14 @@ def test_header_is_the_whole_api(name):
     for needle in (f"#define {name.upper()}_ARENA_SIZE", f"struct {name}_inputs", f"struct {name}_outputs",
                    f"int32_t {name}_init(void *arena);", f"int32_t {name}_run("):
         assert needle in text
+
+
+def test_model_whose_output_is_a_folded_constant():
+    """No kernel runs at all: the output is a constant copied out (found by the ONNX node tests)."""
+    from opcheck import model_case, shared_build
+
+    value = helper.make_tensor("v", TensorProto.FLOAT, [5], [1.0, -2.0, 3.5, 0.0, 1e-3])
+    g = helper.make_graph([helper.make_node("Constant", [], ["y"], name="c", value=value)], "const", [],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [5])])
+    case = model_case("const_out", g, {})
+    shared_build([case]).check("const_out")

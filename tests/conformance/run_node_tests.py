@@ -101,10 +101,20 @@ def main() -> None:
             outcome[d.name] = f"FAILED (compiler crashed): {type(e).__name__}: {e}"
     for start in range(0, len(compiled), 150):
         batch = compiled[start:start + 150]
-        built = shared_build(batch)
+        try:
+            builds = {c.id: b for b in [shared_build(batch)] for c in batch}
+        except RuntimeError:  # one case's C does not compile: build the batch case by case to find it
+            builds = {}
+            for case in batch:
+                try:
+                    builds[case.id] = shared_build([case])
+                except RuntimeError as e:
+                    outcome[case.id] = f"FAILED (generated C does not compile): {str(e)[:300]}"
         for case in batch:
+            if case.id not in builds:
+                continue
             try:
-                ours = built.run(case.id)
+                ours = builds[case.id].run(case.id)
                 for k, (o, r) in enumerate(zip(ours, case.expected, strict=True)):
                     assert_close(o, r, f"output {k}", 1e-3)
                 outcome[case.id] = "passed"
