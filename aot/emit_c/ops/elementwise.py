@@ -6,6 +6,7 @@ import numpy as np
 
 from aot.emit_c.cformat import c_float, c_ints
 from aot.emit_c.ops.base import HostOp, NodeContext
+from aot.ir import Graph, Node
 
 MAX_RANK = 8
 
@@ -62,8 +63,14 @@ def _emit_unary(kernel: str, *attrs: str):
     return emit
 
 
+def _same_dtypes(node: Node, graph: Graph) -> str | None:
+    """Both operands float32 (Pow may have an integer exponent in ONNX; the kernels take float only)."""
+    dtypes = {graph.tensors[i].dtype for i in node.inputs if i}
+    return None if dtypes == {"float32"} else f"operands of dtypes {', '.join(sorted(dtypes))} are not supported"
+
+
 def _binary(kernel: str) -> HostOp:
-    return HostOp(_emit_binary(kernel), family="elementwise", inplace=0)
+    return HostOp(_emit_binary(kernel), family="elementwise", inplace=0, check=_same_dtypes)
 
 
 def _unary(kernel: str, *attrs: str) -> HostOp:
