@@ -22,6 +22,32 @@
 
 static int32_t min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
 
+/* C[m][n] = A[m][k] * B[k][n] + C_in, all row-major and plain: the callers change what differs. */
+static aotc_sgemm_params gemm_shape(int32_t m, int32_t n, int32_t k) {
+    aotc_sgemm_params gp;
+    memset(&gp, 0, sizeof gp);
+    gp.m = m;
+    gp.n = n;
+    gp.k = k;
+    gp.a_rs = k;
+    gp.a_cs = 1;
+    gp.b_rs = n;
+    gp.b_ps = PANEL;
+    gp.ldc = n;
+    gp.alpha = 1.0f;
+    gp.beta = 1.0f;
+    gp.act = AOTC_ACT_NONE;
+    return gp;
+}
+
+/* The conv's fused activation, applied by the GEMM as it stores finished sums. */
+static void set_activation(aotc_sgemm_params *gp, const aotc_conv_params *p) {
+    gp->act = p->act;
+    gp->act_lo = p->act_lo;
+    gp->act_hi = p->act_hi;
+    gp->act_alpha = p->act_alpha;
+}
+
 /* [*lo, *hi): the positions o in [0, n_out) whose source index o * s + off lies in [0, n_in). */
 static void valid_range(int32_t n_out, int32_t n_in, int32_t s, int32_t off, int32_t *lo, int32_t *hi) {
     int32_t l, h;
@@ -122,25 +148,15 @@ void aotc_conv_f32(const aotc_conv_params *p, const float *x, const float *w, co
                 const int32_t nc = min_i32(p->nc, npos - j0);
                 for (p0 = 0; p0 < k; p0 += p->kc) {
                     const int32_t kc = min_i32(p->kc, k - p0);
-                    aotc_sgemm_params gp;
+                    aotc_sgemm_params gp = gemm_shape(mg, nc, kc);
                     const float *c_in;
-                    gp.m = mg;
-                    gp.n = nc;
-                    gp.k = kc;
                     gp.a_rs = k;
-                    gp.a_cs = 1;
                     gp.b_rs = ldc;
-                    gp.b_ps = PANEL;
                     gp.b_padded = 1;
                     gp.ldc = npos;
-                    gp.alpha = 1.0f;
-                    gp.beta = 1.0f;
                     gp.res = p0 == 0 && res != NULL ? res + (yg - y) + j0 : NULL; /* once, with the bias */
                     gp.res_rs = npos;
-                    gp.act = p0 + kc >= k ? p->act : AOTC_ACT_NONE; /* on the finished sums */
-                    gp.act_lo = p->act_lo;
-                    gp.act_hi = p->act_hi;
-                    gp.act_alpha = p->act_alpha;
+                    if (p0 + kc >= k) set_activation(&gp, p); /* on the finished sums */
                     if (p0 == 0) { /* the first block starts from the bias */
                         c_in = bias != NULL ? bias + (ptrdiff_t)g * mg : NULL;
                         gp.cin_rs = 1;
@@ -203,7 +219,7 @@ void aotc_conv_s1_f32(const aotc_conv_params *p, const float *x, const float *w,
                 int32_t oy;
                 for (p0 = 0; p0 < k; p0 += p->kc) {
                     const int32_t kc = min_i32(p->kc, k - p0);
-                    aotc_sgemm_params gp;
+                    aotc_sgemm_params gp = gemm_shape(mg, nc, kc);
                     for (r = 0; r < kc; ++r) { /* patch row p: channel p / taps, tap (ky, kx): one copy */
                         const int32_t pr = p0 + r, tap = pr % taps;
                         float *d = col + (ptrdiff_t)r * ldc;
@@ -212,21 +228,9 @@ void aotc_conv_s1_f32(const aotc_conv_params *p, const float *x, const float *w,
                                (size_t)nc * sizeof(float));
                         for (u = nc; u < padded_nc; ++u) d[u] = 0.0f;
                     }
-                    gp.m = mg;
-                    gp.n = nc;
-                    gp.k = kc;
                     gp.a_rs = k;
-                    gp.a_cs = 1;
                     gp.b_rs = ldc;
-                    gp.b_ps = PANEL;
                     gp.b_padded = 1;
-                    gp.ldc = nc;
-                    gp.alpha = 1.0f;
-                    gp.beta = 1.0f;
-                    gp.res = NULL;
-                    gp.res_rs = 0;
-                    gp.act = AOTC_ACT_NONE;
-                    gp.act_lo = gp.act_hi = gp.act_alpha = 0.0f;
                     gp.cin_rs = p0 == 0 ? 1 : nc; /* the bias first, then what is there */
                     gp.cin_cs = p0 == 0 ? 0 : 1;
                     aotc_sgemm_f32(&gp, wg + p0, col, p0 == 0 ? (bias != NULL ? bias + (ptrdiff_t)g * mg : NULL) : wide,
@@ -262,26 +266,11 @@ void aotc_conv_pointwise_f32(const aotc_conv_params *p, const float *x, const fl
                              const float *res, float *y, float *work) {
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group;
     const int32_t npos = p->out_size[0] * p->out_size[1] * p->out_size[2];
-    aotc_sgemm_params gp;
+    aotc_sgemm_params gp = gemm_shape(mg, npos, cg);
     int32_t n, g;
-    gp.m = mg;
-    gp.n = npos;
-    gp.k = cg;
-    gp.a_rs = cg;
-    gp.a_cs = 1;
-    gp.b_rs = npos;
-    gp.b_ps = PANEL;
-    gp.b_padded = 0;
-    gp.ldc = npos;
-    gp.cin_rs = 1;
-    gp.cin_cs = 0;
-    gp.alpha = 1.0f;
-    gp.beta = 1.0f;
+    gp.cin_rs = 1; /* the bias, one value per row */
     gp.res_rs = npos;
-    gp.act = p->act;
-    gp.act_lo = p->act_lo;
-    gp.act_hi = p->act_hi;
-    gp.act_alpha = p->act_alpha;
+    set_activation(&gp, p);
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
             const ptrdiff_t xo = ((ptrdiff_t)n * p->in_c + (ptrdiff_t)g * cg) * npos;
@@ -631,24 +620,11 @@ void aotc_conv_transpose_f32(const aotc_conv_params *p, const float *x, const fl
             float *yg = y + ((ptrdiff_t)n * p->out_c + (ptrdiff_t)g * mg) * out_plane;
             for (j0 = 0; j0 < npos; j0 += p->nc) {
                 const int32_t nc = min_i32(p->nc, npos - j0);
-                aotc_sgemm_params gp;
-                gp.m = rows; /* A(i, k) = W[g * cg + k][i]: W read transposed */
-                gp.n = nc;
-                gp.k = cg;
-                gp.a_rs = 1;
+                aotc_sgemm_params gp = gemm_shape(rows, nc, cg);
+                gp.a_rs = 1; /* A(i, k) = W[g * cg + k][i]: W read transposed */
                 gp.a_cs = rows;
                 gp.b_rs = npos;
-                gp.b_ps = PANEL;
-                gp.b_padded = 0;
-                gp.ldc = nc;
-                gp.cin_rs = 0;
-                gp.cin_cs = 0;
-                gp.alpha = 1.0f;
                 gp.beta = 0.0f;
-                gp.res = NULL;
-                gp.res_rs = 0;
-                gp.act = AOTC_ACT_NONE;
-                gp.act_lo = gp.act_hi = gp.act_alpha = 0.0f;
                 aotc_sgemm_f32(&gp, w + (ptrdiff_t)g * cg * rows, xg + j0, NULL, scratch, work);
                 col2im_block(p, scratch, mg, j0, nc, yg);
             }
