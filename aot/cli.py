@@ -39,7 +39,20 @@ def _compile_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _input_shape(text: str) -> tuple[str, tuple[int, ...]]:
+    name, _, dims = text.rpartition("=")
+    try:
+        shape = tuple(int(d) for d in dims.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected NAME=D0,D1,... (e.g. input=1,3,224,224), got '{text}'") from None
+    if not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=D0,D1,..., got '{text}'")
+    return name, shape
+
+
 def _vendor_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--input-shape", action="append", default=[], type=_input_shape, metavar="NAME=D0,D1,...",
+                   help="static shape for an input with dynamic dimensions (repeat per input)")
     p.add_argument("--vendor", action="append", default=[], metavar="V",
                    help="offload what vendor V takes (repeat; the order is the priority)")
     p.add_argument("--annotate", metavar="FILE", help="manual annotation (JSON): nodes or regions per target")
@@ -110,7 +123,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     out = Path(args.output)
     with status(f"compiling {args.model}"):
         bundle = compile_file(args.model, Options(name=args.name, target=args.target, vendors=tuple(args.vendor),
-                                                     annotate=args.annotate))
+                                                     annotate=args.annotate, input_shapes=tuple(args.input_shape)))
     bundle.write(out / "bundle")
     if args.print_plan:
         print(bundle.files.get("plan.txt", ""), end="")
@@ -133,7 +146,8 @@ def _cmd_partition(args: argparse.Namespace) -> int:
         raise AotcError("nothing to do: give -o P.onnx and/or --show")
     source = str(Path(args.model).resolve())
     graph = partition_model(load_model(args.model), Options(name=args.name, vendors=tuple(args.vendor),
-                                                             annotate=args.annotate), source)
+                                                             annotate=args.annotate,
+                                                             input_shapes=tuple(args.input_shape)), source)
     if args.output:
         import onnx
 

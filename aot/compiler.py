@@ -25,6 +25,7 @@ class Options:
     target: str = "host"
     vendors: tuple[str | Vendor, ...] = ()  # names (found by entry point) or Vendor objects, by priority
     annotate: str | None = None  # manual annotation file (JSON)
+    input_shapes: tuple[tuple[str, tuple[int, ...]], ...] = ()  # static shapes for dynamic inputs
 
 
 def partition_model(model: onnx.ModelProto, options: Options = Options(), source: str = "model.onnx") -> Graph:
@@ -40,7 +41,7 @@ def partition_model(model: onnx.ModelProto, options: Options = Options(), source
     if options.annotate:
         annotations = annotations + load_annotations(options.annotate)
     name = sanitize(options.name or Path(source).stem)
-    graph = simplify(import_model(model, name))
+    graph = simplify(import_model(model, name, dict(options.input_shapes)))
     graph = partition_for(graph, vendors, annotations, name)
     graph.meta["vendors"] = vendors
     return graph

@@ -44,6 +44,7 @@ class Case:
     atol_scale: float = 1e-4  # DESIGN.md: max abs error <= 1e-4 * max(1, max |ref|)
     vendors: tuple = ()  # vendor names or Vendor objects to partition for
     expected: list[np.ndarray] | None = None  # reference outputs; None: ask onnxruntime
+    input_shapes: tuple = ()  # static shapes for inputs the model declares dynamic
 
 
 def tensor_type(dtype: np.dtype | str) -> int:
@@ -186,7 +187,8 @@ def shared_build(cases: list[Case], workdir: Path | None = None, *, vendor_inclu
     for k, case in enumerate(cases):
         name = f"case{k}"
         try:
-            bundle = compile_model(case.model, Options(name=name, vendors=case.vendors), source=f"{case.id}.onnx")
+            options = Options(name=name, vendors=case.vendors, input_shapes=case.input_shapes)
+            bundle = compile_model(case.model, options, source=f"{case.id}.onnx")
         except Exception as e:  # reported by that case's test, not by the whole module
             build.errors[case.id] = e
             continue

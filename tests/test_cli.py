@@ -133,3 +133,22 @@ def test_compile_build_run(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "median" in r.stdout
     np.testing.assert_array_equal(np.load(tmp_path / "o.npz")["y"], np.maximum(x, 0))
+
+
+def test_input_shape_makes_a_dynamic_model_static(tmp_path):
+    onnx.save(tiny_model(shape=["batch", 3]), tmp_path / "dyn.onnx")
+    out = tmp_path / "out"
+    r = aotc(str(tmp_path / "dyn.onnx"), "-o", str(out), "--input-shape", "x=4,3")
+    assert r.returncode == 0, r.stderr
+    x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)
+    np.savez(tmp_path / "in.npz", x=x)
+    r = aotc("run", str(out), "--inputs", str(tmp_path / "in.npz"), "--outputs", str(tmp_path / "o.npz"))
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "o.npz")["y"], np.maximum(x, 0))
+
+
+@pytest.mark.parametrize("arg,words", [("z=4,3", ["'z'", "not an input"]), ("x=4", ["rank 1"]),
+                                       ("x=0,3", ["positive"])])
+def test_bad_input_shape_is_refused(tmp_path, arg, words):
+    onnx.save(tiny_model(shape=["batch", 3]), tmp_path / "dyn.onnx")
+    assert_refused(aotc(str(tmp_path / "dyn.onnx"), "-o", str(tmp_path / "out"), "--input-shape", arg), *words)

@@ -49,7 +49,8 @@ def opset_of(model: onnx.ModelProto) -> int:
     raise AotcError("model imports no default-domain (ai.onnx) opset")
 
 
-def import_model(model: onnx.ModelProto, name: str | None = None) -> Graph:
+def import_model(model: onnx.ModelProto, name: str | None = None,
+                 input_shapes: dict[str, tuple[int, ...]] | None = None) -> Graph:
     """ModelProto -> IR Graph with static shapes, constants folded, attributes canonical."""
     opset = opset_of(model)
     if not MIN_OPSET <= opset <= MAX_OPSET:
@@ -57,8 +58,10 @@ def import_model(model: onnx.ModelProto, name: str | None = None) -> Graph:
     for n in model.graph.node:
         if n.domain not in ("", "ai.onnx"):
             raise AotcError(f"operator domain '{n.domain}' is not supported", node=_Named(n))
-    _check_input_shapes(model)
     model = name_nodes(model)
+    if input_shapes:
+        fix_input_shapes(model, input_shapes)
+    _check_input_shapes(model)
     model = fold_to_fixed_point(model)
     graph = _to_ir(model, name or sanitize(model.graph.name or "model"))
     graph.meta["opset"] = opset
@@ -83,6 +86,23 @@ def copy_model(model: onnx.ModelProto) -> onnx.ModelProto:
     return out
 
 
+def fix_input_shapes(model: onnx.ModelProto, shapes: dict[str, tuple[int, ...]]) -> None:
+    """Give inputs static shapes (--input-shape): for models exported with a dynamic batch or size."""
+    inputs = {vi.name: vi for vi in model.graph.input}
+    for name, shape in shapes.items():
+        if name not in inputs:
+            raise AotcError(f"--input-shape names '{name}', which is not an input of the model "
+                            f"(inputs: {', '.join(inputs)})")
+        tt = inputs[name].type.tensor_type
+        if tt.HasField("shape") and len(tt.shape.dim) != len(shape):
+            raise AotcError(f"--input-shape gives input '{name}' rank {len(shape)}, the model says {len(tt.shape.dim)}")
+        if any(d <= 0 for d in shape):
+            raise AotcError(f"--input-shape for '{name}' must be positive sizes, got {list(shape)}")
+        tt.shape.Clear()
+        for d in shape:
+            tt.shape.dim.add().dim_value = int(d)
+
+
 def _check_input_shapes(model: onnx.ModelProto) -> None:
     inits = {i.name for i in model.graph.initializer}
     for vi in model.graph.input:
@@ -96,8 +116,8 @@ def _check_input_shapes(model: onnx.ModelProto) -> None:
         for k, d in enumerate(tt.shape.dim):
             if not d.HasField("dim_value") or d.dim_value <= 0:
                 what = f"'{d.dim_param}'" if d.dim_param else "unknown"
-                raise AotcError(f"input '{vi.name}' has a dynamic dimension {k} ({what}): "
-                                "aotc needs static shapes; export the model with fixed input sizes")
+                raise AotcError(f"input '{vi.name}' has a dynamic dimension {k} ({what}): aotc needs static shapes; "
+                                f"give them with --input-shape {vi.name}=D0,D1,...")
 
 
 def _elem_dtype(elem_type: int, what: str, node: object = None) -> str:

@@ -70,6 +70,12 @@ def load_case(d: Path) -> Case | None:
     return Case(d.name, model, feeds, expected=expected)
 
 
+def _dynamic(model: onnx.ModelProto, name: str) -> bool:
+    vi = next(v for v in model.graph.input if v.name == name)
+    tt = vi.type.tensor_type
+    return not tt.HasField("shape") or any(not d.HasField("dim_value") for d in tt.shape.dim)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--filter", default="", help="only cases whose name contains this")
@@ -91,7 +97,10 @@ def main() -> None:
                 refusals["sequence/optional/map types"] += 1
                 continue
             # The input feeds must match the model's declared input shapes (they do in the ONNX suite).
-            compile_model(case.model, Options(name="probe"), source=f"{d.name}.onnx")
+            # Inputs declared without static sizes get the test data's shapes (what --input-shape does).
+            shapes = tuple((k, v.shape) for k, v in case.feeds.items() if _dynamic(case.model, k))
+            case.input_shapes = shapes
+            compile_model(case.model, Options(name="probe", input_shapes=shapes), source=f"{d.name}.onnx")
             compiled.append(case)
         except AotcError as e:
             op = getattr(e.node, "op", None) or getattr(getattr(e.node, "node", None), "op_type", "")
