@@ -114,7 +114,9 @@ def _check_input_shapes(model: onnx.ModelProto) -> None:
         if not tt.HasField("shape"):
             raise AotcError(f"input '{vi.name}' has no shape: aotc needs static shapes")
         for k, d in enumerate(tt.shape.dim):
-            if not d.HasField("dim_value") or d.dim_value <= 0:
+            if d.HasField("dim_value") and d.dim_value == 0:
+                raise AotcError(f"input '{vi.name}' has a zero-size dimension {k}: empty tensors are not supported")
+            if not d.HasField("dim_value") or d.dim_value < 0:
                 what = f"'{d.dim_param}'" if d.dim_param else "unknown"
                 raise AotcError(f"input '{vi.name}' has a dynamic dimension {k} ({what}): aotc needs static shapes; "
                                 f"give them with --input-shape {vi.name}=D0,D1,...")
