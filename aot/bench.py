@@ -36,7 +36,6 @@ class BenchRow:
     arena_bytes: int
     lower_bound_bytes: int
     tight_bound_bytes: int = 0
-    io_bytes: int = 0
     instructions: int | None = None  # callgrind's Ir for one inference (<name>_run only), if measured
 
     @property
@@ -121,21 +120,19 @@ def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: i
     mem = meta["memory"]
     return BenchRow(meta["name"], median_ns / 1e3, time_ort(sess, feeds, repeat), ort_call_floor(), err,
                     mem["arena_bytes"], mem["lower_bound_bytes"], mem.get("tight_bound_bytes", 0),
-                    mem.get("io_bytes", 0), count_instructions(out, meta, inputs) if instructions else None)
+                    count_instructions(out, meta, inputs) if instructions else None)
 
 
 def format_table(rows: list[BenchRow]) -> str:
-    """Latency and ratio; callgrind instructions of one run (M); memory: the arena against its lower
-    bound, and RAM for activations (arena + caller I/O) against the tight bound (planner docstring)."""
+    """Latency and ratio; callgrind instructions of one run (M); memory: the arena (all the RAM the
+    activations need: graph I/O is in it) against the tight bound and the lower bound (planner docstring)."""
     head = ("| model | bundle us | onnxruntime us | ratio | ort call floor us | instr (M) | max abs err | arena B "
-            "| lower bound B | arena/bound | arena+io B | tight bound B | (arena+io)/tight |\n"
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+            "| tight bound B | arena/tight | lower bound B |\n"
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
     body = "".join(
         f"| {r.model} | {r.bundle_us:.1f} | {r.ort_us:.1f} | {r.ratio:.2f} | {r.ort_floor_us:.1f} | "
         f"{'-' if r.instructions is None else f'{r.instructions / 1e6:.2f}'} | "
-        f"{r.max_abs_err:.2e} | {r.arena_bytes} | {r.lower_bound_bytes} | "
-        f"{r.arena_bytes / r.lower_bound_bytes if r.lower_bound_bytes else 1.0:.3f} | "
-        f"{r.arena_bytes + r.io_bytes} | {r.tight_bound_bytes} | "
-        f"{(r.arena_bytes + r.io_bytes) / r.tight_bound_bytes if r.tight_bound_bytes else 1.0:.3f} |\n"
+        f"{r.max_abs_err:.2e} | {r.arena_bytes} | {r.tight_bound_bytes} | "
+        f"{r.arena_bytes / r.tight_bound_bytes if r.tight_bound_bytes else 1.0:.3f} | {r.lower_bound_bytes} |\n"
         for r in rows)
     return head + body

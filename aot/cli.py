@@ -34,6 +34,9 @@ def _compile_parser() -> argparse.ArgumentParser:
     _vendor_args(p)
     p.add_argument("--no-configure", action="store_true", help="write OUT/bundle only, do not run CMake")
     p.add_argument("--print-plan", action="store_true", help="print the memory plan as an ASCII chart")
+    p.add_argument("--scratch-floor", type=int, metavar="BYTES",
+                   help="kernel scratch a step may use beyond its spare memory (default: no limit, the fastest "
+                        "kernels); 0 holds the arena to the tight bound, with slower kernels where memory is tight")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     p.add_argument("--version", action="version", version=f"aotc {__version__}")
     return p
@@ -123,7 +126,8 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     out = Path(args.output)
     with status(f"compiling {args.model}"):
         bundle = compile_file(args.model, Options(name=args.name, target=args.target, vendors=tuple(args.vendor),
-                                                     annotate=args.annotate, input_shapes=tuple(args.input_shape)))
+                                                     annotate=args.annotate, input_shapes=tuple(args.input_shape),
+                                                     scratch_floor=args.scratch_floor))
     bundle.write(out / "bundle")
     if args.print_plan:
         print(bundle.files.get("plan.txt", ""), end="")

@@ -220,7 +220,7 @@ def fit_bundle(bundle: Bundle, target_name: str) -> Bundle:
     weights = int(meta["memory"]["weights_bytes"])
     info: dict[str, Any] = {"name": target.name, "kind": target.kind}
     if target.regions:
-        io_bytes = sum(int(x["nbytes"]) for x in meta["inputs"] + meta["outputs"])
+        io_bytes = sum(int(x["nbytes"]) for x in meta["inputs"])  # the runner's input copies (outputs: in the arena)
         placement = place(target, name=bundle.name, inline_weights=max(weights - blob_bytes, 0),
                           blob_weights=blob_bytes, arena=int(meta["memory"]["arena_bytes"]), io_bytes=io_bytes)
         info.update(board=target.board,

@@ -45,6 +45,7 @@ class Case:
     vendors: tuple = ()  # vendor names or Vendor objects to partition for
     expected: list[np.ndarray] | None = None  # reference outputs; None: ask onnxruntime
     input_shapes: tuple = ()  # static shapes for inputs the model declares dynamic
+    scratch_floor: int | None = None  # Options.scratch_floor (0: kernels without spare memory)
 
 
 def tensor_type(dtype: np.dtype | str) -> int:
@@ -187,7 +188,8 @@ def shared_build(cases: list[Case], workdir: Path | None = None, *, vendor_inclu
     for k, case in enumerate(cases):
         name = f"case{k}"
         try:
-            options = Options(name=name, vendors=case.vendors, input_shapes=case.input_shapes)
+            options = Options(name=name, vendors=case.vendors, input_shapes=case.input_shapes,
+                              scratch_floor=case.scratch_floor)
             bundle = compile_model(case.model, options, source=f"{case.id}.onnx")
         except Exception as e:  # reported by that case's test, not by the whole module
             build.errors[case.id] = e

@@ -5,6 +5,8 @@ bias or not, weights as constants or run-time inputs."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from opcheck import op_case, shared_build
@@ -116,6 +118,12 @@ CASES += [
     conv_t("convt1d_output_shape", (1, 2, 6), (2, 3, 3), strides=[2], output_shape=[12]),
     conv_t("convt3d", (1, 2, 3, 4, 3), (2, 3, 3, 3, 2), strides=[2, 1, 2], pads=[1, 0, 0, 0, 1, 1]),
 ]
+
+
+# Every Conv again with no memory to spare (a one-node graph's only step is its peak): the
+# kernels' scratch-free paths (direct loops, the plain depthwise, the GEMM without its B copy).
+CASES += [dataclasses.replace(c, id=f"tight_{c.id}", scratch_floor=0) for c in CASES
+          if c.id.startswith("conv") and not c.id.startswith("convt")]
 
 
 @pytest.fixture(scope="module")

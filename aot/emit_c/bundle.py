@@ -58,12 +58,12 @@ class Bundle:
             raise
 
 
-def _io(graph: Graph, names: list[str]) -> list[dict[str, Any]]:
+def _io(graph: Graph, names: list[str], slots: dict[str, int]) -> list[dict[str, Any]]:
     out = []
     for n in names:
         t = graph.tensors[n]
         out.append({"name": n, "field": c_ident(n), "shape": list(t.shape), "dtype": t.dtype,
-                    "nbytes": t.nbytes})
+                    "nbytes": t.nbytes, "arena_offset": slots[n]})
     return out
 
 
@@ -75,7 +75,8 @@ def build_bundle(graph: Graph, name: str, *, target: str = "host", source: str =
     em = ModelEmitter(graph, name, artifacts)
     em.emit_nodes()
     plan = em.plan
-    inputs, outputs = _io(graph, graph.inputs), _io(graph, graph.outputs)
+    inputs, outputs = _io(graph, graph.inputs, plan.offsets), _io(graph, graph.outputs, plan.output_offsets)
+    copy_in, copy_out = em.io_copies()
     weights_bytes = em.weights.nbytes
     weights_bytes += sum(t.nbytes for fn in graph.functions.values() for t in fn.graph.tensors.values() if t.is_const)
     families = sorted(em.families)
@@ -98,6 +99,7 @@ def build_bundle(graph: Graph, name: str, *, target: str = "host", source: str =
         lower_bound_bytes=plan.lower_bound_bytes, peak_step=plan.peak_step, weights_bytes=weights_bytes,
         inputs=inputs, outputs=outputs, headers=[f"aotc_{f}.h" for f in families],
         weight_decls=em.weight_decls(), decls=em.decls, body=em.body, pointer_decls=em.pointer_decls(),
+        copy_in=copy_in, copy_out=copy_out,
         kernels=families, blob=bool(em.weights.blob_offsets), nbytes=len(em.weights.blob),
         inputs_bytes=sum(i["nbytes"] for i in inputs), outputs_bytes=sum(o["nbytes"] for o in outputs),
         vendor_headers=vendor_headers, vendor_sources=sorted(dict.fromkeys(vendor_sources)),
@@ -134,6 +136,7 @@ def build_bundle(graph: Graph, name: str, *, target: str = "host", source: str =
             "lower_bound_bytes": plan.lower_bound_bytes,
             "tight_bound_bytes": plan.tight_bound_bytes,
             "io_bytes": plan.io_bytes,
+            "io_in_arena": True,  # inputs and outputs have slots in the arena (arena_offset)
             "peak_step": plan.peak_step,
             "alignment": ALIGNMENT,
         },

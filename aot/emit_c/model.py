@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -13,6 +14,11 @@ from aot.errors import AotcError
 from aot.ir import Graph, Node
 from aot.plan import OpMemory, Plan, plan_memory
 from aot.vendor.base import Artifact
+
+# Scratch any kernel may have where its step has no memory to spare (graph.meta["scratch_floor"],
+# `aotc --scratch-floor`): by default no limit, each kernel its fastest blocks; 0 holds the arena
+# to the tight bound, at the price of smaller blocks and direct loops where a step has no slack.
+SCRATCH_FLOOR = 1 << 62
 
 DL_DTYPES = {
     "float32": ("kDLFloat", 32), "float64": ("kDLFloat", 64), "int8": ("kDLInt", 8), "int16": ("kDLInt", 16),
@@ -71,13 +77,22 @@ def op_memory(workspace: dict[str, int] | None = None) -> OpMemory:
         src, dst = g.tensors[n.inputs[op.inplace]], g.tensors[n.outputs[0]]
         return op.inplace if src.shape == dst.shape and src.dtype == dst.dtype else None
 
-    def scratch_bytes(n: Node, g: Graph) -> int:
+    def scratch_bytes(n: Node, g: Graph, budget: int) -> int:
         if n.op == "Call":
             return workspace.get(n.name, 0)
         op = HOST_OPS.get(n.op)
-        return op.scratch(n, g) if op and op.scratch else 0
+        return op.scratch(n, g, budget) if op and op.scratch else 0
 
-    return OpMemory(is_view, inplace_input, scratch_bytes)
+    def slices(n: Node, g: Graph) -> list[int] | None:
+        if n.op != "Concat" or not n.inputs:
+            return None
+        out = g.tensors[n.outputs[0]]
+        if math.prod(out.shape[:n.attrs["axis"]]) != 1:  # slices along an inner axis are not contiguous
+            return None
+        sizes = [g.tensors[i].nbytes for i in n.inputs]
+        return [sum(sizes[:k]) for k in range(len(sizes))]
+
+    return OpMemory(is_view, inplace_input, scratch_bytes, slices)
 
 
 class ModelEmitter:
@@ -89,7 +104,8 @@ class ModelEmitter:
         self.artifacts = artifacts or {}
         self.ops = {n.name: host_op(n, graph) for n in graph.nodes if n.op != "Call"}
         workspace = {k: a.workspace_bytes for k, a in self.artifacts.items()}
-        self.plan: Plan = plan_memory(graph, op_memory(workspace))
+        floor = graph.meta.get("scratch_floor", SCRATCH_FLOOR)
+        self.plan: Plan = plan_memory(graph, op_memory(workspace), floor)
         self.families: set[str] = {f for op in self.ops.values() for f in (op.family, *op.needs)}
         self.decls: list[str] = []
         self.body: list[str] = []
@@ -213,14 +229,24 @@ class ModelEmitter:
                 self.line("/* view: same bytes, no copy */")
                 continue
             op.emit(NodeContext(self, node, index))
-        for o in self.graph.outputs:  # outputs that no node writes: constants or inputs
-            produced = any(o in n.outputs for n in self.graph.nodes)
-            if not produced:
-                t = self.graph.tensors[o]
-                self.line(f'/* graph output "{c_comment(o)}" is a copy of a constant or input */')
-                src = f"in->{self.io_field(o)}" if o in self.graph.inputs else self.pointer(o)
-                self.line(f"memcpy(out->{self.io_field(o)}, {src}, {t.nbytes}u);")
+        for o in self.plan.copied_outputs:  # outputs that no node writes: constants
+            self.line("")
+            self.line(f'/* graph output "{c_comment(o)}" is a copy of a constant */')
+            slot, nbytes = self.plan.output_offsets[o], self.graph.tensors[o].nbytes
+            self.line(f"memcpy(a + {slot}u, {self.pointer(o)}, {nbytes}u);")
         self.weights = self._layout_weights()
+
+    def io_copies(self) -> tuple[list[str], list[str]]:
+        """Lines that copy the caller's inputs into their arena slots, and the outputs out of
+        theirs, each skipped when the caller's pointer is the slot (<name>_arena_io)."""
+        g = self.graph
+        copy_in = [f"if (in->{self.io_field(t)} != (const void *)(a + {self.plan.offsets[t]}u)) "
+                   f"memcpy(a + {self.plan.offsets[t]}u, in->{self.io_field(t)}, {g.tensors[t].nbytes}u);"
+                   for t in g.inputs if t in self.plan.offsets]
+        copy_out = [f"if (out->{self.io_field(t)} != (void *)(a + {self.plan.output_offsets[t]}u)) "
+                    f"memcpy(out->{self.io_field(t)}, a + {self.plan.output_offsets[t]}u, {g.tensors[t].nbytes}u);"
+                    for t in dict.fromkeys(g.outputs)]
+        return copy_in, copy_out
 
     def _emit_call(self, index: int, node: Node) -> None:
         """A vendor function: DLTensors for its inputs and outputs, then the call (DESIGN.md's ABI)."""
@@ -262,6 +288,11 @@ class ModelEmitter:
             return True
         return out in p.offsets and src in p.offsets and p.offsets[out] == p.offsets[src]
 
+    def written_in_place(self, part: str, whole: str, byte_offset: int) -> bool:
+        """True when the plan put tensor `part` at `byte_offset` inside `whole` (a Concat input)."""
+        p = self.plan
+        return part in p.offsets and whole in p.offsets and p.offsets[part] == p.offsets[whole] + byte_offset
+
     def io_field(self, tensor: str) -> str:
         return c_ident(tensor)
 
@@ -275,16 +306,13 @@ class ModelEmitter:
             ctype = C_TYPES[tensor.dtype]
             desc = f'"{c_comment(t)}" {tensor.dtype}[{",".join(map(str, tensor.shape))}]'
             ident = self.ident(t)
-            if t in outputs:
-                lines.append(f"{ctype} *const {ident} = ({ctype} *)out->{self.io_field(t)}; /* {desc} */")
-            elif t in inputs:
-                lines.append(f"const {ctype} *const {ident} = (const {ctype} *)in->{self.io_field(t)}; "
-                             f"/* {desc} */")
-            elif t in p.aliases:
+            role = "graph input" if t in inputs else "graph output" if t in outputs else ""
+            if t in p.aliases:
                 lines.append(f"const {ctype} *const {ident} = (const {ctype} *){self.ident(p.aliases[t])}; "
                              f"/* {desc}, view */")
             else:
                 b = p.buffer_of(t)
-                lines.append(f"{ctype} *const {ident} = ({ctype} *)(a + {p.offsets[t]}u); "
-                             f"/* {desc}, live {b.first}..{b.last} */")
+                const = "const " if t in inputs else ""
+                lines.append(f"{const}{ctype} *const {ident} = ({const}{ctype} *)(a + {p.offsets[t]}u); "
+                             f"/* {desc}{', ' + role if role else ''}, live {b.first}..{b.last} */")
         return lines

@@ -1,41 +1,43 @@
-"""Static memory plan: one arena, an offset for every intermediate tensor.
+"""Static memory plan: one arena, an offset for every run-time tensor, graph I/O included.
 
 The algorithm:
   1. Walk the nodes in execution order and group tensors into buffers:
+     - each graph input is a buffer from the first step (the caller's data is copied in,
+       or written there directly: <name>_arena_io); it is read-only;
      - a view (Reshape, Flatten, ...) joins its input's buffer: no copy;
      - an op that may run in place joins the buffer of the input it names
        when that buffer dies at this node (nothing reads it later);
-     - a node's scratch space is a buffer that lives for that step only.
+     - a graph output's buffer lives to the last step.
   2. A buffer lives from the step that first writes it to the last step that reads it.
-  3. Place buffers greedily (as TFLM's GreedyMemoryPlanner does): take them in
+  3. A node's scratch space is a buffer that lives for its step only. Its size is the
+     op's choice given a budget: the bytes left at that step under the peak of step 2's
+     buffers, so kernels that can work in smaller blocks (im2col, the GEMM's B copies)
+     fit in the slack instead of raising the peak.
+  4. Place buffers greedily (as TFLM's GreedyMemoryPlanner does): take them in
      some order, put each at the lowest offset where it overlaps no placed
      buffer that is live at the same time. Several orders are tried and the
      smallest arena wins. This is a heuristic (optimal placement is NP-complete),
      so the plan reports the lower bound beside the arena size.
 
-Graph inputs and outputs are owned by the caller and constants are weights:
-neither is in the arena. A view of such a tensor becomes an alias of its pointer.
+Graph inputs and outputs live in the arena, as TFLM's do: the RAM a model needs for
+activations is the arena alone, and an input's bytes are reused once it is dead. Callers
+that keep their own I/O buffers still work: <name>_run copies them in and out.
+Constants are weights, never in the arena; a view of one aliases its pointer.
 
 Two bounds are reported beside the arena:
-  lower_bound_bytes  the largest total of arena buffer bytes (activations and kernel
-                     scratch, after the grouping of step 1) live at one step: no
-                     placement of these buffers can use less.
-  tight_bound_bytes  the RAM the activations themselves need: the largest total, at
-                     one step, of the bytes of all run-time tensors (graph inputs and
-                     outputs included, constants and kernel scratch excluded) that are
-                     live, where a view shares its input's storage and an op that may
-                     write in place shares the storage of the input it names when that
-                     input dies there (the same grouping as step 1; the caller's
-                     inputs are read-only and its outputs are its own memory, so
-                     neither is written in place). A graph input is live from the
-                     first step, a graph output to the last. The RAM a
-                     plan uses for activations is arena + caller-owned inputs and
-                     outputs; the bundle reaches the bound when that total, less the
-                     scratch live at the peak, is no more than it.
+  tight_bound_bytes  the RAM the activations themselves need: the largest total of step 2's
+                     buffers (views sharing, in-place ops sharing, I/O included, scratch
+                     excluded) live at one step, each rounded up to the 16 bytes every
+                     tensor is aligned to.
+  lower_bound_bytes  the same with each step's scratch added: no placement of these
+                     buffers can use less. The arena reaches the tight bound when every
+                     scratch buffer fits in its step's slack and the placement is perfect.
 """
 
 from __future__ import annotations
 
+import itertools
+import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -52,15 +54,24 @@ class Buffer:
     last: int
     tensors: list[str] = field(default_factory=list)
     offset: int = -1
+    parent: Buffer | None = None  # a slice of this buffer (a Concat input written in place) ...
+    delta: int = 0  # ... starting this many bytes into it
+    # (delta, nbytes, first, last): which bytes are live when; a buffer holding slices written
+    # before it (Concat inputs) has one per slice besides its own. Empty: the whole, first..last.
+    segments: list[tuple[int, int, int, int]] = field(default_factory=list)
 
-    def overlaps_in_time(self, other: Buffer) -> bool:
-        return self.first <= other.last and other.first <= self.last
+    @property
+    def segs(self) -> list[tuple[int, int, int, int]]:
+        return self.segments or [(0, self.nbytes, self.first, self.last)]
+
+    def live_bytes(self, step: int) -> int:
+        return sum(n for _, n, f, last in self.segs if f <= step <= last)
 
 
 @dataclass
 class Plan:
-    offsets: dict[str, int]  # arena tensor -> byte offset
-    aliases: dict[str, str]  # view of an input or constant -> the tensor whose pointer it shares
+    offsets: dict[str, int]  # arena tensor (graph inputs and outputs included) -> byte offset
+    aliases: dict[str, str]  # view of a constant -> the constant whose pointer it shares
     scratch: dict[str, int]  # node name -> offset of its scratch space
     buffers: list[Buffer]
     arena_bytes: int
@@ -68,10 +79,15 @@ class Plan:
     peak_step: int
     steps: list[str]  # node names in execution order
     tight_bound_bytes: int = 0  # see the module docstring
-    io_bytes: int = 0  # caller-owned graph inputs and outputs (activations outside the arena)
+    io_bytes: int = 0  # bytes of the graph inputs and outputs (all in the arena)
+    scratch_budgets: dict[str, int] = field(default_factory=dict)  # node -> the budget its scratch was sized for
+    output_offsets: dict[str, int] = field(default_factory=dict)  # graph output -> its slot (see copied_outputs)
+    copied_outputs: list[str] = field(default_factory=list)  # outputs no node writes: copied in at the end
+
+    slices: list[Buffer] = field(default_factory=list)  # buffers placed inside others (Concat inputs)
 
     def buffer_of(self, tensor: str) -> Buffer | None:
-        for b in self.buffers:
+        for b in (*self.buffers, *self.slices):
             if tensor in b.tensors:
                 return b
         return None
@@ -86,18 +102,20 @@ class Plan:
                 f"one column = {scale} bytes"]
         for step, name in enumerate(self.steps):
             line = ["."] * width
-            owner: dict[int, Buffer] = {}
+            owner: dict[int, tuple[Buffer, int, int]] = {}
             for b in self.buffers:
-                if not b.first <= step <= b.last:
-                    continue
-                # a column shows the buffer holding the byte at its middle (tiny buffers: their first column)
-                cols = [c for c in range(width) if b.offset <= c * scale + scale // 2 < b.offset + b.nbytes]
-                for c in cols or [min(b.offset // scale, width - 1)]:
-                    other = owner.get(c)
-                    if other is None:
-                        owner[c], line[c] = b, letters[b.id % len(letters)]
-                    elif other.offset < b.offset + b.nbytes and b.offset < other.offset + other.nbytes:
-                        line[c] = "!"  # two live buffers share bytes: a planner bug
+                for d, n, f, last in b.segs:
+                    if not f <= step <= last:
+                        continue
+                    start, end = b.offset + d, b.offset + d + n
+                    # a column shows the buffer holding the byte at its middle (tiny buffers: their first column)
+                    cols = [c for c in range(width) if start <= c * scale + scale // 2 < end]
+                    for c in cols or [min(start // scale, width - 1)]:
+                        other = owner.get(c)
+                        if other is None:
+                            owner[c], line[c] = (b, start, end), letters[b.id % len(letters)]
+                        elif other[0] is not b and other[1] < end and start < other[2]:
+                            line[c] = "!"  # two live buffers share bytes: a planner bug
             rows.append(f"{step:4d} {''.join(line)} {name}")
         return "\n".join(rows) + "\n"
 
@@ -108,15 +126,23 @@ class OpMemory:
 
     is_view: Callable[[Node], bool]
     inplace_input: Callable[[Node, Graph], int | None]
-    scratch_bytes: Callable[[Node, Graph], int]
+    scratch_bytes: Callable[[Node, Graph, int], int]  # (node, graph, budget): bytes it will use
+    # byte offset of each input's contiguous slice in output 0 (Concat along an outer axis), or None
+    slices: Callable[[Node, Graph], list[int] | None] = lambda n, g: None
 
 
 def _align(n: int) -> int:
     return -(-n // ALIGNMENT) * ALIGNMENT
 
 
-def plan_memory(graph: Graph, ops: OpMemory) -> Plan:
-    external = set(graph.inputs) | set(graph.outputs) | {t.name for t in graph.tensors.values() if t.is_const}
+def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
+    """scratch_floor: bytes any node's scratch may use even where its step has no slack (above
+    the tight bound then), so kernels keep their fast blocked paths; 0 holds the arena to the
+    tight bound at the cost of slower kernels at the steps without slack."""
+    consts = {t.name for t in graph.tensors.values() if t.is_const}
+    inputs = [t for t in graph.inputs if t not in consts]
+    outputs = set(graph.outputs)
+    nsteps = max(len(graph.nodes), 1)
     last_use: dict[str, int] = {}
     for step, n in enumerate(graph.nodes):
         for i in n.inputs:
@@ -126,100 +152,117 @@ def plan_memory(graph: Graph, ops: OpMemory) -> Plan:
     buffers: list[Buffer] = []
     buffer_of: dict[str, Buffer] = {}
     aliases: dict[str, str] = {}
-    scratch_buf: dict[str, Buffer] = {}
+
+    ids = itertools.count()
 
     def new_buffer(nbytes: int, step: int) -> Buffer:
-        b = Buffer(len(buffers), nbytes, step, step)
+        b = Buffer(next(ids), nbytes, step, step)
         buffers.append(b)
         return b
 
+    for t in inputs:
+        _join(buffer_of, new_buffer(graph.tensors[t].nbytes, 0), t)
+    read_only = {id(buffer_of[t]) for t in inputs}
     for step, n in enumerate(graph.nodes):
         src = n.inputs[0] if n.inputs else ""
         for k, out in enumerate(n.outputs):
-            if not out or out in external:
+            if not out or out in consts:
                 continue
             t = graph.tensors[out]
             if k == 0 and ops.is_view(n):
                 if src in buffer_of:
                     _join(buffer_of, buffer_of[src], out)
                     continue
-                if src in external:
+                if src in consts:
                     aliases[out] = aliases.get(src, src)
                     continue
-            if k == 0:
-                idx = ops.inplace_input(n, graph)
-                if idx is not None and n.inputs[idx] in buffer_of:
-                    b = buffer_of[n.inputs[idx]]
-                    dies_here = all(last_use.get(m, b.first) <= step for m in b.tensors)
-                    used_once = n.inputs.count(n.inputs[idx]) == 1
-                    if dies_here and used_once and b.nbytes >= t.nbytes:
-                        _join(buffer_of, b, out)
-                        continue
+            idx = ops.inplace_input(n, graph) if k == 0 else None
+            if idx is not None and n.inputs[idx] in buffer_of:
+                b = buffer_of[n.inputs[idx]]
+                dies_here = all(last_use.get(m, b.first) <= step for m in b.tensors)
+                used_once = n.inputs.count(n.inputs[idx]) == 1
+                if id(b) not in read_only and dies_here and used_once and b.nbytes >= t.nbytes:
+                    _join(buffer_of, b, out)
+                    continue
             b = new_buffer(t.nbytes, step)
             _join(buffer_of, b, out)
-        nscratch = ops.scratch_bytes(n, graph)
-        if nscratch:
-            scratch_buf[n.name] = new_buffer(nscratch, step)
+            if k == 0:
+                _write_inputs_in_place(n, graph, ops, step, b, buffer_of, last_use, read_only, outputs)
 
+    # outputs no node writes (a constant, or an input listed as an output: the latter shares its slot)
+    copied = [o for o in dict.fromkeys(graph.outputs) if o not in buffer_of]
+    output_buffers = {o: new_buffer(graph.tensors[o].nbytes, nsteps - 1) for o in copied}
     produced_at = {o: step for step, n in enumerate(graph.nodes) for o in n.outputs if o}
     for b in buffers:
         if b.tensors:
-            b.first = min(produced_at[t] for t in b.tensors)
+            b.first = min(produced_at.get(t, 0) for t in b.tensors)
             b.last = max(max(last_use.get(t, b.first) for t in b.tensors), b.first)
+            if outputs.intersection(b.tensors):
+                b.last = nsteps - 1
+    slices = [b for b in buffers if b.parent is not None]
+    buffers = [b for b in buffers if b.parent is None]
+    for b in buffers:
+        if any(c.parent is b for c in slices):
+            b.segments = _segments(b, slices)
+            b.first = min(f for _, _, f, _ in b.segments)
 
-    lower, peak = _lower_bound(buffers, len(graph.nodes))
-    arena = _place_best(buffers)
-    offsets = {t: b.offset for b in buffers for t in b.tensors}
-    io = {t for t in (*graph.inputs, *graph.outputs) if not graph.tensors[t].is_const}
+    live = [sum(_align(b.live_bytes(s)) for b in buffers) for s in range(nsteps)]
+    tight = peak_live = max(live, default=0)
+    best = None
+    for share in SCRATCH_SHARES:  # all the slack first (bigger blocks are faster), less if that fragments
+        budgets = {n.name: max(int(share * max(peak_live - live[step], 0)), scratch_floor)
+                   for step, n in enumerate(graph.nodes)}
+        scratch_buf = {n.name: Buffer(next(ids), size, step, step) for step, n in enumerate(graph.nodes)
+                       if (size := ops.scratch_bytes(n, graph, budgets[n.name]))}
+        every = [*buffers, *scratch_buf.values()]
+        lower, peak = _lower_bound(every, nsteps)
+        arena, placement = _place_best(every, lower)
+        if best is None or arena < best[0]:
+            best = (arena, placement, lower, peak, budgets, scratch_buf, every)
+        if arena <= _align(tight):
+            break
+    arena, placement, lower, peak, budgets, scratch_buf, buffers = best
+    for b in buffers:
+        b.offset = placement[b.id]
+    for b in sorted(slices, key=lambda b: -b.id):  # outermost first
+        b.offset = b.parent.offset + b.delta
+    offsets = {t: b.offset for b in (*buffers, *slices) for t in b.tensors}
+    output_offsets = {o: (output_buffers[o] if o in output_buffers else buffer_of[o]).offset
+                      for o in graph.outputs}
+    io = {*inputs, *graph.outputs}
     return Plan(offsets=offsets, aliases=aliases, scratch={k: b.offset for k, b in scratch_buf.items()},
                 buffers=buffers, arena_bytes=arena, lower_bound_bytes=lower, peak_step=peak,
-                steps=[n.name for n in graph.nodes], tight_bound_bytes=tight_bound(graph, ops),
-                io_bytes=sum(graph.tensors[t].nbytes for t in io))
+                steps=[n.name for n in graph.nodes], tight_bound_bytes=tight,
+                io_bytes=sum(graph.tensors[t].nbytes for t in io), scratch_budgets=budgets,
+                output_offsets=output_offsets, copied_outputs=copied, slices=slices)
 
 
-def tight_bound(graph: Graph, ops: OpMemory) -> int:
-    """tight_bound_bytes (module docstring): live activation storage at the worst step, I/O included."""
-    consts = {t.name for t in graph.tensors.values() if t.is_const}
-    end = len(graph.nodes) - 1
-    last_use: dict[str, int] = {}
-    for step, n in enumerate(graph.nodes):
-        for i in n.inputs:
-            if i and i not in consts:
-                last_use[i] = step
-    storage: dict[str, list] = {}  # tensor -> [nbytes, first, last, members]
-    inputs, outputs = set(graph.inputs), set(graph.outputs)
+def _segments(b: Buffer, slices: list[Buffer]) -> list[tuple[int, int, int, int]]:
+    """b's own bytes from the step that writes it, and each slice's (recursively) from the step
+    that writes the slice until b takes over."""
+    segs = [(0, b.nbytes, b.first, b.last)]
+    for c in slices:
+        if c.parent is b:
+            segs += [(c.delta + d, n, f, min(last, b.first - 1)) for d, n, f, last in _segments(c, slices)]
+    return segs
 
-    def new(t: str, nbytes: int, first: int) -> None:
-        storage[t] = [nbytes, first, first, [t]]
 
-    def join(src: str, t: str) -> None:
-        s = storage[src]
-        s[3].append(t)
-        storage[t] = s
-
-    for t in graph.inputs:
-        if t not in consts:
-            new(t, graph.tensors[t].nbytes, 0)
-    for step, n in enumerate(graph.nodes):
-        src = n.inputs[0] if n.inputs else ""
-        for k, out in enumerate(n.outputs):
-            if not out:
-                continue
-            if k == 0 and ops.is_view(n) and src in storage:
-                join(src, out)
-                continue
-            idx = ops.inplace_input(n, graph) if k == 0 and out not in outputs else None
-            if idx is not None and n.inputs[idx] in storage and not inputs.intersection(storage[n.inputs[idx]][3]):
-                s = storage[n.inputs[idx]]
-                if all(last_use.get(m, step) <= step for m in s[3]) and n.inputs.count(n.inputs[idx]) == 1 \
-                        and s[0] >= graph.tensors[out].nbytes:
-                    join(n.inputs[idx], out)
-                    continue
-            new(out, graph.tensors[out].nbytes, step)
-    unique = {id(s): s for s in storage.values()}.values()
-    for s in unique:
-        s[2] = max([s[1], *(last_use.get(m, s[1]) for m in s[3]), *(end for m in s[3] if m in outputs)])
-    return max((sum(s[0] for s in unique if s[1] <= step <= s[2]) for step in range(len(graph.nodes))), default=0)
+def _write_inputs_in_place(n: Node, graph: Graph, ops: OpMemory, step: int, out: Buffer,
+                           buffer_of: dict[str, Buffer], last_use: dict[str, int], read_only: set[int],
+                           outputs: set[str]) -> None:
+    """A Concat whose inputs are contiguous slices of its output: each input whose buffer holds
+    nothing else still needed becomes that slice, so its producer writes straight into the
+    output and the Concat copies nothing for it."""
+    deltas = ops.slices(n, graph)
+    if deltas is None:
+        return
+    for i, (x, delta) in enumerate(zip(n.inputs, deltas, strict=True)):
+        b = buffer_of.get(x)
+        if (b is None or b is out or b.parent is not None or id(b) in read_only or n.inputs.index(x) != i
+                or n.inputs.count(x) != 1 or b.nbytes != graph.tensors[x].nbytes
+                or outputs.intersection(b.tensors) or any(last_use.get(m, step) > step for m in b.tensors)):
+            continue
+        b.parent, b.delta = out, delta
 
 
 def _join(buffer_of: dict, b: Buffer, tensor: str) -> None:
@@ -228,10 +271,10 @@ def _join(buffer_of: dict, b: Buffer, tensor: str) -> None:
 
 
 def _lower_bound(buffers: list[Buffer], steps: int) -> tuple[int, int]:
-    """Largest total of buffer bytes live at one step, and that step."""
+    """Largest total of buffer bytes (each rounded up to the alignment) live at one step, and that step."""
     best, at = 0, 0
     for s in range(steps):
-        live = sum(b.nbytes for b in buffers if b.first <= s <= b.last)
+        live = sum(_align(b.live_bytes(s)) for b in buffers)
         if live > best:
             best, at = live, s
     return best, at
@@ -245,32 +288,59 @@ _ORDERS: tuple[Callable[[Buffer], tuple], ...] = (
 )
 
 
-def _place_best(buffers: list[Buffer]) -> int:
+def _place_best(buffers: list[Buffer], lower_bound: int) -> tuple[int, dict[int, int]]:
+    """Greedy placement in several orders, first-fit and best-fit, then seeded random orders
+    until one reaches the lower bound (or the tries run out); the smallest arena wins."""
     best_size, best_offsets = None, None
-    for order in _ORDERS:
-        size, offsets = _place(sorted(buffers, key=order))
-        if best_size is None or size < best_size:
-            best_size, best_offsets = size, offsets
-    for b in buffers:
-        b.offset = best_offsets[b.id]
-    return best_size or 0
+    orders = [sorted(buffers, key=key) for key in _ORDERS]
+    rng = random.Random(0)
+    for attempt in range(len(orders) + RANDOM_ORDERS):
+        if attempt < len(orders):
+            ordered = orders[attempt]
+        else:  # a random order that still tends to put big buffers first
+            ordered = sorted(buffers, key=lambda b: -b.nbytes * rng.uniform(0.5, 1.5))
+        for best_fit in (False, True):
+            size, offsets = _place(ordered, best_fit)
+            if best_size is None or size < best_size:
+                best_size, best_offsets = size, offsets
+        if best_size <= _align(lower_bound) or len(buffers) * attempt > RANDOM_BUDGET:
+            break
+    return best_size or 0, best_offsets or {}
 
 
-def _place(ordered: list[Buffer]) -> tuple[int, dict[int, int]]:
-    placed: list[tuple[int, int, Buffer]] = []  # (offset, end, buffer)
+SCRATCH_SHARES = (1.0, 0.5, 0.25)  # of each step's slack, offered to its scratch in turn
+RANDOM_ORDERS = 200  # extra orders tried when the first ones miss the lower bound
+RANDOM_BUDGET = 40_000  # ... bounded by buffers x attempts, so big graphs stay fast
+
+
+def _place(ordered: list[Buffer], best_fit: bool = False) -> tuple[int, dict[int, int]]:
+    """Each buffer at the lowest offset where it fits (first fit), or in the narrowest gap that
+    holds it (best fit; above everything if none). A buffer's segments (Buffer.segs) must miss
+    the bytes of every segment of a placed buffer live at the same time: each such pair forbids
+    an open interval of offsets, and the gaps between those intervals are where it can go."""
+    placed: list[Buffer] = []
     offsets: dict[int, int] = {}
     top = 0
     for b in ordered:
-        need = _align(b.nbytes)
-        conflicts = sorted((o, e) for o, e, p in placed if p.overlaps_in_time(b))
-        offset = 0
-        for o, e in conflicts:  # first gap that fits, scanning upwards
-            if offset + need <= o:
-                break
-            offset = max(offset, _align(e))
-        offsets[b.id] = offset
-        placed.append((offset, offset + b.nbytes, b))
-        top = max(top, offset + need)
+        forbidden = sorted(
+            (offsets[p.id] + d2 - d1 - n1, offsets[p.id] + d2 + n2 - d1)
+            for p in placed for d1, n1, f1, l1 in b.segs for d2, n2, f2, l2 in p.segs
+            if f1 <= l2 and f2 <= l1)
+        chosen, narrowest, cur = None, None, 0
+        for lo, hi in forbidden:
+            at = _align(cur)
+            if lo >= at:  # offsets at..lo are free
+                if not best_fit:
+                    chosen = at
+                    break
+                if narrowest is None or lo - at < narrowest:
+                    chosen, narrowest = at, lo - at
+            cur = max(cur, hi)
+        if chosen is None:
+            chosen = _align(cur)  # above every conflicting buffer
+        offsets[b.id] = chosen
+        placed.append(b)
+        top = max(top, chosen + max(_align(d + n) for d, n, _, _ in b.segs))
     return top, offsets
 
 
@@ -279,5 +349,8 @@ def assert_no_overlap(plan: Plan) -> None:
     bs = plan.buffers
     for i, a in enumerate(bs):
         for b in bs[i + 1:]:
-            if a.overlaps_in_time(b) and a.offset < b.offset + b.nbytes and b.offset < a.offset + a.nbytes:
-                raise AssertionError(f"buffers {a.tensors} and {b.tensors} overlap")
+            for d1, n1, f1, l1 in a.segs:
+                for d2, n2, f2, l2 in b.segs:
+                    start1, start2 = a.offset + d1, b.offset + d2
+                    if f1 <= l2 and f2 <= l1 and start1 < start2 + n2 and start2 < start1 + n1:
+                        raise AssertionError(f"buffers {a.tensors} and {b.tensors} overlap")

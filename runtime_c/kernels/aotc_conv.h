@@ -60,6 +60,12 @@ void aotc_conv_pointwise_f32(const aotc_conv_params *p, const float *x, const fl
 void aotc_conv_depthwise_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
                              const float *res, float *y);
 
+/* Any Conv, directly and without scratch: per output channel, each input plane's tap rows
+ * accumulate into the output plane (vectorised along the row). Slower than the GEMM paths;
+ * the compiler takes it only where a step has no memory to spare for their scratch. */
+void aotc_conv_direct_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
+                          const float *res, float *y);
+
 /* Depthwise Conv with a 3 x 3 kernel (2-D), stride 1 or 2 in both dims, no dilation: each
  * input plane is copied into scratch zero-padded (stride 1: R = (OH - 1) + 3 rows of
  * C = (OW - 1) + 3; stride 2: four planes by row and column parity, each ceil(R / 2) rows

@@ -260,6 +260,64 @@ void aotc_conv_s1_f32(const aotc_conv_params *p, const float *x, const float *w,
     }
 }
 
+/* ---- any Conv without scratch: direct, for steps with no memory to spare ----------- */
+
+static void depthwise_row_borders(float *y, const float *x, const float *wk, int32_t lo, int32_t hi, int32_t n_out,
+                                  int32_t n_in, int32_t kw, int32_t sx, int32_t dx, int32_t px);
+static void depthwise_row_interior(float *AOTC_RESTRICT y, const float *AOTC_RESTRICT x, const float *wk,
+                                   int32_t lo, int32_t hi, int32_t kw, int32_t sx, int32_t dx, int32_t px);
+
+void aotc_conv_direct_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
+                          const float *res, float *y) {
+    const int32_t ID = p->in_size[0], IH = p->in_size[1], IW = p->in_size[2];
+    const int32_t OD = p->out_size[0], OH = p->out_size[1], OW = p->out_size[2];
+    const int32_t KD = p->kernel[0], KH = p->kernel[1], KW = p->kernel[2];
+    const int32_t sx = p->strides[2], dx = p->dilations[2], px = p->pads[2];
+    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group;
+    const ptrdiff_t in_plane = (ptrdiff_t)ID * IH * IW, out_plane = (ptrdiff_t)OD * OH * OW;
+    int32_t lo, hi, unused, n, o, c, oz, oy, kz, ky;
+    ptrdiff_t i;
+    /* [lo, hi): output columns whose every tap is inside the image (no tests there) */
+    valid_range(OW, IW, sx, -px, &lo, &unused);
+    valid_range(OW, IW, sx, (KW - 1) * dx - px, &unused, &hi);
+    if (hi < lo) hi = lo;
+    for (n = 0; n < p->batch; ++n) {
+        for (o = 0; o < p->out_c; ++o) {
+            const float *xg = x + ((ptrdiff_t)n * p->in_c + (ptrdiff_t)(o / mg) * cg) * in_plane;
+            float *yo = y + ((ptrdiff_t)n * p->out_c + o) * out_plane;
+            const float b = bias != NULL ? bias[o] : 0.0f;
+            for (i = 0; i < out_plane; ++i) yo[i] = b;
+            for (c = 0; c < cg; ++c) { /* one input plane at a time, each tap row a vector pass */
+                const float *xc = xg + c * in_plane;
+                const float *wc = w + ((ptrdiff_t)o * cg + c) * KD * KH * KW;
+                for (oz = 0; oz < OD; ++oz) {
+                    for (kz = 0; kz < KD; ++kz) {
+                        const int32_t iz = oz * p->strides[0] - p->pads[0] + kz * p->dilations[0];
+                        if (iz < 0 || iz >= ID) continue;
+                        for (oy = 0; oy < OH; ++oy) {
+                            float *yrow = yo + ((ptrdiff_t)oz * OH + oy) * OW;
+                            for (ky = 0; ky < KH; ++ky) {
+                                const int32_t iy = oy * p->strides[1] - p->pads[1] + ky * p->dilations[1];
+                                const float *wk = wc + (kz * KH + ky) * KW;
+                                const float *xrow;
+                                if (iy < 0 || iy >= IH) continue;
+                                xrow = xc + ((ptrdiff_t)iz * IH + iy) * IW;
+                                depthwise_row_borders(yrow, xrow, wk, lo, hi, OW, IW, KW, sx, dx, px);
+                                depthwise_row_interior(yrow, xrow, wk, lo, hi, KW, sx, dx, px);
+                            }
+                        }
+                    }
+                }
+            }
+            if (res != NULL) {
+                const float *ro = res + ((ptrdiff_t)n * p->out_c + o) * out_plane;
+                for (i = 0; i < out_plane; ++i) yo[i] += ro[i];
+            }
+            aotc_activate_f32(yo, out_plane, p->act, p->act_lo, p->act_hi, p->act_alpha);
+        }
+    }
+}
+
 /* ---- 1 x 1 Conv: a GEMM on the input as it is ------------------------------------ */
 
 void aotc_conv_pointwise_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from aot.emit_c.model import ModelEmitter
 
 
+NO_BUDGET_LIMIT = 1 << 62  # a scratch budget that constrains nothing
+
+
 @dataclass(frozen=True)
 class HostOp:
     emit: Callable[[NodeContext], None]
@@ -31,7 +34,9 @@ class HostOp:
     dtypes: tuple[str, ...] = ("float32",)  # dtypes of input 0 the kernels take
     view: bool = False  # output is input 0 reinterpreted: no data moves
     inplace: int | None = None  # index of an input the output may overwrite (elementwise ops)
-    scratch: Callable[[Node, Graph], int] | None = None  # bytes of arena scratch during the call
+    # bytes of arena scratch during the call, given a budget (the bytes free at its step): ops
+    # that can work in smaller blocks fit it; the emitter sees the same budget (ctx.scratch_budget)
+    scratch: Callable[[Node, Graph, int], int] | None = None
     check: Callable[[Node, Graph], str | None] | None = None  # reason the node cannot be compiled
 
     def reject_reason(self, node: Node, graph: Graph) -> str | None:
@@ -83,6 +88,11 @@ class NodeContext:
 
     def scratch(self, ctype: str = "float") -> str:
         return self.emitter.scratch_pointer(self.node, ctype)
+
+    @property
+    def scratch_budget(self) -> int:
+        """The budget the planner sized this node's scratch for (HostOp.scratch)."""
+        return self.emitter.plan.scratch_budgets.get(self.node.name, NO_BUDGET_LIMIT)
 
     def suffix(self, name: str) -> str:
         return DTYPE_SUFFIX[self.dtype(name)]

@@ -12,6 +12,8 @@ compiler picks the kernel:
     stride 1    2-D, stride 1, no dilation (narrow kernels): the input padded once in scratch,
                 each patch-matrix row one copy from it, outputs on the padded width
     im2col      everything else: patch-matrix blocks of kc x nc in scratch, then the GEMM core
+    direct      where the step has no memory to spare for even one patch block (the planner's
+                scratch budget): direct loops, no scratch
     transpose   ConvTranspose: W^T * X into scratch, then added into the output (col2im)
 
 Weights stay in ONNX layout: a group's [M/g, C/g * taps] block is already the
@@ -24,13 +26,14 @@ import math
 from dataclasses import dataclass
 
 from aot.emit_c.cformat import c_ints
-from aot.emit_c.ops.base import HostOp, NodeContext
-from aot.emit_c.ops.gemm import KC, PANEL, WORK_BYTES, activation_fields, residual
+from aot.emit_c.ops.base import NO_BUDGET_LIMIT, HostOp, NodeContext
+from aot.emit_c.ops.gemm import KC, PANEL, WORK_BYTES, activation_fields, residual, work_bytes
 from aot.ir import Graph, Node
 
 NC = 256  # output positions per im2col block: kc x nc floats of scratch (<= 256 KiB)
 COLS_FLOATS = 64 * 1024  # ConvTranspose: floats of W^T * X kept in scratch per block
 MAX_SPATIAL = 3
+NO_SCRATCH_KERNELS = ("aotc_conv_depthwise_f32", "aotc_conv_direct_f32")  # the others take a scratch pointer
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,25 @@ def _pad3(values: list[int] | tuple[int, ...], fill: int) -> list[int]:
     return [fill] * (MAX_SPATIAL - len(values)) + list(values)
 
 
-def _conv_plan(node: Node, graph: Graph) -> ConvPlan:
+def _patch_ldc(nc: int) -> int:
+    """conv.c: patch rows are a whole, odd number of panels apart (no two rows of a panel share L1 sets)."""
+    return (_ceil_div(nc, PANEL) | 1) * PANEL
+
+
+def _blocks(k: int, npos: int, budget: int, fixed: int = 0, per_nc: int = 0) -> tuple[int, int] | None:
+    """(kc, nc): patch-matrix blocks of kc <= KC rows by nc <= NC columns, as large as fit the
+    budget with `fixed` more floats and `per_nc` more per column; None if not even 1 x PANEL fits."""
+    kc = _balanced_block(k, KC)
+    for limit in range(NC, 0, -PANEL):  # narrower blocks first: fewer columns cost little
+        nc = _balanced_block(npos, limit, PANEL)
+        if (fixed + kc * _patch_ldc(nc) + per_nc * nc) * 4 <= budget:
+            return kc, nc
+    nc = min(npos, PANEL)
+    rows = (budget // 4 - fixed - per_nc * nc) // _patch_ldc(nc)  # then fewer rows
+    return (_balanced_block(k, rows), nc) if rows >= 1 else None
+
+
+def _conv_plan(node: Node, graph: Graph, budget: int = NO_BUDGET_LIMIT) -> ConvPlan:
     transpose = node.op == "ConvTranspose"
     x = graph.tensors[node.inputs[0]].shape
     y = graph.tensors[node.outputs[0]].shape
@@ -88,30 +109,33 @@ def _conv_plan(node: Node, graph: Graph) -> ConvPlan:
         rows, cols = (y[-2] - 1) * s + 3, (y[-1] - 1) * s + 3  # conv.c: aotc_conv_depthwise3x3_f32
         planes = rows * cols if s == 1 else 4 * _ceil_div(rows, 2) * _ceil_div(cols, 2)
         wide = y[-2] * (cols if s == 1 else _ceil_div(cols, 2))
-        return ConvPlan("aotc_conv_depthwise3x3_f32", fields, (planes + wide) * 4,
-                        f"Conv (depthwise 3x3 on a padded plane) {geometry}")
+        if (planes + wide) * 4 <= budget:  # else the direct loop below, without scratch
+            return ConvPlan("aotc_conv_depthwise3x3_f32", fields, (planes + wide) * 4,
+                            f"Conv (depthwise 3x3 on a padded plane) {geometry}")
     if in_c // group == 1 and not (group == 1 and out_c > 1):
         # (one input channel feeding many outputs, e.g. a first layer on a 1-channel
         # spectrogram, is a GEMM of out_c x taps: im2col below is far faster there)
         return ConvPlan("aotc_conv_depthwise_f32", fields, 0, f"Conv (depthwise) {geometry}")
     if all(k == 1 for k in kernel) and all(s == 1 for s in strides) and not any(pads):
-        return ConvPlan("aotc_conv_pointwise_f32", fields, WORK_BYTES, f"Conv (1x1) {geometry}")
+        return ConvPlan("aotc_conv_pointwise_f32", fields, work_bytes(in_c // group, budget), f"Conv (1x1) {geometry}")
     oh, ow = y[-2], (y[-1] if nd >= 2 else 1)
     pw = ow + kernel[-1] - 1
+    k = in_c // group * taps
     if nd == 2 and list(strides) == [1, 1] and list(dilations) == [1, 1] and (kernel[-1] - 1) * 4 <= ow:
         # stride 1: patch rows copied whole from a padded plane (junk columns <= 1/4 of the work)
-        kc = _balanced_block(in_c // group * taps, KC)
-        nc = _balanced_block(oh * pw, NC, PANEL)
-        fields["kc"], fields["nc"] = str(kc), str(nc)
-        ldc = (_ceil_div(nc, PANEL) | 1) * PANEL
         pad_floats = _ceil_div(in_c // group * (oh + kernel[0] - 1) * pw + kernel[-1], PANEL) * PANEL
-        return ConvPlan("aotc_conv_s1_f32", fields, (pad_floats + kc * ldc + out_c // group * nc) * 4,
-                        f"Conv (stride 1 on a padded plane, blocks of {kc} x {nc}) {geometry}")
-    kc = _balanced_block(in_c // group * taps, KC)
-    nc = _balanced_block(math.prod(y[2:]), NC, PANEL)
+        blocks = _blocks(k, oh * pw, budget, fixed=pad_floats, per_nc=out_c // group)
+        if blocks is not None:  # else plain im2col, which needs no padded copy of the input
+            kc, nc = blocks
+            fields["kc"], fields["nc"] = str(kc), str(nc)
+            return ConvPlan("aotc_conv_s1_f32", fields, (pad_floats + kc * _patch_ldc(nc) + out_c // group * nc) * 4,
+                            f"Conv (stride 1 on a padded plane, blocks of {kc} x {nc}) {geometry}")
+    blocks = _blocks(k, math.prod(y[2:]), budget)
+    if blocks is None:  # no memory to spare at this step: direct loops, no scratch
+        return ConvPlan("aotc_conv_direct_f32", fields, 0, f"Conv (direct, no scratch to spare) {geometry}")
+    kc, nc = blocks
     fields["kc"], fields["nc"] = str(kc), str(nc)
-    ldc = (_ceil_div(nc, PANEL) | 1) * PANEL  # conv.c: patch rows an odd number of panels apart
-    return ConvPlan("aotc_conv_f32", fields, kc * ldc * 4,
+    return ConvPlan("aotc_conv_f32", fields, kc * _patch_ldc(nc) * 4,
                     f"Conv (im2col, blocks of {kc} x {nc}) {geometry}")
 
 
@@ -142,12 +166,12 @@ def _check(node: Node, graph: Graph) -> str | None:
     return None
 
 
-def _scratch(node: Node, graph: Graph) -> int:
-    return _conv_plan(node, graph).scratch
+def _scratch(node: Node, graph: Graph, budget: int) -> int:
+    return _conv_plan(node, graph, budget).scratch
 
 
 def _emit(ctx: NodeContext) -> None:
-    plan = _conv_plan(ctx.node, ctx.graph)
+    plan = _conv_plan(ctx.node, ctx.graph, ctx.scratch_budget)
     x, w = ctx.inputs[0], ctx.inputs[1]
     bias = ctx.inputs[2] if len(ctx.inputs) > 2 else ""
     p = ctx.params("aotc_conv_params", plan.fields, comment=plan.what)
@@ -155,8 +179,8 @@ def _emit(ctx: NodeContext) -> None:
     if ctx.node.op != "ConvTranspose":
         args.append(ctx.ptr(residual(ctx.node)))
     args.append(ctx.ptr(ctx.outputs[0]))
-    if plan.scratch:
-        args.append(ctx.scratch("float"))
+    if plan.kernel not in NO_SCRATCH_KERNELS:
+        args.append(ctx.scratch("float") if plan.scratch else "NULL")
     ctx.call(plan.kernel, *args)
 
 

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from aot.emit_c.cformat import c_float, c_int
-from aot.emit_c.ops.base import HostOp, NodeContext
+from aot.emit_c.ops.base import NO_BUDGET_LIMIT, HostOp, NodeContext
 from aot.ir import Graph, Node
 
 PANEL = 16  # AOTC_GEMM_PANEL: columns per B panel
 KC = 256  # AOTC_GEMM_KC: rows of B per block
-WORK_BYTES = KC * PANEL * 4  # AOTC_SGEMM_WORK_BYTES: the core's copy of one plain-B block
+WORK_BYTES = KC * PANEL * 4  # AOTC_SGEMM_WORK_BYTES: the core's copy of one plain-B block, at most
 INT32_MAX = 2**31 - 1
 
 
@@ -93,6 +93,13 @@ def struct_init(fields: dict[str, str], per_line: int = 5) -> str:
     return "{" + ",\n        ".join(lines) + "}"
 
 
+def work_bytes(k: int, budget: int) -> int:
+    """Scratch for the core's copy of a plain-B block (min(k, KC) x PANEL floats) when the budget
+    has room; else 0: the core runs with work = NULL (partial panels take a slower loop)."""
+    need = min(k, KC) * PANEL * 4
+    return need if need <= budget else 0
+
+
 def _const_b_packs(n: int) -> bool:
     """A constant B is packed unless it is narrower than a panel (padding would multiply its size)."""
     return n >= PANEL
@@ -116,7 +123,7 @@ class GemmPlan:
     scratch: int  # bytes: the packed runtime B, or the core's work block
 
 
-def _gemm_plan(node: Node, graph: Graph) -> GemmPlan:
+def _gemm_plan(node: Node, graph: Graph, budget: int = NO_BUDGET_LIMIT) -> GemmPlan:
     a_shape = graph.tensors[node.inputs[0]].shape
     b_shape = graph.tensors[node.inputs[1]].shape
     trans_a, trans_b = node.attrs["transA"], node.attrs["transB"]
@@ -125,10 +132,10 @@ def _gemm_plan(node: Node, graph: Graph) -> GemmPlan:
     b_const = graph.const(node.inputs[1]) is not None
     if b_const:
         packed = _const_b_packs(n)
-        return GemmPlan(m, n, k, True, packed, 0 if packed else WORK_BYTES)
+        return GemmPlan(m, n, k, True, packed, 0 if packed else work_bytes(k, budget))
     if trans_b:  # a runtime B^T is packed into scratch first
         return GemmPlan(m, n, k, False, True, packed_size(k, n) * 4)
-    return GemmPlan(m, n, k, False, False, WORK_BYTES)
+    return GemmPlan(m, n, k, False, False, work_bytes(k, budget))
 
 
 def _check_gemm(node: Node, graph: Graph) -> str | None:
@@ -140,15 +147,15 @@ def _check_gemm(node: Node, graph: Graph) -> str | None:
     return _too_large(*(int(np.prod(s)) for s in shapes))
 
 
-def _gemm_scratch(node: Node, graph: Graph) -> int:
-    return _gemm_plan(node, graph).scratch
+def _gemm_scratch(node: Node, graph: Graph, budget: int) -> int:
+    return _gemm_plan(node, graph, budget).scratch
 
 
 def _emit_gemm(ctx: NodeContext) -> None:
     a, b = ctx.inputs[0], ctx.inputs[1]
     c = ctx.inputs[2] if len(ctx.inputs) > 2 and ctx.inputs[2] else ""
     y = ctx.outputs[0]
-    plan = _gemm_plan(ctx.node, ctx.graph)
+    plan = _gemm_plan(ctx.node, ctx.graph, ctx.scratch_budget)
     m, n, k = plan.m, plan.n, plan.k
     alpha, beta = ctx.attrs["alpha"], ctx.attrs["beta"]
     trans_a, trans_b = ctx.attrs["transA"], ctx.attrs["transB"]
@@ -195,13 +202,10 @@ class MatMulPlan:
     folded: bool  # one product: B is shared and A's batches stack into rows
     b_const: bool
     b_packed: bool
-
-    @property
-    def scratch(self) -> int:
-        return 0 if self.b_packed else WORK_BYTES
+    scratch: int  # bytes: the core's work block for a plain B (work_bytes), or 0
 
 
-def _matmul_plan(node: Node, graph: Graph) -> MatMulPlan:
+def _matmul_plan(node: Node, graph: Graph, budget: int = NO_BUDGET_LIMIT) -> MatMulPlan:
     a_shape = graph.tensors[node.inputs[0]].shape
     b_shape = graph.tensors[node.inputs[1]].shape
     a2 = (1, *a_shape) if len(a_shape) == 1 else a_shape  # numpy: a 1-D A is a row, a 1-D B a column
@@ -218,7 +222,8 @@ def _matmul_plan(node: Node, graph: Graph) -> MatMulPlan:
     b_packed = b_const and _const_b_packs(n)
     if folded:
         m *= int(np.prod(a_batch))
-    return MatMulPlan(m, n, k, a_batch, b_batch, out_batch, folded, b_const, b_packed)
+    return MatMulPlan(m, n, k, a_batch, b_batch, out_batch, folded, b_const, b_packed,
+                      0 if b_packed else work_bytes(k, budget))
 
 
 def _check_matmul(node: Node, graph: Graph) -> str | None:
@@ -228,8 +233,8 @@ def _check_matmul(node: Node, graph: Graph) -> str | None:
     return _too_large(*(int(np.prod(s)) for s in shapes), int(np.prod(graph.tensors[node.outputs[0]].shape)))
 
 
-def _matmul_scratch(node: Node, graph: Graph) -> int:
-    return _matmul_plan(node, graph).scratch
+def _matmul_scratch(node: Node, graph: Graph, budget: int) -> int:
+    return _matmul_plan(node, graph, budget).scratch
 
 
 def _batch_offsets(batch: tuple[int, ...], out_batch: tuple[int, ...], step: int) -> np.ndarray:
@@ -241,7 +246,7 @@ def _batch_offsets(batch: tuple[int, ...], out_batch: tuple[int, ...], step: int
 
 def _emit_matmul(ctx: NodeContext) -> None:
     a, b, y = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
-    plan = _matmul_plan(ctx.node, ctx.graph)
+    plan = _matmul_plan(ctx.node, ctx.graph, ctx.scratch_budget)
     m, n, k = plan.m, plan.n, plan.k
 
     if plan.b_packed:
@@ -252,7 +257,7 @@ def _emit_matmul(ctx: NodeContext) -> None:
         b_step, b_layout = packed_size(k, n), BLayout.packed(k)
     else:
         b_ptr, b_step, b_layout = ctx.ptr(b), k * n, BLayout.plain(n)
-    work = "NULL" if plan.b_packed else ctx.scratch("float")
+    work = ctx.scratch("float") if plan.scratch else "NULL"
     what = f"MatMul {list(ctx.shape(a))} x {list(ctx.shape(b))} -> {list(ctx.shape(y))}"
     fields = sgemm_fields(m, n, k, (k, 1), b_layout, n)
     if plan.folded:

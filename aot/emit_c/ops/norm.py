@@ -50,7 +50,7 @@ def _check_batchnorm(node: Node, graph: Graph) -> str | None:
     return None
 
 
-def _batchnorm_scratch(node: Node, graph: Graph) -> int:
+def _batchnorm_scratch(node: Node, graph: Graph, budget: int) -> int:  # the budget cannot shrink it
     if _bn_params_const(node, graph):
         return 0
     return 2 * graph.tensors[node.inputs[0]].shape[1] * 4
@@ -111,7 +111,7 @@ def _emit_lrn(ctx: NodeContext) -> None:
 
 # --- Softmax, LogSoftmax ---------------------------------------------------------------------
 
-def _softmax_scratch(node: Node, graph: Graph) -> int:
+def _softmax_scratch(node: Node, graph: Graph, budget: int) -> int:  # the budget cannot shrink it
     inner = node.attrs["inner"]
     return 2 * inner * 4 if inner > 1 else 0
 

@@ -205,7 +205,7 @@ def _check(node: Node, graph: Graph) -> str | None:
     return None
 
 
-def _scratch(node: Node, graph: Graph) -> int:
+def _scratch(node: Node, graph: Graph, budget: int) -> int:  # a fixed size: the budget cannot shrink it
     if node.attrs["mode"] == "nearest" or is_copy(node, graph):
         return 0
     return 4 * sum(scratch_floats(interpolation_passes(node, graph)))

@@ -108,9 +108,12 @@ def emit_concat(ctx: NodeContext) -> None:
     at = 0
     for x in ctx.inputs:
         shape = list(ctx.shape(x))
-        if _nelem(shape):
+        where = f"{c_comment(x)} {shape} at {at} of {list(out_shape)}"
+        if ctx.emitter.written_in_place(x, y, at * out_strides[axis] * ctx.tensor(y).itemsize):
+            ctx.comment(f"Concat axis {axis}: {where}: written there by its producer, no copy")
+        elif _nelem(shape):
             _strided_copy(ctx, shape, x, contiguous_strides(shape), 0, y, out_strides, at * out_strides[axis],
-                          f"Concat axis {axis}: {c_comment(x)} {shape} at {at} of {list(out_shape)}")
+                          f"Concat axis {axis}: {where}")
         at += shape[axis]
 
 
