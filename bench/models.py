@@ -1,6 +1,7 @@
 """Benchmark the example models: bundle vs onnxruntime (one thread), same inputs, one run.
 
-    python bench/models.py [--repeat 50] [--models mlp resnet ...] [--resnet18] [--no-instructions] [--keep DIR]
+    python bench/models.py [--repeat 50] [--models mlp resnet ...] [--resnet18] [--no-instructions]
+                           [--scratch-floor BYTES] [--keep DIR]
 
 The model set: the zoo's test models (examples/zoo.py MODELS) and its benchmark models
 (MobileNet v1 / v2 at 96x96, DS-CNN keyword spotting); --resnet18 adds ResNet-18 at
@@ -8,9 +9,9 @@ The model set: the zoo's test models (examples/zoo.py MODELS) and its benchmark 
 
 Prints a markdown table: latency of each, their ratio, the onnxruntime call floor,
 instructions of one inference (valgrind --tool=callgrind, collected inside <name>_run
-only, run under env -i: a count that machine load does not move), max abs error, the
-arena against its lower bound, and RAM for activations (arena + caller I/O) against
-the tight bound (aot/plan/planner.py).
+only, run under env -i: a count that machine load does not move), max abs error, and
+the arena (all the RAM for activations: graph I/O lives in it) against the tight bound
+and the lower bound (aot/plan/planner.py).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ def main() -> None:
     p.add_argument("--resnet18", action="store_true", help="also ResNet-18 at 224x224 (slow)")
     p.add_argument("--no-instructions", action="store_true", help="skip the callgrind instruction counts")
     p.add_argument("--keep", help="build here instead of a temporary directory")
+    p.add_argument("--scratch-floor", type=int, metavar="BYTES",
+                   help="compile with aotc --scratch-floor (0: arenas at the tight bound, slower kernels there)")
     args = p.parse_args()
     work = Path(args.keep or tempfile.mkdtemp(prefix="aotc-bench-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -46,7 +49,8 @@ def main() -> None:
     for name in args.models + (["resnet18_224"] if args.resnet18 else []):
         src, out = work / f"{name}.onnx", work / name
         onnx.save(zoo.build(name), src)
-        subprocess.run([sys.executable, "-m", "aot.cli", str(src), "-o", str(out)], check=True,
+        floor = [] if args.scratch_floor is None else ["--scratch-floor", str(args.scratch_floor)]
+        subprocess.run([sys.executable, "-m", "aot.cli", str(src), "-o", str(out), *floor], check=True,
                        stdout=subprocess.DEVNULL)
         build(out)
         meta = json.loads((out / "bundle" / "metadata.json").read_text())
