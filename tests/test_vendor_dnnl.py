@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -164,6 +165,18 @@ def _cases() -> list[Case]:
                          node("Add", ["c", "r"], "a"), node("Relu", ["a"], "y0"),
                          node("Mul", ["r", "y0"], "y")],
                         {"x": x}, ["y"], {"W0": cw, "W1": w(8, 8, 3, 3), "B": cb}))
+    # >= 16 input channels: nhwc for oneDNN's brgemm kernel where a blocked tensor comes in
+    # (reordered) and a blocked residual is summed (copied into the nhwc destination first)
+    c.append(graph_case("layout_nhwc_after_blocked",
+                        [node("Conv", ["x", "W0", "B0"], "r0", **pads), node("Relu", ["r0"], "r"),
+                         node("Conv", ["r", "W1", "B1"], "c", **pads), node("Add", ["c", "r"], "a"),
+                         node("Relu", ["a"], "y0"), node("Conv", ["y0", "W2"], "y")],
+                        {"x": (1, 8, 10, 10)}, ["y"],
+                        {"W0": w(16, 8, 3, 3), "B0": w(16), "W1": w(16, 16, 3, 3), "B1": w(16), "W2": w(24, 16, 1, 1)}))
+    # LeNet: 6 channels in nChw8c leave oneDNN only its reference kernel; the conv picks its source layout
+    c.append(graph_case("layout_blocked_odd_channels",
+                        [node("Conv", ["x", "W0"], "c0", pads=[2, 2, 2, 2]), node("Conv", ["c0", "W1"], "y")],
+                        {"x": (1, 1, 14, 14)}, ["y"], {"W0": w(6, 1, 5, 5), "W1": w(16, 6, 5, 5)}))
     c.append(graph_case("pattern_gemm_relu", [node("Gemm", ["a", "B", "C"], "g", transB=1), node("Relu", ["g"], "y")],
                         {"a": (2, 16)}, ["y"], {"B": w(10, 16), "C": w(10)}))
     c.append(graph_case("pattern_matmul_bias_sigmoid",
@@ -282,6 +295,31 @@ def test_conv_nets_are_one_region(name, builder):
     assert len(graph.functions) == 1
     ops = [n.attrs.get("composite", n.op) for n in next(iter(graph.functions.values())).graph.nodes]
     assert any("_sum" in op for op in ops), ops
+
+
+def test_conv_kernels_chosen(tmp_path):
+    """ONEDNN_VERBOSE on the runner: no convolution of LeNet or ResNet-8 is left to oneDNN's
+    reference kernel, and with AVX2 every dense 3x3 one with >= 16 input channels runs the
+    brgemm kernel over nhwc (build_conv's choice, docs/dnnl.md)."""
+    require_onednn()
+    convs = []
+    for name in ("lenet", "resnet"):
+        model = zoo.build(name)
+        feeds = zoo.random_inputs(model)
+        (tmp_path / name).mkdir()
+        meta, _ = compile_build_run(tmp_path / name, model, feeds)
+        (tmp_path / name / "in.bin").write_bytes(b"".join(np.ascontiguousarray(feeds[s["name"]]).tobytes()
+                                                          for s in meta["inputs"]))
+        r = subprocess.run([str(tmp_path / name / "out" / "runner"), "in.bin", "out.bin", "1"], cwd=tmp_path / name,
+                           env={**os.environ, "ONEDNN_VERBOSE": "profile_exec"}, capture_output=True, text=True,
+                           check=True)
+        convs += [ln for ln in r.stdout.splitlines() if ",exec," in ln and ",convolution," in ln]
+    assert convs and not [ln for ln in convs if ",ref:" in ln], convs
+    dense_3x3 = [ln for ln in convs if re.search(r",mb\d+_ic(\d+)oc.*kh3s.*kw3s", ln)
+                 and int(re.search(r"_ic(\d+)oc", ln).group(1)) >= 16]
+    assert dense_3x3
+    if "avx2" in open("/proc/cpuinfo").read():
+        assert all(",brg" in ln and re.search(r"src[_:]f32::blocked:acdb:", ln) for ln in dense_3x3), dense_3x3
 
 
 def test_missing_onednn_stops_configure_with_one_line(tmp_path):

@@ -25,9 +25,16 @@ SMALL_WEIGHT_BYTES = 1024
 CMAKE = """\
 # dnnl vendor: oneDNN 3.x (pip install aotc[dnnl]: the onednn-cpu-gomp wheels, found through
 # CMAKE_PREFIX_PATH=<python prefix>, which `aotc` passes when it configures this build).
-find_package(dnnl 3 CONFIG QUIET)
+# DNNL_ROOT, as `aotc` read it to size the workspace, is the only place looked at when set.
+if(NOT "$ENV{DNNL_ROOT}" STREQUAL "")
+  find_package(dnnl 3 CONFIG QUIET PATHS "$ENV{DNNL_ROOT}" NO_DEFAULT_PATH)
+  set(AOTC_DNNL_WHERE " (with its CMake config) in DNNL_ROOT=$ENV{DNNL_ROOT}")
+else()
+  find_package(dnnl 3 CONFIG QUIET)
+endif()
 if(NOT TARGET DNNL::dnnl)
-  message(FATAL_ERROR "aotc dnnl vendor: oneDNN 3.x not found; install it with: pip install aotc[dnnl] "
+  message(FATAL_ERROR "aotc dnnl vendor: oneDNN 3.x not found${AOTC_DNNL_WHERE}; "
+                      "install it with: pip install aotc[dnnl] "
                       "(and configure with -DCMAKE_PREFIX_PATH=<that python's sys.prefix>)")
 endif()
 target_link_libraries(${AOTC_TARGET} PUBLIC DNNL::dnnl)

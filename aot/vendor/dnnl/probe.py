@@ -45,11 +45,17 @@ class OneDNN:
 
 
 def find_onednn() -> OneDNN | None:
-    """oneDNN 3.x under $DNNL_ROOT or where pip puts this Python's data files (the wheels' include/, lib/)."""
-    roots = (os.environ.get("DNNL_ROOT"), sys.prefix, sysconfig.get_paths()["data"], site.getuserbase())
+    """oneDNN 3.x under $DNNL_ROOT when it is set (the bundle's CMake then looks only there too),
+    else where pip puts this Python's data files (the wheels' include/, lib/). A build whose CPU
+    runtime is SYCL (the `onednn` wheels since 2024) is skipped: docs/dnnl.md, Which oneDNN."""
+    roots = ((os.environ["DNNL_ROOT"],) if os.environ.get("DNNL_ROOT")
+             else (sys.prefix, sysconfig.get_paths()["data"], site.getuserbase()))
     for root in filter(None, dict.fromkeys(roots)):
         header = Path(root) / "include" / "oneapi" / "dnnl" / "dnnl_version.h"
         if not header.is_file() or not any((Path(root) / "lib").glob("libdnnl.so*")):
+            continue
+        config = header.with_name("dnnl_config.h")
+        if config.is_file() and re.search(r"#define DNNL_CPU_RUNTIME\s+DNNL_RUNTIME_SYCL\b", config.read_text()):
             continue
         text = header.read_text()
         parts = [re.search(rf"#define DNNL_VERSION_{k}\s+(\d+)", text) for k in ("MAJOR", "MINOR", "PATCH")]
@@ -64,7 +70,9 @@ def find_onednn() -> OneDNN | None:
 def require_onednn() -> OneDNN:
     found = find_onednn()
     if found is None:
-        raise AotcError(f"the dnnl vendor needs oneDNN 3.x, which was not found: {INSTALL_HINT}")
+        where = (f" in DNNL_ROOT={os.environ['DNNL_ROOT']} (a SYCL-runtime build, as the `onednn` wheels are, "
+                 "does not count: docs/dnnl.md)" if os.environ.get("DNNL_ROOT") else "")
+        raise AotcError(f"the dnnl vendor needs oneDNN 3.x, which was not found{where}: {INSTALL_HINT}")
     return found
 
 
