@@ -120,6 +120,15 @@ CASES += [
 ]
 
 
+# The scratch-free direct kernel's tiles: 16- and 4-column strips with a last overlapping one,
+# strides 1, 2 and 3, dilated taps, output channels not a multiple of its 4-channel tile, residual.
+CASES += [
+    conv("conv_direct_wide", (1, 5, 12, 40), (6, 5, 3, 3), pads=[1, 1, 1, 1]),
+    conv("conv_direct_stride3_dilated", (1, 3, 23, 41), (7, 3, 3, 5), strides=[3, 3], dilations=[2, 1],
+         pads=[1, 2, 0, 1]),
+    conv("conv_direct_stride2_narrow", (1, 2, 13, 11), (5, 2, 3, 3), strides=[2, 2], pads=[1, 1, 1, 1]),
+]
+
 # Every Conv again with no memory to spare (a one-node graph's only step is its peak): the
 # kernels' scratch-free paths (direct loops, the plain depthwise, the GEMM without its B copy).
 CASES += [dataclasses.replace(c, id=f"tight_{c.id}", scratch_floor=0) for c in CASES

@@ -60,8 +60,8 @@ void aotc_conv_pointwise_f32(const aotc_conv_params *p, const float *x, const fl
 void aotc_conv_depthwise_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
                              const float *res, float *y);
 
-/* Any Conv, directly and without scratch: per output channel, each input plane's tap rows
- * accumulate into the output plane (vectorised along the row). Slower than the GEMM paths;
+/* Any Conv, directly and without scratch: tiles of 4 output channels x 16 columns summed in
+ * registers straight from the input (borders point by point). Slower than the GEMM paths;
  * the compiler takes it only where a step has no memory to spare for their scratch. */
 void aotc_conv_direct_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
                           const float *res, float *y);
