@@ -1,13 +1,15 @@
 """Benchmark the dnnl vendor: host-C bundle, dnnl bundle and onnxruntime, one thread each, one run.
 
-    python bench/dnnl.py [--repeat 20] [--models resnet18_224 mobilenetv2_224 resnet mobilenetv2] [--keep DIR]
+    python bench/dnnl.py [--repeat 20] [--rounds 3] [--models resnet18_224 mobilenetv2_224 ...] [--keep DIR]
 
 Every model is compiled twice (host C only, and --vendor dnnl), both bundles are built with
 CMake (Release) and timed by their runner (median over --repeat runs after a warm-up, timed in
 C); onnxruntime (CPU provider, one intra-op thread, default graph optimisations) is timed on the
-same inputs in the same process. OMP_NUM_THREADS=1 is set before anything starts, so oneDNN
-runs single-threaded too (its workspace is also sized for one thread at compile time).
-Prints a markdown table with the median latencies and the ratios against onnxruntime.
+same inputs in the same process, the three back to back in each of --rounds rounds (the
+figures are medians over the rounds, so load that comes and goes on a shared machine hits all
+three alike). OMP_NUM_THREADS=1 is set before anything starts, so oneDNN runs single-threaded
+too (its workspace is also sized for one thread at compile time). Prints a markdown table with
+the median latencies and the ratios against onnxruntime.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ os.environ["OMP_NUM_THREADS"] = "1"  # before oneDNN or onnxruntime can start a 
 
 import argparse  # noqa: E402
 import json  # noqa: E402
+import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
@@ -45,28 +48,34 @@ def _bundle(src: Path, out: Path, vendors: list[str]) -> dict:
     return json.loads((out / "bundle" / "metadata.json").read_text())
 
 
-def bench_model(name: str, work: Path, repeat: int) -> dict:
+def bench_model(name: str, work: Path, repeat: int, rounds: int) -> dict:
+    """Both bundles and onnxruntime timed back to back in each of `rounds` rounds: load that
+    comes and goes on a shared machine then hits all three alike. Each engine's figure is its
+    median over the rounds, each ratio the median of the per-round ratios."""
     src = work / f"{name}.onnx"
     onnx.save(MODELS[name](), src)
     rng = np.random.default_rng(0)
     row: dict = {"model": name}
-    inputs = None
-    outputs = {}
-    for label, vendors in (("host", []), ("dnnl", ["dnnl"])):
-        meta = _bundle(src, work / f"{name}_{label}", vendors)
-        if inputs is None:
-            inputs = [rng.standard_normal(s["shape"]).astype(s["dtype"]) for s in meta["inputs"]]
-        outs, ns = run_bundle(work / f"{name}_{label}", meta, inputs, repeat=repeat)
-        row[f"{label}_us"] = ns / 1e3
-        outputs[label] = outs
-        if label == "dnnl":
-            row["regions"] = len(meta["partition"])
-            row["host_nodes"] = sum(1 for n in meta["nodes"] if n["op"] != "Call")
-            row["arena_bytes"] = meta["memory"]["arena_bytes"]
+    metas = {label: _bundle(src, work / f"{name}_{label}", vendors)
+             for label, vendors in (("host", []), ("dnnl", ["dnnl"]))}
+    meta = metas["dnnl"]
+    row["regions"] = len(meta["partition"])
+    row["host_nodes"] = sum(1 for n in meta["nodes"] if n["op"] != "Call")
+    inputs = [rng.standard_normal(s["shape"]).astype(s["dtype"]) for s in meta["inputs"]]
     sess = _ort_session(str(src))
     feeds = {i.name: x for i, x in zip(sess.get_inputs(), inputs, strict=True)}
     refs = sess.run(None, feeds)
-    row["ort_us"] = time_ort(sess, feeds, repeat)
+    times: dict[str, list[float]] = {"host": [], "dnnl": [], "ort": []}
+    outputs = {}
+    for _ in range(rounds):
+        for label in ("host", "dnnl"):
+            outputs[label], ns = run_bundle(work / f"{name}_{label}", metas[label], inputs, repeat=repeat)
+            times[label].append(ns / 1e3)
+        times["ort"].append(time_ort(sess, feeds, repeat))
+    for label, t in times.items():
+        row[f"{label}_us"] = statistics.median(t)
+    for label in ("host", "dnnl"):
+        row[f"{label}_ratio"] = statistics.median(a / b for a, b in zip(times[label], times["ort"], strict=True))
     row["max_abs_err"] = max(float(np.max(np.abs(o.astype(np.float64) - r)))
                              for label in outputs for o, r in zip(outputs[label].values(), refs, strict=True))
     return row
@@ -77,13 +86,14 @@ def table(rows: list[dict]) -> str:
             "| max abs err |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
     return head + "".join(
         f"| {r['model']} | {r['host_us']:.0f} | {r['dnnl_us']:.0f} | {r['ort_us']:.0f} | "
-        f"{r['host_us'] / r['ort_us']:.2f} | {r['dnnl_us'] / r['ort_us']:.2f} | {r['regions']} | "
+        f"{r['host_ratio']:.2f} | {r['dnnl_ratio']:.2f} | {r['regions']} | "
         f"{r['host_nodes']} | {r['max_abs_err']:.1e} |\n" for r in rows)
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--repeat", type=int, default=20)
+    p.add_argument("--rounds", type=int, default=3, help="interleaved rounds (medians over them)")
     p.add_argument("--models", nargs="*", default=DEFAULT, choices=sorted(MODELS))
     p.add_argument("--keep", help="build here instead of a temporary directory")
     args = p.parse_args()
@@ -91,7 +101,7 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     rows = []
     for name in args.models:
-        rows.append(bench_model(name, work, args.repeat))
+        rows.append(bench_model(name, work, args.repeat, args.rounds))
         print(f"  {name}: done", file=sys.stderr)
     print(table(rows), end="")
 
