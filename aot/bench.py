@@ -15,7 +15,7 @@ import statistics
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -37,9 +37,13 @@ class BenchRow:
     lower_bound_bytes: int
     tight_bound_bytes: int = 0
     instructions: int | None = None  # callgrind's Ir for one inference (<name>_run only), if measured
+    round_ratios: list[float] = field(default_factory=list)  # bundle / onnxruntime in each round
 
     @property
     def ratio(self) -> float:
+        """The median of the per-round ratios (each round times both back to back)."""
+        if self.round_ratios:
+            return statistics.median(self.round_ratios)
         return self.bundle_us / self.ort_us if self.ort_us else float("nan")
 
 
@@ -94,7 +98,9 @@ def count_instructions(out: Path, meta: dict, inputs: list[np.ndarray]) -> int |
 
 
 def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: int = 50,
-              model: str | None = None, instructions: bool = False) -> BenchRow:
+              model: str | None = None, instructions: bool = False, rounds: int = 3) -> BenchRow:
+    """The bundle and onnxruntime timed back to back in each of `rounds` rounds, so load that
+    comes and goes on a shared machine hits both alike; latencies are medians over rounds."""
     source = Path(model or meta.get("source", ""))
     if not source.is_file():
         raise AotcError(f"cannot find the ONNX model for onnxruntime ('{source}'); pass --model")
@@ -109,18 +115,23 @@ def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: i
     if target.emulated:
         raise AotcError(f"{out} is built for {target.name}, which runs under an emulator: its timing means "
                         "nothing; benchmark a host build (or run the runner on the real board)")
-    outputs, median_ns = run_bundle(out, meta, inputs, repeat=repeat)
-    if median_ns is None:
-        raise AotcError(f"the runner of {out} printed no timing")
     sess = _ort_session(str(source))
     feeds = {s["name"]: x for s, x in zip(meta["inputs"], inputs, strict=True)}
     refs = sess.run(None, feeds)
+    ours, theirs = [], []
+    for _ in range(max(rounds, 1)):
+        outputs, median_ns = run_bundle(out, meta, inputs, repeat=repeat)
+        if median_ns is None:
+            raise AotcError(f"the runner of {out} printed no timing")
+        ours.append(median_ns / 1e3)
+        theirs.append(time_ort(sess, feeds, repeat))
     err = max(float(np.max(np.abs(outputs[s["name"]].astype(np.float64) - r), initial=0.0))
               for s, r in zip(meta["outputs"], refs, strict=True))
     mem = meta["memory"]
-    return BenchRow(meta["name"], median_ns / 1e3, time_ort(sess, feeds, repeat), ort_call_floor(), err,
+    return BenchRow(meta["name"], statistics.median(ours), statistics.median(theirs), ort_call_floor(), err,
                     mem["arena_bytes"], mem["lower_bound_bytes"], mem.get("tight_bound_bytes", 0),
-                    count_instructions(out, meta, inputs) if instructions else None)
+                    count_instructions(out, meta, inputs) if instructions else None,
+                    [a / b for a, b in zip(ours, theirs, strict=True)])
 
 
 def format_table(rows: list[BenchRow]) -> str:

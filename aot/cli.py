@@ -86,7 +86,9 @@ def _run_parser(cmd: str) -> argparse.ArgumentParser:
         p.add_argument("--outputs", metavar="OUT.npz", required=True, help="where to write the outputs")
         p.add_argument("--repeat", type=int, default=0, help="also time this many runs and print the median")
     else:
-        p.add_argument("--repeat", type=int, default=50, help="timed runs per engine (default 50)")
+        p.add_argument("--repeat", type=int, default=50, help="timed runs per engine and round (default 50)")
+        p.add_argument("--rounds", type=int, default=3,
+                       help="rounds timing the bundle and onnxruntime back to back (default 3; medians over them)")
         p.add_argument("--instructions", action="store_true",
                        help="also count the instructions of one inference under valgrind --tool=callgrind")
         p.add_argument("--model", help="ONNX model for onnxruntime (default: the one OUT was compiled from)")
@@ -192,7 +194,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     row = bench_one(out, _metadata(out), inputs_npz=args.inputs, repeat=args.repeat, model=args.model,
-                    instructions=args.instructions)
+                    instructions=args.instructions, rounds=args.rounds)
     print(format_table([row]), end="")
     return 0
 

@@ -1,6 +1,6 @@
 """Benchmark the example models: bundle vs onnxruntime (one thread), same inputs, one run.
 
-    python bench/models.py [--repeat 50] [--models mlp resnet ...] [--resnet18] [--no-instructions]
+    python bench/models.py [--repeat 50] [--rounds 3] [--models mlp resnet ...] [--resnet18] [--no-instructions]
                            [--scratch-floor BYTES] [--keep DIR]
 
 The model set: the zoo's test models (examples/zoo.py MODELS) and its benchmark models
@@ -35,6 +35,7 @@ from aot.build import build  # noqa: E402
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--repeat", type=int, default=50)
+    p.add_argument("--rounds", type=int, default=3, help="interleaved rounds of bundle and onnxruntime")
     p.add_argument("--models", nargs="*", default=sorted(zoo.MODELS) + ["mobilenetv1_96", "mobilenetv2_96",
                                                                         "dscnn_kws"])
     p.add_argument("--resnet18", action="store_true", help="also ResNet-18 at 224x224 (slow)")
@@ -54,7 +55,8 @@ def main() -> None:
                        stdout=subprocess.DEVNULL)
         build(out)
         meta = json.loads((out / "bundle" / "metadata.json").read_text())
-        rows.append(bench_one(out, meta, repeat=args.repeat, instructions=not args.no_instructions))
+        rows.append(bench_one(out, meta, repeat=args.repeat, instructions=not args.no_instructions,
+                              rounds=args.rounds))
         print(f"  {name}: done", file=sys.stderr)
     print(format_table(rows), end="")
 

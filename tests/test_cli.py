@@ -152,3 +152,17 @@ def test_input_shape_makes_a_dynamic_model_static(tmp_path):
 def test_bad_input_shape_is_refused(tmp_path, arg, words):
     onnx.save(tiny_model(shape=["batch", 3]), tmp_path / "dyn.onnx")
     assert_refused(aotc(str(tmp_path / "dyn.onnx"), "-o", str(tmp_path / "out"), "--input-shape", arg), *words)
+
+
+def test_bench_times_bundle_and_onnxruntime_in_rounds(tmp_path):
+    src, out = tmp_path / "sig.onnx", tmp_path / "out"
+    onnx.save(tiny_model("Sigmoid", [4, 64]), src)
+    assert aotc(str(src), "-o", str(out)).returncode == 0
+    subprocess.run(["cmake", "--build", str(out)], check=True, capture_output=True)
+    r = aotc("bench", str(out), "--repeat", "5", "--rounds", "2")
+    assert r.returncode == 0, r.stderr
+    row = r.stdout.strip().splitlines()[-1].split("|")
+    assert row[1].strip() == "sig"
+    bundle_us, ort_us, ratio = (float(row[k]) for k in (2, 3, 4))
+    assert bundle_us > 0 and ort_us > 0 and ratio > 0
+    assert float(row[8]) == float(row[9])  # the arena (I/O inside) is the tight bound: nothing else is live
