@@ -10,6 +10,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
+from aot.build import cmake_exe
+
 AOTC = [sys.executable, "-m", "aot.cli"]
 
 
@@ -158,7 +160,7 @@ def test_bench_times_bundle_and_onnxruntime_in_rounds(tmp_path):
     src, out = tmp_path / "sig.onnx", tmp_path / "out"
     onnx.save(tiny_model("Sigmoid", [4, 64]), src)
     assert aotc(str(src), "-o", str(out)).returncode == 0
-    subprocess.run(["cmake", "--build", str(out)], check=True, capture_output=True)
+    subprocess.run([cmake_exe(), "--build", str(out)], check=True, capture_output=True)
     r = aotc("bench", str(out), "--repeat", "5", "--rounds", "2")
     assert r.returncode == 0, r.stderr
     row = r.stdout.strip().splitlines()[-1].split("|")
