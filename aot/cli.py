@@ -35,8 +35,9 @@ def _compile_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-configure", action="store_true", help="write OUT/bundle only, do not run CMake")
     p.add_argument("--print-plan", action="store_true", help="print the memory plan as an ASCII chart")
     p.add_argument("--scratch-floor", type=int, metavar="BYTES",
-                   help="kernel scratch a step may use beyond its spare memory (default: no limit, the fastest "
-                        "kernels); 0 holds the arena to the tight bound, with slower kernels where memory is tight")
+                   help="kernel scratch a step may use beyond its spare memory: 0 holds the arena to the tight "
+                        "bound, with slower kernels where memory is tight (the default on bare-metal targets); "
+                        "elsewhere the default is no limit, the fastest kernels")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     p.add_argument("--version", action="version", version=f"aotc {__version__}")
     return p

@@ -26,8 +26,9 @@ class Options:
     vendors: tuple[str | Vendor, ...] = ()  # names (found by entry point) or Vendor objects, by priority
     annotate: str | None = None  # manual annotation file (JSON)
     input_shapes: tuple[tuple[str, tuple[int, ...]], ...] = ()  # static shapes for dynamic inputs
-    # kernel scratch any step may have beyond its spare memory (aot/plan/planner.py); None: no limit,
-    # each kernel its fastest blocks; 0: the arena is held to the tight bound
+    # kernel scratch any step may have beyond its spare memory (aot/plan/planner.py): 0 holds the
+    # arena to the tight bound; None: the target's default (0 on bare metal, where RAM is what
+    # limits; elsewhere no limit, each kernel its fastest blocks)
     scratch_floor: int | None = None
 
 
@@ -67,8 +68,11 @@ def codegen_functions(graph: Graph, target: str) -> dict[str, Artifact]:
 def compile_model(model: onnx.ModelProto, options: Options = Options(), source: str = "model.onnx") -> Bundle:
     graph = partition_model(model, options, source)
     graph = simplify(graph, HOST_PIPELINE)  # fusion for the host kernels, after vendors took their nodes
-    if options.scratch_floor is not None:
-        graph.meta["scratch_floor"] = options.scratch_floor
+    floor = options.scratch_floor
+    if floor is None and get_target(options.target).kind == "bare-metal":
+        floor = 0
+    if floor is not None:
+        graph.meta["scratch_floor"] = floor
     artifacts = codegen_functions(graph, options.target)
     bundle = build_bundle(graph, graph.name, target=options.target, source=source, artifacts=artifacts)
     return fit_bundle(bundle, options.target)  # refuses a model too big for the board
