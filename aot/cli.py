@@ -138,7 +138,10 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         with status(f"configuring {out} for {args.target}"):
             configure(out, args.target)
     mem = bundle.metadata["memory"]
-    print(f"aotc: wrote {out / 'bundle'} ({bundle.name}: arena {mem['arena_bytes']} bytes, "
+    tight = mem["tight_bound_bytes"]
+    over = "" if mem["arena_bytes"] <= tight else \
+        f", {mem['arena_bytes'] - tight} of them kernel scratch (--scratch-floor 0 drops it, for some speed)"
+    print(f"aotc: wrote {out / 'bundle'} ({bundle.name}: arena {mem['arena_bytes']} bytes, I/O included{over}; "
           f"weights {mem['weights_bytes']} bytes); build with: cmake --build {out}")
     return 0
 
