@@ -177,6 +177,24 @@ def _cases() -> list[Case]:
     c.append(graph_case("layout_blocked_odd_channels",
                         [node("Conv", ["x", "W0"], "c0", pads=[2, 2, 2, 2]), node("Conv", ["c0", "W1"], "y")],
                         {"x": (1, 1, 14, 14)}, ["y"], {"W0": w(6, 1, 5, 5), "W1": w(16, 6, 5, 5)}))
+    # DenseNet: a plain region input normalised (in the blocked layout) and concatenated with
+    # a convolution's result, the concat normalised and convolved (brgemm over nhwc, 16 channels)
+    # and concatenated again; a concat along another axis than channels
+    bn = {f"{k}{c}": v for c in (8, 16) for k, v in zip("sbmv", (w(c), w(c), w(c), np.abs(w(c)) + 0.5), strict=True)}
+    c.append(graph_case("layout_densenet_concat",
+                        [node("BatchNormalization", ["x", "s8", "b8", "m8", "v8"], "n0"), node("Relu", ["n0"], "r0"),
+                         node("Conv", ["r0", "W0"], "c0", **pads), node("Concat", ["x", "c0"], "cat0", axis=1),
+                         node("BatchNormalization", ["cat0", "s16", "b16", "m16", "v16"], "n1"),
+                         node("Relu", ["n1"], "r1"), node("Conv", ["r1", "W1"], "c1", **pads),
+                         node("Concat", ["cat0", "c1"], "y", axis=1)],
+                        {"x": (1, 8, 6, 6)}, ["y"], {**bn, "W0": w(8, 8, 3, 3), "W1": w(8, 16, 3, 3)}))
+    c.append(graph_case("layout_concat_axis2_blocked",
+                        [node("BatchNormalization", ["x", "s8", "b8", "m8", "v8"], "n"),
+                         node("Conv", ["n", "W0", "B"], "c0", group=8, **pads),
+                         node("Conv", ["c0", "W1", "B"], "c1", group=8, **pads),
+                         node("Concat", ["c1", "z", "c0"], "y", axis=2)],
+                        {"x": (1, 8, 8, 8), "z": (1, 8, 3, 8)}, ["y"],
+                        {**bn, "W0": w(8, 1, 3, 3), "W1": w(8, 1, 3, 3), "B": cb}))
     c.append(graph_case("pattern_gemm_relu", [node("Gemm", ["a", "B", "C"], "g", transB=1), node("Relu", ["g"], "y")],
                         {"a": (2, 16)}, ["y"], {"B": w(10, 16), "C": w(10)}))
     c.append(graph_case("pattern_matmul_bias_sigmoid",
@@ -297,29 +315,46 @@ def test_conv_nets_are_one_region(name, builder):
     assert any("_sum" in op for op in ops), ops
 
 
+def onednn_exec_lines(tmp_path, name: str) -> list[str]:
+    """ONEDNN_VERBOSE's line for every primitive the zoo model's runner executes (one run)."""
+    model = zoo.build(name)
+    feeds = zoo.random_inputs(model)
+    (tmp_path / name).mkdir()
+    meta, _ = compile_build_run(tmp_path / name, model, feeds)
+    (tmp_path / name / "in.bin").write_bytes(b"".join(np.ascontiguousarray(feeds[s["name"]]).tobytes()
+                                                      for s in meta["inputs"]))
+    r = subprocess.run([str(tmp_path / name / "out" / "runner"), "in.bin", "out.bin", "1"], cwd=tmp_path / name,
+                       env={**os.environ, "ONEDNN_VERBOSE": "profile_exec"}, capture_output=True, text=True,
+                       check=True)
+    return [ln for ln in r.stdout.splitlines() if ",exec," in ln]
+
+
 def test_conv_kernels_chosen(tmp_path):
     """ONEDNN_VERBOSE on the runner: no convolution of LeNet or ResNet-8 is left to oneDNN's
     reference kernel, and with AVX2 every dense 3x3 one with >= 16 input channels runs the
     brgemm kernel over nhwc (build_conv's choice, docs/dnnl.md)."""
     require_onednn()
-    convs = []
-    for name in ("lenet", "resnet"):
-        model = zoo.build(name)
-        feeds = zoo.random_inputs(model)
-        (tmp_path / name).mkdir()
-        meta, _ = compile_build_run(tmp_path / name, model, feeds)
-        (tmp_path / name / "in.bin").write_bytes(b"".join(np.ascontiguousarray(feeds[s["name"]]).tobytes()
-                                                          for s in meta["inputs"]))
-        r = subprocess.run([str(tmp_path / name / "out" / "runner"), "in.bin", "out.bin", "1"], cwd=tmp_path / name,
-                           env={**os.environ, "ONEDNN_VERBOSE": "profile_exec"}, capture_output=True, text=True,
-                           check=True)
-        convs += [ln for ln in r.stdout.splitlines() if ",exec," in ln and ",convolution," in ln]
+    convs = [ln for name in ("lenet", "resnet") for ln in onednn_exec_lines(tmp_path, name) if ",convolution," in ln]
     assert convs and not [ln for ln in convs if ",ref:" in ln], convs
     dense_3x3 = [ln for ln in convs if re.search(r",mb\d+_ic(\d+)oc.*kh3s.*kw3s", ln)
                  and int(re.search(r"_ic(\d+)oc", ln).group(1)) >= 16]
     assert dense_3x3
     if "avx2" in open("/proc/cpuinfo").read():
         assert all(",brg" in ln and re.search(r"src[_:]f32::blocked:acdb:", ln) for ln in dense_3x3), dense_3x3
+
+
+def test_concat_and_normalisation_kernels_chosen(tmp_path):
+    """ONEDNN_VERBOSE on the runner: the concats of DenseNet, Inception and SqueezeNet get their
+    inputs in one layout, so none runs oneDNN's reference concat, and none of DenseNet's
+    normalisations runs over plain data (ncsp_bnorm, 4-60x slower than the blocked kernel):
+    DenseNet ran at twice onnxruntime's time with both (build_concat, docs/dnnl.md)."""
+    require_onednn()
+    lines = {name: onednn_exec_lines(tmp_path, name) for name in ("densenet", "inception", "squeezenet")}
+    concats = {name: [ln for ln in lines[name] if ",concat," in ln] for name in lines}
+    assert all(concats.values()), concats
+    assert not [ln for name in concats for ln in concats[name] if ",ref:" in ln], concats
+    bnorms = [ln for ln in lines["densenet"] if ",batch_normalization," in ln]
+    assert bnorms and not [ln for ln in bnorms if ",ref:" in ln or "ncsp" in ln], bnorms
 
 
 def test_missing_onednn_stops_configure_with_one_line(tmp_path):

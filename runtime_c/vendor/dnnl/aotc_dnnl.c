@@ -65,6 +65,35 @@ static int is_plain(const_dnnl_memory_desc_t md) {
     return 1;
 }
 
+/* The layouts activations take here, for rank 3 to 5: plain, channels-last, and channels
+ * blocked by 8 and by 16 (LAYOUTS[ndims - 3][layout]). */
+enum { AOTC_DNNL_PLAIN, AOTC_DNNL_CHANNELS_LAST, AOTC_DNNL_BLOCKED_8, AOTC_DNNL_BLOCKED_16, AOTC_DNNL_N_LAYOUTS };
+static const dnnl_format_tag_t LAYOUTS[3][AOTC_DNNL_N_LAYOUTS] = {
+    {dnnl_abc, dnnl_acb, dnnl_aBc8b, dnnl_aBc16b},
+    {dnnl_abcd, dnnl_acdb, dnnl_aBcd8b, dnnl_aBcd16b},
+    {dnnl_abcde, dnnl_acdeb, dnnl_aBcde8b, dnnl_aBcde16b}};
+
+/* Which of LAYOUTS md is (-1: none of them, or a rank they do not cover). */
+static int layout_of(const_dnnl_memory_desc_t md, int32_t ndims, const dnnl_dims_t dims) {
+    int l, found = -1;
+    if (ndims < 3 || ndims > 5) return -1;
+    for (l = 0; l < AOTC_DNNL_N_LAYOUTS && found < 0; ++l) {
+        dnnl_memory_desc_t cand;
+        if (dnnl_memory_desc_create_with_tag(&cand, ndims, dims, dnnl_f32, LAYOUTS[ndims - 3][l]) != dnnl_success)
+            continue;
+        if (dnnl_memory_desc_equal(cand, md)) found = l;
+        dnnl_memory_desc_destroy(cand);
+    }
+    return found;
+}
+
+/* The channel-blocked layout oneDNN's own kernels use on this CPU: by 16 with AVX-512, else by 8
+ * (what a convolution picks for "any"). */
+static int native_blocked(void) {
+    return (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core
+               ? AOTC_DNNL_BLOCKED_16 : AOTC_DNNL_BLOCKED_8;
+}
+
 /* ---- slots and steps ----------------------------------------------------------------- */
 
 static int32_t new_slot(aotc_dnnl_net *net, const_dnnl_memory_desc_t md, int32_t where, int32_t index,
@@ -473,7 +502,8 @@ static int32_t build_matmul(aotc_dnnl_net *net, int32_t k, const aotc_dnnl_op *o
     return produced(net, op->output, dst);
 }
 
-/* Ops whose destination has the source's dims: pooling excepted, each keeps the source's layout. */
+/* Ops whose destination has the source's dims: pooling excepted, each keeps the source's layout
+ * (a normalisation, the channel-blocked one when its source is plain). */
 static int32_t build_simple(aotc_dnnl_net *net, int32_t k, const aotc_dnnl_op *op) {
     const aotc_dnnl_tensor *y = &net->desc->tensors[op->output];
     dnnl_memory_desc_t dst_md = NULL;
@@ -502,6 +532,15 @@ static int32_t build_simple(aotc_dnnl_net *net, int32_t k, const aotc_dnnl_op *o
                                                    md_of(net, src), md_of(net, src), op->local_size, op->alpha,
                                                    op->beta, op->k, attr));
     } else { /* AOTC_DNNL_BNORM */
+        /* oneDNN's normalisation over plain data (ncsp_bnorm) is 4-60x slower than over the
+         * channel-blocked layout, far more than the reorder in costs: reorder a plain source */
+        if (y->ndims >= 3 && y->ndims <= 5 && is_plain(md_of(net, src))) {
+            dnnl_memory_desc_t blocked;
+            TRY(dnnl_memory_desc_create_with_tag(&blocked, y->ndims, y->dims, dnnl_f32,
+                                                 LAYOUTS[y->ndims - 3][native_blocked()]));
+            CHECK(as_layout(net, src, blocked, &src));
+            TRY(dnnl_memory_desc_destroy(blocked));
+        }
         TRY(dnnl_batch_normalization_forward_primitive_desc_create(&pd, g_engine, dnnl_forward_inference,
                                                                    md_of(net, src), md_of(net, src), op->epsilon,
                                                                    op->flags, attr));
@@ -544,19 +583,89 @@ static int32_t build_binary(aotc_dnnl_net *net, int32_t k, const aotc_dnnl_op *o
     return produced(net, op->output, dst);
 }
 
+/* A concat primitive over srcs with every input and the output in layout l, inputs reordered
+ * into it as needed; *pd is NULL when oneDNN has only its reference concat for that. */
+static int32_t concat_in_layout(aotc_dnnl_net *net, const aotc_dnnl_op *op, int l, int32_t *srcs,
+                                dnnl_primitive_desc_t *pd) {
+    const aotc_dnnl_tensor *y = &net->desc->tensors[op->output];
+    dnnl_memory_desc_t mds[AOTC_DNNL_MAX_INPUTS], dst_md;
+    dnnl_primitive_attr_t attr;
+    int32_t i;
+    *pd = NULL;
+    for (i = 0; i < op->n_inputs; ++i) {
+        const aotc_dnnl_tensor *x = &net->desc->tensors[op->inputs[i]];
+        TRY(dnnl_memory_desc_create_with_tag(&mds[i], x->ndims, x->dims, dnnl_f32, LAYOUTS[x->ndims - 3][l]));
+    }
+    TRY(dnnl_memory_desc_create_with_tag(&dst_md, y->ndims, y->dims, dnnl_f32, LAYOUTS[y->ndims - 3][l]));
+    CHECK(make_attr(net, NULL, &attr));
+    if (dnnl_concat_primitive_desc_create(pd, g_engine, dst_md, op->n_inputs, op->axis,
+                                          (const_dnnl_memory_desc_t *)mds, attr) != dnnl_success) {
+        *pd = NULL;
+    } else if (impl_has(*pd, "ref")) {
+        TRY(dnnl_primitive_desc_destroy(*pd));
+        *pd = NULL;
+    }
+    TRY(dnnl_primitive_attr_destroy(attr));
+    for (i = 0; i < op->n_inputs; ++i) {
+        if (*pd != NULL) CHECK(as_layout(net, srcs[i], mds[i], &srcs[i]));
+        TRY(dnnl_memory_desc_destroy(mds[i]));
+    }
+    TRY(dnnl_memory_desc_destroy(dst_md));
+    return 0;
+}
+
+/* True when every input's channel count (the concat axis) is a multiple of layout l's block. */
+static int channels_split(const aotc_dnnl_net *net, const aotc_dnnl_op *op, int l) {
+    const int64_t block = l == AOTC_DNNL_BLOCKED_16 ? 16 : 8;
+    int32_t i;
+    for (i = 0; i < op->n_inputs; ++i)
+        if (net->desc->tensors[op->inputs[i]].dims[1] % block != 0) return 0;
+    return 1;
+}
+
+/* Concat. oneDNN has a fast concat (simple: one copy per input and outer index) only when every
+ * input and the output share one layout, and runs its reference concat otherwise, which is what
+ * a plain region input next to a convolution's result got (DenseNet); the plain output then
+ * kept the normalisations after it in their slow plain kernels. So once any input comes in a
+ * layout of the region's own (not plain), all of them are put into one layout first:
+ *  - along channels whose counts are multiples of the block, the channel-blocked layout (that
+ *    of the first blocked input, else this CPU's): each input is then one contiguous run of the
+ *    output per image, and normalisation, pooling and 1x1/depthwise convolutions after it run
+ *    their blocked kernels (channels-last costs 3x more per concat, with its runs of a few
+ *    channels per pixel, and its normalisation kernel is slow for channel counts that are not
+ *    multiples of 16);
+ *  - else the layout of the first non-plain input, else channels-last;
+ * each time only when oneDNN then has a non-reference concat. An all-plain concat stays plain. */
 static int32_t build_concat(aotc_dnnl_net *net, int32_t k, const aotc_dnnl_op *op) {
     const_dnnl_memory_desc_t mds[AOTC_DNNL_MAX_INPUTS];
     int32_t srcs[AOTC_DNNL_MAX_INPUTS], i, dst;
-    dnnl_primitive_desc_t pd;
+    dnnl_primitive_desc_t pd = NULL;
     dnnl_primitive_attr_t attr;
     aotc_dnnl_step *st;
+    int l, first = -1, blocked = -1;
     for (i = 0; i < op->n_inputs; ++i) {
+        const aotc_dnnl_tensor *x = &net->desc->tensors[op->inputs[i]];
         CHECK(value(net, op->inputs[i], &srcs[i]));
-        mds[i] = md_of(net, srcs[i]);
+        l = layout_of(md_of(net, srcs[i]), x->ndims, x->dims);
+        if (first < 0 && l > AOTC_DNNL_PLAIN) first = l;
+        if (blocked < 0 && l >= AOTC_DNNL_BLOCKED_8) blocked = l;
     }
-    CHECK(make_attr(net, NULL, &attr));
-    TRY(dnnl_concat_primitive_desc_create(&pd, g_engine, NULL, op->n_inputs, op->axis, mds, attr));
-    TRY(dnnl_primitive_attr_destroy(attr));
+    if (first > AOTC_DNNL_PLAIN) {
+        if (op->axis == 1) {
+            if (blocked < 0) blocked = native_blocked();
+            if (!channels_split(net, op, blocked)) blocked = AOTC_DNNL_BLOCKED_8;
+            if (channels_split(net, op, blocked)) CHECK(concat_in_layout(net, op, blocked, srcs, &pd));
+        }
+        if (pd == NULL && !(op->axis == 1 && first == blocked)) CHECK(concat_in_layout(net, op, first, srcs, &pd));
+        if (pd == NULL && first != AOTC_DNNL_CHANNELS_LAST)
+            CHECK(concat_in_layout(net, op, AOTC_DNNL_CHANNELS_LAST, srcs, &pd));
+    }
+    if (pd == NULL) { /* as the inputs are: oneDNN picks the output's layout */
+        for (i = 0; i < op->n_inputs; ++i) mds[i] = md_of(net, srcs[i]);
+        CHECK(make_attr(net, NULL, &attr));
+        TRY(dnnl_concat_primitive_desc_create(&pd, g_engine, NULL, op->n_inputs, op->axis, mds, attr));
+        TRY(dnnl_primitive_attr_destroy(attr));
+    }
     CHECK(destination(net, k, op->output, dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), -1, &dst));
     {
         /* more sources than one step's fixed argument list holds: build the step by hand */

@@ -5,7 +5,8 @@
  * Layouts. Region inputs and outputs are plain row-major DLTensors, used in place (no copy)
  * wherever a primitive accepts the plain layout. Inside a region a tensor keeps the layout its
  * producer chose (format "any": nChw8c on AVX2, nChw16c on AVX-512), so reorders only happen at
- * the region's boundary. Weights are reordered once, at init, into memory oneDNN allocates.
+ * the region's boundary, and where a concat puts its inputs into one layout or a normalisation
+ * takes a plain source into the channel-blocked one (aotc_dnnl.c, docs/dnnl.md). Weights are reordered once, at init, into memory oneDNN allocates.
  *
  * Memory. Every intermediate, boundary reorder buffer and primitive scratchpad (user-managed
  * scratchpad mode) lives in the workspace the host planned for the call. Their sizes depend on
