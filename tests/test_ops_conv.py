@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from opcheck import op_case, shared_build
 
-from aot.compiler import compile_model
+from aot.compiler import compile_model, lower
+from aot.emit_c.ops.conv import _conv_plan
 from aot.errors import AotcError
 
 _rng = np.random.default_rng(3)
@@ -85,6 +86,22 @@ CASES = [
     conv("conv_depthwise_same", (1, 4, 7, 8), (4, 1, 3, 3), group=4, strides=[2, 2], auto_pad="SAME_LOWER"),
     conv("conv_single_channel", (1, 1, 10, 10), (8, 1, 5, 5), pads=[2, 2, 2, 2]),
     conv("conv_depthwise_runtime_weights", (1, 3, 6, 6), (3, 1, 3, 3), group=3, const_w=False),
+    # 3 x 3, few input channels per group: flat passes per plane
+    conv("conv3x3_flat_rgb_stride2", (2, 3, 10, 12), (8, 3, 3, 3), strides=[2, 2], pads=[1, 1, 1, 1]),
+    conv("conv3x3_flat_rgb_odd", (1, 3, 9, 7), (5, 3, 3, 3), pads=[1, 1, 1, 1], bias=False),
+    conv("conv3x3_flat_grouped", (1, 4, 7, 6), (6, 2, 3, 3), group=2, pads=[1, 1, 1, 1]),
+    conv("conv3x3_flat_single_channel", (1, 1, 8, 8), (6, 1, 3, 3), strides=[2, 2], pads=[1, 0, 1, 1]),
+    conv("conv_depthwise_flat_pads_at_end", (1, 4, 8, 8), (4, 1, 3, 3), group=4, strides=[2, 2], pads=[0, 0, 1, 1]),
+    conv("conv_depthwise_flat_batch", (2, 5, 6, 5), (5, 1, 3, 3), group=5, pads=[1, 1, 1, 1]),
+    conv("conv_depthwise_flat_tiny", (1, 3, 1, 2), (3, 1, 3, 3), group=3, strides=[2, 2], pads=[1, 1, 1, 1]),
+    conv("conv_depthwise_flat_large", (1, 2, 70, 70), (2, 1, 3, 3), group=2, pads=[1, 1, 1, 1]),
+    conv("conv_depthwise_flat_rows_past_output", (1, 4, 7, 8), (4, 1, 3, 3), group=4, strides=[2, 2],
+         pads=[0, 1, 1, 1]),
+    conv("conv3x3_flat_large_stride2", (1, 3, 130, 129), (4, 3, 3, 3), strides=[2, 2], pads=[1, 1, 1, 1]),
+    # 1 x 1 on fewer positions than a panel: X^T * W^T
+    conv("conv_1x1_few_positions", (1, 20, 3, 3), (40, 20, 1, 1)),
+    conv("conv_1x1_few_positions_grouped", (2, 12, 2, 3), (18, 4, 1, 1), group=3, bias=False),
+    conv("conv_1x1_one_position_blocks", (1, 16, 1, 1), (300, 16, 1, 1)),
     # 1-D and 3-D
     conv("conv1d", (2, 3, 20), (4, 3, 5), pads=[2, 1], strides=[2]),
     conv("conv1d_dilated", (1, 4, 30), (6, 4, 3), dilations=[4], pads=[4, 4]),
@@ -143,6 +160,30 @@ def built():
 @pytest.mark.parametrize("case_id", [c.id for c in CASES])
 def test_matches_onnxruntime(built, case_id):
     built.check(case_id)
+
+
+# --- the kernel each case exercises ------------------------------------------------------------
+
+@pytest.mark.parametrize("case_id,kernel", [
+    ("conv_depthwise", "aotc_conv3x3_flat_f32"),
+    ("conv3x3_flat_rgb_stride2", "aotc_conv3x3_flat_f32"),
+    ("conv3x3_flat_grouped", "aotc_conv3x3_flat_f32"),
+    ("conv3x3_flat_single_channel", "aotc_conv3x3_flat_f32"),
+    ("conv_depthwise_flat_pads_at_end", "aotc_conv3x3_flat_f32"),
+    ("conv_depthwise_flat_tiny", "aotc_conv3x3_flat_f32"),
+    ("conv_depthwise_flat_rows_past_output", "aotc_conv3x3_flat_f32"),
+    ("conv_depthwise_stride2", "aotc_conv_depthwise3x3_f32"),  # a 0 start pad, input past 2 * OW columns
+    ("conv_depthwise_right_border", "aotc_conv_depthwise3x3_f32"),
+    ("conv_depthwise_dilated", "aotc_conv_depthwise_f32"),
+    ("conv_1x1_few_positions", "aotc_conv_pointwise_t_f32"),
+    ("conv_1x1_one_position_blocks", "aotc_conv_pointwise_t_f32"),
+    ("conv_1x1", "aotc_conv_pointwise_f32"),
+    ("conv_1x1_runtime_weights", "aotc_conv_pointwise_f32"),
+])
+def test_kernel_choice(case_id, kernel):
+    graph = lower(next(c for c in CASES if c.id == case_id).model)
+    node = next(n for n in graph.nodes if n.op == "Conv")
+    assert _conv_plan(node, graph).kernel == kernel
 
 
 # --- refused at compile time ----------------------------------------------------------------

@@ -39,6 +39,8 @@ for op, tag in (("MaxPool", "max"), ("AveragePool", "avg")):
         _pool(f"{tag}_2d_same_k1_s2", op, (1, 2, 9, 9), kernel_shape=[1, 1], strides=[2, 2], auto_pad="SAME_UPPER"),
         _pool(f"{tag}_2d_valid", op, (1, 2, 9, 8), kernel_shape=[3, 3], strides=[2, 2], auto_pad="VALID"),
         _pool(f"{tag}_2d_same_upper_opset7", op, (1, 2, 5, 5), opset=7, kernel_shape=[2, 2], auto_pad="SAME_UPPER"),
+        # rows longer than pool.c combines on the stack (POOL_ROW_MAX): window rows one input row at a time
+        _pool(f"{tag}_2d_long_rows", op, (1, 2, 4, 600), kernel_shape=[3, 3], strides=[1, 2], pads=[1, 1, 1, 1]),
         # 1-D and 3-D
         _pool(f"{tag}_1d", op, (2, 3, 11), kernel_shape=[3], strides=[2]),
         _pool(f"{tag}_1d_pads_ceil", op, (1, 2, 10), opset=11, kernel_shape=[4], strides=[3], pads=[2, 1],

@@ -22,7 +22,7 @@ typedef struct {
     int32_t pads[3];      /* ONNX pads at the start of each dim (the end pads only shape out_size) */
     int32_t kc;           /* aotc_conv_f32: patch-matrix rows (input channel x tap) per pass */
     int32_t nc;           /* aotc_conv_f32: output positions per pass; aotc_conv_transpose_f32: input
-                           * positions per pass */
+                           * positions per pass; aotc_conv_pointwise_t_f32: output channels per pass */
     int32_t act;          /* fused activation (AOTC_ACT_* in aotc_gemm.h), applied after bias and residual */
     float act_lo;         /* AOTC_ACT_CLAMP bounds (Relu: 0, INFINITY) */
     float act_hi;
@@ -55,6 +55,14 @@ void aotc_conv_s1_f32(const aotc_conv_params *p, const float *x, const float *w,
 void aotc_conv_pointwise_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
                              const float *res, float *y, float *work);
 
+/* ONNX Conv with a 1 x 1 kernel, stride 1 and no padding, on fewer output positions than a
+ * GEMM panel is wide: per image and group, Y^T = X^T * W^T, so that the vectors run along the
+ * output channels. wt: each group's W^T (C/g x M/g), packed at compile time in panels of
+ * AOTC_GEMM_PANEL columns (zero-padded). nc output channels at a time (a multiple of
+ * AOTC_GEMM_PANEL) go to scratch (positions x nc floats), then transposed into Y. */
+void aotc_conv_pointwise_t_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
+                               const float *res, float *y, float *scratch);
+
 /* ONNX Conv with one input channel per group (depthwise: group == in_c, and single-
  * channel inputs): a direct loop, out_c / group outputs per input channel. */
 void aotc_conv_depthwise_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
@@ -74,6 +82,20 @@ void aotc_conv_direct_f32(const aotc_conv_params *p, const float *x, const float
  * or of ceil(C / 2)), then copied out. The compiler sizes scratch (aot/emit_c/ops/conv.py). */
 void aotc_conv_depthwise3x3_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
                                 const float *res, float *y, float *scratch);
+
+/* Conv with a 3 x 3 kernel (2-D), no dilation, few input channels per group (depthwise convs,
+ * RGB stems), one input plane at a time: each output plane of its group gets the plane's taps in
+ * one flat pass (the bias with the first input plane, the activation with the last). Stride 1
+ * with pads of 1 on every side; or stride 2 with pads of 0 or 1 at the start of each dim (a
+ * left pad of 0 only if the output needs no input column past 2 OW - 1). Output q = oy * OW +
+ * ox reads each tap at q + a fixed offset: stride 1 from the input plane copied between two
+ * zero rows; stride 2 from four planes of OH x OW, the input split by row and column parity,
+ * each between two rows (zero, or the input row below the last output's, if any). A tap one
+ * column outside the image lands in the row above or below, and a mask drops it. scratch:
+ * OH * OW + 1 floats rounded up to 16, then stride 1: (IH + 2) * IW + 2 floats; stride 2:
+ * 4 * ((OH + 2) * OW + 2) floats. */
+void aotc_conv3x3_flat_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
+                           const float *res, float *y, float *scratch);
 
 /* ONNX ConvTranspose: per image, group and block of nc input positions, the GEMM
  * core computes W^T * X (one row per output channel and kernel tap) into scratch,

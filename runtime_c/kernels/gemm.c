@@ -2,19 +2,21 @@
  *
  * The core computes C = alpha * A * B (+ beta * C_in) in blocks: AOTC_GEMM_KC rows of B
  * at a time (a B panel block stays in L1), up to 192 KiB of rows of A at a time (they stay
- * in L2), and a register tile of MR x NR outputs in the innermost kernel. The kernel
- * is plain C written so that gcc -O3 keeps the tile in vector registers (checked for
- * x86-64 SSE2 and AVX2+FMA, and aarch64); no intrinsics. A full tile is finished in the
- * kernel while its sums are still in registers: the bias or C_in, a fused residual and a
- * fused activation (aotc_sgemm_params' epilogue), then one store. No allocation, no
- * globals. */
+ * in L2), and a register tile of MR x NR outputs in the innermost kernel. A block's rows
+ * go in tiles of MR and of 4 rows that add up to it where they can (16 = 6 + 6 + 4, 8 =
+ * 4 + 4), and a panel's last NR / 2 columns or fewer in tiles half as wide. The kernels
+ * are plain C written so that gcc -O3 keeps the tile in vector registers (checked for
+ * x86-64 SSE2 and AVX2+FMA, and aarch64); no intrinsics. A full tile starts from the bias,
+ * C_in or C and is finished in the kernel while its sums are still in registers: a fused
+ * residual and a fused activation (aotc_sgemm_params' epilogue), then one store. No
+ * allocation, no globals. */
 #include "aotc_gemm.h"
 
 #include <math.h>
 #include <string.h>
 
-/* Register tile: MR rows of A times NR columns of B, NR dividing AOTC_GEMM_PANEL, MR 4
- * or 6; the MR x NR accumulators must fit the vector registers. 6 x 16: 12 AVX or 24
+/* Register tile: MR rows of A times NR columns of B, NR even and dividing AOTC_GEMM_PANEL,
+ * MR 4 or 6; the MR x NR accumulators must fit the vector registers. 6 x 16: 12 AVX or 24
  * NEON registers; 6 x 8: 12 SSE registers; 4 x 4: 16 scalar FPU registers. Override both
  * with -DAOTC_GEMM_MR=.. -DAOTC_GEMM_NR=.. for other targets. */
 #ifndef AOTC_GEMM_MR
@@ -35,8 +37,8 @@
 #define PANEL AOTC_GEMM_PANEL
 #define A_BLOCK_FLOATS (48 * 1024) /* rows of A per block: as many as fit 192 KiB (in L2) */
 
-#if AOTC_GEMM_PANEL % AOTC_GEMM_NR != 0
-#error "AOTC_GEMM_NR must divide AOTC_GEMM_PANEL"
+#if AOTC_GEMM_PANEL % AOTC_GEMM_NR != 0 || AOTC_GEMM_NR % 2 != 0
+#error "AOTC_GEMM_NR must be even and divide AOTC_GEMM_PANEL"
 #endif
 #if AOTC_GEMM_MR != 4 && AOTC_GEMM_MR != 6
 #error "AOTC_GEMM_MR must be 4 or 6"
@@ -50,10 +52,12 @@
 #endif
 
 #if MR == 6
-#define FOR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define FOR_ROWS(X, W) X(0, W) X(1, W) X(2, W) X(3, W) X(4, W) X(5, W)
 #else
-#define FOR_ROWS(X) X(0) X(1) X(2) X(3)
+#define FOR_ROWS(X, W) X(0, W) X(1, W) X(2, W) X(3, W)
 #endif
+#define FOR_ROWS4(X, W) X(0, W) X(1, W) X(2, W) X(3, W)
+#define NH (NR / 2) /* the narrow tiles' width: a panel's last columns when they fit */
 
 /* The kernels stay separate functions: inlined into the blocking loops (gcc does that
  * for -fPIC builds) they lose their registers to the loops' variables. */
@@ -70,17 +74,23 @@
 
 static int32_t min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
 
-/* Where a finished tile goes: C = alpha * tile (+ beta * C_in), or C += alpha * tile;
- * then (first k-block) + the residual, and (last k-block) the activation. */
+/* How a k-block's accumulators start: the finished tile is then C itself when alpha is 1 */
+enum { START_ZERO, START_C, START_BIAS, START_CIN };
+
+/* Where the finished tiles of one k-block go, by the rules of aotc_sgemm_params: C = alpha *
+ * tile (+ beta * C_in), or C += alpha * tile (a later k-block); then (first k-block) + the
+ * residual, and (last k-block) the activation. The pointers are C's, C_in's and the
+ * residual's first elements; a tile at (i0, j0) offsets them. */
 typedef struct {
-    float *c;           /* the tile's first element in C */
+    float *c;           /* C */
     ptrdiff_t ldc;      /* C's row step */
     float alpha, beta;  /* as in aotc_sgemm_params */
     int accumulate;     /* a later k-block: add to C */
-    const float *ci;    /* C_in at the tile's first element, or NULL */
+    int start;          /* START_*: what full tiles start from (START_ZERO: alpha != 1 or nothing) */
+    const float *ci;    /* C_in (first k-block only), or NULL */
     ptrdiff_t ci_rs;    /* C_in's row step */
     int32_t ci_cs;      /* 1: C_in has a row of values; 0: one value per row (a bias) */
-    const float *res;   /* the residual at the tile's first element (first k-block only), or NULL */
+    const float *res;   /* the residual (first k-block only), or NULL */
     ptrdiff_t res_rs;
     int32_t act;        /* AOTC_ACT_* on the last k-block, else AOTC_ACT_NONE */
     float lo, hi, leak;
@@ -98,14 +108,16 @@ void aotc_activate_f32(float *x, ptrdiff_t n, int32_t act, float lo, float hi, f
     }
 }
 
-/* Partial tiles (full ones are stored by kernel_tile itself): mr rows of n values of tile
- * t (rows NR apart) into C by the rules of d: bias or C_in, the residual, the activation,
- * a pass each over a row in L1. n stays a run-time value (NOCLONE): with a constant 16,
- * gcc unrolls the rows and packs them into shuffles, several times slower than a loop. */
-NOCLONE static void store_rows(const tile_dst *d, const float *t, int32_t mr, int32_t n) {
+/* Partial tiles (full ones are stored by the kernels themselves): mr rows of n values of
+ * tile t (rows NR apart) into C at (i0, j0) by the rules of d: bias or C_in, the residual,
+ * the activation, a pass each over a row in L1. n stays a run-time value (NOCLONE): with a
+ * constant 16, gcc unrolls the rows and packs them into shuffles, several times slower
+ * than a loop. */
+NOCLONE static void store_rows(const tile_dst *d, int32_t i0, int32_t j0, const float *t, int32_t mr, int32_t n) {
     const float alpha = d->alpha, beta = d->beta;
-    float *cp = d->c;
-    const float *ci = d->ci, *res = d->res;
+    float *cp = d->c + (ptrdiff_t)i0 * d->ldc + j0;
+    const float *ci = d->ci != NULL ? d->ci + (ptrdiff_t)i0 * d->ci_rs + (ptrdiff_t)j0 * d->ci_cs : NULL;
+    const float *res = d->res != NULL ? d->res + (ptrdiff_t)i0 * d->res_rs + j0 : NULL;
     int32_t i, j;
     for (i = 0; i < mr; ++i, cp += d->ldc, t += NR) { /* cp not restrict: C_in may be C */
         if (d->accumulate) {
@@ -137,90 +149,101 @@ NOCLONE static void store_rows(const tile_dst *d, const float *t, int32_t mr, in
     }
 }
 
-/* t[i * NR + j] = the sum over p < kc of A(i, p) * B(p, j), a full MR x NR tile.
- * A(i, p) = a[i * a_rs + p * a_cs]; B(p, j) = b[p * b_rs + j], NR readable columns. */
-NOINLINE static void kernel_tile(int32_t kc, const float *AOTC_RESTRICT a, int32_t a_rs, int32_t a_cs,
-                                 const float *AOTC_RESTRICT b, int32_t b_rs, float *AOTC_RESTRICT t,
-                                 const tile_dst *d) {
-#define DECLARE(i) float c##i[NR];
-    FOR_ROWS(DECLARE)
-#undef DECLARE
-    const float *const b_end = b + (ptrdiff_t)kc * b_rs;
-    int32_t j;
-    for (j = 0; j < NR; ++j) {
-#define ZERO(i) c##i[j] = 0.0f;
-        FOR_ROWS(ZERO)
-#undef ZERO
+/* The register-tile kernels: R rows of A times W columns of B, R = MR or 4, W = NR or NH.
+ * Sums over p < kc of A(i, p) * B(p, j), A(i, p) = a[i * a_rs + p * a_cs], B(p, j) =
+ * b[p * b_rs + j] (W readable columns). With d NULL, the sums go to t[i * NR + j]. Else the
+ * tile is finished while it is in registers, and stored into C at (i0, j0) by the rules
+ * of d: the accumulators start from C_in, the bias or C (d->start) so that the sums need
+ * no pass after the loop when alpha is 1; then the residual and the activation, a vector
+ * op per row each; one store. */
+#define T_DECL(i, W) float c##i[W];
+#define T_FROM_C(i, W) for (j = 0; j < W; ++j) c##i[j] = c[(i) * ldc + j];
+#define T_FROM_ONE(i, W) { const float v_ = sc * ci[(i) * rs]; for (j = 0; j < W; ++j) c##i[j] = v_; }
+#define T_FROM_CIN(i, W) for (j = 0; j < W; ++j) c##i[j] = beta * ci[(i) * rs + j];
+#define T_ROW(i, W) { const float av = a[(i) * a_rs]; for (j = 0; j < W; ++j) c##i[j] = MADD(av, b[j], c##i[j]); }
+#define T_TO_T(i, W) memcpy(t + (i) * NR, c##i, sizeof c##i);
+#define T_SCALE(i, W) for (j = 0; j < W; ++j) c##i[j] *= alpha;
+#define T_ADD_C(i, W) for (j = 0; j < W; ++j) c##i[j] += c[(i) * ldc + j];
+#define T_ADD_CIN(i, W) for (j = 0; j < W; ++j) c##i[j] += beta * ci[(i) * rs + j];
+#define T_ADD_BIAS(i, W) { const float v_ = beta * ci[(i) * rs]; for (j = 0; j < W; ++j) c##i[j] += v_; }
+#define T_ADD_RES(i, W) for (j = 0; j < W; ++j) c##i[j] += r[(i) * rs + j];
+#define T_CLAMP(i, W) for (j = 0; j < W; ++j) { const float v = c##i[j] < lo ? lo : c##i[j]; c##i[j] = v > hi ? hi : v; }
+#define T_LEAK(i, W) for (j = 0; j < W; ++j) c##i[j] = c##i[j] < 0.0f ? leak * c##i[j] : c##i[j];
+#define T_PUT(i, W) memcpy(c + (i) * ldc, c##i, sizeof c##i);
+
+/* The k loop steps a pointer by a run-time stride until it reaches its end: compilers
+ * cannot count its trips, so they vectorise the rows instead of k (an in-order reduction
+ * over k, much slower). */
+#define DEFINE_KERNEL(NAME, ROWS, W)                                                             \
+    NOINLINE static void NAME(int32_t kc, const float *AOTC_RESTRICT a, int32_t a_rs, int32_t a_cs,   \
+                              const float *AOTC_RESTRICT b, int32_t b_rs, float *AOTC_RESTRICT t,     \
+                              const tile_dst *d, int32_t i0, int32_t j0) {                        \
+        ROWS(T_DECL, W)                                                                          \
+        const float *const b_end = b + (ptrdiff_t)kc * b_rs;                                     \
+        const ptrdiff_t ldc = d != NULL ? d->ldc : 0;                                            \
+        float *const c = d != NULL ? d->c + (ptrdiff_t)i0 * ldc + j0 : NULL; /* C_in may be C */ \
+        const float beta = d != NULL ? d->beta : 0.0f;                                           \
+        int32_t j;                                                                               \
+        if (d != NULL && d->start == START_C) {                                                  \
+            ROWS(T_FROM_C, W)                                                                    \
+        } else if (d != NULL && d->start == START_CIN) {                                         \
+            const ptrdiff_t rs = d->ci_rs;                                                       \
+            const float *ci = d->ci + (ptrdiff_t)i0 * rs + j0;                                   \
+            ROWS(T_FROM_CIN, W)                                                                  \
+        } else { /* a value per row: the bias, or 0 (read, so that no memset comes of it) */    \
+            static const float zeros[MR] = {0.0f};                                               \
+            const int bias = d != NULL && d->start == START_BIAS;                                \
+            const ptrdiff_t rs = bias ? d->ci_rs : 1;                                            \
+            const float *ci = bias ? d->ci + (ptrdiff_t)i0 * rs : zeros;                         \
+            const float sc = bias ? beta : 1.0f;                                                 \
+            ROWS(T_FROM_ONE, W)                                                                  \
+        }                                                                                        \
+        for (; b != b_end; b += b_rs, a += a_cs) {                                               \
+            ROWS(T_ROW, W)                                                                       \
+        }                                                                                        \
+        if (d == NULL) {                                                                         \
+            ROWS(T_TO_T, W)                                                                      \
+            return;                                                                              \
+        }                                                                                        \
+        if (d->start == START_ZERO && (d->alpha != 1.0f || d->accumulate || d->ci != NULL)) {    \
+            const float alpha = d->alpha; /* the general rule, after the loop */                 \
+            ROWS(T_SCALE, W)                                                                     \
+            if (d->accumulate) {                                                                 \
+                ROWS(T_ADD_C, W)                                                                 \
+            } else if (d->ci != NULL) {                                                          \
+                const ptrdiff_t rs = d->ci_rs;                                                   \
+                const float *ci = d->ci + (ptrdiff_t)i0 * rs + (ptrdiff_t)j0 * d->ci_cs;         \
+                if (d->ci_cs == 1) {                                                             \
+                    ROWS(T_ADD_CIN, W)                                                           \
+                } else {                                                                         \
+                    ROWS(T_ADD_BIAS, W)                                                          \
+                }                                                                                \
+            }                                                                                    \
+        }                                                                                        \
+        if (d->res != NULL) {                                                                    \
+            const ptrdiff_t rs = d->res_rs;                                                      \
+            const float *r = d->res + (ptrdiff_t)i0 * rs + j0;                                   \
+            ROWS(T_ADD_RES, W)                                                                   \
+        }                                                                                        \
+        if (d->act == AOTC_ACT_CLAMP) {                                                          \
+            const float lo = d->lo, hi = d->hi;                                                  \
+            ROWS(T_CLAMP, W)                                                                     \
+        } else if (d->act == AOTC_ACT_LEAKY) {                                                   \
+            const float leak = d->leak;                                                          \
+            ROWS(T_LEAK, W)                                                                      \
+        }                                                                                        \
+        ROWS(T_PUT, W)                                                                           \
     }
-    /* One loop per row, vectorised along the row. The k loop steps a pointer by a
-     * run-time stride until it reaches its end: compilers cannot count its trips, so
-     * they vectorise the rows instead of k (an in-order reduction over k, much slower). */
-    for (; b != b_end; b += b_rs, a += a_cs) {
-#define ROW(i)                                                          \
-        {                                                               \
-            const float av = a[(i) * a_rs];                             \
-            for (j = 0; j < NR; ++j) c##i[j] = MADD(av, b[j], c##i[j]); \
-        }
-        FOR_ROWS(ROW)
-#undef ROW
-    }
-    if (d == NULL) {
-#define STORE(i) memcpy(t + (i) * NR, c##i, sizeof c##i);
-        FOR_ROWS(STORE)
-#undef STORE
-        return;
-    }
-    /* d: a full tile goes straight to C, the epilogue applied to the accumulators while
-     * they are still in registers: each step a branch per tile and a vector op per row */
-    {
-        const float alpha = d->alpha, beta = d->beta;
-        const ptrdiff_t ldc = d->ldc;
-        float *const c = d->c; /* not restrict: C_in may be C */
-        if (alpha != 1.0f) {
-#define SCALE(i) for (j = 0; j < NR; ++j) c##i[j] *= alpha;
-            FOR_ROWS(SCALE)
-#undef SCALE
-        }
-        if (d->accumulate) {
-#define ACC(i) for (j = 0; j < NR; ++j) c##i[j] += c[(i) * ldc + j];
-            FOR_ROWS(ACC)
-#undef ACC
-        } else if (d->ci != NULL && d->ci_cs == 1) {
-            const float *ci = d->ci;
-            const ptrdiff_t rs = d->ci_rs;
-#define CIN(i) for (j = 0; j < NR; ++j) c##i[j] += beta * ci[(i) * rs + j];
-            FOR_ROWS(CIN)
-#undef CIN
-        } else if (d->ci != NULL) {
-            const float *ci = d->ci;
-            const ptrdiff_t rs = d->ci_rs;
-#define BIAS(i) { const float bias = beta * ci[(i) * rs]; for (j = 0; j < NR; ++j) c##i[j] += bias; }
-            FOR_ROWS(BIAS)
-#undef BIAS
-        }
-        if (d->res != NULL) {
-            const float *r = d->res;
-            const ptrdiff_t rs = d->res_rs;
-#define RES(i) for (j = 0; j < NR; ++j) c##i[j] += r[(i) * rs + j];
-            FOR_ROWS(RES)
-#undef RES
-        }
-        if (d->act == AOTC_ACT_CLAMP) {
-            const float lo = d->lo, hi = d->hi;
-#define CLAMP(i) for (j = 0; j < NR; ++j) { const float v = c##i[j] < lo ? lo : c##i[j]; c##i[j] = v > hi ? hi : v; }
-            FOR_ROWS(CLAMP)
-#undef CLAMP
-        } else if (d->act == AOTC_ACT_LEAKY) {
-            const float leak = d->leak;
-#define LEAK(i) for (j = 0; j < NR; ++j) c##i[j] = c##i[j] < 0.0f ? leak * c##i[j] : c##i[j];
-            FOR_ROWS(LEAK)
-#undef LEAK
-        }
-#define PUT(i) memcpy(c + (i) * ldc, c##i, sizeof c##i);
-        FOR_ROWS(PUT)
-#undef PUT
-    }
-}
+
+DEFINE_KERNEL(kernel_tile, FOR_ROWS, NR)     /* MR x NR */
+DEFINE_KERNEL(kernel_narrow, FOR_ROWS, NH)   /* MR x NR / 2 */
+#if MR != 4
+DEFINE_KERNEL(kernel_tile4, FOR_ROWS4, NR)   /* 4 x NR */
+DEFINE_KERNEL(kernel_narrow4, FOR_ROWS4, NH) /* 4 x NR / 2 */
+#else
+#define kernel_tile4 kernel_tile
+#define kernel_narrow4 kernel_narrow
+#endif
 
 /* One row of the tile (the rows past the last multiple of MR): t[j] = sum A(0, p) B(p, j).
  * Two partial sums over even and odd p keep two independent chains in flight; the k loop
@@ -256,25 +279,39 @@ static void kernel_generic(int32_t kc, int32_t mr, int32_t nr, const float *a, i
     }
 }
 
-/* Where the tile at (i0, j0) goes, for k-block `first` / `last`. */
-static void tile_target(const aotc_sgemm_params *p, int32_t i0, int32_t j0, int first, int last, const float *c_in,
-                        float *c, tile_dst *d) {
-    d->c = c + (ptrdiff_t)i0 * p->ldc + j0;
+/* The rules for the tiles of the k-block [pc, pc + kc): first and last say which it is. */
+static void block_target(const aotc_sgemm_params *p, int first, int last, const float *c_in, float *c,
+                         tile_dst *d) {
+    d->c = c;
     d->ldc = p->ldc;
     d->alpha = p->alpha;
     d->beta = p->beta;
     d->accumulate = !first;
-    d->ci = first && c_in != NULL ? c_in + (ptrdiff_t)i0 * p->cin_rs + (ptrdiff_t)j0 * p->cin_cs : NULL;
+    d->ci = first ? c_in : NULL;
     d->ci_rs = p->cin_rs;
     d->ci_cs = p->cin_cs;
-    d->res = first && p->res != NULL ? p->res + (ptrdiff_t)i0 * p->res_rs + j0 : NULL;
+    d->res = first ? p->res : NULL;
     d->res_rs = p->res_rs;
     d->act = last ? p->act : AOTC_ACT_NONE;
     d->lo = p->act_lo;
     d->hi = p->act_hi;
     d->leak = p->act_alpha;
+    d->start = START_ZERO;
+    if (p->alpha == 1.0f) {
+        if (d->accumulate) {
+            d->start = START_C;
+        } else if (d->ci != NULL) {
+            d->start = d->ci_cs == 1 ? START_CIN : START_BIAS;
+        }
+    }
 }
 
+/* Rows of the next register tile when `rows` rows of a block are left: MR while that leaves
+ * rows that 4-row tiles finish (MR = 6: 14 = 6 + 4 + 4), else 4; below 4, what is left. */
+static int32_t tile_rows(int32_t rows) {
+    if (rows >= MR && rows != 8) return MR;
+    return rows >= 4 ? 4 : rows;
+}
 
 void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, const float *c_in,
                     float *c, float *work) {
@@ -285,13 +322,15 @@ void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, 
     int32_t pc = 0;
     do { /* k-blocks; a single empty one when k == 0 (C = beta * C_in) */
         const int32_t kc = min_i32(kb, k - pc);
-        const int first = pc == 0, last = pc + kb >= k;
         const int32_t mb = kc > 0 && A_BLOCK_FLOATS / kc > MR ? A_BLOCK_FLOATS / kc / MR * MR : MR;
-        int32_t ic, jr, ir;
+        tile_dst dst;
+        int32_t ic, jr, ir, h;
+        block_target(p, pc == 0, pc + kb >= k, c_in, c, &dst);
         for (ic = 0; ic < m; ic += mb) {
             const int32_t mc = min_i32(mb, m - ic);
             for (jr = 0; jr < n; jr += NR) {
                 const int32_t nr = min_i32(NR, n - jr);
+                const int32_t w = nr <= NH ? NH : NR; /* the narrow kernels for a panel's last few columns */
                 const float *bp = b + (ptrdiff_t)(jr / PANEL) * p->b_ps + (ptrdiff_t)pc * p->b_rs + jr % PANEL;
                 int32_t b_rs = p->b_rs;
                 int readable = nr == NR || p->b_padded;
@@ -300,41 +339,44 @@ void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, 
                      * block, zero-padded past n, so the kernel reads it contiguously
                      * (rows far apart in B would cost TLB and cache misses) */
                     int32_t q, j;
-                    for (q = 0; q < kc; ++q) {
-                        for (j = 0; j < NR; ++j) work[q * NR + j] = j < nr ? bp[(ptrdiff_t)q * b_rs + j] : 0.0f;
+                    if (nr == NR) {
+                        for (q = 0; q < kc; ++q) memcpy(work + q * NR, bp + (ptrdiff_t)q * b_rs, NR * sizeof(float));
+                    } else {
+                        for (q = 0; q < kc; ++q) {
+                            for (j = 0; j < nr; ++j) work[q * NR + j] = bp[(ptrdiff_t)q * b_rs + j];
+                            for (; j < NR; ++j) work[q * NR + j] = 0.0f;
+                        }
                     }
                     bp = work;
                     b_rs = NR;
                     readable = 1;
                 }
-                for (ir = ic; ir < ic + mc; ir += MR) {
+                for (ir = ic; ir < ic + mc; ir += h) {
                     float t[MR * NR];
-                    const int32_t mr = min_i32(MR, ic + mc - ir);
                     const float *ap = a + (ptrdiff_t)ir * p->a_rs + (ptrdiff_t)pc * p->a_cs;
                     const float *tile = t;
+                    h = tile_rows(ic + mc - ir);
                     if (!readable) {
-                        kernel_generic(kc, mr, nr, ap, p->a_rs, p->a_cs, bp, b_rs, t);
-                    } else if (mr == MR && nr == NR) {
-                        tile_dst dst;
-                        tile_target(p, ir, jr, first, last, c_in, c, &dst);
-                        kernel_tile(kc, ap, p->a_rs, p->a_cs, bp, b_rs, t, &dst);
-                        continue;
-                    } else if (mr == MR) {
-                        kernel_tile(kc, ap, p->a_rs, p->a_cs, bp, b_rs, t, NULL);
-                    } else if (mc >= MR) {
-                        /* the last rows of the block: a full tile ending at the last row (it
+                        kernel_generic(kc, h, nr, ap, p->a_rs, p->a_cs, bp, b_rs, t);
+                    } else if (h >= 4) { /* a full tile: finished in the kernel unless columns are missing */
+                        const tile_dst *d = nr == w ? &dst : NULL;
+                        if (h == MR) {
+                            (w == NR ? kernel_tile : kernel_narrow)(kc, ap, p->a_rs, p->a_cs, bp, b_rs, t, d, ir, jr);
+                        } else {
+                            (w == NR ? kernel_tile4 : kernel_narrow4)(kc, ap, p->a_rs, p->a_cs, bp, b_rs, t, d, ir, jr);
+                        }
+                        if (d != NULL) continue;
+                    } else if (mc >= 4) {
+                        /* the last rows of the block: a 4-row tile ending at the last row (it
                          * recomputes rows already stored, faster than single rows) */
-                        kernel_tile(kc, ap - (ptrdiff_t)(MR - mr) * p->a_rs, p->a_rs, p->a_cs, bp, b_rs, t, NULL);
-                        tile = t + (MR - mr) * NR;
+                        (w == NR ? kernel_tile4 : kernel_narrow4)(kc, ap - (ptrdiff_t)(4 - h) * p->a_rs, p->a_rs,
+                                                                 p->a_cs, bp, b_rs, t, NULL, 0, 0);
+                        tile = t + (4 - h) * NR;
                     } else {
                         int32_t r;
-                        for (r = 0; r < mr; ++r) kernel_row(kc, ap + (ptrdiff_t)r * p->a_rs, p->a_cs, bp, b_rs, t + r * NR);
+                        for (r = 0; r < h; ++r) kernel_row(kc, ap + (ptrdiff_t)r * p->a_rs, p->a_cs, bp, b_rs, t + r * NR);
                     }
-                    {
-                        tile_dst dst;
-                        tile_target(p, ir, jr, first, last, c_in, c, &dst);
-                        store_rows(&dst, tile, mr, nr);
-                    }
+                    store_rows(&dst, ir, jr, tile, h, nr);
                 }
             }
         }

@@ -4,11 +4,18 @@ One params struct (aotc_conv_params) describes every convolution as 3-D: a 1-D o
 2-D conv gets unit leading spatial dims, so 3-D convs come for free. Per node the
 compiler picks the kernel:
 
-    depthwise   one input channel per group (not a single-channel input with several
+    flat 3x3    2-D 3 x 3, no dilation, stride 1 with pads of 1 or stride 2 with start pads of
+                0 or 1, at most FLAT_MAX_CG input channels per group (depthwise convs, RGB
+                stems): per input plane, one flat pass over each output plane of its group,
+                every tap a unit-stride read of a copy of the plane (stride 2: split by row and
+                column parity), taps past a row's ends dropped by a mask; output written once
+    depthwise   (the other) one input channel per group (not a single-channel input with several
                 outputs): 2-D 3 x 3 at stride 1 or 2 on a zero-padded copy of each plane
                 (stride 2: split into even and odd columns), every tap a unit-stride
                 vector read; other shapes a direct loop, no scratch
-    pointwise   1 x 1 kernel, stride 1, no padding: the GEMM core on the input in place
+    pointwise   1 x 1 kernel, stride 1, no padding: the GEMM core on the input in place; on
+                fewer positions than a panel (a 3 x 3 plane) and constant weights, X^T * W^T
+                (W^T packed here), so the vectors run along the output channels
     stride 1    2-D, stride 1, no dilation (narrow kernels): the input padded once in scratch,
                 each patch-matrix row one copy from it, outputs on the padded width
     im2col      everything else: patch-matrix blocks of kc x nc in scratch, then the GEMM core
@@ -25,14 +32,21 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from aot.emit_c.cformat import c_ints
 from aot.emit_c.ops.base import NO_BUDGET_LIMIT, HostOp, NodeContext
-from aot.emit_c.ops.gemm import KC, PANEL, WORK_BYTES, activation_fields, residual, work_bytes
+from aot.emit_c.ops.gemm import KC, PANEL, WORK_BYTES, activation_fields, pack_b, residual, work_bytes
 from aot.ir import Graph, Node
 
 NC = 256  # output positions per im2col block: kc x nc floats of scratch (<= 256 KiB)
 COLS_FLOATS = 64 * 1024  # ConvTranspose: floats of W^T * X kept in scratch per block
 MAX_SPATIAL = 3
+# 3 x 3 convs with at most this many input channels per group (depthwise, RGB stems) take the
+# flat direct kernel: it costs a pass over each output plane per input channel, which beats
+# im2col + GEMM (a copy of 9 x the input, and few rows per register tile) up to about here
+FLAT_MAX_CG = 4
+POINTWISE_T_NC = 256  # aotc_conv_pointwise_t_f32: output channels per block (positions x this in scratch)
 NO_SCRATCH_KERNELS = ("aotc_conv_depthwise_f32", "aotc_conv_direct_f32")  # the others take a scratch pointer
 
 
@@ -104,6 +118,10 @@ def _conv_plan(node: Node, graph: Graph, budget: int = NO_BUDGET_LIMIT) -> ConvP
         fields["nc"] = str(nc)
         return ConvPlan("aotc_conv_transpose_f32", fields, rows * nc * 4 + WORK_BYTES,
                         f"ConvTranspose {geometry}")
+    flat = _flat3x3_floats(kernel, strides, dilations, pads, x[2:], y[2:]) if nd == 2 else None
+    if in_c // group <= FLAT_MAX_CG and flat is not None and flat * 4 <= budget:
+        return ConvPlan("aotc_conv3x3_flat_f32", fields, flat * 4,
+                        f"Conv (3x3, {in_c // group} input channel(s) per group: a flat pass per plane) {geometry}")
     if in_c // group == 1 and not (group == 1 and out_c > 1) and _padded_dw3x3(nd, kernel, strides, dilations):
         s = strides[-1]
         rows, cols = (y[-2] - 1) * s + 3, (y[-1] - 1) * s + 3  # conv.c: aotc_conv_depthwise3x3_f32
@@ -117,6 +135,14 @@ def _conv_plan(node: Node, graph: Graph, budget: int = NO_BUDGET_LIMIT) -> ConvP
         # spectrogram, is a GEMM of out_c x taps: im2col below is far faster there)
         return ConvPlan("aotc_conv_depthwise_f32", fields, 0, f"Conv (depthwise) {geometry}")
     if all(k == 1 for k in kernel) and all(s == 1 for s in strides) and not any(pads):
+        npos = math.prod(y[2:])
+        # a few positions (a 3 x 3 plane): vectors along the output channels, W^T packed here,
+        # nc channels at a time through scratch
+        nc = min(_ceil_div(out_c // group, PANEL) * PANEL, POINTWISE_T_NC, budget // (npos * 4) // PANEL * PANEL)
+        if npos < PANEL and npos != PANEL // 2 and nc > 0 and graph.const(node.inputs[1]) is not None:
+            fields["nc"] = str(nc)
+            return ConvPlan("aotc_conv_pointwise_t_f32", fields, npos * nc * 4,
+                            f"Conv (1x1 on {npos} positions, as X^T * W^T) {geometry}")
         return ConvPlan("aotc_conv_pointwise_f32", fields, work_bytes(in_c // group, budget), f"Conv (1x1) {geometry}")
     oh, ow = y[-2], (y[-1] if nd >= 2 else 1)
     pw = ow + kernel[-1] - 1
@@ -137,6 +163,24 @@ def _conv_plan(node: Node, graph: Graph, budget: int = NO_BUDGET_LIMIT) -> ConvP
     fields["kc"], fields["nc"] = str(kc), str(nc)
     return ConvPlan("aotc_conv_f32", fields, kc * _patch_ldc(nc) * 4,
                     f"Conv (im2col, blocks of {kc} x {nc}) {geometry}")
+
+
+def _flat3x3_floats(kernel: list[int], strides: list[int], dilations: list[int], pads: list[int],
+                    in_hw: tuple[int, ...], out_hw: tuple[int, ...]) -> int | None:
+    """Scratch floats of aotc_conv3x3_flat_f32 (conv.c) for a 2-D conv, or None where it does
+    not apply: a 3 x 3 kernel, no dilation, and stride 1 with pads of 1 on every side, or stride
+    2 with pads of 0 or 1 at the start (a left pad of 0 only if no output reads past input
+    column 2 OW - 1: the split planes are OW wide)."""
+    (ih, iw), (oh, ow) = in_hw, out_hw
+    if list(kernel) != [3, 3] or list(dilations) != [1, 1]:
+        return None
+    mask = _ceil_div(oh * ow + 1, 16) * 16
+    if list(strides) == [1, 1] and list(pads) == [1, 1, 1, 1]:
+        return mask + (ih + 2) * iw + 2
+    top, left = pads[0], pads[1]
+    if list(strides) == [2, 2] and top in (0, 1) and left in (0, 1) and (left or 2 * ow >= iw):
+        return mask + 4 * ((oh + 2) * ow + 2)
+    return None
 
 
 def _padded_dw3x3(nd: int, kernel: list[int], strides: list[int], dilations: list[int]) -> bool:
@@ -175,7 +219,14 @@ def _emit(ctx: NodeContext) -> None:
     x, w = ctx.inputs[0], ctx.inputs[1]
     bias = ctx.inputs[2] if len(ctx.inputs) > 2 else ""
     p = ctx.params("aotc_conv_params", plan.fields, comment=plan.what)
-    args = [p, ctx.ptr(x), ctx.ptr(w), ctx.ptr(bias)]
+    if plan.kernel == "aotc_conv_pointwise_t_f32":  # each group's W^T, packed (gemm.c's panels)
+        group = ctx.attrs["group"]
+        wg = np.asarray(ctx.const(w), np.float32).reshape(group, -1, ctx.shape(x)[1] // group)
+        w_ptr = ctx.const_array("wt_packed", np.stack([pack_b(m.T) for m in wg]),
+                                comment=f"W^T of {ctx.node.name}, packed per group")
+    else:
+        w_ptr = ctx.ptr(w)
+    args = [p, ctx.ptr(x), w_ptr, ctx.ptr(bias)]
     if ctx.node.op != "ConvTranspose":
         args.append(ctx.ptr(residual(ctx.node)))
     args.append(ctx.ptr(ctx.outputs[0]))
