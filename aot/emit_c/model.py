@@ -9,16 +9,11 @@ import numpy as np
 
 from aot.emit_c.cformat import C_TYPES, c_array_body, c_comment, c_ident
 from aot.emit_c.ops import HOST_OPS
-from aot.emit_c.ops.base import HostOp, NodeContext
+from aot.emit_c.ops.base import NO_BUDGET_LIMIT, HostOp, NodeContext
 from aot.errors import AotcError
 from aot.ir import Graph, Node
 from aot.plan import OpMemory, Plan, plan_memory
 from aot.vendor.base import Artifact
-
-# Scratch any kernel may have where its step has no memory to spare (graph.meta["scratch_floor"],
-# `aotc --scratch-floor`): by default no limit, each kernel its fastest blocks; 0 holds the arena
-# to the tight bound, at the price of smaller blocks and direct loops where a step has no slack.
-SCRATCH_FLOOR = 1 << 62
 
 DL_DTYPES = {
     "float32": ("kDLFloat", 32), "float64": ("kDLFloat", 64), "int8": ("kDLInt", 8), "int16": ("kDLInt", 16),
@@ -104,7 +99,9 @@ class ModelEmitter:
         self.artifacts = artifacts or {}
         self.ops = {n.name: host_op(n, graph) for n in graph.nodes if n.op != "Call"}
         workspace = {k: a.workspace_bytes for k, a in self.artifacts.items()}
-        floor = graph.meta.get("scratch_floor", SCRATCH_FLOOR)
+        # scratch a kernel may have where its step has no memory to spare (`aotc --scratch-floor`):
+        # by default no limit; 0 holds the arena to the tight bound
+        floor = graph.meta.get("scratch_floor", NO_BUDGET_LIMIT)
         self.plan: Plan = plan_memory(graph, op_memory(workspace), floor)
         self.families: set[str] = {f for op in self.ops.values() for f in (op.family, *op.needs)}
         self.decls: list[str] = []
@@ -283,10 +280,7 @@ class ModelEmitter:
                 f"{shape}, NULL, 0}}")
 
     def _shares_storage(self, out: str, src: str) -> bool:
-        p = self.plan
-        if out in p.aliases:
-            return True
-        return out in p.offsets and src in p.offsets and p.offsets[out] == p.offsets[src]
+        return out in self.plan.aliases or self.written_in_place(out, src, 0)
 
     def written_in_place(self, part: str, whole: str, byte_offset: int) -> bool:
         """True when the plan put tensor `part` at `byte_offset` inside `whole` (a Concat input)."""

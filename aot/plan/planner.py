@@ -83,7 +83,6 @@ class Plan:
     scratch_budgets: dict[str, int] = field(default_factory=dict)  # node -> the budget its scratch was sized for
     output_offsets: dict[str, int] = field(default_factory=dict)  # graph output -> its slot (see copied_outputs)
     copied_outputs: list[str] = field(default_factory=list)  # outputs no node writes: copied in at the end
-
     slices: list[Buffer] = field(default_factory=list)  # buffers placed inside others (Concat inputs)
 
     def buffer_of(self, tensor: str) -> Buffer | None:
@@ -206,7 +205,7 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
             b.segments = _segments(b, slices)
             b.first = min(f for _, _, f, _ in b.segments)
 
-    live = [sum(_align(b.live_bytes(s)) for b in buffers) for s in range(nsteps)]
+    live = _live_per_step(buffers, nsteps)
     tight = peak_live = max(live, default=0)
     best = None
     for share in SCRATCH_SHARES:  # all the slack first (bigger blocks are faster), less if that fragments
@@ -256,9 +255,9 @@ def _write_inputs_in_place(n: Node, graph: Graph, ops: OpMemory, step: int, out:
     deltas = ops.slices(n, graph)
     if deltas is None:
         return
-    for i, (x, delta) in enumerate(zip(n.inputs, deltas, strict=True)):
+    for x, delta in zip(n.inputs, deltas, strict=True):
         b = buffer_of.get(x)
-        if (b is None or b is out or b.parent is not None or id(b) in read_only or n.inputs.index(x) != i
+        if (b is None or b.parent is not None or id(b) in read_only
                 or n.inputs.count(x) != 1 or b.nbytes != graph.tensors[x].nbytes
                 or outputs.intersection(b.tensors) or any(last_use.get(m, step) > step for m in b.tensors)):
             continue
@@ -270,14 +269,16 @@ def _join(buffer_of: dict, b: Buffer, tensor: str) -> None:
     buffer_of[tensor] = b
 
 
+def _live_per_step(buffers: list[Buffer], steps: int) -> list[int]:
+    """Bytes of the buffers live at each step, each rounded up to the alignment."""
+    return [sum(_align(b.live_bytes(s)) for b in buffers) for s in range(steps)]
+
+
 def _lower_bound(buffers: list[Buffer], steps: int) -> tuple[int, int]:
-    """Largest total of buffer bytes (each rounded up to the alignment) live at one step, and that step."""
-    best, at = 0, 0
-    for s in range(steps):
-        live = sum(_align(b.live_bytes(s)) for b in buffers)
-        if live > best:
-            best, at = live, s
-    return best, at
+    """Largest total of buffer bytes live at one step, and that step."""
+    live = _live_per_step(buffers, steps)
+    peak = max(range(steps), key=live.__getitem__, default=0)
+    return (live[peak] if live else 0), peak
 
 
 _ORDERS: tuple[Callable[[Buffer], tuple], ...] = (
