@@ -156,7 +156,8 @@ def compile_c(sources: list[Path], include_dirs: list[Path], output: Path, *, sh
               libs: tuple[str, ...] = ()) -> None:
     """Compile C (and .S) files with the project's warning flags, two at a time."""
     cc = os.environ.get("CC", "cc")
-    flags = ["-std=c99", "-O1", "-Wall", "-Wextra", "-Werror", "-fPIC", *extra_flags]
+    flags = ["-std=c99", "-O1", "-Wall", "-Wextra", "-Werror", "-fPIC", *extra_flags,
+             *os.environ.get("AOTC_TEST_CFLAGS", "").split()]  # e.g. sanitizers (tests/test_sanitized_ops.py)
     incs = [f"-I{d}" for d in include_dirs] + [f"-Wa,-I{d}" for d in asm_includes]
     objs = []
 

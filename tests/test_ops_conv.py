@@ -1,7 +1,7 @@
 """Conv and ConvTranspose against onnxruntime: 1-D, 2-D and 3-D; strides, dilations,
 asymmetric pads, auto_pad; groups (depthwise, with a channel multiplier, grouped);
-each kernel path (im2col in several blocks, 1 x 1, depthwise, transpose in blocks);
-bias or not, weights as constants or run-time inputs."""
+each kernel path (the implicit GEMM, im2col in several blocks, 1 x 1, depthwise, transpose in
+blocks); bias or not, weights as constants or run-time inputs."""
 
 from __future__ import annotations
 
@@ -146,6 +146,19 @@ CASES += [
     conv("conv_direct_stride2_narrow", (1, 2, 13, 11), (5, 2, 3, 3), strides=[2, 2], pads=[1, 1, 1, 1]),
 ]
 
+# The implicit GEMM's tiles: several output-channel panels with a narrow last one, positions not
+# a multiple of its tiles, border classes with no tap inside (the bias alone), one input channel
+# under a wide kernel (columns innermost); and the GEMM paths that remain for run-time weights.
+CASES += [
+    conv("conv_implicit_panels", (1, 20, 9, 11), (37, 20, 3, 3), pads=[1, 1, 1, 1]),
+    conv("conv_implicit_no_taps_at_borders", (1, 6, 5, 4), (18, 6, 3, 3), pads=[3, 2, 4, 3], strides=[2, 1]),
+    conv("conv_implicit_wide_kernel_one_channel", (1, 1, 49, 10), (24, 1, 10, 4), strides=[2, 2],
+         pads=[4, 1, 5, 1]),
+    conv("conv_runtime_weights_s1", (1, 6, 8, 9), (5, 6, 3, 3), const_w=False, pads=[1, 1, 1, 1]),
+    conv("conv_runtime_weights_strided", (1, 5, 11, 9), (7, 5, 3, 3), const_w=False, strides=[2, 2],
+         pads=[1, 1, 1, 1]),
+]
+
 # Every Conv again with no memory to spare (a one-node graph's only step is its peak): the
 # kernels' scratch-free paths (direct loops, the plain depthwise, the GEMM without its B copy).
 CASES += [dataclasses.replace(c, id=f"tight_{c.id}", scratch_floor=0) for c in CASES
@@ -179,6 +192,13 @@ def test_matches_onnxruntime(built, case_id):
     ("conv_1x1_one_position_blocks", "aotc_conv_pointwise_t_f32"),
     ("conv_1x1", "aotc_conv_pointwise_f32"),
     ("conv_1x1_runtime_weights", "aotc_conv_pointwise_f32"),
+    ("conv_implicit_panels", "aotc_conv_implicit_f32"),
+    ("conv_implicit_wide_kernel_one_channel", "aotc_conv_implicit_f32"),
+    ("conv_1x1_strided", "aotc_conv_implicit_f32"),
+    ("conv1d", "aotc_conv_implicit_f32"),
+    ("conv_runtime_weights_s1", "aotc_conv_s1_f32"),
+    ("conv_runtime_weights_strided", "aotc_conv_f32"),
+    ("conv3d", "aotc_conv_f32"),
 ])
 def test_kernel_choice(case_id, kernel):
     graph = lower(next(c for c in CASES if c.id == case_id).model)

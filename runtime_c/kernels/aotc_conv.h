@@ -74,6 +74,15 @@ void aotc_conv_depthwise_f32(const aotc_conv_params *p, const float *x, const fl
 void aotc_conv_direct_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
                           const float *res, float *y);
 
+/* 2-D (or 1-D) Conv, any kernel, stride, dilation, padding and group, without scratch: an
+ * implicit GEMM, Y^T = P * W^T with the patch matrix P never built. Register tiles of
+ * AOTC_GEMM_MR output positions x AOTC_GEMM_NR output channels read the patch elements
+ * straight from the input, positions grouped by which taps lie inside the input so that no
+ * loop tests for padding. wt: each group's W^T (C/g * KH * KW rows in ONNX order, M/g
+ * columns), packed at compile time in panels of AOTC_GEMM_PANEL columns, zero-padded. */
+void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
+                            const float *res, float *y);
+
 /* Depthwise Conv with a 3 x 3 kernel (2-D), stride 1 or 2 in both dims, no dilation: each
  * input plane is copied into scratch zero-padded (stride 1: R = (OH - 1) + 3 rows of
  * C = (OW - 1) + 3; stride 2: four planes by row and column parity, each ceil(R / 2) rows

@@ -15,22 +15,6 @@
 #include <math.h>
 #include <string.h>
 
-/* Register tile: MR rows of A times NR columns of B, NR even and dividing AOTC_GEMM_PANEL,
- * MR 4 or 6; the MR x NR accumulators must fit the vector registers. 6 x 16: 12 AVX or 24
- * NEON registers; 6 x 8: 12 SSE registers; 4 x 4: 16 scalar FPU registers. Override both
- * with -DAOTC_GEMM_MR=.. -DAOTC_GEMM_NR=.. for other targets. */
-#ifndef AOTC_GEMM_MR
-#if defined(__AVX__) || defined(__aarch64__)
-#define AOTC_GEMM_MR 6
-#define AOTC_GEMM_NR 16
-#elif defined(__x86_64__) || defined(_M_X64)
-#define AOTC_GEMM_MR 6
-#define AOTC_GEMM_NR 8
-#else
-#define AOTC_GEMM_MR 4
-#define AOTC_GEMM_NR 4
-#endif
-#endif
 #define MR AOTC_GEMM_MR
 #define NR AOTC_GEMM_NR
 #define KC AOTC_GEMM_KC

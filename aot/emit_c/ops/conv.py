@@ -47,7 +47,9 @@ MAX_SPATIAL = 3
 # im2col + GEMM (a copy of 9 x the input, and few rows per register tile) up to about here
 FLAT_MAX_CG = 4
 POINTWISE_T_NC = 256  # aotc_conv_pointwise_t_f32: output channels per block (positions x this in scratch)
-NO_SCRATCH_KERNELS = ("aotc_conv_depthwise_f32", "aotc_conv_direct_f32")  # the others take a scratch pointer
+# the kernels without a scratch argument (the others take one)
+NO_SCRATCH_KERNELS = ("aotc_conv_depthwise_f32", "aotc_conv_direct_f32", "aotc_conv_implicit_f32")
+PACKED_WT_KERNELS = ("aotc_conv_pointwise_t_f32", "aotc_conv_implicit_f32")  # they read W^T packed at compile time
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,8 @@ def _conv_plan(node: Node, graph: Graph, budget: int = NO_BUDGET_LIMIT) -> ConvP
             return ConvPlan("aotc_conv_pointwise_t_f32", fields, npos * nc * 4,
                             f"Conv (1x1 on {npos} positions, as X^T * W^T) {geometry}")
         return ConvPlan("aotc_conv_pointwise_f32", fields, work_bytes(in_c // group, budget), f"Conv (1x1) {geometry}")
+    if nd <= 2 and graph.const(node.inputs[1]) is not None:
+        return ConvPlan("aotc_conv_implicit_f32", fields, 0, f"Conv (implicit GEMM, no scratch) {geometry}")
     oh, ow = y[-2], (y[-1] if nd >= 2 else 1)
     pw = ow + kernel[-1] - 1
     k = in_c // group * taps
@@ -219,9 +223,9 @@ def _emit(ctx: NodeContext) -> None:
     x, w = ctx.inputs[0], ctx.inputs[1]
     bias = ctx.inputs[2] if len(ctx.inputs) > 2 else ""
     p = ctx.params("aotc_conv_params", plan.fields, comment=plan.what)
-    if plan.kernel == "aotc_conv_pointwise_t_f32":  # each group's W^T, packed (gemm.c's panels)
+    if plan.kernel in PACKED_WT_KERNELS:  # each group's W^T, packed (gemm.c's panels)
         group = ctx.attrs["group"]
-        wg = np.asarray(ctx.const(w), np.float32).reshape(group, -1, ctx.shape(x)[1] // group)
+        wg = np.asarray(ctx.const(w), np.float32).reshape(group, ctx.shape(ctx.outputs[0])[1] // group, -1)
         w_ptr = ctx.const_array("wt_packed", np.stack([pack_b(m.T) for m in wg]),
                                 comment=f"W^T of {ctx.node.name}, packed per group")
     else:

@@ -1,0 +1,43 @@
+"""The op suites again with the kernels built under AddressSanitizer and UndefinedBehaviorSanitizer.
+
+The op tests load every case's C as one shared library into this Python process, so the
+sanitizer runtimes are preloaded into a child pytest (AOTC_TEST_CFLAGS, read by opcheck.py,
+adds the flags). The tiled conv and GEMM kernels compute their addresses by hand; they run by
+default, the rest of the op suites with -m slow.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import require_tool
+
+TESTS = Path(__file__).parent
+SANITIZE = "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+
+
+def run_sanitized(files: list[str]) -> None:
+    require_tool("gcc")
+    runtimes = [subprocess.run(["gcc", f"-print-file-name={lib}"], capture_output=True, text=True,
+                               check=True).stdout.strip() for lib in ("libasan.so", "libubsan.so")]
+    for lib in runtimes:
+        assert Path(lib).is_file(), f"gcc has no sanitizer runtime {lib} (Debian: libgcc-12-dev)"
+    env = {**os.environ, "AOTC_TEST_CFLAGS": SANITIZE, "LD_PRELOAD": " ".join(runtimes),
+           "ASAN_OPTIONS": "detect_leaks=0"}  # Python's own allocations are not ours to judge
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                        *[str(TESTS / f) for f in files]], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-3000:]
+    assert " passed" in r.stdout, r.stdout[-2000:]
+
+
+def test_conv_and_gemm_kernels_under_sanitizers():
+    run_sanitized(["test_ops_conv.py", "test_ops_gemm.py"])
+
+
+@pytest.mark.slow
+def test_all_op_kernels_under_sanitizers():
+    run_sanitized(sorted(p.name for p in TESTS.glob("test_ops_*.py")))
