@@ -145,7 +145,12 @@ def _conv_plan(node: Node, graph: Graph, budget: int = NO_BUDGET_LIMIT) -> ConvP
             fields["nc"] = str(nc)
             return ConvPlan("aotc_conv_pointwise_t_f32", fields, npos * nc * 4,
                             f"Conv (1x1 on {npos} positions, as X^T * W^T) {geometry}")
-        return ConvPlan("aotc_conv_pointwise_f32", fields, work_bytes(in_c // group, budget), f"Conv (1x1) {geometry}")
+        work = work_bytes(in_c // group, budget)
+        if work == 0 and graph.const(node.inputs[1]) is not None:
+            # no memory for the GEMM's block copies (a plain B: without them, strided rows and a slow last
+            # panel): the implicit GEMM, which needs none (with them the GEMM is faster: vector stores)
+            return ConvPlan("aotc_conv_implicit_f32", fields, 0, f"Conv (1x1 as an implicit GEMM) {geometry}")
+        return ConvPlan("aotc_conv_pointwise_f32", fields, work, f"Conv (1x1) {geometry}")
     if nd <= 2 and graph.const(node.inputs[1]) is not None:
         return ConvPlan("aotc_conv_implicit_f32", fields, 0, f"Conv (implicit GEMM, no scratch) {geometry}")
     oh, ow = y[-2], (y[-1] if nd >= 2 else 1)
