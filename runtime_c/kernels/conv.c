@@ -457,6 +457,7 @@ typedef struct {
 
 #define IG_ROWS6(X, W) X(0, W) X(1, W) X(2, W) X(3, W) X(4, W) X(5, W)
 #define IG_ROWS4(X, W) X(0, W) X(1, W) X(2, W) X(3, W)
+#define IG_ROWS3(X, W) X(0, W) X(1, W) X(2, W)
 #define IG_ROWS2(X, W) X(0, W) X(1, W)
 #define IG_ROWS1(X, W) X(0, W)
 #if IG_MR == 6
@@ -496,6 +497,8 @@ IG_KERNEL(ig_tile_narrow, IG_ROWS6, IG_NH)
 #endif
 IG_KERNEL(ig_tile4, IG_ROWS4, IG_NR)
 IG_KERNEL(ig_tile4_narrow, IG_ROWS4, IG_NH)
+IG_KERNEL(ig_tile3, IG_ROWS3, IG_NR)
+IG_KERNEL(ig_tile3_narrow, IG_ROWS3, IG_NH)
 IG_KERNEL(ig_tile2, IG_ROWS2, IG_NR)
 IG_KERNEL(ig_tile2_narrow, IG_ROWS2, IG_NH)
 IG_KERNEL(ig_tile1, IG_ROWS1, IG_NR)
@@ -505,6 +508,15 @@ IG_KERNEL(ig_tile1_narrow, IG_ROWS1, IG_NH)
 #define ig_tile_narrow ig_tile4_narrow
 #endif
 #undef IG_KERNEL
+
+
+/* Positions of the next tile when `left` are left in a class: IG_MR while that leaves at least 3
+ * (a tile of 1 or 2 runs its sums' chains at a fraction of the machine's rate), else 3 + 2 for 5,
+ * 4 + 3 for 7, 4 + 4 for 8. */
+static int32_t ig_rows(int32_t left) {
+    static const int8_t few[9] = {0, 1, 2, 3, 4, 3, IG_MR, 4, 4};
+    return left >= 9 ? IG_MR : few[left];
+}
 
 typedef void (*ig_kernel)(const float *const *, const ig_loops *, const float *, const float *, float *);
 
@@ -588,10 +600,10 @@ void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const flo
                             L.n[2] = nkx, L.xs[2] = dx, L.ws[2] = PANEL;
                         }
                         while (r < count) { /* tiles of positions, row by row through the class */
-                            const int32_t left = count - r;
-                            const int32_t rows = left >= IG_MR && left != 8 ? IG_MR : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+                            const int32_t rows = ig_rows(count - r);
                             const ig_kernel k = rows == IG_MR ? (narrow ? ig_tile_narrow : ig_tile)
                                                 : rows == 4   ? (narrow ? ig_tile4_narrow : ig_tile4)
+                                                : rows == 3   ? (narrow ? ig_tile3_narrow : ig_tile3)
                                                 : rows == 2   ? (narrow ? ig_tile2_narrow : ig_tile2)
                                                               : (narrow ? ig_tile1_narrow : ig_tile1);
                             const float *xp[IG_MR];

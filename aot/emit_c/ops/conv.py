@@ -15,10 +15,15 @@ compiler picks the kernel:
                 vector read; other shapes a direct loop, no scratch
     pointwise   1 x 1 kernel, stride 1, no padding: the GEMM core on the input in place; on
                 fewer positions than a panel (a 3 x 3 plane) and constant weights, X^T * W^T
-                (W^T packed here), so the vectors run along the output channels
+                (W^T packed here), so the vectors run along the output channels; where the step
+                has no memory for the core's block copies, the implicit GEMM below
+    implicit    every other 1-D or 2-D Conv with constant weights: Y^T = P * W^T with the patch
+                matrix P never built (register tiles of positions x output channels read the
+                input through a pointer per position; W^T packed here); no scratch, and faster
+                than building patches. The rest (run-time weights, 3-D) take the three below:
     stride 1    2-D, stride 1, no dilation (narrow kernels): the input padded once in scratch,
                 each patch-matrix row one copy from it, outputs on the padded width
-    im2col      everything else: patch-matrix blocks of kc x nc in scratch, then the GEMM core
+    im2col      patch-matrix blocks of kc x nc in scratch, then the GEMM core
     direct      where the step has no memory to spare for even one patch block (the planner's
                 scratch budget): direct loops, no scratch
     transpose   ConvTranspose: W^T * X into scratch, then added into the output (col2im)
