@@ -4,6 +4,7 @@ sizes that leave partial register tiles, k-blocks and row blocks."""
 
 from __future__ import annotations
 
+import dataclasses
 import numpy as np
 import pytest
 from onnx import helper
@@ -103,7 +104,12 @@ CASES += [
     matmul("matmul_linear", (1, 64, 300), (300, 40), const_b=True),
     matmul("matmul_runtime_k_blocks", (1, 70, 300), (300, 45)),
     matmul("matmul_attention", (1, 4, 33, 16), (1, 4, 16, 33)),
+    matmul("matmul_runtime_partial_panels", (2, 30, 40), (2, 40, 21)),
 ]
+
+# Every case again with no memory to spare (the only step of a one-node graph is its peak): the
+# core without its block copies, a plain B's partial last panel read in place.
+CASES += [dataclasses.replace(c, id=f"tight_{c.id}", scratch_floor=0) for c in CASES]
 
 
 @pytest.fixture(scope="module")

@@ -250,19 +250,6 @@ NOINLINE static void kernel_row(int32_t kc, const float *AOTC_RESTRICT a, int32_
     for (j = 0; j < NR; ++j) t[j] = c0[j] + c1[j];
 }
 
-/* Any mr x nr tile, B with only nr readable columns (no scratch to pad it): plain loops. */
-static void kernel_generic(int32_t kc, int32_t mr, int32_t nr, const float *a, int32_t a_rs, int32_t a_cs,
-                           const float *b, int32_t b_rs, float *t) {
-    int32_t i, j, p;
-    for (i = 0; i < mr; ++i) {
-        for (j = 0; j < nr; ++j) {
-            float s = 0.0f;
-            for (p = 0; p < kc; ++p) s = MADD(a[i * a_rs + p * a_cs], b[p * b_rs + j], s);
-            t[i * NR + j] = s;
-        }
-    }
-}
-
 /* The rules for the tiles of the k-block [pc, pc + kc): first and last say which it is. */
 static void block_target(const aotc_sgemm_params *p, int first, int last, const float *c_in, float *c,
                          tile_dst *d) {
@@ -341,7 +328,31 @@ void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, 
                     const float *tile = t;
                     h = tile_rows(ic + mc - ir);
                     if (!readable) {
-                        kernel_generic(kc, h, nr, ap, p->a_rs, p->a_cs, bp, b_rs, t);
+                        /* a plain B's last, partial panel without work to copy it into: the vector
+                         * kernels read w columns where only nr are B's, which is safe while the read
+                         * runs on into B's next row (the extra columns are never stored); the last
+                         * rows of B, where it could run past B's end, are summed in plain loops */
+                        const int32_t read = h >= 4 ? w : NR; /* kernel_row reads NR */
+                        const int32_t tail = b_rs > 0 ? (read - nr + b_rs - 1) / b_rs : kc;
+                        const int32_t safe = k - tail - pc >= kc ? kc : (k - tail - pc > 0 ? k - tail - pc : 0);
+                        int32_t r, j, q;
+                        if (safe > 0 && h >= 4) {
+                            (h == MR ? (w == NR ? kernel_tile : kernel_narrow) : (w == NR ? kernel_tile4 : kernel_narrow4))(
+                                safe, ap, p->a_rs, p->a_cs, bp, b_rs, t, NULL, 0, 0);
+                        } else {
+                            for (r = 0; r < h; ++r) {
+                                if (safe > 0) {
+                                    kernel_row(safe, ap + (ptrdiff_t)r * p->a_rs, p->a_cs, bp, b_rs, t + r * NR);
+                                } else {
+                                    for (j = 0; j < nr; ++j) t[r * NR + j] = 0.0f;
+                                }
+                            }
+                        }
+                        for (r = 0; r < h; ++r)
+                            for (q = safe; q < kc; ++q) {
+                                const float av = ap[(ptrdiff_t)r * p->a_rs + (ptrdiff_t)q * p->a_cs];
+                                for (j = 0; j < nr; ++j) t[r * NR + j] = MADD(av, bp[(ptrdiff_t)q * b_rs + j], t[r * NR + j]);
+                            }
                     } else if (h >= 4) { /* a full tile: finished in the kernel unless columns are missing */
                         const tile_dst *d = nr == w ? &dst : NULL;
                         if (h == MR) {

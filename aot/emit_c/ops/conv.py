@@ -15,8 +15,7 @@ compiler picks the kernel:
                 vector read; other shapes a direct loop, no scratch
     pointwise   1 x 1 kernel, stride 1, no padding: the GEMM core on the input in place; on
                 fewer positions than a panel (a 3 x 3 plane) and constant weights, X^T * W^T
-                (W^T packed here), so the vectors run along the output channels; where the step
-                has no memory for the core's block copies, the implicit GEMM below
+                (W^T packed here), so the vectors run along the output channels
     implicit    every other 1-D or 2-D Conv with constant weights: Y^T = P * W^T with the patch
                 matrix P never built (register tiles of positions x output channels read the
                 input through a pointer per position; W^T packed here); no scratch, and faster
@@ -150,12 +149,7 @@ def _conv_plan(node: Node, graph: Graph, budget: int = NO_BUDGET_LIMIT) -> ConvP
             fields["nc"] = str(nc)
             return ConvPlan("aotc_conv_pointwise_t_f32", fields, npos * nc * 4,
                             f"Conv (1x1 on {npos} positions, as X^T * W^T) {geometry}")
-        work = work_bytes(in_c // group, budget)
-        if work == 0 and graph.const(node.inputs[1]) is not None:
-            # no memory for the GEMM's block copies (a plain B: without them, strided rows and a slow last
-            # panel): the implicit GEMM, which needs none (with them the GEMM is faster: vector stores)
-            return ConvPlan("aotc_conv_implicit_f32", fields, 0, f"Conv (1x1 as an implicit GEMM) {geometry}")
-        return ConvPlan("aotc_conv_pointwise_f32", fields, work, f"Conv (1x1) {geometry}")
+        return ConvPlan("aotc_conv_pointwise_f32", fields, work_bytes(in_c // group, budget), f"Conv (1x1) {geometry}")
     if nd <= 2 and graph.const(node.inputs[1]) is not None:
         return ConvPlan("aotc_conv_implicit_f32", fields, 0, f"Conv (implicit GEMM, no scratch) {geometry}")
     oh, ow = y[-2], (y[-1] if nd >= 2 else 1)
