@@ -34,10 +34,9 @@ def _compile_parser() -> argparse.ArgumentParser:
     _vendor_args(p)
     p.add_argument("--no-configure", action="store_true", help="write OUT/bundle only, do not run CMake")
     p.add_argument("--print-plan", action="store_true", help="print the memory plan as an ASCII chart")
-    p.add_argument("--scratch-floor", type=int, metavar="BYTES",
-                   help="kernel scratch a step may use beyond its spare memory: 0 holds the arena to the tight "
-                        "bound, with slower kernels where memory is tight (the default on bare-metal targets); "
-                        "elsewhere the default is no limit, the fastest kernels")
+    p.add_argument("--scratch-floor", type=int, metavar="BYTES", default=0,
+                   help="kernel scratch any step may use beyond the memory spare at that step (default 0: the "
+                        "arena is the tight bound); more lets some kernels take larger blocks, for RAM")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     p.add_argument("--version", action="version", version=f"aotc {__version__}")
     return p
@@ -140,7 +139,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     mem = bundle.metadata["memory"]
     tight = mem["tight_bound_bytes"]
     over = "" if mem["arena_bytes"] <= tight else \
-        f", {mem['arena_bytes'] - tight} of them kernel scratch (--scratch-floor 0 drops it, for some speed)"
+        f", {mem['arena_bytes'] - tight} of them kernel scratch above the tight bound"
     print(f"aotc: wrote {out / 'bundle'} ({bundle.name}: arena {mem['arena_bytes']} bytes, I/O included{over}; "
           f"weights {mem['weights_bytes']} bytes); build with: cmake --build {out}")
     return 0

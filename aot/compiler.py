@@ -26,10 +26,11 @@ class Options:
     vendors: tuple[str | Vendor, ...] = ()  # names (found by entry point) or Vendor objects, by priority
     annotate: str | None = None  # manual annotation file (JSON)
     input_shapes: tuple[tuple[str, tuple[int, ...]], ...] = ()  # static shapes for dynamic inputs
-    # kernel scratch any step may have beyond its spare memory (aot/plan/planner.py): 0 holds the
-    # arena to the tight bound; None: the target's default (0 on bare metal, where RAM is what
-    # limits; elsewhere no limit, each kernel its fastest blocks)
-    scratch_floor: int | None = None
+    # kernel scratch any step may have beyond its spare memory (aot/plan/planner.py). 0, the
+    # default, holds the arena to the tight bound: the conv and GEMM kernels need no scratch to be
+    # fast, and the others size theirs to the memory spare at their step. More lets kernels take
+    # their largest blocks everywhere (a few percent on some models, for RAM).
+    scratch_floor: int = 0
 
 
 def partition_model(model: onnx.ModelProto, options: Options = Options(), source: str = "model.onnx") -> Graph:
@@ -68,11 +69,7 @@ def codegen_functions(graph: Graph, target: str) -> dict[str, Artifact]:
 def compile_model(model: onnx.ModelProto, options: Options = Options(), source: str = "model.onnx") -> Bundle:
     graph = partition_model(model, options, source)
     graph = simplify(graph, HOST_PIPELINE)  # fusion for the host kernels, after vendors took their nodes
-    floor = options.scratch_floor
-    if floor is None and get_target(options.target).kind == "bare-metal":
-        floor = 0
-    if floor is not None:
-        graph.meta["scratch_floor"] = floor
+    graph.meta["scratch_floor"] = options.scratch_floor
     artifacts = codegen_functions(graph, options.target)
     bundle = build_bundle(graph, graph.name, target=options.target, source=source, artifacts=artifacts)
     return fit_bundle(bundle, options.target)  # refuses a model too big for the board

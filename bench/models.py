@@ -42,7 +42,8 @@ def main() -> None:
     p.add_argument("--no-instructions", action="store_true", help="skip the callgrind instruction counts")
     p.add_argument("--keep", help="build here instead of a temporary directory")
     p.add_argument("--scratch-floor", type=int, metavar="BYTES",
-                   help="compile with aotc --scratch-floor (0: arenas at the tight bound, slower kernels there)")
+                   help="compile with aotc --scratch-floor (default 0: arenas at the tight bound); more lets "
+                        "kernels take scratch above it")
     args = p.parse_args()
     work = Path(args.keep or tempfile.mkdtemp(prefix="aotc-bench-"))
     work.mkdir(parents=True, exist_ok=True)

@@ -5,6 +5,7 @@ sizes that leave partial register tiles, k-blocks and row blocks."""
 from __future__ import annotations
 
 import dataclasses
+
 import numpy as np
 import pytest
 from onnx import helper

@@ -9,7 +9,7 @@ import numpy as np
 
 from aot.emit_c.cformat import C_TYPES, c_array_body, c_comment, c_ident
 from aot.emit_c.ops import HOST_OPS
-from aot.emit_c.ops.base import NO_BUDGET_LIMIT, HostOp, NodeContext
+from aot.emit_c.ops.base import HostOp, NodeContext
 from aot.errors import AotcError
 from aot.ir import Graph, Node
 from aot.plan import OpMemory, Plan, plan_memory
@@ -100,8 +100,8 @@ class ModelEmitter:
         self.ops = {n.name: host_op(n, graph) for n in graph.nodes if n.op != "Call"}
         workspace = {k: a.workspace_bytes for k, a in self.artifacts.items()}
         # scratch a kernel may have where its step has no memory to spare (`aotc --scratch-floor`):
-        # by default no limit; 0 holds the arena to the tight bound
-        floor = graph.meta.get("scratch_floor", NO_BUDGET_LIMIT)
+        # by default 0, which holds the arena to the tight bound
+        floor = graph.meta.get("scratch_floor", 0)
         self.plan: Plan = plan_memory(graph, op_memory(workspace), floor)
         self.families: set[str] = {f for op in self.ops.values() for f in (op.family, *op.needs)}
         self.decls: list[str] = []
