@@ -1,19 +1,26 @@
 """Conv and ConvTranspose against onnxruntime: 1-D, 2-D and 3-D; strides, dilations,
 asymmetric pads, auto_pad; groups (depthwise, with a channel multiplier, grouped);
 each kernel path (the implicit GEMM, im2col in several blocks, 1 x 1, depthwise, transpose in
-blocks); bias or not, weights as constants or run-time inputs."""
+blocks); bias or not, weights as constants or run-time inputs; fused residuals and activations.
+The depthwise 3 x 3 kernel without scratch also runs on its own, on buffers of exactly the
+tensors' sizes, under AddressSanitizer."""
 
 from __future__ import annotations
 
 import dataclasses
+import subprocess
 
 import numpy as np
 import pytest
-from opcheck import op_case, shared_build
+from conftest import require_tool
+from onnx import helper, numpy_helper
+from opcheck import model_case, op_case, shared_build, tensor_type
 
 from aot.compiler import compile_model, lower
+from aot.emit_c.ops.base import NO_BUDGET_LIMIT
 from aot.emit_c.ops.conv import _conv_plan
 from aot.errors import AotcError
+from aot.paths import runtime_dir
 
 _rng = np.random.default_rng(3)
 
@@ -159,6 +166,82 @@ CASES += [
          pads=[1, 1, 1, 1]),
 ]
 
+
+def conv_fused(case_id: str, x: tuple, weight: tuple, act: str, *, residual: bool = True, **attrs) -> object:
+    """x -> Conv -> [+ r] -> act -> y, which the compiler fuses into one FusedConv: `act` is 'relu',
+    'clip' (to [0, 0.5]), 'leaky' (alpha 0.2) or 'none'; r, an input of the output's shape."""
+    kh, kw = weight[2:]
+    (pt, pl, pb, pr), (sy, sx) = attrs.get("pads", [0] * 4), attrs.get("strides", [1, 1])
+    out = (x[0], weight[0], (x[2] + pt + pb - kh) // sy + 1, (x[3] + pl + pr - kw) // sx + 1)
+    consts = {"w": w(*weight), "b": w(weight[0]), "lo": np.array(0.0, np.float32), "hi": np.array(0.5, np.float32)}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", **attrs)]
+    inputs, cur = {"x": x}, "c"
+    if residual:
+        inputs["r"] = out
+        nodes.append(helper.make_node("Add", ["c", "r"], ["s"], name="add"))
+        cur = "s"
+    if act == "relu":
+        nodes.append(helper.make_node("Relu", [cur], ["y"], name="act"))
+    elif act == "clip":
+        nodes.append(helper.make_node("Clip", [cur, "lo", "hi"], ["y"], name="act"))
+    elif act == "leaky":
+        nodes.append(helper.make_node("LeakyRelu", [cur], ["y"], name="act", alpha=0.2))
+    else:
+        nodes[-1].output[0] = "y"
+    feeds = {k: _rng.standard_normal(v).astype(np.float32) for k, v in inputs.items()}
+    graph = helper.make_graph(nodes, case_id, [helper.make_tensor_value_info(k, tensor_type("float32"), v.shape)
+                                               for k, v in feeds.items()],
+                              [helper.make_tensor_value_info("y", tensor_type("float32"), None)],
+                              [numpy_helper.from_array(v, k) for k, v in consts.items()])
+    return model_case(case_id, graph, feeds)
+
+
+# Depthwise 3 x 3 at stride 1 and 2 with pads of 0 and 1 (aotc_conv_depthwise3x3_direct_f32 in
+# their tight_* copies, and at stride 2 where that beats the flat kernel): pads mixed per side,
+# odd and even sizes, planes 1 to 3 rows high and 1, 2, 3 or 5 wide (their runs read the rows and
+# planes next to theirs, and the first and last outputs of the tensor are checked), rows longer
+# than a flat run (128 outputs) and planes of several runs, a channel multiplier, batch 2, no bias,
+# and a fused residual and activation.
+CASES += [
+    conv("conv_dw3_s1", (1, 4, 9, 8), (4, 1, 3, 3), group=4, pads=[1, 1, 1, 1]),
+    conv("conv_dw3_s1_no_pads", (1, 3, 7, 9), (3, 1, 3, 3), group=3),
+    conv("conv_dw3_s1_pads_mixed", (2, 3, 8, 7), (3, 1, 3, 3), group=3, pads=[0, 1, 1, 0]),
+    conv("conv_dw3_s1_pads_at_end", (1, 3, 6, 5), (3, 1, 3, 3), group=3, pads=[1, 0, 0, 1]),
+    conv("conv_dw3_s1_top_left", (1, 2, 5, 6), (2, 1, 3, 3), group=2, pads=[1, 1, 0, 0]),
+    conv("conv_dw3_s2_even", (1, 4, 10, 12), (4, 1, 3, 3), group=4, strides=[2, 2], pads=[1, 1, 1, 1]),
+    conv("conv_dw3_s2_odd", (1, 3, 11, 13), (3, 1, 3, 3), group=3, strides=[2, 2], pads=[1, 1, 1, 1]),
+    conv("conv_dw3_s2_no_pads", (1, 3, 9, 10), (3, 1, 3, 3), group=3, strides=[2, 2]),
+    conv("conv_dw3_s2_pads_mixed", (2, 2, 8, 9), (2, 1, 3, 3), group=2, strides=[2, 2], pads=[0, 1, 1, 0]),
+    conv("conv_dw3_s2_same_upper", (1, 3, 8, 10), (3, 1, 3, 3), group=3, strides=[2, 2], auto_pad="SAME_UPPER"),
+    conv("conv_dw3_s2_wide_rows", (1, 2, 6, 30), (2, 1, 3, 3), group=2, strides=[2, 2], pads=[1, 1, 1, 1]),
+    conv("conv_dw3_w1_h3", (1, 3, 3, 1), (3, 1, 3, 3), group=3, pads=[1, 1, 1, 1]),
+    conv("conv_dw3_w2_h1", (1, 3, 1, 2), (3, 1, 3, 3), group=3, pads=[1, 1, 1, 1]),
+    conv("conv_dw3_w3_h2", (1, 3, 2, 3), (3, 1, 3, 3), group=3, pads=[1, 1, 1, 1]),
+    conv("conv_dw3_w5_h3_batch", (2, 4, 3, 5), (4, 1, 3, 3), group=4, pads=[1, 1, 1, 1]),
+    conv("conv_dw3_w3_h3_no_pads", (1, 2, 3, 3), (2, 1, 3, 3), group=2),
+    conv("conv_dw3_w5_h1_pads_mixed", (1, 2, 1, 5), (2, 1, 3, 3), group=2, pads=[1, 0, 1, 1]),
+    conv("conv_dw3_w5_h1_s2", (1, 3, 1, 5), (3, 1, 3, 3), group=3, strides=[2, 2], pads=[1, 1, 1, 1]),
+    conv("conv_dw3_w2_h3_s2", (1, 3, 3, 2), (3, 1, 3, 3), group=3, strides=[2, 2], pads=[1, 1, 1, 1]),
+    conv("conv_dw3_w1_h2_s2", (2, 2, 2, 1), (2, 1, 3, 3), group=2, strides=[2, 2], pads=[1, 1, 1, 1]),
+    conv("conv_dw3_rows_past_a_run", (1, 2, 4, 130), (2, 1, 3, 3), group=2, pads=[1, 1, 1, 1]),
+    conv("conv_dw3_plane_of_runs", (1, 3, 70, 5), (3, 1, 3, 3), group=3, pads=[1, 1, 1, 1]),
+    conv("conv_dw3_kws", (1, 16, 25, 5), (16, 1, 3, 3), group=16, pads=[1, 1, 1, 1]),
+    conv("conv_dw3_multiplier", (1, 3, 7, 6), (9, 1, 3, 3), group=3, pads=[1, 1, 1, 1]),
+    conv("conv_dw3_multiplier_s2_batch", (2, 2, 9, 8), (6, 1, 3, 3), group=2, strides=[2, 2], pads=[0, 1, 1, 1]),
+    conv("conv_dw3_no_bias", (1, 4, 6, 7), (4, 1, 3, 3), group=4, pads=[1, 1, 1, 1], bias=False),
+    conv("conv_dw3_s2_no_bias", (1, 4, 7, 6), (4, 1, 3, 3), group=4, strides=[2, 2], pads=[1, 1, 1, 1], bias=False),
+    conv_fused("conv_dw3_res_relu", (1, 6, 9, 10), (6, 1, 3, 3), "relu", group=6, pads=[1, 1, 1, 1]),
+    conv_fused("conv_dw3_res_clip_s2", (2, 4, 9, 11), (4, 1, 3, 3), "clip", group=4, strides=[2, 2],
+               pads=[1, 1, 1, 1]),
+    conv_fused("conv_dw3_res_leaky_no_pads", (1, 5, 6, 7), (5, 1, 3, 3), "leaky", group=5),
+    conv_fused("conv_dw3_clip", (1, 4, 8, 8), (4, 1, 3, 3), "clip", residual=False, group=4, pads=[1, 1, 1, 1]),
+    conv_fused("conv_dw3_leaky_s2", (1, 3, 10, 9), (3, 1, 3, 3), "leaky", residual=False, group=3, strides=[2, 2],
+               pads=[0, 1, 1, 1]),
+    conv_fused("conv_dw3_res_only_h1", (1, 4, 1, 6), (4, 1, 3, 3), "none", group=4, pads=[1, 1, 1, 1]),
+    # the padded kernel keeps the other pads
+    conv("conv_depthwise_padded_stride2", (1, 3, 10, 9), (3, 1, 3, 3), group=3, strides=[2, 2], pads=[2, 1, 1, 2]),
+]
+
 # Every Conv again with no memory to spare (a one-node graph's only step is its peak): the
 # kernels' scratch-free paths (direct loops, the plain depthwise, the GEMM without its B copy).
 CASES += [dataclasses.replace(c, id=f"tight_{c.id}", scratch_floor=0) for c in CASES
@@ -185,7 +268,8 @@ def test_matches_onnxruntime(built, case_id):
     ("conv_depthwise_flat_pads_at_end", "aotc_conv3x3_flat_f32"),
     ("conv_depthwise_flat_tiny", "aotc_conv3x3_flat_f32"),
     ("conv_depthwise_flat_rows_past_output", "aotc_conv3x3_flat_f32"),
-    ("conv_depthwise_stride2", "aotc_conv_depthwise3x3_f32"),  # a 0 start pad, input past 2 * OW columns
+    ("conv_depthwise_stride2", "aotc_conv_depthwise3x3_direct_f32"),  # (not flat: a 0 start pad, input past 2 OW)
+    ("conv_depthwise_padded_stride2", "aotc_conv_depthwise3x3_f32"),
     ("conv_depthwise_right_border", "aotc_conv_depthwise3x3_f32"),
     ("conv_depthwise_dilated", "aotc_conv_depthwise_f32"),
     ("conv_1x1_few_positions", "aotc_conv_pointwise_t_f32"),
@@ -199,11 +283,29 @@ def test_matches_onnxruntime(built, case_id):
     ("conv_runtime_weights_s1", "aotc_conv_s1_f32"),
     ("conv_runtime_weights_strided", "aotc_conv_f32"),
     ("conv3d", "aotc_conv_f32"),
+    # with scratch, stride 2: where the last block of a row of outputs is nearly full (OW % 8 >= 5;
+    # conv_depthwise_flat_pads_at_end above, OW = 4, stays flat)
+    ("conv_dw3_s2_odd", "aotc_conv_depthwise3x3_direct_f32"),
+    ("conv_dw3_s2_even", "aotc_conv_depthwise3x3_direct_f32"),
+    # no scratch (tight_*: budget 0): every depthwise 3 x 3 at strides 1 or 2 with pads of 0 or 1
+    *[(c.id, "aotc_conv_depthwise3x3_direct_f32") for c in CASES if c.id.startswith("tight_conv_dw3")],
+    ("tight_conv_depthwise", "aotc_conv_depthwise3x3_direct_f32"),
+    ("tight_conv_depthwise_stride2", "aotc_conv_depthwise3x3_direct_f32"),
+    ("tight_conv_depthwise_same", "aotc_conv_depthwise3x3_direct_f32"),
+    ("tight_conv_depthwise_one_column", "aotc_conv_depthwise3x3_direct_f32"),
+    ("tight_conv_depthwise_multiplier_stride2", "aotc_conv_depthwise3x3_direct_f32"),
+    ("tight_conv_depthwise_runtime_weights", "aotc_conv_depthwise3x3_direct_f32"),
+    ("tight_conv_depthwise_flat_tiny", "aotc_conv_depthwise3x3_direct_f32"),
+    ("tight_conv_depthwise_flat_large", "aotc_conv_depthwise3x3_direct_f32"),
+    ("tight_conv_depthwise_flat_rows_past_output", "aotc_conv_depthwise3x3_direct_f32"),
+    ("tight_conv_depthwise_padded_stride2", "aotc_conv_depthwise_f32"),  # a pad of 2
+    ("tight_conv_depthwise_stride_1x2", "aotc_conv_depthwise_f32"),
+    ("tight_conv_depthwise_dilated", "aotc_conv_depthwise_f32"),
 ])
 def test_kernel_choice(case_id, kernel):
     graph = lower(next(c for c in CASES if c.id == case_id).model)
     node = next(n for n in graph.nodes if n.op == "Conv")
-    assert _conv_plan(node, graph).kernel == kernel
+    assert _conv_plan(node, graph, 0 if case_id.startswith("tight_") else NO_BUDGET_LIMIT).kernel == kernel
 
 
 # --- refused at compile time ----------------------------------------------------------------
@@ -229,3 +331,92 @@ REFUSED = [
 def test_refused(case_id, model, message):
     with pytest.raises(AotcError, match=message):
         compile_model(model)
+
+
+# --- the depthwise 3 x 3 kernel on tensors in buffers of exactly their size ---------------------
+
+DW3_SWEEP = r"""
+#include "aotc_conv.h"
+#include "aotc_gemm.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static unsigned seed = 1;
+static float rnd(void) { seed = seed * 1103515245u + 12345u; return (float)((seed >> 8) & 0xFFFF) / 32768.0f - 1.0f; }
+static float *buffer(size_t n) { /* exactly n floats, random */
+    float *b = malloc(n * sizeof(float) + 1);
+    size_t i;
+    for (i = 0; i < n; ++i) b[i] = rnd();
+    return b;
+}
+
+/* One conv against a plain loop; 1 if it differs. */
+static int check(int N, int C, int mult, int IH, int IW, int s, const int *pad, int bias, int res, int act) {
+    const int OH = (IH + pad[0] + pad[2] - 3) / s + 1, OW = (IW + pad[1] + pad[3] - 3) / s + 1, M = C * mult;
+    const size_t xn = (size_t)N * C * IH * IW, yn = (size_t)N * M * OH * OW;
+    float *x, *w, *b, *r, *y;
+    aotc_conv_params p = {0};
+    size_t i;
+    int n, o, oy, ox, ky, kx, bad = 0;
+    if (IH + pad[0] + pad[2] < 3 || IW + pad[1] + pad[3] < 3) return 0;
+    x = buffer(xn), w = buffer((size_t)M * 9), b = bias ? buffer(M) : NULL, r = res ? buffer(yn) : NULL, y = buffer(yn);
+    p.batch = N, p.group = C, p.in_c = C, p.out_c = M;
+    p.in_size[0] = 1, p.in_size[1] = IH, p.in_size[2] = IW, p.out_size[0] = 1, p.out_size[1] = OH, p.out_size[2] = OW;
+    p.kernel[0] = 1, p.kernel[1] = 3, p.kernel[2] = 3, p.strides[0] = 1, p.strides[1] = s, p.strides[2] = s;
+    p.dilations[0] = p.dilations[1] = p.dilations[2] = 1, p.pads[1] = pad[0], p.pads[2] = pad[1];
+    p.act = act, p.act_lo = 0.0f, p.act_hi = 0.5f, p.act_alpha = 0.1f;
+    aotc_conv_depthwise3x3_direct_f32(&p, x, w, b, r, y);
+    for (n = 0; n < N; ++n) for (o = 0; o < M; ++o) for (oy = 0; oy < OH; ++oy) for (ox = 0; ox < OW; ++ox) {
+        double v = b ? b[o] : 0.0;
+        for (ky = 0; ky < 3; ++ky) for (kx = 0; kx < 3; ++kx) {
+            const int iy = oy * s - pad[0] + ky, ix = ox * s - pad[1] + kx;
+            if (iy >= 0 && iy < IH && ix >= 0 && ix < IW)
+                v += (double)w[o * 9 + ky * 3 + kx] * x[((size_t)(n * C + o / mult) * IH + iy) * IW + ix];
+        }
+        i = ((size_t)(n * M + o) * OH + oy) * OW + ox;
+        v += r ? r[i] : 0.0;
+        if (act == AOTC_ACT_CLAMP) v = v < 0.0 ? 0.0 : v > 0.5 ? 0.5 : v;
+        if (act == AOTC_ACT_LEAKY && v < 0.0) v *= 0.1;
+        if (!(fabs(y[i] - v) <= 1e-5)) bad = 1;
+    }
+    if (bad) printf("differs: N %d C %d x %d, %d x %d, stride %d, pads %d %d %d %d\n", N, C, mult, IH, IW, s, pad[0],
+                    pad[1], pad[2], pad[3]);
+    free(x), free(w), free(b), free(r), free(y);
+    return bad;
+}
+
+int main(void) {
+    int bad = 0, s, k, IH, IW, pad[4];
+    for (s = 1; s <= 2; ++s) for (k = 0; k < 16; ++k) { /* every mix of pads of 0 and 1 */
+        pad[0] = k & 1, pad[1] = k >> 1 & 1, pad[2] = k >> 2 & 1, pad[3] = k >> 3 & 1;
+        for (IH = 1; IH <= 9; ++IH) for (IW = 1; IW <= 11; ++IW) {
+            const int v = IH * 7 + IW * 3 + k; /* batch, channels, multiplier, bias, residual, activation */
+            bad += check(1 + (v & 1), 1 + v % 3, 1 + (v >> 2 & 1), IH, IW, s, pad, v & 1, v >> 1 & 1, v % 3);
+        }
+        bad += check(2, 2, 1, 5, 300 + k, s, pad, 1, k & 1, AOTC_ACT_CLAMP);      /* rows longer than a flat run */
+        bad += check(1, 3, 2, 70, 5 + k, s, pad, 1, k & 1, k % 3);                /* planes of several runs */
+        bad += check(1, 2, 1, 33, 127 + k % 3, s, pad, 0, 1, AOTC_ACT_NONE);      /* runs of 126 to 128 outputs */
+    }
+    return bad != 0;
+}
+"""
+
+
+@pytest.mark.parametrize("block", [None, 1], ids=["blocks", "one_by_one"])
+def test_depthwise3x3_direct_reads_and_writes_only_its_tensors(tmp_path, block):
+    """aotc_conv_depthwise3x3_direct_f32 with every tensor in a buffer of exactly its size, under
+    AddressSanitizer and UndefinedBehaviorSanitizer, against a plain loop: strides 1 and 2, every
+    mix of pads of 0 and 1, planes of 1 to 9 rows by 1 to 11 columns, a multiplier, batch, bias,
+    residual and activations; with the runs in blocks (rounded up where they stay inside the
+    tensors) and output by output (AOTC_DW3_BLOCK=1, as on targets without vector units)."""
+    require_tool("gcc")
+    kernels = runtime_dir() / "kernels"
+    (tmp_path / "sweep.c").write_text(DW3_SWEEP)
+    exe = tmp_path / "sweep"
+    flags = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g", "-O0", "-std=c99", "-Wall", "-Wextra",
+             "-Werror"] + ([f"-DAOTC_DW3_BLOCK={block}"] if block else [])  # (-O0: quick to build; the same paths)
+    subprocess.run(["gcc", *flags, f"-I{runtime_dir() / 'include'}", f"-I{kernels}", str(tmp_path / "sweep.c"),
+                    str(kernels / "conv.c"), str(kernels / "gemm.c"), "-lm", "-o", str(exe)], check=True)
+    r = subprocess.run([str(exe)], capture_output=True, text=True, env={"ASAN_OPTIONS": "detect_leaks=1"})
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]

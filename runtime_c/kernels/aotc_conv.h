@@ -106,6 +106,21 @@ void aotc_conv_depthwise3x3_f32(const aotc_conv_params *p, const float *x, const
 void aotc_conv3x3_flat_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
                            const float *res, float *y, float *scratch);
 
+/* Depthwise Conv (one input channel per group, out_c / in_c outputs each) with a 3 x 3 kernel
+ * (2-D), stride 1 or 2 in both dims, pads of 0 or 1 on each side, no dilation, without scratch:
+ * every tap read straight from the input. A plane's outputs go in runs: one output row, or at
+ * stride 1 with pads of 1 on both sides (output q then reads input q + a fixed offset per tap)
+ * whole rows, up to 128 outputs. A run goes in blocks of 8 outputs (AOTC_DW3_BLOCK; 1 on targets
+ * without vector units), the nine taps summed in registers, at stride 2 de-interleaved in
+ * registers. Taps outside the image are read from the neighbouring column, row or plane and
+ * dropped by a bit mask (for the columns, 137 words on the stack). Runs are rounded up to whole
+ * blocks: the outputs past a run's end, written early, are written again by the run or plane
+ * they belong to. The first and last planes of the tensor are checked run by run: nothing is
+ * read or written outside x, y and res (a caller's buffers of exactly their size are fine). The
+ * residual and LeakyRelu each take a pass over the plane; a clamp alone goes with the sums. */
+void aotc_conv_depthwise3x3_direct_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
+                                       const float *res, float *y);
+
 /* ONNX ConvTranspose: per image, group and block of nc input positions, the GEMM
  * core computes W^T * X (one row per output channel and kernel tap) into scratch,
  * which is then added into Y at the strided positions (col2im). Y starts as the bias.
