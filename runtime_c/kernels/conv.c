@@ -460,11 +460,6 @@ typedef struct {
 #define IG_ROWS3(X, W) X(0, W) X(1, W) X(2, W)
 #define IG_ROWS2(X, W) X(0, W) X(1, W)
 #define IG_ROWS1(X, W) X(0, W)
-#if IG_MR == 6
-#define IG_ROWS IG_ROWS6
-#else
-#define IG_ROWS IG_ROWS4
-#endif
 #define IG_DECL(i, W) float c##i[W]; const float *AOTC_RESTRICT x##i = xp[i];
 #define IG_INIT(i, W) memcpy(c##i, b0, sizeof c##i);
 #define IG_FMA(i, W) { const float v_ = x##i[xo]; for (j = 0; j < (W); ++j) c##i[j] = MADD(v_, w[j], c##i[j]); }

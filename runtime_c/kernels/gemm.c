@@ -229,6 +229,15 @@ DEFINE_KERNEL(kernel_narrow4, FOR_ROWS4, NH) /* 4 x NR / 2 */
 #define kernel_narrow4 kernel_narrow
 #endif
 
+typedef void (*tile_kernel)(int32_t, const float *, int32_t, int32_t, const float *, int32_t, float *, const tile_dst *,
+                            int32_t, int32_t);
+
+/* The kernel for a tile of h (MR or 4) rows by w (NR or NH) columns. */
+static tile_kernel kernel_for(int32_t h, int32_t w) {
+    if (h == MR) return w == NR ? kernel_tile : kernel_narrow;
+    return w == NR ? kernel_tile4 : kernel_narrow4;
+}
+
 /* One row of the tile (the rows past the last multiple of MR): t[j] = sum A(0, p) B(p, j).
  * Two partial sums over even and odd p keep two independent chains in flight; the k loop
  * is written as in kernel_tile. */
@@ -337,8 +346,7 @@ void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, 
                         const int32_t safe = k - tail - pc >= kc ? kc : (k - tail - pc > 0 ? k - tail - pc : 0);
                         int32_t r, j, q;
                         if (safe > 0 && h >= 4) {
-                            (h == MR ? (w == NR ? kernel_tile : kernel_narrow) : (w == NR ? kernel_tile4 : kernel_narrow4))(
-                                safe, ap, p->a_rs, p->a_cs, bp, b_rs, t, NULL, 0, 0);
+                            kernel_for(h, w)(safe, ap, p->a_rs, p->a_cs, bp, b_rs, t, NULL, 0, 0);
                         } else {
                             for (r = 0; r < h; ++r) {
                                 if (safe > 0) {
@@ -355,17 +363,12 @@ void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, 
                             }
                     } else if (h >= 4) { /* a full tile: finished in the kernel unless columns are missing */
                         const tile_dst *d = nr == w ? &dst : NULL;
-                        if (h == MR) {
-                            (w == NR ? kernel_tile : kernel_narrow)(kc, ap, p->a_rs, p->a_cs, bp, b_rs, t, d, ir, jr);
-                        } else {
-                            (w == NR ? kernel_tile4 : kernel_narrow4)(kc, ap, p->a_rs, p->a_cs, bp, b_rs, t, d, ir, jr);
-                        }
+                        kernel_for(h, w)(kc, ap, p->a_rs, p->a_cs, bp, b_rs, t, d, ir, jr);
                         if (d != NULL) continue;
                     } else if (mc >= 4) {
                         /* the last rows of the block: a 4-row tile ending at the last row (it
                          * recomputes rows already stored, faster than single rows) */
-                        (w == NR ? kernel_tile4 : kernel_narrow4)(kc, ap - (ptrdiff_t)(4 - h) * p->a_rs, p->a_rs,
-                                                                 p->a_cs, bp, b_rs, t, NULL, 0, 0);
+                        kernel_for(4, w)(kc, ap - (ptrdiff_t)(4 - h) * p->a_rs, p->a_rs, p->a_cs, bp, b_rs, t, NULL, 0, 0);
                         tile = t + (4 - h) * NR;
                     } else {
                         int32_t r;

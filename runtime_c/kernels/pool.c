@@ -67,6 +67,17 @@ static void add_into(float *AOTC_RESTRICT ys, const float *AOTC_RESTRICT xs, int
         if ((K) == 3) v = COMBINE(v, xs[2]);                                     \
         yrow[ox] = v;                                                            \
     }
+/* WINDOW_LOOP with K and S as constants, for k in {2, 3} and s in {1, 2} */
+#define WINDOW_LOOPS(COMBINE)                                                        \
+    if (k == 3 && s == 2) {                                                      \
+        WINDOW_LOOP(COMBINE, 3, 2)                                               \
+    } else if (k == 3) {                                                         \
+        WINDOW_LOOP(COMBINE, 3, 1)                                               \
+    } else if (s == 2) {                                                         \
+        WINDOW_LOOP(COMBINE, 2, 2)                                               \
+    } else {                                                                     \
+        WINDOW_LOOP(COMBINE, 2, 1)                                               \
+    }
 #define MAX_OF(v, x) ((x) > (v) ? (x) : (v))
 #define SUM_OF(v, x) ((v) + (x))
 
@@ -90,25 +101,9 @@ static void window_row(float *AOTC_RESTRICT yrow, const float *AOTC_RESTRICT xro
     if (hi <= lo) return;
     if (dl == 1 && (k == 2 || k == 3) && (s == 1 || s == 2)) {
         if (is_max) {
-            if (k == 3 && s == 2) {
-                WINDOW_LOOP(MAX_OF, 3, 2)
-            } else if (k == 3) {
-                WINDOW_LOOP(MAX_OF, 3, 1)
-            } else if (s == 2) {
-                WINDOW_LOOP(MAX_OF, 2, 2)
-            } else {
-                WINDOW_LOOP(MAX_OF, 2, 1)
-            }
+            WINDOW_LOOPS(MAX_OF)
         } else {
-            if (k == 3 && s == 2) {
-                WINDOW_LOOP(SUM_OF, 3, 2)
-            } else if (k == 3) {
-                WINDOW_LOOP(SUM_OF, 3, 1)
-            } else if (s == 2) {
-                WINDOW_LOOP(SUM_OF, 2, 2)
-            } else {
-                WINDOW_LOOP(SUM_OF, 2, 1)
-            }
+            WINDOW_LOOPS(SUM_OF)
         }
         return;
     }

@@ -29,8 +29,9 @@ compiler picks the kernel:
                 scratch budget): direct loops, no scratch
     transpose   ConvTranspose: W^T * X into scratch, then added into the output (col2im)
 
-Weights stay in ONNX layout: a group's [M/g, C/g * taps] block is already the
-row-major A the GEMM core reads, and ConvTranspose reads it transposed by strides.
+Weights stay in ONNX layout for the GEMM paths (a group's [M/g, C/g * taps] block is already
+the row-major A the GEMM core reads, and ConvTranspose reads it transposed by strides); the
+implicit GEMM and X^T * W^T read each group's W^T, packed here in the core's panels.
 """
 
 from __future__ import annotations
@@ -138,16 +139,15 @@ def _conv_plan(node: Node, graph: Graph, budget: int = NO_BUDGET_LIMIT) -> ConvP
     # first layer on a 1-channel spectrogram: a GEMM of out_c x taps, far faster below)
     dw = in_c // group == 1 and not (group == 1 and out_c > 1)
     direct = dw and _direct_dw3x3(nd, kernel, strides, dilations, pads)
-    if direct and strides[-1] == 2 and y[-1] % DIRECT_DW_BLOCK >= DIRECT_DW_S2_MIN_LAST:
+    flat = _flat3x3_floats(kernel, strides, dilations, pads, x[2:], y[2:]) if nd == 2 else None
+    flat_fits = in_c // group <= FLAT_MAX_CG and flat is not None and flat * 4 <= budget
+    # the scratch-free depthwise kernel: where the flat one has no memory, or beats it (stride 2)
+    if direct and (not flat_fits or strides[-1] == 2 and y[-1] % DIRECT_DW_BLOCK >= DIRECT_DW_S2_MIN_LAST):
         return ConvPlan("aotc_conv_depthwise3x3_direct_f32", fields, 0,
                         f"Conv (depthwise 3x3 straight from the input) {geometry}")
-    flat = _flat3x3_floats(kernel, strides, dilations, pads, x[2:], y[2:]) if nd == 2 else None
-    if in_c // group <= FLAT_MAX_CG and flat is not None and flat * 4 <= budget:
+    if flat_fits:
         return ConvPlan("aotc_conv3x3_flat_f32", fields, flat * 4,
                         f"Conv (3x3, {in_c // group} input channel(s) per group: a flat pass per plane) {geometry}")
-    if direct:  # no scratch, and faster than the kernels below
-        return ConvPlan("aotc_conv_depthwise3x3_direct_f32", fields, 0,
-                        f"Conv (depthwise 3x3 straight from the input) {geometry}")
     if dw and _padded_dw3x3(nd, kernel, strides, dilations):
         s = strides[-1]
         rows, cols = (y[-2] - 1) * s + 3, (y[-1] - 1) * s + 3  # conv.c: aotc_conv_depthwise3x3_f32
