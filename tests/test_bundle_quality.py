@@ -20,7 +20,7 @@ from test_models import compile_build_run, reference
 
 from aot.build import cmake_exe
 from aot.compiler import Options, compile_model
-from aot.emit_c.cformat import c_float
+from aot.csource.format import c_float
 
 
 def test_asan_ubsan_clean(tmp_path):

@@ -13,7 +13,7 @@ from typing import Any
 import jinja2
 
 from aot import __version__
-from aot.emit_c.cformat import c_comment, c_ident
+from aot.csource.format import c_comment, c_ident
 from aot.emit_c.model import ModelEmitter
 from aot.ir import Graph
 from aot.paths import runtime_dir

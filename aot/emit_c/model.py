@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from aot.emit_c.cformat import C_TYPES, c_array_body, c_comment, c_ident
+from aot.csource.format import C_TYPES, c_array_body, c_comment, c_ident
 from aot.emit_c.ops import HOST_OPS
 from aot.emit_c.ops.base import HostOp, NodeContext
 from aot.errors import AotcError

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from aot.emit_c.cformat import C_TYPES, DTYPE_SUFFIX, c_comment
+from aot.csource.format import C_TYPES, DTYPE_SUFFIX, c_comment
 from aot.errors import AotcError
 from aot.ir import Graph, Node, Tensor
 

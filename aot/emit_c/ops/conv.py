@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aot.emit_c.cformat import c_ints
+from aot.csource.format import c_ints
 from aot.emit_c.ops.base import NO_BUDGET_LIMIT, HostOp, NodeContext
 from aot.emit_c.ops.gemm import KC, PANEL, WORK_BYTES, activation_fields, pack_b, residual, work_bytes
 from aot.ir import Graph, Node

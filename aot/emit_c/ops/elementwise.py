@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from aot.emit_c.cformat import c_float, c_ints
+from aot.csource.format import c_float, c_ints
 from aot.emit_c.ops.base import HostOp, NodeContext
 from aot.ir import Graph, Node
 

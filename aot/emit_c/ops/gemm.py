@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aot.emit_c.cformat import c_float, c_int
+from aot.csource.format import c_float, c_int
 from aot.emit_c.ops.base import NO_BUDGET_LIMIT, HostOp, NodeContext
 from aot.ir import Graph, Node
 

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from aot.emit_c.cformat import c_float
+from aot.csource.format import c_float
 from aot.emit_c.ops.base import HostOp, NodeContext
 from aot.ir import Graph, Node
 

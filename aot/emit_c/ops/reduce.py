@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from aot.emit_c.cformat import c_int, c_ints
+from aot.csource.format import c_int, c_ints
 from aot.emit_c.ops.base import HostOp, NodeContext
 from aot.ir import Graph, Node
 

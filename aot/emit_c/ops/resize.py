@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aot.emit_c.cformat import c_ints
+from aot.csource.format import c_ints
 from aot.emit_c.ops.base import HostOp, NodeContext
 from aot.ir import Graph, Node
 

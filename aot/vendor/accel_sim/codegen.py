@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from aot.emit_c.cformat import c_ident
+from aot.csource.format import c_ident
 from aot.ir import Function
 from aot.paths import runtime_dir
 from aot.vendor.accel_sim.device import DeviceConfig

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from aot.emit_c.cformat import c_array_body, c_comment, c_float, c_ident
+from aot.csource.format import c_array_body, c_comment, c_float, c_ident
 from aot.errors import AotcError
 from aot.ir import Function, Graph, Node
 from aot.paths import runtime_dir

@@ -12,7 +12,7 @@ Small weights are printed as exact hex floats; large ones go to a binary file li
 
 from __future__ import annotations
 
-from aot.emit_c.cformat import c_array_body, c_comment, c_float, c_ident
+from aot.csource.format import c_array_body, c_comment, c_float, c_ident
 from aot.ir import Function
 from aot.paths import runtime_dir
 from aot.vendor.base import Artifact, CodegenContext

@@ -3,7 +3,7 @@ fused "demo.scale_relu" composite (Mul by a constant scalar, then Relu), and emi
 
 from __future__ import annotations
 
-from aot.emit_c.cformat import c_float
+from aot.csource.format import c_float
 from aot.ir import Function, Graph, Node
 from aot.partition.pattern import Composite, Const, P, X
 from aot.vendor import ACCEPT, Artifact, CodegenContext, Reject, Vendor
