@@ -20,6 +20,8 @@ from aot import __version__
 from aot.errors import AotcError
 
 SUBCOMMANDS = ("run", "bench", "footprint", "partition")
+EXIT_BAD_INPUT = 2  # the model, an option or a file the user gave is at fault: the message says what to change
+EXIT_INTERNAL = 3  # aotc itself failed
 
 
 def _compile_parser() -> argparse.ArgumentParser:
@@ -115,9 +117,16 @@ def main(argv: list[str] | None = None) -> int:
         if debug:
             traceback.print_exc()
         print(f"aotc: error: {e.one_line()}", file=sys.stderr)
-        return 2
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         return 130
+    except Exception as e:  # not the model's fault: ours
+        if debug:
+            traceback.print_exc()
+        what = f"{type(e).__name__}: {e}".replace("\n", " ")
+        hint = "" if debug else "; rerun with --debug for the traceback"
+        print(f"aotc: internal error (a bug in aotc, not in your model): {what}{hint}", file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 def _cmd_compile(args: argparse.Namespace) -> int:

@@ -1,23 +1,45 @@
-"""Where aotc's own files are: the C runtime and the CMake target files."""
+"""Where aotc's own files are: the C runtime and the CMake target files.
+
+An installed package (wheel, sdist, `pip install .`) carries them inside itself, in aot/_data/
+(setup.py puts them there). A source checkout keeps them beside aot/, where DESIGN.md's layout
+has them; it is recognised by its own pyproject.toml, never by a folder name alone: an installed
+aot/ sits in site-packages beside other distributions' folders (the CMake wheel's `cmake/`).
+"""
 
 from __future__ import annotations
 
+import functools
+import re
 from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent
+from aot.errors import AotcError
+
+_PACKAGE = Path(__file__).resolve().parent
 
 
-def _find(name: str) -> Path:
-    # A source checkout (pip install -e) keeps them beside aot/; a wheel ships them inside it.
-    for candidate in (_HERE.parent / name, _HERE / "_data" / name):
-        if candidate.is_dir():
-            return candidate
-    raise FileNotFoundError(f"aotc installation is incomplete: no {name}/ directory")
+@functools.cache
+def data_root() -> Path:
+    """The folder holding runtime_c/ and cmake/ for this copy of aot."""
+    installed = _PACKAGE / "_data"
+    if installed.is_dir():
+        return installed
+    checkout = _PACKAGE.parent
+    if _is_aotc_checkout(checkout):
+        return checkout
+    raise AotcError(f"aotc's installation is incomplete: {installed} is missing (reinstall aotc)")
+
+
+def _is_aotc_checkout(root: Path) -> bool:
+    try:
+        text = (root / "pyproject.toml").read_text()
+    except OSError:
+        return False
+    return re.search(r'^\[project\][^\[]*^name\s*=\s*"aotc"', text, re.MULTILINE) is not None
 
 
 def runtime_dir() -> Path:
-    return _find("runtime_c")
+    return data_root() / "runtime_c"
 
 
 def cmake_dir() -> Path:
-    return _find("cmake")
+    return data_root() / "cmake"

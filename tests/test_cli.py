@@ -168,3 +168,21 @@ def test_bench_times_bundle_and_onnxruntime_in_rounds(tmp_path):
     bundle_us, ort_us, ratio = (float(row[k]) for k in (2, 3, 4))
     assert bundle_us > 0 and ort_us > 0 and ratio > 0
     assert float(row[8]) == float(row[9])  # the arena (I/O inside) is the tight bound: nothing else is live
+
+
+def test_internal_error_is_one_line_with_its_own_exit_code(tmp_path, monkeypatch, capsys):
+    """A bug of ours is not a bad model: one line that says so, names the exception, exit 3."""
+    from aot import cli, compiler
+
+    def broken(*args, **kwargs):
+        raise KeyError("some_table_entry")
+
+    monkeypatch.setattr(compiler, "compile_file", broken)
+    onnx.save(tiny_model(), tmp_path / "m.onnx")
+    assert cli.main([str(tmp_path / "m.onnx"), "-o", str(tmp_path / "out")]) == cli.EXIT_INTERNAL == 3
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("aotc: internal error"), lines
+    assert "KeyError" in lines[0] and "--debug" in lines[0]
+    assert not (tmp_path / "out").exists()
+    assert cli.main([str(tmp_path / "m.onnx"), "-o", str(tmp_path / "out"), "--debug"]) == 3
+    assert "Traceback" in capsys.readouterr().err
