@@ -877,13 +877,14 @@ static void pad_row(const float *xc, int32_t IH, int32_t IW, int32_t iy, int32_t
     {
         const int32_t e0 = (lo + 1) / 2, e1 = (hi + 1) / 2, o0 = lo / 2, o1 = hi / 2;
         /* [k0, k1): both columns of pair k inside, one loop of paired loads (vectorised as a
-         * de-interleave); the few others one by one */
+         * de-interleave); the few others one by one (below k0 at most one column, if inside:
+         * a row outside the image has lo = hi) */
         const int32_t k0 = e0 > o0 ? e0 : o0, k1 = e1 < o1 ? e1 : o1;
         const float *AOTC_RESTRICT s2 = src - pl;
         for (k = 0; k < e0; ++k) even[k] = 0.0f;
         for (k = 0; k < o0; ++k) odd[k] = 0.0f;
-        for (k = e0; k < k0; ++k) even[k] = s2[2 * k];
-        for (k = o0; k < k0; ++k) odd[k] = s2[2 * k + 1];
+        for (k = e0; k < k0 && k < e1; ++k) even[k] = s2[2 * k];
+        for (k = o0; k < k0 && k < o1; ++k) odd[k] = s2[2 * k + 1];
         for (k = k0; k < k1; ++k) {
             even[k] = s2[2 * k];
             odd[k] = s2[2 * k + 1];

@@ -1,5 +1,7 @@
 /* ONNX elementwise ops, float32. Reference kernels: portable C99, written so
- * the compiler vectorises the contiguous loops; no allocation, no globals. */
+ * the compiler vectorises the contiguous loops; no allocation, no globals. One kernel
+ * per op, already the plain loop: it is the family's reference (no elementwise_ref.c;
+ * see kernels_ref.h). */
 #include "aotc_elementwise.h"
 
 #include <math.h>

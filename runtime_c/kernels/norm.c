@@ -2,7 +2,8 @@
  * InstanceNormalization, LRN, Softmax, LogSoftmax. Reference kernels:
  * portable C99, no allocation, no globals; the inner loops run along
  * contiguous memory so the compiler can vectorise them. Sums are kept in
- * float (MCUs with a single-precision FPU emulate double in software). */
+ * float (MCUs with a single-precision FPU emulate double in software). One kernel per
+ * op, already the plain loop: it is the family's reference (no norm_ref.c; see kernels_ref.h). */
 #include "aotc_norm.h"
 
 #include <math.h>

@@ -1,6 +1,7 @@
 /* ONNX Reduce* ops, float32. Reference kernels: portable C99, no allocation, no
  * globals. Each op is one pass over x in memory order (plus a short pass over
- * y to finish), so reads are always contiguous whichever axes are reduced. */
+ * y to finish), so reads are always contiguous whichever axes are reduced. One kernel
+ * per op, already the plain loop: it is the family's reference (no reduce_ref.c; see kernels_ref.h). */
 #include "aotc_reduce.h"
 
 #include <math.h>

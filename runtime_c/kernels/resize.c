@@ -1,5 +1,7 @@
 /* ONNX Resize / Upsample, float32. Reference kernels: portable C99, no
- * allocation, no globals; all coordinate arithmetic was done by the compiler. */
+ * allocation, no globals; all coordinate arithmetic was done by the compiler. One
+ * kernel per op, already the plain loop: it is the family's reference (no resize_ref.c; see
+ * kernels_ref.h). */
 #include "aotc_resize.h"
 
 /* Gather: the innermost dim is a table lookup per element; outer dims advance

@@ -1,0 +1,366 @@
+/* Every conv kernel (aotc_conv.h) against the reference (conv_ref.c) over random shapes drawn
+ * within what each kernel takes (the conditions aot/emit_c/ops/conv.py picks it under), with
+ * its scratch sized as the compiler sizes it. Tensors, weights and scratch are heap buffers of
+ * exactly their size, outputs and scratch start as NaN, and the inputs must come back as they
+ * were. Built by tests/test_kernels_c.py: on the host under ASan/UBSan, and for a Cortex-M4
+ * (other register tiles and blocks: AOTC_GEMM_MR/NR 4, AOTC_DW3_BLOCK 1) under qemu.
+ *
+ *     test_conv_kernels [seed] [shapes per kernel] */
+#include "aotc_conv.h"
+#include "aotc_gemm.h"
+#include "kernel_test.h"
+#include "kernels_ref.h"
+
+#define PANEL AOTC_GEMM_PANEL
+/* Largest multiply-adds of one shape's reference: bounds the run time. */
+#define MAX_MACS 1000000
+
+enum {
+    K_IM2COL,      /* aotc_conv_f32 */
+    K_S1,          /* aotc_conv_s1_f32 */
+    K_POINTWISE,   /* aotc_conv_pointwise_f32 */
+    K_POINTWISE_T, /* aotc_conv_pointwise_t_f32 */
+    K_DEPTHWISE,   /* aotc_conv_depthwise_f32 */
+    K_DIRECT,      /* aotc_conv_direct_f32 */
+    K_IMPLICIT,    /* aotc_conv_implicit_f32 */
+    K_DW3_PADDED,  /* aotc_conv_depthwise3x3_f32 */
+    K_FLAT3X3,     /* aotc_conv3x3_flat_f32 */
+    K_DW3_DIRECT,  /* aotc_conv_depthwise3x3_direct_f32 */
+    K_TRANSPOSE,   /* aotc_conv_transpose_f32 */
+    K_COUNT
+};
+
+static const char *const NAMES[K_COUNT] = {
+    "aotc_conv_f32",          "aotc_conv_s1_f32",           "aotc_conv_pointwise_f32",
+    "aotc_conv_pointwise_t_f32", "aotc_conv_depthwise_f32",  "aotc_conv_direct_f32",
+    "aotc_conv_implicit_f32", "aotc_conv_depthwise3x3_f32", "aotc_conv3x3_flat_f32",
+    "aotc_conv_depthwise3x3_direct_f32", "aotc_conv_transpose_f32",
+};
+
+typedef struct {
+    int kind;
+    aotc_conv_params p;
+    int bias, res; /* with a bias, with a residual */
+    int work;      /* aotc_conv_pointwise_f32: with the GEMM core's work memory (else NULL) */
+} conv_case;
+
+static int32_t ceil16(int32_t v) { return (v + PANEL - 1) / PANEL * PANEL; }
+
+static int32_t prod3(const int32_t *v) { return v[0] * v[1] * v[2]; }
+
+/* Spatial dim d (0: D, 1: H, 2: W): input size n, kernel k, stride s, dilation dl, pads pb at the
+ * start and pe at the end (ConvTranspose: extra is its output_padding). 0 if no output fits. */
+static int set_dim(aotc_conv_params *p, int d, int32_t n, int32_t k, int32_t s, int32_t dl, int32_t pb, int32_t pe,
+                   int transpose, int32_t extra) {
+    const int32_t span = (k - 1) * dl + 1;
+    p->in_size[d] = n, p->kernel[d] = k, p->strides[d] = s, p->dilations[d] = dl, p->pads[d] = pb;
+    if (transpose) {
+        p->out_size[d] = (n - 1) * s - pb - pe + span + extra;
+        return p->out_size[d] >= 1;
+    }
+    if (n + pb + pe < span) return 0;
+    p->out_size[d] = (n + pb + pe - span) / s + 1;
+    return 1;
+}
+
+/* group groups of cg input and mg output channels each. */
+static void set_channels(aotc_conv_params *p, int32_t group, int32_t cg, int32_t mg) {
+    p->group = group, p->in_c = group * cg, p->out_c = group * mg;
+}
+
+/* Output channels per group: often few, often past a register tile or a panel (16). */
+static int32_t draw_mg(int32_t most) { return rand_int(1, chance(1, 2) ? 8 : most); }
+
+static void draw_activation(aotc_conv_params *p) {
+    switch (rand_int(0, 3)) {
+    case 1: p->act = AOTC_ACT_CLAMP, p->act_lo = 0.0f, p->act_hi = INFINITY; break; /* Relu */
+    case 2: p->act = AOTC_ACT_CLAMP, p->act_lo = -0.25f, p->act_hi = 0.5f; break;   /* Clip */
+    case 3: p->act = AOTC_ACT_LEAKY, p->act_alpha = 0.125f; break;                  /* LeakyRelu */
+    default: p->act = AOTC_ACT_NONE; break;
+    }
+}
+
+/* Dims [3 - nd, 3) drawn at random (sizes up to n_max, kernels up to k_max, strides up to s_max,
+ * dilations up to dl_max, pads up to pad_max); the leading dims 1. */
+static int draw_dims(aotc_conv_params *p, int nd, int32_t n_max, int32_t k_max, int32_t s_max, int32_t dl_max,
+                     int32_t pad_max, int transpose) {
+    int d;
+    for (d = 3 - nd; d < 3; ++d) {
+        const int32_t k = rand_int(1, k_max), s = rand_int(1, s_max), dl = rand_int(1, dl_max);
+        const int32_t extra = transpose ? rand_int(0, (s > dl ? s : dl) - 1) : 0;
+        if (!set_dim(p, d, rand_int(1, n_max), k, s, dl, rand_int(0, pad_max), rand_int(0, pad_max), transpose, extra))
+            return 0;
+    }
+    return 1;
+}
+
+/* A 2-D 3 x 3 conv, no dilation: stride s, pads (top, left, bottom, right) from pad, input up to
+ * h_max x w_max. */
+static int draw_3x3(aotc_conv_params *p, int32_t s, const int32_t *pad, int32_t h_max, int32_t w_max) {
+    return set_dim(p, 1, rand_int(1, h_max), 3, s, 1, pad[0], pad[2], 0, 0) &&
+           set_dim(p, 2, rand_int(1, w_max), 3, s, 1, pad[1], pad[3], 0, 0);
+}
+
+/* A random shape that kernel `kind` takes; 0 to draw again. */
+static int draw(int kind, conv_case *c) {
+    aotc_conv_params *p = &c->p;
+    int32_t pad[4], d, k, npos;
+    memset(c, 0, sizeof *c);
+    c->kind = kind;
+    for (d = 0; d < 3; ++d) {
+        p->in_size[d] = p->out_size[d] = p->kernel[d] = p->strides[d] = p->dilations[d] = 1;
+    }
+    p->batch = rand_int(1, 2);
+    c->bias = chance(2, 3);
+    c->res = kind != K_TRANSPOSE && chance(1, 3);
+    if (kind != K_TRANSPOSE) draw_activation(p);
+    switch (kind) {
+    case K_IM2COL:
+    case K_DIRECT: {
+        const int nd = rand_int(1, 3);
+        set_channels(p, rand_int(1, 3), rand_int(1, 12), draw_mg(24));
+        if (kind == K_DIRECT && nd == 2 && chance(1, 3)) { /* rows wide enough for tiles of 16 columns */
+            if (!set_dim(p, 1, rand_int(1, 8), rand_int(1, 3), rand_int(1, 2), 1, rand_int(0, 1), rand_int(0, 1), 0, 0) ||
+                !set_dim(p, 2, rand_int(16, 64), rand_int(1, 5), rand_int(1, 3), rand_int(1, 2), rand_int(0, 2),
+                         rand_int(0, 2), 0, 0))
+                return 0;
+        } else if (!draw_dims(p, nd, nd == 1 ? 24 : nd == 2 ? 12 : 6, nd == 3 ? 3 : 4, 3, 2, 2, 0)) {
+            return 0;
+        }
+        break;
+    }
+    case K_S1: /* 2-D (or 1-D as 1 x W), stride 1, no dilation */
+        set_channels(p, rand_int(1, 3), rand_int(1, 10), draw_mg(24));
+        if (!draw_dims(p, rand_int(1, 2), 12, 5, 1, 1, 2, 0)) return 0;
+        break;
+    case K_POINTWISE:
+    case K_POINTWISE_T: { /* 1 x 1, stride 1, no padding; X^T * W^T mostly on fewer positions than a panel */
+        const int nd = rand_int(1, 3), few = kind == K_POINTWISE_T && chance(3, 4);
+        set_channels(p, rand_int(1, 3), rand_int(1, 40), draw_mg(40));
+        for (d = 3 - nd; d < 3; ++d) set_dim(p, d, rand_int(1, few ? 3 : nd == 1 ? 40 : 8), 1, 1, 1, 0, 0, 0, 0);
+        c->work = chance(1, 2);
+        break;
+    }
+    case K_DEPTHWISE: /* one input channel per group, any shape; often the 2-D 3 x 3 the kernel fuses */
+        set_channels(p, rand_int(1, 6), 1, rand_int(1, 3));
+        if (chance(1, 2)) {
+            const int32_t s = rand_int(1, 3), dl = rand_int(1, 2);
+            if (!set_dim(p, 1, rand_int(1, 14), 3, s, dl, rand_int(0, 2), rand_int(0, 2), 0, 0) ||
+                !set_dim(p, 2, rand_int(1, 20), 3, rand_int(1, 3), dl, rand_int(0, 2), rand_int(0, 2), 0, 0))
+                return 0;
+        } else {
+            const int nd = rand_int(1, 3);
+            if (!draw_dims(p, nd, nd == 1 ? 30 : nd == 2 ? 14 : 6, 5, 3, 2, 3, 0)) return 0;
+        }
+        break;
+    case K_IMPLICIT: /* 1-D or 2-D, anything */
+        set_channels(p, rand_int(1, 3), rand_int(1, 12), draw_mg(40));
+        if (!draw_dims(p, rand_int(1, 2), 14, 5, 3, 2, 3, 0)) return 0;
+        break;
+    case K_DW3_PADDED: { /* depthwise 2-D 3 x 3, strides 1 or 2 in both dims, no dilation, any pads */
+        const int32_t s = rand_int(1, 2);
+        for (d = 0; d < 4; ++d) pad[d] = rand_int(0, 2);
+        set_channels(p, rand_int(1, 4), 1, rand_int(1, 2));
+        if (!draw_3x3(p, s, pad, 14, 14)) return 0;
+        break;
+    }
+    case K_FLAT3X3: { /* 3 x 3, no dilation: stride 1 with pads of 1, or stride 2 with pads of 0 or 1 */
+        const int32_t s = rand_int(1, 2);
+        for (d = 0; d < 4; ++d) pad[d] = s == 1 ? 1 : rand_int(0, 1);
+        set_channels(p, rand_int(1, 3), rand_int(1, 4), draw_mg(6));
+        if (!draw_3x3(p, s, pad, 14, 16)) return 0;
+        if (s == 2 && pad[1] == 0 && 2 * p->out_size[2] < p->in_size[2]) return 0; /* (conv.py's condition) */
+        break;
+    }
+    case K_DW3_DIRECT: { /* depthwise 2-D 3 x 3, strides 1 or 2, pads of 0 or 1 on each side */
+        const int32_t s = rand_int(1, 2), shape = rand_int(0, 9);
+        for (d = 0; d < 4; ++d) pad[d] = rand_int(0, 1);
+        set_channels(p, rand_int(1, 3), 1, rand_int(1, 2));
+        /* mostly small planes; some rows longer than a flat run (128), planes of several runs, and
+         * rows of 126 to 129 outputs */
+        if (!(shape == 0   ? draw_3x3(p, s, pad, 4, 300)
+              : shape == 1 ? draw_3x3(p, s, pad, 70, 12)
+              : shape == 2 ? set_dim(p, 1, rand_int(1, 34), 3, s, 1, pad[0], pad[2], 0, 0) &&
+                                 set_dim(p, 2, 126 * s + rand_int(0, 3), 3, s, 1, pad[1], pad[3], 0, 0)
+                           : draw_3x3(p, s, pad, 10, 12)))
+            return 0;
+        break;
+    }
+    case K_TRANSPOSE: {
+        const int nd = rand_int(1, 3);
+        set_channels(p, rand_int(1, 3), rand_int(1, 8), rand_int(1, 8));
+        if (!draw_dims(p, nd, nd == 3 ? 4 : 8, nd == 3 ? 3 : 4, 3, 2, 2, 1)) return 0;
+        break;
+    }
+    default:
+        return 0;
+    }
+    /* the patch-matrix and position blocks of the kernels that take them */
+    k = p->in_c / p->group * prod3(p->kernel);
+    npos = prod3(p->out_size);
+    if (kind == K_IM2COL) {
+        p->kc = chance(1, 3) ? k : rand_int(1, k);
+        p->nc = chance(1, 3) ? npos : rand_int(1, npos);
+    } else if (kind == K_S1) {
+        p->kc = chance(1, 3) ? k : rand_int(1, k);
+        p->nc = rand_int(1, p->out_size[1] * (p->out_size[2] + p->kernel[2] - 1));
+    } else if (kind == K_POINTWISE_T) {
+        p->nc = PANEL * rand_int(1, ceil16(p->out_c / p->group) / PANEL);
+    } else if (kind == K_TRANSPOSE) {
+        npos = prod3(p->in_size);
+        p->nc = chance(1, 3) ? npos : rand_int(1, npos);
+    }
+    return (double)p->batch * p->out_c * prod3(p->out_size) * k <= MAX_MACS &&
+           (double)p->batch * p->in_c * prod3(p->in_size) * (p->out_c / p->group) * prod3(p->kernel) <= MAX_MACS;
+}
+
+/* Floats of scratch the compiler gives the kernel (aot/emit_c/ops/conv.py), or -1 for none. */
+static long scratch_floats(const conv_case *c) {
+    const aotc_conv_params *p = &c->p;
+    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group;
+    const int32_t IH = p->in_size[1], IW = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2];
+    const long ldc = ((p->nc + PANEL - 1) / PANEL | 1) * PANEL; /* patch rows an odd number of panels apart */
+    switch (c->kind) {
+    case K_IM2COL: return p->kc * ldc;
+    case K_S1: {
+        const long pw = OW + p->kernel[2] - 1;
+        return ceil16((int32_t)(cg * (OH + p->kernel[1] - 1) * pw + p->kernel[2])) + p->kc * ldc + (long)mg * p->nc;
+    }
+    case K_POINTWISE: return c->work ? (cg < AOTC_GEMM_KC ? cg : AOTC_GEMM_KC) * PANEL : 0;
+    case K_POINTWISE_T: return (long)prod3(p->out_size) * p->nc;
+    case K_DW3_PADDED: {
+        const long s = p->strides[2], rows = (OH - 1) * s + 3, cols = (OW - 1) * s + 3;
+        const long planes = s == 1 ? rows * cols : 4 * ((rows + 1) / 2) * ((cols + 1) / 2);
+        return planes + OH * (s == 1 ? cols : (cols + 1) / 2);
+    }
+    case K_FLAT3X3:
+        return ceil16(OH * OW + 1) + (p->strides[2] == 1 ? (long)(IH + 2) * IW + 2 : 4L * ((OH + 2) * OW + 2));
+    case K_TRANSPOSE: return (long)mg * prod3(p->kernel) * p->nc + AOTC_GEMM_KC * PANEL;
+    default: return -1;
+    }
+}
+
+/* Each group's W^T (C/g * taps rows, M/g columns) in the GEMM core's panels of PANEL columns,
+ * zero-padded: what conv.py packs for the implicit GEMM and X^T * W^T. */
+static float *pack_wt(const aotc_conv_params *p, const float *w) {
+    const int32_t mg = p->out_c / p->group, rows = p->in_c / p->group * prod3(p->kernel), cols = ceil16(mg);
+    float *wt = test_alloc((size_t)p->group * cols * rows);
+    int32_t g, r, j;
+    for (g = 0; g < p->group; ++g)
+        for (r = 0; r < rows; ++r)
+            for (j = 0; j < cols; ++j)
+                wt[((size_t)g * cols + j / PANEL * PANEL) * rows + (size_t)r * PANEL + j % PANEL] =
+                    j < mg ? w[((size_t)g * mg + j) * rows + r] : 0.0f;
+    return wt;
+}
+
+static void print_case(const conv_case *c) {
+    const aotc_conv_params *p = &c->p;
+    printf("  batch %d, group %d, %d -> %d channels, in %dx%dx%d, out %dx%dx%d, kernel %dx%dx%d, strides %d %d %d, "
+           "dilations %d %d %d, pads %d %d %d, kc %d, nc %d, act %d, bias %d, residual %d, work %d\n",
+           (int)p->batch, (int)p->group, (int)p->in_c, (int)p->out_c, (int)p->in_size[0], (int)p->in_size[1],
+           (int)p->in_size[2], (int)p->out_size[0], (int)p->out_size[1], (int)p->out_size[2], (int)p->kernel[0],
+           (int)p->kernel[1], (int)p->kernel[2], (int)p->strides[0], (int)p->strides[1], (int)p->strides[2],
+           (int)p->dilations[0], (int)p->dilations[1], (int)p->dilations[2], (int)p->pads[0], (int)p->pads[1],
+           (int)p->pads[2], (int)p->kc, (int)p->nc, (int)p->act, c->bias, c->res, c->work);
+}
+
+static int unchanged(const float *a, const float *b, size_t n) {
+    return a == NULL || n == 0 || memcmp(a, b, n * sizeof(float)) == 0;
+}
+
+/* Runs one case through its kernel and the reference; 1 on a mismatch. */
+static int check(const conv_case *c) {
+    const aotc_conv_params *p = &c->p;
+    const int transpose = c->kind == K_TRANSPOSE;
+    const size_t xn = (size_t)p->batch * p->in_c * prod3(p->in_size);
+    const size_t yn = (size_t)p->batch * p->out_c * prod3(p->out_size);
+    const size_t wn = (size_t)(transpose ? p->in_c * (p->out_c / p->group) : p->out_c * (p->in_c / p->group)) *
+                      prod3(p->kernel);
+    const long sn = scratch_floats(c);
+    float *x = test_alloc(xn), *w = test_alloc(wn), *b = c->bias ? test_alloc(p->out_c) : NULL;
+    float *r = c->res ? test_alloc(yn) : NULL, *y = test_alloc_nan(yn), *ref = test_alloc(yn), *mag = test_alloc(yn);
+    float *x0 = test_copy(x, xn), *w0 = test_copy(w, wn), *b0 = b ? test_copy(b, p->out_c) : NULL;
+    float *r0 = r ? test_copy(r, yn) : NULL;
+    float *ax = test_abs(x, xn), *aw = test_abs(w, wn), *ab = test_abs(b, p->out_c), *ar = test_abs(r, yn);
+    float *scratch = sn > 0 ? test_alloc_nan((size_t)sn) : NULL;
+    float *wt = c->kind == K_IMPLICIT || c->kind == K_POINTWISE_T ? pack_wt(p, w) : NULL;
+    aotc_conv_params q = *p;
+    int bad;
+    q.act = AOTC_ACT_NONE; /* the magnitudes: the sums of |terms| */
+    if (transpose) {
+        aotc_conv_transpose_ref_f32(p, x, w, b, ref);
+        aotc_conv_transpose_ref_f32(&q, ax, aw, ab, mag);
+    } else {
+        aotc_conv_ref_f32(p, x, w, b, r, ref);
+        aotc_conv_ref_f32(&q, ax, aw, ab, ar, mag);
+    }
+    switch (c->kind) {
+    case K_IM2COL: aotc_conv_f32(p, x, w, b, r, y, scratch); break;
+    case K_S1: aotc_conv_s1_f32(p, x, w, b, r, y, scratch); break;
+    case K_POINTWISE: aotc_conv_pointwise_f32(p, x, w, b, r, y, scratch); break;
+    case K_POINTWISE_T: aotc_conv_pointwise_t_f32(p, x, wt, b, r, y, scratch); break;
+    case K_DEPTHWISE: aotc_conv_depthwise_f32(p, x, w, b, r, y); break;
+    case K_DIRECT: aotc_conv_direct_f32(p, x, w, b, r, y); break;
+    case K_IMPLICIT: aotc_conv_implicit_f32(p, x, wt, b, r, y); break;
+    case K_DW3_PADDED: aotc_conv_depthwise3x3_f32(p, x, w, b, r, y, scratch); break;
+    case K_FLAT3X3: aotc_conv3x3_flat_f32(p, x, w, b, r, y, scratch); break;
+    case K_DW3_DIRECT: aotc_conv_depthwise3x3_direct_f32(p, x, w, b, r, y); break;
+    case K_TRANSPOSE: aotc_conv_transpose_f32(p, x, w, b, y, scratch); break;
+    default: break;
+    }
+    bad = test_differs(NAMES[c->kind], y, ref, mag, yn);
+    if (!bad && !(unchanged(x, x0, xn) && unchanged(w, w0, wn) && unchanged(b, b0, p->out_c) && unchanged(r, r0, yn))) {
+        printf("%s: changed an input\n", NAMES[c->kind]);
+        bad = 1;
+    }
+    if (bad) print_case(c);
+    free(x), free(w), free(b), free(r), free(y), free(ref), free(mag), free(x0), free(w0), free(b0), free(r0);
+    free(ax), free(aw), free(ab), free(ar), free(scratch), free(wt);
+    return bad;
+}
+
+/* The references on cases small enough to work out by hand. */
+static int check_reference(void) {
+    /* 3 x 3 input 1..9, 2 x 2 kernel [[1, 0], [0, -1]], bias 0.5, stride 2, pads of 1:
+     * output (oy, ox) = x(2 oy - 1, 2 ox - 1) - x(2 oy, 2 ox) + 0.5 (x outside: 0) */
+    static const float x[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, w[4] = {1, 0, 0, -1}, bias = 0.5f;
+    static const float expect[4] = {-0.5f, -2.5f, -6.5f, -3.5f};
+    /* ConvTranspose 1-D: x [1, 2], kernel [1, 10, 100], stride 2: [1, 10, 100 + 2, 20, 200] */
+    static const float tx[2] = {1, 2}, tw[3] = {1, 10, 100}, texpect[5] = {1, 10, 102, 20, 200};
+    aotc_conv_params p;
+    float y[5];
+    int bad = 0, d;
+    memset(&p, 0, sizeof p);
+    for (d = 0; d < 3; ++d) p.in_size[d] = p.out_size[d] = p.kernel[d] = p.strides[d] = p.dilations[d] = 1;
+    p.batch = p.group = p.in_c = p.out_c = 1;
+    set_dim(&p, 1, 3, 2, 2, 1, 1, 0, 0, 0);
+    set_dim(&p, 2, 3, 2, 2, 1, 1, 0, 0, 0);
+    aotc_conv_ref_f32(&p, x, w, &bias, NULL, y);
+    bad |= test_differs("aotc_conv_ref_f32", y, expect, NULL, 4);
+    set_dim(&p, 1, 1, 1, 1, 1, 0, 0, 1, 0);
+    set_dim(&p, 2, 2, 3, 2, 1, 0, 0, 1, 0);
+    aotc_conv_transpose_ref_f32(&p, tx, tw, NULL, y);
+    bad |= test_differs("aotc_conv_transpose_ref_f32", y, texpect, NULL, 5);
+    return bad;
+}
+
+int main(int argc, char **argv) {
+    const int32_t shapes = test_args(argc, argv, 100);
+    const int verbose = argc > 3; /* a third argument: print each case before it runs */
+    int failed = check_reference(), kind;
+    int32_t i;
+    for (kind = 0; kind < K_COUNT; ++kind) {
+        int bad = 0;
+        for (i = 0; i < shapes && !bad; ++i) {
+            conv_case c;
+            while (!draw(kind, &c)) {
+            }
+            if (verbose) print_case(&c), fflush(stdout);
+            bad = check(&c);
+        }
+        printf("%-34s %s (%d shapes)\n", NAMES[kind], bad ? "MISMATCH" : "ok", (int)i);
+        failed |= bad;
+    }
+    return failed;
+}

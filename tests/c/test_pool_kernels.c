@@ -1,0 +1,123 @@
+/* The pool kernels (aotc_pool.h, pool.c) against the references (pool_ref.c) over random
+ * shapes: 1-D to 3-D windows, strides, dilations, pads, floor and ceil mode, count_include_pad,
+ * windows with no input under them, rows longer than pool.c combines on the stack; and the
+ * global pools against a window over the whole plane. Buffers of exactly their size; outputs
+ * start as NaN. The max is compared exactly, the average with a relative tolerance.
+ *
+ *     test_pool_kernels [seed] [shapes per entry point] */
+#include "aotc_pool.h"
+#include "kernel_test.h"
+#include "kernels_ref.h"
+
+enum { P_MAX, P_AVG, P_GLOBAL_MAX, P_GLOBAL_AVG, P_COUNT };
+
+static const char *const NAMES[P_COUNT] = {"aotc_maxpool_f32", "aotc_avgpool_f32", "aotc_global_maxpool_f32",
+                                           "aotc_global_avgpool_f32"};
+
+static int32_t prod3(const int32_t *v) { return v[0] * v[1] * v[2]; }
+
+/* A random window pool (leading dims 1); 0 to draw again. */
+static int draw(aotc_pool_params *p) {
+    const int nd = rand_int(1, 3), ceil_mode = chance(1, 3), long_rows = nd >= 2 && chance(1, 10);
+    int d;
+    memset(p, 0, sizeof *p);
+    p->planes = rand_int(1, 4);
+    p->count_include_pad = chance(1, 2);
+    for (d = 0; d < 3; ++d) p->in[d] = p->out[d] = p->kernel[d] = p->strides[d] = p->dilations[d] = 1;
+    for (d = 3 - nd; d < 3; ++d) {
+        const int32_t k = rand_int(1, 4), s = rand_int(1, 3), dl = chance(2, 3) ? 1 : rand_int(2, 3);
+        const int32_t span = (k - 1) * dl + 1;
+        int32_t n = rand_int(1, nd == 1 ? 40 : nd == 2 ? 12 : 6), total, out;
+        if (long_rows) n = d == 2 ? rand_int(500, 700) : d == 1 ? rand_int(1, 4) : 1;
+        p->kernel[d] = k, p->strides[d] = s, p->dilations[d] = dl, p->in[d] = n;
+        p->pads_begin[d] = rand_int(0, k - 1), p->pads_end[d] = rand_int(0, k - 1); /* ONNX: pads < kernel */
+        total = n + p->pads_begin[d] + p->pads_end[d];
+        if (total < span) return 0;
+        out = ceil_mode ? (total - span + s - 1) / s + 1 : (total - span) / s + 1;
+        if (ceil_mode && (out - 1) * s >= n + p->pads_begin[d]) --out; /* the last window starts inside */
+        p->out[d] = out;
+    }
+    return (double)p->planes * prod3(p->out) * prod3(p->kernel) <= 2000000.0;
+}
+
+static void print_case(const aotc_pool_params *p) {
+    printf("  planes %d, in %dx%dx%d, out %dx%dx%d, kernel %dx%dx%d, strides %d %d %d, dilations %d %d %d, "
+           "pads %d %d %d / %d %d %d, count_include_pad %d\n",
+           (int)p->planes, (int)p->in[0], (int)p->in[1], (int)p->in[2], (int)p->out[0], (int)p->out[1],
+           (int)p->out[2], (int)p->kernel[0], (int)p->kernel[1], (int)p->kernel[2], (int)p->strides[0],
+           (int)p->strides[1], (int)p->strides[2], (int)p->dilations[0], (int)p->dilations[1], (int)p->dilations[2],
+           (int)p->pads_begin[0], (int)p->pads_begin[1], (int)p->pads_begin[2], (int)p->pads_end[0],
+           (int)p->pads_end[1], (int)p->pads_end[2], (int)p->count_include_pad);
+}
+
+static int check(int kind) {
+    aotc_pool_params p;
+    size_t xn, yn;
+    float *x, *x0, *ax, *y, *ref, *mag = NULL;
+    int bad, d;
+    while (!draw(&p)) {
+    }
+    if (kind == P_GLOBAL_MAX || kind == P_GLOBAL_AVG) { /* the reference: one window over the plane */
+        for (d = 0; d < 3; ++d) {
+            p.kernel[d] = p.in[d], p.out[d] = p.strides[d] = p.dilations[d] = 1;
+            p.pads_begin[d] = p.pads_end[d] = 0;
+        }
+    }
+    xn = (size_t)p.planes * prod3(p.in), yn = (size_t)p.planes * prod3(p.out);
+    x = test_alloc(xn), x0 = test_copy(x, xn), ax = test_abs(x, xn), y = test_alloc_nan(yn), ref = test_alloc(yn);
+    if (kind == P_MAX || kind == P_GLOBAL_MAX) {
+        aotc_maxpool_ref_f32(&p, x, ref);
+    } else {
+        mag = test_alloc(yn);
+        aotc_avgpool_ref_f32(&p, x, ref);
+        aotc_avgpool_ref_f32(&p, ax, mag);
+    }
+    switch (kind) {
+    case P_MAX: aotc_maxpool_f32(&p, x, y); break;
+    case P_AVG: aotc_avgpool_f32(&p, x, y); break;
+    case P_GLOBAL_MAX: aotc_global_maxpool_f32(p.planes, prod3(p.in), x, y); break;
+    default: aotc_global_avgpool_f32(p.planes, prod3(p.in), x, y); break;
+    }
+    bad = test_differs(NAMES[kind], y, ref, mag, yn);
+    if (!bad && memcmp(x, x0, xn * sizeof(float)) != 0) {
+        printf("%s: changed its input\n", NAMES[kind]);
+        bad = 1;
+    }
+    if (bad) print_case(&p);
+    free(x), free(x0), free(ax), free(y), free(ref), free(mag);
+    return bad;
+}
+
+/* The references on a pool small enough to work out by hand: 1-D input [1, -2, 3, 4, -5],
+ * kernel 2, stride 2, pads 1 and 1: windows [pad, 1], [-2, 3], [4, -5]. */
+static int check_reference(void) {
+    static const float x[5] = {1, -2, 3, 4, -5};
+    static const float max[3] = {1, 3, 4}, avg[3] = {1, 0.5f, -0.5f}, avg_pad[3] = {0.5f, 0.5f, -0.5f};
+    aotc_pool_params p;
+    float y[3];
+    int bad = 0, d;
+    memset(&p, 0, sizeof p);
+    for (d = 0; d < 3; ++d) p.in[d] = p.out[d] = p.kernel[d] = p.strides[d] = p.dilations[d] = 1;
+    p.planes = 1, p.in[2] = 5, p.out[2] = 3, p.kernel[2] = 2, p.strides[2] = 2, p.pads_begin[2] = p.pads_end[2] = 1;
+    aotc_maxpool_ref_f32(&p, x, y);
+    bad |= test_differs("aotc_maxpool_ref_f32", y, max, NULL, 3);
+    aotc_avgpool_ref_f32(&p, x, y);
+    bad |= test_differs("aotc_avgpool_ref_f32", y, avg, NULL, 3);
+    p.count_include_pad = 1;
+    aotc_avgpool_ref_f32(&p, x, y);
+    bad |= test_differs("aotc_avgpool_ref_f32 (count_include_pad)", y, avg_pad, NULL, 3);
+    return bad;
+}
+
+int main(int argc, char **argv) {
+    const int32_t shapes = test_args(argc, argv, 300);
+    int failed = check_reference(), kind;
+    int32_t i;
+    for (kind = 0; kind < P_COUNT; ++kind) {
+        int bad = 0;
+        for (i = 0; i < shapes && !bad; ++i) bad = check(kind);
+        printf("%-34s %s (%d shapes)\n", NAMES[kind], bad ? "MISMATCH" : "ok", (int)i);
+        failed |= bad;
+    }
+    return failed;
+}

@@ -1,0 +1,125 @@
+"""The kernel tests written in C (tests/c/test_<family>_kernels.c): every optimised kernel of the
+conv, gemm and pool families against its reference kernel (runtime_c/kernels/<family>_ref.c) over
+random shapes, with a fixed seed.
+
+Each test program is compiled with gcc -O2 under AddressSanitizer and UndefinedBehaviorSanitizer
+(-std=c99 -Wall -Wextra -Werror) against the runtime sources a bundle ships for the family
+(aot/emit_c/runtime_files.py) and its reference, and fails on any mismatch or any read or write
+past a tensor (its buffers are heap allocations of exactly their size). Two host builds take the
+kernels' other block sizes: -march=native (a host bundle's: GEMM tiles of 6 x 16 with AVX) and the
+baseline ISA with AOTC_DW3_BLOCK=1 (6 x 8 tiles on x86-64 SSE2; the depthwise 3 x 3 kernel output
+by output, as on targets without vector units). The conv test also runs on a Cortex-M4 under qemu
+(4 x 4 tiles), with fewer shapes. All kernel sources and tests must also compile cleanly with clang.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from conftest import require_tool
+
+from aot.emit_c.runtime_files import family_files, kernel_families
+from aot.paths import cmake_dir, runtime_dir
+
+TESTS_C = Path(__file__).resolve().parent / "c"
+KERNELS = runtime_dir() / "kernels"
+INCLUDE = runtime_dir() / "include"
+SEED = 1
+# the families whose kernels each test links (conv's call the GEMM core), and shapes per entry point
+CALLS = {"conv": ("conv", "gemm"), "gemm": ("gemm",), "pool": ("pool",)}
+SHAPES = {"conv": 300, "gemm": 400, "pool": 400}
+WARNINGS = ["-std=c99", "-Wall", "-Wextra", "-Werror"]
+SANITIZE = ["-O2", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
+HOST_BUILDS = {"native": ["-march=native"], "generic": ["-DAOTC_DW3_BLOCK=1"]}
+CORTEX_M4 = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"]
+
+
+def c_sources(family: str) -> list[Path]:
+    """The C files the test of `family` links: the test, what bundles ship for the families it
+    calls, and the family's reference kernels."""
+    shipped = dict.fromkeys(f for fam in CALLS[family] for f in family_files(fam) if f.endswith(".c"))
+    return [TESTS_C / f"test_{family}_kernels.c", *(KERNELS / f for f in shipped), KERNELS / f"{family}_ref.c"]
+
+
+@pytest.fixture(scope="module")
+def objects(tmp_path_factory) -> dict:
+    """Objects compiled so far in this module, by (compiler, flags, source): the GEMM core once for
+    the conv and gemm tests."""
+    return {"dir": tmp_path_factory.mktemp("objects")}
+
+
+def compile_and_link(objects: dict, cc: str, sources: list[Path], flags: list[str], exe: Path,
+                     link: list[str] = ()) -> None:
+    """Each source to an object (two at a time: the machine has two cores), then one link."""
+    incs = [f"-I{INCLUDE}", f"-I{KERNELS}", f"-I{TESTS_C}"]
+
+    def one(src: Path) -> Path:
+        key = (cc, tuple(flags), src)
+        if key not in objects:
+            obj = objects["dir"] / f"{len(objects)}-{src.stem}.o"
+            r = subprocess.run([cc, *flags, *incs, "-c", str(src), "-o", str(obj)], capture_output=True, text=True)
+            assert r.returncode == 0, f"{cc} {src.name}:\n{r.stderr[-4000:]}"
+            objects[key] = obj
+        return objects[key]
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        objs = list(pool.map(one, sources))
+    r = subprocess.run([cc, *flags, *map(str, objs), *link, "-lm", "-o", str(exe)], capture_output=True, text=True)
+    assert r.returncode == 0, f"linking {exe.name}:\n{r.stderr[-4000:]}"
+
+
+def run_checked(cmd: list[str], timeout: int, env: dict[str, str] | None = None) -> str:
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    assert r.returncode == 0, f"{' '.join(cmd)} exited {r.returncode}:\n{r.stdout[-6000:]}\n{r.stderr[-6000:]}"
+    return r.stdout
+
+
+@pytest.mark.parametrize("build", sorted(HOST_BUILDS))
+@pytest.mark.parametrize("family", sorted(CALLS))
+def test_kernels_match_reference(tmp_path, objects, family, build):
+    """Every entry point of the family against its reference under ASan/UBSan, SHAPES random shapes each."""
+    require_tool("gcc")
+    if build == "native" and platform.machine() not in ("x86_64", "aarch64", "arm64"):
+        pytest.skip("-march=native: x86-64 and aarch64 hosts")
+    exe = tmp_path / f"test_{family}_kernels"
+    compile_and_link(objects, "gcc", c_sources(family), [*WARNINGS, *SANITIZE, *HOST_BUILDS[build]], exe)
+    out = run_checked([str(exe), str(SEED), str(SHAPES[family])], timeout=300,
+                      env={**os.environ, "ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0"})
+    assert "MISMATCH" not in out and " ok " in out, out
+
+
+def test_conv_on_cortex_m4(tmp_path, objects):
+    """The conv test on qemu's mps2-an386 (Cortex-M4F, no vector unit: 4 x 4 GEMM tiles, depthwise
+    blocks of 1), fewer shapes; output and exit code through semihosting."""
+    require_tool("arm-none-eabi-gcc", "qemu-system-arm")
+    board = cmake_dir() / "cortex-m"
+    exe = tmp_path / "test_conv_kernels.elf"
+    flags = [*WARNINGS, *CORTEX_M4, "-O2", "-ffunction-sections", "-fdata-sections", f"-I{board}"]
+    link = [f"-T{board / 'mps2-an386.ld'}", f"-L{board}", "--specs=nano.specs", "--specs=rdimon.specs",
+            "-nostartfiles", "-Wl,--gc-sections", "-u", "_printf_float"]
+    compile_and_link(objects, "arm-none-eabi-gcc", [*c_sources("conv"), board / "startup.c"], flags, exe, link)
+    args = ",".join(f"arg={a}" for a in ("test_conv_kernels", SEED, SHAPES["conv"] // 10))
+    out = run_checked(["qemu-system-arm", "-M", "mps2-an386", "-nographic", "-monitor", "none", "-serial", "none",
+                       "-semihosting-config", f"enable=on,target=native,{args}", "-kernel", str(exe)], timeout=600)
+    assert "MISMATCH" not in out and " ok " in out, out
+
+
+def test_kernels_compile_cleanly_with_clang():
+    """Every kernel source, shipped or reference, and the C tests: -std=c99 -Wall -Wextra -Werror on clang."""
+    require_tool("clang")
+    sources = sorted({KERNELS / f for fam in kernel_families() for f in family_files(fam) if f.endswith(".c")}
+                     | set(KERNELS.glob("*_ref.c")) | set(TESTS_C.glob("*.c")))
+    incs = [f"-I{INCLUDE}", f"-I{KERNELS}", f"-I{TESTS_C}"]
+
+    def one(src: Path) -> str:
+        r = subprocess.run(["clang", *WARNINGS, "-fsyntax-only", *incs, str(src)], capture_output=True, text=True)
+        return "" if r.returncode == 0 else f"{src.name}:\n{r.stderr[-3000:]}"
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        errors = [e for e in pool.map(one, sources) if e]
+    assert not errors, "\n".join(errors)
