@@ -163,9 +163,10 @@ def _cmd_partition(args: argparse.Namespace) -> int:
     if not args.output and not args.show:
         raise AotcError("nothing to do: give -o P.onnx and/or --show")
     source = str(Path(args.model).resolve())
-    graph = partition_model(load_model(args.model), Options(name=args.name, vendors=tuple(args.vendor),
-                                                             annotate=args.annotate,
-                                                             input_shapes=tuple(args.input_shape)), source)
+    parted = partition_model(load_model(args.model), Options(name=args.name, vendors=tuple(args.vendor),
+                                                              annotate=args.annotate,
+                                                              input_shapes=tuple(args.input_shape)), source)
+    graph = parted.graph
     if args.output:
         import onnx
 
@@ -175,13 +176,13 @@ def _cmd_partition(args: argparse.Namespace) -> int:
         from aot.compiler import codegen_functions
 
         try:  # each vendor's report on its functions (e.g. simulated cycles): needs their codegen
-            reports = {sym: art.report for sym, art in codegen_functions(graph, "host").items()}
+            reports = {sym: art.report for sym, art in codegen_functions(graph, "host", parted.vendors).items()}
         except AotcError as e:
             reports = {}
             print(f"aotc: note: no vendor reports ({e.one_line()})", file=sys.stderr)
         print(function_table(graph, reports), end="")
         if args.explain:
-            print(explain(graph), end="")
+            print(explain(graph, parted.refusals), end="")
         base = Path(args.output or Path(args.model).with_suffix(".partition.onnx"))
         print(f"aotc: wrote {write_picture(graph, base)}")
     return 0

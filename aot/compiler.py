@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import onnx
@@ -11,12 +12,12 @@ from aot.emit_c import Bundle, build_bundle
 from aot.errors import AotcError
 from aot.frontend import import_model, load_model, sanitize
 from aot.ir import Graph
-from aot.partition import partition_for
+from aot.partition import Partitioned, partition_for
 from aot.partition.manual import load_annotations
 from aot.partition.serialize import from_onnx
 from aot.passes import HOST_PIPELINE, simplify
 from aot.targets import fit_bundle, get_target
-from aot.vendor import Artifact, CodegenContext, Vendor, find_vendor
+from aot.vendor import Artifact, CodegenContext, Vendor, check_vendor, find_vendor
 
 
 @dataclass(frozen=True)
@@ -33,44 +34,57 @@ class Options:
     scratch_floor: int = 0
 
 
-def partition_model(model: onnx.ModelProto, options: Options = Options(), source: str = "model.onnx") -> Graph:
-    """Frontend, simplification and partitioning: the graph whose functions go to vendors.
+def partition_model(model: onnx.ModelProto, options: Options = Options(),
+                    source: str = "model.onnx") -> Partitioned:
+    """Frontend, simplification and partitioning: the graph whose functions go to vendors, with the
+    vendors (by priority) whose codegen takes them and why nodes stayed on the host.
 
     A model written by `aotc partition` carries its regions; they are honoured like manual annotations."""
     model, annotations, file_vendors = from_onnx(model)
     vendors: list[Vendor] = []
     for v in [*options.vendors, *file_vendors]:
         v = find_vendor(v) if isinstance(v, str) else v
+        check_vendor(v)
         if all(v.name != known.name for known in vendors):
             vendors.append(v)
     if options.annotate:
         annotations = annotations + load_annotations(options.annotate)
     name = sanitize(options.name or Path(source).stem)
     graph = simplify(import_model(model, name, dict(options.input_shapes)))
-    graph = partition_for(graph, vendors, annotations, name)
-    graph.meta["vendors"] = vendors
-    return graph
+    return partition_for(graph, vendors, annotations, name)
 
 
-def codegen_functions(graph: Graph, target: str) -> dict[str, Artifact]:
-    """Each vendor's transform and codegen over its functions."""
-    vendors = {v.name: v for v in graph.meta.get("vendors", [])}
+def codegen_functions(graph: Graph, target: str, vendors: Sequence[Vendor]) -> dict[str, Artifact]:
+    """Each vendor's transform and codegen over its functions (`vendors`: Partitioned.vendors).
+    Constants a codegen put in its context's weight store ship with its artifact: the blob, the
+    file that links it in and CMake lines, when the store has a blob."""
+    by_name = {v.name: v for v in vendors}
     artifacts: dict[str, Artifact] = {}
     for symbol, fn in list(graph.functions.items()):
-        v = vendors[fn.compiler]
+        v = by_name.get(fn.compiler)
+        if v is None:
+            raise AotcError(f"function {symbol} is for vendor {fn.compiler}, which is not among the vendors "
+                            f"({', '.join(by_name) or 'none'})")
         if v.transform:
             fn = graph.functions[symbol] = v.transform(fn)
-        if v.codegen is None:
-            raise AotcError(f"vendor {v.name} has no codegen")
-        artifacts[symbol] = v.codegen(fn, CodegenContext(graph.name, target, f"vendor/{v.name}"))
+        ctx = CodegenContext(graph.name, target, f"vendor/{v.name}", symbol)
+        artifacts[symbol] = _with_weights(v.codegen(fn, ctx), ctx)
     return artifacts
 
 
+def _with_weights(art: Artifact, ctx: CodegenContext) -> Artifact:
+    files = ctx.weights.files()
+    if not files or all(f in art.files for f in files):
+        return art
+    cmake = "\n".join(c for c in (art.cmake.rstrip("\n"), ctx.weights.cmake(ctx.vendor_dir)) if c)
+    return replace(art, files={**art.files, **files}, sources=[*art.sources, *ctx.weights.sources()], cmake=cmake)
+
+
 def compile_model(model: onnx.ModelProto, options: Options = Options(), source: str = "model.onnx") -> Bundle:
-    graph = partition_model(model, options, source)
-    graph = simplify(graph, HOST_PIPELINE)  # fusion for the host kernels, after vendors took their nodes
+    parted = partition_model(model, options, source)
+    graph = simplify(parted.graph, HOST_PIPELINE)  # fusion for the host kernels, after vendors took their nodes
     graph.meta["scratch_floor"] = options.scratch_floor
-    artifacts = codegen_functions(graph, options.target)
+    artifacts = codegen_functions(graph, options.target, parted.vendors)
     bundle = build_bundle(graph, graph.name, target=options.target, source=source, artifacts=artifacts)
     return fit_bundle(bundle, options.target)  # refuses a model too big for the board
 

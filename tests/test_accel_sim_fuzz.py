@@ -82,7 +82,7 @@ def small_cnn():
 
 
 def compiled(model, cfg: DeviceConfig) -> bytes:
-    graph = partition_model(model, Options(vendors=(make_vendor(cfg),)))
+    graph = partition_model(model, Options(vendors=(make_vendor(cfg),))).graph
     (fn,) = graph.functions.values()
     return lower_function(fn, cfg).blob
 

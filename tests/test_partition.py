@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import time
+from dataclasses import dataclass, replace
+from typing import ClassVar
 
 import numpy as np
 import onnx
@@ -17,9 +20,11 @@ from opcheck import model_case, shared_build
 from aot.compiler import Options, compile_model, partition_model
 from aot.errors import AotcError
 from aot.frontend import import_model
-from aot.partition import partition_for
+from aot.ir import Graph, Node, Tensor
+from aot.partition import PartitionGraph, PartitionState, PartitionStep, Region, partition_for, partition_steps
 from aot.partition.serialize import from_onnx, to_onnx
 from aot.passes import simplify
+from aot.passes.base import run_passes, verify_graph
 from aot.vendor import Vendor, find_vendor
 from aot.vendor.cref import VENDOR as CREF
 from aot.vendor.cref.codegen import codegen as cref_codegen
@@ -52,7 +57,7 @@ def dag_model(spec: list[tuple[str, int, int]], name: str = "dag") -> tuple[onnx
 
 
 def partition(model: onnx.ModelProto, vendors: list[Vendor], annotations=None):
-    return partition_for(simplify(import_model(model, "m")), vendors, annotations, "m")
+    return partition_for(simplify(import_model(model, "m")), vendors, annotations, "m").graph
 
 
 def placement(graph) -> dict[str, str]:
@@ -230,7 +235,7 @@ def test_bad_annotations_are_refused_naming_the_nodes(entries, words):
 def test_annotation_file_through_the_cli_options(tmp_path):
     f = tmp_path / "ann.json"
     f.write_text(json.dumps([{"target": "host", "nodes": ["gemm11"]}]))
-    g = partition_model(zoo.mlp(), Options(vendors=("cref",), annotate=str(f)))
+    g = partition_model(zoo.mlp(), Options(vendors=("cref",), annotate=str(f))).graph
     assert placement(g)["gemm11"] == "host"
 
 
@@ -238,13 +243,13 @@ def test_annotation_file_through_the_cli_options(tmp_path):
 
 def test_partition_round_trips_through_onnx():
     model = zoo.mlp()
-    g = partition_model(model, Options(name="mlp", vendors=("cref",)))
+    g = partition_model(model, Options(name="mlp", vendors=("cref",))).graph
     written = to_onnx(g, g.meta["onnx"])
     onnx.checker.check_model(written)
     assert [f.domain for f in written.functions] == ["aotc.cref"]
     plain, annotations, vendors = from_onnx(written)
     assert vendors == ["cref"] and len(annotations) == 1
-    again = partition_model(written, Options(name="mlp"))  # no --vendor: the file names its vendors
+    again = partition_model(written, Options(name="mlp")).graph  # no --vendor: the file names its vendors
     assert placement(again) == placement(g)
     feeds = zoo.random_inputs(model)
     ref = ort.InferenceSession(model.SerializeToString()).run(None, feeds)[0]
@@ -254,8 +259,8 @@ def test_partition_round_trips_through_onnx():
 
 def test_a_manual_region_is_honoured_after_a_round_trip():
     model = zoo.mlp()
-    g = partition_model(model, Options(name="mlp", vendors=("cref",)))
-    g2 = partition_model(to_onnx(g, g.meta["onnx"]), Options(name="mlp", vendors=("cref",)))
+    g = partition_model(model, Options(name="mlp", vendors=("cref",))).graph
+    g2 = partition_model(to_onnx(g, g.meta["onnx"]), Options(name="mlp", vendors=("cref",))).graph
     assert len(g2.functions) == 1
 
 
@@ -273,8 +278,6 @@ def test_metadata_lists_functions():
 
 
 def test_cref_refuses_what_it_cannot_take_and_says_why():
-    from aot.ir import Graph, Node, Tensor
-
     t = {n: Tensor(n, (2, 3), "int64") for n in ("a", "b", "y")}
     g = Graph("g", [Node("Add", "add", ["a", "b"], ["y"])], t, ["a", "b"], ["y"])
     verdict = CREF.check(g.nodes[0], g)
@@ -300,3 +303,115 @@ def test_zoo_models_partitioned_for_cref_match_onnxruntime(zoo_build, case_id):
     zoo_build.check(case_id)
     if case_id != "zoo_squeezenet":  # the only model without a dense layer for cref to take
         assert len(zoo_build.meta[case_id]["partition"]) == 1
+
+
+# --- the steps as verified passes ----------------------------------------------------------------
+
+def _state_after_regions(vendors: list[Vendor]) -> PartitionState:
+    """The state MergeCompilerRegions hands on, for a small diamond."""
+    model, _ = dag_model([("Relu", 0, 0), ("Sigmoid", 1, 1), ("Tanh", 1, 1), ("Add", 2, 3)])
+    steps = partition_steps(vendors, "m")[:3]
+    return run_passes(PartitionState(simplify(import_model(model, "m"))), steps, verify=PartitionState.verify)
+
+
+@dataclass(frozen=True)
+class DropsANode(PartitionStep):
+    """A broken step: forgets the node that computes the graph's output."""
+    name: ClassVar[str] = "drops-a-node"
+
+    def run(self, state: PartitionState) -> PartitionState:
+        g = state.graph.copy()
+        g.nodes = g.nodes[:-1]
+        return replace(state, graph=g, targets={n.name: state.targets[n.name] for n in g.nodes},
+                       regions=tuple(Region(r.target, tuple(n for n in r.nodes if n != "n3")) for r in state.regions))
+
+
+@dataclass(frozen=True)
+class ForgetsTheFunction(PartitionStep):
+    """A broken outline: each region becomes a Call, but the Function is never added."""
+    name: ClassVar[str] = "forgets-the-function"
+
+    def run(self, state: PartitionState) -> PartitionState:
+        out = PartitionGraph("m").run(state)
+        g = out.graph.copy()
+        g.functions = {}
+        return replace(out, graph=g)
+
+
+@dataclass(frozen=True)
+class HostNodeInARegion(PartitionStep):
+    """A broken merge: a host node joins a vendor's region."""
+    name: ClassVar[str] = "host-node-in-a-region"
+
+    def run(self, state: PartitionState) -> PartitionState:
+        first = state.regions[0]
+        return replace(state, regions=(replace(first, nodes=(*first.nodes, "n1")), *state.regions[1:]))
+
+
+@pytest.mark.parametrize("step, words", [
+    (DropsANode(), ["drops-a-node", "never computed"]),
+    (ForgetsTheFunction(), ["forgets-the-function", "m_v_0", "does not hold"]),
+    (HostNodeInARegion(), ["host-node-in-a-region", "n1", "targeted at host"]),
+])
+def test_a_step_that_breaks_the_graph_is_caught_by_the_verifier(step, words):
+    state = _state_after_regions([vendor("v", {"Relu", "Tanh", "Add"})])
+    with pytest.raises(AotcError) as e:
+        run_passes(state, [step], verify=PartitionState.verify)
+    for w in words:
+        assert w in str(e.value), str(e.value)
+
+
+def test_verify_graph_checks_calls_against_their_functions():
+    g = partition(zoo.mlp(), [CREF])
+    verify_graph(g)
+    call = next(n for n in g.nodes if n.op == "Call")
+    bad = g.copy()
+    next(n for n in bad.nodes if n.op == "Call").attrs["compiler"] = "dnnl"
+    with pytest.raises(AotcError, match="for dnnl, but the function is 'm_cref_0' for cref"):
+        verify_graph(bad)
+    wrong_type = g.copy()
+    fn = g.functions[call.name]
+    out = fn.graph.outputs[0]
+    wrong_type.tensors = {**g.tensors, out: Tensor(out, (1, 1), "float32")}
+    with pytest.raises(AotcError, match=f"tensor '{out}' is float32"):
+        verify_graph(wrong_type)
+    uncalled = g.copy()
+    uncalled.functions = {**g.functions, "m_cref_9": g.functions[call.name]}
+    with pytest.raises(AotcError, match="never called"):
+        verify_graph(uncalled)
+
+
+def test_the_state_travels_between_steps_not_in_graph_meta():
+    state = _state_after_regions([vendor("v", {"Relu", "Tanh", "Add"})])
+    assert state.targets == {"n0": "v", "n1": "host", "n2": "v", "n3": "v"}
+    assert state.refusals["n1"] == {"v": "v does not take Sigmoid"}
+    assert [(r.target, r.nodes) for r in state.regions] == [("v", ("n0", "n2")), ("v", ("n3",))]
+    parted = partition_for(state.graph, [vendor("v", {"Relu", "Tanh", "Add"})], None, "m")
+    assert not {"targets", "refusals", "regions", "vendors"} & set(parted.graph.meta)
+    assert parted.refusals["n1"] == {"v": "v does not take Sigmoid"}
+    assert [v.name for v in parted.vendors] == ["v"]
+
+
+def test_pruned_regions_say_why_in_the_refusals():
+    model, _ = dag_model([("Relu", 0, 0), ("Sigmoid", 1, 1)])
+    parted = partition_for(simplify(import_model(model, "m")), [CREF], None, "m")
+    assert not parted.graph.functions  # cref keeps no region without a dense layer
+    assert "cref sent its region back" in parted.refusals["n0"]["cref"]
+
+
+def test_ten_thousand_nodes_partition_in_seconds():
+    """Every step is near-linear: a 10,000-node DAG with long-range edges and two vendors."""
+    rng = np.random.default_rng(11)
+    tensors, names, nodes = {"x": Tensor("x", (2, 8), "float32")}, ["x"], []
+    for k in range(10_000):
+        op = ELEMENTWISE[int(rng.integers(len(ELEMENTWISE)))]
+        picks = [names[max(0, len(names) - 1 - int(rng.integers(50)))] for _ in range(2)]
+        tensors[f"t{k}"] = Tensor(f"t{k}", (2, 8), "float32")
+        nodes.append(Node(op, f"n{k}", picks if op in ("Add", "Sub", "Mul") else picks[:1], [f"t{k}"]))
+        names.append(f"t{k}")
+    g = Graph("big", nodes, tensors, ["x"], [names[-1]])
+    start = time.perf_counter()
+    parted = partition_for(g, [vendor("a", {"Add", "Relu", "Mul"}), vendor("b", {"Sigmoid", "Sub"})], None, "big")
+    assert time.perf_counter() - start < 20  # about 2 s here
+    assert sum(len(f.graph.nodes) for f in parted.graph.functions.values()) + len(parted.graph.nodes) \
+        - len(parted.graph.functions) == 10_000

@@ -249,7 +249,7 @@ def where(graph) -> dict[str, str]:
 
 
 def test_resnet_fuses_residual_blocks_and_runs_whole():
-    g = partition_model(zoo.resnet(), Options(name="resnet", vendors=("accel_sim",)))
+    g = partition_model(zoo.resnet(), Options(name="resnet", vendors=("accel_sim",))).graph
     (fn,) = g.functions.values()
     ops = [n.attrs["composite"] if n.op == "Composite" else n.op for n in fn.graph.nodes]
     assert ops.count("accel_sim.conv_add_act") == 3 and "accel_sim.conv_act" in ops
@@ -260,23 +260,24 @@ def test_zoo_partition():
     """Only Softmax and LRN stay on the host; everything else of the zoo runs on the device,
     each model as one function."""
     for name in sorted(zoo.MODELS):
-        g = partition_model(zoo.build(name), Options(vendors=("accel_sim",)))
+        g = partition_model(zoo.build(name), Options(vendors=("accel_sim",))).graph
         host = {n.op for n in g.nodes if n.op != "Call"}
         assert host <= {"Softmax", "LRN"}, (name, host)
         assert len(g.functions) == (2 if name == "alexnet" else 1), name
 
 
 def test_unsupported_ops_fall_back_to_the_host():
-    g = partition_model(zoo.alexnet(), Options(vendors=("accel_sim",)))
+    parted = partition_model(zoo.alexnet(), Options(vendors=("accel_sim",)))
     lrn = next(n.name for n in zoo.alexnet().graph.node if n.op_type == "LRN")
-    assert [n for n, w in where(g).items() if w == "host"] == [lrn]
-    assert g.meta["refusals"][lrn]["accel_sim"] == "accel_sim does not take LRN"
+    assert [n for n, w in where(parted.graph).items() if w == "host"] == [lrn]
+    assert parted.refusals[lrn]["accel_sim"] == "accel_sim does not take LRN"
 
 
 def test_layer_that_cannot_be_tiled_is_refused_and_runs_on_the_host(results):
-    g = partition_model(UNTILEABLE.model, Options(vendors=("accel_sim",)))
+    parted = partition_model(UNTILEABLE.model, Options(vendors=("accel_sim",)))
+    g = parted.graph
     assert where(g)["n1_globalaveragepool"] == "host"
-    assert "does not fit the 65536-byte scratchpad" in g.meta["refusals"]["n1_globalaveragepool"]["accel_sim"]
+    assert "does not fit the 65536-byte scratchpad" in parted.refusals["n1_globalaveragepool"]["accel_sim"]
     assert sorted(where(g).values()) == ["accel_sim", "accel_sim", "host"]  # the convolutions still go
     results.check("untileable")
 
@@ -285,17 +286,18 @@ def test_giant_kernel_is_refused():
     g = G(1)
     y = g.node("Conv", [g.input("x", (1, 1, 130, 130)), g.const((1, 1, 130, 130))])
     model = g.case("giant", [y], VENDOR).model
-    graph = partition_model(model, Options(vendors=("accel_sim",)))
-    assert not graph.functions
-    assert "no tile of this convolution fits" in graph.meta["refusals"]["n0_conv"]["accel_sim"]
+    parted = partition_model(model, Options(vendors=("accel_sim",)))
+    assert not parted.graph.functions
+    assert "no tile of this convolution fits" in parted.refusals["n0_conv"]["accel_sim"]
 
 
 def test_elementwise_alone_stays_on_the_host():
     """A region with no MAC-array or pooling layer is not worth a device round trip."""
     g = G(2)
     y = g.node("Relu", [g.node("Add", [g.input("a", (4, 4)), g.input("b", (4, 4))])])
-    graph = partition_model(g.case("eltwise", [y]).model, Options(vendors=("accel_sim",)))
-    assert not graph.functions
+    parted = partition_model(g.case("eltwise", [y]).model, Options(vendors=("accel_sim",)))
+    assert not parted.graph.functions
+    assert "sent its region back" in parted.refusals[parted.graph.nodes[0].name]["accel_sim"]
 
 
 # --- reporting ----------------------------------------------------------------------------------
@@ -304,8 +306,8 @@ def test_report_is_in_metadata_and_partition_show(tmp_path):
     onnx.save(zoo.lenet(), tmp_path / "lenet.onnx")
     r = subprocess.run([*AOTC, "partition", str(tmp_path / "lenet.onnx"), "--vendor", "accel_sim", "--show"],
                        capture_output=True, text=True, check=True)
-    graph = partition_model(zoo.lenet(), Options(name="lenet", vendors=("accel_sim",)))
-    report = codegen_functions(graph, "host")["lenet_accel_sim_0"].report
+    parted = partition_model(zoo.lenet(), Options(name="lenet", vendors=("accel_sim",)))
+    report = codegen_functions(parted.graph, "host", parted.vendors)["lenet_accel_sim_0"].report
     line = next(ln for ln in r.stdout.splitlines() if ln.strip().startswith("lenet_accel_sim_0:"))
     for key in ("cycles", "dma_bytes", "spm_peak_bytes", "mac_utilisation"):
         assert f"{key}={report[key]}" in line

@@ -1,5 +1,5 @@
 """The vendor guide, followed: a third-party vendor installed as a package compiles a model,
-without touching aot/."""
+without touching aot/; a vendor without codegen is refused when it is found."""
 
 from __future__ import annotations
 
@@ -7,28 +7,51 @@ import json
 import os
 import subprocess
 import sys
+from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+import pytest
+from onnx import TensorProto, helper, numpy_helper
 
+import aot.vendor
 from aot.build import cmake_exe
+from aot.errors import AotcError
+from aot.vendor import Vendor, find_vendor
 
 PLUGIN = Path(__file__).parent / "plugin_vendor"
+AOTC = [sys.executable, "-m", "aot.cli"]
 
 
-def model() -> onnx.ModelProto:
-    scale = helper.make_tensor("scale", TensorProto.FLOAT, [], [0.5])
+def model(scale: np.ndarray, shape: tuple[int, int] = (3, 5)) -> onnx.ModelProto:
     nodes = [helper.make_node("Mul", ["x", "scale"], ["m"], name="mul"),
              helper.make_node("Relu", ["m"], ["r"], name="relu"),
              helper.make_node("Sigmoid", ["r"], ["s"], name="sigmoid"),
              helper.make_node("LeakyRelu", ["s"], ["y"], name="leaky", alpha=0.2)]
-    g = helper.make_graph(nodes, "plug", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 5])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 5])], [scale])
+    g = helper.make_graph(nodes, "plug", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)],
+                          [numpy_helper.from_array(scale.astype(np.float32), "scale")])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 8
     return m
+
+
+def compile_build_run(tmp_path: Path, m: onnx.ModelProto, x: np.ndarray, env: dict, name: str) -> tuple[Path, dict]:
+    onnx.save(m, tmp_path / f"{name}.onnx")
+    out = tmp_path / name
+    subprocess.run([*AOTC, str(tmp_path / f"{name}.onnx"), "-o", str(out), "--vendor", "demo"], check=True, env=env)
+    r = subprocess.run([cmake_exe(), "--build", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    np.savez(tmp_path / f"{name}_in.npz", x=x)
+    subprocess.run([*AOTC, "run", str(out), "--inputs", str(tmp_path / f"{name}_in.npz"), "--outputs",
+                    str(tmp_path / f"{name}_out.npz")], check=True, env=env)
+    return out, dict(np.load(tmp_path / f"{name}_out.npz"))
+
+
+def expected(x: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    s = 1 / (1 + np.exp(-np.maximum(scale * x, 0)))
+    return np.where(s >= 0, s, 0.2 * s)
 
 
 def test_third_party_vendor_from_a_package(tmp_path):
@@ -36,20 +59,43 @@ def test_third_party_vendor_from_a_package(tmp_path):
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
                     "--target", str(site), str(PLUGIN)], check=True)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]))
-    onnx.save(model(), tmp_path / "plug.onnx")
-    out = tmp_path / "out"
-    aotc = [sys.executable, "-m", "aot.cli"]
-    subprocess.run([*aotc, str(tmp_path / "plug.onnx"), "-o", str(out), "--vendor", "demo"], check=True, env=env)
-    subprocess.run([cmake_exe(), "--build", str(out)], check=True, capture_output=True)
     x = np.linspace(-2, 2, 15, dtype=np.float32).reshape(3, 5)
-    np.savez(tmp_path / "in.npz", x=x)
-    subprocess.run([*aotc, "run", str(out), "--inputs", str(tmp_path / "in.npz"), "--outputs",
-                    str(tmp_path / "o.npz")], check=True, env=env)
-    s = 1 / (1 + np.exp(-np.maximum(0.5 * x, 0)))
-    np.testing.assert_allclose(np.load(tmp_path / "o.npz")["y"], np.where(s >= 0, s, 0.2 * s), rtol=1e-6)
+    out, got = compile_build_run(tmp_path, model(np.array(0.5)), x, env, "small")
+    np.testing.assert_allclose(got["y"], expected(x, np.float32(0.5)), rtol=1e-6)
     meta = json.loads((out / "bundle" / "metadata.json").read_text())
     assert [f["compiler"] for f in meta["partition"]] == ["demo", "demo"]  # Sigmoid splits the two
     assert meta["partition"][0]["composites"][0]["name"] == "demo.scale_relu"
-    unknown = subprocess.run([*aotc, str(tmp_path / "plug.onnx"), "-o", str(tmp_path / "o2"), "--vendor", "demo"],
+
+    # A constant too large to print as C: the vendor puts it in its context's weight store, and
+    # the bundle links it from vendor/demo/<symbol>_weights.bin, bit-exact.
+    shape = (128, 160)  # 80 KiB of float32: above the store's 64 KiB inline limit
+    scale = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    x = np.random.default_rng(4).standard_normal(shape).astype(np.float32)
+    out, got = compile_build_run(tmp_path, model(scale, shape), x, env, "large")
+    np.testing.assert_allclose(got["y"], expected(x, scale), rtol=1e-6)
+    vdir = out / "bundle" / "vendor" / "demo"
+    (blob,) = vdir.glob("*_weights.bin")
+    assert blob.read_bytes() == scale.tobytes()
+    assert (vdir / blob.name.replace(".bin", ".c")).exists()
+    assert "(large_demo_0_weights + 0u)" in (vdir / "large_demo_0.c").read_text()  # read from the blob
+
+    unknown = subprocess.run([*AOTC, str(tmp_path / "small.onnx"), "-o", str(tmp_path / "o2"), "--vendor", "demo"],
                              capture_output=True, text=True)
     assert unknown.returncode == 2 and "demo" in unknown.stderr  # without the package on the path
+
+
+def test_vendor_without_codegen_is_refused_when_created():
+    with pytest.raises(AotcError, match="vendor 'half' has no codegen"):
+        Vendor("half", checkers={"Relu": lambda n, g: True})
+
+
+def test_vendor_without_codegen_is_refused_when_found(tmp_path, monkeypatch):
+    """A registered vendor with no codegen: `--vendor half` fails at once, naming it and its entry point."""
+    (tmp_path / "half_vendor.py").write_text(
+        "from aot.vendor import Vendor\nVENDOR = Vendor('half', checkers={'Relu': lambda n, g: True})\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    ep = EntryPoint(name="half", value="half_vendor:VENDOR", group=aot.vendor.GROUP)
+    monkeypatch.setattr(aot.vendor, "entry_points", lambda group: [ep] if group == aot.vendor.GROUP else [])
+    with pytest.raises(AotcError) as e:
+        find_vendor("half")
+    assert "vendor 'half' has no codegen" in str(e.value) and "half_vendor:VENDOR" in str(e.value)

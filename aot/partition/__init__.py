@@ -1,70 +1,57 @@
-"""Partitioning, in the four steps users of other BYOC systems know:
+"""Partitioning, as steps users of other BYOC systems know, each a pass over a typed state:
 
-    MergeComposite -> AnnotateTarget -> MergeCompilerRegions -> PartitionGraph
+    AnnotateTarget -> MergeComposite -> MergeCompilerRegions -> PruneRegions -> PartitionGraph
 
-`partition_for(graph, vendors)` runs them in that order (as TVM's partition_for_*
-does), honouring manual annotations, and gives each vendor a last say over its
-regions (`keep_region`). The result is the main graph with one Call node per
-region and the regions as Functions in `graph.functions`.
+`partition_for(graph, vendors)` runs them in that order through the pass runner
+(aot/passes/base.py), which verifies the graph and the state after every step.
+What the steps share (hand placements, each node's target, the vendors' refusals,
+the regions) is a `PartitionState` (state.py) passed from one to the next. The
+result is a `Partitioned`: the main graph with one Call node per region and the
+regions as Functions in `graph.functions`, the vendors, and the refusals.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from aot.ir import Graph
-from aot.partition.annotate_target import HOST, AnnotateTarget
-from aot.partition.manual import Annotations, check_vendor_takes, resolve
-from aot.partition.merge_composite import MergeComposite, unwrap_composites
+from aot.partition.annotate_target import AnnotateTarget
+from aot.partition.manual import resolve
+from aot.partition.merge_composite import MergeComposite
 from aot.partition.merge_regions import MergeCompilerRegions
 from aot.partition.partition_graph import PartitionGraph
+from aot.partition.prune_regions import PruneRegions
+from aot.partition.state import HOST, Partitioned, PartitionState, PartitionStep, Region
+from aot.passes.base import run_passes
 
 if TYPE_CHECKING:
     from aot.vendor.base import Vendor
 
 
-def partition_for(graph: Graph, vendors: list[Vendor], annotations: list[dict] | None = None,
-                  model_name: str | None = None) -> Graph:
+def partition_steps(vendors: Sequence[Vendor], model_name: str) -> tuple[PartitionStep, ...]:
+    """The pipeline, in order; `vendors` by the user's priority."""
+    vendors = tuple(vendors)
+    return (
+        AnnotateTarget(vendors),  # each node: a hand placement, else the first vendor whose checker takes it
+        MergeComposite(vendors),  # pattern matches become Composite nodes of their vendor
+        MergeCompilerRegions(),  # neighbours of one vendor join into regions, no cycle between regions
+        PruneRegions(vendors),  # each vendor may send a region back to the host
+        PartitionGraph(model_name),  # each region becomes a Function and a Call
+    )
+
+
+def partition_for(graph: Graph, vendors: Sequence[Vendor], annotations: list[dict] | None = None,
+                  model_name: str | None = None) -> Partitioned:
+    """Partition `graph` for `vendors` (priority order), honouring manual `annotations`."""
+    vendors = tuple(vendors)
     if not vendors:
-        return graph
-    by_name = {v.name: v for v in vendors}
-    ann = resolve(annotations or [], graph, list(by_name)) if annotations else Annotations()
-    fixed = ann.fixed_targets()
-    g = MergeComposite(tuple(vendors), fixed).run(graph)
-    check_vendor_takes(g, ann, by_name)
-    home = {n.name: n.name for n in g.nodes}
-    for n in g.nodes:
-        if n.op == "Composite":
-            home.update({m.name: n.name for m in n.attrs["body"].nodes})
-    fixed_g = tuple((home[n], t) for n, t in fixed)
-    regions = tuple((t, tuple(dict.fromkeys(home[n] for n in names))) for t, names in ann.regions)
-    g = AnnotateTarget(tuple(vendors), fixed_g).run(g)
-    g = MergeCompilerRegions(regions).run(g)
-    g = _prune(g, by_name, {n for _, names in regions for n in names})
-    g = PartitionGraph(model_name or graph.name).run(g)
-    g = unwrap_composites(g)  # composites left in the main graph (none normally) run on the host
-    g.verify()
-    return g
+        return Partitioned(graph)
+    manual = resolve(annotations or [], graph, [v.name for v in vendors])
+    start = PartitionState(graph, manual=manual.placements(), manual_regions=manual.manual_regions())
+    state = run_passes(start, partition_steps(vendors, model_name or graph.name), verify=PartitionState.verify)
+    return Partitioned(state.graph, vendors, state.refusals)
 
 
-def _prune(g: Graph, vendors: dict[str, Vendor], manual: set[str]) -> Graph:
-    """Vendors may send regions back to the host (e.g. a region with no compute-heavy op)."""
-    from aot.partition.partition_graph import outline
-
-    kept = []
-    targets = dict(g.meta["targets"])
-    for region in g.meta["regions"]:
-        v = vendors[region["target"]]
-        if v.keep_region and not set(region["nodes"]) & manual:
-            by_name = {n.name: n for n in g.nodes}
-            fn, _ = outline(g, [by_name[n] for n in region["nodes"]], "probe", v.name)
-            if not v.keep_region(fn):
-                targets.update({n: HOST for n in region["nodes"]})
-                continue
-        kept.append(region)
-    g = g.copy()
-    g.meta["regions"], g.meta["targets"] = kept, targets
-    return g
-
-
-__all__ = ["AnnotateTarget", "MergeComposite", "MergeCompilerRegions", "PartitionGraph", "partition_for"]
+__all__ = ["HOST", "AnnotateTarget", "MergeComposite", "MergeCompilerRegions", "PartitionGraph", "PartitionState",
+           "PartitionStep", "Partitioned", "PruneRegions", "Region", "partition_for", "partition_steps"]

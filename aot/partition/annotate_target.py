@@ -1,41 +1,36 @@
 """AnnotateTarget: each node gets the target that will compile it.
 
-A composite already belongs to its vendor; a manual annotation wins; otherwise
-the first vendor (in the user's order) whose checker accepts the node, else the
-host. The vendors' reasons for refusing are kept for `--explain`.
+A hand placement wins; otherwise the first vendor (in the user's order) whose
+checker accepts the node, else the host. The vendors' reasons for refusing are
+kept for `--explain`. (Whether a vendor can take a node it was given by hand is
+checked once composites are known: see MergeComposite.)
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar
 
-from aot.ir import Graph
-from aot.passes.base import Pass
+from aot.partition.state import HOST, PartitionState, PartitionStep
 
 if TYPE_CHECKING:
     from aot.vendor.base import Vendor
 
-HOST = "host"
+__all__ = ["HOST", "AnnotateTarget"]
 
 
 @dataclass(frozen=True)
-class AnnotateTarget(Pass):
+class AnnotateTarget(PartitionStep):
     vendors: tuple[Vendor, ...]
-    fixed: tuple[tuple[str, str], ...] = ()  # (node name, target) from manual annotation
     name: ClassVar[str] = "annotate-target"
 
-    def run(self, graph: Graph) -> Graph:
-        g = graph.copy()
-        fixed = dict(self.fixed)
+    def run(self, state: PartitionState) -> PartitionState:
+        g = state.graph
         targets: dict[str, str] = {}
         reasons: dict[str, dict[str, str]] = {}
         for n in g.nodes:
-            if n.op == "Composite":
-                targets[n.name] = n.attrs["compiler"]
-                continue
-            if n.name in fixed:
-                targets[n.name] = fixed[n.name]
+            if n.name in state.manual:
+                targets[n.name] = state.manual[n.name]
                 continue
             targets[n.name] = HOST
             for v in self.vendors:
@@ -44,6 +39,4 @@ class AnnotateTarget(Pass):
                     targets[n.name] = v.name
                     break
                 reasons.setdefault(n.name, {})[v.name] = verdict.reason
-        g.meta["targets"] = targets
-        g.meta["refusals"] = reasons
-        return g
+        return replace(state, targets=targets, refusals=reasons)

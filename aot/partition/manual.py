@@ -23,7 +23,7 @@ from pathlib import Path
 
 from aot.errors import AotcError
 from aot.ir import Graph, Node
-from aot.partition.annotate_target import HOST
+from aot.partition.state import HOST, Region
 
 
 @dataclass
@@ -31,11 +31,15 @@ class Annotations:
     nodes: dict[str, str] = field(default_factory=dict)  # IR node name -> target
     regions: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # (target, IR node names)
 
-    def fixed_targets(self) -> tuple[tuple[str, str], ...]:
+    def placements(self) -> dict[str, str]:
+        """Node -> target for every node placed by hand, the nodes of manual regions included."""
         pairs = dict(self.nodes)
         for target, names in self.regions:
             pairs.update({n: target for n in names})
-        return tuple(pairs.items())
+        return pairs
+
+    def manual_regions(self) -> tuple[Region, ...]:
+        return tuple(Region(target, names, manual=True) for target, names in self.regions)
 
 
 def load_annotations(path: str | Path) -> list[dict]:
@@ -100,7 +104,7 @@ def _region_nodes(region: dict, graph: Graph, by_source: dict[str, str], k: int)
         raise AotcError(f"annotation {k}: region needs \"outputs\" naming tensors of the model"
                         + (f" (unknown: {', '.join(unknown)})" if unknown else ""))
     producers = graph.producers()
-    names: list[str] = []
+    names: dict[str, None] = {}  # ordered set
     stack = list(outs)
     seen: set[str] = set()
     while stack:
@@ -114,8 +118,7 @@ def _region_nodes(region: dict, graph: Graph, by_source: dict[str, str], k: int)
                 continue
             raise AotcError(f"annotation {k}: region boundary does not close: it reaches model input '{t}', "
                             "which is not among the region's inputs")
-        if p.name not in names:
-            names.append(p.name)
+        names[p.name] = None
         stack.extend(i for i in p.inputs if i)
     order = {n.name: i for i, n in enumerate(graph.nodes)}
     return sorted(names, key=order.__getitem__)
@@ -136,26 +139,6 @@ def check_convex(graph: Graph, names: list[str], what: str) -> None:
                                 f"{_desc(n)} back into it; add it to the region or split the region")
         else:
             tainted[n.name] = from_region
-
-
-def check_vendor_takes(graph: Graph, ann: Annotations, vendors: dict) -> None:
-    """Every manually placed node must be one its vendor accepts (alone or inside its composite).
-
-    `graph` is after MergeComposite: a node may now sit inside a Composite node."""
-    home = {n.name: n for n in graph.nodes}
-    for n in graph.nodes:
-        if n.op == "Composite":
-            home.update({m.name: n for m in n.attrs["body"].nodes})
-    for target, names in [(t, [n]) for n, t in ann.nodes.items()] + ann.regions:
-        if target == HOST:
-            continue
-        for nm in names:
-            node = home[nm]
-            if node.op == "Composite" and node.attrs["compiler"] == target:
-                continue
-            verdict = vendors[target].check(node, graph)
-            if not verdict:
-                raise AotcError(f"annotated for {target}, but {target} cannot take it: {verdict.reason}", node=node)
 
 
 def _desc(n: Node) -> str:

@@ -2,19 +2,25 @@
 
 Vendors are tried in the user's priority order, and each vendor's patterns in
 its own order (longest first). A node belongs to at most one composite, and a
-match is skipped when a node in it is claimed by a higher-priority vendor
-(annotated by hand, or taken op by op) — so results are deterministic and the
-user's order decides every conflict.
+match is skipped when a node in it goes to a higher-priority vendor (annotated
+by hand, or taken op by op: its target from AnnotateTarget) — so results are
+deterministic and the user's order decides every conflict.
+
+The state follows the graph: a composite takes its vendor as target, and hand
+placements of the nodes it swallowed now name the composite. Then every hand
+placement is checked: a node given to a vendor must be taken by it, inside one
+of its composites or by its checker.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar
 
+from aot.errors import AotcError
 from aot.ir import Graph, Node
 from aot.partition.pattern import match_at
-from aot.passes.base import Pass
+from aot.partition.state import HOST, PartitionState, PartitionStep, Region
 
 if TYPE_CHECKING:
     from aot.vendor.base import Vendor
@@ -44,42 +50,66 @@ def unwrap_composites(graph: Graph, keep: set[str] | None = None) -> Graph:
 
 
 @dataclass(frozen=True)
-class MergeComposite(Pass):
+class MergeComposite(PartitionStep):
     vendors: tuple[Vendor, ...]
-    fixed: tuple[tuple[str, str], ...] = ()  # (node name, target) from manual annotation
     name: ClassVar[str] = "merge-composite"
 
-    def run(self, graph: Graph) -> Graph:
-        g = graph.copy()
-        fixed = dict(self.fixed)
+    def run(self, state: PartitionState) -> PartitionState:
+        assert state.targets is not None, "MergeComposite runs after AnnotateTarget"
+        g = state.graph.copy()
+        manual, targets = state.manual, state.targets
+        order = {n.name: k for k, n in enumerate(g.nodes)}
         claimed: set[str] = set()
         composites: dict[str, Node] = {}  # root name -> composite node
         members: dict[str, str] = {}  # node name -> root name
         for rank, vendor in enumerate(self.vendors):
-            higher = self.vendors[:rank]
+            higher = {v.name for v in self.vendors[:rank]}
             producers, consumers = g.producers(), g.consumers()
             for pattern in vendor.patterns:
                 for root in reversed(g.nodes):
                     if root.name in claimed:
                         continue
-                    nodes = match_at(root, pattern, g, producers, consumers, claimed)
+                    nodes = match_at(root, pattern, g, producers, consumers, claimed, order)
                     if nodes is None:
                         continue
-                    if any(fixed.get(n.name, vendor.name) != vendor.name for n in nodes):
-                        continue
-                    if any(fixed.get(n.name) != vendor.name and any(h.check(n, g) for h in higher)
-                           for n in nodes):
-                        continue
-                    node = make_composite(g, nodes, pattern.name, vendor.name)
-                    composites[root.name] = node
+                    if any(manual.get(n.name, vendor.name) != vendor.name for n in nodes):
+                        continue  # a node placed by hand elsewhere
+                    if any(n.name not in manual and targets[n.name] in higher for n in nodes):
+                        continue  # a node a higher-priority vendor takes by itself
+                    composites[root.name] = make_composite(g, nodes, pattern.name, vendor.name)
                     for n in nodes:
                         claimed.add(n.name)
                         members[n.name] = root.name
         out: list[Node] = []
+        new_targets: dict[str, str] = {}
         for n in g.nodes:
             if n.name in composites:
                 out.append(composites[n.name])
+                new_targets[n.name] = composites[n.name].attrs["compiler"]
             elif n.name not in members:
                 out.append(n)
+                new_targets[n.name] = targets[n.name]
         g.nodes = out
-        return g
+
+        def home(name: str) -> str:
+            return members.get(name, name)
+
+        new_manual = {home(n): t for n, t in manual.items()}
+        manual_regions = tuple(Region(r.target, tuple(dict.fromkeys(home(n) for n in r.nodes)), manual=True)
+                               for r in state.manual_regions)
+        refusals = {n: why for n, why in state.refusals.items() if n not in members}
+        _check_manual(g, new_manual, {v.name: v for v in self.vendors})
+        return replace(state, graph=g, manual=new_manual, manual_regions=manual_regions, targets=new_targets,
+                       refusals=refusals)
+
+
+def _check_manual(graph: Graph, manual: dict[str, str], vendors: dict[str, Vendor]) -> None:
+    """Every node placed by hand on a vendor is one it takes: inside its composite, or by its checker."""
+    by_name = {n.name: n for n in graph.nodes}
+    for name, target in manual.items():
+        node = by_name[name]
+        if target == HOST or (node.op == "Composite" and node.attrs["compiler"] == target):
+            continue
+        verdict = vendors[target].check(node, graph)
+        if not verdict:
+            raise AotcError(f"annotated for {target}, but {target} cannot take it: {verdict.reason}", node=node)

@@ -2,95 +2,114 @@
 
 Nodes are visited in execution order. A node joins the region of one of its
 producers that has the same target if, with each region contracted to a single
-call, the graph of what has been visited stays acyclic (a region's result may
-not leave it and come back, directly through another region or through host
-nodes). Otherwise it starts a new region. On a chain this yields one region per
-maximal run of same-target nodes, the fewest possible. Manual regions are fixed:
-their nodes join no other region and no other node joins them.
+call, the graph stays acyclic (a region's result may not leave it and come back,
+directly through another region or through host nodes). Otherwise it starts a new
+region. On a chain this yields one region per maximal run of same-target nodes,
+the fewest possible. Manual regions are fixed: their nodes join no other region
+and no other node joins them.
+
+The cycle test is incremental, so the step stays near-linear on large graphs: the
+contracted graph (one vertex per region, one per host node) keeps a topological
+order. A node joining region R adds edges into R from its other producers; if they
+all come before R in the order, no cycle can appear. Otherwise a search forward
+from R, bounded by the latest such producer, either reaches one (a cycle: refuse)
+or finds what must move after them, and only that window is renumbered (after
+Pearce and Kelly's dynamic topological order).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
-from aot.ir import Graph
-from aot.partition.annotate_target import HOST
-from aot.passes.base import Pass
+from aot.errors import AotcError
+from aot.partition.state import HOST, PartitionState, PartitionStep, Region
+
+
+@dataclass
+class _Contracted:
+    """The visited part of the graph with each region contracted to one vertex, in a topological order."""
+
+    succ: list[set[int]] = field(default_factory=list)  # vertex -> successor vertices
+    pos: list[int] = field(default_factory=list)  # vertex -> position in the order
+    at: list[int] = field(default_factory=list)  # position -> vertex
+
+    def add(self, preds: list[int]) -> int:
+        v = len(self.succ)
+        self.succ.append(set())
+        self.pos.append(len(self.at))
+        self.at.append(v)
+        for p in preds:
+            self.succ[p].add(v)
+        return v
+
+    def join(self, v: int, preds: list[int]) -> bool:
+        """Add edges preds -> v (a node of `preds`' results joins vertex v) unless that closes a cycle."""
+        others = [p for p in preds if p != v]
+        if not others:
+            return True
+        lo, hi = self.pos[v], max(self.pos[p] for p in others)
+        if hi > lo:
+            targets = set(others)
+            reach, stack = {v}, [v]
+            while stack:
+                for y in self.succ[stack.pop()]:
+                    if y in targets:
+                        return False
+                    if self.pos[y] <= hi and y not in reach:
+                        reach.add(y)
+                        stack.append(y)
+            window = self.at[lo:hi + 1]
+            moved = [x for x in window if x not in reach] + [x for x in window if x in reach]
+            for k, x in enumerate(moved, lo):
+                self.at[k] = x
+                self.pos[x] = k
+        for p in others:
+            self.succ[p].add(v)
+        return True
 
 
 @dataclass(frozen=True)
-class MergeCompilerRegions(Pass):
-    fixed_regions: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (target, node names)
+class MergeCompilerRegions(PartitionStep):
     name: ClassVar[str] = "merge-compiler-regions"
 
-    def run(self, graph: Graph) -> Graph:
-        g = graph.copy()
-        targets: dict[str, str] = g.meta["targets"]
+    def run(self, state: PartitionState) -> PartitionState:
+        assert state.targets is not None, "MergeCompilerRegions runs after AnnotateTarget"
+        g, targets = state.graph, state.targets
         producers = g.producers()
-        regions: list[dict] = []
-        region_of: dict[str, int] = {}
-        fixed_ids: set[int] = set()
-        for target, names in self.fixed_regions:
-            rid = len(regions)
-            regions.append({"target": target, "nodes": []})
-            fixed_ids.add(rid)
-            for nm in names:
-                region_of[nm] = rid
-        visited: list = []
+        manual_of = {n: k for k, r in enumerate(state.manual_regions) for n in r.nodes}
+        graph = _Contracted()
+        vertex: dict[str, int] = {}  # node name -> its vertex
+        members: dict[int, list[str]] = {}  # vertex of a region -> its nodes
+        manual_vertex: dict[int, int] = {}  # manual region index -> its vertex
+        fixed: set[int] = set()  # vertices of manual regions
+        auto: list[int] = []  # vertices of regions formed here, in creation order
         for n in g.nodes:
-            preds = list(dict.fromkeys(producers[i].name for i in n.inputs if i in producers))
-            visited.append(n)
+            preds = list(dict.fromkeys(vertex[producers[i].name] for i in n.inputs if i in producers))
             target = targets[n.name]
-            if n.name in region_of:  # a manual region (validated convex beforehand)
-                rid = region_of[n.name]
+            if n.name in manual_of:
+                k = manual_of[n.name]
+                v = manual_vertex.get(k)
+                if v is None:
+                    v = manual_vertex[k] = graph.add(preds)
+                    members[v] = []
+                    fixed.add(v)
+                elif not graph.join(v, preds):
+                    raise AotcError(f"the region annotated for {target} would form a cycle with the regions "
+                                    "around it; add the nodes between them to it or split it", node=n)
             elif target == HOST:
+                vertex[n.name] = graph.add(preds)
                 continue
             else:
-                rid = None
-                for p in preds:
-                    r = region_of.get(p)
-                    if r is None or r in fixed_ids or regions[r]["target"] != target:
-                        continue
-                    region_of[n.name] = r
-                    if _acyclic(visited, region_of, producers):
-                        rid = r
-                        break
-                    del region_of[n.name]
-                if rid is None:
-                    rid = len(regions)
-                    regions.append({"target": target, "nodes": []})
-                region_of[n.name] = rid
-            regions[rid]["nodes"].append(n.name)
-        g.meta["regions"] = [r for r in regions if r["nodes"]]
-        return g
-
-
-def _acyclic(nodes: list, region_of: dict[str, int], producers: dict) -> bool:
-    """Is the graph of `nodes`, each region contracted to one vertex, free of cycles? (Kahn's algorithm)"""
-    def vertex(name: str) -> object:
-        return ("r", region_of[name]) if name in region_of else name
-
-    names = {n.name for n in nodes}
-    edges: dict[object, set[object]] = {}
-    indegree: dict[object, int] = {vertex(n.name): 0 for n in nodes}
-    for n in nodes:
-        v = vertex(n.name)
-        for i in n.inputs:
-            p = producers.get(i)
-            if p is None or p.name not in names:
-                continue
-            u = vertex(p.name)
-            if u != v and v not in edges.setdefault(u, set()):
-                edges[u].add(v)
-                indegree[v] += 1
-    ready = [v for v, d in indegree.items() if d == 0]
-    seen = 0
-    while ready:
-        u = ready.pop()
-        seen += 1
-        for v in edges.get(u, ()):
-            indegree[v] -= 1
-            if indegree[v] == 0:
-                ready.append(v)
-    return seen == len(indegree)
+                v = next((u for u in preds if u in members and u not in fixed
+                          and targets[members[u][0]] == target and graph.join(u, preds)), None)
+                if v is None:
+                    v = graph.add(preds)
+                    members[v] = []
+                    auto.append(v)
+            vertex[n.name] = v
+            members[v].append(n.name)
+        regions = [Region(r.target, tuple(members[manual_vertex[k]]), manual=True)
+                   for k, r in enumerate(state.manual_regions) if k in manual_vertex]
+        regions += [Region(targets[members[v][0]], tuple(members[v])) for v in auto]
+        return replace(state, regions=tuple(regions))

@@ -11,24 +11,32 @@ wherever the data allows.
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from aot.errors import AotcError
 from aot.ir import Function, Graph, Node
-from aot.passes.base import Pass
+from aot.partition.state import PartitionState, PartitionStep
 
 
-def outline(graph: Graph, nodes: list[Node], symbol: str, compiler: str) -> tuple[Function, Node]:
+def outline(graph: Graph, nodes: list[Node], symbol: str, compiler: str,
+            users: dict[str, list[str]] | None = None) -> tuple[Function, Node]:
+    """`nodes` as Function `symbol` and the Call node that replaces them. `users` (tensor -> names of
+    the nodes reading it) saves a pass over the graph per region when many are outlined."""
     inside = {n.name for n in nodes}
-    used_outside = {i for n in graph.nodes if n.name not in inside for i in n.inputs if i}
-    outputs = [o for n in nodes for o in n.outputs if o and (o in used_outside or o in graph.outputs)]
+    if users is None:
+        users = _users(graph)
+    outputs = [o for n in nodes for o in n.outputs
+               if o and (o in graph.outputs or any(u not in inside for u in users.get(o, ())))]
     body = graph.subgraph(nodes, symbol, outputs)
-    inputs = body.inputs
     fn = Function(global_symbol=symbol, compiler=compiler, graph=body)
-    call = Node("Call", symbol, list(inputs), list(outputs), {"function": symbol, "compiler": compiler},
+    call = Node("Call", symbol, list(body.inputs), list(outputs), {"function": symbol, "compiler": compiler},
                 origin=tuple(s for n in nodes for s in n.sources()))
     return fn, call
+
+
+def _users(graph: Graph) -> dict[str, list[str]]:
+    return {t: [n.name for n in ns] for t, ns in graph.consumers().items()}
 
 
 def toposort(nodes: list[Node], rank: dict[str, int]) -> list[Node]:
@@ -57,23 +65,25 @@ def toposort(nodes: list[Node], rank: dict[str, int]) -> list[Node]:
 
 
 @dataclass(frozen=True)
-class PartitionGraph(Pass):
+class PartitionGraph(PartitionStep):
     model_name: str
     name: ClassVar[str] = "partition-graph"
 
-    def run(self, graph: Graph) -> Graph:
-        g = graph.copy()
+    def run(self, state: PartitionState) -> PartitionState:
+        assert state.regions is not None, "PartitionGraph runs after MergeCompilerRegions"
+        g = state.graph.copy()
         by_name = {n.name: n for n in g.nodes}
         order = {n.name: k for k, n in enumerate(g.nodes)}
+        users = _users(g)
         replaced: dict[str, Node] = {}
         counters: dict[str, int] = {}
-        for region in g.meta.get("regions", []):
-            compiler = region["target"]
+        for region in state.regions:
+            compiler = region.target
             k = counters.get(compiler, 0)
             counters[compiler] = k + 1
             symbol = f"{self.model_name}_{compiler}_{k}"
-            nodes = sorted((by_name[nm] for nm in region["nodes"]), key=lambda n: order[n.name])
-            fn, call = outline(g, nodes, symbol, compiler)
+            nodes = sorted((by_name[nm] for nm in region.nodes), key=lambda n: order[n.name])
+            fn, call = outline(g, nodes, symbol, compiler, users)
             g.functions[symbol] = fn
             order[call.name] = order[nodes[0].name]
             for n in nodes:
@@ -86,4 +96,5 @@ class PartitionGraph(Pass):
                 seen.add(target.name)
                 new_nodes.append(target)
         g.nodes = toposort(new_nodes, order)
-        return g
+        # The regions are Functions now: what was placed where is in the graph itself.
+        return replace(state, graph=g, manual={}, manual_regions=(), targets=None, regions=None)

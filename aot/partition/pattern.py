@@ -156,8 +156,10 @@ class Composite:
 
 
 def match_at(root: Node, composite: Composite, graph: Graph, producers: dict[str, Node],
-             consumers: dict[str, list[Node]], claimed: set[str]) -> list[Node] | None:
-    """The nodes of `composite` rooted at `root`, or None. Interior results must stay inside."""
+             consumers: dict[str, list[Node]], claimed: set[str],
+             order: dict[str, int] | None = None) -> list[Node] | None:
+    """The nodes of `composite` rooted at `root`, in graph order (`order`: node name -> position,
+    computed here when not given), or None. Interior results must stay inside."""
     if len(root.outputs) != 1:
         return None
     st = composite.pattern.match(root.outputs[0], MatchState(graph, producers, claimed))
@@ -170,5 +172,6 @@ def match_at(root: Node, composite: Composite, graph: Graph, producers: dict[str
                 return None
     if composite.check and not composite.check(st.nodes, graph):
         return None
-    order = {n.name: k for k, n in enumerate(graph.nodes)}
+    if order is None:
+        order = {n.name: k for k, n in enumerate(graph.nodes)}
     return sorted(st.nodes, key=lambda n: order[n.name])

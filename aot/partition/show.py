@@ -6,6 +6,7 @@ import html
 import shutil
 import subprocess
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 
 from aot.ir import Graph, Node
@@ -37,13 +38,13 @@ def function_table(graph: Graph, reports: dict[str, dict] | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def explain(graph: Graph) -> str:
-    refusals: dict[str, dict[str, str]] = graph.meta.get("refusals", {})
+def explain(graph: Graph, refusals: Mapping[str, Mapping[str, str]]) -> str:
+    """Why each host node stayed there: `refusals` (Partitioned.refusals) holds each vendor's reason."""
     host = [n for n in graph.nodes if n.op != "Call"]
     lines = ["why these nodes stay on the host:"] if host else []
     for n in host:
         why = refusals.get(n.name, {})
-        reason = "; ".join(f"{v}: {r}" for v, r in why.items()) or "sent back to the host (region pruned or annotated)"
+        reason = "; ".join(f"{v}: {r}" for v, r in why.items()) or "placed on the host by hand"
         lines.append(f"  {n.name} ({n.op}): {reason}")
     return "\n".join(lines) + ("\n" if lines else "")
 

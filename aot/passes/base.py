@@ -1,10 +1,17 @@
-"""The pass protocol (after xDSL's ModulePass): a name and a pure run(graph) -> graph."""
+"""The pass protocol (after xDSL's ModulePass): a name and a pure run(graph) -> graph.
+
+`run_passes` is the runner: each pass, then the verifier on what it returned, so a pass
+that breaks an invariant is named at once rather than surfacing as odd C later. The
+value a pass maps may be a Graph (verified by `verify_graph`) or a typed value that
+carries one (partitioning's state, with its own verify)."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Callable, Iterable
+from typing import ClassVar, Protocol, TypeVar
 
-from aot.ir import Graph
+from aot.errors import AotcError
+from aot.ir import Graph, Node
 
 
 class Pass:
@@ -12,3 +19,72 @@ class Pass:
 
     def run(self, graph: Graph) -> Graph:  # pragma: no cover - interface
         raise NotImplementedError
+
+
+V = TypeVar("V")
+
+
+class Step(Protocol[V]):
+    """Anything with a name that maps a value to a value of the same kind (a Pass is a Step[Graph])."""
+
+    @property
+    def name(self) -> str: ...
+
+    def run(self, value: V, /) -> V: ...
+
+
+def verify_graph(graph: Graph) -> None:
+    """Graph.verify(), and what it does not look at: every Composite body and Function graph
+    verifies; each Call names a Function of the graph, of its compiler, with its inputs and outputs
+    (same names, shapes, dtypes); every Function is called exactly once."""
+    graph.verify()
+    called: set[str] = set()
+    for n in graph.nodes:
+        if n.op == "Composite":
+            body = n.attrs.get("body")
+            if not isinstance(body, Graph) or not n.attrs.get("compiler"):
+                raise AotcError("composite node without a body graph or a compiler", node=n)
+            verify_graph(body)
+            if list(body.outputs) != list(n.outputs):
+                raise AotcError(f"composite body computes {body.outputs}, the node says {n.outputs}", node=n)
+            missing = [i for i in body.inputs if i not in n.inputs]
+            if missing:
+                raise AotcError(f"composite body reads {', '.join(missing)}, which the node does not take", node=n)
+        elif n.op == "Call":
+            _verify_call(graph, n, called)
+    uncalled = [s for s in graph.functions if s not in called]
+    if uncalled:
+        raise AotcError(f"function(s) {', '.join(uncalled)} in the graph are never called")
+
+
+def _verify_call(graph: Graph, n: Node, called: set[str]) -> None:
+    symbol = n.attrs.get("function")
+    fn = graph.functions.get(symbol)
+    if fn is None:
+        raise AotcError(f"calls function '{symbol}', which the graph does not hold", node=n)
+    if symbol in called:
+        raise AotcError(f"function '{symbol}' is called twice", node=n)
+    called.add(symbol)
+    if fn.global_symbol != symbol or fn.compiler != n.attrs.get("compiler"):
+        raise AotcError(f"calls '{symbol}' for {n.attrs.get('compiler')}, but the function is "
+                        f"'{fn.global_symbol}' for {fn.compiler}", node=n)
+    for kind, mine, theirs in (("inputs", n.inputs, fn.graph.inputs), ("outputs", n.outputs, fn.graph.outputs)):
+        if list(mine) != list(theirs):
+            raise AotcError(f"{kind} {list(mine)} differ from function '{symbol}''s {list(theirs)}", node=n)
+        for t in mine:
+            a, b = graph.tensors[t], fn.graph.tensors[t]
+            if a.shape != b.shape or a.dtype != b.dtype:
+                raise AotcError(f"tensor '{t}' is {a.dtype}{list(a.shape)} here but {b.dtype}{list(b.shape)} "
+                                f"in function '{symbol}'", node=n)
+    verify_graph(fn.graph)
+
+
+def run_passes(value: V, passes: Iterable[Step[V]], verify: Callable[[V], None] = verify_graph) -> V:  # type: ignore[assignment]
+    """Run each pass in order, verifying what it returns; a broken result names the pass."""
+    for p in passes:
+        value = p.run(value)
+        try:
+            verify(value)
+        except AotcError as e:
+            raise AotcError(f"after pass '{p.name}': {e.message}", node=e.node) from e
+    return value

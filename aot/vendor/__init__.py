@@ -6,7 +6,7 @@ from __future__ import annotations
 from importlib.metadata import entry_points
 
 from aot.errors import AotcError
-from aot.vendor.base import ACCEPT, Artifact, CodegenContext, Reject, Vendor, Verdict
+from aot.vendor.base import ACCEPT, Artifact, CodegenContext, Reject, Vendor, Verdict, check_vendor
 
 GROUP = "aotc.vendors"
 
@@ -22,12 +22,13 @@ def find_vendor(name: str) -> Vendor:
         raise AotcError(f"unknown vendor '{name}' (known: {known})")
     try:
         vendor = matches[0].load()
+    except AotcError as e:  # e.g. Vendor(...) refused itself: no codegen
+        raise AotcError(f"{e.one_line()} [entry point {name} = {matches[0].value}]") from e
     except Exception as e:
         raise AotcError(f"vendor '{name}' failed to load: {e}") from e
-    if not isinstance(vendor, Vendor) or vendor.name != name:
-        raise AotcError(f"entry point '{name}' in {GROUP} is not a Vendor named '{name}'")
+    check_vendor(vendor, name)
     return vendor
 
 
 __all__ = ["ACCEPT", "Artifact", "CodegenContext", "Reject", "Vendor", "Verdict", "available_vendors",
-           "find_vendor"]
+           "check_vendor", "find_vendor"]

@@ -9,10 +9,14 @@ partitioned function into C (codegen). The core never names a vendor or its ops.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from types import ModuleType
+from typing import Any, ClassVar
 
+from aot.csource import format as cformat
+from aot.csource.weights import C_INCLUDES, WeightStore
+from aot.errors import AotcError
 from aot.ir import Function, Graph, Node
 from aot.partition.pattern import Composite
 
@@ -66,22 +70,53 @@ class Artifact:
 
 @dataclass
 class CodegenContext:
-    """What codegen may know beyond the function itself."""
+    """What codegen may know beyond the function itself, and what every vendor shares with the
+    host generator, so that no vendor reaches into aotc's internals:
+
+    - `format`: the C text helpers (aot/csource/format.py): `c_float` (exact hex floats),
+      `c_array_body`, `c_ident`, `c_comment`, `c_ints`, `C_TYPES` ...
+    - `weights`: this function's WeightStore (aot/csource/weights.py). Add each constant with
+      `ctx.weights.add(ident, array, comment)`, read it in C through the name it returns, and
+      print `ctx.weights.declarations()` (after your last add) in your C file, which includes
+      `ctx.weights_includes`. Small constants become C arrays; large ones go into a blob that
+      aotc ships with your files (the host's policy: one for the whole bundle).
+    """
 
     model_name: str
     target: str
     vendor_dir: str  # bundle-relative folder of this vendor's files, e.g. "vendor/cref"
+    symbol: str = "function"  # the function's global_symbol: the prefix of its blob's names
+    weights: WeightStore = field(init=False)
+    format: ClassVar[ModuleType] = cformat
+    weights_includes: ClassVar[tuple[str, ...]] = C_INCLUDES
+
+    def __post_init__(self) -> None:
+        self.weights = WeightStore(self.symbol)
+
+
+Codegen = Callable[[Function, CodegenContext], Artifact]
+
+
+def _no_codegen(fn: Function, ctx: CodegenContext) -> Artifact:  # pragma: no cover - never called
+    raise AssertionError("refused in Vendor.__post_init__")
 
 
 @dataclass
 class Vendor:
+    """A backend. `codegen` is required: a vendor that cannot turn its functions into C is
+    refused when it is created (so when it is found by name), not halfway through a compile."""
+
     name: str
     checkers: dict[str, Checker] = field(default_factory=dict)  # ONNX op -> (node, graph) -> bool | Verdict
     patterns: tuple[Composite, ...] = ()  # tried in order: list longer chains before their prefixes
-    codegen: Callable[[Function, CodegenContext], Artifact] | None = None
+    codegen: Codegen = _no_codegen
     transform: Callable[[Function], Function] | None = None
-    keep_region: Callable[[Function], bool] | None = None  # False sends a region back to the host
+    # (region's nodes in graph order, main graph) -> False sends the region back to the host
+    keep_region: Callable[[Sequence[Node], Graph], bool] | None = None
     description: str = ""
+
+    def __post_init__(self) -> None:
+        check_vendor(self)
 
     def check(self, node: Node, graph: Graph) -> Verdict:
         checker = self.checkers.get(node.op)
@@ -91,3 +126,15 @@ class Vendor:
         if isinstance(verdict, Verdict):
             return verdict
         return ACCEPT if verdict else Reject(f"{self.name}'s {node.op} checker refused it")
+
+
+def check_vendor(vendor: object, name: str | None = None) -> None:
+    """Refuse an object that cannot serve as a vendor, naming it (and the entry point it came from)."""
+    label = f"vendor '{name or getattr(vendor, 'name', '?')}'"
+    if not isinstance(vendor, Vendor):
+        raise AotcError(f"{label} is a {type(vendor).__name__}, not an aot.vendor.Vendor")
+    if name is not None and vendor.name != name:
+        raise AotcError(f"{label} is registered under that name but calls itself '{vendor.name}'")
+    if vendor.codegen is _no_codegen or not callable(vendor.codegen):
+        raise AotcError(f"{label} has no codegen: every vendor must give codegen(function, context) -> Artifact "
+                        "(docs/vendor-guide.md, section 5)")

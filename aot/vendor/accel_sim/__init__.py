@@ -9,7 +9,9 @@ configuration of the device (another scratchpad size, other cost parameters).
 
 from __future__ import annotations
 
-from aot.ir import Function
+from collections.abc import Sequence
+
+from aot.ir import Graph, Node
 from aot.vendor.accel_sim.checkers import HEAVY, make_checkers
 from aot.vendor.accel_sim.codegen import make_codegen
 from aot.vendor.accel_sim.device import DeviceConfig
@@ -17,12 +19,12 @@ from aot.vendor.accel_sim.patterns import make_patterns
 from aot.vendor.base import Vendor
 
 
-def worth_offloading(fn: Function) -> bool:
+def worth_offloading(nodes: Sequence[Node], graph: Graph) -> bool:
     """A region without a MAC-array or pooling layer would cost a device round trip for
     elementwise work the host does as fast: it stays on the host."""
     return any(n.op in HEAVY or (n.op == "Composite" and n.attrs["composite"].startswith(("accel_sim.conv",
                                                                                         "accel_sim.dense")))
-               for n in fn.graph.nodes)
+               for n in nodes)
 
 
 def make_vendor(config: DeviceConfig | None = None, name: str = "accel_sim") -> Vendor:

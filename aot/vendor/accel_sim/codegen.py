@@ -4,8 +4,11 @@ to the device runtime with the call's DLTensors.
 Files in bundle/vendor/accel_sim/:
 
     <sym>.asim          the program (the vendor's artifact; the C below embeds the same bytes)
-    <sym>.c / <sym>.h   the function: program as a const array, one aotc_accel_sim_invoke call,
-                        and <sym>_last_cycles(), the simulated cycles of the last run
+    <sym>.c / <sym>.h   the function: the program, one aotc_accel_sim_invoke call, and
+                        <sym>_last_cycles(), the simulated cycles of the last run
+
+The program (weights included) is a constant like any other: it goes through the context's
+weight store, printed as 32-bit words when small, in the blob (<sym>_weights.bin) when large.
     accel_sim.c, aotc_accel_sim.h   the device runtime (simulator + driver)
 
 The workspace the host plans for the call holds the scratchpad (first) and the scratch
@@ -18,7 +21,6 @@ from collections.abc import Callable
 
 import numpy as np
 
-from aot.csource.format import c_ident
 from aot.ir import Function
 from aot.paths import runtime_dir
 from aot.vendor.accel_sim.device import DeviceConfig
@@ -27,15 +29,6 @@ from aot.vendor.accel_sim.refmodel import spm_reserve
 from aot.vendor.base import Artifact, CodegenContext
 
 RUNTIME_FILES = ("aotc_accel_sim.h", "accel_sim.c")
-
-
-def _words(blob: bytes, per_line: int = 8) -> str:
-    """The program as little-endian 32-bit words (fewer characters of C than bytes)."""
-    words = np.frombuffer(blob, dtype="<u4")
-    lines = []
-    for k in range(0, len(words), per_line):
-        lines.append("    " + ", ".join(f"0x{int(w):08x}u" for w in words[k:k + per_line]) + ",")
-    return "\n".join(lines)
 
 
 def report(low: Lowered, cfg: DeviceConfig) -> dict[str, object]:
@@ -65,7 +58,11 @@ def make_codegen(cfg: DeviceConfig) -> Callable[[Function, CodegenContext], Arti
         outs = ", ".join(g.outputs)
         header = f"{sym}.h"
         proto = f"int32_t {sym}(const DLTensor *const *inputs, DLTensor *const *outputs, void *workspace)"
-        guard = c_ident(sym).upper() + "_H"
+        guard = ctx.format.c_ident(sym).upper() + "_H"
+        if len(blob) % 4:
+            raise AssertionError(f"accel_sim program of {sym} is not whole 32-bit words")
+        program = ctx.weights.add(f"{sym}_program", np.frombuffer(blob, dtype="<i4").astype(np.int32),
+                                  f"the program ({len(blob)} bytes, also in {sym}.asim), as little-endian words")
         header_text = "\n".join([
             f"/* accel_sim function {sym}: DLTensor in, DLTensor out (see aot/vendor/base.py). */",
             f"#ifndef {guard}", f"#define {guard}", "", "#include <stdint.h>", "", '#include "dltensor.h"', "",
@@ -78,15 +75,14 @@ def make_codegen(cfg: DeviceConfig) -> Callable[[Function, CodegenContext], Arti
             f" * inputs: {ins}; outputs: {outs}.",
             f" * Program: {len(low.program.insns)} instructions, {len(low.program.consts)} bytes of constants,",
             f" * {low.program.spm_bytes} bytes of scratchpad; {low.stats.cycles} cycles in the cost model. */",
-            "#include <stdint.h>", "", '#include "aotc_accel_sim.h"', f'#include "{header}"', "",
-            f"/* The program ({len(blob)} bytes, also in {sym}.asim), as little-endian words. */",
-            f"static const uint32_t program[{len(blob) // 4}] = {{", _words(blob), "};", "",
+            *ctx.weights_includes, "", '#include "aotc_accel_sim.h"', f'#include "{header}"', "",
+            *[d + "\n" for d in ctx.weights.declarations()],
             "/* Workspace: the scratchpad, then the scratch region at the next multiple of 64 bytes. */",
             f"#define WORKSPACE_BYTES {workspace}u", "",
             "/* The device's counters after the last run (a device register, read by the runner). */",
             "static aotc_accel_sim_stats last_stats;", "",
             f"{proto} {{",
-            f"    return aotc_accel_sim_invoke((const uint8_t *)program, sizeof program, inputs, {len(g.inputs)}u, "
+            f"    return aotc_accel_sim_invoke((const uint8_t *){program}, {len(blob)}u, inputs, {len(g.inputs)}u, "
             f"outputs, {len(g.outputs)}u,",
             "                                 workspace, WORKSPACE_BYTES, &last_stats);",
             "}", "",

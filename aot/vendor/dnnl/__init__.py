@@ -6,7 +6,9 @@ views); codegen emits each region as tables that runtime_c/vendor/dnnl/ turns in
 once, at init. Needs oneDNN 3.x: `pip install aotc[dnnl]`.
 """
 
-from aot.ir import Function
+from collections.abc import Sequence
+
+from aot.ir import Graph, Node
 from aot.vendor.base import Vendor
 from aot.vendor.dnnl.checkers import CHECKERS, ELTWISE, VIEWS
 from aot.vendor.dnnl.codegen import codegen
@@ -15,10 +17,10 @@ from aot.vendor.dnnl.patterns import PATTERNS
 _LIGHT = {*ELTWISE, *VIEWS}  # ops not worth a call into oneDNN on their own
 
 
-def keep_region(fn: Function) -> bool:
+def keep_region(nodes: Sequence[Node], graph: Graph) -> bool:
     """A region of only views and unary elementwise ops goes back to the host: the call and its
     boundary reorders would cost more than host C's loop (TVM's prune_dnnl_subgraphs)."""
-    return any(n.op not in _LIGHT for n in fn.graph.nodes)
+    return any(n.op not in _LIGHT for n in nodes)
 
 
 VENDOR = Vendor(

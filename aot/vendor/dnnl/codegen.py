@@ -6,21 +6,20 @@ primitives once (in <symbol>_init) and executes on every call.
     probe        the tables + runtime, run once here to size the workspace (probe.py)
     C file       weights, tables, the workspace plan, <symbol>_init and <symbol>
 
-Small weights are printed as exact hex floats; large ones go to a binary file linked in with
-.incbin, so big models never pass through the C compiler as text.
+Weights go through the context's weight store: small ones printed as exact hex floats, large
+ones in a binary blob linked in with .incbin (the host's policy), so big models never pass
+through the C compiler as text. C text comes from the context's `format` helpers.
 """
 
 from __future__ import annotations
 
-from aot.csource.format import c_array_body, c_comment, c_float, c_ident
+from types import ModuleType
+
 from aot.ir import Function
 from aot.paths import runtime_dir
 from aot.vendor.base import Artifact, CodegenContext
 from aot.vendor.dnnl.lower import Lowered, Op, lower
 from aot.vendor.dnnl.probe import ProbeResult, find_onednn, plan, run_probe
-
-INLINE_WEIGHTS_LIMIT = 256 * 1024  # a function with fewer weight bytes prints them all as C
-SMALL_WEIGHT_BYTES = 1024
 
 CMAKE = """\
 # dnnl vendor: oneDNN 3.x (pip install aotc[dnnl]: the onednn-cpu-gomp wheels, found through
@@ -38,8 +37,6 @@ if(NOT TARGET DNNL::dnnl)
                       "(and configure with -DCMAKE_PREFIX_PATH=<that python's sys.prefix>)")
 endif()
 target_link_libraries(${AOTC_TARGET} PUBLIC DNNL::dnnl)
-# .incbin in the generated C finds its weight files here
-target_compile_options(${AOTC_TARGET} PRIVATE "$<$<COMPILE_LANGUAGE:C>:-Wa,-I${CMAKE_CURRENT_SOURCE_DIR}/vendor/dnnl>")
 """
 
 
@@ -47,7 +44,7 @@ def _ints(values: list[int] | tuple[int, ...]) -> str:
     return "{" + ", ".join(str(int(v)) for v in values) + "}"
 
 
-def _op_fields(lo: Lowered, op: Op) -> list[str]:
+def _op_fields(lo: Lowered, op: Op, c: ModuleType) -> list[str]:
     f = [f".kind = AOTC_DNNL_{op.kind}"]
     if op.alg != "0":
         f.append(f".alg = {op.alg}")
@@ -57,7 +54,7 @@ def _op_fields(lo: Lowered, op: Op) -> list[str]:
         if key in ("strides", "kernel", "dilation", "pad_l", "pad_r"):
             f.append(f".{key} = {_ints(value)}")
         elif key in ("alpha", "beta", "k", "epsilon"):
-            f.append(f".{key} = {c_float(value)}")
+            f.append(f".{key} = {c.c_float(value)}")
         else:
             f.append(f".{key} = {value}")
     if op.post:
@@ -66,24 +63,24 @@ def _op_fields(lo: Lowered, op: Op) -> list[str]:
             if p.kind == "SUM":
                 posts.append(f"{{.kind = AOTC_DNNL_POST_SUM, .tensor = {lo.tensor_id(p.tensor)}}}")
             else:
-                posts.append(f"{{.kind = AOTC_DNNL_POST_ELTWISE, .alg = {p.alg}, .alpha = {c_float(p.alpha)}, "
-                             f".beta = {c_float(p.beta)}}}")
+                posts.append(f"{{.kind = AOTC_DNNL_POST_ELTWISE, .alg = {p.alg}, .alpha = {c.c_float(p.alpha)}, "
+                             f".beta = {c.c_float(p.beta)}}}")
         f += [f".n_post = {len(op.post)}", f".post = {{{', '.join(posts)}}}"]
     return f
 
 
-def tables(lo: Lowered, sym: str) -> str:
-    """The region as C data: what the probe and the final file share."""
+def tables(lo: Lowered, sym: str, c: ModuleType) -> str:
+    """The region as C data: what the probe and the final file share (`c`: CodegenContext.format)."""
     lines = [f"static const aotc_dnnl_tensor {sym}_tensors[] = {{"]
     for k, (name, t) in enumerate(lo.tensors.items()):
         shape = ",".join(map(str, t.shape))
-        lines.append(f'    /* {k}: "{c_comment(name)}" float32[{shape}] */')
+        lines.append(f'    /* {k}: "{c.c_comment(name)}" float32[{shape}] */')
         lines.append(f"    {{.ndims = {len(t.shape)}, .dims = {_ints(t.shape or (1,))}, .kind = AOTC_DNNL_{t.kind}, "
                      f".index = {t.index}, .last_use = {t.last_use}}},")
     lines += ["};", "", f"static const aotc_dnnl_op {sym}_ops[] = {{"]
     for k, op in enumerate(lo.ops):
-        lines.append(f"    /* {k}: {c_comment(op.what)} */")
-        lines.append("    {" + ", ".join(_op_fields(lo, op)) + "},")
+        lines.append(f"    /* {k}: {c.c_comment(op.what)} */")
+        lines.append("    {" + ", ".join(_op_fields(lo, op, c)) + "},")
     lines.append("};")
     return "\n".join(lines)
 
@@ -104,11 +101,11 @@ def _state(lo: Lowered, sym: str, weights: str, plan_name: str, n_plan: int) -> 
             f"{sym}_tensor_slot, 0}};")
 
 
-def probe_source(lo: Lowered, sym: str) -> str:
+def probe_source(lo: Lowered, sym: str, c: ModuleType) -> str:
     return "\n".join([
         "/* Workspace probe (aot/vendor/dnnl/probe.py): builds the region without weights, prints its buffers. */",
         "#include <math.h>", "#include <stdio.h>", '#include "aotc_dnnl.h"', "",
-        tables(lo, sym), "", _state(lo, sym, "NULL", "NULL", 0), "",
+        tables(lo, sym, c), "", _state(lo, sym, "NULL", "NULL", 0), "",
         "int main(void) {",
         f"    if (aotc_dnnl_net_init(&{sym}_net, &{sym}_desc) != 0) return 1;",
         f"    aotc_dnnl_net_print_plan(&{sym}_net);",
@@ -116,52 +113,27 @@ def probe_source(lo: Lowered, sym: str) -> str:
         "}", ""])
 
 
-def _weights(lo: Lowered, sym: str) -> tuple[list[str], dict[str, bytes], list[str]]:
-    """C declarations of the constants, blob files, and the C expression of each constant."""
-    total = sum(a.nbytes for _, a in lo.consts)
-    decls, files, exprs = [], {}, []
-    blob, offset = [], 0
+def _weights(lo: Lowered, ctx: CodegenContext) -> list[str]:
+    """The C expression of each constant, from the context's weight store."""
+    exprs = []
     for k, (name, arr) in enumerate(lo.consts):
         shape = ",".join(map(str, arr.shape))
-        if total <= INLINE_WEIGHTS_LIMIT or arr.nbytes <= SMALL_WEIGHT_BYTES:
-            var = f"{sym}_w{k}"
-            decls.append(f'/* "{c_comment(name)}" float32[{shape}] */\n'
-                         f"static const float {var}[{max(arr.size, 1)}] = {{\n"
-                         f"{c_array_body(arr) if arr.size else '    0'}\n}};")
-            exprs.append(var)
-        else:
-            pad = -offset % 64
-            blob.append(b"\0" * pad)
-            offset += pad
-            exprs.append(f"(const float *)({sym}_blob + {offset}u) /* \"{c_comment(name)}\" float32[{shape}] */")
-            blob.append(arr.astype("<f4").tobytes())
-            offset += arr.nbytes
-    if blob:
-        files[f"{sym}_weights.bin"] = b"".join(blob)
-        decls.append(
-            f"/* large weights: {offset} bytes in {sym}_weights.bin, linked in by .incbin */\n"
-            f"extern const uint8_t {sym}_blob[];\n"
-            f'__asm__(".pushsection .rodata.aotc_weights,\\"a\\"\\n"\n'
-            f'        ".balign 64\\n"\n'
-            f'        ".globl {sym}_blob\\n"\n'
-            f'        ".hidden {sym}_blob\\n"\n'
-            f'        "{sym}_blob:\\n"\n'
-            f'        ".incbin \\"{sym}_weights.bin\\"\\n"\n'
-            f'        ".popsection\\n");')
-    return decls, files, exprs
+        exprs.append(ctx.weights.add(f"{ctx.symbol}_w{k}", arr.astype("float32"), f'"{name}" float32[{shape}]'))
+    return exprs
 
 
 def codegen(fn: Function, ctx: CodegenContext) -> Artifact:
-    sym = c_ident(fn.global_symbol)
+    c = ctx.format
+    sym = c.c_ident(fn.global_symbol)
     lo = lower(fn)
-    probed: ProbeResult = run_probe(probe_source(lo, sym), sym)
+    probed: ProbeResult = run_probe(probe_source(lo, sym, c), sym)
     offsets, workspace = plan(probed.buffers, probed.steps)
     n_plan = max((b.slot for b in probed.buffers), default=-1) + 1
     entries = {b.slot: (offsets[b.slot], b.bytes) for b in probed.buffers}
     plan_rows = [f"    {{{entries[s][0]}u, {entries[s][1]}u}}," if s in entries else "    {0u, 0u},"
                  for s in range(n_plan)]
-    decls, blob_files, exprs = _weights(lo, sym)
-    weights = f"{sym}_weights" if exprs else "NULL"
+    exprs = _weights(lo, ctx)
+    weights = f"{sym}_consts" if exprs else "NULL"
     dnnl = find_onednn()
     header = f"{sym}.h"
     proto = f"int32_t {sym}(const DLTensor *const *inputs, DLTensor *const *outputs, void *workspace)"
@@ -171,12 +143,12 @@ def codegen(fn: Function, ctx: CodegenContext) -> Artifact:
         " * (runtime_c/vendor/dnnl/aotc_dnnl.c).",
         f" * Workspace: {workspace} bytes for {len(probed.buffers)} buffers, measured by running this",
         f" * region's init on the compiling machine (oneDNN {dnnl.version if dnnl else '?'}); init checks they fit. */",
-        "#include <math.h>", "#include <stddef.h>", "#include <stdint.h>", "",
+        "#include <math.h>", "#include <stddef.h>", *ctx.weights_includes, "",
         '#include "aotc_dnnl.h"', f'#include "{header}"', "",
-        *[d + "\n" for d in decls],
-        *([f"static const float *const {sym}_weights[] = {{\n" + "".join(f"    {e},\n" for e in exprs) + "};\n"]
+        *[d + "\n" for d in ctx.weights.declarations()],
+        *([f"static const float *const {sym}_consts[] = {{\n" + "".join(f"    {e},\n" for e in exprs) + "};\n"]
           if exprs else []),
-        tables(lo, sym), "",
+        tables(lo, sym, c), "",
         "/* workspace buffers by slot: {offset, bytes} */",
         f"static const aotc_dnnl_plan_entry {sym}_plan[{max(n_plan, 1)}] = {{",
         *(plan_rows or ["    {0u, 0u},"]),
@@ -195,7 +167,7 @@ def codegen(fn: Function, ctx: CodegenContext) -> Artifact:
     for op in lo.ops:
         counts[op.kind.lower()] = counts.get(op.kind.lower(), 0) + 1
     return Artifact(
-        files={f"{sym}.c": source, header: header_text, **blob_files,
+        files={f"{sym}.c": source, header: header_text,
                "aotc_dnnl.h": (rt / "aotc_dnnl.h").read_text(), "aotc_dnnl.c": (rt / "aotc_dnnl.c").read_text()},
         sources=[f"{sym}.c", "aotc_dnnl.c"],
         header=header,
@@ -204,6 +176,6 @@ def codegen(fn: Function, ctx: CodegenContext) -> Artifact:
         has_init=True,
         report={"dnnl_ops": counts, "dnnl_buffers": len(probed.buffers),
                 "onednn_version": dnnl.version if dnnl else None,
-                "weights_in_blob": bool(blob_files)},
+                "weights_in_blob": bool(ctx.weights.blob)},
     )
 
