@@ -12,10 +12,13 @@ from aot.emit_c import Bundle, build_bundle
 from aot.errors import AotcError
 from aot.frontend import import_model, load_model, sanitize
 from aot.ir import Graph
+from aot.kernels.base import TargetTraits
 from aot.partition import Partitioned, partition_for
 from aot.partition.manual import load_annotations
 from aot.partition.serialize import from_onnx
 from aot.passes import HOST_PIPELINE, simplify
+from aot.plan import Plan, plan_memory
+from aot.select import Selection, op_memory, select_kernels
 from aot.targets import fit_bundle, get_target
 from aot.vendor import Artifact, CodegenContext, Vendor, check_vendor, find_vendor
 
@@ -80,12 +83,21 @@ def _with_weights(art: Artifact, ctx: CodegenContext) -> Artifact:
     return replace(art, files={**art.files, **files}, sources=[*art.sources, *ctx.weights.sources()], cmake=cmake)
 
 
+def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
+                    scratch_floor: int = 0) -> tuple[Selection, Plan]:
+    """The host kernels each node may run (select), then the arena, with the kernel each node
+    runs at the memory its step can spare (plan)."""
+    workspace = {symbol: a.workspace_bytes for symbol, a in artifacts.items()}
+    selection = select_kernels(graph, TargetTraits(vector_unit=get_target(target).vector_unit), workspace)
+    return selection, plan_memory(graph, op_memory(selection), scratch_floor)
+
+
 def compile_model(model: onnx.ModelProto, options: Options = Options(), source: str = "model.onnx") -> Bundle:
     parted = partition_model(model, options, source)
     graph = simplify(parted.graph, HOST_PIPELINE)  # fusion for the host kernels, after vendors took their nodes
-    graph.meta["scratch_floor"] = options.scratch_floor
     artifacts = codegen_functions(graph, options.target, parted.vendors)
-    bundle = build_bundle(graph, graph.name, target=options.target, source=source, artifacts=artifacts)
+    selection, plan = select_and_plan(graph, options.target, artifacts, options.scratch_floor)
+    bundle = build_bundle(graph, selection, plan, target=options.target, source=source, artifacts=artifacts)
     return fit_bundle(bundle, options.target)  # refuses a model too big for the board
 
 

@@ -56,6 +56,8 @@ class Target:
     executable_suffix: str = ""
     compiler: str | None = None  # the cross compiler the toolchain file names
     apt: tuple[str, ...] = ()  # Debian packages that provide the compiler and the emulator
+    # SSE2 or NEON as its C compiler is configured (aot/kernels TargetTraits: register block widths)
+    vector_unit: bool = True
 
     @property
     def flash_bytes(self) -> int | None:
@@ -101,13 +103,13 @@ def _board(name: str, cpu: str, regions: tuple[Region, ...], weights: tuple[str,
     return Target(name, f"{cpu}, bare metal, qemu-system-arm -M {name} (semihosting)", toolchain=f"{name}.cmake",
                   emulator=_qemu_system(name), kind="bare-metal", board=name, regions=regions,
                   weights_regions=weights, arena_regions=arena, rodata_region=rodata, executable_suffix=".elf",
-                  compiler="arm-none-eabi-gcc",
+                  compiler="arm-none-eabi-gcc", vector_unit=False,
                   apt=("gcc-arm-none-eabi", "libnewlib-arm-none-eabi", "qemu-system-arm"))
 
 
-def _linux(name: str, what: str, qemu: str, triple: str, deb_arch: str) -> Target:
+def _linux(name: str, what: str, qemu: str, triple: str, deb_arch: str, vector_unit: bool) -> Target:
     return Target(name, f"Linux on {what}, {qemu} (static executables)", toolchain=f"{name}.cmake",
-                  emulator=(qemu,), kind="linux", compiler=f"{triple}-gcc",
+                  emulator=(qemu,), kind="linux", compiler=f"{triple}-gcc", vector_unit=vector_unit,
                   apt=(f"gcc-{triple}", f"libc6-dev-{deb_arch}-cross", "qemu-user"))
 
 
@@ -117,9 +119,9 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     _board("mps2-an386", "Arm Cortex-M4F (FPU)", _MPS2, ("FLASH", "PSRAM"), ("RAM", "PSRAM")),
     _board("mps3-an547", "Arm Cortex-M55 (FPU, Helium)", _AN547, ("CODE_SRAM", "DDR"), ("RAM", "SRAM", "DDR"),
            rodata="CODE_SRAM"),
-    _linux("aarch64-linux", "64-bit Arm", "qemu-aarch64", "aarch64-linux-gnu", "arm64"),
-    _linux("armv7-linux", "32-bit Arm (ARMv7-A, hard float)", "qemu-arm", "arm-linux-gnueabihf", "armhf"),
-    _linux("riscv64-linux", "64-bit RISC-V", "qemu-riscv64", "riscv64-linux-gnu", "riscv64"),
+    _linux("aarch64-linux", "64-bit Arm", "qemu-aarch64", "aarch64-linux-gnu", "arm64", True),
+    _linux("armv7-linux", "32-bit Arm (ARMv7-A, hard float)", "qemu-arm", "arm-linux-gnueabihf", "armhf", False),
+    _linux("riscv64-linux", "64-bit RISC-V", "qemu-riscv64", "riscv64-linux-gnu", "riscv64", False),
 )}
 
 

@@ -17,10 +17,10 @@ from onnx import helper, numpy_helper
 from opcheck import model_case, op_case, shared_build, tensor_type
 
 from aot.compiler import compile_model, lower
-from aot.emit_c.ops.base import NO_BUDGET_LIMIT
-from aot.emit_c.ops.conv import _conv_plan
 from aot.errors import AotcError
+from aot.kernels.base import NO_BUDGET_LIMIT, TargetTraits
 from aot.paths import runtime_dir
+from aot.select import candidates, choose
 
 _rng = np.random.default_rng(3)
 
@@ -305,7 +305,8 @@ def test_matches_onnxruntime(built, case_id):
 def test_kernel_choice(case_id, kernel):
     graph = lower(next(c for c in CASES if c.id == case_id).model)
     node = next(n for n in graph.nodes if n.op == "Conv")
-    assert _conv_plan(node, graph, 0 if case_id.startswith("tight_") else NO_BUDGET_LIMIT).kernel == kernel
+    budget = 0 if case_id.startswith("tight_") else NO_BUDGET_LIMIT
+    assert choose(node, graph, candidates(node, graph, TargetTraits()), budget).kernel == kernel
 
 
 # --- refused at compile time ----------------------------------------------------------------

@@ -2,13 +2,32 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aot.emit_c.model import op_memory
 from aot.ir import Graph, Node, Tensor
-from aot.plan import assert_no_overlap, plan_memory
+from aot.plan import OpMemory, assert_no_overlap, plan_memory
+
+
+@dataclass(frozen=True)
+class Choice:
+    scratch: int = 0
+
+
+VIEWS, IN_PLACE = {"Reshape"}, {"Relu": 0, "Add": 0}  # as the kernel table has them
+
+
+def host_memory(g: Graph, scratch=lambda n, g, budget: 0) -> OpMemory:
+    """The planner's view of ops, written here: the planner is tested without the kernel table."""
+    def inplace_input(n: Node, g: Graph) -> int | None:
+        k = IN_PLACE.get(n.op)
+        ok = k is not None and g.tensors[n.inputs[k]].shape == g.tensors[n.outputs[0]].shape
+        return k if ok else None
+
+    return OpMemory(lambda n: n.op in VIEWS, inplace_input, lambda n, g, budget: Choice(scratch(n, g, budget)))
 
 
 def graph(nodes: list[tuple[str, list[str], str, int]], inputs=("x",), outputs=("out",)) -> Graph:
@@ -25,7 +44,7 @@ def test_two_buffers_that_never_meet_share_memory():
     # a (10 floats) dies at b; c (20 floats) is written after a died -> they overlap in space.
     g = graph([("Opaque", ["x"], "a", 10), ("Opaque", ["a"], "b", 20), ("Opaque", ["b"], "c", 20),
                ("Opaque", ["c"], "out", 4)])
-    p = plan_memory(g, op_memory())
+    p = plan_memory(g, host_memory(g))
     assert_no_overlap(p)
     assert p.lower_bound_bytes == 160  # b and c live together at step 2
     assert p.arena_bytes == 160
@@ -34,27 +53,27 @@ def test_two_buffers_that_never_meet_share_memory():
 
 def test_elementwise_runs_in_place_when_input_dies():
     g = graph([("Opaque", ["x"], "a", 16), ("Relu", ["a"], "b", 16), ("Opaque", ["b"], "out", 4)])
-    p = plan_memory(g, op_memory())
+    p = plan_memory(g, host_memory(g))
     assert p.offsets["a"] == p.offsets["b"]
     assert p.arena_bytes == 80  # a/b (64) with x at step 0, with out at step 2
 
 
 def test_no_in_place_when_input_is_still_needed():
     g = graph([("Opaque", ["x"], "a", 16), ("Relu", ["a"], "b", 16), ("Add", ["a", "b"], "out", 16)])
-    p = plan_memory(g, op_memory())
+    p = plan_memory(g, host_memory(g))
     assert p.offsets["a"] != p.offsets["b"]
     assert_no_overlap(p)
 
 
 def test_view_shares_its_input_bytes():
     g = graph([("Opaque", ["x"], "a", 16), ("Reshape", ["a"], "v", 16), ("Opaque", ["v"], "out", 4)])
-    p = plan_memory(g, op_memory())
+    p = plan_memory(g, host_memory(g))
     assert p.offsets["v"] == p.offsets["a"] and p.arena_bytes == 80
 
 
 def test_graph_io_has_arena_slots_and_a_view_of_an_input_shares_its_slot():
     g = graph([("Reshape", ["x"], "v", 4), ("Opaque", ["v"], "out", 4)])
-    p = plan_memory(g, op_memory())
+    p = plan_memory(g, host_memory(g))
     assert p.offsets["v"] == p.offsets["x"] and p.aliases == {}
     assert p.output_offsets == {"out": p.offsets["out"]} and p.arena_bytes == 32 == p.tight_bound_bytes
 
@@ -62,7 +81,7 @@ def test_graph_io_has_arena_slots_and_a_view_of_an_input_shares_its_slot():
 def test_an_input_is_read_only_and_its_slot_is_reused_once_dead():
     # Relu could run in place, but never over the caller's input; a (step 1) reuses x's slot
     g = graph([("Relu", ["x"], "r", 4), ("Opaque", ["r"], "a", 4), ("Opaque", ["a"], "out", 4)])
-    p = plan_memory(g, op_memory())
+    p = plan_memory(g, host_memory(g))
     assert p.offsets["r"] != p.offsets["x"]
     assert p.arena_bytes == 32 and p.offsets["a"] == p.offsets["x"]
 
@@ -71,7 +90,7 @@ def test_an_output_no_node_writes_gets_its_own_slot():
     g = graph([("Opaque", ["x"], "out", 4)], outputs=("out", "x"))
     g.tensors["k"] = Tensor("k", (2,), "float32", data=np.ones(2, np.float32))
     g.outputs.append("k")
-    p = plan_memory(g, op_memory())
+    p = plan_memory(g, host_memory(g))
     assert p.copied_outputs == ["k"]  # a constant: copied into its slot at the end
     assert p.output_offsets["x"] == p.offsets["x"]  # an input passed through: its own slot
     assert_no_overlap(p)
@@ -85,8 +104,7 @@ def test_scratch_is_sized_to_the_slack_at_its_step():
         seen[node.name] = budget
         return min(budget, 1000) if node.name == "n1" else 0
 
-    ops = op_memory()
-    ops = type(ops)(ops.is_view, ops.inplace_input, scratch)
+    ops = host_memory(None, scratch)
     # step 0: x + a = 16 + 256; step 1: a + b = 256 + 16 -> n1 may use 0 bytes... a dies at 1
     g = graph([("Opaque", ["x"], "a", 64), ("Opaque", ["a"], "b", 4), ("Opaque", ["b"], "out", 4)])
     p = plan_memory(g, ops)
@@ -99,7 +117,7 @@ def test_scratch_is_sized_to_the_slack_at_its_step():
 
 def test_chart_marks_every_step():
     g = graph([("Opaque", ["x"], "a", 10), ("Opaque", ["a"], "b", 20), ("Opaque", ["b"], "out", 4)])
-    chart = plan_memory(g, op_memory()).chart(width=20)
+    chart = plan_memory(g, host_memory(g)).chart(width=20)
     assert len(chart.splitlines()) == 4 and "!" not in chart
 
 
@@ -113,7 +131,7 @@ def test_random_graphs_never_overlap(spec):
         out = "out" if k == len(spec) - 1 else f"t{k}"
         nodes.append(("Opaque", ins, out, n))
         names.append(out)
-    p = plan_memory(graph(nodes), op_memory())
+    p = plan_memory(graph(nodes), host_memory(None))
     assert_no_overlap(p)
     assert p.tight_bound_bytes <= p.lower_bound_bytes <= p.arena_bytes
     assert p.arena_bytes <= sum(-(-n * 4 // 16) * 16 for n, _ in spec) + 16  # + the input
@@ -124,7 +142,7 @@ def test_tight_bound_counts_io_and_shares_views_and_in_place():
     # x (4 floats, input) -> a (16) -> Relu in place -> Reshape view -> out (4, output)
     g = graph([("Opaque", ["x"], "a", 16), ("Relu", ["a"], "b", 16), ("Reshape", ["b"], "v", 16),
                ("Opaque", ["v"], "out", 4)])
-    p = plan_memory(g, op_memory())
+    p = plan_memory(g, host_memory(g))
     # step 0: x + a = 80; steps 1-2: a/b/v share one 64-byte storage; step 3: v + out = 80 (x died at 0)
     assert p.tight_bound_bytes == 80 == p.arena_bytes
     assert p.io_bytes == 32
@@ -132,7 +150,7 @@ def test_tight_bound_counts_io_and_shares_views_and_in_place():
 
 def test_tight_bound_keeps_a_tensor_still_needed():
     g = graph([("Opaque", ["x"], "a", 16), ("Relu", ["a"], "b", 16), ("Add", ["a", "b"], "out", 16)])
-    p = plan_memory(g, op_memory())
+    p = plan_memory(g, host_memory(g))
     # a is read again at step 2, so b gets its own 64 bytes; out is written in place over a there
     assert p.tight_bound_bytes == 64 + 64 and p.offsets["out"] == p.offsets["a"]
 

@@ -17,7 +17,8 @@ from aot.csource.format import c_comment, c_ident
 from aot.emit_c.model import ModelEmitter
 from aot.ir import Graph
 from aot.paths import runtime_dir
-from aot.plan import ALIGNMENT
+from aot.plan import ALIGNMENT, Plan
+from aot.select import Selection
 from aot.vendor.base import Artifact
 
 _TEMPLATES = jinja2.Environment(
@@ -67,14 +68,14 @@ def _io(graph: Graph, names: list[str], slots: dict[str, int]) -> list[dict[str,
     return out
 
 
-def build_bundle(graph: Graph, name: str, *, target: str = "host", source: str = "model.onnx",
-                 artifacts: dict[str, Artifact] | None = None) -> Bundle:
-    """Generate the C project for `graph` (already simplified and partitioned; `artifacts` are the
-    vendors' codegen results, by function symbol)."""
+def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str = "host",
+                 source: str = "model.onnx", artifacts: dict[str, Artifact] | None = None) -> Bundle:
+    """Write the C project for `graph` (simplified and partitioned) as `plan` places it, with the
+    kernels it chose; `artifacts` are the vendors' codegen results, by function symbol."""
     artifacts = artifacts or {}
-    em = ModelEmitter(graph, name, artifacts)
+    name = graph.name
+    em = ModelEmitter(graph, name, selection, plan, artifacts)
     em.emit_nodes()
-    plan = em.plan
     inputs, outputs = _io(graph, graph.inputs, plan.offsets), _io(graph, graph.outputs, plan.output_offsets)
     copy_in, copy_out = em.io_copies()
     weights_bytes = em.weights.nbytes
@@ -99,7 +100,7 @@ def build_bundle(graph: Graph, name: str, *, target: str = "host", source: str =
         lower_bound_bytes=plan.lower_bound_bytes, peak_step=plan.peak_step, weights_bytes=weights_bytes,
         inputs=inputs, outputs=outputs, headers=[f"aotc_{f}.h" for f in families],
         weight_decls=em.weight_decls(), decls=em.decls, body=em.body, pointer_decls=em.pointer_decls(),
-        copy_in=copy_in, copy_out=copy_out,
+        copy_in=copy_in, copy_out=copy_out, assumes=_assumptions(plan),
         kernels=families, blob=bool(em.weights.blob_offsets), nbytes=len(em.weights.blob),
         inputs_bytes=sum(i["nbytes"] for i in inputs), outputs_bytes=sum(o["nbytes"] for o in outputs),
         vendor_headers=vendor_headers, vendor_sources=sorted(dict.fromkeys(vendor_sources)),
@@ -146,6 +147,16 @@ def build_bundle(graph: Graph, name: str, *, target: str = "host", source: str =
     b.files["plan.txt"] = plan.chart()
     b.files["metadata.json"] = json.dumps(b.metadata, indent=2) + "\n"
     return b
+
+
+def _assumptions(plan: Plan) -> list[tuple[str, int]]:
+    """The kernel-header macros the chosen kernels rely on, each once."""
+    seen: dict[str, int] = {}
+    for choice in plan.choices.values():
+        for macro, value in choice.assumes.items():
+            if seen.setdefault(macro, value) != value:
+                raise AssertionError(f"kernel choices disagree on {macro}: {seen[macro]} and {value}")
+    return sorted(seen.items())
 
 
 def _function_entry(graph: Graph, symbol: str, art: Artifact | None) -> dict[str, Any]:

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from aot.csource.format import C_TYPES, c_array_body, c_comment, c_ident
-from aot.emit_c.ops import HOST_OPS
-from aot.emit_c.ops.base import HostOp, NodeContext
-from aot.errors import AotcError
 from aot.ir import Graph, Node
-from aot.plan import OpMemory, Plan, plan_memory
+from aot.kernels.base import NodeContext
+from aot.plan import Plan
+from aot.select import Selection
 from aot.vendor.base import Artifact
 
 DL_DTYPES = {
@@ -47,62 +45,16 @@ class WeightLayout:
         return sum(a.data.nbytes for a in self.inline) + len(self.blob)
 
 
-def host_op(node: Node, graph: Graph) -> HostOp:
-    op = HOST_OPS.get(node.op)
-    if op is None:
-        raise AotcError("operator is not supported by the host C generator", node=node)
-    reason = op.reject_reason(node, graph)
-    if reason:
-        raise AotcError(reason, node=node)
-    return op
-
-
-def op_memory(workspace: dict[str, int] | None = None) -> OpMemory:
-    """The planner's view of host ops; `workspace` gives the arena bytes each vendor call needs."""
-    workspace = workspace or {}
-
-    def is_view(n: Node) -> bool:
-        op = HOST_OPS.get(n.op)
-        return bool(op and op.view)
-
-    def inplace_input(n: Node, g: Graph) -> int | None:
-        op = HOST_OPS.get(n.op)
-        if op is None or op.inplace is None or op.inplace >= len(n.inputs):
-            return None
-        src, dst = g.tensors[n.inputs[op.inplace]], g.tensors[n.outputs[0]]
-        return op.inplace if src.shape == dst.shape and src.dtype == dst.dtype else None
-
-    def scratch_bytes(n: Node, g: Graph, budget: int) -> int:
-        if n.op == "Call":
-            return workspace.get(n.name, 0)
-        op = HOST_OPS.get(n.op)
-        return op.scratch(n, g, budget) if op and op.scratch else 0
-
-    def slices(n: Node, g: Graph) -> list[int] | None:
-        if n.op != "Concat" or not n.inputs:
-            return None
-        out = g.tensors[n.outputs[0]]
-        if math.prod(out.shape[:n.attrs["axis"]]) != 1:  # slices along an inner axis are not contiguous
-            return None
-        sizes = [g.tensors[i].nbytes for i in n.inputs]
-        return [sum(sizes[:k]) for k in range(len(sizes))]
-
-    return OpMemory(is_view, inplace_input, scratch_bytes, slices)
-
-
 class ModelEmitter:
     """Builds the text pieces of <name>.c for one graph."""
 
-    def __init__(self, graph: Graph, name: str, artifacts: dict[str, Artifact] | None = None):
+    def __init__(self, graph: Graph, name: str, selection: Selection, plan: Plan,
+                 artifacts: dict[str, Artifact] | None = None):
         self.graph = graph
         self.name = name
         self.artifacts = artifacts or {}
-        self.ops = {n.name: host_op(n, graph) for n in graph.nodes if n.op != "Call"}
-        workspace = {k: a.workspace_bytes for k, a in self.artifacts.items()}
-        # scratch a kernel may have where its step has no memory to spare (`aotc --scratch-floor`):
-        # by default 0, which holds the arena to the tight bound
-        floor = graph.meta.get("scratch_floor", 0)
-        self.plan: Plan = plan_memory(graph, op_memory(workspace), floor)
+        self.ops = {n: k.op for n, k in selection.items() if k.op is not None}
+        self.plan = plan
         self.families: set[str] = {f for op in self.ops.values() for f in (op.family, *op.needs)}
         self.decls: list[str] = []
         self.body: list[str] = []

@@ -40,6 +40,7 @@ import itertools
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from aot.ir import Graph, Node
 
@@ -81,6 +82,7 @@ class Plan:
     tight_bound_bytes: int = 0  # see the module docstring
     io_bytes: int = 0  # bytes of the graph inputs and outputs (all in the arena)
     scratch_budgets: dict[str, int] = field(default_factory=dict)  # node -> the budget its scratch was sized for
+    choices: dict[str, Any] = field(default_factory=dict)  # node -> what OpMemory.choose gave at that budget
     output_offsets: dict[str, int] = field(default_factory=dict)  # graph output -> its slot (see copied_outputs)
     copied_outputs: list[str] = field(default_factory=list)  # outputs no node writes: copied in at the end
     slices: list[Buffer] = field(default_factory=list)  # buffers placed inside others (Concat inputs)
@@ -125,7 +127,9 @@ class OpMemory:
 
     is_view: Callable[[Node], bool]
     inplace_input: Callable[[Node, Graph], int | None]
-    scratch_bytes: Callable[[Node, Graph, int], int]  # (node, graph, budget): bytes it will use
+    # (node, graph, budget) -> the kernel that runs the node with `budget` bytes of scratch to spare
+    # (anything with a `.scratch` in bytes: aot/kernels KernelChoice); the plan records the ones it keeps
+    choose: Callable[[Node, Graph, int], Any]
     # byte offset of each input's contiguous slice in output 0 (Concat along an outer axis), or None
     slices: Callable[[Node, Graph], list[int] | None] = lambda n, g: None
 
@@ -211,16 +215,17 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
     for share in SCRATCH_SHARES:  # all the slack first (bigger blocks are faster), less if that fragments
         budgets = {n.name: max(int(share * max(peak_live - live[step], 0)), scratch_floor)
                    for step, n in enumerate(graph.nodes)}
+        choices = {n.name: ops.choose(n, graph, budgets[n.name]) for n in graph.nodes}
         scratch_buf = {n.name: Buffer(next(ids), size, step, step) for step, n in enumerate(graph.nodes)
-                       if (size := ops.scratch_bytes(n, graph, budgets[n.name]))}
+                       if (size := choices[n.name].scratch)}
         every = [*buffers, *scratch_buf.values()]
         lower, peak = _lower_bound(every, nsteps)
         arena, placement = _place_best(every, lower)
         if best is None or arena < best[0]:
-            best = (arena, placement, lower, peak, budgets, scratch_buf, every)
+            best = (arena, placement, lower, peak, budgets, choices, scratch_buf, every)
         if arena <= _align(tight):
             break
-    arena, placement, lower, peak, budgets, scratch_buf, buffers = best
+    arena, placement, lower, peak, budgets, choices, scratch_buf, buffers = best
     for b in buffers:
         b.offset = placement[b.id]
     for b in sorted(slices, key=lambda b: -b.id):  # outermost first
@@ -232,7 +237,7 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
     return Plan(offsets=offsets, aliases=aliases, scratch={k: b.offset for k, b in scratch_buf.items()},
                 buffers=buffers, arena_bytes=arena, lower_bound_bytes=lower, peak_step=peak,
                 steps=[n.name for n in graph.nodes], tight_bound_bytes=tight,
-                io_bytes=sum(graph.tensors[t].nbytes for t in io), scratch_budgets=budgets,
+                io_bytes=sum(graph.tensors[t].nbytes for t in io), scratch_budgets=budgets, choices=choices,
                 output_offsets=output_offsets, copied_outputs=copied, slices=slices)
 
 

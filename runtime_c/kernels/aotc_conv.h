@@ -120,6 +120,15 @@ void aotc_conv3x3_flat_f32(const aotc_conv_params *p, const float *x, const floa
  * residual and LeakyRelu each take a pass over the plane; a clamp alone goes with the sums. */
 void aotc_conv_depthwise3x3_direct_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
                                        const float *res, float *y);
+/* Its block width. aot/kernels/conv.py chooses kernels for the width a target's compiler gets here
+ * (TargetTraits.vector_unit), and the generated code refuses to compile if they differ. */
+#ifndef AOTC_DW3_BLOCK
+#if defined(__SSE2__) || defined(__ARM_NEON) || defined(__ARM_NEON__) || defined(__aarch64__)
+#define AOTC_DW3_BLOCK 8
+#else
+#define AOTC_DW3_BLOCK 1
+#endif
+#endif
 
 /* ONNX ConvTranspose: per image, group and block of nc input positions, the GEMM
  * core computes W^T * X (one row per output channel and kernel tap) into scratch,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from aot.emit_c.ops import conv, elementwise, gemm, norm, pool, reduce, resize, shape
-from aot.emit_c.ops.base import HostOp, NodeContext
+from aot.kernels import conv, elementwise, gemm, norm, pool, reduce, resize, shape
+from aot.kernels.base import HostOp, NodeContext
 
 _FAMILIES = (elementwise, shape, conv, gemm, pool, norm, reduce, resize)
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from aot.csource.format import c_ints
-from aot.emit_c.ops.base import HostOp, NodeContext
 from aot.ir import Graph, Node
+from aot.kernels.base import HostOp, NodeContext, fixed_scratch
 
 MAX_RANK = 8
 F32 = np.float32
@@ -205,7 +205,7 @@ def _check(node: Node, graph: Graph) -> str | None:
     return None
 
 
-def _scratch(node: Node, graph: Graph, budget: int) -> int:  # a fixed size: the budget cannot shrink it
+def _scratch(node: Node, graph: Graph) -> int:
     if node.attrs["mode"] == "nearest" or is_copy(node, graph):
         return 0
     return 4 * sum(scratch_floats(interpolation_passes(node, graph)))
@@ -295,5 +295,5 @@ def _emit(ctx: NodeContext) -> None:
 
 
 OPS: dict[str, HostOp] = {
-    "Resize": HostOp(_emit, family="resize", check=_check, scratch=_scratch),
+    "Resize": HostOp(_emit, family="resize", check=_check, kernels=(fixed_scratch("", _scratch),)),
 }

@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from aot.csource.format import c_comment, c_int, c_ints
-from aot.emit_c.ops.base import HostOp, NodeContext
 from aot.ir import Graph, Node
+from aot.kernels.base import HostOp, NodeContext
 
 ANY_DTYPE = ("float32", "float64", "int8", "uint8", "int16", "int32", "int64", "bool")
 MAX_RANK = 8  # AOTC_MAX_RANK

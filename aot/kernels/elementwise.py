@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from aot.csource.format import c_float, c_ints
-from aot.emit_c.ops.base import HostOp, NodeContext
 from aot.ir import Graph, Node
+from aot.kernels.base import HostOp, NodeContext
 
 MAX_RANK = 8
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from aot.csource.format import c_ints
-from aot.emit_c.ops.base import HostOp, NodeContext
 from aot.ir import Graph, Node
+from aot.kernels.base import HostOp, NodeContext
 
 MAX_SPATIAL = 3  # the kernels' params struct holds (d, h, w)
 

@@ -14,8 +14,8 @@ import math
 import numpy as np
 
 from aot.csource.format import c_float
-from aot.emit_c.ops.base import HostOp, NodeContext
 from aot.ir import Graph, Node
+from aot.kernels.base import HostOp, NodeContext, fixed_scratch
 
 
 def _channels_layout(shape: tuple[int, ...]) -> tuple[int, int, int]:
@@ -50,7 +50,7 @@ def _check_batchnorm(node: Node, graph: Graph) -> str | None:
     return None
 
 
-def _batchnorm_scratch(node: Node, graph: Graph, budget: int) -> int:  # the budget cannot shrink it
+def _batchnorm_scratch(node: Node, graph: Graph) -> int:
     if _bn_params_const(node, graph):
         return 0
     return 2 * graph.tensors[node.inputs[0]].shape[1] * 4
@@ -111,7 +111,7 @@ def _emit_lrn(ctx: NodeContext) -> None:
 
 # --- Softmax, LogSoftmax ---------------------------------------------------------------------
 
-def _softmax_scratch(node: Node, graph: Graph, budget: int) -> int:  # the budget cannot shrink it
+def _softmax_scratch(node: Node, graph: Graph) -> int:
     inner = node.attrs["inner"]
     return 2 * inner * 4 if inner > 1 else 0
 
@@ -128,9 +128,11 @@ def _emit_softmax(kernel: str):
 
 OPS: dict[str, HostOp] = {
     "BatchNormalization": HostOp(_emit_batchnorm, family="norm", inplace=0, check=_check_batchnorm,
-                                 scratch=_batchnorm_scratch),
+                                 kernels=(fixed_scratch("", _batchnorm_scratch),)),
     "InstanceNormalization": HostOp(_emit_instance_norm, family="norm", inplace=0, check=_min_rank(3)),
     "LRN": HostOp(_emit_lrn, family="norm", check=_check_lrn),
-    "Softmax": HostOp(_emit_softmax("softmax"), family="norm", inplace=0, scratch=_softmax_scratch),
-    "LogSoftmax": HostOp(_emit_softmax("log_softmax"), family="norm", inplace=0, scratch=_softmax_scratch),
+    "Softmax": HostOp(_emit_softmax("softmax"), family="norm", inplace=0,
+                      kernels=(fixed_scratch("", _softmax_scratch),)),
+    "LogSoftmax": HostOp(_emit_softmax("log_softmax"), family="norm", inplace=0,
+                         kernels=(fixed_scratch("", _softmax_scratch),)),
 }

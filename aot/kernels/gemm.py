@@ -13,13 +13,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from aot.csource.format import c_float, c_int
-from aot.emit_c.ops.base import NO_BUDGET_LIMIT, HostOp, NodeContext
 from aot.ir import Graph, Node
+from aot.kernels.base import NO_BUDGET_LIMIT, Candidate, HostOp, KernelChoice, NodeContext
 
 PANEL = 16  # AOTC_GEMM_PANEL: columns per B panel
 KC = 256  # AOTC_GEMM_KC: rows of B per block
 WORK_BYTES = KC * PANEL * 4  # AOTC_SGEMM_WORK_BYTES: the core's copy of one plain-B block, at most
 INT32_MAX = 2**31 - 1
+# what the layouts and block sizes above assume of aotc_gemm.h: checked where the generated code is compiled
+GEMM_ASSUMES = {"AOTC_GEMM_PANEL": PANEL, "AOTC_GEMM_KC": KC}
 
 
 def pack_b(b_kn: np.ndarray) -> np.ndarray:
@@ -147,15 +149,16 @@ def _check_gemm(node: Node, graph: Graph) -> str | None:
     return _too_large(*(int(np.prod(s)) for s in shapes))
 
 
-def _gemm_scratch(node: Node, graph: Graph, budget: int) -> int:
-    return _gemm_plan(node, graph, budget).scratch
+def _fit_gemm(node: Node, graph: Graph, budget: int) -> KernelChoice:
+    plan = _gemm_plan(node, graph, budget)
+    return KernelChoice("aotc_gemm_f32", plan.scratch, plan, GEMM_ASSUMES)
 
 
 def _emit_gemm(ctx: NodeContext) -> None:
     a, b = ctx.inputs[0], ctx.inputs[1]
     c = ctx.inputs[2] if len(ctx.inputs) > 2 and ctx.inputs[2] else ""
     y = ctx.outputs[0]
-    plan = _gemm_plan(ctx.node, ctx.graph, ctx.scratch_budget)
+    plan: GemmPlan = ctx.choice.detail
     m, n, k = plan.m, plan.n, plan.k
     alpha, beta = ctx.attrs["alpha"], ctx.attrs["beta"]
     trans_a, trans_b = ctx.attrs["transA"], ctx.attrs["transB"]
@@ -186,7 +189,7 @@ def _emit_gemm(ctx: NodeContext) -> None:
     pack_at_run_time = not plan.b_const and trans_b
     p = ctx.params("aotc_gemm_params", {"gemm": struct_init(fields), "pack_b": "1" if pack_at_run_time else "0"},
                    comment=f"Gemm {m}x{k} * {k}x{n}, transA={trans_a} transB={trans_b}")
-    ctx.call("aotc_gemm_f32", p, ctx.ptr(a), b_ptr, cin_ptr, ctx.ptr(residual(ctx.node)), ctx.ptr(y), work)
+    ctx.call(ctx.choice.kernel, p, ctx.ptr(a), b_ptr, cin_ptr, ctx.ptr(residual(ctx.node)), ctx.ptr(y), work)
 
 
 # --- MatMul ------------------------------------------------------------------------
@@ -233,8 +236,9 @@ def _check_matmul(node: Node, graph: Graph) -> str | None:
     return _too_large(*(int(np.prod(s)) for s in shapes), int(np.prod(graph.tensors[node.outputs[0]].shape)))
 
 
-def _matmul_scratch(node: Node, graph: Graph, budget: int) -> int:
-    return _matmul_plan(node, graph, budget).scratch
+def _fit_matmul(node: Node, graph: Graph, budget: int) -> KernelChoice:
+    plan = _matmul_plan(node, graph, budget)
+    return KernelChoice("aotc_sgemm_f32" if plan.folded else "aotc_matmul_f32", plan.scratch, plan, GEMM_ASSUMES)
 
 
 def _batch_offsets(batch: tuple[int, ...], out_batch: tuple[int, ...], step: int) -> np.ndarray:
@@ -246,7 +250,7 @@ def _batch_offsets(batch: tuple[int, ...], out_batch: tuple[int, ...], step: int
 
 def _emit_matmul(ctx: NodeContext) -> None:
     a, b, y = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
-    plan = _matmul_plan(ctx.node, ctx.graph, ctx.scratch_budget)
+    plan: MatMulPlan = ctx.choice.detail
     m, n, k = plan.m, plan.n, plan.k
 
     if plan.b_packed:
@@ -262,7 +266,7 @@ def _emit_matmul(ctx: NodeContext) -> None:
     fields = sgemm_fields(m, n, k, (k, 1), b_layout, n)
     if plan.folded:
         p = ctx.params("aotc_sgemm_params", fields, comment=f"{what}: one {m}x{k} * {k}x{n} product")
-        ctx.call("aotc_sgemm_f32", p, ctx.ptr(a), b_ptr, "NULL", ctx.ptr(y), work)
+        ctx.call(ctx.choice.kernel, p, ctx.ptr(a), b_ptr, "NULL", ctx.ptr(y), work)
         return
     a_off = _batch_offsets(plan.a_batch, plan.out_batch, m * k)
     b_off = _batch_offsets(plan.b_batch, plan.out_batch, b_step)
@@ -271,12 +275,16 @@ def _emit_matmul(ctx: NodeContext) -> None:
     p = ctx.params("aotc_matmul_params", {
         "gemm": struct_init(fields), "batch": c_int(len(a_off)), "a_offsets": a_tab, "b_offsets": b_tab,
     }, comment=f"{what}: {len(a_off)} products of {m}x{k} * {k}x{n}")
-    ctx.call("aotc_matmul_f32", p, ctx.ptr(a), b_ptr, ctx.ptr(y), work)
+    ctx.call(ctx.choice.kernel, p, ctx.ptr(a), b_ptr, ctx.ptr(y), work)
 
+
+# the GEMM core: one kernel each, whose plain-B work block the budget may drop
+GEMM = Candidate("aotc_gemm_f32", _fit_gemm)
+MATMUL = Candidate("aotc_matmul_f32", _fit_matmul)  # aotc_sgemm_f32 when the batches fold into one product
 
 OPS: dict[str, HostOp] = {
-    "Gemm": HostOp(_emit_gemm, family="gemm", scratch=_gemm_scratch, check=_check_gemm),
+    "Gemm": HostOp(_emit_gemm, family="gemm", kernels=(GEMM,), check=_check_gemm),
     # Gemm with a fused epilogue (aot/passes/fuse_epilogue.py): + residual input 3, then the activation
-    "FusedGemm": HostOp(_emit_gemm, family="gemm", scratch=_gemm_scratch, check=_check_gemm),
-    "MatMul": HostOp(_emit_matmul, family="gemm", scratch=_matmul_scratch, check=_check_matmul),
+    "FusedGemm": HostOp(_emit_gemm, family="gemm", kernels=(GEMM,), check=_check_gemm),
+    "MatMul": HostOp(_emit_matmul, family="gemm", kernels=(MATMUL,), check=_check_matmul),
 }

@@ -1,17 +1,21 @@
-"""What a host op is to the code generator: how to emit its call, and what the planner must know.
+"""The kernel table's entries: what each host op's kernels are, when each applies, and how they
+are written into the entry point.
 
-Each family module (elementwise.py, conv.py, ...) exports a table OPS: {onnx op: HostOp}.
-An emitter receives a NodeContext: the node, C expressions for its tensors, and
-ways to declare a params struct and append lines to the entry point. Shapes are
-static, so everything an emitter computes (strides, loop bounds, packed
-weights) is done here in Python, and the C kernel only loops.
+Each family module (elementwise.py, conv.py, ...) exports a table OPS: {onnx op: HostOp}. A
+HostOp lists its candidate kernels in order of preference (the first that applies and fits
+wins: the order is the cost model, cheapest first). *select* (aot/select.py) keeps the
+candidates that apply to a node on the target; *plan* (aot/plan/) sizes each node's scratch by
+asking its candidates, in order, to fit the memory spare at its step, and records the
+KernelChoice; *emit* (aot/emit_c/) hands that choice to the op's emitter through a
+NodeContext and decides nothing. Shapes are static, so everything an emitter computes
+(strides, loop bounds, packed weights) is done here in Python, and the C kernel only loops.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,6 +31,45 @@ NO_BUDGET_LIMIT = 1 << 62  # a scratch budget that constrains nothing
 
 
 @dataclass(frozen=True)
+class KernelChoice:
+    """One node's kernel, as the planner fixed it: emit writes exactly this."""
+
+    kernel: str  # the C function ("" where the op's emitter has a single kernel)
+    scratch: int = 0  # bytes of arena scratch during the call
+    detail: Any = None  # the op's own record of the choice (block sizes, packing), for its emitter
+    # C macros whose values this choice relies on (e.g. AOTC_GEMM_PANEL for packed weights): the
+    # generated code refuses to compile against kernels built with other values
+    assumes: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TargetTraits:
+    """What kernel choice needs to know of the target's C compiler."""
+
+    vector_unit: bool = True  # SSE2/NEON: conv.c's register blocks are AOTC_DW3_BLOCK = 8 wide, else 1
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A kernel of an op: when it applies (shapes, attributes, target) and, given the bytes of
+    scratch its step can spare, the choice sized to fit them, or None if it does not fit."""
+
+    kernel: str
+    fit: Callable[[Node, Graph, int], KernelChoice | None]
+    applies: Callable[[Node, Graph, TargetTraits], bool] = lambda n, g, t: True
+    # kernel-header macros whose target values `applies` relied on (KernelChoice.assumes)
+    assumes: Callable[[TargetTraits], Mapping[str, int]] = lambda t: {}
+
+
+def fixed_scratch(kernel: str, scratch: Callable[[Node, Graph], int]) -> Candidate:
+    """A kernel whose scratch the budget cannot shrink."""
+    return Candidate(kernel, lambda n, g, budget: KernelChoice(kernel, scratch(n, g)))
+
+
+NO_SCRATCH = Candidate("", lambda n, g, budget: KernelChoice(""))
+
+
+@dataclass(frozen=True)
 class HostOp:
     emit: Callable[[NodeContext], None]
     family: str  # runtime_c/kernels/<family>.c and aotc_<family>.h hold the kernels
@@ -34,9 +77,8 @@ class HostOp:
     dtypes: tuple[str, ...] = ("float32",)  # dtypes of input 0 the kernels take
     view: bool = False  # output is input 0 reinterpreted: no data moves
     inplace: int | None = None  # index of an input the output may overwrite (elementwise ops)
-    # bytes of arena scratch during the call, given a budget (the bytes free at its step): ops
-    # that can work in smaller blocks fit it; the emitter sees the same budget (ctx.scratch_budget)
-    scratch: Callable[[Node, Graph, int], int] | None = None
+    # its kernels in order of preference; the last that applies must fit any budget
+    kernels: tuple[Candidate, ...] = (NO_SCRATCH,)
     check: Callable[[Node, Graph], str | None] | None = None  # reason the node cannot be compiled
 
     def reject_reason(self, node: Node, graph: Graph) -> str | None:
@@ -90,9 +132,9 @@ class NodeContext:
         return self.emitter.scratch_pointer(self.node, ctype)
 
     @property
-    def scratch_budget(self) -> int:
-        """The budget the planner sized this node's scratch for (HostOp.scratch)."""
-        return self.emitter.plan.scratch_budgets.get(self.node.name, NO_BUDGET_LIMIT)
+    def choice(self) -> KernelChoice:
+        """The kernel the planner fixed for this node."""
+        return self.emitter.plan.choices[self.node.name]
 
     def suffix(self, name: str) -> str:
         return DTYPE_SUFFIX[self.dtype(name)]

@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from aot.csource.format import c_int, c_ints
-from aot.emit_c.ops.base import HostOp, NodeContext
 from aot.ir import Graph, Node
+from aot.kernels.base import NO_SCRATCH, HostOp, NodeContext, fixed_scratch
 
 MAX_RANK = 8
 
@@ -65,7 +65,7 @@ def _check(node: Node, graph: Graph) -> str | None:
     return None
 
 
-def _scratch(node: Node, graph: Graph, budget: int) -> int:  # a fixed size: the budget cannot shrink it
+def _scratch(node: Node, graph: Graph) -> int:
     """ReduceLogSumExp keeps the maxima (one float per output) while it sums."""
     return 4 * graph.tensors[node.outputs[0]].size if node.op == "ReduceLogSumExp" else 0
 
@@ -86,6 +86,7 @@ def _emit(ctx: NodeContext) -> None:
 
 
 OPS: dict[str, HostOp] = {
-    op: HostOp(_emit, family="reduce", check=_check, scratch=_scratch if op == "ReduceLogSumExp" else None)
+    op: HostOp(_emit, family="reduce", check=_check,
+               kernels=(fixed_scratch("", _scratch),) if op == "ReduceLogSumExp" else (NO_SCRATCH,))
     for op in KERNELS
 }

@@ -1,0 +1,371 @@
+"""Host ops of the 'conv' family: Conv and ConvTranspose (kernels in runtime_c/kernels/conv.c).
+
+One params struct (aotc_conv_params) describes every convolution as 3-D: a 1-D or
+2-D conv gets unit leading spatial dims, so 3-D convs come for free. Per node the
+compiler picks the kernel:
+
+    flat 3x3    2-D 3 x 3, no dilation, stride 1 with pads of 1 or stride 2 with start pads of
+                0 or 1, at most FLAT_MAX_CG input channels per group (depthwise convs, RGB
+                stems): per input plane, one flat pass over each output plane of its group,
+                every tap a unit-stride read of a copy of the plane (stride 2: split by row and
+                column parity), taps past a row's ends dropped by a mask; output written once
+    depthwise   (the other) one input channel per group (not a single-channel input with several
+                outputs): 2-D 3 x 3 at stride 1 or 2 with pads of 0 or 1 straight from the
+                input, no scratch (runs of output rows in blocks of 8 outputs summed in
+                registers; also at stride 2 where that beats the flat kernel); other 2-D 3 x 3
+                at stride 1 or 2 on a zero-padded copy of each plane (stride 2: split into
+                even and odd columns); other shapes a direct loop, no scratch
+    pointwise   1 x 1 kernel, stride 1, no padding: the GEMM core on the input in place; on
+                fewer positions than a panel (a 3 x 3 plane) and constant weights, X^T * W^T
+                (W^T packed here), so the vectors run along the output channels
+    implicit    every other 1-D or 2-D Conv with constant weights: Y^T = P * W^T with the patch
+                matrix P never built (register tiles of positions x output channels read the
+                input through a pointer per position; W^T packed here); no scratch, and faster
+                than building patches. The rest (run-time weights, 3-D) take the three below:
+    stride 1    2-D, stride 1, no dilation (narrow kernels): the input padded once in scratch,
+                each patch-matrix row one copy from it, outputs on the padded width
+    im2col      patch-matrix blocks of kc x nc in scratch, then the GEMM core
+    direct      where the step has no memory to spare for even one patch block (the planner's
+                scratch budget): direct loops, no scratch
+    transpose   ConvTranspose: W^T * X into scratch, then added into the output (col2im)
+
+Weights stay in ONNX layout for the GEMM paths (a group's [M/g, C/g * taps] block is already
+the row-major A the GEMM core reads, and ConvTranspose reads it transposed by strides); the
+implicit GEMM and X^T * W^T read each group's W^T, packed here in the core's panels.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from aot.csource.format import c_ints
+from aot.ir import Graph, Node
+from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext, TargetTraits
+from aot.kernels.gemm import GEMM_ASSUMES, KC, PANEL, WORK_BYTES, activation_fields, pack_b, residual, work_bytes
+
+NC = 256  # output positions per im2col block: kc x nc floats of scratch (<= 256 KiB)
+COLS_FLOATS = 64 * 1024  # ConvTranspose: floats of W^T * X kept in scratch per block
+MAX_SPATIAL = 3
+# 3 x 3 convs with at most this many input channels per group (depthwise, RGB stems) take the
+# flat direct kernel: it costs a pass over each output plane per input channel, which beats
+# im2col + GEMM (a copy of 9 x the input, and few rows per register tile) up to about here
+FLAT_MAX_CG = 4
+POINTWISE_T_NC = 256  # aotc_conv_pointwise_t_f32: output channels per block (positions x this in scratch)
+# aotc_conv_depthwise3x3_direct_f32 computes an output row in blocks of dw3_block() outputs, the last
+# one rounded up; at stride 2 it beats the flat kernel where that last block has at least this many
+DIRECT_DW_S2_MIN_LAST = 5
+# the kernels without a scratch argument (the others take one)
+NO_SCRATCH_KERNELS = ("aotc_conv_depthwise_f32", "aotc_conv_direct_f32", "aotc_conv_implicit_f32",
+                      "aotc_conv_depthwise3x3_direct_f32")
+PACKED_WT_KERNELS = ("aotc_conv_pointwise_t_f32", "aotc_conv_implicit_f32")  # they read W^T packed at compile time
+
+
+CONV_ASSUMES = GEMM_ASSUMES  # packed W^T and patch blocks are in the GEMM core's panels
+
+
+@dataclass(frozen=True)
+class ConvPlan:
+    kernel: str  # C function
+    fields: dict[str, str]  # the aotc_conv_params
+    scratch: int  # bytes
+    what: str  # for the params comment
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _balanced_block(total: int, limit: int, multiple: int = 1) -> int:
+    """Block size <= limit (rounded to `multiple` when it splits) cutting `total` into equal blocks."""
+    if total <= limit:
+        return total
+    block = _ceil_div(total, _ceil_div(total, limit))
+    return min(limit, _ceil_div(block, multiple) * multiple)
+
+
+def _pad3(values: list[int] | tuple[int, ...], fill: int) -> list[int]:
+    return [fill] * (MAX_SPATIAL - len(values)) + list(values)
+
+
+def _patch_ldc(nc: int) -> int:
+    """conv.c: patch rows are a whole, odd number of panels apart (no two rows of a panel share L1 sets)."""
+    return (_ceil_div(nc, PANEL) | 1) * PANEL
+
+
+def _blocks(k: int, npos: int, budget: int, fixed: int = 0, per_nc: int = 0) -> tuple[int, int] | None:
+    """(kc, nc): patch-matrix blocks of kc <= KC rows by nc <= NC columns, as large as fit the
+    budget with `fixed` more floats and `per_nc` more per column; None if not even 1 x PANEL fits."""
+    kc = _balanced_block(k, KC)
+    for limit in range(NC, 0, -PANEL):  # narrower blocks first: fewer columns cost little
+        nc = _balanced_block(npos, limit, PANEL)
+        if (fixed + kc * _patch_ldc(nc) + per_nc * nc) * 4 <= budget:
+            return kc, nc
+    nc = min(npos, PANEL)
+    rows = (budget // 4 - fixed - per_nc * nc) // _patch_ldc(nc)  # then fewer rows
+    return (_balanced_block(k, rows), nc) if rows >= 1 else None
+
+
+@dataclass(frozen=True)
+class _Conv:
+    """A conv node's geometry, as every candidate reads it."""
+
+    node: Node
+    graph: Graph
+    x: tuple[int, ...]
+    y: tuple[int, ...]
+    nd: int
+    group: int
+    kernel: list[int]
+    strides: list[int]
+    dilations: list[int]
+    pads: list[int]
+    dw: bool  # one input channel per group (not one input channel feeding many outputs, e.g. a
+    #           first layer on a 1-channel spectrogram: a GEMM of out_c x taps, far faster)
+
+    @property
+    def in_c(self) -> int:
+        return self.x[1]
+
+    @property
+    def out_c(self) -> int:
+        return self.y[1]
+
+    @property
+    def const_weights(self) -> bool:
+        return self.graph.const(self.node.inputs[1]) is not None
+
+    def fields(self) -> dict[str, str]:
+        return {
+            "batch": str(self.x[0]), "group": str(self.group), "in_c": str(self.in_c), "out_c": str(self.out_c),
+            "in_size": c_ints(_pad3(self.x[2:], 1)), "out_size": c_ints(_pad3(self.y[2:], 1)),
+            "kernel": c_ints(_pad3(self.kernel, 1)), "strides": c_ints(_pad3(self.strides, 1)),
+            "dilations": c_ints(_pad3(self.dilations, 1)), "pads": c_ints(_pad3(self.pads[:self.nd], 0)),
+            "kc": "0", "nc": "0", **activation_fields(self.node),
+        }
+
+    def choice(self, kernel: str, what: str, scratch: int = 0, **blocks: int) -> KernelChoice:
+        fields = {**self.fields(), **{k: str(v) for k, v in blocks.items()}}
+        geometry = (f"{list(self.x)} -> {list(self.y)}, kernel {list(self.kernel)}, strides {list(self.strides)}, "
+                    f"dilations {list(self.dilations)}, pads {list(self.pads)}, group {self.group}")
+        plan = ConvPlan(kernel, fields, scratch, f"{self.node.op} ({what}) {geometry}" if what else
+                        f"{self.node.op} {geometry}")
+        return KernelChoice(kernel, scratch, plan, CONV_ASSUMES)
+
+
+def _conv(node: Node, graph: Graph) -> _Conv:
+    x = graph.tensors[node.inputs[0]].shape
+    y = graph.tensors[node.outputs[0]].shape
+    a = node.attrs
+    group = a["group"]
+    dw = node.op != "ConvTranspose" and x[1] // group == 1 and not (group == 1 and y[1] > 1)
+    return _Conv(node, graph, x, y, len(x) - 2, group, list(a["kernel_shape"]), list(a["strides"]),
+                 list(a["dilations"]), list(a["pads"]), dw)
+
+
+def _fit_transpose(c: _Conv, budget: int) -> KernelChoice:
+    rows = c.out_c // c.group * math.prod(c.kernel)
+    npos = math.prod(c.x[2:])
+    nc = npos if rows * npos <= COLS_FLOATS else max(PANEL, COLS_FLOATS // rows // PANEL * PANEL)
+    return c.choice("aotc_conv_transpose_f32", "", rows * nc * 4 + WORK_BYTES, nc=nc)
+
+
+def _direct_dw_applies(c: _Conv) -> bool:
+    return c.dw and _direct_dw3x3(c.nd, c.kernel, c.strides, c.dilations, c.pads)
+
+
+def _direct_dw_beats_flat(c: _Conv, target: TargetTraits) -> bool:
+    """At stride 2 the direct kernel beats the flat one (which first splits each input plane four
+    ways) where its last block of an output row is nearly full: rows of OW outputs with
+    OW % block >= DIRECT_DW_S2_MIN_LAST (x86-64 AVX2: 0.78 to 0.96 x the flat kernel's
+    instructions there, 1.0 to 1.3 x on other rows and at stride 1). Without a vector unit the
+    blocks are one output wide and no row ends in a partial block."""
+    block = dw3_block(target)
+    return _direct_dw_applies(c) and c.strides[-1] == 2 and c.y[-1] % block >= DIRECT_DW_S2_MIN_LAST
+
+
+def _fit_flat(c: _Conv, budget: int) -> KernelChoice | None:
+    flat = _flat3x3_floats(c.kernel, c.strides, c.dilations, c.pads, c.x[2:], c.y[2:])
+    if flat is None or flat * 4 > budget:
+        return None
+    return c.choice("aotc_conv3x3_flat_f32", f"3x3, {c.in_c // c.group} input channel(s) per group: "
+                    "a flat pass per plane", flat * 4)
+
+
+def _fit_padded_dw(c: _Conv, budget: int) -> KernelChoice | None:
+    s = c.strides[-1]
+    rows, cols = (c.y[-2] - 1) * s + 3, (c.y[-1] - 1) * s + 3  # conv.c: aotc_conv_depthwise3x3_f32
+    planes = rows * cols if s == 1 else 4 * _ceil_div(rows, 2) * _ceil_div(cols, 2)
+    wide = c.y[-2] * (cols if s == 1 else _ceil_div(cols, 2))
+    if (planes + wide) * 4 > budget:  # the direct loop below, without scratch
+        return None
+    return c.choice("aotc_conv_depthwise3x3_f32", "depthwise 3x3 on a padded plane", (planes + wide) * 4)
+
+
+def _pointwise(c: _Conv) -> bool:
+    return all(k == 1 for k in c.kernel) and all(s == 1 for s in c.strides) and not any(c.pads)
+
+
+def _fit_pointwise_t(c: _Conv, budget: int) -> KernelChoice | None:
+    """A few positions (a 3 x 3 plane): vectors along the output channels, W^T packed here,
+    nc channels at a time through scratch."""
+    npos = math.prod(c.y[2:])
+    nc = min(_ceil_div(c.out_c // c.group, PANEL) * PANEL, POINTWISE_T_NC, budget // (npos * 4) // PANEL * PANEL)
+    if nc <= 0:
+        return None
+    return c.choice("aotc_conv_pointwise_t_f32", f"1x1 on {npos} positions, as X^T * W^T", npos * nc * 4, nc=nc)
+
+
+def _fit_stride1(c: _Conv, budget: int) -> KernelChoice | None:
+    """Patch rows copied whole from a padded plane (junk columns <= 1/4 of the work)."""
+    oh, ow = c.y[-2], c.y[-1]
+    pw = ow + c.kernel[-1] - 1
+    k = c.in_c // c.group * math.prod(c.kernel)
+    pad_floats = _ceil_div(c.in_c // c.group * (oh + c.kernel[0] - 1) * pw + c.kernel[-1], PANEL) * PANEL
+    blocks = _blocks(k, oh * pw, budget, fixed=pad_floats, per_nc=c.out_c // c.group)
+    if blocks is None:  # plain im2col needs no padded copy of the input
+        return None
+    kc, nc = blocks
+    return c.choice("aotc_conv_s1_f32", f"stride 1 on a padded plane, blocks of {kc} x {nc}",
+                    (pad_floats + kc * _patch_ldc(nc) + c.out_c // c.group * nc) * 4, kc=kc, nc=nc)
+
+
+def _fit_im2col(c: _Conv, budget: int) -> KernelChoice | None:
+    blocks = _blocks(c.in_c // c.group * math.prod(c.kernel), math.prod(c.y[2:]), budget)
+    if blocks is None:  # no memory to spare at this step
+        return None
+    kc, nc = blocks
+    return c.choice("aotc_conv_f32", f"im2col, blocks of {kc} x {nc}", kc * _patch_ldc(nc) * 4, kc=kc, nc=nc)
+
+
+def _candidate(kernel: str, fit: Callable[[_Conv, int], KernelChoice | None],
+               applies: Callable[[_Conv, TargetTraits], bool] = lambda c, t: True,
+               assumes: Callable[[TargetTraits], dict[str, int]] = lambda t: {}) -> Candidate:
+    return Candidate(kernel, lambda n, g, budget: fit(_conv(n, g), budget),
+                     lambda n, g, t: applies(_conv(n, g), t), assumes)
+
+
+def _scratch_free(kernel: str, what: str) -> Callable[[_Conv, int], KernelChoice]:
+    """A kernel that needs no scratch: it fits any budget."""
+    return lambda c, budget: c.choice(kernel, what)
+
+
+# Conv's kernels, cheapest first: a node takes the first that applies and fits its step's spare memory
+KERNELS: tuple[Candidate, ...] = (
+    _candidate("aotc_conv_transpose_f32", _fit_transpose, lambda c, t: c.node.op == "ConvTranspose"),
+    # the scratch-free depthwise kernel where it beats the flat one ...
+    _candidate("aotc_conv_depthwise3x3_direct_f32",
+               _scratch_free("aotc_conv_depthwise3x3_direct_f32", "depthwise 3x3 straight from the input"),
+               _direct_dw_beats_flat, lambda t: {"AOTC_DW3_BLOCK": dw3_block(t)}),
+    _candidate("aotc_conv3x3_flat_f32", _fit_flat,
+               lambda c, t: c.nd == 2 and c.node.op != "ConvTranspose" and c.in_c // c.group <= FLAT_MAX_CG),
+    # ... and where the flat one has no memory
+    _candidate("aotc_conv_depthwise3x3_direct_f32",
+               _scratch_free("aotc_conv_depthwise3x3_direct_f32", "depthwise 3x3 straight from the input"),
+               lambda c, t: _direct_dw_applies(c)),
+    _candidate("aotc_conv_depthwise3x3_f32", _fit_padded_dw,
+               lambda c, t: c.dw and _padded_dw3x3(c.nd, c.kernel, c.strides, c.dilations)),
+    _candidate("aotc_conv_depthwise_f32", _scratch_free("aotc_conv_depthwise_f32", "depthwise"), lambda c, t: c.dw),
+    _candidate("aotc_conv_pointwise_t_f32", _fit_pointwise_t,
+               lambda c, t: (c.node.op != "ConvTranspose" and _pointwise(c) and c.const_weights
+                             and math.prod(c.y[2:]) < PANEL and math.prod(c.y[2:]) != PANEL // 2)),
+    _candidate("aotc_conv_pointwise_f32",
+               lambda c, budget: c.choice("aotc_conv_pointwise_f32", "1x1", work_bytes(c.in_c // c.group, budget)),
+               lambda c, t: c.node.op != "ConvTranspose" and _pointwise(c)),
+    _candidate("aotc_conv_implicit_f32", _scratch_free("aotc_conv_implicit_f32", "implicit GEMM, no scratch"),
+               lambda c, t: c.node.op != "ConvTranspose" and c.nd <= 2 and c.const_weights),
+    _candidate("aotc_conv_s1_f32", _fit_stride1,
+               lambda c, t: (c.node.op != "ConvTranspose" and c.nd == 2 and c.strides == [1, 1]
+                             and c.dilations == [1, 1] and (c.kernel[-1] - 1) * 4 <= c.y[-1])),
+    _candidate("aotc_conv_f32", _fit_im2col, lambda c, t: c.node.op != "ConvTranspose"),
+    _candidate("aotc_conv_direct_f32", _scratch_free("aotc_conv_direct_f32", "direct, no scratch to spare"),
+               lambda c, t: c.node.op != "ConvTranspose"),
+)
+
+
+def dw3_block(target: TargetTraits) -> int:
+    """AOTC_DW3_BLOCK: outputs per register block of aotc_conv_depthwise3x3_direct_f32 (conv.c)."""
+    return 8 if target.vector_unit else 1
+
+
+def _flat3x3_floats(kernel: list[int], strides: list[int], dilations: list[int], pads: list[int],
+                    in_hw: tuple[int, ...], out_hw: tuple[int, ...]) -> int | None:
+    """Scratch floats of aotc_conv3x3_flat_f32 (conv.c) for a 2-D conv, or None where it does
+    not apply: a 3 x 3 kernel, no dilation, and stride 1 with pads of 1 on every side, or stride
+    2 with pads of 0 or 1 at the start (a left pad of 0 only if no output reads past input
+    column 2 OW - 1: the split planes are OW wide)."""
+    (ih, iw), (oh, ow) = in_hw, out_hw
+    if list(kernel) != [3, 3] or list(dilations) != [1, 1]:
+        return None
+    mask = _ceil_div(oh * ow + 1, 16) * 16
+    if list(strides) == [1, 1] and list(pads) == [1, 1, 1, 1]:
+        return mask + (ih + 2) * iw + 2
+    top, left = pads[0], pads[1]
+    if list(strides) == [2, 2] and top in (0, 1) and left in (0, 1) and (left or 2 * ow >= iw):
+        return mask + 4 * ((oh + 2) * ow + 2)
+    return None
+
+
+def _direct_dw3x3(nd: int, kernel: list[int], strides: list[int], dilations: list[int], pads: list[int]) -> bool:
+    """aotc_conv_depthwise3x3_direct_f32 (conv.c): a 2-D 3 x 3 conv, strides (1, 1) or (2, 2), no
+    dilation, pads of 0 or 1 on every side."""
+    return _padded_dw3x3(nd, kernel, strides, dilations) and all(p in (0, 1) for p in pads)
+
+
+def _padded_dw3x3(nd: int, kernel: list[int], strides: list[int], dilations: list[int]) -> bool:
+    """A 2-D 3 x 3 depthwise conv with strides (1, 1) or (2, 2) and no dilation."""
+    return nd == 2 and list(kernel) == [3, 3] and list(dilations) == [1, 1] and list(strides) in ([1, 1], [2, 2])
+
+
+def _check(node: Node, graph: Graph) -> str | None:
+    x = graph.tensors[node.inputs[0]].shape
+    w = graph.tensors[node.inputs[1]].shape
+    nd = len(x) - 2
+    if not 1 <= nd <= MAX_SPATIAL:
+        return f"{node.op} with {nd} spatial dims is not supported (1 to {MAX_SPATIAL})"
+    if len(w) != len(x) or list(w[2:]) != list(node.attrs["kernel_shape"]):
+        return f"{node.op} weight shape {list(w)} does not match kernel_shape {node.attrs['kernel_shape']}"
+    group, in_c, out_c = node.attrs["group"], x[1], graph.tensors[node.outputs[0]].shape[1]
+    if group < 1 or in_c % group or out_c % group:
+        return f"{node.op} group {group} does not divide {in_c} input and {out_c} output channels"
+    per_group = (w[0] == out_c and w[1] * group == in_c) if node.op != "ConvTranspose" else \
+        (w[0] == in_c and w[1] * group == out_c)
+    if not per_group:
+        return f"{node.op} weight shape {list(w)} does not match {in_c} -> {out_c} channels in {group} groups"
+    if any(p < 0 for p in node.attrs["pads"]):
+        return f"{node.op} pads must not be negative, got {node.attrs['pads']}"
+    if max(graph.tensors[t].size for t in (node.inputs[0], node.inputs[1], node.outputs[0])) > 2**31 - 1:
+        return "tensor has more than 2^31 - 1 elements"
+    return None
+
+
+def _emit(ctx: NodeContext) -> None:
+    plan: ConvPlan = ctx.choice.detail
+    x, w = ctx.inputs[0], ctx.inputs[1]
+    bias = ctx.inputs[2] if len(ctx.inputs) > 2 else ""
+    p = ctx.params("aotc_conv_params", plan.fields, comment=plan.what)
+    if plan.kernel in PACKED_WT_KERNELS:  # each group's W^T, packed (gemm.c's panels)
+        group = ctx.attrs["group"]
+        wg = np.asarray(ctx.const(w), np.float32).reshape(group, ctx.shape(ctx.outputs[0])[1] // group, -1)
+        w_ptr = ctx.const_array("wt_packed", np.stack([pack_b(m.T) for m in wg]),
+                                comment=f"W^T of {ctx.node.name}, packed per group")
+    else:
+        w_ptr = ctx.ptr(w)
+    args = [p, ctx.ptr(x), w_ptr, ctx.ptr(bias)]
+    if ctx.node.op != "ConvTranspose":
+        args.append(ctx.ptr(residual(ctx.node)))
+    args.append(ctx.ptr(ctx.outputs[0]))
+    if plan.kernel not in NO_SCRATCH_KERNELS:
+        args.append(ctx.scratch("float") if plan.scratch else "NULL")
+    ctx.call(plan.kernel, *args)
+
+
+OPS: dict[str, HostOp] = {
+    "Conv": HostOp(_emit, family="conv", needs=("gemm",), kernels=KERNELS, check=_check),
+    # Conv with a fused epilogue (aot/passes/fuse_epilogue.py): + residual input 3, then the activation
+    "FusedConv": HostOp(_emit, family="conv", needs=("gemm",), kernels=KERNELS, check=_check),
+    "ConvTranspose": HostOp(_emit, family="conv", needs=("gemm",), kernels=KERNELS, check=_check),
+}

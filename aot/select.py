@@ -1,0 +1,103 @@
+"""select: which kernels may run each host node on the target, from the one kernel table.
+
+For every node left to the host after partitioning, the table (aot/kernels, HostOp.kernels)
+lists candidate kernels, cheapest first; select keeps those that apply to the node's shapes,
+attributes and dtypes on this target, and refuses a node no kernel takes. Which candidate
+runs depends on the memory spare at the node's step, which only the planner knows: the
+planner calls `choose` with that budget and records the KernelChoice it keeps, and the emitter
+writes that record. Vendor functions (Call nodes) take the workspace their codegen asked for.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from aot.errors import AotcError
+from aot.ir import Graph, Node
+from aot.kernels import HOST_OPS
+from aot.kernels.base import Candidate, HostOp, KernelChoice, TargetTraits
+from aot.plan import OpMemory
+
+
+@dataclass(frozen=True)
+class NodeKernels:
+    """The kernels that may run one node, in order of preference."""
+
+    op: HostOp | None  # None: a vendor function's Call
+    candidates: tuple[Candidate, ...]
+    traits: TargetTraits = TargetTraits()  # the target they were selected for
+
+
+Selection = dict[str, NodeKernels]
+
+
+def host_op(node: Node, graph: Graph) -> HostOp:
+    """The node's table entry, or a one-line refusal naming it."""
+    op = HOST_OPS.get(node.op)
+    if op is None:
+        raise AotcError("operator is not supported by the host C generator", node=node)
+    reason = op.reject_reason(node, graph)
+    if reason:
+        raise AotcError(reason, node=node)
+    return op
+
+
+def select_kernels(graph: Graph, traits: TargetTraits, workspace: Mapping[str, int] | None = None) -> Selection:
+    """Every node's candidate kernels; `workspace`: arena bytes each vendor function needs, by symbol."""
+    workspace = workspace or {}
+    selection: Selection = {}
+    for node in graph.nodes:
+        if node.op == "Call":
+            fixed = KernelChoice(node.attrs["function"], workspace.get(node.attrs["function"], 0))
+            selection[node.name] = NodeKernels(None, (Candidate(fixed.kernel, lambda n, g, b, c=fixed: c),))
+            continue
+        selection[node.name] = candidates(node, graph, traits)
+    return selection
+
+
+def candidates(node: Node, graph: Graph, traits: TargetTraits) -> NodeKernels:
+    """The kernels of the table that apply to a host node on the target."""
+    op = host_op(node, graph)
+    kernels = tuple(k for k in op.kernels if k.applies(node, graph, traits))
+    if not kernels:  # the table's last candidate of each op applies everywhere: a table bug
+        raise AotcError(f"no {node.op} kernel applies on this target", node=node)
+    return NodeKernels(op, kernels, traits)
+
+
+def choose(node: Node, graph: Graph, kernels: NodeKernels, budget: int) -> KernelChoice:
+    """The first candidate that fits `budget` bytes of scratch; the last one always does."""
+    for k in kernels.candidates:
+        choice = k.fit(node, graph, budget)
+        if choice is not None:
+            target_facts = k.assumes(kernels.traits)
+            return dataclasses.replace(choice, assumes={**choice.assumes, **target_facts}) if target_facts else choice
+    raise AssertionError(f"kernel table: no {node.op} candidate fits a budget of {budget} ({node.name})")
+
+
+def op_memory(selection: Selection) -> OpMemory:
+    """The planner's view of the selected kernels."""
+
+    def is_view(n: Node) -> bool:
+        op = selection[n.name].op
+        return bool(op and op.view)
+
+    def inplace_input(n: Node, g: Graph) -> int | None:
+        op = selection[n.name].op
+        if op is None or op.inplace is None or op.inplace >= len(n.inputs):
+            return None
+        src, dst = g.tensors[n.inputs[op.inplace]], g.tensors[n.outputs[0]]
+        return op.inplace if src.shape == dst.shape and src.dtype == dst.dtype else None
+
+    def slices(n: Node, g: Graph) -> list[int] | None:
+        if n.op != "Concat" or not n.inputs:
+            return None
+        out = g.tensors[n.outputs[0]]
+        if math.prod(out.shape[:n.attrs["axis"]]) != 1:  # slices along an inner axis are not contiguous
+            return None
+        sizes = [g.tensors[i].nbytes for i in n.inputs]
+        return [sum(sizes[:k]) for k in range(len(sizes))]
+
+    return OpMemory(is_view, inplace_input, lambda n, g, budget: choose(n, g, selection[n.name], budget), slices)
