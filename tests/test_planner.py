@@ -174,3 +174,40 @@ def test_zoo_arenas_reach_the_tight_bound_by_default():
                 assert mem["arena_bytes"] == mem["tight_bound_bytes"], (name, mem)
             else:
                 assert mem["arena_bytes"] >= mem["tight_bound_bytes"], (name, mem)
+
+
+def _recurrence(steps: int, hidden: int = 16) -> tuple[Graph, OpMemory]:
+    """An unrolled recurrence (issue 13's GRU shape) in 7 nodes a step: gates, an in-place Relu, a
+    view, a skip to the state two steps back, and every step's state kept for one Concat at the end
+    whose inputs become slices of its output (so that output's bytes are live step by step)."""
+    nodes: list[tuple[str, list[str], str, int]] = []
+    h, states = "x", []
+    for t in range(steps):
+        width = hidden * (1 + t % 3)  # gate widths vary, so placements are not all alike
+        back = states[-2] if len(states) > 1 else h
+        nodes += [("Opaque", [h], f"g{t}", 2 * width), ("Relu", [f"g{t}"], f"r{t}", 2 * width),
+                  ("Reshape", [f"r{t}"], f"v{t}", 2 * width), ("Opaque", [f"v{t}"], f"z{t}", hidden),
+                  ("Opaque", [h, f"v{t}"], f"n{t}", hidden), ("Add", [f"z{t}", f"n{t}"], f"a{t}", hidden),
+                  ("Opaque", [f"a{t}", back], f"h{t}", hidden)]
+        h = f"h{t}"
+        states.append(h)
+    nodes.append(("Concat", states, "out", hidden * steps))
+    g = graph(nodes)
+    g.tensors["x"] = Tensor("x", (hidden,), "float32")
+    base = host_memory(g)
+    slices = lambda n, g: [4 * hidden * k for k in range(len(n.inputs))] if n.op == "Concat" else None  # noqa: E731
+    return g, OpMemory(base.is_view, base.inplace_input, base.choose, slices)
+
+
+def test_a_2000_node_recurrence_packs_to_the_tight_bound():
+    """Issue 13: the planner on a graph of 2,000 nodes; its arena reaches the tight bound (as the
+    all-pairs planner it replaced did on this graph) and no live buffers share a byte."""
+    g, ops = _recurrence(285)
+    assert len(g.nodes) == 1996
+    p = plan_memory(g, ops)
+    assert_no_overlap(p)
+    assert p.tight_bound_bytes == p.lower_bound_bytes == p.arena_bytes
+    assert len(p.slices) == 285 and all(p.offsets[f"h{t}"] == p.offsets["out"] + 64 * t for t in range(285))
+    assert all(p.buffer_of(t) is not None for t in p.offsets)
+    chart = p.chart()
+    assert len(chart.splitlines()) == len(g.nodes) + 1 and "!" not in chart

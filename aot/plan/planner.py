@@ -17,7 +17,9 @@ The algorithm:
      some order, put each at the lowest offset where it overlaps no placed
      buffer that is live at the same time. Several orders are tried and the
      smallest arena wins. This is a heuristic (optimal placement is NP-complete),
-     so the plan reports the lower bound beside the arena size.
+     so the plan reports the lower bound beside the arena size. Placed buffers are indexed by
+     step, so placing one costs the buffers live beside it, not all placed before it: compile
+     time grows about linearly with the graph (bench/compile_time.py).
 
 Graph inputs and outputs live in the arena, as TFLM's do: the RAM a model needs for
 activations is the arena alone, and an input's bytes are reused once it is dead. Callers
@@ -36,6 +38,7 @@ Two bounds are reported beside the arena:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 from collections.abc import Callable
@@ -88,7 +91,21 @@ class Plan:
     slices: list[Buffer] = field(default_factory=list)  # buffers placed inside others (Concat inputs)
 
     def buffer_of(self, tensor: str) -> Buffer | None:
-        for b in (*self.buffers, *self.slices):
+        """The buffer (or slice) holding tensor. Emitters ask for every tensor, so this looks it up
+        in a dict built on first use (rebuilt if the buffer lists are replaced or grow), not by a
+        search through every buffer."""
+        key = (id(self.buffers), len(self.buffers), id(self.slices), len(self.slices))
+        cached = self.__dict__.get("_buffer_index")
+        if cached is None or cached[0] != key:
+            index: dict[str, Buffer] = {}
+            for b in (*self.buffers, *self.slices):
+                for t in b.tensors:
+                    index.setdefault(t, b)
+            cached = self.__dict__["_buffer_index"] = (key, index)
+        b = cached[1].get(tensor)
+        if b is not None and tensor in b.tensors:
+            return b
+        for b in (*self.buffers, *self.slices):  # a buffer's tensors edited since the index was built
             if tensor in b.tensors:
                 return b
         return None
@@ -101,24 +118,58 @@ class Plan:
         letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
         rows = [f"arena {self.arena_bytes} bytes, lower bound {self.lower_bound_bytes}; "
                 f"one column = {scale} bytes"]
+        # step -> (buffer, its columns then): worked out once per piece of a buffer's lifetime
+        # (_pieces), not per step and segment: a Concat's staircase of slices has one piece a slice
+        live: list[list[tuple[Buffer, list]]] = [[] for _ in self.steps]
+        for b in self.buffers:
+            claims: dict[tuple[int, int, int, int], tuple[int, int, range | list[int]]] = {}
+            for f, last, segs in _pieces(b):
+                marks = _chart_marks(b, segs, scale, width, claims)
+                for step in range(max(f, 0), min(last + 1, len(live))):
+                    live[step].append((b, marks))
         for step, name in enumerate(self.steps):
             line = ["."] * width
             owner: dict[int, tuple[Buffer, int, int]] = {}
-            for b in self.buffers:
-                for d, n, f, last in b.segs:
-                    if not f <= step <= last:
-                        continue
-                    start, end = b.offset + d, b.offset + d + n
-                    # a column shows the buffer holding the byte at its middle (tiny buffers: their first column)
-                    cols = [c for c in range(width) if start <= c * scale + scale // 2 < end]
-                    for c in cols or [min(start // scale, width - 1)]:
-                        other = owner.get(c)
-                        if other is None:
-                            owner[c], line[c] = (b, start, end), letters[b.id % len(letters)]
-                        elif other[0] is not b and other[1] < end and start < other[2]:
-                            line[c] = "!"  # two live buffers share bytes: a planner bug
+            for b, marks in live[step]:
+                for c, (start, end), ranges in marks:
+                    other = owner.get(c)
+                    if other is None:
+                        owner[c], line[c] = (b, start, end), letters[b.id % len(letters)]
+                    elif other[0] is not b and any(other[1] < e and s < other[2] for s, e in ranges):
+                        line[c] = "!"  # two live buffers share bytes: a planner bug
             rows.append(f"{step:4d} {''.join(line)} {name}")
         return "\n".join(rows) + "\n"
+
+
+def _chart_marks(b: Buffer, segs: list[tuple[int, int, int, int]], scale: int, width: int,
+                 claims: dict[tuple[int, int, int, int], tuple[int, int, range | list[int]]],
+                 ) -> list[tuple[int, tuple[int, int], list[tuple[int, int]]]]:
+    """The chart columns b's live segments `segs` claim: (column, byte range of the first segment
+    claiming it, the byte ranges of all that claim it, adjacent ones merged). A column shows the
+    buffer holding the byte at its middle; a segment holding no middle claims its first column.
+    claims: segment -> (start, end, columns), filled as segments come (one piece to the next
+    of a buffer shares most of them)."""
+    half = scale // 2
+    cols: dict[int, list[tuple[int, int]]] = {}
+    for seg in segs:
+        claim = claims.get(seg)
+        if claim is None:
+            start, end = b.offset + seg[0], b.offset + seg[0] + seg[1]
+            span = range(max(0, -(-(start - half) // scale)), min(width, -(-(end - half) // scale)))
+            claim = claims[seg] = (start, end, span or [min(start // scale, width - 1)])
+        start, end, span = claim
+        for c in span:
+            cols.setdefault(c, []).append((start, end))
+    marks = []
+    for c, ranges in cols.items():
+        merged: list[tuple[int, int]] = []
+        for start, end in sorted(ranges):
+            if merged and start < end and merged[-1][0] < merged[-1][1] and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+            else:  # empty ranges stay apart: one strictly inside another buffer still counts
+                merged.append((start, end))
+        marks.append((c, ranges[0], merged))
+    return marks
 
 
 @dataclass(frozen=True)
@@ -204,9 +255,12 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
                 b.last = nsteps - 1
     slices = [b for b in buffers if b.parent is not None]
     buffers = [b for b in buffers if b.parent is None]
+    children: dict[int, list[Buffer]] = {}  # id of a buffer -> its slices, in order
+    for c in slices:
+        children.setdefault(id(c.parent), []).append(c)
     for b in buffers:
-        if any(c.parent is b for c in slices):
-            b.segments = _segments(b, slices)
+        if id(b) in children:
+            b.segments = _segments(b, children)
             b.first = min(f for _, _, f, _ in b.segments)
 
     live = _live_per_step(buffers, nsteps)
@@ -241,13 +295,12 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
                 output_offsets=output_offsets, copied_outputs=copied, slices=slices)
 
 
-def _segments(b: Buffer, slices: list[Buffer]) -> list[tuple[int, int, int, int]]:
+def _segments(b: Buffer, children: dict[int, list[Buffer]]) -> list[tuple[int, int, int, int]]:
     """b's own bytes from the step that writes it, and each slice's (recursively) from the step
-    that writes the slice until b takes over."""
+    that writes the slice until b takes over. children: id of a buffer -> its slices."""
     segs = [(0, b.nbytes, b.first, b.last)]
-    for c in slices:
-        if c.parent is b:
-            segs += [(c.delta + d, n, f, min(last, b.first - 1)) for d, n, f, last in _segments(c, slices)]
+    for c in children.get(id(b), ()):
+        segs += [(c.delta + d, n, f, min(last, b.first - 1)) for d, n, f, last in _segments(c, children)]
     return segs
 
 
@@ -274,9 +327,98 @@ def _join(buffer_of: dict, b: Buffer, tensor: str) -> None:
     buffer_of[tensor] = b
 
 
+def _pieces(b: Buffer) -> list[tuple[int, int, list[tuple[int, int, int, int]]]]:
+    """b's lifetime cut at every step where its set of live segments changes: (first, last, the
+    segments live then, in Buffer.segs order) per piece."""
+    segs = b.segs
+    if len(segs) == 1:
+        return [(segs[0][2], segs[0][3], segs)]
+    cuts = sorted({f for _, _, f, _ in segs} | {last + 1 for _, _, _, last in segs})
+    by_first = sorted(range(len(segs)), key=lambda i: segs[i][2])
+    out, live, k = [], [], 0
+    for a, z in itertools.pairwise(cuts):
+        while k < len(by_first) and segs[by_first[k]][2] <= a:
+            live.append(by_first[k])
+            k += 1
+        live = [i for i in live if segs[i][3] >= a]
+        if live:
+            out.append((a, z - 1, [segs[i] for i in sorted(live)]))
+    return out
+
+
+def _slabs(b: Buffer) -> list[tuple[int, int, int, list[tuple[int, int]]]]:
+    """_pieces with each piece's live bytes and byte ranges, adjacent ones merged: (first, last,
+    bytes, [(start, end)]). A Concat's output written slice by slice is a staircase of k segments;
+    as k pieces of one range each, a query at one step meets one piece, not the k slices.
+    The result is shared: callers must not change it."""
+    segs = b.segs
+    if len(segs) == 1:
+        d, n, f, last = segs[0]
+        return [(f, last, n, [(d, d + n)])]
+    return _slabs_of(tuple(segs))
+
+
+@functools.lru_cache(maxsize=64)  # the bounds and each scratch share's placement ask for the same buffers
+def _slabs_of(segs: tuple[tuple[int, int, int, int], ...]) -> list[tuple[int, int, int, list[tuple[int, int]]]]:
+    """_slabs of a buffer with several segments (a Concat's output), by its segments."""
+    out = []
+    for f, last, live in _pieces(Buffer(-1, 0, 0, 0, segments=list(segs))):
+        ranges: list[tuple[int, int]] = []
+        for d, n, _, _ in sorted(live):
+            if ranges and d <= ranges[-1][1]:
+                ranges[-1] = (ranges[-1][0], max(ranges[-1][1], d + n))
+            else:
+                ranges.append((d, d + n))
+        out.append((f, last, sum(n for _, n, _, _ in live), ranges))
+    return out
+
+
+def _rects(b: Buffer) -> list[tuple[int, int, int, int]]:
+    """b's bytes over time as (delta, nbytes, first, last) rectangles covering exactly what its
+    segments cover: a placement that misses these misses the segments, and the other way round.
+    A range live in consecutive pieces of _slabs is one rectangle."""
+    slabs = _slabs(b)
+    if len(slabs) == 1 and len(slabs[0][3]) == 1:
+        f, last, _, ((s, e),) = slabs[0]
+        return [(s, e - s, f, last)]
+    done: list[tuple[int, int, int, int]] = []
+    open_: dict[tuple[int, int], list[int]] = {}  # byte range -> [first, last] still extendable
+    for f, last, _, ranges in slabs:
+        now = {}
+        for r in ranges:
+            span = open_.pop(r, None)
+            if span is not None and span[1] == f - 1:
+                span[1] = last
+            else:
+                if span is not None:
+                    done.append((r[0], r[1] - r[0], span[0], span[1]))
+                span = [f, last]
+            now[r] = span
+        done += [(r[0], r[1] - r[0], f0, l0) for r, (f0, l0) in open_.items()]
+        open_ = now
+    done += [(r[0], r[1] - r[0], f0, l0) for r, (f0, l0) in open_.items()]
+    return done
+
+
+def _placement_rects(buffers: list[Buffer]) -> dict[int, list[tuple[int, int, int, int]]]:
+    """buffer id -> what _place checks: its rectangles (_rects), or its segments as they are when
+    some segment holds no bytes (a zero-byte range between two merged ones would be lost)."""
+    if any(n == 0 for b in buffers for _, n, _, _ in b.segs):
+        return {b.id: b.segs for b in buffers}
+    return {b.id: _rects(b) for b in buffers}
+
+
 def _live_per_step(buffers: list[Buffer], steps: int) -> list[int]:
-    """Bytes of the buffers live at each step, each rounded up to the alignment."""
-    return [sum(_align(b.live_bytes(s)) for b in buffers) for s in range(steps)]
+    """Bytes of the buffers live at each step, each rounded up to the alignment: a difference
+    array over the pieces of each buffer's lifetime, so linear in buffers plus steps."""
+    delta = [0] * (steps + 1)
+    for b in buffers:
+        for f, last, n, _ in _slabs(b):
+            f, last = max(f, 0), min(last, steps - 1)
+            if f <= last:
+                delta[f] += _align(n)
+                delta[last + 1] -= _align(n)
+    return list(itertools.accumulate(delta[:steps]))
 
 
 def _lower_bound(buffers: list[Buffer], steps: int) -> tuple[int, int]:
@@ -298,6 +440,7 @@ def _place_best(buffers: list[Buffer], lower_bound: int) -> tuple[int, dict[int,
     """Greedy placement in several orders, first-fit and best-fit, then seeded random orders
     until one reaches the lower bound (or the tries run out); the smallest arena wins."""
     best_size, best_offsets = None, None
+    rects = _placement_rects(buffers)
     orders = [sorted(buffers, key=key) for key in _ORDERS]
     rng = random.Random(0)
     for attempt in range(len(orders) + RANDOM_ORDERS):
@@ -306,7 +449,7 @@ def _place_best(buffers: list[Buffer], lower_bound: int) -> tuple[int, dict[int,
         else:  # a random order that still tends to put big buffers first
             ordered = sorted(buffers, key=lambda b: -b.nbytes * rng.uniform(0.5, 1.5))
         for best_fit in (False, True):
-            size, offsets = _place(ordered, best_fit)
+            size, offsets = _place(ordered, best_fit, rects)
             if best_size is None or size < best_size:
                 best_size, best_offsets = size, offsets
         if best_size <= _align(lower_bound) or len(buffers) * attempt > RANDOM_BUDGET:
@@ -319,44 +462,78 @@ RANDOM_ORDERS = 200  # extra orders tried when the first ones miss the lower bou
 RANDOM_BUDGET = 40_000  # ... bounded by buffers x attempts, so big graphs stay fast
 
 
-def _place(ordered: list[Buffer], best_fit: bool = False) -> tuple[int, dict[int, int]]:
+def _place(ordered: list[Buffer], best_fit: bool = False,
+           rects: dict[int, list[tuple[int, int, int, int]]] | None = None) -> tuple[int, dict[int, int]]:
     """Each buffer at the lowest offset where it fits (first fit), or in the narrowest gap that
-    holds it (best fit; above everything if none). A buffer's segments (Buffer.segs) must miss
-    the bytes of every segment of a placed buffer live at the same time: each such pair forbids
-    an open interval of offsets, and the gaps between those intervals are where it can go."""
-    placed: list[Buffer] = []
+    holds it (best fit; above everything if none). A buffer's bytes over time (its rectangles,
+    _rects: what Buffer.segs covers) must miss those of every placed buffer live at the same
+    time: each such pair forbids an open interval of offsets, and the gaps between those intervals
+    are where it can go. Placed rectangles are indexed by step (live at it, or starting at it), so
+    a buffer meets only the ones that overlap its lifetime, not every buffer placed before it."""
+    if rects is None:
+        rects = _placement_rects(ordered)
+    steps = max((max(f, last) for b in ordered for _, _, f, last in rects[b.id]), default=-1) + 2
+    live_at: list[list[tuple[int, int]]] = [[] for _ in range(steps)]  # step -> placed byte ranges live then
+    starts_at: list[list[tuple[int, int]]] = [[] for _ in range(steps)]  # ... whose lifetime starts then
     offsets: dict[int, int] = {}
     top = 0
     for b in ordered:
-        forbidden = sorted(
-            (offsets[p.id] + d2 - d1 - n1, offsets[p.id] + d2 + n2 - d1)
-            for p in placed for d1, n1, f1, l1 in b.segs for d2, n2, f2, l2 in p.segs
-            if f1 <= l2 and f2 <= l1)
-        chosen, narrowest, cur = None, None, 0
-        for lo, hi in forbidden:
-            at = _align(cur)
+        mine = rects[b.id]
+        if len(mine) == 1 and mine[0][0] == 0:  # the common case: one range from the buffer's start
+            _, below, f1, l1 = mine[0]
+            near = live_at[f1][:]  # byte ranges [s, e) of overlapping lifetimes: forbid offsets (s - below, e)
+            for step in range(f1 + 1, l1 + 1):
+                if starts_at[step]:
+                    near += starts_at[step]
+        else:
+            below, near = 0, []  # each rect's ranges shifted to intervals of the buffer's offset
+            for d1, n1, f1, l1 in mine:
+                near += [(s - d1 - n1, e - d1) for s, e in live_at[f1]]
+                for step in range(f1 + 1, l1 + 1):
+                    if starts_at[step]:
+                        near += [(s - d1 - n1, e - d1) for s, e in starts_at[step]]
+        near.sort()
+        chosen, narrowest, cur, at = None, None, 0, 0  # at: cur aligned up
+        for s, hi in near:  # the open intervals (s - below, hi) of forbidden offsets, by start
+            lo = s - below
             if lo >= at:  # offsets at..lo are free
                 if not best_fit:
                     chosen = at
                     break
                 if narrowest is None or lo - at < narrowest:
                     chosen, narrowest = at, lo - at
-            cur = max(cur, hi)
+            if hi > cur:
+                cur, at = hi, _align(hi)
         if chosen is None:
-            chosen = _align(cur)  # above every conflicting buffer
+            chosen = at  # above every conflicting buffer
         offsets[b.id] = chosen
-        placed.append(b)
-        top = max(top, chosen + max(_align(d + n) for d, n, _, _ in b.segs))
+        end = 0
+        for d, n, f, last in mine:
+            r = (chosen + d, chosen + d + n)
+            starts_at[f].append(r)
+            for step in range(f, last + 1):
+                live_at[step].append(r)
+            end = max(end, _align(d + n))
+        top = max(top, chosen + end)
     return top, offsets
 
 
 def assert_no_overlap(plan: Plan) -> None:
-    """For tests: no two buffers live at the same step share a byte."""
-    bs = plan.buffers
-    for i, a in enumerate(bs):
-        for b in bs[i + 1:]:
-            for d1, n1, f1, l1 in a.segs:
-                for d2, n2, f2, l2 in b.segs:
-                    start1, start2 = a.offset + d1, b.offset + d2
-                    if f1 <= l2 and f2 <= l1 and start1 < start2 + n2 and start2 < start1 + n1:
-                        raise AssertionError(f"buffers {a.tensors} and {b.tensors} overlap")
+    """For tests: no two buffers live at the same step share a byte. Checked step by step over
+    the segments themselves (not the planner's rectangles), in byte order."""
+    steps = max((last for b in plan.buffers for _, _, _, last in b.segs), default=-1) + 1
+    live: list[list[tuple[int, int, int, Buffer]]] = [[] for _ in range(steps)]
+    for k, b in enumerate(plan.buffers):
+        for d, n, f, last in b.segs:
+            for step in range(max(f, 0), last + 1):
+                live[step].append((b.offset + d, b.offset + d + n, k, b))
+    for segs in live:
+        segs.sort(key=lambda s: s[:3])
+        reach: list[tuple[int, int, int, Buffer]] = []  # earlier segments still reaching past this start
+        for seg in segs:
+            start, _, k, b = seg
+            reach = [r for r in reach if r[1] > start]
+            for r in reach:
+                if r[2] != k and r[0] < seg[1]:  # r starts first: overlap unless a point
+                    raise AssertionError(f"buffers {r[3].tensors} and {b.tensors} overlap")
+            reach.append(seg)
