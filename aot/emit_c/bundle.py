@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -144,9 +145,28 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         "partition": [_function_entry(graph, sym, artifacts.get(sym)) for sym in graph.functions],
         "nodes": [{"name": n.name, "op": n.op, "compiler": "host"} for n in graph.nodes],
     }
+    b.metadata["source_map"] = _source_map(b.files[f"src/{name}.c"], graph)
     b.files["plan.txt"] = plan.chart()
     b.files["metadata.json"] = json.dumps(b.metadata, indent=2) + "\n"
     return b
+
+
+_NODE_COMMENT = re.compile(r"^\s*/\* node (\d+): ")
+
+
+def _source_map(c_text: str, graph: Graph) -> list[dict[str, Any]]:
+    """Which lines of src/<name>.c run which ONNX node: each node's code starts at its
+    `/* node K: ...` comment and runs to the next one (1-based, inclusive)."""
+    starts = [(n, int(m.group(1))) for n, line in enumerate(c_text.splitlines(), 1)
+              if (m := _NODE_COMMENT.match(line))]
+    last_line = next(n for n, line in reversed(list(enumerate(c_text.splitlines(), 1))) if "return 0;" in line)
+    out = []
+    for k, (line, index) in enumerate(starts):
+        node = graph.nodes[index]
+        end = starts[k + 1][0] - 1 if k + 1 < len(starts) else last_line - 1
+        out.append({"node": node.name, "op": node.op, "onnx_nodes": list(node.sources()),
+                    "lines": [line, end]})
+    return out
 
 
 def _assumptions(plan: Plan) -> list[tuple[str, int]]:

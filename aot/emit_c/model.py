@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
-from aot.csource.format import C_TYPES, c_array_body, c_comment, c_ident
+from aot.csource.format import C_TYPES, c_comment, c_ident
+from aot.csource.weights import StoredArray, WeightStore
 from aot.ir import Graph, Node
 from aot.kernels.base import NodeContext
 from aot.plan import Plan
@@ -17,33 +16,6 @@ DL_DTYPES = {
     "float32": ("kDLFloat", 32), "float64": ("kDLFloat", 64), "int8": ("kDLInt", 8), "int16": ("kDLInt", 16),
     "int32": ("kDLInt", 32), "int64": ("kDLInt", 64), "uint8": ("kDLUInt", 8), "bool": ("kDLBool", 8),
 }
-
-# Weights totalling at most this many bytes are printed as C arrays; above it,
-# arrays larger than SMALL_WEIGHT_BYTES go into a binary blob linked with .incbin.
-INLINE_WEIGHTS_LIMIT = 64 * 1024
-SMALL_WEIGHT_BYTES = 1024
-WEIGHT_ALIGN = 64
-
-
-@dataclass
-class ConstArray:
-    """A constant the code reads: an initializer, or an array an emitter derived from one (packed weights)."""
-
-    ident: str
-    data: np.ndarray
-    comment: str
-
-
-@dataclass
-class WeightLayout:
-    inline: list[ConstArray] = field(default_factory=list)  # printed as C arrays
-    blob_offsets: dict[str, tuple[int, ConstArray]] = field(default_factory=dict)  # ident -> (offset, array)
-    blob: bytes = b""
-
-    @property
-    def nbytes(self) -> int:
-        return sum(a.data.nbytes for a in self.inline) + len(self.blob)
-
 
 class ModelEmitter:
     """Builds the text pieces of <name>.c for one graph."""
@@ -60,12 +32,13 @@ class ModelEmitter:
         self.body: list[str] = []
         self.used: dict[str, None] = {}  # tensors referenced by the entry point, in first-use order
         self.used_consts: dict[str, None] = {}  # constants the emitted code refers to
-        self.weights = WeightLayout()  # decided by emit_nodes(), once the used constants are known
+        self.scratch_vars: dict[str, tuple[str, str]] = {}  # node -> (C name, type) of its scratch block
+        self.weights = WeightStore(name)  # filled by emit_nodes(), once the used constants are known
         self._idents: dict[str, str] = {}
         self._taken: set[str] = set()
         self._shape_vars: set[str] = set()
         self._param_vars: set[str] = set()
-        self.derived: dict[str, ConstArray] = {}
+        self.derived: dict[str, StoredArray] = {}
 
     # --- naming ---------------------------------------------------------------
     def ident(self, tensor: str) -> str:
@@ -92,9 +65,18 @@ class ModelEmitter:
         return self.ident(tensor)
 
     def scratch_pointer(self, node: Node, ctype: str) -> str:
+        """The node's scratch block, declared once with its name and size, or NULL if it has none."""
         if node.name not in self.plan.scratch:
             return "NULL"
-        return f"({ctype} *)(a + {self.plan.scratch[node.name]}u)"
+        if node.name not in self.scratch_vars:
+            var = base = c_ident(node.name, "scratch_")
+            k = 1
+            while var in self._taken:
+                var, k = f"{base}_{k}", k + 1
+            self._taken.add(var)
+            self.scratch_vars[node.name] = (var, ctype)
+        var, declared = self.scratch_vars[node.name]
+        return var if declared == ctype else f"({ctype} *){var}"
 
     # --- declarations -----------------------------------------------------------
     def declare_params(self, node: Node, ctype: str, fields: dict[str, str], comment: str) -> str:
@@ -114,53 +96,28 @@ class ModelEmitter:
         while var in self.derived or var in self._taken:
             var, k = f"{base}_{k}", k + 1
         self._taken.add(var)
-        self.derived[var] = ConstArray(var, np.asarray(values, order="C"), comment)
+        self.derived[var] = StoredArray(var, np.asarray(values, order="C"), comment)
         return var
 
     def line(self, text: str) -> None:
         self.body.append(text)
 
     # --- weights ----------------------------------------------------------------
-    def _layout_weights(self) -> WeightLayout:
-        arrays = []
+    def _store_weights(self) -> WeightStore:
+        """Every constant the code reads, through the weight store vendors use too (one blob policy)."""
+        store = WeightStore(self.name, link_file=f"{self.name}_weights.S")
         for t in self.used_consts:  # only what the code uses: emitters may read derived copies instead
             tensor = self.graph.tensors[t]
             shape = ",".join(map(str, tensor.shape))
-            arrays.append(ConstArray(self.ident(t), np.asarray(tensor.data, dtype=tensor.dtype, order="C"),
-                                     f'initializer "{c_comment(t)}": {tensor.dtype}[{shape}]'))
-        arrays += self.derived.values()
-        total = sum(a.data.nbytes for a in arrays)
-        layout = WeightLayout()
-        chunks: list[bytes] = []
-        offset = 0
-        for a in arrays:
-            if total <= INLINE_WEIGHTS_LIMIT or a.data.nbytes <= SMALL_WEIGHT_BYTES:
-                layout.inline.append(a)
-                continue
-            pad = -offset % WEIGHT_ALIGN
-            chunks.append(b"\0" * pad)
-            offset += pad
-            layout.blob_offsets[a.ident] = (offset, a)
-            chunks.append(a.data.astype(a.data.dtype.newbyteorder("<")).tobytes())
-            offset += a.data.nbytes
-        layout.blob = b"".join(chunks)
-        return layout
+            ident = store.add(self.ident(t), np.asarray(tensor.data, dtype=tensor.dtype, order="C"),
+                              f'initializer "{c_comment(t)}": {tensor.dtype}[{shape}]')
+            assert ident == self.ident(t), (ident, t)
+        for a in self.derived.values():
+            assert store.add(a.ident, a.data, a.comment) == a.ident
+        return store
 
     def weight_decls(self) -> list[str]:
-        out = []
-        for a in self.weights.inline:
-            body = c_array_body(a.data) if a.data.size else "    0"
-            out.append(f"/* {c_comment(a.comment)} */\n" if a.comment else "")
-            out[-1] += (f"static const {C_TYPES[a.data.dtype.name]} {a.ident}[{max(a.data.size, 1)}] "
-                        f"AOTC_ALIGNED(16) = {{\n{body}\n}};")
-        if self.weights.blob_offsets:
-            out.append(f"/* large weights: {len(self.weights.blob)} bytes in {self.name}_weights.bin, "
-                       f"linked in by {self.name}_weights.S */\n"
-                       f"extern const uint8_t {self.name}_weights[];")
-            for ident, (off, a) in self.weights.blob_offsets.items():
-                out.append(f"#define {ident} ((const {C_TYPES[a.data.dtype.name]} *)({self.name}_weights + "
-                           f"{off}u)) /* {c_comment(a.comment)} */")
-        return out
+        return self.weights.declarations()
 
     # --- entry point ----------------------------------------------------------------
     def emit_nodes(self) -> None:
@@ -183,7 +140,7 @@ class ModelEmitter:
             self.line(f'/* graph output "{c_comment(o)}" is a copy of a constant */')
             slot, nbytes = self.plan.output_offsets[o], self.graph.tensors[o].nbytes
             self.line(f"memcpy(a + {slot}u, {self.pointer(o)}, {nbytes}u);")
-        self.weights = self._layout_weights()
+        self.weights = self._store_weights()
 
     def io_copies(self) -> tuple[list[str], list[str]]:
         """Lines that copy the caller's inputs into their arena slots, and the outputs out of
@@ -223,11 +180,12 @@ class ModelEmitter:
         shape = "NULL"
         if t.shape:
             var = c_ident(tensor, "s_")
-            decl = f"static int64_t {var}[{len(t.shape)}] = {{{', '.join(map(str, t.shape))}}};"
+            decl = f"static const int64_t {var}[{len(t.shape)}] = {{{', '.join(map(str, t.shape))}}};"
             if var not in self._shape_vars:
                 self._shape_vars.add(var)
-                self.decls.append(f'/* shape of "{c_comment(tensor)}" */\n{decl}')
-            shape = var
+                self.decls.append(f'/* shape of "{c_comment(tensor)}" (in flash; DLTensor.shape is not const) */\n'
+                                  f'{decl}')
+            shape = f"(int64_t *){var}"
         return (f"{{(void *){self.pointer(tensor)}, {{kDLCPU, 0}}, {len(t.shape)}, {{{code}, {bits}, 1}}, "
                 f"{shape}, NULL, 0}}")
 
@@ -261,4 +219,9 @@ class ModelEmitter:
                 const = "const " if t in inputs else ""
                 lines.append(f"{const}{ctype} *const {ident} = ({const}{ctype} *)(a + {p.offsets[t]}u); "
                              f"/* {desc}{', ' + role if role else ''}, live {b.first}..{b.last} */")
+        steps = {name: step for step, name in enumerate(p.steps)}
+        for node, (var, ctype) in self.scratch_vars.items():
+            lines.append(f"{ctype} *const {var} = ({ctype} *)(a + {p.scratch[node]}u); "
+                         f"/* {p.choices[node].scratch} bytes of scratch for \"{c_comment(node)}\" "
+                         f"(step {steps[node]}) */")
         return lines
