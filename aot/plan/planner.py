@@ -38,6 +38,7 @@ Two bounds are reported beside the arena:
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 import random
@@ -119,12 +120,10 @@ class Plan:
         rows = [f"arena {self.arena_bytes} bytes, lower bound {self.lower_bound_bytes}; "
                 f"one column = {scale} bytes"]
         # step -> (buffer, its columns then): worked out once per piece of a buffer's lifetime
-        # (_pieces), not per step and segment: a Concat's staircase of slices has one piece a slice
+        # (_chart_pieces), not per step and segment
         live: list[list[tuple[Buffer, list]]] = [[] for _ in self.steps]
         for b in self.buffers:
-            claims: dict[tuple[int, int, int, int], tuple[int, int, range | list[int]]] = {}
-            for f, last, segs in _pieces(b):
-                marks = _chart_marks(b, segs, scale, width, claims)
+            for f, last, marks in _chart_pieces(b, scale, width):
                 for step in range(max(f, 0), min(last + 1, len(live))):
                     live[step].append((b, marks))
         for step, name in enumerate(self.steps):
@@ -141,35 +140,57 @@ class Plan:
         return "\n".join(rows) + "\n"
 
 
-def _chart_marks(b: Buffer, segs: list[tuple[int, int, int, int]], scale: int, width: int,
-                 claims: dict[tuple[int, int, int, int], tuple[int, int, range | list[int]]],
-                 ) -> list[tuple[int, tuple[int, int], list[tuple[int, int]]]]:
-    """The chart columns b's live segments `segs` claim: (column, byte range of the first segment
-    claiming it, the byte ranges of all that claim it, adjacent ones merged). A column shows the
-    buffer holding the byte at its middle; a segment holding no middle claims its first column.
-    claims: segment -> (start, end, columns), filled as segments come (one piece to the next
-    of a buffer shares most of them)."""
+def _chart_pieces(b: Buffer, scale: int, width: int,
+                  ) -> list[tuple[int, int, list[tuple[int, tuple[int, int], list[tuple[int, int]]]]]]:
+    """The chart columns b claims, per piece of its lifetime (_changes): (first, last, [(column,
+    byte range of the first live segment claiming it, the byte ranges of all that claim it,
+    adjacent ones merged)]). A column shows the buffer holding the byte at its middle; a segment
+    holding no middle claims its first column. Columns are updated only where segments start or
+    end, so a Concat's staircase of k slices costs about k, not k squared."""
     half = scale // 2
-    cols: dict[int, list[tuple[int, int]]] = {}
-    for seg in segs:
-        claim = claims.get(seg)
-        if claim is None:
-            start, end = b.offset + seg[0], b.offset + seg[0] + seg[1]
-            span = range(max(0, -(-(start - half) // scale)), min(width, -(-(end - half) // scale)))
-            claim = claims[seg] = (start, end, span or [min(start // scale, width - 1)])
-        start, end, span = claim
-        for c in span:
-            cols.setdefault(c, []).append((start, end))
-    marks = []
-    for c, ranges in cols.items():
-        merged: list[tuple[int, int]] = []
-        for start, end in sorted(ranges):
-            if merged and start < end and merged[-1][0] < merged[-1][1] and start <= merged[-1][1]:
-                merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-            else:  # empty ranges stay apart: one strictly inside another buffer still counts
-                merged.append((start, end))
-        marks.append((c, ranges[0], merged))
-    return marks
+    segs = b.segs
+    claims: list[tuple[int, int, range | list[int]]] = []  # segment -> (start, end, columns)
+    for d, n, _, _ in segs:
+        start, end = b.offset + d, b.offset + d + n
+        span = range(max(0, -(-(start - half) // scale)), min(width, -(-(end - half) // scale)))
+        claims.append((start, end, span or [min(start // scale, width - 1)]))
+    if len(segs) == 1:
+        start, end, span = claims[0]
+        return [(segs[0][2], segs[0][3], [(c, (start, end), [(start, end)]) for c in span])]
+    appendable = all(n > 0 for _, n, _, _ in segs)  # else merging depends on order: always redo it
+    claimants: dict[int, list[int]] = {}  # column -> live segments claiming it, in segs order
+    entry: dict[int, tuple[tuple[int, int], list[tuple[int, int]]]] = {}  # column -> its mark
+    out, live = [], 0
+    for first, last, started, ended in _changes(segs):
+        redo: set[int] = set()
+        for i in ended:
+            for c in claims[i][2]:
+                claimants[c].remove(i)
+                redo.add(c)
+        added: dict[int, list[int]] = {}
+        for i in started:
+            for c in claims[i][2]:
+                bisect.insort(claimants.setdefault(c, []), i)
+                added.setdefault(c, []).append(i)
+        for c in redo | added.keys():
+            ids = claimants[c]
+            if not ids:
+                del claimants[c], entry[c]
+                continue
+            merged = entry[c][1] if c in entry else []
+            new = sorted(claims[i][:2] for i in added.get(c, ()))
+            if c in redo or not appendable or (merged and new and new[0][0] < merged[-1][0]):
+                merged, new = [], sorted(claims[i][:2] for i in ids)
+            for start, end in new:
+                if merged and start < end and merged[-1][0] < merged[-1][1] and start <= merged[-1][1]:
+                    merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+                else:  # empty ranges stay apart: one strictly inside another buffer still counts
+                    merged.append((start, end))
+            entry[c] = (claims[ids[0]][:2], merged)
+        live += len(started) - len(ended)
+        if live:
+            out.append((first, last, [(c, head, list(merged)) for c, (head, merged) in entry.items()]))
+    return out
 
 
 @dataclass(frozen=True)
@@ -327,30 +348,25 @@ def _join(buffer_of: dict, b: Buffer, tensor: str) -> None:
     buffer_of[tensor] = b
 
 
-def _pieces(b: Buffer) -> list[tuple[int, int, list[tuple[int, int, int, int]]]]:
-    """b's lifetime cut at every step where its set of live segments changes: (first, last, the
-    segments live then, in Buffer.segs order) per piece."""
-    segs = b.segs
-    if len(segs) == 1:
-        return [(segs[0][2], segs[0][3], segs)]
-    cuts = sorted({f for _, _, f, _ in segs} | {last + 1 for _, _, _, last in segs})
-    by_first = sorted(range(len(segs)), key=lambda i: segs[i][2])
-    out, live, k = [], [], 0
-    for a, z in itertools.pairwise(cuts):
-        while k < len(by_first) and segs[by_first[k]][2] <= a:
-            live.append(by_first[k])
-            k += 1
-        live = [i for i in live if segs[i][3] >= a]
-        if live:
-            out.append((a, z - 1, [segs[i] for i in sorted(live)]))
-    return out
+def _changes(segs: list[tuple[int, int, int, int]]) -> list[tuple[int, int, list[int], list[int]]]:
+    """The pieces of a lifetime made of segments (delta, nbytes, first, last): (first, last, the
+    segments that start at first, those that ended at first - 1), cut at every step where the set
+    of live segments changes. A piece may have none live (a gap)."""
+    starts: dict[int, list[int]] = {}
+    ends: dict[int, list[int]] = {}
+    for i, (_, _, f, last) in enumerate(segs):
+        if f <= last:
+            starts.setdefault(f, []).append(i)
+            ends.setdefault(last + 1, []).append(i)
+    cuts = sorted(starts.keys() | ends.keys())
+    return [(a, z - 1, starts.get(a, []), ends.get(a, [])) for a, z in itertools.pairwise(cuts)]
 
 
 def _slabs(b: Buffer) -> list[tuple[int, int, int, list[tuple[int, int]]]]:
-    """_pieces with each piece's live bytes and byte ranges, adjacent ones merged: (first, last,
-    bytes, [(start, end)]). A Concat's output written slice by slice is a staircase of k segments;
-    as k pieces of one range each, a query at one step meets one piece, not the k slices.
-    The result is shared: callers must not change it."""
+    """b's lifetime cut where its set of live segments changes (_changes), with each piece's live
+    bytes and byte ranges, adjacent ones merged: (first, last, bytes, [(start, end)]). A Concat's
+    output written slice by slice is a staircase of k segments; as k pieces of one range each, a
+    query at one step meets one piece, not the k slices. The result is shared: do not change it."""
     segs = b.segs
     if len(segs) == 1:
         d, n, f, last = segs[0]
@@ -360,16 +376,27 @@ def _slabs(b: Buffer) -> list[tuple[int, int, int, list[tuple[int, int]]]]:
 
 @functools.lru_cache(maxsize=64)  # the bounds and each scratch share's placement ask for the same buffers
 def _slabs_of(segs: tuple[tuple[int, int, int, int], ...]) -> list[tuple[int, int, int, list[tuple[int, int]]]]:
-    """_slabs of a buffer with several segments (a Concat's output), by its segments."""
+    """_slabs of a buffer with several segments (a Concat's output), by its segments. The ranges
+    are updated where segments start or end: redone from the live ones only when one ends or a
+    new one starts below the last range (touching ranges merge whatever the order otherwise)."""
     out = []
-    for f, last, live in _pieces(Buffer(-1, 0, 0, 0, segments=list(segs))):
-        ranges: list[tuple[int, int]] = []
-        for d, n, _, _ in sorted(live):
+    live: set[int] = set()
+    total = 0
+    ranges: list[tuple[int, int]] = []
+    for first, last, started, ended in _changes(list(segs)):
+        live.difference_update(ended)
+        live.update(started)
+        total += sum(segs[i][1] for i in started) - sum(segs[i][1] for i in ended)
+        new = sorted(segs[i] for i in started)
+        if ended or (ranges and new and new[0][0] < ranges[-1][0]):
+            ranges, new = [], sorted(segs[i] for i in live)
+        for d, n, _, _ in new:
             if ranges and d <= ranges[-1][1]:
                 ranges[-1] = (ranges[-1][0], max(ranges[-1][1], d + n))
             else:
                 ranges.append((d, d + n))
-        out.append((f, last, sum(n for _, n, _, _ in live), ranges))
+        if live:
+            out.append((first, last, total, list(ranges)))
     return out
 
 
