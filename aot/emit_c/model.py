@@ -7,7 +7,7 @@ import numpy as np
 from aot.csource.format import C_TYPES, c_comment, c_ident
 from aot.csource.weights import StoredArray, WeightStore
 from aot.ir import Graph, Node
-from aot.kernels.base import NodeContext
+from aot.kernels.base import KernelChoice, NodeContext
 from aot.plan import Plan
 from aot.select import Selection
 from aot.vendor.base import Artifact
@@ -39,6 +39,11 @@ class ModelEmitter:
         self._shape_vars: set[str] = set()
         self._param_vars: set[str] = set()
         self.derived: dict[str, StoredArray] = {}
+
+    @property
+    def choices(self) -> dict[str, KernelChoice]:
+        """The kernel the plan kept for each node."""
+        return self.plan.choices
 
     # --- naming ---------------------------------------------------------------
     def ident(self, tensor: str) -> str:

@@ -1,4 +1,4 @@
-"""The host C generator's op table: ONNX op -> HostOp, merged from one table per kernel family."""
+"""The kernel table: ONNX op -> HostOp (its candidate C kernels), merged from one table per kernel family."""
 
 from __future__ import annotations
 

@@ -15,17 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from aot.csource.format import C_TYPES, DTYPE_SUFFIX, c_comment
 from aot.errors import AotcError
 from aot.ir import Graph, Node, Tensor
-
-if TYPE_CHECKING:
-    from aot.emit_c.model import ModelEmitter
-
 
 NO_BUDGET_LIMIT = 1 << 62  # a scratch budget that constrains nothing
 
@@ -88,10 +84,25 @@ class HostOp:
         return self.check(node, graph) if self.check else None
 
 
+class Emitter(Protocol):
+    """What an op's emitter may ask of the code generator (aot/emit_c/model.py ModelEmitter)."""
+
+    graph: Graph
+
+    @property
+    def choices(self) -> Mapping[str, KernelChoice]: ...
+    def pointer(self, tensor: str) -> str: ...
+    def scratch_pointer(self, node: Node, ctype: str) -> str: ...
+    def declare_params(self, node: Node, ctype: str, fields: dict[str, str], comment: str) -> str: ...
+    def declare_derived(self, node: Node, suffix: str, values: np.ndarray, comment: str) -> str: ...
+    def line(self, text: str) -> None: ...
+    def written_in_place(self, part: str, whole: str, byte_offset: int) -> bool: ...
+
+
 class NodeContext:
     """One node's view of the emitter."""
 
-    def __init__(self, emitter: ModelEmitter, node: Node, index: int):
+    def __init__(self, emitter: Emitter, node: Node, index: int):
         self.emitter = emitter
         self.node = node
         self.index = index
@@ -134,7 +145,7 @@ class NodeContext:
     @property
     def choice(self) -> KernelChoice:
         """The kernel the planner fixed for this node."""
-        return self.emitter.plan.choices[self.node.name]
+        return self.emitter.choices[self.node.name]
 
     def suffix(self, name: str) -> str:
         return DTYPE_SUFFIX[self.dtype(name)]
