@@ -26,6 +26,7 @@ import onnx
 from onnx import helper
 
 from aot.compiler import Options, compile_model
+from aot.emit_c.runtime_files import family_files, kernel_families
 from aot.paths import runtime_dir
 
 DEFAULT_OPSET = 13
@@ -213,7 +214,8 @@ def shared_build(cases: list[Case], workdir: Path | None = None, *, vendor_inclu
                     sources.append(d / rel)
                 include_dirs.append((d / rel).parent)
     rt = runtime_dir()
-    sources += sorted((rt / "kernels").glob("*.c"))
+    sources += [rt / "kernels" / f for f in dict.fromkeys(f for fam in kernel_families() for f in family_files(fam))
+                if f.endswith(".c")]  # what bundles ship (not the reference kernels: tests/test_kernels_c.py)
     if build.meta:
         lib = work / "libcases.so"
         compile_c(sources, [rt / "include", rt / "kernels", *dict.fromkeys(include_dirs), *vendor_include_dirs], lib,

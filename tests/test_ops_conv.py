@@ -418,6 +418,7 @@ def test_depthwise3x3_direct_reads_and_writes_only_its_tensors(tmp_path, block):
     flags = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g", "-O0", "-std=c99", "-Wall", "-Wextra",
              "-Werror"] + ([f"-DAOTC_DW3_BLOCK={block}"] if block else [])  # (-O0: quick to build; the same paths)
     subprocess.run(["gcc", *flags, f"-I{runtime_dir() / 'include'}", f"-I{kernels}", str(tmp_path / "sweep.c"),
-                    str(kernels / "conv.c"), str(kernels / "gemm.c"), "-lm", "-o", str(exe)], check=True)
+                    str(kernels / "conv_depthwise3x3_direct.c"), str(kernels / "gemm.c"), "-lm", "-o", str(exe)],
+                   check=True)
     r = subprocess.run([str(exe)], capture_output=True, text=True, env={"ASAN_OPTIONS": "detect_leaks=1"})
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]

@@ -16,6 +16,7 @@ import jinja2
 from aot import __version__
 from aot.csource.format import c_comment, c_ident
 from aot.emit_c.model import ModelEmitter
+from aot.emit_c.runtime_files import family_files
 from aot.ir import Graph
 from aot.paths import runtime_dir
 from aot.plan import ALIGNMENT, Plan
@@ -82,6 +83,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     weights_bytes = em.weights.nbytes
     weights_bytes += sum(t.nbytes for fn in graph.functions.values() for t in fn.graph.tensors.values() if t.is_const)
     families = sorted(em.families)
+    kernel_files = list(dict.fromkeys(f for fam in families for f in family_files(fam)))  # in runtime_c/kernels
     vendor_files: dict[str, str | bytes] = {}
     vendor_headers, vendor_sources, vendor_cmake, vendor_dirs = [], [], [], []
     for sym, art in artifacts.items():
@@ -102,7 +104,8 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         inputs=inputs, outputs=outputs, headers=[f"aotc_{f}.h" for f in families],
         weight_decls=em.weight_decls(), decls=em.decls, body=em.body, pointer_decls=em.pointer_decls(),
         copy_in=copy_in, copy_out=copy_out, assumes=_assumptions(plan),
-        kernels=families, blob=bool(em.weights.blob_offsets), nbytes=len(em.weights.blob),
+        kernels=families, kernel_sources=[f for f in kernel_files if f.endswith(".c")],
+        blob=bool(em.weights.blob_offsets), nbytes=len(em.weights.blob),
         inputs_bytes=sum(i["nbytes"] for i in inputs), outputs_bytes=sum(o["nbytes"] for o in outputs),
         vendor_headers=vendor_headers, vendor_sources=sorted(dict.fromkeys(vendor_sources)),
         vendor_cmake="\n".join(vendor_cmake), vendor_include_dirs=vendor_dirs,
@@ -121,9 +124,8 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     rt = runtime_dir()
     for h in ("aotc_common.h", "dltensor.h"):
         b.files[f"runtime/{h}"] = (rt / "include" / h).read_text()
-    for f in families:
-        b.files[f"runtime/aotc_{f}.h"] = (rt / "kernels" / f"aotc_{f}.h").read_text()
-        b.files[f"runtime/{f}.c"] = (rt / "kernels" / f"{f}.c").read_text()
+    for f in kernel_files:
+        b.files[f"runtime/{f}"] = (rt / "kernels" / f).read_text()
     b.metadata = {
         "name": name,
         "aotc_version": __version__,

@@ -1,6 +1,7 @@
 /* Convolutions, float32, NCHW: ONNX Conv and ConvTranspose with 1 to 3 spatial dims,
  * groups, strides, dilations, padding and an optional bias. The products run on the
- * GEMM core (aotc_gemm.h). */
+ * GEMM core (aotc_gemm.h). Each strategy below is a file of its own, conv_<strategy>.c
+ * (conv_internal.h lists them), tested against the reference kernels of conv_ref.c. */
 #ifndef AOTC_CONV_H
 #define AOTC_CONV_H
 
@@ -88,7 +89,7 @@ void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const flo
  * C = (OW - 1) + 3; stride 2: four planes by row and column parity, each ceil(R / 2) rows
  * of ceil(C / 2), R and C as before with stride 2), so that every tap is a unit-stride read,
  * and the plane's outputs are computed in one flat pass into OH more rows of scratch (of C,
- * or of ceil(C / 2)), then copied out. The compiler sizes scratch (aot/emit_c/ops/conv.py). */
+ * or of ceil(C / 2)), then copied out. The compiler sizes scratch (aot/kernels/conv.py). */
 void aotc_conv_depthwise3x3_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
                                 const float *res, float *y, float *scratch);
 

@@ -11,6 +11,7 @@
  * residual and a fused activation (aotc_sgemm_params' epilogue), then one store. No
  * allocation, no globals. */
 #include "aotc_gemm.h"
+#include "microkernel.h"
 
 #include <math.h>
 #include <string.h>
@@ -28,33 +29,13 @@
 #error "AOTC_GEMM_MR must be 4 or 6"
 #endif
 
-/* a * b + c, fused where the target has a fast fma (FP_FAST_FMAF is C99) */
-#if defined(FP_FAST_FMAF)
-#define MADD(a, b, c) fmaf((a), (b), (c))
-#else
-#define MADD(a, b, c) ((a) * (b) + (c))
-#endif
-
+/* the rows of a full-height tile */
 #if MR == 6
-#define FOR_ROWS(X, W) X(0, W) X(1, W) X(2, W) X(3, W) X(4, W) X(5, W)
+#define FOR_ROWS MK_ROWS6
 #else
-#define FOR_ROWS(X, W) X(0, W) X(1, W) X(2, W) X(3, W)
+#define FOR_ROWS MK_ROWS4
 #endif
-#define FOR_ROWS4(X, W) X(0, W) X(1, W) X(2, W) X(3, W)
 #define NH (NR / 2) /* the narrow tiles' width: a panel's last columns when they fit */
-
-/* The kernels stay separate functions: inlined into the blocking loops (gcc does that
- * for -fPIC builds) they lose their registers to the loops' variables. */
-#if defined(__GNUC__) || defined(__clang__)
-#define NOINLINE __attribute__((noinline))
-#else
-#define NOINLINE
-#endif
-#if defined(__GNUC__) && !defined(__clang__)
-#define NOCLONE __attribute__((noinline, noclone))
-#else
-#define NOCLONE NOINLINE
-#endif
 
 static int32_t min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
 
@@ -94,10 +75,10 @@ void aotc_activate_f32(float *x, ptrdiff_t n, int32_t act, float lo, float hi, f
 
 /* Partial tiles (full ones are stored by the kernels themselves): mr rows of n values of
  * tile t (rows NR apart) into C at (i0, j0) by the rules of d: bias or C_in, the residual,
- * the activation, a pass each over a row in L1. n stays a run-time value (NOCLONE): with a
+ * the activation, a pass each over a row in L1. n stays a run-time value (MK_NOCLONE): with a
  * constant 16, gcc unrolls the rows and packs them into shuffles, several times slower
  * than a loop. */
-NOCLONE static void store_rows(const tile_dst *d, int32_t i0, int32_t j0, const float *t, int32_t mr, int32_t n) {
+MK_NOCLONE static void store_rows(const tile_dst *d, int32_t i0, int32_t j0, const float *t, int32_t mr, int32_t n) {
     const float alpha = d->alpha, beta = d->beta;
     float *cp = d->c + (ptrdiff_t)i0 * d->ldc + j0;
     const float *ci = d->ci != NULL ? d->ci + (ptrdiff_t)i0 * d->ci_rs + (ptrdiff_t)j0 * d->ci_cs : NULL;
@@ -139,13 +120,13 @@ NOCLONE static void store_rows(const tile_dst *d, int32_t i0, int32_t j0, const 
  * tile is finished while it is in registers, and stored into C at (i0, j0) by the rules
  * of d: the accumulators start from C_in, the bias or C (d->start) so that the sums need
  * no pass after the loop when alpha is 1; then the residual and the activation, a vector
- * op per row each; one store. */
-#define T_DECL(i, W) float c##i[W];
+ * op per row each; one store. The rows' accumulators, their multiply-adds and stores are
+ * microkernel.h's, as in the implicit GEMM of conv_implicit.c. */
 #define T_FROM_C(i, W) for (j = 0; j < W; ++j) c##i[j] = c[(i) * ldc + j];
 #define T_FROM_ONE(i, W) { const float v_ = sc * ci[(i) * rs]; for (j = 0; j < W; ++j) c##i[j] = v_; }
 #define T_FROM_CIN(i, W) for (j = 0; j < W; ++j) c##i[j] = beta * ci[(i) * rs + j];
-#define T_ROW(i, W) { const float av = a[(i) * a_rs]; for (j = 0; j < W; ++j) c##i[j] = MADD(av, b[j], c##i[j]); }
-#define T_TO_T(i, W) memcpy(t + (i) * NR, c##i, sizeof c##i);
+#define T_ROW(i, W) MK_AXPY(i, W, a[(i) * a_rs], b)
+#define T_TO_T(i, W) MK_STORE(i, W, t, NR)
 #define T_SCALE(i, W) for (j = 0; j < W; ++j) c##i[j] *= alpha;
 #define T_ADD_C(i, W) for (j = 0; j < W; ++j) c##i[j] += c[(i) * ldc + j];
 #define T_ADD_CIN(i, W) for (j = 0; j < W; ++j) c##i[j] += beta * ci[(i) * rs + j];
@@ -153,16 +134,16 @@ NOCLONE static void store_rows(const tile_dst *d, int32_t i0, int32_t j0, const 
 #define T_ADD_RES(i, W) for (j = 0; j < W; ++j) c##i[j] += r[(i) * rs + j];
 #define T_CLAMP(i, W) for (j = 0; j < W; ++j) { const float v = c##i[j] < lo ? lo : c##i[j]; c##i[j] = v > hi ? hi : v; }
 #define T_LEAK(i, W) for (j = 0; j < W; ++j) c##i[j] = c##i[j] < 0.0f ? leak * c##i[j] : c##i[j];
-#define T_PUT(i, W) memcpy(c + (i) * ldc, c##i, sizeof c##i);
+#define T_PUT(i, W) MK_STORE(i, W, c, ldc)
 
 /* The k loop steps a pointer by a run-time stride until it reaches its end: compilers
  * cannot count its trips, so they vectorise the rows instead of k (an in-order reduction
  * over k, much slower). */
 #define DEFINE_KERNEL(NAME, ROWS, W)                                                             \
-    NOINLINE static void NAME(int32_t kc, const float *AOTC_RESTRICT a, int32_t a_rs, int32_t a_cs,   \
-                              const float *AOTC_RESTRICT b, int32_t b_rs, float *AOTC_RESTRICT t,     \
-                              const tile_dst *d, int32_t i0, int32_t j0) {                        \
-        ROWS(T_DECL, W)                                                                          \
+    MK_NOINLINE static void NAME(int32_t kc, const float *AOTC_RESTRICT a, int32_t a_rs, int32_t a_cs, \
+                                 const float *AOTC_RESTRICT b, int32_t b_rs, float *AOTC_RESTRICT t,   \
+                                 const tile_dst *d, int32_t i0, int32_t j0) {                      \
+        ROWS(MK_DECL, W)                                                                         \
         const float *const b_end = b + (ptrdiff_t)kc * b_rs;                                     \
         const ptrdiff_t ldc = d != NULL ? d->ldc : 0;                                            \
         float *const c = d != NULL ? d->c + (ptrdiff_t)i0 * ldc + j0 : NULL; /* C_in may be C */ \
@@ -222,8 +203,8 @@ NOCLONE static void store_rows(const tile_dst *d, int32_t i0, int32_t j0, const 
 DEFINE_KERNEL(kernel_tile, FOR_ROWS, NR)     /* MR x NR */
 DEFINE_KERNEL(kernel_narrow, FOR_ROWS, NH)   /* MR x NR / 2 */
 #if MR != 4
-DEFINE_KERNEL(kernel_tile4, FOR_ROWS4, NR)   /* 4 x NR */
-DEFINE_KERNEL(kernel_narrow4, FOR_ROWS4, NH) /* 4 x NR / 2 */
+DEFINE_KERNEL(kernel_tile4, MK_ROWS4, NR)   /* 4 x NR */
+DEFINE_KERNEL(kernel_narrow4, MK_ROWS4, NH) /* 4 x NR / 2 */
 #else
 #define kernel_tile4 kernel_tile
 #define kernel_narrow4 kernel_narrow
@@ -241,7 +222,7 @@ static tile_kernel kernel_for(int32_t h, int32_t w) {
 /* One row of the tile (the rows past the last multiple of MR): t[j] = sum A(0, p) B(p, j).
  * Two partial sums over even and odd p keep two independent chains in flight; the k loop
  * is written as in kernel_tile. */
-NOINLINE static void kernel_row(int32_t kc, const float *AOTC_RESTRICT a, int32_t a_cs,
+MK_NOINLINE static void kernel_row(int32_t kc, const float *AOTC_RESTRICT a, int32_t a_cs,
                                 const float *AOTC_RESTRICT b, int32_t b_rs, float *AOTC_RESTRICT t) {
     const float *const b_end = b + (ptrdiff_t)(kc / 2 * 2) * b_rs;
     float c0[NR], c1[NR];
@@ -249,12 +230,12 @@ NOINLINE static void kernel_row(int32_t kc, const float *AOTC_RESTRICT a, int32_
     for (j = 0; j < NR; ++j) c0[j] = c1[j] = 0.0f;
     for (; b != b_end; b += 2 * b_rs, a += 2 * a_cs) {
         const float a0 = a[0], a1 = a[a_cs];
-        for (j = 0; j < NR; ++j) c0[j] = MADD(a0, b[j], c0[j]);
-        for (j = 0; j < NR; ++j) c1[j] = MADD(a1, b[b_rs + j], c1[j]);
+        for (j = 0; j < NR; ++j) c0[j] = MK_MADD(a0, b[j], c0[j]);
+        for (j = 0; j < NR; ++j) c1[j] = MK_MADD(a1, b[b_rs + j], c1[j]);
     }
     if (kc % 2) {
         const float a0 = a[0];
-        for (j = 0; j < NR; ++j) c0[j] = MADD(a0, b[j], c0[j]);
+        for (j = 0; j < NR; ++j) c0[j] = MK_MADD(a0, b[j], c0[j]);
     }
     for (j = 0; j < NR; ++j) t[j] = c0[j] + c1[j];
 }
@@ -359,7 +340,7 @@ void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, 
                         for (r = 0; r < h; ++r)
                             for (q = safe; q < kc; ++q) {
                                 const float av = ap[(ptrdiff_t)r * p->a_rs + (ptrdiff_t)q * p->a_cs];
-                                for (j = 0; j < nr; ++j) t[r * NR + j] = MADD(av, bp[(ptrdiff_t)q * b_rs + j], t[r * NR + j]);
+                                for (j = 0; j < nr; ++j) t[r * NR + j] = MK_MADD(av, bp[(ptrdiff_t)q * b_rs + j], t[r * NR + j]);
                             }
                     } else if (h >= 4) { /* a full tile: finished in the kernel unless columns are missing */
                         const tile_dst *d = nr == w ? &dst : NULL;

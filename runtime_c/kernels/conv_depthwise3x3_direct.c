@@ -1,0 +1,318 @@
+/* Depthwise ONNX Conv, 2-D 3 x 3, stride 1 or 2, pads of 0 or 1, without scratch:
+ * aotc_conv_depthwise3x3_direct_f32, every tap read straight from the input in blocks of
+ * outputs summed in registers, taps outside the image dropped by masks. */
+#include "conv_internal.h"
+
+/* ---- depthwise 3 x 3, stride 1 or 2, pads of 0 or 1: straight from the input, no scratch ---- */
+
+/* Most outputs in one flat run (below): its keep masks are on the stack. */
+#define DW3_RUN 128
+/* Runs go in blocks of AOTC_DW3_BLOCK outputs, each summed in registers (compilers turn a block
+ * into a few vector operations, at stride 2 de-interleaving the inputs in registers), rounded up
+ * to whole blocks wherever the outputs past a run's end (and their taps) stay inside y (and x):
+ * those outputs are written again, later, by the run or plane they belong to. Targets without
+ * vector units go output by output (blocks of 1): AOTC_DW3_BLOCK, in aotc_conv.h. */
+#define DW3_BLOCK AOTC_DW3_BLOCK
+
+/* One depthwise 3 x 3 conv: sizes, and bands of output rows [oy0, oy1) whose tap rows
+ * [ky0, ky1) lie inside the image (at most 3 with pads of 0 or 1: the first row, the middle,
+ * the last row). */
+typedef struct {
+    int32_t IH, IW, OH, OW, s, pt, pl, flat, bands;
+    struct {
+        int32_t oy0, oy1, ky0, ky1;
+    } band[3];
+    int32_t per, runs;   /* output rows per run, and runs per plane */
+    int32_t top, bottom; /* 1 where the first (last) output row's tap row 0 (2) is outside */
+    const uint32_t *m; /* flat runs: the keep masks */
+    float lo, hi;      /* the clamp */
+    int32_t jl, jr;    /* row runs: the outputs whose left (right) taps are outside, or -1 */
+} dw3_conv;
+
+/* A run is outputs y[j], j in [j0, j1), of one output row or (stride 1, pads of 1 on both sides,
+ * where output rows are as long as input rows) a flat run of whole rows, read straight from the
+ * input: tap (i, kx) of output j is t_i[S * j + kx - 1], weights k. Taps outside the image are
+ * read (from the row or plane next to it, or anything valid) and dropped: tap row 0 of outputs
+ * below jt, tap row 2 of outputs from jd on; the left taps (kx = 0) of output j where m[j] is 0
+ * and the right ones where m[j + 1] is 0 (flat runs), or (row runs) those of output jl and jr
+ * (-1: none). Then y[j] = clamp(sum + b), the clamp [lo, hi] (-inf, inf where no activation
+ * is fused, or it goes after a residual). */
+#define DW3_RUN_PARAMS                                                                                  \
+    (const float *AOTC_RESTRICT t0, const float *AOTC_RESTRICT t1, const float *AOTC_RESTRICT t2,       \
+     const uint32_t *AOTC_RESTRICT m, const float *k, float b, float lo, float hi, int32_t jl, int32_t jr, \
+     int32_t jt, int32_t jd, int32_t j0, int32_t j1, float *AOTC_RESTRICT y)
+#define DW3_ARGS t0, t1, t2, m, k, b, lo, hi, jl, jr, jt, jd
+#define DW3_WEIGHTS                                                                                     \
+    const float k00 = k[0], k01 = k[1], k02 = k[2], k10 = k[3], k11 = k[4], k12 = k[5];                 \
+    const float k20 = k[6], k21 = k[7], k22 = k[8];                                                     \
+    (void)m, (void)jl, (void)jr;
+
+#define DW3_ALL 0xFFFFFFFFu
+/* tap rows 0 and 2 of output J: kept (all ones) or dropped (0) */
+#define DW3_KEEP0(J) (MASKED && (J) < jt ? 0u : DW3_ALL)
+#define DW3_KEEP2(J) (MASKED && (J) >= jd ? 0u : DW3_ALL)
+
+/* y[J] = clamp(mid + the kept left and right column sums + b). */
+#define DW3_OUT(J, LEFT, MID, RIGHT)                                                              \
+    {                                                                                             \
+        float v_ = (MID) + keep_if(LEFT, FLAT ? m[J] : (J) != jl ? DW3_ALL : 0u) +                 \
+                   keep_if(RIGHT, FLAT ? m[(J) + 1] : (J) != jr ? DW3_ALL : 0u) + b;               \
+        v_ = v_ < lo ? lo : v_;                                                                   \
+        y[J] = v_ > hi ? hi : v_;                                                                 \
+    }
+
+/* Output J straight from the tap rows (the flat kernel's order of sums). */
+#define DW3_TAPS(J)                                                                              \
+    {                                                                                            \
+        const ptrdiff_t i_ = (ptrdiff_t)S * (J);                                                 \
+        const uint32_t e0_ = DW3_KEEP0(J), e2_ = DW3_KEEP2(J);                                   \
+        float left = k00 * keep_if(t0[i_ - 1], e0_), mid = k01 * keep_if(t0[i_], e0_);          \
+        float right = k02 * keep_if(t0[i_ + 1], e0_);                                            \
+        left = MK_MADD(k10, t1[i_ - 1], left);                                                      \
+        mid = MK_MADD(k11, t1[i_], mid);                                                            \
+        right = MK_MADD(k12, t1[i_ + 1], right);                                                    \
+        left = MK_MADD(k20, keep_if(t2[i_ - 1], e2_), left);                                        \
+        mid = MK_MADD(k21, keep_if(t2[i_], e2_), mid);                                              \
+        right = MK_MADD(k22, keep_if(t2[i_ + 1], e2_), right);                                      \
+        DW3_OUT(J, left, mid, right)                                                             \
+    }
+
+/* Outputs [jb, jb + DW3_BLOCK). Stride 2: each tap row's 2 DW3_BLOCK + 1 inputs first go to
+ * arrays of the left taps (one more: the right taps are the left ones of the next output) and
+ * of the middle ones, which compilers de-interleave in registers (read in place, every tap
+ * would be gathered). (A stride 2 run is one row: its rows are kept or dropped as a whole.) */
+#define DW3_BLOCK_OF                                                                             \
+    if (S == 1 || DW3_BLOCK == 1) {                                                              \
+        for (l = 0; l < DW3_BLOCK; ++l) DW3_TAPS(jb + l)                                         \
+    } else {                                                                                     \
+        float a0[DW3_BLOCK + 1], b0[DW3_BLOCK], a1[DW3_BLOCK + 1], b1[DW3_BLOCK];                \
+        float a2[DW3_BLOCK + 1], b2[DW3_BLOCK];                                                  \
+        const ptrdiff_t i_ = 2 * (ptrdiff_t)jb - 1;                                              \
+        const uint32_t e0_ = DW3_KEEP0(jb), e2_ = DW3_KEEP2(jb);                                 \
+        for (l = 0; l <= DW3_BLOCK; ++l) a0[l] = keep_if(t0[i_ + 2 * l], e0_);                   \
+        for (l = 0; l < DW3_BLOCK; ++l) b0[l] = keep_if(t0[i_ + 2 * l + 1], e0_);                \
+        for (l = 0; l <= DW3_BLOCK; ++l) a1[l] = t1[i_ + 2 * l];                                 \
+        for (l = 0; l < DW3_BLOCK; ++l) b1[l] = t1[i_ + 2 * l + 1];                              \
+        for (l = 0; l <= DW3_BLOCK; ++l) a2[l] = keep_if(t2[i_ + 2 * l], e2_);                   \
+        for (l = 0; l < DW3_BLOCK; ++l) b2[l] = keep_if(t2[i_ + 2 * l + 1], e2_);                \
+        for (l = 0; l < DW3_BLOCK; ++l) {                                                        \
+            const float left = MK_MADD(k20, a2[l], MK_MADD(k10, a1[l], k00 * a0[l]));                  \
+            const float mid = MK_MADD(k21, b2[l], MK_MADD(k11, b1[l], k01 * b0[l]));                   \
+            const float right = MK_MADD(k22, a2[l + 1], MK_MADD(k12, a1[l + 1], k02 * a0[l + 1]));     \
+            DW3_OUT(jb + l, left, mid, right)                                                    \
+        }                                                                                        \
+    }
+
+/* The blocks of [j0, j1): DW3_BLOCKS_MIXED, with or without (most blocks) rows to drop;
+ * DW3_BLOCKS, none to drop. */
+#define DW3_BLOCKS_MIXED                                                                         \
+    for (jb = j0; jb + DW3_BLOCK <= j1; jb += DW3_BLOCK) {                                       \
+        if (jb < jt || jb + DW3_BLOCK > jd) {                                                    \
+            enum { MASKED = 1 };                                                                 \
+            DW3_BLOCK_OF                                                                         \
+        } else {                                                                                 \
+            enum { MASKED = 0 };                                                                 \
+            DW3_BLOCK_OF                                                                         \
+        }                                                                                        \
+    }
+#define DW3_BLOCKS                                                                               \
+    for (jb = j0; jb + DW3_BLOCK <= j1; jb += DW3_BLOCK) {                                       \
+        enum { MASKED = 0 };                                                                     \
+        DW3_BLOCK_OF                                                                             \
+    }
+
+/* The run kernels NAME at stride S_ (FLAT_: masks from m): NAME##_tail, outputs [j0, j1) one by
+ * one (apart, so that the blocks' code does not pay for setting up the compiler's vector loop);
+ * NAME##_run (no rows to drop) and NAME##_runx, outputs [j0, j1) in blocks, the rest by
+ * NAME##_tail; NAME, NAME##_runx as a function of its own (for dw3_plane_checked). */
+#define DW3_KERNEL(NAME, S_, FLAT_)                                                                     \
+    static MK_NOINLINE void NAME##_tail DW3_RUN_PARAMS {                                               \
+        enum { S = S_, FLAT = FLAT_, MASKED = 1 };                                                      \
+        DW3_WEIGHTS                                                                                     \
+        int32_t j;                                                                                      \
+        for (j = j0; j < j1; ++j) DW3_TAPS(j)                                                           \
+    }                                                                                                   \
+    static MK_INLINE void NAME##_run DW3_RUN_PARAMS {                                                  \
+        enum { S = S_, FLAT = FLAT_ };                                                                  \
+        DW3_WEIGHTS                                                                                     \
+        int32_t jb, l;                                                                                  \
+        DW3_BLOCKS                                                                                      \
+        if (jb < j1) NAME##_tail(DW3_ARGS, jb, j1, y);                                                  \
+    }                                                                                                   \
+    static MK_INLINE void NAME##_runx DW3_RUN_PARAMS {                                                 \
+        enum { S = S_, FLAT = FLAT_ };                                                                  \
+        DW3_WEIGHTS                                                                                     \
+        int32_t jb, l;                                                                                  \
+        DW3_BLOCKS_MIXED                                                                                \
+        if (jb < j1) NAME##_tail(DW3_ARGS, jb, j1, y);                                                  \
+    }                                                                                                   \
+    static void NAME DW3_RUN_PARAMS { NAME##_runx(DW3_ARGS, j0, j1, y); }
+DW3_KERNEL(dw3_flat, 1, 1)
+DW3_KERNEL(dw3_s1, 1, 0)
+DW3_KERNEL(dw3_s2, 2, 0)
+#undef DW3_KERNEL
+#undef DW3_BLOCKS
+#undef DW3_BLOCKS_MIXED
+#undef DW3_BLOCK_OF
+#undef DW3_TAPS
+#undef DW3_OUT
+#undef DW3_KEEP0
+#undef DW3_KEEP2
+#undef DW3_WEIGHTS
+
+/* A plane whose runs may be rounded up to whole blocks and may read the rows next to the plane
+ * (all planes but the first and the last): xc its input plane, y its output, k its weights, b
+ * its bias. Runs of c->per rows: the first drops tap row 0 in its first row if that is outside
+ * the image, the last tap row 2 in its last row; the others, in one loop, drop nothing. One
+ * function per plane, the runs inlined, so that the weights are spread into vectors a few times
+ * a plane. */
+#define DW3_PLANE(NAME, KERNEL)                                                                         \
+    static void NAME(const dw3_conv *c, const float *xc, const float *k, float b, float *y) {           \
+        const uint32_t *m = c->m;                                                                       \
+        const float lo = c->lo, hi = c->hi;                                                             \
+        const int32_t jl = c->jl, jr = c->jr, OH = c->OH, OW = c->OW, per = c->per, runs = c->runs;     \
+        const int32_t first = c->top ? 1 : 0, last = runs - (c->bottom ? 1 : 0); /* the middle runs */  \
+        const ptrdiff_t IW = c->IW;                                                                     \
+        float kw[9]; /* (a copy: stores to y cannot change it, so the weights stay in registers) */     \
+        int32_t r = 0;                                                                                  \
+        memcpy(kw, k, sizeof kw);                                                                       \
+        while (r < runs) {                                                                              \
+            if (r < first || r >= last) { /* the first or the last run, dropping rows */                \
+                DW3_PLANE_RUN(r)                                                                        \
+                KERNEL##_runx(t, t + IW, t + 2 * IW, m, kw, b, lo, hi, jl, jr, r < first ? OW : 0,      \
+                              r >= last ? len - OW : vlen, 0, vlen, y + q);                             \
+                ++r;                                                                                    \
+            } else {                                                                                    \
+                for (; r < last; ++r) {                                                                 \
+                    DW3_PLANE_RUN(r)                                                                    \
+                    KERNEL##_run(t, t + IW, t + 2 * IW, m, kw, b, lo, hi, jl, jr, 0, vlen, 0, vlen, y + q); \
+                }                                                                                       \
+            }                                                                                           \
+        }                                                                                               \
+    }
+/* Run R: len outputs, rounded up to vlen (at least one block, written so that compilers see it
+ * and set the vectors of weights up once for all the runs), from q in y; t: the first output's
+ * centre tap in tap row 0. */
+#define DW3_PLANE_RUN(R)                                                                                \
+    const int32_t oy = (R) * per, len = min_i32(per, OH - oy) * OW;                                     \
+    const int32_t vlen = DW3_BLOCK + (int32_t)((uint32_t)(len - 1) / DW3_BLOCK) * DW3_BLOCK;             \
+    const ptrdiff_t q = (ptrdiff_t)oy * OW;                                                             \
+    const float *t = xc + (oy * c->s - c->pt) * IW - c->pl + 1;
+DW3_PLANE(dw3_plane_flat, dw3_flat)
+DW3_PLANE(dw3_plane_s1, dw3_s1)
+DW3_PLANE(dw3_plane_s2, dw3_s2)
+#undef DW3_PLANE
+#undef DW3_PLANE_RUN
+#undef DW3_ARGS
+#undef DW3_RUN_PARAMS
+#undef DW3_ALL
+
+/* Output (oy, ox), every tap tested: the outputs that the runs would read outside x for. xc is
+ * the input plane; y points at the output. */
+static void dw3_point(const dw3_conv *c, const float *xc, const float *k, float b, int32_t oy, int32_t ox, float *y) {
+    const int32_t iy = oy * c->s - c->pt, ix = ox * c->s - c->pl;
+    float v = 0.0f;
+    int32_t ky, kx;
+    for (ky = 0; ky < 3; ++ky) {
+        if (iy + ky < 0 || iy + ky >= c->IH) continue;
+        for (kx = 0; kx < 3; ++kx) {
+            if (ix + kx >= 0 && ix + kx < c->IW) v = MK_MADD(k[ky * 3 + kx], xc[(ptrdiff_t)(iy + ky) * c->IW + ix + kx], v);
+        }
+    }
+    v += b;
+    v = v < c->lo ? c->lo : v;
+    *y = v > c->hi ? c->hi : v;
+}
+
+/* The same as the dw3_plane_* for any plane, band by band and run by run, each run checked:
+ * tap rows outside the image read the middle one instead (and drop it), the run is rounded up
+ * only where the outputs past its end and their taps stay in y and x (of y_len and x_len
+ * elements), and the outputs that would read outside x (the first of the first plane, the last
+ * of the last) go one by one. yo: the plane in y. */
+static void dw3_plane_checked(const dw3_conv *c, const float *x, ptrdiff_t x_len, const float *xc, const float *k,
+                              float b, float *y, ptrdiff_t y_len, ptrdiff_t yo) {
+    const int32_t OW = c->OW, per = c->per;
+    int32_t i, oy, j;
+    for (i = 0; i < c->bands; ++i) {
+        const int32_t ky0 = c->band[i].ky0, ky1 = c->band[i].ky1, oy1 = c->band[i].oy1;
+        for (oy = c->band[i].oy0; oy < oy1; oy += per) {
+            const int32_t len = min_i32(per, oy1 - oy) * OW, vlen = (len + DW3_BLOCK - 1) / DW3_BLOCK * DW3_BLOCK;
+            const ptrdiff_t q = yo + (ptrdiff_t)oy * OW; /* the run's first output in y */
+            /* its first output's centre taps in x: tap row 1 (always inside), rows 0 and 2 */
+            const ptrdiff_t t1 = (xc - x) + (ptrdiff_t)(oy * c->s - c->pt + 1) * c->IW - c->pl + 1;
+            const ptrdiff_t t0 = ky0 == 0 ? t1 - c->IW : t1, t2 = ky1 == 3 ? t1 + c->IW : t1;
+            int32_t j0 = t0 == 0 ? 1 : 0; /* (t0 - 1: the lowest read) */
+            int32_t j1 = q + vlen <= y_len && t2 + (ptrdiff_t)c->s * (vlen - 1) + 1 < x_len ? vlen : len;
+            if (t2 + (ptrdiff_t)c->s * (len - 1) + 1 >= x_len) j1 = len - 1;
+            if (j1 < j0) j1 = j0;
+            if (j0 < j1) {
+                (c->s == 2 ? dw3_s2 : c->flat ? dw3_flat : dw3_s1)(x + t0, x + t1, x + t2, c->m, k, b, c->lo, c->hi,
+                                                                   c->jl, c->jr, ky0 > 0 ? j1 : 0, ky1 < 3 ? 0 : j1,
+                                                                   j0, j1, y + q);
+            }
+            for (j = 0; j < len; ++j) {
+                if (j == j0) j = j1;
+                if (j >= len) break;
+                dw3_point(c, xc, k, b, oy + j / OW, j % OW, y + q + j);
+            }
+        }
+    }
+}
+
+void aotc_conv_depthwise3x3_direct_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
+                                       const float *res, float *y) {
+    const int32_t IH = p->in_size[1], IW = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2];
+    const int32_t s = p->strides[2];                 /* == strides[1] */
+    const int32_t mult = p->out_c / p->in_c;         /* outputs per input channel */
+    const ptrdiff_t in_plane = (ptrdiff_t)IH * IW, out_plane = (ptrdiff_t)OH * OW;
+    const ptrdiff_t x_len = (ptrdiff_t)p->batch * p->in_c * in_plane, y_len = (ptrdiff_t)p->batch * p->out_c * out_plane;
+    uint32_t m[DW3_RUN + DW3_BLOCK + 1];
+    dw3_conv c;
+    int32_t n, o, oy;
+    c.IH = IH, c.IW = IW, c.OH = OH, c.OW = OW, c.s = s, c.pt = p->pads[1], c.pl = p->pads[2];
+    /* stride 1 with pads of 1 on both sides: output q = oy * OW + ox reads input q + a fixed
+     * offset per tap, so runs take whole rows, up to DW3_RUN outputs, a mask of first columns
+     * dropping the taps that wrap to the next row; all other runs are one output row */
+    c.flat = s == 1 && c.pl == 1 && OW == IW && OW <= DW3_RUN;
+    for (c.bands = 0, oy = 0; oy < OH && c.bands < 3; oy = c.band[c.bands++].oy1) {
+        c.band[c.bands].oy0 = oy;
+        c.band[c.bands].oy1 = tap_run(oy, OH, IH, 3, s, 1, c.pt, &c.band[c.bands].ky0, &c.band[c.bands].ky1);
+    }
+    c.per = c.flat ? DW3_RUN / OW : 1;
+    c.runs = (OH + c.per - 1) / c.per;
+    c.top = c.band[0].ky0 > 0;
+    c.bottom = c.band[c.bands - 1].ky1 < 3;
+    if (c.flat) first_column_mask(m, DW3_RUN + DW3_BLOCK, OW);
+    c.m = m;
+    /* the clamp in the runs; a residual, and LeakyRelu, go in passes of their own */
+    c.lo = p->act == AOTC_ACT_CLAMP && res == NULL ? p->act_lo : -INFINITY;
+    c.hi = p->act == AOTC_ACT_CLAMP && res == NULL ? p->act_hi : INFINITY;
+    c.jl = c.pl == 1 ? 0 : -1;
+    c.jr = s * (OW - 1) - c.pl + 2 >= IW ? OW - 1 : -1;
+    for (n = 0; n < p->batch; ++n) {
+        for (o = 0; o < p->out_c; ++o) {
+            const float *xc = x + ((ptrdiff_t)n * p->in_c + o / mult) * in_plane;
+            const ptrdiff_t yo = ((ptrdiff_t)n * p->out_c + o) * out_plane;
+            const float *wo = w + (ptrdiff_t)o * 9;
+            const float b = bias != NULL ? bias[o] : 0.0f;
+            /* the runs read the rows next to the plane (dropped) and, rounded up, up to DW3_BLOCK
+             * outputs (s DW3_BLOCK + 1 input elements) past the plane: all inside x and y but in
+             * the first and last planes (and with a single row above and below, IH = 1) */
+            if (xc == x || IH == 1 || yo + out_plane + DW3_BLOCK > y_len ||
+                (xc - x) + in_plane + IW + s * DW3_BLOCK + 2 > x_len) {
+                dw3_plane_checked(&c, x, x_len, xc, wo, b, y, y_len, yo);
+            } else {
+                (s == 2 ? dw3_plane_s2 : c.flat ? dw3_plane_flat : dw3_plane_s1)(&c, xc, wo, b, y + yo);
+            }
+            if (res != NULL) { /* the fused epilogue, on the plane while it is in cache */
+                const float *ro = res + yo;
+                float *yp = y + yo;
+                ptrdiff_t i;
+                for (i = 0; i < out_plane; ++i) yp[i] += ro[i];
+            }
+            if (res != NULL || p->act == AOTC_ACT_LEAKY) {
+                aotc_activate_f32(y + yo, out_plane, p->act, p->act_lo, p->act_hi, p->act_alpha);
+            }
+        }
+    }
+}

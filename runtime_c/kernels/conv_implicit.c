@@ -1,0 +1,183 @@
+/* ONNX Conv (1-D, 2-D) as an implicit GEMM, aotc_conv_implicit_f32: register tiles of output
+ * positions x output channels read the patch matrix straight from the input, no scratch. */
+#include "conv_internal.h"
+
+/* ---- 2-D Conv as an implicit GEMM: register tiles straight from the input, no scratch ---- */
+
+/* Y^T = P * W^T, P the patch matrix (a row per output position), never built: a register tile
+ * of IG_MR positions x IG_NR output channels reads each position's patch element from the input
+ * through the position's own pointer, and W^T (packed at compile time, aot/kernels/conv.py)
+ * a vector at a time. Positions go by class: those whose kernel taps lie inside the input for
+ * the same ranges of rows and columns (the interior; each border row and column; the corners)
+ * share the loops over taps, so no tap is ever tested or read from padding. */
+#define IG_MR AOTC_GEMM_MR
+#define IG_NR AOTC_GEMM_NR
+#define IG_NH (IG_NR / 2)
+
+/* The sum over one class's patch elements, as three nested loops (innermost last): n
+ * iterations, each stepping the input offset by xs and the W^T row by ws floats. */
+typedef struct {
+    int32_t n[3];
+    ptrdiff_t xs[3];
+    ptrdiff_t ws[3];
+} ig_loops;
+
+/* the tile's rows (microkernel.h): row i's accumulators, and its position's pointer into the input */
+#define IG_DECL(i, W) MK_DECL(i, W) const float *AOTC_RESTRICT x##i = xp[i];
+#define IG_INIT(i, W) memcpy(c##i, b0, sizeof c##i);
+#define IG_FMA(i, W) MK_AXPY(i, W, x##i[xo], w)
+#define IG_OUT(i, W) MK_STORE(i, W, t, IG_NR)
+
+/* t[i * IG_NR + j] = b0[j] + sum over the loops of xp[i][xo] * w[j], j < W. The innermost loop
+ * steps a pointer to its end (see gemm.c: so that compilers vectorise j, not the sum). */
+#define IG_KERNEL(NAME, ROWS, W)                                                                  \
+    MK_NOINLINE static void NAME(const float *const *xp, const ig_loops *L, const float *AOTC_RESTRICT wp, \
+                                 const float *AOTC_RESTRICT b0, float *AOTC_RESTRICT t) {          \
+        ROWS(IG_DECL, W)                                                                          \
+        const ptrdiff_t xs2 = L->xs[2], ws2 = L->ws[2];                                           \
+        int32_t j, a, b;                                                                          \
+        ROWS(IG_INIT, W)                                                                          \
+        for (a = 0; a < L->n[0]; ++a) {                                                           \
+            for (b = 0; b < L->n[1]; ++b) {                                                       \
+                ptrdiff_t xo = a * L->xs[0] + b * L->xs[1];                                       \
+                const float *w = wp + a * L->ws[0] + b * L->ws[1];                                \
+                const float *const w_end = w + L->n[2] * ws2;                                     \
+                for (; w != w_end; w += ws2, xo += xs2) {                                         \
+                    ROWS(IG_FMA, W)                                                               \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+        ROWS(IG_OUT, W)                                                                           \
+    }
+#if IG_MR == 6
+IG_KERNEL(ig_tile, MK_ROWS6, IG_NR)
+IG_KERNEL(ig_tile_narrow, MK_ROWS6, IG_NH)
+#endif
+IG_KERNEL(ig_tile4, MK_ROWS4, IG_NR)
+IG_KERNEL(ig_tile4_narrow, MK_ROWS4, IG_NH)
+IG_KERNEL(ig_tile3, MK_ROWS3, IG_NR)
+IG_KERNEL(ig_tile3_narrow, MK_ROWS3, IG_NH)
+IG_KERNEL(ig_tile2, MK_ROWS2, IG_NR)
+IG_KERNEL(ig_tile2_narrow, MK_ROWS2, IG_NH)
+IG_KERNEL(ig_tile1, MK_ROWS1, IG_NR)
+IG_KERNEL(ig_tile1_narrow, MK_ROWS1, IG_NH)
+#if IG_MR != 6
+#define ig_tile ig_tile4
+#define ig_tile_narrow ig_tile4_narrow
+#endif
+#undef IG_KERNEL
+
+/* Positions of the next tile when `left` are left in a class: IG_MR while that leaves at least 3
+ * (a tile of 1 or 2 runs its sums' chains at a fraction of the machine's rate), else 3 + 2 for 5,
+ * 4 + 3 for 7, 4 + 4 for 8. */
+static int32_t ig_rows(int32_t left) {
+    static const int8_t few[9] = {0, 1, 2, 3, 4, 3, IG_MR, 4, 4};
+    return left >= 9 ? IG_MR : few[left];
+}
+
+typedef void (*ig_kernel)(const float *const *, const ig_loops *, const float *, const float *, float *);
+
+/* tap_run (conv_internal.h) out of line: inlined at its two calls, it would cost the loops below
+ * registers for a function called a few times per plane. */
+MK_NOINLINE static int32_t ig_tap_run(int32_t o, int32_t n_out, int32_t n_in, int32_t K, int32_t s, int32_t d,
+                                      int32_t pad, int32_t *k0, int32_t *k1) {
+    return tap_run(o, n_out, n_in, K, s, d, pad, k0, k1);
+}
+
+/* The finished tile t (rows positions q[i] by output channels [0, width), channel planes
+ * `plane` apart in y): + the residual, the activation (vectorised along t's rows), stored.
+ * A full tile of consecutive positions (most of them) moves with constant offsets. */
+static void ig_store(const aotc_conv_params *p, float *t, const ptrdiff_t *q, int32_t rows, int32_t width,
+                     ptrdiff_t plane, const float *res, float *y) {
+    int32_t i, j;
+    if (rows == IG_MR && q[IG_MR - 1] - q[0] == IG_MR - 1) {
+        res = res != NULL ? res + q[0] : NULL;
+        y += q[0];
+        if (res != NULL)
+            for (j = 0; j < width; ++j, res += plane)
+                for (i = 0; i < IG_MR; ++i) t[i * IG_NR + j] += res[i];
+        aotc_activate_f32(t, (ptrdiff_t)IG_MR * IG_NR, p->act, p->act_lo, p->act_hi, p->act_alpha);
+        for (j = 0; j < width; ++j, y += plane)
+            for (i = 0; i < IG_MR; ++i) y[i] = t[i * IG_NR + j];
+        return;
+    }
+    if (res != NULL)
+        for (j = 0; j < width; ++j, res += plane)
+            for (i = 0; i < rows; ++i) t[i * IG_NR + j] += res[q[i]];
+    aotc_activate_f32(t, (ptrdiff_t)rows * IG_NR, p->act, p->act_lo, p->act_hi, p->act_alpha);
+    for (j = 0; j < width; ++j, y += plane)
+        for (i = 0; i < rows; ++i) y[q[i]] = t[i * IG_NR + j];
+}
+
+void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
+                            const float *res, float *y) {
+    const int32_t IH = p->in_size[1], IW = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2];
+    const int32_t KH = p->kernel[1], KW = p->kernel[2], taps = KH * KW;
+    const int32_t sy = p->strides[1], sx = p->strides[2], dy = p->dilations[1], dx = p->dilations[2];
+    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group;
+    const ptrdiff_t in_plane = (ptrdiff_t)IH * IW, out_plane = (ptrdiff_t)OH * OW;
+    const ptrdiff_t k_rows = (ptrdiff_t)cg * taps, group_w = (mg + PANEL - 1) / PANEL * PANEL * k_rows;
+    int32_t n, g, j0, ra, rb, ca, cb, ky0, ky1, kx0, kx1;
+    for (n = 0; n < p->batch; ++n) {
+        for (g = 0; g < p->group; ++g) {
+            const float *xg = x + ((ptrdiff_t)n * p->in_c + (ptrdiff_t)g * cg) * in_plane;
+            const ptrdiff_t yo = ((ptrdiff_t)n * p->out_c + (ptrdiff_t)g * mg) * out_plane;
+            for (j0 = 0; j0 < mg; j0 += IG_NR) { /* output channels [j0, j0 + width) */
+                const int32_t width = min_i32(IG_NR, mg - j0);
+                const int narrow = width <= IG_NH;
+                /* the group's W^T: panels of k_rows x PANEL; columns j0.. start at this row's j0 % PANEL */
+                const float *wj = wt + g * group_w + (ptrdiff_t)(j0 / PANEL) * k_rows * PANEL + j0 % PANEL;
+                float b0[IG_NR];
+                int32_t j;
+                for (j = 0; j < IG_NR; ++j) b0[j] = bias != NULL && j < width ? bias[g * mg + j0 + j] : 0.0f;
+                for (ra = 0; ra < OH; ra = rb) {
+                    rb = ig_tap_run(ra, OH, IH, KH, sy, dy, p->pads[1], &ky0, &ky1);
+                    for (ca = 0; ca < OW; ca = cb) {
+                        const int32_t cols = (cb = ig_tap_run(ca, OW, IW, KW, sx, dx, p->pads[2], &kx0, &kx1)) - ca;
+                        const int32_t count = (rb - ra) * cols, nky = ky1 - ky0, nkx = kx1 - kx0;
+                        const float *wc = wj + (ptrdiff_t)(ky0 * KW + kx0) * PANEL;
+                        const int32_t y0 = ky0 * dy - p->pads[1], x0 = kx0 * dx - p->pads[2];
+                        ig_loops L;
+                        int32_t r = 0, oy = ra, ox = ca;
+                        if (nky <= 0 || nkx <= 0) { /* no tap inside: the bias alone */
+                            L.n[0] = L.n[1] = L.n[2] = 0;
+                        } else if (cg >= nkx) { /* rows, columns, then the input channels innermost */
+                            L.n[0] = nky, L.xs[0] = (ptrdiff_t)dy * IW, L.ws[0] = (ptrdiff_t)KW * PANEL;
+                            L.n[1] = nkx, L.xs[1] = dx, L.ws[1] = PANEL;
+                            L.n[2] = cg, L.xs[2] = in_plane, L.ws[2] = (ptrdiff_t)taps * PANEL;
+                        } else { /* few channels, wide kernels: the columns innermost */
+                            L.n[0] = cg, L.xs[0] = in_plane, L.ws[0] = (ptrdiff_t)taps * PANEL;
+                            L.n[1] = nky, L.xs[1] = (ptrdiff_t)dy * IW, L.ws[1] = (ptrdiff_t)KW * PANEL;
+                            L.n[2] = nkx, L.xs[2] = dx, L.ws[2] = PANEL;
+                        }
+                        while (r < count) { /* tiles of positions, row by row through the class */
+                            const int32_t rows = ig_rows(count - r);
+                            const ig_kernel k = rows == IG_MR ? (narrow ? ig_tile_narrow : ig_tile)
+                                                : rows == 4   ? (narrow ? ig_tile4_narrow : ig_tile4)
+                                                : rows == 3   ? (narrow ? ig_tile3_narrow : ig_tile3)
+                                                : rows == 2   ? (narrow ? ig_tile2_narrow : ig_tile2)
+                                                              : (narrow ? ig_tile1_narrow : ig_tile1);
+                            const float *xp[IG_MR];
+                            ptrdiff_t q[IG_MR];
+                            float t[IG_MR * IG_NR];
+                            int32_t i;
+                            for (i = 0; i < rows; ++i, ++r) {
+                                /* the position's first tap inside: input row oy * sy + y0, column ox * sx + x0 */
+                                q[i] = (ptrdiff_t)oy * OW + ox;
+                                xp[i] = L.n[0] > 0 ? xg + (ptrdiff_t)(oy * sy + y0) * IW + (ox * sx + x0) : xg;
+                                if (++ox == cb) ox = ca, ++oy;
+                            }
+                            if (L.n[0] > 0) {
+                                k(xp, &L, wc, b0, t);
+                            } else {
+                                for (i = 0; i < rows * IG_NR; ++i) t[i] = b0[i % IG_NR];
+                            }
+                            ig_store(p, t, q, rows, width, out_plane, res != NULL ? res + yo + (ptrdiff_t)j0 * out_plane : NULL,
+                                     y + yo + (ptrdiff_t)j0 * out_plane);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
