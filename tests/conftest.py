@@ -22,3 +22,8 @@ def require_tool(*names: str) -> None:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(message + " (CI must install them: see .ci/run)")
     pytest.skip(message)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-goldens", action="store_true",
+                     help="rewrite tests/goldens/ from the current compiler (tests/test_goldens.py)")

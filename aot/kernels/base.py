@@ -42,7 +42,7 @@ class KernelChoice:
 class TargetTraits:
     """What kernel choice needs to know of the target's C compiler."""
 
-    vector_unit: bool = True  # SSE2/NEON: conv.c's register blocks are AOTC_DW3_BLOCK = 8 wide, else 1
+    vector_unit: bool = True  # SSE2/NEON: the depthwise register blocks are AOTC_DW3_BLOCK = 8 wide, else 1
 
 
 @dataclass(frozen=True)

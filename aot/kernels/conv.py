@@ -1,4 +1,5 @@
-"""Host ops of the 'conv' family: Conv and ConvTranspose (kernels in runtime_c/kernels/conv.c).
+"""Host ops of the 'conv' family: Conv and ConvTranspose (kernels in runtime_c/kernels/conv_*.c, one
+file per strategy, each checked against conv_ref.c by tests/c/test_conv_kernels.c).
 
 One params struct (aotc_conv_params) describes every convolution as 3-D: a 1-D or
 2-D conv gets unit leading spatial dims, so 3-D convs come for free. Per node the
@@ -92,7 +93,7 @@ def _pad3(values: list[int] | tuple[int, ...], fill: int) -> list[int]:
 
 
 def _patch_ldc(nc: int) -> int:
-    """conv.c: patch rows are a whole, odd number of panels apart (no two rows of a panel share L1 sets)."""
+    """conv_im2col.c: patch rows are a whole, odd number of panels apart (no two rows of a panel share L1 sets)."""
     return (_ceil_div(nc, PANEL) | 1) * PANEL
 
 
@@ -197,7 +198,7 @@ def _fit_flat(c: _Conv, budget: int) -> KernelChoice | None:
 
 def _fit_padded_dw(c: _Conv, budget: int) -> KernelChoice | None:
     s = c.strides[-1]
-    rows, cols = (c.y[-2] - 1) * s + 3, (c.y[-1] - 1) * s + 3  # conv.c: aotc_conv_depthwise3x3_f32
+    rows, cols = (c.y[-2] - 1) * s + 3, (c.y[-1] - 1) * s + 3  # conv_depthwise.c: aotc_conv_depthwise3x3_f32
     planes = rows * cols if s == 1 else 4 * _ceil_div(rows, 2) * _ceil_div(cols, 2)
     wide = c.y[-2] * (cols if s == 1 else _ceil_div(cols, 2))
     if (planes + wide) * 4 > budget:  # the direct loop below, without scratch
@@ -287,13 +288,13 @@ KERNELS: tuple[Candidate, ...] = (
 
 
 def dw3_block(target: TargetTraits) -> int:
-    """AOTC_DW3_BLOCK: outputs per register block of aotc_conv_depthwise3x3_direct_f32 (conv.c)."""
+    """AOTC_DW3_BLOCK: outputs per register block of aotc_conv_depthwise3x3_direct_f32 (aotc_conv.h)."""
     return 8 if target.vector_unit else 1
 
 
 def _flat3x3_floats(kernel: list[int], strides: list[int], dilations: list[int], pads: list[int],
                     in_hw: tuple[int, ...], out_hw: tuple[int, ...]) -> int | None:
-    """Scratch floats of aotc_conv3x3_flat_f32 (conv.c) for a 2-D conv, or None where it does
+    """Scratch floats of aotc_conv3x3_flat_f32 (conv_flat3x3.c) for a 2-D conv, or None where it does
     not apply: a 3 x 3 kernel, no dilation, and stride 1 with pads of 1 on every side, or stride
     2 with pads of 0 or 1 at the start (a left pad of 0 only if no output reads past input
     column 2 OW - 1: the split planes are OW wide)."""
@@ -310,7 +311,7 @@ def _flat3x3_floats(kernel: list[int], strides: list[int], dilations: list[int],
 
 
 def _direct_dw3x3(nd: int, kernel: list[int], strides: list[int], dilations: list[int], pads: list[int]) -> bool:
-    """aotc_conv_depthwise3x3_direct_f32 (conv.c): a 2-D 3 x 3 conv, strides (1, 1) or (2, 2), no
+    """aotc_conv_depthwise3x3_direct_f32 (conv_depthwise3x3_direct.c): a 2-D 3 x 3 conv, strides (1, 1) or (2, 2), no
     dilation, pads of 0 or 1 on every side."""
     return _padded_dw3x3(nd, kernel, strides, dilations) and all(p in (0, 1) for p in pads)
 
