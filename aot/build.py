@@ -110,11 +110,12 @@ def runner_command(target: Target, runner: Path, args: list[str]) -> list[str]:
     return [*target.emulator, "-semihosting-config", semihosting, "-kernel", str(runner)]
 
 
-def run_bundle(out: Path, meta: dict, inputs: list[np.ndarray], repeat: int = 0
+def run_bundle(out: Path, meta: dict, inputs: list[np.ndarray], repeat: int = 0, taps: Path | None = None
                ) -> tuple[dict[str, np.ndarray], float | None]:
     """Run OUT's runner on `inputs` (model order); outputs keyed by name, and the median time
     in ns (None when not measured: no repeats, or a target under emulation, whose timing
-    says nothing about the device)."""
+    says nothing about the device). With `taps`, the runner (built with AOTC_TAPS) writes the
+    tensors it taps, which land in that file."""
     target = get_target(meta.get("target", "host"))
     runner = runner_path(out, meta)
     require_tools(target, build=not runner.is_file(), run=True)
@@ -129,7 +130,8 @@ def run_bundle(out: Path, meta: dict, inputs: list[np.ndarray], repeat: int = 0
     with tempfile.TemporaryDirectory(prefix="aotc-run-") as tmp:
         in_file, out_file = Path(tmp) / "inputs.bin", Path(tmp) / "outputs.bin"
         in_file.write_bytes(b"".join(np.asarray(x, order="C").tobytes() for x in inputs))
-        cmd = runner_command(target, runner.resolve(), [in_file.name, out_file.name, str(repeat)])
+        args = [in_file.name, out_file.name, str(repeat)] + (["taps.bin"] if taps else [])
+        cmd = runner_command(target, runner.resolve(), args)
         where = f" under {target.emulator[0]}" if target.emulated else ""
         with status(f"running {out}{where}" + (f" ({repeat} timed runs)" if repeat else "")):
             try:
@@ -142,6 +144,10 @@ def run_bundle(out: Path, meta: dict, inputs: list[np.ndarray], repeat: int = 0
         if not out_file.is_file():
             raise AotcError(f"runner of {out} wrote no outputs: {_tail(r.stderr + r.stdout)}")
         raw = out_file.read_bytes()
+        if taps:
+            if not (Path(tmp) / "taps.bin").is_file():
+                raise AotcError(f"runner of {out} wrote no taps: {_tail(r.stderr + r.stdout)}")
+            shutil.move(Path(tmp) / "taps.bin", taps)
     outputs: dict[str, np.ndarray] = {}
     pos = 0
     for spec in meta["outputs"]:

@@ -5,6 +5,11 @@
     aotc bench OUT [--inputs IN.npz] [--repeat N] [--instructions]
                                                         bundle vs onnxruntime, same inputs, one run
     aotc footprint OUT                                  flash and RAM of the built bundle -> OUT/footprint.json
+    aotc compare [MODEL.onnx] OUT [--inputs IN.npz] [--tolerance T] [--lsb N]
+                                                        every intermediate tensor vs onnxruntime: a table
+                                                        of error per node, naming the first node beyond
+                                                        tolerance (also inside vendor functions); exit 0
+                                                        if none, 1 if one diverges (aot/compare.py)
     aotc partition MODEL.onnx --vendor V [--annotate F] -o P.onnx [--show]   the partition as ONNX
     aotc --list-targets                                 the targets, with their memory
 """
@@ -26,7 +31,9 @@ EXIT_INTERNAL = 3  # aotc itself failed
 
 def _compile_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="aotc", description="Compile an ONNX model to a standalone C project.",
-                                epilog="Other commands: aotc run OUT ..., aotc bench OUT ... (see aotc run -h).")
+                                epilog="Other commands: aotc run OUT ..., aotc bench OUT ... (see aotc run -h); "
+                                "aotc compare [MODEL] OUT: error of every intermediate tensor against onnxruntime, "
+                                "naming the first node that diverges (see aotc compare -h).")
     p.add_argument("model", help="the ONNX model file")
     p.add_argument("-o", "--output", required=True, metavar="OUT", help="output directory (bundle + build tree)")
     p.add_argument("--target", default="host",
@@ -77,6 +84,30 @@ def _partition_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _compare_parser() -> argparse.ArgumentParser:
+    from aot.compare import DEFAULT_LSB, DEFAULT_TOLERANCE
+
+    p = argparse.ArgumentParser(
+        prog="aotc compare", description="Run a debug build of OUT's bundle that reports every intermediate "
+        "tensor (on the host, or under qemu for a cross target) and onnxruntime on the same inputs; print the "
+        "error of each node's tensors in execution order and name the first node beyond tolerance, also "
+        "inside vendor functions that expose their tensors. The debug build goes to OUT/compare/.",
+        epilog="Exit status: 0 when every tensor is within tolerance, 1 when one diverges, 2 on bad input.")
+    p.add_argument("model", nargs="?", metavar="MODEL.onnx",
+                   help="the ONNX model for onnxruntime (default: the one OUT was compiled from)")
+    p.add_argument("out", metavar="OUT", help="a directory written by `aotc MODEL -o OUT`")
+    p.add_argument("--inputs", metavar="IN.npz", help="inputs keyed by the model's input names "
+                   "(default: seeded random inputs of the right shapes and dtypes)")
+    p.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE, metavar="T",
+                   help="float tensors: max abs error allowed, times max(1, max |reference|) "
+                   f"(default {DEFAULT_TOLERANCE:g})")
+    p.add_argument("--lsb", type=int, default=DEFAULT_LSB, metavar="N",
+                   help=f"int8/uint8/int16/int32 tensors: difference allowed in LSB (default {DEFAULT_LSB}); "
+                   "int64 and bool tensors must be equal")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    return p
+
+
 def _run_parser(cmd: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=f"aotc {cmd}")
     p.add_argument("out", metavar="OUT", help="a directory written by `aotc MODEL -o OUT`")
@@ -109,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if argv and argv[0] == "partition":
             return _cmd_partition(_partition_parser().parse_args(argv[1:]))
+        if argv and argv[0] == "compare":
+            return _cmd_compare(_compare_parser().parse_args(argv[1:]))
         if argv and argv[0] in SUBCOMMANDS:
             args = _run_parser(argv[0]).parse_args(argv[1:])
             return {"run": _cmd_run, "bench": _cmd_bench, "footprint": _cmd_footprint}[argv[0]](args)
@@ -210,6 +243,18 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                     instructions=args.instructions, rounds=args.rounds)
     print(format_table([row]), end="")
     return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from aot.compare import compare, format_table, verdict
+
+    out = Path(args.out)
+    result = compare(out, _metadata(out), model=args.model, inputs_npz=args.inputs, tolerance=args.tolerance,
+                     lsb=args.lsb)
+    print(format_table(result.rows), end="")
+    print(verdict(result.rows, args.tolerance, args.lsb))
+    print(f"aotc: both sides' tensors: {result.directory / 'taps.npz'}, {result.directory / 'reference.npz'}")
+    return 1 if result.first else 0
 
 
 def _cmd_footprint(args: argparse.Namespace) -> int:

@@ -71,7 +71,8 @@ def codegen_functions(graph: Graph, target: str, vendors: Sequence[Vendor]) -> d
         if v.transform:
             fn = graph.functions[symbol] = v.transform(fn)
         ctx = CodegenContext(graph.name, target, f"vendor/{v.name}", symbol)
-        artifacts[symbol] = _with_weights(v.codegen(fn, ctx), ctx)
+        art = _with_weights(v.codegen(fn, ctx), ctx)
+        artifacts[symbol] = replace(art, taps=list(ctx.taps)) if ctx.taps else art
     return artifacts
 
 

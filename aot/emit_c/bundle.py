@@ -197,4 +197,6 @@ def _function_entry(graph: Graph, symbol: str, art: Artifact | None) -> dict[str
     if art is not None:
         entry["workspace_bytes"] = art.workspace_bytes
         entry.update(art.report)
+        if art.taps:  # tensors inside the function its debug build reports (aotc compare)
+            entry["taps"] = art.taps
     return entry

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from aot.csource.format import C_TYPES, c_comment, c_ident
+from aot.csource.tap import c_tap
 from aot.csource.weights import StoredArray, WeightStore
 from aot.ir import Graph, Node
 from aot.kernels.base import KernelChoice, NodeContext
@@ -129,6 +130,7 @@ class ModelEmitter:
         for index, node in enumerate(self.graph.nodes):
             if node.op == "Call":
                 self._emit_call(index, node)
+                self._emit_taps(node)
                 continue
             op = self.ops[node.name]
             ins = ", ".join(i for i in node.inputs if i)
@@ -138,14 +140,24 @@ class ModelEmitter:
                       f"{c_comment(ins)} -> {c_comment(outs)} */")
             if op.view and self._shares_storage(node.outputs[0], node.inputs[0]):
                 self.line("/* view: same bytes, no copy */")
+                self._emit_taps(node)
                 continue
             op.emit(NodeContext(self, node, index))
+            self._emit_taps(node)
         for o in self.plan.copied_outputs:  # outputs that no node writes: constants
             self.line("")
             self.line(f'/* graph output "{c_comment(o)}" is a copy of a constant */')
             slot, nbytes = self.plan.output_offsets[o], self.graph.tensors[o].nbytes
             self.line(f"memcpy(a + {slot}u, {self.pointer(o)}, {nbytes}u);")
         self.weights = self._store_weights()
+
+    def _emit_taps(self, node: Node) -> None:
+        """AOTC_TAP for each output, right after the node writes it (before a later node may reuse
+        its arena bytes): nothing in a normal build, the tensor for `aotc compare` in its debug build."""
+        for o in node.outputs:
+            if o:
+                t = self.graph.tensors[o]
+                self.line(c_tap(node.name, o, t.dtype, t.shape, self.pointer(o), t.nbytes))
 
     def io_copies(self) -> tuple[list[str], list[str]]:
         """Lines that copy the caller's inputs into their arena slots, and the outputs out of

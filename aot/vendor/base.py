@@ -15,9 +15,10 @@ from types import ModuleType
 from typing import Any, ClassVar
 
 from aot.csource import format as cformat
+from aot.csource.tap import c_tap
 from aot.csource.weights import C_INCLUDES, WeightStore
 from aot.errors import AotcError
-from aot.ir import Function, Graph, Node
+from aot.ir import Function, Graph, Node, Tensor
 from aot.partition.pattern import Composite
 
 
@@ -66,6 +67,9 @@ class Artifact:
     # Counters of the last run the runner prints after it (e.g. a simulator's cycles): name ->
     # a C function `uint64_t f(void)` among the vendor's sources.
     counters: dict[str, str] = field(default_factory=dict)
+    # The tensors inside the function that codegen exposed with CodegenContext.tap (filled by aotc:
+    # node, op, onnx_nodes, tensor), for metadata.json and `aotc compare`.
+    taps: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -80,6 +84,10 @@ class CodegenContext:
       print `ctx.weights.declarations()` (after your last add) in your C file, which includes
       `ctx.weights_includes`. Small constants become C arrays; large ones go into a blob that
       aotc ships with your files (the host's policy: one for the whole bundle).
+    - `tap(node, tensor, data)`: optional; a C statement to put right after your code computes
+      `tensor` (a Tensor of your function's graph, produced by `node`), `data` the C expression of
+      its bytes. It does nothing in a normal build; in the debug variant `aotc compare` builds it
+      reports the tensor, so a divergence is located inside your function, not just at its outputs.
     """
 
     model_name: str
@@ -87,11 +95,21 @@ class CodegenContext:
     vendor_dir: str  # bundle-relative folder of this vendor's files, e.g. "vendor/cref"
     symbol: str = "function"  # the function's global_symbol: the prefix of its blob's names
     weights: WeightStore = field(init=False)
+    taps: list[dict[str, Any]] = field(init=False)  # what tap() exposed, in call order
     format: ClassVar[ModuleType] = cformat
     weights_includes: ClassVar[tuple[str, ...]] = C_INCLUDES
 
     def __post_init__(self) -> None:
         self.weights = WeightStore(self.symbol)
+        self.taps = []
+
+    def tap(self, node: Node, tensor: Tensor, data: str) -> str:
+        """The C statement (AOTC_TAP, from "aotc_common.h" in `weights_includes`) that reports `tensor`,
+        just computed by `node`, to `aotc compare`; `data` is the C expression of its bytes, which
+        must hold the ONNX tensor's values in C order (tap no tensor kept in another layout)."""
+        op = node.attrs["composite"] if node.op == "Composite" else node.op
+        self.taps.append({"node": node.name, "op": op, "onnx_nodes": list(node.sources()), "tensor": tensor.name})
+        return c_tap(f"{self.symbol}/{node.name}", tensor.name, tensor.dtype, tensor.shape, data, tensor.nbytes)
 
 
 Codegen = Callable[[Function, CodegenContext], Artifact]

@@ -22,4 +22,20 @@
 #define AOTC_RESTRICT restrict
 #endif
 
+/* Tap points for `aotc compare`: right after the node that computes a tensor, generated code
+ * (and a vendor function that exposes its internals) writes
+ *     AOTC_TAP("node", "tensor", "float32[1,6,28,28]", data, nbytes);
+ * In a normal build this keeps nothing (the string literals vanish; `data` is only named).
+ * Built with AOTC_TAPS defined (cmake -DAOTC_TAPS=ON: the debug variant aotc compare builds),
+ * it calls aotc_tap(), which the bundle's runner defines: it appends the tensor to a file.
+ * Firmware may instead define AOTC_TAP itself (before this header) to send tensors elsewhere. */
+#ifndef AOTC_TAP
+#if defined(AOTC_TAPS)
+void aotc_tap(const char *node, const char *tensor, const char *type, const void *data, size_t nbytes);
+#define AOTC_TAP(node, tensor, type, data, nbytes) aotc_tap(node, tensor, type, (const void *)(data), nbytes)
+#else
+#define AOTC_TAP(node, tensor, type, data, nbytes) ((void)(data))
+#endif
+#endif
+
 #endif /* AOTC_COMMON_H */

@@ -5,6 +5,8 @@ was compiled for, keeps its intermediates in the workspace the host planned for
 it, and hands its weights to the context's weight store (exact hex-float arrays,
 or the blob when they are large). It uses nothing of the host generator but what
 the CodegenContext gives every vendor: this is the path a third-party vendor takes.
+After each node it taps the node's output (ctx.tap), so `aotc compare` locates a
+divergence at the node inside the function.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ _ALIGN = 16
 class _Writer:
     def __init__(self, fn: Function, ctx: CodegenContext):
         self.fn = fn
+        self.ctx = ctx
         self.g: Graph = fn.graph
         self.c = ctx.format
         self.weights = ctx.weights
@@ -88,6 +91,8 @@ class _Writer:
                              f"{self.ref(n.outputs[0])});")
         else:
             raise AotcError("cref codegen has no lowering for this op", node=n)
+        for o in n.outputs:  # reported in aotc compare's debug build; nothing otherwise
+            self.body.append(self.ctx.tap(n, self.g.tensors[o], self.ref(o)))
 
     def composite(self, n: Node) -> None:
         """cref.dense[_relu]: MatMul + bias Add (+ Relu), or Gemm (+ Relu) -> one gemm call."""

@@ -211,27 +211,35 @@ int32_t lenet_run(const struct lenet_inputs *in, struct lenet_outputs *out, void
 
     /* node 0: FusedConv "conv3" [host]: image, w1, b2 -> relu4_out */
     aotc_conv_implicit_f32(&p_conv3, t_image, w_conv3_wt_packed, w_b2, NULL, t_relu4_out);
+    AOTC_TAP("conv3", "relu4_out", "float32[1,6,28,28]", t_relu4_out, 18816u);
 
     /* node 1: MaxPool "maxpool5" [host]: relu4_out -> maxpool5_out */
     aotc_maxpool_f32(&p_maxpool5, t_relu4_out, t_maxpool5_out);
+    AOTC_TAP("maxpool5", "maxpool5_out", "float32[1,6,14,14]", t_maxpool5_out, 4704u);
 
     /* node 2: FusedConv "conv8" [host]: maxpool5_out, w6, b7 -> relu9_out */
     aotc_conv_implicit_f32(&p_conv8, t_maxpool5_out, w_conv8_wt_packed, w_b7, NULL, t_relu9_out);
+    AOTC_TAP("conv8", "relu9_out", "float32[1,16,10,10]", t_relu9_out, 6400u);
 
     /* node 3: MaxPool "maxpool10" [host]: relu9_out -> maxpool10_out */
     aotc_maxpool_f32(&p_maxpool10, t_relu9_out, t_maxpool10_out);
+    AOTC_TAP("maxpool10", "maxpool10_out", "float32[1,16,5,5]", t_maxpool10_out, 1600u);
 
     /* node 4: Flatten "flatten11" [host]: maxpool10_out -> flatten11_out */
     /* view: same bytes, no copy */
+    AOTC_TAP("flatten11", "flatten11_out", "float32[1,400]", t_flatten11_out, 1600u);
 
     /* node 5: FusedGemm "gemm14" [host]: flatten11_out, w12, b13 -> relu15_out */
     aotc_gemm_f32(&p_gemm14, t_flatten11_out, w_gemm14_b_packed, w_b13, NULL, t_relu15_out, NULL);
+    AOTC_TAP("gemm14", "relu15_out", "float32[1,120]", t_relu15_out, 480u);
 
     /* node 6: FusedGemm "gemm18" [host]: relu15_out, w16, b17 -> relu19_out */
     aotc_gemm_f32(&p_gemm18, t_relu15_out, w_gemm18_b_packed, w_b17, NULL, t_relu19_out, NULL);
+    AOTC_TAP("gemm18", "relu19_out", "float32[1,84]", t_relu19_out, 336u);
 
     /* node 7: Gemm "gemm22" [host]: relu19_out, w20, b21 -> gemm22_out */
     aotc_gemm_f32(&p_gemm22, t_relu19_out, w_gemm22_b_kn, w_b21, NULL, t_gemm22_out, scratch_gemm22);
+    AOTC_TAP("gemm22", "gemm22_out", "float32[1,10]", t_gemm22_out, 40u);
 
     /* the outputs from their arena slots, unless the caller reads them there */
     if (out->gemm22_out != (void *)(a + 5712u)) memcpy(out->gemm22_out, a + 5712u, 40u);

@@ -128,15 +128,19 @@ int32_t mlp_run(const struct mlp_inputs *in, struct mlp_outputs *out, void *aren
 
     /* node 0: FusedGemm "gemm3" [host]: input, w1, b2 -> relu4_out */
     aotc_gemm_f32(&p_gemm3, t_input, w_gemm3_b_packed, w_b2, NULL, t_relu4_out, NULL);
+    AOTC_TAP("gemm3", "relu4_out", "float32[1,128]", t_relu4_out, 512u);
 
     /* node 1: FusedGemm "gemm7" [host]: relu4_out, w5, b6 -> relu8_out */
     aotc_gemm_f32(&p_gemm7, t_relu4_out, w_gemm7_b_packed, w_b6, NULL, t_relu8_out, NULL);
+    AOTC_TAP("gemm7", "relu8_out", "float32[1,64]", t_relu8_out, 256u);
 
     /* node 2: Gemm "gemm11" [host]: relu8_out, w9, b10 -> gemm11_out */
     aotc_gemm_f32(&p_gemm11, t_relu8_out, w_gemm11_b_kn, w_b10, NULL, t_gemm11_out, NULL);
+    AOTC_TAP("gemm11", "gemm11_out", "float32[1,10]", t_gemm11_out, 40u);
 
     /* node 3: Softmax "softmax12" [host]: gemm11_out -> softmax12_out */
     aotc_softmax_f32(&p_softmax12, t_gemm11_out, t_softmax12_out, NULL);
+    AOTC_TAP("softmax12", "softmax12_out", "float32[1,10]", t_softmax12_out, 40u);
 
     /* the outputs from their arena slots, unless the caller reads them there */
     if (out->softmax12_out != (void *)(a + 256u)) memcpy(out->softmax12_out, a + 256u, 40u);

@@ -71,9 +71,12 @@ int32_t lenet_cref_0(const DLTensor *const *inputs, DLTensor *const *outputs, vo
     (void)workspace;
     /* Composite "relu15" */
     aotc_cref_gemm_f32(&p_relu15, ((const float *)inputs[0]->data), w_w12, w_b13, ((float *)((uint8_t *)workspace + 0u)));
+    AOTC_TAP("lenet_cref_0/relu15", "relu15_out", "float32[1,120]", ((float *)((uint8_t *)workspace + 0u)), 480u);
     /* Composite "relu19" */
     aotc_cref_gemm_f32(&p_relu19, ((float *)((uint8_t *)workspace + 0u)), w_w16, w_b17, ((float *)((uint8_t *)workspace + 480u)));
+    AOTC_TAP("lenet_cref_0/relu19", "relu19_out", "float32[1,84]", ((float *)((uint8_t *)workspace + 480u)), 336u);
     /* Gemm "gemm22" */
     aotc_cref_gemm_f32(&p_gemm22, ((float *)((uint8_t *)workspace + 480u)), w_w20, w_b21, ((float *)outputs[0]->data));
+    AOTC_TAP("lenet_cref_0/gemm22", "gemm22_out", "float32[1,10]", ((float *)outputs[0]->data), 40u);
     return 0;
 }
