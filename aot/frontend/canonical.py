@@ -17,6 +17,7 @@ from collections.abc import Callable
 import numpy as np
 
 from aot.errors import AotcError
+from aot.frontend import canonical_quant
 from aot.ir import Graph, Node, Tensor
 
 Rule = Callable[[Node, Graph, int], "list[Node] | None"]
@@ -562,3 +563,46 @@ RULES: dict[str, Rule] = {
     "Cast": cast,
     "Gemm": gemm,
 }
+
+
+# --- quantization ops (aot/frontend/canonical_quant.py) ---------------------------
+
+def _windowed(rule: Rule, data: tuple[int, ...]) -> Rule:
+    """A QLinear op's quantization inputs made canonical, then its window attributes by the float
+    op's rule, on the inputs at `data` (x, and w for a conv)."""
+    def wrapped(node: Node, graph: Graph, opset: int) -> None:
+        canonical_quant.quant_params(node, graph, opset)
+        shim = Node(node.op.removeprefix("QLinear"), node.name, [node.inputs[k] for k in data], node.outputs,
+                    node.attrs)
+        rule(shim, graph, opset)
+        node.attrs = shim.attrs
+    return wrapped
+
+
+def _through_float(float_rule: Rule) -> Rule:
+    """A QLinear op with no integer kernel of its own (QLinearSoftmax, QLinearAveragePool) as
+    DequantizeLinear -> the float op -> QuantizeLinear, which onnxruntime's own kernels match to
+    the last bit or one."""
+    def expand(node: Node, graph: Graph, opset: int) -> list[Node]:
+        canonical_quant.quant_params(node, graph, opset)
+        x, xs, xz, ys, yz = node.inputs[:5]
+        y = node.outputs[0]
+        op = node.op.removeprefix("QLinear")
+        xf, yf = f"{node.name}__dequantized", f"{node.name}__float"
+        graph.tensors[xf] = Tensor(xf, _shape(graph, x), "float32")
+        graph.tensors[yf] = Tensor(yf, _shape(graph, y), "float32")
+        dq = Node("DequantizeLinear", f"{node.name}__dequantize", [x, xs, xz], [xf], {"axis": 1}, node.sources())
+        attrs = {k: v for k, v in node.attrs.items() if k not in ("opset", "channels_last")}
+        if node.attrs.get("channels_last", 0):
+            raise AotcError("channels_last is not supported", node=node)
+        f = Node(op, node.name, [xf], [yf], attrs, node.sources())
+        float_rule(f, graph, int(node.attrs.get("opset", opset)))
+        q = Node("QuantizeLinear", f"{node.name}__quantize", [yf, ys, yz], [y], {"axis": 1}, node.sources())
+        return [dq, f, q]
+    return expand
+
+
+RULES.update(canonical_quant.RULES)
+RULES["QLinearConv"] = _windowed(conv, (0, 3))
+RULES["QLinearAveragePool"] = _through_float(pool)
+RULES["QLinearSoftmax"] = _through_float(softmax)

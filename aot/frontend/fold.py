@@ -15,19 +15,30 @@ from onnx import helper, numpy_helper, shape_inference
 from onnx.reference import ReferenceEvaluator
 
 from aot.errors import AotcError
+from aot.frontend import contrib
 
 # Ops whose result is not a function of their inputs.
 _NONDETERMINISTIC = {
     "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli",
 }
 MAX_ROUNDS = 32
+# Quantization ops stay in the graph even on constant inputs: the QDQ rewrite (aot/passes/qdq.py)
+# reads the integer weights behind a DequantizeLinear, and folds what it does not fuse itself
+# (onnx's reference evaluator has no DequantizeLinear below opset 19).
+_QUANT = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLinearConv", "QLinearMatMul",
+          "MatMulInteger", "ConvInteger"}
 
 
 def infer_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
-    try:
-        return shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
-    except Exception as e:  # onnx raises a variety of types for inconsistent models
-        raise AotcError(f"shape inference failed: {str(e).splitlines()[0]}") from e
+    """onnx's shape inference, with the com.microsoft ops' shapes filled in between its rounds."""
+    for _ in range(MAX_ROUNDS):
+        try:
+            model = shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
+        except Exception as e:  # onnx raises a variety of types for inconsistent models
+            raise AotcError(f"shape inference failed: {str(e).splitlines()[0]}") from e
+        if not contrib.fill_shapes(model):
+            break
+    return model
 
 
 def static_shapes(model: onnx.ModelProto) -> dict[str, tuple[int, ...] | None]:
@@ -94,7 +105,7 @@ def _fold_once(model: onnx.ModelProto) -> bool:
 
 def _try_fold(node: onnx.NodeProto, consts: dict[str, np.ndarray],
               shapes: dict[str, tuple[int, ...] | None], opsets: list) -> list[np.ndarray] | None:
-    if node.domain not in ("", "ai.onnx") or node.op_type in _NONDETERMINISTIC:
+    if node.domain not in ("", "ai.onnx") or node.op_type in _NONDETERMINISTIC or node.op_type in _QUANT:
         return None
     if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
         return None

@@ -10,6 +10,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from aot.errors import AotcError
+from aot.frontend import contrib
 from aot.frontend.canonical import canonicalize
 from aot.frontend.fold import _Named, evaluate_node, fold_to_fixed_point, static_shapes
 from aot.ir import DTYPES, Graph, Node, Tensor
@@ -56,8 +57,9 @@ def import_model(model: onnx.ModelProto, name: str | None = None,
     if not MIN_OPSET <= opset <= MAX_OPSET:
         raise AotcError(f"opset {opset} is not supported (aotc reads opsets {MIN_OPSET} to {MAX_OPSET})")
     for n in model.graph.node:
-        if n.domain not in ("", "ai.onnx"):
-            raise AotcError(f"operator domain '{n.domain}' is not supported", node=_Named(n))
+        if not contrib.is_supported(n):
+            only = f" (of it aotc reads {', '.join(contrib.CONTRIB_OPS)})" if n.domain == contrib.DOMAIN else ""
+            raise AotcError(f"operator domain '{n.domain}' is not supported{only}", node=_Named(n))
     model = name_nodes(model)
     if input_shapes:
         fix_input_shapes(model, input_shapes)
@@ -176,7 +178,13 @@ def _to_ir(model: onnx.ModelProto, name: str) -> Graph:
 
 def _infer_by_evaluation(pn: onnx.NodeProto, node: Node, tensors: dict[str, Tensor],
                          shapes: dict, types: dict, opsets: list) -> None:
-    """Our own shape inference where ONNX's stops: run the node on zeros of the known input shapes."""
+    """Our own shape inference where ONNX's stops: run the node on zeros of the known input shapes
+    (the quantization ops and com.microsoft's by rule: the reference evaluator lacks them)."""
+    own = contrib.output_type(pn, {k: t.shape for k, t in tensors.items()},
+                              {k: helper.np_dtype_to_tensor_dtype(np.dtype(t.dtype)) for k, t in tensors.items()})
+    if own is not None:
+        shapes[pn.output[0]], types[pn.output[0]] = own
+        return
     args: list[np.ndarray | None] = []
     for i in pn.input:
         if not i:

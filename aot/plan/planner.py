@@ -254,7 +254,9 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
             idx = ops.inplace_input(n, graph) if k == 0 else None
             if idx is not None and n.inputs[idx] in buffer_of:
                 b = buffer_of[n.inputs[idx]]
-                dies_here = all(last_use.get(m, b.first) <= step for m in b.tensors)
+                # a graph output is read after the last step: never written over
+                dies_here = all(last_use.get(m, b.first) <= step for m in b.tensors) and not outputs.intersection(
+                    b.tensors)
                 used_once = n.inputs.count(n.inputs[idx]) == 1
                 if id(b) not in read_only and dies_here and used_once and b.nbytes >= t.nbytes:
                     _join(buffer_of, b, out)

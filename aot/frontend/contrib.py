@@ -1,0 +1,158 @@
+"""The com.microsoft operators aotc reads: the quantized (QOperator) set that onnxruntime's quantizer
+writes, and their output shapes, which onnx's shape inference does not know.
+
+Only these ops of the domain are accepted; any other com.microsoft op is refused at import. Their
+shapes are filled in as value_info between rounds of onnx's inference (`fill_shapes`), so the
+standard ops after them are inferred as usual.
+"""
+
+from __future__ import annotations
+
+import math
+
+import onnx
+from onnx import helper
+
+DOMAIN = "com.microsoft"
+
+# the QOperator ops of onnxruntime's quantizer
+CONTRIB_OPS = ("QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QLinearAveragePool", "QLinearConcat",
+               "QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax", "QGemm")
+
+
+def is_supported(node: onnx.NodeProto) -> bool:
+    return node.domain in ("", "ai.onnx") or (node.domain == DOMAIN and node.op_type in CONTRIB_OPS)
+
+
+def _attr(node: onnx.NodeProto, name: str, default):
+    for a in node.attribute:
+        if a.name == name:
+            return helper.get_attribute_value(a)
+    return default
+
+
+def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    out = []
+    for x, y in zip(a, b, strict=True):
+        if x != y and 1 not in (x, y):
+            return None
+        out.append(max(x, y))
+    return tuple(out)
+
+
+def _pool_shape(node: onnx.NodeProto, x: tuple[int, ...]) -> tuple[int, ...] | None:
+    channels_last = _attr(node, "channels_last", 0)
+    spatial = x[1:-1] if channels_last else x[2:]
+    kernel = list(_attr(node, "kernel_shape", []))
+    nd = len(spatial)
+    if len(kernel) != nd:
+        return None
+    strides = list(_attr(node, "strides", [1] * nd))
+    pads = list(_attr(node, "pads", [0] * 2 * nd))
+    auto_pad = _attr(node, "auto_pad", b"NOTSET")
+    auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
+    ceil = _attr(node, "ceil_mode", 0)
+    out = []
+    for i in range(nd):
+        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            out.append(math.ceil(spatial[i] / strides[i]))
+            continue
+        if auto_pad == "VALID":
+            pads[i] = pads[i + nd] = 0
+        span = spatial[i] + pads[i] + pads[i + nd] - kernel[i]
+        out.append((math.ceil(span / strides[i]) if ceil else span // strides[i]) + 1)
+    return (x[0], *out, x[-1]) if channels_last else (x[0], x[1], *out)
+
+
+def output_type(node: onnx.NodeProto, shapes: dict, types: dict) -> tuple[tuple[int, ...], int] | None:
+    """(shape, elem_type) of the first output of a com.microsoft op or of QuantizeLinear /
+    DequantizeLinear (which onnx's reference evaluator cannot run below opset 19), or None while
+    its inputs are unknown."""
+    op, ins = node.op_type, list(node.input)
+    if node.domain in ("", "ai.onnx") and op in ("QuantizeLinear", "DequantizeLinear"):
+        x = shapes.get(ins[0])
+        if x is None:
+            return None
+        if op == "DequantizeLinear":
+            return x, types.get(ins[1], onnx.TensorProto.FLOAT)
+        zero_type = types.get(ins[2]) if len(ins) > 2 and ins[2] else onnx.TensorProto.UINT8
+        return x, _attr(node, "output_dtype", 0) or zero_type
+    if node.domain != DOMAIN:
+        return None
+
+    def shape(k: int):
+        return shapes.get(ins[k]) if k < len(ins) and ins[k] else None
+
+    x_type = types.get(ins[0])
+    if op in ("QLinearAdd", "QLinearMul"):
+        a, b = shape(0), shape(3)
+        return (_broadcast(a, b), x_type) if a is not None and b is not None and _broadcast(a, b) else None
+    if op in ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax"):
+        return (shape(0), x_type) if shape(0) is not None else None
+    if op == "QLinearGlobalAveragePool":
+        x = shape(0)
+        if x is None:
+            return None
+        if _attr(node, "channels_last", 0):
+            return (x[0], *([1] * (len(x) - 2)), x[-1]), x_type
+        return (x[0], x[1], *([1] * (len(x) - 2))), x_type
+    if op == "QLinearAveragePool":
+        x = shape(0)
+        out = _pool_shape(node, x) if x is not None else None
+        return (out, x_type) if out is not None else None
+    if op == "QLinearConcat":
+        parts = [shapes.get(ins[k]) for k in range(2, len(ins), 3)]
+        if not parts or any(p is None for p in parts):
+            return None
+        axis = _attr(node, "axis", 0)
+        axis = axis + len(parts[0]) if axis < 0 else axis
+        out = list(parts[0])
+        out[axis] = sum(p[axis] for p in parts)
+        return tuple(out), types.get(ins[2])
+    if op == "QGemm":
+        a, b = shape(0), shape(3)
+        if a is None or b is None or len(a) != 2 or len(b) != 2:
+            return None
+        m = a[1] if _attr(node, "transA", 0) else a[0]
+        n = b[0] if _attr(node, "transB", 0) else b[1]
+        has_y = len(ins) > 7 and ins[7]
+        out_type = (types.get(ins[8]) if len(ins) > 8 and ins[8] else x_type) if has_y else onnx.TensorProto.FLOAT
+        return (m, n), out_type
+    return None
+
+
+def fill_shapes(model: onnx.ModelProto) -> bool:
+    """Add value_info for the outputs of contrib nodes whose input shapes are known; True if any was added."""
+    g = model.graph
+    shapes: dict[str, tuple[int, ...]] = {}
+    types: dict[str, int] = {}
+    for vi in list(g.input) + list(g.value_info) + list(g.output):
+        tt = vi.type.tensor_type
+        if vi.type.HasField("tensor_type") and tt.elem_type:
+            types[vi.name] = tt.elem_type
+        if tt.HasField("shape") and all(d.HasField("dim_value") for d in tt.shape.dim):
+            shapes[vi.name] = tuple(int(d.dim_value) for d in tt.shape.dim)
+    for init in g.initializer:
+        shapes[init.name] = tuple(init.dims)
+        types[init.name] = init.data_type
+    known = {vi.name for vi in g.value_info}
+    added = False
+    for node in g.node:
+        if node.domain != DOMAIN or not node.output or not node.output[0] or node.output[0] in shapes:
+            continue
+        result = output_type(node, shapes, types)
+        if result is None or result[1] is None:
+            continue
+        out_shape, elem = result
+        shapes[node.output[0]], types[node.output[0]] = out_shape, elem
+        vi = helper.make_tensor_value_info(node.output[0], elem, list(out_shape))
+        if node.output[0] in known:
+            for old in g.value_info:
+                if old.name == node.output[0]:
+                    old.CopyFrom(vi)
+        else:
+            g.value_info.append(vi)
+        added = True
+    return added

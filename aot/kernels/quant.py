@@ -1,0 +1,312 @@
+"""Host ops of the 'quant' family: int8 / uint8 kernels (runtime_c/kernels/quant.c, quant_impl.h).
+
+The QLinear ops arrive canonical (aot/frontend/canonical_quant.py): every scale and zero point is a
+constant, so all of a node's quantisation arithmetic is done here, once: the requantisation scales
+x_scale * w_scale / y_scale (in onnxruntime's float order), the bias with the input's zero point
+folded in (QGemm), weights transposed and shifted to int8, tables for lookups and requantising
+copies. The kernels only accumulate integers and requantise. QDQ models reach the same ops through
+aot/passes/qdq.py, so there is one set of kernels for both forms of int8 model.
+
+A fused Relu / Clip is the node's `qmin` / `qmax` (the output's integer range narrowed).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from aot.csource.format import c_float, c_ints
+from aot.ir import Graph, Node
+from aot.kernels.base import HostOp, NodeContext, fixed_scratch
+from aot.kernels.elementwise import broadcast_layout
+from aot.qmath import INT_RANGE, dequantize, quantize, requant_scale
+
+INT8 = ("int8", "uint8")
+SUFFIX = {"int8": "s8", "uint8": "u8", "int32": "i32"}
+QCONV_BLOCK, QCONV_TILE = 4, 256  # AOTC_QCONV_BLOCK, AOTC_QCONV_TILE in aotc_quant.h
+
+
+def _scalar(ctx: NodeContext, k: int) -> float | int:
+    return ctx.const(ctx.inputs[k]).reshape(-1)[0].item()
+
+
+def _out_range(ctx: NodeContext, y_zero: int) -> tuple[str, str]:
+    """(y_lo, y_hi): the output clamp less the zero point (a fused activation narrows the range)."""
+    lo, hi = INT_RANGE[ctx.dtype(ctx.outputs[0])]
+    lo, hi = max(lo, ctx.attrs.get("qmin", lo)), min(hi, ctx.attrs.get("qmax", hi))
+    return c_float(float(lo - y_zero)), c_float(float(hi - y_zero))
+
+
+def int8_weights(w: np.ndarray, w_zero: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Weights as int8 and their zero points as int32: uint8 weights less 128, with their zero
+    points less 128, so w - w_zero is unchanged and one kernel takes both."""
+    if w.dtype == np.uint8:
+        return (w.astype(np.int16) - 128).astype(np.int8), w_zero.astype(np.int32) - 128
+    return w.astype(np.int8), w_zero.astype(np.int32)
+
+
+def _check_8bit(node: Node, graph: Graph, data: tuple[int, ...]) -> str | None:
+    for k in data:
+        dtype = graph.tensors[node.inputs[k]].dtype
+        if dtype not in INT8:
+            return f"input {k} has dtype {dtype} (the integer kernels take int8 and uint8)"
+    x, y = graph.tensors[node.inputs[data[0]]].dtype, graph.tensors[node.outputs[0]].dtype
+    if x != y:
+        return f"input {x} and output {y} differ in type: not supported"
+    return None
+
+
+# --- QuantizeLinear / DequantizeLinear ------------------------------------------------------
+
+def _qaxis(ctx: NodeContext, data: str) -> str:
+    shape = ctx.shape(data)
+    scale = np.asarray(ctx.const(ctx.inputs[1]), np.float32).reshape(-1)
+    zero = np.asarray(ctx.const(ctx.inputs[2]), np.int32).reshape(-1)
+    if scale.size == 1:
+        outer, channels, inner = 1, 1, math.prod(shape)
+    else:
+        axis = ctx.attrs["axis"]
+        outer, channels, inner = math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
+    return ctx.params("aotc_qaxis", {
+        "outer": str(outer), "channels": str(channels), "inner": str(inner),
+        "scale": ctx.const_array("scale", scale), "zero": ctx.const_array("zero", zero),
+    }, comment=f"{ctx.node.op} {list(shape)}: "
+               + ("per tensor" if scale.size == 1 else f"along axis {ctx.attrs['axis']}"))
+
+
+def _emit_quantize(ctx: NodeContext) -> None:
+    y = ctx.outputs[0]
+    ctx.call(f"aotc_quantize_{SUFFIX[ctx.dtype(y)]}", _qaxis(ctx, ctx.inputs[0]), ctx.ptr(ctx.inputs[0]), ctx.ptr(y))
+
+
+def _emit_dequantize(ctx: NodeContext) -> None:
+    x = ctx.inputs[0]
+    ctx.call(f"aotc_dequantize_{SUFFIX[ctx.dtype(x)]}", _qaxis(ctx, x), ctx.ptr(x), ctx.ptr(ctx.outputs[0]))
+
+
+def _check_quantize(node: Node, graph: Graph) -> str | None:
+    y = graph.tensors[node.outputs[0]].dtype
+    return None if y in INT8 else f"quantizing to {y} is not supported (int8 and uint8 are)"
+
+
+def _check_dequantize(node: Node, graph: Graph) -> str | None:
+    x = graph.tensors[node.inputs[0]].dtype
+    return None if x in SUFFIX else f"dequantizing {x} is not supported (int8, uint8 and int32 are)"
+
+
+# --- QLinearConv --------------------------------------------------------------------------
+
+def _conv_dims(ctx: NodeContext) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Input and output as N, C, H, W (a 1-D conv has height 1)."""
+    xs, ys = ctx.shape(ctx.inputs[0]), ctx.shape(ctx.outputs[0])
+    if len(xs) == 3:
+        return (*xs[:2], 1, xs[2]), (*ys[:2], 1, ys[2])
+    return xs, ys
+
+
+def _pair(values: list[int], fill: int) -> list[int]:
+    return [fill] * (2 - len(values)) + list(values)
+
+
+def _conv_scratch(node: Node, graph: Graph) -> int:
+    a = node.attrs
+    pointwise = all(k == 1 for k in a["kernel_shape"]) and all(s == 1 for s in a["strides"]) and not any(a["pads"])
+    width = QCONV_TILE if pointwise else graph.tensors[node.outputs[0]].shape[-1]
+    return QCONV_BLOCK * width * 4
+
+
+def _emit_qconv(ctx: NodeContext) -> None:
+    a = ctx.attrs
+    (n, c, h, w), (_, m, oh, ow) = _conv_dims(ctx)
+    kh, kw = _pair(a["kernel_shape"], 1)
+    sh, sw = _pair(a["strides"], 1)
+    dh, dw = _pair(a["dilations"], 1)
+    nd = len(a["kernel_shape"])
+    pt, pl = _pair(a["pads"][:nd], 0)
+    w_zero = np.broadcast_to(ctx.const(ctx.inputs[5]).reshape(-1), (m,))
+    weights, w_zero = int8_weights(ctx.const(ctx.inputs[3]), w_zero)
+    scale = np.broadcast_to(requant_scale(_scalar(ctx, 1), ctx.const(ctx.inputs[4]), _scalar(ctx, 6)), (m,))
+    bias = ctx.const(ctx.inputs[8]) if len(ctx.inputs) > 8 and ctx.inputs[8] else np.zeros(m, np.int32)
+    y_zero = int(_scalar(ctx, 7))
+    lo, hi = _out_range(ctx, y_zero)
+    p = ctx.params("aotc_qconv_params", {
+        "batch": str(n), "in_c": str(c), "in_h": str(h), "in_w": str(w),
+        "out_c": str(m), "out_h": str(oh), "out_w": str(ow), "group": str(a["group"]),
+        "k_h": str(kh), "k_w": str(kw), "stride_h": str(sh), "stride_w": str(sw),
+        "dil_h": str(dh), "dil_w": str(dw), "pad_top": str(pt), "pad_left": str(pl),
+        "x_zero": str(int(_scalar(ctx, 2))), "y_zero": str(y_zero), "y_lo": lo, "y_hi": hi,
+        "scale": ctx.const_array("scale", np.ascontiguousarray(scale, np.float32)),
+        "bias": ctx.const_array("bias", np.asarray(bias, np.int32).reshape(-1)),
+        "w_zero": ctx.const_array("w_zero", np.ascontiguousarray(w_zero, np.int32)),
+    }, comment=f"QLinearConv {list(ctx.shape(ctx.inputs[0]))} -> {list(ctx.shape(ctx.outputs[0]))}: kernel "
+               f"{a['kernel_shape']}, strides {a['strides']}, pads {a['pads']}, group {a['group']}")
+    w_arg = ctx.const_array("w", weights) if ctx.dtype(ctx.inputs[3]) == "uint8" else ctx.ptr(ctx.inputs[3])
+    ctx.call(f"aotc_qconv_{SUFFIX[ctx.dtype(ctx.inputs[0])]}", p, ctx.ptr(ctx.inputs[0]), w_arg,
+             ctx.ptr(ctx.outputs[0]), ctx.scratch("int32_t"))
+
+
+def _check_qconv(node: Node, graph: Graph) -> str | None:
+    if len(node.attrs["kernel_shape"]) > 2:
+        return "3-D QLinearConv is not supported (1-D and 2-D are)"
+    if graph.const(node.inputs[3]) is None:
+        return "weights computed at run time are not supported"
+    return _check_8bit(node, graph, (0, 3))
+
+
+# --- QGemm / QLinearMatMul ------------------------------------------------------------------
+
+def _gemm_inputs(node: Node) -> dict[str, str]:
+    """The named inputs of QGemm and QLinearMatMul (which has no bias)."""
+    ins = list(node.inputs) + [""] * (9 - len(node.inputs))
+    if node.op == "QLinearMatMul":
+        keys = ("a", "a_scale", "a_zero", "b", "b_scale", "b_zero", "y_scale", "y_zero", "bias")
+    else:
+        keys = ("a", "a_scale", "a_zero", "b", "b_scale", "b_zero", "bias", "y_scale", "y_zero")
+    return dict(zip(keys, ins, strict=True))
+
+
+def _emit_qgemm(ctx: NodeContext) -> None:
+    names = _gemm_inputs(ctx.node)
+    a, y = names["a"], ctx.outputs[0]
+    k = ctx.shape(a)[-1]
+    m = math.prod(ctx.shape(a)[:-1])
+    b = ctx.const(names["b"])
+    b_kn = b.T if ctx.attrs.get("transB", 0) else b
+    n = b_kn.shape[1]
+    b_zero = np.broadcast_to(ctx.const(names["b_zero"]).reshape(-1), (n,))
+    bt, b_zero = int8_weights(np.ascontiguousarray(b_kn.T), b_zero)
+    a_zero = int(ctx.const(names["a_zero"]).reshape(-1)[0])
+    bias = ctx.const(names["bias"]).astype(np.int64).reshape(-1) if names["bias"] else np.zeros(n, np.int64)
+    bias = np.broadcast_to(bias, (n,))
+    # sum_k (a - a_zero)(b - b_zero) = sum_k a (b - b_zero) - a_zero sum_k (b - b_zero): the second term is constant
+    folded = bias - a_zero * (bt.astype(np.int64) - b_zero[:, None]).sum(axis=1)
+    a_scale = ctx.const(names["a_scale"]).reshape(-1)[0]
+    scale = requant_scale(a_scale, ctx.const(names["b_scale"]), ctx.const(names["y_scale"]).reshape(-1)[0])
+    y_zero = int(ctx.const(names["y_zero"]).reshape(-1)[0])
+    lo, hi = _out_range(ctx, y_zero)
+    b_zero_ptr = ctx.const_array("b_zero", b_zero.astype(np.int32)) if b_zero.any() else "NULL"
+    p = ctx.params("aotc_qgemm_params", {
+        "m": str(m), "n": str(n), "k": str(k), "y_zero": str(y_zero), "y_lo": lo, "y_hi": hi,
+        "scale": ctx.const_array("scale", scale), "per_column": str(int(scale.size > 1)),
+        "bias": ctx.const_array("bias", folded.astype(np.int32)), "b_zero": b_zero_ptr,
+    }, comment=f"{ctx.node.op} {list(ctx.shape(a))} x [{k}, {n}] -> {list(ctx.shape(y))}; bias less "
+               f"a_zero ({a_zero}) x the column sums of B")
+    ctx.call(f"aotc_qgemm_{SUFFIX[ctx.dtype(a)]}", p, ctx.ptr(a), ctx.const_array("bt", bt), ctx.ptr(y))
+
+
+def _check_qgemm(node: Node, graph: Graph) -> str | None:
+    names = _gemm_inputs(node)
+    a = node.attrs
+    if a.get("transA", 0):
+        return "transA is not supported"
+    if a.get("alpha", 1.0) != 1.0:
+        return f"alpha {a['alpha']} is not supported"
+    if node.op == "QGemm" and not names["y_scale"]:
+        return "QGemm with a float output (no y_scale) is not supported"
+    b = graph.tensors[names["b"]]
+    if b.data is None or len(b.shape) != 2:
+        return "B must be a constant matrix"
+    if names["bias"] and graph.const(names["bias"]) is None:
+        return "the bias must be a constant"
+    if len(graph.tensors[names["a"]].shape) != 2 and node.op == "QGemm":
+        return "A must be a matrix"
+    return _check_8bit(node, graph, (0, 3))
+
+
+# --- QLinearAdd / QLinearMul -----------------------------------------------------------------
+
+def _emit_qbinary(kernel: str):
+    def emit(ctx: NodeContext) -> None:
+        a, b, y = ctx.inputs[0], ctx.inputs[3], ctx.outputs[0]
+        shape, sa, sb = broadcast_layout(ctx.shape(y), ctx.shape(a), ctx.shape(b))
+        y_zero = int(_scalar(ctx, 7))
+        lo, hi = _out_range(ctx, y_zero)
+        layout = (f"{{ .rank = {len(shape)}, .shape = {c_ints(shape)}, .a_strides = {c_ints(sa)}, "
+                  f".b_strides = {c_ints(sb)} }}")
+        a_scale, b_scale, y_scale = (np.float32(_scalar(ctx, k)) for k in (1, 4, 6))
+        a_zero, b_zero = int(_scalar(ctx, 2)), int(_scalar(ctx, 5))
+        if kernel == "qadd":  # MlasQLinearAdd (AVX2): the ratios to the output scale, zero points in the bias
+            a_mult, b_mult = a_scale / y_scale, b_scale / y_scale
+            bias = np.float32(y_zero) - (a_mult * np.float32(a_zero) + b_mult * np.float32(b_zero))
+        else:  # MlasQLinearMul: one ratio on the product of the centred integers
+            a_mult, b_mult, bias = a_scale * b_scale / y_scale, np.float32(0), np.float32(0)
+        p = ctx.params("aotc_qbinary_params", {
+            "shape": layout, "a_mult": c_float(float(a_mult)), "b_mult": c_float(float(b_mult)),
+            "bias": c_float(float(bias)), "a_zero": str(a_zero), "b_zero": str(b_zero), "y_zero": str(y_zero),
+            "y_lo": lo, "y_hi": hi,
+        }, comment=f"{ctx.node.op}: {list(ctx.shape(a))} with {list(ctx.shape(b))} -> {list(ctx.shape(y))}")
+        ctx.call(f"aotc_{kernel}_{SUFFIX[ctx.dtype(a)]}", p, ctx.ptr(a), ctx.ptr(b), ctx.ptr(y))
+    return emit
+
+
+def _check_qbinary(node: Node, graph: Graph) -> str | None:
+    for k in (1, 4, 6):
+        if graph.tensors[node.inputs[k]].size != 1:
+            return "per-channel scales are not supported here (per-tensor are)"
+    return _check_8bit(node, graph, (0, 3))
+
+
+# --- pools, lookups, concat -------------------------------------------------------------------
+
+def _emit_qgap(ctx: NodeContext) -> None:
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    xs = ctx.shape(x)
+    size = math.prod(xs[2:])
+    scale = np.float32(_scalar(ctx, 1)) / (np.float32(_scalar(ctx, 3)) * np.float32(size))
+    ctx.call(f"aotc_qglobal_avgpool_{SUFFIX[ctx.dtype(x)]}", str(xs[0] * xs[1]), str(size), c_float(float(scale)),
+             str(int(_scalar(ctx, 2))), str(int(_scalar(ctx, 4))), ctx.ptr(x), ctx.ptr(y))
+
+
+def _check_qgap(node: Node, graph: Graph) -> str | None:
+    if node.attrs.get("channels_last", 0):
+        return "channels_last is not supported"
+    return _check_8bit(node, graph, (0,))
+
+
+def _emit_lookup(ctx: NodeContext) -> None:
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    ctx.comment(f"{ctx.attrs.get('function', 'function')} of each 8-bit input, tabulated at compile time")
+    ctx.call(f"aotc_qlookup_{SUFFIX[ctx.dtype(x)]}", f"{math.prod(ctx.shape(y))}u", ctx.ptr(x), ctx.ptr(ctx.inputs[1]),
+             ctx.ptr(y))
+
+
+def _emit_qconcat(ctx: NodeContext) -> None:
+    y = ctx.outputs[0]
+    axis = ctx.attrs["axis"]
+    out_shape = ctx.shape(y)
+    dtype = ctx.dtype(y)
+    y_scale, y_zero = _scalar(ctx, 0), int(_scalar(ctx, 1))
+    outer, stride = math.prod(out_shape[:axis]), math.prod(out_shape[axis:])
+    offset = 0
+    lo, hi = INT_RANGE[dtype]
+    for k in range(2, len(ctx.inputs), 3):
+        x = ctx.inputs[k]
+        values = np.arange(lo, hi + 1).astype(dtype)
+        table = quantize(dequantize(values, ctx.const(ctx.inputs[k + 1]), ctx.const(ctx.inputs[k + 2]), 0),
+                         y_scale, y_zero, dtype)
+        inner = math.prod(ctx.shape(x)[axis:])
+        name = ctx.const_array(f"table{k // 3}", table, comment=f"input '{x}' requantised to the output's scale")
+        ctx.call(f"aotc_qrequant_copy_{SUFFIX[dtype]}", str(outer), str(inner), str(stride), name, ctx.ptr(x),
+                 f"{ctx.ptr(y)} + {offset}")
+        offset += inner
+
+
+def _check_qconcat(node: Node, graph: Graph) -> str | None:
+    return _check_8bit(node, graph, (2,))
+
+
+OPS: dict[str, HostOp] = {
+    "QuantizeLinear": HostOp(_emit_quantize, family="quant", check=_check_quantize),
+    "DequantizeLinear": HostOp(_emit_dequantize, family="quant", dtypes=("int8", "uint8", "int32"),
+                               check=_check_dequantize),
+    "QLinearConv": HostOp(_emit_qconv, family="quant", dtypes=INT8, check=_check_qconv,
+                          kernels=(fixed_scratch("", _conv_scratch),)),
+    "QGemm": HostOp(_emit_qgemm, family="quant", dtypes=INT8, check=_check_qgemm),
+    "QLinearMatMul": HostOp(_emit_qgemm, family="quant", dtypes=INT8, check=_check_qgemm),
+    "QLinearAdd": HostOp(_emit_qbinary("qadd"), family="quant", dtypes=INT8, check=_check_qbinary),
+    "QLinearMul": HostOp(_emit_qbinary("qmul"), family="quant", dtypes=INT8, check=_check_qbinary),
+    "QLinearGlobalAveragePool": HostOp(_emit_qgap, family="quant", dtypes=INT8, check=_check_qgap),
+    "QLookup": HostOp(_emit_lookup, family="quant", dtypes=INT8, inplace=0),
+    "QLinearConcat": HostOp(_emit_qconcat, family="quant", dtypes=("float32",), check=_check_qconcat),
+}

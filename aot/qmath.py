@@ -1,0 +1,53 @@
+"""The arithmetic of quantized tensors as onnxruntime computes it, at compile time: shared by the
+frontend, the QDQ rewrite and the int8 kernels' constants (scales, tables, folded biases)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+INT_RANGE = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767), "uint16": (0, 65535),
+             "int32": (-(2 ** 31), 2 ** 31 - 1)}
+
+
+def dequantize(x: np.ndarray, scale: np.ndarray, zero_point: np.ndarray, axis: int) -> np.ndarray:
+    """(x - zero_point) * scale in float32, per-tensor or along `axis`, as the spec defines it."""
+    shape = [1] * x.ndim
+    if scale.size > 1:
+        shape[axis] = scale.size
+    s = np.asarray(scale, np.float32).reshape(shape if scale.size > 1 else ())
+    z = np.asarray(zero_point, np.int64).reshape(shape if scale.size > 1 else ())
+    return ((x.astype(np.int64) - z).astype(np.float32) * s).astype(np.float32)
+
+
+def quantize(x: np.ndarray, scale: float, zero_point: int, dtype: str) -> np.ndarray:
+    """onnxruntime's QuantizeLinear on float32: x / scale (a division), rounded half to even, plus
+    the zero point, saturated; NaN becomes the zero point."""
+    lo, hi = INT_RANGE[dtype]
+    q = np.rint(np.asarray(x, np.float32) / np.float32(scale)).astype(np.float64) + zero_point
+    return np.clip(np.nan_to_num(q, nan=zero_point), lo, hi).astype(dtype)
+
+
+def requant_scale(x_scale: float, w_scale: np.ndarray, y_scale: float) -> np.ndarray:
+    """x_scale * w_scale / y_scale in float32, in onnxruntime's order (QLinearConv's output_scales)."""
+    return (np.float32(x_scale) * np.asarray(w_scale, np.float32).reshape(-1)) / np.float32(y_scale)
+
+
+def lookup_table(op: str, attrs: dict, in_dtype: str, x_scale: float, x_zero: int, y_scale: float, y_zero: int,
+                 out_dtype: str, opset: int) -> np.ndarray | None:
+    """Q(f(DQ(v))) for every 8-bit v in order, f being the float op evaluated by onnx's reference
+    implementation (the float op's own answer on each input); None if f cannot be evaluated."""
+    from onnx import helper
+
+    from aot.frontend.fold import evaluate_node
+
+    if in_dtype not in ("int8", "uint8"):
+        return None
+    lo, hi = INT_RANGE[in_dtype]
+    values = np.arange(lo, hi + 1).astype(in_dtype)
+    floats = dequantize(values, np.float32(x_scale), np.int64(x_zero), 0)
+    proto = helper.make_node(op, ["x"], ["y"], **attrs)
+    try:
+        (y,) = evaluate_node(proto, [floats], [helper.make_opsetid("", max(opset, 14 if op == "HardSwish" else 13))])
+    except Exception:
+        return None
+    return quantize(y.astype(np.float32), y_scale, y_zero, out_dtype)

@@ -1,0 +1,132 @@
+/* Quantized (int8 / uint8) kernels: the QLinear ops of ONNX and onnxruntime, and the
+ * QuantizeLinear / DequantizeLinear conversions between floats and integers.
+ *
+ * Arithmetic follows onnxruntime's CPU kernels (MLAS) on x86, so results are bit-exact
+ * with it: products of integers accumulate in int32; an accumulator becomes an output
+ * integer by the float requantisation of MlasRequantizeOutput,
+ *     y = round_half_even(clamp((float)acc * scale, lo, hi)) + zero_point,
+ * with scale = x_scale * w_scale / y_scale computed (in that order, in float) at compile
+ * time, and [lo, hi] the output range less the zero point (a fused Relu / Clip narrows it).
+ * Weights are int8 (uint8 weights are stored less 128, with their zero point less 128),
+ * biases int32. Every kernel exists for int8 (_s8) and uint8 (_u8) activations.
+ * C99, no allocation, no globals. */
+#ifndef AOTC_QUANT_H
+#define AOTC_QUANT_H
+
+#include "aotc_common.h"
+#include "aotc_elementwise.h" /* aotc_broadcast */
+
+/* A float in [-2^22, 2^22] rounded half to even, as the default FP rounding mode does (and
+ * x86's cvtps2dq, which onnxruntime uses): adding and taking back 1.5 * 2^23 leaves no
+ * fraction bits. Needs IEEE single precision without -ffast-math. */
+static inline int32_t aotc_round_even(float f) {
+    const float t = f + 12582912.0f;
+    return (int32_t)(t - 12582912.0f);
+}
+
+/* The output integer of accumulator `acc` (MlasRequantizeOutput). */
+static inline int32_t aotc_requant(int32_t acc, float scale, float lo, float hi, int32_t zero_point) {
+    float f = (float)acc * scale;
+    f = f < lo ? lo : f;
+    f = f > hi ? hi : f;
+    return aotc_round_even(f) + zero_point;
+}
+
+/* Per-tensor or per-axis quantisation parameters of a tensor viewed as [outer, channels, inner]
+ * (channels = 1 for per-tensor). */
+typedef struct {
+    int32_t outer, channels, inner;
+    const float *scale;       /* [channels] */
+    const int32_t *zero;      /* [channels] */
+} aotc_qaxis;
+
+/* y = saturate(round_half_even(x / scale) + zero) (QuantizeLinear). */
+void aotc_quantize_s8(const aotc_qaxis *p, const float *x, int8_t *y);
+void aotc_quantize_u8(const aotc_qaxis *p, const float *x, uint8_t *y);
+/* y = (x - zero) * scale (DequantizeLinear). */
+void aotc_dequantize_s8(const aotc_qaxis *p, const int8_t *x, float *y);
+void aotc_dequantize_u8(const aotc_qaxis *p, const uint8_t *x, float *y);
+void aotc_dequantize_i32(const aotc_qaxis *p, const int32_t *x, float *y);
+
+/* QLinearConv, NCHW (1-D convs as 2-D with height 1). */
+typedef struct {
+    int32_t batch, in_c, in_h, in_w;
+    int32_t out_c, out_h, out_w;
+    int32_t group;
+    int32_t k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top, pad_left;
+    int32_t x_zero, y_zero;
+    float y_lo, y_hi;         /* clamp of (y - y_zero) */
+    const float *scale;       /* [out_c] */
+    const int32_t *bias;      /* [out_c] */
+    const int32_t *w_zero;    /* [out_c] */
+} aotc_qconv_params;
+
+/* Bytes of scratch aotc_qconv_* takes: int32 accumulators for AOTC_QCONV_BLOCK output
+ * channels over one output row (or AOTC_QCONV_TILE positions of a 1 x 1 convolution). */
+#define AOTC_QCONV_BLOCK 4
+#define AOTC_QCONV_TILE 256
+void aotc_qconv_s8(const aotc_qconv_params *p, const int8_t *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
+                   int8_t *AOTC_RESTRICT y, int32_t *AOTC_RESTRICT scratch);
+void aotc_qconv_u8(const aotc_qconv_params *p, const uint8_t *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
+                   uint8_t *AOTC_RESTRICT y, int32_t *AOTC_RESTRICT scratch);
+
+/* QGemm / QLinearMatMul with constant B: Y[M, N] = requant(A[M, K] * B + bias). B comes
+ * transposed ([N][K], int8); the bias has A's zero point folded in at compile time
+ * (bias[n] - a_zero * sum_k (B[k][n] - b_zero[n])), so the inner loop is a plain dot product
+ * of A's integers; b_zero is NULL when every column's zero point is 0, else the kernel takes
+ * b_zero[n] * sum_k A[m][k] off. */
+typedef struct {
+    int32_t m, n, k;
+    int32_t y_zero;
+    float y_lo, y_hi;
+    const float *scale;       /* [n], or [1] when per_column is 0 */
+    int32_t per_column;
+    const int32_t *bias;      /* [n] */
+    const int32_t *b_zero;    /* [n] or NULL */
+} aotc_qgemm_params;
+
+void aotc_qgemm_s8(const aotc_qgemm_params *p, const int8_t *AOTC_RESTRICT a, const int8_t *AOTC_RESTRICT bt,
+                   int8_t *AOTC_RESTRICT y);
+void aotc_qgemm_u8(const aotc_qgemm_params *p, const uint8_t *AOTC_RESTRICT a, const int8_t *AOTC_RESTRICT bt,
+                   uint8_t *AOTC_RESTRICT y);
+
+/* QLinearAdd / QLinearMul with numpy broadcasting, in onnxruntime's x86 arithmetic:
+ *     add: y = saturate(round_half_even(fma(a, a_mult, fma(b, b_mult, bias))))
+ *          with a_mult = a_scale / y_scale, b_mult = b_scale / y_scale and the zero points folded
+ *          into bias = y_zero - (a_mult a_zero + b_mult b_zero) (MlasQLinearAdd's AVX2 kernel; where
+ *          one operand is the same across the innermost run, its term is added to bias first);
+ *     mul: y = requant((a - a_zero) (b - b_zero), a_mult) with a_mult = a_scale * b_scale / y_scale.
+ * [y_lo, y_hi] clamps y - y_zero (a fused activation). */
+typedef struct {
+    aotc_broadcast shape;
+    float a_mult, b_mult, bias;
+    int32_t a_zero, b_zero, y_zero;
+    float y_lo, y_hi;
+} aotc_qbinary_params;
+
+void aotc_qadd_s8(const aotc_qbinary_params *p, const int8_t *a, const int8_t *b, int8_t *y);
+void aotc_qadd_u8(const aotc_qbinary_params *p, const uint8_t *a, const uint8_t *b, uint8_t *y);
+void aotc_qmul_s8(const aotc_qbinary_params *p, const int8_t *a, const int8_t *b, int8_t *y);
+void aotc_qmul_u8(const aotc_qbinary_params *p, const uint8_t *a, const uint8_t *b, uint8_t *y);
+
+/* QLinearGlobalAveragePool, NCHW: each plane's int32 sum less x_zero * size, requantised with
+ * scale x_scale / (y_scale * size). */
+void aotc_qglobal_avgpool_s8(int32_t planes, int32_t size, float scale, int32_t x_zero, int32_t y_zero,
+                             const int8_t *AOTC_RESTRICT x, int8_t *AOTC_RESTRICT y);
+void aotc_qglobal_avgpool_u8(int32_t planes, int32_t size, float scale, int32_t x_zero, int32_t y_zero,
+                             const uint8_t *AOTC_RESTRICT x, uint8_t *AOTC_RESTRICT y);
+
+/* y[i] = table[x[i] - min]: any function of one 8-bit input (Sigmoid, Tanh, ...), tabulated
+ * at compile time. */
+void aotc_qlookup_s8(size_t n, const int8_t *x, const int8_t *table, int8_t *y);
+void aotc_qlookup_u8(size_t n, const uint8_t *x, const uint8_t *table, uint8_t *y);
+
+/* QLinearConcat, one input: its integers requantised to the output's parameters through a table
+ * (onnxruntime's QLinearConcat does the same: Q(DQ(x)) per 8-bit value) into a strided block of
+ * the output (`outer` rows of `inner` elements, `out_stride` apart). */
+void aotc_qrequant_copy_s8(int32_t outer, int32_t inner, int32_t out_stride, const int8_t *table,
+                           const int8_t *AOTC_RESTRICT x, int8_t *AOTC_RESTRICT y);
+void aotc_qrequant_copy_u8(int32_t outer, int32_t inner, int32_t out_stride, const uint8_t *table,
+                           const uint8_t *AOTC_RESTRICT x, uint8_t *AOTC_RESTRICT y);
+
+#endif /* AOTC_QUANT_H */

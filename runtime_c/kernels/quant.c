@@ -1,0 +1,36 @@
+/* Quantized kernels (aotc_quant.h). The kernels are written once, in quant_impl.h, over an
+ * element type QT; this file instantiates them for int8 (_s8) and uint8 (_u8) activations. */
+#include "aotc_quant.h"
+
+#include <math.h> /* fmaf */
+
+#define QT int8_t
+#define QT_MIN (-128)
+#define QT_MAX 127
+#define AOTC_Q(name) aotc_##name##_s8
+#include "quant_impl.h"
+#undef QT
+#undef QT_MIN
+#undef QT_MAX
+#undef AOTC_Q
+
+#define QT uint8_t
+#define QT_MIN 0
+#define QT_MAX 255
+#define AOTC_Q(name) aotc_##name##_u8
+#include "quant_impl.h"
+#undef QT
+#undef QT_MIN
+#undef QT_MAX
+#undef AOTC_Q
+
+void aotc_dequantize_i32(const aotc_qaxis *p, const int32_t *x, float *y) {
+    int32_t o, c, i;
+    for (o = 0; o < p->outer; ++o) {
+        for (c = 0; c < p->channels; ++c) {
+            const float s = p->scale[c];
+            const int32_t z = p->zero[c];
+            for (i = 0; i < p->inner; ++i) *y++ = (float)(*x++ - z) * s;
+        }
+    }
+}

@@ -1,0 +1,217 @@
+"""int8 models as onnxruntime's quantizer writes them (QDQ and QOperator), against onnxruntime.
+
+Every case exposes its 8-bit activations as graph outputs (examples/quantize.py expose_integers),
+so each integer tensor of the model is compared, not just the float outputs. The reference is
+onnxruntime as users run it (default graph optimisations: its QDQ groups run as integer kernels),
+on one thread. The target (issue 14): at least 99.9 % of the integers identical, none more than
+1 LSB off; and in practice aotc follows onnxruntime's rounding so closely that most are exact.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+import zoo
+from onnx import TensorProto, helper
+from opcheck import Case, shared_build
+from quantize import expose_integers, quantized
+
+MODELS = [  # (zoo model, format, activation type)
+    ("lenet", "QDQ", "int8"), ("lenet", "QOperator", "uint8"),
+    ("resnet", "QDQ", "int8"), ("resnet", "QOperator", "uint8"),
+    ("mobilenetv2", "QDQ", "int8"), ("mobilenetv2", "QOperator", "uint8"),
+    ("inception", "QDQ", "int8"), ("inception", "QOperator", "uint8"),
+    ("squeezenet", "QDQ", "uint8"), ("squeezenet", "QOperator", "int8"),
+    ("mlp", "QDQ", "int8"), ("mlp", "QOperator", "uint8"),
+    ("dscnn_kws", "QDQ", "int8"), ("shufflenet", "QDQ", "int8"),
+]
+
+
+def _model_case(name: str, fmt: str, activations: str, per_channel: bool = True) -> Case:
+    fp32 = zoo.build(name)
+    model = expose_integers(quantized(fp32, fmt, per_channel=per_channel, activations=activations))
+    tag = "" if per_channel else "_per_tensor"
+    return Case(f"{name}_{fmt}_{activations}{tag}", model, zoo.random_inputs(fp32, seed=7))
+
+
+def reference(case: Case) -> list[np.ndarray]:
+    """onnxruntime with its default optimisations (QDQ groups fused to integer kernels), one thread."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    sess = ort.InferenceSession(case.model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return sess.run(None, case.feeds)
+
+
+def compare_integers(case: Case, ours: list[np.ndarray], refs: list[np.ndarray]) -> tuple[float, int]:
+    """(share of integers identical, largest difference in LSB); float outputs must match closely."""
+    equal = total = worst = 0
+    for k, (o, r) in enumerate(zip(ours, refs, strict=True)):
+        assert o.shape == r.shape and o.dtype == r.dtype, (case.id, k, o.shape, r.shape, o.dtype, r.dtype)
+        if r.dtype.kind in "iu":
+            diff = np.abs(o.astype(np.int64) - r.astype(np.int64))
+            equal += int((diff == 0).sum())
+            total += diff.size
+            worst = max(worst, int(diff.max(initial=0)))
+    return (equal / total if total else 1.0), worst
+
+
+CASES = [_model_case(*m) for m in MODELS] + [_model_case("resnet", "QDQ", "int8", per_channel=False)]
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    return shared_build(CASES, tmp_path_factory.mktemp("quant"))
+
+
+@pytest.mark.parametrize("case_id", [c.id for c in CASES])
+def test_quantized_model_matches_onnxruntime(results, case_id):
+    case = results.cases[case_id]
+    share, worst = compare_integers(case, results.run(case_id), reference(case))
+    assert worst <= 1 and share >= 0.999, f"{case_id}: {share:.4%} identical, max {worst} LSB"
+
+
+def test_int8_arena_is_a_quarter_of_fp32(results):
+    """int8 activations take one byte each: the int8 LeNet's arena is about a quarter of the fp32 one."""
+    from aot.compiler import Options, compile_model
+
+    fp32 = compile_model(zoo.build("lenet"), Options(name="lenet_fp32")).metadata["memory"]["arena_bytes"]
+    int8 = compile_model(quantized(zoo.build("lenet")), Options(name="lenet_int8")).metadata["memory"]["arena_bytes"]
+    assert int8 <= 0.26 * fp32 + 1024, (int8, fp32)
+
+
+# --- one QDQ op at a time: the rewrite's patterns and the opsets ---------------------------------
+
+def _qdq_case(case_id: str, nodes: list, inputs: dict[str, tuple], inits: dict[str, np.ndarray], outputs: list[str],
+              opset: int = 13, seed: int = 0) -> Case:
+    rng = np.random.default_rng(seed)
+    feeds = {k: rng.standard_normal(v).astype(np.float32) for k, v in inputs.items()}
+    graph = helper.make_graph(
+        nodes, case_id, [helper.make_tensor_value_info(k, TensorProto.FLOAT, v) for k, v in inputs.items()],
+        [helper.make_empty_tensor_value_info(o) for o in outputs],
+        [onnx.numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8 if opset <= 18 else 10
+    return Case(case_id, expose_integers(model), feeds)
+
+
+def _q(x: str, name: str, dtype: str, scale: float, zero: int) -> tuple[list, dict]:
+    """QuantizeLinear + DequantizeLinear of activation x: (nodes, initializers); gives f'{name}_q' and name."""
+    z = np.array(zero, dtype=dtype)
+    inits = {f"{name}_s": np.array(scale, np.float32), f"{name}_z": z}
+    return [helper.make_node("QuantizeLinear", [x, f"{name}_s", f"{name}_z"], [f"{name}_q"]),
+            helper.make_node("DequantizeLinear", [f"{name}_q", f"{name}_s", f"{name}_z"], [name])], inits
+
+
+def _conv_case(case_id: str, dtype: str, per_channel: bool, act: str | None, group: int = 1, opset: int = 13,
+               w_zero: int = 0, stride: int = 1) -> Case:
+    rng = np.random.default_rng(1)
+    cin, cout = 8, 8 if group > 1 else 6
+    nodes, inits = _q("x", "xd", dtype, 0.03, 3 if dtype == "int8" else 120)
+    w = rng.integers(-100, 100, (cout, cin // group, 3, 3)).astype(np.int8)
+    ws = (rng.random(cout) * 0.01 + 0.002).astype(np.float32) if per_channel else np.array(0.006, np.float32)
+    wz = np.full(cout, w_zero, np.int8) if per_channel else np.array(w_zero, np.int8)
+    b = rng.integers(-500, 500, cout).astype(np.int32)
+    bz = np.zeros_like(b) if per_channel else np.array(0, np.int32)
+    inits.update(w=w, ws=ws, wz=wz, b=b, bs=(np.float32(0.03) * ws).astype(np.float32), bz=bz)
+    axis = {"axis": 0} if per_channel else {}
+    nodes += [helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"], **axis),
+              helper.make_node("DequantizeLinear", ["b", "bs", "bz"], ["bd"], **axis),
+              helper.make_node("Conv", ["xd", "wd", "bd"], ["c"], pads=[1, 1, 1, 1], group=group,
+                               strides=[stride, stride])]
+    y = "c"
+    if act == "relu":
+        nodes.append(helper.make_node("Relu", ["c"], ["r"]))
+        y = "r"
+    elif act == "clip":
+        inits.update(lo=np.array(0.0, np.float32), hi=np.array(0.5, np.float32))
+        nodes.append(helper.make_node("Clip", ["c", "lo", "hi"], ["r"]))
+        y = "r"
+    more, qi = _q(y, "yd", dtype, 0.05, -10 if dtype == "int8" else 100)
+    inits.update(qi)
+    return _qdq_case(case_id, nodes + more, {"x": (1, cin, 9, 10)}, inits, ["yd"], opset)
+
+
+def _binary_case(op: str, dtype: str) -> Case:
+    na, ia = _q("a", "ad", dtype, 0.02, 5 if dtype == "int8" else 128)
+    nb, ib = _q("b", "bd", dtype, 0.03, -7 if dtype == "int8" else 120)
+    ny, iy = _q("y", "yd", dtype, 0.04, 2 if dtype == "int8" else 125)
+    nodes = na + nb + [helper.make_node(op, ["ad", "bd"], ["y"])] + ny
+    return _qdq_case(f"{op.lower()}_{dtype}", nodes, {"a": (1, 4, 5, 6), "b": (1, 4, 1, 6)}, {**ia, **ib, **iy}, ["yd"])
+
+
+def _unary_case(op: str, dtype: str = "int8", attrs: dict | None = None, opset: int = 13) -> Case:
+    nx, ix = _q("x", "xd", dtype, 0.05, 0 if dtype == "int8" else 128)
+    ny, iy = _q("y", "yd", dtype, 0.01, -20 if dtype == "int8" else 100)
+    nodes = nx + [helper.make_node(op, ["xd"], ["y"], **(attrs or {}))] + ny
+    return _qdq_case(f"{op.lower()}_{dtype}", nodes, {"x": (1, 3, 8, 8)}, {**ix, **iy}, ["yd"], opset)
+
+
+def _gemm_case(op: str, dtype: str, per_channel: bool) -> Case:
+    rng = np.random.default_rng(2)
+    nodes, inits = _q("x", "xd", dtype, 0.02, 4 if dtype == "int8" else 130)
+    w = rng.integers(-120, 120, (16, 10)).astype(np.int8)
+    ws = (rng.random(10) * 0.01 + 0.002).astype(np.float32) if per_channel else np.array(0.005, np.float32)
+    wz = np.zeros(10, np.int8) if per_channel else np.array(0, np.int8)
+    inits.update(w=w, ws=ws, wz=wz)
+    axis = {"axis": 1} if per_channel else {}
+    nodes.append(helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"], **axis))
+    nodes.append(helper.make_node(op, ["xd", "wd"], ["y"]))
+    more, qi = _q("y", "yd", dtype, 0.05, 0)
+    inits.update(qi)
+    return _qdq_case(f"{op.lower()}_{dtype}_{'pc' if per_channel else 'pt'}", nodes + more,
+                     {"x": (3, 16)}, inits, ["yd"])
+
+
+def _concat_case(same: bool) -> Case:
+    na, ia = _q("a", "ad", "int8", 0.02, 0)
+    nb, ib = _q("b", "bd", "int8", 0.02 if same else 0.05, 0 if same else 9)
+    ny, iy = _q("y", "yd", "int8", 0.02 if same else 0.04, 0 if same else -3)
+    nodes = na + nb + [helper.make_node("Concat", ["ad", "bd"], ["y"], axis=1)] + ny
+    return _qdq_case(f"concat_{'same' if same else 'requant'}", nodes, {"a": (1, 3, 4, 4), "b": (1, 5, 4, 4)},
+                     {**ia, **ib, **iy}, ["yd"])
+
+
+def _opset_case(opset: int, dtype: str) -> Case:
+    """Quantize / dequantize alone (a mixed graph's float boundary) at the opsets where they changed."""
+    nx, ix = _q("x", "xd", dtype, 0.07, 1 if dtype == "int8" else 128)
+    return _qdq_case(f"qdq_opset{opset}_{dtype}", nx + [helper.make_node("Relu", ["xd"], ["y"])], {"x": (2, 3, 5)},
+                     ix, ["y"], opset)
+
+
+OP_CASES = [
+    *[_conv_case(f"conv_{d}_{'pc' if pc else 'pt'}_{act or 'none'}", d, pc, act)
+      for d in ("int8", "uint8") for pc in (True, False) for act in (None, "relu", "clip")],
+    _conv_case("conv_depthwise_int8", "int8", True, "relu", group=8),
+    _conv_case("conv_stride2_int8", "int8", True, None, stride=2),
+    _conv_case("conv_asymmetric_weights", "int8", False, None, w_zero=5),
+    _conv_case("conv_opset19", "int8", True, "relu", opset=19),
+    _conv_case("conv_opset21", "uint8", True, None, opset=21),
+    *[_binary_case(op, d) for op in ("Add", "Mul") for d in ("int8", "uint8")],
+    *[_unary_case(op) for op in ("Sigmoid", "Tanh", "HardSigmoid")],
+    _unary_case("HardSwish", opset=14), _unary_case("LeakyRelu", "uint8", {"alpha": 0.1}),
+    _unary_case("GlobalAveragePool"), _unary_case("GlobalAveragePool", "uint8"),
+    _unary_case("MaxPool", attrs={"kernel_shape": [2, 2], "strides": [2, 2]}),
+    _unary_case("AveragePool", attrs={"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}),
+    *[_gemm_case(op, d, pc) for op in ("MatMul", "Gemm") for d in ("int8", "uint8") for pc in (True, False)],
+    _concat_case(True), _concat_case(False),
+    *[_opset_case(o, d) for o in (10, 13, 19, 21) for d in ("int8", "uint8")],
+]
+
+
+@pytest.fixture(scope="module")
+def op_results(tmp_path_factory):
+    return shared_build(OP_CASES, tmp_path_factory.mktemp("quant_ops"))
+
+
+@pytest.mark.parametrize("case_id", [c.id for c in OP_CASES])
+def test_quantized_op_matches_onnxruntime(op_results, case_id):
+    case = op_results.cases[case_id]
+    ours, refs = op_results.run(case_id), reference(case)
+    share, worst = compare_integers(case, ours, refs)
+    assert worst <= 1 and share >= 0.99, f"{case_id}: {share:.4%} identical, max {worst} LSB"
+    for o, r in zip(ours, refs, strict=True):
+        if r.dtype.kind == "f":
+            assert np.allclose(o, r, atol=0.0501, rtol=0), case_id  # 1 LSB at the largest scale used here
