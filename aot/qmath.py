@@ -51,3 +51,22 @@ def lookup_table(op: str, attrs: dict, in_dtype: str, x_scale: float, x_zero: in
     except Exception:
         return None
     return quantize(y.astype(np.float32), y_scale, y_zero, out_dtype)
+
+
+def softmax_table(x_scale: float, n: int, signed: bool) -> np.ndarray:
+    """onnxruntime's QLinearSoftmax table: round(qscale * exp((i - 255) * x_scale)) as uint32 for the
+    256 distances i - 255 of an input from its row's maximum, qscale keeping a row's sum of n entries
+    within 32 bits; an int8 input's entries sit at index (i - 128) mod 256."""
+    qscale = min(float(2 ** 32 - 1) / float(n), float(0x7FFFFF))
+    i = np.arange(256, dtype=np.float64)
+    values = np.rint(qscale * np.exp((i - 255.0) * float(np.float32(x_scale)))).astype(np.uint32)
+    if not signed:
+        return values
+    table = np.empty(256, np.uint32)
+    table[(np.arange(256) - 128) % 256] = values
+    return table
+
+
+def softmax_output_scale(y_scale: float) -> int:
+    """QLinearSoftmax's output multiplier: (uint32)(1.0f / y_scale), a float division truncated."""
+    return int(np.float32(1.0) / np.float32(y_scale))

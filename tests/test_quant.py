@@ -193,6 +193,7 @@ OP_CASES = [
     *[_unary_case(op) for op in ("Sigmoid", "Tanh", "HardSigmoid")],
     _unary_case("HardSwish", opset=14), _unary_case("LeakyRelu", "uint8", {"alpha": 0.1}),
     _unary_case("GlobalAveragePool"), _unary_case("GlobalAveragePool", "uint8"),
+    _unary_case("Softmax"), _unary_case("Softmax", "uint8"),
     _unary_case("MaxPool", attrs={"kernel_shape": [2, 2], "strides": [2, 2]}),
     _unary_case("AveragePool", attrs={"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}),
     *[_gemm_case(op, d, pc) for op in ("MatMul", "Gemm") for d in ("int8", "uint8") for pc in (True, False)],

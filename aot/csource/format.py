@@ -10,6 +10,7 @@ import numpy as np
 C_TYPES = {
     "float32": "float", "float64": "double", "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t",
     "int32": "int32_t", "int64": "int64_t", "bool": "uint8_t",
+    "uint32": "uint32_t",  # derived constants only (QLinearSoftmax's table), never a tensor's dtype
 }
 # Suffix of the kernel variant for each dtype (aotc_<op>_<suffix>).
 DTYPE_SUFFIX = {

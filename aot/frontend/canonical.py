@@ -605,4 +605,18 @@ def _through_float(float_rule: Rule) -> Rule:
 RULES.update(canonical_quant.RULES)
 RULES["QLinearConv"] = _windowed(conv, (0, 3))
 RULES["QLinearAveragePool"] = _through_float(pool)
-RULES["QLinearSoftmax"] = _through_float(softmax)
+
+
+def qlinear_softmax(node: Node, graph: Graph, opset: int) -> list[Node] | None:
+    """QLinearSoftmax over the innermost axis stays an integer op (attributes: Softmax's outer, n,
+    inner); over another axis it runs in float between DequantizeLinear and QuantizeLinear."""
+    canonical_quant.quant_params(node, graph, opset)
+    shim = Node("Softmax", node.name, node.inputs[:1], node.outputs, dict(node.attrs))
+    softmax(shim, graph, int(node.attrs.get("opset", opset)))
+    if shim.attrs["inner"] != 1:
+        return _through_float(softmax)(node, graph, opset)
+    node.attrs = shim.attrs
+    return None
+
+
+RULES["QLinearSoftmax"] = qlinear_softmax

@@ -20,10 +20,10 @@ from aot.csource.format import c_float, c_ints
 from aot.ir import Graph, Node
 from aot.kernels.base import HostOp, NodeContext, fixed_scratch
 from aot.kernels.elementwise import broadcast_layout
-from aot.qmath import INT_RANGE, dequantize, quantize, requant_scale
+from aot.qmath import INT_RANGE, dequantize, quantize, requant_scale, softmax_output_scale, softmax_table
 
 INT8 = ("int8", "uint8")
-SUFFIX = {"int8": "s8", "uint8": "u8", "int32": "i32"}
+SUFFIX = {"int8": "i8", "uint8": "u8", "int32": "i32"}  # as DTYPE_SUFFIX
 QCONV_BLOCK, QCONV_TILE = 4, 256  # AOTC_QCONV_BLOCK, AOTC_QCONV_TILE in aotc_quant.h
 
 
@@ -292,6 +292,15 @@ def _emit_qconcat(ctx: NodeContext) -> None:
         offset += inner
 
 
+def _emit_qsoftmax(ctx: NodeContext) -> None:
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    dtype = ctx.dtype(x)
+    table = softmax_table(_scalar(ctx, 1), ctx.attrs["n"], dtype == "int8")
+    ctx.call(f"aotc_qsoftmax_{SUFFIX[dtype]}", str(ctx.attrs["outer"]), str(ctx.attrs["n"]),
+             ctx.const_array("exp", table, comment="exp(v - max) over the 8-bit distances, scaled to 32 bits"),
+             f"{softmax_output_scale(_scalar(ctx, 3))}u", str(int(_scalar(ctx, 4))), ctx.ptr(x), ctx.ptr(y))
+
+
 def _check_qconcat(node: Node, graph: Graph) -> str | None:
     return _check_8bit(node, graph, (2,))
 
@@ -307,6 +316,7 @@ OPS: dict[str, HostOp] = {
     "QLinearAdd": HostOp(_emit_qbinary("qadd"), family="quant", dtypes=INT8, check=_check_qbinary),
     "QLinearMul": HostOp(_emit_qbinary("qmul"), family="quant", dtypes=INT8, check=_check_qbinary),
     "QLinearGlobalAveragePool": HostOp(_emit_qgap, family="quant", dtypes=INT8, check=_check_qgap),
+    "QLinearSoftmax": HostOp(_emit_qsoftmax, family="quant", dtypes=INT8, check=lambda n, g: _check_8bit(n, g, (0,))),
     "QLookup": HostOp(_emit_lookup, family="quant", dtypes=INT8, inplace=0),
     "QLinearConcat": HostOp(_emit_qconcat, family="quant", dtypes=("float32",), check=_check_qconcat),
 }

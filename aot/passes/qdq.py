@@ -13,11 +13,12 @@ integer kernels runs both forms (as onnxruntime's own QDQ transformer does):
                                                             or QLinearConcat
     DQ(x) -> MaxPool -> Q, same parameters               =>  MaxPool on the integers
     DQ(x) -> Sigmoid | Tanh | HardSwish | ... -> Q       =>  QLookup: a 256-entry table made here
+    DQ(x) -> Softmax over the innermost axis -> Q         =>  QLinearSoftmax
 
 Before matching, a per-tensor DQ moves below the views after it (Reshape, Flatten, Transpose, ...),
 which then move integers; a DQ -> Q pair with the same parameters cancels. What is left keeps its
-QuantizeLinear / DequantizeLinear kernels (mixed graphs: AveragePool and Softmax, for now, run in
-float between them), and a DQ of a constant folds to floats.
+QuantizeLinear / DequantizeLinear kernels (mixed graphs: AveragePool, for now, runs in float
+between them), and a DQ of a constant folds to floats.
 """
 
 from __future__ import annotations
@@ -150,6 +151,7 @@ class _Rewriter:
         self.rules = {
             "Conv": self._conv, "Gemm": self._gemm, "MatMul": self._matmul, "Add": self._add, "Mul": self._mul,
             "GlobalAveragePool": self._globalaveragepool, "MaxPool": self._maxpool, "Concat": self._concat,
+            "Softmax": self._softmax,
             **{op: self._lookup for op in LOOKUP},
         }
 
@@ -284,6 +286,11 @@ class _Rewriter:
 
     def _globalaveragepool(self, n: Node) -> Node | None:
         return self._unary(n, "QLinearGlobalAveragePool", {})
+
+    def _softmax(self, n: Node) -> Node | None:
+        if n.attrs["inner"] != 1:  # QLinearSoftmax runs over the innermost axis
+            return None
+        return self._unary(n, "QLinearSoftmax", dict(n.attrs))
 
     def _maxpool(self, n: Node) -> Node | None:
         x, found = self.dq(n.inputs[0]), self.q_after(n)

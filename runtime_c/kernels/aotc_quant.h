@@ -8,7 +8,7 @@
  * with scale = x_scale * w_scale / y_scale computed (in that order, in float) at compile
  * time, and [lo, hi] the output range less the zero point (a fused Relu / Clip narrows it).
  * Weights are int8 (uint8 weights are stored less 128, with their zero point less 128),
- * biases int32. Every kernel exists for int8 (_s8) and uint8 (_u8) activations.
+ * biases int32. Every kernel exists for int8 (_i8) and uint8 (_u8) activations.
  * C99, no allocation, no globals. */
 #ifndef AOTC_QUANT_H
 #define AOTC_QUANT_H
@@ -41,10 +41,10 @@ typedef struct {
 } aotc_qaxis;
 
 /* y = saturate(round_half_even(x / scale) + zero) (QuantizeLinear). */
-void aotc_quantize_s8(const aotc_qaxis *p, const float *x, int8_t *y);
+void aotc_quantize_i8(const aotc_qaxis *p, const float *x, int8_t *y);
 void aotc_quantize_u8(const aotc_qaxis *p, const float *x, uint8_t *y);
 /* y = (x - zero) * scale (DequantizeLinear). */
-void aotc_dequantize_s8(const aotc_qaxis *p, const int8_t *x, float *y);
+void aotc_dequantize_i8(const aotc_qaxis *p, const int8_t *x, float *y);
 void aotc_dequantize_u8(const aotc_qaxis *p, const uint8_t *x, float *y);
 void aotc_dequantize_i32(const aotc_qaxis *p, const int32_t *x, float *y);
 
@@ -65,7 +65,7 @@ typedef struct {
  * channels over one output row (or AOTC_QCONV_TILE positions of a 1 x 1 convolution). */
 #define AOTC_QCONV_BLOCK 4
 #define AOTC_QCONV_TILE 256
-void aotc_qconv_s8(const aotc_qconv_params *p, const int8_t *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
+void aotc_qconv_i8(const aotc_qconv_params *p, const int8_t *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
                    int8_t *AOTC_RESTRICT y, int32_t *AOTC_RESTRICT scratch);
 void aotc_qconv_u8(const aotc_qconv_params *p, const uint8_t *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
                    uint8_t *AOTC_RESTRICT y, int32_t *AOTC_RESTRICT scratch);
@@ -85,7 +85,7 @@ typedef struct {
     const int32_t *b_zero;    /* [n] or NULL */
 } aotc_qgemm_params;
 
-void aotc_qgemm_s8(const aotc_qgemm_params *p, const int8_t *AOTC_RESTRICT a, const int8_t *AOTC_RESTRICT bt,
+void aotc_qgemm_i8(const aotc_qgemm_params *p, const int8_t *AOTC_RESTRICT a, const int8_t *AOTC_RESTRICT bt,
                    int8_t *AOTC_RESTRICT y);
 void aotc_qgemm_u8(const aotc_qgemm_params *p, const uint8_t *AOTC_RESTRICT a, const int8_t *AOTC_RESTRICT bt,
                    uint8_t *AOTC_RESTRICT y);
@@ -104,27 +104,34 @@ typedef struct {
     float y_lo, y_hi;
 } aotc_qbinary_params;
 
-void aotc_qadd_s8(const aotc_qbinary_params *p, const int8_t *a, const int8_t *b, int8_t *y);
+void aotc_qadd_i8(const aotc_qbinary_params *p, const int8_t *a, const int8_t *b, int8_t *y);
 void aotc_qadd_u8(const aotc_qbinary_params *p, const uint8_t *a, const uint8_t *b, uint8_t *y);
-void aotc_qmul_s8(const aotc_qbinary_params *p, const int8_t *a, const int8_t *b, int8_t *y);
+void aotc_qmul_i8(const aotc_qbinary_params *p, const int8_t *a, const int8_t *b, int8_t *y);
 void aotc_qmul_u8(const aotc_qbinary_params *p, const uint8_t *a, const uint8_t *b, uint8_t *y);
 
 /* QLinearGlobalAveragePool, NCHW: each plane's int32 sum less x_zero * size, requantised with
  * scale x_scale / (y_scale * size). */
-void aotc_qglobal_avgpool_s8(int32_t planes, int32_t size, float scale, int32_t x_zero, int32_t y_zero,
+void aotc_qglobal_avgpool_i8(int32_t planes, int32_t size, float scale, int32_t x_zero, int32_t y_zero,
                              const int8_t *AOTC_RESTRICT x, int8_t *AOTC_RESTRICT y);
 void aotc_qglobal_avgpool_u8(int32_t planes, int32_t size, float scale, int32_t x_zero, int32_t y_zero,
                              const uint8_t *AOTC_RESTRICT x, uint8_t *AOTC_RESTRICT y);
 
+/* QLinearSoftmax over rows of n (onnxruntime's integer algorithm; table and y_scale from
+ * aot/qmath.py softmax_table, softmax_output_scale). */
+void aotc_qsoftmax_i8(int32_t rows, int32_t n, const uint32_t *table, uint32_t y_scale, int32_t y_zero,
+                      const int8_t *AOTC_RESTRICT x, int8_t *AOTC_RESTRICT y);
+void aotc_qsoftmax_u8(int32_t rows, int32_t n, const uint32_t *table, uint32_t y_scale, int32_t y_zero,
+                      const uint8_t *AOTC_RESTRICT x, uint8_t *AOTC_RESTRICT y);
+
 /* y[i] = table[x[i] - min]: any function of one 8-bit input (Sigmoid, Tanh, ...), tabulated
  * at compile time. */
-void aotc_qlookup_s8(size_t n, const int8_t *x, const int8_t *table, int8_t *y);
+void aotc_qlookup_i8(size_t n, const int8_t *x, const int8_t *table, int8_t *y);
 void aotc_qlookup_u8(size_t n, const uint8_t *x, const uint8_t *table, uint8_t *y);
 
 /* QLinearConcat, one input: its integers requantised to the output's parameters through a table
  * (onnxruntime's QLinearConcat does the same: Q(DQ(x)) per 8-bit value) into a strided block of
  * the output (`outer` rows of `inner` elements, `out_stride` apart). */
-void aotc_qrequant_copy_s8(int32_t outer, int32_t inner, int32_t out_stride, const int8_t *table,
+void aotc_qrequant_copy_i8(int32_t outer, int32_t inner, int32_t out_stride, const int8_t *table,
                            const int8_t *AOTC_RESTRICT x, int8_t *AOTC_RESTRICT y);
 void aotc_qrequant_copy_u8(int32_t outer, int32_t inner, int32_t out_stride, const uint8_t *table,
                            const uint8_t *AOTC_RESTRICT x, uint8_t *AOTC_RESTRICT y);

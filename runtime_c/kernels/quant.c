@@ -1,5 +1,5 @@
 /* Quantized kernels (aotc_quant.h). The kernels are written once, in quant_impl.h, over an
- * element type QT; this file instantiates them for int8 (_s8) and uint8 (_u8) activations. */
+ * element type QT; this file instantiates them for int8 (_i8) and uint8 (_u8) activations. */
 #include "aotc_quant.h"
 
 #include <math.h> /* fmaf */
@@ -7,7 +7,7 @@
 #define QT int8_t
 #define QT_MIN (-128)
 #define QT_MAX 127
-#define AOTC_Q(name) aotc_##name##_s8
+#define AOTC_Q(name) aotc_##name##_i8
 #include "quant_impl.h"
 #undef QT
 #undef QT_MIN

@@ -222,6 +222,31 @@ void AOTC_Q(qglobal_avgpool)(int32_t planes, int32_t size, float scale, int32_t 
     }
 }
 
+/* onnxruntime's QLinearSoftmax (opset 13: over the innermost axis): in integers, through a table
+ * of exp(v - max) scaled to 32 bits. The row's maximum indexes the table's last entry; each output
+ * is (table * y_scale + sum / 2) / sum + y_zero in uint32 arithmetic, saturated above at 255
+ * (which an int8 output then reads as -1, as in onnxruntime). */
+void AOTC_Q(qsoftmax)(int32_t rows, int32_t n, const uint32_t *table, uint32_t y_scale, int32_t y_zero,
+                      const QT *AOTC_RESTRICT x, QT *AOTC_RESTRICT y) {
+    int32_t r, i;
+    for (r = 0; r < rows; ++r) {
+        QT xmax = x[0];
+        uint32_t sum = 0, rounding;
+        for (i = 1; i < n; ++i) xmax = x[i] > xmax ? x[i] : xmax;
+        for (i = 0; i < n; ++i) sum += table[(uint8_t)(255 + QT_MIN + (int32_t)x[i] - (int32_t)xmax)];
+        rounding = sum >> 1;
+        for (i = 0; i < n; ++i) {
+            const uint32_t t = table[(uint8_t)(255 + QT_MIN + (int32_t)x[i] - (int32_t)xmax)];
+            const uint32_t q = (t * y_scale + rounding) / sum + (uint32_t)y_zero;
+            /* saturated at 255 (compared as signed for int8, as onnxruntime does), then the low byte */
+            const int32_t v = (QT_MIN < 0 ? (int32_t)q > 255 : q > 255u) ? 255 : (int32_t)(q & 0xFFu);
+            y[i] = (QT)(QT_MIN < 0 && v > 127 ? v - 256 : v);
+        }
+        x += n;
+        y += n;
+    }
+}
+
 void AOTC_Q(qlookup)(size_t n, const QT *x, const QT *table, QT *y) {
     size_t i;
     for (i = 0; i < n; ++i) y[i] = table[(int32_t)x[i] - QT_MIN];
