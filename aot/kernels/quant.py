@@ -18,7 +18,7 @@ import numpy as np
 
 from aot.csource.format import c_float, c_ints
 from aot.ir import Graph, Node
-from aot.kernels.base import HostOp, NodeContext, fixed_scratch
+from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext, fixed_scratch
 from aot.kernels.elementwise import broadcast_layout
 from aot.qmath import INT_RANGE, dequantize, quantize, requant_scale, softmax_output_scale, softmax_table
 
@@ -116,6 +116,30 @@ def _conv_scratch(node: Node, graph: Graph) -> int:
     return QCONV_BLOCK * width * 4
 
 
+def _patch_length(node: Node, graph: Graph) -> int:
+    return math.prod(graph.tensors[node.inputs[3]].shape[1:])  # cin / group x kernel taps
+
+
+def _fit_patches(node: Node, graph: Graph, budget: int) -> KernelChoice | None:
+    """The largest tile of output positions whose patches fit the step's spare memory."""
+    k = _patch_length(node, graph)
+    positions = math.prod(graph.tensors[node.outputs[0]].shape[2:])
+    for tile in PATCH_TILES:
+        tile = min(tile, positions)
+        if tile * k <= budget:
+            return KernelChoice("patches", tile * k, detail=tile)
+    return None
+
+
+# output positions per patch block, largest first (the kernel reads each weight row once per block)
+PATCH_TILES = (64, 16, 4)
+QCONV_KERNELS = (
+    # not for depthwise convs: a patch of one channel's 3 x 3 taps is too short a dot product
+    Candidate("patches", _fit_patches, applies=lambda n, g, t: _patch_length(n, g) >= 16),
+    fixed_scratch("direct", _conv_scratch),
+)
+
+
 def _emit_qconv(ctx: NodeContext) -> None:
     a = ctx.attrs
     (n, c, h, w), (_, m, oh, ow) = _conv_dims(ctx)
@@ -128,6 +152,12 @@ def _emit_qconv(ctx: NodeContext) -> None:
     weights, w_zero = int8_weights(ctx.const(ctx.inputs[3]), w_zero)
     scale = np.broadcast_to(requant_scale(_scalar(ctx, 1), ctx.const(ctx.inputs[4]), _scalar(ctx, 6)), (m,))
     bias = ctx.const(ctx.inputs[8]) if len(ctx.inputs) > 8 and ctx.inputs[8] else np.zeros(m, np.int32)
+    bias = np.asarray(bias, np.int64).reshape(-1)
+    x_zero = int(_scalar(ctx, 2))
+    patches = ctx.choice.kernel == "patches"
+    if patches:  # sum_k (w - wz)(x - xz) = sum_k w x - wz sum_k x + (k xz wz - xz sum_k w): the last part is constant
+        k = math.prod(weights.shape[1:])
+        bias = bias + k * x_zero * w_zero.astype(np.int64) - x_zero * weights.reshape(m, -1).astype(np.int64).sum(1)
     y_zero = int(_scalar(ctx, 7))
     lo, hi = _out_range(ctx, y_zero)
     p = ctx.params("aotc_qconv_params", {
@@ -135,15 +165,22 @@ def _emit_qconv(ctx: NodeContext) -> None:
         "out_c": str(m), "out_h": str(oh), "out_w": str(ow), "group": str(a["group"]),
         "k_h": str(kh), "k_w": str(kw), "stride_h": str(sh), "stride_w": str(sw),
         "dil_h": str(dh), "dil_w": str(dw), "pad_top": str(pt), "pad_left": str(pl),
-        "x_zero": str(int(_scalar(ctx, 2))), "y_zero": str(y_zero), "y_lo": lo, "y_hi": hi,
+        "x_zero": str(x_zero), "y_zero": str(y_zero), "y_lo": lo, "y_hi": hi,
         "scale": ctx.const_array("scale", np.ascontiguousarray(scale, np.float32)),
-        "bias": ctx.const_array("bias", np.asarray(bias, np.int32).reshape(-1)),
+        "bias": ctx.const_array("bias", bias.astype(np.int32)),
         "w_zero": ctx.const_array("w_zero", np.ascontiguousarray(w_zero, np.int32)),
+        "w_zero_any": str(int(bool(w_zero.any()))),
     }, comment=f"QLinearConv {list(ctx.shape(ctx.inputs[0]))} -> {list(ctx.shape(ctx.outputs[0]))}: kernel "
-               f"{a['kernel_shape']}, strides {a['strides']}, pads {a['pads']}, group {a['group']}")
+               f"{a['kernel_shape']}, strides {a['strides']}, pads {a['pads']}, group {a['group']}"
+               + ("; bias with the input zero point folded in" if patches else ""))
     w_arg = ctx.const_array("w", weights) if ctx.dtype(ctx.inputs[3]) == "uint8" else ctx.ptr(ctx.inputs[3])
-    ctx.call(f"aotc_qconv_{SUFFIX[ctx.dtype(ctx.inputs[0])]}", p, ctx.ptr(ctx.inputs[0]), w_arg,
-             ctx.ptr(ctx.outputs[0]), ctx.scratch("int32_t"))
+    suffix = SUFFIX[ctx.dtype(ctx.inputs[0])]
+    if patches:
+        ctx.call(f"aotc_qconv_patches_{suffix}", p, str(ctx.choice.detail), ctx.ptr(ctx.inputs[0]), w_arg,
+                 ctx.ptr(ctx.outputs[0]), ctx.scratch(ctx.ctype(ctx.inputs[0])))
+    else:
+        ctx.call(f"aotc_qconv_{suffix}", p, ctx.ptr(ctx.inputs[0]), w_arg, ctx.ptr(ctx.outputs[0]),
+                 ctx.scratch("int32_t"))
 
 
 def _check_qconv(node: Node, graph: Graph) -> str | None:
@@ -310,7 +347,7 @@ OPS: dict[str, HostOp] = {
     "DequantizeLinear": HostOp(_emit_dequantize, family="quant", dtypes=("int8", "uint8", "int32"),
                                check=_check_dequantize),
     "QLinearConv": HostOp(_emit_qconv, family="quant", dtypes=INT8, check=_check_qconv,
-                          kernels=(fixed_scratch("", _conv_scratch),)),
+                          kernels=QCONV_KERNELS),
     "QGemm": HostOp(_emit_qgemm, family="quant", dtypes=INT8, check=_check_qgemm),
     "QLinearMatMul": HostOp(_emit_qgemm, family="quant", dtypes=INT8, check=_check_qgemm),
     "QLinearAdd": HostOp(_emit_qbinary("qadd"), family="quant", dtypes=INT8, check=_check_qbinary),

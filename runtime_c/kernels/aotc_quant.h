@@ -59,12 +59,25 @@ typedef struct {
     const float *scale;       /* [out_c] */
     const int32_t *bias;      /* [out_c] */
     const int32_t *w_zero;    /* [out_c] */
+    int32_t w_zero_any;       /* some w_zero is not 0 (aotc_qconv_patches_* then sums each patch) */
 } aotc_qconv_params;
 
 /* Bytes of scratch aotc_qconv_* takes: int32 accumulators for AOTC_QCONV_BLOCK output
  * channels over one output row (or AOTC_QCONV_TILE positions of a 1 x 1 convolution). */
 #define AOTC_QCONV_BLOCK 4
 #define AOTC_QCONV_TILE 256
+/* QLinearConv as dot products: `tile` output positions' patches (cin / group x k_h x k_w input
+ * values each, padding as the zero point) are gathered into scratch (tile x that many bytes),
+ * then each is dotted with 4 weight rows at a time. Here p->bias has the input zero point folded
+ * in at compile time:
+ *     bias[c] + k x_zero w_zero[c] - x_zero sum_k w[c][k]
+ * and the kernel subtracts w_zero[c] * sum(patch) when w_zero_any. */
+void aotc_qconv_patches_i8(const aotc_qconv_params *p, int32_t tile, const int8_t *AOTC_RESTRICT x,
+                           const int8_t *AOTC_RESTRICT w, int8_t *AOTC_RESTRICT y, int8_t *AOTC_RESTRICT scratch);
+void aotc_qconv_patches_u8(const aotc_qconv_params *p, int32_t tile, const uint8_t *AOTC_RESTRICT x,
+                           const int8_t *AOTC_RESTRICT w, uint8_t *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch);
+/* QLinearConv directly (depthwise convolutions, and any conv when no memory is spare for patches):
+ * int32 accumulators for AOTC_QCONV_BLOCK output channels over one output row in scratch. */
 void aotc_qconv_i8(const aotc_qconv_params *p, const int8_t *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
                    int8_t *AOTC_RESTRICT y, int32_t *AOTC_RESTRICT scratch);
 void aotc_qconv_u8(const aotc_qconv_params *p, const uint8_t *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,

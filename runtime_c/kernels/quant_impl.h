@@ -87,13 +87,14 @@ static void AOTC_Q(qconv_row)(const aotc_qconv_params *p, const QT *AOTC_RESTRIC
                 if (o0 >= o1) continue;
                 for (j = 0; j < nb; ++j) {
                     int32_t *a = acc + j * ow_n;
-                    const int32_t wv = (int32_t)w[((int64_t)(oc + j) * cg + ic) * taps + kh * p->k_w + kw]
-                                       - p->w_zero[oc + j];
+                    /* w - w_zero and x - x_zero fit 16 bits: 16 x 16 -> 32-bit products vectorise well */
+                    const int16_t wv = (int16_t)(w[((int64_t)(oc + j) * cg + ic) * taps + kh * p->k_w + kw]
+                                                 - p->w_zero[oc + j]);
                     const QT *xs = xrow + start;
                     if (sw == 1) {
-                        for (o = o0; o < o1; ++o) a[o] += wv * ((int32_t)xs[o] - xz);
+                        for (o = o0; o < o1; ++o) a[o] += (int32_t)wv * (int16_t)(xs[o] - xz);
                     } else {
-                        for (o = o0; o < o1; ++o) a[o] += wv * ((int32_t)xs[(int64_t)o * sw] - xz);
+                        for (o = o0; o < o1; ++o) a[o] += (int32_t)wv * (int16_t)(xs[(int64_t)o * sw] - xz);
                     }
                 }
             }
@@ -104,6 +105,90 @@ static void AOTC_Q(qconv_row)(const aotc_qconv_params *p, const QT *AOTC_RESTRIC
         const float s = p->scale[oc + j];
         QT *yo = y + ((int64_t)(oc + j) * p->out_h + oh) * ow_n;
         for (o = 0; o < ow_n; ++o) yo[o] = (QT)aotc_requant(a[o], s, p->y_lo, p->y_hi, p->y_zero);
+    }
+}
+
+/* One output position's patch (one group): its inputs in (ic, kh, kw) order, the input zero
+ * point where the window leaves the image, so that padding adds nothing to the sum. */
+static void AOTC_Q(qconv_patch)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT xg, int32_t cg, int32_t oh,
+                                int32_t ow, QT *AOTC_RESTRICT out) {
+    const QT zero = (QT)p->x_zero;
+    const int32_t ih0 = oh * p->stride_h - p->pad_top, iw0 = ow * p->stride_w - p->pad_left;
+    int32_t ic, kh, kw;
+    for (ic = 0; ic < cg; ++ic) {
+        const QT *plane = xg + (int64_t)ic * p->in_h * p->in_w;
+        for (kh = 0; kh < p->k_h; ++kh) {
+            const int32_t ih = ih0 + kh * p->dil_h;
+            if (ih < 0 || ih >= p->in_h) {
+                for (kw = 0; kw < p->k_w; ++kw) *out++ = zero;
+                continue;
+            }
+            for (kw = 0; kw < p->k_w; ++kw) {
+                const int32_t iw = iw0 + kw * p->dil_w;
+                *out++ = iw >= 0 && iw < p->in_w ? plane[(int64_t)ih * p->in_w + iw] : zero;
+            }
+        }
+    }
+}
+
+/* s[j] = sum_i a[i] * w[j * k + i] for j < nb <= 4: the dot products of one patch with nb weight
+ * rows, in one pass over the patch (the loop the compiler turns into int8 dot-product vectors). */
+static void AOTC_Q(dot4)(const QT *AOTC_RESTRICT a, const int8_t *AOTC_RESTRICT w, int32_t k, int32_t nb,
+                         int32_t *AOTC_RESTRICT s) {
+    int32_t i, j;
+    if (nb == 4) {
+        const int8_t *w0 = w, *w1 = w + k, *w2 = w + 2 * k, *w3 = w + 3 * k;
+        int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (i = 0; i < k; ++i) {
+            const int32_t v = a[i];
+            s0 += v * w0[i];
+            s1 += v * w1[i];
+            s2 += v * w2[i];
+            s3 += v * w3[i];
+        }
+        s[0] = s0, s[1] = s1, s[2] = s2, s[3] = s3;
+        return;
+    }
+    for (j = 0; j < nb; ++j) {
+        const int8_t *wj = w + (int64_t)j * k;
+        int32_t sj = 0;
+        for (i = 0; i < k; ++i) sj += (int32_t)a[i] * wj[i];
+        s[j] = sj;
+    }
+}
+
+void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
+                           const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, QT *AOTC_RESTRICT scratch) {
+    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k = cg * p->k_h * p->k_w;
+    const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
+    int32_t n, g, oc, p0, t, j, i;
+    for (n = 0; n < p->batch; ++n) {
+        for (g = 0; g < p->group; ++g) {
+            const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
+            QT *yn = y + (int64_t)n * p->out_c * plane_out;
+            for (p0 = 0; p0 < plane_out; p0 += tile) {
+                const int32_t np = plane_out - p0 < tile ? plane_out - p0 : tile;
+                for (t = 0; t < np; ++t) {
+                    AOTC_Q(qconv_patch)(p, xg, cg, (p0 + t) / p->out_w, (p0 + t) % p->out_w, scratch + (int64_t)t * k);
+                }
+                for (oc = g * mg; oc < (g + 1) * mg; oc += AOTC_QCONV_BLOCK) {
+                    const int32_t nb = (g + 1) * mg - oc < AOTC_QCONV_BLOCK ? (g + 1) * mg - oc : AOTC_QCONV_BLOCK;
+                    for (t = 0; t < np; ++t) {
+                        const QT *patch = scratch + (int64_t)t * k;
+                        int32_t s[AOTC_QCONV_BLOCK], patch_sum = 0;
+                        AOTC_Q(dot4)(patch, w + (int64_t)oc * k, k, nb, s);
+                        if (p->w_zero_any) {
+                            for (i = 0; i < k; ++i) patch_sum += patch[i];
+                        }
+                        for (j = 0; j < nb; ++j) {
+                            const int32_t acc = s[j] + p->bias[oc + j] - p->w_zero[oc + j] * patch_sum;
+                            yn[(int64_t)(oc + j) * plane_out + p0 + t] =
+                                (QT)aotc_requant(acc, p->scale[oc + j], p->y_lo, p->y_hi, p->y_zero);
+                        }
+                    }
+                }
+            }
+        }
     }
 }
 
