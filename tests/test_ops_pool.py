@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from onnx import helper
+from onnx import TensorProto, helper
 from opcheck import model_case, op_case, shared_build
 
 from aot.compiler import compile_model
@@ -97,7 +97,7 @@ CASES += [
           kernel_shape=[4, 2], strides=[3, 2], count_include_pad=1),
 ]
 
-# MaxPool specifics: the Indices output is refused, but storage_order alone is harmless
+# MaxPool specifics: storage_order alone is harmless (it only shapes the Indices output)
 CASES += [
     _pool("max_2d_storage_order_no_indices", "MaxPool", (1, 2, 4, 4), opset=8, kernel_shape=[2, 2],
           storage_order=1),
@@ -107,6 +107,62 @@ CASES += [
             attrs={"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
 ]
 
+
+def _indices(case_id: str, shape: tuple, opset: int = 12, x: np.ndarray | None = None, read: bool = True,
+             **attrs):
+    """MaxPool declaring its Indices output, read (a graph output) or not (only Y is)."""
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], name="maxpool_node", **attrs)
+    outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]
+    if read:
+        outputs.append(helper.make_tensor_value_info("i", TensorProto.INT64, None))
+    graph = helper.make_graph([node], case_id, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              outputs)
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32) if x is None else x
+    return model_case(case_id, graph, {"x": x}, opset)
+
+
+def _windows_without_winner() -> np.ndarray:
+    """Windows of -inf and of NaN: each window starts from its first tap, so -inf and a leading NaN stay."""
+    x = np.random.default_rng(4).standard_normal((2, 2, 6, 6)).astype(np.float32)
+    x[0, 0, :2, :2] = -np.inf
+    x[1, 1, 2:4, 2:4] = np.nan
+    return x
+
+
+# Indices (opset 8+): the argmax as an int64 index into the flattened N x C x spatial input (with the
+# batch and channel offset), row major (storage_order 0) or column major (1); first of equal values wins
+CASES += [
+    _indices("idx_2d_k2s2", (2, 3, 6, 6), kernel_shape=[2, 2], strides=[2, 2]),
+    _indices("idx_2d_k2s2_col", (2, 3, 6, 6), kernel_shape=[2, 2], strides=[2, 2], storage_order=1),
+    _indices("idx_2d_pads_col", (2, 2, 5, 7), kernel_shape=[3, 3], strides=[2, 1], pads=[1, 0, 1, 1],
+             storage_order=1),
+    _indices("idx_2d_pads_row", (2, 2, 5, 7), kernel_shape=[3, 3], strides=[2, 1], pads=[1, 0, 1, 1]),
+    _indices("idx_2d_ceil_col", (1, 2, 7, 8), opset=10, kernel_shape=[3, 2], strides=[2, 3], ceil_mode=1,
+             storage_order=1),
+    _indices("idx_2d_dilated", (2, 2, 9, 8), opset=10, kernel_shape=[2, 3], dilations=[3, 2],
+             pads=[1, 1, 0, 1], storage_order=1),
+    _indices("idx_2d_same_upper", (1, 3, 7, 6), kernel_shape=[3, 2], strides=[2, 2], auto_pad="SAME_UPPER"),
+    _indices("idx_2d_opset8_col", (2, 2, 4, 6), opset=8, kernel_shape=[2, 2], storage_order=1),
+    _indices("idx_2d_opset22", (1, 2, 6, 5), opset=22, kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+    _indices("idx_2d_ties", (2, 2, 6, 6), kernel_shape=[3, 3], strides=[1, 2], pads=[1, 1, 1, 1],
+             x=np.random.default_rng(5).integers(-1, 2, (2, 2, 6, 6)).astype(np.float32)),
+    _indices("idx_2d_no_winner", (2, 2, 6, 6), kernel_shape=[2, 2], strides=[2, 2], x=_windows_without_winner()),
+    _indices("idx_2d_no_winner_col", (2, 2, 6, 6), kernel_shape=[2, 2], strides=[2, 2], storage_order=1,
+             x=_windows_without_winner()),
+    _indices("idx_1d", (2, 3, 11), kernel_shape=[3], strides=[2], pads=[1, 1]),
+    _indices("idx_1d_col", (2, 3, 11), kernel_shape=[3], strides=[2], storage_order=1),
+    _indices("idx_3d", (2, 2, 4, 5, 6), kernel_shape=[2, 3, 2], strides=[2, 1, 2], pads=[1, 1, 0, 0, 1, 1]),
+    _indices("idx_3d_col", (2, 2, 4, 5, 6), kernel_shape=[2, 3, 2], strides=[2, 1, 2], pads=[1, 1, 0, 0, 1, 1],
+             storage_order=1),
+    # with dilation a window can have no tap inside the input: -FLT_MAX, position -1 on each spatial dim
+    _indices("idx_1d_dilated_empty_window", (1, 2, 1), opset=10, kernel_shape=[2], dilations=[2], pads=[1, 1]),
+    _indices("idx_2d_dilated_empty_windows", (1, 2, 1, 4), opset=10, kernel_shape=[2, 1], dilations=[2, 1],
+             pads=[1, 0, 1, 0]),
+    _indices("idx_2d_dilated_empty_windows_col", (1, 2, 1, 4), opset=10, kernel_shape=[2, 1], dilations=[2, 1],
+             pads=[1, 0, 1, 0], storage_order=1),
+    # declared but read by nothing: dropped on import, the plain kernel runs
+    _indices("idx_unread", (1, 2, 6, 6), opset=8, read=False, kernel_shape=[2, 2], storage_order=1),
+]
 
 
 def _declared(case_id: str, op: str, x_shape: tuple, y_shape: tuple, opset: int, **attrs):
@@ -170,7 +226,6 @@ def _model(op: str, shape: tuple, opset: int = 13, outputs: tuple = ("y",), **at
 
 
 REFUSED = [
-    ("indices", _model("MaxPool", (1, 1, 4, 4), outputs=("y", "i"), kernel_shape=[2, 2]), "Indices output"),
     ("same_dilated", _model("MaxPool", (1, 1, 7, 7), kernel_shape=[3, 3], dilations=[2, 2], auto_pad="SAME_UPPER"),
      "dilations"),
     ("same_negative_pad", _model("AveragePool", (1, 1, 9, 9), kernel_shape=[1, 1], strides=[5, 5],
@@ -184,6 +239,8 @@ REFUSED = [
     ("empty_output", _model("MaxPool", (1, 1, 2, 2), kernel_shape=[3, 1]), "no output"),
     ("pool_4d", _model("MaxPool", (1, 1, 3, 3, 3, 3), kernel_shape=[2, 2, 2, 2]), "4-D pooling"),
     ("global_rank2", _model("GlobalAveragePool", (2, 3)), "no spatial dims"),
+    ("indices_storage_order_2", _indices("refused", (1, 1, 4, 4), kernel_shape=[2, 2], storage_order=2).model,
+     "storage_order 2 is not valid"),
 ]
 
 

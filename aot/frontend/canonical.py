@@ -178,9 +178,11 @@ def pool(node: Node, graph: Graph, opset: int) -> None:
     onnxruntime ignores dilations there (the ONNX spec does not), and shifts the windows when the
     total is so negative that the leading pad is below zero; both cases are refused rather than
     answered one way or the other.
+
+    A MaxPool whose Indices output is read (an unread one was dropped on import) keeps it and
+    storage_order (0: row major, 1: column major), which only that output depends on.
     """
-    if node.op == "MaxPool" and len(node.outputs) > 1 and node.outputs[1]:
-        raise AotcError("MaxPool's Indices output is not supported", node=node)
+    indices = node.op == "MaxPool" and len(node.outputs) > 1 and bool(node.outputs[1])
     x = _shape(graph, node.inputs[0])
     kernel = list(node.attrs["kernel_shape"])
     nd = len(kernel)
@@ -204,8 +206,15 @@ def pool(node: Node, graph: Graph, opset: int) -> None:
     a = node.attrs
     a.setdefault("ceil_mode", 0)
     a.setdefault("count_include_pad", 0)
-    a.pop("storage_order", None)  # only matters for the Indices output
-    node.outputs = node.outputs[:1]
+    storage_order = int(a.pop("storage_order", 0))
+    if indices:
+        if storage_order not in (0, 1):
+            raise AotcError(f"storage_order {storage_order} is not valid (0 row major, 1 column major)", node=node)
+        if graph.tensors[node.outputs[1]].dtype != "int64":
+            raise AotcError(f"MaxPool's Indices output is {graph.tensors[node.outputs[1]].dtype}, not int64",
+                            node=node)
+        a["storage_order"] = storage_order  # only the Indices output depends on it
+    node.outputs = node.outputs[:2] if indices else node.outputs[:1]
     if any(p < 0 for p in a["pads"]):
         raise AotcError(f"negative pads {a['pads']} are not supported", node=node)
     y = _shape(graph, node.outputs[0])
@@ -491,23 +500,39 @@ def resize(node: Node, graph: Graph, opset: int) -> None:
 def batchnorm(node: Node, graph: Graph, opset: int) -> None:
     """Inference-form BatchNormalization (opsets 7..15) -> epsilon only; momentum does not apply.
 
-    Training is refused in both of its spellings: the optional running/saved statistics outputs
-    (what onnxruntime takes as training at every opset) and training_mode=1 (opset 14+)."""
+    Training mode normalises by the batch's own mean and variance; aotc compiles inference only and
+    refuses it in both of its spellings: training_mode=1 (opset 14+) here, and before opset 14 the
+    statistics outputs being declared, on import (aot/frontend/optional_outputs.py, which also
+    dropped the unread extra outputs of training_mode=0 and refused read ones)."""
     if opset < 9 and node.attrs.get("spatial", 1) == 0:
         raise AotcError("BatchNormalization spatial=0 is not supported", node=node)
-    if any(o for o in node.outputs[1:]) or node.attrs.get("training_mode", 0):
-        raise AotcError("BatchNormalization in training mode (training_mode=1 or statistics outputs) "
-                        "is not supported", node=node)
+    if node.attrs.get("training_mode", 0):
+        raise AotcError("BatchNormalization with training_mode=1 is training mode (Y normalised by the batch's "
+                        "own statistics); aotc compiles inference only", node=node)
     node.attrs = {"epsilon": float(node.attrs.get("epsilon", 1e-5))}
     node.outputs = node.outputs[:1]
 
 
-def dropout(node: Node, graph: Graph, opset: int) -> None:
-    if len(node.outputs) > 1 and node.outputs[1]:
-        # the mask of an inference-mode Dropout is all ones
-        raise AotcError("Dropout's mask output is not supported", node=node)
-    node.outputs = node.outputs[:1]
-    _data_only(node)
+def dropout(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """Inference-mode Dropout -> Identity; a mask that is read (an unread one was dropped on import)
+    becomes a constant: all true, as ONNX defines it from opset 12 (output = data * mask * scale with
+    nothing dropped). A read mask before opset 12, which the spec leaves undefined in inference, was
+    refused on import (aot/frontend/optional_outputs.py). Training (training_mode true or only known
+    at run time, opset 12+) is random and refused; ratio does not matter in inference."""
+    training = node.inputs[2] if len(node.inputs) > 2 else ""
+    if training:
+        value = graph.const(training)
+        if value is None:
+            raise AotcError("Dropout's training_mode (input 2) is computed at run time; aotc compiles "
+                            "inference only (training_mode absent or a constant false)", node=node)
+        if bool(np.asarray(value).reshape(-1)[0]):
+            raise AotcError("Dropout with training_mode true (random) is training; aotc compiles inference only",
+                            node=node)
+    mask = node.outputs[1] if len(node.outputs) > 1 else ""
+    if mask:
+        t = graph.tensors[mask]
+        graph.tensors[mask] = Tensor(mask, t.shape, t.dtype, np.ones(t.shape, dtype=t.dtype))
+    return [Node("Identity", node.name, node.inputs[:1], node.outputs[:1], origin=node.sources())]
 
 
 def cast(node: Node, graph: Graph, opset: int) -> None:

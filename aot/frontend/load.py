@@ -13,6 +13,7 @@ from aot.errors import AotcError
 from aot.frontend import contrib
 from aot.frontend.canonical import canonicalize
 from aot.frontend.fold import _Named, evaluate_node, fold_to_fixed_point, static_shapes
+from aot.frontend.optional_outputs import drop_unread_optional_outputs
 from aot.ir import DTYPES, Graph, Node, Tensor
 
 MIN_OPSET, MAX_OPSET = 7, 25  # 7..21 required; 22..25 changed no semantics aotc compiles
@@ -61,6 +62,7 @@ def import_model(model: onnx.ModelProto, name: str | None = None,
             only = f" (of it aotc reads {', '.join(contrib.CONTRIB_OPS)})" if n.domain == contrib.DOMAIN else ""
             raise AotcError(f"operator domain '{n.domain}' is not supported{only}", node=_Named(n))
     model = name_nodes(model)
+    drop_unread_optional_outputs(model, opset)  # before any op is checked
     if input_shapes:
         fix_input_shapes(model, input_shapes)
     _check_input_shapes(model)

@@ -4,6 +4,10 @@ MaxPool / AveragePool arrive canonical (aot/frontend/canonical.py, `pool`): kern
 strides, dilations, explicit pads [begin..., end...], ceil_mode, count_include_pad, and an
 output shape that agrees with the window arithmetic. 1-D and 2-D pools are passed to the
 kernel as 3-D ones with leading 1s.
+
+A MaxPool whose Indices output is read (canonical form: two outputs, and storage_order) runs
+aotc_maxpool_indices_f32, which also writes each window's argmax as an int64 index into the
+flattened N x C x spatial input; every other MaxPool runs aotc_maxpool_f32.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import numpy as np
 
 from aot.csource.format import c_ints
 from aot.ir import Graph, Node
-from aot.kernels.base import HostOp, NodeContext
+from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext
 
 MAX_SPATIAL = 3  # the kernels' params struct holds (d, h, w)
 
@@ -24,6 +28,12 @@ def _check_rank(node: Node, graph: Graph) -> str | None:
     if rank - 2 > MAX_SPATIAL and node.op in ("MaxPool", "AveragePool"):
         return f"{rank - 2}-D pooling is not supported (1-D, 2-D and 3-D are)"
     return None
+
+
+def _check_maxpool(node: Node, graph: Graph) -> str | None:
+    if _dtype(node, graph) != "float32" and _has_indices(node):
+        return "MaxPool's Indices output on integers is not supported"
+    return _check_rank(node, graph)
 
 
 def _padded3(values: list[int] | tuple[int, ...], fill: int) -> list[int]:
@@ -50,8 +60,39 @@ def _emit_window(kernel: str):
         note = (f"{ctx.node.op} {list(xs)} -> {list(ys)}: kernel {a['kernel_shape']}, strides {a['strides']}, "
                 f"dilations {a['dilations']}, pads {a['pads']}, ceil_mode {a.get('ceil_mode', 0)}")
         p = ctx.params("aotc_pool_params", fields, comment=note)
-        ctx.call(f"aotc_{kernel}_f32", p, ctx.ptr(x), ctx.ptr(y))
+        if ctx.choice.kernel == MAXPOOL_INDICES:
+            order = a["storage_order"]
+            ctx.comment(f"Indices: each max's position in the flattened input, {'column' if order else 'row'} "
+                        f"major over the {nd} spatial dim{'s' if nd > 1 else ''} (storage_order {order})")
+            ctx.call(MAXPOOL_INDICES, p, str(nd), str(order), ctx.ptr(x), ctx.ptr(y), ctx.ptr(ctx.outputs[1]))
+        elif ctx.choice.kernel in ("aotc_maxpool_i8", "aotc_maxpool_u8"):
+            ctx.call(ctx.choice.kernel, p, ctx.ptr(x), ctx.ptr(y))
+        else:
+            ctx.call(f"aotc_{kernel}_f32", p, ctx.ptr(x), ctx.ptr(y))
     return emit
+
+
+def _dtype(node: Node, graph: Graph) -> str:
+    return graph.tensors[node.inputs[0]].dtype
+
+
+def _has_indices(node: Node) -> bool:
+    return len(node.outputs) > 1 and bool(node.outputs[1])
+
+
+MAXPOOL_INDICES = "aotc_maxpool_indices_f32"
+# MaxPool's kernels: values and Indices (one window at a time) where Indices is read, else values only
+MAXPOOL_KERNELS = (
+    # 8-bit integers (quantized models; aot/passes/qdq.py): values only
+    Candidate("aotc_maxpool_i8", lambda n, g, budget: KernelChoice("aotc_maxpool_i8"),
+              applies=lambda n, g, t: _dtype(n, g) == "int8" and not _has_indices(n)),
+    Candidate("aotc_maxpool_u8", lambda n, g, budget: KernelChoice("aotc_maxpool_u8"),
+              applies=lambda n, g, t: _dtype(n, g) == "uint8" and not _has_indices(n)),
+    Candidate(MAXPOOL_INDICES, lambda n, g, budget: KernelChoice(MAXPOOL_INDICES),
+              applies=lambda n, g, t: _has_indices(n)),
+    Candidate("aotc_maxpool_f32", lambda n, g, budget: KernelChoice("aotc_maxpool_f32"),
+              applies=lambda n, g, t: _dtype(n, g) == "float32" and not _has_indices(n)),
+)
 
 
 def _emit_global(kernel: str):
@@ -64,7 +105,8 @@ def _emit_global(kernel: str):
 
 
 OPS: dict[str, HostOp] = {
-    "MaxPool": HostOp(_emit_window("maxpool"), family="pool", check=_check_rank),
+    "MaxPool": HostOp(_emit_window("maxpool"), family="pool", check=_check_maxpool, kernels=MAXPOOL_KERNELS,
+                      dtypes=("float32", "int8", "uint8")),
     "AveragePool": HostOp(_emit_window("avgpool"), family="pool", check=_check_rank),
     "GlobalMaxPool": HostOp(_emit_global("global_maxpool"), family="pool", check=_check_rank),
     "GlobalAveragePool": HostOp(_emit_global("global_avgpool"), family="pool", check=_check_rank),

@@ -25,6 +25,18 @@ typedef struct {
  * as onnxruntime does. */
 void aotc_maxpool_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
 
+/* ONNX MaxPool with its Indices output, as onnxruntime computes both: each window starts from
+ * its first tap inside the input (in window order) and takes a later tap only if it is larger,
+ * so the first of equal values wins, a leading NaN stays and a later one never wins, and a
+ * window of -inf gives -inf. indices[i] is that tap's position flattened over the whole
+ * N x C x spatial input: plane * (in[0] * in[1] * in[2]) + the spatial position, row major
+ * (storage_order 0) or column major (storage_order 1) over the spatial_rank trailing dims.
+ * Padding never wins; a window with no tap inside the input gives -FLT_MAX and counts
+ * position -1 on every spatial dim. One window at a time: Indices is rarely read in
+ * inference, so this is the reference loop and has no faster sibling. */
+void aotc_maxpool_indices_f32(const aotc_pool_params *p, int32_t spatial_rank, int32_t storage_order,
+                              const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y, int64_t *AOTC_RESTRICT indices);
+
 /* ONNX AveragePool: the sum of the input values under each window divided by
  * the number of taps inside the input (count_include_pad = 0) or inside the
  * padded input (count_include_pad = 1; taps that a ceil_mode window puts past
@@ -34,5 +46,11 @@ void aotc_avgpool_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, f
 /* ONNX GlobalMaxPool / GlobalAveragePool: y[i] = max / mean of x[i * size .. (i + 1) * size). */
 void aotc_global_maxpool_f32(int32_t planes, int32_t size, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
 void aotc_global_avgpool_f32(int32_t planes, int32_t size, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
+
+/* ONNX MaxPool on 8-bit integers (int8 and uint8 tensors of quantized models: the largest
+ * integer is the largest value, the scale being positive). A window with no input under it
+ * gives the type's minimum. */
+void aotc_maxpool_i8(const aotc_pool_params *p, const int8_t *AOTC_RESTRICT x, int8_t *AOTC_RESTRICT y);
+void aotc_maxpool_u8(const aotc_pool_params *p, const uint8_t *AOTC_RESTRICT x, uint8_t *AOTC_RESTRICT y);
 
 #endif /* AOTC_POOL_H */

@@ -201,6 +201,53 @@ void aotc_maxpool_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, f
     }
 }
 
+/* The flattened spatial index of position pos in a plane of dims in (d, h, w): row major
+ * (w fastest), or column major (d fastest) when column_major. */
+static int64_t spatial_index(const int32_t *in, const int32_t *pos, int32_t column_major) {
+    if (column_major) return pos[0] + (int64_t)pos[1] * in[0] + (int64_t)pos[2] * in[0] * in[1];
+    return ((int64_t)pos[0] * in[1] + pos[1]) * in[2] + pos[2];
+}
+
+void aotc_maxpool_indices_f32(const aotc_pool_params *p, int32_t spatial_rank, int32_t storage_order,
+                              const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y, int64_t *AOTC_RESTRICT indices) {
+    const int64_t in_plane = (int64_t)p->in[0] * p->in[1] * p->in[2];
+    int32_t c, o[3], k[3], pos[3], best[3], d, inside, found;
+    for (c = 0; c < p->planes; ++c) {
+        const float *xplane = x + c * in_plane;
+        for (o[0] = 0; o[0] < p->out[0]; ++o[0]) {
+            for (o[1] = 0; o[1] < p->out[1]; ++o[1]) {
+                for (o[2] = 0; o[2] < p->out[2]; ++o[2]) {
+                    float v = -FLT_MAX;
+                    /* no tap inside: -1 on the real spatial dims, 0 on the leading 1s of a 1-D or 2-D pool */
+                    for (d = 0; d < 3; ++d) best[d] = d < 3 - spatial_rank ? 0 : -1;
+                    found = 0;
+                    for (k[0] = 0; k[0] < p->kernel[0]; ++k[0]) {
+                        for (k[1] = 0; k[1] < p->kernel[1]; ++k[1]) {
+                            for (k[2] = 0; k[2] < p->kernel[2]; ++k[2]) {
+                                inside = 1;
+                                for (d = 0; d < 3; ++d) {
+                                    pos[d] = o[d] * p->strides[d] - p->pads_begin[d] + k[d] * p->dilations[d];
+                                    if (pos[d] < 0 || pos[d] >= p->in[d]) inside = 0;
+                                }
+                                if (inside) {
+                                    const float t = xplane[spatial_index(p->in, pos, 0)];
+                                    if (!found || t > v) { /* the first tap, then only a larger value */
+                                        v = t;
+                                        found = 1;
+                                        best[0] = pos[0], best[1] = pos[1], best[2] = pos[2];
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    *y++ = v;
+                    *indices++ = c * in_plane + spatial_index(p->in, best, storage_order);
+                }
+            }
+        }
+    }
+}
+
 void aotc_avgpool_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y) {
     const int64_t in_plane = (int64_t)p->in[0] * p->in[1] * p->in[2];
     const int32_t out_w = p->out[2];
@@ -252,3 +299,44 @@ void aotc_global_avgpool_f32(int32_t planes, int32_t size, const float *AOTC_RES
         y[c] = s / (float)size;
     }
 }
+
+/* ---- MaxPool on 8-bit integers --------------------------------------------
+ * Window by window: for each output, the range of taps inside the input on each
+ * dim (tap_range), then the max over them. */
+#define AOTC_MAXPOOL_INT(SUFFIX, T, LOWEST)                                                         \
+    void aotc_maxpool_##SUFFIX(const aotc_pool_params *p, const T *AOTC_RESTRICT x, T *AOTC_RESTRICT y) { \
+        const int64_t in_plane = (int64_t)p->in[0] * p->in[1] * p->in[2];                           \
+        int32_t c, od, oh, ow, kd, kh, kw;                                                         \
+        for (c = 0; c < p->planes; ++c, x += in_plane) {                                           \
+            for (od = 0; od < p->out[0]; ++od) {                                                   \
+                const int32_t sd = od * p->strides[0] - p->pads_begin[0];                          \
+                int32_t d0, d1;                                                                    \
+                tap_range(sd, p->dilations[0], p->kernel[0], 0, p->in[0], &d0, &d1);               \
+                for (oh = 0; oh < p->out[1]; ++oh) {                                               \
+                    const int32_t sh = oh * p->strides[1] - p->pads_begin[1];                      \
+                    int32_t h0, h1;                                                                \
+                    tap_range(sh, p->dilations[1], p->kernel[1], 0, p->in[1], &h0, &h1);           \
+                    for (ow = 0; ow < p->out[2]; ++ow) {                                           \
+                        const int32_t sw = ow * p->strides[2] - p->pads_begin[2];                  \
+                        int32_t w0, w1;                                                            \
+                        T m = LOWEST;                                                              \
+                        tap_range(sw, p->dilations[2], p->kernel[2], 0, p->in[2], &w0, &w1);       \
+                        for (kd = d0; kd < d1; ++kd) {                                             \
+                            for (kh = h0; kh < h1; ++kh) {                                         \
+                                const T *row = x + ((int64_t)(sd + kd * p->dilations[0]) * p->in[1] + \
+                                                    (sh + kh * p->dilations[1])) * p->in[2] + sw;  \
+                                for (kw = w0; kw < w1; ++kw) {                                     \
+                                    const T v = row[(int64_t)kw * p->dilations[2]];                \
+                                    m = v > m ? v : m;                                             \
+                                }                                                                  \
+                            }                                                                      \
+                        }                                                                          \
+                        *y++ = m;                                                                  \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+AOTC_MAXPOOL_INT(i8, int8_t, -128)
+AOTC_MAXPOOL_INT(u8, uint8_t, 0)

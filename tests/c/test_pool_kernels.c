@@ -3,16 +3,21 @@
  * windows with no input under them, rows longer than pool.c combines on the stack; and the
  * global pools against a window over the whole plane. Buffers of exactly their size; outputs
  * start as NaN. The max is compared exactly, the average with a relative tolerance.
+ * aotc_maxpool_indices_f32 (both storage orders) gives the reference max, and each index names
+ * an input value equal to it inside its plane and its window (or, for a window with no tap
+ * inside the input, position -1 on each spatial dim).
  *
  *     test_pool_kernels [seed] [shapes per entry point] */
 #include "aotc_pool.h"
 #include "kernel_test.h"
 #include "kernels_ref.h"
 
-enum { P_MAX, P_AVG, P_GLOBAL_MAX, P_GLOBAL_AVG, P_COUNT };
+#include <float.h>
+
+enum { P_MAX, P_AVG, P_GLOBAL_MAX, P_GLOBAL_AVG, P_MAX_INDICES, P_COUNT };
 
 static const char *const NAMES[P_COUNT] = {"aotc_maxpool_f32", "aotc_avgpool_f32", "aotc_global_maxpool_f32",
-                                           "aotc_global_avgpool_f32"};
+                                           "aotc_global_avgpool_f32", "aotc_maxpool_indices_f32"};
 
 static int32_t prod3(const int32_t *v) { return v[0] * v[1] * v[2]; }
 
@@ -40,6 +45,39 @@ static int draw(aotc_pool_params *p) {
     return (double)p->planes * prod3(p->out) * prod3(p->kernel) <= 2000000.0;
 }
 
+/* Whether indices[i] (storage order `column_major`) is right for output i = (c, o) of y: the
+ * position of an input value equal to y[i] under window o of plane c, or -1 on each of the
+ * spatial_rank trailing dims when no tap of the window lies inside the input. */
+static int index_ok(const aotc_pool_params *p, int32_t spatial_rank, int32_t column_major, const float *x,
+                    const float *y, const int64_t *indices, size_t i) {
+    const int64_t in_plane = (int64_t)prod3(p->in), out_plane = (int64_t)prod3(p->out);
+    const int64_t c = (int64_t)i / out_plane;
+    int64_t rest = indices[i] - c * in_plane, o = (int64_t)i % out_plane;
+    int32_t pos[3], out[3], d;
+    out[2] = (int32_t)(o % p->out[2]), out[1] = (int32_t)(o / p->out[2] % p->out[1]);
+    out[0] = (int32_t)(o / p->out[2] / p->out[1]);
+    if (y[i] == -FLT_MAX) { /* no tap inside (random data never holds -FLT_MAX) */
+        int64_t want = 0, step = 1;
+        for (d = 0; d < 3; ++d) {
+            const int32_t dim = column_major ? d : 2 - d;
+            if (dim >= 3 - spatial_rank) want -= step;
+            step *= p->in[dim];
+        }
+        return rest == want;
+    }
+    if (rest < 0 || rest >= in_plane) return 0;
+    for (d = 0; d < 3; ++d) {
+        const int32_t dim = column_major ? d : 2 - d;
+        pos[dim] = (int32_t)(rest % p->in[dim]);
+        rest /= p->in[dim];
+    }
+    for (d = 0; d < 3; ++d) { /* a tap of the window: start + k * dilation for some k < kernel */
+        const int32_t off = pos[d] - (out[d] * p->strides[d] - p->pads_begin[d]);
+        if (off < 0 || off % p->dilations[d] != 0 || off / p->dilations[d] >= p->kernel[d]) return 0;
+    }
+    return x[c * in_plane + ((int64_t)pos[0] * p->in[1] + pos[1]) * p->in[2] + pos[2]] == y[i];
+}
+
 static void print_case(const aotc_pool_params *p) {
     printf("  planes %d, in %dx%dx%d, out %dx%dx%d, kernel %dx%dx%d, strides %d %d %d, dilations %d %d %d, "
            "pads %d %d %d / %d %d %d, count_include_pad %d\n",
@@ -65,12 +103,31 @@ static int check(int kind) {
     }
     xn = (size_t)p.planes * prod3(p.in), yn = (size_t)p.planes * prod3(p.out);
     x = test_alloc(xn), x0 = test_copy(x, xn), ax = test_abs(x, xn), y = test_alloc_nan(yn), ref = test_alloc(yn);
-    if (kind == P_MAX || kind == P_GLOBAL_MAX) {
+    if (kind == P_MAX || kind == P_GLOBAL_MAX || kind == P_MAX_INDICES) {
         aotc_maxpool_ref_f32(&p, x, ref);
     } else {
         mag = test_alloc(yn);
         aotc_avgpool_ref_f32(&p, x, ref);
         aotc_avgpool_ref_f32(&p, ax, mag);
+    }
+    if (kind == P_MAX_INDICES) {
+        const int32_t spatial_rank = p.in[0] > 1 || p.kernel[0] > 1 ? 3 : p.in[1] > 1 || p.kernel[1] > 1 ? 2 : 1;
+        const int32_t column_major = chance(1, 2);
+        int64_t *indices = (int64_t *)malloc(yn * sizeof(int64_t));
+        size_t i;
+        aotc_maxpool_indices_f32(&p, spatial_rank, column_major, x, y, indices);
+        bad = test_differs(NAMES[kind], y, ref, NULL, yn);
+        for (i = 0; i < yn && !bad; ++i) {
+            if (!index_ok(&p, spatial_rank, column_major, x, y, indices, i)) {
+                printf("%s: index %ld of output %ld is wrong (storage_order %d)\n", NAMES[kind], (long)indices[i],
+                       (long)i, (int)column_major);
+                bad = 1;
+            }
+        }
+        free(indices);
+        if (bad) print_case(&p);
+        free(x), free(x0), free(ax), free(y), free(ref);
+        return bad;
     }
     switch (kind) {
     case P_MAX: aotc_maxpool_f32(&p, x, y); break;

@@ -26,6 +26,11 @@ def float32_only(node: Node, graph: Graph) -> Verdict | None:
     return None
 
 
+def _first(*verdicts: Verdict | None) -> Verdict | None:
+    """The first verdict given (a Reject is falsy, so neither `or` nor `if r := ...` can test for one)."""
+    return next((v for v in verdicts if v is not None), None)
+
+
 def _window(node: Node) -> Verdict | None:
     a = node.attrs
     values = [*a["kernel_shape"], *a["strides"], *a["dilations"], *a["pads"]]
@@ -39,7 +44,7 @@ def _window(node: Node) -> Verdict | None:
 def check_conv(cfg: DeviceConfig, residual: bool = False) -> Callable[[Node, Graph], Verdict]:
     def check(node: Node, graph: Graph) -> Verdict:
         """Conv, 2-D, constant weights and bias; some tiling must fit the scratchpad."""
-        if r := float32_only(node, graph) or _window(node):
+        if (r := _first(float32_only(node, graph), _window(node))) is not None:
             return r
         if graph.const(node.inputs[1]) is None:
             return Reject("accel_sim needs constant weights")
@@ -56,7 +61,7 @@ def check_conv(cfg: DeviceConfig, residual: bool = False) -> Callable[[Node, Gra
 def check_gemm(cfg: DeviceConfig) -> Callable[[Node, Graph], Verdict]:
     def check(node: Node, graph: Graph) -> Verdict:
         """Gemm (transA=0, constant B and a per-column or scalar C) or MatMul by a constant matrix."""
-        if r := float32_only(node, graph):
+        if (r := float32_only(node, graph)) is not None:
             return r
         a_shape = graph.tensors[node.inputs[0]].shape
         b_shape = graph.tensors[node.inputs[1]].shape
@@ -84,12 +89,12 @@ def check_gemm(cfg: DeviceConfig) -> Callable[[Node, Graph], Verdict]:
 def check_pool(cfg: DeviceConfig) -> Callable[[Node, Graph], Verdict]:
     def check(node: Node, graph: Graph) -> Verdict:
         """Max/average pooling over 2-D windows; global pooling of one channel must fit."""
-        if r := float32_only(node, graph):
+        if (r := float32_only(node, graph)) is not None:
             return r
         if len(graph.tensors[node.inputs[0]].shape) != 4:
             return Reject("accel_sim pools 2-D images only")
         if not node.op.startswith("Global"):
-            if r := _window(node):
+            if (r := _window(node)) is not None:
                 return r
             a = node.attrs
             if any(p >= k for p, k in zip(a["pads"], a["kernel_shape"] * 2, strict=True)):
@@ -108,7 +113,7 @@ def check_pool(cfg: DeviceConfig) -> Callable[[Node, Graph], Verdict]:
 def check_binary(node: Node, graph: Graph) -> Verdict:
     """Add/Mul/Max, and Sub of a constant: one operand of the output's shape, the other equal
     to it, a scalar, or varying along one contiguous block of axes (a per-channel bias)."""
-    if r := float32_only(node, graph):
+    if (r := float32_only(node, graph)) is not None:
         return r
     if node.op == "Sub" and graph.const(node.inputs[1]) is None:
         return Reject("accel_sim subtracts constants only (as an add of their negation)")
@@ -121,7 +126,7 @@ def check_binary(node: Node, graph: Graph) -> Verdict:
 def check_batchnorm(cfg: DeviceConfig) -> Callable[[Node, Graph], Verdict]:
     def check(node: Node, graph: Graph) -> Verdict:
         """Inference BatchNormalization with constant statistics: a per-channel multiply-add."""
-        if r := float32_only(node, graph):
+        if (r := float32_only(node, graph)) is not None:
             return r
         if any(graph.const(i) is None for i in node.inputs[1:5]):
             return Reject("accel_sim needs constant BatchNormalization parameters")
@@ -134,11 +139,11 @@ def check_batchnorm(cfg: DeviceConfig) -> Callable[[Node, Graph], Verdict]:
 
 
 def check_unary(node: Node, graph: Graph) -> Verdict:
-    return float32_only(node, graph) or ACCEPT
+    return _first(float32_only(node, graph), ACCEPT)
 
 
 def check_concat(node: Node, graph: Graph) -> Verdict:
-    return float32_only(node, graph) or ACCEPT
+    return _first(float32_only(node, graph), ACCEPT)
 
 
 def make_checkers(cfg: DeviceConfig) -> dict[str, Callable[[Node, Graph], Verdict]]:
