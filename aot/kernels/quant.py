@@ -116,6 +116,9 @@ def _conv_scratch(node: Node, graph: Graph) -> int:
     return QCONV_BLOCK * width * 4
 
 
+LANES = 16  # AOTC_QCONV_LANES
+
+
 def _patch_length(node: Node, graph: Graph) -> int:
     return math.prod(graph.tensors[node.inputs[3]].shape[1:])  # cin / group x kernel taps
 
@@ -124,15 +127,16 @@ def _fit_patches(node: Node, graph: Graph, budget: int) -> KernelChoice | None:
     """The largest tile of output positions whose patches fit the step's spare memory."""
     k = _patch_length(node, graph)
     positions = math.prod(graph.tensors[node.outputs[0]].shape[2:])
-    for tile in PATCH_TILES:
+    for tile in PATCH_TILES:  # a whole number of lanes, or the whole (small) plane
         tile = min(tile, positions)
         if tile * k <= budget:
             return KernelChoice("patches", tile * k, detail=tile)
     return None
 
 
-# output positions per patch block, largest first (the kernel reads each weight row once per block)
-PATCH_TILES = (64, 16, 4)
+# output positions per patch block, largest first (the kernel reads each weight row once per
+# block); at most AOTC_QCONV_PATCH_TILE
+PATCH_TILES = (64, 32, 16)
 QCONV_KERNELS = (
     # not for depthwise convs: a patch of one channel's 3 x 3 taps is too short a dot product
     Candidate("patches", _fit_patches, applies=lambda n, g, t: _patch_length(n, g) >= 16),
@@ -155,8 +159,8 @@ def _emit_qconv(ctx: NodeContext) -> None:
     bias = np.asarray(bias, np.int64).reshape(-1)
     x_zero = int(_scalar(ctx, 2))
     patches = ctx.choice.kernel == "patches"
-    if patches:  # sum_k (w - wz)(x - xz) = sum_k w x - wz sum_k x + (k xz wz - xz sum_k w): the last part is constant
-        k = math.prod(weights.shape[1:])
+    if patches:  # sum_k (w - wz)(x - xz) = sum_k w x - wz sum_k x + (k xz wz - xz sum_k w): the last part constant
+        k = _patch_length(ctx.node, ctx.graph)
         bias = bias + k * x_zero * w_zero.astype(np.int64) - x_zero * weights.reshape(m, -1).astype(np.int64).sum(1)
     y_zero = int(_scalar(ctx, 7))
     lo, hi = _out_range(ctx, y_zero)

@@ -66,10 +66,14 @@ typedef struct {
  * channels over one output row (or AOTC_QCONV_TILE positions of a 1 x 1 convolution). */
 #define AOTC_QCONV_BLOCK 4
 #define AOTC_QCONV_TILE 256
-/* QLinearConv as dot products: `tile` output positions' patches (cin / group x k_h x k_w input
- * values each, padding as the zero point) are gathered into scratch (tile x that many bytes),
- * then each is dotted with 4 weight rows at a time. Here p->bias has the input zero point folded
- * in at compile time:
+#define AOTC_QCONV_PATCH_TILE 64 /* most output positions per patch block */
+#define AOTC_QCONV_LANES 16      /* output positions summed together in registers */
+/* QLinearConv on patches: for a block of `tile` output positions (<= AOTC_QCONV_PATCH_TILE; a
+ * multiple of AOTC_QCONV_LANES unless the plane is smaller) the patch matrix is gathered into
+ * scratch transposed (k = cin / group x k_h x k_w rows of `tile` inputs, padding as the input zero
+ * point: tile x k bytes), then 4 output channels x AOTC_QCONV_LANES positions are summed at a time
+ * in registers (vectors along the positions, so outputs are stored as runs). Here p->bias has the
+ * input zero point folded in at compile time:
  *     bias[c] + k x_zero w_zero[c] - x_zero sum_k w[c][k]
  * and the kernel subtracts w_zero[c] * sum(patch) when w_zero_any. */
 void aotc_qconv_patches_i8(const aotc_qconv_params *p, int32_t tile, const int8_t *AOTC_RESTRICT x,

@@ -108,52 +108,73 @@ static void AOTC_Q(qconv_row)(const aotc_qconv_params *p, const QT *AOTC_RESTRIC
     }
 }
 
-/* One output position's patch (one group): its inputs in (ic, kh, kw) order, the input zero
- * point where the window leaves the image, so that padding adds nothing to the sum. */
-static void AOTC_Q(qconv_patch)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT xg, int32_t cg, int32_t oh,
-                                int32_t ow, QT *AOTC_RESTRICT out) {
+/* The patch matrix of output positions [p0, p0 + np) of one group, transposed: row r (one input
+ * channel and kernel tap: r = (ic * k_h + kh) * k_w + kw) holds that tap's input under each of the
+ * np positions, the input zero point where the tap falls in the padding (so padding adds nothing
+ * to the sums). Positions of one output row are a strided run of one input row: copied as such. */
+static void AOTC_Q(qconv_patches_t)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT xg, int32_t cg, int32_t p0,
+                                    int32_t np, QT *AOTC_RESTRICT patches) {
     const QT zero = (QT)p->x_zero;
-    const int32_t ih0 = oh * p->stride_h - p->pad_top, iw0 = ow * p->stride_w - p->pad_left;
-    int32_t ic, kh, kw;
+    const int32_t ow_n = p->out_w, sw = p->stride_w;
+    int32_t ic, kh, kw, t, o;
     for (ic = 0; ic < cg; ++ic) {
         const QT *plane = xg + (int64_t)ic * p->in_h * p->in_w;
         for (kh = 0; kh < p->k_h; ++kh) {
-            const int32_t ih = ih0 + kh * p->dil_h;
-            if (ih < 0 || ih >= p->in_h) {
-                for (kw = 0; kw < p->k_w; ++kw) *out++ = zero;
-                continue;
-            }
             for (kw = 0; kw < p->k_w; ++kw) {
-                const int32_t iw = iw0 + kw * p->dil_w;
-                *out++ = iw >= 0 && iw < p->in_w ? plane[(int64_t)ih * p->in_w + iw] : zero;
+                QT *row = patches + (int64_t)((ic * p->k_h + kh) * p->k_w + kw) * np;
+                const int32_t start = kw * p->dil_w - p->pad_left; /* input column under output column 0 */
+                /* output columns o with the tap inside the image: o0 <= o < o1 */
+                const int32_t o0 = start < 0 ? (-start + sw - 1) / sw : 0;
+                const int32_t o1_raw = start < p->in_w ? (p->in_w - start + sw - 1) / sw : 0;
+                const int32_t o1 = o1_raw < ow_n ? o1_raw : ow_n;
+                for (t = 0; t < np;) { /* one output row's run of positions at a time */
+                    const int32_t pos = p0 + t, oh = pos / ow_n, first = pos % ow_n;
+                    const int32_t last = first + (np - t) < ow_n ? first + (np - t) : ow_n;
+                    const int32_t ih = oh * p->stride_h - p->pad_top + kh * p->dil_h;
+                    QT *out = row + t;
+                    if (ih < 0 || ih >= p->in_h) {
+                        for (o = first; o < last; ++o) out[o - first] = zero;
+                    } else {
+                        const QT *xs = plane + (int64_t)ih * p->in_w + start;
+                        const int32_t a = first > o0 ? first : o0, b = last < o1 ? last : o1;
+                        for (o = first; o < a && o < last; ++o) out[o - first] = zero;
+                        if (sw == 1) {
+                            for (o = a; o < b; ++o) out[o - first] = xs[o];
+                        } else {
+                            for (o = a; o < b; ++o) out[o - first] = xs[(int64_t)o * sw];
+                        }
+                        for (o = b > first ? b : first; o < last; ++o) out[o - first] = zero;
+                    }
+                    t += last - first;
+                }
             }
         }
     }
 }
 
-/* s[j] = sum_i a[i] * w[j * k + i] for j < nb <= 4: the dot products of one patch with nb weight
- * rows, in one pass over the patch (the loop the compiler turns into int8 dot-product vectors). */
-static void AOTC_Q(dot4)(const QT *AOTC_RESTRICT a, const int8_t *AOTC_RESTRICT w, int32_t k, int32_t nb,
-                         int32_t *AOTC_RESTRICT s) {
-    int32_t i, j;
-    if (nb == 4) {
-        const int8_t *w0 = w, *w1 = w + k, *w2 = w + 2 * k, *w3 = w + 3 * k;
-        int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        for (i = 0; i < k; ++i) {
-            const int32_t v = a[i];
-            s0 += v * w0[i];
-            s1 += v * w1[i];
-            s2 += v * w2[i];
-            s3 += v * w3[i];
+/* Output channels [oc, oc + nb) (nb <= 4) at AOTC_QCONV_LANES positions from column t0 of the
+ * transposed patches (row length np): acc[j][l] = sum_r w[oc + j][r] * patches[r][t0 + l], held in
+ * registers across the rows (vectors along the positions). */
+static void AOTC_Q(qconv_patch_lanes)(const QT *AOTC_RESTRICT patches, int32_t np, int32_t t0, int32_t k,
+                                const int8_t *AOTC_RESTRICT w, int32_t nb,
+                                int32_t acc[AOTC_QCONV_BLOCK][AOTC_QCONV_LANES]) {
+    const int8_t *w0 = w, *w1 = w + (nb > 1 ? k : 0), *w2 = w + (nb > 2 ? 2 * k : 0), *w3 = w + (nb > 3 ? 3 * k : 0);
+    int32_t r, l;
+    int32_t a0[AOTC_QCONV_LANES] = {0}, a1[AOTC_QCONV_LANES] = {0}, a2[AOTC_QCONV_LANES] = {0},
+            a3[AOTC_QCONV_LANES] = {0};
+    for (r = 0; r < k; ++r) {
+        const QT *pr = patches + (int64_t)r * np + t0;
+        const int32_t v0 = w0[r], v1 = w1[r], v2 = w2[r], v3 = w3[r];
+        for (l = 0; l < AOTC_QCONV_LANES; ++l) {
+            const int32_t xv = pr[l];
+            a0[l] += v0 * xv;
+            a1[l] += v1 * xv;
+            a2[l] += v2 * xv;
+            a3[l] += v3 * xv;
         }
-        s[0] = s0, s[1] = s1, s[2] = s2, s[3] = s3;
-        return;
     }
-    for (j = 0; j < nb; ++j) {
-        const int8_t *wj = w + (int64_t)j * k;
-        int32_t sj = 0;
-        for (i = 0; i < k; ++i) sj += (int32_t)a[i] * wj[i];
-        s[j] = sj;
+    for (l = 0; l < AOTC_QCONV_LANES; ++l) {
+        acc[0][l] = a0[l], acc[1][l] = a1[l], acc[2][l] = a2[l], acc[3][l] = a3[l];
     }
 }
 
@@ -161,29 +182,53 @@ void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *A
                            const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, QT *AOTC_RESTRICT scratch) {
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k = cg * p->k_h * p->k_w;
     const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
-    int32_t n, g, oc, p0, t, j, i;
+    int32_t acc[AOTC_QCONV_BLOCK][AOTC_QCONV_LANES];
+    int32_t sums[AOTC_QCONV_PATCH_TILE];
+    int32_t n, g, oc, p0, t, t0, j, r;
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
             const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
             QT *yn = y + (int64_t)n * p->out_c * plane_out;
             for (p0 = 0; p0 < plane_out; p0 += tile) {
+                /* np: a whole number of lanes (the last block re-reads a few positions of the one before) */
                 const int32_t np = plane_out - p0 < tile ? plane_out - p0 : tile;
-                for (t = 0; t < np; ++t) {
-                    AOTC_Q(qconv_patch)(p, xg, cg, (p0 + t) / p->out_w, (p0 + t) % p->out_w, scratch + (int64_t)t * k);
+                const int32_t np_lanes = (np + AOTC_QCONV_LANES - 1) / AOTC_QCONV_LANES * AOTC_QCONV_LANES;
+                const int32_t q0 = np_lanes <= plane_out ? p0 + np - np_lanes : 0; /* first position gathered */
+                const int32_t width = np_lanes <= plane_out ? np_lanes : plane_out;
+                AOTC_Q(qconv_patches_t)(p, xg, cg, q0, width, scratch);
+                for (t = 0; t < width; ++t) sums[t] = 0;
+                if (p->w_zero_any) {
+                    for (r = 0; r < k; ++r) {
+                        for (t = 0; t < width; ++t) sums[t] += scratch[(int64_t)r * width + t];
+                    }
                 }
                 for (oc = g * mg; oc < (g + 1) * mg; oc += AOTC_QCONV_BLOCK) {
                     const int32_t nb = (g + 1) * mg - oc < AOTC_QCONV_BLOCK ? (g + 1) * mg - oc : AOTC_QCONV_BLOCK;
-                    for (t = 0; t < np; ++t) {
-                        const QT *patch = scratch + (int64_t)t * k;
-                        int32_t s[AOTC_QCONV_BLOCK], patch_sum = 0;
-                        AOTC_Q(dot4)(patch, w + (int64_t)oc * k, k, nb, s);
-                        if (p->w_zero_any) {
-                            for (i = 0; i < k; ++i) patch_sum += patch[i];
+                    for (t0 = 0; t0 < width; t0 += AOTC_QCONV_LANES) {
+                        const int32_t lanes = width - t0 < AOTC_QCONV_LANES ? width - t0 : AOTC_QCONV_LANES;
+                        if (lanes == AOTC_QCONV_LANES) {
+                            AOTC_Q(qconv_patch_lanes)(scratch, width, t0, k, w + (int64_t)oc * k, nb, acc);
+                        } else { /* the tail of a plane too small for whole lanes */
+                            int32_t l;
+                            for (j = 0; j < nb; ++j) {
+                                for (l = 0; l < lanes; ++l) {
+                                    int32_t sacc = 0;
+                                    for (r = 0; r < k; ++r) {
+                                        sacc += (int32_t)w[(int64_t)(oc + j) * k + r] * scratch[(int64_t)r * width + t0 + l];
+                                    }
+                                    acc[j][l] = sacc;
+                                }
+                            }
                         }
-                        for (j = 0; j < nb; ++j) {
-                            const int32_t acc = s[j] + p->bias[oc + j] - p->w_zero[oc + j] * patch_sum;
-                            yn[(int64_t)(oc + j) * plane_out + p0 + t] =
-                                (QT)aotc_requant(acc, p->scale[oc + j], p->y_lo, p->y_hi, p->y_zero);
+                        for (j = 0; j < nb; ++j) { /* a run of one channel's outputs: requantised as a vector */
+                            const int32_t b = p->bias[oc + j], wz = p->w_zero[oc + j];
+                            const float sc = p->scale[oc + j];
+                            QT *yo = yn + (int64_t)(oc + j) * plane_out + q0 + t0;
+                            int32_t l;
+                            for (l = 0; l < lanes; ++l) {
+                                yo[l] = (QT)aotc_requant(acc[j][l] + b - wz * sums[t0 + l], sc, p->y_lo, p->y_hi,
+                                                         p->y_zero);
+                            }
                         }
                     }
                 }
