@@ -18,13 +18,13 @@ import numpy as np
 
 from aot.csource.format import c_float, c_ints
 from aot.ir import Graph, Node
-from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext, fixed_scratch
+from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext
 from aot.kernels.elementwise import broadcast_layout
 from aot.qmath import INT_RANGE, dequantize, quantize, requant_scale, softmax_output_scale, softmax_table
 
 INT8 = ("int8", "uint8")
 SUFFIX = {"int8": "i8", "uint8": "u8", "int32": "i32"}  # as DTYPE_SUFFIX
-QCONV_BLOCK, QCONV_TILE = 4, 256  # AOTC_QCONV_BLOCK, AOTC_QCONV_TILE in aotc_quant.h
+LANES = 16  # AOTC_QCONV_LANES in aotc_quant.h
 
 
 def _scalar(ctx: NodeContext, k: int) -> float | int:
@@ -109,18 +109,9 @@ def _pair(values: list[int], fill: int) -> list[int]:
     return [fill] * (2 - len(values)) + list(values)
 
 
-def _conv_scratch(node: Node, graph: Graph) -> int:
-    a = node.attrs
-    pointwise = all(k == 1 for k in a["kernel_shape"]) and all(s == 1 for s in a["strides"]) and not any(a["pads"])
-    width = QCONV_TILE if pointwise else graph.tensors[node.outputs[0]].shape[-1]
-    return QCONV_BLOCK * width * 4
-
-
-LANES = 16  # AOTC_QCONV_LANES
-
-
 def _patch_length(node: Node, graph: Graph) -> int:
-    return math.prod(graph.tensors[node.inputs[3]].shape[1:])  # cin / group x kernel taps
+    """cin / group x kernel taps, rounded up to whole quads (the kernel's 4-way byte dot products)."""
+    return -(-math.prod(graph.tensors[node.inputs[3]].shape[1:]) // 4) * 4
 
 
 def _fit_patches(node: Node, graph: Graph, budget: int) -> KernelChoice | None:
@@ -131,16 +122,34 @@ def _fit_patches(node: Node, graph: Graph, budget: int) -> KernelChoice | None:
         tile = min(tile, positions)
         if tile * k <= budget:
             return KernelChoice("patches", tile * k, detail=tile)
-    return None
+    # no memory to spare at this step: the smallest block anyway, 16 x k bytes above the tight
+    # bound (a direct loop with no scratch was several times slower)
+    tile = min(PATCH_TILES[-1], positions)
+    return KernelChoice("patches", tile * k, detail=tile)
 
 
 # output positions per patch block, largest first (the kernel reads each weight row once per
 # block); at most AOTC_QCONV_PATCH_TILE
 PATCH_TILES = (64, 32, 16)
+def _is_depthwise(node: Node, graph: Graph) -> bool:
+    x, y = graph.tensors[node.inputs[0]].shape, graph.tensors[node.outputs[0]].shape
+    return node.attrs["group"] == x[1] == y[1] > 1
+
+
+def _depthwise_scratch(node: Node, graph: Graph) -> int:
+    """k_h padded input rows (AOTC_QCONV_DW_ROW), one byte an element."""
+    a = node.attrs
+    out_w = graph.tensors[node.outputs[0]].shape[-1]
+    k_h, k_w = _pair(a["kernel_shape"], 1)
+    _, sw = _pair(a["strides"], 1)
+    _, dw = _pair(a["dilations"], 1)
+    return k_h * (-(-out_w // LANES) * LANES * sw + (k_w - 1) * dw)
+
+
 QCONV_KERNELS = (
-    # not for depthwise convs: a patch of one channel's 3 x 3 taps is too short a dot product
-    Candidate("patches", _fit_patches, applies=lambda n, g, t: _patch_length(n, g) >= 16),
-    fixed_scratch("direct", _conv_scratch),
+    Candidate("depthwise", lambda n, g, budget: KernelChoice("depthwise", _depthwise_scratch(n, g)),
+              applies=lambda n, g, t: _is_depthwise(n, g)),
+    Candidate("patches", _fit_patches),
 )
 
 
@@ -159,9 +168,16 @@ def _emit_qconv(ctx: NodeContext) -> None:
     bias = np.asarray(bias, np.int64).reshape(-1)
     x_zero = int(_scalar(ctx, 2))
     patches = ctx.choice.kernel == "patches"
-    if patches:  # sum_k (w - wz)(x - xz) = sum_k w x - wz sum_k x + (k xz wz - xz sum_k w): the last part constant
-        k = _patch_length(ctx.node, ctx.graph)
-        bias = bias + k * x_zero * w_zero.astype(np.int64) - x_zero * weights.reshape(m, -1).astype(np.int64).sum(1)
+    if patches:
+        # the patches hold x + offset (unsigned bytes) with rows padded to kp by the zero point, and
+        # the weight rows are padded with zeros; then with zp = x_zero + offset,
+        # sum (w - wz)(x - xz) = sum w x' - wz sum x' + (kp zp wz - zp sum w), the last part constant
+        kp = _patch_length(ctx.node, ctx.graph)
+        zp = x_zero + (128 if ctx.dtype(ctx.inputs[0]) == "int8" else 0)
+        rows = weights.reshape(m, -1)
+        weights = np.zeros((m, kp), np.int8)
+        weights[:, :rows.shape[1]] = rows
+        bias = bias + kp * zp * w_zero.astype(np.int64) - zp * rows.astype(np.int64).sum(1)
     y_zero = int(_scalar(ctx, 7))
     lo, hi = _out_range(ctx, y_zero)
     p = ctx.params("aotc_qconv_params", {
@@ -177,14 +193,15 @@ def _emit_qconv(ctx: NodeContext) -> None:
     }, comment=f"QLinearConv {list(ctx.shape(ctx.inputs[0]))} -> {list(ctx.shape(ctx.outputs[0]))}: kernel "
                f"{a['kernel_shape']}, strides {a['strides']}, pads {a['pads']}, group {a['group']}"
                + ("; bias with the input zero point folded in" if patches else ""))
-    w_arg = ctx.const_array("w", weights) if ctx.dtype(ctx.inputs[3]) == "uint8" else ctx.ptr(ctx.inputs[3])
+    as_stored = not patches and ctx.dtype(ctx.inputs[3]) == "int8"
+    w_arg = ctx.ptr(ctx.inputs[3]) if as_stored else ctx.const_array("w", weights)
     suffix = SUFFIX[ctx.dtype(ctx.inputs[0])]
     if patches:
         ctx.call(f"aotc_qconv_patches_{suffix}", p, str(ctx.choice.detail), ctx.ptr(ctx.inputs[0]), w_arg,
-                 ctx.ptr(ctx.outputs[0]), ctx.scratch(ctx.ctype(ctx.inputs[0])))
+                 ctx.ptr(ctx.outputs[0]), ctx.scratch("uint8_t"))
     else:
-        ctx.call(f"aotc_qconv_{suffix}", p, ctx.ptr(ctx.inputs[0]), w_arg, ctx.ptr(ctx.outputs[0]),
-                 ctx.scratch("int32_t"))
+        ctx.call(f"aotc_qconv_depthwise_{suffix}", p, ctx.ptr(ctx.inputs[0]), w_arg, ctx.ptr(ctx.outputs[0]),
+                 ctx.scratch(ctx.ctype(ctx.inputs[0])))
 
 
 def _check_qconv(node: Node, graph: Graph) -> str | None:

@@ -62,31 +62,32 @@ typedef struct {
     int32_t w_zero_any;       /* some w_zero is not 0 (aotc_qconv_patches_* then sums each patch) */
 } aotc_qconv_params;
 
-/* Bytes of scratch aotc_qconv_* takes: int32 accumulators for AOTC_QCONV_BLOCK output
- * channels over one output row (or AOTC_QCONV_TILE positions of a 1 x 1 convolution). */
+/* Output channels summed together (the rows of a weight block). */
 #define AOTC_QCONV_BLOCK 4
-#define AOTC_QCONV_TILE 256
 #define AOTC_QCONV_PATCH_TILE 64 /* most output positions per patch block */
 #define AOTC_QCONV_LANES 16      /* output positions summed together in registers */
 /* QLinearConv on patches: for a block of `tile` output positions (<= AOTC_QCONV_PATCH_TILE; a
  * multiple of AOTC_QCONV_LANES unless the plane is smaller) the patch matrix is gathered into
- * scratch transposed (k = cin / group x k_h x k_w rows of `tile` inputs, padding as the input zero
- * point: tile x k bytes), then 4 output channels x AOTC_QCONV_LANES positions are summed at a time
- * in registers (vectors along the positions, so outputs are stored as runs). Here p->bias has the
- * input zero point folded in at compile time:
- *     bias[c] + k x_zero w_zero[c] - x_zero sum_k w[c][k]
+ * scratch as unsigned bytes (int8 inputs plus 128) in quads of rows (k = cin / group x k_h x k_w
+ * rows, rounded up to kp, a multiple of 4: tile x kp bytes), then 4 output channels x
+ * AOTC_QCONV_LANES positions are summed at a time in registers (vectors along the positions:
+ * outputs are stored as runs; with AVX-512 VNNI, 4-way byte dot products). The weights come as rows
+ * of kp (zeros after k). p->bias has the input zero point folded in at compile time, as the
+ * patches hold it (x_zero + 128 for int8 inputs):
+ *     bias[c] + kp zp w_zero[c] - zp sum_k w[c][k]
  * and the kernel subtracts w_zero[c] * sum(patch) when w_zero_any. */
 void aotc_qconv_patches_i8(const aotc_qconv_params *p, int32_t tile, const int8_t *AOTC_RESTRICT x,
-                           const int8_t *AOTC_RESTRICT w, int8_t *AOTC_RESTRICT y, int8_t *AOTC_RESTRICT scratch);
+                           const int8_t *AOTC_RESTRICT w, int8_t *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch);
 void aotc_qconv_patches_u8(const aotc_qconv_params *p, int32_t tile, const uint8_t *AOTC_RESTRICT x,
                            const int8_t *AOTC_RESTRICT w, uint8_t *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch);
-/* QLinearConv directly (depthwise convolutions, and any conv when no memory is spare for patches):
- * int32 accumulators for AOTC_QCONV_BLOCK output channels over one output row in scratch. */
-void aotc_qconv_i8(const aotc_qconv_params *p, const int8_t *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
-                   int8_t *AOTC_RESTRICT y, int32_t *AOTC_RESTRICT scratch);
-void aotc_qconv_u8(const aotc_qconv_params *p, const uint8_t *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
-                   uint8_t *AOTC_RESTRICT y, int32_t *AOTC_RESTRICT scratch);
-
+/* Depthwise QLinearConv (group = input channels = output channels). Scratch: k_h padded input
+ * rows of AOTC_QCONV_DW_ROW elements (the lanes of the last block read past the row's end). */
+#define AOTC_QCONV_DW_ROW(out_w, k_w, stride_w, dil_w)                                                   \
+    (((out_w) + AOTC_QCONV_LANES - 1) / AOTC_QCONV_LANES * AOTC_QCONV_LANES * (stride_w) + ((k_w) - 1) * (dil_w))
+void aotc_qconv_depthwise_i8(const aotc_qconv_params *p, const int8_t *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
+                             int8_t *AOTC_RESTRICT y, int8_t *AOTC_RESTRICT scratch);
+void aotc_qconv_depthwise_u8(const aotc_qconv_params *p, const uint8_t *AOTC_RESTRICT x,
+                             const int8_t *AOTC_RESTRICT w, uint8_t *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch);
 /* QGemm / QLinearMatMul with constant B: Y[M, N] = requant(A[M, K] * B + bias). B comes
  * transposed ([N][K], int8); the bias has A's zero point folded in at compile time
  * (bias[n] - a_zero * sum_k (B[k][n] - b_zero[n])), so the inner loop is a plain dot product

@@ -2,27 +2,40 @@
  * element type QT; this file instantiates them for int8 (_i8) and uint8 (_u8) activations. */
 #include "aotc_quant.h"
 
-#include <math.h> /* fmaf */
+#include <math.h>   /* fmaf */
+#include <string.h> /* memcpy */
+
+/* With AVX-512 VNNI (a -march that has it), the convolution's byte dot products are vpdpbusd. */
+#if defined(__AVX512VNNI__) && defined(__AVX512F__) && !defined(AOTC_NO_INTRINSICS)
+#include <immintrin.h>
+#define AOTC_QUANT_VNNI 1
+#else
+#define AOTC_QUANT_VNNI 0
+#endif
 
 #define QT int8_t
 #define QT_MIN (-128)
 #define QT_MAX 127
 #define AOTC_Q(name) aotc_##name##_i8
+#define AOTC_QOFFSET 128 /* the patches hold x + 128 as unsigned bytes */
 #include "quant_impl.h"
 #undef QT
 #undef QT_MIN
 #undef QT_MAX
 #undef AOTC_Q
+#undef AOTC_QOFFSET
 
 #define QT uint8_t
 #define QT_MIN 0
 #define QT_MAX 255
 #define AOTC_Q(name) aotc_##name##_u8
+#define AOTC_QOFFSET 0
 #include "quant_impl.h"
 #undef QT
 #undef QT_MIN
 #undef QT_MAX
 #undef AOTC_Q
+#undef AOTC_QOFFSET
 
 void aotc_dequantize_i32(const aotc_qaxis *p, const int32_t *x, float *y) {
     int32_t o, c, i;

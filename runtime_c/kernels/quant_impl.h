@@ -30,157 +30,128 @@ void AOTC_Q(dequantize)(const aotc_qaxis *p, const QT *x, float *y) {
     }
 }
 
-/* Output channels [oc, oc + nb) of one group over output positions [p0, p0 + np) of a 1 x 1,
- * stride 1, unpadded convolution: acc[j][q] accumulates w[j][ic] * (x[ic][p0 + q] - x_zero). */
-static void AOTC_Q(qconv_pointwise_block)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
-                                          const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y,
-                                          int32_t *AOTC_RESTRICT acc, int32_t oc, int32_t nb, int32_t cg,
-                                          int32_t p0, int32_t np) {
-    const int32_t plane = p->out_h * p->out_w, xz = p->x_zero;
-    int32_t j, ic, q;
-    for (j = 0; j < nb; ++j) {
-        int32_t *a = acc + j * AOTC_QCONV_TILE;
-        const int32_t b = p->bias[oc + j];
-        for (q = 0; q < np; ++q) a[q] = b;
-    }
-    for (ic = 0; ic < cg; ++ic) {
-        const QT *xs = x + (int64_t)ic * plane + p0;
-        for (j = 0; j < nb; ++j) {
-            int32_t *a = acc + j * AOTC_QCONV_TILE;
-            const int32_t wv = (int32_t)w[(int64_t)(oc + j) * cg + ic] - p->w_zero[oc + j];
-            for (q = 0; q < np; ++q) a[q] += wv * ((int32_t)xs[q] - xz);
-        }
-    }
-    for (j = 0; j < nb; ++j) {
-        const int32_t *a = acc + j * AOTC_QCONV_TILE;
-        const float s = p->scale[oc + j];
-        QT *yo = y + (int64_t)(oc + j) * plane + p0;
-        for (q = 0; q < np; ++q) yo[q] = (QT)aotc_requant(a[q], s, p->y_lo, p->y_hi, p->y_zero);
-    }
-}
-
-/* Output channels [oc, oc + nb) of one group, output row oh: for each tap, the run of outputs
- * whose input lies inside the image is found once, and the inner loop over it has no test
- * (padding contributes nothing: a padded input is the zero point, so x - x_zero is 0). */
-static void AOTC_Q(qconv_row)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
-                              const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, int32_t *AOTC_RESTRICT acc,
-                              int32_t oc, int32_t nb, int32_t cg, int32_t oh) {
-    const int32_t ow_n = p->out_w, sw = p->stride_w, xz = p->x_zero, taps = p->k_h * p->k_w;
-    int32_t j, ic, kh, kw, o;
-    for (j = 0; j < nb; ++j) {
-        int32_t *a = acc + j * ow_n;
-        const int32_t b = p->bias[oc + j];
-        for (o = 0; o < ow_n; ++o) a[o] = b;
-    }
-    for (ic = 0; ic < cg; ++ic) {
-        for (kh = 0; kh < p->k_h; ++kh) {
-            const int32_t ih = oh * p->stride_h - p->pad_top + kh * p->dil_h;
-            const QT *xrow;
-            if (ih < 0 || ih >= p->in_h) continue;
-            xrow = x + ((int64_t)ic * p->in_h + ih) * p->in_w;
-            for (kw = 0; kw < p->k_w; ++kw) {
-                const int32_t start = kw * p->dil_w - p->pad_left; /* input column of output 0 */
-                /* outputs o with 0 <= start + o * sw < in_w */
-                int32_t o0 = start < 0 ? (-start + sw - 1) / sw : 0;
-                int32_t o1 = start < p->in_w ? (p->in_w - start + sw - 1) / sw : 0;
-                if (o1 > ow_n) o1 = ow_n;
-                if (o0 >= o1) continue;
-                for (j = 0; j < nb; ++j) {
-                    int32_t *a = acc + j * ow_n;
-                    /* w - w_zero and x - x_zero fit 16 bits: 16 x 16 -> 32-bit products vectorise well */
-                    const int16_t wv = (int16_t)(w[((int64_t)(oc + j) * cg + ic) * taps + kh * p->k_w + kw]
-                                                 - p->w_zero[oc + j]);
-                    const QT *xs = xrow + start;
-                    if (sw == 1) {
-                        for (o = o0; o < o1; ++o) a[o] += (int32_t)wv * (int16_t)(xs[o] - xz);
-                    } else {
-                        for (o = o0; o < o1; ++o) a[o] += (int32_t)wv * (int16_t)(xs[(int64_t)o * sw] - xz);
-                    }
-                }
-            }
-        }
-    }
-    for (j = 0; j < nb; ++j) {
-        const int32_t *a = acc + j * ow_n;
-        const float s = p->scale[oc + j];
-        QT *yo = y + ((int64_t)(oc + j) * p->out_h + oh) * ow_n;
-        for (o = 0; o < ow_n; ++o) yo[o] = (QT)aotc_requant(a[o], s, p->y_lo, p->y_hi, p->y_zero);
-    }
-}
-
-/* The patch matrix of output positions [p0, p0 + np) of one group, transposed: row r (one input
- * channel and kernel tap: r = (ic * k_h + kh) * k_w + kw) holds that tap's input under each of the
- * np positions, the input zero point where the tap falls in the padding (so padding adds nothing
- * to the sums). Positions of one output row are a strided run of one input row: copied as such. */
-static void AOTC_Q(qconv_patches_t)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT xg, int32_t cg, int32_t p0,
-                                    int32_t np, QT *AOTC_RESTRICT patches) {
-    const QT zero = (QT)p->x_zero;
+/* Patch row r (one input channel and kernel tap, r = (ic * k_h + kh) * k_w + kw) over output
+ * positions [p0, p0 + np) of one group: each position's input under that tap plus AOTC_QOFFSET as
+ * an unsigned byte, the input zero point where the tap falls in the padding (adding nothing to
+ * the sums). Positions of one output row are a strided run of one input row: copied as such. */
+static void AOTC_Q(qconv_patch_row)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT xg, int32_t r, int32_t p0,
+                                    int32_t np, uint8_t *AOTC_RESTRICT out) {
+    const uint8_t zero = (uint8_t)(p->x_zero + AOTC_QOFFSET);
     const int32_t ow_n = p->out_w, sw = p->stride_w;
-    int32_t ic, kh, kw, t, o;
-    for (ic = 0; ic < cg; ++ic) {
-        const QT *plane = xg + (int64_t)ic * p->in_h * p->in_w;
-        for (kh = 0; kh < p->k_h; ++kh) {
-            for (kw = 0; kw < p->k_w; ++kw) {
-                QT *row = patches + (int64_t)((ic * p->k_h + kh) * p->k_w + kw) * np;
-                const int32_t start = kw * p->dil_w - p->pad_left; /* input column under output column 0 */
-                /* output columns o with the tap inside the image: o0 <= o < o1 */
-                const int32_t o0 = start < 0 ? (-start + sw - 1) / sw : 0;
-                const int32_t o1_raw = start < p->in_w ? (p->in_w - start + sw - 1) / sw : 0;
-                const int32_t o1 = o1_raw < ow_n ? o1_raw : ow_n;
-                for (t = 0; t < np;) { /* one output row's run of positions at a time */
-                    const int32_t pos = p0 + t, oh = pos / ow_n, first = pos % ow_n;
-                    const int32_t last = first + (np - t) < ow_n ? first + (np - t) : ow_n;
-                    const int32_t ih = oh * p->stride_h - p->pad_top + kh * p->dil_h;
-                    QT *out = row + t;
-                    if (ih < 0 || ih >= p->in_h) {
-                        for (o = first; o < last; ++o) out[o - first] = zero;
-                    } else {
-                        const QT *xs = plane + (int64_t)ih * p->in_w + start;
-                        const int32_t a = first > o0 ? first : o0, b = last < o1 ? last : o1;
-                        for (o = first; o < a && o < last; ++o) out[o - first] = zero;
-                        if (sw == 1) {
-                            for (o = a; o < b; ++o) out[o - first] = xs[o];
-                        } else {
-                            for (o = a; o < b; ++o) out[o - first] = xs[(int64_t)o * sw];
-                        }
-                        for (o = b > first ? b : first; o < last; ++o) out[o - first] = zero;
-                    }
-                    t += last - first;
-                }
+    const int32_t kw = r % p->k_w, kh = (r / p->k_w) % p->k_h, ic = r / (p->k_w * p->k_h);
+    const QT *plane = xg + (int64_t)ic * p->in_h * p->in_w;
+    const int32_t start = kw * p->dil_w - p->pad_left; /* input column under output column 0 */
+    /* output columns o with the tap inside the image: o0 <= o < o1 */
+    const int32_t o0 = start < 0 ? (-start + sw - 1) / sw : 0;
+    const int32_t o1_raw = start < p->in_w ? (p->in_w - start + sw - 1) / sw : 0;
+    const int32_t o1 = o1_raw < ow_n ? o1_raw : ow_n;
+    int32_t t, o;
+    for (t = 0; t < np;) { /* one output row's run of positions at a time */
+        const int32_t pos = p0 + t, oh = pos / ow_n, first = pos % ow_n;
+        const int32_t last = first + (np - t) < ow_n ? first + (np - t) : ow_n;
+        const int32_t ih = oh * p->stride_h - p->pad_top + kh * p->dil_h;
+        uint8_t *run = out + t - first; /* run[o]: output column o of this row */
+        if (ih < 0 || ih >= p->in_h) {
+            for (o = first; o < last; ++o) run[o] = zero;
+        } else {
+            const QT *xs = plane + (int64_t)ih * p->in_w + start;
+            const int32_t a = first > o0 ? first : o0, b = last < o1 ? last : o1;
+            for (o = first; o < a && o < last; ++o) run[o] = zero;
+            if (sw == 1) {
+                for (o = a; o < b; ++o) run[o] = (uint8_t)(xs[o] + AOTC_QOFFSET);
+            } else {
+                for (o = a; o < b; ++o) run[o] = (uint8_t)(xs[(int64_t)o * sw] + AOTC_QOFFSET);
             }
+            for (o = b > first ? b : first; o < last; ++o) run[o] = zero;
+        }
+        t += last - first;
+    }
+}
+
+/* The patch matrix of output positions [p0, p0 + np) of one group in quads: patch row r of
+ * position t at [r / 4][t][r % 4], so one position's four consecutive rows are one 32-bit word
+ * (the operand of a 4-way byte dot product); rows past k up to 4 * kq hold the zero point. Each
+ * quad's four rows are gathered as runs, then interleaved. */
+static void AOTC_Q(qconv_patch_quads)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT xg, int32_t cg,
+                                      int32_t p0, int32_t np, int32_t kq, uint8_t *AOTC_RESTRICT quads) {
+    const uint8_t zero = (uint8_t)(p->x_zero + AOTC_QOFFSET);
+    const int32_t k = cg * p->k_h * p->k_w;
+    uint8_t rows[4][AOTC_QCONV_PATCH_TILE];
+    int32_t q, j, t;
+    for (q = 0; q < kq; ++q) {
+        uint8_t *dst = quads + (int64_t)q * np * 4;
+        for (j = 0; j < 4; ++j) {
+            if (4 * q + j < k) {
+                AOTC_Q(qconv_patch_row)(p, xg, 4 * q + j, p0, np, rows[j]);
+            } else {
+                for (t = 0; t < np; ++t) rows[j][t] = zero;
+            }
+        }
+        for (t = 0; t < np; ++t) {
+            dst[4 * t] = rows[0][t];
+            dst[4 * t + 1] = rows[1][t];
+            dst[4 * t + 2] = rows[2][t];
+            dst[4 * t + 3] = rows[3][t];
         }
     }
 }
 
-/* Output channels [oc, oc + nb) (nb <= 4) at AOTC_QCONV_LANES positions from column t0 of the
- * transposed patches (row length np): acc[j][l] = sum_r w[oc + j][r] * patches[r][t0 + l], held in
- * registers across the rows (vectors along the positions). */
-static void AOTC_Q(qconv_patch_lanes)(const QT *AOTC_RESTRICT patches, int32_t np, int32_t t0, int32_t k,
-                                const int8_t *AOTC_RESTRICT w, int32_t nb,
-                                int32_t acc[AOTC_QCONV_BLOCK][AOTC_QCONV_LANES]) {
-    const int8_t *w0 = w, *w1 = w + (nb > 1 ? k : 0), *w2 = w + (nb > 2 ? 2 * k : 0), *w3 = w + (nb > 3 ? 3 * k : 0);
-    int32_t r, l;
+/* Output channels [oc, oc + nb) (nb <= 4) at AOTC_QCONV_LANES positions from column t0 of the patch
+ * quads (np positions a quad row): acc[j][l] = sum_r w_j[r] * patch[r][t0 + l] over 4 * kq rows
+ * (weight rows padded with zeros to 4 * kq). With AVX-512 VNNI each quad row is one 4-way
+ * unsigned x signed byte dot product per 16 positions (vpdpbusd); elsewhere plain loops. */
+static void AOTC_Q(qconv_quad_lanes)(const uint8_t *AOTC_RESTRICT quads, int32_t np, int32_t t0, int32_t kq,
+                                     const int8_t *AOTC_RESTRICT w, int32_t nb,
+                                     int32_t acc[AOTC_QCONV_BLOCK][AOTC_QCONV_LANES]) {
+    const int32_t kp = kq * 4;
+    const int8_t *w0 = w, *w1 = w + (nb > 1 ? kp : 0), *w2 = w + (nb > 2 ? 2 * kp : 0), *w3 = w + (nb > 3 ? 3 * kp : 0);
+    int32_t q, l;
+#if AOTC_QUANT_VNNI
+    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+    for (q = 0; q < kq; ++q) {
+        const __m512i xv = _mm512_loadu_si512((const void *)(quads + ((int64_t)q * np + t0) * 4));
+        int32_t b0, b1, b2, b3;
+        memcpy(&b0, w0 + 4 * q, 4);
+        memcpy(&b1, w1 + 4 * q, 4);
+        memcpy(&b2, w2 + 4 * q, 4);
+        memcpy(&b3, w3 + 4 * q, 4);
+        a0 = _mm512_dpbusd_epi32(a0, xv, _mm512_set1_epi32(b0));
+        a1 = _mm512_dpbusd_epi32(a1, xv, _mm512_set1_epi32(b1));
+        a2 = _mm512_dpbusd_epi32(a2, xv, _mm512_set1_epi32(b2));
+        a3 = _mm512_dpbusd_epi32(a3, xv, _mm512_set1_epi32(b3));
+    }
+    _mm512_storeu_si512((void *)acc[0], a0);
+    _mm512_storeu_si512((void *)acc[1], a1);
+    _mm512_storeu_si512((void *)acc[2], a2);
+    _mm512_storeu_si512((void *)acc[3], a3);
+    (void)l;
+#else
     int32_t a0[AOTC_QCONV_LANES] = {0}, a1[AOTC_QCONV_LANES] = {0}, a2[AOTC_QCONV_LANES] = {0},
             a3[AOTC_QCONV_LANES] = {0};
-    for (r = 0; r < k; ++r) {
-        const QT *pr = patches + (int64_t)r * np + t0;
-        const int32_t v0 = w0[r], v1 = w1[r], v2 = w2[r], v3 = w3[r];
-        for (l = 0; l < AOTC_QCONV_LANES; ++l) {
-            const int32_t xv = pr[l];
-            a0[l] += v0 * xv;
-            a1[l] += v1 * xv;
-            a2[l] += v2 * xv;
-            a3[l] += v3 * xv;
+    int32_t j;
+    for (q = 0; q < kq; ++q) {
+        const uint8_t *pq = quads + ((int64_t)q * np + t0) * 4;
+        for (j = 0; j < 4; ++j) {
+            const int32_t v0 = w0[4 * q + j], v1 = w1[4 * q + j], v2 = w2[4 * q + j], v3 = w3[4 * q + j];
+            for (l = 0; l < AOTC_QCONV_LANES; ++l) {
+                const int32_t xv = pq[4 * l + j];
+                a0[l] += v0 * xv;
+                a1[l] += v1 * xv;
+                a2[l] += v2 * xv;
+                a3[l] += v3 * xv;
+            }
         }
     }
     for (l = 0; l < AOTC_QCONV_LANES; ++l) {
         acc[0][l] = a0[l], acc[1][l] = a1[l], acc[2][l] = a2[l], acc[3][l] = a3[l];
     }
+#endif
 }
 
 void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
-                           const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, QT *AOTC_RESTRICT scratch) {
+                           const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch) {
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k = cg * p->k_h * p->k_w;
+    const int32_t kq = (k + 3) / 4, kp = kq * 4;
     const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
     int32_t acc[AOTC_QCONV_BLOCK][AOTC_QCONV_LANES];
     int32_t sums[AOTC_QCONV_PATCH_TILE];
@@ -190,16 +161,17 @@ void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *A
             const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
             QT *yn = y + (int64_t)n * p->out_c * plane_out;
             for (p0 = 0; p0 < plane_out; p0 += tile) {
-                /* np: a whole number of lanes (the last block re-reads a few positions of the one before) */
+                /* a whole number of lanes where the plane allows (the last block re-reads a few
+                 * positions of the one before) */
                 const int32_t np = plane_out - p0 < tile ? plane_out - p0 : tile;
                 const int32_t np_lanes = (np + AOTC_QCONV_LANES - 1) / AOTC_QCONV_LANES * AOTC_QCONV_LANES;
                 const int32_t q0 = np_lanes <= plane_out ? p0 + np - np_lanes : 0; /* first position gathered */
                 const int32_t width = np_lanes <= plane_out ? np_lanes : plane_out;
-                AOTC_Q(qconv_patches_t)(p, xg, cg, q0, width, scratch);
+                AOTC_Q(qconv_patch_quads)(p, xg, cg, q0, width, kq, scratch);
                 for (t = 0; t < width; ++t) sums[t] = 0;
                 if (p->w_zero_any) {
-                    for (r = 0; r < k; ++r) {
-                        for (t = 0; t < width; ++t) sums[t] += scratch[(int64_t)r * width + t];
+                    for (r = 0; r < kp; ++r) {
+                        for (t = 0; t < width; ++t) sums[t] += scratch[((int64_t)(r >> 2) * width + t) * 4 + (r & 3)];
                     }
                 }
                 for (oc = g * mg; oc < (g + 1) * mg; oc += AOTC_QCONV_BLOCK) {
@@ -207,14 +179,15 @@ void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *A
                     for (t0 = 0; t0 < width; t0 += AOTC_QCONV_LANES) {
                         const int32_t lanes = width - t0 < AOTC_QCONV_LANES ? width - t0 : AOTC_QCONV_LANES;
                         if (lanes == AOTC_QCONV_LANES) {
-                            AOTC_Q(qconv_patch_lanes)(scratch, width, t0, k, w + (int64_t)oc * k, nb, acc);
+                            AOTC_Q(qconv_quad_lanes)(scratch, width, t0, kq, w + (int64_t)oc * kp, nb, acc);
                         } else { /* the tail of a plane too small for whole lanes */
                             int32_t l;
                             for (j = 0; j < nb; ++j) {
                                 for (l = 0; l < lanes; ++l) {
                                     int32_t sacc = 0;
-                                    for (r = 0; r < k; ++r) {
-                                        sacc += (int32_t)w[(int64_t)(oc + j) * k + r] * scratch[(int64_t)r * width + t0 + l];
+                                    for (r = 0; r < kp; ++r) {
+                                        sacc += (int32_t)w[(int64_t)(oc + j) * kp + r] *
+                                                scratch[((int64_t)(r >> 2) * width + t0 + l) * 4 + (r & 3)];
                                     }
                                     acc[j][l] = sacc;
                                 }
@@ -237,26 +210,78 @@ void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *A
     }
 }
 
-void AOTC_Q(qconv)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
-                   QT *AOTC_RESTRICT y, int32_t *AOTC_RESTRICT scratch) {
-    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group;
-    const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
-    const int pointwise = p->k_h == 1 && p->k_w == 1 && p->stride_h == 1 && p->stride_w == 1 &&
-                          p->pad_top == 0 && p->pad_left == 0 && plane_in == plane_out;
-    int32_t n, g, oc, oh, p0;
+/* One depthwise channel's AOTC_QCONV_LANES outputs from padded rows (row_len apart) starting at
+ * `rows`: the sums of (w - w_zero)(x - x_zero) over the k_h x k_w taps, in registers. Stride 1. */
+static void AOTC_Q(dw_lanes_s1)(const QT *AOTC_RESTRICT rows, int32_t row_len, int32_t k_h, int32_t k_w, int32_t dil_w,
+                                const int8_t *AOTC_RESTRICT wc, int32_t wz, int32_t xz,
+                                int32_t *AOTC_RESTRICT out) {
+    int32_t a[AOTC_QCONV_LANES] = {0};
+    int32_t kh, kw, l;
+    for (kh = 0; kh < k_h; ++kh) {
+        for (kw = 0; kw < k_w; ++kw) {
+            const int32_t wv = (int32_t)wc[kh * k_w + kw] - wz;
+            const QT *src = rows + (int64_t)kh * row_len + kw * dil_w;
+            for (l = 0; l < AOTC_QCONV_LANES; ++l) a[l] += wv * ((int32_t)src[l] - xz);
+        }
+    }
+    for (l = 0; l < AOTC_QCONV_LANES; ++l) out[l] = a[l];
+}
+
+/* The same at any stride. */
+static void AOTC_Q(dw_lanes)(const QT *AOTC_RESTRICT rows, int32_t row_len, int32_t k_h, int32_t k_w, int32_t sw,
+                             int32_t dil_w, const int8_t *AOTC_RESTRICT wc, int32_t wz, int32_t xz,
+                             int32_t *AOTC_RESTRICT out) {
+    int32_t a[AOTC_QCONV_LANES] = {0};
+    int32_t kh, kw, l;
+    for (kh = 0; kh < k_h; ++kh) {
+        for (kw = 0; kw < k_w; ++kw) {
+            const int32_t wv = (int32_t)wc[kh * k_w + kw] - wz;
+            const QT *src = rows + (int64_t)kh * row_len + kw * dil_w;
+            for (l = 0; l < AOTC_QCONV_LANES; ++l) a[l] += wv * ((int32_t)src[(int64_t)l * sw] - xz);
+        }
+    }
+    for (l = 0; l < AOTC_QCONV_LANES; ++l) out[l] = a[l];
+}
+
+/* Depthwise QLinearConv (one input and one output channel per group): each output row from
+ * k_h input rows copied with their padding (the zero point) into scratch, AOTC_QCONV_LANES outputs
+ * summed at a time in registers over the k_h x k_w taps with no bounds tests. */
+void AOTC_Q(qconv_depthwise)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
+                             QT *AOTC_RESTRICT y, QT *AOTC_RESTRICT scratch) {
+    const int32_t sw = p->stride_w, taps = p->k_h * p->k_w;
+    const int32_t row_len = AOTC_QCONV_DW_ROW(p->out_w, p->k_w, sw, p->dil_w);
+    const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w, xz = p->x_zero;
+    int32_t n, c, oh, kh, ow0, l, i;
+    (void)taps;
     for (n = 0; n < p->batch; ++n) {
-        for (g = 0; g < p->group; ++g) {
-            const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
-            QT *yn = y + (int64_t)n * p->out_c * plane_out;
-            for (oc = g * mg; oc < (g + 1) * mg; oc += AOTC_QCONV_BLOCK) {
-                const int32_t nb = (g + 1) * mg - oc < AOTC_QCONV_BLOCK ? (g + 1) * mg - oc : AOTC_QCONV_BLOCK;
-                if (pointwise) {
-                    for (p0 = 0; p0 < plane_out; p0 += AOTC_QCONV_TILE) {
-                        const int32_t np = plane_out - p0 < AOTC_QCONV_TILE ? plane_out - p0 : AOTC_QCONV_TILE;
-                        AOTC_Q(qconv_pointwise_block)(p, xg, w, yn, scratch, oc, nb, cg, p0, np);
+        for (c = 0; c < p->out_c; ++c) {
+            const QT *plane = x + ((int64_t)n * p->in_c + c) * plane_in;
+            QT *yo = y + ((int64_t)n * p->out_c + c) * plane_out;
+            const int8_t *wc = w + (int64_t)c * taps;
+            const int32_t wz = p->w_zero[c], b = p->bias[c];
+            const float sc = p->scale[c];
+            for (oh = 0; oh < p->out_h; ++oh) {
+                for (kh = 0; kh < p->k_h; ++kh) { /* the input rows under this output row, padded */
+                    const int32_t ih = oh * p->stride_h - p->pad_top + kh * p->dil_h;
+                    QT *row = scratch + (int64_t)kh * row_len;
+                    const int32_t lead = p->pad_left < row_len ? p->pad_left : row_len;
+                    const int32_t body = ih >= 0 && ih < p->in_h ? (p->in_w < row_len - lead ? p->in_w : row_len - lead) : 0;
+                    const QT *src = plane + (int64_t)ih * p->in_w;
+                    for (i = 0; i < lead; ++i) row[i] = (QT)xz;
+                    for (i = 0; i < body; ++i) row[lead + i] = src[i];
+                    for (i = lead + body; i < row_len; ++i) row[i] = (QT)xz;
+                }
+                for (ow0 = 0; ow0 < p->out_w; ow0 += AOTC_QCONV_LANES) {
+                    const int32_t lanes = p->out_w - ow0 < AOTC_QCONV_LANES ? p->out_w - ow0 : AOTC_QCONV_LANES;
+                    int32_t a[AOTC_QCONV_LANES];
+                    if (sw == 1) {
+                        AOTC_Q(dw_lanes_s1)(scratch + (int64_t)ow0, row_len, p->k_h, p->k_w, p->dil_w, wc, wz, xz, a);
+                    } else {
+                        AOTC_Q(dw_lanes)(scratch + (int64_t)ow0 * sw, row_len, p->k_h, p->k_w, sw, p->dil_w, wc, wz, xz, a);
                     }
-                } else {
-                    for (oh = 0; oh < p->out_h; ++oh) AOTC_Q(qconv_row)(p, xg, w, yn, scratch, oc, nb, cg, oh);
+                    for (l = 0; l < lanes; ++l) {
+                        yo[(int64_t)oh * p->out_w + ow0 + l] = (QT)aotc_requant(a[l] + b, sc, p->y_lo, p->y_hi, p->y_zero);
+                    }
                 }
             }
         }
