@@ -22,6 +22,8 @@ import onnx
 import zoo
 
 FORMATS = ("QDQ", "QOperator")
+# ops whose first output is integer (exposed by expose_integers)
+INTEGER_OPS = ("QuantizeLinear", "QGemm", "DynamicQuantizeLinear", "MatMulInteger", "ConvInteger")
 
 
 def quantized(model: onnx.ModelProto, fmt: str = "QDQ", per_channel: bool = True, activations: str = "int8",
@@ -55,18 +57,38 @@ def quantized(model: onnx.ModelProto, fmt: str = "QDQ", per_channel: bool = True
         logging.disable(logging.NOTSET)
 
 
+def quantized_dynamic(model: onnx.ModelProto) -> onnx.ModelProto:
+    """`model` quantized by onnxruntime's quantize_dynamic (int8 weights; activations quantized at
+    run time by DynamicQuantizeLinear, then MatMulInteger / ConvInteger)."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    opset = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+    if opset < 13:
+        model = onnx.version_converter.convert_version(model, 13)
+    logging.disable(logging.WARNING)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            src, out = Path(tmp, "fp32.onnx"), Path(tmp, "int8.onnx")
+            onnx.save(model, src)
+            quantize_dynamic(str(src), str(out), weight_type=QuantType.QInt8,
+                             op_types_to_quantize=["MatMul", "Gemm", "Conv"])
+            return onnx.load(str(out))
+    finally:
+        logging.disable(logging.NOTSET)
+
+
 def expose_integers(model: onnx.ModelProto) -> onnx.ModelProto:
     """A copy whose every 8-bit activation (the output of each quantizing node) is also a graph
     output: a test then compares every integer tensor, not only the few float outputs."""
-    from onnx import shape_inference
+    from aot.frontend.fold import infer_shapes  # onnx's inference, plus the com.microsoft ops' shapes
 
-    inferred = shape_inference.infer_shapes(model)
+    inferred = infer_shapes(model)
     types = {vi.name: vi for vi in inferred.graph.value_info}
     out = onnx.ModelProto()
     out.CopyFrom(model)
     have = {o.name for o in out.graph.output}
     for node in out.graph.node:
-        if node.op_type == "QuantizeLinear" or node.op_type.startswith("QLinear") or node.op_type == "QGemm":
+        if node.op_type in INTEGER_OPS or node.op_type.startswith("QLinear"):
             name = node.output[0]
             if name not in have:
                 vi = types.get(name)

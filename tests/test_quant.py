@@ -17,7 +17,7 @@ import pytest
 import zoo
 from onnx import TensorProto, helper
 from opcheck import Case, shared_build
-from quantize import expose_integers, quantized
+from quantize import expose_integers, quantized, quantized_dynamic
 
 MODELS = [  # (zoo model, format, activation type)
     ("lenet", "QDQ", "int8"), ("lenet", "QOperator", "uint8"),
@@ -60,7 +60,13 @@ def compare_integers(case: Case, ours: list[np.ndarray], refs: list[np.ndarray])
     return (equal / total if total else 1.0), worst
 
 
-CASES = [_model_case(*m) for m in MODELS] + [_model_case("resnet", "QDQ", "int8", per_channel=False)]
+def _dynamic_case(name: str) -> Case:
+    fp32 = zoo.build(name)
+    return Case(f"{name}_dynamic", expose_integers(quantized_dynamic(fp32)), zoo.random_inputs(fp32, seed=7))
+
+
+CASES = ([_model_case(*m) for m in MODELS] + [_model_case("resnet", "QDQ", "int8", per_channel=False)]
+         + [_dynamic_case(name) for name in ("mlp", "lenet")])
 
 
 @pytest.fixture(scope="module")
@@ -87,8 +93,14 @@ def float_reference(case: Case) -> bool:
 @pytest.mark.parametrize("case_id", [c.id for c in CASES])
 def test_quantized_model_matches_onnxruntime(results, case_id):
     case = results.cases[case_id]
-    share, worst = compare_integers(case, results.run(case_id), reference(case))
-    if float_reference(case):  # exact integers against float sums: isolated 1 LSB steps, grown downstream
+    ours, refs = results.run(case_id), reference(case)
+    share, worst = compare_integers(case, ours, refs)
+    if case.id.endswith("_dynamic"):  # quantize_dynamic: run-time scales, integer matmuls, float outputs
+        assert share == 1.0, f"{case_id}: {share:.4%} of the integers identical"
+        for o, r in zip(ours, refs, strict=True):
+            if r.dtype.kind == "f":
+                assert np.allclose(o, r, rtol=1e-5, atol=1e-6), case_id
+    elif float_reference(case):  # exact integers against float sums: isolated 1 LSB steps, grown downstream
         assert worst <= 4 and share >= 0.995, f"{case_id}: {share:.4%} identical, max {worst} LSB"
     else:
         assert worst <= 1 and share >= 0.999, f"{case_id}: {share:.4%} identical, max {worst} LSB"

@@ -509,6 +509,12 @@ def batchnorm(node: Node, graph: Graph, opset: int) -> None:
     if node.attrs.get("training_mode", 0):
         raise AotcError("BatchNormalization with training_mode=1 is training mode (Y normalised by the batch's "
                         "own statistics); aotc compiles inference only", node=node)
+    x = _shape(graph, node.inputs[0])
+    channels = x[1] if len(x) > 1 else 1
+    for name, what in zip(node.inputs[1:5], ("scale", "B", "mean", "var"), strict=False):
+        if name and _shape(graph, name) != (channels,):  # onnx's inference does not look
+            raise AotcError(f"BatchNormalization's {what} is {list(_shape(graph, name))}, but X {list(x)} has "
+                            f"{channels} channels", node=node)
     node.attrs = {"epsilon": float(node.attrs.get("epsilon", 1e-5))}
     node.outputs = node.outputs[:1]
 
@@ -645,3 +651,13 @@ def qlinear_softmax(node: Node, graph: Graph, opset: int) -> list[Node] | None:
 
 
 RULES["QLinearSoftmax"] = qlinear_softmax
+
+
+def conv_integer(node: Node, graph: Graph, opset: int) -> None:
+    """ConvInteger: Conv's window attributes (on its x and w)."""
+    shim = Node("Conv", node.name, node.inputs[:2], node.outputs, node.attrs)
+    conv(shim, graph, opset)
+    node.attrs = shim.attrs
+
+
+RULES["ConvInteger"] = conv_integer

@@ -154,4 +154,27 @@ void aotc_qrequant_copy_i8(int32_t outer, int32_t inner, int32_t out_stride, con
 void aotc_qrequant_copy_u8(int32_t outer, int32_t inner, int32_t out_stride, const uint8_t *table,
                            const uint8_t *AOTC_RESTRICT x, uint8_t *AOTC_RESTRICT y);
 
+/* Dynamic quantization (onnxruntime's quantize_dynamic writes these three). */
+/* DynamicQuantizeLinear: uint8 y with y_scale = (max(0, max x) - min(0, min x)) / 255 (1 if that
+ * range is empty) and y_zero = round_half_even(clamp(-min / y_scale, 0, 255)), as onnxruntime. */
+void aotc_dynamic_quantize_u8(int32_t n, const float *AOTC_RESTRICT x, uint8_t *AOTC_RESTRICT y,
+                              float *AOTC_RESTRICT y_scale, uint8_t *AOTC_RESTRICT y_zero);
+/* MatMulInteger with constant B: int32 Y[m, n] = sum_k (A - a_zero)(B - b_zero[n]), B transposed
+ * ([n][k], int8: uint8 B less 128 with its zero points), b_sums[n] = sum_k (B[k][n] - b_zero[n]);
+ * a_zero is read at run time (NULL: 0), as DynamicQuantizeLinear computes it. */
+void aotc_matmul_integer_i8(int32_t m, int32_t n, int32_t k, const int8_t *AOTC_RESTRICT a,
+                            const int8_t *AOTC_RESTRICT a_zero, const int8_t *AOTC_RESTRICT bt,
+                            const int32_t *AOTC_RESTRICT b_zero, const int32_t *AOTC_RESTRICT b_sums,
+                            int32_t *AOTC_RESTRICT y);
+void aotc_matmul_integer_u8(int32_t m, int32_t n, int32_t k, const uint8_t *AOTC_RESTRICT a,
+                            const uint8_t *AOTC_RESTRICT a_zero, const int8_t *AOTC_RESTRICT bt,
+                            const int32_t *AOTC_RESTRICT b_zero, const int32_t *AOTC_RESTRICT b_sums,
+                            int32_t *AOTC_RESTRICT y);
+/* ConvInteger: int32 sums of (x - x_zero)(w - w_zero[c]), x_zero read at run time (NULL: p->x_zero);
+ * the geometry and w_zero from p (its scale, bias and output fields unused). A plain loop. */
+void aotc_conv_integer_i8(const aotc_qconv_params *p, const int8_t *AOTC_RESTRICT x,
+                          const int8_t *AOTC_RESTRICT x_zero, const int8_t *AOTC_RESTRICT w, int32_t *AOTC_RESTRICT y);
+void aotc_conv_integer_u8(const aotc_qconv_params *p, const uint8_t *AOTC_RESTRICT x,
+                          const uint8_t *AOTC_RESTRICT x_zero, const int8_t *AOTC_RESTRICT w, int32_t *AOTC_RESTRICT y);
+
 #endif /* AOTC_QUANT_H */

@@ -416,3 +416,79 @@ void AOTC_Q(qrequant_copy)(int32_t outer, int32_t inner, int32_t out_stride, con
         y += out_stride;
     }
 }
+
+/* ---- dynamic quantization (onnxruntime's quantize_dynamic) -------------------------------- */
+
+#if QT_MIN == 0 /* DynamicQuantizeLinear writes uint8 only */
+void aotc_dynamic_quantize_u8(int32_t n, const float *AOTC_RESTRICT x, uint8_t *AOTC_RESTRICT y,
+                              float *AOTC_RESTRICT y_scale, uint8_t *AOTC_RESTRICT y_zero) {
+    float lo = 0.0f, hi = 0.0f, scale, zero_f;
+    int32_t i, zero;
+    for (i = 0; i < n; ++i) {
+        lo = x[i] < lo ? x[i] : lo;
+        hi = x[i] > hi ? x[i] : hi;
+    }
+    scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
+    zero_f = 0.0f - lo / scale;
+    zero_f = zero_f < 0.0f ? 0.0f : zero_f > 255.0f ? 255.0f : zero_f;
+    zero = aotc_round_even(zero_f);
+    for (i = 0; i < n; ++i) {
+        float f = x[i] / scale;
+        f = f < (float)(0 - zero) ? (float)(0 - zero) : f;
+        f = f > (float)(255 - zero) ? (float)(255 - zero) : f;
+        y[i] = (uint8_t)(aotc_round_even(f) + zero);
+    }
+    *y_scale = scale;
+    *y_zero = (uint8_t)zero;
+}
+#endif
+
+void AOTC_Q(matmul_integer)(int32_t m, int32_t n, int32_t k, const QT *AOTC_RESTRICT a, const QT *AOTC_RESTRICT a_zero,
+                            const int8_t *AOTC_RESTRICT bt, const int32_t *AOTC_RESTRICT b_zero,
+                            const int32_t *AOTC_RESTRICT b_sums, int32_t *AOTC_RESTRICT y) {
+    const int32_t az = a_zero ? (int32_t)*a_zero : 0;
+    int32_t i, j, r;
+    for (i = 0; i < m; ++i) {
+        const QT *ar = a + (int64_t)i * k;
+        int32_t a_sum = 0;
+        for (r = 0; r < k; ++r) a_sum += ar[r];
+        for (j = 0; j < n; ++j) {
+            const int8_t *br = bt + (int64_t)j * k;
+            int32_t acc = 0;
+            for (r = 0; r < k; ++r) acc += (int32_t)ar[r] * br[r];
+            y[(int64_t)i * n + j] = acc - b_zero[j] * a_sum - az * b_sums[j];
+        }
+    }
+}
+
+void AOTC_Q(conv_integer)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x, const QT *AOTC_RESTRICT x_zero,
+                          const int8_t *AOTC_RESTRICT w, int32_t *AOTC_RESTRICT y) {
+    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group;
+    const int32_t xz = x_zero ? (int32_t)*x_zero : p->x_zero;
+    int32_t n, oc, oh, ow, ic, kh, kw;
+    for (n = 0; n < p->batch; ++n) {
+        for (oc = 0; oc < p->out_c; ++oc) {
+            const int32_t g = oc / mg, wz = p->w_zero[oc];
+            for (oh = 0; oh < p->out_h; ++oh) {
+                for (ow = 0; ow < p->out_w; ++ow) {
+                    int32_t acc = 0;
+                    for (ic = 0; ic < cg; ++ic) {
+                        const QT *plane = x + (((int64_t)n * p->in_c) + (int64_t)g * cg + ic) * p->in_h * p->in_w;
+                        const int8_t *wk = w + ((int64_t)oc * cg + ic) * p->k_h * p->k_w;
+                        for (kh = 0; kh < p->k_h; ++kh) {
+                            const int32_t ih = oh * p->stride_h - p->pad_top + kh * p->dil_h;
+                            if (ih < 0 || ih >= p->in_h) continue; /* padding: x - x_zero is 0 */
+                            for (kw = 0; kw < p->k_w; ++kw) {
+                                const int32_t iw = ow * p->stride_w - p->pad_left + kw * p->dil_w;
+                                if (iw < 0 || iw >= p->in_w) continue;
+                                acc += ((int32_t)plane[(int64_t)ih * p->in_w + iw] - xz) *
+                                       ((int32_t)wk[kh * p->k_w + kw] - wz);
+                            }
+                        }
+                    }
+                    y[(((int64_t)n * p->out_c + oc) * p->out_h + oh) * p->out_w + ow] = acc;
+                }
+            }
+        }
+    }
+}
