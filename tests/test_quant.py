@@ -207,6 +207,14 @@ def _concat_case(same: bool) -> Case:
                      {**ia, **ib, **iy}, ["yd"])
 
 
+def _resize_case(dtype: str) -> Case:
+    nx, ix = _q("x", "xd", dtype, 0.05, 3 if dtype == "int8" else 128)
+    ny, iy = _q("y", "yd", dtype, 0.05, 3 if dtype == "int8" else 128)
+    nodes = nx + [helper.make_node("Resize", ["xd", "", "scales"], ["y"], mode="nearest")] + ny
+    inits = {**ix, **iy, "scales": np.array([1, 1, 2, 2], np.float32)}
+    return _qdq_case(f"resize_nearest_{dtype}", nodes, {"x": (1, 3, 5, 4)}, inits, ["yd"])
+
+
 def _opset_case(opset: int, dtype: str) -> Case:
     """Quantize / dequantize alone (a mixed graph's float boundary) at the opsets where they changed."""
     nx, ix = _q("x", "xd", dtype, 0.07, 1 if dtype == "int8" else 128)
@@ -233,7 +241,7 @@ OP_CASES = [
     _unary_case("MaxPool", attrs={"kernel_shape": [2, 2], "strides": [2, 2]}),
     _unary_case("AveragePool", attrs={"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}),
     *[_gemm_case(op, d, pc) for op in ("MatMul", "Gemm") for d in ("int8", "uint8") for pc in (True, False)],
-    _concat_case(True), _concat_case(False),
+    _concat_case(True), _concat_case(False), _resize_case("int8"), _resize_case("uint8"),
     *[_opset_case(o, d) for o in (10, 13, 19, 21) for d in ("int8", "uint8")],
 ]
 

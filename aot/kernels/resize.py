@@ -186,6 +186,8 @@ def _check(node: Node, graph: Graph) -> str | None:
     a = node.attrs
     if len(x) == 0:
         return "a scalar input cannot be resized"
+    if graph.tensors[node.inputs[0]].dtype != "float32" and a["mode"] != "nearest" and not is_copy(node, graph):
+        return f"{a['mode']} Resize of {graph.tensors[node.inputs[0]].dtype} is not supported (nearest is)"
     if 0 in x or 0 in y:
         return f"a zero-size dimension ({list(x)} -> {list(y)}) is not supported"
     if len(a["scales"]) != len(x):
@@ -239,7 +241,7 @@ def _emit_nearest(ctx: NodeContext) -> None:
         "offsets": arr,
     }, comment=f"Resize nearest ({ctx.attrs['coordinate_transformation_mode']}, {ctx.attrs['nearest_mode']}): "
                f"{list(xs)} -> {list(ys)}")
-    ctx.call("aotc_resize_nearest_f32", p, ctx.ptr(x), ctx.ptr(y))
+    ctx.call(f"aotc_resize_nearest_{ctx.suffix(x)}", p, ctx.ptr(x), ctx.ptr(y))
 
 
 def _emit_pass(ctx: NodeContext, k: int, ps: Pass, src: str, dst: str) -> None:
@@ -295,5 +297,6 @@ def _emit(ctx: NodeContext) -> None:
 
 
 OPS: dict[str, HostOp] = {
-    "Resize": HostOp(_emit, family="resize", check=_check, kernels=(fixed_scratch("", _scratch),)),
+    "Resize": HostOp(_emit, family="resize", check=_check, kernels=(fixed_scratch("", _scratch),),
+                     dtypes=("float32", "int8", "uint8")),
 }

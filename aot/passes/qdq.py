@@ -34,9 +34,9 @@ from aot.passes.remove_dead_nodes import RemoveDeadNodes
 from aot.qmath import INT_RANGE, dequantize, lookup_table, quantize
 
 VIEWS = ("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Identity")
-# ops a per-tensor DQ commutes with (a DQ is increasing, its scale being positive): the views, and
-# MaxPool, which picks the same element in integers as in floats
-COMMUTING = (*VIEWS, "MaxPool")
+# ops a per-tensor DQ commutes with (a DQ is increasing, its scale being positive): the views, MaxPool,
+# which picks the same element in integers as in floats, and nearest Resize (a gather)
+COMMUTING = (*VIEWS, "MaxPool", "Resize")
 LOOKUP = ("Sigmoid", "Tanh", "HardSwish", "HardSigmoid", "LeakyRelu", "Relu", "Elu", "Gelu", "Exp", "Neg", "Abs")
 
 
@@ -100,7 +100,8 @@ def _sink_dequantize(g: Graph) -> None:
     for n in g.nodes:
         dq = producer.get(n.inputs[0]) if n.op in COMMUTING and n.inputs else None
         if (dq is None or dq.op != "DequantizeLinear" or not _per_tensor(g, dq) or n.outputs[0] in g.outputs
-                or any(n.outputs[1:]) or not _scalar(g, dq.inputs[1]) > 0):
+                or any(n.outputs[1:]) or not _scalar(g, dq.inputs[1]) > 0
+                or (n.op == "Resize" and n.attrs.get("mode") != "nearest")):
             out.append(n)
             continue
         y = g.tensors[n.outputs[0]]

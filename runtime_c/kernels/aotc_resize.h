@@ -17,6 +17,8 @@ typedef struct {
 } aotc_resize_nearest_params;
 
 void aotc_resize_nearest_f32(const aotc_resize_nearest_params *p, const float *x, float *y);
+void aotc_resize_nearest_i8(const aotc_resize_nearest_params *p, const int8_t *x, int8_t *y);
+void aotc_resize_nearest_u8(const aotc_resize_nearest_params *p, const uint8_t *x, uint8_t *y);
 
 /* Linear or cubic along one or two axes h and w: x viewed as
  * [outer][in_h][mid][in_w][inner] (h = 1 when one axis is resized), y as

@@ -6,32 +6,40 @@
 
 /* Gather: the innermost dim is a table lookup per element; outer dims advance
  * an odometer that keeps the summed offset of the current source row. */
-void aotc_resize_nearest_f32(const aotc_resize_nearest_params *p, const float *x, float *y) {
-    const int32_t r = p->rank, n = p->out_shape[r - 1];
-    const int32_t *last = p->offsets + p->start[r - 1];
-    int32_t idx[AOTC_MAX_RANK] = {0};
-    int64_t outer = 1, o, base = 0;
-    int32_t i, k;
-    for (k = 0; k < r - 1; ++k) {
-        outer *= p->out_shape[k];
-        base += p->offsets[p->start[k]];
-    }
-    for (o = 0; o < outer; ++o) {
-        const float *src = x + base;
-        for (i = 0; i < n; ++i) y[i] = src[last[i]];
-        y += n;
-        for (k = r - 2; k >= 0; --k) { /* next output row */
-            const int32_t *t = p->offsets + p->start[k];
-            base -= t[idx[k]];
-            if (++idx[k] < p->out_shape[k]) {
-                base += t[idx[k]];
-                break;
-            }
-            idx[k] = 0;
-            base += t[0];
-        }
-    }
+/* Nearest is a gather: one kernel per element type (floats, and the 8-bit integers of quantized
+ * models). */
+#define AOTC_RESIZE_NEAREST(SUFFIX, T)                                                      \
+void aotc_resize_nearest_##SUFFIX(const aotc_resize_nearest_params *p, const T *x, T *y) {  \
+    const int32_t r = p->rank, n = p->out_shape[r - 1];                                     \
+    const int32_t *last = p->offsets + p->start[r - 1];                                     \
+    int32_t idx[AOTC_MAX_RANK] = {0};                                                       \
+    int64_t outer = 1, o, base = 0;                                                         \
+    int32_t i, k;                                                                           \
+    for (k = 0; k < r - 1; ++k) {                                                           \
+        outer *= p->out_shape[k];                                                           \
+        base += p->offsets[p->start[k]];                                                    \
+    }                                                                                       \
+    for (o = 0; o < outer; ++o) {                                                           \
+        const T *src = x + base;                                                            \
+        for (i = 0; i < n; ++i) y[i] = src[last[i]];                                        \
+        y += n;                                                                             \
+        for (k = r - 2; k >= 0; --k) { /* next output row */                                \
+            const int32_t *t = p->offsets + p->start[k];                                    \
+            base -= t[idx[k]];                                                              \
+            if (++idx[k] < p->out_shape[k]) {                                               \
+                base += t[idx[k]];                                                          \
+                break;                                                                      \
+            }                                                                               \
+            idx[k] = 0;                                                                     \
+            base += t[0];                                                                   \
+        }                                                                                   \
+    }                                                                                       \
 }
+
+AOTC_RESIZE_NEAREST(f32, float)
+AOTC_RESIZE_NEAREST(i8, int8_t)
+AOTC_RESIZE_NEAREST(u8, uint8_t)
+#undef AOTC_RESIZE_NEAREST
 
 /* Blend: each output element (a run of `inner` contiguous elements) is the
  * weighted sum of taps_h * taps_w source runs. */
