@@ -1,10 +1,11 @@
 """Corrupted and truncated accel_sim programs fed to the C runtime built with AddressSanitizer
 and UndefinedBehaviorSanitizer (-fno-sanitize-recover=all: any report aborts the run).
 
-Programs come from the compiler (whole partitioned functions) and from the assembler (int8
-instructions). Truncated programs and programs with flipped bytes must always be refused
-with an error code; corruptions that keep a valid checksum (what a bug in a compiler could
-produce) must give an error code or run, never crash, and agree with the reference model."""
+Programs come from the compiler (whole partitioned functions, float32 and int8 models) and
+from the assembler (the 8-bit instructions, fixed-point and float requantisation). Truncated
+programs and programs with flipped bytes must always be refused with an error code;
+corruptions that keep a valid checksum (what a bug in a compiler could produce) must give an
+error code or run, never crash, and agree with the reference model."""
 
 from __future__ import annotations
 
@@ -20,7 +21,19 @@ from onnx import TensorProto, helper, numpy_helper
 from aot.compiler import Options, partition_model
 from aot.paths import runtime_dir
 from aot.vendor.accel_sim import DeviceConfig, isa, make_vendor, refmodel
-from aot.vendor.accel_sim.isa import F_BIAS, F_CLIP, F_REQUANT, DType, Err, Kind, Op, Program, ProgramBuilder, Region
+from aot.vendor.accel_sim.isa import (
+    F_BIAS,
+    F_CLIP,
+    F_FSCALE,
+    F_REQUANT,
+    DType,
+    Err,
+    Kind,
+    Op,
+    Program,
+    ProgramBuilder,
+    Region,
+)
 from aot.vendor.accel_sim.lower import lower_function
 from aot.vendor.accel_sim.native import include_dirs, runtime_sources
 
@@ -112,11 +125,45 @@ def int8_program() -> bytes:
                          Region(Kind.OUTPUT, "int8", (4, 8, 8))], b.insns, consts, 16384).to_bytes()
 
 
+def uint8_float_requant_program() -> bytes:
+    """uint8 CONV requantised with float scales, VREQ, the quantized VADD and the requantised
+    POOL sum: the float-scale paths."""
+    cfg = DeviceConfig()
+    b = ProgramBuilder(cfg)
+    b.dma(Op.LOAD, 1, 0, 0, 256)
+    b.dma(Op.LOAD, 0, 0, 1024, 512)
+    b.set(IFM_C=4, IFM_H=8, IFM_W=8, OFM_C=4, OFM_H=8, OFM_W=8, KERNEL=isa.pair(3, 3), STRIDE=isa.pair(1, 1),
+          PAD=isa.pair(1, 1), DILATION=isa.pair(1, 1), GROUPS=1, BIAS_ADDR=1024 + 144, QUANT_ADDR=1024 + 160,
+          IFM_ZP=128, OFM_ZP=120, ACT_MIN=120, ACT_MAX=250)
+    b.emit(Op.CONV, DType.U8 | F_BIAS | F_REQUANT | F_FSCALE | F_CLIP, 0, 0, 1024, 2048)
+    b.emit(Op.CONV, DType.U8 | F_BIAS, 0, 0, 1024, 4096)
+    b.set(V_OUTER=4, V_INNER=64, VB_SO=64, VB_SI=1)
+    b.emit(Op.VREQ, DType.U8 | F_FSCALE | F_CLIP, 0, 4096, 0, 8192)
+    b.set(V_OUTER=1, V_INNER=256, VB_SO=256, QUANT_ADDR=1024 + 176)
+    b.emit(Op.VADD, DType.U8 | F_REQUANT | F_FSCALE | F_CLIP, 0, 2048, 8192, 2048)
+    b.set(KERNEL=isa.pair(8, 8), OFM_H=1, OFM_W=1, QUANT_ADDR=1024 + 160)
+    b.emit(Op.POOL, DType.U8 | F_REQUANT | F_FSCALE, 0, 2048, 0, 3072)
+    b.dma(Op.STORE, 2, 0, 3072, 4)
+    b.end()
+    rng = np.random.default_rng(2)
+    consts = (rng.integers(-128, 128, 144).astype(np.int8).tobytes() + rng.integers(-99, 99, 4).astype(np.int32)
+              .tobytes() + np.full(4, 0.004, np.float32).tobytes() + np.array([0.7, 0.6, 5.5], np.float32).tobytes())
+    consts += b"\0" * (512 - len(consts))
+    return Program(cfg, [Region(Kind.CONST, "uint8", (512,)), Region(Kind.INPUT, "uint8", (4, 8, 8)),
+                         Region(Kind.OUTPUT, "uint8", (4, 1, 1))], b.insns, consts, 16384).to_bytes()
+
+
 @pytest.fixture(scope="module")
 def programs() -> dict[str, bytes]:
+    from quantize import quantized
+
     return {"lenet": compiled(zoo.lenet(), DeviceConfig()),
             "small_cnn_tiled": compiled(small_cnn(), DeviceConfig(spm_bytes=2048)),
-            "int8": int8_program()}
+            "int8": int8_program(),
+            "uint8_float_requant": uint8_float_requant_program(),
+            "lenet_int8": compiled(quantized(zoo.lenet(), "QDQ"), DeviceConfig()),
+            "small_cnn_uint8_tiled": compiled(quantized(small_cnn(), "QOperator", activations="uint8"),
+                                              DeviceConfig(spm_bytes=1024))}
 
 
 def model_code(blob: bytes) -> int:

@@ -6,6 +6,7 @@ and run on numpy buffers through ctypes."""
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from aot.vendor.accel_sim.isa import (
     F_AVG,
     F_BIAS,
     F_CLIP,
+    F_FSCALE,
     F_REQUANT,
     DType,
     Err,
@@ -35,6 +37,7 @@ from aot.vendor.accel_sim.native import NativeRuntime
 
 CFG = DeviceConfig()
 SPM = 32 * 1024
+NPDT = {DType.F32: np.float32, DType.I8: np.int8, DType.I32: np.int32, DType.U8: np.uint8}
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +101,9 @@ def test_c_header_defines_the_same_numbers():
     for name in ("MAGIC", "VERSION", "HEADER_BYTES", "REGION_BYTES", "INSN_BYTES", "MAX_REGIONS", "MAX_NDIM"):
         assert defines[name] == getattr(isa, name), name
     assert defines["DTYPE_MASK"] == isa.DTYPE_MASK
-    for f in ("F_ACC", "F_AVG", "F_BIAS", "F_CLIP", "F_REQUANT"):
+    dtypes = re.findall(r"AOTC_ACCEL_SIM_(F32|I8|I32|U8) = (\d)", text)
+    assert {k: int(v) for k, v in dtypes} == {d.name: d.value for d in DType}
+    for f in ("F_ACC", "F_AVG", "F_BIAS", "F_CLIP", "F_REQUANT", "F_FSCALE"):
         assert defines[f] == getattr(isa, f), f
     ops = {m[0]: int(m[1], 16) for m in re.findall(r"AOTC_ACCEL_SIM_OP_(\w+) = (0x[0-9a-fA-F]+)", text)}
     assert ops == {o.name: o.value for o in Op}
@@ -343,22 +348,22 @@ def test_pool(rt, case, average, dtype):
 # --- vector unit ------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("op", [Op.VADD, Op.VMUL, Op.VMAX])
-@pytest.mark.parametrize("dtype", [DType.F32, DType.I8, DType.I32])
+@pytest.mark.parametrize("dtype", [DType.F32, DType.I8, DType.I32, DType.U8])
 @pytest.mark.parametrize("broadcast", ["same", "scalar", "per_row", "per_column", "in_place"])
 @pytest.mark.parametrize("clip", [False, True])
 def test_vector_binary(rt, op, dtype, broadcast, clip):
     outer, inner = 5, 13
     so, si = {"same": (inner, 1), "scalar": (0, 0), "per_row": (1, 0), "per_column": (0, 1),
               "in_place": (inner, 1)}[broadcast]
-    npdt = {DType.F32: np.float32, DType.I8: np.int8, DType.I32: np.int32}[dtype]
+    npdt = NPDT[dtype]
     rng = np.random.default_rng(int(op) + 10 * int(dtype))
     if dtype == DType.F32:
         a, bvec = (rng.standard_normal(n).astype(np.float32) for n in (outer * inner, outer * inner))
         lo, hi = f32_bits(-0.5), f32_bits(0.75)
     else:
-        big = 100 if dtype == DType.I8 else 2**31 - 1
-        a, bvec = (rng.integers(-big, big, n).astype(npdt) for n in (outer * inner, outer * inner))
-        lo, hi = i32_bits(-50), i32_bits(60)
+        small, big = {DType.I8: (-100, 100), DType.U8: (0, 256), DType.I32: (-(2**31) + 1, 2**31 - 1)}[dtype]
+        a, bvec = (rng.integers(small, big, n).astype(npdt) for n in (outer * inner, outer * inner))
+        lo, hi = (i32_bits(30), i32_bits(200)) if dtype == DType.U8 else (i32_bits(-50), i32_bits(60))
     A, B = 0, 4096
     Y = A if broadcast == "in_place" else 8192
     regs = dict(V_OUTER=outer, V_INNER=inner, VB_SO=so, VB_SI=si, ACT_MIN=lo, ACT_MAX=hi)
@@ -372,18 +377,19 @@ def test_vector_binary(rt, op, dtype, broadcast, clip):
     else:
         a64, b64 = a.astype(np.int64), bb.astype(np.int64)
         want = {Op.VADD: a64 + b64, Op.VMUL: a64 * b64, Op.VMAX: np.maximum(a64, b64)}[op]
-        want = np.clip(want, -50, 60) if clip else want
+        if clip:
+            want = np.clip(want, 30, 200) if dtype == DType.U8 else np.clip(want, -50, 60)
         info = np.iinfo(npdt)
         want = np.clip(want, info.min, info.max).astype(npdt)
     for got in (c_spm, m_spm):  # float32 adds, multiplies and clamps are exact: bit-equal
         assert np.array_equal(spm_get(got, Y, npdt, (outer * inner,)), want)
 
 
-@pytest.mark.parametrize("dtype", [DType.F32, DType.I8, DType.I32])
+@pytest.mark.parametrize("dtype", [DType.F32, DType.I8, DType.I32, DType.U8])
 def test_vclip(rt, dtype):
-    npdt = {DType.F32: np.float32, DType.I8: np.int8, DType.I32: np.int32}[dtype]
+    npdt = NPDT[dtype]
     x = (np.linspace(-3, 3, 40).astype(np.float32) if dtype == DType.F32
-         else np.arange(-60, 60, 3).astype(npdt))
+         else np.arange(0, 240, 6).astype(npdt) if dtype == DType.U8 else np.arange(-60, 60, 3).astype(npdt))
     lo, hi = (f32_bits(0.0), f32_bits(np.inf)) if dtype == DType.F32 else (i32_bits(-10), i32_bits(20))
     blob = compute_only(dict(V_OUTER=4, V_INNER=10, ACT_MIN=lo, ACT_MAX=hi), Op.VCLIP, dtype, 0, 0, 0)
     _, c_spm, _, m_spm, rc = run_both(rt, blob, [], spm_with((0, x)))
@@ -411,6 +417,220 @@ def test_vreq(rt, clip):
     want = np.clip(want, -128, 127).astype(np.int8)
     for got in (c_spm, m_spm):
         assert np.array_equal(spm_get(got, 8192, np.int8, (outer * inner,)), want)
+
+
+# --- 8-bit requantisation with float scales (onnxruntime's arithmetic) --------------------------
+
+def mlas_requant(acc: int, scale: np.float32, lo: int, hi: int, zp: int) -> int:
+    """aotc_requant (runtime_c/kernels/aotc_quant.h), one value at a time: float32 product,
+    clamp to the output range less the zero point, round half to even, add the zero point."""
+    f = np.float32(np.float32(acc) * np.float32(scale))
+    f = min(max(f, np.float32(lo - zp)), np.float32(hi - zp))
+    return int(np.rint(f)) + zp
+
+
+def exact_fma(a: float, b: float, c: float) -> np.float32:
+    """fmaf with rational arithmetic: the exact a * b + c, rounded to the nearest float32 (ties even)."""
+    exact = Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c))
+    g = np.float32(float(exact))  # a double rounding at most: correct it against the neighbours
+    for cand in (np.nextafter(g, np.float32(-np.inf)), np.nextafter(g, np.float32(np.inf))):
+        d, dg = abs(Fraction(float(cand)) - exact), abs(Fraction(float(g)) - exact)
+        if d < dg or (d == dg and int(np.array(g).view(np.int32)) & 1):
+            g = cand
+    return g
+
+
+def scales(rng, n: int) -> np.ndarray:
+    """Requantisation scales as quantized models have them: x_scale * w_scale / y_scale."""
+    return (rng.random(n) * 0.02 + 1e-4).astype(np.float32)
+
+
+@pytest.mark.parametrize("case", ["3x3_pad", "strided", "grouped", "depthwise", "1x1", "all_padding"])
+@pytest.mark.parametrize("dtype", [DType.I8, DType.U8])
+@pytest.mark.parametrize("clip", [False, True])
+def test_conv_8bit_float_requant(rt, case, dtype, clip):
+    """CONV with REQUANT | FSCALE: bit-exact with aotc's host requantisation, int8 and uint8
+    activations (weights int8), the input zero point subtracted from every tap inside the tile."""
+    c, ih, iw, oc, oh, ow, k, stride, pad, dil, groups = CONV_CASES[case]
+    rng = np.random.default_rng(11 + len(case) + int(dtype) + clip)
+    lo_t, hi_t = isa.INT_RANGE[dtype]
+    x = rng.integers(lo_t, hi_t + 1, (c, ih, iw)).astype(NPDT[dtype])
+    w = rng.integers(-128, 128, (oc, c // groups, *k)).astype(np.int8)
+    bias = rng.integers(-5000, 5000, oc).astype(np.int32)
+    sc = scales(rng, oc)
+    zp_in, zp_out = (-3, 5) if dtype == DType.I8 else (130, 120)
+    act = (zp_out, zp_out + 90) if clip else (lo_t, hi_t)  # a fused ReLU and a Clip's upper bound
+    X, W, B, Q, Y = 0, 4096, 8192, 9216, 12288
+    regs = conv_regs(c, ih, iw, oc, oh, ow, k, stride, pad, dil, groups)
+    regs.update(BIAS_ADDR=B, QUANT_ADDR=Q, IFM_ZP=i32_bits(zp_in), OFM_ZP=i32_bits(zp_out), ACT_MIN=i32_bits(act[0]),
+                ACT_MAX=i32_bits(act[1]))
+    flags = dtype | F_BIAS | F_REQUANT | F_FSCALE | (F_CLIP if clip else 0)
+    blob = compute_only(regs, Op.CONV, flags, X, W, Y)
+    _, c_spm, _, m_spm, rc = run_both(rt, blob, [], spm_with((X, x), (W, w), (B, bias), (Q, sc)))
+    assert rc == 0
+    acc = conv_reference(x, w, bias, stride, pad, dil, groups, oh, ow, zp=zp_in)
+    want = np.array([[[mlas_requant(int(v), sc[o], *act, zp_out) for v in row] for row in acc[o]] for o in range(oc)])
+    for got in (c_spm, m_spm):
+        assert np.array_equal(spm_get(got, Y, NPDT[dtype], (oc, oh, ow)), want.astype(NPDT[dtype]))
+    stats = refmodel.timing(blob)
+    assert stats.int8_macs == stats.macs == oc * oh * ow * (c // groups) * k[0] * k[1]
+
+
+@pytest.mark.parametrize("dtype", [DType.I8, DType.U8])
+def test_matmul_8bit_float_requant(rt, dtype):
+    m, n, k = 3, 17, 40
+    rng = np.random.default_rng(int(dtype))
+    lo_t, hi_t = isa.INT_RANGE[dtype]
+    a = rng.integers(lo_t, hi_t + 1, (m, k)).astype(NPDT[dtype])
+    w = rng.integers(-128, 128, (n, k)).astype(np.int8)
+    bias = rng.integers(-3000, 3000, n).astype(np.int32)
+    sc = scales(rng, n)
+    zp_in, zp_out = (7, -9) if dtype == DType.I8 else (128, 100)
+    A, W, B, Q, Y = 0, 4096, 8192, 9216, 12288
+    regs = dict(MM_M=m, MM_N=n, MM_K=k, BIAS_ADDR=B, QUANT_ADDR=Q, IFM_ZP=i32_bits(zp_in), OFM_ZP=i32_bits(zp_out))
+    blob = compute_only(regs, Op.MATMUL, dtype | F_BIAS | F_REQUANT | F_FSCALE, A, W, Y)
+    _, c_spm, _, m_spm, rc = run_both(rt, blob, [], spm_with((A, a), (W, w), (B, bias), (Q, sc)))
+    assert rc == 0
+    acc = (a.astype(np.int64) - zp_in) @ w.T.astype(np.int64) + bias
+    want = np.array([[mlas_requant(int(acc[i, j]), sc[j], lo_t, hi_t, zp_out) for j in range(n)] for i in range(m)])
+    for got in (c_spm, m_spm):
+        assert np.array_equal(spm_get(got, Y, NPDT[dtype], (m, n)), want.astype(NPDT[dtype]))
+
+
+@pytest.mark.parametrize("case", sorted(POOL_CASES))
+@pytest.mark.parametrize("dtype", [DType.I8, DType.U8])
+def test_pool_sum_requantised(rt, case, dtype):
+    """POOL with REQUANT: each window's sum of (x - IFM_ZP) over the taps inside the tile,
+    requantised per channel (QLinearGlobalAveragePool: scale x_scale / (y_scale * size))."""
+    c, ih, iw, oh, ow, k, stride, pad, dil = POOL_CASES[case]
+    rng = np.random.default_rng(len(case) + int(dtype))
+    lo_t, hi_t = isa.INT_RANGE[dtype]
+    x = rng.integers(lo_t, hi_t + 1, (c, ih, iw)).astype(NPDT[dtype])
+    sc = (np.float32(0.05) / (np.float32(0.04) * np.float32(k[0] * k[1])) * np.ones(c)).astype(np.float32)
+    zp_in, zp_out = (-4, 3) if dtype == DType.I8 else (128, 131)
+    regs = dict(IFM_C=c, IFM_H=ih, IFM_W=iw, OFM_H=oh, OFM_W=ow, KERNEL=pair(*k), STRIDE=pair(*stride),
+                PAD=pair(*pad), DILATION=pair(*dil), QUANT_ADDR=4096, IFM_ZP=i32_bits(zp_in),
+                OFM_ZP=i32_bits(zp_out))
+    blob = compute_only(regs, Op.POOL, dtype | F_REQUANT | F_FSCALE, 0, 0, 8192)
+    _, c_spm, _, m_spm, rc = run_both(rt, blob, [], spm_with((0, x), (4096, sc)))
+    assert rc == 0
+    sums = np.zeros((c, oh, ow), np.int64)
+    for ch in range(c):
+        for y in range(oh):
+            for xx in range(ow):
+                taps = [int(x[ch, iy, ix]) - zp_in for ky in range(k[0]) for kx in range(k[1])
+                        for iy, ix in [(y * stride[0] + ky * dil[0] - pad[0], xx * stride[1] + kx * dil[1] - pad[1])]
+                        if 0 <= iy < ih and 0 <= ix < iw]
+                sums[ch, y, xx] = mlas_requant(sum(taps), sc[ch], lo_t, hi_t, zp_out)
+    for got in (c_spm, m_spm):
+        assert np.array_equal(spm_get(got, 8192, NPDT[dtype], (c, oh, ow)), sums.astype(NPDT[dtype]))
+
+
+@pytest.mark.parametrize("average", [False, True])
+def test_pool_uint8(rt, average):
+    c, ih, iw, oh, ow, k, stride, pad, dil = POOL_CASES["3x3_pad"]
+    x = np.random.default_rng(5).integers(0, 256, (c, ih, iw)).astype(np.uint8)
+    regs = dict(IFM_C=c, IFM_H=ih, IFM_W=iw, OFM_H=oh, OFM_W=ow, KERNEL=pair(*k), STRIDE=pair(*stride),
+                PAD=pair(*pad), DILATION=pair(*dil))
+    blob = compute_only(regs, Op.POOL, DType.U8 | (F_AVG if average else 0), 0, 0, 8192)
+    _, c_spm, _, m_spm, rc = run_both(rt, blob, [], spm_with((0, x)))
+    want = pool_reference(x, k, stride, pad, dil, oh, ow, average)
+    want = np.floor(want + 0.5) if average else want
+    for got in (c_spm, m_spm):
+        assert np.array_equal(spm_get(got, 8192, np.uint8, (c, oh, ow)), want.astype(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", [DType.I8, DType.U8])
+@pytest.mark.parametrize("clip", [False, True])
+def test_vadd_quantized(rt, dtype, clip):
+    """VADD with REQUANT | FSCALE: onnxruntime's QLinearAdd, y = round(fma(a, a_mult, fma(b, b_mult,
+    bias))) with the zero points in the bias, checked against exact rational arithmetic."""
+    rng = np.random.default_rng(int(dtype) + 2 * clip)
+    outer, inner = 4, 50
+    lo_t, hi_t = isa.INT_RANGE[dtype]
+    a = rng.integers(lo_t, hi_t + 1, outer * inner).astype(NPDT[dtype])
+    b = rng.integers(lo_t, hi_t + 1, outer * inner).astype(NPDT[dtype])
+    a_scale, b_scale, y_scale = np.float32(0.031), np.float32(0.027), np.float32(0.043)
+    a_zero, b_zero, y_zero = (3, -7, 2) if dtype == DType.I8 else (128, 120, 125)
+    am, bm = a_scale / y_scale, b_scale / y_scale
+    bias = np.float32(y_zero) - (am * np.float32(a_zero) + bm * np.float32(b_zero))
+    params = np.array([am, bm, bias], np.float32)
+    act = (y_zero, hi_t - 10) if clip else (lo_t, hi_t)
+    regs = dict(V_OUTER=outer, V_INNER=inner, VB_SO=inner, VB_SI=1, QUANT_ADDR=8192, ACT_MIN=i32_bits(act[0]),
+                ACT_MAX=i32_bits(act[1]))
+    blob = compute_only(regs, Op.VADD, dtype | F_REQUANT | F_FSCALE | (F_CLIP if clip else 0), 0, 4096, 0)
+    _, c_spm, _, m_spm, rc = run_both(rt, blob, [], spm_with((0, a), (4096, b), (8192, params)))
+    assert rc == 0
+    want = [int(np.rint(min(max(exact_fma(float(x), am, exact_fma(float(y), bm, bias)), np.float32(act[0])),
+                            np.float32(act[1])))) for x, y in zip(a, b, strict=True)]
+    for got in (c_spm, m_spm):  # in place on a
+        assert np.array_equal(spm_get(got, 0, NPDT[dtype], (outer * inner,)), np.array(want).astype(NPDT[dtype]))
+    assert refmodel.timing(blob).vec_busy_cycles == CFG.op_setup_cycles + -(-outer * inner // CFG.vec_lanes)
+
+
+def test_fma_is_exact_on_hard_cases(rt):
+    """The simulator's fmaf (no libm) and the model's agree with exact arithmetic where a plain float
+    or double computation would not: a * a_mult + bias within a rounding error of a tie k + 1/2, so
+    the output integer depends on the one rounding. One quantized add per element, b_mult = 0."""
+    rng = np.random.default_rng(9)
+    n = 96
+    a = rng.integers(-128, 128, n).astype(np.int8)
+    am = (rng.random(n) * 2 + 0.01).astype(np.float32)
+    k = rng.integers(-100, 100, n)
+    bias = (k + 0.5 - a.astype(np.float64) * am.astype(np.float64)).astype(np.float32)
+    bias[1::3] = np.nextafter(bias[1::3], np.float32(np.inf))
+    bias[2::3] = np.nextafter(bias[2::3], np.float32(-np.inf))
+    want = np.array([exact_fma(float(x), float(y), float(z)) for x, y, z in zip(a, am, bias, strict=True)])
+    assert np.array_equal(refmodel.fma32(a.astype(np.float32), am, bias).view(np.int32), want.view(np.int32))
+    naive = (a.astype(np.float32) * am + bias).astype(np.float32)
+    assert not np.array_equal(np.rint(naive), np.rint(want))  # the cases do tell the two apart
+    pb = ProgramBuilder(CFG)
+    pb.set(V_OUTER=1, V_INNER=1, VB_SO=1, VB_SI=1)
+    for j in range(n):
+        pb.set(QUANT_ADDR=8192 + 16 * j)
+        pb.emit(Op.VADD, DType.I8 | F_REQUANT | F_FSCALE, 0, j, 2048, 4096 + j)
+    params = np.zeros((n, 4), np.float32)
+    params[:, 0], params[:, 2] = am, bias
+    _, c_spm, _, m_spm, rc = run_both(rt, program(pb, []), [], spm_with((0, a), (8192, params)))
+    assert rc == 0
+    for got in (c_spm, m_spm):
+        assert np.array_equal(spm_get(got, 4096, np.int8, (n,)), np.clip(np.rint(want), -128, 127).astype(np.int8))
+
+
+@pytest.mark.parametrize("dtype", [DType.I8, DType.U8])
+@pytest.mark.parametrize("clip", [False, True])
+def test_vreq_float(rt, dtype, clip):
+    """VREQ with FSCALE: int32 rows requantised with one float scale per row (what follows a
+    CONV accumulated over several input-channel tiles)."""
+    rng = np.random.default_rng(4 + int(dtype))
+    outer, inner = 6, 11
+    x = np.concatenate([rng.integers(-200000, 200000, outer * inner - 4), [-(2**31), 2**31 - 1, 0, -1]])
+    x = x.astype(np.int32)
+    sc = scales(rng, outer)
+    sc[0] = np.float32(1e30)  # saturates both ways
+    lo_t, hi_t = isa.INT_RANGE[dtype]
+    zp = 3 if dtype == DType.I8 else 128
+    act = (zp, hi_t - 5) if clip else (lo_t, hi_t)
+    regs = dict(V_OUTER=outer, V_INNER=inner, QUANT_ADDR=4096, OFM_ZP=i32_bits(zp), ACT_MIN=i32_bits(act[0]),
+                ACT_MAX=i32_bits(act[1]))
+    blob = compute_only(regs, Op.VREQ, dtype | F_FSCALE | (F_CLIP if clip else 0), 0, 0, 8192)
+    _, c_spm, _, m_spm, rc = run_both(rt, blob, [], spm_with((0, x), (4096, sc)))
+    assert rc == 0
+    want = np.array([mlas_requant(int(x[o * inner + i]), sc[o], *act, zp) for o in range(outer) for i in range(inner)])
+    for got in (c_spm, m_spm):
+        assert np.array_equal(spm_get(got, 8192, NPDT[dtype], (outer * inner,)), want.astype(NPDT[dtype]))
+
+
+def test_int8_mac_array_is_four_times_as_wide():
+    """The same 16-channel 1x1 convolution: an 8-bit CONV takes a quarter of float32's array cycles."""
+    regs = conv_regs(16, 8, 8, 16, 8, 8, (1, 1), (1, 1), (0, 0), (1, 1), 1)
+    f32 = refmodel.timing(compute_only(regs, Op.CONV, DType.F32, 0, 8192, 12288))
+    i8 = refmodel.timing(compute_only(regs, Op.CONV, DType.I8, 0, 8192, 12288))
+    u8 = refmodel.timing(compute_only(regs, Op.CONV, DType.U8, 0, 8192, 12288))
+    taps = 8 * 8
+    assert f32.mac_busy_cycles - CFG.op_setup_cycles == taps * 2 * 2
+    assert i8.mac_busy_cycles - CFG.op_setup_cycles == u8.mac_busy_cycles - CFG.op_setup_cycles == taps
+    assert (f32.int8_macs, i8.int8_macs) == (0, i8.macs) and f32.macs == i8.macs == 16 * 16 * taps
 
 
 # --- the cost model -----------------------------------------------------------------------------
@@ -527,6 +747,19 @@ def _err_programs() -> dict[str, tuple[bytes, Err]]:
         ("output_overlaps_input", [Insn(Op.SET, 2, isa.Reg.MM_M, 2, 2), Insn(Op.SET, 1, isa.Reg.MM_K, 2),
                                    Insn(Op.MATMUL, 0, 0, 0, 64, 8)], Err.OVERLAP),
         ("requant_with_f32", [Insn(Op.CONV, F_REQUANT, 0, 0, 0, 0)], Err.OPERAND),
+        ("conv_int32_operands", [Insn(Op.CONV, DType.I32, 0, 0, 0, 0)], Err.OPERAND),
+        ("fscale_without_requant", [Insn(Op.MATMUL, DType.U8 | F_FSCALE, 0, 0, 0, 0)], Err.OPERAND),
+        ("pool_average_requantised", [Insn(Op.POOL, DType.I8 | F_AVG | F_REQUANT, 0, 0, 0, 0)], Err.OPERAND),
+        ("pool_clip_without_requant", [Insn(Op.POOL, DType.U8 | F_CLIP, 0, 0, 0, 0)], Err.OPERAND),
+        ("quantized_vmul", [Insn(Op.VMUL, DType.I8 | F_REQUANT | F_FSCALE, 0, 0, 64, 128)], Err.OPERAND),
+        ("quantized_vadd_fixed_point", [Insn(Op.VADD, DType.I8 | F_REQUANT, 0, 0, 64, 128)], Err.OPERAND),
+        ("quantized_vadd_float32", [Insn(Op.VADD, DType.F32 | F_REQUANT | F_FSCALE, 0, 0, 64, 128)], Err.OPERAND),
+        ("vreq_to_int32", [Insn(Op.VREQ, DType.I32, 0, 0, 0, 64)], Err.OPERAND),
+        ("output_zero_point_out_of_range", [Insn(Op.SET, 2, isa.Reg.MM_M, 1, 1), Insn(Op.SET, 1, isa.Reg.MM_K, 1),
+                                            Insn(Op.SET, 2, isa.Reg.QUANT_ADDR, 256, 0),
+                                            Insn(Op.SET, 1, isa.Reg.OFM_ZP, 256),
+                                            Insn(Op.MATMUL, DType.U8 | F_REQUANT | F_FSCALE, 0, 0, 64, 128)],
+         Err.OPERAND),
         ("vector_partial_alias", [Insn(Op.SET, 2, isa.Reg.V_OUTER, 1, 8), Insn(Op.VADD, 0, 0, 0, 64, 4)],
          Err.OVERLAP),
     ]:

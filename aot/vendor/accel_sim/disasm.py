@@ -12,9 +12,9 @@ from aot.vendor.accel_sim import refmodel
 from aot.vendor.accel_sim.isa import (
     DTYPE_MASK,
     F_ACC,
-    F_AVG,
     F_BIAS,
     F_CLIP,
+    F_FSCALE,
     F_REQUANT,
     HEADER_BYTES,
     INSN_BYTES,
@@ -32,10 +32,13 @@ _CODES = {0: "int", 1: "uint", 2: "float"}
 
 
 def _flags(i: Insn) -> str:
-    names = [DType(i.flags & DTYPE_MASK).name.lower()] if i.op not in (Op.VREQ,) else []
+    """e.g. i8.bias.requant.fscale: the data type (VREQ: the 8-bit type it writes), then the flags."""
+    dt = DType(i.flags & DTYPE_MASK)
+    names = [("u8" if dt == DType.U8 else "i8") if i.op == Op.VREQ else dt.name.lower()]
     acc_or_avg = "avg" if i.op == Op.POOL else "acc"
-    for bit, name in ((F_ACC, acc_or_avg), (F_BIAS, "bias"), (F_CLIP, "clip"), (F_REQUANT, "requant")):
-        if i.flags & bit and not (i.op == Op.POOL and bit != F_AVG):
+    for bit, name in ((F_ACC, acc_or_avg), (F_BIAS, "bias"), (F_CLIP, "clip"), (F_REQUANT, "requant"),
+                      (F_FSCALE, "fscale")):
+        if i.flags & bit:
             names.append(name)
     return ".".join(names)
 
@@ -59,8 +62,8 @@ def disassemble(blob: bytes) -> str:
     out = [f"accel_sim program v{h.version}: {h.n_insns} instructions, {h.const_bytes} bytes of constants, "
            f"scratchpad {h.spm_bytes} of {h.spm_capacity} bytes",
            f"device: DMA {h.dma_bytes_per_cycle} B/cycle (+{h.dma_setup_cycles} per transfer), MAC array "
-           f"{h.mac_rows}x{h.mac_cols}, vector {h.vec_lanes} lanes, {h.op_setup_cycles} cycles per operation, "
-           f"queues of {h.queue_depth}; watchdog at {h.cycle_limit} cycles"]
+           f"{h.mac_rows}x{h.mac_cols} ({2 * h.mac_rows}x{2 * h.mac_cols} 8-bit), vector {h.vec_lanes} lanes, "
+           f"{h.op_setup_cycles} cycles per operation, queues of {h.queue_depth}; watchdog at {h.cycle_limit} cycles"]
     for k, (kind, code, bits, ndim, nbytes, shape) in enumerate(parse_regions(blob, h.n_regions)):
         name = Kind(kind).name.lower() if kind in Kind._value2member_map_ else f"kind {kind}"
         out.append(f"region {k}: {name} {_CODES.get(code, '?')}{bits}{list(shape[:ndim])} ({nbytes} B)")
@@ -70,8 +73,8 @@ def disassemble(blob: bytes) -> str:
         out.append(f"{k:6d}  {line(Insn.decode(raw))}")
     try:
         st = refmodel.timing(blob)
-        out.append(f"cost model: {st.cycles} cycles, {st.dma_bytes} DMA bytes, {st.macs} MACs, "
-                   f"scratchpad peak {st.spm_peak_bytes} B")
+        out.append(f"cost model: {st.cycles} cycles, {st.dma_bytes} DMA bytes, {st.macs} MACs "
+                   f"({st.int8_macs} of them 8-bit), scratchpad peak {st.spm_peak_bytes} B")
     except refmodel.SimError as e:
         out.append(f"the device refuses this program: {e}")
     return "\n".join(out) + "\n"

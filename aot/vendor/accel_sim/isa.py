@@ -28,7 +28,7 @@ VERSION = 1
 HEADER_BYTES = 64
 REGION_BYTES = 32
 INSN_BYTES = 16
-MAX_REGIONS = 16
+MAX_REGIONS = 64
 MAX_NDIM = 6
 MAX_SPM = 16 * 1024 * 1024
 MAX_DIM = 0xFFFFFF
@@ -81,11 +81,17 @@ class Op(IntEnum):
 
 
 class DType(IntEnum):
-    """Flags bits 0-1."""
+    """Flags bits 0-1: the element type of an instruction's activations (CONV/MATMUL: weights are
+    float32 for F32 and int8 for both 8-bit types)."""
 
     F32 = 0
     I8 = 1
     I32 = 2
+    U8 = 3
+
+
+EIGHT_BIT = (DType.I8, DType.U8)
+INT_RANGE = {DType.I8: (-128, 127), DType.U8: (0, 255), DType.I32: (-(1 << 31), (1 << 31) - 1)}
 
 
 DTYPE_MASK = 0x03
@@ -93,7 +99,8 @@ F_ACC = 0x04  # CONV/MATMUL: accumulate onto the output
 F_AVG = 0x04  # POOL: average instead of max
 F_BIAS = 0x08  # CONV/MATMUL: add bias[channel]
 F_CLIP = 0x10  # clamp to [ACT_MIN, ACT_MAX]
-F_REQUANT = 0x20  # CONV/MATMUL int8: requantise to int8
+F_REQUANT = 0x20  # CONV/MATMUL/POOL 8-bit: requantise to 8 bits; VADD 8-bit: quantized add
+F_FSCALE = 0x40  # with REQUANT: the table at QUANT_ADDR holds float32 scales (else fixed-point mult, shift)
 
 
 class Reg(IntEnum):

@@ -4,6 +4,11 @@
 record holding exactly what lowering needs (geometry, packed weights, fused activation).
 The checkers build the same records to ask the tiling planner whether a node fits, so what
 is accepted and what is lowered cannot disagree.
+
+8-bit layers (the integer ops aotc lowers int8 models to: QLinearConv, QGemm, QLinearMatMul,
+QLinearGlobalAveragePool, QLinearAdd, MaxPool on integers) carry a `Quant` record: their
+compile-time requantisation constants, computed exactly as aotc's host kernels compute them
+(aot/kernels/quant.py, aot/qmath.py), so the device's results are bit-exact with the host's.
 """
 
 from __future__ import annotations
@@ -15,12 +20,48 @@ import numpy as np
 
 from aot.errors import AotcError
 from aot.ir import Graph, Node
+from aot.qmath import INT_RANGE, requant_scale
 from aot.vendor.accel_sim.tiling import ConvGeom
 
 Act = tuple[float, float] | None  # a fused clamp [lo, hi] (ReLU is [0, inf]); None: none
 VIEW_OPS = ("Flatten", "Reshape", "Squeeze", "Unsqueeze")
 BINARY_OPS = ("Add", "Sub", "Mul", "Max")
-POOL_OPS = ("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool")
+POOL_OPS = ("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "QLinearGlobalAveragePool")
+EIGHT_BIT = ("int8", "uint8")
+
+
+@dataclass
+class Quant:
+    """The requantisation of an 8-bit layer: y = y_zero + round_half_even(clamp((float)acc * scale[c],
+    lo - y_zero, hi - y_zero)), acc summing (x - x_zero) * w in int32 (aotc_requant)."""
+
+    dtype: str  # "int8" | "uint8": the activations, in and out (weights are int8)
+    x_zero: int
+    y_zero: int
+    scale: np.ndarray  # float32 [channels]
+    lo: int  # the output's integer range, narrowed by a fused activation
+    hi: int
+
+    @property
+    def clipped(self) -> bool:
+        return (self.lo, self.hi) != INT_RANGE[self.dtype]
+
+
+@dataclass
+class QAdd:
+    """onnxruntime's QLinearAdd (MlasQLinearAdd, both operands varying): y = round_half_even(
+    clamp(fma(a, a_mult, fma(b, b_mult, bias)), lo, hi)), the zero points folded into the bias."""
+
+    dtype: str
+    a_mult: np.float32
+    b_mult: np.float32
+    bias: np.float32
+    lo: int
+    hi: int
+
+    def params(self) -> np.ndarray:
+        """The device's descriptor for VADD with REQUANT: a_mult, b_mult, bias (float32)."""
+        return np.array([self.a_mult, self.b_mult, self.bias], np.float32)
 
 
 @dataclass
@@ -28,10 +69,13 @@ class ConvLayer:
     x: str
     y: str
     geom: ConvGeom
-    weights: np.ndarray  # float32 [oc, c/groups, kh, kw]
-    bias: np.ndarray | None  # float32 [oc]
+    weights: np.ndarray  # float32 [oc, c/groups, kh, kw] (int8 when quant)
+    bias: np.ndarray | None  # float32 [oc] (int32 when quant)
     act: Act = None
     residual: str | None = None  # a tensor of y's shape added before the activation
+    quant: Quant | None = None
+    qadd: QAdd | None = None  # with residual: the quantized add of the requantised output and it
+    residual_first: bool = False  # the residual is the QLinearAdd's first operand (a), the conv's b
 
     def reads(self) -> list[str]:
         return [self.x] + ([self.residual] if self.residual else [])
@@ -44,9 +88,10 @@ class GemmLayer:
     m: int
     n: int
     k: int
-    weights: np.ndarray  # float32 [n, k]
-    bias: np.ndarray | None  # float32 [n]
+    weights: np.ndarray  # float32 [n, k] (int8 when quant)
+    bias: np.ndarray | None  # float32 [n] (int32 when quant)
     act: Act = None
+    quant: Quant | None = None
 
     def reads(self) -> list[str]:
         return [self.a]
@@ -58,6 +103,8 @@ class PoolLayer:
     y: str
     geom: ConvGeom  # oc == c
     average: bool
+    dtype: str = "float32"
+    quant: Quant | None = None  # a requantised sum of the window (QLinearGlobalAveragePool)
 
     def reads(self) -> list[str]:
         return [self.x]
@@ -75,6 +122,7 @@ class BinaryLayer:
     pqr: tuple[int, int, int]
     act: Act = None
     extra: list[tuple[str, np.ndarray]] = field(default_factory=list)  # (op, constant [q]) applied next
+    qadd: QAdd | None = None  # QLinearAdd: b of a's shape
 
     def reads(self) -> list[str]:
         return [self.a] + ([self.b] if isinstance(self.b, str) else [])
@@ -108,6 +156,7 @@ class TransposeLayer:
     y: str
     shape: tuple[int, ...]  # x's
     perm: tuple[int, ...]
+    itemsize: int = 4
 
     def reads(self) -> list[str]:
         return [self.x]
@@ -146,7 +195,7 @@ def conv_geom(node: Node, graph: Graph) -> ConvGeom:
 def pool_geom(node: Node, graph: Graph) -> ConvGeom:
     n, c, h, w = graph.tensors[node.inputs[0]].shape
     oh, ow = graph.tensors[node.outputs[0]].shape[2:]
-    if node.op.startswith("Global"):
+    if "Global" in node.op:
         return ConvGeom(n, c, h, w, c, 1, 1, h, w, groups=c)
     a = node.attrs
     kh, kw = a["kernel_shape"]
@@ -222,6 +271,102 @@ def gemm_layer(core: Node, graph: Graph, y: str, bias_add: Node | None = None, a
                      None if bias is None else np.ascontiguousarray(bias, np.float32), act)
 
 
+# --- 8-bit layers: the constants aotc's host kernels use (aot/kernels/quant.py) ------------------
+
+def _scalar(graph: Graph, name: str) -> float | int:
+    return graph.const(name).reshape(-1)[0].item()
+
+
+def int8_weights(w: np.ndarray, w_zero: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Weights as int8 and their zero points as int32: uint8 weights less 128 with their zero
+    points less 128, so w - w_zero is unchanged (as the host kernels store them)."""
+    if w.dtype == np.uint8:
+        return (w.astype(np.int16) - 128).astype(np.int8), w_zero.astype(np.int32) - 128
+    return w.astype(np.int8), w_zero.astype(np.int32)
+
+
+def out_range(node: Node, graph: Graph) -> tuple[int, int]:
+    """The output's integer range, narrowed by a fused Relu / Clip (the node's qmin / qmax)."""
+    lo, hi = INT_RANGE[graph.tensors[node.outputs[0]].dtype]
+    return max(lo, node.attrs.get("qmin", lo)), min(hi, node.attrs.get("qmax", hi))
+
+
+def qmac_inputs(node: Node) -> dict[str, str]:
+    """The named inputs of QLinearConv, QGemm and QLinearMatMul (a / x, its scale and zero, the
+    weights' b, scale and zero, y's, and the bias, '' when absent)."""
+    ins = list(node.inputs) + [""] * (9 - len(node.inputs))
+    if node.op == "QGemm":
+        keys = ("x", "x_scale", "x_zero", "w", "w_scale", "w_zero", "bias", "y_scale", "y_zero")
+    else:
+        keys = ("x", "x_scale", "x_zero", "w", "w_scale", "w_zero", "y_scale", "y_zero", "bias")
+    return dict(zip(keys, ins, strict=True))
+
+
+def qweights(node: Node, graph: Graph) -> tuple[np.ndarray, np.ndarray]:
+    """(int8 weights as the device reads them, int32 zero points per output channel): conv
+    [oc, c/g, kh, kw]; QGemm / QLinearMatMul [n, k]."""
+    names = qmac_inputs(node)
+    w = graph.const(names["w"])
+    if node.op != "QLinearConv":
+        w = np.ascontiguousarray(w if node.attrs.get("transB", 0) else w.T)
+    zero = np.broadcast_to(np.asarray(graph.const(names["w_zero"])).reshape(-1), (w.shape[0],))
+    return int8_weights(w, zero)
+
+
+def _quant(node: Node, graph: Graph, channels: int) -> Quant:
+    names = qmac_inputs(node)
+    scale = requant_scale(_scalar(graph, names["x_scale"]), graph.const(names["w_scale"]),
+                          _scalar(graph, names["y_scale"]))
+    return Quant(graph.tensors[names["x"]].dtype, int(_scalar(graph, names["x_zero"])),
+                 int(_scalar(graph, names["y_zero"])), np.ascontiguousarray(np.broadcast_to(scale, (channels,)),
+                                                                             np.float32), *out_range(node, graph))
+
+
+def _qbias(node: Node, graph: Graph, channels: int) -> np.ndarray | None:
+    name = qmac_inputs(node)["bias"]
+    if not name:
+        return None
+    return np.ascontiguousarray(np.broadcast_to(np.asarray(graph.const(name)).reshape(-1), (channels,)), np.int32)
+
+
+def qconv_layer(conv: Node, graph: Graph, y: str, residual: str | None = None, qadd: QAdd | None = None,
+                residual_first: bool = False) -> ConvLayer:
+    g = conv_geom(conv, graph)
+    w, _ = qweights(conv, graph)
+    return ConvLayer(conv.inputs[0], y, g, w, _qbias(conv, graph, g.oc), None, residual, _quant(conv, graph, g.oc),
+                     qadd, residual_first)
+
+
+def qgemm_layer(node: Node, graph: Graph, y: str) -> GemmLayer:
+    a_shape = graph.tensors[node.inputs[0]].shape
+    w, _ = qweights(node, graph)
+    n, k = w.shape
+    return GemmLayer(node.inputs[0], y, int(np.prod(a_shape[:-1], dtype=np.int64)), n, k, w, _qbias(node, graph, n),
+                     None, _quant(node, graph, n))
+
+
+def qgap_layer(node: Node, graph: Graph, y: str) -> PoolLayer:
+    """QLinearGlobalAveragePool: each plane's sum less x_zero * size, requantised with the scale
+    x_scale / (y_scale * size) (float32, in that order)."""
+    x = graph.tensors[node.inputs[0]]
+    size = int(np.prod(x.shape[2:], dtype=np.int64))
+    scale = np.float32(_scalar(graph, node.inputs[1])) / (np.float32(_scalar(graph, node.inputs[3]))
+                                                          * np.float32(size))
+    q = Quant(x.dtype, int(_scalar(graph, node.inputs[2])), int(_scalar(graph, node.inputs[4])),
+              np.full(x.shape[1], scale, np.float32), *INT_RANGE[x.dtype])
+    return PoolLayer(node.inputs[0], y, pool_geom(node, graph), False, x.dtype, q)
+
+
+def qadd_params(node: Node, graph: Graph) -> QAdd:
+    """QLinearAdd's constants: the scales' ratios to the output's, the zero points in the bias."""
+    a_scale, b_scale, y_scale = (np.float32(_scalar(graph, node.inputs[k])) for k in (1, 4, 6))
+    a_zero, b_zero = int(_scalar(graph, node.inputs[2])), int(_scalar(graph, node.inputs[5]))
+    y_zero = int(_scalar(graph, node.inputs[7]))
+    a_mult, b_mult = a_scale / y_scale, b_scale / y_scale
+    bias = np.float32(y_zero) - (a_mult * np.float32(a_zero) + b_mult * np.float32(b_zero))
+    return QAdd(graph.tensors[node.outputs[0]].dtype, a_mult, b_mult, bias, *out_range(node, graph))
+
+
 def layer_of(node: Node, graph: Graph) -> Layer:
     """The layer record of a node of an accel_sim function (composite or single op)."""
     op = node.op
@@ -231,6 +376,11 @@ def layer_of(node: Node, graph: Graph) -> Layer:
         nodes = {n.op: n for n in body.nodes}
         acts = [n for n in body.nodes if n.op in ("Relu", "Clip")]
         act = activation(acts[0]) if acts else None
+        if "QLinearConv" in nodes:  # qconv_add: the requantised output, then a quantized add
+            conv, add = nodes["QLinearConv"], nodes["QLinearAdd"]
+            first = add.inputs[0] != conv.outputs[0]
+            residual = add.inputs[0] if first else add.inputs[3]
+            return qconv_layer(conv, body, y, residual, qadd_params(add, body), first)
         if "Conv" in nodes:
             conv = nodes["Conv"]
             add = nodes.get("Add")
@@ -246,10 +396,21 @@ def layer_of(node: Node, graph: Graph) -> Layer:
         return layer
     if op == "Conv":
         return conv_layer(node, graph, y)
+    if op == "QLinearConv":
+        return qconv_layer(node, graph, y)
     if op in ("Gemm", "MatMul"):
         return gemm_layer(node, graph, y)
+    if op in ("QGemm", "QLinearMatMul"):
+        return qgemm_layer(node, graph, y)
+    if op == "QLinearGlobalAveragePool":
+        return qgap_layer(node, graph, y)
     if op in POOL_OPS:
-        return PoolLayer(node.inputs[0], y, pool_geom(node, graph), "Average" in op)
+        return PoolLayer(node.inputs[0], y, pool_geom(node, graph), "Average" in op, graph.tensors[y].dtype)
+    if op == "QLinearAdd":
+        a, b = node.inputs[0], node.inputs[3]
+        pqr = broadcast_pqr(graph.tensors[y].shape, graph.tensors[b].shape)
+        assert pqr is not None
+        return BinaryLayer("Add", a, b, y, pqr, qadd=qadd_params(node, graph))
     if op in BINARY_OPS:
         found = binary_operands(node, graph)
         if found is None:
@@ -266,7 +427,8 @@ def layer_of(node: Node, graph: Graph) -> Layer:
         assert pqr is not None
         return BinaryLayer("Mul", node.inputs[0], scale, y, pqr, extra=[("Add", shift)])
     if op == "Transpose":
-        return TransposeLayer(node.inputs[0], y, graph.tensors[node.inputs[0]].shape, tuple(node.attrs["perm"]))
+        return TransposeLayer(node.inputs[0], y, graph.tensors[node.inputs[0]].shape, tuple(node.attrs["perm"]),
+                              graph.tensors[y].itemsize)
     if op in ("Relu", "Clip"):
         return ClipLayer(node.inputs[0], y, graph.tensors[y].size, activation(node))
     if op in VIEW_OPS:
@@ -274,7 +436,7 @@ def layer_of(node: Node, graph: Graph) -> Layer:
     if op == "Concat":
         shape = graph.tensors[y].shape
         axis = node.attrs["axis"]
-        inner = int(np.prod(shape[axis + 1:], dtype=np.int64)) * 4
+        inner = int(np.prod(shape[axis + 1:], dtype=np.int64)) * graph.tensors[y].itemsize
         return ConcatLayer(list(node.inputs), y, int(np.prod(shape[:axis], dtype=np.int64)),
                            [graph.tensors[x].shape[axis] * inner for x in node.inputs], shape[axis] * inner)
     raise AotcError("accel_sim has no lowering for this op", node=node)

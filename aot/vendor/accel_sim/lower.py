@@ -25,6 +25,7 @@ import numpy as np
 
 from aot.errors import AotcError
 from aot.ir import Function
+from aot.qmath import INT_RANGE
 from aot.vendor.accel_sim import refmodel
 from aot.vendor.accel_sim.device import DeviceConfig
 from aot.vendor.accel_sim.isa import (
@@ -32,6 +33,8 @@ from aot.vendor.accel_sim.isa import (
     F_AVG,
     F_BIAS,
     F_CLIP,
+    F_FSCALE,
+    F_REQUANT,
     DType,
     Kind,
     Op,
@@ -39,6 +42,7 @@ from aot.vendor.accel_sim.isa import (
     ProgramBuilder,
     Region,
     f32_bits,
+    i32_bits,
     pair,
 )
 from aot.vendor.accel_sim.layers import (
@@ -53,9 +57,11 @@ from aot.vendor.accel_sim.layers import (
     ViewLayer,
     layer_of,
 )
-from aot.vendor.accel_sim.tiling import F32, plan_conv, plan_gemm, plan_pool
+from aot.vendor.accel_sim.refmodel import QADD_PARAMS
+from aot.vendor.accel_sim.tiling import F32, plan_conv, plan_gemm, plan_pool, r4
 
 _VECTOR_OP = {"Add": Op.VADD, "Mul": Op.VMUL, "Max": Op.VMAX}
+_DTYPE = {"float32": DType.F32, "int8": DType.I8, "uint8": DType.U8}
 _ALIGN = 16  # alignment of constants and scratch tensors in main memory
 
 
@@ -145,10 +151,10 @@ class Lowerer:
 
     # --- main memory ----------------------------------------------------------------------
     def const(self, data: np.ndarray) -> Place:
-        """Append constant data (as float32) to region 0."""
+        """Append constant data (in its own dtype: float32, int8 weights, int32 biases) to region 0."""
         at = _round(len(self.consts), _ALIGN)
         self.consts.extend(b"\0" * (at - len(self.consts)))
-        self.consts.extend(np.ascontiguousarray(data, np.float32).tobytes())
+        self.consts.extend(np.ascontiguousarray(data).tobytes())
         return Place(0, at)
 
     def place(self, tensor: str) -> Place:
@@ -290,30 +296,47 @@ class Lowerer:
     def _act_regs(self, act: tuple[float, float]) -> dict[str, int]:
         return {"ACT_MIN": f32_bits(act[0]), "ACT_MAX": f32_bits(act[1])}
 
+    @staticmethod
+    def _int_clip(lo: int, hi: int, dtype: str) -> tuple[int, dict[str, int]]:
+        """(CLIP flag, registers) of an 8-bit output range: no clamp when it is the type's whole range."""
+        if (lo, hi) == INT_RANGE[dtype]:
+            return 0, {}
+        return F_CLIP, {"ACT_MIN": i32_bits(lo), "ACT_MAX": i32_bits(hi)}
+
     def conv(self, L: ConvLayer) -> None:
-        g = L.geom
-        t = plan_conv(g, self.cfg, residual=L.residual is not None)
+        g, q = L.geom, L.quant
+        t = plan_conv(g, self.cfg, residual=L.residual is not None, eight_bit=q is not None)
         if t is None:
             raise AotcError(f"accel_sim: convolution {L.y} does not fit the scratchpad")
+        act = F32 if q is None else 1  # bytes per activation and per weight
+        dt = DType.F32 if q is None else _DTYPE[q.dtype]
         spm = Scratchpad(self.cfg.spm_bytes)
         ins = [spm.take(t.in_bytes) for _ in range(t.nbuf)]
         outs = [spm.take(t.out_bytes) for _ in range(t.nbuf)]
         ress = [spm.take(t.out_bytes) for _ in range(t.nbuf)] if L.residual else []
+        accs = [spm.take(t.acc_bytes) for _ in range(t.nbuf)] if t.acc_bytes else []
         wbufs = [spm.take(t.w_bytes) for _ in range(t.w_bufs)]
+        qadd_at = spm.take(QADD_PARAMS) if L.qadd else 0
         self.spm_peak = max(self.spm_peak, spm.top)
         x, y = self.place(L.x), self.place(L.y)
         w = self.const(L.weights)
         bias = self.const(L.bias) if L.bias is not None else None
+        scale = self.const(q.scale) if q is not None else None
         res = self.place(L.residual) if L.residual else None
         grouped = g.groups > 1
         ksz = g.kh * g.kw
-        bias_at = t.oc_t * t.ic_t * ksz * F32  # in a weight buffer, after the weights
-        plane_in, plane_out = g.h * g.w * F32, g.oh * g.ow * F32
+        bias_at = r4(t.oc_t * t.ic_t * ksz * act)  # in a weight buffer, after the weights
+        scale_at = bias_at + t.oc_t * F32  # 8-bit: the requantisation scales, after the bias
+        plane_in, plane_out = g.h * g.w * act, g.oh * g.ow * act
         n_in = n_out = n_w = 0
         loaded: tuple[int, int] | None = None
         wbuf = wbufs[0]
         steps: list[Step] = []
         self.b.set(KERNEL=pair(g.kh, g.kw), STRIDE=pair(g.sh, g.sw), DILATION=pair(g.dh, g.dw))
+        if q is not None:
+            self.b.set(IFM_ZP=i32_bits(q.x_zero), OFM_ZP=i32_bits(q.y_zero))
+        if L.qadd:
+            self.block(Op.LOAD, self.const(L.qadd.params()), 0, qadd_at, [], QADD_PARAMS)
         for n in range(g.n):
             for oc0 in range(0, g.oc, t.oc_t):
                 ocs = min(t.oc_t, g.oc - oc0)
@@ -333,8 +356,9 @@ class Lowerer:
                         rx0, rx1 = max(ix, 0), min(ix + (ows - 1) * g.sw + (g.kw - 1) * g.dw + 1, g.w)
                         rows, cols = max(ry1 - ry0, 0), max(rx1 - rx0, 0)
                         out = outs[n_out % t.nbuf]
-                        out_at = ((n * g.oc + oc0) * g.oh + oy0) * g.ow * F32 + ox0 * F32
-                        out_dims = [(ocs, plane_out, ohs * ows * F32), (ohs, g.ow * F32, ows * F32)]
+                        acc = accs[n_out % t.nbuf] if accs else out  # where the CONVs write
+                        out_at = ((n * g.oc + oc0) * g.oh + oy0) * g.ow * act + ox0 * act
+                        out_dims = [(ocs, plane_out, ohs * ows * act), (ohs, g.ow * act, ows * act)]
                         for k, (ic0, ics) in enumerate(ic_tiles):
                             st = Step()
                             steps.append(st)
@@ -344,45 +368,66 @@ class Lowerer:
                             wic, wics = (0, g.cin_g) if grouped else (ic0, ics)
                             with self.into(st.loads):
                                 if rows and cols:  # (a tile entirely in the padding reads nothing)
-                                    self.block(Op.LOAD, x, ((n * g.c + ic0) * g.h + ry0) * g.w * F32 + rx0 * F32,
-                                               buf, [(ics, plane_in, rows * cols * F32), (rows, g.w * F32, cols * F32)],
-                                               cols * F32)
+                                    self.block(Op.LOAD, x, ((n * g.c + ic0) * g.h + ry0) * g.w * act + rx0 * act,
+                                               buf, [(ics, plane_in, rows * cols * act), (rows, g.w * act, cols * act)],
+                                               cols * act)
                                 if loaded != (oc0, wic):
                                     wbuf = wbufs[n_w % t.w_bufs]
                                     n_w += 1
-                                    self.block(Op.LOAD, w, (oc0 * g.cin_g + wic) * ksz * F32, wbuf,
-                                               [(ocs, g.cin_g * ksz * F32, wics * ksz * F32)], wics * ksz * F32)
+                                    self.block(Op.LOAD, w, (oc0 * g.cin_g + wic) * ksz * act, wbuf,
+                                               [(ocs, g.cin_g * ksz * act, wics * ksz * act)], wics * ksz * act)
                                     if bias is not None:
                                         self.block(Op.LOAD, bias, oc0 * F32, wbuf + bias_at, [], ocs * F32)
+                                    if scale is not None:
+                                        self.block(Op.LOAD, scale, oc0 * F32, wbuf + scale_at, [], ocs * F32)
                                     loaded = (oc0, wic)
                                 if last and res is not None:
-                                    self.block(Op.LOAD, res, out_at, ress[n_out % t.nbuf], out_dims, ows * F32)
-                            flags = int(DType.F32) | (F_ACC if k > 0 else 0)
+                                    self.block(Op.LOAD, res, out_at, ress[n_out % t.nbuf], out_dims, ows * act)
+                            flags = int(dt) | (F_ACC if k > 0 else 0)
                             flags |= F_BIAS if last and bias is not None else 0
                             regs = dict(IFM_C=ics, IFM_H=rows, IFM_W=cols, OFM_C=ocs, OFM_H=ohs, OFM_W=ows,
                                         PAD=pair(ry0 - iy, rx0 - ix), GROUPS=ng, BIAS_ADDR=wbuf + bias_at)
-                            if last and L.act and res is None:
+                            if q is None and last and L.act and res is None:
                                 flags |= F_CLIP
                                 regs.update(self._act_regs(L.act))
+                            clip, clip_regs = (0, {}) if q is None else self._int_clip(q.lo, q.hi, q.dtype)
+                            if q is not None and not accs:  # one input-channel tile: requantised at once
+                                flags |= F_REQUANT | F_FSCALE | clip
+                                regs.update(QUANT_ADDR=wbuf + scale_at, **clip_regs)
                             with self.into(st.work):
                                 self.b.set(**regs)
-                                self.b.emit(Op.CONV, flags, 0, buf, wbuf, out)
+                                self.b.emit(Op.CONV, flags, 0, buf, wbuf, acc)
                                 if not last:
                                     continue
-                                if res is not None:  # the residual add and activation, on the vector unit
+                                if accs:  # the int32 partial sums requantised on the vector unit
+                                    self.b.set(V_OUTER=ocs, V_INNER=ohs * ows, QUANT_ADDR=wbuf + scale_at, **clip_regs)
+                                    self.b.emit(Op.VREQ, int(dt) | F_FSCALE | clip, 0, acc, 0, out)
+                                stored = out
+                                if res is not None and L.qadd is None:  # the residual add and activation
                                     vregs = dict(V_OUTER=1, V_INNER=ocs * ohs * ows, VB_SI=1)
                                     vregs.update(self._act_regs(L.act) if L.act else {})
                                     self.b.set(**vregs)
                                     self.b.emit(Op.VADD, int(DType.F32) | (F_CLIP if L.act else 0), 0, out,
                                                 ress[n_out % t.nbuf], out)
-                                self.block(Op.STORE, y, out_at, out, out_dims, ows * F32)
+                                elif res is not None and L.qadd is not None:  # the quantized add, in place on a
+                                    qa = L.qadd
+                                    a_buf, b_buf = (ress[n_out % t.nbuf], out) if L.residual_first else \
+                                        (out, ress[n_out % t.nbuf])
+                                    qclip, qregs = self._int_clip(qa.lo, qa.hi, qa.dtype)
+                                    self.b.set(V_OUTER=1, V_INNER=ocs * ohs * ows, VB_SI=1, QUANT_ADDR=qadd_at, **qregs)
+                                    self.b.emit(Op.VADD, int(dt) | F_REQUANT | F_FSCALE | qclip, 0, a_buf, b_buf, a_buf)
+                                    stored = a_buf
+                                self.block(Op.STORE, y, out_at, stored, out_dims, ows * act)
                         n_out += 1
         self.pipeline(steps, t.nbuf == 2)
 
     def gemm(self, L: GemmLayer) -> None:
-        t = plan_gemm(L.m, L.n, L.k, self.cfg)
+        q = L.quant
+        t = plan_gemm(L.m, L.n, L.k, self.cfg, eight_bit=q is not None)
         if t is None:
             raise AotcError(f"accel_sim: matrix product {L.y} does not fit the scratchpad")
+        act = F32 if q is None else 1
+        dt = DType.F32 if q is None else _DTYPE[q.dtype]
         spm = Scratchpad(self.cfg.spm_bytes)
         abufs = [spm.take(t.a_bytes) for _ in range(t.nbuf)]
         ybufs = [spm.take(t.y_bytes) for _ in range(t.nbuf)]
@@ -390,7 +435,11 @@ class Lowerer:
         self.spm_peak = max(self.spm_peak, spm.top)
         a, y, w = self.place(L.a), self.place(L.y), self.const(L.weights)
         bias = self.const(L.bias) if L.bias is not None else None
-        bias_at = t.n_t * t.k_t * F32
+        scale = self.const(q.scale) if q is not None else None
+        bias_at = r4(t.n_t * t.k_t * act)
+        scale_at = bias_at + t.n_t * F32
+        if q is not None:
+            self.b.set(IFM_ZP=i32_bits(q.x_zero), OFM_ZP=i32_bits(q.y_zero))
         n_a = n_y = n_w = 0
         loaded: tuple[int, int] | None = None
         wbuf = wbufs[0]
@@ -409,31 +458,38 @@ class Lowerer:
                     abuf = abufs[n_a % t.nbuf]
                     n_a += 1
                     with self.into(st.loads):
-                        self.block(Op.LOAD, a, (m0 * L.k + k0) * F32, abuf, [(ms, L.k * F32, ks * F32)], ks * F32)
+                        self.block(Op.LOAD, a, (m0 * L.k + k0) * act, abuf, [(ms, L.k * act, ks * act)], ks * act)
                         if loaded != (n0, k0):
                             wbuf = wbufs[n_w % t.w_bufs]
                             n_w += 1
-                            self.block(Op.LOAD, w, (n0 * L.k + k0) * F32, wbuf, [(ns, L.k * F32, ks * F32)], ks * F32)
+                            self.block(Op.LOAD, w, (n0 * L.k + k0) * act, wbuf, [(ns, L.k * act, ks * act)], ks * act)
                             if bias is not None:
                                 self.block(Op.LOAD, bias, n0 * F32, wbuf + bias_at, [], ns * F32)
+                            if scale is not None:
+                                self.block(Op.LOAD, scale, n0 * F32, wbuf + scale_at, [], ns * F32)
                             loaded = (n0, k0)
                     last = j == len(k_tiles) - 1
-                    flags = int(DType.F32) | (F_ACC if j > 0 else 0) | (F_BIAS if last and bias is not None else 0)
+                    flags = int(dt) | (F_ACC if j > 0 else 0) | (F_BIAS if last and bias is not None else 0)
                     regs = dict(MM_M=ms, MM_N=ns, MM_K=ks, BIAS_ADDR=wbuf + bias_at)
-                    if last and L.act:
+                    if q is not None:  # one k tile (tiling.plan_gemm): requantised at once
+                        clip, clip_regs = self._int_clip(q.lo, q.hi, q.dtype)
+                        flags |= F_REQUANT | F_FSCALE | clip
+                        regs.update(QUANT_ADDR=wbuf + scale_at, **clip_regs)
+                    elif last and L.act:
                         flags |= F_CLIP
                         regs.update(self._act_regs(L.act))
                     with self.into(st.work):
                         self.b.set(**regs)
                         self.b.emit(Op.MATMUL, flags, 0, abuf, wbuf, ybuf)
                         if last:
-                            self.block(Op.STORE, y, (m0 * L.n + n0) * F32, ybuf, [(ms, L.n * F32, ns * F32)],
-                                       ns * F32)
+                            self.block(Op.STORE, y, (m0 * L.n + n0) * act, ybuf, [(ms, L.n * act, ns * act)],
+                                       ns * act)
         self.pipeline(steps, t.nbuf == 2)
 
     def pool(self, L: PoolLayer) -> None:
-        g = L.geom
-        t = plan_pool(g, self.cfg)
+        g, q = L.geom, L.quant
+        act = np.dtype(L.dtype).itemsize
+        t = plan_pool(g, self.cfg, act, table=q is not None)
         if t is None:
             raise AotcError(f"accel_sim: pooling {L.y} does not fit the scratchpad")
         spm = Scratchpad(self.cfg.spm_bytes)
@@ -441,7 +497,13 @@ class Lowerer:
         outs = [spm.take(t.out_bytes) for _ in range(t.nbuf)]
         self.spm_peak = max(self.spm_peak, spm.top)
         x, y = self.place(L.x), self.place(L.y)
-        plane_in, plane_out = g.h * g.w * F32, g.oh * g.ow * F32
+        scale = self.const(q.scale) if q is not None else None
+        table_at = t.in_bytes - t.c_t * F32  # a requantised sum: the tile's scales after its data
+        plane_in, plane_out = g.h * g.w * act, g.oh * g.ow * act
+        flags = int(_DTYPE[L.dtype]) | (F_AVG if L.average else 0)
+        if q is not None:
+            flags |= F_REQUANT | F_FSCALE
+            self.b.set(IFM_ZP=i32_bits(q.x_zero), OFM_ZP=i32_bits(q.y_zero))
         steps: list[Step] = []
         self.b.set(KERNEL=pair(g.kh, g.kw), STRIDE=pair(g.sh, g.sw), DILATION=pair(g.dh, g.dw))
         for n in range(g.n):
@@ -461,40 +523,56 @@ class Lowerer:
                         steps.append(st)
                         with self.into(st.loads):
                             if rows and cols:
-                                self.block(Op.LOAD, x, ((n * g.c + c0) * g.h + ry0) * g.w * F32 + rx0 * F32, buf,
-                                           [(cs, plane_in, rows * cols * F32), (rows, g.w * F32, cols * F32)],
-                                           cols * F32)
+                                self.block(Op.LOAD, x, ((n * g.c + c0) * g.h + ry0) * g.w * act + rx0 * act, buf,
+                                           [(cs, plane_in, rows * cols * act), (rows, g.w * act, cols * act)],
+                                           cols * act)
+                            if scale is not None:
+                                self.block(Op.LOAD, scale, c0 * F32, buf + table_at, [], cs * F32)
+                        regs = dict(IFM_C=cs, IFM_H=rows, IFM_W=cols, OFM_H=ohs, OFM_W=ows,
+                                    PAD=pair(ry0 - iy, rx0 - ix))
+                        if scale is not None:
+                            regs.update(QUANT_ADDR=buf + table_at)
                         with self.into(st.work):
-                            self.b.set(IFM_C=cs, IFM_H=rows, IFM_W=cols, OFM_H=ohs, OFM_W=ows,
-                                       PAD=pair(ry0 - iy, rx0 - ix))
-                            self.b.emit(Op.POOL, int(DType.F32) | (F_AVG if L.average else 0), 0, buf, 0, out)
-                            self.block(Op.STORE, y, ((n * g.c + c0) * g.oh + oy0) * g.ow * F32 + ox0 * F32, out,
-                                       [(cs, plane_out, ohs * ows * F32), (ohs, g.ow * F32, ows * F32)], ows * F32)
+                            self.b.set(**regs)
+                            self.b.emit(Op.POOL, flags, 0, buf, 0, out)
+                            self.block(Op.STORE, y, ((n * g.c + c0) * g.oh + oy0) * g.ow * act + ox0 * act, out,
+                                       [(cs, plane_out, ohs * ows * act), (ohs, g.ow * act, ows * act)], ows * act)
         self.pipeline(steps, t.nbuf == 2)
 
     def binary(self, L: BinaryLayer) -> None:
         p, q, r = L.pqr
+        qa = L.qadd
+        act = F32 if qa is None else 1
         spm = Scratchpad(self.cfg.spm_bytes)
         b = self.const(L.b) if isinstance(L.b, np.ndarray) else self.place(L.b)
-        resident = (1 + len(L.extra)) * q * F32 <= self.cfg.spm_bytes // 4  # b (and extras) loaded once, whole
-        bres = spm.take(q * F32) if resident else 0
+        resident = (1 + len(L.extra)) * q * act <= self.cfg.spm_bytes // 4  # b (and extras) loaded once, whole
+        bres = spm.take(q * act) if resident else 0
         if L.extra and not resident:
             raise AotcError(f"accel_sim: the per-channel constants of {L.y} do not fit the scratchpad")
         extras = [(op, spm.take(q * F32), self.const(data)) for op, data in L.extra]
-        half = (self.cfg.spm_bytes - spm.top) // 2  # for each of the two tile buffers
-        extra = 0 if resident else F32  # a tile row of r_t elements also needs its b element
-        r_t = min(r, max(1, (half - extra) // F32))
-        q_t = max(1, min(q, half // (r_t * F32 + extra)))
-        abufs = [spm.take(q_t * r_t * F32) for _ in range(2)]
-        bbufs = [] if resident else [spm.take(q_t * F32) for _ in range(2)]
+        params = spm.take(QADD_PARAMS) if qa is not None else 0
+        # for each of the two tile buffers (8-bit: less the slack of rounding its buffers to 4 bytes)
+        half = (self.cfg.spm_bytes - spm.top) // 2 - (0 if qa is None else 8)
+        extra = 0 if resident else act  # a tile row of r_t elements also needs its b element
+        r_t = min(r, max(1, (half - extra) // act))
+        q_t = max(1, min(q, half // (r_t * act + extra)))
+        abufs = [spm.take(q_t * r_t * act) for _ in range(2)]
+        bbufs = [] if resident else [spm.take(q_t * act) for _ in range(2)]
         self.spm_peak = max(self.spm_peak, spm.top)
         a, y = self.place(L.a), self.place(L.y)
         if resident:
-            self.block(Op.LOAD, b, 0, bres, [], q * F32)
+            self.block(Op.LOAD, b, 0, bres, [], q * act)
         for _, at, src in extras:
             self.block(Op.LOAD, src, 0, at, [], q * F32)
-        regs = dict(VB_SO=1, VB_SI=0, **(self._act_regs(L.act) if L.act else {}))
-        ops = [(L.op, None), *((op, at) for op, at, _ in extras)]  # the last one clamps
+        if qa is not None:
+            self.block(Op.LOAD, self.const(qa.params()), 0, params, [], QADD_PARAMS)
+            clip, clip_regs = self._int_clip(qa.lo, qa.hi, qa.dtype)
+            regs = dict(VB_SO=1, VB_SI=0, QUANT_ADDR=params, **clip_regs)
+            ops = [(L.op, None, int(_DTYPE[qa.dtype]) | F_REQUANT | F_FSCALE | clip)]
+        else:
+            regs = dict(VB_SO=1, VB_SI=0, **(self._act_regs(L.act) if L.act else {}))
+            ops = [(L.op, None, int(DType.F32)), *((op, at, int(DType.F32)) for op, at, _ in extras)]
+            ops[-1] = (*ops[-1][:2], ops[-1][2] | (F_CLIP if L.act else 0))  # the last one clamps
         steps: list[Step] = []
         for pi in range(p):
             for q0 in range(0, q, q_t):
@@ -502,22 +580,20 @@ class Lowerer:
                 for r0 in range(0, r, r_t):
                     rs = min(r_t, r - r0)
                     abuf = abufs[len(steps) % 2]
-                    baddr = bres + q0 * F32 if resident else bbufs[len(steps) % 2]
-                    at = ((pi * q + q0) * r + r0) * F32
-                    dims = [(qs, r * F32, rs * F32)]
+                    baddr = bres + q0 * act if resident else bbufs[len(steps) % 2]
+                    at = ((pi * q + q0) * r + r0) * act
+                    dims = [(qs, r * act, rs * act)]
                     st = Step()
                     steps.append(st)
                     with self.into(st.loads):
-                        self.block(Op.LOAD, a, at, abuf, dims, rs * F32)
+                        self.block(Op.LOAD, a, at, abuf, dims, rs * act)
                         if not resident:
-                            self.block(Op.LOAD, b, q0 * F32, baddr, [], qs * F32)
+                            self.block(Op.LOAD, b, q0 * act, baddr, [], qs * act)
                     with self.into(st.work):  # in place: the result overwrites a's tile
                         self.b.set(V_OUTER=qs, V_INNER=rs, **regs)
-                        for j, (op, ext) in enumerate(ops):
-                            flags = int(DType.F32) | (F_CLIP if L.act and j == len(ops) - 1 else 0)
-                            self.b.emit(_VECTOR_OP[op], flags, 0, abuf, baddr if ext is None else ext + q0 * F32,
-                                        abuf)
-                        self.block(Op.STORE, y, at, abuf, dims, rs * F32)
+                        for op, ext, flags in ops:
+                            self.b.emit(_VECTOR_OP[op], flags, 0, abuf, baddr if ext is None else ext + q0 * F32, abuf)
+                        self.block(Op.STORE, y, at, abuf, dims, rs * act)
         self.pipeline(steps, double=True)
 
     def clip(self, L: ClipLayer) -> None:
@@ -551,12 +627,13 @@ class Lowerer:
         output's innermost dimensions form each chunk (as many as fit half the scratchpad),
         the outer ones are loops. Dimensions that stay contiguous merge into long DMA rows."""
         src, dst = self.place(L.x), self.place(L.y)
-        in_strides = [int(np.prod(L.shape[k + 1:], dtype=np.int64)) * F32 for k in range(len(L.shape))]
+        e = L.itemsize
+        in_strides = [int(np.prod(L.shape[k + 1:], dtype=np.int64)) * e for k in range(len(L.shape))]
         out_shape = [L.shape[p] for p in L.perm]
-        out_strides = [int(np.prod(out_shape[k + 1:], dtype=np.int64)) * F32 for k in range(len(out_shape))]
+        out_strides = [int(np.prod(out_shape[k + 1:], dtype=np.int64)) * e for k in range(len(out_shape))]
         dims = [(n, in_strides[p], out_strides[k]) for k, (n, p) in enumerate(zip(out_shape, L.perm, strict=True))]
         dims = [d for d in dims if d[0] > 1]
-        row = F32
+        row = e
         while dims and dims[-1][1] == row and dims[-1][2] == row:  # contiguous on both sides
             row *= dims.pop()[0]
         half = (self.cfg.spm_bytes // 2) // 4 * 4

@@ -18,7 +18,7 @@ import numpy as np
 from aot.paths import runtime_dir
 from aot.vendor.accel_sim.refmodel import Stats
 
-_STATS_FIELDS = ["cycles", "dma_bytes", "macs", "mac_slots", "dma_busy_cycles", "mac_busy_cycles",
+_STATS_FIELDS = ["cycles", "dma_bytes", "macs", "int8_macs", "mac_slots", "dma_busy_cycles", "mac_busy_cycles",
                  "vec_busy_cycles"]
 
 

@@ -1,12 +1,14 @@
 """accel_sim's composites, longest first: a MAC-array layer with the work its output stage
 does for free (bias, a residual add on the vector unit, ReLU/Clip), or an add with its
-activation. Fusion facts travel in the composite's body (layers.layer_of reads them)."""
+activation; for 8-bit models, a QLinearConv with the QLinearAdd of a residual (the add done
+on the requantised tile before it is stored). Fusion facts travel in the composite's body
+(layers.layer_of reads them)."""
 
 from __future__ import annotations
 
 from aot.ir import Graph, Node
-from aot.partition.pattern import Composite, Const, Opt, P, X
-from aot.vendor.accel_sim.checkers import check_batchnorm, check_binary, check_conv, check_gemm
+from aot.partition.pattern import Alt, Composite, Const, Opt, P, X
+from aot.vendor.accel_sim.checkers import check_batchnorm, check_binary, check_conv, check_gemm, check_qadd, check_qconv
 from aot.vendor.accel_sim.device import DeviceConfig
 
 
@@ -27,13 +29,34 @@ def _bias_is_a_row(nodes: list[Node], graph: Graph) -> bool:
     return len(graph.tensors[mm.outputs[0]].shape) == 2 and graph.tensors[bias].shape in ((n,), (1, n))
 
 
+def _qresidual_matches(nodes: list[Node], graph: Graph) -> bool:
+    """The QLinearAdd adds the convolution's output to another tensor, of the same type."""
+    conv = next(n for n in nodes if n.op == "QLinearConv")
+    add = next(n for n in nodes if n.op == "QLinearAdd")
+    a, b = add.inputs[0], add.inputs[3]
+    other = b if a == conv.outputs[0] else a
+    return a != b and graph.tensors[other].dtype == graph.tensors[conv.inputs[0]].dtype
+
+
+def _used_once(node: Node, graph: Graph) -> bool:
+    """The node's output feeds one node and is not a graph output (else a match through it fails,
+    and an Alt would not try its other option)."""
+    out = node.outputs[0]
+    return out not in graph.outputs and sum(i == out for n in graph.nodes for i in n.inputs) == 1
+
+
 def make_patterns(cfg: DeviceConfig) -> tuple[Composite, ...]:
     conv = P("Conv", check=check_conv(cfg))
     conv_res = P("Conv", check=check_conv(cfg, residual=True))
     gemm = check_gemm(cfg)
     matmul_bias = P("Add", P("MatMul", X, Const(), check=gemm), Const(), commutative=True)
     act = "Relu|Clip"
+    qconv_check = check_qconv(cfg, residual=True)
+    qconv_res = P("QLinearConv", check=lambda node, graph: _used_once(node, graph) and bool(qconv_check(node, graph)))
+    qadd_of_conv = Alt(P("QLinearAdd", qconv_res, X, X, X, X, X, X, X, check=check_qadd),
+                       P("QLinearAdd", X, X, X, qconv_res, X, X, X, X, check=check_qadd))
     return (
+        Composite("accel_sim.qconv_add", qadd_of_conv, check=_qresidual_matches),
         Composite("accel_sim.conv_add_act", P(act, P("Add", conv_res, X, commutative=True)), check=_residual_matches),
         Composite("accel_sim.conv_add", P("Add", conv_res, X, commutative=True), check=_residual_matches),
         Composite("accel_sim.conv_act", P(act, conv)),

@@ -17,13 +17,16 @@ import numpy as np
 
 from aot.vendor.accel_sim.isa import (
     DTYPE_MASK,
+    EIGHT_BIT,
     F_ACC,
     F_AVG,
     F_BIAS,
     F_CLIP,
+    F_FSCALE,
     F_REQUANT,
     HEADER_BYTES,
     INSN_BYTES,
+    INT_RANGE,
     MAGIC,
     MAX_DIM,
     MAX_NDIM,
@@ -47,7 +50,7 @@ MAX_QUEUE = 16
 SAT = 1 << 40
 DMA, MAC, VEC = 0, 1, 2
 SPM = 0  # hazard space of the scratchpad; main-memory region k is space 1 + k
-_NP = {DType.F32: np.float32, DType.I8: np.int8, DType.I32: np.int32}
+_NP = {DType.F32: np.float32, DType.I8: np.int8, DType.I32: np.int32, DType.U8: np.uint8}
 
 
 class SimError(Exception):
@@ -65,6 +68,7 @@ class Stats:
     cycles: int = 0
     dma_bytes: int = 0
     macs: int = 0
+    int8_macs: int = 0  # of which with 8-bit operands (the array does four times as many per cycle)
     mac_slots: int = 0
     dma_busy_cycles: int = 0
     mac_busy_cycles: int = 0
@@ -124,6 +128,42 @@ def requantize(x: np.ndarray, mult: np.ndarray, shift: np.ndarray) -> np.ndarray
     rem = hi & mask
     threshold = (mask >> 1) + (hi < 0)
     return (hi >> right) + (rem > threshold)
+
+
+def fma32(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """C's fmaf elementwise: a * b + c on float32 with one rounding. The product is exact in
+    float64; the sum is rounded to float64 by round-to-odd (the error of the float64 sum, found
+    by Knuth's TwoSum, pushes an even result one unit toward it), which then rounds correctly to
+    float32 (53 >= 24 + 2 bits). The simulator computes it the same way."""
+    with np.errstate(all="ignore"):
+        p = np.asarray(a, np.float32).astype(np.float64) * np.asarray(b, np.float32).astype(np.float64)
+        c64 = np.asarray(c, np.float32).astype(np.float64)
+        s = np.asarray(p + c64, np.float64)
+        bb = s - p
+        e = (p - (s - bb)) + (c64 - bb)
+        even = (s.view(np.int64) & 1) == 0
+        fix = (e != 0) & even & np.isfinite(s) & (s != 0)
+        s = np.where(fix, np.nextafter(s, np.where(e > 0, np.inf, -np.inf)), s)
+        return s.astype(np.float32)
+
+
+def round_half_even(f: np.ndarray) -> np.ndarray:
+    return np.rint(np.asarray(f, np.float32)).astype(np.int64)
+
+
+def clamp_f32(f: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """min(max(f, lo), hi) in float32, hi winning when they cross; a NaN becomes lo (then hi if lo > hi)."""
+    lo, hi = np.float32(lo), np.float32(hi)
+    f = np.where(np.asarray(f, np.float32) > lo, f, lo)
+    return np.where(f < hi, f, hi).astype(np.float32)
+
+
+def requantize_float(acc: np.ndarray, scale: np.ndarray, lo: int, hi: int, zp: int) -> np.ndarray:
+    """The float output stage (MLAS's requantisation): zp + round_half_even(clamp((float)acc * scale,
+    lo - zp, hi - zp)); acc int32 values, scale float32, [lo, hi] the output range."""
+    with np.errstate(all="ignore"):
+        f = np.asarray(acc, np.int64).astype(np.int32).astype(np.float32) * np.asarray(scale, np.float32)
+    return zp + round_half_even(clamp_f32(f, np.float32(lo - zp), np.float32(hi - zp)))
 
 
 @dataclass
@@ -227,21 +267,30 @@ def _check_insn(h: Header, regions: list, i: Insn) -> None:
         if i.op == Op.STORE and not _writable(regions[i.a][0]):
             raise SimError(Err.READONLY)
     elif i.op in (Op.CONV, Op.MATMUL):
-        if i.flags & ~0x3F or dt > DType.I8 or i.a:
+        if i.flags & ~0x7F or dt == DType.I32 or i.a:
             raise bad
-        if i.flags & F_REQUANT and (dt != DType.I8 or i.flags & F_ACC):
+        if i.flags & F_REQUANT and (dt not in EIGHT_BIT or i.flags & F_ACC):
+            raise bad
+        if i.flags & F_FSCALE and not i.flags & F_REQUANT:
             raise bad
     elif i.op == Op.POOL:
-        if i.flags & ~0x07 or dt > DType.I8 or i.a or i.c:
+        if i.flags & ~(DTYPE_MASK | F_AVG | F_CLIP | F_REQUANT | F_FSCALE) or dt == DType.I32 or i.a or i.c:
+            raise bad
+        if i.flags & (F_REQUANT | F_CLIP) and (dt not in EIGHT_BIT or i.flags & F_AVG or not i.flags & F_REQUANT):
+            raise bad
+        if i.flags & F_FSCALE and not i.flags & F_REQUANT:
             raise bad
     elif i.op in (Op.VADD, Op.VMUL, Op.VMAX):
-        if i.flags & ~(DTYPE_MASK | F_CLIP) or dt > DType.I32 or i.a:
+        if i.flags & ~(DTYPE_MASK | F_CLIP | F_REQUANT | F_FSCALE) or i.a:
+            raise bad
+        if i.flags & (F_REQUANT | F_FSCALE) and (
+                i.op != Op.VADD or dt not in EIGHT_BIT or (i.flags & (F_REQUANT | F_FSCALE)) != F_REQUANT | F_FSCALE):
             raise bad
     elif i.op == Op.VCLIP:
-        if i.flags & ~DTYPE_MASK or dt > DType.I32 or i.a or i.c:
+        if i.flags & ~DTYPE_MASK or i.a or i.c:
             raise bad
     elif i.op == Op.VREQ:
-        if i.flags & ~F_CLIP or i.a or i.c:
+        if i.flags & ~(DTYPE_MASK | F_CLIP | F_FSCALE) or dt == DType.I32 or i.a or i.c:
             raise bad
     elif i.op == Op.END:
         if i.flags or i.a or i.b or i.c or i.d:
@@ -330,7 +379,7 @@ class Machine:
         self.spm[addr: addr + raw.size] = raw
 
     def lanes(self, dt: int) -> int:
-        return self.h.vec_lanes * (4 if dt == DType.I8 else 1)
+        return self.h.vec_lanes * (4 if dt in EIGHT_BIT else 1)
 
     def act_f32(self) -> tuple[np.float32, np.float32]:
         return _f32(self.reg[Reg.ACT_MIN]), _f32(self.reg[Reg.ACT_MAX])
@@ -389,6 +438,52 @@ def op_dma(m: Machine, i: Insn) -> None:
     m.st.dma_bytes += n1 * n2 * row
 
 
+def _table_bytes(flags: int, channels: int) -> int:
+    """Bytes of the requantisation table at QUANT_ADDR: float32 scales, or int32 mult and shift."""
+    return (4 if flags & F_FSCALE else 8) * channels
+
+
+def _out_type(flags: int) -> DType:
+    """The 8-bit type a requantising instruction writes (VREQ: 0 reads as int8)."""
+    return DType.U8 if flags & DTYPE_MASK == DType.U8 else DType.I8
+
+
+def _check_out_zp(m: Machine, i: Insn) -> None:
+    """A float requantisation adds OFM_ZP last: it must lie in the output type's range."""
+    if i.flags & F_FSCALE and i.op != Op.VADD:  # (a quantized VADD has its zero point in its bias)
+        lo, hi = INT_RANGE[_out_type(i.flags)]
+        if not lo <= _s32(m.reg[Reg.OFM_ZP]) <= hi:
+            raise SimError(Err.OPERAND, "OFM_ZP outside the output type's range")
+
+
+def _out_range(m: Machine, flags: int) -> tuple[int, int]:
+    """The 8-bit output type's range, or with CLIP [ACT_MIN, ACT_MAX] each brought into it."""
+    lo, hi = INT_RANGE[_out_type(flags)]
+    if flags & F_CLIP:
+        amin, amax = m.act_int()
+        return min(max(amin, lo), hi), min(max(amax, lo), hi)
+    return lo, hi
+
+
+def _requant_stage(m: Machine, flags: int, acc: np.ndarray, table: int, channels: int, channel_axis: int) -> np.ndarray:
+    """int32 values (int64 array) -> the 8-bit output type, per-channel parameters at `table`."""
+    shape = [1] * acc.ndim
+    shape[channel_axis] = channels
+    t = _out_type(flags)
+    zp = _s32(m.reg[Reg.OFM_ZP])
+    if flags & F_FSCALE:
+        scale = m.get(table, np.float32, channels).reshape(shape)
+        lo, hi = _out_range(m, flags)
+        y = requantize_float(acc, scale, lo, hi, zp)
+    else:
+        q = m.get(table, np.int32, 2 * channels).astype(np.int64)
+        y = zp + requantize(acc, q[:channels].reshape(shape), q[channels:].reshape(shape))
+        if flags & F_CLIP:
+            y = np.clip(y, *m.act_int())
+    lo, hi = INT_RANGE[t]
+    return np.clip(y, lo, hi).astype(_NP[t])
+
+
 def _mac_operands(m: Machine, i: Insn, in_elems: int, w_elems: int, out_elems: int, channels: int,
                   compute: int, macs: int) -> None:
     f32 = (i.flags & DTYPE_MASK) == DType.F32
@@ -397,7 +492,7 @@ def _mac_operands(m: Machine, i: Insn, in_elems: int, w_elems: int, out_elems: i
     if i.flags & F_BIAS:
         reads.append(_spm_range(m.reg[Reg.BIAS_ADDR], 4 * channels))
     if i.flags & F_REQUANT:
-        reads.append(_spm_range(m.reg[Reg.QUANT_ADDR], 8 * channels))
+        reads.append(_spm_range(m.reg[Reg.QUANT_ADDR], _table_bytes(i.flags, channels)))
     out = _spm_range(i.d, smul(out_elems, osz))
     for k, rr in enumerate(reads):
         m.check_spm(rr, esz if k < 2 else 4)
@@ -407,6 +502,8 @@ def _mac_operands(m: Machine, i: Insn, in_elems: int, w_elems: int, out_elems: i
     m.schedule(MAC, m.h.op_setup_cycles + compute, reads, out)
     m.touch(*reads, out)
     m.st.macs += macs
+    if not f32:
+        m.st.int8_macs += macs
     m.st.mac_slots += smul(compute, m.h.mac_rows * m.h.mac_cols * (1 if f32 else 4))
 
 
@@ -421,15 +518,10 @@ def _output_stage(m: Machine, i: Insn, acc: np.ndarray, bias: np.ndarray | None,
         return _clip_f32(y, *m.act_f32()) if i.flags & F_CLIP else y
     y = acc if bias is None else acc + bias.astype(np.int64).reshape(shape)
     y = np.clip(y, -(1 << 31), (1 << 31) - 1)
-    lo, hi = m.act_int()
     if i.flags & F_REQUANT:
-        q = m.get(m.reg[Reg.QUANT_ADDR], np.int32, 2 * channels).astype(np.int64)
-        y = _s32(m.reg[Reg.OFM_ZP]) + requantize(y, q[:channels].reshape(shape), q[channels:].reshape(shape))
-        if i.flags & F_CLIP:
-            y = np.clip(y, lo, hi)
-        return np.clip(y, -128, 127).astype(np.int8)
+        return _requant_stage(m, i.flags, y, m.reg[Reg.QUANT_ADDR], channels, channel_axis)
     if i.flags & F_CLIP:
-        y = np.clip(y, lo, hi)
+        y = np.clip(y, *m.act_int())
     return y.astype(np.int32)
 
 
@@ -455,11 +547,13 @@ def op_conv(m: Machine, i: Insn) -> None:
     pt, pl = _lo16(r[Reg.PAD]), _hi16(r[Reg.PAD])
     dh, dw = _lo16(r[Reg.DILATION]), _hi16(r[Reg.DILATION])
     g = r[Reg.GROUPS]
-    f32 = (i.flags & DTYPE_MASK) == DType.F32
+    dt = i.flags & DTYPE_MASK
+    f32 = dt == DType.F32
     if not (_dim_ok(c, 1) and _dim_ok(ih, 0) and _dim_ok(iw, 0) and _dim_ok(oc, 1) and _dim_ok(oh, 1)
             and _dim_ok(ow, 1) and 0 not in (kh, kw, sh, sw, dh, dw) and _dim_ok(g, 1) and c % g == 0
             and oc % g == 0):
         raise SimError(Err.OPERAND, "CONV geometry")
+    _check_out_zp(m, i)
     cin_g, cout_g = c // g, oc // g
     rows, cols = m.h.mac_rows * (1 if f32 else 2), m.h.mac_cols * (1 if f32 else 2)
     taps = smul(smul(oh, ow), smul(kh, kw))
@@ -471,17 +565,15 @@ def op_conv(m: Machine, i: Insn) -> None:
                   compute, smul(smul(oc, smul(oh, ow)), smul(cin_g, smul(kh, kw))))
     if not m.functional:
         return
-    dt = np.float32 if f32 else np.int8
-    x = m.get(i.b, dt, c * ih * iw).reshape(c, ih, iw)
-    w = m.get(i.c, dt, oc * cin_g * kh * kw).reshape(g, cout_g, cin_g, kh, kw)
+    x = m.get(i.b, _NP[DType(dt)], c * ih * iw).reshape(c, ih, iw)
+    w = m.get(i.c, np.float32 if f32 else np.int8, oc * cin_g * kh * kw).reshape(g, cout_g, cin_g, kh, kw)
     x = x.astype(np.float64) if f32 else x.astype(np.int64) - _s32(r[Reg.IFM_ZP])
     ri, ci, mask = _windows(c, ih, iw, oh, ow, kh, kw, sh, sw, pt, pl, dh, dw)
     patches = x[:, ri, ci] * mask if ih and iw else np.zeros((c, kh, kw, oh, ow), x.dtype)  # [c, kh, kw, oh, ow]
     patches = patches.reshape(g, cin_g, kh, kw, oh, ow)
     acc = np.einsum("goikl,giklyx->goyx", w.astype(patches.dtype), patches).reshape(oc, oh, ow)
-    osz_dtype = np.float32 if f32 else (np.int8 if i.flags & F_REQUANT else np.int32)
     if i.flags & F_ACC:
-        acc = acc + m.get(i.d, osz_dtype, oc * oh * ow).reshape(oc, oh, ow)
+        acc = acc + m.get(i.d, np.float32 if f32 else np.int32, oc * oh * ow).reshape(oc, oh, ow)
     bias = m.get(r[Reg.BIAS_ADDR], np.float32 if f32 else np.int32, oc) if i.flags & F_BIAS else None
     m.put(i.d, _output_stage(m, i, acc, bias, 0, oc))
 
@@ -489,17 +581,18 @@ def op_conv(m: Machine, i: Insn) -> None:
 def op_matmul(m: Machine, i: Insn) -> None:
     r = m.reg
     mm, nn, kk = r[Reg.MM_M], r[Reg.MM_N], r[Reg.MM_K]
-    f32 = (i.flags & DTYPE_MASK) == DType.F32
+    dt = i.flags & DTYPE_MASK
+    f32 = dt == DType.F32
     if not (_dim_ok(mm, 1) and _dim_ok(nn, 1) and _dim_ok(kk, 1)):
         raise SimError(Err.OPERAND, "MATMUL geometry")
+    _check_out_zp(m, i)
     rows, cols = m.h.mac_rows * (1 if f32 else 2), m.h.mac_cols * (1 if f32 else 2)
     compute = smul(mm, smul(cdiv(nn, rows), cdiv(kk, cols)))
     _mac_operands(m, i, smul(mm, kk), smul(nn, kk), smul(mm, nn), nn, compute, smul(smul(mm, nn), kk))
     if not m.functional:
         return
-    dt = np.float32 if f32 else np.int8
-    a = m.get(i.b, dt, mm * kk).reshape(mm, kk)
-    w = m.get(i.c, dt, nn * kk).reshape(nn, kk)
+    a = m.get(i.b, _NP[DType(dt)], mm * kk).reshape(mm, kk)
+    w = m.get(i.c, np.float32 if f32 else np.int8, nn * kk).reshape(nn, kk)
     if f32:
         acc = a.astype(np.float64) @ w.astype(np.float64).T
     else:
@@ -523,19 +616,32 @@ def op_pool(m: Machine, i: Insn) -> None:
     if not (_dim_ok(c, 1) and _dim_ok(ih, 0) and _dim_ok(iw, 0) and _dim_ok(oh, 1) and _dim_ok(ow, 1)
             and 0 not in (kh, kw, sh, sw, dh, dw)):
         raise SimError(Err.OPERAND, "POOL geometry")
+    _check_out_zp(m, i)
     src = _spm_range(i.b, smul(smul(c, ih), smul(iw, esz)))
     out = _spm_range(i.d, smul(smul(c, oh), smul(ow, esz)))
-    m.check_spm(src, esz)
+    reads = [src]
+    if i.flags & F_REQUANT:
+        reads.append(_spm_range(m.reg[Reg.QUANT_ADDR], _table_bytes(i.flags, c)))
+    for k, rr in enumerate(reads):
+        m.check_spm(rr, esz if k == 0 else 4)
     m.check_spm(out, esz)
-    _check_alias(out, src, False)
-    m.schedule(VEC, m.h.op_setup_cycles + cdiv(smul(smul(c, smul(oh, ow)), smul(kh, kw)), m.lanes(dt)), [src], out)
-    m.touch(src, out)
+    for rr in reads:
+        _check_alias(out, rr, False)
+    m.schedule(VEC, m.h.op_setup_cycles + cdiv(smul(smul(c, smul(oh, ow)), smul(kh, kw)), m.lanes(dt)), reads, out)
+    m.touch(*reads, out)
     if not m.functional:
         return
     x = m.get(i.b, _NP[DType(dt)], c * ih * iw).reshape(c, ih, iw)
     ri, ci, mask = _windows(c, ih, iw, oh, ow, kh, kw, sh, sw, pt, pl, dh, dw)
     count = mask.sum(axis=(0, 1))
-    if not (ih and iw):
+    if i.flags & F_REQUANT:  # the sum of the window's (x - IFM_ZP), requantised
+        if ih and iw:
+            taps = x[:, ri, ci].astype(np.int64) - _s32(r[Reg.IFM_ZP])
+            s = np.where(mask, taps, 0).sum(axis=(1, 2))
+        else:
+            s = np.zeros((c, oh, ow), np.int64)
+        y = _requant_stage(m, i.flags, np.clip(s, -(1 << 31), (1 << 31) - 1), m.reg[Reg.QUANT_ADDR], c, 0)
+    elif not (ih and iw):
         y = np.zeros((c, oh, ow), x.dtype)
     elif dt == DType.F32:
         taps = x[:, ri, ci].astype(np.float64)
@@ -553,7 +659,7 @@ def op_pool(m: Machine, i: Insn) -> None:
             y = np.where(s >= 0, (s + n // 2) // n, -((-s + n // 2) // n))
         else:
             y = np.where(mask, taps, -(1 << 40)).max(axis=(1, 2))
-        y = np.where(count > 0, y, 0).astype(np.int8)
+        y = np.where(count > 0, y, 0).astype(x.dtype)
     m.put(i.d, y)
 
 
@@ -565,32 +671,47 @@ def _vector_shape(m: Machine) -> tuple[int, int]:
 
 
 def _int_result(y: np.ndarray, dt: int) -> np.ndarray:
-    if dt == DType.I8:
-        return np.clip(y, -128, 127).astype(np.int8)
-    return np.clip(y, -(1 << 31), (1 << 31) - 1).astype(np.int32)
+    lo, hi = INT_RANGE[DType(dt)]
+    return np.clip(y, lo, hi).astype(_NP[DType(dt)])
+
+
+QADD_PARAMS = 12  # VADD with REQUANT: a_mult, b_mult, bias (float32) at QUANT_ADDR
 
 
 def op_binary(m: Machine, i: Insn) -> None:
     outer, inner = _vector_shape(m)
     so, si = m.reg[Reg.VB_SO], m.reg[Reg.VB_SI]
     dt = i.flags & DTYPE_MASK
-    esz = 1 if dt == DType.I8 else 4
+    quant = bool(i.flags & F_REQUANT)
+    esz = 4 if dt in (DType.F32, DType.I32) else 1
     n = outer * inner
     ra = _spm_range(i.b, smul(n, esz))
     rb = _spm_range(i.c, smul(sadd(sadd(smul(outer - 1, so), smul(inner - 1, si)), 1), esz))
     out = _spm_range(i.d, smul(n, esz))
+    reads = [ra, rb] + ([_spm_range(m.reg[Reg.QUANT_ADDR], QADD_PARAMS)] if quant else [])
     for rr in (ra, rb, out):
         m.check_spm(rr, esz)
+    if quant:
+        m.check_spm(reads[2], 4)
     _check_alias(out, ra, True)
     _check_alias(out, rb, so == inner and si == 1)
-    m.schedule(VEC, m.h.op_setup_cycles + cdiv(n, m.lanes(dt)), [ra, rb], out)
-    m.touch(ra, rb, out)
+    if quant:
+        _check_alias(out, reads[2], False)
+    # a quantized add computes in 32-bit floats: one element per lane
+    m.schedule(VEC, m.h.op_setup_cycles + cdiv(n, m.h.vec_lanes if quant else m.lanes(dt)), reads, out)
+    m.touch(*reads, out)
     if not m.functional:
         return
     npdt = _NP[DType(dt)]
     a = m.get(i.b, npdt, n).reshape(outer, inner)
     span = (outer - 1) * so + (inner - 1) * si + 1
     b = m.get(i.c, npdt, span)[np.arange(outer)[:, None] * so + np.arange(inner)[None, :] * si]
+    if quant:
+        am, bm, bias = m.get(reads[2].lo, np.float32, 3)
+        v = fma32(a.astype(np.float32), am, fma32(b.astype(np.float32), bm, bias))
+        lo, hi = _out_range(m, i.flags)
+        m.put(i.d, _int_result(round_half_even(clamp_f32(v, lo, hi)), dt))
+        return
     if dt != DType.F32:
         a, b = a.astype(np.int64), b.astype(np.int64)
     y = a + b if i.op == Op.VADD else a * b if i.op == Op.VMUL else np.where(a > b, a, b)
@@ -604,7 +725,7 @@ def op_binary(m: Machine, i: Insn) -> None:
 def op_clip(m: Machine, i: Insn) -> None:
     outer, inner = _vector_shape(m)
     dt = i.flags & DTYPE_MASK
-    esz = 1 if dt == DType.I8 else 4
+    esz = 4 if dt in (DType.F32, DType.I32) else 1
     n = outer * inner
     src, out = _spm_range(i.b, smul(n, esz)), _spm_range(i.d, smul(n, esz))
     m.check_spm(src, esz)
@@ -623,9 +744,10 @@ def op_clip(m: Machine, i: Insn) -> None:
 
 def op_requant(m: Machine, i: Insn) -> None:
     outer, inner = _vector_shape(m)
+    _check_out_zp(m, i)
     n = outer * inner
     src = _spm_range(i.b, smul(n, 4))
-    qp = _spm_range(m.reg[Reg.QUANT_ADDR], 8 * outer)
+    qp = _spm_range(m.reg[Reg.QUANT_ADDR], _table_bytes(i.flags, outer))
     out = _spm_range(i.d, n)
     m.check_spm(src, 4)
     m.check_spm(qp, 4)
@@ -637,11 +759,7 @@ def op_requant(m: Machine, i: Insn) -> None:
     if not m.functional:
         return
     x = m.get(i.b, np.int32, n).reshape(outer, inner).astype(np.int64)
-    q = m.get(qp.lo, np.int32, 2 * outer).astype(np.int64)
-    y = _s32(m.reg[Reg.OFM_ZP]) + requantize(x, q[:outer, None], q[outer:, None])
-    if i.flags & F_CLIP:
-        y = np.clip(y, *m.act_int())
-    m.put(i.d, np.clip(y, -128, 127).astype(np.int8))
+    m.put(i.d, _requant_stage(m, i.flags, x, qp.lo, outer, 0))
 
 
 _OPS = {Op.LOAD: op_dma, Op.STORE: op_dma, Op.CONV: op_conv, Op.MATMUL: op_matmul, Op.POOL: op_pool,
@@ -700,4 +818,5 @@ def spm_reserve(spm_bytes: int) -> int:
     return -(-spm_bytes // 64) * 64
 
 
-__all__ = ["SimError", "Stats", "execute", "requantize", "spm_reserve", "timing", "validate"]
+__all__ = ["SimError", "Stats", "execute", "fma32", "requantize", "requantize_float", "spm_reserve", "timing",
+           "validate"]

@@ -4,6 +4,11 @@ One planner per layer kind searches tile shapes, keeps those whose buffers fit t
 scratchpad (double-buffered if they can be: two of each streamed buffer, so the DMA fills one
 while the MAC array works on the other), and picks the cheapest by an estimate of the cost
 model. The checkers ask the same planners, so a node is refused exactly when no tile fits.
+
+8-bit layers (`eight_bit=True`) move one byte per activation and weight, carry a float32 scale
+per output channel beside their int32 bias, and use the MAC array at four times the rate; a
+convolution cut into input-channel tiles accumulates int32 partial sums and requantises them on
+the vector unit, a matrix product keeps all of K in one tile (its requantisation is per column).
 """
 
 from __future__ import annotations
@@ -13,11 +18,16 @@ from dataclasses import dataclass
 
 from aot.vendor.accel_sim.device import DeviceConfig
 
-F32 = 4  # bytes per float32
+F32 = 4  # bytes per float32 (and per int32 bias, partial sum or float32 scale)
 
 
 def cdiv(a: int, b: int) -> int:
     return -(-a // b)
+
+
+def r4(n: int) -> int:
+    """Bytes rounded up to a multiple of 4: each scratchpad buffer starts 4-byte aligned."""
+    return -(-n // 4) * 4
 
 
 def candidates(n: int) -> list[int]:
@@ -81,10 +91,11 @@ class ConvTiles:
     nbuf: int  # 2: double-buffered input/output tiles, 1: single
     w_bufs: int  # weight buffers: 1 when one weight tile serves the whole layer
     in_bytes: int
-    w_bytes: int  # weights + bias of one tile
+    w_bytes: int  # weights + bias (+ scales, 8-bit) of one tile
     out_bytes: int
     spm_bytes: int
     estimate: int  # estimated cycles
+    acc_bytes: int = 0  # 8-bit, several input-channel tiles: int32 partial sums of one tile
 
 
 def _spatial(oh: int, ow: int) -> Iterable[tuple[int, int]]:
@@ -99,12 +110,17 @@ def _dma(cfg: DeviceConfig, rows: int, row_bytes: int) -> int:
     return cfg.dma_setup_cycles + rows * cdiv(row_bytes, cfg.dma_bytes_per_cycle)
 
 
-def conv_mac_cycles(cfg: DeviceConfig, taps: int, in_ch: int, out_ch: int, groups: int) -> int:
-    """The device's cycles for one CONV of `taps` = output pixels x kernel taps (float32)."""
+def conv_mac_cycles(cfg: DeviceConfig, taps: int, in_ch: int, out_ch: int, groups: int, eight_bit: bool = False) -> int:
+    """The device's cycles for one CONV of `taps` = output pixels x kernel taps."""
     cin_g, cout_g = in_ch // groups, out_ch // groups
+    rows, cols = (2 * cfg.mac_rows, 2 * cfg.mac_cols) if eight_bit else (cfg.mac_rows, cfg.mac_cols)
     if cin_g == 1:
-        return cfg.op_setup_cycles + taps * cdiv(out_ch, cfg.mac_rows)
-    return cfg.op_setup_cycles + taps * groups * cdiv(cout_g, cfg.mac_rows) * cdiv(cin_g, cfg.mac_cols)
+        return cfg.op_setup_cycles + taps * cdiv(out_ch, rows)
+    return cfg.op_setup_cycles + taps * groups * cdiv(cout_g, rows) * cdiv(cin_g, cols)
+
+
+def _vec(cfg: DeviceConfig, n: int, lanes: int) -> int:
+    return cfg.op_setup_cycles + cdiv(n, lanes)
 
 
 def _estimate(compute: int, dma: int, steps: int, nbuf: int) -> int:
@@ -115,11 +131,13 @@ def _estimate(compute: int, dma: int, steps: int, nbuf: int) -> int:
     return max(compute, dma) + min(compute, dma) // max(steps, 1)
 
 
-def plan_conv(g: ConvGeom, cfg: DeviceConfig, residual: bool = False) -> ConvTiles | None:
+def plan_conv(g: ConvGeom, cfg: DeviceConfig, residual: bool = False, eight_bit: bool = False) -> ConvTiles | None:
     """The cheapest tiling of a convolution that fits, or None. With `residual`, each output
     tile also needs a tile of the tensor added to it."""
     best: ConvTiles | None = None
     grouped = g.groups > 1
+    act = 1 if eight_bit else F32
+    per_channel = F32 + (F32 if eight_bit else 0)  # bias (+ scale) of each output channel
     oc_options = [k * g.cout_g for k in candidates(g.groups)] if grouped else candidates(g.oc)
     ic_options = [g.cin_g] if grouped else candidates(g.c)
     for oc_t in oc_options:
@@ -127,28 +145,34 @@ def plan_conv(g: ConvGeom, cfg: DeviceConfig, residual: bool = False) -> ConvTil
         for ic_t in ic_options:
             n_ic = 1 if grouped else cdiv(g.c, ic_t)
             in_ch = (oc_t // g.cout_g) * g.cin_g if grouped else ic_t
-            w_bytes = (oc_t * ic_t * g.kh * g.kw + oc_t) * F32
+            w_bytes = r4(oc_t * ic_t * g.kh * g.kw * act) + oc_t * per_channel
             for oh_t, ow_t in _spatial(g.oh, g.ow):
                 ih_t, iw_t = g.in_rows(oh_t), g.in_cols(ow_t)
-                in_bytes = in_ch * ih_t * iw_t * F32
-                out_bytes = oc_t * oh_t * ow_t * F32
+                in_bytes = r4(in_ch * ih_t * iw_t * act)
+                out_bytes = r4(oc_t * oh_t * ow_t * act)
+                acc_bytes = oc_t * oh_t * ow_t * F32 if eight_bit and n_ic > 1 else 0
                 n_sp = cdiv(g.oh, oh_t) * cdiv(g.ow, ow_t)
                 for nbuf in (2, 1):
                     w_bufs = 1 if n_oc * n_ic == 1 else nbuf
-                    total = nbuf * (in_bytes + out_bytes * (2 if residual else 1)) + w_bufs * w_bytes
+                    total = (nbuf * (in_bytes + out_bytes * (2 if residual else 1) + acc_bytes) + w_bufs * w_bytes
+                             + (16 if residual and eight_bit else 0))
                     if total > cfg.spm_bytes:
                         continue
                     mac = conv_mac_cycles(cfg, oh_t * ow_t * g.kh * g.kw, in_ch, oc_t,
-                                          oc_t // g.cout_g if grouped else 1)
+                                          oc_t // g.cout_g if grouped else 1, eight_bit)
                     tiles = g.n * n_oc * n_sp
                     mac_total = tiles * n_ic * mac
+                    if acc_bytes:  # the partial sums requantised on the vector unit
+                        mac_total += tiles * _vec(cfg, oc_t * oh_t * ow_t, cfg.vec_lanes)
                     w_loads = g.n * n_oc * (1 if n_ic == 1 else n_sp * n_ic)
-                    dma_total = (tiles * n_ic * _dma(cfg, in_ch * ih_t, iw_t * F32)
-                                 + tiles * _dma(cfg, oc_t * oh_t, ow_t * F32) * (2 if residual else 1)
-                                 + w_loads * (_dma(cfg, oc_t, ic_t * g.kh * g.kw * F32) + _dma(cfg, 1, oc_t * F32)))
+                    dma_total = (tiles * n_ic * _dma(cfg, in_ch * ih_t, iw_t * act)
+                                 + tiles * _dma(cfg, oc_t * oh_t, ow_t * act) * (2 if residual else 1)
+                                 + w_loads * (_dma(cfg, oc_t, ic_t * g.kh * g.kw * act)
+                                              + _dma(cfg, 1, oc_t * F32) * (2 if eight_bit else 1)))
                     est = _estimate(mac_total, dma_total, tiles * n_ic, nbuf)
                     if best is None or est < best.estimate:
-                        best = ConvTiles(oc_t, ic_t, oh_t, ow_t, nbuf, w_bufs, in_bytes, w_bytes, out_bytes, total, est)
+                        best = ConvTiles(oc_t, ic_t, oh_t, ow_t, nbuf, w_bufs, in_bytes, w_bytes, out_bytes, total, est,
+                                         acc_bytes)
     return best
 
 
@@ -164,20 +188,22 @@ class PoolTiles:
     estimate: int
 
 
-def plan_pool(g: ConvGeom, cfg: DeviceConfig) -> PoolTiles | None:
+def plan_pool(g: ConvGeom, cfg: DeviceConfig, itemsize: int = F32, table: bool = False) -> PoolTiles | None:
+    """With `table`, each tile also loads a float32 scale per channel (a requantised sum)."""
     best: PoolTiles | None = None
+    lanes = cfg.vec_lanes * (4 if itemsize == 1 else 1)
     for c_t in candidates(g.c):
         for oh_t, ow_t in _spatial(g.oh, g.ow):
-            in_bytes = c_t * g.in_rows(oh_t) * g.in_cols(ow_t) * F32
-            out_bytes = c_t * oh_t * ow_t * F32
+            in_bytes = r4(c_t * g.in_rows(oh_t) * g.in_cols(ow_t) * itemsize) + (c_t * F32 if table else 0)
+            out_bytes = r4(c_t * oh_t * ow_t * itemsize)
             tiles = g.n * cdiv(g.c, c_t) * cdiv(g.oh, oh_t) * cdiv(g.ow, ow_t)
             for nbuf in (2, 1):
                 total = nbuf * (in_bytes + out_bytes)
                 if total > cfg.spm_bytes:
                     continue
-                vec = tiles * (cfg.op_setup_cycles + cdiv(c_t * oh_t * ow_t * g.kh * g.kw, cfg.vec_lanes))
-                dma = tiles * (_dma(cfg, c_t * g.in_rows(oh_t), g.in_cols(ow_t) * F32)
-                               + _dma(cfg, c_t * oh_t, ow_t * F32))
+                vec = tiles * _vec(cfg, c_t * oh_t * ow_t * g.kh * g.kw, lanes)
+                dma = tiles * (_dma(cfg, c_t * g.in_rows(oh_t), g.in_cols(ow_t) * itemsize)
+                               + _dma(cfg, c_t * oh_t, ow_t * itemsize) + (_dma(cfg, 1, c_t * F32) if table else 0))
                 est = _estimate(vec, dma, tiles, nbuf)
                 if best is None or est < best.estimate:
                     best = PoolTiles(c_t, oh_t, ow_t, nbuf, in_bytes, out_bytes, total, est)
@@ -198,14 +224,16 @@ class GemmTiles:
     estimate: int
 
 
-def plan_gemm(m: int, n: int, k: int, cfg: DeviceConfig) -> GemmTiles | None:
-    """y[m, n] = a[m, k] . w[n, k]^T + bias: tiles of m, n and k (k tiles accumulate)."""
+def plan_gemm(m: int, n: int, k: int, cfg: DeviceConfig, eight_bit: bool = False) -> GemmTiles | None:
+    """y[m, n] = a[m, k] . w[n, k]^T + bias: tiles of m, n and k (k tiles accumulate; 8-bit: one k tile)."""
     best: GemmTiles | None = None
+    act = 1 if eight_bit else F32
+    rows, cols = (2 * cfg.mac_rows, 2 * cfg.mac_cols) if eight_bit else (cfg.mac_rows, cfg.mac_cols)
     for n_t in candidates(n):
-        for k_t in candidates(k):
-            w_bytes = (n_t * k_t + n_t) * F32
+        for k_t in [k] if eight_bit else candidates(k):
+            w_bytes = r4(n_t * k_t * act) + n_t * F32 * (2 if eight_bit else 1)
             for m_t in candidates(m):
-                a_bytes, y_bytes = m_t * k_t * F32, m_t * n_t * F32
+                a_bytes, y_bytes = r4(m_t * k_t * act), r4(m_t * n_t * act)
                 n_n, n_k, n_m = cdiv(n, n_t), cdiv(k, k_t), cdiv(m, m_t)
                 for nbuf in (2, 1):
                     w_bufs = 1 if n_n * n_k == 1 else nbuf
@@ -213,10 +241,10 @@ def plan_gemm(m: int, n: int, k: int, cfg: DeviceConfig) -> GemmTiles | None:
                     if total > cfg.spm_bytes:
                         continue
                     ops = n_n * n_m * n_k
-                    mac = ops * (cfg.op_setup_cycles + m_t * cdiv(n_t, cfg.mac_rows) * cdiv(k_t, cfg.mac_cols))
+                    mac = ops * (cfg.op_setup_cycles + m_t * cdiv(n_t, rows) * cdiv(k_t, cols))
                     w_loads = n_n * (1 if n_k == 1 else n_m * n_k)
-                    dma = (ops * _dma(cfg, m_t, k_t * F32) + n_n * n_m * _dma(cfg, m_t, n_t * F32)
-                           + w_loads * (_dma(cfg, n_t, k_t * F32) + _dma(cfg, 1, n_t * F32)))
+                    dma = (ops * _dma(cfg, m_t, k_t * act) + n_n * n_m * _dma(cfg, m_t, n_t * act)
+                           + w_loads * (_dma(cfg, n_t, k_t * act) + _dma(cfg, 1, n_t * F32) * (2 if eight_bit else 1)))
                     est = _estimate(mac, dma, ops, nbuf)
                     if best is None or est < best.estimate:
                         best = GemmTiles(m_t, n_t, k_t, nbuf, w_bufs, a_bytes, w_bytes, y_bytes, total, est)

@@ -216,6 +216,8 @@ static void decode(const uint8_t *p, insn_t *i) {
 
 static int writable(uint8_t kind) { return kind == AOTC_ACCEL_SIM_OUTPUT || kind == AOTC_ACCEL_SIM_SCRATCH; }
 
+static int eight_bit(uint32_t dt) { return dt == AOTC_ACCEL_SIM_I8 || dt == AOTC_ACCEL_SIM_U8; }
+
 /* Static checks of one instruction: its opcode, flags and the operands fixed in it. */
 static int32_t check_insn(const header_t *h, const insn_t *i) {
     const uint32_t dt = i->flags & AOTC_ACCEL_SIM_DTYPE_MASK;
@@ -236,28 +238,42 @@ static int32_t check_insn(const header_t *h, const insn_t *i) {
     }
     case AOTC_ACCEL_SIM_OP_CONV:
     case AOTC_ACCEL_SIM_OP_MATMUL:
-        if ((i->flags & ~0x3fu) != 0 || dt > AOTC_ACCEL_SIM_I8 || i->a != 0) return AOTC_ACCEL_SIM_E_OPERAND;
-        if ((i->flags & AOTC_ACCEL_SIM_F_REQUANT) &&
-            (dt != AOTC_ACCEL_SIM_I8 || (i->flags & AOTC_ACCEL_SIM_F_ACC)))
+        if ((i->flags & ~0x7fu) != 0 || dt == AOTC_ACCEL_SIM_I32 || i->a != 0) return AOTC_ACCEL_SIM_E_OPERAND;
+        if ((i->flags & AOTC_ACCEL_SIM_F_REQUANT) && (!eight_bit(dt) || (i->flags & AOTC_ACCEL_SIM_F_ACC)))
             return AOTC_ACCEL_SIM_E_OPERAND;
+        if ((i->flags & AOTC_ACCEL_SIM_F_FSCALE) && !(i->flags & AOTC_ACCEL_SIM_F_REQUANT)) return AOTC_ACCEL_SIM_E_OPERAND;
         return 0;
     case AOTC_ACCEL_SIM_OP_POOL:
-        if ((i->flags & ~0x07u) != 0 || dt > AOTC_ACCEL_SIM_I8 || i->a != 0 || i->c != 0)
+        if ((i->flags & ~(AOTC_ACCEL_SIM_DTYPE_MASK | AOTC_ACCEL_SIM_F_AVG | AOTC_ACCEL_SIM_F_CLIP |
+                          AOTC_ACCEL_SIM_F_REQUANT | AOTC_ACCEL_SIM_F_FSCALE)) != 0 ||
+            dt == AOTC_ACCEL_SIM_I32 || i->a != 0 || i->c != 0)
             return AOTC_ACCEL_SIM_E_OPERAND;
+        /* REQUANT: the window's sum requantised (8-bit, not AVG); CLIP only with it */
+        if ((i->flags & (AOTC_ACCEL_SIM_F_REQUANT | AOTC_ACCEL_SIM_F_CLIP)) &&
+            (!eight_bit(dt) || (i->flags & AOTC_ACCEL_SIM_F_AVG) || !(i->flags & AOTC_ACCEL_SIM_F_REQUANT)))
+            return AOTC_ACCEL_SIM_E_OPERAND;
+        if ((i->flags & AOTC_ACCEL_SIM_F_FSCALE) && !(i->flags & AOTC_ACCEL_SIM_F_REQUANT)) return AOTC_ACCEL_SIM_E_OPERAND;
         return 0;
     case AOTC_ACCEL_SIM_OP_VADD:
     case AOTC_ACCEL_SIM_OP_VMUL:
-    case AOTC_ACCEL_SIM_OP_VMAX:
-        if ((i->flags & ~(AOTC_ACCEL_SIM_DTYPE_MASK | AOTC_ACCEL_SIM_F_CLIP)) != 0 || dt > AOTC_ACCEL_SIM_I32 ||
-            i->a != 0)
+    case AOTC_ACCEL_SIM_OP_VMAX: {
+        const uint32_t q = i->flags & (AOTC_ACCEL_SIM_F_REQUANT | AOTC_ACCEL_SIM_F_FSCALE);
+        if ((i->flags & ~(AOTC_ACCEL_SIM_DTYPE_MASK | AOTC_ACCEL_SIM_F_CLIP | AOTC_ACCEL_SIM_F_REQUANT |
+                          AOTC_ACCEL_SIM_F_FSCALE)) != 0 || i->a != 0)
+            return AOTC_ACCEL_SIM_E_OPERAND;
+        /* the quantized add: VADD, 8-bit, REQUANT and FSCALE together */
+        if (q != 0 && (i->op != AOTC_ACCEL_SIM_OP_VADD || !eight_bit(dt) ||
+                       q != (AOTC_ACCEL_SIM_F_REQUANT | AOTC_ACCEL_SIM_F_FSCALE)))
             return AOTC_ACCEL_SIM_E_OPERAND;
         return 0;
+    }
     case AOTC_ACCEL_SIM_OP_VCLIP:
-        if ((i->flags & ~AOTC_ACCEL_SIM_DTYPE_MASK) != 0 || dt > AOTC_ACCEL_SIM_I32 || i->a != 0 || i->c != 0)
-            return AOTC_ACCEL_SIM_E_OPERAND;
+        if ((i->flags & ~AOTC_ACCEL_SIM_DTYPE_MASK) != 0 || i->a != 0 || i->c != 0) return AOTC_ACCEL_SIM_E_OPERAND;
         return 0;
     case AOTC_ACCEL_SIM_OP_VREQ:
-        if ((i->flags & ~AOTC_ACCEL_SIM_F_CLIP) != 0 || i->a != 0 || i->c != 0) return AOTC_ACCEL_SIM_E_OPERAND;
+        if ((i->flags & ~(AOTC_ACCEL_SIM_DTYPE_MASK | AOTC_ACCEL_SIM_F_CLIP | AOTC_ACCEL_SIM_F_FSCALE)) != 0 ||
+            dt == AOTC_ACCEL_SIM_I32 || i->a != 0 || i->c != 0)
+            return AOTC_ACCEL_SIM_E_OPERAND;
         return 0;
     case AOTC_ACCEL_SIM_OP_END:
         if (i->flags != 0 || i->a != 0 || i->b != 0 || i->c != 0 || i->d != 0) return AOTC_ACCEL_SIM_E_OPERAND;
@@ -444,22 +460,107 @@ static int32_t requantize(int32_t x, int32_t mult, int32_t shift) {
     return (int32_t)(q + (rem > threshold ? 1 : 0));
 }
 
-/* The output stage shared by CONV and MATMUL (int8): int32 or requantised int8. */
-static void store_int(machine_t *m, const insn_t *i, uint8_t *dst, int64_t acc, uint32_t oc) {
+/* --- float requantisation (onnxruntime's MlasRequantizeOutput) ------------------------------ */
+
+/* f rounded half to even, for |f| <= 2^22: adding and taking back 1.5 * 2^23 leaves no fraction
+ * bits (IEEE single precision, round to nearest; the outputs' bounds keep |f| small). */
+static int32_t round_even(float f) {
+    const float t = f + 12582912.0f;
+    return (int32_t)(t - 12582912.0f);
+}
+
+/* min(max(f, lo), hi), hi winning when they cross; a NaN becomes lo (then hi if lo > hi). */
+static float clamp_lo_hi(float f, float lo, float hi) {
+    f = f > lo ? f : lo;
+    return f < hi ? f : hi;
+}
+
+/* C99's fmaf (a * b + c, rounded once) without libm: the product is exact in double; the sum,
+ * rounded to double, is made round-to-odd with its error (Knuth's TwoSum), which then rounds
+ * correctly to float (53 >= 24 + 2 bits). refmodel.fma32 is the same computation. */
+static float fma32(float a, float b, float c) {
+    const double p = (double)a * (double)b, cd = (double)c;
+    double s = p + cd;
+    const double bb = s - p;
+    const double e = (p - (s - bb)) + (cd - bb);
+    uint64_t u;
+    memcpy(&u, &s, sizeof u);
+    if (e != 0.0 && s != 0.0 && (u & 1u) == 0 && (u & 0x7ff0000000000000ull) != 0x7ff0000000000000ull) {
+        u = ((s > 0.0) == (e > 0.0)) ? u + 1u : u - 1u; /* one unit toward the exact sum */
+        memcpy(&s, &u, sizeof s);
+    }
+    return (float)s;
+}
+
+/* The 8-bit type a requantising instruction writes (VREQ's 0 reads as int8), and its range. */
+static uint32_t out_type(uint32_t flags) {
+    return (flags & AOTC_ACCEL_SIM_DTYPE_MASK) == AOTC_ACCEL_SIM_U8 ? AOTC_ACCEL_SIM_U8 : AOTC_ACCEL_SIM_I8;
+}
+static int64_t type_min(uint32_t t) { return t == AOTC_ACCEL_SIM_U8 ? 0 : -128; }
+static int64_t type_max(uint32_t t) { return t == AOTC_ACCEL_SIM_U8 ? 255 : 127; }
+
+/* The output range: the 8-bit type's, or with CLIP [ACT_MIN, ACT_MAX] each brought into it. */
+static void out_range(const machine_t *m, uint32_t flags, int64_t *lo, int64_t *hi) {
+    const uint32_t t = out_type(flags);
+    *lo = type_min(t);
+    *hi = type_max(t);
+    if (flags & AOTC_ACCEL_SIM_F_CLIP) {
+        *lo = clamp64((int32_t)m->reg[AOTC_ACCEL_SIM_R_ACT_MIN], type_min(t), type_max(t));
+        *hi = clamp64((int32_t)m->reg[AOTC_ACCEL_SIM_R_ACT_MAX], type_min(t), type_max(t));
+    }
+}
+
+/* A float requantisation adds OFM_ZP last: it must lie in the output type's range. */
+static int32_t check_out_zp(const machine_t *m, const insn_t *i) {
+    const int64_t zp = (int32_t)m->reg[AOTC_ACCEL_SIM_R_OFM_ZP];
+    const uint32_t t = out_type(i->flags);
+    if ((i->flags & AOTC_ACCEL_SIM_F_FSCALE) && i->op != AOTC_ACCEL_SIM_OP_VADD &&
+        (zp < type_min(t) || zp > type_max(t)))
+        return AOTC_ACCEL_SIM_E_OPERAND;
+    return 0;
+}
+
+/* Bytes of the requantisation table of `n` channels: float32 scales, or int32 mult then shift. */
+static uint64_t table_bytes(uint32_t flags, uint64_t n) { return ((flags & AOTC_ACCEL_SIM_F_FSCALE) ? 4u : 8u) * n; }
+
+/* One int32 value through the requantising output stage, channel `ch` of `n` (table at QUANT_ADDR). */
+static int64_t requant_out(const machine_t *m, uint32_t flags, int32_t acc, const uint8_t *table, uint32_t ch,
+                           uint32_t n) {
+    const int32_t zp = (int32_t)m->reg[AOTC_ACCEL_SIM_R_OFM_ZP];
+    const uint32_t t = out_type(flags);
+    int64_t v;
+    if (flags & AOTC_ACCEL_SIM_F_FSCALE) {
+        int64_t lo, hi;
+        out_range(m, flags, &lo, &hi);
+        v = (int64_t)round_even(clamp_lo_hi((float)acc * ldf(table + 4u * ch), (float)(lo - zp), (float)(hi - zp))) + zp;
+    } else {
+        v = (int64_t)zp + requantize(acc, ldi(table + 4u * ch), ldi(table + 4u * ((uint64_t)n + ch)));
+        if (flags & AOTC_ACCEL_SIM_F_CLIP)
+            v = clamp64(v, (int32_t)m->reg[AOTC_ACCEL_SIM_R_ACT_MIN], (int32_t)m->reg[AOTC_ACCEL_SIM_R_ACT_MAX]);
+    }
+    return clamp64(v, type_min(t), type_max(t));
+}
+
+static void st_8bit(uint8_t *p, uint32_t t, int64_t v) {
+    if (t == AOTC_ACCEL_SIM_U8) *p = (uint8_t)v;
+    else *(int8_t *)p = (int8_t)v;
+}
+
+/* The output stage shared by CONV and MATMUL (8-bit): int32, or requantised to 8 bits. */
+static void store_int(machine_t *m, const insn_t *i, uint8_t *dst, int64_t acc, uint32_t ch, uint32_t n) {
     const int32_t lo = (int32_t)m->reg[AOTC_ACCEL_SIM_R_ACT_MIN], hi = (int32_t)m->reg[AOTC_ACCEL_SIM_R_ACT_MAX];
     int64_t v = sat32(acc);
     if (i->flags & AOTC_ACCEL_SIM_F_REQUANT) {
-        const uint8_t *qp = m->spm + m->reg[AOTC_ACCEL_SIM_R_QUANT_ADDR];
-        const uint32_t n = i->op == AOTC_ACCEL_SIM_OP_CONV ? m->reg[AOTC_ACCEL_SIM_R_OFM_C] : m->reg[AOTC_ACCEL_SIM_R_MM_N];
-        v = (int64_t)(int32_t)m->reg[AOTC_ACCEL_SIM_R_OFM_ZP] +
-            requantize((int32_t)v, ldi(qp + 4u * oc), ldi(qp + 4u * (n + oc)));
-        if (i->flags & AOTC_ACCEL_SIM_F_CLIP) v = clamp64(v, lo, hi);
-        *(int8_t *)dst = (int8_t)clamp64(v, -128, 127);
+        st_8bit(dst, out_type(i->flags),
+                requant_out(m, i->flags, (int32_t)v, m->spm + m->reg[AOTC_ACCEL_SIM_R_QUANT_ADDR], ch, n));
         return;
     }
     if (i->flags & AOTC_ACCEL_SIM_F_CLIP) v = clamp64(v, lo, hi);
     sti(dst, (int32_t)v);
 }
+
+/* An 8-bit activation: int8 or uint8 by the instruction's type. */
+static int64_t ld_8bit(const uint8_t *p, uint32_t dt) { return dt == AOTC_ACCEL_SIM_U8 ? (int64_t)*p : (int8_t)*p; }
 
 /* --- MAC array ---------------------------------------------------------------------------- */
 
@@ -476,7 +577,7 @@ static int32_t mac_operands(machine_t *m, const insn_t *i, uint64_t in_bytes, ui
     reads[n++] = spm_range(i->c, smul(w_bytes, esz));
     if (i->flags & AOTC_ACCEL_SIM_F_BIAS) reads[n++] = spm_range(m->reg[AOTC_ACCEL_SIM_R_BIAS_ADDR], 4ull * channels);
     if (i->flags & AOTC_ACCEL_SIM_F_REQUANT)
-        reads[n++] = spm_range(m->reg[AOTC_ACCEL_SIM_R_QUANT_ADDR], 8ull * channels);
+        reads[n++] = spm_range(m->reg[AOTC_ACCEL_SIM_R_QUANT_ADDR], table_bytes(i->flags, channels));
     out = spm_range(i->d, smul(out_elems, osz));
     for (k = 0; k < n; ++k) {
         rc = check_spm(m, &reads[k], k < 2 ? esz : 4u);
@@ -493,6 +594,7 @@ static int32_t mac_operands(machine_t *m, const insn_t *i, uint64_t in_bytes, ui
     for (k = 0; k < n; ++k) touch_spm(m, &reads[k]);
     touch_spm(m, &out);
     m->st.macs += macs;
+    if (!f32) m->st.int8_macs += macs;
     m->st.mac_slots += smul(compute, (uint64_t)m->h->mac_rows * m->h->mac_cols * (f32 ? 1u : 4u));
     return 0;
 }
@@ -506,7 +608,8 @@ static int32_t op_conv(machine_t *m, const insn_t *i) {
     const uint32_t pt = r[AOTC_ACCEL_SIM_R_PAD] & 0xffffu, pl = r[AOTC_ACCEL_SIM_R_PAD] >> 16;
     const uint32_t dh = r[AOTC_ACCEL_SIM_R_DILATION] & 0xffffu, dw = r[AOTC_ACCEL_SIM_R_DILATION] >> 16;
     const uint32_t g = r[AOTC_ACCEL_SIM_R_GROUPS];
-    const int f32 = (i->flags & AOTC_ACCEL_SIM_DTYPE_MASK) == AOTC_ACCEL_SIM_F32;
+    const uint32_t dt = i->flags & AOTC_ACCEL_SIM_DTYPE_MASK;
+    const int f32 = dt == AOTC_ACCEL_SIM_F32;
     const uint32_t esz = f32 ? 4u : 1u, osz = (i->flags & AOTC_ACCEL_SIM_F_REQUANT) ? 1u : 4u;
     uint32_t cin_g, cout_g, oc, oy, ox, icl, ky, kx;
     uint64_t taps, rows, cols, compute;
@@ -515,6 +618,7 @@ static int32_t op_conv(machine_t *m, const insn_t *i) {
         kh == 0 || kw == 0 || sh == 0 || sw == 0 || dh == 0 || dw == 0 || !dim_ok(g, 1) || c % g != 0 ||
         oc_n % g != 0)
         return AOTC_ACCEL_SIM_E_OPERAND;
+    if ((rc = check_out_zp(m, i))) return rc;
     cin_g = c / g;
     cout_g = oc_n / g;
     rows = (uint64_t)m->h->mac_rows * (f32 ? 1u : 2u);
@@ -548,7 +652,7 @@ static int32_t op_conv(machine_t *m, const insn_t *i) {
                             if (f32) {
                                 accf += ldf(x + ((uint64_t)iy * iw + (uint64_t)ix) * 4u) * ldf(w + wi * 4u);
                             } else {
-                                const int64_t xv = (int8_t)x[(uint64_t)iy * iw + (uint64_t)ix];
+                                const int64_t xv = ld_8bit(x + (uint64_t)iy * iw + (uint64_t)ix, dt);
                                 acci += (xv - (int32_t)r[AOTC_ACCEL_SIM_R_IFM_ZP]) * (int8_t)w[wi];
                             }
                         }
@@ -561,7 +665,7 @@ static int32_t op_conv(machine_t *m, const insn_t *i) {
                     stf(dst, accf);
                 } else {
                     if (i->flags & AOTC_ACCEL_SIM_F_BIAS) acci += ldi(m->spm + r[AOTC_ACCEL_SIM_R_BIAS_ADDR] + 4u * oc);
-                    store_int(m, i, dst, acci, oc);
+                    store_int(m, i, dst, acci, oc, oc_n);
                 }
             }
         }
@@ -572,12 +676,14 @@ static int32_t op_conv(machine_t *m, const insn_t *i) {
 static int32_t op_matmul(machine_t *m, const insn_t *i) {
     const uint32_t *r = m->reg;
     const uint32_t mm = r[AOTC_ACCEL_SIM_R_MM_M], nn = r[AOTC_ACCEL_SIM_R_MM_N], kk = r[AOTC_ACCEL_SIM_R_MM_K];
-    const int f32 = (i->flags & AOTC_ACCEL_SIM_DTYPE_MASK) == AOTC_ACCEL_SIM_F32;
+    const uint32_t dt = i->flags & AOTC_ACCEL_SIM_DTYPE_MASK;
+    const int f32 = dt == AOTC_ACCEL_SIM_F32;
     const uint32_t esz = f32 ? 4u : 1u, osz = (i->flags & AOTC_ACCEL_SIM_F_REQUANT) ? 1u : 4u;
     uint64_t compute, rows, cols;
     uint32_t y, x, k;
     int32_t rc;
     if (!dim_ok(mm, 1) || !dim_ok(nn, 1) || !dim_ok(kk, 1)) return AOTC_ACCEL_SIM_E_OPERAND;
+    if ((rc = check_out_zp(m, i))) return rc;
     rows = (uint64_t)m->h->mac_rows * (f32 ? 1u : 2u);
     cols = (uint64_t)m->h->mac_cols * (f32 ? 1u : 2u);
     compute = smul(mm, smul(cdiv(nn, rows), cdiv(kk, cols)));
@@ -597,9 +703,9 @@ static int32_t op_matmul(machine_t *m, const insn_t *i) {
                 stf(dst, acc);
             } else {
                 int64_t acc = (i->flags & AOTC_ACCEL_SIM_F_ACC) ? ldi(dst) : 0;
-                for (k = 0; k < kk; ++k) acc += ((int64_t)(int8_t)a[k] - (int32_t)r[AOTC_ACCEL_SIM_R_IFM_ZP]) * (int8_t)w[k];
+                for (k = 0; k < kk; ++k) acc += (ld_8bit(a + k, dt) - (int32_t)r[AOTC_ACCEL_SIM_R_IFM_ZP]) * (int8_t)w[k];
                 if (i->flags & AOTC_ACCEL_SIM_F_BIAS) acc += ldi(m->spm + r[AOTC_ACCEL_SIM_R_BIAS_ADDR] + 4u * x);
-                store_int(m, i, dst, acc, x);
+                store_int(m, i, dst, acc, x, nn);
             }
         }
     }
@@ -609,7 +715,7 @@ static int32_t op_matmul(machine_t *m, const insn_t *i) {
 /* --- vector unit -------------------------------------------------------------------------- */
 
 static uint64_t lanes(const machine_t *m, uint32_t dtype) {
-    return (uint64_t)m->h->vec_lanes * (dtype == AOTC_ACCEL_SIM_I8 ? 4u : 1u);
+    return (uint64_t)m->h->vec_lanes * (eight_bit(dtype) ? 4u : 1u);
 }
 
 static int32_t op_pool(machine_t *m, const insn_t *i) {
@@ -621,21 +727,28 @@ static int32_t op_pool(machine_t *m, const insn_t *i) {
     const uint32_t pt = r[AOTC_ACCEL_SIM_R_PAD] & 0xffffu, pl = r[AOTC_ACCEL_SIM_R_PAD] >> 16;
     const uint32_t dh = r[AOTC_ACCEL_SIM_R_DILATION] & 0xffffu, dw = r[AOTC_ACCEL_SIM_R_DILATION] >> 16;
     const uint32_t dt = i->flags & AOTC_ACCEL_SIM_DTYPE_MASK;
-    const int avg = (i->flags & AOTC_ACCEL_SIM_F_AVG) != 0;
+    const int avg = (i->flags & AOTC_ACCEL_SIM_F_AVG) != 0, requant = (i->flags & AOTC_ACCEL_SIM_F_REQUANT) != 0;
     const uint32_t esz = dt == AOTC_ACCEL_SIM_F32 ? 4u : 1u;
-    uint32_t ch, oy, ox, ky, kx;
-    range_t in, out;
+    const int64_t izp = (int32_t)r[AOTC_ACCEL_SIM_R_IFM_ZP];
+    uint32_t ch, oy, ox, ky, kx, n = 1, k;
+    range_t reads[2], out;
     int32_t rc;
     if (!dim_ok(c, 1) || !dim_ok(ih, 0) || !dim_ok(iw, 0) || !dim_ok(oh, 1) || !dim_ok(ow, 1) || kh == 0 ||
         kw == 0 || sh == 0 || sw == 0 || dh == 0 || dw == 0)
         return AOTC_ACCEL_SIM_E_OPERAND;
-    in = spm_range(i->b, smul(smul(c, ih), smul(iw, esz)));
+    if ((rc = check_out_zp(m, i))) return rc;
+    reads[0] = spm_range(i->b, smul(smul(c, ih), smul(iw, esz)));
     out = spm_range(i->d, smul(smul(c, oh), smul(ow, esz)));
-    if ((rc = check_spm(m, &in, esz)) || (rc = check_spm(m, &out, esz)) || (rc = check_alias(&out, &in, 0))) return rc;
-    rc = schedule(m, UNIT_VEC, m->h->op_setup + cdiv(smul(smul(c, smul(oh, ow)), smul(kh, kw)), lanes(m, dt)), &in, 1,
-                  &out);
+    if (requant) reads[n++] = spm_range(r[AOTC_ACCEL_SIM_R_QUANT_ADDR], table_bytes(i->flags, c));
+    for (k = 0; k < n; ++k)
+        if ((rc = check_spm(m, &reads[k], k == 0 ? esz : 4u))) return rc;
+    if ((rc = check_spm(m, &out, esz))) return rc;
+    for (k = 0; k < n; ++k)
+        if ((rc = check_alias(&out, &reads[k], 0))) return rc;
+    rc = schedule(m, UNIT_VEC, m->h->op_setup + cdiv(smul(smul(c, smul(oh, ow)), smul(kh, kw)), lanes(m, dt)), reads,
+                  n, &out);
     if (rc) return rc;
-    touch_spm(m, &in);
+    for (k = 0; k < n; ++k) touch_spm(m, &reads[k]);
     touch_spm(m, &out);
     for (ch = 0; ch < c; ++ch) {
         const uint8_t *x = m->spm + i->b + (uint64_t)ch * ih * iw * esz;
@@ -643,7 +756,7 @@ static int32_t op_pool(machine_t *m, const insn_t *i) {
             for (ox = 0; ox < ow; ++ox) {
                 uint8_t *dst = m->spm + i->d + (((uint64_t)ch * oh + oy) * ow + ox) * esz;
                 float best = 0.0f, sum = 0.0f;
-                int64_t ibest = 0, isum = 0, count = 0;
+                int64_t ibest = 0, isum = 0, zsum = 0, count = 0;
                 for (ky = 0; ky < kh; ++ky) {
                     const int64_t iy = (int64_t)oy * sh + (int64_t)ky * dh - pt;
                     if (iy < 0 || iy >= (int64_t)ih) continue;
@@ -656,8 +769,9 @@ static int32_t op_pool(machine_t *m, const insn_t *i) {
                             sum += v;
                             if (count == 0 || v > best) best = v;
                         } else {
-                            const int64_t v = (int8_t)x[at];
+                            const int64_t v = ld_8bit(x + at, dt);
                             isum += v;
+                            zsum += v - izp;
                             if (count == 0 || v > ibest) ibest = v;
                         }
                         count += 1;
@@ -665,10 +779,13 @@ static int32_t op_pool(machine_t *m, const insn_t *i) {
                 }
                 if (dt == AOTC_ACCEL_SIM_F32) {
                     stf(dst, count == 0 ? 0.0f : avg ? sum / (float)count : best);
+                } else if (requant) {
+                    st_8bit(dst, out_type(i->flags),
+                            requant_out(m, i->flags, sat32(zsum), m->spm + reads[1].lo, ch, c));
                 } else {
                     int64_t v = ibest;
                     if (avg) v = count == 0 ? 0 : isum >= 0 ? (isum + count / 2) / count : -((-isum + count / 2) / count);
-                    *(int8_t *)dst = (int8_t)v;
+                    st_8bit(dst, dt, v);
                 }
             }
         }
@@ -676,36 +793,54 @@ static int32_t op_pool(machine_t *m, const insn_t *i) {
     return 0;
 }
 
-static int64_t ld_elem(const uint8_t *p, uint32_t dt) { return dt == AOTC_ACCEL_SIM_I8 ? (int8_t)*p : ldi(p); }
+static int64_t ld_elem(const uint8_t *p, uint32_t dt) { return eight_bit(dt) ? ld_8bit(p, dt) : ldi(p); }
 
 static void st_elem(uint8_t *p, uint32_t dt, int64_t v) {
-    if (dt == AOTC_ACCEL_SIM_I8) *(int8_t *)p = (int8_t)clamp64(v, -128, 127);
+    if (eight_bit(dt)) st_8bit(p, dt, clamp64(v, type_min(dt), type_max(dt)));
     else sti(p, sat32(v));
 }
+
+#define QADD_PARAMS 12u /* VADD with REQUANT: a_mult, b_mult, bias (float32) at QUANT_ADDR */
 
 static int32_t op_binary(machine_t *m, const insn_t *i) {
     const uint32_t *r = m->reg;
     const uint32_t outer = r[AOTC_ACCEL_SIM_R_V_OUTER], inner = r[AOTC_ACCEL_SIM_R_V_INNER];
     const uint64_t so = r[AOTC_ACCEL_SIM_R_VB_SO], si = r[AOTC_ACCEL_SIM_R_VB_SI];
     const uint32_t dt = i->flags & AOTC_ACCEL_SIM_DTYPE_MASK;
-    const uint32_t esz = dt == AOTC_ACCEL_SIM_I8 ? 1u : 4u;
-    const int clip = (i->flags & AOTC_ACCEL_SIM_F_CLIP) != 0;
+    const uint32_t esz = eight_bit(dt) ? 1u : 4u;
+    const int clip = (i->flags & AOTC_ACCEL_SIM_F_CLIP) != 0, quant = (i->flags & AOTC_ACCEL_SIM_F_REQUANT) != 0;
     uint64_t n, o, k;
-    range_t reads[2], out;
+    range_t reads[3], out;
+    float am = 0.0f, bm = 0.0f, qbias = 0.0f, qlo = 0.0f, qhi = 0.0f;
     int32_t rc;
     if (!dim_ok(outer, 1) || !dim_ok(inner, 1)) return AOTC_ACCEL_SIM_E_OPERAND;
     n = (uint64_t)outer * inner;
     reads[0] = spm_range(i->b, smul(n, esz));
     reads[1] = spm_range(i->c, smul(sadd(sadd(smul(outer - 1, so), smul(inner - 1, si)), 1), esz));
+    reads[2] = spm_range(r[AOTC_ACCEL_SIM_R_QUANT_ADDR], QADD_PARAMS);
     out = spm_range(i->d, smul(n, esz));
     if ((rc = check_spm(m, &reads[0], esz)) || (rc = check_spm(m, &reads[1], esz)) || (rc = check_spm(m, &out, esz)))
         return rc;
+    if (quant && (rc = check_spm(m, &reads[2], 4))) return rc;
     if ((rc = check_alias(&out, &reads[0], 1))) return rc;
     if ((rc = check_alias(&out, &reads[1], so == inner && si == 1))) return rc;
-    rc = schedule(m, UNIT_VEC, m->h->op_setup + cdiv(n, lanes(m, dt)), reads, 2, &out);
+    if (quant && (rc = check_alias(&out, &reads[2], 0))) return rc;
+    /* a quantized add computes in 32-bit floats: one element per lane */
+    rc = schedule(m, UNIT_VEC, m->h->op_setup + cdiv(n, quant ? (uint64_t)m->h->vec_lanes : lanes(m, dt)), reads,
+                  quant ? 3u : 2u, &out);
     if (rc) return rc;
     touch_spm(m, &reads[0]);
     touch_spm(m, &reads[1]);
+    if (quant) {
+        int64_t lo, hi;
+        touch_spm(m, &reads[2]);
+        am = ldf(m->spm + reads[2].lo);
+        bm = ldf(m->spm + reads[2].lo + 4u);
+        qbias = ldf(m->spm + reads[2].lo + 8u);
+        out_range(m, i->flags, &lo, &hi);
+        qlo = (float)lo;
+        qhi = (float)hi;
+    }
     touch_spm(m, &out);
     for (o = 0; o < outer; ++o) {
         for (k = 0; k < inner; ++k) {
@@ -717,6 +852,9 @@ static int32_t op_binary(machine_t *m, const insn_t *i) {
                 float y = i->op == AOTC_ACCEL_SIM_OP_VADD ? a + b : i->op == AOTC_ACCEL_SIM_OP_VMUL ? a * b : (a > b ? a : b);
                 if (clip) y = clampf(y, bits_f(r[AOTC_ACCEL_SIM_R_ACT_MIN]), bits_f(r[AOTC_ACCEL_SIM_R_ACT_MAX]));
                 stf(py, y);
+            } else if (quant) { /* onnxruntime's QLinearAdd: fma(a, a_mult, fma(b, b_mult, bias)), rounded */
+                const float a = (float)ld_elem(pa, dt), b = (float)ld_elem(pb, dt);
+                st_8bit(py, dt, round_even(clamp_lo_hi(fma32(a, am, fma32(b, bm, qbias)), qlo, qhi)));
             } else {
                 const int64_t a = ld_elem(pa, dt), b = ld_elem(pb, dt);
                 int64_t y = i->op == AOTC_ACCEL_SIM_OP_VADD ? a + b : i->op == AOTC_ACCEL_SIM_OP_VMUL ? a * b : (a > b ? a : b);
@@ -732,7 +870,7 @@ static int32_t op_clip(machine_t *m, const insn_t *i) {
     const uint32_t *r = m->reg;
     const uint32_t outer = r[AOTC_ACCEL_SIM_R_V_OUTER], inner = r[AOTC_ACCEL_SIM_R_V_INNER];
     const uint32_t dt = i->flags & AOTC_ACCEL_SIM_DTYPE_MASK;
-    const uint32_t esz = dt == AOTC_ACCEL_SIM_I8 ? 1u : 4u;
+    const uint32_t esz = eight_bit(dt) ? 1u : 4u;
     uint64_t n, k;
     range_t in, out;
     int32_t rc;
@@ -763,9 +901,10 @@ static int32_t op_requant(machine_t *m, const insn_t *i) {
     range_t reads[2], out;
     int32_t rc;
     if (!dim_ok(outer, 1) || !dim_ok(inner, 1)) return AOTC_ACCEL_SIM_E_OPERAND;
+    if ((rc = check_out_zp(m, i))) return rc;
     n = (uint64_t)outer * inner;
     reads[0] = spm_range(i->b, smul(n, 4));
-    reads[1] = spm_range(r[AOTC_ACCEL_SIM_R_QUANT_ADDR], 8ull * outer);
+    reads[1] = spm_range(r[AOTC_ACCEL_SIM_R_QUANT_ADDR], table_bytes(i->flags, outer));
     out = spm_range(i->d, n);
     if ((rc = check_spm(m, &reads[0], 4)) || (rc = check_spm(m, &reads[1], 4)) || (rc = check_spm(m, &out, 1)) ||
         (rc = check_alias(&out, &reads[0], 0)) || (rc = check_alias(&out, &reads[1], 0)))
@@ -776,14 +915,10 @@ static int32_t op_requant(machine_t *m, const insn_t *i) {
     touch_spm(m, &reads[1]);
     touch_spm(m, &out);
     for (o = 0; o < outer; ++o) {
-        const int32_t mult = ldi(m->spm + reads[1].lo + 4u * o), shift = ldi(m->spm + reads[1].lo + 4u * (outer + o));
-        for (k = 0; k < inner; ++k) {
-            int64_t v = (int64_t)(int32_t)r[AOTC_ACCEL_SIM_R_OFM_ZP] +
-                        requantize(ldi(m->spm + i->b + 4u * (o * inner + k)), mult, shift);
-            if (i->flags & AOTC_ACCEL_SIM_F_CLIP)
-                v = clamp64(v, (int32_t)r[AOTC_ACCEL_SIM_R_ACT_MIN], (int32_t)r[AOTC_ACCEL_SIM_R_ACT_MAX]);
-            *(int8_t *)(m->spm + i->d + o * inner + k) = (int8_t)clamp64(v, -128, 127);
-        }
+        for (k = 0; k < inner; ++k)
+            st_8bit(m->spm + i->d + o * inner + k, out_type(i->flags),
+                    requant_out(m, i->flags, ldi(m->spm + i->b + 4u * (o * inner + k)), m->spm + reads[1].lo,
+                                (uint32_t)o, outer));
     }
     return 0;
 }

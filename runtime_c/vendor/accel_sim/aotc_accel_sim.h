@@ -41,7 +41,7 @@
 #define AOTC_ACCEL_SIM_HEADER_BYTES 64u
 #define AOTC_ACCEL_SIM_REGION_BYTES 32u
 #define AOTC_ACCEL_SIM_INSN_BYTES 16u
-#define AOTC_ACCEL_SIM_MAX_REGIONS 16u
+#define AOTC_ACCEL_SIM_MAX_REGIONS 64u
 #define AOTC_ACCEL_SIM_MAX_NDIM 6u
 #define AOTC_ACCEL_SIM_MAX_SPM (16u * 1024u * 1024u) /* largest scratchpad a header may declare */
 #define AOTC_ACCEL_SIM_MAX_DIM 0xffffffu             /* largest value of any dimension register */
@@ -61,18 +61,19 @@ enum {
     AOTC_ACCEL_SIM_OP_VMUL = 0x31,
     AOTC_ACCEL_SIM_OP_VMAX = 0x32,
     AOTC_ACCEL_SIM_OP_VCLIP = 0x33,  /* y @ d = clamp(x @ b, ACT_MIN, ACT_MAX) */
-    AOTC_ACCEL_SIM_OP_VREQ = 0x34,   /* int32 @ b -> int8 @ d, per-channel params @ QUANT_ADDR */
+    AOTC_ACCEL_SIM_OP_VREQ = 0x34,   /* int32 @ b -> 8 bits @ d, per-row params @ QUANT_ADDR */
     AOTC_ACCEL_SIM_OP_END = 0x3f
 };
 
 /* Instruction flags. */
-#define AOTC_ACCEL_SIM_DTYPE_MASK 0x03u /* bits 0-1: 0 float32, 1 int8, 2 int32 */
-enum { AOTC_ACCEL_SIM_F32 = 0, AOTC_ACCEL_SIM_I8 = 1, AOTC_ACCEL_SIM_I32 = 2 };
+#define AOTC_ACCEL_SIM_DTYPE_MASK 0x03u /* bits 0-1: 0 float32, 1 int8, 2 int32, 3 uint8 */
+enum { AOTC_ACCEL_SIM_F32 = 0, AOTC_ACCEL_SIM_I8 = 1, AOTC_ACCEL_SIM_I32 = 2, AOTC_ACCEL_SIM_U8 = 3 };
 #define AOTC_ACCEL_SIM_F_ACC 0x04u     /* CONV/MATMUL: add to the output already there */
 #define AOTC_ACCEL_SIM_F_AVG 0x04u     /* POOL: average (else max) */
 #define AOTC_ACCEL_SIM_F_BIAS 0x08u    /* CONV/MATMUL: add bias[oc] from BIAS_ADDR */
 #define AOTC_ACCEL_SIM_F_CLIP 0x10u    /* CONV/MATMUL/VADD/VMUL/VMAX: clamp to [ACT_MIN, ACT_MAX] */
-#define AOTC_ACCEL_SIM_F_REQUANT 0x20u /* CONV/MATMUL int8: requantise to int8 (QUANT_ADDR) */
+#define AOTC_ACCEL_SIM_F_REQUANT 0x20u /* CONV/MATMUL/POOL 8-bit: requantise (QUANT_ADDR); VADD: quantized add */
+#define AOTC_ACCEL_SIM_F_FSCALE 0x40u  /* with REQUANT: float32 scales at QUANT_ADDR (else int32 mult, shift) */
 
 /* Configuration registers (32-bit). Packed pairs hold y/h in the low 16 bits, x/w in the high. */
 enum {
@@ -93,6 +94,7 @@ typedef struct {
     uint64_t cycles;          /* device cycles from the first issue to the last unit going idle */
     uint64_t dma_bytes;       /* bytes moved by LOAD and STORE */
     uint64_t macs;            /* multiply-accumulates of CONV and MATMUL */
+    uint64_t int8_macs;       /* of which on 8-bit operands (four times as many per cycle) */
     uint64_t mac_slots;       /* MAC-array capacity used: cycles * array size, summed over MAC ops */
     uint64_t dma_busy_cycles; /* cycles each unit was busy */
     uint64_t mac_busy_cycles;
