@@ -229,6 +229,10 @@ def test_refuses_output_shape_onnxruntime_computes_differently():
                  shape=(1, 1, 5, 5))
 
 
-def test_refuses_integer_data():
-    with pytest.raises(AotcError, match="dtype uint8 is not supported"):
-        _compile(["x", "", "scales"], SCALES, {"mode": "nearest"}, x_type=2)
+def test_integer_data_nearest_only():
+    """8-bit tensors (quantized models) resize by nearest, a gather; their interpolation is refused."""
+    _compile(["x", "", "scales"], SCALES, {"mode": "nearest"}, x_type=2)
+    with pytest.raises(AotcError, match="linear Resize of uint8 is not supported"):
+        _compile(["x", "", "scales"], SCALES, {"mode": "linear"}, x_type=2)
+    with pytest.raises(AotcError, match="dtype int32 is not supported"):
+        _compile(["x", "", "scales"], SCALES, {"mode": "nearest"}, x_type=6)
