@@ -70,3 +70,18 @@ def softmax_table(x_scale: float, n: int, signed: bool) -> np.ndarray:
 def softmax_output_scale(y_scale: float) -> int:
     """QLinearSoftmax's output multiplier: (uint32)(1.0f / y_scale), a float division truncated."""
     return int(np.float32(1.0) / np.float32(y_scale))
+
+
+def qadd_constants(a_scale: float, a_zero: int, b_scale: float, b_zero: int, y_scale: float,
+                   y_zero: int) -> tuple[np.float32, np.float32, np.float32]:
+    """QLinearAdd as onnxruntime's AVX2 kernel computes it: y = round(fma(a, a_mult, fma(b, b_mult, bias)))
+    with a_mult = a_scale / y_scale, b_mult = b_scale / y_scale and the zero points folded into
+    bias = y_zero - (a_mult a_zero + b_mult b_zero), all float32; returns (a_mult, b_mult, bias)."""
+    a_mult, b_mult = np.float32(a_scale) / np.float32(y_scale), np.float32(b_scale) / np.float32(y_scale)
+    return a_mult, b_mult, np.float32(y_zero) - (a_mult * np.float32(a_zero) + b_mult * np.float32(b_zero))
+
+
+def global_avgpool_scale(x_scale: float, y_scale: float, size: int) -> np.float32:
+    """QLinearGlobalAveragePool's requantisation scale, x_scale / (y_scale * size) in float32 in that
+    order (onnxruntime's MLAS); the sums have x_zero * size taken off."""
+    return np.float32(x_scale) / (np.float32(y_scale) * np.float32(size))

@@ -20,7 +20,16 @@ from aot.csource.format import c_float, c_ints
 from aot.ir import Graph, Node
 from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext
 from aot.kernels.elementwise import broadcast_layout
-from aot.qmath import INT_RANGE, dequantize, quantize, requant_scale, softmax_output_scale, softmax_table
+from aot.qmath import (
+    INT_RANGE,
+    dequantize,
+    global_avgpool_scale,
+    qadd_constants,
+    quantize,
+    requant_scale,
+    softmax_output_scale,
+    softmax_table,
+)
 
 INT8 = ("int8", "uint8")
 SUFFIX = {"int8": "i8", "uint8": "u8", "int32": "i32"}  # as DTYPE_SUFFIX
@@ -285,8 +294,7 @@ def _emit_qbinary(kernel: str):
         a_scale, b_scale, y_scale = (np.float32(_scalar(ctx, k)) for k in (1, 4, 6))
         a_zero, b_zero = int(_scalar(ctx, 2)), int(_scalar(ctx, 5))
         if kernel == "qadd":  # MlasQLinearAdd (AVX2): the ratios to the output scale, zero points in the bias
-            a_mult, b_mult = a_scale / y_scale, b_scale / y_scale
-            bias = np.float32(y_zero) - (a_mult * np.float32(a_zero) + b_mult * np.float32(b_zero))
+            a_mult, b_mult, bias = qadd_constants(a_scale, a_zero, b_scale, b_zero, y_scale, y_zero)
         else:  # MlasQLinearMul: one ratio on the product of the centred integers
             a_mult, b_mult, bias = a_scale * b_scale / y_scale, np.float32(0), np.float32(0)
         p = ctx.params("aotc_qbinary_params", {
@@ -311,7 +319,7 @@ def _emit_qgap(ctx: NodeContext) -> None:
     x, y = ctx.inputs[0], ctx.outputs[0]
     xs = ctx.shape(x)
     size = math.prod(xs[2:])
-    scale = np.float32(_scalar(ctx, 1)) / (np.float32(_scalar(ctx, 3)) * np.float32(size))
+    scale = global_avgpool_scale(_scalar(ctx, 1), _scalar(ctx, 3), size)
     ctx.call(f"aotc_qglobal_avgpool_{SUFFIX[ctx.dtype(x)]}", str(xs[0] * xs[1]), str(size), c_float(float(scale)),
              str(int(_scalar(ctx, 2))), str(int(_scalar(ctx, 4))), ctx.ptr(x), ctx.ptr(y))
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from aot.errors import AotcError
 from aot.ir import Graph, Node
-from aot.qmath import INT_RANGE, requant_scale
+from aot.qmath import INT_RANGE, global_avgpool_scale, qadd_constants, requant_scale
 from aot.vendor.accel_sim.tiling import ConvGeom
 
 Act = tuple[float, float] | None  # a fused clamp [lo, hi] (ReLU is [0, inf]); None: none
@@ -350,8 +350,7 @@ def qgap_layer(node: Node, graph: Graph, y: str) -> PoolLayer:
     x_scale / (y_scale * size) (float32, in that order)."""
     x = graph.tensors[node.inputs[0]]
     size = int(np.prod(x.shape[2:], dtype=np.int64))
-    scale = np.float32(_scalar(graph, node.inputs[1])) / (np.float32(_scalar(graph, node.inputs[3]))
-                                                          * np.float32(size))
+    scale = global_avgpool_scale(_scalar(graph, node.inputs[1]), _scalar(graph, node.inputs[3]), size)
     q = Quant(x.dtype, int(_scalar(graph, node.inputs[2])), int(_scalar(graph, node.inputs[4])),
               np.full(x.shape[1], scale, np.float32), *INT_RANGE[x.dtype])
     return PoolLayer(node.inputs[0], y, pool_geom(node, graph), False, x.dtype, q)
@@ -362,8 +361,7 @@ def qadd_params(node: Node, graph: Graph) -> QAdd:
     a_scale, b_scale, y_scale = (np.float32(_scalar(graph, node.inputs[k])) for k in (1, 4, 6))
     a_zero, b_zero = int(_scalar(graph, node.inputs[2])), int(_scalar(graph, node.inputs[5]))
     y_zero = int(_scalar(graph, node.inputs[7]))
-    a_mult, b_mult = a_scale / y_scale, b_scale / y_scale
-    bias = np.float32(y_zero) - (a_mult * np.float32(a_zero) + b_mult * np.float32(b_zero))
+    a_mult, b_mult, bias = qadd_constants(a_scale, a_zero, b_scale, b_zero, y_scale, y_zero)
     return QAdd(graph.tensors[node.outputs[0]].dtype, a_mult, b_mult, bias, *out_range(node, graph))
 
 
