@@ -16,6 +16,10 @@
 #include "aotc_common.h"
 #include "aotc_elementwise.h" /* aotc_broadcast */
 
+#if defined(__FAST_MATH__)
+#error "aotc's int8 kernels round as IEEE arithmetic does (as onnxruntime); build them without -ffast-math"
+#endif
+
 /* A float in [-2^22, 2^22] rounded half to even, as the default FP rounding mode does (and
  * x86's cvtps2dq, which onnxruntime uses): adding and taking back 1.5 * 2^23 leaves no
  * fraction bits. Needs IEEE single precision without -ffast-math. */
