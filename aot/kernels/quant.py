@@ -127,14 +127,16 @@ def _fit_patches(node: Node, graph: Graph, budget: int) -> KernelChoice | None:
     """The largest tile of output positions whose patches fit the step's spare memory."""
     k = _patch_length(node, graph)
     positions = math.prod(graph.tensors[node.outputs[0]].shape[2:])
-    for tile in PATCH_TILES:  # a whole number of lanes, or the whole (small) plane
+    def choice(tile: int) -> KernelChoice:  # the kernel gathers whole lanes of positions
         tile = min(tile, positions)
-        if tile * k <= budget:
-            return KernelChoice("patches", tile * k, detail=tile)
+        return KernelChoice("patches", -(-tile // LANES) * LANES * k, detail=tile)
+
+    for tile in PATCH_TILES:
+        if choice(tile).scratch <= budget:
+            return choice(tile)
     # no memory to spare at this step: the smallest block anyway, 16 x k bytes above the tight
     # bound (a direct loop with no scratch was several times slower)
-    tile = min(PATCH_TILES[-1], positions)
-    return KernelChoice("patches", tile * k, detail=tile)
+    return choice(PATCH_TILES[-1])
 
 
 # output positions per patch block, largest first (the kernel reads each weight row once per

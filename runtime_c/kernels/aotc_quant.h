@@ -73,7 +73,7 @@ typedef struct {
 /* QLinearConv on patches: for a block of `tile` output positions (<= AOTC_QCONV_PATCH_TILE; a
  * multiple of AOTC_QCONV_LANES unless the plane is smaller) the patch matrix is gathered into
  * scratch as unsigned bytes (int8 inputs plus 128) in quads of rows (k = cin / group x k_h x k_w
- * rows, rounded up to kp, a multiple of 4: tile x kp bytes), then 4 output channels x
+ * rows, rounded up to kp, a multiple of 4: tile rounded up to whole lanes x kp bytes), then 4 output channels x
  * AOTC_QCONV_LANES positions are summed at a time in registers (vectors along the positions:
  * outputs are stored as runs; with AVX-512 VNNI, 4-way byte dot products). The weights come as rows
  * of kp (zeros after k). p->bias has the input zero point folded in at compile time, as the

@@ -68,26 +68,29 @@ static void AOTC_Q(qconv_patch_row)(const aotc_qconv_params *p, const QT *AOTC_R
     }
 }
 
-/* The patch matrix of output positions [p0, p0 + np) of one group in quads: patch row r of
- * position t at [r / 4][t][r % 4], so one position's four consecutive rows are one 32-bit word
- * (the operand of a 4-way byte dot product); rows past k up to 4 * kq hold the zero point. Each
- * quad's four rows are gathered as runs, then interleaved. */
+/* The patch matrix of output positions [p0, p0 + np) of one group in quads, `width` (np rounded up
+ * to whole lanes) positions a row: patch row r of position t at [r / 4][t][r % 4], so one
+ * position's four consecutive rows are one 32-bit word (the operand of a 4-way byte dot product);
+ * rows past k up to 4 * kq, and positions past np, hold the zero point. Each quad's four rows are
+ * gathered as runs, then interleaved. */
 static void AOTC_Q(qconv_patch_quads)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT xg, int32_t cg,
-                                      int32_t p0, int32_t np, int32_t kq, uint8_t *AOTC_RESTRICT quads) {
+                                      int32_t p0, int32_t np, int32_t width, int32_t kq,
+                                      uint8_t *AOTC_RESTRICT quads) {
     const uint8_t zero = (uint8_t)(p->x_zero + AOTC_QOFFSET);
     const int32_t k = cg * p->k_h * p->k_w;
     uint8_t rows[4][AOTC_QCONV_PATCH_TILE];
     int32_t q, j, t;
     for (q = 0; q < kq; ++q) {
-        uint8_t *dst = quads + (int64_t)q * np * 4;
+        uint8_t *dst = quads + (int64_t)q * width * 4;
         for (j = 0; j < 4; ++j) {
             if (4 * q + j < k) {
                 AOTC_Q(qconv_patch_row)(p, xg, 4 * q + j, p0, np, rows[j]);
+                for (t = np; t < width; ++t) rows[j][t] = zero; /* lanes past the plane's end */
             } else {
-                for (t = 0; t < np; ++t) rows[j][t] = zero;
+                for (t = 0; t < width; ++t) rows[j][t] = zero;
             }
         }
-        for (t = 0; t < np; ++t) {
+        for (t = 0; t < width; ++t) {
             dst[4 * t] = rows[0][t];
             dst[4 * t + 1] = rows[1][t];
             dst[4 * t + 2] = rows[2][t];
@@ -161,13 +164,14 @@ void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *A
             const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
             QT *yn = y + (int64_t)n * p->out_c * plane_out;
             for (p0 = 0; p0 < plane_out; p0 += tile) {
-                /* a whole number of lanes where the plane allows (the last block re-reads a few
-                 * positions of the one before) */
+                /* a whole number of lanes: where the plane allows, the last block re-reads a few
+                 * positions of the one before; a plane smaller than that is padded to whole lanes */
                 const int32_t np = plane_out - p0 < tile ? plane_out - p0 : tile;
                 const int32_t np_lanes = (np + AOTC_QCONV_LANES - 1) / AOTC_QCONV_LANES * AOTC_QCONV_LANES;
                 const int32_t q0 = np_lanes <= plane_out ? p0 + np - np_lanes : 0; /* first position gathered */
-                const int32_t width = np_lanes <= plane_out ? np_lanes : plane_out;
-                AOTC_Q(qconv_patch_quads)(p, xg, cg, q0, width, kq, scratch);
+                const int32_t real = np_lanes <= plane_out ? np_lanes : plane_out; /* positions gathered */
+                const int32_t width = np_lanes;
+                AOTC_Q(qconv_patch_quads)(p, xg, cg, q0, real, width, kq, scratch);
                 for (t = 0; t < width; ++t) sums[t] = 0;
                 if (p->w_zero_any) {
                     for (r = 0; r < kp; ++r) {
@@ -177,22 +181,8 @@ void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *A
                 for (oc = g * mg; oc < (g + 1) * mg; oc += AOTC_QCONV_BLOCK) {
                     const int32_t nb = (g + 1) * mg - oc < AOTC_QCONV_BLOCK ? (g + 1) * mg - oc : AOTC_QCONV_BLOCK;
                     for (t0 = 0; t0 < width; t0 += AOTC_QCONV_LANES) {
-                        const int32_t lanes = width - t0 < AOTC_QCONV_LANES ? width - t0 : AOTC_QCONV_LANES;
-                        if (lanes == AOTC_QCONV_LANES) {
-                            AOTC_Q(qconv_quad_lanes)(scratch, width, t0, kq, w + (int64_t)oc * kp, nb, acc);
-                        } else { /* the tail of a plane too small for whole lanes */
-                            int32_t l;
-                            for (j = 0; j < nb; ++j) {
-                                for (l = 0; l < lanes; ++l) {
-                                    int32_t sacc = 0;
-                                    for (r = 0; r < kp; ++r) {
-                                        sacc += (int32_t)w[(int64_t)(oc + j) * kp + r] *
-                                                scratch[((int64_t)(r >> 2) * width + t0 + l) * 4 + (r & 3)];
-                                    }
-                                    acc[j][l] = sacc;
-                                }
-                            }
-                        }
+                        const int32_t lanes = real - t0 < AOTC_QCONV_LANES ? real - t0 : AOTC_QCONV_LANES;
+                        AOTC_Q(qconv_quad_lanes)(scratch, width, t0, kq, w + (int64_t)oc * kp, nb, acc);
                         for (j = 0; j < nb; ++j) { /* a run of one channel's outputs: requantised as a vector */
                             const int32_t b = p->bias[oc + j], wz = p->w_zero[oc + j];
                             const float sc = p->scale[oc + j];
