@@ -59,9 +59,14 @@ def quant_params(node: Node, graph: Graph, opset: int) -> None:
 
 
 def quantize_linear(node: Node, graph: Graph, opset: int) -> None:
-    """QuantizeLinear / DequantizeLinear: explicit zero point, non-negative axis; blocked scales refused."""
+    """QuantizeLinear / DequantizeLinear: explicit zero point, non-negative axis; blocked scales and a
+    division in another precision than float32 (QuantizeLinear-23's `precision`) refused."""
     if node.attrs.get("block_size", 0):
         raise AotcError("blocked quantization (block_size) is not supported", node=node)
+    precision = int(node.attrs.get("precision", 0))  # QuantizeLinear-23: the type x / y_scale is computed in
+    if precision not in (0, 1):
+        raise AotcError(f"precision {precision} (x / y_scale computed in a type other than float32) is not supported",
+                        node=node)
     quant_params(node, graph, opset)
     x = graph.tensors[node.inputs[0]]
     scale = graph.tensors[node.inputs[1]]
