@@ -2,7 +2,8 @@
 
 For every node left to the host after partitioning, the table (aot/kernels, HostOp.kernels)
 lists candidate kernels, cheapest first; select keeps those that apply to the node's shapes,
-attributes and dtypes on this target, and refuses a node no kernel takes. Which candidate
+attributes and dtypes on this target, and refuses the nodes no kernel takes: all of them at
+once, in one line grouped by op (aot/unsupported.py). Which candidate
 runs depends on the memory spare at the node's step, which only the planner knows: the
 planner calls `choose` with that budget and records the KernelChoice it keeps, and the emitter
 writes that record. Vendor functions (Call nodes) take the workspace their codegen asked for.
@@ -20,6 +21,7 @@ from aot.ir import Graph, Node
 from aot.kernels import HOST_OPS
 from aot.kernels.base import Candidate, HostOp, KernelChoice, TargetTraits
 from aot.plan import OpMemory
+from aot.unsupported import NO_KERNEL, UnsupportedNodes
 
 
 @dataclass(frozen=True)
@@ -38,23 +40,37 @@ def host_op(node: Node, graph: Graph) -> HostOp:
     """The node's table entry, or a one-line refusal naming it."""
     op = HOST_OPS.get(node.op)
     if op is None:
-        raise AotcError("operator is not supported by the host C generator", node=node)
+        raise AotcError(NO_KERNEL, node=node)
     reason = op.reject_reason(node, graph)
     if reason:
         raise AotcError(reason, node=node)
     return op
 
 
+def refusal(node: Node, graph: Graph) -> tuple[HostOp | None, str | None]:
+    """The node's table entry and why it cannot run it (None: it can); (None, None): no entry."""
+    op = HOST_OPS.get(node.op)
+    return op, (op.reject_reason(node, graph) if op is not None else None)
+
+
 def select_kernels(graph: Graph, traits: TargetTraits, workspace: Mapping[str, int] | None = None) -> Selection:
-    """Every node's candidate kernels; `workspace`: arena bytes each vendor function needs, by symbol."""
+    """Every node's candidate kernels; `workspace`: arena bytes each vendor function needs, by symbol.
+    Nodes the table cannot run are refused together (UnsupportedNodes)."""
     workspace = workspace or {}
     selection: Selection = {}
+    refused: list[tuple[Node, str | None]] = []
     for node in graph.nodes:
         if node.op == "Call":
             fixed = KernelChoice(node.attrs["function"], workspace.get(node.attrs["function"], 0))
             selection[node.name] = NodeKernels(None, (Candidate(fixed.kernel, lambda n, g, b, c=fixed: c),))
             continue
+        op, reason = refusal(node, graph)
+        if op is None or reason:
+            refused.append((node, reason))
+            continue
         selection[node.name] = candidates(node, graph, traits)
+    if refused:
+        raise UnsupportedNodes(refused)
     return selection
 
 

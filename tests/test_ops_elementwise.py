@@ -1,4 +1,5 @@
-"""Elementwise ops against onnxruntime: unary activations and broadcasting binary ops."""
+"""Elementwise ops against onnxruntime: unary activations (Gelu with both approximations) and broadcasting
+binary ops."""
 
 from __future__ import annotations
 
@@ -24,6 +25,19 @@ CASES += [
     op_case("clip_max_only", "Clip", {"x": (4, 6)}, consts={"hi": np.array(0.2, np.float32)},
             input_order=["x", "", "hi"], opset=13),
 ]
+
+# Gelu (opset 20): erf and tanh forms, over the range where 1 + erf(x) cancels (x << 0) and saturates (x >> 0)
+_wide = np.linspace(-12, 12, 97, dtype=np.float32).reshape(1, 97)
+for approximate in ("none", "tanh"):
+    for tag, x in (("4d", (2, 3, 4, 5)), ("wide_range", _wide), ("scaled", (3, 64))):
+        case = op_case(f"gelu_{approximate}_{tag}", "Gelu", {"x": x}, opset=20, attrs={"approximate": approximate})
+        if tag == "scaled":
+            case.feeds["x"] = case.feeds["x"] * np.float32(8.0)
+        case.relative = True
+        CASES.append(case)
+CASES.append(op_case("gelu_default_attr", "Gelu", {"x": (5, 7)}, opset=20))
+CASES.append(op_case("gelu_opset28", "Gelu", {"x": (5, 7)}, opset=28, attrs={"approximate": "tanh"}))
+CASES[-1].model.ir_version = 10
 
 BROADCASTS = [
     ("same", (2, 3, 4), (2, 3, 4)),

@@ -1,4 +1,5 @@
-"""Normalisation ops against onnxruntime: BatchNormalization, InstanceNormalization, LRN, Softmax, LogSoftmax."""
+"""Normalisation ops against onnxruntime: BatchNormalization, InstanceNormalization, LRN, Softmax, LogSoftmax,
+LayerNormalization and RMSNormalization."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import numpy as np
 import onnx
 import pytest
 from onnx import helper
-from opcheck import model_case, op_case, shared_build
+from onnx.reference import ReferenceEvaluator
+from opcheck import Case, model_case, op_case, shared_build
 
 from aot.compiler import compile_model
 from aot.errors import AotcError
@@ -113,6 +115,99 @@ for op, tag in (("Softmax", "softmax"), ("LogSoftmax", "logsoftmax")):
     ], {}))
 
 
+# LayerNormalization (opset 17) and RMSNormalization (opset 23): any axis, with and without bias, epsilon,
+# stash_type, the optional Mean / InvStdDev outputs when read, constant scales that broadcast within a row and
+# scales given at run time; rows long and short, means large beside the spread. Error relative to each output's
+# own scale.
+def _ln(case_id: str, x: tuple | np.ndarray, axis: int = -1, op: str = "LayerNormalization", opset: int = 17,
+        bias: bool = True, outputs: tuple = ("y",), scale_shape: tuple | None = None, runtime: bool = False,
+        reference: str = "onnxruntime", **attrs) -> Case:
+    shape = x.shape if isinstance(x, np.ndarray) else x
+    row = tuple(shape[axis:])
+    params = {"scale": _f32(*(scale_shape or row))}
+    if bias and op == "LayerNormalization":
+        params["bias"] = _f32(*(scale_shape or row))
+    inputs = {"x": x, **(params if runtime else {})}
+    case = op_case(case_id, op, inputs, consts=None if runtime else params, attrs={"axis": axis, **attrs},
+                   opset=opset, outputs=list(outputs), seed=len(CASES))
+    kept = [o for o in case.model.graph.output if o.name]  # an omitted optional output is no graph output
+    for o in kept[1:]:  # Mean and InvStdDev are of the stash type
+        o.type.tensor_type.elem_type = onnx.TensorProto.DOUBLE if attrs.get("stash_type") == 11 else 1
+    del case.model.graph.output[:]
+    case.model.graph.output.extend(kept)
+    if opset >= 21:
+        case.model.ir_version = 10  # what onnxruntime takes for these opsets
+    case.relative = True
+    if reference == "onnx":  # onnxruntime has no kernel for it: onnx's reference implementation is the reference
+        case.expected = [np.asarray(r) for r in ReferenceEvaluator(case.model).run(None, case.feeds)]
+    elif reference == "spec":  # neither has one: the arithmetic of the op's ONNX function body, in numpy
+        case.expected = _layer_norm_spec(case.feeds["x"], params["scale"], params.get("bias"), axis,
+                                         attrs.get("epsilon", 1e-5), np.float64)[:len(outputs)]
+        case.expected = [e for e, o in zip(case.expected, outputs, strict=True) if o]
+    return case
+
+
+def _layer_norm_spec(x: np.ndarray, scale: np.ndarray, bias: np.ndarray | None, axis: int, epsilon: float,
+                     stash: type) -> list[np.ndarray]:
+    """LayerNormalization's function body (onnx/defs/nn/defs.cc): X cast to the stash type, Mean, D = X - Mean,
+    Var = mean(D * D), InvStdDev = 1 / sqrt(Var + epsilon), Normalized = D * InvStdDev cast back to X's type, then
+    scaled and shifted in X's type."""
+    axes = tuple(range(axis % x.ndim, x.ndim))
+    xs = x.astype(stash)
+    mean = xs.mean(axis=axes, keepdims=True)
+    d = xs - mean
+    inv = 1.0 / np.sqrt((d * d).mean(axis=axes, keepdims=True) + stash(np.float32(epsilon)))
+    y = (d * inv).astype(x.dtype) * scale
+    return [y + bias if bias is not None else y, mean, inv]
+
+
+NORM_CASES = [
+    _ln("ln_last_axis", (2, 5, 32)),
+    _ln("ln_axis1_4d", (2, 3, 4, 5), axis=1),
+    _ln("ln_axis0_all", (3, 4, 5), axis=0),
+    _ln("ln_axis_neg2", (2, 3, 4, 5), axis=-2, epsilon=1e-3),
+    _ln("ln_no_bias", (4, 24), bias=False),
+    _ln("ln_rank1", (40,)),
+    _ln("ln_row_of_1", (3, 4, 1)),
+    _ln("ln_odd_row", (5, 13), epsilon=1e-2),
+    _ln("ln_long_rows", (2, 4096)),
+    _ln("ln_long_rows_large_mean", _f32(2, 3000, offset=1000.0)),
+    _ln("ln_large_mean", _f32(4, 768, offset=100.0)),
+    _ln("ln_tiny_spread", np.float32(5.0) + _f32(3, 64) * np.float32(1e-3)),
+    _ln("ln_constant_rows", np.full((2, 16), 3.0, np.float32)),  # variance 0: y = bias
+    _ln("ln_mean_invstd", (2, 3, 8), axis=-2, outputs=("y", "mean", "inv_std_dev")),
+    _ln("ln_invstd_only", (3, 10), outputs=("y", "", "inv_std_dev")),
+    _ln("ln_mean_only_axis0", (3, 10), axis=0, outputs=("y", "mean")),
+    _ln("ln_scale_broadcast_scalar", (2, 3, 8), scale_shape=(1,)),
+    _ln("ln_scale_broadcast_in_row", (2, 3, 4), axis=1, scale_shape=(4,)),
+    _ln("ln_scale_leading_ones", (3, 2, 6), scale_shape=(1, 6)),
+    _ln("ln_runtime_scale_bias", (2, 5, 16), runtime=True),
+    _ln("ln_opset18", (2, 3, 16), opset=18),
+    _ln("ln_opset24", (2, 3, 16), opset=24),
+    # stash_type double (Mean / InvStdDev are float64): onnxruntime has no such kernel (NOT_IMPLEMENTED) and
+    # onnx's reference implementation raises NotImplementedError; checked against the function body's arithmetic
+    _ln("ln_stash_double", _f32(2, 3, 64, offset=50.0), outputs=("y", "mean", "inv_std_dev"), stash_type=11,
+        reference="spec"),
+    _ln("ln_stash_double_y_only", (4, 33), stash_type=11, reference="spec"),
+    _chain("ln_inplace", (2, 4, 16), [
+        helper.make_node("Relu", ["x"], ["r"]),
+        helper.make_node("LayerNormalization", ["r", "s", "b"], ["t"]),
+        helper.make_node("Neg", ["t"], ["y"]),
+    ], {"s": _f32(16), "b": _f32(16)}, opset=17),
+    _ln("rms_last_axis", (2, 5, 32), op="RMSNormalization", opset=23),
+    _ln("rms_axis1_4d", (2, 3, 4, 5), axis=1, op="RMSNormalization", opset=23),
+    _ln("rms_axis0_all", (3, 4, 5), axis=0, op="RMSNormalization", opset=23, epsilon=1e-3),
+    _ln("rms_long_rows", (2, 4096), op="RMSNormalization", opset=23),
+    _ln("rms_large_values", _f32(3, 512, offset=300.0), op="RMSNormalization", opset=23),
+    _ln("rms_scale_scalar", (2, 3, 8), op="RMSNormalization", opset=23, scale_shape=(1,)),
+    _ln("rms_runtime_scale", (2, 5, 16), op="RMSNormalization", opset=23, runtime=True),
+    _ln("rms_stash_double", (2, 3, 64), op="RMSNormalization", opset=23, stash_type=11),
+    _ln("rms_opset24", (2, 3, 16), op="RMSNormalization", opset=24),
+    _ln("rms_opset28", (2, 3, 16), op="RMSNormalization", opset=28, reference="onnx"),
+]
+CASES += NORM_CASES
+
+
 # LRN that onnxruntime does not run (it takes odd sizes and 4-D input only), checked against the ONNX
 # spec's formula instead: the sum runs over channels [c - floor((size-1)/2), c + ceil((size-1)/2)]
 LRN_SPEC = [("lrn_even_size2", (2, 6, 4, 5), 2), ("lrn_even_size4", (1, 7, 3, 3), 4),
@@ -162,6 +257,13 @@ REFUSED = [
     ("instance_norm_rank2", op_case("refused", "InstanceNormalization", {"x": (2, 3)},
                                     consts={"s": _f32(3), "b": _f32(3)}).model, "rank 2"),
     ("lrn_rank2", op_case("refused", "LRN", {"x": (2, 3)}, attrs={"size": 3}).model, "rank 2"),
+    ("ln_scale_varies_across_rows", _ln("refused", (2, 3, 4), scale_shape=(3, 4)).model,
+     r"scale of shape \[3, 4\] is not one value per normalised element"),
+    ("ln_runtime_scale_broadcast", op_case("refused", "LayerNormalization", {"x": (2, 3, 4), "s": (1,)},
+                                           opset=17).model, "computed at run time broadcasts"),
+    ("ln_stash_bfloat16", _ln("refused", (2, 8), stash_type=16).model, "stash_type 16 is not supported"),
+    ("rms_scalar_input", op_case("refused", "RMSNormalization", {"x": np.array(2.0, np.float32)},
+                                 consts={"s": _f32(1)}, opset=23).model, "axis -1 is out of bounds"),
 ]
 
 

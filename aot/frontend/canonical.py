@@ -19,16 +19,30 @@ import numpy as np
 from aot.errors import AotcError
 from aot.frontend import canonical_quant
 from aot.ir import Graph, Node, Tensor
+from aot.unsupported import UnsupportedNodes
 
 Rule = Callable[[Node, Graph, int], "list[Node] | None"]
 
 
 def canonicalize(graph: Graph, opset: int) -> None:
+    """Every node in its canonical form. A node a rule refuses does not stop the others: one such
+    node is refused with its rule's message, several in one line grouped by op (UnsupportedNodes)."""
     new_nodes: list[Node] = []
+    refused: list[tuple[AotcError, Node]] = []
     for node in graph.nodes:
         rule = RULES.get(node.op)
-        replaced = rule(node, graph, opset) if rule else None
+        try:
+            replaced = rule(node, graph, opset) if rule else None
+        except AotcError as e:
+            if getattr(e.node, "name", None) != node.name:  # a shim of the node (QLinear ops) counts as it
+                raise
+            refused.append((e, node))
+            continue
         new_nodes.extend(replaced if replaced is not None else [node])
+    if len(refused) == 1:
+        raise refused[0][0]
+    if refused:
+        raise UnsupportedNodes([(node, e.message) for e, node in refused])
     graph.nodes = new_nodes
 
 
@@ -112,6 +126,13 @@ def conv(node: Node, graph: Graph, opset: int) -> None:
                                 f"{k} so far that the padding is negative; not supported", node=node)
     _window_attrs(node, x, kernel)
     node.attrs.setdefault("group", 1)
+    w, group = _shape(graph, node.inputs[1]), int(node.attrs["group"])
+    # onnx's inference does not look at the channels: a mismatch would read past W or X
+    if len(w) != len(x) or group < 1 or w[0] % group or x[1] != w[1] * group:
+        raise AotcError(f"X {list(x)} and W {list(w)} do not fit with group {group} (X needs W's channels "
+                        "times group, W's filters a multiple of group)", node=node)
+    if len(node.inputs) > 2 and node.inputs[2] and _shape(graph, node.inputs[2]) != (w[0],):
+        raise AotcError(f"B is {list(_shape(graph, node.inputs[2]))}, but W {list(w)} has {w[0]} filters", node=node)
 
 
 def conv_transpose(node: Node, graph: Graph, opset: int) -> None:
@@ -291,6 +312,29 @@ def softmax(node: Node, graph: Graph, opset: int) -> None:
         axis = _axis(node.attrs.get("axis", -1), rank, node)
         outer, n, inner = int(np.prod(shape[:axis])), shape[axis], int(np.prod(shape[axis + 1:]))
     node.attrs = {"outer": outer, "n": n, "inner": inner}
+
+
+def layer_norm(node: Node, graph: Graph, opset: int) -> None:
+    """LayerNormalization (opset 17) and RMSNormalization (opset 23) -> attrs axis (non-negative),
+    epsilon, stash (the dtype the statistics are computed in: float32 or float64), and X as
+    [rows, n]: n the product of the dims from the axis on, each row normalised on its own."""
+    x = _shape(graph, node.inputs[0])
+    if not x:
+        raise AotcError(f"{node.op} of a scalar is not defined (X needs a rank of at least 1)", node=node)
+    axis = _axis(int(node.attrs.get("axis", -1)), len(x), node)
+    stash = int(node.attrs.get("stash_type", 1))
+    if stash not in (1, 11):
+        raise AotcError(f"stash_type {stash} is not supported (1: float, 11: double)", node=node)
+    node.attrs = {"axis": axis, "epsilon": float(node.attrs.get("epsilon", 1e-5)),
+                  "stash": "float32" if stash == 1 else "float64",
+                  "rows": int(np.prod(x[:axis], dtype=np.int64)), "n": int(np.prod(x[axis:], dtype=np.int64))}
+
+
+def gelu(node: Node, graph: Graph, opset: int) -> None:
+    approximate = node.attrs.get("approximate", "none")
+    if approximate not in ("none", "tanh"):
+        raise AotcError(f"Gelu approximate '{approximate}' is not valid (none, tanh)", node=node)
+    node.attrs = {"approximate": approximate}
 
 
 # --- data movement ---------------------------------------------------------------
@@ -545,10 +589,30 @@ def cast(node: Node, graph: Graph, opset: int) -> None:
     node.attrs = {"to": graph.tensors[node.outputs[0]].dtype}
 
 
+def cast_like(node: Node, graph: Graph, opset: int) -> None:
+    """CastLike (opset 15; ONNX's function bodies use it, e.g. Gelu's and LayerNormalization's) ->
+    Cast to the dtype of its second input."""
+    node.op = "Cast"
+    _data_only(node)
+    cast(node, graph, opset)
+
+
 def gemm(node: Node, graph: Graph, opset: int) -> None:
     a = node.attrs
     node.attrs = {"alpha": float(a.get("alpha", 1.0)), "beta": float(a.get("beta", 1.0)),
                   "transA": int(a.get("transA", 0)), "transB": int(a.get("transB", 0))}
+    # onnx's inference checks the inner dimensions only from opset 13: a mismatch would read past A or B
+    sa, sb = _shape(graph, node.inputs[0]), _shape(graph, node.inputs[1])
+    if len(sa) != 2 or len(sb) != 2:
+        raise AotcError(f"Gemm takes 2-D A and B, not {list(sa)} and {list(sb)}", node=node)
+    (m, k), (k2, n) = sa[::-1] if node.attrs["transA"] else sa, sb[::-1] if node.attrs["transB"] else sb
+    if k != k2:
+        raise AotcError(f"A {list(sa)} (transA={node.attrs['transA']}) and B {list(sb)} (transB="
+                        f"{node.attrs['transB']}) have inner dimensions {k} and {k2}", node=node)
+    if len(node.inputs) > 2 and node.inputs[2]:
+        sc = _shape(graph, node.inputs[2])
+        if len(sc) > 2 or any(c not in (1, d) for c, d in zip(sc[::-1], (n, m), strict=False)):
+            raise AotcError(f"C {list(sc)} does not broadcast to the output [{m},{n}]", node=node)
 
 
 RULES: dict[str, Rule] = {
@@ -567,6 +631,9 @@ RULES: dict[str, Rule] = {
     "Min": variadic("Min"),
     "Softmax": softmax,
     "LogSoftmax": softmax,
+    "LayerNormalization": layer_norm,
+    "RMSNormalization": layer_norm,
+    "Gelu": gelu,
     "Reshape": view,
     "Flatten": view,
     "Squeeze": view,
@@ -592,6 +659,7 @@ RULES: dict[str, Rule] = {
     "BatchNormalization": batchnorm,
     "Dropout": dropout,
     "Cast": cast,
+    "CastLike": cast_like,
     "Gemm": gemm,
 }
 

@@ -63,6 +63,13 @@ def _emit_unary(kernel: str, *attrs: str):
     return emit
 
 
+def _emit_gelu(ctx: NodeContext) -> None:
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    n = int(np.prod(ctx.shape(y), dtype=np.int64))
+    kernel = "gelu_tanh" if ctx.attrs["approximate"] == "tanh" else "gelu"
+    ctx.call(f"aotc_{kernel}_f32", f"{n}u", ctx.ptr(x), ctx.ptr(y))
+
+
 def _same_dtypes(node: Node, graph: Graph) -> str | None:
     """Both operands float32 (Pow may have an integer exponent in ONNX; the kernels take float only)."""
     dtypes = {graph.tensors[i].dtype for i in node.inputs if i}
@@ -100,6 +107,7 @@ OPS: dict[str, HostOp] = {
     "Floor": _unary("floor"),
     "Ceil": _unary("ceil"),
     "Softplus": _unary("softplus"),
+    "Gelu": HostOp(_emit_gelu, family="elementwise", inplace=0),
     "LeakyRelu": _unary("leaky_relu", "alpha"),
     "Elu": _unary("elu", "alpha"),
     "Clip": _unary("clip", "min", "max"),

@@ -4,7 +4,9 @@ BatchNormalization (inference form) becomes one multiply-add per element: with c
 parameters its per-channel scale and shift are computed here, in float64, and emitted as
 constant arrays; parameters known only at run time are turned into scale and shift in
 scratch space by a small prepare kernel first. Softmax and LogSoftmax arrive canonical as
-(outer, n, inner), which covers both ONNX axis semantics.
+(outer, n, inner), which covers both ONNX axis semantics. LayerNormalization and
+RMSNormalization arrive as (rows, n): each row of n elements is normalised by its own
+statistics, computed in one pass (runtime_c/kernels/aotc_norm.h says how, and how accurately).
 """
 
 from __future__ import annotations
@@ -109,6 +111,78 @@ def _emit_lrn(ctx: NodeContext) -> None:
     ctx.call("aotc_lrn_f32", p, ctx.ptr(x), ctx.ptr(y))
 
 
+# --- LayerNormalization, RMSNormalization ---------------------------------------------------
+
+def _row_shape(node: Node, graph: Graph) -> tuple[int, ...]:
+    """The normalised dims: X's from the axis on."""
+    return graph.tensors[node.inputs[0]].shape[node.attrs["axis"]:]
+
+
+def _row_param_reason(node: Node, graph: Graph, k: int, what: str) -> str | None:
+    """Why input k (Scale or B, broadcast against X by numpy's rules) cannot be one value per
+    element of a row: it varies across rows, or it is computed at run time and broadcasts."""
+    if k >= len(node.inputs) or not node.inputs[k]:
+        return None
+    x = graph.tensors[node.inputs[0]].shape
+    t = graph.tensors[node.inputs[k]]
+    if t.dtype != "float32":
+        return f"{what} has dtype {t.dtype}, expected float32"
+    axis, row = node.attrs["axis"], _row_shape(node, graph)
+    if len(t.shape) > len(x):
+        return f"{what} of shape {list(t.shape)} has more dims than X {list(x)}"
+    shape = (1,) * (len(x) - len(t.shape)) + t.shape
+    if any(d != 1 for d in shape[:axis]) or \
+            any(d not in (1, r) for d, r in zip(shape[axis:], row, strict=True)):
+        return (f"{what} of shape {list(t.shape)} is not one value per normalised element of X {list(x)} "
+                f"(axis {axis}): only a {what} that broadcasts within a row is supported")
+    if not t.is_const and shape[axis:] != row:
+        return f"{what} of shape {list(t.shape)} computed at run time broadcasts over the row {list(row)}: " \
+               "not supported (a constant one is)"
+    return None
+
+
+def _check_layer_norm(node: Node, graph: Graph) -> str | None:
+    for k, what in ((1, "scale"), (2, "bias")):
+        reason = _row_param_reason(node, graph, k, what)
+        if reason:
+            return reason
+    for o in node.outputs[1:]:
+        if o and graph.tensors[o].dtype != node.attrs["stash"]:
+            return f"output '{o}' is {graph.tensors[o].dtype}, expected {node.attrs['stash']} (stash_type)"
+    return None
+
+
+def _row_operand(ctx: NodeContext, k: int, what: str) -> str:
+    """Input k as n floats: itself when it already is, else broadcast here (a constant)."""
+    if k >= len(ctx.inputs) or not ctx.inputs[k]:
+        return "NULL"
+    name = ctx.inputs[k]
+    row = _row_shape(ctx.node, ctx.graph)
+    value = ctx.const(name)
+    if value is None or value.size == int(np.prod(row, dtype=np.int64)):
+        return ctx.ptr(name)
+    full = np.broadcast_to(value.reshape(value.shape[max(0, value.ndim - len(row)):]), row).reshape(-1)
+    return ctx.const_array(what, np.ascontiguousarray(full, dtype=np.float32),
+                           comment=f"{what} {list(value.shape)} broadcast over the row {list(row)}")
+
+
+def _emit_layer_norm(ctx: NodeContext) -> None:
+    a = ctx.attrs
+    x, outs = ctx.inputs[0], [*ctx.outputs, "", ""]
+    rms = ctx.node.op == "RMSNormalization"
+    stats = "f64stats_" if a["stash"] == "float64" else ""
+    fields = {"rows": str(a["rows"]), "n": str(a["n"]), "epsilon": c_float(a["epsilon"])}
+    p = ctx.params("aotc_layer_norm_params", fields,
+                   comment=f"{ctx.node.op} of {list(ctx.shape(x))} over the dims from axis {a['axis']}, "
+                           f"epsilon {a['epsilon']}, statistics in {a['stash']}")
+    scale = _row_operand(ctx, 1, "scale")
+    if rms:
+        ctx.call(f"aotc_rms_norm_{stats}f32", p, ctx.ptr(x), scale, ctx.ptr(outs[0]))
+    else:
+        ctx.call(f"aotc_layer_norm_{stats}f32", p, ctx.ptr(x), scale, _row_operand(ctx, 2, "bias"), ctx.ptr(outs[0]),
+                 ctx.ptr(outs[1]), ctx.ptr(outs[2]))
+
+
 # --- Softmax, LogSoftmax ---------------------------------------------------------------------
 
 def _softmax_scratch(node: Node, graph: Graph) -> int:
@@ -131,6 +205,8 @@ OPS: dict[str, HostOp] = {
                                  kernels=(fixed_scratch("", _batchnorm_scratch),)),
     "InstanceNormalization": HostOp(_emit_instance_norm, family="norm", inplace=0, check=_min_rank(3)),
     "LRN": HostOp(_emit_lrn, family="norm", check=_check_lrn),
+    "LayerNormalization": HostOp(_emit_layer_norm, family="norm", inplace=0, check=_check_layer_norm),
+    "RMSNormalization": HostOp(_emit_layer_norm, family="norm", inplace=0, check=_check_layer_norm),
     "Softmax": HostOp(_emit_softmax("softmax"), family="norm", inplace=0,
                       kernels=(fixed_scratch("", _softmax_scratch),)),
     "LogSoftmax": HostOp(_emit_softmax("log_softmax"), family="norm", inplace=0,

@@ -40,6 +40,10 @@ void aotc_reciprocal_f32(size_t n, const float *x, float *y);
 void aotc_floor_f32(size_t n, const float *x, float *y);
 void aotc_ceil_f32(size_t n, const float *x, float *y);
 void aotc_softplus_f32(size_t n, const float *x, float *y);
+/* ONNX Gelu: x / 2 * (1 + erf(x / sqrt(2))) (approximate "none"), and
+ * x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))) (approximate "tanh"). */
+void aotc_gelu_f32(size_t n, const float *x, float *y);
+void aotc_gelu_tanh_f32(size_t n, const float *x, float *y);
 void aotc_leaky_relu_f32(size_t n, const float *x, float *y, float alpha);
 void aotc_elu_f32(size_t n, const float *x, float *y, float alpha);
 void aotc_clip_f32(size_t n, const float *x, float *y, float lo, float hi);

@@ -1,5 +1,6 @@
 /* Normalisation kernels, float32: ONNX BatchNormalization (inference),
- * InstanceNormalization, LRN, Softmax and LogSoftmax. */
+ * InstanceNormalization, LayerNormalization, RMSNormalization, LRN, Softmax and
+ * LogSoftmax. */
 #ifndef AOTC_NORM_H
 #define AOTC_NORM_H
 
@@ -36,6 +37,40 @@ typedef struct {
  * x and y may be the same buffer. */
 void aotc_instance_norm_f32(const aotc_instance_norm_params *p, const float *x, const float *scale,
                             const float *bias, float *y);
+
+/* ONNX LayerNormalization and RMSNormalization over x viewed as [rows, n]: each
+ * row (the dims from `axis` on) is normalised by its own statistics, one pass
+ * over the row for them and one to write y:
+ *   LayerNormalization  y = (x - mean) * inv_std_dev * scale + bias,
+ *                       inv_std_dev = 1 / sqrt(variance + epsilon) (biased variance)
+ *   RMSNormalization    y = x * inv_rms * scale, inv_rms = 1 / sqrt(mean(x^2) + epsilon)
+ * scale (and bias) hold n values, one per element of a row (broadcast at compile
+ * time); bias may be NULL. mean and inv_std_dev, one value per row, may be NULL
+ * (the optional outputs nobody reads). x and y may be the same buffer.
+ *
+ * The statistics are sums of x - x[0] (the shift keeps float precision when the
+ * mean is large beside the spread) and of its squares, kept in AOTC_NORM_LANES
+ * float lanes over chunks of AOTC_NORM_CHUNK elements, the chunk totals added
+ * with compensation: float arithmetic only, vectorisable, and accurate to float
+ * rounding relative to the spread for rows of any length. The Mean output, when
+ * read, is summed in double in a second pass (a mean near zero needs it to be
+ * accurate relative to itself). The _f64stats kernels (stash_type double) sum in
+ * double and write mean and inv_std_dev as double. */
+#define AOTC_NORM_LANES 8
+#define AOTC_NORM_CHUNK 256
+
+typedef struct {
+    int32_t rows;  /* product of the dims before axis */
+    int32_t n;     /* product of the dims from axis on: the elements normalised together */
+    float epsilon; /* ONNX epsilon */
+} aotc_layer_norm_params;
+
+void aotc_layer_norm_f32(const aotc_layer_norm_params *p, const float *x, const float *scale, const float *bias,
+                         float *y, float *mean, float *inv_std_dev);
+void aotc_layer_norm_f64stats_f32(const aotc_layer_norm_params *p, const float *x, const float *scale,
+                                  const float *bias, float *y, double *mean, double *inv_std_dev);
+void aotc_rms_norm_f32(const aotc_layer_norm_params *p, const float *x, const float *scale, float *y);
+void aotc_rms_norm_f64stats_f32(const aotc_layer_norm_params *p, const float *x, const float *scale, float *y);
 
 typedef struct {
     int32_t batch;         /* N */

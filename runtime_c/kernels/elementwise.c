@@ -80,6 +80,9 @@ AOTC_UNARY_F32(reciprocal, 1.0f / v)
 AOTC_UNARY_F32(floor, floorf(v))
 AOTC_UNARY_F32(ceil, ceilf(v))
 AOTC_UNARY_F32(softplus, v > 20.0f ? v : log1pf(expf(v)))
+/* ONNX Gelu (opset 20): approximate "none" with erf, "tanh" with the tanh formula */
+AOTC_UNARY_F32(gelu, 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f)))
+AOTC_UNARY_F32(gelu_tanh, 0.5f * v * (1.0f + tanhf(0.79788456080286535588f * (v + 0.044715f * v * v * v))))
 
 void aotc_leaky_relu_f32(size_t n, const float *x, float *y, float alpha) {
     size_t i;

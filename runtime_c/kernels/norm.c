@@ -1,5 +1,5 @@
 /* ONNX normalisation ops, float32: BatchNormalization (inference),
- * InstanceNormalization, LRN, Softmax, LogSoftmax. Reference kernels:
+ * InstanceNormalization, LayerNormalization, RMSNormalization, LRN, Softmax, LogSoftmax. Reference kernels:
  * portable C99, no allocation, no globals; the inner loops run along
  * contiguous memory so the compiler can vectorise them. Sums are kept in
  * float (MCUs with a single-precision FPU emulate double in software). One kernel per
@@ -50,6 +50,159 @@ void aotc_instance_norm_f32(const aotc_instance_norm_params *p, const float *x, 
             t = bias[c] - mean * a;
             for (i = 0; i < n; ++i) y[i] = x[i] * a + t;
         }
+    }
+}
+
+/* ---- LayerNormalization, RMSNormalization ------------------------------------------ */
+
+/* a + b into the compensated float sum (*sum, *carry): Neumaier's variant of Kahan's. */
+static void add_compensated(float *sum, float *carry, float v) {
+    const float t = *sum + v;
+    if (fabsf(*sum) >= fabsf(v)) {
+        *carry += (*sum - t) + v;
+    } else {
+        *carry += (v - t) + *sum;
+    }
+    *sum = t;
+}
+
+/* Sums of d = x[i] - pivot and of d * d over one row, in float (see aotc_norm.h). */
+static void shifted_sums_f32(const float *x, int32_t n, float pivot, float *sum_d, float *sum_dd) {
+    float s = 0.0f, sc = 0.0f, q = 0.0f, qc = 0.0f;
+    int32_t start, i, l;
+    for (start = 0; start < n; start += AOTC_NORM_CHUNK) {
+        const int32_t len = n - start < AOTC_NORM_CHUNK ? n - start : AOTC_NORM_CHUNK;
+        const float *xc = x + start;
+        float ls[AOTC_NORM_LANES], lq[AOTC_NORM_LANES], cs = 0.0f, cq = 0.0f;
+        for (l = 0; l < AOTC_NORM_LANES; ++l) ls[l] = lq[l] = 0.0f;
+        for (i = 0; i + AOTC_NORM_LANES <= len; i += AOTC_NORM_LANES) {
+            for (l = 0; l < AOTC_NORM_LANES; ++l) {
+                const float d = xc[i + l] - pivot;
+                ls[l] += d;
+                lq[l] += d * d;
+            }
+        }
+        for (l = 0; i < len; ++i, ++l) {
+            const float d = xc[i] - pivot;
+            ls[l] += d;
+            lq[l] += d * d;
+        }
+        for (l = 0; l < AOTC_NORM_LANES; ++l) {
+            cs += ls[l];
+            cq += lq[l];
+        }
+        add_compensated(&s, &sc, cs);
+        add_compensated(&q, &qc, cq);
+    }
+    *sum_d = s + sc;
+    *sum_dd = q + qc;
+}
+
+/* The same sums in double (stash_type double). */
+static void shifted_sums_f64(const float *x, int32_t n, double pivot, double *sum_d, double *sum_dd) {
+    double ls[AOTC_NORM_LANES], lq[AOTC_NORM_LANES], s = 0.0, q = 0.0;
+    int32_t i, l;
+    for (l = 0; l < AOTC_NORM_LANES; ++l) ls[l] = lq[l] = 0.0;
+    for (i = 0; i + AOTC_NORM_LANES <= n; i += AOTC_NORM_LANES) {
+        for (l = 0; l < AOTC_NORM_LANES; ++l) {
+            const double d = (double)x[i + l] - pivot;
+            ls[l] += d;
+            lq[l] += d * d;
+        }
+    }
+    for (l = 0; i < n; ++i, ++l) {
+        const double d = (double)x[i] - pivot;
+        ls[l] += d;
+        lq[l] += d * d;
+    }
+    for (l = 0; l < AOTC_NORM_LANES; ++l) {
+        s += ls[l];
+        q += lq[l];
+    }
+    *sum_d = s;
+    *sum_dd = q;
+}
+
+/* The Mean output, when it is read: summed in double, since a mean near zero beside the spread
+ * has a float sum's error (a few ulp of the spread) as a large relative error of its own. Y does
+ * not need it (that error, relative to the spread, is as small as float rounding). */
+static float row_mean_f64(const float *x, int32_t n) {
+    double s = 0.0;
+    int32_t i;
+    for (i = 0; i < n; ++i) s += (double)x[i];
+    return (float)(s / (double)n);
+}
+
+/* y = (x - mean) * a * scale + bias over one row (bias may be NULL). */
+static void normalize_row(const float *x, int32_t n, float mean, float a, const float *scale, const float *bias,
+                          float *y) {
+    int32_t i;
+    if (bias) {
+        for (i = 0; i < n; ++i) y[i] = (x[i] - mean) * a * scale[i] + bias[i];
+    } else {
+        for (i = 0; i < n; ++i) y[i] = (x[i] - mean) * a * scale[i];
+    }
+}
+
+void aotc_layer_norm_f32(const aotc_layer_norm_params *p, const float *x, const float *scale, const float *bias,
+                         float *y, float *mean, float *inv_std_dev) {
+    const int32_t n = p->n;
+    int32_t r;
+    for (r = 0; r < p->rows; ++r, x += n, y += n) {
+        const float pivot = x[0];
+        float s, q, m, var, a;
+        shifted_sums_f32(x, n, pivot, &s, &q);
+        m = s / (float)n;
+        var = q / (float)n - m * m; /* of x - pivot, which has the variance of x */
+        var = var > 0.0f ? var : 0.0f;
+        a = 1.0f / sqrtf(var + p->epsilon);
+        m += pivot;
+        if (mean) mean[r] = row_mean_f64(x, n);
+        if (inv_std_dev) inv_std_dev[r] = a;
+        normalize_row(x, n, m, a, scale, bias, y);
+    }
+}
+
+void aotc_layer_norm_f64stats_f32(const aotc_layer_norm_params *p, const float *x, const float *scale,
+                                  const float *bias, float *y, double *mean, double *inv_std_dev) {
+    const int32_t n = p->n;
+    int32_t r, i;
+    for (r = 0; r < p->rows; ++r, x += n, y += n) {
+        const double pivot = (double)x[0];
+        double s, q, m, var, a;
+        shifted_sums_f64(x, n, pivot, &s, &q);
+        m = s / (double)n;
+        var = q / (double)n - m * m;
+        var = var > 0.0 ? var : 0.0;
+        a = 1.0 / sqrt(var + (double)p->epsilon);
+        m += pivot;
+        if (mean) mean[r] = m;
+        if (inv_std_dev) inv_std_dev[r] = a;
+        for (i = 0; i < n; ++i) { /* normalised in double, cast to float, then scaled: the spec's function */
+            const float v = (float)(((double)x[i] - m) * a);
+            y[i] = bias ? v * scale[i] + bias[i] : v * scale[i];
+        }
+    }
+}
+
+void aotc_rms_norm_f32(const aotc_layer_norm_params *p, const float *x, const float *scale, float *y) {
+    const int32_t n = p->n;
+    int32_t r;
+    for (r = 0; r < p->rows; ++r, x += n, y += n) {
+        float s, q;
+        shifted_sums_f32(x, n, 0.0f, &s, &q); /* no shift: the mean of squares, not a variance */
+        normalize_row(x, n, 0.0f, 1.0f / sqrtf(q / (float)n + p->epsilon), scale, NULL, y);
+    }
+}
+
+void aotc_rms_norm_f64stats_f32(const aotc_layer_norm_params *p, const float *x, const float *scale, float *y) {
+    const int32_t n = p->n;
+    int32_t r, i;
+    for (r = 0; r < p->rows; ++r, x += n, y += n) {
+        double s, q, a;
+        shifted_sums_f64(x, n, 0.0, &s, &q);
+        a = 1.0 / sqrt(q / (double)n + (double)p->epsilon);
+        for (i = 0; i < n; ++i) y[i] = (float)((double)x[i] * a) * scale[i];
     }
 }
 

@@ -27,6 +27,7 @@ from opcheck import Case, assert_close, shared_build  # noqa: E402
 
 from aot.compiler import Options, compile_model  # noqa: E402
 from aot.errors import AotcError  # noqa: E402
+from aot.unsupported import NO_KERNEL, UnsupportedNodes  # noqa: E402
 
 CACHE = Path(tempfile.gettempdir()) / "aotc-onnx-node-tests"
 
@@ -104,8 +105,11 @@ def main() -> None:
             compiled.append(case)
         except AotcError as e:
             op = getattr(e.node, "op", None) or getattr(getattr(e.node, "node", None), "op_type", "")
+            message = e.message
+            if isinstance(e, UnsupportedNodes):  # grouped by the ops, with the first reason
+                op, message = ", ".join(e.ops), e.refused[0][1] or NO_KERNEL
             outcome[d.name] = f"refused: {e.one_line()}"
-            refusals[f"{op + ': ' if op else ''}{e.message.split(':')[0][:70]}"] += 1
+            refusals[f"{op + ': ' if op else ''}{message.split(':')[0][:70]}"] += 1
         except Exception as e:  # a crash of the compiler is a failure, not a refusal
             outcome[d.name] = f"FAILED (compiler crashed): {type(e).__name__}: {e}"
     for start in range(0, len(compiled), 150):
