@@ -7,12 +7,13 @@ from aot.passes.base import Pass, run_passes
 from aot.passes.drop_identity import DropIdentity
 from aot.passes.fold_batchnorm import FoldBatchNorm
 from aot.passes.fuse_epilogue import FuseEpilogue
+from aot.passes.fuse_norm import FuseNorm
 from aot.passes.qdq import LowerQDQ
 from aot.passes.remove_dead_nodes import RemoveDeadNodes
 
 DEFAULT_PIPELINE: tuple[Pass, ...] = (DropIdentity(), FoldBatchNorm(), LowerQDQ(), RemoveDeadNodes())
 # After partitioning, on the nodes left to the host code generator.
-HOST_PIPELINE: tuple[Pass, ...] = (FuseEpilogue(),)
+HOST_PIPELINE: tuple[Pass, ...] = (FuseNorm(), FuseEpilogue())
 
 
 def simplify(graph: Graph, pipeline: tuple[Pass, ...] = DEFAULT_PIPELINE) -> Graph:
@@ -20,5 +21,5 @@ def simplify(graph: Graph, pipeline: tuple[Pass, ...] = DEFAULT_PIPELINE) -> Gra
     return run_passes(graph, pipeline)
 
 
-__all__ = ["DEFAULT_PIPELINE", "HOST_PIPELINE", "DropIdentity", "FoldBatchNorm", "FuseEpilogue", "LowerQDQ", "Pass",
-           "RemoveDeadNodes", "simplify"]
+__all__ = ["DEFAULT_PIPELINE", "HOST_PIPELINE", "DropIdentity", "FoldBatchNorm", "FuseEpilogue", "FuseNorm", "LowerQDQ",
+           "Pass", "RemoveDeadNodes", "simplify"]
