@@ -5,6 +5,11 @@ ONNX shape inference stops at values computed at run time from shapes
 initializers, after which inference can see through the Reshape, which may
 expose more folding. Folding evaluates nodes with onnx's own reference
 implementation, so every op's semantics come from the ONNX project, not us.
+
+An If whose condition folds to a constant is replaced by the branch it takes
+(`_inline_constant_ifs`): the branch's nodes join the graph with unique names,
+its values are renamed apart, its outputs become the If's, and what it reads
+of the outer scope is read as before. Its nodes may then fold in turn.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from onnx.reference import ReferenceEvaluator
 
 from aot.errors import AotcError
 from aot.frontend import contrib
+from aot.ir import Node
+from aot.unsupported import UnsupportedNodes
 
 # Ops whose result is not a function of their inputs.
 _NONDETERMINISTIC = {
@@ -75,6 +82,152 @@ def evaluate_node(node: onnx.NodeProto, inputs: list[np.ndarray | None],
     return [np.asarray(r) for r in results]
 
 
+def read_names(graph: onnx.GraphProto) -> set[str]:
+    """Every name a node of `graph` or of its subgraphs (If/Loop/Scan bodies) reads, and the
+    subgraphs' outputs (which may be outer-scope values)."""
+    names: set[str] = set()
+    for node in graph.node:
+        names.update(i for i in node.input if i)
+        for sub in _subgraphs(node):
+            names |= read_names(sub) | {o.name for o in sub.output}
+    return names
+
+
+def _subgraphs(node: onnx.NodeProto) -> list[onnx.GraphProto]:
+    out: list[onnx.GraphProto] = []
+    for a in node.attribute:
+        if a.type == onnx.AttributeProto.GRAPH:
+            out.append(a.g)
+        elif a.type == onnx.AttributeProto.GRAPHS:
+            out.extend(a.graphs)
+    return out
+
+
+def _all_names(graph: onnx.GraphProto, names: set[str]) -> set[str]:
+    """Every value name of `graph` and its subgraphs, into `names`."""
+    names.update(i.name for i in graph.initializer)
+    names.update(v.name for v in list(graph.input) + list(graph.output) + list(graph.value_info))
+    for node in graph.node:
+        names.update(node.input)
+        names.update(node.output)
+        for sub in _subgraphs(node):
+            _all_names(sub, names)
+    return names
+
+
+def _rename_reads(graph: onnx.GraphProto, renamed: dict[str, str]) -> None:
+    """In a subgraph: reads of renamed outer values follow the new names, except where the subgraph
+    defines the name itself (shadows it)."""
+    own = {i.name for i in graph.initializer} | {v.name for v in graph.input} | \
+        {o for n in graph.node for o in n.output}
+    renamed = {k: v for k, v in renamed.items() if k not in own}
+    for node in graph.node:
+        for k, i in enumerate(node.input):
+            node.input[k] = renamed.get(i, i)
+        for sub in _subgraphs(node):
+            _rename_reads(sub, renamed)
+    for o in graph.output:
+        o.name = renamed.get(o.name, o.name)
+
+
+def _condition(node: onnx.NodeProto, consts: dict[str, np.ndarray]) -> bool | None:
+    """The If's condition when it is a constant, else None."""
+    value = consts.get(node.input[0]) if node.input and node.input[0] else None
+    if value is None:
+        return None
+    if value.size != 1:
+        raise AotcError(f"the condition '{node.input[0]}' has {value.size} elements; an If takes exactly one",
+                        node=_Named(node))
+    return bool(value.reshape(-1)[0])
+
+
+def _inline_constant_ifs(model: onnx.ModelProto) -> bool:
+    """Each If of the main graph whose condition is a constant -> the nodes of its branch."""
+    g = model.graph
+    consts = {i.name: numpy_helper.to_array(i) for i in g.initializer}
+    if not any(n.op_type == "If" and n.domain in ("", "ai.onnx") and _condition(n, consts) is not None
+               for n in g.node):
+        return False
+    names = _all_names(g, set())
+    node_names = {n.name for n in g.node}
+    out: list[onnx.NodeProto] = []
+    for node in g.node:
+        taken = _condition(node, consts) if node.op_type == "If" and node.domain in ("", "ai.onnx") else None
+        if taken is None:
+            out.append(node)
+            continue
+        branch = next((a.g for a in node.attribute if a.name == ("then_branch" if taken else "else_branch")), None)
+        if branch is None:
+            raise AotcError(f"the If has no {'then' if taken else 'else'}_branch", node=_Named(node))
+        out.extend(_inline_branch(g, node, branch, names, node_names))
+    del g.node[:]
+    g.node.extend(out)
+    return True
+
+
+def _inline_branch(g: onnx.GraphProto, node: onnx.NodeProto, branch: onnx.GraphProto, names: set[str],
+                   node_names: set[str]) -> list[onnx.NodeProto]:
+    """The branch's nodes as nodes of `g`, computing the If's outputs."""
+    if len(branch.output) != len(node.output):
+        raise AotcError(f"the branch '{branch.name}' has {len(branch.output)} outputs, the If {len(node.output)}",
+                        node=_Named(node))
+    if branch.sparse_initializer:
+        raise AotcError("a sparse initializer in an If branch is not supported", node=_Named(node))
+
+    def fresh(base: str, used: set[str]) -> str:
+        name, k = base, 1
+        while name in used:
+            name, k = f"{base}_{k}", k + 1
+        used.add(name)
+        return name
+
+    produced = {o for n in branch.node for o in n.output if o}
+    renamed: dict[str, str] = {}
+    identities: list[tuple[str, str]] = []  # (source, If output) where a branch output is not a node's own
+    for src, dst in zip((o.name for o in branch.output), node.output, strict=True):
+        if src in produced and src not in renamed:
+            renamed[src] = dst
+        else:  # an outer-scope value, a branch initializer, or a value given to two outputs
+            identities.append((src, dst))
+    for name in sorted(produced - set(renamed)) + [i.name for i in branch.initializer]:
+        renamed[name] = fresh(f"{node.name}__{name}", names)
+    for init in branch.initializer:
+        copy = onnx.TensorProto()
+        copy.CopyFrom(init)
+        copy.name = renamed[init.name]
+        g.initializer.append(copy)
+    nodes: list[onnx.NodeProto] = []
+    for k, bn in enumerate(branch.node):
+        n = onnx.NodeProto()
+        n.CopyFrom(bn)
+        n.name = fresh(f"{node.name}/{bn.name or f'{bn.op_type}_{k}'}", node_names)
+        n.input[:] = [renamed.get(i, i) for i in n.input]
+        n.output[:] = [renamed.get(o, o) for o in n.output]
+        for sub in _subgraphs(n):
+            _rename_reads(sub, renamed)
+        nodes.append(n)
+    for src, dst in identities:
+        nodes.append(helper.make_node("Identity", [renamed.get(src, src)], [dst],
+                                      name=fresh(f"{node.name}/{dst}", node_names)))
+    return nodes
+
+
+def refuse_control_flow(model: onnx.ModelProto) -> None:
+    """After folding: control flow left in the main graph is refused, all of it in one line."""
+    refused: list[tuple[Node, str | None]] = []
+    for n in model.graph.node:
+        if not _subgraphs(n):
+            continue
+        if n.op_type == "If":
+            reason = (f"its condition '{n.input[0]}' is computed at run time; aotc compiles an If only when its "
+                      "condition is known at compile time (a constant, or computed from shapes)")
+        else:
+            reason = f"control flow ({n.op_type}, with a subgraph) is not supported"
+        refused.append((Node(n.op_type, n.name, list(n.input), list(n.output)), reason))
+    if refused:
+        raise UnsupportedNodes(refused)
+
+
 def _fold_once(model: onnx.ModelProto) -> bool:
     g = model.graph
     consts: dict[str, np.ndarray] = {i.name: numpy_helper.to_array(i) for i in g.initializer}
@@ -96,7 +249,7 @@ def _fold_once(model: onnx.ModelProto) -> bool:
     # A folded graph output stays computable: keep its node as an Identity of a constant.
     del g.node[:]
     g.node.extend(keep)
-    used = {i for n in keep for i in n.input} | graph_outputs
+    used = read_names(g) | graph_outputs  # what the kept nodes and their subgraphs (If branches) read
     for name, arr in folded.items():
         if name in used:
             g.initializer.append(numpy_helper.from_array(np.asarray(arr, order="C"), name))
@@ -140,7 +293,8 @@ class _Named:
 def fold_to_fixed_point(model: onnx.ModelProto) -> onnx.ModelProto:
     model = infer_shapes(model)
     for _ in range(MAX_ROUNDS):
-        if not _fold_once(model):
+        folded = _fold_once(model)
+        if not _inline_constant_ifs(model) and not folded:
             break
         del model.graph.value_info[:]
         model = infer_shapes(model)

@@ -12,7 +12,7 @@ from onnx import helper, numpy_helper
 from aot.errors import AotcError
 from aot.frontend import contrib
 from aot.frontend.canonical import canonicalize
-from aot.frontend.fold import _Named, evaluate_node, fold_to_fixed_point, static_shapes
+from aot.frontend.fold import _Named, evaluate_node, fold_to_fixed_point, refuse_control_flow, static_shapes
 from aot.frontend.optional_outputs import drop_unread_optional_outputs
 from aot.ir import DTYPES, Graph, Node, Tensor
 
@@ -66,7 +66,9 @@ def import_model(model: onnx.ModelProto, name: str | None = None,
     if input_shapes:
         fix_input_shapes(model, input_shapes)
     _check_input_shapes(model)
-    model = fold_to_fixed_point(model)
+    model = fold_to_fixed_point(model)  # also: an If with a constant condition becomes its branch
+    refuse_control_flow(model)  # what is left of If/Loop/Scan, before any evaluator sees a subgraph
+    drop_unread_optional_outputs(model, opset)  # those of nodes that came out of an If's branch
     graph = _to_ir(model, name or sanitize(model.graph.name or "model"))
     graph.meta["opset"] = opset
     graph.meta["onnx"] = model  # the folded model, which a partition is written back into
