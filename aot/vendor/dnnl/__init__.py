@@ -2,8 +2,9 @@
 
 Checkers and composites decide what oneDNN takes (convolutions with fused bias, residual sum and
 activation; dense layers; pooling; normalisation; softmax; elementwise; concat; reshapes as
-views); codegen emits each region as tables that runtime_c/vendor/dnnl/ turns into primitives
-once, at init. Needs oneDNN 3.x: `pip install aotc[dnnl]`.
+views; int8 convolutions, dense layers and residual adds with oneDNN's zero points and
+requantising post-ops, quant.py); codegen emits each region as tables that runtime_c/vendor/dnnl/
+turns into primitives once, at init. Needs oneDNN 3.x: `pip install aotc[dnnl]`.
 """
 
 from collections.abc import Sequence
@@ -29,5 +30,5 @@ VENDOR = Vendor(
     patterns=PATTERNS,
     codegen=codegen,
     keep_region=keep_region,
-    description="Intel oneDNN 3.x (x86): convolutions, dense layers, pooling, normalisation, softmax",
+    description="Intel oneDNN 3.x (x86): convolutions, dense layers, pooling, normalisation, softmax; int8 too",
 )

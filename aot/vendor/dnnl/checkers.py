@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from aot.ir import Graph, Node
 from aot.vendor.base import ACCEPT, Reject, Verdict
+from aot.vendor.dnnl.probe import int8_exact
+from aot.vendor.dnnl.quant import INT8, gemm_inputs, why_not
 
 MAX_RANK = 6  # aotc_dnnl_tensor holds this many dims
 MAX_CONCAT_INPUTS = 16  # AOTC_DNNL_MAX_INPUTS in aotc_dnnl.h
@@ -41,13 +43,23 @@ def _first(*verdicts: Verdict | None) -> Verdict | None:
     return next((v for v in verdicts if v is not None), None)
 
 
-def _float32(node: Node, graph: Graph) -> Verdict | None:
+def _float32(node: Node, graph: Graph, dtypes: tuple[str, ...] = ("float32",)) -> Verdict | None:
+    """Every input and output float32 (or, where `dtypes` says so, of one of those types) and of
+    a rank the runtime's tables hold."""
     for t in [*node.inputs, *node.outputs]:
-        if t and graph.tensors[t].dtype != "float32":
-            return Reject(f"dnnl takes float32 only ({t} is {graph.tensors[t].dtype})")
+        if t and graph.tensors[t].dtype not in dtypes:
+            return Reject(f"dnnl takes {' or '.join(dtypes)} here ({t} is {graph.tensors[t].dtype})")
         if t and len(graph.tensors[t].shape) > MAX_RANK:
             return Reject(f"dnnl takes tensors of rank <= {MAX_RANK}")
     return None
+
+
+def _same_dtype(node: Node, graph: Graph) -> Verdict | None:
+    """float32, or int8 / uint8 with the output of the input's type (ops that move integers as they are)."""
+    dtype = graph.tensors[node.inputs[0]].dtype
+    if dtype in INT8:
+        return _float32(node, graph, (dtype,))
+    return _float32(node, graph)
 
 
 def _const(graph: Graph, node: Node, idx: int, what: str) -> Verdict | None:
@@ -79,8 +91,9 @@ def _window_fits(node: Node, graph: Graph) -> Verdict | None:
 
 
 def check_pool(node: Node, graph: Graph) -> Verdict:
-    """MaxPool/AveragePool -> pooling_forward (2-D and 3-D windows, 1-D too)."""
-    if (r := _float32(node, graph)) is not None:
+    """MaxPool/AveragePool -> pooling_forward (2-D and 3-D windows, 1-D too); MaxPool of int8 or
+    uint8 too (the largest integer of each window: exact)."""
+    if (r := (_same_dtype(node, graph) if node.op == "MaxPool" else _float32(node, graph))) is not None:
         return r
     rank = len(_shape(graph, node.inputs[0]))
     if not 3 <= rank <= 5:
@@ -156,10 +169,11 @@ def check_eltwise(node: Node, graph: Graph) -> Verdict:
 
 def binary_operands(node: Node, graph: Graph) -> tuple[str, str] | None:
     """(src0, src1) for oneDNN's binary, where src0 has the output's shape and src1 broadcasts
-    to it (dims equal or 1); None when neither order works."""
+    to it (dims equal or 1); None when neither order works. QLinearAdd's operands are its
+    inputs 0 and 3."""
     y = _shape(graph, node.outputs[0])
-    a, b = node.inputs[:2]
-    orders = [(a, b), (b, a)] if node.op in COMMUTATIVE else [(a, b)]
+    a, b = (node.inputs[0], node.inputs[3]) if node.op == "QLinearAdd" else node.inputs[:2]
+    orders = [(a, b), (b, a)] if node.op in (*COMMUTATIVE, "QLinearAdd") else [(a, b)]
     for s0, s1 in orders:
         shape0, shape1 = _shape(graph, s0), _shape(graph, s1)
         if shape0 != y or len(shape1) > len(y):
@@ -189,8 +203,61 @@ def check_concat(node: Node, graph: Graph) -> Verdict:
 
 
 def check_view(node: Node, graph: Graph) -> Verdict:
-    """Reshape-like ops: no data moves (a new descriptor over the same bytes)."""
-    return _first(_float32(node, graph), ACCEPT)
+    """Reshape-like ops: no data moves (a new descriptor over the same bytes); float32 or 8-bit."""
+    return _first(_same_dtype(node, graph), ACCEPT)
+
+
+def check_qconv(node: Node, graph: Graph) -> Verdict:
+    """QLinearConv -> an int8 convolution (1-D to 3-D, groups, depthwise) with oneDNN's zero points
+    and the requantisation as post-ops (quant.py)."""
+    if (reason := why_not(node, graph)) is not None:
+        return Reject(reason)
+    rank = len(_shape(graph, node.inputs[0]))
+    if not 3 <= rank <= 5:
+        return Reject(f"dnnl convolves 1-D to 3-D data (rank 3..5), not rank {rank}")
+    if any(p < 0 for p in node.attrs["pads"]):
+        return Reject("dnnl takes no negative pads")
+    return _int8_here()
+
+
+def _int8_here() -> Verdict:
+    """int8 ops go to oneDNN only on a CPU where its int8 kernels are exact (probe.int8_exact)."""
+    reason = int8_exact()
+    return ACCEPT if reason is None else Reject(reason)
+
+
+def check_qadd(node: Node, graph: Graph) -> Verdict:
+    """QLinearAdd -> binary add of the integers with oneDNN's source scales and a linear post-op
+    (onnxruntime's QLinearAdd arithmetic: quant.qadd)."""
+    a, b, y = (graph.tensors[t].dtype for t in (node.inputs[0], node.inputs[3], node.outputs[0]))
+    if not {a, b, y} <= set(INT8):
+        return Reject(f"dnnl's QLinearAdd takes int8 and uint8 ({a} + {b} -> {y})")
+    if any(graph.tensors[node.inputs[k]].size != 1 for k in (1, 2, 4, 5, 6, 7)):
+        return Reject("dnnl's QLinearAdd takes per-tensor scales and zero points")
+    if len(_shape(graph, node.outputs[0])) > MAX_RANK:
+        return Reject(f"dnnl takes tensors of rank <= {MAX_RANK}")
+    if binary_operands(node, graph) is None:
+        return Reject("dnnl binary ops broadcast the second operand only")
+    return ACCEPT
+
+
+def check_qgemm(node: Node, graph: Graph) -> Verdict:
+    """QGemm / QLinearMatMul with a constant 2-D B -> an int8 matmul over A viewed as [M, K]."""
+    names = gemm_inputs(node)
+    if node.op == "QGemm":
+        if node.attrs.get("transA", 0):
+            return Reject("dnnl QGemm needs transA=0")
+        if node.attrs.get("alpha", 1.0) != 1.0:
+            return Reject("dnnl QGemm needs alpha=1")
+        if not names["y_scale"]:
+            return Reject("dnnl QGemm needs an 8-bit output (a y_scale)")
+    if len(_shape(graph, names["b"])) != 2 or len(_shape(graph, names["a"])) < 2:
+        return Reject("dnnl needs A of rank >= 2 and a 2-D B")
+    if len(_shape(graph, names["a"])) > MAX_RANK:
+        return Reject(f"dnnl takes tensors of rank <= {MAX_RANK}")
+    if (reason := why_not(node, graph)) is not None:
+        return Reject(reason)
+    return _int8_here()
 
 
 def is_bias_for(graph: Graph, bias: str, channels: int, rank: int) -> bool:
@@ -213,4 +280,5 @@ CHECKERS = {
     **{op: check_binary for op in BINARY},
     **{op: check_eltwise for op in ELTWISE},
     **{op: check_view for op in VIEWS},
+    "QLinearConv": check_qconv, "QGemm": check_qgemm, "QLinearMatMul": check_qgemm, "QLinearAdd": check_qadd,
 }

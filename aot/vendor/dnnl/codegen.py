@@ -40,6 +40,9 @@ target_link_libraries(${AOTC_TARGET} PUBLIC DNNL::dnnl)
 """
 
 
+DNNL_TYPES = {"float32": "dnnl_f32", "int8": "dnnl_s8", "uint8": "dnnl_u8", "int32": "dnnl_s32"}
+
+
 def _ints(values: list[int] | tuple[int, ...]) -> str:
     return "{" + ", ".join(str(int(v)) for v in values) + "}"
 
@@ -62,6 +65,8 @@ def _op_fields(lo: Lowered, op: Op, c: ModuleType) -> list[str]:
         for p in op.post:
             if p.kind == "SUM":
                 posts.append(f"{{.kind = AOTC_DNNL_POST_SUM, .tensor = {lo.tensor_id(p.tensor)}}}")
+            elif p.kind == "BINARY":
+                posts.append(f"{{.kind = AOTC_DNNL_POST_BINARY, .alg = {p.alg}, .tensor = {lo.tensor_id(p.tensor)}}}")
             else:
                 posts.append(f"{{.kind = AOTC_DNNL_POST_ELTWISE, .alg = {p.alg}, .alpha = {c.c_float(p.alpha)}, "
                              f".beta = {c.c_float(p.beta)}}}")
@@ -74,9 +79,10 @@ def tables(lo: Lowered, sym: str, c: ModuleType) -> str:
     lines = [f"static const aotc_dnnl_tensor {sym}_tensors[] = {{"]
     for k, (name, t) in enumerate(lo.tensors.items()):
         shape = ",".join(map(str, t.shape))
-        lines.append(f'    /* {k}: "{c.c_comment(name)}" float32[{shape}] */')
-        lines.append(f"    {{.ndims = {len(t.shape)}, .dims = {_ints(t.shape or (1,))}, .kind = AOTC_DNNL_{t.kind}, "
-                     f".index = {t.index}, .last_use = {t.last_use}}},")
+        lines.append(f'    /* {k}: "{c.c_comment(name)}" {t.dtype}[{shape}] */')
+        lines.append(f"    {{.ndims = {len(t.shape)}, .dims = {_ints(t.shape or (1,))}, "
+                     f".dtype = {DNNL_TYPES[t.dtype]}, .kind = AOTC_DNNL_{t.kind}, .index = {t.index}, "
+                     f".last_use = {t.last_use}}},")
     lines += ["};", "", f"static const aotc_dnnl_op {sym}_ops[] = {{"]
     for k, op in enumerate(lo.ops):
         lines.append(f"    /* {k}: {c.c_comment(op.what)} */")
@@ -118,7 +124,7 @@ def _weights(lo: Lowered, ctx: CodegenContext) -> list[str]:
     exprs = []
     for k, (name, arr) in enumerate(lo.consts):
         shape = ",".join(map(str, arr.shape))
-        exprs.append(ctx.weights.add(f"{ctx.symbol}_w{k}", arr.astype("float32"), f'"{name}" float32[{shape}]'))
+        exprs.append(ctx.weights.add(f"{ctx.symbol}_w{k}", arr, f'"{name}" {arr.dtype.name}[{shape}]'))
     return exprs
 
 
@@ -146,7 +152,7 @@ def codegen(fn: Function, ctx: CodegenContext) -> Artifact:
         "#include <math.h>", "#include <stddef.h>", *ctx.weights_includes, "",
         '#include "aotc_dnnl.h"', f'#include "{header}"', "",
         *[d + "\n" for d in ctx.weights.declarations()],
-        *([f"static const float *const {sym}_consts[] = {{\n" + "".join(f"    {e},\n" for e in exprs) + "};\n"]
+        *([f"static const void *const {sym}_consts[] = {{\n" + "".join(f"    {e},\n" for e in exprs) + "};\n"]
           if exprs else []),
         tables(lo, sym, c), "",
         "/* workspace buffers by slot: {offset, bytes} */",

@@ -4,7 +4,8 @@ Each node (or composite) becomes one oneDNN op (aotc_dnnl_op in runtime_c/vendor
 Whatever can be decided at compile time is decided here, so the runtime stays a plain loop:
 ONNX dilations become oneDNN's (d - 1), Gemm's alpha, beta and transB are folded into [K, N]
 weights and a bias row, a bias Add after a Conv is folded into the Conv's bias, and pads are
-adjusted for ceil_mode pooling.
+adjusted for ceil_mode pooling. int8 convolutions and dense layers get their requantisation as
+oneDNN's scales, zero points and a clip post-op (quant.py).
 """
 
 from __future__ import annotations
@@ -17,15 +18,16 @@ import numpy as np
 from aot.errors import AotcError
 from aot.ir import Function, Graph, Node
 from aot.vendor.dnnl.checkers import BINARY, ELTWISE, VIEWS, binary_operands
+from aot.vendor.dnnl.quant import QLinear, qadd, qlinear
 
 
 @dataclass
 class PostOp:
-    kind: str  # "ELTWISE" or "SUM"
+    kind: str  # "ELTWISE", "SUM" or "BINARY"
     alg: str = "0"
     alpha: float = 0.0
     beta: float = 0.0
-    tensor: str | None = None  # SUM: the residual
+    tensor: str | None = None  # SUM: the residual; BINARY: the second operand
 
 
 @dataclass
@@ -44,6 +46,7 @@ class TensorEntry:
     name: str
     shape: tuple[int, ...]
     kind: str  # INPUT, OUTPUT, INTERNAL, CONST
+    dtype: str = "float32"  # float32, int8, uint8 or int32
     index: int = 0
     last_use: int = -1
 
@@ -65,7 +68,7 @@ class _Lowering:
         self.consts: list[tuple[str, np.ndarray]] = []
         self.ops: list[Op] = []
         for k, t in enumerate(self.g.inputs):
-            self.tensors[t] = TensorEntry(t, self.g.tensors[t].shape, "INPUT", k)
+            self.tensors[t] = TensorEntry(t, self.g.tensors[t].shape, "INPUT", self.g.tensors[t].dtype, k)
 
     # --- tensors ------------------------------------------------------------------------
     def use(self, name: str) -> str:
@@ -73,20 +76,21 @@ class _Lowering:
         if name not in self.tensors:
             value = self.g.const(name)
             if value is not None:
-                return self.const(name, value)
-            self.tensors[name] = TensorEntry(name, self.g.tensors[name].shape, "INTERNAL")
+                return self.const(name, value, self.g.tensors[name].dtype)
+            self.tensors[name] = TensorEntry(name, self.g.tensors[name].shape, "INTERNAL", self.g.tensors[name].dtype)
         return name
 
-    def const(self, name: str, value: np.ndarray) -> str:
+    def const(self, name: str, value: np.ndarray, dtype: str = "float32") -> str:
         """A constant for the op tables: registered once under `name`."""
         if name not in self.tensors:
-            arr = np.ascontiguousarray(np.asarray(value, dtype=np.float32))
-            self.tensors[name] = TensorEntry(name, tuple(arr.shape), "CONST", len(self.consts))
+            arr = np.ascontiguousarray(np.asarray(value, dtype=dtype))
+            self.tensors[name] = TensorEntry(name, tuple(arr.shape), "CONST", dtype, len(self.consts))
             self.consts.append((name, arr))
         return name
 
     def output(self, name: str, shape: tuple[int, ...] | None = None) -> str:
-        self.tensors[name] = TensorEntry(name, shape or self.g.tensors[name].shape, "INTERNAL")
+        self.tensors[name] = TensorEntry(name, shape or self.g.tensors[name].shape, "INTERNAL",
+                                         self.g.tensors[name].dtype)
         return name
 
     def emit(self, op: Op) -> None:
@@ -105,6 +109,12 @@ class _Lowering:
             self.conv(n, n.name, None, [])
         elif n.op in ("Gemm", "MatMul"):
             self.dense(n, n.name, n.outputs[0], None, [])
+        elif n.op == "QLinearConv":
+            self.qconv(n)
+        elif n.op in ("QGemm", "QLinearMatMul"):
+            self.qdense(n)
+        elif n.op == "QLinearAdd":
+            self.qadd(n)
         elif n.op in ("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"):
             self.pool(n)
         elif n.op == "BatchNormalization":
@@ -195,6 +205,59 @@ class _Lowering:
             rows = int(np.prod(m)) if bias.ndim == 2 and bias.shape[0] > 1 else 1
             inputs.append(self.const(f"{n.name}__bias", np.broadcast_to(bias, (rows, k_n))))
         self.emit(Op("MATMUL", what, inputs, out, post=post))
+
+    def quant_inputs(self, n: Node, q: QLinear, bias_shape: tuple[int, ...]) -> list[str]:
+        """[weights, bias, source zero point, destination zero point] ("" for no bias, and for a zero
+        point of 0: the primitive then has none)."""
+        def zero_point(what: str, value: int) -> str:
+            return self.const(f"{n.name}__{what}", [value], "int32") if value else ""
+
+        return [self.const(f"{n.name}__weights", q.weights, "int8"),
+                self.const(f"{n.name}__bias", q.bias.reshape(bias_shape)) if q.bias is not None else "",
+                zero_point("x_zero", q.x_zero), zero_point("y_zero", q.y_zero)]
+
+    def quant_post(self, n: Node, q: QLinear, scale_shape: tuple[int, ...]) -> list[PostOp]:
+        """The requantisation as post-ops on (float)(acc + bias): times each channel's scale (a binary
+        post-op over a [1, C, 1...] tensor), clipped to a fused Relu / Clip's range, rounded half to
+        even, so that the destination zero point is added to a whole number (quant.py)."""
+        scales = self.const(f"{n.name}__scales", q.scale.reshape(scale_shape))
+        post = [PostOp("BINARY", "dnnl_binary_mul", tensor=scales)]
+        if q.clip is not None:
+            post.append(PostOp("ELTWISE", "dnnl_eltwise_clip", *q.clip))
+        if q.y_zero:
+            post.append(PostOp("ELTWISE", "dnnl_eltwise_round"))
+        return post
+
+    def qconv(self, n: Node) -> None:
+        """QLinearConv -> an int8 convolution: inputs [x, weights, bias, scales, x_zero, y_zero]."""
+        q = qlinear(n, self.g)
+        a = n.attrs
+        nd = len(a["kernel_shape"])
+        fields = {"strides": a["strides"], "dilation": [d - 1 for d in a["dilations"]], "pad_l": a["pads"][:nd],
+                  "pad_r": a["pads"][nd:], "groups": a["group"], "quant": 1}
+        scale_shape = (1, -1, *[1] * nd)  # broadcast over the output [N, C, spatial...]
+        self.emit(Op("CONV", f'QLinearConv "{n.name}"', [q.x, *self.quant_inputs(n, q, (-1,))], q.y, fields=fields,
+                     post=self.quant_post(n, q, scale_shape)))
+
+    def qdense(self, n: Node) -> None:
+        """QGemm / QLinearMatMul -> an int8 matmul of A viewed as [M, K] and weights [K, N]."""
+        q = qlinear(n, self.g)
+        inputs = self.quant_inputs(n, q, (1, -1))  # the bias a row [1, N], as the float matmul takes it
+        self.emit(Op("MATMUL", f'{n.op} "{n.name}"', [q.x, *inputs], q.y, fields={"quant": 1},
+                     post=self.quant_post(n, q, (1, -1))))
+
+    def qadd(self, n: Node) -> None:
+        """QLinearAdd -> binary add: inputs [src0, src1, src0's scale, src1's scale] (quant.QAdd)."""
+        q = qadd(n, self.g)
+        s0, s1 = binary_operands(n, self.g)
+        swapped = (s0, s1) != (n.inputs[0], n.inputs[3])  # b has the output's shape, a broadcasts
+        mults = (q.b_mult, q.a_mult) if swapped else (q.a_mult, q.b_mult)
+        scales = [self.const(f"{n.name}__scale{k}", [m]) for k, m in enumerate(mults)]
+        post = [PostOp("ELTWISE", "dnnl_eltwise_linear", 1.0, q.bias)]
+        if q.clip is not None:
+            post.append(PostOp("ELTWISE", "dnnl_eltwise_clip", *q.clip))
+        self.emit(Op("BINARY", f'QLinearAdd "{n.name}"', [s0, s1, *scales], n.outputs[0], "dnnl_binary_add",
+                     fields={"quant": 1}, post=post))
 
     def pool(self, n: Node) -> None:
         x = self.g.tensors[n.inputs[0]].shape

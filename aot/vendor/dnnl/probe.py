@@ -11,6 +11,8 @@ the machine it runs on needs no more (AOTC_DNNL_E_WORKSPACE otherwise).
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import hashlib
 import os
 import re
@@ -74,6 +76,37 @@ def require_onednn() -> OneDNN:
                  "does not count: docs/dnnl.md)" if os.environ.get("DNNL_ROOT") else "")
         raise AotcError(f"the dnnl vendor needs oneDNN 3.x, which was not found{where}: {INSTALL_HINT}")
     return found
+
+
+# dnnl_cpu_isa_t (dnnl_types.h): each ISA's value holds the bits of those it extends
+ISA_AVX2_VNNI, ISA_AVX512_CORE_VNNI = 0xF, 0x67
+
+
+@functools.cache
+def cpu_isa(root: Path) -> int:
+    """dnnl_get_effective_cpu_isa() of the oneDNN under `root` on this machine (ONEDNN_MAX_CPU_ISA
+    applies, as in the probe): 0 when the library cannot be loaded."""
+    for lib in sorted((root / "lib").glob("libdnnl.so*")):
+        try:
+            return int(ctypes.CDLL(str(lib)).dnnl_get_effective_cpu_isa())
+        except (OSError, AttributeError):
+            continue
+    return 0
+
+
+def int8_exact() -> str | None:
+    """None when oneDNN's int8 convolutions and matmuls compute exactly here, else why not.
+
+    Without VNNI (AVX-VNNI or AVX512-VNNI) oneDNN multiplies 8-bit integers with VPMADDUBSW, whose
+    16-bit pair sums saturate, and halves s8 weights to keep them from saturating
+    (doc/advanced/int8_computations.md): results then differ from onnxruntime by many LSB."""
+    dnnl = find_onednn()
+    if dnnl is None:
+        return f"oneDNN 3.x was not found ({INSTALL_HINT})"
+    isa = cpu_isa(dnnl.root)
+    if any(isa & vnni == vnni for vnni in (ISA_AVX2_VNNI, ISA_AVX512_CORE_VNNI)):
+        return None
+    return "oneDNN's int8 kernels are exact only with VNNI (AVX-VNNI or AVX512-VNNI), which this CPU lacks"
 
 
 @dataclass

@@ -27,14 +27,20 @@ static dnnl_stream_t g_stream;
 static const dnnl_format_tag_t PLAIN_TAGS[AOTC_DNNL_MAX_DIMS + 1] = {
     dnnl_a, dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd, dnnl_abcde, dnnl_abcdef};
 
-static dnnl_status_t plain_md(dnnl_memory_desc_t *md, int32_t ndims, const dnnl_dims_t dims) {
+static dnnl_status_t plain_md(dnnl_memory_desc_t *md, int32_t ndims, const dnnl_dims_t dims, int32_t dtype) {
     static const dnnl_dims_t one = {1};
-    if (ndims == 0) return dnnl_memory_desc_create_with_tag(md, 1, one, dnnl_f32, dnnl_a);
-    return dnnl_memory_desc_create_with_tag(md, ndims, dims, dnnl_f32, PLAIN_TAGS[ndims]);
+    if (ndims == 0) return dnnl_memory_desc_create_with_tag(md, 1, one, (dnnl_data_type_t)dtype, dnnl_a);
+    return dnnl_memory_desc_create_with_tag(md, ndims, dims, (dnnl_data_type_t)dtype, PLAIN_TAGS[ndims]);
 }
 
-static dnnl_status_t any_md(dnnl_memory_desc_t *md, int32_t ndims, const dnnl_dims_t dims) {
-    return dnnl_memory_desc_create_with_tag(md, ndims, dims, dnnl_f32, dnnl_format_tag_any);
+static dnnl_status_t any_md(dnnl_memory_desc_t *md, int32_t ndims, const dnnl_dims_t dims, int32_t dtype) {
+    return dnnl_memory_desc_create_with_tag(md, ndims, dims, (dnnl_data_type_t)dtype, dnnl_format_tag_any);
+}
+
+static int32_t dtype_of(const_dnnl_memory_desc_t md) {
+    dnnl_data_type_t dt = dnnl_data_type_undef;
+    dnnl_memory_desc_query(md, dnnl_query_data_type, &dt);
+    return (int32_t)dt;
 }
 
 static const_dnnl_memory_desc_t md_of(const aotc_dnnl_net *net, int32_t slot) {
@@ -79,7 +85,8 @@ static int layout_of(const_dnnl_memory_desc_t md, int32_t ndims, const dnnl_dims
     if (ndims < 3 || ndims > 5) return -1;
     for (l = 0; l < AOTC_DNNL_N_LAYOUTS && found < 0; ++l) {
         dnnl_memory_desc_t cand;
-        if (dnnl_memory_desc_create_with_tag(&cand, ndims, dims, dnnl_f32, LAYOUTS[ndims - 3][l]) != dnnl_success)
+        if (dnnl_memory_desc_create_with_tag(&cand, ndims, dims, (dnnl_data_type_t)dtype_of(md),
+                                             LAYOUTS[ndims - 3][l]) != dnnl_success)
             continue;
         if (dnnl_memory_desc_equal(cand, md)) found = l;
         dnnl_memory_desc_destroy(cand);
@@ -127,19 +134,39 @@ static void touch(aotc_dnnl_net *net, int32_t slot, int32_t step) {
     if (step > root->last) root->last = step;
 }
 
-/* Primitive attributes: user-managed scratchpad (it lives in the workspace) plus post-ops. */
+/* The inputs of an int8 conv or matmul after src, weights and bias (aotc_dnnl.h); an int8 binary
+ * op has its sources' scales after the sources. */
+enum { AOTC_DNNL_Q_SRC_ZERO = 3, AOTC_DNNL_Q_DST_ZERO = 4 };
+
+/* Primitive attributes: user-managed scratchpad (it lives in the workspace), an int8 op's zero
+ * points or (binary) source scales, and post-ops. */
 static int32_t make_attr(aotc_dnnl_net *net, const aotc_dnnl_op *op, dnnl_primitive_attr_t *attr) {
     dnnl_post_ops_t po;
     int32_t i;
     TRY(dnnl_primitive_attr_create(attr));
     TRY(dnnl_primitive_attr_set_scratchpad_mode(*attr, dnnl_scratchpad_mode_user));
+    if (op != NULL && op->quant && op->kind == AOTC_DNNL_BINARY) {
+        TRY(dnnl_primitive_attr_set_scales_mask(*attr, DNNL_ARG_SRC_0, 0));
+        TRY(dnnl_primitive_attr_set_scales_mask(*attr, DNNL_ARG_SRC_1, 0));
+    } else if (op != NULL && op->quant) {
+        if (op->inputs[AOTC_DNNL_Q_SRC_ZERO] >= 0)
+            TRY(dnnl_primitive_attr_set_zero_points_mask(*attr, DNNL_ARG_SRC, 0));
+        if (op->inputs[AOTC_DNNL_Q_DST_ZERO] >= 0)
+            TRY(dnnl_primitive_attr_set_zero_points_mask(*attr, DNNL_ARG_DST, 0));
+    }
     if (op == NULL || op->n_post == 0) return 0;
     TRY(dnnl_post_ops_create(&po));
     for (i = 0; i < op->n_post; ++i) {
         const aotc_dnnl_post_op *p = &op->post[i];
-        if (p->kind == AOTC_DNNL_POST_SUM)
+        if (p->kind == AOTC_DNNL_POST_SUM) {
             TRY(dnnl_post_ops_append_sum(po, 1.0f, 0, dnnl_data_type_undef));
-        else
+        } else if (p->kind == AOTC_DNNL_POST_BINARY) {
+            const aotc_dnnl_tensor *t = &net->desc->tensors[p->tensor];
+            dnnl_memory_desc_t md;
+            TRY(plain_md(&md, t->ndims, t->dims, t->dtype));
+            TRY(dnnl_post_ops_append_binary(po, (dnnl_alg_kind_t)p->alg, md));
+            TRY(dnnl_memory_desc_destroy(md));
+        } else
             TRY(dnnl_post_ops_append_eltwise(po, (dnnl_alg_kind_t)p->alg, p->alpha, p->beta));
     }
     TRY(dnnl_primitive_attr_set_post_ops(*attr, po));
@@ -208,11 +235,11 @@ static int32_t plain_view(aotc_dnnl_net *net, int32_t slot, int32_t ndims, const
     if (!is_plain(md)) {
         dnnl_memory_desc_query(md, dnnl_query_ndims_s32, &src_ndims);
         dnnl_memory_desc_query(md, dnnl_query_dims, &src_dims);
-        TRY(plain_md(&plain, src_ndims, *src_dims));
+        TRY(plain_md(&plain, src_ndims, *src_dims, dtype_of(md)));
         CHECK(as_layout(net, slot, plain, &src));
         TRY(dnnl_memory_desc_destroy(plain));
     }
-    TRY(plain_md(&view, ndims, dims));
+    TRY(plain_md(&view, ndims, dims, dtype_of(md)));
     CHECK(view_slot(net, src, view, out));
     TRY(dnnl_memory_desc_destroy(view));
     return 0;
@@ -228,7 +255,7 @@ static int32_t value(aotc_dnnl_net *net, int32_t t, int32_t *out) {
         *out = net->tensor_slot[t];
         return 0;
     }
-    TRY(plain_md(&md, ten->ndims, ten->dims));
+    TRY(plain_md(&md, ten->ndims, ten->dims, ten->dtype));
     if (ten->kind == AOTC_DNNL_INPUT) {
         CHECK(new_slot(net, md, AOTC_DNNL_AT_INPUT, ten->index, DNNL_MEMORY_NONE, out));
     } else if (ten->kind == AOTC_DNNL_CONST) {
@@ -267,7 +294,7 @@ static int32_t weights(aotc_dnnl_net *net, int32_t t, const_dnnl_memory_desc_t w
     dnnl_primitive_t prim;
     dnnl_memory_t from;
     void *data = net->desc->weights ? (void *)net->desc->weights[ten->index] : DNNL_MEMORY_NONE;
-    TRY(plain_md(&user, ndims, dims));
+    TRY(plain_md(&user, ndims, dims, ten->dtype));
     if (dnnl_memory_desc_equal(user, want)) {
         CHECK(new_slot(net, user, AOTC_DNNL_AT_CONST, ten->index, data, out));
         TRY(dnnl_memory_desc_destroy(user));
@@ -334,7 +361,7 @@ static int32_t produced(aotc_dnnl_net *net, int32_t t, int32_t slot) {
     if (ten->kind == AOTC_DNNL_OUTPUT && net->slots[slot].where != AOTC_DNNL_AT_OUTPUT) {
         dnnl_memory_desc_t md;
         int32_t dst;
-        TRY(plain_md(&md, ten->ndims, ten->dims));
+        TRY(plain_md(&md, ten->ndims, ten->dims, ten->dtype));
         CHECK(new_slot(net, md, AOTC_DNNL_AT_OUTPUT, ten->index, DNNL_MEMORY_NONE, &dst));
         TRY(dnnl_memory_desc_destroy(md));
         CHECK(add_reorder(net, slot, dst));
@@ -357,6 +384,24 @@ static int impl_has(const_dnnl_primitive_desc_t pd, const char *what) {
            strstr(impl, what) != NULL;
 }
 
+/* The execution arguments of an int8 conv's or matmul's zero points and of binary post-ops'
+ * second operands (constants, used in place). */
+static int32_t quant_args(aotc_dnnl_net *net, const aotc_dnnl_op *op, int32_t *kinds, int32_t *slots, int32_t *n) {
+    static const int32_t args[2] = {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST};
+    int32_t i;
+    for (i = 0; op->quant && i < 2; ++i) {
+        if (op->inputs[AOTC_DNNL_Q_SRC_ZERO + i] < 0) continue;
+        CHECK(value(net, op->inputs[AOTC_DNNL_Q_SRC_ZERO + i], &slots[*n]));
+        kinds[(*n)++] = args[i];
+    }
+    for (i = 0; i < op->n_post; ++i) {
+        if (op->post[i].kind != AOTC_DNNL_POST_BINARY) continue;
+        CHECK(value(net, op->post[i].tensor, &slots[*n]));
+        kinds[(*n)++] = DNNL_ARG_ATTR_MULTIPLE_POST_OP(i) | DNNL_ARG_SRC_1;
+    }
+    return 0;
+}
+
 /* The convolution primitive: "any" layouts unless nhwc gets oneDNN's brgemm kernel. On AVX2,
  * "any" picks oneDNN 3.2's direct nChw8c kernel, which runs dense 3x3 convolutions about 20 %
  * slower at 28x28 to 7x7 pixels than its brgemm kernel over nhwc (oneDNN 3.13 picks nhwc
@@ -369,8 +414,9 @@ static dnnl_status_t conv_pd(dnnl_primitive_desc_t *pd, const aotc_dnnl_op *op, 
                              const_dnnl_memory_desc_t dst_any, const dnnl_dims_t ydims, const_dnnl_primitive_attr_t attr) {
     if (x->ndims == 4 && op->groups == 1 && w->dims[2] * w->dims[3] > 1 && x->dims[1] >= 16) {
         dnnl_memory_desc_t src_nhwc = NULL, dst_nhwc = NULL;
-        dnnl_status_t s = dnnl_memory_desc_create_with_tag(&src_nhwc, 4, x->dims, dnnl_f32, dnnl_nhwc);
-        if (s == dnnl_success) s = dnnl_memory_desc_create_with_tag(&dst_nhwc, 4, ydims, dnnl_f32, dnnl_nhwc);
+        const dnnl_data_type_t dt = (dnnl_data_type_t)x->dtype; /* the destination's type too */
+        dnnl_status_t s = dnnl_memory_desc_create_with_tag(&src_nhwc, 4, x->dims, dt, dnnl_nhwc);
+        if (s == dnnl_success) s = dnnl_memory_desc_create_with_tag(&dst_nhwc, 4, ydims, dt, dnnl_nhwc);
         if (s == dnnl_success)
             s = dnnl_convolution_forward_primitive_desc_create(pd, g_engine, dnnl_forward_inference,
                                                                dnnl_convolution_direct, src_nhwc, wei_any, bias_md,
@@ -399,7 +445,8 @@ static dnnl_status_t conv_pd_not_ref(dnnl_primitive_desc_t *pd, const aotc_dnnl_
     dnnl_memory_desc_t src_any = NULL;
     dnnl_primitive_desc_t other;
     dnnl_status_t s = conv_pd(pd, op, x, w, src_md, wei_any, bias_md, dst_any, ydims, attr);
-    if (s != dnnl_success || !impl_has(*pd, "ref") || any_md(&src_any, x->ndims, x->dims) != dnnl_success) return s;
+    if (s != dnnl_success || !impl_has(*pd, "ref") || any_md(&src_any, x->ndims, x->dims, x->dtype) != dnnl_success)
+        return s;
     if (conv_pd(&other, op, x, w, src_any, wei_any, bias_md, dst_any, ydims, attr) == dnnl_success) {
         if (impl_has(other, "ref")) {
             dnnl_primitive_desc_destroy(other);
@@ -419,7 +466,8 @@ static int32_t build_conv(aotc_dnnl_net *net, int32_t k, const aotc_dnnl_op *op)
     dnnl_primitive_desc_t pd;
     dnnl_primitive_attr_t attr;
     dnnl_dims_t wdims, bdims;
-    int32_t wnd = w->ndims, i, src, wei, bias = -1, dst, kinds[4], slots[4], n = 0;
+    int32_t wnd = w->ndims, i, src, wei, bias = -1, dst, kinds[7], slots[7], n = 0;
+    int64_t taps;
     const int has_bias = op->n_inputs > 2 && op->inputs[2] >= 0;
     CHECK(value(net, op->inputs[0], &src));
     /* weights [O, I/g, k...] become [g, O/g, I/g, k...] for a grouped convolution */
@@ -433,14 +481,23 @@ static int32_t build_conv(aotc_dnnl_net *net, int32_t k, const aotc_dnnl_op *op)
     }
     /* a plain source (a region input) lets the convolution pick its layout, reordered on the
      * way in; a tensor the region produced in a blocked layout is read as it is */
-    if (x->kind == AOTC_DNNL_INPUT || is_plain(md_of(net, src))) TRY(any_md(&src_any, x->ndims, x->dims));
+    if (x->kind == AOTC_DNNL_INPUT || is_plain(md_of(net, src))) TRY(any_md(&src_any, x->ndims, x->dims, x->dtype));
     else TRY(dnnl_memory_desc_clone(&src_any, md_of(net, src)));
-    TRY(any_md(&wei_any, wnd, wdims));
-    TRY(any_md(&dst_any, y->ndims, y->dims));
+    TRY(any_md(&wei_any, wnd, wdims, w->dtype));
+    TRY(any_md(&dst_any, y->ndims, y->dims, y->dtype));
     bdims[0] = y->dims[1];
-    if (has_bias) TRY(plain_md(&bias_md, 1, bdims));
+    if (has_bias) TRY(plain_md(&bias_md, 1, bdims, net->desc->tensors[op->inputs[2]].dtype));
     CHECK(make_attr(net, op, &attr));
     TRY(conv_pd_not_ref(&pd, op, x, w, src_any, wei_any, bias_md, dst_any, y->dims, attr));
+    /* int8 with a spatial kernel: oneDNN 3.2 lists its brgemm kernel first and its direct int8
+     * kernel next; the direct one ran ResNet-8's 3x3 convolutions 1.3-1.6x faster and ResNet-18's
+     * as fast (docs/dnnl.md, int8) */
+    for (i = 2, taps = 1; i < w->ndims; ++i) taps *= w->dims[i];
+    if (op->quant && op->groups == 1 && taps > 1 && impl_has(pd, "brgconv:") &&
+        (dnnl_primitive_desc_next_impl(pd) != dnnl_success || !impl_has(pd, "jit_int8:"))) {
+        TRY(dnnl_primitive_desc_destroy(pd)); /* not offered: the first choice again */
+        TRY(conv_pd_not_ref(&pd, op, x, w, src_any, wei_any, bias_md, dst_any, y->dims, attr));
+    }
     TRY(dnnl_primitive_attr_destroy(attr));
     CHECK(as_layout(net, src, dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0), &src));
     CHECK(weights(net, op->inputs[1], dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0), wnd, wdims,
@@ -452,6 +509,7 @@ static int32_t build_conv(aotc_dnnl_net *net, int32_t k, const aotc_dnnl_op *op)
     kinds[n] = DNNL_ARG_WEIGHTS, slots[n++] = wei;
     if (has_bias) kinds[n] = DNNL_ARG_BIAS, slots[n++] = bias;
     kinds[n] = DNNL_ARG_DST, slots[n++] = dst;
+    CHECK(quant_args(net, op, kinds, slots, &n));
     CHECK(add_step(net, pd, n, kinds, slots));
     TRY(dnnl_memory_desc_destroy(src_any));
     TRY(dnnl_memory_desc_destroy(wei_any));
@@ -467,7 +525,7 @@ static int32_t build_matmul(aotc_dnnl_net *net, int32_t k, const aotc_dnnl_op *o
     dnnl_primitive_desc_t pd;
     dnnl_primitive_attr_t attr;
     dnnl_dims_t xd, yd, bd;
-    int32_t i, src, wei, bias = -1, dst, kinds[4], slots[4], n = 0;
+    int32_t i, src, wei, bias = -1, dst, kinds[7], slots[7], n = 0;
     const int has_bias = op->n_inputs > 2 && op->inputs[2] >= 0;
     xd[0] = 1;
     for (i = 0; i + 1 < x->ndims; ++i) xd[0] *= x->dims[i];
@@ -476,13 +534,13 @@ static int32_t build_matmul(aotc_dnnl_net *net, int32_t k, const aotc_dnnl_op *o
     yd[1] = w->dims[1];
     CHECK(value(net, op->inputs[0], &src));
     CHECK(plain_view(net, src, 2, xd, &src));
-    TRY(any_md(&wei_any, 2, w->dims));
-    TRY(any_md(&dst_any, 2, yd));
+    TRY(any_md(&wei_any, 2, w->dims, w->dtype));
+    TRY(any_md(&dst_any, 2, yd, net->desc->tensors[op->output].dtype));
     if (has_bias) {
         const aotc_dnnl_tensor *b = &net->desc->tensors[op->inputs[2]];
         bd[0] = b->dims[0];
         bd[1] = b->dims[1];
-        TRY(plain_md(&bias_md, 2, bd));
+        TRY(plain_md(&bias_md, 2, bd, b->dtype));
     }
     CHECK(make_attr(net, op, &attr));
     TRY(dnnl_matmul_primitive_desc_create(&pd, g_engine, md_of(net, src), wei_any, bias_md, dst_any, attr));
@@ -495,6 +553,7 @@ static int32_t build_matmul(aotc_dnnl_net *net, int32_t k, const aotc_dnnl_op *o
     kinds[n] = DNNL_ARG_WEIGHTS, slots[n++] = wei;
     if (has_bias) kinds[n] = DNNL_ARG_BIAS, slots[n++] = bias;
     kinds[n] = DNNL_ARG_DST, slots[n++] = dst;
+    CHECK(quant_args(net, op, kinds, slots, &n));
     CHECK(add_step(net, pd, n, kinds, slots));
     TRY(dnnl_memory_desc_destroy(wei_any));
     TRY(dnnl_memory_desc_destroy(dst_any));
@@ -514,11 +573,11 @@ static int32_t build_simple(aotc_dnnl_net *net, int32_t k, const aotc_dnnl_op *o
     CHECK(make_attr(net, NULL, &attr));
     if (op->kind == AOTC_DNNL_SOFTMAX) {
         CHECK(plain_view(net, src, 3, op->kernel, &src));
-        TRY(plain_md(&dst_md, 3, op->kernel));
+        TRY(plain_md(&dst_md, 3, op->kernel, y->dtype));
         TRY(dnnl_softmax_forward_primitive_desc_create(&pd, g_engine, dnnl_forward_inference, (dnnl_alg_kind_t)op->alg,
                                                        md_of(net, src), dst_md, 1, attr));
     } else if (op->kind == AOTC_DNNL_POOL) {
-        TRY(any_md(&dst_md, y->ndims, y->dims));
+        TRY(any_md(&dst_md, y->ndims, y->dims, y->dtype));
         TRY(dnnl_pooling_forward_primitive_desc_create(&pd, g_engine, dnnl_forward_inference,
                                                        (dnnl_alg_kind_t)op->alg, md_of(net, src), dst_md,
                                                        op->strides, op->kernel, op->dilation, op->pad_l,
@@ -536,7 +595,7 @@ static int32_t build_simple(aotc_dnnl_net *net, int32_t k, const aotc_dnnl_op *o
          * channel-blocked layout, far more than the reorder in costs: reorder a plain source */
         if (y->ndims >= 3 && y->ndims <= 5 && is_plain(md_of(net, src))) {
             dnnl_memory_desc_t blocked;
-            TRY(dnnl_memory_desc_create_with_tag(&blocked, y->ndims, y->dims, dnnl_f32,
+            TRY(dnnl_memory_desc_create_with_tag(&blocked, y->ndims, y->dims, (dnnl_data_type_t)y->dtype,
                                                  LAYOUTS[y->ndims - 3][native_blocked()]));
             CHECK(as_layout(net, src, blocked, &src));
             TRY(dnnl_memory_desc_destroy(blocked));
@@ -566,11 +625,11 @@ static int32_t build_binary(aotc_dnnl_net *net, int32_t k, const aotc_dnnl_op *o
     dnnl_memory_desc_t dst_any;
     dnnl_primitive_desc_t pd;
     dnnl_primitive_attr_t attr;
-    int32_t a, b, dst, kinds[3], slots[3];
+    int32_t a, b, dst, kinds[5], slots[5], i;
     CHECK(value_rank(net, op->inputs[0], y->ndims, &a));
     CHECK(value_rank(net, op->inputs[1], y->ndims, &b));
-    TRY(any_md(&dst_any, y->ndims, y->dims));
-    CHECK(make_attr(net, NULL, &attr));
+    TRY(any_md(&dst_any, y->ndims, y->dims, y->dtype));
+    CHECK(make_attr(net, op, &attr));
     TRY(dnnl_binary_primitive_desc_create(&pd, g_engine, (dnnl_alg_kind_t)op->alg, md_of(net, a), md_of(net, b),
                                           dst_any, attr));
     TRY(dnnl_primitive_attr_destroy(attr));
@@ -578,7 +637,11 @@ static int32_t build_binary(aotc_dnnl_net *net, int32_t k, const aotc_dnnl_op *o
     kinds[0] = DNNL_ARG_SRC_0, slots[0] = a;
     kinds[1] = DNNL_ARG_SRC_1, slots[1] = b;
     kinds[2] = DNNL_ARG_DST, slots[2] = dst;
-    CHECK(add_step(net, pd, 3, kinds, slots));
+    for (i = 0; op->quant && i < 2; ++i) { /* int8: the sources' scales */
+        CHECK(value(net, op->inputs[2 + i], &slots[3 + i]));
+        kinds[3 + i] = DNNL_ARG_ATTR_SCALES | (i == 0 ? DNNL_ARG_SRC_0 : DNNL_ARG_SRC_1);
+    }
+    CHECK(add_step(net, pd, op->quant ? 5 : 3, kinds, slots));
     TRY(dnnl_memory_desc_destroy(dst_any));
     return produced(net, op->output, dst);
 }
@@ -594,9 +657,11 @@ static int32_t concat_in_layout(aotc_dnnl_net *net, const aotc_dnnl_op *op, int 
     *pd = NULL;
     for (i = 0; i < op->n_inputs; ++i) {
         const aotc_dnnl_tensor *x = &net->desc->tensors[op->inputs[i]];
-        TRY(dnnl_memory_desc_create_with_tag(&mds[i], x->ndims, x->dims, dnnl_f32, LAYOUTS[x->ndims - 3][l]));
+        TRY(dnnl_memory_desc_create_with_tag(&mds[i], x->ndims, x->dims, (dnnl_data_type_t)x->dtype,
+                                             LAYOUTS[x->ndims - 3][l]));
     }
-    TRY(dnnl_memory_desc_create_with_tag(&dst_md, y->ndims, y->dims, dnnl_f32, LAYOUTS[y->ndims - 3][l]));
+    TRY(dnnl_memory_desc_create_with_tag(&dst_md, y->ndims, y->dims, (dnnl_data_type_t)y->dtype,
+                                         LAYOUTS[y->ndims - 3][l]));
     CHECK(make_attr(net, NULL, &attr));
     if (dnnl_concat_primitive_desc_create(pd, g_engine, dst_md, op->n_inputs, op->axis,
                                           (const_dnnl_memory_desc_t *)mds, attr) != dnnl_success) {
@@ -694,6 +759,26 @@ static int32_t build_reshape(aotc_dnnl_net *net, const aotc_dnnl_op *op) {
 
 /* ---- the region ------------------------------------------------------------------------ */
 
+/* aotc gives int8 convolutions and matmuls to oneDNN only where they compute exactly: with VNNI.
+ * Without it oneDNN's 8-bit products go through VPMADDUBSW, whose 16-bit sums saturate, and s8
+ * weights are halved (aot/vendor/dnnl/probe.py int8_exact); aotc, run on such a CPU, keeps them
+ * on the host. */
+static int32_t check_int8_isa(const aotc_dnnl_net *net) {
+    const int isa = (int)dnnl_get_effective_cpu_isa();
+    int32_t k;
+    if ((isa & dnnl_cpu_isa_avx2_vnni) == dnnl_cpu_isa_avx2_vnni ||
+        (isa & dnnl_cpu_isa_avx512_core_vnni) == dnnl_cpu_isa_avx512_core_vnni)
+        return 0;
+    for (k = 0; k < net->desc->n_ops; ++k) { /* an int8 binary op has no 8-bit products */
+        if (net->desc->ops[k].quant && net->desc->ops[k].kind != AOTC_DNNL_BINARY) {
+            fprintf(stderr, "aotc dnnl: %s: int8 ops were compiled for a CPU with VNNI, which this one lacks "
+                    "(oneDNN's int8 results would be inexact); recompile here (docs/dnnl.md)\n", net->desc->name);
+            return AOTC_DNNL_E_ISA;
+        }
+    }
+    return 0;
+}
+
 int32_t aotc_dnnl_net_init(aotc_dnnl_net *net, const aotc_dnnl_net_desc *desc) {
     int32_t k, s;
     if (net->ready) return 0;
@@ -704,6 +789,7 @@ int32_t aotc_dnnl_net_init(aotc_dnnl_net *net, const aotc_dnnl_net_desc *desc) {
         TRY(dnnl_stream_create(&g_stream, g_engine, dnnl_stream_default_flags));
     }
     for (k = 0; k < desc->n_tensors; ++k) net->tensor_slot[k] = -1;
+    CHECK(check_int8_isa(net));
     for (k = 0; k < desc->n_ops; ++k) {
         const aotc_dnnl_op *op = &desc->ops[k];
         switch (op->kind) {
@@ -745,9 +831,12 @@ void aotc_dnnl_net_print_plan(const aotc_dnnl_net *net) {
 }
 
 static int32_t check_tensor(const DLTensor *t, const aotc_dnnl_tensor *want) {
+    /* the DLPack type of each dnnl type a region's inputs and outputs have */
+    const uint8_t code = want->dtype == dnnl_f32 ? kDLFloat : want->dtype == dnnl_u8 ? kDLUInt : kDLInt;
+    const uint8_t bits = want->dtype == dnnl_f32 || want->dtype == dnnl_s32 ? 32 : 8;
     int32_t d;
-    if (t == NULL || t->data == NULL || t->ndim != want->ndims || t->dtype.code != kDLFloat ||
-        t->dtype.bits != 32 || t->dtype.lanes != 1 || t->strides != NULL)
+    if (t == NULL || t->data == NULL || t->ndim != want->ndims || t->dtype.code != code ||
+        t->dtype.bits != bits || t->dtype.lanes != 1 || t->strides != NULL)
         return AOTC_DNNL_E_TENSOR;
     for (d = 0; d < want->ndims; ++d)
         if (t->shape[d] != want->dims[d]) return AOTC_DNNL_E_TENSOR;

@@ -36,6 +36,7 @@
 #define AOTC_DNNL_E_WORKSPACE 0x444E0003 /* this machine needs more workspace than was planned */
 #define AOTC_DNNL_E_NOT_READY 0x444E0004 /* <symbol>_init was not called or failed */
 #define AOTC_DNNL_E_CAPACITY 0x444E0005  /* more slots or steps than the generator reserved */
+#define AOTC_DNNL_E_ISA 0x444E0006       /* int8 ops on a CPU without VNNI, where oneDNN's are not exact */
 
 #define AOTC_DNNL_MAX_DIMS 6
 #define AOTC_DNNL_MAX_INPUTS 16 /* Concat takes at most this many inputs */
@@ -48,33 +49,40 @@ enum { AOTC_DNNL_INPUT, AOTC_DNNL_OUTPUT, AOTC_DNNL_INTERNAL, AOTC_DNNL_CONST };
 typedef struct {
     int32_t ndims;
     dnnl_dims_t dims; /* oneDNN's dims type (12 entries); the first ndims are used */
+    int32_t dtype;    /* dnnl_f32, dnnl_s8, dnnl_u8 or dnnl_s32 */
     int32_t kind;     /* AOTC_DNNL_INPUT / _OUTPUT / _INTERNAL / _CONST */
     int32_t index;    /* input or output number; CONST: index into the weights array */
     int32_t last_use; /* the last op reading it or a view of it (-1: none) */
 } aotc_dnnl_tensor;
 
-/* The op kinds; each reads inputs[0..n_inputs) and writes output. */
+/* The op kinds; each reads inputs[0..n_inputs) and writes output (an input of -1: none). An int8
+ * CONV or MATMUL (quant = 1) reads src and weights (s8) and writes dst (u8 or s8 like src), with
+ * bias (f32: the int32 bias), then src and dst zero points (s32 [1], -1 when 0):
+ * dst = saturate(post_ops(conv(src - src_zero, weights) + bias) + dst_zero), its post-ops the
+ * requantisation (a binary multiply by each channel's scale, clip, round: aot/vendor/dnnl/quant.py). */
 enum {
-    AOTC_DNNL_CONV,    /* inputs: src, weights[, bias]; post-ops */
-    AOTC_DNNL_MATMUL,  /* inputs: src [.., K], weights [K, N][, bias [1|M, N]]; post-ops */
+    AOTC_DNNL_CONV,    /* inputs: src, weights[, bias]; quant: + src_zero, dst_zero; post-ops */
+    AOTC_DNNL_MATMUL,  /* inputs: src [.., K], weights [K, N][, bias [1|M, N]]; quant: as CONV; post-ops */
     AOTC_DNNL_POOL,    /* alg: dnnl_pooling_* */
     AOTC_DNNL_BNORM,   /* inputs: src, scale, shift, mean, variance; flags: dnnl_normalization_flags_t */
     AOTC_DNNL_LRN,     /* across channels */
     AOTC_DNNL_SOFTMAX, /* alg: dnnl_softmax_accurate or _log, over axis 1 of the input viewed as
                           [outer, n, inner] (given in kernel[0..2]) */
-    AOTC_DNNL_BINARY,  /* alg: dnnl_binary_*; inputs[1] broadcasts to inputs[0] */
+    AOTC_DNNL_BINARY,  /* alg: dnnl_binary_*; inputs[1] broadcasts to inputs[0]; quant: int8 sources
+                          scaled by inputs[2], inputs[3] (f32 [1]), post-ops (QLinearAdd) */
     AOTC_DNNL_ELTWISE, /* alg: dnnl_eltwise_* with alpha, beta */
     AOTC_DNNL_CONCAT,  /* along axis */
     AOTC_DNNL_RESHAPE  /* same bytes, new dims: a view when the input is plain */
 };
 
-enum { AOTC_DNNL_POST_ELTWISE, AOTC_DNNL_POST_SUM };
+enum { AOTC_DNNL_POST_ELTWISE, AOTC_DNNL_POST_SUM, AOTC_DNNL_POST_BINARY };
 
 typedef struct {
-    int32_t kind;        /* AOTC_DNNL_POST_ELTWISE: dst = alg(dst); _SUM: dst += tensor */
-    int32_t alg;         /* dnnl_eltwise_* */
+    int32_t kind;        /* AOTC_DNNL_POST_ELTWISE: dst = alg(dst); _SUM: dst += tensor;
+                            _BINARY: dst = alg(dst, tensor), the tensor broadcast (plain) */
+    int32_t alg;         /* dnnl_eltwise_*, dnnl_binary_* */
     float alpha, beta;
-    int32_t tensor;      /* _SUM: the tensor added (ONNX's residual Add) */
+    int32_t tensor;      /* _SUM: the tensor added (ONNX's residual Add); _BINARY: the second operand */
 } aotc_dnnl_post_op;
 
 typedef struct {
@@ -90,6 +98,8 @@ typedef struct {
     int64_t local_size;     /* LRN */
     float epsilon;          /* BNORM */
     uint32_t flags;         /* BNORM */
+    int32_t quant;          /* CONV, MATMUL: int8, with zero points (inputs 3, 4); BINARY: int8
+                               sources with scales (inputs 2, 3) */
     int32_t n_post;
     aotc_dnnl_post_op post[AOTC_DNNL_MAX_POST];
 } aotc_dnnl_op;
@@ -123,7 +133,7 @@ typedef struct {
     int32_t n_tensors;
     const aotc_dnnl_op *ops;
     int32_t n_ops;
-    const float *const *weights;     /* CONST tensors' data; NULL in probe mode */
+    const void *const *weights;      /* CONST tensors' data; NULL in probe mode */
     const aotc_dnnl_plan_entry *plan; /* NULL in probe mode */
     int32_t n_plan;
 } aotc_dnnl_net_desc;
