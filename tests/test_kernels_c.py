@@ -9,7 +9,11 @@ past a tensor (its buffers are heap allocations of exactly their size). Two host
 kernels' other block sizes: -march=native (a host bundle's: GEMM tiles of 6 x 16 with AVX) and the
 baseline ISA with AOTC_DW3_BLOCK=1 (6 x 8 tiles on x86-64 SSE2; the depthwise 3 x 3 kernel output
 by output, as on targets without vector units). The conv test also runs on a Cortex-M4 under qemu
-(4 x 4 tiles), with fewer shapes. All kernel sources and tests must also compile cleanly with clang.
+(4 x 4 tiles), with fewer shapes. The quant test (int8 / uint8 convs, QGemm, the requantisation)
+holds its definition itself, exactly, and runs on every Cortex-M board: the DSP extension's paths on
+the M4 (with and without their inline assembly) and the M55, plain C and the integer
+requantisation on the M3, which the host also builds. All kernel sources and tests must also
+compile cleanly with clang.
 """
 
 from __future__ import annotations
@@ -31,8 +35,8 @@ KERNELS = runtime_dir() / "kernels"
 INCLUDE = runtime_dir() / "include"
 SEED = 1
 # the families whose kernels each test links (conv's call the GEMM core), and shapes per entry point
-CALLS = {"conv": ("conv", "gemm"), "gemm": ("gemm",), "pool": ("pool",)}
-SHAPES = {"conv": 600, "gemm": 1000, "pool": 1000}
+CALLS = {"conv": ("conv", "gemm"), "gemm": ("gemm",), "pool": ("pool",), "quant": ("quant",)}
+SHAPES = {"conv": 600, "gemm": 1000, "pool": 1000, "quant": 600}
 M4_SHAPES = 100  # per conv entry point on the Cortex-M4 (qemu)
 WARNINGS = ["-std=c99", "-Wall", "-Wextra", "-Werror"]
 SANITIZE = ["-O2", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
@@ -44,7 +48,8 @@ def c_sources(family: str) -> list[Path]:
     """The C files the test of `family` links: the test, what bundles ship for the families it
     calls, and the family's reference kernels."""
     shipped = dict.fromkeys(f for fam in CALLS[family] for f in family_files(fam) if f.endswith(".c"))
-    return [TESTS_C / f"test_{family}_kernels.c", *(KERNELS / f for f in shipped), KERNELS / f"{family}_ref.c"]
+    ref = KERNELS / f"{family}_ref.c"  # quant's test holds its definition itself
+    return [TESTS_C / f"test_{family}_kernels.c", *(KERNELS / f for f in shipped), *([ref] if ref.is_file() else [])]
 
 
 @pytest.fixture(scope="module")
@@ -107,6 +112,49 @@ def test_conv_on_cortex_m4(tmp_path, objects):
     args = ",".join(f"arg={a}" for a in ("test_conv_kernels", SEED, M4_SHAPES))
     out = run_checked(["qemu-system-arm", "-M", "mps2-an386", "-nographic", "-monitor", "none", "-serial", "none",
                        "-semihosting-config", f"enable=on,target=native,{args}", "-kernel", str(exe)], timeout=600)
+    assert "MISMATCH" not in out and " ok " in out, out
+
+
+# the int8 kernels on each Cortex-M core: the DSP extension's paths (M4, M55; on the M4 also its
+# C-intrinsics fallback, as compilers without GNU assembly build it), plain C and the integer
+# requantisation (M3); shapes per entry point
+QUANT_BOARDS = {
+    "m4": ("mps2-an386", CORTEX_M4, 150),
+    "m4-no-asm": ("mps2-an386", [*CORTEX_M4, "-DAOTC_DSP_NO_ASM"], 60),
+    "m55": ("mps3-an547", ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"], 80),
+    "m3": ("mps2-an385", ["-mcpu=cortex-m3", "-mthumb", "-mfloat-abi=soft"], 60),
+}
+
+
+def run_on_board(objects: dict, tmp_path: Path, family: str, board: str, cpu: list[str], shapes: int) -> str:
+    """The family's C test built for a Cortex-M board and run under qemu (semihosting)."""
+    require_tool("arm-none-eabi-gcc", "qemu-system-arm")
+    support = cmake_dir() / "cortex-m"
+    exe = tmp_path / f"test_{family}_kernels.elf"
+    flags = [*WARNINGS, *cpu, "-O2", "-ffunction-sections", "-fdata-sections", f"-I{support}"]
+    link = [f"-T{support / f'{board}.ld'}", f"-L{support}", "--specs=nano.specs", "--specs=rdimon.specs",
+            "-nostartfiles", "-Wl,--gc-sections", "-u", "_printf_float"]
+    compile_and_link(objects, "arm-none-eabi-gcc", [*c_sources(family), support / "startup.c"], flags, exe, link)
+    args = ",".join(f"arg={a}" for a in (f"test_{family}_kernels", SEED, shapes))
+    return run_checked(["qemu-system-arm", "-M", board, "-nographic", "-monitor", "none", "-serial", "none",
+                        "-semihosting-config", f"enable=on,target=native,{args}", "-kernel", str(exe)], timeout=600)
+
+
+@pytest.mark.parametrize("core", sorted(QUANT_BOARDS))
+def test_quant_on_cortex_m(tmp_path, objects, core):
+    """tests/c/test_quant_kernels.c on qemu's boards: every core gives the definition's integers."""
+    board, cpu, shapes = QUANT_BOARDS[core]
+    out = run_on_board(objects, tmp_path, "quant", board, cpu, shapes)
+    assert "MISMATCH" not in out and " ok " in out, out
+
+
+def test_quant_integer_requantisation_on_host(tmp_path, objects):
+    """The M3's requantisation in integers (AOTC_REQUANT_FIXED), built on the host under the
+    sanitizers: many more random and tie cases than a board run takes."""
+    require_tool("gcc")
+    exe = tmp_path / "test_quant_kernels_fixed"
+    compile_and_link(objects, "gcc", c_sources("quant"), [*WARNINGS, *SANITIZE, "-DAOTC_REQUANT_FIXED=1"], exe)
+    out = run_checked([str(exe), str(SEED), "1000"], timeout=300)
     assert "MISMATCH" not in out and " ok " in out, out
 
 

@@ -28,12 +28,113 @@ static inline int32_t aotc_round_even(float f) {
     return (int32_t)(t - 12582912.0f);
 }
 
+/* Without an FPU (Cortex-M3 and other soft-float Arm cores) the requantisation is computed in
+ * integers, exactly as the float arithmetic would: the library's float multiply, compares, adds and
+ * conversion cost about ten times as many instructions. Set AOTC_REQUANT_FIXED to 0 or 1 to choose. */
+#ifndef AOTC_REQUANT_FIXED
+#if defined(__arm__) && !defined(__ARM_FP)
+#define AOTC_REQUANT_FIXED 1
+#else
+#define AOTC_REQUANT_FIXED 0
+#endif
+#endif
+
+#if AOTC_REQUANT_FIXED
+#include <string.h> /* memcpy */
+
+/* The bits of a float. */
+static inline uint32_t aotc_float_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+/* Leading zero bits of m (> 0). */
+static inline int32_t aotc_clz32(uint32_t m) {
+#if defined(__GNUC__)
+    return __builtin_clz(m);
+#else
+    int32_t n = 0;
+    while (!(m & 0x80000000u)) m <<= 1, ++n;
+    return n;
+#endif
+}
+
+/* A whole number held in a float (|v| < 2^31) as an integer, from its bits. */
+static inline int32_t aotc_float_whole(float f) {
+    const uint32_t u = aotc_float_bits(f);
+    const int32_t e = (int32_t)((u >> 23) & 0xFFu) - 150; /* |f| = m 2^e, m the 24-bit significand */
+    const uint32_t m = (u & 0x7FFFFFu) | 0x800000u;
+    const int32_t v = e <= -24 ? 0 : e < 0 ? (int32_t)(m >> -e) : (int32_t)(m << e);
+    return (u >> 31) ? -v : v;
+}
+
+/* m >> sh (0 < sh < 32) rounded half to even. */
+static inline uint32_t aotc_round_shift(uint32_t m, int32_t sh) {
+    const uint32_t q = m >> sh, rest = m & ((1u << sh) - 1u), half = 1u << (sh - 1);
+    return q + (rest > half || (rest == half && (q & 1u)));
+}
+
+/* round_half_even(clamp((float)acc * scale, lo, hi)) for a normal, positive scale, in integers: acc
+ * rounded to a float's 24 bits ((float)acc), the exact product rounded to 24 bits (the float
+ * multiply), then to an integer (the clamp to whole numbers commutes with that); each rounding half
+ * to even, as IEEE arithmetic does. */
+static inline int32_t aotc_requant_fixed(int32_t acc, float scale, int32_t lo, int32_t hi) {
+    const uint32_t u = aotc_float_bits(scale);
+    const uint32_t ms = (u & 0x7FFFFFu) | 0x800000u; /* scale = ms 2^e */
+    int32_t e = (int32_t)((u >> 23) & 0xFFu) - 150, nb, r;
+    uint32_t m = acc < 0 ? 0u - (uint32_t)acc : (uint32_t)acc, q, ph, pl;
+    uint64_t prod;
+    if (m == 0u) return 0 < lo ? (lo > hi ? hi : lo) : 0 > hi ? hi : 0;
+    nb = 32 - aotc_clz32(m);
+    if (nb > 24) { /* (float)acc */
+        m = aotc_round_shift(m, nb - 24);
+        e += nb - 24;
+    }
+    prod = (uint64_t)m * ms; /* <= 2^48: the exact product, times 2^e */
+    ph = (uint32_t)(prod >> 32), pl = (uint32_t)prod;
+    nb = ph != 0u ? 64 - aotc_clz32(ph) : 32 - aotc_clz32(pl);
+    if (nb > 24) { /* the float multiply keeps 24 bits: the nb - 24 (<= 24) below go */
+        const int32_t sh = nb - 24;
+        const uint32_t top = (pl >> sh) | (ph << (32 - sh)), rest = pl & ((1u << sh) - 1u), half = 1u << (sh - 1);
+        q = top + (rest > half || (rest == half && (top & 1u)));
+        e += sh;
+    } else {
+        q = pl;
+    }
+    /* q 2^e (q <= 2^24) rounded to an integer; past 2^30, saturated (far outside [lo, hi]) */
+    if (e >= 0) r = e > 6 ? (1 << 30) : (int32_t)(q << e);
+    else r = e < -25 ? 0 : (int32_t)aotc_round_shift(q, -e);
+    r = acc < 0 ? -r : r;
+    r = r < lo ? lo : r; /* lo, then hi, as the float clamp */
+    return r > hi ? hi : r;
+}
+#endif
+
 /* The output integer of accumulator `acc` (MlasRequantizeOutput). */
 static inline int32_t aotc_requant(int32_t acc, float scale, float lo, float hi, int32_t zero_point) {
+#if defined(__arm__) && defined(__ARM_FP) && (__ARM_FP & 4) && defined(__GNUC__) && !defined(AOTC_NO_INTRINSICS)
+    /* an Arm single-precision FPU: one VCVTR rounds to nearest even (FPSCR's default mode), then
+     * the clamp in integers (the same: rounding commutes with a clamp to whole numbers) */
     float f = (float)acc * scale;
+    int32_t r;
+    const int32_t lo_i = (int32_t)lo, hi_i = (int32_t)hi;
+    __asm__("vcvtr.s32.f32 %1, %1\n\tvmov %0, %1" : "=r"(r), "+t"(f));
+    r = r < lo_i ? lo_i : r;
+    r = r > hi_i ? hi_i : r;
+    return r + zero_point;
+#else
+    float f;
+#if AOTC_REQUANT_FIXED
+    if (aotc_float_bits(scale) - 0x00800000u < 0x7F000000u) { /* a normal, positive scale */
+        return aotc_requant_fixed(acc, scale, aotc_float_whole(lo), aotc_float_whole(hi)) + zero_point;
+    }
+#endif
+    f = (float)acc * scale;
     f = f < lo ? lo : f;
     f = f > hi ? hi : f;
     return aotc_round_even(f) + zero_point;
+#endif
 }
 
 /* Per-tensor or per-axis quantisation parameters of a tensor viewed as [outer, channels, inner]

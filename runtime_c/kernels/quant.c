@@ -13,6 +13,9 @@
 #define AOTC_QUANT_VNNI 0
 #endif
 
+/* With the Arm DSP extension (Cortex-M4, M33, M55), dual 16-bit multiply-accumulates. */
+#include "quant_dsp.h"
+
 #define QT int8_t
 #define QT_MIN (-128)
 #define QT_MAX 127

@@ -151,6 +151,242 @@ static void AOTC_Q(qconv_quad_lanes)(const uint8_t *AOTC_RESTRICT quads, int32_t
 #endif
 }
 
+#if AOTC_QUANT_DSP
+/* The DSP extension's paths (quant_dsp.h): sums of 16-bit pairs by SMLAD, bit-exact with the plain
+ * paths. */
+
+/* y[t] = aotc_requant(acc[t] + bias - wz sums[t], ...) for t < n, with [lo, hi] the clamp of
+ * y - zero_point as integers (sums may be NULL when wz is 0). */
+static void AOTC_Q(dsp_requant_run)(const int32_t *AOTC_RESTRICT acc, int32_t n, int32_t bias, int32_t wz,
+                                    const int32_t *AOTC_RESTRICT sums, float scale, int32_t lo, int32_t hi,
+                                    int32_t zero_point, QT *AOTC_RESTRICT y) {
+    int32_t t;
+    if (wz != 0) {
+        for (t = 0; t < n; ++t) {
+            const int32_t r = aotc_dsp_round16((float)(acc[t] + bias - wz * sums[t]) * scale);
+            y[t] = (QT)((r < lo ? lo : r > hi ? hi : r) + zero_point);
+        }
+    } else if (lo == QT_MIN - zero_point && hi == QT_MAX - zero_point) { /* the type's range: a saturation */
+        for (t = 0; t < n; ++t) {
+            const int32_t r = aotc_dsp_round16((float)(acc[t] + bias) * scale) + zero_point;
+            y[t] = (QT)(QT_MIN < 0 ? __ssat(r, 8) : __usat(r, 8));
+        }
+    } else {
+        lo += zero_point, hi += zero_point;
+        for (t = 0; t < n; ++t) {
+            const int32_t r = aotc_dsp_round16((float)(acc[t] + bias) * scale) + zero_point;
+            y[t] = (QT)(r < lo ? lo : r > hi ? hi : r);
+        }
+    }
+}
+
+/* Patch words of `count` consecutive positions of one output row with all four rows s0 .. s3 inside
+ * the image (s_j: row j's input under the first position; stride sw), from dst (the first position's
+ * words; `odd`: it is the second of its pair; the next pair's words `step` words on). Two positions
+ * at a time where they share a pair: at stride 1 from one halfword of each row, at stride 2 from
+ * one word (bytes 0 and 2), read only where the byte after the pair's last input is still the
+ * row's. */
+static void AOTC_Q(gather_pairs_run)(const QT *s0, const QT *s1, const QT *s2, const QT *s3, int32_t sw, int32_t count,
+                                     int32_t odd, uint32_t *dst, int32_t step) {
+    const uint32_t flip = AOTC_QOFFSET ? 0x80808080u : 0u; /* int8 bytes + 128 */
+    if (odd && count > 0) {
+        dst[0] = (uint32_t)(uint8_t)(*s0 + AOTC_QOFFSET) | (uint32_t)(uint8_t)(*s2 + AOTC_QOFFSET) << 16;
+        dst[1] = (uint32_t)(uint8_t)(*s1 + AOTC_QOFFSET) | (uint32_t)(uint8_t)(*s3 + AOTC_QOFFSET) << 16;
+        s0 += sw, s1 += sw, s2 += sw, s3 += sw;
+        dst += step - 2;
+        --count;
+        odd = 0;
+    }
+    if (sw == 1) {
+        for (; count >= 2; count -= 2) {
+            uint16_t h0, h1, h2, h3;
+            uint32_t e, d;
+            memcpy(&h0, s0, 2), memcpy(&h1, s1, 2), memcpy(&h2, s2, 2), memcpy(&h3, s3, 2);
+            s0 += 2, s1 += 2, s2 += 2, s3 += 2;
+            e = ((uint32_t)h0 | (uint32_t)h2 << 16) ^ flip; /* rows 0, 2 at two positions */
+            d = ((uint32_t)h1 | (uint32_t)h3 << 16) ^ flip;
+            dst[0] = (uint32_t)__uxtb16(e);
+            dst[1] = (uint32_t)__uxtb16(d);
+            dst[2] = aotc_dsp_uxtb16_hi(e);
+            dst[3] = aotc_dsp_uxtb16_hi(d);
+            dst += step;
+        }
+    } else if (sw == 2) {
+        for (; count >= 3; count -= 2) { /* a third position follows: its input bounds the word read */
+            const uint32_t u0 = (uint32_t)__uxtb16(aotc_dsp_load32(s0) ^ flip);
+            const uint32_t u1 = (uint32_t)__uxtb16(aotc_dsp_load32(s1) ^ flip);
+            const uint32_t u2 = (uint32_t)__uxtb16(aotc_dsp_load32(s2) ^ flip);
+            const uint32_t u3 = (uint32_t)__uxtb16(aotc_dsp_load32(s3) ^ flip);
+            s0 += 4, s1 += 4, s2 += 4, s3 += 4;
+            dst[0] = (u0 & 0xFFFFu) | u2 << 16;
+            dst[1] = (u1 & 0xFFFFu) | u3 << 16;
+            dst[2] = u0 >> 16 | (u2 & 0xFFFF0000u);
+            dst[3] = u1 >> 16 | (u3 & 0xFFFF0000u);
+            dst += step;
+        }
+    }
+    for (; count > 0; --count) { /* one position at a time */
+        dst[0] = (uint32_t)(uint8_t)(*s0 + AOTC_QOFFSET) | (uint32_t)(uint8_t)(*s2 + AOTC_QOFFSET) << 16;
+        dst[1] = (uint32_t)(uint8_t)(*s1 + AOTC_QOFFSET) | (uint32_t)(uint8_t)(*s3 + AOTC_QOFFSET) << 16;
+        s0 += sw, s1 += sw, s2 += sw, s3 += sw;
+        if (odd) dst += step - 2;
+        else dst += 2;
+        odd = !odd;
+    }
+}
+
+/* The patch of output positions [p0, p0 + n) of one group as 16-bit pairs, padded to ne (even)
+ * positions with the zero point: for position t and quad q (rows 4q .. 4q + 3), the words
+ * E = [row 4q, row 4q + 2] and O = [row 4q + 1, row 4q + 3] (each x + AOTC_QOFFSET, as the bytes of
+ * qconv_patch_quads) at pairs[((t / 2) kq + q) 4 + (t % 2) 2 + {0, 1}]: a position pair's quads
+ * are consecutive, 16 bytes each, as aotc_dsp_mac2x2 reads them. Rows past k hold the zero point.
+ * Where all four rows of a quad are inside the image, the run is copied with no tests, two positions
+ * at a time (gather_pairs_run). */
+static void AOTC_Q(qconv_gather_pairs)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT xg, int32_t k, int32_t p0,
+                                       int32_t n, int32_t ne, int32_t kq, uint32_t *AOTC_RESTRICT pairs) {
+    const uint32_t zero = (uint8_t)(p->x_zero + AOTC_QOFFSET);
+    const int32_t ow_n = p->out_w, sw = p->stride_w, step = kq * 4, plane_in = p->in_h * p->in_w;
+    const int32_t in_h = p->in_h, in_w = p->in_w, k_h = p->k_h, k_w = p->k_w, dil_h = p->dil_h, dil_w = p->dil_w;
+    int32_t q, j, t;
+    if (k_h == 1 && k_w == 1 && p->stride_h == 1 && sw == 1 && p->pad_top == 0 && p->pad_left == 0 && in_w == ow_n &&
+        in_h == p->out_h) { /* a pointwise conv: each row is one run of the input, whatever the output rows */
+        for (q = 0; q < kq; ++q) {
+            const QT *s[4];
+            for (j = 0; j < 4; ++j) s[j] = 4 * q + j < k ? xg + (4 * q + j) * plane_in + p0 : NULL;
+            if (s[3] != NULL) {
+                AOTC_Q(gather_pairs_run)(s[0], s[1], s[2], s[3], 1, n, 0, pairs + q * 4, step);
+            } else { /* the last quad, with rows past k */
+                for (t = 0; t < n; ++t) {
+                    uint32_t v[4];
+                    for (j = 0; j < 4; ++j) v[j] = s[j] != NULL ? (uint8_t)(s[j][t] + AOTC_QOFFSET) : zero;
+                    pairs[((t >> 1) * kq + q) * 4 + (t & 1) * 2] = v[0] | v[2] << 16;
+                    pairs[((t >> 1) * kq + q) * 4 + (t & 1) * 2 + 1] = v[1] | v[3] << 16;
+                }
+            }
+        }
+        t = n;
+    } else {
+        t = 0;
+    }
+    while (t < n) { /* one output row's run of positions at a time */
+        const int32_t pos = p0 + t, oh = pos / ow_n, first = pos % ow_n;
+        const int32_t last = first + (n - t) < ow_n ? first + (n - t) : ow_n;
+        const int32_t ih0 = oh * p->stride_h - p->pad_top, start0 = -p->pad_left;
+        const QT *plane = xg;
+        int32_t tap_h = 0, tap_w = 0, ih = ih0, start = start0; /* the tap of the next row, its input row and column */
+        for (q = 0; q < kq; ++q) {
+            const QT *src[4];
+            int32_t lo[4], hi[4], a = first, b = last, o = first;
+            for (j = 0; j < 4; ++j) { /* row 4q + j: its input, and the output columns [lo, hi) inside the image */
+                lo[j] = hi[j] = 0;
+                src[j] = xg;
+                if (4 * q + j < k) {
+                    if ((uint32_t)ih < (uint32_t)in_h) {
+                        src[j] = plane + ih * in_w + start;
+                        if (sw == 1) {
+                            lo[j] = start < 0 ? -start : 0;
+                            hi[j] = start < in_w ? in_w - start : 0;
+                        } else {
+                            lo[j] = start < 0 ? (-start + sw - 1) / sw : 0;
+                            hi[j] = start < in_w ? (in_w - start + sw - 1) / sw : 0;
+                        }
+                    }
+                    start += dil_w;
+                    if (++tap_w == k_w) {
+                        tap_w = 0, start = start0, ih += dil_h;
+                        if (++tap_h == k_h) tap_h = 0, ih = ih0, plane += plane_in;
+                    }
+                }
+                a = lo[j] > a ? lo[j] : a;
+                b = hi[j] < b ? hi[j] : b;
+            }
+            while (o < last) {
+                const int32_t tt = t + (o - first);
+                uint32_t *dst = pairs + ((tt >> 1) * kq + q) * 4 + (tt & 1) * 2;
+                if (o == a && a < b) { /* the run inside the image */
+                    AOTC_Q(gather_pairs_run)(src[0] + o * sw, src[1] + o * sw, src[2] + o * sw, src[3] + o * sw, sw, b - a,
+                                             tt & 1, dst, step);
+                    o = b;
+                } else { /* a position where some row is outside the image */
+                    uint32_t v[4];
+                    for (j = 0; j < 4; ++j) v[j] = o >= lo[j] && o < hi[j] ? (uint8_t)(src[j][o * sw] + AOTC_QOFFSET) : zero;
+                    dst[0] = v[0] | v[2] << 16;
+                    dst[1] = v[1] | v[3] << 16;
+                    o += 1;
+                }
+            }
+        }
+        t += last - first;
+    }
+    for (t = n; t < ne; ++t) { /* the pad position */
+        for (q = 0; q < kq; ++q) {
+            uint32_t *dst = pairs + ((t >> 1) * kq + q) * 4 + (t & 1) * 2;
+            dst[0] = dst[1] = zero | zero << 16;
+        }
+    }
+}
+
+/* QLinearConv on patches with the DSP extension: blocks of half the scratch's positions (their 16-bit
+ * pairs take two bytes a row), 2 output channels x 2 positions at a time (aotc_dsp_mac2x2), the
+ * weights of the 2 channels widened AOTC_DSP_KCHUNK quads at a time. 0 (and nothing done) where the
+ * scratch is not word-aligned: the plain path then runs. */
+static int AOTC_Q(qconv_patches_dsp)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
+                                     const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch) {
+    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k = cg * p->k_h * p->k_w;
+    const int32_t kq = (k + 3) / 4, kp = kq * 4;
+    const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
+    /* positions a block: the scratch holds tile rounded up to whole lanes x kp bytes, 2 kp a position */
+    const int32_t block = (tile + AOTC_QCONV_LANES - 1) / AOTC_QCONV_LANES * AOTC_QCONV_LANES / 2;
+    const int32_t lo = (int32_t)p->y_lo, hi = (int32_t)p->y_hi;
+    uint32_t *pairs = (uint32_t *)(void *)scratch;
+    uint32_t wx[AOTC_DSP_KCHUNK * 4];
+    int32_t acc[AOTC_QCONV_PATCH_TILE / 4][4]; /* a position pair's 2 x 2 sums */
+    int32_t out[2][AOTC_QCONV_PATCH_TILE / 2], sums[AOTC_QCONV_PATCH_TILE / 2];
+    int32_t n, g, p0, oc, qa, t, j, gp;
+    if (block < 2 || ((uintptr_t)scratch & 3u) != 0) return 0;
+    for (n = 0; n < p->batch; ++n) {
+        for (g = 0; g < p->group; ++g) {
+            const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
+            QT *yn = y + (int64_t)n * p->out_c * plane_out;
+            for (p0 = 0; p0 < plane_out; p0 += block) {
+                const int32_t np = plane_out - p0 < block ? plane_out - p0 : block, pairs_n = (np + 1) / 2;
+                AOTC_Q(qconv_gather_pairs)(p, xg, k, p0, np, 2 * pairs_n, kq, pairs);
+                if (p->w_zero_any) { /* each patch's sum, for the weights' zero points */
+                    for (t = 0; t < np; ++t) {
+                        const uint32_t *pt = pairs + (t >> 1) * kq * 4 + (t & 1) * 2;
+                        int32_t s = 0, q;
+                        for (q = 0; q < kq; ++q) {
+                            s = __smlad((int32_t)pt[4 * q], 0x00010001, __smlad((int32_t)pt[4 * q + 1], 0x00010001, s));
+                        }
+                        sums[t] = s;
+                    }
+                }
+                for (oc = g * mg; oc < (g + 1) * mg; oc += 2) {
+                    const int32_t c1 = oc + 1 < (g + 1) * mg ? oc + 1 : oc; /* a last odd channel: twice */
+                    const int32_t b0 = p->bias[oc], b1 = p->bias[c1]; /* the sums start at the biases */
+                    for (gp = 0; gp < pairs_n; ++gp) acc[gp][0] = acc[gp][1] = b0, acc[gp][2] = acc[gp][3] = b1;
+                    for (qa = 0; qa < kq; qa += AOTC_DSP_KCHUNK) {
+                        const int32_t nq = kq - qa < AOTC_DSP_KCHUNK ? kq - qa : AOTC_DSP_KCHUNK;
+                        aotc_dsp_widen_weights(w + (int64_t)oc * kp + 4 * qa, w + (int64_t)c1 * kp + 4 * qa, nq, wx);
+                        aotc_dsp_mac2x2(pairs + qa * 4, kq * 4, pairs_n, wx, nq, acc[0]);
+                    }
+                    for (gp = 0; gp < pairs_n; ++gp) {
+                        out[0][2 * gp] = acc[gp][0], out[0][2 * gp + 1] = acc[gp][1];
+                        out[1][2 * gp] = acc[gp][2], out[1][2 * gp + 1] = acc[gp][3];
+                    }
+                    for (j = 0; j <= (c1 != oc); ++j) {
+                        const int32_t c = oc + j;
+                        AOTC_Q(dsp_requant_run)(out[j], np, 0, p->w_zero_any ? p->w_zero[c] : 0, sums, p->scale[c],
+                                                lo, hi, p->y_zero, yn + (int64_t)c * plane_out + p0);
+                    }
+                }
+            }
+        }
+    }
+    return 1;
+}
+#endif
+
 void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
                            const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch) {
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k = cg * p->k_h * p->k_w;
@@ -159,6 +395,9 @@ void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *A
     int32_t acc[AOTC_QCONV_BLOCK][AOTC_QCONV_LANES];
     int32_t sums[AOTC_QCONV_PATCH_TILE];
     int32_t n, g, oc, p0, t, t0, j, r;
+#if AOTC_QUANT_DSP
+    if (AOTC_Q(qconv_patches_dsp)(p, tile, x, w, y, scratch)) return;
+#endif
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
             const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
@@ -200,6 +439,178 @@ void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *A
     }
 }
 
+#if AOTC_QUANT_DSP
+/* The bytes 0, 2 (lo) and 1, 3 (hi) of a word of QT as 16-bit halves, signed or not as QT. */
+static inline uint32_t AOTC_Q(dsp_widen_lo)(uint32_t v) {
+    return QT_MIN < 0 ? (uint32_t)__sxtb16(v) : (uint32_t)__uxtb16(v);
+}
+static inline uint32_t AOTC_Q(dsp_widen_hi)(uint32_t v) {
+    return QT_MIN < 0 ? aotc_dsp_sxtb16_hi(v) : aotc_dsp_uxtb16_hi(v);
+}
+
+/* dw_lanes_s1 / dw_lanes for k_w = 3, dilation 1 and stride 1 or 2, with the DSP extension. Output
+ * l's three taps of one row are x[l s], x[l s + 1], x[l s + 2]: the word at x + l s widened gives
+ * E = [x0, x2] and O = [x1, x3], so SMLAD(E, [w0, w2]) takes the outer taps and SMLABB(O, w1) the
+ * middle one (and, at stride 1, SMLAD(O, [w0, w2]) + SMLATB(E, w1) the next output from the same
+ * word). The input zero point comes off once: sum (w - wz)(x - xz) = sum (w - wz) x - xz sum (w - wz). */
+static void AOTC_Q(dw3_lanes_dsp)(const QT *AOTC_RESTRICT rows, int32_t row_len, int32_t k_h, int32_t sw,
+                                  const int8_t *AOTC_RESTRICT wc, int32_t wz, int32_t xz, int32_t *AOTC_RESTRICT out) {
+    int32_t wsum = 0, kh, l;
+    for (kh = 0; kh < 3 * k_h; ++kh) wsum += wc[kh] - wz;
+    wsum *= xz;
+    if (k_h == 3) { /* the weights in registers */
+        const uint32_t e0 = (uint32_t)(uint16_t)(wc[0] - wz) | (uint32_t)(wc[2] - wz) << 16;
+        const uint32_t e1 = (uint32_t)(uint16_t)(wc[3] - wz) | (uint32_t)(wc[5] - wz) << 16;
+        const uint32_t e2 = (uint32_t)(uint16_t)(wc[6] - wz) | (uint32_t)(wc[8] - wz) << 16;
+        const int32_t m0 = wc[1] - wz, m1 = wc[4] - wz, m2 = wc[7] - wz;
+        const QT *r0 = rows, *r1 = rows + row_len, *r2 = rows + 2 * (int64_t)row_len;
+        if (sw == 1) {
+            for (l = 0; l < AOTC_QCONV_LANES; l += 2) {
+                const uint32_t x0 = aotc_dsp_load32(r0 + l), x1 = aotc_dsp_load32(r1 + l), x2 = aotc_dsp_load32(r2 + l);
+                const uint32_t E0 = AOTC_Q(dsp_widen_lo)(x0), O0 = AOTC_Q(dsp_widen_hi)(x0);
+                const uint32_t E1 = AOTC_Q(dsp_widen_lo)(x1), O1 = AOTC_Q(dsp_widen_hi)(x1);
+                const uint32_t E2 = AOTC_Q(dsp_widen_lo)(x2), O2 = AOTC_Q(dsp_widen_hi)(x2);
+                int32_t a = __smlad((int32_t)E0, (int32_t)e0, -wsum), b = __smlad((int32_t)O0, (int32_t)e0, -wsum);
+                a = __smlabb((int32_t)O0, m0, a), b = __smlatb((int32_t)E0, m0, b);
+                a = __smlad((int32_t)E1, (int32_t)e1, a), b = __smlad((int32_t)O1, (int32_t)e1, b);
+                a = __smlabb((int32_t)O1, m1, a), b = __smlatb((int32_t)E1, m1, b);
+                a = __smlad((int32_t)E2, (int32_t)e2, a), b = __smlad((int32_t)O2, (int32_t)e2, b);
+                a = __smlabb((int32_t)O2, m2, a), b = __smlatb((int32_t)E2, m2, b);
+                out[l] = a, out[l + 1] = b;
+            }
+        } else {
+            for (l = 0; l < AOTC_QCONV_LANES; ++l) {
+                const int64_t at = (int64_t)l * sw;
+                const uint32_t x0 = aotc_dsp_load32(r0 + at), x1 = aotc_dsp_load32(r1 + at), x2 = aotc_dsp_load32(r2 + at);
+                int32_t a = __smlad((int32_t)AOTC_Q(dsp_widen_lo)(x0), (int32_t)e0, -wsum);
+                a = __smlabb((int32_t)AOTC_Q(dsp_widen_hi)(x0), m0, a);
+                a = __smlad((int32_t)AOTC_Q(dsp_widen_lo)(x1), (int32_t)e1, a);
+                a = __smlabb((int32_t)AOTC_Q(dsp_widen_hi)(x1), m1, a);
+                a = __smlad((int32_t)AOTC_Q(dsp_widen_lo)(x2), (int32_t)e2, a);
+                a = __smlabb((int32_t)AOTC_Q(dsp_widen_hi)(x2), m2, a);
+                out[l] = a;
+            }
+        }
+        return;
+    }
+    for (l = 0; l < AOTC_QCONV_LANES; ++l) out[l] = -wsum;
+    for (kh = 0; kh < k_h; ++kh) {
+        const int8_t *wr = wc + 3 * kh;
+        const uint32_t e = (uint32_t)(uint16_t)(wr[0] - wz) | (uint32_t)(wr[2] - wz) << 16;
+        const int32_t m = wr[1] - wz;
+        const QT *r = rows + (int64_t)kh * row_len;
+        for (l = 0; l < AOTC_QCONV_LANES; ++l) {
+            const uint32_t xv = aotc_dsp_load32(r + (int64_t)l * sw);
+            out[l] = __smlabb((int32_t)AOTC_Q(dsp_widen_hi)(xv), m, __smlad((int32_t)AOTC_Q(dsp_widen_lo)(xv), (int32_t)e, out[l]));
+        }
+    }
+}
+#endif
+
+#if AOTC_QUANT_DSP
+/* Input row ih of one channel into `row` (a ring slot whose padding already holds the zero point):
+ * columns 0 .. in_w - 1 of the image at lead, as far as the slot goes, or the zero point for a row
+ * outside the image. Copied a word at a time. */
+static void AOTC_Q(dsp_pad_row)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT plane, int32_t ih, int32_t lead,
+                                int32_t body, QT *AOTC_RESTRICT row) {
+    const uint32_t zz = (uint8_t)p->x_zero * 0x01010101u;
+    int32_t i;
+    row += lead;
+    if (ih >= 0 && ih < p->in_h) {
+        const QT *src = plane + ih * p->in_w;
+        for (i = 0; i + 4 <= body; i += 4) memcpy(row + i, src + i, 4);
+        for (; i < body; ++i) row[i] = src[i];
+    } else {
+        for (i = 0; i + 4 <= body; i += 4) memcpy(row + i, &zz, 4);
+        for (; i < body; ++i) row[i] = (QT)p->x_zero;
+    }
+}
+
+/* Depthwise QLinearConv, 3 x 3 taps (dilation 1, horizontal stride 1 or 2), with the DSP extension:
+ * the padded input rows kept in a ring of three (each input row copied once per channel, not once
+ * per output row), three taps of a row per output by SMLAD(E, [w0, w2]) + SMLABB(O, w1) on the
+ * word at the output's first input (E = its bytes 0, 2 and O = 1, 3 widened; at stride 1 the same
+ * word gives the next output by SMLAD(O, [w0, w2]) + SMLATB(E, w1)), the sums started at
+ * bias - xz sum (w - wz) and requantised in place. 0 (nothing done) for other shapes. */
+static int AOTC_Q(qconv_depthwise_dsp)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
+                                       QT *AOTC_RESTRICT y, QT *AOTC_RESTRICT scratch) {
+    const int32_t sw = p->stride_w, row_len = AOTC_QCONV_DW_ROW(p->out_w, 3, sw, 1);
+    const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w, xz = p->x_zero, zp = p->y_zero;
+    const int32_t lo = (int32_t)p->y_lo + zp, hi = (int32_t)p->y_hi + zp, ow_n = p->out_w;
+    /* a slot: pad_left columns of padding, the image's row (as much as fits), padding to row_len */
+    const int32_t lead = p->pad_left < row_len ? p->pad_left : row_len;
+    const int32_t body = p->in_w < row_len - lead ? p->in_w : row_len - lead;
+    int32_t n, c, oh, l, kh;
+    if (p->k_h != 3 || p->k_w != 3 || p->dil_h != 1 || p->dil_w != 1 || (sw != 1 && sw != 2) || p->pad_top > 65536) {
+        return 0;
+    }
+    for (n = 0; n < p->batch; ++n) {
+        for (c = 0; c < p->out_c; ++c) {
+            const QT *plane = x + ((int64_t)n * p->in_c + c) * plane_in;
+            QT *yo = y + ((int64_t)n * p->out_c + c) * plane_out;
+            const int8_t *wc = w + (int64_t)c * 9;
+            const int32_t wz = p->w_zero[c];
+            const float sc = p->scale[c];
+            const uint32_t e0 = (uint32_t)(uint16_t)(wc[0] - wz) | (uint32_t)(wc[2] - wz) << 16;
+            const uint32_t e1 = (uint32_t)(uint16_t)(wc[3] - wz) | (uint32_t)(wc[5] - wz) << 16;
+            const uint32_t e2 = (uint32_t)(uint16_t)(wc[6] - wz) | (uint32_t)(wc[8] - wz) << 16;
+            const int32_t m0 = wc[1] - wz, m1 = wc[4] - wz, m2 = wc[7] - wz;
+            int32_t init = 0, held[3] = {INT32_MIN, INT32_MIN, INT32_MIN}; /* the input row in each slot */
+            for (kh = 0; kh < 9; ++kh) init += wc[kh] - wz;
+            init = p->bias[c] - xz * init;
+            for (l = 0; l < 3 * row_len; ++l) scratch[l] = (QT)xz; /* the slots' padding */
+            for (oh = 0; oh < p->out_h; ++oh) {
+                const QT *r[3];
+                QT *yr = yo + (int64_t)oh * ow_n;
+                for (kh = 0; kh < 3; ++kh) {
+                    const int32_t ih = oh * p->stride_h - p->pad_top + kh;
+                    const int32_t slot = (int32_t)((uint32_t)(ih + 3 * 65536) % 3u); /* ih mod 3 */
+                    QT *row = scratch + slot * row_len;
+                    if (held[slot] != ih) AOTC_Q(dsp_pad_row)(p, plane, ih, lead, body, row), held[slot] = ih;
+                    r[kh] = row;
+                }
+                if (sw == 1) {
+                    for (l = 0; l < ow_n; l += 2) { /* two outputs from one word of each row */
+                        const uint32_t x0 = aotc_dsp_load32(r[0] + l), x1 = aotc_dsp_load32(r[1] + l);
+                        const uint32_t x2 = aotc_dsp_load32(r[2] + l);
+                        const uint32_t E0 = AOTC_Q(dsp_widen_lo)(x0), O0 = AOTC_Q(dsp_widen_hi)(x0);
+                        const uint32_t E1 = AOTC_Q(dsp_widen_lo)(x1), O1 = AOTC_Q(dsp_widen_hi)(x1);
+                        const uint32_t E2 = AOTC_Q(dsp_widen_lo)(x2), O2 = AOTC_Q(dsp_widen_hi)(x2);
+                        int32_t a = __smlad((int32_t)E0, (int32_t)e0, init), b = __smlad((int32_t)O0, (int32_t)e0, init);
+                        int32_t ra, rb;
+                        a = __smlabb((int32_t)O0, m0, a), b = __smlatb((int32_t)E0, m0, b);
+                        a = __smlad((int32_t)E1, (int32_t)e1, a), b = __smlad((int32_t)O1, (int32_t)e1, b);
+                        a = __smlabb((int32_t)O1, m1, a), b = __smlatb((int32_t)E1, m1, b);
+                        a = __smlad((int32_t)E2, (int32_t)e2, a), b = __smlad((int32_t)O2, (int32_t)e2, b);
+                        a = __smlabb((int32_t)O2, m2, a), b = __smlatb((int32_t)E2, m2, b);
+                        ra = aotc_dsp_round16((float)a * sc) + zp;
+                        yr[l] = (QT)(ra < lo ? lo : ra > hi ? hi : ra);
+                        if (l + 1 < ow_n) {
+                            rb = aotc_dsp_round16((float)b * sc) + zp;
+                            yr[l + 1] = (QT)(rb < lo ? lo : rb > hi ? hi : rb);
+                        }
+                    }
+                } else {
+                    for (l = 0; l < ow_n; ++l) {
+                        const uint32_t x0 = aotc_dsp_load32(r[0] + 2 * l), x1 = aotc_dsp_load32(r[1] + 2 * l);
+                        const uint32_t x2 = aotc_dsp_load32(r[2] + 2 * l);
+                        int32_t a = __smlad((int32_t)AOTC_Q(dsp_widen_lo)(x0), (int32_t)e0, init), ra;
+                        a = __smlabb((int32_t)AOTC_Q(dsp_widen_hi)(x0), m0, a);
+                        a = __smlad((int32_t)AOTC_Q(dsp_widen_lo)(x1), (int32_t)e1, a);
+                        a = __smlabb((int32_t)AOTC_Q(dsp_widen_hi)(x1), m1, a);
+                        a = __smlad((int32_t)AOTC_Q(dsp_widen_lo)(x2), (int32_t)e2, a);
+                        a = __smlabb((int32_t)AOTC_Q(dsp_widen_hi)(x2), m2, a);
+                        ra = aotc_dsp_round16((float)a * sc) + zp;
+                        yr[l] = (QT)(ra < lo ? lo : ra > hi ? hi : ra);
+                    }
+                }
+            }
+        }
+    }
+    return 1;
+}
+#endif
+
 /* One depthwise channel's AOTC_QCONV_LANES outputs from padded rows (row_len apart) starting at
  * `rows`: the sums of (w - w_zero)(x - x_zero) over the k_h x k_w taps, in registers. Stride 1. */
 static void AOTC_Q(dw_lanes_s1)(const QT *AOTC_RESTRICT rows, int32_t row_len, int32_t k_h, int32_t k_w, int32_t dil_w,
@@ -207,6 +618,12 @@ static void AOTC_Q(dw_lanes_s1)(const QT *AOTC_RESTRICT rows, int32_t row_len, i
                                 int32_t *AOTC_RESTRICT out) {
     int32_t a[AOTC_QCONV_LANES] = {0};
     int32_t kh, kw, l;
+#if AOTC_QUANT_DSP
+    if (k_w == 3 && dil_w == 1) {
+        AOTC_Q(dw3_lanes_dsp)(rows, row_len, k_h, 1, wc, wz, xz, out);
+        return;
+    }
+#endif
     for (kh = 0; kh < k_h; ++kh) {
         for (kw = 0; kw < k_w; ++kw) {
             const int32_t wv = (int32_t)wc[kh * k_w + kw] - wz;
@@ -223,6 +640,12 @@ static void AOTC_Q(dw_lanes)(const QT *AOTC_RESTRICT rows, int32_t row_len, int3
                              int32_t *AOTC_RESTRICT out) {
     int32_t a[AOTC_QCONV_LANES] = {0};
     int32_t kh, kw, l;
+#if AOTC_QUANT_DSP
+    if (k_w == 3 && dil_w == 1) {
+        AOTC_Q(dw3_lanes_dsp)(rows, row_len, k_h, sw, wc, wz, xz, out);
+        return;
+    }
+#endif
     for (kh = 0; kh < k_h; ++kh) {
         for (kw = 0; kw < k_w; ++kw) {
             const int32_t wv = (int32_t)wc[kh * k_w + kw] - wz;
@@ -243,6 +666,9 @@ void AOTC_Q(qconv_depthwise)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT
     const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w, xz = p->x_zero;
     int32_t n, c, oh, kh, ow0, l, i;
     (void)taps;
+#if AOTC_QUANT_DSP
+    if (AOTC_Q(qconv_depthwise_dsp)(p, x, w, y, scratch)) return;
+#endif
     for (n = 0; n < p->batch; ++n) {
         for (c = 0; c < p->out_c; ++c) {
             const QT *plane = x + ((int64_t)n * p->in_c + c) * plane_in;
@@ -290,7 +716,17 @@ void AOTC_Q(qgemm)(const aotc_qgemm_params *p, const QT *AOTC_RESTRICT a, const 
         for (n = 0; n < p->n; ++n) {
             const int8_t *br = bt + (int64_t)n * p->k;
             int32_t acc = 0;
-            for (k = 0; k < p->k; ++k) acc += (int32_t)ar[k] * br[k];
+#if AOTC_QUANT_DSP
+            /* four products a word: A's and B's bytes 0, 2 and 1, 3 widened to 16-bit pairs, two SMLADs */
+            for (k = 0; k + 4 <= p->k; k += 4) {
+                const uint32_t av = aotc_dsp_load32(ar + k), bv = aotc_dsp_load32(br + k);
+                acc = __smlad((int32_t)AOTC_Q(dsp_widen_lo)(av), __sxtb16(bv), acc);
+                acc = __smlad((int32_t)AOTC_Q(dsp_widen_hi)(av), (int32_t)aotc_dsp_sxtb16_hi(bv), acc);
+            }
+#else
+            k = 0;
+#endif
+            for (; k < p->k; ++k) acc += (int32_t)ar[k] * br[k];
             acc += p->bias[n] - (p->b_zero ? p->b_zero[n] * row_sum : 0);
             y[(int64_t)m * p->n + n] = (QT)aotc_requant(acc, p->scale[p->per_column ? n : 0], p->y_lo, p->y_hi,
                                                         p->y_zero);

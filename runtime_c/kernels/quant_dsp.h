@@ -1,0 +1,183 @@
+/* The int8 kernels' helpers for cores with the Arm DSP extension (__ARM_FEATURE_DSP: Cortex-M4,
+ * M33, M55; also ARMv7-A): dual 16-bit multiply-accumulates (SMLAD: two products of 16-bit halves
+ * added to a 32-bit sum in one instruction) on bytes widened to 16-bit pairs (SXTB16 / UXTB16: bytes
+ * 0 and 2 of a word, or 1 and 3 after a rotate by 8). Included by quant.c before quant_impl.h, whose
+ * AOTC_QUANT_DSP paths use them; results are the integer sums of the plain paths, bit for bit.
+ *
+ * The data the multiply-accumulates read are widened once, not in the inner loop:
+ *   - a convolution's patches are gathered as 16-bit pairs (quant_impl.h, qconv_gather_pairs):
+ *     for rows 4q .. 4q + 3 of one position, the words E = [row 4q, row 4q + 2] and
+ *     O = [row 4q + 1, row 4q + 3] (low half first);
+ *   - the weight rows of two output channels are widened into a small stack buffer per block of
+ *     positions (aotc_dsp_widen_weights), in the same pairing, so SMLAD(E, wE) + SMLAD(O, wO)
+ *     is the sum over the four rows.
+ * The 2 x 2 block (2 channels x 2 positions) of aotc_dsp_mac2x2 then loads 4 words of patches and
+ * 4 of weights for 8 SMLADs (16 multiply-accumulates). */
+#ifndef AOTC_QUANT_DSP_H
+#define AOTC_QUANT_DSP_H
+
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__ARM_FEATURE_DSP) && !defined(AOTC_NO_INTRINSICS)
+#define AOTC_QUANT_DSP 1
+#else
+#define AOTC_QUANT_DSP 0
+#endif
+
+#if AOTC_QUANT_DSP
+#include <arm_acle.h>
+
+/* Quads of weight rows widened at a time: 16 bytes a quad for two channels (2 KiB of stack). */
+#define AOTC_DSP_KCHUNK 128
+
+/* The inner loops in GNU inline assembly (Thumb-2: LDRD with any two registers and post-increment),
+ * which gcc's own scheduling of the same intrinsics does not reach (it splits the loads and
+ * advances pointers separately: 19 instructions a quad instead of 13); C intrinsics otherwise. Not
+ * at -O0, where the frame pointer leaves too few registers for the 13 operands, nor with
+ * AOTC_DSP_NO_ASM (the tests build both). */
+#if defined(__GNUC__) && defined(__thumb2__) && defined(__OPTIMIZE__) && !defined(AOTC_DSP_NO_ASM)
+#define AOTC_DSP_ASM 1
+#else
+#define AOTC_DSP_ASM 0
+#endif
+
+/* Four bytes at p (any alignment: the cores with the DSP extension load unaligned words). */
+static inline uint32_t aotc_dsp_load32(const void *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+static inline uint32_t aotc_dsp_ror8(uint32_t v) { return (v >> 8) | (v << 24); }
+
+/* Bytes 1 and 3 of v widened to 16-bit halves: one instruction (the extends' own rotate) where
+ * assembly is allowed. */
+static inline uint32_t aotc_dsp_sxtb16_hi(uint32_t v) {
+#if AOTC_DSP_ASM
+    uint32_t r;
+    __asm__("sxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
+    return r;
+#else
+    return (uint32_t)__sxtb16(aotc_dsp_ror8(v));
+#endif
+}
+
+static inline uint32_t aotc_dsp_uxtb16_hi(uint32_t v) {
+#if AOTC_DSP_ASM
+    uint32_t r;
+    __asm__("uxtb16 %0, %1, ror #8" : "=r"(r) : "r"(v));
+    return r;
+#else
+    return (uint32_t)__uxtb16(aotc_dsp_ror8(v));
+#endif
+}
+
+/* Weight rows w0, w1 (int8, quads [0, nq)) widened: wx[4q .. 4q + 3] = [w0 bytes 0, 2],
+ * [w0 bytes 1, 3], [w1 bytes 0, 2], [w1 bytes 1, 3] of quad q, as signed 16-bit halves. */
+static inline void aotc_dsp_widen_weights(const int8_t *w0, const int8_t *w1, int32_t nq, uint32_t *wx) {
+    const int8_t *end = w0 + 4 * nq;
+    while (w0 < end) {
+        const uint32_t a = aotc_dsp_load32(w0), b = aotc_dsp_load32(w1);
+#if AOTC_DSP_ASM
+        __asm__ volatile("strd %1, %2, [%0], #8\n\tstrd %3, %4, [%0], #8"
+                : "+r"(wx)
+                : "r"(__sxtb16(a)), "r"(aotc_dsp_sxtb16_hi(a)), "r"(__sxtb16(b)), "r"(aotc_dsp_sxtb16_hi(b))
+                : "memory");
+#else
+        wx[0] = (uint32_t)__sxtb16(a);
+        wx[1] = aotc_dsp_sxtb16_hi(a);
+        wx[2] = (uint32_t)__sxtb16(b);
+        wx[3] = aotc_dsp_sxtb16_hi(b);
+        wx += 4;
+#endif
+        w0 += 4;
+        w1 += 4;
+    }
+}
+
+/* One quad of the 2 x 2 block: p = E(t0), O(t0), E(t1), O(t1); w = widened weights of c0, c1. */
+#define AOTC_DSP_MAC2X2_STEP(p, w, a00, a01, a10, a11)                                                  \
+    do {                                                                                               \
+        a00 = __smlad((int32_t)(p)[0], (int32_t)(w)[0], a00);                                          \
+        a00 = __smlad((int32_t)(p)[1], (int32_t)(w)[1], a00);                                          \
+        a01 = __smlad((int32_t)(p)[2], (int32_t)(w)[0], a01);                                          \
+        a01 = __smlad((int32_t)(p)[3], (int32_t)(w)[1], a01);                                          \
+        a10 = __smlad((int32_t)(p)[0], (int32_t)(w)[2], a10);                                          \
+        a10 = __smlad((int32_t)(p)[1], (int32_t)(w)[3], a10);                                          \
+        a11 = __smlad((int32_t)(p)[2], (int32_t)(w)[2], a11);                                          \
+        a11 = __smlad((int32_t)(p)[3], (int32_t)(w)[3], a11);                                          \
+    } while (0)
+
+/* For each of `count` position pairs i (their patch words `stride` words apart from p):
+ * acc[4i + 2j + t] += the sum over quads q < nq (nq >= 1) of channel j's weights times the patch of
+ * the pair's position t, where a pair's patch holds 4 words a quad (consecutive, word-aligned) and
+ * w the widened weights, 4 words a quad (word-aligned). In assembly, a quad is one LDM of the 4
+ * patch words (into r4, r5, r6, r8: an LDM's registers ascend), two LDRDs of weights and 8 SMLADs;
+ * the loop does two quads a turn, entered at the second for an odd count. Not inlined: the 13
+ * registers of the loop are then free whatever the caller holds. */
+__attribute__((noinline)) static void aotc_dsp_mac2x2(const uint32_t *p, int32_t stride, int32_t count,
+                                                      const uint32_t *w, int32_t nq, int32_t *acc) {
+    int32_t i;
+    for (i = 0; i < count; ++i, p += stride, acc += 4) {
+        const uint32_t *pp = p, *ww = w;
+        int32_t a00 = acc[0], a01 = acc[1], a10 = acc[2], a11 = acc[3];
+#if AOTC_DSP_ASM
+        const uint32_t *end = w + 4 * nq;
+        register uint32_t x0 __asm__("r4");
+        register uint32_t x1 __asm__("r5");
+        register uint32_t x2 __asm__("r6");
+        register uint32_t x3 __asm__("r8");
+        uint32_t v0, v1;
+#define AOTC_DSP_MAC2X2_ASM                                                                             \
+    "ldmia %[p]!, {%[x0], %[x1], %[x2], %[x3]}\n\t"                                                   \
+    "ldrd %[v0], %[v1], [%[w]], #8\n\t"                                                               \
+    "smlad %[a00], %[x0], %[v0], %[a00]\n\t"                                                          \
+    "smlad %[a01], %[x2], %[v0], %[a01]\n\t"                                                          \
+    "smlad %[a00], %[x1], %[v1], %[a00]\n\t"                                                          \
+    "smlad %[a01], %[x3], %[v1], %[a01]\n\t"                                                          \
+    "ldrd %[v0], %[v1], [%[w]], #8\n\t"                                                               \
+    "smlad %[a10], %[x0], %[v0], %[a10]\n\t"                                                          \
+    "smlad %[a11], %[x2], %[v0], %[a11]\n\t"                                                          \
+    "smlad %[a10], %[x1], %[v1], %[a10]\n\t"                                                          \
+    "smlad %[a11], %[x3], %[v1], %[a11]\n\t"
+        __asm__("sub %[v0], %[end], %[w]\n\t"
+                "tst %[v0], #16\n\t" /* an odd number of quads (16 bytes each) */
+                "bne 2f\n"
+                "1:\n\t" AOTC_DSP_MAC2X2_ASM
+                "2:\n\t" AOTC_DSP_MAC2X2_ASM
+                "cmp %[w], %[end]\n\t"
+                "bne 1b"
+                : [p] "+r"(pp), [w] "+r"(ww), [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11),
+                  [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2), [x3] "=&r"(x3), [v0] "=&r"(v0), [v1] "=&r"(v1)
+                : [end] "r"(end)
+                : "cc", "memory");
+#undef AOTC_DSP_MAC2X2_ASM
+#else
+        int32_t q;
+        for (q = 0; q < nq; ++q) {
+            AOTC_DSP_MAC2X2_STEP(pp, ww, a00, a01, a10, a11);
+            pp += 4;
+            ww += 4;
+        }
+#endif
+        acc[0] = a00, acc[1] = a01, acc[2] = a10, acc[3] = a11;
+    }
+}
+
+/* Round half to even (the FPU's default rounding mode: one VCVTR where there is a single-precision
+ * FPU), saturated to 16 bits (a sum far out of range stays out of range). */
+static inline int32_t aotc_dsp_round16(float f) {
+#if defined(__ARM_FP) && (__ARM_FP & 4) && defined(__GNUC__)
+    int32_t r;
+    __asm__("vcvtr.s32.f32 %1, %1\n\tvmov %0, %1" : "=r"(r), "+t"(f));
+    return __ssat(r, 16);
+#else
+    f = f < -32768.0f ? -32768.0f : f;
+    f = f > 32767.0f ? 32767.0f : f;
+    return aotc_round_even(f);
+#endif
+}
+
+#endif /* AOTC_QUANT_DSP */
+#endif /* AOTC_QUANT_DSP_H */

@@ -1,0 +1,130 @@
+"""int8 models on the Cortex-M boards (issue 14): the DSP extension's kernels on the M4 and M55
+(runtime_c/kernels/quant_dsp.h), plain C and the integer requantisation on the M3, through the
+user's path (aotc --target -> cmake --build -> aotc run under qemu).
+
+Every 8-bit activation is a graph output (examples/quantize.py expose_integers), and each must be
+bit for bit what the host build computes (the same integer arithmetic, whatever the instructions),
+and within test_quant's tolerance of onnxruntime. The kernels themselves are checked shape by shape
+against their definition on these boards by tests/c/test_quant_kernels.c (tests/test_kernels_c.py).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+import zoo
+from conftest import require_tool
+from opcheck import Case, shared_build
+from quantize import expose_integers, quantized
+
+from aot.build import cmake_exe
+
+AOTC = [sys.executable, "-m", "aot.cli"]
+# (zoo model, quantizer format, activations, board): DS-CNN (a 10 x 4 stride-2 conv, depthwise and
+# pointwise convs, a gemm) and ResNet-8 (stride-2 and 1 x 1 convs, adds) on the M4; MobileNet v2
+# (depthwise at stride 2, expansions) on the M55; LeNet on the M3
+RUNS = [("dscnn_kws", "QDQ", "int8", "mps2-an386"), ("resnet", "QOperator", "uint8", "mps2-an386"),
+        ("mobilenetv2", "QDQ", "int8", "mps3-an547"), ("lenet", "QOperator", "uint8", "mps2-an385")]
+
+
+def reference(case: Case) -> list[np.ndarray]:
+    """onnxruntime with its default optimisations, one thread (as tests/test_quant.py; not imported
+    from there: that module quantizes its whole model list when loaded)."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    sess = ort.InferenceSession(case.model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return sess.run(None, case.feeds)
+
+
+def runs_conv_in_float(case: Case) -> bool:
+    """Whether onnxruntime keeps a QDQ conv in float (test_quant.float_reference): its float sums
+    then round differently at a few elements, by 1 LSB, which later layers can grow."""
+    import tempfile
+
+    import onnxruntime as ort
+
+    with tempfile.TemporaryDirectory() as tmp:
+        so = ort.SessionOptions()
+        so.optimized_model_filepath = f"{tmp}/optimized.onnx"
+        so.log_severity_level = 3
+        ort.InferenceSession(case.model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        return any(n.op_type in ("Conv", "Gemm", "MatMul") for n in onnx.load(so.optimized_model_filepath).graph.node)
+
+
+def _case(name: str, fmt: str, activations: str) -> Case:
+    fp32 = zoo.build(name)
+    model = expose_integers(quantized(fp32, fmt, activations=activations))
+    return Case(f"{name}_{fmt}_{activations}", model, zoo.random_inputs(fp32, seed=7))
+
+
+def _run(cmd: list[str]) -> None:
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, f"{' '.join(map(str, cmd))} -> {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+
+
+def _board_run(root: Path, case: Case, board: str) -> dict[str, np.ndarray]:
+    d = root / f"{case.id}-{board}"
+    d.mkdir(parents=True)
+    src, out = d / "model.onnx", d / "out"
+    onnx.save(case.model, src)
+    _run([*AOTC, str(src), "-o", str(out), "--target", board])
+    _run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"])
+    _run([cmake_exe(), "--build", str(out)])
+    np.savez(d / "in.npz", **case.feeds)
+    _run([*AOTC, "run", str(out), "--inputs", str(d / "in.npz"), "--outputs", str(d / "res.npz")])
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    assert meta["target"] == board
+    return dict(np.load(d / "res.npz"))
+
+
+@pytest.fixture(scope="module")
+def cases() -> dict[str, Case]:
+    return {c.id: c for c in (_case(m, f, a) for m, f, a, _ in RUNS)}
+
+
+@pytest.fixture(scope="module")
+def host(cases, tmp_path_factory):
+    return shared_build(list(cases.values()), tmp_path_factory.mktemp("quant_host"))
+
+
+@pytest.fixture(scope="module")
+def boards(cases, tmp_path_factory):
+    """Futures of the board runs, two builds at a time."""
+    require_tool("arm-none-eabi-gcc", "qemu-system-arm")
+    root = tmp_path_factory.mktemp("quant_boards")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {(m, b): pool.submit(_board_run, root, cases[f"{m}_{f}_{a}"], b) for m, f, a, b in RUNS}
+        yield futures
+
+
+@pytest.mark.parametrize("name,fmt,activations,board", RUNS, ids=[f"{m}-{b}" for m, _, _, b in RUNS])
+def test_int8_model_on_board_is_exact(cases, host, boards, name, fmt, activations, board):
+    case = cases[f"{name}_{fmt}_{activations}"]
+    ours = boards[(name, board)].result()
+    names = [o.name for o in case.model.graph.output]
+    assert set(ours) == set(names)
+    on_host = dict(zip(names, host.run(case.id), strict=True))
+    for k in names:  # the same integers as the host's kernels compute
+        assert ours[k].dtype == on_host[k].dtype and ours[k].shape == on_host[k].shape, k
+        if ours[k].dtype.kind in "iu":
+            assert np.array_equal(ours[k], on_host[k]), f"{case.id} on {board}: {k} differs from the host build"
+        else:
+            assert np.allclose(ours[k], on_host[k], rtol=1e-5, atol=1e-6), k
+    equal = total = worst = 0  # against onnxruntime: test_quant's measure
+    for k, r in zip(names, reference(case), strict=True):
+        if r.dtype.kind in "iu":
+            diff = np.abs(ours[k].astype(np.int64) - r.astype(np.int64))
+            equal, total = equal + int((diff == 0).sum()), total + diff.size
+            worst = max(worst, int(diff.max(initial=0)))
+    share = equal / total
+    most, least = (4, 0.995) if runs_conv_in_float(case) else (1, 0.999)
+    assert worst <= most and share >= least, f"{case.id} on {board}: {share:.4%} identical, max {worst} LSB"
