@@ -46,7 +46,17 @@ def explain(graph: Graph, refusals: Mapping[str, Mapping[str, str]]) -> str:
         why = refusals.get(n.name, {})
         reason = "; ".join(f"{v}: {r}" for v, r in why.items()) or "placed on the host by hand"
         lines.append(f"  {n.name} ({n.op}): {reason}")
+    lines += folds(graph)
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def folds(graph: Graph) -> list[str]:
+    """Each node that stands for several ONNX nodes (a BatchNorm or constant Mul/Add folded into a
+    Conv, a Pad into its pads, transposes merged: the simplification passes record them in origin)."""
+    nodes = [(n, "") for n in graph.nodes if n.op != "Call"]
+    nodes += [(m, f" [{fn.global_symbol}]") for fn in graph.functions.values() for m in fn.graph.nodes]
+    lines = [f"  {n.name} ({n.op}){where}: {', '.join(n.sources())}" for n, where in nodes if len(n.sources()) > 1]
+    return ["folded (node: the ONNX nodes it computes):", *lines] if lines else []
 
 
 def _dot(graph: Graph) -> str:

@@ -5,13 +5,19 @@ from __future__ import annotations
 from aot.ir import Graph
 from aot.passes.base import Pass, run_passes
 from aot.passes.drop_identity import DropIdentity
+from aot.passes.fold_affine import FoldAffine
 from aot.passes.fold_batchnorm import FoldBatchNorm
 from aot.passes.fuse_epilogue import FuseEpilogue
 from aot.passes.fuse_norm import FuseNorm
 from aot.passes.qdq import LowerQDQ
 from aot.passes.remove_dead_nodes import RemoveDeadNodes
+from aot.passes.simplify_layout import SimplifyLayout
 
-DEFAULT_PIPELINE: tuple[Pass, ...] = (DropIdentity(), FoldBatchNorm(), LowerQDQ(), RemoveDeadNodes())
+# SimplifyLayout and FoldAffine (issue 28: what tf2onnx writes) after LowerQDQ, so quantized convs are
+# QLinearConv by then and keep their own Mul/Adds; before partitioning, because cancelling transposes and
+# folding constant affine ops into weights is right for every backend (vendors see the folded graph).
+DEFAULT_PIPELINE: tuple[Pass, ...] = (DropIdentity(), FoldBatchNorm(), LowerQDQ(), SimplifyLayout(), FoldAffine(),
+                                      RemoveDeadNodes())
 # After partitioning, on the nodes left to the host code generator.
 HOST_PIPELINE: tuple[Pass, ...] = (FuseNorm(), FuseEpilogue())
 
@@ -21,5 +27,5 @@ def simplify(graph: Graph, pipeline: tuple[Pass, ...] = DEFAULT_PIPELINE) -> Gra
     return run_passes(graph, pipeline)
 
 
-__all__ = ["DEFAULT_PIPELINE", "HOST_PIPELINE", "DropIdentity", "FoldBatchNorm", "FuseEpilogue", "FuseNorm", "LowerQDQ",
-           "Pass", "RemoveDeadNodes", "simplify"]
+__all__ = ["DEFAULT_PIPELINE", "HOST_PIPELINE", "DropIdentity", "FoldAffine", "FoldBatchNorm", "FuseEpilogue",
+           "FuseNorm", "LowerQDQ", "Pass", "RemoveDeadNodes", "SimplifyLayout", "simplify"]
