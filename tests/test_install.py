@@ -51,7 +51,10 @@ def venvs(dists, tmp_path_factory) -> dict[str, Path]:
     def install(kind: str) -> tuple[str, Path]:
         venv = tmp_path_factory.mktemp(f"venv-{kind}")
         _run([sys.executable, "-m", "venv", venv], cwd=venv)
-        _run([venv / "bin" / "python", "-m", "pip", "install", "-q", f"{dists[kind]}[dnnl]"], cwd=venv)
+        # without PYTHONPATH: a source tree on it (with its build's aotc.egg-info) would make pip
+        # think aotc is installed already, and skip it
+        _run([venv / "bin" / "python", "-m", "pip", "install", "-q", f"{dists[kind]}[dnnl]"], cwd=venv,
+             env=user_env(venv))
         return kind, venv
 
     with ThreadPoolExecutor(len(DISTS)) as pool:
