@@ -164,14 +164,22 @@ QCONV_KERNELS = (
 )
 
 
-def _emit_qconv(ctx: NodeContext) -> None:
+def _conv_geometry(ctx: NodeContext) -> dict[str, str]:
+    """The shape fields of aotc_qconv_params (QLinearConv and ConvInteger alike)."""
     a = ctx.attrs
     (n, c, h, w), (_, m, oh, ow) = _conv_dims(ctx)
     kh, kw = _pair(a["kernel_shape"], 1)
     sh, sw = _pair(a["strides"], 1)
     dh, dw = _pair(a["dilations"], 1)
-    nd = len(a["kernel_shape"])
-    pt, pl = _pair(a["pads"][:nd], 0)
+    pt, pl = _pair(a["pads"][:len(a["kernel_shape"])], 0)
+    return {"batch": str(n), "in_c": str(c), "in_h": str(h), "in_w": str(w), "out_c": str(m), "out_h": str(oh),
+            "out_w": str(ow), "group": str(a["group"]), "k_h": str(kh), "k_w": str(kw), "stride_h": str(sh),
+            "stride_w": str(sw), "dil_h": str(dh), "dil_w": str(dw), "pad_top": str(pt), "pad_left": str(pl)}
+
+
+def _emit_qconv(ctx: NodeContext) -> None:
+    a = ctx.attrs
+    m = ctx.shape(ctx.outputs[0])[1]
     w_zero = np.broadcast_to(ctx.const(ctx.inputs[5]).reshape(-1), (m,))
     weights, w_zero = int8_weights(ctx.const(ctx.inputs[3]), w_zero)
     scale = np.broadcast_to(requant_scale(_scalar(ctx, 1), ctx.const(ctx.inputs[4]), _scalar(ctx, 6)), (m,))
@@ -192,10 +200,7 @@ def _emit_qconv(ctx: NodeContext) -> None:
     y_zero = int(_scalar(ctx, 7))
     lo, hi = _out_range(ctx, y_zero)
     p = ctx.params("aotc_qconv_params", {
-        "batch": str(n), "in_c": str(c), "in_h": str(h), "in_w": str(w),
-        "out_c": str(m), "out_h": str(oh), "out_w": str(ow), "group": str(a["group"]),
-        "k_h": str(kh), "k_w": str(kw), "stride_h": str(sh), "stride_w": str(sw),
-        "dil_h": str(dh), "dil_w": str(dw), "pad_top": str(pt), "pad_left": str(pl),
+        **_conv_geometry(ctx),
         "x_zero": str(x_zero), "y_zero": str(y_zero), "y_lo": lo, "y_hi": hi,
         "scale": ctx.const_array("scale", np.ascontiguousarray(scale, np.float32)),
         "bias": ctx.const_array("bias", bias.astype(np.int32)),
@@ -413,20 +418,13 @@ def _check_matmul_integer(node: Node, graph: Graph) -> str | None:
 
 def _emit_conv_integer(ctx: NodeContext) -> None:
     a = ctx.attrs
-    (n, c, h, w), (_, m, oh, ow) = _conv_dims(ctx)
-    kh, kw = _pair(a["kernel_shape"], 1)
-    sh, sw = _pair(a["strides"], 1)
-    dh, dw = _pair(a["dilations"], 1)
-    nd = len(a["kernel_shape"])
-    pt, pl = _pair(a["pads"][:nd], 0)
+    m = ctx.shape(ctx.outputs[0])[1]
     w_const = ctx.const(ctx.inputs[1])
     w_zero = ctx.const(ctx.inputs[3]) if len(ctx.inputs) > 3 and ctx.inputs[3] else np.zeros(1, w_const.dtype)
     weights, wz = int8_weights(w_const, np.broadcast_to(w_zero.reshape(-1), (m,)))
     x_zero = ctx.const(ctx.inputs[2]) if len(ctx.inputs) > 2 and ctx.inputs[2] else None
     p = ctx.params("aotc_qconv_params", {
-        "batch": str(n), "in_c": str(c), "in_h": str(h), "in_w": str(w), "out_c": str(m), "out_h": str(oh),
-        "out_w": str(ow), "group": str(a["group"]), "k_h": str(kh), "k_w": str(kw), "stride_h": str(sh),
-        "stride_w": str(sw), "dil_h": str(dh), "dil_w": str(dw), "pad_top": str(pt), "pad_left": str(pl),
+        **_conv_geometry(ctx),
         "x_zero": str(int(x_zero.reshape(-1)[0]) if x_zero is not None else 0),
         "w_zero": ctx.const_array("w_zero", np.ascontiguousarray(wz, np.int32)),
     }, comment=f"ConvInteger {list(ctx.shape(ctx.inputs[0]))} -> {list(ctx.shape(ctx.outputs[0]))} int32: kernel "
