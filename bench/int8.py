@@ -57,7 +57,7 @@ def _compile(model: onnx.ModelProto, name: str, work: Path) -> tuple[Path, dict]
 
 def _exactness(model: onnx.ModelProto, feeds: dict, name: str, work: Path) -> tuple[float, int, bool]:
     from opcheck import Case
-    from test_quant import float_reference
+    from quantcheck import float_reference
 
     exposed = expose_integers(model)
     out, meta = _compile(exposed, f"{name}_exposed", work)

@@ -22,6 +22,7 @@ import pytest
 import zoo
 from conftest import require_tool
 from opcheck import Case, shared_build
+from quantcheck import float_reference
 from quantize import expose_integers, quantized
 
 from aot.build import cmake_exe
@@ -43,21 +44,6 @@ def reference(case: Case) -> list[np.ndarray]:
     so.intra_op_num_threads = 1
     sess = ort.InferenceSession(case.model.SerializeToString(), so, providers=["CPUExecutionProvider"])
     return sess.run(None, case.feeds)
-
-
-def runs_conv_in_float(case: Case) -> bool:
-    """Whether onnxruntime keeps a QDQ conv in float (test_quant.float_reference): its float sums
-    then round differently at a few elements, by 1 LSB, which later layers can grow."""
-    import tempfile
-
-    import onnxruntime as ort
-
-    with tempfile.TemporaryDirectory() as tmp:
-        so = ort.SessionOptions()
-        so.optimized_model_filepath = f"{tmp}/optimized.onnx"
-        so.log_severity_level = 3
-        ort.InferenceSession(case.model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-        return any(n.op_type in ("Conv", "Gemm", "MatMul") for n in onnx.load(so.optimized_model_filepath).graph.node)
 
 
 def _case(name: str, fmt: str, activations: str) -> Case:
@@ -126,5 +112,5 @@ def test_int8_model_on_board_is_exact(cases, host, boards, name, fmt, activation
             equal, total = equal + int((diff == 0).sum()), total + diff.size
             worst = max(worst, int(diff.max(initial=0)))
     share = equal / total
-    most, least = (4, 0.995) if runs_conv_in_float(case) else (1, 0.999)
+    most, least = (4, 0.995) if float_reference(case) else (1, 0.999)
     assert worst <= most and share >= least, f"{case.id} on {board}: {share:.4%} identical, max {worst} LSB"

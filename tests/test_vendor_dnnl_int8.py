@@ -28,6 +28,7 @@ import pytest
 import zoo
 from onnx import TensorProto, helper
 from opcheck import Case, shared_build
+from quantcheck import float_reference
 from quantize import expose_integers, quantized
 from test_vendor_dnnl import ONEDNN, compile_build_run, require_onednn
 
@@ -221,22 +222,6 @@ def model_cases(name: str, fmt: str, activations: str) -> list[Case]:
                 zoo.random_inputs(fp32, seed=7))
     case.vendors = ("dnnl",)
     return [case, dataclasses.replace(case, id=f"{case.id}__host", vendors=())]
-
-
-def float_reference(case: Case) -> bool:
-    """Whether onnxruntime runs some quantized conv of the model in float (tests/test_quant.py: it does
-    not fuse int8-activation QDQ convs on x86), where its float sums round differently from exact
-    integer sums at a few elements, by 1 LSB, which later layers can grow."""
-    import tempfile
-
-    import onnxruntime as ort
-
-    with tempfile.TemporaryDirectory() as tmp:
-        so = ort.SessionOptions()
-        so.optimized_model_filepath = f"{tmp}/optimized.onnx"
-        so.log_severity_level = 3
-        ort.InferenceSession(case.model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-        return any(n.op_type in ("Conv", "Gemm", "MatMul") for n in onnx.load(so.optimized_model_filepath).graph.node)
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,46 @@
+"""Checks shared by the int8 tests: onnxruntime as users run it, and integer tensors compared in LSB."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from opcheck import Case
+
+
+def reference(case: Case) -> list[np.ndarray]:
+    """onnxruntime with its default optimisations (QDQ groups fused to integer kernels), one thread."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    sess = ort.InferenceSession(case.model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return sess.run(None, case.feeds)
+
+
+def compare_integers(case: Case, ours: list[np.ndarray], refs: list[np.ndarray]) -> tuple[float, int]:
+    """(share of integers identical, largest difference in LSB); float outputs must match closely."""
+    equal = total = worst = 0
+    for k, (o, r) in enumerate(zip(ours, refs, strict=True)):
+        assert o.shape == r.shape and o.dtype == r.dtype, (case.id, k, o.shape, r.shape, o.dtype, r.dtype)
+        if r.dtype.kind in "iu":
+            diff = np.abs(o.astype(np.int64) - r.astype(np.int64))
+            equal += int((diff == 0).sum())
+            total += diff.size
+            worst = max(worst, int(diff.max(initial=0)))
+    return (equal / total if total else 1.0), worst
+
+
+def float_reference(case: Case) -> bool:
+    """Whether onnxruntime runs some quantized conv of the model in float (DequantizeLinear -> Conv ->
+    QuantizeLinear: it does not fuse int8-activation QDQ convs on x86). Its float sums then round
+    differently from exact integer sums at a few elements, by 1 LSB, which later layers can grow."""
+    import tempfile
+
+    import onnxruntime as ort
+
+    with tempfile.TemporaryDirectory() as tmp:
+        so = ort.SessionOptions()
+        so.optimized_model_filepath = f"{tmp}/optimized.onnx"
+        so.log_severity_level = 3
+        ort.InferenceSession(case.model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+        return any(n.op_type in ("Conv", "Gemm", "MatMul") for n in onnx.load(so.optimized_model_filepath).graph.node)
