@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
+import warnings
 from pathlib import Path
 
 from aot import __version__
@@ -132,6 +133,8 @@ def _run_parser(cmd: str) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
+    if not debug:  # a library's warning (e.g. numpy's, while folding constants) is not for the user
+        warnings.simplefilter("ignore")
     try:
         if "--list-targets" in argv:
             from aot.targets import list_targets

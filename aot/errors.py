@@ -15,4 +15,7 @@ class AotcError(Exception):
 
     def one_line(self) -> str:
         where = f"{self.node.describe()}: " if self.node is not None else ""
-        return (where + self.message).replace("\n", " ")
+        text = (where + self.message).replace("\n", " ")
+        # names in the message may hold any character: none may break the line (\r, \x85, \u2028 ...)
+        return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+                       for c in text)

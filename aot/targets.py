@@ -15,7 +15,9 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from aot import limits
 from aot.errors import AotcError
+from aot.limits import MAX_ARENA_BYTES
 from aot.paths import cmake_dir
 
 if TYPE_CHECKING:
@@ -211,12 +213,21 @@ def place(target: Target, *, name: str, inline_weights: int, blob_weights: int, 
     return Placement(weights_region, arena_region, needs)
 
 
+def check_arena(name: str, arena: int, io_bytes: int) -> None:
+    """Refuse an arena that, with the runner's copies of the inputs, no target holds (aot/limits.py)."""
+    if arena + io_bytes > MAX_ARENA_BYTES:
+        raise AotcError(f"model '{name}' needs an arena of {limits.human(arena)} ({arena} bytes) and "
+                        f"{limits.human(io_bytes)} of input copies in the runner: over the 2 GiB of static memory "
+                        "any target aotc builds for can hold")
+
+
 def fit_bundle(bundle: Bundle, target_name: str) -> Bundle:
     """Check that `bundle` fits `target_name` and add the target's build files to it
     (bundle/target/: toolchain file, board support, linker scripts with the chosen placement).
     Raises AotcError before anything is written when the model does not fit."""
     target = get_target(target_name)
     meta = bundle.metadata
+    check_arena(bundle.name, int(meta["memory"]["arena_bytes"]), sum(int(x["nbytes"]) for x in meta["inputs"]))
     blob = bundle.files.get(f"src/{bundle.name}_weights.bin", b"")
     blob_bytes = len(blob)
     weights = int(meta["memory"]["weights_bytes"])

@@ -186,3 +186,212 @@ def test_internal_error_is_one_line_with_its_own_exit_code(tmp_path, monkeypatch
     assert not (tmp_path / "out").exists()
     assert cli.main([str(tmp_path / "m.onnx"), "-o", str(tmp_path / "out"), "--debug"]) == 3
     assert "Traceback" in capsys.readouterr().err
+
+
+# --- issue 17: every bad input refused cleanly, every name safe ------------------------------------------
+def _model(nodes, inputs, outputs, inits=(), opset: int = 13, value_info=()) -> onnx.ModelProto:
+    model = helper.make_model(helper.make_graph(nodes, "g", inputs, outputs, list(inits), value_info=list(value_info)),
+                              opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model
+
+
+def _vi(name: str, elem=TensorProto.FLOAT, shape=None) -> onnx.ValueInfoProto:
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def _refused(tmp_path, model: onnx.ModelProto, existing_out, *words: str) -> None:
+    onnx.save(model, tmp_path / "m.onnx")
+    before = snapshot(existing_out)
+    assert_refused(aotc(str(tmp_path / "m.onnx"), "-o", str(existing_out)), *words)
+    assert snapshot(existing_out) == before
+
+
+@pytest.mark.parametrize("fold", [False, True])
+def test_initializer_with_more_data_than_its_dims_is_refused(tmp_path, existing_out, fold):
+    from onnx import numpy_helper
+
+    w = numpy_helper.from_array(np.ones(3, np.float32), "w")
+    w.raw_data = np.ones(5, np.float32).tobytes()  # 20 bytes for float32[3]
+    c = numpy_helper.from_array(np.ones(3, np.float32), "c")
+    nodes = [helper.make_node("Add", ["w", "c"], ["t"], name="fold"), helper.make_node("Add", ["x", "t"], ["y"])] \
+        if fold else [helper.make_node("Add", ["x", "w"], ["y"])]
+    _refused(tmp_path, _model(nodes, [_vi("x", shape=[2, 3])], [_vi("y")], [w, c]), existing_out,
+             "initializer 'w'", "20 bytes", "float32[3]")
+
+
+@pytest.mark.parametrize("x_shape,y_shape,words", [
+    ([2**31, 12], None, ["input 'x'", "[2147483648,12]", "96 GiB", "2 GiB"]),
+    ([2**40], None, ["input 'x'", "4 TiB"]),
+    ([2, 3], [2**31, 12], ["graph output 'y'", "96 GiB"]),
+])
+def test_huge_declared_dimension_is_refused_before_any_allocation(tmp_path, existing_out, x_shape, y_shape, words):
+    model = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", shape=x_shape)], [_vi("y", shape=y_shape)])
+    _refused(tmp_path, model, existing_out, *words)
+
+
+def test_huge_folded_constant_is_refused_before_it_is_computed(tmp_path, existing_out):
+    """ConstantOfShape of a constant shape: the size is known before evaluation, and checked there."""
+    from onnx import numpy_helper
+
+    shape = numpy_helper.from_array(np.array([2**20, 2**20], np.int64), "shape")
+    nodes = [helper.make_node("ConstantOfShape", ["shape"], ["big"], name="make_big"),
+             helper.make_node("ReduceMax", ["big"], ["m"], keepdims=0), helper.make_node("Add", ["x", "m"], ["y"])]
+    _refused(tmp_path, _model(nodes, [_vi("x", shape=[2])], [_vi("y")], [shape]), existing_out,
+             "make_big", "ConstantOfShape", "4 TiB")
+
+
+def test_arena_beyond_any_target_is_refused(tmp_path, existing_out):
+    """Every tensor is under the limit (1 GiB each), the arena with the runner's input copy is not."""
+    model = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", shape=[2**28])], [_vi("y")])
+    _refused(tmp_path, model, existing_out, "arena", "2 GiB")
+
+
+@pytest.mark.parametrize("where", ["input", "output"])
+def test_unknown_element_type_is_refused(tmp_path, existing_out, where):
+    model = tiny_model()
+    vi = model.graph.input[0] if where == "input" else model.graph.output[0]
+    vi.type.tensor_type.elem_type = 77
+    _refused(tmp_path, model, existing_out, f"'{vi.name}'", "element type 77")
+
+
+@pytest.mark.parametrize("elem,shape,words", [
+    (TensorProto.INT32, [2, 3], ["declared int32[2,3]", "float32[2,3]"]),
+    (TensorProto.FLOAT, [2, 4], ["declared float32[2,4]"]),
+    (TensorProto.FLOAT, [3, 2], ["declared float32[3,2]"]),
+    (TensorProto.FLOAT, [6], ["declared float32[6]"]),
+    (TensorProto.FLOAT, [1, 2, 3], ["declared float32[1,2,3]"]),
+])
+def test_graph_output_declaration_contradicting_inference_is_refused(tmp_path, existing_out, elem, shape, words):
+    model = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", shape=[2, 3])], [_vi("y", elem, shape)])
+    _refused(tmp_path, model, existing_out, "graph output 'y'", *words)
+
+
+def test_graph_output_declaration_with_symbolic_dims_is_accepted(tmp_path):
+    model = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", shape=[2, 3])], [_vi("y", shape=["n", 3])])
+    onnx.save(model, tmp_path / "m.onnx")
+    r = aotc(str(tmp_path / "m.onnx"), "-o", str(tmp_path / "out"), "--no-configure")
+    assert r.returncode == 0 and not r.stderr, r.stderr
+
+
+def test_value_info_contradicting_inference_is_refused(tmp_path, existing_out):
+    nodes = [helper.make_node("Relu", ["x"], ["t"]), helper.make_node("Relu", ["t"], ["y"])]
+    model = _model(nodes, [_vi("x", shape=[2, 3])], [_vi("y")], value_info=[_vi("t", shape=[5, 5])])
+    _refused(tmp_path, model, existing_out, "'t'", "declared float32[5,5]", "float32[2,3]")
+
+
+def test_input_types_the_op_does_not_allow_are_refused(tmp_path, existing_out):
+    from onnx import numpy_helper
+
+    b = numpy_helper.from_array(np.ones(4, np.int32), "b")
+    w = numpy_helper.from_array(np.ones((3, 4), np.float32), "w")
+    model = _model([helper.make_node("Gemm", ["x", "w", "b"], ["y"], name="fc")], [_vi("x", shape=[2, 3])],
+                   [_vi("y")], [w, b])
+    _refused(tmp_path, model, existing_out, "'fc' (Gemm)", "float32 and int32")
+
+
+def _div_by_zero() -> list:
+    from onnx import numpy_helper
+
+    return [numpy_helper.from_array(np.array([1.0, 0.0], np.float32), "num"),
+            numpy_helper.from_array(np.array([0.0, 0.0], np.float32), "den")]
+
+
+def test_no_stray_warning_before_the_refusal(tmp_path, existing_out):
+    """Folding 1/0 and 0/0 makes numpy warn inside onnx's reference evaluator: not on aotc's stderr."""
+    nodes = [helper.make_node("Div", ["num", "den"], ["q"], name="div"), helper.make_node("Add", ["x", "q"], ["s"]),
+             helper.make_node("Det", ["s"], ["y"], name="det")]
+    model = _model(nodes, [_vi("x", shape=[2, 2])], [_vi("y")], _div_by_zero())
+    _refused(tmp_path, model, existing_out, "'det' (Det)")
+
+
+def test_no_stray_warning_on_success(tmp_path):
+    nodes = [helper.make_node("Div", ["num", "den"], ["q"], name="div"), helper.make_node("Add", ["x", "q"], ["y"])]
+    onnx.save(_model(nodes, [_vi("x", shape=[2])], [_vi("y")], _div_by_zero()), tmp_path / "m.onnx")
+    r = aotc(str(tmp_path / "m.onnx"), "-o", str(tmp_path / "out"), "--no-configure")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+
+
+NASTY = ["int", "static", "restrict", "EOF", "SIZE_MAX", "errno", "a*/b", "line\nbreak", 'say "hi"', "back\\slash",
+         "100%s%n", "??/", "/*", "x.y", "x_y", "X_Y", "main", "class", "aotc_run", "t_x", "\u2028", "é", "",
+         "long" * 40]
+
+
+def nasty_names_model() -> onnx.ModelProto:
+    """Inputs, outputs, initializers and nodes named with C keywords and macros, comment and string
+    breakers, names that collide once made identifiers, and one of 160 characters."""
+    from onnx import numpy_helper
+
+    nodes, inits, outs = [], [], []
+    prev = "NULL"
+    for k, nm in enumerate(NASTY):
+        out = nm or f"empty{k}"
+        inits.append(numpy_helper.from_array(np.full((3,), 0.25 * k - 2, np.float32), f"w {nm}"))
+        nodes.append(helper.make_node("Add", [prev, f"w {nm}"], [out], name=nm))
+        nodes.append(helper.make_node("Relu" if k % 2 else "Sigmoid", [out], [out + "/r"], name=nm + "*/"))
+        prev = out + "/r"
+        if k % 5 == 0:
+            outs.append(prev)
+    nodes.append(helper.make_node("Mul", [prev, "stdin"], ["EOF "], name="m"))
+    return _model(nodes, [_vi("NULL", shape=[2, 3]), _vi("stdin", shape=[2, 3])],
+                  [_vi(o, shape=[2, 3]) for o in [*outs, "EOF "]], inits)
+
+
+def test_nasty_names_compile_build_without_warnings_and_run(tmp_path):
+    """Every identifier is derived safely and is unique; the names stay, escaped, in comments and
+    metadata; the header is valid C and C++ after the C library's headers."""
+    import json
+
+    import onnxruntime as ort
+
+    model = nasty_names_model()
+    onnx.checker.check_model(model)
+    onnx.save(model, tmp_path / "m.onnx")
+    out = tmp_path / "out"
+    r = aotc(str(tmp_path / "m.onnx"), "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    subprocess.run([cmake_exe(), "-DAOTC_WARNINGS_AS_ERRORS=ON", str(out)], check=True, capture_output=True)
+    b = subprocess.run([cmake_exe(), "--build", str(out)], capture_output=True, text=True)
+    assert b.returncode == 0, b.stdout[-3000:] + b.stderr[-3000:]
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    assert [o["name"] for o in meta["outputs"]] == [o.name for o in model.graph.output]
+    fields = [io["field"] for io in meta["inputs"] + meta["outputs"]]
+    assert len({f.lower() for f in fields}) == len(fields)
+    header = (out / "bundle" / "include" / f"{meta['name']}.h").read_text()
+    use = tmp_path / "use.c"
+    use.write_text("#include <complex.h>\n#include <errno.h>\n#include <stdint.h>\n#include <stdio.h>\n"
+                   f"#include <stdlib.h>\n#include \"{meta['name']}.h\"\nint main(void) {{ return 0; }}\n")
+    for cc, src in (("cc", use), ("c++", use.with_suffix(".cpp"))):
+        src.write_text(use.read_text().replace("#include <complex.h>\n", "") if cc == "c++" else use.read_text())
+        r = subprocess.run([cc, "-Wall", "-Wextra", "-Werror", "-fsyntax-only", f"-I{out / 'bundle' / 'include'}",
+                            str(src)], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr + header
+    rng = np.random.default_rng(0)
+    feeds = {"NULL": rng.standard_normal((2, 3)).astype(np.float32),
+             "stdin": rng.standard_normal((2, 3)).astype(np.float32)}
+    np.savez(tmp_path / "in.npz", **feeds)
+    r = aotc("run", str(out), "--inputs", str(tmp_path / "in.npz"), "--outputs", str(tmp_path / "o.npz"))
+    assert r.returncode == 0, r.stderr
+    got = np.load(tmp_path / "o.npz")
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    for vi, w in zip(model.graph.output, want, strict=True):
+        np.testing.assert_allclose(got[vi.name], w, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("op,shapes,attrs,opset,words", [
+    ("Gemm", [[1, 784], [128, 784], [128]], {"transB": 0}, 9, ["inner dimensions 784 and 128"]),
+    ("MatMul", [[2, 784], [128, 10]], {}, 13, ["(MatMul)"]),
+    ("Add", [[2, 3], [4, 3]], {}, 13, ["(Add)"]),
+    ("Conv", [[1, 3, 8, 8], [4, 3, 3, 3], [5]], {}, 13, ["B is [5]", "4 filters"]),
+    ("BatchNormalization", [[1, 3, 4, 4], [3], [3], [2], [3]], {}, 13, ["mean is [2]", "3 channels"]),
+])
+def test_inputs_that_do_not_fit_the_op_are_refused(tmp_path, existing_out, op, shapes, attrs, opset, words):
+    """What onnx's non-strict inference lets through and a kernel would read past: refused, naming the node."""
+    from onnx import numpy_helper
+
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.standard_normal(s).astype(np.float32), f"c{k}")
+             for k, s in enumerate(shapes[1:], 1)]
+    node = helper.make_node(op, ["x"] + [t.name for t in inits], ["y"], name="bad", **attrs)
+    _refused(tmp_path, _model([node], [_vi("x", shape=shapes[0])], [_vi("y")], inits, opset=opset), existing_out,
+             "'bad'", *words)

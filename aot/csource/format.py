@@ -1,11 +1,16 @@
-"""Small helpers that print values as C: bit-exact floats, typed arrays, identifiers."""
+"""Small helpers that print values as C: bit-exact floats, typed arrays; identifiers, comments and
+strings made from ONNX names come from aot/csource/names.py (one rule), re-exported here."""
 
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
+
+from aot.csource.names import CNames, c_comment, c_ident, c_string, is_reserved
+
+__all__ = ["C_TYPES", "DTYPE_SUFFIX", "CNames", "c_array_body", "c_comment", "c_double", "c_float", "c_ident",
+           "c_int", "c_ints", "c_scalar", "c_string", "is_reserved"]
 
 C_TYPES = {
     "float32": "float", "float64": "double", "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t",
@@ -66,15 +71,3 @@ def c_array_body(arr: np.ndarray, per_line: int = 8, indent: str = "    ") -> st
 
 def c_ints(values: list[int] | tuple[int, ...]) -> str:
     return "{" + ", ".join(c_int(v) for v in values) + "}"
-
-
-def c_ident(name: str, prefix: str = "") -> str:
-    s = re.sub(r"[^0-9a-zA-Z_]", "_", name)
-    if not s or s[0].isdigit():
-        s = "_" + s
-    return prefix + s
-
-
-def c_comment(text: str) -> str:
-    """Text safe inside /* */."""
-    return text.replace("*/", "* /").replace("\n", " ")

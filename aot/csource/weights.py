@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from aot.csource.format import C_TYPES, c_array_body, c_comment, c_ident
+from aot.csource.names import is_safe_ident
 
 INLINE_WEIGHTS_LIMIT = 64 * 1024  # arrays totalling at most this are all printed as C
 SMALL_WEIGHT_BYTES = 1024  # above the limit, arrays up to this size are still printed
@@ -52,7 +53,7 @@ class WeightStore:
     """
 
     def __init__(self, prefix: str, *, link_file: str | None = None):
-        self.prefix = c_ident(prefix)
+        self.prefix = prefix if is_safe_ident(prefix) else c_ident(prefix)
         self.symbol = f"{self.prefix}_weights"
         self.link_file = link_file or f"{self.symbol}.c"
         self._arrays: list[StoredArray] = []
@@ -71,7 +72,7 @@ class WeightStore:
         arr = np.asarray(data)
         if arr.dtype.name not in C_TYPES:
             raise TypeError(f"weight store {self.prefix}: no C type for dtype {arr.dtype.name}")
-        base = var = c_ident(ident)
+        base = var = ident if is_safe_ident(ident) else c_ident(ident)
         k = 1
         while var in self._taken:
             var, k = f"{base}_{k}", k + 1

@@ -14,7 +14,7 @@ from typing import Any
 import jinja2
 
 from aot import __version__
-from aot.csource.format import c_comment, c_ident
+from aot.csource.format import c_comment, c_string
 from aot.emit_c.model import ModelEmitter
 from aot.emit_c.runtime_files import family_files
 from aot.ir import Graph
@@ -27,6 +27,9 @@ _TEMPLATES = jinja2.Environment(
     loader=jinja2.PackageLoader("aot.emit_c", "templates"),
     trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
 )
+# ONNX names reach the templates' C only through these (aot/csource/names.py).
+_TEMPLATES.filters["c_comment"] = c_comment
+_TEMPLATES.filters["c_string"] = c_string
 
 
 @dataclass
@@ -61,11 +64,11 @@ class Bundle:
             raise
 
 
-def _io(graph: Graph, names: list[str], slots: dict[str, int]) -> list[dict[str, Any]]:
+def _io(graph: Graph, names: list[str], slots: dict[str, int], em: ModelEmitter) -> list[dict[str, Any]]:
     out = []
     for n in names:
         t = graph.tensors[n]
-        out.append({"name": n, "field": c_ident(n), "shape": list(t.shape), "dtype": t.dtype,
+        out.append({"name": n, "field": em.io_field(n), "shape": list(t.shape), "dtype": t.dtype,
                     "nbytes": t.nbytes, "arena_offset": slots[n]})
     return out
 
@@ -78,7 +81,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     name = graph.name
     em = ModelEmitter(graph, name, selection, plan, artifacts)
     em.emit_nodes()
-    inputs, outputs = _io(graph, graph.inputs, plan.offsets), _io(graph, graph.outputs, plan.output_offsets)
+    inputs, outputs = _io(graph, graph.inputs, plan.offsets, em), _io(graph, graph.outputs, plan.output_offsets, em)
     copy_in, copy_out = em.io_copies()
     weights_bytes = em.weights.nbytes
     weights_bytes += sum(t.nbytes for fn in graph.functions.values() for t in fn.graph.tensors.values() if t.is_const)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from aot.csource.format import C_TYPES, c_comment, c_ident
+from aot.csource.format import C_TYPES, CNames, c_comment
 from aot.csource.tap import c_tap
 from aot.csource.weights import StoredArray, WeightStore
 from aot.ir import Graph, Node
@@ -35,10 +35,12 @@ class ModelEmitter:
         self.used_consts: dict[str, None] = {}  # constants the emitted code refers to
         self.scratch_vars: dict[str, tuple[str, str]] = {}  # node -> (C name, type) of its scratch block
         self.weights = WeightStore(name)  # filled by emit_nodes(), once the used constants are known
-        self._idents: dict[str, str] = {}
-        self._taken: set[str] = set()
-        self._shape_vars: set[str] = set()
-        self._param_vars: set[str] = set()
+        # Every identifier made from an ONNX name, in one scope (aot/csource/names.py): none may be
+        # one of the bundle's own (<name>_run, <name>_weights, a vendor function's symbol, ...).
+        self.names = CNames(prefixes=(f"{name}_",))
+        self.fields = CNames(fold_case=True)  # struct fields of the I/O (also in upper-case macros)
+        for t in dict.fromkeys([*graph.inputs, *graph.outputs]):
+            self.fields.name(t, t)
         self.derived: dict[str, StoredArray] = {}
 
     @property
@@ -49,15 +51,8 @@ class ModelEmitter:
     # --- naming ---------------------------------------------------------------
     def ident(self, tensor: str) -> str:
         """Unique C identifier for a tensor: t_<name> for data, w_<name> for constants."""
-        if tensor not in self._idents:
-            prefix = "w_" if self.graph.tensors[tensor].is_const else "t_"
-            base = c_ident(tensor, prefix)
-            name, k = base, 1
-            while name in self._taken:
-                name, k = f"{base}_{k}", k + 1
-            self._taken.add(name)
-            self._idents[tensor] = name
-        return self._idents[tensor]
+        prefix = "w_" if self.graph.tensors[tensor].is_const else "t_"
+        return self.names.name(("tensor", tensor), tensor, prefix)
 
     def pointer(self, tensor: str) -> str:
         if tensor not in self.graph.tensors:
@@ -75,33 +70,20 @@ class ModelEmitter:
         if node.name not in self.plan.scratch:
             return "NULL"
         if node.name not in self.scratch_vars:
-            var = base = c_ident(node.name, "scratch_")
-            k = 1
-            while var in self._taken:
-                var, k = f"{base}_{k}", k + 1
-            self._taken.add(var)
-            self.scratch_vars[node.name] = (var, ctype)
+            self.scratch_vars[node.name] = (self.names.fresh(node.name, "scratch_"), ctype)
         var, declared = self.scratch_vars[node.name]
         return var if declared == ctype else f"({ctype} *){var}"
 
     # --- declarations -----------------------------------------------------------
     def declare_params(self, node: Node, ctype: str, fields: dict[str, str], comment: str) -> str:
-        base = var = c_ident(node.name, "p_")
-        k = 1
-        while var in self._param_vars:
-            var, k = f"{base}_{k}", k + 1
-        self._param_vars.add(var)
+        var = self.names.fresh(node.name, "p_")
         body = ",\n".join(f"    .{k} = {v}" for k, v in fields.items())
         note = f"/* {c_comment(comment)} */\n" if comment else ""
         self.decls.append(f"{note}static const {ctype} {var} = {{\n{body},\n}};")
         return f"&{var}"
 
     def declare_derived(self, node: Node, suffix: str, values: np.ndarray, comment: str) -> str:
-        base = var = c_ident(f"{node.name}_{suffix}", "w_")
-        k = 1
-        while var in self.derived or var in self._taken:
-            var, k = f"{base}_{k}", k + 1
-        self._taken.add(var)
+        var = self.names.fresh(f"{node.name}_{suffix}", "w_")
         self.derived[var] = StoredArray(var, np.asarray(values, order="C"), comment)
         return var
 
@@ -196,10 +178,10 @@ class ModelEmitter:
         code, bits = DL_DTYPES[t.dtype]
         shape = "NULL"
         if t.shape:
-            var = c_ident(tensor, "s_")
-            decl = f"static const int64_t {var}[{len(t.shape)}] = {{{', '.join(map(str, t.shape))}}};"
-            if var not in self._shape_vars:
-                self._shape_vars.add(var)
+            var = self.names.get(("shape", tensor))
+            if var is None:
+                var = self.names.name(("shape", tensor), tensor, "s_")
+                decl = f"static const int64_t {var}[{len(t.shape)}] = {{{', '.join(map(str, t.shape))}}};"
                 self.decls.append(f'/* shape of "{c_comment(tensor)}" (in flash; DLTensor.shape is not const) */\n'
                                   f'{decl}')
             shape = f"(int64_t *){var}"
@@ -215,7 +197,8 @@ class ModelEmitter:
         return part in p.offsets and whole in p.offsets and p.offsets[part] == p.offsets[whole] + byte_offset
 
     def io_field(self, tensor: str) -> str:
-        return c_ident(tensor)
+        """The struct field of a graph input or output (unique, also upper-cased in macros)."""
+        return self.fields.name(tensor, tensor)
 
     def pointer_decls(self) -> list[str]:
         """`float *t_x = ...;` for every tensor the entry point uses, with its plan."""

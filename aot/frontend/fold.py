@@ -14,6 +14,8 @@ of the outer scope is read as before. Its nodes may then fold in turn.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper, shape_inference
@@ -21,6 +23,7 @@ from onnx.reference import ReferenceEvaluator
 
 from aot.errors import AotcError
 from aot.frontend import contrib
+from aot.frontend.validate import check_node_outputs
 from aot.ir import Node
 from aot.unsupported import UnsupportedNodes
 
@@ -78,8 +81,10 @@ def evaluate_node(node: onnx.NodeProto, inputs: list[np.ndarray | None],
     model = helper.make_model(graph, opset_imports=opset_imports)
     model.ir_version = onnx.IR_VERSION
     feeds = {name: x for name, x in zip(names, inputs, strict=True) if name}
-    results = ReferenceEvaluator(model).run(None, feeds)
-    return [np.asarray(r) for r in results]
+    with warnings.catch_warnings(), np.errstate(all="ignore"):  # e.g. a division by zero: the value is the answer
+        warnings.simplefilter("ignore")
+        results = ReferenceEvaluator(model).run(None, feeds)
+        return [np.asarray(r) for r in results]
 
 
 def read_names(graph: onnx.GraphProto) -> set[str]:
@@ -265,14 +270,17 @@ def _try_fold(node: onnx.NodeProto, consts: dict[str, np.ndarray],
     op = node.op_type
     if op in ("Shape", "Size"):
         shape = shapes.get(node.input[0])
-        if shape is None:
+        if shape is None or any(d < 0 for d in shape):  # a negative dim is refused with its node, on import
             return None
-        return evaluate_node(node, [np.zeros(shape, np.float32)], opsets)
-    inputs = [consts.get(i) if i else None for i in node.input]
-    if any(i and i not in consts for i in node.input):
-        return None
-    if op != "Constant" and not any(x is not None for x in inputs):
-        return None
+        inputs: list[np.ndarray | None] = [np.broadcast_to(np.float32(0), shape)]  # the shape, no data
+    else:
+        inputs = [consts.get(i) if i else None for i in node.input]
+        if any(i and i not in consts for i in node.input):
+            return None
+        if op != "Constant" and not any(x is not None for x in inputs):
+            return None
+        check_node_outputs(node, [None if x is None else (x.dtype.name, x.shape) for x in inputs], inputs, opsets,
+                           _Named(node))  # before anything of an output's size is allocated
     try:
         return evaluate_node(node, inputs, opsets)
     except Exception as e:

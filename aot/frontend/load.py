@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
@@ -9,12 +10,27 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from aot.csource.names import is_reserved
 from aot.errors import AotcError
 from aot.frontend import contrib
 from aot.frontend.canonical import canonicalize
 from aot.frontend.fold import _Named, evaluate_node, fold_to_fixed_point, refuse_control_flow, static_shapes
 from aot.frontend.optional_outputs import drop_unread_optional_outputs
+from aot.frontend.validate import (
+    check_declarations,
+    check_declared,
+    check_int_attributes,
+    check_node_outputs,
+    check_node_types,
+    check_text,
+    declare_outputs,
+    elem_name,
+    node_inference_errors,
+    restore_declarations,
+    take_declarations,
+)
 from aot.ir import DTYPES, Graph, Node, Tensor
+from aot.limits import check_tensor
 
 MIN_OPSET, MAX_OPSET = 7, 28  # 7..21 required; 22..28: see docs/opsets.md for what changed
 
@@ -28,6 +44,10 @@ def load_model(path: str | Path) -> onnx.ModelProto:
         model = onnx.load(str(path))
     except Exception as e:
         raise AotcError(f"cannot read model '{path}': not a valid ONNX file ({_first_line(e)})") from e
+    try:
+        check_text(model)
+    except AotcError as e:
+        raise AotcError(f"cannot read model '{path}': {e.message}") from e
     if not model.graph.node and not model.graph.output:
         raise AotcError(f"cannot read model '{path}': not a valid ONNX file (empty graph)")
     try:
@@ -65,14 +85,22 @@ def import_model(model: onnx.ModelProto, name: str | None = None,
     drop_unread_optional_outputs(model, opset)  # before any op is checked
     if input_shapes:
         fix_input_shapes(model, input_shapes)
+    check_declared(model)  # sizes and initializer data, before anything is allocated from them
     _check_input_shapes(model)
+    declared = take_declarations(model)  # output and value_info types: inferred, then compared
     model = fold_to_fixed_point(model)  # also: an If with a constant condition becomes its branch
     refuse_control_flow(model)  # what is left of If/Loop/Scan, before any evaluator sees a subgraph
     drop_unread_optional_outputs(model, opset)  # those of nodes that came out of an If's branch
+    restore_declarations(model, declared)  # where inference knows nothing
     graph = _to_ir(model, name or sanitize(model.graph.name or "model"))
+    check_declarations(graph, declared)
+    inconsistent = node_inference_errors(model, graph.tensors)  # raised after canonicalize's own checks
+    declare_outputs(model, graph)
     graph.meta["opset"] = opset
     graph.meta["onnx"] = model  # the folded model, which a partition is written back into
     canonicalize(graph, opset)
+    if inconsistent:
+        raise inconsistent[0]
     graph.verify()
     return graph
 
@@ -129,10 +157,7 @@ def _check_input_shapes(model: onnx.ModelProto) -> None:
 
 
 def _elem_dtype(elem_type: int, what: str, node: object = None) -> str:
-    try:
-        dt = np.dtype(helper.tensor_dtype_to_np_dtype(elem_type)).name
-    except Exception:
-        dt = onnx.TensorProto.DataType.Name(elem_type).lower()
+    dt = elem_name(elem_type)
     if dt not in DTYPES:
         raise AotcError(f"{what} has dtype {dt}, which aotc does not support", node=node)
     return dt
@@ -145,6 +170,7 @@ def _to_ir(model: onnx.ModelProto, name: str) -> Graph:
     for init in g.initializer:
         arr = numpy_helper.to_array(init)
         dt = _elem_dtype(init.data_type, f"initializer '{init.name}'")
+        check_tensor(f"initializer '{init.name}'", dt, arr.shape, arr.dtype.itemsize)
         tensors[init.name] = Tensor(init.name, tuple(arr.shape), dt, np.asarray(arr, order="C"))
     shapes = static_shapes(model)
     types: dict[str, int] = {}
@@ -154,6 +180,8 @@ def _to_ir(model: onnx.ModelProto, name: str) -> Graph:
 
     inputs = [vi.name for vi in g.input if vi.name not in tensors]
     for i in inputs:
+        if i not in types:
+            raise AotcError(f"input '{i}' has no element type")
         tensors[i] = Tensor(i, shapes[i], _elem_dtype(types[i], f"input '{i}'"))
 
     nodes: list[Node] = []
@@ -162,6 +190,8 @@ def _to_ir(model: onnx.ModelProto, name: str) -> Graph:
         attrs = {a.name: helper.get_attribute_value(a) for a in pn.attribute}
         attrs = {key: (v.decode() if isinstance(v, bytes) else v) for key, v in attrs.items()}
         node = Node(pn.op_type, node_name, list(pn.input), list(pn.output), attrs)
+        check_node_types(pn, tensors, opset_of(model), node)
+        check_int_attributes(pn, node)
         missing = [o for o in pn.output if o and (shapes.get(o) is None or o not in types)]
         if missing:
             _infer_by_evaluation(pn, node, tensors, shapes, types, opsets)
@@ -170,10 +200,17 @@ def _to_ir(model: onnx.ModelProto, name: str) -> Graph:
                 continue
             if shapes.get(o) is None or o not in types:
                 raise AotcError(f"cannot infer a static shape for output '{o}'", node=node)
-            tensors[o] = Tensor(o, shapes[o], _elem_dtype(types[o], f"output '{o}'", node))
+            dt = _elem_dtype(types[o], f"output '{o}'", node)
+            check_tensor(f"output '{o}'", dt, shapes[o], np.dtype(dt).itemsize, node=node)
+            tensors[o] = Tensor(o, shapes[o], dt)
         nodes.append(node)
 
     outputs = [vi.name for vi in g.output]
+    if not outputs:
+        raise AotcError("the model has no graph outputs: there is nothing to compute")
+    if len(set(outputs)) != len(outputs):
+        twice = next(o for o in outputs if outputs.count(o) > 1)
+        raise AotcError(f"graph output '{twice}' is listed more than once")
     for o in outputs:
         if o not in tensors:
             raise AotcError(f"graph output '{o}' is never computed")
@@ -197,7 +234,11 @@ def _infer_by_evaluation(pn: onnx.NodeProto, node: Node, tensors: dict[str, Tens
         t = tensors.get(i)
         if t is None:
             return
-        args.append(t.data if t.is_const else np.zeros(t.shape, t.dtype))
+        args.append(t.data if t.is_const else None)
+    check_node_outputs(pn, [None if not i else (tensors[i].dtype, tensors[i].shape) for i in pn.input], args,
+                       opsets, node)  # before its outputs are allocated
+    args = [None if not i else a if a is not None else np.zeros(tensors[i].shape, tensors[i].dtype)
+            for i, a in zip(pn.input, args, strict=True)]
     try:
         results = evaluate_node(pn, args, opsets)
     except Exception as e:
@@ -219,12 +260,20 @@ def _unique(name: str, used: set[str]) -> str:
 
 
 def sanitize(name: str) -> str:
-    """A C identifier made from `name` (lower-case; digits cannot lead)."""
+    """The model's C name, made from `name`: lower-case [a-z0-9_], not leading with a digit, at most
+    48 characters (it prefixes every public symbol and file name of the bundle), and none that a
+    CMake target, a system library, the bundle's own files or the runtime's prefixes take."""
     s = re.sub(r"[^0-9a-zA-Z_]", "_", name).strip("_").lower() or "model"
-    if s[0].isdigit() or s in _RESERVED:
+    if len(s) > 48:
+        s = s[:40].rstrip("_") + "_" + hashlib.sha1(name.encode("utf-8", "surrogatepass")).hexdigest()[:7]
+    if s[0].isdigit() or s in _RESERVED or is_reserved(s) or s.startswith(("aotc", "dlpack", "dltensor")):
         s = "model_" + s
     return s
 
 
-# Names a bundle's CMake target must not take: system libraries it links, its own runner.
-_RESERVED = {"m", "c", "dl", "rt", "pthread", "gcc", "runner", "aotc", "dnnl"}
+# Names a bundle's CMake target must not take: system libraries it links, its own runner, CMake's
+# reserved targets; and C keywords (the name is also an identifier prefix and a header name).
+_RESERVED = {"m", "c", "dl", "rt", "pthread", "gcc", "runner", "aotc", "dnnl", "all", "clean", "help", "install",
+             "test", "package", "package_source", "edit_cache", "rebuild_cache", "depend", "preinstall",
+             "list_install_components", "install_strip", "install_local", "all_build", "zero_check", "run_tests",
+             "main", "cref", "accel_sim"}

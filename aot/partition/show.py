@@ -67,11 +67,11 @@ def _dot(graph: Graph) -> str:
     producer: dict[str, str] = {}
 
     def node_id(n: Node, prefix: str = "") -> str:
-        return '"' + (prefix + n.name).replace('"', "'") + '"'
+        return _dot_id(prefix + n.name)
 
     for t in graph.inputs:
-        out.append(f'  "in:{t}" [label="{html.escape(t)}", shape=ellipse, fillcolor="#eeeeee"];')
-        producer[t] = f'"in:{t}"'
+        out.append(f'  {_dot_id("in:" + t)} [label="{_label(t)}", shape=ellipse, fillcolor="#eeeeee"];')
+        producer[t] = _dot_id("in:" + t)
     for n in graph.nodes:
         if n.op == "Call":
             fn = graph.functions[n.attrs["function"]]
@@ -79,13 +79,13 @@ def _dot(graph: Graph) -> str:
                        f'style=filled; fillcolor="{colour[fn.compiler]}40"; color="{colour[fn.compiler]}";')
             for m in fn.graph.nodes:
                 label = m.attrs["composite"] if m.op == "Composite" else m.op
-                out.append(f'    {node_id(m)} [label="{html.escape(label)}\\n{html.escape(m.name)}", '
+                out.append(f'    {node_id(m)} [label="{_label(label)}\\n{_label(m.name)}", '
                            f'fillcolor="{colour[fn.compiler]}"];')
                 for o in m.outputs:
                     producer[o] = node_id(m)
             out.append("  }")
         else:
-            out.append(f'  {node_id(n)} [label="{html.escape(n.op)}\\n{html.escape(n.name)}"];')
+            out.append(f'  {node_id(n)} [label="{_label(n.op)}\\n{_label(n.name)}"];')
             for o in n.outputs:
                 producer[o] = node_id(n)
     for n in graph.nodes:
@@ -95,11 +95,21 @@ def _dot(graph: Graph) -> str:
                 if i in producer:
                     out.append(f"  {producer[i]} -> {node_id(m)};")
     for t in graph.outputs:
-        out.append(f'  "out:{t}" [label="{html.escape(t)}", shape=ellipse, fillcolor="#eeeeee"];')
+        out.append(f'  {_dot_id("out:" + t)} [label="{_label(t)}", shape=ellipse, fillcolor="#eeeeee"];')
         if t in producer:
-            out.append(f'  {producer[t]} -> "out:{t}";')
+            out.append(f'  {producer[t]} -> {_dot_id("out:" + t)};')
     out.append("}")
     return "\n".join(out) + "\n"
+
+
+def _dot_id(text: str) -> str:
+    """Any name as a quoted DOT identifier (ONNX names may hold quotes, backslashes, newlines)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r") + '"'
+
+
+def _label(text: str) -> str:
+    """A name inside a DOT label="...": HTML-escaped, backslashes and line breaks as DOT escapes."""
+    return html.escape(text).replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
 
 
 def write_picture(graph: Graph, base: Path) -> Path:

@@ -65,8 +65,8 @@ def make_codegen(cfg: DeviceConfig) -> Callable[[Function, CodegenContext], Arti
         blob = low.blob
         workspace = spm_reserve(low.program.spm_bytes) + low.scratch_bytes
         g = fn.graph
-        ins = ", ".join(g.inputs) or "none"
-        outs = ", ".join(g.outputs)
+        ins = ctx.format.c_comment(", ".join(g.inputs) or "none")
+        outs = ctx.format.c_comment(", ".join(g.outputs))
         header = f"{sym}.h"
         proto = f"int32_t {sym}(const DLTensor *const *inputs, DLTensor *const *outputs, void *workspace)"
         guard = ctx.format.c_ident(sym).upper() + "_H"

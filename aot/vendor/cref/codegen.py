@@ -33,6 +33,7 @@ class _Writer:
         self.decls: list[str] = []
         self.body: list[str] = []
         self.names: dict[str, str] = {}
+        self.idents = ctx.format.CNames(prefixes=(f"{fn.global_symbol}_",))  # C names made from ONNX names
         self.workspace = 0
 
     def ref(self, tensor: str) -> str:
@@ -42,7 +43,7 @@ class _Writer:
         g = self.g
         t = g.tensors[tensor]
         if t.is_const:
-            self.names[tensor] = self.weights.add(self.c.c_ident(tensor, "w_"), t.data.astype(np.float32),
+            self.names[tensor] = self.weights.add(self.idents.fresh(tensor, "w_"), t.data.astype(np.float32),
                                                   f'"{tensor}" float32[{",".join(map(str, t.shape))}]')
         elif tensor in g.inputs:
             self.names[tensor] = f"((const float *)inputs[{g.inputs.index(tensor)}]->data)"
@@ -62,7 +63,7 @@ class _Writer:
         if c:
             cs = g.tensors[c].shape
             c_kind = 3 if int(np.prod(cs)) == 1 else 2 if cs == (m, n) and m != 1 else 1
-        var = self.c.c_ident(node_desc, "p_")
+        var = self.idents.fresh(node_desc, "p_")
         self.decls.append(
             f"static const aotc_cref_gemm_params {var} = {{ .m = {m}, .n = {n}, .k = {k}, .trans_b = {trans_b}, "
             f".alpha = {self.c.c_float(alpha)}, .beta = {self.c.c_float(beta)}, .c_kind = {c_kind}, "
