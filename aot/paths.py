@@ -37,6 +37,14 @@ def _is_aotc_checkout(root: Path) -> bool:
     return re.search(r'^\[project\][^\[]*^name\s*=\s*"aotc"', text, re.MULTILINE) is not None
 
 
+def install_command(extra: str) -> str:
+    """How to add a pip extra to this copy of aotc: in a source checkout (an editable install)
+    `pip install -e '<checkout>[extra]'`, else `pip install 'aotc[extra]'`."""
+    if not (_PACKAGE / "_data").is_dir() and _is_aotc_checkout(_PACKAGE.parent):
+        return f"python3 -m pip install -e '{_PACKAGE.parent}[{extra}]'"
+    return f"python3 -m pip install 'aotc[{extra}]'"
+
+
 def runtime_dir() -> Path:
     return data_root() / "runtime_c"
 

@@ -367,4 +367,4 @@ def test_missing_onednn_stops_configure_with_one_line(tmp_path):
     r = subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DCMAKE_DISABLE_FIND_PACKAGE_dnnl=ON"],
                        capture_output=True, text=True)
     assert r.returncode != 0
-    assert "pip install aotc[dnnl]" in " ".join(r.stderr.split())
+    assert "aotc[dnnl] extra" in " ".join(r.stderr.split())

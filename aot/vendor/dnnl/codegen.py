@@ -33,7 +33,7 @@ else()
 endif()
 if(NOT TARGET DNNL::dnnl)
   message(FATAL_ERROR "aotc dnnl vendor: oneDNN 3.x not found${AOTC_DNNL_WHERE}; "
-                      "install it with: pip install aotc[dnnl] "
+                      "install it with pip: the aotc[dnnl] extra (in a checkout: pip install -e '.[dnnl]') "
                       "(and configure with -DCMAKE_PREFIX_PATH=<that python's sys.prefix>)")
 endif()
 target_link_libraries(${AOTC_TARGET} PUBLIC DNNL::dnnl)

@@ -26,9 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aot.errors import AotcError
-from aot.paths import runtime_dir
+from aot.paths import install_command, runtime_dir
 
-INSTALL_HINT = "install oneDNN 3.x with: pip install aotc[dnnl]  (or onednn-cpu-gomp onednn-devel-cpu-gomp)"
+INSTALL_HINT = (f"install oneDNN 3.x with: {install_command('dnnl')}  "
+                "(or the onednn-cpu-gomp and onednn-devel-cpu-gomp wheels)")
 ALIGN = 64
 
 
