@@ -56,10 +56,10 @@ def int8_weights(w: np.ndarray, w_zero: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 
 def _check_8bit(node: Node, graph: Graph, data: tuple[int, ...]) -> str | None:
-    for k in data:
-        dtype = graph.tensors[node.inputs[k]].dtype
-        if dtype not in INT8:
-            return f"input {k} has dtype {dtype} (the integer kernels take int8 and uint8)"
+    """Inputs `data` 8-bit, and the output of the first one's type."""
+    reason = _check_8bit_inputs(node, graph, data)
+    if reason:
+        return reason
     x, y = graph.tensors[node.inputs[data[0]]].dtype, graph.tensors[node.outputs[0]].dtype
     if x != y:
         return f"input {x} and output {y} differ in type: not supported"

@@ -41,14 +41,6 @@ LOOKUP = ("Sigmoid", "Tanh", "HardSwish", "HardSigmoid", "LeakyRelu", "Relu", "E
 
 
 @dataclass(frozen=True)
-class QParams:
-    """A quantized tensor's scale and zero point (per-tensor: scalars)."""
-
-    scale: str  # tensor names
-    zero_point: str
-
-
-@dataclass(frozen=True)
 class LowerQDQ(Pass):
     name: ClassVar[str] = "qdq-to-integer-ops"
 
@@ -84,11 +76,11 @@ def _same_params(g: Graph, a: Node, b: Node) -> bool:
             and _scalar(g, a.inputs[2]) == _scalar(g, b.inputs[2]))
 
 
-def _new_tensor(g: Graph, base: str, like: Tensor, dtype: str, data: np.ndarray | None = None) -> str:
+def _new_tensor(g: Graph, base: str, shape: tuple[int, ...], dtype: str, data: np.ndarray | None = None) -> str:
     name, k = base, 1
     while name in g.tensors:
         name, k = f"{base}_{k}", k + 1
-    g.tensors[name] = Tensor(name, like.shape, dtype, data)
+    g.tensors[name] = Tensor(name, shape, dtype, data)
     return name
 
 
@@ -105,7 +97,7 @@ def _sink_dequantize(g: Graph) -> None:
             out.append(n)
             continue
         y = g.tensors[n.outputs[0]]
-        moved = _new_tensor(g, f"{n.outputs[0]}_quantized", y, g.tensors[dq.inputs[0]].dtype)
+        moved = _new_tensor(g, f"{n.outputs[0]}_quantized", y.shape, g.tensors[dq.inputs[0]].dtype)
         view = Node(n.op, n.name, [dq.inputs[0], *n.inputs[1:]], [moved], dict(n.attrs), n.origin)
         after = Node("DequantizeLinear", f"{n.name}_dequantize", [moved, *dq.inputs[1:]], [n.outputs[0]],
                      dict(dq.attrs), dq.sources())
@@ -222,7 +214,7 @@ class _Rewriter:
             return None
         scale = np.float32(_scalar(g, x.inputs[1])) * np.asarray(g.const(w.inputs[1]), np.float32).reshape(-1)
         data = np.rint(b.reshape(-1).astype(np.float64) / scale).astype(np.int32)
-        return _new_tensor(g, f"{bias}_int32", Tensor(bias, (length,), "int32"), "int32", data)
+        return _new_tensor(g, f"{bias}_int32", (length,), "int32", data)
 
     # --- rules: each returns the integer node, or None to leave the float op ---------
     def _conv(self, n: Node) -> Node | None:
@@ -321,6 +313,6 @@ class _Rewriter:
                              g.tensors[q.outputs[0]].dtype, int(g.meta.get("opset", 13)))
         if table is None:
             return None
-        name = _new_tensor(self.g, f"{n.name}_table", Tensor("", (256,), ""), self.g.tensors[q.outputs[0]].dtype,
+        name = _new_tensor(self.g, f"{n.name}_table", (256,), self.g.tensors[q.outputs[0]].dtype,
                            table)
         return self.replace(n, "QLookup", [x.inputs[0], name], q, [], {"function": n.op})
