@@ -40,6 +40,10 @@ def load_model(path: str | Path) -> onnx.ModelProto:
     path = Path(path)
     if not path.is_file():
         raise AotcError(f"cannot read model '{path}': no such file")
+    from aot.frontend.tflite import is_tflite, load_tflite
+
+    if is_tflite(path):  # the TFLite frontend writes the ONNX this stage reads (issue 29)
+        return load_tflite(path)
     try:
         model = onnx.load(str(path))
     except Exception as e:

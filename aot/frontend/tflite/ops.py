@@ -1,0 +1,487 @@
+"""TFLite builtin ops -> the ONNX operators aotc's import stage reads.
+
+Layout: TFLite tensors are NHWC and the model's inputs and outputs stay NHWC. aotc's host conv and
+pool kernels are NCHW, so a 4-D value may exist in either layout: each op asks for its inputs in
+the layout it computes in, and a Transpose is written only where a value is asked for in a layout
+it does not have yet (once per value). Layout-agnostic ops (elementwise, activations, concat, pad,
+mean) compute in whatever layout their inputs already have, so a chain of convs, activations and
+pools is transposed once at the graph input and once where it ends (a Reshape/FullyConnected or
+a graph output). This is the interim route of issue 29, part 3: NHWC host kernels would remove
+those edge transposes too.
+
+Float models only in this slice: an op on int8/int16 tensors (other than QUANTIZE/DEQUANTIZE at
+the edges) is refused, since TFLite's fixed-point requantisation is not implemented yet.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from aot.errors import AotcError
+from aot.frontend.tflite.reader import TflModel, TflOp, TflTensor
+
+OPSET = 17
+NHWC, NCHW = "nhwc", "nchw"
+TO_NCHW, TO_NHWC = (0, 3, 1, 2), (0, 2, 3, 1)
+
+# ActivationFunctionType
+_ACT_NONE, _ACT_RELU, _ACT_RELU_N1_TO_1, _ACT_RELU6, _ACT_TANH = 0, 1, 2, 3, 4
+_SAME = 0  # Padding.SAME (VALID = 1)
+
+_UNARY = {"LOGISTIC": "Sigmoid", "TANH": "Tanh", "RELU": "Relu", "ABS": "Abs", "EXP": "Exp", "NEG": "Neg",
+          "SQRT": "Sqrt", "RSQRT": None, "LOG": "Log", "FLOOR": "Floor", "CEIL": "Ceil", "ELU": "Elu"}
+_BINARY = {"ADD": "Add", "SUB": "Sub", "MUL": "Mul", "DIV": "Div", "MAXIMUM": "Max", "MINIMUM": "Min"}
+
+
+class OnnxBuilder:
+    """The ONNX graph being written, and each TFLite tensor's value by layout."""
+
+    def __init__(self, model: TflModel):
+        self.m = model
+        self.nodes: list[onnx.NodeProto] = []
+        self.inits: list[onnx.TensorProto] = []
+        self.values: dict[int, dict[str, str]] = {}  # tensor index -> {layout: onnx name}
+        self.used: set[str] = set()
+        self.names = [self._unique(t.name) for t in model.tensors]
+
+    def _unique(self, name: str) -> str:
+        base, k = name or "t", 1
+        while name in self.used:
+            name, k = f"{base}_{k}", k + 1
+        self.used.add(name)
+        return name
+
+    def fresh(self, hint: str) -> str:
+        return self._unique(hint)
+
+    def tensor(self, idx: int) -> TflTensor:
+        return self.m.tensors[idx]
+
+    def const(self, array: np.ndarray, hint: str) -> str:
+        name = self.fresh(hint)
+        self.inits.append(numpy_helper.from_array(np.array(array, order="C"), name))  # keeps 0-d scalars 0-d
+        return name
+
+    def node(self, op: str, inputs: list[str], outputs: list[str] | None = None, hint: str = "", **attrs) -> str:
+        outs = outputs or [self.fresh(f"{hint or op}_out")]
+        self.nodes.append(helper.make_node(op, inputs, outs, name=self.fresh(hint or op), **attrs))
+        return outs[0]
+
+    # --- values ------------------------------------------------------------------------
+    def layouts(self, idx: int) -> dict[str, str]:
+        return self.values.get(idx, {})
+
+    def value(self, idx: int, layout: str = NHWC) -> str:
+        """Tensor `idx` in `layout` (NCHW only for 4-D tensors), transposing at most once."""
+        t = self.tensor(idx)
+        if len(t.shape) != 4:
+            layout = NHWC
+        if t.data is not None:
+            have = self.values.setdefault(idx, {})
+            if layout not in have:
+                data = _float_const(t)
+                have[layout] = self.const(data.transpose(TO_NCHW) if layout == NCHW else data,
+                                          self.names[idx] + ("_nchw" if layout == NCHW else ""))
+            return have[layout]
+        have = self.values.get(idx)
+        if not have:
+            raise AotcError(f"tensor '{t.name}' is read before any op computes it")
+        if layout not in have:
+            other = next(iter(have.values()))
+            have[layout] = self.node("Transpose", [other], [self.fresh(f"{self.names[idx]}_{layout}")],
+                                     hint=f"{self.names[idx]}_to_{layout}",
+                                     perm=list(TO_NCHW if layout == NCHW else TO_NHWC))
+        return have[layout]
+
+    def prefers(self, idx: int) -> str:
+        """The layout a layout-agnostic op should compute in: NCHW when its input already is."""
+        have = self.layouts(idx)
+        return NCHW if NCHW in have and len(self.tensor(idx).shape) == 4 else NHWC
+
+    def set(self, idx: int, layout: str, name: str) -> None:
+        if len(self.tensor(idx).shape) != 4:
+            layout = NHWC
+        self.values[idx] = {layout: name}
+
+    def out_name(self, idx: int, layout: str) -> str:
+        """The ONNX name of tensor `idx` computed in `layout` (graph outputs keep their own name in NHWC)."""
+        if layout == NHWC or len(self.tensor(idx).shape) != 4:
+            return self.names[idx]
+        return self.fresh(self.names[idx] + "_nchw")
+
+
+def _float_const(t: TflTensor) -> np.ndarray:
+    data = t.data
+    if data.dtype == np.float16:
+        return data.astype(np.float32)
+    if t.quant is not None and data.dtype in (np.int8, np.uint8) and t.dtype != "float32":
+        return data  # the QUANTIZE/DEQUANTIZE ops read it as integers
+    return data
+
+
+def to_onnx(model: TflModel) -> onnx.ModelProto:
+    """The model as ONNX, NHWC at its inputs and outputs."""
+    b = OnnxBuilder(model)
+    for i in model.inputs:
+        t = model.tensors[i]
+        if t.data is not None:
+            continue
+        b.values[i] = {NHWC: b.names[i]}
+    for op in model.ops:
+        _check_op(b, op)
+        fn = _OPS.get(op.op)
+        if fn is None:
+            if op.op.startswith("CUSTOM:"):
+                raise AotcError(f"custom op '{op.op[7:]}' is not supported", node=_Named(op))
+            raise AotcError(f"TFLite op {op.op} is not supported", node=_Named(op))
+        fn(b, op)
+    outputs = []
+    for o in model.outputs:
+        name = b.names[o]
+        have = b.values.get(o, {})
+        if have.get(NHWC) != name:  # computed in NCHW, or an input or constant passed through
+            src = have.get(NCHW) if NHWC not in have and NCHW in have else b.value(o, NHWC)
+            b.node("Transpose" if src == have.get(NCHW) else "Identity", [src], [name], hint=f"{name}_out",
+                   **({"perm": list(TO_NHWC)} if src == have.get(NCHW) else {}))
+        outputs.append(_value_info(model.tensors[o], name))
+    inputs = [_value_info(model.tensors[i], b.names[i]) for i in model.inputs if model.tensors[i].data is None]
+    graph = helper.make_graph(b.nodes, "tflite", inputs, outputs, b.inits)
+    onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+                                   producer_name="aotc-tflite")
+    onnx_model.ir_version = 8
+    return onnx_model
+
+
+class _Named:
+    """A TFLite op as the node an AotcError names."""
+
+    def __init__(self, op: TflOp):
+        self.name, self.op_type = op.name, op.op
+
+    def describe(self) -> str:
+        return f"node '{self.name}' ({self.op_type})"
+
+
+def _err(op: TflOp, message: str) -> AotcError:
+    return AotcError(message, node=_Named(op))
+
+
+def _value_info(t: TflTensor, name: str) -> onnx.ValueInfoProto:
+    return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(t.dtype)), list(t.shape))
+
+
+def _check_op(b: OnnxBuilder, op: TflOp) -> None:
+    if op.op in ("QUANTIZE", "DEQUANTIZE"):
+        return
+    for i in [*op.inputs, *op.outputs]:
+        if i < 0:
+            continue
+        t = b.tensor(i)
+        if t.dtype in ("int8", "uint8", "int16") and t.quant is not None:
+            raise _err(op, f"quantized ({t.dtype}) TFLite ops are not supported yet: TFLite's fixed-point "
+                       "requantisation is the next part of issue 29; float models compile")
+
+
+# --- helpers ---------------------------------------------------------------------------
+def _act(b: OnnxBuilder, x: str, act: int, op: TflOp) -> str:
+    if act == _ACT_NONE:
+        return x
+    if act == _ACT_RELU:
+        return b.node("Relu", [x], hint=f"{op.name}_relu")
+    if act in (_ACT_RELU6, _ACT_RELU_N1_TO_1):
+        lo, hi = (0.0, 6.0) if act == _ACT_RELU6 else (-1.0, 1.0)
+        return b.node("Clip", [x, b.const(np.float32(lo), "lo"), b.const(np.float32(hi), "hi")],
+                      hint=f"{op.name}_clip")
+    if act == _ACT_TANH:
+        return b.node("Tanh", [x], hint=f"{op.name}_tanh")
+    raise _err(op, f"fused activation {act} is not supported")
+
+
+def _finish(b: OnnxBuilder, op: TflOp, x_final_op: str, inputs: list[str], layout: str, act: int = _ACT_NONE,
+            **attrs: Any) -> None:
+    """Write `x_final_op` then the fused activation; the last node writes the op's output."""
+    out = op.outputs[0]
+    if act == _ACT_NONE:
+        b.node(x_final_op, inputs, [b.out_name(out, layout)], hint=op.name, **attrs)
+        b.set(out, layout, b.nodes[-1].output[0])
+        return
+    y = b.node(x_final_op, inputs, hint=op.name, **attrs)
+    _act(b, y, act, op)
+    b.nodes[-1].output[0] = name = b.out_name(out, layout)
+    b.set(out, layout, name)
+
+
+def _same_pads(size: int, k: int, s: int, d: int, out: int) -> tuple[int, int]:
+    total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
+    return total // 2, total - total // 2
+
+
+def _pads(b: OnnxBuilder, op: TflOp, kh: int, kw: int, sh: int, sw: int, dh: int = 1, dw: int = 1) -> list[int]:
+    opts = op.options
+    x, y = b.tensor(op.inputs[0]).shape, b.tensor(op.outputs[0]).shape
+    if opts.padding != _SAME:
+        return [0, 0, 0, 0]
+    top, bottom = _same_pads(x[1], kh, sh, dh, y[1])
+    left, right = _same_pads(x[2], kw, sw, dw, y[2])
+    return [top, left, bottom, right]
+
+
+def _weights(b: OnnxBuilder, op: TflOp, k: int) -> np.ndarray:
+    t = b.tensor(op.inputs[k])
+    if t.data is None:
+        raise _err(op, f"weights '{t.name}' are computed at run time; aotc needs constant weights")
+    return _float_const(t).astype(np.float32)
+
+
+def _bias(b: OnnxBuilder, op: TflOp, k: int) -> list[str]:
+    if len(op.inputs) <= k or op.inputs[k] < 0:
+        return []
+    return [b.value(op.inputs[k])]
+
+
+# --- ops -------------------------------------------------------------------------------
+def _conv(b: OnnxBuilder, op: TflOp) -> None:
+    o = op.options
+    w = _weights(b, op, 1)  # [O, kh, kw, I]
+    kh, kw = w.shape[1:3]
+    pads = _pads(b, op, kh, kw, o.strideH, o.strideW, o.dilationHFactor, o.dilationWFactor)
+    x = b.value(op.inputs[0], NCHW)
+    groups = b.tensor(op.inputs[0]).shape[3] // w.shape[3]
+    _finish(b, op, "Conv", [x, b.const(w.transpose(0, 3, 1, 2), f"{op.name}_w"), *_bias(b, op, 2)], NCHW,
+            o.fusedActivationFunction, kernel_shape=[kh, kw], strides=[o.strideH, o.strideW],
+            dilations=[o.dilationHFactor, o.dilationWFactor], pads=pads, group=groups)
+
+
+def _depthwise(b: OnnxBuilder, op: TflOp) -> None:
+    o = op.options
+    w = _weights(b, op, 1)  # [1, kh, kw, C * multiplier]
+    kh, kw = w.shape[1:3]
+    pads = _pads(b, op, kh, kw, o.strideH, o.strideW, o.dilationHFactor, o.dilationWFactor)
+    c = b.tensor(op.inputs[0]).shape[3]
+    x = b.value(op.inputs[0], NCHW)
+    _finish(b, op, "Conv", [x, b.const(w.transpose(3, 0, 1, 2), f"{op.name}_w"), *_bias(b, op, 2)], NCHW,
+            o.fusedActivationFunction, kernel_shape=[kh, kw], strides=[o.strideH, o.strideW],
+            dilations=[o.dilationHFactor, o.dilationWFactor], pads=pads, group=c)
+
+
+def _transpose_conv(b: OnnxBuilder, op: TflOp) -> None:
+    o = op.options
+    w = _weights(b, op, 1)  # [O, kh, kw, I]
+    kh, kw = w.shape[1:3]
+    x_shape, y_shape = b.tensor(op.inputs[2]).shape, b.tensor(op.outputs[0]).shape
+    pads, extra = [], []
+    for axis, (k, s) in enumerate(((kh, o.strideH), (kw, o.strideW))):
+        total = (x_shape[1 + axis] - 1) * s + k - y_shape[1 + axis]
+        if total >= 0:
+            before = total // 2 if o.padding == _SAME else 0
+            pads.append((before, total - before))
+            extra.append(0)
+        else:
+            pads.append((0, 0))
+            extra.append(-total)
+    x = b.value(op.inputs[2], NCHW)
+    _finish(b, op, "ConvTranspose", [x, b.const(w.transpose(3, 0, 1, 2), f"{op.name}_w"), *_bias(b, op, 3)],
+            NCHW, getattr(o, "fusedActivationFunction", _ACT_NONE), kernel_shape=[kh, kw],
+            strides=[o.strideH, o.strideW], pads=[pads[0][0], pads[1][0], pads[0][1], pads[1][1]],
+            output_padding=extra)
+
+
+def _fully_connected(b: OnnxBuilder, op: TflOp) -> None:
+    o = op.options
+    if o is not None and o.weightsFormat != 0:
+        raise _err(op, "shuffled FULLY_CONNECTED weights are not supported")
+    w = _weights(b, op, 1)  # [out, in]
+    x = b.value(op.inputs[0], NHWC)
+    x_shape, y_shape = b.tensor(op.inputs[0]).shape, b.tensor(op.outputs[0]).shape
+    if len(x_shape) != 2 or x_shape[1] != w.shape[1]:
+        x = b.node("Reshape", [x, b.const(np.array([-1, w.shape[1]], np.int64), "shape")], hint=f"{op.name}_flat")
+    bias = _bias(b, op, 2)
+    rows = int(np.prod(x_shape)) // w.shape[1]
+    act = o.fusedActivationFunction if o is not None else _ACT_NONE
+    if tuple(y_shape) == (rows, w.shape[0]):
+        _finish(b, op, "Gemm", [x, b.const(w, f"{op.name}_w"), *bias], NHWC, act, transB=1)
+        return
+    y = b.node("Gemm", [x, b.const(w, f"{op.name}_w"), *bias], hint=op.name, transB=1)
+    y = _act(b, y, act, op)
+    _finish(b, op, "Reshape", [y, b.const(np.array(y_shape, np.int64), "shape")], NHWC)
+
+
+def _pool(onnx_op: str):
+    def lower(b: OnnxBuilder, op: TflOp) -> None:
+        o = op.options
+        pads = _pads(b, op, o.filterHeight, o.filterWidth, o.strideH, o.strideW)
+        attrs: dict[str, Any] = {"kernel_shape": [o.filterHeight, o.filterWidth], "strides": [o.strideH, o.strideW],
+                                 "pads": pads}
+        if onnx_op == "AveragePool":
+            attrs["count_include_pad"] = 0  # TFLite averages over the in-bounds elements only
+        _finish(b, op, onnx_op, [b.value(op.inputs[0], NCHW)], NCHW, o.fusedActivationFunction, **attrs)
+    return lower
+
+
+def _binary(b: OnnxBuilder, op: TflOp) -> None:
+    ins = op.inputs[:2]
+    y_rank = len(b.tensor(op.outputs[0]).shape)
+    layout = NCHW if y_rank == 4 and any(b.prefers(i) == NCHW for i in ins) else NHWC
+    names = []
+    for i in ins:
+        t = b.tensor(i)
+        if layout == NCHW and len(t.shape) < 4:
+            if t.data is None:
+                layout = NHWC
+                break
+    for i in ins:
+        t = b.tensor(i)
+        if layout == NCHW and len(t.shape) < 4:  # a constant broadcast along the trailing (channel) axes
+            data = _float_const(t).reshape((1,) * (4 - len(t.shape)) + t.shape).transpose(TO_NCHW)
+            names.append(b.const(np.ascontiguousarray(data), f"{b.names[i]}_nchw"))
+        else:
+            names.append(b.value(i, layout))
+    act = getattr(op.options, "fusedActivationFunction", _ACT_NONE) if op.options is not None else _ACT_NONE
+    _finish(b, op, _BINARY[op.op], names, layout, act)
+
+
+def _unary(b: OnnxBuilder, op: TflOp) -> None:
+    layout = b.prefers(op.inputs[0])
+    x = b.value(op.inputs[0], layout)
+    if op.op == "RSQRT":
+        _finish(b, op, "Reciprocal", [b.node("Sqrt", [x], hint=f"{op.name}_sqrt")], layout)
+        return
+    _finish(b, op, _UNARY[op.op], [x], layout)
+
+
+def _clip(lo: float, hi: float):
+    def lower(b: OnnxBuilder, op: TflOp) -> None:
+        layout = b.prefers(op.inputs[0])
+        _finish(b, op, "Clip", [b.value(op.inputs[0], layout), b.const(np.float32(lo), "lo"),
+                                b.const(np.float32(hi), "hi")], layout)
+    return lower
+
+
+def _leaky_relu(b: OnnxBuilder, op: TflOp) -> None:
+    layout = b.prefers(op.inputs[0])
+    _finish(b, op, "LeakyRelu", [b.value(op.inputs[0], layout)], layout, alpha=float(op.options.alpha))
+
+
+def _softmax(b: OnnxBuilder, op: TflOp) -> None:
+    x = b.value(op.inputs[0], NHWC)
+    beta = float(op.options.beta) if op.options is not None else 1.0
+    if beta != 1.0:
+        x = b.node("Mul", [x, b.const(np.float32(beta), "beta")], hint=f"{op.name}_beta")
+    _finish(b, op, "Softmax", [x], NHWC, axis=-1)
+
+
+def _reshape(b: OnnxBuilder, op: TflOp) -> None:
+    shape = np.array(b.tensor(op.outputs[0]).shape, np.int64)
+    _finish(b, op, "Reshape", [b.value(op.inputs[0], NHWC), b.const(shape, "shape")], NHWC)
+
+
+def _axis(axis: int, rank: int, layout: str) -> int:
+    axis = axis + rank if axis < 0 else axis
+    return TO_NCHW.index(axis) if layout == NCHW else axis
+
+
+def _concat(b: OnnxBuilder, op: TflOp) -> None:
+    rank = len(b.tensor(op.outputs[0]).shape)
+    live = [i for i in op.inputs if b.tensor(i).data is None]
+    layout = NCHW if rank == 4 and live and all(b.prefers(i) == NCHW for i in live) else NHWC
+    _finish(b, op, "Concat", [b.value(i, layout) for i in op.inputs], layout, op.options.fusedActivationFunction,
+            axis=_axis(op.options.axis, rank, layout))
+
+
+def _const_input(b: OnnxBuilder, op: TflOp, k: int, what: str) -> np.ndarray:
+    t = b.tensor(op.inputs[k])
+    if t.data is None:
+        raise _err(op, f"the {what} are computed at run time; aotc needs them constant")
+    return t.data
+
+
+def _mean(b: OnnxBuilder, op: TflOp) -> None:
+    rank = len(b.tensor(op.inputs[0]).shape)
+    axes = sorted({int(a) % rank for a in _const_input(b, op, 1, "axes").reshape(-1)})
+    keep = bool(op.options.keepDims) if op.options is not None else False
+    layout = b.prefers(op.inputs[0]) if keep else NHWC
+    if not keep and rank == 4 and b.prefers(op.inputs[0]) == NCHW and axes == [1, 2]:
+        layout = NCHW  # a global average pool: the result [N, C] is the same in either layout
+    _finish(b, op, "ReduceMean", [b.value(op.inputs[0], layout)], layout,
+            axes=[_axis(a, rank, layout) for a in axes], keepdims=int(keep))
+
+
+def _pad(b: OnnxBuilder, op: TflOp) -> None:
+    pads = _const_input(b, op, 1, "paddings").astype(np.int64).reshape(-1, 2)
+    layout = b.prefers(op.inputs[0])
+    if layout == NCHW:
+        pads = pads[list(TO_NCHW)]
+    inputs = [b.value(op.inputs[0], layout), b.const(np.concatenate([pads[:, 0], pads[:, 1]]), "pads")]
+    if op.op == "PADV2" and len(op.inputs) > 2:
+        inputs.append(b.value(op.inputs[2]))
+    _finish(b, op, "Pad", inputs, layout, mode="constant")
+
+
+def _strided_slice(b: OnnxBuilder, op: TflOp) -> None:
+    o = op.options
+    if o.ellipsisMask or o.newAxisMask:
+        raise _err(op, "STRIDED_SLICE with an ellipsis or new-axis mask is not supported")
+    if getattr(o, "offset", False):
+        raise _err(op, "STRIDED_SLICE with offset=true is not supported")
+    shape = b.tensor(op.inputs[0]).shape
+    begin, end = _const_input(b, op, 1, "begins"), _const_input(b, op, 2, "ends")
+    strides = _const_input(b, op, 3, "strides")
+    starts, ends, steps = [], [], []
+    for a, dim in enumerate(shape):
+        s = int(strides[a])
+        lo = None if o.beginMask >> a & 1 else int(begin[a])
+        hi = None if o.endMask >> a & 1 else int(end[a])
+        if o.shrinkAxisMask >> a & 1:
+            lo = int(begin[a]) % dim
+            hi, s = lo + 1, 1
+        start, stop, step = slice(lo, hi, s).indices(dim)
+        starts.append(start)
+        ends.append(stop if stop >= 0 else -dim - 1)
+        steps.append(step)
+    x = b.value(op.inputs[0], NHWC)
+    const = lambda v, n: b.const(np.array(v, np.int64), n)  # noqa: E731
+    y_shape = b.tensor(op.outputs[0]).shape
+    args = [x, const(starts, "starts"), const(ends, "ends"), const(list(range(len(shape))), "axes"),
+            const(steps, "steps")]
+    if o.shrinkAxisMask:
+        y = b.node("Slice", args, hint=op.name)
+        _finish(b, op, "Reshape", [y, const(list(y_shape), "shape")], NHWC)
+    else:
+        _finish(b, op, "Slice", args, NHWC)
+
+
+def _quantize(b: OnnxBuilder, op: TflOp) -> None:
+    x, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0])
+    if x.dtype == "float32" and y.quant is not None:
+        q = y.quant
+        _finish(b, op, "QuantizeLinear", [b.value(op.inputs[0]), b.const(np.float32(q.scale[0]), "scale"),
+                                          b.const(q.zero_point[:1].astype(y.dtype).reshape(()), "zero")], NHWC)
+        return
+    raise _err(op, f"QUANTIZE from {x.dtype} to {y.dtype} (a requantisation) is not supported yet")
+
+
+def _dequantize(b: OnnxBuilder, op: TflOp) -> None:
+    x = b.tensor(op.inputs[0])
+    if x.data is not None and x.dtype == "float16":  # float16 weights: the constant, widened
+        b.values[op.outputs[0]] = {NHWC: b.const(x.data.astype(np.float32), b.names[op.outputs[0]])}
+        return
+    if x.quant is None or x.quant.per_channel:
+        raise _err(op, f"DEQUANTIZE of {x.dtype} without per-tensor parameters is not supported")
+    q = x.quant
+    _finish(b, op, "DequantizeLinear", [b.value(op.inputs[0]), b.const(np.float32(q.scale[0]), "scale"),
+                                        b.const(q.zero_point[:1].astype(x.dtype).reshape(()), "zero")], NHWC)
+
+
+_OPS = {
+    "CONV_2D": _conv, "DEPTHWISE_CONV_2D": _depthwise, "TRANSPOSE_CONV": _transpose_conv,
+    "FULLY_CONNECTED": _fully_connected, "AVERAGE_POOL_2D": _pool("AveragePool"), "MAX_POOL_2D": _pool("MaxPool"),
+    **{k: _binary for k in _BINARY}, **{k: _unary for k in _UNARY},
+    "RELU6": _clip(0.0, 6.0), "RELU_N1_TO_1": _clip(-1.0, 1.0), "RELU_0_TO_1": _clip(0.0, 1.0),
+    "LEAKY_RELU": _leaky_relu, "SOFTMAX": _softmax, "RESHAPE": _reshape, "SQUEEZE": _reshape,
+    "EXPAND_DIMS": _reshape, "CONCATENATION": _concat, "MEAN": _mean, "PAD": _pad, "PADV2": _pad,
+    "STRIDED_SLICE": _strided_slice, "QUANTIZE": _quantize, "DEQUANTIZE": _dequantize,
+}

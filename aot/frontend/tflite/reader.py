@@ -1,0 +1,140 @@
+"""Read a .tflite flatbuffer with TFLite's official schema into plain records.
+
+The schema is the generated Python module ai-edge-litert ships (schema_py_generated.py), read with
+the `flatbuffers` package: no parser of our own. ai-edge-litert is an optional dependency (the
+`tflite` extra); without it a .tflite file is refused with the pip command that adds it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from aot.errors import AotcError
+from aot.frontend.tflite.quant import QuantParams, quant_params
+
+# TensorType -> numpy dtype, for the types aotc can hold
+NUMPY_DTYPE = {0: "float32", 1: "float16", 2: "int32", 3: "uint8", 4: "int64", 6: "bool", 7: "int16", 9: "int8",
+               10: "float64"}
+
+
+def schema() -> ModuleType:
+    """TFLite's generated schema module, or a one-line error naming the pip command that adds it."""
+    try:
+        from ai_edge_litert import schema_py_generated
+    except ImportError as e:
+        from aot.paths import install_command
+
+        raise AotcError(f"reading .tflite files needs ai-edge-litert (TFLite's schema); install it with: "
+                        f"{install_command('tflite')}") from e
+    return schema_py_generated
+
+
+@dataclass
+class TflTensor:
+    index: int
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    data: np.ndarray | None  # constant data (from its buffer), else None
+    quant: QuantParams | None
+    variable: bool = False
+
+
+@dataclass
+class TflOp:
+    index: int
+    op: str  # BuiltinOperator name, e.g. "CONV_2D"
+    inputs: list[int]  # tensor indices, -1 for an omitted optional input
+    outputs: list[int]
+    options: Any  # the op's *OptionsT object (None if it has none)
+
+    @property
+    def name(self) -> str:
+        return f"{self.op}_{self.index}"
+
+
+@dataclass
+class TflModel:
+    path: str
+    tensors: list[TflTensor]
+    ops: list[TflOp]
+    inputs: list[int]
+    outputs: list[int]
+    description: str = ""
+    subgraphs: int = 1
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def read_tflite(path: str | Path) -> TflModel:
+    """The main subgraph of a .tflite file; refuses what the frontend cannot map (custom ops, several
+    subgraphs, sparse or dynamic tensors) by name."""
+    sch = schema()
+    path = Path(path)
+    try:
+        buf = path.read_bytes()
+    except OSError as e:
+        raise AotcError(f"cannot read model '{path}': {e.strerror or e}") from e
+    try:
+        if not sch.Model.ModelBufferHasIdentifier(buf, 0):
+            raise ValueError("no TFL3 file identifier")
+        model = sch.ModelT.InitFromPackedBuf(buf, 0)
+    except Exception as e:
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise AotcError(f"cannot read model '{path}': not a valid TFLite file ({why})") from e
+    if not model.subgraphs:
+        raise AotcError(f"cannot read model '{path}': the TFLite file has no subgraph")
+    names = {v: k for k, v in vars(sch.BuiltinOperator).items() if not k.startswith("_")}
+    codes = [_op_name(c, names) for c in (model.operatorCodes or [])]
+    sg = model.subgraphs[0]
+    tensors = [_tensor(k, t, model.buffers or [], buf, path) for k, t in enumerate(sg.tensors or [])]
+    ops = []
+    for k, op in enumerate(sg.operators or []):
+        name = codes[op.opcodeIndex]
+        ops.append(TflOp(k, name, [int(i) for i in (op.inputs if op.inputs is not None else [])],
+                         [int(i) for i in (op.outputs if op.outputs is not None else [])], op.builtinOptions))
+    used_subgraphs = [o for o in ops if o.op in ("WHILE", "IF", "CALL_ONCE")]
+    if used_subgraphs:
+        o = used_subgraphs[0]
+        raise AotcError(f"op {o.name} ({o.op}): control flow with subgraphs is not supported yet")
+    return TflModel(str(path), tensors, ops, [int(i) for i in sg.inputs], [int(i) for i in sg.outputs],
+                    (model.description or b"").decode("utf-8", "replace") if isinstance(model.description, bytes)
+                    else str(model.description or ""), len(model.subgraphs))
+
+
+def _op_name(code: Any, names: dict[int, str]) -> str:
+    builtin = max(int(code.builtinCode), int(code.deprecatedBuiltinCode))  # old files set only the deprecated one
+    name = names.get(builtin, f"builtin {builtin}")
+    if name == "CUSTOM":
+        custom = code.customCode.decode() if isinstance(code.customCode, bytes) else str(code.customCode)
+        return f"CUSTOM:{custom}"
+    return name
+
+
+def _tensor(k: int, t: Any, buffers: list, buf: bytes, path: Path) -> TflTensor:
+    name = t.name.decode("utf-8", "replace") if isinstance(t.name, bytes) else str(t.name or f"tensor_{k}")
+    shape = tuple(int(d) for d in (t.shape if t.shape is not None else []))
+    dtype = NUMPY_DTYPE.get(int(t.type))
+    if dtype is None:
+        raise AotcError(f"tensor '{name}' has TFLite type {int(t.type)}, which aotc does not support")
+    if t.sparsity is not None:
+        raise AotcError(f"tensor '{name}' is sparse, which aotc does not support")
+    if t.shapeSignature is not None and any(int(d) < 0 for d in t.shapeSignature) and k >= 0:
+        pass  # a dynamic batch in the signature: the shape itself is static (1), which aotc compiles
+    data = None
+    b = buffers[t.buffer] if 0 < t.buffer < len(buffers) else None
+    if b is not None:
+        if b.offset > 1:  # large models keep buffers after the flatbuffer
+            raw = np.frombuffer(buf, np.uint8, count=int(b.size), offset=int(b.offset))
+        elif b.data is not None and len(b.data):
+            raw = np.asarray(b.data, dtype=np.uint8)
+        else:
+            raw = None
+        if raw is not None:
+            data = np.frombuffer(raw.tobytes(), dtype=dtype).reshape(shape).copy()
+    return TflTensor(k, name, shape, dtype, data, quant_params(t.quantization, len(shape)),
+                     bool(t.isVariable))

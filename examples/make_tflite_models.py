@@ -1,0 +1,121 @@
+"""Make the small .tflite models under tests/models/tflite/ as firmware teams make them (issue 29).
+
+Keras -> tf.lite.TFLiteConverter, float and full-int8 post-training quantisation with a
+representative dataset. Needs TensorFlow, which neither aotc nor its tests do: run it in a venv
+of its own and commit the files it writes:
+
+    python -m venv /work/venvs/tf && /work/venvs/tf/bin/pip install tensorflow-cpu
+    /work/venvs/tf/bin/python examples/make_tflite_models.py [OUT_DIR]
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+
+keras = tf.keras
+L = keras.layers
+
+
+def sine() -> keras.Model:
+    """TFLM's hello_world: a 16-16-1 MLP fitted to sin(x) on [0, 2 pi]."""
+    m = keras.Sequential([keras.Input((1,), batch_size=1), L.Dense(16, activation="relu"),
+                          L.Dense(16, activation="relu"), L.Dense(1)])
+    x = np.random.default_rng(0).uniform(0, 2 * np.pi, (1000, 1)).astype(np.float32)
+    m.compile("adam", "mse")
+    m.fit(x, np.sin(x), epochs=30, batch_size=32, verbose=0)
+    return m
+
+
+def keyword() -> keras.Model:
+    """A DS-CNN keyword spotter on a 49 x 10 MFCC map, as MLPerf Tiny's (smaller)."""
+    return keras.Sequential([
+        keras.Input((49, 10, 1), batch_size=1),
+        L.Conv2D(16, (10, 4), strides=2, padding="same", activation="relu"),
+        L.DepthwiseConv2D(3, padding="same", activation="relu"),
+        L.Conv2D(16, 1, activation="relu"),
+        L.DepthwiseConv2D(3, padding="same"), L.ReLU(max_value=6.0),
+        L.Conv2D(16, 1, activation="relu"),
+        L.AveragePooling2D((25, 5)),
+        L.Flatten(),
+        L.Dense(12),
+        L.Softmax(),
+    ])
+
+
+def person() -> keras.Model:
+    """A tiny person-detect-like CNN on a 48 x 48 grey image (MobileNet-v1 blocks)."""
+    return keras.Sequential([
+        keras.Input((48, 48, 1), batch_size=1),
+        L.Conv2D(8, 3, strides=2, padding="same", activation="relu6"),
+        L.DepthwiseConv2D(3, padding="same", activation="relu6"),
+        L.Conv2D(16, 1, activation="relu6"),
+        L.DepthwiseConv2D(3, strides=2, padding="same", activation="relu6"),
+        L.Conv2D(16, 1, activation="relu6"),
+        L.MaxPooling2D(2),
+        L.GlobalAveragePooling2D(),
+        L.Dense(2),
+        L.Softmax(),
+    ])
+
+
+def ops() -> keras.Model:
+    """The rest of the float op list: PAD, STRIDED_SLICE, CONCATENATION, ADD, SUB, MUL, LOGISTIC,
+    TANH, LEAKY_RELU, TRANSPOSE_CONV, MEAN, RESHAPE."""
+    x = keras.Input((12, 12, 3), batch_size=1)
+    a = L.Conv2D(8, 3, padding="valid", activation="tanh")(L.ZeroPadding2D(1)(x))
+    b = L.Conv2D(8, 3, padding="same", activation="sigmoid")(x)
+    c = L.Concatenate(axis=-1)([a, b])
+    d = L.Conv2D(8, 1)(c)
+    e = L.LeakyReLU(negative_slope=0.2)(L.Add()([d, a]))
+    f = L.Multiply()([L.Subtract()([e, b]), d])
+    g = L.Conv2DTranspose(4, 3, strides=2, padding="same")(f)
+    h = L.Lambda(lambda t: t[:, 1:21:2, 2:22, :])(g)
+    i = L.Lambda(lambda t: tf.reduce_mean(t, axis=[1, 2]))(h)
+    j = L.Reshape((2, 2))(L.Dense(4, activation="relu")(i))
+    return keras.Model(x, j)
+
+
+MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops}
+
+
+def representative(model: keras.Model):
+    rng = np.random.default_rng(1)
+    shape = (1, *model.inputs[0].shape[1:])
+
+    def gen():
+        for _ in range(100):
+            if shape == (1, 1):
+                yield [rng.uniform(0, 2 * np.pi, shape).astype(np.float32)]
+            else:
+                yield [rng.uniform(-1, 1, shape).astype(np.float32)]
+    return gen
+
+
+def convert(model: keras.Model, int8: bool) -> bytes:
+    conv = tf.lite.TFLiteConverter.from_keras_model(model)
+    if int8:
+        conv.optimizations = [tf.lite.Optimize.DEFAULT]
+        conv.representative_dataset = representative(model)
+        conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        conv.inference_input_type = tf.int8
+        conv.inference_output_type = tf.int8
+    return conv.convert()
+
+
+def main(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for name, make in MODELS.items():
+        keras.utils.set_random_seed(0)
+        model = make()
+        for int8 in (False, True):
+            path = out / f"{name}_{'int8' if int8 else 'float'}.tflite"
+            path.write_bytes(convert(model, int8))
+            print(f"wrote {path} ({path.stat().st_size} bytes)")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "tests/models/tflite")

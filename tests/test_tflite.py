@@ -1,0 +1,136 @@
+"""`aotc model.tflite` (issue 29): the TFLite frontend, compiled, built and run against LiteRT's
+reference kernels (OpResolverType.BUILTIN_REF), each reference in its own process.
+
+The models are tests/models/tflite/*.tflite, made by examples/make_tflite_models.py (Keras ->
+TFLiteConverter, float and full-int8). Needs ai-edge-litert (the `test` extra): skipped without it
+on a developer machine, failed in CI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from aot.build import cmake_exe
+from aot.errors import AotcError
+
+HERE = Path(__file__).resolve().parent
+MODELS = HERE / "models" / "tflite"
+AOTC = [sys.executable, "-m", "aot.cli"]
+FLOAT = ["sine", "keyword", "person", "ops"]
+
+
+def _require_litert() -> None:
+    try:
+        import ai_edge_litert.interpreter  # noqa: F401
+    except ImportError:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("ai-edge-litert is not installed (CI installs the test extra)")
+        pytest.skip("ai-edge-litert is not installed (pip install ai-edge-litert)")
+
+
+def _inputs(meta: dict, seed: int = 0) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for spec in meta["inputs"]:
+        shape, dtype = tuple(spec["shape"]), np.dtype(spec["dtype"])
+        if dtype.kind == "f":
+            feeds[spec["name"]] = rng.uniform(-1, 1, shape).astype(dtype)
+        else:
+            info = np.iinfo(dtype)
+            feeds[spec["name"]] = rng.integers(info.min, info.max + 1, shape).astype(dtype)
+    return feeds
+
+
+def _reference(tmp_path: Path, model: Path, feeds: list[np.ndarray]) -> list[np.ndarray]:
+    np.savez(tmp_path / "ref_in.npz", **{f"input_{k}": v for k, v in enumerate(feeds)})
+    run = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(model), str(tmp_path / "ref_in.npz"),
+                          str(tmp_path / "ref_out.npz")], capture_output=True, text=True)
+    assert run.returncode == 0, f"LiteRT's reference interpreter failed on {model.name}: {run.stderr[-2000:]}"
+    out = np.load(tmp_path / "ref_out.npz")
+    return [out[f"output_{k}"] for k in range(len(out.files))]
+
+
+def _compile_build_run(tmp_path: Path, model: Path) -> tuple[dict, dict, dict]:
+    out = tmp_path / "out"
+    subprocess.run([*AOTC, str(model), "-o", str(out)], check=True)
+    subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"],
+                   check=True, capture_output=True)
+    subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    feeds = _inputs(meta)
+    np.savez(tmp_path / "in.npz", **feeds)
+    subprocess.run([*AOTC, "run", str(out), "--inputs", str(tmp_path / "in.npz"),
+                    "--outputs", str(tmp_path / "res.npz")], check=True)
+    return meta, feeds, dict(np.load(tmp_path / "res.npz"))
+
+
+@pytest.mark.parametrize("name", FLOAT)
+def test_float_model_matches_litert_reference(tmp_path, name):
+    """Float models: within 1e-5 of each output's scale (max |reference|, at least 1)."""
+    _require_litert()
+    model = MODELS / f"{name}_float.tflite"
+    meta, feeds, ours = _compile_build_run(tmp_path, model)
+    refs = _reference(tmp_path, model, [feeds[s["name"]] for s in meta["inputs"]])
+    for spec, ref in zip(meta["outputs"], refs, strict=True):
+        got = ours[spec["name"]]
+        assert got.shape == ref.shape, (spec["name"], got.shape, ref.shape)
+        scale = max(1.0, float(np.abs(ref).max()))
+        err = float(np.abs(got.astype(np.float64) - ref).max())
+        assert err <= 1e-5 * scale, f"{name}:{spec['name']}: max error {err:.3g} > 1e-5 x {scale:.3g}"
+
+
+@pytest.mark.parametrize("name", FLOAT)
+def test_nhwc_at_the_edges(name):
+    """Inputs and outputs keep TFLite's NHWC shapes; transposes are only where a value changes layout."""
+    pytest.importorskip("ai_edge_litert") if os.environ.get("CI", "").lower() != "true" else None
+    from aot.frontend.tflite import read_tflite, to_onnx
+
+    tfl = read_tflite(MODELS / f"{name}_float.tflite")
+    onnx_model = to_onnx(tfl)
+    dims = [[d.dim_value for d in vi.type.tensor_type.shape.dim] for vi in onnx_model.graph.input]
+    assert dims == [list(tfl.tensors[i].shape) for i in tfl.inputs]
+    transposes = [n for n in onnx_model.graph.node if n.op_type == "Transpose"]
+    assert len(transposes) <= 3, [n.name for n in transposes]
+
+
+def test_int8_model_refused_by_name():
+    """int8 models are the next slice: refused with a one-line error naming the op, not miscompiled."""
+    pytest.importorskip("ai_edge_litert") if os.environ.get("CI", "").lower() != "true" else None
+    from aot.frontend import load_model
+
+    with pytest.raises(AotcError, match=r"FULLY_CONNECTED.*fixed-point requantisation"):
+        load_model(MODELS / "sine_int8.tflite")
+
+
+def test_custom_op_refused_by_name(tmp_path):
+    """A custom op is refused by its name (here a model whose op code we rename to SignalWindow)."""
+    pytest.importorskip("ai_edge_litert") if os.environ.get("CI", "").lower() != "true" else None
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as sch
+
+    m = sch.ModelT.InitFromPackedBuf((MODELS / "sine_float.tflite").read_bytes(), 0)
+    m.operatorCodes[0].builtinCode = m.operatorCodes[0].deprecatedBuiltinCode = sch.BuiltinOperator.CUSTOM
+    m.operatorCodes[0].customCode = "SignalWindow"
+    fb = flatbuffers.Builder(0)
+    fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
+    path = tmp_path / "custom.tflite"
+    path.write_bytes(bytes(fb.Output()))
+    run = subprocess.run([*AOTC, str(path), "-o", str(tmp_path / "out"), "--no-configure"], capture_output=True,
+                         text=True)
+    assert run.returncode == 2, run.stderr
+    assert "custom op 'SignalWindow' is not supported" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+
+
+def test_not_a_tflite_file(tmp_path):
+    path = tmp_path / "broken.tflite"
+    path.write_bytes(b"\x10\x00\x00\x00TFL3" + b"\x00" * 8)
+    run = subprocess.run([*AOTC, str(path), "-o", str(tmp_path / "out"), "--no-configure"], capture_output=True,
+                         text=True)
+    assert run.returncode == 2 and "not a valid TFLite file" in run.stderr, run.stderr
