@@ -18,6 +18,7 @@ import numpy as np
 
 from aot.errors import AotcError
 from aot.frontend import canonical_quant
+from aot.frontend.canonical_recurrent import recurrent
 from aot.ir import Graph, Node, Tensor
 from aot.unsupported import UnsupportedNodes
 
@@ -658,6 +659,9 @@ RULES: dict[str, Rule] = {
     "Cast": cast,
     "CastLike": cast_like,
     "Gemm": gemm,
+    "LSTM": recurrent,
+    "GRU": recurrent,
+    "RNN": recurrent,
 }
 
 

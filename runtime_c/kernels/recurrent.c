@@ -1,0 +1,230 @@
+/* ONNX LSTM, GRU and RNN (aotc_recurrent.h): per direction, one GEMM for every step's input
+ * projection, then a loop over the steps, each a recurrent GEMM over the batch and the gates. */
+#include "aotc_recurrent.h"
+
+#include <math.h>
+#include <string.h>
+
+static float act_one(int32_t kind, float alpha, float beta, float v) {
+    switch (kind) {
+    case AOTC_RNN_ACT_RELU: return v > 0.0f ? v : 0.0f;
+    case AOTC_RNN_ACT_TANH: return tanhf(v);
+    case AOTC_RNN_ACT_SIGMOID: return 1.0f / (1.0f + expf(-v));
+    case AOTC_RNN_ACT_AFFINE: return alpha * v + beta;
+    case AOTC_RNN_ACT_LEAKY_RELU: return v >= 0.0f ? v : alpha * v;
+    case AOTC_RNN_ACT_THRESHOLDED_RELU: return v > alpha ? v : 0.0f;
+    case AOTC_RNN_ACT_SCALED_TANH: return alpha * tanhf(beta * v);
+    case AOTC_RNN_ACT_HARD_SIGMOID: {
+        const float s = alpha * v + beta;
+        return s < 0.0f ? 0.0f : (s > 1.0f ? 1.0f : s);
+    }
+    case AOTC_RNN_ACT_ELU: return v >= 0.0f ? v : alpha * (expf(v) - 1.0f);
+    case AOTC_RNN_ACT_SOFTSIGN: return v / (1.0f + fabsf(v));
+    default: return v > 20.0f ? v : log1pf(expf(v)); /* AOTC_RNN_ACT_SOFTPLUS */
+    }
+}
+
+/* x[0, n) = act(clip(x)): the switch is outside the loops of the common functions. */
+static void activate(const aotc_rnn_activation *a, float clip, float *x, int32_t n) {
+    int32_t j;
+    if (clip > 0.0f) {
+        for (j = 0; j < n; ++j) x[j] = x[j] < -clip ? -clip : (x[j] > clip ? clip : x[j]);
+    }
+    if (a->kind == AOTC_RNN_ACT_SIGMOID) {
+        for (j = 0; j < n; ++j) x[j] = 1.0f / (1.0f + expf(-x[j]));
+    } else if (a->kind == AOTC_RNN_ACT_TANH) {
+        for (j = 0; j < n; ++j) x[j] = tanhf(x[j]);
+    } else {
+        for (j = 0; j < n; ++j) x[j] = act_one(a->kind, a->alpha, a->beta, x[j]);
+    }
+}
+
+/* m (n x k, row-major: one row per gate unit) transposed and packed as aotc_gemm.h's packed B. */
+static void pack_transposed(const float *m, int32_t n, int32_t k, float *dst) {
+    const int32_t panels = (n + AOTC_GEMM_PANEL - 1) / AOTC_GEMM_PANEL;
+    int32_t q, p, jj;
+    for (q = 0; q < panels; ++q) {
+        for (p = 0; p < k; ++p) {
+            float *row = dst + ((ptrdiff_t)q * k + p) * AOTC_GEMM_PANEL;
+            for (jj = 0; jj < AOTC_GEMM_PANEL; ++jj) {
+                const int32_t j = q * AOTC_GEMM_PANEL + jj;
+                row[jj] = j < n ? m[(ptrdiff_t)j * k + p] : 0.0f;
+            }
+        }
+    }
+}
+
+/* One direction's weights as the loop reads them: the compiler's, or run-time ones packed into work. */
+static aotc_rnn_weights direction_weights(const aotc_rnn_params *p, int32_t d, const float *w, const float *r,
+                                          const float *b, float *work) {
+    aotc_rnn_weights out = p->weights[d];
+    const int32_t hid = p->hidden, gh = p->gates * hid;
+    const int32_t rec_cols = p->cell == AOTC_CELL_GRU ? 2 * hid : gh;
+    if (out.w == NULL) {
+        pack_transposed(w + (ptrdiff_t)d * gh * p->input, gh, p->input, work + p->off_w);
+        out.w = work + p->off_w;
+    }
+    if (out.r == NULL) {
+        const float *rd = r + (ptrdiff_t)d * gh * hid;
+        pack_transposed(rd, rec_cols, hid, work + p->off_r);
+        out.r = work + p->off_r;
+        if (p->cell == AOTC_CELL_GRU) {
+            pack_transposed(rd + (ptrdiff_t)2 * hid * hid, hid, hid, work + p->off_r_h);
+            out.r_h = work + p->off_r_h;
+        }
+    }
+    if (b != NULL) {
+        const float *wb = b + (ptrdiff_t)d * 2 * gh, *rb = wb + gh;
+        float *bias = work + p->off_bias;
+        int32_t j;
+        for (j = 0; j < gh; ++j) bias[j] = wb[j] + rb[j];
+        if (p->cell == AOTC_CELL_GRU && p->linear_before_reset) {
+            float *rb_h = work + p->off_rb_h;
+            for (j = 0; j < hid; ++j) {
+                bias[2 * hid + j] = wb[2 * hid + j];
+                rb_h[j] = rb[2 * hid + j];
+            }
+            out.rb_h = rb_h;
+        }
+        out.bias = bias;
+    }
+    return out;
+}
+
+static ptrdiff_t state_at(const aotc_rnn_params *p, int32_t d, int32_t b) {
+    return (p->layout == 0 ? (ptrdiff_t)d * p->batch + b : (ptrdiff_t)b * p->directions + d) * p->hidden;
+}
+
+static ptrdiff_t y_at(const aotc_rnn_params *p, int32_t t, int32_t d, int32_t b) {
+    const ptrdiff_t row = p->layout == 0 ? ((ptrdiff_t)t * p->directions + d) * p->batch + b
+                                         : ((ptrdiff_t)b * p->seq + t) * p->directions + d;
+    return row * p->hidden;
+}
+
+static ptrdiff_t x_row(const aotc_rnn_params *p, int32_t t, int32_t b) {
+    return p->layout == 0 ? (ptrdiff_t)t * p->batch + b : (ptrdiff_t)b * p->seq + t;
+}
+
+static int32_t steps_of(const aotc_rnn_params *p, const int32_t *seq_lens, int32_t b) {
+    int32_t n = seq_lens ? seq_lens[b] : p->seq;
+    return n < 0 ? 0 : (n > p->seq ? p->seq : n);
+}
+
+/* LSTM, gates i, o, f, c: g holds the recurrent product plus the projection x of this step. */
+static void lstm_cell(const aotc_rnn_params *p, const aotc_rnn_activation *act, const float *peep, float *g,
+                      float *h, float *c) {
+    const int32_t n = p->hidden;
+    float *gi = g, *go = g + n, *gf = g + 2 * n, *gc = g + 3 * n;
+    int32_t j;
+    if (peep) {
+        for (j = 0; j < n; ++j) {
+            gi[j] += peep[j] * c[j];
+            gf[j] += peep[2 * n + j] * c[j];
+        }
+    }
+    activate(&act[0], p->clip, gi, n);
+    if (p->input_forget) {
+        for (j = 0; j < n; ++j) gf[j] = 1.0f - gi[j];
+    } else {
+        activate(&act[0], p->clip, gf, n);
+    }
+    activate(&act[1], p->clip, gc, n);
+    for (j = 0; j < n; ++j) c[j] = gf[j] * c[j] + gi[j] * gc[j];
+    if (peep) {
+        for (j = 0; j < n; ++j) go[j] += peep[n + j] * c[j];
+    }
+    activate(&act[0], p->clip, go, n);
+    memcpy(gc, c, (size_t)n * sizeof(float));
+    activate(&act[2], 0.0f, gc, n);
+    for (j = 0; j < n; ++j) h[j] = go[j] * gc[j];
+}
+
+static void run_direction(const aotc_rnn_params *p, int32_t d, const aotc_rnn_weights *wt, const float *x,
+                          const int32_t *seq_lens, const float *initial_h, const float *initial_c, const float *peep,
+                          float *y, float *y_h, float *y_c, float *work) {
+    const int32_t hid = p->hidden, gh = p->gates * hid, batch = p->batch;
+    const int32_t backward = p->directions == 2 ? d == 1 : p->reverse;
+    const aotc_rnn_activation *act = p->act[d];
+    float *proj = work + p->off_proj, *gates = work + p->off_gates, *h = work + p->off_h, *c = work + p->off_c;
+    const float *pd = peep ? peep + (ptrdiff_t)d * 3 * hid : NULL;
+    int32_t b, s, t, j, longest = 0;
+
+    aotc_sgemm_f32(&p->proj, x, wt->w, wt->bias, proj, NULL);
+    for (b = 0; b < batch; ++b) {
+        const int32_t len = steps_of(p, seq_lens, b);
+        if (len > longest) longest = len;
+        if (initial_h) memcpy(h + (ptrdiff_t)b * hid, initial_h + state_at(p, d, b), (size_t)hid * sizeof(float));
+        else memset(h + (ptrdiff_t)b * hid, 0, (size_t)hid * sizeof(float));
+        if (p->cell == AOTC_CELL_LSTM) {
+            if (initial_c) memcpy(c + (ptrdiff_t)b * hid, initial_c + state_at(p, d, b), (size_t)hid * sizeof(float));
+            else memset(c + (ptrdiff_t)b * hid, 0, (size_t)hid * sizeof(float));
+        }
+    }
+    for (s = 0; s < longest; ++s) {
+        aotc_sgemm_f32(&p->rec, h, wt->r, NULL, gates, NULL);
+        if (p->cell == AOTC_CELL_GRU) {
+            float *rh = work + p->off_rh;
+            for (b = 0; b < batch; ++b) { /* z and r, then the reset state r * H for the h gate's product */
+                const int32_t len = steps_of(p, seq_lens, b);
+                float *g = gates + (ptrdiff_t)b * gh;
+                if (s >= len) {
+                    memset(rh + (ptrdiff_t)b * hid, 0, (size_t)hid * sizeof(float));
+                    continue;
+                }
+                t = backward ? len - 1 - s : s;
+                {
+                    const float *xr = proj + x_row(p, t, b) * gh;
+                    for (j = 0; j < 2 * hid; ++j) g[j] += xr[j];
+                }
+                activate(&act[0], p->clip, g, 2 * hid);
+                for (j = 0; j < hid; ++j) rh[(ptrdiff_t)b * hid + j] = g[hid + j] * h[(ptrdiff_t)b * hid + j];
+            }
+            aotc_sgemm_f32(&p->rec_h, p->linear_before_reset ? h : rh, wt->r_h, wt->rb_h, gates + 2 * hid, NULL);
+        }
+        for (b = 0; b < batch; ++b) {
+            const int32_t len = steps_of(p, seq_lens, b);
+            float *g = gates + (ptrdiff_t)b * gh, *hb = h + (ptrdiff_t)b * hid;
+            const float *xr;
+            if (s >= len) continue;
+            t = backward ? len - 1 - s : s;
+            xr = proj + x_row(p, t, b) * gh;
+            if (p->cell == AOTC_CELL_LSTM) {
+                for (j = 0; j < gh; ++j) g[j] += xr[j];
+                lstm_cell(p, act, pd, g, hb, c + (ptrdiff_t)b * hid);
+            } else if (p->cell == AOTC_CELL_GRU) {
+                float *gz = g, *gr = g + hid, *gn = g + 2 * hid;
+                const float *xn = xr + 2 * hid;
+                if (p->linear_before_reset) {
+                    for (j = 0; j < hid; ++j) gn[j] = xn[j] + gr[j] * gn[j];
+                } else {
+                    for (j = 0; j < hid; ++j) gn[j] += xn[j];
+                }
+                activate(&act[1], p->clip, gn, hid);
+                for (j = 0; j < hid; ++j) hb[j] = (1.0f - gz[j]) * gn[j] + gz[j] * hb[j];
+            } else {
+                for (j = 0; j < hid; ++j) g[j] += xr[j];
+                activate(&act[0], p->clip, g, hid);
+                memcpy(hb, g, (size_t)hid * sizeof(float));
+            }
+            if (y) memcpy(y + y_at(p, t, d, b), hb, (size_t)hid * sizeof(float));
+        }
+    }
+    for (b = 0; b < batch; ++b) {
+        const int32_t len = steps_of(p, seq_lens, b);
+        if (y) {
+            for (t = len; t < p->seq; ++t) memset(y + y_at(p, t, d, b), 0, (size_t)hid * sizeof(float));
+        }
+        if (y_h) memcpy(y_h + state_at(p, d, b), h + (ptrdiff_t)b * hid, (size_t)hid * sizeof(float));
+        if (y_c) memcpy(y_c + state_at(p, d, b), c + (ptrdiff_t)b * hid, (size_t)hid * sizeof(float));
+    }
+}
+
+void aotc_rnn_f32(const aotc_rnn_params *p, const float *x, const float *w, const float *r, const float *b,
+                  const int32_t *seq_lens, const float *initial_h, const float *initial_c, const float *peep,
+                  float *y, float *y_h, float *y_c, float *work) {
+    int32_t d;
+    for (d = 0; d < p->directions; ++d) {
+        const aotc_rnn_weights wt = direction_weights(p, d, w, r, b, work);
+        run_direction(p, d, &wt, x, seq_lens, initial_h, initial_c, peep, y, y_h, y_c, work);
+    }
+}
