@@ -1,4 +1,5 @@
-"""Elementwise ops: unary activations (in place) and numpy-broadcasting binary ops."""
+"""Elementwise ops: unary activations (in place), numpy-broadcasting binary ops, comparisons (-> bool), and the
+logical and bitwise ops, over every dtype the IR holds where ONNX allows it (kernels per dtype suffix)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,12 @@ def broadcast_layout(out: tuple[int, ...], a: tuple[int, ...], b: tuple[int, ...
     return [m[0] for m in merged], [m[1] for m in merged], [m[2] for m in merged]
 
 
+FLOATS = ("float32", "float64")
+SIGNED = ("int8", "int16", "int32", "int64")
+INTS = (*SIGNED, "uint8")
+NUMERIC = (*FLOATS, *INTS)
+
+
 def _emit_binary(kernel: str):
     def emit(ctx: NodeContext) -> None:
         a, b = ctx.inputs[0], ctx.inputs[1]
@@ -50,16 +57,18 @@ def _emit_binary(kernel: str):
         p = ctx.params("aotc_broadcast", {
             "rank": str(len(shape)), "shape": c_ints(shape), "a_strides": c_ints(sa), "b_strides": c_ints(sb),
         }, comment=f"{ctx.node.op}: {list(ctx.shape(a))} with {list(ctx.shape(b))} -> {list(ctx.shape(y))}")
-        ctx.call(f"aotc_{kernel}_f32", p, ctx.ptr(a), ctx.ptr(b), ctx.ptr(y))
+        ctx.call(f"aotc_{kernel(ctx) if callable(kernel) else kernel}_{ctx.suffix(a)}", p, ctx.ptr(a), ctx.ptr(b),
+                 ctx.ptr(y))
     return emit
 
 
-def _emit_unary(kernel: str, *attrs: str):
+def _emit_unary(kernel: str, **attrs: float):
+    """`attrs`: the op's float attributes, in the kernel's argument order, with their ONNX defaults."""
     def emit(ctx: NodeContext) -> None:
         x, y = ctx.inputs[0], ctx.outputs[0]
         n = int(np.prod(ctx.shape(y), dtype=np.int64))
-        extra = [c_float(ctx.attrs[k]) for k in attrs]
-        ctx.call(f"aotc_{kernel}_f32", f"{n}u", ctx.ptr(x), ctx.ptr(y), *extra)
+        extra = [c_float(ctx.attrs.get(k, default)) for k, default in attrs.items()]
+        ctx.call(f"aotc_{kernel}_{ctx.suffix(x)}", f"{n}u", ctx.ptr(x), ctx.ptr(y), *extra)
     return emit
 
 
@@ -71,28 +80,56 @@ def _emit_gelu(ctx: NodeContext) -> None:
 
 
 def _same_dtypes(node: Node, graph: Graph) -> str | None:
-    """Both operands float32 (Pow may have an integer exponent in ONNX; the kernels take float only)."""
+    """Both operands of one dtype (ONNX's binary ops say so; Pow alone may mix, and its kernels do not)."""
     dtypes = {graph.tensors[i].dtype for i in node.inputs if i}
-    return None if dtypes == {"float32"} else f"operands of dtypes {', '.join(sorted(dtypes))} are not supported"
+    return None if len(dtypes) == 1 else f"operands of dtypes {', '.join(sorted(dtypes))} are not supported"
 
 
-def _binary(kernel: str) -> HostOp:
-    return HostOp(_emit_binary(kernel), family="elementwise", inplace=0, check=_same_dtypes)
+def _mod_kernel(ctx: NodeContext) -> str:
+    return "fmod" if ctx.attrs.get("fmod", 0) else "mod"
 
 
-def _unary(kernel: str, *attrs: str) -> HostOp:
-    return HostOp(_emit_unary(kernel, *attrs), family="elementwise", inplace=0)
+def _check_mod(node: Node, graph: Graph) -> str | None:
+    if graph.tensors[node.inputs[0]].dtype in FLOATS and not node.attrs.get("fmod", 0):
+        return "Mod of floating-point operands needs fmod=1"
+    return _same_dtypes(node, graph)
+
+
+def _binary(kernel, dtypes: tuple[str, ...] = ("float32",), check=_same_dtypes, inplace: int | None = 0) -> HostOp:
+    return HostOp(_emit_binary(kernel), family="elementwise", dtypes=dtypes, inplace=inplace, check=check)
+
+
+def _compare(kernel: str, dtypes: tuple[str, ...] = NUMERIC) -> HostOp:
+    """-> bool: never in place (bool is one byte, the operands may be wider)."""
+    return _binary(kernel, dtypes, inplace=None)
+
+
+def _unary(kernel: str, dtypes: tuple[str, ...] = ("float32",), **attrs: float) -> HostOp:
+    return HostOp(_emit_unary(kernel, **attrs), family="elementwise", dtypes=dtypes, inplace=0)
 
 
 OPS: dict[str, HostOp] = {
-    "Add": _binary("add"),
-    "Sub": _binary("sub"),
-    "Mul": _binary("mul"),
-    "Div": _binary("div"),
-    "Max": _binary("max"),
-    "Min": _binary("min"),
-    "Pow": _binary("pow"),
+    "Add": _binary("add", NUMERIC),
+    "Sub": _binary("sub", NUMERIC),
+    "Mul": _binary("mul", NUMERIC),
+    "Div": _binary("div", NUMERIC),
+    "Max": _binary("max", NUMERIC),
+    "Min": _binary("min", NUMERIC),
+    "Pow": _binary("pow", FLOATS),
     "PRelu": _binary("prelu"),
+    "Mod": _binary(_mod_kernel, NUMERIC, check=_check_mod),
+    "Equal": _compare("equal", (*NUMERIC, "bool")),
+    "Less": _compare("less"),
+    "LessOrEqual": _compare("less_equal"),
+    "Greater": _compare("greater"),
+    "GreaterOrEqual": _compare("greater_equal"),
+    "And": _binary("and", ("bool",)),
+    "Or": _binary("or", ("bool",)),
+    "Xor": _binary("xor", ("bool",)),
+    "BitwiseAnd": _binary("bitwise_and", INTS),
+    "BitwiseOr": _binary("bitwise_or", INTS),
+    "BitwiseXor": _binary("bitwise_xor", INTS),
+    "BitShift": _binary(lambda ctx: "shift_left" if ctx.attrs["direction"] == "LEFT" else "shift_right", ("uint8",)),
     "Relu": _unary("relu"),
     "Sigmoid": _unary("sigmoid"),
     "Tanh": _unary("tanh"),
@@ -100,16 +137,37 @@ OPS: dict[str, HostOp] = {
     "Exp": _unary("exp"),
     "Log": _unary("log"),
     "Sqrt": _unary("sqrt"),
-    "Neg": _unary("neg"),
-    "Abs": _unary("abs"),
+    "Neg": _unary("neg", (*FLOATS, *SIGNED)),
+    "Abs": _unary("abs", NUMERIC),
+    "Sign": _unary("sign", NUMERIC),
+    "Not": _unary("not", ("bool",)),
+    "BitwiseNot": _unary("bitwise_not", INTS),
     "Erf": _unary("erf"),
     "Reciprocal": _unary("reciprocal"),
     "Floor": _unary("floor"),
     "Ceil": _unary("ceil"),
+    "Round": _unary("round"),
     "Softplus": _unary("softplus"),
+    "Softsign": _unary("softsign"),
+    "Sin": _unary("sin"),
+    "Cos": _unary("cos"),
+    "Tan": _unary("tan"),
+    "Asin": _unary("asin"),
+    "Acos": _unary("acos"),
+    "Atan": _unary("atan"),
+    "Sinh": _unary("sinh"),
+    "Cosh": _unary("cosh"),
+    "Asinh": _unary("asinh"),
+    "Acosh": _unary("acosh"),
+    "Atanh": _unary("atanh"),
+    "IsNaN": HostOp(_emit_unary("isnan"), family="elementwise"),
     "Gelu": HostOp(_emit_gelu, family="elementwise", inplace=0),
-    "LeakyRelu": _unary("leaky_relu", "alpha"),
-    "Elu": _unary("elu", "alpha"),
-    "Clip": _unary("clip", "min", "max"),
-    "HardSigmoid": _unary("hard_sigmoid", "alpha", "beta"),
+    "LeakyRelu": _unary("leaky_relu", alpha=0.01),
+    "Elu": _unary("elu", alpha=1.0),
+    "Selu": _unary("selu", alpha=1.67326319217681884765625, gamma=1.05070102214813232421875),
+    "Celu": _unary("celu", alpha=1.0),
+    "ThresholdedRelu": _unary("thresholded_relu", alpha=1.0),
+    "Shrink": _unary("shrink", lambd=0.5, bias=0.0),
+    "Clip": _unary("clip", min=-np.inf, max=np.inf),
+    "HardSigmoid": _unary("hard_sigmoid", alpha=0.2, beta=0.5),
 }

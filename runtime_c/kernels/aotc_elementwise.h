@@ -1,4 +1,4 @@
-/* Elementwise kernels, float32: unary activations and broadcasting binary ops.
+/* Elementwise kernels: unary ops and broadcasting binary ops, comparisons, logical and bitwise ops.
  * Input and output may be the same buffer (the planner runs these in place),
  * so no pointer here is restrict. */
 #ifndef AOTC_ELEMENTWISE_H
@@ -15,37 +15,95 @@ typedef struct {
     int32_t b_strides[AOTC_MAX_RANK];  /* element strides of b; 0 where b broadcasts */
 } aotc_broadcast;
 
-/* y = a (op) b with broadcasting. */
-void aotc_add_f32(const aotc_broadcast *p, const float *a, const float *b, float *y);
-void aotc_sub_f32(const aotc_broadcast *p, const float *a, const float *b, float *y);
-void aotc_mul_f32(const aotc_broadcast *p, const float *a, const float *b, float *y);
-void aotc_div_f32(const aotc_broadcast *p, const float *a, const float *b, float *y);
-void aotc_max_f32(const aotc_broadcast *p, const float *a, const float *b, float *y);
-void aotc_min_f32(const aotc_broadcast *p, const float *a, const float *b, float *y);
-void aotc_pow_f32(const aotc_broadcast *p, const float *a, const float *b, float *y);
-void aotc_prelu_f32(const aotc_broadcast *p, const float *a, const float *b, float *y); /* b = slope */
+/* Kernels by dtype suffix: f32 float, f64 double, i8/i16/i32/i64 signed, u8 uint8_t, b8 bool
+ * (uint8_t, 0 or 1). The declarations come from type lists, as the definitions do. */
+#define AOTC_DECLARE_BINARY(NAME, SFX, T, TO) \
+    void aotc_##NAME##_##SFX(const aotc_broadcast *p, const T *a, const T *b, TO *y);
+#define AOTC_DECLARE_UNARY(NAME, SFX, T, TO) void aotc_##NAME##_##SFX(size_t n, const T *x, TO *y);
+#define AOTC_DECLARE_FLOATS(D, NAME) D(NAME, f32, float, float) D(NAME, f64, double, double)
+#define AOTC_DECLARE_SIGNED(D, NAME) \
+    D(NAME, i8, int8_t, int8_t) D(NAME, i16, int16_t, int16_t) D(NAME, i32, int32_t, int32_t) \
+    D(NAME, i64, int64_t, int64_t)
+#define AOTC_DECLARE_INTS(D, NAME) AOTC_DECLARE_SIGNED(D, NAME) D(NAME, u8, uint8_t, uint8_t)
+#define AOTC_DECLARE_NUMERIC(D, NAME) AOTC_DECLARE_FLOATS(D, NAME) AOTC_DECLARE_INTS(D, NAME)
+#define AOTC_DECLARE_COMPARE(NAME) \
+    AOTC_DECLARE_BINARY(NAME, f32, float, uint8_t) AOTC_DECLARE_BINARY(NAME, f64, double, uint8_t) \
+    AOTC_DECLARE_BINARY(NAME, i8, int8_t, uint8_t) AOTC_DECLARE_BINARY(NAME, i16, int16_t, uint8_t) \
+    AOTC_DECLARE_BINARY(NAME, i32, int32_t, uint8_t) AOTC_DECLARE_BINARY(NAME, i64, int64_t, uint8_t) \
+    AOTC_DECLARE_BINARY(NAME, u8, uint8_t, uint8_t)
+
+/* y = a (op) b with broadcasting: arithmetic (integers wrap; x / 0 and x % 0 give 0). */
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY, add)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY, sub)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY, mul)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY, div)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY, max)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY, min)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_BINARY, pow)
+AOTC_DECLARE_BINARY(prelu, f32, float, float) /* b = slope */
+/* ONNX Mod: fmod (sign of the dividend; fmod=1) and mod (sign of the divisor; integers, fmod=0) */
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY, fmod)
+AOTC_DECLARE_INTS(AOTC_DECLARE_BINARY, mod)
+/* comparisons -> bool */
+AOTC_DECLARE_COMPARE(equal)
+AOTC_DECLARE_BINARY(equal, b8, uint8_t, uint8_t)
+AOTC_DECLARE_COMPARE(less)
+AOTC_DECLARE_COMPARE(less_equal)
+AOTC_DECLARE_COMPARE(greater)
+AOTC_DECLARE_COMPARE(greater_equal)
+/* logical (bool) and bitwise (integers) */
+AOTC_DECLARE_BINARY(and, b8, uint8_t, uint8_t)
+AOTC_DECLARE_BINARY(or, b8, uint8_t, uint8_t)
+AOTC_DECLARE_BINARY(xor, b8, uint8_t, uint8_t)
+AOTC_DECLARE_INTS(AOTC_DECLARE_BINARY, bitwise_and)
+AOTC_DECLARE_INTS(AOTC_DECLARE_BINARY, bitwise_or)
+AOTC_DECLARE_INTS(AOTC_DECLARE_BINARY, bitwise_xor)
+AOTC_DECLARE_BINARY(shift_left, u8, uint8_t, uint8_t)
+AOTC_DECLARE_BINARY(shift_right, u8, uint8_t, uint8_t)
 
 /* y[i] = f(x[i]) for i < n. */
-void aotc_relu_f32(size_t n, const float *x, float *y);
-void aotc_sigmoid_f32(size_t n, const float *x, float *y);
-void aotc_tanh_f32(size_t n, const float *x, float *y);
-void aotc_hard_swish_f32(size_t n, const float *x, float *y);
-void aotc_exp_f32(size_t n, const float *x, float *y);
-void aotc_log_f32(size_t n, const float *x, float *y);
-void aotc_sqrt_f32(size_t n, const float *x, float *y);
-void aotc_neg_f32(size_t n, const float *x, float *y);
-void aotc_abs_f32(size_t n, const float *x, float *y);
-void aotc_erf_f32(size_t n, const float *x, float *y);
-void aotc_reciprocal_f32(size_t n, const float *x, float *y);
-void aotc_floor_f32(size_t n, const float *x, float *y);
-void aotc_ceil_f32(size_t n, const float *x, float *y);
-void aotc_softplus_f32(size_t n, const float *x, float *y);
+AOTC_DECLARE_UNARY(relu, f32, float, float)
+AOTC_DECLARE_UNARY(sigmoid, f32, float, float)
+AOTC_DECLARE_UNARY(tanh, f32, float, float)
+AOTC_DECLARE_UNARY(hard_swish, f32, float, float)
+AOTC_DECLARE_UNARY(exp, f32, float, float)
+AOTC_DECLARE_UNARY(log, f32, float, float)
+AOTC_DECLARE_UNARY(sqrt, f32, float, float)
+AOTC_DECLARE_UNARY(erf, f32, float, float)
+AOTC_DECLARE_UNARY(reciprocal, f32, float, float)
+AOTC_DECLARE_UNARY(floor, f32, float, float)
+AOTC_DECLARE_UNARY(ceil, f32, float, float)
+AOTC_DECLARE_UNARY(round, f32, float, float) /* half to even */
+AOTC_DECLARE_UNARY(softplus, f32, float, float)
+AOTC_DECLARE_UNARY(softsign, f32, float, float)
+AOTC_DECLARE_UNARY(sin, f32, float, float)
+AOTC_DECLARE_UNARY(cos, f32, float, float)
+AOTC_DECLARE_UNARY(tan, f32, float, float)
+AOTC_DECLARE_UNARY(asin, f32, float, float)
+AOTC_DECLARE_UNARY(acos, f32, float, float)
+AOTC_DECLARE_UNARY(atan, f32, float, float)
+AOTC_DECLARE_UNARY(sinh, f32, float, float)
+AOTC_DECLARE_UNARY(cosh, f32, float, float)
+AOTC_DECLARE_UNARY(asinh, f32, float, float)
+AOTC_DECLARE_UNARY(acosh, f32, float, float)
+AOTC_DECLARE_UNARY(atanh, f32, float, float)
+AOTC_DECLARE_UNARY(isnan, f32, float, uint8_t)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_UNARY, sign)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, neg)
+AOTC_DECLARE_SIGNED(AOTC_DECLARE_UNARY, neg)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_UNARY, abs)
+AOTC_DECLARE_UNARY(not, b8, uint8_t, uint8_t)
+AOTC_DECLARE_INTS(AOTC_DECLARE_UNARY, bitwise_not)
 /* ONNX Gelu: x / 2 * (1 + erf(x / sqrt(2))) (approximate "none"), and
  * x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))) (approximate "tanh"). */
-void aotc_gelu_f32(size_t n, const float *x, float *y);
-void aotc_gelu_tanh_f32(size_t n, const float *x, float *y);
+AOTC_DECLARE_UNARY(gelu, f32, float, float)
+AOTC_DECLARE_UNARY(gelu_tanh, f32, float, float)
 void aotc_leaky_relu_f32(size_t n, const float *x, float *y, float alpha);
 void aotc_elu_f32(size_t n, const float *x, float *y, float alpha);
+void aotc_selu_f32(size_t n, const float *x, float *y, float alpha, float gamma);
+void aotc_celu_f32(size_t n, const float *x, float *y, float alpha);
+void aotc_thresholded_relu_f32(size_t n, const float *x, float *y, float alpha);
+void aotc_shrink_f32(size_t n, const float *x, float *y, float lambd, float bias);
 void aotc_clip_f32(size_t n, const float *x, float *y, float lo, float hi);
 void aotc_hard_sigmoid_f32(size_t n, const float *x, float *y, float alpha, float beta);
 

@@ -1,17 +1,25 @@
-/* ONNX elementwise ops, float32. Reference kernels: portable C99, written so
- * the compiler vectorises the contiguous loops; no allocation, no globals. One kernel
- * per op, already the plain loop: it is the family's reference (no elementwise_ref.c;
- * see kernels_ref.h). */
+/* ONNX elementwise ops: float32 activations, and broadcasting binary ops, comparisons and the
+ * integer, logical and bitwise ops for every dtype the IR holds (float32/64, int8/16/32/64,
+ * uint8, bool as uint8_t). Reference kernels: portable C99, written so the compiler vectorises
+ * the contiguous loops; no allocation, no globals. One kernel per op and dtype, already the
+ * plain loop: it is the family's reference (no elementwise_ref.c; see kernels_ref.h).
+ *
+ * The per-dtype kernels come from one macro body each (AOTC_BINARY, AOTC_UNARY) instantiated
+ * over type lists, so every dtype runs the same loop. Integer arithmetic is done in uint64_t
+ * and narrowed, so overflow wraps as in onnxruntime instead of being undefined behaviour;
+ * division and modulo by zero give 0 (onnxruntime traps), INT_MIN / -1 wraps. */
 #include "aotc_elementwise.h"
 
 #include <math.h>
 
 /* ---- binary ops with broadcasting ------------------------------------------
  * The innermost dim is a plain loop (three variants so each one vectorises:
- * both contiguous, a broadcast, b broadcast); outer dims advance an odometer. */
-#define AOTC_BINARY_F32(NAME, EXPR)                                                        \
-    void aotc_##NAME##_f32(const aotc_broadcast *p, const float *a, const float *b,       \
-                           float *y) {                                                    \
+ * both contiguous, a broadcast, b broadcast); outer dims advance an odometer.
+ * EXPR reads x0 (of a) and x1 (of b), both of type in_t. */
+#define AOTC_BINARY(NAME, SFX, T, TO, EXPR)                                                \
+    void aotc_##NAME##_##SFX(const aotc_broadcast *p, const T *a, const T *b, TO *y) {    \
+        typedef T in_t;                                                                   \
+        typedef TO out_t;                                                                 \
         const int32_t r = p->rank;                                                        \
         const int32_t n = p->shape[r - 1];                                                \
         const int32_t sa = p->a_strides[r - 1], sb = p->b_strides[r - 1];                 \
@@ -20,19 +28,19 @@
         int32_t i, k;                                                                     \
         for (k = 0; k < r - 1; ++k) outer *= p->shape[k];                                 \
         for (o = 0; o < outer; ++o) {                                                     \
-            const float *pa = a + ao, *pb = b + bo;                                       \
+            const in_t *pa = a + ao, *pb = b + bo;                                        \
             if (sa == 1 && sb == 1) {                                                     \
-                for (i = 0; i < n; ++i) { const float x0 = pa[i], x1 = pb[i]; y[i] = (EXPR); } \
+                for (i = 0; i < n; ++i) { const in_t x0 = pa[i], x1 = pb[i]; y[i] = (out_t)(EXPR); } \
             } else if (sa == 0 && sb == 1) {                                              \
-                const float x0 = pa[0];                                                   \
-                for (i = 0; i < n; ++i) { const float x1 = pb[i]; y[i] = (EXPR); }       \
+                const in_t x0 = pa[0];                                                    \
+                for (i = 0; i < n; ++i) { const in_t x1 = pb[i]; y[i] = (out_t)(EXPR); } \
             } else if (sa == 1 && sb == 0) {                                              \
-                const float x1 = pb[0];                                                   \
-                for (i = 0; i < n; ++i) { const float x0 = pa[i]; y[i] = (EXPR); }       \
+                const in_t x1 = pb[0];                                                    \
+                for (i = 0; i < n; ++i) { const in_t x0 = pa[i]; y[i] = (out_t)(EXPR); } \
             } else {                                                                      \
                 for (i = 0; i < n; ++i) {                                                 \
-                    const float x0 = pa[(int64_t)i * sa], x1 = pb[(int64_t)i * sb];       \
-                    y[i] = (EXPR);                                                        \
+                    const in_t x0 = pa[(int64_t)i * sa], x1 = pb[(int64_t)i * sb];        \
+                    y[i] = (out_t)(EXPR);                                                 \
                 }                                                                         \
             }                                                                             \
             y += n;                                                                       \
@@ -47,24 +55,84 @@
         }                                                                                 \
     }
 
-AOTC_BINARY_F32(add, x0 + x1)
-AOTC_BINARY_F32(sub, x0 - x1)
-AOTC_BINARY_F32(mul, x0 * x1)
-AOTC_BINARY_F32(div, x0 / x1)
-AOTC_BINARY_F32(max, (x0 > x1 || x0 != x0) ? x0 : x1) /* NaN propagates, as in ONNX */
-AOTC_BINARY_F32(min, (x0 < x1 || x0 != x0) ? x0 : x1)
-AOTC_BINARY_F32(pow, powf(x0, x1))
-AOTC_BINARY_F32(prelu, x0 < 0.0f ? x0 * x1 : x0)
+/* Type lists: X(NAME, suffix, C type, output C type, EXPR). */
+#define AOTC_FLOATS(X, NAME, EXPR) X(NAME, f32, float, float, EXPR) X(NAME, f64, double, double, EXPR)
+#define AOTC_SIGNED(X, NAME, EXPR)                                                          \
+    X(NAME, i8, int8_t, int8_t, EXPR) X(NAME, i16, int16_t, int16_t, EXPR)                  \
+    X(NAME, i32, int32_t, int32_t, EXPR) X(NAME, i64, int64_t, int64_t, EXPR)
+#define AOTC_INTS(X, NAME, EXPR) AOTC_SIGNED(X, NAME, EXPR) X(NAME, u8, uint8_t, uint8_t, EXPR)
+/* comparisons: same inputs, bool (uint8_t) output */
+#define AOTC_CMP_ALL(NAME, EXPR)                                                            \
+    AOTC_BINARY(NAME, f32, float, uint8_t, EXPR) AOTC_BINARY(NAME, f64, double, uint8_t, EXPR) \
+    AOTC_BINARY(NAME, i8, int8_t, uint8_t, EXPR) AOTC_BINARY(NAME, i16, int16_t, uint8_t, EXPR) \
+    AOTC_BINARY(NAME, i32, int32_t, uint8_t, EXPR) AOTC_BINARY(NAME, i64, int64_t, uint8_t, EXPR) \
+    AOTC_BINARY(NAME, u8, uint8_t, uint8_t, EXPR)
 
-/* ---- unary ops ----------------------------------------------------------- */
-#define AOTC_UNARY_F32(NAME, EXPR)                                   \
-    void aotc_##NAME##_f32(size_t n, const float *x, float *y) {     \
+/* wrapping integer arithmetic */
+#define WRAP_ADD (in_t)((uint64_t)x0 + (uint64_t)x1)
+#define WRAP_SUB (in_t)((uint64_t)x0 - (uint64_t)x1)
+#define WRAP_MUL (in_t)((uint64_t)x0 * (uint64_t)x1)
+#define SIGNED_DIV (x1 == 0 ? (in_t)0 : x1 == -1 ? (in_t)(0u - (uint64_t)x0) : (in_t)(x0 / x1))
+/* truncated remainder (C's %, ONNX fmod=1) and floored remainder (sign of the divisor, fmod=0) */
+#define SIGNED_REM (x1 == 0 || x1 == -1 ? (in_t)0 : (in_t)(x0 % x1))
+#define SIGNED_MOD aotc_floor_mod(SIGNED_REM, x1)
+#define aotc_floor_mod(rem, d) ((rem) != 0 && (((rem) < 0) != ((d) < 0)) ? (in_t)((rem) + (d)) : (rem))
+
+AOTC_FLOATS(AOTC_BINARY, add, x0 + x1)
+AOTC_FLOATS(AOTC_BINARY, sub, x0 - x1)
+AOTC_FLOATS(AOTC_BINARY, mul, x0 * x1)
+AOTC_FLOATS(AOTC_BINARY, div, x0 / x1)
+AOTC_INTS(AOTC_BINARY, add, WRAP_ADD)
+AOTC_INTS(AOTC_BINARY, sub, WRAP_SUB)
+AOTC_INTS(AOTC_BINARY, mul, WRAP_MUL)
+AOTC_SIGNED(AOTC_BINARY, div, SIGNED_DIV)
+AOTC_BINARY(div, u8, uint8_t, uint8_t, x1 == 0 ? 0 : x0 / x1)
+/* NaN propagates, as in ONNX */
+AOTC_FLOATS(AOTC_BINARY, max, (x0 > x1 || x0 != x0) ? x0 : x1)
+AOTC_FLOATS(AOTC_BINARY, min, (x0 < x1 || x0 != x0) ? x0 : x1)
+AOTC_INTS(AOTC_BINARY, max, x0 > x1 ? x0 : x1)
+AOTC_INTS(AOTC_BINARY, min, x0 < x1 ? x0 : x1)
+AOTC_BINARY(pow, f32, float, float, powf(x0, x1))
+AOTC_BINARY(pow, f64, double, double, pow(x0, x1))
+AOTC_BINARY(prelu, f32, float, float, x0 < 0.0f ? x0 * x1 : x0)
+/* Mod: fmod=1 is C's fmod/% (sign of the dividend), fmod=0 Python's (sign of the divisor) */
+AOTC_BINARY(fmod, f32, float, float, fmodf(x0, x1))
+AOTC_BINARY(fmod, f64, double, double, fmod(x0, x1))
+AOTC_SIGNED(AOTC_BINARY, fmod, SIGNED_REM)
+AOTC_SIGNED(AOTC_BINARY, mod, SIGNED_MOD)
+AOTC_BINARY(fmod, u8, uint8_t, uint8_t, x1 == 0 ? 0 : x0 % x1)
+AOTC_BINARY(mod, u8, uint8_t, uint8_t, x1 == 0 ? 0 : x0 % x1)
+
+AOTC_CMP_ALL(equal, x0 == x1)
+AOTC_BINARY(equal, b8, uint8_t, uint8_t, (x0 != 0) == (x1 != 0))
+AOTC_CMP_ALL(less, x0 < x1)
+AOTC_CMP_ALL(less_equal, x0 <= x1)
+AOTC_CMP_ALL(greater, x0 > x1)
+AOTC_CMP_ALL(greater_equal, x0 >= x1)
+
+AOTC_BINARY(and, b8, uint8_t, uint8_t, (x0 != 0) & (x1 != 0))
+AOTC_BINARY(or, b8, uint8_t, uint8_t, (x0 != 0) | (x1 != 0))
+AOTC_BINARY(xor, b8, uint8_t, uint8_t, (x0 != 0) ^ (x1 != 0))
+AOTC_INTS(AOTC_BINARY, bitwise_and, x0 & x1)
+AOTC_INTS(AOTC_BINARY, bitwise_or, x0 | x1)
+AOTC_INTS(AOTC_BINARY, bitwise_xor, x0 ^ x1)
+/* BitShift (unsigned only): shifting by the width or more gives 0 */
+AOTC_BINARY(shift_left, u8, uint8_t, uint8_t, x1 >= 8 ? 0 : (uint8_t)(x0 << x1))
+AOTC_BINARY(shift_right, u8, uint8_t, uint8_t, x1 >= 8 ? 0 : x0 >> x1)
+
+/* ---- unary ops -----------------------------------------------------------
+ * EXPR reads v, of type in_t. */
+#define AOTC_UNARY(NAME, SFX, T, TO, EXPR)                           \
+    void aotc_##NAME##_##SFX(size_t n, const T *x, TO *y) {         \
+        typedef T in_t;                                              \
+        typedef TO out_t;                                            \
         size_t i;                                                    \
         for (i = 0; i < n; ++i) {                                    \
-            const float v = x[i];                                    \
-            y[i] = (EXPR);                                           \
+            const in_t v = x[i];                                     \
+            y[i] = (out_t)(EXPR);                                    \
         }                                                            \
     }
+#define AOTC_UNARY_F32(NAME, EXPR) AOTC_UNARY(NAME, f32, float, float, EXPR)
 
 AOTC_UNARY_F32(relu, v > 0.0f ? v : 0.0f)
 AOTC_UNARY_F32(sigmoid, 1.0f / (1.0f + expf(-v)))
@@ -73,16 +141,42 @@ AOTC_UNARY_F32(hard_swish, v * fminf(fmaxf(v / 6.0f + 0.5f, 0.0f), 1.0f))
 AOTC_UNARY_F32(exp, expf(v))
 AOTC_UNARY_F32(log, logf(v))
 AOTC_UNARY_F32(sqrt, sqrtf(v))
-AOTC_UNARY_F32(neg, -v)
-AOTC_UNARY_F32(abs, fabsf(v))
 AOTC_UNARY_F32(erf, erff(v))
 AOTC_UNARY_F32(reciprocal, 1.0f / v)
 AOTC_UNARY_F32(floor, floorf(v))
 AOTC_UNARY_F32(ceil, ceilf(v))
+/* Round: half to even, as rintf in the default rounding mode */
+AOTC_UNARY_F32(round, rintf(v))
 AOTC_UNARY_F32(softplus, v > 20.0f ? v : log1pf(expf(v)))
+AOTC_UNARY_F32(softsign, v / (1.0f + fabsf(v)))
+AOTC_UNARY_F32(sin, sinf(v))
+AOTC_UNARY_F32(cos, cosf(v))
+AOTC_UNARY_F32(tan, tanf(v))
+AOTC_UNARY_F32(asin, asinf(v))
+AOTC_UNARY_F32(acos, acosf(v))
+AOTC_UNARY_F32(atan, atanf(v))
+AOTC_UNARY_F32(sinh, sinhf(v))
+AOTC_UNARY_F32(cosh, coshf(v))
+AOTC_UNARY_F32(asinh, asinhf(v))
+AOTC_UNARY_F32(acosh, acoshf(v))
+AOTC_UNARY_F32(atanh, atanhf(v))
+AOTC_UNARY(isnan, f32, float, uint8_t, v != v)
 /* ONNX Gelu (opset 20): approximate "none" with erf, "tanh" with the tanh formula */
 AOTC_UNARY_F32(gelu, 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f)))
 AOTC_UNARY_F32(gelu_tanh, 0.5f * v * (1.0f + tanhf(0.79788456080286535588f * (v + 0.044715f * v * v * v))))
+
+/* every dtype: neg and abs wrap for the most negative integer, as onnxruntime's do */
+AOTC_FLOATS(AOTC_UNARY, neg, -v)
+AOTC_SIGNED(AOTC_UNARY, neg, (in_t)(0u - (uint64_t)v))
+AOTC_UNARY(abs, f32, float, float, fabsf(v))
+AOTC_UNARY(abs, f64, double, double, fabs(v))
+AOTC_SIGNED(AOTC_UNARY, abs, v < 0 ? (in_t)(0u - (uint64_t)v) : v)
+AOTC_UNARY(abs, u8, uint8_t, uint8_t, v)
+AOTC_FLOATS(AOTC_UNARY, sign, (v > 0) - (v < 0))
+AOTC_SIGNED(AOTC_UNARY, sign, (v > 0) - (v < 0))
+AOTC_UNARY(sign, u8, uint8_t, uint8_t, v != 0)
+AOTC_UNARY(not, b8, uint8_t, uint8_t, v == 0)
+AOTC_INTS(AOTC_UNARY, bitwise_not, ~v)
 
 void aotc_leaky_relu_f32(size_t n, const float *x, float *y, float alpha) {
     size_t i;
@@ -92,6 +186,26 @@ void aotc_leaky_relu_f32(size_t n, const float *x, float *y, float alpha) {
 void aotc_elu_f32(size_t n, const float *x, float *y, float alpha) {
     size_t i;
     for (i = 0; i < n; ++i) y[i] = x[i] >= 0.0f ? x[i] : alpha * expm1f(x[i]);
+}
+
+void aotc_selu_f32(size_t n, const float *x, float *y, float alpha, float gamma) {
+    size_t i;
+    for (i = 0; i < n; ++i) y[i] = gamma * (x[i] > 0.0f ? x[i] : alpha * expm1f(x[i]));
+}
+
+void aotc_celu_f32(size_t n, const float *x, float *y, float alpha) {
+    size_t i;
+    for (i = 0; i < n; ++i) y[i] = fmaxf(0.0f, x[i]) + fminf(0.0f, alpha * expm1f(x[i] / alpha));
+}
+
+void aotc_thresholded_relu_f32(size_t n, const float *x, float *y, float alpha) {
+    size_t i;
+    for (i = 0; i < n; ++i) y[i] = x[i] > alpha ? x[i] : 0.0f;
+}
+
+void aotc_shrink_f32(size_t n, const float *x, float *y, float lambd, float bias) {
+    size_t i;
+    for (i = 0; i < n; ++i) y[i] = x[i] < -lambd ? x[i] + bias : x[i] > lambd ? x[i] - bias : 0.0f;
 }
 
 void aotc_clip_f32(size_t n, const float *x, float *y, float lo, float hi) {
