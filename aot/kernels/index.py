@@ -1,0 +1,229 @@
+"""Index arithmetic ops (issue 15's transformer masks and positions, issue 16's breadth): Where, Expand,
+Tile, ArgMax/ArgMin, Trilu, CumSum and GatherElements (kernels in runtime_c/kernels/index.c).
+
+Expand and Tile only move bytes, so they become one strided copy each (aotc_strided_copy of the shape
+family) with stride 0 where the input repeats. Their shape/repeats inputs may be computed at run time:
+the declared output shape fixes the copy, so those inputs are not read. Trilu's k and CumSum's axis may
+be run-time inputs too: the kernels read them and stay in bounds for any value.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aot.csource.format import c_comment, c_int, c_ints
+from aot.ir import Graph, Node
+from aot.kernels.base import HostOp, NodeContext
+from aot.kernels.shape import ANY_DTYPE, INT32_MAX, MAX_RANK, _strided_copy, check_sizes, contiguous_strides, merge_dims
+
+ARG_DTYPES = ("float32", "float64", "int8", "uint8", "int32", "int64")
+CUMSUM_DTYPES = ("float32", "float64", "int32", "int64")
+
+
+def _nelem(shape: tuple[int, ...] | list[int]) -> int:
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def _broadcast_strides(shape: tuple[int, ...], out: tuple[int, ...]) -> list[int]:
+    """Element strides of `shape` read as broadcast to `out` (numpy rules): 0 where it repeats."""
+    shape = (1,) * (len(out) - len(shape)) + tuple(shape)
+    strides = contiguous_strides(shape)
+    return [0 if n == 1 else s for n, s in zip(shape, strides, strict=True)]
+
+
+def _runtime_scalar(ctx: NodeContext, index: int, default: int) -> str:
+    """C expression of an integer scalar input: its value when constant, a read of it when not."""
+    if index >= len(ctx.inputs) or not ctx.inputs[index]:
+        return c_int(default)
+    value = ctx.const(ctx.inputs[index])
+    if value is not None:
+        return c_int(int(np.asarray(value).reshape(-1)[0]))
+    return f"(int64_t){ctx.ptr(ctx.inputs[index])}[0]"
+
+
+# --- Where ------------------------------------------------------------------------------
+
+def where_layout(out: tuple[int, ...], *inputs: tuple[int, ...]) -> tuple[list[int], list[list[int]]]:
+    """Merged (shape, strides of each input) of a broadcast over `out`."""
+    return merge_dims(list(out), *[_broadcast_strides(s, out) for s in inputs])
+
+
+def _emit_where(ctx: NodeContext) -> None:
+    c, x, z = ctx.inputs
+    y = ctx.outputs[0]
+    shape, (sc, sx, sz) = where_layout(ctx.shape(y), ctx.shape(c), ctx.shape(x), ctx.shape(z))
+    p = ctx.params("aotc_where_params", {
+        "rank": str(len(shape)), "elem_size": str(ctx.tensor(y).itemsize), "shape": c_ints(shape),
+        "c_strides": c_ints(sc), "x_strides": c_ints(sx), "z_strides": c_ints(sz),
+    }, comment=f"Where: {list(ctx.shape(c))} ? {list(ctx.shape(x))} : {list(ctx.shape(z))} -> {list(ctx.shape(y))}")
+    ctx.call("aotc_where", p, ctx.ptr(c), ctx.ptr(x), ctx.ptr(z), ctx.ptr(y))
+
+
+def _check_where(node: Node, graph: Graph) -> str | None:
+    reason = check_sizes(node, graph)
+    if reason:
+        return reason
+    t = graph.tensors
+    if t[node.inputs[1]].dtype != t[node.inputs[2]].dtype:
+        return f"X and Y of dtypes {t[node.inputs[1]].dtype} and {t[node.inputs[2]].dtype}"
+    shape, _ = where_layout(t[node.outputs[0]].shape, *[t[i].shape for i in node.inputs])
+    return None if len(shape) <= MAX_RANK else f"the broadcast needs {len(shape)} loop levels (at most {MAX_RANK})"
+
+
+# --- Expand and Tile: strided copies ---------------------------------------------------------
+
+def tile_layout(in_shape: tuple[int, ...], out_shape: tuple[int, ...]) -> tuple[list[int], list[int], list[int]]:
+    """(shape, src strides, dst strides) of Tile as one copy: each dim k becomes (repeat, d_k)."""
+    src, dst = contiguous_strides(in_shape), contiguous_strides(out_shape)
+    shape: list[int] = []
+    ss: list[int] = []
+    ds: list[int] = []
+    for d, o, s, t in zip(in_shape, out_shape, src, dst, strict=True):
+        shape += [o // d, d]
+        ss += [0, s]
+        ds += [d * t, t]
+    merged, (ss, ds) = merge_dims(shape, ss, ds)
+    return merged, ss, ds
+
+
+def _emit_expand(ctx: NodeContext) -> None:
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    out = ctx.shape(y)
+    _strided_copy(ctx, list(out), x, _broadcast_strides(ctx.shape(x), out), 0, y, contiguous_strides(out), 0,
+                  f"Expand {list(ctx.shape(x))} -> {list(out)}")
+
+
+def _emit_tile(ctx: NodeContext) -> None:
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    shape, ss, ds = tile_layout(ctx.shape(x), ctx.shape(y))
+    _strided_copy(ctx, shape, x, ss, 0, y, ds, 0, f"Tile {list(ctx.shape(x))} -> {list(ctx.shape(y))}")
+
+
+def _check_expand(node: Node, graph: Graph) -> str | None:
+    reason = check_sizes(node, graph)
+    if reason:
+        return reason
+    x, y = graph.tensors[node.inputs[0]].shape, graph.tensors[node.outputs[0]].shape
+    if len(x) > len(y) or any(a not in (1, b) for a, b in zip(x[::-1], y[::-1], strict=False)):
+        return f"input {list(x)} does not broadcast to the output {list(y)}"
+    shape, _ = merge_dims(list(y), _broadcast_strides(x, y))
+    return None if len(shape) <= MAX_RANK else f"the broadcast needs {len(shape)} loop levels (at most {MAX_RANK})"
+
+
+def _check_tile(node: Node, graph: Graph) -> str | None:
+    reason = check_sizes(node, graph)
+    if reason:
+        return reason
+    x, y = graph.tensors[node.inputs[0]].shape, graph.tensors[node.outputs[0]].shape
+    if len(x) != len(y) or any(o % d for d, o in zip(x, y, strict=True) if d):
+        return f"output {list(y)} is not a tiling of the input {list(x)}"
+    shape, _, _ = tile_layout(x, y)
+    return None if len(shape) <= MAX_RANK else f"the tiling needs {len(shape)} loop levels (at most {MAX_RANK})"
+
+
+# --- ArgMax / ArgMin ----------------------------------------------------------------------
+
+def _arg_axis(node: Node, graph: Graph) -> int:
+    rank = len(graph.tensors[node.inputs[0]].shape)
+    axis = int(node.attrs.get("axis", 0))
+    return axis + rank if axis < 0 else axis
+
+
+def _emit_arg(ctx: NodeContext) -> None:
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    shape, axis = ctx.shape(x), _arg_axis(ctx.node, ctx.graph)
+    p = ctx.params("aotc_arg_params", {
+        "outer": c_int(_nelem(shape[:axis])), "axis_dim": c_int(shape[axis]), "inner": c_int(_nelem(shape[axis + 1:])),
+        "select_last": str(int(ctx.attrs.get("select_last_index", 0))),
+    }, comment=f"{ctx.node.op} of {list(shape)} over axis {axis} -> {list(ctx.shape(y))}")
+    ctx.call(f"aotc_{ctx.node.op.lower()}_{ctx.suffix(x)}", p, ctx.ptr(x), ctx.ptr(y))
+
+
+def _check_arg(node: Node, graph: Graph) -> str | None:
+    shape = graph.tensors[node.inputs[0]].shape
+    if not shape:
+        return "a scalar input has no axis to reduce"
+    if not 0 <= _arg_axis(node, graph) < len(shape):
+        return f"axis {node.attrs.get('axis', 0)} is out of range for rank {len(shape)}"
+    return check_sizes(node, graph)
+
+
+# --- Trilu ------------------------------------------------------------------------------------
+
+def _emit_trilu(ctx: NodeContext) -> None:
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    shape = ctx.shape(x)
+    upper = int(ctx.attrs.get("upper", 1))
+    p = ctx.params("aotc_trilu_params", {
+        "batch": c_int(_nelem(shape[:-2])), "rows": c_int(shape[-2]), "cols": c_int(shape[-1]),
+        "elem_size": str(ctx.tensor(x).itemsize), "upper": str(upper),
+    }, comment=f"Trilu {'upper' if upper else 'lower'} of {list(shape)}")
+    ctx.call("aotc_trilu", p, _runtime_scalar(ctx, 1, 0), ctx.ptr(x), ctx.ptr(y))
+
+
+def _check_trilu(node: Node, graph: Graph) -> str | None:
+    if len(graph.tensors[node.inputs[0]].shape) < 2:
+        return "the input must have rank 2 or more"
+    return check_sizes(node, graph)
+
+
+# --- CumSum ----------------------------------------------------------------------------------
+
+def _emit_cumsum(ctx: NodeContext) -> None:
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    shape = ctx.shape(x)
+    p = ctx.params("aotc_cumsum_params", {
+        "rank": str(len(shape)), "shape": c_ints(list(shape) or [1]),
+        "exclusive": str(int(ctx.attrs.get("exclusive", 0))), "reverse": str(int(ctx.attrs.get("reverse", 0))),
+    }, comment=f"CumSum of {list(shape)}")
+    ctx.call(f"aotc_cumsum_{ctx.suffix(x)}", p, _runtime_scalar(ctx, 1, 0), ctx.ptr(x), ctx.ptr(y))
+
+
+def _check_cumsum(node: Node, graph: Graph) -> str | None:
+    if not graph.tensors[node.inputs[0]].shape:
+        return "a scalar input has no axis to sum along"
+    return check_sizes(node, graph)
+
+
+# --- GatherElements ------------------------------------------------------------------------------
+
+def _emit_gather_elements(ctx: NodeContext) -> None:
+    data, indices = ctx.inputs[0], ctx.inputs[1]
+    y = ctx.outputs[0]
+    shape = ctx.shape(data)
+    axis = int(ctx.attrs.get("axis", 0)) % len(shape)
+    p = ctx.params("aotc_gather_elements_params", {
+        "rank": str(len(shape)), "elem_size": str(ctx.tensor(data).itemsize), "axis": str(axis),
+        "axis_dim": c_int(shape[axis]), "shape": c_ints(ctx.shape(indices)),
+        "data_strides": c_ints(contiguous_strides(shape)),
+    }, comment=f"GatherElements axis {axis}: {list(shape)} with indices {list(ctx.shape(indices))}")
+    kernel = "aotc_gather_elements_i64" if ctx.dtype(indices) == "int64" else "aotc_gather_elements_i32"
+    ctx.call(kernel, p, ctx.ptr(data), ctx.ptr(indices), ctx.ptr(y))
+
+
+def _check_gather_elements(node: Node, graph: Graph) -> str | None:
+    reason = check_sizes(node, graph)
+    if reason:
+        return reason
+    data, indices = graph.tensors[node.inputs[0]], graph.tensors[node.inputs[1]]
+    if indices.dtype not in ("int64", "int32"):
+        return f"indices of dtype {indices.dtype} are not supported (int64, int32)"
+    if not data.shape or len(indices.shape) != len(data.shape):
+        return f"indices {list(indices.shape)} must have the rank of data {list(data.shape)}"
+    if not -len(data.shape) <= int(node.attrs.get("axis", 0)) < len(data.shape):
+        return f"axis {node.attrs.get('axis', 0)} is out of range for rank {len(data.shape)}"
+    if max(data.size, indices.size) > INT32_MAX:
+        return f"{c_comment(node.name)} is too large"
+    return None
+
+
+OPS: dict[str, HostOp] = {
+    "Where": HostOp(_emit_where, family="index", dtypes=("bool",), check=_check_where),
+    "Expand": HostOp(_emit_expand, family="shape", dtypes=ANY_DTYPE, check=_check_expand),
+    "Tile": HostOp(_emit_tile, family="shape", dtypes=ANY_DTYPE, check=_check_tile),
+    "ArgMax": HostOp(_emit_arg, family="index", dtypes=ARG_DTYPES, check=_check_arg),
+    "ArgMin": HostOp(_emit_arg, family="index", dtypes=ARG_DTYPES, check=_check_arg),
+    "Trilu": HostOp(_emit_trilu, family="index", dtypes=ANY_DTYPE, check=_check_trilu),
+    "CumSum": HostOp(_emit_cumsum, family="index", dtypes=CUMSUM_DTYPES, check=_check_cumsum),
+    "GatherElements": HostOp(_emit_gather_elements, family="index", dtypes=ANY_DTYPE, check=_check_gather_elements),
+}

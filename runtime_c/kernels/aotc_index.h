@@ -1,0 +1,82 @@
+/* Index arithmetic kernels: Where, ArgMax/ArgMin, Trilu, CumSum and GatherElements, the ops a
+ * transformer's masks and positions are made of. Where, Trilu and GatherElements move bytes, so
+ * one kernel serves every dtype (the element size is a parameter); ArgMax/ArgMin and CumSum
+ * compute, one kernel per dtype suffix (f32, f64, i8, u8, i32, i64). The compiler merges dims
+ * and works out strides; a value the kernels read at run time (Trilu's k, CumSum's axis) can
+ * never send them out of bounds. */
+#ifndef AOTC_INDEX_H
+#define AOTC_INDEX_H
+
+#include "aotc_common.h"
+
+/* ONNX Where with numpy broadcasting of all three inputs to y:
+ * y[i] = cond[i] ? x[i] : z[i], with strides in elements (0 where an input broadcasts). */
+typedef struct {
+    int32_t rank;                      /* merged dims, 1..AOTC_MAX_RANK */
+    int32_t elem_size;                 /* bytes per element of x, z and y */
+    int32_t shape[AOTC_MAX_RANK];      /* y's merged dims */
+    int32_t c_strides[AOTC_MAX_RANK];  /* of cond (bool, one byte) */
+    int32_t x_strides[AOTC_MAX_RANK];
+    int32_t z_strides[AOTC_MAX_RANK];
+} aotc_where_params;
+
+void aotc_where(const aotc_where_params *p, const uint8_t *cond, const void *x, const void *z, void *y);
+
+/* x viewed as [outer, axis_dim, inner]: ArgMax/ArgMin over axis_dim -> int64 [outer, inner]. */
+typedef struct {
+    int32_t outer, axis_dim, inner;
+    int32_t select_last; /* ties: the last index instead of the first */
+} aotc_arg_params;
+
+#define AOTC_DECLARE_ARG(SFX, T)                                                       \
+    void aotc_argmax_##SFX(const aotc_arg_params *p, const T *x, int64_t *y);         \
+    void aotc_argmin_##SFX(const aotc_arg_params *p, const T *x, int64_t *y);
+AOTC_DECLARE_ARG(f32, float)
+AOTC_DECLARE_ARG(f64, double)
+AOTC_DECLARE_ARG(i8, int8_t)
+AOTC_DECLARE_ARG(u8, uint8_t)
+AOTC_DECLARE_ARG(i32, int32_t)
+AOTC_DECLARE_ARG(i64, int64_t)
+
+/* ONNX Trilu over a batch of [rows, cols] matrices: keeps x[i][j] where j - i >= k (upper) or
+ * j - i <= k (lower), zero elsewhere. k is read at run time (an input of the model). */
+typedef struct {
+    int32_t batch, rows, cols;
+    int32_t elem_size;
+    int32_t upper;
+} aotc_trilu_params;
+
+void aotc_trilu(const aotc_trilu_params *p, int64_t k, const void *x, void *y);
+
+/* ONNX CumSum over one axis of x (rank dims), read at run time; an axis out of range copies x. */
+typedef struct {
+    int32_t rank;
+    int32_t shape[AOTC_MAX_RANK];
+    int32_t exclusive, reverse;
+} aotc_cumsum_params;
+
+#define AOTC_DECLARE_CUMSUM(SFX, T) \
+    void aotc_cumsum_##SFX(const aotc_cumsum_params *p, int64_t axis, const T *x, T *y);
+AOTC_DECLARE_CUMSUM(f32, float)
+AOTC_DECLARE_CUMSUM(f64, double)
+AOTC_DECLARE_CUMSUM(i32, int32_t)
+AOTC_DECLARE_CUMSUM(i64, int64_t)
+
+/* ONNX GatherElements: for every index i of `indices` (shape = y's shape),
+ * y[i] = data[i with its axis coordinate replaced by indices[i]]; an index out of
+ * [-axis_dim, axis_dim) gives a zero element. */
+typedef struct {
+    int32_t rank;
+    int32_t elem_size;
+    int32_t axis;
+    int32_t axis_dim;                     /* data's size along axis */
+    int32_t shape[AOTC_MAX_RANK];         /* of indices and y */
+    int64_t data_strides[AOTC_MAX_RANK];  /* data's strides in elements */
+} aotc_gather_elements_params;
+
+void aotc_gather_elements_i64(const aotc_gather_elements_params *p, const void *data, const int64_t *indices,
+                              void *y);
+void aotc_gather_elements_i32(const aotc_gather_elements_params *p, const void *data, const int32_t *indices,
+                              void *y);
+
+#endif /* AOTC_INDEX_H */

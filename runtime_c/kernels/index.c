@@ -1,0 +1,157 @@
+/* Index arithmetic kernels (aotc_index.h). Reference kernels: portable C99, no allocation,
+ * no globals; one kernel per op (and per dtype where the op computes), already the plain loop:
+ * the family's reference (no index_ref.c; see kernels_ref.h). */
+#include "aotc_index.h"
+
+#include <string.h>
+
+/* ---- Where ------------------------------------------------------------------ */
+void aotc_where(const aotc_where_params *p, const uint8_t *cond, const void *x, const void *z, void *y) {
+    const uint8_t *xs = (const uint8_t *)x, *zs = (const uint8_t *)z;
+    uint8_t *out = (uint8_t *)y;
+    const size_t size = (size_t)p->elem_size;
+    int32_t idx[AOTC_MAX_RANK] = {0};
+    int64_t co = 0, xo = 0, zo = 0, total = 1, i;
+    int32_t k;
+
+    for (k = 0; k < p->rank; ++k) total *= p->shape[k];
+    for (i = 0; i < total; ++i) {
+        memcpy(out + i * (int64_t)size, cond[co] ? xs + xo * (int64_t)size : zs + zo * (int64_t)size, size);
+        for (k = p->rank - 1; k >= 0; --k) { /* odometer */
+            co += p->c_strides[k];
+            xo += p->x_strides[k];
+            zo += p->z_strides[k];
+            if (++idx[k] < p->shape[k]) break;
+            co -= (int64_t)p->c_strides[k] * p->shape[k];
+            xo -= (int64_t)p->x_strides[k] * p->shape[k];
+            zo -= (int64_t)p->z_strides[k] * p->shape[k];
+            idx[k] = 0;
+        }
+    }
+}
+
+/* ---- ArgMax / ArgMin ------------------------------------------------------------
+ * BETTER(a, b): a replaces the best b; ties replace it only with select_last. */
+#define AOTC_ARG(NAME, SFX, T, BETTER)                                                  \
+    void aotc_##NAME##_##SFX(const aotc_arg_params *p, const T *x, int64_t *y) {      \
+        int32_t o, j, a;                                                              \
+        for (o = 0; o < p->outer; ++o) {                                              \
+            const T *xo = x + (int64_t)o * p->axis_dim * p->inner;                    \
+            for (j = 0; j < p->inner; ++j) {                                          \
+                T best = xo[j];                                                       \
+                int64_t at = 0;                                                       \
+                for (a = 1; a < p->axis_dim; ++a) {                                   \
+                    const T v = xo[(int64_t)a * p->inner + j];                        \
+                    if (BETTER(v, best) || (p->select_last && v == best)) {           \
+                        best = v;                                                     \
+                        at = a;                                                       \
+                    }                                                                 \
+                }                                                                     \
+                y[(int64_t)o * p->inner + j] = at;                                    \
+            }                                                                         \
+        }                                                                             \
+    }
+#define AOTC_GT(a, b) ((a) > (b))
+#define AOTC_LT(a, b) ((a) < (b))
+#define AOTC_ARGS(SFX, T) AOTC_ARG(argmax, SFX, T, AOTC_GT) AOTC_ARG(argmin, SFX, T, AOTC_LT)
+AOTC_ARGS(f32, float)
+AOTC_ARGS(f64, double)
+AOTC_ARGS(i8, int8_t)
+AOTC_ARGS(u8, uint8_t)
+AOTC_ARGS(i32, int32_t)
+AOTC_ARGS(i64, int64_t)
+
+/* ---- Trilu ------------------------------------------------------------------------ */
+void aotc_trilu(const aotc_trilu_params *p, int64_t k, const void *x, void *y) {
+    const uint8_t *src = (const uint8_t *)x;
+    uint8_t *dst = (uint8_t *)y;
+    const int64_t size = p->elem_size, row = (int64_t)p->cols * size;
+    int32_t b, i;
+
+    for (b = 0; b < p->batch; ++b) {
+        for (i = 0; i < p->rows; ++i) {
+            const int64_t at = ((int64_t)b * p->rows + i) * row;
+            /* upper keeps columns j >= i + k, lower keeps j <= i + k: one split point per row */
+            int64_t split = p->upper ? (int64_t)i + k : (int64_t)i + k + 1;
+            if (split < 0) split = 0;
+            if (split > p->cols) split = p->cols;
+            if (p->upper) {
+                memset(dst + at, 0, (size_t)(split * size));
+                if (src != dst) memmove(dst + at + split * size, src + at + split * size, (size_t)(row - split * size));
+            } else {
+                if (src != dst) memmove(dst + at, src + at, (size_t)(split * size));
+                memset(dst + at + split * size, 0, (size_t)(row - split * size));
+            }
+        }
+    }
+}
+
+/* ---- CumSum ------------------------------------------------------------------------ */
+#define AOTC_CUMSUM(SFX, T, ADD)                                                              \
+    void aotc_cumsum_##SFX(const aotc_cumsum_params *p, int64_t axis, const T *x, T *y) {    \
+        int64_t outer = 1, inner = 1, n, o, j, a;                                             \
+        int32_t d;                                                                            \
+        if (axis < 0) axis += p->rank;                                                        \
+        if (axis < 0 || axis >= p->rank) { /* not a valid axis: nothing to sum along */       \
+            for (d = 0, n = 1; d < p->rank; ++d) n *= p->shape[d];                            \
+            if (x != y) memmove(y, x, (size_t)n * sizeof(T));                                 \
+            return;                                                                           \
+        }                                                                                     \
+        for (d = 0; d < axis; ++d) outer *= p->shape[d];                                      \
+        for (d = (int32_t)axis + 1; d < p->rank; ++d) inner *= p->shape[d];                   \
+        n = p->shape[axis];                                                                   \
+        for (o = 0; o < outer; ++o) {                                                         \
+            for (j = 0; j < inner; ++j) {                                                     \
+                T acc = 0;                                                                    \
+                const int64_t base = o * n * inner + j;                                       \
+                for (a = 0; a < n; ++a) {                                                     \
+                    const int64_t at = base + (p->reverse ? n - 1 - a : a) * inner;           \
+                    const T v = x[at];                                                        \
+                    if (p->exclusive) {                                                       \
+                        y[at] = acc;                                                          \
+                        acc = ADD(acc, v);                                                    \
+                    } else {                                                                  \
+                        acc = ADD(acc, v);                                                    \
+                        y[at] = acc;                                                          \
+                    }                                                                         \
+                }                                                                             \
+            }                                                                                 \
+        }                                                                                     \
+    }
+#define AOTC_FADD(a, b) ((a) + (b))
+#define AOTC_WRAP_ADD32(a, b) ((int32_t)((uint32_t)(a) + (uint32_t)(b)))
+#define AOTC_WRAP_ADD64(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
+AOTC_CUMSUM(f32, float, AOTC_FADD)
+AOTC_CUMSUM(f64, double, AOTC_FADD)
+AOTC_CUMSUM(i32, int32_t, AOTC_WRAP_ADD32)
+AOTC_CUMSUM(i64, int64_t, AOTC_WRAP_ADD64)
+
+/* ---- GatherElements ---------------------------------------------------------------- */
+#define AOTC_GATHER_ELEMENTS(SFX, TI)                                                          \
+    void aotc_gather_elements_##SFX(const aotc_gather_elements_params *p, const void *data,   \
+                                    const TI *indices, void *y) {                             \
+        const uint8_t *src = (const uint8_t *)data;                                           \
+        uint8_t *out = (uint8_t *)y;                                                          \
+        const size_t size = (size_t)p->elem_size;                                             \
+        int32_t idx[AOTC_MAX_RANK] = {0};                                                     \
+        int64_t total = 1, i, base = 0; /* base: data offset of idx without the axis term */   \
+        int32_t k;                                                                            \
+        for (k = 0; k < p->rank; ++k) total *= p->shape[k];                                   \
+        for (i = 0; i < total; ++i) {                                                         \
+            int64_t v = (int64_t)indices[i];                                                  \
+            if (v < 0) v += p->axis_dim;                                                      \
+            if (v >= 0 && v < p->axis_dim) {                                                  \
+                memcpy(out + i * (int64_t)size, src + (base + v * p->data_strides[p->axis]) * (int64_t)size, size); \
+            } else {                                                                          \
+                memset(out + i * (int64_t)size, 0, size);                                     \
+            }                                                                                 \
+            for (k = p->rank - 1; k >= 0; --k) { /* odometer over y's index */                 \
+                if (k != p->axis) base += p->data_strides[k];                                 \
+                if (++idx[k] < p->shape[k]) break;                                            \
+                if (k != p->axis) base -= p->data_strides[k] * p->shape[k];                   \
+                idx[k] = 0;                                                                   \
+            }                                                                                 \
+        }                                                                                     \
+    }
+AOTC_GATHER_ELEMENTS(i64, int64_t)
+AOTC_GATHER_ELEMENTS(i32, int32_t)
