@@ -134,3 +134,33 @@ def test_not_a_tflite_file(tmp_path):
     run = subprocess.run([*AOTC, str(path), "-o", str(tmp_path / "out"), "--no-configure"], capture_output=True,
                          text=True)
     assert run.returncode == 2 and "not a valid TFLite file" in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize("name", FLOAT)
+def test_int8_fixed_point_matches_litert_op_by_op(tmp_path, name):
+    """TFLite's requantisation (aot/frontend/tflite/quant.py) as numpy kernels (tflite_int8_numpy.py):
+    every FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D and pool of the int8 models is bit-exact with
+    BUILTIN_REF on the interpreter's own input to that op. The spec the int8 C kernels must meet."""
+    _require_litert()
+    import tflite_int8_numpy as q
+
+    from aot.frontend.tflite import read_tflite
+
+    path = MODELS / f"{name}_int8.tflite"
+    m = read_tflite(path)
+    x = m.tensors[m.inputs[0]]
+    np.savez(tmp_path / "in.npz", input_0=np.random.default_rng(0).integers(-128, 128, x.shape).astype(x.dtype))
+    run = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(path), str(tmp_path / "in.npz"),
+                          str(tmp_path / "out.npz"), "--all"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    tensors = np.load(tmp_path / "out.npz")
+    checked = 0
+    for op in m.ops:
+        kernel = q.KERNELS.get(op.op)
+        if kernel is None:
+            continue
+        ours, ref = kernel(op, m, tensors[f"tensor_{op.inputs[0]}"]), tensors[f"tensor_{op.outputs[0]}"]
+        assert ours.dtype == ref.dtype and np.array_equal(ours, ref), \
+            f"{op.name}: {(ours != ref).sum()} of {ref.size} elements differ"
+        checked += 1
+    assert checked >= 3

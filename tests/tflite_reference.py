@@ -3,7 +3,8 @@ the interpreter can crash on a model.
 
     python tests/tflite_reference.py MODEL.tflite IN.npz OUT.npz
 
-IN.npz holds the inputs by position (input_0, ...); OUT.npz gets the outputs by position (output_0, ...).
+IN.npz holds the inputs by position (input_0, ...); OUT.npz gets the outputs by position (output_0, ...)
+and, with --all, every tensor the interpreter keeps, by tensor index (tensor_<k>), for op-by-op checks.
 """
 
 from __future__ import annotations
@@ -13,19 +14,25 @@ import sys
 import numpy as np
 
 
-def main(model: str, inputs: str, outputs: str) -> None:
+def main(model: str, inputs: str, outputs: str, every: bool = False) -> None:
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
     interp = Interpreter(model_path=model, experimental_op_resolver_type=OpResolverType.BUILTIN_REF,
-                         num_threads=1)
+                         num_threads=1, experimental_preserve_all_tensors=every)
     interp.allocate_tensors()
     feeds = np.load(inputs)
     for k, d in enumerate(interp.get_input_details()):
         interp.set_tensor(d["index"], feeds[f"input_{k}"])
     interp.invoke()
-    np.savez(outputs, **{f"output_{k}": interp.get_tensor(d["index"])
-                         for k, d in enumerate(interp.get_output_details())})
+    result = {f"output_{k}": interp.get_tensor(d["index"]) for k, d in enumerate(interp.get_output_details())}
+    if every:
+        for d in interp.get_tensor_details():
+            try:
+                result[f"tensor_{d['index']}"] = interp.get_tensor(d["index"])
+            except ValueError:  # a tensor the interpreter does not keep
+                pass
+    np.savez(outputs, **result)
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:4], every="--all" in sys.argv[4:])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,3 +31,76 @@ def quant_params(q: Any, rank: int) -> QuantParams | None:
         zero = np.repeat(zero, scale.size)
     axis = int(q.quantizedDimension) if scale.size > 1 else 0
     return QuantParams(scale, zero, min(axis, max(rank - 1, 0)))
+
+
+# --- TFLite's fixed-point requantisation (the arithmetic its reference kernels and TFLM use) ---------
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+_QRANGE = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767)}
+
+
+def quantize_multiplier(real: float) -> tuple[int, int]:
+    """A real multiplier as (int32 multiplier in [2^30, 2^31), shift): real = m * 2^(shift - 31).
+    The fraction is rounded half away from zero, as TFLite's TfLiteRound (std::round)."""
+    if real == 0.0:
+        return 0, 0
+    frac, shift = math.frexp(real)
+    q = int(math.floor(abs(frac) * (1 << 31) + 0.5)) * (1 if frac >= 0 else -1)
+    if q == 1 << 31:
+        q, shift = q // 2, shift + 1
+    if shift < -31:
+        return 0, 0
+    return q, shift
+
+
+def saturating_rounding_doubling_high_mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(a * b * 2) >> 32 rounded to nearest, ties away from zero; INT32_MIN * INT32_MIN saturates."""
+    a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
+    ab = a * b
+    nudge = np.where(ab >= 0, 1 << 30, 1 - (1 << 30))
+    s = ab + nudge
+    high = np.where(s >= 0, s >> 31, -((-s) >> 31))  # C division: truncation toward zero
+    return np.where((a == INT32_MIN) & (b == INT32_MIN), INT32_MAX, high).astype(np.int64)
+
+
+def rounding_divide_by_pot(x: np.ndarray, exponent: np.ndarray) -> np.ndarray:
+    """x / 2^exponent rounded to nearest, ties away from zero."""
+    x, exponent = np.asarray(x, np.int64), np.asarray(exponent, np.int64)
+    mask = (np.int64(1) << exponent) - 1
+    remainder = x & mask
+    threshold = (mask >> 1) + (x < 0)
+    return (x >> exponent) + (remainder > threshold)
+
+
+def multiply_by_quantized_multiplier(x: np.ndarray, multiplier: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """TFLite's requantisation of an int32 accumulator (double rounding, its default build)."""
+    shift = np.asarray(shift, np.int64)
+    left, right = np.maximum(shift, 0), np.maximum(-shift, 0)
+    x = (np.asarray(x, np.int64) << left).astype(np.int32).astype(np.int64)  # int32 wrap, as in C++
+    return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(x, multiplier), right)
+
+
+def activation_range(act: int, scale: float, zero_point: int, dtype: str) -> tuple[int, int]:
+    """The output clamp of a fused activation, in quantized units (CalculateActivationRangeQuantized)."""
+    lo, hi = _QRANGE[dtype]
+
+    def q(v: float) -> int:
+        return zero_point + int(_round_half_away(v / scale))
+    if act == 1:  # RELU
+        return max(lo, q(0.0)), hi
+    if act == 3:  # RELU6
+        return max(lo, q(0.0)), min(hi, q(6.0))
+    if act == 2:  # RELU_N1_TO_1
+        return max(lo, q(-1.0)), min(hi, q(1.0))
+    return lo, hi
+
+
+def _round_half_away(v: float) -> float:
+    return math.floor(abs(v) + 0.5) * (1 if v >= 0 else -1)
+
+
+def channel_multipliers(x_scale: float, w_scale: np.ndarray, y_scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per output channel (multiplier, shift) of x_scale * w_scale / y_scale, computed in double from the
+    float32 scales as TFLite's PopulateConvolutionQuantizationParams does."""
+    pairs = [quantize_multiplier(float(np.float64(x_scale) * np.float64(w)) / float(np.float64(y_scale)))
+             for w in np.asarray(w_scale, np.float32).reshape(-1)]
+    return np.array([p[0] for p in pairs], np.int64), np.array([p[1] for p in pairs], np.int64)
