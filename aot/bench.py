@@ -38,6 +38,7 @@ class BenchRow:
     tight_bound_bytes: int = 0
     instructions: int | None = None  # callgrind's Ir for one inference (<name>_run only), if measured
     round_ratios: list[float] = field(default_factory=list)  # bundle / onnxruntime in each round
+    notes: list[str] = field(default_factory=list)  # what a reader needs to read the figures right
 
     @property
     def ratio(self) -> float:
@@ -109,8 +110,7 @@ def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: i
     else:
         rng = np.random.default_rng(0)
         inputs = [rng.standard_normal(s["shape"]).astype(s["dtype"]) for s in meta["inputs"]]
-    # one thread, as onnxruntime gets: vendor libraries built on OpenMP (oneDNN) read this
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    one_thread_for_vendors()
     target = get_target(meta.get("target", "host"))
     if target.emulated:
         raise AotcError(f"{out} is built for {target.name}, which runs under an emulator: its timing means "
@@ -131,19 +131,49 @@ def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: i
     return BenchRow(meta["name"], statistics.median(ours), statistics.median(theirs), ort_call_floor(), err,
                     mem["arena_bytes"], mem["lower_bound_bytes"], mem.get("tight_bound_bytes", 0),
                     count_instructions(out, meta, inputs) if instructions else None,
-                    [a / b for a, b in zip(ours, theirs, strict=True)])
+                    [a / b for a, b in zip(ours, theirs, strict=True)], notes(meta))
+
+
+def one_thread_for_vendors() -> None:
+    """Time on one thread, as onnxruntime gets, unless the user set OMP_NUM_THREADS: vendor
+    libraries built on OpenMP (oneDNN) would otherwise take every core."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def notes(meta: dict) -> list[str]:
+    """What the figures of a bundle with vendor functions mean: the threads they used, the
+    simulators they ran in, and the workspace they add to the arena."""
+    functions = meta.get("partition", [])
+    out = []
+    if functions:
+        threads = os.environ.get("OMP_NUM_THREADS", "all")
+        out.append(f"threads: aotc's code 1; vendor libraries OMP_NUM_THREADS={threads}")
+    for f in functions:
+        if f.get("simulated"):
+            cycles = f" ({f['cycles']} device cycles)" if "cycles" in f else ""
+            out.append(f"{f['symbol']} runs in {f['compiler']}'s simulator on this host: its share of the time "
+                       f"is the simulation's, not the device's{cycles}")
+    workspace = [f"{f['symbol']} {f['workspace_bytes']} B" for f in functions if f.get("workspace_bytes")]
+    if workspace:
+        out.append("vendor workspace (in the arena and the lower bound, not in the tensors' bound): "
+                   + ", ".join(workspace))
+    return out
 
 
 def format_table(rows: list[BenchRow]) -> str:
     """Latency and ratio; callgrind instructions of one run (M); memory: the arena (all the RAM the
-    activations need: graph I/O is in it) against the tight bound and the lower bound (planner docstring)."""
+    activations need: graph I/O is in it) against two bounds (planner docstring): what the tensors
+    alone need at the busiest step ("tensors bound", the metadata's tight bound) and that plus each
+    step's kernel scratch and vendor workspace ("lower bound": no placement can use less)."""
     head = ("| model | bundle us | onnxruntime us | ratio | ort call floor us | instr (M) | max abs err | arena B "
-            "| tight bound B | arena/tight | lower bound B |\n"
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+            "| tensors bound B | lower bound B | arena/tensors | arena/lower |\n"
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
     body = "".join(
         f"| {r.model} | {r.bundle_us:.1f} | {r.ort_us:.1f} | {r.ratio:.2f} | {r.ort_floor_us:.1f} | "
         f"{'-' if r.instructions is None else f'{r.instructions / 1e6:.2f}'} | "
-        f"{r.max_abs_err:.2e} | {r.arena_bytes} | {r.tight_bound_bytes} | "
-        f"{r.arena_bytes / r.tight_bound_bytes if r.tight_bound_bytes else 1.0:.3f} | {r.lower_bound_bytes} |\n"
+        f"{r.max_abs_err:.2e} | {r.arena_bytes} | {r.tight_bound_bytes} | {r.lower_bound_bytes} | "
+        f"{r.arena_bytes / r.tight_bound_bytes if r.tight_bound_bytes else 1.0:.3f} | "
+        f"{r.arena_bytes / r.lower_bound_bytes if r.lower_bound_bytes else 1.0:.3f} |\n"
         for r in rows)
-    return head + body
+    notes = "".join(f"{r.model}: {n}\n" for r in rows for n in r.notes)
+    return head + body + notes

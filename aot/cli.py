@@ -1,7 +1,7 @@
 """The aotc command.
 
     aotc MODEL.onnx -o OUT [--target T] [--name N]     compile; OUT/bundle + CMake build tree OUT
-    aotc run OUT --inputs IN.npz --outputs OUT.npz      run the built runner
+    aotc run OUT --inputs IN.npz [--outputs OUT.npz]    run the built runner; print a summary of the outputs
     aotc bench OUT [--inputs IN.npz] [--repeat N] [--instructions]
                                                         bundle vs onnxruntime, same inputs, one run
     aotc footprint OUT                                  flash and RAM of the built bundle -> OUT/footprint.json
@@ -12,11 +12,13 @@
                                                         if none, 1 if one diverges (aot/compare.py)
     aotc partition MODEL.onnx --vendor V [--annotate F] -o P.onnx [--show]   the partition as ONNX
     aotc --list-targets                                 the targets, with their memory
+    aotc --list-vendors                                 the vendors installed, with what they take
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 import warnings
@@ -24,27 +26,59 @@ from pathlib import Path
 
 from aot import __version__
 from aot.errors import AotcError
+from aot.user_paths import check_input_file, check_output_dir, check_output_file
 
 SUBCOMMANDS = ("run", "bench", "footprint", "partition")
 EXIT_BAD_INPUT = 2  # the model, an option or a file the user gave is at fault: the message says what to change
 EXIT_INTERNAL = 3  # aotc itself failed
 
 
+COMMANDS = """commands:
+  aotc MODEL.onnx -o OUT          compile (this page)
+  aotc run OUT --inputs IN.npz    run the built bundle and summarise its outputs   (aotc run -h)
+  aotc bench OUT                  time the bundle against onnxruntime, one thread   (aotc bench -h)
+  aotc compare [MODEL] OUT        error of every intermediate tensor against onnxruntime (aotc compare -h)
+  aotc footprint OUT              flash and RAM of the built bundle                 (aotc footprint -h)
+  aotc partition MODEL --vendor V -o P.onnx
+                                  the partition between vendors, as ONNX; --show draws it (aotc partition -h)
+  aotc --list-targets             targets, with their memory
+  aotc --list-vendors             vendors installed, with what they take
+"""
+
+
+def _nonnegative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got '{text}'") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = _nonnegative(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be 1 or more, got 0")
+    return value
+
+
 def _compile_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="aotc", description="Compile an ONNX model to a standalone C project.",
-                                epilog="Other commands: aotc run OUT ..., aotc bench OUT ... (see aotc run -h); "
-                                "aotc compare [MODEL] OUT: error of every intermediate tensor against onnxruntime, "
-                                "naming the first node that diverges (see aotc compare -h).")
+                                epilog=COMMANDS, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model", help="the ONNX model file")
-    p.add_argument("-o", "--output", required=True, metavar="OUT", help="output directory (bundle + build tree)")
+    p.add_argument("-o", "--output", required=True, metavar="OUT",
+                   help="output folder (bundle + build tree): new, empty, or an earlier aotc output")
+    p.add_argument("--force", action="store_true", help="write into OUT even if it holds files aotc did not write")
     p.add_argument("--target", default="host",
                    help="target to configure the build for (default: host; see --list-targets)")
     p.add_argument("--list-targets", action="store_true", help="list the targets with their memory, and exit")
+    p.add_argument("--list-vendors", action="store_true", help="list the vendors installed, and exit")
     p.add_argument("--name", help="C name of the model (default: the file's stem)")
     _vendor_args(p)
     p.add_argument("--no-configure", action="store_true", help="write OUT/bundle only, do not run CMake")
     p.add_argument("--print-plan", action="store_true", help="print the memory plan as an ASCII chart")
-    p.add_argument("--scratch-floor", type=int, metavar="BYTES", default=0,
+    p.add_argument("--scratch-floor", type=_nonnegative, metavar="BYTES", default=0,
                    help="kernel scratch any step may use beyond the memory spare at that step (default 0: the "
                         "arena is the tight bound); more lets some kernels take larger blocks, for RAM")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
@@ -78,8 +112,8 @@ def _partition_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="P.onnx", help="where to write the partitioned model")
     p.add_argument("--name", help="C name of the model (default: the file's stem)")
     _vendor_args(p)
-    p.add_argument("--show", action="store_true", help="print a table of the functions and write a picture "
-                   "of the graph (P.svg with Graphviz, else P.html) beside the output")
+    p.add_argument("--show", action="store_true", help="print a table of the functions; with -o, also write a "
+                   "picture of the graph beside P.onnx (P.svg with Graphviz, else P.html)")
     p.add_argument("--explain", action="store_true", help="with --show: why each host node was not offloaded")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
@@ -110,18 +144,22 @@ def _compare_parser() -> argparse.ArgumentParser:
 
 
 def _run_parser(cmd: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=f"aotc {cmd}")
+    about = {"run": "Run the built bundle on inputs from an .npz file and summarise its outputs (top classes of "
+             "a classifier).", "bench": "Time the bundle and onnxruntime (one thread each) back to back on the "
+             "same inputs.", "footprint": "Build the bundle and measure its code, constants and RAM."}[cmd]
+    p = argparse.ArgumentParser(prog=f"aotc {cmd}", description=about)
     p.add_argument("out", metavar="OUT", help="a directory written by `aotc MODEL -o OUT`")
     if cmd == "footprint":
         p.add_argument("--debug", action="store_true", help="show tracebacks")
         return p
     p.add_argument("--inputs", metavar="IN.npz", required=cmd == "run", help="inputs keyed by the model's input names")
     if cmd == "run":
-        p.add_argument("--outputs", metavar="OUT.npz", required=True, help="where to write the outputs")
-        p.add_argument("--repeat", type=int, default=0, help="also time this many runs and print the median")
+        p.add_argument("--outputs", metavar="OUT.npz", help="also write the outputs, keyed by name")
+        p.add_argument("--repeat", type=_nonnegative, default=0,
+                       help="also time this many runs and print the median")
     else:
-        p.add_argument("--repeat", type=int, default=50, help="timed runs per engine and round (default 50)")
-        p.add_argument("--rounds", type=int, default=3,
+        p.add_argument("--repeat", type=_positive, default=50, help="timed runs per engine and round (default 50)")
+        p.add_argument("--rounds", type=_positive, default=3,
                        help="rounds timing the bundle and onnxruntime back to back (default 3; medians over them)")
         p.add_argument("--instructions", action="store_true",
                        help="also count the instructions of one inference under valgrind --tool=callgrind")
@@ -141,6 +179,9 @@ def main(argv: list[str] | None = None) -> int:
 
             print(list_targets(), end="")
             return 0
+        if "--list-vendors" in argv:
+            print(_list_vendors(), end="")
+            return 0
         if argv and argv[0] == "partition":
             return _cmd_partition(_partition_parser().parse_args(argv[1:]))
         if argv and argv[0] == "compare":
@@ -156,37 +197,71 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         return 130
-    except Exception as e:  # not the model's fault: ours
+    except BrokenPipeError:  # `aotc ... | head`: the reader has gone, which is not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except Exception as e:
         if debug:
             traceback.print_exc()
-        what = f"{type(e).__name__}: {e}".replace("\n", " ")
+        if isinstance(e, OSError) and e.filename is not None:
+            # a path the checks could not foresee (a full disk, a read-only mount): the user's to fix
+            print(f"aotc: error: cannot write or read '{e.filename}': {e.strerror}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        what = f"{type(e).__name__}: {e}".replace("\n", " ")  # not the model's fault: ours
         hint = "" if debug else "; rerun with --debug for the traceback"
         print(f"aotc: internal error (a bug in aotc, not in your model): {what}{hint}", file=sys.stderr)
         return EXIT_INTERNAL
 
 
+def _list_vendors() -> str:
+    from aot.vendor import available_vendors, find_vendor
+
+    rows = []
+    for name in available_vendors():
+        try:
+            rows.append(f"  {name:<12} {find_vendor(name).description}")
+        except AotcError as e:
+            rows.append(f"  {name:<12} (cannot load: {e.one_line()})")
+    return "vendors (--vendor V):\n" + "\n".join(rows) + "\n"
+
+
 def _cmd_compile(args: argparse.Namespace) -> int:
-    from aot.build import configure
+    import shutil
+
+    from aot.build import configure, require_tools
     from aot.compiler import Options, compile_file
     from aot.progress import status
+    from aot.targets import get_target
 
     out = Path(args.output)
+    check_input_file(Path(args.model), "model")
+    check_output_dir(out, args.force)
+    if not args.no_configure:
+        require_tools(get_target(args.target))  # a missing cross compiler is known before the compile
     with status(f"compiling {args.model}"):
         bundle = compile_file(args.model, Options(name=args.name, target=args.target, vendors=tuple(args.vendor),
                                                      annotate=args.annotate, input_shapes=tuple(args.input_shape),
                                                      scratch_floor=args.scratch_floor))
+    created = not out.exists()
     bundle.write(out / "bundle")
-    if args.print_plan:
-        print(bundle.files.get("plan.txt", ""), end="")
     if not args.no_configure:
-        with status(f"configuring {out} for {args.target}"):
-            configure(out, args.target)
+        try:
+            with status(f"configuring {out} for {args.target}"):
+                configure(out, args.target)
+        except BaseException:
+            if created:  # nothing half-made is left behind
+                shutil.rmtree(out, ignore_errors=True)
+            raise
     mem = bundle.metadata["memory"]
     tight = mem["tight_bound_bytes"]
+    workspace = sum(f.get("workspace_bytes", 0) for f in bundle.metadata.get("partition", []))
     over = "" if mem["arena_bytes"] <= tight else \
-        f", {mem['arena_bytes'] - tight} of them kernel scratch above the tight bound"
+        f", {mem['arena_bytes'] - tight} of them above what the tensors need" + \
+        (" (vendor workspace and kernel scratch)" if workspace else " (kernel scratch)")
     print(f"aotc: wrote {out / 'bundle'} ({bundle.name}: arena {mem['arena_bytes']} bytes, I/O included{over}; "
           f"weights {mem['weights_bytes']} bytes); build with: cmake --build {out}")
+    if args.print_plan:
+        print(bundle.files.get("plan.txt", ""), end="")
     return 0
 
 
@@ -198,6 +273,9 @@ def _cmd_partition(args: argparse.Namespace) -> int:
 
     if not args.output and not args.show:
         raise AotcError("nothing to do: give -o P.onnx and/or --show")
+    check_input_file(Path(args.model), "model")
+    if args.output:
+        check_output_file(Path(args.output), "-o")
     source = str(Path(args.model).resolve())
     parted = partition_model(load_model(args.model), Options(name=args.name, vendors=tuple(args.vendor),
                                                               annotate=args.annotate,
@@ -219,22 +297,36 @@ def _cmd_partition(args: argparse.Namespace) -> int:
         print(function_table(graph, reports), end="")
         if args.explain:
             print(explain(graph, parted.refusals), end="")
-        base = Path(args.output or Path(args.model).with_suffix(".partition.onnx"))
-        print(f"aotc: wrote {write_picture(graph, base)}")
+        if args.output:  # never into the model's folder unasked: the picture goes beside P.onnx
+            print(f"aotc: wrote {write_picture(graph, Path(args.output))}")
+        else:
+            print("aotc: give -o P.onnx to also draw the partition (P.svg) beside it")
     return 0
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from aot.bench import notes, one_thread_for_vendors
     from aot.build import run_bundle
-    from aot.npz import load_inputs, save_outputs
+    from aot.npz import describe, load_inputs, npz_path, save_outputs
 
     out = Path(args.out)
     meta = _metadata(out)
+    check_input_file(Path(args.inputs), "--inputs")
+    if args.outputs:
+        check_output_file(npz_path(args.outputs), "--outputs")
     inputs = load_inputs(args.inputs, meta)
+    one_thread_for_vendors()
     outputs, median_ns = run_bundle(out, meta, inputs, repeat=args.repeat)
-    save_outputs(args.outputs, outputs)
+    print(f"aotc: ran {meta['name']} ({meta.get('target', 'host')}): {len(outputs)} output"
+          f"{'s' if len(outputs) != 1 else ''}")
+    for name, value in outputs.items():
+        print(describe(name, value))
     if median_ns is not None:
         print(f"aotc: median {median_ns / 1e3:.1f} us per inference over {args.repeat} runs")
+        for note in notes(meta):
+            print(f"aotc: {note}")
+    if args.outputs:
+        print(f"aotc: wrote {save_outputs(args.outputs, outputs)}")
     return 0
 
 
@@ -242,6 +334,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     from aot.bench import bench_one, format_table
 
     out = Path(args.out)
+    if args.inputs:
+        check_input_file(Path(args.inputs), "--inputs")
     row = bench_one(out, _metadata(out), inputs_npz=args.inputs, repeat=args.repeat, model=args.model,
                     instructions=args.instructions, rounds=args.rounds)
     print(format_table([row]), end="")
@@ -252,6 +346,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from aot.compare import compare, format_table, verdict
 
     out = Path(args.out)
+    if args.inputs:
+        check_input_file(Path(args.inputs), "--inputs")
     result = compare(out, _metadata(out), model=args.model, inputs_npz=args.inputs, tolerance=args.tolerance,
                      lsb=args.lsb)
     print(format_table(result.rows), end="")

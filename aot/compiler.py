@@ -15,7 +15,7 @@ from aot.ir import Graph
 from aot.kernels.base import TargetTraits
 from aot.partition import Partitioned, partition_for
 from aot.partition.manual import load_annotations
-from aot.partition.serialize import from_onnx
+from aot.partition.serialize import from_onnx, stored_name
 from aot.passes import HOST_PIPELINE, simplify
 from aot.plan import Plan, plan_memory
 from aot.select import Selection, op_memory, select_kernels
@@ -42,17 +42,20 @@ def partition_model(model: onnx.ModelProto, options: Options = Options(),
     """Frontend, simplification and partitioning: the graph whose functions go to vendors, with the
     vendors (by priority) whose codegen takes them and why nodes stayed on the host.
 
-    A model written by `aotc partition` carries its regions; they are honoured like manual annotations."""
+    A model written by `aotc partition` carries its regions, their symbols and its C name; they are
+    honoured like manual annotations, and what it left on the host stays there."""
+    file_name = stored_name(model)
     model, annotations, file_vendors = from_onnx(model)
     vendors: list[Vendor] = []
     for v in [*options.vendors, *file_vendors]:
         v = find_vendor(v) if isinstance(v, str) else v
         check_vendor(v)
+        v.check_target(get_target(options.target))
         if all(v.name != known.name for known in vendors):
             vendors.append(v)
     if options.annotate:
         annotations = annotations + load_annotations(options.annotate)
-    name = sanitize(options.name or Path(source).stem)
+    name = sanitize(options.name or file_name or Path(source).stem)
     graph = simplify(import_model(model, name, dict(options.input_shapes)))
     return partition_for(graph, vendors, annotations, name)
 

@@ -288,10 +288,12 @@ def write_footprint(out: Path, meta: dict) -> dict[str, Any]:
 
 
 def summary(report: dict[str, Any]) -> str:
-    from aot.targets import human
+    from aot.targets import get_target, human
 
     m = report["model"]
-    line = (f"aotc: {report['name']} on {report['target']}: flash {human(m['flash_bytes'])} "
+    # only a board has flash: elsewhere the same bytes are the program's read-only image
+    rom = "flash" if get_target(report["target"]).kind == "bare-metal" else "read-only image"
+    line = (f"aotc: {report['name']} on {report['target']}: {rom} {human(m['flash_bytes'])} "
             f"({m['flash_bytes']} B: code, constants and weights), RAM {human(m['ram_bytes'])} "
             f"({m['ram_bytes']} B = arena {m['arena_bytes']} + data {m['data']} + bss {m['bss']} "
             f"+ stack {m['stack_bytes']})")

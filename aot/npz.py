@@ -1,22 +1,39 @@
-"""Inputs and outputs as .npz files keyed by the model's tensor names."""
+"""Inputs and outputs at the command line: .npz files keyed by the model's tensor names, and a
+summary of the outputs a person can read (shape, range, and the top classes of a classifier)."""
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 import numpy as np
 
 from aot.errors import AotcError
 
+TOP_K = 5
+
 
 def load_inputs(path: str | Path, meta: dict) -> list[np.ndarray]:
-    """The model's inputs from `path`, in model order, checked against the bundle's metadata."""
+    """The model's inputs from `path`, in model order, checked against the bundle's metadata.
+    Arrays the model has no input for are refused, as onnxruntime refuses unknown feeds: a
+    misspelt name must not pass unnoticed."""
     try:
-        data = np.load(path)
-    except Exception as e:
-        raise AotcError(f"cannot read inputs '{path}': {e}") from e
-    return [check_input(meta, spec, data[spec["name"]] if spec["name"] in data else None)
-            for spec in meta["inputs"]]
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {k: data[k] for k in data.files}
+    except ValueError as e:
+        if "allow_pickle" in str(e):
+            raise AotcError(f"inputs '{path}' hold Python objects (pickled arrays); save plain numeric arrays, "
+                            "e.g. np.savez(path, input=array.astype(np.float32))") from None
+        raise AotcError(f"cannot read inputs '{path}': {e}") from None
+    except (OSError, zipfile.BadZipFile, EOFError) as e:
+        raise AotcError(f"cannot read inputs '{path}': {e}") from None
+    checked = [check_input(meta, spec, arrays.get(spec["name"])) for spec in meta["inputs"]]
+    names = [s["name"] for s in meta["inputs"]]
+    extra = sorted(set(arrays) - set(names))
+    if extra:
+        raise AotcError(f"inputs '{path}' have arrays the model has no input for: {', '.join(extra)} "
+                        f"(model {meta['name']} takes {', '.join(names)})")
+    return checked
 
 
 def check_input(meta: dict, spec: dict, value: np.ndarray | None) -> np.ndarray:
@@ -30,5 +47,33 @@ def check_input(meta: dict, spec: dict, value: np.ndarray | None) -> np.ndarray:
     return np.asarray(value, order="C")
 
 
-def save_outputs(path: str | Path, outputs: dict[str, np.ndarray]) -> None:
+def npz_path(path: str | Path) -> Path:
+    """The file numpy writes for `path`: it appends .npz to any other name."""
+    path = Path(path)
+    return path if path.suffix == ".npz" else path.with_name(path.name + ".npz")
+
+
+def save_outputs(path: str | Path, outputs: dict[str, np.ndarray]) -> Path:
+    path = npz_path(path)
     np.savez(path, **outputs)
+    return path
+
+
+def describe(name: str, value: np.ndarray) -> str:
+    """One output in a line or two: dtype, shape and range; a classifier's top classes."""
+    head = f"  {name}: {value.dtype.name} {list(value.shape)}"
+    if value.size == 0:
+        return head + " (empty)"
+    if value.dtype == np.bool_:
+        return head + f"  {int(value.sum())} of {value.size} true"
+    v = value.astype(np.float64)
+    finite = v[np.isfinite(v)]
+    text = head + (f"  min {finite.min():.6g}  max {finite.max():.6g}  mean {finite.mean():.6g}" if finite.size
+                   else "")
+    if finite.size < v.size:
+        text += f"  ({v.size - finite.size} not finite)"
+    scores = v.reshape(-1)
+    if max(value.shape) == value.size >= 3 and finite.size == v.size:  # one vector of scores: [N], [1, N], ...
+        top = np.argsort(-scores, kind="stable")[:TOP_K]
+        text += f"\n    top {len(top)} classes: " + ", ".join(f"{int(i)} ({scores[i]:.4g})" for i in top)
+    return text

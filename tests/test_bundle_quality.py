@@ -143,10 +143,12 @@ int main(void) {{
     out.{out_field} = y_own;
     if ({name}_run(&in, &out, arena) != 0) return 4;
     {name}_arena_io(arena, &in, &out); /* zero copy: the input written into its slot */
-    if ((unsigned char *)in.{in_field} != arena + {NAME}_{IN}_ARENA_OFFSET) return 5;
-    memcpy((void *)in.{in_field}, x_own, sizeof x_own);
+    if ((const unsigned char *)in.{in_field} != arena + {NAME}_{IN}_ARENA_OFFSET) return 5;
+    if ((const void *){name}_input_{in_field}(arena) != in.{in_field}) return 8;
+    if ((const void *){name}_output_{out_field}(arena) != out.{out_field}) return 9;
+    memcpy({name}_input_{in_field}(arena), x_own, sizeof x_own); /* typed and writable: no cast */
     if ({name}_run(&in, &out, arena) != 0) return 6;
-    if (memcmp(out.{out_field}, y_own, sizeof y_own) != 0) return 7;
+    if (memcmp({name}_output_{out_field}(arena), y_own, sizeof y_own) != 0) return 7;
     printf("arena io ok\n");
     return 0;
 }}

@@ -1,4 +1,5 @@
-"""The command line contract: bad input gives exit 2, one line naming the problem, OUT untouched."""
+"""The command line contract: bad input gives exit 2, one line naming the problem, OUT untouched;
+paths are checked before any work; what a command did is said in a line or two."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ def existing_out(tmp_path):
     out = tmp_path / "out"
     (out / "bundle").mkdir(parents=True)
     (out / "bundle" / "keep.txt").write_text("previous build")
+    (out / "bundle" / "metadata.json").write_text("{}")  # what marks a folder as aotc's output
     return out
 
 
@@ -395,3 +397,139 @@ def test_inputs_that_do_not_fit_the_op_are_refused(tmp_path, existing_out, op, s
     node = helper.make_node(op, ["x"] + [t.name for t in inits], ["y"], name="bad", **attrs)
     _refused(tmp_path, _model([node], [_vi("x", shape=shapes[0])], [_vi("y")], inits, opset=opset), existing_out,
              "'bad'", *words)
+
+
+# --- paths, checked before any work -----------------------------------------------------------------
+
+def test_output_that_is_a_file_is_refused(tmp_path):
+    onnx.save(tiny_model(), tmp_path / "m.onnx")
+    (tmp_path / "afile").write_text("mine")
+    assert_refused(aotc(str(tmp_path / "m.onnx"), "-o", str(tmp_path / "afile")), "afile", "is a file")
+    assert (tmp_path / "afile").read_text() == "mine"
+
+
+def test_output_folder_with_other_files_needs_force(tmp_path):
+    """aotc never writes beside a user's files unasked; an earlier aotc output is simply replaced."""
+    onnx.save(tiny_model(), tmp_path / "m.onnx")
+    mine = tmp_path / "src"
+    mine.mkdir()
+    (mine / "main.c").write_text("int main(void) { return 0; }\n")
+    assert_refused(aotc(str(tmp_path / "m.onnx"), "-o", str(mine), "--no-configure"), "main.c", "--force")
+    assert sorted(p.name for p in mine.iterdir()) == ["main.c"]
+    r = aotc(str(tmp_path / "m.onnx"), "-o", str(mine), "--no-configure", "--force")
+    assert r.returncode == 0, r.stderr
+    assert (mine / "bundle" / "metadata.json").is_file() and (mine / "main.c").is_file()
+    r = aotc(str(tmp_path / "m.onnx"), "-o", str(mine), "--no-configure")  # now aotc's output: replaced
+    assert r.returncode == 0, r.stderr
+
+
+def test_output_under_a_file_is_refused(tmp_path):
+    onnx.save(tiny_model(), tmp_path / "m.onnx")
+    (tmp_path / "afile").write_text("mine")
+    assert_refused(aotc(str(tmp_path / "m.onnx"), "-o", str(tmp_path / "afile" / "out")), "is a file")
+
+
+def test_vendor_that_cannot_build_for_the_target_is_refused_before_writing(tmp_path):
+    onnx.save(tiny_model("Conv", [1, 1, 4, 4]), tmp_path / "m.onnx")
+    out = tmp_path / "out"
+    assert_refused(aotc(str(tmp_path / "m.onnx"), "-o", str(out), "--vendor", "dnnl", "--target", "mps2-an386"),
+                   "dnnl", "mps2-an386")
+    assert not out.exists()
+
+
+def test_partition_output_in_a_missing_folder_is_refused(tmp_path):
+    onnx.save(tiny_model(), tmp_path / "m.onnx")
+    assert_refused(aotc("partition", str(tmp_path / "m.onnx"), "--vendor", "cref", "-o",
+                        str(tmp_path / "nodir" / "p.onnx")), "nodir", "does not exist")
+
+
+def test_partition_show_without_output_writes_nothing(tmp_path):
+    """The picture goes beside P.onnx, never into the model's own folder unasked."""
+    src = tmp_path / "models"
+    src.mkdir()
+    onnx.save(tiny_model(), src / "m.onnx")
+    r = aotc("partition", str(src / "m.onnx"), "--vendor", "cref", "--show")
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in src.iterdir()) == ["m.onnx"]
+    assert "-o P.onnx" in r.stdout
+
+
+@pytest.fixture(scope="module")
+def built_classifier(tmp_path_factory):
+    """A built bundle whose output is a vector of class scores (Softmax over 10)."""
+    tmp = tmp_path_factory.mktemp("classifier")
+    onnx.save(tiny_model("Softmax", [1, 10]), tmp / "m.onnx")
+    out = tmp / "out"
+    assert aotc(str(tmp / "m.onnx"), "-o", str(out)).returncode == 0
+    subprocess.run([cmake_exe(), "--build", str(out)], check=True, capture_output=True)
+    x = np.arange(10, dtype=np.float32)[None] % 7
+    np.savez(tmp / "in.npz", x=x)
+    return tmp, out, x
+
+
+def test_run_outputs_in_a_missing_folder_is_refused_before_running(built_classifier):
+    tmp, out, _ = built_classifier
+    assert_refused(aotc("run", str(out), "--inputs", str(tmp / "in.npz"), "--outputs", str(tmp / "no" / "o.npz")),
+                   "does not exist")
+
+
+def test_run_summarises_outputs_and_says_what_it_wrote(built_classifier):
+    tmp, out, x = built_classifier
+    r = aotc("run", str(out), "--inputs", str(tmp / "in.npz"), "--outputs", str(tmp / "res"))
+    assert r.returncode == 0, r.stderr
+    assert "y: float32 [1, 10]" in r.stdout
+    top = [int(c.split()[0]) for c in r.stdout.split("classes:")[1].splitlines()[0].split(", ")]
+    assert top == list(np.argsort(-x[0], kind="stable")[:5])
+    assert f"wrote {tmp / 'res.npz'}" in r.stdout and (tmp / "res.npz").is_file()
+    r = aotc("run", str(out), "--inputs", str(tmp / "in.npz"))  # a summary alone: no file needed
+    assert r.returncode == 0 and "top 5 classes" in r.stdout and "wrote" not in r.stdout
+
+
+def test_run_refuses_pickled_and_unknown_inputs(built_classifier):
+    tmp, out, x = built_classifier
+    np.savez(tmp / "pickled.npz", x=np.array([{"a": 1}], dtype=object))
+    assert_refused(aotc("run", str(out), "--inputs", str(tmp / "pickled.npz")), "Python objects")
+    np.savez(tmp / "extra.npz", x=x, typo=x)
+    assert_refused(aotc("run", str(out), "--inputs", str(tmp / "extra.npz")), "typo")
+    assert_refused(aotc("run", str(out), "--inputs", str(tmp / "nofile.npz")), "no such file")
+
+
+def test_plan_piped_into_head_is_not_an_error(tmp_path):
+    onnx.save(tiny_model(), tmp_path / "m.onnx")
+    cmd = " ".join([*AOTC, str(tmp_path / "m.onnx"), "-o", str(tmp_path / "out"), "--print-plan", "--no-configure"])
+    r = subprocess.run(f"set -o pipefail; {cmd} | head -c 1", shell=True, capture_output=True, text=True,
+                       executable="/bin/bash")
+    assert r.returncode == 0 and "Traceback" not in r.stderr and "error" not in r.stderr, r.stderr
+
+
+def test_help_lists_every_command_and_the_vendors():
+    r = aotc("--help")
+    for cmd in ("aotc run", "aotc bench", "aotc compare", "aotc footprint", "aotc partition", "--list-vendors"):
+        assert cmd in r.stdout, cmd
+    r = aotc("--list-vendors")
+    assert r.returncode == 0 and all(v in r.stdout for v in ("dnnl", "accel_sim", "cref"))
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--scratch-floor", "-5"], ["--scratch-floor", "0 or more"]),
+    (["--input-shape", "x=2,4"], ["dimension 1", "fixes it at 3"]),
+])
+def test_bad_options_are_refused(tmp_path, args, words):
+    onnx.save(tiny_model(), tmp_path / "m.onnx")
+    r = aotc(str(tmp_path / "m.onnx"), "-o", str(tmp_path / "out"), *args)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert all(w in r.stderr.strip().splitlines()[-1] for w in words), r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_bench_notes_say_what_vendor_figures_mean(monkeypatch):
+    from aot.bench import BenchRow, format_table, notes
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    meta = {"partition": [{"symbol": "m_accel_sim_0", "compiler": "accel_sim", "simulated": True, "cycles": 99,
+                           "workspace_bytes": 4096}]}
+    said = notes(meta)
+    assert any("simulator" in n and "99 device cycles" in n for n in said)
+    assert any("4096 B" in n for n in said) and any("OMP_NUM_THREADS=all" in n for n in said)
+    table = format_table([BenchRow("m", 1.0, 1.0, 1.0, 0.0, 8192, 8192, 1024, notes=said)])
+    assert "tensors bound B" in table and "lower bound B" in table and "m: " in table

@@ -248,13 +248,56 @@ def test_partition_round_trips_through_onnx():
     onnx.checker.check_model(written)
     assert [f.domain for f in written.functions] == ["aotc.cref"]
     plain, annotations, vendors = from_onnx(written)
-    assert vendors == ["cref"] and len(annotations) == 1
+    assert vendors == ["cref"] and len(annotations) == 2  # the region, and "the rest stays on the host"
     again = partition_model(written, Options(name="mlp")).graph  # no --vendor: the file names its vendors
     assert placement(again) == placement(g)
     feeds = zoo.random_inputs(model)
     ref = ort.InferenceSession(model.SerializeToString()).run(None, feeds)[0]
     got = ort.InferenceSession(written.SerializeToString()).run(None, feeds)[0]
     np.testing.assert_allclose(got, ref, rtol=1e-6)
+
+
+def _functions_in_file(model: onnx.ModelProto) -> list[tuple[str, str, list[str]]]:
+    return [(f.name, f.domain.removeprefix("aotc."), sorted(n.name for n in f.node)) for f in model.functions]
+
+
+def _functions_in_metadata(meta: dict) -> list[tuple[str, str, list[str]]]:
+    return [(f["symbol"], f["compiler"], sorted(f["nodes"])) for f in meta["partition"]]
+
+
+@pytest.mark.parametrize("model_name,vendors", [("lenet", ("cref",)), ("resnet", ("accel_sim",)),
+                                                ("resnet", ("dnnl",)), ("lenet", ("accel_sim", "cref")),
+                                                ("mlp", ("cref", "dnnl"))])
+def test_compiling_a_partitioned_file_compiles_exactly_its_partition(tmp_path, model_name, vendors):
+    """A node annotated to the host stays there, and every function keeps its symbol and nodes:
+    `aotc P.onnx` compiles the partition `aotc partition ... -o P.onnx` wrote (vendor guide)."""
+    from aot.cli import main
+
+    model = zoo.build(model_name)
+    src = tmp_path / f"{model_name}.onnx"
+    onnx.save(model, src)
+    first = partition_model(model, Options(name=model_name, vendors=vendors)).graph
+    pinned = next(iter(first.functions.values())).graph.nodes[0].sources()[0]  # an offloaded node
+    ann = tmp_path / "ann.json"
+    ann.write_text(json.dumps([{"target": "host", "nodes": [pinned]}]))
+    args = ["partition", str(src), "-o", str(tmp_path / "P.onnx"), "--annotate", str(ann)]
+    assert main([*args, *(a for v in vendors for a in ("--vendor", v))]) == 0
+    written = onnx.load(tmp_path / "P.onnx")
+    in_file = _functions_in_file(written)
+    assert in_file and all(pinned not in nodes for _, _, nodes in in_file)
+    bundle = compile_model(written, Options(), source=str(tmp_path / "P.onnx"))  # no --vendor, no --name
+    assert bundle.name == model_name
+    assert _functions_in_metadata(bundle.metadata) == in_file
+    # and once more through its own output: the partition is a fixed point
+    again = partition_model(written, Options()).graph
+    assert _functions_in_file(to_onnx(again, again.meta["onnx"])) == in_file
+
+
+def test_a_partitioned_file_renamed_gets_symbols_with_its_new_prefix():
+    """--name on a partitioned file: two bundles must never export the same symbol."""
+    g = partition_model(zoo.mlp(), Options(name="mlp", vendors=("cref",))).graph
+    bundle = compile_model(to_onnx(g, g.meta["onnx"]), Options(name="other"))
+    assert [f["symbol"] for f in bundle.metadata["partition"]] == ["other_cref_0"]
 
 
 def test_a_manual_region_is_honoured_after_a_round_trip():

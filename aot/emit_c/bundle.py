@@ -14,7 +14,7 @@ from typing import Any
 import jinja2
 
 from aot import __version__
-from aot.csource.format import c_comment, c_string
+from aot.csource.format import C_TYPES, c_comment, c_string
 from aot.emit_c.model import ModelEmitter
 from aot.emit_c.runtime_files import family_files
 from aot.ir import Graph
@@ -30,6 +30,7 @@ _TEMPLATES = jinja2.Environment(
 # ONNX names reach the templates' C only through these (aot/csource/names.py).
 _TEMPLATES.filters["c_comment"] = c_comment
 _TEMPLATES.filters["c_string"] = c_string
+_TEMPLATES.filters["c_type"] = lambda dtype: C_TYPES[dtype]
 
 
 @dataclass

@@ -136,6 +136,13 @@ def fix_input_shapes(model: onnx.ModelProto, shapes: dict[str, tuple[int, ...]])
             raise AotcError(f"--input-shape gives input '{name}' rank {len(shape)}, the model says {len(tt.shape.dim)}")
         if any(d <= 0 for d in shape):
             raise AotcError(f"--input-shape for '{name}' must be positive sizes, got {list(shape)}")
+        model_dims = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in tt.shape.dim]
+        clash = [k for k, (m, d) in enumerate(zip(model_dims, shape, strict=True)) if m is not None and m != d]
+        if clash:
+            shown = [m if m is not None else "?" for m in model_dims]
+            raise AotcError(f"--input-shape gives input '{name}' dimension {clash[0]} = {shape[clash[0]]}, but the "
+                            f"model fixes it at {model_dims[clash[0]]} (shape {shown}); only its dynamic "
+                            "dimensions (?) can be set")
         tt.shape.Clear()
         for d in shape:
             tt.shape.dim.add().dim_value = int(d)

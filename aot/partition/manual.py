@@ -6,8 +6,13 @@ The file (JSON) is a list of entries:
       {"target": "cref", "nodes": ["fc1", "relu1"]},                       # these nodes, merged as usual
       {"target": "host", "nodes": ["softmax"]},                            # keep on the host
       {"target": "cref", "region": {"nodes": ["fc2", "relu2", "fc3"]}},    # exactly this region
-      {"target": "cref", "region": {"inputs": ["h1"], "outputs": ["h3"]}}  # the region between tensors
+      {"target": "cref", "region": {"inputs": ["h1"], "outputs": ["h3"]}}, # the region between tensors
+      {"target": "host", "rest": true}                                     # every node not named above
     ]
+
+A region entry may name its function's global symbol ("symbol": "mlp_cref_0"): a partition read
+back from ONNX keeps the symbols it was written with, and with "rest" the nodes it left on the
+host stay there, so `aotc P.onnx` compiles exactly the partition in the file.
 
 Node names are the ONNX node names (a Conv that absorbed its BatchNormalization
 answers to either name). Everything is validated: unknown names and targets,
@@ -21,6 +26,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from aot.csource.names import is_safe_ident
 from aot.errors import AotcError
 from aot.ir import Graph, Node
 from aot.partition.state import HOST, Region
@@ -29,17 +35,18 @@ from aot.partition.state import HOST, Region
 @dataclass
 class Annotations:
     nodes: dict[str, str] = field(default_factory=dict)  # IR node name -> target
-    regions: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # (target, IR node names)
+    # (target, IR node names, fixed function symbol or None)
+    regions: list[tuple[str, tuple[str, ...], str | None]] = field(default_factory=list)
 
     def placements(self) -> dict[str, str]:
         """Node -> target for every node placed by hand, the nodes of manual regions included."""
         pairs = dict(self.nodes)
-        for target, names in self.regions:
+        for target, names, _ in self.regions:
             pairs.update({n: target for n in names})
         return pairs
 
     def manual_regions(self) -> tuple[Region, ...]:
-        return tuple(Region(target, names, manual=True) for target, names in self.regions)
+        return tuple(Region(target, names, manual=True, symbol=symbol) for target, names, symbol in self.regions)
 
 
 def load_annotations(path: str | Path) -> list[dict]:
@@ -62,11 +69,19 @@ def resolve(entries: list[dict], graph: Graph, targets: list[str]) -> Annotation
             by_source[s] = n.name
     ann = Annotations()
     claimed: dict[str, str] = {}
+    symbols: set[str] = set()
+    rest: str | None = None  # target of the nodes no entry names
     for k, entry in enumerate(entries):
         target = entry.get("target")
         if target != HOST and target not in targets:
             raise AotcError(f"annotation {k}: target '{target}' is not an enabled vendor "
                             f"(enabled: {', '.join(targets) or 'none'}; add --vendor {target})")
+        if entry.get("rest"):
+            if target != HOST or "nodes" in entry or "region" in entry:
+                raise AotcError(f"annotation {k}: \"rest\" keeps the nodes no entry names on the host: "
+                                "{\"target\": \"host\", \"rest\": true}, and nothing else")
+            rest = HOST
+            continue
         if "region" in entry:
             names = _region_nodes(entry["region"], graph, by_source, k)
             if target != HOST:
@@ -80,10 +95,24 @@ def resolve(entries: list[dict], graph: Graph, targets: list[str]) -> Annotation
                 raise AotcError(f"annotation {k}: node '{n}' is annotated for both {claimed[n]} and {target}")
             claimed[n] = target
         if "region" in entry and target != HOST:
-            ann.regions.append((target, tuple(names)))
+            ann.regions.append((target, tuple(names), _symbol(entry, symbols, k)))
         else:
             ann.nodes.update({n: target for n in names})
+    if rest is not None:
+        ann.nodes.update({n.name: rest for n in graph.nodes if n.name not in claimed})
     return ann
+
+
+def _symbol(entry: dict, taken: set[str], k: int) -> str | None:
+    symbol = entry.get("symbol")
+    if symbol is None:
+        return None
+    if not isinstance(symbol, str) or not is_safe_ident(symbol):
+        raise AotcError(f"annotation {k}: symbol {symbol!r} is not a C identifier aotc may use")
+    if symbol in taken:
+        raise AotcError(f"annotation {k}: symbol '{symbol}' names two regions")
+    taken.add(symbol)
+    return symbol
 
 
 def _names(raw: object, by_source: dict[str, str], k: int) -> list[str]:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, ClassVar
 from aot.errors import AotcError
 from aot.ir import Graph, Node
 from aot.partition.pattern import match_at
-from aot.partition.state import HOST, PartitionState, PartitionStep, Region
+from aot.partition.state import HOST, PartitionState, PartitionStep
 
 if TYPE_CHECKING:
     from aot.vendor.base import Vendor
@@ -95,7 +95,7 @@ class MergeComposite(PartitionStep):
             return members.get(name, name)
 
         new_manual = {home(n): t for n, t in manual.items()}
-        manual_regions = tuple(Region(r.target, tuple(dict.fromkeys(home(n) for n in r.nodes)), manual=True)
+        manual_regions = tuple(replace(r, nodes=tuple(dict.fromkeys(home(n) for n in r.nodes)))
                                for r in state.manual_regions)
         refusals = {n: why for n, why in state.refusals.items() if n not in members}
         _check_manual(g, new_manual, {v.name: v for v in self.vendors})

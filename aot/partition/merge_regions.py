@@ -109,7 +109,7 @@ class MergeCompilerRegions(PartitionStep):
                     auto.append(v)
             vertex[n.name] = v
             members[v].append(n.name)
-        regions = [Region(r.target, tuple(members[manual_vertex[k]]), manual=True)
+        regions = [replace(r, nodes=tuple(members[manual_vertex[k]]))
                    for k, r in enumerate(state.manual_regions) if k in manual_vertex]
         regions += [Region(targets[members[v][0]], tuple(members[v])) for v in auto]
         return replace(state, regions=tuple(regions))

@@ -77,11 +77,18 @@ class PartitionGraph(PartitionStep):
         users = _users(g)
         replaced: dict[str, Node] = {}
         counters: dict[str, int] = {}
+        # a symbol fixed by the region (read back from a partitioned file) is kept if it carries
+        # this model's prefix (two bundles must never export the same symbol); others are numbered
+        prefix = f"{self.model_name}_"
+        fixed = {r.symbol for r in state.regions if r.symbol and r.symbol.startswith(prefix)}
         for region in state.regions:
             compiler = region.target
-            k = counters.get(compiler, 0)
-            counters[compiler] = k + 1
-            symbol = f"{self.model_name}_{compiler}_{k}"
+            if region.symbol in fixed:
+                symbol = region.symbol
+            else:
+                while (symbol := f"{prefix}{compiler}_{counters.get(compiler, 0)}") in fixed:
+                    counters[compiler] = counters.get(compiler, 0) + 1
+                counters[compiler] = counters.get(compiler, 0) + 1
             nodes = sorted((by_name[nm] for nm in region.nodes), key=lambda n: order[n.name])
             fn, call = outline(g, nodes, symbol, compiler, users)
             g.functions[symbol] = fn

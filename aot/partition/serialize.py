@@ -6,7 +6,10 @@ function's global symbol, and calls it from the main graph. Formal parameter
 names equal the tensor names at the call site, and the constants a region reads
 are passed in as inputs, so the file is ordinary ONNX (Netron shows the regions;
 onnxruntime can run it) and reading it back is a plain splice that yields the
-same regions as manual annotations.
+same regions as manual annotations. Reading back keeps the file's decisions whole: each region
+keeps its function's symbol, the nodes outside every region stay on the host, and the model's C
+name (in metadata_props) is the default name of the bundle, so `aotc P.onnx` compiles exactly the
+partition `aotc partition ... -o P.onnx` wrote.
 """
 
 from __future__ import annotations
@@ -18,12 +21,18 @@ from aot.errors import AotcError
 from aot.ir import Graph
 
 DOMAIN_PREFIX = "aotc."
+NAME_KEY = "aotc.model_name"  # metadata_props: the C name the partition's symbols were made with
 
 
 def to_onnx(graph: Graph, folded: onnx.ModelProto) -> onnx.ModelProto:
     """`folded` (graph.meta['onnx']) with graph.functions outlined as local functions."""
     model = onnx.ModelProto()
     model.CopyFrom(folded)
+    if graph.functions:
+        kept = [p for p in model.metadata_props if p.key != NAME_KEY]
+        del model.metadata_props[:]
+        model.metadata_props.extend(kept)
+        model.metadata_props.add(key=NAME_KEY, value=graph.name)
     g = model.graph
     onnx_nodes = {n.name: n for n in g.node}
     consumers: dict[str, set[str]] = {}
@@ -113,7 +122,8 @@ def from_onnx(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[dict], list
         vendor = fn.domain[len(DOMAIN_PREFIX):]
         vendors.append(vendor)
         nodes.extend(fn.node)
-        annotations.append({"target": vendor, "region": {"nodes": [m.name for m in fn.node]}})
+        annotations.append({"target": vendor, "region": {"nodes": [m.name for m in fn.node]}, "symbol": fn.name})
+    annotations.append({"target": "host", "rest": True})  # what the file left on the host stays there
     del out.graph.node[:]
     out.graph.node.extend(nodes)
     keep = [f for f in out.functions if (f.domain, f.name) not in functions]
@@ -123,3 +133,8 @@ def from_onnx(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[dict], list
     del out.opset_import[:]
     out.opset_import.extend(keep_ops)
     return out, annotations, list(dict.fromkeys(vendors))
+
+
+def stored_name(model: onnx.ModelProto) -> str | None:
+    """The C name a partitioned file's symbols were made with (None for any other model)."""
+    return next((p.value for p in model.metadata_props if p.key == NAME_KEY), None)

@@ -33,6 +33,7 @@ class Region:
     target: str
     nodes: tuple[str, ...]  # node names, in graph order
     manual: bool = False  # drawn by the user: taken as given, never pruned
+    symbol: str | None = None  # its function's global symbol, when fixed (a partition read back from ONNX)
 
 
 @dataclass(frozen=True)

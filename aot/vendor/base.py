@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from aot.csource import format as cformat
 from aot.csource.tap import c_tap
@@ -20,6 +20,9 @@ from aot.csource.weights import C_INCLUDES, WeightStore
 from aot.errors import AotcError
 from aot.ir import Function, Graph, Node, Tensor
 from aot.partition.pattern import Composite
+
+if TYPE_CHECKING:
+    from aot.targets import Target
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,9 @@ class Artifact:
     cmake: str = ""  # CMake lines for the library target `${AOTC_TARGET}` (find_package, link, defines)
     workspace_bytes: int = 0
     has_init: bool = False
-    report: dict[str, Any] = field(default_factory=dict)  # per-function facts for metadata.json
+    # per-function facts for metadata.json; "simulated": True says the function runs in a simulator on
+    # the host, so `aotc bench` and `aotc run --repeat` tell the reader their time is not the device's
+    report: dict[str, Any] = field(default_factory=dict)
     # Counters of the last run the runner prints after it (e.g. a simulator's cycles): name ->
     # a C function `uint64_t f(void)` among the vendor's sources.
     counters: dict[str, str] = field(default_factory=dict)
@@ -132,9 +137,18 @@ class Vendor:
     # (region's nodes in graph order, main graph) -> False sends the region back to the host
     keep_region: Callable[[Sequence[Node], Graph], bool] | None = None
     description: str = ""
+    # (target) -> why this vendor's code cannot be built for it, or None: checked before any work,
+    # so that `--vendor V --target T` is refused in one line instead of failing at link time
+    target_reason: Callable[[Target], str | None] | None = None
 
     def __post_init__(self) -> None:
         check_vendor(self)
+
+    def check_target(self, target: Target) -> None:
+        """Refuse a target this vendor's code cannot be built for."""
+        reason = self.target_reason(target) if self.target_reason else None
+        if reason:
+            raise AotcError(f"vendor {self.name} does not support target {target.name}: {reason}")
 
     def check(self, node: Node, graph: Graph) -> Verdict:
         checker = self.checkers.get(node.op)

@@ -45,6 +45,7 @@ def report(low: Lowered, cfg: DeviceConfig) -> dict[str, object]:
     """Per-function facts for metadata.json and `aotc partition --show` (data-independent)."""
     st = low.stats
     return {
+        "simulated": True,  # runs in the C device simulator: wall-clock time is the simulation's
         "cycles": st.cycles,
         "dma_bytes": st.dma_bytes,
         "spm_peak_bytes": st.spm_peak_bytes,

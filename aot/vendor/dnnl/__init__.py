@@ -7,9 +7,11 @@ requantising post-ops, quant.py); codegen emits each region as tables that runti
 turns into primitives once, at init. Needs oneDNN 3.x: `pip install aotc[dnnl]`.
 """
 
+import platform
 from collections.abc import Sequence
 
 from aot.ir import Graph, Node
+from aot.targets import Target
 from aot.vendor.base import Vendor
 from aot.vendor.dnnl.checkers import CHECKERS, ELTWISE, VIEWS
 from aot.vendor.dnnl.codegen import codegen
@@ -24,11 +26,22 @@ def keep_region(nodes: Sequence[Node], graph: Graph) -> bool:
     return any(n.op not in _LIGHT for n in nodes)
 
 
+def target_reason(target: Target) -> str | None:
+    """oneDNN is linked from this machine's pip package: there is none to link for a cross target."""
+    if target.kind != "host":
+        return ("oneDNN links against this machine's pip package (the aotc[dnnl] extra), and there is no oneDNN "
+                "build for a cross target; compile for --target host, or offload with another vendor")
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return f"aotc's dnnl vendor is for x86-64 hosts, this one is {platform.machine()}"
+    return None
+
+
 VENDOR = Vendor(
     name="dnnl",
     checkers=CHECKERS,
     patterns=PATTERNS,
     codegen=codegen,
     keep_region=keep_region,
+    target_reason=target_reason,
     description="Intel oneDNN 3.x (x86): convolutions, dense layers, pooling, normalisation, softmax; int8 too",
 )

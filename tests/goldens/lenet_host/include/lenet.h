@@ -42,6 +42,15 @@ int32_t lenet_init(void *arena);
  * until the next run. */
 void lenet_arena_io(void *arena, struct lenet_inputs *inputs, struct lenet_outputs *outputs);
 
+/* The same slots, typed: write an input in place (after init, before every run; a DMA may
+ * target it) and read an output in place (valid until the next run), with no copies. */
+static inline float *lenet_input_image(void *arena) {
+    return (float *)((uint8_t *)arena + LENET_IMAGE_ARENA_OFFSET);
+}
+static inline const float *lenet_output_gemm22_out(const void *arena) {
+    return (const float *)((const uint8_t *)arena + LENET_GEMM22_OUT_ARENA_OFFSET);
+}
+
 /* One inference. Returns 0 on success, or a vendor runtime's non-zero error code. */
 int32_t lenet_run(const struct lenet_inputs *inputs, struct lenet_outputs *outputs, void *arena);
 

@@ -42,6 +42,15 @@ int32_t mlp_init(void *arena);
  * until the next run. */
 void mlp_arena_io(void *arena, struct mlp_inputs *inputs, struct mlp_outputs *outputs);
 
+/* The same slots, typed: write an input in place (after init, before every run; a DMA may
+ * target it) and read an output in place (valid until the next run), with no copies. */
+static inline float *mlp_input_input(void *arena) {
+    return (float *)((uint8_t *)arena + MLP_INPUT_ARENA_OFFSET);
+}
+static inline const float *mlp_output_softmax12_out(const void *arena) {
+    return (const float *)((const uint8_t *)arena + MLP_SOFTMAX12_OUT_ARENA_OFFSET);
+}
+
 /* One inference. Returns 0 on success, or a vendor runtime's non-zero error code. */
 int32_t mlp_run(const struct mlp_inputs *inputs, struct mlp_outputs *outputs, void *arena);
 
