@@ -2,8 +2,8 @@
 
 The op tests load every case's C as one shared library into this Python process, so the
 sanitizer runtimes are preloaded into a child pytest (AOTC_TEST_CFLAGS, read by opcheck.py,
-adds the flags). The tiled conv and GEMM kernels compute their addresses by hand; they run by
-default, the rest of the op suites with -m slow.
+adds the flags). The tiled conv and GEMM kernels and the index kernels compute their addresses by hand;
+they run by default, the rest of the op suites with -m slow.
 """
 
 from __future__ import annotations
@@ -36,6 +36,12 @@ def run_sanitized(files: list[str]) -> None:
 
 def test_conv_and_gemm_kernels_under_sanitizers():
     run_sanitized(["test_ops_conv.py", "test_ops_gemm.py"])
+
+
+def test_index_kernels_under_sanitizers():
+    """Where, GatherElements, Trilu and CumSum walk odometers and read run-time indices and axes; the integer
+    elementwise kernels must not overflow (issues 15, 16)."""
+    run_sanitized(["test_ops_index.py"])
 
 
 @pytest.mark.slow

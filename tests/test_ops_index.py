@@ -1,0 +1,212 @@
+"""Index arithmetic and the integer/bool elementwise ops against onnxruntime (issues 15 and 16): comparisons,
+logical and bitwise ops, integer arithmetic with broadcasting, Where, Expand, Tile, ArgMax/ArgMin, Trilu,
+CumSum, GatherElements, Mod, and the float unary ops added with them."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper
+from onnx.reference import ReferenceEvaluator
+from opcheck import model_case, op_case, shared_build, tensor_type
+
+RNG = np.random.default_rng(7)
+INT_DTYPES = ["int8", "uint8", "int16", "int32", "int64"]
+NUMERIC = ["float32", "float64", *INT_DTYPES]
+
+
+def _data(shape: tuple[int, ...], dtype: str, low: int = -20, high: int = 20) -> np.ndarray:
+    if dtype == "bool":
+        return np.asarray(RNG.random(shape) < 0.5)
+    if dtype.startswith("float"):
+        return np.asarray(RNG.standard_normal(shape), dtype)
+    info = np.iinfo(dtype)
+    return np.asarray(RNG.integers(max(low, info.min), min(high, info.max), size=shape, endpoint=True), dtype)
+
+
+def _case(case_id: str, op: str, feeds: dict[str, np.ndarray], out_dtype: str, *, consts: dict | None = None,
+          input_order: list[str] | None = None, attrs: dict | None = None, opset: int = 18):
+    return op_case(case_id, op, feeds, consts=consts, input_order=input_order, attrs=attrs, out_dtype=out_dtype,
+                   opset=opset)
+
+
+BROADCASTS = [("same", (2, 3, 4), (2, 3, 4)), ("row", (2, 3, 4), (4,)), ("outer", (3, 1), (1, 4)),
+              ("scalar", (2, 5), ())]
+CASES = []
+
+# arithmetic on every integer dtype and float64, with numpy broadcasting (Div: no zero divisors; ORT traps)
+for op in ["Add", "Sub", "Mul", "Div", "Max", "Min"]:
+    for dt in ["float64", *INT_DTYPES]:
+        for tag, a, b in BROADCASTS[:3]:
+            bv = _data(b, dt)
+            if op == "Div" and not dt.startswith("float"):
+                bv[bv == 0] = 3
+            CASES.append(_case(f"{op.lower()}_{dt}_{tag}", op, {"a": _data(a, dt), "b": bv}, dt))
+# integer overflow wraps as in onnxruntime
+for dt in ["int8", "int32"]:
+    big = np.iinfo(dt).max
+    CASES.append(_case(f"add_{dt}_wraps", "Add", {"a": np.array([big, -big - 1, 5], dt),
+                                                 "b": np.array([1, -1, 7], dt)}, dt))
+
+# comparisons -> bool, every numeric dtype
+for op in ["Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"]:
+    for dt in NUMERIC:
+        for tag, a, b in BROADCASTS[1:3]:
+            CASES.append(_case(f"{op.lower()}_{dt}_{tag}", op, {"a": _data(a, dt, -3, 3), "b": _data(b, dt, -3, 3)},
+                               "bool", opset=19 if op in ("Equal",) else 16))
+CASES.append(_case("equal_bool", "Equal", {"a": _data((3, 4), "bool"), "b": _data((4,), "bool")}, "bool", opset=19))
+CASES.append(_case("less_nan", "Less", {"a": np.array([np.nan, 1, 2], np.float32),
+                                        "b": np.array([1, np.nan, 3], np.float32)}, "bool"))
+
+# logical and bitwise
+for op in ["And", "Or", "Xor"]:
+    for tag, a, b in BROADCASTS:
+        CASES.append(_case(f"{op.lower()}_{tag}", op, {"a": _data(a, "bool"), "b": _data(b, "bool")}, "bool"))
+CASES.append(_case("not", "Not", {"x": _data((3, 5), "bool")}, "bool"))
+for op in ["BitwiseAnd", "BitwiseOr", "BitwiseXor"]:
+    for dt in INT_DTYPES:
+        CASES.append(_case(f"{op.lower()}_{dt}", op, {"a": _data((3, 4), dt, -100, 100),
+                                                      "b": _data((4,), dt, -100, 100)}, dt))
+for dt in INT_DTYPES:
+    CASES.append(_case(f"bitwisenot_{dt}", "BitwiseNot", {"x": _data((3, 4), dt, -100, 100)}, dt))
+for direction in ["LEFT", "RIGHT"]:
+    CASES.append(_case(f"bitshift_{direction.lower()}", "BitShift",
+                       {"a": _data((3, 4), "uint8", 0, 255), "b": _data((4,), "uint8", 0, 7)}, "uint8",
+                       attrs={"direction": direction}))
+
+# Mod: fmod=0 (sign of the divisor) for integers, fmod=1 (sign of the dividend) for every dtype
+for dt in INT_DTYPES:
+    for fmod in (0, 1):
+        b = _data((3, 4), dt, -9, 9)
+        b[b == 0] = 4
+        CASES.append(_case(f"mod_{dt}_fmod{fmod}", "Mod", {"a": _data((3, 4), dt, -100, 100), "b": b}, dt,
+                           attrs={"fmod": fmod}))
+for dt in ["float32", "float64"]:
+    CASES.append(_case(f"mod_{dt}_fmod1", "Mod", {"a": _data((3, 4), dt) * 10, "b": _data((4,), dt) + 3}, dt,
+                       attrs={"fmod": 1}))
+
+# unary ops on integers, and the float ones added with them
+for dt in ["float32", "float64", "int8", "int16", "int32", "int64"]:
+    CASES.append(_case(f"neg_{dt}", "Neg", {"x": _data((3, 4), dt)}, dt))
+    CASES.append(_case(f"abs_{dt}", "Abs", {"x": _data((3, 4), dt)}, dt))
+    CASES.append(_case(f"sign_{dt}", "Sign", {"x": _data((3, 4), dt, -2, 2)}, dt))
+CASES.append(_case("round_halves", "Round", {"x": np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.4, -3.7], np.float32)},
+                   "float32"))
+_unit = (RNG.random((3, 5)).astype(np.float32) * 1.8 - 0.9)
+for op in ["Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Atanh", "Softsign"]:
+    CASES.append(_case(op.lower(), op, {"x": _unit}, "float32"))
+CASES.append(_case("acosh", "Acosh", {"x": _unit + 2.0}, "float32"))
+CASES.append(_case("isnan", "IsNaN", {"x": np.array([1.0, np.nan, -np.inf, 0.0], np.float32)}, "bool"))
+for op, attrs in [("Selu", {}), ("Selu", {"alpha": 2.0, "gamma": 3.0}), ("Celu", {}), ("Celu", {"alpha": 2.0}),
+                  ("ThresholdedRelu", {}), ("ThresholdedRelu", {"alpha": 0.5}), ("Shrink", {}),
+                  ("Shrink", {"lambd": 0.3, "bias": 0.2})]:
+    CASES.append(_case(f"{op.lower()}_{len(attrs)}", op, {"x": _data((4, 6), "float32") * 2}, "float32",
+                       attrs=attrs))
+
+# Where: three-way broadcast, any dtype of X and Y
+for dt in ["float32", "int64", "bool", "int8"]:
+    CASES.append(_case(f"where_{dt}", "Where", {"c": _data((2, 1, 4), "bool"), "x": _data((3, 1), dt),
+                                                "z": _data((2, 3, 4), dt)}, dt))
+CASES.append(_case("where_scalar_y", "Where", {"c": _data((3, 4), "bool"), "x": _data((3, 4), "float32")},
+                   "float32", consts={"z": np.array(-1e9, np.float32)}))
+
+# Expand and Tile (shape and repeats constant, or inputs of the model)
+for dt in ["float32", "int64", "bool"]:
+    CASES.append(_case(f"expand_{dt}", "Expand", {"x": _data((3, 1), dt)}, dt,
+                       consts={"shape": np.array([2, 1, 4], np.int64)}))
+    CASES.append(_case(f"tile_{dt}", "Tile", {"x": _data((2, 3), dt)}, dt,
+                       consts={"repeats": np.array([2, 3], np.int64)}))
+CASES.append(_case("expand_smaller_shape", "Expand", {"x": _data((2, 3, 4), "float32")}, "float32",
+                   consts={"shape": np.array([3, 1], np.int64)}))
+CASES.append(_case("tile_rank4", "Tile", {"x": _data((2, 1, 3, 2), "int32")}, "int32",
+                   consts={"repeats": np.array([1, 4, 2, 3], np.int64)}))
+
+# ArgMax / ArgMin: axes, keepdims, select_last_index (ties), dtypes
+for op in ["ArgMax", "ArgMin"]:
+    for dt in ["float32", "float64", "int8", "uint8", "int32", "int64"]:
+        for axis in (0, -1, 1):
+            for keepdims in (0, 1):
+                CASES.append(_case(f"{op.lower()}_{dt}_axis{axis}_keep{keepdims}", op,
+                                   {"x": _data((3, 4, 5), dt, 0, 3)}, "int64",
+                                   attrs={"axis": axis, "keepdims": keepdims}))
+        CASES.append(_case(f"{op.lower()}_{dt}_last", op, {"x": _data((3, 4, 5), dt, 0, 2)}, "int64",
+                           attrs={"axis": 1, "select_last_index": 1}))
+
+# Trilu: upper/lower, k constant or read at run time, batches, any dtype
+for upper in (0, 1):
+    for k in (-2, -1, 0, 1, 3, 9):
+        CASES.append(_case(f"trilu_u{upper}_k{k}", "Trilu", {"x": _data((2, 4, 5), "float32")}, "float32",
+                           consts={"k": np.array(k, np.int64)}, attrs={"upper": upper}, opset=14))
+    CASES.append(_case(f"trilu_u{upper}_nok", "Trilu", {"x": _data((5, 3), "int64")}, "int64",
+                       attrs={"upper": upper}, opset=14))
+    CASES.append(_case(f"trilu_u{upper}_runtime_k", "Trilu", {"x": _data((3, 6, 6), "bool"),
+                                                             "k": np.array(-1, np.int64)}, "bool",
+                       attrs={"upper": upper}, opset=14))
+
+# CumSum: axes (constant or run-time, int32 or int64), exclusive, reverse, dtypes
+for dt in ["float32", "float64", "int32", "int64"]:
+    for axis in (0, 1, -1):
+        for exclusive in (0, 1):
+            for reverse in (0, 1):
+                CASES.append(_case(f"cumsum_{dt}_a{axis}_e{exclusive}_r{reverse}", "CumSum",
+                                   {"x": _data((3, 4, 2), dt)}, dt, consts={"axis": np.array(axis, np.int32)},
+                                   attrs={"exclusive": exclusive, "reverse": reverse}, opset=14))
+CASES.append(_case("cumsum_runtime_axis", "CumSum", {"x": _data((3, 4), "float32"),
+                                                    "axis": np.array(1, np.int64)}, "float32", opset=14))
+
+# GatherElements: axes, negative indices, int32/int64 indices, indices smaller than data
+for axis in (0, 1, -1):
+    for idt in ("int64", "int32"):
+        idx = RNG.integers(-3, 3, size=(2, 3, 2)).astype(idt)
+        CASES.append(_case(f"gather_elements_a{axis}_{idt}", "GatherElements",
+                           {"data": _data((3, 3, 3), "float32"), "indices": idx}, "float32", attrs={"axis": axis},
+                           opset=13))
+CASES.append(_case("gather_elements_int64_data", "GatherElements",
+                   {"data": _data((4, 5), "int64"), "indices": RNG.integers(0, 4, size=(6, 5)).astype(np.int64)},
+                   "int64", attrs={"axis": 0}, opset=13))
+
+
+def _mask_model() -> onnx.ModelProto:
+    """A causal mask as transformers build it: Range-free positions from a constant, Trilu, Equal,
+    Where, ArgMax of the scores and CumSum of the positions, in one graph."""
+    nodes = [
+        helper.make_node("Trilu", ["ones"], ["tri"], upper=0),
+        helper.make_node("Equal", ["tri", "zero"], ["masked"]),
+        helper.make_node("Where", ["masked", "neg", "scores"], ["s"]),
+        helper.make_node("ArgMax", ["s"], ["best"], axis=-1, keepdims=0),
+        helper.make_node("CumSum", ["best", "ax"], ["pos"]),
+        helper.make_node("Expand", ["pos", "shape"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "mask",
+        [helper.make_tensor_value_info("scores", tensor_type("float32"), (2, 6, 6))],
+        [helper.make_tensor_value_info("y", tensor_type("int64"), None)],
+        [onnx.numpy_helper.from_array(np.ones((6, 6), np.int64), "ones"),
+         onnx.numpy_helper.from_array(np.array(0, np.int64), "zero"),
+         onnx.numpy_helper.from_array(np.array(-1e9, np.float32), "neg"),
+         onnx.numpy_helper.from_array(np.array(-1, np.int64), "ax"),
+         onnx.numpy_helper.from_array(np.array([3, 2, 6], np.int64), "shape")])
+    return model_case("causal_mask_chain", graph, {"scores": _data((2, 6, 6), "float32")}, opset=18)
+
+
+CASES.append(_mask_model())
+
+
+@pytest.fixture(scope="module")
+def built():
+    return shared_build(CASES)
+
+
+@pytest.mark.parametrize("case_id", [c.id for c in CASES])
+def test_matches_onnxruntime(built, case_id):
+    """onnxruntime is the reference; where it has no kernel for the dtype (Max on int16, Mod on int8, ...),
+    onnx's reference evaluator is."""
+    from onnxruntime.capi.onnxruntime_pybind11_state import NotImplemented as OrtNotImplemented
+
+    try:
+        built.check(case_id)
+    except OrtNotImplemented:
+        case = built.cases[case_id]
+        case.expected = ReferenceEvaluator(case.model).run(None, case.feeds)
+        built.check(case_id)
