@@ -4,6 +4,8 @@ outputs, batch 1 and more, constant and run-time weights. Error relative to each
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import onnx
 import pytest
@@ -127,6 +129,10 @@ CASES = [
     rnn_case("lstm_opset7", "LSTM", opset=7, initial_h=True, initial_c=True),
     rnn_case("gru_opset22", "GRU", opset=22, direction="reverse"),
 ]
+
+
+# the same cases with no scratch to spare (aotc's default): each step projects its own input
+CASES += [dataclasses.replace(c, id=f"tight_{c.id}", scratch_floor=0) for c in CASES]
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,9 @@ The sequence is a loop in C, never unrolled. Constant weights are packed here, o
 GEMM core's panel layout (aot/kernels/gemm.py pack_b), transposed so the products are X * W^T
 and H * R^T, and the two biases are summed into one vector the input projection adds. Weights
 known only at run time are packed by the kernel into its scratch. The scratch (the projection
-of every step, the gates, the states) is the planner's, sized by `_layout`.
+of every step, the gates, the states) is the planner's, sized by `_layout`: where the memory
+spare at the node's step cannot hold every step's projection, each step projects its own input
+just before it (one product per step instead of one in all; the arena stays at the bound).
 """
 
 from __future__ import annotations
@@ -41,14 +43,15 @@ class Layout:
 
     offsets: dict[str, int]
     floats: int
+    step_proj: bool  # each step's projection before the step (batch rows), not all at once (seq * batch)
 
 
-def _layout(node: Node, graph: Graph) -> Layout:
+def _layout(node: Node, graph: Graph, step_proj: bool) -> Layout:
     a = node.attrs
     hid, gh = a["hidden"], a["gates"] * a["hidden"]
     gru = a["cell"] == "GRU"
     sizes = {
-        "proj": a["seq"] * a["batch"] * gh, "gates": a["batch"] * gh, "h": a["batch"] * hid,
+        "proj": (1 if step_proj else a["seq"]) * a["batch"] * gh, "gates": a["batch"] * gh, "h": a["batch"] * hid,
         "c": a["batch"] * hid if a["cell"] == "LSTM" else 0, "rh": a["batch"] * hid if gru else 0,
         "w": 0 if _is_const(node, graph, 1) else packed_size(a["input"], gh),
         "r": 0 if _is_const(node, graph, 2) else packed_size(hid, 2 * hid if gru else gh),
@@ -60,7 +63,7 @@ def _layout(node: Node, graph: Graph) -> Layout:
     for key, size in sizes.items():
         offsets[key] = at
         at += -(-size // _ALIGN) * _ALIGN
-    return Layout(offsets, at)
+    return Layout(offsets, at, step_proj)
 
 
 def _check(node: Node, graph: Graph) -> str | None:
@@ -73,8 +76,16 @@ def _check(node: Node, graph: Graph) -> str | None:
     return None  # run-time weights are packed by the kernel
 
 
-def _fit(node: Node, graph: Graph, budget: int) -> KernelChoice:
-    layout = _layout(node, graph)
+def _fit_whole(node: Node, graph: Graph, budget: int) -> KernelChoice | None:
+    """Every step's input projection in one product: the fastest, if its scratch fits."""
+    layout = _layout(node, graph, step_proj=False)
+    return KernelChoice("aotc_rnn_f32", layout.floats * 4, layout, GEMM_ASSUMES) if layout.floats * 4 <= budget \
+        else None
+
+
+def _fit_step(node: Node, graph: Graph, budget: int) -> KernelChoice:
+    """Each step's projection just before it: scratch for one step (the gates and the states)."""
+    layout = _layout(node, graph, step_proj=True)
     return KernelChoice("aotc_rnn_f32", layout.floats * 4, layout, GEMM_ASSUMES)
 
 
@@ -120,6 +131,7 @@ def _emit(ctx: NodeContext) -> None:
     weights += [dict.fromkeys(weights[0], "NULL")] * (2 - dirs)
     acts = [*a["activations"], []][:2]
     rec_cols = 2 * hid if gru else gh
+    step_rs = a["input"] if a["layout"] == 0 else a["seq"] * a["input"]  # X's step between batch entries
     fields = {
         "cell": f"AOTC_CELL_{a['cell']}", "gates": str(a["gates"]), "seq": str(a["seq"]), "batch": str(a["batch"]),
         "input": str(a["input"]), "hidden": str(hid), "directions": str(dirs), "reverse": str(a["reverse"]),
@@ -127,7 +139,9 @@ def _emit(ctx: NodeContext) -> None:
         "linear_before_reset": str(a["linear_before_reset"]), "input_forget": str(a["input_forget"]),
         "act": "{" + ", ".join(_activation_init(f) for f in acts) + "}",
         "weights": "{" + ", ".join(struct_init(w) for w in weights) + "}",
-        "proj": struct_init(sgemm_fields(a["seq"] * a["batch"], gh, a["input"], (a["input"], 1),
+        "step_proj": str(int(layout.step_proj)),
+        "proj": struct_init(sgemm_fields(a["batch"] if layout.step_proj else a["seq"] * a["batch"], gh, a["input"],
+                                         (step_rs if layout.step_proj else a["input"], 1),
                                          BLayout.packed(a["input"]), gh, (0, 1), beta=1.0)),
         "rec": struct_init(sgemm_fields(a["batch"], rec_cols, hid, (hid, 1), BLayout.packed(hid), gh)),
         "rec_h": struct_init(sgemm_fields(a["batch"], hid if gru else 0, hid, (hid, 1), BLayout.packed(hid), gh,
@@ -146,9 +160,11 @@ def _emit(ctx: NodeContext) -> None:
              ctx.ptr(ins[5]), ctx.ptr(ins[6]), ctx.ptr(ins[7]), *(ctx.ptr(o) for o in outs), ctx.scratch("float"))
 
 
-RNN_KERNEL = Candidate("aotc_rnn_f32", _fit)
+# the same kernel, with the whole projection when the memory allows, else a step's at a time
+WHOLE = Candidate("aotc_rnn_f32", _fit_whole)
+STEP = Candidate("aotc_rnn_f32", _fit_step)
 
 OPS: dict[str, HostOp] = {
-    op: HostOp(_emit, family="recurrent", needs=("gemm",), kernels=(RNN_KERNEL,), check=_check)
+    op: HostOp(_emit, family="recurrent", needs=("gemm",), kernels=(WHOLE, STEP), check=_check)
     for op in ("LSTM", "GRU", "RNN")
 }

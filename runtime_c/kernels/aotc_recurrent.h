@@ -2,8 +2,8 @@
  * as one loop over the sequence on the GEMM core (aotc_gemm.h).
  *
  * Per direction: one product projects every step's input at once (X * W^T + bias, into
- * `work`), then each step does the recurrent product H * R^T for the whole batch and the
- * gates elementwise. W and R arrive packed for the GEMM core (the compiler packs constant
+ * `work`; or, with little memory, each step's before it), then each step does the recurrent
+ * product H * R^T for the whole batch and the gates elementwise. W and R arrive packed for the GEMM core (the compiler packs constant
  * weights once; weights computed at run time are packed into `work` by the kernel). */
 #ifndef AOTC_RECURRENT_H
 #define AOTC_RECURRENT_H
@@ -61,7 +61,10 @@ typedef struct {
     int32_t input_forget;        /* LSTM: forget gate = 1 - input gate */
     aotc_rnn_activation act[2][3]; /* per direction: LSTM f, g, h; GRU f, g; RNN f */
     aotc_rnn_weights weights[2];
-    aotc_sgemm_params proj;  /* seq*batch x input by input x gates*hidden, + bias (row broadcast) */
+    int32_t step_proj;       /* 0: every step's projection at once (seq*batch rows of work); 1: each step's
+                              * own before the step (batch rows of work: the planner had no room) */
+    aotc_sgemm_params proj;  /* step_proj 0: seq*batch x input by input x gates*hidden, + bias (row broadcast);
+                              * 1: one step's batch rows (a_rs: the step between batch entries of X) */
     aotc_sgemm_params rec;   /* batch x hidden by hidden x gates*hidden (GRU: 2*hidden) */
     aotc_sgemm_params rec_h; /* GRU: batch x hidden by hidden x hidden */
     /* work layout, in floats from work */

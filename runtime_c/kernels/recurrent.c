@@ -132,9 +132,35 @@ static ptrdiff_t x_row(const aotc_rnn_params *p, int32_t t, int32_t b) {
     return p->layout == 0 ? (ptrdiff_t)t * p->batch + b : (ptrdiff_t)b * p->seq + t;
 }
 
+/* The row of the projection that holds step t of batch entry b. */
+static ptrdiff_t proj_row(const aotc_rnn_params *p, int32_t t, int32_t b) {
+    return p->step_proj ? b : x_row(p, t, b);
+}
+
 static int32_t steps_of(const aotc_rnn_params *p, const int32_t *seq_lens, int32_t b) {
     int32_t n = seq_lens ? seq_lens[b] : p->seq;
     return n < 0 ? 0 : (n > p->seq ? p->seq : n);
+}
+
+/* step_proj: the projection of step s alone, one row per batch entry. Every entry is at the same
+ * time index unless a backward direction has sequence_lens: then each row is its own product. */
+static void project_step(const aotc_rnn_params *p, const aotc_rnn_weights *wt, const float *x,
+                         const int32_t *seq_lens, int32_t backward, int32_t s, float *proj) {
+    const int32_t gh = p->gates * p->hidden;
+    int32_t b;
+    if (!backward || seq_lens == NULL) {
+        const int32_t t = backward ? p->seq - 1 - s : s;
+        aotc_sgemm_f32(&p->proj, x + x_row(p, t, 0) * p->input, wt->w, wt->bias, proj, NULL);
+        return;
+    }
+    for (b = 0; b < p->batch; ++b) {
+        const int32_t len = steps_of(p, seq_lens, b);
+        aotc_sgemm_params one = p->proj;
+        if (s >= len) continue;
+        one.m = 1;
+        aotc_sgemm_f32(&one, x + x_row(p, len - 1 - s, b) * p->input, wt->w, wt->bias, proj + (ptrdiff_t)b * gh,
+                       NULL);
+    }
 }
 
 /* LSTM, gates i, o, f, c: g holds the recurrent product plus the projection x of this step. */
@@ -176,7 +202,7 @@ static void run_direction(const aotc_rnn_params *p, int32_t d, const aotc_rnn_we
     const float *pd = peep ? peep + (ptrdiff_t)d * 3 * hid : NULL;
     int32_t b, s, t, j, longest = 0;
 
-    aotc_sgemm_f32(&p->proj, x, wt->w, wt->bias, proj, NULL);
+    if (!p->step_proj) aotc_sgemm_f32(&p->proj, x, wt->w, wt->bias, proj, NULL);
     for (b = 0; b < batch; ++b) {
         const int32_t len = steps_of(p, seq_lens, b);
         if (len > longest) longest = len;
@@ -188,6 +214,7 @@ static void run_direction(const aotc_rnn_params *p, int32_t d, const aotc_rnn_we
         }
     }
     for (s = 0; s < longest; ++s) {
+        if (p->step_proj) project_step(p, wt, x, seq_lens, backward, s, proj);
         aotc_sgemm_f32(&p->rec, h, wt->r, NULL, gates, NULL);
         if (p->cell == AOTC_CELL_GRU) {
             float *rh = work + p->off_rh;
@@ -200,7 +227,7 @@ static void run_direction(const aotc_rnn_params *p, int32_t d, const aotc_rnn_we
                 }
                 t = backward ? len - 1 - s : s;
                 {
-                    const float *xr = proj + x_row(p, t, b) * gh;
+                    const float *xr = proj + proj_row(p, t, b) * gh;
                     for (j = 0; j < 2 * hid; ++j) g[j] += xr[j];
                 }
                 activate(&act[0], p->clip, g, 2 * hid);
@@ -214,7 +241,7 @@ static void run_direction(const aotc_rnn_params *p, int32_t d, const aotc_rnn_we
             const float *xr;
             if (s >= len) continue;
             t = backward ? len - 1 - s : s;
-            xr = proj + x_row(p, t, b) * gh;
+            xr = proj + proj_row(p, t, b) * gh;
             if (p->cell == AOTC_CELL_LSTM) {
                 for (j = 0; j < gh; ++j) g[j] += xr[j];
                 lstm_cell(p, act, pd, g, hb, c + (ptrdiff_t)b * hid);
