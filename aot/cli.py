@@ -11,6 +11,7 @@
                                                         tolerance (also inside vendor functions); exit 0
                                                         if none, 1 if one diverges (aot/compare.py)
     aotc partition MODEL.onnx --vendor V [--annotate F] -o P.onnx [--show]   the partition as ONNX
+    aotc ops [OP] [--markdown]                          the supported ops, from the kernel table
     aotc --list-targets                                 the targets, with their memory
     aotc --list-vendors                                 the vendors installed, with what they take
 """
@@ -41,6 +42,7 @@ COMMANDS = """commands:
   aotc footprint OUT              flash and RAM of the built bundle                 (aotc footprint -h)
   aotc partition MODEL --vendor V -o P.onnx
                                   the partition between vendors, as ONNX; --show draws it (aotc partition -h)
+  aotc ops [OP]                   the ONNX ops aotc compiles, dtypes, opsets, vendors (docs/ops.md)
   aotc --list-targets             targets, with their memory
   aotc --list-vendors             vendors installed, with what they take
 """
@@ -143,6 +145,22 @@ def _compare_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _ops_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="aotc ops", description="The ONNX ops aotc compiles: how, for which dtypes "
+                                "and opsets, and which vendors take them (generated from the kernel table).")
+    p.add_argument("op", nargs="?", help="one op (default: all)")
+    p.add_argument("--markdown", action="store_true", help="print the page as Markdown (docs/ops.md)")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    return p
+
+
+def _cmd_ops(args: argparse.Namespace) -> int:
+    from aot.ops_page import markdown, text
+
+    print(markdown() if args.markdown else text(args.op), end="")
+    return 0
+
+
 def _run_parser(cmd: str) -> argparse.ArgumentParser:
     about = {"run": "Run the built bundle on inputs from an .npz file and summarise its outputs (top classes of "
              "a classifier).", "bench": "Time the bundle and onnxruntime (one thread each) back to back on the "
@@ -184,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if argv and argv[0] == "partition":
             return _cmd_partition(_partition_parser().parse_args(argv[1:]))
+        if argv and argv[0] == "ops":
+            return _cmd_ops(_ops_parser().parse_args(argv[1:]))
         if argv and argv[0] == "compare":
             return _cmd_compare(_compare_parser().parse_args(argv[1:]))
         if argv and argv[0] in SUBCOMMANDS:

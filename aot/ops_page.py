@@ -1,0 +1,133 @@
+"""The supported-ops page: which ONNX ops aotc compiles, with which dtypes, from which opset,
+and which vendors take them, generated from the kernel table so it cannot drift from the code.
+
+    aotc ops              the table on the terminal
+    aotc ops Conv         one op
+    aotc ops --markdown   docs/ops.md (tests/test_ops_page.py checks the committed page is current)
+
+An op is listed when a host kernel runs it, when the frontend rewrites it into ops that do, or
+when the frontend removes or folds it. Any op whose inputs are all constants is folded at
+compile time whatever it is; the page does not list those.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import onnx.defs
+
+from aot.frontend.canonical import RULES
+from aot.frontend.contrib import CONTRIB_OPS
+from aot.frontend.contrib import DOMAIN as CONTRIB_DOMAIN
+from aot.frontend.load import MAX_OPSET, MIN_OPSET
+from aot.kernels import HOST_OPS
+
+# Ops the frontend handles itself, before any kernel: how.
+FRONTEND = {
+    "Constant": "becomes a weight",
+    "Shape": "folded: shapes are static",
+    "Size": "folded: shapes are static",
+    "If": "folded to its branch when the condition is known at compile time",
+    "Dropout": "removed (inference); a mask that is read becomes a constant",
+    "Upsample": "rewritten as Resize",
+    "Sum": "rewritten as a chain of Add",
+    "CastLike": "rewritten as Cast",
+}
+
+
+@dataclass(frozen=True)
+class OpRow:
+    op: str
+    domain: str  # "" for ai.onnx
+    how: str  # "kernel" or what the frontend does with it
+    dtypes: tuple[str, ...]  # of input 0, where a kernel runs it
+    opsets: tuple[int, ...]  # the op's versions (since_version) that aotc reads
+    vendors: tuple[str, ...]  # built-in vendors that take it
+
+
+def _versions(op: str, domain: str) -> tuple[int, ...]:
+    if domain:
+        return ()
+    since = sorted({s.since_version for s in onnx.defs.get_all_schemas_with_history()
+                    if s.name == op and s.domain == "" and s.since_version <= MAX_OPSET})
+    first = [v for v in since if v <= MIN_OPSET][-1:]  # the version in force at the lowest opset read
+    return tuple(first + [v for v in since if v > MIN_OPSET])
+
+
+def _vendor_ops() -> dict[str, tuple[str, ...]]:
+    """op -> the built-in vendors whose checkers take it (plugins are not part of the page)."""
+    from importlib.metadata import entry_points
+
+    from aot.vendor import GROUP
+
+    taken: dict[str, list[str]] = {}
+    for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
+        if not ep.value.startswith("aot.vendor."):
+            continue
+        for op in ep.load().checkers:
+            taken.setdefault(op, []).append(ep.name)
+    return {op: tuple(vs) for op, vs in taken.items()}
+
+
+def _is_onnx(op: str) -> bool:
+    return onnx.defs.has(op)
+
+
+def rows() -> list[OpRow]:
+    vendors = _vendor_ops()
+    out = []
+    names = {op for op in HOST_OPS if _is_onnx(op) or op in CONTRIB_OPS}
+    names |= {op for op in RULES if _is_onnx(op) or op in CONTRIB_OPS} | set(FRONTEND)
+    for op in sorted(names):
+        domain = CONTRIB_DOMAIN if op in CONTRIB_OPS and not _is_onnx(op) else ""
+        host = HOST_OPS.get(op)
+        if host is not None:
+            how, dtypes = "kernel", host.dtypes
+        elif op in FRONTEND:
+            how, dtypes = FRONTEND[op], ()
+        else:
+            how, dtypes = "rewritten by the frontend into other ops", ()
+        out.append(OpRow(op, domain, how, tuple(dtypes), _versions(op, domain), vendors.get(op, ())))
+    return out
+
+
+def _cells(r: OpRow) -> list[str]:
+    return [r.op + (f" ({r.domain})" if r.domain else ""), r.how, ", ".join(r.dtypes) or "-",
+            ", ".join(map(str, r.opsets)) or "-", ", ".join(r.vendors) or "-"]
+
+
+HEAD = ["op", "how", "dtypes (input 0)", "versions read (since)", "vendors"]
+
+
+def markdown() -> str:
+    table = rows()
+    lines = [
+        "# Supported ops",
+        "",
+        "Generated from the kernel table by `aotc ops --markdown`; do not edit. aotc reads opsets "
+        f"{MIN_OPSET} to {MAX_OPSET}. \"kernel\": a host C kernel runs the op, for the dtypes listed "
+        "(of its first input). Versions are the op's own (since_version) that fall in that range. Vendors "
+        "are the built-in ones whose checkers take the op (they may refuse some attributes; `aotc partition "
+        "--show --explain` says why). Any op whose inputs are all constants is folded at compile time and is "
+        "not listed.",
+        "",
+        f"{len(table)} ops.",
+        "",
+        "| " + " | ".join(HEAD) + " |",
+        "|" + "---|" * len(HEAD),
+    ]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in _cells(r)) + " |" for r in table]
+    return "\n".join(lines) + "\n"
+
+
+def text(op: str | None = None) -> str:
+    table = rows()
+    if op is not None:
+        match = [r for r in table if r.op.lower() == op.lower()]
+        if not match:
+            return f"{op}: not compiled by aotc (unless all its inputs are constants: then it is folded)\n"
+        return "".join(f"{h}: {c}\n" for r in match for h, c in zip(HEAD, _cells(r), strict=True))
+    cells = [HEAD, *(_cells(r) for r in table)]
+    widths = [min(max(len(c[k]) for c in cells), 48) for k in range(len(HEAD))]
+    return "".join("  ".join(c[k].ljust(widths[k]) for k in range(len(HEAD))).rstrip() + "\n" for c in cells) + \
+        f"{len(table)} ops; aotc ops OP for one, aotc ops --markdown for docs/ops.md\n"
