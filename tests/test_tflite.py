@@ -100,13 +100,13 @@ def test_nhwc_at_the_edges(name):
     assert len(transposes) <= 3, [n.name for n in transposes]
 
 
-def test_int8_model_refused_by_name():
-    """int8 models are the next slice: refused with a one-line error naming the op, not miscompiled."""
+def test_int8_op_without_kernel_refused_by_name():
+    """A quantized op aotc has no TFLite int8 kernel for yet is refused with a one-line error naming it."""
     pytest.importorskip("ai_edge_litert") if os.environ.get("CI", "").lower() != "true" else None
     from aot.frontend import load_model
 
-    with pytest.raises(AotcError, match=r"FULLY_CONNECTED.*fixed-point requantisation"):
-        load_model(MODELS / "sine_int8.tflite")
+    with pytest.raises(AotcError, match=r"SOFTMAX.*quantized SOFTMAX is not supported yet"):
+        load_model(MODELS / "keyword_int8.tflite")
 
 
 def test_custom_op_refused_by_name(tmp_path):
@@ -164,3 +164,36 @@ def test_int8_fixed_point_matches_litert_op_by_op(tmp_path, name):
             f"{op.name}: {(ours != ref).sum()} of {ref.size} elements differ"
         checked += 1
     assert checked >= 3
+
+
+INT8 = ["sine"]
+
+
+@pytest.mark.parametrize("name", INT8)
+def test_int8_model_bit_exact_with_litert_reference(tmp_path, name):
+    """Full-int8 models (int8 in, int8 out): 100% of output elements equal BUILTIN_REF's, over every
+    int8 input of the one-input sine model and 8 random inputs of the others."""
+    _require_litert()
+    from aot.build import run_bundle
+
+    model = MODELS / f"{name}_int8.tflite"
+    meta, _, _ = _compile_build_run(tmp_path, model)
+    specs = meta["inputs"]
+    if name == "sine":
+        runs = [[np.array([[v]], np.int8)] for v in range(-128, 128)]
+    else:
+        runs = [[_inputs(meta, seed)[s["name"]] for s in specs] for seed in range(8)]
+    np.savez(tmp_path / "runs_in.npz", **{f"input_{k}": np.stack([r[k] for r in runs]) for k in range(len(specs))})
+    ref = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(model), str(tmp_path / "runs_in.npz"),
+                          str(tmp_path / "runs_out.npz"), "--runs"], capture_output=True, text=True)
+    assert ref.returncode == 0, ref.stderr[-2000:]
+    refs = np.load(tmp_path / "runs_out.npz")
+    differ = total = 0
+    for r, feeds in enumerate(runs):
+        ours, _ = run_bundle(tmp_path / "out", meta, feeds)
+        for k, spec in enumerate(meta["outputs"]):
+            got, want = ours[spec["name"]], refs[f"output_{k}"][r]
+            assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
+            differ += int((got != want).sum())
+            total += want.size
+    assert differ == 0, f"{name}: {differ} of {total} output elements differ from BUILTIN_REF"

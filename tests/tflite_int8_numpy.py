@@ -26,7 +26,9 @@ def _requant(acc: np.ndarray, op: TflOp, m: TflModel, w_index: int) -> np.ndarra
     mult, shift = channel_multipliers(float(x.quant.scale[0]), w.quant.scale, float(y.quant.scale[0]))
     if mult.size == 1:
         mult, shift = np.repeat(mult, acc.shape[-1]), np.repeat(shift, acc.shape[-1])
-    out = multiply_by_quantized_multiplier(acc, mult, shift) + int(y.quant.zero_point[0])
+    # LiteRT's reference FULLY_CONNECTED rounds once, its conv and depthwise twice (aotc_tflite_int8.h)
+    single = op.op == "FULLY_CONNECTED"
+    out = multiply_by_quantized_multiplier(acc, mult, shift, single_rounding=single) + int(y.quant.zero_point[0])
     lo, hi = activation_range(getattr(op.options, "fusedActivationFunction", 0), float(y.quant.scale[0]),
                               int(y.quant.zero_point[0]), y.dtype)
     return np.clip(out, lo, hi).astype(y.dtype)

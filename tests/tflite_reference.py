@@ -5,6 +5,7 @@ the interpreter can crash on a model.
 
 IN.npz holds the inputs by position (input_0, ...); OUT.npz gets the outputs by position (output_0, ...)
 and, with --all, every tensor the interpreter keeps, by tensor index (tensor_<k>), for op-by-op checks.
+With --runs, each input holds one more leading axis, one entry per inference, and so do the outputs.
 """
 
 from __future__ import annotations
@@ -14,17 +15,28 @@ import sys
 import numpy as np
 
 
-def main(model: str, inputs: str, outputs: str, every: bool = False) -> None:
+def main(model: str, inputs: str, outputs: str, every: bool = False, runs: bool = False) -> None:
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
     interp = Interpreter(model_path=model, experimental_op_resolver_type=OpResolverType.BUILTIN_REF,
                          num_threads=1, experimental_preserve_all_tensors=every)
     interp.allocate_tensors()
     feeds = np.load(inputs)
-    for k, d in enumerate(interp.get_input_details()):
+    ins, outs = interp.get_input_details(), interp.get_output_details()
+    if runs:
+        results: list[list[np.ndarray]] = [[] for _ in outs]
+        for r in range(len(feeds["input_0"])):
+            for k, d in enumerate(ins):
+                interp.set_tensor(d["index"], feeds[f"input_{k}"][r])
+            interp.invoke()
+            for k, d in enumerate(outs):
+                results[k].append(interp.get_tensor(d["index"]).copy())
+        np.savez(outputs, **{f"output_{k}": np.stack(v) for k, v in enumerate(results)})
+        return
+    for k, d in enumerate(ins):
         interp.set_tensor(d["index"], feeds[f"input_{k}"])
     interp.invoke()
-    result = {f"output_{k}": interp.get_tensor(d["index"]) for k, d in enumerate(interp.get_output_details())}
+    result = {f"output_{k}": interp.get_tensor(d["index"]) for k, d in enumerate(outs)}
     if every:
         for d in interp.get_tensor_details():
             try:
@@ -35,4 +47,4 @@ def main(model: str, inputs: str, outputs: str, every: bool = False) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4], every="--all" in sys.argv[4:])
+    main(*sys.argv[1:4], every="--all" in sys.argv[4:], runs="--runs" in sys.argv[4:])

@@ -20,8 +20,15 @@ CONTRIB_OPS = ("QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QLinearA
                "QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax", "QGemm")
 
 
+# aotc's internal int8 ops that its TFLite frontend writes (aot/frontend/tflite/int8.py); their output
+# types are declared as value_info
+TFLITE_DOMAIN, TFLITE_OPS = "aotc.tflite", ("TflFullyConnected", "TflConv2D", "TflDepthwiseConv2D",
+                                            "TflAveragePool2D", "TflMaxPool2D")
+
+
 def is_supported(node: onnx.NodeProto) -> bool:
-    return node.domain in ("", "ai.onnx") or (node.domain == DOMAIN and node.op_type in CONTRIB_OPS)
+    return node.domain in ("", "ai.onnx") or (node.domain == DOMAIN and node.op_type in CONTRIB_OPS) \
+        or (node.domain == TFLITE_DOMAIN and node.op_type in TFLITE_OPS)
 
 
 def _attr(node: onnx.NodeProto, name: str, default):

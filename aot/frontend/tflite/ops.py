@@ -9,8 +9,8 @@ pools is transposed once at the graph input and once where it ends (a Reshape/Fu
 a graph output). This is the interim route of issue 29, part 3: NHWC host kernels would remove
 those edge transposes too.
 
-Float models only in this slice: an op on int8/int16 tensors (other than QUANTIZE/DEQUANTIZE at
-the edges) is refused, since TFLite's fixed-point requantisation is not implemented yet.
+Quantized ops go to int8.py (aotc's internal NHWC int8 ops, TFLite's arithmetic); what it does not
+cover yet is refused by name.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from aot.errors import AotcError
+from aot.frontend.tflite.int8 import DOMAIN, is_quantized, lower_int8
 from aot.frontend.tflite.reader import TflModel, TflOp, TflTensor
 
 OPSET = 17
@@ -44,6 +45,7 @@ class OnnxBuilder:
         self.m = model
         self.nodes: list[onnx.NodeProto] = []
         self.inits: list[onnx.TensorProto] = []
+        self.value_infos: list[onnx.ValueInfoProto] = []  # the outputs of internal ops, which onnx cannot infer
         self.values: dict[int, dict[str, str]] = {}  # tensor index -> {layout: onnx name}
         self.used: set[str] = set()
         self.names = [self._unique(t.name) for t in model.tensors]
@@ -132,6 +134,9 @@ def to_onnx(model: TflModel) -> onnx.ModelProto:
             continue
         b.values[i] = {NHWC: b.names[i]}
     for op in model.ops:
+        if is_quantized(b, op) and op.op not in ("QUANTIZE", "DEQUANTIZE"):
+            lower_int8(b, op)
+            continue
         _check_op(b, op)
         fn = _OPS.get(op.op)
         if fn is None:
@@ -149,8 +154,9 @@ def to_onnx(model: TflModel) -> onnx.ModelProto:
                    **({"perm": list(TO_NHWC)} if src == have.get(NCHW) else {}))
         outputs.append(_value_info(model.tensors[o], name))
     inputs = [_value_info(model.tensors[i], b.names[i]) for i in model.inputs if model.tensors[i].data is None]
-    graph = helper.make_graph(b.nodes, "tflite", inputs, outputs, b.inits)
-    onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+    graph = helper.make_graph(b.nodes, "tflite", inputs, outputs, b.inits, value_info=b.value_infos)
+    opsets = [helper.make_opsetid("", OPSET)] + ([helper.make_opsetid(DOMAIN, 1)] if b.value_infos else [])
+    onnx_model = helper.make_model(graph, opset_imports=opsets,
                                    producer_name="aotc-tflite")
     onnx_model.ir_version = 8
     return onnx_model

@@ -49,6 +49,8 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
         q, shift = q // 2, shift + 1
     if shift < -31:
         return 0, 0
+    if shift > 30:  # the single-rounding form's limit (a multiplier above 2^30 does not occur in practice)
+        return (1 << 31) - 1, 30
     return q, shift
 
 
@@ -71,9 +73,18 @@ def rounding_divide_by_pot(x: np.ndarray, exponent: np.ndarray) -> np.ndarray:
     return (x >> exponent) + (remainder > threshold)
 
 
-def multiply_by_quantized_multiplier(x: np.ndarray, multiplier: np.ndarray, shift: np.ndarray) -> np.ndarray:
-    """TFLite's requantisation of an int32 accumulator (double rounding, its default build)."""
+def multiply_by_quantized_multiplier(x: np.ndarray, multiplier: np.ndarray, shift: np.ndarray,
+                                     single_rounding: bool = True) -> np.ndarray:
+    """TFLite's requantisation of an int32 accumulator: x * multiplier * 2^(shift - 31), rounded.
+
+    single_rounding: one 64-bit product, rounded half up by one arithmetic shift. Otherwise double
+    rounding: RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x * 2^left, m), right). LiteRT's
+    reference kernels round FULLY_CONNECTED once and conv/depthwise twice (measured bit for bit:
+    runtime_c/kernels/aotc_tflite_int8.h)."""
     shift = np.asarray(shift, np.int64)
+    if single_rounding:
+        total = 31 - shift
+        return (np.asarray(x, np.int64) * np.asarray(multiplier, np.int64) + (np.int64(1) << (total - 1))) >> total
     left, right = np.maximum(shift, 0), np.maximum(-shift, 0)
     x = (np.asarray(x, np.int64) << left).astype(np.int32).astype(np.int64)  # int32 wrap, as in C++
     return rounding_divide_by_pot(saturating_rounding_doubling_high_mul(x, multiplier), right)

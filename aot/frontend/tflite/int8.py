@@ -1,0 +1,105 @@
+"""Quantized TFLite ops -> aotc's internal NHWC int8 ops (domain aotc.tflite), whose kernels
+(runtime_c/kernels/tflite_int8.c) compute TFLite's fixed-point arithmetic bit for bit.
+
+Every multiplier, shift and clamp is computed here, once, from the file's float32 scales
+(quant.py); the nodes carry them as attributes and the kernels only accumulate and requantise.
+The ops stay in TFLite's NHWC: no transposes are written for them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from onnx import helper
+
+from aot.errors import AotcError
+from aot.frontend.tflite.quant import activation_range, channel_multipliers
+from aot.frontend.tflite.reader import TflOp
+
+if TYPE_CHECKING:
+    from aot.frontend.tflite.ops import OnnxBuilder
+
+DOMAIN = "aotc.tflite"
+# TFLite op -> internal op
+INT8_OPS = {"FULLY_CONNECTED": "TflFullyConnected", "CONV_2D": "TflConv2D", "DEPTHWISE_CONV_2D": "TflDepthwiseConv2D",
+            "AVERAGE_POOL_2D": "TflAveragePool2D", "MAX_POOL_2D": "TflMaxPool2D"}
+_SAME = 0
+
+
+def is_quantized(b: OnnxBuilder, op: TflOp) -> bool:
+    """The op computes on quantized integers (its first input is a quantized int8/int16 tensor)."""
+    t = b.tensor(op.inputs[0]) if op.inputs and op.inputs[0] >= 0 else None
+    return t is not None and t.dtype in ("int8", "uint8", "int16") and t.quant is not None
+
+
+def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
+    from aot.frontend.tflite.ops import NHWC, _err
+
+    x, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0])
+    internal = INT8_OPS.get(op.op)
+    if internal is None:
+        raise _err(op, f"quantized {op.op} is not supported yet (aotc's TFLite int8 kernels: "
+                   f"{', '.join(INT8_OPS)})")
+    if x.dtype != "int8" or y.dtype != "int8" or y.quant is None:
+        raise _err(op, f"quantized {op.op} from {x.dtype} to {y.dtype} is not supported yet (int8 only)")
+    if x.quant.per_channel or y.quant.per_channel:
+        raise _err(op, "per-channel parameters on activations are not supported")
+    o = op.options
+    act = getattr(o, "fusedActivationFunction", 0)
+    y_scale, y_zero = float(y.quant.scale[0]), int(y.quant.zero_point[0])
+    y_min, y_max = activation_range(act, y_scale, y_zero, y.dtype)
+    attrs: dict = {"y_min": y_min, "y_max": y_max, "y_shape": list(y.shape)}
+    inputs = [b.value(op.inputs[0], NHWC)]
+    if internal in ("TflAveragePool2D", "TflMaxPool2D"):
+        if x.quant.scale[0] != y.quant.scale[0] or x.quant.zero_point[0] != y.quant.zero_point[0]:
+            raise _err(op, "a pool whose output is quantized unlike its input is not supported")
+        attrs.update(kernel=[o.filterHeight, o.filterWidth], strides=[o.strideH, o.strideW],
+                     pads=_pads_before(x.shape, y.shape, o.filterHeight, o.filterWidth, o.strideH, o.strideW, 1, 1,
+                                       o.padding))
+    else:
+        w = b.tensor(op.inputs[1])
+        if w.data is None or w.quant is None or w.dtype != "int8":
+            raise _err(op, f"{op.op} needs constant int8 weights, '{w.name}' is {w.dtype}"
+                       f"{'' if w.data is not None else ' computed at run time'}")
+        if np.any(w.quant.zero_point != 0):
+            raise _err(op, "weights with a nonzero zero point (asymmetric) are not supported: TFLite's are symmetric")
+        out_channels = y.shape[-1]
+        mult, shift = channel_multipliers(float(x.quant.scale[0]), w.quant.scale, y_scale)
+        if mult.size == 1:
+            mult, shift = np.repeat(mult, out_channels), np.repeat(shift, out_channels)
+        if mult.size != out_channels:
+            raise _err(op, f"{mult.size} weight scales for {out_channels} output channels")
+        attrs.update(x_zero=int(x.quant.zero_point[0]), y_zero=y_zero, mult=[int(v) for v in mult],
+                     shift=[int(v) for v in shift])
+        inputs.append(b.const(w.data, f"{op.name}_w"))
+        if len(op.inputs) > 2 and op.inputs[2] >= 0:
+            bias = b.tensor(op.inputs[2])
+            if bias.data is None or bias.dtype != "int32":
+                raise _err(op, f"bias '{bias.name}' must be constant int32, it is {bias.dtype}")
+            inputs.append(b.const(bias.data, f"{op.name}_bias"))
+        if internal != "TflFullyConnected":
+            kh, kw = w.shape[1:3]
+            attrs.update(kernel=[kh, kw], strides=[o.strideH, o.strideW],
+                         dilations=[o.dilationHFactor, o.dilationWFactor],
+                         pads=_pads_before(x.shape, y.shape, kh, kw, o.strideH, o.strideW, o.dilationHFactor,
+                                           o.dilationWFactor, o.padding))
+        elif o is not None and o.weightsFormat != 0:
+            raise _err(op, "shuffled FULLY_CONNECTED weights are not supported")
+    out = b.names[op.outputs[0]]
+    b.nodes.append(helper.make_node(internal, inputs, [out], name=b.fresh(op.name), domain=DOMAIN, **attrs))
+    b.value_infos.append(helper.make_tensor_value_info(out, helper.np_dtype_to_tensor_dtype(np.dtype(y.dtype)),
+                                                       list(y.shape)))
+    b.values[op.outputs[0]] = {NHWC: out}
+
+
+def _pads_before(x: tuple[int, ...], y: tuple[int, ...], kh: int, kw: int, sh: int, sw: int, dh: int, dw: int,
+                 padding: int) -> list[int]:
+    """[top, left]: TFLite's SAME pads the smaller half before (the odd pixel goes after)."""
+    if padding != _SAME:
+        return [0, 0]
+    return [max((y[1] - 1) * sh + (kh - 1) * dh + 1 - x[1], 0) // 2,
+            max((y[2] - 1) * sw + (kw - 1) * dw + 1 - x[2], 0) // 2]
+
+
+__all__ = ["DOMAIN", "INT8_OPS", "AotcError", "is_quantized", "lower_int8"]

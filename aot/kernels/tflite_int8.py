@@ -1,0 +1,77 @@
+"""Host ops of the 'tflite_int8' family: TFLite's integer kernels, NHWC int8, with its fixed-point
+requantisation (runtime_c/kernels/tflite_int8.c). The nodes come from the TFLite frontend
+(aot/frontend/tflite/int8.py), which has computed every multiplier, shift and clamp; the emitters
+only lay them out. They are separate ops from the QLinear family because TFLite's arithmetic is
+not onnxruntime's (fixed-point multipliers, not float scales) and its layout is NHWC.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aot.csource.format import c_int
+from aot.kernels.base import HostOp, NodeContext
+
+
+def _requant_arrays(ctx: NodeContext) -> tuple[str, str]:
+    return (ctx.const_array("mult", np.asarray(ctx.attrs["mult"], np.int32)),
+            ctx.const_array("shift", np.asarray(ctx.attrs["shift"], np.int32)))
+
+
+def _bias(ctx: NodeContext) -> str:
+    return ctx.ptr(ctx.inputs[2]) if len(ctx.inputs) > 2 and ctx.inputs[2] else "NULL"
+
+
+def _emit_conv(ctx: NodeContext) -> None:
+    a = ctx.attrs
+    n, h, w, c = ctx.shape(ctx.inputs[0])
+    _, oh, ow, oc = ctx.shape(ctx.outputs[0])
+    mult, shift = _requant_arrays(ctx)
+    depthwise = ctx.node.op == "TflDepthwiseConv2D"
+    p = ctx.params("aotc_tfl_conv_params", {
+        "n": c_int(n), "h": c_int(h), "w": c_int(w), "c": c_int(c), "oh": c_int(oh), "ow": c_int(ow),
+        "oc": c_int(oc), "kh": c_int(a["kernel"][0]), "kw": c_int(a["kernel"][1]), "sh": c_int(a["strides"][0]),
+        "sw": c_int(a["strides"][1]), "dh": c_int(a["dilations"][0]), "dw": c_int(a["dilations"][1]),
+        "pad_top": c_int(a["pads"][0]), "pad_left": c_int(a["pads"][1]),
+        "depth_multiplier": c_int(oc // c if depthwise else 1), "x_zero": c_int(a["x_zero"]),
+        "y_zero": c_int(a["y_zero"]), "y_min": c_int(a["y_min"]), "y_max": c_int(a["y_max"]),
+        "mult": mult, "shift": shift,
+    }, comment=f"{ctx.node.op} NHWC {[n, h, w, c]} -> {[n, oh, ow, oc]}, TFLite requantisation")
+    fn = "aotc_tfl_depthwise_s8" if depthwise else "aotc_tfl_conv_s8"
+    ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx), ctx.ptr(ctx.outputs[0]))
+
+
+def _emit_fc(ctx: NodeContext) -> None:
+    a = ctx.attrs
+    out, inner = ctx.shape(ctx.inputs[1])
+    rows = ctx.tensor(ctx.inputs[0]).size // inner
+    mult, shift = _requant_arrays(ctx)
+    p = ctx.params("aotc_tfl_fc_params", {
+        "rows": c_int(rows), "in": c_int(inner), "out": c_int(out), "x_zero": c_int(a["x_zero"]),
+        "y_zero": c_int(a["y_zero"]), "y_min": c_int(a["y_min"]), "y_max": c_int(a["y_max"]),
+        "mult": mult, "shift": shift,
+    }, comment=f"FULLY_CONNECTED {rows} x {inner} -> {out}, TFLite requantisation")
+    ctx.call("aotc_tfl_fc_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx), ctx.ptr(ctx.outputs[0]))
+
+
+def _emit_pool(ctx: NodeContext) -> None:
+    a = ctx.attrs
+    n, h, w, c = ctx.shape(ctx.inputs[0])
+    _, oh, ow, _ = ctx.shape(ctx.outputs[0])
+    p = ctx.params("aotc_tfl_pool_params", {
+        "n": c_int(n), "h": c_int(h), "w": c_int(w), "c": c_int(c), "oh": c_int(oh), "ow": c_int(ow),
+        "kh": c_int(a["kernel"][0]), "kw": c_int(a["kernel"][1]), "sh": c_int(a["strides"][0]),
+        "sw": c_int(a["strides"][1]), "pad_top": c_int(a["pads"][0]), "pad_left": c_int(a["pads"][1]),
+        "y_min": c_int(a["y_min"]), "y_max": c_int(a["y_max"]),
+    }, comment=f"{ctx.node.op} NHWC {[n, h, w, c]} -> {[n, oh, ow, c]}")
+    fn = "aotc_tfl_avgpool_s8" if ctx.node.op == "TflAveragePool2D" else "aotc_tfl_maxpool_s8"
+    ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
+
+
+OPS: dict[str, HostOp] = {
+    "TflConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8",)),
+    "TflDepthwiseConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8",)),
+    "TflFullyConnected": HostOp(_emit_fc, family="tflite_int8", dtypes=("int8",)),
+    "TflAveragePool2D": HostOp(_emit_pool, family="tflite_int8", dtypes=("int8",)),
+    "TflMaxPool2D": HostOp(_emit_pool, family="tflite_int8", dtypes=("int8",)),
+}

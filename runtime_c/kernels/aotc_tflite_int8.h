@@ -1,0 +1,52 @@
+/* TFLite's integer kernels, int8, NHWC (issue 29): FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D,
+ * AVERAGE_POOL_2D and MAX_POOL_2D with TFLite's fixed-point requantisation, bit-exact with its
+ * reference kernels (and so with TFLM and CMSIS-NN). The compiler computes every multiplier and
+ * shift (aot/frontend/tflite/quant.py); these loops only accumulate and requantise:
+ *
+ *   acc = bias[c] + sum (x - x_zero) * w          out-of-bounds taps add nothing
+ *   y   = clamp(requant(acc, mult[c], shift[c]) + y_zero, y_min, y_max)
+ *
+ * requant is TFLite's MultiplyByQuantizedMultiplier, x * m * 2^(s - 31), in the rounding LiteRT's
+ * reference kernels (BUILTIN_REF, the reference) use for the op, measured bit for bit:
+ *   conv, depthwise: double rounding, RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x * 2^max(s,0), m),
+ *                    max(-s,0)) (its single rounding differs on ~0.1% of elements);
+ *   fully connected: single rounding, (x * m + 2^(30 - s)) >> (31 - s) in 64 bits (its double rounding differs
+ *                    on ~0.5% of elements). */
+#ifndef AOTC_TFLITE_INT8_H
+#define AOTC_TFLITE_INT8_H
+
+#include "aotc_common.h"
+
+typedef struct {
+    int32_t n, h, w, c;                 /* x: N x H x W x C */
+    int32_t oh, ow, oc;                 /* y: N x OH x OW x OC */
+    int32_t kh, kw, sh, sw, dh, dw;     /* window, strides, dilations */
+    int32_t pad_top, pad_left;
+    int32_t depth_multiplier;           /* depthwise: oc = c * depth_multiplier */
+    int32_t x_zero, y_zero, y_min, y_max;
+    const int32_t *mult, *shift;        /* per output channel */
+} aotc_tfl_conv_params;
+
+typedef struct {
+    int32_t rows, in, out;              /* x: rows x in, w: out x in, y: rows x out */
+    int32_t x_zero, y_zero, y_min, y_max;
+    const int32_t *mult, *shift;        /* per output channel */
+} aotc_tfl_fc_params;
+
+typedef struct {
+    int32_t n, h, w, c, oh, ow;
+    int32_t kh, kw, sh, sw, pad_top, pad_left;
+    int32_t y_min, y_max;               /* the fused activation; scale and zero point are the input's */
+} aotc_tfl_pool_params;
+
+/* w: OC x KH x KW x C (conv) or 1 x KH x KW x OC (depthwise); bias: OC int32 or NULL. */
+void aotc_tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                      int8_t *y);
+void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                           int8_t *y);
+void aotc_tfl_fc_s8(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *w, const int32_t *bias, int8_t *y);
+/* the mean of the in-bounds elements, rounded half away from zero */
+void aotc_tfl_avgpool_s8(const aotc_tfl_pool_params *p, const int8_t *x, int8_t *y);
+void aotc_tfl_maxpool_s8(const aotc_tfl_pool_params *p, const int8_t *x, int8_t *y);
+
+#endif /* AOTC_TFLITE_INT8_H */

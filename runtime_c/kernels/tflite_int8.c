@@ -1,0 +1,123 @@
+/* TFLite's integer kernels, int8 NHWC: see aotc_tflite_int8.h. Plain loops; the requantisation is
+ * TFLite's fixed point, written from its definition (aot/frontend/tflite/quant.py); each op
+ * takes the rounding LiteRT's reference kernel for it takes (aotc_tflite_int8.h). */
+#include "aotc_tflite_int8.h"
+
+/* (a * b * 2) / 2^32 rounded to nearest, ties away from zero; INT32_MIN * INT32_MIN saturates */
+static int32_t high_mul(int32_t a, int32_t b) {
+    if (a == INT32_MIN && b == INT32_MIN) return INT32_MAX;
+    int64_t ab = (int64_t)a * (int64_t)b;
+    int64_t nudge = ab >= 0 ? (int64_t)1 << 30 : 1 - ((int64_t)1 << 30);
+    return (int32_t)((ab + nudge) / ((int64_t)1 << 31));  /* C division truncates, as TFLite's */
+}
+
+/* x / 2^e rounded to nearest, ties away from zero (the shift of a negative value is arithmetic on
+ * every compiler aotc targets) */
+static int32_t divide_by_pot(int32_t x, int32_t e) {
+    int32_t mask = (int32_t)(((int64_t)1 << e) - 1);
+    int32_t remainder = x & mask;
+    int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+    return (x >> e) + (remainder > threshold ? 1 : 0);
+}
+
+/* double rounding: RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(acc * 2^left, mult), right) */
+static int32_t requant_double(int32_t acc, int32_t mult, int32_t shift) {
+    int32_t left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+    int32_t scaled = (int32_t)((uint32_t)acc << left);  /* TFLite multiplies in int32: it wraps */
+    return divide_by_pot(high_mul(scaled, mult), right);
+}
+
+/* single rounding: (acc * mult + 2^(30 - shift)) >> (31 - shift) in 64 bits, half up */
+static int32_t requant_single(int32_t acc, int32_t mult, int32_t shift) {
+    int32_t total = 31 - shift;  /* 1..62: the compiler keeps shift in [-31, 30] */
+    int64_t v = (int64_t)acc * (int64_t)mult + ((int64_t)1 << (total - 1));
+    return (int32_t)(v >> total);
+}
+
+static int8_t clamp8(int32_t v, int32_t lo, int32_t hi) {
+    return (int8_t)(v < lo ? lo : v > hi ? hi : v);
+}
+
+void aotc_tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                      int8_t *y) {
+    for (int32_t b = 0; b < p->n; ++b)
+        for (int32_t oy = 0; oy < p->oh; ++oy)
+            for (int32_t ox = 0; ox < p->ow; ++ox)
+                for (int32_t oc = 0; oc < p->oc; ++oc) {
+                    int32_t acc = 0;
+                    for (int32_t i = 0; i < p->kh; ++i) {
+                        int32_t iy = oy * p->sh - p->pad_top + i * p->dh;
+                        if (iy < 0 || iy >= p->h) continue;
+                        for (int32_t j = 0; j < p->kw; ++j) {
+                            int32_t ix = ox * p->sw - p->pad_left + j * p->dw;
+                            if (ix < 0 || ix >= p->w) continue;
+                            const int8_t *xp = x + (((int64_t)b * p->h + iy) * p->w + ix) * p->c;
+                            const int8_t *wp = w + (((int64_t)oc * p->kh + i) * p->kw + j) * p->c;
+                            for (int32_t c = 0; c < p->c; ++c) acc += (xp[c] - p->x_zero) * wp[c];
+                        }
+                    }
+                    if (bias) acc += bias[oc];
+                    int32_t v = requant_double(acc, p->mult[oc], p->shift[oc]) + p->y_zero;
+                    y[(((int64_t)b * p->oh + oy) * p->ow + ox) * p->oc + oc] = clamp8(v, p->y_min, p->y_max);
+                }
+}
+
+void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                           int8_t *y) {
+    for (int32_t b = 0; b < p->n; ++b)
+        for (int32_t oy = 0; oy < p->oh; ++oy)
+            for (int32_t ox = 0; ox < p->ow; ++ox)
+                for (int32_t oc = 0; oc < p->oc; ++oc) {
+                    int32_t ic = oc / p->depth_multiplier, acc = 0;
+                    for (int32_t i = 0; i < p->kh; ++i) {
+                        int32_t iy = oy * p->sh - p->pad_top + i * p->dh;
+                        if (iy < 0 || iy >= p->h) continue;
+                        for (int32_t j = 0; j < p->kw; ++j) {
+                            int32_t ix = ox * p->sw - p->pad_left + j * p->dw;
+                            if (ix < 0 || ix >= p->w) continue;
+                            int32_t xv = x[(((int64_t)b * p->h + iy) * p->w + ix) * p->c + ic];
+                            acc += (xv - p->x_zero) * w[((int64_t)i * p->kw + j) * p->oc + oc];
+                        }
+                    }
+                    if (bias) acc += bias[oc];
+                    int32_t v = requant_double(acc, p->mult[oc], p->shift[oc]) + p->y_zero;
+                    y[(((int64_t)b * p->oh + oy) * p->ow + ox) * p->oc + oc] = clamp8(v, p->y_min, p->y_max);
+                }
+}
+
+void aotc_tfl_fc_s8(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *w, const int32_t *bias, int8_t *y) {
+    for (int32_t r = 0; r < p->rows; ++r)
+        for (int32_t o = 0; o < p->out; ++o) {
+            const int8_t *xr = x + (int64_t)r * p->in, *wr = w + (int64_t)o * p->in;
+            int32_t acc = 0;
+            for (int32_t k = 0; k < p->in; ++k) acc += (xr[k] - p->x_zero) * wr[k];
+            if (bias) acc += bias[o];
+            int32_t v = requant_single(acc, p->mult[o], p->shift[o]) + p->y_zero;
+            y[(int64_t)r * p->out + o] = clamp8(v, p->y_min, p->y_max);
+        }
+}
+
+static void pool(const aotc_tfl_pool_params *p, const int8_t *x, int8_t *y, int average) {
+    for (int32_t b = 0; b < p->n; ++b)
+        for (int32_t oy = 0; oy < p->oh; ++oy)
+            for (int32_t ox = 0; ox < p->ow; ++ox) {
+                int32_t y0 = oy * p->sh - p->pad_top, x0 = ox * p->sw - p->pad_left;
+                int32_t ys = y0 < 0 ? 0 : y0, ye = y0 + p->kh < p->h ? y0 + p->kh : p->h;
+                int32_t xs = x0 < 0 ? 0 : x0, xe = x0 + p->kw < p->w ? x0 + p->kw : p->w;
+                for (int32_t c = 0; c < p->c; ++c) {
+                    int32_t acc = average ? 0 : -128, count = (ye - ys) * (xe - xs);
+                    for (int32_t iy = ys; iy < ye; ++iy)
+                        for (int32_t ix = xs; ix < xe; ++ix) {
+                            int32_t v = x[(((int64_t)b * p->h + iy) * p->w + ix) * p->c + c];
+                            if (average) acc += v;
+                            else if (v > acc) acc = v;
+                        }
+                    if (average && count > 0)
+                        acc = acc > 0 ? (acc + count / 2) / count : (acc - count / 2) / count;
+                    y[(((int64_t)b * p->oh + oy) * p->ow + ox) * p->c + c] = clamp8(acc, p->y_min, p->y_max);
+                }
+            }
+}
+
+void aotc_tfl_avgpool_s8(const aotc_tfl_pool_params *p, const int8_t *x, int8_t *y) { pool(p, x, y, 1); }
+void aotc_tfl_maxpool_s8(const aotc_tfl_pool_params *p, const int8_t *x, int8_t *y) { pool(p, x, y, 0); }
