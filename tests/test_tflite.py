@@ -197,3 +197,22 @@ def test_int8_model_bit_exact_with_litert_reference(tmp_path, name):
             differ += int((got != want).sum())
             total += want.size
     assert differ == 0, f"{name}: {differ} of {total} output elements differ from BUILTIN_REF"
+
+
+def test_header_gives_quantized_io_scale_and_zero_point(tmp_path):
+    """The firmware quantises its input and reads its output with the header's SCALE and ZERO_POINT."""
+    pytest.importorskip("ai_edge_litert") if os.environ.get("CI", "").lower() != "true" else None
+    from aot.frontend.tflite import read_tflite
+
+    out = tmp_path / "out"
+    subprocess.run([*AOTC, str(MODELS / "sine_int8.tflite"), "-o", str(out), "--no-configure"], check=True)
+    header = (out / "bundle" / "include" / "sine_int8.h").read_text()
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    m = read_tflite(MODELS / "sine_int8.tflite")
+    for spec, idx in zip(meta["inputs"] + meta["outputs"], m.inputs + m.outputs, strict=True):
+        q = m.tensors[idx].quant
+        assert spec["scale"] == float(q.scale[0]) and spec["zero_point"] == int(q.zero_point[0])
+        macro = f"SINE_INT8_{spec['field'].upper()}"
+        assert f"#define {macro}_ZERO_POINT ({int(q.zero_point[0])})" in header
+        line = next(x for x in header.splitlines() if x.startswith(f"#define {macro}_SCALE "))
+        assert np.float32(float(line.split()[-1].rstrip("f"))) == q.scale[0]

@@ -101,12 +101,24 @@ def import_model(model: onnx.ModelProto, name: str | None = None,
     inconsistent = node_inference_errors(model, graph.tensors)  # raised after canonicalize's own checks
     declare_outputs(model, graph)
     graph.meta["opset"] = opset
+    graph.meta["io_quantization"] = _io_quantization(model)
     graph.meta["onnx"] = model  # the folded model, which a partition is written back into
     canonicalize(graph, opset)
     if inconsistent:
         raise inconsistent[0]
     graph.verify()
     return graph
+
+
+def _io_quantization(model: onnx.ModelProto) -> dict[str, dict]:
+    """{tensor: {scale, zero_point}} of the quantized inputs and outputs, which a frontend (TFLite's)
+    recorded in the model's metadata_props for the header."""
+    import json
+
+    for p in model.metadata_props:
+        if p.key == "aotc.io_quantization":
+            return json.loads(p.value)
+    return {}
 
 
 def name_nodes(model: onnx.ModelProto) -> onnx.ModelProto:

@@ -15,6 +15,7 @@ cover yet is refused by name.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,7 @@ from aot.frontend.tflite.int8 import DOMAIN, is_quantized, lower_int8
 from aot.frontend.tflite.reader import TflModel, TflOp, TflTensor
 
 OPSET = 17
+QUANT_KEY = "aotc.io_quantization"  # metadata_props: {tensor: {scale, zero_point}} of quantized inputs/outputs
 NHWC, NCHW = "nhwc", "nchw"
 TO_NCHW, TO_NHWC = (0, 3, 1, 2), (0, 2, 3, 1)
 
@@ -159,6 +161,13 @@ def to_onnx(model: TflModel) -> onnx.ModelProto:
     onnx_model = helper.make_model(graph, opset_imports=opsets,
                                    producer_name="aotc-tflite")
     onnx_model.ir_version = 8
+    quantized = {b.names[i]: {"scale": float(model.tensors[i].quant.scale[0]),
+                              "zero_point": int(model.tensors[i].quant.zero_point[0])}
+                 for i in [*model.inputs, *model.outputs]
+                 if model.tensors[i].quant is not None and not model.tensors[i].quant.per_channel
+                 and model.tensors[i].dtype != "float32"}
+    if quantized:  # for the header: the caller quantises its inputs and reads its outputs with them
+        onnx_model.metadata_props.add(key=QUANT_KEY, value=json.dumps(quantized))
     return onnx_model
 
 
