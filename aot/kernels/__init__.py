@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
-from aot.kernels import conv, elementwise, gemm, index, norm, pool, quant, recurrent, reduce, resize, shape, tflite_int8
+from aot.kernels import (
+    conv,
+    elementwise,
+    gemm,
+    index,
+    loss,
+    norm,
+    pool,
+    quant,
+    recurrent,
+    reduce,
+    resize,
+    shape,
+    tflite_int8,
+)
 from aot.kernels.base import HostOp, NodeContext
 
-_FAMILIES = (elementwise, shape, conv, gemm, pool, norm, reduce, resize, quant, recurrent, index, tflite_int8)
+_FAMILIES = (elementwise, shape, conv, gemm, pool, norm, reduce, resize, quant, recurrent, index, loss, tflite_int8)
 
 
 def _merge() -> dict[str, HostOp]:
