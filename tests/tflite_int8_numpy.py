@@ -7,9 +7,21 @@ intermediate tensors. NHWC throughout, as TFLite's and CMSIS-NN's kernels are.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from aot.frontend.tflite.quant import activation_range, channel_multipliers, multiply_by_quantized_multiplier
+from aot.frontend.tflite.quant import (
+    INT32_MAX,
+    INT32_MIN,
+    SOFTMAX_DIFF_BITS,
+    activation_range,
+    channel_multipliers,
+    multiply_by_quantized_multiplier,
+    rounding_divide_by_pot,
+    saturating_rounding_doubling_high_mul,
+    softmax_params,
+)
 from aot.frontend.tflite.reader import TflModel, TflOp
 
 _SAME = 0
@@ -116,3 +128,84 @@ def max_pool_2d(op: TflOp, m: TflModel, x: np.ndarray) -> np.ndarray:
 
 KERNELS = {"FULLY_CONNECTED": fully_connected, "CONV_2D": conv_2d, "DEPTHWISE_CONV_2D": depthwise_conv_2d,
            "AVERAGE_POOL_2D": average_pool_2d, "MAX_POOL_2D": max_pool_2d}
+
+
+# --- softmax: gemmlowp's fixed point, in TFLite's reference order ----------------------------------------
+def _srdhm(a: int, b: int) -> int:
+    return int(saturating_rounding_doubling_high_mul(np.int64(a), np.int64(b)))
+
+
+def _rdbpot(x: int, e: int) -> int:
+    return int(rounding_divide_by_pot(np.int64(x), np.int64(e)))
+
+
+def _shl_sat(x: int, e: int) -> int:
+    threshold = (1 << (31 - e)) - 1
+    return INT32_MAX if x > threshold else INT32_MIN if x < -threshold else x << e
+
+
+def _wrap(x: int) -> int:
+    return (x + (1 << 31)) % (1 << 32) - (1 << 31)
+
+
+def _exp_quarter(a: int) -> int:
+    """exp(a) for a in [-1/4, 0), Q0.31 in and out: Taylor series around -1/8."""
+    x = _wrap(a + (1 << 28))
+    x2 = _srdhm(x, x)
+    x3 = _srdhm(x2, x)
+    x4 = _srdhm(x2, x2)
+    x4_over_4 = _rdbpot(x4, 2)
+    poly = _rdbpot(_wrap(_srdhm(_wrap(x4_over_4 + x3), round((1 << 31) / 3)) + x2), 1)
+    c = round(math.exp(-1 / 8) * (1 << 31))
+    return _wrap(c + _srdhm(c, _wrap(x + poly)))
+
+
+def _exp_negative(a: int) -> int:
+    """exp(a) for a <= 0 with 5 integer bits (Q5.26) -> Q0.31."""
+    frac = 31 - SOFTMAX_DIFF_BITS
+    quarter = 1 << (frac - 2)
+    a_mod = _wrap((a & (quarter - 1)) - quarter)
+    result = _exp_quarter(_shl_sat(a_mod, SOFTMAX_DIFF_BITS))
+    remainder = _wrap(a_mod - a)
+    for exponent in range(-2, SOFTMAX_DIFF_BITS):
+        if remainder & (1 << (frac + exponent)):
+            result = _srdhm(result, round(math.exp(-(2.0 ** exponent)) * (1 << 31)))
+    return INT32_MAX if a == 0 else result
+
+
+def _reciprocal(x: int, integer_bits: int) -> tuple[int, int]:
+    """(1 / x scaled into Q0.31, bits over unit) for a positive fixed-point x with `integer_bits`."""
+    headroom = 32 - int(x).bit_length()
+    over = integer_bits - headroom
+    a = _wrap(((x << headroom) & 0xFFFFFFFF) - (1 << 31))
+    s = a + INT32_MAX
+    half = _wrap(int((s + (1 if s >= 0 else -1)) / 2))
+    one_f2 = 1 << 29
+    y = _wrap(round(48 / 17 * (1 << 29)) + _srdhm(half, round(-32 / 17 * (1 << 29))))
+    for _ in range(3):
+        e = _wrap(one_f2 - _srdhm(half, y))
+        y = _wrap(y + _shl_sat(_srdhm(y, e), 2))
+    return _shl_sat(y, 1), over
+
+
+def softmax(op: TflOp, m: TflModel, x: np.ndarray) -> np.ndarray:
+    xt, y = m.tensors[op.inputs[0]], m.tensors[op.outputs[0]]
+    mult, shift, diff_min = softmax_params(float(op.options.beta), float(xt.quant.scale[0]))
+    rows = x.reshape(-1, x.shape[-1]).astype(np.int64)
+    out = np.empty(rows.shape, np.int64)
+    for r, row in enumerate(rows):
+        top = int(row.max())
+        scaled = [(_srdhm(_wrap(int(v - top) << shift), mult) if v - top >= diff_min else None) for v in row]
+        exps = [None if s is None else _exp_negative(s) for s in scaled]
+        total = 0
+        for e in exps:
+            if e is not None:
+                total = _wrap(total + _rdbpot(e, 12))
+        recip, over = _reciprocal(total, 12)
+        for k, e in enumerate(exps):
+            out[r, k] = -128 if e is None else \
+                min(max(_rdbpot(_srdhm(recip, e), over + 31 - 8) - 128, -128), 127)
+    return out.reshape(y.shape).astype(y.dtype)
+
+
+KERNELS["SOFTMAX"] = softmax

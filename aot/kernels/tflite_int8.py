@@ -68,10 +68,22 @@ def _emit_pool(ctx: NodeContext) -> None:
     ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
 
 
+def _emit_softmax(ctx: NodeContext) -> None:
+    a = ctx.attrs
+    shape = ctx.shape(ctx.inputs[0])
+    depth = shape[-1]
+    p = ctx.params("aotc_tfl_softmax_params", {
+        "rows": c_int(ctx.tensor(ctx.inputs[0]).size // depth), "depth": c_int(depth), "mult": c_int(a["mult"]),
+        "shift": c_int(a["shift"]), "diff_min": c_int(a["diff_min"]),
+    }, comment=f"SOFTMAX over the last axis of {list(shape)}, TFLite fixed point")
+    ctx.call("aotc_tfl_softmax_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
+
+
 OPS: dict[str, HostOp] = {
     "TflConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8",)),
     "TflDepthwiseConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8",)),
     "TflFullyConnected": HostOp(_emit_fc, family="tflite_int8", dtypes=("int8",)),
     "TflAveragePool2D": HostOp(_emit_pool, family="tflite_int8", dtypes=("int8",)),
     "TflMaxPool2D": HostOp(_emit_pool, family="tflite_int8", dtypes=("int8",)),
+    "TflSoftmax": HostOp(_emit_softmax, family="tflite_int8", dtypes=("int8",)),
 }

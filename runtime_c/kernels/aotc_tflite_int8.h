@@ -39,6 +39,11 @@ typedef struct {
     int32_t y_min, y_max;               /* the fused activation; scale and zero point are the input's */
 } aotc_tfl_pool_params;
 
+typedef struct {
+    int32_t rows, depth;                /* softmax over the last axis, of depth elements */
+    int32_t mult, shift, diff_min;      /* beta * input scale, as TFLite's PreprocessSoftmaxScaling */
+} aotc_tfl_softmax_params;
+
 /* w: OC x KH x KW x C (conv) or 1 x KH x KW x OC (depthwise); bias: OC int32 or NULL. */
 void aotc_tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                       int8_t *y);
@@ -48,5 +53,9 @@ void aotc_tfl_fc_s8(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *
 /* the mean of the in-bounds elements, rounded half away from zero */
 void aotc_tfl_avgpool_s8(const aotc_tfl_pool_params *p, const int8_t *x, int8_t *y);
 void aotc_tfl_maxpool_s8(const aotc_tfl_pool_params *p, const int8_t *x, int8_t *y);
+/* TFLite's reference int8 softmax (output scale 1/256, zero point -128): gemmlowp's fixed-point exp of
+ * the scaled differences from the row's maximum, their sum with 12 integer bits, its reciprocal by
+ * Newton-Raphson. */
+void aotc_tfl_softmax_s8(const aotc_tfl_softmax_params *p, const int8_t *x, int8_t *y);
 
 #endif /* AOTC_TFLITE_INT8_H */

@@ -14,7 +14,7 @@ import numpy as np
 from onnx import helper
 
 from aot.errors import AotcError
-from aot.frontend.tflite.quant import activation_range, channel_multipliers
+from aot.frontend.tflite.quant import activation_range, channel_multipliers, softmax_params
 from aot.frontend.tflite.reader import TflOp
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 DOMAIN = "aotc.tflite"
 # TFLite op -> internal op
 INT8_OPS = {"FULLY_CONNECTED": "TflFullyConnected", "CONV_2D": "TflConv2D", "DEPTHWISE_CONV_2D": "TflDepthwiseConv2D",
-            "AVERAGE_POOL_2D": "TflAveragePool2D", "MAX_POOL_2D": "TflMaxPool2D"}
+            "AVERAGE_POOL_2D": "TflAveragePool2D", "MAX_POOL_2D": "TflMaxPool2D", "SOFTMAX": "TflSoftmax"}
 _SAME = 0
 
 
@@ -51,7 +51,13 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
     y_min, y_max = activation_range(act, y_scale, y_zero, y.dtype)
     attrs: dict = {"y_min": y_min, "y_max": y_max, "y_shape": list(y.shape)}
     inputs = [b.value(op.inputs[0], NHWC)]
-    if internal in ("TflAveragePool2D", "TflMaxPool2D"):
+    if internal == "TflSoftmax":
+        if abs(y_scale - 1 / 256) > 1e-3 / 256 or y_zero != -128:
+            raise _err(op, f"int8 SOFTMAX needs output scale 1/256 and zero point -128 (TFLite's), not "
+                       f"{y_scale:g} and {y_zero}")
+        mult, shift, diff_min = softmax_params(float(o.beta), float(x.quant.scale[0]))
+        attrs = {"mult": mult, "shift": shift, "diff_min": diff_min, "y_shape": list(y.shape)}
+    elif internal in ("TflAveragePool2D", "TflMaxPool2D"):
         if x.quant.scale[0] != y.quant.scale[0] or x.quant.zero_point[0] != y.quant.zero_point[0]:
             raise _err(op, "a pool whose output is quantized unlike its input is not supported")
         attrs.update(kernel=[o.filterHeight, o.filterWidth], strides=[o.strideH, o.strideW],

@@ -115,3 +115,18 @@ def channel_multipliers(x_scale: float, w_scale: np.ndarray, y_scale: float) -> 
     pairs = [quantize_multiplier(float(np.float64(x_scale) * np.float64(w)) / float(np.float64(y_scale)))
              for w in np.asarray(w_scale, np.float32).reshape(-1)]
     return np.array([p[0] for p in pairs], np.int64), np.array([p[1] for p in pairs], np.int64)
+
+
+SOFTMAX_DIFF_BITS = 5  # integer bits of the scaled input differences (kScaledDiffIntegerBits)
+
+
+def softmax_params(beta: float, input_scale: float) -> tuple[int, int, int]:
+    """(input multiplier, left shift, diff_min) of TFLite's quantized softmax: the input differences
+    scaled by beta * scale into a fixed-point number with 5 integer bits; differences below diff_min
+    (whose exp is 0 at that precision) give the output's minimum."""
+    real = min(beta * input_scale * (1 << (31 - SOFTMAX_DIFF_BITS)), (1 << 31) - 1.0)
+    mult, shift = quantize_multiplier(real)
+    if shift < 0:
+        raise ValueError(f"softmax input multiplier {real} is below 1")
+    radius = ((1 << SOFTMAX_DIFF_BITS) - 1) * (1 << (31 - SOFTMAX_DIFF_BITS)) / (1 << shift)
+    return mult, shift, -int(math.floor(radius))
