@@ -44,6 +44,12 @@ def test_index_kernels_under_sanitizers():
     run_sanitized(["test_ops_index.py"])
 
 
+def test_attention_kernel_under_sanitizers():
+    """Attention reads 3-D and 4-D tensors, broadcast masks, a cache and a per-batch key count by
+    strides it is handed (issue 15)."""
+    run_sanitized(["test_ops_attention.py"])
+
+
 @pytest.mark.slow
 def test_all_op_kernels_under_sanitizers():
     run_sanitized(sorted(p.name for p in TESTS.glob("test_ops_*.py")))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from aot.kernels import (
+    attention,
     conv,
     elementwise,
     gemm,
@@ -19,7 +20,8 @@ from aot.kernels import (
 )
 from aot.kernels.base import HostOp, NodeContext
 
-_FAMILIES = (elementwise, shape, conv, gemm, pool, norm, reduce, resize, quant, recurrent, index, loss, tflite_int8)
+_FAMILIES = (elementwise, shape, conv, gemm, pool, norm, reduce, resize, quant, recurrent, index, loss, attention,
+             tflite_int8)
 
 
 def _merge() -> dict[str, HostOp]:
