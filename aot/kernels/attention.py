@@ -59,6 +59,10 @@ def _mask_strides(shape: tuple[int, ...], g: dict[str, int]) -> tuple[int, int, 
     return strides[0], strides[1], strides[2]
 
 
+def _c_strides(strides: tuple[int, int, int]) -> str:
+    return "{" + ", ".join(map(str, strides)) + "}"
+
+
 def _check(node: Node, graph: Graph) -> str | None:
     for i, what in ((Q, "Q"), (K, "K"), (V, "V"), (PAST_KEY, "past_key"), (PAST_VALUE, "past_value")):
         name = _input(node, i)
@@ -116,8 +120,8 @@ def _emit(ctx: NodeContext) -> None:
     qk = _output(node, QK)
     fields = {**{f: str(g[f]) for f in ("batch", "q_heads", "kv_heads", "q_len", "kv_len", "past_len",
                                         "head_dim", "v_head_dim")},
-              "q": "{%d, %d, %d}" % q_str, "k": "{%d, %d, %d}" % k_str, "v": "{%d, %d, %d}" % v_str,
-              "y": "{%d, %d, %d}" % y_str, "mask_kind": str(kind), "mask": "{%d, %d, %d}" % m_str,
+              "q": _c_strides(q_str), "k": _c_strides(k_str), "v": _c_strides(v_str), "y": _c_strides(y_str),
+              "mask_kind": str(kind), "mask": _c_strides(m_str),
               "mask_len": str(mask_len), "causal": str(int(a.get("is_causal", 0))),
               "left_window": str(int(a.get("left_window_size", -1))),
               "right_window": str(int(a.get("right_window_size", -1))),
