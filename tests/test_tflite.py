@@ -105,8 +105,8 @@ def test_int8_op_without_kernel_refused_by_name():
     pytest.importorskip("ai_edge_litert") if os.environ.get("CI", "").lower() != "true" else None
     from aot.frontend import load_model
 
-    with pytest.raises(AotcError, match=r"MEAN.*quantized MEAN is not supported yet"):
-        load_model(MODELS / "person_int8.tflite")
+    with pytest.raises(AotcError, match=r"LOGISTIC.*quantized LOGISTIC is not supported yet"):
+        load_model(MODELS / "ops_int8.tflite")
 
 
 def test_custom_op_refused_by_name(tmp_path):
@@ -166,7 +166,7 @@ def test_int8_fixed_point_matches_litert_op_by_op(tmp_path, name):
     assert checked >= 3
 
 
-INT8 = ["sine", "keyword"]
+INT8 = ["sine", "keyword", "person"]
 
 
 @pytest.mark.parametrize("name", INT8)

@@ -17,6 +17,7 @@ from aot.frontend.tflite.quant import (
     SOFTMAX_DIFF_BITS,
     activation_range,
     channel_multipliers,
+    mean_multiplier,
     multiply_by_quantized_multiplier,
     rounding_divide_by_pot,
     saturating_rounding_doubling_high_mul,
@@ -208,4 +209,15 @@ def softmax(op: TflOp, m: TflModel, x: np.ndarray) -> np.ndarray:
     return out.reshape(y.shape).astype(y.dtype)
 
 
+def mean(op: TflOp, m: TflModel, x: np.ndarray) -> np.ndarray:
+    """MEAN over H and W of NHWC: the sum less the zero points, requantised once (double rounding)."""
+    xt, y = m.tensors[op.inputs[0]], m.tensors[op.outputs[0]]
+    count = x.shape[1] * x.shape[2]
+    acc = x.astype(np.int64).sum(axis=(1, 2)) - int(xt.quant.zero_point[0]) * count
+    mult, shift = mean_multiplier(float(xt.quant.scale[0]), float(y.quant.scale[0]), count)
+    out = multiply_by_quantized_multiplier(acc, mult, shift, single_rounding=False) + int(y.quant.zero_point[0])
+    return np.clip(out, -128, 127).astype(y.dtype).reshape(y.shape)
+
+
 KERNELS["SOFTMAX"] = softmax
+KERNELS["MEAN"] = mean

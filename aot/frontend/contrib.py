@@ -23,7 +23,7 @@ CONTRIB_OPS = ("QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QLinearA
 # aotc's internal int8 ops that its TFLite frontend writes (aot/frontend/tflite/int8.py); their output
 # types are declared as value_info
 TFLITE_DOMAIN, TFLITE_OPS = "aotc.tflite", ("TflFullyConnected", "TflConv2D", "TflDepthwiseConv2D",
-                                            "TflAveragePool2D", "TflMaxPool2D", "TflSoftmax")
+                                            "TflAveragePool2D", "TflMaxPool2D", "TflSoftmax", "TflMean")
 
 
 def is_supported(node: onnx.NodeProto) -> bool:

@@ -79,6 +79,16 @@ def _emit_softmax(ctx: NodeContext) -> None:
     ctx.call("aotc_tfl_softmax_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
 
 
+def _emit_mean(ctx: NodeContext) -> None:
+    a = ctx.attrs
+    n, h, w, c = ctx.shape(ctx.inputs[0])
+    p = ctx.params("aotc_tfl_mean_params", {
+        "n": c_int(n), "hw": c_int(h * w), "c": c_int(c), "x_zero": c_int(a["x_zero"]), "y_zero": c_int(a["y_zero"]),
+        "mult": c_int(a["mult"]), "shift": c_int(a["shift"]),
+    }, comment=f"MEAN over H, W of NHWC {[n, h, w, c]}, TFLite requantisation")
+    ctx.call("aotc_tfl_mean_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
+
+
 OPS: dict[str, HostOp] = {
     "TflConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8",)),
     "TflDepthwiseConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8",)),
@@ -86,4 +96,5 @@ OPS: dict[str, HostOp] = {
     "TflAveragePool2D": HostOp(_emit_pool, family="tflite_int8", dtypes=("int8",)),
     "TflMaxPool2D": HostOp(_emit_pool, family="tflite_int8", dtypes=("int8",)),
     "TflSoftmax": HostOp(_emit_softmax, family="tflite_int8", dtypes=("int8",)),
+    "TflMean": HostOp(_emit_mean, family="tflite_int8", dtypes=("int8",)),
 }

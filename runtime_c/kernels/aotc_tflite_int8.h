@@ -44,6 +44,11 @@ typedef struct {
     int32_t mult, shift, diff_min;      /* beta * input scale, as TFLite's PreprocessSoftmaxScaling */
 } aotc_tfl_softmax_params;
 
+typedef struct {
+    int32_t n, hw, c;                   /* x: N x (H*W) x C; y: N x C */
+    int32_t x_zero, y_zero, mult, shift; /* mult, shift: x/y scale over H*W (TFLite's MEAN) */
+} aotc_tfl_mean_params;
+
 /* w: OC x KH x KW x C (conv) or 1 x KH x KW x OC (depthwise); bias: OC int32 or NULL. */
 void aotc_tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                       int8_t *y);
@@ -56,6 +61,8 @@ void aotc_tfl_maxpool_s8(const aotc_tfl_pool_params *p, const int8_t *x, int8_t 
 /* TFLite's reference int8 softmax (output scale 1/256, zero point -128): gemmlowp's fixed-point exp of
  * the scaled differences from the row's maximum, their sum with 12 integer bits, its reciprocal by
  * Newton-Raphson. */
+/* MEAN over H and W: (sum - x_zero * H * W) requantised once (double rounding), plus y_zero */
+void aotc_tfl_mean_s8(const aotc_tfl_mean_params *p, const int8_t *x, int8_t *y);
 void aotc_tfl_softmax_s8(const aotc_tfl_softmax_params *p, const int8_t *x, int8_t *y);
 
 #endif /* AOTC_TFLITE_INT8_H */

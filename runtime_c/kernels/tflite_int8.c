@@ -122,6 +122,15 @@ static void pool(const aotc_tfl_pool_params *p, const int8_t *x, int8_t *y, int 
 void aotc_tfl_avgpool_s8(const aotc_tfl_pool_params *p, const int8_t *x, int8_t *y) { pool(p, x, y, 1); }
 void aotc_tfl_maxpool_s8(const aotc_tfl_pool_params *p, const int8_t *x, int8_t *y) { pool(p, x, y, 0); }
 
+void aotc_tfl_mean_s8(const aotc_tfl_mean_params *p, const int8_t *x, int8_t *y) {
+    for (int32_t b = 0; b < p->n; ++b)
+        for (int32_t c = 0; c < p->c; ++c) {
+            int32_t acc = -p->x_zero * p->hw;
+            for (int32_t k = 0; k < p->hw; ++k) acc += x[((int64_t)b * p->hw + k) * p->c + c];
+            y[(int64_t)b * p->c + c] = clamp8(requant_double(acc, p->mult, p->shift) + p->y_zero, -128, 127);
+        }
+}
+
 /* --- softmax: fixed point in the style of gemmlowp, Q<integer bits>.<31 - integer bits> in int32 ----- */
 static int32_t wrap_add(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
 static int32_t wrap_sub(int32_t a, int32_t b) { return (int32_t)((uint32_t)a - (uint32_t)b); }

@@ -14,7 +14,7 @@ import numpy as np
 from onnx import helper
 
 from aot.errors import AotcError
-from aot.frontend.tflite.quant import activation_range, channel_multipliers, softmax_params
+from aot.frontend.tflite.quant import activation_range, channel_multipliers, mean_multiplier, softmax_params
 from aot.frontend.tflite.reader import TflOp
 
 if TYPE_CHECKING:
@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 DOMAIN = "aotc.tflite"
 # TFLite op -> internal op
 INT8_OPS = {"FULLY_CONNECTED": "TflFullyConnected", "CONV_2D": "TflConv2D", "DEPTHWISE_CONV_2D": "TflDepthwiseConv2D",
-            "AVERAGE_POOL_2D": "TflAveragePool2D", "MAX_POOL_2D": "TflMaxPool2D", "SOFTMAX": "TflSoftmax"}
+            "AVERAGE_POOL_2D": "TflAveragePool2D", "MAX_POOL_2D": "TflMaxPool2D", "SOFTMAX": "TflSoftmax",
+            "MEAN": "TflMean"}
 _SAME = 0
 
 
@@ -57,6 +58,14 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
                        f"{y_scale:g} and {y_zero}")
         mult, shift, diff_min = softmax_params(float(o.beta), float(x.quant.scale[0]))
         attrs = {"mult": mult, "shift": shift, "diff_min": diff_min, "y_shape": list(y.shape)}
+    elif internal == "TflMean":
+        axes = b.tensor(op.inputs[1]).data
+        if len(x.shape) != 4 or axes is None or sorted(int(a) % 4 for a in axes.reshape(-1)) != [1, 2]:
+            raise _err(op, "int8 MEAN is supported over the H and W axes of a 4-D tensor only")
+        count = x.shape[1] * x.shape[2]
+        mult, shift = mean_multiplier(float(x.quant.scale[0]), y_scale, count)
+        attrs = {"x_zero": int(x.quant.zero_point[0]), "y_zero": y_zero, "mult": mult, "shift": shift,
+                 "y_shape": list(y.shape)}
     elif internal in ("TflAveragePool2D", "TflMaxPool2D"):
         if x.quant.scale[0] != y.quant.scale[0] or x.quant.zero_point[0] != y.quant.zero_point[0]:
             raise _err(op, "a pool whose output is quantized unlike its input is not supported")

@@ -130,3 +130,11 @@ def softmax_params(beta: float, input_scale: float) -> tuple[int, int, int]:
         raise ValueError(f"softmax input multiplier {real} is below 1")
     radius = ((1 << SOFTMAX_DIFF_BITS) - 1) * (1 << (31 - SOFTMAX_DIFF_BITS)) / (1 << shift)
     return mult, shift, -int(math.floor(radius))
+
+
+def mean_multiplier(input_scale: float, output_scale: float, count: int) -> tuple[int, int]:
+    """(multiplier, shift) of TFLite's quantized MEAN: input/output scale, then divided by the number
+    of elements averaged in integers (the multiplier shifted up by at most 32 bits first)."""
+    mult, shift = quantize_multiplier(float(np.float64(input_scale) / np.float64(output_scale)))
+    up = min(count.bit_length() - 1, 32, 31 + shift)
+    return (mult << up) // count, shift - up
