@@ -57,11 +57,11 @@ def _reference(tmp_path: Path, model: Path, feeds: list[np.ndarray]) -> list[np.
     return [out[f"output_{k}"] for k in range(len(out.files))]
 
 
-def _compile_build_run(tmp_path: Path, model: Path) -> tuple[dict, dict, dict]:
+def _compile_build_run(tmp_path: Path, model: Path, cmake_args: tuple[str, ...] = ()) -> tuple[dict, dict, dict]:
     out = tmp_path / "out"
     subprocess.run([*AOTC, str(model), "-o", str(out)], check=True)
-    subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"],
-                   check=True, capture_output=True)
+    subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON",
+                    *cmake_args], check=True, capture_output=True)
     subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
     meta = json.loads((out / "bundle" / "metadata.json").read_text())
     feeds = _inputs(meta)
@@ -170,14 +170,18 @@ INT8 = ["sine", "keyword", "person"]
 
 
 @pytest.mark.parametrize("name", INT8)
-def test_int8_model_bit_exact_with_litert_reference(tmp_path, name):
+@pytest.mark.parametrize("sanitized", [False, True], ids=["plain", "asan-ubsan"])
+def test_int8_model_bit_exact_with_litert_reference(tmp_path, name, sanitized):
     """Full-int8 models (int8 in, int8 out): 100% of output elements equal BUILTIN_REF's, over every
-    int8 input of the one-input sine model and 8 random inputs of the others."""
+    int8 input of the one-input sine model and 8 random inputs of the others; also built with
+    AddressSanitizer and UndefinedBehaviorSanitizer, which stop the runner on any finding."""
     _require_litert()
     from aot.build import run_bundle
 
     model = MODELS / f"{name}_int8.tflite"
-    meta, _, _ = _compile_build_run(tmp_path, model)
+    flags = ("-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer",
+             "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined") if sanitized else ()
+    meta, _, _ = _compile_build_run(tmp_path, model, flags)
     specs = meta["inputs"]
     if name == "sine":
         runs = [[np.array([[v]], np.int8)] for v in range(-128, 128)]
