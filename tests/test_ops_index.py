@@ -167,6 +167,54 @@ CASES.append(_case("gather_elements_int64_data", "GatherElements",
                    "int64", attrs={"axis": 0}, opset=13))
 
 
+# CumProd: the CumSum kernels multiplying
+for dt in ["float32", "int64"]:
+    for exclusive, reverse in ((0, 0), (1, 1)):
+        CASES.append(_case(f"cumprod_{dt}_e{exclusive}_r{reverse}", "CumProd", {"x": _data((3, 4), dt, -3, 3)}, dt,
+                           consts={"axis": np.array(1, np.int64)}, attrs={"exclusive": exclusive, "reverse": reverse},
+                           opset=26))
+        CASES[-1].model.ir_version = 13
+        CASES[-1].expected = None  # onnxruntime may not run opset 26: the test falls back to onnx's evaluator
+
+# Hardmax: opset 13's single axis and opset 11's flattened trailing dims
+for opset in (11, 13):
+    for axis in (0, 1, -1):
+        CASES.append(_case(f"hardmax_opset{opset}_axis{axis}", "Hardmax", {"x": _data((3, 4, 5), "float32")},
+                           "float32", attrs={"axis": axis}, opset=opset))
+CASES.append(_case("hardmax_ties", "Hardmax", {"x": np.array([[1, 3, 3], [2, 2, 2]], np.float32)}, "float32"))
+
+# EyeLike (k, dtype), OneHot (axes, negative indices, float indices, run-time values), Range (run-time start)
+for k in (-1, 0, 2):
+    CASES.append(_case(f"eyelike_k{k}", "EyeLike", {"x": _data((4, 5), "float32")}, "float32", attrs={"k": k}))
+CASES.append(_case("eyelike_int64", "EyeLike", {"x": _data((3, 3), "int32")}, "int64",
+                   attrs={"dtype": onnx.TensorProto.INT64}))
+for axis in (-1, 0, 1):
+    for idt in ("int64", "int32", "float32"):
+        CASES.append(_case(f"onehot_axis{axis}_{idt}", "OneHot",
+                           {"i": np.array([[1, -1, 3], [0, 2, 7]], idt), "values": np.array([-2, 5], np.float32)},
+                           "float32", consts={"depth": np.array(4, np.int64)}, input_order=["i", "depth", "values"],
+                           attrs={"axis": axis}, opset=11))
+CASES.append(_case("range_float_runtime", "Range", {"start": np.array(1.5, np.float32)}, "float32",
+                   consts={"limit": np.array(5.0, np.float32), "delta": np.array(0.5, np.float32)}, opset=11))
+CASES[-1].model.graph.output[0].type.tensor_type.shape.dim.add().dim_value = 7
+CASES.append(_case("range_int64_negative", "Range", {}, "int64", consts={
+    "start": np.array(10, np.int64), "limit": np.array(-3, np.int64), "delta": np.array(-4, np.int64)}, opset=11))
+
+# SpaceToDepth and DepthToSpace, both modes
+for op, shape in (("SpaceToDepth", (2, 3, 4, 6)), ("DepthToSpace", (2, 8, 3, 2))):
+    for mode in ("DCR", "CRD"):
+        if op == "SpaceToDepth" and mode == "CRD":
+            continue  # SpaceToDepth's mode is opset 26's; onnxruntime does not run it
+        attrs = {"blocksize": 2, **({"mode": mode} if op == "DepthToSpace" else {})}
+        CASES.append(_case(f"{op.lower()}_{mode}", op, {"x": _data(shape, "float32")}, "float32", attrs=attrs,
+                           opset=13))
+
+CASES.append(_case("isinf_both", "IsInf", {"x": np.array([1, np.inf, -np.inf, np.nan], np.float32)}, "bool"))
+CASES.append(_case("isinf_positive", "IsInf", {"x": np.array([1, np.inf, -np.inf, np.nan], np.float32)}, "bool",
+                   attrs={"detect_negative": 0}))
+CASES.append(_case("isinf_negative", "IsInf", {"x": np.array([1, np.inf, -np.inf, np.nan], np.float32)}, "bool",
+                   attrs={"detect_positive": 0}))
+
 def _mask_model() -> onnx.ModelProto:
     """A causal mask as transformers build it: Range-free positions from a constant, Trilu, Equal,
     Where, ArgMax of the scores and CumSum of the positions, in one graph."""

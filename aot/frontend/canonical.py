@@ -629,6 +629,7 @@ RULES: dict[str, Rule] = {
     "Min": variadic("Min"),
     "Softmax": softmax,
     "LogSoftmax": softmax,
+    "Hardmax": softmax,
     "LayerNormalization": layer_norm,
     "RMSNormalization": layer_norm,
     "Gelu": gelu,

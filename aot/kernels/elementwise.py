@@ -62,13 +62,15 @@ def _emit_binary(kernel: str):
     return emit
 
 
-def _emit_unary(kernel: str, **attrs: float):
-    """`attrs`: the op's float attributes, in the kernel's argument order, with their ONNX defaults."""
+def _emit_unary(kernel, **attrs: float):
+    """`kernel`: its name, or a function of the node giving it; `attrs`: the op's float attributes, in the
+    kernel's argument order, with their ONNX defaults."""
     def emit(ctx: NodeContext) -> None:
         x, y = ctx.inputs[0], ctx.outputs[0]
         n = int(np.prod(ctx.shape(y), dtype=np.int64))
         extra = [c_float(ctx.attrs.get(k, default)) for k, default in attrs.items()]
-        ctx.call(f"aotc_{kernel}_{ctx.suffix(x)}", f"{n}u", ctx.ptr(x), ctx.ptr(y), *extra)
+        name = kernel(ctx) if callable(kernel) else kernel
+        ctx.call(f"aotc_{name}_{ctx.suffix(x)}", f"{n}u", ctx.ptr(x), ctx.ptr(y), *extra)
     return emit
 
 
@@ -93,6 +95,17 @@ def _check_mod(node: Node, graph: Graph) -> str | None:
     if graph.tensors[node.inputs[0]].dtype in FLOATS and not node.attrs.get("fmod", 0):
         return "Mod of floating-point operands needs fmod=1"
     return _same_dtypes(node, graph)
+
+
+def _isinf_kernel(ctx: NodeContext) -> str:
+    pos, neg = ctx.attrs.get("detect_positive", 1), ctx.attrs.get("detect_negative", 1)
+    return "isinf" if pos and neg else "isinf_pos" if pos else "isinf_neg"
+
+
+def _check_isinf(node: Node, graph: Graph) -> str | None:
+    if not node.attrs.get("detect_positive", 1) and not node.attrs.get("detect_negative", 1):
+        return "IsInf detecting neither infinity is not supported"
+    return None
 
 
 def _binary(kernel, dtypes: tuple[str, ...] = ("float32",), check=_same_dtypes, inplace: int | None = 0) -> HostOp:
@@ -161,6 +174,7 @@ OPS: dict[str, HostOp] = {
     "Acosh": _unary("acosh"),
     "Atanh": _unary("atanh"),
     "IsNaN": HostOp(_emit_unary("isnan"), family="elementwise"),
+    "IsInf": HostOp(_emit_unary(_isinf_kernel), family="elementwise", check=_check_isinf),
     "Gelu": HostOp(_emit_gelu, family="elementwise", inplace=0),
     "LeakyRelu": _unary("leaky_relu", alpha=0.01),
     "Elu": _unary("elu", alpha=1.0),

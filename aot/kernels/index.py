@@ -1,10 +1,12 @@
 """Index arithmetic ops (issue 15's transformer masks and positions, issue 16's breadth): Where, Expand,
-Tile, ArgMax/ArgMin, Trilu, CumSum and GatherElements (kernels in runtime_c/kernels/index.c).
+Tile, ArgMax/ArgMin, Hardmax, Trilu, CumSum/CumProd, GatherElements, EyeLike, OneHot, Range,
+SpaceToDepth and DepthToSpace (kernels in runtime_c/kernels/index.c).
 
-Expand and Tile only move bytes, so they become one strided copy each (aotc_strided_copy of the shape
-family) with stride 0 where the input repeats. Their shape/repeats inputs may be computed at run time:
-the declared output shape fixes the copy, so those inputs are not read. Trilu's k and CumSum's axis may
-be run-time inputs too: the kernels read them and stay in bounds for any value.
+Expand, Tile, SpaceToDepth and DepthToSpace only move bytes, so they become one strided copy each
+(aotc_strided_copy of the shape family), with stride 0 where the input repeats. Their shape/repeats
+inputs may be computed at run time: the declared output shape fixes the copy, so those inputs are not
+read. Trilu's k, CumSum's axis and Range's start and delta may be run-time inputs too: the kernels read
+them and stay in bounds for any value.
 """
 
 from __future__ import annotations
@@ -139,6 +141,20 @@ def _emit_arg(ctx: NodeContext) -> None:
     ctx.call(f"aotc_{ctx.node.op.lower()}_{ctx.suffix(x)}", p, ctx.ptr(x), ctx.ptr(y))
 
 
+def _emit_hardmax(ctx: NodeContext) -> None:
+    """canonical.py gives Hardmax Softmax's (outer, n, inner), both axis semantics (before and after opset 13)."""
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    p = ctx.params("aotc_arg_params", {
+        "outer": c_int(ctx.attrs["outer"]), "axis_dim": c_int(ctx.attrs["n"]), "inner": c_int(ctx.attrs["inner"]),
+        "select_last": "0",
+    }, comment=f"Hardmax of {list(ctx.shape(x))} as [{ctx.attrs['outer']}, {ctx.attrs['n']}, {ctx.attrs['inner']}]")
+    ctx.call(f"aotc_hardmax_{ctx.suffix(x)}", p, ctx.ptr(x), ctx.ptr(y))
+
+
+def _check_hardmax(node: Node, graph: Graph) -> str | None:
+    return "a scalar input has no axis" if not graph.tensors[node.inputs[0]].shape else check_sizes(node, graph)
+
+
 def _check_arg(node: Node, graph: Graph) -> str | None:
     shape = graph.tensors[node.inputs[0]].shape
     if not shape:
@@ -175,8 +191,8 @@ def _emit_cumsum(ctx: NodeContext) -> None:
     p = ctx.params("aotc_cumsum_params", {
         "rank": str(len(shape)), "shape": c_ints(list(shape) or [1]),
         "exclusive": str(int(ctx.attrs.get("exclusive", 0))), "reverse": str(int(ctx.attrs.get("reverse", 0))),
-    }, comment=f"CumSum of {list(shape)}")
-    ctx.call(f"aotc_cumsum_{ctx.suffix(x)}", p, _runtime_scalar(ctx, 1, 0), ctx.ptr(x), ctx.ptr(y))
+    }, comment=f"{ctx.node.op} of {list(shape)}")
+    ctx.call(f"aotc_{ctx.node.op.lower()}_{ctx.suffix(x)}", p, _runtime_scalar(ctx, 1, 0), ctx.ptr(x), ctx.ptr(y))
 
 
 def _check_cumsum(node: Node, graph: Graph) -> str | None:
@@ -217,6 +233,110 @@ def _check_gather_elements(node: Node, graph: Graph) -> str | None:
     return None
 
 
+# --- EyeLike, OneHot, Range -----------------------------------------------------------------
+
+def _emit_eye(ctx: NodeContext) -> None:
+    y = ctx.outputs[0]
+    rows, cols = ctx.shape(y)
+    one = ctx.const_array("one", np.ones(1, dtype=np.dtype(ctx.dtype(y) if ctx.dtype(y) != "bool" else "uint8")),
+                          comment=f"EyeLike's one for {c_comment(ctx.node.name)}")
+    ctx.call("aotc_eye", c_int(rows), c_int(cols), c_int(int(ctx.attrs.get("k", 0))),
+             str(ctx.tensor(y).itemsize), one, ctx.ptr(y))
+
+
+def _check_eye(node: Node, graph: Graph) -> str | None:
+    if len(graph.tensors[node.outputs[0]].shape) != 2:
+        return "EyeLike makes 2-D tensors only"
+    return check_sizes(node, graph)
+
+
+def _one_hot_axis(node: Node, graph: Graph) -> int:
+    rank = len(graph.tensors[node.outputs[0]].shape)
+    axis = int(node.attrs.get("axis", -1))
+    return axis + rank if axis < 0 else axis
+
+
+def _emit_one_hot(ctx: NodeContext) -> None:
+    indices, values = ctx.inputs[0], ctx.inputs[2]
+    y = ctx.outputs[0]
+    out = ctx.shape(y)
+    axis = _one_hot_axis(ctx.node, ctx.graph)
+    p = ctx.params("aotc_one_hot_params", {
+        "outer": c_int(_nelem(out[:axis])), "depth": c_int(out[axis]), "inner": c_int(_nelem(out[axis + 1:])),
+        "elem_size": str(ctx.tensor(y).itemsize),
+    }, comment=f"OneHot of {list(ctx.shape(indices))}, depth {out[axis]} on axis {axis} -> {list(out)}")
+    ctx.call(f"aotc_one_hot_{ctx.suffix(indices)}", p, ctx.ptr(indices), ctx.ptr(values), ctx.ptr(y))
+
+
+def _check_one_hot(node: Node, graph: Graph) -> str | None:
+    indices = graph.tensors[node.inputs[0]]
+    if indices.dtype not in ("int64", "int32", "float32"):
+        return f"indices of dtype {indices.dtype} are not supported (int64, int32, float32)"
+    if not 0 <= _one_hot_axis(node, graph) < len(graph.tensors[node.outputs[0]].shape):
+        return f"axis {node.attrs.get('axis', -1)} is out of range"
+    depth = graph.const(node.inputs[1])
+    out = graph.tensors[node.outputs[0]].shape
+    if depth is not None and int(np.asarray(depth).reshape(-1)[0]) != out[_one_hot_axis(node, graph)]:
+        return f"depth {int(np.asarray(depth).reshape(-1)[0])} does not match the output {list(out)}"
+    return check_sizes(node, graph)
+
+
+def _emit_range(ctx: NodeContext) -> None:
+    start, delta, y = ctx.inputs[0], ctx.inputs[2], ctx.outputs[0]
+    ctx.call(f"aotc_range_{ctx.suffix(y)}", c_int(ctx.tensor(y).size), ctx.ptr(start), ctx.ptr(delta), ctx.ptr(y))
+
+
+def _check_range(node: Node, graph: Graph) -> str | None:
+    """The output length is static: when start, limit and delta are constants it must be theirs."""
+    values = [graph.const(i) for i in node.inputs[:3]]
+    n = graph.tensors[node.outputs[0]].size
+    if all(v is not None for v in values):
+        start, limit, delta = (np.asarray(v).reshape(-1)[0] for v in values)
+        if delta == 0 or n != max(int(np.ceil((limit - start) / delta)), 0):
+            return f"start {start}, limit {limit} and delta {delta} do not give the output's {n} values"
+    return check_sizes(node, graph)
+
+
+# --- SpaceToDepth and DepthToSpace: one transposing copy -------------------------------------------
+
+def depth_space_view(op: str, mode: str, shape: tuple[int, ...], b: int) -> tuple[list[int], list[int]]:
+    """The 6-d view of the input and the permutation that makes the output (ONNX's definitions)."""
+    n, c, h, w = shape
+    if op == "DepthToSpace":
+        if mode == "CRD":
+            return [n, c // (b * b), b, b, h, w], [0, 1, 4, 2, 5, 3]
+        return [n, b, b, c // (b * b), h, w], [0, 3, 4, 1, 5, 2]
+    if mode == "CRD":
+        return [n, c, h // b, b, w // b, b], [0, 1, 3, 5, 2, 4]
+    return [n, c, h // b, b, w // b, b], [0, 3, 5, 1, 2, 4]
+
+
+def _depth_space_mode(node: Node) -> str:
+    mode = node.attrs.get("mode", "DCR")
+    return mode.decode() if isinstance(mode, bytes) else mode
+
+
+def _emit_depth_space(ctx: NodeContext) -> None:
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    view, perm = depth_space_view(ctx.node.op, _depth_space_mode(ctx.node), ctx.shape(x), int(ctx.attrs["blocksize"]))
+    strides = contiguous_strides(view)
+    shape = [view[k] for k in perm]
+    _strided_copy(ctx, shape, x, [strides[k] for k in perm], 0, y, contiguous_strides(shape), 0,
+                  f"{ctx.node.op} {_depth_space_mode(ctx.node)} {list(ctx.shape(x))} -> {list(ctx.shape(y))}")
+
+
+def _check_depth_space(node: Node, graph: Graph) -> str | None:
+    shape, b = graph.tensors[node.inputs[0]].shape, int(node.attrs.get("blocksize", 0))
+    if len(shape) != 4 or b <= 0:
+        return f"input {list(shape)} with blocksize {b}: 4-D input and a positive blocksize needed"
+    if _depth_space_mode(node) not in ("DCR", "CRD"):
+        return f"mode '{_depth_space_mode(node)}' is not DCR or CRD"
+    bad = shape[1] % (b * b) if node.op == "DepthToSpace" else (shape[2] % b or shape[3] % b)
+    if bad:
+        return f"input {list(shape)} does not divide by blocksize {b}"
+    return check_sizes(node, graph)
+
+
 OPS: dict[str, HostOp] = {
     "Where": HostOp(_emit_where, family="index", dtypes=("bool",), check=_check_where),
     "Expand": HostOp(_emit_expand, family="shape", dtypes=ANY_DTYPE, check=_check_expand),
@@ -225,5 +345,13 @@ OPS: dict[str, HostOp] = {
     "ArgMin": HostOp(_emit_arg, family="index", dtypes=ARG_DTYPES, check=_check_arg),
     "Trilu": HostOp(_emit_trilu, family="index", dtypes=ANY_DTYPE, check=_check_trilu),
     "CumSum": HostOp(_emit_cumsum, family="index", dtypes=CUMSUM_DTYPES, check=_check_cumsum),
+    "CumProd": HostOp(_emit_cumsum, family="index", dtypes=CUMSUM_DTYPES, check=_check_cumsum),
+    "Hardmax": HostOp(_emit_hardmax, family="index", dtypes=("float32", "float64"), check=_check_hardmax),
+    "EyeLike": HostOp(_emit_eye, family="index", dtypes=ANY_DTYPE, check=_check_eye),
+    "OneHot": HostOp(_emit_one_hot, family="index", dtypes=("int64", "int32", "float32"), check=_check_one_hot),
+    "Range": HostOp(_emit_range, family="index", dtypes=("float32", "float64", "int16", "int32", "int64"),
+                    check=_check_range),
+    "SpaceToDepth": HostOp(_emit_depth_space, family="shape", dtypes=ANY_DTYPE, check=_check_depth_space),
+    "DepthToSpace": HostOp(_emit_depth_space, family="shape", dtypes=ANY_DTYPE, check=_check_depth_space),
     "GatherElements": HostOp(_emit_gather_elements, family="index", dtypes=ANY_DTYPE, check=_check_gather_elements),
 }

@@ -88,6 +88,9 @@ AOTC_DECLARE_UNARY(asinh, f32, float, float)
 AOTC_DECLARE_UNARY(acosh, f32, float, float)
 AOTC_DECLARE_UNARY(atanh, f32, float, float)
 AOTC_DECLARE_UNARY(isnan, f32, float, uint8_t)
+AOTC_DECLARE_UNARY(isinf, f32, float, uint8_t)
+AOTC_DECLARE_UNARY(isinf_pos, f32, float, uint8_t) /* IsInf detect_negative=0 */
+AOTC_DECLARE_UNARY(isinf_neg, f32, float, uint8_t) /* IsInf detect_positive=0 */
 AOTC_DECLARE_NUMERIC(AOTC_DECLARE_UNARY, sign)
 AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, neg)
 AOTC_DECLARE_SIGNED(AOTC_DECLARE_UNARY, neg)

@@ -61,6 +61,39 @@ AOTC_DECLARE_CUMSUM(f32, float)
 AOTC_DECLARE_CUMSUM(f64, double)
 AOTC_DECLARE_CUMSUM(i32, int32_t)
 AOTC_DECLARE_CUMSUM(i64, int64_t)
+/* ONNX CumProd: the same, multiplying (integers wrap) */
+#define AOTC_DECLARE_CUMPROD(SFX, T) \
+    void aotc_cumprod_##SFX(const aotc_cumsum_params *p, int64_t axis, const T *x, T *y);
+AOTC_DECLARE_CUMPROD(f32, float)
+AOTC_DECLARE_CUMPROD(f64, double)
+AOTC_DECLARE_CUMPROD(i32, int32_t)
+AOTC_DECLARE_CUMPROD(i64, int64_t)
+
+/* ONNX Hardmax over [outer, axis_dim, inner]: 1 at the first maximum, 0 elsewhere. */
+void aotc_hardmax_f32(const aotc_arg_params *p, const float *x, float *y);
+void aotc_hardmax_f64(const aotc_arg_params *p, const double *x, double *y);
+
+/* ONNX EyeLike: a [rows, cols] matrix of zeros with `one` (elem_size bytes) on diagonal k. */
+void aotc_eye(int32_t rows, int32_t cols, int64_t k, int32_t elem_size, const void *one, void *y);
+
+/* ONNX OneHot, y viewed as [outer, depth, inner]: y[o][d][i] = values[1] where indices[o][i]
+ * (negative ones counted from depth) is d, values[0] elsewhere. values: 2 elements of elem_size. */
+typedef struct {
+    int64_t outer, depth, inner;
+    int32_t elem_size;
+} aotc_one_hot_params;
+
+void aotc_one_hot_i64(const aotc_one_hot_params *p, const int64_t *indices, const void *values, void *y);
+void aotc_one_hot_i32(const aotc_one_hot_params *p, const int32_t *indices, const void *values, void *y);
+void aotc_one_hot_f32(const aotc_one_hot_params *p, const float *indices, const void *values, void *y);
+
+/* ONNX Range with n (the static output length) values: start, start + delta, ... (read at run time). */
+#define AOTC_DECLARE_RANGE(SFX, T) void aotc_range_##SFX(int64_t n, const T *start, const T *delta, T *y);
+AOTC_DECLARE_RANGE(f32, float)
+AOTC_DECLARE_RANGE(f64, double)
+AOTC_DECLARE_RANGE(i16, int16_t)
+AOTC_DECLARE_RANGE(i32, int32_t)
+AOTC_DECLARE_RANGE(i64, int64_t)
 
 /* ONNX GatherElements: for every index i of `indices` (shape = y's shape),
  * y[i] = data[i with its axis coordinate replaced by indices[i]]; an index out of

@@ -86,9 +86,9 @@ void aotc_trilu(const aotc_trilu_params *p, int64_t k, const void *x, void *y) {
     }
 }
 
-/* ---- CumSum ------------------------------------------------------------------------ */
-#define AOTC_CUMSUM(SFX, T, ADD)                                                              \
-    void aotc_cumsum_##SFX(const aotc_cumsum_params *p, int64_t axis, const T *x, T *y) {    \
+/* ---- CumSum and CumProd ------------------------------------------------------------ */
+#define AOTC_CUMULATE(NAME, SFX, T, OP, INIT)                                                 \
+    void aotc_##NAME##_##SFX(const aotc_cumsum_params *p, int64_t axis, const T *x, T *y) {  \
         int64_t outer = 1, inner = 1, n, o, j, a;                                             \
         int32_t d;                                                                            \
         if (axis < 0) axis += p->rank;                                                        \
@@ -102,16 +102,16 @@ void aotc_trilu(const aotc_trilu_params *p, int64_t k, const void *x, void *y) {
         n = p->shape[axis];                                                                   \
         for (o = 0; o < outer; ++o) {                                                         \
             for (j = 0; j < inner; ++j) {                                                     \
-                T acc = 0;                                                                    \
+                T acc = INIT;                                                                 \
                 const int64_t base = o * n * inner + j;                                       \
                 for (a = 0; a < n; ++a) {                                                     \
                     const int64_t at = base + (p->reverse ? n - 1 - a : a) * inner;           \
                     const T v = x[at];                                                        \
                     if (p->exclusive) {                                                       \
                         y[at] = acc;                                                          \
-                        acc = ADD(acc, v);                                                    \
+                        acc = OP(acc, v);                                                     \
                     } else {                                                                  \
-                        acc = ADD(acc, v);                                                    \
+                        acc = OP(acc, v);                                                     \
                         y[at] = acc;                                                          \
                     }                                                                         \
                 }                                                                             \
@@ -119,12 +119,107 @@ void aotc_trilu(const aotc_trilu_params *p, int64_t k, const void *x, void *y) {
         }                                                                                     \
     }
 #define AOTC_FADD(a, b) ((a) + (b))
+#define AOTC_FMUL(a, b) ((a) * (b))
 #define AOTC_WRAP_ADD32(a, b) ((int32_t)((uint32_t)(a) + (uint32_t)(b)))
 #define AOTC_WRAP_ADD64(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
-AOTC_CUMSUM(f32, float, AOTC_FADD)
-AOTC_CUMSUM(f64, double, AOTC_FADD)
-AOTC_CUMSUM(i32, int32_t, AOTC_WRAP_ADD32)
-AOTC_CUMSUM(i64, int64_t, AOTC_WRAP_ADD64)
+#define AOTC_WRAP_MUL32(a, b) ((int32_t)((uint32_t)(a) * (uint32_t)(b)))
+#define AOTC_WRAP_MUL64(a, b) ((int64_t)((uint64_t)(a) * (uint64_t)(b)))
+AOTC_CUMULATE(cumsum, f32, float, AOTC_FADD, 0)
+AOTC_CUMULATE(cumsum, f64, double, AOTC_FADD, 0)
+AOTC_CUMULATE(cumsum, i32, int32_t, AOTC_WRAP_ADD32, 0)
+AOTC_CUMULATE(cumsum, i64, int64_t, AOTC_WRAP_ADD64, 0)
+AOTC_CUMULATE(cumprod, f32, float, AOTC_FMUL, 1)
+AOTC_CUMULATE(cumprod, f64, double, AOTC_FMUL, 1)
+AOTC_CUMULATE(cumprod, i32, int32_t, AOTC_WRAP_MUL32, 1)
+AOTC_CUMULATE(cumprod, i64, int64_t, AOTC_WRAP_MUL64, 1)
+
+/* ---- Hardmax: 1 at the first maximum along the axis, 0 elsewhere --------------------- */
+#define AOTC_HARDMAX(SFX, T)                                                            \
+    void aotc_hardmax_##SFX(const aotc_arg_params *p, const T *x, T *y) {              \
+        int32_t o, j, a;                                                              \
+        for (o = 0; o < p->outer; ++o) {                                              \
+            const int64_t base = (int64_t)o * p->axis_dim * p->inner;                 \
+            for (j = 0; j < p->inner; ++j) {                                          \
+                T best = x[base + j];                                                 \
+                int64_t at = 0;                                                       \
+                for (a = 0; a < p->axis_dim; ++a) {                                   \
+                    const T v = x[base + (int64_t)a * p->inner + j];                  \
+                    if (v > best) {                                                   \
+                        best = v;                                                     \
+                        at = a;                                                       \
+                    }                                                                 \
+                    y[base + (int64_t)a * p->inner + j] = 0;                          \
+                }                                                                     \
+                y[base + at * p->inner + j] = 1;                                      \
+            }                                                                         \
+        }                                                                             \
+    }
+AOTC_HARDMAX(f32, float)
+AOTC_HARDMAX(f64, double)
+
+/* ---- EyeLike, OneHot, Range ---------------------------------------------------------------- */
+void aotc_eye(int32_t rows, int32_t cols, int64_t k, int32_t elem_size, const void *one, void *y) {
+    uint8_t *out = (uint8_t *)y;
+    int64_t i;
+    memset(out, 0, (size_t)rows * (size_t)cols * (size_t)elem_size);
+    for (i = 0; i < rows; ++i) {
+        if (i + k >= 0 && i + k < cols) memcpy(out + (i * cols + i + k) * elem_size, one, (size_t)elem_size);
+    }
+}
+
+#define AOTC_ONE_HOT(SFX, TI)                                                                      \
+    void aotc_one_hot_##SFX(const aotc_one_hot_params *p, const TI *indices, const void *values,  \
+                            void *y) {                                                            \
+        const uint8_t *off = (const uint8_t *)values, *on = off + p->elem_size;                   \
+        uint8_t *out = (uint8_t *)y;                                                              \
+        const size_t size = (size_t)p->elem_size;                                                 \
+        int64_t o, d, i;                                                                          \
+        for (o = 0; o < p->outer; ++o) {                                                          \
+            for (d = 0; d < p->depth; ++d) {                                                      \
+                for (i = 0; i < p->inner; ++i) {                                                  \
+                    int64_t v = (int64_t)indices[o * p->inner + i];                               \
+                    if (v < 0) v += p->depth;                                                     \
+                    memcpy(out + ((o * p->depth + d) * p->inner + i) * (int64_t)size, v == d ? on : off, size); \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+    }
+AOTC_ONE_HOT(i64, int64_t)
+AOTC_ONE_HOT(i32, int32_t)
+/* float indices: truncated toward zero; NaN and values outside int64 match no position */
+static int64_t aotc_float_index(float v) { return v == v && v > -9.0e18f && v < 9.0e18f ? (int64_t)v : INT64_MIN; }
+void aotc_one_hot_f32(const aotc_one_hot_params *p, const float *indices, const void *values, void *y) {
+    const uint8_t *off = (const uint8_t *)values, *on = off + p->elem_size;
+    uint8_t *out = (uint8_t *)y;
+    const size_t size = (size_t)p->elem_size;
+    int64_t o, d, i;
+    for (o = 0; o < p->outer; ++o) {
+        for (d = 0; d < p->depth; ++d) {
+            for (i = 0; i < p->inner; ++i) {
+                int64_t v = aotc_float_index(indices[o * p->inner + i]);
+                if (v < 0 && v != INT64_MIN) v += p->depth;
+                memcpy(out + ((o * p->depth + d) * p->inner + i) * (int64_t)size, v == d ? on : off, size);
+            }
+        }
+    }
+}
+
+/* Range as onnxruntime computes it: each value the previous one plus delta */
+#define AOTC_RANGE(SFX, T, ADD)                                                        \
+    void aotc_range_##SFX(int64_t n, const T *start, const T *delta, T *y) {         \
+        T v = start[0];                                                              \
+        int64_t i;                                                                   \
+        for (i = 0; i < n; ++i) {                                                    \
+            y[i] = v;                                                                \
+            v = ADD(v, delta[0]);                                                    \
+        }                                                                            \
+    }
+#define AOTC_WRAP_ADD16(a, b) ((int16_t)((uint16_t)(a) + (uint16_t)(b)))
+AOTC_RANGE(f32, float, AOTC_FADD)
+AOTC_RANGE(f64, double, AOTC_FADD)
+AOTC_RANGE(i16, int16_t, AOTC_WRAP_ADD16)
+AOTC_RANGE(i32, int32_t, AOTC_WRAP_ADD32)
+AOTC_RANGE(i64, int64_t, AOTC_WRAP_ADD64)
 
 /* ---- GatherElements ---------------------------------------------------------------- */
 #define AOTC_GATHER_ELEMENTS(SFX, TI)                                                          \
