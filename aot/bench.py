@@ -105,6 +105,11 @@ def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: i
     source = Path(model or meta.get("source", ""))
     if not source.is_file():
         raise AotcError(f"cannot find the ONNX model for onnxruntime ('{source}'); pass --model")
+    from aot.frontend.tflite import is_tflite
+
+    if is_tflite(source):  # onnxruntime cannot run it; the ONNX the frontend writes is aotc's own reading
+        raise AotcError(f"{out} was compiled from a TFLite model ('{source}'), which onnxruntime cannot run; "
+                        "pass --model with an ONNX export of it (e.g. tf2onnx's)")
     if inputs_npz:
         inputs = load_inputs(inputs_npz, meta)
     else:

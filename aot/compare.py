@@ -312,6 +312,11 @@ def compare(out: Path, meta: dict, *, model: str | Path | None = None, inputs_np
     if not source.is_file():
         raise AotcError(f"cannot find the ONNX model OUT was compiled from ('{source}'): give it, "
                         f"aotc compare MODEL.onnx {out}")
+    from aot.frontend.tflite import is_tflite
+
+    if is_tflite(source):
+        raise AotcError(f"{out} was compiled from a TFLite model ('{source}'), which onnxruntime cannot run; "
+                        f"give an ONNX export of it (e.g. tf2onnx's): aotc compare MODEL.onnx {out}")
     if tolerance < 0 or lsb < 0:
         raise AotcError("--tolerance and --lsb must not be negative")
     inputs = load_inputs(inputs_npz, meta) if inputs_npz else random_inputs(meta)

@@ -220,3 +220,12 @@ def test_header_gives_quantized_io_scale_and_zero_point(tmp_path):
         assert f"#define {macro}_ZERO_POINT ({int(q.zero_point[0])})" in header
         line = next(x for x in header.splitlines() if x.startswith(f"#define {macro}_SCALE "))
         assert np.float32(float(line.split()[-1].rstrip("f"))) == q.scale[0]
+
+
+@pytest.mark.parametrize("cmd", ["bench", "compare"])
+def test_onnxruntime_commands_refuse_a_tflite_source_cleanly(tmp_path, cmd):
+    pytest.importorskip("ai_edge_litert") if os.environ.get("CI", "").lower() != "true" else None
+    out = tmp_path / "out"
+    subprocess.run([*AOTC, str(MODELS / "sine_float.tflite"), "-o", str(out), "--no-configure"], check=True)
+    run = subprocess.run([*AOTC, cmd, str(out)], capture_output=True, text=True)
+    assert run.returncode == 2 and "compiled from a TFLite model" in run.stderr, run.stderr
