@@ -91,6 +91,9 @@ CASES = [
     *(rnn_case(f"{op.lower()}_seq_lens_{direction}_layout{layout}", op, seq=6, batch=3, direction=direction,
                layout=layout, seq_lens=[6, 2, 4], initial_h=True, initial_c=True)
       for op in ("LSTM", "GRU", "RNN") for direction in ("forward", "reverse", "bidirectional") for layout in (0, 1)),
+    *(rnn_case(f"{op.lower()}_seq_len_zero_{direction}", op, seq=4, batch=3, direction=direction,
+               seq_lens=[4, 0, 2], initial_h=True, initial_c=True)
+      for op in ("LSTM", "GRU", "RNN") for direction in ("forward", "reverse")),
     *(rnn_case(f"{op.lower()}_no_bias_no_state", op, bias=False) for op in ("LSTM", "GRU", "RNN")),
     *(rnn_case(f"{op.lower()}_clip", op, clip=0.7, initial_h=True) for op in ("LSTM", "GRU", "RNN")),
     *(rnn_case(f"{op.lower()}_runtime_weights_{direction}", op, direction=direction, runtime_weights=True,

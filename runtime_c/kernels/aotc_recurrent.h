@@ -73,7 +73,7 @@ typedef struct {
 
 /* Inputs as ONNX names them (NULL when omitted or when the compiler packed them: w, r, b);
  * outputs y, y_h, y_c may each be NULL (not computed). seq_lens: per batch entry, steps that
- * are valid; Y past them is zero, Y_h / Y_c hold the last valid step. */
+ * are valid; Y past them is zero, Y_h / Y_c hold the last valid step (zero for a length of 0). */
 void aotc_rnn_f32(const aotc_rnn_params *p, const float *x, const float *w, const float *r, const float *b,
                   const int32_t *seq_lens, const float *initial_h, const float *initial_c, const float *peep,
                   float *y, float *y_h, float *y_c, float *work);

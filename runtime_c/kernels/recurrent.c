@@ -268,8 +268,11 @@ static void run_direction(const aotc_rnn_params *p, int32_t d, const aotc_rnn_we
         if (y) {
             for (t = len; t < p->seq; ++t) memset(y + y_at(p, t, d, b), 0, (size_t)hid * sizeof(float));
         }
-        if (y_h) memcpy(y_h + state_at(p, d, b), h + (ptrdiff_t)b * hid, (size_t)hid * sizeof(float));
-        if (y_c) memcpy(y_c + state_at(p, d, b), c + (ptrdiff_t)b * hid, (size_t)hid * sizeof(float));
+        /* an empty sequence has no last step: its Y_h and Y_c are zero (as onnxruntime has them) */
+        if (y_h && len == 0) memset(y_h + state_at(p, d, b), 0, (size_t)hid * sizeof(float));
+        else if (y_h) memcpy(y_h + state_at(p, d, b), h + (ptrdiff_t)b * hid, (size_t)hid * sizeof(float));
+        if (y_c && len == 0) memset(y_c + state_at(p, d, b), 0, (size_t)hid * sizeof(float));
+        else if (y_c) memcpy(y_c + state_at(p, d, b), c + (ptrdiff_t)b * hid, (size_t)hid * sizeof(float));
     }
 }
 
