@@ -457,7 +457,11 @@ def _strided_slice(b: OnnxBuilder, op: TflOp) -> None:
         starts.append(start)
         ends.append(stop if stop >= 0 else -dim - 1)
         steps.append(step)
-    x = b.value(op.inputs[0], NHWC)
+    # a 4-D slice that keeps its rank is done in NCHW when its input is there already (no transpose)
+    layout = b.prefers(op.inputs[0]) if not o.shrinkAxisMask else NHWC
+    if layout == NCHW:
+        starts, ends, steps = ([v[a] for a in TO_NCHW] for v in (starts, ends, steps))
+    x = b.value(op.inputs[0], layout)
     const = lambda v, n: b.const(np.array(v, np.int64), n)  # noqa: E731
     y_shape = b.tensor(op.outputs[0]).shape
     args = [x, const(starts, "starts"), const(ends, "ends"), const(list(range(len(shape))), "axes"),
@@ -466,7 +470,7 @@ def _strided_slice(b: OnnxBuilder, op: TflOp) -> None:
         y = b.node("Slice", args, hint=op.name)
         _finish(b, op, "Reshape", [y, const(list(y_shape), "shape")], NHWC)
     else:
-        _finish(b, op, "Slice", args, NHWC)
+        _finish(b, op, "Slice", args, layout)
 
 
 def _quantize(b: OnnxBuilder, op: TflOp) -> None:
