@@ -5,7 +5,7 @@ representative dataset. Needs TensorFlow, which neither aotc nor its tests do: r
 of its own and commit the files it writes:
 
     python -m venv /work/venvs/tf && /work/venvs/tf/bin/pip install tensorflow-cpu
-    /work/venvs/tf/bin/python examples/make_tflite_models.py [OUT_DIR]
+    /work/venvs/tf/bin/python examples/make_tflite_models.py [OUT_DIR [MODEL...]]
 """
 
 from __future__ import annotations
@@ -79,7 +79,20 @@ def ops() -> keras.Model:
     return keras.Model(x, j)
 
 
-MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops}
+def residual() -> keras.Model:
+    """A ResNet-8-like block of MLPerf Tiny's image classifier (smaller): conv, two convs and a
+    shortcut ADD, global average pool, FC, softmax."""
+    x = keras.Input((16, 16, 3), batch_size=1)
+    a = L.Conv2D(8, 3, padding="same", activation="relu")(x)
+    b = L.Conv2D(8, 3, padding="same", activation="relu")(a)
+    b = L.Conv2D(8, 3, padding="same")(b)
+    c = L.ReLU()(L.Add()([a, b]))
+    d = L.Conv2D(16, 3, strides=2, padding="same", activation="relu")(c)
+    e = L.GlobalAveragePooling2D()(d)
+    return keras.Model(x, L.Softmax()(L.Dense(10)(e)))
+
+
+MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "residual": residual}
 
 
 def representative(model: keras.Model):
@@ -106,9 +119,11 @@ def convert(model: keras.Model, int8: bool) -> bytes:
     return conv.convert()
 
 
-def main(out: Path) -> None:
+def main(out: Path, names: list[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for name, make in MODELS.items():
+        if names and name not in names:
+            continue
         keras.utils.set_random_seed(0)
         model = make()
         for int8 in (False, True):
@@ -118,4 +133,5 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "tests/models/tflite")
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "tests/models/tflite",
+         sys.argv[2:])

@@ -23,7 +23,7 @@ from aot.errors import AotcError
 HERE = Path(__file__).resolve().parent
 MODELS = HERE / "models" / "tflite"
 AOTC = [sys.executable, "-m", "aot.cli"]
-FLOAT = ["sine", "keyword", "person", "ops"]
+FLOAT = ["sine", "keyword", "person", "ops", "residual"]
 
 
 def _require_litert() -> None:
@@ -89,8 +89,8 @@ def test_float_model_matches_litert_reference(tmp_path, name):
 # Transposes left in the compiled float graphs. The host's float conv and pool kernels are NCHW, so a
 # multi-channel NHWC input is transposed once (ops: 12 x 12 x 3); a one-channel input or a 1 x 1 map
 # is a view. The int8 graphs are NHWC throughout: none.
-TRANSPOSES = {"sine_float": 0, "keyword_float": 0, "person_float": 0, "ops_float": 1, "sine_int8": 0,
-              "keyword_int8": 0, "person_int8": 0}
+TRANSPOSES = {"sine_float": 0, "keyword_float": 0, "person_float": 0, "ops_float": 1, "residual_float": 1,
+              "sine_int8": 0, "keyword_int8": 0, "person_int8": 0, "residual_int8": 0}
 
 
 @pytest.mark.parametrize("name", sorted(TRANSPOSES))
@@ -166,17 +166,20 @@ def test_int8_fixed_point_matches_litert_op_by_op(tmp_path, name):
     tensors = np.load(tmp_path / "out.npz")
     checked = 0
     for op in m.ops:
-        kernel = q.KERNELS.get(op.op)
-        if kernel is None:
+        if op.op in q.BINARY:
+            ours = q.BINARY[op.op](op, m, tensors[f"tensor_{op.inputs[0]}"], tensors[f"tensor_{op.inputs[1]}"])
+        elif op.op in q.KERNELS:
+            ours = q.KERNELS[op.op](op, m, tensors[f"tensor_{op.inputs[0]}"])
+        else:
             continue
-        ours, ref = kernel(op, m, tensors[f"tensor_{op.inputs[0]}"]), tensors[f"tensor_{op.outputs[0]}"]
+        ref = tensors[f"tensor_{op.outputs[0]}"]
         assert ours.dtype == ref.dtype and np.array_equal(ours, ref), \
             f"{op.name}: {(ours != ref).sum()} of {ref.size} elements differ"
         checked += 1
     assert checked >= 3
 
 
-INT8 = ["sine", "keyword", "person"]
+INT8 = ["sine", "keyword", "person", "residual"]
 
 
 @pytest.mark.parametrize("name", INT8)

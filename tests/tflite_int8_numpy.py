@@ -12,10 +12,12 @@ import math
 import numpy as np
 
 from aot.frontend.tflite.quant import (
+    ADD_LEFT_SHIFT,
     INT32_MAX,
     INT32_MIN,
     SOFTMAX_DIFF_BITS,
     activation_range,
+    add_multipliers,
     channel_multipliers,
     mean_multiplier,
     multiply_by_quantized_multiplier,
@@ -219,5 +221,31 @@ def mean(op: TflOp, m: TflModel, x: np.ndarray) -> np.ndarray:
     return np.clip(out, -128, 127).astype(y.dtype).reshape(y.shape)
 
 
+def _add_sub(op: TflOp, m: TflModel, x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
+    (a, b), y = (m.tensors[i] for i in op.inputs[:2]), m.tensors[op.outputs[0]]
+    m1, s1, m2, s2, mo, so = add_multipliers(float(a.quant.scale[0]), float(b.quant.scale[0]), float(y.quant.scale[0]))
+    u = multiply_by_quantized_multiplier((x1.astype(np.int64) - int(a.quant.zero_point[0])) << ADD_LEFT_SHIFT, m1, s1,
+                                         single_rounding=False)
+    v = multiply_by_quantized_multiplier((x2.astype(np.int64) - int(b.quant.zero_point[0])) << ADD_LEFT_SHIFT, m2, s2,
+                                         single_rounding=False)
+    total = u + v if op.op == "ADD" else u - v
+    out = multiply_by_quantized_multiplier(total, mo, so, single_rounding=False) + int(y.quant.zero_point[0])
+    lo, hi = activation_range(op.options.fusedActivationFunction, float(y.quant.scale[0]), int(y.quant.zero_point[0]),
+                              y.dtype)
+    return np.clip(out, lo, hi).astype(y.dtype)
+
+
+def _mul(op: TflOp, m: TflModel, x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
+    (a, b), y = (m.tensors[i] for i in op.inputs[:2]), m.tensors[op.outputs[0]]
+    mult, shift = channel_multipliers(float(a.quant.scale[0]), b.quant.scale, float(y.quant.scale[0]))
+    prod = (x1.astype(np.int64) - int(a.quant.zero_point[0])) * (x2.astype(np.int64) - int(b.quant.zero_point[0]))
+    out = multiply_by_quantized_multiplier(prod, mult[0], shift[0], single_rounding=False) + int(y.quant.zero_point[0])
+    lo, hi = activation_range(op.options.fusedActivationFunction, float(y.quant.scale[0]), int(y.quant.zero_point[0]),
+                              y.dtype)
+    return np.clip(out, lo, hi).astype(y.dtype)
+
+
+# two-input ops: (op, model, first input, second input)
+BINARY = {"ADD": _add_sub, "SUB": _add_sub, "MUL": _mul}
 KERNELS["SOFTMAX"] = softmax
 KERNELS["MEAN"] = mean

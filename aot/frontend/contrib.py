@@ -23,7 +23,8 @@ CONTRIB_OPS = ("QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QLinearA
 # aotc's internal int8 ops that its TFLite frontend writes (aot/frontend/tflite/int8.py); their output
 # types are declared as value_info
 TFLITE_DOMAIN, TFLITE_OPS = "aotc.tflite", ("TflFullyConnected", "TflConv2D", "TflDepthwiseConv2D",
-                                            "TflAveragePool2D", "TflMaxPool2D", "TflSoftmax", "TflMean")
+                                            "TflAveragePool2D", "TflMaxPool2D", "TflSoftmax", "TflMean", "TflAdd",
+                                            "TflSub", "TflMul")
 
 
 def is_supported(node: onnx.NodeProto) -> bool:

@@ -89,6 +89,19 @@ def _emit_mean(ctx: NodeContext) -> None:
     ctx.call("aotc_tfl_mean_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
 
 
+def _emit_binary(ctx: NodeContext) -> None:
+    a = ctx.attrs
+    m1, s1, m2, s2, mult, shift = a["m"]
+    p = ctx.params("aotc_tfl_binary_params", {
+        "count": c_int(ctx.tensor(ctx.outputs[0]).size), "x1_zero": c_int(a["x1_zero"]),
+        "x2_zero": c_int(a["x2_zero"]), "y_zero": c_int(a["y_zero"]), "y_min": c_int(a["y_min"]),
+        "y_max": c_int(a["y_max"]), "m1": c_int(m1), "s1": c_int(s1), "m2": c_int(m2), "s2": c_int(s2),
+        "mult": c_int(mult), "shift": c_int(shift), "subtract": c_int(int(ctx.node.op == "TflSub")),
+    }, comment=f"{ctx.node.op} of {list(ctx.shape(ctx.outputs[0]))}, TFLite requantisation")
+    fn = "aotc_tfl_mul_s8" if ctx.node.op == "TflMul" else "aotc_tfl_add_s8"
+    ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), ctx.ptr(ctx.outputs[0]))
+
+
 OPS: dict[str, HostOp] = {
     "TflConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8",)),
     "TflDepthwiseConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8",)),
@@ -97,4 +110,5 @@ OPS: dict[str, HostOp] = {
     "TflMaxPool2D": HostOp(_emit_pool, family="tflite_int8", dtypes=("int8",)),
     "TflSoftmax": HostOp(_emit_softmax, family="tflite_int8", dtypes=("int8",)),
     "TflMean": HostOp(_emit_mean, family="tflite_int8", dtypes=("int8",)),
+    **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8",)) for op in ("TflAdd", "TflSub", "TflMul")},
 }

@@ -49,6 +49,13 @@ typedef struct {
     int32_t x_zero, y_zero, mult, shift; /* mult, shift: x/y scale over H*W (TFLite's MEAN) */
 } aotc_tfl_mean_params;
 
+typedef struct {
+    int64_t count;                      /* elements of each input and of y (same shapes) */
+    int32_t x1_zero, x2_zero, y_zero, y_min, y_max;
+    int32_t m1, s1, m2, s2, mult, shift; /* ADD/SUB: per input and out; MUL: mult, shift only */
+    int32_t subtract;                   /* SUB: 1 */
+} aotc_tfl_binary_params;
+
 /* w: OC x KH x KW x C (conv) or 1 x KH x KW x OC (depthwise); bias: OC int32 or NULL. */
 void aotc_tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                       int8_t *y);
@@ -63,6 +70,11 @@ void aotc_tfl_maxpool_s8(const aotc_tfl_pool_params *p, const int8_t *x, int8_t 
  * Newton-Raphson. */
 /* MEAN over H and W: (sum - x_zero * H * W) requantised once (double rounding), plus y_zero */
 void aotc_tfl_mean_s8(const aotc_tfl_mean_params *p, const int8_t *x, int8_t *y);
+/* ADD / SUB: each input less its zero point, times 2^20, rescaled to twice the larger input scale; the
+ * sum (difference) rescaled to the output; every requantisation double-rounded */
+void aotc_tfl_add_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
+/* MUL: the product of the inputs less their zero points, requantised once (double rounding) */
+void aotc_tfl_mul_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
 void aotc_tfl_softmax_s8(const aotc_tfl_softmax_params *p, const int8_t *x, int8_t *y);
 
 #endif /* AOTC_TFLITE_INT8_H */

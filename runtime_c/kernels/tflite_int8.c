@@ -131,6 +131,22 @@ void aotc_tfl_mean_s8(const aotc_tfl_mean_params *p, const int8_t *x, int8_t *y)
         }
 }
 
+void aotc_tfl_add_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y) {
+    for (int64_t k = 0; k < p->count; ++k) {
+        int32_t a = requant_double((x1[k] - p->x1_zero) * (1 << 20), p->m1, p->s1);
+        int32_t b = requant_double((x2[k] - p->x2_zero) * (1 << 20), p->m2, p->s2);
+        int32_t v = requant_double(p->subtract ? a - b : a + b, p->mult, p->shift) + p->y_zero;
+        y[k] = clamp8(v, p->y_min, p->y_max);
+    }
+}
+
+void aotc_tfl_mul_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y) {
+    for (int64_t k = 0; k < p->count; ++k) {
+        int32_t v = requant_double((x1[k] - p->x1_zero) * (x2[k] - p->x2_zero), p->mult, p->shift) + p->y_zero;
+        y[k] = clamp8(v, p->y_min, p->y_max);
+    }
+}
+
 /* --- softmax: fixed point in the style of gemmlowp, Q<integer bits>.<31 - integer bits> in int32 ----- */
 static int32_t wrap_add(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
 static int32_t wrap_sub(int32_t a, int32_t b) { return (int32_t)((uint32_t)a - (uint32_t)b); }

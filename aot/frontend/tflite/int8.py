@@ -14,7 +14,14 @@ import numpy as np
 from onnx import helper
 
 from aot.errors import AotcError
-from aot.frontend.tflite.quant import activation_range, channel_multipliers, mean_multiplier, softmax_params
+from aot.frontend.tflite.quant import (
+    activation_range,
+    add_multipliers,
+    channel_multipliers,
+    mean_multiplier,
+    quantize_multiplier,
+    softmax_params,
+)
 from aot.frontend.tflite.reader import TflOp
 
 if TYPE_CHECKING:
@@ -24,7 +31,7 @@ DOMAIN = "aotc.tflite"
 # TFLite op -> internal op
 INT8_OPS = {"FULLY_CONNECTED": "TflFullyConnected", "CONV_2D": "TflConv2D", "DEPTHWISE_CONV_2D": "TflDepthwiseConv2D",
             "AVERAGE_POOL_2D": "TflAveragePool2D", "MAX_POOL_2D": "TflMaxPool2D", "SOFTMAX": "TflSoftmax",
-            "MEAN": "TflMean"}
+            "MEAN": "TflMean", "ADD": "TflAdd", "SUB": "TflSub", "MUL": "TflMul"}
 _SAME = 0
 
 
@@ -58,6 +65,18 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
                        f"{y_scale:g} and {y_zero}")
         mult, shift, diff_min = softmax_params(float(o.beta), float(x.quant.scale[0]))
         attrs = {"mult": mult, "shift": shift, "diff_min": diff_min, "y_shape": list(y.shape)}
+    elif internal in ("TflAdd", "TflSub", "TflMul"):
+        x2 = b.tensor(op.inputs[1])
+        if x2.shape != x.shape or y.shape != x.shape or x2.dtype != "int8" or x2.quant is None:
+            raise _err(op, f"int8 {op.op} needs two int8 inputs of one shape (broadcasting is not supported yet)")
+        attrs.update(x1_zero=int(x.quant.zero_point[0]), x2_zero=int(x2.quant.zero_point[0]), y_zero=y_zero)
+        if internal == "TflMul":
+            mult, shift = quantize_multiplier(float(np.float64(x.quant.scale[0]) * np.float64(x2.quant.scale[0])
+                                                    / np.float64(y_scale)))
+            attrs.update(m=[0, 0, 0, 0, mult, shift])
+        else:
+            attrs.update(m=list(add_multipliers(float(x.quant.scale[0]), float(x2.quant.scale[0]), y_scale)))
+        inputs.append(b.value(op.inputs[1], NHWC))
     elif internal == "TflMean":
         axes = b.tensor(op.inputs[1]).data
         if len(x.shape) != 4 or axes is None or sorted(int(a) % 4 for a in axes.reshape(-1)) != [1, 2]:

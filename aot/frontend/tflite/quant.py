@@ -138,3 +138,16 @@ def mean_multiplier(input_scale: float, output_scale: float, count: int) -> tupl
     mult, shift = quantize_multiplier(float(np.float64(input_scale) / np.float64(output_scale)))
     up = min(count.bit_length() - 1, 32, 31 + shift)
     return (mult << up) // count, shift - up
+
+
+ADD_LEFT_SHIFT = 20  # int8 ADD/SUB: the inputs' headroom before they are rescaled to a common scale
+
+
+def add_multipliers(scale1: float, scale2: float, output_scale: float) -> tuple[int, int, int, int, int, int]:
+    """(m1, shift1, m2, shift2, m_out, shift_out) of TFLite's int8 ADD/SUB: both inputs rescaled to
+    twice the larger scale (after a left shift of 20), their sum rescaled to the output's."""
+    twice = 2 * max(np.float64(scale1), np.float64(scale2))
+    m1, s1 = quantize_multiplier(float(np.float64(scale1) / twice))
+    m2, s2 = quantize_multiplier(float(np.float64(scale2) / twice))
+    mo, so = quantize_multiplier(float(twice / ((1 << ADD_LEFT_SHIFT) * np.float64(output_scale))))
+    return m1, s1, m2, s2, mo, so
