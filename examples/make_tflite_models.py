@@ -92,6 +92,7 @@ def residual() -> keras.Model:
     return keras.Model(x, L.Softmax()(L.Dense(10)(e)))
 
 
+FLOAT_IO = ("keyword",)  # also written int8 inside with float inputs and outputs
 MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "residual": residual}
 
 
@@ -108,14 +109,17 @@ def representative(model: keras.Model):
     return gen
 
 
-def convert(model: keras.Model, int8: bool) -> bytes:
+def convert(model: keras.Model, int8: bool, float_io: bool = False) -> bytes:
+    """float_io: int8 inside, float32 inputs and outputs (QUANTIZE / DEQUANTIZE at the edges), the
+    converter's default when inference_input_type is not set."""
     conv = tf.lite.TFLiteConverter.from_keras_model(model)
     if int8:
         conv.optimizations = [tf.lite.Optimize.DEFAULT]
         conv.representative_dataset = representative(model)
         conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-        conv.inference_input_type = tf.int8
-        conv.inference_output_type = tf.int8
+        if not float_io:
+            conv.inference_input_type = tf.int8
+            conv.inference_output_type = tf.int8
     return conv.convert()
 
 
@@ -129,6 +133,10 @@ def main(out: Path, names: list[str]) -> None:
         for int8 in (False, True):
             path = out / f"{name}_{'int8' if int8 else 'float'}.tflite"
             path.write_bytes(convert(model, int8))
+            print(f"wrote {path} ({path.stat().st_size} bytes)")
+        if name in FLOAT_IO:
+            path = out / f"{name}_int8_float_io.tflite"
+            path.write_bytes(convert(model, True, float_io=True))
             print(f"wrote {path} ({path.stat().st_size} bytes)")
 
 

@@ -179,7 +179,8 @@ def test_int8_fixed_point_matches_litert_op_by_op(tmp_path, name):
     assert checked >= 3
 
 
-INT8 = ["sine", "keyword", "person", "residual"]
+# int8 inside; int8 inputs and outputs, but for *_float_io (QUANTIZE and DEQUANTIZE at the edges)
+INT8 = ["sine_int8", "keyword_int8", "person_int8", "residual_int8", "keyword_int8_float_io"]
 
 
 @pytest.mark.parametrize("name", INT8)
@@ -191,12 +192,12 @@ def test_int8_model_bit_exact_with_litert_reference(tmp_path, name, sanitized):
     _require_litert()
     from aot.build import run_bundle
 
-    model = MODELS / f"{name}_int8.tflite"
+    model = MODELS / f"{name}.tflite"
     flags = ("-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer",
              "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined") if sanitized else ()
     meta, _, _ = _compile_build_run(tmp_path, model, flags)
     specs = meta["inputs"]
-    if name == "sine":
+    if name == "sine_int8":
         runs = [[np.array([[v]], np.int8)] for v in range(-128, 128)]
     else:
         runs = [[_inputs(meta, seed)[s["name"]] for s in specs] for seed in range(8)]

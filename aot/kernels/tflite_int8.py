@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from aot.csource.format import c_int
+from aot.csource.format import c_float, c_int
 from aot.kernels.base import HostOp, NodeContext
 
 
@@ -102,6 +102,21 @@ def _emit_binary(ctx: NodeContext) -> None:
     ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), ctx.ptr(ctx.outputs[0]))
 
 
+def _emit_quantize(ctx: NodeContext) -> None:
+    a, op = ctx.attrs, ctx.node.op
+    count = c_int(ctx.tensor(ctx.outputs[0]).size)
+    if op == "TflRequantize":
+        fields = {"count": count, "scale": "0.0f", "x_zero": c_int(a["x_zero"]), "y_zero": c_int(a["y_zero"]),
+                  "mult": c_int(a["mult"]), "shift": c_int(a["shift"])}
+    else:
+        fields = {"count": count, "scale": c_float(a["scale"]), "x_zero": c_int(a.get("x_zero", 0)),
+                  "y_zero": c_int(a.get("y_zero", 0)), "mult": "0", "shift": "0"}
+    p = ctx.params("aotc_tfl_quantize_params", fields, comment=f"{op} of {list(ctx.shape(ctx.outputs[0]))}")
+    fn = {"TflQuantize": "aotc_tfl_quantize_f32_s8", "TflDequantize": "aotc_tfl_dequantize_s8_f32",
+          "TflRequantize": "aotc_tfl_requantize_s8"}[op]
+    ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
+
+
 OPS: dict[str, HostOp] = {
     "TflConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8",)),
     "TflDepthwiseConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8",)),
@@ -111,4 +126,7 @@ OPS: dict[str, HostOp] = {
     "TflSoftmax": HostOp(_emit_softmax, family="tflite_int8", dtypes=("int8",)),
     "TflMean": HostOp(_emit_mean, family="tflite_int8", dtypes=("int8",)),
     **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8",)) for op in ("TflAdd", "TflSub", "TflMul")},
+    "TflQuantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("float32",)),
+    "TflDequantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("int8",)),
+    "TflRequantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("int8",)),
 }

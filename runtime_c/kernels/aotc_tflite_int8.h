@@ -56,6 +56,12 @@ typedef struct {
     int32_t subtract;                   /* SUB: 1 */
 } aotc_tfl_binary_params;
 
+typedef struct {
+    int64_t count;
+    float scale;                        /* quantize, dequantize: the int8 side's scale */
+    int32_t x_zero, y_zero, mult, shift; /* requantize: x scale / y scale as multiplier and shift */
+} aotc_tfl_quantize_params;
+
 /* w: OC x KH x KW x C (conv) or 1 x KH x KW x OC (depthwise); bias: OC int32 or NULL. */
 void aotc_tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                       int8_t *y);
@@ -75,6 +81,12 @@ void aotc_tfl_mean_s8(const aotc_tfl_mean_params *p, const int8_t *x, int8_t *y)
 void aotc_tfl_add_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
 /* MUL: the product of the inputs less their zero points, requantised once (double rounding) */
 void aotc_tfl_mul_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
+/* QUANTIZE float -> int8: round(x / scale) (float division, half away from zero) + y_zero, clamped */
+void aotc_tfl_quantize_f32_s8(const aotc_tfl_quantize_params *p, const float *x, int8_t *y);
+/* DEQUANTIZE int8 -> float: (float)((double)scale * (q - x_zero)) */
+void aotc_tfl_dequantize_s8_f32(const aotc_tfl_quantize_params *p, const int8_t *x, float *y);
+/* QUANTIZE int8 -> int8: (q - x_zero) requantised (double rounding) + y_zero, clamped */
+void aotc_tfl_requantize_s8(const aotc_tfl_quantize_params *p, const int8_t *x, int8_t *y);
 void aotc_tfl_softmax_s8(const aotc_tfl_softmax_params *p, const int8_t *x, int8_t *y);
 
 #endif /* AOTC_TFLITE_INT8_H */

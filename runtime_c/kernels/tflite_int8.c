@@ -3,6 +3,8 @@
  * takes the rounding LiteRT's reference kernel for it takes (aotc_tflite_int8.h). */
 #include "aotc_tflite_int8.h"
 
+#include <math.h>
+
 /* (a * b * 2) / 2^32 rounded to nearest, ties away from zero; INT32_MIN * INT32_MIN saturates */
 static int32_t high_mul(int32_t a, int32_t b) {
     if (a == INT32_MIN && b == INT32_MIN) return INT32_MAX;
@@ -145,6 +147,24 @@ void aotc_tfl_mul_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const in
         int32_t v = requant_double((x1[k] - p->x1_zero) * (x2[k] - p->x2_zero), p->mult, p->shift) + p->y_zero;
         y[k] = clamp8(v, p->y_min, p->y_max);
     }
+}
+
+void aotc_tfl_quantize_f32_s8(const aotc_tfl_quantize_params *p, const float *x, int8_t *y) {
+    for (int64_t k = 0; k < p->count; ++k) {
+        float r = roundf(x[k] / p->scale);
+        /* clamp before converting: a float beyond int32 (or NaN) does not convert */
+        r = r >= -1000.0f ? (r <= 1000.0f ? r : 1000.0f) : -1000.0f;
+        y[k] = clamp8((int32_t)r + p->y_zero, -128, 127);
+    }
+}
+
+void aotc_tfl_dequantize_s8_f32(const aotc_tfl_quantize_params *p, const int8_t *x, float *y) {
+    for (int64_t k = 0; k < p->count; ++k) y[k] = (float)((double)p->scale * (double)(x[k] - p->x_zero));
+}
+
+void aotc_tfl_requantize_s8(const aotc_tfl_quantize_params *p, const int8_t *x, int8_t *y) {
+    for (int64_t k = 0; k < p->count; ++k)
+        y[k] = clamp8(requant_double(x[k] - p->x_zero, p->mult, p->shift) + p->y_zero, -128, 127);
 }
 
 /* --- softmax: fixed point in the style of gemmlowp, Q<integer bits>.<31 - integer bits> in int32 ----- */

@@ -127,6 +127,34 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
     b.values[op.outputs[0]] = {NHWC: out}
 
 
+def lower_quantize(b: OnnxBuilder, op: TflOp) -> None:
+    """QUANTIZE float32 -> int8 and int8 -> int8 (a requantisation), DEQUANTIZE int8 -> float32, as
+    TFLite's reference kernels: round(x / scale) half away from zero in float; (q - zero) * scale
+    computed in double; the requantisation by a fixed-point multiplier."""
+    from aot.frontend.tflite.ops import NHWC, _err
+
+    x, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0])
+    q = y.quant if op.op == "QUANTIZE" else x.quant
+    if q is None or q.per_channel or (x.quant is not None and x.quant.per_channel):
+        raise _err(op, f"{op.op} needs per-tensor quantisation parameters")
+    if op.op == "QUANTIZE" and x.dtype == "float32" and y.dtype == "int8":
+        internal, attrs = "TflQuantize", {"scale": float(q.scale[0]), "y_zero": int(q.zero_point[0])}
+    elif op.op == "QUANTIZE" and x.dtype == "int8" and y.dtype == "int8":
+        mult, shift = quantize_multiplier(float(np.float64(x.quant.scale[0]) / np.float64(q.scale[0])))
+        internal, attrs = "TflRequantize", {"x_zero": int(x.quant.zero_point[0]), "y_zero": int(q.zero_point[0]),
+                                            "mult": mult, "shift": shift}
+    elif op.op == "DEQUANTIZE" and x.dtype == "int8" and y.dtype == "float32":
+        internal, attrs = "TflDequantize", {"scale": float(q.scale[0]), "x_zero": int(q.zero_point[0])}
+    else:
+        raise _err(op, f"{op.op} from {x.dtype} to {y.dtype} is not supported (float32 and int8 only)")
+    out = b.names[op.outputs[0]]
+    b.nodes.append(helper.make_node(internal, [b.value(op.inputs[0], NHWC)], [out], name=b.fresh(op.name),
+                                    domain=DOMAIN, **attrs))
+    b.value_infos.append(helper.make_tensor_value_info(out, helper.np_dtype_to_tensor_dtype(np.dtype(y.dtype)),
+                                                       list(y.shape)))
+    b.values[op.outputs[0]] = {NHWC: out}
+
+
 def _pads_before(x: tuple[int, ...], y: tuple[int, ...], kh: int, kw: int, sh: int, sw: int, dh: int, dw: int,
                  padding: int) -> list[int]:
     """[top, left]: TFLite's SAME pads the smaller half before (the odd pixel goes after)."""
@@ -136,4 +164,4 @@ def _pads_before(x: tuple[int, ...], y: tuple[int, ...], kh: int, kw: int, sh: i
             max((y[2] - 1) * sw + (kw - 1) * dw + 1 - x[2], 0) // 2]
 
 
-__all__ = ["DOMAIN", "INT8_OPS", "AotcError", "is_quantized", "lower_int8"]
+__all__ = ["DOMAIN", "INT8_OPS", "AotcError", "is_quantized", "lower_int8", "lower_quantize"]

@@ -23,7 +23,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from aot.errors import AotcError
-from aot.frontend.tflite.int8 import DOMAIN, is_quantized, lower_int8
+from aot.frontend.tflite.int8 import DOMAIN, is_quantized, lower_int8, lower_quantize
 from aot.frontend.tflite.reader import TflModel, TflOp, TflTensor
 
 OPSET = 17
@@ -474,13 +474,7 @@ def _strided_slice(b: OnnxBuilder, op: TflOp) -> None:
 
 
 def _quantize(b: OnnxBuilder, op: TflOp) -> None:
-    x, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0])
-    if x.dtype == "float32" and y.quant is not None:
-        q = y.quant
-        _finish(b, op, "QuantizeLinear", [b.value(op.inputs[0]), b.const(np.float32(q.scale[0]), "scale"),
-                                          b.const(q.zero_point[:1].astype(y.dtype).reshape(()), "zero")], NHWC)
-        return
-    raise _err(op, f"QUANTIZE from {x.dtype} to {y.dtype} (a requantisation) is not supported yet")
+    lower_quantize(b, op)
 
 
 def _dequantize(b: OnnxBuilder, op: TflOp) -> None:
@@ -488,11 +482,7 @@ def _dequantize(b: OnnxBuilder, op: TflOp) -> None:
     if x.data is not None and x.dtype == "float16":  # float16 weights: the constant, widened
         b.values[op.outputs[0]] = {NHWC: b.const(x.data.astype(np.float32), b.names[op.outputs[0]])}
         return
-    if x.quant is None or x.quant.per_channel:
-        raise _err(op, f"DEQUANTIZE of {x.dtype} without per-tensor parameters is not supported")
-    q = x.quant
-    _finish(b, op, "DequantizeLinear", [b.value(op.inputs[0]), b.const(np.float32(q.scale[0]), "scale"),
-                                        b.const(q.zero_point[:1].astype(x.dtype).reshape(()), "zero")], NHWC)
+    lower_quantize(b, op)
 
 
 _OPS = {
