@@ -5,8 +5,8 @@ GEMM core's panel layout (aot/kernels/gemm.py pack_b), transposed so the product
 and H * R^T, and the two biases are summed into one vector the input projection adds. Weights
 known only at run time are packed by the kernel into its scratch. The scratch (the projection
 of every step, the gates, the states) is the planner's, sized by `_layout`: where the memory
-spare at the node's step cannot hold every step's projection, each step projects its own input
-just before it (one product per step instead of one in all; the arena stays at the bound).
+spare at the node's step cannot hold every step's projection, W and R are stacked instead and each
+step is one product [x_t | H] * [W^T; R^T] (the arena stays at the bound, and as fast).
 """
 
 from __future__ import annotations
@@ -43,19 +43,29 @@ class Layout:
 
     offsets: dict[str, int]
     floats: int
-    step_proj: bool  # each step's projection before the step (batch rows), not all at once (seq * batch)
+    # no projection ahead: each step's one product [x_t | H] * [W^T; R^T] (batch rows, not seq * batch)
+    step_proj: bool
+
+
+def _weights_const(node: Node, graph: Graph) -> bool:
+    return _is_const(node, graph, 1) and _is_const(node, graph, 2)
 
 
 def _layout(node: Node, graph: Graph, step_proj: bool) -> Layout:
     a = node.attrs
-    hid, gh = a["hidden"], a["gates"] * a["hidden"]
+    hid, gh, n_in, batch = a["hidden"], a["gates"] * a["hidden"], a["input"], a["batch"]
     gru = a["cell"] == "GRU"
-    sizes = {
-        "proj": (1 if step_proj else a["seq"]) * a["batch"] * gh, "gates": a["batch"] * gh, "h": a["batch"] * hid,
-        "c": a["batch"] * hid if a["cell"] == "LSTM" else 0, "rh": a["batch"] * hid if gru else 0,
-        "w": 0 if _is_const(node, graph, 1) else packed_size(a["input"], gh),
-        "r": 0 if _is_const(node, graph, 2) else packed_size(hid, 2 * hid if gru else gh),
-        "r_h": packed_size(hid, hid) if gru and not _is_const(node, graph, 2) else 0,
+    r_runtime = not _is_const(node, graph, 2)
+    if step_proj:  # W and R stacked (packed at run time unless both are constants); H beside x_t
+        w = 0 if _weights_const(node, graph) else packed_size(n_in + hid, gh)
+        sizes = {"proj": 0, "xh": batch * (n_in + hid), "h": 0, "w": w, "r": 0}
+    else:
+        sizes = {"proj": a["seq"] * batch * gh, "xh": 0, "h": batch * hid,
+                 "w": 0 if _is_const(node, graph, 1) else packed_size(n_in, gh),
+                 "r": packed_size(hid, 2 * hid if gru else gh) if r_runtime else 0}
+    sizes |= {
+        "gates": batch * gh, "c": batch * hid if a["cell"] == "LSTM" else 0, "rh": batch * hid if gru else 0,
+        "r_h": packed_size(hid, hid) if gru and r_runtime else 0,
         "bias": 0 if _is_const(node, graph, 3) else gh,
         "rb_h": hid if gru and not _is_const(node, graph, 3) else 0,
     }
@@ -84,27 +94,34 @@ def _fit_whole(node: Node, graph: Graph, budget: int) -> KernelChoice | None:
 
 
 def _fit_step(node: Node, graph: Graph, budget: int) -> KernelChoice:
-    """Each step's projection just before it: scratch for one step (the gates and the states)."""
+    """No projection ahead, W and R stacked: scratch for one step ([x_t | H], the gates, the states)."""
     layout = _layout(node, graph, step_proj=True)
     return KernelChoice("aotc_rnn_f32", layout.floats * 4, layout, GEMM_ASSUMES)
 
 
-def _direction_weights(ctx: NodeContext, d: int) -> dict[str, str]:
-    """aotc_rnn_weights of direction d: compile-time packed arrays where the inputs are constants."""
+def _direction_weights(ctx: NodeContext, d: int, step_proj: bool) -> dict[str, str]:
+    """aotc_rnn_weights of direction d: compile-time packed arrays where the inputs are constants
+    (step_proj: W and R stacked into one, when both are)."""
     a = ctx.attrs
     hid, gh, gru = a["hidden"], a["gates"] * a["hidden"], a["cell"] == "GRU"
     out = {"w": "NULL", "r": "NULL", "r_h": "NULL", "bias": "NULL", "rb_h": "NULL"}
     w, r, b = (ctx.const(_input(ctx.node, k)) if _input(ctx.node, k) else None for k in (1, 2, 3))
-    if w is not None:
+    cols = 2 * hid if gru else gh  # R's columns in the main product (GRU: z and r)
+    rd = np.asarray(r[d], np.float32) if r is not None else None
+    if step_proj and w is not None and rd is not None:
+        r_t = np.zeros((hid, gh), np.float32)
+        r_t[:, :cols] = rd[:cols].T
+        stacked = np.vstack([np.asarray(w[d], np.float32).T, r_t])
+        out["w"] = ctx.const_array(f"wr{d}_packed", pack_b(stacked),
+                                   comment=f"[W[{d}]^T; R[{d}]^T] ({a['input'] + hid} x {gh}), packed")
+    elif not step_proj and w is not None:
         out["w"] = ctx.const_array(f"w{d}_packed", pack_b(np.asarray(w[d], np.float32).T),
                                    comment=f"W[{d}]^T ({a['input']} x {gh}), packed")
-    if r is not None:
-        rd = np.asarray(r[d], np.float32)
-        cols = 2 * hid if gru else gh
+    if rd is not None and not step_proj:
         out["r"] = ctx.const_array(f"r{d}_packed", pack_b(rd[:cols].T), comment=f"R[{d}]^T ({hid} x {cols}), packed")
-        if gru:
-            out["r_h"] = ctx.const_array(f"rh{d}_packed", pack_b(rd[2 * hid:].T),
-                                         comment=f"Rh[{d}]^T ({hid} x {hid}), packed")
+    if rd is not None and gru:
+        out["r_h"] = ctx.const_array(f"rh{d}_packed", pack_b(rd[2 * hid:].T),
+                                     comment=f"Rh[{d}]^T ({hid} x {hid}), packed")
     if b is not None:
         wb, rb = (np.asarray(v, np.float32) for v in (b[d, :gh], b[d, gh:]))
         bias = wb + rb
@@ -127,26 +144,34 @@ def _emit(ctx: NodeContext) -> None:
     layout: Layout = ctx.choice.detail
     hid, gh, gru = a["hidden"], a["gates"] * a["hidden"], a["cell"] == "GRU"
     dirs = a["directions"]
-    weights = [_direction_weights(ctx, d) for d in range(dirs)]
+    step = layout.step_proj
+    weights = [_direction_weights(ctx, d, step) for d in range(dirs)]
     weights += [dict.fromkeys(weights[0], "NULL")] * (2 - dirs)
     acts = [*a["activations"], []][:2]
-    rec_cols = 2 * hid if gru else gh
-    step_rs = a["input"] if a["layout"] == 0 else a["seq"] * a["input"]  # X's step between batch entries
+    n_in, lbr = a["input"], a["linear_before_reset"]
+    if step:  # one product a step: [x_t | H] (rows input + hidden apart) by [W^T; R^T], + bias
+        rec = sgemm_fields(a["batch"], gh, n_in + hid, (n_in + hid, 1), BLayout.packed(n_in + hid), gh, (0, 1),
+                           beta=1.0)
+    else:
+        rec = sgemm_fields(a["batch"], 2 * hid if gru else gh, hid, (hid, 1), BLayout.packed(hid), gh)
+    # GRU's h gate: H Rh^T + Rbh (linear_before_reset; into rh when step) or (r * H) Rh^T, added to
+    # the gates' projection already there when step
+    rec_h_in = (0, 1) if lbr else ((gh, 1) if step else (0, 0))
+    rec_h = sgemm_fields(a["batch"], hid if gru else 0, hid, (n_in + hid if step and lbr else hid, 1),
+                         BLayout.packed(hid), hid if step and lbr else gh, rec_h_in, beta=1.0)
     fields = {
         "cell": f"AOTC_CELL_{a['cell']}", "gates": str(a["gates"]), "seq": str(a["seq"]), "batch": str(a["batch"]),
-        "input": str(a["input"]), "hidden": str(hid), "directions": str(dirs), "reverse": str(a["reverse"]),
+        "input": str(n_in), "hidden": str(hid), "directions": str(dirs), "reverse": str(a["reverse"]),
         "layout": str(a["layout"]), "clip": c_float(a["clip"]),
-        "linear_before_reset": str(a["linear_before_reset"]), "input_forget": str(a["input_forget"]),
+        "linear_before_reset": str(lbr), "input_forget": str(a["input_forget"]),
         "act": "{" + ", ".join(_activation_init(f) for f in acts) + "}",
         "weights": "{" + ", ".join(struct_init(w) for w in weights) + "}",
-        "step_proj": str(int(layout.step_proj)),
-        "proj": struct_init(sgemm_fields(a["batch"] if layout.step_proj else a["seq"] * a["batch"], gh, a["input"],
-                                         (step_rs if layout.step_proj else a["input"], 1),
-                                         BLayout.packed(a["input"]), gh, (0, 1), beta=1.0)),
-        "rec": struct_init(sgemm_fields(a["batch"], rec_cols, hid, (hid, 1), BLayout.packed(hid), gh)),
-        "rec_h": struct_init(sgemm_fields(a["batch"], hid if gru else 0, hid, (hid, 1), BLayout.packed(hid), gh,
-                                          (0, 1), beta=1.0)),
-        **{f"off_{k}": str(v) for k, v in layout.offsets.items()},
+        "step_proj": str(int(step)),
+        "proj": struct_init(sgemm_fields(a["seq"] * a["batch"], gh, n_in, (n_in, 1), BLayout.packed(n_in), gh,
+                                         (0, 1), beta=1.0)),
+        "rec": struct_init(rec), "rec_h": struct_init(rec_h),
+        **{f"off_{k}": str(layout.offsets[k]) for k in
+           ("proj", "xh", "gates", "h", "c", "rh", "w", "r", "r_h", "bias", "rb_h")},
     }
     direction = "bidirectional" if dirs == 2 else ("reverse" if a["reverse"] else "forward")
     p = ctx.params("aotc_rnn_params", fields,
@@ -154,13 +179,15 @@ def _emit(ctx: NodeContext) -> None:
                            f"hidden {hid}, layout {a['layout']}")
     ins = [_input(node, k) for k in range(8)]
     runtime = [ins[k] if ins[k] and ctx.const(ins[k]) is None else "" for k in (1, 2, 3)]
+    if step and (runtime[0] or runtime[1]):  # the kernel stacks W and R: it reads both
+        runtime[:2] = ins[1:3]
     outs = [*ctx.outputs, "", "", ""][:3]
     ctx.comment(f"ONNX node '{node.name}' ({a['cell']}): a loop over {a['seq']} steps")
     ctx.call("aotc_rnn_f32", p, ctx.ptr(ins[0]), *(ctx.ptr(n) for n in runtime), ctx.ptr(ins[4]),
              ctx.ptr(ins[5]), ctx.ptr(ins[6]), ctx.ptr(ins[7]), *(ctx.ptr(o) for o in outs), ctx.scratch("float"))
 
 
-# the same kernel, with the whole projection when the memory allows, else a step's at a time
+# the same kernel: the whole projection ahead when the memory allows, else W and R stacked, one product a step
 WHOLE = Candidate("aotc_rnn_f32", _fit_whole)
 STEP = Candidate("aotc_rnn_f32", _fit_step)
 

@@ -2,8 +2,9 @@
  * as one loop over the sequence on the GEMM core (aotc_gemm.h).
  *
  * Per direction: one product projects every step's input at once (X * W^T + bias, into
- * `work`; or, with little memory, each step's before it), then each step does the recurrent
- * product H * R^T for the whole batch and the gates elementwise. W and R arrive packed for the GEMM core (the compiler packs constant
+ * `work`), then each step does the recurrent product H * R^T for the whole batch and the gates
+ * elementwise. With little memory (step_proj) there is no projection ahead: each step's one
+ * product [x_t | H] * [W^T; R^T] gives its whole pre-activation. W and R arrive packed for the GEMM core (the compiler packs constant
  * weights once; weights computed at run time are packed into `work` by the kernel). */
 #ifndef AOTC_RECURRENT_H
 #define AOTC_RECURRENT_H
@@ -37,7 +38,8 @@ typedef struct {
 /* One direction's weights. A NULL packed pointer means the weight is a run-time input: the
  * kernel packs it into work (at the offsets below) before the direction runs. */
 typedef struct {
-    const float *w;    /* W^T, input x gates*hidden, packed (aotc_gemm.h), or NULL */
+    const float *w;    /* W^T, input x gates*hidden, packed (aotc_gemm.h); step_proj: [W^T; R^T] (GRU: R's
+                        * h rows as zero), (input+hidden) x gates*hidden; or NULL */
     const float *r;    /* R^T, hidden x gates*hidden (GRU: z and r columns only), packed, or NULL */
     const float *r_h;  /* GRU: Rh^T, hidden x hidden, packed, or NULL */
     const float *bias; /* gates*hidden added to the projection (Wb + Rb; GRU with
@@ -61,14 +63,16 @@ typedef struct {
     int32_t input_forget;        /* LSTM: forget gate = 1 - input gate */
     aotc_rnn_activation act[2][3]; /* per direction: LSTM f, g, h; GRU f, g; RNN f */
     aotc_rnn_weights weights[2];
-    int32_t step_proj;       /* 0: every step's projection at once (seq*batch rows of work); 1: each step's
-                              * own before the step (batch rows of work: the planner had no room) */
-    aotc_sgemm_params proj;  /* step_proj 0: seq*batch x input by input x gates*hidden, + bias (row broadcast);
-                              * 1: one step's batch rows (a_rs: the step between batch entries of X) */
-    aotc_sgemm_params rec;   /* batch x hidden by hidden x gates*hidden (GRU: 2*hidden) */
-    aotc_sgemm_params rec_h; /* GRU: batch x hidden by hidden x hidden */
+    int32_t step_proj;       /* 0: every step's projection at once (seq*batch rows of work) before the loop;
+                              * 1: none: each step's one product [x_t | H] * [W^T; R^T] (+ bias) gives the
+                              * whole pre-activation (batch rows of work: the planner had no room) */
+    aotc_sgemm_params proj;  /* step_proj 0: seq*batch x input by input x gates*hidden, + bias (row broadcast) */
+    aotc_sgemm_params rec;   /* step_proj 0: batch x hidden by hidden x gates*hidden (GRU: 2*hidden);
+                              * 1: batch x (input+hidden) by (input+hidden) x gates*hidden, + bias */
+    aotc_sgemm_params rec_h; /* GRU: batch x hidden by hidden x hidden: (r * H) Rh^T, or with
+                              * linear_before_reset H Rh^T + Rbh */
     /* work layout, in floats from work */
-    int32_t off_proj, off_gates, off_h, off_c, off_rh, off_w, off_r, off_r_h, off_bias, off_rb_h;
+    int32_t off_proj, off_xh, off_gates, off_h, off_c, off_rh, off_w, off_r, off_r_h, off_bias, off_rb_h;
 } aotc_rnn_params;
 
 /* Inputs as ONNX names them (NULL when omitted or when the compiler packed them: w, r, b);

@@ -66,46 +66,52 @@ static void activate(const aotc_rnn_activation *a, float clip, float *x, int32_t
     }
 }
 
-/* m (n x k, row-major: one row per gate unit) transposed and packed as aotc_gemm.h's packed B. */
-static void pack_transposed(const float *m, int32_t n, int32_t k, float *dst) {
-    const int32_t panels = (n + AOTC_GEMM_PANEL - 1) / AOTC_GEMM_PANEL;
+/* [w | r] (n rows, one per gate unit: k_w columns of w, then k_r of r; r's rows from r_rows on
+ * read as zero) transposed and packed as aotc_gemm.h's packed B of k_w + k_r rows. r NULL: w alone. */
+static void pack_transposed(const float *w, int32_t k_w, const float *r, int32_t k_r, int32_t r_rows, int32_t n,
+                            float *dst) {
+    const int32_t panels = (n + AOTC_GEMM_PANEL - 1) / AOTC_GEMM_PANEL, k = k_w + (r ? k_r : 0);
     int32_t q, p, jj;
     for (q = 0; q < panels; ++q) {
         for (p = 0; p < k; ++p) {
             float *row = dst + ((ptrdiff_t)q * k + p) * AOTC_GEMM_PANEL;
             for (jj = 0; jj < AOTC_GEMM_PANEL; ++jj) {
                 const int32_t j = q * AOTC_GEMM_PANEL + jj;
-                row[jj] = j < n ? m[(ptrdiff_t)j * k + p] : 0.0f;
+                float v = 0.0f;
+                if (j < n && p < k_w) v = w[(ptrdiff_t)j * k_w + p];
+                else if (j < n && j < r_rows) v = r[(ptrdiff_t)j * k_r + (p - k_w)];
+                row[jj] = v;
             }
         }
     }
 }
 
-/* One direction's weights as the loop reads them: the compiler's, or run-time ones packed into work. */
+/* One direction's weights as the loop reads them: the compiler's, or run-time ones packed into work.
+ * With step_proj the input and recurrent weights are one stacked matrix [W^T; R^T] in `w`. */
 static aotc_rnn_weights direction_weights(const aotc_rnn_params *p, int32_t d, const float *w, const float *r,
                                           const float *b, float *work) {
     aotc_rnn_weights out = p->weights[d];
-    const int32_t hid = p->hidden, gh = p->gates * hid;
-    const int32_t rec_cols = p->cell == AOTC_CELL_GRU ? 2 * hid : gh;
+    const int32_t hid = p->hidden, gh = p->gates * hid, gru = p->cell == AOTC_CELL_GRU;
+    const int32_t rec_cols = gru ? 2 * hid : gh;
+    const float *wd = w ? w + (ptrdiff_t)d * gh * p->input : NULL, *rd = r ? r + (ptrdiff_t)d * gh * hid : NULL;
     if (out.w == NULL) {
-        pack_transposed(w + (ptrdiff_t)d * gh * p->input, gh, p->input, work + p->off_w);
+        pack_transposed(wd, p->input, p->step_proj ? rd : NULL, hid, rec_cols, gh, work + p->off_w);
         out.w = work + p->off_w;
     }
-    if (out.r == NULL) {
-        const float *rd = r + (ptrdiff_t)d * gh * hid;
-        pack_transposed(rd, rec_cols, hid, work + p->off_r);
+    if (out.r == NULL && !p->step_proj) {
+        pack_transposed(rd, hid, NULL, 0, 0, rec_cols, work + p->off_r);
         out.r = work + p->off_r;
-        if (p->cell == AOTC_CELL_GRU) {
-            pack_transposed(rd + (ptrdiff_t)2 * hid * hid, hid, hid, work + p->off_r_h);
-            out.r_h = work + p->off_r_h;
-        }
+    }
+    if (gru && out.r_h == NULL) {
+        pack_transposed(rd + (ptrdiff_t)2 * hid * hid, hid, NULL, 0, 0, hid, work + p->off_r_h);
+        out.r_h = work + p->off_r_h;
     }
     if (b != NULL) {
         const float *wb = b + (ptrdiff_t)d * 2 * gh, *rb = wb + gh;
         float *bias = work + p->off_bias;
         int32_t j;
         for (j = 0; j < gh; ++j) bias[j] = wb[j] + rb[j];
-        if (p->cell == AOTC_CELL_GRU && p->linear_before_reset) {
+        if (gru && p->linear_before_reset) {
             float *rb_h = work + p->off_rb_h;
             for (j = 0; j < hid; ++j) {
                 bias[2 * hid + j] = wb[2 * hid + j];
@@ -132,38 +138,12 @@ static ptrdiff_t x_row(const aotc_rnn_params *p, int32_t t, int32_t b) {
     return p->layout == 0 ? (ptrdiff_t)t * p->batch + b : (ptrdiff_t)b * p->seq + t;
 }
 
-/* The row of the projection that holds step t of batch entry b. */
-static ptrdiff_t proj_row(const aotc_rnn_params *p, int32_t t, int32_t b) {
-    return p->step_proj ? b : x_row(p, t, b);
-}
-
 static int32_t steps_of(const aotc_rnn_params *p, const int32_t *seq_lens, int32_t b) {
     int32_t n = seq_lens ? seq_lens[b] : p->seq;
     return n < 0 ? 0 : (n > p->seq ? p->seq : n);
 }
 
-/* step_proj: the projection of step s alone, one row per batch entry. Every entry is at the same
- * time index unless a backward direction has sequence_lens: then each row is its own product. */
-static void project_step(const aotc_rnn_params *p, const aotc_rnn_weights *wt, const float *x,
-                         const int32_t *seq_lens, int32_t backward, int32_t s, float *proj) {
-    const int32_t gh = p->gates * p->hidden;
-    int32_t b;
-    if (!backward || seq_lens == NULL) {
-        const int32_t t = backward ? p->seq - 1 - s : s;
-        aotc_sgemm_f32(&p->proj, x + x_row(p, t, 0) * p->input, wt->w, wt->bias, proj, NULL);
-        return;
-    }
-    for (b = 0; b < p->batch; ++b) {
-        const int32_t len = steps_of(p, seq_lens, b);
-        aotc_sgemm_params one = p->proj;
-        if (s >= len) continue;
-        one.m = 1;
-        aotc_sgemm_f32(&one, x + x_row(p, len - 1 - s, b) * p->input, wt->w, wt->bias, proj + (ptrdiff_t)b * gh,
-                       NULL);
-    }
-}
-
-/* LSTM, gates i, o, f, c: g holds the recurrent product plus the projection x of this step. */
+/* LSTM, gates i, o, f, c: g holds this step's whole pre-activation (projection and recurrent product). */
 static void lstm_cell(const aotc_rnn_params *p, const aotc_rnn_activation *act, const float *peep, float *g,
                       float *h, float *c) {
     const int32_t n = p->hidden;
@@ -192,71 +172,95 @@ static void lstm_cell(const aotc_rnn_params *p, const aotc_rnn_activation *act, 
     for (j = 0; j < n; ++j) h[j] = go[j] * gc[j];
 }
 
+/* The state H lives in `work`: its own batch x hidden block, or (step_proj) the right part of the
+ * rows [x_t | H] that the step's one product [x_t | H] * [W^T; R^T] reads. */
 static void run_direction(const aotc_rnn_params *p, int32_t d, const aotc_rnn_weights *wt, const float *x,
                           const int32_t *seq_lens, const float *initial_h, const float *initial_c, const float *peep,
                           float *y, float *y_h, float *y_c, float *work) {
-    const int32_t hid = p->hidden, gh = p->gates * hid, batch = p->batch;
+    const int32_t hid = p->hidden, gh = p->gates * hid, batch = p->batch, in = p->input;
     const int32_t backward = p->directions == 2 ? d == 1 : p->reverse;
+    const int32_t fused = p->step_proj, hs = fused ? in + hid : hid; /* step between batch entries of H */
     const aotc_rnn_activation *act = p->act[d];
-    float *proj = work + p->off_proj, *gates = work + p->off_gates, *h = work + p->off_h, *c = work + p->off_c;
+    float *proj = work + p->off_proj, *gates = work + p->off_gates, *c = work + p->off_c;
+    float *xh = work + p->off_xh, *h = fused ? xh + in : work + p->off_h, *rh = work + p->off_rh;
     const float *pd = peep ? peep + (ptrdiff_t)d * 3 * hid : NULL;
     int32_t b, s, t, j, longest = 0;
 
-    if (!p->step_proj) aotc_sgemm_f32(&p->proj, x, wt->w, wt->bias, proj, NULL);
+    if (!fused) aotc_sgemm_f32(&p->proj, x, wt->w, wt->bias, proj, NULL);
     for (b = 0; b < batch; ++b) {
         const int32_t len = steps_of(p, seq_lens, b);
         if (len > longest) longest = len;
-        if (initial_h) memcpy(h + (ptrdiff_t)b * hid, initial_h + state_at(p, d, b), (size_t)hid * sizeof(float));
-        else memset(h + (ptrdiff_t)b * hid, 0, (size_t)hid * sizeof(float));
+        if (fused) memset(xh + (ptrdiff_t)b * hs, 0, (size_t)in * sizeof(float));
+        if (initial_h) memcpy(h + (ptrdiff_t)b * hs, initial_h + state_at(p, d, b), (size_t)hid * sizeof(float));
+        else memset(h + (ptrdiff_t)b * hs, 0, (size_t)hid * sizeof(float));
         if (p->cell == AOTC_CELL_LSTM) {
             if (initial_c) memcpy(c + (ptrdiff_t)b * hid, initial_c + state_at(p, d, b), (size_t)hid * sizeof(float));
             else memset(c + (ptrdiff_t)b * hid, 0, (size_t)hid * sizeof(float));
         }
     }
     for (s = 0; s < longest; ++s) {
-        if (p->step_proj) project_step(p, wt, x, seq_lens, backward, s, proj);
-        aotc_sgemm_f32(&p->rec, h, wt->r, NULL, gates, NULL);
+        if (fused) { /* each entry's x_t beside its H: one product gives the whole pre-activation */
+            for (b = 0; b < batch; ++b) {
+                const int32_t len = steps_of(p, seq_lens, b);
+                if (s >= len) continue;
+                t = backward ? len - 1 - s : s;
+                memcpy(xh + (ptrdiff_t)b * hs, x + x_row(p, t, b) * in, (size_t)in * sizeof(float));
+            }
+            aotc_sgemm_f32(&p->rec, xh, wt->w, wt->bias, gates, NULL);
+        } else {
+            aotc_sgemm_f32(&p->rec, h, wt->r, NULL, gates, NULL);
+        }
         if (p->cell == AOTC_CELL_GRU) {
-            float *rh = work + p->off_rh;
+            const int32_t lbr = p->linear_before_reset;
             for (b = 0; b < batch; ++b) { /* z and r, then the reset state r * H for the h gate's product */
                 const int32_t len = steps_of(p, seq_lens, b);
                 float *g = gates + (ptrdiff_t)b * gh;
                 if (s >= len) {
-                    memset(rh + (ptrdiff_t)b * hid, 0, (size_t)hid * sizeof(float));
+                    if (!lbr) memset(rh + (ptrdiff_t)b * hid, 0, (size_t)hid * sizeof(float));
                     continue;
                 }
                 t = backward ? len - 1 - s : s;
-                {
-                    const float *xr = proj + proj_row(p, t, b) * gh;
+                if (!fused) {
+                    const float *xr = proj + x_row(p, t, b) * gh;
                     for (j = 0; j < 2 * hid; ++j) g[j] += xr[j];
                 }
                 activate(&act[0], p->clip, g, 2 * hid);
-                for (j = 0; j < hid; ++j) rh[(ptrdiff_t)b * hid + j] = g[hid + j] * h[(ptrdiff_t)b * hid + j];
+                if (!lbr) {
+                    for (j = 0; j < hid; ++j) rh[(ptrdiff_t)b * hid + j] = g[hid + j] * h[(ptrdiff_t)b * hs + j];
+                }
             }
-            aotc_sgemm_f32(&p->rec_h, p->linear_before_reset ? h : rh, wt->r_h, wt->rb_h, gates + 2 * hid, NULL);
+            /* the h gate's recurrent product: (r * H) Rh^T added to the projection already in the gates
+             * (fused) or written there; with linear_before_reset H Rh^T + Rbh, into rh when fused */
+            aotc_sgemm_f32(&p->rec_h, lbr ? h : rh, wt->r_h, lbr ? wt->rb_h : (fused ? gates + 2 * hid : NULL),
+                           fused && lbr ? rh : gates + 2 * hid, NULL);
         }
         for (b = 0; b < batch; ++b) {
             const int32_t len = steps_of(p, seq_lens, b);
-            float *g = gates + (ptrdiff_t)b * gh, *hb = h + (ptrdiff_t)b * hid;
+            float *g = gates + (ptrdiff_t)b * gh, *hb = h + (ptrdiff_t)b * hs;
             const float *xr;
             if (s >= len) continue;
             t = backward ? len - 1 - s : s;
-            xr = proj + proj_row(p, t, b) * gh;
+            xr = fused ? NULL : proj + x_row(p, t, b) * gh;
             if (p->cell == AOTC_CELL_LSTM) {
-                for (j = 0; j < gh; ++j) g[j] += xr[j];
+                if (xr) {
+                    for (j = 0; j < gh; ++j) g[j] += xr[j];
+                }
                 lstm_cell(p, act, pd, g, hb, c + (ptrdiff_t)b * hid);
             } else if (p->cell == AOTC_CELL_GRU) {
                 float *gz = g, *gr = g + hid, *gn = g + 2 * hid;
-                const float *xn = xr + 2 * hid;
-                if (p->linear_before_reset) {
-                    for (j = 0; j < hid; ++j) gn[j] = xn[j] + gr[j] * gn[j];
-                } else {
-                    for (j = 0; j < hid; ++j) gn[j] += xn[j];
+                if (p->linear_before_reset) { /* gn: x Wh + Wbh (+ H Rh^T + Rbh unless fused: then in rh) */
+                    const float *hn = fused ? rh + (ptrdiff_t)b * hid : gn;
+                    const float *xn = fused ? gn : xr + 2 * hid;
+                    for (j = 0; j < hid; ++j) gn[j] = xn[j] + gr[j] * hn[j];
+                } else if (xr) {
+                    for (j = 0; j < hid; ++j) gn[j] += xr[2 * hid + j];
                 }
                 activate(&act[1], p->clip, gn, hid);
                 for (j = 0; j < hid; ++j) hb[j] = (1.0f - gz[j]) * gn[j] + gz[j] * hb[j];
             } else {
-                for (j = 0; j < hid; ++j) g[j] += xr[j];
+                if (xr) {
+                    for (j = 0; j < hid; ++j) g[j] += xr[j];
+                }
                 activate(&act[0], p->clip, g, hid);
                 memcpy(hb, g, (size_t)hid * sizeof(float));
             }
@@ -270,7 +274,7 @@ static void run_direction(const aotc_rnn_params *p, int32_t d, const aotc_rnn_we
         }
         /* an empty sequence has no last step: its Y_h and Y_c are zero (as onnxruntime has them) */
         if (y_h && len == 0) memset(y_h + state_at(p, d, b), 0, (size_t)hid * sizeof(float));
-        else if (y_h) memcpy(y_h + state_at(p, d, b), h + (ptrdiff_t)b * hid, (size_t)hid * sizeof(float));
+        else if (y_h) memcpy(y_h + state_at(p, d, b), h + (ptrdiff_t)b * hs, (size_t)hid * sizeof(float));
         if (y_c && len == 0) memset(y_c + state_at(p, d, b), 0, (size_t)hid * sizeof(float));
         else if (y_c) memcpy(y_c + state_at(p, d, b), c + (ptrdiff_t)b * hid, (size_t)hid * sizeof(float));
     }
