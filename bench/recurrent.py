@@ -58,14 +58,17 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("work", nargs="?", default="/tmp/aotc_bench_recurrent")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--unrolled", type=Path, help="kws_lstm_unrolled.onnx from examples/export_recurrent.py")
     args = ap.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     print("| model | mode | compile s | bundle us | onnxruntime us | ratio | max err / scale | arena B | "
           "tensors bound B | arena / tensors |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name in MODELS:
-        model = REPO / "tests" / "models" / f"{name}.onnx"
+    models = [REPO / "tests" / "models" / f"{name}.onnx" for name in MODELS]
+    models += [args.unrolled] if args.unrolled else []
+    for model in models:
+        name = model.stem
         for mode, extra in (("default", []), ("scratch-floor 1M", ["--scratch-floor", str(1 << 20)])):
             out = work / f"{name}_{mode.split()[0]}"
             seconds = compile_seconds(model, out, extra)

@@ -13,6 +13,9 @@ writes, into the given directory:
 - kws_gru_dynamo.onnx: the GRU model through the dynamo exporter, when it works here (it needs
   onnxscript; it is skipped with a message otherwise).
 
+With --unrolled, also kws_lstm_unrolled.onnx: the LSTM spotter written out step by step in plain
+ops (not committed; bench/recurrent.py compares its compile time with the LSTM node's).
+
 Weights are seeded random: the files test the compiler, not a trained model. Opset 14 (the dynamo
 exporter writes 18).
 """
@@ -65,6 +68,25 @@ class LstmStep(nn.Module):
         return self.head(out[:, -1]), h_next, c_next
 
 
+class UnrolledLstm(nn.Module):
+    """The LSTM spotter as a Python loop over LSTMCell: the exporter writes every step out in plain ops
+    (MatMul, Add, Sigmoid, Tanh, Mul, ...), the form users had before aotc compiled LSTM."""
+
+    def __init__(self, spotter: Spotter):
+        super().__init__()
+        lstm = spotter.rnn
+        self.cell = nn.LSTMCell(MFCC, HIDDEN)
+        self.cell.weight_ih, self.cell.weight_hh = lstm.weight_ih_l0, lstm.weight_hh_l0
+        self.cell.bias_ih, self.cell.bias_hh = lstm.bias_ih_l0, lstm.bias_hh_l0
+        self.head = spotter.head
+
+    def forward(self, mfcc: torch.Tensor) -> torch.Tensor:
+        h = c = torch.zeros(1, HIDDEN)
+        for t in range(FRAMES):
+            h, c = self.cell(mfcc[:, t], (h, c))
+        return self.head(h)
+
+
 def export(module: nn.Module, args: tuple, path: Path, inputs: list[str], outputs: list[str],
            dynamo: bool = False) -> None:
     module.eval()
@@ -77,7 +99,7 @@ def export(module: nn.Module, args: tuple, path: Path, inputs: list[str], output
     print(f"wrote {path} ({path.stat().st_size} bytes)")
 
 
-def main(out: Path) -> None:
+def main(out: Path, unrolled: bool = False) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for k, cell in enumerate(("gru", "lstm")):
         torch.manual_seed(15 + k)
@@ -90,6 +112,8 @@ def main(out: Path) -> None:
         else:
             export(LstmStep(spotter), (frame, h, h.clone()), out / "kws_lstm_stream.onnx", ["frame", "h", "c"],
                    ["logits", "h_next", "c_next"])
+        if cell == "lstm" and unrolled:
+            export(UnrolledLstm(spotter), (mfcc,), out / "kws_lstm_unrolled.onnx", ["mfcc"], ["logits"])
         if cell == "gru":
             try:
                 export(spotter, (mfcc,), out / "kws_gru_dynamo.onnx", ["mfcc"], ["logits"], dynamo=True)
@@ -98,4 +122,5 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1] if len(sys.argv) > 1 else "tests/models"))
+    args = [a for a in sys.argv[1:] if a != "--unrolled"]
+    main(Path(args[0] if args else "tests/models"), unrolled="--unrolled" in sys.argv)
