@@ -92,8 +92,17 @@ def residual() -> keras.Model:
     return keras.Model(x, L.Softmax()(L.Dense(10)(e)))
 
 
+def moves() -> keras.Model:
+    """Data movement between int8 convs: PAD, CONCATENATION, STRIDED_SLICE, RESHAPE."""
+    x = keras.Input((10, 10, 4), batch_size=1)
+    a = L.Conv2D(8, 3, padding="valid", activation="relu")(L.ZeroPadding2D(1)(x))
+    b = L.Concatenate(axis=-1)([a, L.Conv2D(8, 1, activation="relu")(x)])
+    c = L.Lambda(lambda t: t[:, 1:9:2, :, :])(L.Conv2D(8, 3, padding="same")(b))
+    return keras.Model(x, L.Dense(5)(L.Reshape((4 * 10 * 8,))(c)))
+
+
 FLOAT_IO = ("keyword",)  # also written int8 inside with float inputs and outputs
-MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "residual": residual}
+MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "residual": residual, "moves": moves}
 
 
 def representative(model: keras.Model):

@@ -23,7 +23,7 @@ from aot.errors import AotcError
 HERE = Path(__file__).resolve().parent
 MODELS = HERE / "models" / "tflite"
 AOTC = [sys.executable, "-m", "aot.cli"]
-FLOAT = ["sine", "keyword", "person", "ops", "residual"]
+FLOAT = ["sine", "keyword", "person", "ops", "residual", "moves"]
 
 
 def _require_litert() -> None:
@@ -87,10 +87,12 @@ def test_float_model_matches_litert_reference(tmp_path, name):
 
 
 # Transposes left in the compiled float graphs. The host's float conv and pool kernels are NCHW, so a
-# multi-channel NHWC input is transposed once (ops: 12 x 12 x 3); a one-channel input or a 1 x 1 map
-# is a view. The int8 graphs are NHWC throughout: none.
+# multi-channel NHWC input is transposed once (ops: 12 x 12 x 3), and so is a map flattened in NHWC
+# order (moves: 4 x 10 x 8 before RESHAPE); a one-channel input or a 1 x 1 map is a view. The int8
+# graphs are NHWC throughout: none.
 TRANSPOSES = {"sine_float": 0, "keyword_float": 0, "person_float": 0, "ops_float": 1, "residual_float": 1,
-              "sine_int8": 0, "keyword_int8": 0, "person_int8": 0, "residual_int8": 0}
+              "moves_float": 2, "sine_int8": 0, "keyword_int8": 0, "person_int8": 0, "residual_int8": 0,
+              "moves_int8": 0}
 
 
 @pytest.mark.parametrize("name", sorted(TRANSPOSES))
@@ -180,7 +182,7 @@ def test_int8_fixed_point_matches_litert_op_by_op(tmp_path, name):
 
 
 # int8 inside; int8 inputs and outputs, but for *_float_io (QUANTIZE and DEQUANTIZE at the edges)
-INT8 = ["sine_int8", "keyword_int8", "person_int8", "residual_int8", "keyword_int8_float_io"]
+INT8 = ["sine_int8", "keyword_int8", "person_int8", "residual_int8", "keyword_int8_float_io", "moves_int8"]
 
 
 @pytest.mark.parametrize("name", INT8)

@@ -136,6 +136,9 @@ def to_onnx(model: TflModel) -> onnx.ModelProto:
             continue
         b.values[i] = {NHWC: b.names[i]}
     for op in model.ops:
+        if is_quantized(b, op) and op.op in _MOVES and _moves_values_unchanged(b, op):
+            _OPS[op.op](b, op)  # int8 data movement: the same ONNX ops, on int8 tensors
+            continue
         if is_quantized(b, op) and op.op not in ("QUANTIZE", "DEQUANTIZE"):
             lower_int8(b, op)
             continue
@@ -187,6 +190,24 @@ def _err(op: TflOp, message: str) -> AotcError:
 
 def _value_info(t: TflTensor, name: str) -> onnx.ValueInfoProto:
     return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(t.dtype)), list(t.shape))
+
+
+# ops that only move data: on int8 tensors they are the float lowering, when no value changes its
+# quantisation (else they would requantise, which is refused by lower_int8)
+_MOVES = ("RESHAPE", "SQUEEZE", "EXPAND_DIMS", "CONCATENATION", "STRIDED_SLICE", "PAD", "PADV2")
+
+
+def _moves_values_unchanged(b: OnnxBuilder, op: TflOp) -> bool:
+    y = b.tensor(op.outputs[0])
+    data = op.inputs if op.op == "CONCATENATION" else op.inputs[:1]
+    if op.op == "CONCATENATION" and op.options.fusedActivationFunction != _ACT_NONE:
+        return False
+    for i in data:
+        x = b.tensor(i)
+        if x.dtype != y.dtype or x.quant is None or y.quant is None or x.quant.per_channel \
+                or x.quant.scale[0] != y.quant.scale[0] or x.quant.zero_point[0] != y.quant.zero_point[0]:
+            return False
+    return True
 
 
 def _check_op(b: OnnxBuilder, op: TflOp) -> None:
@@ -431,8 +452,11 @@ def _pad(b: OnnxBuilder, op: TflOp) -> None:
     if layout == NCHW:
         pads = pads[list(TO_NCHW)]
     inputs = [b.value(op.inputs[0], layout), b.const(np.concatenate([pads[:, 0], pads[:, 1]]), "pads")]
+    x = b.tensor(op.inputs[0])
     if op.op == "PADV2" and len(op.inputs) > 2:
         inputs.append(b.value(op.inputs[2]))
+    elif x.quant is not None and x.dtype != "float32":  # a quantized tensor pads with its zero point (real 0)
+        inputs.append(b.const(np.array(x.quant.zero_point[0], x.dtype), "pad_value"))
     _finish(b, op, "Pad", inputs, layout, mode="constant")
 
 
