@@ -24,7 +24,7 @@ from onnx import helper, numpy_helper
 
 from aot.errors import AotcError
 from aot.frontend.tflite.int8 import DOMAIN, is_quantized, lower_int8, lower_quantize
-from aot.frontend.tflite.reader import TflModel, TflOp, TflTensor
+from aot.frontend.tflite.reader import OpName, TflModel, TflOp, TflTensor
 
 OPSET = 17
 QUANT_KEY = "aotc.io_quantization"  # metadata_props: {tensor: {scale, zero_point}} of quantized inputs/outputs
@@ -146,8 +146,8 @@ def to_onnx(model: TflModel) -> onnx.ModelProto:
         fn = _OPS.get(op.op)
         if fn is None:
             if op.op.startswith("CUSTOM:"):
-                raise AotcError(f"custom op '{op.op[7:]}' is not supported", node=_Named(op))
-            raise AotcError(f"TFLite op {op.op} is not supported", node=_Named(op))
+                raise AotcError(f"custom op '{op.op[7:]}' is not supported", node=OpName(op))
+            raise AotcError(f"TFLite op {op.op} is not supported", node=OpName(op))
         fn(b, op)
     outputs = []
     for o in model.outputs:
@@ -174,18 +174,8 @@ def to_onnx(model: TflModel) -> onnx.ModelProto:
     return onnx_model
 
 
-class _Named:
-    """A TFLite op as the node an AotcError names."""
-
-    def __init__(self, op: TflOp):
-        self.name, self.op_type = op.name, op.op
-
-    def describe(self) -> str:
-        return f"node '{self.name}' ({self.op_type})"
-
-
 def _err(op: TflOp, message: str) -> AotcError:
-    return AotcError(message, node=_Named(op))
+    return AotcError(message, node=OpName(op))
 
 
 def _value_info(t: TflTensor, name: str) -> onnx.ValueInfoProto:

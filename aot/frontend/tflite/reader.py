@@ -55,7 +55,17 @@ class TflOp:
 
     @property
     def name(self) -> str:
-        return f"{self.op}_{self.index}"
+        return f"{self.op.split(':')[-1]}_{self.index}"
+
+
+class OpName:
+    """A TFLite op as the node an AotcError names: node 'CONV_2D_3' (CONV_2D)."""
+
+    def __init__(self, op: TflOp):
+        self.name, self.op_type = op.name, op.op.split(":")[0]
+
+    def describe(self) -> str:
+        return f"node '{self.name}' ({self.op_type})"
 
 
 @dataclass
@@ -91,12 +101,16 @@ def read_tflite(path: str | Path) -> TflModel:
     names = {v: k for k, v in vars(sch.BuiltinOperator).items() if not k.startswith("_")}
     codes = [_op_name(c, names) for c in (model.operatorCodes or [])]
     sg = model.subgraphs[0]
-    tensors = [_tensor(k, t, model.buffers or [], buf, path) for k, t in enumerate(sg.tensors or [])]
     ops = []
     for k, op in enumerate(sg.operators or []):
         name = codes[op.opcodeIndex]
         ops.append(TflOp(k, name, [int(i) for i in (op.inputs if op.inputs is not None else [])],
                          [int(i) for i in (op.outputs if op.outputs is not None else [])], op.builtinOptions))
+    custom = next((o for o in ops if o.op.startswith("CUSTOM:")), None)
+    if custom is not None:  # before the tensors, whose types (e.g. TFLM signal's uint32) may be the custom op's
+        library = " (TFLM signal library)" if custom.op[7:].startswith("Signal") else ""
+        raise AotcError(f"custom op '{custom.op[7:]}'{library} is not supported", node=OpName(custom))
+    tensors = [_tensor(k, t, model.buffers or [], buf, path) for k, t in enumerate(sg.tensors or [])]
     used_subgraphs = [o for o in ops if o.op in ("WHILE", "IF", "CALL_ONCE")]
     if used_subgraphs:
         o = used_subgraphs[0]
