@@ -1,5 +1,6 @@
 """Reduce* ops against onnxruntime: any axes (contiguous or not, negative), keepdims, reduce-all,
-noop_with_empty_axes, axes as attribute (before opset 18; 13 for ReduceSum) and as input."""
+noop_with_empty_axes, axes as attribute (before opset 18; 13 for ReduceSum), as a constant input and as an
+input computed at run time that the declared output shape pins."""
 
 from __future__ import annotations
 
@@ -97,6 +98,26 @@ CASES += [
 ]
 
 
+
+
+def runtime_axes_case(tag: str, op: str, shape: tuple, axes: list[int], keepdims: int) -> Case:
+    """Axes as an input of the model (issue 16): compiled from the declared output shape, which pins them."""
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    x = np.abs(x) + 0.1 if op in POSITIVE else x
+    case = op_case(f"{op[6:].lower()}_{tag}", op, {"x": x, "axes": np.array(axes, np.int64)},
+                   attrs={"keepdims": keepdims}, opset=input_opset(op))
+    out = np.sum(x, axis=tuple(axes), keepdims=bool(keepdims)).shape
+    dims = case.model.graph.output[0].type.tensor_type.shape.dim
+    for n in out:
+        dims.add().dim_value = n
+    return case
+
+
+for op in OPS:
+    CASES += [runtime_axes_case("runtime_axes_keep", op, (2, 3, 4), [2, 1], 1),
+              runtime_axes_case("runtime_axes_nokeep", op, (2, 3, 5), [-1], 0)]
+
+
 @pytest.fixture(scope="module")
 def built():
     return shared_build(CASES)
@@ -120,6 +141,17 @@ def test_refuses_axes_computed_at_run_time():
     axes = helper.make_tensor_value_info("axes", 7, [1])
     model = _model("ReduceSum", [x, axes], [], {}, 13)
     with pytest.raises(AotcError, match="ReduceSum axes .* must be a constant"):
+        compile_model(model, Options(name="m"))
+
+
+def test_refuses_run_time_axes_the_shapes_do_not_pin():
+    """[2, 3, 3] -> [2, 3] reduces axis 1 or axis 2: the shapes cannot say which."""
+    x = helper.make_tensor_value_info("x", 1, [2, 3, 3])
+    axes = helper.make_tensor_value_info("axes", 7, [1])
+    model = _model("ReduceSum", [x, axes], [], {"keepdims": 0}, 13)
+    for n in (2, 3):
+        model.graph.output[0].type.tensor_type.shape.dim.add().dim_value = n
+    with pytest.raises(AotcError, match="do not pin them: make input 1 a constant"):
         compile_model(model, Options(name="m"))
 
 

@@ -443,6 +443,8 @@ def reduce(node: Node, graph: Graph, opset: int) -> list[Node] | None:
     no axes means all of them, unless noop_with_empty_axes makes the node an Identity."""
     rank = len(_shape(graph, node.inputs[0]))
     axes_from_input = opset >= 18 or (node.op == "ReduceSum" and opset >= 13)
+    if axes_from_input and len(node.inputs) > 1 and node.inputs[1] and graph.const(node.inputs[1]) is None:
+        return _reduce_runtime_axes(node, graph)
     if axes_from_input:
         v = _const(graph, node, 1, f"{node.op} axes")
         axes = v.tolist() if v is not None else []
@@ -454,6 +456,45 @@ def reduce(node: Node, graph: Graph, opset: int) -> list[Node] | None:
         axes = list(range(rank))
     node.attrs = {"axes": sorted({_axis(int(a), rank, node) for a in axes}),
                   "keepdims": int(node.attrs.get("keepdims", 1))}
+    _data_only(node)
+    return None
+
+
+# reductions that leave a single element as it is: over size-1 axes they are the identity
+_IDENTITY_ON_ONE = ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd")
+
+
+def _reduce_runtime_axes(node: Node, graph: Graph) -> list[Node] | None:
+    """Reduce axes given at run time (issue 16): the static input and the declared output shape pin them,
+    so they are compiled from the shapes and the run-time value is not read. Where the shapes leave a choice
+    (e.g. [3, 3] -> [3]), refused with a line saying the axes input must be a constant."""
+    x, y = _shape(graph, node.inputs[0]), _shape(graph, node.outputs[0])
+    keepdims = int(node.attrs.get("keepdims", 1))
+    zeros_shape = tuple(1 if k == 0 else n for k, n in enumerate(x)) if keepdims else tuple(x[1:])
+    if y == zeros_shape:
+        # An output shape the model does not declare was inferred by running the node on zeros (load.py):
+        # axes [0], which says nothing of the run-time axes. A declared shape that is the same is refused too.
+        raise AotcError(f"{node.op} axes (input 1) must be a constant (computed at run time, they are taken from "
+                        f"the declared output shape, and {list(y)} cannot be told from a guess)", node=node)
+    unpinned = AotcError(f"{node.op} axes (input 1) are computed at run time and the shapes {list(x)} -> "
+                         f"{list(y)} do not pin them: make input 1 a constant", node=node)
+    if keepdims:
+        if len(x) != len(y) or any(o not in (1, i) for i, o in zip(x, y, strict=True)):
+            raise unpinned
+        axes = [k for k, (i, o) in enumerate(zip(x, y, strict=True)) if o == 1 and i != 1]
+        if not axes and node.op not in _IDENTITY_ON_ONE and any(n == 1 for n in x):
+            raise unpinned  # nothing reduced, or only size-1 axes: f(x) or x
+    else:
+        import itertools
+
+        fits = [set(a) for r in range(len(x) + 1) for a in itertools.combinations(range(len(x)), r)
+                if [n for k, n in enumerate(x) if k not in a] == list(y)]
+        if len(fits) != 1:
+            raise unpinned
+        axes = sorted(fits[0])
+    if not axes:
+        return [Node("Identity", node.name, node.inputs[:1], node.outputs, origin=node.sources())]
+    node.attrs = {"axes": axes, "keepdims": keepdims}
     _data_only(node)
     return None
 

@@ -26,6 +26,15 @@ def _nelem(shape: tuple[int, ...] | list[int]) -> int:
     return int(np.prod(shape, dtype=np.int64))
 
 
+def check_shaped_by_values(node: Node, graph: Graph) -> str | None:
+    """Expand, Tile, OneHot and Range: an output shape set by input values computed at run time is the
+    declared one, or one load.py inferred by running the node on zeros, which gives an empty output (or
+    fails): refused, never compiled with a guessed shape."""
+    if graph.tensors[node.outputs[0]].size == 0:
+        return "its output would be empty: give the shape-setting inputs as constants or declare the output's shape"
+    return check_sizes(node, graph)
+
+
 def _broadcast_strides(shape: tuple[int, ...], out: tuple[int, ...]) -> list[int]:
     """Element strides of `shape` read as broadcast to `out` (numpy rules): 0 where it repeats."""
     shape = (1,) * (len(out) - len(shape)) + tuple(shape)
@@ -102,7 +111,7 @@ def _emit_tile(ctx: NodeContext) -> None:
 
 
 def _check_expand(node: Node, graph: Graph) -> str | None:
-    reason = check_sizes(node, graph)
+    reason = check_shaped_by_values(node, graph)
     if reason:
         return reason
     x, y = graph.tensors[node.inputs[0]].shape, graph.tensors[node.outputs[0]].shape
@@ -113,7 +122,7 @@ def _check_expand(node: Node, graph: Graph) -> str | None:
 
 
 def _check_tile(node: Node, graph: Graph) -> str | None:
-    reason = check_sizes(node, graph)
+    reason = check_shaped_by_values(node, graph)
     if reason:
         return reason
     x, y = graph.tensors[node.inputs[0]].shape, graph.tensors[node.outputs[0]].shape
@@ -278,7 +287,7 @@ def _check_one_hot(node: Node, graph: Graph) -> str | None:
     out = graph.tensors[node.outputs[0]].shape
     if depth is not None and int(np.asarray(depth).reshape(-1)[0]) != out[_one_hot_axis(node, graph)]:
         return f"depth {int(np.asarray(depth).reshape(-1)[0])} does not match the output {list(out)}"
-    return check_sizes(node, graph)
+    return check_shaped_by_values(node, graph)
 
 
 def _emit_range(ctx: NodeContext) -> None:
@@ -294,7 +303,7 @@ def _check_range(node: Node, graph: Graph) -> str | None:
         start, limit, delta = (np.asarray(v).reshape(-1)[0] for v in values)
         if delta == 0 or n != max(int(np.ceil((limit - start) / delta)), 0):
             return f"start {start}, limit {limit} and delta {delta} do not give the output's {n} values"
-    return check_sizes(node, graph)
+    return check_shaped_by_values(node, graph)
 
 
 # --- SpaceToDepth and DepthToSpace: one transposing copy -------------------------------------------
