@@ -75,6 +75,18 @@ for direction in ["LEFT", "RIGHT"]:
                        {"a": _data((3, 4), "uint8", 0, 255), "b": _data((4,), "uint8", 0, 7)}, "uint8",
                        attrs={"direction": direction}))
 
+# signed BitShift (opset 28): arithmetic right shift, shifts below 0 or past the width; onnxruntime does not
+# run opset 28, so onnx's reference evaluator is the reference
+for dt in ["int8", "int16", "int32", "int64"]:
+    for direction in ["LEFT", "RIGHT"]:
+        width = np.iinfo(dt).bits
+        b = np.array([-1, 0, 1, 3, width - 1, width, width + 5], dt)
+        case = _case(f"bitshift_{direction.lower()}_{dt}", "BitShift", {"a": _data((3, 7), dt, -100, 100), "b": b},
+                     dt, attrs={"direction": direction}, opset=28)
+        case.model.ir_version = 13
+        case.expected = ReferenceEvaluator(case.model).run(None, case.feeds)
+        CASES.append(case)
+
 # Mod: fmod=0 (sign of the divisor) for integers, fmod=1 (sign of the dividend) for every dtype
 for dt in INT_DTYPES:
     for fmod in (0, 1):

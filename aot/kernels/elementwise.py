@@ -142,7 +142,7 @@ OPS: dict[str, HostOp] = {
     "BitwiseAnd": _binary("bitwise_and", INTS),
     "BitwiseOr": _binary("bitwise_or", INTS),
     "BitwiseXor": _binary("bitwise_xor", INTS),
-    "BitShift": _binary(lambda ctx: "shift_left" if ctx.attrs["direction"] == "LEFT" else "shift_right", ("uint8",)),
+    "BitShift": _binary(lambda ctx: "shift_left" if ctx.attrs["direction"] == "LEFT" else "shift_right", INTS),
     "Relu": _unary("relu"),
     "Sigmoid": _unary("sigmoid"),
     "Tanh": _unary("tanh"),

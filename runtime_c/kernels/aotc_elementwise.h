@@ -58,8 +58,8 @@ AOTC_DECLARE_BINARY(xor, b8, uint8_t, uint8_t)
 AOTC_DECLARE_INTS(AOTC_DECLARE_BINARY, bitwise_and)
 AOTC_DECLARE_INTS(AOTC_DECLARE_BINARY, bitwise_or)
 AOTC_DECLARE_INTS(AOTC_DECLARE_BINARY, bitwise_xor)
-AOTC_DECLARE_BINARY(shift_left, u8, uint8_t, uint8_t)
-AOTC_DECLARE_BINARY(shift_right, u8, uint8_t, uint8_t)
+AOTC_DECLARE_INTS(AOTC_DECLARE_BINARY, shift_left)
+AOTC_DECLARE_INTS(AOTC_DECLARE_BINARY, shift_right) /* signed: arithmetic */
 
 /* y[i] = f(x[i]) for i < n. */
 AOTC_DECLARE_UNARY(relu, f32, float, float)
