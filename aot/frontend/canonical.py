@@ -19,6 +19,7 @@ import numpy as np
 from aot.errors import AotcError
 from aot.frontend import canonical_quant
 from aot.frontend.canonical_recurrent import recurrent
+from aot.frontend.einsum import einsum
 from aot.ir import Graph, Node, Tensor
 from aot.unsupported import UnsupportedNodes
 
@@ -671,6 +672,7 @@ RULES: dict[str, Rule] = {
     "Softmax": softmax,
     "LogSoftmax": softmax,
     "Hardmax": softmax,
+    "Einsum": einsum,
     "LayerNormalization": layer_norm,
     "RMSNormalization": layer_norm,
     "Gelu": gelu,
