@@ -32,6 +32,7 @@ FRONTEND = {
     "Upsample": "rewritten as Resize",
     "Sum": "rewritten as a chain of Add",
     "CastLike": "rewritten as Cast",
+    "Einsum": "lowered to Transpose, Reshape, ReduceSum and MatMul (1 or 2 operands, no diagonals)",
 }
 
 
