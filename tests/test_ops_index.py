@@ -227,6 +227,31 @@ CASES.append(_case("isinf_positive", "IsInf", {"x": np.array([1, np.inf, -np.inf
 CASES.append(_case("isinf_negative", "IsInf", {"x": np.array([1, np.inf, -np.inf, np.nan], np.float32)}, "bool",
                    attrs={"detect_positive": 0}))
 
+# ScatterElements (axes, negative indices, int32 indices, the reductions) and ScatterND (slices, reductions)
+for axis in (0, 1, -1):
+    for reduction in ("none", "add", "mul", "max", "min"):
+        data = _data((4, 4, 4), "float32")
+        shape = [4, 4, 4]
+        shape[axis] = 3
+        # 'none' with repeated indices depends on the order of writes: each position once along the axis
+        idx = RNG.integers(-4, 4, size=shape) if reduction != "none" else \
+            np.moveaxis(np.stack([RNG.permutation(4)[:3] for _ in range(16)]).reshape(4, 4, 3), -1, axis) - 1
+        CASES.append(_case(f"scatter_elements_a{axis}_{reduction}", "ScatterElements",
+                           {"data": data, "indices": idx.astype(np.int64), "updates": _data(tuple(shape), "float32")},
+                           "float32", attrs={"axis": axis, "reduction": reduction}, opset=18))
+CASES.append(_case("scatter_elements_int32_idx_int64_data", "ScatterElements",
+                   {"data": _data((3, 5), "int64"), "indices": np.array([[4, 0, 2]], np.int32),
+                    "updates": _data((1, 3), "int64")}, "int64", attrs={"axis": 1}, opset=13))
+for reduction in ("none", "add", "mul", "max", "min"):
+    CASES.append(_case(f"scatter_nd_rows_{reduction}", "ScatterND",
+                       {"data": _data((4, 3, 2), "float32"),
+                        "indices": np.array([[2], [0]] if reduction == "none" else [[2], [0], [2]], np.int64),
+                        "updates": _data((2 if reduction == "none" else 3, 3, 2), "float32")}, "float32",
+                       attrs={"reduction": reduction}, opset=18))
+CASES.append(_case("scatter_nd_elements", "ScatterND",
+                   {"data": _data((4, 3), "int32"), "indices": np.array([[[3, 1], [0, -1]]], np.int64),
+                    "updates": _data((1, 2), "int32")}, "int32", opset=13))
+
 def _mask_model() -> onnx.ModelProto:
     """A causal mask as transformers build it: Range-free positions from a constant, Trilu, Equal,
     Where, ArgMax of the scores and CumSum of the positions, in one graph."""

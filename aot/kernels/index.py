@@ -1,6 +1,6 @@
 """Index arithmetic ops (issue 15's transformer masks and positions, issue 16's breadth): Where, Expand,
-Tile, ArgMax/ArgMin, Hardmax, Trilu, CumSum/CumProd, GatherElements, EyeLike, OneHot, Range,
-SpaceToDepth and DepthToSpace (kernels in runtime_c/kernels/index.c).
+Tile, ArgMax/ArgMin, Hardmax, Trilu, CumSum/CumProd, GatherElements, ScatterElements/ScatterND, EyeLike,
+OneHot, Range, SpaceToDepth and DepthToSpace (kernels in runtime_c/kernels/index.c).
 
 Expand, Tile, SpaceToDepth and DepthToSpace only move bytes, so they become one strided copy each
 (aotc_strided_copy of the shape family), with stride 0 where the input repeats. Their shape/repeats
@@ -346,6 +346,74 @@ def _check_depth_space(node: Node, graph: Graph) -> str | None:
     return check_sizes(node, graph)
 
 
+# --- ScatterElements and ScatterND ----------------------------------------------------------------
+
+SCATTER_REDUCTIONS = {"none": "AOTC_SCATTER_NONE", "add": "AOTC_SCATTER_ADD", "mul": "AOTC_SCATTER_MUL",
+                      "max": "AOTC_SCATTER_MAX", "min": "AOTC_SCATTER_MIN"}
+
+
+def _scatter_reduction(node: Node) -> str:
+    r = node.attrs.get("reduction", "none")
+    return r.decode() if isinstance(r, bytes) else r
+
+
+def _emit_scatter_elements(ctx: NodeContext) -> None:
+    data, indices, updates = ctx.inputs[:3]
+    y = ctx.outputs[0]
+    shape = ctx.shape(data)
+    axis = int(ctx.attrs.get("axis", 0)) % len(shape)
+    p = ctx.params("aotc_gather_elements_params", {
+        "rank": str(len(shape)), "elem_size": str(ctx.tensor(data).itemsize), "axis": str(axis),
+        "axis_dim": c_int(shape[axis]), "shape": c_ints(ctx.shape(indices)),
+        "data_strides": c_ints(contiguous_strides(shape)),
+    }, comment=f"{ctx.node.op} axis {axis}: {list(shape)} with indices {list(ctx.shape(indices))}")
+    kernel = "aotc_scatter_elements_i64" if ctx.dtype(indices) == "int64" else "aotc_scatter_elements_i32"
+    ctx.call(kernel, p, SCATTER_REDUCTIONS[_scatter_reduction(ctx.node)], f"{ctx.tensor(data).nbytes}u",
+             ctx.ptr(data), ctx.ptr(indices), ctx.ptr(updates), ctx.ptr(y))
+
+
+def _emit_scatter_nd(ctx: NodeContext) -> None:
+    data, indices, updates = ctx.inputs[:3]
+    y = ctx.outputs[0]
+    shape, ishape = ctx.shape(data), ctx.shape(indices)
+    k = ishape[-1]
+    strides = contiguous_strides(shape)
+    p = ctx.params("aotc_scatter_nd_params", {
+        "n": c_int(_nelem(ishape[:-1])), "k": str(k), "elem_size": str(ctx.tensor(data).itemsize),
+        "slice_elems": c_int(_nelem(shape[k:])), "dims": c_ints(list(shape[:k]) or [1]),
+        "strides": c_ints(strides[:k] or [1]),
+    }, comment=f"ScatterND: {list(shape)} with indices {list(ishape)}")
+    ctx.call("aotc_scatter_nd", p, SCATTER_REDUCTIONS[_scatter_reduction(ctx.node)], f"{ctx.tensor(data).nbytes}u",
+             ctx.ptr(data), ctx.ptr(indices), ctx.ptr(updates), ctx.ptr(y))
+
+
+def _check_scatter(node: Node, graph: Graph) -> str | None:
+    reason = check_sizes(node, graph)
+    if reason:
+        return reason
+    data, indices, updates = (graph.tensors[i] for i in node.inputs[:3])
+    reduction = _scatter_reduction(node)
+    if reduction not in SCATTER_REDUCTIONS:
+        return f"reduction '{reduction}' is not one of {', '.join(SCATTER_REDUCTIONS)}"
+    if reduction != "none" and data.dtype != "float32":
+        return f"reduction '{reduction}' on {data.dtype} is not supported (float32)"
+    if updates.dtype != data.dtype:
+        return f"updates of dtype {updates.dtype} for data of dtype {data.dtype}"
+    if node.op == "ScatterND":
+        if indices.dtype != "int64" or not indices.shape or not 0 < indices.shape[-1] <= len(data.shape):
+            return f"indices {indices.dtype}{list(indices.shape)} do not index data {list(data.shape)}"
+        if updates.shape != indices.shape[:-1] + data.shape[indices.shape[-1]:]:
+            return f"updates {list(updates.shape)} do not match indices {list(indices.shape)}"
+        return None
+    if indices.dtype not in ("int64", "int32"):
+        return f"indices of dtype {indices.dtype} are not supported (int64, int32)"
+    if len(indices.shape) != len(data.shape) or updates.shape != indices.shape or not data.shape:
+        return f"indices {list(indices.shape)} and updates {list(updates.shape)} must have the rank of data"
+    if not -len(data.shape) <= int(node.attrs.get("axis", 0)) < len(data.shape):
+        return f"axis {node.attrs.get('axis', 0)} is out of range for rank {len(data.shape)}"
+    return None
+
+
 OPS: dict[str, HostOp] = {
     "Where": HostOp(_emit_where, family="index", dtypes=("bool",), check=_check_where),
     "Expand": HostOp(_emit_expand, family="shape", dtypes=ANY_DTYPE, check=_check_expand),
@@ -362,5 +430,8 @@ OPS: dict[str, HostOp] = {
                     check=_check_range),
     "SpaceToDepth": HostOp(_emit_depth_space, family="shape", dtypes=ANY_DTYPE, check=_check_depth_space),
     "DepthToSpace": HostOp(_emit_depth_space, family="shape", dtypes=ANY_DTYPE, check=_check_depth_space),
+    "ScatterElements": HostOp(_emit_scatter_elements, family="index", dtypes=ANY_DTYPE, check=_check_scatter),
+    "Scatter": HostOp(_emit_scatter_elements, family="index", dtypes=ANY_DTYPE, check=_check_scatter),
+    "ScatterND": HostOp(_emit_scatter_nd, family="index", dtypes=ANY_DTYPE, check=_check_scatter),
     "GatherElements": HostOp(_emit_gather_elements, family="index", dtypes=ANY_DTYPE, check=_check_gather_elements),
 }

@@ -112,4 +112,32 @@ void aotc_gather_elements_i64(const aotc_gather_elements_params *p, const void *
 void aotc_gather_elements_i32(const aotc_gather_elements_params *p, const void *data, const int32_t *indices,
                               void *y);
 
+/* ONNX ScatterElements and ScatterND: y = data, then updates written at the indexed places, or
+ * combined with what is there (reduction add/mul/max/min: float32 only). An index out of range
+ * writes nothing. */
+typedef enum {
+    AOTC_SCATTER_NONE = 0, AOTC_SCATTER_ADD = 1, AOTC_SCATTER_MUL = 2, AOTC_SCATTER_MAX = 3, AOTC_SCATTER_MIN = 4
+} aotc_scatter_reduction;
+
+/* ScatterElements: shape is that of indices and updates; the rest as for GatherElements. */
+void aotc_scatter_elements_i64(const aotc_gather_elements_params *p, aotc_scatter_reduction reduction,
+                               size_t data_bytes, const void *data, const int64_t *indices, const void *updates,
+                               void *y);
+void aotc_scatter_elements_i32(const aotc_gather_elements_params *p, aotc_scatter_reduction reduction,
+                               size_t data_bytes, const void *data, const int32_t *indices, const void *updates,
+                               void *y);
+
+/* ScatterND: n index tuples of k coordinates each, each selecting a slice of slice_elems elements. */
+typedef struct {
+    int64_t n;
+    int32_t k;
+    int32_t elem_size;
+    int64_t slice_elems;
+    int64_t dims[AOTC_MAX_RANK];    /* data's first k dims */
+    int64_t strides[AOTC_MAX_RANK]; /* their strides in elements */
+} aotc_scatter_nd_params;
+
+void aotc_scatter_nd(const aotc_scatter_nd_params *p, aotc_scatter_reduction reduction, size_t data_bytes,
+                     const void *data, const int64_t *indices, const void *updates, void *y);
+
 #endif /* AOTC_INDEX_H */

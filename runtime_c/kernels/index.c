@@ -250,3 +250,77 @@ AOTC_RANGE(i64, int64_t, AOTC_WRAP_ADD64)
     }
 AOTC_GATHER_ELEMENTS(i64, int64_t)
 AOTC_GATHER_ELEMENTS(i32, int32_t)
+
+/* ---- ScatterElements and ScatterND ------------------------------------------------------ */
+/* One element of updates into y: copied, or combined as float32. */
+static void scatter_one(uint8_t *dst, const uint8_t *src, size_t size, aotc_scatter_reduction reduction) {
+    float a, b;
+    if (reduction == AOTC_SCATTER_NONE) {
+        memcpy(dst, src, size);
+        return;
+    }
+    memcpy(&a, dst, sizeof a);
+    memcpy(&b, src, sizeof b);
+    switch (reduction) {
+    case AOTC_SCATTER_ADD: a += b; break;
+    case AOTC_SCATTER_MUL: a *= b; break;
+    case AOTC_SCATTER_MAX: a = b > a ? b : a; break;
+    default: a = b < a ? b : a; break;
+    }
+    memcpy(dst, &a, sizeof a);
+}
+
+#define AOTC_SCATTER_ELEMENTS(SFX, TI)                                                                  \
+    void aotc_scatter_elements_##SFX(const aotc_gather_elements_params *p, aotc_scatter_reduction reduction, \
+                                     size_t data_bytes, const void *data, const TI *indices,            \
+                                     const void *updates, void *y) {                                    \
+        const uint8_t *src = (const uint8_t *)updates;                                                 \
+        uint8_t *out = (uint8_t *)y;                                                                   \
+        const size_t size = (size_t)p->elem_size;                                                      \
+        int32_t idx[AOTC_MAX_RANK] = {0};                                                              \
+        int64_t total = 1, i, base = 0;                                                                \
+        int32_t k;                                                                                     \
+        if (data != y) memmove(y, data, data_bytes);                                                   \
+        for (k = 0; k < p->rank; ++k) total *= p->shape[k];                                            \
+        for (i = 0; i < total; ++i) {                                                                  \
+            int64_t v = (int64_t)indices[i];                                                           \
+            if (v < 0) v += p->axis_dim;                                                               \
+            if (v >= 0 && v < p->axis_dim) {                                                           \
+                scatter_one(out + (base + v * p->data_strides[p->axis]) * (int64_t)size,               \
+                            src + i * (int64_t)size, size, reduction);                                 \
+            }                                                                                          \
+            for (k = p->rank - 1; k >= 0; --k) {                                                       \
+                if (k != p->axis) base += p->data_strides[k];                                          \
+                if (++idx[k] < p->shape[k]) break;                                                     \
+                if (k != p->axis) base -= p->data_strides[k] * p->shape[k];                            \
+                idx[k] = 0;                                                                            \
+            }                                                                                          \
+        }                                                                                              \
+    }
+AOTC_SCATTER_ELEMENTS(i64, int64_t)
+AOTC_SCATTER_ELEMENTS(i32, int32_t)
+
+void aotc_scatter_nd(const aotc_scatter_nd_params *p, aotc_scatter_reduction reduction, size_t data_bytes,
+                     const void *data, const int64_t *indices, const void *updates, void *y) {
+    const uint8_t *src = (const uint8_t *)updates;
+    uint8_t *out = (uint8_t *)y;
+    const size_t size = (size_t)p->elem_size;
+    int64_t i, e;
+    int32_t j;
+    if (data != y) memmove(y, data, data_bytes);
+    for (i = 0; i < p->n; ++i) {
+        int64_t offset = 0;
+        int inside = 1;
+        for (j = 0; j < p->k; ++j) {
+            int64_t v = indices[i * p->k + j];
+            if (v < 0) v += p->dims[j];
+            if (v < 0 || v >= p->dims[j]) inside = 0;
+            offset += v * p->strides[j];
+        }
+        if (!inside) continue;
+        for (e = 0; e < p->slice_elems; ++e) {
+            scatter_one(out + (offset + e) * (int64_t)size, src + (i * p->slice_elems + e) * (int64_t)size, size,
+                        reduction);
+        }
+    }
+}
