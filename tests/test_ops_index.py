@@ -252,6 +252,17 @@ CASES.append(_case("scatter_nd_elements", "ScatterND",
                    {"data": _data((4, 3), "int32"), "indices": np.array([[[3, 1], [0, -1]]], np.int64),
                     "updates": _data((1, 2), "int32")}, "int32", opset=13))
 
+# GatherND: whole slices, single elements, negative indices, batch_dims
+CASES.append(_case("gather_nd_slices", "GatherND", {"data": _data((4, 3, 2), "float32"),
+                                                    "indices": np.array([[[2], [-1]], [[0], [1]]], np.int64)},
+                   "float32", opset=13))
+CASES.append(_case("gather_nd_elements", "GatherND", {"data": _data((4, 3), "int64"),
+                                                      "indices": np.array([[3, 1], [0, -2]], np.int64)},
+                   "int64", opset=13))
+CASES.append(_case("gather_nd_batch_dims", "GatherND", {"data": _data((2, 4, 3), "float32"),
+                                                        "indices": np.array([[[1], [3]], [[0], [2]]], np.int64)},
+                   "float32", attrs={"batch_dims": 1}, opset=13))
+
 def _mask_model() -> onnx.ModelProto:
     """A causal mask as transformers build it: Range-free positions from a constant, Trilu, Equal,
     Where, ArgMax of the scores and CumSum of the positions, in one graph."""

@@ -1,5 +1,5 @@
 """Index arithmetic ops (issue 15's transformer masks and positions, issue 16's breadth): Where, Expand,
-Tile, ArgMax/ArgMin, Hardmax, Trilu, CumSum/CumProd, GatherElements, ScatterElements/ScatterND, EyeLike,
+Tile, ArgMax/ArgMin, Hardmax, Trilu, CumSum/CumProd, GatherElements, GatherND, ScatterElements/ScatterND, EyeLike,
 OneHot, Range, SpaceToDepth and DepthToSpace (kernels in runtime_c/kernels/index.c).
 
 Expand, Tile, SpaceToDepth and DepthToSpace only move bytes, so they become one strided copy each
@@ -414,6 +414,35 @@ def _check_scatter(node: Node, graph: Graph) -> str | None:
     return None
 
 
+# --- GatherND ----------------------------------------------------------------------------------
+
+def _emit_gather_nd(ctx: NodeContext) -> None:
+    data, indices = ctx.inputs[:2]
+    shape, ishape = ctx.shape(data), ctx.shape(indices)
+    b, k = int(ctx.attrs.get("batch_dims", 0)), ishape[-1]
+    strides = contiguous_strides(shape[b:])
+    p = ctx.params("aotc_gather_nd_params", {
+        "batch": c_int(_nelem(shape[:b])), "n": c_int(_nelem(ishape[b:-1])), "k": str(k),
+        "elem_size": str(ctx.tensor(data).itemsize), "slice_elems": c_int(_nelem(shape[b + k:])),
+        "batch_elems": c_int(_nelem(shape[b:])), "dims": c_ints(list(shape[b:b + k]) or [1]),
+        "strides": c_ints(strides[:k] or [1]),
+    }, comment=f"GatherND batch_dims {b}: {list(shape)} with indices {list(ishape)}")
+    ctx.call("aotc_gather_nd", p, ctx.ptr(data), ctx.ptr(indices), ctx.ptr(ctx.outputs[0]))
+
+
+def _check_gather_nd(node: Node, graph: Graph) -> str | None:
+    reason = check_sizes(node, graph)
+    if reason:
+        return reason
+    data, indices = graph.tensors[node.inputs[0]], graph.tensors[node.inputs[1]]
+    b = int(node.attrs.get("batch_dims", 0))
+    if indices.dtype != "int64" or len(indices.shape) < b + 1 or not 0 < indices.shape[-1] <= len(data.shape) - b:
+        return f"indices {indices.dtype}{list(indices.shape)} do not index data {list(data.shape)}"
+    if indices.shape[:b] != data.shape[:b]:
+        return f"batch dims of indices {list(indices.shape)} and data {list(data.shape)} differ"
+    return None
+
+
 OPS: dict[str, HostOp] = {
     "Where": HostOp(_emit_where, family="index", dtypes=("bool",), check=_check_where),
     "Expand": HostOp(_emit_expand, family="shape", dtypes=ANY_DTYPE, check=_check_expand),
@@ -433,5 +462,6 @@ OPS: dict[str, HostOp] = {
     "ScatterElements": HostOp(_emit_scatter_elements, family="index", dtypes=ANY_DTYPE, check=_check_scatter),
     "Scatter": HostOp(_emit_scatter_elements, family="index", dtypes=ANY_DTYPE, check=_check_scatter),
     "ScatterND": HostOp(_emit_scatter_nd, family="index", dtypes=ANY_DTYPE, check=_check_scatter),
+    "GatherND": HostOp(_emit_gather_nd, family="index", dtypes=ANY_DTYPE, check=_check_gather_nd),
     "GatherElements": HostOp(_emit_gather_elements, family="index", dtypes=ANY_DTYPE, check=_check_gather_elements),
 }

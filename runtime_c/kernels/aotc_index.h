@@ -140,4 +140,18 @@ typedef struct {
 void aotc_scatter_nd(const aotc_scatter_nd_params *p, aotc_scatter_reduction reduction, size_t data_bytes,
                      const void *data, const int64_t *indices, const void *updates, void *y);
 
+/* ONNX GatherND: for each of `batch` batches (batch_dims), n index tuples of k coordinates into the
+ * batch's data, each selecting a slice of slice_elems elements; out of range gives zeros. */
+typedef struct {
+    int64_t batch, n;
+    int32_t k;
+    int32_t elem_size;
+    int64_t slice_elems;
+    int64_t batch_elems;            /* data elements per batch */
+    int64_t dims[AOTC_MAX_RANK];    /* the k indexed dims */
+    int64_t strides[AOTC_MAX_RANK]; /* their strides in elements */
+} aotc_gather_nd_params;
+
+void aotc_gather_nd(const aotc_gather_nd_params *p, const void *data, const int64_t *indices, void *y);
+
 #endif /* AOTC_INDEX_H */

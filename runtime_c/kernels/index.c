@@ -324,3 +324,30 @@ void aotc_scatter_nd(const aotc_scatter_nd_params *p, aotc_scatter_reduction red
         }
     }
 }
+
+/* ---- GatherND ------------------------------------------------------------------------------ */
+void aotc_gather_nd(const aotc_gather_nd_params *p, const void *data, const int64_t *indices, void *y) {
+    const uint8_t *src = (const uint8_t *)data;
+    uint8_t *out = (uint8_t *)y;
+    const size_t size = (size_t)p->elem_size, slice = (size_t)p->slice_elems * size;
+    int64_t b, i;
+    int32_t j;
+    for (b = 0; b < p->batch; ++b) {
+        for (i = 0; i < p->n; ++i) {
+            const int64_t t = b * p->n + i;
+            int64_t offset = b * p->batch_elems;
+            int inside = 1;
+            for (j = 0; j < p->k; ++j) {
+                int64_t v = indices[t * p->k + j];
+                if (v < 0) v += p->dims[j];
+                if (v < 0 || v >= p->dims[j]) inside = 0;
+                offset += v * p->strides[j];
+            }
+            if (inside) {
+                memcpy(out + t * (int64_t)slice, src + offset * (int64_t)size, slice);
+            } else {
+                memset(out + t * (int64_t)slice, 0, slice);
+            }
+        }
+    }
+}
