@@ -31,6 +31,7 @@ FRONTEND = {
     "Dropout": "removed (inference); a mask that is read becomes a constant",
     "Upsample": "rewritten as Resize",
     "Sum": "rewritten as a chain of Add",
+    "Mean": "rewritten as a chain of Add and a Div",
     "CastLike": "rewritten as Cast",
     "Einsum": "lowered to Transpose, Reshape, ReduceSum and MatMul (1 or 2 operands, no diagonals)",
 }

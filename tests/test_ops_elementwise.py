@@ -64,6 +64,9 @@ CASES += [
     op_case("sum_one", "Sum", {"a": (2, 3)}),
     op_case("max_three_opset8", "Max", {"a": (2, 3), "b": (2, 3), "c": (2, 3)}, opset=8),
     op_case("min_two", "Min", {"a": (2, 3), "b": (1, 3)}),
+    op_case("mean_three", "Mean", {"a": (2, 3), "b": (3,), "c": (2, 1)}),
+    op_case("mean_two", "Mean", {"a": (4, 5), "b": (4, 5)}),
+    op_case("mean_one", "Mean", {"a": (2, 3)}),
 ]
 
 

@@ -300,6 +300,20 @@ def variadic(binary_op: str) -> Rule:
     return rule
 
 
+def mean(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """Mean of n inputs -> their Sum (a chain of broadcasting Adds) divided by n."""
+    ins = [i for i in node.inputs if i]
+    if len(ins) == 1:
+        return [Node("Identity", node.name, ins, node.outputs, origin=node.sources())]
+    y = graph.tensors[node.outputs[0]]
+    total, count = f"{y.name}__sum", f"{y.name}__count"
+    graph.tensors[total] = Tensor(total, y.shape, y.dtype)
+    graph.tensors[count] = Tensor(count, (), y.dtype, np.array(len(ins), dtype=y.dtype))
+    add = Node("Sum", f"{node.name}__sum", ins, [total], origin=node.sources())
+    adds = variadic("Add")(add, graph, opset) or [add]
+    return [*adds, Node("Div", node.name, [total, count], node.outputs, origin=node.sources())]
+
+
 def softmax(node: Node, graph: Graph, opset: int) -> None:
     """Both axis semantics as (outer, n, inner): reduce over n, for each outer and inner index."""
     shape = _shape(graph, node.inputs[0])
@@ -667,6 +681,7 @@ RULES: dict[str, Rule] = {
     "LRN": _defaults(alpha=1e-4, beta=0.75, bias=1.0),
     "InstanceNormalization": _defaults(epsilon=1e-5),
     "Sum": variadic("Add"),
+    "Mean": mean,
     "Max": variadic("Max"),
     "Min": variadic("Min"),
     "Softmax": softmax,
