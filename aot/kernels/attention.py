@@ -1,8 +1,9 @@
 """Host op Attention (ONNX opsets 23-25; kernel in runtime_c/kernels/attention.c).
 
 One kernel call does the whole op, a query row at a time: the row's scores live in one row of
-scratch, so the [S_q, S_kv] score matrix (and the masks, the repeated heads of grouped-query
-attention, the transposes of 3-D inputs) is never materialised. Everything shape-dependent (the
+scratch (beside one key/value head's keys, transposed), so the [S_q, S_kv] score matrix (and the
+masks, the repeated heads of grouped-query attention, the transposes of 3-D inputs) is never
+materialised. Everything shape-dependent (the
 strides that read 3-D [B, S, H * D] and 4-D [B, H, S, D] tensors alike, the mask's broadcast
 strides, the scale) is worked out here.
 """
@@ -99,7 +100,7 @@ def _check(node: Node, graph: Graph) -> str | None:
 
 def _scratch(node: Node, graph: Graph) -> int:
     g = _geometry(node, graph)
-    return 4 * (g["past_len"] + g["kv_len"])
+    return 4 * (1 + g["head_dim"]) * (g["past_len"] + g["kv_len"])  # a row of scores, a head's keys transposed
 
 
 def _emit(ctx: NodeContext) -> None:

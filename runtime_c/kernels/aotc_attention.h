@@ -30,7 +30,7 @@ typedef struct {
 
 /* present_key/value [B, kv_heads, past_len + kv_len, D] (NULL when not wanted, and then the keys
  * are read from past and K directly); nonpad_kv_len: int64 [B] valid keys per batch, or NULL;
- * scores: scratch of past_len + kv_len floats. */
+ * scores: scratch of (1 + head_dim) * (past_len + kv_len) floats. */
 void aotc_attention_f32(const aotc_attention_params *p, const float *q, const float *k, const float *v,
                         const void *mask, const float *past_key, const float *past_value,
                         const int64_t *nonpad_kv_len, float *y, float *present_key, float *present_value,
