@@ -152,6 +152,27 @@ CASES += [
 ]
 
 
+
+
+def runtime_sizes_case(tag: str, shape: tuple, sizes: list[int], axes: list[int] | None = None, **attrs) -> Case:
+    """sizes an input of the model (issue 16): taken from the declared output shape, the value not read."""
+    if axes is not None:
+        attrs["axes"] = axes
+    x = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
+    case = op_case(f"runtime_sizes_{tag}", "Resize", {"x": x, "sizes": np.array(sizes, np.int64)}, attrs=attrs,
+                   opset=18, input_order=["x", "", "", "sizes"])
+    out = list(shape)
+    for k, ax in enumerate(axes if axes is not None else range(len(shape))):
+        out[ax] = sizes[k]
+    for n in out:
+        case.model.graph.output[0].type.tensor_type.shape.dim.add().dim_value = n
+    return case
+
+
+CASES += [runtime_sizes_case("linear_up", (1, 2, 3, 4), [1, 2, 5, 7], mode="linear"),
+          runtime_sizes_case("nearest_down_axes", (1, 2, 6, 8), [4, 3], axes=[2, 3], mode="nearest")]
+
+
 @pytest.fixture(scope="module")
 def built():
     return shared_build(CASES)

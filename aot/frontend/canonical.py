@@ -518,6 +518,22 @@ def _round_half_away(v: np.float32) -> int:
     return int(np.floor(abs(float(v)) + 0.5)) * (1 if v >= 0 else -1)
 
 
+def _resize_sizes(node: Node, graph: Graph, scales: np.ndarray | None, y: tuple[int, ...]) -> np.ndarray | None:
+    """Resize's sizes: the constant, or, computed at run time with the default "stretch" policy and no
+    scales, the output shape's sizes on the resized axes (issue 16): they are the output shape, so the run-time
+    value is not read. An output shape the model does not declare was inferred on zero sizes (load.py): empty,
+    and the Resize kernels refuse it."""
+    inputs = node.inputs
+    runtime = len(inputs) > 3 and inputs[3] and graph.const(inputs[3]) is None
+    if not runtime:
+        return _const(graph, node, 3, "Resize sizes")
+    if (scales is not None and scales.size) or node.attrs.get("keep_aspect_ratio_policy", "stretch") != "stretch":
+        raise AotcError("Resize sizes (input 3) must be a constant (computed at run time, they are taken from "
+                        "the output shape only with keep_aspect_ratio_policy 'stretch')", node=node)
+    rank = len(y)
+    return np.array([y[_axis(int(ax), rank, node)] for ax in node.attrs.get("axes", range(rank))], np.int64)
+
+
 def resize(node: Node, graph: Graph, opset: int) -> None:
     """Upsample and every Resize version -> Resize with explicit per-axis float32 scales.
 
@@ -541,7 +557,7 @@ def resize(node: Node, graph: Graph, opset: int) -> None:
         cubic_a, exclude, extrap = -0.75, 0, 0.0
     else:
         scales_v = _const(graph, node, 2, "Resize scales")
-        sizes_v = _const(graph, node, 3, "Resize sizes")
+        sizes_v = _resize_sizes(node, graph, scales_v, y)
         scales = scales_v if scales_v is not None and scales_v.size else None
         if scales is None and (sizes_v is None or not sizes_v.size):
             raise AotcError("Resize needs scales or sizes", node=node)
