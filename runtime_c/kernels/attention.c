@@ -9,7 +9,7 @@
  * row by row, contiguous over the head's features. The copy is made once per key/value head and
  * serves every query row of the query heads that share it. */
 #include "aotc_attention.h"
-#include "fast_exp.h"
+#include "fast_math.h"
 
 #include <math.h>
 #include <stddef.h>

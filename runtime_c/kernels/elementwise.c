@@ -9,6 +9,7 @@
  * and narrowed, so overflow wraps as in onnxruntime instead of being undefined behaviour;
  * division and modulo by zero give 0 (onnxruntime traps), INT_MIN / -1 wraps. */
 #include "aotc_elementwise.h"
+#include "fast_math.h"
 
 #include <math.h>
 
@@ -172,7 +173,7 @@ AOTC_UNARY(isinf, f32, float, uint8_t, isinf(v) != 0)
 AOTC_UNARY(isinf_pos, f32, float, uint8_t, isinf(v) && v > 0.0f)
 AOTC_UNARY(isinf_neg, f32, float, uint8_t, isinf(v) && v < 0.0f)
 /* ONNX Gelu (opset 20): approximate "none" with erf, "tanh" with the tanh formula */
-AOTC_UNARY_F32(gelu, 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f)))
+AOTC_UNARY_F32(gelu, 0.5f * v * (1.0f + aotc_erf_poly(v * 0.70710678118654752440f))) /* GELU: erf in registers (fast_math.h) */
 AOTC_UNARY_F32(gelu_tanh, 0.5f * v * (1.0f + tanhf(0.79788456080286535588f * (v + 0.044715f * v * v * v))))
 
 /* every dtype: neg and abs wrap for the most negative integer, as onnxruntime's do */

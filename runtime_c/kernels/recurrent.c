@@ -1,32 +1,16 @@
 /* ONNX LSTM, GRU and RNN (aotc_recurrent.h): per direction, one GEMM for every step's input
  * projection, then a loop over the steps, each a recurrent GEMM over the batch and the gates. */
 #include "aotc_recurrent.h"
+#include "fast_math.h"
 
 #include <math.h>
 #include <string.h>
 
-/* e^v without a branch or a libm call, so the gate loops vectorise: v = n ln2 + r, |r| <= ln2 / 2,
- * e^r by its Taylor series to r^7 (relative error below 1e-7 on that range), times 2^n built in
- * the exponent bits. v is clamped to [-87.3, 88]: e^v stays a normal float. */
-static inline float exp_poly(float v) {
-    const float shifter = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
-    float n, r, p, scale;
-    int32_t bits;
-    v = v < -87.3f ? -87.3f : (v > 88.0f ? 88.0f : v);
-    n = (v * 1.44269504088896341f + shifter) - shifter;
-    r = v - n * 0.693145751953125f - n * 1.42860682030941723e-6f;
-    p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6.0f + r * (1.0f / 24.0f + r * (1.0f / 120.0f +
-                    r * (1.0f / 720.0f + r * (1.0f / 5040.0f)))))));
-    bits = ((int32_t)n + 127) << 23;
-    memcpy(&scale, &bits, sizeof scale);
-    return p * scale;
-}
-
-static inline float sigmoid_poly(float v) { return 1.0f / (1.0f + exp_poly(-v)); }
+static inline float sigmoid_poly(float v) { return 1.0f / (1.0f + aotc_exp_poly(-v)); }
 
 /* tanh from e^-2|v|; near 0, where 1 - e^-2|v| cancels, its series to v^5. */
 static inline float tanh_poly(float v) {
-    const float a = fabsf(v), e = exp_poly(-2.0f * a), v2 = v * v;
+    const float a = fabsf(v), e = aotc_exp_poly(-2.0f * a), v2 = v * v;
     const float t = (1.0f - e) / (1.0f + e);
     const float small = v * (1.0f + v2 * (-1.0f / 3.0f + v2 * (2.0f / 15.0f)));
     return a < 0.03f ? small : (v < 0.0f ? -t : t);
