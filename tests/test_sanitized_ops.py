@@ -39,9 +39,9 @@ def test_conv_and_gemm_kernels_under_sanitizers():
 
 
 def test_index_kernels_under_sanitizers():
-    """Where, GatherElements, Trilu and CumSum walk odometers and read run-time indices and axes; the integer
-    elementwise kernels must not overflow (issues 15, 16)."""
-    run_sanitized(["test_ops_index.py"])
+    """Where, Gather/Scatter*, Trilu and CumSum walk odometers and read run-time indices and axes, the losses
+    index by their targets; the integer elementwise kernels must not overflow (issues 15, 16)."""
+    run_sanitized(["test_ops_index.py", "test_ops_loss.py"])
 
 
 def test_attention_kernel_under_sanitizers():
