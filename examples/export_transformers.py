@@ -21,7 +21,10 @@ writes, into the given directory:
 - encoder2.onnx: nn.TransformerEncoder with two layers (batch_first, 32 features, 4 heads, 20 tokens),
   TorchScript exporter, opset 17;
 - convnext_block.onnx: a ConvNeXt block (7 x 7 depthwise conv, channels-last LayerNorm, GELU MLP,
-  layer scale, residual) on 1 x 32 x 16 x 16; dynamo, opset 23.
+  layer scale, residual) on 1 x 32 x 16 x 16; dynamo, opset 23;
+- mobilevit_block.onnx: a MobileViT block (local convs, 2 x 2 patches unfolded into sequences, a
+  transformer block with Attention, folded back, fused with the input) on 1 x 16 x 16 x 16; dynamo,
+  opset 23.
 
 Weights are seeded random: the files test the compiler, not a trained model.
 """
@@ -123,6 +126,29 @@ class ConvNeXtBlock(nn.Module):
         return x + y.permute(0, 3, 1, 2)
 
 
+class MobileViTBlock(nn.Module):
+    """Local 3 x 3 conv, 1 x 1 to the transformer width, 2 x 2 patches unfolded into sequences
+    (reshape and permute), a transformer block over each pixel position's patch sequence, folded
+    back, 1 x 1 back, concatenated with the input, a 3 x 3 fusion conv."""
+
+    def __init__(self, channels: int = 16, dim: int = 32, patch: int = 2):
+        super().__init__()
+        self.patch = patch
+        self.local = nn.Sequential(nn.Conv2d(channels, channels, 3, padding=1), nn.SiLU(), nn.Conv2d(channels, dim, 1))
+        self.block = Block(dim, 4)
+        self.back = nn.Conv2d(dim, channels, 1)
+        self.fuse = nn.Sequential(nn.Conv2d(2 * channels, channels, 3, padding=1), nn.SiLU())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.local(x)
+        b, d, h, w = y.shape
+        p = self.patch
+        y = y.reshape(b, d, h // p, p, w // p, p).permute(0, 3, 5, 2, 4, 1).reshape(b * p * p, (h // p) * (w // p), d)
+        y, _ = self.block(y)
+        y = y.reshape(b, p, p, h // p, w // p, d).permute(0, 5, 3, 1, 4, 2).reshape(b, d, h, w)
+        return self.fuse(torch.cat([x, self.back(y)], dim=1))
+
+
 def save(model: nn.Module, args: tuple, path: Path, *, dynamo: bool, opset: int, names: tuple = (),
          outputs: tuple = ()) -> None:
     model.eval()
@@ -159,6 +185,8 @@ def main(out: Path) -> None:
     save(encoder, (torch.randn(1, 20, 32),), out / "encoder2.onnx", dynamo=False, opset=17, names=("x",),
          outputs=("y",))
     save(ConvNeXtBlock(), (torch.randn(1, 32, 16, 16),), out / "convnext_block.onnx", dynamo=True, opset=23,
+         names=("x",), outputs=("y",))
+    save(MobileViTBlock(), (torch.randn(1, 16, 16, 16),), out / "mobilevit_block.onnx", dynamo=True, opset=23,
          names=("x",), outputs=("y",))
 
 

@@ -14,7 +14,7 @@ from opcheck import Case, assert_close, shared_build
 from test_models import compile_build_run, reference
 
 MODELS = Path(__file__).parent / "models"
-ATTENTION = ["vit_tiny", "gpt_tiny", "gpt_tiny_cache"]  # dynamo, opset 23: the Attention op
+ATTENTION = ["vit_tiny", "gpt_tiny", "gpt_tiny_cache", "mobilevit_block"]  # dynamo, opset 23: the Attention op
 PLAIN = ["vit_tiny_ts", "encoder2", "convnext_block"]
 
 
