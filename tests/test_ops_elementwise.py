@@ -24,6 +24,9 @@ CASES += [
     op_case("clip_min_only", "Clip", {"x": (4, 6)}, consts={"lo": np.array(-0.1, np.float32)}, opset=12),
     op_case("clip_max_only", "Clip", {"x": (4, 6)}, consts={"hi": np.array(0.2, np.float32)},
             input_order=["x", "", "hi"], opset=13),
+    # bounds of shape [1], as converters write them (the spec says scalars; onnxruntime takes them)
+    op_case("clip_bounds_of_shape_1", "Clip", {"x": (4, 6)}, consts={"lo": np.array([-0.3], np.float32),
+                                                                    "hi": np.array([0.4], np.float32)}, opset=13),
 ]
 
 # Gelu (opset 20): erf and tanh forms, over the range where 1 + erf(x) cancels (x << 0) and saturates (x >> 0)

@@ -261,9 +261,13 @@ def clip(node: Node, graph: Graph, opset: int) -> None:
     if opset < 11:
         lo, hi = node.attrs.get("min", -np.inf), node.attrs.get("max", np.inf)
     else:
-        lo_v, hi_v = _const(graph, node, 1, "Clip min"), _const(graph, node, 2, "Clip max")
-        lo = float(lo_v) if lo_v is not None else -np.inf
-        hi = float(hi_v) if hi_v is not None else np.inf
+        bounds = []
+        for k, what, default in ((1, "min", -np.inf), (2, "max", np.inf)):
+            v = _const(graph, node, k, f"Clip {what}")
+            if v is not None and v.size != 1:  # the spec says a scalar; onnxruntime takes any one value
+                raise AotcError(f"Clip {what} has shape {list(v.shape)}: it must be a single value", node=node)
+            bounds.append(float(v.reshape(())) if v is not None else default)
+        lo, hi = bounds
     node.attrs = {"min": float(lo), "max": float(hi)}
     _data_only(node)
 
