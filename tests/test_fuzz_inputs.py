@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import json
 import os
 import random
 import signal
@@ -372,6 +373,11 @@ def _alarm(signum, frame):  # noqa: ARG001
     raise _Timeout
 
 
+def _new_bundle(out: Path) -> bool:
+    """OUT holds a bundle this compile wrote, not the earlier output run_case put there."""
+    return "name" in json.loads((out / "bundle" / "metadata.json").read_text())
+
+
 def run_case(case: Case, work: Path, configure: bool = False) -> tuple[str | None, Path]:
     """Compile one case in this process; None when it held to the contract, else what went wrong."""
     from aot import cli
@@ -382,6 +388,7 @@ def run_case(case: Case, work: Path, configure: bool = False) -> tuple[str | Non
     out = work / "out"
     (out / "bundle").mkdir(parents=True, exist_ok=True)
     (out / "bundle" / "keep.txt").write_text("previous build")
+    (out / "bundle" / "metadata.json").write_text('{"previous": true}')  # an earlier aotc output: replaceable
     before = snapshot(out)
     argv = [str(model), "-o", str(out), *case.args, *(() if configure else ("--no-configure",))]
     old = signal.signal(signal.SIGALRM, _alarm)
@@ -401,8 +408,8 @@ def run_case(case: Case, work: Path, configure: bool = False) -> tuple[str | Non
     if rc == 0:
         if err.strip():
             return f"compiled, but wrote to stderr: {err[-500:]!r}", out
-        if not (out / "bundle" / "metadata.json").is_file():
-            return "exit 0 without a bundle", out
+        if not _new_bundle(out):
+            return "exit 0 without a new bundle", out
         return None, out
     if rc != 2:
         return f"exit {rc}: {err[-800:]!r}", out
@@ -418,8 +425,6 @@ def run_case(case: Case, work: Path, configure: bool = False) -> tuple[str | Non
 
 def syntax_check(out: Path) -> str | None:
     """The bundle's own C (model and runner; kernels are tested elsewhere) compiles without warnings."""
-    import json
-
     bundle = out / "bundle"
     meta = json.loads((bundle / "metadata.json").read_text())
     cc = os.environ.get("CC", "cc")
@@ -457,7 +462,7 @@ def fuzz(seed: int, seconds: float, max_cases: int, tmp: Path, full: bool = Fals
         work = tmp / f"c{k}"
         problem, out = run_case(case, work, configure=full)
         stats["cases"] += 1
-        if problem is None and (out / "bundle" / "metadata.json").is_file():
+        if problem is None and _new_bundle(out):
             stats["compiled"] += 1
             problem = build_and_run(out) if full else syntax_check(out)
         elif problem is None:
