@@ -47,10 +47,11 @@ def partition_model(model: onnx.ModelProto, options: Options = Options(),
     file_name = stored_name(model)
     model, annotations, file_vendors = from_onnx(model)
     vendors: list[Vendor] = []
+    target = get_target(options.target)
     for v in [*options.vendors, *file_vendors]:
         v = find_vendor(v) if isinstance(v, str) else v
         check_vendor(v)
-        v.check_target(get_target(options.target))
+        v.check_target(target)
         if all(v.name != known.name for known in vendors):
             vendors.append(v)
     if options.annotate:

@@ -12,6 +12,7 @@ compile time whatever it is; the page does not list those.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import onnx.defs
@@ -47,11 +48,20 @@ class OpRow:
     vendors: tuple[str, ...]  # built-in vendors that take it
 
 
+@functools.cache
+def _since_versions() -> dict[str, tuple[int, ...]]:
+    """ai.onnx op -> its versions (since_version) up to the highest opset aotc reads, read once."""
+    since: dict[str, set[int]] = {}
+    for s in onnx.defs.get_all_schemas_with_history():
+        if s.domain == "" and s.since_version <= MAX_OPSET:
+            since.setdefault(s.name, set()).add(s.since_version)
+    return {op: tuple(sorted(vs)) for op, vs in since.items()}
+
+
 def _versions(op: str, domain: str) -> tuple[int, ...]:
     if domain:
         return ()
-    since = sorted({s.since_version for s in onnx.defs.get_all_schemas_with_history()
-                    if s.name == op and s.domain == "" and s.since_version <= MAX_OPSET})
+    since = _since_versions().get(op, ())
     first = [v for v in since if v <= MIN_OPSET][-1:]  # the version in force at the lowest opset read
     return tuple(first + [v for v in since if v > MIN_OPSET])
 

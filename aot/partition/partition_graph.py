@@ -11,6 +11,8 @@ wherever the data allows.
 from __future__ import annotations
 
 import heapq
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
@@ -76,19 +78,19 @@ class PartitionGraph(PartitionStep):
         order = {n.name: k for k, n in enumerate(g.nodes)}
         users = _users(g)
         replaced: dict[str, Node] = {}
-        counters: dict[str, int] = {}
         # a symbol fixed by the region (read back from a partitioned file) is kept if it carries
         # this model's prefix (two bundles must never export the same symbol); others are numbered
+        # <model>_<vendor>_<k>, skipping the numbers the fixed ones took
         prefix = f"{self.model_name}_"
         fixed = {r.symbol for r in state.regions if r.symbol and r.symbol.startswith(prefix)}
+
+        def numbered(compiler: str) -> Iterator[str]:
+            return (s for k in itertools.count() if (s := f"{prefix}{compiler}_{k}") not in fixed)
+
+        free = {c: numbered(c) for c in {r.target for r in state.regions}}
         for region in state.regions:
             compiler = region.target
-            if region.symbol in fixed:
-                symbol = region.symbol
-            else:
-                while (symbol := f"{prefix}{compiler}_{counters.get(compiler, 0)}") in fixed:
-                    counters[compiler] = counters.get(compiler, 0) + 1
-                counters[compiler] = counters.get(compiler, 0) + 1
+            symbol = region.symbol if region.symbol in fixed else next(free[compiler])
             nodes = sorted((by_name[nm] for nm in region.nodes), key=lambda n: order[n.name])
             fn, call = outline(g, nodes, symbol, compiler, users)
             g.functions[symbol] = fn
