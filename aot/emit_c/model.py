@@ -109,7 +109,22 @@ class ModelEmitter:
 
     # --- entry point ----------------------------------------------------------------
     def emit_nodes(self) -> None:
+        loops: list[str] = []  # the C counters of the loops open at this node, outermost first
         for index, node in enumerate(self.graph.nodes):
+            if node.op == "LoopBegin":
+                loops.append(self._emit_loop_begin(index, node, len(loops)))
+                continue
+            if node.op == "LoopEnd":
+                self._emit_loop_end(index, node, loops.pop())
+                self._emit_taps(node)
+                continue
+            if loops:  # a body's values are rewritten every step: no taps there
+                op = self.ops[node.name]
+                self.line("")
+                self.line(f'/* node {index}: {node.op} "{c_comment(node.name)}" [host, in a loop] */')
+                if not (op.view and self._shares_storage(node.outputs[0], node.inputs[0])):
+                    op.emit(NodeContext(self, node, index))
+                continue
             if node.op == "Call":
                 self._emit_call(index, node)
                 self._emit_taps(node)
@@ -132,6 +147,44 @@ class ModelEmitter:
             slot, nbytes = self.plan.output_offsets[o], self.graph.tensors[o].nbytes
             self.line(f"memcpy(a + {slot}u, {self.pointer(o)}, {nbytes}u);")
         self.weights = self._store_weights()
+
+    def _emit_loop_begin(self, index: int, node: Node, depth: int) -> str:
+        """A Loop's start (aot/frontend/loops.py): each carried value's state from its initial value,
+        then the C loop, whose first statement writes the iteration number where the body reads it."""
+        g, nc = self.graph, node.attrs["n_carried"]
+        states, iter_t = node.outputs[:nc], node.outputs[nc]
+        self.line("")
+        self.line(f'/* node {index}: Loop "{c_comment(node.attrs["loop"])}", {node.attrs["trip_count"]} steps: '
+                  f"{c_comment(', '.join(node.inputs))} -> {c_comment(', '.join(states))} */")
+        for src, dst in zip(node.inputs, states, strict=True):
+            self.line(f"memcpy({self.pointer(dst)}, {self.pointer(src)}, {g.tensors[dst].nbytes}u);")
+        var = f"aotc_step{depth}"
+        self.line(f"for (int32_t {var} = 0; {var} < {node.attrs['trip_count']}; ++{var}) {{")
+        if any(iter_t in n.inputs for n in g.nodes):
+            self.line(f"{self.pointer(iter_t)}[0] = (int64_t){var};")
+        return var
+
+    def _emit_loop_end(self, index: int, node: Node, var: str) -> None:
+        """A Loop's end: the new carried values into their states, each scan row into its row of the
+        scan output, and the C loop closed."""
+        g, nc, ns = self.graph, node.attrs["n_carried"], node.attrs["n_scan"]
+        states, bufs = node.inputs[:nc], node.inputs[nc:nc + ns]
+        new, rows = node.inputs[nc + ns:nc + ns + nc], node.inputs[nc + ns + nc:]
+        self.line("")
+        self.line(f'/* node {index}: end of Loop "{c_comment(node.attrs["loop"])}": the new carried values, '
+                  "the scan rows */")
+        for src, dst in zip(new, states, strict=True):
+            if src != dst:
+                self.line(f"memcpy({self.pointer(dst)}, {self.pointer(src)}, {g.tensors[dst].nbytes}u);")
+        for src, dst in zip(rows, bufs, strict=True):
+            n = g.tensors[src].size
+            self.line(f"memcpy({self.pointer(dst)} + (size_t){var} * {n}u, {self.pointer(src)}, "
+                      f"{g.tensors[src].nbytes}u);")
+        self.line("}")
+        for out, src in zip(node.outputs, [*states, *bufs], strict=True):
+            self.pointer(out)  # the outputs are the states' and scan buffers' bytes
+            if self.plan.offsets.get(out) != self.plan.offsets.get(src):
+                self.line(f"memcpy({self.pointer(out)}, {self.pointer(src)}, {g.tensors[out].nbytes}u);")
 
     def _emit_taps(self, node: Node) -> None:
         """AOTC_TAP for each output, right after the node writes it (before a later node may reuse

@@ -221,7 +221,7 @@ def refuse_control_flow(model: onnx.ModelProto) -> None:
     """After folding: control flow left in the main graph is refused, all of it in one line."""
     refused: list[tuple[Node, str | None]] = []
     for n in model.graph.node:
-        if not _subgraphs(n):
+        if not _subgraphs(n) or (n.op_type == "Loop" and n.domain in ("", "ai.onnx")):  # aot/frontend/loops.py
             continue
         if n.op_type == "If":
             reason = (f"its condition '{n.input[0]}' is computed at run time; aotc compiles an If only when its "

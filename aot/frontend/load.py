@@ -15,6 +15,7 @@ from aot.errors import AotcError
 from aot.frontend import contrib
 from aot.frontend.canonical import canonicalize
 from aot.frontend.fold import _Named, evaluate_node, fold_to_fixed_point, refuse_control_flow, static_shapes
+from aot.frontend.loops import flatten_loops, import_loop
 from aot.frontend.optional_outputs import drop_unread_optional_outputs
 from aot.frontend.validate import (
     check_declarations,
@@ -106,6 +107,7 @@ def import_model(model: onnx.ModelProto, name: str | None = None,
     canonicalize(graph, opset)
     if inconsistent:
         raise inconsistent[0]
+    flatten_loops(graph)  # each Loop's body between a LoopBegin and a LoopEnd (aot/frontend/loops.py)
     graph.verify()
     return graph
 
@@ -210,6 +212,11 @@ def _to_ir(model: onnx.ModelProto, name: str) -> Graph:
     nodes: list[Node] = []
     for pn in g.node:
         node_name = pn.name
+        if pn.op_type == "Loop" and pn.domain in ("", "ai.onnx"):
+            loop, outs = import_loop(pn, tensors, model, import_model)
+            tensors.update(outs)
+            nodes.append(loop)
+            continue
         attrs = {a.name: helper.get_attribute_value(a) for a in pn.attribute}
         attrs = {key: (v.decode() if isinstance(v, bytes) else v) for key, v in attrs.items()}
         node = Node(pn.op_type, node_name, list(pn.input), list(pn.output), attrs)

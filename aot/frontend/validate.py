@@ -297,6 +297,8 @@ def node_inference_errors(model: onnx.ModelProto, tensors: Mapping[str, Tensor])
     errors = []
     opsets = list(model.opset_import)
     for node in model.graph.node:
+        if any(a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS) for a in node.attribute):
+            continue  # a Loop: its body is imported as a model of its own (aot/frontend/loops.py)
         inputs = [None if not i or i not in tensors else (tensors[i].dtype, tensors[i].shape) for i in node.input]
         values = [None if not i or i not in tensors else tensors[i].data for i in node.input]
         try:

@@ -223,6 +223,7 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
         for i in n.inputs:
             if i:
                 last_use[i] = step
+    _extend_across_loops(graph, last_use)
 
     buffers: list[Buffer] = []
     buffer_of: dict[str, Buffer] = {}
@@ -244,6 +245,9 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
             if not out or out in consts:
                 continue
             t = graph.tensors[out]
+            if n.op == "LoopEnd":  # a final value / scan output is its state's / scan buffer's bytes
+                _join(buffer_of, buffer_of[n.inputs[k]], out)
+                continue
             if k == 0 and ops.is_view(n):
                 if src in buffer_of:
                     _join(buffer_of, buffer_of[src], out)
@@ -316,6 +320,23 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
                 steps=[n.name for n in graph.nodes], tight_bound_bytes=tight,
                 io_bytes=sum(graph.tensors[t].nbytes for t in io), scratch_budgets=budgets, choices=choices,
                 output_offsets=output_offsets, copied_outputs=copied, slices=slices)
+
+
+def _extend_across_loops(graph: Graph, last_use: dict[str, int]) -> None:
+    """A value a loop body reads but that was written before the loop began is read again at every
+    step: it lives to the loop's end (aot/frontend/loops.py: LoopBegin .. LoopEnd)."""
+    begins: list[tuple[int, set[str]]] = []  # open loops: (step of LoopBegin, tensors written since)
+    for step, n in enumerate(graph.nodes):
+        if n.op == "LoopBegin":
+            begins.append((step, set()))
+        for _, written in begins:
+            written.update(o for o in n.outputs if o)
+        if n.op == "LoopEnd" and begins:
+            first, written = begins.pop()
+            for inner in graph.nodes[first + 1:step]:
+                for i in inner.inputs:
+                    if i and i not in written:
+                        last_use[i] = max(last_use.get(i, step), step)
 
 
 def _segments(b: Buffer, children: dict[int, list[Buffer]]) -> list[tuple[int, int, int, int]]:

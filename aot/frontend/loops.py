@@ -1,0 +1,396 @@
+"""ONNX Loop as exporters write it (issue 26): a C `for` loop around the body's own kernel calls.
+
+At import, each Loop of the (folded) graph is compiled in three steps:
+
+1. Its trip count, at compile time (`trip_count`). The count is M when the condition is absent or
+   passes through; otherwise the part of the body that computes the condition (and the
+   loop-carried values it reads, e.g. tf2onnx's counters) is run step by step with onnx's
+   reference evaluator, from their constant initial values, until it turns false or reaches M.
+   A condition that reads anything computed at run time is refused by name.
+2. Its body, as a model of its own (`_body_model`) imported by the same frontend as the graph:
+   the iteration number and the carried values are its inputs (with the outer shapes), the
+   condition input is the constant true (the loop runs only while it is), the outer scope's
+   constants are its initializers (so loop-invariant work folds away) and the outer scope's
+   run-time values are inputs read in place. Nested Loops compile the same way, recursively.
+3. `flatten_loops`, after canonicalisation: the body's nodes join the graph between a LoopBegin
+   and a LoopEnd node, so passes, kernel selection, planning and emission see one node list.
+   LoopBegin copies the initial values into each carried value's state and opens the C loop
+   (writing the iteration number); LoopEnd copies the new values into the states, each scan row
+   into its row of the scan output, and closes it. Its outputs (final values, scan outputs) are
+   the states' and scan buffers' own bytes (the planner joins them). The planner keeps every
+   value the body reads from before the loop live to its LoopEnd (read again each step).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+from aot.errors import AotcError
+from aot.ir import Graph, Node, Tensor
+
+MAX_COUNTED_STEPS = 1_000_000  # a condition still true after this many steps, with no M, is refused
+
+
+class _LoopNode:
+    """Names the Loop in refusals (as errors on IR nodes print)."""
+
+    def __init__(self, node: onnx.NodeProto):
+        self.node = node
+
+    def describe(self) -> str:
+        return f"Loop '{self.node.name}'"
+
+
+def _graph_attr(node: onnx.NodeProto, name: str) -> onnx.GraphProto:
+    for a in node.attribute:
+        if a.name == name and a.type == onnx.AttributeProto.GRAPH:
+            return a.g
+    raise AotcError(f"has no '{name}' graph", node=_LoopNode(node))
+
+
+def free_names(graph: onnx.GraphProto) -> list[str]:
+    """Names `graph` (and its subgraphs) reads from an enclosing scope, in first-read order."""
+    defined = {i.name for i in graph.initializer} | {v.name for v in graph.input}
+    out: dict[str, None] = {}
+    for n in graph.node:
+        reads = [i for i in n.input if i]
+        for a in n.attribute:
+            subs = [a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs) if (
+                a.type == onnx.AttributeProto.GRAPHS) else []
+            for sub in subs:
+                reads += free_names(sub)
+        for i in reads:
+            if i not in defined:
+                out[i] = None
+        defined.update(o for o in n.output if o)
+    for o in graph.output:
+        if o.name not in defined:
+            out[o.name] = None
+    return list(out)
+
+
+def _value_info(name: str, t: Tensor) -> onnx.ValueInfoProto:
+    return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(t.dtype)), list(t.shape))
+
+
+def _const_of(tensors: dict[str, Tensor], name: str) -> np.ndarray | None:
+    t = tensors.get(name) if name else None
+    return None if t is None else t.data
+
+
+# --- 1. the trip count ----------------------------------------------------------------------------
+def trip_count(node: onnx.NodeProto, tensors: dict[str, Tensor], opsets: list) -> int:
+    """How many times the body runs, worked out at compile time, or a refusal naming why not."""
+    where = _LoopNode(node)
+    body = _graph_attr(node, "body")
+    m_name = node.input[0] if len(node.input) > 0 else ""
+    c_name = node.input[1] if len(node.input) > 1 else ""
+    limit = None
+    if m_name:
+        m = _const_of(tensors, m_name)
+        if m is None:
+            raise AotcError(f"its maximum trip count '{m_name}' is computed at run time; aotc needs it at "
+                            "compile time (or a condition it can count)", node=where)
+        limit = int(np.asarray(m).reshape(-1)[0])
+    cond = True
+    if c_name:
+        c = _const_of(tensors, c_name)
+        if c is None:
+            raise AotcError(f"its initial condition '{c_name}' is computed at run time; aotc compiles a Loop "
+                            "whose trip count it can work out at compile time", node=where)
+        cond = bool(np.asarray(c).reshape(-1)[0])
+    if limit is not None and limit <= 0 or not cond:
+        return 0
+    ins = [v.name for v in body.input]
+    iter_name, cond_in, carried_in = ins[0], ins[1], ins[2:]
+    outs = [v.name for v in body.output]
+    cond_out, carried_out = outs[0], outs[1:1 + len(carried_in)]
+    if cond_out == cond_in:  # passed through: only M stops the loop
+        if limit is None:
+            raise AotcError("it has no maximum trip count and its condition never changes: it would not stop",
+                            node=where)
+        return limit
+    producer = {o: n for n in body.node for o in n.output if o}
+    inits = {i.name for i in body.initializer}
+    needed_outs = [cond_out]  # the body outputs the condition needs, worked out to a closure
+    carried_needed: list[int] = []
+    nodes: set[int] = set()
+    order = {id(n): k for k, n in enumerate(body.node)}
+    stack = [cond_out]
+    seen: set[str] = set()
+    while stack:
+        name = stack.pop()
+        if name in seen or not name:
+            continue
+        seen.add(name)
+        if name in producer:
+            n = producer[name]
+            if order[id(n)] not in nodes:
+                nodes.add(order[id(n)])
+                stack += [i for i in n.input if i]
+                for a in n.attribute:
+                    if a.type == onnx.AttributeProto.GRAPH:
+                        stack += free_names(a.g)
+            continue
+        if name in inits or name in (iter_name, cond_in):
+            continue
+        if name in carried_in:
+            j = carried_in.index(name)
+            if j not in carried_needed:
+                if _const_of(tensors, node.input[2 + j]) is None:
+                    raise AotcError(f"its condition '{cond_out}' depends on the loop-carried value '{name}', whose "
+                                    f"initial value '{node.input[2 + j]}' is computed at run time (a run-time "
+                                    "condition is not supported yet)", node=where)
+                carried_needed.append(j)
+                needed_outs.append(carried_out[j])
+                stack.append(carried_out[j])
+            continue
+        if _const_of(tensors, name) is None:
+            raise AotcError(f"its condition '{cond_out}' depends on '{name}', which is computed at run time (a "
+                            "run-time condition is not supported yet)", node=where)
+    step = _condition_model(node, body, sorted(nodes), carried_needed, needed_outs, tensors, opsets)
+    state = {carried_in[j]: np.asarray(_const_of(tensors, node.input[2 + j])) for j in carried_needed}
+    k = 0
+    bound = limit if limit is not None else MAX_COUNTED_STEPS
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        while k < bound and cond:
+            feeds = {**state, iter_name: np.array(k, dtype=np.int64), cond_in: np.array(True)}
+            try:
+                values = step.run(None, {n: v for n, v in feeds.items() if n in step.input_names})
+            except Exception as e:
+                raise AotcError(f"evaluating its condition at step {k} failed ({str(e).splitlines()[0]})",
+                                node=where) from e
+            cond = bool(np.asarray(values[0]).reshape(-1)[0])
+            state = {carried_in[j]: np.asarray(v) for j, v in zip(carried_needed, values[1:], strict=True)}
+            k += 1
+    if cond and limit is None:
+        raise AotcError(f"it has no maximum trip count and its condition is still true after {k} steps",
+                        node=where)
+    return k
+
+
+def _condition_model(node: onnx.NodeProto, body: onnx.GraphProto, nodes: list[int], carried: list[int],
+                     outputs: list[str], tensors: dict[str, Tensor], opsets: list) -> ReferenceEvaluator:
+    """The body's nodes that compute the condition (and the carried values it reads), as a model."""
+    ins = [v.name for v in body.input]
+    picked = [body.node[k] for k in nodes]
+    sub = helper.make_graph(picked, "condition", [], [helper.make_value_info(o, onnx.TypeProto()) for o in outputs])
+    sub.initializer.extend(body.initializer)
+    defined = {i.name for i in body.initializer}
+    names = [ins[0], ins[1], *(ins[2 + j] for j in carried)]
+    for name in names:
+        sub.input.append(helper.make_value_info(name, onnx.TypeProto()))
+        defined.add(name)
+    for name in free_names(sub):
+        if name not in defined and _const_of(tensors, name) is not None:
+            sub.initializer.append(numpy_helper.from_array(np.asarray(_const_of(tensors, name)), name))
+    model = helper.make_model(sub, opset_imports=opsets)
+    model.ir_version = onnx.IR_VERSION
+    try:
+        return ReferenceEvaluator(model)
+    except Exception as e:
+        raise AotcError(f"cannot evaluate its condition ({str(e).splitlines()[0]})", node=_LoopNode(node)) from e
+
+
+# --- 2. the body, imported as a model of its own ----------------------------------------------------
+def import_loop(node: onnx.NodeProto, tensors: dict[str, Tensor], model: onnx.ModelProto,
+                import_model: Callable[..., Graph]) -> tuple[Node, dict[str, Tensor]]:
+    """The Loop as one IR node holding its compiled body (flattened by `flatten_loops`), and the
+    tensors of its outputs."""
+    where = _LoopNode(node)
+    opsets = list(model.opset_import)
+    body = _graph_attr(node, "body")
+    n_carried = len(node.input) - 2
+    if len(body.input) != 2 + n_carried:
+        raise AotcError(f"its body takes {len(body.input)} inputs; a Loop with {n_carried} carried values needs "
+                        f"{2 + n_carried}", node=where)
+    if len(body.output) < 1 + n_carried:
+        raise AotcError(f"its body has {len(body.output)} outputs, fewer than the condition and {n_carried} "
+                        "carried values", node=where)
+    n_scan = len(body.output) - 1 - n_carried
+    if len(node.output) > n_carried + n_scan:
+        raise AotcError(f"it has {len(node.output)} outputs; its body gives {n_carried + n_scan}", node=where)
+    for k, v in enumerate(node.input[2:]):
+        if not v or v not in tensors:
+            raise AotcError(f"its loop-carried input {k} is {'omitted' if not v else f'unknown ({v!r})'}",
+                            node=where)
+    trips = trip_count(node, tensors, opsets)
+    inner = _body_model(node, body, tensors, model)
+    try:
+        graph = import_model(inner, f"{node.name}_body")
+    except AotcError as e:
+        raise AotcError(f"in its body: {e.one_line()}", node=where) from e
+    outs = list(graph.outputs)
+    carried_out, scan_rows = outs[:n_carried], outs[n_carried:]
+    out_tensors: dict[str, Tensor] = {}
+    for k, name in enumerate(node.output):
+        if not name:
+            continue
+        if k < n_carried:
+            init, new = tensors[node.input[2 + k]], graph.tensors[carried_out[k]]
+            if init.shape != new.shape or init.dtype != new.dtype:
+                raise AotcError(f"loop-carried value '{body.input[2 + k].name}' starts as {init.dtype}"
+                                f"{list(init.shape)} and becomes {new.dtype}{list(new.shape)}; aotc needs one static "
+                                "shape", node=where)
+            out_tensors[name] = Tensor(name, init.shape, init.dtype)
+        else:
+            row = graph.tensors[scan_rows[k - n_carried]]
+            if trips == 0:
+                raise AotcError(f"scan output '{name}' would have no rows (the loop runs 0 times): empty tensors "
+                                "are not supported", node=where)
+            out_tensors[name] = Tensor(name, (trips, *row.shape), row.dtype)
+    outer = [i for i in graph.inputs[1 + n_carried:]]
+    ir = Node("Loop", node.name, [*node.input[2:], *outer], list(node.output),
+              {"body": graph, "trip_count": trips, "n_carried": n_carried})
+    return ir, out_tensors
+
+
+def _body_model(node: onnx.NodeProto, body: onnx.GraphProto, tensors: dict[str, Tensor],
+                model: onnx.ModelProto) -> onnx.ModelProto:
+    """The body as a model: inputs the iteration number, the carried values and the outer
+    run-time values it reads; the condition input the constant true; outer constants initializers."""
+    where = _LoopNode(node)
+    g = onnx.GraphProto()
+    g.CopyFrom(body)
+    g.name = f"{node.name}_body"
+    ins = list(g.input)
+    del g.input[:]
+    iter_name, cond_name = ins[0].name, ins[1].name
+    g.input.append(helper.make_tensor_value_info(iter_name, onnx.TensorProto.INT64, []))
+    for v, init in zip(ins[2:], node.input[2:], strict=True):
+        g.input.append(_value_info(v.name, tensors[init]))
+    g.initializer.append(numpy_helper.from_array(np.array(True), cond_name))
+    for name in free_names(body):
+        if name in (iter_name, cond_name) or name in {v.name for v in ins}:
+            continue
+        t = tensors.get(name)
+        if t is None:
+            raise AotcError(f"its body reads '{name}', which is not defined before the Loop", node=where)
+        if t.is_const:
+            g.initializer.append(numpy_helper.from_array(np.asarray(t.data), name))
+        else:
+            g.input.append(_value_info(name, t))
+    del g.output[0]  # the condition: counted at compile time (trip_count)
+    seen: set[str] = set()
+    for k, o in enumerate(g.output):
+        o.ClearField("type")  # the body's declared output types are hints: its own inference decides
+        if o.name in seen:  # one value as two outputs (a carried value and a scan row): a copy for the second
+            copy = f"{o.name}__{k}"
+            g.node.append(helper.make_node("Identity", [o.name], [copy], name=f"{node.name}_output_{k}"))
+            o.name = copy
+        seen.add(o.name)
+    out = helper.make_model(g, opset_imports=list(model.opset_import))
+    out.ir_version = model.ir_version
+    return out
+
+
+# --- 3. the body's nodes in the graph --------------------------------------------------------------
+def flatten_loops(graph: Graph) -> None:
+    """Each Loop node -> LoopBegin, its body's nodes (renamed apart), LoopEnd; in place. Carried
+    values nothing reads after the loop, and only their own update reads in the body (tf2onnx's
+    counters, once the condition is counted), are dropped; so are scan outputs nothing reads."""
+    if not any(n.op == "Loop" for n in graph.nodes):
+        return
+    used = set(graph.outputs) | {i for n in graph.nodes for i in n.inputs if i}
+    names = set(graph.tensors)
+    node_names = {n.name for n in graph.nodes}
+    out: list[Node] = []
+    for n in graph.nodes:
+        if n.op != "Loop":
+            out.append(n)
+            continue
+        flatten_loops(n.attrs["body"])
+        out += _flatten_one(graph, n, used, names, node_names)
+    graph.nodes = out
+
+
+def _fresh(base: str, used: set[str]) -> str:
+    name, k = base, 1
+    while name in used:
+        name, k = f"{base}_{k}", k + 1
+    used.add(name)
+    return name
+
+
+def _flatten_one(graph: Graph, loop: Node, used: set[str], names: set[str], node_names: set[str]) -> list[Node]:
+    body: Graph = loop.attrs["body"]
+    trips, nc = loop.attrs["trip_count"], loop.attrs["n_carried"]
+    iter_in, carried_in, outer = body.inputs[0], body.inputs[1:1 + nc], body.inputs[1 + nc:]
+    carried_out, rows = body.outputs[:nc], body.outputs[nc:]
+    finals = [loop.outputs[k] if k < len(loop.outputs) else "" for k in range(nc)]
+    scans = [loop.outputs[nc + k] if nc + k < len(loop.outputs) else "" for k in range(len(rows))]
+    # what the loop must compute: outputs read after it, and the carried values the body reads for them
+    keep_c = {j for j in range(nc) if finals[j] and finals[j] in used}
+    keep_s = [k for k in range(len(rows)) if scans[k] and scans[k] in used]
+    producer = {o: nd for nd in body.nodes for o in nd.outputs if o}
+    while True:
+        reads: set[str] = set()
+        stack = [carried_out[j] for j in keep_c] + [rows[k] for k in keep_s]
+        while stack:
+            t = stack.pop()
+            if t in reads:
+                continue
+            reads.add(t)
+            if t in producer:
+                stack += [i for i in producer[t].inputs if i]
+        more = {j for j in range(nc) if carried_in[j] in reads} - keep_c
+        if not more:
+            break
+        keep_c |= more
+    kept_c = sorted(keep_c)
+    if not kept_c and not keep_s:
+        return []  # nothing of the loop is read
+    rename: dict[str, str] = {}
+    for t in outer:
+        rename[t] = t
+    for j in kept_c:
+        rename[carried_in[j]] = _fresh(f"{loop.name}/{carried_in[j]}", names)
+    rename[iter_in] = _fresh(f"{loop.name}/{iter_in}", names)
+    for name, t in body.tensors.items():
+        if name in rename:
+            continue
+        if t.is_const and name in graph.tensors and graph.tensors[name].is_const and \
+                graph.tensors[name].data is t.data:
+            rename[name] = name
+        else:
+            rename[name] = _fresh(f"{loop.name}/{name}", names)
+    for name, t in body.tensors.items():
+        if rename[name] not in graph.tensors:
+            graph.tensors[rename[name]] = Tensor(rename[name], t.shape, t.dtype, t.data)
+    scan_bufs = []
+    for k in keep_s:
+        buf = _fresh(f"{loop.name}/{scans[k]}_rows", names)
+        graph.tensors[buf] = Tensor(buf, graph.tensors[scans[k]].shape, graph.tensors[scans[k]].dtype)
+        scan_bufs.append(buf)
+    states = [rename[carried_in[j]] for j in kept_c]
+    attrs = {"loop": loop.name, "trip_count": trips, "n_carried": len(kept_c), "n_scan": len(keep_s)}
+    begin = Node("LoopBegin", _fresh(f"{loop.name}/begin", node_names),
+                 [loop.inputs[j] for j in kept_c], [*states, rename[iter_in], *scan_bufs], dict(attrs))
+    nodes = [begin]
+    for nd in body.nodes:
+        if not reads.intersection(nd.outputs):
+            continue  # computes only what the loop no longer needs (its condition, dropped counters)
+        nodes.append(Node(nd.op, _fresh(f"{loop.name}/{nd.name}", node_names),
+                          [rename.get(i, i) if i else "" for i in nd.inputs],
+                          [rename[o] if o else "" for o in nd.outputs], dict(nd.attrs), nd.origin))
+    finals_out = []
+    for j in kept_c:
+        if finals[j]:
+            finals_out.append(finals[j])
+        else:
+            f = _fresh(f"{loop.name}/{carried_in[j]}_final", names)
+            graph.tensors[f] = Tensor(f, graph.tensors[states[len(finals_out)]].shape,
+                                      graph.tensors[states[len(finals_out)]].dtype)
+            finals_out.append(f)
+    end = Node("LoopEnd", _fresh(f"{loop.name}/end", node_names),
+               [*states, *scan_bufs, *(rename[carried_out[j]] for j in kept_c), *(rename[rows[k]] for k in keep_s)],
+               [*finals_out, *(scans[k] for k in keep_s)], dict(attrs))
+    nodes.append(end)
+    return nodes
