@@ -222,19 +222,25 @@ def import_loop(node: onnx.NodeProto, tensors: dict[str, Tensor], model: onnx.Mo
             raise AotcError(f"its loop-carried input {k} is {'omitted' if not v else f'unknown ({v!r})'}",
                             node=where)
     trips = trip_count(node, tensors, opsets)
-    inner = _body_model(node, body, tensors, model)
+    ins, outs = [v.name for v in body.input], [v.name for v in body.output]
+    # a carried value the body passes through unchanged (tf2onnx carries the weights so) is its
+    # initial value at every step: a constant stays a constant, a run-time value is read in place
+    invariant = [j for j in range(n_carried) if outs[1 + j] == ins[2 + j]]
+    variant = [j for j in range(n_carried) if j not in invariant]
+    inner, outer_of = _body_model(node, body, tensors, model, invariant)
     try:
         graph = import_model(inner, f"{node.name}_body")
     except AotcError as e:
         raise AotcError(f"in its body: {e.one_line()}", node=where) from e
-    outs = list(graph.outputs)
-    carried_out, scan_rows = outs[:n_carried], outs[n_carried:]
+    new_values = dict(zip(variant, graph.outputs[:len(variant)], strict=True))
+    scan_rows = graph.outputs[len(variant):]
     out_tensors: dict[str, Tensor] = {}
     for k, name in enumerate(node.output):
         if not name:
             continue
         if k < n_carried:
-            init, new = tensors[node.input[2 + k]], graph.tensors[carried_out[k]]
+            init = tensors[node.input[2 + k]]
+            new = graph.tensors[new_values[k]] if k in new_values else init
             if init.shape != new.shape or init.dtype != new.dtype:
                 raise AotcError(f"loop-carried value '{body.input[2 + k].name}' starts as {init.dtype}"
                                 f"{list(init.shape)} and becomes {new.dtype}{list(new.shape)}; aotc needs one static "
@@ -246,16 +252,18 @@ def import_loop(node: onnx.NodeProto, tensors: dict[str, Tensor], model: onnx.Mo
                 raise AotcError(f"scan output '{name}' would have no rows (the loop runs 0 times): empty tensors "
                                 "are not supported", node=where)
             out_tensors[name] = Tensor(name, (trips, *row.shape), row.dtype)
-    outer = [i for i in graph.inputs[1 + n_carried:]]
-    ir = Node("Loop", node.name, [*node.input[2:], *outer], list(node.output),
-              {"body": graph, "trip_count": trips, "n_carried": n_carried})
+    outer = [outer_of.get(i, i) for i in graph.inputs[1 + len(variant):]]
+    ir = Node("Loop", node.name, [*node.input[2:], *dict.fromkeys(outer)], list(node.output),
+              {"body": graph, "trip_count": trips, "n_carried": n_carried, "variant": variant,
+               "invariant": invariant, "outer_of": outer_of})
     return ir, out_tensors
 
 
 def _body_model(node: onnx.NodeProto, body: onnx.GraphProto, tensors: dict[str, Tensor],
-                model: onnx.ModelProto) -> onnx.ModelProto:
+                model: onnx.ModelProto, invariant: list[int]) -> tuple[onnx.ModelProto, dict[str, str]]:
     """The body as a model: inputs the iteration number, the carried values and the outer
-    run-time values it reads; the condition input the constant true; outer constants initializers."""
+    run-time values it reads; the condition input the constant true; outer constants initializers.
+    Also: the outer value each invariant carried input (a body input here) stands for."""
     where = _LoopNode(node)
     g = onnx.GraphProto()
     g.CopyFrom(body)
@@ -264,8 +272,17 @@ def _body_model(node: onnx.NodeProto, body: onnx.GraphProto, tensors: dict[str, 
     del g.input[:]
     iter_name, cond_name = ins[0].name, ins[1].name
     g.input.append(helper.make_tensor_value_info(iter_name, onnx.TensorProto.INT64, []))
-    for v, init in zip(ins[2:], node.input[2:], strict=True):
-        g.input.append(_value_info(v.name, tensors[init]))
+    outer_of: dict[str, str] = {}
+    for j, (v, init) in enumerate(zip(ins[2:], node.input[2:], strict=True)):
+        if j not in invariant:
+            g.input.append(_value_info(v.name, tensors[init]))
+    for j in invariant:
+        v, init = ins[2 + j], tensors[node.input[2 + j]]
+        if init.is_const:
+            g.initializer.append(numpy_helper.from_array(np.asarray(init.data), v.name))
+        else:
+            g.input.append(_value_info(v.name, init))
+            outer_of[v.name] = init.name
     g.initializer.append(numpy_helper.from_array(np.array(True), cond_name))
     for name in free_names(body):
         if name in (iter_name, cond_name) or name in {v.name for v in ins}:
@@ -277,6 +294,8 @@ def _body_model(node: onnx.NodeProto, body: onnx.GraphProto, tensors: dict[str, 
             g.initializer.append(numpy_helper.from_array(np.asarray(t.data), name))
         else:
             g.input.append(_value_info(name, t))
+    for j in sorted(invariant, reverse=True):
+        del g.output[1 + j]
     del g.output[0]  # the condition: counted at compile time (trip_count)
     seen: set[str] = set()
     for k, o in enumerate(g.output):
@@ -288,7 +307,7 @@ def _body_model(node: onnx.NodeProto, body: onnx.GraphProto, tensors: dict[str, 
         seen.add(o.name)
     out = helper.make_model(g, opset_imports=list(model.opset_import))
     out.ir_version = model.ir_version
-    return out
+    return out, outer_of
 
 
 # --- 3. the body's nodes in the graph --------------------------------------------------------------
@@ -321,13 +340,16 @@ def _fresh(base: str, used: set[str]) -> str:
 
 def _flatten_one(graph: Graph, loop: Node, used: set[str], names: set[str], node_names: set[str]) -> list[Node]:
     body: Graph = loop.attrs["body"]
-    trips, nc = loop.attrs["trip_count"], loop.attrs["n_carried"]
-    iter_in, carried_in, outer = body.inputs[0], body.inputs[1:1 + nc], body.inputs[1 + nc:]
-    carried_out, rows = body.outputs[:nc], body.outputs[nc:]
-    finals = [loop.outputs[k] if k < len(loop.outputs) else "" for k in range(nc)]
+    trips, variant, invariant = loop.attrs["trip_count"], loop.attrs["variant"], loop.attrs["invariant"]
+    nc, ncv = loop.attrs["n_carried"], len(variant)
+    iter_in, carried_in, outer = body.inputs[0], body.inputs[1:1 + ncv], body.inputs[1 + ncv:]
+    carried_out, rows = body.outputs[:ncv], body.outputs[ncv:]
+    finals = [loop.outputs[j] if j < len(loop.outputs) else "" for j in variant]
     scans = [loop.outputs[nc + k] if nc + k < len(loop.outputs) else "" for k in range(len(rows))]
+    after = [Node("Identity", _fresh(f"{loop.name}/{loop.outputs[j]}", node_names), [loop.inputs[j]],
+                  [loop.outputs[j]]) for j in invariant if j < len(loop.outputs) and loop.outputs[j] in used]
     # what the loop must compute: outputs read after it, and the carried values the body reads for them
-    keep_c = {j for j in range(nc) if finals[j] and finals[j] in used}
+    keep_c = {j for j in range(ncv) if finals[j] and finals[j] in used}
     keep_s = [k for k in range(len(rows)) if scans[k] and scans[k] in used]
     producer = {o: nd for nd in body.nodes for o in nd.outputs if o}
     while True:
@@ -340,24 +362,25 @@ def _flatten_one(graph: Graph, loop: Node, used: set[str], names: set[str], node
             reads.add(t)
             if t in producer:
                 stack += [i for i in producer[t].inputs if i]
-        more = {j for j in range(nc) if carried_in[j] in reads} - keep_c
+        more = {j for j in range(ncv) if carried_in[j] in reads} - keep_c
         if not more:
             break
         keep_c |= more
     kept_c = sorted(keep_c)
     if not kept_c and not keep_s:
-        return []  # nothing of the loop is read
+        return after  # nothing the loop computes is read
     rename: dict[str, str] = {}
     for t in outer:
-        rename[t] = t
+        rename[t] = loop.attrs["outer_of"].get(t, t)
     for j in kept_c:
         rename[carried_in[j]] = _fresh(f"{loop.name}/{carried_in[j]}", names)
     rename[iter_in] = _fresh(f"{loop.name}/{iter_in}", names)
     for name, t in body.tensors.items():
         if name in rename:
             continue
-        if t.is_const and name in graph.tensors and graph.tensors[name].is_const and \
-                graph.tensors[name].data is t.data:
+        outer_t = graph.tensors.get(name)
+        if t.is_const and outer_t is not None and outer_t.is_const and outer_t.dtype == t.dtype and \
+                outer_t.shape == t.shape and np.array_equal(outer_t.data, t.data):  # an outer constant
             rename[name] = name
         else:
             rename[name] = _fresh(f"{loop.name}/{name}", names)
@@ -393,4 +416,4 @@ def _flatten_one(graph: Graph, loop: Node, used: set[str], names: set[str], node
                [*states, *scan_bufs, *(rename[carried_out[j]] for j in kept_c), *(rename[rows[k]] for k in keep_s)],
                [*finals_out, *(scans[k] for k in keep_s)], dict(attrs))
     nodes.append(end)
-    return nodes
+    return nodes + after
