@@ -395,14 +395,21 @@ def _flatten_one(graph: Graph, loop: Node, used: set[str], names: set[str], node
     states = [rename[carried_in[j]] for j in kept_c]
     attrs = {"loop": loop.name, "trip_count": trips, "n_carried": len(kept_c), "n_scan": len(keep_s)}
     begin = Node("LoopBegin", _fresh(f"{loop.name}/begin", node_names),
-                 [loop.inputs[j] for j in kept_c], [*states, rename[iter_in], *scan_bufs], dict(attrs))
+                 [loop.inputs[variant[j]] for j in kept_c], [*states, rename[iter_in], *scan_bufs], dict(attrs))
+    hoisted: list[Node] = []  # loop-invariant: reads only values from before the loop, runs once before it
     nodes = [begin]
+    invariant = {rename[t] for t in outer} | {t for t, v in graph.tensors.items() if v.is_const}
     for nd in body.nodes:
         if not reads.intersection(nd.outputs):
             continue  # computes only what the loop no longer needs (its condition, dropped counters)
-        nodes.append(Node(nd.op, _fresh(f"{loop.name}/{nd.name}", node_names),
-                          [rename.get(i, i) if i else "" for i in nd.inputs],
-                          [rename[o] if o else "" for o in nd.outputs], dict(nd.attrs), nd.origin))
+        new = Node(nd.op, _fresh(f"{loop.name}/{nd.name}", node_names),
+                   [rename.get(i, i) if i else "" for i in nd.inputs], [rename[o] if o else "" for o in nd.outputs],
+                   dict(nd.attrs), nd.origin)
+        if new.op not in ("LoopBegin", "LoopEnd") and all(not i or i in invariant for i in new.inputs):
+            hoisted.append(new)
+            invariant.update(o for o in new.outputs if o)
+        else:
+            nodes.append(new)
     finals_out = []
     for j in kept_c:
         if finals[j]:
@@ -416,4 +423,4 @@ def _flatten_one(graph: Graph, loop: Node, used: set[str], names: set[str], node
                [*states, *scan_bufs, *(rename[carried_out[j]] for j in kept_c), *(rename[rows[k]] for k in keep_s)],
                [*finals_out, *(scans[k] for k in keep_s)], dict(attrs))
     nodes.append(end)
-    return nodes + after
+    return hoisted + nodes + after
