@@ -17,13 +17,17 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from aot.build import run_bundle, runner_path
 from aot.errors import AotcError
 from aot.npz import load_inputs
-from aot.targets import get_target
+from aot.targets import get_target, require_tools
+
+if TYPE_CHECKING:
+    import onnx
 
 
 @dataclass
@@ -182,3 +186,156 @@ def format_table(rows: list[BenchRow]) -> str:
         for r in rows)
     notes = "".join(f"{r.model}: {n}\n" for r in rows for n in r.notes)
     return head + body + notes
+
+
+# --- Cortex-M boards: instructions under qemu ------------------------------------------------
+
+# Instructions per MAC no fp32 kernel can go below: the M4/M7/M33 issue one VFMA per MAC, the M55's
+# Helium four lanes per VFMA. None where no such floor holds (the M3's soft float).
+FLOOR_INSTRUCTIONS_PER_MAC = {"mps2-an386": 1.0, "mps3-an547": 0.25}
+
+
+def graph_macs(model: onnx.ModelProto) -> int:
+    """Multiply-accumulates of one inference: the Conv, ConvTranspose, Gemm and MatMul nodes, from
+    the shapes ONNX's inference gives (the usual way to state a model's work; other ops are not
+    counted)."""
+    import onnx
+
+    inferred = onnx.shape_inference.infer_shapes(model)
+    g = inferred.graph
+    shapes: dict[str, tuple[int, ...]] = {t.name: tuple(t.dims) for t in g.initializer}
+    for v in [*g.input, *g.value_info, *g.output]:
+        dims = v.type.tensor_type.shape.dim
+        if all(d.HasField("dim_value") for d in dims):
+            shapes.setdefault(v.name, tuple(d.dim_value for d in dims))
+
+    def size(name: str) -> int:
+        return int(np.prod(shapes[name], dtype=np.int64)) if name in shapes else 0
+
+    total = 0
+    for n in g.node:
+        if not n.output or n.output[0] not in shapes:
+            continue
+        if n.op_type == "Conv" and n.input[1] in shapes:
+            total += size(n.output[0]) * int(np.prod(shapes[n.input[1]][1:], dtype=np.int64))
+        elif n.op_type == "ConvTranspose" and n.input[1] in shapes:
+            total += size(n.input[0]) * int(np.prod(shapes[n.input[1]][1:], dtype=np.int64))
+        elif n.op_type == "Gemm" and n.input[0] in shapes:
+            trans_a = next((a.i for a in n.attribute if a.name == "transA"), 0)
+            total += size(n.output[0]) * shapes[n.input[0]][0 if trans_a else 1]
+        elif n.op_type == "MatMul" and n.input[0] in shapes:
+            total += size(n.output[0]) * shapes[n.input[0]][-1]
+    return total
+
+
+def insn_count_plugin(directory: Path) -> Path:
+    """aotc's qemu TCG plugin that counts executed instructions (runtime_c/tools/qemu_insn_count.c),
+    built with the host's C compiler into `directory` when missing or older than its source."""
+    from aot.paths import runtime_dir
+
+    src = runtime_dir() / "tools" / "qemu_insn_count.c"
+    so = directory / "libaotc_insn_count.so"
+    if so.is_file() and so.stat().st_mtime >= src.stat().st_mtime:
+        return so
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        raise AotcError("counting instructions under qemu needs a host C compiler (cc or gcc) to build "
+                        "aotc's qemu plugin; install gcc")
+    directory.mkdir(parents=True, exist_ok=True)
+    r = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(so), str(src)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise AotcError(f"building aotc's qemu plugin failed: {r.stderr.strip()[-300:]}")
+    return so
+
+
+def board_instructions(out: Path, meta: dict, inputs: list[np.ndarray], plugin: Path) -> int:
+    """Instructions one inference executes on a bare-metal board: the runner under qemu-system-arm
+    with the counting plugin, doing 1 and then 3 timed inferences after its first;
+    (count(3) - count(1)) / 2 leaves out startup, init and the semihosting I/O (the count grows
+    exactly linearly with the runs)."""
+    from aot.build import RUN_TIMEOUT_S, runner_command
+
+    target = get_target(meta["target"])
+    runner = runner_path(out, meta).resolve()
+    counts = []
+    with tempfile.TemporaryDirectory(prefix="aotc-insn-") as tmp:
+        (Path(tmp) / "inputs.bin").write_bytes(b"".join(np.asarray(x, order="C").tobytes() for x in inputs))
+        for repeat in (1, 3):
+            cmd = runner_command(target, runner, ["inputs.bin", "outputs.bin", str(repeat)])
+            k = cmd.index("-kernel")
+            cmd[k:k] = ["-plugin", str(plugin)]
+            try:
+                r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, stdin=subprocess.DEVNULL,
+                                   timeout=RUN_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                raise AotcError(f"runner of {out} did not finish within {RUN_TIMEOUT_S} s under qemu") from None
+            m = re.search(r"insns: (\d+)", r.stderr)
+            if r.returncode != 0 or not m:
+                raise AotcError(f"counting instructions of {out} under qemu failed (exit {r.returncode}): "
+                                f"{(r.stderr or r.stdout).strip()[-300:]}")
+            counts.append(int(m.group(1)))
+    return (counts[1] - counts[0]) // 2
+
+
+@dataclass
+class BoardRow:
+    """One bundle on a board: instructions of one inference and what they mean per MAC."""
+    model: str
+    target: str
+    instructions: int
+    macs: int
+    max_abs_err: float
+    text_bytes: int  # the runner image's .text (code, read-only data, weights in flash)
+
+    @property
+    def per_mac(self) -> float:
+        return self.instructions / self.macs if self.macs else float("nan")
+
+    @property
+    def floor_share(self) -> float | None:
+        """The floor's instructions (FLOOR_INSTRUCTIONS_PER_MAC x MACs) over the count: 1.0 is the limit."""
+        floor = FLOOR_INSTRUCTIONS_PER_MAC.get(self.target)
+        return floor * self.macs / self.instructions if floor and self.macs and self.instructions else None
+
+
+def bench_board(out: Path, meta: dict, *, inputs_npz: str | None = None, model: str | None = None,
+                plugin_dir: Path | None = None) -> BoardRow:
+    """A bare-metal bundle under qemu: instructions per inference, MACs from the ONNX model, and
+    the outputs' error against onnxruntime on the same inputs."""
+    import onnx
+
+    from aot.build import build, run_bundle
+    from aot.footprint import parse_elf
+
+    source = Path(model or meta.get("source", ""))
+    if not source.is_file():
+        raise AotcError(f"cannot find the ONNX model for onnxruntime and the MAC count ('{source}'); pass --model")
+    target = get_target(meta["target"])
+    require_tools(target, build=not runner_path(out, meta).is_file(), run=True)
+    if not runner_path(out, meta).is_file():
+        build(out)
+    if inputs_npz:
+        inputs = load_inputs(inputs_npz, meta)
+    else:
+        rng = np.random.default_rng(0)
+        inputs = [rng.standard_normal(s["shape"]).astype(s["dtype"]) for s in meta["inputs"]]
+    plugin = insn_count_plugin(plugin_dir or out / "aotc-qemu-plugin")
+    count = board_instructions(out, meta, inputs, plugin)
+    outputs, _ = run_bundle(out, meta, inputs)
+    refs = _ort_session(str(source)).run(None, {s["name"]: x for s, x in zip(meta["inputs"], inputs, strict=True)})
+    err = max(float(np.max(np.abs(outputs[s["name"]].astype(np.float64) - r), initial=0.0))
+              for s, r in zip(meta["outputs"], refs, strict=True))
+    text = parse_elf(runner_path(out, meta).read_bytes()).sizes()["text"]
+    return BoardRow(meta["name"], target.name, count, graph_macs(onnx.load(str(source))), err, text)
+
+
+def format_board_table(rows: list[BoardRow]) -> str:
+    """Instructions of one inference (qemu's count: no timing model, so not cycles), per MAC, and the
+    share of the floor (1 instruction per MAC on an FPU core, 0.25 with Helium)."""
+    head = ("| model | target | instructions | MACs | instr/MAC | floor share | max abs err | image text B |\n"
+            "|---|---|---:|---:|---:|---:|---:|---:|\n")
+    body = "".join(
+        f"| {r.model} | {r.target} | {r.instructions} | {r.macs} | {r.per_mac:.2f} | "
+        f"{'-' if r.floor_share is None else f'{r.floor_share:.0%}'} | {r.max_abs_err:.2e} | {r.text_bytes} |\n"
+        for r in rows)
+    return head + body

@@ -39,12 +39,19 @@ def _tail(text: str, n: int = 1) -> str:
     return " | ".join((errors or lines)[-n:]) if lines else "(no output)"
 
 
-def configure(out: Path, target: str, extra: list[str] | None = None) -> None:
+# CMake's build types and the optimisation gcc and clang get from each (CMAKE_C_FLAGS_<TYPE>).
+BUILD_TYPES = {"Release": "-O3", "RelWithDebInfo": "-O2 -g", "MinSizeRel": "-Os", "Debug": "-O0 -g"}
+
+
+def configure(out: Path, target: str, extra: list[str] | None = None, build_type: str = "Release") -> None:
+    """CMake-configure the build tree OUT from OUT/bundle for `target` at `build_type` (BUILD_TYPES)."""
+    if build_type not in BUILD_TYPES:
+        raise AotcError(f"unknown build type '{build_type}' (known: {', '.join(BUILD_TYPES)})")
     t = get_target(target)
     require_tools(t)
     # This Python's prefixes: where pip puts vendor libraries with CMake configs (e.g. oneDNN's wheels)
     prefixes = ";".join(dict.fromkeys([sys.prefix, sysconfig.get_paths()["data"]]))
-    args = [cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DCMAKE_BUILD_TYPE=Release",
+    args = [cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), f"-DCMAKE_BUILD_TYPE={build_type}",
             f"-DCMAKE_PREFIX_PATH={prefixes}"]
     toolchain = None
     if t.toolchain:  # the bundle's own copy, as a standalone build of the bundle would use

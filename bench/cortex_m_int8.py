@@ -10,7 +10,7 @@ inference, without startup, init and semihosting I/O (notes/toolchains.md, "Coun
 on a Cortex-M under qemu"). qemu has no timing model for these cores, so this is an instruction
 count, not cycles.
 
-The count comes from a small TCG plugin (bench/qemu_insn_count.c, built here with the host's cc),
+The count comes from aotc's TCG plugin (runtime_c/tools/qemu_insn_count.c, built with the host's cc),
 which runs at normal emulation speed; --exec-log counts instead one `-d nochain,exec` line per
 instruction under -singlestep (the method in toolchains.md: the same numbers to within a few
 hundred instructions, and tens of times slower: the M3's soft-float fp32 runs take hours).
@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,6 +37,7 @@ sys.path.insert(0, str(ROOT / "examples"))
 import zoo  # noqa: E402
 from quantize import quantized  # noqa: E402
 
+from aot.bench import insn_count_plugin  # noqa: E402
 from aot.build import build, runner_command, runner_path  # noqa: E402
 from aot.targets import get_target  # noqa: E402
 
@@ -51,14 +51,7 @@ CORES = {"mps2-an385": "M3", "mps2-an386": "M4F", "mps3-an547": "M55"}
 
 
 def plugin(work: Path) -> Path:
-    so = work / "libinsn_count.so"
-    if not so.is_file():
-        cc = shutil.which("cc") or shutil.which("gcc")
-        if cc is None:
-            raise SystemExit("no host C compiler to build the counting plugin: use --exec-log")
-        subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(so), str(ROOT / "bench" / "qemu_insn_count.c")],
-                       check=True)
-    return so
+    return insn_count_plugin(work)
 
 
 def count(out: Path, meta: dict, repeat: int, plugin_so: Path | None) -> int:

@@ -323,6 +323,16 @@ def dscnn_kws() -> onnx.ModelProto:
     return b.build([b.softmax(b.gemm(b.flatten(b.gap(x)), 12))])
 
 
+def ae_dense() -> onnx.ModelProto:
+    """MLPerf Tiny's anomaly-detection autoencoder: 640 -> 128 x4 -> 8 -> 128 x4 -> 640, ReLU between
+    (its BatchNorms folded, as converters leave them)."""
+    b = Builder("ae_dense", opset=13)
+    x = b.input("input", (1, 640))
+    for width in (128, 128, 128, 128, 8, 128, 128, 128, 128):
+        x = b.relu(b.gemm(x, width))
+    return b.build([b.gemm(x, 640)])
+
+
 MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
     "mlp": mlp, "lenet": lenet, "resnet": resnet, "mobilenetv2": mobilenetv2, "inception": inception,
     "squeezenet": squeezenet, "shufflenet": shufflenet, "alexnet": alexnet, "densenet": densenet,
@@ -332,7 +342,7 @@ MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
 # Benchmark models (bench/models.py), not in the test suite; resnet18_224 is opt-in there (slow).
 BENCH_MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
     "mobilenetv1_96": mobilenetv1_96, "mobilenetv2_96": mobilenetv2_96, "dscnn_kws": dscnn_kws,
-    "resnet18_224": resnet18_224, "mobilenetv2_224": mobilenetv2_224,
+    "resnet18_224": resnet18_224, "mobilenetv2_224": mobilenetv2_224, "ae_dense": ae_dense,
 }
 
 

@@ -193,6 +193,20 @@ def test_bare_metal_exit_codes_come_back_through_semihosting(builds, tmp_path):
 
 # --- the fit check ----------------------------------------------------------------------------------
 
+def test_bench_on_a_board_counts_instructions_per_inference_and_per_mac(builds):
+    """aotc bench on a Cortex-M bundle: qemu with aotc's counting plugin (built from source here),
+    instructions of one inference, MACs from the graph, and the outputs' error against onnxruntime."""
+    b = get_build(builds, "mlp", "mps2-an386")
+    require_tool("cc")
+    r = run([*AOTC, "bench", str(b.out)])
+    row = next(line for line in r.stdout.splitlines() if line.startswith(f"| {b.meta['name']} |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    instructions, macs, per_mac = int(cells[2]), int(cells[3]), float(cells[4])
+    assert macs == sum(int(np.prod(i.dims)) for i in b.model.graph.initializer if len(i.dims) == 2), row
+    assert instructions > macs and abs(per_mac - instructions / macs) < 0.01, row
+    assert cells[5].endswith("%") and float(cells[6]) < 1e-4, row
+
+
 def test_model_too_big_for_the_board_is_refused_with_sizes(tmp_path):
     rows, dim = 90000, 64  # a 22 MiB table: more than the an385's 4 MiB flash and 16 MiB PSRAM
     table = np.zeros((rows, dim), np.float32)

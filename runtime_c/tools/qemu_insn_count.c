@@ -1,9 +1,9 @@
 /* A qemu TCG plugin (plugin API version 1, as qemu 7.2 exports) that counts the guest instructions
- * executed and prints "insns: N" on stderr when qemu exits. Used by bench/cortex_m_int8.py: the
+ * executed and prints "insns: N" on stderr when qemu exits. Used by `aotc bench` on a board: the
  * same count as `-singlestep -d nochain,exec` (one log line per instruction) at normal TCG speed.
  * Debian ships no qemu-plugin.h, so the few entry points it uses are declared here.
  *
- *     cc -O2 -shared -fPIC -o libinsn_count.so bench/qemu_insn_count.c
+ *     cc -O2 -shared -fPIC -o libinsn_count.so runtime_c/tools/qemu_insn_count.c
  *     qemu-system-arm ... -plugin ./libinsn_count.so -kernel runner.elf */
 #include <stddef.h>
 #include <stdint.h>
