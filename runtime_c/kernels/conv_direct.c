@@ -20,7 +20,7 @@
         float c0[NB], c1[NB], c2[NB], c3[NB];                                                     \
         int32_t c, ky, kx, j;                                                                     \
         (void)sx; /* (S is sx, or the constant it equals) */                                      \
-        for (j = 0; j < (NB); ++j) c0[j] = c1[j] = c2[j] = c3[j] = 0.0f;                          \
+        MK_UNROLL for (j = 0; j < (NB); ++j) c0[j] = c1[j] = c2[j] = c3[j] = 0.0f;                \
         for (c = 0; c < cg; ++c, xp += in_plane) {                                                \
             for (ky = ky0; ky < ky1; ++ky) {                                                      \
                 const ptrdiff_t q = ((ptrdiff_t)c * KH + ky) * KW;                                \
@@ -28,7 +28,7 @@
                 for (kx = 0; kx < KW; ++kx) {                                                     \
                     const float *AOTC_RESTRICT xr = xp + ky * row_step + kx * dx;                 \
                     const float a0 = w0[kx], a1 = w1[kx], a2 = w2[kx], a3 = w3[kx];               \
-                    for (j = 0; j < (NB); ++j) {                                                  \
+                    MK_UNROLL for (j = 0; j < (NB); ++j) {                                        \
                         const float v = xr[j * (S)];                                              \
                         c0[j] = MK_MADD(a0, v, c0[j]);                                               \
                         c1[j] = MK_MADD(a1, v, c1[j]);                                               \

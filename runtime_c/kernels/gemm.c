@@ -6,10 +6,11 @@
  * go in tiles of MR and of 4 rows that add up to it where they can (16 = 6 + 6 + 4, 8 =
  * 4 + 4), and a panel's last NR / 2 columns or fewer in tiles half as wide. The kernels
  * are plain C written so that gcc -O3 keeps the tile in vector registers (checked for
- * x86-64 SSE2 and AVX2+FMA, and aarch64); no intrinsics. A full tile starts from the bias,
- * C_in or C and is finished in the kernel while its sums are still in registers: a fused
- * residual and a fused activation (aotc_sgemm_params' epilogue), then one store. No
- * allocation, no globals. */
+ * x86-64 SSE2 and AVX2+FMA, and aarch64), and gcc at any level in scalar registers where
+ * there are no vector ones (a Cortex-M4: microkernel.h's MK_UNROLL); no intrinsics. A full
+ * tile starts from the bias, C_in or C and is finished in the kernel while its sums are
+ * still in registers: a fused residual and a fused activation (aotc_sgemm_params'
+ * epilogue), then one store. No allocation, no globals. */
 #include "aotc_gemm.h"
 #include "microkernel.h"
 
@@ -122,18 +123,18 @@ MK_NOCLONE static void store_rows(const tile_dst *d, int32_t i0, int32_t j0, con
  * no pass after the loop when alpha is 1; then the residual and the activation, a vector
  * op per row each; one store. The rows' accumulators, their multiply-adds and stores are
  * microkernel.h's, as in the implicit GEMM of conv_implicit.c. */
-#define T_FROM_C(i, W) for (j = 0; j < W; ++j) c##i[j] = c[(i) * ldc + j];
-#define T_FROM_ONE(i, W) { const float v_ = sc * ci[(i) * rs]; for (j = 0; j < W; ++j) c##i[j] = v_; }
-#define T_FROM_CIN(i, W) for (j = 0; j < W; ++j) c##i[j] = beta * ci[(i) * rs + j];
+#define T_FROM_C(i, W) MK_UNROLL for (j = 0; j < W; ++j) c##i[j] = c[(i) * ldc + j];
+#define T_FROM_ONE(i, W) { const float v_ = sc * ci[(i) * rs]; MK_UNROLL for (j = 0; j < W; ++j) c##i[j] = v_; }
+#define T_FROM_CIN(i, W) MK_UNROLL for (j = 0; j < W; ++j) c##i[j] = beta * ci[(i) * rs + j];
 #define T_ROW(i, W) MK_AXPY(i, W, a[(i) * a_rs], b)
 #define T_TO_T(i, W) MK_STORE(i, W, t, NR)
-#define T_SCALE(i, W) for (j = 0; j < W; ++j) c##i[j] *= alpha;
-#define T_ADD_C(i, W) for (j = 0; j < W; ++j) c##i[j] += c[(i) * ldc + j];
-#define T_ADD_CIN(i, W) for (j = 0; j < W; ++j) c##i[j] += beta * ci[(i) * rs + j];
-#define T_ADD_BIAS(i, W) { const float v_ = beta * ci[(i) * rs]; for (j = 0; j < W; ++j) c##i[j] += v_; }
-#define T_ADD_RES(i, W) for (j = 0; j < W; ++j) c##i[j] += r[(i) * rs + j];
-#define T_CLAMP(i, W) for (j = 0; j < W; ++j) { const float v = c##i[j] < lo ? lo : c##i[j]; c##i[j] = v > hi ? hi : v; }
-#define T_LEAK(i, W) for (j = 0; j < W; ++j) c##i[j] = c##i[j] < 0.0f ? leak * c##i[j] : c##i[j];
+#define T_SCALE(i, W) MK_UNROLL for (j = 0; j < W; ++j) c##i[j] *= alpha;
+#define T_ADD_C(i, W) MK_UNROLL for (j = 0; j < W; ++j) c##i[j] += c[(i) * ldc + j];
+#define T_ADD_CIN(i, W) MK_UNROLL for (j = 0; j < W; ++j) c##i[j] += beta * ci[(i) * rs + j];
+#define T_ADD_BIAS(i, W) { const float v_ = beta * ci[(i) * rs]; MK_UNROLL for (j = 0; j < W; ++j) c##i[j] += v_; }
+#define T_ADD_RES(i, W) MK_UNROLL for (j = 0; j < W; ++j) c##i[j] += r[(i) * rs + j];
+#define T_CLAMP(i, W) MK_UNROLL for (j = 0; j < W; ++j) { const float v = c##i[j] < lo ? lo : c##i[j]; c##i[j] = v > hi ? hi : v; }
+#define T_LEAK(i, W) MK_UNROLL for (j = 0; j < W; ++j) c##i[j] = c##i[j] < 0.0f ? leak * c##i[j] : c##i[j];
 #define T_PUT(i, W) MK_STORE(i, W, c, ldc)
 
 /* The k loop steps a pointer by a run-time stride until it reaches its end: compilers
@@ -227,17 +228,17 @@ MK_NOINLINE static void kernel_row(int32_t kc, const float *AOTC_RESTRICT a, int
     const float *const b_end = b + (ptrdiff_t)(kc / 2 * 2) * b_rs;
     float c0[NR], c1[NR];
     int32_t j;
-    for (j = 0; j < NR; ++j) c0[j] = c1[j] = 0.0f;
+    MK_UNROLL for (j = 0; j < NR; ++j) c0[j] = c1[j] = 0.0f;
     for (; b != b_end; b += 2 * b_rs, a += 2 * a_cs) {
         const float a0 = a[0], a1 = a[a_cs];
-        for (j = 0; j < NR; ++j) c0[j] = MK_MADD(a0, b[j], c0[j]);
-        for (j = 0; j < NR; ++j) c1[j] = MK_MADD(a1, b[b_rs + j], c1[j]);
+        MK_UNROLL for (j = 0; j < NR; ++j) c0[j] = MK_MADD(a0, b[j], c0[j]);
+        MK_UNROLL for (j = 0; j < NR; ++j) c1[j] = MK_MADD(a1, b[b_rs + j], c1[j]);
     }
     if (kc % 2) {
         const float a0 = a[0];
-        for (j = 0; j < NR; ++j) c0[j] = MK_MADD(a0, b[j], c0[j]);
+        MK_UNROLL for (j = 0; j < NR; ++j) c0[j] = MK_MADD(a0, b[j], c0[j]);
     }
-    for (j = 0; j < NR; ++j) t[j] = c0[j] + c1[j];
+    MK_UNROLL for (j = 0; j < NR; ++j) t[j] = c0[j] + c1[j];
 }
 
 /* The rules for the tiles of the k-block [pc, pc + kc): first and last say which it is. */

@@ -3,9 +3,12 @@
  * conv_direct.c, conv_depthwise*.c, conv_flat3x3.c). Internal to runtime_c/kernels: no
  * generated code includes it.
  *
- * A tile is R rows of W accumulators, c0[W] .. c<R-1>[W]: plain float arrays that gcc -O3
- * keeps in vector registers (no intrinsics). MK_ROWSn(X, W) applies the macro X(i, W) to rows
- * i = 0 .. n - 1, so that one macro body defines the kernels of every tile height; the tile
+ * A tile is R rows of W accumulators, c0[W] .. c<R-1>[W]: plain float arrays that the compiler
+ * keeps in registers (no intrinsics): vector registers where the loops over a row's W columns
+ * vectorise, else scalar ones once those loops are unrolled whole. They say so (MK_UNROLL):
+ * gcc's own heuristics unroll them at -O3 only, and at -O2 or -Os the arrays stayed in memory
+ * (issue 27: twice the instructions on a Cortex-M4). MK_ROWSn(X, W) applies the macro X(i, W)
+ * to rows i = 0 .. n - 1, so that one macro body defines the kernels of every tile height; the tile
  * sizes are AOTC_GEMM_MR x AOTC_GEMM_NR (aotc_gemm.h). Inner loops that sum over k step a
  * pointer until it reaches its end: compilers cannot count their trips, so they vectorise
  * along the tile's columns instead of k (an in-order reduction over k, much slower). */
@@ -15,8 +18,11 @@
 #include <math.h>
 #include <string.h>
 
-/* a * b + c, fused where the target has a fast fma (FP_FAST_FMAF is C99) */
-#if defined(FP_FAST_FMAF)
+/* a * b + c, fused where the target has a fast fma: FP_FAST_FMAF is C99's, __FP_FAST_FMAF gcc's,
+ * which newlib's math.h does not turn into FP_FAST_FMAF. On a Cortex-M4/M7/M33/M55 that is one
+ * VFMA per multiply-add; unfused, gcc -O2/-O3 issues a VMUL and a VADD for it (its cost model
+ * avoids VMLA's stall), twice the instructions. */
+#if defined(FP_FAST_FMAF) || defined(__FP_FAST_FMAF)
 #define MK_MADD(a, b, c) fmaf((a), (b), (c))
 #else
 #define MK_MADD(a, b, c) ((a) * (b) + (c))
@@ -44,6 +50,20 @@
 #define MK_UNUSED
 #endif
 
+/* Put before a loop over a tile row's W columns (W a constant, at most 16): unroll it whole at
+ * every optimisation level, so that the accumulators become registers. Only where the floats
+ * have no vector unit that gcc vectorises these loops for (Cortex-M, soft float, RISC-V without
+ * V): there, gcc's own heuristics unroll them at -O3 only. With SSE/AVX or NEON, -O3 vectorises
+ * the loop and then unrolls the vector loop; unrolling first costs the AVX2 GEMM tile 40 % more
+ * instructions. gcc 8 and later; clang unrolls such loops on its own, and its pragma would warn
+ * where it cannot (-Wpass-failed); other compilers get nothing. */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8 && !defined(__SSE2__) && !defined(__ARM_NEON) && \
+    !defined(__ARM_NEON__) && !defined(__riscv_vector)
+#define MK_UNROLL _Pragma("GCC unroll 16")
+#else
+#define MK_UNROLL
+#endif
+
 /* X(i, W) for the rows i of a tile of 6, 4, 3, 2 or 1 rows. */
 #define MK_ROWS6(X, W) X(0, W) X(1, W) X(2, W) X(3, W) X(4, W) X(5, W)
 #define MK_ROWS4(X, W) X(0, W) X(1, W) X(2, W) X(3, W)
@@ -57,7 +77,7 @@
 #define MK_AXPY(i, W, A, B)                                                                       \
     {                                                                                             \
         const float a_ = (A);                                                                     \
-        for (j = 0; j < (W); ++j) c##i[j] = MK_MADD(a_, (B)[j], c##i[j]);                         \
+        MK_UNROLL for (j = 0; j < (W); ++j) c##i[j] = MK_MADD(a_, (B)[j], c##i[j]);               \
     }
 /* Row i's accumulators to T + i * STRIDE. */
 #define MK_STORE(i, W, T, STRIDE) memcpy((T) + (i) * (STRIDE), c##i, sizeof c##i);
