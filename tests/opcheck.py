@@ -146,10 +146,16 @@ class SharedBuild:
         arena = np.zeros(max(meta["memory"]["arena_bytes"], 1) + 64, dtype=np.uint8)
         arena_ptr = (arena.ctypes.data + 63) // 64 * 64
         in_struct = (ctypes.c_void_p * max(len(ins), 1))(*[x.ctypes.data for x in ins])
-        out_struct = (ctypes.c_void_p * max(len(outs), 1))(*[y.ctypes.data for y in outs])
+        # the outputs struct: a pointer per output, then an int64 extent per bounded output (issue 26)
+        bounded = [k for k, s in enumerate(meta["outputs"]) if "extent" in s]
+        out_struct = (ctypes.c_uint64 * max(len(outs) + len(bounded), 1))(*[y.ctypes.data for y in outs])
         assert getattr(self.lib, f"{name}_init")(ctypes.c_void_p(arena_ptr)) == 0
         rc = getattr(self.lib, f"{name}_run")(in_struct, out_struct, ctypes.c_void_p(arena_ptr))
         assert rc == 0, f"{name}_run returned {rc}"
+        for j, k in enumerate(bounded):  # the rows written
+            axis, extent = meta["outputs"][k]["extent"]["axis"], int(out_struct[len(outs) + j])
+            assert 0 <= extent <= outs[k].shape[axis], (extent, outs[k].shape)
+            outs[k] = np.take(outs[k], np.arange(extent), axis=axis)
         return outs
 
     def check(self, case_id: str) -> float:

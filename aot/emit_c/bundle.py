@@ -71,6 +71,9 @@ def _io(graph: Graph, names: list[str], slots: dict[str, int], em: ModelEmitter)
         t = graph.tensors[n]
         out.append({"name": n, "field": em.io_field(n), "shape": list(t.shape), "dtype": t.dtype,
                     "nbytes": t.nbytes, "arena_offset": slots[n]})
+        axis = graph.meta.get("bounded", {}).get(n)
+        if axis is not None and n in graph.outputs:  # rows known at run time: the struct reports how many
+            out[-1]["extent"] = {"axis": axis, "max": t.shape[axis], "field": em.extent_field(n)}
         q = graph.meta.get("io_quantization", {}).get(n)
         if q is not None:  # a quantized input or output: real = scale * (q - zero_point)
             out[-1].update(scale=q["scale"], zero_point=q["zero_point"])

@@ -150,28 +150,35 @@ class ModelEmitter:
 
     def _emit_loop_begin(self, index: int, node: Node, depth: int) -> str:
         """A Loop's start (aot/frontend/loops.py): each carried value's state from its initial value,
-        then the C loop, whose first statement writes the iteration number where the body reads it."""
-        g, nc = self.graph, node.attrs["n_carried"]
+        then the C loop, whose first statement writes the iteration number where the body reads it.
+        A run-time condition: the loop runs while it holds, at most trip_count (M) times."""
+        g, nc, a = self.graph, node.attrs["n_carried"], node.attrs
         states, iter_t = node.outputs[:nc], node.outputs[nc]
+        steps = f"at most {a['trip_count']} steps, while its condition holds" if a["runtime"] else \
+            f"{a['trip_count']} steps"
         self.line("")
-        self.line(f'/* node {index}: Loop "{c_comment(node.attrs["loop"])}", {node.attrs["trip_count"]} steps: '
+        self.line(f'/* node {index}: Loop "{c_comment(a["loop"])}", {steps}: '
                   f"{c_comment(', '.join(node.inputs))} -> {c_comment(', '.join(states))} */")
-        for src, dst in zip(node.inputs, states, strict=True):
+        for src, dst in zip(node.inputs, states, strict=False):
             self.line(f"memcpy({self.pointer(dst)}, {self.pointer(src)}, {g.tensors[dst].nbytes}u);")
         var = f"aotc_step{depth}"
-        self.line(f"for (int32_t {var} = 0; {var} < {node.attrs['trip_count']}; ++{var}) {{")
+        self.line("{")
+        self.line(f"int64_t {var} = 0;")
+        guard = f"if ({self.pointer(node.inputs[-1])}[0]) " if a.get("cond_init") else ""
+        self.line(f"{guard}for (; {var} < INT64_C({a['trip_count']}); ++{var}) {{")
         if any(iter_t in n.inputs for n in g.nodes):
-            self.line(f"{self.pointer(iter_t)}[0] = (int64_t){var};")
+            self.line(f"{self.pointer(iter_t)}[0] = {var};")
         return var
 
     def _emit_loop_end(self, index: int, node: Node, var: str) -> None:
         """A Loop's end: the new carried values into their states, each scan row into its row of the
-        scan output, and the C loop closed."""
-        g, nc, ns = self.graph, node.attrs["n_carried"], node.attrs["n_scan"]
+        scan output, the run-time condition tested, and the C loop closed. A scan output whose rows
+        the condition decides reports them in the outputs struct (<field>_extent)."""
+        g, nc, ns, a = self.graph, node.attrs["n_carried"], node.attrs["n_scan"], node.attrs
         states, bufs = node.inputs[:nc], node.inputs[nc:nc + ns]
-        new, rows = node.inputs[nc + ns:nc + ns + nc], node.inputs[nc + ns + nc:]
+        new, rows = node.inputs[nc + ns:nc + ns + nc], node.inputs[nc + ns + nc:nc + ns + nc + ns]
         self.line("")
-        self.line(f'/* node {index}: end of Loop "{c_comment(node.attrs["loop"])}": the new carried values, '
+        self.line(f'/* node {index}: end of Loop "{c_comment(a["loop"])}": the new carried values, '
                   "the scan rows */")
         for src, dst in zip(new, states, strict=True):
             if src != dst:
@@ -180,11 +187,21 @@ class ModelEmitter:
             n = g.tensors[src].size
             self.line(f"memcpy({self.pointer(dst)} + (size_t){var} * {n}u, {self.pointer(src)}, "
                       f"{g.tensors[src].nbytes}u);")
+        if a["runtime"]:
+            self.line(f"if (!{self.pointer(node.inputs[-1])}[0]) {{ ++{var}; break; }}")
+        self.line("}")
+        for scan in a["scans"] if a["runtime"] else []:
+            self.line(f"out->{self.extent_field(scan)} = {var};")
+        self.line(f"(void){var};")
         self.line("}")
         for out, src in zip(node.outputs, [*states, *bufs], strict=True):
             self.pointer(out)  # the outputs are the states' and scan buffers' bytes
             if self.plan.offsets.get(out) != self.plan.offsets.get(src):
                 self.line(f"memcpy({self.pointer(out)}, {self.pointer(src)}, {g.tensors[out].nbytes}u);")
+
+    def extent_field(self, tensor: str) -> str:
+        """The outputs-struct field that reports how far a bounded output was written."""
+        return self.fields.name(("extent", tensor), f"{self.io_field(tensor)}_extent")
 
     def _emit_taps(self, node: Node) -> None:
         """AOTC_TAP for each output, right after the node writes it (before a later node may reuse

@@ -219,9 +219,16 @@ def _inline_branch(g: onnx.GraphProto, node: onnx.NodeProto, branch: onnx.GraphP
 
 def refuse_control_flow(model: onnx.ModelProto) -> None:
     """After folding: control flow left in the main graph is refused, all of it in one line."""
+    from aot.frontend.loops import loop_refusal
+
     refused: list[tuple[Node, str | None]] = []
     for n in model.graph.node:
-        if not _subgraphs(n) or (n.op_type == "Loop" and n.domain in ("", "ai.onnx")):  # aot/frontend/loops.py
+        if n.op_type == "Loop" and n.domain in ("", "ai.onnx"):  # compiled by aot/frontend/loops.py, if it can be
+            reason = loop_refusal(model, n)
+            if reason:
+                refused.append((Node(n.op_type, n.name, list(n.input), list(n.output)), reason))
+            continue
+        if not _subgraphs(n):
             continue
         if n.op_type == "If":
             reason = (f"its condition '{n.input[0]}' is computed at run time; aotc compiles an If only when its "

@@ -34,13 +34,22 @@ from onnx.reference import ReferenceEvaluator
 from aot.errors import AotcError
 from aot.ir import Graph, Node, Tensor
 
-MAX_COUNTED_STEPS = 1_000_000  # a condition still true after this many steps, with no M, is refused
+MAX_COUNTED_STEPS = 100_000  # a condition still true after this many steps, with no M, is refused
+MAX_SCAN_ROWS = 2**31 - 1  # the rows a scan output of a run-time loop may be planned at
 
 
 class _LoopNode:
     """Names the Loop in refusals (as errors on IR nodes print)."""
 
     def __init__(self, node: onnx.NodeProto):
+        self.node = node
+
+    def describe(self) -> str:
+        return f"Loop '{self.node.name}'"
+
+
+class _IRLoop:
+    def __init__(self, node: Node):
         self.node = node
 
     def describe(self) -> str:
@@ -85,8 +94,27 @@ def _const_of(tensors: dict[str, Tensor], name: str) -> np.ndarray | None:
 
 
 # --- 1. the trip count ----------------------------------------------------------------------------
+class _RunTime(Exception):
+    """The condition depends on a value computed at run time (the message names it)."""
+
+
+def loop_steps(node: onnx.NodeProto, tensors: dict[str, Tensor], opsets: list) -> tuple[int, str | None]:
+    """(the trip count, None) when it is known at compile time; else (its bound M, why the condition
+    is a run-time one): the C loop then stops at the first false condition or at M."""
+    try:
+        return trip_count(node, tensors, opsets), None
+    except _RunTime as e:
+        m_name = node.input[0] if node.input else ""
+        limit = None if not m_name else int(np.asarray(_const_of(tensors, m_name)).reshape(-1)[0])
+        if limit is None:
+            raise AotcError(f"{e}, and it has no maximum trip count: aotc needs a bound on its steps",
+                            node=_LoopNode(node)) from None
+        return max(limit, 0), str(e)
+
+
 def trip_count(node: onnx.NodeProto, tensors: dict[str, Tensor], opsets: list) -> int:
-    """How many times the body runs, worked out at compile time, or a refusal naming why not."""
+    """How many times the body runs, worked out at compile time; _RunTime when it is not known
+    before the model runs; a refusal for a loop that would not stop."""
     where = _LoopNode(node)
     body = _graph_attr(node, "body")
     m_name = node.input[0] if len(node.input) > 0 else ""
@@ -102,8 +130,7 @@ def trip_count(node: onnx.NodeProto, tensors: dict[str, Tensor], opsets: list) -
     if c_name:
         c = _const_of(tensors, c_name)
         if c is None:
-            raise AotcError(f"its initial condition '{c_name}' is computed at run time; aotc compiles a Loop "
-                            "whose trip count it can work out at compile time", node=where)
+            raise _RunTime(f"its initial condition '{c_name}' is computed at run time")
         cond = bool(np.asarray(c).reshape(-1)[0])
     if limit is not None and limit <= 0 or not cond:
         return 0
@@ -144,16 +171,14 @@ def trip_count(node: onnx.NodeProto, tensors: dict[str, Tensor], opsets: list) -
             j = carried_in.index(name)
             if j not in carried_needed:
                 if _const_of(tensors, node.input[2 + j]) is None:
-                    raise AotcError(f"its condition '{cond_out}' depends on the loop-carried value '{name}', whose "
-                                    f"initial value '{node.input[2 + j]}' is computed at run time (a run-time "
-                                    "condition is not supported yet)", node=where)
+                    raise _RunTime(f"its condition '{cond_out}' depends on the loop-carried value '{name}', whose "
+                                   f"initial value '{node.input[2 + j]}' is computed at run time")
                 carried_needed.append(j)
                 needed_outs.append(carried_out[j])
                 stack.append(carried_out[j])
             continue
         if _const_of(tensors, name) is None:
-            raise AotcError(f"its condition '{cond_out}' depends on '{name}', which is computed at run time (a "
-                            "run-time condition is not supported yet)", node=where)
+            raise _RunTime(f"its condition '{cond_out}' depends on '{name}', which is computed at run time")
     step = _condition_model(node, body, sorted(nodes), carried_needed, needed_outs, tensors, opsets)
     state = {carried_in[j]: np.asarray(_const_of(tensors, node.input[2 + j])) for j in carried_needed}
     k = 0
@@ -199,6 +224,18 @@ def _condition_model(node: onnx.NodeProto, body: onnx.GraphProto, nodes: list[in
         raise AotcError(f"cannot evaluate its condition ({str(e).splitlines()[0]})", node=_LoopNode(node)) from e
 
 
+def loop_refusal(model: onnx.ModelProto, node: onnx.NodeProto) -> str | None:
+    """Why the Loop cannot be counted or bounded, from the graph's constants alone (None: it can),
+    so it is refused together with the rest of the graph's control flow."""
+    consts = {i.name: Tensor(i.name, tuple(i.dims), "float32", numpy_helper.to_array(i))
+              for i in model.graph.initializer}
+    try:
+        loop_steps(node, consts, list(model.opset_import))
+    except AotcError as e:
+        return e.message
+    return None
+
+
 # --- 2. the body, imported as a model of its own ----------------------------------------------------
 def import_loop(node: onnx.NodeProto, tensors: dict[str, Tensor], model: onnx.ModelProto,
                 import_model: Callable[..., Graph]) -> tuple[Node, dict[str, Tensor]]:
@@ -221,19 +258,20 @@ def import_loop(node: onnx.NodeProto, tensors: dict[str, Tensor], model: onnx.Mo
         if not v or v not in tensors:
             raise AotcError(f"its loop-carried input {k} is {'omitted' if not v else f'unknown ({v!r})'}",
                             node=where)
-    trips = trip_count(node, tensors, opsets)
+    trips, runtime = loop_steps(node, tensors, opsets)
     ins, outs = [v.name for v in body.input], [v.name for v in body.output]
     # a carried value the body passes through unchanged (tf2onnx carries the weights so) is its
     # initial value at every step: a constant stays a constant, a run-time value is read in place
     invariant = [j for j in range(n_carried) if outs[1 + j] == ins[2 + j]]
     variant = [j for j in range(n_carried) if j not in invariant]
-    inner, outer_of = _body_model(node, body, tensors, model, invariant)
+    inner, outer_of = _body_model(node, body, tensors, model, invariant, keep_condition=runtime is not None)
     try:
         graph = import_model(inner, f"{node.name}_body")
     except AotcError as e:
         raise AotcError(f"in its body: {e.one_line()}", node=where) from e
-    new_values = dict(zip(variant, graph.outputs[:len(variant)], strict=True))
-    scan_rows = graph.outputs[len(variant):]
+    results = graph.outputs[1:] if runtime else graph.outputs
+    new_values = dict(zip(variant, results[:len(variant)], strict=True))
+    scan_rows = results[len(variant):]
     out_tensors: dict[str, Tensor] = {}
     for k, name in enumerate(node.output):
         if not name:
@@ -251,16 +289,22 @@ def import_loop(node: onnx.NodeProto, tensors: dict[str, Tensor], model: onnx.Mo
             if trips == 0:
                 raise AotcError(f"scan output '{name}' would have no rows (the loop runs 0 times): empty tensors "
                                 "are not supported", node=where)
+            if runtime and trips > MAX_SCAN_ROWS:
+                raise AotcError(f"scan output '{name}' has no row bound ({runtime}, and its maximum trip count is "
+                                f"{trips})", node=where)
             out_tensors[name] = Tensor(name, (trips, *row.shape), row.dtype)
     outer = [outer_of.get(i, i) for i in graph.inputs[1 + len(variant):]]
-    ir = Node("Loop", node.name, [*node.input[2:], *dict.fromkeys(outer)], list(node.output),
-              {"body": graph, "trip_count": trips, "n_carried": n_carried, "variant": variant,
-               "invariant": invariant, "outer_of": outer_of})
+    cond_init = node.input[1] if runtime and len(node.input) > 1 else ""
+    ir = Node("Loop", node.name, [*node.input[2:], *dict.fromkeys(outer), *([cond_init] if cond_init else [])],
+              list(node.output), {"body": graph, "trip_count": trips, "n_carried": n_carried, "variant": variant,
+                                  "invariant": invariant, "outer_of": outer_of, "runtime": runtime,
+                                  "cond_init": cond_init})
     return ir, out_tensors
 
 
 def _body_model(node: onnx.NodeProto, body: onnx.GraphProto, tensors: dict[str, Tensor],
-                model: onnx.ModelProto, invariant: list[int]) -> tuple[onnx.ModelProto, dict[str, str]]:
+                model: onnx.ModelProto, invariant: list[int],
+                keep_condition: bool) -> tuple[onnx.ModelProto, dict[str, str]]:
     """The body as a model: inputs the iteration number, the carried values and the outer
     run-time values it reads; the condition input the constant true; outer constants initializers.
     Also: the outer value each invariant carried input (a body input here) stands for."""
@@ -296,7 +340,8 @@ def _body_model(node: onnx.NodeProto, body: onnx.GraphProto, tensors: dict[str, 
             g.input.append(_value_info(name, t))
     for j in sorted(invariant, reverse=True):
         del g.output[1 + j]
-    del g.output[0]  # the condition: counted at compile time (trip_count)
+    if not keep_condition:
+        del g.output[0]  # the condition: counted at compile time (trip_count)
     seen: set[str] = set()
     for k, o in enumerate(g.output):
         o.ClearField("type")  # the body's declared output types are hints: its own inference decides
@@ -311,7 +356,7 @@ def _body_model(node: onnx.NodeProto, body: onnx.GraphProto, tensors: dict[str, 
 
 
 # --- 3. the body's nodes in the graph --------------------------------------------------------------
-def flatten_loops(graph: Graph) -> None:
+def flatten_loops(graph: Graph, top: bool = True) -> None:
     """Each Loop node -> LoopBegin, its body's nodes (renamed apart), LoopEnd; in place. Carried
     values nothing reads after the loop, and only their own update reads in the body (tf2onnx's
     counters, once the condition is counted), are dropped; so are scan outputs nothing reads."""
@@ -325,8 +370,8 @@ def flatten_loops(graph: Graph) -> None:
         if n.op != "Loop":
             out.append(n)
             continue
-        flatten_loops(n.attrs["body"])
-        out += _flatten_one(graph, n, used, names, node_names)
+        flatten_loops(n.attrs["body"], top=False)
+        out += _flatten_one(graph, n, used, names, node_names, top)
     graph.nodes = out
 
 
@@ -338,12 +383,15 @@ def _fresh(base: str, used: set[str]) -> str:
     return name
 
 
-def _flatten_one(graph: Graph, loop: Node, used: set[str], names: set[str], node_names: set[str]) -> list[Node]:
+def _flatten_one(graph: Graph, loop: Node, used: set[str], names: set[str], node_names: set[str],
+                 top: bool) -> list[Node]:
     body: Graph = loop.attrs["body"]
     trips, variant, invariant = loop.attrs["trip_count"], loop.attrs["variant"], loop.attrs["invariant"]
-    nc, ncv = loop.attrs["n_carried"], len(variant)
+    nc, ncv, runtime = loop.attrs["n_carried"], len(variant), loop.attrs["runtime"]
     iter_in, carried_in, outer = body.inputs[0], body.inputs[1:1 + ncv], body.inputs[1 + ncv:]
-    carried_out, rows = body.outputs[:ncv], body.outputs[ncv:]
+    cond_out = [body.outputs[0]] if runtime else []
+    results = body.outputs[len(cond_out):]
+    carried_out, rows = results[:ncv], results[ncv:]
     finals = [loop.outputs[j] if j < len(loop.outputs) else "" for j in variant]
     scans = [loop.outputs[nc + k] if nc + k < len(loop.outputs) else "" for k in range(len(rows))]
     after = [Node("Identity", _fresh(f"{loop.name}/{loop.outputs[j]}", node_names), [loop.inputs[j]],
@@ -351,10 +399,19 @@ def _flatten_one(graph: Graph, loop: Node, used: set[str], names: set[str], node
     # what the loop must compute: outputs read after it, and the carried values the body reads for them
     keep_c = {j for j in range(ncv) if finals[j] and finals[j] in used}
     keep_s = [k for k in range(len(rows)) if scans[k] and scans[k] in used]
+    if runtime:  # its rows depend on the data: reported as a graph output's extent, read by nothing
+        for k in keep_s:
+            readers = [n.name for n in graph.nodes if scans[k] in n.inputs]
+            if readers or not top or scans[k] not in graph.outputs:
+                raise AotcError(f"scan output '{scans[k]}' has a row count known only at run time ({runtime}); "
+                                "aotc reports it for a graph output, but here "
+                                f"{'node ' + repr(readers[0]) + ' reads it' if readers else 'it is not one'}",
+                                node=_IRLoop(loop))
+            graph.meta.setdefault("bounded", {})[scans[k]] = 0
     producer = {o: nd for nd in body.nodes for o in nd.outputs if o}
     while True:
         reads: set[str] = set()
-        stack = [carried_out[j] for j in keep_c] + [rows[k] for k in keep_s]
+        stack = [*cond_out, *(carried_out[j] for j in keep_c), *(rows[k] for k in keep_s)]
         while stack:
             t = stack.pop()
             if t in reads:
@@ -393,21 +450,24 @@ def _flatten_one(graph: Graph, loop: Node, used: set[str], names: set[str], node
         graph.tensors[buf] = Tensor(buf, graph.tensors[scans[k]].shape, graph.tensors[scans[k]].dtype)
         scan_bufs.append(buf)
     states = [rename[carried_in[j]] for j in kept_c]
-    attrs = {"loop": loop.name, "trip_count": trips, "n_carried": len(kept_c), "n_scan": len(keep_s)}
+    attrs = {"loop": loop.name, "trip_count": trips, "n_carried": len(kept_c), "n_scan": len(keep_s),
+             "runtime": runtime, "scans": [scans[k] for k in keep_s]}
+    cond_init = [loop.attrs["cond_init"]] if loop.attrs["cond_init"] else []
     begin = Node("LoopBegin", _fresh(f"{loop.name}/begin", node_names),
-                 [loop.inputs[variant[j]] for j in kept_c], [*states, rename[iter_in], *scan_bufs], dict(attrs))
+                 [*(loop.inputs[variant[j]] for j in kept_c), *cond_init], [*states, rename[iter_in], *scan_bufs],
+                 {**attrs, "cond_init": bool(cond_init)})
     hoisted: list[Node] = []  # loop-invariant: reads only values from before the loop, runs once before it
     nodes = [begin]
-    invariant = {rename[t] for t in outer} | {t for t, v in graph.tensors.items() if v.is_const}
+    before = {rename[t] for t in outer} | {t for t, v in graph.tensors.items() if v.is_const}
     for nd in body.nodes:
         if not reads.intersection(nd.outputs):
             continue  # computes only what the loop no longer needs (its condition, dropped counters)
         new = Node(nd.op, _fresh(f"{loop.name}/{nd.name}", node_names),
                    [rename.get(i, i) if i else "" for i in nd.inputs], [rename[o] if o else "" for o in nd.outputs],
                    dict(nd.attrs), nd.origin)
-        if new.op not in ("LoopBegin", "LoopEnd") and all(not i or i in invariant for i in new.inputs):
+        if new.op not in ("LoopBegin", "LoopEnd") and all(not i or i in before for i in new.inputs):
             hoisted.append(new)
-            invariant.update(o for o in new.outputs if o)
+            before.update(o for o in new.outputs if o)
         else:
             nodes.append(new)
     finals_out = []
@@ -420,7 +480,7 @@ def _flatten_one(graph: Graph, loop: Node, used: set[str], names: set[str], node
                                       graph.tensors[states[len(finals_out)]].dtype)
             finals_out.append(f)
     end = Node("LoopEnd", _fresh(f"{loop.name}/end", node_names),
-               [*states, *scan_bufs, *(rename[carried_out[j]] for j in kept_c), *(rename[rows[k]] for k in keep_s)],
-               [*finals_out, *(scans[k] for k in keep_s)], dict(attrs))
+               [*states, *scan_bufs, *(rename[carried_out[j]] for j in kept_c), *(rename[rows[k]] for k in keep_s),
+                *(rename[c] for c in cond_out)], [*finals_out, *(scans[k] for k in keep_s)], dict(attrs))
     nodes.append(end)
     return hoisted + nodes + after
