@@ -18,21 +18,24 @@
 #include <math.h>
 #include <string.h>
 
-/* a * b + c, fused where the target has a fast fma: FP_FAST_FMAF is C99's, __FP_FAST_FMAF gcc's,
- * which newlib's math.h does not turn into FP_FAST_FMAF. On a Cortex-M4/M7/M33/M55 that is one
- * VFMA per multiply-add; unfused, gcc -O2/-O3 issues a VMUL and a VADD for it (its cost model
- * avoids VMLA's stall), twice the instructions. */
-#if defined(FP_FAST_FMAF) || defined(__FP_FAST_FMAF)
-#define MK_MADD(a, b, c) fmaf((a), (b), (c))
+/* MK_SPEED: compiled for speed in a build for size. At -Os gcc weighs every choice by bytes: in
+ * the register-tile loops it keeps the tile's row pointers on the stack and re-reads them at
+ * every step (issue 27: a ResNet-8 took 27 % more instructions at -Os than at -O3 on a
+ * Cortex-M4, the micro-kernels at -O2 5 %, for 256 bytes more). No option turns that weighing
+ * off, so these few functions ask for -O2 themselves (gcc's optimize attribute, whose manual
+ * keeps it for debugging: here it selects the level, no single pass). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__OPTIMIZE_SIZE__)
+#define MK_SPEED __attribute__((optimize("O2")))
 #else
-#define MK_MADD(a, b, c) ((a) * (b) + (c))
+#define MK_SPEED
 #endif
 
 /* Kernels stay separate functions (MK_NOINLINE): inlined into the blocking loops, they lose
  * their registers to the loops' variables. MK_NOCLONE also keeps gcc from cloning a function
- * for a constant argument. MK_INLINE: inlined always (a run of blocks into each plane loop). */
+ * for a constant argument. MK_INLINE: inlined always (a run of blocks into each plane loop).
+ * The register-tile kernels are MK_NOINLINE, so they are MK_SPEED too. */
 #if defined(__GNUC__) || defined(__clang__)
-#define MK_NOINLINE __attribute__((noinline))
+#define MK_NOINLINE __attribute__((noinline)) MK_SPEED
 #define MK_INLINE inline __attribute__((always_inline))
 #else
 #define MK_NOINLINE
@@ -52,16 +55,35 @@
 
 /* Put before a loop over a tile row's W columns (W a constant, at most 16): unroll it whole at
  * every optimisation level, so that the accumulators become registers. Only where the floats
- * have no vector unit that gcc vectorises these loops for (Cortex-M, soft float, RISC-V without
- * V): there, gcc's own heuristics unroll them at -O3 only. With SSE/AVX or NEON, -O3 vectorises
- * the loop and then unrolls the vector loop; unrolling first costs the AVX2 GEMM tile 40 % more
- * instructions. gcc 8 and later; clang unrolls such loops on its own, and its pragma would warn
- * where it cannot (-Wpass-failed); other compilers get nothing. */
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8 && !defined(__SSE2__) && !defined(__ARM_NEON) && \
-    !defined(__ARM_NEON__) && !defined(__riscv_vector)
+ * have no vector unit that gcc vectorises these loops for (Cortex-M without Helium, soft
+ * float, RISC-V without V): there, gcc's own heuristics unroll them at -O3 only. With SSE/AVX
+ * or NEON, -O3 vectorises the loop and then unrolls the vector loop; unrolling first costs the
+ * AVX2 GEMM tile 40 % more instructions. gcc 8 and later; clang unrolls such loops on its own,
+ * and its pragma would warn where it cannot (-Wpass-failed); other compilers get nothing. */
+#if !defined(__SSE2__) && !defined(__ARM_NEON) && !defined(__ARM_NEON__) && !defined(__riscv_vector) && \
+    !defined(__ARM_FEATURE_MVE)
+#define MK_SCALAR_TILES 1 /* the tiles live in scalar registers */
+#else
+#define MK_SCALAR_TILES 0
+#endif
+/* Helium (M55): -O2 and -O3 vectorise the loops; -Os does not, so there the unrolling is what
+ * keeps the tile in registers. */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8 && \
+    (MK_SCALAR_TILES || (defined(__ARM_FEATURE_MVE) && defined(__OPTIMIZE_SIZE__)))
 #define MK_UNROLL _Pragma("GCC unroll 16")
 #else
 #define MK_UNROLL
+#endif
+
+/* a * b + c, fused where the target has a fast fma: FP_FAST_FMAF is C99's; __FP_FAST_FMAF is
+ * gcc's, which newlib's math.h does not turn into FP_FAST_FMAF, taken for scalar tiles: on a
+ * Cortex-M4/M7/M33 one VFMA per multiply-add, where unfused gcc -O2/-O3 issues a VMUL and a
+ * VADD (its cost model avoids VMLA's stall), twice the instructions. Not with Helium: gcc does
+ * not vectorise fmaf there (the M55's ResNet-8 took 19 % more instructions at -O3). */
+#if defined(FP_FAST_FMAF) || (defined(__FP_FAST_FMAF) && MK_SCALAR_TILES)
+#define MK_MADD(a, b, c) fmaf((a), (b), (c))
+#else
+#define MK_MADD(a, b, c) ((a) * (b) + (c))
 #endif
 
 /* X(i, W) for the rows i of a tile of 6, 4, 3, 2 or 1 rows. */
