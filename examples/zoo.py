@@ -323,6 +323,39 @@ def dscnn_kws() -> onnx.ModelProto:
     return b.build([b.softmax(b.gemm(b.flatten(b.gap(x)), 12))])
 
 
+def _silu(b: Builder, x: str) -> str:
+    """SiLU as exporters write it: x * Sigmoid(x)."""
+    return b._node("Mul", [x, b.act("Sigmoid", x)], b.shapes[x])
+
+
+def _mbconv(b: Builder, x: str, expand: int, k: int, stride: int, cout: int) -> str:
+    """EfficientNet's MBConv (BatchNorms folded into the convs' biases, as exporters leave them):
+    1x1 expand + SiLU, k x k depthwise + SiLU, squeeze-excite (ReduceMean, 1x1 + SiLU, 1x1 + Sigmoid, Mul),
+    1x1 project, residual when the shape is kept."""
+    cin = b.shapes[x][1]
+    h = _silu(b, b.conv(x, cin * expand, 1, pad=0)) if expand != 1 else x
+    c = b.shapes[h][1]
+    h = _silu(b, b.conv(h, c, k, stride=stride, group=c))
+    n, _, hh, ww = b.shapes[h]
+    s = b._node("ReduceMean", [h], (n, c, 1, 1), axes=[2, 3], keepdims=1)
+    s = b.act("Sigmoid", b.conv(_silu(b, b.conv(s, max(1, cin // 4), 1, pad=0)), c, 1, pad=0))
+    h = b.conv(b._node("Mul", [h, s], (n, c, hh, ww)), cout, 1, pad=0)
+    return b.add(h, x) if stride == 1 and cin == cout else h
+
+
+def efficientnet_b0_224() -> onnx.ModelProto:
+    """EfficientNet-B0 at ImageNet size (1x3x224x224, 1000 classes), torchvision's stage table: a benchmark
+    model, not in MODELS (SiLU as Sigmoid and Mul, 3x3 and 5x5 depthwise, squeeze-excite)."""
+    b = Builder("efficientnet_b0_224", opset=13)
+    x = _silu(b, b.conv(b.input("input", (1, 3, 224, 224)), 32, 3, stride=2))
+    for expand, k, stride, cout, repeat in ((1, 3, 1, 16, 1), (6, 3, 2, 24, 2), (6, 5, 2, 40, 2), (6, 3, 2, 80, 3),
+                                            (6, 5, 1, 112, 3), (6, 5, 2, 192, 4), (6, 3, 1, 320, 1)):
+        for i in range(repeat):
+            x = _mbconv(b, x, expand, k, stride if i == 0 else 1, cout)
+    x = _silu(b, b.conv(x, 1280, 1, pad=0))
+    return b.build([b.gemm(b.flatten(b.gap(x)), 1000)])
+
+
 def ae_dense() -> onnx.ModelProto:
     """MLPerf Tiny's anomaly-detection autoencoder: 640 -> 128 x4 -> 8 -> 128 x4 -> 640, ReLU between
     (its BatchNorms folded, as converters leave them)."""
@@ -343,6 +376,7 @@ MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
 BENCH_MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
     "mobilenetv1_96": mobilenetv1_96, "mobilenetv2_96": mobilenetv2_96, "dscnn_kws": dscnn_kws,
     "resnet18_224": resnet18_224, "mobilenetv2_224": mobilenetv2_224, "ae_dense": ae_dense,
+    "efficientnet_b0_224": efficientnet_b0_224,
 }
 
 

@@ -147,6 +147,7 @@ OPS: dict[str, HostOp] = {
     "Sigmoid": _unary("sigmoid"),
     "Tanh": _unary("tanh"),
     "HardSwish": _unary("hard_swish"),
+    "Swish": _unary("swish", alpha=1.0),
     "Exp": _unary("exp"),
     "Log": _unary("log"),
     "Sqrt": _unary("sqrt"),

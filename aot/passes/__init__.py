@@ -7,6 +7,7 @@ from aot.passes.base import Pass, run_passes
 from aot.passes.drop_identity import DropIdentity
 from aot.passes.fold_affine import FoldAffine
 from aot.passes.fold_batchnorm import FoldBatchNorm
+from aot.passes.fuse_activation import FuseActivation
 from aot.passes.fuse_epilogue import FuseEpilogue
 from aot.passes.fuse_norm import FuseNorm
 from aot.passes.qdq import LowerQDQ
@@ -19,7 +20,7 @@ from aot.passes.simplify_layout import SimplifyLayout
 DEFAULT_PIPELINE: tuple[Pass, ...] = (DropIdentity(), FoldBatchNorm(), LowerQDQ(), SimplifyLayout(), FoldAffine(),
                                       RemoveDeadNodes())
 # After partitioning, on the nodes left to the host code generator.
-HOST_PIPELINE: tuple[Pass, ...] = (FuseNorm(), FuseEpilogue())
+HOST_PIPELINE: tuple[Pass, ...] = (FuseNorm(), FuseActivation(), FuseEpilogue())
 
 
 def simplify(graph: Graph, pipeline: tuple[Pass, ...] = DEFAULT_PIPELINE) -> Graph:
@@ -27,5 +28,5 @@ def simplify(graph: Graph, pipeline: tuple[Pass, ...] = DEFAULT_PIPELINE) -> Gra
     return run_passes(graph, pipeline)
 
 
-__all__ = ["DEFAULT_PIPELINE", "HOST_PIPELINE", "DropIdentity", "FoldAffine", "FoldBatchNorm", "FuseEpilogue",
-           "FuseNorm", "LowerQDQ", "Pass", "RemoveDeadNodes", "SimplifyLayout", "simplify"]
+__all__ = ["DEFAULT_PIPELINE", "HOST_PIPELINE", "DropIdentity", "FoldAffine", "FoldBatchNorm", "FuseActivation",
+           "FuseEpilogue", "FuseNorm", "LowerQDQ", "Pass", "RemoveDeadNodes", "SimplifyLayout", "simplify"]

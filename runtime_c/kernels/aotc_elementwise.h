@@ -101,6 +101,8 @@ AOTC_DECLARE_INTS(AOTC_DECLARE_UNARY, bitwise_not)
  * x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))) (approximate "tanh"). */
 AOTC_DECLARE_UNARY(gelu, f32, float, float)
 AOTC_DECLARE_UNARY(gelu_tanh, f32, float, float)
+/* Swish (opset 24): x * sigmoid(alpha x); alpha = 1 is SiLU. */
+void aotc_swish_f32(size_t n, const float *x, float *y, float alpha);
 void aotc_leaky_relu_f32(size_t n, const float *x, float *y, float alpha);
 void aotc_elu_f32(size_t n, const float *x, float *y, float alpha);
 void aotc_selu_f32(size_t n, const float *x, float *y, float alpha, float gamma);

@@ -5,6 +5,7 @@
  * float (MCUs with a single-precision FPU emulate double in software). One kernel per
  * op, already the plain loop: it is the family's reference (no norm_ref.c; see kernels_ref.h). */
 #include "aotc_norm.h"
+#include "fast_math.h"
 
 #include <math.h>
 
@@ -230,6 +231,7 @@ void aotc_lrn_f32(const aotc_lrn_params *p, const float *AOTC_RESTRICT x, float 
 }
 
 /* ---- Softmax, LogSoftmax ------------------------------------------------------------ */
+/* e^(x - max) by fast_math.h (within 1 ulp, and 0 for -inf), so the rows vectorise. */
 
 /* Max of one contiguous row. */
 static float row_max(const float *x, int32_t n) {
@@ -256,12 +258,13 @@ void aotc_softmax_f32(const aotc_softmax_params *p, const float *x, float *y, fl
     for (o = 0; o < p->outer; ++o, x += block, y += block) {
         if (inner == 1) {
             const float m = row_max(x, n);
-            float sum = 0.0f, inv;
-            for (i = 0; i < n; ++i) {
-                const float e = expf(x[i] - m);
-                y[i] = e;
-                sum += e;
+            float part[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f}, sum, inv;
+            for (i = 0; i < n; ++i) y[i] = aotc_exp_flush(x[i] - m); /* y may be x: same index */
+            for (i = 0; i + 8 <= n; i += 8) { /* eight partial sums: a vector, not a serial chain */
+                for (k = 0; k < 8; ++k) part[k] += y[i + k];
             }
+            for (; i < n; ++i) part[0] += y[i];
+            sum = ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
             inv = 1.0f / sum;
             for (i = 0; i < n; ++i) y[i] *= inv;
         } else {
@@ -272,7 +275,7 @@ void aotc_softmax_f32(const aotc_softmax_params *p, const float *x, float *y, fl
                 const float *xr = x + (int64_t)k * inner;
                 float *yr = y + (int64_t)k * inner;
                 for (i = 0; i < inner; ++i) {
-                    const float e = expf(xr[i] - mx[i]);
+                    const float e = aotc_exp_flush(xr[i] - mx[i]);
                     yr[i] = e;
                     sum[i] += e;
                 }
@@ -294,7 +297,7 @@ void aotc_log_softmax_f32(const aotc_softmax_params *p, const float *x, float *y
         if (inner == 1) {
             const float m = row_max(x, n);
             float sum = 0.0f, log_sum;
-            for (i = 0; i < n; ++i) sum += expf(x[i] - m);
+            for (i = 0; i < n; ++i) sum += aotc_exp_flush(x[i] - m);
             log_sum = logf(sum);
             for (i = 0; i < n; ++i) y[i] = (x[i] - m) - log_sum;
         } else {
@@ -303,7 +306,7 @@ void aotc_log_softmax_f32(const aotc_softmax_params *p, const float *x, float *y
             for (i = 0; i < inner; ++i) log_sum[i] = 0.0f;
             for (k = 0; k < n; ++k) {
                 const float *xr = x + (int64_t)k * inner;
-                for (i = 0; i < inner; ++i) log_sum[i] += expf(xr[i] - mx[i]);
+                for (i = 0; i < inner; ++i) log_sum[i] += aotc_exp_flush(xr[i] - mx[i]);
             }
             for (i = 0; i < inner; ++i) log_sum[i] = logf(log_sum[i]);
             for (k = 0; k < n; ++k) {
