@@ -121,4 +121,14 @@ def op_memory(selection: Selection) -> OpMemory:
         sizes = [g.tensors[i].nbytes for i in n.inputs]
         return [sum(sizes[:k]) for k in range(len(sizes))]
 
-    return OpMemory(is_view, inplace_input, lambda n, g, budget: choose(n, g, selection[n.name], budget), slices)
+    def parts(n: Node, g: Graph) -> list[int] | None:
+        if n.op != "Split" or not n.outputs or not all(n.outputs):
+            return None
+        x = g.tensors[n.inputs[0]]
+        if math.prod(x.shape[:n.attrs["axis"]]) != 1:  # parts along an inner axis are not contiguous
+            return None
+        sizes = [g.tensors[o].nbytes for o in n.outputs]
+        return [sum(sizes[:k]) for k in range(len(sizes))]
+
+    return OpMemory(is_view, inplace_input, lambda n, g, budget: choose(n, g, selection[n.name], budget), slices,
+                    parts)

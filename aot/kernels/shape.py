@@ -127,7 +127,9 @@ def emit_split(ctx: NodeContext) -> None:
     at = 0
     for y, size in zip(ctx.outputs, ctx.attrs["split"], strict=True):
         shape = list(ctx.shape(y))
-        if _nelem(shape):
+        if ctx.emitter.written_in_place(y, x, at * in_strides[axis] * ctx.tensor(x).itemsize):
+            ctx.comment(f"Split axis {axis}: {c_comment(y)} {shape} is bytes {at} on of {c_comment(x)}, no copy")
+        elif _nelem(shape):
             _strided_copy(ctx, shape, x, in_strides, at * in_strides[axis], y, contiguous_strides(shape), 0,
                           f"Split axis {axis}: {c_comment(y)} {shape} from {at} of {list(in_shape)}")
         at += size

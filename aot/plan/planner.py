@@ -204,6 +204,9 @@ class OpMemory:
     choose: Callable[[Node, Graph, int], Any]
     # byte offset of each input's contiguous slice in output 0 (Concat along an outer axis), or None
     slices: Callable[[Node, Graph], list[int] | None] = lambda n, g: None
+    # byte offset of each output's contiguous part of input 0 (Split along an outer axis): the outputs
+    # are those bytes of the input's buffer, no copy; None: the outputs are tensors of their own
+    parts: Callable[[Node, Graph], list[int] | None] = lambda n, g: None
 
 
 def _align(n: int) -> int:
@@ -228,6 +231,7 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
     buffers: list[Buffer] = []
     buffer_of: dict[str, Buffer] = {}
     aliases: dict[str, str] = {}
+    deltas: dict[str, int] = {}  # tensor -> bytes into its buffer where it starts (a Split's parts)
 
     ids = itertools.count()
 
@@ -241,6 +245,13 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
     read_only = {id(buffer_of[t]) for t in inputs}
     for step, n in enumerate(graph.nodes):
         src = n.inputs[0] if n.inputs else ""
+        parts = ops.parts(n, graph) if src in buffer_of else None
+        if parts is not None:
+            for out, delta in zip(n.outputs, parts, strict=True):
+                if out:
+                    _join(buffer_of, buffer_of[src], out)
+                    deltas[out] = deltas.get(src, 0) + delta
+            continue
         for k, out in enumerate(n.outputs):
             if not out or out in consts:
                 continue
@@ -251,6 +262,8 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
             if k == 0 and ops.is_view(n):
                 if src in buffer_of:
                     _join(buffer_of, buffer_of[src], out)
+                    if src in deltas:
+                        deltas[out] = deltas[src]
                     continue
                 if src in consts:
                     aliases[out] = aliases.get(src, src)
@@ -264,6 +277,8 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
                 used_once = n.inputs.count(n.inputs[idx]) == 1
                 if id(b) not in read_only and dies_here and used_once and b.nbytes >= t.nbytes:
                     _join(buffer_of, b, out)
+                    if n.inputs[idx] in deltas:
+                        deltas[out] = deltas[n.inputs[idx]]
                     continue
             b = new_buffer(t.nbytes, step)
             _join(buffer_of, b, out)
@@ -311,8 +326,8 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
         b.offset = placement[b.id]
     for b in sorted(slices, key=lambda b: -b.id):  # outermost first
         b.offset = b.parent.offset + b.delta
-    offsets = {t: b.offset for b in (*buffers, *slices) for t in b.tensors}
-    output_offsets = {o: (output_buffers[o] if o in output_buffers else buffer_of[o]).offset
+    offsets = {t: b.offset + deltas.get(t, 0) for b in (*buffers, *slices) for t in b.tensors}
+    output_offsets = {o: (output_buffers[o] if o in output_buffers else buffer_of[o]).offset + deltas.get(o, 0)
                       for o in graph.outputs}
     io = {*inputs, *graph.outputs}
     return Plan(offsets=offsets, aliases=aliases, scratch={k: b.offset for k, b in scratch_buf.items()},
