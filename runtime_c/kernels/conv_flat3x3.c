@@ -28,7 +28,7 @@
 /* Stride 1, pads of 1: x is the plane (rows of w) with a zero row and one more zero on each
  * side, so tap (ky, kx) of output q is x[q + (ky - 1) * w + kx - 1]; a tap that wraps into the
  * row above or below is in a padding column, dropped by the mask. */
-static void flat3x3_s1(const float *AOTC_RESTRICT x, int32_t w, int32_t n, const uint32_t *AOTC_RESTRICT m,
+MK_SPEED static void flat3x3_s1(const float *AOTC_RESTRICT x, int32_t w, int32_t n, const uint32_t *AOTC_RESTRICT m,
                        const float *k, float b, int acc, float lo, float hi, float *AOTC_RESTRICT y) {
     const float *AOTC_RESTRICT r0 = x - w;
     const float *AOTC_RESTRICT r2 = x + w;
@@ -47,7 +47,7 @@ static void flat3x3_s1(const float *AOTC_RESTRICT x, int32_t w, int32_t n, const
 /* Stride 2: t[i] is where tap i of output q is read, t[i][q], in planes of one row and column
  * parity of the input (rows of OW); k[i] its weight. Taps 0 to 2 are the kernel column whose
  * reads are dropped where e[q] is 0 (the column before the first, or after the last). */
-static void flat3x3_s2(const float *const *t, const uint32_t *AOTC_RESTRICT e, int32_t n, const float *k,
+MK_SPEED static void flat3x3_s2(const float *const *t, const uint32_t *AOTC_RESTRICT e, int32_t n, const float *k,
                        float b, int acc, float lo, float hi, float *AOTC_RESTRICT y) {
     const float *AOTC_RESTRICT t0 = t[0];
     const float *AOTC_RESTRICT t1 = t[1];
@@ -70,7 +70,7 @@ static void flat3x3_s2(const float *const *t, const uint32_t *AOTC_RESTRICT e, i
 #undef FLAT_LOOP
 
 /* ev[j] = row[2 j] for j < ne, od[j] = row[2 j + 1] for j < no (ne - no is 0 or 1). */
-static void split_columns(const float *AOTC_RESTRICT row, int32_t ne, int32_t no, float *AOTC_RESTRICT ev,
+MK_SPEED static void split_columns(const float *AOTC_RESTRICT row, int32_t ne, int32_t no, float *AOTC_RESTRICT ev,
                           float *AOTC_RESTRICT od) {
     int32_t j;
     for (j = 0; j < no; ++j) {
