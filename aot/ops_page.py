@@ -29,6 +29,8 @@ FRONTEND = {
     "Shape": "folded: shapes are static",
     "Size": "folded: shapes are static",
     "If": "folded to its branch when the condition is known at compile time",
+    "Loop": "a C loop around its body's kernels: trip count counted at compile time, or a run-time condition "
+            "bounded by M",
     "Dropout": "removed (inference); a mask that is read becomes a constant",
     "Upsample": "rewritten as Resize",
     "Sum": "rewritten as a chain of Add",

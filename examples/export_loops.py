@@ -12,6 +12,8 @@ as a while loop, which tf2onnx 1.17 writes as one ONNX Loop, not an LSTM/GRU nod
   GRU node, examples/export_recurrent.py). The Loop's condition is two counters compared with
   constants; the weights are loop-carried and passed through; the input sequence is read from the
   outer scope with a Gather on a counter; the output sequence is a scan output.
+- kws_lstm_keras_stream.onnx: the LSTM one frame a call, its state (h, c) graph inputs and outputs:
+  a Loop of one step (docs/firmware.md shows the C calls).
 - loop_while_data.onnx: a `tf.while_loop` whose condition depends on the data: it halves a vector
   until its norm is under a threshold input, at most 16 times (a run-time condition).
 
@@ -46,6 +48,16 @@ def keras_models(out: Path) -> None:
         spec = (tf.TensorSpec((1, FRAMES, MFCC), tf.float32, name="mfcc"),)
         proto, _ = tf2onnx.convert.from_keras(model, input_signature=spec, opset=17)
         onnx.save(proto, out / f"kws_{cell}_keras.onnx")
+    # streaming: one frame a call, the state in and out (as a stateful layer is exported)
+    frame, h, c = (keras.Input(s, batch_size=1, name=n) for s, n in (((1, MFCC), "frame"), ((HIDDEN,), "h"),
+                                                                       ((HIDDEN,), "c")))
+    keras.utils.set_random_seed(0)
+    y, h_next, c_next = keras.layers.LSTM(HIDDEN, return_state=True)(frame, initial_state=[h, c])
+    model = keras.Model([frame, h, c], [keras.layers.Dense(KEYWORDS, name="logits")(y), h_next, c_next])
+    spec = (tf.TensorSpec((1, 1, MFCC), tf.float32, name="frame"), tf.TensorSpec((1, HIDDEN), tf.float32, name="h"),
+            tf.TensorSpec((1, HIDDEN), tf.float32, name="c"))
+    proto, _ = tf2onnx.convert.from_keras(model, input_signature=spec, opset=17)
+    onnx.save(proto, out / "kws_lstm_keras_stream.onnx")
 
     @tf.function(input_signature=[tf.TensorSpec((8,), tf.float32, name="x"),
                                   tf.TensorSpec((), tf.float32, name="threshold")])
