@@ -52,10 +52,10 @@ def test_attention_kernel_under_sanitizers():
 
 @pytest.mark.slow
 def test_all_op_kernels_under_sanitizers():
-    run_sanitized(sorted(p.name for p in TESTS.glob("test_ops_*.py")), sample=1)
+    run_sanitized(sorted(p.name for p in TESTS.glob("test_ops_*.py")))
 
 
 def test_loops_under_sanitizers():
     """A Loop's C reads scan rows, carried states and outer values by the step counter, and stops on a
     run-time condition (issue 26): every model of tests/test_loops.py, under ASan and UBSan."""
-    run_sanitized(["test_loops.py"], sample=1)
+    run_sanitized(["test_loops.py"])
