@@ -4,8 +4,7 @@ values per function), and the absolute error where the bound is absolute (below 
 bundle builds it (-O3 -march=native: the vectorised code, gcc and clang), at -O2 on the baseline
 ISA, and at -O1 under UndefinedBehaviorSanitizer with float-cast-overflow (NaN and huge arguments go
 through the exponent-bit arithmetic without a float to int conversion). tests/c/test_fast_math.c
-sweeps every float with argument 1 (about 7 minutes): exp 0.964 ulp, expm1 1.500, sigmoid 2.825,
-tanh 2.498, erf 6.243 (gcc 12 -O3 -march=native, x86-64 AVX-512)."""
+sweeps every float with argument 1 (about 7 minutes)."""
 
 from __future__ import annotations
 
@@ -21,12 +20,12 @@ SOURCE = Path(__file__).resolve().parent / "c" / "test_fast_math.c"
 STEP = 4093
 # name: (max ulp inside its range, max absolute error outside it)
 BOUNDS = {
-    "exp": (0.97, 1.3e-38),
-    "exp_flush": (0.97, 1.3e-38),
+    "exp": (1.0, 1.3e-38),
+    "exp_flush": (1.0, 1.3e-38),
     "expm1": (1.5, 0.0),
-    "sigmoid": (2.9, 1.3e-38),
-    "tanh": (2.5, 0.0),
-    "erf": (6.3, 0.0),
+    "sigmoid": (3.0, 1.3e-38),
+    "tanh": (2.6, 0.0),
+    "erf": (6.5, 0.0),
 }
 BUILDS = {
     "gcc-native": ["gcc", "-O3", "-march=native"],

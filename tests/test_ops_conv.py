@@ -242,6 +242,25 @@ CASES += [
     conv("conv_depthwise_padded_stride2", (1, 3, 10, 9), (3, 1, 3, 3), group=3, strides=[2, 2], pads=[2, 1, 1, 2]),
 ]
 
+# Depthwise 3, 5 and 7 wide (aotc_conv_depthwise_kxk_f32): EfficientNet's 5 x 5 at strides 1 and 2, ConvNeXt's
+# 7 x 7, rows shorter than a block (7, 14), several blocks with the last moved left (30, 33), pads wider
+# than the kernel's half, a kernel taller than wide, row stride 3, 1-D, and the fused epilogue.
+CASES += [
+    conv("conv_dwk5_s1_14", (1, 4, 14, 14), (4, 1, 5, 5), group=4, pads=[2, 2, 2, 2]),
+    conv("conv_dwk5_s1_7", (1, 3, 7, 7), (3, 1, 5, 5), group=3, pads=[2, 2, 2, 2]),
+    conv("conv_dwk5_s2_28", (1, 3, 28, 28), (3, 1, 5, 5), group=3, strides=[2, 2], pads=[2, 2, 2, 2]),
+    conv("conv_dwk5_s2_odd", (2, 2, 15, 33), (2, 1, 5, 5), group=2, strides=[2, 2], pads=[1, 2, 3, 0]),
+    conv("conv_dwk7_s1_16", (1, 4, 16, 16), (4, 1, 7, 7), group=4, pads=[3, 3, 3, 3]),
+    conv("conv_dwk7_s1_wide", (1, 2, 5, 30), (2, 1, 7, 7), group=2, pads=[3, 3, 3, 3], bias=False),
+    conv("conv_dwk7_s2_pads_wide", (1, 2, 9, 20), (2, 1, 7, 7), group=2, strides=[2, 2], pads=[5, 4, 0, 6]),
+    conv("conv_dwk3_pads2_multiplier", (1, 2, 6, 18), (6, 1, 3, 3), group=2, pads=[2, 2, 2, 2]),
+    conv("conv_dwk_5x3_row_stride3", (1, 3, 13, 21), (3, 1, 5, 3), group=3, strides=[3, 1], pads=[2, 1, 2, 1]),
+    conv("conv_dwk_1d", (1, 4, 40), (4, 1, 5), group=4, strides=[2], pads=[2, 2]),
+    conv_fused("conv_dwk5_res_relu", (1, 4, 12, 20), (4, 1, 5, 5), "relu", group=4, pads=[2, 2, 2, 2]),
+    conv_fused("conv_dwk7_leaky_s2", (1, 3, 11, 17), (3, 1, 7, 7), "leaky", residual=False, group=3,
+               strides=[2, 2], pads=[3, 3, 3, 3]),
+]
+
 # Every Conv again with no memory to spare (a one-node graph's only step is its peak): the
 # kernels' scratch-free paths (direct loops, the plain depthwise, the GEMM without its B copy).
 CASES += [dataclasses.replace(c, id=f"tight_{c.id}", scratch_floor=0) for c in CASES
@@ -298,8 +317,12 @@ def test_matches_onnxruntime(built, case_id):
     ("tight_conv_depthwise_flat_tiny", "aotc_conv_depthwise3x3_direct_f32"),
     ("tight_conv_depthwise_flat_large", "aotc_conv_depthwise3x3_direct_f32"),
     ("tight_conv_depthwise_flat_rows_past_output", "aotc_conv_depthwise3x3_direct_f32"),
-    ("tight_conv_depthwise_padded_stride2", "aotc_conv_depthwise_f32"),  # a pad of 2
-    ("tight_conv_depthwise_stride_1x2", "aotc_conv_depthwise_f32"),
+    ("tight_conv_depthwise_padded_stride2", "aotc_conv_depthwise_kxk_f32"),  # a pad of 2
+    ("tight_conv_depthwise_stride_1x2", "aotc_conv_depthwise_kxk_f32"),
+    # (with scratch, a 3 x 3 stays on its padded plane)
+    *[(c.id, "aotc_conv_depthwise_kxk_f32") for c in CASES
+      if c.id.startswith(("conv_dwk", "tight_conv_dwk")) and c.id != "conv_dwk3_pads2_multiplier"],
+    ("conv_dwk3_pads2_multiplier", "aotc_conv_depthwise3x3_f32"),
     ("tight_conv_depthwise_dilated", "aotc_conv_depthwise_f32"),
 ])
 def test_kernel_choice(case_id, kernel):

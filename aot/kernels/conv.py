@@ -15,7 +15,9 @@ compiler picks the kernel:
                 input, no scratch (runs of output rows in blocks of 8 outputs summed in
                 registers; also at stride 2 where that beats the flat kernel); other 2-D 3 x 3
                 at stride 1 or 2 on a zero-padded copy of each plane (stride 2: split into
-                even and odd columns); other shapes a direct loop, no scratch
+                even and odd columns); kernels 3, 5 or 7 wide at column stride 1 or 2, any pads,
+                straight from the input in blocks of 16 outputs summed in registers, no scratch;
+                other shapes a direct loop, no scratch
     pointwise   1 x 1 kernel, stride 1, no padding: the GEMM core on the input in place; on
                 fewer positions than a panel (a 3 x 3 plane) and constant weights, X^T * W^T
                 (W^T packed here), so the vectors run along the output channels
@@ -61,7 +63,7 @@ POINTWISE_T_NC = 256  # aotc_conv_pointwise_t_f32: output channels per block (po
 DIRECT_DW_S2_MIN_LAST = 5
 # the kernels without a scratch argument (the others take one)
 NO_SCRATCH_KERNELS = ("aotc_conv_depthwise_f32", "aotc_conv_direct_f32", "aotc_conv_implicit_f32",
-                      "aotc_conv_depthwise3x3_direct_f32")
+                      "aotc_conv_depthwise3x3_direct_f32", "aotc_conv_depthwise_kxk_f32")
 PACKED_WT_KERNELS = ("aotc_conv_pointwise_t_f32", "aotc_conv_implicit_f32")  # they read W^T packed at compile time
 
 
@@ -269,6 +271,9 @@ KERNELS: tuple[Candidate, ...] = (
                lambda c, t: _direct_dw_applies(c)),
     _candidate("aotc_conv_depthwise3x3_f32", _fit_padded_dw,
                lambda c, t: c.dw and _padded_dw3x3(c.nd, c.kernel, c.strides, c.dilations)),
+    _candidate("aotc_conv_depthwise_kxk_f32",
+               _scratch_free("aotc_conv_depthwise_kxk_f32", "depthwise k x k straight from the input"),
+               lambda c, t: _direct_dwkxk(c)),
     _candidate("aotc_conv_depthwise_f32", _scratch_free("aotc_conv_depthwise_f32", "depthwise"), lambda c, t: c.dw),
     _candidate("aotc_conv_pointwise_t_f32", _fit_pointwise_t,
                lambda c, t: (c.node.op != "ConvTranspose" and _pointwise(c) and c.const_weights
@@ -314,6 +319,13 @@ def _direct_dw3x3(nd: int, kernel: list[int], strides: list[int], dilations: lis
     """aotc_conv_depthwise3x3_direct_f32 (conv_depthwise3x3_direct.c): a 2-D 3 x 3 conv, strides (1, 1) or (2, 2), no
     dilation, pads of 0 or 1 on every side."""
     return _padded_dw3x3(nd, kernel, strides, dilations) and all(p in (0, 1) for p in pads)
+
+
+def _direct_dwkxk(c: _Conv) -> bool:
+    """aotc_conv_depthwise_kxk_f32 (conv_depthwise_kxk.c): depthwise, 1-D or 2-D, kernel width 3, 5 or 7 (any
+    height), column stride 1 or 2 (any row stride), no dilation, any pads."""
+    return (c.dw and c.node.op != "ConvTranspose" and c.nd in (1, 2) and c.kernel[-1] in (3, 5, 7)
+            and c.strides[-1] in (1, 2) and all(d == 1 for d in c.dilations))
 
 
 def _padded_dw3x3(nd: int, kernel: list[int], strides: list[int], dilations: list[int]) -> bool:

@@ -131,6 +131,24 @@ void aotc_conv_depthwise3x3_direct_f32(const aotc_conv_params *p, const float *x
 #endif
 #endif
 
+/* Depthwise Conv (one input channel per group, out_c / in_c outputs each), 2-D, kernel width 3, 5
+ * or 7 and any height, column stride 1 or 2 (any row stride), any pads, no dilation, without scratch: each
+ * output row in blocks of AOTC_DWK_BLOCK outputs (the last one moved left to end at the row's end)
+ * summed in registers straight from the input; a block whose taps cross a row end reads a copy of
+ * its inputs on the stack, zero outside the image; tap rows outside are skipped. The residual and
+ * the activation are applied as each block is stored. */
+void aotc_conv_depthwise_kxk_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
+                                 const float *res, float *y);
+/* Its block width: 16 outputs (one or two vector registers per sum) on targets with vector units,
+ * 4 elsewhere. aot/kernels/conv.py does not depend on it. */
+#ifndef AOTC_DWK_BLOCK
+#if defined(__SSE2__) || defined(__ARM_NEON) || defined(__ARM_NEON__) || defined(__aarch64__)
+#define AOTC_DWK_BLOCK 16
+#else
+#define AOTC_DWK_BLOCK 4
+#endif
+#endif
+
 /* ONNX ConvTranspose: per image, group and block of nc input positions, the GEMM
  * core computes W^T * X (one row per output channel and kernel tap) into scratch,
  * which is then added into Y at the strided positions (col2im). Y starts as the bias.

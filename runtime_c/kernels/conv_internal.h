@@ -10,6 +10,7 @@
  *   conv_direct.c                  any Conv without scratch, tiles summed in registers
  *   conv_depthwise.c               depthwise: the direct loop; 3 x 3 through a padded plane
  *   conv_depthwise3x3_direct.c     depthwise 3 x 3 straight from the input, no scratch
+ *   conv_depthwise_kxk.c           depthwise 3/5/7-wide straight from the input, any pads, no scratch
  *   conv_flat3x3.c                 3 x 3 with few input channels per group, one flat pass per plane
  *   conv_transpose.c               ConvTranspose: the GEMM core + col2im
  *   conv_ref.c                     the reference all of them are tested against (not shipped)

@@ -3,7 +3,7 @@
  * its scratch sized as the compiler sizes it. Tensors, weights and scratch are heap buffers of
  * exactly their size, outputs and scratch start as NaN, and the inputs must come back as they
  * were. Built by tests/test_kernels_c.py: on the host under ASan/UBSan, and for a Cortex-M4
- * (other register tiles and blocks: AOTC_GEMM_MR/NR 4, AOTC_DW3_BLOCK 1) under qemu.
+ * (other register tiles and blocks: AOTC_GEMM_MR/NR 4, AOTC_DW3_BLOCK 1, AOTC_DWK_BLOCK 4) under qemu.
  *
  *     test_conv_kernels [seed] [shapes per kernel] */
 #include "aotc_conv.h"
@@ -27,6 +27,7 @@ enum {
     K_FLAT3X3,     /* aotc_conv3x3_flat_f32 */
     K_DW3_DIRECT,  /* aotc_conv_depthwise3x3_direct_f32 */
     K_TRANSPOSE,   /* aotc_conv_transpose_f32 */
+    K_DWK_DIRECT,  /* aotc_conv_depthwise_kxk_f32 */
     K_COUNT
 };
 
@@ -34,7 +35,7 @@ static const char *const NAMES[K_COUNT] = {
     "aotc_conv_f32",          "aotc_conv_s1_f32",           "aotc_conv_pointwise_f32",
     "aotc_conv_pointwise_t_f32", "aotc_conv_depthwise_f32",  "aotc_conv_direct_f32",
     "aotc_conv_implicit_f32", "aotc_conv_depthwise3x3_f32", "aotc_conv3x3_flat_f32",
-    "aotc_conv_depthwise3x3_direct_f32", "aotc_conv_transpose_f32",
+    "aotc_conv_depthwise3x3_direct_f32", "aotc_conv_transpose_f32", "aotc_conv_depthwise_kxk_f32",
 };
 
 typedef struct {
@@ -186,6 +187,17 @@ static int draw(int kind, conv_case *c) {
             return 0;
         break;
     }
+    case K_DWK_DIRECT: { /* depthwise 2-D, kernel width 3, 5 or 7, any height, column stride 1 or 2, any pads */
+        const int32_t s = rand_int(1, 2), kw = 2 * rand_int(1, 3) + 1, kh = chance(2, 3) ? kw : rand_int(1, 7);
+        /* rows shorter than a block, of a few blocks, and wide (the last block moved left) */
+        const int32_t w_max = chance(1, 3) ? 12 : chance(1, 2) ? 40 : 120;
+        set_channels(p, rand_int(1, 3), 1, rand_int(1, 2));
+        if (!set_dim(p, 1, rand_int(1, 14), kh, chance(3, 4) ? s : rand_int(1, 3), 1, rand_int(0, kh), rand_int(0, kh),
+                     0, 0) ||
+            !set_dim(p, 2, rand_int(1, w_max), kw, s, 1, rand_int(0, kw), rand_int(0, kw), 0, 0))
+            return 0;
+        break;
+    }
     case K_TRANSPOSE: {
         const int nd = rand_int(1, 3);
         set_channels(p, rand_int(1, 3), rand_int(1, 8), rand_int(1, 8));
@@ -307,6 +319,7 @@ static int check(const conv_case *c) {
     case K_FLAT3X3: aotc_conv3x3_flat_f32(p, x, w, b, r, y, scratch); break;
     case K_DW3_DIRECT: aotc_conv_depthwise3x3_direct_f32(p, x, w, b, r, y); break;
     case K_TRANSPOSE: aotc_conv_transpose_f32(p, x, w, b, y, scratch); break;
+    case K_DWK_DIRECT: aotc_conv_depthwise_kxk_f32(p, x, w, b, r, y); break;
     default: break;
     }
     bad = test_differs(NAMES[c->kind], y, ref, mag, yn);

@@ -1,0 +1,175 @@
+/* Depthwise ONNX Conv, 1-D or 2-D, kernel width 3, 5 or 7 (any height), column stride 1 or 2 (any
+ * row stride), any pads, no dilation, without scratch: aotc_conv_depthwise_kxk_f32. Each output row goes in blocks
+ * of AOTC_DWK_BLOCK outputs summed in registers, the taps read straight from the input; a block
+ * whose taps cross the row's ends reads a copy of its inputs on the stack, zero outside the image.
+ * Tap rows outside the image are skipped. */
+#include "conv_internal.h"
+
+/* The unrolling is spelled out so that a build at -Os (Cortex-M) still gets it: the taps of a row
+ * (KW, a constant in each instance below) and the outputs of a block. clang reads its own pragma. */
+#if defined(__clang__)
+#define DWK_UNROLL _Pragma("clang loop unroll(full)")
+#elif defined(__GNUC__)
+#define DWK_UNROLL _Pragma("GCC unroll 16")
+#else
+#define DWK_UNROLL
+#endif
+
+/* Blocks of DWK_B outputs; rows shorter than that in blocks of DWK_BN (half as many lanes wasted
+ * on EfficientNet's 14- and 7-wide planes). */
+#define DWK_B AOTC_DWK_BLOCK
+#if AOTC_DWK_BLOCK > 8
+#define DWK_BN 8
+#else
+#define DWK_BN AOTC_DWK_BLOCK
+#endif
+
+/* What one output row needs. */
+typedef struct {
+    const float *x;  /* the input plane */
+    const float *w;  /* the plane's KH x KW weights */
+    const float *res; /* the residual row, or NULL */
+    float *y;        /* the output row */
+    int32_t IH, IW, OW, KH, iy0, pl; /* iy0: input row of tap row 0; pl: left pad */
+    float b, lo, hi, alpha;          /* bias; clamp; slope below 0 (1: none) */
+} dwk_row;
+
+/* Outputs [ox0, ox0 + B) of a row, of which the first `keep` are stored (keep < B only for rows
+ * shorter than a block). Two sums per output (even and odd taps) halve the chains of
+ * dependent multiply-adds. At stride 2 each tap row's inputs are first split into even and odd
+ * columns (compilers de-interleave them in registers), so that every tap is a unit-stride read. */
+#define DWK_DEFINE(KW, S, B)                                                                         \
+    static void dwk_block_##KW##_##S##_##B(const dwk_row *r, int32_t ox0, int32_t keep, int32_t ky0, \
+                                           int32_t ky1) {                                            \
+        float acc0[B], acc1[B], seg[2 * (B) + 6]; /* seg: a tap row's (B - 1) S + KW inputs */       \
+        const int32_t c0 = ox0 * (S) - r->pl, span = ((B) - 1) * (S) + (KW);                         \
+        const int inside = c0 >= 0 && c0 + span <= r->IW;                                            \
+        /* outside: seg[c] is input column c0 + c, zero outside [0, IW): zeros to c_lo, then a copy \
+         * to c_hi, then zeros */                                                                     \
+        const int32_t c_lo = c0 < 0 ? (-c0 < span ? -c0 : span) : 0;                                 \
+        const int32_t c_hi = r->IW - c0 < span ? (r->IW - c0 > c_lo ? r->IW - c0 : c_lo) : span;     \
+        int32_t ky, l, c;                                                                            \
+        DWK_UNROLL for (l = 0; l < (B); ++l) acc0[l] = acc1[l] = 0.0f;                             \
+        for (ky = ky0; ky < ky1; ++ky) {                                                             \
+            const float *xr = r->x + (ptrdiff_t)(r->iy0 + ky) * r->IW;                               \
+            const float *wk = r->w + ky * (KW);                                                      \
+            const float *AOTC_RESTRICT t = seg;                                                      \
+            if (inside) {                                                                            \
+                t = xr + c0;                                                                         \
+            } else { /* the taps cross a row end: zeros there */                                     \
+                for (c = 0; c < c_lo; ++c) seg[c] = 0.0f;                                            \
+                for (c = c_lo; c < c_hi; ++c) seg[c] = xr[c0 + c];                                   \
+                for (c = c_hi; c < span; ++c) seg[c] = 0.0f;                                         \
+            }                                                                                        \
+            if ((S) == 1) {                                                                          \
+                int32_t kx;                                                                          \
+                DWK_UNROLL for (kx = 0; kx < (KW); ++kx) {                                           \
+                    const float wv = wk[kx];                                                         \
+                    if (kx % 2 == 0) {                                                               \
+                        DWK_UNROLL for (l = 0; l < (B); ++l) acc0[l] = MK_MADD(wv, t[l + kx], acc0[l]); \
+                    } else {                                                                         \
+                        DWK_UNROLL for (l = 0; l < (B); ++l) acc1[l] = MK_MADD(wv, t[l + kx], acc1[l]); \
+                    }                                                                                \
+                }                                                                                    \
+            } else {                                                                                 \
+                /* even taps kx read ev[l + kx / 2], odd ones od[l + kx / 2]: KW / 2 + 1 and KW / 2 \
+                 * columns past the block's (KW odd) */                                              \
+                float ev[(B) + (KW) / 2], od[(B) + (KW) / 2 - 1];                                \
+                int32_t kx;                                                                          \
+                DWK_UNROLL for (l = 0; l < (B) + (KW) / 2; ++l) ev[l] = t[2 * l];                  \
+                DWK_UNROLL for (l = 0; l < (B) + (KW) / 2 - 1; ++l) od[l] = t[2 * l + 1];          \
+                DWK_UNROLL for (kx = 0; kx < (KW); ++kx) {                                           \
+                    const float wv = wk[kx];                                                         \
+                    if (kx % 2 == 0) {                                                               \
+                        DWK_UNROLL for (l = 0; l < (B); ++l) acc0[l] = MK_MADD(wv, ev[l + kx / 2], acc0[l]); \
+                    } else {                                                                         \
+                        DWK_UNROLL for (l = 0; l < (B); ++l) acc1[l] = MK_MADD(wv, od[l + kx / 2], acc1[l]); \
+                    }                                                                                \
+                }                                                                                    \
+            }                                                                                        \
+        }                                                                                            \
+        if (keep == (B)) {                                                                         \
+            DWK_UNROLL for (l = 0; l < (B); ++l) acc0[l] = (acc0[l] + acc1[l]) + r->b;             \
+            if (r->res != NULL) {                                                                    \
+                DWK_UNROLL for (l = 0; l < (B); ++l) acc0[l] += r->res[ox0 + l];                   \
+            }                                                                                        \
+            DWK_UNROLL for (l = 0; l < (B); ++l) {                                                 \
+                const float v = acc0[l] < r->lo ? r->lo : acc0[l];                                   \
+                const float u = v > r->hi ? r->hi : v;                                               \
+                r->y[ox0 + l] = u < 0.0f ? r->alpha * u : u;                                         \
+            }                                                                                        \
+        } else {                                                                                     \
+            for (l = 0; l < keep; ++l) {                                                             \
+                float v = (acc0[l] + acc1[l]) + r->b;                                                \
+                if (r->res != NULL) v += r->res[ox0 + l];                                            \
+                v = v < r->lo ? r->lo : v;                                                           \
+                v = v > r->hi ? r->hi : v;                                                           \
+                r->y[ox0 + l] = v < 0.0f ? r->alpha * v : v;                                         \
+            }                                                                                        \
+        }                                                                                            \
+    }
+
+#define DWK_DEFINE_ALL(B) \
+    DWK_DEFINE(3, 1, B) DWK_DEFINE(3, 2, B) DWK_DEFINE(5, 1, B) DWK_DEFINE(5, 2, B) DWK_DEFINE(7, 1, B) DWK_DEFINE(7, 2, B)
+DWK_DEFINE_ALL(AOTC_DWK_BLOCK)
+#if DWK_BN != DWK_B
+DWK_DEFINE_ALL(DWK_BN)
+#endif
+
+typedef void (*dwk_block_fn)(const dwk_row *, int32_t, int32_t, int32_t, int32_t);
+
+#define DWK_PICK(B) \
+    (KW == 3 ? (s == 1 ? dwk_block_3_1_##B : dwk_block_3_2_##B) \
+     : KW == 5 ? (s == 1 ? dwk_block_5_1_##B : dwk_block_5_2_##B) : (s == 1 ? dwk_block_7_1_##B : dwk_block_7_2_##B))
+#define DWK_PICK_X(B) DWK_PICK(B)
+
+/* The block kernel for kernel width KW and stride s: narrow, for rows shorter than DWK_B. */
+static dwk_block_fn pick(int32_t KW, int32_t s, int narrow) {
+#if DWK_BN != DWK_B
+    if (narrow) return DWK_PICK_X(DWK_BN);
+#endif
+    (void)narrow;
+    return DWK_PICK_X(AOTC_DWK_BLOCK);
+}
+
+void aotc_conv_depthwise_kxk_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
+                                 const float *res, float *y) {
+    const int32_t IH = p->in_size[1], IW = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2];
+    const int32_t KH = p->kernel[1], KW = p->kernel[2], s = p->strides[2];
+    const int32_t mult = p->out_c / p->in_c; /* outputs per input channel */
+    const ptrdiff_t in_plane = (ptrdiff_t)IH * IW, out_plane = (ptrdiff_t)OH * OW;
+    const dwk_block_fn block = pick(KW, s, OW < DWK_B);
+    const int32_t B = OW < DWK_B ? DWK_BN : DWK_B;
+    dwk_row r;
+    int32_t n, o, oy, ox;
+    r.IH = IH;
+    r.IW = IW;
+    r.OW = OW;
+    r.KH = KH;
+    r.pl = p->pads[2];
+    r.lo = p->act == AOTC_ACT_CLAMP ? p->act_lo : -INFINITY;
+    r.hi = p->act == AOTC_ACT_CLAMP ? p->act_hi : INFINITY;
+    r.alpha = p->act == AOTC_ACT_LEAKY ? p->act_alpha : 1.0f;
+    for (n = 0; n < p->batch; ++n) {
+        for (o = 0; o < p->out_c; ++o) {
+            const ptrdiff_t yoff = ((ptrdiff_t)n * p->out_c + o) * out_plane;
+            r.x = x + ((ptrdiff_t)n * p->in_c + o / mult) * in_plane;
+            r.w = w + (ptrdiff_t)o * KH * KW;
+            r.b = bias != NULL ? bias[o] : 0.0f;
+            for (oy = 0; oy < OH; ++oy) {
+                int32_t ky0, ky1;
+                r.iy0 = oy * p->strides[1] - p->pads[1];
+                valid_range(KH, IH, 1, r.iy0, &ky0, &ky1); /* tap rows inside the image */
+                r.y = y + yoff + (ptrdiff_t)oy * OW;
+                r.res = res != NULL ? res + yoff + (ptrdiff_t)oy * OW : NULL;
+                if (OW < B) { /* one short block */
+                    block(&r, 0, OW, ky0, ky1);
+                    continue;
+                }
+                /* whole blocks; the last one moved left to end at OW (it recomputes a few outputs,
+                 * which the residual and activation leave the same: each is written, not added to) */
+                for (ox = 0; ox < OW; ox += B) block(&r, ox + B <= OW ? ox : OW - B, B, ky0, ky1);
+            }
+        }
+    }
+}
