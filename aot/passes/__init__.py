@@ -10,6 +10,7 @@ from aot.passes.fold_batchnorm import FoldBatchNorm
 from aot.passes.fuse_activation import FuseActivation
 from aot.passes.fuse_epilogue import FuseEpilogue
 from aot.passes.fuse_norm import FuseNorm
+from aot.passes.merge_products import MergeSummedProducts
 from aot.passes.qdq import LowerQDQ
 from aot.passes.remove_dead_nodes import RemoveDeadNodes
 from aot.passes.simplify_layout import SimplifyLayout
@@ -18,7 +19,7 @@ from aot.passes.simplify_layout import SimplifyLayout
 # QLinearConv by then and keep their own Mul/Adds; before partitioning, because cancelling transposes and
 # folding constant affine ops into weights is right for every backend (vendors see the folded graph).
 DEFAULT_PIPELINE: tuple[Pass, ...] = (DropIdentity(), FoldBatchNorm(), LowerQDQ(), SimplifyLayout(), FoldAffine(),
-                                      RemoveDeadNodes())
+                                      MergeSummedProducts(), RemoveDeadNodes())
 # After partitioning, on the nodes left to the host code generator.
 HOST_PIPELINE: tuple[Pass, ...] = (FuseNorm(), FuseActivation(), FuseEpilogue())
 
@@ -29,4 +30,5 @@ def simplify(graph: Graph, pipeline: tuple[Pass, ...] = DEFAULT_PIPELINE) -> Gra
 
 
 __all__ = ["DEFAULT_PIPELINE", "HOST_PIPELINE", "DropIdentity", "FoldAffine", "FoldBatchNorm", "FuseActivation",
-           "FuseEpilogue", "FuseNorm", "LowerQDQ", "Pass", "RemoveDeadNodes", "SimplifyLayout", "simplify"]
+           "FuseEpilogue", "FuseNorm", "LowerQDQ", "MergeSummedProducts", "Pass", "RemoveDeadNodes", "SimplifyLayout",
+           "simplify"]
