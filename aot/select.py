@@ -98,6 +98,19 @@ def choose(node: Node, graph: Graph, kernels: NodeKernels, budget: int) -> Kerne
     raise AssertionError(f"kernel table: no {node.op} candidate fits a budget of {budget} ({node.name})")
 
 
+def slice_part(n: Node, g: Graph) -> list[int] | None:
+    """[byte offset] of a Slice's output in its input when it is one contiguous block of it (steps 1, one
+    axis cut, every axis before it of size 1), else None."""
+    x, y = g.tensors[n.inputs[0]], g.tensors[n.outputs[0]]
+    if any(s != 1 for s in n.attrs["steps"]) or y.size == 0:
+        return None
+    cut = [k for k, (a, b) in enumerate(zip(x.shape, y.shape, strict=True)) if a != b]
+    if len(cut) > 1 or (cut and math.prod(x.shape[:cut[0]]) != 1):
+        return None
+    k = cut[0] if cut else 0
+    return [n.attrs["starts"][k] * math.prod(x.shape[k + 1:]) * x.itemsize]
+
+
 def op_memory(selection: Selection) -> OpMemory:
     """The planner's view of the selected kernels."""
 
@@ -122,6 +135,8 @@ def op_memory(selection: Selection) -> OpMemory:
         return [sum(sizes[:k]) for k in range(len(sizes))]
 
     def parts(n: Node, g: Graph) -> list[int] | None:
+        if n.op == "Slice":
+            return slice_part(n, g)
         if n.op != "Split" or not n.outputs or not all(n.outputs):
             return None
         x = g.tensors[n.inputs[0]]

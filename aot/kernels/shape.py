@@ -143,6 +143,9 @@ def emit_slice(ctx: NodeContext) -> None:
     starts, steps = ctx.attrs["starts"], ctx.attrs["steps"]
     in_strides = contiguous_strides(ctx.shape(x))
     offset = sum(s * st for s, st in zip(starts, in_strides, strict=True))
+    if all(s == 1 for s in steps) and ctx.emitter.written_in_place(y, x, offset * ctx.tensor(x).itemsize):
+        ctx.comment(f"Slice {list(ctx.shape(x))} -> {list(ctx.shape(y))}: a contiguous block of the input, no copy")
+        return
     src_strides = [step * st for step, st in zip(steps, in_strides, strict=True)]
     out_shape = list(ctx.shape(y))
     _strided_copy(ctx, out_shape, x, src_strides, offset, y, contiguous_strides(out_shape), 0,
