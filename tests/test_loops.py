@@ -236,3 +236,34 @@ def test_scan_output_of_an_unbounded_runtime_loop_is_refused():
     line = _refusal(model)
     assert line.startswith("Loop 'until': scan output 'hs' has no row bound (its initial condition 'c0' is computed "
                            "at run time, and its maximum trip count is 9223372036854775807)"), line
+
+
+def _shuffle(swap: bool) -> onnx.ModelProto:
+    """Carried values that take each other's old values: a <- b + x, b <- a (old), rows of the old a;
+    `swap`: a <- b, b <- a, a cycle."""
+    nodes = [helper.make_node("Identity", ["b_in"], ["a_out"]) if swap else
+             helper.make_node("Add", ["b_in", "x"], ["a_out"]),
+             helper.make_node("Identity", ["a_in"], ["b_out"]), helper.make_node("Identity", ["a_in"], ["row"])]
+    body = helper.make_graph(nodes, "body", [_vi("i", [], TensorProto.INT64), _vi("c", [], TensorProto.BOOL),
+                                             _vi("a_in", [2]), _vi("b_in", [2])],
+                             [_vi("c_out", [], TensorProto.BOOL), _vi("a_out", [2]), _vi("b_out", [2]),
+                              _vi("row", [2])])
+    body.node.append(helper.make_node("Identity", ["c"], ["c_out"]))
+    graph = helper.make_graph([helper.make_node("Loop", ["M", "", "a0", "b0"], ["a", "b", "rows"], body=body,
+                                                name="shuffle")], "g",
+                              [_vi("x", [2]), _vi("a0", [2]), _vi("b0", [2])], [_vi("a", [2]), _vi("b", [2]),
+                                                                              _vi("rows", None)],
+                              [_c("M", np.int64(4))])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_carried_values_that_read_each_others_old_values(tmp_path):
+    model = _shuffle(swap=False)
+    feeds = {k: np.array(v, np.float32) for k, v in (("x", [1, 2]), ("a0", [3, 4]), ("b0", [5, 6]))}
+    build = shared_build([_case("shuffle", model, feeds)], tmp_path)
+    build.check("shuffle")
+
+
+def test_a_cycle_of_carried_values_is_refused():
+    line = _refusal(_shuffle(swap=True))
+    assert "take each other's old values in a cycle" in line, line

@@ -7,6 +7,7 @@ import numpy as np
 from aot.csource.format import C_TYPES, CNames, c_comment
 from aot.csource.tap import c_tap
 from aot.csource.weights import StoredArray, WeightStore
+from aot.errors import AotcError
 from aot.ir import Graph, Node
 from aot.kernels.base import KernelChoice, NodeContext
 from aot.plan import Plan
@@ -17,6 +18,21 @@ DL_DTYPES = {
     "float32": ("kDLFloat", 32), "float64": ("kDLFloat", 64), "int8": ("kDLInt", 8), "int16": ("kDLInt", 16),
     "int32": ("kDLInt", 32), "int64": ("kDLInt", 64), "uint8": ("kDLUInt", 8), "bool": ("kDLBool", 8),
 }
+
+def _state_copies(node: Node, pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The (new value, state) copies at a Loop's end, ordered so that a state another copy reads
+    (a carried value whose new value is another's old one) is read before it is written."""
+    todo = [(s, d) for s, d in pairs if s != d]
+    done: list[tuple[str, str]] = []
+    while todo:
+        ready = [(s, d) for s, d in todo if not any(s2 == d for s2, d2 in todo if d2 != d)]
+        if not ready:
+            raise AotcError(f"its carried values {', '.join(d for _, d in todo)} take each other's old values in a "
+                            "cycle, which aotc does not compile yet", node=node)
+        done += ready
+        todo = [p for p in todo if p not in ready]
+    return done
+
 
 class ModelEmitter:
     """Builds the text pieces of <name>.c for one graph."""
@@ -180,15 +196,16 @@ class ModelEmitter:
         self.line("")
         self.line(f'/* node {index}: end of Loop "{c_comment(a["loop"])}": the new carried values, '
                   "the scan rows */")
-        for src, dst in zip(new, states, strict=True):
-            if src != dst:
-                self.line(f"memcpy({self.pointer(dst)}, {self.pointer(src)}, {g.tensors[dst].nbytes}u);")
-        for src, dst in zip(rows, bufs, strict=True):
+        if a["runtime"]:  # read before any state changes: the condition may be one of them
+            self.line(f"const int {var}_go = {self.pointer(node.inputs[-1])}[0] != 0;")
+        for src, dst in zip(rows, bufs, strict=True):  # rows first: a row may be an old state
             n = g.tensors[src].size
             self.line(f"memcpy({self.pointer(dst)} + (size_t){var} * {n}u, {self.pointer(src)}, "
                       f"{g.tensors[src].nbytes}u);")
+        for src, dst in _state_copies(node, list(zip(new, states, strict=True))):
+            self.line(f"memcpy({self.pointer(dst)}, {self.pointer(src)}, {g.tensors[dst].nbytes}u);")
         if a["runtime"]:
-            self.line(f"if (!{self.pointer(node.inputs[-1])}[0]) {{ ++{var}; break; }}")
+            self.line(f"if (!{var}_go) {{ ++{var}; break; }}")
         self.line("}")
         for scan in a["scans"] if a["runtime"] else []:
             self.line(f"out->{self.extent_field(scan)} = {var};")
