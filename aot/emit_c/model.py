@@ -198,10 +198,9 @@ class ModelEmitter:
                   "the scan rows */")
         if a["runtime"]:  # read before any state changes: the condition may be one of them
             self.line(f"const int {var}_go = {self.pointer(node.inputs[-1])}[0] != 0;")
-        for src, dst in zip(rows, bufs, strict=True):  # rows first: a row may be an old state
-            n = g.tensors[src].size
-            self.line(f"memcpy({self.pointer(dst)} + (size_t){var} * {n}u, {self.pointer(src)}, "
-                      f"{g.tensors[src].nbytes}u);")
+        for src, dst, last in zip(rows, bufs, a["last_only"], strict=True):  # rows first: one may be an old state
+            at = "" if last else f" + (size_t){var} * {g.tensors[src].size}u"  # last: only the last row is read
+            self.line(f"memcpy({self.pointer(dst)}{at}, {self.pointer(src)}, {g.tensors[src].nbytes}u);")
         for src, dst in _state_copies(node, list(zip(new, states, strict=True))):
             self.line(f"memcpy({self.pointer(dst)}, {self.pointer(src)}, {g.tensors[dst].nbytes}u);")
         if a["runtime"]:

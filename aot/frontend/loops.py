@@ -375,6 +375,17 @@ def flatten_loops(graph: Graph, top: bool = True) -> None:
     graph.nodes = out
 
 
+def _last_row_only(graph: Graph, scan: str, trips: int) -> bool:
+    """Whether every reader of the scan output takes its last row alone (a Slice, as tf2onnx writes a
+    Keras layer's last output), so the loop need keep one row, not all."""
+    readers = [n for n in graph.nodes if scan in n.inputs]
+    t = graph.tensors[scan]
+    return bool(readers) and scan not in graph.outputs and all(
+        n.op == "Slice" and n.inputs[0] == scan and n.attrs.get("starts", [None])[0] == trips - 1
+        and all(st == 1 for st in n.attrs["steps"]) and all(v == 0 for v in n.attrs["starts"][1:])
+        and graph.tensors[n.outputs[0]].shape == (1, *t.shape[1:]) for n in readers)
+
+
 def _fresh(base: str, used: set[str]) -> str:
     name, k = base, 1
     while name in used:
@@ -444,14 +455,21 @@ def _flatten_one(graph: Graph, loop: Node, used: set[str], names: set[str], node
     for name, t in body.tensors.items():
         if rename[name] not in graph.tensors:
             graph.tensors[rename[name]] = Tensor(rename[name], t.shape, t.dtype, t.data)
-    scan_bufs = []
+    scan_bufs, last_only = [], []
     for k in keep_s:
+        last_only.append(not runtime and _last_row_only(graph, scans[k], trips))
+        if last_only[-1]:  # only the last step's row is read: one row, rewritten each step
+            t = graph.tensors[scans[k]]
+            graph.tensors[scans[k]] = Tensor(t.name, (1, *t.shape[1:]), t.dtype)
+            for reader in graph.nodes:
+                if scans[k] in reader.inputs:
+                    reader.op, reader.attrs = "Identity", {}
         buf = _fresh(f"{loop.name}/{scans[k]}_rows", names)
         graph.tensors[buf] = Tensor(buf, graph.tensors[scans[k]].shape, graph.tensors[scans[k]].dtype)
         scan_bufs.append(buf)
     states = [rename[carried_in[j]] for j in kept_c]
     attrs = {"loop": loop.name, "trip_count": trips, "n_carried": len(kept_c), "n_scan": len(keep_s),
-             "runtime": runtime, "scans": [scans[k] for k in keep_s]}
+             "runtime": runtime, "scans": [scans[k] for k in keep_s], "last_only": last_only}
     cond_init = [loop.attrs["cond_init"]] if loop.attrs["cond_init"] else []
     begin = Node("LoopBegin", _fresh(f"{loop.name}/begin", node_names),
                  [*(loop.inputs[variant[j]] for j in kept_c), *cond_init], [*states, rename[iter_in], *scan_bufs],
