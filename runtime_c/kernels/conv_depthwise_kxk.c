@@ -24,89 +24,114 @@
 #define DWK_BN AOTC_DWK_BLOCK
 #endif
 
+/* Planes whose rows, zero-padded to every block's reach, fit in this many floats are first copied
+ * so, on the stack (16 KB on targets with vector units; none elsewhere): then no block reads a
+ * row end, and each input row is copied once instead of by every block and tap row that crosses
+ * its ends (EfficientNet's 14- and 7-wide planes cross them in every block). */
+#ifndef AOTC_DWK_PLANE
+#if AOTC_DWK_BLOCK > 8
+#define AOTC_DWK_PLANE 4096
+#else
+#define AOTC_DWK_PLANE 0
+#endif
+#endif
+
 /* What one output row needs. */
 typedef struct {
-    const float *x;  /* the input plane */
+    const float *x;  /* input column 0 of the plane's row 0 */
     const float *w;  /* the plane's KH x KW weights */
     const float *res; /* the residual row, or NULL */
     float *y;        /* the output row */
-    int32_t IH, IW, OW, KH, iy0, pl; /* iy0: input row of tap row 0; pl: left pad */
-    float b, lo, hi, alpha;          /* bias; clamp; slope below 0 (1: none) */
+    int32_t IW, ld, c_min, c_max; /* row length; row stride; columns [c_min, c_max) readable at x */
+    int32_t iy0, pl;              /* input row of tap row 0; left pad */
+    float b, lo, hi, alpha;       /* bias; clamp; slope below 0 (1: none) */
 } dwk_row;
 
+/* Tap row KY into the sums A0 (even taps) and A1 (odd taps) of a block (DWK_DEFINE's variables). */
+#define DWK_TAP_ROW(KW, S, B, KY, A0, A1)                                                           \
+    {                                                                                               \
+        const float *xr = r->x + (ptrdiff_t)(r->iy0 + (KY)) * r->ld;                                \
+        const float *wk = r->w + (KY) * (KW);                                                       \
+        const float *AOTC_RESTRICT t = seg;                                                         \
+        int32_t kx;                                                                                 \
+        if (inside) {                                                                               \
+            t = xr + c0;                                                                            \
+        } else { /* the taps cross a row end: zeros there */                                        \
+            for (c = 0; c < c_lo; ++c) seg[c] = 0.0f;                                               \
+            for (c = c_lo; c < c_hi; ++c) seg[c] = xr[c0 + c];                                      \
+            for (c = c_hi; c < span; ++c) seg[c] = 0.0f;                                            \
+        }                                                                                           \
+        if ((S) == 1) {                                                                             \
+            for (l = 0; l < (B); ++l) {                                                             \
+                float a0 = A0[l], a1 = A1[l];                                                       \
+                DWK_UNROLL for (kx = 0; kx < (KW); ++kx) {                                          \
+                    if (kx % 2 == 0) {                                                              \
+                        a0 = MK_MADD(wk[kx], t[l + kx], a0);                                        \
+                    } else {                                                                        \
+                        a1 = MK_MADD(wk[kx], t[l + kx], a1);                                        \
+                    }                                                                               \
+                }                                                                                   \
+                A0[l] = a0;                                                                         \
+                A1[l] = a1;                                                                         \
+            }                                                                                       \
+        } else {                                                                                    \
+            /* even taps kx read ev[l + kx / 2], odd ones od[l + kx / 2] (KW odd) */                \
+            float ev[(B) + (KW) / 2], od[(B) + (KW) / 2 - 1];                                       \
+            DWK_UNROLL for (l = 0; l < (B) + (KW) / 2; ++l) ev[l] = t[2 * l];                            \
+            DWK_UNROLL for (l = 0; l < (B) + (KW) / 2 - 1; ++l) od[l] = t[2 * l + 1];                    \
+            DWK_UNROLL for (kx = 0; kx < (KW); ++kx) { /* (the lanes innermost: faster at stride 2) */\
+                const float wv = wk[kx];                                                            \
+                if (kx % 2 == 0) {                                                                  \
+                    DWK_UNROLL for (l = 0; l < (B); ++l) A0[l] = MK_MADD(wv, ev[l + kx / 2], A0[l]);\
+                } else {                                                                            \
+                    DWK_UNROLL for (l = 0; l < (B); ++l) A1[l] = MK_MADD(wv, od[l + kx / 2], A1[l]);\
+                }                                                                                   \
+            }                                                                                       \
+        }                                                                                           \
+    }
+
 /* Outputs [ox0, ox0 + B) of a row, of which the first `keep` are stored (keep < B only for rows
- * shorter than a block). Two sums per output (even and odd taps) halve the chains of
- * dependent multiply-adds. At stride 2 each tap row's inputs are first split into even and odd
- * columns (compilers de-interleave them in registers), so that every tap is a unit-stride read. */
-#define DWK_DEFINE(KW, S, B)                                                                         \
-    static void dwk_block_##KW##_##S##_##B(const dwk_row *r, int32_t ox0, int32_t keep, int32_t ky0, \
-                                           int32_t ky1) {                                            \
-        float acc0[B], acc1[B], seg[2 * (B) + 6]; /* seg: a tap row's (B - 1) S + KW inputs */       \
-        const int32_t c0 = ox0 * (S) - r->pl, span = ((B) - 1) * (S) + (KW);                         \
-        const int inside = c0 >= 0 && c0 + span <= r->IW;                                            \
+ * shorter than a block). Four sums per output (even and odd tap rows, even and odd taps) make four
+ * chains of dependent multiply-adds per vector. At stride 2 each tap row's inputs are first split
+ * into even and odd columns (compilers de-interleave them in registers): every tap is then a
+ * unit-stride read. */
+#define DWK_DEFINE(KW, S, B)                                                                        \
+    static void dwk_block_##KW##_##S##_##B(const dwk_row *r, int32_t ox0, int32_t keep, int32_t ky0,\
+                                           int32_t ky1) {                                           \
+        float acc0[B], acc1[B], acc2[B], acc3[B];                                                   \
+        float seg[2 * (B) + 6]; /* a tap row's (B - 1) S + KW inputs */                             \
+        const int32_t c0 = ox0 * (S) - r->pl, span = ((B) - 1) * (S) + (KW);                        \
+        const int inside = c0 >= r->c_min && c0 + span <= r->c_max;                                 \
         /* outside: seg[c] is input column c0 + c, zero outside [0, IW): zeros to c_lo, then a copy \
-         * to c_hi, then zeros */                                                                     \
-        const int32_t c_lo = c0 < 0 ? (-c0 < span ? -c0 : span) : 0;                                 \
-        const int32_t c_hi = r->IW - c0 < span ? (r->IW - c0 > c_lo ? r->IW - c0 : c_lo) : span;     \
-        int32_t ky, l, c;                                                                            \
-        DWK_UNROLL for (l = 0; l < (B); ++l) acc0[l] = acc1[l] = 0.0f;                             \
-        for (ky = ky0; ky < ky1; ++ky) {                                                             \
-            const float *xr = r->x + (ptrdiff_t)(r->iy0 + ky) * r->IW;                               \
-            const float *wk = r->w + ky * (KW);                                                      \
-            const float *AOTC_RESTRICT t = seg;                                                      \
-            if (inside) {                                                                            \
-                t = xr + c0;                                                                         \
-            } else { /* the taps cross a row end: zeros there */                                     \
-                for (c = 0; c < c_lo; ++c) seg[c] = 0.0f;                                            \
-                for (c = c_lo; c < c_hi; ++c) seg[c] = xr[c0 + c];                                   \
-                for (c = c_hi; c < span; ++c) seg[c] = 0.0f;                                         \
-            }                                                                                        \
-            if ((S) == 1) {                                                                          \
-                int32_t kx;                                                                          \
-                DWK_UNROLL for (kx = 0; kx < (KW); ++kx) {                                           \
-                    const float wv = wk[kx];                                                         \
-                    if (kx % 2 == 0) {                                                               \
-                        DWK_UNROLL for (l = 0; l < (B); ++l) acc0[l] = MK_MADD(wv, t[l + kx], acc0[l]); \
-                    } else {                                                                         \
-                        DWK_UNROLL for (l = 0; l < (B); ++l) acc1[l] = MK_MADD(wv, t[l + kx], acc1[l]); \
-                    }                                                                                \
-                }                                                                                    \
-            } else {                                                                                 \
-                /* even taps kx read ev[l + kx / 2], odd ones od[l + kx / 2]: KW / 2 + 1 and KW / 2 \
-                 * columns past the block's (KW odd) */                                              \
-                float ev[(B) + (KW) / 2], od[(B) + (KW) / 2 - 1];                                \
-                int32_t kx;                                                                          \
-                DWK_UNROLL for (l = 0; l < (B) + (KW) / 2; ++l) ev[l] = t[2 * l];                  \
-                DWK_UNROLL for (l = 0; l < (B) + (KW) / 2 - 1; ++l) od[l] = t[2 * l + 1];          \
-                DWK_UNROLL for (kx = 0; kx < (KW); ++kx) {                                           \
-                    const float wv = wk[kx];                                                         \
-                    if (kx % 2 == 0) {                                                               \
-                        DWK_UNROLL for (l = 0; l < (B); ++l) acc0[l] = MK_MADD(wv, ev[l + kx / 2], acc0[l]); \
-                    } else {                                                                         \
-                        DWK_UNROLL for (l = 0; l < (B); ++l) acc1[l] = MK_MADD(wv, od[l + kx / 2], acc1[l]); \
-                    }                                                                                \
-                }                                                                                    \
-            }                                                                                        \
-        }                                                                                            \
-        if (keep == (B)) {                                                                         \
-            DWK_UNROLL for (l = 0; l < (B); ++l) acc0[l] = (acc0[l] + acc1[l]) + r->b;             \
-            if (r->res != NULL) {                                                                    \
-                DWK_UNROLL for (l = 0; l < (B); ++l) acc0[l] += r->res[ox0 + l];                   \
-            }                                                                                        \
-            DWK_UNROLL for (l = 0; l < (B); ++l) {                                                 \
-                const float v = acc0[l] < r->lo ? r->lo : acc0[l];                                   \
-                const float u = v > r->hi ? r->hi : v;                                               \
-                r->y[ox0 + l] = u < 0.0f ? r->alpha * u : u;                                         \
-            }                                                                                        \
-        } else {                                                                                     \
-            for (l = 0; l < keep; ++l) {                                                             \
-                float v = (acc0[l] + acc1[l]) + r->b;                                                \
-                if (r->res != NULL) v += r->res[ox0 + l];                                            \
-                v = v < r->lo ? r->lo : v;                                                           \
-                v = v > r->hi ? r->hi : v;                                                           \
-                r->y[ox0 + l] = v < 0.0f ? r->alpha * v : v;                                         \
-            }                                                                                        \
-        }                                                                                            \
+         * to c_hi, then zeros */                                                                   \
+        const int32_t c_lo = c0 < 0 ? (-c0 < span ? -c0 : span) : 0;                                \
+        const int32_t c_hi = r->IW - c0 < span ? (r->IW - c0 > c_lo ? r->IW - c0 : c_lo) : span;    \
+        int32_t ky, l, c;                                                                           \
+        DWK_UNROLL for (l = 0; l < (B); ++l) acc0[l] = acc1[l] = acc2[l] = acc3[l] = 0.0f;          \
+        for (ky = ky0; ky + 1 < ky1; ky += 2) {                                                     \
+            DWK_TAP_ROW(KW, S, B, ky, acc0, acc1)                                                   \
+            DWK_TAP_ROW(KW, S, B, ky + 1, acc2, acc3)                                               \
+        }                                                                                           \
+        if (ky < ky1) DWK_TAP_ROW(KW, S, B, ky, acc0, acc1)                                         \
+        DWK_UNROLL for (l = 0; l < (B); ++l) acc0[l] = ((acc0[l] + acc1[l]) + (acc2[l] + acc3[l])) + r->b;\
+        if (keep == (B)) {                                                                          \
+            if (r->res != NULL) {                                                                   \
+                DWK_UNROLL for (l = 0; l < (B); ++l) acc0[l] += r->res[ox0 + l];                    \
+            }                                                                                       \
+            DWK_UNROLL for (l = 0; l < (B); ++l) {                                                  \
+                const float v = acc0[l] < r->lo ? r->lo : acc0[l];                                  \
+                const float u = v > r->hi ? r->hi : v;                                              \
+                r->y[ox0 + l] = u < 0.0f ? r->alpha * u : u;                                        \
+            }                                                                                       \
+        } else {                                                                                    \
+            for (l = 0; l < keep; ++l) {                                                            \
+                float v = acc0[l];                                                                  \
+                if (r->res != NULL) v += r->res[ox0 + l];                                           \
+                v = v < r->lo ? r->lo : v;                                                          \
+                v = v > r->hi ? r->hi : v;                                                          \
+                r->y[ox0 + l] = v < 0.0f ? r->alpha * v : v;                                        \
+            }                                                                                       \
+        }                                                                                           \
     }
 
 #define DWK_DEFINE_ALL(B) \
@@ -140,13 +165,18 @@ void aotc_conv_depthwise_kxk_f32(const aotc_conv_params *p, const float *x, cons
     const ptrdiff_t in_plane = (ptrdiff_t)IH * IW, out_plane = (ptrdiff_t)OH * OW;
     const dwk_block_fn block = pick(KW, s, OW < DWK_B);
     const int32_t B = OW < DWK_B ? DWK_BN : DWK_B;
+    /* the padded copy: pl zero columns on the left, and on the right as many as the last block reaches past */
+    const int32_t pl = p->pads[2], reach = (OW >= B ? OW - B : 0) * s - pl + (B - 1) * s + KW;
+    const int32_t pw = pl + IW + (reach > IW ? reach - IW : 0);
+    const int padded = AOTC_DWK_PLANE > 0 && (ptrdiff_t)IH * pw <= AOTC_DWK_PLANE;
+    float plane[AOTC_DWK_PLANE > 0 ? AOTC_DWK_PLANE : 1];
     dwk_row r;
-    int32_t n, o, oy, ox;
-    r.IH = IH;
+    int32_t n, o, oy, ox, iy, c;
     r.IW = IW;
-    r.OW = OW;
-    r.KH = KH;
-    r.pl = p->pads[2];
+    r.ld = padded ? pw : IW;
+    r.c_min = padded ? -pl : 0;
+    r.c_max = padded ? pw - pl : IW;
+    r.pl = pl;
     r.lo = p->act == AOTC_ACT_CLAMP ? p->act_lo : -INFINITY;
     r.hi = p->act == AOTC_ACT_CLAMP ? p->act_hi : INFINITY;
     r.alpha = p->act == AOTC_ACT_LEAKY ? p->act_alpha : 1.0f;
@@ -154,6 +184,17 @@ void aotc_conv_depthwise_kxk_f32(const aotc_conv_params *p, const float *x, cons
         for (o = 0; o < p->out_c; ++o) {
             const ptrdiff_t yoff = ((ptrdiff_t)n * p->out_c + o) * out_plane;
             r.x = x + ((ptrdiff_t)n * p->in_c + o / mult) * in_plane;
+            if (padded) {
+                if (o % mult == 0) {
+                    for (iy = 0; iy < IH; ++iy) {
+                        float *row = plane + (ptrdiff_t)iy * pw;
+                        for (c = 0; c < pl; ++c) row[c] = 0.0f;
+                        memcpy(row + pl, r.x + (ptrdiff_t)iy * IW, (size_t)IW * sizeof(float));
+                        for (c = pl + IW; c < pw; ++c) row[c] = 0.0f;
+                    }
+                }
+                r.x = plane + pl;
+            }
             r.w = w + (ptrdiff_t)o * KH * KW;
             r.b = bias != NULL ? bias[o] : 0.0f;
             for (oy = 0; oy < OH; ++oy) {
