@@ -31,6 +31,7 @@ FRONTEND = {
     "If": "folded to its branch when the condition is known at compile time",
     "Loop": "a C loop around its body's kernels: trip count counted at compile time, or a run-time condition "
             "bounded by M",
+    "Scan": "rewritten as the Loop over its sequence (opset 9+)",
     "Dropout": "removed (inference); a mask that is read becomes a constant",
     "Upsample": "rewritten as Resize",
     "Sum": "rewritten as a chain of Add",

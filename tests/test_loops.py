@@ -269,3 +269,27 @@ def test_carried_values_that_read_each_others_old_values(tmp_path):
 def test_a_cycle_of_carried_values_is_refused():
     line = _refusal(_shuffle(swap=True))
     assert "take each other's old values in a cycle" in line, line
+
+
+def scan_model(in_axis: int = 0, in_dir: int = 0, out_axis: int = 0, out_dir: int = 0) -> onnx.ModelProto:
+    """Scan (opset 9+): a running tanh-RNN over the rows of X along `in_axis`, the states stacked."""
+    w, r = _weights()
+    body = helper.make_graph([
+        helper.make_node("MatMul", ["x_e", "W"], ["xw"]), helper.make_node("MatMul", ["h_in", "R"], ["hr"]),
+        helper.make_node("Add", ["xw", "hr"], ["s"]), helper.make_node("Tanh", ["s"], ["h_out"]),
+        helper.make_node("Identity", ["h_out"], ["y_e"])],
+        "body", [_vi("h_in", [1, H]), _vi("x_e", [1, I])], [_vi("h_out", [1, H]), _vi("y_e", [1, H])])
+    x_shape = [T, 1, I] if in_axis == 0 else [1, T, I]
+    graph = helper.make_graph([helper.make_node(
+        "Scan", ["h0", "X"], ["h_last", "ys"], name="scan", body=body, num_scan_inputs=1,
+        scan_input_axes=[in_axis], scan_input_directions=[in_dir], scan_output_axes=[out_axis],
+        scan_output_directions=[out_dir])], "g", [_vi("X", x_shape), _vi("h0", [1, H])],
+        [_vi("h_last", [1, H]), _vi("ys", None)], [_c("W", w), _c("R", r)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
+
+
+@pytest.mark.parametrize("form", [(0, 0, 0, 0), (0, 1, 0, 0), (1, 0, 1, 0), (0, 0, 0, 1), (1, 1, 2, 1)])
+def test_scan_matches_onnxruntime(tmp_path, form):
+    model = scan_model(*form)
+    build = shared_build([_case("scan", model, _feeds(model))], tmp_path)
+    build.check("scan")

@@ -502,3 +502,115 @@ def _flatten_one(graph: Graph, loop: Node, used: set[str], names: set[str], node
                 *(rename[c] for c in cond_out)], [*finals_out, *(scans[k] for k in keep_s)], dict(attrs))
     nodes.append(end)
     return hoisted + nodes + after
+
+
+# --- Scan, as the Loop it is ------------------------------------------------------------------------
+def scans_to_loops(model: onnx.ModelProto, opset: int) -> bool:
+    """Each Scan (opset 9+) of the main graph -> a Loop of its sequence length whose body Gathers each
+    scan input's element at the step (from the end for a reversed input), then the Scan's body; a
+    scan output stored in reverse is reversed after the loop (a Slice), one on another axis moved
+    there (a Transpose). In place; True if any Scan was rewritten. Scan-8 (batched) is left as it is."""
+    from aot.frontend.fold import static_shapes
+
+    g = model.graph
+    if opset < 9 or not any(n.op_type == "Scan" and n.domain in ("", "ai.onnx") for n in g.node):
+        return False
+    shapes = static_shapes(model)
+    out: list[onnx.NodeProto] = []
+    used = {v.name for v in list(g.input) + list(g.output) + list(g.value_info)} | {i.name for i in g.initializer}
+    used |= {o for n in g.node for o in n.output}
+    for n in g.node:
+        if n.op_type != "Scan" or n.domain not in ("", "ai.onnx"):
+            out.append(n)
+            continue
+        out += _scan_as_loop(g, n, shapes, used)
+    del g.node[:]
+    g.node.extend(out)
+    return True
+
+
+def _scan_as_loop(g: onnx.GraphProto, n: onnx.NodeProto, shapes: dict, used: set[str]) -> list[onnx.NodeProto]:
+    where = _LoopNode(n)
+    attrs = {a.name: helper.get_attribute_value(a) for a in n.attribute}
+    body: onnx.GraphProto = attrs["body"]
+    m = int(attrs["num_scan_inputs"])
+    states, xs = list(n.input[:len(n.input) - m]), list(n.input[len(n.input) - m:])
+    in_axes = list(attrs.get("scan_input_axes", [0] * m))
+    in_dirs = list(attrs.get("scan_input_directions", [0] * m))
+    k = len(body.output) - len(states)
+    out_axes = list(attrs.get("scan_output_axes", [0] * k))
+    out_dirs = list(attrs.get("scan_output_directions", [0] * k))
+
+    def fresh(base: str) -> str:
+        return _fresh(f"{n.name}/{base}", used)
+
+    lengths = set()
+    for x, axis in zip(xs, in_axes, strict=True):
+        shape = shapes.get(x)
+        if shape is None:
+            raise AotcError(f"scan input '{x}' has no static shape", node=where)
+        lengths.add(shape[axis if axis >= 0 else axis + len(shape)])
+    if len(lengths) != 1:
+        raise AotcError(f"its scan inputs have different lengths {sorted(lengths)}", node=where)
+    length = lengths.pop()
+    new = onnx.GraphProto()
+    new.CopyFrom(body)
+    new.name = f"{n.name}_loop_body"
+    elems = list(new.input[len(states):])
+    state_ins = list(new.input[:len(states)])
+    it, cond = fresh("i"), fresh("cond")
+    del new.input[:]
+    new.input.extend([helper.make_tensor_value_info(it, onnx.TensorProto.INT64, []),
+                      helper.make_tensor_value_info(cond, onnx.TensorProto.BOOL, []), *state_ins])
+    pre = []
+    for x, e, axis, rev in zip(xs, elems, in_axes, in_dirs, strict=True):
+        idx = it
+        if rev:
+            last = fresh("last")
+            new.initializer.append(numpy_helper.from_array(np.array(length - 1, np.int64), last))
+            idx = fresh("rev_i")
+            pre.append(helper.make_node("Sub", [last, it], [idx], name=idx))
+        pre.append(helper.make_node("Gather", [x, idx], [e.name], name=fresh("element"), axis=int(axis)))
+    nodes = [*pre, *new.node]
+    del new.node[:]
+    new.node.extend(nodes)
+    outs = list(new.output)
+    del new.output[:]
+    new.output.extend([helper.make_tensor_value_info(cond, onnx.TensorProto.BOOL, []), *outs])
+    trips = fresh("length")
+    g.initializer.append(numpy_helper.from_array(np.array(length, np.int64), trips))
+    raw = [o if (not d and not a) or not o else fresh(f"{o}_rows")
+           for o, a, d in zip(n.output[len(states):], out_axes, out_dirs, strict=False)]
+    loop = helper.make_node("Loop", [trips, "", *states], [*n.output[:len(states)], *raw], name=n.name, body=new)
+    result = [loop]
+    for o, r, a, d in zip(n.output[len(states):], raw, out_axes, out_dirs, strict=False):
+        if not o or o == r:
+            continue
+        cur = r
+        if d:  # written in reverse: the last step's row first
+            ends = fresh("ends")
+            g.initializer.extend([numpy_helper.from_array(np.array([-1], np.int64), fresh("starts")),
+                                  numpy_helper.from_array(np.array([-(2**63)], np.int64), ends)])
+            starts = g.initializer[-2].name
+            axes0, step = fresh("axes"), fresh("steps")
+            g.initializer.extend([numpy_helper.from_array(np.array([0], np.int64), axes0),
+                                  numpy_helper.from_array(np.array([-1], np.int64), step)])
+            nxt = o if not a else fresh(f"{o}_reversed")
+            result.append(helper.make_node("Slice", [cur, starts, ends, axes0, step], [nxt], name=fresh("reverse")))
+            cur = nxt
+        if a:
+            rank = len(_elem_rank(body, len(states) + list(n.output[len(states):]).index(o))) + 1
+            axis = a if a >= 0 else a + rank
+            perm = list(range(1, rank))
+            perm.insert(axis, 0)
+            result.append(helper.make_node("Transpose", [cur], [o], name=fresh("to_axis"), perm=perm))
+    return result
+
+
+def _elem_rank(body: onnx.GraphProto, k: int) -> list[int]:
+    """The dims of body output k as declared (only its rank is used)."""
+    t = body.output[k].type.tensor_type
+    if not t.HasField("shape"):
+        raise AotcError(f"the Scan body's output '{body.output[k].name}' declares no rank; aotc needs it to move "
+                        "its scan axis")
+    return list(t.shape.dim)
