@@ -120,6 +120,10 @@ def build(tmp_path_factory):
     base = _feeds(until, seed=3)
     for k, thr in THRESHOLDS.items():
         cases.append(_case(f"until_{k}", until, {**base, "thr": np.array(thr, np.float32)}))
+    for vendor in ("cref", "accel_sim"):  # body nodes offloaded like top-level ones
+        lstm = onnx.load(str(MODELS / "kws_lstm_keras.onnx"))
+        cases.append(_case(f"lstm_{vendor}", lstm, _feeds(lstm)))
+        cases[-1].vendors = (vendor,)
     halve = onnx.load(str(MODELS / "loop_while_data.onnx"))
     for k, thr in HALVINGS.items():
         cases.append(_case(f"while_{k}", halve, {"x": np.arange(1, 9, dtype=np.float32),
@@ -131,6 +135,18 @@ def build(tmp_path_factory):
 def test_loop_matches_onnxruntime(build, name):
     assert "Loop" in {n.op_type for n in build.cases[name].model.graph.node}
     build.check(name)
+
+
+@pytest.mark.parametrize("vendor", ["cref", "accel_sim"])
+def test_body_nodes_go_to_a_vendor(build, vendor):
+    build.check(f"lstm_{vendor}")
+    functions = build.meta[f"lstm_{vendor}"]["partition"]
+    assert functions and all(f["compiler"] == vendor for f in functions)
+    nodes = [n["name"] for n in build.meta[f"lstm_{vendor}"]["nodes"]]
+    begin, end = (next(k for k, n in enumerate(nodes) if n.endswith(s)) for s in ("/begin", "/end"))
+    symbols = {f["symbol"] for f in functions}
+    calls = [k for k, n in enumerate(nodes) if n in symbols]
+    assert any(begin < k < end for k in calls), (calls, begin, end)
 
 
 @pytest.mark.parametrize("stop", list(THRESHOLDS))

@@ -134,6 +134,9 @@ class ModelEmitter:
                 self._emit_loop_end(index, node, loops.pop())
                 self._emit_taps(node)
                 continue
+            if loops and node.op == "Call":  # a vendor function in a loop body: called every step
+                self._emit_call(index, node)
+                continue
             if loops:  # a body's values are rewritten every step: no taps there
                 op = self.ops[node.name]
                 self.line("")
