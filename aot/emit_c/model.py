@@ -132,7 +132,8 @@ class ModelEmitter:
                 continue
             if node.op == "LoopEnd":
                 self._emit_loop_end(index, node, loops.pop())
-                self._emit_taps(node)
+                if not loops:  # an inner loop's results are rewritten every step of the outer one
+                    self._emit_taps(node)
                 continue
             if loops and node.op == "Call":  # a vendor function in a loop body: called every step
                 self._emit_call(index, node)
