@@ -16,8 +16,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from recurrent import AOTC, REPO, compile_seconds, relative_error  # noqa: E402
 
-MODELS = ["kws_lstm_keras", "kws_gru_keras", "kws_lstm_keras_stream", "loop_script", "loop_nested", "kws_lstm",
-          "kws_gru", "kws_lstm_stream"]
+MODELS = ["kws_lstm_keras", "kws_gru_keras", "kws_lstm_keras_stream", "loop_script", "loop_list", "loop_nested",
+          "kws_lstm", "kws_gru", "kws_lstm_stream"]
 STEPS = {"kws_lstm_keras": 49, "kws_gru_keras": 49, "kws_lstm": 49, "kws_gru": 49, "kws_lstm_keras_stream": 1,
          "kws_lstm_stream": 1}
 NODE_FORM = {"kws_lstm_keras": "kws_lstm", "kws_gru_keras": "kws_gru", "kws_lstm_keras_stream": "kws_lstm_stream"}

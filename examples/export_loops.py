@@ -20,6 +20,8 @@ as a while loop, which tf2onnx 1.17 writes as one ONNX Loop, not an LSTM/GRU nod
 torch writes, through `torch.jit.script` and the TorchScript exporter:
 
 - loop_script.onnx: an Elman cell over 49 frames in a Python for loop (the carried state only);
+- loop_list.onnx: an Elman cell whose outputs a Python list collects, then torch.stack (SequenceEmpty,
+  SequenceInsert each step, ConcatFromSequence: compiled as the Loop's scan output);
 - loop_nested.onnx: a loop over 5 chunks, each an inner loop over 6 frames (the inner loop reads
   the outer iteration number and the outer state).
 
@@ -104,8 +106,23 @@ def torch_models(out: Path) -> None:
                 h = h + 0.5 * g
             return self.head(h), h
 
+    class Stacked(nn.Module):
+        """Each step's output appended to a Python list, stacked on axis 1 (a sequence in ONNX)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.cell = nn.Linear(MFCC + 16, 16)
+
+        def forward(self, x: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+            outs = []
+            for t in range(x.size(1)):
+                h = torch.tanh(self.cell(torch.cat([x[:, t], h], 1)))
+                outs.append(h)
+            return torch.stack(outs, 1)
+
     torch.manual_seed(0)
     for module, name, args, outs in (
+            (Stacked(), "loop_list", (torch.randn(1, 12, MFCC), torch.zeros(1, 16)), ["y"]),
             (Elman(), "loop_script", (torch.randn(1, FRAMES, MFCC), torch.zeros(1, 32)), ["y"]),
             (Nested(), "loop_nested", (torch.randn(1, 5, 6, MFCC), torch.zeros(1, 16)), ["y", "h_out"])):
         torch.onnx.export(torch.jit.script(module), args, str(out / f"{name}.onnx"), opset_version=17,

@@ -23,7 +23,7 @@ from aot.errors import AotcError
 from aot.plan.planner import assert_no_overlap
 
 MODELS = Path(__file__).parent / "models"
-EXPORTED = ["kws_lstm_keras", "kws_gru_keras", "kws_lstm_keras_stream", "loop_script", "loop_nested"]
+EXPORTED = ["kws_lstm_keras", "kws_gru_keras", "kws_lstm_keras_stream", "loop_script", "loop_list", "loop_nested"]
 T, I, H = 9, 5, 6
 
 

@@ -15,7 +15,7 @@ from aot.errors import AotcError
 from aot.frontend import contrib
 from aot.frontend.canonical import canonicalize
 from aot.frontend.fold import _Named, evaluate_node, fold_to_fixed_point, refuse_control_flow, static_shapes
-from aot.frontend.loops import flatten_loops, import_loop, scans_to_loops
+from aot.frontend.loops import flatten_loops, import_loop, scans_to_loops, sequences_to_scans
 from aot.frontend.optional_outputs import drop_unread_optional_outputs
 from aot.frontend.validate import (
     check_declarations,
@@ -94,8 +94,8 @@ def import_model(model: onnx.ModelProto, name: str | None = None,
     _check_input_shapes(model)
     declared = take_declarations(model)  # output and value_info types: inferred, then compared
     model = fold_to_fixed_point(model)  # also: an If with a constant condition becomes its branch
-    if scans_to_loops(model, opset):  # a Scan is the Loop over its sequence (aot/frontend/loops.py)
-        model = fold_to_fixed_point(model)
+    if scans_to_loops(model, opset) | sequences_to_scans(model):  # aot/frontend/loops.py: a Scan is the Loop
+        model = fold_to_fixed_point(model)  # over its sequence; a list appended each step, a scan output
     refuse_control_flow(model)  # what is left of If/Loop/Scan, before any evaluator sees a subgraph
     drop_unread_optional_outputs(model, opset)  # those of nodes that came out of an If's branch
     restore_declarations(model, declared)  # where inference knows nothing

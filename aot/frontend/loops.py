@@ -614,3 +614,72 @@ def _elem_rank(body: onnx.GraphProto, k: int) -> list[int]:
         raise AotcError(f"the Scan body's output '{body.output[k].name}' declares no rank; aotc needs it to move "
                         "its scan axis")
     return list(t.shape.dim)
+
+
+# --- a list appended to each step, as torch.jit.script writes it ----------------------------------------
+def _declared_rank(body: onnx.GraphProto, name: str) -> int | None:
+    for vi in list(body.value_info) + list(body.output) + list(body.input):
+        if vi.name == name and vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
+            return len(vi.type.tensor_type.shape.dim)
+    return None
+
+
+def sequences_to_scans(model: onnx.ModelProto) -> bool:
+    """A Loop carrying a sequence that starts empty (SequenceEmpty), gets one tensor appended each step
+    (SequenceInsert without a position) and is read after the loop only by ConcatFromSequence with
+    new_axis = 1 (torch.stack of a Python list) -> the Loop's scan output of those tensors, moved to
+    the stacking axis (a Transpose). In place, after shape inference (the row's rank places the axis);
+    what does not match is left as it is. True if any was rewritten."""
+    g = model.graph
+    producer = {o: n for n in g.node for o in n.output if o}
+    readers: dict[str, list[onnx.NodeProto]] = {}
+    for n in g.node:
+        for i in n.input:
+            readers.setdefault(i, []).append(n)
+    outputs = {o.name for o in g.output}
+    drop: list[onnx.NodeProto] = []
+    for loop in [n for n in g.node if n.op_type == "Loop" and n.domain in ("", "ai.onnx")]:
+        body = _graph_attr(loop, "body")
+        nc = len(loop.input) - 2
+        for j in reversed(range(nc)):
+            init, seq_in, seq_out = loop.input[2 + j], body.input[2 + j].name, body.output[1 + j].name
+            final = loop.output[j] if j < len(loop.output) else ""
+            start = producer.get(init)
+            insert = next((b for b in body.node if seq_out in b.output), None)
+            concats = readers.get(final, [])
+            if (start is None or start.op_type != "SequenceEmpty" or len(readers.get(init, [])) != 1
+                    or insert is None or insert.op_type != "SequenceInsert" or len(insert.input) != 2
+                    or insert.input[0] != seq_in or final in outputs or not concats
+                    or any(b is not insert and seq_in in b.input for b in body.node)
+                    or any(c.op_type != "ConcatFromSequence" or
+                           helper.get_attribute_value(next((a for a in c.attribute if a.name == "new_axis"),
+                                                           helper.make_attribute("new_axis", 0))) != 1
+                           for c in concats)):
+                continue
+            row = insert.input[1]
+            rank = _declared_rank(body, row)
+            if rank is None:
+                continue
+            body.node.remove(insert)
+            del body.input[2 + j]
+            del body.output[1 + j]
+            body.output.append(helper.make_value_info(row, onnx.TypeProto()))
+            del loop.input[2 + j]
+            del loop.output[j]
+            stacked = f"{loop.name}/{final}_stacked"
+            loop.output.append(stacked)
+            drop.append(start)
+            for c in concats:
+                axis = next((a.i for a in c.attribute if a.name == "axis"), 0)
+                axis = axis + rank + 1 if axis < 0 else axis
+                del c.attribute[:]
+                del c.input[:]
+                c.input.append(stacked)
+                c.op_type = "Identity" if axis == 0 else "Transpose"
+                if axis:
+                    perm = list(range(1, rank + 1))
+                    perm.insert(axis, 0)
+                    c.attribute.append(helper.make_attribute("perm", perm))
+    for n in drop:
+        g.node.remove(n)
+    return bool(drop)
