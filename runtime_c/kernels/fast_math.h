@@ -101,13 +101,20 @@ static inline float aotc_tanh_poly(float v) {
  * (absolute error below 1.5e-7), its sign restored. Both are computed and one is selected. */
 static inline float aotc_erf_poly(float v) {
     const float a = v < 0.0f ? -v : v, v2 = v * v;
-    const float t = 1.0f / (1.0f + 0.3275911f * a);
-    const float tail = 1.0f - t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f +
-                                   t * (-1.453152027f + t * 1.061405429f)))) * aotc_exp_poly(-v2);
-    const float near = v * 1.12837916709551257f * (1.0f + v2 * (-1.0f / 3.0f + v2 * (1.0f / 10.0f +
-                                   v2 * (-1.0f / 42.0f + v2 * (1.0f / 216.0f + v2 * (-1.0f / 1320.0f +
-                                   v2 * (1.0f / 9360.0f)))))));
-    return a < 0.5f ? near : (v < 0.0f ? -tail : tail);
+    const float t = 1.0f / AOTC_FM_MADD(0.3275911f, a, 1.0f);
+    float q = AOTC_FM_MADD(t, 1.061405429f, -1.453152027f), n = AOTC_FM_MADD(v2, 1.0f / 9360.0f, -1.0f / 1320.0f);
+    float tail;
+    q = AOTC_FM_MADD(q, t, 1.421413741f);
+    q = AOTC_FM_MADD(q, t, -0.284496736f);
+    q = AOTC_FM_MADD(q, t, 0.254829592f);
+    tail = AOTC_FM_MADD(-(q * t), aotc_exp_poly(-v2), 1.0f);
+    n = AOTC_FM_MADD(n, v2, 1.0f / 216.0f);
+    n = AOTC_FM_MADD(n, v2, -1.0f / 42.0f);
+    n = AOTC_FM_MADD(n, v2, 1.0f / 10.0f);
+    n = AOTC_FM_MADD(n, v2, -1.0f / 3.0f);
+    n = AOTC_FM_MADD(n, v2, 1.0f);
+    n = v * 1.12837916709551257f * n;
+    return a < 0.5f ? n : (v < 0.0f ? -tail : tail);
 }
 
 #endif /* AOTC_FAST_MATH_H */
