@@ -24,8 +24,8 @@
 #define DWK_BN AOTC_DWK_BLOCK
 #endif
 
-/* Planes whose rows, zero-padded to every block's reach, fit in this many floats are first copied
- * so, on the stack (16 KB on targets with vector units; none elsewhere): then no block reads a
+/* Planes that, zero-padded to every block's reach (rows and columns), fit in this many floats are
+ * first copied so, on the stack (16 KB on targets with vector units; none elsewhere): then no block reads a
  * row end, and each input row is copied once instead of by every block and tap row that crosses
  * its ends (EfficientNet's 14- and 7-wide planes cross them in every block). */
 #ifndef AOTC_DWK_PLANE
@@ -107,12 +107,38 @@ typedef struct {
         const int32_t c_lo = c0 < 0 ? (-c0 < span ? -c0 : span) : 0;                                \
         const int32_t c_hi = r->IW - c0 < span ? (r->IW - c0 > c_lo ? r->IW - c0 : c_lo) : span;    \
         int32_t ky, l, c;                                                                           \
-        DWK_UNROLL for (l = 0; l < (B); ++l) acc0[l] = acc1[l] = acc2[l] = acc3[l] = 0.0f;          \
-        for (ky = ky0; ky + 1 < ky1; ky += 2) {                                                     \
-            DWK_TAP_ROW(KW, S, B, ky, acc0, acc1)                                                   \
-            DWK_TAP_ROW(KW, S, B, ky + 1, acc2, acc3)                                               \
+        if ((S) == 1 && ky0 == 0 && ky1 == (KW) && inside) {                                        \
+            /* a square kernel whose taps all lie in a padded plane: the whole window of each lane  \
+             * summed in registers (the lanes outermost: gcc vectorises that loop) */               \
+            const float *AOTC_RESTRICT x0 = r->x + (ptrdiff_t)r->iy0 * r->ld + c0;                  \
+            const float *wk = r->w;                                                                 \
+            const ptrdiff_t ld = r->ld;                                                             \
+            for (l = 0; l < (B); ++l) {                                                             \
+                float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;                                   \
+                int32_t kx;                                                                         \
+                DWK_UNROLL for (ky = 0; ky < (KW); ++ky) {                                          \
+                    DWK_UNROLL for (kx = 0; kx < (KW); ++kx) {                                      \
+                        const float xv = x0[ky * ld + l + kx], wv = wk[ky * (KW) + kx];             \
+                        if (ky % 2 == 0) {                                                          \
+                            if (kx % 2 == 0) a0 = MK_MADD(wv, xv, a0); else a1 = MK_MADD(wv, xv, a1);\
+                        } else {                                                                    \
+                            if (kx % 2 == 0) a2 = MK_MADD(wv, xv, a2); else a3 = MK_MADD(wv, xv, a3);\
+                        }                                                                           \
+                    }                                                                               \
+                }                                                                                   \
+                acc0[l] = a0;                                                                       \
+                acc1[l] = a1;                                                                       \
+                acc2[l] = a2;                                                                       \
+                acc3[l] = a3;                                                                       \
+            }                                                                                       \
+        } else {                                                                                    \
+            DWK_UNROLL for (l = 0; l < (B); ++l) acc0[l] = acc1[l] = acc2[l] = acc3[l] = 0.0f;      \
+            for (ky = ky0; ky + 1 < ky1; ky += 2) {                                                 \
+                DWK_TAP_ROW(KW, S, B, ky, acc0, acc1)                                               \
+                DWK_TAP_ROW(KW, S, B, ky + 1, acc2, acc3)                                           \
+            }                                                                                       \
+            if (ky < ky1) DWK_TAP_ROW(KW, S, B, ky, acc0, acc1)                                     \
         }                                                                                           \
-        if (ky < ky1) DWK_TAP_ROW(KW, S, B, ky, acc0, acc1)                                         \
         DWK_UNROLL for (l = 0; l < (B); ++l) acc0[l] = ((acc0[l] + acc1[l]) + (acc2[l] + acc3[l])) + r->b;\
         if (keep == (B)) {                                                                          \
             if (r->res != NULL) {                                                                   \
@@ -168,7 +194,10 @@ void aotc_conv_depthwise_kxk_f32(const aotc_conv_params *p, const float *x, cons
     /* the padded copy: pl zero columns on the left, and on the right as many as the last block reaches past */
     const int32_t pl = p->pads[2], reach = (OW >= B ? OW - B : 0) * s - pl + (B - 1) * s + KW;
     const int32_t pw = pl + IW + (reach > IW ? reach - IW : 0);
-    const int padded = AOTC_DWK_PLANE > 0 && (ptrdiff_t)IH * pw <= AOTC_DWK_PLANE;
+    /* and rows: pt zero rows on top, and below as many as the last output row's taps reach past */
+    const int32_t pt = p->pads[1], below = (OH - 1) * p->strides[1] - pt + KH - IH;
+    const int32_t ph = pt + IH + (below > 0 ? below : 0);
+    const int padded = AOTC_DWK_PLANE > 0 && (ptrdiff_t)ph * pw <= AOTC_DWK_PLANE;
     float plane[AOTC_DWK_PLANE > 0 ? AOTC_DWK_PLANE : 1];
     dwk_row r;
     int32_t n, o, oy, ox, iy, c;
@@ -186,21 +215,30 @@ void aotc_conv_depthwise_kxk_f32(const aotc_conv_params *p, const float *x, cons
             r.x = x + ((ptrdiff_t)n * p->in_c + o / mult) * in_plane;
             if (padded) {
                 if (o % mult == 0) {
-                    for (iy = 0; iy < IH; ++iy) {
-                        float *row = plane + (ptrdiff_t)iy * pw;
+                    for (iy = -pt; iy < ph - pt; ++iy) {
+                        float *row = plane + (ptrdiff_t)(iy + pt) * pw;
+                        if (iy < 0 || iy >= IH) {
+                            for (c = 0; c < pw; ++c) row[c] = 0.0f;
+                            continue;
+                        }
                         for (c = 0; c < pl; ++c) row[c] = 0.0f;
                         memcpy(row + pl, r.x + (ptrdiff_t)iy * IW, (size_t)IW * sizeof(float));
                         for (c = pl + IW; c < pw; ++c) row[c] = 0.0f;
                     }
                 }
-                r.x = plane + pl;
+                r.x = plane + (ptrdiff_t)pt * pw + pl;
             }
             r.w = w + (ptrdiff_t)o * KH * KW;
             r.b = bias != NULL ? bias[o] : 0.0f;
             for (oy = 0; oy < OH; ++oy) {
                 int32_t ky0, ky1;
                 r.iy0 = oy * p->strides[1] - p->pads[1];
-                valid_range(KH, IH, 1, r.iy0, &ky0, &ky1); /* tap rows inside the image */
+                if (padded) { /* every tap row is in the padded plane */
+                    ky0 = 0;
+                    ky1 = KH;
+                } else {
+                    valid_range(KH, IH, 1, r.iy0, &ky0, &ky1); /* tap rows inside the image */
+                }
                 r.y = y + yoff + (ptrdiff_t)oy * OW;
                 r.res = res != NULL ? res + yoff + (ptrdiff_t)oy * OW : NULL;
                 if (OW < B) { /* one short block */
