@@ -27,3 +27,18 @@ def require_tool(*names: str) -> None:
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-goldens", action="store_true",
                      help="rewrite tests/goldens/ from the current compiler (tests/test_goldens.py)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under AOTC_TEST_SAMPLE=k, deselect the op cases that opcheck.shared_build leaves out."""
+    if int(os.environ.get("AOTC_TEST_SAMPLE", "1")) <= 1:
+        return
+    from opcheck import sampled
+
+    keep, drop = [], []
+    for item in items:
+        case_id = getattr(item, "callspec", None) and item.callspec.params.get("case_id")
+        (drop if isinstance(case_id, str) and not sampled(case_id) else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep

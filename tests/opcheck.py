@@ -17,6 +17,7 @@ import ctypes
 import os
 import subprocess
 import tempfile
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +27,6 @@ import onnx
 from onnx import helper
 
 from aot.compiler import Options, compile_model
-from aot.emit_c.runtime_files import family_files, kernel_families
 from aot.paths import runtime_dir
 
 DEFAULT_OPSET = 13
@@ -191,16 +191,26 @@ def compile_c(sources: list[Path], include_dirs: list[Path], output: Path, *, sh
         raise RuntimeError(f"linking {output} failed:\n{r.stderr[-4000:]}")
 
 
+def sampled(case_id: str) -> bool:
+    """Whether a case runs when AOTC_TEST_SAMPLE=k asks for about one case in k (a fixed choice by
+    the case's name, so every run takes the same ones). The sanitizer reruns use it by default
+    and take every case under -m slow (tests/test_sanitized_ops.py)."""
+    k = int(os.environ.get("AOTC_TEST_SAMPLE", "1"))
+    return k <= 1 or zlib.crc32(case_id.encode()) % k == 0
+
+
 def shared_build(cases: list[Case], workdir: Path | None = None, *, vendor_include_dirs: tuple[Path, ...] = (),
                  libs: tuple[str, ...] = ()) -> SharedBuild:
     """Compile every case with aotc, then all their C into one shared library (`vendor_include_dirs`
     and `libs`: what a vendor's library needs, e.g. oneDNN's headers and -ldnnl)."""
     work = Path(workdir or tempfile.mkdtemp(prefix="aotc-ops-"))
+    cases = [c for c in cases if sampled(c.id)]
     build = SharedBuild(None, {c.id: c for c in cases})
     sources: list[Path] = []
     include_dirs: list[Path] = []
     asm_dirs: list[Path] = []
     vendor_seen: set = set()
+    kernel_sources: dict[str, None] = {}  # the runtime files the cases' bundles ship, in order
     for k, case in enumerate(cases):
         name = f"case{k}"
         try:
@@ -219,6 +229,8 @@ def shared_build(cases: list[Case], workdir: Path | None = None, *, vendor_inclu
             asm_dirs.append(d / "src")
         include_dirs.append(d / "include")
         for rel in bundle.files:  # vendor C: identical runtime files across cases are compiled once
+            if rel.startswith("runtime/") and rel.endswith(".c"):
+                kernel_sources[Path(rel).name] = None
             if rel.startswith("vendor/") and rel.endswith(".c"):
                 key = (Path(rel).name, bundle.files[rel])
                 if key not in vendor_seen:
@@ -226,8 +238,7 @@ def shared_build(cases: list[Case], workdir: Path | None = None, *, vendor_inclu
                     sources.append(d / rel)
                 include_dirs.append((d / rel).parent)
     rt = runtime_dir()
-    sources += [rt / "kernels" / f for f in dict.fromkeys(f for fam in kernel_families() for f in family_files(fam))
-                if f.endswith(".c")]  # what bundles ship (not the reference kernels: tests/test_kernels_c.py)
+    sources += [rt / "kernels" / f for f in kernel_sources]  # not the reference kernels: tests/test_kernels_c.py
     if build.meta:
         lib = work / "libcases.so"
         compile_c(sources, [rt / "include", rt / "kernels", *dict.fromkeys(include_dirs), *vendor_include_dirs], lib,

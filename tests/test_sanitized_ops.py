@@ -3,7 +3,7 @@
 The op tests load every case's C as one shared library into this Python process, so the
 sanitizer runtimes are preloaded into a child pytest (AOTC_TEST_CFLAGS, read by opcheck.py,
 adds the flags). The tiled conv and GEMM kernels and the index kernels compute their addresses by hand;
-they run by default, the rest of the op suites with -m slow.
+they run by default on a fixed third of their cases; every op suite runs whole with -m slow.
 """
 
 from __future__ import annotations
@@ -17,18 +17,22 @@ import pytest
 from conftest import require_tool
 
 TESTS = Path(__file__).parent
+SAMPLE = 3  # the default run takes one op case in 3 under the sanitizers; -m slow takes them all
 SANITIZE = "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 
 
-def run_sanitized(files: list[str]) -> None:
+def run_sanitized(files: list[str], sample: int = SAMPLE) -> None:
+    """Run the op test `files` in a child pytest with the sanitizers, one case in `sample` (a fixed
+    choice by name: opcheck.sampled)."""
     require_tool("gcc")
     runtimes = [subprocess.run(["gcc", f"-print-file-name={lib}"], capture_output=True, text=True,
                                check=True).stdout.strip() for lib in ("libasan.so", "libubsan.so")]
     for lib in runtimes:
         assert Path(lib).is_file(), f"gcc has no sanitizer runtime {lib} (Debian: libgcc-12-dev)"
     env = {**os.environ, "AOTC_TEST_CFLAGS": SANITIZE, "LD_PRELOAD": " ".join(runtimes),
-           "ASAN_OPTIONS": "detect_leaks=0"}  # Python's own allocations are not ours to judge
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+           "ASAN_OPTIONS": "detect_leaks=0",  # Python's own allocations are not ours to judge
+           "AOTC_TEST_SAMPLE": str(sample)}
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "no:cacheprovider",
                         *[str(TESTS / f) for f in files]], env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-3000:]
     assert " passed" in r.stdout, r.stdout[-2000:]
@@ -52,10 +56,10 @@ def test_attention_kernel_under_sanitizers():
 
 @pytest.mark.slow
 def test_all_op_kernels_under_sanitizers():
-    run_sanitized(sorted(p.name for p in TESTS.glob("test_ops_*.py")))
+    run_sanitized(sorted(p.name for p in TESTS.glob("test_ops_*.py")), sample=1)
 
 
 def test_loops_under_sanitizers():
     """A Loop's C reads scan rows, carried states and outer values by the step counter, and stops on a
     run-time condition (issue 26): every model of tests/test_loops.py, under ASan and UBSan."""
-    run_sanitized(["test_loops.py"])
+    run_sanitized(["test_loops.py"], sample=1)
