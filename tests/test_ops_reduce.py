@@ -96,6 +96,11 @@ CASES += [
     reduce_case("opset11", "ReduceLogSumExp", (2, 3, 4), None, 1, opset=11),
     reduce_case("opset21", "ReduceL1", (2, 3, 4), [1], 1, form="input", opset=21),
 ]
+# A zero-size input is an empty constant (issue 16): the Reduce of it folds to the op's identity.
+CASES += [reduce_case("empty_set", op, (2, 0, 4), [1], 1, form="input")
+          for op in ("ReduceSum", "ReduceMax", "ReduceProd", "ReduceL2", "ReduceLogSumExp", "ReduceSumSquare")]
+CASES += [reduce_case("empty_set_nokeep", "ReduceMin", (0, 3), [0], 0, form="input"),
+          reduce_case("empty_kept_axis", "ReduceSum", (2, 0, 4), [2], 1, form="input")]
 
 
 
@@ -134,6 +139,18 @@ def _model(op: str, inputs: list, inits: list, attrs: dict, opset: int, dtype: i
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
     return model
+
+
+def test_empty_axes_input_is_a_known_constant():
+    """An axes input declared with zero elements holds nothing: it is compiled as the empty constant it
+    must be (reduce all, or nothing with noop_with_empty_axes), not as an argument of the C function."""
+    x = np.random.default_rng(5).standard_normal((2, 3)).astype(np.float32)
+    for noop in (0, 1):
+        case = op_case(f"empty_axes_input_noop{noop}", "ReduceSum", {"x": x, "axes": np.zeros((0,), np.int64)},
+                       attrs={"keepdims": 1, "noop_with_empty_axes": noop}, opset=13)
+        bundle = compile_model(case.model, Options(name="m"))
+        assert [s["name"] for s in bundle.metadata["inputs"]] == ["x"]
+        shared_build([case]).check(case.id)
 
 
 def test_refuses_axes_computed_at_run_time():

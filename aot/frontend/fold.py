@@ -275,6 +275,8 @@ def _try_fold(node: onnx.NodeProto, consts: dict[str, np.ndarray],
     if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
         return None
     op = node.op_type
+    if op.startswith("Reduce") and node.input and node.input[0] in consts and consts[node.input[0]].size == 0:
+        return _reduce_of_empty(node, consts[node.input[0]], shapes.get(node.output[0]), opsets)
     if op in ("Shape", "Size"):
         shape = shapes.get(node.input[0])
         if shape is None or any(d < 0 for d in shape):  # a negative dim is refused with its node, on import
@@ -293,6 +295,20 @@ def _try_fold(node: onnx.NodeProto, consts: dict[str, np.ndarray],
     except Exception as e:
         raise AotcError(f"cannot evaluate constant: {str(e).splitlines()[0]}",
                         node=_Named(node)) from e
+
+
+def _reduce_of_empty(node: onnx.NodeProto, x: np.ndarray, out: tuple[int, ...] | None,
+                     opsets: list) -> list[np.ndarray] | None:
+    """A Reduce of an empty tensor, whatever its axes (they may be a run-time input): each element of a
+    non-empty output reduces an empty set, so is the op's identity (0, 1, -inf, ...), which onnx's own
+    evaluator gives for a reduction of all of an empty vector."""
+    if out is None or any(d < 0 for d in out):
+        return None
+    if 0 in out:
+        return [np.zeros(out, x.dtype)]
+    probe = helper.make_node(node.op_type, ["in0"], ["out0"], domain=node.domain, keepdims=0)
+    value = evaluate_node(probe, [np.zeros((0,), x.dtype)], opsets)[0]
+    return [np.full(out, value, dtype=value.dtype)]
 
 
 class _Named:

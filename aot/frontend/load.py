@@ -91,6 +91,7 @@ def import_model(model: onnx.ModelProto, name: str | None = None,
     if input_shapes:
         fix_input_shapes(model, input_shapes)
     check_declared(model)  # sizes and initializer data, before anything is allocated from them
+    empty_inputs_to_constants(model)
     _check_input_shapes(model)
     declared = take_declarations(model)  # output and value_info types: inferred, then compared
     model = fold_to_fixed_point(model)  # also: an If with a constant condition becomes its branch
@@ -99,6 +100,9 @@ def import_model(model: onnx.ModelProto, name: str | None = None,
     refuse_control_flow(model)  # what is left of If/Loop/Scan, before any evaluator sees a subgraph
     drop_unread_optional_outputs(model, opset)  # those of nodes that came out of an If's branch
     restore_declarations(model, declared)  # where inference knows nothing
+    if _reduces_empty(model):  # the declared output shape is what pins a Reduce of nothing: fold it now
+        model = fold_to_fixed_point(model)
+        restore_declarations(model, declared)
     graph = _to_ir(model, name or sanitize(model.graph.name or "model"))
     check_declarations(graph, declared)
     inconsistent = node_inference_errors(model, graph.tensors)  # raised after canonicalize's own checks
@@ -164,6 +168,35 @@ def fix_input_shapes(model: onnx.ModelProto, shapes: dict[str, tuple[int, ...]])
             tt.shape.dim.add().dim_value = int(d)
 
 
+def empty_inputs_to_constants(model: onnx.ModelProto) -> list[str]:
+    """An input with a static zero-size dimension holds nothing, so its value is known: it becomes an
+    empty constant (no argument, no arena space), and what reads it folds (a CastLike's `like`, empty
+    Reduce axes, a Reduce of an empty set). Returns the names."""
+    inits = {i.name for i in model.graph.initializer}
+    names = []
+    for vi in model.graph.input:
+        tt = vi.type.tensor_type
+        if vi.name in inits or not vi.type.HasField("tensor_type") or not tt.HasField("shape"):
+            continue
+        dims = [d.dim_value if d.HasField("dim_value") else -1 for d in tt.shape.dim]
+        if 0 not in dims or any(d < 0 for d in dims):
+            continue
+        try:
+            np_dtype = helper.tensor_dtype_to_np_dtype(tt.elem_type)
+        except Exception:  # a type numpy cannot hold (string): left to the dtype check's refusal
+            continue
+        if np_dtype.kind in "OSU":
+            continue
+        model.graph.initializer.append(numpy_helper.from_array(np.zeros(dims, np_dtype), vi.name))
+        names.append(vi.name)
+    return names
+
+
+def _reduces_empty(model: onnx.ModelProto) -> bool:
+    empty = {i.name for i in model.graph.initializer if 0 in i.dims}
+    return any(n.op_type.startswith("Reduce") and n.input and n.input[0] in empty for n in model.graph.node)
+
+
 def _check_input_shapes(model: onnx.ModelProto) -> None:
     inits = {i.name for i in model.graph.initializer}
     for vi in model.graph.input:
@@ -194,9 +227,11 @@ def _to_ir(model: onnx.ModelProto, name: str) -> Graph:
     g = model.graph
     opsets = list(model.opset_import)
     tensors: dict[str, Tensor] = {}
+    declared_inputs = {vi.name for vi in g.input}
     for init in g.initializer:
         arr = numpy_helper.to_array(init)
-        dt = _elem_dtype(init.data_type, f"initializer '{init.name}'")
+        kind = "input" if init.name in declared_inputs else "initializer"  # an input: an empty one, made constant
+        dt = _elem_dtype(init.data_type, f"{kind} '{init.name}'")
         check_tensor(f"initializer '{init.name}'", dt, arr.shape, arr.dtype.itemsize)
         tensors[init.name] = Tensor(init.name, tuple(arr.shape), dt, np.asarray(arr, order="C"))
     shapes = static_shapes(model)
