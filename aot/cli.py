@@ -104,11 +104,22 @@ def _input_shape(text: str) -> tuple[str, tuple[int, ...]]:
     return name, shape
 
 
+def _vendor_opt(text: str) -> tuple[str, str, str]:
+    target, eq, value = text.partition("=")
+    vendor, dot, key = target.partition(".")
+    if not (eq and dot and vendor and key and value):
+        raise argparse.ArgumentTypeError(f"expected V.KEY=VALUE (e.g. accel_sim.goal=energy), got '{text}'")
+    return vendor, key, value
+
+
 def _vendor_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--input-shape", action="append", default=[], type=_input_shape, metavar="NAME=D0,D1,...",
                    help="static shape for an input with dynamic dimensions (repeat per input)")
     p.add_argument("--vendor", action="append", default=[], metavar="V",
                    help="offload what vendor V takes (repeat; the order is the priority)")
+    p.add_argument("--vendor-opt", action="append", default=[], type=_vendor_opt, metavar="V.KEY=VALUE",
+                   help="an option of vendor V for this compile, e.g. accel_sim.goal=energy (repeat; "
+                   "aotc --list-vendors lists each vendor's options)")
     p.add_argument("--annotate", metavar="FILE", help="manual annotation (JSON): nodes or regions per target")
 
 
@@ -122,6 +133,9 @@ def _partition_parser() -> argparse.ArgumentParser:
     p.add_argument("--show", action="store_true", help="print a table of the functions; with -o, also write a "
                    "picture of the graph beside P.onnx (P.svg with Graphviz, else P.html)")
     p.add_argument("--explain", action="store_true", help="with --show: why each host node was not offloaded")
+    p.add_argument("--transform", action="store_true", help="with -o: write each function as its vendor's "
+                   "transform leaves it (the vendor's own nodes, domain aotc.<vendor>); compiling P.onnx gives the "
+                   "same programs")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -246,7 +260,10 @@ def _list_vendors() -> str:
     rows = []
     for name in available_vendors():
         try:
-            rows.append(f"  {name:<12} {find_vendor(name).description}")
+            vendor = find_vendor(name)
+            rows.append(f"  {name:<12} {vendor.description}")
+            rows += [f"  {'':<12}   --vendor-opt {name}.{key}={'|'.join(opt.values)}  {opt.help}"
+                     for key, opt in vendor.options.items()]
         except AotcError as e:
             rows.append(f"  {name:<12} (cannot load: {e.one_line()})")
     return "vendors (--vendor V):\n" + "\n".join(rows) + "\n"
@@ -267,7 +284,8 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         require_tools(get_target(args.target))  # a missing cross compiler is known before the compile
     with status(f"compiling {args.model}"):
         bundle = compile_file(args.model, Options(name=args.name, target=args.target, vendors=tuple(args.vendor),
-                                                     annotate=args.annotate, input_shapes=tuple(args.input_shape),
+                                                     vendor_options=tuple(args.vendor_opt), annotate=args.annotate,
+                                                     input_shapes=tuple(args.input_shape),
                                                      scratch_floor=args.scratch_floor))
     created = not out.exists()
     bundle.write(out / "bundle")
@@ -305,19 +323,24 @@ def _cmd_partition(args: argparse.Namespace) -> int:
         check_output_file(Path(args.output), "-o")
     source = str(Path(args.model).resolve())
     parted = partition_model(load_model(args.model), Options(name=args.name, vendors=tuple(args.vendor),
+                                                              vendor_options=tuple(args.vendor_opt),
                                                               annotate=args.annotate,
                                                               input_shapes=tuple(args.input_shape)), source)
     graph = parted.graph
     if args.output:
         import onnx
 
-        onnx.save(to_onnx(graph, graph.meta["onnx"]), args.output)
+        from aot.compiler import transform_functions
+
+        transformed = transform_functions(graph, parted.vendors, parted.options) if args.transform else None
+        onnx.save(to_onnx(graph, graph.meta["onnx"], transformed), args.output)
         print(f"aotc: wrote {args.output} ({len(graph.functions)} functions)")
     if args.show:
         from aot.compiler import codegen_functions
 
         try:  # each vendor's report on its functions (e.g. simulated cycles): needs their codegen
-            reports = {sym: art.report for sym, art in codegen_functions(graph, "host", parted.vendors).items()}
+            reports = {sym: art.report for sym, art in
+                       codegen_functions(graph, "host", parted.vendors, parted.options).items()}
         except AotcError as e:
             reports = {}
             print(f"aotc: note: no vendor reports ({e.one_line()})", file=sys.stderr)

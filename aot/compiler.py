@@ -11,12 +11,12 @@ import onnx
 from aot.emit_c import Bundle, build_bundle
 from aot.errors import AotcError
 from aot.frontend import import_model, load_model, sanitize
-from aot.ir import Graph
+from aot.ir import Function, Graph
 from aot.kernels.base import TargetTraits
 from aot.partition import Partitioned, partition_for
 from aot.partition.manual import load_annotations
-from aot.partition.serialize import from_onnx, stored_name
-from aot.passes import HOST_PIPELINE, simplify
+from aot.partition.serialize import from_onnx, function_from_proto, stored_name, transformed_functions
+from aot.passes import HOST_PIPELINE, simplify, verify_graph
 from aot.plan import Plan, plan_memory
 from aot.select import Selection, op_memory, select_kernels
 from aot.targets import fit_bundle, get_target
@@ -29,6 +29,7 @@ class Options:
     target: str = "host"
     vendors: tuple[str | Vendor, ...] = ()  # names (found by entry point) or Vendor objects, by priority
     annotate: str | None = None  # manual annotation file (JSON)
+    vendor_options: tuple[tuple[str, str, str], ...] = ()  # (vendor, key, value): --vendor-opt V.KEY=VALUE
     input_shapes: tuple[tuple[str, tuple[int, ...]], ...] = ()  # static shapes for dynamic inputs
     # kernel scratch any step may have beyond its spare memory (aot/plan/planner.py). 0, the
     # default, holds the arena to the tight bound: the conv and GEMM kernels need no scratch to be
@@ -45,6 +46,7 @@ def partition_model(model: onnx.ModelProto, options: Options = Options(),
     A model written by `aotc partition` carries its regions, their symbols and its C name; they are
     honoured like manual annotations, and what it left on the host stays there."""
     file_name = stored_name(model)
+    written = model
     model, annotations, file_vendors = from_onnx(model)
     vendors: list[Vendor] = []
     target = get_target(options.target)
@@ -54,15 +56,37 @@ def partition_model(model: onnx.ModelProto, options: Options = Options(),
         v.check_target(target)
         if all(v.name != known.name for known in vendors):
             vendors.append(v)
+    vendor_options(vendors, options.vendor_options)  # a wrong option is refused before any work
     if options.annotate:
         annotations = annotations + load_annotations(options.annotate)
     name = sanitize(options.name or file_name or Path(source).stem)
     graph = simplify(import_model(model, name, dict(options.input_shapes)))
-    return partition_for(graph, vendors, annotations, name)
+    parted = partition_for(graph, vendors, annotations, name)
+    for symbol, proto in transformed_functions(written).items():  # written after their vendor's transform
+        if symbol in parted.graph.functions:
+            parted.graph.functions[symbol] = function_from_proto(proto, parted.graph.functions[symbol], written)
+    return replace(parted, options=vendor_options(vendors, options.vendor_options))
 
 
-def codegen_functions(graph: Graph, target: str, vendors: Sequence[Vendor]) -> dict[str, Artifact]:
-    """Each vendor's transform and codegen over its functions (`vendors`: Partitioned.vendors).
+def vendor_options(vendors: Sequence[Vendor], given: Sequence[tuple[str, str, str]]) -> dict[str, dict[str, str]]:
+    """Each vendor's options, defaults filled in. An option for a vendor not in use, an option it
+    does not declare or a value it does not take is refused in one line."""
+    per: dict[str, dict[str, str]] = {}
+    names = [v.name for v in vendors]
+    for vendor, key, value in given:
+        if vendor not in names:
+            raise AotcError(f"--vendor-opt {vendor}.{key}: vendor {vendor} is not in use "
+                            f"(give --vendor {vendor}; in use: {', '.join(names) or 'none'})")
+        if key in per.setdefault(vendor, {}) and per[vendor][key] != value:
+            raise AotcError(f"--vendor-opt {vendor}.{key} given twice ({per[vendor][key]}, {value})")
+        per[vendor][key] = value
+    return {v.name: v.resolve_options(per.get(v.name, {})) for v in vendors}
+
+
+def codegen_functions(graph: Graph, target: str, vendors: Sequence[Vendor],
+                      options: dict[str, dict[str, str]] | None = None) -> dict[str, Artifact]:
+    """Each vendor's transform and codegen over its functions (`vendors`: Partitioned.vendors;
+    `options`: Partitioned.options, each vendor's defaults when not given).
     Constants a codegen put in its context's weight store ship with its artifact: the blob, the
     file that links it in and CMake lines, when the store has a blob."""
     by_name = {v.name: v for v in vendors}
@@ -72,12 +96,34 @@ def codegen_functions(graph: Graph, target: str, vendors: Sequence[Vendor]) -> d
         if v is None:
             raise AotcError(f"function {symbol} is for vendor {fn.compiler}, which is not among the vendors "
                             f"({', '.join(by_name) or 'none'})")
-        if v.transform:
-            fn = graph.functions[symbol] = v.transform(fn)
-        ctx = CodegenContext(graph.name, target, f"vendor/{v.name}", symbol)
+        opts = (options or {}).get(v.name) or v.resolve_options({})
+        fn = graph.functions[symbol] = transform_function(fn, v, opts)
+        ctx = CodegenContext(graph.name, target, f"vendor/{v.name}", symbol, dict(opts))
         art = _with_weights(v.codegen(fn, ctx), ctx)
         artifacts[symbol] = replace(art, taps=list(ctx.taps)) if ctx.taps else art
     return artifacts
+
+
+def transform_function(fn: Function, vendor: Vendor, options: dict[str, str]) -> Function:
+    """The vendor's transform of one of its functions (the function itself when it has none); the
+    result must still be a function the call verifies against (same inputs and outputs)."""
+    if vendor.transform is None:
+        return fn
+    out = vendor.transform(fn, dict(options))
+    if not isinstance(out, Function) or list(out.graph.inputs) != list(fn.graph.inputs) \
+            or list(out.graph.outputs) != list(fn.graph.outputs) or out.global_symbol != fn.global_symbol:
+        raise AotcError(f"vendor {vendor.name}'s transform of {fn.global_symbol} changed its symbol, inputs or outputs")
+    verify_graph(out.graph)
+    return out
+
+
+def transform_functions(graph: Graph, vendors: Sequence[Vendor],
+                        options: dict[str, dict[str, str]] | None = None) -> dict[str, Function]:
+    """Each function as its vendor's transform leaves it (for `aotc partition --transform`)."""
+    by_name = {v.name: v for v in vendors}
+    return {symbol: transform_function(fn, by_name[fn.compiler],
+                                       (options or {}).get(fn.compiler) or by_name[fn.compiler].resolve_options({}))
+            for symbol, fn in graph.functions.items()}
 
 
 def _with_weights(art: Artifact, ctx: CodegenContext) -> Artifact:
@@ -100,7 +146,7 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
 def compile_model(model: onnx.ModelProto, options: Options = Options(), source: str = "model.onnx") -> Bundle:
     parted = partition_model(model, options, source)
     graph = simplify(parted.graph, HOST_PIPELINE)  # fusion for the host kernels, after vendors took their nodes
-    artifacts = codegen_functions(graph, options.target, parted.vendors)
+    artifacts = codegen_functions(graph, options.target, parted.vendors, parted.options)
     selection, plan = select_and_plan(graph, options.target, artifacts, options.scratch_floor)
     bundle = build_bundle(graph, selection, plan, target=options.target, source=source, artifacts=artifacts)
     return fit_bundle(bundle, options.target)  # refuses a model too big for the board

@@ -14,18 +14,23 @@ partition `aotc partition ... -o P.onnx` wrote.
 
 from __future__ import annotations
 
+import json
+
 import onnx
-from onnx import helper
+from onnx import helper, numpy_helper
 
 from aot.errors import AotcError
-from aot.ir import Graph
+from aot.ir import Function, Graph, Node, Tensor
 
 DOMAIN_PREFIX = "aotc."
 NAME_KEY = "aotc.model_name"  # metadata_props: the C name the partition's symbols were made with
 
 
-def to_onnx(graph: Graph, folded: onnx.ModelProto) -> onnx.ModelProto:
-    """`folded` (graph.meta['onnx']) with graph.functions outlined as local functions."""
+def to_onnx(graph: Graph, folded: onnx.ModelProto, transformed: dict[str, Function] | None = None) -> onnx.ModelProto:
+    """`folded` (graph.meta['onnx']) with graph.functions outlined as local functions. A function in
+    `transformed` (its vendor's transform applied) is written as that: the vendor's own nodes,
+    their constants as initializers passed in; its ONNX nodes go into an uncalled function of
+    domain `aotc.<vendor>.source`, which reading the file splices back as usual."""
     model = onnx.ModelProto()
     model.CopyFrom(folded)
     if graph.functions:
@@ -76,13 +81,84 @@ def to_onnx(graph: Graph, folded: onnx.ModelProto) -> onnx.ModelProto:
         used_after = {i for m in g.node if member.get(m.name) != symbol for i in m.input} | {o.name for o in g.output}
         outputs = [o for m in body for o in m.output if o and o in used_after]
         domain = DOMAIN_PREFIX + fn.compiler
-        model.functions.append(helper.make_function(domain, symbol, inputs, outputs, body, opset_imports))
-        new_nodes.append(helper.make_node(symbol, inputs, outputs, name=symbol, domain=domain))
+        done = (transformed or {}).get(symbol)
+        if done is None:
+            model.functions.append(helper.make_function(domain, symbol, inputs, outputs, body, opset_imports))
+            new_nodes.append(helper.make_node(symbol, inputs, outputs, name=symbol, domain=domain))
+        else:
+            model.functions.append(helper.make_function(domain + SOURCE_SUFFIX, symbol, inputs, outputs, body,
+                                                        opset_imports))
+            proto, consts = _transformed_proto(done, domain, inputs, outputs, opset_imports)
+            known = {i.name for i in g.initializer}
+            g.initializer.extend(numpy_helper.from_array(data, name) for name, data in consts if name not in known)
+            new_nodes.append(helper.make_node(symbol, list(proto.input), outputs, name=symbol, domain=domain))
+            model.functions.append(proto)
         if not any(o.domain == domain for o in model.opset_import):
             model.opset_import.append(helper.make_opsetid(domain, 1))
     del g.node[:]
     g.node.extend(_topological(new_nodes, g))
     return model
+
+
+SOURCE_SUFFIX = ".source"  # domain of the ONNX nodes of a function written after its vendor's transform
+_ORIGIN = "aotc_origin"  # attribute of a vendor node: the ONNX nodes it computes
+
+
+def _transformed_proto(fn: Function, domain: str, inputs: list[str], outputs: list[str],
+                       opset_imports: list) -> tuple[onnx.FunctionProto, list[tuple[str, object]]]:
+    """A transformed function as a FunctionProto of its vendor's nodes (op `<vendor>.<Op>` is `<Op>` in
+    the vendor's domain), and the constants they read (passed in after the region's inputs)."""
+    g = fn.graph
+    prefix = fn.compiler + "."
+    consts = list(dict.fromkeys(i for n in g.nodes for i in n.inputs if i and g.const(i) is not None))
+    nodes = []
+    for n in g.nodes:
+        attrs = {k: v for k, v in n.attrs.items() if v is not None and v != []}
+        if n.origin:
+            attrs[_ORIGIN] = list(n.origin)
+        op = n.op[len(prefix):] if n.op.startswith(prefix) else n.op
+        nodes.append(helper.make_node(op, n.inputs, n.outputs, name=n.name, domain=domain, **attrs))
+    ins = [*[i for i in inputs if i not in consts], *consts]
+    own = [*opset_imports, *([] if any(o.domain == domain for o in opset_imports) else [helper.make_opsetid(domain, 1)])]
+    proto = helper.make_function(domain, fn.global_symbol, ins, outputs, nodes, own)
+    proto.doc_string = json.dumps({k: g.meta[k] for k in ("vendor_passes", "vendor_options") if k in g.meta})
+    return proto, [(c, g.const(c)) for c in consts]
+
+
+def transformed_functions(model: onnx.ModelProto) -> dict[str, onnx.FunctionProto]:
+    """The functions of a file `aotc partition --transform` wrote as their vendor's nodes, by symbol."""
+    sources = {f.name for f in model.functions
+               if f.domain.startswith(DOMAIN_PREFIX) and f.domain.endswith(SOURCE_SUFFIX)}
+    return {f.name: f for f in model.functions if f.domain.startswith(DOMAIN_PREFIX)
+            and not f.domain.endswith(SOURCE_SUFFIX) and f.name in sources}
+
+
+def function_from_proto(proto: onnx.FunctionProto, fn: Function, model: onnx.ModelProto) -> Function:
+    """A transformed function read back: `fn` (the same region, partitioned again from the source nodes)
+    with the vendor's nodes of `proto` as its body, their constants from the model's initializers."""
+    inits = {i.name: i for i in model.graph.initializer}
+    tensors = dict(fn.graph.tensors)
+    for name in proto.input:
+        if name not in fn.graph.inputs:
+            if name not in inits:
+                raise AotcError(f"function '{proto.name}' reads '{name}', which is neither its input nor a constant")
+            data = numpy_helper.to_array(inits[name])
+            tensors[name] = Tensor(name, tuple(data.shape), str(data.dtype), data)
+    nodes = []
+    for pn in proto.node:
+        attrs = {}
+        for a in pn.attribute:
+            v = helper.get_attribute_value(a)
+            if isinstance(v, bytes):
+                v = v.decode()
+            elif isinstance(v, list):
+                v = [x.decode() if isinstance(x, bytes) else x for x in v]
+            attrs[a.name] = v
+        origin = tuple(attrs.pop(_ORIGIN, ()))
+        nodes.append(Node(f"{fn.compiler}.{pn.op_type}", pn.name, list(pn.input), list(pn.output), attrs, origin))
+    meta = {**fn.graph.meta, **(json.loads(proto.doc_string) if proto.doc_string else {})}
+    graph = Graph(fn.graph.name, nodes, tensors, list(fn.graph.inputs), list(fn.graph.outputs), meta=meta)
+    return Function(fn.global_symbol, fn.compiler, graph, fn.composite)
 
 
 def _topological(nodes: list[onnx.NodeProto], g: onnx.GraphProto) -> list[onnx.NodeProto]:
@@ -103,7 +179,10 @@ def from_onnx(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[dict], list
     """Splice aotc.* local functions back into the graph.
 
     Returns the plain model, the regions as manual annotations, and the vendors in order of use."""
-    functions = {(f.domain, f.name): f for f in model.functions if f.domain.startswith(DOMAIN_PREFIX)}
+    sources = {(f.domain[:-len(SOURCE_SUFFIX)], f.name): f for f in model.functions
+               if f.domain.startswith(DOMAIN_PREFIX) and f.domain.endswith(SOURCE_SUFFIX)}
+    functions = {(f.domain, f.name): sources.get((f.domain, f.name), f) for f in model.functions
+                 if f.domain.startswith(DOMAIN_PREFIX) and not f.domain.endswith(SOURCE_SUFFIX)}
     if not functions:
         return model, [], []
     out = onnx.ModelProto()
@@ -111,22 +190,31 @@ def from_onnx(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[dict], list
     nodes: list[onnx.NodeProto] = []
     annotations: list[dict] = []
     vendors: list[str] = []
+    extra: set[str] = set()  # the constants of vendor nodes, which no ONNX node reads
     for n in model.graph.node:
         fn = functions.get((n.domain, n.op_type))
         if fn is None:
             nodes.append(n)
             continue
-        if list(fn.input) != list(n.input) or list(fn.output) != list(n.output):
+        # written after the transform: the ONNX nodes are the source's; the call passes the region's
+        # inputs, then the constants of the vendor's nodes, which the ONNX nodes do not read
+        call_inputs = list(n.input[:len(fn.input)]) if fn.domain.endswith(SOURCE_SUFFIX) else list(n.input)
+        if list(fn.input) != call_inputs or list(fn.output) != list(n.output):
             raise AotcError(f"function '{fn.name}' of domain {fn.domain} is called with other names than its "
                             "parameters; aotc reads only partitions it wrote")
-        vendor = fn.domain[len(DOMAIN_PREFIX):]
+        extra.update(n.input[len(fn.input):])
+        vendor = n.domain[len(DOMAIN_PREFIX):]
         vendors.append(vendor)
         nodes.extend(fn.node)
         annotations.append({"target": vendor, "region": {"nodes": [m.name for m in fn.node]}, "symbol": fn.name})
     annotations.append({"target": "host", "rest": True})  # what the file left on the host stays there
     del out.graph.node[:]
     out.graph.node.extend(nodes)
-    keep = [f for f in out.functions if (f.domain, f.name) not in functions]
+    read = {i for m in nodes for i in m.input}
+    inits = [i for i in out.graph.initializer if i.name not in extra or i.name in read]
+    del out.graph.initializer[:]
+    out.graph.initializer.extend(inits)
+    keep = [f for f in out.functions if (f.domain, f.name) not in functions and not f.domain.startswith(DOMAIN_PREFIX)]
     del out.functions[:]
     out.functions.extend(keep)
     keep_ops = [o for o in out.opset_import if not o.domain.startswith(DOMAIN_PREFIX)]

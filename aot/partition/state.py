@@ -102,3 +102,5 @@ class Partitioned:
     graph: Graph
     vendors: tuple[Vendor, ...] = ()
     refusals: Refusals = field(default_factory=dict)
+    # each vendor's options (--vendor-opt V.KEY=VALUE), its defaults filled in: for its transform and codegen
+    options: dict[str, dict[str, str]] = field(default_factory=dict)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from aot.ir import Graph
-from aot.passes.base import Pass, run_passes
+from aot.passes.base import Pass, run_passes, run_passes_tracked, verify_graph
 from aot.passes.drop_identity import DropIdentity
 from aot.passes.fold_affine import FoldAffine
 from aot.passes.fold_batchnorm import FoldBatchNorm
@@ -31,4 +31,4 @@ def simplify(graph: Graph, pipeline: tuple[Pass, ...] = DEFAULT_PIPELINE) -> Gra
 
 __all__ = ["DEFAULT_PIPELINE", "HOST_PIPELINE", "DropIdentity", "FoldAffine", "FoldBatchNorm", "FuseActivation",
            "FuseEpilogue", "FuseNorm", "LowerQDQ", "MergeSummedProducts", "Pass", "RemoveDeadNodes", "SimplifyLayout",
-           "simplify"]
+           "run_passes", "run_passes_tracked", "simplify", "verify_graph"]

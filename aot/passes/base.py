@@ -79,6 +79,26 @@ def _verify_call(graph: Graph, n: Node, called: set[str]) -> None:
     verify_graph(fn.graph)
 
 
+def _fingerprint(graph: Graph) -> list[tuple]:
+    """What a pass may change: the nodes (op, name, tensors, scalar attributes) and the tensors."""
+    scalar = (int, float, str, bool, list, tuple)
+    return [*((n.op, n.name, tuple(n.inputs), tuple(n.outputs),
+               repr(sorted((k, v) for k, v in n.attrs.items() if isinstance(v, scalar)))) for n in graph.nodes),
+            tuple(sorted(graph.tensors)), tuple(graph.inputs), tuple(graph.outputs)]
+
+
+def run_passes_tracked(graph: Graph, passes: Iterable[Pass]) -> tuple[Graph, list[str]]:
+    """run_passes, also saying which passes changed the graph (for `aotc partition --show`: a vendor's
+    transform reports what fired on each of its functions)."""
+    fired: list[str] = []
+    for p in passes:
+        before = _fingerprint(graph)
+        graph = run_passes(graph, [p])
+        if _fingerprint(graph) != before:
+            fired.append(p.name)
+    return graph, fired
+
+
 def run_passes(value: V, passes: Iterable[Step[V]], verify: Callable[[V], None] = verify_graph) -> V:  # type: ignore[assignment]
     """Run each pass in order, verifying what it returns; a broken result names the pass."""
     for p in passes:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from importlib.metadata import entry_points
 
 from aot.errors import AotcError
-from aot.vendor.base import ACCEPT, Artifact, CodegenContext, Reject, Vendor, Verdict, check_vendor
+from aot.vendor.base import ACCEPT, Artifact, CodegenContext, Reject, Vendor, VendorOption, Verdict, check_vendor
 
 GROUP = "aotc.vendors"
 
@@ -30,5 +30,5 @@ def find_vendor(name: str) -> Vendor:
     return vendor
 
 
-__all__ = ["ACCEPT", "Artifact", "CodegenContext", "Reject", "Vendor", "Verdict", "available_vendors",
+__all__ = ["ACCEPT", "Artifact", "CodegenContext", "Reject", "Vendor", "VendorOption", "Verdict", "available_vendors",
            "check_vendor", "find_vendor"]

@@ -9,7 +9,7 @@ partitioned function into C (codegen). The core never names a vendor or its ops.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -99,6 +99,8 @@ class CodegenContext:
     target: str
     vendor_dir: str  # bundle-relative folder of this vendor's files, e.g. "vendor/cref"
     symbol: str = "function"  # the function's global_symbol: the prefix of its blob's names
+    # this vendor's options for the compile (Vendor.options; --vendor-opt V.KEY=VALUE), defaults filled in
+    options: dict[str, str] = field(default_factory=dict)
     weights: WeightStore = field(init=False)
     taps: list[dict[str, Any]] = field(init=False)  # what tap() exposed, in call order
     format: ClassVar[ModuleType] = cformat
@@ -118,6 +120,21 @@ class CodegenContext:
 
 
 Codegen = Callable[[Function, CodegenContext], Artifact]
+# (function, this vendor's options) -> the function rewritten (its own passes, e.g. into its own nodes)
+Transform = Callable[[Function, Mapping[str, str]], Function]
+
+
+@dataclass(frozen=True)
+class VendorOption:
+    """An option a vendor declares, set per compile with `--vendor-opt V.KEY=VALUE`: the values it
+    takes (the first is the default) and one line of help (`aotc --list-vendors` shows both)."""
+
+    values: tuple[str, ...]
+    help: str = ""
+
+    @property
+    def default(self) -> str:
+        return self.values[0]
 
 
 def _no_codegen(fn: Function, ctx: CodegenContext) -> Artifact:  # pragma: no cover - never called
@@ -133,7 +150,8 @@ class Vendor:
     checkers: dict[str, Checker] = field(default_factory=dict)  # ONNX op -> (node, graph) -> bool | Verdict
     patterns: tuple[Composite, ...] = ()  # tried in order: list longer chains before their prefixes
     codegen: Codegen = _no_codegen
-    transform: Callable[[Function], Function] | None = None
+    transform: Transform | None = None  # runs before codegen on each of its functions
+    options: dict[str, VendorOption] = field(default_factory=dict)  # KEY -> what --vendor-opt V.KEY takes
     # (region's nodes in graph order, main graph) -> False sends the region back to the host
     keep_region: Callable[[Sequence[Node], Graph], bool] | None = None
     description: str = ""
@@ -149,6 +167,17 @@ class Vendor:
         reason = self.target_reason(target) if self.target_reason else None
         if reason:
             raise AotcError(f"vendor {self.name} does not support target {target.name}: {reason}")
+
+    def resolve_options(self, given: Mapping[str, str]) -> dict[str, str]:
+        """Every declared option, given or default; an unknown option or value is refused in one line."""
+        for key, value in given.items():
+            opt = self.options.get(key)
+            if opt is None:
+                known = ", ".join(sorted(self.options)) or "none"
+                raise AotcError(f"vendor {self.name} has no option '{key}' (its options: {known})")
+            if value not in opt.values:
+                raise AotcError(f"vendor option {self.name}.{key} takes {' | '.join(opt.values)}, not '{value}'")
+        return {key: given.get(key, opt.default) for key, opt in self.options.items()}
 
     def check(self, node: Node, graph: Graph) -> Verdict:
         checker = self.checkers.get(node.op)
@@ -170,3 +199,7 @@ def check_vendor(vendor: object, name: str | None = None) -> None:
     if vendor.codegen is _no_codegen or not callable(vendor.codegen):
         raise AotcError(f"{label} has no codegen: every vendor must give codegen(function, context) -> Artifact "
                         "(docs/vendor-guide.md, section 5)")
+    for key, opt in vendor.options.items():
+        if not isinstance(opt, VendorOption) or not opt.values or not key.replace("_", "").isalnum():
+            raise AotcError(f"{label}'s option '{key}' must be a VendorOption with at least one value, "
+                            "its name letters, digits and '_'")

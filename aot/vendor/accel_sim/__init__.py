@@ -17,6 +17,7 @@ from aot.vendor.accel_sim.codegen import make_codegen
 from aot.vendor.accel_sim.device import DeviceConfig
 from aot.vendor.accel_sim.isa import MAX_REGIONS
 from aot.vendor.accel_sim.patterns import make_patterns
+from aot.vendor.accel_sim.transform import OPTIONS, make_transform
 from aot.vendor.base import Vendor
 
 
@@ -43,7 +44,8 @@ def worth_offloading(nodes: Sequence[Node], graph: Graph) -> bool:
 def make_vendor(config: DeviceConfig | None = None, name: str = "accel_sim") -> Vendor:
     config = config or DeviceConfig()
     return Vendor(name=name, checkers=make_checkers(config), patterns=make_patterns(config),
-                  codegen=make_codegen(config), keep_region=worth_offloading,
+                  codegen=make_codegen(config), transform=make_transform(config), options=dict(OPTIONS),
+                  keep_region=worth_offloading,
                   description=f"simulated NPU: {config.spm_bytes // 1024} KiB scratchpad, "
                               f"{config.mac_rows}x{config.mac_cols} fp32 MAC array "
                               f"({2 * config.mac_rows}x{2 * config.mac_cols} int8)")

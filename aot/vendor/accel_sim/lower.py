@@ -28,6 +28,7 @@ from aot.ir import Function
 from aot.qmath import INT_RANGE
 from aot.vendor.accel_sim import refmodel
 from aot.vendor.accel_sim.device import DeviceConfig
+from aot.vendor.accel_sim.energy import energy_pj
 from aot.vendor.accel_sim.isa import (
     F_ACC,
     F_AVG,
@@ -55,10 +56,11 @@ from aot.vendor.accel_sim.layers import (
     PoolLayer,
     TransposeLayer,
     ViewLayer,
-    layer_of,
 )
+from aot.vendor.accel_sim.nodes import decode, is_device_node, tiles_of
 from aot.vendor.accel_sim.refmodel import QADD_PARAMS
 from aot.vendor.accel_sim.tiling import F32, plan_conv, plan_gemm, plan_pool, r4
+from aot.vendor.accel_sim.transform import device_function
 
 _VECTOR_OP = {"Add": Op.VADD, "Mul": Op.VMUL, "Max": Op.VMAX}
 _DTYPE = {"float32": DType.F32, "int8": DType.I8, "uint8": DType.U8}
@@ -129,6 +131,11 @@ class Lowered:
     stats: refmodel.Stats
     scratch_bytes: int
     layers: list[Layer] = field(default_factory=list)
+    spm_access_bytes: int = 0  # what the units read and write in the scratchpad (energy.py)
+
+    @property
+    def energy_pj(self) -> float:
+        return energy_pj(self.stats, self.spm_access_bytes)
 
 
 class Lowerer:
@@ -147,7 +154,10 @@ class Lowerer:
         self.scratch_region = len(self.regions)
         self.scratch_bytes = 0
         self.spm_peak = 0
-        self.layers = [layer_of(n, g) for n in g.nodes]
+        if not all(is_device_node(n) for n in g.nodes):
+            raise AotcError(f"accel_sim lowers its own nodes only: run its transform on {fn.global_symbol} first")
+        self.layers = [decode(n, g) for n in g.nodes]
+        self.tiles = {layer.y: tiles_of(n) for layer, n in zip(self.layers, g.nodes, strict=True)}
 
     # --- main memory ----------------------------------------------------------------------
     def const(self, data: np.ndarray) -> Place:
@@ -288,10 +298,10 @@ class Lowerer:
         if self.scratch_bytes:
             self.regions.append(Region(Kind.SCRATCH, "uint8", (self.scratch_bytes,)))
         prog = Program(self.cfg, self.regions, self.b.insns, bytes(self.consts), max(self.spm_peak, 4))
-        stats = refmodel.timing(prog.to_bytes())
+        stats, spm_access = refmodel.profile(prog.to_bytes())
         # the watchdog: twice the expected cycles, so only a corrupted program can trip it
         prog.cycle_limit = 2 * stats.cycles + 100_000
-        return Lowered(prog, prog.to_bytes(), stats, self.scratch_bytes, self.layers)
+        return Lowered(prog, prog.to_bytes(), stats, self.scratch_bytes, self.layers, spm_access)
 
     def _act_regs(self, act: tuple[float, float]) -> dict[str, int]:
         return {"ACT_MIN": f32_bits(act[0]), "ACT_MAX": f32_bits(act[1])}
@@ -305,7 +315,7 @@ class Lowerer:
 
     def conv(self, L: ConvLayer) -> None:
         g, q = L.geom, L.quant
-        t = plan_conv(g, self.cfg, residual=L.residual is not None, eight_bit=q is not None)
+        t = self.tiles.get(L.y) or plan_conv(g, self.cfg, residual=L.residual is not None, eight_bit=q is not None)
         if t is None:
             raise AotcError(f"accel_sim: convolution {L.y} does not fit the scratchpad")
         act = F32 if q is None else 1  # bytes per activation and per weight
@@ -337,93 +347,101 @@ class Lowerer:
             self.b.set(IFM_ZP=i32_bits(q.x_zero), OFM_ZP=i32_bits(q.y_zero))
         if L.qadd:
             self.block(Op.LOAD, self.const(L.qadd.params()), 0, qadd_at, [], QADD_PARAMS)
-        for n in range(g.n):
-            for oc0 in range(0, g.oc, t.oc_t):
-                ocs = min(t.oc_t, g.oc - oc0)
-                if grouped:  # whole groups: their input channels, all of each group's weights
-                    ng = ocs // g.cout_g
-                    ic_tiles = [((oc0 // g.cout_g) * g.cin_g, ng * g.cin_g)]
-                else:
-                    ng = 1
-                    ic_tiles = [(c0, min(t.ic_t, g.c - c0)) for c0 in range(0, g.c, t.ic_t)]
-                for oy0 in range(0, g.oh, t.oh_t):
-                    ohs = min(t.oh_t, g.oh - oy0)
-                    iy = oy0 * g.sh - g.pt
-                    ry0, ry1 = max(iy, 0), min(iy + (ohs - 1) * g.sh + (g.kh - 1) * g.dh + 1, g.h)
-                    for ox0 in range(0, g.ow, t.ow_t):
-                        ows = min(t.ow_t, g.ow - ox0)
-                        ix = ox0 * g.sw - g.pl
-                        rx0, rx1 = max(ix, 0), min(ix + (ows - 1) * g.sw + (g.kw - 1) * g.dw + 1, g.w)
-                        rows, cols = max(ry1 - ry0, 0), max(rx1 - rx0, 0)
-                        out = outs[n_out % t.nbuf]
-                        acc = accs[n_out % t.nbuf] if accs else out  # where the CONVs write
-                        out_at = ((n * g.oc + oc0) * g.oh + oy0) * g.ow * act + ox0 * act
-                        out_dims = [(ocs, plane_out, ohs * ows * act), (ohs, g.ow * act, ows * act)]
-                        for k, (ic0, ics) in enumerate(ic_tiles):
-                            st = Step()
-                            steps.append(st)
-                            buf = ins[n_in % t.nbuf]
-                            n_in += 1
-                            last = k == len(ic_tiles) - 1
-                            wic, wics = (0, g.cin_g) if grouped else (ic0, ics)
-                            with self.into(st.loads):
-                                if rows and cols:  # (a tile entirely in the padding reads nothing)
-                                    self.block(Op.LOAD, x, ((n * g.c + ic0) * g.h + ry0) * g.w * act + rx0 * act,
-                                               buf, [(ics, plane_in, rows * cols * act), (rows, g.w * act, cols * act)],
-                                               cols * act)
-                                if loaded != (oc0, wic):
-                                    wbuf = wbufs[n_w % t.w_bufs]
-                                    n_w += 1
-                                    self.block(Op.LOAD, w, (oc0 * g.cin_g + wic) * ksz * act, wbuf,
-                                               [(ocs, g.cin_g * ksz * act, wics * ksz * act)], wics * ksz * act)
-                                    if bias is not None:
-                                        self.block(Op.LOAD, bias, oc0 * F32, wbuf + bias_at, [], ocs * F32)
-                                    if scale is not None:
-                                        self.block(Op.LOAD, scale, oc0 * F32, wbuf + scale_at, [], ocs * F32)
-                                    loaded = (oc0, wic)
-                                if last and res is not None:
-                                    self.block(Op.LOAD, res, out_at, ress[n_out % t.nbuf], out_dims, ows * act)
-                            flags = int(dt) | (F_ACC if k > 0 else 0)
-                            flags |= F_BIAS if last and bias is not None else 0
-                            regs = dict(IFM_C=ics, IFM_H=rows, IFM_W=cols, OFM_C=ocs, OFM_H=ohs, OFM_W=ows,
-                                        PAD=pair(ry0 - iy, rx0 - ix), GROUPS=ng, BIAS_ADDR=wbuf + bias_at)
-                            if q is None and last and L.act and res is None:
-                                flags |= F_CLIP
-                                regs.update(self._act_regs(L.act))
-                            clip, clip_regs = (0, {}) if q is None else self._int_clip(q.lo, q.hi, q.dtype)
-                            if q is not None and not accs:  # one input-channel tile: requantised at once
-                                flags |= F_REQUANT | F_FSCALE | clip
-                                regs.update(QUANT_ADDR=wbuf + scale_at, **clip_regs)
-                            with self.into(st.work):
-                                self.b.set(**regs)
-                                self.b.emit(Op.CONV, flags, 0, buf, wbuf, acc)
-                                if not last:
-                                    continue
-                                if accs:  # the int32 partial sums requantised on the vector unit
-                                    self.b.set(V_OUTER=ocs, V_INNER=ohs * ows, QUANT_ADDR=wbuf + scale_at, **clip_regs)
-                                    self.b.emit(Op.VREQ, int(dt) | F_FSCALE | clip, 0, acc, 0, out)
-                                stored = out
-                                if res is not None and L.qadd is None:  # the residual add and activation
-                                    vregs = dict(V_OUTER=1, V_INNER=ocs * ohs * ows, VB_SI=1)
-                                    vregs.update(self._act_regs(L.act) if L.act else {})
-                                    self.b.set(**vregs)
-                                    self.b.emit(Op.VADD, int(DType.F32) | (F_CLIP if L.act else 0), 0, out,
-                                                ress[n_out % t.nbuf], out)
-                                elif res is not None and L.qadd is not None:  # the quantized add, in place on a
-                                    qa = L.qadd
-                                    a_buf, b_buf = (ress[n_out % t.nbuf], out) if L.residual_first else \
-                                        (out, ress[n_out % t.nbuf])
-                                    qclip, qregs = self._int_clip(qa.lo, qa.hi, qa.dtype)
-                                    self.b.set(V_OUTER=1, V_INNER=ocs * ohs * ows, VB_SI=1, QUANT_ADDR=qadd_at, **qregs)
-                                    self.b.emit(Op.VADD, int(dt) | F_REQUANT | F_FSCALE | qclip, 0, a_buf, b_buf, a_buf)
-                                    stored = a_buf
-                                self.block(Op.STORE, y, out_at, stored, out_dims, ows * act)
-                        n_out += 1
+        if t.reuse == "weights":  # output-channel tiles outermost: each weight tile loaded once
+            order = [(n, oc0, oy0, ox0) for n in range(g.n) for oc0 in range(0, g.oc, t.oc_t)
+                     for oy0 in range(0, g.oh, t.oh_t) for ox0 in range(0, g.ow, t.ow_t)]
+        else:  # spatial tiles outermost: each input tile loaded once, for every output-channel tile
+            order = [(n, oc0, oy0, ox0) for n in range(g.n) for oy0 in range(0, g.oh, t.oh_t)
+                     for ox0 in range(0, g.ow, t.ow_t) for oc0 in range(0, g.oc, t.oc_t)]
+        in_tile: tuple[int, int, int] | None = None  # the input tile in the current buffer (reuse "inputs")
+        buf = ins[0]
+        for n, oc0, oy0, ox0 in order:
+            ocs = min(t.oc_t, g.oc - oc0)
+            if grouped:  # whole groups: their input channels, all of each group's weights
+                ng = ocs // g.cout_g
+                ic_tiles = [((oc0 // g.cout_g) * g.cin_g, ng * g.cin_g)]
+            else:
+                ng = 1
+                ic_tiles = [(c0, min(t.ic_t, g.c - c0)) for c0 in range(0, g.c, t.ic_t)]
+            ohs = min(t.oh_t, g.oh - oy0)
+            iy = oy0 * g.sh - g.pt
+            ry0, ry1 = max(iy, 0), min(iy + (ohs - 1) * g.sh + (g.kh - 1) * g.dh + 1, g.h)
+            ows = min(t.ow_t, g.ow - ox0)
+            ix = ox0 * g.sw - g.pl
+            rx0, rx1 = max(ix, 0), min(ix + (ows - 1) * g.sw + (g.kw - 1) * g.dw + 1, g.w)
+            rows, cols = max(ry1 - ry0, 0), max(rx1 - rx0, 0)
+            out = outs[n_out % t.nbuf]
+            acc = accs[n_out % t.nbuf] if accs else out  # where the CONVs write
+            out_at = ((n * g.oc + oc0) * g.oh + oy0) * g.ow * act + ox0 * act
+            out_dims = [(ocs, plane_out, ohs * ows * act), (ohs, g.ow * act, ows * act)]
+            for k, (ic0, ics) in enumerate(ic_tiles):
+                st = Step()
+                steps.append(st)
+                reload = t.reuse == "weights" or in_tile != (n, oy0, ox0)
+                if reload:
+                    buf = ins[n_in % t.nbuf]
+                    n_in += 1
+                    in_tile = (n, oy0, ox0)
+                last = k == len(ic_tiles) - 1
+                wic, wics = (0, g.cin_g) if grouped else (ic0, ics)
+                with self.into(st.loads):
+                    if rows and cols and reload:  # (a tile entirely in the padding reads nothing)
+                        self.block(Op.LOAD, x, ((n * g.c + ic0) * g.h + ry0) * g.w * act + rx0 * act,
+                                   buf, [(ics, plane_in, rows * cols * act), (rows, g.w * act, cols * act)],
+                                   cols * act)
+                    if loaded != (oc0, wic):
+                        wbuf = wbufs[n_w % t.w_bufs]
+                        n_w += 1
+                        self.block(Op.LOAD, w, (oc0 * g.cin_g + wic) * ksz * act, wbuf,
+                                   [(ocs, g.cin_g * ksz * act, wics * ksz * act)], wics * ksz * act)
+                        if bias is not None:
+                            self.block(Op.LOAD, bias, oc0 * F32, wbuf + bias_at, [], ocs * F32)
+                        if scale is not None:
+                            self.block(Op.LOAD, scale, oc0 * F32, wbuf + scale_at, [], ocs * F32)
+                        loaded = (oc0, wic)
+                    if last and res is not None:
+                        self.block(Op.LOAD, res, out_at, ress[n_out % t.nbuf], out_dims, ows * act)
+                flags = int(dt) | (F_ACC if k > 0 else 0)
+                flags |= F_BIAS if last and bias is not None else 0
+                regs = dict(IFM_C=ics, IFM_H=rows, IFM_W=cols, OFM_C=ocs, OFM_H=ohs, OFM_W=ows,
+                            PAD=pair(ry0 - iy, rx0 - ix), GROUPS=ng, BIAS_ADDR=wbuf + bias_at)
+                if q is None and last and L.act and res is None:
+                    flags |= F_CLIP
+                    regs.update(self._act_regs(L.act))
+                clip, clip_regs = (0, {}) if q is None else self._int_clip(q.lo, q.hi, q.dtype)
+                if q is not None and not accs:  # one input-channel tile: requantised at once
+                    flags |= F_REQUANT | F_FSCALE | clip
+                    regs.update(QUANT_ADDR=wbuf + scale_at, **clip_regs)
+                with self.into(st.work):
+                    self.b.set(**regs)
+                    self.b.emit(Op.CONV, flags, 0, buf, wbuf, acc)
+                    if not last:
+                        continue
+                    if accs:  # the int32 partial sums requantised on the vector unit
+                        self.b.set(V_OUTER=ocs, V_INNER=ohs * ows, QUANT_ADDR=wbuf + scale_at, **clip_regs)
+                        self.b.emit(Op.VREQ, int(dt) | F_FSCALE | clip, 0, acc, 0, out)
+                    stored = out
+                    if res is not None and L.qadd is None:  # the residual add and activation
+                        vregs = dict(V_OUTER=1, V_INNER=ocs * ohs * ows, VB_SI=1)
+                        vregs.update(self._act_regs(L.act) if L.act else {})
+                        self.b.set(**vregs)
+                        self.b.emit(Op.VADD, int(DType.F32) | (F_CLIP if L.act else 0), 0, out,
+                                    ress[n_out % t.nbuf], out)
+                    elif res is not None and L.qadd is not None:  # the quantized add, in place on a
+                        qa = L.qadd
+                        a_buf, b_buf = (ress[n_out % t.nbuf], out) if L.residual_first else \
+                            (out, ress[n_out % t.nbuf])
+                        qclip, qregs = self._int_clip(qa.lo, qa.hi, qa.dtype)
+                        self.b.set(V_OUTER=1, V_INNER=ocs * ohs * ows, VB_SI=1, QUANT_ADDR=qadd_at, **qregs)
+                        self.b.emit(Op.VADD, int(dt) | F_REQUANT | F_FSCALE | qclip, 0, a_buf, b_buf, a_buf)
+                        stored = a_buf
+                    self.block(Op.STORE, y, out_at, stored, out_dims, ows * act)
+            n_out += 1
         self.pipeline(steps, t.nbuf == 2)
 
     def gemm(self, L: GemmLayer) -> None:
         q = L.quant
-        t = plan_gemm(L.m, L.n, L.k, self.cfg, eight_bit=q is not None)
+        t = self.tiles.get(L.y) or plan_gemm(L.m, L.n, L.k, self.cfg, eight_bit=q is not None)
         if t is None:
             raise AotcError(f"accel_sim: matrix product {L.y} does not fit the scratchpad")
         act = F32 if q is None else 1
@@ -489,7 +507,7 @@ class Lowerer:
     def pool(self, L: PoolLayer) -> None:
         g, q = L.geom, L.quant
         act = np.dtype(L.dtype).itemsize
-        t = plan_pool(g, self.cfg, act, table=q is not None)
+        t = self.tiles.get(L.y) or plan_pool(g, self.cfg, act, table=q is not None)
         if t is None:
             raise AotcError(f"accel_sim: pooling {L.y} does not fit the scratchpad")
         spm = Scratchpad(self.cfg.spm_bytes)
@@ -680,8 +698,9 @@ class Lowerer:
 
 
 def lower_function(fn: Function, cfg: DeviceConfig) -> Lowered:
-    """The program for `fn`, with its cost-model statistics."""
-    return Lowerer(fn, cfg).lower()
+    """The program for `fn` (its device nodes; transformed for the default goal when it is not yet),
+    with its cost-model statistics."""
+    return Lowerer(device_function(fn, cfg), cfg).lower()
 
 
 __all__ = ["Lowered", "Place", "lower_function"]

@@ -317,6 +317,7 @@ class Machine:
     floor: int = 0
     last_end: int = 0
     st: Stats = field(default_factory=Stats)
+    spm_access_bytes: int = 0  # bytes each unit instruction reads or writes in the scratchpad (energy.py)
 
     @property
     def functional(self) -> bool:
@@ -332,6 +333,7 @@ class Machine:
         start = max(t, self.unit_free[unit], self.floor)
         w = (write.space, write.lo, write.hi) if write.lo < write.hi else None
         rs = tuple((r.space, r.lo, r.hi) for r in reads if r.lo < r.hi)
+        self.spm_access_bytes += sum(r[2] - r[1] for r in rs if r[0] == SPM) + (w[2] - w[1] if w and w[0] == SPM else 0)
         for end, ow, ors in self.ring:
             if end <= start:  # finished before this could start anyway
                 continue
@@ -770,6 +772,10 @@ def execute(blob: bytes, bound: list[np.ndarray] | None = None, spm: np.ndarray 
     """Run a program: `bound[k]` is region k + 1 as a writable numpy array (any dtype; its bytes
     are used in place), `spm` a uint8 array of at least the header's spm_bytes. With no buffers,
     only the checks and the cost model run (the numbers do not depend on the data)."""
+    return _run(blob, bound, spm).st
+
+
+def _run(blob: bytes, bound: list[np.ndarray] | None = None, spm: np.ndarray | None = None) -> Machine:
     p = validate(blob)
     h = p.header
     functional = bound is not None
@@ -805,7 +811,7 @@ def execute(blob: bytes, bound: list[np.ndarray] | None = None, spm: np.ndarray 
         else:
             _OPS[Op(i.op)](m, i)
     m.st.cycles = max(m.issue, m.last_end)
-    return m.st
+    return m
 
 
 def timing(blob: bytes) -> Stats:
@@ -813,10 +819,17 @@ def timing(blob: bytes) -> Stats:
     return execute(blob)
 
 
+def profile(blob: bytes) -> tuple[Stats, int]:
+    """timing(), and the bytes the units read and write in the scratchpad (for the energy
+    estimate; the device does not count them, so they are not among its Stats)."""
+    m = _run(blob)
+    return m.st, m.spm_access_bytes
+
+
 def spm_reserve(spm_bytes: int) -> int:
     """Where the scratch region starts in the workspace (the C driver's layout)."""
     return -(-spm_bytes // 64) * 64
 
 
-__all__ = ["SimError", "Stats", "execute", "fma32", "requantize", "requantize_float", "spm_reserve", "timing",
-           "validate"]
+__all__ = ["SimError", "Stats", "execute", "fma32", "profile", "requantize", "requantize_float", "spm_reserve",
+           "timing", "validate"]

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from aot.vendor.accel_sim.device import DeviceConfig
+from aot.vendor.accel_sim.energy import estimate_pj
 
 F32 = 4  # bytes per float32 (and per int32 bias, partial sum or float32 scale)
 
@@ -96,6 +97,13 @@ class ConvTiles:
     spm_bytes: int
     estimate: int  # estimated cycles
     acc_bytes: int = 0  # 8-bit, several input-channel tiles: int32 partial sums of one tile
+    # which data stays in the scratchpad while the other streams: "weights" (output-channel tiles
+    # outermost: a weight tile is loaded once, the input tiles again for each), or "inputs"
+    # (spatial tiles outermost: an input tile is loaded once and serves every output-channel tile,
+    # the weights streamed again for each; one input-channel tile, not grouped)
+    reuse: str = "weights"
+    dma_estimate: int = 0  # estimated DMA bytes
+    energy_estimate: float = 0.0  # estimated pJ that depend on the tiling (energy.estimate_pj)
 
 
 def _spatial(oh: int, ow: int) -> Iterable[tuple[int, int]]:
@@ -123,6 +131,19 @@ def _vec(cfg: DeviceConfig, n: int, lanes: int) -> int:
     return cfg.op_setup_cycles + cdiv(n, lanes)
 
 
+GOALS = ("latency", "energy")
+
+
+def _better(goal: str, cycles: int, energy: float, best: ConvTiles | PoolTiles | GemmTiles | None) -> bool:
+    """Whether a tiling beats the best so far: fewer cycles (latency), or less energy, then fewer
+    cycles (energy). Ties keep the first found, so the latency choice is what it always was."""
+    if best is None:
+        return True
+    if goal == "energy":
+        return (energy, cycles) < (best.energy_estimate, best.estimate)
+    return cycles < best.estimate
+
+
 def _estimate(compute: int, dma: int, steps: int, nbuf: int) -> int:
     """Cycles of a layer: double-buffered, the longer of DMA and compute, plus one step of the
     shorter that cannot be hidden (filling and draining the pipeline); single, their sum."""
@@ -131,9 +152,10 @@ def _estimate(compute: int, dma: int, steps: int, nbuf: int) -> int:
     return max(compute, dma) + min(compute, dma) // max(steps, 1)
 
 
-def plan_conv(g: ConvGeom, cfg: DeviceConfig, residual: bool = False, eight_bit: bool = False) -> ConvTiles | None:
-    """The cheapest tiling of a convolution that fits, or None. With `residual`, each output
-    tile also needs a tile of the tensor added to it."""
+def plan_conv(g: ConvGeom, cfg: DeviceConfig, residual: bool = False, eight_bit: bool = False,
+              goal: str = "latency") -> ConvTiles | None:
+    """The best tiling of a convolution that fits for the goal (cycles or energy), or None. With
+    `residual`, each output tile also needs a tile of the tensor added to it."""
     best: ConvTiles | None = None
     grouped = g.groups > 1
     act = 1 if eight_bit else F32
@@ -152,7 +174,10 @@ def plan_conv(g: ConvGeom, cfg: DeviceConfig, residual: bool = False, eight_bit:
                 out_bytes = r4(oc_t * oh_t * ow_t * act)
                 acc_bytes = oc_t * oh_t * ow_t * F32 if eight_bit and n_ic > 1 else 0
                 n_sp = cdiv(g.oh, oh_t) * cdiv(g.ow, ow_t)
-                for nbuf in (2, 1):
+                orders = ["weights"]
+                if goal != "latency" and not grouped and n_ic == 1 and n_oc > 1 and n_sp > 1:
+                    orders.append("inputs")
+                for reuse, nbuf in ((r, k) for r in orders for k in (2, 1)):
                     w_bufs = 1 if n_oc * n_ic == 1 else nbuf
                     total = (nbuf * (in_bytes + out_bytes * (2 if residual else 1) + acc_bytes) + w_bufs * w_bytes
                              + (16 if residual and eight_bit else 0))
@@ -164,15 +189,24 @@ def plan_conv(g: ConvGeom, cfg: DeviceConfig, residual: bool = False, eight_bit:
                     mac_total = tiles * n_ic * mac
                     if acc_bytes:  # the partial sums requantised on the vector unit
                         mac_total += tiles * _vec(cfg, oc_t * oh_t * ow_t, cfg.vec_lanes)
-                    w_loads = g.n * n_oc * (1 if n_ic == 1 else n_sp * n_ic)
-                    dma_total = (tiles * n_ic * _dma(cfg, in_ch * ih_t, iw_t * act)
+                    if reuse == "weights":
+                        in_loads, w_loads = tiles * n_ic, g.n * n_oc * (1 if n_ic == 1 else n_sp * n_ic)
+                    else:
+                        in_loads, w_loads = g.n * n_sp, tiles
+                    w_dma = (_dma(cfg, oc_t, ic_t * g.kh * g.kw * act)
+                             + _dma(cfg, 1, oc_t * F32) * (2 if eight_bit else 1))
+                    dma_total = (in_loads * _dma(cfg, in_ch * ih_t, iw_t * act)
                                  + tiles * _dma(cfg, oc_t * oh_t, ow_t * act) * (2 if residual else 1)
-                                 + w_loads * (_dma(cfg, oc_t, ic_t * g.kh * g.kw * act)
-                                              + _dma(cfg, 1, oc_t * F32) * (2 if eight_bit else 1)))
+                                 + w_loads * w_dma)
                     est = _estimate(mac_total, dma_total, tiles * n_ic, nbuf)
-                    if best is None or est < best.estimate:
+                    dma_bytes = (in_loads * in_bytes + tiles * out_bytes * (2 if residual else 1)
+                                 + w_loads * w_bytes)
+                    spm = dma_bytes + tiles * n_ic * (in_bytes + w_bytes + out_bytes + acc_bytes) \
+                        + tiles * out_bytes * (3 if residual else 0)
+                    energy = estimate_pj(est, dma_bytes, spm)
+                    if _better(goal, est, energy, best):
                         best = ConvTiles(oc_t, ic_t, oh_t, ow_t, nbuf, w_bufs, in_bytes, w_bytes, out_bytes, total, est,
-                                         acc_bytes)
+                                         acc_bytes, reuse, dma_bytes, energy)
     return best
 
 
@@ -186,9 +220,12 @@ class PoolTiles:
     out_bytes: int
     spm_bytes: int
     estimate: int
+    dma_estimate: int = 0
+    energy_estimate: float = 0.0
 
 
-def plan_pool(g: ConvGeom, cfg: DeviceConfig, itemsize: int = F32, table: bool = False) -> PoolTiles | None:
+def plan_pool(g: ConvGeom, cfg: DeviceConfig, itemsize: int = F32, table: bool = False,
+              goal: str = "latency") -> PoolTiles | None:
     """With `table`, each tile also loads a float32 scale per channel (a requantised sum)."""
     best: PoolTiles | None = None
     lanes = cfg.vec_lanes * (4 if itemsize == 1 else 1)
@@ -205,8 +242,10 @@ def plan_pool(g: ConvGeom, cfg: DeviceConfig, itemsize: int = F32, table: bool =
                 dma = tiles * (_dma(cfg, c_t * g.in_rows(oh_t), g.in_cols(ow_t) * itemsize)
                                + _dma(cfg, c_t * oh_t, ow_t * itemsize) + (_dma(cfg, 1, c_t * F32) if table else 0))
                 est = _estimate(vec, dma, tiles, nbuf)
-                if best is None or est < best.estimate:
-                    best = PoolTiles(c_t, oh_t, ow_t, nbuf, in_bytes, out_bytes, total, est)
+                dma_bytes = tiles * (in_bytes + out_bytes)
+                energy = estimate_pj(est, dma_bytes, 2 * dma_bytes)
+                if _better(goal, est, energy, best):
+                    best = PoolTiles(c_t, oh_t, ow_t, nbuf, in_bytes, out_bytes, total, est, dma_bytes, energy)
     return best
 
 
@@ -222,9 +261,12 @@ class GemmTiles:
     y_bytes: int
     spm_bytes: int
     estimate: int
+    dma_estimate: int = 0
+    energy_estimate: float = 0.0
 
 
-def plan_gemm(m: int, n: int, k: int, cfg: DeviceConfig, eight_bit: bool = False) -> GemmTiles | None:
+def plan_gemm(m: int, n: int, k: int, cfg: DeviceConfig, eight_bit: bool = False,
+              goal: str = "latency") -> GemmTiles | None:
     """y[m, n] = a[m, k] . w[n, k]^T + bias: tiles of m, n and k (k tiles accumulate; 8-bit: one k tile)."""
     best: GemmTiles | None = None
     act = 1 if eight_bit else F32
@@ -246,6 +288,9 @@ def plan_gemm(m: int, n: int, k: int, cfg: DeviceConfig, eight_bit: bool = False
                     dma = (ops * _dma(cfg, m_t, k_t * act) + n_n * n_m * _dma(cfg, m_t, n_t * act)
                            + w_loads * (_dma(cfg, n_t, k_t * act) + _dma(cfg, 1, n_t * F32) * (2 if eight_bit else 1)))
                     est = _estimate(mac, dma, ops, nbuf)
-                    if best is None or est < best.estimate:
-                        best = GemmTiles(m_t, n_t, k_t, nbuf, w_bufs, a_bytes, w_bytes, y_bytes, total, est)
+                    dma_bytes = ops * a_bytes + n_n * n_m * y_bytes + w_loads * w_bytes
+                    energy = estimate_pj(est, dma_bytes, dma_bytes + ops * (a_bytes + w_bytes + y_bytes))
+                    if _better(goal, est, energy, best):
+                        best = GemmTiles(m_t, n_t, k_t, nbuf, w_bufs, a_bytes, w_bytes, y_bytes, total, est, dma_bytes,
+                                         energy)
     return best
