@@ -16,7 +16,7 @@ import numpy as np
 from aot.errors import AotcError
 
 # dtype names are numpy's; these are the ones a bundle can hold.
-DTYPES = ("float32", "float64", "int8", "uint8", "int16", "int32", "int64", "bool")
+DTYPES = ("float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool")
 
 
 @dataclass

@@ -33,7 +33,8 @@ DEFAULT_OPSET = 13
 _NP_TO_ONNX = {np.dtype(k): v for k, v in {
     "float32": onnx.TensorProto.FLOAT, "float64": onnx.TensorProto.DOUBLE, "int64": onnx.TensorProto.INT64,
     "int32": onnx.TensorProto.INT32, "int8": onnx.TensorProto.INT8, "uint8": onnx.TensorProto.UINT8,
-    "bool": onnx.TensorProto.BOOL, "int16": onnx.TensorProto.INT16,
+    "bool": onnx.TensorProto.BOOL, "int16": onnx.TensorProto.INT16, "uint16": onnx.TensorProto.UINT16,
+    "uint32": onnx.TensorProto.UINT32, "uint64": onnx.TensorProto.UINT64, "float16": onnx.TensorProto.FLOAT16,
 }.items()}
 
 
@@ -215,7 +216,7 @@ def shared_build(cases: list[Case], workdir: Path | None = None, *, vendor_inclu
         name = f"case{k}"
         try:
             options = Options(name=name, vendors=case.vendors, input_shapes=case.input_shapes,
-                              scratch_floor=case.scratch_floor)
+                              scratch_floor=case.scratch_floor, max_dims=case.max_dims)
             bundle = compile_model(case.model, options, source=f"{case.id}.onnx")
         except Exception as e:  # reported by that case's test, not by the whole module
             build.errors[case.id] = e

@@ -12,7 +12,7 @@ from onnx.reference import ReferenceEvaluator
 from opcheck import model_case, op_case, shared_build, tensor_type
 
 RNG = np.random.default_rng(7)
-INT_DTYPES = ["int8", "uint8", "int16", "int32", "int64"]
+INT_DTYPES = ["int8", "uint8", "int16", "int32", "int64", "uint16", "uint32", "uint64"]
 NUMERIC = ["float32", "float64", *INT_DTYPES]
 
 
@@ -74,6 +74,21 @@ for direction in ["LEFT", "RIGHT"]:
     CASES.append(_case(f"bitshift_{direction.lower()}", "BitShift",
                        {"a": _data((3, 4), "uint8", 0, 255), "b": _data((4,), "uint8", 0, 7)}, "uint8",
                        attrs={"direction": direction}))
+
+for dt in ["uint16", "uint32", "uint64"]:  # past the width gives 0
+    width = np.iinfo(dt).bits
+    for direction in ["LEFT", "RIGHT"]:
+        CASES.append(_case(f"bitshift_{direction.lower()}_{dt}", "BitShift",
+                           {"a": _data((3, 4), dt, 0, 60000), "b": np.array([0, 1, width - 1, width + 3], dt)}, dt,
+                           attrs={"direction": direction}))
+# Pow: integers by squaring (wrapping), a float base by an integer exponent (ONNX lets the types differ)
+for dt in ["int32", "int64"]:
+    CASES.append(_case(f"pow_{dt}", "Pow", {"a": _data((3, 4), dt, -5, 5), "b": _data((4,), dt, 0, 9)}, dt,
+                       opset=15))
+    CASES.append(_case(f"pow_float32_by_{dt}", "Pow", {"a": _data((3, 4), "float32"), "b": _data((4,), dt, -3, 4)},
+                       "float32", opset=15))
+CASES.append(_case("pow_float32_by_const_uint32", "Pow", {"a": _data((3, 4), "float32")}, "float32",
+                   consts={"b": np.array([0, 1, 2, 3], np.uint32)}, opset=15))
 
 # signed BitShift (opset 28): arithmetic right shift, shifts below 0 or past the width; onnxruntime does not
 # run opset 28, so onnx's reference evaluator is the reference

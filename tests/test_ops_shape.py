@@ -313,6 +313,13 @@ for src in CAST_DTYPES:
         if src != dst:
             CASES.append(op_case(f"cast_{src}_to_{dst}", "Cast", {"x": cast_input(src, dst)},
                                  attrs={"to": tensor_type(dst)}, out_dtype=dst))
+for u in ("uint16", "uint32", "uint64"):  # in range both ways (out of range is C's undefined territory)
+    vals = np.array([0, 1, 7, 255, 65535, np.iinfo(u).max], np.uint64).astype(u)
+    for dst in ("float32", "float64", "int64", "int32", "uint8", "bool", "uint16" if u != "uint16" else "uint32"):
+        CASES.append(op_case(f"cast_{u}_to_{dst}", "Cast", {"x": vals}, attrs={"to": tensor_type(dst)}, out_dtype=dst))
+    for src, x in (("float32", np.array([0.0, 1.5, 250.9, 65535.0], np.float32)),
+                   ("int64", np.array([0, 3, 65535, 70000, -1], np.int64)), ("uint8", np.array([0, 9, 255], np.uint8))):
+        CASES.append(op_case(f"cast_{src}_to_{u}", "Cast", {"x": x}, attrs={"to": tensor_type(u)}, out_dtype=u))
 CASES += [
     op_case("cast_same_type", "Cast", {"x": (3, 4)}, attrs={"to": tensor_type("float32")}),
     op_case("cast_int16_to_float", "Cast", {"x": np.array([-32768, -1, 0, 7, 32767], np.int16)},

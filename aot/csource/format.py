@@ -15,12 +15,12 @@ __all__ = ["C_TYPES", "DTYPE_SUFFIX", "CNames", "c_array_body", "c_comment", "c_
 C_TYPES = {
     "float32": "float", "float64": "double", "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t",
     "int32": "int32_t", "int64": "int64_t", "bool": "uint8_t",
-    "uint32": "uint32_t",  # derived constants only (QLinearSoftmax's table), never a tensor's dtype
+    "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
 }
 # Suffix of the kernel variant for each dtype (aotc_<op>_<suffix>).
 DTYPE_SUFFIX = {
     "float32": "f32", "float64": "f64", "int8": "i8", "uint8": "u8", "int16": "i16",
-    "int32": "i32", "int64": "i64", "bool": "b8",
+    "int32": "i32", "int64": "i64", "bool": "b8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
 }
 
 
@@ -57,6 +57,8 @@ def c_scalar(v: object, dtype: str) -> str:
         return c_float(float(v))
     if dtype == "float64":
         return c_double(float(v))
+    if dtype == "uint64" and int(v) >= 2**63:
+        return f"{int(v)}ULL"
     return c_int(int(v))
 
 

@@ -671,6 +671,23 @@ def cast_like(node: Node, graph: Graph, opset: int) -> None:
     cast(node, graph, opset)
 
 
+def pow_(node: Node, graph: Graph, opset: int) -> list[Node] | None:
+    """Pow of a float base by an integer exponent (ONNX lets the exponent's type differ) -> the exponent
+    Cast to the base's type first, so one float kernel serves; an integer base keeps its own kernel."""
+    x, e = (graph.tensors[i] for i in node.inputs[:2])
+    if x.dtype not in ("float32", "float64") or x.dtype == e.dtype or e.dtype.startswith("float"):
+        return None
+    cast_e = f"{e.name}__as_{x.dtype}"
+    if e.is_const:
+        graph.tensors[cast_e] = Tensor(cast_e, e.shape, x.dtype, e.data.astype(x.dtype))
+        node.inputs = [node.inputs[0], cast_e]
+        return None
+    graph.tensors[cast_e] = Tensor(cast_e, e.shape, x.dtype)
+    to_x = Node("Cast", f"{node.name}__exponent", [e.name], [cast_e], {"to": x.dtype}, node.sources())
+    node.inputs = [node.inputs[0], cast_e]
+    return [to_x, node]
+
+
 def gemm(node: Node, graph: Graph, opset: int) -> None:
     a = node.attrs
     node.attrs = {"alpha": float(a.get("alpha", 1.0)), "beta": float(a.get("beta", 1.0)),
@@ -736,6 +753,7 @@ RULES: dict[str, Rule] = {
     "BatchNormalization": batchnorm,
     "Dropout": dropout,
     "Cast": cast,
+    "Pow": pow_,
     "CastLike": cast_like,
     "Gemm": gemm,
     "LSTM": recurrent,

@@ -45,7 +45,8 @@ def broadcast_layout(out: tuple[int, ...], a: tuple[int, ...], b: tuple[int, ...
 
 FLOATS = ("float32", "float64")
 SIGNED = ("int8", "int16", "int32", "int64")
-INTS = (*SIGNED, "uint8")
+UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
+INTS = (*SIGNED, *UNSIGNED)
 NUMERIC = (*FLOATS, *INTS)
 
 
@@ -128,7 +129,7 @@ OPS: dict[str, HostOp] = {
     "Div": _binary("div", NUMERIC),
     "Max": _binary("max", NUMERIC),
     "Min": _binary("min", NUMERIC),
-    "Pow": _binary("pow", FLOATS),
+    "Pow": _binary("pow", (*FLOATS, *SIGNED)),
     "PRelu": _binary("prelu"),
     "Mod": _binary(_mod_kernel, NUMERIC, check=_check_mod),
     "Equal": _compare("equal", (*NUMERIC, "bool")),

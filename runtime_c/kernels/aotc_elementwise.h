@@ -15,7 +15,7 @@ typedef struct {
     int32_t b_strides[AOTC_MAX_RANK];  /* element strides of b; 0 where b broadcasts */
 } aotc_broadcast;
 
-/* Kernels by dtype suffix: f32 float, f64 double, i8/i16/i32/i64 signed, u8 uint8_t, b8 bool
+/* Kernels by dtype suffix: f32 float, f64 double, i8/i16/i32/i64 signed, u8/u16/u32/u64 unsigned, b8 bool
  * (uint8_t, 0 or 1). The declarations come from type lists, as the definitions do. */
 #define AOTC_DECLARE_BINARY(NAME, SFX, T, TO) \
     void aotc_##NAME##_##SFX(const aotc_broadcast *p, const T *a, const T *b, TO *y);
@@ -24,13 +24,16 @@ typedef struct {
 #define AOTC_DECLARE_SIGNED(D, NAME) \
     D(NAME, i8, int8_t, int8_t) D(NAME, i16, int16_t, int16_t) D(NAME, i32, int32_t, int32_t) \
     D(NAME, i64, int64_t, int64_t)
-#define AOTC_DECLARE_INTS(D, NAME) AOTC_DECLARE_SIGNED(D, NAME) D(NAME, u8, uint8_t, uint8_t)
+#define AOTC_DECLARE_INTS(D, NAME) AOTC_DECLARE_SIGNED(D, NAME) \
+    D(NAME, u8, uint8_t, uint8_t) D(NAME, u16, uint16_t, uint16_t) D(NAME, u32, uint32_t, uint32_t) \
+    D(NAME, u64, uint64_t, uint64_t)
 #define AOTC_DECLARE_NUMERIC(D, NAME) AOTC_DECLARE_FLOATS(D, NAME) AOTC_DECLARE_INTS(D, NAME)
 #define AOTC_DECLARE_COMPARE(NAME) \
     AOTC_DECLARE_BINARY(NAME, f32, float, uint8_t) AOTC_DECLARE_BINARY(NAME, f64, double, uint8_t) \
     AOTC_DECLARE_BINARY(NAME, i8, int8_t, uint8_t) AOTC_DECLARE_BINARY(NAME, i16, int16_t, uint8_t) \
     AOTC_DECLARE_BINARY(NAME, i32, int32_t, uint8_t) AOTC_DECLARE_BINARY(NAME, i64, int64_t, uint8_t) \
-    AOTC_DECLARE_BINARY(NAME, u8, uint8_t, uint8_t)
+    AOTC_DECLARE_BINARY(NAME, u8, uint8_t, uint8_t) AOTC_DECLARE_BINARY(NAME, u16, uint16_t, uint8_t) \
+    AOTC_DECLARE_BINARY(NAME, u32, uint32_t, uint8_t) AOTC_DECLARE_BINARY(NAME, u64, uint64_t, uint8_t)
 
 /* y = a (op) b with broadcasting: arithmetic (integers wrap; x / 0 and x % 0 give 0). */
 AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY, add)
@@ -40,6 +43,7 @@ AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY, div)
 AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY, max)
 AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY, min)
 AOTC_DECLARE_FLOATS(AOTC_DECLARE_BINARY, pow)
+AOTC_DECLARE_SIGNED(AOTC_DECLARE_BINARY, pow) /* integers: wrapping, exponents below 0 give trunc(b^e) */
 AOTC_DECLARE_BINARY(prelu, f32, float, float) /* b = slope */
 /* ONNX Mod: fmod (sign of the dividend; fmod=1) and mod (sign of the divisor; integers, fmod=0) */
 AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY, fmod)

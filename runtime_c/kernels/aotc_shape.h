@@ -74,7 +74,8 @@ void aotc_gather_i32(const aotc_gather_params *p, const void *data, const int32_
 
 /* ONNX Cast between the element types below (bool is one byte, 0 or 1).
  * Float -> int64/int32: truncation; NaN and out-of-range values give the type's minimum,
- * as onnxruntime does on x86. Float -> int16/int8/uint8: through int32, then modulo 2^bits.
+ * as onnxruntime does on x86. Float -> int16/int8/uint8: through int32, then modulo 2^bits;
+ * -> uint16/uint32: through int64, then modulo 2^bits; -> uint64: values from 2^63 up exactly.
  * Integer narrowing wraps modulo 2^bits. Anything -> bool: x != 0 (NaN is true). */
 typedef enum {
     AOTC_CAST_F32 = 0,
@@ -84,7 +85,10 @@ typedef enum {
     AOTC_CAST_I16 = 4,
     AOTC_CAST_I8 = 5,
     AOTC_CAST_U8 = 6,
-    AOTC_CAST_BOOL = 7
+    AOTC_CAST_BOOL = 7,
+    AOTC_CAST_U16 = 8,
+    AOTC_CAST_U32 = 9,
+    AOTC_CAST_U64 = 10
 } aotc_cast_type;
 
 void aotc_cast(size_t n, aotc_cast_type from, aotc_cast_type to, const void *src, void *dst);

@@ -1,6 +1,6 @@
 /* ONNX elementwise ops: float32 activations, and broadcasting binary ops, comparisons and the
  * integer, logical and bitwise ops for every dtype the IR holds (float32/64, int8/16/32/64,
- * uint8, bool as uint8_t). Reference kernels: portable C99, written so the compiler vectorises
+ * uint8/16/32/64, bool as uint8_t). Reference kernels: portable C99, written so the compiler vectorises
  * the contiguous loops; no allocation, no globals. One kernel per op and dtype, already the
  * plain loop: it is the family's reference (no elementwise_ref.c; see kernels_ref.h).
  *
@@ -61,13 +61,17 @@
 #define AOTC_SIGNED(X, NAME, EXPR)                                                          \
     X(NAME, i8, int8_t, int8_t, EXPR) X(NAME, i16, int16_t, int16_t, EXPR)                  \
     X(NAME, i32, int32_t, int32_t, EXPR) X(NAME, i64, int64_t, int64_t, EXPR)
-#define AOTC_INTS(X, NAME, EXPR) AOTC_SIGNED(X, NAME, EXPR) X(NAME, u8, uint8_t, uint8_t, EXPR)
+#define AOTC_UNSIGNED(X, NAME, EXPR)                                                        \
+    X(NAME, u8, uint8_t, uint8_t, EXPR) X(NAME, u16, uint16_t, uint16_t, EXPR)              \
+    X(NAME, u32, uint32_t, uint32_t, EXPR) X(NAME, u64, uint64_t, uint64_t, EXPR)
+#define AOTC_INTS(X, NAME, EXPR) AOTC_SIGNED(X, NAME, EXPR) AOTC_UNSIGNED(X, NAME, EXPR)
 /* comparisons: same inputs, bool (uint8_t) output */
 #define AOTC_CMP_ALL(NAME, EXPR)                                                            \
     AOTC_BINARY(NAME, f32, float, uint8_t, EXPR) AOTC_BINARY(NAME, f64, double, uint8_t, EXPR) \
     AOTC_BINARY(NAME, i8, int8_t, uint8_t, EXPR) AOTC_BINARY(NAME, i16, int16_t, uint8_t, EXPR) \
     AOTC_BINARY(NAME, i32, int32_t, uint8_t, EXPR) AOTC_BINARY(NAME, i64, int64_t, uint8_t, EXPR) \
-    AOTC_BINARY(NAME, u8, uint8_t, uint8_t, EXPR)
+    AOTC_BINARY(NAME, u8, uint8_t, uint8_t, EXPR) AOTC_BINARY(NAME, u16, uint16_t, uint8_t, EXPR) \
+    AOTC_BINARY(NAME, u32, uint32_t, uint8_t, EXPR) AOTC_BINARY(NAME, u64, uint64_t, uint8_t, EXPR)
 
 /* wrapping integer arithmetic */
 #define WRAP_ADD (in_t)((uint64_t)x0 + (uint64_t)x1)
@@ -87,7 +91,7 @@ AOTC_INTS(AOTC_BINARY, add, WRAP_ADD)
 AOTC_INTS(AOTC_BINARY, sub, WRAP_SUB)
 AOTC_INTS(AOTC_BINARY, mul, WRAP_MUL)
 AOTC_SIGNED(AOTC_BINARY, div, SIGNED_DIV)
-AOTC_BINARY(div, u8, uint8_t, uint8_t, x1 == 0 ? 0 : x0 / x1)
+AOTC_UNSIGNED(AOTC_BINARY, div, x1 == 0 ? 0 : x0 / x1)
 /* NaN propagates, as in ONNX */
 AOTC_FLOATS(AOTC_BINARY, max, (x0 > x1 || x0 != x0) ? x0 : x1)
 AOTC_FLOATS(AOTC_BINARY, min, (x0 < x1 || x0 != x0) ? x0 : x1)
@@ -95,14 +99,25 @@ AOTC_INTS(AOTC_BINARY, max, x0 > x1 ? x0 : x1)
 AOTC_INTS(AOTC_BINARY, min, x0 < x1 ? x0 : x1)
 AOTC_BINARY(pow, f32, float, float, powf(x0, x1))
 AOTC_BINARY(pow, f64, double, double, pow(x0, x1))
+/* integer Pow: by squaring, wrapping; a negative exponent gives what trunc(b^e) is (0 but for |b| = 1) */
+static int64_t aotc_ipow(int64_t b, int64_t e) {
+    uint64_t r = 1, x = (uint64_t)b;
+    if (e < 0) return b == 1 ? 1 : b == -1 ? ((e & 1) ? -1 : 1) : 0;
+    for (; e; e >>= 1) {
+        if (e & 1) r *= x;
+        x *= x;
+    }
+    return r <= (uint64_t)INT64_MAX ? (int64_t)r : (int64_t)(r - 9223372036854775808u) + INT64_MIN;
+}
+AOTC_SIGNED(AOTC_BINARY, pow, (in_t)aotc_ipow(x0, x1))
 AOTC_BINARY(prelu, f32, float, float, x0 < 0.0f ? x0 * x1 : x0)
 /* Mod: fmod=1 is C's fmod/% (sign of the dividend), fmod=0 Python's (sign of the divisor) */
 AOTC_BINARY(fmod, f32, float, float, fmodf(x0, x1))
 AOTC_BINARY(fmod, f64, double, double, fmod(x0, x1))
 AOTC_SIGNED(AOTC_BINARY, fmod, SIGNED_REM)
 AOTC_SIGNED(AOTC_BINARY, mod, SIGNED_MOD)
-AOTC_BINARY(fmod, u8, uint8_t, uint8_t, x1 == 0 ? 0 : x0 % x1)
-AOTC_BINARY(mod, u8, uint8_t, uint8_t, x1 == 0 ? 0 : x0 % x1)
+AOTC_UNSIGNED(AOTC_BINARY, fmod, x1 == 0 ? 0 : x0 % x1)
+AOTC_UNSIGNED(AOTC_BINARY, mod, x1 == 0 ? 0 : x0 % x1)
 
 AOTC_CMP_ALL(equal, x0 == x1)
 AOTC_BINARY(equal, b8, uint8_t, uint8_t, (x0 != 0) == (x1 != 0))
@@ -118,8 +133,9 @@ AOTC_INTS(AOTC_BINARY, bitwise_and, x0 & x1)
 AOTC_INTS(AOTC_BINARY, bitwise_or, x0 | x1)
 AOTC_INTS(AOTC_BINARY, bitwise_xor, x0 ^ x1)
 /* BitShift, unsigned: shifting by the width or more gives 0 */
-AOTC_BINARY(shift_left, u8, uint8_t, uint8_t, x1 >= 8 ? 0 : (uint8_t)(x0 << x1))
-AOTC_BINARY(shift_right, u8, uint8_t, uint8_t, x1 >= 8 ? 0 : x0 >> x1)
+#define UNSIGNED_OUT (x1 >= 8 * sizeof(in_t))
+AOTC_UNSIGNED(AOTC_BINARY, shift_left, UNSIGNED_OUT ? 0 : (in_t)((uint64_t)x0 << x1))
+AOTC_UNSIGNED(AOTC_BINARY, shift_right, UNSIGNED_OUT ? 0 : (in_t)((uint64_t)x0 >> x1))
 /* signed (opset 28): the right shift is arithmetic (written on ~x for negative x, so no C
  * implementation-defined shift); a shift below 0 or by the width or more leaves only the sign fill */
 #define SHIFT_OUT (x1 < 0 || (int64_t)x1 >= (int64_t)(8 * sizeof(in_t)))
@@ -184,10 +200,10 @@ AOTC_SIGNED(AOTC_UNARY, neg, (in_t)(0u - (uint64_t)v))
 AOTC_UNARY(abs, f32, float, float, fabsf(v))
 AOTC_UNARY(abs, f64, double, double, fabs(v))
 AOTC_SIGNED(AOTC_UNARY, abs, v < 0 ? (in_t)(0u - (uint64_t)v) : v)
-AOTC_UNARY(abs, u8, uint8_t, uint8_t, v)
+AOTC_UNSIGNED(AOTC_UNARY, abs, v)
 AOTC_FLOATS(AOTC_UNARY, sign, (v > 0) - (v < 0))
 AOTC_SIGNED(AOTC_UNARY, sign, (v > 0) - (v < 0))
-AOTC_UNARY(sign, u8, uint8_t, uint8_t, v != 0)
+AOTC_UNSIGNED(AOTC_UNARY, sign, v != 0)
 AOTC_UNARY(not, b8, uint8_t, uint8_t, v == 0)
 AOTC_INTS(AOTC_UNARY, bitwise_not, ~v)
 

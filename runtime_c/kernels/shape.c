@@ -209,6 +209,22 @@ static int8_t wrap_i8(int64_t v) {
 static int64_t int_to_i64(int64_t v) { return v; }
 static uint8_t wrap_u8(int64_t v) { return (uint8_t)v; }
 static uint8_t int_to_bool(int64_t v) { return v != 0; }
+static uint16_t wrap_u16(int64_t v) { return (uint16_t)v; }
+static uint32_t wrap_u32(int64_t v) { return (uint32_t)v; }
+/* from an unsigned 64-bit source: no detour through int64_t (values from 2^63 up) */
+static int64_t u64_to_i64(uint64_t v) {
+    return v <= (uint64_t)INT64_MAX ? (int64_t)v : (int64_t)(v - 9223372036854775808u) + INT64_MIN;
+}
+static uint64_t u64_id(uint64_t v) { return v; }
+static uint64_t int_to_u64(int64_t v) { return (uint64_t)v; }
+static size_t aotc_cast_size(aotc_cast_type t) {
+    switch (t) {
+    case AOTC_CAST_F64: case AOTC_CAST_I64: case AOTC_CAST_U64: return 8;
+    case AOTC_CAST_F32: case AOTC_CAST_I32: case AOTC_CAST_U32: return 4;
+    case AOTC_CAST_I16: case AOTC_CAST_U16: return 2;
+    default: return 1;
+    }
+}
 
 /* Float to integer: truncation toward zero; NaN and values outside the type give its
  * minimum (x86's "integer indefinite", which onnxruntime returns there). */
@@ -224,6 +240,13 @@ static int16_t real_to_i16(double x) { return wrap_i16(real_to_i32(x)); }
 static int8_t real_to_i8(double x) { return wrap_i8(real_to_i32(x)); }
 static uint8_t real_to_u8(double x) { return wrap_u8(real_to_i32(x)); }
 static uint8_t real_to_bool(double x) { return x != 0.0; }
+static uint16_t real_to_u16(double x) { return wrap_u16(real_to_i64(x)); }
+static uint32_t real_to_u32(double x) { return wrap_u32(real_to_i64(x)); }
+static uint64_t real_to_u64(double x) {
+    if (x >= 9223372036854775808.0 && x < 18446744073709551616.0)
+        return (uint64_t)(x - 9223372036854775808.0) + 9223372036854775808u;
+    return (uint64_t)real_to_i64(x);
+}
 
 /* d[i] = CONVERT(s[i]) for i < n. */
 #define AOTC_CAST_LOOP(SRC_T, DST_T, CONVERT)                        \
@@ -245,6 +268,9 @@ static uint8_t real_to_bool(double x) { return x != 0.0; }
     case AOTC_CAST_I8: AOTC_CAST_LOOP(SRC_T, int8_t, real_to_i8); break;                 \
     case AOTC_CAST_U8: AOTC_CAST_LOOP(SRC_T, uint8_t, real_to_u8); break;                \
     case AOTC_CAST_BOOL: AOTC_CAST_LOOP(SRC_T, uint8_t, real_to_bool); break;            \
+    case AOTC_CAST_U16: AOTC_CAST_LOOP(SRC_T, uint16_t, real_to_u16); break;             \
+    case AOTC_CAST_U32: AOTC_CAST_LOOP(SRC_T, uint32_t, real_to_u32); break;             \
+    case AOTC_CAST_U64: AOTC_CAST_LOOP(SRC_T, uint64_t, real_to_u64); break;             \
     }
 
 /* Every destination type from the integer type SRC_T (bool included). */
@@ -258,6 +284,32 @@ static uint8_t real_to_bool(double x) { return x != 0.0; }
     case AOTC_CAST_I8: AOTC_CAST_LOOP(SRC_T, int8_t, wrap_i8); break;                    \
     case AOTC_CAST_U8: AOTC_CAST_LOOP(SRC_T, uint8_t, wrap_u8); break;                   \
     case AOTC_CAST_BOOL: AOTC_CAST_LOOP(SRC_T, uint8_t, int_to_bool); break;             \
+    case AOTC_CAST_U16: AOTC_CAST_LOOP(SRC_T, uint16_t, wrap_u16); break;                \
+    case AOTC_CAST_U32: AOTC_CAST_LOOP(SRC_T, uint32_t, wrap_u32); break;                \
+    case AOTC_CAST_U64: AOTC_CAST_LOOP(SRC_T, uint64_t, int_to_u64); break;              \
+    }
+
+/* Every destination type from uint64_t: integers narrow modulo 2^bits, as from int64_t. */
+#define AOTC_CAST_FROM_U64()                                                            \
+    switch (to) {                                                                       \
+    case AOTC_CAST_F32: AOTC_CAST_LOOP(uint64_t, float, (float)); break;                 \
+    case AOTC_CAST_F64: AOTC_CAST_LOOP(uint64_t, double, (double)); break;               \
+    case AOTC_CAST_U64: AOTC_CAST_LOOP(uint64_t, uint64_t, u64_id); break;               \
+    case AOTC_CAST_BOOL: {                                                              \
+        const uint64_t *s_ = (const uint64_t *)src;                                     \
+        uint8_t *d_ = (uint8_t *)dst;                                                   \
+        size_t i_;                                                                      \
+        for (i_ = 0; i_ < n; ++i_) d_[i_] = s_[i_] != 0;                                \
+        break;                                                                          \
+    }                                                                                   \
+    default: {                                                                          \
+        const uint64_t *s_ = (const uint64_t *)src;                                     \
+        size_t i_;                                                                      \
+        for (i_ = 0; i_ < n; ++i_) {                                                    \
+            const int64_t v_ = u64_to_i64(s_[i_]);                                      \
+            aotc_cast(1, AOTC_CAST_I64, to, &v_, (char *)dst + i_ * aotc_cast_size(to)); \
+        }                                                                               \
+    }                                                                                   \
     }
 
 void aotc_cast(size_t n, aotc_cast_type from, aotc_cast_type to, const void *src, void *dst) {
@@ -270,5 +322,8 @@ void aotc_cast(size_t n, aotc_cast_type from, aotc_cast_type to, const void *src
     case AOTC_CAST_I8: AOTC_CAST_FROM_INT(int8_t); break;
     case AOTC_CAST_U8: AOTC_CAST_FROM_INT(uint8_t); break;
     case AOTC_CAST_BOOL: AOTC_CAST_FROM_INT(uint8_t); break;
+    case AOTC_CAST_U16: AOTC_CAST_FROM_INT(uint16_t); break;
+    case AOTC_CAST_U32: AOTC_CAST_FROM_INT(uint32_t); break;
+    case AOTC_CAST_U64: AOTC_CAST_FROM_U64(); break;
     }
 }
