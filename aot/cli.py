@@ -112,9 +112,24 @@ def _vendor_opt(text: str) -> tuple[str, str, str]:
     return vendor, key, value
 
 
+def _max_dim(text: str) -> tuple[str, int, int]:
+    target, _, rows = text.rpartition("=")
+    name, _, axis = target.rpartition(":")
+    try:
+        value = (name, int(axis), int(rows))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected TENSOR:AXIS=N (e.g. selected:0=100), got '{text}'") from None
+    if not name or value[1] < 0 or value[2] < 1:
+        raise argparse.ArgumentTypeError(f"expected TENSOR:AXIS=N with AXIS >= 0 and N >= 1, got '{text}'")
+    return value
+
+
 def _vendor_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--input-shape", action="append", default=[], type=_input_shape, metavar="NAME=D0,D1,...",
                    help="static shape for an input with dynamic dimensions (repeat per input)")
+    p.add_argument("--max-dim", action="append", default=[], type=_max_dim, metavar="TENSOR:AXIS=N",
+                   help="bound of a dimension the data decides (NonMaxSuppression's, NonZero's rows): the arena "
+                   "holds N, the op stops at N (repeat per tensor)")
     p.add_argument("--vendor", action="append", default=[], metavar="V",
                    help="offload what vendor V takes (repeat; the order is the priority)")
     p.add_argument("--vendor-opt", action="append", default=[], type=_vendor_opt, metavar="V.KEY=VALUE",
@@ -183,8 +198,7 @@ def _cmd_ops(args: argparse.Namespace) -> int:
 def _run_parser(cmd: str) -> argparse.ArgumentParser:
     about = {"run": "Run the built bundle on inputs from an .npz file and summarise its outputs (top classes of "
              "a classifier).", "bench": "Time the bundle and onnxruntime (one thread each) back to back on the "
-             "same inputs (with --tflite, LiteRT too). A bundle for a Cortex-M board runs under qemu instead: the "
-             "instructions of one inference, "
+             "same inputs. A bundle for a Cortex-M board runs under qemu instead: the instructions of one inference, "
              "per MAC and as a share of the floor, with the outputs' error against onnxruntime.",
              "footprint": "Build the bundle and measure its code, constants and RAM."}[cmd]
     p = argparse.ArgumentParser(prog=f"aotc {cmd}", description=about)
@@ -204,9 +218,6 @@ def _run_parser(cmd: str) -> argparse.ArgumentParser:
         p.add_argument("--instructions", action="store_true",
                        help="also count the instructions of one inference under valgrind --tool=callgrind")
         p.add_argument("--model", help="ONNX model for onnxruntime (default: the one OUT was compiled from)")
-        p.add_argument("--tflite", metavar="FILE.tflite",
-                       help="also time this .tflite file of the same network in LiteRT (one thread, its default "
-                       "XNNPACK delegate) in the same rounds, and print bundle / LiteRT and bundle / the faster")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -290,7 +301,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         bundle = compile_file(args.model, Options(name=args.name, target=args.target, vendors=tuple(args.vendor),
                                                      vendor_options=tuple(args.vendor_opt), annotate=args.annotate,
                                                      input_shapes=tuple(args.input_shape),
-                                                     scratch_floor=args.scratch_floor))
+                                                     scratch_floor=args.scratch_floor, max_dims=tuple(args.max_dim)))
     created = not out.exists()
     bundle.write(out / "bundle")
     if not args.no_configure:
@@ -329,7 +340,8 @@ def _cmd_partition(args: argparse.Namespace) -> int:
     parted = partition_model(load_model(args.model), Options(name=args.name, vendors=tuple(args.vendor),
                                                               vendor_options=tuple(args.vendor_opt),
                                                               annotate=args.annotate,
-                                                              input_shapes=tuple(args.input_shape)), source)
+                                                              input_shapes=tuple(args.input_shape),
+                                                              max_dims=tuple(args.max_dim)), source)
     graph = parted.graph
     if args.output:
         import onnx
@@ -396,7 +408,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         print(format_board_table([bench_board(out, meta, inputs_npz=args.inputs, model=args.model)]), end="")
         return 0
     row = bench_one(out, meta, inputs_npz=args.inputs, repeat=args.repeat, model=args.model,
-                    instructions=args.instructions, rounds=args.rounds, tflite=args.tflite)
+                    instructions=args.instructions, rounds=args.rounds)
     print(format_table([row]), end="")
     return 0
 

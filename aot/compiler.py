@@ -11,6 +11,7 @@ import onnx
 from aot.emit_c import Bundle, build_bundle
 from aot.errors import AotcError
 from aot.frontend import import_model, load_model, sanitize
+from aot.frontend.bounded import check_bounded
 from aot.ir import Function, Graph
 from aot.kernels.base import TargetTraits
 from aot.partition import Partitioned, partition_for
@@ -36,6 +37,8 @@ class Options:
     # fast, and the others size theirs to the memory spare at their step. More lets kernels take
     # their largest blocks everywhere (a few percent on some models, for RAM).
     scratch_floor: int = 0
+    # bounds of data-dependent dims: ((tensor, axis, rows), ...) (--max-dim; aot/frontend/bounded.py)
+    max_dims: tuple[tuple[str, int, int], ...] = ()
 
 
 def partition_model(model: onnx.ModelProto, options: Options = Options(),
@@ -60,7 +63,8 @@ def partition_model(model: onnx.ModelProto, options: Options = Options(),
     if options.annotate:
         annotations = annotations + load_annotations(options.annotate)
     name = sanitize(options.name or file_name or Path(source).stem)
-    graph = simplify(import_model(model, name, dict(options.input_shapes)))
+    max_dims = {(t, a): n for t, a, n in options.max_dims}
+    graph = simplify(import_model(model, name, dict(options.input_shapes), max_dims))
     parted = partition_for(graph, vendors, annotations, name)
     for symbol, proto in transformed_functions(written).items():  # written after their vendor's transform
         if symbol in parted.graph.functions:
@@ -146,6 +150,7 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
 def compile_model(model: onnx.ModelProto, options: Options = Options(), source: str = "model.onnx") -> Bundle:
     parted = partition_model(model, options, source)
     graph = simplify(parted.graph, HOST_PIPELINE)  # fusion for the host kernels, after vendors took their nodes
+    check_bounded(graph)  # the passes kept every reader of data-dependent rows one that runs on their extent
     artifacts = codegen_functions(graph, options.target, parted.vendors, parted.options)
     selection, plan = select_and_plan(graph, options.target, artifacts, options.scratch_floor)
     bundle = build_bundle(graph, selection, plan, target=options.target, source=source, artifacts=artifacts)

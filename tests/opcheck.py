@@ -53,6 +53,7 @@ class Case:
     # error relative to the output's own scale (max |ref|), not to max(1, max |ref|): for outputs
     # whose scale is not about 1 (issue 15's transformer ops)
     relative: bool = False
+    max_dims: tuple = ()  # Options.max_dims: bounds of data-dependent dims (issue 18)
 
 
 def tensor_type(dtype: np.dtype | str) -> int:
@@ -216,7 +217,7 @@ def shared_build(cases: list[Case], workdir: Path | None = None, *, vendor_inclu
         name = f"case{k}"
         try:
             options = Options(name=name, vendors=case.vendors, input_shapes=case.input_shapes,
-                              scratch_floor=case.scratch_floor)
+                              scratch_floor=case.scratch_floor, max_dims=case.max_dims)
             bundle = compile_model(case.model, options, source=f"{case.id}.onnx")
         except Exception as e:  # reported by that case's test, not by the whole module
             build.errors[case.id] = e

@@ -63,3 +63,10 @@ def test_loops_under_sanitizers():
     """A Loop's C reads scan rows, carried states and outer values by the step counter, and stops on a
     run-time condition (issue 26): every model of tests/test_loops.py, under ASan and UBSan."""
     run_sanitized(["test_loops.py"], sample=1)
+
+
+def test_detection_under_sanitizers():
+    """NonMaxSuppression's heap and NonZero's odometer, and the ops that read their rows (issue 18): the
+    rows past each extent are poisoned while the tensor lives, so a kernel that read or wrote one is
+    reported. Every case of tests/test_ops_detect.py."""
+    run_sanitized(["test_ops_detect.py"], sample=1)

@@ -8,7 +8,8 @@ from aot.csource.format import C_TYPES, CNames, c_comment
 from aot.csource.tap import c_tap
 from aot.csource.weights import StoredArray, WeightStore
 from aot.errors import AotcError
-from aot.ir import Graph, Node
+from aot.frontend.bounded import PRODUCERS
+from aot.ir import Graph, Node, Tensor
 from aot.kernels.base import KernelChoice, NodeContext
 from aot.plan import Plan
 from aot.select import Selection
@@ -35,6 +36,69 @@ def _state_copies(node: Node, pairs: list[tuple[str, str]]) -> list[tuple[str, s
     return done
 
 
+_POISON_MACROS = """/* Rows of a tensor past its run-time extent: under AddressSanitizer they are poisoned while the
+ * tensor lives, so a kernel that read or wrote them would be reported; nothing otherwise. */
+#if defined(__SANITIZE_ADDRESS__)
+#define AOTC_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AOTC_ASAN 1
+#endif
+#endif
+#if defined(AOTC_ASAN)
+#include <sanitizer/asan_interface.h>
+#define AOTC_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define AOTC_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define AOTC_POISON(p, n) ((void)(p), (void)(n))
+#define AOTC_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif"""
+
+
+class _RowView:
+    """The emitter as an op's emitter sees it inside the loop over a bounded tensor's rows: each
+    bounded tensor of the node one row long, its pointer at row aotc_row."""
+
+    def __init__(self, em: ModelEmitter, node: Node):
+        self.em = em
+        tensors = dict(em.graph.tensors)
+        self.rows: dict[str, int] = {}
+        for t in (t for t in [*node.inputs, *node.outputs] if t and t in em.bounded_axis):
+            full, a = em.graph.tensors[t], em.bounded_axis[t]
+            shape = list(full.shape)
+            shape[a] = 1
+            tensors[t] = Tensor(t, tuple(shape), full.dtype)
+            self.rows[t] = int(np.prod(full.shape[a + 1:], dtype=np.int64))
+        g = em.graph
+        self.graph = Graph(g.name, g.nodes, tensors, g.inputs, g.outputs, g.functions, g.meta)
+
+    @property
+    def choices(self) -> dict[str, KernelChoice]:
+        return self.em.choices
+
+    def pointer(self, tensor: str) -> str:
+        p = self.em.pointer(tensor)
+        return f"({p} + (size_t)aotc_row * {self.rows[tensor]}u)" if tensor in self.rows else p
+
+    def scratch_pointer(self, node: Node, ctype: str) -> str:
+        return self.em.scratch_pointer(node, ctype)
+
+    def declare_params(self, node: Node, ctype: str, fields: dict[str, str], comment: str) -> str:
+        return self.em.declare_params(node, ctype, fields, comment + " (one row)" if comment else "one row")
+
+    def declare_derived(self, node: Node, suffix: str, values: np.ndarray, comment: str) -> str:
+        return self.em.declare_derived(node, suffix, values, comment)
+
+    def line(self, text: str) -> None:
+        self.em.line("    " + text)
+
+    def written_in_place(self, part: str, whole: str, byte_offset: int) -> bool:
+        return False  # rows are copied one by one: nothing is planned in place inside them
+
+    def extent_var(self, tensor: str) -> str:
+        return self.em.extent_var(tensor)
+
+
 class ModelEmitter:
     """Builds the text pieces of <name>.c for one graph."""
 
@@ -59,6 +123,12 @@ class ModelEmitter:
         for t in dict.fromkeys([*graph.inputs, *graph.outputs]):
             self.fields.name(t, t)
         self.derived: dict[str, StoredArray] = {}
+        self.last_read: dict[str, int] | None = None  # bounded tensor -> index of its last reader
+        # tensors whose rows along an axis are known only at run time (aot/frontend/bounded.py): the
+        # producer's output each takes its extent from
+        self.extent_root: dict[str, str] = graph.meta.get("extent_root", {})
+        self.bounded_axis: dict[str, int] = {t: a for t, a in graph.meta.get("bounded", {}).items()
+                                             if t in self.extent_root}
 
     @property
     def choices(self) -> dict[str, KernelChoice]:
@@ -127,6 +197,8 @@ class ModelEmitter:
     # --- entry point ----------------------------------------------------------------
     def emit_nodes(self) -> None:
         loops: list[str] = []  # the C counters of the loops open at this node, outermost first
+        if self.bounded_axis:
+            self.decls.append(_POISON_MACROS)
         for index, node in enumerate(self.graph.nodes):
             if node.op == "LoopBegin":
                 loops.append(self._emit_loop_begin(index, node, len(loops)))
@@ -158,10 +230,12 @@ class ModelEmitter:
                       f"{c_comment(ins)} -> {c_comment(outs)} */")
             if op.view and self._shares_storage(node.outputs[0], node.inputs[0]):
                 self.line("/* view: same bytes, no copy */")
-                self._emit_taps(node)
-                continue
-            op.emit(NodeContext(self, node, index))
+            elif node.op not in PRODUCERS and any(i in self.bounded_axis for i in node.inputs if i):
+                self._emit_on_extent(index, node)
+            else:
+                op.emit(NodeContext(self, node, index))
             self._emit_taps(node)
+            self._poison_rows(index, node)
         for o in self.plan.copied_outputs:  # outputs that no node writes: constants
             self.line("")
             self.line(f'/* graph output "{c_comment(o)}" is a copy of a constant */')
@@ -220,6 +294,68 @@ class ModelEmitter:
             if self.plan.offsets.get(out) != self.plan.offsets.get(src):
                 self.line(f"memcpy({self.pointer(out)}, {self.pointer(src)}, {g.tensors[out].nbytes}u);")
 
+    def extent_var(self, tensor: str) -> str:
+        """The C local holding the run-time rows of a bounded tensor (its producer's, which sets it)."""
+        root = self.extent_root[tensor]
+        return self.names.name(("extent", root), root, "rows_")
+
+    def _emit_on_extent(self, index: int, node: Node) -> None:
+        """A node reading bounded rows runs once per row written (aot/frontend/bounded.py made sure
+        each output row comes from the same input rows): the op's own emitter, on one-row tensors
+        whose pointers step by a row."""
+        first = next(i for i in node.inputs if i in self.bounded_axis)
+        rows = self.extent_var(first)
+        if node.op == "Transpose":  # NonZero's [rank, bound] to [rows, rank]
+            x, y = node.inputs[0], node.outputs[0]
+            rank, bound = self.graph.tensors[x].shape
+            self.line(f"/* on the {rows} columns written, of {bound} */")
+            self.line(f"for (int64_t aotc_row = 0; aotc_row < {rows}; ++aotc_row) {{")
+            self.line(f"    for (int64_t aotc_d = 0; aotc_d < {rank}; ++aotc_d) {self.pointer(y)}[aotc_row * {rank} "
+                      f"+ aotc_d] = {self.pointer(x)}[aotc_d * {bound} + aotc_row];")
+            self.line("}")
+            return
+        bound = self.graph.tensors[first].shape[self.bounded_axis[first]]
+        self.line(f"/* on the {rows} rows written, of {bound} */")
+        self.line(f"for (int64_t aotc_row = 0; aotc_row < {rows}; ++aotc_row) {{")
+        self.ops[node.name].emit(NodeContext(_RowView(self, node), node, index))
+        self.line("}")
+
+    def _poison_rows(self, index: int, node: Node) -> None:
+        """Under AddressSanitizer, the rows of a bounded tensor past its extent are poisoned from
+        its producer to its last reader (a kernel that touched them would be reported), then
+        given back to the arena (later tensors may take those bytes)."""
+        if not self.bounded_axis:
+            return
+        if self.last_read is None:
+            self.last_read = {}
+            for k, n in enumerate(self.graph.nodes):
+                for i in n.inputs:
+                    if i in self.bounded_axis:
+                        self.last_read[i] = k
+        for t in node.inputs:
+            if t in self.bounded_axis and self.last_read.get(t) == index and t not in self.graph.outputs:
+                self.line(self._rows_past(t, "AOTC_UNPOISON", whole=True))
+        for t in node.outputs:
+            if t in self.bounded_axis:
+                self.line(self._rows_past(t, "AOTC_POISON"))
+                if t not in self.last_read and t not in self.graph.outputs:
+                    self.line(self._rows_past(t, "AOTC_UNPOISON", whole=True))
+
+    def _rows_past(self, tensor: str, macro: str, whole: bool = False) -> str:
+        """`macro(p, n)` over the bytes of `tensor` past its extent (all its bytes: `whole`)."""
+        t, a = self.graph.tensors[tensor], self.bounded_axis[tensor]
+        if whole:
+            return f"{macro}({self.pointer(tensor)}, {t.nbytes}u);"
+        outer, bound = int(np.prod(t.shape[:a], dtype=np.int64)), t.shape[a]
+        row = int(np.prod(t.shape[a + 1:], dtype=np.int64)) * t.itemsize
+        rows = self.extent_var(tensor)
+        one = (f"{macro}((const uint8_t *){self.pointer(tensor)} + {{o}}(size_t){rows} * {row}u, "
+               f"(size_t)({bound} - {rows}) * {row}u);")
+        if outer == 1:
+            return one.format(o="")
+        return (f"for (size_t aotc_o = 0; aotc_o < {outer}u; ++aotc_o) "
+                + one.format(o=f"aotc_o * {bound * row}u + "))
+
     def extent_field(self, tensor: str) -> str:
         """The outputs-struct field that reports how far a bounded output was written."""
         return self.fields.name(("extent", tensor), f"{self.io_field(tensor)}_extent")
@@ -228,7 +364,7 @@ class ModelEmitter:
         """AOTC_TAP for each output, right after the node writes it (before a later node may reuse
         its arena bytes): nothing in a normal build, the tensor for `aotc compare` in its debug build."""
         for o in node.outputs:
-            if o:
+            if o and o not in self.bounded_axis:  # bounded rows: only the extent is meaningful
                 t = self.graph.tensors[o]
                 self.line(c_tap(node.name, o, t.dtype, t.shape, self.pointer(o), t.nbytes))
 
@@ -239,9 +375,25 @@ class ModelEmitter:
         copy_in = [f"if (in->{self.io_field(t)} != (const void *)(a + {self.plan.offsets[t]}u)) "
                    f"memcpy(a + {self.plan.offsets[t]}u, in->{self.io_field(t)}, {g.tensors[t].nbytes}u);"
                    for t in g.inputs if t in self.plan.offsets]
-        copy_out = [f"if (out->{self.io_field(t)} != (void *)(a + {self.plan.output_offsets[t]}u)) "
-                    f"memcpy(out->{self.io_field(t)}, a + {self.plan.output_offsets[t]}u, {g.tensors[t].nbytes}u);"
-                    for t in dict.fromkeys(g.outputs)]
+        copy_out = []
+        for t in dict.fromkeys(g.outputs):
+            at, field = self.plan.output_offsets[t], self.io_field(t)
+            if t not in self.bounded_axis:
+                copy_out.append(f"if (out->{field} != (void *)(a + {at}u)) memcpy(out->{field}, a + {at}u, "
+                                f"{g.tensors[t].nbytes}u);")
+                continue
+            # the rows written, each block of them where the bound puts it: nothing past the extent is read
+            tensor, axis, rows = g.tensors[t], self.bounded_axis[t], self.extent_var(t)
+            outer, bound = int(np.prod(tensor.shape[:axis], dtype=np.int64)), tensor.shape[axis]
+            row = int(np.prod(tensor.shape[axis + 1:], dtype=np.int64)) * tensor.itemsize
+            copy_out.append(f"out->{self.extent_field(t)} = {rows};")
+            copy = (f"memcpy((uint8_t *)out->{field} + {{o}}, a + {at}u + {{o}}, (size_t){rows} * {row}u);")
+            if outer == 1:
+                copy_out.append(f"if (out->{field} != (void *)(a + {at}u)) " + copy.format(o="0u"))
+            else:
+                copy_out.append(f"if (out->{field} != (void *)(a + {at}u)) for (size_t aotc_o = 0; aotc_o < {outer}u; "
+                                f"++aotc_o) " + copy.format(o=f"aotc_o * {bound * row}u"))
+            copy_out.append(self._rows_past(t, "AOTC_UNPOISON", whole=True))
         return copy_in, copy_out
 
     def _emit_call(self, index: int, node: Node) -> None:

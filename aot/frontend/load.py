@@ -13,6 +13,7 @@ from onnx import helper, numpy_helper
 from aot.csource.names import is_reserved
 from aot.errors import AotcError
 from aot.frontend import contrib
+from aot.frontend.bounded import BoundedImport, check_bounded
 from aot.frontend.canonical import canonicalize
 from aot.frontend.fold import _Named, evaluate_node, fold_to_fixed_point, refuse_control_flow, static_shapes
 from aot.frontend.loops import flatten_loops, import_loop, scans_to_loops, sequences_to_scans
@@ -77,8 +78,10 @@ def opset_of(model: onnx.ModelProto) -> int:
 
 
 def import_model(model: onnx.ModelProto, name: str | None = None,
-                 input_shapes: dict[str, tuple[int, ...]] | None = None) -> Graph:
-    """ModelProto -> IR Graph with static shapes, constants folded, attributes canonical."""
+                 input_shapes: dict[str, tuple[int, ...]] | None = None,
+                 max_dims: dict[tuple[str, int], int] | None = None) -> Graph:
+    """ModelProto -> IR Graph with static shapes, constants folded, attributes canonical;
+    `max_dims` bounds data-dependent dims ({(tensor, axis): rows}, aot/frontend/bounded.py)."""
     opset = opset_of(model)
     if not MIN_OPSET <= opset <= MAX_OPSET:
         raise AotcError(f"opset {opset} is not supported (aotc reads opsets {MIN_OPSET} to {MAX_OPSET})")
@@ -103,7 +106,9 @@ def import_model(model: onnx.ModelProto, name: str | None = None,
     if _reduces_empty(model):  # the declared output shape is what pins a Reduce of nothing: fold it now
         model = fold_to_fixed_point(model)
         restore_declarations(model, declared)
-    graph = _to_ir(model, name or sanitize(model.graph.name or "model"))
+    bounded = BoundedImport(max_dims or {})
+    graph = _to_ir(model, name or sanitize(model.graph.name or "model"), bounded)
+    bounded.finish(graph)
     check_declarations(graph, declared)
     inconsistent = node_inference_errors(model, graph.tensors)  # raised after canonicalize's own checks
     declare_outputs(model, graph)
@@ -114,6 +119,7 @@ def import_model(model: onnx.ModelProto, name: str | None = None,
     if inconsistent:
         raise inconsistent[0]
     flatten_loops(graph)  # each Loop's body between a LoopBegin and a LoopEnd (aot/frontend/loops.py)
+    check_bounded(graph)  # the readers of data-dependent rows run on their extent, or are refused
     graph.verify()
     return graph
 
@@ -223,7 +229,7 @@ def _elem_dtype(elem_type: int, what: str, node: object = None) -> str:
     return dt
 
 
-def _to_ir(model: onnx.ModelProto, name: str) -> Graph:
+def _to_ir(model: onnx.ModelProto, name: str, bounded: BoundedImport | None = None) -> Graph:
     g = model.graph
     opsets = list(model.opset_import)
     tensors: dict[str, Tensor] = {}
@@ -259,6 +265,11 @@ def _to_ir(model: onnx.ModelProto, name: str) -> Graph:
         node = Node(pn.op_type, node_name, list(pn.input), list(pn.output), attrs)
         check_node_types(pn, tensors, opset_of(model), node)
         check_int_attributes(pn, node)
+        at_bound = bounded.infer(pn, node, tensors, opsets) if bounded is not None else None
+        if at_bound is not None:  # makes or reads rows known only at run time: shapes at the bound
+            tensors.update(at_bound)
+            nodes.append(node)
+            continue
         missing = [o for o in pn.output if o and (shapes.get(o) is None or o not in types)]
         if missing:
             _infer_by_evaluation(pn, node, tensors, shapes, types, opsets)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from aot.kernels import (
     attention,
     conv,
+    detect,
     elementwise,
     gemm,
     index,
@@ -21,7 +22,7 @@ from aot.kernels import (
 from aot.kernels.base import HostOp, NodeContext
 
 _FAMILIES = (elementwise, shape, conv, gemm, pool, norm, reduce, resize, quant, recurrent, index, loss, attention,
-             tflite_int8)
+             tflite_int8, detect)
 
 
 def _merge() -> dict[str, HostOp]:

@@ -1,0 +1,141 @@
+"""Detection ops (issue 18): TopK, NonMaxSuppression and NonZero (runtime_c/kernels/detect.c).
+
+NonMaxSuppression and NonZero write a number of rows that depends on the data. The frontend plans
+their output at a bound (aot/frontend/bounded.py); the kernel returns the rows it wrote, which the
+emitter keeps in a C local (the tensor's extent) for the ops that read the tensor, and for the
+outputs struct when it is a graph output.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aot.csource.format import c_float, c_int, c_ints
+from aot.ir import Graph, Node
+from aot.kernels.base import HostOp, NodeContext, fixed_scratch
+from aot.kernels.shape import MAX_RANK, check_sizes
+
+TOPK_DTYPES = ("float32", "int64", "int32")
+
+
+def _nelem(shape: tuple[int, ...]) -> int:
+    return int(np.prod(shape, dtype=np.int64))
+
+
+# --- TopK ------------------------------------------------------------------------------------
+
+def topk_k(node: Node, graph: Graph) -> int | None:
+    """k, from the attribute (opset < 10) or the constant input; None when computed at run time."""
+    if "k" in node.attrs:
+        return int(node.attrs["k"])
+    k = graph.const(node.inputs[1]) if len(node.inputs) > 1 else None
+    return None if k is None else int(np.asarray(k).reshape(-1)[0])
+
+
+def _topk_axis(node: Node, graph: Graph) -> int:
+    rank = len(graph.tensors[node.inputs[0]].shape)
+    axis = int(node.attrs.get("axis", -1))
+    return axis + rank if axis < 0 else axis
+
+
+def _emit_topk(ctx: NodeContext) -> None:
+    x = ctx.inputs[0]
+    values, indices = ctx.outputs[:2]
+    shape, axis = ctx.shape(x), _topk_axis(ctx.node, ctx.graph)
+    k = topk_k(ctx.node, ctx.graph)
+    largest = int(ctx.attrs.get("largest", 1))
+    p = ctx.params("aotc_topk_params", {
+        "outer": c_int(_nelem(shape[:axis])), "n": c_int(shape[axis]), "inner": c_int(_nelem(shape[axis + 1:])),
+        "k": c_int(k), "largest": str(largest),
+    }, comment=f"TopK {'largest' if largest else 'smallest'} {k} of {list(shape)} along axis {axis}")
+    ctx.call(f"aotc_topk_{ctx.suffix(x)}", p, ctx.ptr(x), ctx.ptr(values), ctx.ptr(indices))
+
+
+def _check_topk(node: Node, graph: Graph) -> str | None:
+    shape = graph.tensors[node.inputs[0]].shape
+    if not shape:
+        return "a scalar input has no axis"
+    if not 0 <= _topk_axis(node, graph) < len(shape):
+        return f"axis {node.attrs.get('axis', -1)} is out of range for rank {len(shape)}"
+    k = topk_k(node, graph)
+    if k is None:
+        return "k is computed at run time: aotc needs it constant"
+    if not 0 < k <= shape[_topk_axis(node, graph)]:
+        return f"k = {k} is not in 1..{shape[_topk_axis(node, graph)]}"
+    return check_sizes(node, graph)
+
+
+# --- NonMaxSuppression ------------------------------------------------------------------------
+
+def _scalar(ctx: NodeContext, index: int, kind: str, default: str) -> str:
+    """C expression of an optional scalar input: its value when constant, a read when not."""
+    if index >= len(ctx.inputs) or not ctx.inputs[index]:
+        return default
+    value = ctx.const(ctx.inputs[index])
+    if value is None:
+        return f"{ctx.ptr(ctx.inputs[index])}[0]"
+    v = np.asarray(value).reshape(-1)[0]
+    return c_int(int(v)) if kind == "int" else c_float(float(v))
+
+
+def _emit_nms(ctx: NodeContext) -> None:
+    boxes, scores = ctx.inputs[:2]
+    y = ctx.outputs[0]
+    batches, classes, n = ctx.shape(scores)
+    bound = ctx.shape(y)[0]
+    center = int(ctx.attrs.get("center_point_box", 0))
+    p = ctx.params("aotc_nms_params", {
+        "batches": c_int(batches), "classes": c_int(classes), "boxes": c_int(n), "center_point_box": str(center),
+        "max_rows": c_int(bound),
+    }, comment=f"NonMaxSuppression of {n} boxes, {classes} classes, {batches} batches: at most {bound} rows")
+    has_score = len(ctx.inputs) > 4 and bool(ctx.inputs[4])
+    ctx.line(f"const int64_t {ctx.emitter.extent_var(y)} = aotc_nms_f32({p}, {ctx.ptr(boxes)}, {ctx.ptr(scores)}, "
+             f"{_scalar(ctx, 2, 'int', '0')}, {_scalar(ctx, 3, 'float', '0.0f')}, {int(has_score)}, "
+             f"{_scalar(ctx, 4, 'float', '0.0f')}, {ctx.scratch('int32_t')}, {ctx.ptr(y)});")
+
+
+def _check_nms(node: Node, graph: Graph) -> str | None:
+    t = graph.tensors
+    boxes, scores = t[node.inputs[0]], t[node.inputs[1]]
+    if boxes.dtype != "float32" or scores.dtype != "float32":
+        return "boxes and scores must be float32"
+    if len(boxes.shape) != 3 or boxes.shape[2] != 4 or len(scores.shape) != 3 or \
+            scores.shape[0] != boxes.shape[0] or scores.shape[2] != boxes.shape[1]:
+        return f"boxes {list(boxes.shape)} and scores {list(scores.shape)} are not [B, N, 4] and [B, C, N]"
+    if int(node.attrs.get("center_point_box", 0)) not in (0, 1):
+        return f"center_point_box {node.attrs['center_point_box']} is not 0 or 1"
+    for k, dtype in ((2, "int64"), (3, "float32"), (4, "float32")):
+        if len(node.inputs) > k and node.inputs[k] and t[node.inputs[k]].dtype != dtype:
+            return f"input {k} must be a {dtype} scalar"
+    return check_sizes(node, graph)
+
+
+# --- NonZero ------------------------------------------------------------------------------
+
+def _emit_nonzero(ctx: NodeContext) -> None:
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    shape = ctx.shape(x)
+    bound = ctx.shape(y)[1]
+    p = ctx.params("aotc_nonzero_params", {
+        "rank": str(len(shape)), "elem_size": str(ctx.tensor(x).itemsize),
+        "is_float": str(int(ctx.dtype(x) in ("float32", "float64"))), "n": c_int(_nelem(shape)),
+        "max_rows": c_int(bound), "shape": c_ints(list(shape)),
+    }, comment=f"NonZero of {list(shape)}: at most {bound} elements")
+    ctx.line(f"const int64_t {ctx.emitter.extent_var(y)} = aotc_nonzero({p}, {ctx.ptr(x)}, {ctx.ptr(y)});")
+
+
+def _check_nonzero(node: Node, graph: Graph) -> str | None:
+    shape = graph.tensors[node.inputs[0]].shape
+    if not shape or len(shape) > MAX_RANK:
+        return f"input of rank {len(shape)}: 1 to {MAX_RANK} supported"
+    return check_sizes(node, graph)
+
+
+OPS: dict[str, HostOp] = {
+    "TopK": HostOp(_emit_topk, family="detect", dtypes=TOPK_DTYPES, check=_check_topk),
+    "NonMaxSuppression": HostOp(_emit_nms, family="detect", dtypes=("float32",), check=_check_nms,
+                                kernels=(fixed_scratch("", lambda n, g: 4 * g.tensors[n.inputs[0]].shape[1]),)),
+    "NonZero": HostOp(_emit_nonzero, family="detect",
+                      dtypes=("float32", "float64", "int8", "uint8", "int16", "int32", "int64", "bool"),
+                      check=_check_nonzero),
+}
