@@ -4,6 +4,10 @@ Both are timed as a median over `repeat` runs after a warm-up. The runner times
 inside C; onnxruntime is timed around session.run from Python, which adds a
 few microseconds of call overhead: the table reports that floor (the median of
 an ONNX Identity on one float) so small models can be read fairly.
+
+With a .tflite file of the same network (`--tflite`), LiteRT (one thread, its default
+XNNPACK delegate) is timed in the same rounds, around interpreter.invoke from Python:
+Keras users already have that engine, so it is the second reference.
 """
 
 from __future__ import annotations
@@ -43,6 +47,10 @@ class BenchRow:
     instructions: int | None = None  # callgrind's Ir for one inference (<name>_run only), if measured
     round_ratios: list[float] = field(default_factory=list)  # bundle / onnxruntime in each round
     notes: list[str] = field(default_factory=list)  # what a reader needs to read the figures right
+    tflite_us: float | None = None  # LiteRT's median latency (--tflite), None when not timed
+    tflite_max_abs_err: float | None = None  # LiteRT's outputs against onnxruntime's (same network?)
+    tflite_round_ratios: list[float] = field(default_factory=list)  # bundle / LiteRT in each round
+    best_round_ratios: list[float] = field(default_factory=list)  # bundle / min(onnxruntime, LiteRT) per round
 
     @property
     def ratio(self) -> float:
@@ -50,6 +58,16 @@ class BenchRow:
         if self.round_ratios:
             return statistics.median(self.round_ratios)
         return self.bundle_us / self.ort_us if self.ort_us else float("nan")
+
+    @property
+    def tflite_ratio(self) -> float | None:
+        """Bundle / LiteRT: the median of the per-round ratios; None without --tflite."""
+        return statistics.median(self.tflite_round_ratios) if self.tflite_round_ratios else None
+
+    @property
+    def best_ratio(self) -> float | None:
+        """Bundle / the faster of onnxruntime and LiteRT in each round, median over rounds."""
+        return statistics.median(self.best_round_ratios) if self.best_round_ratios else None
 
 
 def _ort_session(model):
@@ -72,6 +90,84 @@ def time_ort(sess, feeds: dict[str, np.ndarray], repeat: int) -> float:
         sess.run(None, feeds)
         times.append(time.perf_counter_ns() - t0)
     return statistics.median(times) / 1e3
+
+
+def _litert_interpreter(path: Path):
+    try:
+        from ai_edge_litert.interpreter import Interpreter
+    except ImportError:
+        raise AotcError("--tflite needs ai-edge-litert (LiteRT's Python runtime); install it with: "
+                        "pip install ai-edge-litert") from None
+    try:  # the default op resolver applies the XNNPACK delegate, as an app using LiteRT gets it
+        interp = Interpreter(model_path=str(path), num_threads=1)
+        interp.allocate_tensors()
+    except (RuntimeError, ValueError) as e:
+        raise AotcError(f"LiteRT cannot load '{path}': {str(e).strip().splitlines()[-1] if str(e).strip() else e}") \
+            from None
+    return interp
+
+
+def _to_layout(x: np.ndarray, shape: tuple[int, ...], what: str) -> np.ndarray:
+    """x as `shape`: the same shape, or the NCHW <-> NHWC transpose of it (an ONNX export from torch
+    beside a .tflite file of the same network); anything else is not the same network's tensor."""
+    if x.shape == shape:
+        return x
+    if x.ndim >= 3:
+        to_last = (0, *range(2, x.ndim), 1)
+        to_first = (0, x.ndim - 1, *range(1, x.ndim - 1))
+        for perm in (to_last, to_first):
+            if tuple(x.shape[p] for p in perm) == shape:
+                return np.ascontiguousarray(x.transpose(perm))
+    raise AotcError(f"{what} has shape {list(x.shape)} in the ONNX model and {list(shape)} in the .tflite file: "
+                    "--tflite must be the same network")
+
+
+class LiteRT:
+    """A .tflite model in LiteRT with one thread, fed the inputs the bundle and onnxruntime get
+    (matched by position; NCHW inputs transposed to NHWC where the file wants that)."""
+
+    def __init__(self, path: Path, meta: dict, inputs: list[np.ndarray]):
+        if not path.is_file():
+            raise AotcError(f"cannot find the --tflite file '{path}'")
+        self.interp = _litert_interpreter(path)
+        ins = self.interp.get_input_details()
+        if len(ins) != len(inputs):
+            raise AotcError(f"'{path}' has {len(ins)} inputs and the bundle {len(inputs)}: --tflite must be the "
+                            "same network")
+        for d, s, x in zip(ins, meta["inputs"], inputs, strict=True):
+            x = _to_layout(np.asarray(x), tuple(int(v) for v in d["shape"]), f"input '{s['name']}'")
+            if x.dtype != d["dtype"]:
+                raise AotcError(f"input '{s['name']}' is {x.dtype} in the ONNX model and "
+                                f"{np.dtype(d['dtype'])} in '{path}'")
+            self.interp.set_tensor(d["index"], x)
+
+    def outputs(self) -> list[np.ndarray]:
+        self.interp.invoke()
+        return [self.interp.get_tensor(d["index"]).copy() for d in self.interp.get_output_details()]
+
+    def time(self, repeat: int) -> float:
+        for _ in range(max(3, repeat // 10)):
+            self.interp.invoke()
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter_ns()
+            self.interp.invoke()
+            times.append(time.perf_counter_ns() - t0)
+        return statistics.median(times) / 1e3
+
+
+def _tflite_error(outputs: list[np.ndarray], refs: list[np.ndarray]) -> float:
+    """LiteRT's outputs against onnxruntime's, by position (a converter may reorder them: then nan)."""
+    if len(outputs) != len(refs):
+        return float("nan")
+    err = 0.0
+    for y, r in zip(outputs, refs, strict=True):
+        try:
+            y = _to_layout(y, tuple(np.shape(r)), "an output")
+        except AotcError:
+            return float("nan")
+        err = max(err, float(np.max(np.abs(y.astype(np.float64) - r), initial=0.0)))
+    return err
 
 
 def ort_call_floor(repeat: int = 200) -> float:
@@ -103,9 +199,11 @@ def count_instructions(out: Path, meta: dict, inputs: list[np.ndarray]) -> int |
 
 
 def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: int = 50,
-              model: str | None = None, instructions: bool = False, rounds: int = 3) -> BenchRow:
-    """The bundle and onnxruntime timed back to back in each of `rounds` rounds, so load that
-    comes and goes on a shared machine hits both alike; latencies are medians over rounds."""
+              model: str | None = None, instructions: bool = False, rounds: int = 3,
+              tflite: str | None = None) -> BenchRow:
+    """The bundle and onnxruntime (and LiteRT on `tflite`, if given) timed back to back in each of
+    `rounds` rounds, so load that comes and goes on a shared machine hits all alike; latencies are
+    medians over rounds."""
     source = Path(model or meta.get("source", ""))
     if not source.is_file():
         raise AotcError(f"cannot find the ONNX model for onnxruntime ('{source}'); pass --model")
@@ -127,20 +225,29 @@ def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: i
     sess = _ort_session(str(source))
     feeds = {s["name"]: x for s, x in zip(meta["inputs"], inputs, strict=True)}
     refs = sess.run(None, feeds)
-    ours, theirs = [], []
+    lite = LiteRT(Path(tflite), meta, inputs) if tflite else None
+    ours, theirs, lites = [], [], []
     for _ in range(max(rounds, 1)):
         outputs, median_ns = run_bundle(out, meta, inputs, repeat=repeat)
         if median_ns is None:
             raise AotcError(f"the runner of {out} printed no timing")
         ours.append(median_ns / 1e3)
         theirs.append(time_ort(sess, feeds, repeat))
+        if lite:
+            lites.append(lite.time(repeat))
     err = max(float(np.max(np.abs(outputs[s["name"]].astype(np.float64) - r), initial=0.0))
               for s, r in zip(meta["outputs"], refs, strict=True))
     mem = meta["memory"]
-    return BenchRow(meta["name"], statistics.median(ours), statistics.median(theirs), ort_call_floor(), err,
-                    mem["arena_bytes"], mem["lower_bound_bytes"], mem.get("tight_bound_bytes", 0),
-                    count_instructions(out, meta, inputs) if instructions else None,
-                    [a / b for a, b in zip(ours, theirs, strict=True)], notes(meta))
+    row = BenchRow(meta["name"], statistics.median(ours), statistics.median(theirs), ort_call_floor(), err,
+                   mem["arena_bytes"], mem["lower_bound_bytes"], mem.get("tight_bound_bytes", 0),
+                   count_instructions(out, meta, inputs) if instructions else None,
+                   [a / b for a, b in zip(ours, theirs, strict=True)], notes(meta))
+    if lite:
+        row.tflite_us = statistics.median(lites)
+        row.tflite_max_abs_err = _tflite_error(lite.outputs(), refs)
+        row.tflite_round_ratios = [a / b for a, b in zip(ours, lites, strict=True)]
+        row.best_round_ratios = [a / min(b, c) for a, b, c in zip(ours, theirs, lites, strict=True)]
+    return row
 
 
 def one_thread_for_vendors() -> None:
@@ -173,16 +280,29 @@ def format_table(rows: list[BenchRow]) -> str:
     """Latency and ratio; callgrind instructions of one run (M); memory: the arena (all the RAM the
     activations need: graph I/O is in it) against two bounds (planner docstring): what the tensors
     alone need at the busiest step ("tensors bound", the metadata's tight bound) and that plus each
-    step's kernel scratch and vendor workspace ("lower bound": no placement can use less)."""
+    step's kernel scratch and vendor workspace ("lower bound": no placement can use less). With
+    LiteRT timed too: its latency, bundle / LiteRT, bundle / the faster of the two references (per
+    round, median), and LiteRT's outputs against onnxruntime's (a check that the files agree)."""
+    lite = any(r.tflite_us is not None for r in rows)
     head = ("| model | bundle us | onnxruntime us | ratio | ort call floor us | instr (M) | max abs err | arena B "
-            "| tensors bound B | lower bound B | arena/tensors | arena/lower |\n"
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+            "| tensors bound B | lower bound B | arena/tensors | arena/lower |"
+            + (" LiteRT us | ratio LiteRT | ratio faster | LiteRT max abs err |" if lite else "") + "\n"
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" * 4 if lite else "") + "\n")
+
+    def litert(r: BenchRow) -> str:
+        if not lite:
+            return ""
+        if r.tflite_us is None:
+            return " - | - | - | - |"
+        return (f" {r.tflite_us:.1f} | {r.tflite_ratio:.2f} | {r.best_ratio:.2f} | "
+                f"{r.tflite_max_abs_err:.2e} |")
+
     body = "".join(
         f"| {r.model} | {r.bundle_us:.1f} | {r.ort_us:.1f} | {r.ratio:.2f} | {r.ort_floor_us:.1f} | "
         f"{'-' if r.instructions is None else f'{r.instructions / 1e6:.2f}'} | "
         f"{r.max_abs_err:.2e} | {r.arena_bytes} | {r.tight_bound_bytes} | {r.lower_bound_bytes} | "
         f"{r.arena_bytes / r.tight_bound_bytes if r.tight_bound_bytes else 1.0:.3f} | "
-        f"{r.arena_bytes / r.lower_bound_bytes if r.lower_bound_bytes else 1.0:.3f} |\n"
+        f"{r.arena_bytes / r.lower_bound_bytes if r.lower_bound_bytes else 1.0:.3f} |{litert(r)}\n"
         for r in rows)
     notes = "".join(f"{r.model}: {n}\n" for r in rows for n in r.notes)
     return head + body + notes

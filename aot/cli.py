@@ -198,7 +198,8 @@ def _cmd_ops(args: argparse.Namespace) -> int:
 def _run_parser(cmd: str) -> argparse.ArgumentParser:
     about = {"run": "Run the built bundle on inputs from an .npz file and summarise its outputs (top classes of "
              "a classifier).", "bench": "Time the bundle and onnxruntime (one thread each) back to back on the "
-             "same inputs. A bundle for a Cortex-M board runs under qemu instead: the instructions of one inference, "
+             "same inputs (with --tflite, LiteRT too). A bundle for a Cortex-M board runs under qemu instead: the "
+             "instructions of one inference, "
              "per MAC and as a share of the floor, with the outputs' error against onnxruntime.",
              "footprint": "Build the bundle and measure its code, constants and RAM."}[cmd]
     p = argparse.ArgumentParser(prog=f"aotc {cmd}", description=about)
@@ -218,6 +219,9 @@ def _run_parser(cmd: str) -> argparse.ArgumentParser:
         p.add_argument("--instructions", action="store_true",
                        help="also count the instructions of one inference under valgrind --tool=callgrind")
         p.add_argument("--model", help="ONNX model for onnxruntime (default: the one OUT was compiled from)")
+        p.add_argument("--tflite", metavar="FILE.tflite",
+                       help="also time this .tflite file of the same network in LiteRT (one thread, its default "
+                       "XNNPACK delegate) in the same rounds, and print bundle / LiteRT and bundle / the faster")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -408,7 +412,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         print(format_board_table([bench_board(out, meta, inputs_npz=args.inputs, model=args.model)]), end="")
         return 0
     row = bench_one(out, meta, inputs_npz=args.inputs, repeat=args.repeat, model=args.model,
-                    instructions=args.instructions, rounds=args.rounds)
+                    instructions=args.instructions, rounds=args.rounds, tflite=args.tflite)
     print(format_table([row]), end="")
     return 0
 

@@ -295,3 +295,30 @@ def test_tflm_model_matches_litert_reference(tmp_path, name):
                 assert np.abs(got.astype(np.float64) - want).max() <= 1e-5 * max(1.0, float(np.abs(want).max()))
             else:
                 assert np.array_equal(got, want), f"{name}: {(got != want).sum()} of {want.size} differ"
+
+
+def test_bench_times_litert_beside_onnxruntime(tmp_path):
+    """`aotc bench --tflite` (issue 28): LiteRT, one thread, in the same rounds as the bundle and
+    onnxruntime, its two ratios, and its outputs against onnxruntime's; a file of another network
+    is refused by its shapes. Not a timing test: that it runs and reports."""
+    _require_litert()
+    import onnx
+
+    from aot.frontend.tflite import load_tflite
+
+    src, out = tmp_path / "keyword.onnx", tmp_path / "out"
+    onnx.save(load_tflite(MODELS / "keyword_float.tflite"), src)  # an ONNX onnxruntime runs, of the same network
+    subprocess.run([*AOTC, str(src), "-o", str(out)], check=True, capture_output=True)
+    subprocess.run([cmake_exe(), "--build", str(out)], check=True, capture_output=True)
+    run = subprocess.run([*AOTC, "bench", str(out), "--tflite", str(MODELS / "keyword_float.tflite"),
+                          "--repeat", "5", "--rounds", "2"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    head, _, row = (line.split("|")[1:-1] for line in run.stdout.strip().splitlines()[-3:])
+    cols = dict(zip((h.strip() for h in head), (c.strip() for c in row), strict=True))
+    assert float(cols["LiteRT us"]) > 0 and float(cols["onnxruntime us"]) > 0
+    ratio, lite, faster = (float(cols[k]) for k in ("ratio", "ratio LiteRT", "ratio faster"))
+    assert faster >= max(ratio, lite) - 0.01  # bundle over the faster reference, round by round
+    assert float(cols["LiteRT max abs err"]) < 1e-4
+    other = subprocess.run([*AOTC, "bench", str(out), "--tflite", str(MODELS / "sine_float.tflite")],
+                           capture_output=True, text=True)
+    assert other.returncode == 2 and "same network" in other.stderr, other.stderr
