@@ -16,7 +16,12 @@ import numpy as np
 from aot.errors import AotcError
 
 # dtype names are numpy's; these are the ones a bundle can hold.
-DTYPES = ("float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool")
+DTYPES = ("float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool",
+          "float16", "bfloat16")  # the halves: computed in float32 (aot/frontend/halves.py)
+
+# The nodes that open, divide and close a Loop's C for-loop and a run-time If's if/else, around
+# their bodies' nodes (aot/frontend/loops.py, aot/frontend/branches.py); the emitter writes them.
+CONTROL_MARKERS = ("LoopBegin", "LoopEnd", "IfBegin", "IfElse", "IfEnd")
 
 
 @dataclass
@@ -141,6 +146,19 @@ class Graph:
         )
 
     # --- invariants ----------------------------------------------------------
+    def scopes(self) -> dict[str, tuple[str, ...]]:
+        """Each node's control scope: the markers of the loops and branches around it, outermost
+        first. Nodes of different scopes must not run as one vendor call."""
+        stack: list[str] = []
+        out: dict[str, tuple[str, ...]] = {}
+        for n in self.nodes:
+            if n.op in ("LoopEnd", "IfElse", "IfEnd") and stack:
+                stack.pop()
+            out[n.name] = tuple(stack)
+            if n.op in ("LoopBegin", "IfBegin", "IfElse"):
+                stack.append(n.name)
+        return out
+
     def verify(self) -> None:
         """Raise if the graph breaks an invariant later stages rely on."""
         defined = set(self.inputs) | {t.name for t in self.tensors.values() if t.is_const}

@@ -20,6 +20,7 @@ from aot.errors import AotcError
 from aot.frontend import canonical_quant
 from aot.frontend.canonical_recurrent import recurrent
 from aot.frontend.einsum import einsum
+from aot.frontend.halves import compute_halves_in_float
 from aot.ir import Graph, Node, Tensor
 from aot.unsupported import UnsupportedNodes
 
@@ -46,6 +47,7 @@ def canonicalize(graph: Graph, opset: int) -> None:
     if refused:
         raise UnsupportedNodes([(node, e.message) for e, node in refused])
     graph.nodes = new_nodes
+    compute_halves_in_float(graph)  # float16/bfloat16: every op but Cast and the byte movers in float32
 
 
 # --- helpers ------------------------------------------------------------------

@@ -24,7 +24,8 @@ from aot.csource.format import c_comment, c_int, c_ints
 from aot.ir import Graph, Node
 from aot.kernels.base import HostOp, NodeContext
 
-ANY_DTYPE = ("float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool")
+ANY_DTYPE = ("float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool",
+             "float16", "bfloat16")
 MAX_RANK = 8  # AOTC_MAX_RANK
 INT32_MAX = 2**31 - 1
 
@@ -33,6 +34,7 @@ CAST_TYPES = {
     "float32": "AOTC_CAST_F32", "float64": "AOTC_CAST_F64", "int64": "AOTC_CAST_I64", "int32": "AOTC_CAST_I32",
     "int16": "AOTC_CAST_I16", "int8": "AOTC_CAST_I8", "uint8": "AOTC_CAST_U8", "bool": "AOTC_CAST_BOOL",
     "uint16": "AOTC_CAST_U16", "uint32": "AOTC_CAST_U32", "uint64": "AOTC_CAST_U64",
+    "float16": "AOTC_CAST_F16", "bfloat16": "AOTC_CAST_BF16",
 }
 PAD_MODES = {"constant": "AOTC_PAD_CONSTANT", "edge": "AOTC_PAD_EDGE", "reflect": "AOTC_PAD_REFLECT",
              "wrap": "AOTC_PAD_WRAP"}

@@ -76,6 +76,8 @@ void aotc_gather_i32(const aotc_gather_params *p, const void *data, const int32_
  * Float -> int64/int32: truncation; NaN and out-of-range values give the type's minimum,
  * as onnxruntime does on x86. Float -> int16/int8/uint8: through int32, then modulo 2^bits;
  * -> uint16/uint32: through int64, then modulo 2^bits; -> uint64: values from 2^63 up exactly.
+ * float16/bfloat16: to float exactly, from float rounded to nearest even (NaN stays NaN); any other
+ * type goes through float (from float64: rounded twice, as onnxruntime does).
  * Integer narrowing wraps modulo 2^bits. Anything -> bool: x != 0 (NaN is true). */
 typedef enum {
     AOTC_CAST_F32 = 0,
@@ -88,7 +90,9 @@ typedef enum {
     AOTC_CAST_BOOL = 7,
     AOTC_CAST_U16 = 8,
     AOTC_CAST_U32 = 9,
-    AOTC_CAST_U64 = 10
+    AOTC_CAST_U64 = 10,
+    AOTC_CAST_F16 = 11, /* IEEE half, its bits in a uint16_t */
+    AOTC_CAST_BF16 = 12 /* bfloat16, its bits in a uint16_t */
 } aotc_cast_type;
 
 void aotc_cast(size_t n, aotc_cast_type from, aotc_cast_type to, const void *src, void *dst);

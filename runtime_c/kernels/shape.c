@@ -221,7 +221,7 @@ static size_t aotc_cast_size(aotc_cast_type t) {
     switch (t) {
     case AOTC_CAST_F64: case AOTC_CAST_I64: case AOTC_CAST_U64: return 8;
     case AOTC_CAST_F32: case AOTC_CAST_I32: case AOTC_CAST_U32: return 4;
-    case AOTC_CAST_I16: case AOTC_CAST_U16: return 2;
+    case AOTC_CAST_I16: case AOTC_CAST_U16: case AOTC_CAST_F16: case AOTC_CAST_BF16: return 2;
     default: return 1;
     }
 }
@@ -271,6 +271,7 @@ static uint64_t real_to_u64(double x) {
     case AOTC_CAST_U16: AOTC_CAST_LOOP(SRC_T, uint16_t, real_to_u16); break;             \
     case AOTC_CAST_U32: AOTC_CAST_LOOP(SRC_T, uint32_t, real_to_u32); break;             \
     case AOTC_CAST_U64: AOTC_CAST_LOOP(SRC_T, uint64_t, real_to_u64); break;             \
+    case AOTC_CAST_F16: case AOTC_CAST_BF16: break; /* aotc_cast's cast_to_half */       \
     }
 
 /* Every destination type from the integer type SRC_T (bool included). */
@@ -287,6 +288,7 @@ static uint64_t real_to_u64(double x) {
     case AOTC_CAST_U16: AOTC_CAST_LOOP(SRC_T, uint16_t, wrap_u16); break;                \
     case AOTC_CAST_U32: AOTC_CAST_LOOP(SRC_T, uint32_t, wrap_u32); break;                \
     case AOTC_CAST_U64: AOTC_CAST_LOOP(SRC_T, uint64_t, int_to_u64); break;              \
+    case AOTC_CAST_F16: case AOTC_CAST_BF16: break; /* aotc_cast's cast_to_half */       \
     }
 
 /* Every destination type from uint64_t: integers narrow modulo 2^bits, as from int64_t. */
@@ -312,7 +314,106 @@ static uint64_t real_to_u64(double x) {
     }                                                                                   \
     }
 
+/* float16 and bfloat16 by hand (no _Float16 needed): bits <-> float, rounding to nearest even. */
+static float f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, bits;
+    float f;
+    if (e == 0x1fu) {
+        bits = sign | 0x7f800000u | (m << 13); /* inf, NaN (payload kept) */
+    } else if (e == 0) {
+        if (m == 0) {
+            bits = sign;
+        } else { /* subnormal: m * 2^-24, normalised */
+            e = 113;
+            while (!(m & 0x400u)) { m <<= 1; --e; }
+            bits = sign | (e << 23) | ((m & 0x3ffu) << 13);
+        }
+    } else {
+        bits = sign | ((e + 112u) << 23) | (m << 13);
+    }
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+static uint16_t f32_to_f16(float f) {
+    uint32_t x, ax, sign;
+    memcpy(&x, &f, sizeof x);
+    sign = (x >> 16) & 0x8000u;
+    ax = x & 0x7fffffffu;
+    if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((ax >> 13) & 0x3ffu)); /* NaN, quiet */
+    if (ax >= 0x47800000u) return (uint16_t)(sign | 0x7c00u);                        /* >= 2^16: inf */
+    if (ax < 0x38800000u) { /* below 2^-14: a subnormal half (k * 2^-24) or zero */
+        const uint32_t e = ax >> 23;
+        uint32_t m, shift, k, rem, half;
+        if (e < 102u) return (uint16_t)sign; /* below 2^-25: 0 (2^-25 itself is a tie, to even 0) */
+        m = (ax & 0x7fffffu) | 0x800000u;
+        shift = 126u - e;
+        k = m >> shift;
+        rem = m & ((1u << shift) - 1u);
+        half = 1u << (shift - 1u);
+        if (rem > half || (rem == half && (k & 1u))) ++k;
+        return (uint16_t)(sign | k);
+    }
+    ax += 0xfffu + ((ax >> 13) & 1u); /* to nearest even; a carry may reach the exponent (or inf) */
+    return (uint16_t)(sign | ((ax - 0x38000000u) >> 13));
+}
+static float bf16_to_f32(uint16_t h) {
+    const uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+static uint16_t f32_to_bf16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u); /* NaN, quiet */
+    return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+static void cast_from_half(size_t n, aotc_cast_type from, aotc_cast_type to, const uint16_t *s, void *dst) {
+    size_t i;
+    if (to == AOTC_CAST_F32) {
+        float *d = (float *)dst;
+        for (i = 0; i < n; ++i) d[i] = from == AOTC_CAST_F16 ? f16_to_f32(s[i]) : bf16_to_f32(s[i]);
+        return;
+    }
+    for (i = 0; i < n; ++i) {
+        const float v = from == AOTC_CAST_F16 ? f16_to_f32(s[i]) : bf16_to_f32(s[i]);
+        aotc_cast(1, AOTC_CAST_F32, to, &v, (char *)dst + i * aotc_cast_size(to));
+    }
+}
+
+static void cast_to_half(size_t n, aotc_cast_type from, aotc_cast_type to, const void *src, uint16_t *d) {
+    size_t i;
+    if (from == AOTC_CAST_F32) {
+        const float *s = (const float *)src;
+        for (i = 0; i < n; ++i) d[i] = to == AOTC_CAST_F16 ? f32_to_f16(s[i]) : f32_to_bf16(s[i]);
+        return;
+    }
+    for (i = 0; i < n; ++i) {
+        float v;
+        aotc_cast(1, from, AOTC_CAST_F32, (const char *)src + i * aotc_cast_size(from), &v);
+        d[i] = to == AOTC_CAST_F16 ? f32_to_f16(v) : f32_to_bf16(v);
+    }
+}
+
 void aotc_cast(size_t n, aotc_cast_type from, aotc_cast_type to, const void *src, void *dst) {
+    if (from == AOTC_CAST_F16 || from == AOTC_CAST_BF16) {
+        if (to == AOTC_CAST_F16 || to == AOTC_CAST_BF16) { /* through float: exact for f16 <-> bf16's range */
+            size_t i;
+            for (i = 0; i < n; ++i) {
+                float v;
+                cast_from_half(1, from, AOTC_CAST_F32, (const uint16_t *)src + i, &v);
+                cast_to_half(1, AOTC_CAST_F32, to, &v, (uint16_t *)dst + i);
+            }
+            return;
+        }
+        cast_from_half(n, from, to, (const uint16_t *)src, dst);
+        return;
+    }
+    if (to == AOTC_CAST_F16 || to == AOTC_CAST_BF16) {
+        cast_to_half(n, from, to, src, (uint16_t *)dst);
+        return;
+    }
     switch (from) {
     case AOTC_CAST_F32: AOTC_CAST_FROM_REAL(float); break;
     case AOTC_CAST_F64: AOTC_CAST_FROM_REAL(double); break;
@@ -325,5 +426,6 @@ void aotc_cast(size_t n, aotc_cast_type from, aotc_cast_type to, const void *src
     case AOTC_CAST_U16: AOTC_CAST_FROM_INT(uint16_t); break;
     case AOTC_CAST_U32: AOTC_CAST_FROM_INT(uint32_t); break;
     case AOTC_CAST_U64: AOTC_CAST_FROM_U64(); break;
+    case AOTC_CAST_F16: case AOTC_CAST_BF16: break; /* cast_from_half, above */
     }
 }
