@@ -28,7 +28,8 @@ FRONTEND = {
     "Constant": "becomes a weight",
     "Shape": "folded: shapes are static",
     "Size": "folded: shapes are static",
-    "If": "folded to its branch when the condition is known at compile time",
+    "If": "folded to its branch when the condition is known at compile time, else a C if/else around its "
+          "branches' kernels (each output of one static shape)",
     "Loop": "a C loop around its body's kernels: trip count counted at compile time, or a run-time condition "
             "bounded by M",
     "Scan": "rewritten as the Loop over its sequence (opset 9+)",

@@ -17,13 +17,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from aot.errors import AotcError
-from aot.ir import Graph, Node
+from aot.ir import CONTROL_MARKERS, Graph, Node
 from aot.kernels import HOST_OPS
 from aot.kernels.base import NO_SCRATCH, Candidate, HostOp, KernelChoice, TargetTraits
 from aot.plan import OpMemory
 from aot.unsupported import NO_KERNEL, UnsupportedNodes
-
-LOOP_MARKERS = ("LoopBegin", "LoopEnd")  # a Loop's C for-loop, around its body's nodes
 
 
 @dataclass(frozen=True)
@@ -62,7 +60,7 @@ def select_kernels(graph: Graph, traits: TargetTraits, workspace: Mapping[str, i
     selection: Selection = {}
     refused: list[tuple[Node, str | None]] = []
     for node in graph.nodes:
-        if node.op in LOOP_MARKERS:  # written by the emitter itself (aot/frontend/loops.py)
+        if node.op in CONTROL_MARKERS:  # written by the emitter itself (aot/ir.py)
             selection[node.name] = NodeKernels(None, (NO_SCRATCH,))
             continue
         if node.op == "Call":

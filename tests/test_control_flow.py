@@ -3,7 +3,8 @@
 - An If whose condition is known at compile time (an initializer, a Constant, or computed from shapes) is
   replaced by the branch it takes: the branch's nodes are inlined with unique names, read the outer scope as
   before, and compute the If's outputs. Matched against onnxruntime running the If.
-- An If whose condition is computed at run time, and Loop / Scan, are refused in one line that names them
+- An If whose condition is computed at run time compiles to a C if/else (tests/test_branches.py); one
+  whose branches disagree on a shape, and a Loop with no bound, are refused in one line that names them
   (never the reference evaluator's internals).
 - Every unsupported node is listed at once, grouped by op, in one line, exit code 2.
 """
@@ -129,8 +130,12 @@ def test_inlined_nodes_are_named_after_the_if():
 
 # --- refused ---------------------------------------------------------------------------------------
 
-def _runtime_if(name: str = "the_if") -> onnx.NodeProto:
-    return helper.make_node("If", ["flag"], [f"{name}_out"], name=name, **then_else(1.0, 2.0))
+def _runtime_if(name: str = "the_if", shapes: bool = False) -> onnx.NodeProto:
+    """On the run-time input 'flag'; with `shapes`, an else branch whose output has another shape."""
+    branches = then_else(1.0, 2.0)
+    if shapes:
+        branches["else_branch"] = branch("else", [helper.make_node("Concat", ["x", "r"], ["out"], axis=1)], ["out"])
+    return helper.make_node("If", ["flag"], [f"{name}_out"], name=name, **branches)
 
 
 def _runtime_model(nodes: list[onnx.NodeProto], outputs: list[str]) -> onnx.ModelProto:
@@ -142,15 +147,26 @@ def _runtime_model(nodes: list[onnx.NodeProto], outputs: list[str]) -> onnx.Mode
     return model
 
 
-def test_runtime_if_is_refused_naming_it():
+@pytest.mark.parametrize("flag", [True, False])
+def test_runtime_if_matches_onnxruntime(tmp_path, flag):
+    model = _runtime_model([_runtime_if()], ["the_if_out"])
+    x = np.linspace(-2, 2, 8, dtype=np.float32).reshape(2, 4)
+    build = shared_build([model_case("runtime_if", model.graph, {"x": x, "flag": np.array(flag)}, opset=13)],
+                         tmp_path)
+    build.check("runtime_if")
+
+
+def test_runtime_if_of_two_shapes_is_refused_naming_it():
     with pytest.raises(AotcError) as e:
-        compile_model(_runtime_model([_runtime_if()], ["the_if_out"]))
+        compile_model(_runtime_model([_runtime_if(shapes=True)], ["the_if_out"]))
     line = e.value.one_line()
-    assert line.startswith("node 'the_if' (If): its condition 'flag' is computed at run time"), line
+    assert line.startswith("If 'the_if': output 'the_if_out' is float32[2, 4] from its then_branch and "
+                           "float32[2, 8] from its else_branch; aotc needs one static shape"), line
     assert "known results" not in line and "Unable to find" not in line
 
 
-def test_runtime_ifs_and_a_loop_are_refused_together():
+def test_runtime_ifs_compile_beside_a_refused_loop():
+    """Only the Loop without a bound is refused; the run-time Ifs beside it are not named."""
     loop_body = helper.make_graph([helper.make_node("Identity", ["c_in"], ["c_out"]),
                                    helper.make_node("Identity", ["v_in"], ["v_out"])], "body",
                                   [_vi("i", [], TensorProto.INT64), _vi("c_in", [], TensorProto.BOOL), _vi("v_in")],
@@ -160,10 +176,9 @@ def test_runtime_ifs_and_a_loop_are_refused_together():
     with pytest.raises(AotcError) as e:
         compile_model(model)
     line = e.value.one_line()
-    assert line.startswith("3 nodes are not supported: If x2 (if_a, if_b): its condition 'flag' is computed at "
-                           "run time"), line
-    assert ("; Loop (the_loop): its initial condition 'flag' is computed at run time, and it has no maximum trip "
-            "count: aotc needs a bound on its steps") in line, line
+    assert line.startswith("node 'the_loop' (Loop): its initial condition 'flag' is computed at run time, and it "
+                           "has no maximum trip count: aotc needs a bound on its steps"), line
+    assert "if_a" not in line and "if_b" not in line, line
 
 
 def _aotc(tmp_path, model: onnx.ModelProto) -> subprocess.CompletedProcess:
@@ -172,11 +187,11 @@ def _aotc(tmp_path, model: onnx.ModelProto) -> subprocess.CompletedProcess:
                           text=True)
 
 
-def test_cli_refuses_a_runtime_if_in_one_line(tmp_path):
-    r = _aotc(tmp_path, _runtime_model([_runtime_if()], ["the_if_out"]))
+def test_cli_refuses_a_runtime_if_of_two_shapes_in_one_line(tmp_path):
+    r = _aotc(tmp_path, _runtime_model([_runtime_if(shapes=True)], ["the_if_out"]))
     assert r.returncode == 2, r.stderr
     assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
-    assert r.stderr.startswith("aotc: error: node 'the_if' (If): its condition 'flag' is computed at run time")
+    assert r.stderr.startswith("aotc: error: If 'the_if': output 'the_if_out' is float32[2, 4]")
     assert not (tmp_path / "out").exists()
 
 

@@ -99,3 +99,41 @@ def test_vendor_without_codegen_is_refused_when_found(tmp_path, monkeypatch):
     with pytest.raises(AotcError) as e:
         find_vendor("half")
     assert "vendor 'half' has no codegen" in str(e.value) and "half_vendor:VENDOR" in str(e.value)
+
+
+def test_third_party_transform_and_its_option(tmp_path):
+    """The demo package's own pass (demo.merge_relu) and option (demo.passes), from outside the core:
+    the pass runs by default and is listed by `aotc partition --show`; `--vendor-opt demo.passes=none`
+    turns it off; both builds compute the same; an option the vendor does not declare is refused."""
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
+                    "--target", str(site), str(PLUGIN)], check=True)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]))
+    nodes = [helper.make_node("Relu", ["x"], ["r1"], name="relu1"),
+             helper.make_node("Relu", ["r1"], ["r2"], name="relu2"),
+             helper.make_node("Sigmoid", ["r2"], ["y"], name="sigmoid")]
+    g = helper.make_graph(nodes, "relus", [helper.make_tensor_value_info("x", TensorProto.FLOAT, (2, 8))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, (2, 8))])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.save(m, tmp_path / "relus.onnx")
+    shown = subprocess.run([*AOTC, "partition", str(tmp_path / "relus.onnx"), "--vendor", "demo", "--show"],
+                           capture_output=True, text=True, env=env)
+    assert shown.returncode == 0 and "relus_demo_0: passes=demo.merge_relu" in shown.stdout, shown.stdout + shown.stderr
+    x = np.linspace(-2, 2, 16, dtype=np.float32).reshape(2, 8)
+    np.savez(tmp_path / "in.npz", x=x)
+    loops = {}
+    for opt in ("all", "none"):
+        out = tmp_path / opt
+        subprocess.run([*AOTC, str(tmp_path / "relus.onnx"), "-o", str(out), "--vendor", "demo",
+                        "--vendor-opt", f"demo.passes={opt}"], check=True, env=env)
+        r = subprocess.run([cmake_exe(), "--build", str(out)], capture_output=True, text=True)
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+        subprocess.run([*AOTC, "run", str(out), "--inputs", str(tmp_path / "in.npz"), "--outputs",
+                        str(tmp_path / f"{opt}.npz")], check=True, env=env)
+        np.testing.assert_allclose(np.load(tmp_path / f"{opt}.npz")["y"], 1 / (1 + np.exp(-np.maximum(x, 0))),
+                                   rtol=1e-6)
+        loops[opt] = (out / "bundle" / "vendor" / "demo" / "relus_demo_0.c").read_text().count("for (i = 0;")
+    assert loops == {"all": 1, "none": 2}
+    bad = subprocess.run([*AOTC, str(tmp_path / "relus.onnx"), "-o", str(tmp_path / "o3"), "--vendor", "demo",
+                          "--vendor-opt", "demo.passes=some"], capture_output=True, text=True, env=env)
+    assert bad.returncode == 2 and "demo.passes takes all | none, not 'some'" in bad.stderr, bad.stderr

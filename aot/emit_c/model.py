@@ -19,7 +19,6 @@ DL_DTYPES = {
     "float32": ("kDLFloat", 32), "float64": ("kDLFloat", 64), "int8": ("kDLInt", 8), "int16": ("kDLInt", 16),
     "int32": ("kDLInt", 32), "int64": ("kDLInt", 64), "uint8": ("kDLUInt", 8), "bool": ("kDLBool", 8),
     "uint16": ("kDLUInt", 16), "uint32": ("kDLUInt", 32), "uint64": ("kDLUInt", 64),
-    "float16": ("kDLFloat", 16), "bfloat16": ("kDLBfloat", 16),
 }
 
 def _state_copies(node: Node, pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -113,6 +112,7 @@ class ModelEmitter:
         self.families: set[str] = {f for op in self.ops.values() for f in (op.family, *op.needs)}
         self.decls: list[str] = []
         self.body: list[str] = []
+        self.depth = 0  # C blocks open around the next line (loops, branches): its indent
         self.used: dict[str, None] = {}  # tensors referenced by the entry point, in first-use order
         self.used_consts: dict[str, None] = {}  # constants the emitted code refers to
         self.scratch_vars: dict[str, tuple[str, str]] = {}  # node -> (C name, type) of its scratch block
@@ -176,7 +176,8 @@ class ModelEmitter:
         return var
 
     def line(self, text: str) -> None:
-        self.body.append(text)
+        pad = "    " * self.depth
+        self.body.append("\n".join(pad + t if t else t for t in text.split("\n")) if pad else text)
 
     # --- weights ----------------------------------------------------------------
     def _store_weights(self) -> WeightStore:
@@ -207,6 +208,11 @@ class ModelEmitter:
             if node.op == "LoopEnd":
                 self._emit_loop_end(index, node, loops.pop())
                 if not loops:  # an inner loop's results are rewritten every step of the outer one
+                    self._emit_taps(node)
+                continue
+            if node.op in ("IfBegin", "IfElse", "IfEnd"):
+                self._emit_branch_marker(index, node)
+                if node.op == "IfEnd" and not loops:
                     self._emit_taps(node)
                 continue
             if loops and node.op == "Call":  # a vendor function in a loop body: called every step
@@ -259,9 +265,11 @@ class ModelEmitter:
             self.line(f"memcpy({self.pointer(dst)}, {self.pointer(src)}, {g.tensors[dst].nbytes}u);")
         var = f"aotc_step{depth}"
         self.line("{")
+        self.depth += 1
         self.line(f"int64_t {var} = 0;")
         guard = f"if ({self.pointer(node.inputs[-1])}[0]) " if a.get("cond_init") else ""
         self.line(f"{guard}for (; {var} < INT64_C({a['trip_count']}); ++{var}) {{")
+        self.depth += 1
         if any(iter_t in n.inputs for n in g.nodes):
             self.line(f"{self.pointer(iter_t)}[0] = {var};")
         return var
@@ -285,10 +293,12 @@ class ModelEmitter:
             self.line(f"memcpy({self.pointer(dst)}, {self.pointer(src)}, {g.tensors[dst].nbytes}u);")
         if a["runtime"]:
             self.line(f"if (!{var}_go) {{ ++{var}; break; }}")
+        self.depth -= 1
         self.line("}")
         for scan in a["scans"] if a["runtime"] else []:
             self.line(f"out->{self.extent_field(scan)} = {var};")
         self.line(f"(void){var};")
+        self.depth -= 1
         self.line("}")
         for out, src in zip(node.outputs, [*states, *bufs], strict=True):
             self.pointer(out)  # the outputs are the states' and scan buffers' bytes
@@ -356,6 +366,32 @@ class ModelEmitter:
             return one.format(o="")
         return (f"for (size_t aotc_o = 0; aotc_o < {outer}u; ++aotc_o) "
                 + one.format(o=f"aotc_o * {bound * row}u + "))
+
+    def _emit_branch_marker(self, index: int, node: Node) -> None:
+        """A run-time If (aot/frontend/branches.py): `if (cond) {` at IfBegin; each branch's results
+        copied into the If outputs' slots at IfElse (then) and IfEnd (else), which close the blocks."""
+        g, name = self.graph, c_comment(node.attrs["if"])
+        if node.op == "IfBegin":
+            self.line("")
+            self.line(f'/* node {index}: If "{name}" on {c_comment(node.inputs[0])}, known at run time */')
+            self.line(f"if ({self.pointer(node.inputs[0])}[0]) {{")
+            self.depth += 1
+            return
+        n = len(node.outputs)
+        slots, results = node.inputs[:n], node.inputs[n:]
+        self.line("")
+        self.line(f'/* node {index}: If "{name}": the {"then" if node.op == "IfElse" else "else"} '
+                  "branch's results */")
+        for src, dst in zip(results, slots, strict=True):
+            if self.plan.offsets.get(src) != self.plan.offsets.get(dst) or src not in self.plan.offsets:
+                self.line(f"memmove({self.pointer(dst)}, {self.pointer(src)}, {g.tensors[dst].nbytes}u);")
+        self.depth -= 1
+        self.line("} else {" if node.op == "IfElse" else "}")
+        self.depth += node.op == "IfElse"
+        for out, src in zip(node.outputs, slots, strict=True):
+            self.pointer(out)  # the outputs are the slots' bytes
+            if self.plan.offsets.get(out) != self.plan.offsets.get(src):
+                self.line(f"memcpy({self.pointer(out)}, {self.pointer(src)}, {g.tensors[out].nbytes}u);")
 
     def extent_field(self, tensor: str) -> str:
         """The outputs-struct field that reports how far a bounded output was written."""

@@ -8,15 +8,20 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
-
 from aot.csource.names import is_reserved
 from aot.errors import AotcError
-from aot.frontend import contrib
 from aot.frontend.bounded import BoundedImport, check_bounded
+from aot.frontend.branches import import_if
 from aot.frontend.canonical import canonicalize
-from aot.frontend.fold import _Named, evaluate_node, fold_to_fixed_point, refuse_control_flow, static_shapes
-from aot.frontend.loops import flatten_loops, import_loop, scans_to_loops, sequences_to_scans
+from aot.frontend.control_flow import flatten_control_flow
+from aot.frontend.fold import (
+    _Named,
+    evaluate_node,
+    fold_to_fixed_point,
+    refuse_control_flow,
+    static_shapes,
+)
+from aot.frontend.loops import import_loop, scans_to_loops, sequences_to_scans
 from aot.frontend.optional_outputs import drop_unread_optional_outputs
 from aot.frontend.validate import (
     check_declarations,
@@ -31,8 +36,11 @@ from aot.frontend.validate import (
     restore_declarations,
     take_declarations,
 )
-from aot.ir import DTYPES, Graph, Node, Tensor
 from aot.limits import check_tensor
+from onnx import helper, numpy_helper
+
+from aot.frontend import contrib
+from aot.ir import DTYPES, Graph, Node, Tensor
 
 MIN_OPSET, MAX_OPSET = 7, 28  # 7..21 required; 22..28: see docs/opsets.md for what changed
 
@@ -118,7 +126,7 @@ def import_model(model: onnx.ModelProto, name: str | None = None,
     canonicalize(graph, opset)
     if inconsistent:
         raise inconsistent[0]
-    flatten_loops(graph)  # each Loop's body between a LoopBegin and a LoopEnd (aot/frontend/loops.py)
+    flatten_control_flow(graph)  # Loop and run-time If bodies between their markers (aot/frontend/control_flow.py)
     check_bounded(graph)  # the readers of data-dependent rows run on their extent, or are refused
     graph.verify()
     return graph
@@ -259,6 +267,11 @@ def _to_ir(model: onnx.ModelProto, name: str, bounded: BoundedImport | None = No
             loop, outs = import_loop(pn, tensors, model, import_model)
             tensors.update(outs)
             nodes.append(loop)
+            continue
+        if pn.op_type == "If" and pn.domain in ("", "ai.onnx"):  # a run-time condition: constant ones are folded
+            branch, outs = import_if(pn, tensors, model, import_model)
+            tensors.update(outs)
+            nodes.append(branch)
             continue
         attrs = {a.name: helper.get_attribute_value(a) for a in pn.attribute}
         attrs = {key: (v.decode() if isinstance(v, bytes) else v) for key, v in attrs.items()}

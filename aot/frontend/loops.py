@@ -12,8 +12,9 @@ At import, each Loop of the (folded) graph is compiled in three steps:
    condition input is the constant true (the loop runs only while it is), the outer scope's
    constants are its initializers (so loop-invariant work folds away) and the outer scope's
    run-time values are inputs read in place. Nested Loops compile the same way, recursively.
-3. `flatten_loops`, after canonicalisation: the body's nodes join the graph between a LoopBegin
-   and a LoopEnd node, so passes, kernel selection, planning and emission see one node list.
+3. `flatten_loop`, after canonicalisation (aot/frontend/control_flow.py): the body's nodes join
+   the graph between a LoopBegin and a LoopEnd node, so passes, kernel selection, planning and
+   emission see one node list.
    LoopBegin copies the initial values into each carried value's state and opens the C loop
    (writing the iteration number); LoopEnd copies the new values into the states, each scan row
    into its row of the scan output, and closes it. Its outputs (final values, scan outputs) are
@@ -32,7 +33,7 @@ from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 from aot.errors import AotcError
-from aot.ir import Graph, Node, Tensor
+from aot.ir import CONTROL_MARKERS, Graph, Node, Tensor
 
 MAX_COUNTED_STEPS = 100_000  # a condition still true after this many steps, with no M, is refused
 MAX_SCAN_ROWS = 2**31 - 1  # the rows a scan output of a run-time loop may be planned at
@@ -84,7 +85,7 @@ def free_names(graph: onnx.GraphProto) -> list[str]:
     return list(out)
 
 
-def _value_info(name: str, t: Tensor) -> onnx.ValueInfoProto:
+def value_info(name: str, t: Tensor) -> onnx.ValueInfoProto:
     return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(t.dtype)), list(t.shape))
 
 
@@ -239,7 +240,7 @@ def loop_refusal(model: onnx.ModelProto, node: onnx.NodeProto) -> str | None:
 # --- 2. the body, imported as a model of its own ----------------------------------------------------
 def import_loop(node: onnx.NodeProto, tensors: dict[str, Tensor], model: onnx.ModelProto,
                 import_model: Callable[..., Graph]) -> tuple[Node, dict[str, Tensor]]:
-    """The Loop as one IR node holding its compiled body (flattened by `flatten_loops`), and the
+    """The Loop as one IR node holding its compiled body (flattened by `flatten_loop`), and the
     tensors of its outputs."""
     where = _LoopNode(node)
     opsets = list(model.opset_import)
@@ -319,13 +320,13 @@ def _body_model(node: onnx.NodeProto, body: onnx.GraphProto, tensors: dict[str, 
     outer_of: dict[str, str] = {}
     for j, (v, init) in enumerate(zip(ins[2:], node.input[2:], strict=True)):
         if j not in invariant:
-            g.input.append(_value_info(v.name, tensors[init]))
+            g.input.append(value_info(v.name, tensors[init]))
     for j in invariant:
         v, init = ins[2 + j], tensors[node.input[2 + j]]
         if init.is_const:
             g.initializer.append(numpy_helper.from_array(np.asarray(init.data), v.name))
         else:
-            g.input.append(_value_info(v.name, init))
+            g.input.append(value_info(v.name, init))
             outer_of[v.name] = init.name
     g.initializer.append(numpy_helper.from_array(np.array(True), cond_name))
     for name in free_names(body):
@@ -337,7 +338,7 @@ def _body_model(node: onnx.NodeProto, body: onnx.GraphProto, tensors: dict[str, 
         if t.is_const:
             g.initializer.append(numpy_helper.from_array(np.asarray(t.data), name))
         else:
-            g.input.append(_value_info(name, t))
+            g.input.append(value_info(name, t))
     for j in sorted(invariant, reverse=True):
         del g.output[1 + j]
     if not keep_condition:
@@ -356,25 +357,6 @@ def _body_model(node: onnx.NodeProto, body: onnx.GraphProto, tensors: dict[str, 
 
 
 # --- 3. the body's nodes in the graph --------------------------------------------------------------
-def flatten_loops(graph: Graph, top: bool = True) -> None:
-    """Each Loop node -> LoopBegin, its body's nodes (renamed apart), LoopEnd; in place. Carried
-    values nothing reads after the loop, and only their own update reads in the body (tf2onnx's
-    counters, once the condition is counted), are dropped; so are scan outputs nothing reads."""
-    if not any(n.op == "Loop" for n in graph.nodes):
-        return
-    used = set(graph.outputs) | {i for n in graph.nodes for i in n.inputs if i}
-    names = set(graph.tensors)
-    node_names = {n.name for n in graph.nodes}
-    out: list[Node] = []
-    for n in graph.nodes:
-        if n.op != "Loop":
-            out.append(n)
-            continue
-        flatten_loops(n.attrs["body"], top=False)
-        out += _flatten_one(graph, n, used, names, node_names, top)
-    graph.nodes = out
-
-
 def _last_row_only(graph: Graph, scan: str, trips: int) -> bool:
     """Whether every reader of the scan output takes its last row alone (a Slice, as tf2onnx writes a
     Keras layer's last output), so the loop need keep one row, not all."""
@@ -386,7 +368,7 @@ def _last_row_only(graph: Graph, scan: str, trips: int) -> bool:
         and graph.tensors[n.outputs[0]].shape == (1, *t.shape[1:]) for n in readers)
 
 
-def _fresh(base: str, used: set[str]) -> str:
+def fresh_name(base: str, used: set[str]) -> str:
     name, k = base, 1
     while name in used:
         name, k = f"{base}_{k}", k + 1
@@ -394,8 +376,11 @@ def _fresh(base: str, used: set[str]) -> str:
     return name
 
 
-def _flatten_one(graph: Graph, loop: Node, used: set[str], names: set[str], node_names: set[str],
+def flatten_loop(graph: Graph, loop: Node, used: set[str], names: set[str], node_names: set[str],
                  top: bool) -> list[Node]:
+    """The Loop node -> LoopBegin, its body's nodes (renamed apart, already flattened), LoopEnd. Carried
+    values nothing reads after the loop, and only their own update reads in the body (tf2onnx's
+    counters, once the condition is counted), are dropped; so are scan outputs nothing reads."""
     body: Graph = loop.attrs["body"]
     trips, variant, invariant = loop.attrs["trip_count"], loop.attrs["variant"], loop.attrs["invariant"]
     nc, ncv, runtime = loop.attrs["n_carried"], len(variant), loop.attrs["runtime"]
@@ -405,7 +390,7 @@ def _flatten_one(graph: Graph, loop: Node, used: set[str], names: set[str], node
     carried_out, rows = results[:ncv], results[ncv:]
     finals = [loop.outputs[j] if j < len(loop.outputs) else "" for j in variant]
     scans = [loop.outputs[nc + k] if nc + k < len(loop.outputs) else "" for k in range(len(rows))]
-    after = [Node("Identity", _fresh(f"{loop.name}/{loop.outputs[j]}", node_names), [loop.inputs[j]],
+    after = [Node("Identity", fresh_name(f"{loop.name}/{loop.outputs[j]}", node_names), [loop.inputs[j]],
                   [loop.outputs[j]]) for j in invariant if j < len(loop.outputs) and loop.outputs[j] in used]
     # what the loop must compute: outputs read after it, and the carried values the body reads for them
     keep_c = {j for j in range(ncv) if finals[j] and finals[j] in used}
@@ -441,8 +426,8 @@ def _flatten_one(graph: Graph, loop: Node, used: set[str], names: set[str], node
     for t in outer:
         rename[t] = loop.attrs["outer_of"].get(t, t)
     for j in kept_c:
-        rename[carried_in[j]] = _fresh(f"{loop.name}/{carried_in[j]}", names)
-    rename[iter_in] = _fresh(f"{loop.name}/{iter_in}", names)
+        rename[carried_in[j]] = fresh_name(f"{loop.name}/{carried_in[j]}", names)
+    rename[iter_in] = fresh_name(f"{loop.name}/{iter_in}", names)
     for name, t in body.tensors.items():
         if name in rename:
             continue
@@ -451,7 +436,7 @@ def _flatten_one(graph: Graph, loop: Node, used: set[str], names: set[str], node
                 outer_t.shape == t.shape and np.array_equal(outer_t.data, t.data):  # an outer constant
             rename[name] = name
         else:
-            rename[name] = _fresh(f"{loop.name}/{name}", names)
+            rename[name] = fresh_name(f"{loop.name}/{name}", names)
     for name, t in body.tensors.items():
         if rename[name] not in graph.tensors:
             graph.tensors[rename[name]] = Tensor(rename[name], t.shape, t.dtype, t.data)
@@ -464,14 +449,14 @@ def _flatten_one(graph: Graph, loop: Node, used: set[str], names: set[str], node
             for reader in graph.nodes:
                 if scans[k] in reader.inputs:
                     reader.op, reader.attrs = "Identity", {}
-        buf = _fresh(f"{loop.name}/{scans[k]}_rows", names)
+        buf = fresh_name(f"{loop.name}/{scans[k]}_rows", names)
         graph.tensors[buf] = Tensor(buf, graph.tensors[scans[k]].shape, graph.tensors[scans[k]].dtype)
         scan_bufs.append(buf)
     states = [rename[carried_in[j]] for j in kept_c]
     attrs = {"loop": loop.name, "trip_count": trips, "n_carried": len(kept_c), "n_scan": len(keep_s),
              "runtime": runtime, "scans": [scans[k] for k in keep_s], "last_only": last_only}
     cond_init = [loop.attrs["cond_init"]] if loop.attrs["cond_init"] else []
-    begin = Node("LoopBegin", _fresh(f"{loop.name}/begin", node_names),
+    begin = Node("LoopBegin", fresh_name(f"{loop.name}/begin", node_names),
                  [*(loop.inputs[variant[j]] for j in kept_c), *cond_init], [*states, rename[iter_in], *scan_bufs],
                  {**attrs, "cond_init": bool(cond_init)})
     hoisted: list[Node] = []  # loop-invariant: reads only values from before the loop, runs once before it
@@ -480,10 +465,10 @@ def _flatten_one(graph: Graph, loop: Node, used: set[str], names: set[str], node
     for nd in body.nodes:
         if not reads.intersection(nd.outputs):
             continue  # computes only what the loop no longer needs (its condition, dropped counters)
-        new = Node(nd.op, _fresh(f"{loop.name}/{nd.name}", node_names),
+        new = Node(nd.op, fresh_name(f"{loop.name}/{nd.name}", node_names),
                    [rename.get(i, i) if i else "" for i in nd.inputs], [rename[o] if o else "" for o in nd.outputs],
                    dict(nd.attrs), nd.origin)
-        if new.op not in ("LoopBegin", "LoopEnd") and all(not i or i in before for i in new.inputs):
+        if new.op not in CONTROL_MARKERS and all(not i or i in before for i in new.inputs):
             hoisted.append(new)
             before.update(o for o in new.outputs if o)
         else:
@@ -493,11 +478,11 @@ def _flatten_one(graph: Graph, loop: Node, used: set[str], names: set[str], node
         if finals[j]:
             finals_out.append(finals[j])
         else:
-            f = _fresh(f"{loop.name}/{carried_in[j]}_final", names)
+            f = fresh_name(f"{loop.name}/{carried_in[j]}_final", names)
             graph.tensors[f] = Tensor(f, graph.tensors[states[len(finals_out)]].shape,
                                       graph.tensors[states[len(finals_out)]].dtype)
             finals_out.append(f)
-    end = Node("LoopEnd", _fresh(f"{loop.name}/end", node_names),
+    end = Node("LoopEnd", fresh_name(f"{loop.name}/end", node_names),
                [*states, *scan_bufs, *(rename[carried_out[j]] for j in kept_c), *(rename[rows[k]] for k in keep_s),
                 *(rename[c] for c in cond_out)], [*finals_out, *(scans[k] for k in keep_s)], dict(attrs))
     nodes.append(end)
@@ -542,7 +527,7 @@ def _scan_as_loop(g: onnx.GraphProto, n: onnx.NodeProto, shapes: dict, used: set
     out_dirs = list(attrs.get("scan_output_directions", [0] * k))
 
     def fresh(base: str) -> str:
-        return _fresh(f"{n.name}/{base}", used)
+        return fresh_name(f"{n.name}/{base}", used)
 
     lengths = set()
     for x, axis in zip(xs, in_axes, strict=True):

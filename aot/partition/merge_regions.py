@@ -6,7 +6,9 @@ call, the graph stays acyclic (a region's result may not leave it and come back,
 directly through another region or through host nodes). Otherwise it starts a new
 region. On a chain this yields one region per maximal run of same-target nodes,
 the fewest possible. Manual regions are fixed: their nodes join no other region
-and no other node joins them.
+and no other node joins them. A region keeps to one control scope (Graph.scopes):
+nodes of a loop body or an If branch never share a call with nodes outside it, or
+with the other branch's.
 
 The cycle test is incremental, so the step stays near-linear on large graphs: the
 contracted graph (one vertex per region, one per host node) keeps a topological
@@ -77,6 +79,7 @@ class MergeCompilerRegions(PartitionStep):
         assert state.targets is not None, "MergeCompilerRegions runs after AnnotateTarget"
         g, targets = state.graph, state.targets
         producers = g.producers()
+        scope = g.scopes()
         manual_of = {n: k for k, r in enumerate(state.manual_regions) for n in r.nodes}
         graph = _Contracted()
         vertex: dict[str, int] = {}  # node name -> its vertex
@@ -94,6 +97,9 @@ class MergeCompilerRegions(PartitionStep):
                     v = manual_vertex[k] = graph.add(preds)
                     members[v] = []
                     fixed.add(v)
+                elif scope[members[v][0]] != scope[n.name] if members[v] else False:
+                    raise AotcError(f"the region annotated for {target} holds nodes inside and outside a loop or "
+                                    "branch; annotate each part as a region of its own", node=n)
                 elif not graph.join(v, preds):
                     raise AotcError(f"the region annotated for {target} would form a cycle with the regions "
                                     "around it; add the nodes between them to it or split it", node=n)
@@ -101,8 +107,8 @@ class MergeCompilerRegions(PartitionStep):
                 vertex[n.name] = graph.add(preds)
                 continue
             else:
-                v = next((u for u in preds if u in members and u not in fixed
-                          and targets[members[u][0]] == target and graph.join(u, preds)), None)
+                v = next((u for u in preds if u in members and u not in fixed and targets[members[u][0]] == target
+                          and scope[members[u][0]] == scope[n.name] and graph.join(u, preds)), None)
                 if v is None:
                     v = graph.add(preds)
                     members[v] = []

@@ -256,7 +256,8 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
             if not out or out in consts:
                 continue
             t = graph.tensors[out]
-            if n.op == "LoopEnd":  # a final value / scan output is its state's / scan buffer's bytes
+            if n.op in ("LoopEnd", "IfElse", "IfEnd"):  # a final value / scan output / If output is its
+                # state's / scan buffer's / slot's bytes (aot/frontend/loops.py, branches.py)
                 _join(buffer_of, buffer_of[n.inputs[k]], out)
                 continue
             if k == 0 and ops.is_view(n):

@@ -1,14 +1,18 @@
 """demo: a third-party aotc vendor in one file. It takes Relu and LeakyRelu (float32), and a
 fused "demo.scale_relu" composite (Mul by a constant, then Relu), and emits plain C loops.
+Its transform runs one pass of its own, demo.merge_relu (a Relu of a Relu is that Relu), unless
+the user says `--vendor-opt demo.passes=none`.
 
 Everything it needs from aotc comes through `aot.vendor` and the CodegenContext: C text
 helpers (`ctx.format`) and the weight store (`ctx.weights`) that holds its constants."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from aot.ir import Function, Graph, Node
 from aot.partition.pattern import Composite, Const, P, X
-from aot.vendor import ACCEPT, Artifact, CodegenContext, Reject, Vendor
+from aot.vendor import ACCEPT, Artifact, CodegenContext, Pass, Reject, Vendor, VendorOption, run_passes_tracked
 
 
 def check_float(node: Node, graph: Graph):
@@ -24,6 +28,41 @@ def same_shape_or_scalar(node: Node, graph: Graph) -> bool:
 
 
 PATTERNS = (Composite("demo.scale_relu", P("Relu", P("Mul", X, Const(), check=same_shape_or_scalar))),)
+
+
+class MergeRelu(Pass):
+    """Relu(Relu(x)) is Relu(x): the outer Relu goes, the inner one writes its output (when nothing
+    else reads the inner one's)."""
+
+    name = "demo.merge_relu"
+
+    def run(self, graph: Graph) -> Graph:
+        g = graph.copy()
+        readers: dict[str, int] = {}
+        for n in g.nodes:
+            for i in n.inputs:
+                readers[i] = readers.get(i, 0) + 1
+        producer = {n.outputs[0]: n for n in g.nodes}
+        drop = set()
+        for n in g.nodes:
+            inner = producer.get(n.inputs[0])
+            if n.op == "Relu" and inner is not None and inner.op == "Relu" and inner.name not in drop \
+                    and readers[n.inputs[0]] == 1 and n.inputs[0] not in g.outputs:
+                inner.outputs = list(n.outputs)
+                inner.origin = (*inner.sources(), *n.sources())
+                producer[n.outputs[0]] = inner
+                drop.add(n.name)
+        g.nodes = [n for n in g.nodes if n.name not in drop]
+        return g
+
+
+def transform(fn: Function, options: Mapping[str, str]) -> Function:
+    """The vendor's passes, through aotc's runner (which verifies the graph after each and says
+    which changed it); what fired is recorded for `aotc partition --show`."""
+    passes = [MergeRelu()] if options["passes"] == "all" else []
+    graph, fired = run_passes_tracked(fn.graph, passes)
+    graph.meta = {**graph.meta, "vendor_passes": fired}
+    return Function(fn.global_symbol, fn.compiler, graph, fn.composite)
 
 
 def codegen(fn: Function, ctx: CodegenContext) -> Artifact:
@@ -66,4 +105,5 @@ def codegen(fn: Function, ctx: CodegenContext) -> Artifact:
 
 
 VENDOR = Vendor("demo", checkers={"Relu": check_float, "LeakyRelu": check_float}, patterns=PATTERNS,
-                codegen=codegen, description="third-party example vendor")
+                codegen=codegen, transform=transform, description="third-party example vendor",
+                options={"passes": VendorOption(("all", "none"), "run the vendor's passes (demo.merge_relu) or not")})
