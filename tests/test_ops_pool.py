@@ -97,6 +97,17 @@ CASES += [
           kernel_shape=[4, 2], strides=[3, 2], count_include_pad=1),
 ]
 
+# one window per plane inside the input (pool.c's sum in lanes): Keras's AveragePooling2D to 1 x 1 in a
+# DS-CNN (24 of 25 rows), windows wider than the lanes with partial rows, 3-D, end padding the window misses
+CASES += [
+    _pool("avg_one_window_kws", "AveragePool", (1, 4, 25, 5), kernel_shape=[24, 5], strides=[24, 5]),
+    _pool("avg_one_window_partial_rows", "AveragePool", (1, 3, 20, 37), kernel_shape=[19, 33]),
+    _pool("avg_one_window_3d", "AveragePool", (1, 2, 4, 5, 6), kernel_shape=[3, 5, 4], strides=[4, 5, 6]),
+    _pool("avg_one_window_end_pad_cip1", "AveragePool", (1, 2, 6, 6), kernel_shape=[5, 5], strides=[5, 5],
+          pads=[0, 0, 1, 1], count_include_pad=1),
+    _pool("gavg_2d_long", "GlobalAveragePool", (2, 3, 17, 19)),
+]
+
 # MaxPool specifics: storage_order alone is harmless (it only shapes the Indices output)
 CASES += [
     _pool("max_2d_storage_order_no_indices", "MaxPool", (1, 2, 4, 4), opset=8, kernel_shape=[2, 2],

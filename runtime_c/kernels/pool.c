@@ -248,11 +248,50 @@ void aotc_maxpool_indices_f32(const aotc_pool_params *p, int32_t spatial_rank, i
     }
 }
 
+/* POOL_LANES partial sums: a sum of many values in one chain waits on each add's latency
+ * (Keras's AveragePooling2D to 1 x 1 is a window of 120 values per plane in a DS-CNN, a
+ * GlobalAveragePool one of the whole plane); in lanes it vectorises. */
+#define POOL_LANES 16
+
+/* The sum of `rows` runs of `cols` floats, the runs `step` apart, in POOL_LANES lanes. */
+static float sum_runs(const float *AOTC_RESTRICT x, int32_t rows, int32_t cols, int64_t step) {
+    float lane[POOL_LANES] = {0.0f}, s = 0.0f;
+    int32_t r, i, j;
+    if (cols == step) { /* whole rows: one run */
+        cols *= rows;
+        rows = 1;
+    }
+    for (r = 0; r < rows; ++r, x += step) {
+        for (i = 0; i + POOL_LANES <= cols; i += POOL_LANES) {
+            for (j = 0; j < POOL_LANES; ++j) lane[j] += x[i + j];
+        }
+        for (j = 0; i + j < cols; ++j) lane[j] += x[i + j];
+    }
+    for (j = 0; j < POOL_LANES; ++j) s += lane[j];
+    return s;
+}
+
 void aotc_avgpool_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y) {
     const int64_t in_plane = (int64_t)p->in[0] * p->in[1] * p->in[2];
     const int32_t out_w = p->out[2];
     /* the divisor counts the taps in [lo, hi) on each dim: the input, or the padded input */
     int32_t lo[3], hi[3], full0, full1, k, c, od, oh, i;
+    int one = 1;
+    for (k = 0; k < 3; ++k) { /* one window per plane, wholly inside the input, taps adjacent */
+        one = one && p->out[k] == 1 && p->pads_begin[k] == 0 && p->kernel[k] <= p->in[k] &&
+              (p->dilations[k] == 1 || p->kernel[k] == 1);
+    }
+    if (one) { /* the pool to 1 x 1 that ends a classifier: a sum per plane, in lanes */
+        const float count = (float)(p->kernel[0] * p->kernel[1] * p->kernel[2]);
+        for (c = 0; c < p->planes; ++c, x += in_plane) {
+            float s = 0.0f;
+            for (od = 0; od < p->kernel[0]; ++od) {
+                s += sum_runs(x + (int64_t)od * p->in[1] * p->in[2], p->kernel[1], p->kernel[2], p->in[2]);
+            }
+            y[c] = s / count;
+        }
+        return;
+    }
     for (k = 0; k < 3; ++k) {
         lo[k] = p->count_include_pad ? -p->pads_begin[k] : 0;
         hi[k] = p->in[k] + (p->count_include_pad ? p->pads_end[k] : 0);
@@ -292,12 +331,8 @@ void aotc_global_maxpool_f32(int32_t planes, int32_t size, const float *AOTC_RES
 }
 
 void aotc_global_avgpool_f32(int32_t planes, int32_t size, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y) {
-    int32_t c, i;
-    for (c = 0; c < planes; ++c, x += size) {
-        float s = 0.0f;
-        for (i = 0; i < size; ++i) s += x[i];
-        y[c] = s / (float)size;
-    }
+    int32_t c;
+    for (c = 0; c < planes; ++c, x += size) y[c] = sum_runs(x, 1, size, size) / (float)size;
 }
 
 /* ---- MaxPool on 8-bit integers --------------------------------------------
