@@ -113,6 +113,24 @@ for dt in ["float32", "float64"]:
     CASES.append(_case(f"mod_{dt}_fmod1", "Mod", {"a": _data((3, 4), dt) * 10, "b": _data((4,), dt) + 3}, dt,
                        attrs={"fmod": 1}))
 
+# floats with fmod=0: floored (numpy's np.mod; onnxruntime refuses it), signs of both kinds, zero remainders
+for dt in ["float32", "float64"]:
+    a = np.array([5.5, -5.5, 5.5, -5.5, 6.0, -6.0, 0.0, 1e-3], dt)
+    b = np.array([2.0, 2.0, -2.0, -2.0, 3.0, 3.0, -4.0, np.inf], dt)
+    case = _case(f"mod_{dt}_floored", "Mod", {"a": a, "b": b}, dt, attrs={"fmod": 0})
+    case.expected = ReferenceEvaluator(case.model).run(None, case.feeds)
+    CASES.append(case)
+
+# Clip of integers, and with bounds computed at run time (Max then Min)
+CASES.append(_case("clip_int32_consts", "Clip", {"x": _data((3, 5), "int32")}, "int32",
+                   consts={"lo": np.array(-4, np.int32), "hi": np.array(6, np.int32)}, opset=13))
+CASES.append(_case("clip_int8_max_only", "Clip", {"x": _data((3, 5), "int8")}, "int8",
+                   consts={"hi": np.array(3, np.int8)}, input_order=["x", "", "hi"], opset=13))
+CASES.append(_case("clip_runtime_bounds", "Clip", {"x": _data((3, 5), "float32") * 3, "lo": np.array(-1.5, np.float32),
+                                                   "hi": np.array(2.0, np.float32)}, "float32", opset=13))
+CASES.append(_case("clip_runtime_min_only", "Clip", {"x": _data((4,), "float32"), "lo": np.array(0.2, np.float32)},
+                   "float32", opset=13))
+
 # unary ops on integers, and the float ones added with them
 for dt in ["float32", "float64", "int8", "int16", "int32", "int64"]:
     CASES.append(_case(f"neg_{dt}", "Neg", {"x": _data((3, 4), dt)}, dt))

@@ -259,7 +259,16 @@ def pool(node: Node, graph: Graph, opset: int) -> None:
 
 # --- elementwise ---------------------------------------------------------------
 
-def clip(node: Node, graph: Graph, opset: int) -> None:
+def clip(node: Node, graph: Graph, opset: int) -> list[Node] | None:
+    x = graph.tensors[node.inputs[0]]
+    bounds_in = [(k, node.inputs[k]) for k in (1, 2) if opset >= 11 and len(node.inputs) > k and node.inputs[k]]
+    for k, what in ((1, "min"), (2, "max")):  # before opset 11 the bounds are attributes
+        if opset < 11 and what in node.attrs:
+            name = f"{node.name}__{what}"
+            graph.tensors[name] = Tensor(name, (), x.dtype, np.array(node.attrs[what], dtype=x.dtype))
+            bounds_in.append((k, name))
+    if x.dtype != "float32" or any(graph.const(b) is None for _, b in bounds_in):
+        return _clip_as_max_min(node, graph, x, bounds_in)
     if opset < 11:
         lo, hi = node.attrs.get("min", -np.inf), node.attrs.get("max", np.inf)
     else:
@@ -272,6 +281,30 @@ def clip(node: Node, graph: Graph, opset: int) -> None:
         lo, hi = bounds
     node.attrs = {"min": float(lo), "max": float(hi)}
     _data_only(node)
+
+
+def _clip_as_max_min(node: Node, graph: Graph, x: Tensor, bounds: list[tuple[int, str]]) -> list[Node]:
+    """Clip with a bound computed at run time, or of a dtype other than float32 -> Max(x, min) then
+    Min(., max) (NaN stays NaN; min > max gives max, as onnxruntime's std::min(std::max(x, lo), hi))."""
+    for k, b in bounds:
+        if graph.tensors[b].size != 1:
+            what = "min" if k == 1 else "max"
+            raise AotcError(f"Clip {what} has shape {list(graph.tensors[b].shape)}: it must be a single value",
+                            node=node)
+    if not bounds:
+        return [Node("Identity", node.name, node.inputs[:1], node.outputs, origin=node.sources())]
+    nodes, acc = [], node.inputs[0]
+    for j, (k, b) in enumerate(bounds):
+        last = j == len(bounds) - 1
+        dst = node.outputs[0] if last else f"{node.outputs[0]}__clip_min"
+        if not last:
+            graph.tensors[dst] = Tensor(dst, x.shape, x.dtype)
+        if graph.tensors[b].shape != () and x.shape == ():  # a [1] bound would widen the output's shape
+            raise AotcError("Clip of a scalar by a bound of shape [1] is not supported", node=node)
+        nodes.append(Node("Max" if k == 1 else "Min", node.name if last else f"{node.name}__min", [acc, b], [dst],
+                          origin=node.sources()))
+        acc = dst
+    return nodes
 
 
 def _defaults(**defaults: object) -> Rule:

@@ -93,9 +93,7 @@ def _mod_kernel(ctx: NodeContext) -> str:
 
 
 def _check_mod(node: Node, graph: Graph) -> str | None:
-    if graph.tensors[node.inputs[0]].dtype in FLOATS and not node.attrs.get("fmod", 0):
-        return "Mod of floating-point operands needs fmod=1"
-    return _same_dtypes(node, graph)
+    return _same_dtypes(node, graph)  # floats with fmod=0: floored, as numpy (onnx's reference)
 
 
 def _isinf_kernel(ctx: NodeContext) -> str:

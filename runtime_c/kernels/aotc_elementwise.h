@@ -47,7 +47,7 @@ AOTC_DECLARE_SIGNED(AOTC_DECLARE_BINARY, pow) /* integers: wrapping, exponents b
 AOTC_DECLARE_BINARY(prelu, f32, float, float) /* b = slope */
 /* ONNX Mod: fmod (sign of the dividend; fmod=1) and mod (sign of the divisor; integers, fmod=0) */
 AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY, fmod)
-AOTC_DECLARE_INTS(AOTC_DECLARE_BINARY, mod)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY, mod)
 /* comparisons -> bool */
 AOTC_DECLARE_COMPARE(equal)
 AOTC_DECLARE_BINARY(equal, b8, uint8_t, uint8_t)

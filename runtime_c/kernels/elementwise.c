@@ -114,6 +114,12 @@ AOTC_BINARY(prelu, f32, float, float, x0 < 0.0f ? x0 * x1 : x0)
 /* Mod: fmod=1 is C's fmod/% (sign of the dividend), fmod=0 Python's (sign of the divisor) */
 AOTC_BINARY(fmod, f32, float, float, fmodf(x0, x1))
 AOTC_BINARY(fmod, f64, double, double, fmod(x0, x1))
+/* floored (fmod=0; numpy's np.mod): the remainder takes the divisor's sign, a zero one too */
+#define FLOAT_MOD(FMOD, R) ((R) = FMOD(x0, x1), (R) == 0 ? copysign(0.0, x1) : (((R) < 0) != (x1 < 0)) ? (R) + x1 : (R))
+static float aotc_mod_float(float x0, float x1) { float r; return (float)FLOAT_MOD(fmodf, r); }
+static double aotc_mod_double(double x0, double x1) { double r; return FLOAT_MOD(fmod, r); }
+AOTC_BINARY(mod, f32, float, float, aotc_mod_float(x0, x1))
+AOTC_BINARY(mod, f64, double, double, aotc_mod_double(x0, x1))
 AOTC_SIGNED(AOTC_BINARY, fmod, SIGNED_REM)
 AOTC_SIGNED(AOTC_BINARY, mod, SIGNED_MOD)
 AOTC_UNSIGNED(AOTC_BINARY, fmod, x1 == 0 ? 0 : x0 % x1)
