@@ -161,6 +161,11 @@ def run_bundle(out: Path, meta: dict, inputs: list[np.ndarray], repeat: int = 0,
         n = spec["nbytes"]
         outputs[spec["name"]] = np.frombuffer(raw[pos:pos + n], dtype=spec["dtype"]).reshape(spec["shape"]).copy()
         pos += n
+    for spec in meta["outputs"]:  # rows known only at run time: the runner wrote how many after the outputs
+        if "extent" in spec:
+            rows = int(np.frombuffer(raw[pos:pos + 8], dtype="<i8")[0])
+            pos += 8
+            outputs[spec["name"]] = np.take(outputs[spec["name"]], np.arange(rows), axis=spec["extent"]["axis"])
     for counter in re.findall(r"^aotc-runner: counter (\S+=\S+)$", r.stdout, re.MULTILINE):
         print(f"aotc: {counter}")  # vendor counters of the run (Artifact.counters), e.g. simulated cycles
     m = re.search(r"median_ns=([0-9.]+)", r.stdout)

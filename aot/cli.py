@@ -377,7 +377,7 @@ def _cmd_partition(args: argparse.Namespace) -> int:
 def _cmd_run(args: argparse.Namespace) -> int:
     from aot.bench import notes, one_thread_for_vendors
     from aot.build import run_bundle
-    from aot.npz import describe, load_inputs, npz_path, save_outputs
+    from aot.npz import describe, describe_rows, load_inputs, npz_path, save_outputs
 
     out = Path(args.out)
     meta = _metadata(out)
@@ -391,6 +391,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
           f"{'s' if len(outputs) != 1 else ''}")
     for name, value in outputs.items():
         print(describe(name, value))
+    by_rows: dict[int, list[str]] = {}  # outputs with run-time rows (a detector's): a table per row count
+    for spec in meta["outputs"]:
+        if spec.get("extent", {}).get("axis") == 0:
+            by_rows.setdefault(outputs[spec["name"]].shape[0], []).append(spec["name"])
+    for names in by_rows.values():
+        print(describe_rows(outputs, names))
     if median_ns is not None:
         print(f"aotc: median {median_ns / 1e3:.1f} us per inference over {args.repeat} runs")
         for note in notes(meta):

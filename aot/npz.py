@@ -59,6 +59,23 @@ def save_outputs(path: str | Path, outputs: dict[str, np.ndarray]) -> Path:
     return path
 
 
+def describe_rows(outputs: dict[str, np.ndarray], names: list[str], limit: int = 100) -> str:
+    """Outputs whose rows are known only at run time (a detector's kept boxes, scores and classes),
+    side by side, a line per row: what `aotc run` prints for them."""
+    rows = outputs[names[0]].shape[0]
+    lines = [f"  {rows} rows of {', '.join(names)}:"]
+
+    def cell(v: np.ndarray) -> str:
+        flat = np.asarray(v).reshape(-1)
+        return " ".join(f"{x:.6g}" if flat.dtype.kind == "f" else str(x) for x in flat)
+
+    for r in range(min(rows, limit)):
+        lines.append(f"    {r:3d}: " + " | ".join(cell(outputs[n][r]) for n in names))
+    if rows > limit:
+        lines.append(f"    ... {rows - limit} more")
+    return "\n".join(lines)
+
+
 def describe(name: str, value: np.ndarray) -> str:
     """One output in a line or two: dtype, shape and range; a classifier's top classes."""
     head = f"  {name}: {value.dtype.name} {list(value.shape)}"

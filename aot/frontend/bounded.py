@@ -48,6 +48,8 @@ class BoundedImport:
         self.axis: dict[str, int] = {}
         self.root: dict[str, str] = {}
         self.used_dims: set[tuple[str, int]] = set()
+        self.shapes: dict[str, list[int | None]] = {}  # Shape of a bounded tensor: None at the rows
+        self._opsets: list = []
 
     def _bound(self, out: str, axis: int, model_bound: int | None, why: str, node: Node) -> int:
         user = self.max_dims.get((out, axis))
@@ -60,20 +62,52 @@ class BoundedImport:
         return max(bound, 1)  # a bound of 0 rows: one row planned, never written
 
     def infer(self, pn: onnx.NodeProto, node: Node, tensors: dict[str, Tensor],
-              opsets: list) -> dict[str, Tensor] | None:
-        """The outputs of `pn` at their bound when it makes or reads a bounded tensor (None when
-        it does neither); refuses a reader whose outputs are not bounded the same way."""
+              opsets: list) -> tuple[dict[str, Tensor], bool] | None:
+        """The outputs of `pn` at their bound when it makes or reads a bounded tensor, and whether the
+        node stays (None: it does neither). A Shape of a bounded tensor that only sets a Reshape's
+        target (as torch writes an index's result shape) is followed symbolically and dropped: the
+        Reshape gets a constant target with -1 for the rows. Any other reader that does not keep the
+        rows apart is refused."""
+        self._opsets = opsets
         if pn.op_type in PRODUCERS and pn.domain in ("", "ai.onnx"):
-            return self._producer(pn, node, tensors)
+            return self._producer(pn, node, tensors), True
+        sym = [i for i in pn.input if i in self.shapes]
+        if sym:
+            return self._symbolic(pn, node, tensors, sym)
         read = [i for i in pn.input if i in self.axis]
         if not read:
             return None
+        if pn.op_type == "Shape" and len(pn.input) == 1 and not pn.attribute:
+            dims: list[int | None] = list(tensors[read[0]].shape)
+            dims[self.axis[read[0]]] = None
+            self.shapes[pn.output[0]] = dims
+            return {}, False
         roots = {self.root[i] for i in read}
         if len(roots) > 1:
             raise AotcError(f"it reads tensors with different run-time extents ({', '.join(read)}), which aotc "
                             "does not compile", node=node)
-        out = self._evaluate(pn, node, tensors, opsets)
-        return out
+        return self._evaluate(pn, node, tensors, opsets), True
+
+    def _symbolic(self, pn: onnx.NodeProto, node: Node, tensors: dict[str, Tensor],
+                  sym: list[str]) -> tuple[dict[str, Tensor], bool]:
+        """A node reading the shape of a bounded tensor (a vector with one run-time entry)."""
+        def const(name: str) -> list[int] | None:
+            t = tensors.get(name)
+            return None if t is None or t.data is None else [int(v) for v in np.asarray(t.data).reshape(-1)]
+
+        op = pn.op_type
+        if op == "Concat" and all(i in self.shapes or const(i) is not None for i in pn.input):
+            self.shapes[pn.output[0]] = [d for i in pn.input for d in (self.shapes.get(i) or const(i) or [])]
+            return {}, False
+        if op == "Reshape" and pn.input[1] in sym and pn.input[0] not in sym:
+            dims = self.shapes[pn.input[1]]
+            target = np.array([-1 if d is None else d for d in dims], np.int64)
+            name = f"{pn.input[1]}/rows_as_-1"
+            tensors[name] = Tensor(name, target.shape, "int64", target)
+            pn.input[1] = node.inputs[1] = name
+            return None if pn.input[0] not in self.axis else self.infer(pn, node, tensors, self._opsets)
+        raise AotcError(f"it reads the shape of a tensor whose rows are known only at run time ('{sym[0]}'), "
+                        "which aotc follows only into a Reshape's target (through Concat)", node=node)
 
     def _producer(self, pn: onnx.NodeProto, node: Node, tensors: dict[str, Tensor]) -> dict[str, Tensor]:
         y = pn.output[0]

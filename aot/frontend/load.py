@@ -36,11 +36,8 @@ from aot.frontend.validate import (
     restore_declarations,
     take_declarations,
 )
-from aot.limits import check_tensor
-from onnx import helper, numpy_helper
-
-from aot.frontend import contrib
 from aot.ir import DTYPES, Graph, Node, Tensor
+from aot.limits import check_tensor
 
 MIN_OPSET, MAX_OPSET = 7, 28  # 7..21 required; 22..28: see docs/opsets.md for what changed
 
