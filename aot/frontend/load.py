@@ -8,8 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+from onnx import helper, numpy_helper
+
 from aot.csource.names import is_reserved
 from aot.errors import AotcError
+from aot.frontend import contrib
 from aot.frontend.bounded import BoundedImport, check_bounded
 from aot.frontend.branches import import_if
 from aot.frontend.canonical import canonicalize
