@@ -234,6 +234,13 @@ def pad_case(case_id: str, x, pads, mode: str = "constant", value=None, axes=Non
                    out_dtype=out_dtype, input_order=order)
 
 
+# constant_value computed at run time (an input of the model): the kernel reads it where it lies
+CASES += [op_case("pad_runtime_value", "Pad", {"x": data((2, 3)), "value": np.array(-2.5, np.float32)},
+                  consts={"pads": ints(0, 1, 2, 1)}, input_order=["x", "pads", "value"]),
+          op_case("pad_runtime_value_int64", "Pad", {"x": np.arange(6, dtype=np.int64).reshape(2, 3),
+                                                     "value": np.array(-7, np.int64)},
+                  consts={"pads": ints(1, 0, 0, 2)}, input_order=["x", "pads", "value"], out_dtype="int64")]
+
 for mode in ("constant", "reflect", "edge"):
     CASES += [
         pad_case(f"pad_{mode}_nchw", (1, 2, 5, 6), [0, 0, 1, 2, 0, 0, 2, 1], mode),

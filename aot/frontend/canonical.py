@@ -460,7 +460,8 @@ def pad(node: Node, graph: Graph, opset: int) -> None:
         pads, value = [int(p) for p in node.attrs["pads"]], float(node.attrs.get("value", 0.0))
     else:
         pads = _const(graph, node, 1, "Pad pads").astype(np.int64).reshape(-1).tolist()
-        v = _const(graph, node, 2, "Pad constant_value")
+        runtime_value = len(node.inputs) > 2 and node.inputs[2] and graph.const(node.inputs[2]) is None
+        v = None if runtime_value else _const(graph, node, 2, "Pad constant_value")
         value = v.reshape(-1)[0].item() if v is not None and v.size else 0  # int, float or bool
         axes_v = _const(graph, node, 3, "Pad axes")
         if axes_v is not None:
@@ -476,6 +477,11 @@ def pad(node: Node, graph: Graph, opset: int) -> None:
     if mode not in ("constant", "reflect", "edge", "wrap"):
         raise AotcError(f"Pad mode '{mode}' is not supported (constant, reflect, edge, wrap)", node=node)
     node.attrs = {"pads": pads, "mode": mode, "value": value}
+    if opset >= 11 and runtime_value and mode == "constant":  # read at run time: the kernel takes its address
+        if graph.tensors[node.inputs[2]].size != 1:
+            raise AotcError("Pad constant_value must be a single value", node=node)
+        node.inputs = [node.inputs[0], node.inputs[2]]
+        return
     _data_only(node)
 
 

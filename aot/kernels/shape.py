@@ -240,7 +240,9 @@ def emit_pad(ctx: NodeContext) -> None:
         "src_offset": c_int(lay["src_offset"]),
     }, comment=f"Pad {mode} {list(ctx.shape(x))} pads {pads} -> {list(ctx.shape(y))}")
     value = "NULL"
-    if mode == "constant":
+    if mode == "constant" and len(ctx.inputs) > 1:  # constant_value computed at run time (one element)
+        value = ctx.ptr(ctx.inputs[1])
+    elif mode == "constant":
         value = ctx.const_array("value", np.array([ctx.attrs["value"]], dtype=ctx.dtype(x)),
                                 comment=f"Pad value for {c_comment(ctx.node.name)}")
     ctx.call("aotc_pad", p, ctx.ptr(x), value, ctx.ptr(y))
