@@ -41,6 +41,11 @@ def _chain(case_id: str, x_shape: tuple, nodes: list[onnx.NodeProto], consts: di
 
 
 CASES = [
+    # LpNormalization (issue 16): x over its L1/L2 norm along the axis; a row of zeros stays zeros
+    op_case("lpnorm_l2_last", "LpNormalization", {"x": (3, 4, 5)}),
+    op_case("lpnorm_l1_axis0", "LpNormalization", {"x": (3, 4)}, attrs={"axis": 0, "p": 1}),
+    op_case("lpnorm_zero_row", "LpNormalization", {"x": np.array([[0, 0, 0], [3, 4, 0]], np.float32)},
+            attrs={"axis": 1, "p": 2}),
     # BatchNormalization: opset 7, 9, 14, 15 forms; ranks 2..5; constant and run-time parameters
     _bn("bn_4d_opset7", (2, 3, 4, 5), opset=7),
     _bn("bn_4d_opset7_spatial1_momentum", (1, 3, 4, 4), opset=7, spatial=1, momentum=0.8),

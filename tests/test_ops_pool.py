@@ -140,6 +140,16 @@ def _windows_without_winner() -> np.ndarray:
     return x
 
 
+# LpPool (issue 16): the p-norm of each window, as an AveragePool counting the pads, times the window size
+CASES += [
+    op_case("lp_2d_p2", "LpPool", {"x": (2, 3, 7, 6)}, attrs={"kernel_shape": [3, 2], "strides": [2, 1]}, opset=18),
+    op_case("lp_2d_p1_pads", "LpPool", {"x": (1, 2, 5, 5)}, attrs={"kernel_shape": [3, 3], "p": 1,
+                                                                  "pads": [1, 1, 1, 1]}, opset=18),
+    op_case("lp_1d_p3", "LpPool", {"x": (2, 2, 9)}, attrs={"kernel_shape": [3], "p": 3}, opset=18),
+    op_case("lp_2d_same_upper", "LpPool", {"x": (1, 2, 6, 7)}, attrs={"kernel_shape": [2, 3], "strides": [2, 2],
+                                                                     "auto_pad": "SAME_UPPER"}, opset=11),
+]
+
 # Indices (opset 8+): the argmax as an int64 index into the flattened N x C x spatial input (with the
 # batch and channel offset), row major (storage_order 0) or column major (1); first of equal values wins
 CASES += [

@@ -257,6 +257,71 @@ def pool(node: Node, graph: Graph, opset: int) -> None:
             raise AotcError(f"output size {y[2 + i]} on spatial axis {i} should be {want}{why}", node=node)
 
 
+def lp_pool(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """LpPool -> (sum over the window of |x|^p)^(1/p), the sum as an AveragePool counting the pads (which
+    add 0) times the window's size: Abs or x*x, AveragePool, Mul, then Sqrt or Pow(1/p)."""
+    x = graph.tensors[node.inputs[0]]
+    y = graph.tensors[node.outputs[0]]
+    if x.dtype != "float32":
+        raise AotcError(f"LpPool of {x.dtype} is not supported (float32)", node=node)
+    p = int(node.attrs.get("p", 2))
+    if p < 1:
+        raise AotcError(f"LpPool p={p} is not supported (p >= 1)", node=node)
+    attrs = {k: v for k, v in node.attrs.items() if k != "p"}
+    if attrs.get("ceil_mode", 0):
+        raise AotcError("LpPool with ceil_mode is not supported (a window past the input's end)", node=node)
+    attrs["count_include_pad"] = 1
+    size = int(np.prod(attrs["kernel_shape"]))
+    base, src = f"{node.outputs[0]}__lp", node.sources()
+
+    def tensor(tag: str, shape: tuple[int, ...], value: np.ndarray | None = None) -> str:
+        graph.tensors[f"{base}_{tag}"] = Tensor(f"{base}_{tag}", shape, "float32", value)
+        return f"{base}_{tag}"
+
+    powered = tensor("pow", x.shape)
+    if p == 2:
+        nodes = [Node("Mul", f"{node.name}__square", [x.name, x.name], [powered], origin=src)]
+    else:
+        nodes = [Node("Abs", f"{node.name}__abs", [x.name], [powered], origin=src)]
+        if p > 1:
+            absolute, powered = powered, tensor("powp", x.shape)
+            nodes.append(Node("Pow", f"{node.name}__pow", [absolute, tensor("p", (), np.array(p, np.float32))],
+                              [powered], origin=src))
+    mean = tensor("mean", y.shape)
+    avg = Node("AveragePool", f"{node.name}__window", [powered], [mean], attrs, src)
+    pool(avg, graph, opset)
+    total = node.outputs[0] if p == 1 else tensor("sum", y.shape)
+    nodes += [avg, Node("Mul", f"{node.name}__sum", [mean, tensor("size", (), np.array(size, np.float32))], [total],
+                        origin=src)]
+    if p == 2:
+        nodes.append(Node("Sqrt", node.name, [total], node.outputs, origin=src))
+    elif p > 2:
+        nodes.append(Node("Pow", node.name, [total, tensor("inv_p", (), np.array(1.0 / p, np.float32))],
+                          node.outputs, origin=src))
+    return nodes
+
+
+def lp_normalization(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """LpNormalization -> x / ReduceL1 or ReduceL2 of x along the axis (kept), the norm at least the least
+    denormal, so a row of zeros stays zeros (onnx's reference and onnxruntime give 0 there, not NaN)."""
+    x = graph.tensors[node.inputs[0]]
+    p = int(node.attrs.get("p", 2))
+    if p not in (1, 2):
+        raise AotcError(f"LpNormalization p={p} is not valid (1 or 2)", node=node)
+    if x.dtype != "float32":
+        raise AotcError(f"LpNormalization of {x.dtype} is not supported (float32)", node=node)
+    axis = _axis(int(node.attrs.get("axis", -1)), len(x.shape), node)
+    norm = f"{node.outputs[0]}__norm"
+    graph.tensors[norm] = Tensor(norm, tuple(1 if k == axis else n for k, n in enumerate(x.shape)), "float32")
+    floor, tiny = f"{norm}_floor", f"{norm}_tiny"
+    graph.tensors[floor] = Tensor(floor, graph.tensors[norm].shape, "float32")
+    graph.tensors[tiny] = Tensor(tiny, (), "float32", np.array(np.finfo(np.float32).smallest_subnormal, np.float32))
+    return [Node(f"ReduceL{p}", f"{node.name}__norm", [x.name], [norm], {"axes": [axis], "keepdims": 1},
+                 node.sources()),
+            Node("Max", f"{node.name}__floor", [norm, tiny], [floor], origin=node.sources()),
+            Node("Div", node.name, [x.name, floor], node.outputs, origin=node.sources())]
+
+
 # --- elementwise ---------------------------------------------------------------
 
 def clip(node: Node, graph: Graph, opset: int) -> list[Node] | None:
@@ -752,6 +817,8 @@ RULES: dict[str, Rule] = {
     "ConvTranspose": conv_transpose,
     "MaxPool": pool,
     "AveragePool": pool,
+    "LpPool": lp_pool,
+    "LpNormalization": lp_normalization,
     "Clip": clip,
     "LeakyRelu": _defaults(alpha=0.01),
     "Elu": _defaults(alpha=1.0),
