@@ -59,3 +59,39 @@ def test_aotc_run_prints_the_kept_boxes(tmp_path):
     ref_boxes, ref_scores, ref_classes = reference(Case("x", onnx.load(str(MODEL)), {"image": _image()}))
     last = r.stdout.strip().splitlines()[-1]  # "     22: x1 y1 x2 y2 | score | class"
     assert last.split(":")[0].strip() == str(KEPT - 1) and last.split("|")[-1].strip() == str(ref_classes[-1])
+
+
+def test_on_the_cortex_m55_board(tmp_path):
+    """The same bundle for mps3-an547 (Cortex-M55, Helium) under qemu keeps the same boxes as
+    onnxruntime, through the user's path (aotc -> cmake --build -> the runner)."""
+    import json
+
+    from conftest import require_tool
+
+    from aot.build import run_bundle
+
+    require_tool("arm-none-eabi-gcc", "qemu-system-arm", "cmake")
+    out = tmp_path / "m55"
+    r = subprocess.run([sys.executable, "-m", "aot.cli", str(MODEL), "--target", "mps3-an547", "-o", str(out)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    outputs, _ = run_bundle(out, meta, [_image()])  # builds it first
+    ref_boxes, ref_scores, ref_classes = reference(Case("x", onnx.load(str(MODEL)), {"image": _image()}))
+    np.testing.assert_array_equal(outputs["classes"], ref_classes)
+    np.testing.assert_allclose(outputs["boxes"], ref_boxes, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(outputs["scores"], ref_scores, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("vendor", ["accel_sim"])
+def test_backbone_offloads_post_processing_stays(vendor):
+    """A vendor takes the convolutions; NonMaxSuppression and every node on its rows stay on the host."""
+    from aot.compiler import Options, partition_model
+
+    parted = partition_model(onnx.load(str(MODEL)), Options(name="ssd", vendors=(vendor,)))
+    calls = [n for n in parted.graph.nodes if n.op == "Call"]
+    assert calls, "the vendor took nothing"
+    bounded = parted.graph.meta["extent_root"]
+    host_tail = [n for n in parted.graph.nodes if any(t in bounded for t in [*n.inputs, *n.outputs] if t)]
+    assert {n.op for n in host_tail} >= {"NonMaxSuppression", "Gather"}
+    assert not any(n.op == "Call" for n in host_tail)

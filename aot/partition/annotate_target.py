@@ -1,7 +1,9 @@
 """AnnotateTarget: each node gets the target that will compile it.
 
 A hand placement wins; otherwise the first vendor (in the user's order) whose
-checker accepts the node, else the host. The vendors' reasons for refusing are
+checker accepts the node, else the host. A node that reads or writes rows known only at run
+time (aot/frontend/bounded.py: NonMaxSuppression's and what reads them) stays on the host, whose
+code runs it on the rows written; a vendor function would see the bound. The vendors' reasons for refusing are
 kept for `--explain`. (Whether a vendor can take a node it was given by hand is
 checked once composites are known: see MergeComposite.)
 """
@@ -28,7 +30,12 @@ class AnnotateTarget(PartitionStep):
         g = state.graph
         targets: dict[str, str] = {}
         reasons: dict[str, dict[str, str]] = {}
+        bounded = g.meta.get("extent_root", {})
         for n in g.nodes:
+            if bounded and any(t in bounded for t in [*n.inputs, *n.outputs] if t):
+                targets[n.name] = HOST
+                reasons[n.name] = {v.name: "its rows are known only at run time (host only)" for v in self.vendors}
+                continue
             if n.name in state.manual:
                 targets[n.name] = state.manual[n.name]
                 continue
