@@ -585,6 +585,7 @@ def reduce(node: Node, graph: Graph, opset: int) -> list[Node] | None:
     return None
 
 
+MAX_AXES_CHOICES = 8  # run-time Reduce axes: the axis sets the shapes allow, one compiled call each
 # reductions that leave a single element as it is: over size-1 axes they are the identity
 _IDENTITY_ON_ONE = ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd")
 
@@ -592,7 +593,8 @@ _IDENTITY_ON_ONE = ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "Reduce
 def _reduce_runtime_axes(node: Node, graph: Graph) -> list[Node] | None:
     """Reduce axes given at run time (issue 16): the static input and the declared output shape pin them,
     so they are compiled from the shapes and the run-time value is not read. Where the shapes leave a choice
-    (e.g. [3, 3] -> [3]), refused with a line saying the axes input must be a constant."""
+    (e.g. [3, 3] -> [3]: axis 0 or 1), each axis set they allow is compiled and the kernel reads the axes to
+    take the one they name; axes that name none of them make the run return AOTC_ERR_SHAPE."""
     x, y = _shape(graph, node.inputs[0]), _shape(graph, node.outputs[0])
     keepdims = int(node.attrs.get("keepdims", 1))
     zeros_shape = tuple(1 if k == 0 else n for k, n in enumerate(x)) if keepdims else tuple(x[1:])
@@ -603,20 +605,28 @@ def _reduce_runtime_axes(node: Node, graph: Graph) -> list[Node] | None:
                         f"the declared output shape, and {list(y)} cannot be told from a guess)", node=node)
     unpinned = AotcError(f"{node.op} axes (input 1) are computed at run time and the shapes {list(x)} -> "
                          f"{list(y)} do not pin them: make input 1 a constant", node=node)
+    import itertools
+
     if keepdims:
         if len(x) != len(y) or any(o not in (1, i) for i, o in zip(x, y, strict=True)):
             raise unpinned
         axes = [k for k, (i, o) in enumerate(zip(x, y, strict=True)) if o == 1 and i != 1]
-        if not axes and node.op not in _IDENTITY_ON_ONE and any(n == 1 for n in x):
-            raise unpinned  # nothing reduced, or only size-1 axes: f(x) or x
+        ones = [k for k, n in enumerate(x) if n == 1]
+        fits = [sorted({*axes, *a}) for r in range(len(ones) + 1) for a in itertools.combinations(ones, r)]
+        if node.op in _IDENTITY_ON_ONE:  # over size-1 axes these leave each element as it is
+            fits = [axes]
     else:
-        import itertools
-
-        fits = [set(a) for r in range(len(x) + 1) for a in itertools.combinations(range(len(x)), r)
+        fits = [sorted(a) for r in range(len(x) + 1) for a in itertools.combinations(range(len(x)), r)
                 if [n for k, n in enumerate(x) if k not in a] == list(y)]
-        if len(fits) != 1:
-            raise unpinned
-        axes = sorted(fits[0])
+    if graph.tensors[node.inputs[1]].size:  # the axes name one axis at least (an empty one is a constant)
+        fits = [f for f in fits if f] or fits
+    if not fits or len(fits) > MAX_AXES_CHOICES or node.attrs.get("noop_with_empty_axes", 0) and len(fits) > 1:
+        raise unpinned
+    if len(fits) > 1:  # the shapes leave a choice: the kernel reads the axes and takes the one they name
+        node.attrs = {"axes": fits[0], "keepdims": keepdims, "axes_choices": fits}
+        node.inputs = node.inputs[:2]
+        return None
+    axes = fits[0]
     if not axes:
         return [Node("Identity", node.name, node.inputs[:1], node.outputs, origin=node.sources())]
     node.attrs = {"axes": axes, "keepdims": keepdims}

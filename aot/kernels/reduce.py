@@ -58,10 +58,12 @@ def _check(node: Node, graph: Graph) -> str | None:
     shape = graph.tensors[node.inputs[0]].shape
     if 0 in shape:
         return f"an input with a zero-size dimension {list(shape)} is not supported"
-    dims, _ = reduce_layout(shape, node.attrs["axes"])
-    if len(dims) > MAX_RANK:
-        return f"reducing {list(shape)} over axes {node.attrs['axes']} needs {len(dims)} loop levels " \
-               f"(at most {MAX_RANK})"
+    for axes in node.attrs.get("axes_choices") or [node.attrs["axes"]]:
+        dims, _ = reduce_layout(shape, axes)
+        if len(dims) > MAX_RANK:
+            return f"reducing {list(shape)} over axes {axes} needs {len(dims)} loop levels (at most {MAX_RANK})"
+    if len(node.inputs) > 1 and graph.tensors[node.inputs[1]].dtype not in ("int64", "int32"):
+        return f"axes of dtype {graph.tensors[node.inputs[1]].dtype} are not supported"
     return None
 
 
@@ -71,8 +73,34 @@ def _scratch(node: Node, graph: Graph) -> int:
 
 
 def _emit(ctx: NodeContext) -> None:
+    choices = ctx.attrs.get("axes_choices")
+    if not choices:
+        _emit_call(ctx, ctx.attrs["axes"])
+        return
+    # axes read at run time, the shapes allowing several sets (canonical.py): one call per set, taken by
+    # the set the axes name (as a bit mask, negatives counted from the end); any other: AOTC_ERR_SHAPE
+    rank, axes_in = len(ctx.shape(ctx.inputs[0])), ctx.inputs[1]
+    ctx.line("{")
+    ctx.line(f"    const {ctx.ctype(axes_in)} *axes_ = {ctx.ptr(axes_in)};")
+    ctx.line("    uint32_t mask_ = 0u;")
+    ctx.line("    int32_t i_;")
+    ctx.line(f"    for (i_ = 0; i_ < {ctx.tensor(axes_in).size}; ++i_) {{")
+    ctx.line(f"        const int64_t a_ = axes_[i_] < 0 ? (int64_t)axes_[i_] + {rank} : (int64_t)axes_[i_];")
+    ctx.line(f"        if (a_ < 0 || a_ >= {rank}) return AOTC_ERR_SHAPE;")
+    ctx.line("        mask_ |= 1u << a_;")
+    ctx.line("    }")
+    for k, axes in enumerate(choices):
+        ctx.line(f"    {'if' if k == 0 else '} else if'} (mask_ == {sum(1 << a for a in axes)}u) {{ /* axes {axes} */")
+        _emit_call(ctx, axes)
+    ctx.line("    } else {")
+    ctx.line("        return AOTC_ERR_SHAPE;")
+    ctx.line("    }")
+    ctx.line("}")
+
+
+def _emit_call(ctx: NodeContext, axes: list[int]) -> None:
     x, y = ctx.inputs[0], ctx.outputs[0]
-    shape, axes = ctx.shape(x), ctx.attrs["axes"]
+    shape = ctx.shape(x)
     dims, y_strides = reduce_layout(shape, axes)
     count = int(np.prod([shape[a] for a in axes], dtype=np.int64))
     p = ctx.params("aotc_reduce_params", {

@@ -8,6 +8,10 @@
 /* Largest tensor rank a kernel's params struct can describe. */
 #define AOTC_MAX_RANK 8
 
+/* What a run returns when a parameter read at run time (e.g. Reduce axes given as an input) names a
+ * shape the bundle was not compiled for: nothing of that node is written. */
+#define AOTC_ERR_SHAPE (-2)
+
 #if defined(__GNUC__) || defined(__clang__)
 #define AOTC_ALIGNED(n) __attribute__((aligned(n)))
 #elif defined(_MSC_VER)

@@ -51,7 +51,8 @@ static inline const float *lenet_output_gemm22_out(const void *arena) {
     return (const float *)((const uint8_t *)arena + LENET_GEMM22_OUT_ARENA_OFFSET);
 }
 
-/* One inference. Returns 0 on success, or a vendor runtime's non-zero error code. */
+/* One inference. Returns 0 on success, AOTC_ERR_SHAPE (-2) when an input read as a parameter (e.g. Reduce
+ * axes) names a shape the bundle was not compiled for, or a vendor runtime's non-zero error code. */
 int32_t lenet_run(const struct lenet_inputs *inputs, struct lenet_outputs *outputs, void *arena);
 
 #ifdef __cplusplus

@@ -51,7 +51,8 @@ static inline const float *mlp_output_softmax12_out(const void *arena) {
     return (const float *)((const uint8_t *)arena + MLP_SOFTMAX12_OUT_ARENA_OFFSET);
 }
 
-/* One inference. Returns 0 on success, or a vendor runtime's non-zero error code. */
+/* One inference. Returns 0 on success, AOTC_ERR_SHAPE (-2) when an input read as a parameter (e.g. Reduce
+ * axes) names a shape the bundle was not compiled for, or a vendor runtime's non-zero error code. */
 int32_t mlp_run(const struct mlp_inputs *inputs, struct mlp_outputs *outputs, void *arena);
 
 #ifdef __cplusplus
