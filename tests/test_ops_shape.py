@@ -234,6 +234,16 @@ def pad_case(case_id: str, x, pads, mode: str = "constant", value=None, axes=Non
                    out_dtype=out_dtype, input_order=order)
 
 
+# BitCast (opset 26; onnxruntime lacks it, numpy's view is the reference): the same bytes, another type
+for src, dst, x in (("float32", "int32", np.array([[1.0, -2.5, np.inf], [0.0, -0.0, 3e-40]], np.float32)),
+                    ("uint16", "int16", np.array([0, 1, 32768, 65535], np.uint16)),
+                    ("int64", "float64", np.array([0, 1, -1, 4607182418800017408], np.int64))):
+    case = op_case(f"bitcast_{src}_to_{dst}", "BitCast", {"x": x}, attrs={"to": tensor_type(dst)}, out_dtype=dst,
+                   opset=26)
+    case.model.ir_version = 13
+    case.expected = [x.view(dst)]
+    CASES.append(case)
+
 # constant_value computed at run time (an input of the model): the kernel reads it where it lies
 CASES += [op_case("pad_runtime_value", "Pad", {"x": data((2, 3)), "value": np.array(-2.5, np.float32)},
                   consts={"pads": ints(0, 1, 2, 1)}, input_order=["x", "pads", "value"]),

@@ -332,12 +332,24 @@ def _mover(emit, check=check_sizes) -> HostOp:
 
 _VIEW = HostOp(emit_copy, family="shape", dtypes=ANY_DTYPE, view=True)
 
+
+def check_bitcast(node: Node, graph: Graph) -> str | None:
+    """BitCast (opset 26) reinterprets the bytes: a view, between types of one size."""
+    x, y = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]]
+    if x.itemsize != y.itemsize or x.shape != y.shape:
+        return f"BitCast from {x.dtype} to {y.dtype} changes the element size"
+    if y.dtype == "bool" and x.dtype != "bool":
+        return "BitCast to bool is not supported (a byte other than 0 or 1 is not a bool)"
+    return None
+
+
 OPS: dict[str, HostOp] = {
     "Reshape": _VIEW,
     "Flatten": _VIEW,
     "Squeeze": _VIEW,
     "Unsqueeze": _VIEW,
     "Identity": _VIEW,
+    "BitCast": HostOp(emit_copy, family="shape", dtypes=ANY_DTYPE, view=True, check=check_bitcast),
     "Concat": _mover(emit_concat),
     "Split": _mover(emit_split),
     "Slice": _mover(emit_slice),
