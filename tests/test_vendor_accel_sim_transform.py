@@ -138,3 +138,26 @@ def test_partition_written_after_the_transform_compiles_to_the_same_program(tmp_
     energy = program(zoo.build("resnet"), (("accel_sim", "goal", "energy"),))
     assert program(load_model(p)) == energy
     assert program(zoo.build("resnet")) != energy
+
+
+@pytest.mark.parametrize("transform", [False, True])
+def test_int8_partition_round_trip(tmp_path, transform):
+    """A QDQ model's partition written and read back (the Q/DQ pairs the import drops between region
+    nodes go with the region; as the vendor's nodes, the function also takes the quantized input its
+    ONNX nodes dequantize): the same program as compiling the model itself."""
+    from quantize import quantized
+
+    from aot.compiler import transform_functions
+    from aot.partition.serialize import to_onnx
+
+    model = quantized(zoo.build("lenet"), "QDQ")
+    opts = Options(name="lenet", vendors=("accel_sim",), vendor_options=(("accel_sim", "goal", "energy"),))
+    parted = partition_model(model, opts)
+    done = transform_functions(parted.graph, parted.vendors, parted.options) if transform else None
+    onnx.save(to_onnx(parted.graph, parted.graph.meta["onnx"], done), tmp_path / "P.onnx")
+
+    def programs(m: onnx.ModelProto, o: Options) -> dict[str, bytes]:
+        p = partition_model(m, o)
+        return {s: a.files[f"{s}.asim"] for s, a in codegen_functions(p.graph, "host", p.vendors, p.options).items()}
+
+    assert programs(load_model(tmp_path / "P.onnx"), opts) == programs(model, opts)

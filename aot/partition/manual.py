@@ -115,18 +115,23 @@ def _symbol(entry: dict, taken: set[str], k: int) -> str | None:
     return symbol
 
 
-def _names(raw: object, by_source: dict[str, str], k: int) -> list[str]:
+def _names(raw: object, by_source: dict[str, str], k: int, written: bool = False) -> list[str]:
+    """The IR nodes computing the named ONNX nodes. A region read from a file aotc wrote (`written`)
+    may name ONNX nodes the import dropped (an Identity, a QuantizeLinear -> DequantizeLinear pair
+    around a reshape): they are skipped."""
     if not isinstance(raw, list) or not raw:
         raise AotcError(f"annotation {k}: \"nodes\" must be a non-empty list of node names")
     missing = [str(r) for r in raw if r not in by_source]
-    if missing:
+    if written and len(missing) < len(raw):
+        raw = [r for r in raw if r in by_source]
+    elif missing:
         raise AotcError(f"annotation {k}: no node named {', '.join(repr(m) for m in missing)} in the model")
     return list(dict.fromkeys(by_source[r] for r in raw))
 
 
 def _region_nodes(region: dict, graph: Graph, by_source: dict[str, str], k: int) -> list[str]:
     if "nodes" in region:
-        return _names(region["nodes"], by_source, k)
+        return _names(region["nodes"], by_source, k, bool(region.get("written")))
     ins, outs = set(region.get("inputs", [])), list(region.get("outputs", []))
     unknown = [t for t in list(ins) + outs if t not in graph.tensors]
     if unknown or not outs:

@@ -47,18 +47,23 @@ def to_onnx(graph: Graph, folded: onnx.ModelProto, transformed: dict[str, Functi
     init_names = {i.name for i in g.initializer}
     producer = {o: n.name for n in g.node for o in n.output if o}
     member: dict[str, str] = {}
+    kept = {s for n in graph.nodes for s in n.sources()} | \
+        {s for fn in graph.functions.values() for n in fn.graph.nodes for s in n.sources()}
     for symbol, fn in graph.functions.items():
         names = {s for n in fn.graph.nodes for s in n.sources() if s in onnx_nodes}
-        # Nodes the IR dropped (Identity, Dropout) between two region nodes belong to the region too.
+        # Nodes the IR dropped (Identity, Dropout, a QuantizeLinear -> DequantizeLinear pair around a
+        # reshape) between two region nodes belong to the region too: a chain of them joins from its start.
         changed = True
         while changed:
             changed = False
             for n in g.node:
-                if n.name in names or n.name in member:
+                if n.name in names or n.name in member or n.name in kept:
                     continue
                 ins = [i for i in n.input if i and i not in init_names]
                 outs_used = set().union(*(consumers.get(o, set()) for o in n.output))
-                if ins and all(producer.get(i) in names for i in ins) and outs_used and outs_used <= names:
+                dropped = {c for c in outs_used if c not in kept and c not in member}
+                if ins and all(producer.get(i) in names for i in ins) and outs_used \
+                        and outs_used <= names | dropped:
                     names.add(n.name)
                     changed = True
         member.update({nm: symbol for nm in names})
@@ -118,8 +123,15 @@ def _transformed_proto(fn: Function, domain: str, inputs: list[str], outputs: li
             attrs[_ORIGIN] = list(n.origin)
         op = n.op[len(prefix):] if n.op.startswith(prefix) else n.op
         nodes.append(helper.make_node(op, n.inputs, n.outputs, name=n.name, domain=domain, **attrs))
-    ins = [*[i for i in inputs if i not in consts], *consts]
-    own = [*opset_imports, *([] if any(o.domain == domain for o in opset_imports) else [helper.make_opsetid(domain, 1)])]
+    if set(g.outputs) != set(outputs):
+        raise AotcError(f"cannot write function {fn.global_symbol} after its transform: its outputs "
+                        f"({', '.join(g.outputs)}) are not its ONNX nodes' ({', '.join(outputs)})")
+    # the ONNX nodes' inputs first (reading the file splices those nodes back), then what the IR reads
+    # instead (a quantized tensor where the ONNX nodes dequantize it), then the constants
+    ins = [*[i for i in inputs if i not in consts],
+           *[i for i in g.inputs if i not in inputs and i not in consts], *consts]
+    own = [*opset_imports, *([] if any(o.domain == domain for o in opset_imports)
+                             else [helper.make_opsetid(domain, 1)])]
     proto = helper.make_function(domain, fn.global_symbol, ins, outputs, nodes, own)
     proto.doc_string = json.dumps({k: g.meta[k] for k in ("vendor_passes", "vendor_options") if k in g.meta})
     return proto, [(c, g.const(c)) for c in consts]
@@ -138,8 +150,9 @@ def function_from_proto(proto: onnx.FunctionProto, fn: Function, model: onnx.Mod
     with the vendor's nodes of `proto` as its body, their constants from the model's initializers."""
     inits = {i.name: i for i in model.graph.initializer}
     tensors = dict(fn.graph.tensors)
+    read = {i for pn in proto.node for i in pn.input}
     for name in proto.input:
-        if name not in fn.graph.inputs:
+        if name not in fn.graph.inputs and name in read:
             if name not in inits:
                 raise AotcError(f"function '{proto.name}' reads '{name}', which is neither its input nor a constant")
             data = numpy_helper.to_array(inits[name])
@@ -206,7 +219,8 @@ def from_onnx(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[dict], list
         vendor = n.domain[len(DOMAIN_PREFIX):]
         vendors.append(vendor)
         nodes.extend(fn.node)
-        annotations.append({"target": vendor, "region": {"nodes": [m.name for m in fn.node]}, "symbol": fn.name})
+        annotations.append({"target": vendor, "region": {"nodes": [m.name for m in fn.node], "written": True},
+                            "symbol": fn.name})
     annotations.append({"target": "host", "rest": True})  # what the file left on the host stays there
     del out.graph.node[:]
     out.graph.node.extend(nodes)
