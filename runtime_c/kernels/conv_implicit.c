@@ -77,6 +77,23 @@ static int32_t ig_rows(int32_t left) {
 
 typedef void (*ig_kernel)(const float *const *, const ig_loops *, const float *, const float *, float *);
 
+/* Whether the input channels' rows crowd the L1 cache's sets when read channel after channel:
+ * planes a multiple of 4 KiB apart (32 x 32 floats) map every channel's row to the same set of a
+ * 32 KiB 8-way L1 with 64-byte lines (64 sets), and a loop over 16 channels innermost missed at
+ * every read (ResNet-8's 16-channel 32 x 32 convs). Crowded: more rows per set than its 8 ways. */
+static int crowds_l1(ptrdiff_t in_plane, int32_t cg) {
+#if defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) /* cores with such caches */
+    const ptrdiff_t lines = in_plane * (ptrdiff_t)sizeof(float) / 64; /* plane step in lines, if whole */
+    ptrdiff_t a = 64, b = lines % 64, t;
+    if (in_plane * (ptrdiff_t)sizeof(float) % 64 != 0) return 0;
+    while (b != 0) t = a % b, a = b, b = t; /* a = gcd(64, lines mod 64): the channels fill 64 / a sets */
+    return cg > 8 * (64 / a);
+#else /* a Cortex-M reads its SRAM without a cache: the longer innermost loop costs fewer instructions */
+    (void)in_plane, (void)cg;
+    return 0;
+#endif
+}
+
 /* tap_run (conv_internal.h) out of line: inlined at its two calls, it would cost the loops below
  * registers for a function called a few times per plane. */
 MK_NOINLINE static int32_t ig_tap_run(int32_t o, int32_t n_out, int32_t n_in, int32_t K, int32_t s, int32_t d,
@@ -141,11 +158,12 @@ void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const flo
                         int32_t r = 0, oy = ra, ox = ca;
                         if (nky <= 0 || nkx <= 0) { /* no tap inside: the bias alone */
                             L.n[0] = L.n[1] = L.n[2] = 0;
-                        } else if (cg >= nkx) { /* rows, columns, then the input channels innermost */
+                        } else if (cg >= nkx && !(nkx >= 3 && crowds_l1(in_plane, cg))) {
+                            /* rows, columns, then the input channels innermost */
                             L.n[0] = nky, L.xs[0] = (ptrdiff_t)dy * IW, L.ws[0] = (ptrdiff_t)KW * PANEL;
                             L.n[1] = nkx, L.xs[1] = dx, L.ws[1] = PANEL;
                             L.n[2] = cg, L.xs[2] = in_plane, L.ws[2] = (ptrdiff_t)taps * PANEL;
-                        } else { /* few channels, wide kernels: the columns innermost */
+                        } else { /* few channels, wide kernels, or crowded sets: the columns innermost */
                             L.n[0] = cg, L.xs[0] = in_plane, L.ws[0] = (ptrdiff_t)taps * PANEL;
                             L.n[1] = nky, L.xs[1] = (ptrdiff_t)dy * IW, L.ws[1] = (ptrdiff_t)KW * PANEL;
                             L.n[2] = nkx, L.xs[2] = dx, L.ws[2] = PANEL;

@@ -155,6 +155,13 @@ static int draw(int kind, conv_case *c) {
         }
         break;
     case K_IMPLICIT: /* 1-D or 2-D, anything */
+        if (chance(1, 10)) { /* planes 4 KiB apart, 16+ channels: the order for crowded L1 sets */
+            set_channels(p, rand_int(1, 2), rand_int(17, 20), draw_mg(20));
+            if (!set_dim(p, 1, 32, 3, rand_int(1, 2), 1, rand_int(0, 1), rand_int(0, 1), 0, 0) ||
+                !set_dim(p, 2, 32, rand_int(3, 4), rand_int(1, 2), rand_int(1, 2), rand_int(0, 2), rand_int(0, 2), 0, 0))
+                return 0;
+            break;
+        }
         set_channels(p, rand_int(1, 3), rand_int(1, 12), draw_mg(40));
         if (!draw_dims(p, rand_int(1, 2), 14, 5, 3, 2, 3, 0)) return 0;
         break;
