@@ -234,6 +234,27 @@ def pad_case(case_id: str, x, pads, mode: str = "constant", value=None, axes=Non
                    out_dtype=out_dtype, input_order=order)
 
 
+# values computed at run time that the declared output shape pins (issue 16): the window's size, the
+# ConstantOfShape's shape, the CenterCropPad's shape; checked at run time (CheckValues)
+def _declared(case, shape):
+    dims = case.model.graph.output[0].type.tensor_type.shape.dim
+    for n in shape:
+        dims.add().dim_value = n
+    return case
+
+
+CASES += [
+    _declared(op_case("hann_runtime_size", "HannWindow", {"n": np.array(10, np.int64)}, opset=17), (10,)),
+    _declared(op_case("blackman_runtime_size_symmetric", "BlackmanWindow", {"n": np.array(7, np.int32)},
+                      attrs={"periodic": 0}, opset=17), (7,)),
+    _declared(op_case("constant_of_shape_runtime", "ConstantOfShape", {"s": ints(2, 3)},
+                      attrs={"value": onnx.numpy_helper.from_array(np.array([1.5], np.float32))}, opset=9), (2, 3)),
+    op_case("center_crop_pad_const", "CenterCropPad", {"x": data((5, 4, 3))}, consts={"s": ints(3, 7)},
+            attrs={"axes": [0, 1]}, opset=18),
+    _declared(op_case("center_crop_pad_runtime", "CenterCropPad", {"x": data((6, 3, 2)), "s": ints(3, 6, 2)},
+                      opset=18), (3, 6, 2)),
+]
+
 # BitCast (opset 26; onnxruntime lacks it, numpy's view is the reference): the same bytes, another type
 for src, dst, x in (("float32", "int32", np.array([[1.0, -2.5, np.inf], [0.0, -0.0, 3e-40]], np.float32)),
                     ("uint16", "int16", np.array([0, 1, 32768, 65535], np.uint16)),
@@ -404,3 +425,10 @@ REFUSED = [
 def test_refused(case, pattern):
     with pytest.raises(AotcError, match=pattern):
         compile_model(case.model)
+
+
+def test_checked_values_return_an_error_code_when_they_differ():
+    """A run-time value that would give another shape than the compiled one: AOTC_ERR_SHAPE, nothing written."""
+    case = _declared(op_case("hann_wrong_size", "HannWindow", {"n": np.array(11, np.int64)}, opset=17), (10,))
+    with pytest.raises(AssertionError, match="returned -2"):
+        shared_build([case]).run(case.id)

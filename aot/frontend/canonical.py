@@ -301,6 +301,78 @@ def lp_pool(node: Node, graph: Graph, opset: int) -> list[Node]:
     return nodes
 
 
+def _checked(node: Node, graph: Graph, data: str, values: str, expected: list[int], out: str) -> Node:
+    """CheckValues: `out` is `data` once the run-time `values` are found to be `expected` (the values the
+    declared output shape pins); other values make the run return AOTC_ERR_SHAPE (aot/kernels/shape.py)."""
+    if graph.tensors[values].dtype not in ("int64", "int32") or graph.tensors[values].size != len(expected):
+        raise AotcError(f"input '{values}' ({graph.tensors[values].dtype}{list(graph.tensors[values].shape)}) "
+                        "must be a constant", node=node)
+    return Node("CheckValues", f"{node.name}__check" if out != node.outputs[0] else node.name, [data, values], [out],
+                {"expected": [int(v) for v in expected]}, node.sources())
+
+
+def from_declared_shape(node: Node, graph: Graph, opset: int) -> list[Node] | None:
+    """HannWindow/HammingWindow/BlackmanWindow and ConstantOfShape whose size or shape is computed at run
+    time: the declared output shape pins it, so the output is a constant (onnx's reference on that size)
+    copied out once the run-time value is checked to be it."""
+    from onnx import helper
+
+    from aot.frontend.fold import evaluate_node
+
+    arg = node.inputs[0]
+    if graph.const(arg) is not None:
+        return None
+    y = graph.tensors[node.outputs[0]]
+    expected = list(y.shape) if node.op == "ConstantOfShape" else [y.shape[0]] if len(y.shape) == 1 else None
+    if expected is None:
+        raise AotcError(f"{node.op}'s output must be 1-D", node=node)
+    arg_t = graph.tensors[arg]
+    proto = helper.make_node(node.op, ["in0"], ["out0"])
+    for k, v in node.attrs.items():
+        proto.attribute.append(helper.make_attribute(k, v))
+    shown = np.array(expected if node.op == "ConstantOfShape" else expected[0], dtype=arg_t.dtype)
+    value = evaluate_node(proto, [shown], [helper.make_opsetid("", opset)])[0]
+    if value.shape != y.shape or value.dtype.name != y.dtype:
+        raise AotcError(f"{node.op} gives {value.dtype.name}{list(value.shape)}, declared {y.dtype}{list(y.shape)}",
+                        node=node)
+    const = f"{node.outputs[0]}__value"
+    graph.tensors[const] = Tensor(const, y.shape, y.dtype, value)
+    return [_checked(node, graph, const, arg, expected, node.outputs[0])]
+
+
+def center_crop_pad(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """CenterCropPad -> one Pad: negative pads crop (the start at (in - out) / 2, rounded down), positive
+    ones pad with zeros (the begin (out - in) / 2, rounded down). A shape computed at run time is the
+    declared output shape's, checked at run time (CheckValues)."""
+    x, y = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]]
+    rank = len(x.shape)
+    axes = [_axis(int(a), rank, node) for a in node.attrs.get("axes", range(rank))]
+    shape_in = node.inputs[1]
+    value = graph.const(shape_in)
+    nodes, data = [], x.name
+    if value is None:
+        data = f"{node.outputs[0]}__checked"
+        graph.tensors[data] = Tensor(data, x.shape, x.dtype)
+        nodes.append(_checked(node, graph, x.name, shape_in, [y.shape[a] for a in axes], data))
+        target = list(y.shape)
+    else:
+        if value.size != len(axes):
+            raise AotcError(f"CenterCropPad has {value.size} sizes for {len(axes)} axes", node=node)
+        target = list(x.shape)
+        for k, a in enumerate(axes):
+            target[a] = int(value.reshape(-1)[k])
+    if tuple(target) != y.shape:
+        raise AotcError(f"CenterCropPad to {target}, declared {list(y.shape)}", node=node)
+    pads = [0] * 2 * rank
+    for a in range(rank):
+        diff = target[a] - x.shape[a]
+        begin = diff // 2 if diff >= 0 else -((-diff) // 2)
+        pads[a], pads[a + rank] = begin, diff - begin
+    nodes.append(Node("Pad", node.name, [data], node.outputs, {"pads": pads, "mode": "constant", "value": 0},
+                      node.sources()))
+    return nodes
+
+
 def lp_normalization(node: Node, graph: Graph, opset: int) -> list[Node]:
     """LpNormalization -> x / ReduceL1 or ReduceL2 of x along the axis (kept), the norm at least the least
     denormal, so a row of zeros stays zeros (onnx's reference and onnxruntime give 0 there, not NaN)."""
@@ -828,6 +900,11 @@ RULES: dict[str, Rule] = {
     "MaxPool": pool,
     "AveragePool": pool,
     "LpPool": lp_pool,
+    "HannWindow": from_declared_shape,
+    "HammingWindow": from_declared_shape,
+    "BlackmanWindow": from_declared_shape,
+    "ConstantOfShape": from_declared_shape,
+    "CenterCropPad": center_crop_pad,
     "LpNormalization": lp_normalization,
     "Clip": clip,
     "LeakyRelu": _defaults(alpha=0.01),

@@ -333,6 +333,21 @@ def _mover(emit, check=check_sizes) -> HostOp:
 _VIEW = HostOp(emit_copy, family="shape", dtypes=ANY_DTYPE, view=True)
 
 
+def emit_check_values(ctx: NodeContext) -> None:
+    """CheckValues (canonical.py): a run-time input must hold the values the declared shapes pinned;
+    otherwise the run returns AOTC_ERR_SHAPE before this node writes anything. Then y is x."""
+    x, values, y = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    expected = ctx.attrs["expected"]
+    test = " || ".join(f"v_[{k}] != {c_int(e)}" for k, e in enumerate(expected)) or "0"
+    ctx.line(f"{{ /* {c_comment(values)} must be {expected}: the shapes were compiled for it */")
+    ctx.line(f"    const {ctx.ctype(values)} *v_ = {ctx.ptr(values)};")
+    ctx.line(f"    if ({test}) return AOTC_ERR_SHAPE;")
+    ctx.line("}")
+    if ctx.tensor(y).nbytes:
+        ctx.line(f"if ((const void *)({ctx.ptr(x)}) != (const void *)({ctx.ptr(y)}))")
+        ctx.line(f"    aotc_copy({ctx.tensor(y).nbytes}u, {ctx.ptr(x)}, {ctx.ptr(y)});")
+
+
 def check_bitcast(node: Node, graph: Graph) -> str | None:
     """BitCast (opset 26) reinterprets the bytes: a view, between types of one size."""
     x, y = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]]
@@ -349,6 +364,7 @@ OPS: dict[str, HostOp] = {
     "Squeeze": _VIEW,
     "Unsqueeze": _VIEW,
     "Identity": _VIEW,
+    "CheckValues": HostOp(emit_check_values, family="shape", dtypes=ANY_DTYPE, inplace=0),
     "BitCast": HostOp(emit_copy, family="shape", dtypes=ANY_DTYPE, view=True, check=check_bitcast),
     "Concat": _mover(emit_concat),
     "Split": _mover(emit_split),
