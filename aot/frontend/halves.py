@@ -18,8 +18,8 @@ from aot.ir import Graph, Node, Tensor
 
 HALVES = ("float16", "bfloat16")
 # ops that only move bytes of any type keep the half type (no widening round trip)
-_MOVERS = {"Identity", "BitCast", "CheckValues", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split", "Slice",
-           "Gather", "Expand", "Tile", "DepthToSpace", "SpaceToDepth", "GatherElements", "GatherND"}
+_MOVERS = {"Identity", "BitCast", "CheckValues", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat",
+           "Split", "Slice", "Gather", "Expand", "Tile", "DepthToSpace", "SpaceToDepth", "GatherElements", "GatherND"}
 
 
 def _wide(graph: Graph, name: str, cache: dict[str, str], before: list[Node], node: Node) -> str:
