@@ -76,6 +76,9 @@ class ConvLayer:
     quant: Quant | None = None
     qadd: QAdd | None = None  # with residual: the quantized add of the requantised output and it
     residual_first: bool = False  # the residual is the QLinearAdd's first operand (a), the conv's b
+    # a fused MaxPool (accel_sim.fuse_pool): its window (kh, kw), equal to its stride, no padding; y is
+    # the pooled tensor, each output tile pooled in the scratchpad before it is stored
+    pool: tuple[int, int] | None = None
 
     def reads(self) -> list[str]:
         return [self.x] + ([self.residual] if self.residual else [])

@@ -315,7 +315,8 @@ class Lowerer:
 
     def conv(self, L: ConvLayer) -> None:
         g, q = L.geom, L.quant
-        t = self.tiles.get(L.y) or plan_conv(g, self.cfg, residual=L.residual is not None, eight_bit=q is not None)
+        t = self.tiles.get(L.y) or plan_conv(g, self.cfg, residual=L.residual is not None, eight_bit=q is not None,
+                                             pool=L.pool)
         if t is None:
             raise AotcError(f"accel_sim: convolution {L.y} does not fit the scratchpad")
         act = F32 if q is None else 1  # bytes per activation and per weight
@@ -327,6 +328,8 @@ class Lowerer:
         accs = [spm.take(t.acc_bytes) for _ in range(t.nbuf)] if t.acc_bytes else []
         wbufs = [spm.take(t.w_bytes) for _ in range(t.w_bufs)]
         qadd_at = spm.take(QADD_PARAMS) if L.qadd else 0
+        ph, pw = L.pool or (1, 1)  # a fused max pooling: each output tile pooled into pouts, stored from there
+        pouts = [spm.take(r4(t.oc_t * (t.oh_t // ph) * (t.ow_t // pw) * act)) for _ in range(t.nbuf)] if L.pool else []
         self.spm_peak = max(self.spm_peak, spm.top)
         x, y = self.place(L.x), self.place(L.y)
         w = self.const(L.weights)
@@ -405,6 +408,8 @@ class Lowerer:
                 flags |= F_BIAS if last and bias is not None else 0
                 regs = dict(IFM_C=ics, IFM_H=rows, IFM_W=cols, OFM_C=ocs, OFM_H=ohs, OFM_W=ows,
                             PAD=pair(ry0 - iy, rx0 - ix), GROUPS=ng, BIAS_ADDR=wbuf + bias_at)
+                if L.pool:  # the POOL of the previous tile changed the window registers
+                    regs.update(KERNEL=pair(g.kh, g.kw), STRIDE=pair(g.sh, g.sw), DILATION=pair(g.dh, g.dw))
                 if q is None and last and L.act and res is None:
                     flags |= F_CLIP
                     regs.update(self._act_regs(L.act))
@@ -435,7 +440,17 @@ class Lowerer:
                         self.b.set(V_OUTER=1, V_INNER=ocs * ohs * ows, VB_SI=1, QUANT_ADDR=qadd_at, **qregs)
                         self.b.emit(Op.VADD, int(dt) | F_REQUANT | F_FSCALE | qclip, 0, a_buf, b_buf, a_buf)
                         stored = a_buf
-                    self.block(Op.STORE, y, out_at, stored, out_dims, ows * act)
+                    if L.pool:  # pool the tile (whole windows), store the pooled tile
+                        poh, pow_ = g.oh // ph, g.ow // pw
+                        self.b.set(KERNEL=pair(ph, pw), STRIDE=pair(ph, pw), DILATION=pair(1, 1), IFM_C=ocs,
+                                   IFM_H=ohs, IFM_W=ows, OFM_H=ohs // ph, OFM_W=ows // pw, PAD=pair(0, 0))
+                        self.b.emit(Op.POOL, int(dt), 0, stored, 0, pouts[n_out % t.nbuf])
+                        self.block(Op.STORE, y, ((n * g.oc + oc0) * poh + oy0 // ph) * pow_ * act + ox0 // pw * act,
+                                   pouts[n_out % t.nbuf],
+                                   [(ocs, poh * pow_ * act, (ohs // ph) * (ows // pw) * act),
+                                    (ohs // ph, pow_ * act, (ows // pw) * act)], (ows // pw) * act)
+                    else:
+                        self.block(Op.STORE, y, out_at, stored, out_dims, ows * act)
             n_out += 1
         self.pipeline(steps, t.nbuf == 2)
 

@@ -53,7 +53,7 @@ LAYER = {**{k: c for c, k in KIND.items()}, "Copy": ViewLayer}
 TILES = {"Conv": ConvTiles, "MatMul": GemmTiles, "Pool": PoolTiles}
 _NESTED = {"geom": ConvGeom, "quant": Quant, "qadd": QAdd}
 _TENSORS = ("x", "a", "b", "residual", "xs")  # fields naming tensors the layer reads
-_TUPLES = ("act", "pqr", "shape", "perm")
+_TUPLES = ("act", "pqr", "shape", "perm", "pool")
 
 
 def is_device_node(node: Node) -> bool:

@@ -153,9 +153,11 @@ def _estimate(compute: int, dma: int, steps: int, nbuf: int) -> int:
 
 
 def plan_conv(g: ConvGeom, cfg: DeviceConfig, residual: bool = False, eight_bit: bool = False,
-              goal: str = "latency") -> ConvTiles | None:
+              goal: str = "latency", pool: tuple[int, int] | None = None) -> ConvTiles | None:
     """The best tiling of a convolution that fits for the goal (cycles or energy), or None. With
-    `residual`, each output tile also needs a tile of the tensor added to it."""
+    `residual`, each output tile also needs a tile of the tensor added to it; with `pool` (a max
+    pooling window equal to its stride), each output tile is pooled into another buffer, stored
+    instead (its rows and columns whole windows)."""
     best: ConvTiles | None = None
     grouped = g.groups > 1
     act = 1 if eight_bit else F32
@@ -169,9 +171,14 @@ def plan_conv(g: ConvGeom, cfg: DeviceConfig, residual: bool = False, eight_bit:
             in_ch = (oc_t // g.cout_g) * g.cin_g if grouped else ic_t
             w_bytes = r4(oc_t * ic_t * g.kh * g.kw * act) + oc_t * per_channel
             for oh_t, ow_t in _spatial(g.oh, g.ow):
+                if pool and (oh_t % pool[0] or ow_t % pool[1]):
+                    continue
                 ih_t, iw_t = g.in_rows(oh_t), g.in_cols(ow_t)
                 in_bytes = r4(in_ch * ih_t * iw_t * act)
                 out_bytes = r4(oc_t * oh_t * ow_t * act)
+                ph, pw = pool or (1, 1)
+                pool_bytes = r4(oc_t * (oh_t // ph) * (ow_t // pw) * act) if pool else 0
+                stored = pool_bytes if pool else out_bytes  # what each output tile stores
                 acc_bytes = oc_t * oh_t * ow_t * F32 if eight_bit and n_ic > 1 else 0
                 n_sp = cdiv(g.oh, oh_t) * cdiv(g.ow, ow_t)
                 orders = ["weights"]
@@ -179,8 +186,8 @@ def plan_conv(g: ConvGeom, cfg: DeviceConfig, residual: bool = False, eight_bit:
                     orders.append("inputs")
                 for reuse, nbuf in ((r, k) for r in orders for k in (2, 1)):
                     w_bufs = 1 if n_oc * n_ic == 1 else nbuf
-                    total = (nbuf * (in_bytes + out_bytes * (2 if residual else 1) + acc_bytes) + w_bufs * w_bytes
-                             + (16 if residual and eight_bit else 0))
+                    total = (nbuf * (in_bytes + out_bytes * (2 if residual else 1) + acc_bytes + pool_bytes)
+                             + w_bufs * w_bytes + (16 if residual and eight_bit else 0))
                     if total > cfg.spm_bytes:
                         continue
                     mac = conv_mac_cycles(cfg, oh_t * ow_t * g.kh * g.kw, in_ch, oc_t,
@@ -189,6 +196,8 @@ def plan_conv(g: ConvGeom, cfg: DeviceConfig, residual: bool = False, eight_bit:
                     mac_total = tiles * n_ic * mac
                     if acc_bytes:  # the partial sums requantised on the vector unit
                         mac_total += tiles * _vec(cfg, oc_t * oh_t * ow_t, cfg.vec_lanes)
+                    if pool:  # the POOL of each tile (on the vector unit, counted with the MACs)
+                        mac_total += tiles * _vec(cfg, oc_t * oh_t * ow_t, cfg.vec_lanes * (4 if eight_bit else 1))
                     if reuse == "weights":
                         in_loads, w_loads = tiles * n_ic, g.n * n_oc * (1 if n_ic == 1 else n_sp * n_ic)
                     else:
@@ -196,13 +205,13 @@ def plan_conv(g: ConvGeom, cfg: DeviceConfig, residual: bool = False, eight_bit:
                     w_dma = (_dma(cfg, oc_t, ic_t * g.kh * g.kw * act)
                              + _dma(cfg, 1, oc_t * F32) * (2 if eight_bit else 1))
                     dma_total = (in_loads * _dma(cfg, in_ch * ih_t, iw_t * act)
-                                 + tiles * _dma(cfg, oc_t * oh_t, ow_t * act) * (2 if residual else 1)
+                                 + tiles * _dma(cfg, oc_t * (oh_t // ph), (ow_t // pw) * act) * (2 if residual else 1)
                                  + w_loads * w_dma)
                     est = _estimate(mac_total, dma_total, tiles * n_ic, nbuf)
-                    dma_bytes = (in_loads * in_bytes + tiles * out_bytes * (2 if residual else 1)
+                    dma_bytes = (in_loads * in_bytes + tiles * stored * (2 if residual else 1)
                                  + w_loads * w_bytes)
                     spm = dma_bytes + tiles * n_ic * (in_bytes + w_bytes + out_bytes + acc_bytes) \
-                        + tiles * out_bytes * (3 if residual else 0)
+                        + tiles * out_bytes * (3 if residual else 0) + (tiles * (out_bytes + pool_bytes) if pool else 0)
                     energy = estimate_pj(est, dma_bytes, spm)
                     if _better(goal, est, energy, best):
                         best = ConvTiles(oc_t, ic_t, oh_t, ow_t, nbuf, w_bufs, in_bytes, w_bytes, out_bytes, total, est,

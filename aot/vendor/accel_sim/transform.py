@@ -7,6 +7,8 @@
                                 (Transpose), Concat, and a view copied to a function output (Copy)
     accel_sim.fuse_activation   a device Clip reading a Conv / MatMul / Vector that no one else reads:
                                 the clamp moves into that node's output stage (no pass over the tensor)
+    accel_sim.fuse_pool         a MaxPool (window = stride) after a Conv: each output tile pooled in
+                                the scratchpad before it is stored (the unpooled tensor never leaves it)
     accel_sim.tile              each Conv / MatMul / Pool gets its tiling for the goal (`tile.*`): the
                                 decomposition of a layer the array cannot take whole (output- and
                                 input-channel tiles, K tiles accumulated in place, rows and columns),
@@ -104,6 +106,50 @@ class FuseActivation(Pass):
 
 
 @dataclass
+class FusePool(Pass):
+    """A MaxPool whose window is its stride (no padding, no dilation) after a Conv no one else reads:
+    each output tile of the convolution is pooled in the scratchpad before it is stored (POOL on the
+    tile), so the unpooled tensor never goes to main memory and back. Taken when the tile rows and
+    columns can be whole windows and the extra buffers fit."""
+
+    cfg: DeviceConfig
+    goal: str
+    name = "accel_sim.fuse_pool"
+
+    def run(self, graph: Graph) -> Graph:
+        g = graph.copy()
+        readers: dict[str, int] = {}
+        for n in g.nodes:
+            for i in n.inputs:
+                readers[i] = readers.get(i, 0) + 1
+        producer = {n.outputs[0]: n for n in g.nodes}
+        drop: set[str] = set()
+        for n in g.nodes:
+            if not is_device_node(n) or kind(n) != "Pool" or n.inputs[0] in g.outputs or readers[n.inputs[0]] != 1:
+                continue
+            src = producer.get(n.inputs[0])
+            if src is None or kind(src) != "Conv" or src.name in drop or tiles_of(src) is not None:
+                continue
+            pool, conv = decode(n, g), decode(src, g)
+            assert isinstance(pool, PoolLayer) and isinstance(conv, ConvLayer)
+            p, c = pool.geom, conv.geom
+            window = (p.kh, p.kw)
+            if pool.average or pool.quant is not None or conv.residual or conv.pool or (p.sh, p.sw) != window \
+                    or (p.dh, p.dw, p.pt, p.pl) != (1, 1, 0, 0) or c.oh % p.kh or c.ow % p.kw \
+                    or (p.oh, p.ow) != (c.oh // p.kh, c.ow // p.kw):
+                continue
+            if plan_conv(c, self.cfg, False, conv.quant is not None, self.goal, window) is None:
+                continue
+            src.attrs["pool"] = list(window)
+            src.outputs = list(n.outputs)
+            src.origin = (*src.sources(), *n.sources())
+            drop.add(n.name)
+        g.nodes = [n for n in g.nodes if n.name not in drop]
+        _prune(g)
+        return g
+
+
+@dataclass
 class Tile(Pass):
     cfg: DeviceConfig
     goal: str
@@ -116,7 +162,8 @@ class Tile(Pass):
                 continue
             layer = decode(n, g)
             if isinstance(layer, ConvLayer):
-                t = plan_conv(layer.geom, self.cfg, layer.residual is not None, layer.quant is not None, self.goal)
+                t = plan_conv(layer.geom, self.cfg, layer.residual is not None, layer.quant is not None, self.goal,
+                              layer.pool)
             elif isinstance(layer, GemmLayer):
                 t = plan_gemm(layer.m, layer.n, layer.k, self.cfg, layer.quant is not None, self.goal)
             else:
@@ -130,7 +177,8 @@ class Tile(Pass):
 
 
 def passes(cfg: DeviceConfig, options: Mapping[str, str]) -> tuple[Pass, ...]:
-    return ToDeviceNodes(), FuseActivation(), Tile(cfg, options.get("goal", "latency"))
+    goal = options.get("goal", "latency")
+    return ToDeviceNodes(), FuseActivation(), FusePool(cfg, goal), Tile(cfg, goal)
 
 
 def make_transform(cfg: DeviceConfig):  # noqa: ANN201 - the Vendor.transform signature
@@ -151,4 +199,5 @@ def device_function(fn: Function, cfg: DeviceConfig, options: Mapping[str, str] 
     return make_transform(cfg)(fn, options or {"goal": "latency"})
 
 
-__all__ = ["OPTIONS", "FuseActivation", "Tile", "ToDeviceNodes", "device_function", "make_transform", "passes"]
+__all__ = ["OPTIONS", "FuseActivation", "FusePool", "Tile", "ToDeviceNodes", "device_function", "make_transform",
+           "passes"]
