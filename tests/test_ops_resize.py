@@ -173,6 +173,29 @@ CASES += [runtime_sizes_case("linear_up", (1, 2, 3, 4), [1, 2, 5, 7], mode="line
           runtime_sizes_case("nearest_down_axes", (1, 2, 6, 8), [4, 3], axes=[2, 3], mode="nearest")]
 
 
+# GridSample (issue 16): every mode, padding and align_corners in 2-D against onnxruntime, with grid points
+# beyond [-1, 1] so every padding rule is exercised; 1-D and 3-D (opset 20) against onnx's reference
+_GRID_RNG = np.random.default_rng(20)
+for mode in ("nearest", "linear", "cubic"):
+    for padding in ("zeros", "border", "reflection"):
+        for align in (0, 1):
+            grid = _GRID_RNG.uniform(-1.6, 1.6, (2, 4, 5, 2)).astype(np.float32)
+            CASES.append(op_case(f"gridsample_{mode}_{padding}_{align}", "GridSample",
+                                 {"x": (2, 3, 5, 6), "grid": grid},
+                                 attrs={"mode": mode, "padding_mode": padding, "align_corners": align}, opset=20))
+CASES.append(op_case("gridsample_opset16_bilinear", "GridSample", {"x": (1, 2, 4, 4),
+                                                                   "grid": _GRID_RNG.uniform(-1, 1, (1, 3, 3, 2))
+                                                                   .astype(np.float32)},
+                     attrs={"mode": "bilinear"}, opset=16))
+for tag, xs, gs in (("1d", (2, 2, 7), (2, 5, 1)), ("3d", (1, 2, 3, 4, 5), (1, 2, 3, 4, 3))):
+    for mode in ("nearest", "linear"):
+        case = op_case(f"gridsample_{tag}_{mode}", "GridSample",
+                       {"x": xs, "grid": _GRID_RNG.uniform(-1.3, 1.3, gs).astype(np.float32)},
+                       attrs={"mode": mode, "padding_mode": "reflection"}, opset=20)
+        case.expected = ReferenceEvaluator(case.model).run(None, case.feeds)
+        CASES.append(case)
+
+
 @pytest.fixture(scope="module")
 def built():
     return shared_build(CASES)

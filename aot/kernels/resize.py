@@ -296,7 +296,43 @@ def _emit(ctx: NodeContext) -> None:
         src = dst
 
 
+GRID_MODES = {"nearest": "AOTC_GRID_NEAREST", "linear": "AOTC_GRID_LINEAR", "bilinear": "AOTC_GRID_LINEAR",
+              "cubic": "AOTC_GRID_CUBIC", "bicubic": "AOTC_GRID_CUBIC"}  # opset 16 says bilinear, bicubic
+GRID_PADDING = {"zeros": "AOTC_GRID_ZEROS", "border": "AOTC_GRID_BORDER", "reflection": "AOTC_GRID_REFLECTION"}
+
+
+def _check_grid_sample(node: Node, graph: Graph) -> str | None:
+    x, grid = graph.tensors[node.inputs[0]].shape, graph.tensors[node.inputs[1]].shape
+    nd = len(x) - 2
+    if not 1 <= nd <= 3:
+        return f"GridSample over {nd} spatial axes is not supported (1 to 3)"
+    if len(grid) != nd + 2 or grid[0] != x[0] or grid[-1] != nd:
+        return f"grid {list(grid)} does not fit input {list(x)}"
+    if node.attrs.get("mode", "linear") not in GRID_MODES:
+        return f"GridSample mode '{node.attrs.get('mode')}' is not supported"
+    if node.attrs.get("padding_mode", "zeros") not in GRID_PADDING:
+        return f"GridSample padding_mode '{node.attrs.get('padding_mode')}' is not supported"
+    if graph.tensors[node.inputs[1]].dtype != "float32":
+        return "the grid must be float32"
+    return None
+
+
+def _emit_grid_sample(ctx: NodeContext) -> None:
+    x, grid, y = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    xs, gs = ctx.shape(x), ctx.shape(grid)
+    nd = len(xs) - 2
+    p = ctx.params("aotc_grid_sample_params", {
+        "n": str(xs[0]), "c": str(xs[1]), "nd": str(nd), "in": c_ints(list(xs[2:]) + [1] * (3 - nd)),
+        "out_count": str(int(np.prod(gs[1:-1], dtype=np.int64))),
+        "mode": GRID_MODES[ctx.attrs.get("mode", "linear")],
+        "padding": GRID_PADDING[ctx.attrs.get("padding_mode", "zeros")],
+        "align_corners": str(int(ctx.attrs.get("align_corners", 0))),
+    }, comment=f"GridSample of {list(xs)} at grid {list(gs)} -> {list(ctx.shape(y))}")
+    ctx.call("aotc_grid_sample_f32", p, ctx.ptr(x), ctx.ptr(grid), ctx.ptr(y))
+
+
 OPS: dict[str, HostOp] = {
+    "GridSample": HostOp(_emit_grid_sample, family="resize", check=_check_grid_sample),
     "Resize": HostOp(_emit, family="resize", check=_check, kernels=(fixed_scratch("", _scratch),),
                      dtypes=("float32", "int8", "uint8")),
 }

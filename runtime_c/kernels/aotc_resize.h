@@ -43,4 +43,24 @@ typedef struct {
 
 void aotc_resize_f32(const aotc_resize_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
 
+/* ONNX GridSample over 1 to 3 spatial axes: x [n][c][in...], grid [n][out...][nd] holding normalised
+ * coordinates in [-1, 1], innermost first (x, then y, then z), y [n][c][out...]. Coordinates map to
+ * the input by align_corners; mode nearest (half to even), linear or cubic (Keys, a = -0.75);
+ * padding zeros (taps outside read 0), border (coordinates and taps clamped) or reflection (reflected
+ * about the borders: the outer pixels' centres with align_corners, their edges without); cubic pads its
+ * taps only, not the coordinate, as onnxruntime and PyTorch do. */
+enum { AOTC_GRID_NEAREST = 0, AOTC_GRID_LINEAR = 1, AOTC_GRID_CUBIC = 2 };
+enum { AOTC_GRID_ZEROS = 0, AOTC_GRID_BORDER = 1, AOTC_GRID_REFLECTION = 2 };
+typedef struct {
+    int32_t n, c;        /* batch, channels */
+    int32_t nd;          /* spatial axes: 1, 2 or 3 */
+    int32_t in[3];       /* input spatial sizes, outermost first */
+    int32_t out_count;   /* output positions per (n, c): product of the grid's spatial sizes */
+    int32_t mode;        /* AOTC_GRID_NEAREST, _LINEAR, _CUBIC */
+    int32_t padding;     /* AOTC_GRID_ZEROS, _BORDER, _REFLECTION */
+    int32_t align_corners;
+} aotc_grid_sample_params;
+
+void aotc_grid_sample_f32(const aotc_grid_sample_params *p, const float *x, const float *grid, float *y);
+
 #endif /* AOTC_RESIZE_H */
