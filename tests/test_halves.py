@@ -1,6 +1,7 @@
 """float16 and bfloat16 (issue 16): computed in float32, each op's result rounded to nearest even into its
 half type, as onnxruntime and onnx's reference do for one op. The reference is onnx's evaluator (numpy),
-which rounds a float16 op's float32 result once; bfloat16 cases stick to ops it also rounds once."""
+which rounds a float16 op's float32 result once; bfloat16 cases stick to ops it also rounds once. And the
+2- and 4-bit integers, which only Cast and the views take."""
 
 from __future__ import annotations
 
@@ -85,6 +86,28 @@ CASES += [
 ]
 
 
+# int4/uint4/int2/uint2 (one per byte, in its low bits, as ml_dtypes holds them): Cast both ways, wrapping
+SMALL = {"int4": TensorProto.INT4, "uint4": TensorProto.UINT4, "int2": TensorProto.INT2, "uint2": TensorProto.UINT2}
+ONNX_TYPE.update(SMALL)
+ONNX_TYPE["int8"] = TensorProto.INT8
+for small, code in SMALL.items():
+    CASES += [
+        half_case(f"cast_float32_to_{small}", [node("Cast", ["a"], to=code)],
+                  {"a": np.array([-9.5, -8, -3, -1.7, 0, 1, 2.9, 7, 8, 15.5, 16, np.nan], np.float32)}, {"y": small},
+                  opset=25),
+        half_case(f"cast_int32_to_{small}", [node("Cast", ["a"], to=code)],
+                  {"a": np.array([-300, -9, -2, -1, 0, 1, 3, 9, 300], np.int32)}, {"y": small}, opset=25),
+        half_case(f"cast_{small}_to_float32", [node("Cast", ["a"], to=TensorProto.FLOAT)],
+                  {"a": np.arange(-8, 16).astype(small)}, {"y": "float32"}, opset=25),
+        half_case(f"cast_{small}_to_int8_reshaped", [node("Reshape", ["a", "s"], ["r"]),
+                                                     node("Cast", ["r"], to=TensorProto.INT8)],
+                  {"a": np.arange(-8, 16).astype(small)}, {"y": "int8"}, inits={"s": np.array([4, 6], np.int64)},
+                  opset=25),
+    ]
+for c in CASES[-16:]:
+    c.model.ir_version = 11
+
+
 @pytest.fixture(scope="module")
 def built():
     return shared_build(CASES)
@@ -96,7 +119,9 @@ def test_matches_reference(built, case_id):
     ours = built.run(case_id)
     for o, r in zip(ours, case.expected, strict=True):
         assert o.dtype == r.dtype and o.shape == r.shape
-        if r.dtype.name in ("float16", "bfloat16"):  # bit for bit (both round the float32 result once)
+        if r.dtype.name in SMALL:
+            np.testing.assert_array_equal(o.view(np.uint8), r.view(np.uint8))
+        elif r.dtype.name in ("float16", "bfloat16"):  # bit for bit (both round the float32 result once)
             same = (o.view(np.uint16) == r.view(np.uint16)) | (np.isnan(o.astype(np.float32))
                                                                 & np.isnan(r.astype(np.float32)))
             if case_id.startswith(("sigmoid", "matmul", "softmax")):  # float32 math may differ in the last bit

@@ -19,6 +19,9 @@ DL_DTYPES = {
     "float32": ("kDLFloat", 32), "float64": ("kDLFloat", 64), "int8": ("kDLInt", 8), "int16": ("kDLInt", 16),
     "int32": ("kDLInt", 32), "int64": ("kDLInt", 64), "uint8": ("kDLUInt", 8), "bool": ("kDLBool", 8),
     "uint16": ("kDLUInt", 16), "uint32": ("kDLUInt", 32), "uint64": ("kDLUInt", 64),
+    "float16": ("kDLFloat", 16), "bfloat16": ("kDLBfloat", 16),
+    # 2- and 4-bit integers: one per byte (its low bits), so the DLTensor says 8 bits of storage
+    "int4": ("kDLInt", 8), "uint4": ("kDLUInt", 8), "int2": ("kDLInt", 8), "uint2": ("kDLUInt", 8),
 }
 
 def _state_copies(node: Node, pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -35,7 +35,9 @@ CAST_TYPES = {
     "int16": "AOTC_CAST_I16", "int8": "AOTC_CAST_I8", "uint8": "AOTC_CAST_U8", "bool": "AOTC_CAST_BOOL",
     "uint16": "AOTC_CAST_U16", "uint32": "AOTC_CAST_U32", "uint64": "AOTC_CAST_U64",
     "float16": "AOTC_CAST_F16", "bfloat16": "AOTC_CAST_BF16",
+    "int4": "AOTC_CAST_I4", "uint4": "AOTC_CAST_U4", "int2": "AOTC_CAST_I2", "uint2": "AOTC_CAST_U2",
 }
+SMALL_INTS = ("int4", "uint4", "int2", "uint2")  # one per byte: views and Cast, nothing that makes values
 PAD_MODES = {"constant": "AOTC_PAD_CONSTANT", "edge": "AOTC_PAD_EDGE", "reflect": "AOTC_PAD_REFLECT",
              "wrap": "AOTC_PAD_WRAP"}
 
@@ -330,7 +332,7 @@ def _mover(emit, check=check_sizes) -> HostOp:
     return HostOp(emit, family="shape", dtypes=ANY_DTYPE, check=check)
 
 
-_VIEW = HostOp(emit_copy, family="shape", dtypes=ANY_DTYPE, view=True)
+_VIEW = HostOp(emit_copy, family="shape", dtypes=(*ANY_DTYPE, *SMALL_INTS), view=True)
 
 
 def emit_check_values(ctx: NodeContext) -> None:

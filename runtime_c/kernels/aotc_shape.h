@@ -77,7 +77,8 @@ void aotc_gather_i32(const aotc_gather_params *p, const void *data, const int32_
  * as onnxruntime does on x86. Float -> int16/int8/uint8: through int32, then modulo 2^bits;
  * -> uint16/uint32: through int64, then modulo 2^bits; -> uint64: values from 2^63 up exactly.
  * float16/bfloat16: to float exactly, from float rounded to nearest even (NaN stays NaN); any other
- * type goes through float (from float64: rounded twice, as onnxruntime does).
+ * type goes through float (from float64: rounded twice, as onnxruntime does). To int4/uint4/int2/uint2:
+ * through int64 (floats truncated), then modulo 2^bits, as onnx's reference (ml_dtypes).
  * Integer narrowing wraps modulo 2^bits. Anything -> bool: x != 0 (NaN is true). */
 typedef enum {
     AOTC_CAST_F32 = 0,
@@ -92,7 +93,11 @@ typedef enum {
     AOTC_CAST_U32 = 9,
     AOTC_CAST_U64 = 10,
     AOTC_CAST_F16 = 11, /* IEEE half, its bits in a uint16_t */
-    AOTC_CAST_BF16 = 12 /* bfloat16, its bits in a uint16_t */
+    AOTC_CAST_BF16 = 12, /* bfloat16, its bits in a uint16_t */
+    AOTC_CAST_I4 = 13,   /* int4, uint4, int2, uint2: one per byte, in its low bits (as numpy's ml_dtypes) */
+    AOTC_CAST_U4 = 14,
+    AOTC_CAST_I2 = 15,
+    AOTC_CAST_U2 = 16
 } aotc_cast_type;
 
 void aotc_cast(size_t n, aotc_cast_type from, aotc_cast_type to, const void *src, void *dst);

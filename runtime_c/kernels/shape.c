@@ -222,6 +222,7 @@ static size_t aotc_cast_size(aotc_cast_type t) {
     case AOTC_CAST_F64: case AOTC_CAST_I64: case AOTC_CAST_U64: return 8;
     case AOTC_CAST_F32: case AOTC_CAST_I32: case AOTC_CAST_U32: return 4;
     case AOTC_CAST_I16: case AOTC_CAST_U16: case AOTC_CAST_F16: case AOTC_CAST_BF16: return 2;
+    case AOTC_CAST_I4: case AOTC_CAST_U4: case AOTC_CAST_I2: case AOTC_CAST_U2: return 1;
     default: return 1;
     }
 }
@@ -271,7 +272,7 @@ static uint64_t real_to_u64(double x) {
     case AOTC_CAST_U16: AOTC_CAST_LOOP(SRC_T, uint16_t, real_to_u16); break;             \
     case AOTC_CAST_U32: AOTC_CAST_LOOP(SRC_T, uint32_t, real_to_u32); break;             \
     case AOTC_CAST_U64: AOTC_CAST_LOOP(SRC_T, uint64_t, real_to_u64); break;             \
-    case AOTC_CAST_F16: case AOTC_CAST_BF16: break; /* aotc_cast's cast_to_half */       \
+    default: break; /* halves and 2/4-bit: aotc_cast's own paths */                      \
     }
 
 /* Every destination type from the integer type SRC_T (bool included). */
@@ -288,7 +289,7 @@ static uint64_t real_to_u64(double x) {
     case AOTC_CAST_U16: AOTC_CAST_LOOP(SRC_T, uint16_t, wrap_u16); break;                \
     case AOTC_CAST_U32: AOTC_CAST_LOOP(SRC_T, uint32_t, wrap_u32); break;                \
     case AOTC_CAST_U64: AOTC_CAST_LOOP(SRC_T, uint64_t, int_to_u64); break;              \
-    case AOTC_CAST_F16: case AOTC_CAST_BF16: break; /* aotc_cast's cast_to_half */       \
+    default: break; /* halves and 2/4-bit: aotc_cast's own paths */                      \
     }
 
 /* Every destination type from uint64_t: integers narrow modulo 2^bits, as from int64_t. */
@@ -396,7 +397,36 @@ static void cast_to_half(size_t n, aotc_cast_type from, aotc_cast_type to, const
     }
 }
 
+static int aotc_cast_small(aotc_cast_type t) { return t >= AOTC_CAST_I4 && t <= AOTC_CAST_U2; }
+
+/* The 2- and 4-bit integers, one per byte in its low bits: through int64_t either way. */
+static void cast_small(size_t n, aotc_cast_type from, aotc_cast_type to, const void *src, void *dst) {
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        int64_t v;
+        if (aotc_cast_small(from)) {
+            const uint8_t b = ((const uint8_t *)src)[i];
+            const int bits = (from == AOTC_CAST_I4 || from == AOTC_CAST_U4) ? 4 : 2;
+            const uint8_t low = (uint8_t)(b & ((1u << bits) - 1u));
+            const int is_signed = from == AOTC_CAST_I4 || from == AOTC_CAST_I2;
+            v = (is_signed && (low >> (bits - 1))) ? (int64_t)low - (int64_t)(1 << bits) : (int64_t)low;
+        } else {
+            aotc_cast(1, from, AOTC_CAST_I64, (const char *)src + i * aotc_cast_size(from), &v);
+        }
+        if (aotc_cast_small(to)) {
+            const int bits = (to == AOTC_CAST_I4 || to == AOTC_CAST_U4) ? 4 : 2;
+            ((uint8_t *)dst)[i] = (uint8_t)((uint64_t)v & ((1u << bits) - 1u));
+        } else {
+            aotc_cast(1, AOTC_CAST_I64, to, &v, (char *)dst + i * aotc_cast_size(to));
+        }
+    }
+}
+
 void aotc_cast(size_t n, aotc_cast_type from, aotc_cast_type to, const void *src, void *dst) {
+    if (aotc_cast_small(from) || aotc_cast_small(to)) {
+        cast_small(n, from, to, src, dst);
+        return;
+    }
     if (from == AOTC_CAST_F16 || from == AOTC_CAST_BF16) {
         if (to == AOTC_CAST_F16 || to == AOTC_CAST_BF16) { /* through float: exact for f16 <-> bf16's range */
             size_t i;
@@ -426,6 +456,6 @@ void aotc_cast(size_t n, aotc_cast_type from, aotc_cast_type to, const void *src
     case AOTC_CAST_U16: AOTC_CAST_FROM_INT(uint16_t); break;
     case AOTC_CAST_U32: AOTC_CAST_FROM_INT(uint32_t); break;
     case AOTC_CAST_U64: AOTC_CAST_FROM_U64(); break;
-    case AOTC_CAST_F16: case AOTC_CAST_BF16: break; /* cast_from_half, above */
+    default: break; /* halves and 2/4-bit: cast_from_half and cast_small, above */
     }
 }
