@@ -1,8 +1,12 @@
 """ONNX If with a condition known only at run time (aot/frontend/branches.py): a C if/else around
 each branch's kernel calls, against onnxruntime on inputs that take each branch. At the top level,
-nested, inside a Loop's body, with a vendor taking nodes of one branch, and the refusals."""
+nested, inside a Loop's body, with a vendor taking nodes of one branch, and the refusals. And as
+torch.onnx.export writes it: tests/models/vad_cond.onnx (examples/export_branches.py), a detector
+whose stem depends on its sample-rate input."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -14,6 +18,7 @@ from aot.compiler import Options, compile_model, lower
 from aot.errors import AotcError
 from aot.plan.planner import assert_no_overlap
 
+MODELS = Path(__file__).parent / "models"
 N = 8
 
 
@@ -131,11 +136,17 @@ def build(tmp_path_factory):
     cases[-1].vendors = ("cref",)
     cases.append(_case("else_cref", if_model(), _inp(-1)))
     cases[-1].vendors = ("cref",)
+    vad = onnx.load(str(MODELS / "vad_cond.onnx"))
+    rng = np.random.default_rng(5)
+    for rate in (16000, 8000, 44100):
+        cases.append(_case(f"vad_{rate}", vad, {"x": rng.standard_normal((1, 1, 512)).astype(np.float32),
+                                                 "sr": np.array(rate, np.int64),
+                                                 "h": rng.standard_normal((1, 32)).astype(np.float32)}))
     return shared_build(cases, tmp_path_factory.mktemp("branches"))
 
 
 @pytest.mark.parametrize("case", ["then", "else", "nested_+1_+1", "nested_+1_-1", "nested_-1_+1", "nested_-1_-1",
-                                  "loop", "loop_neg", "then_cref", "else_cref"])
+                                  "loop", "loop_neg", "then_cref", "else_cref", "vad_16000", "vad_8000", "vad_44100"])
 def test_if_matches_onnxruntime(build, case):
     build.check(case)
 
