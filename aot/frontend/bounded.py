@@ -271,6 +271,10 @@ def check_bounded(graph: Graph) -> None:
     bounded axes and roots of what they compute are (re)derived, since passes may rename."""
     bounded = graph.meta.get("bounded", {})
     roots = graph.meta.get("extent_root", {})
+    for node in graph.nodes:  # one in a Loop's or If's body: its rows would change every step
+        if node.op in PRODUCERS and node.outputs[0] not in roots:
+            raise AotcError(f"{node.op} inside a Loop or If body is not supported (its rows are known only at "
+                            "run time): move it after the loop", node=node)
     if not roots:
         return
     axis = {k: v for k, v in bounded.items() if k in roots and roots[k] == k}
