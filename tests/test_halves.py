@@ -108,6 +108,23 @@ for c in CASES[-16:]:
     c.model.ir_version = 11
 
 
+# the float8 types (their bits, one byte): Cast to them saturating or not, and back
+F8 = {"float8_e4m3fn": TensorProto.FLOAT8E4M3FN, "float8_e4m3fnuz": TensorProto.FLOAT8E4M3FNUZ,
+      "float8_e5m2": TensorProto.FLOAT8E5M2, "float8_e5m2fnuz": TensorProto.FLOAT8E5M2FNUZ}
+ONNX_TYPE.update(F8)
+_F8_IN = np.array([0.0, -0.0, 1e-9, -3e-3, 0.3, -1.7, 17.2, 239.0, 250.0, 448.0, 470.0, 6e4, -1e6, np.inf, -np.inf,
+                   np.nan], np.float32)
+for f8, code in F8.items():
+    for sat in (1, 0):
+        CASES.append(half_case(f"cast_float32_to_{f8}_saturate{sat}", [node("Cast", ["a"], to=code, saturate=sat)],
+                               {"a": _F8_IN}, {"y": f8}, opset=21))
+    CASES.append(half_case(f"cast_float16_to_{f8}", [node("Cast", ["a"], to=code)], {"a": _data((3, 7), "float16", 30)},
+                           {"y": f8}, opset=21))
+    CASES.append(half_case(f"cast_{f8}_to_float32", [node("Cast", ["a"], to=TensorProto.FLOAT)],
+                           {"a": np.arange(256, dtype=np.uint8).view(getattr(ml_dtypes, f8))}, {"y": "float32"},
+                           opset=21))
+
+
 @pytest.fixture(scope="module")
 def built():
     return shared_build(CASES)
@@ -121,6 +138,8 @@ def test_matches_reference(built, case_id):
         assert o.dtype == r.dtype and o.shape == r.shape
         if r.dtype.name in SMALL:
             np.testing.assert_array_equal(o.view(np.uint8), r.view(np.uint8))
+        elif r.dtype.name in F8:  # as floats: a NaN's bits may differ
+            np.testing.assert_array_equal(o.astype(np.float32), r.astype(np.float32))
         elif r.dtype.name in ("float16", "bfloat16"):  # bit for bit (both round the float32 result once)
             same = (o.view(np.uint16) == r.view(np.uint16)) | (np.isnan(o.astype(np.float32))
                                                                 & np.isnan(r.astype(np.float32)))

@@ -18,12 +18,15 @@ C_TYPES = {
     "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
     "float16": "uint16_t", "bfloat16": "uint16_t",  # their bits: computed in float32 (aot/frontend/halves.py)
     "int4": "uint8_t", "uint4": "uint8_t", "int2": "uint8_t", "uint2": "uint8_t",  # one per byte, low bits
+    "float8_e4m3fn": "uint8_t", "float8_e4m3fnuz": "uint8_t", "float8_e5m2": "uint8_t", "float8_e5m2fnuz": "uint8_t",
 }
 # Suffix of the kernel variant for each dtype (aotc_<op>_<suffix>).
 DTYPE_SUFFIX = {
     "float32": "f32", "float64": "f64", "int8": "i8", "uint8": "u8", "int16": "i16",
     "int32": "i32", "int64": "i64", "bool": "b8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
     "float16": "f16", "bfloat16": "bf16", "int4": "i4", "uint4": "u4", "int2": "i2", "uint2": "u2",
+    "float8_e4m3fn": "f8e4m3fn", "float8_e4m3fnuz": "f8e4m3fnuz", "float8_e5m2": "f8e5m2",
+    "float8_e5m2fnuz": "f8e5m2fnuz",
 }
 
 
@@ -70,7 +73,7 @@ def c_array_body(arr: np.ndarray, per_line: int = 8, indent: str = "    ") -> st
     flat = arr.reshape(-1)
     if arr.dtype.name in ("float16", "bfloat16"):  # stored as their bits
         flat = flat.view(np.uint16)
-    elif arr.dtype.name in ("int4", "uint4", "int2", "uint2"):  # one per byte, in its low bits
+    elif arr.dtype.itemsize == 1 and arr.dtype.kind == "V":  # 2/4-bit integers (low bits), float8: the byte
         flat = flat.view(np.uint8)
     dtype = flat.dtype.name
     items = [c_scalar(x, dtype) for x in flat.tolist()]

@@ -848,7 +848,10 @@ def dropout(node: Node, graph: Graph, opset: int) -> list[Node]:
 
 
 def cast(node: Node, graph: Graph, opset: int) -> None:
-    node.attrs = {"to": graph.tensors[node.outputs[0]].dtype}
+    saturate = int(node.attrs.get("saturate", 1))  # opset 19: to float8, clamp (1) or overflow to NaN/inf (0)
+    if node.attrs.get("round_mode", "up") != "up":
+        raise AotcError(f"Cast round_mode '{node.attrs['round_mode']}' is not supported (up)", node=node)
+    node.attrs = {"to": graph.tensors[node.outputs[0]].dtype, "saturate": saturate}
 
 
 def cast_like(node: Node, graph: Graph, opset: int) -> None:

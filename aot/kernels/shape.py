@@ -36,8 +36,11 @@ CAST_TYPES = {
     "uint16": "AOTC_CAST_U16", "uint32": "AOTC_CAST_U32", "uint64": "AOTC_CAST_U64",
     "float16": "AOTC_CAST_F16", "bfloat16": "AOTC_CAST_BF16",
     "int4": "AOTC_CAST_I4", "uint4": "AOTC_CAST_U4", "int2": "AOTC_CAST_I2", "uint2": "AOTC_CAST_U2",
+    "float8_e4m3fn": "AOTC_CAST_F8E4M3FN", "float8_e4m3fnuz": "AOTC_CAST_F8E4M3FNUZ", "float8_e5m2": "AOTC_CAST_F8E5M2",
+    "float8_e5m2fnuz": "AOTC_CAST_F8E5M2FNUZ",
 }
-SMALL_INTS = ("int4", "uint4", "int2", "uint2")  # one per byte: views and Cast, nothing that makes values
+# one byte each: views and Cast, nothing that makes values
+SMALL_INTS = ("int4", "uint4", "int2", "uint2", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz")
 PAD_MODES = {"constant": "AOTC_PAD_CONSTANT", "edge": "AOTC_PAD_EDGE", "reflect": "AOTC_PAD_REFLECT",
              "wrap": "AOTC_PAD_WRAP"}
 
@@ -271,6 +274,10 @@ def emit_cast(ctx: NodeContext) -> None:
     x, y = ctx.inputs[0], ctx.outputs[0]
     if ctx.dtype(x) == ctx.dtype(y):
         emit_copy(ctx)
+        return
+    if ctx.dtype(y).startswith("float8") and not ctx.attrs.get("saturate", 1):
+        ctx.call("aotc_cast_f8", f"{ctx.tensor(y).size}u", CAST_TYPES[ctx.dtype(x)], CAST_TYPES[ctx.dtype(y)], "0",
+                 ctx.ptr(x), ctx.ptr(y))
         return
     ctx.call("aotc_cast", f"{ctx.tensor(y).size}u", CAST_TYPES[ctx.dtype(x)], CAST_TYPES[ctx.dtype(y)],
              ctx.ptr(x), ctx.ptr(y))

@@ -97,9 +97,17 @@ typedef enum {
     AOTC_CAST_I4 = 13,   /* int4, uint4, int2, uint2: one per byte, in its low bits (as numpy's ml_dtypes) */
     AOTC_CAST_U4 = 14,
     AOTC_CAST_I2 = 15,
-    AOTC_CAST_U2 = 16
+    AOTC_CAST_U2 = 16,
+    AOTC_CAST_F8E4M3FN = 17, /* the float8 types, their bits in a uint8_t */
+    AOTC_CAST_F8E4M3FNUZ = 18,
+    AOTC_CAST_F8E5M2 = 19,
+    AOTC_CAST_F8E5M2FNUZ = 20
 } aotc_cast_type;
 
 void aotc_cast(size_t n, aotc_cast_type from, aotc_cast_type to, const void *src, void *dst);
+/* To a float8 type, through float: rounded to nearest even; what rounds past the largest finite value
+ * (and infinities) gives it, with its sign, when saturate is set, else NaN (or infinity for E5M2);
+ * the FNUZ types have no -0. aotc_cast saturates. */
+void aotc_cast_f8(size_t n, aotc_cast_type from, aotc_cast_type to, int saturate, const void *src, void *dst);
 
 #endif /* AOTC_SHAPE_H */

@@ -5,6 +5,7 @@
  * family's reference (no shape_ref.c; see kernels_ref.h). */
 #include "aotc_shape.h"
 
+#include <math.h>
 #include <string.h>
 
 /* Square tile of aotc_transpose2d, in elements: small enough that a tile of rows and of
@@ -398,6 +399,66 @@ static void cast_to_half(size_t n, aotc_cast_type from, aotc_cast_type to, const
 }
 
 static int aotc_cast_small(aotc_cast_type t) { return t >= AOTC_CAST_I4 && t <= AOTC_CAST_U2; }
+static int aotc_cast_f8_type(aotc_cast_type t) { return t >= AOTC_CAST_F8E4M3FN && t <= AOTC_CAST_F8E5M2FNUZ; }
+
+/* float8 formats: mantissa bits, exponent bias, largest finite code, unsigned-zero-NaN (FNUZ), infinity */
+typedef struct { int m, bias, max_code, fnuz, has_inf; } f8_format;
+static f8_format f8_of(aotc_cast_type t) {
+    switch (t) {
+    case AOTC_CAST_F8E4M3FN: { const f8_format f = {3, 7, 0x7e, 0, 0}; return f; }
+    case AOTC_CAST_F8E4M3FNUZ: { const f8_format f = {3, 8, 0x7f, 1, 0}; return f; }
+    case AOTC_CAST_F8E5M2: { const f8_format f = {2, 15, 0x7b, 0, 1}; return f; }
+    default: { const f8_format f = {2, 16, 0x7f, 1, 0}; return f; }
+    }
+}
+
+static float f8_to_f32(uint8_t c, f8_format f) {
+    const int sign = c >> 7, mag = c & 0x7f, e = mag >> f.m, m = mag & ((1 << f.m) - 1);
+    float v;
+    if (f.fnuz ? c == 0x80 : (f.has_inf ? e == (0x7f >> f.m) && m != 0 : mag == 0x7f)) return NAN;
+    if (f.has_inf && e == (0x7f >> f.m)) return sign ? -INFINITY : INFINITY;
+    v = e == 0 ? ldexpf((float)m, 1 - f.bias - f.m) : ldexpf((float)(m + (1 << f.m)), e - f.bias - f.m);
+    return sign ? -v : v;
+}
+
+static uint8_t f32_to_f8(float x, f8_format f, int saturate) {
+    const uint8_t nan_code = f.fnuz ? 0x80 : 0x7f;
+    const int negative = signbit(x) != 0, emin = 1 - f.bias;
+    const float a = fabsf(x);
+    int code;
+    if (a != a) return nan_code;
+    if (isinf(a)) {
+        if (saturate) code = f.max_code;
+        else return f.has_inf ? (uint8_t)((negative ? 0x80 : 0) | 0x7c) : nan_code;
+    } else {
+        int e;
+        frexpf(a, &e); /* a = [0.5, 1) * 2^e */
+        e -= 1;        /* a = [1, 2) * 2^e */
+        if (a == 0.0f || e < emin) { /* subnormal (or zero): whole quanta of 2^(emin - m) */
+            code = (int)nearbyintf(ldexpf(a, f.m - emin));
+        } else {
+            const int k = (int)nearbyintf(ldexpf(a, f.m - e)); /* 2^m .. 2^(m+1), to nearest even */
+            code = e + f.bias > 0x7f >> f.m ? 0x7fff : (e + f.bias) * (1 << f.m) + (k - (1 << f.m));
+        }
+        if (code > f.max_code) {
+            if (saturate) code = f.max_code;
+            else return f.has_inf ? (uint8_t)((negative ? 0x80 : 0) | 0x7c) : nan_code;
+        }
+    }
+    if (f.fnuz && code == 0) return 0; /* no -0 */
+    return (uint8_t)((negative ? 0x80 : 0) | code);
+}
+
+void aotc_cast_f8(size_t n, aotc_cast_type from, aotc_cast_type to, int saturate, const void *src, void *dst) {
+    const f8_format f = f8_of(to);
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        float v;
+        if (aotc_cast_f8_type(from)) v = f8_to_f32(((const uint8_t *)src)[i], f8_of(from));
+        else aotc_cast(1, from, AOTC_CAST_F32, (const char *)src + i * aotc_cast_size(from), &v);
+        ((uint8_t *)dst)[i] = f32_to_f8(v, f, saturate);
+    }
+}
 
 /* The 2- and 4-bit integers, one per byte in its low bits: through int64_t either way. */
 static void cast_small(size_t n, aotc_cast_type from, aotc_cast_type to, const void *src, void *dst) {
@@ -423,6 +484,18 @@ static void cast_small(size_t n, aotc_cast_type from, aotc_cast_type to, const v
 }
 
 void aotc_cast(size_t n, aotc_cast_type from, aotc_cast_type to, const void *src, void *dst) {
+    if (aotc_cast_f8_type(to)) {
+        aotc_cast_f8(n, from, to, 1, src, dst);
+        return;
+    }
+    if (aotc_cast_f8_type(from)) { /* through float */
+        size_t i;
+        for (i = 0; i < n; ++i) {
+            const float v = f8_to_f32(((const uint8_t *)src)[i], f8_of(from));
+            aotc_cast(1, AOTC_CAST_F32, to, &v, (char *)dst + i * aotc_cast_size(to));
+        }
+        return;
+    }
     if (aotc_cast_small(from) || aotc_cast_small(to)) {
         cast_small(n, from, to, src, dst);
         return;

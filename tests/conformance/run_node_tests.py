@@ -129,9 +129,11 @@ def main() -> None:
             try:
                 ours = builds[case.id].run(case.id)
                 for k, (o, r) in enumerate(zip(ours, case.expected, strict=True)):
-                    if r.dtype.name == "bfloat16":  # as floats (NaN is NaN), within one of its 8-bit ulps
+                    if r.dtype.name == "bfloat16" or r.dtype.name.startswith("float8"):  # as floats (NaN is
+                        # NaN): bfloat16 within one of its 8-bit ulps, float8 exactly
                         assert o.dtype == r.dtype, f"output {k}: dtype {o.dtype} != reference {r.dtype}"
-                        assert_close(o.astype(np.float32), r.astype(np.float32), f"output {k}", 2.0**-7)
+                        tol = 2.0**-7 if r.dtype.name == "bfloat16" else 0.0
+                        assert_close(o.astype(np.float32), r.astype(np.float32), f"output {k}", tol)
                         continue
                     assert_close(o, r, f"output {k}", 1e-3)
                 outcome[case.id] = "passed"
