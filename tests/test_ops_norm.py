@@ -46,6 +46,9 @@ CASES = [
     op_case("lpnorm_l1_axis0", "LpNormalization", {"x": (3, 4)}, attrs={"axis": 0, "p": 1}),
     op_case("lpnorm_zero_row", "LpNormalization", {"x": np.array([[0, 0, 0], [3, 4, 0]], np.float32)},
             attrs={"axis": 1, "p": 2}),
+    # MeanVarianceNormalization (issue 16): over the default axes [0, 2, 3] and others
+    op_case("mvn_default", "MeanVarianceNormalization", {"x": (2, 3, 4, 5)}),
+    op_case("mvn_axes_last", "MeanVarianceNormalization", {"x": (3, 8)}, attrs={"axes": [-1]}),
     # BatchNormalization: opset 7, 9, 14, 15 forms; ranks 2..5; constant and run-time parameters
     _bn("bn_4d_opset7", (2, 3, 4, 5), opset=7),
     _bn("bn_4d_opset7_spatial1_momentum", (1, 3, 4, 4), opset=7, spatial=1, momentum=0.8),

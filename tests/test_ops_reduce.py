@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from onnx import helper
+from onnx.reference import ReferenceEvaluator
 from opcheck import Case, op_case, shared_build
 
 from aot.compiler import Options, compile_model
@@ -121,6 +122,14 @@ def runtime_axes_case(tag: str, op: str, shape: tuple, axes: list[int], keepdims
 for op in OPS:
     CASES += [runtime_axes_case("runtime_axes_keep", op, (2, 3, 4), [2, 1], 1),
               runtime_axes_case("runtime_axes_nokeep", op, (2, 3, 5), [-1], 0)]
+
+
+# ReduceMax/ReduceMin of bool (opset 20: any/all), through float32 between two Casts; onnx's reference
+for op in ("ReduceMax", "ReduceMin"):
+    _b = op_case(f"{op[6:].lower()}_bool", op, {"x": np.random.default_rng(3).random((3, 4)) < 0.5},
+                 consts={"axes": np.array([1], np.int64)}, attrs={"keepdims": 0}, opset=20, out_dtype="bool")
+    _b.expected = ReferenceEvaluator(_b.model).run(None, _b.feeds)
+    CASES.append(_b)
 
 
 @pytest.fixture(scope="module")

@@ -196,6 +196,21 @@ for tag, xs, gs in (("1d", (2, 2, 7), (2, 5, 1)), ("3d", (1, 2, 3, 4, 5), (1, 2,
         CASES.append(case)
 
 
+# AffineGrid (opset 20): theta times the base grid, 2-D and 3-D, both align_corners; size constant or an
+# input the declared output shape pins (checked at run time)
+for align in (0, 1):
+    CASES.append(op_case(f"affine_grid_2d_{align}", "AffineGrid", {"theta": (2, 2, 3)},
+                         consts={"size": np.array([2, 3, 4, 5], np.int64)}, attrs={"align_corners": align}, opset=20))
+    CASES.append(op_case(f"affine_grid_3d_{align}", "AffineGrid", {"theta": (1, 3, 4)},
+                         consts={"size": np.array([1, 2, 3, 4, 2], np.int64)}, attrs={"align_corners": align},
+                         opset=20))
+_runtime_size = op_case("affine_grid_runtime_size", "AffineGrid", {"theta": (2, 2, 3),
+                                                                   "size": np.array([2, 7, 3, 4], np.int64)}, opset=20)
+for _n in (2, 3, 4, 2):
+    _runtime_size.model.graph.output[0].type.tensor_type.shape.dim.add().dim_value = _n
+CASES.append(_runtime_size)
+
+
 @pytest.fixture(scope="module")
 def built():
     return shared_build(CASES)

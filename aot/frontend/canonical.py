@@ -373,6 +373,86 @@ def center_crop_pad(node: Node, graph: Graph, opset: int) -> list[Node]:
     return nodes
 
 
+class _Builder:
+    """Nodes of a rewrite in canonical form, with fresh float32 temporaries named after the node."""
+
+    def __init__(self, node: Node, graph: Graph):
+        self.node, self.graph, self.nodes, self.k = node, graph, [], 0
+
+    def tensor(self, shape: tuple[int, ...], value: np.ndarray | None = None, dtype: str = "float32") -> str:
+        self.k += 1
+        name = f"{self.node.outputs[0]}__{self.node.op.lower()}{self.k}"
+        self.graph.tensors[name] = Tensor(name, tuple(shape), dtype, value)
+        return name
+
+    def add(self, op: str, ins: list[str], shape: tuple[int, ...] | None, attrs: dict | None = None,
+            out: str | None = None) -> str:
+        """Append op(ins) -> a new tensor of `shape` (or `out`, the node's own output: the last step)."""
+        out = out or self.tensor(shape)
+        name = self.node.name if out in self.node.outputs else f"{self.node.name}__{len(self.nodes)}"
+        self.nodes.append(Node(op, name, ins, [out], dict(attrs or {}), self.node.sources()))
+        return out
+
+
+def mish(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """Mish -> x * tanh(softplus(x))."""
+    b, x = _Builder(node, graph), node.inputs[0]
+    shape = _shape(graph, x)
+    b.add("Mul", [x, b.add("Tanh", [b.add("Softplus", [x], shape)], shape)], None, out=node.outputs[0])
+    return b.nodes
+
+
+def mean_variance_normalization(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """MeanVarianceNormalization -> (x - mean) / sqrt(mean((x - mean)^2) + 1e-9) over the axes (kept);
+    onnx's function body (mean of the squares minus the squared mean) differs in the last bits only."""
+    b, x = _Builder(node, graph), node.inputs[0]
+    shape = _shape(graph, x)
+    axes = sorted({_axis(int(a), len(shape), node) for a in node.attrs.get("axes", [0, 2, 3])})
+    kept = tuple(1 if k in axes else n for k, n in enumerate(shape))
+    red = {"axes": axes, "keepdims": 1}
+    d = b.add("Sub", [x, b.add("ReduceMean", [x], kept, red)], shape)
+    var = b.add("ReduceMean", [b.add("Mul", [d, d], shape)], kept, red)
+    eps = b.tensor((), np.array(1e-9, np.float32))
+    b.add("Div", [d, b.add("Sqrt", [b.add("Add", [var, eps], kept)], kept)], None, out=node.outputs[0])
+    return b.nodes
+
+
+def affine_grid(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """AffineGrid -> theta [N, r, r+1] times the base grid's homogeneous points (a constant: onnx's
+    reference on the identity theta), transposed and reshaped to [N, ..., r]. A size computed at run time
+    is the declared output shape's, checked at run time (CheckValues)."""
+    from onnx import helper
+
+    from aot.frontend.fold import evaluate_node
+
+    theta, size = node.inputs[:2]
+    y = graph.tensors[node.outputs[0]]
+    n, r = _shape(graph, theta)[0], _shape(graph, theta)[1]
+    spatial = y.shape[1:-1]
+    dims = [n, 1, *spatial]  # the channel count does not matter: check it is what size says below
+    b = _Builder(node, graph)
+    value = graph.const(size)
+    if value is not None:
+        dims = [int(v) for v in value.reshape(-1)]
+        if [dims[0], *dims[2:]] != [n, *spatial]:
+            raise AotcError(f"AffineGrid size {dims} does not give the output {list(y.shape)}", node=node)
+    else:
+        checked = b.tensor(_shape(graph, theta))
+        b.nodes.append(Node("CheckValues", f"{node.name}__check", [theta, size], [checked],
+                            {"expected": [n, -1, *spatial], "skip": [1]}, node.sources()))
+        theta = checked
+    proto = helper.make_node("AffineGrid", ["in0", "in1"], ["out0"],
+                             align_corners=int(node.attrs.get("align_corners", 0)))
+    eye = np.eye(r, r + 1, dtype=np.float32)[None]
+    base = evaluate_node(proto, [eye, np.array([1, 1, *spatial], np.int64)], [helper.make_opsetid("", opset)])[0]
+    points = int(np.prod(spatial))
+    homog = np.concatenate([base.reshape(points, r), np.ones((points, 1), np.float32)], axis=1).T  # [r+1, P]
+    prod = b.add("MatMul", [theta, b.tensor(homog.shape, np.ascontiguousarray(homog, np.float32))], (n, r, points))
+    moved = b.add("Transpose", [prod], (n, points, r), {"perm": [0, 2, 1]})
+    b.add("Reshape", [moved], None, out=node.outputs[0])
+    return b.nodes
+
+
 def lp_normalization(node: Node, graph: Graph, opset: int) -> list[Node]:
     """LpNormalization -> x / ReduceL1 or ReduceL2 of x along the axis (kept), the norm at least the least
     denormal, so a row of zeros stays zeros (onnx's reference and onnxruntime give 0 there, not NaN)."""
@@ -658,6 +738,22 @@ def reduce(node: Node, graph: Graph, opset: int) -> list[Node] | None:
 
 
 MAX_AXES_CHOICES = 8  # run-time Reduce axes: the axis sets the shapes allow, one compiled call each
+def _reduce_bool(node: Node, graph: Graph, opset: int) -> list[Node] | None:
+    """ReduceMax/ReduceMin of bool (opset 20: any, all) -> the float32 reduction between two Casts (exact)."""
+    x, y = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]]
+    if x.dtype != "bool":
+        return reduce(node, graph, opset)
+    wide, result = f"{x.name}__as_f32_{node.name}", f"{y.name}__f32"
+    graph.tensors[wide] = Tensor(wide, x.shape, "float32")
+    graph.tensors[result] = Tensor(result, y.shape, "float32")
+    widen = Node("Cast", f"{node.name}__widen", [x.name], [wide], {"to": "float32", "saturate": 1}, node.sources())
+    narrow = Node("Cast", f"{node.name}__narrow", [result], [y.name], {"to": "bool", "saturate": 1}, node.sources())
+    node.inputs = [wide, *node.inputs[1:]]
+    node.outputs = [result]
+    done = reduce(node, graph, opset)
+    return [widen, *(done if done is not None else [node]), narrow]
+
+
 # reductions that leave a single element as it is: over size-1 axes they are the identity
 _IDENTITY_ON_ONE = ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd")
 
@@ -908,6 +1004,9 @@ RULES: dict[str, Rule] = {
     "BlackmanWindow": from_declared_shape,
     "ConstantOfShape": from_declared_shape,
     "CenterCropPad": center_crop_pad,
+    "Mish": mish,
+    "MeanVarianceNormalization": mean_variance_normalization,
+    "AffineGrid": affine_grid,
     "LpNormalization": lp_normalization,
     "Clip": clip,
     "LeakyRelu": _defaults(alpha=0.01),
@@ -938,8 +1037,8 @@ RULES: dict[str, Rule] = {
     "Gather": gather,
     "ReduceMean": reduce,
     "ReduceSum": reduce,
-    "ReduceMax": reduce,
-    "ReduceMin": reduce,
+    "ReduceMax": lambda node, graph, opset: _reduce_bool(node, graph, opset),
+    "ReduceMin": lambda node, graph, opset: _reduce_bool(node, graph, opset),
     "ReduceProd": reduce,
     "ReduceL1": reduce,
     "ReduceL2": reduce,
