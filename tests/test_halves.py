@@ -125,6 +125,33 @@ for f8, code in F8.items():
                            opset=21))
 
 
+# QuantizeLinear/DequantizeLinear the integer kernels do not take (run-time scales; 16/4/2-bit; float8): float ops
+ONNX_TYPE.update({"int16": TensorProto.INT16, "uint16": TensorProto.UINT16})
+_QX = (RNG.standard_normal((2, 3, 4)) * 40).astype(np.float32)
+CASES += [
+    half_case("quantize_int16_runtime_scale", [node("QuantizeLinear", ["x", "s", "z"])],
+              {"x": _QX * 100, "s": np.array(0.37, np.float32), "z": np.array(-12, np.int16)}, {"y": "int16"},
+              opset=21),
+    half_case("quantize_uint4_per_axis", [node("QuantizeLinear", ["x", "s", "z"], axis=1)],
+              {"x": _QX, "s": np.array([3.0, 5.5, 9.0], np.float32),
+               "z": np.array([8, 2, 0], np.uint8).astype("uint4")},
+              {"y": "uint4"}, opset=21),
+    half_case("quantize_e4m3fn_runtime_scale", [node("QuantizeLinear", ["x", "s", "z"])],
+              {"x": _QX, "s": np.array(0.05, np.float32), "z": np.zeros((1,), ml_dtypes.float8_e4m3fn)},
+              {"y": "float8_e4m3fn"}, opset=21),
+    half_case("dequantize_int16_per_axis", [node("DequantizeLinear", ["q", "s", "z"], axis=2)],
+              {"q": (RNG.integers(-3000, 3000, (2, 3, 4))).astype(np.int16),
+               "s": np.array([0.1, 2, 3, 0.25], np.float32),
+               "z": np.array([0, -5, 7, 100], np.int16)}, {"y": "float32"}, opset=21),
+    half_case("dequantize_int8_runtime_scale", [node("DequantizeLinear", ["q", "s", "z"])],
+              {"q": np.arange(-128, 128, 8, dtype=np.int8), "s": np.array(0.125, np.float32),
+               "z": np.array(3, np.int8)}, {"y": "float32"}, opset=21),
+    half_case("dequantize_e5m2_float16_scale", [node("DequantizeLinear", ["q", "s"])],
+              {"q": np.arange(0, 256, 3, dtype=np.uint8).view(ml_dtypes.float8_e5m2), "s": np.array(0.5, np.float16)},
+              {"y": "float16"}, opset=21),
+]
+
+
 @pytest.fixture(scope="module")
 def built():
     return shared_build(CASES)

@@ -453,6 +453,73 @@ def affine_grid(node: Node, graph: Graph, opset: int) -> list[Node]:
     return b.nodes
 
 
+_QRANGE = {"int16": (-32768, 32767), "uint16": (0, 65535), "int4": (-8, 7), "uint4": (0, 15), "int2": (-2, 1),
+           "uint2": (0, 3), "int8": (-128, 127), "uint8": (0, 255)}
+
+
+def quantize_in_float(node: Node, graph: Graph, opset: int) -> list[Node] | None:
+    """QuantizeLinear/DequantizeLinear that the integer kernels do not take (a scale or zero point computed at
+    run time; 16-, 4- and 2-bit integers; float8) -> float32 elementwise ops: DequantizeLinear is
+    (x - zero_point) * scale; QuantizeLinear is Round(x / scale) + zero_point clipped to the type's range
+    (to nearest even, saturating, as the spec says), or for float8 x / scale cast (saturate as asked).
+    A per-axis scale or zero point is reshaped to broadcast along its axis; blocked ones are refused."""
+    dq = node.op == "DequantizeLinear"
+    ints = graph.tensors[node.inputs[0]].dtype if dq else graph.tensors[node.outputs[0]].dtype
+    params = [i for i in node.inputs[1:3] if i]
+    native = ints in (("int8", "uint8", "int32") if dq else ("int8", "uint8"))
+    if native and all(graph.const(i) is not None for i in params) or node.attrs.get("block_size", 0):
+        return None  # canonical_quant's rule: the integer kernels (or its refusal of blocked scales)
+    if len(node.inputs) < 2 or not node.inputs[1]:
+        raise AotcError("scale (input 1) is missing", node=node)
+    x = graph.tensors[node.inputs[0]]
+    rank, b = len(x.shape), _Builder(node, graph)
+    per_axis = any(graph.tensors[i].size > 1 for i in params)  # the axis matters only then
+    axis = _axis(int(node.attrs.get("axis", 1)), rank, node) if per_axis else 0
+
+    def along_axis(name: str) -> str:
+        """A float32 copy of a scale or zero point, reshaped to broadcast along the axis when per-axis."""
+        t = graph.tensors[name]
+        if t.dtype != "float32":
+            name = b.add("Cast", [name], t.shape, {"to": "float32", "saturate": 1})
+        if t.size > 1:
+            if len(t.shape) != 1 or t.shape[0] != x.shape[axis]:
+                raise AotcError(f"{list(t.shape)} does not match axis {axis} of {list(x.shape)} (blocked "
+                                "quantization is not supported)", node=node)
+            name = b.add("Reshape", [name], (t.shape[0], *[1] * (rank - 1 - axis)))
+        return name
+
+    scale = along_axis(node.inputs[1])
+    zp = along_axis(node.inputs[2]) if len(node.inputs) > 2 and node.inputs[2] else None
+    if dq:
+        xf = b.add("Cast", [x.name], x.shape, {"to": "float32", "saturate": 1})
+        if zp is not None:
+            xf = b.add("Sub", [xf, zp], x.shape)
+        y = graph.tensors[node.outputs[0]]
+        if y.dtype != "float32":  # a float16 scale: a float16 output (its rounding: aot/frontend/halves.py)
+            b.add("Cast", [b.add("Mul", [xf, scale], y.shape)], None, {"to": y.dtype, "saturate": 1},
+                  out=node.outputs[0])
+        else:
+            b.add("Mul", [xf, scale], None, out=node.outputs[0])
+        return b.nodes
+    if x.dtype != "float32":
+        raise AotcError(f"QuantizeLinear of {x.dtype} is not supported here (float32)", node=node)
+    q = b.add("Div", [x.name, scale], x.shape)
+    if ints.startswith("float8"):
+        if zp is not None:
+            q = b.add("Add", [q, zp], x.shape)
+        b.add("Cast", [q], None, {"to": ints, "saturate": int(node.attrs.get("saturate", 1))}, out=node.outputs[0])
+        return b.nodes
+    if ints not in _QRANGE:
+        raise AotcError(f"quantizing to {ints} is not supported", node=node)
+    q = b.add("Round", [q], x.shape)
+    if zp is not None:
+        q = b.add("Add", [q, zp], x.shape)
+    lo, hi = _QRANGE[ints]
+    q = b.add("Clip", [q], x.shape, {"min": float(lo), "max": float(hi)})
+    b.add("Cast", [q], None, {"to": ints, "saturate": 1}, out=node.outputs[0])
+    return b.nodes
+
+
 def lp_normalization(node: Node, graph: Graph, opset: int) -> list[Node]:
     """LpNormalization -> x / ReduceL1 or ReduceL2 of x along the axis (kept), the norm at least the least
     denormal, so a row of zeros stays zeros (onnx's reference and onnxruntime give 0 there, not NaN)."""
@@ -1097,6 +1164,9 @@ def _through_float(float_rule: Rule) -> Rule:
 
 
 RULES.update(canonical_quant.RULES)
+for _op in ("QuantizeLinear", "DequantizeLinear"):  # the float rewrite first, where the integer kernels cannot
+    RULES[_op] = (lambda native: lambda node, graph, opset: (
+        quantize_in_float(node, graph, opset) or native(node, graph, opset)))(canonical_quant.RULES[_op])
 RULES["QLinearConv"] = _windowed(conv, (0, 3))
 RULES["QLinearAveragePool"] = _through_float(pool)
 

@@ -284,6 +284,9 @@ def _to_ir(model: onnx.ModelProto, name: str, bounded: BoundedImport | None = No
             nodes.append(node)
             continue
         missing = [o for o in pn.output if o and (shapes.get(o) is None or o not in types)]
+        if missing and pn.op_type.startswith("Reduce"):
+            _shape_from_reader(pn, g, shapes, types)
+            missing = [o for o in pn.output if o and (shapes.get(o) is None or o not in types)]
         if missing:
             _infer_by_evaluation(pn, node, tensors, shapes, types, opsets)
         for o in pn.output:
@@ -306,6 +309,27 @@ def _to_ir(model: onnx.ModelProto, name: str, bounded: BoundedImport | None = No
         if o not in tensors:
             raise AotcError(f"graph output '{o}' is never computed")
     return Graph(name=name, nodes=nodes, tensors=tensors, inputs=inputs, outputs=outputs)
+
+
+_SAME_SHAPE = {"Sqrt", "Log", "Exp", "Abs", "Neg", "Identity", "Relu", "Sigmoid", "Tanh", "Reciprocal", "Floor",
+               "Ceil", "Cast", "CastLike"}
+
+
+def _shape_from_reader(pn: onnx.NodeProto, g: onnx.GraphProto, shapes: dict, types: dict) -> None:
+    """A Reduce whose axes are computed at run time (an expanded function's ReduceSum of a graph input) has
+    no inferred shape; where an elementwise op of one input reads it and has a known (declared) shape,
+    that is its shape too, rather than a guess from running it on zeros."""
+    out = at = pn.output[0]
+    for _ in range(8):  # along a chain of them (Log then CastLike, as ONNX's function bodies write)
+        reader = next((r for r in g.node if r.op_type in _SAME_SHAPE and r.input and r.input[0] == at and r.output),
+                      None)
+        if reader is None:
+            return
+        at = reader.output[0]
+        known = shapes.get(at)
+        if known is not None and pn.input and pn.input[0] in types:
+            shapes[out], types[out] = known, types[pn.input[0]]
+            return
 
 
 def _infer_by_evaluation(pn: onnx.NodeProto, node: Node, tensors: dict[str, Tensor],
