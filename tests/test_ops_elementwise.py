@@ -38,6 +38,8 @@ for approximate in ("none", "tanh"):
             case.feeds["x"] = case.feeds["x"] * np.float32(8.0)
         case.relative = True
         CASES.append(case)
+CASES += [op_case(f"{op.lower()}_float64", op, {"x": np.linspace(0.1, 30, 24).reshape(4, 6)}, out_dtype="float64")
+          for op in ("Exp", "Log", "Sqrt")]
 CASES.append(op_case("mish", "Mish", {"x": np.linspace(-25, 25, 60, dtype=np.float32).reshape(3, 20)}, opset=18))
 CASES.append(op_case("gelu_default_attr", "Gelu", {"x": (5, 7)}, opset=20))
 CASES.append(op_case("gelu_opset28", "Gelu", {"x": (5, 7)}, opset=28, attrs={"approximate": "tanh"}))

@@ -124,6 +124,14 @@ for op in OPS:
               runtime_axes_case("runtime_axes_nokeep", op, (2, 3, 5), [-1], 0)]
 
 
+# float64 (onnx's expanded function bodies cast to it): the same passes in double
+for op in OPS:
+    _x = np.random.default_rng(4).uniform(0.5, 2.0, (3, 4, 5))
+    _d = op_case(f"{op[6:].lower()}_float64", op, {"x": _x}, consts={"axes": np.array([1, -1], np.int64)},
+                 attrs={"keepdims": 0}, opset=18, out_dtype="float64")
+    _d.expected = ReferenceEvaluator(_d.model).run(None, _d.feeds)
+    CASES.append(_d)
+
 # ReduceMax/ReduceMin of bool (opset 20: any/all), through float32 between two Casts; onnx's reference
 for op in ("ReduceMax", "ReduceMin"):
     _b = op_case(f"{op[6:].lower()}_bool", op, {"x": np.random.default_rng(3).random((3, 4)) < 0.5},

@@ -68,8 +68,9 @@ def _check(node: Node, graph: Graph) -> str | None:
 
 
 def _scratch(node: Node, graph: Graph) -> int:
-    """ReduceLogSumExp keeps the maxima (one float per output) while it sums."""
-    return 4 * graph.tensors[node.outputs[0]].size if node.op == "ReduceLogSumExp" else 0
+    """ReduceLogSumExp keeps the maxima (one value per output, of its type) while it sums."""
+    y = graph.tensors[node.outputs[0]]
+    return y.itemsize * y.size if node.op == "ReduceLogSumExp" else 0
 
 
 def _emit(ctx: NodeContext) -> None:
@@ -109,12 +110,12 @@ def _emit_call(ctx: NodeContext, axes: list[int]) -> None:
     }, comment=f"{ctx.node.op} of {list(shape)} over axes {axes}, keepdims={ctx.attrs['keepdims']} "
                f"-> {list(ctx.shape(y))}")
     kernel = KERNELS[ctx.node.op]
-    extra = [ctx.scratch("float")] if ctx.node.op == "ReduceLogSumExp" else []
-    ctx.call(f"aotc_reduce_{kernel}_f32", p, ctx.ptr(x), ctx.ptr(y), *extra)
+    extra = [ctx.scratch(ctx.ctype(x))] if ctx.node.op == "ReduceLogSumExp" else []
+    ctx.call(f"aotc_reduce_{kernel}_{ctx.suffix(x)}", p, ctx.ptr(x), ctx.ptr(y), *extra)
 
 
 OPS: dict[str, HostOp] = {
-    op: HostOp(_emit, family="reduce", check=_check,
+    op: HostOp(_emit, family="reduce", check=_check, dtypes=("float32", "float64"),
                kernels=(fixed_scratch("", _scratch),) if op == "ReduceLogSumExp" else (NO_SCRATCH,))
     for op in KERNELS
 }

@@ -29,5 +29,16 @@ void aotc_reduce_log_sum_f32(const aotc_reduce_params *p, const float *x, float 
 /* log(sum exp(x)), computed as m + log(sum exp(x - m)) with m the maximum, so
  * large inputs do not overflow; `scratch` holds y_size floats (the maxima). */
 void aotc_reduce_log_sum_exp_f32(const aotc_reduce_params *p, const float *x, float *y, float *scratch);
+/* float64: the same ops in double (scratch: one double per output) */
+void aotc_reduce_sum_f64(const aotc_reduce_params *p, const double *x, double *y);
+void aotc_reduce_mean_f64(const aotc_reduce_params *p, const double *x, double *y);
+void aotc_reduce_max_f64(const aotc_reduce_params *p, const double *x, double *y);
+void aotc_reduce_min_f64(const aotc_reduce_params *p, const double *x, double *y);
+void aotc_reduce_prod_f64(const aotc_reduce_params *p, const double *x, double *y);
+void aotc_reduce_l1_f64(const aotc_reduce_params *p, const double *x, double *y);
+void aotc_reduce_l2_f64(const aotc_reduce_params *p, const double *x, double *y);
+void aotc_reduce_sum_square_f64(const aotc_reduce_params *p, const double *x, double *y);
+void aotc_reduce_log_sum_f64(const aotc_reduce_params *p, const double *x, double *y);
+void aotc_reduce_log_sum_exp_f64(const aotc_reduce_params *p, const double *x, double *y, double *scratch);
 
 #endif /* AOTC_REDUCE_H */

@@ -1,4 +1,4 @@
-/* ONNX Reduce* ops, float32. Reference kernels: portable C99, no allocation, no
+/* ONNX Reduce* ops, float32 (and float64, the same passes in double). Reference kernels: portable C99, no allocation, no
  * globals. Each op is one pass over x in memory order (plus a short pass over
  * y to finish), so reads are always contiguous whichever axes are reduced. One kernel
  * per op, already the plain loop: it is the family's reference (no reduce_ref.c; see kernels_ref.h). */
@@ -21,9 +21,9 @@
  * (a per-output value, read only when USE_M is 1). The innermost merged dim is
  * either reduced (a contiguous run folds into one accumulator, then into y) or
  * kept (x[i] folds into y[yo + i]); outer dims advance an odometer. */
-#define AOTC_REDUCE_PASS(NAME, INIT, MAP, FOLD, USE_M)                                  \
-    static void NAME(const aotc_reduce_params *p, const float *x, float *y,             \
-                     const float *m) {                                                  \
+#define AOTC_REDUCE_PASS(NAME, T, INIT, MAP, FOLD, USE_M)                                \
+    static void NAME(const aotc_reduce_params *p, const T *x, T *y,                     \
+                     const T *m) {                                                      \
         const int32_t r = p->rank, n = p->shape[r - 1];                                  \
         int32_t idx[AOTC_MAX_RANK] = {0};                                               \
         int64_t outer = 1, o, j, yo = 0;                                                \
@@ -32,18 +32,18 @@
         for (j = 0; j < p->y_size; ++j) y[j] = (INIT);                                  \
         for (o = 0; o < outer; ++o) {                                                   \
             if (p->y_strides[r - 1] == 0) { /* reduced run: AOTC_LANES partial results */ \
-                const float c = USE_M ? m[yo] : 0.0f;                                   \
-                float acc[AOTC_LANES];                                                  \
+                const T c = USE_M ? m[yo] : (T)0;                                      \
+                T acc[AOTC_LANES];                                                      \
                 int32_t l;                                                              \
                 (void)c;                                                                \
                 for (l = 0; l < AOTC_LANES; ++l) acc[l] = (INIT);                       \
                 for (i = 0; i + AOTC_LANES <= n; i += AOTC_LANES) {                     \
                     for (l = 0; l < AOTC_LANES; ++l) {                                  \
-                        const float v = x[i + l];                                       \
+                        const T v = x[i + l];                                           \
                         acc[l] = FOLD(acc[l], (MAP));                                   \
                     }                                                                   \
                 }                                                                       \
-                for (; i < n; ++i) { const float v = x[i]; acc[0] = FOLD(acc[0], (MAP)); } \
+                for (; i < n; ++i) { const T v = x[i]; acc[0] = FOLD(acc[0], (MAP)); } \
                 for (l = AOTC_LANES / 2; l > 0; l /= 2) { /* pairwise */                \
                     int32_t q;                                                          \
                     for (q = 0; q < l; ++q) acc[q] = FOLD(acc[q], acc[q + l]);          \
@@ -51,7 +51,7 @@
                 y[yo] = FOLD(y[yo], acc[0]);                                            \
             } else { /* kept run: contiguous in y too */                                \
                 for (i = 0; i < n; ++i) {                                               \
-                    const float c = USE_M ? m[yo + i] : 0.0f, v = x[i];                 \
+                    const T c = USE_M ? m[yo + i] : (T)0, v = x[i];                     \
                     (void)c;                                                            \
                     y[yo + i] = FOLD(y[yo + i], (MAP));                                 \
                 }                                                                       \
@@ -66,13 +66,13 @@
         }                                                                               \
     }
 
-AOTC_REDUCE_PASS(pass_sum, 0.0f, v, AOTC_ADD, 0)
-AOTC_REDUCE_PASS(pass_abs_sum, 0.0f, fabsf(v), AOTC_ADD, 0)
-AOTC_REDUCE_PASS(pass_square_sum, 0.0f, v * v, AOTC_ADD, 0)
-AOTC_REDUCE_PASS(pass_exp_sum, 0.0f, expf(v - c), AOTC_ADD, 1)
-AOTC_REDUCE_PASS(pass_prod, 1.0f, v, AOTC_MUL, 0)
-AOTC_REDUCE_PASS(pass_max, -INFINITY, v, AOTC_MAX, 0)
-AOTC_REDUCE_PASS(pass_min, INFINITY, v, AOTC_MIN, 0)
+AOTC_REDUCE_PASS(pass_sum, float, 0.0f, v, AOTC_ADD, 0)
+AOTC_REDUCE_PASS(pass_abs_sum, float, 0.0f, fabsf(v), AOTC_ADD, 0)
+AOTC_REDUCE_PASS(pass_square_sum, float, 0.0f, v * v, AOTC_ADD, 0)
+AOTC_REDUCE_PASS(pass_exp_sum, float, 0.0f, expf(v - c), AOTC_ADD, 1)
+AOTC_REDUCE_PASS(pass_prod, float, 1.0f, v, AOTC_MUL, 0)
+AOTC_REDUCE_PASS(pass_max, float, -INFINITY, v, AOTC_MAX, 0)
+AOTC_REDUCE_PASS(pass_min, float, INFINITY, v, AOTC_MIN, 0)
 
 void aotc_reduce_sum_f32(const aotc_reduce_params *p, const float *x, float *y) {
     pass_sum(p, x, y, NULL);
@@ -125,4 +125,51 @@ void aotc_reduce_log_sum_exp_f32(const aotc_reduce_params *p, const float *x, fl
     }
     pass_exp_sum(p, x, y, scratch);
     for (j = 0; j < p->y_size; ++j) y[j] = logf(y[j]) + scratch[j];
+}
+
+/* ---- float64: the same passes in double (onnx's expanded function bodies cast to it) ---------- */
+AOTC_REDUCE_PASS(pass_sum_d, double, 0.0, v, AOTC_ADD, 0)
+AOTC_REDUCE_PASS(pass_abs_sum_d, double, 0.0, fabs(v), AOTC_ADD, 0)
+AOTC_REDUCE_PASS(pass_square_sum_d, double, 0.0, v * v, AOTC_ADD, 0)
+AOTC_REDUCE_PASS(pass_exp_sum_d, double, 0.0, exp(v - c), AOTC_ADD, 1)
+AOTC_REDUCE_PASS(pass_prod_d, double, 1.0, v, AOTC_MUL, 0)
+AOTC_REDUCE_PASS(pass_max_d, double, -INFINITY, v, AOTC_MAX, 0)
+AOTC_REDUCE_PASS(pass_min_d, double, INFINITY, v, AOTC_MIN, 0)
+
+void aotc_reduce_sum_f64(const aotc_reduce_params *p, const double *x, double *y) { pass_sum_d(p, x, y, NULL); }
+void aotc_reduce_max_f64(const aotc_reduce_params *p, const double *x, double *y) { pass_max_d(p, x, y, NULL); }
+void aotc_reduce_min_f64(const aotc_reduce_params *p, const double *x, double *y) { pass_min_d(p, x, y, NULL); }
+void aotc_reduce_prod_f64(const aotc_reduce_params *p, const double *x, double *y) { pass_prod_d(p, x, y, NULL); }
+void aotc_reduce_l1_f64(const aotc_reduce_params *p, const double *x, double *y) { pass_abs_sum_d(p, x, y, NULL); }
+void aotc_reduce_sum_square_f64(const aotc_reduce_params *p, const double *x, double *y) {
+    pass_square_sum_d(p, x, y, NULL);
+}
+
+void aotc_reduce_mean_f64(const aotc_reduce_params *p, const double *x, double *y) {
+    const double n = (double)p->count;
+    int64_t j;
+    pass_sum_d(p, x, y, NULL);
+    for (j = 0; j < p->y_size; ++j) y[j] /= n;
+}
+
+void aotc_reduce_l2_f64(const aotc_reduce_params *p, const double *x, double *y) {
+    int64_t j;
+    pass_square_sum_d(p, x, y, NULL);
+    for (j = 0; j < p->y_size; ++j) y[j] = sqrt(y[j]);
+}
+
+void aotc_reduce_log_sum_f64(const aotc_reduce_params *p, const double *x, double *y) {
+    int64_t j;
+    pass_sum_d(p, x, y, NULL);
+    for (j = 0; j < p->y_size; ++j) y[j] = log(y[j]);
+}
+
+void aotc_reduce_log_sum_exp_f64(const aotc_reduce_params *p, const double *x, double *y, double *scratch) {
+    int64_t j;
+    pass_max_d(p, x, scratch, NULL);
+    for (j = 0; j < p->y_size; ++j) {
+        if (isinf(scratch[j])) scratch[j] = 0.0;
+    }
+    pass_exp_sum_d(p, x, y, scratch);
+    for (j = 0; j < p->y_size; ++j) y[j] = log(y[j]) + scratch[j];
 }
