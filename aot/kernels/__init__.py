@@ -7,6 +7,7 @@ from aot.kernels import (
     conv,
     detect,
     elementwise,
+    fused,
     gemm,
     index,
     loss,
@@ -22,7 +23,7 @@ from aot.kernels import (
 from aot.kernels.base import HostOp, NodeContext
 
 _FAMILIES = (elementwise, shape, conv, gemm, pool, norm, reduce, resize, quant, recurrent, index, loss, attention,
-             tflite_int8, detect)
+             tflite_int8, detect, fused)
 
 
 def _merge() -> dict[str, HostOp]:

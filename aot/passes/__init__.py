@@ -8,6 +8,7 @@ from aot.passes.drop_identity import DropIdentity
 from aot.passes.fold_affine import FoldAffine
 from aot.passes.fold_batchnorm import FoldBatchNorm
 from aot.passes.fuse_activation import FuseActivation
+from aot.passes.fuse_elementwise import FuseElementwise
 from aot.passes.fuse_epilogue import FuseEpilogue
 from aot.passes.fuse_norm import FuseNorm
 from aot.passes.merge_products import MergeSummedProducts
@@ -21,7 +22,7 @@ from aot.passes.simplify_layout import SimplifyLayout
 DEFAULT_PIPELINE: tuple[Pass, ...] = (DropIdentity(), FoldBatchNorm(), LowerQDQ(), SimplifyLayout(), FoldAffine(),
                                       MergeSummedProducts(), RemoveDeadNodes())
 # After partitioning, on the nodes left to the host code generator.
-HOST_PIPELINE: tuple[Pass, ...] = (FuseNorm(), FuseActivation(), FuseEpilogue())
+HOST_PIPELINE: tuple[Pass, ...] = (FuseNorm(), FuseActivation(), FuseEpilogue(), FuseElementwise())
 
 
 def simplify(graph: Graph, pipeline: tuple[Pass, ...] = DEFAULT_PIPELINE) -> Graph:
@@ -30,5 +31,5 @@ def simplify(graph: Graph, pipeline: tuple[Pass, ...] = DEFAULT_PIPELINE) -> Gra
 
 
 __all__ = ["DEFAULT_PIPELINE", "HOST_PIPELINE", "DropIdentity", "FoldAffine", "FoldBatchNorm", "FuseActivation",
-           "FuseEpilogue", "FuseNorm", "LowerQDQ", "MergeSummedProducts", "Pass", "RemoveDeadNodes", "SimplifyLayout",
-           "run_passes", "run_passes_tracked", "simplify", "verify_graph"]
+           "FuseElementwise", "FuseEpilogue", "FuseNorm", "LowerQDQ", "MergeSummedProducts", "Pass", "RemoveDeadNodes",
+           "SimplifyLayout", "run_passes", "run_passes_tracked", "simplify", "verify_graph"]
