@@ -113,7 +113,7 @@ def _tail_case() -> onnx.ModelProto:
     """NMS, then what a detector does with its rows: the box index column (Gather), the kept boxes
     (Gather of the flattened boxes, GatherND of the batched ones), their width and height (Slice,
     Sub), scaled (Mul by a constant that repeats along the rows), the class as float (Cast,
-    Unsqueeze), and one [rows, 6] result (Concat of columns)."""
+    Unsqueeze), one [rows, 7] result (Concat of columns), twice the centres (Split of columns, Add)."""
     b, c, n = 1, 3, 40
     boxes = _boxes(b, n, False)
     scores = RNG.random((b, c, n)).astype(np.float32)
@@ -133,13 +133,16 @@ def _tail_case() -> onnx.ModelProto:
         helper.make_node("Unsqueeze", ["cls_f", "ax1"], ["cls_col"], name="unsqueeze"),
         helper.make_node("Concat", ["scaled", "wh"], ["det"], axis=1, name="concat"),
         helper.make_node("Concat", ["det", "cls_col"], ["det2"], axis=1, name="concat2"),
+        helper.make_node("Split", ["kept_nd"], ["x1y1", "x2y2"], axis=1, name="split"),  # opset 13: halves
+        helper.make_node("Add", ["x1y1", "x2y2"], ["centre2"], name="centre"),
     ]
     graph = helper.make_graph(nodes, "tail", [
         helper.make_tensor_value_info("boxes", TP.FLOAT, boxes.shape),
         helper.make_tensor_value_info("scores", TP.FLOAT, scores.shape)], [
         helper.make_tensor_value_info("det2", TP.FLOAT, None),
         helper.make_tensor_value_info("kept_nd", TP.FLOAT, None),
-        helper.make_tensor_value_info("sel", TP.INT64, None)], [
+        helper.make_tensor_value_info("sel", TP.INT64, None),
+        helper.make_tensor_value_info("centre2", TP.FLOAT, None)], [
         _const("m", np.array([20], np.int64)), _const("iou", np.array([0.3], np.float32)),
         _const("st", np.array([0.25], np.float32)), _const("two", np.array(2, np.int64)),
         _const("one", np.array(1, np.int64)), _const("flat_shape", np.array([-1, 4], np.int64)),

@@ -70,3 +70,9 @@ def test_detection_under_sanitizers():
     rows past each extent are poisoned while the tensor lives, so a kernel that read or wrote one is
     reported. Every case of tests/test_ops_detect.py."""
     run_sanitized(["test_ops_detect.py"], sample=1)
+
+
+def test_detector_under_sanitizers():
+    """The SSD-Lite-style detector end to end (tests/models/ssdlite_tiny.onnx, issue 18), its rows past
+    each extent poisoned: the same boxes as onnxruntime on 3 images, nothing past the rows touched."""
+    run_sanitized(["test_detection.py::test_kept_boxes_match_onnxruntime"], sample=1)

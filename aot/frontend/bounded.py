@@ -10,7 +10,7 @@ and its kernel returns the rows it wrote, the *extent*.
 The ops a detection tail applies to such a tensor keep its rows apart (a row of the output is made
 from the same row of the input): Gather/GatherND by the selected indices, Gather and Slice along
 another axis, views that keep the axis outermost (Squeeze, Unsqueeze, Reshape, Flatten), Cast and
-elementwise ops whose other operands repeat along the axis, Concat along another axis. Their
+elementwise ops whose other operands repeat along the axis, Split and Concat along another axis. Their
 outputs are bounded too, with the same extent (the same *root*); the emitter runs them on the
 extent's rows only. Any other reader is refused in one line that names the node.
 
@@ -250,6 +250,11 @@ def _reason(node: Node, graph: Graph, axis: dict[str, int], root: dict[str, str]
         if node.attrs["starts"][a] != 0 or node.attrs["steps"][a] != 1 or t[outs[0]].shape[a] != t[first].shape[a]:
             return f"it slices the run-time rows of '{first}'"
         return out_axis(a)
+    if op == "Split":  # columns apart (torchvision splits boxes into x1, y1, x2, y2)
+        a = axis[first]
+        if int(node.attrs.get("axis", 0)) % len(t[first].shape) == a:
+            return "it splits the run-time rows"
+        return out_axis(a)
     if op == "Concat":
         a = axis[first]
         if any(i not in axis for i in ins):
@@ -293,7 +298,7 @@ def check_bounded(graph: Graph) -> None:
             raise AotcError(f"it reads '{read}', whose rows are known only at run time (at most "
                             f"{graph.tensors[read].shape[axis[read]]}), and {reason}: aotc runs only the ops of a "
                             "detection tail on such rows (Gather, GatherND, Slice of columns, views, Cast, "
-                            "elementwise, Concat of columns)", node=node)
+                            "elementwise, Split and Concat of columns)", node=node)
     loop_bounded = {k: v for k, v in bounded.items() if k not in roots}
     graph.meta["bounded"] = {**loop_bounded, **axis}
     graph.meta["extent_root"] = root
