@@ -230,6 +230,26 @@ LAYOUT_CASES = [
            N("Flatten", ["c"], ["d"], "flatten"), N("Sigmoid", ["d"], ["y"], "sig")],
           {"x": (2, 3, 4)}, {"s1": np.array([6, 4], np.int64), "ax": np.array([1], np.int64)}),
     _shape_arith_case(),
+    # the NHWC -> NCHW Transpose at a Keras export's input: the convs read the NHWC input in place
+    _case("nhwc_input_into_strided_conv",
+          [N("Transpose", ["x"], ["xt"], "in_t", perm=[0, 3, 1, 2]),
+           N("Conv", ["xt", "w", "b"], ["c"], "conv", strides=[2, 2], pads=[0, 0, 1, 1]),
+           N("Relu", ["c"], ["y"], "relu")],
+          {"x": (1, 11, 10, 3)}, {"w": _w(20, 3, 3, 3), "b": _w(20)}),
+    _case("nhwc_input_two_convs",
+          [N("Transpose", ["x"], ["xt"], "in_t", perm=[0, 3, 1, 2]),
+           N("Conv", ["xt", "w1"], ["c1"], "pointwise"),
+           N("Conv", ["xt", "w3"], ["c3"], "dilated", dilations=[2, 2], pads=[2, 2, 2, 2]),
+           N("Add", ["c1", "c3"], ["y"], "add")],
+          {"x": (2, 7, 9, 5)}, {"w1": _w(6, 5, 1, 1), "w3": _w(6, 5, 3, 3)}),
+    _case("nhwc_input_depthwise_stays",
+          [N("Transpose", ["x"], ["xt"], "in_t", perm=[0, 3, 1, 2]),
+           N("Conv", ["xt", "w"], ["y"], "conv", group=4, pads=[1, 1, 1, 1])],
+          {"x": (1, 6, 6, 4)}, {"w": _w(4, 1, 3, 3)}),
+    _case("nhwc_input_read_twice_stays",
+          [N("Transpose", ["x"], ["xt"], "in_t", perm=[0, 3, 1, 2]),
+           N("Conv", ["xt", "w"], ["c"], "conv", pads=[1, 1, 1, 1]), N("Add", ["c", "xt"], ["y"], "add")],
+          {"x": (1, 6, 6, 3)}, {"w": _w(3, 3, 3, 3)}),
 ]
 
 
@@ -239,7 +259,7 @@ def test_layout_matches_onnxruntime(built, case_id):
 
 
 @pytest.mark.parametrize("case_id,ops", [
-    ("nhwc_pair_cancels", ["Transpose", "FusedConv"]),
+    ("nhwc_pair_cancels", ["FusedConv"]),
     ("one_channel_input_transpose_is_a_view", ["Reshape", "Conv"]),
     ("transpose_flatten_dense", ["GlobalAveragePool", "Reshape", "Gemm"]),
     ("pad_into_conv", ["Conv"]),
@@ -247,9 +267,26 @@ def test_layout_matches_onnxruntime(built, case_id):
     ("pad_channels_stays", ["Pad", "Conv"]),
     ("view_chain", ["Relu", "Reshape", "Sigmoid"]),
     ("shape_arith_reshape", ["Relu", "Reshape"]),
+    ("nhwc_input_into_strided_conv", ["FusedConv"]),
+    ("nhwc_input_two_convs", ["Conv", "FusedConv"]),
+    ("nhwc_input_depthwise_stays", ["Transpose", "Conv"]),
+    ("nhwc_input_read_twice_stays", ["Transpose", "FusedConv"]),
 ])
 def test_layout_host_graph(case_id, ops):
     assert [n.op for n in _host(case_id).nodes] == ops
+
+
+def test_nhwc_input_read_in_place():
+    """The convs read the Transpose's input with aotc_in_nhwc set, name the Transpose in their
+    origin, and take the implicit GEMM (the one kernel that reads channels last)."""
+    from aot.kernels.base import TargetTraits
+    from aot.select import select_kernels
+
+    g = _host("nhwc_input_two_convs")
+    assert all(n.attrs.get("aotc_in_nhwc") == 1 and n.inputs[0] == "x" for n in g.nodes)
+    assert sorted(n.sources() for n in g.nodes) == [("dilated", "in_t"), ("pointwise", "add", "in_t")]
+    assert {k.kernel for nk in select_kernels(g, TargetTraits()).values() for k in nk.candidates} == \
+        {"aotc_conv_implicit_f32"}
 
 
 def test_pad_pads_add_to_the_conv_pads():

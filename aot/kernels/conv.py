@@ -24,7 +24,9 @@ compiler picks the kernel:
     implicit    every other 1-D or 2-D Conv with constant weights: Y^T = P * W^T with the patch
                 matrix P never built (register tiles of positions x output channels read the
                 input through a pointer per position; W^T packed here); no scratch, and faster
-                than building patches. The rest (run-time weights, 3-D) take the three below:
+                than building patches. It alone reads a channels-last input in place (a Keras
+                export's NHWC -> NCHW Transpose folded into the conv, aot/passes/conv_nhwc.py;
+                W^T's rows then go (ky, kx, c)). The rest (run-time weights, 3-D) take the three below:
     stride 1    2-D, stride 1, no dilation (narrow kernels): the input padded once in scratch,
                 each patch-matrix row one copy from it, outputs on the padded width
     im2col      patch-matrix blocks of kc x nc in scratch, then the GEMM core
@@ -49,6 +51,7 @@ from aot.csource.format import c_ints
 from aot.ir import Graph, Node
 from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext, TargetTraits
 from aot.kernels.gemm import GEMM_ASSUMES, KC, PANEL, WORK_BYTES, activation_fields, pack_b, residual, work_bytes
+from aot.passes.conv_nhwc import reads_nhwc
 
 NC = 256  # output positions per im2col block: kc x nc floats of scratch (<= 256 KiB)
 COLS_FLOATS = 64 * 1024  # ConvTranspose: floats of W^T * X kept in scratch per block
@@ -128,6 +131,7 @@ class _Conv:
     pads: list[int]
     dw: bool  # one input channel per group (not one input channel feeding many outputs, e.g. a
     #           first layer on a 1-channel spectrogram: a GEMM of out_c x taps, far faster)
+    nhwc: bool = False  # X channels last (aot/passes/conv_nhwc.py); self.x is still N, C, spatial
 
     @property
     def in_c(self) -> int:
@@ -147,7 +151,7 @@ class _Conv:
             "in_size": c_ints(_pad3(self.x[2:], 1)), "out_size": c_ints(_pad3(self.y[2:], 1)),
             "kernel": c_ints(_pad3(self.kernel, 1)), "strides": c_ints(_pad3(self.strides, 1)),
             "dilations": c_ints(_pad3(self.dilations, 1)), "pads": c_ints(_pad3(self.pads[:self.nd], 0)),
-            "kc": "0", "nc": "0", **activation_fields(self.node),
+            "kc": "0", "nc": "0", **activation_fields(self.node), **({"in_nhwc": "1"} if self.nhwc else {}),
         }
 
     def choice(self, kernel: str, what: str, scratch: int = 0, **blocks: int) -> KernelChoice:
@@ -159,14 +163,20 @@ class _Conv:
         return KernelChoice(kernel, scratch, plan, CONV_ASSUMES)
 
 
+def _x_shape(node: Node, graph: Graph) -> tuple[int, ...]:
+    """The conv's input shape as N, C, spatial (a channels-last input read in place: N, H, W, C)."""
+    x = tuple(graph.tensors[node.inputs[0]].shape)
+    return (x[0], x[-1], *x[1:-1]) if reads_nhwc(node) else x
+
+
 def _conv(node: Node, graph: Graph) -> _Conv:
-    x = graph.tensors[node.inputs[0]].shape
+    x = _x_shape(node, graph)
     y = graph.tensors[node.outputs[0]].shape
     a = node.attrs
     group = a["group"]
     dw = node.op != "ConvTranspose" and x[1] // group == 1 and not (group == 1 and y[1] > 1)
     return _Conv(node, graph, x, y, len(x) - 2, group, list(a["kernel_shape"]), list(a["strides"]),
-                 list(a["dilations"]), list(a["pads"]), dw)
+                 list(a["dilations"]), list(a["pads"]), dw, reads_nhwc(node))
 
 
 def _fit_transpose(c: _Conv, budget: int) -> KernelChoice:
@@ -247,8 +257,10 @@ def _fit_im2col(c: _Conv, budget: int) -> KernelChoice | None:
 def _candidate(kernel: str, fit: Callable[[_Conv, int], KernelChoice | None],
                applies: Callable[[_Conv, TargetTraits], bool] = lambda c, t: True,
                assumes: Callable[[TargetTraits], dict[str, int]] = lambda t: {}) -> Candidate:
+    # a channels-last input: the implicit GEMM alone reads it
     return Candidate(kernel, lambda n, g, budget: fit(_conv(n, g), budget),
-                     lambda n, g, t: applies(_conv(n, g), t), assumes)
+                     lambda n, g, t: (kernel == "aotc_conv_implicit_f32" or not reads_nhwc(n))
+                     and applies(_conv(n, g), t), assumes)
 
 
 def _scratch_free(kernel: str, what: str) -> Callable[[_Conv, int], KernelChoice]:
@@ -334,7 +346,7 @@ def _padded_dw3x3(nd: int, kernel: list[int], strides: list[int], dilations: lis
 
 
 def _check(node: Node, graph: Graph) -> str | None:
-    x = graph.tensors[node.inputs[0]].shape
+    x = _x_shape(node, graph)
     w = graph.tensors[node.inputs[1]].shape
     nd = len(x) - 2
     if not 1 <= nd <= MAX_SPATIAL:
@@ -362,7 +374,10 @@ def _emit(ctx: NodeContext) -> None:
     p = ctx.params("aotc_conv_params", plan.fields, comment=plan.what)
     if plan.kernel in PACKED_WT_KERNELS:  # each group's W^T, packed (gemm.c's panels)
         group = ctx.attrs["group"]
-        wg = np.asarray(ctx.const(w), np.float32).reshape(group, ctx.shape(ctx.outputs[0])[1] // group, -1)
+        wv = np.asarray(ctx.const(w), np.float32)
+        if reads_nhwc(ctx.node):  # W^T's rows in (ky, kx, c) order, as the channels-last input runs
+            wv = np.moveaxis(wv, 1, -1)
+        wg = wv.reshape(group, ctx.shape(ctx.outputs[0])[1] // group, -1)
         w_ptr = ctx.const_array("wt_packed", np.stack([pack_b(m.T) for m in wg]),
                                 comment=f"W^T of {ctx.node.name}, packed per group")
     else:

@@ -28,6 +28,8 @@ typedef struct {
     float act_lo;         /* AOTC_ACT_CLAMP bounds (Relu: 0, INFINITY) */
     float act_hi;
     float act_alpha;      /* AOTC_ACT_LEAKY slope */
+    int32_t in_nhwc;      /* aotc_conv_implicit_f32 only: X is N x H x W x C (channels last; a Transpose
+                           * to NCHW folded into the conv), and wt's rows go (ky, kx, c), not (c, ky, kx) */
 } aotc_conv_params;
 
 /* The Conv kernels below compute Y = act(conv(X, W) + bias + res): `res` is a residual
@@ -80,7 +82,10 @@ void aotc_conv_direct_f32(const aotc_conv_params *p, const float *x, const float
  * AOTC_GEMM_MR output positions x AOTC_GEMM_NR output channels read the patch elements
  * straight from the input, positions grouped by which taps lie inside the input so that no
  * loop tests for padding. wt: each group's W^T (C/g * KH * KW rows in ONNX order, M/g
- * columns), packed at compile time in panels of AOTC_GEMM_PANEL columns, zero-padded. */
+ * columns), packed at compile time in panels of AOTC_GEMM_PANEL columns, zero-padded.
+ * With p->in_nhwc, X is channels last (what a Keras export feeds its first conv through a
+ * Transpose, which the compiler then drops) and W^T's rows go (ky, kx, c): a kernel row's taps
+ * over all channels are one run of the input. */
 void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
                             const float *res, float *y);
 

@@ -134,10 +134,13 @@ void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const flo
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group;
     const ptrdiff_t in_plane = (ptrdiff_t)IH * IW, out_plane = (ptrdiff_t)OH * OW;
     const ptrdiff_t k_rows = (ptrdiff_t)cg * taps, group_w = (mg + PANEL - 1) / PANEL * PANEL * k_rows;
+    /* the input's steps between channels, columns and rows: NCHW, or NHWC (channels last) */
+    const int nhwc = p->in_nhwc != 0;
+    const ptrdiff_t cs = nhwc ? 1 : in_plane, ps = nhwc ? p->in_c : 1, rs = nhwc ? (ptrdiff_t)IW * p->in_c : IW;
     int32_t n, g, j0, ra, rb, ca, cb, ky0, ky1, kx0, kx1;
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
-            const float *xg = x + ((ptrdiff_t)n * p->in_c + (ptrdiff_t)g * cg) * in_plane;
+            const float *xg = x + (ptrdiff_t)n * p->in_c * in_plane + (ptrdiff_t)g * cg * cs;
             const ptrdiff_t yo = ((ptrdiff_t)n * p->out_c + (ptrdiff_t)g * mg) * out_plane;
             for (j0 = 0; j0 < mg; j0 += IG_NR) { /* output channels [j0, j0 + width) */
                 const int32_t width = min_i32(IG_NR, mg - j0);
@@ -152,12 +155,17 @@ void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const flo
                     for (ca = 0; ca < OW; ca = cb) {
                         const int32_t cols = (cb = ig_tap_run(ca, OW, IW, KW, sx, dx, p->pads[2], &kx0, &kx1)) - ca;
                         const int32_t count = (rb - ra) * cols, nky = ky1 - ky0, nkx = kx1 - kx0;
-                        const float *wc = wj + (ptrdiff_t)(ky0 * KW + kx0) * PANEL;
+                        const float *wc = wj + (ptrdiff_t)(ky0 * KW + kx0) * (nhwc ? cg : 1) * PANEL;
                         const int32_t y0 = ky0 * dy - p->pads[1], x0 = kx0 * dx - p->pads[2];
                         ig_loops L;
                         int32_t r = 0, oy = ra, ox = ca;
                         if (nky <= 0 || nkx <= 0) { /* no tap inside: the bias alone */
                             L.n[0] = L.n[1] = L.n[2] = 0;
+                        } else if (nhwc) { /* rows; a row's columns and channels are one run when dense */
+                            const int dense = dx == 1 && cg == p->in_c; /* group 1: columns abut */
+                            L.n[0] = nky, L.xs[0] = (ptrdiff_t)dy * rs, L.ws[0] = (ptrdiff_t)KW * cg * PANEL;
+                            L.n[1] = dense ? 1 : nkx, L.xs[1] = (ptrdiff_t)dx * ps, L.ws[1] = (ptrdiff_t)cg * PANEL;
+                            L.n[2] = dense ? nkx * cg : cg, L.xs[2] = 1, L.ws[2] = PANEL;
                         } else if (cg >= nkx && !(nkx >= 3 && crowds_l1(in_plane, cg))) {
                             /* rows, columns, then the input channels innermost */
                             L.n[0] = nky, L.xs[0] = (ptrdiff_t)dy * IW, L.ws[0] = (ptrdiff_t)KW * PANEL;
@@ -182,7 +190,7 @@ void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const flo
                             for (i = 0; i < rows; ++i, ++r) {
                                 /* the position's first tap inside: input row oy * sy + y0, column ox * sx + x0 */
                                 q[i] = (ptrdiff_t)oy * OW + ox;
-                                xp[i] = L.n[0] > 0 ? xg + (ptrdiff_t)(oy * sy + y0) * IW + (ox * sx + x0) : xg;
+                                xp[i] = L.n[0] > 0 ? xg + (ptrdiff_t)(oy * sy + y0) * rs + (ptrdiff_t)(ox * sx + x0) * ps : xg;
                                 if (++ox == cb) ox = ca, ++oy;
                             }
                             if (L.n[0] > 0) {

@@ -162,7 +162,12 @@ static int draw(int kind, conv_case *c) {
                 return 0;
             break;
         }
-        set_channels(p, rand_int(1, 3), rand_int(1, 12), draw_mg(40));
+        if (chance(1, 4)) { /* channels last (a folded NHWC -> NCHW Transpose): one group */
+            p->in_nhwc = 1;
+            set_channels(p, 1, rand_int(1, 8), draw_mg(24));
+        } else {
+            set_channels(p, rand_int(1, 3), rand_int(1, 12), draw_mg(40));
+        }
         if (!draw_dims(p, rand_int(1, 2), 14, 5, 3, 2, 3, 0)) return 0;
         break;
     case K_DW3_PADDED: { /* depthwise 2-D 3 x 3, strides 1 or 2 in both dims, no dilation, any pads */
@@ -260,28 +265,43 @@ static long scratch_floats(const conv_case *c) {
 }
 
 /* Each group's W^T (C/g * taps rows, M/g columns) in the GEMM core's panels of PANEL columns,
- * zero-padded: what conv.py packs for the implicit GEMM and X^T * W^T. */
+ * zero-padded: what conv.py packs for the implicit GEMM and X^T * W^T. Channels last: the rows
+ * in (tap, channel) order. */
 static float *pack_wt(const aotc_conv_params *p, const float *w) {
-    const int32_t mg = p->out_c / p->group, rows = p->in_c / p->group * prod3(p->kernel), cols = ceil16(mg);
+    const int32_t mg = p->out_c / p->group, cg = p->in_c / p->group, taps = prod3(p->kernel), rows = cg * taps;
+    const int32_t cols = ceil16(mg);
     float *wt = test_alloc((size_t)p->group * cols * rows);
     int32_t g, r, j;
     for (g = 0; g < p->group; ++g)
-        for (r = 0; r < rows; ++r)
+        for (r = 0; r < rows; ++r) {
+            const int32_t src = p->in_nhwc ? r % cg * taps + r / cg : r; /* the ONNX row (c, tap) */
             for (j = 0; j < cols; ++j)
                 wt[((size_t)g * cols + j / PANEL * PANEL) * rows + (size_t)r * PANEL + j % PANEL] =
-                    j < mg ? w[((size_t)g * mg + j) * rows + r] : 0.0f;
+                    j < mg ? w[((size_t)g * mg + j) * rows + src] : 0.0f;
+        }
     return wt;
+}
+
+/* x (N x C x spatial) channels last, N x spatial x C. */
+static float *to_nhwc(const aotc_conv_params *p, const float *x) {
+    const size_t sp = (size_t)prod3(p->in_size), n = (size_t)p->batch * p->in_c * sp;
+    float *xh = test_alloc(n);
+    size_t b, c, i;
+    for (b = 0; b < (size_t)p->batch; ++b)
+        for (c = 0; c < (size_t)p->in_c; ++c)
+            for (i = 0; i < sp; ++i) xh[(b * sp + i) * p->in_c + c] = x[(b * p->in_c + c) * sp + i];
+    return xh;
 }
 
 static void print_case(const conv_case *c) {
     const aotc_conv_params *p = &c->p;
     printf("  batch %d, group %d, %d -> %d channels, in %dx%dx%d, out %dx%dx%d, kernel %dx%dx%d, strides %d %d %d, "
-           "dilations %d %d %d, pads %d %d %d, kc %d, nc %d, act %d, bias %d, residual %d, work %d\n",
+           "dilations %d %d %d, pads %d %d %d, kc %d, nc %d, act %d, bias %d, residual %d, work %d, nhwc %d\n",
            (int)p->batch, (int)p->group, (int)p->in_c, (int)p->out_c, (int)p->in_size[0], (int)p->in_size[1],
            (int)p->in_size[2], (int)p->out_size[0], (int)p->out_size[1], (int)p->out_size[2], (int)p->kernel[0],
            (int)p->kernel[1], (int)p->kernel[2], (int)p->strides[0], (int)p->strides[1], (int)p->strides[2],
            (int)p->dilations[0], (int)p->dilations[1], (int)p->dilations[2], (int)p->pads[0], (int)p->pads[1],
-           (int)p->pads[2], (int)p->kc, (int)p->nc, (int)p->act, c->bias, c->res, c->work);
+           (int)p->pads[2], (int)p->kc, (int)p->nc, (int)p->act, c->bias, c->res, c->work, (int)p->in_nhwc);
 }
 
 static int unchanged(const float *a, const float *b, size_t n) {
@@ -321,7 +341,15 @@ static int check(const conv_case *c) {
     case K_POINTWISE_T: aotc_conv_pointwise_t_f32(p, x, wt, b, r, y, scratch); break;
     case K_DEPTHWISE: aotc_conv_depthwise_f32(p, x, w, b, r, y); break;
     case K_DIRECT: aotc_conv_direct_f32(p, x, w, b, r, y); break;
-    case K_IMPLICIT: aotc_conv_implicit_f32(p, x, wt, b, r, y); break;
+    case K_IMPLICIT:
+        if (p->in_nhwc) {
+            float *xh = to_nhwc(p, x);
+            aotc_conv_implicit_f32(p, xh, wt, b, r, y);
+            free(xh);
+        } else {
+            aotc_conv_implicit_f32(p, x, wt, b, r, y);
+        }
+        break;
     case K_DW3_PADDED: aotc_conv_depthwise3x3_f32(p, x, w, b, r, y, scratch); break;
     case K_FLAT3X3: aotc_conv3x3_flat_f32(p, x, w, b, r, y, scratch); break;
     case K_DW3_DIRECT: aotc_conv_depthwise3x3_direct_f32(p, x, w, b, r, y); break;
