@@ -18,12 +18,13 @@ from aot.kernels import (
     reduce,
     resize,
     shape,
+    signal,
     tflite_int8,
 )
 from aot.kernels.base import HostOp, NodeContext
 
 _FAMILIES = (elementwise, shape, conv, gemm, pool, norm, reduce, resize, quant, recurrent, index, loss, attention,
-             tflite_int8, detect, fused)
+             tflite_int8, detect, signal, fused)
 
 
 def _merge() -> dict[str, HostOp]:
