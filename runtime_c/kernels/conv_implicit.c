@@ -137,7 +137,14 @@ void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const flo
     /* the input's steps between channels, columns and rows: NCHW, or NHWC (channels last) */
     const int nhwc = p->in_nhwc != 0;
     const ptrdiff_t cs = nhwc ? 1 : in_plane, ps = nhwc ? p->in_c : 1, rs = nhwc ? (ptrdiff_t)IW * p->in_c : IW;
+    /* A residual and the activation after it go in a pass of their own over each block of output
+     * planes, vectorised: added tile by tile, the residual is read across planes a position at a
+     * time (ResNet-8's 16-channel 32 x 32 conv with its shortcut took 15 % longer than without).
+     * The output never shares the residual's memory (Conv writes no input in place). */
+    aotc_conv_params bare = *p;
+    const aotc_conv_params *tp = res != NULL ? &bare : p; /* the params the tiles store by */
     int32_t n, g, j0, ra, rb, ca, cb, ky0, ky1, kx0, kx1;
+    bare.act = AOTC_ACT_NONE;
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
             const float *xg = x + (ptrdiff_t)n * p->in_c * in_plane + (ptrdiff_t)g * cg * cs;
@@ -198,10 +205,17 @@ void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const flo
                             } else {
                                 for (i = 0; i < rows * IG_NR; ++i) t[i] = b0[i % IG_NR];
                             }
-                            ig_store(p, t, q, rows, width, out_plane, res != NULL ? res + yo + (ptrdiff_t)j0 * out_plane : NULL,
-                                     y + yo + (ptrdiff_t)j0 * out_plane);
+                            ig_store(tp, t, q, rows, width, out_plane, NULL, y + yo + (ptrdiff_t)j0 * out_plane);
                         }
                     }
+                }
+                if (res != NULL) { /* the block's planes: + the residual, then the activation */
+                    float *AOTC_RESTRICT yb = y + yo + (ptrdiff_t)j0 * out_plane;
+                    const float *AOTC_RESTRICT rb = res + yo + (ptrdiff_t)j0 * out_plane;
+                    const ptrdiff_t nb = (ptrdiff_t)width * out_plane;
+                    ptrdiff_t e;
+                    for (e = 0; e < nb; ++e) yb[e] += rb[e];
+                    aotc_activate_f32(yb, nb, p->act, p->act_lo, p->act_hi, p->act_alpha);
                 }
             }
         }
