@@ -217,7 +217,7 @@ def shared_build(cases: list[Case], workdir: Path | None = None, *, vendor_inclu
         name = f"case{k}"
         try:
             options = Options(name=name, vendors=case.vendors, input_shapes=case.input_shapes,
-                              scratch_floor=case.scratch_floor)
+                              scratch_floor=case.scratch_floor, max_dims=case.max_dims)
             bundle = compile_model(case.model, options, source=f"{case.id}.onnx")
         except Exception as e:  # reported by that case's test, not by the whole module
             build.errors[case.id] = e

@@ -17,13 +17,7 @@ from aot.frontend.bounded import BoundedImport, check_bounded
 from aot.frontend.branches import import_if
 from aot.frontend.canonical import canonicalize
 from aot.frontend.control_flow import flatten_control_flow
-from aot.frontend.fold import (
-    _Named,
-    evaluate_node,
-    fold_to_fixed_point,
-    refuse_control_flow,
-    static_shapes,
-)
+from aot.frontend.fold import _Named, evaluate_node, fold_to_fixed_point, refuse_control_flow, static_shapes
 from aot.frontend.loops import import_loop, scans_to_loops, sequences_to_scans
 from aot.frontend.optional_outputs import drop_unread_optional_outputs
 from aot.frontend.validate import (
@@ -280,8 +274,9 @@ def _to_ir(model: onnx.ModelProto, name: str, bounded: BoundedImport | None = No
         check_int_attributes(pn, node)
         at_bound = bounded.infer(pn, node, tensors, opsets) if bounded is not None else None
         if at_bound is not None:  # makes or reads rows known only at run time: shapes at the bound
-            tensors.update(at_bound)
-            nodes.append(node)
+            tensors.update(at_bound[0])
+            if at_bound[1]:  # (a Shape of such rows is followed into the Reshape it sets, then dropped)
+                nodes.append(node)
             continue
         missing = [o for o in pn.output if o and (shapes.get(o) is None or o not in types)]
         if missing and pn.op_type.startswith("Reduce"):
