@@ -123,6 +123,15 @@ def op_memory(selection: Selection) -> OpMemory:
         src, dst = g.tensors[n.inputs[op.inplace]], g.tensors[n.outputs[0]]
         return op.inplace if src.shape == dst.shape and src.dtype == dst.dtype else None
 
+    def overwrites(n: Node, g: Graph, t: str) -> bool:
+        op = selection[n.name].op
+        if op is None or n.inputs.count(t) != 1 or not n.outputs:
+            return False
+        if not (op.inplace_any or op.inplace == n.inputs.index(t)):
+            return False
+        src, dst = g.tensors[t], g.tensors[n.outputs[0]]
+        return src.shape == dst.shape and src.dtype == dst.dtype
+
     def slices(n: Node, g: Graph) -> list[int] | None:
         if n.op != "Concat" or not n.inputs:
             return None
@@ -144,4 +153,4 @@ def op_memory(selection: Selection) -> OpMemory:
         return [sum(sizes[:k]) for k in range(len(sizes))]
 
     return OpMemory(is_view, inplace_input, lambda n, g, budget: choose(n, g, selection[n.name], budget), slices,
-                    parts)
+                    parts, overwrites)

@@ -180,6 +180,18 @@ def test_keras_lstm_is_one_c_loop_with_weights_in_flash():
     assert mem["arena_bytes"] == mem["tight_bound_bytes"], mem
 
 
+def test_new_carried_values_are_written_over_the_old_ones():
+    """The LSTM's h and c are written straight into their states (nothing reads the old value after the
+    new one is written): no copy at the loop's end. The GRU's h too; its counter is read by the Gather
+    after its Add, so it keeps its copy, beside the copy of the last row (the values are checked against
+    onnxruntime above)."""
+    lstm = compile_model(onnx.load(str(MODELS / "kws_lstm_keras.onnx")), Options(name="kws")).files["src/kws.c"]
+    assert lstm.count("its new value was written over it") == 2, lstm
+    gru = compile_model(onnx.load(str(MODELS / "kws_gru_keras.onnx")), Options(name="kws")).files["src/kws.c"]
+    end = gru[gru.index("end of Loop"):]
+    assert end.count("its new value was written over it") == 1 and end[:end.index("}")].count("memcpy(") == 2, end
+
+
 def test_values_read_in_the_body_live_to_the_loop_end():
     from aot.compiler import select_and_plan
 

@@ -295,6 +295,9 @@ class ModelEmitter:
             at = "" if last else f" + (size_t){var} * {g.tensors[src].size}u"  # last: only the last row is read
             self.line(f"memcpy({self.pointer(dst)}{at}, {self.pointer(src)}, {g.tensors[src].nbytes}u);")
         for src, dst in _state_copies(node, list(zip(new, states, strict=True))):
+            if self.plan.offsets.get(src) == self.plan.offsets.get(dst) and src in self.plan.offsets:
+                self.line(f"/* {c_comment(dst)}: its new value was written over it */")
+                continue
             self.line(f"memcpy({self.pointer(dst)}, {self.pointer(src)}, {g.tensors[dst].nbytes}u);")
         if a["runtime"]:
             self.line(f"if (!{var}_go) {{ ++{var}; break; }}")
@@ -307,6 +310,32 @@ class ModelEmitter:
         self.line("}")
         for out, src in zip(node.outputs, [*states, *bufs], strict=True):
             self.pointer(out)  # the outputs are the states' and scan buffers' bytes
+            if self.plan.offsets.get(out) != self.plan.offsets.get(src):
+                self.line(f"memcpy({self.pointer(out)}, {self.pointer(src)}, {g.tensors[out].nbytes}u);")
+
+    def _emit_branch_marker(self, index: int, node: Node) -> None:
+        """A run-time If (aot/frontend/branches.py): `if (cond) {` at IfBegin; each branch's results
+        copied into the If outputs' slots at IfElse (then) and IfEnd (else), which close the blocks."""
+        g, name = self.graph, c_comment(node.attrs["if"])
+        if node.op == "IfBegin":
+            self.line("")
+            self.line(f'/* node {index}: If "{name}" on {c_comment(node.inputs[0])}, known at run time */')
+            self.line(f"if ({self.pointer(node.inputs[0])}[0]) {{")
+            self.depth += 1
+            return
+        n = len(node.outputs)
+        slots, results = node.inputs[:n], node.inputs[n:]
+        self.line("")
+        self.line(f'/* node {index}: If "{name}": the {"then" if node.op == "IfElse" else "else"} '
+                  "branch's results */")
+        for src, dst in zip(results, slots, strict=True):
+            if self.plan.offsets.get(src) != self.plan.offsets.get(dst) or src not in self.plan.offsets:
+                self.line(f"memmove({self.pointer(dst)}, {self.pointer(src)}, {g.tensors[dst].nbytes}u);")
+        self.depth -= 1
+        self.line("} else {" if node.op == "IfElse" else "}")
+        self.depth += node.op == "IfElse"
+        for out, src in zip(node.outputs, slots, strict=True):
+            self.pointer(out)  # the outputs are the slots' bytes
             if self.plan.offsets.get(out) != self.plan.offsets.get(src):
                 self.line(f"memcpy({self.pointer(out)}, {self.pointer(src)}, {g.tensors[out].nbytes}u);")
 
@@ -371,32 +400,6 @@ class ModelEmitter:
             return one.format(o="")
         return (f"for (size_t aotc_o = 0; aotc_o < {outer}u; ++aotc_o) "
                 + one.format(o=f"aotc_o * {bound * row}u + "))
-
-    def _emit_branch_marker(self, index: int, node: Node) -> None:
-        """A run-time If (aot/frontend/branches.py): `if (cond) {` at IfBegin; each branch's results
-        copied into the If outputs' slots at IfElse (then) and IfEnd (else), which close the blocks."""
-        g, name = self.graph, c_comment(node.attrs["if"])
-        if node.op == "IfBegin":
-            self.line("")
-            self.line(f'/* node {index}: If "{name}" on {c_comment(node.inputs[0])}, known at run time */')
-            self.line(f"if ({self.pointer(node.inputs[0])}[0]) {{")
-            self.depth += 1
-            return
-        n = len(node.outputs)
-        slots, results = node.inputs[:n], node.inputs[n:]
-        self.line("")
-        self.line(f'/* node {index}: If "{name}": the {"then" if node.op == "IfElse" else "else"} '
-                  "branch's results */")
-        for src, dst in zip(results, slots, strict=True):
-            if self.plan.offsets.get(src) != self.plan.offsets.get(dst) or src not in self.plan.offsets:
-                self.line(f"memmove({self.pointer(dst)}, {self.pointer(src)}, {g.tensors[dst].nbytes}u);")
-        self.depth -= 1
-        self.line("} else {" if node.op == "IfElse" else "}")
-        self.depth += node.op == "IfElse"
-        for out, src in zip(node.outputs, slots, strict=True):
-            self.pointer(out)  # the outputs are the slots' bytes
-            if self.plan.offsets.get(out) != self.plan.offsets.get(src):
-                self.line(f"memcpy({self.pointer(out)}, {self.pointer(src)}, {g.tensors[out].nbytes}u);")
 
     def extent_field(self, tensor: str) -> str:
         """The outputs-struct field that reports how far a bounded output was written."""

@@ -73,6 +73,9 @@ class HostOp:
     dtypes: tuple[str, ...] = ("float32",)  # dtypes of input 0 the kernels take
     view: bool = False  # output is input 0 reinterpreted: no data moves
     inplace: int | None = None  # index of an input the output may overwrite (elementwise ops)
+    # every input of the output's shape is read only at the element being written (a fused loop), so
+    # the output may overwrite any of them (a Loop's new carried value over its old one)
+    inplace_any: bool = False
     # its kernels in order of preference; the last that applies must fit any budget
     kernels: tuple[Candidate, ...] = (NO_SCRATCH,)
     check: Callable[[Node, Graph], str | None] | None = None  # reason the node cannot be compiled

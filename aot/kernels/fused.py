@@ -41,4 +41,4 @@ def _c_operand(o: tuple, ins: list[str]) -> str:
     return f"({c_float(v)})"
 
 
-OPS: dict[str, HostOp] = {FUSED: HostOp(_emit, family="fused", inplace=0)}
+OPS: dict[str, HostOp] = {FUSED: HostOp(_emit, family="fused", inplace=0, inplace_any=True)}

@@ -46,7 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from aot.ir import Graph, Node
+from aot.ir import CONTROL_MARKERS, Graph, Node
 
 ALIGNMENT = 16
 
@@ -207,6 +207,9 @@ class OpMemory:
     # byte offset of each output's contiguous part of input 0 (Split along an outer axis): the outputs
     # are those bytes of the input's buffer, no copy; None: the outputs are tensors of their own
     parts: Callable[[Node, Graph], list[int] | None] = lambda n, g: None
+    # whether the node's output may overwrite input tensor t as it runs (t read only at the element
+    # being written): a Loop's new carried value is then written over its old one
+    overwrites: Callable[[Node, Graph, str], bool] = lambda n, g, t: False
 
 
 def _align(n: int) -> int:
@@ -227,6 +230,7 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
             if i:
                 last_use[i] = step
     _extend_across_loops(graph, last_use)
+    into_state = _states_written_in_place(graph, ops)
 
     buffers: list[Buffer] = []
     buffer_of: dict[str, Buffer] = {}
@@ -256,6 +260,9 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
             if not out or out in consts:
                 continue
             t = graph.tensors[out]
+            if out in into_state:  # a carried value's new value: written over its old one, no copy at the end
+                _join(buffer_of, buffer_of[into_state[out]], out)
+                continue
             if n.op in ("LoopEnd", "IfElse", "IfEnd"):  # a final value / scan output / If output is its
                 # state's / scan buffer's / slot's bytes (aot/frontend/loops.py, branches.py)
                 _join(buffer_of, buffer_of[n.inputs[k]], out)
@@ -353,6 +360,48 @@ def _extend_across_loops(graph: Graph, last_use: dict[str, int]) -> None:
                 for i in inner.inputs:
                     if i and i not in written:
                         last_use[i] = max(last_use.get(i, step), step)
+
+
+def _states_written_in_place(graph: Graph, ops: OpMemory) -> dict[str, str]:
+    """{new value: state} for the carried values of a Loop whose new value can be written straight
+    into the state's bytes, so the loop's end copies nothing (aot/frontend/loops.py): nothing in
+    the body reads the old value (or a view of it) at or after the node that writes the new one,
+    the end copies nothing out of it (another state's new value, a scan row), and nothing after
+    the loop reads the new value under its own name."""
+    readers: dict[str, list[int]] = {}
+    produced: dict[str, int] = {}
+    for step, n in enumerate(graph.nodes):
+        for i in n.inputs:
+            if i:
+                readers.setdefault(i, []).append(step)
+        for o in n.outputs:
+            if o:
+                produced[o] = step
+    out: dict[str, str] = {}
+    for end, loop_end in enumerate(graph.nodes):
+        if loop_end.op != "LoopEnd":
+            continue
+        nc, ns = loop_end.attrs["n_carried"], loop_end.attrs["n_scan"]
+        states, news = loop_end.inputs[:nc], loop_end.inputs[nc + ns:nc + ns + nc]
+        sources = loop_end.inputs[nc + ns:]
+        for state, new in zip(states, news, strict=True):
+            at = produced.get(new)
+            if at is None or new == state or new in out or new in graph.outputs or news.count(new) != 1:
+                continue
+            writer = graph.nodes[at]
+            if writer.op in CONTROL_MARKERS or ops.is_view(writer) or ops.parts(writer, graph) is not None:
+                continue
+            same = {state}  # the state and the views of it, which read its bytes
+            for n in graph.nodes[:end]:
+                if n.inputs and n.inputs[0] in same and (ops.is_view(n) or ops.parts(n, graph) is not None):
+                    same.update(o for o in n.outputs if o)
+            if same.intersection(sources) or any(r > at or (r == at and not (t == state and ops.overwrites(
+                    writer, graph, t))) for t in same for r in readers.get(t, []) if r != end):
+                continue
+            if any(r > end for r in readers.get(new, [])):
+                continue
+            out[new] = state
+    return out
 
 
 def _segments(b: Buffer, children: dict[int, list[Buffer]]) -> list[tuple[int, int, int, int]]:
