@@ -28,7 +28,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from aot.errors import AotcError
-from aot.frontend.loops import free_names, fresh_name, value_info
+from aot.frontend.loops import adopt_tensors, free_names, fresh_name, value_info
 from aot.ir import Graph, Node, Tensor
 
 BRANCHES = ("then_branch", "else_branch")
@@ -143,16 +143,7 @@ def _adopt(graph: Graph, node: Node, key: str, kept: list[int], names: set[str],
     """A branch's nodes and tensors under names of the graph, and its kept results' names."""
     branch: Graph = node.attrs[key]
     rename = {t: t for t in branch.inputs}  # outer run-time values, read in place
-    for name, t in branch.tensors.items():
-        if name in rename:
-            continue
-        outer = graph.tensors.get(name)
-        if t.is_const and outer is not None and outer.is_const and outer.dtype == t.dtype and \
-                outer.shape == t.shape and np.array_equal(outer.data, t.data):  # an outer constant
-            rename[name] = name
-        else:
-            rename[name] = fresh_name(f"{node.name}/{key}/{name}", names)
-            graph.tensors[rename[name]] = Tensor(rename[name], t.shape, t.dtype, t.data)
+    adopt_tensors(graph, branch, rename, f"{node.name}/{key}", names)
     nodes = [Node(n.op, fresh_name(f"{node.name}/{key}/{n.name}", node_names),
                   [rename[i] if i else "" for i in n.inputs], [rename[o] if o else "" for o in n.outputs],
                   dict(n.attrs), n.origin) for n in branch.nodes]

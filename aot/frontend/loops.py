@@ -357,6 +357,23 @@ def _body_model(node: onnx.NodeProto, body: onnx.GraphProto, tensors: dict[str, 
 
 
 # --- 3. the body's nodes in the graph --------------------------------------------------------------
+def adopt_tensors(graph: Graph, body: Graph, rename: dict[str, str], prefix: str, names: set[str]) -> None:
+    """A body's tensors into `graph`, those `rename` does not name yet under fresh names below
+    `prefix`, but a constant the graph holds under the same name and value, which keeps it."""
+    for name, t in body.tensors.items():
+        if name in rename:
+            continue
+        outer = graph.tensors.get(name)
+        if t.is_const and outer is not None and outer.is_const and outer.dtype == t.dtype and \
+                outer.shape == t.shape and np.array_equal(outer.data, t.data):  # an outer constant
+            rename[name] = name
+        else:
+            rename[name] = fresh_name(f"{prefix}/{name}", names)
+    for name, t in body.tensors.items():
+        if rename[name] not in graph.tensors:
+            graph.tensors[rename[name]] = Tensor(rename[name], t.shape, t.dtype, t.data)
+
+
 def _last_row_only(graph: Graph, scan: str, trips: int) -> bool:
     """Whether every reader of the scan output takes its last row alone (a Slice, as tf2onnx writes a
     Keras layer's last output), so the loop need keep one row, not all."""
@@ -428,18 +445,7 @@ def flatten_loop(graph: Graph, loop: Node, used: set[str], names: set[str], node
     for j in kept_c:
         rename[carried_in[j]] = fresh_name(f"{loop.name}/{carried_in[j]}", names)
     rename[iter_in] = fresh_name(f"{loop.name}/{iter_in}", names)
-    for name, t in body.tensors.items():
-        if name in rename:
-            continue
-        outer_t = graph.tensors.get(name)
-        if t.is_const and outer_t is not None and outer_t.is_const and outer_t.dtype == t.dtype and \
-                outer_t.shape == t.shape and np.array_equal(outer_t.data, t.data):  # an outer constant
-            rename[name] = name
-        else:
-            rename[name] = fresh_name(f"{loop.name}/{name}", names)
-    for name, t in body.tensors.items():
-        if rename[name] not in graph.tensors:
-            graph.tensors[rename[name]] = Tensor(rename[name], t.shape, t.dtype, t.data)
+    adopt_tensors(graph, body, rename, loop.name, names)
     scan_bufs, last_only = [], []
     for k in keep_s:
         last_only.append(not runtime and _last_row_only(graph, scans[k], trips))
