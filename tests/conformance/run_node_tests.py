@@ -77,11 +77,38 @@ def _dynamic(model: onnx.ModelProto, name: str) -> bool:
     return not tt.HasField("shape") or any(not d.HasField("dim_value") for d in tt.shape.dim)
 
 
+def by_op_table(outcome: dict[str, str]) -> str:
+    """What still refuses, per op (the node the refusal names; model-level and dtype refusals apart), with
+    the most common reason: the summary the full run ends with."""
+    import re
+
+    by: dict[str, list[str]] = collections.defaultdict(list)
+    for v in outcome.values():
+        if not v.startswith("refused: "):
+            continue
+        v = v.removeprefix("refused: ")
+        m = re.match(r"node '[^']*' \((\w+)\): (.*)", v)
+        if m:
+            op, why = m.group(1), m.group(2)
+        elif "nodes are not supported" in v:
+            op, why = "(several ops)", v.split(": ", 1)[1]
+        elif " has dtype " in v:
+            op, why = "(a dtype)", v.split(" has dtype ", 1)[1]
+        else:
+            op, why = "(the model)", v
+        by[op].append(why[:90])
+    lines = ["| op | refused | most common reason |", "|---|---|---|"]
+    for op, whys in sorted(by.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        lines.append(f"| {op} | {len(whys)} | {collections.Counter(whys).most_common(1)[0][0]} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--filter", default="", help="only cases whose name contains this")
     p.add_argument("--limit", type=int, default=0)
     p.add_argument("--report", help="write one line per case here")
+    p.add_argument("--by-op", action="store_true", help="end with a table of the refusals per op")
     args = p.parse_args()
     root = generate(CACHE)
     dirs = sorted(d for d in root.iterdir() if args.filter in d.name)
@@ -150,6 +177,8 @@ def main() -> None:
     for name, v in sorted(outcome.items()):
         if v.startswith("FAILED"):
             print(f"  {name}: {v[:300]}")
+    if args.by_op:
+        print(by_op_table(outcome))
     if args.report:
         Path(args.report).write_text("".join(f"{k}\t{v}\n" for k, v in sorted(outcome.items())))
 
