@@ -152,6 +152,21 @@ CASES += [
 ]
 
 
+# a Loop carrying a float16 value: its body computes in float32 on its own, the carried value stays float16
+_body = helper.make_graph(
+    [node("Cast", ["v"], ["vf"], to=TensorProto.FLOAT), node("Mul", ["vf", "k"], ["mf"]),
+     node("Cast", ["mf"], ["v_out"], to=TensorProto.FLOAT16), node("Identity", ["cond"], ["cond_out"])],
+    "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+             helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+             helper.make_tensor_value_info("v", TensorProto.FLOAT16, [2, 3])],
+    [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+     helper.make_tensor_value_info("v_out", TensorProto.FLOAT16, [2, 3])],
+    [onnx.numpy_helper.from_array(np.array(1.37, np.float32), "k")])
+CASES.append(half_case("loop_float16_state", [node("Loop", ["n", "c", "a"], ["y"], body=_body)],
+                       {"a": _data((2, 3), "float16")}, {"y": "float16"},
+                       inits={"n": np.array(4, np.int64), "c": np.array(True)}, opset=16))
+
+
 @pytest.fixture(scope="module")
 def built():
     return shared_build(CASES)
