@@ -45,7 +45,8 @@ def _call(ctx: NodeContext, axis: int, length: int) -> None:
     wr = ctx.const_array(f"wr{axis}", plan["wr"].reshape(-1), comment=f"{what}: real parts of the weights")
     wi = ctx.const_array(f"wi{axis}", plan["wi"].reshape(-1), comment=f"{what}: imaginary parts")
     p = ctx.params("aotc_dft_params", {
-        "outer": c_int(plan["outer"]), "n": c_int(ctx.shape(x)[axis]), "m": c_int(plan["m"]), "inner": c_int(plan["inner"]), "k": c_int(plan["k"]),
+        "outer": c_int(plan["outer"]), "n": c_int(ctx.shape(x)[axis]), "m": c_int(plan["m"]),
+        "inner": c_int(plan["inner"]), "k": c_int(plan["k"]),
         "in_c": str(plan["in_c"]), "out_c": str(plan["out_c"]), "wr": wr, "wi": wi,
     }, comment=f"{what} -> {list(ctx.shape(y))}")
     ctx.call("aotc_dft_f32", p, ctx.ptr(x), ctx.ptr(y))
