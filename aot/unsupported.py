@@ -1,12 +1,12 @@
 """Refusing every node that cannot be compiled at once, in one line grouped by op.
 
-    aotc: error: 5 nodes are not supported: LayerNormalization x3 (ln1, ln2, ln3), LpNormalization x2 (norm, norm_2)
+    aotc: error: 5 nodes are not supported: Det x3 (det1, det2, det3), Bernoulli x2 (mask, mask_2)
 
 A group is one op with one reason; the reason follows the group's node names when there is one
 ("MatMul (mm): dtype int32 is not supported ..."), and groups are then separated by "; ".
 A single node is refused in the one-node form every other refusal takes:
 
-    aotc: error: node 'norm' (LpNormalization): operator is not supported by the host C generator
+    aotc: error: node 'mask' (Bernoulli): operator is not supported by the host C generator
 """
 
 from __future__ import annotations
