@@ -34,7 +34,7 @@ from aot.frontend.validate import (
     take_declarations,
 )
 from aot.ir import DTYPES, Graph, Node, Tensor
-from aot.limits import check_tensor
+from aot.limits import MAX_TENSOR_BYTES, check_tensor, tensor_bytes
 
 MIN_OPSET, MAX_OPSET = 7, 28  # 7..21 required; 22..28: see docs/opsets.md for what changed
 
@@ -195,6 +195,11 @@ def empty_inputs_to_constants(model: onnx.ModelProto) -> list[str]:
             continue
         if np_dtype.kind in "OSU":
             continue
+        # numpy refuses a shape whose other dimensions overflow, even holding nothing: the same limit as
+        # any tensor, on the dimensions that are not zero
+        if tensor_bytes([d for d in dims if d], np_dtype.itemsize) > MAX_TENSOR_BYTES:
+            raise AotcError(f"input '{vi.name}' is {np_dtype}[{','.join(map(str, dims))}]: empty, but its other "
+                            "dimensions are beyond the 2 GiB aotc takes for any tensor")
         model.graph.initializer.append(numpy_helper.from_array(np.zeros(dims, np_dtype), vi.name))
         names.append(vi.name)
     return names
