@@ -155,7 +155,8 @@ int main(void) {{
 """
 
 
-@pytest.mark.parametrize("name,floor", [("densenet", 0), ("densenet", 1 << 20), ("resnet", 0)])
+@pytest.mark.parametrize("name,floor", [("densenet", 0), pytest.param("densenet", 1 << 20, marks=pytest.mark.slow),
+                                        ("resnet", 0)])
 def test_arena_io_and_tight_arena_under_sanitizers(tmp_path, name, floor):
     """The zero-copy I/O slots give the same result as caller-owned buffers; the in-place Concat
     slices and, with --scratch-floor 0, the scratch-free kernels (with a fused residual in

@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 import zipfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +21,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "examples"))
 import zoo  # noqa: E402
 
-DISTS = ("wheel", "sdist")
+# what pip installs from PyPI is the wheel; the sdist (built in every run by `dists`) is installed and run with -m slow
+DISTS = ("wheel", pytest.param("sdist", marks=pytest.mark.slow))
 
 
 def _run(cmd: list, cwd: Path, env: dict | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
@@ -47,18 +47,20 @@ def dists(tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def venvs(dists, tmp_path_factory) -> dict[str, Path]:
-    """A fresh virtual environment per distribution, with the dnnl extra (oneDNN from the index)."""
-    def install(kind: str) -> tuple[str, Path]:
-        venv = tmp_path_factory.mktemp(f"venv-{kind}")
-        _run([sys.executable, "-m", "venv", venv], cwd=venv)
-        # without PYTHONPATH: a source tree on it (with its build's aotc.egg-info) would make pip
-        # think aotc is installed already, and skip it
-        _run([venv / "bin" / "python", "-m", "pip", "install", "-q", f"{dists[kind]}[dnnl]"], cwd=venv,
-             env=user_env(venv))
-        return kind, venv
+    """A fresh virtual environment per distribution, with the dnnl extra (oneDNN from the index), made
+    the first time a test asks for it (a run without the sdist's tests makes no sdist venv)."""
+    class Venvs(dict):
+        def __missing__(self, kind: str) -> Path:
+            venv = tmp_path_factory.mktemp(f"venv-{kind}")
+            _run([sys.executable, "-m", "venv", venv], cwd=venv)
+            # without PYTHONPATH: a source tree on it (with its build's aotc.egg-info) would make pip
+            # think aotc is installed already, and skip it
+            _run([venv / "bin" / "python", "-m", "pip", "install", "-q", f"{dists[kind]}[dnnl]"], cwd=venv,
+                 env=user_env(venv))
+            self[kind] = venv
+            return venv
 
-    with ThreadPoolExecutor(len(DISTS)) as pool:
-        return dict(pool.map(install, DISTS))
+    return Venvs()
 
 
 def user_env(venv: Path) -> dict[str, str]:

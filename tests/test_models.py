@@ -41,7 +41,9 @@ def compile_build_run(tmp_path, model: onnx.ModelProto, feeds: dict[str, np.ndar
     return meta, dict(np.load(tmp_path / "res.npz"))
 
 
-@pytest.mark.parametrize("name", sorted(zoo.MODELS))
+# DenseNet (38 s) also runs under the sanitizers in test_bundle_quality.py: whole here only with -m slow
+@pytest.mark.parametrize("name", [pytest.param(m, marks=pytest.mark.slow) if m == "densenet" else m
+                                  for m in sorted(zoo.MODELS)])
 def test_model_matches_onnxruntime(tmp_path, name):
     model = zoo.build(name)
     feeds = zoo.random_inputs(model)
