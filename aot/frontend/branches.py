@@ -28,7 +28,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from aot.errors import AotcError
-from aot.frontend.loops import adopt_tensors, free_names, fresh_name, value_info
+from aot.frontend.loops import adopt_tensors, free_names, fresh_name, own_outputs, value_info
 from aot.ir import Graph, Node, Tensor
 
 BRANCHES = ("then_branch", "else_branch")
@@ -99,15 +99,7 @@ def _branch_model(node: onnx.NodeProto, key: str, body: onnx.GraphProto, tensors
             g.initializer.append(numpy_helper.from_array(np.asarray(t.data), name))
         else:
             g.input.append(value_info(name, t))
-    produced = {o for n in body.node for o in n.output if o}
-    seen: set[str] = set()
-    for k, o in enumerate(g.output):
-        o.ClearField("type")  # declared types are hints: the branch's own inference decides
-        if o.name not in produced or o.name in seen:
-            copy = f"{node.name}__{key}_output_{k}"
-            g.node.append(helper.make_node("Identity", [o.name], [copy], name=f"{node.name}/{key}/output_{k}"))
-            o.name = copy
-        seen.add(o.name)
+    own_outputs(g, f"{node.name}/{key}", copy_unproduced=True)
     out = helper.make_model(g, opset_imports=list(model.opset_import))
     out.ir_version = model.ir_version
     return out

@@ -343,17 +343,25 @@ def _body_model(node: onnx.NodeProto, body: onnx.GraphProto, tensors: dict[str, 
         del g.output[1 + j]
     if not keep_condition:
         del g.output[0]  # the condition: counted at compile time (trip_count)
-    seen: set[str] = set()
-    for k, o in enumerate(g.output):
-        o.ClearField("type")  # the body's declared output types are hints: its own inference decides
-        if o.name in seen:  # one value as two outputs (a carried value and a scan row): a copy for the second
-            copy = f"{o.name}__{k}"
-            g.node.append(helper.make_node("Identity", [o.name], [copy], name=f"{node.name}_output_{k}"))
-            o.name = copy
-        seen.add(o.name)
+    own_outputs(g, f"{node.name}_body", copy_unproduced=False)  # a carried value that is also a scan row
     out = helper.make_model(g, opset_imports=list(model.opset_import))
     out.ir_version = model.ir_version
     return out, outer_of
+
+
+def own_outputs(g: onnx.GraphProto, prefix: str, copy_unproduced: bool) -> None:
+    """Each output of a subgraph a value of its own, so its import gives it a tensor: an Identity for a
+    value given twice and, with `copy_unproduced`, for an input or constant given straight back. The
+    declared output types are cleared: they are hints, the subgraph's own inference decides."""
+    produced = {o for n in g.node for o in n.output if o}
+    seen: set[str] = set()
+    for k, o in enumerate(g.output):
+        o.ClearField("type")
+        if o.name in seen or (copy_unproduced and o.name not in produced):
+            copy = f"{prefix}__output_{k}"
+            g.node.append(helper.make_node("Identity", [o.name], [copy], name=f"{prefix}/output_{k}"))
+            o.name = copy
+        seen.add(o.name)
 
 
 # --- 3. the body's nodes in the graph --------------------------------------------------------------
