@@ -27,6 +27,8 @@ def require_tool(*names: str) -> None:
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-goldens", action="store_true",
                      help="rewrite tests/goldens/ from the current compiler (tests/test_goldens.py)")
+    parser.addoption("--update-symbols", action="store_true",
+                     help="rewrite runtime_c/kernels/symbols.json from the kernel objects (test_runtime_symbols.py)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -16,7 +16,7 @@ import jinja2
 from aot import __version__
 from aot.csource.format import C_TYPES, c_comment, c_string
 from aot.emit_c.model import ModelEmitter
-from aot.emit_c.runtime_files import family_files
+from aot.emit_c.runtime_files import family_files, used_sources
 from aot.ir import Graph
 from aot.paths import runtime_dir
 from aot.plan import ALIGNMENT, Plan
@@ -114,7 +114,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         inputs=inputs, outputs=outputs, headers=[f"aotc_{f}.h" for f in families],
         weight_decls=em.weight_decls(), decls=em.decls, body=em.body, pointer_decls=em.pointer_decls(),
         copy_in=copy_in, copy_out=copy_out, assumes=_assumptions(plan),
-        kernels=families, kernel_sources=[f for f in kernel_files if f.endswith(".c")],
+        kernels=families,
         blob=bool(em.weights.blob_offsets), nbytes=len(em.weights.blob),
         inputs_bytes=sum(i["nbytes"] for i in inputs), outputs_bytes=sum(o["nbytes"] for o in outputs),
         vendor_headers=vendor_headers, vendor_sources=sorted(dict.fromkeys(vendor_sources)),
@@ -126,6 +126,9 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     b.files[f"include/{name}.h"] = _TEMPLATES.get_template("header.h.j2").render(ctx)
     b.files[f"src/{name}.c"] = _TEMPLATES.get_template("model.c.j2").render(ctx)
     b.files["src/runner.c"] = _TEMPLATES.get_template("runner.c.j2").render(ctx)
+    calling = [b.files[f"src/{name}.c"], *(c for c in vendor_files.values() if isinstance(c, str))]
+    ctx["kernel_sources"] = used_sources([f for f in kernel_files if f.endswith(".c")], calling)
+    kernel_files = [f for f in kernel_files if not f.endswith(".c") or f in ctx["kernel_sources"]]
     b.files["CMakeLists.txt"] = _TEMPLATES.get_template("CMakeLists.txt.j2").render(ctx)
     if em.weights.blob_offsets:
         b.files[f"src/{name}_weights.S"] = _TEMPLATES.get_template("weights.S.j2").render(ctx)

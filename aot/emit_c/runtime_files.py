@@ -10,12 +10,24 @@ One naming rule (runtime_c/kernels/README.md) says which files make up family F:
 plus the kernel-internal headers those files include (e.g. microkernel.h), found by reading
 their #include lines. A family's kernels may call another family's (conv calls the GEMM core):
 the op says so (HostOp.needs) and the bundle then ships that family's files too.
+
+Of a family's sources, a bundle compiles only those that define a function its code calls, and
+what those call in turn (`used_sources`): a LeNet needs conv_implicit.c, not the eight other conv
+strategies, and a host build takes a quarter of the time. Which file defines and calls which
+function is read from the compiled objects (many kernels are stamped out by macros, so the source
+text does not say), kept in runtime_c/kernels/symbols.json. tests/test_runtime_symbols.py fails
+when it is stale; `pytest tests/test_runtime_symbols.py --update-symbols` rewrites it.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import re
+import subprocess
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
 
 from aot.paths import runtime_dir
 
@@ -45,3 +57,57 @@ def family_files(family: str) -> tuple[str, ...]:
 def kernel_families() -> list[str]:
     """Every host kernel family in runtime_c/kernels/ (one aotc_<family>.h each)."""
     return sorted(p.stem.removeprefix("aotc_") for p in (runtime_dir() / "kernels").glob("aotc_*.h"))
+
+
+SYMBOLS_FILE = "symbols.json"
+_IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
+
+
+@functools.cache
+def _symbols() -> dict[str, dict[str, list[str]]]:
+    return json.loads((runtime_dir() / "kernels" / SYMBOLS_FILE).read_text())
+
+
+def used_sources(candidates: Iterable[str], calling_code: Iterable[str]) -> list[str]:
+    """The files of `candidates` (kernel .c files, in order) that the bundle must compile: those
+    defining a function that `calling_code` (the generated C, the vendors' C) names, closed over
+    what those files call. A file missing from the manifest is kept, to be safe."""
+    table = _symbols()
+    candidates = list(dict.fromkeys(candidates))
+    definer = {sym: f for f in candidates if f in table for sym in table[f]["defines"]}
+    named = {tok for text in calling_code for tok in _IDENT.findall(text)}
+    keep = {f for f in candidates if f not in table}
+    todo = [definer[t] for t in named if t in definer]
+    while todo:
+        f = todo.pop()
+        if f not in keep:
+            keep.add(f)
+            todo += [definer[s] for s in table[f]["calls"] if s in definer]
+    return [f for f in candidates if f in keep]
+
+
+def scan_symbols(cc: str = "gcc") -> dict[str, dict[str, list[str]]]:
+    """Compile every shipped kernel source and read its objects' symbols with nm: the global
+    functions each defines, and the runtime functions (defined by another kernel file) it calls."""
+    kernels = runtime_dir() / "kernels"
+    files = sorted({f for fam in kernel_families() for f in family_files(fam) if f.endswith(".c")})
+    defines, undefined = {}, {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for f in files:
+            obj = Path(tmp) / f"{f}.o"
+            subprocess.run([cc, "-std=c99", "-O2", f"-I{runtime_dir() / 'include'}", f"-I{kernels}", "-c",
+                            str(kernels / f), "-o", str(obj)], check=True)
+            rows = [ln.split() for ln in subprocess.run(["nm", str(obj)], check=True, capture_output=True,
+                                                         text=True).stdout.splitlines()]
+            defines[f] = sorted(r[-1] for r in rows if len(r) == 3 and r[1] in "TDRB")
+            undefined[f] = {r[-1] for r in rows if len(r) == 2 and r[0] == "U"}
+    every = {s for syms in defines.values() for s in syms}
+    return {f: {"defines": defines[f], "calls": sorted(undefined[f] & every)} for f in files}
+
+
+def write_symbols() -> Path:
+    path = runtime_dir() / "kernels" / SYMBOLS_FILE
+    path.write_text(json.dumps(scan_symbols(), indent=1, sort_keys=True) + "\n")
+    _symbols.cache_clear()
+    return path
+

@@ -1,0 +1,29 @@
+"""runtime_c/kernels/symbols.json, which picks the kernel files a bundle compiles, says what the
+kernels' objects say: which file defines and calls which runtime function.
+
+    python3 -m pytest tests/test_runtime_symbols.py --update-symbols    # rewrite it after a kernel change
+"""
+
+import json
+
+import pytest
+
+from aot.emit_c.runtime_files import SYMBOLS_FILE, scan_symbols, used_sources, write_symbols
+from aot.paths import runtime_dir
+
+
+def test_symbols_manifest_is_current(request):
+    if request.config.getoption("--update-symbols"):
+        write_symbols()
+    recorded = json.loads((runtime_dir() / "kernels" / SYMBOLS_FILE).read_text())
+    if recorded != scan_symbols():
+        pytest.fail(f"runtime_c/kernels/{SYMBOLS_FILE} is stale: run pytest {__file__} --update-symbols")
+
+
+def test_used_sources_follow_calls_across_files():
+    conv = ["conv_depthwise.c", "conv_implicit.c", "conv_pointwise.c", "gemm.c", "pool.c"]
+    code = "aotc_conv_implicit_f32(&p, x, w, b, y); /* aotc_maxpool_f32 in a comment counts too */"
+    used = used_sources(conv, [code])
+    assert "conv_implicit.c" in used and "pool.c" in used and "conv_depthwise.c" not in used
+    assert used == [f for f in conv if f in used]  # candidates' order kept
+    assert used_sources(["not_in_manifest.c"], [""]) == ["not_in_manifest.c"]
