@@ -28,15 +28,37 @@ typedef struct {
 #define IG_FMA(i, W) MK_AXPY(i, W, x##i[xo], w)
 #define IG_OUT(i, W) MK_STORE(i, W, t, IG_NR)
 
-/* t[i * IG_NR + j] = b0[j] + sum over the loops of xp[i][xo] * w[j], j < W. The innermost loop
- * steps a pointer to its end (see gemm.c: so that compilers vectorise j, not the sum). */
-#define IG_KERNEL(NAME, ROWS, W)                                                                  \
-    MK_NOINLINE static void NAME(const float *const *xp, const ig_loops *L, const float *AOTC_RESTRICT wp, \
-                                 const float *AOTC_RESTRICT b0, float *AOTC_RESTRICT t) {          \
-        ROWS(IG_DECL, W)                                                                          \
-        const ptrdiff_t xs2 = L->xs[2], ws2 = L->ws[2];                                           \
-        int32_t j, a, b;                                                                          \
-        ROWS(IG_INIT, W)                                                                          \
+/* x86 with AVX (the host build): 3 x 3 taps inside (the two inner loops of 3) go unrolled, one
+ * loop over the channels: loops of 3 cost about as much as their taps (ResNet-8's 16-channel
+ * convs, whose channels go outermost because their planes crowd L1's sets; the RGB stems). Not
+ * on cores without vector units, where code size counts and the loops cost less. */
+#if defined(__AVX__) && !defined(AOTC_IG_NO_UNROLL3)
+#define IG_UNROLL3 1
+#else
+#define IG_UNROLL3 0
+#endif
+
+/* c<i> += the sums over the loops of L, for the rows ROWS (their pointers x<i>, W columns), W^T
+ * from wp. The innermost loop steps a pointer to its end (see gemm.c: so that compilers
+ * vectorise j, not the sum). */
+#define IG_TAP(ROWS, W, B, K)                                                                     \
+    {                                                                                             \
+        const float *w_ = w + (B) * ws1 + (K) * ws2;                                              \
+        const ptrdiff_t o_ = xa + (B) * xs1 + (K) * xs2;                                          \
+        ROWS(IG_FMA3, W)                                                                          \
+    }
+#define IG_FMA3(i, W) MK_AXPY(i, W, x##i[o_], w_)
+#define IG_SUM(ROWS, W)                                                                           \
+    if (IG_UNROLL3 && L->n[1] == 3 && L->n[2] == 3) {                                             \
+        const ptrdiff_t xs0 = L->xs[0], xs1 = L->xs[1], ws0 = L->ws[0], ws1 = L->ws[1];           \
+        const float *w = wp;                                                                      \
+        ptrdiff_t xa = 0;                                                                         \
+        for (a = 0; a < L->n[0]; ++a, w += ws0, xa += xs0) {                                      \
+            IG_TAP(ROWS, W, 0, 0) IG_TAP(ROWS, W, 0, 1) IG_TAP(ROWS, W, 0, 2)                     \
+            IG_TAP(ROWS, W, 1, 0) IG_TAP(ROWS, W, 1, 1) IG_TAP(ROWS, W, 1, 2)                     \
+            IG_TAP(ROWS, W, 2, 0) IG_TAP(ROWS, W, 2, 1) IG_TAP(ROWS, W, 2, 2)                     \
+        }                                                                                         \
+    } else {                                                                                      \
         for (a = 0; a < L->n[0]; ++a) {                                                           \
             for (b = 0; b < L->n[1]; ++b) {                                                       \
                 ptrdiff_t xo = a * L->xs[0] + b * L->xs[1];                                       \
@@ -47,6 +69,17 @@ typedef struct {
                 }                                                                                 \
             }                                                                                     \
         }                                                                                         \
+    }
+
+/* t[i * IG_NR + j] = b0[j] + sum over the loops of xp[i][xo] * w[j], j < W. */
+#define IG_KERNEL(NAME, ROWS, W)                                                                  \
+    MK_NOINLINE static void NAME(const float *const *xp, const ig_loops *L, const float *AOTC_RESTRICT wp, \
+                                 const float *AOTC_RESTRICT b0, float *AOTC_RESTRICT t) {          \
+        ROWS(IG_DECL, W)                                                                          \
+        const ptrdiff_t xs2 = L->xs[2], ws2 = L->ws[2];                                           \
+        int32_t j, a, b;                                                                          \
+        ROWS(IG_INIT, W)                                                                          \
+        IG_SUM(ROWS, W)                                                                           \
         ROWS(IG_OUT, W)                                                                           \
     }
 #if IG_MR == 6
@@ -161,38 +194,7 @@ MK_NOINLINE static void ig_tile_y(const float *const *xp, const ig_loops *L, con
     const ptrdiff_t xs2 = L->xs[2], ws2 = L->ws[2];
     int32_t j, a, b, h_;
     MK_ROWS6(IG_INIT, IG_NR)
-    if (L->n[1] == 3 && L->n[2] == 3) {
-        /* 3 x 3 taps inside, columns innermost (channels a cache set apart): the nine taps of a
-         * channel unrolled, one loop over the channels (loops of 3 cost as much as the taps) */
-        const ptrdiff_t xs0 = L->xs[0], xs1 = L->xs[1], ws0 = L->ws[0], ws1 = L->ws[1];
-        const float *w = wp;
-        ptrdiff_t xa = 0;
-        for (a = 0; a < L->n[0]; ++a, w += ws0, xa += xs0) {
-#define IG_TAP(B, K)                                                                              \
-    {                                                                                             \
-        const float *w_ = w + (B) * ws1 + (K) * ws2;                                              \
-        const ptrdiff_t o_ = xa + (B) * xs1 + (K) * xs2;                                          \
-        MK_ROWS6(IG_FMA3, IG_NR)                                                                  \
-    }
-#define IG_FMA3(i, W) MK_AXPY(i, W, x##i[o_], w_)
-            IG_TAP(0, 0) IG_TAP(0, 1) IG_TAP(0, 2)
-            IG_TAP(1, 0) IG_TAP(1, 1) IG_TAP(1, 2)
-            IG_TAP(2, 0) IG_TAP(2, 1) IG_TAP(2, 2)
-#undef IG_FMA3
-#undef IG_TAP
-        }
-    } else {
-        for (a = 0; a < L->n[0]; ++a) {
-            for (b = 0; b < L->n[1]; ++b) {
-                ptrdiff_t xo = a * L->xs[0] + b * L->xs[1];
-                const float *w = wp + a * L->ws[0] + b * L->ws[1];
-                const float *const w_end = w + L->n[2] * ws2;
-                for (; w != w_end; w += ws2, xo += xs2) {
-                    MK_ROWS6(IG_FMA, IG_NR)
-                }
-            }
-        }
-    }
+    IG_SUM(MK_ROWS6, IG_NR)
     if (d->act == AOTC_ACT_CLAMP) {
         const float lo = d->lo, hi = d->hi;
         MK_ROWS6(IG_CLAMP, IG_NR)
@@ -223,6 +225,9 @@ MK_NOINLINE static void ig_tile_y(const float *const *xp, const ig_loops *L, con
 #define IG_DIRECT 0
 #endif
 #undef IG_KERNEL
+#undef IG_SUM
+#undef IG_TAP
+#undef IG_FMA3
 
 /* Positions of the next tile when `left` are left in a class: IG_MR while that leaves at least 3
  * (a tile of 1 or 2 runs its sums' chains at a fraction of the machine's rate), else 3 + 2 for 5,
