@@ -101,8 +101,45 @@ def moves() -> keras.Model:
     return keras.Model(x, L.Dense(5)(L.Reshape((4 * 10 * 8,))(c)))
 
 
+def acts() -> keras.Model:
+    """The elementwise activations on the input itself, so that a 256-element input reaches every int8
+    value of each: LOGISTIC, TANH, LEAKY_RELU, HARD_SWISH, RELU, RELU6, MAXIMUM, MINIMUM."""
+    x = keras.Input((8, 8, 4), batch_size=1)
+    a = L.Activation("sigmoid")(x)
+    b = L.Activation("tanh")(x)
+    c = L.LeakyReLU(negative_slope=0.1)(x)
+    d = L.Activation("hard_swish")(x)
+    g = L.Maximum()([a, b])
+    h = L.Minimum()([c, d])
+    return keras.Model(x, [L.Concatenate()([g, h, L.ReLU()(x), L.ReLU(max_value=6.0)(x)])])
+
+
+def excite() -> keras.Model:
+    """A MobileNet-v3-like block: conv with HARD_SWISH, squeeze-and-excite (MEAN, two FULLY_CONNECTED,
+    LOGISTIC, a MUL broadcast over H and W), a shortcut ADD, a TRANSPOSE_CONV upsampling, FC head."""
+    x = keras.Input((8, 8, 4), batch_size=1)
+    a = L.Conv2D(8, 3, padding="same", activation="hard_swish")(x)
+    s = L.GlobalAveragePooling2D(keepdims=True)(a)
+    s = L.Dense(8, activation="sigmoid")(L.Dense(4, activation="relu")(s))
+    c = L.Add()([L.Multiply()([a, s]), L.Conv2D(8, 1)(x)])
+    u = L.Conv2DTranspose(4, 3, strides=2, padding="same", activation="relu")(c)
+    v = L.Conv2DTranspose(2, 2, strides=2, padding="valid")(c)
+    return keras.Model(x, [u, L.Dense(3)(L.Flatten()(v))])
+
+
+def resize() -> keras.Model:
+    """RESIZE_NEAREST_NEIGHBOR and RESIZE_BILINEAR (Keras Resizing and bilinear UpSampling2D; float)."""
+    x = keras.Input((6, 6, 4), batch_size=1)
+    a = L.Resizing(12, 12, interpolation="nearest")(x)
+    b = L.Resizing(12, 12, interpolation="bilinear")(x)
+    c = L.UpSampling2D(2, interpolation="bilinear")(x)
+    return keras.Model(x, [L.Add()([a, b]), c])
+
+
 FLOAT_IO = ("keyword",)  # also written int8 inside with float inputs and outputs
-MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "residual": residual, "moves": moves}
+MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "residual": residual, "moves": moves,
+          "acts": acts, "excite": excite, "resize": resize}
+FLOAT_ONLY = ("resize",)  # int8 RESIZE_BILINEAR (TFLite's integer interpolation) is not mapped yet
 
 
 def representative(model: keras.Model):
@@ -139,7 +176,7 @@ def main(out: Path, names: list[str]) -> None:
             continue
         keras.utils.set_random_seed(0)
         model = make()
-        for int8 in (False, True):
+        for int8 in (False, True) if name not in FLOAT_ONLY else (False,):
             path = out / f"{name}_{'int8' if int8 else 'float'}.tflite"
             path.write_bytes(convert(model, int8))
             print(f"wrote {path} ({path.stat().st_size} bytes)")

@@ -23,7 +23,7 @@ from aot.errors import AotcError
 HERE = Path(__file__).resolve().parent
 MODELS = HERE / "models" / "tflite"
 AOTC = [sys.executable, "-m", "aot.cli"]
-FLOAT = ["sine", "keyword", "person", "ops", "residual", "moves"]
+FLOAT = ["sine", "keyword", "person", "ops", "residual", "moves", "acts", "excite", "resize"]
 
 
 def _require_litert() -> None:
@@ -90,9 +90,11 @@ def test_float_model_matches_litert_reference(tmp_path, name):
 # multi-channel NHWC input is transposed once (ops: 12 x 12 x 3), and so is a map flattened in NHWC
 # order (moves: 4 x 10 x 8 before RESHAPE); a one-channel input or a 1 x 1 map is a view. The int8
 # graphs are NHWC throughout: none.
+# excite_float: its TRANSPOSE_CONV output u is a graph output and v is flattened, both computed in NCHW.
 TRANSPOSES = {"sine_float": 0, "keyword_float": 0, "person_float": 0, "ops_float": 0, "residual_float": 0,
               "moves_float": 1, "sine_int8": 0, "keyword_int8": 0, "person_int8": 0, "residual_int8": 0,
-              "moves_int8": 0}
+              "moves_int8": 0, "acts_float": 0, "excite_float": 2, "resize_float": 0, "ops_int8": 0, "acts_int8": 0,
+              "excite_int8": 0}
 
 
 @pytest.mark.parametrize("name", sorted(TRANSPOSES))
@@ -112,13 +114,27 @@ def test_nhwc_at_the_edges(name):
     assert sum(n.op == "Transpose" for n in graph.nodes) == TRANSPOSES[name]
 
 
-def test_int8_op_without_kernel_refused_by_name():
-    """A quantized op aotc has no TFLite int8 kernel for yet is refused with a one-line error naming it."""
+def test_int8_concat_of_differently_quantized_inputs_refused_by_name(tmp_path):
+    """TFLite's and TFLM's int8 CONCATENATION refuse inputs quantized unlike the output (the converter
+    writes a QUANTIZE first); aotc says so in one line, naming the op (moves_int8 with one input's
+    scale changed)."""
     pytest.importorskip("ai_edge_litert") if os.environ.get("CI", "").lower() != "true" else None
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as sch
+
     from aot.frontend import load_model
 
-    with pytest.raises(AotcError, match=r"LOGISTIC.*quantized LOGISTIC is not supported yet"):
-        load_model(MODELS / "ops_int8.tflite")
+    m = sch.ModelT.InitFromPackedBuf((MODELS / "moves_int8.tflite").read_bytes(), 0)
+    sg = m.subgraphs[0]
+    concat = next(o for o in sg.operators
+                  if m.operatorCodes[o.opcodeIndex].builtinCode == sch.BuiltinOperator.CONCATENATION)
+    sg.tensors[concat.inputs[0]].quantization.scale = [sg.tensors[concat.inputs[0]].quantization.scale[0] * 2]
+    fb = flatbuffers.Builder(0)
+    fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
+    path = tmp_path / "concat.tflite"
+    path.write_bytes(bytes(fb.Output()))
+    with pytest.raises(AotcError, match=r"CONCATENATION.*quantized unlike its output is not supported: TFLite's"):
+        load_model(path)
 
 
 def test_custom_op_refused_by_name(tmp_path):
@@ -149,7 +165,7 @@ def test_not_a_tflite_file(tmp_path):
     assert run.returncode == 2 and "not a valid TFLite file" in run.stderr, run.stderr
 
 
-@pytest.mark.parametrize("name", FLOAT)
+@pytest.mark.parametrize("name", ["sine", "keyword", "person", "ops", "residual", "moves", "excite"])
 def test_int8_fixed_point_matches_litert_op_by_op(tmp_path, name):
     """TFLite's requantisation (aot/frontend/tflite/quant.py) as numpy kernels (tflite_int8_numpy.py):
     every FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D and pool of the int8 models is bit-exact with
@@ -182,8 +198,49 @@ def test_int8_fixed_point_matches_litert_op_by_op(tmp_path, name):
     assert checked >= 3
 
 
+def test_int8_tables_match_litert_on_every_input(tmp_path):
+    """LOGISTIC, TANH, LEAKY_RELU, HARD_SWISH, RELU, RELU6: the 256-entry tables the compiler computes
+    with each reference kernel's arithmetic (aot/frontend/tflite/quant.py) equal BUILTIN_REF's outputs
+    on every int8 input (acts_int8's input is 256 elements: one of each value)."""
+    _require_litert()
+    from aot.frontend.tflite import quant as q
+    from aot.frontend.tflite import read_tflite
+
+    path = MODELS / "acts_int8.tflite"
+    m = read_tflite(path)
+    x = m.tensors[m.inputs[0]]
+    np.savez(tmp_path / "in.npz", input_0=np.arange(-128, 128).astype(np.int8).reshape(x.shape))
+    run = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(path), str(tmp_path / "in.npz"),
+                          str(tmp_path / "out.npz"), "--all"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    tensors = np.load(tmp_path / "out.npz")
+    checked = set()
+    for op in m.ops:
+        xt, yt = m.tensors[op.inputs[0]], m.tensors[op.outputs[0]]
+        args = (float(xt.quant.scale[0]), int(xt.quant.zero_point[0]), float(yt.quant.scale[0]),
+                int(yt.quant.zero_point[0]))
+        if op.op in ("LOGISTIC", "TANH"):
+            table = q.lut_float(op.op.lower(), *args)
+        elif op.op == "LEAKY_RELU":
+            table = q.lut_leaky_relu(float(op.options.alpha), *args)
+        elif op.op == "HARD_SWISH":
+            table = q.lut_hard_swish(*args)
+        elif op.op in ("RELU", "RELU6"):
+            table = q.lut_relu(0.0, 6.0 if op.op == "RELU6" else None, *args)
+        else:
+            continue
+        xin = tensors[f"tensor_{op.inputs[0]}"].astype(np.int64).reshape(-1)
+        assert sorted(set(xin.tolist())) == list(range(-128, 128)), op.name
+        ref = tensors[f"tensor_{op.outputs[0]}"].reshape(-1)
+        ours = table[xin + 128]
+        assert np.array_equal(ours, ref), f"{op.name}: {(ours != ref).sum()} of 256 inputs differ"
+        checked.add(op.op)
+    assert checked == {"LOGISTIC", "TANH", "LEAKY_RELU", "HARD_SWISH", "RELU", "RELU6"}
+
+
 # int8 inside; int8 inputs and outputs, but for *_float_io (QUANTIZE and DEQUANTIZE at the edges)
-INT8 = ["sine_int8", "keyword_int8", "person_int8", "residual_int8", "keyword_int8_float_io", "moves_int8"]
+INT8 = ["sine_int8", "keyword_int8", "person_int8", "residual_int8", "keyword_int8_float_io", "moves_int8", "ops_int8",
+        "acts_int8", "excite_int8"]
 
 
 @pytest.mark.parametrize("name", INT8)

@@ -24,7 +24,8 @@ CONTRIB_OPS = ("QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QLinearA
 # types are declared as value_info
 TFLITE_DOMAIN, TFLITE_OPS = "aotc.tflite", ("TflFullyConnected", "TflConv2D", "TflDepthwiseConv2D",
                                             "TflAveragePool2D", "TflMaxPool2D", "TflSoftmax", "TflMean", "TflAdd",
-                                            "TflSub", "TflMul", "TflQuantize", "TflDequantize", "TflRequantize")
+                                            "TflSub", "TflMul", "TflQuantize", "TflDequantize", "TflRequantize",
+                                            "TflTransposeConv", "TflMaximum", "TflMinimum", "TflLut")
 
 
 def is_supported(node: onnx.NodeProto) -> bool:

@@ -37,7 +37,8 @@ def _emit_conv(ctx: NodeContext) -> None:
         "y_zero": c_int(a["y_zero"]), "y_min": c_int(a["y_min"]), "y_max": c_int(a["y_max"]),
         "mult": mult, "shift": shift,
     }, comment=f"{ctx.node.op} NHWC {[n, h, w, c]} -> {[n, oh, ow, oc]}, TFLite requantisation")
-    fn = "aotc_tfl_depthwise_s8" if depthwise else "aotc_tfl_conv_s8"
+    fn = {"TflDepthwiseConv2D": "aotc_tfl_depthwise_s8", "TflTransposeConv": "aotc_tfl_transpose_conv_s8"}.get(
+        ctx.node.op, "aotc_tfl_conv_s8")
     ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx), ctx.ptr(ctx.outputs[0]))
 
 
@@ -89,17 +90,44 @@ def _emit_mean(ctx: NodeContext) -> None:
     ctx.call("aotc_tfl_mean_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
 
 
+def _steps(shape: tuple[int, ...], out: tuple[int, ...]) -> list[int]:
+    """An input's element steps along y's 6 (padded) axes: 0 where it is broadcast."""
+    shape = (1,) * (6 - len(shape)) + tuple(shape)
+    steps, stride = [0] * 6, 1
+    for d in range(5, -1, -1):
+        steps[d] = stride if shape[d] == out[d] and shape[d] != 1 else 0
+        stride *= shape[d]
+    return steps
+
+
 def _emit_binary(ctx: NodeContext) -> None:
     a = ctx.attrs
-    m1, s1, m2, s2, mult, shift = a["m"]
+    m1, s1, m2, s2, mult, shift = a.get("m", [0] * 6)
+    y = tuple(ctx.shape(ctx.outputs[0]))
+    x1, x2 = (tuple(ctx.shape(i)) for i in ctx.inputs[:2])
+    broadcast = not (x1 == y and x2 == y)
+    dims = (1,) * (6 - len(y)) + y
+    c_list = lambda v: "{" + ", ".join(c_int(int(e)) for e in v) + "}"  # noqa: E731
     p = ctx.params("aotc_tfl_binary_params", {
-        "count": c_int(ctx.tensor(ctx.outputs[0]).size), "x1_zero": c_int(a["x1_zero"]),
-        "x2_zero": c_int(a["x2_zero"]), "y_zero": c_int(a["y_zero"]), "y_min": c_int(a["y_min"]),
+        "count": c_int(ctx.tensor(ctx.outputs[0]).size), "x1_zero": c_int(a.get("x1_zero", 0)),
+        "x2_zero": c_int(a.get("x2_zero", 0)), "y_zero": c_int(a.get("y_zero", 0)), "y_min": c_int(a["y_min"]),
         "y_max": c_int(a["y_max"]), "m1": c_int(m1), "s1": c_int(s1), "m2": c_int(m2), "s2": c_int(s2),
         "mult": c_int(mult), "shift": c_int(shift), "subtract": c_int(int(ctx.node.op == "TflSub")),
-    }, comment=f"{ctx.node.op} of {list(ctx.shape(ctx.outputs[0]))}, TFLite requantisation")
-    fn = "aotc_tfl_mul_s8" if ctx.node.op == "TflMul" else "aotc_tfl_add_s8"
+        "broadcast": c_int(int(broadcast)), "dims": c_list(dims), "st1": c_list(_steps(x1, dims)),
+        "st2": c_list(_steps(x2, dims)),
+    }, comment=f"{ctx.node.op} of {list(x1)} and {list(x2)} -> {list(y)}, TFLite requantisation")
+    fn = {"TflMul": "aotc_tfl_mul_s8", "TflMaximum": "aotc_tfl_max_s8", "TflMinimum": "aotc_tfl_min_s8"}.get(
+        ctx.node.op, "aotc_tfl_add_s8")
     ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), ctx.ptr(ctx.outputs[0]))
+
+
+def _emit_lut(ctx: NodeContext) -> None:
+    lut = np.asarray(ctx.attrs["table"], np.int8)  # outputs for inputs -128..127
+    table = ctx.const_array("table", np.roll(lut, 128), "outputs by the input's byte (uint8_t)x")
+    p = ctx.params("aotc_tfl_lut_params", {"count": c_int(ctx.tensor(ctx.outputs[0]).size), "table": table},
+                   comment=f"{ctx.attrs.get('what', 'elementwise')} of {list(ctx.shape(ctx.outputs[0]))} "
+                           "by a 256-entry table")
+    ctx.call("aotc_tfl_lut_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
 
 
 def _emit_quantize(ctx: NodeContext) -> None:
@@ -125,7 +153,10 @@ OPS: dict[str, HostOp] = {
     "TflMaxPool2D": HostOp(_emit_pool, family="tflite_int8", dtypes=("int8",)),
     "TflSoftmax": HostOp(_emit_softmax, family="tflite_int8", dtypes=("int8",)),
     "TflMean": HostOp(_emit_mean, family="tflite_int8", dtypes=("int8",)),
-    **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8",)) for op in ("TflAdd", "TflSub", "TflMul")},
+    "TflTransposeConv": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8",)),
+    **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8",))
+       for op in ("TflAdd", "TflSub", "TflMul", "TflMaximum", "TflMinimum")},
+    "TflLut": HostOp(_emit_lut, family="tflite_int8", dtypes=("int8",)),
     "TflQuantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("float32",)),
     "TflDequantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("int8",)),
     "TflRequantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("int8",)),

@@ -50,11 +50,18 @@ typedef struct {
 } aotc_tfl_mean_params;
 
 typedef struct {
-    int64_t count;                      /* elements of each input and of y (same shapes) */
+    int64_t count;                      /* elements of y */
     int32_t x1_zero, x2_zero, y_zero, y_min, y_max;
     int32_t m1, s1, m2, s2, mult, shift; /* ADD/SUB: per input and out; MUL: mult, shift only */
     int32_t subtract;                   /* SUB: 1 */
+    int32_t broadcast;                  /* 0: both inputs have y's shape; 1: dims/st1/st2 below */
+    int32_t dims[6], st1[6], st2[6];    /* y's shape padded to 6-D; each input's element steps, 0 where broadcast */
 } aotc_tfl_binary_params;
+
+typedef struct {
+    int64_t count;
+    const int8_t *table;                /* 256 outputs, indexed by the input's byte ((uint8_t)x) */
+} aotc_tfl_lut_params;
 
 typedef struct {
     int64_t count;
@@ -81,6 +88,18 @@ void aotc_tfl_mean_s8(const aotc_tfl_mean_params *p, const int8_t *x, int8_t *y)
 void aotc_tfl_add_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
 /* MUL: the product of the inputs less their zero points, requantised once (double rounding) */
 void aotc_tfl_mul_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
+/* MAXIMUM / MINIMUM of two inputs of one scale and zero point (TFLite requantises neither) */
+void aotc_tfl_max_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
+void aotc_tfl_min_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
+/* y = table[x]: an elementwise int8 op whose output depends on its one input only (LOGISTIC, TANH,
+ * LEAKY_RELU, HARD_SWISH, RELU, RELU6, RELU_N1_TO_1), its table computed by the compiler with the
+ * reference kernel's own arithmetic on all 256 inputs (aot/frontend/tflite/quant.py) */
+void aotc_tfl_lut_s8(const aotc_tfl_lut_params *p, const int8_t *x, int8_t *y);
+/* TRANSPOSE_CONV: w OC x KH x KW x C; y[oy][ox][oc] = requant(bias + sum over the taps that reach it of
+ * (x - x_zero) * w) as TFLite's reference kernel (which scatters into an int32 buffer; gathering gives the
+ * same int32 sums and needs no buffer); double rounding */
+void aotc_tfl_transpose_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
+                                const int32_t *bias, int8_t *y);
 /* QUANTIZE float -> int8: round(x / scale) (float division, half away from zero) + y_zero, clamped */
 void aotc_tfl_quantize_f32_s8(const aotc_tfl_quantize_params *p, const float *x, int8_t *y);
 /* DEQUANTIZE int8 -> float: (float)((double)scale * (q - x_zero)) */

@@ -133,20 +133,99 @@ void aotc_tfl_mean_s8(const aotc_tfl_mean_params *p, const int8_t *x, int8_t *y)
         }
 }
 
-void aotc_tfl_add_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y) {
-    for (int64_t k = 0; k < p->count; ++k) {
-        int32_t a = requant_double((x1[k] - p->x1_zero) * (1 << 20), p->m1, p->s1);
-        int32_t b = requant_double((x2[k] - p->x2_zero) * (1 << 20), p->m2, p->s2);
-        int32_t v = requant_double(p->subtract ? a - b : a + b, p->mult, p->shift) + p->y_zero;
-        y[k] = clamp8(v, p->y_min, p->y_max);
+/* the offsets of y's element k in x1 and x2 (6-D, inputs broadcast by zero steps) */
+typedef struct { int32_t i[6]; int64_t o1, o2; } bcast_iter;
+
+static void bcast_next(const aotc_tfl_binary_params *p, bcast_iter *it) {
+    for (int32_t d = 5; d >= 0; --d) {
+        it->o1 += p->st1[d];
+        it->o2 += p->st2[d];
+        if (++it->i[d] < p->dims[d]) return;
+        it->o1 -= (int64_t)p->st1[d] * p->dims[d];
+        it->o2 -= (int64_t)p->st2[d] * p->dims[d];
+        it->i[d] = 0;
     }
 }
 
-void aotc_tfl_mul_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y) {
-    for (int64_t k = 0; k < p->count; ++k) {
-        int32_t v = requant_double((x1[k] - p->x1_zero) * (x2[k] - p->x2_zero), p->mult, p->shift) + p->y_zero;
-        y[k] = clamp8(v, p->y_min, p->y_max);
+static int32_t add_one(const aotc_tfl_binary_params *p, int32_t x1, int32_t x2) {
+    int32_t a = requant_double((x1 - p->x1_zero) * (1 << 20), p->m1, p->s1);
+    int32_t b = requant_double((x2 - p->x2_zero) * (1 << 20), p->m2, p->s2);
+    return requant_double(p->subtract ? a - b : a + b, p->mult, p->shift) + p->y_zero;
+}
+
+static int32_t mul_one(const aotc_tfl_binary_params *p, int32_t x1, int32_t x2) {
+    return requant_double((x1 - p->x1_zero) * (x2 - p->x2_zero), p->mult, p->shift) + p->y_zero;
+}
+
+static int32_t max_one(const aotc_tfl_binary_params *p, int32_t x1, int32_t x2) {
+    (void)p;
+    return x1 > x2 ? x1 : x2;
+}
+
+static int32_t min_one(const aotc_tfl_binary_params *p, int32_t x1, int32_t x2) {
+    (void)p;
+    return x1 < x2 ? x1 : x2;
+}
+
+static void binary(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y,
+                   int32_t (*f)(const aotc_tfl_binary_params *, int32_t, int32_t)) {
+    if (!p->broadcast) {
+        for (int64_t k = 0; k < p->count; ++k) y[k] = clamp8(f(p, x1[k], x2[k]), p->y_min, p->y_max);
+        return;
     }
+    bcast_iter it = {{0, 0, 0, 0, 0, 0}, 0, 0};
+    for (int64_t k = 0; k < p->count; ++k) {
+        y[k] = clamp8(f(p, x1[it.o1], x2[it.o2]), p->y_min, p->y_max);
+        bcast_next(p, &it);
+    }
+}
+
+void aotc_tfl_add_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y) {
+    binary(p, x1, x2, y, add_one);
+}
+
+void aotc_tfl_mul_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y) {
+    binary(p, x1, x2, y, mul_one);
+}
+
+void aotc_tfl_max_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y) {
+    binary(p, x1, x2, y, max_one);
+}
+
+void aotc_tfl_min_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y) {
+    binary(p, x1, x2, y, min_one);
+}
+
+void aotc_tfl_lut_s8(const aotc_tfl_lut_params *p, const int8_t *x, int8_t *y) {
+    for (int64_t k = 0; k < p->count; ++k) y[k] = p->table[(uint8_t)x[k]];
+}
+
+void aotc_tfl_transpose_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
+                                const int32_t *bias, int8_t *y) {
+    for (int32_t b = 0; b < p->n; ++b)
+        for (int32_t oy = 0; oy < p->oh; ++oy)
+            for (int32_t ox = 0; ox < p->ow; ++ox)
+                for (int32_t oc = 0; oc < p->oc; ++oc) {
+                    int32_t acc = 0;
+                    for (int32_t i = 0; i < p->kh; ++i) {
+                        int32_t ty = oy + p->pad_top - i;  /* = iy * sh */
+                        if (ty < 0 || ty % p->sh) continue;
+                        int32_t iy = ty / p->sh;
+                        if (iy >= p->h) continue;
+                        for (int32_t j = 0; j < p->kw; ++j) {
+                            int32_t tx = ox + p->pad_left - j;
+                            if (tx < 0 || tx % p->sw) continue;
+                            int32_t ix = tx / p->sw;
+                            if (ix >= p->w) continue;
+                            const int8_t *xp = x + (((int64_t)b * p->h + iy) * p->w + ix) * p->c;
+                            const int8_t *wp = w + (((int64_t)oc * p->kh + i) * p->kw + j) * p->c;
+                            for (int32_t c = 0; c < p->c; ++c) acc += (xp[c] - p->x_zero) * wp[c];
+                        }
+                    }
+                    if (bias) acc += bias[oc];
+                    int32_t v = requant_double(acc, p->mult[oc], p->shift[oc]) + p->y_zero;
+                    y[(((int64_t)b * p->oh + oy) * p->ow + ox) * p->oc + oc] = clamp8(v, p->y_min, p->y_max);
+                }
 }
 
 void aotc_tfl_quantize_f32_s8(const aotc_tfl_quantize_params *p, const float *x, int8_t *y) {

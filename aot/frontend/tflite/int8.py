@@ -18,6 +18,10 @@ from aot.frontend.tflite.quant import (
     activation_range,
     add_multipliers,
     channel_multipliers,
+    lut_float,
+    lut_hard_swish,
+    lut_leaky_relu,
+    lut_relu,
     mean_multiplier,
     quantize_multiplier,
     softmax_params,
@@ -31,21 +35,30 @@ DOMAIN = "aotc.tflite"
 # TFLite op -> internal op
 INT8_OPS = {"FULLY_CONNECTED": "TflFullyConnected", "CONV_2D": "TflConv2D", "DEPTHWISE_CONV_2D": "TflDepthwiseConv2D",
             "AVERAGE_POOL_2D": "TflAveragePool2D", "MAX_POOL_2D": "TflMaxPool2D", "SOFTMAX": "TflSoftmax",
-            "MEAN": "TflMean", "ADD": "TflAdd", "SUB": "TflSub", "MUL": "TflMul"}
+            "MEAN": "TflMean", "ADD": "TflAdd", "SUB": "TflSub", "MUL": "TflMul", "TRANSPOSE_CONV": "TflTransposeConv",
+            "MAXIMUM": "TflMaximum", "MINIMUM": "TflMinimum",
+            **{op: "TflLut" for op in ("LOGISTIC", "TANH", "LEAKY_RELU", "HARD_SWISH", "RELU", "RELU6", "RELU_N1_TO_1",
+                                       "RELU_0_TO_1")}}
+_RELU_RANGE = {"RELU": (0.0, None), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0), "RELU_0_TO_1": (0.0, 1.0)}
 _SAME = 0
 
 
 def is_quantized(b: OnnxBuilder, op: TflOp) -> bool:
     """The op computes on quantized integers (its first input is a quantized int8/int16 tensor)."""
-    t = b.tensor(op.inputs[0]) if op.inputs and op.inputs[0] >= 0 else None
+    k = 2 if op.op == "TRANSPOSE_CONV" else 0  # its first input is the output shape
+    t = b.tensor(op.inputs[k]) if len(op.inputs) > k and op.inputs[k] >= 0 else None
     return t is not None and t.dtype in ("int8", "uint8", "int16") and t.quant is not None
 
 
 def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
     from aot.frontend.tflite.ops import NHWC, _err
 
-    x, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0])
+    data = 2 if op.op == "TRANSPOSE_CONV" else 0  # the data input
+    x, y = b.tensor(op.inputs[data]), b.tensor(op.outputs[0])
     internal = INT8_OPS.get(op.op)
+    if op.op == "CONCATENATION":
+        raise _err(op, "int8 CONCATENATION of inputs quantized unlike its output is not supported: TFLite's and "
+                   "TFLM's int8 kernels refuse it too (the converter writes a QUANTIZE before such an input)")
     if internal is None:
         raise _err(op, f"quantized {op.op} is not supported yet (aotc's TFLite int8 kernels: "
                    f"{', '.join(INT8_OPS)})")
@@ -58,8 +71,26 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
     y_scale, y_zero = float(y.quant.scale[0]), int(y.quant.zero_point[0])
     y_min, y_max = activation_range(act, y_scale, y_zero, y.dtype)
     attrs: dict = {"y_min": y_min, "y_max": y_max, "y_shape": list(y.shape)}
-    inputs = [b.value(op.inputs[0], NHWC)]
-    if internal == "TflSoftmax":
+    inputs = [b.value(op.inputs[data], NHWC)]
+    x_scale, x_zero = float(x.quant.scale[0]), int(x.quant.zero_point[0])
+    if internal == "TflLut":
+        if op.op in ("LOGISTIC", "TANH"):  # LiteRT's reference kernels are this table (computed in float)
+            table = lut_float(op.op.lower(), x_scale, x_zero, y_scale, y_zero)
+        elif op.op == "LEAKY_RELU":
+            table = lut_leaky_relu(float(o.alpha), x_scale, x_zero, y_scale, y_zero)
+        elif op.op == "HARD_SWISH":
+            table = lut_hard_swish(x_scale, x_zero, y_scale, y_zero)
+        else:
+            table = lut_relu(*_RELU_RANGE[op.op], x_scale, x_zero, y_scale, y_zero)
+        attrs = {"table": [int(v) for v in table], "what": op.op, "y_shape": list(y.shape)}
+    elif internal in ("TflMaximum", "TflMinimum"):
+        x2 = b.tensor(op.inputs[1])
+        if x2.dtype != "int8" or x2.quant is None or any(
+                (float(t.quant.scale[0]), int(t.quant.zero_point[0])) != (y_scale, y_zero) for t in (x, x2)):
+            raise _err(op, f"int8 {op.op} needs its inputs quantized as its output (TFLite requantises neither)")
+        _check_broadcast(op, x.shape, x2.shape, y.shape)
+        inputs.append(b.value(op.inputs[1], NHWC))
+    elif internal == "TflSoftmax":
         if abs(y_scale - 1 / 256) > 1e-3 / 256 or y_zero != -128:
             raise _err(op, f"int8 SOFTMAX needs output scale 1/256 and zero point -128 (TFLite's), not "
                        f"{y_scale:g} and {y_zero}")
@@ -67,8 +98,9 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
         attrs = {"mult": mult, "shift": shift, "diff_min": diff_min, "y_shape": list(y.shape)}
     elif internal in ("TflAdd", "TflSub", "TflMul"):
         x2 = b.tensor(op.inputs[1])
-        if x2.shape != x.shape or y.shape != x.shape or x2.dtype != "int8" or x2.quant is None:
-            raise _err(op, f"int8 {op.op} needs two int8 inputs of one shape (broadcasting is not supported yet)")
+        if x2.dtype != "int8" or x2.quant is None or x2.quant.per_channel:
+            raise _err(op, f"int8 {op.op} needs two per-tensor quantized int8 inputs")
+        _check_broadcast(op, x.shape, x2.shape, y.shape)
         attrs.update(x1_zero=int(x.quant.zero_point[0]), x2_zero=int(x2.quant.zero_point[0]), y_zero=y_zero)
         if internal == "TflMul":
             mult, shift = quantize_multiplier(float(np.float64(x.quant.scale[0]) * np.float64(x2.quant.scale[0])
@@ -107,12 +139,17 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
         attrs.update(x_zero=int(x.quant.zero_point[0]), y_zero=y_zero, mult=[int(v) for v in mult],
                      shift=[int(v) for v in shift])
         inputs.append(b.const(w.data, f"{op.name}_w"))
-        if len(op.inputs) > 2 and op.inputs[2] >= 0:
-            bias = b.tensor(op.inputs[2])
+        k_bias = 3 if internal == "TflTransposeConv" else 2
+        if len(op.inputs) > k_bias and op.inputs[k_bias] >= 0:
+            bias = b.tensor(op.inputs[k_bias])
             if bias.data is None or bias.dtype != "int32":
                 raise _err(op, f"bias '{bias.name}' must be constant int32, it is {bias.dtype}")
             inputs.append(b.const(bias.data, f"{op.name}_bias"))
-        if internal != "TflFullyConnected":
+        if internal == "TflTransposeConv":
+            kh, kw = w.shape[1:3]
+            attrs.update(kernel=[kh, kw], strides=[o.strideH, o.strideW], dilations=[1, 1],
+                         pads=_pads_before(y.shape, x.shape, kh, kw, o.strideH, o.strideW, 1, 1, o.padding))
+        elif internal != "TflFullyConnected":
             kh, kw = w.shape[1:3]
             attrs.update(kernel=[kh, kw], strides=[o.strideH, o.strideW],
                          dilations=[o.dilationHFactor, o.dilationWFactor],
@@ -153,6 +190,17 @@ def lower_quantize(b: OnnxBuilder, op: TflOp) -> None:
     b.value_infos.append(helper.make_tensor_value_info(out, helper.np_dtype_to_tensor_dtype(np.dtype(y.dtype)),
                                                        list(y.shape)))
     b.values[op.outputs[0]] = {NHWC: out}
+
+
+def _check_broadcast(op: TflOp, a: tuple[int, ...], b: tuple[int, ...], y: tuple[int, ...]) -> None:
+    from aot.frontend.tflite.ops import _err
+
+    try:
+        shape = np.broadcast_shapes(a, b)
+    except ValueError:
+        shape = None
+    if shape != tuple(y) or len(y) > 6:
+        raise _err(op, f"int8 {op.op} of shapes {list(a)} and {list(b)} does not broadcast to {list(y)}")
 
 
 def _pads_before(x: tuple[int, ...], y: tuple[int, ...], kh: int, kw: int, sh: int, sw: int, dh: int, dw: int,

@@ -36,7 +36,8 @@ _ACT_NONE, _ACT_RELU, _ACT_RELU_N1_TO_1, _ACT_RELU6, _ACT_TANH = 0, 1, 2, 3, 4
 _SAME = 0  # Padding.SAME (VALID = 1)
 
 _UNARY = {"LOGISTIC": "Sigmoid", "TANH": "Tanh", "RELU": "Relu", "ABS": "Abs", "EXP": "Exp", "NEG": "Neg",
-          "SQRT": "Sqrt", "RSQRT": None, "LOG": "Log", "FLOOR": "Floor", "CEIL": "Ceil", "ELU": "Elu"}
+          "SQRT": "Sqrt", "RSQRT": None, "LOG": "Log", "FLOOR": "Floor", "CEIL": "Ceil", "ELU": "Elu",
+          "HARD_SWISH": "HardSwish"}
 _BINARY = {"ADD": "Add", "SUB": "Sub", "MUL": "Mul", "DIV": "Div", "MAXIMUM": "Max", "MINIMUM": "Min"}
 
 
@@ -184,7 +185,8 @@ def _value_info(t: TflTensor, name: str) -> onnx.ValueInfoProto:
 
 # ops that only move data: on int8 tensors they are the float lowering, when no value changes its
 # quantisation (else they would requantise, which is refused by lower_int8)
-_MOVES = ("RESHAPE", "SQUEEZE", "EXPAND_DIMS", "CONCATENATION", "STRIDED_SLICE", "PAD", "PADV2")
+_MOVES = ("RESHAPE", "SQUEEZE", "EXPAND_DIMS", "CONCATENATION", "STRIDED_SLICE", "PAD", "PADV2", "TILE",
+          "RESIZE_NEAREST_NEIGHBOR", "TRANSPOSE")
 
 
 def _moves_values_unchanged(b: OnnxBuilder, op: TflOp) -> bool:
@@ -487,6 +489,36 @@ def _strided_slice(b: OnnxBuilder, op: TflOp) -> None:
         _finish(b, op, "Slice", args, layout)
 
 
+def _tile(b: OnnxBuilder, op: TflOp) -> None:
+    reps = _const_input(b, op, 1, "multiples").astype(np.int64).reshape(-1)
+    _finish(b, op, "Tile", [b.value(op.inputs[0], NHWC), b.const(reps, "repeats")], NHWC)
+
+
+def _transpose(b: OnnxBuilder, op: TflOp) -> None:
+    perm = [int(v) for v in _const_input(b, op, 1, "permutation").reshape(-1)]
+    _finish(b, op, "Transpose", [b.value(op.inputs[0], NHWC)], NHWC, perm=perm)
+
+
+def _resize(b: OnnxBuilder, op: TflOp) -> None:
+    """RESIZE_NEAREST_NEIGHBOR / RESIZE_BILINEAR of NHWC, as ONNX Resize along H and W (TFLite's
+    align_corners and half_pixel_centers are ONNX coordinate modes)."""
+    o = op.options
+    y = b.tensor(op.outputs[0])
+    align, half = bool(getattr(o, "alignCorners", False)), bool(getattr(o, "halfPixelCenters", False))
+    nearest = op.op == "RESIZE_NEAREST_NEIGHBOR"
+    if align:
+        ctm = "align_corners"
+    elif half:
+        ctm = "tf_half_pixel_for_nn" if nearest else "half_pixel"
+    else:
+        ctm = "asymmetric"
+    attrs: dict[str, Any] = {"mode": "nearest" if nearest else "linear", "coordinate_transformation_mode": ctm}
+    if nearest:
+        attrs["nearest_mode"] = "round_prefer_ceil" if align else "floor"
+    sizes = b.const(np.array(y.shape, np.int64), "sizes")
+    _finish(b, op, "Resize", [b.value(op.inputs[0], NHWC), "", "", sizes], NHWC, **attrs)
+
+
 def _quantize(b: OnnxBuilder, op: TflOp) -> None:
     lower_quantize(b, op)
 
@@ -506,5 +538,6 @@ _OPS = {
     "RELU6": _clip(0.0, 6.0), "RELU_N1_TO_1": _clip(-1.0, 1.0), "RELU_0_TO_1": _clip(0.0, 1.0),
     "LEAKY_RELU": _leaky_relu, "SOFTMAX": _softmax, "RESHAPE": _reshape, "SQUEEZE": _reshape,
     "EXPAND_DIMS": _reshape, "CONCATENATION": _concat, "MEAN": _mean, "PAD": _pad, "PADV2": _pad,
-    "STRIDED_SLICE": _strided_slice, "QUANTIZE": _quantize, "DEQUANTIZE": _dequantize,
+    "STRIDED_SLICE": _strided_slice, "QUANTIZE": _quantize, "DEQUANTIZE": _dequantize, "TILE": _tile,
+    "TRANSPOSE": _transpose, "RESIZE_NEAREST_NEIGHBOR": _resize, "RESIZE_BILINEAR": _resize,
 }

@@ -151,3 +151,109 @@ def add_multipliers(scale1: float, scale2: float, output_scale: float) -> tuple[
     m2, s2 = quantize_multiplier(float(np.float64(scale2) / twice))
     mo, so = quantize_multiplier(float(twice / ((1 << ADD_LEFT_SHIFT) * np.float64(output_scale))))
     return m1, s1, m2, s2, mo, so
+
+
+# --- 8-bit elementwise ops as 256-entry tables: the reference kernel's arithmetic, run at compile time on
+# every int8 input. LiteRT's reference LOGISTIC and TANH are such tables already (PopulateLookupTable,
+# in float); LEAKY_RELU, HARD_SWISH and RELU/RELU6/RELU_N1_TO_1 are integer kernels whose output
+# depends on one int8 input only, so a table computed by their own arithmetic is the same kernel.
+INT8_VALUES = np.arange(-128, 128, dtype=np.int64)
+
+
+def _f32(v: float) -> np.float32:
+    return np.float32(v)
+
+
+def lut_float(fn: str, x_scale: float, x_zero: int, y_scale: float, y_zero: int) -> np.ndarray:
+    """LiteRT's PopulateLookupTable<int8_t> for LOGISTIC ('logistic') and TANH ('tanh'): dequantise in
+    float, the function in float, round(v / y_scale) half away from zero, clamp. The function is
+    computed in double and rounded to float (glibc's expf/tanhf are correctly rounded on these inputs,
+    checked against LiteRT on every int8 input: tests/test_tflite.py)."""
+    with np.errstate(over="ignore"):
+        deq = (_f32(x_scale) * (INT8_VALUES - x_zero).astype(np.float32)).astype(np.float32)
+        if fn == "logistic":
+            e = np.exp(-deq.astype(np.float64)).astype(np.float32)
+            t = (np.float32(1.0) / (np.float32(1.0) + e)).astype(np.float32)
+        elif fn == "tanh":
+            t = np.tanh(deq.astype(np.float64)).astype(np.float32)
+        else:
+            raise ValueError(fn)
+        inverse = np.float32(1.0) / _f32(y_scale)
+        v = (t * inverse).astype(np.float32)
+    rounded = np.floor(np.abs(v) + np.float32(0.5)) * np.sign(v)
+    q = (rounded + np.float32(y_zero)).astype(np.int64)
+    return np.clip(q, -128, 127).astype(np.int8)
+
+
+def _mbqm(x: np.ndarray, mult: int, shift: int) -> np.ndarray:
+    return multiply_by_quantized_multiplier(x, mult, shift, single_rounding=False)
+
+
+def lut_leaky_relu(alpha: float, x_scale: float, x_zero: int, y_scale: float, y_zero: int) -> np.ndarray:
+    """QuantizeLeakyRelu: x - x_zero requantised by x_scale/y_scale (x >= 0) or alpha x_scale/y_scale,
+    both multipliers computed in float as LeakyReluPrepare does."""
+    m_id, s_id = quantize_multiplier(float(_f32(x_scale) / _f32(y_scale)))
+    m_a, s_a = quantize_multiplier(float(_f32(_f32(x_scale) * _f32(alpha)) / _f32(y_scale)))
+    x = INT8_VALUES - x_zero
+    neg = _mbqm(x, abs(m_a), s_a) * (-1 if m_a < 0 else 1)
+    out = y_zero + np.where(x >= 0, _mbqm(x, m_id, s_id), neg)
+    return np.clip(out, -128, 127).astype(np.int8)
+
+
+def lut_relu(lo: float, hi: float | None, x_scale: float, x_zero: int, y_scale: float, y_zero: int) -> np.ndarray:
+    """QuantizedReluX: x - x_zero requantised by x_scale/y_scale (in float), clamped to
+    [y_zero + roundf(lo / y_scale), y_zero + roundf(hi / y_scale)] within int8."""
+    mult, shift = quantize_multiplier(float(_f32(x_scale) / _f32(y_scale)))
+    q_lo = max(-128, y_zero + int(_round_half_away(float(_f32(lo) / _f32(y_scale)))))
+    q_hi = 127 if hi is None else min(127, y_zero + int(_round_half_away(float(_f32(hi) / _f32(y_scale)))))
+    out = y_zero + _mbqm(INT8_VALUES - x_zero, mult, shift)
+    return np.clip(out, q_lo, q_hi).astype(np.int8)
+
+
+def _i16_srdhm(a: np.ndarray, b: int) -> np.ndarray:
+    """gemmlowp's SaturatingRoundingDoublingHighMul on int16."""
+    ab = a.astype(np.int64) * b
+    nudge = np.where(ab >= 0, 1 << 14, 1 - (1 << 14))
+    s = ab + nudge
+    high = np.where(s >= 0, s >> 15, -((-s) >> 15))
+    return np.where((a == -32768) & (b == -32768), 32767, high)
+
+
+def _i16_rdbpot(x: np.ndarray, e: int) -> np.ndarray:
+    mask = (1 << e) - 1
+    return (x >> e) + ((x & mask) > ((mask >> 1) + (x < 0)))
+
+
+def _i16_sat_shl(x: np.ndarray, e: int) -> np.ndarray:
+    return np.clip(x * (1 << e), -32768, 32767)
+
+
+def _int16_multiplier(real: float) -> tuple[int, int]:
+    """QuantizeMultiplier, then DownScaleInt32ToInt16Multiplier (rounded to the top 16 bits)."""
+    m, e = quantize_multiplier(real)
+    return (32767 if m >= (1 << 31) - 1 - (1 << 15) else (m + (1 << 15)) >> 16), e
+
+
+def lut_hard_swish(x_scale: float, x_zero: int, y_scale: float, y_zero: int) -> np.ndarray:
+    """TFLite's reference int8 HARD_SWISH (16-bit fixed point): x on a 2^7 finer scale, its 'relu-ish'
+    factor min(max((x + 3) / 6, 0), 1) in Q0.15, their product rounded toward zero, then shifted
+    to the output scale. Multipliers from float scales, as HardSwishPrepare."""
+    hires = _f32(np.float32(1.0 / 128.0) * _f32(x_scale))
+    out_m, out_e = _int16_multiplier(float(_f32(hires / _f32(y_scale))))
+    relu_m, relu_e = _int16_multiplier(float(_f32(hires / _f32(3.0 / 32768.0))))
+    x = (INT8_VALUES - x_zero) * 128
+    preshift = _i16_srdhm(x, out_m)
+    r = x
+    if relu_e > 0:
+        r = _i16_sat_shl(r, relu_e - 1)
+    r = _i16_srdhm(r, relu_m)
+    if relu_e > 0:
+        r = _i16_sat_shl(r, 1)
+    if relu_e < 0:
+        r = _i16_rdbpot(r, -relu_e)
+    r = (r + (1 << 15)) >> 1
+    prod = r * preshift
+    high = np.where(prod >= 0, prod >> 15, -((-prod) >> 15))  # truncating division by 2^15
+    high = np.where((r == -32768) & (preshift == -32768), 32767, high)
+    out = _i16_rdbpot(high, -out_e) + y_zero
+    return np.clip(out, -128, 127).astype(np.int8)
