@@ -136,10 +136,21 @@ def resize() -> keras.Model:
     return keras.Model(x, [L.Add()([a, b]), c])
 
 
+def lstm():
+    """Two stacked Keras LSTMs and a Dense head, in Keras 2 (tf_keras: `pip install tf_keras`), whose
+    LSTM the converter fuses into UNIDIRECTIONAL_SEQUENCE_LSTM (Keras 3's LSTM becomes a WHILE loop)."""
+    import tf_keras
+
+    x = tf_keras.Input((10, 6), batch_size=1)
+    h = tf_keras.layers.LSTM(8, return_sequences=True)(x)
+    return tf_keras.Model(x, tf_keras.layers.Dense(3)(tf_keras.layers.LSTM(5)(h)))
+
+
 FLOAT_IO = ("keyword",)  # also written int8 inside with float inputs and outputs
 MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "residual": residual, "moves": moves,
-          "acts": acts, "excite": excite, "resize": resize}
-FLOAT_ONLY = ("resize",)  # int8 RESIZE_BILINEAR (TFLite's integer interpolation) is not mapped yet
+          "acts": acts, "excite": excite, "resize": resize, "lstm": lstm}
+# int8 RESIZE_BILINEAR (TFLite's integer interpolation) and the int8 LSTM are not mapped yet
+FLOAT_ONLY = ("resize", "lstm")
 
 
 def representative(model: keras.Model):
@@ -174,7 +185,7 @@ def main(out: Path, names: list[str]) -> None:
     for name, make in MODELS.items():
         if names and name not in names:
             continue
-        keras.utils.set_random_seed(0)
+        keras.utils.set_random_seed(0)  # seeds tf_keras too (one TensorFlow random state)
         model = make()
         for int8 in (False, True) if name not in FLOAT_ONLY else (False,):
             path = out / f"{name}_{'int8' if int8 else 'float'}.tflite"

@@ -277,6 +277,35 @@ def test_int8_model_bit_exact_with_litert_reference(tmp_path, name, sanitized):
     assert differ == 0, f"{name}: {differ} of {total} output elements differ from BUILTIN_REF"
 
 
+def test_lstm_streams_its_state_like_litert(tmp_path):
+    """UNIDIRECTIONAL_SEQUENCE_LSTM (two stacked Keras LSTMs, float): LiteRT keeps each LSTM's h and c in
+    variable tensors from one invoke to the next; aotc makes them graph inputs and outputs that the
+    caller carries. Six calls of one interpreter against six runs that feed each run's state outputs
+    back, from zeros: every output within 1e-5 of its scale."""
+    _require_litert()
+    from aot.build import run_bundle
+
+    model = MODELS / "lstm_float.tflite"
+    meta, _, _ = _compile_build_run(tmp_path, model)
+    data, states = meta["inputs"][0], meta["inputs"][1:]
+    assert [s["name"] for s in states] == [o["name"][:-len("_next")] for o in meta["outputs"][1:]]
+    rng = np.random.default_rng(3)
+    frames = [rng.uniform(-1, 1, data["shape"]).astype(np.float32) for _ in range(6)]
+    np.savez(tmp_path / "runs_in.npz", input_0=np.stack(frames))
+    ref = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(model), str(tmp_path / "runs_in.npz"),
+                          str(tmp_path / "runs_out.npz"), "--runs"], capture_output=True, text=True)
+    assert ref.returncode == 0, ref.stderr[-2000:]
+    want = np.load(tmp_path / "runs_out.npz")["output_0"]
+    state = {s["name"]: np.zeros(s["shape"], np.float32) for s in states}
+    for r, frame in enumerate(frames):
+        ours, _ = run_bundle(tmp_path / "out", meta, [frame, *(state[s["name"]] for s in states)])
+        got = ours[meta["outputs"][0]["name"]]
+        err = float(np.abs(got.astype(np.float64) - want[r]).max())
+        assert err <= 1e-5 * max(1.0, float(np.abs(want[r]).max())), f"call {r}: max error {err:.3g}"
+        state = {s["name"]: ours[s["name"] + "_next"] for s in states}
+    assert not np.allclose(want[0], want[-1])  # the state carried over changed the output
+
+
 def test_header_gives_quantized_io_scale_and_zero_point(tmp_path):
     """The firmware quantises its input and reads its output with the header's SCALE and ZERO_POINT."""
     pytest.importorskip("ai_edge_litert") if os.environ.get("CI", "").lower() != "true" else None

@@ -52,6 +52,8 @@ class OnnxBuilder:
         self.values: dict[int, dict[str, str]] = {}  # tensor index -> {layout: onnx name}
         self.used: set[str] = set()
         self.names = [self._unique(t.name) for t in model.tensors]
+        self.extra_inputs: list[onnx.ValueInfoProto] = []  # state carried by the caller (recurrent.py)
+        self.extra_outputs: list[onnx.ValueInfoProto] = []
 
     def _unique(self, name: str) -> str:
         base, k = name or "t", 1
@@ -160,6 +162,8 @@ def to_onnx(model: TflModel) -> onnx.ModelProto:
                    **({"perm": list(TO_NHWC)} if src == have.get(NCHW) else {}))
         outputs.append(_value_info(model.tensors[o], name))
     inputs = [_value_info(model.tensors[i], b.names[i]) for i in model.inputs if model.tensors[i].data is None]
+    inputs += b.extra_inputs
+    outputs += b.extra_outputs
     graph = helper.make_graph(b.nodes, "tflite", inputs, outputs, b.inits, value_info=b.value_infos)
     opsets = [helper.make_opsetid("", OPSET)] + ([helper.make_opsetid(DOMAIN, 1)] if b.value_infos else [])
     onnx_model = helper.make_model(graph, opset_imports=opsets,
@@ -519,6 +523,12 @@ def _resize(b: OnnxBuilder, op: TflOp) -> None:
     _finish(b, op, "Resize", [b.value(op.inputs[0], NHWC), "", "", sizes], NHWC, **attrs)
 
 
+def _lstm(b: OnnxBuilder, op: TflOp) -> None:
+    from aot.frontend.tflite.recurrent import lower_lstm
+
+    lower_lstm(b, op)
+
+
 def _quantize(b: OnnxBuilder, op: TflOp) -> None:
     lower_quantize(b, op)
 
@@ -540,4 +550,5 @@ _OPS = {
     "EXPAND_DIMS": _reshape, "CONCATENATION": _concat, "MEAN": _mean, "PAD": _pad, "PADV2": _pad,
     "STRIDED_SLICE": _strided_slice, "QUANTIZE": _quantize, "DEQUANTIZE": _dequantize, "TILE": _tile,
     "TRANSPOSE": _transpose, "RESIZE_NEAREST_NEIGHBOR": _resize, "RESIZE_BILINEAR": _resize,
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm,
 }
