@@ -146,11 +146,41 @@ def lstm():
     return tf_keras.Model(x, tf_keras.layers.Dense(3)(tf_keras.layers.LSTM(5)(h)))
 
 
+def stream():
+    """A streaming keyword model as firmware runs it: one 6-value frame per call into a stateful tf_keras
+    LSTM (its h and c in resource variables: CALL_ONCE, VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE; the
+    one step a WHILE loop), a Dense head."""
+    import tf_keras
+
+    x = tf_keras.Input((1, 6), batch_size=1)
+    return tf_keras.Model(x, tf_keras.layers.Dense(3)(tf_keras.layers.LSTM(8, stateful=True)(x)))
+
+
+def lstm3() -> keras.Model:
+    """A Keras 3 LSTM over 10 steps, which the converter writes as a WHILE loop (cond and body subgraphs
+    with GATHER, SPLIT, SLICE, CONCATENATION), and a Dense head."""
+    x = keras.Input((10, 6), batch_size=1)
+    return keras.Model(x, L.Dense(3)(L.LSTM(8)(x)))
+
+
+def branch() -> keras.Model:
+    """A data-dependent branch (tf.cond on the input's mean), which the converter writes as IF with a
+    then and an else subgraph, between a conv and a Dense head."""
+
+    class Gate(L.Layer):
+        def call(self, x):
+            return tf.cond(tf.reduce_mean(x) > 0.0, lambda: tf.nn.relu(x) * 2.0, lambda: tf.tanh(x) - 1.0)
+
+    x = keras.Input((4, 4, 2), batch_size=1)
+    return keras.Model(x, L.Dense(3)(L.Flatten()(L.Conv2D(4, 3, padding="same")(Gate()(x)))))
+
+
 FLOAT_IO = ("keyword",)  # also written int8 inside with float inputs and outputs
 MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "residual": residual, "moves": moves,
-          "acts": acts, "excite": excite, "resize": resize, "lstm": lstm}
+          "acts": acts, "excite": excite, "resize": resize, "lstm": lstm,
+          "stream": stream, "lstm3": lstm3, "branch": branch}
 # int8 RESIZE_BILINEAR (TFLite's integer interpolation) and the int8 LSTM are not mapped yet
-FLOAT_ONLY = ("resize", "lstm")
+FLOAT_ONLY = ("resize", "lstm", "stream", "lstm3", "branch")
 
 
 def representative(model: keras.Model):

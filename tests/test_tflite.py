@@ -23,7 +23,7 @@ from aot.errors import AotcError
 HERE = Path(__file__).resolve().parent
 MODELS = HERE / "models" / "tflite"
 AOTC = [sys.executable, "-m", "aot.cli"]
-FLOAT = ["sine", "keyword", "person", "ops", "residual", "moves", "acts", "excite", "resize"]
+FLOAT = ["sine", "keyword", "person", "ops", "residual", "moves", "acts", "excite", "resize", "lstm3"]
 
 
 def _require_litert() -> None:
@@ -277,15 +277,18 @@ def test_int8_model_bit_exact_with_litert_reference(tmp_path, name, sanitized):
     assert differ == 0, f"{name}: {differ} of {total} output elements differ from BUILTIN_REF"
 
 
-def test_lstm_streams_its_state_like_litert(tmp_path):
-    """UNIDIRECTIONAL_SEQUENCE_LSTM (two stacked Keras LSTMs, float): LiteRT keeps each LSTM's h and c in
-    variable tensors from one invoke to the next; aotc makes them graph inputs and outputs that the
-    caller carries. Six calls of one interpreter against six runs that feed each run's state outputs
-    back, from zeros: every output within 1e-5 of its scale."""
+@pytest.mark.parametrize("name", ["lstm", "stream"])
+def test_state_streams_like_litert(tmp_path, name):
+    """State that LiteRT keeps from one invoke to the next becomes graph inputs and outputs that the
+    caller carries: lstm, UNIDIRECTIONAL_SEQUENCE_LSTM's variable tensors h and c (two stacked tf_keras
+    LSTMs); stream, a stateful tf_keras LSTM's resource variables (CALL_ONCE, VAR_HANDLE,
+    READ_VARIABLE, ASSIGN_VARIABLE around a WHILE of one step). Six calls of one interpreter against
+    six runs that feed each run's state outputs back, from zeros: every output within 1e-5 of its
+    scale."""
     _require_litert()
     from aot.build import run_bundle
 
-    model = MODELS / "lstm_float.tflite"
+    model = MODELS / f"{name}_float.tflite"
     meta, _, _ = _compile_build_run(tmp_path, model)
     data, states = meta["inputs"][0], meta["inputs"][1:]
     assert [s["name"] for s in states] == [o["name"][:-len("_next")] for o in meta["outputs"][1:]]
@@ -304,6 +307,28 @@ def test_lstm_streams_its_state_like_litert(tmp_path):
         assert err <= 1e-5 * max(1.0, float(np.abs(want[r]).max())), f"call {r}: max error {err:.3g}"
         state = {s["name"]: ours[s["name"] + "_next"] for s in states}
     assert not np.allclose(want[0], want[-1])  # the state carried over changed the output
+
+
+def test_if_takes_each_branch_like_litert(tmp_path):
+    """IF (tf.cond on the input's mean: relu(x) * 2 or tanh(x) - 1) as an ONNX If with a run-time
+    condition: inputs shifted up and down take both branches; each output within 1e-5 of BUILTIN_REF's."""
+    _require_litert()
+    from aot.build import run_bundle
+
+    model = MODELS / "branch_float.tflite"
+    meta, _, _ = _compile_build_run(tmp_path, model)
+    rng = np.random.default_rng(1)
+    xs = [(rng.uniform(-1, 1, meta["inputs"][0]["shape"]) + shift).astype(np.float32) for shift in (-0.7, 0.7) * 2]
+    assert {bool(x.mean() > 0) for x in xs} == {True, False}
+    np.savez(tmp_path / "runs_in.npz", input_0=np.stack(xs))
+    ref = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(model), str(tmp_path / "runs_in.npz"),
+                          str(tmp_path / "runs_out.npz"), "--runs"], capture_output=True, text=True)
+    assert ref.returncode == 0, ref.stderr[-2000:]
+    want = np.load(tmp_path / "runs_out.npz")["output_0"]
+    for r, x in enumerate(xs):
+        got = run_bundle(tmp_path / "out", meta, [x])[0][meta["outputs"][0]["name"]]
+        err = float(np.abs(got.astype(np.float64) - want[r]).max())
+        assert err <= 1e-5 * max(1.0, float(np.abs(want[r]).max())), f"input {r}: max error {err:.3g}"
 
 
 def test_header_gives_quantized_io_scale_and_zero_point(tmp_path):

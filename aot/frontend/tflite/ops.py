@@ -38,7 +38,9 @@ _SAME = 0  # Padding.SAME (VALID = 1)
 _UNARY = {"LOGISTIC": "Sigmoid", "TANH": "Tanh", "RELU": "Relu", "ABS": "Abs", "EXP": "Exp", "NEG": "Neg",
           "SQRT": "Sqrt", "RSQRT": None, "LOG": "Log", "FLOOR": "Floor", "CEIL": "Ceil", "ELU": "Elu",
           "HARD_SWISH": "HardSwish"}
-_BINARY = {"ADD": "Add", "SUB": "Sub", "MUL": "Mul", "DIV": "Div", "MAXIMUM": "Max", "MINIMUM": "Min"}
+_BINARY = {"ADD": "Add", "SUB": "Sub", "MUL": "Mul", "DIV": "Div", "MAXIMUM": "Max", "MINIMUM": "Min",
+           "LESS": "Less", "LESS_EQUAL": "LessOrEqual", "GREATER": "Greater", "GREATER_EQUAL": "GreaterOrEqual",
+           "EQUAL": "Equal", "LOGICAL_AND": "And", "LOGICAL_OR": "Or"}
 
 
 class OnnxBuilder:
@@ -54,6 +56,21 @@ class OnnxBuilder:
         self.names = [self._unique(t.name) for t in model.tensors]
         self.extra_inputs: list[onnx.ValueInfoProto] = []  # state carried by the caller (recurrent.py)
         self.extra_outputs: list[onnx.ValueInfoProto] = []
+        self.subgraphs: list[TflModel] = model.extra.get("subgraphs", [model])
+        self.handles: dict[int, str] = {}  # resource tensor -> the variable's shared name
+        self.variables: dict[str, dict[str, Any]] = {}  # shared name -> its current value, input, type
+        self.nested = False  # a WHILE/IF subgraph (no resource variables there)
+
+    def child(self, model: TflModel) -> OnnxBuilder:
+        """A builder for a subgraph, writing into this one's current node list, sharing its names,
+        initializers and state."""
+        c = OnnxBuilder.__new__(OnnxBuilder)
+        c.m, c.nodes, c.inits, c.value_infos, c.values, c.used = model, self.nodes, self.inits, self.value_infos, {}, \
+            self.used
+        c.names = [c._unique(t.name) for t in model.tensors]
+        c.extra_inputs, c.extra_outputs, c.subgraphs = self.extra_inputs, self.extra_outputs, self.subgraphs
+        c.handles, c.variables, c.nested = {}, self.variables, True
+        return c
 
     def _unique(self, name: str) -> str:
         base, k = name or "t", 1
@@ -138,20 +155,7 @@ def to_onnx(model: TflModel) -> onnx.ModelProto:
         if t.data is not None:
             continue
         b.values[i] = {NHWC: b.names[i]}
-    for op in model.ops:
-        if is_quantized(b, op) and op.op in _MOVES and _moves_values_unchanged(b, op):
-            _OPS[op.op](b, op)  # int8 data movement: the same ONNX ops, on int8 tensors
-            continue
-        if is_quantized(b, op) and op.op not in ("QUANTIZE", "DEQUANTIZE"):
-            lower_int8(b, op)
-            continue
-        _check_op(b, op)
-        fn = _OPS.get(op.op)
-        if fn is None:
-            if op.op.startswith("CUSTOM:"):
-                raise AotcError(f"custom op '{op.op[7:]}' is not supported", node=OpName(op))
-            raise AotcError(f"TFLite op {op.op} is not supported", node=OpName(op))
-        fn(b, op)
+    lower_ops(b)
     outputs = []
     for o in model.outputs:
         name = b.names[o]
@@ -162,6 +166,11 @@ def to_onnx(model: TflModel) -> onnx.ModelProto:
                    **({"perm": list(TO_NHWC)} if src == have.get(NCHW) else {}))
         outputs.append(_value_info(model.tensors[o], name))
     inputs = [_value_info(model.tensors[i], b.names[i]) for i in model.inputs if model.tensors[i].data is None]
+    for name, v in b.variables.items():  # each resource variable's value after the call
+        nxt = b.fresh(f"{v.get('input') or b.fresh(name + '_state')}_next")
+        b.node("Identity", [v["current"]], [nxt], hint=nxt)
+        b.extra_outputs.append(helper.make_tensor_value_info(nxt, helper.np_dtype_to_tensor_dtype(np.dtype(v["dtype"])),
+                                                             v["shape"]))
     inputs += b.extra_inputs
     outputs += b.extra_outputs
     graph = helper.make_graph(b.nodes, "tflite", inputs, outputs, b.inits, value_info=b.value_infos)
@@ -177,6 +186,24 @@ def to_onnx(model: TflModel) -> onnx.ModelProto:
     if quantized:  # for the header: the caller quantises its inputs and reads its outputs with them
         onnx_model.metadata_props.add(key=QUANT_KEY, value=json.dumps(quantized))
     return onnx_model
+
+
+def lower_ops(b: OnnxBuilder) -> None:
+    """Every op of b's (sub)graph, in order."""
+    for op in b.m.ops:
+        if is_quantized(b, op) and op.op in _MOVES and _moves_values_unchanged(b, op):
+            _OPS[op.op](b, op)  # int8 data movement: the same ONNX ops, on int8 tensors
+            continue
+        if is_quantized(b, op) and op.op not in ("QUANTIZE", "DEQUANTIZE"):
+            lower_int8(b, op)
+            continue
+        _check_op(b, op)
+        fn = _OPS.get(op.op)
+        if fn is None:
+            if op.op.startswith("CUSTOM:"):
+                raise AotcError(f"custom op '{op.op[7:]}' is not supported", node=OpName(op))
+            raise AotcError(f"TFLite op {op.op} is not supported", node=OpName(op))
+        fn(b, op)
 
 
 def _err(op: TflOp, message: str) -> AotcError:
@@ -529,6 +556,142 @@ def _lstm(b: OnnxBuilder, op: TflOp) -> None:
     lower_lstm(b, op)
 
 
+def _slice(b: OnnxBuilder, op: TflOp) -> None:
+    shape = b.tensor(op.inputs[0]).shape
+    begin = _const_input(b, op, 1, "begins").astype(np.int64).reshape(-1)
+    size = _const_input(b, op, 2, "sizes").astype(np.int64).reshape(-1)
+    end = np.where(size < 0, np.array(shape, np.int64), begin + size)
+    const = lambda v, n: b.const(np.asarray(v, np.int64), n)  # noqa: E731
+    _finish(b, op, "Slice", [b.value(op.inputs[0], NHWC), const(begin, "starts"), const(end, "ends"),
+                             const(list(range(len(shape))), "axes")], NHWC)
+
+
+def _gather(b: OnnxBuilder, op: TflOp) -> None:
+    o = op.options
+    if o is not None and getattr(o, "batchDims", 0):
+        raise _err(op, "GATHER with batch_dims is not supported")
+    rank = len(b.tensor(op.inputs[0]).shape)
+    axis = int(o.axis) % rank if o is not None else 0
+    _finish(b, op, "Gather", [b.value(op.inputs[0], NHWC), b.value(op.inputs[1], NHWC)], NHWC, axis=axis)
+
+
+def _split(b: OnnxBuilder, op: TflOp) -> None:
+    x = b.tensor(op.inputs[1])
+    axis = int(_const_input(b, op, 0, "axis").reshape(-1)[0]) % len(x.shape)
+    sizes = [b.tensor(o).shape[axis] for o in op.outputs]
+    outs = [b.names[o] for o in op.outputs]
+    b.node("Split", [b.value(op.inputs[1], NHWC), b.const(np.array(sizes, np.int64), "split")], outs,
+           hint=op.name, axis=axis)
+    for o, name in zip(op.outputs, outs, strict=True):
+        b.values[o] = {NHWC: name}
+
+
+def _value_infos(b: OnnxBuilder, model: TflModel, indices: list[int], names: list[str]) -> list[onnx.ValueInfoProto]:
+    return [_value_info(model.tensors[i], n) for i, n in zip(indices, names, strict=True)]
+
+
+def _inline(b: OnnxBuilder, model: TflModel, inputs: list[str]) -> list[str]:
+    """A subgraph's ops written into b's current node list on `inputs`; its outputs' names."""
+    c = b.child(model)
+    for i, name in zip(model.inputs, inputs, strict=True):
+        c.values[i] = {NHWC: name}
+    lower_ops(c)
+    return [c.value(o, NHWC) for o in model.outputs]
+
+
+def _while(b: OnnxBuilder, op: TflOp) -> None:
+    """WHILE(cond, body) as an ONNX Loop with no trip count: the condition is the cond subgraph on the
+    initial values (before the loop) and on each step's new values (in the body); aotc counts the
+    steps at compile time when the condition depends on constants only (aot/frontend/loops.py)."""
+    o = op.options
+    cond_m, body_m = b.subgraphs[o.condSubgraphIndex], b.subgraphs[o.bodySubgraphIndex]
+    init = [b.value(i, NHWC) for i in op.inputs]
+    cond0 = _inline(b, cond_m, init)[0]
+    outer, b.nodes = b.nodes, []
+    it, cond_in = b.fresh(f"{op.name}_iter"), b.fresh(f"{op.name}_cond_in")
+    carried = [b.fresh(f"{op.name}_{body_m.tensors[i].name}") for i in body_m.inputs]
+    new = _inline(b, body_m, carried)
+    cond_new = _inline(b, cond_m, new)[0]
+    outs = [b.node("Identity", [v], hint=f"{op.name}_out{k}") for k, v in enumerate([cond_new, *new])]
+    body = helper.make_graph(
+        b.nodes, f"{op.name}_body",
+        [helper.make_tensor_value_info(it, onnx.TensorProto.INT64, []),
+         helper.make_tensor_value_info(cond_in, onnx.TensorProto.BOOL, []),
+         *_value_infos(b, body_m, body_m.inputs, carried)],
+        [helper.make_tensor_value_info(outs[0], onnx.TensorProto.BOOL, []),
+         *_value_infos(b, body_m, body_m.outputs, outs[1:])])
+    b.nodes = outer
+    names = [b.names[k] for k in op.outputs]
+    b.node("Loop", ["", cond0, *init], names, hint=op.name, body=body)
+    for k, name in zip(op.outputs, names, strict=True):
+        b.values[k] = {NHWC: name}
+
+
+def _if(b: OnnxBuilder, op: TflOp) -> None:
+    """IF(cond, inputs...) as an ONNX If whose branches read the inputs from the outer scope."""
+    o = op.options
+    branches = []
+    for k, index in enumerate((o.thenSubgraphIndex, o.elseSubgraphIndex)):
+        sub = b.subgraphs[index]
+        outer, b.nodes = b.nodes, []
+        results = _inline(b, sub, [b.value(i, NHWC) for i in op.inputs[1:]])
+        outs = [b.node("Identity", [v], hint=f"{op.name}_{'then' if k == 0 else 'else'}{j}")
+                for j, v in enumerate(results)]
+        branches.append(helper.make_graph(b.nodes, f"{op.name}_{'then' if k == 0 else 'else'}", [],
+                                          _value_infos(b, sub, sub.outputs, outs)))
+        b.nodes = outer
+    names = [b.names[k] for k in op.outputs]
+    cond = b.value(op.inputs[0], NHWC)
+    if len(b.tensor(op.inputs[0]).shape):
+        cond = b.node("Reshape", [cond, b.const(np.array([], np.int64), "scalar")], hint=f"{op.name}_cond")
+    b.node("If", [cond], names, hint=op.name, then_branch=branches[0], else_branch=branches[1])
+    for k, name in zip(op.outputs, names, strict=True):
+        b.values[k] = {NHWC: name}
+
+
+def _var_name(op: TflOp) -> str:
+    name = op.options.sharedName if op.options is not None else b""
+    return (name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name or "")) or f"var_{op.index}"
+
+
+def _var_handle(b: OnnxBuilder, op: TflOp) -> None:
+    if b.nested:
+        raise _err(op, "resource variables inside a WHILE or IF subgraph are not supported")
+    b.handles[op.outputs[0]] = _var_name(op)
+
+
+def _read_variable(b: OnnxBuilder, op: TflOp) -> None:
+    """The variable's value: before any ASSIGN_VARIABLE in this call, a graph input of its own
+    (the caller carries the state, docs/tflite.md), else the last value assigned."""
+    name, y = b.handles[op.inputs[0]], b.tensor(op.outputs[0])
+    v = b.variables.setdefault(name, {"current": None, "dtype": y.dtype, "shape": list(y.shape)})
+    if v["current"] is None:
+        v["current"] = v["input"] = b.fresh(f"{name}_state")
+        b.extra_inputs.append(helper.make_tensor_value_info(v["current"], helper.np_dtype_to_tensor_dtype(
+            np.dtype(y.dtype)), list(y.shape)))
+    b.values[op.outputs[0]] = {NHWC: v["current"]}
+
+
+def _assign_variable(b: OnnxBuilder, op: TflOp) -> None:
+    name, x = b.handles[op.inputs[0]], b.tensor(op.inputs[1])
+    v = b.variables.setdefault(name, {"current": None, "dtype": x.dtype, "shape": list(x.shape)})
+    v["current"] = b.value(op.inputs[1], NHWC)
+
+
+def _call_once(b: OnnxBuilder, op: TflOp) -> None:
+    """CALL_ONCE(init): TFLite runs the init subgraph on the first invoke, to give the resource variables
+    their initial values. aotc's caller carries the state, so the init subgraph must only assign
+    zeros (what a Keras stateful layer's is): the caller starts from zeros."""
+    init = b.subgraphs[op.options.initSubgraphIndex]
+    for o in init.ops:
+        if o.op == "VAR_HANDLE":
+            continue
+        value = init.tensors[o.inputs[1]].data if o.op == "ASSIGN_VARIABLE" else None
+        if o.op != "ASSIGN_VARIABLE" or value is None or np.any(value != 0):
+            raise _err(op, "CALL_ONCE: an init subgraph that does more than assign zeros to resource variables "
+                       "is not supported (the caller starts the state from zeros)")
+
+
 def _quantize(b: OnnxBuilder, op: TflOp) -> None:
     lower_quantize(b, op)
 
@@ -550,5 +713,8 @@ _OPS = {
     "EXPAND_DIMS": _reshape, "CONCATENATION": _concat, "MEAN": _mean, "PAD": _pad, "PADV2": _pad,
     "STRIDED_SLICE": _strided_slice, "QUANTIZE": _quantize, "DEQUANTIZE": _dequantize, "TILE": _tile,
     "TRANSPOSE": _transpose, "RESIZE_NEAREST_NEIGHBOR": _resize, "RESIZE_BILINEAR": _resize,
-    "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm,
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm, "GATHER": _gather, "SPLIT": _split, "SLICE": _slice, "WHILE": _while,
+    "IF": _if,
+    "VAR_HANDLE": _var_handle, "READ_VARIABLE": _read_variable, "ASSIGN_VARIABLE": _assign_variable,
+    "CALL_ONCE": _call_once,
 }

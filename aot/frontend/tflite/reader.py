@@ -20,6 +20,7 @@ from aot.frontend.tflite.quant import QuantParams, quant_params
 # TensorType -> numpy dtype, for the types aotc can hold
 NUMPY_DTYPE = {0: "float32", 1: "float16", 2: "int32", 3: "uint8", 4: "int64", 6: "bool", 7: "int16", 9: "int8",
                10: "float64"}
+RESOURCE = 13  # a resource variable's handle (VAR_HANDLE's output): no data, read as "resource"
 
 
 def schema() -> ModuleType:
@@ -81,8 +82,8 @@ class TflModel:
 
 
 def read_tflite(path: str | Path) -> TflModel:
-    """The main subgraph of a .tflite file; refuses what the frontend cannot map (custom ops, several
-    subgraphs, sparse or dynamic tensors) by name."""
+    """The main subgraph of a .tflite file, the others (WHILE's, IF's, CALL_ONCE's) in its
+    extra['subgraphs']; refuses what the frontend cannot map (custom ops, sparse tensors) by name."""
     sch = schema()
     path = Path(path)
     try:
@@ -100,24 +101,29 @@ def read_tflite(path: str | Path) -> TflModel:
         raise AotcError(f"cannot read model '{path}': the TFLite file has no subgraph")
     names = {v: k for k, v in vars(sch.BuiltinOperator).items() if not k.startswith("_")}
     codes = [_op_name(c, names) for c in (model.operatorCodes or [])]
-    sg = model.subgraphs[0]
+    subgraphs = [_subgraph(model, sg, k, codes, buf, path) for k, sg in enumerate(model.subgraphs)]
+    main = subgraphs[0]
+    main.description = (model.description or b"").decode("utf-8", "replace") \
+        if isinstance(model.description, bytes) else str(model.description or "")
+    main.subgraphs = len(model.subgraphs)
+    main.extra["subgraphs"] = subgraphs  # WHILE's, IF's and CALL_ONCE's, by index
+    return main
+
+
+def _subgraph(model: Any, sg: Any, k: int, codes: list[str], buf: bytes, path: Path) -> TflModel:
     ops = []
-    for k, op in enumerate(sg.operators or []):
+    for j, op in enumerate(sg.operators or []):
         name = codes[op.opcodeIndex]
-        ops.append(TflOp(k, name, [int(i) for i in (op.inputs if op.inputs is not None else [])],
+        ops.append(TflOp(j, name, [int(i) for i in (op.inputs if op.inputs is not None else [])],
                          [int(i) for i in (op.outputs if op.outputs is not None else [])], op.builtinOptions))
     custom = next((o for o in ops if o.op.startswith("CUSTOM:")), None)
     if custom is not None:  # before the tensors, whose types (e.g. TFLM signal's uint32) may be the custom op's
         library = " (TFLM signal library)" if custom.op[7:].startswith("Signal") else ""
         raise AotcError(f"custom op '{custom.op[7:]}'{library} is not supported", node=OpName(custom))
-    tensors = [_tensor(k, t, model.buffers or [], buf, path) for k, t in enumerate(sg.tensors or [])]
-    used_subgraphs = [o for o in ops if o.op in ("WHILE", "IF", "CALL_ONCE")]
-    if used_subgraphs:
-        o = used_subgraphs[0]
-        raise AotcError(f"op {o.name} ({o.op}): control flow with subgraphs is not supported yet")
+    tensors = [_tensor(i, t, model.buffers or [], buf, path) for i, t in enumerate(sg.tensors or [])]
+    name = sg.name.decode("utf-8", "replace") if isinstance(sg.name, bytes) else str(sg.name or f"subgraph{k}")
     return TflModel(str(path), tensors, ops, [int(i) for i in sg.inputs], [int(i) for i in sg.outputs],
-                    (model.description or b"").decode("utf-8", "replace") if isinstance(model.description, bytes)
-                    else str(model.description or ""), len(model.subgraphs))
+                    extra={"name": name, "index": k})
 
 
 def _op_name(code: Any, names: dict[int, str]) -> str:
@@ -132,7 +138,7 @@ def _op_name(code: Any, names: dict[int, str]) -> str:
 def _tensor(k: int, t: Any, buffers: list, buf: bytes, path: Path) -> TflTensor:
     name = t.name.decode("utf-8", "replace") if isinstance(t.name, bytes) else str(t.name or f"tensor_{k}")
     shape = tuple(int(d) for d in (t.shape if t.shape is not None else []))
-    dtype = NUMPY_DTYPE.get(int(t.type))
+    dtype = "resource" if int(t.type) == RESOURCE else NUMPY_DTYPE.get(int(t.type))
     if dtype is None:
         raise AotcError(f"tensor '{name}' has TFLite type {int(t.type)}, which aotc does not support")
     if t.sparsity is not None:
@@ -141,7 +147,7 @@ def _tensor(k: int, t: Any, buffers: list, buf: bytes, path: Path) -> TflTensor:
         pass  # a dynamic batch in the signature: the shape itself is static (1), which aotc compiles
     data = None
     b = buffers[t.buffer] if 0 < t.buffer < len(buffers) else None
-    if b is not None:
+    if b is not None and dtype != "resource":
         if b.offset > 1:  # large models keep buffers after the flatbuffer
             raw = np.frombuffer(buf, np.uint8, count=int(b.size), offset=int(b.offset))
         elif b.data is not None and len(b.data):
