@@ -176,6 +176,7 @@ def branch() -> keras.Model:
 
 
 FLOAT_IO = ("keyword",)  # also written int8 inside with float inputs and outputs
+X16 = ("sine", "moves")  # also written 16x8 (int16 activations), moves also with float inputs and outputs
 MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "residual": residual, "moves": moves,
           "acts": acts, "excite": excite, "resize": resize, "lstm": lstm,
           "stream": stream, "lstm3": lstm3, "branch": branch}
@@ -196,17 +197,19 @@ def representative(model: keras.Model):
     return gen
 
 
-def convert(model: keras.Model, int8: bool, float_io: bool = False) -> bytes:
+def convert(model: keras.Model, int8: bool, float_io: bool = False, x16: bool = False) -> bytes:
     """float_io: int8 inside, float32 inputs and outputs (QUANTIZE / DEQUANTIZE at the edges), the
-    converter's default when inference_input_type is not set."""
+    converter's default when inference_input_type is not set. x16: 16x8 (int16 activations, int8
+    weights), with int16 inputs and outputs unless float_io."""
     conv = tf.lite.TFLiteConverter.from_keras_model(model)
     if int8:
         conv.optimizations = [tf.lite.Optimize.DEFAULT]
         conv.representative_dataset = representative(model)
-        conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        conv.target_spec.supported_ops = [tf.lite.OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8
+                                          if x16 else tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
         if not float_io:
-            conv.inference_input_type = tf.int8
-            conv.inference_output_type = tf.int8
+            conv.inference_input_type = tf.int16 if x16 else tf.int8
+            conv.inference_output_type = tf.int16 if x16 else tf.int8
     return conv.convert()
 
 
@@ -225,6 +228,11 @@ def main(out: Path, names: list[str]) -> None:
             path = out / f"{name}_int8_float_io.tflite"
             path.write_bytes(convert(model, True, float_io=True))
             print(f"wrote {path} ({path.stat().st_size} bytes)")
+        if name in X16:
+            for float_io in (False, True) if name == "moves" else (False,):
+                path = out / f"{name}_16x8{'_float_io' if float_io else ''}.tflite"
+                path.write_bytes(convert(model, True, float_io=float_io, x16=True))
+                print(f"wrote {path} ({path.stat().st_size} bytes)")
 
 
 if __name__ == "__main__":

@@ -39,6 +39,8 @@ def _emit_conv(ctx: NodeContext) -> None:
     }, comment=f"{ctx.node.op} NHWC {[n, h, w, c]} -> {[n, oh, ow, oc]}, TFLite requantisation")
     fn = {"TflDepthwiseConv2D": "aotc_tfl_depthwise_s8", "TflTransposeConv": "aotc_tfl_transpose_conv_s8"}.get(
         ctx.node.op, "aotc_tfl_conv_s8")
+    if ctx.dtype(ctx.inputs[0]) == "int16":  # 16x8
+        fn = fn.replace("_s8", "_s16")
     ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx), ctx.ptr(ctx.outputs[0]))
 
 
@@ -52,7 +54,8 @@ def _emit_fc(ctx: NodeContext) -> None:
         "y_zero": c_int(a["y_zero"]), "y_min": c_int(a["y_min"]), "y_max": c_int(a["y_max"]),
         "mult": mult, "shift": shift,
     }, comment=f"FULLY_CONNECTED {rows} x {inner} -> {out}, TFLite requantisation")
-    ctx.call("aotc_tfl_fc_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx), ctx.ptr(ctx.outputs[0]))
+    fn = "aotc_tfl_fc_s16" if ctx.dtype(ctx.inputs[0]) == "int16" else "aotc_tfl_fc_s8"
+    ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx), ctx.ptr(ctx.outputs[0]))
 
 
 def _emit_pool(ctx: NodeContext) -> None:
@@ -66,6 +69,8 @@ def _emit_pool(ctx: NodeContext) -> None:
         "y_min": c_int(a["y_min"]), "y_max": c_int(a["y_max"]),
     }, comment=f"{ctx.node.op} NHWC {[n, h, w, c]} -> {[n, oh, ow, c]}")
     fn = "aotc_tfl_avgpool_s8" if ctx.node.op == "TflAveragePool2D" else "aotc_tfl_maxpool_s8"
+    if ctx.dtype(ctx.inputs[0]) == "int16":
+        fn = fn.replace("_s8", "_s16")
     ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
 
 
@@ -142,15 +147,17 @@ def _emit_quantize(ctx: NodeContext) -> None:
     p = ctx.params("aotc_tfl_quantize_params", fields, comment=f"{op} of {list(ctx.shape(ctx.outputs[0]))}")
     fn = {"TflQuantize": "aotc_tfl_quantize_f32_s8", "TflDequantize": "aotc_tfl_dequantize_s8_f32",
           "TflRequantize": "aotc_tfl_requantize_s8"}[op]
+    if "int16" in (ctx.dtype(ctx.inputs[0]), ctx.dtype(ctx.outputs[0])):  # 16x8 activations
+        fn = fn.replace("_s8", "_s16")
     ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
 
 
 OPS: dict[str, HostOp] = {
-    "TflConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8",)),
-    "TflDepthwiseConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8",)),
-    "TflFullyConnected": HostOp(_emit_fc, family="tflite_int8", dtypes=("int8",)),
-    "TflAveragePool2D": HostOp(_emit_pool, family="tflite_int8", dtypes=("int8",)),
-    "TflMaxPool2D": HostOp(_emit_pool, family="tflite_int8", dtypes=("int8",)),
+    "TflConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8", "int16")),
+    "TflDepthwiseConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8", "int16")),
+    "TflFullyConnected": HostOp(_emit_fc, family="tflite_int8", dtypes=("int8", "int16")),
+    "TflAveragePool2D": HostOp(_emit_pool, family="tflite_int8", dtypes=("int8", "int16")),
+    "TflMaxPool2D": HostOp(_emit_pool, family="tflite_int8", dtypes=("int8", "int16")),
     "TflSoftmax": HostOp(_emit_softmax, family="tflite_int8", dtypes=("int8",)),
     "TflMean": HostOp(_emit_mean, family="tflite_int8", dtypes=("int8",)),
     "TflTransposeConv": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8",)),
@@ -158,6 +165,6 @@ OPS: dict[str, HostOp] = {
        for op in ("TflAdd", "TflSub", "TflMul", "TflMaximum", "TflMinimum")},
     "TflLut": HostOp(_emit_lut, family="tflite_int8", dtypes=("int8",)),
     "TflQuantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("float32",)),
-    "TflDequantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("int8",)),
-    "TflRequantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("int8",)),
+    "TflDequantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("int8", "int16")),
+    "TflRequantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("int8", "int16")),
 }

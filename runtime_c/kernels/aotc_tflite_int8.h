@@ -100,6 +100,22 @@ void aotc_tfl_lut_s8(const aotc_tfl_lut_params *p, const int8_t *x, int8_t *y);
  * same int32 sums and needs no buffer); double rounding */
 void aotc_tfl_transpose_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
                                 const int32_t *bias, int8_t *y);
+/* 16x8 (int16 activations, zero point 0; int8 weights; int64 bias): the same loops with int64 sums.
+ * LiteRT's reference requantises conv and depthwise with its int64 MultiplyByQuantizedMultiplier
+ * (the multiplier rounded to 16 bits, one rounding: (acc * m16 + 2^(14 - s)) >> (15 - s)) and fully
+ * connected with the full 32-bit multiplier, rounded once (measured bit for bit). */
+void aotc_tfl_conv_s16(const aotc_tfl_conv_params *p, const int16_t *x, const int8_t *w, const int64_t *bias,
+                       int16_t *y);
+void aotc_tfl_depthwise_s16(const aotc_tfl_conv_params *p, const int16_t *x, const int8_t *w, const int64_t *bias,
+                            int16_t *y);
+void aotc_tfl_fc_s16(const aotc_tfl_fc_params *p, const int16_t *x, const int8_t *w, const int64_t *bias,
+                     int16_t *y);
+void aotc_tfl_avgpool_s16(const aotc_tfl_pool_params *p, const int16_t *x, int16_t *y);
+void aotc_tfl_maxpool_s16(const aotc_tfl_pool_params *p, const int16_t *x, int16_t *y);
+void aotc_tfl_quantize_f32_s16(const aotc_tfl_quantize_params *p, const float *x, int16_t *y);
+void aotc_tfl_dequantize_s16_f32(const aotc_tfl_quantize_params *p, const int16_t *x, float *y);
+/* QUANTIZE int16 -> int16: (q - x_zero) requantised (double rounding) + y_zero, clamped */
+void aotc_tfl_requantize_s16(const aotc_tfl_quantize_params *p, const int16_t *x, int16_t *y);
 /* QUANTIZE float -> int8: round(x / scale) (float division, half away from zero) + y_zero, clamped */
 void aotc_tfl_quantize_f32_s8(const aotc_tfl_quantize_params *p, const float *x, int8_t *y);
 /* DEQUANTIZE int8 -> float: (float)((double)scale * (q - x_zero)) */

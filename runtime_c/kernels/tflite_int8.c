@@ -320,3 +320,124 @@ void aotc_tfl_softmax_s8(const aotc_tfl_softmax_params *p, const int8_t *x, int8
         }
     }
 }
+
+/* --- 16x8: int16 activations (zero point 0), int8 weights, int64 sums and biases ------------------ */
+static int16_t clamp16(int64_t v, int32_t lo, int32_t hi) {
+    return (int16_t)(v < lo ? lo : v > hi ? hi : v);
+}
+
+/* LiteRT's int64 MultiplyByQuantizedMultiplier: the multiplier rounded to its top 16 bits, one rounding */
+static int64_t requant_reduced(int64_t acc, int32_t mult, int32_t shift) {
+    int64_t m16 = mult < 0x7FFF0000 ? (mult + (1 << 15)) >> 16 : 0x7FFF;
+    int32_t total = 15 - shift;
+    return (acc * m16 + ((int64_t)1 << (total - 1))) >> total;
+}
+
+/* the full multiplier, one rounding: (acc * mult + 2^(30 - shift)) >> (31 - shift) */
+static int64_t requant_full64(int64_t acc, int32_t mult, int32_t shift) {
+    int32_t total = 31 - shift;
+    return (acc * mult + ((int64_t)1 << (total - 1))) >> total;
+}
+
+void aotc_tfl_conv_s16(const aotc_tfl_conv_params *p, const int16_t *x, const int8_t *w, const int64_t *bias,
+                       int16_t *y) {
+    for (int32_t b = 0; b < p->n; ++b)
+        for (int32_t oy = 0; oy < p->oh; ++oy)
+            for (int32_t ox = 0; ox < p->ow; ++ox)
+                for (int32_t oc = 0; oc < p->oc; ++oc) {
+                    int64_t acc = 0;
+                    for (int32_t i = 0; i < p->kh; ++i) {
+                        int32_t iy = oy * p->sh - p->pad_top + i * p->dh;
+                        if (iy < 0 || iy >= p->h) continue;
+                        for (int32_t j = 0; j < p->kw; ++j) {
+                            int32_t ix = ox * p->sw - p->pad_left + j * p->dw;
+                            if (ix < 0 || ix >= p->w) continue;
+                            const int16_t *xp = x + (((int64_t)b * p->h + iy) * p->w + ix) * p->c;
+                            const int8_t *wp = w + (((int64_t)oc * p->kh + i) * p->kw + j) * p->c;
+                            for (int32_t c = 0; c < p->c; ++c) acc += (int32_t)xp[c] * wp[c];
+                        }
+                    }
+                    if (bias) acc += bias[oc];
+                    y[(((int64_t)b * p->oh + oy) * p->ow + ox) * p->oc + oc] =
+                        clamp16(requant_reduced(acc, p->mult[oc], p->shift[oc]), p->y_min, p->y_max);
+                }
+}
+
+void aotc_tfl_depthwise_s16(const aotc_tfl_conv_params *p, const int16_t *x, const int8_t *w, const int64_t *bias,
+                            int16_t *y) {
+    for (int32_t b = 0; b < p->n; ++b)
+        for (int32_t oy = 0; oy < p->oh; ++oy)
+            for (int32_t ox = 0; ox < p->ow; ++ox)
+                for (int32_t oc = 0; oc < p->oc; ++oc) {
+                    int32_t ic = oc / p->depth_multiplier;
+                    int64_t acc = 0;
+                    for (int32_t i = 0; i < p->kh; ++i) {
+                        int32_t iy = oy * p->sh - p->pad_top + i * p->dh;
+                        if (iy < 0 || iy >= p->h) continue;
+                        for (int32_t j = 0; j < p->kw; ++j) {
+                            int32_t ix = ox * p->sw - p->pad_left + j * p->dw;
+                            if (ix < 0 || ix >= p->w) continue;
+                            int32_t xv = x[(((int64_t)b * p->h + iy) * p->w + ix) * p->c + ic];
+                            acc += xv * w[((int64_t)i * p->kw + j) * p->oc + oc];
+                        }
+                    }
+                    if (bias) acc += bias[oc];
+                    y[(((int64_t)b * p->oh + oy) * p->ow + ox) * p->oc + oc] =
+                        clamp16(requant_reduced(acc, p->mult[oc], p->shift[oc]), p->y_min, p->y_max);
+                }
+}
+
+void aotc_tfl_fc_s16(const aotc_tfl_fc_params *p, const int16_t *x, const int8_t *w, const int64_t *bias,
+                     int16_t *y) {
+    for (int32_t r = 0; r < p->rows; ++r)
+        for (int32_t o = 0; o < p->out; ++o) {
+            const int16_t *xr = x + (int64_t)r * p->in;
+            const int8_t *wr = w + (int64_t)o * p->in;
+            int64_t acc = 0;
+            for (int32_t k = 0; k < p->in; ++k) acc += (int32_t)xr[k] * wr[k];
+            if (bias) acc += bias[o];
+            y[(int64_t)r * p->out + o] = clamp16(requant_full64(acc, p->mult[o], p->shift[o]), p->y_min, p->y_max);
+        }
+}
+
+static void pool16(const aotc_tfl_pool_params *p, const int16_t *x, int16_t *y, int average) {
+    for (int32_t b = 0; b < p->n; ++b)
+        for (int32_t oy = 0; oy < p->oh; ++oy)
+            for (int32_t ox = 0; ox < p->ow; ++ox) {
+                int32_t y0 = oy * p->sh - p->pad_top, x0 = ox * p->sw - p->pad_left;
+                int32_t ys = y0 < 0 ? 0 : y0, ye = y0 + p->kh < p->h ? y0 + p->kh : p->h;
+                int32_t xs = x0 < 0 ? 0 : x0, xe = x0 + p->kw < p->w ? x0 + p->kw : p->w;
+                for (int32_t c = 0; c < p->c; ++c) {
+                    int32_t acc = average ? 0 : -32768, count = (ye - ys) * (xe - xs);
+                    for (int32_t iy = ys; iy < ye; ++iy)
+                        for (int32_t ix = xs; ix < xe; ++ix) {
+                            int32_t v = x[(((int64_t)b * p->h + iy) * p->w + ix) * p->c + c];
+                            if (average) acc += v;
+                            else if (v > acc) acc = v;
+                        }
+                    if (average && count > 0)
+                        acc = acc > 0 ? (acc + count / 2) / count : (acc - count / 2) / count;
+                    y[(((int64_t)b * p->oh + oy) * p->ow + ox) * p->c + c] = clamp16(acc, p->y_min, p->y_max);
+                }
+            }
+}
+
+void aotc_tfl_avgpool_s16(const aotc_tfl_pool_params *p, const int16_t *x, int16_t *y) { pool16(p, x, y, 1); }
+void aotc_tfl_maxpool_s16(const aotc_tfl_pool_params *p, const int16_t *x, int16_t *y) { pool16(p, x, y, 0); }
+
+void aotc_tfl_quantize_f32_s16(const aotc_tfl_quantize_params *p, const float *x, int16_t *y) {
+    for (int64_t k = 0; k < p->count; ++k) {
+        float r = roundf(x[k] / p->scale);
+        r = r >= -100000.0f ? (r <= 100000.0f ? r : 100000.0f) : -100000.0f;
+        y[k] = clamp16((int32_t)r + p->y_zero, -32768, 32767);
+    }
+}
+
+void aotc_tfl_dequantize_s16_f32(const aotc_tfl_quantize_params *p, const int16_t *x, float *y) {
+    for (int64_t k = 0; k < p->count; ++k) y[k] = (float)((double)p->scale * (double)(x[k] - p->x_zero));
+}
+
+void aotc_tfl_requantize_s16(const aotc_tfl_quantize_params *p, const int16_t *x, int16_t *y) {
+    for (int64_t k = 0; k < p->count; ++k)
+        y[k] = clamp16((int64_t)requant_double(x[k] - p->x_zero, p->mult, p->shift) + p->y_zero, -32768, 32767);
+}

@@ -39,6 +39,7 @@ INT8_OPS = {"FULLY_CONNECTED": "TflFullyConnected", "CONV_2D": "TflConv2D", "DEP
             "MAXIMUM": "TflMaximum", "MINIMUM": "TflMinimum",
             **{op: "TflLut" for op in ("LOGISTIC", "TANH", "LEAKY_RELU", "HARD_SWISH", "RELU", "RELU6", "RELU_N1_TO_1",
                                        "RELU_0_TO_1")}}
+_16X8_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D")
 _RELU_RANGE = {"RELU": (0.0, None), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0), "RELU_0_TO_1": (0.0, 1.0)}
 _SAME = 0
 
@@ -62,8 +63,14 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
     if internal is None:
         raise _err(op, f"quantized {op.op} is not supported yet (aotc's TFLite int8 kernels: "
                    f"{', '.join(INT8_OPS)})")
-    if x.dtype != "int8" or y.dtype != "int8" or y.quant is None:
-        raise _err(op, f"quantized {op.op} from {x.dtype} to {y.dtype} is not supported yet (int8 only)")
+    sixteen = x.dtype == "int16" and y.dtype == "int16"  # 16x8: int16 activations, int8 weights
+    if sixteen and op.op not in _16X8_OPS:
+        raise _err(op, f"16x8 (int16) {op.op} is not supported yet (aotc's 16x8 kernels: {', '.join(_16X8_OPS)})")
+    if not (sixteen or (x.dtype == "int8" and y.dtype == "int8")) or y.quant is None:
+        raise _err(op, f"quantized {op.op} from {x.dtype} to {y.dtype} is not supported yet (int8, and 16x8 for "
+                   f"{', '.join(_16X8_OPS)})")
+    if sixteen and (int(x.quant.zero_point[0]) != 0 or int(y.quant.zero_point[0]) != 0):
+        raise _err(op, f"16x8 {op.op} with a nonzero zero point is not supported (TFLite's int16 is symmetric)")
     if x.quant.per_channel or y.quant.per_channel:
         raise _err(op, "per-channel parameters on activations are not supported")
     o = op.options
@@ -142,8 +149,9 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
         k_bias = 3 if internal == "TflTransposeConv" else 2
         if len(op.inputs) > k_bias and op.inputs[k_bias] >= 0:
             bias = b.tensor(op.inputs[k_bias])
-            if bias.data is None or bias.dtype != "int32":
-                raise _err(op, f"bias '{bias.name}' must be constant int32, it is {bias.dtype}")
+            want = "int64" if x.dtype == "int16" else "int32"
+            if bias.data is None or bias.dtype != want:
+                raise _err(op, f"bias '{bias.name}' must be constant {want}, it is {bias.dtype}")
             inputs.append(b.const(bias.data, f"{op.name}_bias"))
         if internal == "TflTransposeConv":
             kh, kw = w.shape[1:3]
@@ -174,16 +182,16 @@ def lower_quantize(b: OnnxBuilder, op: TflOp) -> None:
     q = y.quant if op.op == "QUANTIZE" else x.quant
     if q is None or q.per_channel or (x.quant is not None and x.quant.per_channel):
         raise _err(op, f"{op.op} needs per-tensor quantisation parameters")
-    if op.op == "QUANTIZE" and x.dtype == "float32" and y.dtype == "int8":
+    if op.op == "QUANTIZE" and x.dtype == "float32" and y.dtype in ("int8", "int16"):
         internal, attrs = "TflQuantize", {"scale": float(q.scale[0]), "y_zero": int(q.zero_point[0])}
-    elif op.op == "QUANTIZE" and x.dtype == "int8" and y.dtype == "int8":
+    elif op.op == "QUANTIZE" and x.dtype == y.dtype and x.dtype in ("int8", "int16"):
         mult, shift = quantize_multiplier(float(np.float64(x.quant.scale[0]) / np.float64(q.scale[0])))
         internal, attrs = "TflRequantize", {"x_zero": int(x.quant.zero_point[0]), "y_zero": int(q.zero_point[0]),
                                             "mult": mult, "shift": shift}
-    elif op.op == "DEQUANTIZE" and x.dtype == "int8" and y.dtype == "float32":
+    elif op.op == "DEQUANTIZE" and x.dtype in ("int8", "int16") and y.dtype == "float32":
         internal, attrs = "TflDequantize", {"scale": float(q.scale[0]), "x_zero": int(q.zero_point[0])}
     else:
-        raise _err(op, f"{op.op} from {x.dtype} to {y.dtype} is not supported (float32 and int8 only)")
+        raise _err(op, f"{op.op} from {x.dtype} to {y.dtype} is not supported (float32, int8 and int16 only)")
     out = b.names[op.outputs[0]]
     b.nodes.append(helper.make_node(internal, [b.value(op.inputs[0], NHWC)], [out], name=b.fresh(op.name),
                                     domain=DOMAIN, **attrs))
