@@ -244,8 +244,14 @@ INT8 = ["sine_int8", "keyword_int8", "person_int8", "residual_int8", "keyword_in
         "acts_int8", "excite_int8", "sine_16x8", "moves_16x8", "moves_16x8_float_io"]
 
 
-@pytest.mark.parametrize("name", INT8)
-@pytest.mark.parametrize("sanitized", [False, True], ids=["plain", "asan-ubsan"])
+# the sanitizer builds by default: one model of each kind of kernel (conv/depthwise/FC/pools/softmax,
+# the tables, broadcasting and transposed conv, 16x8 with float I/O); every model under -m slow
+SANITIZED = {"keyword_int8", "excite_int8", "moves_16x8_float_io"}
+
+
+@pytest.mark.parametrize(("name", "sanitized"), [
+    *(pytest.param(n, False, id=f"plain-{n}") for n in INT8),
+    *(pytest.param(n, True, id=f"asan-ubsan-{n}", marks=() if n in SANITIZED else pytest.mark.slow) for n in INT8)])
 def test_int8_model_bit_exact_with_litert_reference(tmp_path, name, sanitized):
     """Full-int8 models (int8 in, int8 out): 100% of output elements equal BUILTIN_REF's, over every
     int8 input of the one-input sine model and 8 random inputs of the others; also built with
