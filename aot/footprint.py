@@ -35,7 +35,8 @@ from aot.errors import AotcError
 from aot.targets import STACK_RESERVE, get_target
 
 SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR = 0x1, 0x2, 0x4
-SHT_NOBITS = 8
+SHT_SYMTAB, SHT_NOBITS = 2, 8
+STT_FUNC = 2
 PT_LOAD = 1
 
 
@@ -59,9 +60,17 @@ class Section:
 
 
 @dataclass
+class Symbol:
+    name: str
+    addr: int  # without the Thumb bit
+    size: int
+
+
+@dataclass
 class Elf:
     sections: list[Section]
     segments: list[tuple[int, int, int, int, int]]  # PT_LOAD: offset, vaddr, paddr, filesz, memsz
+    functions: list[Symbol]  # the symbol table's functions (none when stripped), by address
 
     def sizes(self) -> dict[str, int]:
         out = {"text": 0, "data": 0, "bss": 0}
@@ -115,7 +124,23 @@ def parse_elf(data: bytes) -> Elf:
             typ, off, vaddr, paddr, filesz, memsz = struct.unpack_from(endian + "IIIIII", data, at)
         if typ == PT_LOAD:
             segments.append((off, vaddr, paddr, filesz, memsz))
-    return Elf(sections, segments)
+    functions = []
+    for i, sec in enumerate(raw):
+        if i == 0 or sec[1] != SHT_SYMTAB:
+            continue
+        link = struct.unpack_from(endian + "I", data, shoff + i * shentsize + (40 if is64 else 24))[0]
+        names_at = raw[link][4]
+        entry = 24 if is64 else 16
+        for at in range(sec[4], sec[4] + sec[5] - entry + 1, entry):
+            if is64:
+                st_name, info, _other, _shndx, value, size = struct.unpack_from(endian + "IBBHQQ", data, at)
+            else:
+                st_name, value, size, info, _other, _shndx = struct.unpack_from(endian + "IIIBBH", data, at)
+            if info & 0xF == STT_FUNC and value:
+                end = data.index(b"\0", names_at + st_name)
+                functions.append(Symbol(data[names_at + st_name:end].decode(errors="replace"), value & ~1, size))
+    functions.sort(key=lambda f: f.addr)
+    return Elf(sections, segments, functions)
 
 
 def archive_members(data: bytes) -> list[tuple[str, bytes]]:
