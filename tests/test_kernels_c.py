@@ -8,8 +8,8 @@ Each test program is compiled with gcc -O2 under AddressSanitizer and UndefinedB
 past a tensor (its buffers are heap allocations of exactly their size). Two host builds take the
 kernels' other block sizes: -march=native (a host bundle's: GEMM tiles of 6 x 16 with AVX) and the
 baseline ISA with AOTC_DW3_BLOCK=1 (6 x 8 tiles on x86-64 SSE2; the depthwise 3 x 3 kernel output
-by output, as on targets without vector units). The conv test also runs on a Cortex-M4 under qemu
-(4 x 4 tiles), with fewer shapes. The quant test (int8 / uint8 convs, QGemm, the requantisation)
+by output, as on targets without vector units). The conv and gemm tests also run on a Cortex-M4 under qemu
+(scalar tiles), with fewer shapes, with and without the VLDM inline assembly. The quant test (int8 / uint8 convs, QGemm, the requantisation)
 holds its definition itself, exactly, and runs on every Cortex-M board: the DSP extension's paths on
 the M4 (with and without their inline assembly) and the M55, plain C and the integer
 requantisation on the M3, which the host also builds. All kernel sources and tests must also
@@ -99,17 +99,25 @@ def test_kernels_match_reference(tmp_path, objects, family, build):
     assert "MISMATCH" not in out and " ok " in out, out
 
 
-def test_conv_on_cortex_m4(tmp_path, objects):
-    """The conv test on qemu's mps2-an386 (Cortex-M4F, no vector unit: 4 x 4 GEMM tiles, depthwise
-    blocks of 1), fewer shapes; output and exit code through semihosting."""
+# the conv and gemm tests on the Cortex-M4: its register tiles in scalar registers, loaded with
+# VLDM (microkernel.h's inline assembly), and the same kernels with the plain-C loads (AOTC_NO_ASM)
+M4_BUILDS = {"asm": [], "no-asm": ["-DAOTC_NO_ASM"]}
+
+
+@pytest.mark.parametrize("build", sorted(M4_BUILDS))
+@pytest.mark.parametrize("family", ["conv", "gemm"])
+def test_kernels_on_cortex_m4(tmp_path, objects, family, build):
+    """The conv and gemm tests on qemu's mps2-an386 (Cortex-M4F, no vector unit: 4 x 4 GEMM tiles,
+    runs of 5 x 4 in the implicit GEMM, a whole panel per row of a GEMV, depthwise blocks of 1),
+    fewer shapes; output and exit code through semihosting."""
     require_tool("arm-none-eabi-gcc", "qemu-system-arm")
     board = cmake_dir() / "cortex-m"
-    exe = tmp_path / "test_conv_kernels.elf"
-    flags = [*WARNINGS, *CORTEX_M4, "-O2", "-ffunction-sections", "-fdata-sections", f"-I{board}"]
+    exe = tmp_path / f"test_{family}_kernels.elf"
+    flags = [*WARNINGS, *CORTEX_M4, *M4_BUILDS[build], "-O2", "-ffunction-sections", "-fdata-sections", f"-I{board}"]
     link = [f"-T{board / 'mps2-an386.ld'}", f"-L{board}", "--specs=nano.specs", "--specs=rdimon.specs",
             "-nostartfiles", "-Wl,--gc-sections", "-u", "_printf_float"]
-    compile_and_link(objects, "arm-none-eabi-gcc", [*c_sources("conv"), board / "startup.c"], flags, exe, link)
-    args = ",".join(f"arg={a}" for a in ("test_conv_kernels", SEED, M4_SHAPES))
+    compile_and_link(objects, "arm-none-eabi-gcc", [*c_sources(family), board / "startup.c"], flags, exe, link)
+    args = ",".join(f"arg={a}" for a in (f"test_{family}_kernels", SEED, M4_SHAPES))
     out = run_checked(["qemu-system-arm", "-M", "mps2-an386", "-nographic", "-monitor", "none", "-serial", "none",
                        "-semihosting-config", f"enable=on,target=native,{args}", "-kernel", str(exe)], timeout=600)
     assert "MISMATCH" not in out and " ok " in out, out

@@ -227,7 +227,7 @@ def _scalar_implicit(c: _Conv, target: TargetTraits) -> bool:
     implicit GEMM: its runs of 6 positions x 4 channels (conv_implicit.c) need fewer instructions
     per MAC than the GEMM core's 4 x 4 tiles, whose rows of W each step a pointer of their own
     (issue 27: on the M4, 1.6 against 2.2 per MAC in DS-CNN's 1 x 1 convs), and no scratch."""
-    return not target.vector_unit and c.const_weights and c.nd <= 2
+    return target.scalar_tiles and c.const_weights and c.nd <= 2
 
 
 def _fit_pointwise_t(c: _Conv, budget: int) -> KernelChoice | None:
@@ -279,6 +279,12 @@ def _scratch_free(kernel: str, what: str) -> Callable[[_Conv, int], KernelChoice
 # Conv's kernels, cheapest first: a node takes the first that applies and fits its step's spare memory
 KERNELS: tuple[Candidate, ...] = (
     _candidate("aotc_conv_transpose_f32", _fit_transpose, lambda c, t: c.node.op == "ConvTranspose"),
+    # where the tiles live in scalar registers (a Cortex-M4), the depthwise kernel's rows slide a
+    # window of inputs in registers (conv_depthwise3x3_direct.c): 2.5 instructions per MAC against
+    # the flat kernel's 4 or more (issue 27)
+    _candidate("aotc_conv_depthwise3x3_direct_f32",
+               _scratch_free("aotc_conv_depthwise3x3_direct_f32", "depthwise 3x3, rows in registers"),
+               lambda c, t: t.scalar_tiles and _direct_dw_applies(c), lambda t: {"AOTC_DW3_BLOCK": dw3_block(t)}),
     # the scratch-free depthwise kernel where it beats the flat one ...
     _candidate("aotc_conv_depthwise3x3_direct_f32",
                _scratch_free("aotc_conv_depthwise3x3_direct_f32", "depthwise 3x3 straight from the input"),
