@@ -292,6 +292,15 @@ void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const flo
                         while (r < count) { /* tiles of positions, row by row through the class */
                             int32_t rows = ig_rows(count - r);
 #if MK_SCALAR_TILES
+                            if (count - r == IG_RUN - 1 && r > 0 && L.n[0] > 0 && ps == 1 && sx <= 2) {
+                                /* the class's last 4 positions (as many as a run of 5 costs): the run that ends at its end, if
+                                 * its inputs lie sx apart (it computes some outputs again, and
+                                 * stores the same values) */
+                                const int32_t b_ = count - IG_RUN, by = ra + b_ / (cb - ca), bx = ca + b_ % (cb - ca);
+                                const int32_t ly = ra + (count - 1) / (cb - ca), lx = ca + (count - 1) % (cb - ca);
+                                if (((ptrdiff_t)(ly - by) * sy) * rs + (ptrdiff_t)(lx - bx) * sx == (IG_RUN - 1) * sx)
+                                    r = b_, oy = by, ox = bx;
+                            }
                             if (count - r >= IG_RUN && L.n[0] > 0 && ps == 1 && sx <= 2) {
                                 /* a run: IG_RUN positions whose inputs lie sx apart (the first and
                                  * last tell: positions go row by row through the class's rectangle) */
