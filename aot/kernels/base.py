@@ -46,6 +46,7 @@ class TargetTraits:
     # no vector unit at all (not Helium either): the kernels' register tiles live in scalar
     # registers (microkernel.h's MK_SCALAR_TILES), a Cortex-M4/M7/M33 and the like
     scalar_tiles: bool = False
+    helium: bool = False  # Arm's M-profile vector extension (a Cortex-M55): kernels with its intrinsics
 
 
 @dataclass(frozen=True)

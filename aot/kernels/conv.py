@@ -223,11 +223,11 @@ def _pointwise(c: _Conv) -> bool:
 
 
 def _scalar_implicit(c: _Conv, target: TargetTraits) -> bool:
-    """A 1 x 1 conv with constant weights on a target without a vector unit (a Cortex-M) takes the
-    implicit GEMM: its runs of 6 positions x 4 channels (conv_implicit.c) need fewer instructions
+    """A 1 x 1 conv with constant weights on a Cortex-M (tiles in scalar registers, or Helium) takes
+    the implicit GEMM: its runs of positions x 4 channels (conv_implicit.c) need fewer instructions
     per MAC than the GEMM core's 4 x 4 tiles, whose rows of W each step a pointer of their own
-    (issue 27: on the M4, 1.6 against 2.2 per MAC in DS-CNN's 1 x 1 convs), and no scratch."""
-    return target.scalar_tiles and c.const_weights and c.nd <= 2
+    (issue 27: on the M4, 1.3 against 2.2 per MAC in DS-CNN's 1 x 1 convs), and no scratch."""
+    return (target.scalar_tiles or target.helium) and c.const_weights and c.nd <= 2
 
 
 def _fit_pointwise_t(c: _Conv, budget: int) -> KernelChoice | None:
@@ -284,7 +284,8 @@ KERNELS: tuple[Candidate, ...] = (
     # the flat kernel's 4 or more (issue 27)
     _candidate("aotc_conv_depthwise3x3_direct_f32",
                _scratch_free("aotc_conv_depthwise3x3_direct_f32", "depthwise 3x3, rows in registers"),
-               lambda c, t: t.scalar_tiles and _direct_dw_applies(c), lambda t: {"AOTC_DW3_BLOCK": dw3_block(t)}),
+               lambda c, t: (t.scalar_tiles or t.helium) and _direct_dw_applies(c),
+               lambda t: {"AOTC_DW3_BLOCK": dw3_block(t)}),
     # the scratch-free depthwise kernel where it beats the flat one ...
     _candidate("aotc_conv_depthwise3x3_direct_f32",
                _scratch_free("aotc_conv_depthwise3x3_direct_f32", "depthwise 3x3 straight from the input"),

@@ -259,8 +259,14 @@ static void dw3_plane_checked(const dw3_conv *c, const float *x, ptrdiff_t x_len
     }
 }
 
-#if MK_SCALAR_TILES
-/* ---- targets whose floats live in scalar registers (a Cortex-M4/M7/M33): row by row ---- */
+#if MK_SCALAR_TILES || MK_HELIUM
+/* ---- Cortex-M cores (floats in scalar registers, a Cortex-M4/M7/M33; and the M55, whose
+ * scalar FPU does this better than gcc's vectorised blocks of 1): row by row ---- */
+#if defined(__FP_FAST_FMAF)
+#define DW3S_MADD(a, b, c) fmaf((a), (b), (c))
+#else
+#define DW3S_MADD(a, b, c) MK_MADD(a, b, c)
+#endif
 
 /* One output row's interior outputs [o0, o1): every tap inside the image, the tap rows that are
  * (R of them, 2 or 3) at x0, x1, x2 with weights k0, k1, k2 (3 each), output ox reading columns
@@ -286,22 +292,22 @@ static void dw3_plane_checked(const dw3_conv *c, const float *x, ptrdiff_t x_len
         float *AOTC_RESTRICT y = yrow;                                                               \
         int32_t o = o0;                                                                              \
         if (o0 == 1) { /* the left pad: output 0 reads columns 0 and 1 (x at column -1) */          \
-            float u = MK_MADD(w01, x0[1], b);                                                        \
-            u = MK_MADD(w02, x0[2], u);                                                              \
-            if ((R) >= 2) u = MK_MADD(w11, x1[1], u), u = MK_MADD(w12, x1[2], u);                    \
-            if ((R) >= 3) u = MK_MADD(w21, x2[1], u), u = MK_MADD(w22, x2[2], u);                    \
+            float u = DW3S_MADD(w01, x0[1], b);                                                        \
+            u = DW3S_MADD(w02, x0[2], u);                                                              \
+            if ((R) >= 2) u = DW3S_MADD(w11, x1[1], u), u = DW3S_MADD(w12, x1[2], u);                    \
+            if ((R) >= 3) u = DW3S_MADD(w21, x2[1], u), u = DW3S_MADD(w22, x2[2], u);                    \
             DW3S_CLAMP(u)                                                                            \
             y[0] = u;                                                                                \
         }                                                                                            \
         if (right > 0) { /* output o1 reads its first `right` (1 or 2) columns only */              \
             const float *r0_ = x0 + S * o1, *r1_ = x1 + S * o1, *r2_ = x2 + S * o1;                    \
-            float u = MK_MADD(w00, r0_[0], b);                                                       \
-            if ((R) >= 2) u = MK_MADD(w10, r1_[0], u);                                               \
-            if ((R) >= 3) u = MK_MADD(w20, r2_[0], u);                                               \
+            float u = DW3S_MADD(w00, r0_[0], b);                                                       \
+            if ((R) >= 2) u = DW3S_MADD(w10, r1_[0], u);                                               \
+            if ((R) >= 3) u = DW3S_MADD(w20, r2_[0], u);                                               \
             if (right > 1) {                                                                         \
-                u = MK_MADD(w01, r0_[1], u);                                                         \
-                if ((R) >= 2) u = MK_MADD(w11, r1_[1], u);                                           \
-                if ((R) >= 3) u = MK_MADD(w21, r2_[1], u);                                           \
+                u = DW3S_MADD(w01, r0_[1], u);                                                         \
+                if ((R) >= 2) u = DW3S_MADD(w11, r1_[1], u);                                           \
+                if ((R) >= 3) u = DW3S_MADD(w21, r2_[1], u);                                           \
             }                                                                                        \
             DW3S_CLAMP(u)                                                                            \
             y[o1] = u;                                                                               \
@@ -316,18 +322,18 @@ static void dw3_plane_checked(const dw3_conv *c, const float *x, ptrdiff_t x_len
                 const float c0 = x0[2], d0 = x0[3], e0 = x0[4];                                      \
                 const float c1 = (R) >= 2 ? x1[2] : 0.0f, d1 = (R) >= 2 ? x1[3] : 0.0f, e1 = (R) >= 2 ? x1[4] : 0.0f; \
                 const float c2 = (R) >= 3 ? x2[2] : 0.0f, d2 = (R) >= 3 ? x2[3] : 0.0f, e2 = (R) >= 3 ? x2[4] : 0.0f; \
-                float u = MK_MADD(w00, a0, b), v = MK_MADD(w00, b0, b), w = MK_MADD(w00, c0, b);      \
-                u = MK_MADD(w01, b0, u), v = MK_MADD(w01, c0, v), w = MK_MADD(w01, d0, w);           \
-                u = MK_MADD(w02, c0, u), v = MK_MADD(w02, d0, v), w = MK_MADD(w02, e0, w);           \
+                float u = DW3S_MADD(w00, a0, b), v = DW3S_MADD(w00, b0, b), w = DW3S_MADD(w00, c0, b);      \
+                u = DW3S_MADD(w01, b0, u), v = DW3S_MADD(w01, c0, v), w = DW3S_MADD(w01, d0, w);           \
+                u = DW3S_MADD(w02, c0, u), v = DW3S_MADD(w02, d0, v), w = DW3S_MADD(w02, e0, w);           \
                 if ((R) >= 2) {                                                                      \
-                    u = MK_MADD(w10, a1, u), v = MK_MADD(w10, b1, v), w = MK_MADD(w10, c1, w);       \
-                    u = MK_MADD(w11, b1, u), v = MK_MADD(w11, c1, v), w = MK_MADD(w11, d1, w);       \
-                    u = MK_MADD(w12, c1, u), v = MK_MADD(w12, d1, v), w = MK_MADD(w12, e1, w);       \
+                    u = DW3S_MADD(w10, a1, u), v = DW3S_MADD(w10, b1, v), w = DW3S_MADD(w10, c1, w);       \
+                    u = DW3S_MADD(w11, b1, u), v = DW3S_MADD(w11, c1, v), w = DW3S_MADD(w11, d1, w);       \
+                    u = DW3S_MADD(w12, c1, u), v = DW3S_MADD(w12, d1, v), w = DW3S_MADD(w12, e1, w);       \
                 }                                                                                    \
                 if ((R) >= 3) {                                                                      \
-                    u = MK_MADD(w20, a2, u), v = MK_MADD(w20, b2, v), w = MK_MADD(w20, c2, w);       \
-                    u = MK_MADD(w21, b2, u), v = MK_MADD(w21, c2, v), w = MK_MADD(w21, d2, w);       \
-                    u = MK_MADD(w22, c2, u), v = MK_MADD(w22, d2, v), w = MK_MADD(w22, e2, w);       \
+                    u = DW3S_MADD(w20, a2, u), v = DW3S_MADD(w20, b2, v), w = DW3S_MADD(w20, c2, w);       \
+                    u = DW3S_MADD(w21, b2, u), v = DW3S_MADD(w21, c2, v), w = DW3S_MADD(w21, d2, w);       \
+                    u = DW3S_MADD(w22, c2, u), v = DW3S_MADD(w22, d2, v), w = DW3S_MADD(w22, e2, w);       \
                 }                                                                                    \
                 DW3S_CLAMP(u) DW3S_CLAMP(v) DW3S_CLAMP(w)                                         \
                 y[0] = u, y[1] = v, y[2] = w;                                                        \
@@ -335,10 +341,10 @@ static void dw3_plane_checked(const dw3_conv *c, const float *x, ptrdiff_t x_len
             }                                                                                        \
         }                                                                                            \
         for (; o < o1; ++o, x0 += S, x1 += S, x2 += S, ++y) { /* one at a time */                   \
-            float u = MK_MADD(w00, x0[0], b);                                                        \
-            u = MK_MADD(w01, x0[1], u), u = MK_MADD(w02, x0[2], u);                                  \
-            if ((R) >= 2) u = MK_MADD(w10, x1[0], u), u = MK_MADD(w11, x1[1], u), u = MK_MADD(w12, x1[2], u); \
-            if ((R) >= 3) u = MK_MADD(w20, x2[0], u), u = MK_MADD(w21, x2[1], u), u = MK_MADD(w22, x2[2], u); \
+            float u = DW3S_MADD(w00, x0[0], b);                                                        \
+            u = DW3S_MADD(w01, x0[1], u), u = DW3S_MADD(w02, x0[2], u);                                  \
+            if ((R) >= 2) u = DW3S_MADD(w10, x1[0], u), u = DW3S_MADD(w11, x1[1], u), u = DW3S_MADD(w12, x1[2], u); \
+            if ((R) >= 3) u = DW3S_MADD(w20, x2[0], u), u = DW3S_MADD(w21, x2[1], u), u = DW3S_MADD(w22, x2[2], u); \
             DW3S_CLAMP(u)                                                                            \
             *y = u;                                                                                  \
         }                                                                                            \
@@ -421,7 +427,7 @@ void aotc_conv_depthwise3x3_direct_f32(const aotc_conv_params *p, const float *x
     uint32_t m[DW3_RUN + DW3_BLOCK + 1];
     dw3_conv c;
     int32_t n, o, oy;
-#if MK_SCALAR_TILES
+#if MK_SCALAR_TILES || MK_HELIUM
     if (IH >= 2 && IW >= 3) {
         dw3_scalar(p, x, w, bias, res, y);
         return;

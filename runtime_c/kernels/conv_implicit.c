@@ -153,8 +153,76 @@ IG_RUN_KERNEL(ig_run2_narrow, IGR_COLS2, IGR_W2, IGR_X2)
 #undef IG_RUN_KERNEL
 typedef void (*ig_run_kernel)(const float *, const ig_loops *, const float *, const float *, float *,
                               const ig_fin *);
+#elif MK_HELIUM
+#include <arm_mve.h>
+/* Helium's runs: 6 positions x 4 output channels in 6 vectors of sums, per step 6 patch elements
+ * (scalar loads) times one vector of 4 weights (one load), a VFMA by a scalar each (no
+ * broadcast). W^T's panels are 16 wide and zero-padded, so a narrow block (2 channels) reads 4
+ * too; its stores are predicated. About 0.7 instructions per MAC on the M55. */
+#define IG_RUN 6
+typedef struct {
+    float *y;
+    ptrdiff_t plane;
+    int clamp;
+    float lo, hi;
+    int32_t width; /* output channels to store (the vectors' first lanes) */
+} ig_fin;
+#define IGV_MAC(i) a##i = vfmaq_n_f32(a##i, u, xq[(i) * SX]);
+#define IGV_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define IGV_TO_T(i) vst1q_f32(t + (i) * IG_NR, a##i);
+#define IGV_CLAMP(i) a##i = vminnmq_f32(vmaxnmq_f32(a##i, lo), hi);
+#define IGV_PUT(i) vstrwq_scatter_shifted_offset_p_f32(y + (i), off, a##i, keep);
+#define IG_RUN_KERNEL(NAME, SX_)                                                                     \
+    MK_NOINLINE static void NAME(const float *AOTC_RESTRICT x0, const ig_loops *L, const float *AOTC_RESTRICT wp, \
+                                 const float *AOTC_RESTRICT b0, float *AOTC_RESTRICT t, const ig_fin *f) { \
+        enum { SX = SX_ };                                                                           \
+        const float32x4_t bias = vld1q_f32(b0);                                                      \
+        float32x4_t a0 = bias, a1 = bias, a2 = bias, a3 = bias, a4 = bias, a5 = bias;                \
+        const ptrdiff_t xs2 = L->xs[2], ws2 = L->ws[2];                                              \
+        int32_t a, b;                                                                                \
+        for (a = 0; a < L->n[0]; ++a) {                                                              \
+            for (b = 0; b < L->n[1]; ++b) {                                                          \
+                const float *AOTC_RESTRICT xq = x0 + a * L->xs[0] + b * L->xs[1];                    \
+                const float *w = wp + a * L->ws[0] + b * L->ws[1];                                   \
+                int32_t n = L->n[2];                                                                 \
+                for (; n > 0; --n, w += ws2, xq += xs2) {                                            \
+                    const float32x4_t u = vld1q_f32(w);                                              \
+                    IGV_ROWS(IGV_MAC)                                                                \
+                }                                                                                    \
+            }                                                                                        \
+        }                                                                                            \
+        if (f == NULL) {                                                                             \
+            IGV_ROWS(IGV_TO_T)                                                                       \
+            return;                                                                                  \
+        }                                                                                            \
+        if (f->clamp) {                                                                              \
+            const float32x4_t lo = vdupq_n_f32(f->lo), hi = vdupq_n_f32(f->hi);                                                      \
+            IGV_ROWS(IGV_CLAMP)                                                                      \
+        }                                                                                            \
+        {                                                                                            \
+            float *y = f->y;                                                                         \
+            const uint32x4_t off = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)f->plane);              \
+            const mve_pred16_t keep = vctp32q((uint32_t)f->width);                                   \
+            IGV_ROWS(IGV_PUT)                                                                        \
+        }                                                                                            \
+    }
+IG_RUN_KERNEL(ig_run1, 1)
+IG_RUN_KERNEL(ig_run2, 2)
+#undef IG_RUN_KERNEL
+#define ig_run1_narrow ig_run1
+#define ig_run2_narrow ig_run2
+typedef void (*ig_run_kernel)(const float *, const ig_loops *, const float *, const float *, float *,
+                              const ig_fin *);
 #else
 #define IG_RUN IG_MR
+#endif
+/* runs of positions, finished in their kernel where they can be: on the M4 a full block of
+ * channels (the kernels store all W), with Helium any (predicated stores) */
+#define IG_RUNS (MK_SCALAR_TILES || MK_HELIUM)
+#if MK_HELIUM
+#define IG_FIN_WIDTH(width, narrow) 1
+#else
+#define IG_FIN_WIDTH(width, narrow) ((width) == ((narrow) ? IG_NH : IG_NR))
 #endif
 
 /* Positions of the next tile when `left` are left in a class: IG_MR while that leaves at least 3
@@ -208,7 +276,7 @@ static void ig_store(const aotc_conv_params *p, float *t, const ptrdiff_t *q, in
             for (i = 0; i < IG_MR; ++i) y[i] = t[i * IG_NR + j];
         return;
     }
-#if MK_SCALAR_TILES
+#if IG_RUNS
     if (rows == IG_RUN && q[IG_RUN - 1] - q[0] == IG_RUN - 1) {
         y += q[0];
         aotc_activate_f32(t, (ptrdiff_t)IG_RUN * IG_NR, p->act, p->act_lo, p->act_hi, p->act_alpha);
@@ -244,12 +312,15 @@ void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const flo
     const aotc_conv_params *tp = res != NULL ? &bare : p; /* the params the tiles store by */
     int32_t n, g, j0, ra, rb, ca, cb, ky0, ky1, kx0, kx1;
     bare.act = AOTC_ACT_NONE;
-#if MK_SCALAR_TILES
+#if IG_RUNS
     ig_fin fin; /* runs finished in their kernel: clamp -1 where they cannot be (a LeakyRelu) */
     fin.plane = out_plane;
     fin.clamp = tp->act == AOTC_ACT_NONE ? 0 : tp->act == AOTC_ACT_CLAMP ? 1 : -1;
     fin.lo = tp->act_lo;
     fin.hi = tp->act_hi;
+#if MK_HELIUM
+    fin.width = 0;
+#endif
 #endif
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
@@ -291,7 +362,7 @@ void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const flo
                         }
                         while (r < count) { /* tiles of positions, row by row through the class */
                             int32_t rows = ig_rows(count - r);
-#if MK_SCALAR_TILES
+#if IG_RUNS
                             if (count - r == IG_RUN - 1 && r > 0 && L.n[0] > 0 && ps == 1 && sx <= 2) {
                                 /* the class's last 4 positions (as many as a run of 5 costs): the run that ends at its end, if
                                  * its inputs lie sx apart (it computes some outputs again, and
@@ -313,8 +384,11 @@ void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const flo
                                     const ig_run_kernel k = sx == 1 ? (narrow ? ig_run1_narrow : ig_run1)
                                                                     : (narrow ? ig_run2_narrow : ig_run2);
                                     float t[IG_RUN * IG_NR];
-                                    if (fin.clamp >= 0 && q_last - q0 == IG_RUN - 1 && width == (narrow ? IG_NH : IG_NR)) {
+                                    if (fin.clamp >= 0 && q_last - q0 == IG_RUN - 1 && IG_FIN_WIDTH(width, narrow)) {
                                         fin.y = y + yo + (ptrdiff_t)j0 * out_plane + q0; /* finished in the kernel */
+#if MK_HELIUM
+                                        fin.width = width;
+#endif
                                         k(xg + x_first, &L, wc, b0, t, &fin);
                                     } else {
                                         ptrdiff_t q[IG_RUN];

@@ -66,6 +66,15 @@
 #else
 #define MK_SCALAR_TILES 0
 #endif
+/* Helium with floats (a Cortex-M55): the kernels that are written with its intrinsics
+ * (arm_mve.h), where gcc's vectoriser does badly (issue 27: at -O3 it split a 4 x 4 tile into
+ * vector and scalar rows of separate multiplies and adds, 16 % more instructions than at -O2).
+ * -DAOTC_NO_MVE takes the plain C instead. */
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2) && !defined(AOTC_NO_MVE)
+#define MK_HELIUM 1
+#else
+#define MK_HELIUM 0
+#endif
 /* Helium (M55): -O2 and -O3 vectorise the loops; -Os does not, so there the unrolling is what
  * keeps the tile in registers. */
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8 && \
