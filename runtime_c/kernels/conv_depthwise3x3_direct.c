@@ -367,7 +367,7 @@ typedef void (*dw3s_kernel)(const float *, ptrdiff_t, ptrdiff_t, int32_t, const 
  * 1 or 2 in both dims, pads of 0 or 1, no dilation); IH >= 2 and IW >= 3, so that a row's first
  * and last outputs (the kernels' edges) have 2 tap rows and one column outside at most. The residual and a LeakyRelu go in a
  * pass over each plane. */
-static void dw3_scalar(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
+MK_SPEED static void dw3_scalar(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
                        const float *res, float *y) {
     const int32_t IH = p->in_size[1], IW = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2];
     const int32_t s = p->strides[2], pt = p->pads[1], pl = p->pads[2];

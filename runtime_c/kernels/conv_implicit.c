@@ -262,7 +262,7 @@ MK_NOINLINE static int32_t ig_tap_run(int32_t o, int32_t n_out, int32_t n_in, in
 /* The finished tile t (rows positions q[i] by output channels [0, width), channel planes
  * `plane` apart in y): + the residual, the activation (vectorised along t's rows), stored.
  * A full tile of consecutive positions (most of them) moves with constant offsets. */
-static void ig_store(const aotc_conv_params *p, float *t, const ptrdiff_t *q, int32_t rows, int32_t width,
+MK_SPEED static void ig_store(const aotc_conv_params *p, float *t, const ptrdiff_t *q, int32_t rows, int32_t width,
                      ptrdiff_t plane, const float *res, float *y) {
     int32_t i, j;
     if (rows == IG_MR && q[IG_MR - 1] - q[0] == IG_MR - 1) {
@@ -293,7 +293,7 @@ static void ig_store(const aotc_conv_params *p, float *t, const ptrdiff_t *q, in
         for (i = 0; i < rows; ++i) y[q[i]] = t[i * IG_NR + j];
 }
 
-void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
+MK_SPEED void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
                             const float *res, float *y) {
     const int32_t IH = p->in_size[1], IW = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2];
     const int32_t KH = p->kernel[1], KW = p->kernel[2], taps = KH * KW;
