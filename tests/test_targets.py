@@ -275,6 +275,11 @@ def test_footprint_agrees_with_binutils_size(builds, target):
     assert model["stack_bytes"] > 0 and model["stack"]["deepest_path"][0] in (f"{name}_run", f"{name}_init")
     weights = b.meta["memory"]["weights_bytes"]
     assert model["text"] >= weights  # the weights are read-only data of the library
+    # code kept per source file: the GEMM core's gemm.c and the model's own .c are there, and with
+    # the code from outside the bundle they add up to no more than the image's text
+    code = image["code_bytes_by_file"]
+    assert code.get("gemm.c", 0) > 0 and code.get(f"{name}.c", 0) > 0, code
+    assert sum(code.values()) <= image["text"]
     if get_target(target).regions:
         # Every allocated byte is in a region of the board; .data twice (its initial values in flash).
         used = sum(r["used_bytes"] for r in image["regions"].values())
