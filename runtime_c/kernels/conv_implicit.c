@@ -405,7 +405,7 @@ MK_SPEED void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, 
                                     continue;
                                 }
                                 if (span >= IG_RUN && cb - ox < IG_RUN) /* to the row's end: the next row's runs */
-                                    rows = cb - ox;
+                                    rows = cb - ox > 4 ? 3 : cb - ox; /* (a tile is 1 to 4 rows) */
                             }
 #endif
                             {
