@@ -54,19 +54,37 @@ def embed_model() -> onnx.ModelProto:
     return m
 
 
+def mcu_convs_model() -> onnx.ModelProto:
+    """The Cortex-M conv paths in one small net: a 3-channel stem at stride 2 (implicit GEMM runs at
+    sx = 2, rows whose last positions are fewer than a run), a depthwise 3 x 3 at stride 1 and 2
+    (the row kernels, edges, two-row bands), 1 x 1 convs on the implicit GEMM with a narrow last
+    block of channels (10 = 4 + 4 + 2), Relu6 and Relu fused."""
+    b = zoo.Builder("mcu_convs", opset=13)
+    x = b.input("input", (1, 3, 24, 24))
+    x = b.relu6(b.conv(x, 8, 3, stride=2))
+    x = b.relu6(b.conv(x, 8, 3, group=8))
+    x = b.relu(b.conv(x, 10, 1, pad=0))
+    x = b.relu6(b.conv(x, 10, 3, stride=2, group=10))
+    return b.build([b.conv(x, 6, 1, pad=0)])
+
+
 def model_and_inputs(name: str) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
     if name == "embed":
         ids = np.array([0, 1023, 5, 77, 512, 3, 999, 64], dtype=np.int64)
         return embed_model(), {"ids": ids}
+    if name == "mcu_convs":
+        model = mcu_convs_model()
+        return model, zoo.random_inputs(model)
     model = zoo.build(name)
     return model, zoo.random_inputs(model)
 
 
 # (model, target) pairs built for the whole module: a dense model (mlp, weights in a blob) on
-# every cross target, a CNN (lenet) on the soft-float M3 and on the M55, and the embedding
-# model (int64 input) on the M3.
+# every cross target, a CNN (lenet) on the soft-float M3 and on the M55, the embedding
+# model (int64 input) on the M3, and the Cortex-M conv paths (mcu_convs) on the M4 and the M55.
 PAIRS = ([("mlp", t) for t in CORTEX_M + LINUX] + [("lenet", "mps2-an385"), ("lenet", "mps3-an547"),
-                                                    ("embed", "mps2-an385")])
+                                                    ("embed", "mps2-an385"), ("mcu_convs", "mps2-an386"),
+                                                    ("mcu_convs", "mps3-an547")])
 
 
 def reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
