@@ -213,16 +213,23 @@ def test_bare_metal_exit_codes_come_back_through_semihosting(builds, tmp_path):
 
 def test_bench_on_a_board_counts_instructions_per_inference_and_per_mac(builds):
     """aotc bench on a Cortex-M bundle: qemu with aotc's counting plugin (built from source here),
-    instructions of one inference, MACs from the graph, and the outputs' error against onnxruntime."""
+    instructions of one inference, MACs from the graph, the outputs' error against onnxruntime, and
+    with --profile where they go."""
     b = get_build(builds, "mlp", "mps2-an386")
     require_tool("cc")
-    r = run([*AOTC, "bench", str(b.out)])
+    r = run([*AOTC, "bench", str(b.out), "--profile"])
     row = next(line for line in r.stdout.splitlines() if line.startswith(f"| {b.meta['name']} |"))
+    # --profile: per function, most first; a dense net at batch 1 spends nearly all in the GEMM core's
+    # GEMV kernel, and the functions' counts add up to the inference's
+    prof = [[c.strip() for c in line.strip("|").split("|")] for line in r.stdout.splitlines()
+            if line.startswith("| ") and line.count("|") == 5 and "function" not in line]
+    assert prof and prof[0][0] == "kernel_row_panel" and float(prof[0][1].rstrip("%")) > 80, r.stdout
     cells = [c.strip() for c in row.strip("|").split("|")]
     instructions, macs, per_mac = int(cells[2]), int(cells[3]), float(cells[4])
     assert macs == sum(int(np.prod(i.dims)) for i in b.model.graph.initializer if len(i.dims) == 2), row
     assert instructions > macs and abs(per_mac - instructions / macs) < 0.01, row
     assert cells[5].endswith("%") and float(cells[6]) < 1e-4, row
+    assert abs(sum(int(c[2]) for c in prof) - instructions) <= 0.01 * instructions, r.stdout
 
 
 def test_model_too_big_for_the_board_is_refused_with_sizes(tmp_path):
