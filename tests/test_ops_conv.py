@@ -107,6 +107,10 @@ CASES = [
     conv("conv3x3_flat_large_stride2", (1, 3, 130, 129), (4, 3, 3, 3), strides=[2, 2], pads=[1, 1, 1, 1]),
     # 1 x 1 on fewer positions than a panel: X^T * W^T
     conv("conv_1x1_few_positions", (1, 20, 3, 3), (40, 20, 1, 1)),
+    # 36 positions (a partial panel of 4) and 32 channels: the implicit GEMM's tiles of 6 x 16
+    conv("conv_1x1_implicit_partial_panel", (1, 24, 6, 6), (32, 24, 1, 1)),
+    # 125 positions: the GEMM's last panel (13 columns) as a full tile ending at the last column
+    conv("conv_1x1_last_panel_shifted", (1, 16, 25, 5), (20, 16, 1, 1)),
     conv("conv_1x1_few_positions_grouped", (2, 12, 2, 3), (18, 4, 1, 1), group=3, bias=False),
     conv("conv_1x1_one_position_blocks", (1, 16, 1, 1), (300, 16, 1, 1)),
     # 1-D and 3-D

@@ -27,6 +27,7 @@ import re
 import subprocess
 import tempfile
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from aot.paths import runtime_dir
@@ -87,22 +88,24 @@ def used_sources(candidates: Iterable[str], calling_code: Iterable[str]) -> list
 
 
 def scan_symbols(cc: str = "gcc") -> dict[str, dict[str, list[str]]]:
-    """Compile every shipped kernel source and read its objects' symbols with nm: the global
-    functions each defines, and the runtime functions (defined by another kernel file) it calls."""
+    """Compile every shipped kernel source (at -O0: quick, and a call the optimiser would drop
+    only keeps a file it did not need) and read its object's symbols with nm: the global functions
+    each defines, and the runtime functions (defined by another kernel file) it calls."""
     kernels = runtime_dir() / "kernels"
     files = sorted({f for fam in kernel_families() for f in family_files(fam) if f.endswith(".c")})
-    defines, undefined = {}, {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for f in files:
-            obj = Path(tmp) / f"{f}.o"
-            subprocess.run([cc, "-std=c99", "-O2", f"-I{runtime_dir() / 'include'}", f"-I{kernels}", "-c",
-                            str(kernels / f), "-o", str(obj)], check=True)
-            rows = [ln.split() for ln in subprocess.run(["nm", str(obj)], check=True, capture_output=True,
-                                                         text=True).stdout.splitlines()]
-            defines[f] = sorted(r[-1] for r in rows if len(r) == 3 and r[1] in "TDRB")
-            undefined[f] = {r[-1] for r in rows if len(r) == 2 and r[0] == "U"}
-    every = {s for syms in defines.values() for s in syms}
-    return {f: {"defines": defines[f], "calls": sorted(undefined[f] & every)} for f in files}
+
+    def symbols(f: str, tmp: str) -> tuple[list[str], set[str]]:
+        obj = Path(tmp) / f"{f}.o"
+        subprocess.run([cc, "-std=c99", "-O0", f"-I{runtime_dir() / 'include'}", f"-I{kernels}", "-c",
+                        str(kernels / f), "-o", str(obj)], check=True)
+        rows = [ln.split() for ln in subprocess.run(["nm", str(obj)], check=True, capture_output=True,
+                                                     text=True).stdout.splitlines()]
+        return sorted(r[-1] for r in rows if len(r) == 3 and r[1] in "TDRB"), {r[-1] for r in rows if r[0] == "U"}
+
+    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(max_workers=2) as pool:
+        found = dict(zip(files, pool.map(lambda f: symbols(f, tmp), files), strict=True))
+    every = {s for defines, _ in found.values() for s in defines}
+    return {f: {"defines": d, "calls": sorted(u & every)} for f, (d, u) in found.items()}
 
 
 def write_symbols() -> Path:

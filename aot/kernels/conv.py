@@ -60,6 +60,7 @@ MAX_SPATIAL = 3
 # flat direct kernel: it costs a pass over each output plane per input channel, which beats
 # im2col + GEMM (a copy of 9 x the input, and few rows per register tile) up to about here
 FLAT_MAX_CG = 4
+IMPLICIT_NR = 16  # aotc_conv_implicit_f32's output channels per register tile with AVX (AOTC_GEMM_NR)
 POINTWISE_T_NC = 256  # aotc_conv_pointwise_t_f32: output channels per block (positions x this in scratch)
 # aotc_conv_depthwise3x3_direct_f32 computes an output row in blocks of dw3_block() outputs, the last
 # one rounded up; at stride 2 it beats the flat kernel where that last block has at least this many
@@ -230,6 +231,14 @@ def _scalar_implicit(c: _Conv, target: TargetTraits) -> bool:
     return (target.scalar_tiles or target.helium) and c.const_weights and c.nd <= 2
 
 
+def _implicit_beats_pointwise(c: _Conv) -> bool:
+    """A 1 x 1 conv on the implicit GEMM rather than the GEMM core: where the positions end in a
+    partial panel of at most half its columns (a panel's worth of work for a few) and the output channels fill whole
+    tiles of IMPLICIT_NR."""
+    npos = math.prod(c.y[2:])
+    return 0 < npos % PANEL <= PANEL // 2 and (c.out_c // c.group) % IMPLICIT_NR == 0
+
+
 def _fit_pointwise_t(c: _Conv, budget: int) -> KernelChoice | None:
     """A few positions (a 3 x 3 plane): vectors along the output channels, W^T packed here,
     nc channels at a time through scratch."""
@@ -306,6 +315,11 @@ KERNELS: tuple[Candidate, ...] = (
                lambda c, t: (c.node.op != "ConvTranspose" and _pointwise(c) and c.const_weights
                              and not _scalar_implicit(c, t)
                              and math.prod(c.y[2:]) < PANEL and math.prod(c.y[2:]) != PANEL // 2)),
+    # a 1 x 1 conv whose positions end in a partial panel, on a vector unit: the implicit GEMM's tiles
+    # of 6 positions x 16 channels (stored straight into Y on x86) waste less than the GEMM's last panel
+    _candidate("aotc_conv_implicit_f32", _scratch_free("aotc_conv_implicit_f32", "1x1 as an implicit GEMM"),
+               lambda c, t: t.vector_unit and c.node.op != "ConvTranspose" and _pointwise(c) and c.const_weights
+               and _implicit_beats_pointwise(c)),
     _candidate("aotc_conv_pointwise_f32",
                lambda c, budget: c.choice("aotc_conv_pointwise_f32", "1x1", work_bytes(c.in_c // c.group, budget)),
                lambda c, t: c.node.op != "ConvTranspose" and _pointwise(c) and not _scalar_implicit(c, t)),

@@ -28,15 +28,37 @@ typedef struct {
 #define IG_FMA(i, W) MK_AXPY(i, W, x##i[xo], w)
 #define IG_OUT(i, W) MK_STORE(i, W, t, IG_NR)
 
-/* t[i * IG_NR + j] = b0[j] + sum over the loops of xp[i][xo] * w[j], j < W. The innermost loop
- * steps a pointer to its end (see gemm.c: so that compilers vectorise j, not the sum). */
-#define IG_KERNEL(NAME, ROWS, W)                                                                  \
-    MK_NOINLINE static void NAME(const float *const *xp, const ig_loops *L, const float *AOTC_RESTRICT wp, \
-                                 const float *AOTC_RESTRICT b0, float *AOTC_RESTRICT t) {          \
-        ROWS(IG_DECL, W)                                                                          \
-        const ptrdiff_t xs2 = L->xs[2], ws2 = L->ws[2];                                           \
-        int32_t j, a, b;                                                                          \
-        ROWS(IG_INIT, W)                                                                          \
+/* x86 with AVX (the host build): 3 x 3 taps inside (the two inner loops of 3) go unrolled, one
+ * loop over the channels: loops of 3 cost about as much as their taps (ResNet-8's 16-channel
+ * convs, whose channels go outermost because their planes crowd L1's sets; the RGB stems). Not
+ * on cores without vector units, where code size counts and the loops cost less. */
+#if defined(__AVX__) && !defined(AOTC_IG_NO_UNROLL3)
+#define IG_UNROLL3 1
+#else
+#define IG_UNROLL3 0
+#endif
+
+/* c<i> += the sums over the loops of L, for the rows ROWS (their pointers x<i>, W columns), W^T
+ * from wp. The innermost loop steps a pointer to its end (see gemm.c: so that compilers
+ * vectorise j, not the sum). */
+#define IG_TAP(ROWS, W, B, K)                                                                     \
+    {                                                                                             \
+        const float *w_ = w + (B) * ws1 + (K) * ws2;                                              \
+        const ptrdiff_t o_ = xa + (B) * xs1 + (K) * xs2;                                          \
+        ROWS(IG_FMA3, W)                                                                          \
+    }
+#define IG_FMA3(i, W) MK_AXPY(i, W, x##i[o_], w_)
+#define IG_SUM(ROWS, W)                                                                           \
+    if (IG_UNROLL3 && L->n[1] == 3 && L->n[2] == 3) {                                             \
+        const ptrdiff_t xs0 = L->xs[0], xs1 = L->xs[1], ws0 = L->ws[0], ws1 = L->ws[1];           \
+        const float *w = wp;                                                                      \
+        ptrdiff_t xa = 0;                                                                         \
+        for (a = 0; a < L->n[0]; ++a, w += ws0, xa += xs0) {                                      \
+            IG_TAP(ROWS, W, 0, 0) IG_TAP(ROWS, W, 0, 1) IG_TAP(ROWS, W, 0, 2)                     \
+            IG_TAP(ROWS, W, 1, 0) IG_TAP(ROWS, W, 1, 1) IG_TAP(ROWS, W, 1, 2)                     \
+            IG_TAP(ROWS, W, 2, 0) IG_TAP(ROWS, W, 2, 1) IG_TAP(ROWS, W, 2, 2)                     \
+        }                                                                                         \
+    } else {                                                                                      \
         for (a = 0; a < L->n[0]; ++a) {                                                           \
             for (b = 0; b < L->n[1]; ++b) {                                                       \
                 ptrdiff_t xo = a * L->xs[0] + b * L->xs[1];                                       \
@@ -47,6 +69,17 @@ typedef struct {
                 }                                                                                 \
             }                                                                                     \
         }                                                                                         \
+    }
+
+/* t[i * IG_NR + j] = b0[j] + sum over the loops of xp[i][xo] * w[j], j < W. */
+#define IG_KERNEL(NAME, ROWS, W)                                                                  \
+    MK_NOINLINE static void NAME(const float *const *xp, const ig_loops *L, const float *AOTC_RESTRICT wp, \
+                                 const float *AOTC_RESTRICT b0, float *AOTC_RESTRICT t) {          \
+        ROWS(IG_DECL, W)                                                                          \
+        const ptrdiff_t xs2 = L->xs[2], ws2 = L->ws[2];                                           \
+        int32_t j, a, b;                                                                          \
+        ROWS(IG_INIT, W)                                                                          \
+        IG_SUM(ROWS, W)                                                                           \
         ROWS(IG_OUT, W)                                                                           \
     }
 #if IG_MR == 6
@@ -65,7 +98,136 @@ IG_KERNEL(ig_tile1_narrow, MK_ROWS1, IG_NH)
 #define ig_tile ig_tile4
 #define ig_tile_narrow ig_tile4_narrow
 #endif
+
+/* x86 with AVX (the host build): a full tile of IG_MR consecutive positions x 16 channels is
+ * finished in the kernel and stored straight into Y's 16 channel planes, transposed in registers
+ * (ig_put8). Stored into t and copied out position by position (ig_store), each channel's six
+ * values were gathered from t with scalar loads that wait on the tile's vector stores: 14 % of
+ * ResNet-8's time, as much as its 16-channel convs' partial tiles. */
+#if IG_MR == 6 && IG_NR == 16 && defined(__AVX__) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(AOTC_NO_INTRINSICS)
+#define IG_DIRECT 1
+#include <immintrin.h>
+
+/* Where a finished tile goes: channel j of position i at y[j * plane + i]; the activation. */
+typedef struct {
+    ptrdiff_t plane;
+    int32_t act;
+    float lo, hi, leak;
+} ig_dst;
+
+/* Rows r0..r5 (6 positions x 8 channels) stored as 8 runs of 6 floats, y + j * plane. Per
+ * 128-bit lane, the unpacks and shuffles turn the first 4 rows into columns (u0..u3) and pair
+ * rows 4 and 5 (t4, t5: two columns each). */
+static MK_INLINE void ig_put8(__m256 r0, __m256 r1, __m256 r2, __m256 r3, __m256 r4, __m256 r5, float *y,
+                              ptrdiff_t plane) {
+    const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+    const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+#define IG_PUT_LANE(L, GET)                                                                       \
+    {                                                                                             \
+        float *y_ = y + (ptrdiff_t)(4 * (L)) * plane;                                             \
+        const __m128 a4 = GET(t4), a5 = GET(t5);                                                  \
+        _mm_storeu_ps(y_, GET(u0));                                                               \
+        _mm_storel_pi((__m64 *)(void *)(y_ + 4), a4);                                             \
+        _mm_storeu_ps(y_ + plane, GET(u1));                                                       \
+        _mm_storeh_pi((__m64 *)(void *)(y_ + plane + 4), a4);                                     \
+        _mm_storeu_ps(y_ + 2 * plane, GET(u2));                                                   \
+        _mm_storel_pi((__m64 *)(void *)(y_ + 2 * plane + 4), a5);                                 \
+        _mm_storeu_ps(y_ + 3 * plane, GET(u3));                                                   \
+        _mm_storeh_pi((__m64 *)(void *)(y_ + 3 * plane + 4), a5);                                 \
+    }
+#define IG_LO(v) _mm256_castps256_ps128(v)
+#define IG_HI(v) _mm256_extractf128_ps(v, 1)
+    IG_PUT_LANE(0, IG_LO)
+    IG_PUT_LANE(1, IG_HI)
+#undef IG_LO
+#undef IG_HI
+#undef IG_PUT_LANE
+}
+
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+/* Any full tile (positions in up to IG_MR runs, wherever a class's rows end): the rows
+ * transposed whole into 8 columns of 8 (rows 6 and 7 repeat 4 and 5), each column stored by
+ * masked stores, a run of positions each: run r is positions [s[r], s[r + 1]), which start at
+ * y + q[s[r]]. */
+static MK_INLINE void ig_put8_runs(__m256 r0, __m256 r1, __m256 r2, __m256 r3, __m256 r4, __m256 r5, float *y,
+                                   ptrdiff_t plane, const ptrdiff_t *q, const int8_t *s, int32_t runs) {
+    const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+    const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    const __m256 u4 = _mm256_shuffle_ps(t4, t4, 0x44), u5 = _mm256_shuffle_ps(t4, t4, 0xEE);
+    const __m256 u6 = _mm256_shuffle_ps(t5, t5, 0x44), u7 = _mm256_shuffle_ps(t5, t5, 0xEE);
+    __m256 col[8];
+    int32_t j, r;
+    col[0] = _mm256_permute2f128_ps(u0, u4, 0x20), col[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+    col[1] = _mm256_permute2f128_ps(u1, u5, 0x20), col[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    col[2] = _mm256_permute2f128_ps(u2, u6, 0x20), col[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+    col[3] = _mm256_permute2f128_ps(u3, u7, 0x20), col[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+    for (r = 0; r < runs; ++r) {
+        const int32_t a = s[r], b = s[r + 1];
+        const __mmask8 m = (__mmask8)(((1u << b) - 1u) & ~((1u << a) - 1u));
+        float *yr = y + q[a] - a;
+        for (j = 0; j < 8; ++j) _mm256_mask_storeu_ps(yr + (ptrdiff_t)j * plane, m, col[j]);
+    }
+}
+#define IG_RUNS 1
+#else
+#define IG_RUNS 0
+#endif
+
+#define IG_Y_HALF(i, W) _mm256_loadu_ps(c##i + h_)
+#define IG_CLAMP(i, W) MK_UNROLL for (j = 0; j < W; ++j) { const float v = c##i[j] < lo ? lo : c##i[j]; c##i[j] = v > hi ? hi : v; }
+#define IG_LEAK(i, W) MK_UNROLL for (j = 0; j < W; ++j) c##i[j] = c##i[j] < 0.0f ? leak * c##i[j] : c##i[j];
+
+/* ig_tile, then the activation and the transposed store into y (channel 0's plane): positions
+ * at y + q[i], in `runs` runs of consecutive ones (s: where each starts, then IG_MR); without
+ * AVX-512 (masked stores) only one run. */
+MK_NOINLINE static void ig_tile_y(const float *const *xp, const ig_loops *L, const float *AOTC_RESTRICT wp,
+                                  const float *AOTC_RESTRICT b0, float *y, const ig_dst *d, const ptrdiff_t *q,
+                                  const int8_t *s, int32_t runs) {
+    MK_ROWS6(IG_DECL, IG_NR)
+    const ptrdiff_t xs2 = L->xs[2], ws2 = L->ws[2];
+    int32_t j, a, b, h_;
+    MK_ROWS6(IG_INIT, IG_NR)
+    IG_SUM(MK_ROWS6, IG_NR)
+    if (d->act == AOTC_ACT_CLAMP) {
+        const float lo = d->lo, hi = d->hi;
+        MK_ROWS6(IG_CLAMP, IG_NR)
+    } else if (d->act == AOTC_ACT_LEAKY) {
+        const float leak = d->leak;
+        MK_ROWS6(IG_LEAK, IG_NR)
+    }
+#if IG_RUNS
+    if (runs > 1) {
+        for (h_ = 0; h_ < IG_NR; h_ += 8) {
+            ig_put8_runs(IG_Y_HALF(0, 8), IG_Y_HALF(1, 8), IG_Y_HALF(2, 8), IG_Y_HALF(3, 8), IG_Y_HALF(4, 8),
+                         IG_Y_HALF(5, 8), y + (ptrdiff_t)h_ * d->plane, d->plane, q, s, runs);
+        }
+        return;
+    }
+#else
+    (void)s, (void)runs;
+#endif
+    for (h_ = 0; h_ < IG_NR; h_ += 8) {
+        ig_put8(IG_Y_HALF(0, 8), IG_Y_HALF(1, 8), IG_Y_HALF(2, 8), IG_Y_HALF(3, 8), IG_Y_HALF(4, 8),
+                IG_Y_HALF(5, 8), y + q[0] + (ptrdiff_t)h_ * d->plane, d->plane);
+    }
+}
+#undef IG_Y_HALF
+#undef IG_CLAMP
+#undef IG_LEAK
+#else
+#define IG_DIRECT 0
+#endif
 #undef IG_KERNEL
+#undef IG_SUM
+#undef IG_TAP
+#undef IG_FMA3
 
 #if MK_SCALAR_TILES
 /* Runs: IG_RUN positions whose inputs lie 1 or 2 floats apart (SX, the column stride: a row's
@@ -218,7 +380,7 @@ typedef void (*ig_run_kernel)(const float *, const ig_loops *, const float *, co
 #endif
 /* runs of positions, finished in their kernel where they can be: on the M4 a full block of
  * channels (the kernels store all W), with Helium any (predicated stores) */
-#define IG_RUNS (MK_SCALAR_TILES || MK_HELIUM)
+#define IG_MCU_RUNS (MK_SCALAR_TILES || MK_HELIUM)
 #if MK_HELIUM
 #define IG_FIN_WIDTH(width, narrow) 1
 #else
@@ -276,7 +438,7 @@ MK_SPEED static void ig_store(const aotc_conv_params *p, float *t, const ptrdiff
             for (i = 0; i < IG_MR; ++i) y[i] = t[i * IG_NR + j];
         return;
     }
-#if IG_RUNS
+#if IG_MCU_RUNS
     if (rows == IG_RUN && q[IG_RUN - 1] - q[0] == IG_RUN - 1) {
         y += q[0];
         aotc_activate_f32(t, (ptrdiff_t)IG_RUN * IG_NR, p->act, p->act_lo, p->act_hi, p->act_alpha);
@@ -311,8 +473,11 @@ MK_SPEED void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, 
     aotc_conv_params bare = *p;
     const aotc_conv_params *tp = res != NULL ? &bare : p; /* the params the tiles store by */
     int32_t n, g, j0, ra, rb, ca, cb, ky0, ky1, kx0, kx1;
+#if IG_DIRECT
+    ig_dst dst;
+#endif
     bare.act = AOTC_ACT_NONE;
-#if IG_RUNS
+#if IG_MCU_RUNS
     ig_fin fin; /* runs finished in their kernel: clamp -1 where they cannot be (a LeakyRelu) */
     fin.plane = out_plane;
     fin.clamp = tp->act == AOTC_ACT_NONE ? 0 : tp->act == AOTC_ACT_CLAMP ? 1 : -1;
@@ -321,6 +486,9 @@ MK_SPEED void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, 
 #if MK_HELIUM
     fin.width = 0;
 #endif
+#endif
+#if IG_DIRECT
+    dst.plane = out_plane, dst.act = tp->act, dst.lo = tp->act_lo, dst.hi = tp->act_hi, dst.leak = tp->act_alpha;
 #endif
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
@@ -362,7 +530,7 @@ MK_SPEED void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, 
                         }
                         while (r < count) { /* tiles of positions, row by row through the class */
                             int32_t rows = ig_rows(count - r);
-#if IG_RUNS
+#if IG_MCU_RUNS
                             if (count - r == IG_RUN - 1 && r > 0 && L.n[0] > 0 && ps == 1 && sx <= 2) {
                                 /* the class's last 4 positions (as many as a run of 5 costs): the run that ends at its end, if
                                  * its inputs lie sx apart (it computes some outputs again, and
@@ -424,6 +592,20 @@ MK_SPEED void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, 
                                 xp[i] = L.n[0] > 0 ? xg + (ptrdiff_t)(oy * sy + y0) * rs + (ptrdiff_t)(ox * sx + x0) * ps : xg;
                                 if (++ox == cb) ox = ca, ++oy;
                             }
+#if IG_DIRECT
+                            if (rows == IG_MR && width == IG_NR && L.n[0] > 0) {
+                                int8_t st[IG_MR + 1];
+                                int32_t runs = 1;
+                                st[0] = 0;
+                                for (i = 1; i < IG_MR; ++i)
+                                    if (q[i] != q[i - 1] + 1) st[runs++] = (int8_t)i;
+                                st[runs] = IG_MR;
+                                if (runs == 1 || IG_RUNS) {
+                                    ig_tile_y(xp, &L, wc, b0, y + yo + (ptrdiff_t)j0 * out_plane, &dst, q, st, runs);
+                                    continue;
+                                }
+                            }
+#endif
                             if (L.n[0] > 0) {
                                 k(xp, &L, wc, b0, t);
                             } else {

@@ -302,6 +302,13 @@ void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, 
     /* k-blocks keep a B block in L1 for the row tiles that share it; a single row tile
      * (a matrix-vector product) streams B once, best in one pass */
     const int32_t kb = m <= MR && p->b_padded && k > 0 ? k : KC;
+    /* A plain B's last, partial panel (a 1 x 1 conv on 125 positions: 13 columns) goes as a full
+     * tile ending at the last column: it recomputes columns the tile before it stored, with the
+     * same sums in the same order, so it stores the same values again. Not where C is summed
+     * over k-blocks or read as C_in (the columns stored first would count twice), and only where
+     * the full-width reads stay inside B's rows (unpadded panels are plain rows). */
+    const int shift_last = !p->b_padded && p->b_ps == PANEL && n > NR && n % NR != 0 && n % NR > NH && k <= KC &&
+                           p->alpha == 1.0f && (c_in == NULL || (p->cin_cs == 0 && c_in != c));
     int32_t pc = 0;
     do { /* k-blocks; a single empty one when k == 0 (C = beta * C_in) */
         const int32_t kc = min_i32(kb, k - pc);
@@ -312,7 +319,6 @@ void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, 
         for (ic = 0; ic < m; ic += mb) {
             const int32_t mc = min_i32(mb, m - ic);
             for (jr = 0; jr < n; jr += NR) {
-                const int32_t nr = min_i32(NR, n - jr);
 #if MK_SCALAR_TILES
                 if (mc < 4 && jr % PANEL == 0 && (p->b_padded || n - jr >= PANEL)) {
                     /* fewer rows than a tile: each row times the whole panel (kernel_row_panel) */
@@ -329,6 +335,11 @@ void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, 
                     continue;
                 }
 #endif
+                int32_t nr = min_i32(NR, n - jr);
+                if (nr < NR && shift_last) { /* a full tile ending at the last column (see shift_last) */
+                    jr = n - NR;
+                    nr = NR;
+                }
                 const int32_t w = nr <= NH ? NH : NR; /* the narrow kernels for a panel's last few columns */
                 const float *bp = b + (ptrdiff_t)(jr / PANEL) * p->b_ps + (ptrdiff_t)pc * p->b_rs + jr % PANEL;
                 int32_t b_rs = p->b_rs;
