@@ -368,22 +368,26 @@ def insn_count_plugin(directory: Path) -> Path:
     return so
 
 
-def board_instructions(out: Path, meta: dict, inputs: list[np.ndarray], plugin: Path) -> int:
+def board_instructions(out: Path, meta: dict, inputs: list[np.ndarray], plugin: Path,
+                       profile: dict[str, int] | None = None) -> int:
     """Instructions one inference executes on a bare-metal board: the runner under qemu-system-arm
     with the counting plugin, doing 1 and then 3 timed inferences after its first;
     (count(3) - count(1)) / 2 leaves out startup, init and the semihosting I/O (the count grows
-    exactly linearly with the runs)."""
+    exactly linearly with the runs). With `profile`, it is filled with one inference's instructions
+    per function of the image, the same difference taken block address by block address."""
     from aot.build import RUN_TIMEOUT_S, runner_command
 
     target = get_target(meta["target"])
     runner = runner_path(out, meta).resolve()
     counts = []
+    per_pc: list[dict[int, int]] = []
     with tempfile.TemporaryDirectory(prefix="aotc-insn-") as tmp:
         (Path(tmp) / "inputs.bin").write_bytes(b"".join(np.asarray(x, order="C").tobytes() for x in inputs))
         for repeat in (1, 3):
             cmd = runner_command(target, runner, ["inputs.bin", "outputs.bin", str(repeat)])
             k = cmd.index("-kernel")
-            cmd[k:k] = ["-plugin", str(plugin)]
+            pcs = Path(tmp) / f"pcs{repeat}.txt"
+            cmd[k:k] = ["-plugin", f"{plugin},arg=pcs={pcs}" if profile is not None else str(plugin)]
             try:
                 r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, stdin=subprocess.DEVNULL,
                                    timeout=RUN_TIMEOUT_S)
@@ -394,7 +398,28 @@ def board_instructions(out: Path, meta: dict, inputs: list[np.ndarray], plugin: 
                 raise AotcError(f"counting instructions of {out} under qemu failed (exit {r.returncode}): "
                                 f"{(r.stderr or r.stdout).strip()[-300:]}")
             counts.append(int(m.group(1)))
+            if profile is not None:
+                per_pc.append({int(a, 16): int(n) for a, n in (ln.split() for ln in pcs.read_text().splitlines())})
+    if profile is not None:
+        profile.update(_by_function(runner, {a: (n - per_pc[0].get(a, 0)) // 2 for a, n in per_pc[1].items()}))
     return (counts[1] - counts[0]) // 2
+
+
+def _by_function(runner: Path, per_pc: dict[int, int]) -> dict[str, int]:
+    """Instructions by block address -> by the function of the image's symbol table holding the
+    address (a translated block ends at a branch, so it lies in one function)."""
+    import bisect
+
+    from aot.footprint import parse_elf
+
+    funcs = parse_elf(runner.read_bytes()).functions
+    starts = [f.addr for f in funcs]
+    out: dict[str, int] = {}
+    for addr, n in per_pc.items():
+        i = bisect.bisect_right(starts, addr) - 1
+        name = funcs[i].name if i >= 0 and addr < funcs[i].addr + max(funcs[i].size, 1) else f"0x{addr:x}"
+        out[name] = out.get(name, 0) + n
+    return {k: v for k, v in sorted(out.items(), key=lambda kv: -kv[1]) if v}
 
 
 @dataclass
@@ -406,6 +431,7 @@ class BoardRow:
     macs: int
     max_abs_err: float
     text_bytes: int  # the runner image's .text (code, read-only data, weights in flash)
+    profile: dict[str, int] | None = None  # one inference's instructions per function, most first
 
     @property
     def per_mac(self) -> float:
@@ -419,9 +445,9 @@ class BoardRow:
 
 
 def bench_board(out: Path, meta: dict, *, inputs_npz: str | None = None, model: str | None = None,
-                plugin_dir: Path | None = None) -> BoardRow:
+                plugin_dir: Path | None = None, profile: bool = False) -> BoardRow:
     """A bare-metal bundle under qemu: instructions per inference, MACs from the ONNX model, and
-    the outputs' error against onnxruntime on the same inputs."""
+    the outputs' error against onnxruntime on the same inputs; with `profile`, also per function."""
     import onnx
 
     from aot.build import build, run_bundle
@@ -440,13 +466,14 @@ def bench_board(out: Path, meta: dict, *, inputs_npz: str | None = None, model: 
         rng = np.random.default_rng(0)
         inputs = [rng.standard_normal(s["shape"]).astype(s["dtype"]) for s in meta["inputs"]]
     plugin = insn_count_plugin(plugin_dir or out / "aotc-qemu-plugin")
-    count = board_instructions(out, meta, inputs, plugin)
+    per_function: dict[str, int] | None = {} if profile else None
+    count = board_instructions(out, meta, inputs, plugin, per_function)
     outputs, _ = run_bundle(out, meta, inputs)
     refs = _ort_session(str(source)).run(None, {s["name"]: x for s, x in zip(meta["inputs"], inputs, strict=True)})
     err = max(float(np.max(np.abs(outputs[s["name"]].astype(np.float64) - r), initial=0.0))
               for s, r in zip(meta["outputs"], refs, strict=True))
     text = parse_elf(runner_path(out, meta).read_bytes()).sizes()["text"]
-    return BoardRow(meta["name"], target.name, count, graph_macs(onnx.load(str(source))), err, text)
+    return BoardRow(meta["name"], target.name, count, graph_macs(onnx.load(str(source))), err, text, per_function)
 
 
 def format_board_table(rows: list[BoardRow]) -> str:
@@ -459,3 +486,17 @@ def format_board_table(rows: list[BoardRow]) -> str:
         f"{'-' if r.floor_share is None else f'{r.floor_share:.0%}'} | {r.max_abs_err:.2e} | {r.text_bytes} |\n"
         for r in rows)
     return head + body
+
+
+def format_board_profile(row: BoardRow, top: int = 25) -> str:
+    """The functions that one inference spends its instructions in, most first: share, count, and
+    per MAC of the whole model (kernels the compiler inlined count in their caller)."""
+    prof = row.profile or {}
+    lines = ["| function | share | instructions | per model MAC |", "|---|---:|---:|---:|"]
+    for name, n in list(prof.items())[:top]:
+        lines.append(f"| {name} | {n / max(row.instructions, 1):.1%} | {n} | {n / max(row.macs, 1):.3f} |")
+    rest = sum(list(prof.values())[top:])
+    if rest:
+        lines.append(f"| ({len(prof) - top} others) | {rest / max(row.instructions, 1):.1%} | {rest} | "
+                     f"{rest / max(row.macs, 1):.3f} |")
+    return "\n".join(lines) + "\n"

@@ -218,6 +218,8 @@ def _run_parser(cmd: str) -> argparse.ArgumentParser:
                        help="rounds timing the bundle and onnxruntime back to back (default 3; medians over them)")
         p.add_argument("--instructions", action="store_true",
                        help="also count the instructions of one inference under valgrind --tool=callgrind")
+        p.add_argument("--profile", action="store_true",
+                       help="a Cortex-M bundle: also list the instructions of one inference per function")
         p.add_argument("--model", help="ONNX model for onnxruntime (default: the one OUT was compiled from)")
         p.add_argument("--tflite", metavar="FILE.tflite",
                        help="also time this .tflite file of the same network in LiteRT (one thread, its default "
@@ -407,7 +409,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    from aot.bench import bench_board, bench_one, format_board_table, format_table
+    from aot.bench import bench_board, bench_one, format_board_profile, format_board_table, format_table
     from aot.targets import get_target
 
     out = Path(args.out)
@@ -415,7 +417,10 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         check_input_file(Path(args.inputs), "--inputs")
     meta = _metadata(out)
     if get_target(meta.get("target", "host")).kind == "bare-metal":  # qemu has no timing: count instructions
-        print(format_board_table([bench_board(out, meta, inputs_npz=args.inputs, model=args.model)]), end="")
+        row = bench_board(out, meta, inputs_npz=args.inputs, model=args.model, profile=args.profile)
+        print(format_board_table([row]), end="")
+        if args.profile:
+            print("\n" + format_board_profile(row), end="")
         return 0
     row = bench_one(out, meta, inputs_npz=args.inputs, repeat=args.repeat, model=args.model,
                     instructions=args.instructions, rounds=args.rounds, tflite=args.tflite)

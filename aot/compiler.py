@@ -143,7 +143,10 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
     """The host kernels each node may run (select), then the arena, with the kernel each node
     runs at the memory its step can spare (plan)."""
     workspace = {symbol: a.workspace_bytes for symbol, a in artifacts.items()}
-    selection = select_kernels(graph, TargetTraits(vector_unit=get_target(target).vector_unit), workspace)
+    t = get_target(target)
+    traits = TargetTraits(vector_unit=t.vector_unit, scalar_tiles=not t.vector_unit and not t.helium,
+                          helium=t.helium)
+    selection = select_kernels(graph, traits, workspace)
     return selection, plan_memory(graph, op_memory(selection), scratch_floor)
 
 

@@ -35,7 +35,8 @@ from aot.errors import AotcError
 from aot.targets import STACK_RESERVE, get_target
 
 SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR = 0x1, 0x2, 0x4
-SHT_NOBITS = 8
+SHT_SYMTAB, SHT_NOBITS = 2, 8
+STT_FUNC, STT_FILE = 2, 4
 PT_LOAD = 1
 
 
@@ -59,9 +60,19 @@ class Section:
 
 
 @dataclass
+class Symbol:
+    name: str
+    addr: int  # without the Thumb bit
+    size: int
+    file: str | None = None  # a local (static) function's source file (the symbol table's STT_FILE before it)
+    local: bool = False
+
+
+@dataclass
 class Elf:
     sections: list[Section]
     segments: list[tuple[int, int, int, int, int]]  # PT_LOAD: offset, vaddr, paddr, filesz, memsz
+    functions: list[Symbol]  # the symbol table's functions (none when stripped), by address
 
     def sizes(self) -> dict[str, int]:
         out = {"text": 0, "data": 0, "bss": 0}
@@ -115,7 +126,27 @@ def parse_elf(data: bytes) -> Elf:
             typ, off, vaddr, paddr, filesz, memsz = struct.unpack_from(endian + "IIIIII", data, at)
         if typ == PT_LOAD:
             segments.append((off, vaddr, paddr, filesz, memsz))
-    return Elf(sections, segments)
+    functions = []
+    for i, sec in enumerate(raw):
+        if i == 0 or sec[1] != SHT_SYMTAB:
+            continue
+        link = struct.unpack_from(endian + "I", data, shoff + i * shentsize + (40 if is64 else 24))[0]
+        names_at = raw[link][4]
+        entry = 24 if is64 else 16
+        file = None
+        for at in range(sec[4], sec[4] + sec[5] - entry + 1, entry):
+            if is64:
+                st_name, info, _other, shndx, value, size = struct.unpack_from(endian + "IBBHQQ", data, at)
+            else:
+                st_name, value, size, info, _other, shndx = struct.unpack_from(endian + "IIIBBH", data, at)
+            name = data[names_at + st_name:data.index(b"\0", names_at + st_name)].decode(errors="replace")
+            if info & 0xF == STT_FILE:
+                file = name
+            elif info & 0xF == STT_FUNC and shndx != 0:  # defined here
+                local = info >> 4 == 0
+                functions.append(Symbol(name, value & ~1, size, file if local else None, local))
+    functions.sort(key=lambda f: f.addr)
+    return Elf(sections, segments, functions)
 
 
 def archive_members(data: bytes) -> list[tuple[str, bytes]]:
@@ -260,8 +291,29 @@ def measure(out: Path, meta: dict) -> dict[str, Any]:
         if target.regions:
             image["regions"] = region_usage(elf, target)
             image["stack_reserve_bytes"] = STACK_RESERVE
+        image["code_bytes_by_file"] = code_by_file(elf, lib)
         report["image"] = image
     return report
+
+
+def code_by_file(image: Elf, lib: Path) -> dict[str, int]:
+    """Bytes of code the linker kept, per source file of the bundle (its kernels' files, the model's
+    own .c), most first; code from outside the bundle (libc, libm, startup, the runner) is
+    "(other)". A static function is its file's by the symbol table; a global one by the library
+    member that defines it."""
+    owner: dict[str, str] = {}
+    for member, body in archive_members(lib.read_bytes()):
+        if body[:4] == b"\x7fELF":
+            for f in parse_elf(body).functions:
+                if not f.local:
+                    owner.setdefault(f.name, re.sub(r"\.(obj|o)$", "", member))
+    ours = set(owner.values())
+    out: dict[str, int] = {}
+    for f in image.functions:
+        where = f.file if f.local else owner.get(f.name)
+        key = where if where in ours else "(other)"
+        out[key] = out.get(key, 0) + f.size
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
 
 def region_usage(elf: Elf, target) -> dict[str, dict[str, int]]:
@@ -303,4 +355,7 @@ def summary(report: dict[str, Any]) -> str:
         if "regions" in img:
             line += " (" + ", ".join(f"{k} {human(v['used_bytes'])} of {human(v['size_bytes'])}"
                                      for k, v in img["regions"].items()) + ")"
+        code = img.get("code_bytes_by_file") or {}
+        if code:
+            line += "; code bytes by file: " + ", ".join(f"{k} {v}" for k, v in list(code.items())[:6])
     return line

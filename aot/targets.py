@@ -60,6 +60,7 @@ class Target:
     apt: tuple[str, ...] = ()  # Debian packages that provide the compiler and the emulator
     # SSE2 or NEON as its C compiler is configured (aot/kernels TargetTraits: register block widths)
     vector_unit: bool = True
+    helium: bool = False  # Arm's M-profile vector extension (MVE), which gcc vectorises for
 
     @property
     def flash_bytes(self) -> int | None:
@@ -101,11 +102,11 @@ _AN547 = (
 
 
 def _board(name: str, cpu: str, regions: tuple[Region, ...], weights: tuple[str, ...],
-           arena: tuple[str, ...], rodata: str = "FLASH") -> Target:
+           arena: tuple[str, ...], rodata: str = "FLASH", helium: bool = False) -> Target:
     return Target(name, f"{cpu}, bare metal, qemu-system-arm -M {name} (semihosting)", toolchain=f"{name}.cmake",
                   emulator=_qemu_system(name), kind="bare-metal", board=name, regions=regions,
                   weights_regions=weights, arena_regions=arena, rodata_region=rodata, executable_suffix=".elf",
-                  compiler="arm-none-eabi-gcc", vector_unit=False,
+                  compiler="arm-none-eabi-gcc", vector_unit=False, helium=helium,
                   apt=("gcc-arm-none-eabi", "libnewlib-arm-none-eabi", "qemu-system-arm"))
 
 
@@ -120,7 +121,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     _board("mps2-an385", "Arm Cortex-M3 (no FPU)", _MPS2, ("FLASH", "PSRAM"), ("RAM", "PSRAM")),
     _board("mps2-an386", "Arm Cortex-M4F (FPU)", _MPS2, ("FLASH", "PSRAM"), ("RAM", "PSRAM")),
     _board("mps3-an547", "Arm Cortex-M55 (FPU, Helium)", _AN547, ("CODE_SRAM", "DDR"), ("RAM", "SRAM", "DDR"),
-           rodata="CODE_SRAM"),
+           rodata="CODE_SRAM", helium=True),
     _linux("aarch64-linux", "64-bit Arm", "qemu-aarch64", "aarch64-linux-gnu", "arm64", True),
     _linux("armv7-linux", "32-bit Arm (ARMv7-A, hard float)", "qemu-arm", "arm-linux-gnueabihf", "armhf", False),
     _linux("riscv64-linux", "64-bit RISC-V", "qemu-riscv64", "riscv64-linux-gnu", "riscv64", False),

@@ -8,8 +8,9 @@ Each test program is compiled with gcc -O2 under AddressSanitizer and UndefinedB
 past a tensor (its buffers are heap allocations of exactly their size). Two host builds take the
 kernels' other block sizes: -march=native (a host bundle's: GEMM tiles of 6 x 16 with AVX) and the
 baseline ISA with AOTC_DW3_BLOCK=1 (6 x 8 tiles on x86-64 SSE2; the depthwise 3 x 3 kernel output
-by output, as on targets without vector units). The conv test also runs on a Cortex-M4 under qemu
-(4 x 4 tiles), with fewer shapes. The quant test (int8 / uint8 convs, QGemm, the requantisation)
+by output, as on targets without vector units). The conv and gemm tests also run on a Cortex-M4 and a
+Cortex-M55 under qemu, with fewer shapes: the M4 with and without the VLDM inline assembly, the M55
+with and without its Helium intrinsics. The quant test (int8 / uint8 convs, QGemm, the requantisation)
 holds its definition itself, exactly, and runs on every Cortex-M board: the DSP extension's paths on
 the M4 (with and without their inline assembly) and the M55, plain C and the integer
 requantisation on the M3, which the host also builds. All kernel sources and tests must also
@@ -99,19 +100,27 @@ def test_kernels_match_reference(tmp_path, objects, family, build):
     assert "MISMATCH" not in out and " ok " in out, out
 
 
-def test_conv_on_cortex_m4(tmp_path, objects):
-    """The conv test on qemu's mps2-an386 (Cortex-M4F, no vector unit: 4 x 4 GEMM tiles, depthwise
-    blocks of 1), fewer shapes; output and exit code through semihosting."""
-    require_tool("arm-none-eabi-gcc", "qemu-system-arm")
-    board = cmake_dir() / "cortex-m"
-    exe = tmp_path / "test_conv_kernels.elf"
-    flags = [*WARNINGS, *CORTEX_M4, "-O2", "-ffunction-sections", "-fdata-sections", f"-I{board}"]
-    link = [f"-T{board / 'mps2-an386.ld'}", f"-L{board}", "--specs=nano.specs", "--specs=rdimon.specs",
-            "-nostartfiles", "-Wl,--gc-sections", "-u", "_printf_float"]
-    compile_and_link(objects, "arm-none-eabi-gcc", [*c_sources("conv"), board / "startup.c"], flags, exe, link)
-    args = ",".join(f"arg={a}" for a in ("test_conv_kernels", SEED, M4_SHAPES))
-    out = run_checked(["qemu-system-arm", "-M", "mps2-an386", "-nographic", "-monitor", "none", "-serial", "none",
-                       "-semihosting-config", f"enable=on,target=native,{args}", "-kernel", str(exe)], timeout=600)
+# the conv and gemm tests on Cortex-M cores: the M4's register tiles in scalar registers, loaded
+# with VLDM (microkernel.h's inline assembly), and the same kernels with the plain-C loads
+# (AOTC_NO_ASM); the M55's Helium kernels (arm_mve.h) and their plain-C fallback (AOTC_NO_MVE)
+# (the M55 runs 12 shapes: its heap is what its 512 KB DTCM leaves, too small for some of 100)
+M_BUILDS = {
+    "m4-asm": ("mps2-an386", CORTEX_M4, M4_SHAPES),
+    "m4-no-asm": ("mps2-an386", [*CORTEX_M4, "-DAOTC_NO_ASM"], M4_SHAPES),
+    "m55-mve": ("mps3-an547", ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"], 12),
+    "m55-no-mve": ("mps3-an547", ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", "-DAOTC_NO_MVE"], 12),
+}
+
+
+@pytest.mark.parametrize("build", sorted(M_BUILDS))
+@pytest.mark.parametrize("family", ["conv", "gemm"])
+def test_kernels_on_cortex_m(tmp_path, objects, family, build):
+    """The conv and gemm tests on qemu's mps2-an386 (Cortex-M4F, no vector unit: 4 x 4 GEMM tiles,
+    runs of 5 x 4 in the implicit GEMM, a whole panel per row of a GEMV, depthwise rows in
+    registers) and mps3-an547 (Cortex-M55, Helium), fewer shapes; output and exit code through
+    semihosting."""
+    board, cpu, shapes = M_BUILDS[build]
+    out = run_on_board(objects, tmp_path, family, board, cpu, shapes)
     assert "MISMATCH" not in out and " ok " in out, out
 
 

@@ -54,19 +54,37 @@ def embed_model() -> onnx.ModelProto:
     return m
 
 
+def mcu_convs_model() -> onnx.ModelProto:
+    """The Cortex-M conv paths in one small net: a 3-channel stem at stride 2 (implicit GEMM runs at
+    sx = 2, rows whose last positions are fewer than a run), a depthwise 3 x 3 at stride 1 and 2
+    (the row kernels, edges, two-row bands), 1 x 1 convs on the implicit GEMM with a narrow last
+    block of channels (10 = 4 + 4 + 2), Relu6 and Relu fused."""
+    b = zoo.Builder("mcu_convs", opset=13)
+    x = b.input("input", (1, 3, 24, 24))
+    x = b.relu6(b.conv(x, 8, 3, stride=2))
+    x = b.relu6(b.conv(x, 8, 3, group=8))
+    x = b.relu(b.conv(x, 10, 1, pad=0))
+    x = b.relu6(b.conv(x, 10, 3, stride=2, group=10))
+    return b.build([b.conv(x, 6, 1, pad=0)])
+
+
 def model_and_inputs(name: str) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
     if name == "embed":
         ids = np.array([0, 1023, 5, 77, 512, 3, 999, 64], dtype=np.int64)
         return embed_model(), {"ids": ids}
+    if name == "mcu_convs":
+        model = mcu_convs_model()
+        return model, zoo.random_inputs(model)
     model = zoo.build(name)
     return model, zoo.random_inputs(model)
 
 
 # (model, target) pairs built for the whole module: a dense model (mlp, weights in a blob) on
-# every cross target, a CNN (lenet) on the soft-float M3 and on the M55, and the embedding
-# model (int64 input) on the M3.
+# every cross target, a CNN (lenet) on the soft-float M3 and on the M55, the embedding
+# model (int64 input) on the M3, and the Cortex-M conv paths (mcu_convs) on the M4 and the M55.
 PAIRS = ([("mlp", t) for t in CORTEX_M + LINUX] + [("lenet", "mps2-an385"), ("lenet", "mps3-an547"),
-                                                    ("embed", "mps2-an385")])
+                                                    ("embed", "mps2-an385"), ("mcu_convs", "mps2-an386"),
+                                                    ("mcu_convs", "mps3-an547")])
 
 
 def reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
@@ -195,16 +213,23 @@ def test_bare_metal_exit_codes_come_back_through_semihosting(builds, tmp_path):
 
 def test_bench_on_a_board_counts_instructions_per_inference_and_per_mac(builds):
     """aotc bench on a Cortex-M bundle: qemu with aotc's counting plugin (built from source here),
-    instructions of one inference, MACs from the graph, and the outputs' error against onnxruntime."""
+    instructions of one inference, MACs from the graph, the outputs' error against onnxruntime, and
+    with --profile where they go."""
     b = get_build(builds, "mlp", "mps2-an386")
     require_tool("cc")
-    r = run([*AOTC, "bench", str(b.out)])
+    r = run([*AOTC, "bench", str(b.out), "--profile"])
     row = next(line for line in r.stdout.splitlines() if line.startswith(f"| {b.meta['name']} |"))
+    # --profile: per function, most first; a dense net at batch 1 spends nearly all in the GEMM core's
+    # GEMV kernel, and the functions' counts add up to the inference's
+    prof = [[c.strip() for c in line.strip("|").split("|")] for line in r.stdout.splitlines()
+            if line.startswith("| ") and line.count("|") == 5 and "function" not in line]
+    assert prof and prof[0][0] == "kernel_row_panel" and float(prof[0][1].rstrip("%")) > 80, r.stdout
     cells = [c.strip() for c in row.strip("|").split("|")]
     instructions, macs, per_mac = int(cells[2]), int(cells[3]), float(cells[4])
     assert macs == sum(int(np.prod(i.dims)) for i in b.model.graph.initializer if len(i.dims) == 2), row
     assert instructions > macs and abs(per_mac - instructions / macs) < 0.01, row
     assert cells[5].endswith("%") and float(cells[6]) < 1e-4, row
+    assert abs(sum(int(c[2]) for c in prof) - instructions) <= 0.01 * instructions, r.stdout
 
 
 def test_model_too_big_for_the_board_is_refused_with_sizes(tmp_path):
@@ -275,6 +300,11 @@ def test_footprint_agrees_with_binutils_size(builds, target):
     assert model["stack_bytes"] > 0 and model["stack"]["deepest_path"][0] in (f"{name}_run", f"{name}_init")
     weights = b.meta["memory"]["weights_bytes"]
     assert model["text"] >= weights  # the weights are read-only data of the library
+    # code kept per source file: the GEMM core's gemm.c and the model's own .c are there, and with
+    # the code from outside the bundle they add up to no more than the image's text
+    code = image["code_bytes_by_file"]
+    assert code.get("gemm.c", 0) > 0 and code.get(f"{name}.c", 0) > 0, code
+    assert sum(code.values()) <= image["text"]
     if get_target(target).regions:
         # Every allocated byte is in a region of the board; .data twice (its initial values in flash).
         used = sum(r["used_bytes"] for r in image["regions"].values())

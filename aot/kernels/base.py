@@ -43,6 +43,10 @@ class TargetTraits:
     """What kernel choice needs to know of the target's C compiler."""
 
     vector_unit: bool = True  # SSE2/NEON: the depthwise register blocks are AOTC_DW3_BLOCK = 8 wide, else 1
+    # no vector unit at all (not Helium either): the kernels' register tiles live in scalar
+    # registers (microkernel.h's MK_SCALAR_TILES), a Cortex-M4/M7/M33 and the like
+    scalar_tiles: bool = False
+    helium: bool = False  # Arm's M-profile vector extension (a Cortex-M55): kernels with its intrinsics
 
 
 @dataclass(frozen=True)

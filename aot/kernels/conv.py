@@ -223,6 +223,14 @@ def _pointwise(c: _Conv) -> bool:
     return all(k == 1 for k in c.kernel) and all(s == 1 for s in c.strides) and not any(c.pads)
 
 
+def _scalar_implicit(c: _Conv, target: TargetTraits) -> bool:
+    """A 1 x 1 conv with constant weights on a Cortex-M (tiles in scalar registers, or Helium) takes
+    the implicit GEMM: its runs of positions x 4 channels (conv_implicit.c) need fewer instructions
+    per MAC than the GEMM core's 4 x 4 tiles, whose rows of W each step a pointer of their own
+    (issue 27: on the M4, 1.3 against 2.2 per MAC in DS-CNN's 1 x 1 convs), and no scratch."""
+    return (target.scalar_tiles or target.helium) and c.const_weights and c.nd <= 2
+
+
 def _implicit_beats_pointwise(c: _Conv) -> bool:
     """A 1 x 1 conv on the implicit GEMM rather than the GEMM core: where the positions end in a
     partial panel of at most half its columns (a panel's worth of work for a few) and the output channels fill whole
@@ -280,6 +288,13 @@ def _scratch_free(kernel: str, what: str) -> Callable[[_Conv, int], KernelChoice
 # Conv's kernels, cheapest first: a node takes the first that applies and fits its step's spare memory
 KERNELS: tuple[Candidate, ...] = (
     _candidate("aotc_conv_transpose_f32", _fit_transpose, lambda c, t: c.node.op == "ConvTranspose"),
+    # where the tiles live in scalar registers (a Cortex-M4), the depthwise kernel's rows slide a
+    # window of inputs in registers (conv_depthwise3x3_direct.c): 2.5 instructions per MAC against
+    # the flat kernel's 4 or more (issue 27)
+    _candidate("aotc_conv_depthwise3x3_direct_f32",
+               _scratch_free("aotc_conv_depthwise3x3_direct_f32", "depthwise 3x3, rows in registers"),
+               lambda c, t: (t.scalar_tiles or t.helium) and _direct_dw_applies(c),
+               lambda t: {"AOTC_DW3_BLOCK": dw3_block(t)}),
     # the scratch-free depthwise kernel where it beats the flat one ...
     _candidate("aotc_conv_depthwise3x3_direct_f32",
                _scratch_free("aotc_conv_depthwise3x3_direct_f32", "depthwise 3x3 straight from the input"),
@@ -298,6 +313,7 @@ KERNELS: tuple[Candidate, ...] = (
     _candidate("aotc_conv_depthwise_f32", _scratch_free("aotc_conv_depthwise_f32", "depthwise"), lambda c, t: c.dw),
     _candidate("aotc_conv_pointwise_t_f32", _fit_pointwise_t,
                lambda c, t: (c.node.op != "ConvTranspose" and _pointwise(c) and c.const_weights
+                             and not _scalar_implicit(c, t)
                              and math.prod(c.y[2:]) < PANEL and math.prod(c.y[2:]) != PANEL // 2)),
     # a 1 x 1 conv whose positions end in a partial panel, on a vector unit: the implicit GEMM's tiles
     # of 6 positions x 16 channels (stored straight into Y on x86) waste less than the GEMM's last panel
@@ -306,7 +322,7 @@ KERNELS: tuple[Candidate, ...] = (
                and _implicit_beats_pointwise(c)),
     _candidate("aotc_conv_pointwise_f32",
                lambda c, budget: c.choice("aotc_conv_pointwise_f32", "1x1", work_bytes(c.in_c // c.group, budget)),
-               lambda c, t: c.node.op != "ConvTranspose" and _pointwise(c)),
+               lambda c, t: c.node.op != "ConvTranspose" and _pointwise(c) and not _scalar_implicit(c, t)),
     _candidate("aotc_conv_implicit_f32", _scratch_free("aotc_conv_implicit_f32", "implicit GEMM, no scratch"),
                lambda c, t: c.node.op != "ConvTranspose" and c.nd <= 2 and c.const_weights),
     _candidate("aotc_conv_s1_f32", _fit_stride1,

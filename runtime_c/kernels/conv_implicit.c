@@ -229,6 +229,164 @@ MK_NOINLINE static void ig_tile_y(const float *const *xp, const ig_loops *L, con
 #undef IG_TAP
 #undef IG_FMA3
 
+#if MK_SCALAR_TILES
+/* Runs: IG_RUN positions whose inputs lie 1 or 2 floats apart (SX, the column stride: a row's
+ * positions, or whole rows of a 1 x 1 conv), on targets whose tiles live in scalar registers (a
+ * Cortex-M4/M7/M33: 32 single-precision registers). One pointer reads the run's patch elements
+ * at constant offsets, where the general tiles step a pointer per position, and 6 x 4 sums share
+ * each load: per step 6 + 4 loads, 24 multiply-adds and 4 for the loop, 1.6 instructions per
+ * MAC on the M4 (the 4 x 4 general tile: 1.9). */
+#define IG_RUN 5
+/* The sums are scalars a<i>_<j> (position i, channel j), named, not arrays: gcc kept arrays of
+ * this tile in memory at every step. X(j) for the columns j of a run 4 or 2 channels wide. */
+#define IGR_COLS4(X) X(0) X(1) X(2) X(3)
+#define IGR_COLS2(X) X(0) X(1)
+#define IGR_DECL(j) float a0_##j, a1_##j, a2_##j, a3_##j, a4_##j;
+#define IGR_INIT(j) a0_##j = a1_##j = a2_##j = a3_##j = a4_##j = b0[j];
+#define IGR_MAC(j)                                                                                  \
+    a0_##j = MK_MADD(v0, u##j, a0_##j), a1_##j = MK_MADD(v1, u##j, a1_##j);                          \
+    a2_##j = MK_MADD(v2, u##j, a2_##j), a3_##j = MK_MADD(v3, u##j, a3_##j);                          \
+    a4_##j = MK_MADD(v4, u##j, a4_##j);
+#define IGR_TO_T(j) t[j] = a0_##j, t[IG_NR + j] = a1_##j, t[2 * IG_NR + j] = a2_##j, t[3 * IG_NR + j] = a3_##j, \
+                    t[4 * IG_NR + j] = a4_##j;
+#define IGR_LO1(v) v = v < lo ? lo : v;
+#define IGR_HI1(v) v = v > hi ? hi : v;
+#define IGR_LO(j) IGR_LO1(a0_##j) IGR_LO1(a1_##j) IGR_LO1(a2_##j) IGR_LO1(a3_##j) IGR_LO1(a4_##j)
+#define IGR_HI(j) IGR_HI1(a0_##j) IGR_HI1(a1_##j) IGR_HI1(a2_##j) IGR_HI1(a3_##j) IGR_HI1(a4_##j)
+#define IGR_PUT(j)                                                                                  \
+    {                                                                                               \
+        float *AOTC_RESTRICT yj = y + (j) * plane;                                                  \
+        yj[0] = a0_##j, yj[1] = a1_##j, yj[2] = a2_##j, yj[3] = a3_##j, yj[4] = a4_##j;             \
+    }
+/* a step's weights of the 4 (one load of 4) or 2 output channels */
+#define IGR_W4 float u0, u1, u2, u3; MK_LDM4(w, u)
+#define IGR_W2 const float u0 = w[0], u1 = w[1];
+/* a step's patch elements of the 5 positions: consecutive at sx = 1 (one load of 5) */
+#define IGR_X1 float v0, v1, v2, v3, v4; MK_LDM5(xq, v)
+#define IGR_X2 const float v0 = xq[0], v1 = xq[2], v2 = xq[4], v3 = xq[6], v4 = xq[8];
+/* Where a run's finished sums go: y (output channel j of position i at y[i + j * plane]), after
+ * a clamp to [lo, hi] (hi infinite: a Relu) when clamp is set. */
+typedef struct {
+    float *y;
+    ptrdiff_t plane;
+    int clamp;
+    float lo, hi;
+} ig_fin;
+/* The run's sums start from b0 and go to t (rows IG_NR apart) when f is NULL, else they are
+ * finished in registers and stored by f: no pass over a copy. */
+#define IG_RUN_KERNEL(NAME, COLS, LOAD_W, LOAD_X)                                                    \
+    MK_NOINLINE static void NAME(const float *AOTC_RESTRICT x0, const ig_loops *L, const float *AOTC_RESTRICT wp, \
+                                 const float *AOTC_RESTRICT b0, float *AOTC_RESTRICT t, const ig_fin *f) { \
+        COLS(IGR_DECL)                                                                               \
+        const ptrdiff_t xs2 = L->xs[2], ws2 = L->ws[2];                                              \
+        int32_t a, b;                                                                                \
+        COLS(IGR_INIT)                                                                               \
+        for (a = 0; a < L->n[0]; ++a) {                                                              \
+            for (b = 0; b < L->n[1]; ++b) {                                                          \
+                const float *AOTC_RESTRICT xq = x0 + a * L->xs[0] + b * L->xs[1];                    \
+                const float *w = wp + a * L->ws[0] + b * L->ws[1];                                   \
+                const float *const w_end = w + L->n[2] * ws2;                                        \
+                for (; w != w_end; w += ws2, xq += xs2) {                                            \
+                    LOAD_X LOAD_W COLS(IGR_MAC)                                                      \
+                }                                                                                    \
+            }                                                                                        \
+        }                                                                                            \
+        if (f == NULL) {                                                                             \
+            COLS(IGR_TO_T)                                                                           \
+            return;                                                                                  \
+        }                                                                                            \
+        if (f->clamp) {                                                                              \
+            const float lo = f->lo, hi = f->hi;                                                      \
+            COLS(IGR_LO)                                                                             \
+            if (hi != INFINITY) {                                                                    \
+                COLS(IGR_HI)                                                                         \
+            }                                                                                        \
+        }                                                                                            \
+        {                                                                                            \
+            float *AOTC_RESTRICT y = f->y;                                                           \
+            const ptrdiff_t plane = f->plane;                                                        \
+            COLS(IGR_PUT)                                                                            \
+        }                                                                                            \
+    }
+IG_RUN_KERNEL(ig_run1, IGR_COLS4, IGR_W4, IGR_X1)
+IG_RUN_KERNEL(ig_run1_narrow, IGR_COLS2, IGR_W2, IGR_X1)
+IG_RUN_KERNEL(ig_run2, IGR_COLS4, IGR_W4, IGR_X2)
+IG_RUN_KERNEL(ig_run2_narrow, IGR_COLS2, IGR_W2, IGR_X2)
+#undef IG_RUN_KERNEL
+typedef void (*ig_run_kernel)(const float *, const ig_loops *, const float *, const float *, float *,
+                              const ig_fin *);
+#elif MK_HELIUM
+#include <arm_mve.h>
+/* Helium's runs: 6 positions x 4 output channels in 6 vectors of sums, per step 6 patch elements
+ * (scalar loads) times one vector of 4 weights (one load), a VFMA by a scalar each (no
+ * broadcast). W^T's panels are 16 wide and zero-padded, so a narrow block (2 channels) reads 4
+ * too; its stores are predicated. About 0.7 instructions per MAC on the M55. */
+#define IG_RUN 6
+typedef struct {
+    float *y;
+    ptrdiff_t plane;
+    int clamp;
+    float lo, hi;
+    int32_t width; /* output channels to store (the vectors' first lanes) */
+} ig_fin;
+#define IGV_MAC(i) a##i = vfmaq_n_f32(a##i, u, xq[(i) * SX]);
+#define IGV_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define IGV_TO_T(i) vst1q_f32(t + (i) * IG_NR, a##i);
+#define IGV_CLAMP(i) a##i = vminnmq_f32(vmaxnmq_f32(a##i, lo), hi);
+#define IGV_PUT(i) vstrwq_scatter_shifted_offset_p_f32(y + (i), off, a##i, keep);
+#define IG_RUN_KERNEL(NAME, SX_)                                                                     \
+    MK_NOINLINE static void NAME(const float *AOTC_RESTRICT x0, const ig_loops *L, const float *AOTC_RESTRICT wp, \
+                                 const float *AOTC_RESTRICT b0, float *AOTC_RESTRICT t, const ig_fin *f) { \
+        enum { SX = SX_ };                                                                           \
+        const float32x4_t bias = vld1q_f32(b0);                                                      \
+        float32x4_t a0 = bias, a1 = bias, a2 = bias, a3 = bias, a4 = bias, a5 = bias;                \
+        const ptrdiff_t xs2 = L->xs[2], ws2 = L->ws[2];                                              \
+        int32_t a, b;                                                                                \
+        for (a = 0; a < L->n[0]; ++a) {                                                              \
+            for (b = 0; b < L->n[1]; ++b) {                                                          \
+                const float *AOTC_RESTRICT xq = x0 + a * L->xs[0] + b * L->xs[1];                    \
+                const float *w = wp + a * L->ws[0] + b * L->ws[1];                                   \
+                int32_t n = L->n[2];                                                                 \
+                for (; n > 0; --n, w += ws2, xq += xs2) {                                            \
+                    const float32x4_t u = vld1q_f32(w);                                              \
+                    IGV_ROWS(IGV_MAC)                                                                \
+                }                                                                                    \
+            }                                                                                        \
+        }                                                                                            \
+        if (f == NULL) {                                                                             \
+            IGV_ROWS(IGV_TO_T)                                                                       \
+            return;                                                                                  \
+        }                                                                                            \
+        if (f->clamp) {                                                                              \
+            const float32x4_t lo = vdupq_n_f32(f->lo), hi = vdupq_n_f32(f->hi);                                                      \
+            IGV_ROWS(IGV_CLAMP)                                                                      \
+        }                                                                                            \
+        {                                                                                            \
+            float *y = f->y;                                                                         \
+            const uint32x4_t off = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)f->plane);              \
+            const mve_pred16_t keep = vctp32q((uint32_t)f->width);                                   \
+            IGV_ROWS(IGV_PUT)                                                                        \
+        }                                                                                            \
+    }
+IG_RUN_KERNEL(ig_run1, 1)
+IG_RUN_KERNEL(ig_run2, 2)
+#undef IG_RUN_KERNEL
+#define ig_run1_narrow ig_run1
+#define ig_run2_narrow ig_run2
+typedef void (*ig_run_kernel)(const float *, const ig_loops *, const float *, const float *, float *,
+                              const ig_fin *);
+#else
+#define IG_RUN IG_MR
+#endif
+/* runs of positions, finished in their kernel where they can be: on the M4 a full block of
+ * channels (the kernels store all W), with Helium any (predicated stores) */
+#define IG_MCU_RUNS (MK_SCALAR_TILES || MK_HELIUM)
+#if MK_HELIUM
+#define IG_FIN_WIDTH(width, narrow) 1
+#else
+#define IG_FIN_WIDTH(width, narrow) ((width) == ((narrow) ? IG_NH : IG_NR))
+#endif
+
 /* Positions of the next tile when `left` are left in a class: IG_MR while that leaves at least 3
  * (a tile of 1 or 2 runs its sums' chains at a fraction of the machine's rate), else 3 + 2 for 5,
  * 4 + 3 for 7, 4 + 4 for 8. */
@@ -266,7 +424,7 @@ MK_NOINLINE static int32_t ig_tap_run(int32_t o, int32_t n_out, int32_t n_in, in
 /* The finished tile t (rows positions q[i] by output channels [0, width), channel planes
  * `plane` apart in y): + the residual, the activation (vectorised along t's rows), stored.
  * A full tile of consecutive positions (most of them) moves with constant offsets. */
-static void ig_store(const aotc_conv_params *p, float *t, const ptrdiff_t *q, int32_t rows, int32_t width,
+MK_SPEED static void ig_store(const aotc_conv_params *p, float *t, const ptrdiff_t *q, int32_t rows, int32_t width,
                      ptrdiff_t plane, const float *res, float *y) {
     int32_t i, j;
     if (rows == IG_MR && q[IG_MR - 1] - q[0] == IG_MR - 1) {
@@ -280,6 +438,15 @@ static void ig_store(const aotc_conv_params *p, float *t, const ptrdiff_t *q, in
             for (i = 0; i < IG_MR; ++i) y[i] = t[i * IG_NR + j];
         return;
     }
+#if IG_MCU_RUNS
+    if (rows == IG_RUN && q[IG_RUN - 1] - q[0] == IG_RUN - 1) {
+        y += q[0];
+        aotc_activate_f32(t, (ptrdiff_t)IG_RUN * IG_NR, p->act, p->act_lo, p->act_hi, p->act_alpha);
+        for (j = 0; j < width; ++j, y += plane)
+            for (i = 0; i < IG_RUN; ++i) y[i] = t[i * IG_NR + j];
+        return;
+    }
+#endif
     if (res != NULL)
         for (j = 0; j < width; ++j, res += plane)
             for (i = 0; i < rows; ++i) t[i * IG_NR + j] += res[q[i]];
@@ -288,7 +455,7 @@ static void ig_store(const aotc_conv_params *p, float *t, const ptrdiff_t *q, in
         for (i = 0; i < rows; ++i) y[q[i]] = t[i * IG_NR + j];
 }
 
-void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
+MK_SPEED void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
                             const float *res, float *y) {
     const int32_t IH = p->in_size[1], IW = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2];
     const int32_t KH = p->kernel[1], KW = p->kernel[2], taps = KH * KW;
@@ -310,6 +477,16 @@ void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const flo
     ig_dst dst;
 #endif
     bare.act = AOTC_ACT_NONE;
+#if IG_MCU_RUNS
+    ig_fin fin; /* runs finished in their kernel: clamp -1 where they cannot be (a LeakyRelu) */
+    fin.plane = out_plane;
+    fin.clamp = tp->act == AOTC_ACT_NONE ? 0 : tp->act == AOTC_ACT_CLAMP ? 1 : -1;
+    fin.lo = tp->act_lo;
+    fin.hi = tp->act_hi;
+#if MK_HELIUM
+    fin.width = 0;
+#endif
+#endif
 #if IG_DIRECT
     dst.plane = out_plane, dst.act = tp->act, dst.lo = tp->act_lo, dst.hi = tp->act_hi, dst.leak = tp->act_alpha;
 #endif
@@ -352,7 +529,54 @@ void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const flo
                             L.n[2] = nkx, L.xs[2] = dx, L.ws[2] = PANEL;
                         }
                         while (r < count) { /* tiles of positions, row by row through the class */
-                            const int32_t rows = ig_rows(count - r);
+                            int32_t rows = ig_rows(count - r);
+#if IG_MCU_RUNS
+                            if (count - r == IG_RUN - 1 && r > 0 && L.n[0] > 0 && ps == 1 && sx <= 2) {
+                                /* the class's last 4 positions (as many as a run of 5 costs): the run that ends at its end, if
+                                 * its inputs lie sx apart (it computes some outputs again, and
+                                 * stores the same values) */
+                                const int32_t b_ = count - IG_RUN, by = ra + b_ / (cb - ca), bx = ca + b_ % (cb - ca);
+                                const int32_t ly = ra + (count - 1) / (cb - ca), lx = ca + (count - 1) % (cb - ca);
+                                if (((ptrdiff_t)(ly - by) * sy) * rs + (ptrdiff_t)(lx - bx) * sx == (IG_RUN - 1) * sx)
+                                    r = b_, oy = by, ox = bx;
+                            }
+                            if (count - r >= IG_RUN && L.n[0] > 0 && ps == 1 && sx <= 2) {
+                                /* a run: IG_RUN positions whose inputs lie sx apart (the first and
+                                 * last tell: positions go row by row through the class's rectangle) */
+                                const int32_t span = cb - ca, ex = ox - ca + IG_RUN - 1;
+                                const int32_t ry = oy + ex / span, rx = ca + ex % span; /* the last one */
+                                const ptrdiff_t x_first = (ptrdiff_t)(oy * sy + y0) * rs + (ptrdiff_t)(ox * sx + x0);
+                                const ptrdiff_t x_last = (ptrdiff_t)(ry * sy + y0) * rs + (ptrdiff_t)(rx * sx + x0);
+                                const ptrdiff_t q0 = (ptrdiff_t)oy * OW + ox, q_last = (ptrdiff_t)ry * OW + rx;
+                                if (x_last - x_first == (IG_RUN - 1) * sx) {
+                                    const ig_run_kernel k = sx == 1 ? (narrow ? ig_run1_narrow : ig_run1)
+                                                                    : (narrow ? ig_run2_narrow : ig_run2);
+                                    float t[IG_RUN * IG_NR];
+                                    if (fin.clamp >= 0 && q_last - q0 == IG_RUN - 1 && IG_FIN_WIDTH(width, narrow)) {
+                                        fin.y = y + yo + (ptrdiff_t)j0 * out_plane + q0; /* finished in the kernel */
+#if MK_HELIUM
+                                        fin.width = width;
+#endif
+                                        k(xg + x_first, &L, wc, b0, t, &fin);
+                                    } else {
+                                        ptrdiff_t q[IG_RUN];
+                                        int32_t i, qy = oy, qx = ox;
+                                        for (i = 0; i < IG_RUN; ++i) {
+                                            q[i] = (ptrdiff_t)qy * OW + qx;
+                                            if (++qx == cb) qx = ca, ++qy;
+                                        }
+                                        k(xg + x_first, &L, wc, b0, t, NULL);
+                                        ig_store(tp, t, q, IG_RUN, width, out_plane, NULL, y + yo + (ptrdiff_t)j0 * out_plane);
+                                    }
+                                    r += IG_RUN, oy = ry, ox = rx + 1;
+                                    if (ox == cb) ox = ca, ++oy;
+                                    continue;
+                                }
+                                if (span >= IG_RUN && cb - ox < IG_RUN) /* to the row's end: the next row's runs */
+                                    rows = cb - ox > 4 ? 3 : cb - ox; /* (a tile is 1 to 4 rows) */
+                            }
+#endif
+                            {
                             const ig_kernel k = rows == IG_MR ? (narrow ? ig_tile_narrow : ig_tile)
                                                 : rows == 4   ? (narrow ? ig_tile4_narrow : ig_tile4)
                                                 : rows == 3   ? (narrow ? ig_tile3_narrow : ig_tile3)
@@ -388,6 +612,7 @@ void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const flo
                                 for (i = 0; i < rows * IG_NR; ++i) t[i] = b0[i % IG_NR];
                             }
                             ig_store(tp, t, q, rows, width, out_plane, NULL, y + yo + (ptrdiff_t)j0 * out_plane);
+                            }
                         }
                     }
                 }

@@ -57,7 +57,7 @@ MK_UNUSED static void set_activation(aotc_sgemm_params *gp, const aotc_conv_para
 }
 
 /* [*lo, *hi): the positions o in [0, n_out) whose source index o * s + off lies in [0, n_in). */
-MK_UNUSED static void valid_range(int32_t n_out, int32_t n_in, int32_t s, int32_t off, int32_t *lo,
+MK_UNUSED static MK_INLINE void valid_range(int32_t n_out, int32_t n_in, int32_t s, int32_t off, int32_t *lo,
                                int32_t *hi) {
     int32_t l, h;
     if (s == 1) {

@@ -241,6 +241,27 @@ MK_NOINLINE static void kernel_row(int32_t kc, const float *AOTC_RESTRICT a, int
     MK_UNROLL for (j = 0; j < NR; ++j) t[j] = c0[j] + c1[j];
 }
 
+#if MK_SCALAR_TILES
+/* A row of A times a whole panel of B (PANEL readable columns): t[j] = sum A(0, p) B(p, j), on
+ * targets whose tiles live in scalar registers (a Cortex-M4/M7/M33). A dense layer at batch 1
+ * reads each weight once, so per MAC one load and one multiply-add are the floor; the PANEL
+ * accumulators share one A value and one B row pointer (loads at constant offsets), which leaves
+ * a step's loop overhead to PANEL MACs, not NR. kernel_row's 4 columns took 3.5 instructions
+ * per MAC on the M4 (issue 27: an MLP at batch 1), this one about 2.3. */
+MK_NOINLINE static void kernel_row_panel(int32_t kc, const float *AOTC_RESTRICT a, int32_t a_cs,
+                                         const float *AOTC_RESTRICT b, int32_t b_rs, float *AOTC_RESTRICT t) {
+    const float *const b_end = b + (ptrdiff_t)kc * b_rs;
+    float c0[PANEL];
+    int32_t j;
+    MK_UNROLL for (j = 0; j < PANEL; ++j) c0[j] = 0.0f;
+    for (; b != b_end; b += b_rs, a += a_cs) {
+        const float a0 = a[0];
+        MK_UNROLL for (j = 0; j < PANEL; ++j) c0[j] = MK_MADD(a0, b[j], c0[j]);
+    }
+    memcpy(t, c0, sizeof c0);
+}
+#endif
+
 /* The rules for the tiles of the k-block [pc, pc + kc): first and last say which it is. */
 static void block_target(const aotc_sgemm_params *p, int first, int last, const float *c_in, float *c,
                          tile_dst *d) {
@@ -298,6 +319,22 @@ void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, 
         for (ic = 0; ic < m; ic += mb) {
             const int32_t mc = min_i32(mb, m - ic);
             for (jr = 0; jr < n; jr += NR) {
+#if MK_SCALAR_TILES
+                if (mc < 4 && jr % PANEL == 0 && (p->b_padded || n - jr >= PANEL)) {
+                    /* fewer rows than a tile: each row times the whole panel (kernel_row_panel) */
+                    const float *bp = b + (ptrdiff_t)(jr / PANEL) * p->b_ps + (ptrdiff_t)pc * p->b_rs;
+                    const int32_t np = min_i32(PANEL, n - jr);
+                    float t[PANEL];
+                    int32_t r;
+                    for (r = 0; r < mc; ++r) {
+                        kernel_row_panel(kc, a + (ptrdiff_t)(ic + r) * p->a_rs + (ptrdiff_t)pc * p->a_cs, p->a_cs, bp,
+                                         p->b_rs, t);
+                        store_rows(&dst, ic + r, jr, t, 1, np);
+                    }
+                    jr += PANEL - NR;
+                    continue;
+                }
+#endif
                 int32_t nr = min_i32(NR, n - jr);
                 if (nr < NR && shift_last) { /* a full tile ending at the last column (see shift_last) */
                     jr = n - NR;

@@ -66,6 +66,15 @@
 #else
 #define MK_SCALAR_TILES 0
 #endif
+/* Helium with floats (a Cortex-M55): the kernels that are written with its intrinsics
+ * (arm_mve.h), where gcc's vectoriser does badly (issue 27: at -O3 it split a 4 x 4 tile into
+ * vector and scalar rows of separate multiplies and adds, 16 % more instructions than at -O2).
+ * -DAOTC_NO_MVE takes the plain C instead. */
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2) && !defined(AOTC_NO_MVE)
+#define MK_HELIUM 1
+#else
+#define MK_HELIUM 0
+#endif
 /* Helium (M55): -O2 and -O3 vectorise the loops; -Os does not, so there the unrolling is what
  * keeps the tile in registers. */
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8 && \
@@ -86,8 +95,44 @@
 #define MK_MADD(a, b, c) ((a) * (b) + (c))
 #endif
 
-/* X(i, W) for the rows i of a tile of 6, 4, 3, 2 or 1 rows. */
+/* MK_LDM4(P, V) and MK_LDM5(P, V): V##0 .. V##3 (or V##4) = P[0] .. P[3] (P[4]), floats the
+ * caller declared. On an Arm core with a single-precision FPU (Cortex-M4/M7/M33, the float ABI
+ * hard or softfp) one VLDM loads them, through inline assembly: gcc does not merge consecutive
+ * float loads into one, and a register tile that loads a row of its operands per step spends
+ * up to a third of its instructions on loads (issue 27). The registers are fixed, s16 .. s19 and
+ * s27 .. s31 (callee-saved: the kernels using these save them anyway), so a tile may use both at
+ * once; the memory operand tells gcc what is read. -DAOTC_NO_ASM, and every other target, take
+ * the plain loads: the twin the tests compare with (tests/test_kernels_c.py runs the conv kernels'
+ * test on the M4 under qemu both ways). */
+#if MK_SCALAR_TILES && defined(__GNUC__) && !defined(__clang__) && defined(__arm__) && defined(__thumb2__) && \
+    defined(__ARM_FP) && (__ARM_FP & 4) && !defined(AOTC_NO_ASM)
+#define MK_HAVE_LDM 1
+#define MK_LDM4(P, V)                                                                              \
+    {                                                                                              \
+        register float r0_ __asm__("s16"), r1_ __asm__("s17"), r2_ __asm__("s18"), r3_ __asm__("s19"); \
+        __asm__("vldmia %4, {s16-s19}"                                                             \
+                : "=t"(r0_), "=t"(r1_), "=t"(r2_), "=t"(r3_)                                       \
+                : "r"(P), "m"(*(const float(*)[4])(P)));                                           \
+        V##0 = r0_, V##1 = r1_, V##2 = r2_, V##3 = r3_;                                            \
+    }
+#define MK_LDM5(P, V)                                                                              \
+    {                                                                                              \
+        register float r0_ __asm__("s27"), r1_ __asm__("s28"), r2_ __asm__("s29"), r3_ __asm__("s30"); \
+        register float r4_ __asm__("s31");                                                        \
+        __asm__("vldmia %5, {s27-s31}"                                                             \
+                : "=t"(r0_), "=t"(r1_), "=t"(r2_), "=t"(r3_), "=t"(r4_)                            \
+                : "r"(P), "m"(*(const float(*)[5])(P)));                                           \
+        V##0 = r0_, V##1 = r1_, V##2 = r2_, V##3 = r3_, V##4 = r4_;                                \
+    }
+#else
+#define MK_HAVE_LDM 0
+#define MK_LDM4(P, V) V##0 = (P)[0], V##1 = (P)[1], V##2 = (P)[2], V##3 = (P)[3];
+#define MK_LDM5(P, V) V##0 = (P)[0], V##1 = (P)[1], V##2 = (P)[2], V##3 = (P)[3], V##4 = (P)[4];
+#endif
+
+/* X(i, W) for the rows i of a tile of 6, 5, 4, 3, 2 or 1 rows. */
 #define MK_ROWS6(X, W) X(0, W) X(1, W) X(2, W) X(3, W) X(4, W) X(5, W)
+#define MK_ROWS5(X, W) X(0, W) X(1, W) X(2, W) X(3, W) X(4, W)
 #define MK_ROWS4(X, W) X(0, W) X(1, W) X(2, W) X(3, W)
 #define MK_ROWS3(X, W) X(0, W) X(1, W) X(2, W)
 #define MK_ROWS2(X, W) X(0, W) X(1, W)
