@@ -8,7 +8,7 @@ from aot.csource.format import C_TYPES, CNames, c_comment
 from aot.csource.tap import c_tap
 from aot.csource.weights import StoredArray, WeightStore
 from aot.errors import AotcError
-from aot.frontend.bounded import PRODUCERS
+from aot.frontend.bounded import PRODUCERS, REDUCE_ALL
 from aot.ir import Graph, Node, Tensor
 from aot.kernels.base import KernelChoice, NodeContext
 from aot.plan import Plan
@@ -57,7 +57,9 @@ _POISON_MACROS = """/* Rows of a tensor past its run-time extent: under AddressS
 #else
 #define AOTC_POISON(p, n) ((void)(p), (void)(n))
 #define AOTC_UNPOISON(p, n) ((void)(p), (void)(n))
-#endif"""
+#endif
+#define AOTC_MIN_I64(a, b) ((a) < (b) ? (a) : (b))
+#define AOTC_MAX_I64(a, b) ((a) > (b) ? (a) : (b))"""
 
 
 class _RowView:
@@ -219,6 +221,8 @@ class ModelEmitter:
                 self._emit_branch_marker(index, node)
                 if node.op == "IfEnd" and not loops:
                     self._emit_taps(node)
+                if not loops:
+                    self._poison_rows(index, node)
                 continue
             if loops and node.op == "Call":  # a vendor function in a loop body: called every step
                 self._emit_call(index, node)
@@ -317,8 +321,12 @@ class ModelEmitter:
         """A run-time If (aot/frontend/branches.py): `if (cond) {` at IfBegin; each branch's results
         copied into the If outputs' slots at IfElse (then) and IfEnd (else), which close the blocks."""
         g, name = self.graph, c_comment(node.attrs["if"])
+        end = next((n for n in g.nodes if n.op == "IfEnd" and n.attrs["if"] == node.attrs["if"]), node)
+        rows_of = {k: o for k, o in enumerate(end.outputs) if o in self.bounded_axis and self.extent_root.get(o) == o}
         if node.op == "IfBegin":
             self.line("")
+            for o in rows_of.values():  # an output whose rows the branch taken decides
+                self.line(f"int64_t {self.extent_var(o)} = 0; /* rows of {c_comment(o)}, set by the branch */")
             self.line(f'/* node {index}: If "{name}" on {c_comment(node.inputs[0])}, known at run time */')
             self.line(f"if ({self.pointer(node.inputs[0])}[0]) {{")
             self.depth += 1
@@ -328,16 +336,29 @@ class ModelEmitter:
         self.line("")
         self.line(f'/* node {index}: If "{name}": the {"then" if node.op == "IfElse" else "else"} '
                   "branch's results */")
-        for src, dst in zip(results, slots, strict=True):
+        for k, (src, dst) in enumerate(zip(results, slots, strict=True)):
+            nbytes = f"{g.tensors[dst].nbytes}u"
+            if k in rows_of:  # only the rows the branch wrote: its extent, or its static rows
+                out = rows_of[k]
+                a = self.bounded_axis[out]
+                row = int(np.prod(g.tensors[dst].shape[a + 1:], dtype=np.int64)) * g.tensors[dst].itemsize
+                rows = self.extent_var(src) if src in self.bounded_axis else str(g.tensors[src].shape[a])
+                self.line(f"{self.extent_var(out)} = {rows};")
+                nbytes = f"(size_t){self.extent_var(out)} * {row}u"
             if self.plan.offsets.get(src) != self.plan.offsets.get(dst) or src not in self.plan.offsets:
-                self.line(f"memmove({self.pointer(dst)}, {self.pointer(src)}, {g.tensors[dst].nbytes}u);")
+                self.line(f"memmove({self.pointer(dst)}, {self.pointer(src)}, {nbytes});")
         self.depth -= 1
         self.line("} else {" if node.op == "IfElse" else "}")
         self.depth += node.op == "IfElse"
-        for out, src in zip(node.outputs, slots, strict=True):
+        for k, (out, src) in enumerate(zip(node.outputs, slots, strict=True)):
             self.pointer(out)  # the outputs are the slots' bytes
             if self.plan.offsets.get(out) != self.plan.offsets.get(src):
-                self.line(f"memcpy({self.pointer(out)}, {self.pointer(src)}, {g.tensors[out].nbytes}u);")
+                nbytes = f"{g.tensors[out].nbytes}u"
+                if k in rows_of:
+                    a = self.bounded_axis[rows_of[k]]
+                    row = int(np.prod(g.tensors[out].shape[a + 1:], dtype=np.int64)) * g.tensors[out].itemsize
+                    nbytes = f"(size_t){self.extent_var(rows_of[k])} * {row}u"
+                self.line(f"memcpy({self.pointer(out)}, {self.pointer(src)}, {nbytes});")
 
     def extent_var(self, tensor: str) -> str:
         """The C local holding the run-time rows of a bounded tensor (its producer's, which sets it)."""
@@ -359,10 +380,92 @@ class ModelEmitter:
                       f"+ aotc_d] = {self.pointer(x)}[aotc_d * {bound} + aotc_row];")
             self.line("}")
             return
+        g, out = self.graph, node.outputs[0]
+        if node.op in ("TopK", "FillRows"):  # their emitters take the extents (aot/kernels/detect.py)
+            self.ops[node.name].emit(NodeContext(self, node, index))
+            return
+        if node.op in REDUCE_ALL:
+            self._emit_reduce_rows(node, first)
+            return
+        if out in self.bounded_axis and self.extent_root[out] == out:  # a new extent
+            if node.op == "Concat":
+                self._emit_concat_rows(node)
+                return
+            if node.op == "Slice":
+                self._emit_prefix_rows(node)
+                return
+        if node.op == "Gather" and node.inputs[0] in self.bounded_axis and node.inputs[1] in self.bounded_axis:
+            self._emit_gather_rows(node)
+            return
+        if node.op == "Concat" and out in self.bounded_axis and \
+                self.bounded_axis[out] == int(node.attrs.get("axis", 0)) % len(g.tensors[out].shape):
+            self._emit_concat_rows(node)  # the same extents joined again (boxes, scores, labels)
+            return
+        rows = self.extent_var(out) if out in self.bounded_axis else rows
         bound = self.graph.tensors[first].shape[self.bounded_axis[first]]
         self.line(f"/* on the {rows} rows written, of {bound} */")
         self.line(f"for (int64_t aotc_row = 0; aotc_row < {rows}; ++aotc_row) {{")
         self.ops[node.name].emit(NodeContext(_RowView(self, node), node, index))
+        self.line("}")
+
+    def _row_bytes(self, tensor: str) -> int:
+        t, a = self.graph.tensors[tensor], self.bounded_axis[tensor]
+        return int(np.prod(t.shape[a + 1:], dtype=np.int64)) * t.itemsize
+
+    def _emit_concat_rows(self, node: Node) -> None:
+        """torch.cat of per-class results along their rows: each input's extent after the last, the
+        sum the output's extent (set here when it is a new one)."""
+        out = node.outputs[0]
+        ins = [i for i in node.inputs if i]
+        total = " + ".join(self.extent_var(i) for i in ins)
+        if self.extent_root[out] == out:
+            self.line(f"const int64_t {self.extent_var(out)} = {total};")
+        self.line("{")
+        self.line("    uint8_t *aotc_at = (uint8_t *)" + self.pointer(out) + ";")
+        for i in ins:
+            self.line(f"    memcpy(aotc_at, {self.pointer(i)}, (size_t){self.extent_var(i)} * {self._row_bytes(i)}u);")
+            self.line(f"    aotc_at += (size_t){self.extent_var(i)} * {self._row_bytes(i)}u;")
+        self.line("    (void)aotc_at;")
+        self.line("}")
+
+    def _emit_prefix_rows(self, node: Node) -> None:
+        """keep[:300]: the first rows of the extent, min(end, rows) of them (a new extent)."""
+        x, out = node.inputs[0], node.outputs[0]
+        bound = self.graph.tensors[out].shape[self.bounded_axis[out]]
+        self.line(f"const int64_t {self.extent_var(out)} = AOTC_MIN_I64({self.extent_var(x)}, INT64_C({bound}));")
+        self.line(f"memcpy({self.pointer(out)}, {self.pointer(x)}, (size_t){self.extent_var(out)} * "
+                  f"{self._row_bytes(out)}u);")
+
+    def _emit_gather_rows(self, node: Node) -> None:
+        """Rows of bounded data by bounded indices (the kept ones): an index counts from the data's
+        extent; one past it (never, from TopK or NonMaxSuppression) gives a row of zeros."""
+        data, idx = node.inputs[:2]
+        out = node.outputs[0]
+        row = self._row_bytes(data)
+        self.line(f"for (int64_t aotc_row = 0; aotc_row < {self.extent_var(idx)}; ++aotc_row) {{")
+        self.line(f"    int64_t aotc_j = (int64_t){self.pointer(idx)}[aotc_row];")
+        self.line(f"    uint8_t *aotc_to = (uint8_t *){self.pointer(out)} + (size_t)aotc_row * {row}u;")
+        self.line(f"    if (aotc_j < 0) aotc_j += {self.extent_var(data)};")
+        self.line(f"    if (aotc_j >= 0 && aotc_j < {self.extent_var(data)}) memcpy(aotc_to, "
+                  f"(const uint8_t *){self.pointer(data)} + (size_t)aotc_j * {row}u, {row}u);")
+        self.line(f"    else memset(aotc_to, 0, {row}u);")
+        self.line("}")
+
+    def _emit_reduce_rows(self, node: Node, x: str) -> None:
+        """ReduceMax/Min/Sum of every element of the rows written (torchvision's boxes.max())."""
+        y = node.outputs[0]
+        op = node.op
+        init = {"ReduceMax": "-INFINITY", "ReduceMin": "INFINITY", "ReduceSum": "0.0f"}[op]
+        step = {"ReduceMax": "aotc_v > aotc_acc ? aotc_v : aotc_acc",
+                "ReduceMin": "aotc_v < aotc_acc ? aotc_v : aotc_acc", "ReduceSum": "aotc_acc + aotc_v"}[op]
+        n = f"(int64_t){self.extent_var(x)} * {self._row_bytes(x) // 4}"
+        self.line("{")
+        self.line(f"    float aotc_acc = {init};")
+        self.line(f"    for (int64_t aotc_i = 0; aotc_i < {n}; ++aotc_i) {{")
+        self.line(f"        const float aotc_v = {self.pointer(x)}[aotc_i];")
+        self.line(f"        aotc_acc = {step};")
+        self.line("    }")
+        self.line(f"    {self.pointer(y)}[0] = aotc_acc;")
         self.line("}")
 
     def _poison_rows(self, index: int, node: Node) -> None:

@@ -67,17 +67,27 @@ def import_if(node: onnx.NodeProto, tensors: dict[str, Tensor], model: onnx.Mode
             raise AotcError(f"in its {key}: {e.one_line()}", node=where) from e
     then_g, else_g = branches
     out_tensors: dict[str, Tensor] = {}
+    bounded: dict[str, int] = {}
     for k, name in enumerate(node.output):
         if not name:
             continue
         a, b = then_g.tensors[then_g.outputs[k]], else_g.tensors[else_g.outputs[k]]
+        differ = [d for d, (x, y) in enumerate(zip(a.shape, b.shape, strict=False)) if x != y]
+        if len(a.shape) == len(b.shape) and len(differ) == 1 and a.dtype == b.dtype:
+            # rows that depend on the branch taken (torchvision: an empty tensor, or NMS's kept rows):
+            # planned at the larger, the rows written reported as an extent (aot/frontend/bounded.py)
+            shape = tuple(max(x, y) for x, y in zip(a.shape, b.shape, strict=True))
+            out_tensors[name] = Tensor(name, shape, a.dtype)
+            bounded[name] = differ[0]
+            continue
         if a.shape != b.shape or a.dtype != b.dtype:
             raise AotcError(f"output '{name}' is {a.dtype}{list(a.shape)} from its then_branch and "
                             f"{b.dtype}{list(b.shape)} from its else_branch; aotc needs one static shape",
                             node=where)
         out_tensors[name] = Tensor(name, a.shape, a.dtype)
     outer = dict.fromkeys(t for g in branches for t in g.inputs)
-    ir = Node("If", node.name, [cond.name, *outer], list(node.output), {"then": then_g, "else": else_g})
+    ir = Node("If", node.name, [cond.name, *outer], list(node.output),
+              {"then": then_g, "else": else_g, "bounded_outputs": bounded})
     return ir, out_tensors
 
 
@@ -122,7 +132,7 @@ def flatten_if(graph: Graph, node: Node, names: set[str], node_names: set[str]) 
     for s in slots:
         middle.append(fresh_name(f"{s}_then", names))
         graph.tensors[middle[-1]] = Tensor(middle[-1], graph.tensors[s].shape, graph.tensors[s].dtype)
-    attrs = {"if": node.name}
+    attrs = {"if": node.name, "bounded": dict(node.attrs.get("bounded_outputs", {}))}
     begin = Node("IfBegin", fresh_name(f"{node.name}/begin", node_names), [node.inputs[0]], slots, attrs)
     other = Node("IfElse", fresh_name(f"{node.name}/else", node_names), [*slots, *then_results], middle, attrs)
     end = Node("IfEnd", fresh_name(f"{node.name}/end", node_names), [*middle, *else_results],

@@ -271,6 +271,8 @@ def _to_ir(model: onnx.ModelProto, name: str, bounded: BoundedImport | None = No
             branch, outs = import_if(pn, tensors, model, import_model)
             tensors.update(outs)
             nodes.append(branch)
+            if bounded is not None:
+                bounded.if_outputs(branch.attrs.get("bounded_outputs", {}))
             continue
         attrs = {a.name: helper.get_attribute_value(a) for a in pn.attribute}
         attrs = {key: (v.decode() if isinstance(v, bytes) else v) for key, v in attrs.items()}
@@ -278,6 +280,9 @@ def _to_ir(model: onnx.ModelProto, name: str, bounded: BoundedImport | None = No
         check_node_types(pn, tensors, opset_of(model), node)
         check_int_attributes(pn, node)
         at_bound = bounded.infer(pn, node, tensors, opsets) if bounded is not None else None
+        if bounded is not None and bounded.pending:  # run-time integers made from extents, written for it
+            nodes += bounded.pending
+            bounded.pending = []
         if at_bound is not None:  # makes or reads rows known only at run time: shapes at the bound
             tensors.update(at_bound[0])
             if at_bound[1]:  # (a Shape of such rows is followed into the Reshape it sets, then dropped)

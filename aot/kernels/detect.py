@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from aot.csource.format import c_float, c_int, c_ints
+from aot.csource.format import C_TYPES, c_float, c_int, c_ints
+from aot.frontend.bounded import sym_c
 from aot.ir import Graph, Node
 from aot.kernels.base import HostOp, NodeContext, fixed_scratch
 from aot.kernels.shape import MAX_RANK, check_sizes
 
 TOPK_DTYPES = ("float32", "int64", "int32")
+ALL_DTYPES = tuple(C_TYPES)
 
 
 def _nelem(shape: tuple[int, ...]) -> int:
@@ -44,11 +46,21 @@ def _emit_topk(ctx: NodeContext) -> None:
     shape, axis = ctx.shape(x), _topk_axis(ctx.node, ctx.graph)
     k = topk_k(ctx.node, ctx.graph)
     largest = int(ctx.attrs.get("largest", 1))
+    em = ctx.emitter
+    bounded = getattr(em, "bounded_axis", {})
     p = ctx.params("aotc_topk_params", {
         "outer": c_int(_nelem(shape[:axis])), "n": c_int(shape[axis]), "inner": c_int(_nelem(shape[axis + 1:])),
         "k": c_int(k), "largest": str(largest),
     }, comment=f"TopK {'largest' if largest else 'smallest'} {k} of {list(shape)} along axis {axis}")
-    ctx.call(f"aotc_topk_{ctx.suffix(x)}", p, ctx.ptr(x), ctx.ptr(values), ctx.ptr(indices))
+    if values not in bounded:
+        ctx.call(f"aotc_topk_{ctx.suffix(x)}", p, ctx.ptr(x), ctx.ptr(values), ctx.ptr(indices))
+        return
+    # rows known at run time: the first n of x's (its extent), the best min(k, n) kept (a new extent)
+    n = em.extent_var(x) if x in bounded else c_int(shape[axis])
+    k_rows = sym_c(ctx.attrs.get("k_rows", k), em.extent_var)
+    ind = ctx.ptr(indices) if indices else ctx.scratch("int64_t")
+    ctx.line(f"const int64_t {em.extent_var(values)} = aotc_topk_rows_{ctx.suffix(x)}({p}, {n}, {k_rows}, "
+             f"{ctx.ptr(x)}, {ctx.ptr(values)}, {ind});")
 
 
 def _check_topk(node: Node, graph: Graph) -> str | None:
@@ -89,7 +101,10 @@ def _emit_nms(ctx: NodeContext) -> None:
         "max_rows": c_int(bound),
     }, comment=f"NonMaxSuppression of {n} boxes, {classes} classes, {batches} batches: at most {bound} rows")
     has_score = len(ctx.inputs) > 4 and bool(ctx.inputs[4])
-    ctx.line(f"const int64_t {ctx.emitter.extent_var(y)} = aotc_nms_f32({p}, {ctx.ptr(boxes)}, {ctx.ptr(scores)}, "
+    # boxes whose rows are known at run time (torchvision's batched_nms): only that many are candidates
+    n_boxes = ctx.emitter.extent_var(scores) if scores in getattr(ctx.emitter, "bounded_axis", {}) else c_int(n)
+    ctx.line(f"const int64_t {ctx.emitter.extent_var(y)} = aotc_nms_f32({p}, {n_boxes}, {ctx.ptr(boxes)}, "
+             f"{ctx.ptr(scores)}, "
              f"{_scalar(ctx, 2, 'int', '0')}, {_scalar(ctx, 3, 'float', '0.0f')}, {int(has_score)}, "
              f"{_scalar(ctx, 4, 'float', '0.0f')}, {ctx.scratch('int32_t')}, {ctx.ptr(y)});")
 
@@ -108,6 +123,30 @@ def _check_nms(node: Node, graph: Graph) -> str | None:
         if len(node.inputs) > k and node.inputs[k] and t[node.inputs[k]].dtype != dtype:
             return f"input {k} must be a {dtype} scalar"
     return check_sizes(node, graph)
+
+
+# --- run-time integers and fills made from extents (aot/frontend/bounded.py) --------------------
+
+def _emit_rows_value(ctx: NodeContext) -> None:
+    """The values of a Shape of bounded rows (and the arithmetic on it) written where a node that is
+    not shape arithmetic reads them (an If's condition)."""
+    y = ctx.outputs[0]
+    for k, v in enumerate(ctx.attrs["values"]):
+        ctx.line(f"{ctx.ptr(y)}[{k}] = {sym_c(v, ctx.emitter.extent_var)};")
+
+
+def _emit_fill_rows(ctx: NodeContext) -> None:
+    """ConstantOfShape(Shape(rows)): the value in each row of the extent (torchvision's labels)."""
+    y = ctx.outputs[0]
+    value = np.asarray(ctx.attrs["value"]).reshape(-1)[0]
+    v = c_float(float(value)) if ctx.dtype(y) == "float32" else f"({C_TYPES[ctx.dtype(y)]}){int(value)}"
+    rows = ctx.emitter.extent_var(y)
+    ctx.line(f"for (int64_t aotc_row = 0; aotc_row < {rows}; ++aotc_row) {ctx.ptr(y)}[aotc_row] = {v};")
+
+
+def _check_fill_rows(node: Node, graph: Graph) -> str | None:
+    dtype = graph.tensors[node.outputs[0]].dtype
+    return None if dtype in ("float32", "int64", "int32", "bool", "uint8", "int8") else f"a fill of {dtype}"
 
 
 # --- NonZero ------------------------------------------------------------------------------
@@ -135,6 +174,8 @@ OPS: dict[str, HostOp] = {
     "TopK": HostOp(_emit_topk, family="detect", dtypes=TOPK_DTYPES, check=_check_topk),
     "NonMaxSuppression": HostOp(_emit_nms, family="detect", dtypes=("float32",), check=_check_nms,
                                 kernels=(fixed_scratch("", lambda n, g: 4 * g.tensors[n.inputs[0]].shape[1]),)),
+    "RowsValue": HostOp(_emit_rows_value, family="detect"),
+    "FillRows": HostOp(_emit_fill_rows, family="detect", dtypes=ALL_DTYPES, check=_check_fill_rows),
     "NonZero": HostOp(_emit_nonzero, family="detect",
                       dtypes=("float32", "float64", "int8", "uint8", "int16", "int32", "int64", "bool"),
                       check=_check_nonzero),

@@ -17,6 +17,14 @@ typedef struct {
 } aotc_topk_params;
 
 void aotc_topk_f32(const aotc_topk_params *p, const float *x, float *values, int64_t *indices);
+/* The same on the first n of each line's p->n (rows known at run time), the best min(k, n, p->k)
+ * of them written (returned); the output keeps p->k as its line length. */
+int64_t aotc_topk_rows_f32(const aotc_topk_params *p, int64_t n, int64_t k, const float *x, float *values,
+                           int64_t *indices);
+int64_t aotc_topk_rows_i64(const aotc_topk_params *p, int64_t n, int64_t k, const int64_t *x, int64_t *values,
+                           int64_t *indices);
+int64_t aotc_topk_rows_i32(const aotc_topk_params *p, int64_t n, int64_t k, const int32_t *x, int32_t *values,
+                           int64_t *indices);
 void aotc_topk_i64(const aotc_topk_params *p, const int64_t *x, int64_t *values, int64_t *indices);
 void aotc_topk_i32(const aotc_topk_params *p, const int32_t *x, int32_t *values, int64_t *indices);
 
@@ -24,7 +32,8 @@ void aotc_topk_i32(const aotc_topk_params *p, const int32_t *x, int32_t *values,
  * batch and class in order, the boxes whose score is above score_threshold (every box when
  * has_score_threshold is 0), best score first (ties: lower box index first), each kept unless its
  * IoU with a box already kept for that class exceeds iou_threshold, at most max_per_class of them.
- * Writes rows (batch, class, box) of int64 and returns how many, at most max_rows.
+ * Writes rows (batch, class, box) of int64 and returns how many, at most max_rows. Only the first
+ * n_boxes of each batch's p->boxes are candidates (boxes whose rows are known at run time).
  * scratch: num_boxes int32. */
 typedef struct {
     int32_t batches, classes, boxes;
@@ -32,9 +41,9 @@ typedef struct {
     int64_t max_rows;         /* the output's bound: rows past it are dropped */
 } aotc_nms_params;
 
-int64_t aotc_nms_f32(const aotc_nms_params *p, const float *boxes, const float *scores, int64_t max_per_class,
-                     float iou_threshold, int has_score_threshold, float score_threshold, int32_t *scratch,
-                     int64_t *selected);
+int64_t aotc_nms_f32(const aotc_nms_params *p, int64_t n_boxes, const float *boxes, const float *scores,
+                     int64_t max_per_class, float iou_threshold, int has_score_threshold, float score_threshold,
+                     int32_t *scratch, int64_t *selected);
 
 /* ONNX NonZero of x (n elements of elem_size bytes, `rank` dims): the coordinates of each
  * nonzero element in row-major order (NaN counts as nonzero), written as y[d * max_rows + j] for dim d (int64, y is

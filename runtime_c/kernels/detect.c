@@ -8,19 +8,24 @@
  * element enters only if strictly better than the worst kept (full) or there is room: so among
  * equal values the lower index stays first. */
 #define AOTC_TOPK(SFX, T)                                                                         \
-    void aotc_topk_##SFX(const aotc_topk_params *p, const T *x, T *values, int64_t *indices) {   \
+    int64_t aotc_topk_rows_##SFX(const aotc_topk_params *p, int64_t n, int64_t k, const T *x, T *values, \
+                                 int64_t *indices) {                                              \
         int32_t o, i, j, r;                                                                       \
-        const int64_t in_line = (int64_t)p->n * p->inner, out_line = (int64_t)p->k * p->inner;    \
+        if (n > p->n) n = p->n;                                                                   \
+        if (k > n) k = n;                                                                         \
+        if (k > p->k) k = p->k;                                                                   \
+        if (k < 0) k = 0;                                                                         \
         for (o = 0; o < p->outer; ++o) {                                                          \
             for (i = 0; i < p->inner; ++i) {                                                      \
-                const T *xs = x + o * in_line + i;                                                \
-                T *vs = values + o * out_line + i;                                                \
-                int64_t *is = indices + o * out_line + i;                                         \
+                const T *xs = x + (int64_t)o * p->n * p->inner + i;                               \
+                T *vs = values + (int64_t)o * p->k * p->inner + i;                                \
+                int64_t *is = indices + (int64_t)o * p->k * p->inner + i;                         \
                 const int64_t s = p->inner;                                                       \
                 int32_t kept = 0;                                                                 \
-                for (j = 0; j < p->n; ++j) {                                                      \
+                if (k == 0) continue;                                                             \
+                for (j = 0; j < n; ++j) {                                                         \
                     const T v = xs[(int64_t)j * s];                                               \
-                    if (kept == p->k) {                                                           \
+                    if (kept == k) {                                                              \
                         const T worst = vs[(int64_t)(kept - 1) * s];                              \
                         if (p->largest ? !(v > worst) : !(v < worst)) continue;                  \
                         --kept;                                                                   \
@@ -37,6 +42,10 @@
                 }                                                                                 \
             }                                                                                     \
         }                                                                                         \
+        return k;                                                                                 \
+    }                                                                                             \
+    void aotc_topk_##SFX(const aotc_topk_params *p, const T *x, T *values, int64_t *indices) {   \
+        (void)aotc_topk_rows_##SFX(p, p->n, p->k, x, values, indices);                            \
     }
 AOTC_TOPK(f32, float)
 AOTC_TOPK(i64, int64_t)
@@ -100,19 +109,20 @@ static int nms_overlaps(const float *a, const float *b, int32_t center, float io
     return inter / uni > iou_threshold;
 }
 
-int64_t aotc_nms_f32(const aotc_nms_params *p, const float *boxes, const float *scores, int64_t max_per_class,
-                     float iou_threshold, int has_score_threshold, float score_threshold, int32_t *scratch,
-                     int64_t *selected) {
+int64_t aotc_nms_f32(const aotc_nms_params *p, int64_t n_boxes, const float *boxes, const float *scores,
+                     int64_t max_per_class, float iou_threshold, int has_score_threshold, float score_threshold,
+                     int32_t *scratch, int64_t *selected) {
     int64_t rows = 0;
     int32_t b, c, i;
     if (max_per_class <= 0) return 0;
+    if (n_boxes > p->boxes) n_boxes = p->boxes;
     for (b = 0; b < p->batches; ++b) {
         const float *bb = boxes + (int64_t)b * p->boxes * 4;
         for (c = 0; c < p->classes; ++c) {
             const float *sc = scores + ((int64_t)b * p->classes + c) * p->boxes;
             const int64_t first = rows; /* this class's rows start here */
             int32_t n = 0;
-            for (i = 0; i < p->boxes; ++i) {
+            for (i = 0; i < n_boxes; ++i) {
                 if (sc[i] == sc[i] && (!has_score_threshold || sc[i] > score_threshold)) scratch[n++] = i;
             }
             for (i = n / 2 - 1; i >= 0; --i) nms_sift(sc, scratch, n, i);
