@@ -77,3 +77,11 @@ def test_detector_under_sanitizers():
     """The SSD-Lite-style detector end to end (tests/models/ssdlite_tiny.onnx, issue 18), its rows past
     each extent poisoned: the same boxes as onnxruntime on 3 images, nothing past the rows touched."""
     run_sanitized(["test_detection.py::test_kept_boxes_match_onnxruntime"], sample=1)
+
+
+def test_torchvision_detector_under_sanitizers():
+    """torchvision's SSD-Lite tail (tests/models/tv_ssdlite_small.onnx, issue 18): TopK of a run-time k
+    over the class rows, the classes joined along their rows, the If around NonMaxSuppression over
+    them, keep[:100]; every extent's rows past it poisoned. The same detections as onnxruntime, with
+    and without any (the If's empty branch)."""
+    run_sanitized(["test_torchvision_detection.py::test_kept_detections_match_onnxruntime"], sample=1)
