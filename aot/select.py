@@ -132,8 +132,12 @@ def op_memory(selection: Selection) -> OpMemory:
         src, dst = g.tensors[t], g.tensors[n.outputs[0]]
         return src.shape == dst.shape and src.dtype == dst.dtype
 
+    def rows_at_run_time(n: Node, g: Graph) -> bool:
+        """It reads rows known only at run time (aot/frontend/bounded.py): its emitter moves them."""
+        return any(t in g.meta.get("extent_root", {}) for t in [*n.inputs, *n.outputs] if t)
+
     def slices(n: Node, g: Graph) -> list[int] | None:
-        if n.op != "Concat" or not n.inputs:
+        if n.op != "Concat" or not n.inputs or rows_at_run_time(n, g):  # joined rows are packed, not in place
             return None
         out = g.tensors[n.outputs[0]]
         if math.prod(out.shape[:n.attrs["axis"]]) != 1:  # slices along an inner axis are not contiguous
@@ -142,6 +146,8 @@ def op_memory(selection: Selection) -> OpMemory:
         return [sum(sizes[:k]) for k in range(len(sizes))]
 
     def parts(n: Node, g: Graph) -> list[int] | None:
+        if rows_at_run_time(n, g):
+            return None
         if n.op == "Slice":
             return slice_part(n, g)
         if n.op != "Split" or not n.outputs or not all(n.outputs):
