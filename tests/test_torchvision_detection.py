@@ -62,3 +62,31 @@ def test_outputs_are_bounded(built):
     meta = built.meta["scene_0"]
     for spec, shape in zip(meta["outputs"], ([BOUND, 4], [BOUND], [BOUND]), strict=True):
         assert spec["shape"] == shape and spec["extent"]["max"] == BOUND
+
+
+@pytest.mark.slow
+def test_on_the_cortex_m55_board(tmp_path):
+    """The same bundle for mps3-an547 (Cortex-M55, Helium) under qemu keeps the same detections as
+    onnxruntime (about 206 M instructions an inference under qemu: slow)."""
+    import json
+    import subprocess
+    import sys
+
+    from conftest import require_tool
+
+    from aot.build import run_bundle
+
+    require_tool("arm-none-eabi-gcc", "qemu-system-arm", "cmake")
+    out = tmp_path / "m55"
+    r = subprocess.run([sys.executable, "-m", "aot.cli", str(MODEL), "--target", "mps3-an547", "-o", str(out)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    image = scene(0)
+    outputs, _ = run_bundle(out, meta, [image])  # builds it first
+    ref_boxes, ref_scores, ref_labels = reference(Case("x", onnx.load(str(MODEL)), {"image": image}))
+    names = [o["name"] for o in meta["outputs"]]
+    assert len(ref_labels) > 0
+    np.testing.assert_array_equal(outputs[names[2]], ref_labels)
+    np.testing.assert_allclose(outputs[names[0]], ref_boxes, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(outputs[names[1]], ref_scores, rtol=0, atol=1e-6)
