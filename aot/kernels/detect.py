@@ -109,6 +109,12 @@ def _emit_nms(ctx: NodeContext) -> None:
              f"{_scalar(ctx, 4, 'float', '0.0f')}, {ctx.scratch('int32_t')}, {ctx.ptr(y)});")
 
 
+def _nms_scratch(node: Node, graph: Graph) -> int:
+    """The candidates' heap (int32 a box) and the kept boxes' extents and areas (5 floats a box)."""
+    n = graph.tensors[node.inputs[0]].shape[1]
+    return 4 * (n + (n & 1)) + 20 * n
+
+
 def _check_nms(node: Node, graph: Graph) -> str | None:
     t = graph.tensors
     boxes, scores = t[node.inputs[0]], t[node.inputs[1]]
@@ -173,7 +179,7 @@ def _check_nonzero(node: Node, graph: Graph) -> str | None:
 OPS: dict[str, HostOp] = {
     "TopK": HostOp(_emit_topk, family="detect", dtypes=TOPK_DTYPES, check=_check_topk),
     "NonMaxSuppression": HostOp(_emit_nms, family="detect", dtypes=("float32",), check=_check_nms,
-                                kernels=(fixed_scratch("", lambda n, g: 4 * g.tensors[n.inputs[0]].shape[1]),)),
+                                kernels=(fixed_scratch("", _nms_scratch),)),
     "RowsValue": HostOp(_emit_rows_value, family="detect"),
     "FillRows": HostOp(_emit_fill_rows, family="detect", dtypes=ALL_DTYPES, check=_check_fill_rows),
     "NonZero": HostOp(_emit_nonzero, family="detect",

@@ -34,7 +34,7 @@ void aotc_topk_i32(const aotc_topk_params *p, const int32_t *x, int32_t *values,
  * IoU with a box already kept for that class exceeds iou_threshold, at most max_per_class of them.
  * Writes rows (batch, class, box) of int64 and returns how many, at most max_rows. Only the first
  * n_boxes of each batch's p->boxes are candidates (boxes whose rows are known at run time).
- * scratch: num_boxes int32. */
+ * scratch: num_boxes int32 (rounded up to even), then 5 floats a box. */
 typedef struct {
     int32_t batches, classes, boxes;
     int32_t center_point_box; /* 0: [y1, x1, y2, x2] any diagonal corners; 1: [x_c, y_c, w, h] */

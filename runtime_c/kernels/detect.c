@@ -90,28 +90,37 @@ static void nms_extent(const float *b, int32_t center, float *x0, float *x1, flo
     }
 }
 
-/* IoU of two boxes above the threshold (zero-area boxes and disjoint ones never are). */
-static int nms_overlaps(const float *a, const float *b, int32_t center, float iou_threshold) {
-    float ax0, ax1, ay0, ay1, bx0, bx1, by0, by1, ix0, ix1, iy0, iy1, inter, area_a, area_b, uni;
-    nms_extent(a, center, &ax0, &ax1, &ay0, &ay1);
-    nms_extent(b, center, &bx0, &bx1, &by0, &by1);
-    ix0 = ax0 > bx0 ? ax0 : bx0;
-    ix1 = ax1 < bx1 ? ax1 : bx1;
+/* A box as its extents and area, worked out once (a kept box is compared with every later candidate). */
+typedef struct {
+    float x0, x1, y0, y1, area;
+} nms_box;
+
+static nms_box nms_box_of(const float *b, int32_t center) {
+    nms_box r;
+    nms_extent(b, center, &r.x0, &r.x1, &r.y0, &r.y1);
+    r.area = (r.x1 - r.x0) * (r.y1 - r.y0);
+    return r;
+}
+
+/* IoU of a kept box and a candidate above the threshold (zero-area boxes and disjoint ones never are). */
+static int nms_overlaps(const nms_box *a, const nms_box *b, float iou_threshold) {
+    float ix0, ix1, iy0, iy1, inter, uni;
+    ix0 = a->x0 > b->x0 ? a->x0 : b->x0;
+    ix1 = a->x1 < b->x1 ? a->x1 : b->x1;
     if (ix1 <= ix0) return 0;
-    iy0 = ay0 > by0 ? ay0 : by0;
-    iy1 = ay1 < by1 ? ay1 : by1;
+    iy0 = a->y0 > b->y0 ? a->y0 : b->y0;
+    iy1 = a->y1 < b->y1 ? a->y1 : b->y1;
     if (iy1 <= iy0) return 0;
     inter = (ix1 - ix0) * (iy1 - iy0);
-    area_a = (ax1 - ax0) * (ay1 - ay0);
-    area_b = (bx1 - bx0) * (by1 - by0);
-    uni = area_a + area_b - inter;
-    if (inter <= 0.0f || area_a <= 0.0f || area_b <= 0.0f || uni <= 0.0f) return 0;
+    uni = a->area + b->area - inter;
+    if (inter <= 0.0f || a->area <= 0.0f || b->area <= 0.0f || uni <= 0.0f) return 0;
     return inter / uni > iou_threshold;
 }
 
 int64_t aotc_nms_f32(const aotc_nms_params *p, int64_t n_boxes, const float *boxes, const float *scores,
                      int64_t max_per_class, float iou_threshold, int has_score_threshold, float score_threshold,
                      int32_t *scratch, int64_t *selected) {
+    nms_box *kept = (nms_box *)(void *)(scratch + p->boxes + (p->boxes & 1)); /* this class's kept boxes */
     int64_t rows = 0;
     int32_t b, c, i;
     if (max_per_class <= 0) return 0;
@@ -128,15 +137,14 @@ int64_t aotc_nms_f32(const aotc_nms_params *p, int64_t n_boxes, const float *box
             for (i = n / 2 - 1; i >= 0; --i) nms_sift(sc, scratch, n, i);
             while (n > 0 && rows - first < max_per_class && rows < p->max_rows) {
                 const int32_t top = scratch[0];
+                const nms_box cand = nms_box_of(bb + (int64_t)top * 4, p->center_point_box);
                 int64_t r;
                 int keep = 1;
                 scratch[0] = scratch[--n];
                 nms_sift(sc, scratch, n, 0);
-                for (r = first; r < rows && keep; ++r) {
-                    keep = !nms_overlaps(bb + selected[r * 3 + 2] * 4, bb + (int64_t)top * 4, p->center_point_box,
-                                         iou_threshold);
-                }
+                for (r = 0; r < rows - first && keep; ++r) keep = !nms_overlaps(&kept[r], &cand, iou_threshold);
                 if (keep) {
+                    kept[rows - first] = cand;
                     selected[rows * 3] = b;
                     selected[rows * 3 + 1] = c;
                     selected[rows * 3 + 2] = top;
