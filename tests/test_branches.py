@@ -196,9 +196,36 @@ def test_vendor_functions_keep_to_one_branch():
         assert scopes[call.name] == where, (call.name, scopes[call.name])
 
 
-def test_branches_of_different_shapes_are_refused():
+def rows_model() -> onnx.ModelProto:
+    """An If whose branches give y different lengths along one axis: relu(x) [1, 8] or [x, x] [1, 16]."""
     then = helper.make_graph([helper.make_node("Relu", ["x"], ["a"])], "then", [], [_vi("a", None)])
     other = helper.make_graph([helper.make_node("Concat", ["x", "x"], ["b"], axis=1)], "else", [], [_vi("b", None)])
+    graph = helper.make_graph([*_gate("x", "cond"),
+                               helper.make_node("If", ["cond"], ["y"], then_branch=then, else_branch=other)],
+                              "g", [_vi("x", [1, N])], [_vi("y", None)], [_c("zero", np.float32(0))])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_branches_of_different_lengths_give_an_extent(tmp_path, sign):
+    """Planned at the longer branch (16), the rows the branch taken wrote reported in y_extent (as
+    torchvision's batched_nms gives an empty tensor or NMS's kept rows, issue 18)."""
+    x = np.abs(np.random.default_rng(6).standard_normal((1, N))).astype(np.float32) * sign
+    case = Case("rows", rows_model(), {"x": x})
+    built = shared_build([case], tmp_path)
+    (y,) = built.run("rows")
+    from opcheck import reference
+
+    (ref,) = reference(case)
+    assert ref.shape == ((1, N) if sign > 0 else (1, 2 * N))
+    np.testing.assert_array_equal(y, ref)
+    assert built.meta["rows"]["outputs"][0]["extent"]["max"] == 2 * N
+
+
+def test_branches_of_different_shapes_are_refused():
+    then = helper.make_graph([helper.make_node("Relu", ["x"], ["a"])], "then", [], [_vi("a", None)])
+    other = helper.make_graph([helper.make_node("Concat", ["x", "x"], ["c"], axis=1),
+                               helper.make_node("Concat", ["c", "c"], ["b"], axis=0)], "else", [], [_vi("b", None)])
     graph = helper.make_graph([*_gate("x", "cond"),
                                helper.make_node("If", ["cond"], ["y"], then_branch=then, else_branch=other,
                                                 name="shapes")],
@@ -207,4 +234,4 @@ def test_branches_of_different_shapes_are_refused():
     with pytest.raises(AotcError) as e:
         lower(model, Options())
     line = e.value.one_line()
-    assert "If 'shapes'" in line and "float32[1, 8]" in line and "float32[1, 16]" in line, line
+    assert "If 'shapes'" in line and "float32[1, 8]" in line and "float32[2, 16]" in line, line
