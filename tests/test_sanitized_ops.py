@@ -46,7 +46,7 @@ def test_conv_and_gemm_kernels_under_sanitizers():
 def test_index_kernels_under_sanitizers():
     """Where, Gather/Scatter*, Trilu and CumSum walk odometers and read run-time indices and axes, the losses
     index by their targets; the integer elementwise kernels must not overflow (issues 15, 16)."""
-    run_sanitized(["test_ops_index.py", "test_ops_loss.py"])
+    run_sanitized(["test_ops_index.py", "test_ops_loss.py"], sample=2 * SAMPLE)  # 200 cases, mostly dtype repeats
 
 
 def test_attention_kernel_under_sanitizers():
@@ -73,6 +73,7 @@ def test_detection_under_sanitizers():
     run_sanitized(["test_ops_detect.py"], sample=1)  # its tests read the build's metadata by case
 
 
+@pytest.mark.slow  # by default the torchvision detector below takes NMS, TopK and the gathers under the sanitizers
 def test_detector_under_sanitizers():
     """The SSD-Lite-style detector end to end (tests/models/ssdlite_tiny.onnx, issue 18), its rows past
     each extent poisoned: the same boxes as onnxruntime on 3 images, nothing past the rows touched."""
