@@ -1,9 +1,10 @@
 /* Internal to the elementwise kernel files (elementwise*.c): the one loop body of each kernel shape,
- * stamped out per op and dtype. The ops live in four files by use, so that a bundle compiles only
+ * stamped out per op and dtype. The ops live in five files by use, so that a bundle compiles only
  * the files it calls (aot/emit_c/runtime_files.py): elementwise.c (the float ops every float
  * model uses), elementwise_math.c (trigonometric, hyperbolic and the rarer float ops),
- * elementwise_int.c (integer arithmetic and bitwise ops) and elementwise_compare.c (comparisons,
- * logic, NaN/Inf tests). */
+ * elementwise_int.c (int32/int64 arithmetic: the shape arithmetic of exported graphs),
+ * elementwise_int_other.c (the other integer dtypes and ops) and elementwise_compare.c
+ * (comparisons, logic, NaN/Inf tests). */
 #ifndef AOTC_ELEMENTWISE_IMPL_H
 #define AOTC_ELEMENTWISE_IMPL_H
 
@@ -87,5 +88,23 @@
         }                                                            \
     }
 #define AOTC_UNARY_F32(NAME, EXPR) AOTC_UNARY(NAME, f32, float, float, EXPR)
+
+/* The integer dtypes split by use: int32/int64 (shape arithmetic: sizes, offsets, indices, which
+ * exported detection and transformer graphs compute) in elementwise_int.c, the rest in
+ * elementwise_int_other.c. */
+#define AOTC_WIDE_SIGNED(X, NAME, EXPR) X(NAME, i32, int32_t, int32_t, EXPR) X(NAME, i64, int64_t, int64_t, EXPR)
+#define AOTC_OTHER_INTS(X, NAME, EXPR)                                                      \
+    X(NAME, i8, int8_t, int8_t, EXPR) X(NAME, i16, int16_t, int16_t, EXPR) AOTC_UNSIGNED(X, NAME, EXPR)
+#define AOTC_OTHER_SIGNED(X, NAME, EXPR) X(NAME, i8, int8_t, int8_t, EXPR) X(NAME, i16, int16_t, int16_t, EXPR)
+
+/* wrapping integer arithmetic */
+#define WRAP_ADD (in_t)((uint64_t)x0 + (uint64_t)x1)
+#define WRAP_SUB (in_t)((uint64_t)x0 - (uint64_t)x1)
+#define WRAP_MUL (in_t)((uint64_t)x0 * (uint64_t)x1)
+#define SIGNED_DIV (x1 == 0 ? (in_t)0 : x1 == -1 ? (in_t)(0u - (uint64_t)x0) : (in_t)(x0 / x1))
+/* truncated remainder (C's %, ONNX fmod=1) and floored remainder (sign of the divisor, fmod=0) */
+#define SIGNED_REM (x1 == 0 || x1 == -1 ? (in_t)0 : (in_t)(x0 % x1))
+#define SIGNED_MOD aotc_floor_mod(SIGNED_REM, x1)
+#define aotc_floor_mod(rem, d) ((rem) != 0 && (((rem) < 0) != ((d) < 0)) ? (in_t)((rem) + (d)) : (rem))
 
 #endif
