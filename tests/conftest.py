@@ -31,19 +31,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="rewrite runtime_c/kernels/symbols.json from the kernel objects (test_runtime_symbols.py)")
 
 
-# The modules that take longest (pytest --durations, summed by file), run first: pytest-xdist hands
-# whole files to the workers in collection order (--dist loadfile), so a long file collected last
-# kept one core busy alone at the end of the run.
-LONGEST_FIRST = ("test_sanitized_ops", "test_ops_index", "test_kernels_c", "test_tflite", "test_bundle_quality",
-                 "test_detection", "test_vendor_dnnl", "test_torchvision_detection", "test_recurrent_models",
-                 "test_vendor_accel_sim_int8", "test_install", "test_models", "test_fuzz_inputs")
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The longest modules first (LONGEST_FIRST); under AOTC_TEST_SAMPLE=k, deselect the op cases
-    that opcheck.shared_build leaves out."""
-    rank = {name: k for k, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(Path(str(item.fspath)).stem, len(rank)))  # stable: file order kept
+    """Under AOTC_TEST_SAMPLE=k, deselect the op cases that opcheck.shared_build leaves out."""
     if int(os.environ.get("AOTC_TEST_SAMPLE", "1")) <= 1:
         return
     from opcheck import sampled
