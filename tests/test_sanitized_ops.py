@@ -40,7 +40,7 @@ def run_sanitized(files: list[str], sample: int = SAMPLE) -> None:
 
 
 def test_conv_and_gemm_kernels_under_sanitizers():
-    run_sanitized(["test_ops_conv.py", "test_ops_gemm.py"])
+    run_sanitized(["test_ops_conv.py", "test_ops_gemm.py"], sample=2 * SAMPLE)  # conv's paths: tests/test_kernels_c.py
 
 
 def test_index_kernels_under_sanitizers():
