@@ -233,23 +233,26 @@ void aotc_tfl_transpose_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, 
                 }
 }
 
-void aotc_tfl_quantize_f32_s8(const aotc_tfl_quantize_params *p, const float *x, int8_t *y) {
-    for (int64_t k = 0; k < p->count; ++k) {
-        float r = roundf(x[k] / p->scale);
-        /* clamp before converting: a float beyond int32 (or NaN) does not convert */
-        r = r >= -1000.0f ? (r <= 1000.0f ? r : 1000.0f) : -1000.0f;
-        y[k] = clamp8((int32_t)r + p->y_zero, -128, 127);
+/* QUANTIZE from float (rounded half away from zero, clamped to BOUND before the integer conversion:
+ * a float beyond int32, or NaN, does not convert), DEQUANTIZE to float, and QUANTIZE between two
+ * scales (double rounding), one body for int8 and 16x8's int16. WIDE: the type the requantised sum
+ * is added to the zero point in (int16 sums go through int64, as LiteRT's do). */
+#define TFL_QUANTIZE(SFX, T, BOUND, CLAMP, LO, HI, WIDE)                                                   \
+    void aotc_tfl_quantize_f32_##SFX(const aotc_tfl_quantize_params *p, const float *x, T *y) {          \
+        for (int64_t k = 0; k < p->count; ++k) {                                                        \
+            float r = roundf(x[k] / p->scale);                                                          \
+            r = r >= -(BOUND) ? (r <= (BOUND) ? r : (BOUND)) : -(BOUND);                                \
+            y[k] = CLAMP((int32_t)r + p->y_zero, LO, HI);                                               \
+        }                                                                                               \
+    }                                                                                                   \
+    void aotc_tfl_dequantize_##SFX##_f32(const aotc_tfl_quantize_params *p, const T *x, float *y) {      \
+        for (int64_t k = 0; k < p->count; ++k) y[k] = (float)((double)p->scale * (double)(x[k] - p->x_zero)); \
+    }                                                                                                   \
+    void aotc_tfl_requantize_##SFX(const aotc_tfl_quantize_params *p, const T *x, T *y) {               \
+        for (int64_t k = 0; k < p->count; ++k)                                                          \
+            y[k] = CLAMP((WIDE)requant_double(x[k] - p->x_zero, p->mult, p->shift) + p->y_zero, LO, HI); \
     }
-}
-
-void aotc_tfl_dequantize_s8_f32(const aotc_tfl_quantize_params *p, const int8_t *x, float *y) {
-    for (int64_t k = 0; k < p->count; ++k) y[k] = (float)((double)p->scale * (double)(x[k] - p->x_zero));
-}
-
-void aotc_tfl_requantize_s8(const aotc_tfl_quantize_params *p, const int8_t *x, int8_t *y) {
-    for (int64_t k = 0; k < p->count; ++k)
-        y[k] = clamp8(requant_double(x[k] - p->x_zero, p->mult, p->shift) + p->y_zero, -128, 127);
-}
+TFL_QUANTIZE(s8, int8_t, 1000.0f, clamp8, -128, 127, int32_t)
 
 /* --- softmax: fixed point in the style of gemmlowp, Q<integer bits>.<31 - integer bits> in int32 ----- */
 static int32_t wrap_add(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
@@ -410,19 +413,4 @@ TFL_POOL(pool16, int16_t, -32768, clamp16)
 void aotc_tfl_avgpool_s16(const aotc_tfl_pool_params *p, const int16_t *x, int16_t *y) { pool16(p, x, y, 1); }
 void aotc_tfl_maxpool_s16(const aotc_tfl_pool_params *p, const int16_t *x, int16_t *y) { pool16(p, x, y, 0); }
 
-void aotc_tfl_quantize_f32_s16(const aotc_tfl_quantize_params *p, const float *x, int16_t *y) {
-    for (int64_t k = 0; k < p->count; ++k) {
-        float r = roundf(x[k] / p->scale);
-        r = r >= -100000.0f ? (r <= 100000.0f ? r : 100000.0f) : -100000.0f;
-        y[k] = clamp16((int32_t)r + p->y_zero, -32768, 32767);
-    }
-}
-
-void aotc_tfl_dequantize_s16_f32(const aotc_tfl_quantize_params *p, const int16_t *x, float *y) {
-    for (int64_t k = 0; k < p->count; ++k) y[k] = (float)((double)p->scale * (double)(x[k] - p->x_zero));
-}
-
-void aotc_tfl_requantize_s16(const aotc_tfl_quantize_params *p, const int16_t *x, int16_t *y) {
-    for (int64_t k = 0; k < p->count; ++k)
-        y[k] = clamp16((int64_t)requant_double(x[k] - p->x_zero, p->mult, p->shift) + p->y_zero, -32768, 32767);
-}
+TFL_QUANTIZE(s16, int16_t, 100000.0f, clamp16, -32768, 32767, int64_t)
