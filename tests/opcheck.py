@@ -13,8 +13,10 @@ onnxruntime on the same inputs.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import os
+import shutil
 import subprocess
 import tempfile
 import zlib
@@ -210,6 +212,8 @@ def shared_build(cases: list[Case], workdir: Path | None = None, *, vendor_inclu
     """Compile every case with aotc, then all their C into one shared library (`vendor_include_dirs`
     and `libs`: what a vendor's library needs, e.g. oneDNN's headers and -ldnnl)."""
     work = Path(workdir or tempfile.mkdtemp(prefix="aotc-ops-"))
+    if workdir is None:  # removed when the test process ends: a suite run left ~70 MB a module in /tmp
+        atexit.register(shutil.rmtree, work, ignore_errors=True)
     build = SharedBuild(None, {c.id: c for c in cases})  # every case; only the sampled ones are built
     cases = [c for c in cases if sampled(c.id)]
     sources: list[Path] = []

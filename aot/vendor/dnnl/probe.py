@@ -11,6 +11,7 @@ the machine it runs on needs no more (AOTC_DNNL_E_WORKSPACE otherwise).
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import functools
 import hashlib
@@ -141,6 +142,7 @@ def _runtime_object(dnnl: OneDNN, work: Path) -> Path:
     obj = _CACHE.get(key)
     if obj is None or not obj.is_file():
         cache_dir = Path(tempfile.mkdtemp(prefix="aotc-dnnl-probe-"))
+        atexit.register(shutil.rmtree, cache_dir, ignore_errors=True)  # nothing left in the user's /tmp
         obj = cache_dir / "aotc_dnnl.o"
         _run([_cc(), "-std=c99", "-O1", "-c", str(src), f"-I{rt / 'include'}", f"-I{dnnl.include}", "-o", str(obj)],
              "compiling the dnnl runtime for the probe")
