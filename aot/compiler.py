@@ -42,14 +42,17 @@ class Options:
 
 
 def partition_model(model: onnx.ModelProto, options: Options = Options(),
-                    source: str = "model.onnx") -> Partitioned:
+                    source: str = "model.onnx", *, keep_onnx: bool = True, owned: bool = False) -> Partitioned:
     """Frontend, simplification and partitioning: the graph whose functions go to vendors, with the
     vendors (by priority) whose codegen takes them and why nodes stayed on the host.
 
     A model written by `aotc partition` carries its regions, their symbols and its C name; they are
-    honoured like manual annotations, and what it left on the host stays there."""
+    honoured like manual annotations, and what it left on the host stays there. `keep_onnx`: the
+    folded ONNX stays in the graph's meta, for writing the partition back (aotc partition -o).
+    `owned`: `model` was loaded for this call and may be changed in place (a copy of the weights less)."""
     file_name = stored_name(model)
-    written = model
+    written, transformed = model, transformed_functions(model)
+    owned = owned and not transformed  # their constants are read from the file as written, below
     model, annotations, file_vendors = from_onnx(model)
     vendors: list[Vendor] = []
     target = get_target(options.target)
@@ -64,9 +67,10 @@ def partition_model(model: onnx.ModelProto, options: Options = Options(),
         annotations = annotations + load_annotations(options.annotate)
     name = sanitize(options.name or file_name or Path(source).stem)
     max_dims = {(t, a): n for t, a, n in options.max_dims}
-    graph = simplify(import_model(model, name, dict(options.input_shapes), max_dims))
+    graph = simplify(import_model(model, name, dict(options.input_shapes), max_dims, keep_onnx=keep_onnx,
+                                  owned=owned))
     parted = partition_for(graph, vendors, annotations, name)
-    for symbol, proto in transformed_functions(written).items():  # written after their vendor's transform
+    for symbol, proto in transformed.items():  # written after their vendor's transform
         if symbol in parted.graph.functions:
             parted.graph.functions[symbol] = function_from_proto(proto, parted.graph.functions[symbol], written)
     return replace(parted, options=vendor_options(vendors, options.vendor_options))
@@ -151,7 +155,11 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
 
 
 def compile_model(model: onnx.ModelProto, options: Options = Options(), source: str = "model.onnx") -> Bundle:
-    parted = partition_model(model, options, source)
+    return compile_partitioned(partition_model(model, options, source, keep_onnx=False), options, source)
+
+
+def compile_partitioned(parted: Partitioned, options: Options = Options(), source: str = "model.onnx") -> Bundle:
+    """Host fusion, vendor codegen, kernel selection, memory plan and C, after partition_model."""
     graph = simplify(parted.graph, HOST_PIPELINE)  # fusion for the host kernels, after vendors took their nodes
     check_bounded(graph)  # the passes kept every reader of data-dependent rows one that runs on their extent
     artifacts = codegen_functions(graph, options.target, parted.vendors, parted.options)
@@ -162,7 +170,10 @@ def compile_model(model: onnx.ModelProto, options: Options = Options(), source: 
 
 def compile_file(path: str | Path, options: Options = Options()) -> Bundle:
     get_target(options.target)  # an unknown target is refused before any work
-    return compile_model(load_model(path), options, source=str(Path(path).resolve()))
+    source = str(Path(path).resolve())
+    # the loaded ModelProto is freed once partitioned: the IR holds the weights from there on
+    parted = partition_model(load_model(path), options, source, keep_onnx=False, owned=True)
+    return compile_partitioned(parted, options, source)
 
 
 def lower(model: onnx.ModelProto, name: str = "model") -> Graph:

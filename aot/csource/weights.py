@@ -86,7 +86,7 @@ class WeightStore:
             return self._inline
         total = sum(a.data.nbytes for a in self._arrays)
         inline: list[StoredArray] = []
-        chunks: list[bytes] = []
+        chunks: list[bytes | memoryview] = []
         offset = 0
         for a in self._arrays:
             if total <= INLINE_WEIGHTS_LIMIT or a.data.nbytes <= SMALL_WEIGHT_BYTES:
@@ -96,7 +96,8 @@ class WeightStore:
             chunks.append(b"\0" * pad)
             offset += pad
             self._blob_offsets[a.ident] = (offset, a)
-            chunks.append(a.data.astype(a.data.dtype.newbyteorder("<")).tobytes())
+            little = np.ascontiguousarray(a.data.astype(a.data.dtype.newbyteorder("<"), copy=False))
+            chunks.append(memoryview(little.reshape(-1).view(np.uint8)))  # joined below: one copy of the weights
             offset += a.data.nbytes
         self._blob = b"".join(chunks)
         self._inline = inline

@@ -15,6 +15,7 @@ of the outer scope is read as before. Its nodes may then fold in turn.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable
 
 import numpy as np
 import onnx
@@ -23,6 +24,7 @@ from onnx.reference import ReferenceEvaluator
 
 from aot.errors import AotcError
 from aot.frontend import contrib
+from aot.frontend.skeleton import adopt_inference, skeleton
 from aot.frontend.validate import check_node_outputs
 from aot.ir import Node
 from aot.unsupported import UnsupportedNodes
@@ -40,14 +42,17 @@ _QUANT = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLinea
 
 
 def infer_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
-    """onnx's shape inference, with the com.microsoft ops' shapes filled in between its rounds."""
+    """onnx's shape inference, with the com.microsoft ops' shapes filled in between its rounds; on
+    the model's skeleton (no large weights: aot/frontend/skeleton.py), taken back into `model`."""
+    light = skeleton(model)
     for _ in range(MAX_ROUNDS):
         try:
-            model = shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
+            light = shape_inference.infer_shapes(light, check_type=False, strict_mode=False, data_prop=True)
         except Exception as e:  # onnx raises a variety of types for inconsistent models
             raise AotcError(f"shape inference failed: {str(e).splitlines()[0]}") from e
-        if not contrib.fill_shapes(model):
+        if not contrib.fill_shapes(light):
             break
+    adopt_inference(model, light)
     return model
 
 
@@ -149,7 +154,7 @@ def _condition(node: onnx.NodeProto, consts: dict[str, np.ndarray]) -> bool | No
 def _inline_constant_ifs(model: onnx.ModelProto) -> bool:
     """Each If of the main graph whose condition is a constant -> the nodes of its branch."""
     g = model.graph
-    consts = {i.name: numpy_helper.to_array(i) for i in g.initializer}
+    consts = _Constants(g.initializer)
     if not any(n.op_type == "If" and n.domain in ("", "ai.onnx") and _condition(n, consts) is not None
                for n in g.node):
         return False
@@ -240,7 +245,7 @@ def refuse_control_flow(model: onnx.ModelProto) -> None:
 
 def _fold_once(model: onnx.ModelProto) -> bool:
     g = model.graph
-    consts: dict[str, np.ndarray] = {i.name: numpy_helper.to_array(i) for i in g.initializer}
+    consts = _Constants(g.initializer)
     shapes = static_shapes(model)
     keep: list[onnx.NodeProto] = []
     folded: dict[str, np.ndarray] = {}
@@ -266,6 +271,25 @@ def _fold_once(model: onnx.ModelProto) -> bool:
     return True
 
 
+class _Constants(dict):
+    """The initializers' values, each read from its proto when first asked for: a round of folding
+    then reads only the constants of nodes that fold, not every weight of the model again."""
+
+    def __init__(self, initializers: Iterable[onnx.TensorProto]):
+        super().__init__()
+        self._protos = {i.name: i for i in initializers}
+
+    def __contains__(self, name: object) -> bool:
+        return dict.__contains__(self, name) or name in self._protos
+
+    def __missing__(self, name: str) -> np.ndarray:
+        value = self[name] = numpy_helper.to_array(self._protos[name])
+        return value
+
+    def get(self, name: str, default: np.ndarray | None = None) -> np.ndarray | None:
+        return self[name] if name in self else default
+
+
 def _try_fold(node: onnx.NodeProto, consts: dict[str, np.ndarray],
               shapes: dict[str, tuple[int, ...] | None], opsets: list) -> list[np.ndarray] | None:
     if node.domain not in ("", "ai.onnx") or node.op_type in _NONDETERMINISTIC or node.op_type in _QUANT:
@@ -281,9 +305,9 @@ def _try_fold(node: onnx.NodeProto, consts: dict[str, np.ndarray],
             return None
         inputs: list[np.ndarray | None] = [np.broadcast_to(np.float32(0), shape)]  # the shape, no data
     else:
-        inputs = [consts.get(i) if i else None for i in node.input]
         if any(i and i not in consts for i in node.input):
             return None
+        inputs = [consts.get(i) if i else None for i in node.input]
         if op != "Constant" and not any(x is not None for x in inputs):
             return None
         check_node_outputs(node, [None if x is None else (x.dtype.name, x.shape) for x in inputs], inputs, opsets,

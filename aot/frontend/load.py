@@ -20,6 +20,7 @@ from aot.frontend.control_flow import flatten_control_flow
 from aot.frontend.fold import _Named, evaluate_node, fold_to_fixed_point, refuse_control_flow, static_shapes
 from aot.frontend.loops import import_loop, scans_to_loops, sequences_to_scans
 from aot.frontend.optional_outputs import drop_unread_optional_outputs
+from aot.frontend.skeleton import skeleton
 from aot.frontend.validate import (
     check_declarations,
     check_declared,
@@ -59,7 +60,7 @@ def load_model(path: str | Path) -> onnx.ModelProto:
     if not model.graph.node and not model.graph.output:
         raise AotcError(f"cannot read model '{path}': not a valid ONNX file (empty graph)")
     try:
-        onnx.checker.check_model(model)
+        onnx.checker.check_model(skeleton(model))  # large weights: checked against their dims below
     except Exception as e:
         # onnxruntime runs graphs whose outputs carry a type but no shape; so do we (shapes are inferred).
         if "Field 'shape' of 'type' is required but missing" not in str(e):
@@ -81,9 +82,13 @@ def opset_of(model: onnx.ModelProto) -> int:
 
 def import_model(model: onnx.ModelProto, name: str | None = None,
                  input_shapes: dict[str, tuple[int, ...]] | None = None,
-                 max_dims: dict[tuple[str, int], int] | None = None) -> Graph:
+                 max_dims: dict[tuple[str, int], int] | None = None, *, keep_onnx: bool = True,
+                 owned: bool = False) -> Graph:
     """ModelProto -> IR Graph with static shapes, constants folded, attributes canonical;
-    `max_dims` bounds data-dependent dims ({(tensor, axis): rows}, aot/frontend/bounded.py)."""
+    `max_dims` bounds data-dependent dims ({(tensor, axis): rows}, aot/frontend/bounded.py).
+    `keep_onnx`: keep the folded ONNX in graph.meta["onnx"], which `aotc partition -o` writes back;
+    a compile does without that copy of the weights. `owned`: the caller hands `model` over (it was
+    loaded for this compile), so it is changed in place rather than copied."""
     opset = opset_of(model)
     if not MIN_OPSET <= opset <= MAX_OPSET:
         raise AotcError(f"opset {opset} is not supported (aotc reads opsets {MIN_OPSET} to {MAX_OPSET})")
@@ -91,7 +96,7 @@ def import_model(model: onnx.ModelProto, name: str | None = None,
         if not contrib.is_supported(n):
             only = f" (of it aotc reads {', '.join(contrib.CONTRIB_OPS)})" if n.domain == contrib.DOMAIN else ""
             raise AotcError(f"operator domain '{n.domain}' is not supported{only}", node=_Named(n))
-    model = name_nodes(model)
+    model = name_nodes(model if owned else copy_model(model))
     drop_unread_optional_outputs(model, opset)  # before any op is checked
     if input_shapes:
         fix_input_shapes(model, input_shapes)
@@ -116,7 +121,8 @@ def import_model(model: onnx.ModelProto, name: str | None = None,
     declare_outputs(model, graph)
     graph.meta["opset"] = opset
     graph.meta["io_quantization"] = _io_quantization(model)
-    graph.meta["onnx"] = model  # the folded model, which a partition is written back into
+    if keep_onnx:
+        graph.meta["onnx"] = model  # the folded model, which a partition is written back into
     canonicalize(graph, opset)
     if inconsistent:
         raise inconsistent[0]
@@ -138,8 +144,7 @@ def _io_quantization(model: onnx.ModelProto) -> dict[str, dict]:
 
 
 def name_nodes(model: onnx.ModelProto) -> onnx.ModelProto:
-    """A copy whose nodes all have unique names, so every later stage can name a node to the user."""
-    model = copy_model(model)
+    """Give every node a unique name, so every later stage can name a node to the user."""
     used: set[str] = set()
     for k, n in enumerate(model.graph.node):
         n.name = _unique(n.name or f"{n.op_type}_{k}", used)
