@@ -1,0 +1,116 @@
+"""Every .tflite file in a TFLM checkout through aotc, against LiteRT's reference kernels.
+
+    python bench/tflm_models.py CHECKOUT [--grep TEXT] [--runs 2] [--keep DIR]
+
+CHECKOUT is a tensorflow/tflite-micro tree (or any folder of .tflite files). Each model is compiled
+with `aotc`, built with CMake, and run on `--runs` random inputs; the same inputs go through LiteRT's
+BUILTIN_REF interpreter (tests/tflite_reference.py, in a process of its own), which TFLM's kernels
+match bit for bit. Integer outputs are compared element by element (share equal, largest difference
+in LSB), float outputs by the largest error relative to max(1, |reference|).
+
+Prints one line per model and a summary: how many compile, how many are bit-exact, and the
+refusals grouped by their message (the op a user would have to wait for).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+AOTC = [sys.executable, "-m", "aot.cli"]
+
+
+def random_inputs(meta: dict, runs: int) -> list[np.ndarray]:
+    """One array per input, with a leading axis of `runs` (tflite_reference.py --runs)."""
+    rng = np.random.default_rng(0)
+    feeds = []
+    for spec in meta["inputs"]:
+        shape, dtype = (runs, *spec["shape"]), np.dtype(spec["dtype"])
+        if dtype.kind == "f":
+            feeds.append(rng.uniform(-1, 1, shape).astype(dtype))
+        else:
+            info = np.iinfo(dtype)
+            feeds.append(rng.integers(info.min, info.max + 1, shape).astype(dtype))
+    return feeds
+
+
+def compare(ours: np.ndarray, ref: np.ndarray) -> tuple[bool, str]:
+    if ours.shape != ref.shape:
+        return False, f"shape {ours.shape} != {ref.shape}"
+    if ref.dtype.kind == "f":
+        scale = max(1.0, float(np.abs(ref).max(initial=0)))
+        err = float(np.abs(ours.astype(np.float64) - ref).max(initial=0.0)) / scale
+        return err <= 1e-5, f"rel err {err:.1e}"
+    diff = np.abs(ours.astype(np.int64) - ref.astype(np.int64))
+    equal = float((diff == 0).mean()) if diff.size else 1.0
+    return bool(diff.max(initial=0) == 0), f"{100 * equal:.2f} % equal, max {int(diff.max(initial=0))} LSB"
+
+
+def one(model: Path, work: Path, runs: int) -> tuple[str, str]:
+    """(status, detail): status is exact, differs, refused or failed."""
+    from aot.build import cmake_exe, run_bundle
+
+    out = work / "out"
+    r = subprocess.run([*AOTC, str(model), "-o", str(out)], capture_output=True, text=True)
+    if r.returncode != 0:
+        line = (r.stderr.strip().splitlines() or ["?"])[-1]
+        return ("refused" if r.returncode == 2 else "failed"), line.removeprefix("aotc: error: ")
+    for cmd in ([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"],
+                [cmake_exe(), "--build", str(out), "-j", "2"]):
+        b = subprocess.run(cmd, capture_output=True, text=True)
+        if b.returncode != 0:
+            return "failed", "build: " + (b.stdout + b.stderr).strip().splitlines()[-1][:200]
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    feeds = random_inputs(meta, runs)
+    np.savez(work / "in.npz", **{f"input_{k}": v for k, v in enumerate(feeds)})
+    ref = subprocess.run([sys.executable, str(ROOT / "tests" / "tflite_reference.py"), str(model),
+                          str(work / "in.npz"), str(work / "ref.npz"), "--runs"], capture_output=True, text=True)
+    if ref.returncode != 0:
+        return "no reference", (ref.stderr.strip().splitlines() or ["?"])[-1][:200]
+    refs = np.load(work / "ref.npz")
+    verdicts = []
+    for run in range(runs):
+        ours, _ = run_bundle(out, meta, [f[run] for f in feeds])
+        for k, spec in enumerate(meta["outputs"]):
+            verdicts.append(compare(ours[spec["name"]], refs[f"output_{k}"][run]))
+    ok = all(v for v, _ in verdicts)
+    worst = next((d for v, d in verdicts if not v), verdicts[0][1] if verdicts else "no outputs")
+    return ("exact" if ok else "differs"), worst
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("checkout", type=Path)
+    p.add_argument("--grep", default="", help="only models whose path contains this")
+    p.add_argument("--runs", type=int, default=2)
+    p.add_argument("--keep", type=Path, help="keep each model's bundle under this folder")
+    args = p.parse_args()
+    models = sorted(m for m in args.checkout.rglob("*.tflite") if args.grep in str(m))
+    base = args.keep or Path(tempfile.mkdtemp(prefix="aotc-tflm-"))
+    results: dict[str, list[str]] = collections.defaultdict(list)
+    refusals: collections.Counter[str] = collections.Counter()
+    for k, model in enumerate(models):
+        rel = str(model.relative_to(args.checkout))
+        work = base / re.sub(r"[^A-Za-z0-9_.-]", "_", rel)
+        work.mkdir(parents=True, exist_ok=True)
+        status, detail = one(model, work, args.runs)
+        results[status].append(rel)
+        if status == "refused":
+            refusals[re.sub(r"node '[^']*'", "node …", detail)] += 1
+        print(f"[{k + 1}/{len(models)}] {status:8s} {rel}: {detail}", flush=True)
+    print(f"\n{len(models)} models: " + ", ".join(f"{len(v)} {s}" for s, v in sorted(results.items())))
+    for why, n in refusals.most_common():
+        print(f"  refused {n}x: {why}")
+
+
+if __name__ == "__main__":
+    main()
