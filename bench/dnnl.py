@@ -35,8 +35,10 @@ import zoo  # noqa: E402
 from aot.bench import _ort_session, time_ort  # noqa: E402
 from aot.build import build, run_bundle  # noqa: E402
 
-MODELS = {"resnet18_224": zoo.resnet18_224, "mobilenetv2_224": zoo.mobilenetv2_224, **zoo.MODELS}
-DEFAULT = ["resnet18_224", "mobilenetv2_224", "resnet", "mobilenetv2", "inception", "squeezenet"]
+MODELS = {"resnet18_224": zoo.resnet18_224, "mobilenetv2_224": zoo.mobilenetv2_224,
+          "efficientnet_b0_224": zoo.efficientnet_b0_224, **zoo.MODELS}
+DEFAULT = ["resnet18_224", "mobilenetv2_224", "efficientnet_b0_224", "resnet", "mobilenetv2", "inception",
+           "squeezenet"]
 
 
 def _bundle(src: Path, out: Path, vendors: list[str]) -> dict:
@@ -61,6 +63,8 @@ def bench_model(name: str, work: Path, repeat: int, rounds: int) -> dict:
     meta = metas["dnnl"]
     row["regions"] = len(meta["partition"])
     row["host_nodes"] = sum(1 for n in meta["nodes"] if n["op"] != "Call")
+    # reorders each run pays, over the regions (the probe's count: "3 (entry 1, exit 1, inside 1)")
+    row["reorders"] = sum(int(str(p.get("reorders", "0")).split()[0]) for p in meta["partition"])
     inputs = [rng.standard_normal(s["shape"]).astype(s["dtype"]) for s in meta["inputs"]]
     sess = _ort_session(str(src))
     feeds = {i.name: x for i, x in zip(sess.get_inputs(), inputs, strict=True)}
@@ -82,11 +86,11 @@ def bench_model(name: str, work: Path, repeat: int, rounds: int) -> dict:
 
 
 def table(rows: list[dict]) -> str:
-    head = ("| model | host C us | dnnl us | onnxruntime us | host/ort | dnnl/ort | dnnl regions | host nodes "
-            "| max abs err |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+    head = ("| model | host C us | dnnl us | onnxruntime us | host/ort | dnnl/ort | dnnl regions | reorders/run "
+            "| host nodes | max abs err |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
     return head + "".join(
         f"| {r['model']} | {r['host_us']:.0f} | {r['dnnl_us']:.0f} | {r['ort_us']:.0f} | "
-        f"{r['host_ratio']:.2f} | {r['dnnl_ratio']:.2f} | {r['regions']} | "
+        f"{r['host_ratio']:.2f} | {r['dnnl_ratio']:.2f} | {r['regions']} | {r['reorders']} | "
         f"{r['host_nodes']} | {r['max_abs_err']:.1e} |\n" for r in rows)
 
 

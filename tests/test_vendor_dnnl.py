@@ -70,6 +70,15 @@ def conv_case(case_id: str, x: tuple, cout: int, k: int, bias: bool = True, **at
     return op_case(case_id, "Conv", {"x": x}, consts=consts, attrs=attrs)
 
 
+# A stem convolution on 3 channels (oneDNN picks a blocked layout for it) before a depthwise one
+# (nhwc on AVX-512): the probe sees the reorder between them and hints the stem's layout
+STEM = graph_case("layout_hint_stem", [node("Conv", ["x", "W0", "B0"], "c0", strides=[2, 2], pads=[1, 1, 1, 1]),
+                                       node("Relu", ["c0"], "r0"),
+                                       node("Conv", ["r0", "W1", "B1"], "y", group=32, pads=[1, 1, 1, 1])],
+                  {"x": (1, 3, 32, 32)}, ["y"],
+                  {"W0": w(32, 3, 3, 3), "B0": w(32), "W1": w(32, 1, 3, 3), "B1": w(32)})
+
+
 def _cases() -> list[Case]:
     c: list[Case] = [
         # Conv: layouts (channels not a multiple of 8), strides, pads, dilation, groups, ranks
@@ -106,6 +115,10 @@ def _cases() -> list[Case]:
                 attrs={"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
         op_case("global_avgpool", "GlobalAveragePool", {"x": (2, 6, 7, 5)}),
         op_case("global_maxpool", "GlobalMaxPool", {"x": (1, 6, 7, 5)}),
+        # ReduceMean over the spatial axes: average pooling over the whole image
+        op_case("reducemean_spatial", "ReduceMean", {"x": (1, 6, 7, 5)}, attrs={"axes": [2, 3], "keepdims": 1}),
+        op_case("reducemean_spatial_nokeep", "ReduceMean", {"x": (2, 6, 4, 3, 5)},
+                attrs={"axes": [-3, -2, -1], "keepdims": 0}),
         # normalisation, softmax
         op_case("batchnorm", "BatchNormalization", {"x": (2, 6, 5, 5)},
                 consts={"s": w(6), "b": w(6), "m": w(6), "v": np.abs(w(6)) + 0.5}, attrs={"epsilon": 1e-3}),
@@ -195,6 +208,24 @@ def _cases() -> list[Case]:
                          node("Concat", ["c1", "z", "c0"], "y", axis=2)],
                         {"x": (1, 8, 8, 8), "z": (1, 8, 3, 8)}, ["y"],
                         {**bn, "W0": w(8, 1, 3, 3), "W1": w(8, 1, 3, 3), "B": cb}))
+    # SiLU as exporters write it, Mul(x, Sigmoid(x)): one Swish (FuseActivation), a post-op of the conv
+    # whose result both read; alone (after a region input) an eltwise of its own
+    c.append(graph_case("silu_conv_post_op", [node("Conv", ["x", "W", "B"], "c", **pads), node("Sigmoid", ["c"], "s"),
+                                              node("Mul", ["s", "c"], "y")],
+                        {"x": x}, ["y"], {"W": cw, "B": cb}))
+    c.append(graph_case("silu_eltwise", [node("Sigmoid", ["x"], "s"), node("Mul", ["x", "s"], "y")],
+                        {"x": (2, 3, 4, 5)}, ["y"], {}))
+    # EfficientNet's squeeze-excite in one region: depthwise conv + SiLU, ReduceMean, 1x1 + SiLU,
+    # 1x1 + Sigmoid, the per-channel Mul (binary, broadcast), the 1x1 projection
+    se = [node("Conv", ["x", "Wd", "Bd"], "d", group=16, **pads), node("Sigmoid", ["d"], "ds"),
+          node("Mul", ["d", "ds"], "h"), node("ReduceMean", ["h"], "m", axes=[2, 3], keepdims=1),
+          node("Conv", ["m", "W1", "B1"], "q"), node("Sigmoid", ["q"], "qs"), node("Mul", ["q", "qs"], "qh"),
+          node("Conv", ["qh", "W2", "B2"], "e"), node("Sigmoid", ["e"], "g"), node("Mul", ["h", "g"], "hg"),
+          node("Conv", ["hg", "Wp"], "y")]
+    c.append(graph_case("squeeze_excite", se, {"x": (1, 16, 9, 9)}, ["y"],
+                        {"Wd": w(16, 1, 3, 3), "Bd": w(16), "W1": w(4, 16, 1, 1), "B1": w(4), "W2": w(16, 4, 1, 1),
+                         "B2": w(16), "Wp": w(24, 16, 1, 1)}))
+    c.append(STEM)
     c.append(graph_case("pattern_gemm_relu", [node("Gemm", ["a", "B", "C"], "g", transB=1), node("Relu", ["g"], "y")],
                         {"a": (2, 16)}, ["y"], {"B": w(10, 16), "C": w(10)}))
     c.append(graph_case("pattern_matmul_bias_sigmoid",
@@ -228,6 +259,7 @@ REFUSED = [
             attrs={"kernel_shape": [3, 3], "strides": [2, 2], "count_include_pad": 1, "ceil_mode": 1}),
     op_case("refuse_gemm_transa", "Gemm", {"a": (6, 3)}, consts={"b": w(6, 4)}, attrs={"transA": 1}),
     op_case("refuse_sub_first_broadcasts", "Sub", {"a": (1, 5), "b": (3, 5)}),
+    op_case("refuse_reducemean_channels", "ReduceMean", {"x": (1, 6, 5, 5)}, attrs={"axes": [1, 2, 3]}),
 ]
 for _c in REFUSED:
     _c.vendors = (DNNL_EVERY_REGION,)
@@ -314,6 +346,36 @@ def test_conv_nets_are_one_region(name, builder):
     assert len(graph.functions) == 1
     ops = [n.attrs.get("composite", n.op) for n in next(iter(graph.functions.values())).graph.nodes]
     assert any("_sum" in op for op in ops), ops
+
+
+def test_efficientnet_is_one_region_without_inside_reorders():
+    """EfficientNet-B0's squeeze-excite (ReduceMean, the per-channel Mul) and SiLUs stay in the region:
+    one region instead of 17, each SiLU a Swish post-op of its conv, and the probe's count of the
+    reorders a run pays (reported by `aotc partition --show`): none inside (layout hints) or at exit,
+    at most the input going into the stem convolution's layout at entry."""
+    require_onednn()
+    from aot.compiler import codegen_functions
+
+    parted = partition_model(zoo.efficientnet_b0_224(), Options(vendors=("dnnl",)))
+    graph = parted.graph
+    assert [n.op for n in graph.nodes] == ["Call"] and len(graph.functions) == 1
+    (report,) = [a.report for a in codegen_functions(graph, "host", parted.vendors, parted.options).values()]
+    assert "eltwise" not in report["dnnl_ops"], report["dnnl_ops"]  # every Swish and Sigmoid a post-op
+    assert report["dnnl_ops"]["pool"] == 17, report["dnnl_ops"]  # 16 ReduceMeans and the GlobalAveragePool
+    entry, exit_, inside = map(int, re.fullmatch(r"\d+ \(entry (\d+), exit (\d+), inside (\d+)\)",
+                                                 report["reorders"]).groups())
+    assert exit_ == 0 and entry <= 1 and inside == 0, report["reorders"]
+
+
+def test_layout_hint_removes_inside_reorder():
+    """The stem case (in the shared build, against onnxruntime): without the hint the stem's blocked
+    result was reordered for the depthwise convolution; with it, no reorder inside the region."""
+    require_onednn()
+    from aot.compiler import codegen_functions
+
+    parted = partition_model(STEM.model, Options(vendors=(DNNL_EVERY_REGION,)))
+    (report,) = [a.report for a in codegen_functions(parted.graph, "host", parted.vendors, parted.options).values()]
+    assert "inside 0)" in report["reorders"], report["reorders"]
 
 
 def onednn_exec_lines(tmp_path, name: str) -> list[str]:

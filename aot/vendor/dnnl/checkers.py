@@ -27,6 +27,7 @@ ELTWISE = {
     "Exp": lambda a: ("dnnl_eltwise_exp", 0.0, 0.0),
     "Abs": lambda a: ("dnnl_eltwise_abs", 0.0, 0.0),
     "Sqrt": lambda a: ("dnnl_eltwise_sqrt", 0.0, 0.0),
+    "Swish": lambda a: ("dnnl_eltwise_swish", a.get("alpha", 1.0), 0.0),  # x * sigmoid(alpha x): FuseActivation's SiLU
 }
 BINARY = {"Add": "dnnl_binary_add", "Sub": "dnnl_binary_sub", "Mul": "dnnl_binary_mul",
           "Div": "dnnl_binary_div", "Max": "dnnl_binary_max", "Min": "dnnl_binary_min"}
@@ -111,6 +112,19 @@ def check_global_pool(node: Node, graph: Graph) -> Verdict:
         return r
     rank = len(_shape(graph, node.inputs[0]))
     return ACCEPT if 3 <= rank <= 5 else Reject(f"dnnl pools rank 3..5 data, not rank {rank}")
+
+
+def check_reduce_mean(node: Node, graph: Graph) -> Verdict:
+    """ReduceMean over every spatial axis (squeeze-excite's) -> average pooling over the whole
+    image, as GlobalAveragePool: it stays inside the region, in the layout its producer chose."""
+    if (r := _float32(node, graph)) is not None:
+        return r
+    rank = len(_shape(graph, node.inputs[0]))
+    if not 3 <= rank <= 5:
+        return Reject(f"dnnl averages rank 3..5 data over its spatial axes, not rank {rank}")
+    if list(node.attrs["axes"]) != list(range(2, rank)):
+        return Reject("dnnl takes ReduceMean over all spatial axes (2..rank-1) only")
+    return ACCEPT
 
 
 def check_gemm(node: Node, graph: Graph) -> Verdict:
@@ -272,7 +286,7 @@ def is_bias_for(graph: Graph, bias: str, channels: int, rank: int) -> bool:
 CHECKERS = {
     "Conv": check_conv,
     "MaxPool": check_pool, "AveragePool": check_pool, "GlobalAveragePool": check_global_pool,
-    "GlobalMaxPool": check_global_pool,
+    "GlobalMaxPool": check_global_pool, "ReduceMean": check_reduce_mean,
     "Gemm": check_gemm, "MatMul": check_matmul,
     "BatchNormalization": check_batchnorm, "LRN": check_lrn,
     "Softmax": check_softmax, "LogSoftmax": check_softmax,

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from aot.errors import AotcError
@@ -120,10 +120,32 @@ class Buffer:
 
 
 @dataclass
+class Step:
+    """One primitive a run executes: its oneDNN kind, for a reorder where it sits (entry: from a
+    region input, exit: into a region output, inside: between two primitives; "-" otherwise),
+    and the implementation oneDNN chose."""
+    kind: str
+    where: str
+    op: int  # the op of the region's table it serves (lower.Lowered.ops)
+    tensor: int  # a reorder: the tensor (table index) it reads, else -1
+    layout: int  # a reorder: the layout it writes (the runtime's LAYOUTS: 0 plain, 1 nhwc, 2, 3 blocked), else -1
+    impl: str
+
+
+@dataclass
 class ProbeResult:
     buffers: list[Buffer]
     slots: int
     steps: int
+    trace: list[Step] = field(default_factory=list)
+
+    def reorders(self) -> dict[str, int]:
+        """Reorders per run by place: {"entry": n, "exit": n, "inside": n}."""
+        counts = {"entry": 0, "exit": 0, "inside": 0}
+        for s in self.trace:
+            if s.kind == "reorder":
+                counts[s.where] += 1
+        return counts
 
 
 _CACHE: dict[str, Path] = {}
@@ -175,7 +197,9 @@ def run_probe(source: str, symbol: str) -> ProbeResult:
     counts = re.search(r"^slots (\d+) steps (\d+)$", out, re.M)
     if counts is None:
         raise AotcError(f"dnnl vendor: the workspace probe of {symbol} printed no plan")
-    return ProbeResult(buffers, int(counts.group(1)), int(counts.group(2)))
+    trace = [Step(m[1], m[2], int(m[3]), int(m[4]), int(m[5]), m[6])
+             for m in re.finditer(r"^step \d+ (\S+) (\S+) (-?\d+) (-?\d+) (-?\d+) (.*)$", out, re.M)]
+    return ProbeResult(buffers, int(counts.group(1)), int(counts.group(2)), trace)
 
 
 def plan(buffers: list[Buffer], n_steps: int) -> tuple[dict[int, int], int]:

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <oneapi/dnnl/dnnl_debug.h>
+
 static dnnl_engine_t g_engine;
 static dnnl_stream_t g_stream;
 
@@ -184,6 +186,7 @@ static int32_t add_step(aotc_dnnl_net *net, dnnl_primitive_desc_t pd, int32_t n,
     if (net->n_steps >= net->max_steps || n + 1 > AOTC_DNNL_MAX_ARGS) return AOTC_DNNL_E_CAPACITY;
     st = &net->steps[step];
     TRY(dnnl_primitive_create(&st->prim, pd));
+    st->op = net->building;
     st->n_args = 0;
     for (i = 0; i < n; ++i) {
         st->args[st->n_args].arg = kinds[i];
@@ -488,7 +491,25 @@ static int32_t build_conv(aotc_dnnl_net *net, int32_t k, const aotc_dnnl_op *op)
     bdims[0] = y->dims[1];
     if (has_bias) TRY(plain_md(&bias_md, 1, bdims, net->desc->tensors[op->inputs[2]].dtype));
     CHECK(make_attr(net, op, &attr));
-    TRY(conv_pd_not_ref(&pd, op, x, w, src_any, wei_any, bias_md, dst_any, y->dims, attr));
+    if (op->layout > 0 && y->ndims >= 3 && y->ndims <= 5 && !op->quant) {
+        /* the layout a later op reads this output in, when oneDNN has a kernel for it: one
+         * reorder fewer per run (else "any", as without the hint) */
+        dnnl_memory_desc_t hint;
+        TRY(dnnl_memory_desc_create_with_tag(&hint, y->ndims, y->dims, (dnnl_data_type_t)y->dtype,
+                                             LAYOUTS[y->ndims - 3][op->layout - 1]));
+        if (conv_pd_not_ref(&pd, op, x, w, src_any, wei_any, bias_md, hint, y->dims, attr) == dnnl_success) {
+            if (impl_has(pd, "ref") || !dnnl_memory_desc_equal(dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0), hint)) {
+                TRY(dnnl_primitive_desc_destroy(pd));
+                pd = NULL;
+            }
+        } else {
+            pd = NULL;
+        }
+        TRY(dnnl_memory_desc_destroy(hint));
+    } else {
+        pd = NULL;
+    }
+    if (pd == NULL) TRY(conv_pd_not_ref(&pd, op, x, w, src_any, wei_any, bias_md, dst_any, y->dims, attr));
     /* int8 with a spatial kernel: oneDNN 3.2 lists its brgemm kernel first and its direct int8
      * kernel next; the direct one ran ResNet-8's 3x3 convolutions 1.3-1.6x faster and ResNet-18's
      * as fast (docs/dnnl.md, int8) */
@@ -792,6 +813,7 @@ int32_t aotc_dnnl_net_init(aotc_dnnl_net *net, const aotc_dnnl_net_desc *desc) {
     CHECK(check_int8_isa(net));
     for (k = 0; k < desc->n_ops; ++k) {
         const aotc_dnnl_op *op = &desc->ops[k];
+        net->building = k;
         switch (op->kind) {
         case AOTC_DNNL_CONV: CHECK(build_conv(net, k, op)); break;
         case AOTC_DNNL_MATMUL: CHECK(build_matmul(net, k, op)); break;
@@ -819,6 +841,55 @@ int32_t aotc_dnnl_net_init(aotc_dnnl_net *net, const aotc_dnnl_net_desc *desc) {
     return 0;
 }
 
+static const_dnnl_memory_desc_t mem_md(const_dnnl_memory_t mem) {
+    const_dnnl_memory_desc_t md = NULL;
+    dnnl_memory_get_memory_desc(mem, &md);
+    return md;
+}
+
+/* The slot whose memory object a step argument is (-1: none). */
+static int32_t slot_of_mem(const aotc_dnnl_net *net, dnnl_memory_t mem) {
+    int32_t s;
+    for (s = 0; s < net->n_slots; ++s)
+        if (net->slots[s].mem == mem) return s;
+    return -1;
+}
+
+/* Probe mode: "step <n> <primitive kind> <where> <op> <tensor> <layout> <implementation>", where a reorder is "entry"
+ * (it reads a region input), "exit" (it writes a region output) or "inside", and every other
+ * primitive "-": what `aotc partition --show` reports as the reorders each run pays. */
+static void print_step(const aotc_dnnl_net *net, int32_t k) {
+    const aotc_dnnl_step *st = &net->steps[k];
+    const_dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_kind_t kind = dnnl_undefined_primitive;
+    const char *impl = "?", *where = "-";
+    int32_t i, t, tensor = -1, layout = -1;
+    if (dnnl_primitive_get_primitive_desc(st->prim, &pd) == dnnl_success) {
+        dnnl_primitive_desc_query(pd, dnnl_query_primitive_kind, 0, &kind);
+        if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success || impl == NULL)
+            impl = "?";
+    }
+    if (kind == dnnl_reorder) {
+        where = "inside";
+        for (i = 0; i < st->n_args; ++i) {
+            const int32_t s = slot_of_mem(net, st->args[i].memory);
+            if (s < 0) continue;
+            if (st->args[i].arg == DNNL_ARG_FROM && net->slots[s].where == AOTC_DNNL_AT_INPUT) where = "entry";
+            if (st->args[i].arg == DNNL_ARG_TO && net->slots[s].where == AOTC_DNNL_AT_OUTPUT) where = "exit";
+            if (st->args[i].arg == DNNL_ARG_FROM)
+                for (t = 0; t < net->desc->n_tensors && tensor < 0; ++t)
+                    if (net->tensor_slot[t] == s) tensor = t;
+        }
+        for (i = 0; i < st->n_args && tensor >= 0; ++i) {
+            const aotc_dnnl_tensor *ten = &net->desc->tensors[tensor];
+            if (st->args[i].arg == DNNL_ARG_TO) layout = layout_of(mem_md(st->args[i].memory), ten->ndims, ten->dims);
+        }
+    }
+    /* a reorder also names the tensor it reads and the layout (LAYOUTS) it writes, -1 when unknown */
+    printf("step %d %s %s %d %d %d %s\n", (int)k, dnnl_prim_kind2str(kind), where, (int)st->op, (int)tensor,
+           layout, impl);
+}
+
 void aotc_dnnl_net_print_plan(const aotc_dnnl_net *net) {
     int32_t s;
     for (s = 0; s < net->n_slots; ++s) {
@@ -827,6 +898,7 @@ void aotc_dnnl_net_print_plan(const aotc_dnnl_net *net) {
             printf("slot %d %zu %d %d\n", (int)s, dnnl_memory_desc_get_size(md_of(net, s)), (int)sl->first,
                    (int)sl->last);
     }
+    for (s = 0; s < net->n_steps; ++s) print_step(net, s);
     printf("slots %d steps %d\n", (int)net->n_slots, (int)net->n_steps);
 }
 

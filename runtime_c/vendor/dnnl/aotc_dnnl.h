@@ -102,6 +102,9 @@ typedef struct {
                                sources with scales (inputs 2, 3) */
     int32_t n_post;
     aotc_dnnl_post_op post[AOTC_DNNL_MAX_POST];
+    int32_t layout;         /* CONV: 0, or 1 + the layout (aotc_dnnl.c's LAYOUTS) to ask for the
+                               output in first, because a later op reads it in that layout (the
+                               probe found the reorder: aot/vendor/dnnl/codegen.py) */
 } aotc_dnnl_op;
 
 /* One workspace buffer of the plan, by slot number (bytes 0: not a workspace slot). */
@@ -122,6 +125,7 @@ typedef struct {
 
 typedef struct {
     dnnl_primitive_t prim;
+    int32_t op; /* the op of the table it serves (a reorder: the op it feeds or follows) */
     int32_t n_args;
     dnnl_exec_arg_t args[AOTC_DNNL_MAX_ARGS];
 } aotc_dnnl_step;
@@ -148,6 +152,7 @@ typedef struct {
     int32_t n_steps, max_steps;
     int32_t *tensor_slot; /* tensor -> slot holding its value */
     int32_t ready;
+    int32_t building; /* the op init is building (aotc_dnnl_step.op) */
 } aotc_dnnl_net;
 
 /* Build every primitive of the region (once; later calls return 0). */
@@ -157,7 +162,8 @@ int32_t aotc_dnnl_net_init(aotc_dnnl_net *net, const aotc_dnnl_net_desc *desc);
 int32_t aotc_dnnl_net_run(aotc_dnnl_net *net, const DLTensor *const *inputs, DLTensor *const *outputs,
                           void *workspace);
 
-/* Probe mode: print the workspace buffers this machine needs ("slot <n> <bytes> <first> <last>"). */
+/* Probe mode: print the workspace buffers this machine needs ("slot <n> <bytes> <first> <last>") and
+ * the primitives a run executes ("step <n> <kind> <entry|exit|inside|-> <op> <tensor> <layout> <implementation>"). */
 void aotc_dnnl_net_print_plan(const aotc_dnnl_net *net);
 
 #endif /* AOTC_DNNL_H */
