@@ -70,13 +70,15 @@ def conv_case(case_id: str, x: tuple, cout: int, k: int, bias: bool = True, **at
     return op_case(case_id, "Conv", {"x": x}, consts=consts, attrs=attrs)
 
 
-# A stem convolution on 3 channels (oneDNN picks a blocked layout for it) before a depthwise one
-# (nhwc on AVX-512): the probe sees the reorder between them and hints the stem's layout
-STEM = graph_case("layout_hint_stem", [node("Conv", ["x", "W0", "B0"], "c0", strides=[2, 2], pads=[1, 1, 1, 1]),
+# DS-CNN's stem: a convolution on 1 channel (oneDNN picks a blocked layout for its result) before a
+# depthwise one (nhwc on AVX-512): the probe sees the reorder between them and asks the stem for
+# that layout (its 1-channel source is the same bytes in either layout: no reorder moves to entry)
+STEM = graph_case("layout_hint_stem", [node("Conv", ["x", "W0", "B0"], "c0", strides=[2, 2], pads=[4, 1, 5, 2]),
                                        node("Relu", ["c0"], "r0"),
-                                       node("Conv", ["r0", "W1", "B1"], "y", group=32, pads=[1, 1, 1, 1])],
-                  {"x": (1, 3, 32, 32)}, ["y"],
-                  {"W0": w(32, 3, 3, 3), "B0": w(32), "W1": w(32, 1, 3, 3), "B1": w(32)})
+                                       node("Conv", ["r0", "W1", "B1"], "c1", group=64, pads=[1, 1, 1, 1]),
+                                       node("Relu", ["c1"], "r1"), node("Conv", ["r1", "W2"], "y")],
+                  {"x": (1, 1, 49, 10)}, ["y"],
+                  {"W0": w(64, 1, 10, 4), "B0": w(64), "W1": w(64, 1, 3, 3), "B1": w(64), "W2": w(64, 64, 1, 1)})
 
 
 def _cases() -> list[Case]:
@@ -351,8 +353,9 @@ def test_conv_nets_are_one_region(name, builder):
 def test_efficientnet_is_one_region_without_inside_reorders():
     """EfficientNet-B0's squeeze-excite (ReduceMean, the per-channel Mul) and SiLUs stay in the region:
     one region instead of 17, each SiLU a Swish post-op of its conv, and the probe's count of the
-    reorders a run pays (reported by `aotc partition --show`): none inside (layout hints) or at exit,
-    at most the input going into the stem convolution's layout at entry."""
+    reorders a run pays (reported by `aotc partition --show`): 51 before, now at most one: the stem's
+    blocked result into the nhwc of the depthwise convolution after it (asking the stem for nhwc
+    would only move that reorder to the input, and the stem is slower writing nhwc: not taken)."""
     require_onednn()
     from aot.compiler import codegen_functions
 
@@ -364,18 +367,18 @@ def test_efficientnet_is_one_region_without_inside_reorders():
     assert report["dnnl_ops"]["pool"] == 17, report["dnnl_ops"]  # 16 ReduceMeans and the GlobalAveragePool
     entry, exit_, inside = map(int, re.fullmatch(r"\d+ \(entry (\d+), exit (\d+), inside (\d+)\)",
                                                  report["reorders"]).groups())
-    assert exit_ == 0 and entry <= 1 and inside == 0, report["reorders"]
+    assert (entry, exit_) == (0, 0) and inside <= 1, report["reorders"]
 
 
 def test_layout_hint_removes_inside_reorder():
     """The stem case (in the shared build, against onnxruntime): without the hint the stem's blocked
-    result was reordered for the depthwise convolution; with it, no reorder inside the region."""
+    result was reordered for the depthwise convolution; with it, only the output is, at exit."""
     require_onednn()
     from aot.compiler import codegen_functions
 
     parted = partition_model(STEM.model, Options(vendors=(DNNL_EVERY_REGION,)))
     (report,) = [a.report for a in codegen_functions(parted.graph, "host", parted.vendors, parted.options).values()]
-    assert "inside 0)" in report["reorders"], report["reorders"]
+    assert report["reorders"] == "1 (entry 0, exit 1, inside 0)", report["reorders"]
 
 
 def onednn_exec_lines(tmp_path, name: str) -> list[str]:
