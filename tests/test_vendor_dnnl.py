@@ -215,6 +215,10 @@ def _cases() -> list[Case]:
     c.append(graph_case("silu_conv_post_op", [node("Conv", ["x", "W", "B"], "c", **pads), node("Sigmoid", ["c"], "s"),
                                               node("Mul", ["s", "c"], "y")],
                         {"x": x}, ["y"], {"W": cw, "B": cb}))
+    c.append(graph_case("hardswish_conv_post_op",  # MobileNet-v3's x * HardSigmoid(x): a hardswish post-op
+                        [node("Conv", ["x", "W", "B"], "c", **pads),
+                         node("HardSigmoid", ["c"], "s", alpha=1.0 / 6.0, beta=0.5), node("Mul", ["c", "s"], "y")],
+                        {"x": x}, ["y"], {"W": cw, "B": cb}))
     c.append(graph_case("silu_eltwise", [node("Sigmoid", ["x"], "s"), node("Mul", ["x", "s"], "y")],
                         {"x": (2, 3, 4, 5)}, ["y"], {}))
     # EfficientNet's squeeze-excite in one region: depthwise conv + SiLU, ReduceMean, 1x1 + SiLU,
@@ -368,6 +372,20 @@ def test_efficientnet_is_one_region_without_inside_reorders():
     entry, exit_, inside = map(int, re.fullmatch(r"\d+ \(entry (\d+), exit (\d+), inside (\d+)\)",
                                                  report["reorders"]).groups())
     assert (entry, exit_) == (0, 0) and inside <= 1, report["reorders"]
+
+
+@pytest.mark.parametrize("case_id", ["silu_conv_post_op", "hardswish_conv_post_op"])
+def test_gated_activation_is_a_post_op(case_id):
+    """Mul(x, Sigmoid(x)) and Mul(x, HardSigmoid(x)) after a Conv (the Conv's result read twice, so no
+    chain pattern matches): one convolution with a swish / hardswish post-op, no other primitive
+    (the values: test_op_matches_onnxruntime)."""
+    require_onednn()
+    from aot.compiler import codegen_functions
+
+    case = next(c for c in CASES if c.id == case_id)
+    parted = partition_model(case.model, Options(vendors=(DNNL_EVERY_REGION,)))
+    (report,) = [a.report for a in codegen_functions(parted.graph, "host", parted.vendors, parted.options).values()]
+    assert report["dnnl_ops"] == {"conv": 1}, report["dnnl_ops"]
 
 
 def test_layout_hint_removes_inside_reorder():
