@@ -1,0 +1,153 @@
+"""Issue 27 item 4: the four MLPerf Tiny networks as full-int8 models on the Cortex-M boards, against
+TFLM with CMSIS-NN: instructions per inference under qemu at -O3, -O2 and -Os.
+
+    python bench/cortex_m_mlperf_int8.py [--models kws_dscnn ...] [--forms tflite onnx]
+                                         [--configs an386:O3 an386:O2 an386:Os an547:O3] [--keep DIR]
+                                         [--json FILE] [--profile]
+
+The models are bench/keras_mlperf_int8.py's: NAME_int8.tflite (TFLiteConverter full-int8) and
+NAME_int8.onnx (quantize_static QDQ of the folded fp32 ONNX). Each is compiled for the board at each
+level (CMake's Release = -O3, RelWithDebInfo = -O2, MinSizeRel = -Os, `aotc --build-type`) and one
+inference is counted as `aotc bench` does: (count(3 runs) - count(1 run)) / 2 with aotc's qemu
+plugin. qemu has no timing model for these cores: instructions, not cycles. The outputs of the
+board's run are compared on the same seeded inputs with onnxruntime (.onnx; identical is the
+target) or LiteRT's reference kernels (.tflite, BUILTIN_REF, which TFLM matches bit for bit), as
+the share of identical elements and the largest LSB difference.
+
+TFLM cannot be built here: the anchors are issue 27's published TFLM + CMSIS-NN figures on the M4
+(arm-none-eabi-gcc 12.2, TFLM's own levels): instructions and tensor arena per model. The targets
+are 0.7x TFLM's instructions and 0.9x its arena.
+
+Prints a markdown table: per model, form and board/level, the instructions (millions), per MAC, the
+ratio to TFLM's, the arena against TFLM's, the image's code bytes (its functions) and .text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT)]
+
+from aot.bench import board_instructions, format_board_profile, graph_macs, insn_count_plugin  # noqa: E402
+from aot.build import build, run_bundle, runner_path  # noqa: E402
+from aot.footprint import parse_elf  # noqa: E402
+
+MODELS_DIR = ROOT / "bench" / "models" / "keras"
+# issue 27: TFLM + CMSIS-NN on mps2-an386 (instructions per inference, tensor arena bytes)
+TFLM = {"kws_dscnn": (7.70e6, 22.8e3), "ic_resnet8": (29.9e6, 55.0e3), "vww_mobilenet": (24.1e6, 100.6e3),
+        "ad_autoencoder": (0.60e6, 16.0e3)}
+TARGET_INSN, TARGET_ARENA = 0.7, 0.9
+BOARDS = {"an386": "mps2-an386", "an547": "mps3-an547", "an385": "mps2-an385"}
+LEVELS = {"O3": "Release", "O2": "RelWithDebInfo", "Os": "MinSizeRel"}
+
+
+def inputs_for(meta: dict, seed: int = 0) -> list[np.ndarray]:
+    """Seeded inputs: standard normal for float inputs, uniform over the range for int8 ones."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for s in meta["inputs"]:
+        if s["dtype"] == "int8":
+            out.append(rng.integers(-128, 128, s["shape"]).astype(np.int8))
+        else:
+            out.append(rng.standard_normal(s["shape"]).astype(s["dtype"]))
+    return out
+
+
+def references(model: Path, meta: dict, inputs: list[np.ndarray], work: Path) -> list[np.ndarray]:
+    """onnxruntime's outputs (.onnx), or LiteRT's reference kernels' (.tflite), in the bundle's order."""
+    if model.suffix == ".onnx":
+        import onnxruntime as ort
+
+        sess = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+        return sess.run([s["name"] for s in meta["outputs"]],
+                        {s["name"]: x for s, x in zip(meta["inputs"], inputs, strict=True)})
+    np.savez(work / "ref_in.npz", **{f"input_{k}": x for k, x in enumerate(inputs)})
+    subprocess.run([sys.executable, str(ROOT / "tests" / "tflite_reference.py"), str(model),
+                    str(work / "ref_in.npz"), str(work / "ref_out.npz")], check=True, capture_output=True)
+    got = np.load(work / "ref_out.npz")
+    return [got[f"output_{k}"] for k in range(len(meta["outputs"]))]
+
+
+def measure(model: Path, board: str, level: str, work: Path, profile: bool) -> dict:
+    out = work / f"{model.stem}_{model.suffix[1:]}_{board}_{level}"
+    subprocess.run([sys.executable, "-m", "aot.cli", str(model), "-o", str(out), "--target", BOARDS[board], "--force",
+                    "--build-type", LEVELS[level]], check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+    build(out)
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    inputs = inputs_for(meta)
+    per_function: dict[str, int] | None = {} if profile else None
+    count = board_instructions(out, meta, inputs, insn_count_plugin(work), per_function)
+    outputs, _ = run_bundle(out, meta, inputs)
+    refs = references(model, meta, inputs, work)
+    same = total = lsb = 0
+    for s, r in zip(meta["outputs"], refs, strict=True):
+        got = outputs[s["name"]].astype(np.int64).reshape(-1)
+        want = np.asarray(r).astype(np.int64).reshape(-1)
+        same, total = same + int(np.sum(got == want)), total + got.size
+        lsb = max(lsb, int(np.max(np.abs(got - want), initial=0)))
+    elf = parse_elf(runner_path(out, meta).read_bytes())
+    return {"instructions": count, "arena": meta["memory"]["arena_bytes"], "identical": same / max(total, 1),
+            "max_lsb": lsb, "text": elf.sizes()["text"], "code": sum(f.size for f in elf.functions),
+            "weights": meta["memory"]["weights_bytes"], "profile": per_function}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models", nargs="*", default=list(TFLM), choices=list(TFLM))
+    p.add_argument("--forms", nargs="*", default=["tflite", "onnx"], choices=["tflite", "onnx"])
+    p.add_argument("--configs", nargs="*", default=["an386:O3", "an386:O2", "an386:Os", "an547:O3"],
+                   help="BOARD:LEVEL pairs; boards an386 (M4F), an547 (M55), an385 (M3); levels O3 O2 Os")
+    p.add_argument("--keep", help="build here instead of a temporary directory")
+    p.add_argument("--json", help="also write the figures to this file")
+    p.add_argument("--profile", action="store_true", help="also print each build's instructions per function")
+    args = p.parse_args()
+    work = Path(args.keep or tempfile.mkdtemp(prefix="aotc-mlperf-int8-")).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for name in args.models:
+        macs = graph_macs(onnx.load(str(MODELS_DIR / f"{name}_folded.onnx")))
+        for form in args.forms:
+            model = MODELS_DIR / f"{name}_int8.{form}"
+            for config in args.configs:
+                board, level = config.split(":")
+                r = measure(model, board, level, work, args.profile)
+                r.update(model=name, form=form, board=board, level=level, macs=macs)
+                rows.append(r)
+                print(f"  {name} {form} {board} -{level}: {r['instructions']} instructions "
+                      f"({r['instructions'] / macs:.2f}/MAC), arena {r['arena']} B, identical "
+                      f"{r['identical']:.2%}, max {r['max_lsb']} LSB, code {r['code']} B", file=sys.stderr)
+                if args.profile:
+                    print(format_board_profile(_Row(r), top=12), file=sys.stderr)
+    if args.json:
+        Path(args.json).write_text(json.dumps([{k: v for k, v in r.items() if k != "profile"} for r in rows],
+                                              indent=1))
+    print("| model | form | board -level | M instr (per MAC) | / TFLM (target 0.7) | arena B (/ TFLM, target 0.9) "
+          "| identical | max LSB | code B | text B |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        tflm_insn, tflm_arena = TFLM[r["model"]]
+        ref = "ort" if r["form"] == "onnx" else "LiteRT ref"
+        print(f"| {r['model']} | {r['form']} | {r['board']} -{r['level']} | {r['instructions'] / 1e6:.2f} "
+              f"({r['instructions'] / r['macs']:.2f}) | {r['instructions'] / tflm_insn:.2f} | {r['arena']} "
+              f"({r['arena'] / tflm_arena:.2f}) | {r['identical']:.2%} vs {ref} | {r['max_lsb']} | {r['code']} "
+              f"| {r['text']} |")
+
+
+class _Row:
+    """What format_board_profile reads of a BoardRow."""
+
+    def __init__(self, r: dict):
+        self.profile, self.instructions, self.macs = r["profile"], r["instructions"], r["macs"]
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+/* TFLite's int8 kernels (tflite_int8.c) on cores with the Arm DSP extension (Cortex-M4, M33, M55):
+ * the sums by SMLAD through quant_dsp.h's 2 x 2 block (aotc_dsp_mac2x2, one body with the ONNX
+ * int8 path), the requantisation TFLite's own (tflite_int8.c's requant_double), so the outputs are
+ * those of the plain loops bit for bit. Included by tflite_int8.c after its fixed-point helpers;
+ * each entry returns 0 when it does not take the case (the plain loop then runs).
+ *
+ * CONV_2D (groups 1, any window, stride and dilation) as quant_dsp.h lays out a patch: output
+ * positions in pairs, for each quad of patch rows (r = (ky * kw + kx) * c + ch) the words
+ * E(t0) = [x(r0), x(r2)], O(t0) = [x(r1), x(r3)], E(t1), O(t1) as 16-bit halves, holding x - x_zero
+ * (0 under the padding, as TFLite's kernels skip those taps). A tile of positions is gathered once
+ * per block of quads, and each pair of output channels' weights widened once per tile.
+ *
+ * DEPTHWISE_CONV_2D (depth multiplier 1): 4 channels at a time, each tap's 4 input bytes and 4
+ * weight bytes widened to [c0, c2] / [c1, c3] halves, and SMLABB / SMLATT per channel. */
+#ifndef AOTC_TFLITE_INT8_DSP_H
+#define AOTC_TFLITE_INT8_DSP_H
+
+#include "aotc_quant.h" /* aotc_round_even, for quant_dsp.h's plain rounding */
+#include "quant_dsp.h"
+
+#if AOTC_QUANT_DSP
+
+#define TFL_DSP_KC 64            /* quads of patch rows a block (1 KiB of widened weights) */
+#define TFL_DSP_NP_MAX 32        /* output positions a tile (even) */
+#define TFL_DSP_PATCH_WORDS 1024 /* the tile's patch block: 4 KiB */
+#define TFL_DSP_ACC_WORDS 1024   /* the sums of every channel when the rows take several blocks: 4 KiB */
+
+/* Patch rows [r0, r0 + 4 * nq) of output position `pos` (over n x oh x ow) as x - x_zero, E / O words
+ * into dst[0], dst[1], dst[4], dst[5], ... (a quad's words of one position, the pair's other position
+ * between them). */
+static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, int32_t pos, int32_t r0, int32_t nq,
+                          uint32_t *dst) {
+    const int32_t k = p->kh * p->kw * p->c, ox = pos % p->ow, oy = (pos / p->ow) % p->oh, b = pos / (p->ow * p->oh);
+    const uint32_t zz = (uint32_t)(uint16_t)p->x_zero * 0x10001u;
+    const int32_t iy0 = oy * p->sh - p->pad_top, ix0 = ox * p->sw - p->pad_left;
+    int32_t q = 0;
+    if (p->c % 4 == 0) { /* every quad lies in one tap: its 4 bytes are one word of x */
+        while (q < nq) {
+            const int32_t r = r0 + 4 * q, tap = r / p->c, ch = r % p->c;
+            const int32_t iy = iy0 + (tap / p->kw) * p->dh, ix = ix0 + (tap % p->kw) * p->dw;
+            int32_t run = (p->c - ch) / 4; /* quads left in this tap */
+            run = run < nq - q ? run : nq - q;
+            if (r >= k || iy < 0 || iy >= p->h || ix < 0 || ix >= p->w) {
+                for (; run > 0; --run, ++q, dst += 4) dst[0] = dst[1] = 0;
+                if (r >= k) { /* past the rows: the rest is zeros */
+                    for (; q < nq; ++q, dst += 4) dst[0] = dst[1] = 0;
+                }
+                continue;
+            }
+            const int8_t *xs = x + (((int64_t)b * p->h + iy) * p->w + ix) * p->c + ch;
+            for (; run > 0; --run, ++q, dst += 4, xs += 4) {
+                const uint32_t v = aotc_dsp_load32(xs);
+                dst[0] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
+                dst[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
+            }
+        }
+        return;
+    }
+    for (; q < nq; ++q, dst += 4) { /* rows one at a time */
+        int32_t v[4], j;
+        for (j = 0; j < 4; ++j) {
+            const int32_t r = r0 + 4 * q + j, tap = r / p->c, ch = r % p->c;
+            const int32_t iy = iy0 + (tap / p->kw) * p->dh, ix = ix0 + (tap % p->kw) * p->dw;
+            v[j] = r >= k || iy < 0 || iy >= p->h || ix < 0 || ix >= p->w
+                       ? 0
+                       : x[(((int64_t)b * p->h + iy) * p->w + ix) * p->c + ch] - p->x_zero;
+        }
+        dst[0] = (uint32_t)(uint16_t)v[0] | (uint32_t)v[2] << 16;
+        dst[1] = (uint32_t)(uint16_t)v[1] | (uint32_t)v[3] << 16;
+    }
+}
+
+/* The weights of channels c0, c1 over rows [r0, r0 + 4 * nq) widened as aotc_dsp_widen_weights does,
+ * rows past k as zeros (not read). */
+static void tfl_dsp_weights(const int8_t *w, int32_t k, int32_t c0, int32_t c1, int32_t r0, int32_t nq, uint32_t *wx) {
+    const int32_t left = k - r0, full = left / 4 < nq ? left / 4 : nq;
+    if (full > 0) aotc_dsp_widen_weights(w + (int64_t)c0 * k + r0, w + (int64_t)c1 * k + r0, full, wx);
+    if (full < nq) {
+        int8_t t0[4] = {0, 0, 0, 0}, t1[4] = {0, 0, 0, 0};
+        int32_t j;
+        for (j = 0; j < left - 4 * full && j < 4; ++j) {
+            t0[j] = w[(int64_t)c0 * k + r0 + 4 * full + j];
+            t1[j] = w[(int64_t)c1 * k + r0 + 4 * full + j];
+        }
+        aotc_dsp_widen_weights(t0, t1, 1, wx + 4 * full);
+        for (j = 4 * (full + 1); j < 4 * nq; ++j) wx[j] = 0;
+    }
+}
+
+/* Sums of channel pair (c0, c1) at np positions from p0 (acc: quant_dsp.h's layout) to y. */
+static void tfl_dsp_store(const aotc_tfl_conv_params *p, const int32_t *bias, const int32_t *acc, int32_t p0,
+                          int32_t np, int32_t c0, int32_t nc, int8_t *y) {
+    int32_t t, j;
+    for (t = 0; t < np; ++t)
+        for (j = 0; j < nc; ++j) {
+            const int32_t c = c0 + j;
+            int32_t s = acc[4 * (t / 2) + 2 * j + (t & 1)] + (bias ? bias[c] : 0);
+            y[(int64_t)(p0 + t) * p->oc + c] = clamp8(requant_double(s, p->mult[c], p->shift[c]) + p->y_zero,
+                                                      p->y_min, p->y_max);
+        }
+}
+
+static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                           int8_t *y) {
+    uint32_t patch[TFL_DSP_PATCH_WORDS], wx[4 * TFL_DSP_KC];
+    int32_t acc[TFL_DSP_ACC_WORDS];
+    const int32_t k = p->kh * p->kw * p->c, kq = (k + 3) / 4, kc = kq < TFL_DSP_KC ? kq : TFL_DSP_KC;
+    const int32_t total = p->n * p->oh * p->ow, pairs_oc = (p->oc + 1) / 2;
+    int32_t np = (TFL_DSP_PATCH_WORDS / (2 * kc)) & ~1, p0;
+    if (np > TFL_DSP_NP_MAX) np = TFL_DSP_NP_MAX;
+    if (kq > kc && np * 2 * pairs_oc > TFL_DSP_ACC_WORDS) np = (TFL_DSP_ACC_WORDS / (2 * pairs_oc)) & ~1;
+    if (np < 2 || k == 0) return 0;
+    for (p0 = 0; p0 < total; p0 += np) {
+        const int32_t n = total - p0 < np ? total - p0 : np, pairs = (n + 1) / 2;
+        int32_t q0, cp, t;
+        for (q0 = 0; q0 < kq; q0 += kc) {
+            const int32_t nq = kq - q0 < kc ? kq - q0 : kc;
+            for (t = 0; t < 2 * pairs; ++t) { /* an odd tile's last pair repeats its position */
+                tfl_dsp_patch(p, x, p0 + (t < n ? t : n - 1), 4 * q0, nq, patch + (t / 2) * 4 * nq + 2 * (t & 1));
+            }
+            for (cp = 0; cp < pairs_oc; ++cp) {
+                const int32_t c0 = 2 * cp, c1 = c0 + 1 < p->oc ? c0 + 1 : c0;
+                int32_t *a = kq > kc ? acc + cp * 4 * pairs : acc;
+                tfl_dsp_weights(w, k, c0, c1, 4 * q0, nq, wx);
+                if (q0 == 0 || kq == kc) memset(a, 0, sizeof(int32_t) * 4 * (size_t)pairs);
+                aotc_dsp_mac2x2(patch, 4 * nq, pairs, wx, nq, a);
+                if (q0 + nq == kq) tfl_dsp_store(p, bias, a, p0, n, c0, c1 > c0 ? 2 : 1, y);
+            }
+        }
+    }
+    return 1;
+}
+
+#endif /* AOTC_QUANT_DSP */
+#endif /* AOTC_TFLITE_INT8_DSP_H */
