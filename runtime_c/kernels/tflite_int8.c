@@ -5,12 +5,13 @@
 
 #include <math.h>
 
-/* (a * b * 2) / 2^32 rounded to nearest, ties away from zero; INT32_MIN * INT32_MIN saturates */
+/* TFLite's SaturatingRoundingDoublingHighMul, (a * b + nudge) / 2^31 with C's truncating division
+ * and nudge 2^30 (a * b >= 0) or 1 - 2^30: that is floor((a * b + 2^30) / 2^31) either way, one
+ * arithmetic shift (a multiply-long, an add and two shifts on a 32-bit core, no sign tests);
+ * INT32_MIN * INT32_MIN saturates */
 static int32_t high_mul(int32_t a, int32_t b) {
     if (a == INT32_MIN && b == INT32_MIN) return INT32_MAX;
-    int64_t ab = (int64_t)a * (int64_t)b;
-    int64_t nudge = ab >= 0 ? (int64_t)1 << 30 : 1 - ((int64_t)1 << 30);
-    return (int32_t)((ab + nudge) / ((int64_t)1 << 31));  /* C division truncates, as TFLite's */
+    return (int32_t)(((int64_t)a * (int64_t)b + ((int64_t)1 << 30)) >> 31);
 }
 
 /* x / 2^e rounded to nearest, ties away from zero (the shift of a negative value is arithmetic on
@@ -71,6 +72,9 @@ void aotc_tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8
 
 void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                            int8_t *y) {
+#if AOTC_QUANT_DSP
+    if (tfl_depthwise_s8_dsp(p, x, w, bias, y)) return;
+#endif
     for (int32_t b = 0; b < p->n; ++b)
         for (int32_t oy = 0; oy < p->oh; ++oy)
             for (int32_t ox = 0; ox < p->ow; ++ox)

@@ -131,5 +131,87 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
     return 1;
 }
 
+#define TFL_DSP_TAPS 25 /* the largest window of the depthwise path (5 x 5) */
+
+/* One tap of 4 channels: input word v, widened weights wt[0] = [c0, c2], wt[1] = [c1, c3]. */
+#define TFL_DSP_DW_TAP(v, wt)                                                                           \
+    do {                                                                                               \
+        const uint32_t v_ = (v), e_ = (uint32_t)__sxtb16(v_), o_ = aotc_dsp_sxtb16_hi(v_);              \
+        a0 = __smlabb((int32_t)e_, (int32_t)(wt)[0], a0);                                             \
+        a2 = __smlatt((int32_t)e_, (int32_t)(wt)[0], a2);                                             \
+        a1 = __smlabb((int32_t)o_, (int32_t)(wt)[1], a1);                                             \
+        a3 = __smlatt((int32_t)o_, (int32_t)(wt)[1], a3);                                             \
+    } while (0)
+
+/* One output position's 4 channels [ch, ch + 4): a_j = base_j + sum over the taps of x * w (the
+ * input zero point's share is in base: a tap in the padding reads x_zero, adding 0 to the sum of
+ * (x - x_zero) * w). wq: each tap's weights widened, [c0, c2] then [c1, c3]. */
+static void tfl_dsp_dw_position(const aotc_tfl_conv_params *p, const int8_t *xb, int32_t iy0, int32_t ix0,
+                                const uint32_t *wq, const int32_t *base, int32_t ch, int8_t *yp) {
+    const uint32_t zb = (uint32_t)(uint8_t)p->x_zero * 0x01010101u;
+    int32_t a0 = base[0], a1 = base[1], a2 = base[2], a3 = base[3], ky, kx;
+    const int32_t c = p->c, ylast = iy0 + (p->kh - 1) * p->dh, xlast = ix0 + (p->kw - 1) * p->dw;
+    if (iy0 >= 0 && ylast < p->h && ix0 >= 0 && xlast < p->w) { /* the window inside the image */
+        const int8_t *row = xb + ((int64_t)iy0 * p->w + ix0) * c + ch;
+        const int32_t step = p->dw * c;
+        for (ky = 0; ky < p->kh; ++ky, row += (int64_t)p->dh * p->w * c) {
+            const int8_t *xs = row;
+            if (p->kw == 3) { /* the common row of three taps, unrolled in the source */
+                TFL_DSP_DW_TAP(aotc_dsp_load32(xs), wq);
+                TFL_DSP_DW_TAP(aotc_dsp_load32(xs + step), wq + 2);
+                TFL_DSP_DW_TAP(aotc_dsp_load32(xs + 2 * step), wq + 4);
+                wq += 6;
+                continue;
+            }
+            for (kx = 0; kx < p->kw; ++kx, xs += step, wq += 2) TFL_DSP_DW_TAP(aotc_dsp_load32(xs), wq);
+        }
+    } else {
+        for (ky = 0; ky < p->kh; ++ky) {
+            const int32_t iy = iy0 + ky * p->dh;
+            for (kx = 0; kx < p->kw; ++kx, wq += 2) {
+                const int32_t ix = ix0 + kx * p->dw;
+                TFL_DSP_DW_TAP(iy >= 0 && iy < p->h && ix >= 0 && ix < p->w
+                                   ? aotc_dsp_load32(xb + ((int64_t)iy * p->w + ix) * c + ch)
+                                   : zb,
+                               wq);
+            }
+        }
+    }
+    yp[0] = clamp8(requant_double(a0, p->mult[ch], p->shift[ch]) + p->y_zero, p->y_min, p->y_max);
+    yp[1] = clamp8(requant_double(a1, p->mult[ch + 1], p->shift[ch + 1]) + p->y_zero, p->y_min, p->y_max);
+    yp[2] = clamp8(requant_double(a2, p->mult[ch + 2], p->shift[ch + 2]) + p->y_zero, p->y_min, p->y_max);
+    yp[3] = clamp8(requant_double(a3, p->mult[ch + 3], p->shift[ch + 3]) + p->y_zero, p->y_min, p->y_max);
+}
+
+/* DEPTHWISE_CONV_2D, depth multiplier 1, channels a multiple of 4, windows up to TFL_DSP_TAPS:
+ * 4 channels at a time over every position, their weights widened once. */
+static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
+                                const int32_t *bias, int8_t *y) {
+    uint32_t wq[2 * TFL_DSP_TAPS];
+    const int32_t taps = p->kh * p->kw;
+    int32_t ch, b, oy, ox, t, j;
+    if (p->depth_multiplier != 1 || p->c % 4 != 0 || taps > TFL_DSP_TAPS) return 0;
+    for (ch = 0; ch < p->c; ch += 4) {
+        int32_t base[4] = {0, 0, 0, 0};
+        for (t = 0; t < taps; ++t) {
+            const int8_t *wt = w + (int64_t)t * p->oc + ch;
+            const uint32_t v = aotc_dsp_load32(wt);
+            wq[2 * t] = (uint32_t)__sxtb16(v);
+            wq[2 * t + 1] = aotc_dsp_sxtb16_hi(v);
+            for (j = 0; j < 4; ++j) base[j] -= p->x_zero * wt[j];
+        }
+        for (j = 0; j < 4; ++j) base[j] += bias ? bias[ch + j] : 0;
+        for (b = 0; b < p->n; ++b) {
+            const int8_t *xb = x + (int64_t)b * p->h * p->w * p->c;
+            int8_t *yb = y + (int64_t)b * p->oh * p->ow * p->oc + ch;
+            for (oy = 0; oy < p->oh; ++oy)
+                for (ox = 0; ox < p->ow; ++ox)
+                    tfl_dsp_dw_position(p, xb, oy * p->sh - p->pad_top, ox * p->sw - p->pad_left, wq, base, ch,
+                                        yb + ((int64_t)oy * p->ow + ox) * p->oc);
+        }
+    }
+    return 1;
+}
+
 #endif /* AOTC_QUANT_DSP */
 #endif /* AOTC_TFLITE_INT8_DSP_H */

@@ -1,0 +1,77 @@
+"""TFLite int8 models on the Cortex-M boards (issue 27): tflite_int8.c's DSP-extension paths
+(tflite_int8_dsp.h: CONV_2D through quant_dsp.h's SMLAD block, DEPTHWISE_CONV_2D by SMLABB / SMLATT)
+must give LiteRT's reference kernels' outputs bit for bit, as the plain loops do on the host.
+
+The MLPerf Tiny models of bench/keras_mlperf_int8.py: DS-CNN (a 10 x 4 stride-2 conv on one channel,
+the row-at-a-time gather; 3 x 3 depthwise with borders; 1 x 1 convs) on the M4, and ResNet-8
+(3 x 3 convs over 576 rows, several blocks of quads; stride 2; the 1 x 1 shortcuts) on the M55,
+each on a few seeded inputs, built with warnings as errors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import require_tool
+
+from aot.build import cmake_exe, run_bundle
+
+HERE = Path(__file__).resolve().parent
+MODELS = HERE.parent / "bench" / "models" / "keras"
+RUNS = [("kws_dscnn_int8", "mps2-an386"), ("ic_resnet8_int8", "mps3-an547")]
+INFERENCES = 3
+
+
+def _run(cmd: list[str]) -> None:
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, f"{' '.join(map(str, cmd))} -> {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+
+
+def _board(root: Path, name: str, board: str) -> tuple[list[list[np.ndarray]], list[np.ndarray]]:
+    """The board's outputs for each seeded input, and LiteRT's reference outputs (stacked by run)."""
+    model, out = MODELS / f"{name}.tflite", root / f"{name}-{board}"
+    _run([sys.executable, "-m", "aot.cli", str(model), "-o", str(out), "--target", board])
+    _run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"])
+    _run([cmake_exe(), "--build", str(out)])
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    rng = np.random.default_rng(11)
+    feeds = [[rng.integers(-128, 128, s["shape"]).astype(np.int8) for s in meta["inputs"]] for _ in range(INFERENCES)]
+    ours = []
+    for inputs in feeds:
+        got, _ = run_bundle(out, meta, inputs)
+        ours.append([got[s["name"]] for s in meta["outputs"]])
+    np.savez(root / f"{name}_in.npz", **{f"input_{k}": np.stack([f[k] for f in feeds])
+                                         for k in range(len(meta["inputs"]))})
+    _run([sys.executable, str(HERE / "tflite_reference.py"), str(model), str(root / f"{name}_in.npz"),
+          str(root / f"{name}_ref.npz"), "--runs"])
+    ref = np.load(root / f"{name}_ref.npz")
+    return ours, [ref[f"output_{k}"] for k in range(len(meta["outputs"]))]
+
+
+@pytest.fixture(scope="module")
+def boards(tmp_path_factory):
+    require_tool("arm-none-eabi-gcc", "qemu-system-arm")
+    if os.environ.get("CI", "").lower() != "true":  # CI installs LiteRT: fail there, not skip
+        pytest.importorskip("ai_edge_litert")
+    root = tmp_path_factory.mktemp("tflite_boards")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        yield {run: pool.submit(_board, root, *run) for run in RUNS}
+
+
+@pytest.mark.parametrize(("name", "board"), RUNS, ids=[f"{m}-{b}" for m, b in RUNS])
+def test_int8_tflite_on_board_bit_exact_with_litert_reference(boards, name, board):
+    ours, refs = boards[name, board].result()
+    for r, outs in enumerate(ours):
+        for k, got in enumerate(outs):
+            want = refs[k][r]
+            assert got.dtype == want.dtype and got.shape == want.shape
+            diff = np.abs(got.astype(np.int64) - want.astype(np.int64))
+            assert not diff.any(), f"{name} on {board}, run {r}: {int((diff > 0).sum())} elements differ, " \
+                                   f"max {int(diff.max())} LSB"
