@@ -143,71 +143,92 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
         a3 = __smlatt((int32_t)o_, (int32_t)(wt)[1], a3);                                             \
     } while (0)
 
-/* One output position's 4 channels [ch, ch + 4): a_j = base_j + sum over the taps of x * w (the
- * input zero point's share is in base: a tap in the padding reads x_zero, adding 0 to the sum of
- * (x - x_zero) * w). wq: each tap's weights widened, [c0, c2] then [c1, c3]. */
-static void tfl_dsp_dw_position(const aotc_tfl_conv_params *p, const int8_t *xb, int32_t iy0, int32_t ix0,
-                                const uint32_t *wq, const int32_t *base, int32_t ch, int8_t *yp) {
-    const uint32_t zb = (uint32_t)(uint8_t)p->x_zero * 0x01010101u;
-    int32_t a0 = base[0], a1 = base[1], a2 = base[2], a3 = base[3], ky, kx;
-    const int32_t c = p->c, ylast = iy0 + (p->kh - 1) * p->dh, xlast = ix0 + (p->kw - 1) * p->dw;
-    if (iy0 >= 0 && ylast < p->h && ix0 >= 0 && xlast < p->w) { /* the window inside the image */
-        const int8_t *row = xb + ((int64_t)iy0 * p->w + ix0) * c + ch;
-        const int32_t step = p->dw * c;
-        for (ky = 0; ky < p->kh; ++ky, row += (int64_t)p->dh * p->w * c) {
-            const int8_t *xs = row;
-            if (p->kw == 3) { /* the common row of three taps, unrolled in the source */
-                TFL_DSP_DW_TAP(aotc_dsp_load32(xs), wq);
-                TFL_DSP_DW_TAP(aotc_dsp_load32(xs + step), wq + 2);
-                TFL_DSP_DW_TAP(aotc_dsp_load32(xs + 2 * step), wq + 4);
-                wq += 6;
-                continue;
-            }
-            for (kx = 0; kx < p->kw; ++kx, xs += step, wq += 2) TFL_DSP_DW_TAP(aotc_dsp_load32(xs), wq);
-        }
-    } else {
-        for (ky = 0; ky < p->kh; ++ky) {
-            const int32_t iy = iy0 + ky * p->dh;
-            for (kx = 0; kx < p->kw; ++kx, wq += 2) {
-                const int32_t ix = ix0 + kx * p->dw;
-                TFL_DSP_DW_TAP(iy >= 0 && iy < p->h && ix >= 0 && ix < p->w
-                                   ? aotc_dsp_load32(xb + ((int64_t)iy * p->w + ix) * c + ch)
-                                   : zb,
-                               wq);
-            }
-        }
-    }
-    yp[0] = clamp8(requant_double(a0, p->mult[ch], p->shift[ch]) + p->y_zero, p->y_min, p->y_max);
-    yp[1] = clamp8(requant_double(a1, p->mult[ch + 1], p->shift[ch + 1]) + p->y_zero, p->y_min, p->y_max);
-    yp[2] = clamp8(requant_double(a2, p->mult[ch + 2], p->shift[ch + 2]) + p->y_zero, p->y_min, p->y_max);
-    yp[3] = clamp8(requant_double(a3, p->mult[ch + 3], p->shift[ch + 3]) + p->y_zero, p->y_min, p->y_max);
+/* TFLite's requantisation of one channel's sum (tflite_int8.c's requant_double, the shift split
+ * once per channel) plus the zero point, clamped. */
+static inline int8_t tfl_dsp_out(int32_t acc, int32_t mult, int32_t left, int32_t right, int32_t zero, int32_t lo,
+                                 int32_t hi) {
+    return clamp8(divide_by_pot(high_mul((int32_t)((uint32_t)acc << left), mult), right) + zero, lo, hi);
 }
 
+/* The 4 channels' sums a0 .. a3 (base plus the taps) of the window from xs (its top-left input,
+ * channel ch) with every tap inside the image; row: the input row's length in bytes, step: a tap's. */
+#define TFL_DSP_DW_WINDOW(xs, kh, kw, row, step)                                                        \
+    do {                                                                                               \
+        const uint32_t *wt_ = wq;                                                                      \
+        const int8_t *r_ = (xs);                                                                       \
+        int32_t ky_, kx_;                                                                              \
+        for (ky_ = 0; ky_ < (kh); ++ky_, r_ += (row)) {                                                \
+            if ((kw) == 3) { /* the common row of three taps, unrolled in the source */                \
+                TFL_DSP_DW_TAP(aotc_dsp_load32(r_), wt_);                                              \
+                TFL_DSP_DW_TAP(aotc_dsp_load32(r_ + (step)), wt_ + 2);                                 \
+                TFL_DSP_DW_TAP(aotc_dsp_load32(r_ + 2 * (step)), wt_ + 4);                             \
+                wt_ += 6;                                                                              \
+            } else {                                                                                   \
+                for (kx_ = 0; kx_ < (kw); ++kx_, wt_ += 2) TFL_DSP_DW_TAP(aotc_dsp_load32(r_ + kx_ * (step)), wt_); \
+            }                                                                                          \
+        }                                                                                              \
+    } while (0)
+
 /* DEPTHWISE_CONV_2D, depth multiplier 1, channels a multiple of 4, windows up to TFL_DSP_TAPS:
- * 4 channels at a time over every position, their weights widened once. */
+ * 4 channels at a time over every position, their weights widened and their requantisation split
+ * once; the input zero point's share of the sums is in the base (a tap in the padding reads
+ * x_zero, adding 0 to the sum of (x - x_zero) * w), so a window inside the image is plain loads. */
 static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
                                 const int32_t *bias, int8_t *y) {
     uint32_t wq[2 * TFL_DSP_TAPS];
-    const int32_t taps = p->kh * p->kw;
+    const int32_t taps = p->kh * p->kw, kh = p->kh, kw = p->kw, h = p->h, wd = p->w, c = p->c, oc = p->oc;
+    const int32_t row = p->dh * wd * c, step = p->dw * c, zero = p->y_zero, lo = p->y_min, hi = p->y_max;
+    const uint32_t zb = (uint32_t)(uint8_t)p->x_zero * 0x01010101u;
     int32_t ch, b, oy, ox, t, j;
-    if (p->depth_multiplier != 1 || p->c % 4 != 0 || taps > TFL_DSP_TAPS) return 0;
-    for (ch = 0; ch < p->c; ch += 4) {
-        int32_t base[4] = {0, 0, 0, 0};
+    if (p->depth_multiplier != 1 || c % 4 != 0 || taps > TFL_DSP_TAPS) return 0;
+    /* output columns [ox_lo, ox_hi) have the whole window inside the row */
+    int32_t ox_lo = (p->pad_left + p->sw - 1) / p->sw, ox_hi = 0;
+    while (ox_hi < p->ow && ox_hi * p->sw - p->pad_left + (kw - 1) * p->dw < wd) ++ox_hi;
+    if (ox_lo > ox_hi) ox_lo = ox_hi;
+    for (ch = 0; ch < c; ch += 4) {
+        int32_t base[4] = {0, 0, 0, 0}, mult[4], left[4], right[4];
         for (t = 0; t < taps; ++t) {
-            const int8_t *wt = w + (int64_t)t * p->oc + ch;
+            const int8_t *wt = w + (int64_t)t * oc + ch;
             const uint32_t v = aotc_dsp_load32(wt);
             wq[2 * t] = (uint32_t)__sxtb16(v);
             wq[2 * t + 1] = aotc_dsp_sxtb16_hi(v);
             for (j = 0; j < 4; ++j) base[j] -= p->x_zero * wt[j];
         }
-        for (j = 0; j < 4; ++j) base[j] += bias ? bias[ch + j] : 0;
+        for (j = 0; j < 4; ++j) {
+            const int32_t sh = p->shift[ch + j];
+            base[j] += bias ? bias[ch + j] : 0;
+            mult[j] = p->mult[ch + j], left[j] = sh > 0 ? sh : 0, right[j] = sh > 0 ? 0 : -sh;
+        }
         for (b = 0; b < p->n; ++b) {
-            const int8_t *xb = x + (int64_t)b * p->h * p->w * p->c;
-            int8_t *yb = y + (int64_t)b * p->oh * p->ow * p->oc + ch;
-            for (oy = 0; oy < p->oh; ++oy)
-                for (ox = 0; ox < p->ow; ++ox)
-                    tfl_dsp_dw_position(p, xb, oy * p->sh - p->pad_top, ox * p->sw - p->pad_left, wq, base, ch,
-                                        yb + ((int64_t)oy * p->ow + ox) * p->oc);
+            const int8_t *xb = x + (int64_t)b * h * wd * c + ch;
+            int8_t *yp = y + (int64_t)b * p->oh * p->ow * oc + ch;
+            for (oy = 0; oy < p->oh; ++oy) {
+                const int32_t iy0 = oy * p->sh - p->pad_top, inside = iy0 >= 0 && iy0 + (kh - 1) * p->dh < h;
+                for (ox = 0; ox < p->ow; ++ox, yp += oc) {
+                    const int32_t ix0 = ox * p->sw - p->pad_left;
+                    int32_t a0 = base[0], a1 = base[1], a2 = base[2], a3 = base[3];
+                    if (inside && ox >= ox_lo && ox < ox_hi) {
+                        TFL_DSP_DW_WINDOW(xb + ((int64_t)iy0 * wd + ix0) * c, kh, kw, row, step);
+                    } else {
+                        const uint32_t *wt = wq;
+                        int32_t ky, kx;
+                        for (ky = 0; ky < kh; ++ky) {
+                            const int32_t iy = iy0 + ky * p->dh;
+                            for (kx = 0; kx < kw; ++kx, wt += 2) {
+                                const int32_t ix = ix0 + kx * p->dw;
+                                TFL_DSP_DW_TAP(iy >= 0 && iy < h && ix >= 0 && ix < wd
+                                                   ? aotc_dsp_load32(xb + ((int64_t)iy * wd + ix) * c)
+                                                   : zb,
+                                               wt);
+                            }
+                        }
+                    }
+                    yp[0] = tfl_dsp_out(a0, mult[0], left[0], right[0], zero, lo, hi);
+                    yp[1] = tfl_dsp_out(a1, mult[1], left[1], right[1], zero, lo, hi);
+                    yp[2] = tfl_dsp_out(a2, mult[2], left[2], right[2], zero, lo, hi);
+                    yp[3] = tfl_dsp_out(a3, mult[3], left[3], right[3], zero, lo, hi);
+                }
+            }
         }
     }
     return 1;
