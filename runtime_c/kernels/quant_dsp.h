@@ -165,6 +165,68 @@ __attribute__((noinline)) static void aotc_dsp_mac2x2(const uint32_t *p, int32_t
     }
 }
 
+/* A dense layer's four outputs at once: acc[j] += the sum over quads q < nq (nq >= 1) of the 16-bit
+ * pairs xw[2q] = [x(4q), x(4q + 2)], xw[2q + 1] = [x(4q + 1), x(4q + 3)] (word-aligned) times
+ * weight row j's int8 bytes 4q .. 4q + 3, rows `ld` bytes apart from w (any alignment), widened as
+ * loaded. In assembly a quad is one LDRD of x, four weight words, 8 SXTB16s and 8 SMLADs (21
+ * instructions for 16 multiply-accumulates), two quads a turn (entered at the second for an odd
+ * count); not inlined, for the 13 registers. */
+__attribute__((noinline)) static void aotc_dsp_gemv4(const uint32_t *xw, int32_t nq, const int8_t *w, int32_t ld,
+                                                     int32_t *acc) {
+    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+#if AOTC_DSP_ASM
+    const uint32_t *end = xw + 2 * nq;
+    const int8_t *wa = w, *wb = w + 2 * ld;
+    uint32_t x0, x1, v, t;
+#define AOTC_DSP_GEMV4_ASM                                                                              \
+    "ldrd %[x0], %[x1], [%[xp]], #8\n\t"                                                             \
+    "ldr %[v], [%[wa], %[ld]]\n\t"                                                                   \
+    "sxtb16 %[t], %[v]\n\t"                                                                          \
+    "smlad %[a1], %[x0], %[t], %[a1]\n\t"                                                            \
+    "sxtb16 %[t], %[v], ror #8\n\t"                                                                  \
+    "smlad %[a1], %[x1], %[t], %[a1]\n\t"                                                            \
+    "ldr %[v], [%[wa]], #4\n\t"                                                                      \
+    "sxtb16 %[t], %[v]\n\t"                                                                          \
+    "smlad %[a0], %[x0], %[t], %[a0]\n\t"                                                            \
+    "sxtb16 %[t], %[v], ror #8\n\t"                                                                  \
+    "smlad %[a0], %[x1], %[t], %[a0]\n\t"                                                            \
+    "ldr %[v], [%[wb], %[ld]]\n\t"                                                                   \
+    "sxtb16 %[t], %[v]\n\t"                                                                          \
+    "smlad %[a3], %[x0], %[t], %[a3]\n\t"                                                            \
+    "sxtb16 %[t], %[v], ror #8\n\t"                                                                  \
+    "smlad %[a3], %[x1], %[t], %[a3]\n\t"                                                            \
+    "ldr %[v], [%[wb]], #4\n\t"                                                                      \
+    "sxtb16 %[t], %[v]\n\t"                                                                          \
+    "smlad %[a2], %[x0], %[t], %[a2]\n\t"                                                            \
+    "sxtb16 %[t], %[v], ror #8\n\t"                                                                  \
+    "smlad %[a2], %[x1], %[t], %[a2]\n\t"
+    __asm__("sub %[v], %[end], %[xp]\n\t"
+            "tst %[v], #8\n\t" /* an odd number of quads (8 bytes of x each) */
+            "bne 2f\n"
+            "1:\n\t" AOTC_DSP_GEMV4_ASM
+            "2:\n\t" AOTC_DSP_GEMV4_ASM
+            "cmp %[xp], %[end]\n\t"
+            "bne 1b"
+            : [xp] "+r"(xw), [wa] "+r"(wa), [wb] "+r"(wb), [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2),
+              [a3] "+r"(a3), [x0] "=&r"(x0), [x1] "=&r"(x1), [v] "=&r"(v), [t] "=&r"(t)
+            : [end] "r"(end), [ld] "r"(ld)
+            : "cc", "memory");
+#undef AOTC_DSP_GEMV4_ASM
+#else
+    int32_t q;
+    for (q = 0; q < nq; ++q, w += 4) {
+        const uint32_t e = xw[2 * q], o = xw[2 * q + 1];
+        const uint32_t v0 = aotc_dsp_load32(w), v1 = aotc_dsp_load32(w + ld), v2 = aotc_dsp_load32(w + 2 * ld),
+                       v3 = aotc_dsp_load32(w + 3 * ld);
+        a0 = __smlad((int32_t)e, (int32_t)__sxtb16(v0), __smlad((int32_t)o, (int32_t)aotc_dsp_sxtb16_hi(v0), a0));
+        a1 = __smlad((int32_t)e, (int32_t)__sxtb16(v1), __smlad((int32_t)o, (int32_t)aotc_dsp_sxtb16_hi(v1), a1));
+        a2 = __smlad((int32_t)e, (int32_t)__sxtb16(v2), __smlad((int32_t)o, (int32_t)aotc_dsp_sxtb16_hi(v2), a2));
+        a3 = __smlad((int32_t)e, (int32_t)__sxtb16(v3), __smlad((int32_t)o, (int32_t)aotc_dsp_sxtb16_hi(v3), a3));
+    }
+#endif
+    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+}
+
 /* Round half to even (the FPU's default rounding mode: one VCVTR where there is a single-precision
  * FPU), saturated to 16 bits (a sum far out of range stays out of range). */
 static inline int32_t aotc_dsp_round16(float f) {

@@ -87,17 +87,30 @@ static void tfl_dsp_weights(const int8_t *w, int32_t k, int32_t c0, int32_t c1, 
     }
 }
 
-/* Sums of channel pair (c0, c1) at np positions from p0 (acc: quant_dsp.h's layout) to y. */
+/* TFLite's requantisation of one channel's sum (tflite_int8.c's requant_double, the shift split
+ * once per channel) plus the zero point, clamped. */
+static inline int8_t tfl_dsp_out(int32_t acc, int32_t mult, int32_t left, int32_t right, int32_t zero, int32_t lo,
+                                 int32_t hi) {
+    return clamp8(divide_by_pot(high_mul((int32_t)((uint32_t)acc << left), mult), right) + zero, lo, hi);
+}
+
+/* Sums of channel pair (c0, c0 + 1) at np positions from p0 (acc: quant_dsp.h's layout) to y, each
+ * channel's requantisation split once. */
 static void tfl_dsp_store(const aotc_tfl_conv_params *p, const int32_t *bias, const int32_t *acc, int32_t p0,
                           int32_t np, int32_t c0, int32_t nc, int8_t *y) {
+    const int32_t zero = p->y_zero, lo = p->y_min, hi = p->y_max, oc = p->oc;
     int32_t t, j;
-    for (t = 0; t < np; ++t)
-        for (j = 0; j < nc; ++j) {
-            const int32_t c = c0 + j;
-            int32_t s = acc[4 * (t / 2) + 2 * j + (t & 1)] + (bias ? bias[c] : 0);
-            y[(int64_t)(p0 + t) * p->oc + c] = clamp8(requant_double(s, p->mult[c], p->shift[c]) + p->y_zero,
-                                                      p->y_min, p->y_max);
+    for (j = 0; j < nc; ++j) {
+        const int32_t c = c0 + j, sh = p->shift[c], mult = p->mult[c], b = bias ? bias[c] : 0;
+        const int32_t left = sh > 0 ? sh : 0, right = sh > 0 ? 0 : -sh;
+        const int32_t *a = acc + 2 * j;
+        int8_t *yc = y + (int64_t)p0 * oc + c;
+        for (t = 0; t + 1 < np; t += 2, a += 4, yc += 2 * oc) {
+            yc[0] = tfl_dsp_out(a[0] + b, mult, left, right, zero, lo, hi);
+            yc[oc] = tfl_dsp_out(a[1] + b, mult, left, right, zero, lo, hi);
         }
+        if (t < np) yc[0] = tfl_dsp_out(a[0] + b, mult, left, right, zero, lo, hi);
+    }
 }
 
 static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
@@ -142,13 +155,6 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
         a1 = __smlabb((int32_t)o_, (int32_t)(wt)[1], a1);                                             \
         a3 = __smlatt((int32_t)o_, (int32_t)(wt)[1], a3);                                             \
     } while (0)
-
-/* TFLite's requantisation of one channel's sum (tflite_int8.c's requant_double, the shift split
- * once per channel) plus the zero point, clamped. */
-static inline int8_t tfl_dsp_out(int32_t acc, int32_t mult, int32_t left, int32_t right, int32_t zero, int32_t lo,
-                                 int32_t hi) {
-    return clamp8(divide_by_pot(high_mul((int32_t)((uint32_t)acc << left), mult), right) + zero, lo, hi);
-}
 
 /* The 4 channels' sums a0 .. a3 (base plus the taps) of the window from xs (its top-left input,
  * channel ch) with every tap inside the image; row: the input row's length in bytes, step: a tap's. */
@@ -229,6 +235,60 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
                     yp[3] = tfl_dsp_out(a3, mult[3], left[3], right[3], zero, lo, hi);
                 }
             }
+        }
+    }
+    return 1;
+}
+
+/* requant_single, (acc * mult + 2^(t - 1)) >> t with t = 31 - shift, from the high word of the
+ * product where t >= 33 (the usual case): the rounding term's bits are all in the high word, so
+ * the low word cannot carry into the result (floor((H + 2^(t-33) + L / 2^32) / 2^(t-32)) drops
+ * L / 2^32 < 1), one multiply, an add and a shift. */
+static inline int32_t tfl_dsp_requant_single(int32_t acc, int32_t mult, int32_t shift) {
+    const int32_t t = 31 - shift;
+    if (t >= 33) return ((int32_t)(((int64_t)acc * mult) >> 32) + (1 << (t - 33))) >> (t - 32);
+    return requant_single(acc, mult, shift);
+}
+
+#define TFL_DSP_FC_QUADS 512 /* inputs of the FULLY_CONNECTED path: up to 2048 (4 KiB widened) */
+
+/* FULLY_CONNECTED: each row of x widened once to E / O words of x - x_zero, then four outputs at a
+ * time by quant_dsp.h's aotc_dsp_gemv4 (one SMLAD per 2 multiply-accumulates, the int8 weights
+ * widened as loaded), the inputs past the last quad plainly; TFLite's single-rounding
+ * requantisation (requant_single). */
+static int tfl_fc_s8_dsp(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                         int8_t *y) {
+    uint32_t xw[2 * TFL_DSP_FC_QUADS];
+    const int32_t in = p->in, nq = in / 4;
+    const uint32_t zz = (uint32_t)(uint16_t)p->x_zero * 0x10001u;
+    const int32_t zero = p->y_zero, lo = p->y_min, hi = p->y_max;
+    int32_t r, o, q, k;
+    if (nq > TFL_DSP_FC_QUADS) return 0;
+    for (r = 0; r < p->rows; ++r) {
+        const int8_t *xr = x + (int64_t)r * in;
+        for (q = 0; q < nq; ++q) {
+            const uint32_t v = aotc_dsp_load32(xr + 4 * q);
+            xw[2 * q] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
+            xw[2 * q + 1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
+        }
+        for (o = 0; o < p->out; o += 4) { /* four outputs at a time, the last block overlapping */
+            const int32_t o0 = o + 4 <= p->out ? o : p->out - 4;
+            int32_t acc[4] = {0, 0, 0, 0}, j;
+            if (p->out < 4) break;
+            if (nq > 0) aotc_dsp_gemv4(xw, nq, w + (int64_t)o0 * in, in, acc);
+            for (j = 0; j < 4; ++j) {
+                const int32_t oc = o0 + j;
+                int32_t a = acc[j] + (bias ? bias[oc] : 0);
+                for (k = 4 * nq; k < in; ++k) a += (xr[k] - p->x_zero) * w[(int64_t)oc * in + k];
+                y[(int64_t)r * p->out + oc] = clamp8(tfl_dsp_requant_single(a, p->mult[oc], p->shift[oc]) + zero,
+                                                     lo, hi);
+            }
+        }
+        for (o = p->out < 4 ? 0 : p->out; o < p->out; ++o) { /* fewer than four outputs: plainly */
+            int32_t a = bias ? bias[o] : 0;
+            for (k = 0; k < in; ++k) a += (xr[k] - p->x_zero) * w[(int64_t)o * in + k];
+            y[(int64_t)r * p->out + o] = clamp8(requant_single(a, p->mult[o], p->shift[o]) + p->y_zero,
+                                                p->y_min, p->y_max);
         }
     }
     return 1;
