@@ -87,29 +87,43 @@ static void tfl_dsp_weights(const int8_t *w, int32_t k, int32_t c0, int32_t c1, 
     }
 }
 
-/* TFLite's requantisation of one channel's sum (tflite_int8.c's requant_double, the shift split
- * once per channel) plus the zero point, clamped. */
-static inline int8_t tfl_dsp_out(int32_t acc, int32_t mult, int32_t left, int32_t right, int32_t zero, int32_t lo,
-                                 int32_t hi) {
-    return clamp8(divide_by_pot(high_mul((int32_t)((uint32_t)acc << left), mult), right) + zero, lo, hi);
+/* n sums of one output channel (acc[0], acc[as], ...), each plus bias, requantised as TFLite's
+ * requant_double does, plus the zero point, clamped to [lo, hi], to y[0], y[ys], ...: the shift
+ * split and the rounding's mask and threshold worked out once, high_mul without its saturation
+ * test (only a multiplier of INT32_MIN needs it: that channel takes requant_double itself). */
+static inline __attribute__((always_inline)) void tfl_dsp_requant_run(const int32_t *acc, int32_t as, int32_t n,
+                                                                      int32_t bias, int32_t mult, int32_t shift,
+                                                                      int32_t zero, int32_t lo, int32_t hi,
+                                                                      int8_t *y, int32_t ys) {
+    const int32_t left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+    const int32_t mask = (int32_t)(((int64_t)1 << right) - 1), thr = mask >> 1;
+    int32_t i;
+    if (mult == INT32_MIN) {
+        for (i = 0; i < n; ++i, acc += as, y += ys) *y = clamp8(requant_double(*acc + bias, mult, shift) + zero, lo, hi);
+        return;
+    }
+    for (i = 0; i < n; ++i, acc += as, y += ys) {
+        const int32_t a = (int32_t)((uint32_t)(*acc + bias) << left);
+        const int32_t r = (int32_t)(((int64_t)a * mult + ((int64_t)1 << 30)) >> 31);
+        int32_t q = (r >> right) + ((r & mask) > thr - (r >> 31)) + zero;
+        q = q < lo ? lo : q;
+        *y = (int8_t)(q > hi ? hi : q);
+    }
 }
 
-/* Sums of channel pair (c0, c0 + 1) at np positions from p0 (acc: quant_dsp.h's layout) to y, each
- * channel's requantisation split once. */
+/* Sums of channel pair (c0, c0 + 1) at np positions from p0 (acc: quant_dsp.h's layout) to y. */
 static void tfl_dsp_store(const aotc_tfl_conv_params *p, const int32_t *bias, const int32_t *acc, int32_t p0,
                           int32_t np, int32_t c0, int32_t nc, int8_t *y) {
-    const int32_t zero = p->y_zero, lo = p->y_min, hi = p->y_max, oc = p->oc;
-    int32_t t, j;
+    const int32_t oc = p->oc;
+    int32_t j;
     for (j = 0; j < nc; ++j) {
-        const int32_t c = c0 + j, sh = p->shift[c], mult = p->mult[c], b = bias ? bias[c] : 0;
-        const int32_t left = sh > 0 ? sh : 0, right = sh > 0 ? 0 : -sh;
-        const int32_t *a = acc + 2 * j;
+        const int32_t c = c0 + j, b = bias ? bias[c] : 0;
         int8_t *yc = y + (int64_t)p0 * oc + c;
-        for (t = 0; t + 1 < np; t += 2, a += 4, yc += 2 * oc) {
-            yc[0] = tfl_dsp_out(a[0] + b, mult, left, right, zero, lo, hi);
-            yc[oc] = tfl_dsp_out(a[1] + b, mult, left, right, zero, lo, hi);
-        }
-        if (t < np) yc[0] = tfl_dsp_out(a[0] + b, mult, left, right, zero, lo, hi);
+        /* positions in pairs: t even at acc[2t + 2j], t odd one word on */
+        tfl_dsp_requant_run(acc + 2 * j, 4, (np + 1) / 2, b, p->mult[c], p->shift[c], p->y_zero, p->y_min, p->y_max,
+                            yc, 2 * oc);
+        tfl_dsp_requant_run(acc + 2 * j + 1, 4, np / 2, b, p->mult[c], p->shift[c], p->y_zero, p->y_min, p->y_max,
+                            yc + oc, 2 * oc);
     }
 }
 
@@ -156,35 +170,98 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
         a3 = __smlatt((int32_t)o_, (int32_t)(wt)[1], a3);                                             \
     } while (0)
 
-/* The 4 channels' sums a0 .. a3 (base plus the taps) of the window from xs (its top-left input,
- * channel ch) with every tap inside the image; row: the input row's length in bytes, step: a tap's. */
-#define TFL_DSP_DW_WINDOW(xs, kh, kw, row, step)                                                        \
-    do {                                                                                               \
-        const uint32_t *wt_ = wq;                                                                      \
-        const int8_t *r_ = (xs);                                                                       \
-        int32_t ky_, kx_;                                                                              \
-        for (ky_ = 0; ky_ < (kh); ++ky_, r_ += (row)) {                                                \
-            if ((kw) == 3) { /* the common row of three taps, unrolled in the source */                \
-                TFL_DSP_DW_TAP(aotc_dsp_load32(r_), wt_);                                              \
-                TFL_DSP_DW_TAP(aotc_dsp_load32(r_ + (step)), wt_ + 2);                                 \
-                TFL_DSP_DW_TAP(aotc_dsp_load32(r_ + 2 * (step)), wt_ + 4);                             \
-                wt_ += 6;                                                                              \
-            } else {                                                                                   \
-                for (kx_ = 0; kx_ < (kw); ++kx_, wt_ += 2) TFL_DSP_DW_TAP(aotc_dsp_load32(r_ + kx_ * (step)), wt_); \
-            }                                                                                          \
-        }                                                                                              \
-    } while (0)
+/* Sums of 4 channels at `count` output positions whose 3 x 3 window lies inside the image:
+ * acc[4i + j] = base[j] + the window's taps at x + i * pstep (x: the first window's top-left
+ * input, channel ch; step: a tap's bytes, row: an input row's). In assembly a tap is one LDR of
+ * the input, one LDRD of the widened weights, 2 SXTB16s and 4 multiply-accumulates (8
+ * instructions for 4 MACs); not inlined, for the 13 registers. */
+__attribute__((noinline)) static void tfl_dsp_dw3x3_run(const int8_t *x, int32_t pstep, int32_t count, int32_t step,
+                                                       int32_t row, const uint32_t *wq, const int32_t *base,
+                                                       int32_t *acc) {
+    int32_t i;
+    for (i = 0; i < count; ++i, x += pstep, acc += 4) {
+        int32_t a0 = base[0], a1 = base[1], a2 = base[2], a3 = base[3];
+#if AOTC_DSP_ASM
+        const int8_t *r = x;
+        const uint32_t *wp = wq;
+        const int32_t step2 = 2 * step;
+        uint32_t v, e, w0, w1;
+#define TFL_DSP_DW_TAP_ASM(off)                                                                         \
+    "ldr %[v], [%[r]" off "]\n\t"                                                                       \
+    "ldrd %[w0], %[w1], [%[wp]], #8\n\t"                                                                \
+    "sxtb16 %[e], %[v]\n\t"                                                                             \
+    "sxtb16 %[v], %[v], ror #8\n\t"                                                                     \
+    "smlabb %[a0], %[e], %[w0], %[a0]\n\t"                                                              \
+    "smlatt %[a2], %[e], %[w0], %[a2]\n\t"                                                              \
+    "smlabb %[a1], %[v], %[w1], %[a1]\n\t"                                                              \
+    "smlatt %[a3], %[v], %[w1], %[a3]\n\t"
+#define TFL_DSP_DW_ROW_ASM TFL_DSP_DW_TAP_ASM("") TFL_DSP_DW_TAP_ASM(", %[s1]") TFL_DSP_DW_TAP_ASM(", %[s2]")
+        __asm__(TFL_DSP_DW_ROW_ASM "add %[r], %[r], %[row]\n\t" TFL_DSP_DW_ROW_ASM "add %[r], %[r], %[row]\n\t"
+                TFL_DSP_DW_ROW_ASM
+                : [r] "+r"(r), [wp] "+r"(wp), [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3),
+                  [v] "=&r"(v), [e] "=&r"(e), [w0] "=&r"(w0), [w1] "=&r"(w1)
+                : [s1] "r"(step), [s2] "r"(step2), [row] "r"(row)
+                : "memory");
+#undef TFL_DSP_DW_ROW_ASM
+#undef TFL_DSP_DW_TAP_ASM
+#else
+        int32_t ky;
+        const int8_t *r = x;
+        for (ky = 0; ky < 3; ++ky, r += row) {
+            TFL_DSP_DW_TAP(aotc_dsp_load32(r), wq + 6 * ky);
+            TFL_DSP_DW_TAP(aotc_dsp_load32(r + step), wq + 6 * ky + 2);
+            TFL_DSP_DW_TAP(aotc_dsp_load32(r + 2 * step), wq + 6 * ky + 4);
+        }
+#endif
+        acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+    }
+}
+
+/* Sums of 4 channels at one output position, any window, taps in the padding reading x_zero (zb). */
+static void tfl_dsp_dw_one(const aotc_tfl_conv_params *p, const int8_t *xb, int32_t iy0, int32_t ix0,
+                           const uint32_t *wq, const int32_t *base, uint32_t zb, int32_t *acc) {
+    const int32_t c = p->c;
+    int32_t a0 = base[0], a1 = base[1], a2 = base[2], a3 = base[3], ky, kx;
+    for (ky = 0; ky < p->kh; ++ky) {
+        const int32_t iy = iy0 + ky * p->dh;
+        for (kx = 0; kx < p->kw; ++kx, wq += 2) {
+            const int32_t ix = ix0 + kx * p->dw;
+            TFL_DSP_DW_TAP(iy >= 0 && iy < p->h && ix >= 0 && ix < p->w
+                               ? aotc_dsp_load32(xb + ((int64_t)iy * p->w + ix) * c)
+                               : zb,
+                           wq);
+        }
+    }
+    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+}
+
+#define TFL_DSP_DW_RUN 64   /* output positions a run of the 3 x 3 path (1 KiB of sums) */
+#define TFL_DSP_DW_PAD 1024 /* words of the padded span of 4 channels (4 KiB) */
+
+/* The sums of n positions' 4 channels [ch, ch + 4) requantised to yo (the first position's channel
+ * ch), channel by channel. */
+static void tfl_dsp_dw_store(const aotc_tfl_conv_params *p, const int32_t *acc, int32_t n, int32_t ch, int8_t *yo) {
+    int32_t j;
+    for (j = 0; j < 4; ++j)
+        tfl_dsp_requant_run(acc + j, 4, n, 0, p->mult[ch + j], p->shift[ch + j], p->y_zero, p->y_min, p->y_max, yo + j,
+                            p->oc);
+}
 
 /* DEPTHWISE_CONV_2D, depth multiplier 1, channels a multiple of 4, windows up to TFL_DSP_TAPS:
- * 4 channels at a time over every position, their weights widened and their requantisation split
- * once; the input zero point's share of the sums is in the base (a tap in the padding reads
- * x_zero, adding 0 to the sum of (x - x_zero) * w), so a window inside the image is plain loads. */
+ * 4 channels at a time over every position, their weights widened once. The input zero point's
+ * share of the sums is in the base (a tap in the padding reads x_zero, adding 0 to the sum of
+ * (x - x_zero) * w), so a 3 x 3 window inside the image is plain loads: such windows of one output
+ * row go by runs (tfl_dsp_dw3x3_run), the others one at a time; the sums are then requantised
+ * channel by channel, each channel's multiplier and shifts split once. */
 static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
                                 const int32_t *bias, int8_t *y) {
-    uint32_t wq[2 * TFL_DSP_TAPS];
+    uint32_t wq[2 * TFL_DSP_TAPS], pad[TFL_DSP_DW_PAD];
+    int32_t acc[4 * TFL_DSP_DW_RUN];
     const int32_t taps = p->kh * p->kw, kh = p->kh, kw = p->kw, h = p->h, wd = p->w, c = p->c, oc = p->oc;
-    const int32_t row = p->dh * wd * c, step = p->dw * c, zero = p->y_zero, lo = p->y_min, hi = p->y_max;
     const uint32_t zb = (uint32_t)(uint8_t)p->x_zero * 0x01010101u;
+    const int32_t fast = kh == 3 && kw == 3;
+    /* the rows and columns the windows span, from (-pad_top, -pad_left) */
+    const int32_t ph = (p->oh - 1) * p->sh + (kh - 1) * p->dh + 1, pw = (p->ow - 1) * p->sw + (kw - 1) * p->dw + 1;
     int32_t ch, b, oy, ox, t, j;
     if (p->depth_multiplier != 1 || c % 4 != 0 || taps > TFL_DSP_TAPS) return 0;
     /* output columns [ox_lo, ox_hi) have the whole window inside the row */
@@ -192,7 +269,7 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
     while (ox_hi < p->ow && ox_hi * p->sw - p->pad_left + (kw - 1) * p->dw < wd) ++ox_hi;
     if (ox_lo > ox_hi) ox_lo = ox_hi;
     for (ch = 0; ch < c; ch += 4) {
-        int32_t base[4] = {0, 0, 0, 0}, mult[4], left[4], right[4];
+        int32_t base[4] = {0, 0, 0, 0};
         for (t = 0; t < taps; ++t) {
             const int8_t *wt = w + (int64_t)t * oc + ch;
             const uint32_t v = aotc_dsp_load32(wt);
@@ -200,39 +277,48 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
             wq[2 * t + 1] = aotc_dsp_sxtb16_hi(v);
             for (j = 0; j < 4; ++j) base[j] -= p->x_zero * wt[j];
         }
-        for (j = 0; j < 4; ++j) {
-            const int32_t sh = p->shift[ch + j];
-            base[j] += bias ? bias[ch + j] : 0;
-            mult[j] = p->mult[ch + j], left[j] = sh > 0 ? sh : 0, right[j] = sh > 0 ? 0 : -sh;
+        for (j = 0; j < 4; ++j) base[j] += bias ? bias[ch + j] : 0;
+        if (fast && ph * pw <= TFL_DSP_DW_PAD) { /* the 4 channels' words of the windows' span, padded */
+            for (b = 0; b < p->n; ++b) {
+                const int8_t *xb = x + (int64_t)b * h * wd * c + ch;
+                int8_t *yb = y + (int64_t)b * p->oh * p->ow * oc + ch;
+                for (t = 0; t < ph; ++t) {
+                    const int32_t iy = t - p->pad_top;
+                    for (j = 0; j < pw; ++j) {
+                        const int32_t ix = j - p->pad_left;
+                        pad[t * pw + j] = iy >= 0 && iy < h && ix >= 0 && ix < wd
+                                              ? aotc_dsp_load32(xb + ((int64_t)iy * wd + ix) * c)
+                                              : zb;
+                    }
+                }
+                for (oy = 0; oy < p->oh; ++oy) {
+                    for (ox = 0; ox < p->ow; ox += TFL_DSP_DW_RUN) {
+                        const int32_t n = p->ow - ox < TFL_DSP_DW_RUN ? p->ow - ox : TFL_DSP_DW_RUN;
+                        tfl_dsp_dw3x3_run((const int8_t *)(pad + oy * p->sh * pw + ox * p->sw), 4 * p->sw, n,
+                                          4 * p->dw, 4 * p->dh * pw, wq, base, acc);
+                        tfl_dsp_dw_store(p, acc, n, ch, yb + ((int64_t)oy * p->ow + ox) * oc);
+                    }
+                }
+            }
+            continue;
         }
         for (b = 0; b < p->n; ++b) {
             const int8_t *xb = x + (int64_t)b * h * wd * c + ch;
-            int8_t *yp = y + (int64_t)b * p->oh * p->ow * oc + ch;
+            int8_t *yb = y + (int64_t)b * p->oh * p->ow * oc + ch;
             for (oy = 0; oy < p->oh; ++oy) {
-                const int32_t iy0 = oy * p->sh - p->pad_top, inside = iy0 >= 0 && iy0 + (kh - 1) * p->dh < h;
-                for (ox = 0; ox < p->ow; ++ox, yp += oc) {
-                    const int32_t ix0 = ox * p->sw - p->pad_left;
-                    int32_t a0 = base[0], a1 = base[1], a2 = base[2], a3 = base[3];
+                const int32_t iy0 = oy * p->sh - p->pad_top;
+                const int32_t inside = fast && iy0 >= 0 && iy0 + (kh - 1) * p->dh < h;
+                for (ox = 0; ox < p->ow;) {
+                    int32_t n = 1;
                     if (inside && ox >= ox_lo && ox < ox_hi) {
-                        TFL_DSP_DW_WINDOW(xb + ((int64_t)iy0 * wd + ix0) * c, kh, kw, row, step);
+                        n = ox_hi - ox < TFL_DSP_DW_RUN ? ox_hi - ox : TFL_DSP_DW_RUN;
+                        tfl_dsp_dw3x3_run(xb + ((int64_t)iy0 * wd + ox * p->sw - p->pad_left) * c, p->sw * c, n,
+                                          p->dw * c, p->dh * wd * c, wq, base, acc);
                     } else {
-                        const uint32_t *wt = wq;
-                        int32_t ky, kx;
-                        for (ky = 0; ky < kh; ++ky) {
-                            const int32_t iy = iy0 + ky * p->dh;
-                            for (kx = 0; kx < kw; ++kx, wt += 2) {
-                                const int32_t ix = ix0 + kx * p->dw;
-                                TFL_DSP_DW_TAP(iy >= 0 && iy < h && ix >= 0 && ix < wd
-                                                   ? aotc_dsp_load32(xb + ((int64_t)iy * wd + ix) * c)
-                                                   : zb,
-                                               wt);
-                            }
-                        }
+                        tfl_dsp_dw_one(p, xb, iy0, ox * p->sw - p->pad_left, wq, base, zb, acc);
                     }
-                    yp[0] = tfl_dsp_out(a0, mult[0], left[0], right[0], zero, lo, hi);
-                    yp[1] = tfl_dsp_out(a1, mult[1], left[1], right[1], zero, lo, hi);
-                    yp[2] = tfl_dsp_out(a2, mult[2], left[2], right[2], zero, lo, hi);
-                    yp[3] = tfl_dsp_out(a3, mult[3], left[3], right[3], zero, lo, hi);
+                    tfl_dsp_dw_store(p, acc, n, ch, yb + ((int64_t)oy * p->ow + ox) * oc);
+                    ox += n;
                 }
             }
         }
