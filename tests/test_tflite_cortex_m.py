@@ -8,7 +8,9 @@ DS-CNN on the M4 at -O3 (a 10 x 4 stride-2 conv on one channel, the row-at-a-tim
 depthwise on small planes, through the padded span; 1 x 1 convs); ResNet-8 on the M55 (3 x 3 convs
 over 576 rows, several blocks of quads; stride 2; the 1 x 1 shortcuts); MobileNet-v1 on the M4 at
 -Os (depthwise on planes too large to pad: runs of inside windows, borders one at a time, stride
-2); the autoencoder on the M4 at -O2 (FULLY_CONNECTED by four outputs; 8 outputs, 8 inputs).
+2); the autoencoder on the M4 at -O2 (FULLY_CONNECTED by four outputs; 8 outputs, 8 inputs); DS-CNN
+and the autoencoder again with AOTC_DSP_NO_ASM (the assembly's C twins, as compilers without GNU
+assembly build them).
 """
 
 from __future__ import annotations
@@ -28,21 +30,25 @@ from aot.build import cmake_exe, run_bundle
 
 HERE = Path(__file__).resolve().parent
 MODELS = HERE.parent / "bench" / "models" / "keras"
-RUNS = [("kws_dscnn_int8", "mps2-an386", "Release"), ("ic_resnet8_int8", "mps3-an547", "Release"),
-        ("vww_mobilenet_int8", "mps2-an386", "MinSizeRel"), ("ad_autoencoder_int8", "mps2-an386", "RelWithDebInfo")]
+RUNS = [("kws_dscnn_int8", "mps2-an386", "Release", ""), ("ic_resnet8_int8", "mps3-an547", "Release", ""),
+        ("vww_mobilenet_int8", "mps2-an386", "MinSizeRel", ""),
+        ("ad_autoencoder_int8", "mps2-an386", "RelWithDebInfo", ""),
+        ("kws_dscnn_int8", "mps2-an386", "Release", "-DAOTC_DSP_NO_ASM"),
+        ("ad_autoencoder_int8", "mps2-an386", "Release", "-DAOTC_DSP_NO_ASM")]
 INFERENCES = 3
 
 
-def _run(cmd: list[str]) -> None:
-    r = subprocess.run(cmd, capture_output=True, text=True)
+def _run(cmd: list[str], cflags: str = "") -> None:
+    r = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "CFLAGS": cflags} if cflags else None)
     assert r.returncode == 0, f"{' '.join(map(str, cmd))} -> {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
 
 
-def _board(root: Path, name: str, board: str, build_type: str) -> tuple[list[list[np.ndarray]], list[np.ndarray]]:
+def _board(root: Path, name: str, board: str, build_type: str, cflags: str
+           ) -> tuple[list[list[np.ndarray]], list[np.ndarray]]:
     """The board's outputs for each seeded input, and LiteRT's reference outputs (stacked by run)."""
-    model, out = MODELS / f"{name}.tflite", root / f"{name}-{board}"
+    model, out = MODELS / f"{name}.tflite", root / f"{name}-{board}-{build_type}{cflags}"
     _run([sys.executable, "-m", "aot.cli", str(model), "-o", str(out), "--target", board, "--build-type", build_type])
-    _run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"])
+    _run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"], cflags)
     _run([cmake_exe(), "--build", str(out)])
     meta = json.loads((out / "bundle" / "metadata.json").read_text())
     rng = np.random.default_rng(11)
@@ -69,9 +75,10 @@ def boards(tmp_path_factory):
         yield {run: pool.submit(_board, root, *run) for run in RUNS}
 
 
-@pytest.mark.parametrize(("name", "board", "build_type"), RUNS, ids=[f"{m}-{b}-{t}" for m, b, t in RUNS])
-def test_int8_tflite_on_board_bit_exact_with_litert_reference(boards, name, board, build_type):
-    ours, refs = boards[name, board, build_type].result()
+@pytest.mark.parametrize(("name", "board", "build_type", "cflags"), RUNS,
+                         ids=[f"{m}-{b}-{t}{'-no-asm' if f else ''}" for m, b, t, f in RUNS])
+def test_int8_tflite_on_board_bit_exact_with_litert_reference(boards, name, board, build_type, cflags):
+    ours, refs = boards[name, board, build_type, cflags].result()
     for r, outs in enumerate(ours):
         for k, got in enumerate(outs):
             want = refs[k][r]
