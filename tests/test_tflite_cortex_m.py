@@ -1,16 +1,19 @@
 """TFLite int8 models on the Cortex-M boards (issue 27): tflite_int8.c's DSP-extension paths
-(tflite_int8_dsp.h: CONV_2D through quant_dsp.h's SMLAD block, DEPTHWISE_CONV_2D by SMLABB / SMLATT)
-must give LiteRT's reference kernels' outputs bit for bit, as the plain loops do on the host.
+(tflite_int8_dsp.h: CONV_2D through quant_dsp.h's SMLAD block, DEPTHWISE_CONV_2D by SMLABB / SMLATT,
+FULLY_CONNECTED by quant_dsp.h's aotc_dsp_gemv4) and Helium's on the M55 (tflite_int8_mve.h: CONV_2D
+and FULLY_CONNECTED by VMLADAVA, the requantisation by VQRDMULH) must give LiteRT's reference
+kernels' outputs bit for bit, as the plain loops do on the host.
 
 The MLPerf Tiny models of bench/keras_mlperf_int8.py, each on a few seeded inputs, built with
 warnings as errors at one of the three levels (the inline assembly's register allocation differs):
 DS-CNN on the M4 at -O3 (a 10 x 4 stride-2 conv on one channel, the row-at-a-time gather; 3 x 3
-depthwise on small planes, through the padded span; 1 x 1 convs); ResNet-8 on the M55 (3 x 3 convs
+depthwise on small planes, through the padded span; 1 x 1 convs); ResNet-8 on the M4 (3 x 3 convs
 over 576 rows, several blocks of quads; stride 2; the 1 x 1 shortcuts); MobileNet-v1 on the M4 at
 -Os (depthwise on planes too large to pad: runs of inside windows, borders one at a time, stride
 2); the autoencoder on the M4 at -O2 (FULLY_CONNECTED by four outputs; 8 outputs, 8 inputs); DS-CNN
-and the autoencoder again with AOTC_DSP_NO_ASM (the assembly's C twins, as compilers without GNU
-assembly build them).
+at -Os and the autoencoder on the M55 (Helium's conv in place and gathered, its FC, the vector
+requantisation of the depthwise sums); DS-CNN and the autoencoder on the M4 again with
+AOTC_DSP_NO_ASM (the assembly's C twins, as compilers without GNU assembly build them).
 """
 
 from __future__ import annotations
@@ -30,9 +33,10 @@ from aot.build import cmake_exe, run_bundle
 
 HERE = Path(__file__).resolve().parent
 MODELS = HERE.parent / "bench" / "models" / "keras"
-RUNS = [("kws_dscnn_int8", "mps2-an386", "Release", ""), ("ic_resnet8_int8", "mps3-an547", "Release", ""),
+RUNS = [("kws_dscnn_int8", "mps2-an386", "Release", ""), ("ic_resnet8_int8", "mps2-an386", "Release", ""),
         ("vww_mobilenet_int8", "mps2-an386", "MinSizeRel", ""),
         ("ad_autoencoder_int8", "mps2-an386", "RelWithDebInfo", ""),
+        ("kws_dscnn_int8", "mps3-an547", "MinSizeRel", ""), ("ad_autoencoder_int8", "mps3-an547", "Release", ""),
         ("kws_dscnn_int8", "mps2-an386", "Release", "-DAOTC_DSP_NO_ASM"),
         ("ad_autoencoder_int8", "mps2-an386", "Release", "-DAOTC_DSP_NO_ASM")]
 INFERENCES = 3

@@ -41,10 +41,13 @@ static int8_t clamp8(int32_t v, int32_t lo, int32_t hi) {
     return (int8_t)(v < lo ? lo : v > hi ? hi : v);
 }
 
-#include "tflite_int8_dsp.h" /* the DSP extension's paths (Cortex-M4, M33, M55) */
+#include "tflite_int8_dsp.h" /* the DSP extension's paths (Cortex-M4, M33, M55) and Helium's (M55) */
 
 void aotc_tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                       int8_t *y) {
+#if AOTC_TFL_MVE
+    if (tfl_conv_s8_mve(p, x, w, bias, y)) return;
+#endif
 #if AOTC_QUANT_DSP
     if (tfl_conv_s8_dsp(p, x, w, bias, y)) return;
 #endif
@@ -97,6 +100,9 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
 }
 
 void aotc_tfl_fc_s8(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *w, const int32_t *bias, int8_t *y) {
+#if AOTC_TFL_MVE
+    if (tfl_fc_s8_mve(p, x, w, bias, y)) return;
+#endif
 #if AOTC_QUANT_DSP
     if (tfl_fc_s8_dsp(p, x, w, bias, y)) return;
 #endif

@@ -17,6 +17,7 @@
 
 #include "aotc_quant.h" /* aotc_round_even, for quant_dsp.h's plain rounding */
 #include "quant_dsp.h"
+#include "tflite_int8_mve.h" /* Helium's paths (Cortex-M55), which these use where the core has it */
 
 #if AOTC_QUANT_DSP
 
@@ -242,9 +243,15 @@ static void tfl_dsp_dw_one(const aotc_tfl_conv_params *p, const int8_t *xb, int3
  * ch), channel by channel. */
 static void tfl_dsp_dw_store(const aotc_tfl_conv_params *p, const int32_t *acc, int32_t n, int32_t ch, int8_t *yo) {
     int32_t j;
+#if AOTC_TFL_MVE /* the 4 channels are one vector */
+    for (j = 0; j < n; ++j)
+        tfl_mve_requant4(vld1q_s32(acc + 4 * j), p->mult + ch, p->shift + ch, p->y_zero, p->y_min, p->y_max,
+                         yo + (int64_t)j * p->oc);
+#else
     for (j = 0; j < 4; ++j)
         tfl_dsp_requant_run(acc + j, 4, n, 0, p->mult[ch + j], p->shift[ch + j], p->y_zero, p->y_min, p->y_max, yo + j,
                             p->oc);
+#endif
 }
 
 /* DEPTHWISE_CONV_2D, depth multiplier 1, channels a multiple of 4, windows up to TFL_DSP_TAPS:

@@ -1,0 +1,150 @@
+/* TFLite's int8 kernels (tflite_int8.c) with Helium (MVE, Cortex-M55: __ARM_FEATURE_MVE), written
+ * with arm_mve.h; AOTC_NO_MVE, or a core without it, keeps the DSP / plain paths. Bit for bit the
+ * plain loops' outputs:
+ *   - the sums: sum (x - x_zero) w = sum x w - x_zero sum w, the first by VMLADAVA.S8 (16 byte
+ *     products added to a 32-bit scalar a instruction), the weight sums once per call (VADDVA.S8);
+ *     a tap in the padding holds x_zero (adding 0, as TFLite's kernels skip it);
+ *   - the requantisation of 4 channels at a time: VQRDMULH is TFLite's
+ *     SaturatingRoundingDoublingHighMul (saturation included), and RoundingDivideByPOT's
+ *     half-away-from-zero is the rounding shift (half up) after adding -1 to negative values
+ *     when the shift is not 0 (floor((r - 1 + 2^(e-1)) / 2^e) = q + (m > 2^(e-1)) for
+ *     r = q 2^e + m, as the reference's remainder test; INT32_MIN saturates to itself).
+ * Included by tflite_int8.c after tflite_int8_dsp.h; each entry returns 0 when it does not take
+ * the case. */
+#ifndef AOTC_TFLITE_INT8_MVE_H
+#define AOTC_TFLITE_INT8_MVE_H
+
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1) && !defined(AOTC_NO_MVE) && !defined(AOTC_NO_INTRINSICS)
+#define AOTC_TFL_MVE 1
+#include <arm_mve.h>
+
+#define TFL_MVE_K 2304  /* patch bytes of the CONV_2D path (a 3 x 3 window over 256 channels) */
+#define TFL_MVE_OC 512  /* output channels of the CONV_2D path (their weight sums: 2 KiB) */
+
+/* acc[j] = sum over i < k of x[i] * w[j * ld + i], j < 4 (16 products an instruction; the last
+ * partial vector predicated, its lanes past k loaded as zeros); with `sums` (a constant at each
+ * call: the function is inlined), also sums[j] = the sum of row j's k weights. */
+static inline __attribute__((always_inline)) void tfl_mve_dot4(const int8_t *x, int32_t k, const int8_t *w,
+                                                               int32_t ld, int32_t *acc, int32_t *sums) {
+    const int8_t *w0 = w, *w1 = w + ld, *w2 = w + 2 * ld, *w3 = w + 3 * ld;
+    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, s0 = 0, s1 = 0, s2 = 0, s3 = 0, i = 0;
+#define TFL_MVE_DOT4_STEP(load)                                                                          \
+    do {                                                                                                 \
+        const int8x16_t v0 = load(w0 + i), v1 = load(w1 + i), v2 = load(w2 + i), v3 = load(w3 + i);     \
+        a0 = vmladavaq_s8(a0, xv, v0);                                                                   \
+        a1 = vmladavaq_s8(a1, xv, v1);                                                                   \
+        a2 = vmladavaq_s8(a2, xv, v2);                                                                   \
+        a3 = vmladavaq_s8(a3, xv, v3);                                                                   \
+        if (sums) {                                                                                      \
+            s0 = vaddvaq_s8(s0, v0), s1 = vaddvaq_s8(s1, v1), s2 = vaddvaq_s8(s2, v2);                   \
+            s3 = vaddvaq_s8(s3, v3);                                                                     \
+        }                                                                                                \
+    } while (0)
+#define TFL_MVE_LOAD_Z(ptr) vldrbq_z_s8((ptr), pr)
+    for (; i + 16 <= k; i += 16) {
+        const int8x16_t xv = vldrbq_s8(x + i);
+        TFL_MVE_DOT4_STEP(vldrbq_s8);
+    }
+    if (i < k) {
+        const mve_pred16_t pr = vctp8q((uint32_t)(k - i));
+        const int8x16_t xv = vldrbq_z_s8(x + i, pr);
+        TFL_MVE_DOT4_STEP(TFL_MVE_LOAD_Z);
+    }
+#undef TFL_MVE_LOAD_Z
+#undef TFL_MVE_DOT4_STEP
+    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+    if (sums) sums[0] = s0, sums[1] = s1, sums[2] = s2, sums[3] = s3;
+}
+
+/* sum over i < k of w[i] */
+static int32_t tfl_mve_sum(const int8_t *w, int32_t k) {
+    int32_t s = 0, i = 0;
+    for (; i + 16 <= k; i += 16) s = vaddvaq_s8(s, vldrbq_s8(w + i));
+    if (i < k) s = vaddvaq_s8(s, vldrbq_z_s8(w + i, vctp8q((uint32_t)(k - i))));
+    return s;
+}
+
+/* Four channels' sums (plus their biases) requantised as requant_double does, plus the zero point,
+ * clamped, stored to y[0 .. 3]. */
+static inline void tfl_mve_requant4(int32x4_t v, const int32_t *mult, const int32_t *shift, int32_t zero, int32_t lo,
+                                    int32_t hi, int8_t *y) {
+    const int32x4_t sh = vld1q_s32(shift), zero4 = vdupq_n_s32(0);
+    const int32x4_t left = vmaxq_s32(sh, zero4), neg_right = vminq_s32(sh, zero4); /* -right */
+    int32x4_t r = vqrdmulhq_s32(vshlq_s32(v, left), vld1q_s32(mult));
+    r = vqaddq_s32(r, vshrq_n_s32(vandq_s32(r, neg_right), 31)); /* -1 where r < 0 and right > 0 */
+    r = vaddq_n_s32(vrshlq_s32(r, neg_right), zero);
+    r = vminq_s32(vmaxq_s32(r, vdupq_n_s32(lo)), vdupq_n_s32(hi));
+    vstrbq_s32(y, r);
+}
+
+/* FULLY_CONNECTED (4 outputs or more): four outputs at a time (the last block overlapping), their
+ * weight sums in the same pass, requantised with requant_single (scalar: a dense layer's outputs
+ * are few). */
+static int tfl_fc_s8_mve(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                         int8_t *y) {
+    const int32_t in = p->in, out = p->out;
+    int32_t r, o, j, acc[4], sums[4];
+    if (out < 4) return 0;
+    for (r = 0; r < p->rows; ++r) {
+        const int8_t *xr = x + (int64_t)r * in;
+        for (o = 0; o < out; o += 4) {
+            const int32_t o0 = o + 4 <= out ? o : out - 4;
+            tfl_mve_dot4(xr, in, w + (int64_t)o0 * in, in, acc, sums);
+            for (j = 0; j < 4; ++j) {
+                const int32_t c = o0 + j;
+                const int32_t s = acc[j] - p->x_zero * sums[j] + (bias ? bias[c] : 0);
+                y[(int64_t)r * out + c] = clamp8(requant_single(s, p->mult[c], p->shift[c]) + p->y_zero, p->y_min,
+                                                 p->y_max);
+            }
+        }
+    }
+    return 1;
+}
+
+/* CONV_2D (groups 1, 4 output channels or more, patches up to TFL_MVE_K bytes): each position's
+ * patch gathered (a 1 x 1 window at stride 1 reads x in place), then four channels at a time. */
+static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                           int8_t *y) {
+    int8_t patch[TFL_MVE_K];
+    int32_t wsum[TFL_MVE_OC], acc[4];
+    const int32_t c = p->c, oc = p->oc, k = p->kh * p->kw * c, total = p->n * p->oh * p->ow;
+    const int32_t direct = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->pad_top == 0 &&
+                           p->pad_left == 0 && p->oh == p->h && p->ow == p->w;
+    int32_t pos, o, ky, kx;
+    if (oc < 4 || oc > TFL_MVE_OC || k > TFL_MVE_K) return 0;
+    for (o = 0; o < oc; ++o) {
+        wsum[o] = (bias ? bias[o] : 0) - p->x_zero * tfl_mve_sum(w + (int64_t)o * k, k);
+    }
+    for (pos = 0; pos < total; ++pos) {
+        const int8_t *px = patch;
+        if (direct) {
+            px = x + (int64_t)pos * c;
+        } else {
+            const int32_t ox = pos % p->ow, oy = (pos / p->ow) % p->oh, b = pos / (p->ow * p->oh);
+            for (ky = 0; ky < p->kh; ++ky) {
+                const int32_t iy = oy * p->sh - p->pad_top + ky * p->dh;
+                for (kx = 0; kx < p->kw; ++kx) {
+                    const int32_t ix = ox * p->sw - p->pad_left + kx * p->dw;
+                    int8_t *dst = patch + (ky * p->kw + kx) * c;
+                    if (iy < 0 || iy >= p->h || ix < 0 || ix >= p->w) {
+                        memset(dst, p->x_zero, (size_t)c);
+                    } else {
+                        memcpy(dst, x + (((int64_t)b * p->h + iy) * p->w + ix) * c, (size_t)c);
+                    }
+                }
+            }
+        }
+        for (o = 0; o < oc; o += 4) {
+            const int32_t o0 = o + 4 <= oc ? o : oc - 4;
+            tfl_mve_dot4(px, k, w + (int64_t)o0 * k, k, acc, NULL);
+            tfl_mve_requant4(vaddq_s32(vld1q_s32(acc), vld1q_s32(wsum + o0)), p->mult + o0, p->shift + o0,
+                             p->y_zero, p->y_min, p->y_max, y + (int64_t)pos * oc + o0);
+        }
+    }
+    return 1;
+}
+
+#else
+#define AOTC_TFL_MVE 0
+#endif
+#endif /* AOTC_TFLITE_INT8_MVE_H */
