@@ -90,25 +90,36 @@ static void tfl_dsp_weights(const int8_t *w, int32_t k, int32_t c0, int32_t c1, 
 
 /* n sums of one output channel (acc[0], acc[as], ...), each plus bias, requantised as TFLite's
  * requant_double does, plus the zero point, clamped to [lo, hi], to y[0], y[ys], ...: the shift
- * split and the rounding's mask and threshold worked out once, high_mul without its saturation
- * test (only a multiplier of INT32_MIN needs it: that channel takes requant_double itself). */
+ * split and the rounding's mask worked out once, high_mul without its saturation test (only a
+ * multiplier of INT32_MIN needs it: that channel takes requant_double itself). */
 static inline __attribute__((always_inline)) void tfl_dsp_requant_run(const int32_t *acc, int32_t as, int32_t n,
                                                                       int32_t bias, int32_t mult, int32_t shift,
                                                                       int32_t zero, int32_t lo, int32_t hi,
                                                                       int8_t *y, int32_t ys) {
     const int32_t left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
-    const int32_t mask = (int32_t)(((int64_t)1 << right) - 1), thr = mask >> 1;
+    const int32_t mask = (int32_t)(((int64_t)1 << right) - 1);
     int32_t i;
     if (mult == INT32_MIN) {
-        for (i = 0; i < n; ++i, acc += as, y += ys) *y = clamp8(requant_double(*acc + bias, mult, shift) + zero, lo, hi);
+        for (i = 0; i < n; ++i, acc += as, y += ys)
+            *y = clamp8(requant_double(*acc + bias, mult, shift) + zero, lo, hi);
+        return;
+    }
+    lo -= zero, hi -= zero; /* the clamp before the zero point is added */
+    if (left == 0) { /* the usual case (a multiplier below 1), with a register less */
+        for (i = 0; i < n; ++i, acc += as, y += ys) {
+            const int32_t r = (int32_t)(((int64_t)(*acc + bias) * mult + ((int64_t)1 << 30)) >> 31);
+            int32_t q = (r >> right) + ((r & mask) > (mask >> 1) - (r >> 31));
+            q = q < lo ? lo : q;
+            *y = (int8_t)((q > hi ? hi : q) + zero);
+        }
         return;
     }
     for (i = 0; i < n; ++i, acc += as, y += ys) {
         const int32_t a = (int32_t)((uint32_t)(*acc + bias) << left);
         const int32_t r = (int32_t)(((int64_t)a * mult + ((int64_t)1 << 30)) >> 31);
-        int32_t q = (r >> right) + ((r & mask) > thr - (r >> 31)) + zero;
+        int32_t q = (r >> right) + ((r & mask) > (mask >> 1) - (r >> 31));
         q = q < lo ? lo : q;
-        *y = (int8_t)(q > hi ? hi : q);
+        *y = (int8_t)((q > hi ? hi : q) + zero);
     }
 }
 
@@ -236,7 +247,7 @@ static void tfl_dsp_dw_one(const aotc_tfl_conv_params *p, const int8_t *xb, int3
     acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
 }
 
-#define TFL_DSP_DW_RUN 64   /* output positions a run of the 3 x 3 path (1 KiB of sums) */
+#define TFL_DSP_DW_RUN 256  /* output positions a run of the 3 x 3 path (4 KiB of sums) */
 #define TFL_DSP_DW_PAD 1024 /* words of the padded span of 4 channels (4 KiB) */
 
 /* The sums of n positions' 4 channels [ch, ch + 4) requantised to yo (the first position's channel
@@ -285,7 +296,8 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
             for (j = 0; j < 4; ++j) base[j] -= p->x_zero * wt[j];
         }
         for (j = 0; j < 4; ++j) base[j] += bias ? bias[ch + j] : 0;
-        if (fast && ph * pw <= TFL_DSP_DW_PAD) { /* the 4 channels' words of the windows' span, padded */
+        if (fast && ph * pw <= TFL_DSP_DW_PAD && p->ow <= TFL_DSP_DW_RUN) {
+            /* the 4 channels' words of the windows' span, padded */
             for (b = 0; b < p->n; ++b) {
                 const int8_t *xb = x + (int64_t)b * h * wd * c + ch;
                 int8_t *yb = y + (int64_t)b * p->oh * p->ow * oc + ch;
@@ -298,14 +310,18 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
                                               : zb;
                     }
                 }
-                for (oy = 0; oy < p->oh; ++oy) {
-                    for (ox = 0; ox < p->ow; ox += TFL_DSP_DW_RUN) {
-                        const int32_t n = p->ow - ox < TFL_DSP_DW_RUN ? p->ow - ox : TFL_DSP_DW_RUN;
-                        tfl_dsp_dw3x3_run((const int8_t *)(pad + oy * p->sh * pw + ox * p->sw), 4 * p->sw, n,
-                                          4 * p->dw, 4 * p->dh * pw, wq, base, acc);
-                        tfl_dsp_dw_store(p, acc, n, ch, yb + ((int64_t)oy * p->ow + ox) * oc);
+                /* whole rows into the sums, stored when the next would not fit (the padded span is
+                 * at most TFL_DSP_DW_PAD words, so a row is at most that many positions) */
+                for (oy = 0, t = 0; oy < p->oh; ++oy) {
+                    if (t + p->ow > TFL_DSP_DW_RUN) {
+                        tfl_dsp_dw_store(p, acc, t, ch, yb + ((int64_t)oy * p->ow - t) * oc);
+                        t = 0;
                     }
+                    tfl_dsp_dw3x3_run((const int8_t *)(pad + oy * p->sh * pw), 4 * p->sw, p->ow, 4 * p->dw,
+                                      4 * p->dh * pw, wq, base, acc + 4 * t);
+                    t += p->ow;
                 }
+                tfl_dsp_dw_store(p, acc, t, ch, yb + ((int64_t)p->oh * p->ow - t) * oc);
             }
             continue;
         }
