@@ -204,6 +204,9 @@ static void binary(const aotc_tfl_binary_params *p, const int8_t *x1, const int8
 }
 
 void aotc_tfl_add_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y) {
+#if AOTC_QUANT_DSP
+    if (tfl_add_s8_dsp(p, x1, x2, y)) return;
+#endif
     binary(p, x1, x2, y, add_one);
 }
 

@@ -31,21 +31,19 @@
  * between them). */
 static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, int32_t pos, int32_t r0, int32_t nq,
                           uint32_t *dst) {
-    const int32_t k = p->kh * p->kw * p->c, ox = pos % p->ow, oy = (pos / p->ow) % p->oh, b = pos / (p->ow * p->oh);
+    const int32_t ox = pos % p->ow, oy = (pos / p->ow) % p->oh, b = pos / (p->ow * p->oh);
     const uint32_t zz = (uint32_t)(uint16_t)p->x_zero * 0x10001u;
     const int32_t iy0 = oy * p->sh - p->pad_top, ix0 = ox * p->sw - p->pad_left;
     int32_t q = 0;
     if (p->c % 4 == 0) { /* every quad lies in one tap: its 4 bytes are one word of x */
-        while (q < nq) {
-            const int32_t r = r0 + 4 * q, tap = r / p->c, ch = r % p->c;
-            const int32_t iy = iy0 + (tap / p->kw) * p->dh, ix = ix0 + (tap % p->kw) * p->dw;
+        const int32_t taps = p->kh * p->kw;
+        int32_t tap = r0 / p->c, ch = r0 % p->c, ky = tap / p->kw, kx = tap % p->kw;
+        for (; q < nq; ch = 0, ++tap, kx = kx + 1 == p->kw ? 0 : kx + 1, ky += kx == 0) { /* tap by tap */
+            const int32_t iy = iy0 + ky * p->dh, ix = ix0 + kx * p->dw;
             int32_t run = (p->c - ch) / 4; /* quads left in this tap */
             run = run < nq - q ? run : nq - q;
-            if (r >= k || iy < 0 || iy >= p->h || ix < 0 || ix >= p->w) {
+            if (tap >= taps || iy < 0 || iy >= p->h || ix < 0 || ix >= p->w) {
                 for (; run > 0; --run, ++q, dst += 4) dst[0] = dst[1] = 0;
-                if (r >= k) { /* past the rows: the rest is zeros */
-                    for (; q < nq; ++q, dst += 4) dst[0] = dst[1] = 0;
-                }
                 continue;
             }
             const int8_t *xs = x + (((int64_t)b * p->h + iy) * p->w + ix) * p->c + ch;
@@ -57,17 +55,25 @@ static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, int32_
         }
         return;
     }
-    for (; q < nq; ++q, dst += 4) { /* rows one at a time */
-        int32_t v[4], j;
-        for (j = 0; j < 4; ++j) {
-            const int32_t r = r0 + 4 * q + j, tap = r / p->c, ch = r % p->c;
-            const int32_t iy = iy0 + (tap / p->kw) * p->dh, ix = ix0 + (tap % p->kw) * p->dw;
-            v[j] = r >= k || iy < 0 || iy >= p->h || ix < 0 || ix >= p->w
-                       ? 0
-                       : x[(((int64_t)b * p->h + iy) * p->w + ix) * p->c + ch] - p->x_zero;
+    { /* rows one at a time, the tap and channel stepped along (no divisions) */
+        const int32_t taps = p->kh * p->kw;
+        int32_t tap = r0 / p->c, ch = r0 % p->c, ky = tap / p->kw, kx = tap % p->kw, j, v[4];
+        const int8_t *xs = NULL;
+        for (j = 0; q < nq; ++j) {
+            if (ch == 0 || j == 0) { /* a new tap: its input pixel, or NULL in the padding or past k */
+                const int32_t iy = iy0 + ky * p->dh, ix = ix0 + kx * p->dw;
+                xs = tap < taps && iy >= 0 && iy < p->h && ix >= 0 && ix < p->w
+                         ? x + (((int64_t)b * p->h + iy) * p->w + ix) * p->c
+                         : NULL;
+            }
+            v[j & 3] = xs ? xs[ch] - p->x_zero : 0;
+            if (++ch == p->c) ch = 0, ++tap, kx = kx + 1 == p->kw ? 0 : kx + 1, ky += kx == 0;
+            if ((j & 3) == 3) {
+                dst[0] = (uint32_t)(uint16_t)v[0] | (uint32_t)v[2] << 16;
+                dst[1] = (uint32_t)(uint16_t)v[1] | (uint32_t)v[3] << 16;
+                dst += 4, ++q;
+            }
         }
-        dst[0] = (uint32_t)(uint16_t)v[0] | (uint32_t)v[2] << 16;
-        dst[1] = (uint32_t)(uint16_t)v[1] | (uint32_t)v[3] << 16;
     }
 }
 
@@ -399,6 +405,30 @@ static int tfl_fc_s8_dsp(const aotc_tfl_fc_params *p, const int8_t *x, const int
             y[(int64_t)r * p->out + o] = clamp8(requant_single(a, p->mult[o], p->shift[o]) + p->y_zero,
                                                 p->y_min, p->y_max);
         }
+    }
+    return 1;
+}
+
+#define TFL_DSP_ADD_RUN 256 /* sums requantised at a time (1 KiB) */
+
+/* ADD / SUB of two same-shape int8 tensors (512 elements or more): each input's rescaling,
+ * requant_double((x - x_zero) * 2^20, m, s), depends on the byte alone, so it is a table of 256
+ * sums per input made once per call; then per element two table reads and the output's
+ * requantisation (tfl_dsp_requant_run): the plain loop's three requantisations become one. */
+static int tfl_add_s8_dsp(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y) {
+    int32_t t1[256], t2[256], sum[TFL_DSP_ADD_RUN];
+    int64_t k0;
+    int32_t v, k;
+    if (p->broadcast || p->count < 512) return 0;
+    for (v = 0; v < 256; ++v) {
+        t1[v] = requant_double((v - 128 - p->x1_zero) * (1 << 20), p->m1, p->s1);
+        t2[v] = requant_double((v - 128 - p->x2_zero) * (1 << 20), p->m2, p->s2);
+        if (p->subtract) t2[v] = -t2[v];
+    }
+    for (k0 = 0; k0 < p->count; k0 += TFL_DSP_ADD_RUN) {
+        const int32_t n = p->count - k0 < TFL_DSP_ADD_RUN ? (int32_t)(p->count - k0) : TFL_DSP_ADD_RUN;
+        for (k = 0; k < n; ++k) sum[k] = t1[x1[k0 + k] + 128] + t2[x2[k0 + k] + 128];
+        tfl_dsp_requant_run(sum, 1, n, 0, p->mult, p->shift, p->y_zero, p->y_min, p->y_max, y + k0, 1);
     }
     return 1;
 }
