@@ -171,7 +171,7 @@ __attribute__((noinline)) static void aotc_dsp_mac2x2(const uint32_t *p, int32_t
  * loaded. In assembly a quad is one LDRD of x, four weight words, 8 SXTB16s and 8 SMLADs (21
  * instructions for 16 multiply-accumulates), two quads a turn (entered at the second for an odd
  * count); not inlined, for the 13 registers. */
-__attribute__((noinline)) static void aotc_dsp_gemv4(const uint32_t *xw, int32_t nq, const int8_t *w, int32_t ld,
+__attribute__((noinline, unused)) static void aotc_dsp_gemv4(const uint32_t *xw, int32_t nq, const int8_t *w, int32_t ld,
                                                      int32_t *acc) {
     int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
 #if AOTC_DSP_ASM
