@@ -129,9 +129,11 @@ static inline __attribute__((always_inline)) void tfl_dsp_requant_run(const int3
     }
 }
 
-/* Sums of channel pair (c0, c0 + 1) at np positions from p0 (acc: quant_dsp.h's layout) to y. */
-static void tfl_dsp_store(const aotc_tfl_conv_params *p, const int32_t *bias, const int32_t *acc, int32_t p0,
-                          int32_t np, int32_t c0, int32_t nc, int8_t *y) {
+/* Sums of channel pair (c0, c0 + 1) at np positions from p0 (acc: quant_dsp.h's layout) to y (not
+ * inlined: the requantisation loop then has the registers to itself). */
+__attribute__((noinline)) static void tfl_dsp_store(const aotc_tfl_conv_params *p, const int32_t *bias,
+                                                    const int32_t *acc, int32_t p0, int32_t np, int32_t c0, int32_t nc,
+                                                    int8_t *y) {
     const int32_t oc = p->oc;
     int32_t j;
     for (j = 0; j < nc; ++j) {
@@ -258,7 +260,8 @@ static void tfl_dsp_dw_one(const aotc_tfl_conv_params *p, const int8_t *xb, int3
 
 /* The sums of n positions' 4 channels [ch, ch + 4) requantised to yo (the first position's channel
  * ch), channel by channel. */
-static void tfl_dsp_dw_store(const aotc_tfl_conv_params *p, const int32_t *acc, int32_t n, int32_t ch, int8_t *yo) {
+__attribute__((noinline)) static void tfl_dsp_dw_store(const aotc_tfl_conv_params *p, const int32_t *acc, int32_t n,
+                                                       int32_t ch, int8_t *yo) {
     int32_t j;
 #if AOTC_TFL_MVE /* the 4 channels are one vector */
     for (j = 0; j < n; ++j)
