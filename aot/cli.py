@@ -88,6 +88,9 @@ def _compile_parser() -> argparse.ArgumentParser:
     p.add_argument("--scratch-floor", type=_nonnegative, metavar="BYTES", default=0,
                    help="kernel scratch any step may use beyond the memory spare at that step (default 0: the "
                         "arena is the tight bound); more lets some kernels take larger blocks, for RAM")
+    p.add_argument("--threads", type=_positive, metavar="N", default=1,
+                   help="threads a run uses (host and Linux targets; default 1): N > 1 gives the bundle a pool of "
+                        "N - 1 workers, started by <name>_threads_init(), and links pthreads")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     p.add_argument("--version", action="version", version=f"aotc {__version__}")
     return p
@@ -307,7 +310,8 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         bundle = compile_file(args.model, Options(name=args.name, target=args.target, vendors=tuple(args.vendor),
                                                      vendor_options=tuple(args.vendor_opt), annotate=args.annotate,
                                                      input_shapes=tuple(args.input_shape),
-                                                     scratch_floor=args.scratch_floor, max_dims=tuple(args.max_dim)))
+                                                     scratch_floor=args.scratch_floor, max_dims=tuple(args.max_dim),
+                                                     threads=args.threads))
     created = not out.exists()
     bundle.write(out / "bundle")
     if not args.no_configure:

@@ -39,6 +39,9 @@ class Options:
     scratch_floor: int = 0
     # bounds of data-dependent dims: ((tensor, axis, rows), ...) (--max-dim; aot/frontend/bounded.py)
     max_dims: tuple[tuple[str, int, int], ...] = ()
+    # threads a run uses (--threads; Linux targets): N > 1 adds a pool of N - 1 workers to the bundle
+    # (runtime_c/kernels/aotc_threads.h) and takes the conv kernels that split their work over it
+    threads: int = 1
 
 
 def partition_model(model: onnx.ModelProto, options: Options = Options(),
@@ -143,13 +146,13 @@ def _with_weights(art: Artifact, ctx: CodegenContext) -> Artifact:
 
 
 def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
-                    scratch_floor: int = 0) -> tuple[Selection, Plan]:
+                    scratch_floor: int = 0, threads: int = 1) -> tuple[Selection, Plan]:
     """The host kernels each node may run (select), then the arena, with the kernel each node
     runs at the memory its step can spare (plan)."""
     workspace = {symbol: a.workspace_bytes for symbol, a in artifacts.items()}
     t = get_target(target)
     traits = TargetTraits(vector_unit=t.vector_unit, scalar_tiles=not t.vector_unit and not t.helium,
-                          helium=t.helium)
+                          helium=t.helium, threads=threads)
     selection = select_kernels(graph, traits, workspace)
     return selection, plan_memory(graph, op_memory(selection), scratch_floor)
 
@@ -163,13 +166,24 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
     graph = simplify(parted.graph, HOST_PIPELINE)  # fusion for the host kernels, after vendors took their nodes
     check_bounded(graph)  # the passes kept every reader of data-dependent rows one that runs on their extent
     artifacts = codegen_functions(graph, options.target, parted.vendors, parted.options)
-    selection, plan = select_and_plan(graph, options.target, artifacts, options.scratch_floor)
-    bundle = build_bundle(graph, selection, plan, target=options.target, source=source, artifacts=artifacts)
+    check_threads(options.threads, options.target)
+    selection, plan = select_and_plan(graph, options.target, artifacts, options.scratch_floor, options.threads)
+    bundle = build_bundle(graph, selection, plan, target=options.target, source=source, artifacts=artifacts,
+                          threads=options.threads)
     return fit_bundle(bundle, options.target)  # refuses a model too big for the board
+
+
+def check_threads(threads: int, target: str) -> None:
+    """--threads N: at least 1, and more than 1 only where there are POSIX threads (host, Linux)."""
+    if threads < 1:
+        raise AotcError(f"--threads {threads}: give 1 or more")
+    if threads > 1 and get_target(target).kind == "bare-metal":
+        raise AotcError(f"--threads {threads}: target {target} is bare metal, which has no threads (give --threads 1)")
 
 
 def compile_file(path: str | Path, options: Options = Options()) -> Bundle:
     get_target(options.target)  # an unknown target is refused before any work
+    check_threads(options.threads, options.target)
     source = str(Path(path).resolve())
     # the loaded ModelProto is freed once partitioned: the IR holds the weights from there on
     parted = partition_model(load_model(path), options, source, keep_onnx=False, owned=True)

@@ -35,6 +35,10 @@ class NodeKernels:
 
 Selection = dict[str, NodeKernels]
 
+# the kernels that split their work over the pool of a --threads bundle (runtime_c/kernels/aotc_threads.h):
+# output-channel tiles and row bands, output planes; neither takes scratch
+THREADED_KERNELS = frozenset({"aotc_conv_implicit_f32", "aotc_conv_depthwise3x3_direct_f32"})
+
 
 def host_op(node: Node, graph: Graph) -> HostOp:
     """The node's table entry, or a one-line refusal naming it."""
@@ -81,6 +85,10 @@ def candidates(node: Node, graph: Graph, traits: TargetTraits) -> NodeKernels:
     """The kernels of the table that apply to a host node on the target."""
     op = host_op(node, graph)
     kernels = tuple(k for k in op.kernels if k.applies(node, graph, traits))
+    if traits.threads > 1 and any(k.kernel in THREADED_KERNELS for k in kernels):
+        # with a pool, the kernels that use it: both need no scratch, so the arena stays the one-thread plan's
+        # or smaller, and no kernel needs scratch per thread
+        kernels = tuple(k for k in kernels if k.kernel in THREADED_KERNELS)
     if not kernels:  # the table's last candidate of each op applies everywhere: a table bug
         raise AotcError(f"no {node.op} kernel applies on this target", node=node)
     return NodeKernels(op, kernels, traits)

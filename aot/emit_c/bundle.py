@@ -20,7 +20,7 @@ from aot.emit_c.runtime_files import family_files, used_sources
 from aot.ir import Graph
 from aot.paths import runtime_dir
 from aot.plan import ALIGNMENT, Plan
-from aot.select import Selection
+from aot.select import THREADED_KERNELS, Selection
 from aot.vendor.base import Artifact
 
 _TEMPLATES = jinja2.Environment(
@@ -81,9 +81,12 @@ def _io(graph: Graph, names: list[str], slots: dict[str, int], em: ModelEmitter)
 
 
 def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str = "host",
-                 source: str = "model.onnx", artifacts: dict[str, Artifact] | None = None) -> Bundle:
+                 source: str = "model.onnx", artifacts: dict[str, Artifact] | None = None,
+                 threads: int = 1) -> Bundle:
     """Write the C project for `graph` (simplified and partitioned) as `plan` places it, with the
-    kernels it chose; `artifacts` are the vendors' codegen results, by function symbol."""
+    kernels it chose; `artifacts` are the vendors' codegen results, by function symbol. `threads` > 1
+    adds the thread pool (runtime_c/kernels/aotc_threads.h) and its init/teardown to the C API; 1
+    writes the same files as before threads existed."""
     artifacts = artifacts or {}
     name = graph.name
     em = ModelEmitter(graph, name, selection, plan, artifacts)
@@ -92,7 +95,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     copy_in, copy_out = em.io_copies()
     weights_bytes = em.weights.nbytes
     weights_bytes += sum(t.nbytes for fn in graph.functions.values() for t in fn.graph.tensors.values() if t.is_const)
-    families = sorted(em.families)
+    families = sorted(em.families | ({"threads"} if threads > 1 else set()))
     kernel_files = list(dict.fromkeys(f for fam in families for f in family_files(fam)))  # in runtime_c/kernels
     vendor_files: dict[str, str | bytes] = {}
     vendor_headers, vendor_sources, vendor_cmake, vendor_dirs = [], [], [], []
@@ -114,7 +117,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         inputs=inputs, outputs=outputs, headers=[f"aotc_{f}.h" for f in families],
         weight_decls=em.weight_decls(), decls=em.decls, body=em.body, pointer_decls=em.pointer_decls(),
         copy_in=copy_in, copy_out=copy_out, assumes=_assumptions(plan),
-        kernels=families,
+        kernels=families, threads=threads,
         blob=bool(em.weights.blob_offsets), nbytes=len(em.weights.blob),
         inputs_bytes=sum(i["nbytes"] for i in inputs), outputs_bytes=sum(o["nbytes"] for o in outputs),
         vendor_headers=vendor_headers, vendor_sources=sorted(dict.fromkeys(vendor_sources)),
@@ -157,6 +160,9 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
             "peak_step": plan.peak_step,
             "alignment": ALIGNMENT,
         },
+        **({"threads": {"count": threads, "pool": "pthreads, N - 1 workers started by <name>_threads_init",
+                        "threaded_kernels": sorted({c.kernel for c in plan.choices.values()} & THREADED_KERNELS)}}
+           if threads > 1 else {}),
         "partition": [_function_entry(graph, sym, artifacts.get(sym)) for sym in graph.functions],
         "nodes": [{"name": n.name, "op": n.op, "compiler": "host"} for n in graph.nodes],
     }

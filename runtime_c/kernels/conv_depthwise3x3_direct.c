@@ -417,16 +417,23 @@ MK_SPEED static void dw3_scalar(const aotc_conv_params *p, const float *x, const
 }
 #endif
 
+typedef struct {
+    const aotc_conv_params *p;
+    const dw3_conv *c;
+    const float *x, *w, *bias, *res;
+    float *y;
+} dw3_job;
+
+static void dw3_planes(void *arg, int32_t begin, int32_t end);
+
 void aotc_conv_depthwise3x3_direct_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
                                        const float *res, float *y) {
     const int32_t IH = p->in_size[1], IW = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2];
     const int32_t s = p->strides[2];                 /* == strides[1] */
-    const int32_t mult = p->out_c / p->in_c;         /* outputs per input channel */
-    const ptrdiff_t in_plane = (ptrdiff_t)IH * IW, out_plane = (ptrdiff_t)OH * OW;
-    const ptrdiff_t x_len = (ptrdiff_t)p->batch * p->in_c * in_plane, y_len = (ptrdiff_t)p->batch * p->out_c * out_plane;
     uint32_t m[DW3_RUN + DW3_BLOCK + 1];
     dw3_conv c;
-    int32_t n, o, oy;
+    dw3_job J;
+    int32_t oy;
 #if MK_SCALAR_TILES || MK_HELIUM
     if (IH >= 2 && IW >= 3) {
         dw3_scalar(p, x, w, bias, res, y);
@@ -453,8 +460,28 @@ void aotc_conv_depthwise3x3_direct_f32(const aotc_conv_params *p, const float *x
     c.hi = p->act == AOTC_ACT_CLAMP && res == NULL ? p->act_hi : INFINITY;
     c.jl = c.pl == 1 ? 0 : -1;
     c.jr = s * (OW - 1) - c.pl + 2 >= IW ? OW - 1 : -1;
-    for (n = 0; n < p->batch; ++n) {
-        for (o = 0; o < p->out_c; ++o) {
+    J.p = p, J.c = &c, J.x = x, J.w = w, J.bias = bias, J.res = res, J.y = y;
+    aotc_parallel_for(dw3_planes, &J, p->batch * p->out_c);
+}
+
+/* Output planes [begin, end) (image n's channel o is plane n * out_c + o), for the pool
+ * (aotc_threads.h). A run rounded up past its plane writes into the next plane's first outputs,
+ * which that plane's own runs overwrite later on one thread; a plane whose next plane is not
+ * this call's (the last of a thread's share) is bounded as the tensor's last plane is, by the
+ * checked path, so no thread writes another's planes. */
+static void dw3_planes(void *arg, int32_t begin, int32_t end) {
+    const dw3_job *J = (const dw3_job *)arg;
+    const aotc_conv_params *p = J->p;
+    const dw3_conv *c = J->c;
+    const float *x = J->x, *w = J->w, *bias = J->bias, *res = J->res;
+    float *y = J->y;
+    const int32_t IH = c->IH, IW = c->IW, s = c->s, mult = p->out_c / p->in_c; /* outputs per input channel */
+    const ptrdiff_t in_plane = (ptrdiff_t)IH * IW, out_plane = (ptrdiff_t)c->OH * c->OW;
+    const ptrdiff_t x_len = (ptrdiff_t)p->batch * p->in_c * in_plane, y_len = (ptrdiff_t)end * out_plane;
+    int32_t n, o, plane;
+    for (plane = begin; plane < end; ++plane) {
+        n = plane / p->out_c, o = plane % p->out_c;
+        {
             const float *xc = x + ((ptrdiff_t)n * p->in_c + o / mult) * in_plane;
             const ptrdiff_t yo = ((ptrdiff_t)n * p->out_c + o) * out_plane;
             const float *wo = w + (ptrdiff_t)o * 9;
@@ -464,9 +491,9 @@ void aotc_conv_depthwise3x3_direct_f32(const aotc_conv_params *p, const float *x
              * the first and last planes (and with a single row above and below, IH = 1) */
             if (xc == x || IH == 1 || yo + out_plane + DW3_BLOCK > y_len ||
                 (xc - x) + in_plane + IW + s * DW3_BLOCK + 2 > x_len) {
-                dw3_plane_checked(&c, x, x_len, xc, wo, b, y, y_len, yo);
+                dw3_plane_checked(c, x, x_len, xc, wo, b, y, y_len, yo);
             } else {
-                (s == 2 ? dw3_plane_s2 : c.flat ? dw3_plane_flat : dw3_plane_s1)(&c, xc, wo, b, y + yo);
+                (s == 2 ? dw3_plane_s2 : c->flat ? dw3_plane_flat : dw3_plane_s1)(c, xc, wo, b, y + yo);
             }
             if (res != NULL) { /* the fused epilogue, on the plane while it is in cache */
                 const float *ro = res + yo;

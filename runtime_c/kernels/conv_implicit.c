@@ -455,8 +455,21 @@ MK_SPEED static void ig_store(const aotc_conv_params *p, float *t, const ptrdiff
         for (i = 0; i < rows; ++i) y[q[i]] = t[i * IG_NR + j];
 }
 
-MK_SPEED void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
-                            const float *res, float *y) {
+/* A conv's work for the pool (aotc_threads.h): items of (image, group, block of IG_NR output
+ * channels, band of output rows), `bands` bands per block. Every output element is summed by the
+ * same loops whichever item holds it, so any split gives the single-threaded results. */
+typedef struct {
+    const aotc_conv_params *p;
+    const float *x, *wt, *bias, *res;
+    float *y;
+    int32_t blocks, bands; /* blocks of IG_NR channels per group; row bands per block */
+} ig_job;
+
+MK_SPEED static void ig_items(void *arg, int32_t begin, int32_t end) {
+    const ig_job *J = (const ig_job *)arg;
+    const aotc_conv_params *p = J->p;
+    const float *x = J->x, *wt = J->wt, *bias = J->bias, *res = J->res;
+    float *y = J->y;
     const int32_t IH = p->in_size[1], IW = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2];
     const int32_t KH = p->kernel[1], KW = p->kernel[2], taps = KH * KW;
     const int32_t sy = p->strides[1], sx = p->strides[2], dy = p->dilations[1], dx = p->dilations[2];
@@ -472,7 +485,7 @@ MK_SPEED void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, 
      * The output never shares the residual's memory (Conv writes no input in place). */
     aotc_conv_params bare = *p;
     const aotc_conv_params *tp = res != NULL ? &bare : p; /* the params the tiles store by */
-    int32_t n, g, j0, ra, rb, ca, cb, ky0, ky1, kx0, kx1;
+    int32_t n, g, j0, ra, rb, ca, cb, ky0, ky1, kx0, kx1, item;
 #if IG_DIRECT
     ig_dst dst;
 #endif
@@ -490,11 +503,15 @@ MK_SPEED void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, 
 #if IG_DIRECT
     dst.plane = out_plane, dst.act = tp->act, dst.lo = tp->act_lo, dst.hi = tp->act_hi, dst.leak = tp->act_alpha;
 #endif
-    for (n = 0; n < p->batch; ++n) {
-        for (g = 0; g < p->group; ++g) {
+    for (item = begin; item < end; ++item) {
+        const int32_t band = item % J->bands, block = item / J->bands;
+        /* output rows [row0, row1) of the block */
+        const int32_t row0 = (int32_t)((int64_t)OH * band / J->bands), row1 = (int32_t)((int64_t)OH * (band + 1) / J->bands);
+        n = block / J->blocks / p->group, g = block / J->blocks % p->group, j0 = block % J->blocks * IG_NR;
+        {
             const float *xg = x + (ptrdiff_t)n * p->in_c * in_plane + (ptrdiff_t)g * cg * cs;
             const ptrdiff_t yo = ((ptrdiff_t)n * p->out_c + (ptrdiff_t)g * mg) * out_plane;
-            for (j0 = 0; j0 < mg; j0 += IG_NR) { /* output channels [j0, j0 + width) */
+            { /* output channels [j0, j0 + width) */
                 const int32_t width = min_i32(IG_NR, mg - j0);
                 const int narrow = width <= IG_NH;
                 /* the group's W^T: panels of k_rows x PANEL; columns j0.. start at this row's j0 % PANEL */
@@ -502,8 +519,8 @@ MK_SPEED void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, 
                 float b0[IG_NR];
                 int32_t j;
                 for (j = 0; j < IG_NR; ++j) b0[j] = bias != NULL && j < width ? bias[g * mg + j0 + j] : 0.0f;
-                for (ra = 0; ra < OH; ra = rb) {
-                    rb = ig_tap_run(ra, OH, IH, KH, sy, dy, p->pads[1], &ky0, &ky1);
+                for (ra = row0; ra < row1; ra = rb) {
+                    rb = min_i32(ig_tap_run(ra, OH, IH, KH, sy, dy, p->pads[1], &ky0, &ky1), row1);
                     for (ca = 0; ca < OW; ca = cb) {
                         const int32_t cols = (cb = ig_tap_run(ca, OW, IW, KW, sx, dx, p->pads[2], &kx0, &kx1)) - ca;
                         const int32_t count = (rb - ra) * cols, nky = ky1 - ky0, nkx = kx1 - kx0;
@@ -616,15 +633,40 @@ MK_SPEED void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, 
                         }
                     }
                 }
-                if (res != NULL) { /* the block's planes: + the residual, then the activation */
+                if (res != NULL && J->bands == 1) { /* the block's planes: + the residual, then the activation */
                     float *AOTC_RESTRICT yb = y + yo + (ptrdiff_t)j0 * out_plane;
                     const float *AOTC_RESTRICT rb = res + yo + (ptrdiff_t)j0 * out_plane;
                     const ptrdiff_t nb = (ptrdiff_t)width * out_plane;
                     ptrdiff_t e;
                     for (e = 0; e < nb; ++e) yb[e] += rb[e];
                     aotc_activate_f32(yb, nb, p->act, p->act_lo, p->act_hi, p->act_alpha);
+                } else if (res != NULL) { /* the same, on the band's rows of each plane */
+                    const ptrdiff_t nb = (ptrdiff_t)(row1 - row0) * OW;
+                    int32_t j;
+                    for (j = 0; j < width; ++j) {
+                        const ptrdiff_t o = yo + (ptrdiff_t)(j0 + j) * out_plane + (ptrdiff_t)row0 * OW;
+                        float *AOTC_RESTRICT yb = y + o;
+                        const float *AOTC_RESTRICT rb = res + o;
+                        ptrdiff_t e;
+                        for (e = 0; e < nb; ++e) yb[e] += rb[e];
+                        aotc_activate_f32(yb, nb, p->act, p->act_lo, p->act_hi, p->act_alpha);
+                    }
                 }
             }
         }
     }
+}
+
+MK_SPEED void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
+                            const float *res, float *y) {
+    ig_job J;
+    const int32_t items = p->batch * p->group * ((p->out_c / p->group + IG_NR - 1) / IG_NR);
+    J.p = p, J.x = x, J.wt = wt, J.bias = bias, J.res = res, J.y = y;
+    J.blocks = (p->out_c / p->group + IG_NR - 1) / IG_NR;
+    J.bands = 1;
+#if defined(AOTC_THREADS) && AOTC_THREADS > 1
+    /* too few channel blocks to keep every thread busy (4 items each): the rows go in bands too */
+    if (items < 4 * AOTC_THREADS) J.bands = min_i32(p->out_size[1], (4 * AOTC_THREADS + items - 1) / items);
+#endif
+    aotc_parallel_for(ig_items, &J, items * J.bands);
 }

@@ -21,6 +21,7 @@
 
 #include "aotc_conv.h"
 #include "aotc_gemm.h"
+#include "aotc_threads.h"
 #include "microkernel.h"
 
 #include <math.h>
