@@ -1,0 +1,137 @@
+"""--threads N: the pool of runtime_c/kernels/threads.c and the kernels that split their work over it.
+
+One small net whose convs take every split the threaded kernels make: the implicit GEMM by
+blocks of 16 output channels (a narrow last block), by row bands where a conv has too few blocks
+(8 channels), with a fused residual in bands, and the scratch-free depthwise 3 x 3 by output
+planes at stride 1 and 2, for a batch of 2. One bundle (--threads 2) is built four ways: plain
+with -Werror, under ASan/UBSan, under TSan, and for aarch64 Linux under qemu-user. Each build runs
+its runner with the pool and without it (AOTC_NO_POOL): the results must be the same bytes (the
+same summation order per output element), and match onnxruntime."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+import zoo
+from conftest import require_tool
+from opcheck import assert_close
+
+from aot.build import cmake_exe
+from aot.targets import get_target
+
+AOTC = [sys.executable, "-m", "aot.cli"]
+
+
+def split_net() -> onnx.ModelProto:
+    b = zoo.Builder("split_net", opset=13)
+    x = b.input("input", (2, 3, 20, 20))
+    a = b.relu(b.conv(x, 40, 3))  # 3 blocks of 16 channels (the last 8 wide): row bands too
+    d = b.relu6(b.conv(a, 40, 3, group=40))  # depthwise 3 x 3, stride 1: 80 planes
+    r = b.relu(b.add(b.conv(d, 8, 1, pad=0), b.conv(a, 8, 1, pad=0)))  # one block: bands, with a residual
+    e = b.relu6(b.conv(r, 8, 3, stride=2, group=8))  # depthwise, stride 2
+    return b.build([b.conv(e, 64, 3, stride=2)])  # 4 blocks, 5 x 5 outputs
+
+
+def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    assert r.returncode == 0, f"{' '.join(map(str, cmd))} -> exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+    return r
+
+
+@pytest.fixture(scope="module")
+def net(tmp_path_factory) -> tuple[Path, onnx.ModelProto, dict[str, np.ndarray], np.ndarray]:
+    """The model file, the model, its inputs and onnxruntime's output."""
+    import onnxruntime as ort
+
+    d = tmp_path_factory.mktemp("threads")
+    model = split_net()
+    onnx.save(model, d / "split_net.onnx")
+    feeds = zoo.random_inputs(model)
+    feeds["input"].tofile(d / "in.bin")
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    ref = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    return d, model, feeds, ref
+
+
+def build_and_run(d: Path, name: str, target: str = "host", cflags: str = "",
+                  env: dict[str, str] | None = None) -> tuple[dict, bytes, bytes]:
+    """Compile split_net with --threads 2 for `target`, build it with `cflags`, and run the runner
+    with the pool and without: (metadata, outputs with, outputs without)."""
+    out = d / name
+    run([*AOTC, str(d / "split_net.onnx"), "-o", str(out), "--threads", "2", "--target", target, "--no-configure"])
+    flags = [f"-DCMAKE_C_FLAGS={cflags}"] if cflags else []
+    run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON", *flags])
+    run([cmake_exe(), "--build", str(out), "-j", "2"])
+    emulator = list(get_target(target).emulator)
+    results = []
+    for no_pool in (False, True):
+        e = {**os.environ, **(env or {})}
+        e.pop("AOTC_NO_POOL", None)
+        if no_pool:
+            e["AOTC_NO_POOL"] = "1"
+        res = out / f"out{int(no_pool)}.bin"
+        run([*emulator, str(out / "runner"), str(d / "in.bin"), str(res), "3"], env=e)
+        results.append(res.read_bytes())
+    return json.loads((out / "bundle" / "metadata.json").read_text()), results[0], results[1]
+
+
+def check(meta: dict, pooled: bytes, alone: bytes, ref: np.ndarray) -> None:
+    assert meta["threads"]["count"] == 2
+    assert meta["threads"]["threaded_kernels"] == ["aotc_conv_depthwise3x3_direct_f32", "aotc_conv_implicit_f32"]
+    assert pooled == alone, "the pool changed the results: a split changed some element's summation order"
+    assert_close(np.frombuffer(pooled, np.float32).reshape(ref.shape), ref, "split_net --threads 2")
+
+
+def test_pool_is_bit_identical_and_matches_onnxruntime(net):
+    d, _, _, ref = net
+    check(*build_and_run(d, "plain"), ref)
+
+
+def test_pool_under_asan_ubsan(net):
+    d, _, _, ref = net
+    check(*build_and_run(d, "asan", cflags="-fsanitize=address,undefined -fno-sanitize-recover=all "
+                                            "-fno-omit-frame-pointer"), ref)
+
+
+def test_pool_under_tsan(net):
+    d, _, _, ref = net
+    check(*build_and_run(d, "tsan", cflags="-fsanitize=thread -O1 -g",
+                         env={"TSAN_OPTIONS": "halt_on_error=1 exitcode=66"}), ref)
+
+
+def test_pool_on_aarch64_linux(net):
+    d, _, _, ref = net
+    t = get_target("aarch64-linux")
+    require_tool(t.compiler, t.emulator[0])
+    check(*build_and_run(d, "aarch64", target="aarch64-linux"), ref)
+
+
+def test_one_thread_writes_no_pool(net, tmp_path):
+    """--threads 1 (the default) writes the bundle as before threads existed: no pool, no pthreads."""
+    d, _, _, _ = net
+    for args, out in (([], tmp_path / "default"), (["--threads", "1"], tmp_path / "one")):
+        run([*AOTC, str(d / "split_net.onnx"), "-o", str(out), "--no-configure", *args])
+    files = sorted(p.relative_to(tmp_path / "default") for p in (tmp_path / "default").rglob("*") if p.is_file())
+    for f in files:
+        assert (tmp_path / "default" / f).read_bytes() == (tmp_path / "one" / f).read_bytes(), f
+    bundle = tmp_path / "one" / "bundle"
+    assert "Threads" not in (bundle / "CMakeLists.txt").read_text()
+    assert not (bundle / "runtime" / "threads.c").exists()
+    assert "threads" not in json.loads((bundle / "metadata.json").read_text())
+
+
+def test_threads_refused_on_bare_metal(net, tmp_path):
+    d, _, _, _ = net
+    r = subprocess.run([*AOTC, str(d / "split_net.onnx"), "-o", str(tmp_path / "o"), "--threads", "2",
+                        "--target", "mps2-an386", "--no-configure"], capture_output=True, text=True)
+    assert r.returncode == 2
+    assert r.stderr.strip().count("\n") == 0 and "bare metal" in r.stderr, r.stderr
+    assert not (tmp_path / "o").exists()
