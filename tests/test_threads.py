@@ -41,7 +41,8 @@ def split_net() -> onnx.ModelProto:
 
 def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
     r = subprocess.run(cmd, capture_output=True, text=True, **kw)
-    assert r.returncode == 0, f"{' '.join(map(str, cmd))} -> exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+    assert r.returncode == 0, (f"{' '.join(map(str, cmd))} -> exit {r.returncode}\n"
+                               f"{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
     return r
 
 
