@@ -3,6 +3,9 @@
 
 #include <stdio.h>
 #include <string.h>
+#if defined(AOTC_THREADS) && DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
+#include <dlfcn.h>
+#endif
 
 #include <oneapi/dnnl/dnnl_debug.h>
 
@@ -800,9 +803,29 @@ static int32_t check_int8_isa(const aotc_dnnl_net *net) {
     return 0;
 }
 
+#if defined(AOTC_THREADS) && DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
+/* A bundle compiled with --threads N runs oneDNN's primitives on N OpenMP threads too: the
+ * OpenMP runtime this oneDNN loaded (libgomp or libiomp) is told so once, through the process's
+ * own symbol table (so the bundle needs no OpenMP flags to link). A oneDNN on another runtime
+ * (TBB, SYCL) keeps its own thread count. */
+static void set_omp_threads(void) {
+    void *self = dlopen(NULL, RTLD_LAZY);
+    void *sym = self != NULL ? dlsym(self, "omp_set_num_threads") : NULL;
+    void (*set)(int);
+    if (sym != NULL) {
+        memcpy(&set, &sym, sizeof set);
+        set(AOTC_THREADS);
+    }
+    if (self != NULL) dlclose(self);
+}
+#endif
+
 int32_t aotc_dnnl_net_init(aotc_dnnl_net *net, const aotc_dnnl_net_desc *desc) {
     int32_t k, s;
     if (net->ready) return 0;
+#if defined(AOTC_THREADS) && DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
+    set_omp_threads();
+#endif
     net->desc = desc;
     net->n_slots = net->n_steps = 0;
     if (g_engine == NULL) {
