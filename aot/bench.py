@@ -1,9 +1,14 @@
-"""aotc bench: the bundle's runner and onnxruntime (one thread) on the same inputs, in one run.
+"""aotc bench: the bundle's runner and onnxruntime on the same inputs, in one run.
 
-Both are timed as a median over `repeat` runs after a warm-up. The runner times
-inside C; onnxruntime is timed around session.run from Python, which adds a
-few microseconds of call overhead: the table reports that floor (the median of
-an ONNX Identity on one float) so small models can be read fairly.
+Both are timed as a median over `repeat` runs after a warm-up, raised for a short model until a
+round of each lasts MIN_ROUND_S. The runner times inside C; onnxruntime is timed around
+session.run from Python, which adds a few microseconds of call overhead: the table reports that
+floor (the median of an ONNX Identity on one float) so small models can be read fairly.
+
+Threads: onnxruntime gets as many intra-op threads as the bundle runs on (1, or its --threads N;
+`ort_threads` overrides, 0 = onnxruntime's default, one per core), and the table says how many
+each side used. Instructions (--instructions) are those of one warm inference at the bundle's
+thread count: (11 runs - 1 run) / 10, every thread counted, and the busiest thread's share.
 
 With a .tflite file of the same network (`--tflite`), LiteRT (one thread, its default
 XNNPACK delegate) is timed in the same rounds, around interpreter.invoke from Python:
@@ -51,6 +56,10 @@ class BenchRow:
     tflite_max_abs_err: float | None = None  # LiteRT's outputs against onnxruntime's (same network?)
     tflite_round_ratios: list[float] = field(default_factory=list)  # bundle / LiteRT in each round
     best_round_ratios: list[float] = field(default_factory=list)  # bundle / min(onnxruntime, LiteRT) per round
+    threads: int = 1  # the bundle's (--threads)
+    ort_threads: int = 1  # onnxruntime's intra-op threads; 0: its default (one per core)
+    busiest_thread_instructions: int | None = None  # of `instructions`, the thread that ran the most
+    repeat: int = 0  # runs per engine and round, after raising it for a short model
 
     @property
     def ratio(self) -> float:
@@ -70,11 +79,20 @@ class BenchRow:
         return statistics.median(self.best_round_ratios) if self.best_round_ratios else None
 
 
-def _ort_session(model):
+MIN_ROUND_S = 0.25  # a round of each engine lasts at least this long: shorter ones are mostly noise
+
+
+def bundle_threads(meta: dict) -> int:
+    """The threads a bundle's runs use (aotc --threads; 1 for bundles written before it)."""
+    return int(meta.get("threads", {}).get("count", 1))
+
+
+def _ort_session(model, threads: int = 1):
+    """onnxruntime on `threads` intra-op threads (0: its default, one per core), ops in sequence."""
     import onnxruntime as ort
 
     so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
+    so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     data = model if isinstance(model, bytes) else Path(model).read_bytes()
@@ -181,29 +199,48 @@ def ort_call_floor(repeat: int = 200) -> float:
     return time_ort(_ort_session(m.SerializeToString()), {"x": np.zeros(1, np.float32)}, repeat)
 
 
-def count_instructions(out: Path, meta: dict, inputs: list[np.ndarray]) -> int | None:
-    """Instructions of one inference: the runner under `valgrind --tool=callgrind` with collection
-    only inside <name>_run, in an empty environment (env -i) so the count repeats exactly.
-    None when valgrind is missing or the run fails."""
+def count_instructions(out: Path, meta: dict, inputs: list[np.ndarray]) -> tuple[int, int] | None:
+    """Instructions of one warm inference, every thread's, and those of the busiest thread: the
+    runner under `valgrind --tool=callgrind` doing 1 and then 11 inferences, (count(11) - count(1))
+    / 10, so the first run's one-time work (oneDNN's weight reorders) is left out. Collected inside
+    <name>_run and the pool's workers, in an environment holding only OMP_NUM_THREADS (the bundle's
+    thread count), so the count repeats. None when valgrind is missing or a run fails."""
     if shutil.which("valgrind") is None:
         return None
     runner = runner_path(out, meta).resolve()
+    threads = bundle_threads(meta)
+    per_thread: list[list[int]] = []
     with tempfile.TemporaryDirectory(prefix="aotc-callgrind-") as tmp:
         in_file = Path(tmp) / "inputs.bin"
         in_file.write_bytes(b"".join(np.asarray(x, order="C").tobytes() for x in inputs))
-        cmd = ["env", "-i", shutil.which("valgrind"), "--tool=callgrind", f"--toggle-collect={meta['name']}_run",
-               f"--callgrind-out-file={tmp}/callgrind.out", str(runner), "inputs.bin", "outputs.bin", "0"]
-        r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, stdin=subprocess.DEVNULL)
-    m = re.search(r"Collected\s*:\s*([0-9]+)", r.stderr)
-    return int(m.group(1)) if r.returncode == 0 and m else None
+        for repeat in (0, 10):
+            base = Path(tmp) / f"callgrind{repeat}.out"
+            cmd = ["env", "-i", f"OMP_NUM_THREADS={threads}", shutil.which("valgrind"), "--tool=callgrind",
+                   "--separate-threads=yes", f"--toggle-collect={meta['name']}_run",
+                   "--toggle-collect=aotc_threads_worker", f"--callgrind-out-file={base}", str(runner),
+                   "inputs.bin", "outputs.bin", str(repeat)]
+            r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, stdin=subprocess.DEVNULL)
+            if r.returncode != 0:
+                return None
+            counts = []
+            for f in sorted(Path(tmp).glob(f"{base.name}*")):
+                m = re.search(r"^totals:\s*([0-9]+)", f.read_text(errors="replace"), re.MULTILINE)
+                counts.append(int(m.group(1)) if m else 0)
+            per_thread.append(counts)
+    one, eleven = per_thread
+    if len(one) != len(eleven) or not one:
+        return None
+    warm = [(b - a) // 10 for a, b in zip(one, eleven, strict=True)]
+    return sum(warm), max(warm)
 
 
 def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: int = 50,
               model: str | None = None, instructions: bool = False, rounds: int = 3,
-              tflite: str | None = None) -> BenchRow:
+              tflite: str | None = None, ort_threads: int | None = None) -> BenchRow:
     """The bundle and onnxruntime (and LiteRT on `tflite`, if given) timed back to back in each of
     `rounds` rounds, so load that comes and goes on a shared machine hits all alike; latencies are
-    medians over rounds."""
+    medians over rounds. onnxruntime runs on `ort_threads` (default: the bundle's thread count;
+    0: onnxruntime's default)."""
     source = Path(model or meta.get("source", ""))
     if not source.is_file():
         raise AotcError(f"cannot find the ONNX model for onnxruntime ('{source}'); pass --model")
@@ -217,15 +254,21 @@ def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: i
     else:
         rng = np.random.default_rng(0)
         inputs = [rng.standard_normal(s["shape"]).astype(s["dtype"]) for s in meta["inputs"]]
-    one_thread_for_vendors()
+    threads = bundle_threads(meta)
+    ort_threads = threads if ort_threads is None else ort_threads
+    vendor_threads(meta)
     target = get_target(meta.get("target", "host"))
     if target.emulated:
         raise AotcError(f"{out} is built for {target.name}, which runs under an emulator: its timing means "
                         "nothing; benchmark a host build (or run the runner on the real board)")
-    sess = _ort_session(str(source))
+    sess = _ort_session(str(source), ort_threads)
     feeds = {s["name"]: x for s, x in zip(meta["inputs"], inputs, strict=True)}
     refs = sess.run(None, feeds)
     lite = LiteRT(Path(tflite), meta, inputs) if tflite else None
+    # a short model: more runs per round, until the slower engine's round lasts MIN_ROUND_S
+    probe = max(time_ort(sess, feeds, 5), (run_bundle(out, meta, inputs, repeat=5)[1] or 0.0) / 1e3)
+    repeat = max(repeat, int(MIN_ROUND_S * 1e6 / max(probe, 1.0)) + 1) if probe * repeat < MIN_ROUND_S * 1e6 \
+        else repeat
     ours, theirs, lites = [], [], []
     for _ in range(max(rounds, 1)):
         outputs, median_ns = run_bundle(out, meta, inputs, repeat=repeat)
@@ -238,10 +281,13 @@ def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: i
     err = max(float(np.max(np.abs(outputs[s["name"]].astype(np.float64) - r), initial=0.0))
               for s, r in zip(meta["outputs"], refs, strict=True))
     mem = meta["memory"]
+    counted = count_instructions(out, meta, inputs) if instructions else None
     row = BenchRow(meta["name"], statistics.median(ours), statistics.median(theirs), ort_call_floor(), err,
                    mem["arena_bytes"], mem["lower_bound_bytes"], mem.get("tight_bound_bytes", 0),
-                   count_instructions(out, meta, inputs) if instructions else None,
-                   [a / b for a, b in zip(ours, theirs, strict=True)], notes(meta))
+                   counted[0] if counted else None,
+                   [a / b for a, b in zip(ours, theirs, strict=True)], notes(meta), threads=threads,
+                   ort_threads=ort_threads, busiest_thread_instructions=counted[1] if counted else None,
+                   repeat=repeat)
     if lite:
         row.tflite_us = statistics.median(lites)
         row.tflite_max_abs_err = _tflite_error(lite.outputs(), refs)
@@ -250,10 +296,11 @@ def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: i
     return row
 
 
-def one_thread_for_vendors() -> None:
-    """Time on one thread, as onnxruntime gets, unless the user set OMP_NUM_THREADS: vendor
-    libraries built on OpenMP (oneDNN) would otherwise take every core."""
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
+def vendor_threads(meta: dict) -> None:
+    """Vendor libraries built on OpenMP (oneDNN) run on the bundle's thread count (1 unless it was
+    compiled with --threads N), whatever OMP_NUM_THREADS the shell had: they would otherwise take
+    every core while the figures claim one."""
+    os.environ["OMP_NUM_THREADS"] = str(bundle_threads(meta))
 
 
 def notes(meta: dict) -> list[str]:
@@ -263,7 +310,7 @@ def notes(meta: dict) -> list[str]:
     out = []
     if functions:
         threads = os.environ.get("OMP_NUM_THREADS", "all")
-        out.append(f"threads: aotc's code 1; vendor libraries OMP_NUM_THREADS={threads}")
+        out.append(f"threads: aotc's code {bundle_threads(meta)}; vendor libraries OMP_NUM_THREADS={threads}")
     for f in functions:
         if f.get("simulated"):
             cycles = f" ({f['cycles']} device cycles)" if "cycles" in f else ""
@@ -277,17 +324,20 @@ def notes(meta: dict) -> list[str]:
 
 
 def format_table(rows: list[BenchRow]) -> str:
-    """Latency and ratio; callgrind instructions of one run (M); memory: the arena (all the RAM the
+    """Threads of each side (the bundle's / onnxruntime's intra-op, 'default' = one per core);
+    latency and ratio; callgrind instructions of one warm run (M, all threads) and the busiest
+    thread's share of them (50 % on 2 threads is a perfect split); memory: the arena (all the RAM the
     activations need: graph I/O is in it) against two bounds (planner docstring): what the tensors
     alone need at the busiest step ("tensors bound", the metadata's tight bound) and that plus each
     step's kernel scratch and vendor workspace ("lower bound": no placement can use less). With
     LiteRT timed too: its latency, bundle / LiteRT, bundle / the faster of the two references (per
     round, median), and LiteRT's outputs against onnxruntime's (a check that the files agree)."""
     lite = any(r.tflite_us is not None for r in rows)
-    head = ("| model | bundle us | onnxruntime us | ratio | ort call floor us | instr (M) | max abs err | arena B "
+    head = ("| model | threads aotc/ort | bundle us | onnxruntime us | ratio | ort call floor us | instr (M) "
+            "| busiest thread | max abs err | arena B "
             "| tensors bound B | lower bound B | arena/tensors | arena/lower |"
             + (" LiteRT us | ratio LiteRT | ratio faster | LiteRT max abs err |" if lite else "") + "\n"
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" * 4 if lite else "") + "\n")
+            "|---|---|" + "---:|" * 12 + ("---:|" * 4 if lite else "") + "\n")
 
     def litert(r: BenchRow) -> str:
         if not lite:
@@ -297,9 +347,15 @@ def format_table(rows: list[BenchRow]) -> str:
         return (f" {r.tflite_us:.1f} | {r.tflite_ratio:.2f} | {r.best_ratio:.2f} | "
                 f"{r.tflite_max_abs_err:.2e} |")
 
+    def busiest(r: BenchRow) -> str:
+        if r.instructions is None or r.busiest_thread_instructions is None:
+            return "-"
+        return f"{r.busiest_thread_instructions / max(r.instructions, 1):.0%}"
+
     body = "".join(
-        f"| {r.model} | {r.bundle_us:.1f} | {r.ort_us:.1f} | {r.ratio:.2f} | {r.ort_floor_us:.1f} | "
-        f"{'-' if r.instructions is None else f'{r.instructions / 1e6:.2f}'} | "
+        f"| {r.model} | {r.threads}/{r.ort_threads or 'default'} | {r.bundle_us:.1f} | {r.ort_us:.1f} | "
+        f"{r.ratio:.2f} | {r.ort_floor_us:.1f} | "
+        f"{'-' if r.instructions is None else f'{r.instructions / 1e6:.2f}'} | {busiest(r)} | "
         f"{r.max_abs_err:.2e} | {r.arena_bytes} | {r.tight_bound_bytes} | {r.lower_bound_bytes} | "
         f"{r.arena_bytes / r.tight_bound_bytes if r.tight_bound_bytes else 1.0:.3f} | "
         f"{r.arena_bytes / r.lower_bound_bytes if r.lower_bound_bytes else 1.0:.3f} |{litert(r)}\n"

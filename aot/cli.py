@@ -39,7 +39,7 @@ EXIT_INTERNAL = 3  # aotc itself failed
 COMMANDS = """commands:
   aotc MODEL.onnx -o OUT          compile (this page)
   aotc run OUT --inputs IN.npz    run the built bundle and summarise its outputs   (aotc run -h)
-  aotc bench OUT                  time the bundle against onnxruntime, one thread   (aotc bench -h)
+  aotc bench OUT                  time the bundle against onnxruntime, same threads (aotc bench -h)
   aotc compare [MODEL] OUT        error of every intermediate tensor against onnxruntime (aotc compare -h)
   aotc footprint OUT              flash and RAM of the built bundle                 (aotc footprint -h)
   aotc partition MODEL --vendor V -o P.onnx
@@ -200,7 +200,7 @@ def _cmd_ops(args: argparse.Namespace) -> int:
 
 def _run_parser(cmd: str) -> argparse.ArgumentParser:
     about = {"run": "Run the built bundle on inputs from an .npz file and summarise its outputs (top classes of "
-             "a classifier).", "bench": "Time the bundle and onnxruntime (one thread each) back to back on the "
+             "a classifier).", "bench": "Time the bundle and onnxruntime (on the bundle's threads) back to back on the "
              "same inputs (with --tflite, LiteRT too). A bundle for a Cortex-M board runs under qemu instead: the "
              "instructions of one inference, "
              "per MAC and as a share of the floor, with the outputs' error against onnxruntime.",
@@ -220,7 +220,11 @@ def _run_parser(cmd: str) -> argparse.ArgumentParser:
         p.add_argument("--rounds", type=_positive, default=3,
                        help="rounds timing the bundle and onnxruntime back to back (default 3; medians over them)")
         p.add_argument("--instructions", action="store_true",
-                       help="also count the instructions of one inference under valgrind --tool=callgrind")
+                       help="also count the instructions of one warm inference under valgrind --tool=callgrind, "
+                            "on the bundle's threads: all of them, and the busiest thread's share")
+        p.add_argument("--ort-threads", type=_nonnegative, metavar="N", default=None,
+                       help="onnxruntime's intra-op threads (default: as many as the bundle uses, 1 unless it was "
+                            "compiled with --threads N; 0: onnxruntime's default, one per core)")
         p.add_argument("--profile", action="store_true",
                        help="a Cortex-M bundle: also list the instructions of one inference per function")
         p.add_argument("--model", help="ONNX model for onnxruntime (default: the one OUT was compiled from)")
@@ -381,7 +385,7 @@ def _cmd_partition(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from aot.bench import notes, one_thread_for_vendors
+    from aot.bench import notes, vendor_threads
     from aot.build import run_bundle
     from aot.npz import describe, describe_rows, load_inputs, npz_path, save_outputs
 
@@ -391,7 +395,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.outputs:
         check_output_file(npz_path(args.outputs), "--outputs")
     inputs = load_inputs(args.inputs, meta)
-    one_thread_for_vendors()
+    vendor_threads(meta)
     outputs, median_ns = run_bundle(out, meta, inputs, repeat=args.repeat)
     print(f"aotc: ran {meta['name']} ({meta.get('target', 'host')}): {len(outputs)} output"
           f"{'s' if len(outputs) != 1 else ''}")
@@ -427,7 +431,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             print("\n" + format_board_profile(row), end="")
         return 0
     row = bench_one(out, meta, inputs_npz=args.inputs, repeat=args.repeat, model=args.model,
-                    instructions=args.instructions, rounds=args.rounds, tflite=args.tflite)
+                    instructions=args.instructions, rounds=args.rounds, tflite=args.tflite,
+                    ort_threads=args.ort_threads)
     print(format_table([row]), end="")
     return 0
 

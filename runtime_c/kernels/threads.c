@@ -31,7 +31,7 @@ static int32_t share(int32_t count, int32_t t) {
     return (int32_t)((int64_t)count * t / AOTC_THREADS);
 }
 
-static void *worker(void *arg) {
+static void *aotc_threads_worker(void *arg) {
     const int32_t t = (int32_t)(intptr_t)arg; /* 1 .. WORKERS; the caller is 0 */
     uint32_t seen;
     pthread_mutex_lock(&lock);
@@ -78,7 +78,7 @@ int32_t aotc_threads_start(void) {
     pool.stop = 0;
     pool.base = pool.generation;
     for (t = 0; t < WORKERS; ++t) {
-        if (pthread_create(&pool.thread[t], NULL, worker, (void *)(intptr_t)(t + 1)) != 0) {
+        if (pthread_create(&pool.thread[t], NULL, aotc_threads_worker, (void *)(intptr_t)(t + 1)) != 0) {
             pool.started = t;
             aotc_threads_stop();
             return -1;
