@@ -166,10 +166,10 @@ def test_bench_times_bundle_and_onnxruntime_in_rounds(tmp_path):
     r = aotc("bench", str(out), "--repeat", "5", "--rounds", "2")
     assert r.returncode == 0, r.stderr
     row = r.stdout.strip().splitlines()[-1].split("|")
-    assert row[1].strip() == "sig"
-    bundle_us, ort_us, ratio = (float(row[k]) for k in (2, 3, 4))
+    assert row[1].strip() == "sig" and row[2].strip() == "1/1"  # threads: the bundle's / onnxruntime's
+    bundle_us, ort_us, ratio = (float(row[k]) for k in (3, 4, 5))
     assert bundle_us > 0 and ort_us > 0 and ratio > 0
-    assert float(row[8]) == float(row[9])  # the arena (I/O inside) is the tight bound: nothing else is live
+    assert float(row[10]) == float(row[11])  # the arena (I/O inside) is the tight bound: nothing else is live
 
 
 def test_internal_error_is_one_line_with_its_own_exit_code(tmp_path, monkeypatch, capsys):
@@ -533,3 +533,18 @@ def test_bench_notes_say_what_vendor_figures_mean(monkeypatch):
     assert any("4096 B" in n for n in said) and any("OMP_NUM_THREADS=all" in n for n in said)
     table = format_table([BenchRow("m", 1.0, 1.0, 1.0, 0.0, 8192, 8192, 1024, notes=said)])
     assert "tensors bound B" in table and "lower bound B" in table and "m: " in table
+
+
+def test_bench_states_the_threads_of_each_side(monkeypatch):
+    """The table says how many threads the bundle and onnxruntime ran on; vendor libraries get the bundle's."""
+    from aot.bench import BenchRow, bundle_threads, format_table, vendor_threads
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "8")
+    meta = {"threads": {"count": 2}}
+    assert bundle_threads(meta) == 2 and bundle_threads({}) == 1
+    vendor_threads(meta)
+    assert __import__("os").environ["OMP_NUM_THREADS"] == "2"
+    row = BenchRow("m", 1.0, 1.0, 1.0, 0.0, 8192, 8192, 1024, instructions=4_000_000,
+                   threads=2, ort_threads=0, busiest_thread_instructions=2_100_000)
+    table = format_table([row])
+    assert "threads aotc/ort" in table and "| m | 2/default |" in table and "| 52% |" in table
