@@ -1,0 +1,87 @@
+"""--threads N against onnxruntime: ResNet-18 224 and MobileNet-v2 224 (examples/zoo.py), each
+compiled once with one thread and once with N, timed in interleaved rounds beside onnxruntime at one
+thread, at N and at its default (one intra-op thread per core). Every round times all five back to
+back, so load that comes and goes on a shared machine hits them alike; the ratios are per round,
+and the table gives their median and their spread (min - max over rounds).
+
+    python bench/threads.py [--threads 2] [--rounds 7] [--repeat 10] [--work DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import onnx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "examples")]
+
+import zoo  # noqa: E402
+
+from aot.bench import _ort_session, time_ort  # noqa: E402
+from aot.build import run_bundle  # noqa: E402
+
+MODELS = {"resnet18_224": zoo.resnet18_224, "mobilenetv2_224": zoo.mobilenetv2_224}
+
+
+def build(work: Path, name: str, threads: int) -> tuple[Path, dict]:
+    src, out = work / f"{name}.onnx", work / f"{name}_t{threads}"
+    if not src.is_file():
+        onnx.save(MODELS[name](), src)
+    if not (out / "runner").is_file():
+        subprocess.run([sys.executable, "-m", "aot.cli", str(src), "-o", str(out), "--force",
+                        "--threads", str(threads)], check=True, capture_output=True)
+        subprocess.run(["cmake", "--build", str(out), "-j", "2"], check=True, capture_output=True)
+    return out, json.loads((out / "bundle" / "metadata.json").read_text())
+
+
+def ratio(times: dict[str, list[float]], a: str, b: str) -> list[float]:
+    """a / b in each round."""
+    return [x / y for x, y in zip(times[a], times[b], strict=True)]
+
+
+def spread(xs: list[float]) -> str:
+    return f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})"
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--repeat", type=int, default=10)
+    p.add_argument("--work", default="/tmp/aotc-bench-threads")
+    args = p.parse_args()
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    n = args.threads
+    print(f"| model | aotc {n}T ms | ort 1T ms | ort {n}T ms | ort default ms | aotc 1T / ort 1T | "
+          f"aotc {n}T / ort {n}T | aotc {n}T / ort default | aotc {n}T speed-up over aotc 1T |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name in MODELS:
+        (o1, m1), (on, mn) = build(work, name, 1), build(work, name, n)
+        x = zoo.random_inputs(onnx.load(str(work / f"{name}.onnx")))
+        feeds, inputs = x, list(x.values())
+        sessions = {t: _ort_session(str(work / f"{name}.onnx"), t) for t in (1, n, 0)}
+        times: dict[str, list[float]] = {k: [] for k in ("a1", "an", "o1", "on", "o0")}
+        for _ in range(args.rounds):
+            times["an"].append(run_bundle(on, mn, inputs, repeat=args.repeat)[1] / 1e6)
+            times["o0"].append(time_ort(sessions[0], feeds, args.repeat) / 1e3)
+            times["on"].append(time_ort(sessions[n], feeds, args.repeat) / 1e3)
+            times["a1"].append(run_bundle(o1, m1, inputs, repeat=args.repeat)[1] / 1e6)
+            times["o1"].append(time_ort(sessions[1], feeds, args.repeat) / 1e3)
+
+        med = {k: statistics.median(v) for k, v in times.items()}
+        print(f"| {name} | {med['an']:.1f} | {med['o1']:.1f} | {med['on']:.1f} | {med['o0']:.1f} | "
+              f"{spread(ratio(times, 'a1', 'o1'))} | {spread(ratio(times, 'an', 'on'))} | "
+              f"{spread(ratio(times, 'an', 'o0'))} | "
+              f"{spread(ratio(times, 'a1', 'an'))} |", flush=True)
+    print(f"(per-round ratios: median (min-max) over {args.rounds} rounds of {args.repeat} runs each)")
+
+
+if __name__ == "__main__":
+    main()
