@@ -202,9 +202,9 @@ def ort_call_floor(repeat: int = 200) -> float:
 def count_instructions(out: Path, meta: dict, inputs: list[np.ndarray]) -> tuple[int, int] | None:
     """Instructions of one warm inference, every thread's, and those of the busiest thread: the
     runner under `valgrind --tool=callgrind` doing 1 and then 11 inferences, (count(11) - count(1))
-    / 10, so the first run's one-time work (oneDNN's weight reorders) is left out. Collected inside
-    <name>_run and the pool's workers, in an environment holding only OMP_NUM_THREADS (the bundle's
-    thread count), so the count repeats. None when valgrind is missing or a run fails."""
+    / 10, per thread, so the first run's one-time work (oneDNN's weight reorders), the runner's I/O
+    and the pool's start leave nothing. Run in an environment holding only OMP_NUM_THREADS (the
+    bundle's thread count), so the count repeats. None when valgrind is missing or a run fails."""
     if shutil.which("valgrind") is None:
         return None
     runner = runner_path(out, meta).resolve()
@@ -215,9 +215,10 @@ def count_instructions(out: Path, meta: dict, inputs: list[np.ndarray]) -> tuple
         in_file.write_bytes(b"".join(np.asarray(x, order="C").tobytes() for x in inputs))
         for repeat in (0, 10):
             base = Path(tmp) / f"callgrind{repeat}.out"
+            # everything collected (callgrind's --toggle-collect state is not per thread, so a pool worker
+            # parked in its loop would turn it off for the caller): the difference leaves out the rest
             cmd = ["env", "-i", f"OMP_NUM_THREADS={threads}", shutil.which("valgrind"), "--tool=callgrind",
-                   "--separate-threads=yes", f"--toggle-collect={meta['name']}_run",
-                   "--toggle-collect=aotc_threads_worker", f"--callgrind-out-file={base}", str(runner),
+                   "--separate-threads=yes", f"--callgrind-out-file={base}", str(runner),
                    "inputs.bin", "outputs.bin", str(repeat)]
             r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, stdin=subprocess.DEVNULL)
             if r.returncode != 0:

@@ -160,8 +160,11 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
             "peak_step": plan.peak_step,
             "alignment": ALIGNMENT,
         },
+        # the threaded kernels take no scratch, so the arena holds nothing per thread: the plan is the same
+        # whatever the thread count, and the pool's own state is static memory of threads.c, not arena
         **({"threads": {"count": threads, "pool": "pthreads, N - 1 workers started by <name>_threads_init",
-                        "threaded_kernels": sorted({c.kernel for c in plan.choices.values()} & THREADED_KERNELS)}}
+                        "threaded_kernels": sorted({c.kernel for c in plan.choices.values()} & THREADED_KERNELS),
+                        "arena_bytes_per_thread": 0}}
            if threads > 1 else {}),
         "partition": [_function_entry(graph, sym, artifacts.get(sym)) for sym in graph.functions],
         "nodes": [{"name": n.name, "op": n.op, "compiler": "host"} for n in graph.nodes],
