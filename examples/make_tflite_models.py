@@ -175,11 +175,30 @@ def branch() -> keras.Model:
     return keras.Model(x, L.Dense(3)(L.Flatten()(L.Conv2D(4, 3, padding="same")(Gate()(x)))))
 
 
+def gates() -> keras.Model:
+    """16x8's table-interpolating ops (made in 16x8 only): LOGISTIC and TANH of a second input z of 65,536
+    values calibrated on [-12, 12] (past both tables' saturation) and of a 1x1 conv that spreads x over
+    [-6, 6]; ADD of inputs at unlike scales; MEAN; SOFTMAX over 8 channels of each of 256 pixels and
+    over a Dense head."""
+    def spread(shape, dtype=None):
+        return tf.eye(8, batch_shape=[1, 1], dtype=dtype) * 6.0
+
+    x = keras.Input((16, 16, 8), batch_size=1, name="x")
+    z = keras.Input((256, 256), batch_size=1, name="z")
+    y = L.Conv2D(8, 1, kernel_initializer=spread)(x)
+    c = L.Add()([L.Activation("sigmoid")(y), L.Activation("tanh")(y)])
+    m = L.GlobalAveragePooling2D()(L.Add()([c, x]))
+    return keras.Model([x, z], [c, L.Softmax()(y), L.Softmax()(L.Dense(5)(m)), L.Activation("sigmoid")(z),
+                                L.Activation("tanh")(z)])
+
+
 FLOAT_IO = ("keyword",)  # also written int8 inside with float inputs and outputs
-X16 = ("sine", "moves")  # also written 16x8 (int16 activations), moves also with float inputs and outputs
+# also written 16x8 (int16 activations), moves also with float inputs and outputs
+X16 = ("sine", "moves", "keyword", "person", "residual")
+X16_ONLY = ("gates",)  # written in 16x8 only
 MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "residual": residual, "moves": moves,
           "acts": acts, "excite": excite, "resize": resize, "lstm": lstm,
-          "stream": stream, "lstm3": lstm3, "branch": branch}
+          "stream": stream, "lstm3": lstm3, "branch": branch, "gates": gates}
 # int8 RESIZE_BILINEAR (TFLite's integer interpolation) and the int8 LSTM are not mapped yet
 FLOAT_ONLY = ("resize", "lstm", "stream", "lstm3", "branch")
 
@@ -190,7 +209,10 @@ def representative(model: keras.Model):
 
     def gen():
         for _ in range(100):
-            if shape == (1, 1):
+            if len(model.inputs) == 2:  # gates: x on [-1, 1], z on [-12, 12], by name (the file may order them)
+                yield {"x": rng.uniform(-1, 1, shape).astype(np.float32),
+                       "z": rng.uniform(-12, 12, (1, *model.inputs[1].shape[1:])).astype(np.float32)}
+            elif shape == (1, 1):
                 yield [rng.uniform(0, 2 * np.pi, shape).astype(np.float32)]
             else:
                 yield [rng.uniform(-1, 1, shape).astype(np.float32)]
@@ -220,7 +242,7 @@ def main(out: Path, names: list[str]) -> None:
             continue
         keras.utils.set_random_seed(0)  # seeds tf_keras too (one TensorFlow random state)
         model = make()
-        for int8 in (False, True) if name not in FLOAT_ONLY else (False,):
+        for int8 in () if name in X16_ONLY else (False,) if name in FLOAT_ONLY else (False, True):
             path = out / f"{name}_{'int8' if int8 else 'float'}.tflite"
             path.write_bytes(convert(model, int8))
             print(f"wrote {path} ({path.stat().st_size} bytes)")
@@ -228,7 +250,7 @@ def main(out: Path, names: list[str]) -> None:
             path = out / f"{name}_int8_float_io.tflite"
             path.write_bytes(convert(model, True, float_io=True))
             print(f"wrote {path} ({path.stat().st_size} bytes)")
-        if name in X16:
+        if name in X16 + X16_ONLY:
             for float_io in (False, True) if name == "moves" else (False,):
                 path = out / f"{name}_16x8{'_float_io' if float_io else ''}.tflite"
                 path.write_bytes(convert(model, True, float_io=float_io, x16=True))

@@ -241,12 +241,14 @@ def test_int8_tables_match_litert_on_every_input(tmp_path):
 # int8 inside; int8 inputs and outputs, but for *_float_io (QUANTIZE and DEQUANTIZE at the edges)
 # and 16x8 (int16 activations, int8 weights): FULLY_CONNECTED, CONV_2D, PAD, CONCATENATION, QUANTIZE int16 -> int16
 INT8 = ["sine_int8", "keyword_int8", "person_int8", "residual_int8", "keyword_int8_float_io", "moves_int8", "ops_int8",
-        "acts_int8", "excite_int8", "sine_16x8", "moves_16x8", "moves_16x8_float_io"]
+        "acts_int8", "excite_int8", "sine_16x8", "moves_16x8", "moves_16x8_float_io", "keyword_16x8", "person_16x8",
+        "residual_16x8", "gates_16x8"]
 
 
 # the sanitizer builds by default: one model of each kind of kernel (conv/depthwise/FC/pools/softmax,
-# the tables, broadcasting and transposed conv, 16x8 with float I/O); every model under -m slow
-SANITIZED = {"keyword_int8", "excite_int8", "moves_16x8_float_io"}
+# the tables, broadcasting and transposed conv, 16x8 with float I/O, 16x8's interpolated tables); every
+# model under -m slow
+SANITIZED = {"keyword_int8", "excite_int8", "moves_16x8_float_io", "gates_16x8"}
 
 
 @pytest.mark.parametrize(("name", "sanitized"), [
@@ -268,6 +270,10 @@ def test_int8_model_bit_exact_with_litert_reference(tmp_path, name, sanitized):
         runs = [[np.array([[v]], np.int8)] for v in range(-128, 128)]
     else:
         runs = [[_inputs(meta, seed)[s["name"]] for s in specs] for seed in range(8)]
+    if name == "gates_16x8":  # 16x8 LOGISTIC and TANH of its input z: every int16 value once, in run 0
+        k = next(i for i, s in enumerate(specs) if s["shape"] == [1, 256, 256])
+        every = np.random.default_rng(0).permutation(np.arange(-32768, 32768))
+        runs[0][k] = every.astype(np.int16).reshape(1, 256, 256)
     np.savez(tmp_path / "runs_in.npz", **{f"input_{k}": np.stack([r[k] for r in runs]) for k in range(len(specs))})
     ref = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(model), str(tmp_path / "runs_in.npz"),
                           str(tmp_path / "runs_out.npz"), "--runs"], capture_output=True, text=True)

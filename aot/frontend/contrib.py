@@ -25,7 +25,8 @@ CONTRIB_OPS = ("QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QLinearA
 TFLITE_DOMAIN, TFLITE_OPS = "aotc.tflite", ("TflFullyConnected", "TflConv2D", "TflDepthwiseConv2D",
                                             "TflAveragePool2D", "TflMaxPool2D", "TflSoftmax", "TflMean", "TflAdd",
                                             "TflSub", "TflMul", "TflQuantize", "TflDequantize", "TflRequantize",
-                                            "TflTransposeConv", "TflMaximum", "TflMinimum", "TflLut")
+                                            "TflTransposeConv", "TflMaximum", "TflMinimum", "TflLut",
+                                            "TflAct16")
 
 
 def is_supported(node: onnx.NodeProto) -> bool:

@@ -75,6 +75,9 @@ def _emit_pool(ctx: NodeContext) -> None:
 
 
 def _emit_softmax(ctx: NodeContext) -> None:
+    if ctx.dtype(ctx.inputs[0]) == "int16":
+        _emit_softmax16(ctx)
+        return
     a = ctx.attrs
     shape = ctx.shape(ctx.inputs[0])
     depth = shape[-1]
@@ -85,6 +88,30 @@ def _emit_softmax(ctx: NodeContext) -> None:
     ctx.call("aotc_tfl_softmax_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
 
 
+def _emit_softmax16(ctx: NodeContext) -> None:
+    a = ctx.attrs
+    shape = ctx.shape(ctx.inputs[0])
+    depth = shape[-1]
+    exp_table = ctx.const_array("exp", np.asarray(a["exp_table"], np.int16), "exp on [-10, 0], 513 anchors")
+    recip_table = ctx.const_array("recip", np.asarray(a["recip_table"], np.int16), "1 / (1 + x) on [0, 1], 513 anchors")
+    p = ctx.params("aotc_tfl_softmax16_params", {
+        "rows": c_int(ctx.tensor(ctx.inputs[0]).size // depth), "depth": c_int(depth), "mult": c_int(a["mult"]),
+        "shift": c_int(a["shift"]), "exp_table": exp_table, "recip_table": recip_table,
+    }, comment=f"16x8 SOFTMAX over the last axis of {list(shape)}, LiteRT's interpolated tables")
+    ctx.call("aotc_tfl_softmax_s16", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
+
+
+def _emit_act16(ctx: NodeContext) -> None:
+    a = ctx.attrs
+    table = ctx.const_array("sigmoid", np.asarray(a["table"], np.uint16), "sigmoid(i / 24), 0.16 fixed point")
+    p = ctx.params("aotc_tfl_act16_params", {
+        "count": c_int(ctx.tensor(ctx.outputs[0]).size), "mult": c_int(a["mult"]), "shift": c_int(a["shift"]),
+        "table": table,
+    }, comment=f"16x8 {a['what']} of {list(ctx.shape(ctx.outputs[0]))}, interpolated sigmoid table")
+    fn = "aotc_tfl_tanh_s16" if a["what"] == "TANH" else "aotc_tfl_logistic_s16"
+    ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
+
+
 def _emit_mean(ctx: NodeContext) -> None:
     a = ctx.attrs
     n, h, w, c = ctx.shape(ctx.inputs[0])
@@ -92,7 +119,8 @@ def _emit_mean(ctx: NodeContext) -> None:
         "n": c_int(n), "hw": c_int(h * w), "c": c_int(c), "x_zero": c_int(a["x_zero"]), "y_zero": c_int(a["y_zero"]),
         "mult": c_int(a["mult"]), "shift": c_int(a["shift"]),
     }, comment=f"MEAN over H, W of NHWC {[n, h, w, c]}, TFLite requantisation")
-    ctx.call("aotc_tfl_mean_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
+    fn = "aotc_tfl_mean_s16" if ctx.dtype(ctx.inputs[0]) == "int16" else "aotc_tfl_mean_s8"
+    ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
 
 
 def _steps(shape: tuple[int, ...], out: tuple[int, ...]) -> list[int]:
@@ -123,6 +151,8 @@ def _emit_binary(ctx: NodeContext) -> None:
     }, comment=f"{ctx.node.op} of {list(x1)} and {list(x2)} -> {list(y)}, TFLite requantisation")
     fn = {"TflMul": "aotc_tfl_mul_s8", "TflMaximum": "aotc_tfl_max_s8", "TflMinimum": "aotc_tfl_min_s8"}.get(
         ctx.node.op, "aotc_tfl_add_s8")
+    if ctx.dtype(ctx.inputs[0]) == "int16":  # 16x8: ADD only (the frontend refuses the others)
+        fn = "aotc_tfl_add_s16"
     ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), ctx.ptr(ctx.outputs[0]))
 
 
@@ -158,11 +188,13 @@ OPS: dict[str, HostOp] = {
     "TflFullyConnected": HostOp(_emit_fc, family="tflite_int8", dtypes=("int8", "int16")),
     "TflAveragePool2D": HostOp(_emit_pool, family="tflite_int8", dtypes=("int8", "int16")),
     "TflMaxPool2D": HostOp(_emit_pool, family="tflite_int8", dtypes=("int8", "int16")),
-    "TflSoftmax": HostOp(_emit_softmax, family="tflite_int8", dtypes=("int8",)),
-    "TflMean": HostOp(_emit_mean, family="tflite_int8", dtypes=("int8",)),
+    "TflSoftmax": HostOp(_emit_softmax, family="tflite_int8", dtypes=("int8", "int16")),
+    "TflMean": HostOp(_emit_mean, family="tflite_int8", dtypes=("int8", "int16")),
+    "TflAct16": HostOp(_emit_act16, family="tflite_int8", dtypes=("int16",)),
     "TflTransposeConv": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8",)),
+    "TflAdd": HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16")),
     **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8",))
-       for op in ("TflAdd", "TflSub", "TflMul", "TflMaximum", "TflMinimum")},
+       for op in ("TflSub", "TflMul", "TflMaximum", "TflMinimum")},
     "TflLut": HostOp(_emit_lut, family="tflite_int8", dtypes=("int8",)),
     "TflQuantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("float32",)),
     "TflDequantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("int8", "int16")),

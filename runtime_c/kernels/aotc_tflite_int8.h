@@ -124,4 +124,31 @@ void aotc_tfl_dequantize_s8_f32(const aotc_tfl_quantize_params *p, const int8_t 
 void aotc_tfl_requantize_s8(const aotc_tfl_quantize_params *p, const int8_t *x, int8_t *y);
 void aotc_tfl_softmax_s8(const aotc_tfl_softmax_params *p, const int8_t *x, int8_t *y);
 
+/* 16x8 LOGISTIC and TANH (LiteRT's reference_integer_ops, output scale 2^-15): the input brought to the
+ * table's scale, (x * mult + 2^(shift - 1)) >> shift, its magnitude interpolated linearly between the
+ * 256 anchors of sigmoid(i / 24) (9 fraction bits for LOGISTIC; 8 for TANH, at 3/4 of the scale, as
+ * tanh(x) = 2 sigmoid(2x) - 1), reflected for a negative input. The compiler computes mult, shift and
+ * the table (aot/frontend/tflite/quant.py). */
+typedef struct {
+    int64_t count;
+    int32_t mult, shift;
+    const uint16_t *table;              /* 256 anchors, 0.16 fixed point */
+} aotc_tfl_act16_params;
+
+/* 16x8 SOFTMAX (output scale 2^-15): each difference from the row's maximum requantised onto [-10, 0]
+ * (double rounding) and looked up in a 513-anchor exp table; the sum's reciprocal from a 1 / (1 + x)
+ * table; both tables interpolate 128 steps between anchors. */
+typedef struct {
+    int32_t rows, depth, mult, shift;
+    const int16_t *exp_table, *recip_table; /* 513 anchors each */
+} aotc_tfl_softmax16_params;
+
+void aotc_tfl_logistic_s16(const aotc_tfl_act16_params *p, const int16_t *x, int16_t *y);
+void aotc_tfl_tanh_s16(const aotc_tfl_act16_params *p, const int16_t *x, int16_t *y);
+void aotc_tfl_softmax_s16(const aotc_tfl_softmax16_params *p, const int16_t *x, int16_t *y);
+/* 16x8 ADD: as int8's, with a left shift of 15 (zero points 0, int32 sums) */
+void aotc_tfl_add_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
+/* 16x8 MEAN over H and W: as int8's (int32 sum, double rounding) */
+void aotc_tfl_mean_s16(const aotc_tfl_mean_params *p, const int16_t *x, int16_t *y);
+
 #endif /* AOTC_TFLITE_INT8_H */

@@ -435,3 +435,98 @@ void aotc_tfl_avgpool_s16(const aotc_tfl_pool_params *p, const int16_t *x, int16
 void aotc_tfl_maxpool_s16(const aotc_tfl_pool_params *p, const int16_t *x, int16_t *y) { pool16(p, x, y, 0); }
 
 TFL_QUANTIZE(s16, int16_t, 100000.0f, clamp16, -32768, 32767, int64_t)
+
+/* --- 16x8 elementwise ops: LiteRT's reference kernels interpolate tables (aotc_tflite_int8.h) ------- */
+static int32_t rescale16(const aotc_tfl_act16_params *p, int16_t x) {
+    int32_t round = p->shift > 0 ? 1 << (p->shift - 1) : 0;
+    return (x * p->mult + round) >> p->shift;
+}
+
+void aotc_tfl_logistic_s16(const aotc_tfl_act16_params *p, const int16_t *x, int16_t *y) {
+    for (int64_t k = 0; k < p->count; ++k) {
+        int32_t v = rescale16(p, x[k]);
+        uint32_t a = v < 0 ? 0u - (uint32_t)v : (uint32_t)v, i = a >> 9, r;
+        if (i >= 255) {
+            r = 0x7FFFu << 10;  /* saturated */
+        } else {
+            uint32_t lo = p->table[i], hi = p->table[i + 1];
+            r = (lo << 9) + (a & 0x1FFu) * (hi - lo);
+        }
+        r = v >= 0 ? r + (1u << 9) : (1u << 25) - r + (1u << 9) - 1u;  /* sigmoid(-x) = 1 - sigmoid(x) */
+        y[k] = (int16_t)(r >> 10);
+    }
+}
+
+void aotc_tfl_tanh_s16(const aotc_tfl_act16_params *p, const int16_t *x, int16_t *y) {
+    for (int64_t k = 0; k < p->count; ++k) {
+        int32_t v = rescale16(p, x[k]), r;
+        uint32_t a = v < 0 ? 0u - (uint32_t)v : (uint32_t)v, i = a >> 8;
+        if (i >= 255) {
+            r = 0xFFFF << 8;
+        } else {
+            uint32_t lo = p->table[i], hi = p->table[i + 1];
+            r = (int32_t)((lo << 8) + (a & 0xFFu) * (hi - lo));
+        }
+        r = v >= 0 ? r - (1 << 23) + (1 << 7) : -r + (1 << 23) + (1 << 7) - 1;
+        y[k] = (int16_t)(r >> 8);  /* arithmetic: floor */
+    }
+}
+
+/* the table's value at v: anchor 256 + v / 128, plus the slope to the next times v's 7 low bits */
+static int16_t lut16(const int16_t *t, int32_t v) {
+    int32_t i = 256 + (v >> 7), low = v & 0x7F;
+    int32_t base = t[i], slope = t[i + 1] - t[i];
+    return (int16_t)(base + ((slope * low + 64) >> 7));
+}
+
+static int16_t softmax16_exp(const aotc_tfl_softmax16_params *p, int32_t diff) {
+    int32_t v = requant_double(diff, p->mult, p->shift) + 32767;
+    return lut16(p->exp_table, v < -32768 ? -32768 : v > 32767 ? 32767 : v);
+}
+
+/* the exps are computed twice rather than kept in y, which may share x's memory */
+void aotc_tfl_softmax_s16(const aotc_tfl_softmax16_params *p, const int16_t *x, int16_t *y) {
+    for (int32_t r = 0; r < p->rows; ++r) {
+        const int16_t *xr = x + (int64_t)r * p->depth;
+        int16_t *yr = y + (int64_t)r * p->depth;
+        int32_t top = -32768, sum = 0, zeros = 0;
+        for (int32_t k = 0; k < p->depth; ++k) top = xr[k] > top ? xr[k] : top;
+        for (int32_t k = 0; k < p->depth; ++k) sum += softmax16_exp(p, xr[k] - top);
+        while (zeros < 32 && !((uint32_t)sum & (0x80000000u >> zeros))) ++zeros;  /* the max's exp > 0 */
+        /* sum normalised to [1, 2) in Q.14, less 1, recentred on [-32768, 32767] */
+        int32_t shifted = (int32_t)((((int64_t)sum << (zeros - 1)) + (1 << 13)) >> 14) - (1 << 15) - (1 << 16);
+        int32_t scale = lut16(p->recip_table, shifted < -32768 ? -32768 : shifted > 32767 ? 32767 : shifted);
+        int32_t right = 31 - zeros;
+        for (int32_t k = 0; k < p->depth; ++k) {
+            int64_t v = ((int64_t)softmax16_exp(p, xr[k] - top) * scale + ((int64_t)1 << (right - 1))) >> right;
+            yr[k] = (int16_t)(v < 0 ? 0 : v > 32767 ? 32767 : v);
+        }
+    }
+}
+
+static int32_t add16_one(const aotc_tfl_binary_params *p, int32_t x1, int32_t x2) {
+    int32_t a = requant_double((x1 - p->x1_zero) * (1 << 15), p->m1, p->s1);
+    int32_t b = requant_double((x2 - p->x2_zero) * (1 << 15), p->m2, p->s2);
+    return requant_double(a + b, p->mult, p->shift) + p->y_zero;
+}
+
+void aotc_tfl_add_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y) {
+    if (!p->broadcast) {
+        for (int64_t k = 0; k < p->count; ++k) y[k] = clamp16(add16_one(p, x1[k], x2[k]), p->y_min, p->y_max);
+        return;
+    }
+    bcast_iter it = {{0, 0, 0, 0, 0, 0}, 0, 0};
+    for (int64_t k = 0; k < p->count; ++k) {
+        y[k] = clamp16(add16_one(p, x1[it.o1], x2[it.o2]), p->y_min, p->y_max);
+        bcast_next(p, &it);
+    }
+}
+
+void aotc_tfl_mean_s16(const aotc_tfl_mean_params *p, const int16_t *x, int16_t *y) {
+    for (int32_t b = 0; b < p->n; ++b)
+        for (int32_t c = 0; c < p->c; ++c) {
+            int32_t acc = -p->x_zero * p->hw;
+            for (int32_t k = 0; k < p->hw; ++k) acc += x[((int64_t)b * p->hw + k) * p->c + c];
+            y[(int64_t)b * p->c + c] = clamp16(requant_double(acc, p->mult, p->shift) + p->y_zero, -32768, 32767);
+        }
+}

@@ -15,6 +15,10 @@ from onnx import helper
 
 from aot.errors import AotcError
 from aot.frontend.tflite.quant import (
+    ADD_LEFT_SHIFT,
+    ADD_LEFT_SHIFT_16,
+    _checked_log2,
+    act16_params,
     activation_range,
     add_multipliers,
     channel_multipliers,
@@ -24,6 +28,8 @@ from aot.frontend.tflite.quant import (
     lut_relu,
     mean_multiplier,
     quantize_multiplier,
+    sigmoid_table_u16,
+    softmax16_params,
     softmax_params,
 )
 from aot.frontend.tflite.reader import TflOp
@@ -39,7 +45,8 @@ INT8_OPS = {"FULLY_CONNECTED": "TflFullyConnected", "CONV_2D": "TflConv2D", "DEP
             "MAXIMUM": "TflMaximum", "MINIMUM": "TflMinimum",
             **{op: "TflLut" for op in ("LOGISTIC", "TANH", "LEAKY_RELU", "HARD_SWISH", "RELU", "RELU6", "RELU_N1_TO_1",
                                        "RELU_0_TO_1")}}
-_16X8_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D")
+_16X8_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "MEAN",
+             "SOFTMAX", "LOGISTIC", "TANH")
 _RELU_RANGE = {"RELU": (0.0, None), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0), "RELU_0_TO_1": (0.0, 1.0)}
 _SAME = 0
 
@@ -80,7 +87,13 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
     attrs: dict = {"y_min": y_min, "y_max": y_max, "y_shape": list(y.shape)}
     inputs = [b.value(op.inputs[data], NHWC)]
     x_scale, x_zero = float(x.quant.scale[0]), int(x.quant.zero_point[0])
-    if internal == "TflLut":
+    if sixteen and op.op in ("LOGISTIC", "TANH"):  # interpolated tables, not one entry per input
+        _check_scale(op, y_scale, 1 / 32768, "output")
+        mult, shift = act16_params(op.op.lower(), x_scale)
+        internal = "TflAct16"
+        attrs = {"what": op.op, "mult": mult, "shift": shift,
+                 "table": [int(v) for v in sigmoid_table_u16()], "y_shape": list(y.shape)}
+    elif internal == "TflLut":
         if op.op in ("LOGISTIC", "TANH"):  # LiteRT's reference kernels are this table (computed in float)
             table = lut_float(op.op.lower(), x_scale, x_zero, y_scale, y_zero)
         elif op.op == "LEAKY_RELU":
@@ -97,6 +110,11 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
             raise _err(op, f"int8 {op.op} needs its inputs quantized as its output (TFLite requantises neither)")
         _check_broadcast(op, x.shape, x2.shape, y.shape)
         inputs.append(b.value(op.inputs[1], NHWC))
+    elif internal == "TflSoftmax" and sixteen:
+        _check_scale(op, y_scale, 1 / 32768, "output")
+        mult, shift, exp_lut, recip_lut = softmax16_params(float(o.beta), x_scale)
+        attrs = {"mult": mult, "shift": shift, "exp_table": [int(v) for v in exp_lut],
+                 "recip_table": [int(v) for v in recip_lut], "y_shape": list(y.shape)}
     elif internal == "TflSoftmax":
         if abs(y_scale - 1 / 256) > 1e-3 / 256 or y_zero != -128:
             raise _err(op, f"int8 SOFTMAX needs output scale 1/256 and zero point -128 (TFLite's), not "
@@ -105,8 +123,11 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
         attrs = {"mult": mult, "shift": shift, "diff_min": diff_min, "y_shape": list(y.shape)}
     elif internal in ("TflAdd", "TflSub", "TflMul"):
         x2 = b.tensor(op.inputs[1])
-        if x2.dtype != "int8" or x2.quant is None or x2.quant.per_channel:
-            raise _err(op, f"int8 {op.op} needs two per-tensor quantized int8 inputs")
+        if x2.dtype != x.dtype or x2.quant is None or x2.quant.per_channel:
+            raise _err(op, f"quantized {op.op} needs two per-tensor quantized {x.dtype} inputs")
+        if sixteen and (int(x2.quant.zero_point[0]) != 0 or getattr(o, "potScaleInt16", False) and all(
+                _checked_log2(float(t.quant.scale[0]))[0] for t in (x, x2, y))):
+            raise _err(op, "16x8 ADD of power-of-two scales (pot_scale_int16, LiteRT's LSTM path) is not supported")
         _check_broadcast(op, x.shape, x2.shape, y.shape)
         attrs.update(x1_zero=int(x.quant.zero_point[0]), x2_zero=int(x2.quant.zero_point[0]), y_zero=y_zero)
         if internal == "TflMul":
@@ -114,7 +135,8 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
                                                     / np.float64(y_scale)))
             attrs.update(m=[0, 0, 0, 0, mult, shift])
         else:
-            attrs.update(m=list(add_multipliers(float(x.quant.scale[0]), float(x2.quant.scale[0]), y_scale)))
+            attrs.update(m=list(add_multipliers(float(x.quant.scale[0]), float(x2.quant.scale[0]), y_scale,
+                                                ADD_LEFT_SHIFT_16 if sixteen else ADD_LEFT_SHIFT)))
         inputs.append(b.value(op.inputs[1], NHWC))
     elif internal == "TflMean":
         axes = b.tensor(op.inputs[1]).data
@@ -198,6 +220,13 @@ def lower_quantize(b: OnnxBuilder, op: TflOp) -> None:
     b.value_infos.append(helper.make_tensor_value_info(out, helper.np_dtype_to_tensor_dtype(np.dtype(y.dtype)),
                                                        list(y.shape)))
     b.values[op.outputs[0]] = {NHWC: out}
+
+
+def _check_scale(op: TflOp, scale: float, want: float, what: str) -> None:
+    from aot.frontend.tflite.ops import _err
+
+    if abs(scale - want) > 1e-3 * want:
+        raise _err(op, f"16x8 {op.op} needs {what} scale {want:g} (LiteRT's), not {scale:g}")
 
 
 def _check_broadcast(op: TflOp, a: tuple[int, ...], b: tuple[int, ...], y: tuple[int, ...]) -> None:

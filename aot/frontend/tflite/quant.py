@@ -141,15 +141,18 @@ def mean_multiplier(input_scale: float, output_scale: float, count: int) -> tupl
 
 
 ADD_LEFT_SHIFT = 20  # int8 ADD/SUB: the inputs' headroom before they are rescaled to a common scale
+ADD_LEFT_SHIFT_16 = 15  # 16x8 ADD: 65535 << 15 still fits the int32 sum
 
 
-def add_multipliers(scale1: float, scale2: float, output_scale: float) -> tuple[int, int, int, int, int, int]:
-    """(m1, shift1, m2, shift2, m_out, shift_out) of TFLite's int8 ADD/SUB: both inputs rescaled to
-    twice the larger scale (after a left shift of 20), their sum rescaled to the output's."""
+def add_multipliers(scale1: float, scale2: float, output_scale: float,
+                    left_shift: int = ADD_LEFT_SHIFT) -> tuple[int, int, int, int, int, int]:
+    """(m1, shift1, m2, shift2, m_out, shift_out) of TFLite's int8 (and 16x8) ADD/SUB: both inputs
+    rescaled to twice the larger scale (after a left shift of 20, or 15), their sum rescaled to the
+    output's."""
     twice = 2 * max(np.float64(scale1), np.float64(scale2))
     m1, s1 = quantize_multiplier(float(np.float64(scale1) / twice))
     m2, s2 = quantize_multiplier(float(np.float64(scale2) / twice))
-    mo, so = quantize_multiplier(float(twice / ((1 << ADD_LEFT_SHIFT) * np.float64(output_scale))))
+    mo, so = quantize_multiplier(float(twice / ((1 << left_shift) * np.float64(output_scale))))
     return m1, s1, m2, s2, mo, so
 
 
@@ -257,3 +260,73 @@ def lut_hard_swish(x_scale: float, x_zero: int, y_scale: float, y_zero: int) -> 
     high = np.where((r == -32768) & (preshift == -32768), 32767, high)
     out = _i16_rdbpot(high, -out_e) + y_zero
     return np.clip(out, -128, 127).astype(np.int8)
+
+
+# --- 16x8's elementwise ops (int16 activations, zero point 0): LiteRT's reference kernels interpolate
+# tables, which the compiler computes here and the kernels read (runtime_c/kernels/tflite_int8.c).
+def sigmoid_table_u16() -> np.ndarray:
+    """The 256 anchors that LOGISTIC and TANH (tanh(x) = 2 sigmoid(2x) - 1) interpolate linearly:
+    sigmoid(i / 24) in 0.16 fixed point, each raised by half the chord's sag at the midpoint of its
+    segment (so that the interpolation errs evenly), rounded half up; the last is 65535, the
+    saturation value (LiteRT's table, measured on every int16 input: tests/test_tflite.py)."""
+    def f(v: np.ndarray) -> np.ndarray:
+        return 65536.0 / (1.0 + np.exp(-v / 24.0))
+    i = np.arange(256, dtype=np.float64)
+    sag = f(i + 0.5) - (f(i) + f(i + 1)) / 2
+    t = np.floor(f(i) + sag / 2 + 0.5)
+    t[-1] = 65535
+    return t.astype(np.uint16)
+
+
+def _checked_log2(x: float) -> tuple[bool, int]:
+    """TFLite's CheckedLog2 in float32: (x is a power of two within 1e-3 of its log, rounded log)."""
+    v = np.float32(np.log(np.float32(x))) * np.float32(1.0 / np.float32(np.log(np.float32(2.0))))
+    r = float(_round_half_away(float(v)))
+    return abs(float(np.float32(v) - np.float32(r))) < 1e-3, int(r)
+
+
+def act16_params(fn: str, x_scale: float) -> tuple[int, int]:
+    """(multiplier, right shift) that bring 16x8 LOGISTIC's or TANH's int16 input to the table's scale
+    (1/(3 * 4096), so that 2^17 is 10.7): a power-of-two scale becomes a multiplier 3 << shift; any
+    other is scale * 3 * 4096 doubled until above 16383.5 and truncated (LiteRT's SigmoidPrepare and
+    TanhPrepare, integer bits 3)."""
+    pot, log2 = _checked_log2(x_scale)
+    left = 12 + log2
+    if pot and (left == 0 or (fn == "tanh" and left == 1)):
+        return 3 << left, 0
+    multiplier, shift = float(np.float64(np.float32(x_scale))) * 4096.0 * 3.0, 0
+    while multiplier <= 32767.0 / 2.0 and shift <= 30:
+        shift += 1
+        multiplier *= 2.0
+    return int(multiplier), shift
+
+
+def lut_int16(fn: Any, x_scale: float, x_zero: int, y_scale: float, y_zero: int) -> np.ndarray:
+    """LiteRT's LUTPopulate<int16_t> in double: 513 anchors over the int16 input range, each lowered by
+    half its segment's midpoint interpolation error, for a lookup that interpolates 128 steps."""
+    def rnd(v: float) -> float:
+        return float(_round_half_away(v))
+    in_min, in_max = x_scale * (-32768 - x_zero), x_scale * (32767 - x_zero)
+    out_min, out_max = y_scale * (-32768 - y_zero), y_scale * (32767 - y_zero)
+    step = (in_max - in_min) / 512
+    inv = 65536.0 / (out_max - out_min)
+    lut = []
+    for i in range(512):
+        val, mid, nxt = fn(in_min + i * step), fn(in_min + i * step + step / 2), fn(in_min + (i + 1) * step)
+        sample = rnd(val * inv)
+        bias = rnd((rnd((nxt * inv + rnd(val * inv)) / 2) - rnd(mid * inv)) / 2)
+        lut.append(min(max(sample - bias, -32768.0), 32767.0))
+    lut.append(min(max(rnd(fn(in_max) * inv), -32768.0), 32767.0))
+    return np.array(lut, np.int16)
+
+
+def softmax16_params(beta: float, x_scale: float) -> tuple[int, int, np.ndarray, np.ndarray]:
+    """16x8 SOFTMAX (LiteRT's SoftmaxInt16): (multiplier, shift) that map the input differences from the
+    row's maximum onto [-65535, 0] = [-10, 0] (beta * scale in float32, as LiteRT multiplies them),
+    the exp table over [-10, 0] and the 1 / (1 + x) table over [0, 1], both to [-1, 1]."""
+    real = float(np.float32(np.float32(x_scale) * np.float32(beta))) / (10.0 / 65535.0)
+    mult, shift = quantize_multiplier(real)
+    span = 65535
+    exp_lut = lut_int16(math.exp, 10.0 / span, 32767, 2.0 / span, 0)
+    recip_lut = lut_int16(lambda v: 1.0 / (1.0 + v), 1.0 / span, -32768, 2.0 / span, 0)
+    return mult, shift, exp_lut, recip_lut
