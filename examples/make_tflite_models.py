@@ -127,6 +127,63 @@ def excite() -> keras.Model:
     return keras.Model(x, [u, L.Dense(3)(L.Flatten()(v))])
 
 
+def shuffle() -> keras.Model:
+    """int8 data movement and clamps no other model has: TILE, TRANSPOSE, RESIZE_NEAREST_NEIGHBOR (the
+    converter keeps TILE and RESIZE in int8 only before another int8 op: a 1x1 conv each), and
+    RELU_N1_TO_1 (clip_by_value to [-1, 1]) and ReLU(max_value=1) of a 1x1 conv that spreads the input
+    over [-2, 2]. The converter writes ReLU(max_value=1) as RELU and MINIMUM(1), never as RELU_0_TO_1:
+    `relu_0_to_1` below swaps that RELU for RELU_0_TO_1, the same function."""
+    def spread(shape, dtype=None):
+        return tf.eye(4, batch_shape=[1, 1], dtype=dtype) * 2.0
+
+    x = keras.Input((6, 6, 4), batch_size=1)
+    y = L.Conv2D(4, 1, kernel_initializer=spread)(x)
+    a = L.Conv2D(4, 1)(L.Lambda(lambda t: tf.tile(t, [1, 2, 1, 3]))(y))
+    b = L.Lambda(lambda t: tf.transpose(t, [0, 2, 1, 3]))(y)
+    c = L.Conv2D(4, 1)(L.Lambda(lambda t: tf.image.resize(t, (12, 9), method="nearest"))(y))
+    d = L.Lambda(lambda t: tf.clip_by_value(t, -1.0, 1.0))(y)
+    return keras.Model(x, [a, b, c, d, L.ReLU(max_value=1.0)(y)])
+
+
+def relu_0_to_1(tflite: bytes) -> bytes:
+    """Each RELU whose one reader is a MINIMUM with the constant 1 becomes RELU_0_TO_1 (the MINIMUM is
+    then a no-op): the op TFLite has for clip(x, 0, 1), which no Keras layer converts to."""
+    import flatbuffers
+    from tensorflow.lite.python import schema_py_generated as sch
+
+    m = sch.ModelT.InitFromPackedBuf(tflite, 0)
+    sg, ops = m.subgraphs[0], sch.BuiltinOperator
+
+    def code(o):
+        return m.operatorCodes[o.opcodeIndex].builtinCode
+
+    def one(t):
+        buf = m.buffers[sg.tensors[t].buffer].data
+        if buf is None or len(buf) == 0:
+            return False
+        q = sg.tensors[t].quantization
+        v = np.frombuffer(bytes(buf), np.int8 if sg.tensors[t].type == 9 else np.float32).astype(np.float64)
+        if q is not None and q.scale is not None and len(q.scale):
+            v = (v - q.zeroPoint[0]) * q.scale[0]
+        return v.size == 1 and abs(v[0] - 1.0) < 1e-2
+    index = None
+    for o in sg.operators:
+        if code(o) != ops.RELU:
+            continue
+        readers = [r for r in sg.operators if o.outputs[0] in list(r.inputs)]
+        if len(readers) == 1 and code(readers[0]) == ops.MINIMUM and any(one(t) for t in readers[0].inputs):
+            if index is None:
+                oc = sch.OperatorCodeT()
+                oc.builtinCode, oc.deprecatedBuiltinCode, oc.version = ops.RELU_0_TO_1, 127, 1
+                m.operatorCodes.append(oc)
+                index = len(m.operatorCodes) - 1
+            o.opcodeIndex = index
+    assert index is not None, "no RELU before a MINIMUM(1)"
+    fb = flatbuffers.Builder(0)
+    fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
+    return bytes(fb.Output())
+
+
 def resize() -> keras.Model:
     """RESIZE_NEAREST_NEIGHBOR and RESIZE_BILINEAR (Keras Resizing and bilinear UpSampling2D; float)."""
     x = keras.Input((6, 6, 4), batch_size=1)
@@ -197,7 +254,7 @@ FLOAT_IO = ("keyword",)  # also written int8 inside with float inputs and output
 X16 = ("sine", "moves", "keyword", "person", "residual")
 X16_ONLY = ("gates",)  # written in 16x8 only
 MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "residual": residual, "moves": moves,
-          "acts": acts, "excite": excite, "resize": resize, "lstm": lstm,
+          "acts": acts, "excite": excite, "shuffle": shuffle, "resize": resize, "lstm": lstm,
           "stream": stream, "lstm3": lstm3, "branch": branch, "gates": gates}
 # int8 RESIZE_BILINEAR (TFLite's integer interpolation) and the int8 LSTM are not mapped yet
 FLOAT_ONLY = ("resize", "lstm", "stream", "lstm3", "branch")
@@ -244,7 +301,7 @@ def main(out: Path, names: list[str]) -> None:
         model = make()
         for int8 in () if name in X16_ONLY else (False,) if name in FLOAT_ONLY else (False, True):
             path = out / f"{name}_{'int8' if int8 else 'float'}.tflite"
-            path.write_bytes(convert(model, int8))
+            path.write_bytes(convert(model, int8) if name != "shuffle" else relu_0_to_1(convert(model, int8)))
             print(f"wrote {path} ({path.stat().st_size} bytes)")
         if name in FLOAT_IO:
             path = out / f"{name}_int8_float_io.tflite"

@@ -548,6 +548,9 @@ def _resize(b: OnnxBuilder, op: TflOp) -> None:
         attrs["nearest_mode"] = "round_prefer_ceil" if align else "floor"
     sizes = b.const(np.array(y.shape, np.int64), "sizes")
     _finish(b, op, "Resize", [b.value(op.inputs[0], NHWC), "", "", sizes], NHWC, **attrs)
+    # its shape is the file's: after an int8 op ONNX's inference stops, and onnx's reference evaluator
+    # (aotc's fallback) has no tf_half_pixel_for_nn
+    b.value_infos.append(_value_info(y, b.nodes[-1].output[0]))
 
 
 def _lstm(b: OnnxBuilder, op: TflOp) -> None:
