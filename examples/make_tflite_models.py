@@ -256,8 +256,9 @@ X16_ONLY = ("gates",)  # written in 16x8 only
 MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "residual": residual, "moves": moves,
           "acts": acts, "excite": excite, "shuffle": shuffle, "resize": resize, "lstm": lstm,
           "stream": stream, "lstm3": lstm3, "branch": branch, "gates": gates}
-# int8 RESIZE_BILINEAR (TFLite's integer interpolation) and the int8 LSTM are not mapped yet
-FLOAT_ONLY = ("resize", "lstm", "stream", "lstm3", "branch")
+# int8 RESIZE_BILINEAR (TFLite's integer interpolation) and the int8 LSTM are not mapped yet (lstm_int8 is
+# written for the test of its refusal)
+FLOAT_ONLY = ("resize", "stream", "lstm3", "branch")
 
 
 def representative(model: keras.Model):

@@ -158,6 +158,17 @@ def test_int8_concat_of_differently_quantized_inputs_refused_by_name(tmp_path):
         load_model(path)
 
 
+def test_int8_lstm_refused_by_name(tmp_path):
+    """The converter's full-int8 LSTM (int8 weights and state, int16 cell state) is refused in one line
+    that names the op (lstm_int8: two stacked tf_keras LSTMs)."""
+    pytest.importorskip("ai_edge_litert") if os.environ.get("CI", "").lower() != "true" else None
+    run = subprocess.run([*AOTC, str(MODELS / "lstm_int8.tflite"), "-o", str(tmp_path / "out"), "--no-configure"],
+                         capture_output=True, text=True)
+    assert run.returncode == 2, run.stderr
+    assert "int8 UNIDIRECTIONAL_SEQUENCE_LSTM (the converter's integer LSTM" in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1
+
+
 def test_custom_op_refused_by_name(tmp_path):
     """A custom op is refused by its name (here a model whose op code we rename to SignalWindow)."""
     pytest.importorskip("ai_edge_litert") if os.environ.get("CI", "").lower() != "true" else None
