@@ -323,6 +323,36 @@ def test_int8_model_bit_exact_with_litert_reference(tmp_path, name, sanitized):
     assert differ == 0, f"{name}: {differ} of {total} output elements differ from BUILTIN_REF"
 
 
+@pytest.mark.parametrize("log2", [-12, -11])
+def test_16x8_logistic_tanh_of_power_of_two_scales(tmp_path, log2):
+    """16x8 LOGISTIC and TANH take another path when the input scale is a power of two near 2^-12 (a
+    multiplier 3 << shift: LOGISTIC at 2^-12, TANH at 2^-12 and 2^-11); the converter calibrates no such
+    scale, so gates_16x8's input z is given one here. Every int16 value: BUILTIN_REF's outputs equal."""
+    _require_litert()
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as sch
+
+    from aot.build import run_bundle
+
+    m = sch.ModelT.InitFromPackedBuf((MODELS / "gates_16x8.tflite").read_bytes(), 0)
+    sg = m.subgraphs[0]
+    z = next(i for i in sg.inputs if list(sg.tensors[i].shape) == [1, 256, 256])
+    sg.tensors[z].quantization.scale = [2.0 ** log2]
+    fb = flatbuffers.Builder(0)
+    fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
+    model = tmp_path / "gates_pot.tflite"
+    model.write_bytes(bytes(fb.Output()))
+    meta, feeds, _ = _compile_build_run(tmp_path, model)
+    k = next(i for i, s in enumerate(meta["inputs"]) if s["shape"] == [1, 256, 256])
+    feeds = [feeds[s["name"]] for s in meta["inputs"]]
+    feeds[k] = np.arange(-32768, 32768).astype(np.int16).reshape(1, 256, 256)
+    refs = _reference(tmp_path, model, feeds)
+    ours, _ = run_bundle(tmp_path / "out", meta, feeds)
+    for spec, ref in zip(meta["outputs"], refs, strict=True):
+        got = ours[spec["name"]]
+        assert np.array_equal(got, ref), f"{spec['name']}: {(got != ref).sum()} of {ref.size} differ"
+
+
 @pytest.mark.parametrize("name", ["lstm", "stream"])
 def test_state_streams_like_litert(tmp_path, name):
     """State that LiteRT keeps from one invoke to the next becomes graph inputs and outputs that the
