@@ -17,11 +17,11 @@ from aot.errors import AotcError
 from aot.frontend.tflite.quant import (
     ADD_LEFT_SHIFT,
     ADD_LEFT_SHIFT_16,
-    _checked_log2,
     act16_params,
     activation_range,
     add_multipliers,
     channel_multipliers,
+    checked_log2,
     lut_float,
     lut_hard_swish,
     lut_leaky_relu,
@@ -129,7 +129,7 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
         if x2.dtype != x.dtype or x2.quant is None or x2.quant.per_channel:
             raise _err(op, f"quantized {op.op} needs two per-tensor quantized {x.dtype} inputs")
         if sixteen and (int(x2.quant.zero_point[0]) != 0 or getattr(o, "potScaleInt16", False) and all(
-                _checked_log2(float(t.quant.scale[0]))[0] for t in (x, x2, y))):
+                checked_log2(float(t.quant.scale[0]))[0] for t in (x, x2, y))):
             raise _err(op, "16x8 ADD of power-of-two scales (pot_scale_int16, LiteRT's LSTM path) is not supported")
         _check_broadcast(op, x.shape, x2.shape, y.shape)
         attrs.update(x1_zero=int(x.quant.zero_point[0]), x2_zero=int(x2.quant.zero_point[0]), y_zero=y_zero)

@@ -278,7 +278,7 @@ def sigmoid_table_u16() -> np.ndarray:
     return t.astype(np.uint16)
 
 
-def _checked_log2(x: float) -> tuple[bool, int]:
+def checked_log2(x: float) -> tuple[bool, int]:
     """TFLite's CheckedLog2 in float32: (x is a power of two within 1e-3 of its log, rounded log)."""
     v = np.float32(np.log(np.float32(x))) * np.float32(1.0 / np.float32(np.log(np.float32(2.0))))
     r = float(_round_half_away(float(v)))
@@ -290,7 +290,7 @@ def act16_params(fn: str, x_scale: float) -> tuple[int, int]:
     (1/(3 * 4096), so that 2^17 is 10.7): a power-of-two scale becomes a multiplier 3 << shift; any
     other is scale * 3 * 4096 doubled until above 16383.5 and truncated (LiteRT's SigmoidPrepare and
     TanhPrepare, integer bits 3)."""
-    pot, log2 = _checked_log2(x_scale)
+    pot, log2 = checked_log2(x_scale)
     left = 12 + log2
     if pot and (left == 0 or (fn == "tanh" and left == 1)):
         return 3 << left, 0
