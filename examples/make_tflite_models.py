@@ -256,8 +256,8 @@ X16_ONLY = ("gates",)  # written in 16x8 only
 MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "residual": residual, "moves": moves,
           "acts": acts, "excite": excite, "shuffle": shuffle, "resize": resize, "lstm": lstm,
           "stream": stream, "lstm3": lstm3, "branch": branch, "gates": gates}
-# int8 RESIZE_BILINEAR (TFLite's integer interpolation) and the int8 LSTM are not mapped yet (lstm_int8 is
-# written for the test of its refusal)
+# int8 RESIZE_BILINEAR (TFLite's integer interpolation) is not mapped yet; lstm is also written full-int8
+# (the converter's integer LSTM)
 FLOAT_ONLY = ("resize", "stream", "lstm3", "branch")
 
 

@@ -158,15 +158,64 @@ def test_int8_concat_of_differently_quantized_inputs_refused_by_name(tmp_path):
         load_model(path)
 
 
-def test_int8_lstm_refused_by_name(tmp_path):
-    """The converter's full-int8 LSTM (int8 weights and state, int16 cell state) is refused in one line
-    that names the op (lstm_int8: two stacked tf_keras LSTMs)."""
-    pytest.importorskip("ai_edge_litert") if os.environ.get("CI", "").lower() != "true" else None
-    run = subprocess.run([*AOTC, str(MODELS / "lstm_int8.tflite"), "-o", str(tmp_path / "out"), "--no-configure"],
-                         capture_output=True, text=True)
-    assert run.returncode == 2, run.stderr
-    assert "int8 UNIDIRECTIONAL_SEQUENCE_LSTM (the converter's integer LSTM" in run.stderr
-    assert len(run.stderr.strip().splitlines()) == 1
+def test_int8_lstm_spec_matches_litert(tmp_path):
+    """The converter's integer LSTM in Python (tflite_lstm_int8_numpy.py: LiteRT's lstm.cc parameters,
+    its 8x8_16 step, gemmlowp's int16 logistic and tanh) equals BUILTIN_REF's output of each of
+    lstm_int8's two UNIDIRECTIONAL_SEQUENCE_LSTMs on the interpreter's own input to it. The second has a
+    cell scale of 2^-16, where LiteRT's int16 tanh (integer bits 0..6 only) writes nothing and the
+    input gate is read in its place: the spec, and aotc's kernel, do the same."""
+    _require_litert()
+    import tflite_lstm_int8_numpy as spec
+    from ai_edge_litert import schema_py_generated as sch
+
+    path = MODELS / "lstm_int8.tflite"
+    m = sch.ModelT.InitFromPackedBuf(path.read_bytes(), 0)
+    np.savez(tmp_path / "in.npz", input_0=np.random.default_rng(0).integers(-128, 128, (1, 10, 6)).astype(np.int8))
+    run = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(path), str(tmp_path / "in.npz"),
+                          str(tmp_path / "out.npz"), "--all"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    tensors = np.load(tmp_path / "out.npz")
+    lstms = [k for k, o in enumerate(m.subgraphs[0].operators)
+             if m.operatorCodes[o.opcodeIndex].builtinCode == sch.BuiltinOperator.UNIDIRECTIONAL_SEQUENCE_LSTM]
+    assert len(lstms) == 2
+    for k in lstms:
+        o = m.subgraphs[0].operators[k]
+        ours, ref = spec.lstm_int8(m, k, tensors[f"tensor_{o.inputs[0]}"]), tensors[f"tensor_{o.outputs[0]}"]
+        assert np.array_equal(ours, ref), f"LSTM {k}: {(ours != ref).sum()} of {ref.size} differ"
+
+
+@pytest.mark.parametrize("sanitized", [False, pytest.param(True, marks=pytest.mark.slow)])
+def test_int8_lstm_streams_bit_exact(tmp_path, sanitized):
+    """The integer LSTM compiled (lstm_int8: two stacked tf_keras LSTMs, full int8): three calls that feed
+    each call's h and c outputs back (h from its zero point, c from 0 on the first), against one
+    interpreter's three invokes: every output element equal."""
+    _require_litert()
+    from aot.build import run_bundle
+    from aot.frontend.tflite import read_tflite
+
+    model = MODELS / "lstm_int8.tflite"
+    flags = ("-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer",
+             "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined") if sanitized else ()
+    meta, _, _ = _compile_build_run(tmp_path, model, flags)
+    tfl = read_tflite(model)
+    zero = {f"{tfl.tensors[o.outputs[0]].name}_h": int(tfl.tensors[o.inputs[18]].quant.zero_point[0])
+            for o in tfl.ops if o.op == "UNIDIRECTIONAL_SEQUENCE_LSTM"}
+    data, states = meta["inputs"][0], meta["inputs"][1:]
+    assert sorted(zero) == sorted(s["name"] for s in states if s["dtype"] == "int8")
+    rng = np.random.default_rng(5)
+    frames = [rng.integers(-128, 128, data["shape"]).astype(np.int8) for _ in range(3)]
+    np.savez(tmp_path / "runs_in.npz", input_0=np.stack(frames))
+    ref = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(model), str(tmp_path / "runs_in.npz"),
+                          str(tmp_path / "runs_out.npz"), "--runs"], capture_output=True, text=True)
+    assert ref.returncode == 0, ref.stderr[-2000:]
+    want = np.load(tmp_path / "runs_out.npz")["output_0"]
+    state = {s["name"]: np.full(s["shape"], zero.get(s["name"], 0), s["dtype"]) for s in states}
+    for r, frame in enumerate(frames):
+        ours, _ = run_bundle(tmp_path / "out", meta, [frame, *(state[s["name"]] for s in states)])
+        got = ours[meta["outputs"][0]["name"]]
+        assert np.array_equal(got, want[r]), f"call {r}: {(got != want[r]).sum()} of {got.size} differ"
+        state = {s["name"]: ours[s["name"] + "_next"] for s in states}
+    assert not np.array_equal(want[0], want[-1])
 
 
 def test_custom_op_refused_by_name(tmp_path):

@@ -165,6 +165,20 @@ def _emit_lut(ctx: NodeContext) -> None:
     ctx.call("aotc_tfl_lut_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
 
 
+def _emit_lstm8(ctx: NodeContext) -> None:
+    a = ctx.attrs
+    batch, steps, n_input = ctx.shape(ctx.inputs[0])
+    n_cell = ctx.shape(ctx.inputs[1])[0] // 4
+    c_list = lambda v: "{" + ", ".join(c_int(int(e)) for e in v) + "}"  # noqa: E731
+    p = ctx.params("aotc_tfl_lstm8_params", {
+        "batch": c_int(batch), "steps": c_int(steps), "n_input": c_int(n_input), "n_cell": c_int(n_cell),
+        "mult": c_list(a["mult"]), "shift": c_list(a["shift"]), "hidden_mult": c_int(a["hidden_mult"]),
+        "hidden_shift": c_int(a["hidden_shift"]), "hidden_zero": c_int(a["hidden_zero"]),
+        "cell_shift": c_int(a["cell_shift"]), "tanh_bits": c_int(a["tanh_bits"]), "clip": c_int(a["clip"]),
+    }, comment=f"integer UNIDIRECTIONAL_SEQUENCE_LSTM, {steps} steps of {n_input} -> {n_cell}, LiteRT's 8x8_16")
+    ctx.call("aotc_tfl_lstm_s8", p, *(ctx.ptr(i) for i in ctx.inputs[:7]), *(ctx.ptr(o) for o in ctx.outputs[:3]))
+
+
 def _emit_quantize(ctx: NodeContext) -> None:
     a, op = ctx.attrs, ctx.node.op
     count = c_int(ctx.tensor(ctx.outputs[0]).size)
@@ -191,6 +205,7 @@ OPS: dict[str, HostOp] = {
     "TflSoftmax": HostOp(_emit_softmax, family="tflite_int8", dtypes=("int8", "int16")),
     "TflMean": HostOp(_emit_mean, family="tflite_int8", dtypes=("int8", "int16")),
     "TflAct16": HostOp(_emit_act16, family="tflite_int8", dtypes=("int16",)),
+    "TflLstm8": HostOp(_emit_lstm8, family="tflite_int8", dtypes=("int8",)),
     "TflTransposeConv": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8",)),
     "TflAdd": HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16")),
     **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8",))

@@ -151,4 +151,21 @@ void aotc_tfl_add_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const 
 /* 16x8 MEAN over H and W: as int8's (int32 sum, double rounding) */
 void aotc_tfl_mean_s16(const aotc_tfl_mean_params *p, const int16_t *x, int16_t *y);
 
+/* The converter's integer UNIDIRECTIONAL_SEQUENCE_LSTM, LiteRT's "8x8_16" (no CIFG, peepholes, layer norm
+ * or projection): each step, per gate, bias + W x and b' + R h requantised to Q3.12 (double rounding) and
+ * added saturating; gemmlowp's int16 logistic (input, forget, output gates) and tanh (cell gate); the
+ * cell (f c >> 15) + (i g >> cell_shift), each cast to int16, added saturating and clipped; h the
+ * requantised product of the output gate and tanh of the cell. LiteRT's tanh takes 0..6 integer bits:
+ * with tanh_bits < 0 (a cell scale below 2^-15) it writes nothing and the input gate is read in its
+ * place, which is copied here too. x: batch x steps x n_input; w*: the four gates' rows, i f c o. */
+typedef struct {
+    int32_t batch, steps, n_input, n_cell;
+    int32_t mult[8], shift[8];          /* input products of gates i f c o, then recurrent ones */
+    int32_t hidden_mult, hidden_shift, hidden_zero, cell_shift, tanh_bits, clip;
+} aotc_tfl_lstm8_params;
+
+void aotc_tfl_lstm_s8(const aotc_tfl_lstm8_params *p, const int8_t *x, const int8_t *wx, const int8_t *wh,
+                      const int32_t *bx, const int32_t *bh, const int8_t *h0, const int16_t *c0, int8_t *y,
+                      int8_t *h_next, int16_t *c_next);
+
 #endif /* AOTC_TFLITE_INT8_H */

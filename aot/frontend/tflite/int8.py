@@ -68,8 +68,10 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
         raise _err(op, "int8 CONCATENATION of inputs quantized unlike its output is not supported: TFLite's and "
                    "TFLM's int8 kernels refuse it too (the converter writes a QUANTIZE before such an input)")
     if op.op == "UNIDIRECTIONAL_SEQUENCE_LSTM":
-        raise _err(op, f"{x.dtype} UNIDIRECTIONAL_SEQUENCE_LSTM (the converter's integer LSTM: int8 weights and "
-                   "state, int16 cell state and gates) is not supported yet; its float LSTM compiles")
+        from aot.frontend.tflite.recurrent import lower_lstm_int8
+
+        lower_lstm_int8(b, op)
+        return
     if internal is None:
         raise _err(op, f"quantized {op.op} is not supported yet (aotc's TFLite int8 kernels: "
                    f"{', '.join(INT8_OPS)})")

@@ -53,6 +53,7 @@ class TflOp:
     inputs: list[int]  # tensor indices, -1 for an omitted optional input
     outputs: list[int]
     options: Any  # the op's *OptionsT object (None if it has none)
+    intermediates: list[int] = field(default_factory=list)  # tensor indices (the integer LSTM's scales)
 
     @property
     def name(self) -> str:
@@ -115,7 +116,8 @@ def _subgraph(model: Any, sg: Any, k: int, codes: list[str], buf: bytes, path: P
     for j, op in enumerate(sg.operators or []):
         name = codes[op.opcodeIndex]
         ops.append(TflOp(j, name, [int(i) for i in (op.inputs if op.inputs is not None else [])],
-                         [int(i) for i in (op.outputs if op.outputs is not None else [])], op.builtinOptions))
+                         [int(i) for i in (op.outputs if op.outputs is not None else [])], op.builtinOptions,
+                         [int(i) for i in (op.intermediates if op.intermediates is not None else [])]))
     custom = next((o for o in ops if o.op.startswith("CUSTOM:")), None)
     if custom is not None:  # before the tensors, whose types (e.g. TFLM signal's uint32) may be the custom op's
         library = " (TFLM signal library)" if custom.op[7:].startswith("Signal") else ""

@@ -154,3 +154,83 @@ def _apply(b: OnnxBuilder, act: str | None, x: str, hint: str, const) -> str:
     if act == "relu6":
         return b.node("Clip", [x, const(np.float32(0.0), "zero"), const(np.float32(6.0), "six")], hint=hint)
     return b.node(act, [x], hint=hint)
+
+
+def lower_lstm_int8(b: OnnxBuilder, op: TflOp) -> None:
+    """The converter's integer UNIDIRECTIONAL_SEQUENCE_LSTM (int8 input, weights and hidden state; int16
+    gates, in Q3.12, and cell state, at a power-of-two scale) as one node whose kernel runs every step
+    in LiteRT's arithmetic (runtime_c/kernels/tflite_int8.c). Each gate's two products are requantised
+    to Q3.12 by multipliers computed here as LiteRT's lstm.cc does (float scales), with the input's and
+    the state's zero points folded into the biases. The h and c that LiteRT keeps between invokes
+    become graph inputs `<lstm>_h` (int8; its zero point on the first call) and `<lstm>_c` (int16; 0),
+    and outputs `<lstm>_h_next` / `<lstm>_c_next`, as for the float LSTM."""
+    from aot.frontend.tflite.int8 import DOMAIN
+    from aot.frontend.tflite.ops import NHWC, _err
+    from aot.frontend.tflite.quant import checked_log2, quantize_multiplier
+
+    def has(k: int) -> bool:
+        return len(op.inputs) > k and op.inputs[k] >= 0
+
+    o = op.options
+    x = b.tensor(op.inputs[_X])
+    refuse = [what for what, present in (
+        ("CIFG (no input gate)", not has(_W[0])), ("peepholes", any(has(k) for k in _PEEP)),
+        ("layer normalisation", any(has(k) for k in _LAYER_NORM)), ("a projection", has(_PROJ_W)),
+        ("time-major input", bool(o.timeMajor)), ("an activation other than tanh", int(o.fusedActivationFunction) != 4),
+        ("diagonal recurrent weights", bool(getattr(o, "diagonalRecurrentTensors", False))),
+        ("no hidden-scale intermediate", len(op.intermediates) < 5)) if present]
+    if x.dtype != "int8" or refuse:
+        raise _err(op, f"{x.dtype} UNIDIRECTIONAL_SEQUENCE_LSTM with {', '.join(refuse) or 'these types'} is not "
+                   "supported (aotc's integer LSTM: int8, no CIFG, peepholes, layer norm or projection)")
+    h_t, c_t, hidden_t = b.tensor(op.inputs[_H]), b.tensor(op.inputs[_C]), b.tensor(op.intermediates[4])
+    if c_t.dtype != "int16" or h_t.dtype != "int8" or hidden_t.quant is None:
+        raise _err(op, "integer UNIDIRECTIONAL_SEQUENCE_LSTM needs an int8 hidden and an int16 cell state")
+    pot, c_log2 = checked_log2(float(c_t.quant.scale[0]))
+    if not pot:
+        raise _err(op, "integer UNIDIRECTIONAL_SEQUENCE_LSTM needs a power-of-two cell state scale")
+    f32 = np.float32
+    x_scale, x_zp = f32(x.quant.scale[0]), int(x.quant.zero_point[0])
+    h_scale, h_zp = f32(h_t.quant.scale[0]), int(h_t.quant.zero_point[0])
+    gate_scale = f32(2.0 ** -12)  # Q3.12 for the activations (no layer norm)
+    mult, shift, wx, wh, bx, bh = [], [], [], [], [], []
+    for g in range(4):  # input, forget, cell, output
+        w, r = b.tensor(op.inputs[_W[g]]), b.tensor(op.inputs[_R[g]])
+        if w.data is None or r.data is None or w.dtype != "int8" or r.dtype != "int8":
+            raise _err(op, "integer UNIDIRECTIONAL_SEQUENCE_LSTM needs constant int8 weights")
+        wd, rd = w.data.astype(np.int64), r.data.astype(np.int64)
+        bias = b.tensor(op.inputs[_B[g]]).data.astype(np.int64) if has(_B[g]) else np.zeros(len(wd), np.int64)
+        wx.append(wd)
+        wh.append(rd)
+        bx.append(bias - x_zp * wd.sum(1))
+        bh.append(-h_zp * rd.sum(1))
+        for weight, scale in ((w, x_scale), (r, h_scale)):
+            m, s = quantize_multiplier(float(f32(f32(weight.quant.scale[0]) * scale) / gate_scale))
+            mult.append(m)
+            shift.append(s)
+    order = [0, 2, 4, 6, 1, 3, 5, 7]  # the four input products, then the four recurrent ones
+    mult, shift = [mult[k] for k in order], [shift[k] for k in order]
+    hid_m, hid_s = quantize_multiplier(float(f32(2.0 ** -15 / float(f32(hidden_t.quant.scale[0])) * 2.0 ** -15)))
+    clip = int(min(max(f32(o.cellClip) / f32(c_t.quant.scale[0]), -32768.0), 32767.0)) if o.cellClip > 0 else 0
+    batch, steps, _ = x.shape
+    n_cell = wx[0].shape[0]
+    name = b.names[op.outputs[0]]
+    h0, c0 = f"{name}_h", f"{name}_c"
+    for state, t in ((h0, helper.TensorProto.INT8), (c0, helper.TensorProto.INT16)):
+        b.used.add(state)
+        b.extra_inputs.append(helper.make_tensor_value_info(state, t, [batch, n_cell]))
+    h_last, c_last = f"{h0}_next", f"{c0}_next"
+    b.used.update((h_last, c_last))
+    inputs = [b.value(op.inputs[_X], NHWC), b.const(np.concatenate(wx).astype(np.int8), f"{name}_wx"),
+              b.const(np.concatenate(wh).astype(np.int8), f"{name}_wh"),
+              b.const(np.concatenate(bx).astype(np.int32), f"{name}_bx"),
+              b.const(np.concatenate(bh).astype(np.int32), f"{name}_bh"), h0, c0]
+    out = b.names[op.outputs[0]]
+    b.nodes.append(helper.make_node(
+        "TflLstm8", inputs, [out, h_last, c_last], name=b.fresh(op.name), domain=DOMAIN, mult=mult, shift=shift,
+        hidden_mult=hid_m, hidden_shift=hid_s, hidden_zero=int(hidden_t.quant.zero_point[0]), cell_shift=30 + c_log2,
+        tanh_bits=15 + c_log2, clip=clip))
+    i8, i16 = helper.TensorProto.INT8, helper.TensorProto.INT16
+    b.value_infos.append(helper.make_tensor_value_info(out, i8, [batch, steps, n_cell]))
+    b.values[op.outputs[0]] = {NHWC: out}
+    b.extra_outputs.append(helper.make_tensor_value_info(h_last, i8, [batch, n_cell]))
+    b.extra_outputs.append(helper.make_tensor_value_info(c_last, i16, [batch, n_cell]))
