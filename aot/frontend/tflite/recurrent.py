@@ -186,8 +186,9 @@ def lower_lstm_int8(b: OnnxBuilder, op: TflOp) -> None:
     if c_t.dtype != "int16" or h_t.dtype != "int8" or hidden_t.quant is None:
         raise _err(op, "integer UNIDIRECTIONAL_SEQUENCE_LSTM needs an int8 hidden and an int16 cell state")
     pot, c_log2 = checked_log2(float(c_t.quant.scale[0]))
-    if not pot:
-        raise _err(op, "integer UNIDIRECTIONAL_SEQUENCE_LSTM needs a power-of-two cell state scale")
+    if not pot or c_log2 > -11:  # tanh(c) in Q(15 + c_log2): gemmlowp's exp, as written here, takes <= 5 bits
+        raise _err(op, "integer UNIDIRECTIONAL_SEQUENCE_LSTM needs a power-of-two cell state scale of at most "
+                   f"2^-11, not {float(c_t.quant.scale[0]):g}")
     f32 = np.float32
     x_scale, x_zp = f32(x.quant.scale[0]), int(x.quant.zero_point[0])
     h_scale, h_zp = f32(h_t.quant.scale[0]), int(h_t.quant.zero_point[0])
