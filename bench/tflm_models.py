@@ -78,10 +78,17 @@ def one(model: Path, work: Path, runs: int) -> tuple[str, str]:
         return "no reference", (ref.stderr.strip().splitlines() or ["?"])[-1][:200]
     refs = np.load(work / "ref.npz")
     verdicts = []
+    # state the interpreter keeps between invokes (an LSTM's h and c, resource variables) is carried by the
+    # caller: inputs and outputs beyond the file's, from zero (the zero point when quantised)
+    n_ref, n_out = len([k for k in refs.files if k.startswith("output_")]), len(meta["outputs"])
+    states = [s for s in meta["inputs"] if s["name"] + "_next" in {o["name"] for o in meta["outputs"]}]
+    state = {s["name"]: np.full(s["shape"], s.get("zero_point", 0), s["dtype"]) for s in states}
     for run in range(runs):
-        ours, _ = run_bundle(out, meta, [f[run] for f in feeds])
-        for k, spec in enumerate(meta["outputs"]):
+        ours, _ = run_bundle(out, meta, [state[s["name"]] if s["name"] in state else f[run]
+                                         for s, f in zip(meta["inputs"], feeds, strict=True)])
+        for k, spec in enumerate(meta["outputs"][:min(n_ref, n_out)]):
             verdicts.append(compare(ours[spec["name"]], refs[f"output_{k}"][run]))
+        state = {s["name"]: ours[s["name"] + "_next"] for s in states}
     ok = all(v for v, _ in verdicts)
     worst = next((d for v, d in verdicts if not v), verdicts[0][1] if verdicts else "no outputs")
     return ("exact" if ok else "differs"), worst

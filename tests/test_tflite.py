@@ -202,6 +202,7 @@ def test_int8_lstm_streams_bit_exact(tmp_path, sanitized):
             for o in tfl.ops if o.op == "UNIDIRECTIONAL_SEQUENCE_LSTM"}
     data, states = meta["inputs"][0], meta["inputs"][1:]
     assert sorted(zero) == sorted(s["name"] for s in states if s["dtype"] == "int8")
+    assert all(s["zero_point"] == zero.get(s["name"], 0) for s in states)  # the header tells the firmware
     rng = np.random.default_rng(5)
     frames = [rng.integers(-128, 128, data["shape"]).astype(np.int8) for _ in range(3)]
     np.savez(tmp_path / "runs_in.npz", input_0=np.stack(frames))

@@ -56,6 +56,7 @@ class OnnxBuilder:
         self.names = [self._unique(t.name) for t in model.tensors]
         self.extra_inputs: list[onnx.ValueInfoProto] = []  # state carried by the caller (recurrent.py)
         self.extra_outputs: list[onnx.ValueInfoProto] = []
+        self.extra_quant: dict[str, dict] = {}  # the quantised state's {scale, zero_point}, for the header
         self.subgraphs: list[TflModel] = model.extra.get("subgraphs", [model])
         self.handles: dict[int, str] = {}  # resource tensor -> the variable's shared name
         self.variables: dict[str, dict[str, Any]] = {}  # shared name -> its current value, input, type
@@ -69,6 +70,7 @@ class OnnxBuilder:
             self.used
         c.names = [c._unique(t.name) for t in model.tensors]
         c.extra_inputs, c.extra_outputs, c.subgraphs = self.extra_inputs, self.extra_outputs, self.subgraphs
+        c.extra_quant = self.extra_quant
         c.handles, c.variables, c.nested = {}, self.variables, True
         return c
 
@@ -183,6 +185,7 @@ def to_onnx(model: TflModel) -> onnx.ModelProto:
                  for i in [*model.inputs, *model.outputs]
                  if model.tensors[i].quant is not None and not model.tensors[i].quant.per_channel
                  and model.tensors[i].dtype != "float32"}
+    quantized.update(b.extra_quant)
     if quantized:  # for the header: the caller quantises its inputs and reads its outputs with them
         onnx_model.metadata_props.add(key=QUANT_KEY, value=json.dumps(quantized))
     return onnx_model

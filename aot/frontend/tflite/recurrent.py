@@ -162,8 +162,8 @@ def lower_lstm_int8(b: OnnxBuilder, op: TflOp) -> None:
     in LiteRT's arithmetic (runtime_c/kernels/tflite_int8.c). Each gate's two products are requantised
     to Q3.12 by multipliers computed here as LiteRT's lstm.cc does (float scales), with the input's and
     the state's zero points folded into the biases. The h and c that LiteRT keeps between invokes
-    become graph inputs `<lstm>_h` (int8; its zero point on the first call) and `<lstm>_c` (int16; 0),
-    and outputs `<lstm>_h_next` / `<lstm>_c_next`, as for the float LSTM."""
+    become graph inputs `<lstm>_h` (int8; its zero point on the first call, which the header gives) and
+    `<lstm>_c` (int16; 0), and outputs `<lstm>_h_next` / `<lstm>_c_next`, as for the float LSTM."""
     from aot.frontend.tflite.int8 import DOMAIN
     from aot.frontend.tflite.ops import NHWC, _err
     from aot.frontend.tflite.quant import checked_log2, quantize_multiplier
@@ -221,6 +221,8 @@ def lower_lstm_int8(b: OnnxBuilder, op: TflOp) -> None:
         b.extra_inputs.append(helper.make_tensor_value_info(state, t, [batch, n_cell]))
     h_last, c_last = f"{h0}_next", f"{c0}_next"
     b.used.update((h_last, c_last))
+    for state, t in ((h0, h_t), (h_last, h_t), (c0, c_t), (c_last, c_t)):  # the header's SCALE and ZERO_POINT
+        b.extra_quant[state] = {"scale": float(t.quant.scale[0]), "zero_point": int(t.quant.zero_point[0])}
     inputs = [b.value(op.inputs[_X], NHWC), b.const(np.concatenate(wx).astype(np.int8), f"{name}_wx"),
               b.const(np.concatenate(wh).astype(np.int8), f"{name}_wh"),
               b.const(np.concatenate(bx).astype(np.int32), f"{name}_bx"),
