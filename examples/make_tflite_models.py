@@ -233,10 +233,10 @@ def branch() -> keras.Model:
 
 
 def gates() -> keras.Model:
-    """16x8's table-interpolating ops (made in 16x8 only): LOGISTIC and TANH of a second input z of 65,536
-    values calibrated on [-12, 12] (past both tables' saturation) and of a 1x1 conv that spreads x over
-    [-6, 6]; ADD of inputs at unlike scales; MEAN; SOFTMAX over 8 channels of each of 256 pixels and
-    over a Dense head."""
+    """16x8's own int16 algorithms (made in 16x8 only): LOGISTIC, TANH and LEAKY_RELU of a second input z
+    of 65,536 values calibrated on [-12, 12] (past both tables' saturation), LOGISTIC and TANH of a 1x1
+    conv that spreads x over [-6, 6]; ADD of inputs at unlike scales; MEAN; SOFTMAX over 8 channels of each
+    of 256 pixels and over a Dense head."""
     def spread(shape, dtype=None):
         return tf.eye(8, batch_shape=[1, 1], dtype=dtype) * 6.0
 
@@ -246,7 +246,7 @@ def gates() -> keras.Model:
     c = L.Add()([L.Activation("sigmoid")(y), L.Activation("tanh")(y)])
     m = L.GlobalAveragePooling2D()(L.Add()([c, x]))
     return keras.Model([x, z], [c, L.Softmax()(y), L.Softmax()(L.Dense(5)(m)), L.Activation("sigmoid")(z),
-                                L.Activation("tanh")(z)])
+                                L.Activation("tanh")(z), L.LeakyReLU(negative_slope=0.2)(z)])
 
 
 FLOAT_IO = ("keyword",)  # also written int8 inside with float inputs and outputs

@@ -26,7 +26,8 @@ TFLITE_DOMAIN, TFLITE_OPS = "aotc.tflite", ("TflFullyConnected", "TflConv2D", "T
                                             "TflAveragePool2D", "TflMaxPool2D", "TflSoftmax", "TflMean", "TflAdd",
                                             "TflSub", "TflMul", "TflQuantize", "TflDequantize", "TflRequantize",
                                             "TflTransposeConv", "TflMaximum", "TflMinimum", "TflLut",
-                                            "TflAct16", "TflLstm8")
+                                            "TflAct16", "TflLstm8",
+                                            "TflLeakyRelu16")
 
 
 def is_supported(node: onnx.NodeProto) -> bool:

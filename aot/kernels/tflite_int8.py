@@ -165,6 +165,15 @@ def _emit_lut(ctx: NodeContext) -> None:
     ctx.call("aotc_tfl_lut_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
 
 
+def _emit_leaky_relu16(ctx: NodeContext) -> None:
+    m_id, s_id, m_a, s_a = ctx.attrs["m"]
+    p = ctx.params("aotc_tfl_binary_params", {
+        "count": c_int(ctx.tensor(ctx.outputs[0]).size), "m1": c_int(m_id), "s1": c_int(s_id), "m2": c_int(m_a),
+        "s2": c_int(s_a), "y_min": c_int(-32768), "y_max": c_int(32767),
+    }, comment=f"16x8 LEAKY_RELU of {list(ctx.shape(ctx.outputs[0]))}, TFLite requantisation")
+    ctx.call("aotc_tfl_leaky_relu_s16", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
+
+
 def _emit_lstm8(ctx: NodeContext) -> None:
     a = ctx.attrs
     batch, steps, n_input = ctx.shape(ctx.inputs[0])
@@ -206,6 +215,7 @@ OPS: dict[str, HostOp] = {
     "TflMean": HostOp(_emit_mean, family="tflite_int8", dtypes=("int8", "int16")),
     "TflAct16": HostOp(_emit_act16, family="tflite_int8", dtypes=("int16",)),
     "TflLstm8": HostOp(_emit_lstm8, family="tflite_int8", dtypes=("int8",)),
+    "TflLeakyRelu16": HostOp(_emit_leaky_relu16, family="tflite_int8", dtypes=("int16",)),
     "TflTransposeConv": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8",)),
     "TflAdd": HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16")),
     **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8",))

@@ -168,4 +168,8 @@ void aotc_tfl_lstm_s8(const aotc_tfl_lstm8_params *p, const int8_t *x, const int
                       const int32_t *bx, const int32_t *bh, const int8_t *h0, const int16_t *c0, int8_t *y,
                       int8_t *h_next, int16_t *c_next);
 
+/* 16x8 LEAKY_RELU (zero points 0): x requantised by m1/s1 (x >= 0) or by |m2|/s2 and negated when m2 < 0
+ * (alpha's), double rounding, as int8's table computes; p->count elements, y_min..y_max the int16 range */
+void aotc_tfl_leaky_relu_s16(const aotc_tfl_binary_params *p, const int16_t *x, int16_t *y);
+
 #endif /* AOTC_TFLITE_INT8_H */

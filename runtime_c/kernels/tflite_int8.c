@@ -628,3 +628,11 @@ void aotc_tfl_lstm_s8(const aotc_tfl_lstm8_params *p, const int8_t *x, const int
     for (int32_t b = 0; b < p->batch; ++b)
         for (int32_t k = 0; k < n; ++k) h_next[(int64_t)b * n + k] = y[((int64_t)b * p->steps + p->steps - 1) * n + k];
 }
+
+void aotc_tfl_leaky_relu_s16(const aotc_tfl_binary_params *p, const int16_t *x, int16_t *y) {
+    int32_t m2 = p->m2 < 0 ? -p->m2 : p->m2, sign = p->m2 < 0 ? -1 : 1;
+    for (int64_t k = 0; k < p->count; ++k) {
+        int32_t v = x[k] >= 0 ? requant_double(x[k], p->m1, p->s1) : sign * requant_double(x[k], m2, p->s2);
+        y[k] = clamp16(v, p->y_min, p->y_max);
+    }
+}

@@ -22,6 +22,7 @@ from aot.frontend.tflite.quant import (
     add_multipliers,
     channel_multipliers,
     checked_log2,
+    leaky_relu_multipliers,
     lut_float,
     lut_hard_swish,
     lut_leaky_relu,
@@ -46,7 +47,7 @@ INT8_OPS = {"FULLY_CONNECTED": "TflFullyConnected", "CONV_2D": "TflConv2D", "DEP
             **{op: "TflLut" for op in ("LOGISTIC", "TANH", "LEAKY_RELU", "HARD_SWISH", "RELU", "RELU6", "RELU_N1_TO_1",
                                        "RELU_0_TO_1")}}
 _16X8_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "MEAN",
-             "SOFTMAX", "LOGISTIC", "TANH")
+             "SOFTMAX", "LOGISTIC", "TANH", "LEAKY_RELU")
 _RELU_RANGE = {"RELU": (0.0, None), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0), "RELU_0_TO_1": (0.0, 1.0)}
 _SAME = 0
 
@@ -98,6 +99,9 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
         internal = "TflAct16"
         attrs = {"what": op.op, "mult": mult, "shift": shift,
                  "table": [int(v) for v in sigmoid_table_u16()], "y_shape": list(y.shape)}
+    elif sixteen and op.op == "LEAKY_RELU":  # int8's arithmetic per element (no 65,536-entry table)
+        internal = "TflLeakyRelu16"
+        attrs = {"m": list(leaky_relu_multipliers(float(o.alpha), x_scale, y_scale)), "y_shape": list(y.shape)}
     elif internal == "TflLut":
         if op.op in ("LOGISTIC", "TANH"):  # LiteRT's reference kernels are this table (computed in float)
             table = lut_float(op.op.lower(), x_scale, x_zero, y_scale, y_zero)

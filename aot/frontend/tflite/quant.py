@@ -192,11 +192,18 @@ def _mbqm(x: np.ndarray, mult: int, shift: int) -> np.ndarray:
     return multiply_by_quantized_multiplier(x, mult, shift, single_rounding=False)
 
 
-def lut_leaky_relu(alpha: float, x_scale: float, x_zero: int, y_scale: float, y_zero: int) -> np.ndarray:
-    """QuantizeLeakyRelu: x - x_zero requantised by x_scale/y_scale (x >= 0) or alpha x_scale/y_scale,
-    both multipliers computed in float as LeakyReluPrepare does."""
+def leaky_relu_multipliers(alpha: float, x_scale: float, y_scale: float) -> tuple[int, int, int, int]:
+    """(m_identity, shift_identity, m_alpha, shift_alpha) of QuantizeLeakyRelu: x_scale/y_scale and
+    alpha x_scale/y_scale, computed in float as LeakyReluPrepare does."""
     m_id, s_id = quantize_multiplier(float(_f32(x_scale) / _f32(y_scale)))
     m_a, s_a = quantize_multiplier(float(_f32(_f32(x_scale) * _f32(alpha)) / _f32(y_scale)))
+    return m_id, s_id, m_a, s_a
+
+
+def lut_leaky_relu(alpha: float, x_scale: float, x_zero: int, y_scale: float, y_zero: int) -> np.ndarray:
+    """QuantizeLeakyRelu: x - x_zero requantised by x_scale/y_scale (x >= 0) or alpha x_scale/y_scale
+    (leaky_relu_multipliers); the alpha product of a negative multiplier is its magnitude's, negated."""
+    m_id, s_id, m_a, s_a = leaky_relu_multipliers(alpha, x_scale, y_scale)
     x = INT8_VALUES - x_zero
     neg = _mbqm(x, abs(m_a), s_a) * (-1 if m_a < 0 else 1)
     out = y_zero + np.where(x >= 0, _mbqm(x, m_id, s_id), neg)
