@@ -5,8 +5,10 @@
 #include <math.h>   /* fmaf */
 #include <string.h> /* memcpy */
 
-/* With AVX-512 VNNI (a -march that has it), the convolution's byte dot products are vpdpbusd. */
-#if defined(__AVX512VNNI__) && defined(__AVX512F__) && !defined(AOTC_NO_INTRINSICS)
+/* With AVX-512 VNNI (a -march that has it), the convolutions of quant_x86.h: byte dot products by
+ * vpdpbusd, requantisation 16 lanes at a time. */
+#if defined(__AVX512VNNI__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
+    !defined(AOTC_NO_INTRINSICS)
 #include <immintrin.h>
 #define AOTC_QUANT_VNNI 1
 #else

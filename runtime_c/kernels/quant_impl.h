@@ -68,6 +68,9 @@ static void AOTC_Q(qconv_patch_row)(const aotc_qconv_params *p, const QT *AOTC_R
     }
 }
 
+#if AOTC_QUANT_VNNI
+#include "quant_x86.h"
+#else
 /* The patch matrix of output positions [p0, p0 + np) of one group in quads, `width` (np rounded up
  * to whole lanes) positions a row: patch row r of position t at [r / 4][t][r % 4], so one
  * position's four consecutive rows are one 32-bit word (the operand of a 4-way byte dot product);
@@ -101,34 +104,13 @@ static void AOTC_Q(qconv_patch_quads)(const aotc_qconv_params *p, const QT *AOTC
 
 /* Output channels [oc, oc + nb) (nb <= 4) at AOTC_QCONV_LANES positions from column t0 of the patch
  * quads (np positions a quad row): acc[j][l] = sum_r w_j[r] * patch[r][t0 + l] over 4 * kq rows
- * (weight rows padded with zeros to 4 * kq). With AVX-512 VNNI each quad row is one 4-way
- * unsigned x signed byte dot product per 16 positions (vpdpbusd); elsewhere plain loops. */
+ * (weight rows padded with zeros to 4 * kq), in plain loops (quant_x86.h has the VNNI path). */
 static void AOTC_Q(qconv_quad_lanes)(const uint8_t *AOTC_RESTRICT quads, int32_t np, int32_t t0, int32_t kq,
                                      const int8_t *AOTC_RESTRICT w, int32_t nb,
                                      int32_t acc[AOTC_QCONV_BLOCK][AOTC_QCONV_LANES]) {
     const int32_t kp = kq * 4;
     const int8_t *w0 = w, *w1 = w + (nb > 1 ? kp : 0), *w2 = w + (nb > 2 ? 2 * kp : 0), *w3 = w + (nb > 3 ? 3 * kp : 0);
     int32_t q, l;
-#if AOTC_QUANT_VNNI
-    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
-    for (q = 0; q < kq; ++q) {
-        const __m512i xv = _mm512_loadu_si512((const void *)(quads + ((int64_t)q * np + t0) * 4));
-        int32_t b0, b1, b2, b3;
-        memcpy(&b0, w0 + 4 * q, 4);
-        memcpy(&b1, w1 + 4 * q, 4);
-        memcpy(&b2, w2 + 4 * q, 4);
-        memcpy(&b3, w3 + 4 * q, 4);
-        a0 = _mm512_dpbusd_epi32(a0, xv, _mm512_set1_epi32(b0));
-        a1 = _mm512_dpbusd_epi32(a1, xv, _mm512_set1_epi32(b1));
-        a2 = _mm512_dpbusd_epi32(a2, xv, _mm512_set1_epi32(b2));
-        a3 = _mm512_dpbusd_epi32(a3, xv, _mm512_set1_epi32(b3));
-    }
-    _mm512_storeu_si512((void *)acc[0], a0);
-    _mm512_storeu_si512((void *)acc[1], a1);
-    _mm512_storeu_si512((void *)acc[2], a2);
-    _mm512_storeu_si512((void *)acc[3], a3);
-    (void)l;
-#else
     int32_t a0[AOTC_QCONV_LANES] = {0}, a1[AOTC_QCONV_LANES] = {0}, a2[AOTC_QCONV_LANES] = {0},
             a3[AOTC_QCONV_LANES] = {0};
     int32_t j;
@@ -148,8 +130,8 @@ static void AOTC_Q(qconv_quad_lanes)(const uint8_t *AOTC_RESTRICT quads, int32_t
     for (l = 0; l < AOTC_QCONV_LANES; ++l) {
         acc[0][l] = a0[l], acc[1][l] = a1[l], acc[2][l] = a2[l], acc[3][l] = a3[l];
     }
-#endif
 }
+#endif /* AOTC_QUANT_VNNI */
 
 #if AOTC_QUANT_DSP
 /* The DSP extension's paths (quant_dsp.h): sums of 16-bit pairs by SMLAD, bit-exact with the plain
@@ -387,8 +369,12 @@ static int AOTC_Q(qconv_patches_dsp)(const aotc_qconv_params *p, int32_t tile, c
 }
 #endif
 
-void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
-                           const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch) {
+#if !AOTC_QUANT_VNNI
+/* QLinearConv on patches in plain loops (or the DSP extension's): the patch quads, 4 output channels
+ * x AOTC_QCONV_LANES positions at a time (qconv_quad_lanes), requantised one by one. */
+static void AOTC_Q(qconv_patches_plain)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
+                                        const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y,
+                                        uint8_t *AOTC_RESTRICT scratch) {
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k = cg * p->k_h * p->k_w;
     const int32_t kq = (k + 3) / 4, kp = kq * 4;
     const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
@@ -437,6 +423,16 @@ void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *A
             }
         }
     }
+}
+#endif /* !AOTC_QUANT_VNNI */
+
+void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
+                           const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch) {
+#if AOTC_QUANT_VNNI
+    AOTC_Q(qconv_patches_vnni)(p, tile, x, w, y, scratch);
+#else
+    AOTC_Q(qconv_patches_plain)(p, tile, x, w, y, scratch);
+#endif
 }
 
 #if AOTC_QUANT_DSP
@@ -668,6 +664,9 @@ void AOTC_Q(qconv_depthwise)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT
     (void)taps;
 #if AOTC_QUANT_DSP
     if (AOTC_Q(qconv_depthwise_dsp)(p, x, w, y, scratch)) return;
+#endif
+#if AOTC_QUANT_VNNI
+    if (AOTC_Q(qconv_depthwise_x86)(p, x, w, y, scratch)) return;
 #endif
     for (n = 0; n < p->batch; ++n) {
         for (c = 0; c < p->out_c; ++c) {

@@ -1,0 +1,273 @@
+/* The quantized convolutions with AVX-512 VNNI (x86 hosts whose -march has it: AOTC_QUANT_VNNI in
+ * quant.c), over one element type QT as quant_impl.h (which includes this file once per type, after
+ * qconv_patch_row). Bit-exact with the plain paths: the same integer sums, and the requantisation
+ * of aotc_requant done 16 lanes at a time (cvtdq2ps rounds as (float), max / min clamp as the two
+ * tests, cvtps2dq rounds half to even as aotc_round_even in the default rounding mode). No include
+ * guard. */
+
+/* round_half_even(clamp((float)acc * scale, lo, hi)) + zero_point as 16 bytes of QT (each lane's
+ * integer is inside QT's range, so its low byte is the value). */
+static inline __m128i AOTC_Q(x86_requant16)(__m512i acc, __m512 scale, __m512 lo, __m512 hi, __m512i zero_point) {
+    __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), scale);
+    f = _mm512_max_ps(f, lo);
+    f = _mm512_min_ps(f, hi);
+    return _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), zero_point));
+}
+
+/* Lanes [0, n) of 16 as a byte mask. */
+static inline __mmask16 AOTC_Q(x86_lanes)(int32_t n) {
+    return n >= 16 ? (__mmask16)0xFFFFu : (__mmask16)((1u << (n > 0 ? n : 0)) - 1u);
+}
+
+/* Four 16-byte rows (as unsigned bytes: x + AOTC_QOFFSET) interleaved into 16 words of four bytes,
+ * one a position (row j at byte j), stored at dst (64 bytes). */
+static inline void AOTC_Q(x86_interleave4)(__m128i r0, __m128i r1, __m128i r2, __m128i r3, uint8_t *dst) {
+    const __m128i a = _mm_unpacklo_epi8(r0, r1), b = _mm_unpackhi_epi8(r0, r1);
+    const __m128i c = _mm_unpacklo_epi8(r2, r3), d = _mm_unpackhi_epi8(r2, r3);
+    _mm_storeu_si128((__m128i *)(void *)dst, _mm_unpacklo_epi16(a, c));
+    _mm_storeu_si128((__m128i *)(void *)(dst + 16), _mm_unpackhi_epi16(a, c));
+    _mm_storeu_si128((__m128i *)(void *)(dst + 32), _mm_unpacklo_epi16(b, d));
+    _mm_storeu_si128((__m128i *)(void *)(dst + 48), _mm_unpackhi_epi16(b, d));
+}
+
+/* qconv_patch_row with its runs inside the image copied 16 positions at a time (at stride 1 a
+ * masked load of the run, at stride 2 every second byte of twice that: vpmovwb), the padding by
+ * memset. */
+static void AOTC_Q(x86_patch_row)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT xg, int32_t r, int32_t p0,
+                                  int32_t np, uint8_t *AOTC_RESTRICT out) {
+    const uint8_t zero = (uint8_t)(p->x_zero + AOTC_QOFFSET);
+    const __m128i flip = _mm_set1_epi8((char)AOTC_QOFFSET);
+    const int32_t ow_n = p->out_w, sw = p->stride_w;
+    const int32_t kw = r % p->k_w, kh = (r / p->k_w) % p->k_h, ic = r / (p->k_w * p->k_h);
+    const QT *plane = xg + (int64_t)ic * p->in_h * p->in_w;
+    const int32_t start = kw * p->dil_w - p->pad_left; /* input column under output column 0 */
+    const int32_t o0 = start < 0 ? (-start + sw - 1) / sw : 0;
+    const int32_t o1_raw = start < p->in_w ? (p->in_w - start + sw - 1) / sw : 0;
+    const int32_t o1 = o1_raw < ow_n ? o1_raw : ow_n;
+    int32_t t, o;
+    if (sw > 2) {
+        AOTC_Q(qconv_patch_row)(p, xg, r, p0, np, out);
+        return;
+    }
+    for (t = 0; t < np;) { /* one output row's run of positions at a time */
+        const int32_t pos = p0 + t, oh = pos / ow_n, first = pos % ow_n;
+        const int32_t last = first + (np - t) < ow_n ? first + (np - t) : ow_n;
+        const int32_t ih = oh * p->stride_h - p->pad_top + kh * p->dil_h;
+        uint8_t *run = out + t - first; /* run[o]: output column o of this row */
+        if (ih < 0 || ih >= p->in_h) {
+            memset(run + first, zero, (size_t)(last - first));
+        } else {
+            const QT *xs = plane + (int64_t)ih * p->in_w + start;
+            const int32_t a0 = first > o0 ? first : o0, b0 = last < o1 ? last : o1;
+            const int32_t a = a0 < last ? a0 : last, b = b0 > a ? b0 : a;
+            if (a > first) memset(run + first, zero, (size_t)(a - first));
+            for (o = a; o < b; o += 16) {
+                const int32_t n = b - o < 16 ? b - o : 16;
+                __m128i v;
+                if (sw == 1) {
+                    v = _mm_maskz_loadu_epi8(AOTC_Q(x86_lanes)(n), (const void *)(xs + o));
+                } else {
+                    const __mmask32 m = n >= 16 ? 0x7FFFFFFFu : (__mmask32)((1u << (2 * n - 1)) - 1u);
+                    v = _mm256_cvtepi16_epi8(_mm256_maskz_loadu_epi8(m, (const void *)(xs + 2 * (int64_t)o)));
+                }
+                _mm_mask_storeu_epi8((void *)(run + o), AOTC_Q(x86_lanes)(n), _mm_xor_si128(v, flip));
+            }
+            if (last > b) memset(run + b, zero, (size_t)(last - b));
+        }
+        t += last - first;
+    }
+}
+
+/* The patch quads of qconv_patch_quads (the same layout: patch row r of position t at
+ * [r / 4][t][r % 4]), for positions [p0, p0 + real) padded with the zero point to `width` (whole
+ * lanes). A pointwise conv (1 x 1, stride 1, no padding, the output plane the input's) reads its
+ * quads straight from four input planes; other convs gather each row as qconv_patch_row does, then
+ * interleave four rows 16 positions at a time. */
+static void AOTC_Q(x86_patch_quads)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT xg, int32_t k, int32_t p0,
+                                    int32_t real, int32_t width, int32_t kq, int pointwise,
+                                    uint8_t *AOTC_RESTRICT quads) {
+    const __m128i zero = _mm_set1_epi8((char)(QT)p->x_zero); /* as QT: flipped below with the rest */
+    const __m128i flip = _mm_set1_epi8((char)AOTC_QOFFSET);
+    const int32_t plane_in = p->in_h * p->in_w;
+    uint8_t rows[4][AOTC_QCONV_PATCH_TILE];
+    int32_t q, j, t;
+    for (q = 0; q < kq; ++q) {
+        uint8_t *dst = quads + (int64_t)q * width * 4;
+        if (pointwise) {
+            const QT *src[4];
+            for (j = 0; j < 4; ++j) src[j] = 4 * q + j < k ? xg + (int64_t)(4 * q + j) * plane_in + p0 : NULL;
+            for (t = 0; t < width; t += 16) {
+                const __mmask16 m = AOTC_Q(x86_lanes)(real - t);
+                __m128i r[4];
+                for (j = 0; j < 4; ++j) {
+                    r[j] = src[j] != NULL ? _mm_mask_loadu_epi8(zero, m, (const void *)(src[j] + t)) : zero;
+                    r[j] = _mm_xor_si128(r[j], flip);
+                }
+                AOTC_Q(x86_interleave4)(r[0], r[1], r[2], r[3], dst + (int64_t)t * 4);
+            }
+        } else {
+            const uint8_t z = (uint8_t)(p->x_zero + AOTC_QOFFSET);
+            for (j = 0; j < 4; ++j) {
+                if (4 * q + j < k) {
+                    AOTC_Q(x86_patch_row)(p, xg, 4 * q + j, p0, real, rows[j]);
+                    for (t = real; t < width; ++t) rows[j][t] = z;
+                } else {
+                    memset(rows[j], z, (size_t)width);
+                }
+            }
+            for (t = 0; t < width; t += 16) {
+                AOTC_Q(x86_interleave4)(_mm_loadu_si128((const __m128i *)(const void *)(rows[0] + t)),
+                                        _mm_loadu_si128((const __m128i *)(const void *)(rows[1] + t)),
+                                        _mm_loadu_si128((const __m128i *)(const void *)(rows[2] + t)),
+                                        _mm_loadu_si128((const __m128i *)(const void *)(rows[3] + t)),
+                                        dst + (int64_t)t * 4);
+            }
+        }
+    }
+}
+
+/* QLinearConv on patches (aotc_qconv_patches_*) with VNNI: 8 output channels x 16 positions summed
+ * at a time in registers (vpdpbusd of a quad row of the patch against each channel's weight word),
+ * requantised in registers and stored as a masked run. */
+static void AOTC_Q(qconv_patches_vnni)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
+                                       const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y,
+                                       uint8_t *AOTC_RESTRICT scratch) {
+    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k = cg * p->k_h * p->k_w;
+    const int32_t kq = (k + 3) / 4, kp = kq * 4;
+    const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
+    const int pointwise = p->k_h == 1 && p->k_w == 1 && p->stride_h == 1 && p->stride_w == 1 && p->pad_top == 0 &&
+                          p->pad_left == 0 && p->in_w == p->out_w && p->in_h == p->out_h;
+    const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
+    const __m512i zp = _mm512_set1_epi32(p->y_zero), ones = _mm512_set1_epi8(1);
+    int32_t sums[AOTC_QCONV_PATCH_TILE];
+    int32_t n, g, oc, p0, t0, j, q;
+    for (n = 0; n < p->batch; ++n) {
+        for (g = 0; g < p->group; ++g) {
+            const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
+            QT *yn = y + (int64_t)n * p->out_c * plane_out;
+            for (p0 = 0; p0 < plane_out; p0 += tile) {
+                /* as the plain path: whole lanes, the last block re-reading some of the one before */
+                const int32_t np = plane_out - p0 < tile ? plane_out - p0 : tile;
+                const int32_t width = (np + 15) / 16 * 16;
+                const int32_t q0 = width <= plane_out ? p0 + np - width : 0;
+                const int32_t real = width <= plane_out ? width : plane_out;
+                AOTC_Q(x86_patch_quads)(p, xg, k, q0, real, width, kq, pointwise, scratch);
+                if (p->w_zero_any) { /* each patch's sum (the padding rows hold the zero point too) */
+                    for (t0 = 0; t0 < width; t0 += 16) {
+                        __m512i s = _mm512_setzero_si512();
+                        for (q = 0; q < kq; ++q) {
+                            s = _mm512_dpbusd_epi32(s, _mm512_loadu_si512((const void *)(scratch + ((int64_t)q * width + t0) * 4)),
+                                                    ones);
+                        }
+                        _mm512_storeu_si512((void *)(sums + t0), s);
+                    }
+                }
+                for (oc = g * mg; oc < (g + 1) * mg; oc += 8) {
+                    const int32_t nb = (g + 1) * mg - oc < 8 ? (g + 1) * mg - oc : 8;
+                    const int8_t *wr[8];
+                    for (j = 0; j < 8; ++j) wr[j] = w + (int64_t)(oc + (j < nb ? j : nb - 1)) * kp; /* past nb: again */
+                    for (t0 = 0; t0 < width; t0 += 16) {
+                        const __mmask16 m = AOTC_Q(x86_lanes)(real - t0);
+                        const uint8_t *pq = scratch + (int64_t)t0 * 4;
+                        __m512i a[8];
+                        for (j = 0; j < 8; ++j) a[j] = _mm512_setzero_si512();
+                        for (q = 0; q < kq; ++q) {
+                            const __m512i xv = _mm512_loadu_si512((const void *)(pq + (int64_t)q * width * 4));
+                            for (j = 0; j < 8; ++j) {
+                                int32_t b;
+                                memcpy(&b, wr[j] + 4 * q, 4);
+                                a[j] = _mm512_dpbusd_epi32(a[j], xv, _mm512_set1_epi32(b));
+                            }
+                        }
+                        for (j = 0; j < nb; ++j) {
+                            const int32_t c = oc + j;
+                            __m512i v = _mm512_add_epi32(a[j], _mm512_set1_epi32(p->bias[c]));
+                            if (p->w_zero_any) {
+                                v = _mm512_sub_epi32(v, _mm512_mullo_epi32(_mm512_set1_epi32(p->w_zero[c]),
+                                                                           _mm512_loadu_si512((const void *)(sums + t0))));
+                            }
+                            _mm_mask_storeu_epi8((void *)(yn + (int64_t)c * plane_out + q0 + t0), m,
+                                                 AOTC_Q(x86_requant16)(v, _mm512_set1_ps(p->scale[c]), lo, hi, zp));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* 16 bytes of QT at src, or every second of 32 at stride 2, as int32 lanes. */
+static inline __m512i AOTC_Q(x86_widen16)(const QT *src, int32_t sw) {
+    if (sw == 1) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)src);
+        return QT_MIN < 0 ? _mm512_cvtepi8_epi32(v) : _mm512_cvtepu8_epi32(v);
+    } else { /* the 32 bytes widened to 16-bit halves of 16 words: the low halves are the even bytes */
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)src);
+        const __m512i h = QT_MIN < 0 ? _mm512_cvtepi8_epi16(v) : _mm512_cvtepu8_epi16(v);
+        return QT_MIN < 0 ? _mm512_srai_epi32(_mm512_slli_epi32(h, 16), 16)
+                          : _mm512_and_si512(h, _mm512_set1_epi32(0xFFFF));
+    }
+}
+
+/* Depthwise QLinearConv (aotc_qconv_depthwise_*) with AVX-512, horizontal stride 1 or 2 and at most
+ * 16 kernel rows (vertical dilation 1): the padded input rows of one channel kept in a ring of k_h slots of the scratch
+ * (each input row copied once per channel), 16 outputs summed at a time as int32 lanes over the
+ * taps, from sums started at bias - x_zero sum (w - w_zero), requantised in registers. 0 (nothing
+ * done) for other shapes. */
+static int AOTC_Q(qconv_depthwise_x86)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
+                                       const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, QT *AOTC_RESTRICT scratch) {
+    const int32_t sw = p->stride_w, k_h = p->k_h, k_w = p->k_w, taps = k_h * k_w;
+    const int32_t row_len = AOTC_QCONV_DW_ROW(p->out_w, k_w, sw, p->dil_w);
+    const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w, xz = p->x_zero, ow_n = p->out_w;
+    const int32_t lead = p->pad_left < row_len ? p->pad_left : row_len;
+    const int32_t body = p->in_w < row_len - lead ? p->in_w : row_len - lead;
+    const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
+    const __m512i zp = _mm512_set1_epi32(p->y_zero);
+    int32_t n, c, oh, kh, i, ow0;
+    if ((sw != 1 && sw != 2) || p->dil_h != 1 || k_h > 16 || taps > 64) return 0;
+    for (n = 0; n < p->batch; ++n) {
+        for (c = 0; c < p->out_c; ++c) {
+            const QT *plane = x + ((int64_t)n * p->in_c + c) * plane_in;
+            QT *yo = y + ((int64_t)n * p->out_c + c) * plane_out;
+            const int8_t *wc = w + (int64_t)c * taps;
+            const int32_t wz = p->w_zero[c];
+            const __m512 sc = _mm512_set1_ps(p->scale[c]);
+            __m512i wv[64];
+            int32_t held[16], wsum = 0;
+            for (i = 0; i < taps; ++i) {
+                wv[i] = _mm512_set1_epi32(wc[i] - wz);
+                wsum += wc[i] - wz;
+            }
+            const __m512i init = _mm512_set1_epi32(p->bias[c] - xz * wsum);
+            for (kh = 0; kh < k_h; ++kh) held[kh] = INT32_MIN;
+            memset(scratch, (uint8_t)(QT)xz, (size_t)k_h * (size_t)row_len); /* the slots' padding */
+            for (oh = 0; oh < p->out_h; ++oh) {
+                const QT *r[16];
+                QT *yr = yo + (int64_t)oh * ow_n;
+                for (kh = 0; kh < k_h; ++kh) { /* the input rows under this output row, in ring slots */
+                    const int32_t ih = oh * p->stride_h - p->pad_top + kh * p->dil_h;
+                    const int32_t slot = (int32_t)((uint32_t)(ih + k_h * 65536) % (uint32_t)k_h);
+                    QT *row = scratch + (int64_t)slot * row_len;
+                    if (held[slot] != ih) {
+                        if (ih >= 0 && ih < p->in_h) memcpy(row + lead, plane + (int64_t)ih * p->in_w, (size_t)body);
+                        else memset(row + lead, (uint8_t)(QT)xz, (size_t)body);
+                        held[slot] = ih;
+                    }
+                    r[kh] = row;
+                }
+                for (ow0 = 0; ow0 < ow_n; ow0 += 16) {
+                    __m512i a = init;
+                    int32_t kw, tap = 0;
+                    for (kh = 0; kh < k_h; ++kh) {
+                        const QT *src = r[kh] + (int64_t)ow0 * sw;
+                        for (kw = 0; kw < k_w; ++kw, ++tap) {
+                            a = _mm512_add_epi32(a, _mm512_mullo_epi32(AOTC_Q(x86_widen16)(src + kw * p->dil_w, sw), wv[tap]));
+                        }
+                    }
+                    _mm_mask_storeu_epi8((void *)(yr + ow0), AOTC_Q(x86_lanes)(ow_n - ow0), AOTC_Q(x86_requant16)(a, sc, lo, hi, zp));
+                }
+            }
+        }
+    }
+    return 1;
+}
