@@ -208,9 +208,10 @@ def sampled(case_id: str) -> bool:
 
 
 def shared_build(cases: list[Case], workdir: Path | None = None, *, vendor_include_dirs: tuple[Path, ...] = (),
-                 libs: tuple[str, ...] = ()) -> SharedBuild:
+                 libs: tuple[str, ...] = (), extra_flags: tuple[str, ...] = ()) -> SharedBuild:
     """Compile every case with aotc, then all their C into one shared library (`vendor_include_dirs`
-    and `libs`: what a vendor's library needs, e.g. oneDNN's headers and -ldnnl)."""
+    and `libs`: what a vendor's library needs, e.g. oneDNN's headers and -ldnnl; `extra_flags`, e.g.
+    -march=native for the kernels' paths that need the CPU's extensions, as bundles build)."""
     work = Path(workdir or tempfile.mkdtemp(prefix="aotc-ops-"))
     if workdir is None:  # removed when the test process ends: a suite run left ~70 MB a module in /tmp
         atexit.register(shutil.rmtree, work, ignore_errors=True)
@@ -252,6 +253,6 @@ def shared_build(cases: list[Case], workdir: Path | None = None, *, vendor_inclu
     if build.meta:
         lib = work / "libcases.so"
         compile_c(sources, [rt / "include", rt / "kernels", *dict.fromkeys(include_dirs), *vendor_include_dirs], lib,
-                  shared=True, asm_includes=asm_dirs, libs=libs)
+                  shared=True, asm_includes=asm_dirs, libs=libs, extra_flags=extra_flags)
         build.lib = ctypes.CDLL(str(lib))
     return build

@@ -104,11 +104,13 @@ def _q(x: str, name: str, dtype: str, scale: float, zero: int) -> tuple[list, di
 
 
 def _conv_case(case_id: str, dtype: str, per_channel: bool, act: str | None, group: int = 1, opset: int = 13,
-               w_zero: int = 0, stride: int = 1) -> Case:
+               w_zero: int = 0, stride: int = 1, kernel: int = 3, hw: tuple[int, int] = (9, 10),
+               dilation: int = 1) -> Case:
     rng = np.random.default_rng(1)
     cin, cout = 8, 8 if group > 1 else 6
+    pad = (kernel - 1) * dilation // 2
     nodes, inits = _q("x", "xd", dtype, 0.03, 3 if dtype == "int8" else 120)
-    w = rng.integers(-100, 100, (cout, cin // group, 3, 3)).astype(np.int8)
+    w = rng.integers(-100, 100, (cout, cin // group, kernel, kernel)).astype(np.int8)
     ws = (rng.random(cout) * 0.01 + 0.002).astype(np.float32) if per_channel else np.array(0.006, np.float32)
     wz = np.full(cout, w_zero, np.int8) if per_channel else np.array(w_zero, np.int8)
     b = rng.integers(-500, 500, cout).astype(np.int32)
@@ -117,8 +119,8 @@ def _conv_case(case_id: str, dtype: str, per_channel: bool, act: str | None, gro
     axis = {"axis": 0} if per_channel else {}
     nodes += [helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"], **axis),
               helper.make_node("DequantizeLinear", ["b", "bs", "bz"], ["bd"], **axis),
-              helper.make_node("Conv", ["xd", "wd", "bd"], ["c"], pads=[1, 1, 1, 1], group=group,
-                               strides=[stride, stride])]
+              helper.make_node("Conv", ["xd", "wd", "bd"], ["c"], pads=[pad] * 4, group=group,
+                               strides=[stride, stride], dilations=[dilation, dilation])]
     y = "c"
     if act == "relu":
         nodes.append(helper.make_node("Relu", ["c"], ["r"]))
@@ -129,7 +131,7 @@ def _conv_case(case_id: str, dtype: str, per_channel: bool, act: str | None, gro
         y = "r"
     more, qi = _q(y, "yd", dtype, 0.05, -10 if dtype == "int8" else 100)
     inits.update(qi)
-    return _qdq_case(case_id, nodes + more, {"x": (1, cin, 9, 10)}, inits, ["yd"], opset)
+    return _qdq_case(case_id, nodes + more, {"x": (1, cin, *hw)}, inits, ["yd"], opset)
 
 
 def _binary_case(op: str, dtype: str) -> Case:
@@ -195,6 +197,15 @@ OP_CASES = [
     _conv_case("conv_asymmetric_weights", "int8", False, None, w_zero=5),
     _conv_case("conv_opset19", "int8", True, "relu", opset=19),
     _conv_case("conv_opset21", "uint8", True, None, opset=21),
+    # the host's vector paths (quant_x86.h): pointwise convs read from the input planes (a plane of
+    # whole lanes and more, one smaller than a lane), rows gathered at stride 2 past one lane,
+    # depthwise convs at stride 2 past one lane, with 5 x 5 taps, and dilated (the plain path)
+    _conv_case("conv_pointwise_int8", "int8", True, "relu", kernel=1),
+    _conv_case("conv_pointwise_small_uint8", "uint8", False, None, kernel=1, hw=(3, 3), w_zero=3),
+    _conv_case("conv_stride2_wide_uint8", "uint8", True, None, stride=2, hw=(5, 41)),
+    _conv_case("conv_depthwise_stride2_wide", "int8", True, None, group=8, stride=2, hw=(6, 40)),
+    _conv_case("conv_depthwise_k5_narrow", "uint8", True, "relu", group=8, kernel=5, hw=(25, 5)),
+    _conv_case("conv_depthwise_dilated", "int8", False, None, group=8, dilation=2),
     # with no scratch to spare (aotc's default arena): the smallest patch blocks
     replace(_conv_case("conv_tight_int8", "int8", True, "relu"), scratch_floor=0),
     replace(_conv_case("conv_depthwise_tight", "uint8", False, None, group=8, stride=2), scratch_floor=0),
@@ -216,10 +227,32 @@ def op_results(tmp_path_factory):
     return shared_build(OP_CASES, tmp_path_factory.mktemp("quant_ops"))
 
 
+# the conv cases again built as bundles build on the host (-march=native): with AVX-512 VNNI, the
+# vector paths of runtime_c/kernels/quant_x86.h
+NATIVE_CASES = [c for c in OP_CASES if c.id.startswith("conv_")]
+
+
+@pytest.fixture(scope="module")
+def native_results(tmp_path_factory):
+    return shared_build(NATIVE_CASES, tmp_path_factory.mktemp("quant_native"), extra_flags=("-march=native",))
+
+
 @pytest.mark.parametrize("case_id", [c.id for c in OP_CASES])
 def test_quantized_op_matches_onnxruntime(op_results, case_id):
-    case = op_results.cases[case_id]
-    ours, refs = op_results.run(case_id), reference(case)
+    _check_op(op_results, case_id)
+
+
+@pytest.mark.parametrize("case_id", [c.id for c in NATIVE_CASES])
+def test_quantized_conv_native_matches_onnxruntime(native_results, op_results, case_id):
+    """The vector paths are bit-exact with the plain ones, and so held to onnxruntime alike."""
+    _check_op(native_results, case_id)
+    for o, p in zip(native_results.run(case_id), op_results.run(case_id), strict=True):
+        np.testing.assert_array_equal(o, p, err_msg=case_id)
+
+
+def _check_op(results, case_id: str) -> None:
+    case = results.cases[case_id]
+    ours, refs = results.run(case_id), reference(case)
     share, worst = compare_integers(case, ours, refs)
     assert worst <= 1 and share >= 0.99, f"{case_id}: {share:.4%} identical, max {worst} LSB"
     for o, r in zip(ours, refs, strict=True):
