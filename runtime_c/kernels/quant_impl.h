@@ -666,6 +666,9 @@ void AOTC_Q(qconv_depthwise)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT
     if (AOTC_Q(qconv_depthwise_dsp)(p, x, w, y, scratch)) return;
 #endif
 #if AOTC_QUANT_VNNI
+#if defined(__AVX512VBMI__)
+    if (AOTC_Q(qconv_depthwise_flat)(p, x, w, y)) return;
+#endif
     if (AOTC_Q(qconv_depthwise_x86)(p, x, w, y, scratch)) return;
 #endif
     for (n = 0; n < p->batch; ++n) {

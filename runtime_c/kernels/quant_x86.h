@@ -196,6 +196,107 @@ static void AOTC_Q(qconv_patches_vnni)(const aotc_qconv_params *p, int32_t tile,
     }
 }
 
+#if defined(__AVX512VBMI__)
+/* Depthwise taps a channel in the flat path: kernel rows x groups of 4 taps (one weight word each). */
+#define AOTC_QDW_FLAT_KG 16
+#define AOTC_QDW_FLAT_WORDS 8192 /* channels x KG weight words kept on the stack */
+
+/* Depthwise QLinearConv with AVX-512 VNNI and VBMI, for any plane: blocks of up to 16 consecutive
+ * output positions of the plane (spanning output rows where the plane is narrow), as long as each
+ * kernel row's group of 4 taps reads a window of at most 64 input bytes. Per block, a byte index per
+ * lane and tap into that window (64: the zero point, for the padding and for taps past k_w) is made
+ * once for every channel; per channel, each window is loaded (masked at the plane's end), its bytes
+ * picked by vpermt2b into 4 taps a lane, and summed by vpdpbusd against the channel's weight words
+ * (w - w_zero as bytes, so every weight zero point must be 0), from bias - (x_zero + offset) sum (w -
+ * w_zero), then requantised. 0 (nothing done) where the weights or the shape do not suit it. */
+static int AOTC_Q(qconv_depthwise_flat)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
+                                        const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y) {
+    const int32_t k_h = p->k_h, k_w = p->k_w, taps = k_h * k_w, groups = (k_w + 3) / 4, kg = k_h * groups;
+    const int32_t in_h = p->in_h, in_w = p->in_w, ow_n = p->out_w, plane_in = in_h * in_w;
+    const int32_t plane_out = p->out_h * ow_n, channels = p->out_c, xz = p->x_zero + AOTC_QOFFSET;
+    const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
+    const __m512i zp = _mm512_set1_epi32(p->y_zero), flip = _mm512_set1_epi8((char)AOTC_QOFFSET);
+    const __m512i zero = _mm512_set1_epi8((char)(uint8_t)xz);
+    int32_t wq[AOTC_QDW_FLAT_WORDS], init[AOTC_QDW_FLAT_WORDS / 4];
+    uint8_t idx[AOTC_QDW_FLAT_KG][64];
+    int32_t lo_off[AOTC_QDW_FLAT_KG], hi_off[AOTC_QDW_FLAT_KG];
+    int32_t n, c, i, kh, j, pos0;
+    if (p->w_zero_any || kg > AOTC_QDW_FLAT_KG || channels * kg > AOTC_QDW_FLAT_WORDS || 3 * p->dil_w >= 64) return 0;
+    for (c = 0; c < channels; ++c) { /* weight words and the sums' starts */
+        const int8_t *wc = w + (int64_t)c * taps;
+        int32_t sum = 0;
+        for (i = 0; i < taps; ++i) sum += wc[i];
+        init[c] = p->bias[c] - xz * sum;
+        for (kh = 0; kh < k_h; ++kh) {
+            for (i = 0; i < groups; ++i) {
+                uint32_t word = 0;
+                for (j = 0; j < 4; ++j) {
+                    if (4 * i + j < k_w) word |= (uint32_t)(uint8_t)wc[kh * k_w + 4 * i + j] << (8 * j);
+                }
+                wq[c * kg + kh * groups + i] = (int32_t)word;
+            }
+        }
+    }
+    for (n = 0; n < p->batch; ++n) {
+        const QT *xn = x + (int64_t)n * channels * plane_in;
+        QT *yn = y + (int64_t)n * channels * plane_out;
+        for (pos0 = 0; pos0 < plane_out;) {
+            __m512i iv[AOTC_QDW_FLAT_KG];
+            __mmask64 lm[AOTC_QDW_FLAT_KG];
+            int32_t lanes = 0, g;
+            memset(idx, 64, sizeof idx);
+            for (g = 0; g < kg; ++g) lo_off[g] = INT32_MAX, hi_off[g] = INT32_MIN;
+            for (; lanes < 16 && pos0 + lanes < plane_out; ++lanes) { /* take lanes while the windows fit */
+                const int32_t pos = pos0 + lanes, oh = pos / ow_n, ow = pos % ow_n;
+                int32_t nlo[AOTC_QDW_FLAT_KG], nhi[AOTC_QDW_FLAT_KG], fits = 1;
+                for (g = 0; g < kg; ++g) {
+                    const int32_t ih = oh * p->stride_h - p->pad_top + (g / groups) * p->dil_h;
+                    nlo[g] = lo_off[g], nhi[g] = hi_off[g];
+                    for (j = 0; j < 4 && ih >= 0 && ih < in_h; ++j) {
+                        const int32_t kw = (g % groups) * 4 + j, iw = ow * p->stride_w - p->pad_left + kw * p->dil_w;
+                        if (kw < k_w && iw >= 0 && iw < in_w) {
+                            const int32_t off = ih * in_w + iw;
+                            nlo[g] = off < nlo[g] ? off : nlo[g];
+                            nhi[g] = off > nhi[g] ? off : nhi[g];
+                        }
+                    }
+                    if (nhi[g] != INT32_MIN && nhi[g] - nlo[g] >= 64) fits = 0;
+                }
+                if (!fits) break;
+                for (g = 0; g < kg; ++g) lo_off[g] = nlo[g], hi_off[g] = nhi[g];
+            }
+            for (g = 0; g < kg; ++g) { /* the lanes' byte indices into each window */
+                const int32_t base = lo_off[g] == INT32_MAX ? 0 : lo_off[g];
+                const int32_t left = plane_in - base;
+                for (i = 0; i < lanes; ++i) {
+                    const int32_t pos = pos0 + i, oh = pos / ow_n, ow = pos % ow_n;
+                    const int32_t ih = oh * p->stride_h - p->pad_top + (g / groups) * p->dil_h;
+                    for (j = 0; j < 4 && ih >= 0 && ih < in_h; ++j) {
+                        const int32_t kw = (g % groups) * 4 + j, iw = ow * p->stride_w - p->pad_left + kw * p->dil_w;
+                        if (kw < k_w && iw >= 0 && iw < in_w) idx[g][4 * i + j] = (uint8_t)(ih * in_w + iw - base);
+                    }
+                }
+                iv[g] = _mm512_loadu_si512((const void *)idx[g]);
+                lo_off[g] = base;
+                lm[g] = lo_off[g] == 0 && hi_off[g] == INT32_MIN ? 0 : left >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << left) - 1;
+            }
+            for (c = 0; c < channels; ++c) {
+                const QT *plane = xn + (int64_t)c * plane_in;
+                __m512i a = _mm512_set1_epi32(init[c]);
+                for (g = 0; g < kg; ++g) {
+                    const __m512i win = _mm512_xor_si512(_mm512_maskz_loadu_epi8(lm[g], (const void *)(plane + lo_off[g])), flip);
+                    a = _mm512_dpbusd_epi32(a, _mm512_permutex2var_epi8(win, iv[g], zero), _mm512_set1_epi32(wq[c * kg + g]));
+                }
+                _mm_mask_storeu_epi8((void *)(yn + (int64_t)c * plane_out + pos0), AOTC_Q(x86_lanes)(lanes),
+                                     AOTC_Q(x86_requant16)(a, _mm512_set1_ps(p->scale[c]), lo, hi, zp));
+            }
+            pos0 += lanes;
+        }
+    }
+    return 1;
+}
+#endif
+
 /* 16 bytes of QT at src, or every second of 32 at stride 2, as int32 lanes. */
 static inline __m512i AOTC_Q(x86_widen16)(const QT *src, int32_t sw) {
     if (sw == 1) {
