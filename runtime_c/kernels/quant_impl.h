@@ -2,8 +2,18 @@
  * (int8_t or uint8_t), [QT_MIN, QT_MAX] its range, AOTC_Q(name) the function's name. No
  * include guard: it is included once per type. */
 
+#if AOTC_QUANT_VNNI
+#include "quant_x86.h" /* the AVX-512 VNNI paths */
+#endif
+
 void AOTC_Q(quantize)(const aotc_qaxis *p, const float *x, QT *y) {
     int32_t o, c, i;
+#if AOTC_QUANT_VNNI
+    if (p->inner >= 16) {
+        AOTC_Q(quantize_x86)(p, x, y);
+        return;
+    }
+#endif
     for (o = 0; o < p->outer; ++o) {
         for (c = 0; c < p->channels; ++c) {
             const float s = p->scale[c];
@@ -68,9 +78,7 @@ static void AOTC_Q(qconv_patch_row)(const aotc_qconv_params *p, const QT *AOTC_R
     }
 }
 
-#if AOTC_QUANT_VNNI
-#include "quant_x86.h"
-#else
+#if !AOTC_QUANT_VNNI
 /* The patch matrix of output positions [p0, p0 + np) of one group in quads, `width` (np rounded up
  * to whole lanes) positions a row: patch row r of position t at [r / 4][t][r % 4], so one
  * position's four consecutive rows are one 32-bit word (the operand of a 4-way byte dot product);

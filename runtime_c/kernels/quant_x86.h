@@ -14,6 +14,30 @@ static inline __m128i AOTC_Q(x86_requant16)(__m512i acc, __m512 scale, __m512 lo
     return _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), zero_point));
 }
 
+/* quantize (QuantizeLinear) 16 floats at a time: the same division, the clamp by compares (a NaN
+ * passes both and becomes the zero point, as in the plain loop), cvtps2dq's rounding half to even. */
+static void AOTC_Q(quantize_x86)(const aotc_qaxis *p, const float *x, QT *y) {
+    int32_t o, c, i;
+    for (o = 0; o < p->outer; ++o) {
+        for (c = 0; c < p->channels; ++c) {
+            const __m512 s = _mm512_set1_ps(p->scale[c]);
+            const __m512 lo = _mm512_set1_ps((float)(QT_MIN - p->zero[c])), hi = _mm512_set1_ps((float)(QT_MAX - p->zero[c]));
+            const __m512i z = _mm512_set1_epi32(p->zero[c]);
+            for (i = 0; i < p->inner; i += 16) {
+                const __mmask16 m = (__mmask16)(p->inner - i >= 16 ? 0xFFFFu : (1u << (p->inner - i)) - 1u);
+                __m512 f = _mm512_div_ps(_mm512_maskz_loadu_ps(m, x + i), s);
+                const __mmask16 nan = _mm512_cmp_ps_mask(f, f, _CMP_UNORD_Q);
+                f = _mm512_mask_mov_ps(f, _mm512_cmp_ps_mask(f, lo, _CMP_LT_OQ), lo);
+                f = _mm512_mask_mov_ps(f, _mm512_cmp_ps_mask(f, hi, _CMP_GT_OQ), hi);
+                f = _mm512_mask_mov_ps(f, nan, _mm512_setzero_ps());
+                _mm_mask_storeu_epi8((void *)(y + i), m, _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), z)));
+            }
+            x += p->inner;
+            y += p->inner;
+        }
+    }
+}
+
 /* Lanes [0, n) of 16 as a byte mask. */
 static inline __mmask16 AOTC_Q(x86_lanes)(int32_t n) {
     return n >= 16 ? (__mmask16)0xFFFFu : (__mmask16)((1u << (n > 0 ? n : 0)) - 1u);
@@ -29,6 +53,9 @@ static inline void AOTC_Q(x86_interleave4)(__m128i r0, __m128i r1, __m128i r2, _
     _mm_storeu_si128((__m128i *)(void *)(dst + 32), _mm_unpacklo_epi16(b, d));
     _mm_storeu_si128((__m128i *)(void *)(dst + 48), _mm_unpackhi_epi16(b, d));
 }
+
+static void AOTC_Q(qconv_patch_row)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT xg, int32_t r, int32_t p0,
+                                    int32_t np, uint8_t *AOTC_RESTRICT out);
 
 /* qconv_patch_row with its runs inside the image copied 16 positions at a time (at stride 1 a
  * masked load of the run, at stride 2 every second byte of twice that: vpmovwb), the padding by
@@ -200,6 +227,7 @@ static void AOTC_Q(qconv_patches_vnni)(const aotc_qconv_params *p, int32_t tile,
 /* Depthwise taps a channel in the flat path: kernel rows x groups of 4 taps (one weight word each). */
 #define AOTC_QDW_FLAT_KG 16
 #define AOTC_QDW_FLAT_WORDS 8192 /* channels x KG weight words kept on the stack */
+#define AOTC_QDW_FLAT_CACHE 8    /* blocks' indices kept by their first column */
 
 /* Depthwise QLinearConv with AVX-512 VNNI and VBMI, for any plane: blocks of up to 16 consecutive
  * output positions of the plane (spanning output rows where the plane is narrow), as long as each
@@ -220,7 +248,12 @@ static int AOTC_Q(qconv_depthwise_flat)(const aotc_qconv_params *p, const QT *AO
     int32_t wq[AOTC_QDW_FLAT_WORDS], init[AOTC_QDW_FLAT_WORDS / 4];
     uint8_t idx[AOTC_QDW_FLAT_KG][64];
     int32_t lo_off[AOTC_QDW_FLAT_KG], hi_off[AOTC_QDW_FLAT_KG];
-    int32_t n, c, i, kh, j, pos0;
+    struct {
+        int32_t col, lanes, base[AOTC_QDW_FLAT_KG]; /* base: the windows' first bytes less the block's rows */
+        uint8_t idx[AOTC_QDW_FLAT_KG][64];
+    } cache[AOTC_QDW_FLAT_CACHE];
+    int32_t n, c, i, kh, j, pos0, next_slot = 0;
+    for (i = 0; i < AOTC_QDW_FLAT_CACHE; ++i) cache[i].col = -1;
     if (p->w_zero_any || kg > AOTC_QDW_FLAT_KG || channels * kg > AOTC_QDW_FLAT_WORDS || 3 * p->dil_w >= 64) return 0;
     for (c = 0; c < channels; ++c) { /* weight words and the sums' starts */
         const int8_t *wc = w + (int64_t)c * taps;
@@ -243,42 +276,71 @@ static int AOTC_Q(qconv_depthwise_flat)(const aotc_qconv_params *p, const QT *AO
         for (pos0 = 0; pos0 < plane_out;) {
             __m512i iv[AOTC_QDW_FLAT_KG];
             __mmask64 lm[AOTC_QDW_FLAT_KG];
-            int32_t lanes = 0, g;
-            memset(idx, 64, sizeof idx);
-            for (g = 0; g < kg; ++g) lo_off[g] = INT32_MAX, hi_off[g] = INT32_MIN;
-            for (; lanes < 16 && pos0 + lanes < plane_out; ++lanes) { /* take lanes while the windows fit */
-                const int32_t pos = pos0 + lanes, oh = pos / ow_n, ow = pos % ow_n;
-                int32_t nlo[AOTC_QDW_FLAT_KG], nhi[AOTC_QDW_FLAT_KG], fits = 1;
+            int32_t lanes = 0, g, e;
+            /* a block whose lanes' kernel rows are all inside the image reads as the one before at
+             * the same column did, some input rows on: its indices come from the cache */
+            const int32_t oh_first = pos0 / ow_n, oh_last = (pos0 + 15) / ow_n, col = pos0 % ow_n;
+            const int32_t shift = oh_first * p->stride_h * in_w;
+            const int interior = oh_first * p->stride_h - p->pad_top >= 0 &&
+                                 oh_last * p->stride_h - p->pad_top + (k_h - 1) * p->dil_h < in_h;
+            for (e = 0; interior && e < AOTC_QDW_FLAT_CACHE; ++e) {
+                if (cache[e].col == col) break;
+            }
+            if (interior && e < AOTC_QDW_FLAT_CACHE) {
+                lanes = cache[e].lanes;
                 for (g = 0; g < kg; ++g) {
-                    const int32_t ih = oh * p->stride_h - p->pad_top + (g / groups) * p->dil_h;
-                    nlo[g] = lo_off[g], nhi[g] = hi_off[g];
-                    for (j = 0; j < 4 && ih >= 0 && ih < in_h; ++j) {
-                        const int32_t kw = (g % groups) * 4 + j, iw = ow * p->stride_w - p->pad_left + kw * p->dil_w;
-                        if (kw < k_w && iw >= 0 && iw < in_w) {
-                            const int32_t off = ih * in_w + iw;
-                            nlo[g] = off < nlo[g] ? off : nlo[g];
-                            nhi[g] = off > nhi[g] ? off : nhi[g];
+                    iv[g] = _mm512_loadu_si512((const void *)cache[e].idx[g]);
+                    const int empty = cache[e].base[g] == INT32_MIN; /* no byte of the image */
+                    lo_off[g] = empty ? 0 : cache[e].base[g] + shift, hi_off[g] = empty ? INT32_MIN : 0;
+                }
+            } else {
+                memset(idx, 64, sizeof idx);
+                for (g = 0; g < kg; ++g) lo_off[g] = INT32_MAX, hi_off[g] = INT32_MIN;
+                for (; lanes < 16 && pos0 + lanes < plane_out; ++lanes) { /* take lanes while the windows fit */
+                    const int32_t pos = pos0 + lanes, oh = pos / ow_n, ow = pos % ow_n;
+                    int32_t nlo[AOTC_QDW_FLAT_KG], nhi[AOTC_QDW_FLAT_KG], fits = 1;
+                    for (g = 0; g < kg; ++g) {
+                        const int32_t ih = oh * p->stride_h - p->pad_top + (g / groups) * p->dil_h;
+                        nlo[g] = lo_off[g], nhi[g] = hi_off[g];
+                        for (j = 0; j < 4 && ih >= 0 && ih < in_h; ++j) {
+                            const int32_t kw = (g % groups) * 4 + j, iw = ow * p->stride_w - p->pad_left + kw * p->dil_w;
+                            if (kw < k_w && iw >= 0 && iw < in_w) {
+                                const int32_t off = ih * in_w + iw;
+                                nlo[g] = off < nlo[g] ? off : nlo[g];
+                                nhi[g] = off > nhi[g] ? off : nhi[g];
+                            }
+                        }
+                        if (nhi[g] != INT32_MIN && nhi[g] - nlo[g] >= 64) fits = 0;
+                    }
+                    if (!fits) break;
+                    for (g = 0; g < kg; ++g) lo_off[g] = nlo[g], hi_off[g] = nhi[g];
+                }
+                for (g = 0; g < kg; ++g) { /* the lanes' byte indices into each window */
+                    const int32_t base = lo_off[g] == INT32_MAX ? 0 : lo_off[g];
+                    for (i = 0; i < lanes; ++i) {
+                        const int32_t pos = pos0 + i, oh = pos / ow_n, ow = pos % ow_n;
+                        const int32_t ih = oh * p->stride_h - p->pad_top + (g / groups) * p->dil_h;
+                        for (j = 0; j < 4 && ih >= 0 && ih < in_h; ++j) {
+                            const int32_t kw = (g % groups) * 4 + j, iw = ow * p->stride_w - p->pad_left + kw * p->dil_w;
+                            if (kw < k_w && iw >= 0 && iw < in_w) idx[g][4 * i + j] = (uint8_t)(ih * in_w + iw - base);
                         }
                     }
-                    if (nhi[g] != INT32_MIN && nhi[g] - nlo[g] >= 64) fits = 0;
+                    iv[g] = _mm512_loadu_si512((const void *)idx[g]);
+                    lo_off[g] = base;
                 }
-                if (!fits) break;
-                for (g = 0; g < kg; ++g) lo_off[g] = nlo[g], hi_off[g] = nhi[g];
-            }
-            for (g = 0; g < kg; ++g) { /* the lanes' byte indices into each window */
-                const int32_t base = lo_off[g] == INT32_MAX ? 0 : lo_off[g];
-                const int32_t left = plane_in - base;
-                for (i = 0; i < lanes; ++i) {
-                    const int32_t pos = pos0 + i, oh = pos / ow_n, ow = pos % ow_n;
-                    const int32_t ih = oh * p->stride_h - p->pad_top + (g / groups) * p->dil_h;
-                    for (j = 0; j < 4 && ih >= 0 && ih < in_h; ++j) {
-                        const int32_t kw = (g % groups) * 4 + j, iw = ow * p->stride_w - p->pad_left + kw * p->dil_w;
-                        if (kw < k_w && iw >= 0 && iw < in_w) idx[g][4 * i + j] = (uint8_t)(ih * in_w + iw - base);
+                if (interior) { /* into the cache, round robin */
+                    e = next_slot, next_slot = (next_slot + 1) % AOTC_QDW_FLAT_CACHE;
+                    cache[e].col = col, cache[e].lanes = lanes;
+                    for (g = 0; g < kg; ++g) {
+                        memcpy(cache[e].idx[g], idx[g], 64);
+                        cache[e].base[g] = hi_off[g] == INT32_MIN ? INT32_MIN : lo_off[g] - shift;
                     }
                 }
-                iv[g] = _mm512_loadu_si512((const void *)idx[g]);
-                lo_off[g] = base;
-                lm[g] = lo_off[g] == 0 && hi_off[g] == INT32_MIN ? 0 : left >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << left) - 1;
+            }
+            for (g = 0; g < kg; ++g) { /* the windows' masks: as far as the plane goes */
+                const int32_t left = plane_in - lo_off[g];
+                lm[g] = hi_off[g] == INT32_MIN ? 0 : left >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << left) - 1;
+                if (hi_off[g] == INT32_MIN) lo_off[g] = 0;
             }
             for (c = 0; c < channels; ++c) {
                 const QT *plane = xn + (int64_t)c * plane_in;
