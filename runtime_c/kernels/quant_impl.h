@@ -437,6 +437,9 @@ static void AOTC_Q(qconv_patches_plain)(const aotc_qconv_params *p, int32_t tile
 void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
                            const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch) {
 #if AOTC_QUANT_VNNI
+#if defined(__AVX512VBMI__)
+    if (AOTC_Q(qconv_windows)(p, tile, x, w, y, scratch)) return;
+#endif
     AOTC_Q(qconv_patches_vnni)(p, tile, x, w, y, scratch);
 #else
     AOTC_Q(qconv_patches_plain)(p, tile, x, w, y, scratch);

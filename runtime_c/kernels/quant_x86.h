@@ -5,6 +5,10 @@
  * tests, cvtps2dq rounds half to even as aotc_round_even in the default rounding mode). No include
  * guard. */
 
+#ifndef AOTC_QX86_WBUF
+#define AOTC_QX86_WBUF 65536 /* bytes of weights re-ordered on the stack for the register blocks */
+#endif
+
 /* round_half_even(clamp((float)acc * scale, lo, hi)) + zero_point as 16 bytes of QT (each lane's
  * integer is inside QT's range, so its low byte is the value). */
 static inline __m128i AOTC_Q(x86_requant16)(__m512i acc, __m512 scale, __m512 lo, __m512 hi, __m512i zero_point) {
@@ -36,6 +40,30 @@ static void AOTC_Q(quantize_x86)(const aotc_qaxis *p, const float *x, QT *y) {
             y += p->inner;
         }
     }
+}
+
+/* acc[j] = the sums over kq quad rows (`stride` bytes apart from pq, 16 positions each) against
+ * the weight words of w[j] (rows of 4 kq bytes), by vpdpbusd. */
+static inline void AOTC_Q(x86_dot8)(const uint8_t *AOTC_RESTRICT pq, int64_t stride, const int8_t *const *w, int32_t kq,
+                                    __m512i *acc) {
+    const int8_t *w0 = w[0], *w1 = w[1], *w2 = w[2], *w3 = w[3], *w4 = w[4], *w5 = w[5], *w6 = w[6], *w7 = w[7];
+    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+    int32_t q;
+    for (q = 0; q < 4 * kq; q += 4, pq += stride) {
+        const __m512i xv = _mm512_loadu_si512((const void *)pq);
+        int32_t v[8];
+        memcpy(&v[0], w0 + q, 4), memcpy(&v[1], w1 + q, 4), memcpy(&v[2], w2 + q, 4), memcpy(&v[3], w3 + q, 4);
+        memcpy(&v[4], w4 + q, 4), memcpy(&v[5], w5 + q, 4), memcpy(&v[6], w6 + q, 4), memcpy(&v[7], w7 + q, 4);
+        a0 = _mm512_dpbusd_epi32(a0, xv, _mm512_set1_epi32(v[0]));
+        a1 = _mm512_dpbusd_epi32(a1, xv, _mm512_set1_epi32(v[1]));
+        a2 = _mm512_dpbusd_epi32(a2, xv, _mm512_set1_epi32(v[2]));
+        a3 = _mm512_dpbusd_epi32(a3, xv, _mm512_set1_epi32(v[3]));
+        a4 = _mm512_dpbusd_epi32(a4, xv, _mm512_set1_epi32(v[4]));
+        a5 = _mm512_dpbusd_epi32(a5, xv, _mm512_set1_epi32(v[5]));
+        a6 = _mm512_dpbusd_epi32(a6, xv, _mm512_set1_epi32(v[6]));
+        a7 = _mm512_dpbusd_epi32(a7, xv, _mm512_set1_epi32(v[7]));
+    }
+    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3, acc[4] = a4, acc[5] = a5, acc[6] = a6, acc[7] = a7;
 }
 
 /* Lanes [0, n) of 16 as a byte mask. */
@@ -153,6 +181,216 @@ static void AOTC_Q(x86_patch_quads)(const aotc_qconv_params *p, const QT *AOTC_R
     }
 }
 
+#if defined(__AVX512VBMI__)
+#define AOTC_QX86_KG 16      /* kernel rows x groups of 4 taps at most (qconv_windows) */
+#define AOTC_QX86_CACHE 8    /* blocks' windows kept by their first column */
+
+/* The windows of the last AOTC_QX86_CACHE blocks (x86_windows): col -1 for none. */
+typedef struct {
+    int32_t col[AOTC_QX86_CACHE], lanes[AOTC_QX86_CACHE], base[AOTC_QX86_CACHE][AOTC_QX86_KG], next;
+    uint8_t idx[AOTC_QX86_CACHE][AOTC_QX86_KG][64];
+} AOTC_Q(x86_wcache);
+
+static void AOTC_Q(x86_wcache_init)(AOTC_Q(x86_wcache) *cache) {
+    int32_t e;
+    for (e = 0; e < AOTC_QX86_CACHE; ++e) cache->col[e] = -1;
+    cache->next = 0;
+}
+
+/* The lanes of a block of output positions from pos0 (up to 16, spanning output rows while each
+ * kernel row's group of 4 taps reads at most 64 bytes of a plane), and per kernel row and group the
+ * window's first byte (base; 0 where no lane reads the image), its mask (the window as far as the
+ * plane goes) and each lane's 4 byte indices into it (64: the zero point). The same for every input
+ * channel of the plane's size. */
+static int32_t AOTC_Q(x86_windows)(const aotc_qconv_params *p, int32_t pos0, int32_t plane_out,
+                                   AOTC_Q(x86_wcache) *cache, int32_t *base, __mmask64 *mask, __m512i *iv) {
+    const int32_t k_h = p->k_h, k_w = p->k_w, groups = (k_w + 3) / 4, kg = k_h * groups;
+    const int32_t in_h = p->in_h, in_w = p->in_w, ow_n = p->out_w, plane_in = in_h * in_w;
+    /* a block whose lanes' kernel rows all lie inside the image reads as the last one at the same
+     * column did, some rows on: from the cache */
+    const int32_t oh_first = pos0 / ow_n, oh_last = (pos0 + 15) / ow_n, col = pos0 % ow_n;
+    const int32_t shift = oh_first * p->stride_h * in_w;
+    const int interior = oh_first * p->stride_h - p->pad_top >= 0 &&
+                         oh_last * p->stride_h - p->pad_top + (k_h - 1) * p->dil_h < in_h;
+    uint8_t (*idx)[64];
+    int32_t lo[AOTC_QX86_KG], hi[AOTC_QX86_KG];
+    int32_t lanes, g, i, j, e;
+    for (e = 0; interior && e < AOTC_QX86_CACHE; ++e) {
+        if (cache->col[e] == col) {
+            for (g = 0; g < kg; ++g) {
+                const int32_t b = cache->base[e][g], left = plane_in - (b == INT32_MIN ? 0 : b + shift);
+                base[g] = b == INT32_MIN ? 0 : b + shift;
+                mask[g] = b == INT32_MIN ? 0 : left >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << left) - 1;
+                iv[g] = _mm512_loadu_si512((const void *)cache->idx[e][g]);
+            }
+            return cache->lanes[e];
+        }
+    }
+    e = cache->next, cache->next = (cache->next + 1) % AOTC_QX86_CACHE;
+    cache->col[e] = interior ? col : -1;
+    idx = cache->idx[e];
+    memset(idx, 64, sizeof cache->idx[0]);
+    for (g = 0; g < kg; ++g) lo[g] = INT32_MAX, hi[g] = INT32_MIN;
+    for (lanes = 0; lanes < 16 && pos0 + lanes < plane_out; ++lanes) { /* lanes while the windows fit */
+        const int32_t pos = pos0 + lanes, oh = pos / ow_n, ow = pos % ow_n;
+        int32_t nlo[AOTC_QX86_KG], nhi[AOTC_QX86_KG], fits = 1;
+        for (g = 0; g < kg; ++g) {
+            const int32_t ih = oh * p->stride_h - p->pad_top + (g / groups) * p->dil_h;
+            nlo[g] = lo[g], nhi[g] = hi[g];
+            for (j = 0; j < 4 && ih >= 0 && ih < in_h; ++j) {
+                const int32_t kw = (g % groups) * 4 + j, iw = ow * p->stride_w - p->pad_left + kw * p->dil_w;
+                if (kw < k_w && iw >= 0 && iw < in_w) {
+                    const int32_t off = ih * in_w + iw;
+                    nlo[g] = off < nlo[g] ? off : nlo[g];
+                    nhi[g] = off > nhi[g] ? off : nhi[g];
+                }
+            }
+            if (nhi[g] != INT32_MIN && nhi[g] - nlo[g] >= 64) fits = 0;
+        }
+        if (!fits) break;
+        for (g = 0; g < kg; ++g) lo[g] = nlo[g], hi[g] = nhi[g];
+    }
+    for (g = 0; g < kg; ++g) {
+        const int32_t b = hi[g] == INT32_MIN ? 0 : lo[g], left = plane_in - b;
+        for (i = 0; i < lanes; ++i) {
+            const int32_t pos = pos0 + i, oh = pos / ow_n, ow = pos % ow_n;
+            const int32_t ih = oh * p->stride_h - p->pad_top + (g / groups) * p->dil_h;
+            for (j = 0; j < 4 && ih >= 0 && ih < in_h; ++j) {
+                const int32_t kw = (g % groups) * 4 + j, iw = ow * p->stride_w - p->pad_left + kw * p->dil_w;
+                if (kw < k_w && iw >= 0 && iw < in_w) idx[g][4 * i + j] = (uint8_t)(ih * in_w + iw - b);
+            }
+        }
+        base[g] = b;
+        mask[g] = hi[g] == INT32_MIN ? 0 : left >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << left) - 1;
+        iv[g] = _mm512_loadu_si512((const void *)idx[g]);
+        cache->base[e][g] = hi[g] == INT32_MIN ? INT32_MIN : b - shift;
+    }
+    cache->lanes[e] = lanes;
+    return lanes;
+}
+
+/* Rows of weights [c0, c0 + cn) (stored in rows of kp bytes, taps in (input channel, kernel row,
+ * column) order) as rows of 4 kq bytes in quads of (input channel, kernel row, 4 taps), the taps past
+ * k_w 0: 16 quads (64 bytes) at a time by one vpermb of the row's bytes where the quads of 16 are
+ * whole kernel rows (groups dividing 16), else a byte at a time. */
+static void AOTC_Q(x86_windows_weights)(const int8_t *AOTC_RESTRICT w, int32_t kp, int32_t c0, int32_t cn, int32_t kq,
+                                        int32_t groups, int32_t k_w, int8_t *AOTC_RESTRICT wq) {
+    const int32_t kp2 = 4 * kq, k = kq / groups * k_w;
+    uint8_t idx[64];
+    __mmask64 keep = 0;
+    int32_t c, q, j;
+    for (j = 0; j < 64; ++j) { /* byte j of a 16-quad chunk: tap (j / 4 % groups) 4 + j % 4 of row j / 4 / groups */
+        const int32_t tap = (j / 4 % groups) * 4 + j % 4;
+        idx[j] = (uint8_t)(tap < k_w ? (j / 4 / groups) * k_w + tap : 0);
+        if (tap < k_w) keep |= (__mmask64)1 << j;
+    }
+    for (c = 0; c < cn; ++c) {
+        const int8_t *src = w + (int64_t)(c0 + c) * kp;
+        int8_t *dst = wq + (int64_t)c * kp2;
+        q = 0;
+        if (16 % groups == 0) {
+            const __m512i iv = _mm512_loadu_si512((const void *)idx);
+            for (; q + 16 <= kq; q += 16) {
+                const int32_t at = q / groups * k_w, left = k - at;
+                const __mmask64 m = left >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << left) - 1;
+                const __m512i v = _mm512_maskz_loadu_epi8(m, (const void *)(src + at));
+                _mm512_storeu_si512((void *)(dst + 4 * q), _mm512_maskz_permutexvar_epi8(keep, iv, v));
+            }
+        }
+        for (; q < kq; ++q) {
+            for (j = 0; j < 4; ++j) {
+                const int32_t tap = (q % groups) * 4 + j;
+                dst[4 * q + j] = tap < k_w ? src[q / groups * k_w + tap] : 0;
+            }
+        }
+    }
+}
+
+/* QLinearConv on patches with VNNI and VBMI, the patch's rows taken in quads of one input channel's
+ * kernel row (4 taps of it: k_w padded to whole groups of 4 with the zero point), so each quad row of
+ * a block of positions is one vpermt2b of a window of the input plane (x86_windows, made once per
+ * block for all channels) rather than a gather. The weights, stored in rows of kp bytes in
+ * (channel, kernel row, tap) order, are re-ordered on the stack to match, as many output channels at
+ * a time as AOTC_QX86_WBUF holds; the scratch holds as many blocks as its bytes allow. Where the
+ * sums use the weights' zero points, the folded bias's kp zp w_zero becomes kp' zp w_zero (kp' the
+ * padded length). 0 (nothing done) where the scratch or the stack buffer is too small. */
+static int AOTC_Q(qconv_windows)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
+                                 const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch) {
+    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k_h = p->k_h, k_w = p->k_w;
+    const int32_t groups = (k_w + 3) / 4, kg = k_h * groups, kq = cg * kg, kp2 = kq * 4;
+    const int32_t kp = (cg * k_h * k_w + 3) / 4 * 4, plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
+    const int32_t slots = (tile + 15) / 16 * 16 * kp / (64 * kq); /* blocks of 16 lanes the scratch holds */
+    const int32_t chunk = AOTC_QX86_WBUF / kp2 / 8 * 8 < mg ? AOTC_QX86_WBUF / kp2 / 8 * 8 : mg;
+    const int32_t zpx = p->x_zero + AOTC_QOFFSET;
+    const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
+    const __m512i zp = _mm512_set1_epi32(p->y_zero), ones = _mm512_set1_epi8(1);
+    const __m512i flip = _mm512_set1_epi8((char)AOTC_QOFFSET), zero = _mm512_set1_epi8((char)(uint8_t)zpx);
+    int8_t wbuf[AOTC_QX86_WBUF];
+    AOTC_Q(x86_wcache) cache;
+    int32_t base[16][AOTC_QX86_KG], lanes[16], start[16], sums[16][16];
+    __mmask64 mask[AOTC_QX86_KG];
+    __m512i iv[AOTC_QX86_KG];
+    int32_t n, g, c0, oc, p0, b, nb, j, q, ic;
+    if (kg > AOTC_QX86_KG || slots < 1 || slots > 16 || chunk < 8 || 3 * p->dil_w >= 64 || p->k_h * p->k_w < 2) return 0;
+    AOTC_Q(x86_wcache_init)(&cache);
+    for (n = 0; n < p->batch; ++n) {
+        for (g = 0; g < p->group; ++g) {
+            const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
+            QT *yn = y + (int64_t)n * p->out_c * plane_out;
+            for (c0 = g * mg; c0 < (g + 1) * mg; c0 += chunk) {
+                const int32_t cn = (g + 1) * mg - c0 < chunk ? (g + 1) * mg - c0 : chunk;
+                AOTC_Q(x86_windows_weights)(w, kp, c0, cn, kq, groups, k_w, wbuf);
+                for (p0 = 0; p0 < plane_out;) {
+                    for (nb = 0; nb < slots && p0 < plane_out; ++nb) { /* the blocks' patches */
+                        uint8_t *dst = scratch + (int64_t)nb * 64;
+                        lanes[nb] = AOTC_Q(x86_windows)(p, p0, plane_out, &cache, base[nb], mask, iv);
+                        start[nb] = p0;
+                        for (ic = 0; ic < cg; ++ic) {
+                            const QT *plane = xg + (int64_t)ic * plane_in;
+                            for (q = 0; q < kg; ++q) {
+                                const __m512i win = _mm512_xor_si512(
+                                    _mm512_maskz_loadu_epi8(mask[q], (const void *)(plane + base[nb][q])), flip);
+                                _mm512_storeu_si512((void *)(dst + ((int64_t)ic * kg + q) * slots * 64),
+                                                    _mm512_permutex2var_epi8(win, iv[q], zero));
+                            }
+                        }
+                        if (p->w_zero_any) {
+                            __m512i s = _mm512_setzero_si512();
+                            for (q = 0; q < kq; ++q) {
+                                s = _mm512_dpbusd_epi32(s, _mm512_loadu_si512((const void *)(dst + (int64_t)q * slots * 64)), ones);
+                            }
+                            _mm512_storeu_si512((void *)sums[nb], s);
+                        }
+                        p0 += lanes[nb];
+                    }
+                    for (oc = 0; oc < cn; oc += 8) {
+                        const int32_t nc = cn - oc < 8 ? cn - oc : 8;
+                        const int8_t *wr[8];
+                        for (j = 0; j < 8; ++j) wr[j] = wbuf + (int64_t)(oc + (j < nc ? j : nc - 1)) * kp2;
+                        for (b = 0; b < nb; ++b) {
+                            __m512i a[8];
+                            AOTC_Q(x86_dot8)(scratch + (int64_t)b * 64, (int64_t)slots * 64, wr, kq, a);
+                            for (j = 0; j < nc; ++j) {
+                                const int32_t c = c0 + oc + j;
+                                __m512i v = _mm512_add_epi32(a[j], _mm512_set1_epi32(p->bias[c]));
+                                if (p->w_zero_any) {
+                                    v = _mm512_add_epi32(v, _mm512_set1_epi32((kp2 - kp) * zpx * p->w_zero[c]));
+                                    v = _mm512_sub_epi32(v, _mm512_mullo_epi32(_mm512_set1_epi32(p->w_zero[c]),
+                                                                               _mm512_loadu_si512((const void *)sums[b])));
+                                }
+                                _mm_mask_storeu_epi8((void *)(yn + (int64_t)c * plane_out + start[b]), AOTC_Q(x86_lanes)(lanes[b]),
+                                                     AOTC_Q(x86_requant16)(v, _mm512_set1_ps(p->scale[c]), lo, hi, zp));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return 1;
+}
+#endif
+
 /* QLinearConv on patches (aotc_qconv_patches_*) with VNNI: 8 output channels x 16 positions summed
  * at a time in registers (vpdpbusd of a quad row of the patch against each channel's weight word),
  * requantised in registers and stored as a masked run. */
@@ -172,52 +410,47 @@ static void AOTC_Q(qconv_patches_vnni)(const aotc_qconv_params *p, int32_t tile,
         for (g = 0; g < p->group; ++g) {
             const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
             QT *yn = y + (int64_t)n * p->out_c * plane_out;
-            for (p0 = 0; p0 < plane_out; p0 += tile) {
-                /* as the plain path: whole lanes, the last block re-reading some of the one before */
-                const int32_t np = plane_out - p0 < tile ? plane_out - p0 : tile;
-                const int32_t width = (np + 15) / 16 * 16;
-                const int32_t q0 = width <= plane_out ? p0 + np - width : 0;
-                const int32_t real = width <= plane_out ? width : plane_out;
-                AOTC_Q(x86_patch_quads)(p, xg, k, q0, real, width, kq, pointwise, scratch);
-                if (p->w_zero_any) { /* each patch's sum (the padding rows hold the zero point too) */
-                    for (t0 = 0; t0 < width; t0 += 16) {
-                        __m512i s = _mm512_setzero_si512();
-                        for (q = 0; q < kq; ++q) {
-                            s = _mm512_dpbusd_epi32(s, _mm512_loadu_si512((const void *)(scratch + ((int64_t)q * width + t0) * 4)),
-                                                    ones);
-                        }
-                        _mm512_storeu_si512((void *)(sums + t0), s);
-                    }
-                }
-                for (oc = g * mg; oc < (g + 1) * mg; oc += 8) {
-                    const int32_t nb = (g + 1) * mg - oc < 8 ? (g + 1) * mg - oc : 8;
-                    const int8_t *wr[8];
-                    for (j = 0; j < 8; ++j) wr[j] = w + (int64_t)(oc + (j < nb ? j : nb - 1)) * kp; /* past nb: again */
-                    for (t0 = 0; t0 < width; t0 += 16) {
-                        const __mmask16 m = AOTC_Q(x86_lanes)(real - t0);
-                        const uint8_t *pq = scratch + (int64_t)t0 * 4;
-                        __m512i a[8];
-                        for (j = 0; j < 8; ++j) a[j] = _mm512_setzero_si512();
-                        for (q = 0; q < kq; ++q) {
-                            const __m512i xv = _mm512_loadu_si512((const void *)(pq + (int64_t)q * width * 4));
-                            for (j = 0; j < 8; ++j) {
-                                int32_t b;
-                                memcpy(&b, wr[j] + 4 * q, 4);
-                                a[j] = _mm512_dpbusd_epi32(a[j], xv, _mm512_set1_epi32(b));
+            {
+                const int32_t c0 = g * mg, cn = mg;
+                for (p0 = 0; p0 < plane_out; p0 += tile) {
+                    /* as the plain path: whole lanes, the last block re-reading some of the one before */
+                    const int32_t np = plane_out - p0 < tile ? plane_out - p0 : tile;
+                    const int32_t width = (np + 15) / 16 * 16;
+                    const int32_t q0 = width <= plane_out ? p0 + np - width : 0;
+                    const int32_t real = width <= plane_out ? width : plane_out;
+                    AOTC_Q(x86_patch_quads)(p, xg, k, q0, real, width, kq, pointwise, scratch);
+                    if (p->w_zero_any) { /* each patch's sum (the padding rows hold the zero point too) */
+                        for (t0 = 0; t0 < width; t0 += 16) {
+                            __m512i s = _mm512_setzero_si512();
+                            for (q = 0; q < kq; ++q) {
+                                s = _mm512_dpbusd_epi32(s, _mm512_loadu_si512((const void *)(scratch + ((int64_t)q * width + t0) * 4)),
+                                                        ones);
                             }
-                        }
-                        for (j = 0; j < nb; ++j) {
-                            const int32_t c = oc + j;
-                            __m512i v = _mm512_add_epi32(a[j], _mm512_set1_epi32(p->bias[c]));
-                            if (p->w_zero_any) {
-                                v = _mm512_sub_epi32(v, _mm512_mullo_epi32(_mm512_set1_epi32(p->w_zero[c]),
-                                                                           _mm512_loadu_si512((const void *)(sums + t0))));
-                            }
-                            _mm_mask_storeu_epi8((void *)(yn + (int64_t)c * plane_out + q0 + t0), m,
-                                                 AOTC_Q(x86_requant16)(v, _mm512_set1_ps(p->scale[c]), lo, hi, zp));
+                            _mm512_storeu_si512((void *)(sums + t0), s);
                         }
                     }
-                }
+                    for (oc = c0; oc < c0 + cn; oc += 8) {
+                        const int32_t nb = c0 + cn - oc < 8 ? c0 + cn - oc : 8;
+                        const int8_t *wr[8];
+                        for (j = 0; j < 8; ++j) wr[j] = w + (int64_t)(oc + (j < nb ? j : nb - 1)) * kp; /* past nb: again */
+                        for (t0 = 0; t0 < width; t0 += 16) {
+                            const __mmask16 m = AOTC_Q(x86_lanes)(real - t0);
+                            const uint8_t *pq = scratch + (int64_t)t0 * 4;
+                            __m512i a[8];
+                            AOTC_Q(x86_dot8)(pq, (int64_t)width * 4, wr, kq, a);
+                            for (j = 0; j < nb; ++j) {
+                                const int32_t c = oc + j;
+                                __m512i v = _mm512_add_epi32(a[j], _mm512_set1_epi32(p->bias[c]));
+                                if (p->w_zero_any) {
+                                    v = _mm512_sub_epi32(v, _mm512_mullo_epi32(_mm512_set1_epi32(p->w_zero[c]),
+                                                                               _mm512_loadu_si512((const void *)(sums + t0))));
+                                }
+                                _mm_mask_storeu_epi8((void *)(yn + (int64_t)c * plane_out + q0 + t0), m,
+                                                     AOTC_Q(x86_requant16)(v, _mm512_set1_ps(p->scale[c]), lo, hi, zp));
+                            }
+                        }
+                    }
+            }
             }
         }
     }
