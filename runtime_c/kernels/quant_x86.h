@@ -306,6 +306,36 @@ static void AOTC_Q(x86_windows_weights)(const int8_t *AOTC_RESTRICT w, int32_t k
     }
 }
 
+/* x86_dot8 over the quad rows of one block made as they are summed: per input channel and kernel
+ * row / group, the window at base (mask) picked by the indices iv (x86_windows). */
+static inline void AOTC_Q(x86_dot8_windows)(const QT *AOTC_RESTRICT xg, int32_t plane_in, int32_t cg, int32_t kg,
+                                            const int32_t *base, const __mmask64 *mask, const __m512i *iv,
+                                            __m512i zero, const int8_t *const *w, __m512i *acc) {
+    const __m512i flip = _mm512_set1_epi8((char)AOTC_QOFFSET);
+    const int8_t *w0 = w[0], *w1 = w[1], *w2 = w[2], *w3 = w[3], *w4 = w[4], *w5 = w[5], *w6 = w[6], *w7 = w[7];
+    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+    int32_t ic, g, q = 0;
+    for (ic = 0; ic < cg; ++ic) {
+        const QT *plane = xg + (int64_t)ic * plane_in;
+        for (g = 0; g < kg; ++g, q += 4) {
+            const __m512i win = _mm512_xor_si512(_mm512_maskz_loadu_epi8(mask[g], (const void *)(plane + base[g])), flip);
+            const __m512i xv = _mm512_permutex2var_epi8(win, iv[g], zero);
+            int32_t v[8];
+            memcpy(&v[0], w0 + q, 4), memcpy(&v[1], w1 + q, 4), memcpy(&v[2], w2 + q, 4), memcpy(&v[3], w3 + q, 4);
+            memcpy(&v[4], w4 + q, 4), memcpy(&v[5], w5 + q, 4), memcpy(&v[6], w6 + q, 4), memcpy(&v[7], w7 + q, 4);
+            a0 = _mm512_dpbusd_epi32(a0, xv, _mm512_set1_epi32(v[0]));
+            a1 = _mm512_dpbusd_epi32(a1, xv, _mm512_set1_epi32(v[1]));
+            a2 = _mm512_dpbusd_epi32(a2, xv, _mm512_set1_epi32(v[2]));
+            a3 = _mm512_dpbusd_epi32(a3, xv, _mm512_set1_epi32(v[3]));
+            a4 = _mm512_dpbusd_epi32(a4, xv, _mm512_set1_epi32(v[4]));
+            a5 = _mm512_dpbusd_epi32(a5, xv, _mm512_set1_epi32(v[5]));
+            a6 = _mm512_dpbusd_epi32(a6, xv, _mm512_set1_epi32(v[6]));
+            a7 = _mm512_dpbusd_epi32(a7, xv, _mm512_set1_epi32(v[7]));
+        }
+    }
+    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3, acc[4] = a4, acc[5] = a5, acc[6] = a6, acc[7] = a7;
+}
+
 /* QLinearConv on patches with VNNI and VBMI, the patch's rows taken in quads of one input channel's
  * kernel row (4 taps of it: k_w padded to whole groups of 4 with the zero point), so each quad row of
  * a block of positions is one vpermt2b of a window of the input plane (x86_windows, made once per
@@ -313,7 +343,9 @@ static void AOTC_Q(x86_windows_weights)(const int8_t *AOTC_RESTRICT w, int32_t k
  * (channel, kernel row, tap) order, are re-ordered on the stack to match, as many output channels at
  * a time as AOTC_QX86_WBUF holds; the scratch holds as many blocks as its bytes allow. Where the
  * sums use the weights' zero points, the folded bias's kp zp w_zero becomes kp' zp w_zero (kp' the
- * padded length). 0 (nothing done) where the scratch or the stack buffer is too small. */
+ * padded length). Where the scratch holds no block's patch, each block's quad rows are made as they
+ * are summed, once per 8 output channels (x86_dot8_windows). 0 (nothing done) where the stack buffer
+ * is too small, or a small scratch meets weight zero points. */
 static int AOTC_Q(qconv_windows)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
                                  const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch) {
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k_h = p->k_h, k_w = p->k_w;
@@ -331,7 +363,7 @@ static int AOTC_Q(qconv_windows)(const aotc_qconv_params *p, int32_t tile, const
     __mmask64 mask[AOTC_QX86_KG];
     __m512i iv[AOTC_QX86_KG];
     int32_t n, g, c0, oc, p0, b, nb, j, q, ic;
-    if (kg > AOTC_QX86_KG || slots < 1 || slots > 16 || chunk < 8 || 3 * p->dil_w >= 64 || p->k_h * p->k_w < 2) return 0;
+    if (kg > AOTC_QX86_KG || slots > 16 || (slots < 1 && p->w_zero_any) || chunk < 8 || 3 * p->dil_w >= 64 || p->k_h * p->k_w < 2) return 0;
     AOTC_Q(x86_wcache_init)(&cache);
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
@@ -341,6 +373,24 @@ static int AOTC_Q(qconv_windows)(const aotc_qconv_params *p, int32_t tile, const
                 const int32_t cn = (g + 1) * mg - c0 < chunk ? (g + 1) * mg - c0 : chunk;
                 AOTC_Q(x86_windows_weights)(w, kp, c0, cn, kq, groups, k_w, wbuf);
                 for (p0 = 0; p0 < plane_out;) {
+                    if (slots < 1) { /* no scratch for a block's patch: its quad rows made as they are summed */
+                        const int32_t nl = AOTC_Q(x86_windows)(p, p0, plane_out, &cache, base[0], mask, iv);
+                        for (oc = 0; oc < cn; oc += 8) {
+                            const int32_t nc = cn - oc < 8 ? cn - oc : 8;
+                            const int8_t *wr[8];
+                            __m512i a[8];
+                            for (j = 0; j < 8; ++j) wr[j] = wbuf + (int64_t)(oc + (j < nc ? j : nc - 1)) * kp2;
+                            AOTC_Q(x86_dot8_windows)(xg, plane_in, cg, kg, base[0], mask, iv, zero, wr, a);
+                            for (j = 0; j < nc; ++j) {
+                                const int32_t c = c0 + oc + j;
+                                _mm_mask_storeu_epi8((void *)(yn + (int64_t)c * plane_out + p0), AOTC_Q(x86_lanes)(nl),
+                                                     AOTC_Q(x86_requant16)(_mm512_add_epi32(a[j], _mm512_set1_epi32(p->bias[c])),
+                                                                           _mm512_set1_ps(p->scale[c]), lo, hi, zp));
+                            }
+                        }
+                        p0 += nl;
+                        continue;
+                    }
                     for (nb = 0; nb < slots && p0 < plane_out; ++nb) { /* the blocks' patches */
                         uint8_t *dst = scratch + (int64_t)nb * 64;
                         lanes[nb] = AOTC_Q(x86_windows)(p, p0, plane_out, &cache, base[nb], mask, iv);
