@@ -337,11 +337,46 @@ void aotc_global_avgpool_f32(int32_t planes, int32_t size, const float *AOTC_RES
 
 /* ---- MaxPool on 8-bit integers --------------------------------------------
  * Window by window: for each output, the range of taps inside the input on each
- * dim (tap_range), then the max over them. */
+ * dim (tap_range), then the max over them. 2-D pools with no dilation and rows of at most
+ * AOTC_MAXPOOL_INT_ROW take each output row in two passes instead (maxpool_int_rows):
+ * the max down the window's input rows, a whole row at a time (a loop compilers
+ * vectorise), then across each window's columns of that. */
+#define AOTC_MAXPOOL_INT_ROW 1024
 #define AOTC_MAXPOOL_INT(SUFFIX, T, LOWEST)                                                         \
+    static int maxpool_rows_##SUFFIX(const aotc_pool_params *p, const T *AOTC_RESTRICT x, T *AOTC_RESTRICT y) { \
+        const int32_t in_h = p->in[1], in_w = p->in[2], out_h = p->out[1], out_w = p->out[2];       \
+        T col[AOTC_MAXPOOL_INT_ROW];                                                               \
+        int32_t c, oh, ow, kh, i;                                                                  \
+        if (p->in[0] != 1 || p->out[0] != 1 || p->kernel[0] != 1 || p->pads_begin[0] != 0 ||      \
+            p->dilations[1] != 1 || p->dilations[2] != 1 || in_w > AOTC_MAXPOOL_INT_ROW) {         \
+            return 0;                                                                              \
+        }                                                                                          \
+        for (c = 0; c < p->planes; ++c, x += (int64_t)in_h * in_w) {                              \
+            for (oh = 0; oh < out_h; ++oh) {                                                       \
+                const int32_t sh = oh * p->strides[1] - p->pads_begin[1];                          \
+                int32_t h0, h1;                                                                    \
+                tap_range(sh, 1, p->kernel[1], 0, in_h, &h0, &h1);                                 \
+                for (i = 0; i < in_w; ++i) col[i] = LOWEST;                                        \
+                for (kh = h0; kh < h1; ++kh) {                                                     \
+                    const T *row = x + (int64_t)(sh + kh) * in_w;                                  \
+                    for (i = 0; i < in_w; ++i) col[i] = row[i] > col[i] ? row[i] : col[i];         \
+                }                                                                                  \
+                for (ow = 0; ow < out_w; ++ow) {                                                   \
+                    const int32_t sw = ow * p->strides[2] - p->pads_begin[2];                      \
+                    int32_t w0, w1;                                                                \
+                    T m = LOWEST;                                                                  \
+                    tap_range(sw, 1, p->kernel[2], 0, in_w, &w0, &w1);                             \
+                    for (i = sw + w0; i < sw + w1; ++i) m = col[i] > m ? col[i] : m;               \
+                    *y++ = m;                                                                      \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+        return 1;                                                                                  \
+    }                                                                                              \
     void aotc_maxpool_##SUFFIX(const aotc_pool_params *p, const T *AOTC_RESTRICT x, T *AOTC_RESTRICT y) { \
         const int64_t in_plane = (int64_t)p->in[0] * p->in[1] * p->in[2];                           \
         int32_t c, od, oh, ow, kd, kh, kw;                                                         \
+        if (maxpool_rows_##SUFFIX(p, x, y)) return;                                                \
         for (c = 0; c < p->planes; ++c, x += in_plane) {                                           \
             for (od = 0; od < p->out[0]; ++od) {                                                   \
                 const int32_t sd = od * p->strides[0] - p->pads_begin[0];                          \
