@@ -213,8 +213,8 @@ static int32_t AOTC_Q(x86_windows)(const aotc_qconv_params *p, int32_t pos0, int
     const int interior = oh_first * p->stride_h - p->pad_top >= 0 &&
                          oh_last * p->stride_h - p->pad_top + (k_h - 1) * p->dil_h < in_h;
     uint8_t (*idx)[64];
-    int32_t lo[AOTC_QX86_KG], hi[AOTC_QX86_KG];
-    int32_t lanes, g, i, j, e;
+    int32_t lo[AOTC_QX86_KG], hi[AOTC_QX86_KG], offs[AOTC_QX86_KG][64];
+    int32_t lanes, g, i, j, e, oh, ow;
     for (e = 0; interior && e < AOTC_QX86_CACHE; ++e) {
         if (cache->col[e] == col) {
             for (g = 0; g < kg; ++g) {
@@ -229,37 +229,36 @@ static int32_t AOTC_Q(x86_windows)(const aotc_qconv_params *p, int32_t pos0, int
     e = cache->next, cache->next = (cache->next + 1) % AOTC_QX86_CACHE;
     cache->col[e] = interior ? col : -1;
     idx = cache->idx[e];
-    memset(idx, 64, sizeof cache->idx[0]);
     for (g = 0; g < kg; ++g) lo[g] = INT32_MAX, hi[g] = INT32_MIN;
+    oh = oh_first, ow = col;
     for (lanes = 0; lanes < 16 && pos0 + lanes < plane_out; ++lanes) { /* lanes while the windows fit */
-        const int32_t pos = pos0 + lanes, oh = pos / ow_n, ow = pos % ow_n;
-        int32_t nlo[AOTC_QX86_KG], nhi[AOTC_QX86_KG], fits = 1;
-        for (g = 0; g < kg; ++g) {
+        int32_t lane[AOTC_QX86_KG][4], nlo[AOTC_QX86_KG], nhi[AOTC_QX86_KG], fits = 1;
+        for (g = 0; g < kg; ++g) { /* this lane's input offsets (-1: the zero point) */
             const int32_t ih = oh * p->stride_h - p->pad_top + (g / groups) * p->dil_h;
+            const int32_t iw0 = ow * p->stride_w - p->pad_left + (g % groups) * 4 * p->dil_w;
             nlo[g] = lo[g], nhi[g] = hi[g];
-            for (j = 0; j < 4 && ih >= 0 && ih < in_h; ++j) {
-                const int32_t kw = (g % groups) * 4 + j, iw = ow * p->stride_w - p->pad_left + kw * p->dil_w;
-                if (kw < k_w && iw >= 0 && iw < in_w) {
-                    const int32_t off = ih * in_w + iw;
+            for (j = 0; j < 4; ++j) {
+                const int32_t iw = iw0 + j * p->dil_w;
+                const int inside = ih >= 0 && ih < in_h && (g % groups) * 4 + j < k_w && iw >= 0 && iw < in_w;
+                const int32_t off = inside ? ih * in_w + iw : -1;
+                lane[g][j] = off;
+                if (inside) {
                     nlo[g] = off < nlo[g] ? off : nlo[g];
                     nhi[g] = off > nhi[g] ? off : nhi[g];
                 }
             }
-            if (nhi[g] != INT32_MIN && nhi[g] - nlo[g] >= 64) fits = 0;
+            fits &= nhi[g] == INT32_MIN || nhi[g] - nlo[g] < 64;
         }
         if (!fits) break;
-        for (g = 0; g < kg; ++g) lo[g] = nlo[g], hi[g] = nhi[g];
+        for (g = 0; g < kg; ++g) {
+            lo[g] = nlo[g], hi[g] = nhi[g];
+            for (j = 0; j < 4; ++j) offs[g][4 * lanes + j] = lane[g][j];
+        }
+        if (++ow == ow_n) ow = 0, ++oh;
     }
     for (g = 0; g < kg; ++g) {
         const int32_t b = hi[g] == INT32_MIN ? 0 : lo[g], left = plane_in - b;
-        for (i = 0; i < lanes; ++i) {
-            const int32_t pos = pos0 + i, oh = pos / ow_n, ow = pos % ow_n;
-            const int32_t ih = oh * p->stride_h - p->pad_top + (g / groups) * p->dil_h;
-            for (j = 0; j < 4 && ih >= 0 && ih < in_h; ++j) {
-                const int32_t kw = (g % groups) * 4 + j, iw = ow * p->stride_w - p->pad_left + kw * p->dil_w;
-                if (kw < k_w && iw >= 0 && iw < in_w) idx[g][4 * i + j] = (uint8_t)(ih * in_w + iw - b);
-            }
-        }
+        for (i = 0; i < 64; ++i) idx[g][i] = (uint8_t)(i < 4 * lanes && offs[g][i] >= 0 ? offs[g][i] - b : 64);
         base[g] = b;
         mask[g] = hi[g] == INT32_MIN ? 0 : left >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << left) - 1;
         iv[g] = _mm512_loadu_si512((const void *)idx[g]);
@@ -363,7 +362,7 @@ static int AOTC_Q(qconv_windows)(const aotc_qconv_params *p, int32_t tile, const
     __mmask64 mask[AOTC_QX86_KG];
     __m512i iv[AOTC_QX86_KG];
     int32_t n, g, c0, oc, p0, b, nb, j, q, ic;
-    if (kg > AOTC_QX86_KG || slots > 16 || (slots < 1 && p->w_zero_any) || chunk < 8 || 3 * p->dil_w >= 64 || p->k_h * p->k_w < 2) return 0;
+    if (cg < 2 || kg > AOTC_QX86_KG || slots > 16 || (slots < 1 && p->w_zero_any) || chunk < 8 || 3 * p->dil_w >= 64 || p->k_h * p->k_w < 2) return 0;
     AOTC_Q(x86_wcache_init)(&cache);
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
@@ -507,10 +506,7 @@ static void AOTC_Q(qconv_patches_vnni)(const aotc_qconv_params *p, int32_t tile,
 }
 
 #if defined(__AVX512VBMI__)
-/* Depthwise taps a channel in the flat path: kernel rows x groups of 4 taps (one weight word each). */
-#define AOTC_QDW_FLAT_KG 16
-#define AOTC_QDW_FLAT_WORDS 8192 /* channels x KG weight words kept on the stack */
-#define AOTC_QDW_FLAT_CACHE 8    /* blocks' indices kept by their first column */
+#define AOTC_QDW_FLAT_WORDS 8192 /* channels x kernel rows x groups of 4 taps: weight words on the stack */
 
 /* Depthwise QLinearConv with AVX-512 VNNI and VBMI, for any plane: blocks of up to 16 consecutive
  * output positions of the plane (spanning output rows where the plane is narrow), as long as each
@@ -529,15 +525,11 @@ static int AOTC_Q(qconv_depthwise_flat)(const aotc_qconv_params *p, const QT *AO
     const __m512i zp = _mm512_set1_epi32(p->y_zero), flip = _mm512_set1_epi8((char)AOTC_QOFFSET);
     const __m512i zero = _mm512_set1_epi8((char)(uint8_t)xz);
     int32_t wq[AOTC_QDW_FLAT_WORDS], init[AOTC_QDW_FLAT_WORDS / 4];
-    uint8_t idx[AOTC_QDW_FLAT_KG][64];
-    int32_t lo_off[AOTC_QDW_FLAT_KG], hi_off[AOTC_QDW_FLAT_KG];
-    struct {
-        int32_t col, lanes, base[AOTC_QDW_FLAT_KG]; /* base: the windows' first bytes less the block's rows */
-        uint8_t idx[AOTC_QDW_FLAT_KG][64];
-    } cache[AOTC_QDW_FLAT_CACHE];
-    int32_t n, c, i, kh, j, pos0, next_slot = 0;
-    for (i = 0; i < AOTC_QDW_FLAT_CACHE; ++i) cache[i].col = -1;
-    if (p->w_zero_any || kg > AOTC_QDW_FLAT_KG || channels * kg > AOTC_QDW_FLAT_WORDS || 3 * p->dil_w >= 64) return 0;
+    int32_t lo_off[AOTC_QX86_KG];
+    AOTC_Q(x86_wcache) cache;
+    int32_t n, c, i, kh, j, pos0;
+    AOTC_Q(x86_wcache_init)(&cache);
+    if (p->w_zero_any || kg > AOTC_QX86_KG || channels * kg > AOTC_QDW_FLAT_WORDS || 3 * p->dil_w >= 64) return 0;
     for (c = 0; c < channels; ++c) { /* weight words and the sums' starts */
         const int8_t *wc = w + (int64_t)c * taps;
         int32_t sum = 0;
@@ -557,74 +549,10 @@ static int AOTC_Q(qconv_depthwise_flat)(const aotc_qconv_params *p, const QT *AO
         const QT *xn = x + (int64_t)n * channels * plane_in;
         QT *yn = y + (int64_t)n * channels * plane_out;
         for (pos0 = 0; pos0 < plane_out;) {
-            __m512i iv[AOTC_QDW_FLAT_KG];
-            __mmask64 lm[AOTC_QDW_FLAT_KG];
-            int32_t lanes = 0, g, e;
-            /* a block whose lanes' kernel rows are all inside the image reads as the one before at
-             * the same column did, some input rows on: its indices come from the cache */
-            const int32_t oh_first = pos0 / ow_n, oh_last = (pos0 + 15) / ow_n, col = pos0 % ow_n;
-            const int32_t shift = oh_first * p->stride_h * in_w;
-            const int interior = oh_first * p->stride_h - p->pad_top >= 0 &&
-                                 oh_last * p->stride_h - p->pad_top + (k_h - 1) * p->dil_h < in_h;
-            for (e = 0; interior && e < AOTC_QDW_FLAT_CACHE; ++e) {
-                if (cache[e].col == col) break;
-            }
-            if (interior && e < AOTC_QDW_FLAT_CACHE) {
-                lanes = cache[e].lanes;
-                for (g = 0; g < kg; ++g) {
-                    iv[g] = _mm512_loadu_si512((const void *)cache[e].idx[g]);
-                    const int empty = cache[e].base[g] == INT32_MIN; /* no byte of the image */
-                    lo_off[g] = empty ? 0 : cache[e].base[g] + shift, hi_off[g] = empty ? INT32_MIN : 0;
-                }
-            } else {
-                memset(idx, 64, sizeof idx);
-                for (g = 0; g < kg; ++g) lo_off[g] = INT32_MAX, hi_off[g] = INT32_MIN;
-                for (; lanes < 16 && pos0 + lanes < plane_out; ++lanes) { /* take lanes while the windows fit */
-                    const int32_t pos = pos0 + lanes, oh = pos / ow_n, ow = pos % ow_n;
-                    int32_t nlo[AOTC_QDW_FLAT_KG], nhi[AOTC_QDW_FLAT_KG], fits = 1;
-                    for (g = 0; g < kg; ++g) {
-                        const int32_t ih = oh * p->stride_h - p->pad_top + (g / groups) * p->dil_h;
-                        nlo[g] = lo_off[g], nhi[g] = hi_off[g];
-                        for (j = 0; j < 4 && ih >= 0 && ih < in_h; ++j) {
-                            const int32_t kw = (g % groups) * 4 + j, iw = ow * p->stride_w - p->pad_left + kw * p->dil_w;
-                            if (kw < k_w && iw >= 0 && iw < in_w) {
-                                const int32_t off = ih * in_w + iw;
-                                nlo[g] = off < nlo[g] ? off : nlo[g];
-                                nhi[g] = off > nhi[g] ? off : nhi[g];
-                            }
-                        }
-                        if (nhi[g] != INT32_MIN && nhi[g] - nlo[g] >= 64) fits = 0;
-                    }
-                    if (!fits) break;
-                    for (g = 0; g < kg; ++g) lo_off[g] = nlo[g], hi_off[g] = nhi[g];
-                }
-                for (g = 0; g < kg; ++g) { /* the lanes' byte indices into each window */
-                    const int32_t base = lo_off[g] == INT32_MAX ? 0 : lo_off[g];
-                    for (i = 0; i < lanes; ++i) {
-                        const int32_t pos = pos0 + i, oh = pos / ow_n, ow = pos % ow_n;
-                        const int32_t ih = oh * p->stride_h - p->pad_top + (g / groups) * p->dil_h;
-                        for (j = 0; j < 4 && ih >= 0 && ih < in_h; ++j) {
-                            const int32_t kw = (g % groups) * 4 + j, iw = ow * p->stride_w - p->pad_left + kw * p->dil_w;
-                            if (kw < k_w && iw >= 0 && iw < in_w) idx[g][4 * i + j] = (uint8_t)(ih * in_w + iw - base);
-                        }
-                    }
-                    iv[g] = _mm512_loadu_si512((const void *)idx[g]);
-                    lo_off[g] = base;
-                }
-                if (interior) { /* into the cache, round robin */
-                    e = next_slot, next_slot = (next_slot + 1) % AOTC_QDW_FLAT_CACHE;
-                    cache[e].col = col, cache[e].lanes = lanes;
-                    for (g = 0; g < kg; ++g) {
-                        memcpy(cache[e].idx[g], idx[g], 64);
-                        cache[e].base[g] = hi_off[g] == INT32_MIN ? INT32_MIN : lo_off[g] - shift;
-                    }
-                }
-            }
-            for (g = 0; g < kg; ++g) { /* the windows' masks: as far as the plane goes */
-                const int32_t left = plane_in - lo_off[g];
-                lm[g] = hi_off[g] == INT32_MIN ? 0 : left >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << left) - 1;
-                if (hi_off[g] == INT32_MIN) lo_off[g] = 0;
-            }
+            __m512i iv[AOTC_QX86_KG];
+            __mmask64 lm[AOTC_QX86_KG];
+            const int32_t lanes = AOTC_Q(x86_windows)(p, pos0, plane_out, &cache, lo_off, lm, iv);
+            int32_t g;
             for (c = 0; c < channels; ++c) {
                 const QT *plane = xn + (int64_t)c * plane_in;
                 __m512i a = _mm512_set1_epi32(init[c]);
