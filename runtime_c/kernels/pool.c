@@ -340,7 +340,8 @@ void aotc_global_avgpool_f32(int32_t planes, int32_t size, const float *AOTC_RES
  * dim (tap_range), then the max over them. 2-D pools with no dilation and rows of at most
  * AOTC_MAXPOOL_INT_ROW take each output row in two passes instead (maxpool_int_rows):
  * the max down the window's input rows, a whole row at a time (a loop compilers
- * vectorise), then across each window's columns of that. */
+ * vectorise), then across each window's columns of that, the windows clipped to the
+ * image by compares (no divisions). */
 #define AOTC_MAXPOOL_INT_ROW 1024
 #define AOTC_MAXPOOL_INT(SUFFIX, T, LOWEST)                                                         \
     static int maxpool_rows_##SUFFIX(const aotc_pool_params *p, const T *AOTC_RESTRICT x, T *AOTC_RESTRICT y) { \
@@ -354,19 +355,18 @@ void aotc_global_avgpool_f32(int32_t planes, int32_t size, const float *AOTC_RES
         for (c = 0; c < p->planes; ++c, x += (int64_t)in_h * in_w) {                              \
             for (oh = 0; oh < out_h; ++oh) {                                                       \
                 const int32_t sh = oh * p->strides[1] - p->pads_begin[1];                          \
-                int32_t h0, h1;                                                                    \
-                tap_range(sh, 1, p->kernel[1], 0, in_h, &h0, &h1);                                 \
+                const int32_t h0 = sh < 0 ? 0 : sh;                                                \
+                const int32_t h1 = sh + p->kernel[1] < in_h ? sh + p->kernel[1] : in_h;            \
                 for (i = 0; i < in_w; ++i) col[i] = LOWEST;                                        \
                 for (kh = h0; kh < h1; ++kh) {                                                     \
-                    const T *row = x + (int64_t)(sh + kh) * in_w;                                  \
+                    const T *row = x + (int64_t)kh * in_w;                                         \
                     for (i = 0; i < in_w; ++i) col[i] = row[i] > col[i] ? row[i] : col[i];         \
                 }                                                                                  \
                 for (ow = 0; ow < out_w; ++ow) {                                                   \
                     const int32_t sw = ow * p->strides[2] - p->pads_begin[2];                      \
-                    int32_t w0, w1;                                                                \
+                    const int32_t w1 = sw + p->kernel[2] < in_w ? sw + p->kernel[2] : in_w;        \
                     T m = LOWEST;                                                                  \
-                    tap_range(sw, 1, p->kernel[2], 0, in_w, &w0, &w1);                             \
-                    for (i = sw + w0; i < sw + w1; ++i) m = col[i] > m ? col[i] : m;               \
+                    for (i = sw < 0 ? 0 : sw; i < w1; ++i) m = col[i] > m ? col[i] : m;            \
                     *y++ = m;                                                                      \
                 }                                                                                  \
             }                                                                                      \
