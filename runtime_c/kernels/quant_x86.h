@@ -1,12 +1,19 @@
-/* The quantized convolutions with AVX-512 VNNI (x86 hosts whose -march has it: AOTC_QUANT_VNNI in
- * quant.c), over one element type QT as quant_impl.h (which includes this file once per type, after
- * qconv_patch_row). Bit-exact with the plain paths: the same integer sums, and the requantisation
- * of aotc_requant done 16 lanes at a time (cvtdq2ps rounds as (float), max / min clamp as the two
- * tests, cvtps2dq rounds half to even as aotc_round_even in the default rounding mode). No include
- * guard. */
+/* The quantized kernels with AVX-512 VNNI (x86 hosts whose -march has it: AOTC_QUANT_VNNI in
+ * quant.c), over one element type QT as quant_impl.h (which includes this file once per type, at its
+ * top). Which path takes a QLinearConv:
+ *   - depthwise: qconv_depthwise_flat (with VBMI: 16 output positions of the plane a block, spanning
+ *     rows where the plane is narrow), else qconv_depthwise_x86 (16 positions of a row from a ring
+ *     of padded rows);
+ *   - other convs: qconv_windows (with VBMI: patch quads of 4 taps of one kernel row picked from the
+ *     input by vpermt2b), else qconv_patches_vnni (the patch quads of the plain path, gathered and
+ *     interleaved by SIMD; pointwise convs read straight from the input planes).
+ * Bit-exact with the plain paths (tests/test_quant.py holds them equal): the same integer sums, and
+ * the requantisation of aotc_requant 16 lanes at a time (cvtdq2ps rounds as (float), max / min clamp
+ * as the two tests, cvtps2dq rounds half to even as aotc_round_even in the default rounding mode).
+ * No include guard. */
 
 #ifndef AOTC_QX86_WBUF
-#define AOTC_QX86_WBUF 65536 /* bytes of weights re-ordered on the stack for the register blocks */
+#define AOTC_QX86_WBUF 65536 /* bytes of weights re-ordered on the stack (qconv_windows) */
 #endif
 
 /* round_half_even(clamp((float)acc * scale, lo, hi)) + zero_point as 16 bytes of QT (each lane's
