@@ -134,12 +134,12 @@ def _conv_case(case_id: str, dtype: str, per_channel: bool, act: str | None, gro
     return _qdq_case(case_id, nodes + more, {"x": (1, cin, *hw)}, inits, ["yd"], opset)
 
 
-def _binary_case(op: str, dtype: str) -> Case:
+def _binary_case(op: str, dtype: str, shapes: tuple = ((1, 4, 5, 6), (1, 4, 1, 6)), tag: str = "") -> Case:
     na, ia = _q("a", "ad", dtype, 0.02, 5 if dtype == "int8" else 128)
     nb, ib = _q("b", "bd", dtype, 0.03, -7 if dtype == "int8" else 120)
     ny, iy = _q("y", "yd", dtype, 0.04, 2 if dtype == "int8" else 125)
     nodes = na + nb + [helper.make_node(op, ["ad", "bd"], ["y"])] + ny
-    return _qdq_case(f"{op.lower()}_{dtype}", nodes, {"a": (1, 4, 5, 6), "b": (1, 4, 1, 6)}, {**ia, **ib, **iy}, ["yd"])
+    return _qdq_case(f"{op.lower()}_{dtype}{tag}", nodes, {"a": shapes[0], "b": shapes[1]}, {**ia, **ib, **iy}, ["yd"])
 
 
 def _unary_case(op: str, dtype: str = "int8", attrs: dict | None = None, opset: int = 13) -> Case:
@@ -210,6 +210,8 @@ OP_CASES = [
     replace(_conv_case("conv_tight_int8", "int8", True, "relu"), scratch_floor=0),
     replace(_conv_case("conv_depthwise_tight", "uint8", False, None, group=8, stride=2), scratch_floor=0),
     *[_binary_case(op, d) for op in ("Add", "Mul") for d in ("int8", "uint8")],
+    # runs of whole lanes and a tail, both operands contiguous (quant_x86.h's QLinearAdd)
+    *[_binary_case("Add", d, ((1, 3, 5, 21), (1, 3, 5, 21)), "_runs") for d in ("int8", "uint8")],
     *[_unary_case(op) for op in ("Sigmoid", "Tanh", "HardSigmoid")],
     _unary_case("HardSwish", opset=14), _unary_case("LeakyRelu", "uint8", {"alpha": 0.1}),
     _unary_case("GlobalAveragePool"), _unary_case("GlobalAveragePool", "uint8"),
@@ -230,9 +232,9 @@ def op_results(tmp_path_factory):
     return shared_build(OP_CASES, tmp_path_factory.mktemp("quant_ops"))
 
 
-# the conv cases again built as bundles build on the host (-march=native): with AVX-512 VNNI, the
-# vector paths of runtime_c/kernels/quant_x86.h
-NATIVE_CASES = [c for c in OP_CASES if c.id.startswith("conv_")]
+# the conv, add and maxpool cases again built as bundles build on the host (-march=native): with
+# AVX-512 VNNI, the vector paths of runtime_c/kernels/quant_x86.h
+NATIVE_CASES = [c for c in OP_CASES if c.id.startswith(("conv_", "add_", "maxpool"))]
 
 
 @pytest.fixture(scope="module")

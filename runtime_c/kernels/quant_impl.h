@@ -749,8 +749,9 @@ void AOTC_Q(qgemm)(const aotc_qgemm_params *p, const QT *AOTC_RESTRICT a, const 
 
 /* One broadcast walk for the binary ops: the innermost run in three forms (a the same across it,
  * b the same across it, both varying), each a plain loop; the outer dims advance an odometer.
- * SCALAR_A / SCALAR_B / BOTH compute y[i] from QT values xa = pa[..], xb = pb[..]. */
-#define AOTC_QBINARY(NAME, SCALAR_A, SCALAR_B, BOTH)                                               \
+ * SCALAR_A / SCALAR_B / BOTH compute y[i] from QT values xa = pa[..], xb = pb[..]; CONTIG, where both
+ * runs are contiguous, computes a first part of the run some faster way and gives its length. */
+#define AOTC_QBINARY(NAME, SCALAR_A, SCALAR_B, BOTH, CONTIG)                                               \
     void AOTC_Q(NAME)(const aotc_qbinary_params *p, const QT *a, const QT *b, QT *y) {             \
         const aotc_broadcast *s = &p->shape;                                                       \
         const int32_t r = s->rank, n = s->shape[r - 1];                                           \
@@ -770,6 +771,11 @@ void AOTC_Q(qgemm)(const aotc_qgemm_params *p, const QT *AOTC_RESTRICT a, const 
             } else if (sb == 0) {                                                                  \
                 const int32_t xb = pb[0];                                                          \
                 for (i = 0; i < n; ++i) { const int32_t xa = pa[(int64_t)i * sa]; y[i] = (QT)(SCALAR_B); } \
+            } else if (sa == 1 && sb == 1) { /* both contiguous: a vector path (CONTIG) or a loop */ \
+                for (i = CONTIG; i < n; ++i) {                                                     \
+                    const int32_t xa = pa[i], xb = pb[i];                                          \
+                    y[i] = (QT)(BOTH);                                                             \
+                }                                                                                  \
             } else {                                                                               \
                 for (i = 0; i < n; ++i) {                                                          \
                     const int32_t xa = pa[(int64_t)i * sa], xb = pb[(int64_t)i * sb];              \
@@ -788,6 +794,12 @@ void AOTC_Q(qgemm)(const aotc_qgemm_params *p, const QT *AOTC_RESTRICT a, const 
         }                                                                                          \
     }
 
+#if AOTC_QUANT_VNNI
+#define AOTC_QADD_CONTIG(p, pa, pb, y, n) AOTC_Q(qadd_x86)(p, pa, pb, y, n)
+#else
+#define AOTC_QADD_CONTIG(p, pa, pb, y, n) 0
+#endif
+
 static inline int32_t AOTC_Q(saturate)(float f, float lo, float hi) {
     f = f < lo ? lo : f; /* lo, hi are whole numbers: clamping before rounding is clamping after */
     f = f > hi ? hi : f;
@@ -797,12 +809,14 @@ static inline int32_t AOTC_Q(saturate)(float f, float lo, float hi) {
 AOTC_QBINARY(qadd,
              AOTC_Q(saturate)(fmaf((float)xb, p->b_mult, p->bias + (float)xa * p->a_mult), lo, hi),
              AOTC_Q(saturate)(fmaf((float)xa, p->a_mult, p->bias + (float)xb * p->b_mult), lo, hi),
-             AOTC_Q(saturate)(fmaf((float)xa, p->a_mult, fmaf((float)xb, p->b_mult, p->bias)), lo, hi))
+             AOTC_Q(saturate)(fmaf((float)xa, p->a_mult, fmaf((float)xb, p->b_mult, p->bias)), lo, hi),
+             AOTC_QADD_CONTIG(p, pa, pb, y, n))
 AOTC_QBINARY(qmul,
              aotc_requant((xa - p->a_zero) * (xb - p->b_zero), p->a_mult, p->y_lo, p->y_hi, p->y_zero),
              aotc_requant((xa - p->a_zero) * (xb - p->b_zero), p->a_mult, p->y_lo, p->y_hi, p->y_zero),
-             aotc_requant((xa - p->a_zero) * (xb - p->b_zero), p->a_mult, p->y_lo, p->y_hi, p->y_zero))
+             aotc_requant((xa - p->a_zero) * (xb - p->b_zero), p->a_mult, p->y_lo, p->y_hi, p->y_zero), 0)
 #undef AOTC_QBINARY
+#undef AOTC_QADD_CONTIG
 
 void AOTC_Q(qglobal_avgpool)(int32_t planes, int32_t size, float scale, int32_t x_zero, int32_t y_zero,
                              const QT *AOTC_RESTRICT x, QT *AOTC_RESTRICT y) {

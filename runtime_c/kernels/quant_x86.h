@@ -49,6 +49,25 @@ static void AOTC_Q(quantize_x86)(const aotc_qaxis *p, const float *x, QT *y) {
     }
 }
 
+/* QLinearAdd over contiguous runs: the first n / 16 x 16 outputs of the run, 16 at a time, as the
+ * plain loop computes them (fma(a, a_mult, fma(b, b_mult, bias)), each fma rounded once, clamped,
+ * rounded half to even); the number done. */
+static int32_t AOTC_Q(qadd_x86)(const aotc_qbinary_params *p, const QT *a, const QT *b, QT *y, int32_t n) {
+    const __m512 am = _mm512_set1_ps(p->a_mult), bm = _mm512_set1_ps(p->b_mult), bias = _mm512_set1_ps(p->bias);
+    const __m512 lo = _mm512_set1_ps(p->y_lo + (float)p->y_zero), hi = _mm512_set1_ps(p->y_hi + (float)p->y_zero);
+    int32_t i;
+    for (i = 0; i + 16 <= n; i += 16) {
+        const __m128i va = _mm_loadu_si128((const __m128i *)(const void *)(a + i));
+        const __m128i vb = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
+        const __m512 fa = _mm512_cvtepi32_ps(QT_MIN < 0 ? _mm512_cvtepi8_epi32(va) : _mm512_cvtepu8_epi32(va));
+        const __m512 fb = _mm512_cvtepi32_ps(QT_MIN < 0 ? _mm512_cvtepi8_epi32(vb) : _mm512_cvtepu8_epi32(vb));
+        __m512 f = _mm512_fmadd_ps(fa, am, _mm512_fmadd_ps(fb, bm, bias));
+        f = _mm512_min_ps(_mm512_max_ps(f, lo), hi);
+        _mm_storeu_si128((__m128i *)(void *)(y + i), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(f)));
+    }
+    return i;
+}
+
 /* acc[j] = the sums over kq quad rows (`stride` bytes apart from pq, 16 positions each) against
  * the weight words of w[j] (rows of 4 kq bytes), by vpdpbusd. */
 static inline void AOTC_Q(x86_dot8)(const uint8_t *AOTC_RESTRICT pq, int64_t stride, const int8_t *const *w, int32_t kq,
