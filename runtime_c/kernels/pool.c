@@ -339,35 +339,41 @@ void aotc_global_avgpool_f32(int32_t planes, int32_t size, const float *AOTC_RES
  * Window by window: for each output, the range of taps inside the input on each
  * dim (tap_range), then the max over them. 2-D pools with no dilation and rows of at most
  * AOTC_MAXPOOL_INT_ROW take each output row in two passes instead (maxpool_int_rows):
- * the max down the window's input rows, a whole row at a time (a loop compilers
- * vectorise), then across each window's columns of that, the windows clipped to the
- * image by compares (no divisions). */
-#define AOTC_MAXPOOL_INT_ROW 1024
+ * the max down the window's input rows, a whole row at a time, into a row padded
+ * with the type's lowest value, then across the window's columns, a tap for the
+ * whole output row at a time (loops compilers vectorise). */
+#define AOTC_MAXPOOL_INT_ROW 256 /* bytes on the stack: small, for microcontrollers */
 #define AOTC_MAXPOOL_INT(SUFFIX, T, LOWEST)                                                         \
     static int maxpool_rows_##SUFFIX(const aotc_pool_params *p, const T *AOTC_RESTRICT x, T *AOTC_RESTRICT y) { \
         const int32_t in_h = p->in[1], in_w = p->in[2], out_h = p->out[1], out_w = p->out[2];       \
+        const int32_t k_w = p->kernel[2], sw = p->strides[2], lead = p->pads_begin[2];              \
+        const int32_t span = (out_w - 1) * sw + k_w; /* padded columns the windows cover */          \
         T col[AOTC_MAXPOOL_INT_ROW];                                                               \
-        int32_t c, oh, ow, kh, i;                                                                  \
+        int32_t c, oh, ow, kh, kw, i;                                                              \
         if (p->in[0] != 1 || p->out[0] != 1 || p->kernel[0] != 1 || p->pads_begin[0] != 0 ||      \
-            p->dilations[1] != 1 || p->dilations[2] != 1 || in_w > AOTC_MAXPOOL_INT_ROW) {         \
+            p->dilations[1] != 1 || p->dilations[2] != 1 || span > AOTC_MAXPOOL_INT_ROW ||         \
+            lead + in_w > AOTC_MAXPOOL_INT_ROW) {                                                  \
             return 0;                                                                              \
         }                                                                                          \
+        for (i = 0; i < AOTC_MAXPOOL_INT_ROW; ++i) col[i] = LOWEST; /* the padding never wins */  \
         for (c = 0; c < p->planes; ++c, x += (int64_t)in_h * in_w) {                              \
-            for (oh = 0; oh < out_h; ++oh) {                                                       \
+            for (oh = 0; oh < out_h; ++oh, y += out_w) {                                           \
                 const int32_t sh = oh * p->strides[1] - p->pads_begin[1];                          \
                 const int32_t h0 = sh < 0 ? 0 : sh;                                                \
                 const int32_t h1 = sh + p->kernel[1] < in_h ? sh + p->kernel[1] : in_h;            \
-                for (i = 0; i < in_w; ++i) col[i] = LOWEST;                                        \
+                T *AOTC_RESTRICT body = col + lead;                                                \
+                for (i = 0; i < in_w; ++i) body[i] = LOWEST;                                       \
                 for (kh = h0; kh < h1; ++kh) {                                                     \
                     const T *row = x + (int64_t)kh * in_w;                                         \
-                    for (i = 0; i < in_w; ++i) col[i] = row[i] > col[i] ? row[i] : col[i];         \
+                    for (i = 0; i < in_w; ++i) body[i] = row[i] > body[i] ? row[i] : body[i];      \
                 }                                                                                  \
-                for (ow = 0; ow < out_w; ++ow) {                                                   \
-                    const int32_t sw = ow * p->strides[2] - p->pads_begin[2];                      \
-                    const int32_t w1 = sw + p->kernel[2] < in_w ? sw + p->kernel[2] : in_w;        \
-                    T m = LOWEST;                                                                  \
-                    for (i = sw < 0 ? 0 : sw; i < w1; ++i) m = col[i] > m ? col[i] : m;            \
-                    *y++ = m;                                                                      \
+                for (ow = 0; ow < out_w; ++ow) y[ow] = LOWEST;                                     \
+                for (kw = 0; kw < k_w; ++kw) {                                                     \
+                    const T *tap = col + kw;                                                       \
+                    for (ow = 0; ow < out_w; ++ow) {                                               \
+                        const T v = tap[(int64_t)ow * sw];                                         \
+                        y[ow] = v > y[ow] ? v : y[ow];                                             \
+                    }                                                                              \
                 }                                                                                  \
             }                                                                                      \
         }                                                                                          \
