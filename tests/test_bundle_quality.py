@@ -23,15 +23,6 @@ from aot.compiler import Options, compile_model
 from aot.csource.format import c_float
 
 
-def test_asan_ubsan_clean(tmp_path):
-    model = zoo.build("resnet")
-    feeds = zoo.random_inputs(model)
-    flags = "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1"
-    meta, ours = compile_build_run(tmp_path, model, feeds, "resnet", cmake_args=(
-        f"-DCMAKE_C_FLAGS={flags}", f"-DCMAKE_EXE_LINKER_FLAGS={flags}", "-DCMAKE_BUILD_TYPE=Debug"))
-    assert_close(ours[meta["outputs"][0]["name"]], reference(model, feeds)[0], "resnet under ASan")
-
-
 def test_library_never_touches_the_heap(tmp_path):
     require_tool("nm")
     model = zoo.build("mobilenetv2")
@@ -158,9 +149,10 @@ int main(void) {{
 @pytest.mark.parametrize("name,floor", [("densenet", 0), pytest.param("densenet", 1 << 20, marks=pytest.mark.slow),
                                         ("resnet", 0)])
 def test_arena_io_and_tight_arena_under_sanitizers(tmp_path, name, floor):
-    """The zero-copy I/O slots give the same result as caller-owned buffers; the in-place Concat
-    slices and, with --scratch-floor 0, the scratch-free kernels (with a fused residual in
-    resnet) stay clean under ASan/UBSan and match onnxruntime."""
+    """Whole nets under ASan/UBSan (resnet at the default scratch floor, 0, is the bundle users build)
+    match onnxruntime through the runner; their zero-copy I/O slots give the same result as
+    caller-owned buffers; the in-place Concat slices and the scratch-free kernels (a fused residual
+    in resnet) stay clean."""
     require_tool("gcc")
     model = zoo.build(name)
     src, out = tmp_path / f"{name}.onnx", tmp_path / "out"

@@ -2,9 +2,9 @@
 
 The op tests load every case's C as one shared library into this Python process, so the
 sanitizer runtimes are preloaded into a child pytest (AOTC_TEST_CFLAGS, read by opcheck.py,
-adds the flags). The tiled conv and GEMM kernels and the index kernels compute their addresses by hand;
-they run by default on a fixed quarter of their cases (a case left out skips); every suite runs whole with
--m slow.
+adds the flags). The index kernels compute their addresses by hand; they run by default on a fixed
+eighth of their cases (a case left out skips). The conv and GEMM op suites, whose kernels
+tests/test_kernels_c.py already runs under the sanitizers, and every suite whole, run with -m slow.
 """
 
 from __future__ import annotations
@@ -39,8 +39,11 @@ def run_sanitized(files: list[str], sample: int = SAMPLE) -> None:
     assert " passed" in r.stdout, r.stdout[-2000:]
 
 
+# By default the conv and GEMM kernels run under ASan/UBSan in tests/test_kernels_c.py (every entry point,
+# hundreds of shapes) and inside whole nets in tests/test_bundle_quality.py.
+@pytest.mark.slow
 def test_conv_and_gemm_kernels_under_sanitizers():
-    run_sanitized(["test_ops_conv.py", "test_ops_gemm.py"], sample=2 * SAMPLE)  # conv's paths: tests/test_kernels_c.py
+    run_sanitized(["test_ops_conv.py", "test_ops_gemm.py"], sample=2 * SAMPLE)
 
 
 def test_index_kernels_under_sanitizers():
