@@ -147,14 +147,18 @@ TFL_POOL(pool, int8_t, -128, clamp8)
 void aotc_tfl_avgpool_s8(const aotc_tfl_pool_params *p, const int8_t *x, int8_t *y) { pool(p, x, y, 1); }
 void aotc_tfl_maxpool_s8(const aotc_tfl_pool_params *p, const int8_t *x, int8_t *y) { pool(p, x, y, 0); }
 
-void aotc_tfl_mean_s8(const aotc_tfl_mean_params *p, const int8_t *x, int8_t *y) {
-    for (int32_t b = 0; b < p->n; ++b)
-        for (int32_t c = 0; c < p->c; ++c) {
-            int32_t acc = -p->x_zero * p->hw;
-            for (int32_t k = 0; k < p->hw; ++k) acc += x[((int64_t)b * p->hw + k) * p->c + c];
-            y[(int64_t)b * p->c + c] = clamp8(requant_double(acc, p->mult, p->shift) + p->y_zero, -128, 127);
-        }
-}
+/* MEAN over the spatial positions, int8's algorithm for both widths (int16 saturates at its own range) */
+#define TFL_MEAN(SFX, T, CLAMP, LO, HI)                                                                   \
+    void aotc_tfl_mean_##SFX(const aotc_tfl_mean_params *p, const T *x, T *y) {                          \
+        for (int32_t b = 0; b < p->n; ++b)                                                              \
+            for (int32_t c = 0; c < p->c; ++c) {                                                        \
+                int32_t acc = -p->x_zero * p->hw;                                                       \
+                for (int32_t k = 0; k < p->hw; ++k) acc += x[((int64_t)b * p->hw + k) * p->c + c];     \
+                y[(int64_t)b * p->c + c] = CLAMP(requant_double(acc, p->mult, p->shift) + p->y_zero, LO, HI); \
+            }                                                                                           \
+    }
+
+TFL_MEAN(s8, int8_t, clamp8, -128, 127)
 
 /* the offsets of y's element k in x1 and x2 (6-D, inputs broadcast by zero steps) */
 typedef struct { int32_t i[6]; int64_t o1, o2; } bcast_iter;
@@ -190,18 +194,22 @@ static int32_t min_one(const aotc_tfl_binary_params *p, int32_t x1, int32_t x2) 
     return x1 < x2 ? x1 : x2;
 }
 
-static void binary(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y,
-                   int32_t (*f)(const aotc_tfl_binary_params *, int32_t, int32_t)) {
-    if (!p->broadcast) {
-        for (int64_t k = 0; k < p->count; ++k) y[k] = clamp8(f(p, x1[k], x2[k]), p->y_min, p->y_max);
-        return;
+/* y = f(x1, x2) elementwise, the inputs broadcast (bcast_iter) unless both have y's shape */
+#define TFL_BINARY(NAME, T, CLAMP)                                                                        \
+    static void NAME(const aotc_tfl_binary_params *p, const T *x1, const T *x2, T *y,                    \
+                     int32_t (*f)(const aotc_tfl_binary_params *, int32_t, int32_t)) {                  \
+        if (!p->broadcast) {                                                                            \
+            for (int64_t k = 0; k < p->count; ++k) y[k] = CLAMP(f(p, x1[k], x2[k]), p->y_min, p->y_max); \
+            return;                                                                                     \
+        }                                                                                               \
+        bcast_iter it = {{0, 0, 0, 0, 0, 0}, 0, 0};                                                     \
+        for (int64_t k = 0; k < p->count; ++k) {                                                        \
+            y[k] = CLAMP(f(p, x1[it.o1], x2[it.o2]), p->y_min, p->y_max);                               \
+            bcast_next(p, &it);                                                                         \
+        }                                                                                               \
     }
-    bcast_iter it = {{0, 0, 0, 0, 0, 0}, 0, 0};
-    for (int64_t k = 0; k < p->count; ++k) {
-        y[k] = clamp8(f(p, x1[it.o1], x2[it.o2]), p->y_min, p->y_max);
-        bcast_next(p, &it);
-    }
-}
+
+TFL_BINARY(binary, int8_t, clamp8)
 
 void aotc_tfl_add_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y) {
 #if AOTC_QUANT_DSP
@@ -510,26 +518,13 @@ static int32_t add16_one(const aotc_tfl_binary_params *p, int32_t x1, int32_t x2
     return requant_double(a + b, p->mult, p->shift) + p->y_zero;
 }
 
+TFL_BINARY(binary16, int16_t, clamp16)
+
 void aotc_tfl_add_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y) {
-    if (!p->broadcast) {
-        for (int64_t k = 0; k < p->count; ++k) y[k] = clamp16(add16_one(p, x1[k], x2[k]), p->y_min, p->y_max);
-        return;
-    }
-    bcast_iter it = {{0, 0, 0, 0, 0, 0}, 0, 0};
-    for (int64_t k = 0; k < p->count; ++k) {
-        y[k] = clamp16(add16_one(p, x1[it.o1], x2[it.o2]), p->y_min, p->y_max);
-        bcast_next(p, &it);
-    }
+    binary16(p, x1, x2, y, add16_one);
 }
 
-void aotc_tfl_mean_s16(const aotc_tfl_mean_params *p, const int16_t *x, int16_t *y) {
-    for (int32_t b = 0; b < p->n; ++b)
-        for (int32_t c = 0; c < p->c; ++c) {
-            int32_t acc = -p->x_zero * p->hw;
-            for (int32_t k = 0; k < p->hw; ++k) acc += x[((int64_t)b * p->hw + k) * p->c + c];
-            y[(int64_t)b * p->c + c] = clamp16(requant_double(acc, p->mult, p->shift) + p->y_zero, -32768, 32767);
-        }
-}
+TFL_MEAN(s16, int16_t, clamp16, -32768, 32767)
 
 /* --- the integer LSTM: gemmlowp's FixedPoint<int16_t, I> (aotc_tflite_int8.h) --------------------- */
 static int16_t wrap16(int32_t v) { return (int16_t)(uint16_t)(uint32_t)v; }
