@@ -68,6 +68,25 @@ static int32_t AOTC_Q(qadd_x86)(const aotc_qbinary_params *p, const QT *a, const
     return i;
 }
 
+#ifndef QX86_DPBUSD8
+/* a0..a7 += the 16 positions' quad row xv times the weight word at byte q of w0..w7 (one vpdpbusd each) */
+#define QX86_DPBUSD8(xv, q)                                                                                 \
+    do {                                                                                                   \
+        int32_t v_[8];                                                                                     \
+        memcpy(&v_[0], w0 + (q), 4), memcpy(&v_[1], w1 + (q), 4), memcpy(&v_[2], w2 + (q), 4);          \
+        memcpy(&v_[3], w3 + (q), 4), memcpy(&v_[4], w4 + (q), 4), memcpy(&v_[5], w5 + (q), 4);          \
+        memcpy(&v_[6], w6 + (q), 4), memcpy(&v_[7], w7 + (q), 4);                                        \
+        a0 = _mm512_dpbusd_epi32(a0, (xv), _mm512_set1_epi32(v_[0]));                                      \
+        a1 = _mm512_dpbusd_epi32(a1, (xv), _mm512_set1_epi32(v_[1]));                                      \
+        a2 = _mm512_dpbusd_epi32(a2, (xv), _mm512_set1_epi32(v_[2]));                                      \
+        a3 = _mm512_dpbusd_epi32(a3, (xv), _mm512_set1_epi32(v_[3]));                                      \
+        a4 = _mm512_dpbusd_epi32(a4, (xv), _mm512_set1_epi32(v_[4]));                                      \
+        a5 = _mm512_dpbusd_epi32(a5, (xv), _mm512_set1_epi32(v_[5]));                                      \
+        a6 = _mm512_dpbusd_epi32(a6, (xv), _mm512_set1_epi32(v_[6]));                                      \
+        a7 = _mm512_dpbusd_epi32(a7, (xv), _mm512_set1_epi32(v_[7]));                                      \
+    } while (0)
+#endif
+
 /* acc[j] = the sums over kq quad rows (`stride` bytes apart from pq, 16 positions each) against
  * the weight words of w[j] (rows of 4 kq bytes), by vpdpbusd. */
 static inline void AOTC_Q(x86_dot8)(const uint8_t *AOTC_RESTRICT pq, int64_t stride, const int8_t *const *w, int32_t kq,
@@ -77,17 +96,7 @@ static inline void AOTC_Q(x86_dot8)(const uint8_t *AOTC_RESTRICT pq, int64_t str
     int32_t q;
     for (q = 0; q < 4 * kq; q += 4, pq += stride) {
         const __m512i xv = _mm512_loadu_si512((const void *)pq);
-        int32_t v[8];
-        memcpy(&v[0], w0 + q, 4), memcpy(&v[1], w1 + q, 4), memcpy(&v[2], w2 + q, 4), memcpy(&v[3], w3 + q, 4);
-        memcpy(&v[4], w4 + q, 4), memcpy(&v[5], w5 + q, 4), memcpy(&v[6], w6 + q, 4), memcpy(&v[7], w7 + q, 4);
-        a0 = _mm512_dpbusd_epi32(a0, xv, _mm512_set1_epi32(v[0]));
-        a1 = _mm512_dpbusd_epi32(a1, xv, _mm512_set1_epi32(v[1]));
-        a2 = _mm512_dpbusd_epi32(a2, xv, _mm512_set1_epi32(v[2]));
-        a3 = _mm512_dpbusd_epi32(a3, xv, _mm512_set1_epi32(v[3]));
-        a4 = _mm512_dpbusd_epi32(a4, xv, _mm512_set1_epi32(v[4]));
-        a5 = _mm512_dpbusd_epi32(a5, xv, _mm512_set1_epi32(v[5]));
-        a6 = _mm512_dpbusd_epi32(a6, xv, _mm512_set1_epi32(v[6]));
-        a7 = _mm512_dpbusd_epi32(a7, xv, _mm512_set1_epi32(v[7]));
+        QX86_DPBUSD8(xv, q);
     }
     acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3, acc[4] = a4, acc[5] = a5, acc[6] = a6, acc[7] = a7;
 }
@@ -345,17 +354,7 @@ static inline void AOTC_Q(x86_dot8_windows)(const QT *AOTC_RESTRICT xg, int32_t 
         for (g = 0; g < kg; ++g, q += 4) {
             const __m512i win = _mm512_xor_si512(_mm512_maskz_loadu_epi8(mask[g], (const void *)(plane + base[g])), flip);
             const __m512i xv = _mm512_permutex2var_epi8(win, iv[g], zero);
-            int32_t v[8];
-            memcpy(&v[0], w0 + q, 4), memcpy(&v[1], w1 + q, 4), memcpy(&v[2], w2 + q, 4), memcpy(&v[3], w3 + q, 4);
-            memcpy(&v[4], w4 + q, 4), memcpy(&v[5], w5 + q, 4), memcpy(&v[6], w6 + q, 4), memcpy(&v[7], w7 + q, 4);
-            a0 = _mm512_dpbusd_epi32(a0, xv, _mm512_set1_epi32(v[0]));
-            a1 = _mm512_dpbusd_epi32(a1, xv, _mm512_set1_epi32(v[1]));
-            a2 = _mm512_dpbusd_epi32(a2, xv, _mm512_set1_epi32(v[2]));
-            a3 = _mm512_dpbusd_epi32(a3, xv, _mm512_set1_epi32(v[3]));
-            a4 = _mm512_dpbusd_epi32(a4, xv, _mm512_set1_epi32(v[4]));
-            a5 = _mm512_dpbusd_epi32(a5, xv, _mm512_set1_epi32(v[5]));
-            a6 = _mm512_dpbusd_epi32(a6, xv, _mm512_set1_epi32(v[6]));
-            a7 = _mm512_dpbusd_epi32(a7, xv, _mm512_set1_epi32(v[7]));
+            QX86_DPBUSD8(xv, q);
         }
     }
     acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3, acc[4] = a4, acc[5] = a5, acc[6] = a6, acc[7] = a7;
