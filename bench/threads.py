@@ -24,7 +24,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "examples")]
 import zoo  # noqa: E402
 
 from aot.bench import _ort_session, time_ort  # noqa: E402
-from aot.build import run_bundle  # noqa: E402
+from aot.build import cmake_exe, run_bundle  # noqa: E402
 
 MODELS = {"resnet18_224": zoo.resnet18_224, "mobilenetv2_224": zoo.mobilenetv2_224}
 
@@ -36,7 +36,7 @@ def build(work: Path, name: str, threads: int) -> tuple[Path, dict]:
     if not (out / "runner").is_file():
         subprocess.run([sys.executable, "-m", "aot.cli", str(src), "-o", str(out), "--force",
                         "--threads", str(threads)], check=True, capture_output=True)
-        subprocess.run(["cmake", "--build", str(out), "-j", "2"], check=True, capture_output=True)
+        subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
     return out, json.loads((out / "bundle" / "metadata.json").read_text())
 
 
