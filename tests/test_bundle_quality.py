@@ -159,7 +159,7 @@ def test_arena_io_and_tight_arena_under_sanitizers(tmp_path, name, floor):
     onnx.save(model, src)
     args = [sys.executable, "-m", "aot.cli", str(src), "-o", str(out), "--no-configure"]
     subprocess.run(args + ([] if floor is None else ["--scratch-floor", str(floor)]), check=True)
-    flags = "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1"
+    flags = "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -fno-var-tracking -O1"
     subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), f"-DCMAKE_C_FLAGS={flags}",
                     "-DCMAKE_BUILD_TYPE=Debug", "-DAOTC_WARNINGS_AS_ERRORS=ON"], check=True, capture_output=True)
     subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
