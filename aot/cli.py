@@ -1,6 +1,6 @@
 """The aotc command.
 
-    aotc MODEL.onnx -o OUT [--target T] [--name N]     compile; OUT/bundle + CMake build tree OUT
+    aotc MODEL -o OUT [--target T] [--name N]          compile (.onnx or .tflite); OUT/bundle + CMake build tree
     aotc run OUT --inputs IN.npz [--outputs OUT.npz]    run the built runner; print a summary of the outputs
     aotc bench OUT [--inputs IN.npz] [--repeat N] [--instructions]
                                                         bundle vs onnxruntime, same inputs, one run; on a
@@ -37,7 +37,7 @@ EXIT_INTERNAL = 3  # aotc itself failed
 
 
 COMMANDS = """commands:
-  aotc MODEL.onnx -o OUT          compile (this page)
+  aotc MODEL -o OUT               compile an .onnx or .tflite file (this page)
   aotc run OUT --inputs IN.npz    run the built bundle and summarise its outputs   (aotc run -h)
   aotc bench OUT                  time the bundle against onnxruntime, same threads (aotc bench -h)
   aotc compare [MODEL] OUT        error of every intermediate tensor against onnxruntime (aotc compare -h)
@@ -68,9 +68,10 @@ def _positive(text: str) -> int:
 
 
 def _compile_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="aotc", description="Compile an ONNX model to a standalone C project.",
+    p = argparse.ArgumentParser(prog="aotc",
+                                description="Compile an ONNX or TensorFlow Lite model to a standalone C project.",
                                 epilog=COMMANDS, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("model", help="the ONNX model file")
+    p.add_argument("model", help="the model: an ONNX file, or a .tflite file")
     p.add_argument("-o", "--output", required=True, metavar="OUT",
                    help="output folder (bundle + build tree): new, empty, or an earlier aotc output")
     p.add_argument("--force", action="store_true", help="write into OUT even if it holds files aotc did not write")
@@ -144,7 +145,7 @@ def _vendor_args(p: argparse.ArgumentParser) -> None:
 def _partition_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="aotc partition", description="Partition a model between vendors and write "
                                 "it as ONNX, each region a local function in domain aotc.<vendor>.")
-    p.add_argument("model", help="the ONNX model file")
+    p.add_argument("model", help="the model: an ONNX file, or a .tflite file")
     p.add_argument("-o", "--output", metavar="P.onnx", help="where to write the partitioned model")
     p.add_argument("--name", help="C name of the model (default: the file's stem)")
     _vendor_args(p)
