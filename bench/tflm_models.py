@@ -5,8 +5,10 @@
 CHECKOUT is a tensorflow/tflite-micro tree (or any folder of .tflite files). Each model is compiled
 with `aotc`, built with CMake, and run on `--runs` random inputs; the same inputs go through LiteRT's
 BUILTIN_REF interpreter (tests/tflite_reference.py, in a process of its own), which TFLM's kernels
-match bit for bit. Integer outputs are compared element by element (share equal, largest difference
-in LSB), float outputs by the largest error relative to max(1, |reference|).
+match bit for bit. TFLM's integration-test models come with their inputs and TFLM's own output
+(CSV files beside them): run 0 takes those inputs, and its output is compared with TFLM's too.
+Integer outputs are compared element by element (share equal, largest difference in LSB), float
+outputs by the largest error relative to max(1, |reference|).
 
 Prints one line per model and a summary: how many compile, how many are bit-exact, and the
 refusals grouped by their message (the op a user would have to wait for).
@@ -43,6 +45,21 @@ def random_inputs(meta: dict, runs: int) -> list[np.ndarray]:
     return feeds
 
 
+def tflm_vectors(model: Path, meta: dict) -> tuple[list[np.ndarray | None], np.ndarray | None]:
+    """TFLM's integration tests ship each model's inputs and TFLM's own output as CSV files beside it
+    (<stem>_input<k>_<type>.csv, <stem>_golden_<type>.csv): (the inputs, or None each, and the golden
+    output, or None)."""
+    def load(path: Path, dtype: str, shape: list[int]) -> np.ndarray | None:
+        if not path.exists():
+            return None
+        values = np.array([int(v) for v in path.read_text().replace("\n", ",").split(",") if v.strip()])
+        return values.astype(dtype).reshape(shape) if values.size == int(np.prod(shape)) else None
+    inputs = [load(model.with_name(f"{model.stem}_input{k}_{s['dtype']}.csv"), s["dtype"], s["shape"])
+              for k, s in enumerate(meta["inputs"])]
+    out = meta["outputs"][0]
+    return inputs, load(model.with_name(f"{model.stem}_golden_{out['dtype']}.csv"), out["dtype"], out["shape"])
+
+
 def compare(ours: np.ndarray, ref: np.ndarray) -> tuple[bool, str]:
     if ours.shape != ref.shape:
         return False, f"shape {ours.shape} != {ref.shape}"
@@ -71,13 +88,19 @@ def one(model: Path, work: Path, runs: int) -> tuple[str, str]:
             return "failed", "build: " + (b.stdout + b.stderr).strip().splitlines()[-1][:200]
     meta = json.loads((out / "bundle" / "metadata.json").read_text())
     feeds = random_inputs(meta, runs)
+    given, golden = tflm_vectors(model, meta)
+    for f, g in zip(feeds, given, strict=True):
+        if g is not None and g.dtype == np.int32:  # an output shape (TRANSPOSE_CONV's): every run
+            f[:] = g
+        elif g is not None:  # run 0 takes TFLM's test vector
+            f[0] = g
     np.savez(work / "in.npz", **{f"input_{k}": v for k, v in enumerate(feeds)})
     ref = subprocess.run([sys.executable, str(ROOT / "tests" / "tflite_reference.py"), str(model),
                           str(work / "in.npz"), str(work / "ref.npz"), "--runs"], capture_output=True, text=True)
     if ref.returncode != 0:
         return "no reference", (ref.stderr.strip().splitlines() or ["?"])[-1][:200]
     refs = np.load(work / "ref.npz")
-    verdicts = []
+    verdicts, tflm = [], ""
     # state the interpreter keeps between invokes (an LSTM's h and c, resource variables) is carried by the
     # caller: inputs and outputs beyond the file's, from zero (the zero point when quantised)
     n_ref, n_out = len([k for k in refs.files if k.startswith("output_")]), len(meta["outputs"])
@@ -88,10 +111,14 @@ def one(model: Path, work: Path, runs: int) -> tuple[str, str]:
                                          for s, f in zip(meta["inputs"], feeds, strict=True)])
         for k, spec in enumerate(meta["outputs"][:min(n_ref, n_out)]):
             verdicts.append(compare(ours[spec["name"]], refs[f"output_{k}"][run]))
+        if run == 0 and golden is not None:  # TFLM's own output on its test vector
+            same, detail = compare(ours[meta["outputs"][0]["name"]], golden)
+            verdicts.append((same, "TFLM's golden output: " + detail))
+            tflm = "; TFLM's golden output " + ("equal" if same else "differs")
         state = {s["name"]: ours[s["name"] + "_next"] for s in states}
     ok = all(v for v, _ in verdicts)
     worst = next((d for v, d in verdicts if not v), verdicts[0][1] if verdicts else "no outputs")
-    return ("exact" if ok else "differs"), worst
+    return ("exact" if ok else "differs"), worst + tflm
 
 
 def main() -> None:

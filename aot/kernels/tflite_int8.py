@@ -151,8 +151,8 @@ def _emit_binary(ctx: NodeContext) -> None:
     }, comment=f"{ctx.node.op} of {list(x1)} and {list(x2)} -> {list(y)}, TFLite requantisation")
     fn = {"TflMul": "aotc_tfl_mul_s8", "TflMaximum": "aotc_tfl_max_s8", "TflMinimum": "aotc_tfl_min_s8"}.get(
         ctx.node.op, "aotc_tfl_add_s8")
-    if ctx.dtype(ctx.inputs[0]) == "int16":  # 16x8: ADD only (the frontend refuses the others)
-        fn = "aotc_tfl_add_s16"
+    if ctx.dtype(ctx.inputs[0]) == "int16":  # 16x8: ADD, SUB (add's kernel, p->subtract) and MUL
+        fn = "aotc_tfl_mul_s16" if ctx.node.op == "TflMul" else "aotc_tfl_add_s16"
     ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), ctx.ptr(ctx.outputs[0]))
 
 
@@ -188,6 +188,9 @@ def _emit_lstm8(ctx: NodeContext) -> None:
     ctx.call("aotc_tfl_lstm_s8", p, *(ctx.ptr(i) for i in ctx.inputs[:7]), *(ctx.ptr(o) for o in ctx.outputs[:3]))
 
 
+_SUFFIX = {"int8": "s8", "int16": "s16", "int32": "s32"}
+
+
 def _emit_quantize(ctx: NodeContext) -> None:
     a, op = ctx.attrs, ctx.node.op
     count = c_int(ctx.tensor(ctx.outputs[0]).size)
@@ -200,7 +203,10 @@ def _emit_quantize(ctx: NodeContext) -> None:
     p = ctx.params("aotc_tfl_quantize_params", fields, comment=f"{op} of {list(ctx.shape(ctx.outputs[0]))}")
     fn = {"TflQuantize": "aotc_tfl_quantize_f32_s8", "TflDequantize": "aotc_tfl_dequantize_s8_f32",
           "TflRequantize": "aotc_tfl_requantize_s8"}[op]
-    if "int16" in (ctx.dtype(ctx.inputs[0]), ctx.dtype(ctx.outputs[0])):  # 16x8 activations
+    x_type, y_type = ctx.dtype(ctx.inputs[0]), ctx.dtype(ctx.outputs[0])
+    if op == "TflRequantize" and x_type != y_type:  # between integer types
+        fn = f"aotc_tfl_requantize_{_SUFFIX[x_type]}_{_SUFFIX[y_type]}"
+    elif "int16" in (x_type, y_type):  # 16x8 activations
         fn = fn.replace("_s8", "_s16")
     ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
 
@@ -216,12 +222,11 @@ OPS: dict[str, HostOp] = {
     "TflAct16": HostOp(_emit_act16, family="tflite_int8", dtypes=("int16",)),
     "TflLstm8": HostOp(_emit_lstm8, family="tflite_int8", dtypes=("int8",)),
     "TflLeakyRelu16": HostOp(_emit_leaky_relu16, family="tflite_int8", dtypes=("int16",)),
-    "TflTransposeConv": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8",)),
-    "TflAdd": HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16")),
-    **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8",))
-       for op in ("TflSub", "TflMul", "TflMaximum", "TflMinimum")},
+    "TflTransposeConv": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8", "int16")),
+    **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16")) for op in ("TflAdd", "TflSub", "TflMul")},
+    **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8",)) for op in ("TflMaximum", "TflMinimum")},
     "TflLut": HostOp(_emit_lut, family="tflite_int8", dtypes=("int8",)),
     "TflQuantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("float32",)),
     "TflDequantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("int8", "int16")),
-    "TflRequantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("int8", "int16")),
+    "TflRequantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("int8", "int16", "int32")),
 }

@@ -122,6 +122,14 @@ void aotc_tfl_quantize_f32_s8(const aotc_tfl_quantize_params *p, const float *x,
 void aotc_tfl_dequantize_s8_f32(const aotc_tfl_quantize_params *p, const int8_t *x, float *y);
 /* QUANTIZE int8 -> int8: (q - x_zero) requantised (double rounding) + y_zero, clamped */
 void aotc_tfl_requantize_s8(const aotc_tfl_quantize_params *p, const int8_t *x, int8_t *y);
+/* QUANTIZE between integer types (int8, int16, int32; LiteRT's Requantize, in int32 as its, clamped to
+ * y's type): LiteRT runs all but int8 -> int32, which TFLM runs with the same Requantize */
+void aotc_tfl_requantize_s8_s16(const aotc_tfl_quantize_params *p, const int8_t *x, int16_t *y);
+void aotc_tfl_requantize_s16_s8(const aotc_tfl_quantize_params *p, const int16_t *x, int8_t *y);
+void aotc_tfl_requantize_s8_s32(const aotc_tfl_quantize_params *p, const int8_t *x, int32_t *y);
+void aotc_tfl_requantize_s16_s32(const aotc_tfl_quantize_params *p, const int16_t *x, int32_t *y);
+void aotc_tfl_requantize_s32_s8(const aotc_tfl_quantize_params *p, const int32_t *x, int8_t *y);
+void aotc_tfl_requantize_s32_s16(const aotc_tfl_quantize_params *p, const int32_t *x, int16_t *y);
 void aotc_tfl_softmax_s8(const aotc_tfl_softmax_params *p, const int8_t *x, int8_t *y);
 
 /* 16x8 LOGISTIC and TANH (LiteRT's reference_integer_ops, output scale 2^-15): the input brought to the
@@ -146,8 +154,13 @@ typedef struct {
 void aotc_tfl_logistic_s16(const aotc_tfl_act16_params *p, const int16_t *x, int16_t *y);
 void aotc_tfl_tanh_s16(const aotc_tfl_act16_params *p, const int16_t *x, int16_t *y);
 void aotc_tfl_softmax_s16(const aotc_tfl_softmax16_params *p, const int16_t *x, int16_t *y);
-/* 16x8 ADD: as int8's, with a left shift of 15 (zero points 0, int32 sums) */
+/* 16x8 ADD and SUB (p->subtract): as int8's, with a left shift of 15 (zero points 0, int32 sums) */
 void aotc_tfl_add_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
+/* 16x8 MUL: int8's product requantisation on int16 (zero points 0) */
+void aotc_tfl_mul_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
+/* 16x8 TRANSPOSE_CONV: int64 sums and biases, rounded as CONV_2D's (the 16-bit multiplier) */
+void aotc_tfl_transpose_conv_s16(const aotc_tfl_conv_params *p, const int16_t *x, const int8_t *w,
+                                 const int64_t *bias, int16_t *y);
 /* 16x8 MEAN over H and W: as int8's (int32 sum, double rounding) */
 void aotc_tfl_mean_s16(const aotc_tfl_mean_params *p, const int16_t *x, int16_t *y);
 

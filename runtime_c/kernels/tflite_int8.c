@@ -234,33 +234,38 @@ void aotc_tfl_lut_s8(const aotc_tfl_lut_params *p, const int8_t *x, int8_t *y) {
     for (int64_t k = 0; k < p->count; ++k) y[k] = p->table[(uint8_t)x[k]];
 }
 
-void aotc_tfl_transpose_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
-                                const int32_t *bias, int8_t *y) {
-    for (int32_t b = 0; b < p->n; ++b)
-        for (int32_t oy = 0; oy < p->oh; ++oy)
-            for (int32_t ox = 0; ox < p->ow; ++ox)
-                for (int32_t oc = 0; oc < p->oc; ++oc) {
-                    int32_t acc = 0;
-                    for (int32_t i = 0; i < p->kh; ++i) {
-                        int32_t ty = oy + p->pad_top - i;  /* = iy * sh */
-                        if (ty < 0 || ty % p->sh) continue;
-                        int32_t iy = ty / p->sh;
-                        if (iy >= p->h) continue;
-                        for (int32_t j = 0; j < p->kw; ++j) {
-                            int32_t tx = ox + p->pad_left - j;
-                            if (tx < 0 || tx % p->sw) continue;
-                            int32_t ix = tx / p->sw;
-                            if (ix >= p->w) continue;
-                            const int8_t *xp = x + (((int64_t)b * p->h + iy) * p->w + ix) * p->c;
-                            const int8_t *wp = w + (((int64_t)oc * p->kh + i) * p->kw + j) * p->c;
-                            for (int32_t c = 0; c < p->c; ++c) acc += (xp[c] - p->x_zero) * wp[c];
-                        }
-                    }
-                    if (bias) acc += bias[oc];
-                    int32_t v = requant_double(acc, p->mult[oc], p->shift[oc]) + p->y_zero;
-                    y[(((int64_t)b * p->oh + oy) * p->ow + ox) * p->oc + oc] = clamp8(v, p->y_min, p->y_max);
-                }
-}
+/* TRANSPOSE_CONV, its sums gathered per output rather than scattered (no scratch; integer sums, so the
+ * order does not matter), one body for int8 (int32 sums, double rounding) and 16x8's int16 (int64 sums
+ * and biases, LiteRT's int64 rounding with the 16-bit multiplier; zero points 0). */
+#define TFL_TRANSPOSE_CONV(SFX, T, ACC, REQUANT, CLAMP)                                                   \
+    void aotc_tfl_transpose_conv_##SFX(const aotc_tfl_conv_params *p, const T *x, const int8_t *w,       \
+                                       const ACC *bias, T *y) {                                          \
+        for (int32_t b = 0; b < p->n; ++b)                                                              \
+            for (int32_t oy = 0; oy < p->oh; ++oy)                                                      \
+                for (int32_t ox = 0; ox < p->ow; ++ox)                                                  \
+                    for (int32_t oc = 0; oc < p->oc; ++oc) {                                            \
+                        ACC acc = 0;                                                                    \
+                        for (int32_t i = 0; i < p->kh; ++i) {                                           \
+                            int32_t ty = oy + p->pad_top - i; /* = iy * sh */                           \
+                            if (ty < 0 || ty % p->sh) continue;                                         \
+                            int32_t iy = ty / p->sh;                                                    \
+                            if (iy >= p->h) continue;                                                   \
+                            for (int32_t j = 0; j < p->kw; ++j) {                                       \
+                                int32_t tx = ox + p->pad_left - j;                                      \
+                                if (tx < 0 || tx % p->sw) continue;                                     \
+                                int32_t ix = tx / p->sw;                                                \
+                                if (ix >= p->w) continue;                                               \
+                                const T *xp = x + (((int64_t)b * p->h + iy) * p->w + ix) * p->c;        \
+                                const int8_t *wp = w + (((int64_t)oc * p->kh + i) * p->kw + j) * p->c;  \
+                                for (int32_t c = 0; c < p->c; ++c) acc += (xp[c] - p->x_zero) * wp[c];  \
+                            }                                                                           \
+                        }                                                                               \
+                        if (bias) acc += bias[oc];                                                      \
+                        y[(((int64_t)b * p->oh + oy) * p->ow + ox) * p->oc + oc] =                      \
+                            CLAMP(REQUANT(acc, p->mult[oc], p->shift[oc]) + p->y_zero, p->y_min, p->y_max); \
+                    }                                                                                   \
+    }
+TFL_TRANSPOSE_CONV(s8, int8_t, int32_t, requant_double, clamp8)
 
 /* QUANTIZE from float (rounded half away from zero, clamped to BOUND before the integer conversion:
  * a float beyond int32, or NaN, does not convert), DEQUANTIZE to float, and QUANTIZE between two
@@ -282,6 +287,24 @@ void aotc_tfl_transpose_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, 
             y[k] = CLAMP((WIDE)requant_double(x[k] - p->x_zero, p->mult, p->shift) + p->y_zero, LO, HI); \
     }
 TFL_QUANTIZE(s8, int8_t, 1000.0f, clamp8, -128, 127, int32_t)
+
+/* QUANTIZE between two integer types (LiteRT's and TFLM's Requantize): x less its zero point, the
+ * multiplier (double rounding), plus y's zero point, in int32 as theirs (wrapping, here without
+ * undefined behaviour), clamped to y's type */
+#define TFL_REQUANTIZE(IN, TI, OUT, TO, LO, HI)                                                           \
+    void aotc_tfl_requantize_##IN##_##OUT(const aotc_tfl_quantize_params *p, const TI *x, TO *y) {      \
+        for (int64_t k = 0; k < p->count; ++k) {                                                        \
+            int32_t v = (int32_t)((uint32_t)(int32_t)x[k] - (uint32_t)p->x_zero);                        \
+            v = (int32_t)((uint32_t)requant_double(v, p->mult, p->shift) + (uint32_t)p->y_zero);         \
+            y[k] = (TO)(v < (LO) ? (LO) : v > (HI) ? (HI) : v);                                          \
+        }                                                                                               \
+    }
+TFL_REQUANTIZE(s8, int8_t, s16, int16_t, -32768, 32767)
+TFL_REQUANTIZE(s16, int16_t, s8, int8_t, -128, 127)
+TFL_REQUANTIZE(s8, int8_t, s32, int32_t, INT32_MIN, INT32_MAX)
+TFL_REQUANTIZE(s16, int16_t, s32, int32_t, INT32_MIN, INT32_MAX)
+TFL_REQUANTIZE(s32, int32_t, s8, int8_t, -128, 127)
+TFL_REQUANTIZE(s32, int32_t, s16, int16_t, -32768, 32767)
 
 /* --- softmax: fixed point in the style of gemmlowp, Q<integer bits>.<31 - integer bits> in int32 ----- */
 static int32_t wrap_add(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
@@ -437,6 +460,8 @@ void aotc_tfl_fc_s16(const aotc_tfl_fc_params *p, const int16_t *x, const int8_t
         }
 }
 
+TFL_TRANSPOSE_CONV(s16, int16_t, int64_t, requant_reduced, clamp16)
+
 TFL_POOL(pool16, int16_t, -32768, clamp16)
 
 void aotc_tfl_avgpool_s16(const aotc_tfl_pool_params *p, const int16_t *x, int16_t *y) { pool16(p, x, y, 1); }
@@ -512,16 +537,23 @@ void aotc_tfl_softmax_s16(const aotc_tfl_softmax16_params *p, const int16_t *x, 
     }
 }
 
+/* ADD and SUB on int16: int8's with a left shift of 15 (LiteRT's general int16 path; SUB rescales both
+ * inputs, then subtracts) */
 static int32_t add16_one(const aotc_tfl_binary_params *p, int32_t x1, int32_t x2) {
     int32_t a = requant_double((x1 - p->x1_zero) * (1 << 15), p->m1, p->s1);
     int32_t b = requant_double((x2 - p->x2_zero) * (1 << 15), p->m2, p->s2);
-    return requant_double(a + b, p->mult, p->shift) + p->y_zero;
+    return requant_double(p->subtract ? a - b : a + b, p->mult, p->shift) + p->y_zero;
 }
 
 TFL_BINARY(binary16, int16_t, clamp16)
 
 void aotc_tfl_add_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y) {
     binary16(p, x1, x2, y, add16_one);
+}
+
+/* MUL on int16 (zero points 0): the int32 product requantised as int8's (|x1 x2| <= 2^30) */
+void aotc_tfl_mul_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y) {
+    binary16(p, x1, x2, y, mul_one);
 }
 
 TFL_MEAN(s16, int16_t, clamp16, -32768, 32767)

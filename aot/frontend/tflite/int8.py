@@ -46,10 +46,12 @@ INT8_OPS = {"FULLY_CONNECTED": "TflFullyConnected", "CONV_2D": "TflConv2D", "DEP
             "MAXIMUM": "TflMaximum", "MINIMUM": "TflMinimum",
             **{op: "TflLut" for op in ("LOGISTIC", "TANH", "LEAKY_RELU", "HARD_SWISH", "RELU", "RELU6", "RELU_N1_TO_1",
                                        "RELU_0_TO_1")}}
-_16X8_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "MEAN",
-             "SOFTMAX", "LOGISTIC", "TANH", "LEAKY_RELU")
+_16X8_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "AVERAGE_POOL_2D", "MAX_POOL_2D",
+             "ADD", "SUB", "MUL", "MEAN", "SOFTMAX", "LOGISTIC", "TANH", "LEAKY_RELU")
 _RELU_RANGE = {"RELU": (0.0, None), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0), "RELU_0_TO_1": (0.0, 1.0)}
 _SAME = 0
+_INT32 = 2  # TensorType.INT32
+_INTS = ("int8", "int16", "int32")
 
 
 def is_quantized(b: OnnxBuilder, op: TflOp) -> bool:
@@ -136,7 +138,8 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
             raise _err(op, f"quantized {op.op} needs two per-tensor quantized {x.dtype} inputs")
         if sixteen and (int(x2.quant.zero_point[0]) != 0 or getattr(o, "potScaleInt16", False) and all(
                 checked_log2(float(t.quant.scale[0]))[0] for t in (x, x2, y))):
-            raise _err(op, "16x8 ADD of power-of-two scales (pot_scale_int16, LiteRT's LSTM path) is not supported")
+            raise _err(op, f"16x8 {op.op} of power-of-two scales (pot_scale_int16, LiteRT's LSTM path) is not "
+                       "supported")
         _check_broadcast(op, x.shape, x2.shape, y.shape)
         attrs.update(x1_zero=int(x.quant.zero_point[0]), x2_zero=int(x2.quant.zero_point[0]), y_zero=y_zero)
         if internal == "TflMul":
@@ -181,6 +184,9 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
         if len(op.inputs) > k_bias and op.inputs[k_bias] >= 0:
             bias = b.tensor(op.inputs[k_bias])
             want = "int64" if x.dtype == "int16" else "int32"
+            if x.dtype == "int16" and getattr(o, "quantizedBiasType", 0) == _INT32:
+                raise _err(op, f"16x8 {op.op} with int32 biases (quantized_bias_type INT32) is not supported: "
+                           "aotc's 16x8 kernels sum in int64")
             if bias.data is None or bias.dtype != want:
                 raise _err(op, f"bias '{bias.name}' must be constant {want}, it is {bias.dtype}")
             inputs.append(b.const(bias.data, f"{op.name}_bias"))
@@ -204,9 +210,9 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
 
 
 def lower_quantize(b: OnnxBuilder, op: TflOp) -> None:
-    """QUANTIZE float32 -> int8 and int8 -> int8 (a requantisation), DEQUANTIZE int8 -> float32, as
-    TFLite's reference kernels: round(x / scale) half away from zero in float; (q - zero) * scale
-    computed in double; the requantisation by a fixed-point multiplier."""
+    """QUANTIZE float32 -> int8/int16 and between int8, int16 and int32 (a requantisation), DEQUANTIZE
+    int8/int16 -> float32, as TFLite's reference kernels: round(x / scale) half away from zero in float;
+    (q - zero) * scale computed in double; the requantisation by a fixed-point multiplier."""
     from aot.frontend.tflite.ops import NHWC, _err
 
     x, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0])
@@ -215,14 +221,16 @@ def lower_quantize(b: OnnxBuilder, op: TflOp) -> None:
         raise _err(op, f"{op.op} needs per-tensor quantisation parameters")
     if op.op == "QUANTIZE" and x.dtype == "float32" and y.dtype in ("int8", "int16"):
         internal, attrs = "TflQuantize", {"scale": float(q.scale[0]), "y_zero": int(q.zero_point[0])}
-    elif op.op == "QUANTIZE" and x.dtype == y.dtype and x.dtype in ("int8", "int16"):
+    elif op.op == "QUANTIZE" and x.quant is not None and x.dtype in _INTS and y.dtype in _INTS and (
+            x.dtype != "int32" or y.dtype != "int32"):  # between int8, int16 and int32 (TFLM's Requantize)
         mult, shift = quantize_multiplier(float(np.float64(x.quant.scale[0]) / np.float64(q.scale[0])))
         internal, attrs = "TflRequantize", {"x_zero": int(x.quant.zero_point[0]), "y_zero": int(q.zero_point[0]),
                                             "mult": mult, "shift": shift}
     elif op.op == "DEQUANTIZE" and x.dtype in ("int8", "int16") and y.dtype == "float32":
         internal, attrs = "TflDequantize", {"scale": float(q.scale[0]), "x_zero": int(q.zero_point[0])}
     else:
-        raise _err(op, f"{op.op} from {x.dtype} to {y.dtype} is not supported (float32, int8 and int16 only)")
+        raise _err(op, f"{op.op} from {x.dtype} to {y.dtype} is not supported (float32, int8, int16 and int32 "
+                   "only)")
     out = b.names[op.outputs[0]]
     b.nodes.append(helper.make_node(internal, [b.value(op.inputs[0], NHWC)], [out], name=b.fresh(op.name),
                                     domain=DOMAIN, **attrs))
