@@ -223,7 +223,8 @@ OPS: dict[str, HostOp] = {
     "TflLstm8": HostOp(_emit_lstm8, family="tflite_int8", dtypes=("int8",)),
     "TflLeakyRelu16": HostOp(_emit_leaky_relu16, family="tflite_int8", dtypes=("int16",)),
     "TflTransposeConv": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8", "int16")),
-    **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16")) for op in ("TflAdd", "TflSub", "TflMul")},
+    **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16"))
+       for op in ("TflAdd", "TflSub", "TflMul")},
     **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8",)) for op in ("TflMaximum", "TflMinimum")},
     "TflLut": HostOp(_emit_lut, family="tflite_int8", dtypes=("int8",)),
     "TflQuantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("float32",)),
