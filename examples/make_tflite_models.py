@@ -249,13 +249,66 @@ def gates() -> keras.Model:
                                 L.Activation("tanh")(z), L.LeakyReLU(negative_slope=0.2)(z)])
 
 
+def arith() -> keras.Model:
+    """16x8 SUB and MUL, each of two same-shape inputs and broadcast from a [1, 1, 1, C] input, and a
+    TRANSPOSE_CONV with int64 biases and a fused RELU (made in 16x8 only; `requant_outputs` then adds
+    QUANTIZE int16 -> int8 -> int16 and int16 -> int32 -> int16 at the transposed conv's output)."""
+    x = keras.Input((6, 6, 4), batch_size=1, name="x")
+    v = keras.Input((1, 1, 4), batch_size=1, name="v")
+    a = L.Conv2D(4, 3, padding="same")(x)
+    m = L.Multiply()([a, L.Subtract()([a, x])])
+    u = L.Conv2DTranspose(3, 3, strides=2, padding="same", activation="relu",
+                          bias_initializer=keras.initializers.RandomUniform(-0.5, 0.5))(m)
+    return keras.Model([x, v], [u, L.Subtract()([x, v]), L.Multiply()([x, v])])
+
+
+def requant_outputs(tflite: bytes) -> bytes:
+    """QUANTIZE ops the converter writes only between mixed-precision parts: the TRANSPOSE_CONV's output
+    (int16) requantised to int8 at 3 times its scale and back (zero point 5 on the int8 side), and to int32 at
+    2^-8 of its scale and back; the four results become outputs. LiteRT's reference runs them all
+    (TFLM also has int8 -> int32, which LiteRT refuses)."""
+    import flatbuffers
+    from tensorflow.lite.python import schema_py_generated as sch
+
+    m = sch.ModelT.InitFromPackedBuf(tflite, 0)
+    sg = m.subgraphs[0]
+    oc = sch.OperatorCodeT()
+    oc.builtinCode, oc.deprecatedBuiltinCode, oc.version = (sch.BuiltinOperator.QUANTIZE,) * 2 + (1,)
+    m.operatorCodes.append(oc)
+    code = len(m.operatorCodes) - 1
+    out = next(o.outputs[0] for o in sg.operators
+               if m.operatorCodes[o.opcodeIndex].builtinCode == sch.BuiltinOperator.TRANSPOSE_CONV)
+    src = sg.tensors[out]
+
+    def quantize(x: int, dtype: int, scale: float, zero: int, name: str) -> int:
+        t = sch.TensorT()
+        t.shape, t.type, t.name = list(src.shape), dtype, name.encode()
+        t.quantization = sch.QuantizationParametersT()
+        t.quantization.scale, t.quantization.zeroPoint = [scale], [zero]
+        t.buffer = len(m.buffers)
+        m.buffers.append(sch.BufferT())
+        sg.tensors.append(t)
+        op = sch.OperatorT()
+        op.opcodeIndex, op.inputs, op.outputs = code, [x], [len(sg.tensors) - 1]
+        sg.operators.append(op)
+        return len(sg.tensors) - 1
+    scale = float(src.quantization.scale[0])
+    u8 = quantize(out, sch.TensorType.INT8, scale * 3, 5, "u_int8")
+    u32 = quantize(out, sch.TensorType.INT32, scale / 2 ** 8, 0, "u_int32")
+    sg.outputs = [*sg.outputs, u8, quantize(u8, sch.TensorType.INT16, scale, 0, "u_int8_int16"), u32,
+                  quantize(u32, sch.TensorType.INT16, scale * 2, 0, "u_int32_int16")]
+    fb = flatbuffers.Builder(0)
+    fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
+    return bytes(fb.Output())
+
+
 FLOAT_IO = ("keyword",)  # also written int8 inside with float inputs and outputs
 # also written 16x8 (int16 activations), moves also with float inputs and outputs
 X16 = ("sine", "moves", "keyword", "person", "residual")
-X16_ONLY = ("gates",)  # written in 16x8 only
+X16_ONLY = ("gates", "arith")  # written in 16x8 only
 MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "residual": residual, "moves": moves,
           "acts": acts, "excite": excite, "shuffle": shuffle, "resize": resize, "lstm": lstm,
-          "stream": stream, "lstm3": lstm3, "branch": branch, "gates": gates}
+          "stream": stream, "lstm3": lstm3, "branch": branch, "gates": gates, "arith": arith}
 # int8 RESIZE_BILINEAR (TFLite's integer interpolation) is not mapped yet; lstm is also written full-int8
 # (the converter's integer LSTM)
 FLOAT_ONLY = ("resize", "stream", "lstm3", "branch")
@@ -268,8 +321,10 @@ def representative(model: keras.Model):
     def gen():
         for _ in range(100):
             if len(model.inputs) == 2:  # gates: x on [-1, 1], z on [-12, 12], by name (the file may order them)
+                second = model.inputs[1].name.split(":")[0]
                 yield {"x": rng.uniform(-1, 1, shape).astype(np.float32),
-                       "z": rng.uniform(-12, 12, (1, *model.inputs[1].shape[1:])).astype(np.float32)}
+                       second: rng.uniform(*(-12, 12) if second == "z" else (-1, 1),
+                                           (1, *model.inputs[1].shape[1:])).astype(np.float32)}
             elif shape == (1, 1):
                 yield [rng.uniform(0, 2 * np.pi, shape).astype(np.float32)]
             else:
@@ -311,7 +366,8 @@ def main(out: Path, names: list[str]) -> None:
         if name in X16 + X16_ONLY:
             for float_io in (False, True) if name == "moves" else (False,):
                 path = out / f"{name}_16x8{'_float_io' if float_io else ''}.tflite"
-                path.write_bytes(convert(model, True, float_io=float_io, x16=True))
+                data = convert(model, True, float_io=float_io, x16=True)
+                path.write_bytes(requant_outputs(data) if name == "arith" else data)
                 print(f"wrote {path} ({path.stat().st_size} bytes)")
 
 

@@ -324,7 +324,7 @@ def test_int8_tables_match_litert_on_every_input(tmp_path):
 # and 16x8 (int16 activations, int8 weights): FULLY_CONNECTED, CONV_2D, PAD, CONCATENATION, QUANTIZE int16 -> int16
 INT8 = ["sine_int8", "keyword_int8", "person_int8", "residual_int8", "keyword_int8_float_io", "moves_int8", "ops_int8",
         "acts_int8", "excite_int8", "sine_16x8", "moves_16x8", "moves_16x8_float_io", "keyword_16x8", "person_16x8",
-        "residual_16x8", "gates_16x8", "shuffle_int8"]
+        "residual_16x8", "gates_16x8", "shuffle_int8", "arith_16x8"]
 
 
 # the sanitizer builds by default: one model of each kind of kernel (conv/depthwise/FC/pools/softmax,

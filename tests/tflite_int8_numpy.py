@@ -20,6 +20,7 @@ from aot.frontend.tflite.quant import (
     add_multipliers,
     channel_multipliers,
     mean_multiplier,
+    mul_multiplier,
     multiply_by_quantized_multiplier,
     rounding_divide_by_pot,
     saturating_rounding_doubling_high_mul,
@@ -237,9 +238,9 @@ def _add_sub(op: TflOp, m: TflModel, x1: np.ndarray, x2: np.ndarray) -> np.ndarr
 
 def _mul(op: TflOp, m: TflModel, x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
     (a, b), y = (m.tensors[i] for i in op.inputs[:2]), m.tensors[op.outputs[0]]
-    mult, shift = channel_multipliers(float(a.quant.scale[0]), b.quant.scale, float(y.quant.scale[0]))
+    mult, shift = mul_multiplier(float(a.quant.scale[0]), float(b.quant.scale[0]), float(y.quant.scale[0]))
     prod = (x1.astype(np.int64) - int(a.quant.zero_point[0])) * (x2.astype(np.int64) - int(b.quant.zero_point[0]))
-    out = multiply_by_quantized_multiplier(prod, mult[0], shift[0], single_rounding=False) + int(y.quant.zero_point[0])
+    out = multiply_by_quantized_multiplier(prod, mult, shift, single_rounding=False) + int(y.quant.zero_point[0])
     lo, hi = activation_range(op.options.fusedActivationFunction, float(y.quant.scale[0]), int(y.quant.zero_point[0]),
                               y.dtype)
     return np.clip(out, lo, hi).astype(y.dtype)

@@ -28,6 +28,7 @@ from aot.frontend.tflite.quant import (
     lut_leaky_relu,
     lut_relu,
     mean_multiplier,
+    mul_multiplier,
     quantize_multiplier,
     sigmoid_table_u16,
     softmax16_params,
@@ -143,8 +144,7 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
         _check_broadcast(op, x.shape, x2.shape, y.shape)
         attrs.update(x1_zero=int(x.quant.zero_point[0]), x2_zero=int(x2.quant.zero_point[0]), y_zero=y_zero)
         if internal == "TflMul":
-            mult, shift = quantize_multiplier(float(np.float64(x.quant.scale[0]) * np.float64(x2.quant.scale[0])
-                                                    / np.float64(y_scale)))
+            mult, shift = mul_multiplier(float(x.quant.scale[0]), float(x2.quant.scale[0]), y_scale)
             attrs.update(m=[0, 0, 0, 0, mult, shift])
         else:
             attrs.update(m=list(add_multipliers(float(x.quant.scale[0]), float(x2.quant.scale[0]), y_scale,

@@ -117,6 +117,14 @@ def channel_multipliers(x_scale: float, w_scale: np.ndarray, y_scale: float) -> 
     return np.array([p[0] for p in pairs], np.int64), np.array([p[1] for p in pairs], np.int64)
 
 
+def mul_multiplier(scale1: float, scale2: float, output_scale: float) -> tuple[int, int]:
+    """(multiplier, shift) of MUL: scale1 * scale2 / output_scale computed in float32, as LiteRT's MulPrepare
+    does (TFLM's in double: the two can differ in the multiplier's last bit; measured on arith_16x8,
+    LiteRT's reference differs from the double one on 1 element in 1,152)."""
+    real = np.float32(np.float32(np.float32(scale1) * np.float32(scale2)) / np.float32(output_scale))
+    return quantize_multiplier(float(real))
+
+
 SOFTMAX_DIFF_BITS = 5  # integer bits of the scaled input differences (kScaledDiffIntegerBits)
 
 
