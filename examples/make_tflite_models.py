@@ -203,6 +203,68 @@ def lstm():
     return tf_keras.Model(x, tf_keras.layers.Dense(3)(tf_keras.layers.LSTM(5)(h)))
 
 
+def variants():
+    """Two tf_keras LSTMs side by side on one input (UNIDIRECTIONAL_SEQUENCE_LSTM each); `lstm_variants`
+    then gives them the optional parts no Keras layer converts to: the first CIFG, peepholes, layer
+    normalisation and a projection with bias and clip, the second all four gates with peepholes and
+    layer normalisation (made in float only)."""
+    import tf_keras
+
+    x = tf_keras.Input((10, 6), batch_size=1)
+    return tf_keras.Model(x, [tf_keras.layers.LSTM(8, return_sequences=True)(x),
+                              tf_keras.layers.LSTM(8, return_sequences=True)(x)])
+
+
+def lstm_variants(tflite: bytes) -> bytes:
+    """The LSTM variants LiteRT's kernel runs and the converter writes only from TF's composite LSTM cells
+    (`tf._implements` LSTMCellSimple / LayerNormalizedLstmCellSimple, as the builtin LSTM op): CIFG (no
+    input gate: inputs 1, 5, 12 absent), peepholes (9-11), layer normalisation coefficients (20-23)
+    and a projection (16, 17; the output and h shrink to its size), on the converted float file."""
+    import flatbuffers
+    from tensorflow.lite.python import schema_py_generated as sch
+
+    m = sch.ModelT.InitFromPackedBuf(tflite, 0)
+    sg = m.subgraphs[0]
+    rng = np.random.default_rng(7)
+    lstms = [o for o in sg.operators
+             if m.operatorCodes[o.opcodeIndex].builtinCode == sch.BuiltinOperator.UNIDIRECTIONAL_SEQUENCE_LSTM]
+    assert len(lstms) == 2
+
+    def const(values: np.ndarray, name: str) -> int:
+        t = sch.TensorT()
+        t.shape, t.type, t.name = list(values.shape), sch.TensorType.FLOAT32, name.encode()
+        buf = sch.BufferT()
+        buf.data = np.frombuffer(values.astype(np.float32).tobytes(), np.uint8)
+        t.buffer = len(m.buffers)
+        m.buffers.append(buf)
+        sg.tensors.append(t)
+        return len(sg.tensors) - 1
+    n_cell, n_proj = 8, 5
+    for k, op in enumerate(lstms):
+        ins = list(op.inputs) + [-1] * (24 - len(op.inputs))
+        cifg = k == 0
+        if cifg:
+            ins[1] = ins[5] = ins[12] = -1
+        for j in (10, 11) if cifg else (9, 10, 11):
+            ins[j] = const(rng.uniform(-0.5, 0.5, n_cell), f"lstm{k}_peephole{j}")
+        for j in (21, 22, 23) if cifg else (20, 21, 22, 23):
+            ins[j] = const(rng.uniform(0.5, 1.5, n_cell), f"lstm{k}_layer_norm{j}")
+        if cifg:
+            ins[16] = const(rng.uniform(-0.6, 0.6, (n_proj, n_cell)), "lstm0_projection")
+            ins[17] = const(rng.uniform(-0.1, 0.1, n_proj), "lstm0_projection_bias")
+            for j in (5, 6, 7, 8):  # the recurrent weights read the projected h
+                if ins[j] >= 0:
+                    ins[j] = const(rng.uniform(-0.5, 0.5, (n_cell, n_proj)), f"lstm0_recurrent{j}")
+            sg.tensors[ins[18]].shape = [1, n_proj]
+            sg.tensors[op.outputs[0]].shape = [1, 10, n_proj]
+            sg.tensors[op.outputs[0]].shapeSignature = None
+            op.builtinOptions.projClip = 0.8
+        op.inputs = ins
+    fb = flatbuffers.Builder(0)
+    fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
+    return bytes(fb.Output())
+
+
 def stream():
     """A streaming keyword model as firmware runs it: one 6-value frame per call into a stateful tf_keras
     LSTM (its h and c in resource variables: CALL_ONCE, VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE; the
@@ -308,10 +370,10 @@ X16 = ("sine", "moves", "keyword", "person", "residual")
 X16_ONLY = ("gates", "arith")  # written in 16x8 only
 MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "residual": residual, "moves": moves,
           "acts": acts, "excite": excite, "shuffle": shuffle, "resize": resize, "lstm": lstm,
-          "stream": stream, "lstm3": lstm3, "branch": branch, "gates": gates, "arith": arith}
+          "stream": stream, "lstm3": lstm3, "branch": branch, "gates": gates, "arith": arith, "variants": variants}
 # int8 RESIZE_BILINEAR (TFLite's integer interpolation) is not mapped yet; lstm is also written full-int8
 # (the converter's integer LSTM)
-FLOAT_ONLY = ("resize", "stream", "lstm3", "branch")
+FLOAT_ONLY = ("resize", "stream", "lstm3", "branch", "variants")
 
 
 def representative(model: keras.Model):
@@ -357,7 +419,8 @@ def main(out: Path, names: list[str]) -> None:
         model = make()
         for int8 in () if name in X16_ONLY else (False,) if name in FLOAT_ONLY else (False, True):
             path = out / f"{name}_{'int8' if int8 else 'float'}.tflite"
-            path.write_bytes(convert(model, int8) if name != "shuffle" else relu_0_to_1(convert(model, int8)))
+            patch = {"shuffle": relu_0_to_1, "variants": lstm_variants}.get(name, lambda data: data)
+            path.write_bytes(patch(convert(model, int8)))
             print(f"wrote {path} ({path.stat().st_size} bytes)")
         if name in FLOAT_IO:
             path = out / f"{name}_int8_float_io.tflite"

@@ -403,36 +403,40 @@ def test_16x8_logistic_tanh_of_power_of_two_scales(tmp_path, log2):
         assert np.array_equal(got, ref), f"{spec['name']}: {(got != ref).sum()} of {ref.size} differ"
 
 
-@pytest.mark.parametrize("name", ["lstm", "stream"])
+@pytest.mark.parametrize("name", ["lstm", "stream", "variants"])
 def test_state_streams_like_litert(tmp_path, name):
     """State that LiteRT keeps from one invoke to the next becomes graph inputs and outputs that the
     caller carries: lstm, UNIDIRECTIONAL_SEQUENCE_LSTM's variable tensors h and c (two stacked tf_keras
     LSTMs); stream, a stateful tf_keras LSTM's resource variables (CALL_ONCE, VAR_HANDLE,
-    READ_VARIABLE, ASSIGN_VARIABLE around a WHILE of one step). Six calls of one interpreter against
-    six runs that feed each run's state outputs back, from zeros: every output within 1e-5 of its
-    scale."""
+    READ_VARIABLE, ASSIGN_VARIABLE around a WHILE of one step); variants, two LSTMs with the optional
+    parts (CIFG, peepholes, layer normalisation, projection with clip; all four gates with peepholes
+    and layer normalisation). Six calls of one interpreter against six runs that feed each run's state
+    outputs back, from zeros: every output within 1e-5 of its scale."""
     _require_litert()
     from aot.build import run_bundle
 
     model = MODELS / f"{name}_float.tflite"
     meta, _, _ = _compile_build_run(tmp_path, model)
     data, states = meta["inputs"][0], meta["inputs"][1:]
-    assert [s["name"] for s in states] == [o["name"][:-len("_next")] for o in meta["outputs"][1:]]
+    n_out = len(meta["outputs"]) - len(states)  # the file's outputs, then each state's next value
+    assert [s["name"] for s in states] == [o["name"][:-len("_next")] for o in meta["outputs"][n_out:]]
     rng = np.random.default_rng(3)
     frames = [rng.uniform(-1, 1, data["shape"]).astype(np.float32) for _ in range(6)]
     np.savez(tmp_path / "runs_in.npz", input_0=np.stack(frames))
     ref = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(model), str(tmp_path / "runs_in.npz"),
                           str(tmp_path / "runs_out.npz"), "--runs"], capture_output=True, text=True)
     assert ref.returncode == 0, ref.stderr[-2000:]
-    want = np.load(tmp_path / "runs_out.npz")["output_0"]
+    refs = np.load(tmp_path / "runs_out.npz")
+    wants = [refs[f"output_{k}"] for k in range(n_out)]
     state = {s["name"]: np.zeros(s["shape"], np.float32) for s in states}
     for r, frame in enumerate(frames):
         ours, _ = run_bundle(tmp_path / "out", meta, [frame, *(state[s["name"]] for s in states)])
-        got = ours[meta["outputs"][0]["name"]]
-        err = float(np.abs(got.astype(np.float64) - want[r]).max())
-        assert err <= 1e-5 * max(1.0, float(np.abs(want[r]).max())), f"call {r}: max error {err:.3g}"
+        for spec, want in zip(meta["outputs"][:n_out], wants, strict=True):
+            got = ours[spec["name"]]
+            err = float(np.abs(got.astype(np.float64) - want[r]).max())
+            assert err <= 1e-5 * max(1.0, float(np.abs(want[r]).max())), f"call {r}: max error {err:.3g}"
         state = {s["name"]: ours[s["name"] + "_next"] for s in states}
-    assert not np.allclose(want[0], want[-1])  # the state carried over changed the output
+    assert not np.allclose(wants[0][0], wants[0][-1])  # the state carried over changed the output
 
 
 def test_if_takes_each_branch_like_litert(tmp_path):

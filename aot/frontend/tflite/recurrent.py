@@ -4,7 +4,8 @@ TFLite's LSTM clips the cell state (cell_clip; the converter writes 10 for a Ker
 ONNX's LSTM cannot say (its `clip` bounds the gate inputs), so the step is written out as the body
 of an ONNX Loop (compiled once, as a C loop: aot/frontend/loops.py): the input projection of every
 step is one Gemm before the loop; each step adds h R^T, takes the four gates, c = f c + i g
-clipped, h = o act(c). Peepholes, CIFG (no input gate) and projection are TFLite's optional inputs.
+clipped, h = o act(c). Peepholes, CIFG (no input gate), layer normalisation (each gate's sum
+normalised over the cells, scaled, then biased) and projection are TFLite's optional inputs.
 
 The state: TFLite keeps h and c in variable tensors that persist from one invoke to the next (a
 Keras LSTM converted by TFLiteConverter continues where the previous call stopped). aotc's library
@@ -45,8 +46,6 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
     x = b.tensor(op.inputs[_X])
     if x.dtype != "float32":
         raise _err(op, f"quantized ({x.dtype}) UNIDIRECTIONAL_SEQUENCE_LSTM is not supported yet (float only)")
-    if any(has(k) for k in _LAYER_NORM):
-        raise _err(op, "UNIDIRECTIONAL_SEQUENCE_LSTM with layer normalisation is not supported")
     if getattr(o, "diagonalRecurrentTensors", False):
         raise _err(op, "UNIDIRECTIONAL_SEQUENCE_LSTM with diagonal recurrent weights is not supported")
     act = _ACT.get(int(o.fusedActivationFunction), "?")
@@ -69,7 +68,12 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
                                     f"{name}_{hint}")
     w = np.concatenate([_weights(b, op, _W[g]) for g in gates], axis=0)  # [gh, n_in]
     r = np.concatenate([_weights(b, op, _R[g]) for g in gates], axis=0)  # [gh, n_out]
-    bias = np.concatenate([_weights(b, op, _B[g]) if has(_B[g]) else np.zeros(hidden, np.float32) for g in gates])
+    biases = {g: _weights(b, op, _B[g]) if has(_B[g]) else np.zeros(hidden, np.float32) for g in gates}
+    norm = {g: _weights(b, op, _LAYER_NORM[g]) for g in gates if has(_LAYER_NORM[g])}
+    if norm and sorted(norm) != gates:
+        raise _err(op, "UNIDIRECTIONAL_SEQUENCE_LSTM with layer normalisation of some gates only is not supported")
+    # with layer normalisation the bias is added after it (LiteRT's CalculateLstmGateFloat), not before
+    bias = np.concatenate([np.zeros(hidden, np.float32) if norm else biases[g] for g in gates])
 
     # the state: graph inputs, and graph outputs after the last step
     h0, c0 = f"{name}_h", f"{name}_c"
@@ -95,16 +99,21 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
     split = [b.fresh(f"{name}_gate{g}") for g in gates]
     b.node("Split", [z, const([hidden] * len(gates), "split")], split, hint=f"{name}_split", axis=1)
     pre = dict(zip(gates, split, strict=True))
-    f = _gate(b, pre[1], peep.get(1), c, f"{name}_f")
+    if norm:  # each gate's sum normalised over the cells, times its coefficients, plus its bias
+        ln = {g: (const(norm[g], f"ln{g}"), const(biases[g], f"lnb{g}")) for g in gates}
+        pre = {g: v if g != 2 else _layer_norm(b, v, *ln[2], f"{name}_ln2", const) for g, v in pre.items()}
+    else:
+        ln = {}
+    f = _gate(b, pre[1], peep.get(1), c, f"{name}_f", ln.get(1), const)
     i = b.node("Sub", [const(np.float32(1.0), "one"), f], hint=f"{name}_cifg") if cifg else \
-        _gate(b, pre[0], peep.get(0), c, f"{name}_i")
+        _gate(b, pre[0], peep.get(0), c, f"{name}_i", ln.get(0), const)
     g_act = _apply(b, act, pre[2], f"{name}_cell", const)
     c_new = b.node("Add", [b.node("Mul", [f, c], hint=f"{name}_fc"), b.node("Mul", [i, g_act], hint=f"{name}_ig")],
                    hint=f"{name}_c")
     if clip > 0:  # TFLite clips the cell state, which ONNX's LSTM cannot say
         c_new = b.node("Clip", [c_new, const(np.float32(-clip), "lo"), const(np.float32(clip), "hi")],
                        hint=f"{name}_clip")
-    o_gate = _gate(b, pre[3], peep.get(3), c_new, f"{name}_o")  # its peephole reads the new c
+    o_gate = _gate(b, pre[3], peep.get(3), c_new, f"{name}_o", ln.get(3), const)  # its peephole reads the new c
     h_new = b.node("Mul", [o_gate, _apply(b, act, c_new, f"{name}_hact", const)], hint=f"{name}_h")
     if has(_PROJ_W):
         h_new = b.node("Gemm", [h_new, const(_weights(b, op, _PROJ_W), "proj_w"),
@@ -141,11 +150,28 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
         b.extra_outputs.append(helper.make_tensor_value_info(state, f32, [batch, size]))
 
 
-def _gate(b: OnnxBuilder, pre: str, peephole: str | None, c: str, hint: str) -> str:
-    """sigmoid(pre + peephole * c)."""
+def _gate(b: OnnxBuilder, pre: str, peephole: str | None, c: str, hint: str, ln: tuple[str, str] | None,
+          const) -> str:
+    """sigmoid(pre + peephole * c), layer-normalised before the sigmoid when `ln` (coefficients, bias)."""
     if peephole is not None:
         pre = b.node("Add", [pre, b.node("Mul", [c, peephole], hint=f"{hint}_peep")], hint=f"{hint}_pre")
+    if ln is not None:
+        pre = _layer_norm(b, pre, *ln, f"{hint}_ln", const)
     return b.node("Sigmoid", [pre], hint=hint)
+
+
+def _layer_norm(b: OnnxBuilder, v: str, coef: str, bias: str, hint: str, const) -> str:
+    """LiteRT's MeanStddevNormalization over the cells ((v - mean) / sqrt(variance + 1e-8)), times the
+    gate's coefficients, plus its bias."""
+    mean = b.node("ReduceMean", [v, const(np.array([1], np.int64), "axis")], hint=f"{hint}_mean", keepdims=1)
+    diff = b.node("Sub", [v, mean], hint=f"{hint}_diff")
+    var = b.node("ReduceMean", [b.node("Mul", [diff, diff], hint=f"{hint}_sq"), const(np.array([1], np.int64), "axis")],
+                 hint=f"{hint}_var", keepdims=1)
+    std = b.node("Sqrt", [b.node("Add", [var, const(np.float32(1e-8), "eps")], hint=f"{hint}_veps")],
+                 hint=f"{hint}_std")
+    inv = b.node("Div", [const(np.float32(1.0), "one"), std], hint=f"{hint}_inv")
+    norm = b.node("Mul", [diff, inv], hint=f"{hint}_norm")
+    return b.node("Add", [b.node("Mul", [norm, coef], hint=f"{hint}_scale"), bias], hint=hint)
 
 
 def _apply(b: OnnxBuilder, act: str | None, x: str, hint: str, const) -> str:
