@@ -364,6 +364,63 @@ def requant_outputs(tflite: bytes) -> bytes:
     return bytes(fb.Output())
 
 
+def svdf_int8() -> bytes:
+    """A full-integer SVDF as TFLM's keyword_scrambled has (no Keras layer converts to SVDF; it came from
+    TF1 speech models), written with the schema: int8 [1, 12] input, 8 filters of rank 2 over 5 steps
+    (int8 feature weights, int16 time weights and state, int32 bias, RELU), then an int8 -> int16
+    SOFTMAX (output zero point -32768, scale 1/65536), and a QUANTIZE int16 -> int32 as that model ends."""
+    import flatbuffers
+    from tensorflow.lite.python import schema_py_generated as sch
+
+    rng = np.random.default_rng(11)
+    m, sg = sch.ModelT(), sch.SubGraphT()
+    m.version, m.buffers, m.subgraphs, m.operatorCodes = 3, [sch.BufferT()], [sg], []
+    sg.tensors, sg.operators = [], []
+
+    def tensor(shape, dtype, scale, zero, data=None, variable=False) -> int:
+        t = sch.TensorT()
+        t.shape, t.type, t.name, t.isVariable = list(shape), dtype, f"t{len(sg.tensors)}".encode(), variable
+        t.quantization = sch.QuantizationParametersT()
+        t.quantization.scale, t.quantization.zeroPoint = [scale], [zero]
+        buf = sch.BufferT()
+        if data is not None:
+            buf.data = np.frombuffer(np.ascontiguousarray(data).tobytes(), np.uint8)
+        t.buffer = len(m.buffers)
+        m.buffers.append(buf)
+        sg.tensors.append(t)
+        return len(sg.tensors) - 1
+
+    def op(code, inputs, outputs, options_type=0, options=None) -> None:
+        if code not in [c.builtinCode for c in m.operatorCodes]:
+            c = sch.OperatorCodeT()
+            c.builtinCode, c.deprecatedBuiltinCode, c.version = code, min(code, 127), 1 if code != 27 else 4
+            m.operatorCodes.append(c)
+        o = sch.OperatorT()
+        o.opcodeIndex = [c.builtinCode for c in m.operatorCodes].index(code)
+        o.inputs, o.outputs, o.builtinOptionsType, o.builtinOptions = inputs, outputs, options_type, options
+        sg.operators.append(o)
+    t = sch.TensorType
+    x = tensor([1, 12], t.INT8, 0.05, -3)
+    wf = tensor([8, 12], t.INT8, 0.003, 0, rng.integers(-127, 128, (8, 12)).astype(np.int8))
+    wt = tensor([8, 5], t.INT16, 5e-5, 0, rng.integers(-20000, 20000, (8, 5)).astype(np.int16))
+    bias = tensor([4], t.INT32, 2e-7, 0, rng.integers(-20000, 20000, 4).astype(np.int32))
+    state = tensor([1, 40], t.INT16, 0.004, 0, variable=True)
+    y = tensor([1, 4], t.INT8, 0.1, -128)
+    opts = sch.SVDFOptionsT()
+    opts.rank, opts.fusedActivationFunction = 2, sch.ActivationFunctionType.RELU
+    op(sch.BuiltinOperator.SVDF, [x, wf, wt, bias, state], [y], sch.BuiltinOptions.SVDFOptions, opts)
+    p = tensor([1, 4], t.INT16, 1 / 65536, -32768)
+    soft = sch.SoftmaxOptionsT()
+    soft.beta = 1.0
+    op(sch.BuiltinOperator.SOFTMAX, [y], [p], sch.BuiltinOptions.SoftmaxOptions, soft)
+    q = tensor([1, 4], t.INT32, 1 / 32768, 0)
+    op(sch.BuiltinOperator.QUANTIZE, [p], [q])
+    sg.inputs, sg.outputs = [x], [y, p, q]
+    fb = flatbuffers.Builder(0)
+    fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
+    return bytes(fb.Output())
+
+
 FLOAT_IO = ("keyword",)  # also written int8 inside with float inputs and outputs
 # also written 16x8 (int16 activations), moves also with float inputs and outputs
 X16 = ("sine", "moves", "keyword", "person", "residual")
@@ -412,6 +469,9 @@ def convert(model: keras.Model, int8: bool, float_io: bool = False, x16: bool = 
 
 def main(out: Path, names: list[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
+    if not names or "svdf" in names:  # written with the schema, not converted
+        (out / "svdf_int8.tflite").write_bytes(svdf_int8())
+        print(f"wrote {out / 'svdf_int8.tflite'}")
     for name, make in MODELS.items():
         if names and name not in names:
             continue

@@ -184,39 +184,48 @@ def test_int8_lstm_spec_matches_litert(tmp_path):
         assert np.array_equal(ours, ref), f"LSTM {k}: {(ours != ref).sum()} of {ref.size} differ"
 
 
-@pytest.mark.parametrize("sanitized", [False, pytest.param(True, marks=pytest.mark.slow)])
-def test_int8_lstm_streams_bit_exact(tmp_path, sanitized):
-    """The integer LSTM compiled (lstm_int8: two stacked tf_keras LSTMs, full int8): three calls that feed
-    each call's h and c outputs back (h from its zero point, c from 0 on the first), against one
-    interpreter's three invokes: every output element equal."""
+@pytest.mark.parametrize(("name", "sanitized"), [("lstm_int8", False), ("svdf_int8", False),
+                                               pytest.param("lstm_int8", True, marks=pytest.mark.slow),
+                                               pytest.param("svdf_int8", True, marks=pytest.mark.slow)])
+def test_int8_state_streams_bit_exact(tmp_path, name, sanitized):
+    """Integer ops with state, compiled: lstm_int8 (two stacked tf_keras LSTMs, full int8: the integer
+    LSTM's h and c) and svdf_int8 (a full-integer SVDF's int16 memory, then an int8 -> int16 SOFTMAX and a
+    QUANTIZE int16 -> int32, as TFLM's keyword_scrambled). Calls that feed each call's state outputs
+    back (from the header's zero points: h's for the LSTM, 0 for c and the SVDF's memory), against one
+    interpreter's invokes: every output element equal."""
     _require_litert()
     from aot.build import run_bundle
     from aot.frontend.tflite import read_tflite
 
-    model = MODELS / "lstm_int8.tflite"
+    model = MODELS / f"{name}.tflite"
     flags = ("-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer",
              "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined") if sanitized else ()
     meta, _, _ = _compile_build_run(tmp_path, model, flags)
     tfl = read_tflite(model)
-    zero = {f"{tfl.tensors[o.outputs[0]].name}_h": int(tfl.tensors[o.inputs[18]].quant.zero_point[0])
-            for o in tfl.ops if o.op == "UNIDIRECTIONAL_SEQUENCE_LSTM"}
     data, states = meta["inputs"][0], meta["inputs"][1:]
-    assert sorted(zero) == sorted(s["name"] for s in states if s["dtype"] == "int8")
-    assert all(s["zero_point"] == zero.get(s["name"], 0) for s in states)  # the header tells the firmware
+    if name == "lstm_int8":
+        zero = {f"{tfl.tensors[o.outputs[0]].name}_h": int(tfl.tensors[o.inputs[18]].quant.zero_point[0])
+                for o in tfl.ops if o.op == "UNIDIRECTIONAL_SEQUENCE_LSTM"}
+        assert sorted(zero) == sorted(s["name"] for s in states if s["dtype"] == "int8")
+        assert all(s["zero_point"] == zero.get(s["name"], 0) for s in states)  # the header tells the firmware
+    n_out = len(meta["outputs"]) - len(states)
     rng = np.random.default_rng(5)
-    frames = [rng.integers(-128, 128, data["shape"]).astype(np.int8) for _ in range(3)]
+    calls = 3 if name == "lstm_int8" else 6
+    frames = [rng.integers(-128, 128, data["shape"]).astype(np.int8) for _ in range(calls)]
     np.savez(tmp_path / "runs_in.npz", input_0=np.stack(frames))
     ref = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(model), str(tmp_path / "runs_in.npz"),
                           str(tmp_path / "runs_out.npz"), "--runs"], capture_output=True, text=True)
     assert ref.returncode == 0, ref.stderr[-2000:]
-    want = np.load(tmp_path / "runs_out.npz")["output_0"]
-    state = {s["name"]: np.full(s["shape"], zero.get(s["name"], 0), s["dtype"]) for s in states}
+    refs = np.load(tmp_path / "runs_out.npz")
+    state = {s["name"]: np.full(s["shape"], s["zero_point"], s["dtype"]) for s in states}
     for r, frame in enumerate(frames):
         ours, _ = run_bundle(tmp_path / "out", meta, [frame, *(state[s["name"]] for s in states)])
-        got = ours[meta["outputs"][0]["name"]]
-        assert np.array_equal(got, want[r]), f"call {r}: {(got != want[r]).sum()} of {got.size} differ"
+        for k, spec in enumerate(meta["outputs"][:n_out]):
+            got, want = ours[spec["name"]], refs[f"output_{k}"][r]
+            assert got.dtype == want.dtype and np.array_equal(got, want), \
+                f"call {r}, {spec['name']}: {(got != want).sum()} of {got.size} differ"
         state = {s["name"]: ours[s["name"] + "_next"] for s in states}
-    assert not np.array_equal(want[0], want[-1])
+    assert not np.array_equal(refs["output_0"][0], refs["output_0"][-1])
 
 
 def test_custom_op_refused_by_name(tmp_path):

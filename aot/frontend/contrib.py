@@ -26,7 +26,7 @@ TFLITE_DOMAIN, TFLITE_OPS = "aotc.tflite", ("TflFullyConnected", "TflConv2D", "T
                                             "TflAveragePool2D", "TflMaxPool2D", "TflSoftmax", "TflMean", "TflAdd",
                                             "TflSub", "TflMul", "TflQuantize", "TflDequantize", "TflRequantize",
                                             "TflTransposeConv", "TflMaximum", "TflMinimum", "TflLut",
-                                            "TflAct16", "TflLstm8",
+                                            "TflAct16", "TflLstm8", "TflSvdf",
                                             "TflLeakyRelu16")
 
 

@@ -85,7 +85,8 @@ def _emit_softmax(ctx: NodeContext) -> None:
         "rows": c_int(ctx.tensor(ctx.inputs[0]).size // depth), "depth": c_int(depth), "mult": c_int(a["mult"]),
         "shift": c_int(a["shift"]), "diff_min": c_int(a["diff_min"]),
     }, comment=f"SOFTMAX over the last axis of {list(shape)}, TFLite fixed point")
-    ctx.call("aotc_tfl_softmax_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
+    fn = "aotc_tfl_softmax_s8_s16" if ctx.dtype(ctx.outputs[0]) == "int16" else "aotc_tfl_softmax_s8"
+    ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
 
 
 def _emit_softmax16(ctx: NodeContext) -> None:
@@ -188,6 +189,21 @@ def _emit_lstm8(ctx: NodeContext) -> None:
     ctx.call("aotc_tfl_lstm_s8", p, *(ctx.ptr(i) for i in ctx.inputs[:7]), *(ctx.ptr(o) for o in ctx.outputs[:3]))
 
 
+def _emit_svdf(ctx: NodeContext) -> None:
+    a = ctx.attrs
+    batch, n_input = ctx.shape(ctx.inputs[0])
+    n_filter, n_memory = ctx.shape(ctx.inputs[2])
+    p = ctx.params("aotc_tfl_svdf_params", {
+        "batch": c_int(batch), "n_input": c_int(n_input), "n_filter": c_int(n_filter), "n_memory": c_int(n_memory),
+        "rank": c_int(a["rank"]), "x_zero": c_int(a["x_zero"]), "y_zero": c_int(a["y_zero"]),
+        "mult1": c_int(a["mult1"]), "shift1": c_int(a["shift1"]), "mult2": c_int(a["mult2"]),
+        "shift2": c_int(a["shift2"]),
+    }, comment=f"integer SVDF, {n_filter} filters of rank {a['rank']} over {n_memory} steps, LiteRT's arithmetic")
+    bias = ctx.ptr(ctx.inputs[3]) if ctx.inputs[3] else "NULL"
+    ctx.call("aotc_tfl_svdf_s8", p, *(ctx.ptr(i) for i in ctx.inputs[:3]), bias, ctx.ptr(ctx.inputs[4]),
+             ctx.ptr(ctx.outputs[0]), ctx.ptr(ctx.outputs[1]))
+
+
 _SUFFIX = {"int8": "s8", "int16": "s16", "int32": "s32"}
 
 
@@ -221,6 +237,7 @@ OPS: dict[str, HostOp] = {
     "TflMean": HostOp(_emit_mean, family="tflite_int8", dtypes=("int8", "int16")),
     "TflAct16": HostOp(_emit_act16, family="tflite_int8", dtypes=("int16",)),
     "TflLstm8": HostOp(_emit_lstm8, family="tflite_int8", dtypes=("int8",)),
+    "TflSvdf": HostOp(_emit_svdf, family="tflite_int8", dtypes=("int8",)),
     "TflLeakyRelu16": HostOp(_emit_leaky_relu16, family="tflite_int8", dtypes=("int16",)),
     "TflTransposeConv": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8", "int16")),
     **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16"))

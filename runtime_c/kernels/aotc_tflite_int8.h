@@ -131,6 +131,8 @@ void aotc_tfl_requantize_s16_s32(const aotc_tfl_quantize_params *p, const int16_
 void aotc_tfl_requantize_s32_s8(const aotc_tfl_quantize_params *p, const int32_t *x, int8_t *y);
 void aotc_tfl_requantize_s32_s16(const aotc_tfl_quantize_params *p, const int32_t *x, int16_t *y);
 void aotc_tfl_softmax_s8(const aotc_tfl_softmax_params *p, const int8_t *x, int8_t *y);
+/* int8 in, int16 out (zero point -32768, scale 1/65536): the same arithmetic, 16 output bits */
+void aotc_tfl_softmax_s8_s16(const aotc_tfl_softmax_params *p, const int8_t *x, int16_t *y);
 
 /* 16x8 LOGISTIC and TANH (LiteRT's reference_integer_ops, output scale 2^-15): the input brought to the
  * table's scale, (x * mult + 2^(shift - 1)) >> shift, its magnitude interpolated linearly between the
@@ -184,5 +186,17 @@ void aotc_tfl_lstm_s8(const aotc_tfl_lstm8_params *p, const int8_t *x, const int
 /* 16x8 LEAKY_RELU (zero points 0): x requantised by m1/s1 (x >= 0) or by |m2|/s2 and negated when m2 < 0
  * (alpha's), double rounding, as int8's table computes; p->count elements, y_min..y_max the int16 range */
 void aotc_tfl_leaky_relu_s16(const aotc_tfl_binary_params *p, const int16_t *x, int16_t *y);
+
+/* SVDF of int8 input and weights, int16 time weights and state (zero point 0), int32 bias: LiteRT's
+ * EvalIntegerSVDF. The state the interpreter keeps ([batch][n_filter][n_memory]) is carried by the
+ * caller: state in, state_next out (may be the same buffer). mult1/shift1: input x feature weights to
+ * the state's scale; mult2/shift2: state x time weights to the output's (double rounding). LiteRT
+ * requires a RELU activation and applies no clamp but int8's. */
+typedef struct {
+    int32_t batch, n_input, n_filter, n_memory, rank, x_zero, y_zero, mult1, shift1, mult2, shift2;
+} aotc_tfl_svdf_params;
+
+void aotc_tfl_svdf_s8(const aotc_tfl_svdf_params *p, const int8_t *x, const int8_t *wf, const int16_t *wt,
+                      const int32_t *bias, const int16_t *state, int8_t *y, int16_t *state_next);
 
 #endif /* AOTC_TFLITE_INT8_H */

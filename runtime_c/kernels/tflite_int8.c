@@ -4,6 +4,7 @@
 #include "aotc_tflite_int8.h"
 
 #include <math.h>
+#include <string.h>
 
 /* TFLite's SaturatingRoundingDoublingHighMul, (a * b + nudge) / 2^31 with C's truncating division
  * and nudge 2^30 (a * b >= 0) or 1 - 2^30: that is floor((a * b + 2^30) / 2^31) either way, one
@@ -357,29 +358,36 @@ static int32_t reciprocal(int32_t x, int32_t integer_bits, int32_t *bits_over) {
     return shl_sat(y, 1);
 }
 
-void aotc_tfl_softmax_s8(const aotc_tfl_softmax_params *p, const int8_t *x, int8_t *y) {
-    for (int32_t r = 0; r < p->rows; ++r) {
-        const int8_t *xr = x + (int64_t)r * p->depth;
-        int8_t *yr = y + (int64_t)r * p->depth;
-        int32_t top = -128, sum = 0, bits_over;
-        for (int32_t k = 0; k < p->depth; ++k) top = xr[k] > top ? xr[k] : top;
-        for (int32_t k = 0; k < p->depth; ++k) {
-            int32_t diff = xr[k] - top;
-            if (diff >= p->diff_min)
-                sum = wrap_add(sum, divide_by_pot(exp_negative(high_mul(diff * (1 << p->shift), p->mult)), 12));
-        }
-        int32_t scale = reciprocal(sum, 12, &bits_over);
-        for (int32_t k = 0; k < p->depth; ++k) {
-            int32_t diff = xr[k] - top;
-            if (diff < p->diff_min) {
-                yr[k] = -128;
-                continue;
-            }
-            int32_t e = exp_negative(high_mul(diff * (1 << p->shift), p->mult));
-            yr[k] = clamp8(divide_by_pot(high_mul(scale, e), bits_over + 31 - 8) - 128, -128, 127);
-        }
+/* int8 SOFTMAX to int8 (BITS 8) or int16 (BITS 16, LiteRT's int8-in, int16-out case): the output is
+ * the probability in Q0.BITS less 2^(BITS - 1) (zero point -128 or -32768) */
+#define TFL_SOFTMAX8(NAME, TO, BITS, LO, HI)                                                              \
+    void NAME(const aotc_tfl_softmax_params *p, const int8_t *x, TO *y) {                                \
+        for (int32_t r = 0; r < p->rows; ++r) {                                                         \
+            const int8_t *xr = x + (int64_t)r * p->depth;                                               \
+            TO *yr = y + (int64_t)r * p->depth;                                                         \
+            int32_t top = -128, sum = 0, bits_over;                                                     \
+            for (int32_t k = 0; k < p->depth; ++k) top = xr[k] > top ? xr[k] : top;                     \
+            for (int32_t k = 0; k < p->depth; ++k) {                                                    \
+                int32_t diff = xr[k] - top;                                                             \
+                if (diff >= p->diff_min)                                                                \
+                    sum = wrap_add(sum,                                                                 \
+                                   divide_by_pot(exp_negative(high_mul(diff * (1 << p->shift), p->mult)), 12)); \
+            }                                                                                           \
+            int32_t scale = reciprocal(sum, 12, &bits_over);                                            \
+            for (int32_t k = 0; k < p->depth; ++k) {                                                    \
+                int32_t diff = xr[k] - top;                                                             \
+                if (diff < p->diff_min) {                                                               \
+                    yr[k] = (TO)(LO);                                                                   \
+                    continue;                                                                           \
+                }                                                                                       \
+                int32_t e = exp_negative(high_mul(diff * (1 << p->shift), p->mult));                    \
+                int32_t v = divide_by_pot(high_mul(scale, e), bits_over + 31 - (BITS)) + (LO);          \
+                yr[k] = (TO)(v < (LO) ? (LO) : v > (HI) ? (HI) : v);                                    \
+            }                                                                                           \
+        }                                                                                               \
     }
-}
+TFL_SOFTMAX8(aotc_tfl_softmax_s8, int8_t, 8, -128, 127)
+TFL_SOFTMAX8(aotc_tfl_softmax_s8_s16, int16_t, 16, -32768, 32767)
 
 /* --- 16x8: int16 activations (zero point 0), int8 weights, int64 sums and biases ------------------ */
 static int16_t clamp16(int64_t v, int32_t lo, int32_t hi) {
@@ -662,4 +670,37 @@ void aotc_tfl_leaky_relu_s16(const aotc_tfl_binary_params *p, const int16_t *x, 
         int32_t v = x[k] >= 0 ? requant_double(x[k], p->m1, p->s1) : sign * requant_double(x[k], m2, p->s2);
         y[k] = clamp16(v, p->y_min, p->y_max);
     }
+}
+
+/* --- SVDF, full integer (LiteRT's EvalIntegerSVDF) ------------------------------------------------ */
+void aotc_tfl_svdf_s8(const aotc_tfl_svdf_params *p, const int8_t *x, const int8_t *wf, const int16_t *wt,
+                      const int32_t *bias, const int16_t *state, int8_t *y, int16_t *state_next) {
+    const int32_t n_unit = p->n_filter / p->rank, row = p->n_memory * p->n_filter;
+    const int64_t size = (int64_t)p->batch * row;
+    /* the state shifted left by one (the whole buffer, as LiteRT's std::copy), then each filter's newest
+     * column: its feature sum, requantised to the state's scale and saturated to int16 */
+    memmove(state_next, state + 1, (size_t)(size - 1) * sizeof(int16_t));
+    for (int32_t b = 0; b < p->batch; ++b)
+        for (int32_t f = 0; f < p->n_filter; ++f) {
+            const int8_t *xb = x + (int64_t)b * p->n_input, *wr = wf + (int64_t)f * p->n_input;
+            int32_t acc = 0;
+            for (int32_t k = 0; k < p->n_input; ++k) acc += wr[k] * (xb[k] - p->x_zero);
+            int32_t v = requant_double(acc, p->mult1, p->shift1);
+            state_next[(int64_t)b * row + (int64_t)f * p->n_memory + p->n_memory - 1] =
+                (int16_t)(v < -32768 ? -32768 : v > 32767 ? 32767 : v);
+        }
+    /* each unit: the time weights against its rank filters' memories, summed, plus the bias */
+    for (int32_t b = 0; b < p->batch; ++b)
+        for (int32_t u = 0; u < n_unit; ++u) {
+            int32_t sum = bias ? bias[u] : 0;
+            for (int32_t r = 0; r < p->rank; ++r) {
+                const int32_t f = u * p->rank + r;
+                const int16_t *sr = state_next + (int64_t)b * row + (int64_t)f * p->n_memory;
+                const int16_t *tr = wt + (int64_t)f * p->n_memory;
+                int32_t dot = 0;
+                for (int32_t k = 0; k < p->n_memory; ++k) dot += tr[k] * sr[k];
+                sum += dot;
+            }
+            y[(int64_t)b * n_unit + u] = clamp8(requant_double(sum, p->mult2, p->shift2) + p->y_zero, -128, 127);
+        }
 }

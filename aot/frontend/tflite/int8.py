@@ -71,6 +71,11 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
     if op.op == "CONCATENATION":
         raise _err(op, "int8 CONCATENATION of inputs quantized unlike its output is not supported: TFLite's and "
                    "TFLM's int8 kernels refuse it too (the converter writes a QUANTIZE before such an input)")
+    if op.op == "SVDF":
+        from aot.frontend.tflite.recurrent import lower_svdf_int8
+
+        lower_svdf_int8(b, op)
+        return
     if op.op == "UNIDIRECTIONAL_SEQUENCE_LSTM":
         from aot.frontend.tflite.recurrent import lower_lstm_int8
 
@@ -82,7 +87,8 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
     sixteen = x.dtype == "int16" and y.dtype == "int16"  # 16x8: int16 activations, int8 weights
     if sixteen and op.op not in _16X8_OPS:
         raise _err(op, f"16x8 (int16) {op.op} is not supported yet (aotc's 16x8 kernels: {', '.join(_16X8_OPS)})")
-    if not (sixteen or (x.dtype == "int8" and y.dtype == "int8")) or y.quant is None:
+    wide_softmax = op.op == "SOFTMAX" and x.dtype == "int8" and y.dtype == "int16"  # LiteRT's int8 -> int16
+    if not (sixteen or wide_softmax or (x.dtype == "int8" and y.dtype == "int8")) or y.quant is None:
         raise _err(op, f"quantized {op.op} from {x.dtype} to {y.dtype} is not supported yet (int8, and 16x8 for "
                    f"{', '.join(_16X8_OPS)})")
     if sixteen and (int(x.quant.zero_point[0]) != 0 or int(y.quant.zero_point[0]) != 0):
@@ -128,9 +134,10 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
         attrs = {"mult": mult, "shift": shift, "exp_table": [int(v) for v in exp_lut],
                  "recip_table": [int(v) for v in recip_lut], "y_shape": list(y.shape)}
     elif internal == "TflSoftmax":
-        if abs(y_scale - 1 / 256) > 1e-3 / 256 or y_zero != -128:
-            raise _err(op, f"int8 SOFTMAX needs output scale 1/256 and zero point -128 (TFLite's), not "
-                       f"{y_scale:g} and {y_zero}")
+        bits = 16 if wide_softmax else 8  # the output is the probability in Q0.bits less 2^(bits - 1)
+        if abs(y_scale * 2 ** bits - 1) > 1e-3 or y_zero != -(1 << (bits - 1)):
+            raise _err(op, f"int8 SOFTMAX to {y.dtype} needs output scale 1/{1 << bits} and zero point "
+                       f"{-(1 << (bits - 1))} (TFLite's), not {y_scale:g} and {y_zero}")
         mult, shift, diff_min = softmax_params(float(o.beta), float(x.quant.scale[0]))
         attrs = {"mult": mult, "shift": shift, "diff_min": diff_min, "y_shape": list(y.shape)}
     elif internal in ("TflAdd", "TflSub", "TflMul"):

@@ -263,3 +263,52 @@ def lower_lstm_int8(b: OnnxBuilder, op: TflOp) -> None:
     b.values[op.outputs[0]] = {NHWC: out}
     b.extra_outputs.append(helper.make_tensor_value_info(h_last, i8, [batch, n_cell]))
     b.extra_outputs.append(helper.make_tensor_value_info(c_last, i16, [batch, n_cell]))
+
+
+def lower_svdf_int8(b: OnnxBuilder, op: TflOp) -> None:
+    """The full-integer SVDF (int8 input and feature weights, int16 time weights and state, int32 bias;
+    TFLM's keyword_scrambled) as one node whose kernel is LiteRT's EvalIntegerSVDF. Its two multipliers
+    are computed from the float32 scales in float, as SVDF's Prepare does. The state LiteRT keeps
+    between invokes becomes graph input `<out>_state` (int16, zeros to start) and output
+    `<out>_state_next`, as the LSTM's h and c."""
+    from aot.frontend.tflite.int8 import DOMAIN
+    from aot.frontend.tflite.ops import NHWC, _err
+    from aot.frontend.tflite.quant import quantize_multiplier
+
+    x, wf, wt = (b.tensor(op.inputs[k]) for k in (0, 1, 2))
+    y = b.tensor(op.outputs[0])
+    state = b.tensor(op.inputs[4])
+    has_bias = len(op.inputs) > 3 and op.inputs[3] >= 0
+    types = (x.dtype, wf.dtype, wt.dtype, state.dtype, y.dtype)
+    if types == ("int8",) * 5:
+        raise _err(op, "SVDF with int8 time weights and state (TFLM's 8-bit SVDF) is not supported: LiteRT's "
+                   "reference kernel reads them as int16, so there is no reference to be exact with")
+    if types != ("int8", "int8", "int16", "int16", "int8") or wf.data is None or wt.data is None or (
+            has_bias and (b.tensor(op.inputs[3]).dtype != "int32" or b.tensor(op.inputs[3]).data is None)):
+        raise _err(op, f"SVDF of types {', '.join(types)} is not supported (aotc's: int8 input, constant int8 "
+                   "feature and int16 time weights, int32 bias, int16 state, int8 output)")
+    if int(state.quant.zero_point[0]) != 0 or int(op.options.fusedActivationFunction) != 1:
+        raise _err(op, "integer SVDF needs a symmetric state and a RELU activation (LiteRT's)")
+    if len(x.shape) != 2:
+        raise _err(op, f"SVDF of a rank-{len(x.shape)} input is not supported")
+    f32 = np.float32
+
+    def scale(t) -> np.float32:
+        return f32(t.quant.scale[0])
+    m1, s1 = quantize_multiplier(float(f32(scale(x) * scale(wf)) / scale(state)))
+    m2, s2 = quantize_multiplier(float(f32(scale(state) * scale(wt)) / scale(y)))
+    name = b.names[op.outputs[0]]
+    s_in, s_out = f"{name}_state", f"{name}_state_next"
+    b.used.update((s_in, s_out))
+    for v in (s_in, s_out):
+        b.extra_quant[v] = {"scale": float(state.quant.scale[0]), "zero_point": 0}
+    b.extra_inputs.append(helper.make_tensor_value_info(s_in, helper.TensorProto.INT16, list(state.shape)))
+    inputs = [b.value(op.inputs[0], NHWC), b.const(wf.data, f"{name}_wf"), b.const(wt.data, f"{name}_wt"),
+              b.const(b.tensor(op.inputs[3]).data, f"{name}_bias") if has_bias else "", s_in]
+    b.nodes.append(helper.make_node(
+        "TflSvdf", inputs, [name, s_out], name=b.fresh(op.name), domain=DOMAIN, rank=int(op.options.rank),
+        x_zero=int(x.quant.zero_point[0]), y_zero=int(y.quant.zero_point[0]), mult1=m1, shift1=s1, mult2=m2,
+        shift2=s2))
+    b.value_infos.append(helper.make_tensor_value_info(name, helper.TensorProto.INT8, list(y.shape)))
+    b.values[op.outputs[0]] = {NHWC: name}
+    b.extra_outputs.append(helper.make_tensor_value_info(s_out, helper.TensorProto.INT16, list(state.shape)))
