@@ -18,7 +18,7 @@ import numpy as np
 
 from aot.csource.format import c_float, c_ints
 from aot.ir import Graph, Node
-from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext
+from aot.kernels.base import NO_SCRATCH, Candidate, HostOp, KernelChoice, NodeContext
 from aot.kernels.elementwise import broadcast_layout
 from aot.qmath import (
     INT_RANGE,
@@ -266,7 +266,22 @@ def _emit_qgemm(ctx: NodeContext) -> None:
         "bias": ctx.const_array("bias", folded.astype(np.int32)), "b_zero": b_zero_ptr,
     }, comment=f"{ctx.node.op} {list(ctx.shape(a))} x [{k}, {n}] -> {list(ctx.shape(y))}; bias less "
                f"a_zero ({a_zero}) x the column sums of B")
-    ctx.call(f"aotc_qgemm_{SUFFIX[ctx.dtype(a)]}", p, ctx.ptr(a), ctx.const_array("bt", bt), ctx.ptr(y))
+    ctx.call(f"aotc_qgemm_{SUFFIX[ctx.dtype(a)]}", p, ctx.ptr(a), ctx.const_array("bt", bt), ctx.ptr(y),
+             ctx.scratch("uint32_t"))
+
+
+def _qgemm_dsp_scratch(node: Node, graph: Graph) -> int:
+    """AOTC_QGEMM_SCRATCH(k): a row of A widened to 16-bit pairs, 8 bytes a quad of k."""
+    return 8 * (graph.tensors[_gemm_inputs(node)["a"]].shape[-1] // 4)
+
+
+# On the M-profile boards (the DSP extension's SMLAD, aotc_dsp_gemv4) a row of A is widened once
+# into scratch; the host kernels need none.
+QGEMM_KERNELS = (
+    Candidate("dsp", lambda n, g, budget: KernelChoice("dsp", _qgemm_dsp_scratch(n, g)),
+              applies=lambda n, g, t: t.scalar_tiles or t.helium),
+    NO_SCRATCH,
+)
 
 
 def _check_qgemm(node: Node, graph: Graph) -> str | None:
@@ -460,8 +475,8 @@ OPS: dict[str, HostOp] = {
                                check=_check_dequantize),
     "QLinearConv": HostOp(_emit_qconv, family="quant", dtypes=INT8, check=_check_qconv,
                           kernels=QCONV_KERNELS),
-    "QGemm": HostOp(_emit_qgemm, family="quant", dtypes=INT8, check=_check_qgemm),
-    "QLinearMatMul": HostOp(_emit_qgemm, family="quant", dtypes=INT8, check=_check_qgemm),
+    "QGemm": HostOp(_emit_qgemm, family="quant", dtypes=INT8, check=_check_qgemm, kernels=QGEMM_KERNELS),
+    "QLinearMatMul": HostOp(_emit_qgemm, family="quant", dtypes=INT8, check=_check_qgemm, kernels=QGEMM_KERNELS),
     "QLinearAdd": HostOp(_emit_qbinary("qadd"), family="quant", dtypes=INT8, check=_check_qbinary),
     "QLinearMul": HostOp(_emit_qbinary("qmul"), family="quant", dtypes=INT8, check=_check_qbinary),
     "QLinearGlobalAveragePool": HostOp(_emit_qgap, family="quant", dtypes=INT8, check=_check_qgap),

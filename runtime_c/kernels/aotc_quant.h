@@ -208,10 +208,13 @@ typedef struct {
     const int32_t *b_zero;    /* [n] or NULL */
 } aotc_qgemm_params;
 
+/* scratch: AOTC_QGEMM_SCRATCH(k) bytes, word-aligned, where the core has the Arm DSP extension (a
+ * row of A widened once to 16-bit pairs for SMLAD); NULL elsewhere (the plain loop then runs). */
+#define AOTC_QGEMM_SCRATCH(k) (8 * ((k) / 4))
 void aotc_qgemm_i8(const aotc_qgemm_params *p, const int8_t *AOTC_RESTRICT a, const int8_t *AOTC_RESTRICT bt,
-                   int8_t *AOTC_RESTRICT y);
+                   int8_t *AOTC_RESTRICT y, uint32_t *AOTC_RESTRICT scratch);
 void aotc_qgemm_u8(const aotc_qgemm_params *p, const uint8_t *AOTC_RESTRICT a, const int8_t *AOTC_RESTRICT bt,
-                   uint8_t *AOTC_RESTRICT y);
+                   uint8_t *AOTC_RESTRICT y, uint32_t *AOTC_RESTRICT scratch);
 
 /* QLinearAdd / QLinearMul with numpy broadcasting, in onnxruntime's x86 arithmetic:
  *     add: y = saturate(round_half_even(fma(a, a_mult, fma(b, b_mult, bias))))
