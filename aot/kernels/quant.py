@@ -271,8 +271,9 @@ def _emit_qgemm(ctx: NodeContext) -> None:
 
 
 def _qgemm_dsp_scratch(node: Node, graph: Graph) -> int:
-    """AOTC_QGEMM_SCRATCH(k): a row of A widened to 16-bit pairs, 8 bytes a quad of k."""
-    return 8 * (graph.tensors[_gemm_inputs(node)["a"]].shape[-1] // 4)
+    """AOTC_QGEMM_SCRATCH(k, n): a row of A widened to 16-bit pairs (8 bytes a quad of k) and its n sums."""
+    k = graph.tensors[_gemm_inputs(node)["a"]].shape[-1]
+    return 8 * (k // 4) + 4 * graph.tensors[node.outputs[0]].shape[-1]
 
 
 # On the M-profile boards (the DSP extension's SMLAD, aotc_dsp_gemv4) a row of A is widened once

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from aot.csource.format import c_float, c_int
-from aot.kernels.base import HostOp, NodeContext
+from aot.ir import Graph, Node
+from aot.kernels.base import NO_SCRATCH, Candidate, HostOp, KernelChoice, NodeContext
 
 
 def _requant_arrays(ctx: NodeContext) -> tuple[str, str]:
@@ -54,8 +55,29 @@ def _emit_fc(ctx: NodeContext) -> None:
         "y_zero": c_int(a["y_zero"]), "y_min": c_int(a["y_min"]), "y_max": c_int(a["y_max"]),
         "mult": mult, "shift": shift,
     }, comment=f"FULLY_CONNECTED {rows} x {inner} -> {out}, TFLite requantisation")
-    fn = "aotc_tfl_fc_s16" if ctx.dtype(ctx.inputs[0]) == "int16" else "aotc_tfl_fc_s8"
-    ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx), ctx.ptr(ctx.outputs[0]))
+    if ctx.dtype(ctx.inputs[0]) == "int16":
+        ctx.call("aotc_tfl_fc_s16", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx),
+                 ctx.ptr(ctx.outputs[0]))
+    else:
+        ctx.call("aotc_tfl_fc_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx),
+                 ctx.ptr(ctx.outputs[0]), ctx.scratch("uint32_t"))
+
+
+def _fc_dsp_scratch(node: Node, graph: Graph) -> int:
+    """AOTC_TFL_FC_SCRATCH(in, out): x widened to 16-bit pairs (8 bytes a quad) and the outputs' sums."""
+    if graph.tensors[node.inputs[0]].dtype != "int8":
+        return 0
+    out, inner = graph.tensors[node.inputs[1]].shape
+    return 8 * (inner // 4) + 4 * out
+
+
+# On the M-profile boards the DSP path (tflite_int8_dsp.h) takes its scratch from the plan, as
+# TFLM's kernels take theirs from the tensor arena; the host kernels need none.
+FC_KERNELS = (
+    Candidate("dsp", lambda n, g, budget: KernelChoice("dsp", _fc_dsp_scratch(n, g)),
+              applies=lambda n, g, t: t.scalar_tiles or t.helium),
+    NO_SCRATCH,
+)
 
 
 def _emit_pool(ctx: NodeContext) -> None:
@@ -230,7 +252,7 @@ def _emit_quantize(ctx: NodeContext) -> None:
 OPS: dict[str, HostOp] = {
     "TflConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8", "int16")),
     "TflDepthwiseConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8", "int16")),
-    "TflFullyConnected": HostOp(_emit_fc, family="tflite_int8", dtypes=("int8", "int16")),
+    "TflFullyConnected": HostOp(_emit_fc, family="tflite_int8", dtypes=("int8", "int16"), kernels=FC_KERNELS),
     "TflAveragePool2D": HostOp(_emit_pool, family="tflite_int8", dtypes=("int8", "int16")),
     "TflMaxPool2D": HostOp(_emit_pool, family="tflite_int8", dtypes=("int8", "int16")),
     "TflSoftmax": HostOp(_emit_softmax, family="tflite_int8", dtypes=("int8", "int16")),

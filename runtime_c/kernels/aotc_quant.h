@@ -111,7 +111,11 @@ static inline int32_t aotc_requant_fixed(int32_t acc, float scale, int32_t lo, i
 }
 #endif
 
-/* The output integer of accumulator `acc` (MlasRequantizeOutput). */
+/* The output integer of accumulator `acc` (MlasRequantizeOutput). On an Arm FPU a handful of
+ * instructions, always inlined: -Os would otherwise call it once per output. */
+#if defined(__arm__) && defined(__ARM_FP) && (__ARM_FP & 4) && defined(__GNUC__) && !defined(AOTC_NO_INTRINSICS)
+__attribute__((always_inline))
+#endif
 static inline int32_t aotc_requant(int32_t acc, float scale, float lo, float hi, int32_t zero_point) {
 #if defined(__arm__) && defined(__ARM_FP) && (__ARM_FP & 4) && defined(__GNUC__) && !defined(AOTC_NO_INTRINSICS)
     /* an Arm single-precision FPU: one VCVTR rounds to nearest even (FPSCR's default mode), then
@@ -208,9 +212,10 @@ typedef struct {
     const int32_t *b_zero;    /* [n] or NULL */
 } aotc_qgemm_params;
 
-/* scratch: AOTC_QGEMM_SCRATCH(k) bytes, word-aligned, where the core has the Arm DSP extension (a
- * row of A widened once to 16-bit pairs for SMLAD); NULL elsewhere (the plain loop then runs). */
-#define AOTC_QGEMM_SCRATCH(k) (8 * ((k) / 4))
+/* scratch: AOTC_QGEMM_SCRATCH(k, n) bytes, word-aligned, where the core has the Arm DSP extension
+ * (a row of A widened once to 16-bit pairs for SMLAD, and the row's n sums); NULL elsewhere (the
+ * plain loop then runs). */
+#define AOTC_QGEMM_SCRATCH(k, n) (8 * ((k) / 4) + 4 * (n))
 void aotc_qgemm_i8(const aotc_qgemm_params *p, const int8_t *AOTC_RESTRICT a, const int8_t *AOTC_RESTRICT bt,
                    int8_t *AOTC_RESTRICT y, uint32_t *AOTC_RESTRICT scratch);
 void aotc_qgemm_u8(const aotc_qgemm_params *p, const uint8_t *AOTC_RESTRICT a, const int8_t *AOTC_RESTRICT bt,

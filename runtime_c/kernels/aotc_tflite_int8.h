@@ -74,7 +74,11 @@ void aotc_tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8
                       int8_t *y);
 void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                            int8_t *y);
-void aotc_tfl_fc_s8(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *w, const int32_t *bias, int8_t *y);
+/* scratch: AOTC_TFL_FC_SCRATCH(in, out) bytes, word-aligned, on cores with the Arm DSP extension (x
+ * widened to 16-bit pairs and the outputs' sums); NULL elsewhere */
+#define AOTC_TFL_FC_SCRATCH(in, out) (8 * ((in) / 4) + 4 * (out))
+void aotc_tfl_fc_s8(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *w, const int32_t *bias, int8_t *y,
+                    uint32_t *scratch);
 /* the mean of the in-bounds elements, rounded half away from zero */
 void aotc_tfl_avgpool_s8(const aotc_tfl_pool_params *p, const int8_t *x, int8_t *y);
 void aotc_tfl_maxpool_s8(const aotc_tfl_pool_params *p, const int8_t *x, int8_t *y);

@@ -227,6 +227,21 @@ __attribute__((noinline, unused)) static void aotc_dsp_gemv4(const uint32_t *xw,
     acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
 }
 
+/* A dense layer's n >= 4 outputs: sums[o] = init[o] (0 where init is NULL) plus the product of xw
+ * (aotc_dsp_gemv4's pairs, nq quads; none if nq is 0) and weight row o (rows `ld` bytes apart from
+ * w), four rows at a time, the last block of four overlapping the one before. The sums go to
+ * memory so that the caller's requantisation is one tight loop over them, not four outputs'
+ * worth of code per call. */
+__attribute__((unused)) static void aotc_dsp_gemv_rows(const uint32_t *xw, int32_t nq, const int8_t *w, int32_t ld,
+                                                       int32_t n, const int32_t *init, int32_t *sums) {
+    int32_t o, j;
+    for (o = 0; o < n; o += 4) {
+        const int32_t o0 = o + 4 <= n ? o : n - 4;
+        for (j = 0; j < 4; ++j) sums[o0 + j] = init ? init[o0 + j] : 0;
+        if (nq > 0) aotc_dsp_gemv4(xw, nq, w + (int64_t)o0 * ld, ld, sums + o0);
+    }
+}
+
 /* Round half to even (the FPU's default rounding mode: one VCVTR where there is a single-precision
  * FPU), saturated to 16 bits (a sum far out of range stays out of range). */
 static inline int32_t aotc_dsp_round16(float f) {

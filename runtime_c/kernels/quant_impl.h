@@ -718,38 +718,37 @@ void AOTC_Q(qconv_depthwise)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT
 }
 
 #if AOTC_QUANT_DSP
-/* QGemm with the DSP extension, n >= 4 and k >= 4: each row of A widened once into xw (E / O words
- * of 16-bit pairs, quant_dsp.h), then four outputs at a time by aotc_dsp_gemv4 (one SMLAD per two
+/* QGemm with the DSP extension, n >= 4 and k >= 4: each row of A widened once into scratch (E / O
+ * words of 16-bit pairs, quant_dsp.h), the n sums by aotc_dsp_gemv_rows (one SMLAD per two
  * multiply-accumulates, B's bytes widened as loaded: about 1.3 instructions a MAC instead of the
- * per-output loop's 3.5), the last block of four overlapping the one before, the k % 4 tail plainly. */
+ * per-output loop's 3.5) into the scratch after it, the k % 4 tail and B's zero points added, then
+ * one requantisation loop. Scratch: AOTC_QGEMM_SCRATCH(k, n) bytes. */
 static void AOTC_Q(qgemm_dsp)(const aotc_qgemm_params *p, const QT *AOTC_RESTRICT a, const int8_t *AOTC_RESTRICT bt,
                               QT *AOTC_RESTRICT y, uint32_t *AOTC_RESTRICT xw) {
-    const int32_t k = p->k, kq = k / 4, n = p->n;
-    int32_t m, o, q, j, kk;
-    for (m = 0; m < p->m; ++m) {
+    const int32_t k = p->k, kq = k / 4, n = p->n, step = p->per_column ? 1 : 0, zero = p->y_zero;
+    const float *scale = p->scale, lo = p->y_lo, hi = p->y_hi;
+    int32_t *sums = (int32_t *)(xw + 2 * kq);
+    int32_t m, c, q, kk;
+    for (m = 0; m < p->m; ++m, y += n) {
         const QT *ar = a + (int64_t)m * k;
-        int32_t row_sum = 0;
-        if (p->b_zero) {
-            for (kk = 0; kk < k; ++kk) row_sum += ar[kk];
-        }
         for (q = 0; q < kq; ++q) {
             const uint32_t v = aotc_dsp_load32(ar + 4 * q);
             xw[2 * q] = AOTC_Q(dsp_widen_lo)(v);
             xw[2 * q + 1] = AOTC_Q(dsp_widen_hi)(v);
         }
-        for (o = 0; o < n; o += 4) {
-            const int32_t o0 = o + 4 <= n ? o : n - 4;
-            int32_t acc[4] = {0, 0, 0, 0};
-            aotc_dsp_gemv4(xw, kq, bt + (int64_t)o0 * k, k, acc);
-            for (j = 0; j < 4; ++j) {
-                const int32_t c = o0 + j;
+        aotc_dsp_gemv_rows(xw, kq, bt, k, n, p->bias, sums);
+        if (4 * kq < k) {
+            for (c = 0; c < n; ++c) {
                 const int8_t *br = bt + (int64_t)c * k;
-                int32_t s = acc[j] + p->bias[c] - (p->b_zero ? p->b_zero[c] * row_sum : 0);
-                for (kk = 4 * kq; kk < k; ++kk) s += (int32_t)ar[kk] * br[kk];
-                y[(int64_t)m * n + c] = (QT)aotc_requant(s, p->scale[p->per_column ? c : 0], p->y_lo, p->y_hi,
-                                                          p->y_zero);
+                for (kk = 4 * kq; kk < k; ++kk) sums[c] += (int32_t)ar[kk] * br[kk];
             }
         }
+        if (p->b_zero) {
+            int32_t row_sum = 0;
+            for (kk = 0; kk < k; ++kk) row_sum += ar[kk];
+            for (c = 0; c < n; ++c) sums[c] -= p->b_zero[c] * row_sum;
+        }
+        for (c = 0; c < n; ++c) y[c] = (QT)aotc_requant(sums[c], scale[c * step], lo, hi, zero);
     }
 }
 #endif

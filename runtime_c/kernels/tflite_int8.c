@@ -100,13 +100,15 @@ void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const
                 }
 }
 
-void aotc_tfl_fc_s8(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *w, const int32_t *bias, int8_t *y) {
+void aotc_tfl_fc_s8(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *w, const int32_t *bias, int8_t *y,
+                    uint32_t *scratch) {
 #if AOTC_TFL_MVE
     if (tfl_fc_s8_mve(p, x, w, bias, y)) return;
 #endif
 #if AOTC_QUANT_DSP
-    if (tfl_fc_s8_dsp(p, x, w, bias, y)) return;
+    if (tfl_fc_s8_dsp(p, x, w, bias, y, scratch)) return;
 #endif
+    (void)scratch;
     for (int32_t r = 0; r < p->rows; ++r)
         for (int32_t o = 0; o < p->out; ++o) {
             const int8_t *xr = x + (int64_t)r * p->in, *wr = w + (int64_t)o * p->in;

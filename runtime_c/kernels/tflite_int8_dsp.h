@@ -358,30 +358,49 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
     return 1;
 }
 
-/* requant_single, (acc * mult + 2^(t - 1)) >> t with t = 31 - shift, from the high word of the
- * product where t >= 33 (the usual case): the rounding term's bits are all in the high word, so
- * the low word cannot carry into the result (floor((H + 2^(t-33) + L / 2^32) / 2^(t-32)) drops
- * L / 2^32 < 1), one multiply, an add and a shift. */
-static inline int32_t tfl_dsp_requant_single(int32_t acc, int32_t mult, int32_t shift) {
-    const int32_t t = 31 - shift;
-    if (t >= 33) return ((int32_t)(((int64_t)acc * mult) >> 32) + (1 << (t - 33))) >> (t - 32);
+__attribute__((noinline)) static int32_t tfl_dsp_requant_single_any(int32_t acc, int32_t mult, int32_t shift) {
     return requant_single(acc, mult, shift);
 }
 
-#define TFL_DSP_FC_QUADS 512 /* inputs of the FULLY_CONNECTED path: up to 2048 (4 KiB widened) */
+/* requant_single, (acc * mult + 2^(t - 1)) >> t with t = 31 - shift, from the high word H of the
+ * product where t >= 33 (the usual case): the rounding term's bits are all in the high word, so
+ * the low word cannot carry into the result (floor((H + 2^(t-33) + L / 2^32) / 2^(t-32)) drops
+ * L / 2^32 < 1); and with s = t - 32, (H + 2^(s-1)) >> s = ((H >> (s-1)) + 1) >> 1 (both floor
+ * ((q + 1) / 2) for q = H >> (s-1)): one multiply, two shifts and an add. Other shifts call
+ * requant_single out of line, so that gcc does not compute its 64-bit shifts for every output. */
+static inline __attribute__((always_inline)) int32_t tfl_dsp_requant_single(int32_t acc, int32_t mult,
+                                                                            int32_t shift) {
+    const int32_t t = 31 - shift;
+    if (__builtin_expect(t >= 33, 1)) return (((int32_t)(((int64_t)acc * mult) >> 32) >> (t - 33)) + 1) >> 1;
+    return tfl_dsp_requant_single_any(acc, mult, shift);
+}
 
-/* FULLY_CONNECTED: each row of x widened once to E / O words of x - x_zero, then four outputs at a
- * time by quant_dsp.h's aotc_dsp_gemv4 (one SMLAD per 2 multiply-accumulates, the int8 weights
- * widened as loaded), the inputs past the last quad plainly; TFLite's single-rounding
- * requantisation (requant_single). */
+/* The n sums of FULLY_CONNECTED outputs requantised as TFLite's requant_single, plus the zero point,
+ * clamped, to y: one loop, the parameters in locals (stores through int8_t may alias anything). */
+__attribute__((noinline)) static void tfl_dsp_fc_store(const int32_t *sums, int32_t n, const int32_t *mult,
+                                                       const int32_t *shift, int32_t zero, int32_t lo, int32_t hi,
+                                                       int8_t *y) {
+    int32_t o;
+    lo -= zero, hi -= zero;
+    for (o = 0; o < n; ++o) {
+        int32_t q = tfl_dsp_requant_single(sums[o], mult[o], shift[o]);
+        q = q < lo ? lo : q;
+        y[o] = (int8_t)((q > hi ? hi : q) + zero);
+    }
+}
+
+/* FULLY_CONNECTED with 4 outputs or more: each row of x widened once to E / O words of x - x_zero
+ * in scratch, the sums (the bias their start) by quant_dsp.h's aotc_dsp_gemv_rows (one SMLAD per 2
+ * multiply-accumulates, the int8 weights widened as loaded) into the scratch after it, the inputs
+ * past the last quad plainly, then one requantisation loop (TFLite's single rounding,
+ * requant_single). Scratch: AOTC_TFL_FC_SCRATCH(in, out) bytes, from the memory plan. */
 static int tfl_fc_s8_dsp(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
-                         int8_t *y) {
-    uint32_t xw[2 * TFL_DSP_FC_QUADS];
-    const int32_t in = p->in, nq = in / 4;
-    const uint32_t zz = (uint32_t)(uint16_t)p->x_zero * 0x10001u;
-    const int32_t zero = p->y_zero, lo = p->y_min, hi = p->y_max;
+                         int8_t *y, uint32_t *xw) {
+    const int32_t in = p->in, out = p->out, nq = in / 4, xz = p->x_zero;
+    const uint32_t zz = (uint32_t)(uint16_t)xz * 0x10001u;
+    int32_t *sums = (int32_t *)(xw + 2 * nq);
     int32_t r, o, q, k;
-    if (nq > TFL_DSP_FC_QUADS) return 0;
+    if (xw == NULL || out < 4) return 0;
     for (r = 0; r < p->rows; ++r) {
         const int8_t *xr = x + (int64_t)r * in;
         for (q = 0; q < nq; ++q) {
@@ -389,25 +408,14 @@ static int tfl_fc_s8_dsp(const aotc_tfl_fc_params *p, const int8_t *x, const int
             xw[2 * q] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
             xw[2 * q + 1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
         }
-        for (o = 0; o < p->out; o += 4) { /* four outputs at a time, the last block overlapping */
-            const int32_t o0 = o + 4 <= p->out ? o : p->out - 4;
-            int32_t acc[4] = {0, 0, 0, 0}, j;
-            if (p->out < 4) break;
-            if (nq > 0) aotc_dsp_gemv4(xw, nq, w + (int64_t)o0 * in, in, acc);
-            for (j = 0; j < 4; ++j) {
-                const int32_t oc = o0 + j;
-                int32_t a = acc[j] + (bias ? bias[oc] : 0);
-                for (k = 4 * nq; k < in; ++k) a += (xr[k] - p->x_zero) * w[(int64_t)oc * in + k];
-                y[(int64_t)r * p->out + oc] = clamp8(tfl_dsp_requant_single(a, p->mult[oc], p->shift[oc]) + zero,
-                                                     lo, hi);
+        aotc_dsp_gemv_rows(xw, nq, w, in, out, bias, sums);
+        if (4 * nq < in) {
+            for (o = 0; o < out; ++o) {
+                const int8_t *wr = w + (int64_t)o * in;
+                for (k = 4 * nq; k < in; ++k) sums[o] += (xr[k] - xz) * wr[k];
             }
         }
-        for (o = p->out < 4 ? 0 : p->out; o < p->out; ++o) { /* fewer than four outputs: plainly */
-            int32_t a = bias ? bias[o] : 0;
-            for (k = 0; k < in; ++k) a += (xr[k] - p->x_zero) * w[(int64_t)o * in + k];
-            y[(int64_t)r * p->out + o] = clamp8(requant_single(a, p->mult[o], p->shift[o]) + p->y_zero,
-                                                p->y_min, p->y_max);
-        }
+        tfl_dsp_fc_store(sums, out, p->mult, p->shift, p->y_zero, p->y_min, p->y_max, y + (int64_t)r * out);
     }
     return 1;
 }

@@ -210,7 +210,7 @@ static int check_gemm(int u8) {
     memset(&p, 0, sizeof p);
     p.m = rand_int(1, 5), p.n = rand_int(1, 20), p.k = rand_int(1, 70);
     /* the DSP path's widened row (exact size: ASan sees an overrun), or none half the time */
-    scratch = chance(1, 2) ? (uint32_t *)alloc_bytes(AOTC_QGEMM_SCRATCH(p.k)) : NULL;
+    scratch = chance(1, 2) ? (uint32_t *)alloc_bytes(AOTC_QGEMM_SCRATCH(p.k, p.n)) : NULL;
     a_zero = u8 ? rand_int(0, 255) : rand_int(-128, 127);
     p.y_zero = u8 ? rand_int(0, 255) : rand_int(-128, 127);
     out_range(u8, p.y_zero, &lo, &hi);
