@@ -94,20 +94,59 @@ static void tfl_dsp_weights(const int8_t *w, int32_t k, int32_t c0, int32_t c1, 
     }
 }
 
+/* (a * m + 2^31) >> 32: SMMULR, the high word of the product rounded. */
+static inline __attribute__((always_inline)) int32_t tfl_dsp_smmulr(int32_t a, int32_t m) {
+#if AOTC_DSP_ASM
+    int32_t r;
+    __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a), "r"(m));
+    return r;
+#else
+    return (int32_t)(((int64_t)a * m + ((int64_t)1 << 31)) >> 32);
+#endif
+}
+
+/* The largest |x - x_zero| * w of int8 operands, for the sums' bounds (tfl_dsp_requant_run). */
+#define TFL_DSP_PRODUCT_MAX 32640
+
 /* n sums of one output channel (acc[0], acc[as], ...), each plus bias, requantised as TFLite's
  * requant_double does, plus the zero point, clamped to [lo, hi], to y[0], y[ys], ...: the shift
  * split and the rounding's mask worked out once, high_mul without its saturation test (only a
- * multiplier of INT32_MIN needs it: that channel takes requant_double itself). */
+ * multiplier of INT32_MIN needs it: that channel takes requant_double itself).
+ *
+ * bound: at least every |sum + bias| (int64: a patch's length times TFL_DSP_PRODUCT_MAX plus
+ * |bias| does not overflow). Below 2^(30 - left), the doubled sum (sum + bias) << (left + 1) fits
+ * an int32, and high_mul(v, m) = (v m + 2^30) >> 31 = (2v m + 2^31) >> 32 is one SMMULR; TFLite's
+ * rounding divide by 2^right (half away from zero) is then (r + (r < 0 ? -1 : 0) + 2^(right-1))
+ * >> right, which cannot overflow (|r| < 2^30): 8 instructions a sum instead of about 13. */
 static inline __attribute__((always_inline)) void tfl_dsp_requant_run(const int32_t *acc, int32_t as, int32_t n,
                                                                       int32_t bias, int32_t mult, int32_t shift,
                                                                       int32_t zero, int32_t lo, int32_t hi,
-                                                                      int8_t *y, int32_t ys) {
+                                                                      int8_t *y, int32_t ys, int64_t bound) {
     const int32_t left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
     const int32_t mask = (int32_t)(((int64_t)1 << right) - 1);
     int32_t i;
     if (mult == INT32_MIN) {
         for (i = 0; i < n; ++i, acc += as, y += ys)
             *y = clamp8(requant_double(*acc + bias, mult, shift) + zero, lo, hi);
+        return;
+    }
+    if (left < 30 && bound < ((int64_t)1 << (30 - left)) && right < 31) {
+        const int32_t s = left + 1;
+        if (right > 0) {
+            const int32_t half = 1 << (right - 1);
+            for (i = 0; i < n; ++i, acc += as, y += ys) {
+                const int32_t r = tfl_dsp_smmulr((int32_t)((uint32_t)(*acc + bias) << s), mult);
+                int32_t q = ((r + (r >> 31) + half) >> right) + zero;
+                q = q < lo ? lo : q;
+                *y = (int8_t)(q > hi ? hi : q);
+            }
+        } else {
+            for (i = 0; i < n; ++i, acc += as, y += ys) {
+                int32_t q = tfl_dsp_smmulr((int32_t)((uint32_t)(*acc + bias) << s), mult) + zero;
+                q = q < lo ? lo : q;
+                *y = (int8_t)(q > hi ? hi : q);
+            }
+        }
         return;
     }
     lo -= zero, hi -= zero; /* the clamp before the zero point is added */
@@ -129,21 +168,25 @@ static inline __attribute__((always_inline)) void tfl_dsp_requant_run(const int3
     }
 }
 
+static inline int64_t tfl_dsp_abs64(int32_t v) { return v < 0 ? -(int64_t)v : (int64_t)v; }
+
 /* Sums of channel pair (c0, c0 + 1) at np positions from p0 (acc: quant_dsp.h's layout) to y (not
  * inlined: the requantisation loop then has the registers to itself). */
 __attribute__((noinline)) static void tfl_dsp_store(const aotc_tfl_conv_params *p, const int32_t *bias,
                                                     const int32_t *acc, int32_t p0, int32_t np, int32_t c0, int32_t nc,
                                                     int8_t *y) {
     const int32_t oc = p->oc;
+    const int64_t k_bound = (int64_t)p->kh * p->kw * p->c * TFL_DSP_PRODUCT_MAX;
     int32_t j;
     for (j = 0; j < nc; ++j) {
         const int32_t c = c0 + j, b = bias ? bias[c] : 0;
+        const int64_t bound = k_bound + tfl_dsp_abs64(b);
         int8_t *yc = y + (int64_t)p0 * oc + c;
         /* positions in pairs: t even at acc[2t + 2j], t odd one word on */
         tfl_dsp_requant_run(acc + 2 * j, 4, (np + 1) / 2, b, p->mult[c], p->shift[c], p->y_zero, p->y_min, p->y_max,
-                            yc, 2 * oc);
+                            yc, 2 * oc, bound);
         tfl_dsp_requant_run(acc + 2 * j + 1, 4, np / 2, b, p->mult[c], p->shift[c], p->y_zero, p->y_min, p->y_max,
-                            yc + oc, 2 * oc);
+                            yc + oc, 2 * oc, bound);
     }
 }
 
@@ -259,10 +302,11 @@ static void tfl_dsp_dw_one(const aotc_tfl_conv_params *p, const int8_t *xb, int3
 #define TFL_DSP_DW_PAD 1024 /* words of the padded span of 4 channels (4 KiB) */
 
 /* The sums of n positions' 4 channels [ch, ch + 4) requantised to yo (the first position's channel
- * ch), channel by channel. */
+ * ch), channel by channel; bound: at least every |sum| (tfl_dsp_requant_run). */
 __attribute__((noinline)) static void tfl_dsp_dw_store(const aotc_tfl_conv_params *p, const int32_t *acc, int32_t n,
-                                                       int32_t ch, int8_t *yo) {
+                                                       int32_t ch, int8_t *yo, int64_t bound) {
     int32_t j;
+    (void)bound;
 #if AOTC_TFL_MVE /* the 4 channels are one vector */
     for (j = 0; j < n; ++j)
         tfl_mve_requant4(vld1q_s32(acc + 4 * j), p->mult + ch, p->shift + ch, p->y_zero, p->y_min, p->y_max,
@@ -270,7 +314,7 @@ __attribute__((noinline)) static void tfl_dsp_dw_store(const aotc_tfl_conv_param
 #else
     for (j = 0; j < 4; ++j)
         tfl_dsp_requant_run(acc + j, 4, n, 0, p->mult[ch + j], p->shift[ch + j], p->y_zero, p->y_min, p->y_max, yo + j,
-                            p->oc);
+                            p->oc, bound);
 #endif
 }
 
@@ -304,7 +348,12 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
             wq[2 * t + 1] = aotc_dsp_sxtb16_hi(v);
             for (j = 0; j < 4; ++j) base[j] -= p->x_zero * wt[j];
         }
-        for (j = 0; j < 4; ++j) base[j] += bias ? bias[ch + j] : 0;
+        int64_t bound = (int64_t)taps * TFL_DSP_PRODUCT_MAX, b_max = 0;
+        for (j = 0; j < 4; ++j) {
+            base[j] += bias ? bias[ch + j] : 0;
+            b_max = bias && tfl_dsp_abs64(bias[ch + j]) > b_max ? tfl_dsp_abs64(bias[ch + j]) : b_max;
+        }
+        bound += b_max;
         if (fast && ph * pw <= TFL_DSP_DW_PAD && p->ow <= TFL_DSP_DW_RUN) {
             /* the 4 channels' words of the windows' span, padded */
             for (b = 0; b < p->n; ++b) {
@@ -323,14 +372,14 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
                  * at most TFL_DSP_DW_PAD words, so a row is at most that many positions) */
                 for (oy = 0, t = 0; oy < p->oh; ++oy) {
                     if (t + p->ow > TFL_DSP_DW_RUN) {
-                        tfl_dsp_dw_store(p, acc, t, ch, yb + ((int64_t)oy * p->ow - t) * oc);
+                        tfl_dsp_dw_store(p, acc, t, ch, yb + ((int64_t)oy * p->ow - t) * oc, bound);
                         t = 0;
                     }
                     tfl_dsp_dw3x3_run((const int8_t *)(pad + oy * p->sh * pw), 4 * p->sw, p->ow, 4 * p->dw,
                                       4 * p->dh * pw, wq, base, acc + 4 * t);
                     t += p->ow;
                 }
-                tfl_dsp_dw_store(p, acc, t, ch, yb + ((int64_t)p->oh * p->ow - t) * oc);
+                tfl_dsp_dw_store(p, acc, t, ch, yb + ((int64_t)p->oh * p->ow - t) * oc, bound);
             }
             continue;
         }
@@ -349,7 +398,7 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
                     } else {
                         tfl_dsp_dw_one(p, xb, iy0, ox * p->sw - p->pad_left, wq, base, zb, acc);
                     }
-                    tfl_dsp_dw_store(p, acc, n, ch, yb + ((int64_t)oy * p->ow + ox) * oc);
+                    tfl_dsp_dw_store(p, acc, n, ch, yb + ((int64_t)oy * p->ow + ox) * oc, bound);
                     ox += n;
                 }
             }
@@ -428,18 +477,20 @@ static int tfl_fc_s8_dsp(const aotc_tfl_fc_params *p, const int8_t *x, const int
  * requantisation (tfl_dsp_requant_run): the plain loop's three requantisations become one. */
 static int tfl_add_s8_dsp(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y) {
     int32_t t1[256], t2[256], sum[TFL_DSP_ADD_RUN];
-    int64_t k0;
+    int64_t k0, m1 = 0, m2 = 0;
     int32_t v, k;
     if (p->broadcast || p->count < 512) return 0;
     for (v = 0; v < 256; ++v) {
         t1[v] = requant_double((v - 128 - p->x1_zero) * (1 << 20), p->m1, p->s1);
         t2[v] = requant_double((v - 128 - p->x2_zero) * (1 << 20), p->m2, p->s2);
         if (p->subtract) t2[v] = -t2[v];
+        m1 = tfl_dsp_abs64(t1[v]) > m1 ? tfl_dsp_abs64(t1[v]) : m1;
+        m2 = tfl_dsp_abs64(t2[v]) > m2 ? tfl_dsp_abs64(t2[v]) : m2;
     }
     for (k0 = 0; k0 < p->count; k0 += TFL_DSP_ADD_RUN) {
         const int32_t n = p->count - k0 < TFL_DSP_ADD_RUN ? (int32_t)(p->count - k0) : TFL_DSP_ADD_RUN;
         for (k = 0; k < n; ++k) sum[k] = t1[x1[k0 + k] + 128] + t2[x2[k0 + k] + 128];
-        tfl_dsp_requant_run(sum, 1, n, 0, p->mult, p->shift, p->y_zero, p->y_min, p->y_max, y + k0, 1);
+        tfl_dsp_requant_run(sum, 1, n, 0, p->mult, p->shift, p->y_zero, p->y_min, p->y_max, y + k0, 1, m1 + m2);
     }
     return 1;
 }
