@@ -37,12 +37,78 @@ def _emit_conv(ctx: NodeContext) -> None:
         "depth_multiplier": c_int(oc // c if depthwise else 1), "x_zero": c_int(a["x_zero"]),
         "y_zero": c_int(a["y_zero"]), "y_min": c_int(a["y_min"]), "y_max": c_int(a["y_max"]),
         "mult": mult, "shift": shift,
+        **({"dsp_tile": c_int(ctx.choice.detail)} if ctx.choice.kernel == "dsp" and ctx.choice.detail else {}),
     }, comment=f"{ctx.node.op} NHWC {[n, h, w, c]} -> {[n, oh, ow, oc]}, TFLite requantisation")
     fn = {"TflDepthwiseConv2D": "aotc_tfl_depthwise_s8", "TflTransposeConv": "aotc_tfl_transpose_conv_s8"}.get(
         ctx.node.op, "aotc_tfl_conv_s8")
     if ctx.dtype(ctx.inputs[0]) == "int16":  # 16x8
         fn = fn.replace("_s8", "_s16")
-    ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx), ctx.ptr(ctx.outputs[0]))
+    scratch = [ctx.scratch("uint32_t")] if fn in ("aotc_tfl_conv_s8", "aotc_tfl_depthwise_s8") else []
+    ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx), ctx.ptr(ctx.outputs[0]), *scratch)
+
+
+# tflite_int8_dsp.h's blocks, which the scratch sizes below follow
+DSP_KC, DSP_NP_MAX, DSP_PATCH_WORDS, DSP_ACC_WORDS = 64, 32, 1024, 1024
+DSP_TAPS, DSP_DW_RUN, DSP_DW_PAD = 25, 256, 1024
+DSP_NP_MIN = 28  # the smallest tile the plan gives CONV_2D: fewer positions cost more than the memory saves
+
+
+def _conv_dsp_scratch(node: Node, graph: Graph, tile: int = DSP_NP_MAX) -> tuple[int, int]:
+    """tfl_conv_s8_dsp's scratch at up to `tile` positions a tile (even): the tile's patches, one
+    channel pair's widened weights and the sums, in words as the C kernel lays them out; and the
+    tile it takes (0: the path does not apply). The MVE path on the M55 uses none."""
+    n, _, _, c = graph.tensors[node.inputs[0]].shape
+    _, oh, ow, oc = graph.tensors[node.outputs[0]].shape
+    kh, kw = node.attrs["kernel"]
+    if node.op != "TflConv2D" or graph.tensors[node.inputs[0]].dtype != "int8":
+        return 0, 0
+    k = kh * kw * c
+    kq = -(-k // 4)
+    kc, pairs_oc, total = min(kq, DSP_KC), (oc + 1) // 2, n * oh * ow
+    np_ = min((DSP_PATCH_WORDS // (2 * kc)) & ~1, DSP_NP_MAX) if kc else 0
+    if kq > kc and np_ * 2 * pairs_oc > DSP_ACC_WORDS:
+        np_ = (DSP_ACC_WORDS // (2 * pairs_oc)) & ~1
+    np_ = min(np_, (total + 1) & ~1, tile)
+    if np_ < 2 or k == 0:
+        return 0, 0
+    return 4 * (2 * np_ * kc + 4 * kc + (2 * np_ * pairs_oc if kq > kc else 2 * np_)), np_
+
+
+def _fit_conv(node: Node, graph: Graph, budget: int) -> KernelChoice:
+    """The depthwise path's fixed scratch; CONV_2D's largest tile of positions whose scratch fits
+    the memory its step can spare (the kernel reads each widened weight block once a tile), down to
+    2 positions, which it takes anyway (above the tight bound)."""
+    if node.op == "TflDepthwiseConv2D":
+        return KernelChoice("dsp", _depthwise_dsp_scratch(node, graph))
+    tile = DSP_NP_MAX
+    size, np_ = _conv_dsp_scratch(node, graph, tile)
+    while size > budget and np_ > DSP_NP_MIN:
+        size, np_ = _conv_dsp_scratch(node, graph, np_ - 2)
+    return KernelChoice("dsp", size, detail=np_)
+
+
+def _depthwise_dsp_scratch(node: Node, graph: Graph) -> int:
+    """tfl_depthwise_s8_dsp's scratch: the sums of a run of positions' 4 channels, then the padded
+    span of 4 channels that the 3 x 3 path copies (words, as the C kernel lays them out)."""
+    a = node.attrs
+    _, _, _, c = graph.tensors[node.inputs[0]].shape
+    _, oh, ow, oc = graph.tensors[node.outputs[0]].shape
+    kh, kw = a["kernel"]
+    if graph.tensors[node.inputs[0]].dtype != "int8" or oc != c or c % 4 or kh * kw > DSP_TAPS:
+        return 0
+    run = min(DSP_DW_RUN, oh * ow)
+    ph = (oh - 1) * a["strides"][0] + (kh - 1) * a["dilations"][0] + 1
+    pw = (ow - 1) * a["strides"][1] + (kw - 1) * a["dilations"][1] + 1
+    pad = ph * pw if kh == kw == 3 and ph * pw <= DSP_DW_PAD and ow <= run else 0
+    return 4 * (4 * run + pad)
+
+
+# On the M-profile boards CONV_2D and DEPTHWISE_CONV_2D's DSP paths take their scratch from the plan,
+# as TFLM's kernels take theirs from the tensor arena; the host kernels need none.
+CONV_KERNELS = (
+    Candidate("dsp", _fit_conv, applies=lambda n, g, t: t.scalar_tiles or t.helium),
+    NO_SCRATCH,
+)
 
 
 def _emit_fc(ctx: NodeContext) -> None:
@@ -250,8 +316,9 @@ def _emit_quantize(ctx: NodeContext) -> None:
 
 
 OPS: dict[str, HostOp] = {
-    "TflConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8", "int16")),
-    "TflDepthwiseConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8", "int16")),
+    "TflConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8", "int16"), kernels=CONV_KERNELS),
+    "TflDepthwiseConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8", "int16"),
+                                 kernels=CONV_KERNELS),
     "TflFullyConnected": HostOp(_emit_fc, family="tflite_int8", dtypes=("int8", "int16"), kernels=FC_KERNELS),
     "TflAveragePool2D": HostOp(_emit_pool, family="tflite_int8", dtypes=("int8", "int16")),
     "TflMaxPool2D": HostOp(_emit_pool, family="tflite_int8", dtypes=("int8", "int16")),

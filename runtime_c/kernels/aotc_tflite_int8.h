@@ -25,6 +25,7 @@ typedef struct {
     int32_t depth_multiplier;           /* depthwise: oc = c * depth_multiplier */
     int32_t x_zero, y_zero, y_min, y_max;
     const int32_t *mult, *shift;        /* per output channel */
+    int32_t dsp_tile;                   /* CONV_2D's DSP path: output positions a tile (the memory plan's; 0: 32) */
 } aotc_tfl_conv_params;
 
 typedef struct {
@@ -69,11 +70,13 @@ typedef struct {
     int32_t x_zero, y_zero, mult, shift; /* requantize: x scale / y scale as multiplier and shift */
 } aotc_tfl_quantize_params;
 
-/* w: OC x KH x KW x C (conv) or 1 x KH x KW x OC (depthwise); bias: OC int32 or NULL. */
+/* w: OC x KH x KW x C (conv) or 1 x KH x KW x OC (depthwise); bias: OC int32 or NULL. scratch: on
+ * cores with the Arm DSP extension, the memory plan's block for the DSP paths (tflite_int8_dsp.h;
+ * its size from aot/kernels/tflite_int8.py), NULL elsewhere (the plain loops then run). */
 void aotc_tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
-                      int8_t *y);
+                      int8_t *y, uint32_t *scratch);
 void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
-                           int8_t *y);
+                           int8_t *y, uint32_t *scratch);
 /* scratch: AOTC_TFL_FC_SCRATCH(in, out) bytes, word-aligned, on cores with the Arm DSP extension (x
  * widened to 16-bit pairs and the outputs' sums); NULL elsewhere */
 #define AOTC_TFL_FC_SCRATCH(in, out) (8 * ((in) / 4) + 4 * (out))

@@ -45,13 +45,14 @@ static int8_t clamp8(int32_t v, int32_t lo, int32_t hi) {
 #include "tflite_int8_dsp.h" /* the DSP extension's paths (Cortex-M4, M33, M55) and Helium's (M55) */
 
 void aotc_tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
-                      int8_t *y) {
+                      int8_t *y, uint32_t *scratch) {
 #if AOTC_TFL_MVE
     if (tfl_conv_s8_mve(p, x, w, bias, y)) return;
 #endif
 #if AOTC_QUANT_DSP
-    if (tfl_conv_s8_dsp(p, x, w, bias, y)) return;
+    if (tfl_conv_s8_dsp(p, x, w, bias, y, scratch)) return;
 #endif
+    (void)scratch;
     for (int32_t b = 0; b < p->n; ++b)
         for (int32_t oy = 0; oy < p->oh; ++oy)
             for (int32_t ox = 0; ox < p->ow; ++ox)
@@ -75,10 +76,11 @@ void aotc_tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8
 }
 
 void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
-                           int8_t *y) {
+                           int8_t *y, uint32_t *scratch) {
 #if AOTC_QUANT_DSP
-    if (tfl_depthwise_s8_dsp(p, x, w, bias, y)) return;
+    if (tfl_depthwise_s8_dsp(p, x, w, bias, y, scratch)) return;
 #endif
+    (void)scratch;
     for (int32_t b = 0; b < p->n; ++b)
         for (int32_t oy = 0; oy < p->oh; ++oy)
             for (int32_t ox = 0; ox < p->ow; ++ox)

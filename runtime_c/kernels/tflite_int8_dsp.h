@@ -23,7 +23,7 @@
 
 #define TFL_DSP_KC 64            /* quads of patch rows a block (1 KiB of widened weights) */
 #define TFL_DSP_NP_MAX 32        /* output positions a tile (even) */
-#define TFL_DSP_PATCH_WORDS 1024 /* the tile's patch block: 4 KiB */
+#define TFL_DSP_PATCH_WORDS 1024 /* the tile's patch block: at most 4 KiB */
 #define TFL_DSP_ACC_WORDS 1024   /* the sums of every channel when the rows take several blocks: 4 KiB */
 
 /* Patch rows [r0, r0 + 4 * nq) of output position `pos` (over n x oh x ow) as x - x_zero, E / O words
@@ -94,14 +94,15 @@ static void tfl_dsp_weights(const int8_t *w, int32_t k, int32_t c0, int32_t c1, 
     }
 }
 
-/* (a * m + 2^31) >> 32: SMMULR, the high word of the product rounded. */
-static inline __attribute__((always_inline)) int32_t tfl_dsp_smmulr(int32_t a, int32_t m) {
+/* ra + ((a * m + 2^31) >> 32): SMMLAR, the high word of the product rounded, plus ra (exactly:
+ * ra is added to the high word, below which the rounding carries). */
+static inline __attribute__((always_inline)) int32_t tfl_dsp_smmlar(int32_t a, int32_t m, int32_t ra) {
 #if AOTC_DSP_ASM
     int32_t r;
-    __asm__("smmulr %0, %1, %2" : "=r"(r) : "r"(a), "r"(m));
+    __asm__("smmlar %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(m), "r"(ra));
     return r;
 #else
-    return (int32_t)(((int64_t)a * m + ((int64_t)1 << 31)) >> 32);
+    return ra + (int32_t)(((int64_t)a * m + ((int64_t)1 << 31)) >> 32);
 #endif
 }
 
@@ -117,7 +118,7 @@ static inline __attribute__((always_inline)) int32_t tfl_dsp_smmulr(int32_t a, i
  * |bias| does not overflow). Below 2^(30 - left), the doubled sum (sum + bias) << (left + 1) fits
  * an int32, and high_mul(v, m) = (v m + 2^30) >> 31 = (2v m + 2^31) >> 32 is one SMMULR; TFLite's
  * rounding divide by 2^right (half away from zero) is then (r + (r < 0 ? -1 : 0) + 2^(right-1))
- * >> right, which cannot overflow (|r| < 2^30): 8 instructions a sum instead of about 13. */
+ * >> right, which cannot overflow (|r| < 2^30), the zero point's addition folded in. */
 static inline __attribute__((always_inline)) void tfl_dsp_requant_run(const int32_t *acc, int32_t as, int32_t n,
                                                                       int32_t bias, int32_t mult, int32_t shift,
                                                                       int32_t zero, int32_t lo, int32_t hi,
@@ -130,19 +131,21 @@ static inline __attribute__((always_inline)) void tfl_dsp_requant_run(const int3
             *y = clamp8(requant_double(*acc + bias, mult, shift) + zero, lo, hi);
         return;
     }
-    if (left < 30 && bound < ((int64_t)1 << (30 - left)) && right < 31) {
-        const int32_t s = left + 1;
+    if (left < 30 && bound < ((int64_t)1 << (30 - left)) && right <= 22) {
+        /* r + 2^(right-1) + zero 2^right in one SMMLAR (|r| < 2^30, |zero| <= 255: no overflow up
+         * to right = 22), the sign term from a (r < 0 only where a < 0; where a < 0 and r = 0 both
+         * forms give 0), then the shift; with right = 0, r + zero */
+        const int32_t s = left + 1, ra = (right > 0 ? 1 << (right - 1) : 0) + zero * (1 << right);
         if (right > 0) {
-            const int32_t half = 1 << (right - 1);
             for (i = 0; i < n; ++i, acc += as, y += ys) {
-                const int32_t r = tfl_dsp_smmulr((int32_t)((uint32_t)(*acc + bias) << s), mult);
-                int32_t q = ((r + (r >> 31) + half) >> right) + zero;
+                const int32_t a = (int32_t)((uint32_t)(*acc + bias) << s);
+                int32_t q = (tfl_dsp_smmlar(a, mult, ra) + (a >> 31)) >> right;
                 q = q < lo ? lo : q;
                 *y = (int8_t)(q > hi ? hi : q);
             }
         } else {
             for (i = 0; i < n; ++i, acc += as, y += ys) {
-                int32_t q = tfl_dsp_smmulr((int32_t)((uint32_t)(*acc + bias) << s), mult) + zero;
+                int32_t q = tfl_dsp_smmlar((int32_t)((uint32_t)(*acc + bias) << s), mult, ra);
                 q = q < lo ? lo : q;
                 *y = (int8_t)(q > hi ? hi : q);
             }
@@ -190,16 +193,21 @@ __attribute__((noinline)) static void tfl_dsp_store(const aotc_tfl_conv_params *
     }
 }
 
+/* CONV_2D's scratch (from the memory plan; aot/kernels/tflite_int8.py's _conv_dsp_scratch computes
+ * the same): the tile's patches (2 np kc words), a channel pair's widened weights (4 kc) and the sums
+ * (2 np per channel pair when the rows take several blocks, else 2 np), np positions a tile. */
 static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
-                           int8_t *y) {
-    uint32_t patch[TFL_DSP_PATCH_WORDS], wx[4 * TFL_DSP_KC];
-    int32_t acc[TFL_DSP_ACC_WORDS];
+                           int8_t *y, uint32_t *AOTC_RESTRICT scratch) {
     const int32_t k = p->kh * p->kw * p->c, kq = (k + 3) / 4, kc = kq < TFL_DSP_KC ? kq : TFL_DSP_KC;
     const int32_t total = p->n * p->oh * p->ow, pairs_oc = (p->oc + 1) / 2;
     int32_t np = (TFL_DSP_PATCH_WORDS / (2 * kc)) & ~1, p0;
     if (np > TFL_DSP_NP_MAX) np = TFL_DSP_NP_MAX;
     if (kq > kc && np * 2 * pairs_oc > TFL_DSP_ACC_WORDS) np = (TFL_DSP_ACC_WORDS / (2 * pairs_oc)) & ~1;
-    if (np < 2 || k == 0) return 0;
+    if (np > ((total + 1) & ~1)) np = (total + 1) & ~1; /* no larger than the image */
+    if (p->dsp_tile > 0 && np > p->dsp_tile) np = p->dsp_tile; /* the memory plan's */
+    if (scratch == NULL || np < 2 || k == 0) return 0;
+    uint32_t *patch = scratch, *wx = patch + 2 * np * kc;
+    int32_t *acc = (int32_t *)(wx + 4 * kc);
     for (p0 = 0; p0 < total; p0 += np) {
         const int32_t n = total - p0 < np ? total - p0 : np, pairs = (n + 1) / 2;
         int32_t q0, cp, t;
@@ -325,16 +333,20 @@ __attribute__((noinline)) static void tfl_dsp_dw_store(const aotc_tfl_conv_param
  * row go by runs (tfl_dsp_dw3x3_run), the others one at a time; the sums are then requantised
  * channel by channel, each channel's multiplier and shifts split once. */
 static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
-                                const int32_t *bias, int8_t *y) {
-    uint32_t wq[2 * TFL_DSP_TAPS], pad[TFL_DSP_DW_PAD];
-    int32_t acc[4 * TFL_DSP_DW_RUN];
+                                const int32_t *bias, int8_t *y, uint32_t *AOTC_RESTRICT scratch) {
+    uint32_t wq[2 * TFL_DSP_TAPS];
     const int32_t taps = p->kh * p->kw, kh = p->kh, kw = p->kw, h = p->h, wd = p->w, c = p->c, oc = p->oc;
     const uint32_t zb = (uint32_t)(uint8_t)p->x_zero * 0x01010101u;
     const int32_t fast = kh == 3 && kw == 3;
     /* the rows and columns the windows span, from (-pad_top, -pad_left) */
     const int32_t ph = (p->oh - 1) * p->sh + (kh - 1) * p->dh + 1, pw = (p->ow - 1) * p->sw + (kw - 1) * p->dw + 1;
+    /* scratch (the memory plan's; aot/kernels/tflite_int8.py's _depthwise_dsp_scratch): the sums of
+     * up to `run` positions' 4 channels, then the padded span where the 3 x 3 path copies it */
+    const int32_t run = p->oh * p->ow < TFL_DSP_DW_RUN ? p->oh * p->ow : TFL_DSP_DW_RUN;
+    int32_t *acc = (int32_t *)scratch;
+    uint32_t *pad = scratch + 4 * run;
     int32_t ch, b, oy, ox, t, j;
-    if (p->depth_multiplier != 1 || c % 4 != 0 || taps > TFL_DSP_TAPS) return 0;
+    if (scratch == NULL || p->depth_multiplier != 1 || c % 4 != 0 || taps > TFL_DSP_TAPS) return 0;
     /* output columns [ox_lo, ox_hi) have the whole window inside the row */
     int32_t ox_lo = (p->pad_left + p->sw - 1) / p->sw, ox_hi = 0;
     while (ox_hi < p->ow && ox_hi * p->sw - p->pad_left + (kw - 1) * p->dw < wd) ++ox_hi;
@@ -354,7 +366,7 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
             b_max = bias && tfl_dsp_abs64(bias[ch + j]) > b_max ? tfl_dsp_abs64(bias[ch + j]) : b_max;
         }
         bound += b_max;
-        if (fast && ph * pw <= TFL_DSP_DW_PAD && p->ow <= TFL_DSP_DW_RUN) {
+        if (fast && ph * pw <= TFL_DSP_DW_PAD && p->ow <= run) {
             /* the 4 channels' words of the windows' span, padded */
             for (b = 0; b < p->n; ++b) {
                 const int8_t *xb = x + (int64_t)b * h * wd * c + ch;
@@ -371,7 +383,7 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
                 /* whole rows into the sums, stored when the next would not fit (the padded span is
                  * at most TFL_DSP_DW_PAD words, so a row is at most that many positions) */
                 for (oy = 0, t = 0; oy < p->oh; ++oy) {
-                    if (t + p->ow > TFL_DSP_DW_RUN) {
+                    if (t + p->ow > run) {
                         tfl_dsp_dw_store(p, acc, t, ch, yb + ((int64_t)oy * p->ow - t) * oc, bound);
                         t = 0;
                     }
@@ -392,7 +404,7 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
                 for (ox = 0; ox < p->ow;) {
                     int32_t n = 1;
                     if (inside && ox >= ox_lo && ox < ox_hi) {
-                        n = ox_hi - ox < TFL_DSP_DW_RUN ? ox_hi - ox : TFL_DSP_DW_RUN;
+                        n = ox_hi - ox < run ? ox_hi - ox : run;
                         tfl_dsp_dw3x3_run(xb + ((int64_t)iy0 * wd + ox * p->sw - p->pad_left) * c, p->sw * c, n,
                                           p->dw * c, p->dh * wd * c, wq, base, acc);
                     } else {
