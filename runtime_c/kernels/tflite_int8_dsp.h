@@ -55,24 +55,27 @@ static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, int32_
         }
         return;
     }
-    { /* rows one at a time, the tap and channel stepped along (no divisions) */
-        const int32_t taps = p->kh * p->kw;
-        int32_t tap = r0 / p->c, ch = r0 % p->c, ky = tap / p->kw, kx = tap % p->kw, j, v[4];
-        const int8_t *xs = NULL;
-        for (j = 0; q < nq; ++j) {
-            if (ch == 0 || j == 0) { /* a new tap: its input pixel, or NULL in the padding or past k */
-                const int32_t iy = iy0 + ky * p->dh, ix = ix0 + kx * p->dw;
-                xs = tap < taps && iy >= 0 && iy < p->h && ix >= 0 && ix < p->w
-                         ? x + (((int64_t)b * p->h + iy) * p->w + ix) * p->c
-                         : NULL;
+    { /* a tap's channels at a time into v (x - x_zero, 0 in the padding and past k; no per-row
+       * tests), then each quad's 16-bit values paired: E = [v0, v2], O = [v1, v3] */
+        const int32_t taps = p->kh * p->kw, c = p->c, xz = p->x_zero, rows = 4 * nq;
+        int16_t v[4 * TFL_DSP_KC];
+        int32_t tap = r0 / c, ch = r0 % c, ky = tap / p->kw, kx = tap % p->kw, j = 0, i;
+        for (; j < rows; ch = 0, ++tap, kx = kx + 1 == p->kw ? 0 : kx + 1, ky += kx == 0) {
+            const int32_t iy = iy0 + ky * p->dh, ix = ix0 + kx * p->dw;
+            const int32_t run = c - ch < rows - j ? c - ch : rows - j;
+            if (tap >= taps || iy < 0 || iy >= p->h || ix < 0 || ix >= p->w) {
+                for (i = 0; i < run; ++i) v[j + i] = 0;
+            } else {
+                const int8_t *xs = x + (((int64_t)b * p->h + iy) * p->w + ix) * c + ch;
+                for (i = 0; i < run; ++i) v[j + i] = (int16_t)(xs[i] - xz);
             }
-            v[j & 3] = xs ? xs[ch] - p->x_zero : 0;
-            if (++ch == p->c) ch = 0, ++tap, kx = kx + 1 == p->kw ? 0 : kx + 1, ky += kx == 0;
-            if ((j & 3) == 3) {
-                dst[0] = (uint32_t)(uint16_t)v[0] | (uint32_t)v[2] << 16;
-                dst[1] = (uint32_t)(uint16_t)v[1] | (uint32_t)v[3] << 16;
-                dst += 4, ++q;
-            }
+            j += run;
+        }
+        for (q = 0; q < nq; ++q, dst += 4) {
+            const uint32_t lo = (uint32_t)(uint16_t)v[4 * q] | (uint32_t)(uint16_t)v[4 * q + 1] << 16;
+            const uint32_t hi = (uint32_t)(uint16_t)v[4 * q + 2] | (uint32_t)(uint16_t)v[4 * q + 3] << 16;
+            dst[0] = (lo & 0xFFFFu) | hi << 16;
+            dst[1] = lo >> 16 | (hi & 0xFFFF0000u);
         }
     }
 }
