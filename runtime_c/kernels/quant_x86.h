@@ -463,6 +463,261 @@ static int AOTC_Q(qconv_windows)(const aotc_qconv_params *p, int32_t tile, const
     }
     return 1;
 }
+
+/* --- dense windows: the patch's taps in their stored order ------------------------------------
+ * qconv_windows pads each kernel row to whole groups of 4 taps (a 3 x 3 kernel: 3 taps of 4, a
+ * quarter of the dot products spent on the zero point). Here a patch quad is 4 consecutive taps of
+ * the weights' own (input channel, kernel row, column) order, so kp bytes hold the quads as the
+ * weights do (no re-ordering, nothing wasted but the last quad's tail). With k_w >= 3 a quad spans at
+ * most two kernel rows (A and the next one, B, which may be the next input channel's first): one
+ * vpermt2b of A's and B's 64-byte windows makes the quad row of 16 output positions. The windows are
+ * loaded masked to the bytes the lanes read, the rest filled with the zero point; byte 63 of each is
+ * never read (a window spans at most 63 bytes), so an index of 63 (or 127) gives the zero point, for
+ * the padding. The index vectors repeat with the quads' position in the kernel: P = T / gcd(T, 4)
+ * patterns (T = k_h k_w taps a channel; 9 for 3 x 3, spanning 4 input channels), made once per
+ * block of 16 positions (kept per column for blocks whose kernel rows all lie inside the image).
+ * A register block is 16 (or 8) output channels x 16 positions, and the conv needs no scratch. */
+#define AOTC_QX86_PAT 40    /* index patterns at most */
+#define AOTC_QX86_KH 16     /* kernel rows at most */
+#define AOTC_QX86_DCACHE 8  /* blocks' index vectors kept by their first column */
+
+/* Per pattern: the rows of A and B (kernel row, input channel less the pattern's first) */
+typedef struct {
+    int32_t kh_a, kh_b, ic_a, ic_b;
+} AOTC_Q(x86_dpat);
+
+/* The n low bits (0 <= n <= 64) of a byte mask. */
+static inline __mmask64 AOTC_Q(x86_bytes)(int32_t n) {
+    return n >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1;
+}
+
+/* One block of output positions: its lanes, per kernel row the first byte of its window in a plane
+ * (lo) and the window's span (-1: no lane reads the image there), and the index vectors. */
+typedef struct {
+    int32_t lanes, lo[AOTC_QX86_KH], span[AOTC_QX86_KH];
+    uint8_t iv[AOTC_QX86_PAT][64];
+} AOTC_Q(x86_dblock);
+
+typedef struct {
+    int32_t col[AOTC_QX86_DCACHE], next;
+    AOTC_Q(x86_dblock) b[AOTC_QX86_DCACHE];
+} AOTC_Q(x86_dcache);
+
+/* The block of output positions from pos0: as many lanes (up to 16) as keep each kernel row's window
+ * within 63 bytes, the windows and the index vectors of the P patterns (taps tap[p][j], j < 4: the tap
+ * in its channel's kernel, 128 added where it comes from B). */
+static void AOTC_Q(x86_dense_block)(const aotc_qconv_params *p, int32_t pos0, int32_t plane_out, int32_t npat,
+                                    const uint8_t (*tap)[4], AOTC_Q(x86_dblock) *bk) {
+    const int32_t k_h = p->k_h, k_w = p->k_w, in_h = p->in_h, in_w = p->in_w, ow_n = p->out_w;
+    int32_t ohs[16], ows[16], lanes = plane_out - pos0 < 16 ? plane_out - pos0 : 16;
+    int32_t l, kh, kw, oh = pos0 / ow_n, ow = pos0 % ow_n, fits;
+    __m128i v[64]; /* per tap, the lanes' byte offsets into its row's window */
+    __m512i off[64];
+    __mmask16 in[64];
+    for (l = 0; l < 16; ++l) {
+        ohs[l] = oh, ows[l] = ow;
+        if (++ow == ow_n) ow = 0, ++oh;
+    }
+    {
+        const __m512i voh = _mm512_loadu_si512((const void *)ohs), vow = _mm512_loadu_si512((const void *)ows);
+        do {
+            const __mmask16 lm = (__mmask16)((1u << lanes) - 1u);
+            fits = 1;
+            for (kh = 0; kh < k_h; ++kh) {
+                const __m512i ih = _mm512_add_epi32(_mm512_mullo_epi32(voh, _mm512_set1_epi32(p->stride_h)),
+                                                    _mm512_set1_epi32(kh * p->dil_h - p->pad_top));
+                const __mmask16 rm = _mm512_mask_cmpge_epi32_mask(lm, ih, _mm512_setzero_si512()) &
+                                     _mm512_cmplt_epi32_mask(ih, _mm512_set1_epi32(in_h));
+                const __m512i row = _mm512_mullo_epi32(ih, _mm512_set1_epi32(in_w));
+                __m512i lo = _mm512_set1_epi32(INT32_MAX), hi = _mm512_set1_epi32(INT32_MIN);
+                int32_t a, b;
+                for (kw = 0; kw < k_w; ++kw) {
+                    const int32_t t = kh * k_w + kw;
+                    const __m512i iw = _mm512_add_epi32(_mm512_mullo_epi32(vow, _mm512_set1_epi32(p->stride_w)),
+                                                        _mm512_set1_epi32(kw * p->dil_w - p->pad_left));
+                    in[t] = rm & _mm512_cmpge_epi32_mask(iw, _mm512_setzero_si512()) &
+                            _mm512_cmplt_epi32_mask(iw, _mm512_set1_epi32(in_w));
+                    off[t] = _mm512_add_epi32(row, iw);
+                    lo = _mm512_mask_min_epi32(lo, in[t], lo, off[t]);
+                    hi = _mm512_mask_max_epi32(hi, in[t], hi, off[t]);
+                }
+                a = _mm512_reduce_min_epi32(lo), b = _mm512_reduce_max_epi32(hi);
+                bk->lo[kh] = b == INT32_MIN ? 0 : a;
+                bk->span[kh] = b == INT32_MIN ? -1 : b - a;
+                fits &= b == INT32_MIN || b - a <= 62;
+            }
+            if (!fits) lanes = pos0 % ow_n + lanes > ow_n ? ow_n - pos0 % ow_n : lanes / 2; /* to the row's end, else half */
+        } while (!fits);
+    }
+    bk->lanes = lanes;
+    for (kh = 0; kh < k_h; ++kh) {
+        const __m512i lo = _mm512_set1_epi32(bk->lo[kh]), pad = _mm512_set1_epi32(63);
+        for (kw = 0; kw < k_w; ++kw) {
+            const int32_t t = kh * k_w + kw;
+            v[t] = _mm512_cvtepi32_epi8(_mm512_mask_sub_epi32(pad, in[t], off[t], lo));
+        }
+    }
+    for (l = 0; l < npat; ++l) {
+        const __m128i b64 = _mm_set1_epi8(64);
+        __m128i r[4];
+        int32_t j;
+        for (j = 0; j < 4; ++j) r[j] = tap[l][j] & 128 ? _mm_add_epi8(v[tap[l][j] & 127], b64) : v[tap[l][j] & 127];
+        AOTC_Q(x86_interleave4)(r[0], r[1], r[2], r[3], bk->iv[l]);
+    }
+}
+
+/* The block from pos0: from the cache where its kernel rows all lie inside the image and a block at the
+ * same column was made (its windows then start some rows on), else made and, if so, kept. */
+static const AOTC_Q(x86_dblock) *AOTC_Q(x86_dense_get)(const aotc_qconv_params *p, int32_t pos0, int32_t plane_out,
+                                                      int32_t npat, const uint8_t (*tap)[4], AOTC_Q(x86_dcache) *cache,
+                                                      AOTC_Q(x86_dblock) *tmp, int32_t *shift) {
+    const int32_t ow_n = p->out_w, oh_first = pos0 / ow_n, oh_last = (pos0 + 15) / ow_n, col = pos0 % ow_n;
+    const int interior = pos0 + 16 <= plane_out && oh_first * p->stride_h - p->pad_top >= 0 &&
+                         oh_last * p->stride_h - p->pad_top + (p->k_h - 1) * p->dil_h < p->in_h;
+    int32_t e, kh;
+    *shift = 0;
+    if (!interior) {
+        AOTC_Q(x86_dense_block)(p, pos0, plane_out, npat, tap, tmp);
+        return tmp;
+    }
+    *shift = oh_first * p->stride_h * p->in_w;
+    for (e = 0; e < AOTC_QX86_DCACHE; ++e) {
+        if (cache->col[e] == col) return &cache->b[e];
+    }
+    e = cache->next, cache->next = (cache->next + 1) % AOTC_QX86_DCACHE;
+    AOTC_Q(x86_dense_block)(p, pos0, plane_out, npat, tap, &cache->b[e]);
+    for (kh = 0; kh < p->k_h; ++kh) cache->b[e].lo[kh] -= *shift;
+    cache->col[e] = col;
+    return &cache->b[e];
+}
+
+/* a[0..N) += the quad row xv times the weight words at byte q of rows w0.. (w0 + 8 k8.. for the second 8) */
+#define QX86_DENSE8(xv, q, wa, wb, wc, wd, we, wf, wg, wh, a)                                              \
+    do {                                                                                                   \
+        int32_t v_[8];                                                                                     \
+        memcpy(&v_[0], (wa) + (q), 4), memcpy(&v_[1], (wb) + (q), 4), memcpy(&v_[2], (wc) + (q), 4);       \
+        memcpy(&v_[3], (wd) + (q), 4), memcpy(&v_[4], (we) + (q), 4), memcpy(&v_[5], (wf) + (q), 4);       \
+        memcpy(&v_[6], (wg) + (q), 4), memcpy(&v_[7], (wh) + (q), 4);                                      \
+        a[0] = _mm512_dpbusd_epi32(a[0], (xv), _mm512_set1_epi32(v_[0]));                                  \
+        a[1] = _mm512_dpbusd_epi32(a[1], (xv), _mm512_set1_epi32(v_[1]));                                  \
+        a[2] = _mm512_dpbusd_epi32(a[2], (xv), _mm512_set1_epi32(v_[2]));                                  \
+        a[3] = _mm512_dpbusd_epi32(a[3], (xv), _mm512_set1_epi32(v_[3]));                                  \
+        a[4] = _mm512_dpbusd_epi32(a[4], (xv), _mm512_set1_epi32(v_[4]));                                  \
+        a[5] = _mm512_dpbusd_epi32(a[5], (xv), _mm512_set1_epi32(v_[5]));                                  \
+        a[6] = _mm512_dpbusd_epi32(a[6], (xv), _mm512_set1_epi32(v_[6]));                                  \
+        a[7] = _mm512_dpbusd_epi32(a[7], (xv), _mm512_set1_epi32(v_[7]));                                  \
+    } while (0)
+
+/* The sums of one block over all kq quads for N = 8 or 16 output channels (weight rows kp bytes apart
+ * from w; N = 8: rows past nc read row nc - 1 again; N = 16: nc is 16), and the patch sums (the quads
+ * against bytes of 1) when wsum. */
+#define QX86_DENSE_DOT(NAME, N)                                                                            \
+    static inline void NAME(const QT *AOTC_RESTRICT xg, int32_t plane_in, int32_t cg, const AOTC_Q(x86_dblock) *bk, \
+                            int32_t shift, const AOTC_Q(x86_dpat) *pat, int32_t npat, int32_t ics, int32_t kq,   \
+                            const int8_t *w, int64_t kp, int32_t nc, __m512i zfill, int wsum, __m512i *acc,      \
+                            __m512i *sums) {                                                                     \
+        const __m512i flip = _mm512_set1_epi8((char)AOTC_QOFFSET), ones = _mm512_set1_epi8(1);             \
+        const int8_t *w0 = w, *w1 = w + (nc > 1) * kp, *w2 = w + (nc > 2 ? 2 : nc - 1) * kp;                \
+        const int8_t *w3 = w + (nc > 3 ? 3 : nc - 1) * kp, *w4 = w + (nc > 4 ? 4 : nc - 1) * kp;            \
+        const int8_t *w5 = w + (nc > 5 ? 5 : nc - 1) * kp, *w6 = w + (nc > 6 ? 6 : nc - 1) * kp;            \
+        const int8_t *w7 = w + (nc > 7 ? 7 : nc - 1) * kp;                                                 \
+        const int64_t k8 = 8 * kp;                                                                         \
+        int64_t offa[AOTC_QX86_PAT], offb[AOTC_QX86_PAT];                                                  \
+        __mmask64 ma[AOTC_QX86_PAT], mb[AOTC_QX86_PAT];                                                    \
+        __m512i a[16], s = _mm512_setzero_si512();                                                         \
+        int32_t j, pp, q = 0, ic0 = 0;                                                                     \
+        (void)k8;                                                                                          \
+        for (pp = 0; pp < npat; ++pp) {                                                                    \
+            const int32_t sa = bk->span[pat[pp].kh_a], sb = bk->span[pat[pp].kh_b];                        \
+            const int32_t la = bk->lo[pat[pp].kh_a] + shift, lb = bk->lo[pat[pp].kh_b] + shift;            \
+            offa[pp] = (int64_t)pat[pp].ic_a * plane_in + la;                                              \
+            offb[pp] = (int64_t)pat[pp].ic_b * plane_in + lb;                                              \
+            ma[pp] = sa < 0 ? 0 : AOTC_Q(x86_bytes)(sa + 1 < plane_in - la ? sa + 1 : plane_in - la);      \
+            mb[pp] = sb < 0 ? 0 : AOTC_Q(x86_bytes)(sb + 1 < plane_in - lb ? sb + 1 : plane_in - lb);      \
+        }                                                                                                  \
+        for (j = 0; j < N; ++j) a[j] = _mm512_setzero_si512();                                             \
+        for (; q < kq; ic0 += ics) {                                                                       \
+            const QT *xs = xg + (int64_t)ic0 * plane_in;                                                   \
+            for (pp = 0; pp < npat && q < kq; ++pp, q += 1) {                                              \
+                const __mmask64 mbq = ic0 + pat[pp].ic_b < cg ? mb[pp] : 0;                                \
+                const __m512i wa = _mm512_mask_loadu_epi8(zfill, ma[pp], (const void *)(xs + offa[pp]));   \
+                const __m512i wb = _mm512_mask_loadu_epi8(zfill, mbq, (const void *)(xs + (mbq ? offb[pp] : 0))); \
+                const __m512i xv = _mm512_xor_si512(                                                       \
+                    _mm512_permutex2var_epi8(wa, _mm512_loadu_si512((const void *)bk->iv[pp]), wb), flip);  \
+                QX86_DENSE8(xv, 4 * (int64_t)q, w0, w1, w2, w3, w4, w5, w6, w7, a);                        \
+                if (N > 8) QX86_DENSE8(xv, 4 * (int64_t)q + k8, w0, w1, w2, w3, w4, w5, w6, w7, (a + 8));  \
+                if (wsum) s = _mm512_dpbusd_epi32(s, xv, ones);                                            \
+            }                                                                                              \
+        }                                                                                                  \
+        for (j = 0; j < N; ++j) acc[j] = a[j];                                                             \
+        *sums = s;                                                                                         \
+    }
+QX86_DENSE_DOT(AOTC_Q(x86_dense_dot16), 16)
+QX86_DENSE_DOT(AOTC_Q(x86_dense_dot8), 8)
+
+/* QLinearConv on dense windows (above): 0 (nothing done) where the kernel does not suit them (k_w < 3,
+ * more than 64 taps a channel or 40 patterns, a window over 62 bytes for one lane). */
+static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
+                               QT *AOTC_RESTRICT y) {
+    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k_h = p->k_h, k_w = p->k_w, taps = k_h * k_w;
+    const int32_t kq = (cg * taps + 3) / 4, period = taps / (taps % 4 == 0 ? 4 : taps % 2 == 0 ? 2 : 1);
+    const int32_t npat = period < kq ? period : kq, ics = 4 * period / taps;
+    const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
+    const int64_t kp = 4 * (int64_t)kq;
+    const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
+    const __m512i zp = _mm512_set1_epi32(p->y_zero), zfill = _mm512_set1_epi8((char)(QT)p->x_zero);
+    /* output channels a pass over the plane: their weights stay in the caches (about 128 KiB) */
+    const int32_t pass = (int32_t)(131072 / kp) / 16 * 16 > 16 ? (int32_t)(131072 / kp) / 16 * 16 : 16;
+    AOTC_Q(x86_dpat) pat[AOTC_QX86_PAT];
+    uint8_t tap[AOTC_QX86_PAT][4];
+    AOTC_Q(x86_dcache) cache;
+    AOTC_Q(x86_dblock) tmp;
+    int32_t n, g, c0, c1, oc, pos0, pp, j, e, nc;
+    if (k_w < 3 || taps > 64 || k_h > AOTC_QX86_KH || npat > AOTC_QX86_PAT || (k_w - 1) * p->dil_w > 62) return 0;
+    for (pp = 0; pp < npat; ++pp) { /* quad pp's taps 4 pp + j of the kernels from its first channel */
+        const int32_t ta = 4 * pp, ra = ta / k_w; /* A: the row (channel, kernel row) of its first tap */
+        pat[pp].ic_a = ta / taps, pat[pp].kh_a = ra % k_h;
+        pat[pp].ic_b = (ra + 1) / k_h, pat[pp].kh_b = (ra + 1) % k_h;
+        for (j = 0; j < 4; ++j) tap[pp][j] = (uint8_t)(((ta + j) % taps) | ((ta + j) / k_w != ra ? 128 : 0));
+    }
+    for (e = 0; e < AOTC_QX86_DCACHE; ++e) cache.col[e] = -1;
+    cache.next = 0;
+    for (n = 0; n < p->batch; ++n) {
+        for (g = 0; g < p->group; ++g) {
+            const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
+            QT *yn = y + (int64_t)n * p->out_c * plane_out;
+            for (c0 = g * mg; c0 < (g + 1) * mg; c0 = c1) {
+                c1 = (g + 1) * mg - c0 < pass ? (g + 1) * mg : c0 + pass;
+                for (pos0 = 0; pos0 < plane_out;) {
+                    int32_t shift;
+                    const AOTC_Q(x86_dblock) *bk = AOTC_Q(x86_dense_get)(p, pos0, plane_out, npat,
+                                                                         (const uint8_t (*)[4])tap, &cache, &tmp, &shift);
+                    const __mmask16 lm = AOTC_Q(x86_lanes)(bk->lanes);
+                    for (oc = c0; oc < c1; oc += nc) {
+                        nc = c1 - oc < 16 ? (c1 - oc > 8 ? 8 : c1 - oc) : 16;
+                        __m512i a[16], s;
+                        if (nc == 16) {
+                            AOTC_Q(x86_dense_dot16)(xg, plane_in, cg, bk, shift, pat, npat, ics, kq, w + oc * kp, kp,
+                                                    16, zfill, p->w_zero_any, a, &s);
+                        } else {
+                            AOTC_Q(x86_dense_dot8)(xg, plane_in, cg, bk, shift, pat, npat, ics, kq, w + oc * kp, kp,
+                                                   nc, zfill, p->w_zero_any, a, &s);
+                        }
+                        for (j = 0; j < nc; ++j) {
+                            const int32_t c = oc + j;
+                            __m512i v = _mm512_add_epi32(a[j], _mm512_set1_epi32(p->bias[c]));
+                            if (p->w_zero_any) v = _mm512_sub_epi32(v, _mm512_mullo_epi32(_mm512_set1_epi32(p->w_zero[c]), s));
+                            _mm_mask_storeu_epi8((void *)(yn + (int64_t)c * plane_out + pos0), lm,
+                                                 AOTC_Q(x86_requant16)(v, _mm512_set1_ps(p->scale[c]), lo, hi, zp));
+                        }
+                    }
+                    pos0 += bk->lanes;
+                }
+            }
+        }
+    }
+    return 1;
+}
 #endif
 
 /* QLinearConv on patches (aotc_qconv_patches_*) with VNNI: 8 output channels x 16 positions summed
