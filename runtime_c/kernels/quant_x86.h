@@ -467,47 +467,52 @@ static int AOTC_Q(qconv_windows)(const aotc_qconv_params *p, int32_t tile, const
 /* --- dense windows: the patch's taps in their stored order ------------------------------------
  * qconv_windows pads each kernel row to whole groups of 4 taps (a 3 x 3 kernel: 3 taps of 4, a
  * quarter of the dot products spent on the zero point). Here a patch quad is 4 consecutive taps of
- * the weights' own (input channel, kernel row, column) order, so kp bytes hold the quads as the
- * weights do (no re-ordering, nothing wasted but the last quad's tail). With k_w >= 3 a quad spans at
- * most two kernel rows (A and the next one, B, which may be the next input channel's first): one
- * vpermt2b of A's and B's 64-byte windows makes the quad row of 16 output positions. The windows are
- * loaded masked to the bytes the lanes read, the rest filled with the zero point; byte 63 of each is
- * never read (a window spans at most 63 bytes), so an index of 63 (or 127) gives the zero point, for
- * the padding. The index vectors repeat with the quads' position in the kernel: P = T / gcd(T, 4)
- * patterns (T = k_h k_w taps a channel; 9 for 3 x 3, spanning 4 input channels), made once per
- * block of 16 positions (kept per column for blocks whose kernel rows all lie inside the image).
- * A register block is 16 (or 8) output channels x 16 positions, and the conv needs no scratch. */
-#define AOTC_QX86_PAT 40    /* index patterns at most */
-#define AOTC_QX86_KH 16     /* kernel rows at most */
-#define AOTC_QX86_DCACHE 8  /* blocks' index vectors kept by their first column */
+ * the weights' own (input channel, kernel row, column) order, so the kp bytes of a weight row are its
+ * quads (nothing wasted but the last quad's tail). With k_w >= 3 a quad spans at most two kernel rows
+ * (A and the next one, B, which may be the next input channel's first): one vpermt2b of A's and B's
+ * 64-byte windows makes the quad row of 16 output positions. The windows are loaded masked to the
+ * bytes the lanes read, the rest filled with the zero point; byte 63 of each is never read (a window
+ * spans at most 63 bytes), so an index of 63 (or 127) gives the zero point, for the padding. The index
+ * vectors repeat with the quad's place in the kernel: P = T / gcd(T, 4) patterns (T = k_h k_w taps a
+ * channel; 9 for 3 x 3, spanning 4 input channels), made once per block of 16 positions and kept
+ * (by column where the block's kernel rows all lie inside the image, else by position) while the
+ * output channels are taken in passes. A register block is 16 (or 8) output channels x 16 positions;
+ * each pass's weights are re-ordered on the stack to quad-major rows of 16 (8) channels' words, so
+ * the 16 dot products of a quad row take their weights at one pointer. No scratch. */
+#define AOTC_QX86_PAT 40         /* index patterns at most */
+#define AOTC_QX86_KH 16          /* kernel rows at most */
+#define AOTC_QX86_DBUF 32768     /* bytes of blocks kept (x86_dense_get) */
+#define AOTC_QX86_WDENSE 65536   /* bytes of re-ordered weights (a pass of output channels) */
+#define AOTC_QX86_DHEAD 192      /* bytes of a kept block before its index vectors */
 
-/* Per pattern: the rows of A and B (kernel row, input channel less the pattern's first) */
+/* Per pattern: the kernel rows of A and B and their input channels from the pattern's first. */
 typedef struct {
     int32_t kh_a, kh_b, ic_a, ic_b;
 } AOTC_Q(x86_dpat);
+
+/* One block of output positions (x86_dense_block): its key in the cache, its lanes, per kernel row
+ * the first byte of its window in a plane (lo) and the window's span (-1: no lane reads the image
+ * there); AOTC_QX86_DHEAD bytes from its start, the patterns' index vectors. */
+typedef struct {
+    int32_t key, lanes, lo[AOTC_QX86_KH], span[AOTC_QX86_KH];
+} AOTC_Q(x86_dblock);
+
+/* A pattern's windows in one block: offsets from the super-period's first plane, and load masks. */
+typedef struct {
+    int64_t offa, offb;
+    __mmask64 ma, mb;
+} AOTC_Q(x86_dseg);
 
 /* The n low bits (0 <= n <= 64) of a byte mask. */
 static inline __mmask64 AOTC_Q(x86_bytes)(int32_t n) {
     return n >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1;
 }
 
-/* One block of output positions: its lanes, per kernel row the first byte of its window in a plane
- * (lo) and the window's span (-1: no lane reads the image there), and the index vectors. */
-typedef struct {
-    int32_t lanes, lo[AOTC_QX86_KH], span[AOTC_QX86_KH];
-    uint8_t iv[AOTC_QX86_PAT][64];
-} AOTC_Q(x86_dblock);
-
-typedef struct {
-    int32_t col[AOTC_QX86_DCACHE], next;
-    AOTC_Q(x86_dblock) b[AOTC_QX86_DCACHE];
-} AOTC_Q(x86_dcache);
-
 /* The block of output positions from pos0: as many lanes (up to 16) as keep each kernel row's window
- * within 63 bytes, the windows and the index vectors of the P patterns (taps tap[p][j], j < 4: the tap
- * in its channel's kernel, 128 added where it comes from B). */
+ * within 63 bytes, the windows and the index vectors iv of the npat patterns (taps tap[p][j], j < 4:
+ * the tap in its channel's kernel, 128 added where it comes from B). */
 static void AOTC_Q(x86_dense_block)(const aotc_qconv_params *p, int32_t pos0, int32_t plane_out, int32_t npat,
-                                    const uint8_t (*tap)[4], AOTC_Q(x86_dblock) *bk) {
+                                    const uint8_t (*tap)[4], AOTC_Q(x86_dblock) *bk, uint8_t *iv) {
     const int32_t k_h = p->k_h, k_w = p->k_w, in_h = p->in_h, in_w = p->in_w, ow_n = p->out_w;
     int32_t ohs[16], ows[16], lanes = plane_out - pos0 < 16 ? plane_out - pos0 : 16;
     int32_t l, kh, kw, oh = pos0 / ow_n, ow = pos0 % ow_n, fits;
@@ -562,92 +567,119 @@ static void AOTC_Q(x86_dense_block)(const aotc_qconv_params *p, int32_t pos0, in
         __m128i r[4];
         int32_t j;
         for (j = 0; j < 4; ++j) r[j] = tap[l][j] & 128 ? _mm_add_epi8(v[tap[l][j] & 127], b64) : v[tap[l][j] & 127];
-        AOTC_Q(x86_interleave4)(r[0], r[1], r[2], r[3], bk->iv[l]);
+        AOTC_Q(x86_interleave4)(r[0], r[1], r[2], r[3], iv + (int64_t)l * 64);
     }
 }
 
-/* The block from pos0: from the cache where its kernel rows all lie inside the image and a block at the
- * same column was made (its windows then start some rows on), else made and, if so, kept. */
+/* The block from pos0, kept in the cache (entries of `stride` bytes, `count` of them; the slot after
+ * them is for a block made again, on a full cache's turn): by column where its kernel rows all lie
+ * inside the image (a block at the same column some rows on reads as it did, from shift bytes on),
+ * else by position. */
 static const AOTC_Q(x86_dblock) *AOTC_Q(x86_dense_get)(const aotc_qconv_params *p, int32_t pos0, int32_t plane_out,
-                                                      int32_t npat, const uint8_t (*tap)[4], AOTC_Q(x86_dcache) *cache,
-                                                      AOTC_Q(x86_dblock) *tmp, int32_t *shift) {
-    const int32_t ow_n = p->out_w, oh_first = pos0 / ow_n, oh_last = (pos0 + 15) / ow_n, col = pos0 % ow_n;
+                                                      int32_t npat, const uint8_t (*tap)[4], uint8_t *cache,
+                                                      int32_t stride, int32_t count, int32_t *next, int32_t *shift) {
+    const int32_t ow_n = p->out_w, oh_first = pos0 / ow_n, oh_last = (pos0 + 15) / ow_n;
     const int interior = pos0 + 16 <= plane_out && oh_first * p->stride_h - p->pad_top >= 0 &&
                          oh_last * p->stride_h - p->pad_top + (p->k_h - 1) * p->dil_h < p->in_h;
+    const int32_t key = interior ? pos0 % ow_n : -1 - pos0;
+    AOTC_Q(x86_dblock) *bk;
     int32_t e, kh;
-    *shift = 0;
-    if (!interior) {
-        AOTC_Q(x86_dense_block)(p, pos0, plane_out, npat, tap, tmp);
-        return tmp;
+    *shift = interior ? oh_first * p->stride_h * p->in_w : 0;
+    for (e = 0; e < count; ++e) {
+        bk = (AOTC_Q(x86_dblock) *)(void *)(cache + (int64_t)e * stride);
+        if (bk->key == key) return bk;
     }
-    *shift = oh_first * p->stride_h * p->in_w;
-    for (e = 0; e < AOTC_QX86_DCACHE; ++e) {
-        if (cache->col[e] == col) return &cache->b[e];
-    }
-    e = cache->next, cache->next = (cache->next + 1) % AOTC_QX86_DCACHE;
-    AOTC_Q(x86_dense_block)(p, pos0, plane_out, npat, tap, &cache->b[e]);
-    for (kh = 0; kh < p->k_h; ++kh) cache->b[e].lo[kh] -= *shift;
-    cache->col[e] = col;
-    return &cache->b[e];
+    e = *next, *next = (*next + 1) % count;
+    bk = (AOTC_Q(x86_dblock) *)(void *)(cache + (int64_t)e * stride);
+    AOTC_Q(x86_dense_block)(p, pos0, plane_out, npat, tap, bk, (uint8_t *)bk + AOTC_QX86_DHEAD);
+    for (kh = 0; kh < p->k_h; ++kh) bk->lo[kh] -= *shift;
+    bk->key = key;
+    return bk;
 }
 
-/* a[0..N) += the quad row xv times the weight words at byte q of rows w0.. (w0 + 8 k8.. for the second 8) */
-#define QX86_DENSE8(xv, q, wa, wb, wc, wd, we, wf, wg, wh, a)                                              \
+/* Rows r[0..16) of 16 words each transposed: r[c] becomes word c of every row. */
+static inline void AOTC_Q(x86_transpose16)(__m512i *r) {
+    __m512i u[16];
+    int32_t g, k;
+    for (g = 0; g < 4; ++g) { /* u[4 g + k]: in each 128-bit lane L, rows 4 g .. 4 g + 3 at word 4 L + k */
+        const __m512i t0 = _mm512_unpacklo_epi32(r[4 * g], r[4 * g + 1]), t1 = _mm512_unpackhi_epi32(r[4 * g], r[4 * g + 1]);
+        const __m512i t2 = _mm512_unpacklo_epi32(r[4 * g + 2], r[4 * g + 3]), t3 = _mm512_unpackhi_epi32(r[4 * g + 2], r[4 * g + 3]);
+        u[4 * g] = _mm512_unpacklo_epi64(t0, t2), u[4 * g + 1] = _mm512_unpackhi_epi64(t0, t2);
+        u[4 * g + 2] = _mm512_unpacklo_epi64(t1, t3), u[4 * g + 3] = _mm512_unpackhi_epi64(t1, t3);
+    }
+    for (k = 0; k < 4; ++k) {
+        const __m512i v01 = _mm512_shuffle_i32x4(u[k], u[4 + k], _MM_SHUFFLE(2, 0, 2, 0));
+        const __m512i w01 = _mm512_shuffle_i32x4(u[k], u[4 + k], _MM_SHUFFLE(3, 1, 3, 1));
+        const __m512i v23 = _mm512_shuffle_i32x4(u[8 + k], u[12 + k], _MM_SHUFFLE(2, 0, 2, 0));
+        const __m512i w23 = _mm512_shuffle_i32x4(u[8 + k], u[12 + k], _MM_SHUFFLE(3, 1, 3, 1));
+        r[k] = _mm512_shuffle_i32x4(v01, v23, _MM_SHUFFLE(2, 0, 2, 0));
+        r[8 + k] = _mm512_shuffle_i32x4(v01, v23, _MM_SHUFFLE(3, 1, 3, 1));
+        r[4 + k] = _mm512_shuffle_i32x4(w01, w23, _MM_SHUFFLE(2, 0, 2, 0));
+        r[12 + k] = _mm512_shuffle_i32x4(w01, w23, _MM_SHUFFLE(3, 1, 3, 1));
+    }
+}
+
+/* Weight rows [0, nr) (nr <= n; kp = 4 kq bytes apart from w) as kq rows of n (16 or 8) words, quad q
+ * of every channel in row q (channels past nr: 0). */
+static void AOTC_Q(x86_dense_weights)(const int8_t *AOTC_RESTRICT w, int64_t kp, int32_t nr, int32_t n, int32_t kq,
+                                      int32_t *AOTC_RESTRICT out) {
+    const __mmask16 keep = n == 16 ? (__mmask16)0xFFFFu : (__mmask16)0xFFu;
+    int32_t q0, j;
+    for (q0 = 0; q0 < kq; q0 += 16) {
+        const __mmask16 m = AOTC_Q(x86_lanes)(kq - q0);
+        __m512i r[16];
+        for (j = 0; j < 16; ++j) {
+            r[j] = j < nr ? _mm512_maskz_loadu_epi32(m, (const void *)(w + j * kp + 4 * (int64_t)q0)) : _mm512_setzero_si512();
+        }
+        AOTC_Q(x86_transpose16)(r);
+        for (j = 0; j < 16 && q0 + j < kq; ++j) _mm512_mask_storeu_epi32((void *)(out + (int64_t)(q0 + j) * n), keep, r[j]);
+    }
+}
+
+/* a[j] += quad row xv times the weight words wq[j], j < 8 */
+#define QX86_WORDS8(a, xv, wq)                                                                             \
     do {                                                                                                   \
-        int32_t v_[8];                                                                                     \
-        memcpy(&v_[0], (wa) + (q), 4), memcpy(&v_[1], (wb) + (q), 4), memcpy(&v_[2], (wc) + (q), 4);       \
-        memcpy(&v_[3], (wd) + (q), 4), memcpy(&v_[4], (we) + (q), 4), memcpy(&v_[5], (wf) + (q), 4);       \
-        memcpy(&v_[6], (wg) + (q), 4), memcpy(&v_[7], (wh) + (q), 4);                                      \
-        a[0] = _mm512_dpbusd_epi32(a[0], (xv), _mm512_set1_epi32(v_[0]));                                  \
-        a[1] = _mm512_dpbusd_epi32(a[1], (xv), _mm512_set1_epi32(v_[1]));                                  \
-        a[2] = _mm512_dpbusd_epi32(a[2], (xv), _mm512_set1_epi32(v_[2]));                                  \
-        a[3] = _mm512_dpbusd_epi32(a[3], (xv), _mm512_set1_epi32(v_[3]));                                  \
-        a[4] = _mm512_dpbusd_epi32(a[4], (xv), _mm512_set1_epi32(v_[4]));                                  \
-        a[5] = _mm512_dpbusd_epi32(a[5], (xv), _mm512_set1_epi32(v_[5]));                                  \
-        a[6] = _mm512_dpbusd_epi32(a[6], (xv), _mm512_set1_epi32(v_[6]));                                  \
-        a[7] = _mm512_dpbusd_epi32(a[7], (xv), _mm512_set1_epi32(v_[7]));                                  \
+        a[0] = _mm512_dpbusd_epi32(a[0], (xv), _mm512_set1_epi32((wq)[0]));                                \
+        a[1] = _mm512_dpbusd_epi32(a[1], (xv), _mm512_set1_epi32((wq)[1]));                                \
+        a[2] = _mm512_dpbusd_epi32(a[2], (xv), _mm512_set1_epi32((wq)[2]));                                \
+        a[3] = _mm512_dpbusd_epi32(a[3], (xv), _mm512_set1_epi32((wq)[3]));                                \
+        a[4] = _mm512_dpbusd_epi32(a[4], (xv), _mm512_set1_epi32((wq)[4]));                                \
+        a[5] = _mm512_dpbusd_epi32(a[5], (xv), _mm512_set1_epi32((wq)[5]));                                \
+        a[6] = _mm512_dpbusd_epi32(a[6], (xv), _mm512_set1_epi32((wq)[6]));                                \
+        a[7] = _mm512_dpbusd_epi32(a[7], (xv), _mm512_set1_epi32((wq)[7]));                                \
     } while (0)
 
-/* The sums of one block over all kq quads for N = 8 or 16 output channels (weight rows kp bytes apart
- * from w; N = 8: rows past nc read row nc - 1 again; N = 16: nc is 16), and the patch sums (the quads
- * against bytes of 1) when wsum. */
+/* The sums of one block over the kq quads for N (16 or 8) output channels (weights wq: kq rows of N
+ * words), and in *sums the patch sums (the quads against bytes of 1) when wsum. Quads from qsafe on
+ * have no row B (past the group's last channel). */
 #define QX86_DENSE_DOT(NAME, N)                                                                            \
-    static inline void NAME(const QT *AOTC_RESTRICT xg, int32_t plane_in, int32_t cg, const AOTC_Q(x86_dblock) *bk, \
-                            int32_t shift, const AOTC_Q(x86_dpat) *pat, int32_t npat, int32_t ics, int32_t kq,   \
-                            const int8_t *w, int64_t kp, int32_t nc, __m512i zfill, int wsum, __m512i *acc,      \
-                            __m512i *sums) {                                                                     \
+    static inline void NAME(const QT *AOTC_RESTRICT xg, int64_t step, const AOTC_Q(x86_dseg) *seg,          \
+                            const uint8_t *iv, int32_t npat, int32_t kq, int32_t qsafe,                    \
+                            const int32_t *AOTC_RESTRICT wq, __m512i zfill, int wsum, __m512i *acc,        \
+                            __m512i *sums) {                                                               \
         const __m512i flip = _mm512_set1_epi8((char)AOTC_QOFFSET), ones = _mm512_set1_epi8(1);             \
-        const int8_t *w0 = w, *w1 = w + (nc > 1) * kp, *w2 = w + (nc > 2 ? 2 : nc - 1) * kp;                \
-        const int8_t *w3 = w + (nc > 3 ? 3 : nc - 1) * kp, *w4 = w + (nc > 4 ? 4 : nc - 1) * kp;            \
-        const int8_t *w5 = w + (nc > 5 ? 5 : nc - 1) * kp, *w6 = w + (nc > 6 ? 6 : nc - 1) * kp;            \
-        const int8_t *w7 = w + (nc > 7 ? 7 : nc - 1) * kp;                                                 \
-        const int64_t k8 = 8 * kp;                                                                         \
-        int64_t offa[AOTC_QX86_PAT], offb[AOTC_QX86_PAT];                                                  \
-        __mmask64 ma[AOTC_QX86_PAT], mb[AOTC_QX86_PAT];                                                    \
+        const QT *xs = xg;                                                                                 \
         __m512i a[16], s = _mm512_setzero_si512();                                                         \
-        int32_t j, pp, q = 0, ic0 = 0;                                                                     \
-        (void)k8;                                                                                          \
-        for (pp = 0; pp < npat; ++pp) {                                                                    \
-            const int32_t sa = bk->span[pat[pp].kh_a], sb = bk->span[pat[pp].kh_b];                        \
-            const int32_t la = bk->lo[pat[pp].kh_a] + shift, lb = bk->lo[pat[pp].kh_b] + shift;            \
-            offa[pp] = (int64_t)pat[pp].ic_a * plane_in + la;                                              \
-            offb[pp] = (int64_t)pat[pp].ic_b * plane_in + lb;                                              \
-            ma[pp] = sa < 0 ? 0 : AOTC_Q(x86_bytes)(sa + 1 < plane_in - la ? sa + 1 : plane_in - la);      \
-            mb[pp] = sb < 0 ? 0 : AOTC_Q(x86_bytes)(sb + 1 < plane_in - lb ? sb + 1 : plane_in - lb);      \
-        }                                                                                                  \
+        int32_t j, q = 0, pp = 0;                                                                          \
         for (j = 0; j < N; ++j) a[j] = _mm512_setzero_si512();                                             \
-        for (; q < kq; ic0 += ics) {                                                                       \
-            const QT *xs = xg + (int64_t)ic0 * plane_in;                                                   \
-            for (pp = 0; pp < npat && q < kq; ++pp, q += 1) {                                              \
-                const __mmask64 mbq = ic0 + pat[pp].ic_b < cg ? mb[pp] : 0;                                \
-                const __m512i wa = _mm512_mask_loadu_epi8(zfill, ma[pp], (const void *)(xs + offa[pp]));   \
-                const __m512i wb = _mm512_mask_loadu_epi8(zfill, mbq, (const void *)(xs + (mbq ? offb[pp] : 0))); \
-                const __m512i xv = _mm512_xor_si512(                                                       \
-                    _mm512_permutex2var_epi8(wa, _mm512_loadu_si512((const void *)bk->iv[pp]), wb), flip);  \
-                QX86_DENSE8(xv, 4 * (int64_t)q, w0, w1, w2, w3, w4, w5, w6, w7, a);                        \
-                if (N > 8) QX86_DENSE8(xv, 4 * (int64_t)q + k8, w0, w1, w2, w3, w4, w5, w6, w7, (a + 8));  \
-                if (wsum) s = _mm512_dpbusd_epi32(s, xv, ones);                                            \
-            }                                                                                              \
+        for (; q < qsafe; ++q, wq += N) {                                                                  \
+            const __m512i xa = _mm512_mask_loadu_epi8(zfill, seg[pp].ma, (const void *)(xs + seg[pp].offa)); \
+            const __m512i xb = _mm512_mask_loadu_epi8(zfill, seg[pp].mb, (const void *)(xs + seg[pp].offb)); \
+            const __m512i xv = _mm512_xor_si512(                                                           \
+                _mm512_permutex2var_epi8(xa, _mm512_load_si512((const void *)(iv + 64 * pp)), xb), flip);   \
+            QX86_WORDS8(a, xv, wq);                                                                        \
+            if (N > 8) QX86_WORDS8((a + 8), xv, (wq + 8));                                                 \
+            if (wsum) s = _mm512_dpbusd_epi32(s, xv, ones);                                                \
+            if (++pp == npat) pp = 0, xs += step;                                                          \
+        }                                                                                                  \
+        for (; q < kq; ++q, wq += N) { /* the last quads: B is past the channels (the zero point) */      \
+            const __m512i xa = _mm512_mask_loadu_epi8(zfill, seg[pp].ma, (const void *)(xs + seg[pp].offa)); \
+            const __m512i xv = _mm512_xor_si512(                                                           \
+                _mm512_permutex2var_epi8(xa, _mm512_load_si512((const void *)(iv + 64 * pp)), zfill), flip); \
+            QX86_WORDS8(a, xv, wq);                                                                        \
+            if (N > 8) QX86_WORDS8((a + 8), xv, (wq + 8));                                                 \
+            if (wsum) s = _mm512_dpbusd_epi32(s, xv, ones);                                                \
+            if (++pp == npat) pp = 0, xs += step;                                                          \
         }                                                                                                  \
         for (j = 0; j < N; ++j) acc[j] = a[j];                                                             \
         *sums = s;                                                                                         \
@@ -656,53 +688,75 @@ QX86_DENSE_DOT(AOTC_Q(x86_dense_dot16), 16)
 QX86_DENSE_DOT(AOTC_Q(x86_dense_dot8), 8)
 
 /* QLinearConv on dense windows (above): 0 (nothing done) where the kernel does not suit them (k_w < 3,
- * more than 64 taps a channel or 40 patterns, a window over 62 bytes for one lane). */
+ * more than 64 taps a channel or 40 patterns, a window over 62 bytes for one lane, more than
+ * AOTC_QX86_WDENSE bytes for 8 channels' weights). */
 static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
                                QT *AOTC_RESTRICT y) {
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k_h = p->k_h, k_w = p->k_w, taps = k_h * k_w;
     const int32_t kq = (cg * taps + 3) / 4, period = taps / (taps % 4 == 0 ? 4 : taps % 2 == 0 ? 2 : 1);
     const int32_t npat = period < kq ? period : kq, ics = 4 * period / taps;
+    const int32_t qsafe0 = ((cg * k_h - 1) * k_w + 3) / 4, qsafe = qsafe0 < kq ? qsafe0 : kq;
     const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
     const int64_t kp = 4 * (int64_t)kq;
+    const int32_t nmax = kq * 64 <= AOTC_QX86_WDENSE ? 16 : 8;
+    const int32_t pass = AOTC_QX86_WDENSE / (kq * 4 * nmax) * nmax; /* output channels a pass */
+    const int32_t stride = AOTC_QX86_DHEAD + npat * 64, count = AOTC_QX86_DBUF / stride;
     const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
     const __m512i zp = _mm512_set1_epi32(p->y_zero), zfill = _mm512_set1_epi8((char)(QT)p->x_zero);
-    /* output channels a pass over the plane: their weights stay in the caches (about 128 KiB) */
-    const int32_t pass = (int32_t)(131072 / kp) / 16 * 16 > 16 ? (int32_t)(131072 / kp) / 16 * 16 : 16;
+    __m512i cache[AOTC_QX86_DBUF / 64];
+    __m512i wbuf[AOTC_QX86_WDENSE / 64];
     AOTC_Q(x86_dpat) pat[AOTC_QX86_PAT];
+    AOTC_Q(x86_dseg) seg[AOTC_QX86_PAT];
     uint8_t tap[AOTC_QX86_PAT][4];
-    AOTC_Q(x86_dcache) cache;
-    AOTC_Q(x86_dblock) tmp;
-    int32_t n, g, c0, c1, oc, pos0, pp, j, e, nc;
-    if (k_w < 3 || taps > 64 || k_h > AOTC_QX86_KH || npat > AOTC_QX86_PAT || (k_w - 1) * p->dil_w > 62) return 0;
+    int32_t n, g, c0, c1, oc, pos0, pp, j, e, nc, next = 0;
+    if (k_w < 3 || taps > 64 || k_h > AOTC_QX86_KH || npat > AOTC_QX86_PAT || (k_w - 1) * p->dil_w > 62 ||
+        kq * 32 > AOTC_QX86_WDENSE) {
+        return 0;
+    }
     for (pp = 0; pp < npat; ++pp) { /* quad pp's taps 4 pp + j of the kernels from its first channel */
         const int32_t ta = 4 * pp, ra = ta / k_w; /* A: the row (channel, kernel row) of its first tap */
         pat[pp].ic_a = ta / taps, pat[pp].kh_a = ra % k_h;
         pat[pp].ic_b = (ra + 1) / k_h, pat[pp].kh_b = (ra + 1) % k_h;
         for (j = 0; j < 4; ++j) tap[pp][j] = (uint8_t)(((ta + j) % taps) | ((ta + j) / k_w != ra ? 128 : 0));
     }
-    for (e = 0; e < AOTC_QX86_DCACHE; ++e) cache.col[e] = -1;
-    cache.next = 0;
+    for (e = 0; e < count; ++e) ((AOTC_Q(x86_dblock) *)(void *)((uint8_t *)cache + (int64_t)e * stride))->key = INT32_MIN;
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
             const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
             QT *yn = y + (int64_t)n * p->out_c * plane_out;
             for (c0 = g * mg; c0 < (g + 1) * mg; c0 = c1) {
+                int32_t *wp = (int32_t *)(void *)wbuf;
                 c1 = (g + 1) * mg - c0 < pass ? (g + 1) * mg : c0 + pass;
+                for (oc = c0; oc < c1; oc += nc, wp += (int64_t)kq * (nc > 8 ? 16 : 8)) { /* the pass's weights */
+                    nc = c1 - oc < nmax ? c1 - oc : nmax;
+                    AOTC_Q(x86_dense_weights)(w + oc * kp, kp, nc, nc > 8 ? 16 : 8, kq, wp);
+                }
                 for (pos0 = 0; pos0 < plane_out;) {
                     int32_t shift;
-                    const AOTC_Q(x86_dblock) *bk = AOTC_Q(x86_dense_get)(p, pos0, plane_out, npat,
-                                                                         (const uint8_t (*)[4])tap, &cache, &tmp, &shift);
+                    const AOTC_Q(x86_dblock) *bk = AOTC_Q(x86_dense_get)(p, pos0, plane_out, npat, (const uint8_t (*)[4])tap,
+                                                                         (uint8_t *)cache, stride, count, &next, &shift);
+                    const uint8_t *iv = (const uint8_t *)bk + AOTC_QX86_DHEAD;
                     const __mmask16 lm = AOTC_Q(x86_lanes)(bk->lanes);
+                    for (pp = 0; pp < npat; ++pp) {
+                        const int32_t sa = bk->span[pat[pp].kh_a], sb = bk->span[pat[pp].kh_b];
+                        const int32_t la = bk->lo[pat[pp].kh_a] + shift, lb = bk->lo[pat[pp].kh_b] + shift;
+                        seg[pp].offa = (int64_t)pat[pp].ic_a * plane_in + la;
+                        seg[pp].offb = (int64_t)pat[pp].ic_b * plane_in + lb;
+                        seg[pp].ma = sa < 0 ? 0 : AOTC_Q(x86_bytes)(sa + 1 < plane_in - la ? sa + 1 : plane_in - la);
+                        seg[pp].mb = sb < 0 ? 0 : AOTC_Q(x86_bytes)(sb + 1 < plane_in - lb ? sb + 1 : plane_in - lb);
+                    }
+                    wp = (int32_t *)(void *)wbuf;
                     for (oc = c0; oc < c1; oc += nc) {
-                        nc = c1 - oc < 16 ? (c1 - oc > 8 ? 8 : c1 - oc) : 16;
                         __m512i a[16], s;
-                        if (nc == 16) {
-                            AOTC_Q(x86_dense_dot16)(xg, plane_in, cg, bk, shift, pat, npat, ics, kq, w + oc * kp, kp,
-                                                    16, zfill, p->w_zero_any, a, &s);
+                        nc = c1 - oc < nmax ? c1 - oc : nmax;
+                        if (nc > 8) {
+                            AOTC_Q(x86_dense_dot16)(xg, (int64_t)ics * plane_in, seg, iv, npat, kq, qsafe, wp, zfill,
+                                                    p->w_zero_any, a, &s);
                         } else {
-                            AOTC_Q(x86_dense_dot8)(xg, plane_in, cg, bk, shift, pat, npat, ics, kq, w + oc * kp, kp,
-                                                   nc, zfill, p->w_zero_any, a, &s);
+                            AOTC_Q(x86_dense_dot8)(xg, (int64_t)ics * plane_in, seg, iv, npat, kq, qsafe, wp, zfill,
+                                                   p->w_zero_any, a, &s);
                         }
+                        wp += (int64_t)kq * (nc > 8 ? 16 : 8);
                         for (j = 0; j < nc; ++j) {
                             const int32_t c = oc + j;
                             __m512i v = _mm512_add_epi32(a[j], _mm512_set1_epi32(p->bias[c]));
