@@ -470,9 +470,8 @@ static int AOTC_Q(qconv_windows)(const aotc_qconv_params *p, int32_t tile, const
  * the weights' own (input channel, kernel row, column) order, so the kp bytes of a weight row are its
  * quads (nothing wasted but the last quad's tail). With k_w >= 3 a quad spans at most two kernel rows
  * (A and the next one, B, which may be the next input channel's first): one vpermt2b of A's and B's
- * 64-byte windows makes the quad row of 16 output positions. The windows are loaded masked to the
- * bytes the lanes read, the rest filled with the zero point; byte 63 of each is never read (a window
- * spans at most 63 bytes), so an index of 63 (or 127) gives the zero point, for the padding. The index
+ * 64-byte windows makes the quad row of 16 output positions (and where the block has padding, a
+ * vpternlogd puts the zero point in the padding's bytes). The index
  * vectors repeat with the quad's place in the kernel: P = T / gcd(T, 4) patterns (T = k_h k_w taps a
  * channel; 9 for 3 x 3, spanning 4 input channels), made once per block of 16 positions and kept
  * (by column where the block's kernel rows all lie inside the image, else by position) while the
@@ -490,11 +489,12 @@ typedef struct {
     int32_t kh_a, kh_b, ic_a, ic_b;
 } AOTC_Q(x86_dpat);
 
-/* One block of output positions (x86_dense_block): its key in the cache, its lanes, per kernel row
- * the first byte of its window in a plane (lo) and the window's span (-1: no lane reads the image
- * there); AOTC_QX86_DHEAD bytes from its start, the patterns' index vectors. */
+/* One block of output positions (x86_dense_block): its key in the cache, its lanes, whether some
+ * lane's tap falls on the padding, per kernel row the first byte of its window in a plane (lo) and
+ * the window's span (-1: no lane reads the image there); AOTC_QX86_DHEAD bytes from its start, the
+ * patterns' index vectors, then their keep vectors (0 where a tap is padding: the zero point). */
 typedef struct {
-    int32_t key, lanes, lo[AOTC_QX86_KH], span[AOTC_QX86_KH];
+    int32_t key, lanes, pad, lo[AOTC_QX86_KH], span[AOTC_QX86_KH];
 } AOTC_Q(x86_dblock);
 
 /* A pattern's windows in one block: offsets from the super-period's first plane, and load masks. */
@@ -509,8 +509,8 @@ static inline __mmask64 AOTC_Q(x86_bytes)(int32_t n) {
 }
 
 /* The block of output positions from pos0: as many lanes (up to 16) as keep each kernel row's window
- * within 63 bytes, the windows and the index vectors iv of the npat patterns (taps tap[p][j], j < 4:
- * the tap in its channel's kernel, 128 added where it comes from B). */
+ * within 64 bytes, the windows, and the index and keep vectors iv of the npat patterns (taps
+ * tap[p][j], j < 4: the tap in its channel's kernel, 128 added where it comes from B). */
 static void AOTC_Q(x86_dense_block)(const aotc_qconv_params *p, int32_t pos0, int32_t plane_out, int32_t npat,
                                     const uint8_t (*tap)[4], AOTC_Q(x86_dblock) *bk, uint8_t *iv) {
     const int32_t k_h = p->k_h, k_w = p->k_w, in_h = p->in_h, in_w = p->in_w, ow_n = p->out_w;
@@ -549,25 +549,32 @@ static void AOTC_Q(x86_dense_block)(const aotc_qconv_params *p, int32_t pos0, in
                 a = _mm512_reduce_min_epi32(lo), b = _mm512_reduce_max_epi32(hi);
                 bk->lo[kh] = b == INT32_MIN ? 0 : a;
                 bk->span[kh] = b == INT32_MIN ? -1 : b - a;
-                fits &= b == INT32_MIN || b - a <= 62;
+                fits &= b == INT32_MIN || b - a <= 63;
             }
             if (!fits) lanes = pos0 % ow_n + lanes > ow_n ? ow_n - pos0 % ow_n : lanes / 2; /* to the row's end, else half */
         } while (!fits);
     }
     bk->lanes = lanes;
+    bk->pad = 0;
     for (kh = 0; kh < k_h; ++kh) {
         const __m512i lo = _mm512_set1_epi32(bk->lo[kh]), pad = _mm512_set1_epi32(63);
         for (kw = 0; kw < k_w; ++kw) {
             const int32_t t = kh * k_w + kw;
             v[t] = _mm512_cvtepi32_epi8(_mm512_mask_sub_epi32(pad, in[t], off[t], lo));
+            in[t] |= (__mmask16)~((1u << lanes) - 1u); /* lanes past the block: kept (never stored) */
+            bk->pad |= in[t] != 0xFFFFu;
         }
     }
     for (l = 0; l < npat; ++l) {
         const __m128i b64 = _mm_set1_epi8(64);
-        __m128i r[4];
+        __m128i r[4], k[4];
         int32_t j;
-        for (j = 0; j < 4; ++j) r[j] = tap[l][j] & 128 ? _mm_add_epi8(v[tap[l][j] & 127], b64) : v[tap[l][j] & 127];
+        for (j = 0; j < 4; ++j) {
+            r[j] = tap[l][j] & 128 ? _mm_add_epi8(v[tap[l][j] & 127], b64) : v[tap[l][j] & 127];
+            k[j] = _mm_movm_epi8(in[tap[l][j] & 127]);
+        }
         AOTC_Q(x86_interleave4)(r[0], r[1], r[2], r[3], iv + (int64_t)l * 64);
+        AOTC_Q(x86_interleave4)(k[0], k[1], k[2], k[3], iv + (int64_t)(npat + l) * 64);
     }
 }
 
@@ -649,33 +656,42 @@ static void AOTC_Q(x86_dense_weights)(const int8_t *AOTC_RESTRICT w, int64_t kp,
         a[7] = _mm512_dpbusd_epi32(a[7], (xv), _mm512_set1_epi32((wq)[7]));                                \
     } while (0)
 
+/* One quad row: A's and B's windows picked by the pattern's indices, the padding's bytes replaced by
+ * the zero point where the block has padding (keep: 0 there; vpternlogd's select). */
+#define QX86_DENSE_QUAD(xa, xb, pp)                                                                        \
+    _mm512_xor_si512(QX86_DENSE_KEEP(_mm512_permutex2var_epi8(                                             \
+                         (xa), _mm512_load_si512((const void *)(iv + 64 * (pp))), (xb)), (pp)), flip)
+#define QX86_DENSE_KEEP(v, pp)                                                                             \
+    (pad ? _mm512_ternarylogic_epi32((v), zfill, _mm512_load_si512((const void *)(keep + 64 * (pp))), 0xE4) : (v))
+
 /* The sums of one block over the kq quads for N (16 or 8) output channels (weights wq: kq rows of N
- * words), and in *sums the patch sums (the quads against bytes of 1) when wsum. Quads from qsafe on
- * have no row B (past the group's last channel). */
+ * words), and in *sums the patch sums (the quads against bytes of 1) when wsum. Quads before qfast
+ * read no channel past the group's last but one, so their windows are loaded whole (64 bytes inside
+ * the group's planes; masked loads cost more); quads from qsafe on have no row B (past the group's
+ * last channel). iv: the block's index vectors, then its keep vectors. */
 #define QX86_DENSE_DOT(NAME, N)                                                                            \
     static inline void NAME(const QT *AOTC_RESTRICT xg, int64_t step, const AOTC_Q(x86_dseg) *seg,          \
-                            const uint8_t *iv, int32_t npat, int32_t kq, int32_t qsafe,                    \
-                            const int32_t *AOTC_RESTRICT wq, __m512i zfill, int wsum, __m512i *acc,        \
-                            __m512i *sums) {                                                               \
+                            const uint8_t *iv, int pad, int32_t npat, int32_t kq, int32_t qfast,           \
+                            int32_t qsafe, const int32_t *AOTC_RESTRICT wq, __m512i zfill, int wsum,       \
+                            __m512i *acc, __m512i *sums) {                                                 \
         const __m512i flip = _mm512_set1_epi8((char)AOTC_QOFFSET), ones = _mm512_set1_epi8(1);             \
+        const uint8_t *keep = iv + 64 * (int64_t)npat;                                                     \
         const QT *xs = xg;                                                                                 \
         __m512i a[16], s = _mm512_setzero_si512();                                                         \
         int32_t j, q = 0, pp = 0;                                                                          \
         for (j = 0; j < N; ++j) a[j] = _mm512_setzero_si512();                                             \
-        for (; q < qsafe; ++q, wq += N) {                                                                  \
-            const __m512i xa = _mm512_mask_loadu_epi8(zfill, seg[pp].ma, (const void *)(xs + seg[pp].offa)); \
-            const __m512i xb = _mm512_mask_loadu_epi8(zfill, seg[pp].mb, (const void *)(xs + seg[pp].offb)); \
-            const __m512i xv = _mm512_xor_si512(                                                           \
-                _mm512_permutex2var_epi8(xa, _mm512_load_si512((const void *)(iv + 64 * pp)), xb), flip);   \
+        for (; q < qfast; ++q, wq += N) {                                                                  \
+            const __m512i xv = QX86_DENSE_QUAD(_mm512_loadu_si512((const void *)(xs + seg[pp].offa)),       \
+                                               _mm512_loadu_si512((const void *)(xs + seg[pp].offb)), pp);  \
             QX86_WORDS8(a, xv, wq);                                                                        \
             if (N > 8) QX86_WORDS8((a + 8), xv, (wq + 8));                                                 \
             if (wsum) s = _mm512_dpbusd_epi32(s, xv, ones);                                                \
             if (++pp == npat) pp = 0, xs += step;                                                          \
         }                                                                                                  \
-        for (; q < kq; ++q, wq += N) { /* the last quads: B is past the channels (the zero point) */      \
-            const __m512i xa = _mm512_mask_loadu_epi8(zfill, seg[pp].ma, (const void *)(xs + seg[pp].offa)); \
-            const __m512i xv = _mm512_xor_si512(                                                           \
-                _mm512_permutex2var_epi8(xa, _mm512_load_si512((const void *)(iv + 64 * pp)), zfill), flip); \
+        for (; q < kq; ++q, wq += N) { /* masked to the windows; B past the channels: the zero point */    \
+            const __m512i xv = QX86_DENSE_QUAD(                                                            \
+                _mm512_mask_loadu_epi8(zfill, seg[pp].ma, (const void *)(xs + seg[pp].offa)),              \
+                q < qsafe ? _mm512_mask_loadu_epi8(zfill, seg[pp].mb, (const void *)(xs + seg[pp].offb)) : zfill, pp); \
             QX86_WORDS8(a, xv, wq);                                                                        \
             if (N > 8) QX86_WORDS8((a + 8), xv, (wq + 8));                                                 \
             if (wsum) s = _mm512_dpbusd_epi32(s, xv, ones);                                                \
@@ -696,11 +712,15 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRI
     const int32_t kq = (cg * taps + 3) / 4, period = taps / (taps % 4 == 0 ? 4 : taps % 2 == 0 ? 2 : 1);
     const int32_t npat = period < kq ? period : kq, ics = 4 * period / taps;
     const int32_t qsafe0 = ((cg * k_h - 1) * k_w + 3) / 4, qsafe = qsafe0 < kq ? qsafe0 : kq;
+    /* quads whose rows A and B lie in channels whose 64-byte windows end inside the group's planes */
+    const int32_t dsafe = (63 + p->in_h * p->in_w - 1) / (p->in_h * p->in_w);
+    const int32_t qfast0 = cg > dsafe ? (((cg - dsafe) * k_h - 1) * k_w + 3) / 4 : 0;
+    const int32_t qfast = qfast0 < qsafe ? qfast0 : qsafe;
     const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
     const int64_t kp = 4 * (int64_t)kq;
     const int32_t nmax = kq * 64 <= AOTC_QX86_WDENSE ? 16 : 8;
     const int32_t pass = AOTC_QX86_WDENSE / (kq * 4 * nmax) * nmax; /* output channels a pass */
-    const int32_t stride = AOTC_QX86_DHEAD + npat * 64, count = AOTC_QX86_DBUF / stride;
+    const int32_t stride = AOTC_QX86_DHEAD + npat * 128, count = AOTC_QX86_DBUF / stride;
     const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
     const __m512i zp = _mm512_set1_epi32(p->y_zero), zfill = _mm512_set1_epi8((char)(QT)p->x_zero);
     __m512i cache[AOTC_QX86_DBUF / 64];
@@ -750,11 +770,11 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRI
                         __m512i a[16], s;
                         nc = c1 - oc < nmax ? c1 - oc : nmax;
                         if (nc > 8) {
-                            AOTC_Q(x86_dense_dot16)(xg, (int64_t)ics * plane_in, seg, iv, npat, kq, qsafe, wp, zfill,
-                                                    p->w_zero_any, a, &s);
+                            AOTC_Q(x86_dense_dot16)(xg, (int64_t)ics * plane_in, seg, iv, bk->pad, npat, kq, qfast, qsafe,
+                                                    wp, zfill, p->w_zero_any, a, &s);
                         } else {
-                            AOTC_Q(x86_dense_dot8)(xg, (int64_t)ics * plane_in, seg, iv, npat, kq, qsafe, wp, zfill,
-                                                   p->w_zero_any, a, &s);
+                            AOTC_Q(x86_dense_dot8)(xg, (int64_t)ics * plane_in, seg, iv, bk->pad, npat, kq, qfast, qsafe,
+                                                   wp, zfill, p->w_zero_any, a, &s);
                         }
                         wp += (int64_t)kq * (nc > 8 ? 16 : 8);
                         for (j = 0; j < nc; ++j) {
