@@ -480,8 +480,8 @@ static int AOTC_Q(qconv_windows)(const aotc_qconv_params *p, int32_t tile, const
  * the 16 dot products of a quad row take their weights at one pointer. No scratch. */
 #define AOTC_QX86_PAT 40         /* index patterns at most */
 #define AOTC_QX86_KH 16          /* kernel rows at most */
-#define AOTC_QX86_DBUF 32768     /* bytes of blocks kept (x86_dense_get) */
-#define AOTC_QX86_WDENSE 65536   /* bytes of re-ordered weights (a pass of output channels) */
+#define AOTC_QX86_DSTACK 98304   /* bytes on the stack for a pass's re-ordered weights and the kept blocks */
+#define AOTC_QX86_DKEEP 8        /* blocks kept at least */
 #define AOTC_QX86_DHEAD 192      /* bytes of a kept block before its index vectors */
 
 /* Per pattern: the kernel rows of A and B and their input channels from the pattern's first. */
@@ -643,18 +643,22 @@ static void AOTC_Q(x86_dense_weights)(const int8_t *AOTC_RESTRICT w, int64_t kp,
     }
 }
 
-/* a[j] += quad row xv times the weight words wq[j], j < 8 */
-#define QX86_WORDS8(a, xv, wq)                                                                             \
+/* a[j] += quad row xv times the weight words wq[j], j < 8, on vectors of V bits (512 or 256) */
+#define QX86_WORDS8(V, a, xv, wq)                                                                          \
     do {                                                                                                   \
-        a[0] = _mm512_dpbusd_epi32(a[0], (xv), _mm512_set1_epi32((wq)[0]));                                \
-        a[1] = _mm512_dpbusd_epi32(a[1], (xv), _mm512_set1_epi32((wq)[1]));                                \
-        a[2] = _mm512_dpbusd_epi32(a[2], (xv), _mm512_set1_epi32((wq)[2]));                                \
-        a[3] = _mm512_dpbusd_epi32(a[3], (xv), _mm512_set1_epi32((wq)[3]));                                \
-        a[4] = _mm512_dpbusd_epi32(a[4], (xv), _mm512_set1_epi32((wq)[4]));                                \
-        a[5] = _mm512_dpbusd_epi32(a[5], (xv), _mm512_set1_epi32((wq)[5]));                                \
-        a[6] = _mm512_dpbusd_epi32(a[6], (xv), _mm512_set1_epi32((wq)[6]));                                \
-        a[7] = _mm512_dpbusd_epi32(a[7], (xv), _mm512_set1_epi32((wq)[7]));                                \
+        a[0] = _mm##V##_dpbusd_epi32(a[0], (xv), _mm##V##_set1_epi32((wq)[0]));                            \
+        a[1] = _mm##V##_dpbusd_epi32(a[1], (xv), _mm##V##_set1_epi32((wq)[1]));                            \
+        a[2] = _mm##V##_dpbusd_epi32(a[2], (xv), _mm##V##_set1_epi32((wq)[2]));                            \
+        a[3] = _mm##V##_dpbusd_epi32(a[3], (xv), _mm##V##_set1_epi32((wq)[3]));                            \
+        a[4] = _mm##V##_dpbusd_epi32(a[4], (xv), _mm##V##_set1_epi32((wq)[4]));                            \
+        a[5] = _mm##V##_dpbusd_epi32(a[5], (xv), _mm##V##_set1_epi32((wq)[5]));                            \
+        a[6] = _mm##V##_dpbusd_epi32(a[6], (xv), _mm##V##_set1_epi32((wq)[6]));                            \
+        a[7] = _mm##V##_dpbusd_epi32(a[7], (xv), _mm##V##_set1_epi32((wq)[7]));                            \
     } while (0)
+#define QX86_CUT512(v) (v)
+#define QX86_CUT256(v) _mm512_castsi512_si256(v)
+#define QX86_WIDEN512(v) (v)
+#define QX86_WIDEN256(v) _mm512_inserti64x4(_mm512_setzero_si512(), (v), 0)
 
 /* One quad row: A's and B's windows picked by the pattern's indices, the padding's bytes replaced by
  * the zero point where the block has padding (keep: 0 there; vpternlogd's select). */
@@ -665,47 +669,52 @@ static void AOTC_Q(x86_dense_weights)(const int8_t *AOTC_RESTRICT w, int64_t kp,
     (pad ? _mm512_ternarylogic_epi32((v), zfill, _mm512_load_si512((const void *)(keep + 64 * (pp))), 0xE4) : (v))
 
 /* The sums of one block over the kq quads for N (16 or 8) output channels (weights wq: kq rows of N
- * words), and in *sums the patch sums (the quads against bytes of 1) when wsum. Quads before qfast
- * read no channel past the group's last but one, so their windows are loaded whole (64 bytes inside
- * the group's planes; masked loads cost more); quads from qsafe on have no row B (past the group's
- * last channel). iv: the block's index vectors, then its keep vectors. */
-#define QX86_DENSE_DOT(NAME, N)                                                                            \
+ * words) on vectors of V bits (256: a block of at most 8 lanes, at twice vpdpbusd's rate), and in
+ * *sums the patch sums (the quads against bytes of 1) when wsum. Quads before qfast read no channel
+ * whose 64-byte windows would pass the group's planes, so their windows are loaded whole (masked
+ * loads cost more); quads from qsafe on have no row B (past the group's last channel). iv: the
+ * block's index vectors, then its keep vectors. */
+#define QX86_DENSE_DOT(NAME, N, V)                                                                         \
     static inline void NAME(const QT *AOTC_RESTRICT xg, int64_t step, const AOTC_Q(x86_dseg) *seg,          \
                             const uint8_t *iv, int pad, int32_t npat, int32_t kq, int32_t qfast,           \
                             int32_t qsafe, const int32_t *AOTC_RESTRICT wq, __m512i zfill, int wsum,       \
                             __m512i *acc, __m512i *sums) {                                                 \
-        const __m512i flip = _mm512_set1_epi8((char)AOTC_QOFFSET), ones = _mm512_set1_epi8(1);             \
+        const __m512i flip = _mm512_set1_epi8((char)AOTC_QOFFSET);                                         \
+        const __m##V##i ones = _mm##V##_set1_epi8(1);                                                      \
         const uint8_t *keep = iv + 64 * (int64_t)npat;                                                     \
         const QT *xs = xg;                                                                                 \
-        __m512i a[16], s = _mm512_setzero_si512();                                                         \
+        __m##V##i a[16], s = _mm##V##_setzero_si##V();                                                     \
         int32_t j, q = 0, pp = 0;                                                                          \
-        for (j = 0; j < N; ++j) a[j] = _mm512_setzero_si512();                                             \
+        for (j = 0; j < N; ++j) a[j] = _mm##V##_setzero_si##V();                                           \
         for (; q < qfast; ++q, wq += N) {                                                                  \
-            const __m512i xv = QX86_DENSE_QUAD(_mm512_loadu_si512((const void *)(xs + seg[pp].offa)),       \
-                                               _mm512_loadu_si512((const void *)(xs + seg[pp].offb)), pp);  \
-            QX86_WORDS8(a, xv, wq);                                                                        \
-            if (N > 8) QX86_WORDS8((a + 8), xv, (wq + 8));                                                 \
-            if (wsum) s = _mm512_dpbusd_epi32(s, xv, ones);                                                \
+            const __m##V##i xv = QX86_CUT##V(QX86_DENSE_QUAD(                                              \
+                _mm512_loadu_si512((const void *)(xs + seg[pp].offa)),                                     \
+                _mm512_loadu_si512((const void *)(xs + seg[pp].offb)), pp));                               \
+            QX86_WORDS8(V, a, xv, wq);                                                                     \
+            if (N > 8) QX86_WORDS8(V, (a + 8), xv, (wq + 8));                                              \
+            if (wsum) s = _mm##V##_dpbusd_epi32(s, xv, ones);                                              \
             if (++pp == npat) pp = 0, xs += step;                                                          \
         }                                                                                                  \
         for (; q < kq; ++q, wq += N) { /* masked to the windows; B past the channels: the zero point */    \
-            const __m512i xv = QX86_DENSE_QUAD(                                                            \
+            const __m##V##i xv = QX86_CUT##V(QX86_DENSE_QUAD(                                              \
                 _mm512_mask_loadu_epi8(zfill, seg[pp].ma, (const void *)(xs + seg[pp].offa)),              \
-                q < qsafe ? _mm512_mask_loadu_epi8(zfill, seg[pp].mb, (const void *)(xs + seg[pp].offb)) : zfill, pp); \
-            QX86_WORDS8(a, xv, wq);                                                                        \
-            if (N > 8) QX86_WORDS8((a + 8), xv, (wq + 8));                                                 \
-            if (wsum) s = _mm512_dpbusd_epi32(s, xv, ones);                                                \
+                q < qsafe ? _mm512_mask_loadu_epi8(zfill, seg[pp].mb, (const void *)(xs + seg[pp].offb)) : zfill, pp)); \
+            QX86_WORDS8(V, a, xv, wq);                                                                     \
+            if (N > 8) QX86_WORDS8(V, (a + 8), xv, (wq + 8));                                              \
+            if (wsum) s = _mm##V##_dpbusd_epi32(s, xv, ones);                                              \
             if (++pp == npat) pp = 0, xs += step;                                                          \
         }                                                                                                  \
-        for (j = 0; j < N; ++j) acc[j] = a[j];                                                             \
-        *sums = s;                                                                                         \
+        for (j = 0; j < N; ++j) acc[j] = QX86_WIDEN##V(a[j]);                                              \
+        *sums = QX86_WIDEN##V(s);                                                                          \
     }
-QX86_DENSE_DOT(AOTC_Q(x86_dense_dot16), 16)
-QX86_DENSE_DOT(AOTC_Q(x86_dense_dot8), 8)
+QX86_DENSE_DOT(AOTC_Q(x86_dense_dot16), 16, 512)
+QX86_DENSE_DOT(AOTC_Q(x86_dense_dot8), 8, 512)
+QX86_DENSE_DOT(AOTC_Q(x86_dense_dot16y), 16, 256)
+QX86_DENSE_DOT(AOTC_Q(x86_dense_dot8y), 8, 256)
 
 /* QLinearConv on dense windows (above): 0 (nothing done) where the kernel does not suit them (k_w < 3,
  * more than 64 taps a channel or 40 patterns, a window over 62 bytes for one lane, more than
- * AOTC_QX86_WDENSE bytes for 8 channels' weights). */
+ * AOTC_QX86_DSTACK bytes for 8 channels' weights and AOTC_QX86_DKEEP blocks). */
 static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
                                QT *AOTC_RESTRICT y) {
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k_h = p->k_h, k_w = p->k_w, taps = k_h * k_w;
@@ -718,19 +727,23 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRI
     const int32_t qfast = qfast0 < qsafe ? qfast0 : qsafe;
     const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
     const int64_t kp = 4 * (int64_t)kq;
-    const int32_t nmax = kq * 64 <= AOTC_QX86_WDENSE ? 16 : 8;
-    const int32_t pass = AOTC_QX86_WDENSE / (kq * 4 * nmax) * nmax; /* output channels a pass */
-    const int32_t stride = AOTC_QX86_DHEAD + npat * 128, count = AOTC_QX86_DBUF / stride;
+    /* the stack buffer: a pass's weights (as many channels as fit beside AOTC_QX86_DKEEP blocks), then
+     * the kept blocks */
+    const int32_t stride = AOTC_QX86_DHEAD + npat * 128, room = AOTC_QX86_DSTACK - AOTC_QX86_DKEEP * stride;
+    const int32_t nmax = kq * 64 <= room ? 16 : 8;
+    const int32_t pass = room / (kq * 4 * nmax) * nmax; /* output channels a pass */
+    const int32_t wbytes = (pass < mg ? pass : (mg + nmax - 1) / nmax * nmax) * kq * 4;
+    const int32_t count = (AOTC_QX86_DSTACK - (wbytes + 63) / 64 * 64) / stride;
     const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
     const __m512i zp = _mm512_set1_epi32(p->y_zero), zfill = _mm512_set1_epi8((char)(QT)p->x_zero);
-    __m512i cache[AOTC_QX86_DBUF / 64];
-    __m512i wbuf[AOTC_QX86_WDENSE / 64];
+    __m512i wbuf[AOTC_QX86_DSTACK / 64];
+    uint8_t *cache = (uint8_t *)wbuf + (wbytes + 63) / 64 * 64;
     AOTC_Q(x86_dpat) pat[AOTC_QX86_PAT];
     AOTC_Q(x86_dseg) seg[AOTC_QX86_PAT];
     uint8_t tap[AOTC_QX86_PAT][4];
     int32_t n, g, c0, c1, oc, pos0, pp, j, e, nc, next = 0;
     if (k_w < 3 || taps > 64 || k_h > AOTC_QX86_KH || npat > AOTC_QX86_PAT || (k_w - 1) * p->dil_w > 62 ||
-        kq * 32 > AOTC_QX86_WDENSE) {
+        kq * 32 > room) {
         return 0;
     }
     for (pp = 0; pp < npat; ++pp) { /* quad pp's taps 4 pp + j of the kernels from its first channel */
@@ -739,7 +752,7 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRI
         pat[pp].ic_b = (ra + 1) / k_h, pat[pp].kh_b = (ra + 1) % k_h;
         for (j = 0; j < 4; ++j) tap[pp][j] = (uint8_t)(((ta + j) % taps) | ((ta + j) / k_w != ra ? 128 : 0));
     }
-    for (e = 0; e < count; ++e) ((AOTC_Q(x86_dblock) *)(void *)((uint8_t *)cache + (int64_t)e * stride))->key = INT32_MIN;
+    for (e = 0; e < count; ++e) ((AOTC_Q(x86_dblock) *)(void *)(cache + (int64_t)e * stride))->key = INT32_MIN;
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
             const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
@@ -754,7 +767,7 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRI
                 for (pos0 = 0; pos0 < plane_out;) {
                     int32_t shift;
                     const AOTC_Q(x86_dblock) *bk = AOTC_Q(x86_dense_get)(p, pos0, plane_out, npat, (const uint8_t (*)[4])tap,
-                                                                         (uint8_t *)cache, stride, count, &next, &shift);
+                                                                         cache, stride, count, &next, &shift);
                     const uint8_t *iv = (const uint8_t *)bk + AOTC_QX86_DHEAD;
                     const __mmask16 lm = AOTC_Q(x86_lanes)(bk->lanes);
                     for (pp = 0; pp < npat; ++pp) {
@@ -769,13 +782,16 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRI
                     for (oc = c0; oc < c1; oc += nc) {
                         __m512i a[16], s;
                         nc = c1 - oc < nmax ? c1 - oc : nmax;
-                        if (nc > 8) {
-                            AOTC_Q(x86_dense_dot16)(xg, (int64_t)ics * plane_in, seg, iv, bk->pad, npat, kq, qfast, qsafe,
-                                                    wp, zfill, p->w_zero_any, a, &s);
+#define QX86_DENSE_CALL(f)                                                                                 \
+    f(xg, (int64_t)ics * plane_in, seg, iv, bk->pad, npat, kq, qfast, qsafe, wp, zfill, p->w_zero_any, a, &s)
+                        if (bk->lanes > 8) {
+                            if (nc > 8) QX86_DENSE_CALL(AOTC_Q(x86_dense_dot16));
+                            else QX86_DENSE_CALL(AOTC_Q(x86_dense_dot8));
                         } else {
-                            AOTC_Q(x86_dense_dot8)(xg, (int64_t)ics * plane_in, seg, iv, bk->pad, npat, kq, qfast, qsafe,
-                                                   wp, zfill, p->w_zero_any, a, &s);
+                            if (nc > 8) QX86_DENSE_CALL(AOTC_Q(x86_dense_dot16y));
+                            else QX86_DENSE_CALL(AOTC_Q(x86_dense_dot8y));
                         }
+#undef QX86_DENSE_CALL
                         wp += (int64_t)kq * (nc > 8 ? 16 : 8);
                         for (j = 0; j < nc; ++j) {
                             const int32_t c = oc + j;
