@@ -630,16 +630,19 @@ static inline void AOTC_Q(x86_transpose16)(__m512i *r) {
  * of every channel in row q (channels past nr: 0). */
 static void AOTC_Q(x86_dense_weights)(const int8_t *AOTC_RESTRICT w, int64_t kp, int32_t nr, int32_t n, int32_t kq,
                                       int32_t *AOTC_RESTRICT out) {
-    const __mmask16 keep = n == 16 ? (__mmask16)0xFFFFu : (__mmask16)0xFFu;
     int32_t q0, j;
     for (q0 = 0; q0 < kq; q0 += 16) {
         const __mmask16 m = AOTC_Q(x86_lanes)(kq - q0);
         __m512i r[16];
-        for (j = 0; j < 16; ++j) {
-            r[j] = j < nr ? _mm512_maskz_loadu_epi32(m, (const void *)(w + j * kp + 4 * (int64_t)q0)) : _mm512_setzero_si512();
+        for (j = 0; j < 16; ++j) { /* (masked loads and stores only at the rows' ends: they cost more) */
+            const void *src = (const void *)(w + j * kp + 4 * (int64_t)q0);
+            r[j] = j >= nr ? _mm512_setzero_si512() : m == 0xFFFFu ? _mm512_loadu_si512(src) : _mm512_maskz_loadu_epi32(m, src);
         }
         AOTC_Q(x86_transpose16)(r);
-        for (j = 0; j < 16 && q0 + j < kq; ++j) _mm512_mask_storeu_epi32((void *)(out + (int64_t)(q0 + j) * n), keep, r[j]);
+        for (j = 0; j < 16 && q0 + j < kq; ++j) {
+            if (n == 16) _mm512_storeu_si512((void *)(out + (int64_t)(q0 + j) * n), r[j]);
+            else _mm256_storeu_si256((__m256i *)(void *)(out + (int64_t)(q0 + j) * n), _mm512_castsi512_si256(r[j]));
+        }
     }
 }
 
@@ -741,6 +744,8 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRI
     AOTC_Q(x86_dpat) pat[AOTC_QX86_PAT];
     AOTC_Q(x86_dseg) seg[AOTC_QX86_PAT];
     uint8_t tap[AOTC_QX86_PAT][4];
+    const int8_t *pf, *pf_end;
+    int64_t pf_step;
     int32_t n, g, c0, c1, oc, pos0, pp, j, e, nc, next = 0;
     if (k_w < 3 || taps > 64 || k_h > AOTC_QX86_KH || npat > AOTC_QX86_PAT || (k_w - 1) * p->dil_w > 62 ||
         kq * 32 > room) {
@@ -764,8 +769,15 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRI
                     nc = c1 - oc < nmax ? c1 - oc : nmax;
                     AOTC_Q(x86_dense_weights)(w + oc * kp, kp, nc, nc > 8 ? 16 : 8, kq, wp);
                 }
+                /* the next pass's weight rows (contiguous) are prefetched into L2 a slice per block, so
+                 * that their re-ordering does not wait on memory */
+                pf = w + (int64_t)c1 * kp;
+                pf_end = w + (int64_t)((g + 1) * mg - c1 < pass ? (g + 1) * mg : c1 + pass) * kp;
+                pf_step = ((pf_end - pf) / ((plane_out + 15) / 16) + 63) / 64 * 64;
                 for (pos0 = 0; pos0 < plane_out;) {
                     int32_t shift;
+                    for (j = 0; j < pf_step && pf < pf_end; j += 64, pf += 64) _mm_prefetch((const char *)pf, _MM_HINT_T1);
+                    {
                     const AOTC_Q(x86_dblock) *bk = AOTC_Q(x86_dense_get)(p, pos0, plane_out, npat, (const uint8_t (*)[4])tap,
                                                                          cache, stride, count, &next, &shift);
                     const uint8_t *iv = (const uint8_t *)bk + AOTC_QX86_DHEAD;
@@ -802,6 +814,7 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRI
                         }
                     }
                     pos0 += bk->lanes;
+                    }
                 }
             }
         }
