@@ -105,9 +105,9 @@ def _q(x: str, name: str, dtype: str, scale: float, zero: int) -> tuple[list, di
 
 def _conv_case(case_id: str, dtype: str, per_channel: bool, act: str | None, group: int = 1, opset: int = 13,
                w_zero: int = 0, stride: int = 1, kernel: int = 3, hw: tuple[int, int] = (9, 10),
-               dilation: int = 1) -> Case:
+               dilation: int = 1, cout: int | None = None) -> Case:
     rng = np.random.default_rng(1)
-    cin, cout = 8, 8 if group > 1 else 6
+    cin, cout = 8, cout or (8 if group > 1 else 6)
     pad = (kernel - 1) * dilation // 2
     nodes, inits = _q("x", "xd", dtype, 0.03, 3 if dtype == "int8" else 120)
     w = rng.integers(-100, 100, (cout, cin // group, kernel, kernel)).astype(np.int8)
@@ -206,6 +206,11 @@ OP_CASES = [
     _conv_case("conv_depthwise_stride2_wide", "int8", True, None, group=8, stride=2, hw=(6, 40)),
     _conv_case("conv_depthwise_k5_narrow", "uint8", True, "relu", group=8, kernel=5, hw=(25, 5)),
     _conv_case("conv_depthwise_dilated", "int8", False, None, group=8, dilation=2),
+    # the dense windows (quant_x86.h): 16 and 8 output channels a register block, a plane smaller than
+    # a window (its last channels' windows loaded masked) with a block of 4 lanes (256-bit vectors),
+    # 5 x 5 taps with weight zero points (the patch sums)
+    _conv_case("conv_dense_small_plane", "int8", True, "relu", hw=(6, 6), cout=27),
+    _conv_case("conv_dense_k5_uint8", "uint8", False, None, kernel=5, w_zero=4, cout=20),
     # with no scratch to spare (aotc's default arena): the smallest patch blocks
     replace(_conv_case("conv_tight_int8", "int8", True, "relu"), scratch_floor=0),
     replace(_conv_case("conv_depthwise_tight", "uint8", False, None, group=8, stride=2), scratch_floor=0),
