@@ -142,11 +142,12 @@ def _binary_case(op: str, dtype: str, shapes: tuple = ((1, 4, 5, 6), (1, 4, 1, 6
     return _qdq_case(f"{op.lower()}_{dtype}{tag}", nodes, {"a": shapes[0], "b": shapes[1]}, {**ia, **ib, **iy}, ["yd"])
 
 
-def _unary_case(op: str, dtype: str = "int8", attrs: dict | None = None, opset: int = 13) -> Case:
+def _unary_case(op: str, dtype: str = "int8", attrs: dict | None = None, opset: int = 13,
+                shape: tuple[int, ...] = (1, 3, 8, 8)) -> Case:
     nx, ix = _q("x", "xd", dtype, 0.05, 0 if dtype == "int8" else 128)
     ny, iy = _q("y", "yd", dtype, 0.01, -20 if dtype == "int8" else 100)
     nodes = nx + [helper.make_node(op, ["xd"], ["y"], **(attrs or {}))] + ny
-    return _qdq_case(f"{op.lower()}_{dtype}", nodes, {"x": (1, 3, 8, 8)}, {**ix, **iy}, ["yd"], opset)
+    return _qdq_case(f"{op.lower()}_{dtype}", nodes, {"x": shape}, {**ix, **iy}, ["yd"], opset)
 
 
 def _gemm_case(op: str, dtype: str, per_channel: bool) -> Case:
@@ -225,6 +226,9 @@ OP_CASES = [
     replace(_unary_case("MaxPool", "uint8", attrs={"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
             id="maxpool_ceil_uint8"),
     replace(_unary_case("MaxPool", attrs={"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}), id="maxpool_pads_int8"),
+    # rows past 16 bytes (on hosts with SIMD, 16 at a time, the last 16 overlapping)
+    replace(_unary_case("MaxPool", "uint8", attrs={"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}, shape=(1, 2, 5, 28)),
+            id="maxpool_rows_uint8"),
     _unary_case("AveragePool", attrs={"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}),
     *[_gemm_case(op, d, pc) for op in ("MatMul", "Gemm") for d in ("int8", "uint8") for pc in (True, False)],
     _concat_case(True), _concat_case(False), _resize_case("int8"), _resize_case("uint8"),
