@@ -226,9 +226,9 @@ OP_CASES = [
     replace(_unary_case("MaxPool", "uint8", attrs={"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
             id="maxpool_ceil_uint8"),
     replace(_unary_case("MaxPool", attrs={"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}), id="maxpool_pads_int8"),
-    # rows past 16 bytes (on hosts with SIMD, 16 at a time, the last 16 overlapping)
-    replace(_unary_case("MaxPool", "uint8", attrs={"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}, shape=(1, 2, 5, 28)),
-            id="maxpool_rows_uint8"),
+    # rows past 16 bytes (with SSE2, 16 at a time in registers, the last 16 overlapping)
+    *[replace(_unary_case("MaxPool", d, attrs={"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}, shape=(1, 2, 5, 28)),
+              id=f"maxpool_rows_{d}") for d in ("int8", "uint8")],
     _unary_case("AveragePool", attrs={"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}),
     *[_gemm_case(op, d, pc) for op in ("MatMul", "Gemm") for d in ("int8", "uint8") for pc in (True, False)],
     _concat_case(True), _concat_case(False), _resize_case("int8"), _resize_case("uint8"),
