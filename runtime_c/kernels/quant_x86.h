@@ -4,9 +4,11 @@
  *   - depthwise: qconv_depthwise_flat (with VBMI: 16 output positions of the plane a block, spanning
  *     rows where the plane is narrow), else qconv_depthwise_x86 (16 positions of a row from a ring
  *     of padded rows);
- *   - other convs: qconv_windows (with VBMI: patch quads of 4 taps of one kernel row picked from the
- *     input by vpermt2b), else qconv_patches_vnni (the patch quads of the plain path, gathered and
- *     interleaved by SIMD; pointwise convs read straight from the input planes).
+ *   - other convs: qconv_dense (with VBMI, k_w >= 3: patch quads of 4 consecutive taps in the
+ *     weights' order, from two kernel rows' windows by one vpermt2b; no scratch, a 96 KiB stack
+ *     buffer), else qconv_windows (with VBMI: quads of 4 taps of one kernel row, k_w padded to whole
+ *     quads), else qconv_patches_vnni (the patch quads of the plain path, gathered and interleaved by
+ *     SIMD; pointwise convs read straight from the input planes).
  * Bit-exact with the plain paths (tests/test_quant.py holds them equal): the same integer sums, and
  * the requantisation of aotc_requant 16 lanes at a time (cvtdq2ps rounds as (float), max / min clamp
  * as the two tests, cvtps2dq rounds half to even as aotc_round_even in the default rounding mode).
