@@ -105,9 +105,9 @@ def _q(x: str, name: str, dtype: str, scale: float, zero: int) -> tuple[list, di
 
 def _conv_case(case_id: str, dtype: str, per_channel: bool, act: str | None, group: int = 1, opset: int = 13,
                w_zero: int = 0, stride: int = 1, kernel: int = 3, hw: tuple[int, int] = (9, 10),
-               dilation: int = 1) -> Case:
+               dilation: int = 1, cout: int | None = None) -> Case:
     rng = np.random.default_rng(1)
-    cin, cout = 8, 8 if group > 1 else 6
+    cin, cout = 8, cout or (8 if group > 1 else 6)
     pad = (kernel - 1) * dilation // 2
     nodes, inits = _q("x", "xd", dtype, 0.03, 3 if dtype == "int8" else 120)
     w = rng.integers(-100, 100, (cout, cin // group, kernel, kernel)).astype(np.int8)
@@ -142,11 +142,12 @@ def _binary_case(op: str, dtype: str, shapes: tuple = ((1, 4, 5, 6), (1, 4, 1, 6
     return _qdq_case(f"{op.lower()}_{dtype}{tag}", nodes, {"a": shapes[0], "b": shapes[1]}, {**ia, **ib, **iy}, ["yd"])
 
 
-def _unary_case(op: str, dtype: str = "int8", attrs: dict | None = None, opset: int = 13) -> Case:
+def _unary_case(op: str, dtype: str = "int8", attrs: dict | None = None, opset: int = 13,
+                shape: tuple[int, ...] = (1, 3, 8, 8)) -> Case:
     nx, ix = _q("x", "xd", dtype, 0.05, 0 if dtype == "int8" else 128)
     ny, iy = _q("y", "yd", dtype, 0.01, -20 if dtype == "int8" else 100)
     nodes = nx + [helper.make_node(op, ["xd"], ["y"], **(attrs or {}))] + ny
-    return _qdq_case(f"{op.lower()}_{dtype}", nodes, {"x": (1, 3, 8, 8)}, {**ix, **iy}, ["yd"], opset)
+    return _qdq_case(f"{op.lower()}_{dtype}", nodes, {"x": shape}, {**ix, **iy}, ["yd"], opset)
 
 
 def _gemm_case(op: str, dtype: str, per_channel: bool) -> Case:
@@ -206,6 +207,11 @@ OP_CASES = [
     _conv_case("conv_depthwise_stride2_wide", "int8", True, None, group=8, stride=2, hw=(6, 40)),
     _conv_case("conv_depthwise_k5_narrow", "uint8", True, "relu", group=8, kernel=5, hw=(25, 5)),
     _conv_case("conv_depthwise_dilated", "int8", False, None, group=8, dilation=2),
+    # the dense windows (quant_x86.h): 16 and 8 output channels a register block, a plane smaller than
+    # a window (its last channels' windows loaded masked) with a block of 4 lanes (256-bit vectors),
+    # 5 x 5 taps with weight zero points (the patch sums)
+    _conv_case("conv_dense_small_plane", "int8", True, "relu", hw=(6, 6), cout=27),
+    _conv_case("conv_dense_k5_uint8", "uint8", False, None, kernel=5, w_zero=4, cout=20),
     # with no scratch to spare (aotc's default arena): the smallest patch blocks
     replace(_conv_case("conv_tight_int8", "int8", True, "relu"), scratch_floor=0),
     replace(_conv_case("conv_depthwise_tight", "uint8", False, None, group=8, stride=2), scratch_floor=0),
@@ -220,6 +226,9 @@ OP_CASES = [
     replace(_unary_case("MaxPool", "uint8", attrs={"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}),
             id="maxpool_ceil_uint8"),
     replace(_unary_case("MaxPool", attrs={"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}), id="maxpool_pads_int8"),
+    # rows past 16 bytes (with SSE2, 16 at a time in registers, the last 16 overlapping)
+    *[replace(_unary_case("MaxPool", d, attrs={"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}, shape=(1, 2, 5, 28)),
+              id=f"maxpool_rows_{d}") for d in ("int8", "uint8")],
     _unary_case("AveragePool", attrs={"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}),
     *[_gemm_case(op, d, pc) for op in ("MatMul", "Gemm") for d in ("int8", "uint8") for pc in (True, False)],
     _concat_case(True), _concat_case(False), _resize_case("int8"), _resize_case("uint8"),

@@ -438,6 +438,7 @@ void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *A
                            const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch) {
 #if AOTC_QUANT_VNNI
 #if defined(__AVX512VBMI__)
+    if (AOTC_Q(qconv_dense)(p, x, w, y)) return;
     if (AOTC_Q(qconv_windows)(p, tile, x, w, y, scratch)) return;
 #endif
     AOTC_Q(qconv_patches_vnni)(p, tile, x, w, y, scratch);

@@ -4,9 +4,11 @@
  *   - depthwise: qconv_depthwise_flat (with VBMI: 16 output positions of the plane a block, spanning
  *     rows where the plane is narrow), else qconv_depthwise_x86 (16 positions of a row from a ring
  *     of padded rows);
- *   - other convs: qconv_windows (with VBMI: patch quads of 4 taps of one kernel row picked from the
- *     input by vpermt2b), else qconv_patches_vnni (the patch quads of the plain path, gathered and
- *     interleaved by SIMD; pointwise convs read straight from the input planes).
+ *   - other convs: qconv_dense (with VBMI, k_w >= 3: patch quads of 4 consecutive taps in the
+ *     weights' order, from two kernel rows' windows by one vpermt2b; no scratch, a 96 KiB stack
+ *     buffer), else qconv_windows (with VBMI: quads of 4 taps of one kernel row, k_w padded to whole
+ *     quads), else qconv_patches_vnni (the patch quads of the plain path, gathered and interleaved by
+ *     SIMD; pointwise convs read straight from the input planes).
  * Bit-exact with the plain paths (tests/test_quant.py holds them equal): the same integer sums, and
  * the requantisation of aotc_requant 16 lanes at a time (cvtdq2ps rounds as (float), max / min clamp
  * as the two tests, cvtps2dq rounds half to even as aotc_round_even in the default rounding mode).
@@ -456,6 +458,364 @@ static int AOTC_Q(qconv_windows)(const aotc_qconv_params *p, int32_t tile, const
                                                      AOTC_Q(x86_requant16)(v, _mm512_set1_ps(p->scale[c]), lo, hi, zp));
                             }
                         }
+                    }
+                }
+            }
+        }
+    }
+    return 1;
+}
+
+/* --- dense windows: the patch's taps in their stored order ------------------------------------
+ * qconv_windows pads each kernel row to whole groups of 4 taps (a 3 x 3 kernel: 3 taps of 4, a
+ * quarter of the dot products spent on the zero point). Here a patch quad is 4 consecutive taps of
+ * the weights' own (input channel, kernel row, column) order, so the kp bytes of a weight row are its
+ * quads (nothing wasted but the last quad's tail). With k_w >= 3 a quad spans at most two kernel rows
+ * (A and the next one, B, which may be the next input channel's first): one vpermt2b of A's and B's
+ * 64-byte windows makes the quad row of 16 output positions (and where the block has padding, a
+ * vpternlogd puts the zero point in the padding's bytes). The index
+ * vectors repeat with the quad's place in the kernel: P = T / gcd(T, 4) patterns (T = k_h k_w taps a
+ * channel; 9 for 3 x 3, spanning 4 input channels), made once per block of 16 positions and kept
+ * (by column where the block's kernel rows all lie inside the image, else by position) while the
+ * output channels are taken in passes. A register block is 16 (or 8) output channels x 16 positions;
+ * each pass's weights are re-ordered on the stack to quad-major rows of 16 (8) channels' words, so
+ * the 16 dot products of a quad row take their weights at one pointer. No scratch. */
+#define AOTC_QX86_PAT 40         /* index patterns at most */
+#define AOTC_QX86_KH 16          /* kernel rows at most */
+#define AOTC_QX86_DSTACK 98304   /* bytes on the stack for a pass's re-ordered weights and the kept blocks */
+#define AOTC_QX86_DKEEP 8        /* blocks kept at least */
+#define AOTC_QX86_DHEAD 192      /* bytes of a kept block before its index vectors */
+
+/* Per pattern: the kernel rows of A and B and their input channels from the pattern's first. */
+typedef struct {
+    int32_t kh_a, kh_b, ic_a, ic_b;
+} AOTC_Q(x86_dpat);
+
+/* One block of output positions (x86_dense_block): its key in the cache, its lanes, whether some
+ * lane's tap falls on the padding, per kernel row the first byte of its window in a plane (lo) and
+ * the window's span (-1: no lane reads the image there); AOTC_QX86_DHEAD bytes from its start, the
+ * patterns' index vectors, then their keep vectors (0 where a tap is padding: the zero point). */
+typedef struct {
+    int32_t key, lanes, pad, lo[AOTC_QX86_KH], span[AOTC_QX86_KH];
+} AOTC_Q(x86_dblock);
+
+/* A pattern's windows in one block: offsets from the super-period's first plane, and load masks. */
+typedef struct {
+    int64_t offa, offb;
+    __mmask64 ma, mb;
+} AOTC_Q(x86_dseg);
+
+/* The n low bits (0 <= n <= 64) of a byte mask. */
+static inline __mmask64 AOTC_Q(x86_bytes)(int32_t n) {
+    return n >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << n) - 1;
+}
+
+/* The block of output positions from pos0: as many lanes (up to 16) as keep each kernel row's window
+ * within 64 bytes, the windows, and the index and keep vectors iv of the npat patterns (taps
+ * tap[p][j], j < 4: the tap in its channel's kernel, 128 added where it comes from B). */
+static void AOTC_Q(x86_dense_block)(const aotc_qconv_params *p, int32_t pos0, int32_t plane_out, int32_t npat,
+                                    const uint8_t (*tap)[4], AOTC_Q(x86_dblock) *bk, uint8_t *iv) {
+    const int32_t k_h = p->k_h, k_w = p->k_w, in_h = p->in_h, in_w = p->in_w, ow_n = p->out_w;
+    int32_t ohs[16], ows[16], lanes = plane_out - pos0 < 16 ? plane_out - pos0 : 16;
+    int32_t l, kh, kw, oh = pos0 / ow_n, ow = pos0 % ow_n, fits;
+    __m128i v[64]; /* per tap, the lanes' byte offsets into its row's window */
+    __m512i off[64];
+    __mmask16 in[64];
+    for (l = 0; l < 16; ++l) {
+        ohs[l] = oh, ows[l] = ow;
+        if (++ow == ow_n) ow = 0, ++oh;
+    }
+    {
+        const __m512i voh = _mm512_loadu_si512((const void *)ohs), vow = _mm512_loadu_si512((const void *)ows);
+        do {
+            const __mmask16 lm = (__mmask16)((1u << lanes) - 1u);
+            fits = 1;
+            for (kh = 0; kh < k_h; ++kh) {
+                const __m512i ih = _mm512_add_epi32(_mm512_mullo_epi32(voh, _mm512_set1_epi32(p->stride_h)),
+                                                    _mm512_set1_epi32(kh * p->dil_h - p->pad_top));
+                const __mmask16 rm = _mm512_mask_cmpge_epi32_mask(lm, ih, _mm512_setzero_si512()) &
+                                     _mm512_cmplt_epi32_mask(ih, _mm512_set1_epi32(in_h));
+                const __m512i row = _mm512_mullo_epi32(ih, _mm512_set1_epi32(in_w));
+                __m512i lo = _mm512_set1_epi32(INT32_MAX), hi = _mm512_set1_epi32(INT32_MIN);
+                int32_t a, b;
+                for (kw = 0; kw < k_w; ++kw) {
+                    const int32_t t = kh * k_w + kw;
+                    const __m512i iw = _mm512_add_epi32(_mm512_mullo_epi32(vow, _mm512_set1_epi32(p->stride_w)),
+                                                        _mm512_set1_epi32(kw * p->dil_w - p->pad_left));
+                    in[t] = rm & _mm512_cmpge_epi32_mask(iw, _mm512_setzero_si512()) &
+                            _mm512_cmplt_epi32_mask(iw, _mm512_set1_epi32(in_w));
+                    off[t] = _mm512_add_epi32(row, iw);
+                    lo = _mm512_mask_min_epi32(lo, in[t], lo, off[t]);
+                    hi = _mm512_mask_max_epi32(hi, in[t], hi, off[t]);
+                }
+                a = _mm512_reduce_min_epi32(lo), b = _mm512_reduce_max_epi32(hi);
+                bk->lo[kh] = b == INT32_MIN ? 0 : a;
+                bk->span[kh] = b == INT32_MIN ? -1 : b - a;
+                fits &= b == INT32_MIN || b - a <= 63;
+            }
+            if (!fits) lanes = pos0 % ow_n + lanes > ow_n ? ow_n - pos0 % ow_n : lanes / 2; /* to the row's end, else half */
+        } while (!fits);
+    }
+    bk->lanes = lanes;
+    bk->pad = 0;
+    for (kh = 0; kh < k_h; ++kh) {
+        const __m512i lo = _mm512_set1_epi32(bk->lo[kh]), pad = _mm512_set1_epi32(63);
+        for (kw = 0; kw < k_w; ++kw) {
+            const int32_t t = kh * k_w + kw;
+            v[t] = _mm512_cvtepi32_epi8(_mm512_mask_sub_epi32(pad, in[t], off[t], lo));
+            in[t] |= (__mmask16)~((1u << lanes) - 1u); /* lanes past the block: kept (never stored) */
+            bk->pad |= in[t] != 0xFFFFu;
+        }
+    }
+    for (l = 0; l < npat; ++l) {
+        const __m128i b64 = _mm_set1_epi8(64);
+        __m128i r[4], k[4];
+        int32_t j;
+        for (j = 0; j < 4; ++j) {
+            r[j] = tap[l][j] & 128 ? _mm_add_epi8(v[tap[l][j] & 127], b64) : v[tap[l][j] & 127];
+            k[j] = _mm_movm_epi8(in[tap[l][j] & 127]);
+        }
+        AOTC_Q(x86_interleave4)(r[0], r[1], r[2], r[3], iv + (int64_t)l * 64);
+        AOTC_Q(x86_interleave4)(k[0], k[1], k[2], k[3], iv + (int64_t)(npat + l) * 64);
+    }
+}
+
+/* The block from pos0, kept in the cache (entries of `stride` bytes, `count` of them; the slot after
+ * them is for a block made again, on a full cache's turn): by column where its kernel rows all lie
+ * inside the image (a block at the same column some rows on reads as it did, from shift bytes on),
+ * else by position. */
+static const AOTC_Q(x86_dblock) *AOTC_Q(x86_dense_get)(const aotc_qconv_params *p, int32_t pos0, int32_t plane_out,
+                                                      int32_t npat, const uint8_t (*tap)[4], uint8_t *cache,
+                                                      int32_t stride, int32_t count, int32_t *next, int32_t *shift) {
+    const int32_t ow_n = p->out_w, oh_first = pos0 / ow_n, oh_last = (pos0 + 15) / ow_n;
+    const int interior = pos0 + 16 <= plane_out && oh_first * p->stride_h - p->pad_top >= 0 &&
+                         oh_last * p->stride_h - p->pad_top + (p->k_h - 1) * p->dil_h < p->in_h;
+    const int32_t key = interior ? pos0 % ow_n : -1 - pos0;
+    AOTC_Q(x86_dblock) *bk;
+    int32_t e, kh;
+    *shift = interior ? oh_first * p->stride_h * p->in_w : 0;
+    for (e = 0; e < count; ++e) {
+        bk = (AOTC_Q(x86_dblock) *)(void *)(cache + (int64_t)e * stride);
+        if (bk->key == key) return bk;
+    }
+    e = *next, *next = (*next + 1) % count;
+    bk = (AOTC_Q(x86_dblock) *)(void *)(cache + (int64_t)e * stride);
+    AOTC_Q(x86_dense_block)(p, pos0, plane_out, npat, tap, bk, (uint8_t *)bk + AOTC_QX86_DHEAD);
+    for (kh = 0; kh < p->k_h; ++kh) bk->lo[kh] -= *shift;
+    bk->key = key;
+    return bk;
+}
+
+/* Rows r[0..16) of 16 words each transposed: r[c] becomes word c of every row. */
+static inline void AOTC_Q(x86_transpose16)(__m512i *r) {
+    __m512i u[16];
+    int32_t g, k;
+    for (g = 0; g < 4; ++g) { /* u[4 g + k]: in each 128-bit lane L, rows 4 g .. 4 g + 3 at word 4 L + k */
+        const __m512i t0 = _mm512_unpacklo_epi32(r[4 * g], r[4 * g + 1]), t1 = _mm512_unpackhi_epi32(r[4 * g], r[4 * g + 1]);
+        const __m512i t2 = _mm512_unpacklo_epi32(r[4 * g + 2], r[4 * g + 3]), t3 = _mm512_unpackhi_epi32(r[4 * g + 2], r[4 * g + 3]);
+        u[4 * g] = _mm512_unpacklo_epi64(t0, t2), u[4 * g + 1] = _mm512_unpackhi_epi64(t0, t2);
+        u[4 * g + 2] = _mm512_unpacklo_epi64(t1, t3), u[4 * g + 3] = _mm512_unpackhi_epi64(t1, t3);
+    }
+    for (k = 0; k < 4; ++k) {
+        const __m512i v01 = _mm512_shuffle_i32x4(u[k], u[4 + k], _MM_SHUFFLE(2, 0, 2, 0));
+        const __m512i w01 = _mm512_shuffle_i32x4(u[k], u[4 + k], _MM_SHUFFLE(3, 1, 3, 1));
+        const __m512i v23 = _mm512_shuffle_i32x4(u[8 + k], u[12 + k], _MM_SHUFFLE(2, 0, 2, 0));
+        const __m512i w23 = _mm512_shuffle_i32x4(u[8 + k], u[12 + k], _MM_SHUFFLE(3, 1, 3, 1));
+        r[k] = _mm512_shuffle_i32x4(v01, v23, _MM_SHUFFLE(2, 0, 2, 0));
+        r[8 + k] = _mm512_shuffle_i32x4(v01, v23, _MM_SHUFFLE(3, 1, 3, 1));
+        r[4 + k] = _mm512_shuffle_i32x4(w01, w23, _MM_SHUFFLE(2, 0, 2, 0));
+        r[12 + k] = _mm512_shuffle_i32x4(w01, w23, _MM_SHUFFLE(3, 1, 3, 1));
+    }
+}
+
+/* Weight rows [0, nr) (nr <= n; kp = 4 kq bytes apart from w) as kq rows of n (16 or 8) words, quad q
+ * of every channel in row q (channels past nr: 0). */
+static void AOTC_Q(x86_dense_weights)(const int8_t *AOTC_RESTRICT w, int64_t kp, int32_t nr, int32_t n, int32_t kq,
+                                      int32_t *AOTC_RESTRICT out) {
+    int32_t q0, j;
+    for (q0 = 0; q0 < kq; q0 += 16) {
+        const __mmask16 m = AOTC_Q(x86_lanes)(kq - q0);
+        __m512i r[16];
+        for (j = 0; j < 16; ++j) { /* (masked loads and stores only at the rows' ends: they cost more) */
+            const void *src = (const void *)(w + j * kp + 4 * (int64_t)q0);
+            r[j] = j >= nr ? _mm512_setzero_si512() : m == 0xFFFFu ? _mm512_loadu_si512(src) : _mm512_maskz_loadu_epi32(m, src);
+        }
+        AOTC_Q(x86_transpose16)(r);
+        for (j = 0; j < 16 && q0 + j < kq; ++j) {
+            if (n == 16) _mm512_storeu_si512((void *)(out + (int64_t)(q0 + j) * n), r[j]);
+            else _mm256_storeu_si256((__m256i *)(void *)(out + (int64_t)(q0 + j) * n), _mm512_castsi512_si256(r[j]));
+        }
+    }
+}
+
+/* a[j] += quad row xv times the weight words wq[j], j < 8, on vectors of V bits (512 or 256) */
+#define QX86_WORDS8(V, a, xv, wq)                                                                          \
+    do {                                                                                                   \
+        a[0] = _mm##V##_dpbusd_epi32(a[0], (xv), _mm##V##_set1_epi32((wq)[0]));                            \
+        a[1] = _mm##V##_dpbusd_epi32(a[1], (xv), _mm##V##_set1_epi32((wq)[1]));                            \
+        a[2] = _mm##V##_dpbusd_epi32(a[2], (xv), _mm##V##_set1_epi32((wq)[2]));                            \
+        a[3] = _mm##V##_dpbusd_epi32(a[3], (xv), _mm##V##_set1_epi32((wq)[3]));                            \
+        a[4] = _mm##V##_dpbusd_epi32(a[4], (xv), _mm##V##_set1_epi32((wq)[4]));                            \
+        a[5] = _mm##V##_dpbusd_epi32(a[5], (xv), _mm##V##_set1_epi32((wq)[5]));                            \
+        a[6] = _mm##V##_dpbusd_epi32(a[6], (xv), _mm##V##_set1_epi32((wq)[6]));                            \
+        a[7] = _mm##V##_dpbusd_epi32(a[7], (xv), _mm##V##_set1_epi32((wq)[7]));                            \
+    } while (0)
+#define QX86_CUT512(v) (v)
+#define QX86_CUT256(v) _mm512_castsi512_si256(v)
+#define QX86_WIDEN512(v) (v)
+#define QX86_WIDEN256(v) _mm512_inserti64x4(_mm512_setzero_si512(), (v), 0)
+
+/* One quad row: A's and B's windows picked by the pattern's indices, the padding's bytes replaced by
+ * the zero point where the block has padding (keep: 0 there; vpternlogd's select). */
+#define QX86_DENSE_QUAD(xa, xb, pp)                                                                        \
+    _mm512_xor_si512(QX86_DENSE_KEEP(_mm512_permutex2var_epi8(                                             \
+                         (xa), _mm512_load_si512((const void *)(iv + 64 * (pp))), (xb)), (pp)), flip)
+#define QX86_DENSE_KEEP(v, pp)                                                                             \
+    (pad ? _mm512_ternarylogic_epi32((v), zfill, _mm512_load_si512((const void *)(keep + 64 * (pp))), 0xE4) : (v))
+
+/* The sums of one block over the kq quads for N (16 or 8) output channels (weights wq: kq rows of N
+ * words) on vectors of V bits (256: a block of at most 8 lanes, at twice vpdpbusd's rate), and in
+ * *sums the patch sums (the quads against bytes of 1) when wsum. Quads before qfast read no channel
+ * whose 64-byte windows would pass the group's planes, so their windows are loaded whole (masked
+ * loads cost more); quads from qsafe on have no row B (past the group's last channel). iv: the
+ * block's index vectors, then its keep vectors. */
+#define QX86_DENSE_DOT(NAME, N, V)                                                                         \
+    static inline void NAME(const QT *AOTC_RESTRICT xg, int64_t step, const AOTC_Q(x86_dseg) *seg,          \
+                            const uint8_t *iv, int pad, int32_t npat, int32_t kq, int32_t qfast,           \
+                            int32_t qsafe, const int32_t *AOTC_RESTRICT wq, __m512i zfill, int wsum,       \
+                            __m512i *acc, __m512i *sums) {                                                 \
+        const __m512i flip = _mm512_set1_epi8((char)AOTC_QOFFSET);                                         \
+        const __m##V##i ones = _mm##V##_set1_epi8(1);                                                      \
+        const uint8_t *keep = iv + 64 * (int64_t)npat;                                                     \
+        const QT *xs = xg;                                                                                 \
+        __m##V##i a[16], s = _mm##V##_setzero_si##V();                                                     \
+        int32_t j, q = 0, pp = 0;                                                                          \
+        for (j = 0; j < N; ++j) a[j] = _mm##V##_setzero_si##V();                                           \
+        for (; q < qfast; ++q, wq += N) {                                                                  \
+            const __m##V##i xv = QX86_CUT##V(QX86_DENSE_QUAD(                                              \
+                _mm512_loadu_si512((const void *)(xs + seg[pp].offa)),                                     \
+                _mm512_loadu_si512((const void *)(xs + seg[pp].offb)), pp));                               \
+            QX86_WORDS8(V, a, xv, wq);                                                                     \
+            if (N > 8) QX86_WORDS8(V, (a + 8), xv, (wq + 8));                                              \
+            if (wsum) s = _mm##V##_dpbusd_epi32(s, xv, ones);                                              \
+            if (++pp == npat) pp = 0, xs += step;                                                          \
+        }                                                                                                  \
+        for (; q < kq; ++q, wq += N) { /* masked to the windows; B past the channels: the zero point */    \
+            const __m##V##i xv = QX86_CUT##V(QX86_DENSE_QUAD(                                              \
+                _mm512_mask_loadu_epi8(zfill, seg[pp].ma, (const void *)(xs + seg[pp].offa)),              \
+                q < qsafe ? _mm512_mask_loadu_epi8(zfill, seg[pp].mb, (const void *)(xs + seg[pp].offb)) : zfill, pp)); \
+            QX86_WORDS8(V, a, xv, wq);                                                                     \
+            if (N > 8) QX86_WORDS8(V, (a + 8), xv, (wq + 8));                                              \
+            if (wsum) s = _mm##V##_dpbusd_epi32(s, xv, ones);                                              \
+            if (++pp == npat) pp = 0, xs += step;                                                          \
+        }                                                                                                  \
+        for (j = 0; j < N; ++j) acc[j] = QX86_WIDEN##V(a[j]);                                              \
+        *sums = QX86_WIDEN##V(s);                                                                          \
+    }
+QX86_DENSE_DOT(AOTC_Q(x86_dense_dot16), 16, 512)
+QX86_DENSE_DOT(AOTC_Q(x86_dense_dot8), 8, 512)
+QX86_DENSE_DOT(AOTC_Q(x86_dense_dot16y), 16, 256)
+QX86_DENSE_DOT(AOTC_Q(x86_dense_dot8y), 8, 256)
+
+/* QLinearConv on dense windows (above): 0 (nothing done) where the kernel does not suit them (k_w < 3,
+ * more than 64 taps a channel or 40 patterns, a window over 62 bytes for one lane, more than
+ * AOTC_QX86_DSTACK bytes for 8 channels' weights and AOTC_QX86_DKEEP blocks). */
+static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
+                               QT *AOTC_RESTRICT y) {
+    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k_h = p->k_h, k_w = p->k_w, taps = k_h * k_w;
+    const int32_t kq = (cg * taps + 3) / 4, period = taps / (taps % 4 == 0 ? 4 : taps % 2 == 0 ? 2 : 1);
+    const int32_t npat = period < kq ? period : kq, ics = 4 * period / taps;
+    const int32_t qsafe0 = ((cg * k_h - 1) * k_w + 3) / 4, qsafe = qsafe0 < kq ? qsafe0 : kq;
+    /* quads whose rows A and B lie in channels whose 64-byte windows end inside the group's planes */
+    const int32_t dsafe = (63 + p->in_h * p->in_w - 1) / (p->in_h * p->in_w);
+    const int32_t qfast0 = cg > dsafe ? (((cg - dsafe) * k_h - 1) * k_w + 3) / 4 : 0;
+    const int32_t qfast = qfast0 < qsafe ? qfast0 : qsafe;
+    const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
+    const int64_t kp = 4 * (int64_t)kq;
+    /* the stack buffer: a pass's weights (as many channels as fit beside AOTC_QX86_DKEEP blocks), then
+     * the kept blocks */
+    const int32_t stride = AOTC_QX86_DHEAD + npat * 128, room = AOTC_QX86_DSTACK - AOTC_QX86_DKEEP * stride;
+    const int32_t nmax = kq * 64 <= room ? 16 : 8;
+    const int32_t pass = room / (kq * 4 * nmax) * nmax; /* output channels a pass */
+    const int32_t wbytes = (pass < mg ? pass : (mg + nmax - 1) / nmax * nmax) * kq * 4;
+    const int32_t count = (AOTC_QX86_DSTACK - (wbytes + 63) / 64 * 64) / stride;
+    const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
+    const __m512i zp = _mm512_set1_epi32(p->y_zero), zfill = _mm512_set1_epi8((char)(QT)p->x_zero);
+    __m512i wbuf[AOTC_QX86_DSTACK / 64];
+    uint8_t *cache = (uint8_t *)wbuf + (wbytes + 63) / 64 * 64;
+    AOTC_Q(x86_dpat) pat[AOTC_QX86_PAT];
+    AOTC_Q(x86_dseg) seg[AOTC_QX86_PAT];
+    uint8_t tap[AOTC_QX86_PAT][4];
+    const int8_t *pf, *pf_end;
+    int64_t pf_step;
+    int32_t n, g, c0, c1, oc, pos0, pp, j, e, nc, next = 0;
+    if (k_w < 3 || taps > 64 || k_h > AOTC_QX86_KH || npat > AOTC_QX86_PAT || (k_w - 1) * p->dil_w > 62 ||
+        kq * 32 > room) {
+        return 0;
+    }
+    for (pp = 0; pp < npat; ++pp) { /* quad pp's taps 4 pp + j of the kernels from its first channel */
+        const int32_t ta = 4 * pp, ra = ta / k_w; /* A: the row (channel, kernel row) of its first tap */
+        pat[pp].ic_a = ta / taps, pat[pp].kh_a = ra % k_h;
+        pat[pp].ic_b = (ra + 1) / k_h, pat[pp].kh_b = (ra + 1) % k_h;
+        for (j = 0; j < 4; ++j) tap[pp][j] = (uint8_t)(((ta + j) % taps) | ((ta + j) / k_w != ra ? 128 : 0));
+    }
+    for (e = 0; e < count; ++e) ((AOTC_Q(x86_dblock) *)(void *)(cache + (int64_t)e * stride))->key = INT32_MIN;
+    for (n = 0; n < p->batch; ++n) {
+        for (g = 0; g < p->group; ++g) {
+            const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
+            QT *yn = y + (int64_t)n * p->out_c * plane_out;
+            for (c0 = g * mg; c0 < (g + 1) * mg; c0 = c1) {
+                int32_t *wp = (int32_t *)(void *)wbuf;
+                c1 = (g + 1) * mg - c0 < pass ? (g + 1) * mg : c0 + pass;
+                for (oc = c0; oc < c1; oc += nc, wp += (int64_t)kq * (nc > 8 ? 16 : 8)) { /* the pass's weights */
+                    nc = c1 - oc < nmax ? c1 - oc : nmax;
+                    AOTC_Q(x86_dense_weights)(w + oc * kp, kp, nc, nc > 8 ? 16 : 8, kq, wp);
+                }
+                /* the next pass's weight rows (contiguous) are prefetched into L2 a slice per block, so
+                 * that their re-ordering does not wait on memory */
+                pf = w + (int64_t)c1 * kp;
+                pf_end = w + (int64_t)((g + 1) * mg - c1 < pass ? (g + 1) * mg : c1 + pass) * kp;
+                pf_step = ((pf_end - pf) / ((plane_out + 15) / 16) + 63) / 64 * 64;
+                for (pos0 = 0; pos0 < plane_out;) {
+                    int32_t shift;
+                    for (j = 0; j < pf_step && pf < pf_end; j += 64, pf += 64) _mm_prefetch((const char *)pf, _MM_HINT_T1);
+                    {
+                    const AOTC_Q(x86_dblock) *bk = AOTC_Q(x86_dense_get)(p, pos0, plane_out, npat, (const uint8_t (*)[4])tap,
+                                                                         cache, stride, count, &next, &shift);
+                    const uint8_t *iv = (const uint8_t *)bk + AOTC_QX86_DHEAD;
+                    const __mmask16 lm = AOTC_Q(x86_lanes)(bk->lanes);
+                    for (pp = 0; pp < npat; ++pp) {
+                        const int32_t sa = bk->span[pat[pp].kh_a], sb = bk->span[pat[pp].kh_b];
+                        const int32_t la = bk->lo[pat[pp].kh_a] + shift, lb = bk->lo[pat[pp].kh_b] + shift;
+                        seg[pp].offa = (int64_t)pat[pp].ic_a * plane_in + la;
+                        seg[pp].offb = (int64_t)pat[pp].ic_b * plane_in + lb;
+                        seg[pp].ma = sa < 0 ? 0 : AOTC_Q(x86_bytes)(sa + 1 < plane_in - la ? sa + 1 : plane_in - la);
+                        seg[pp].mb = sb < 0 ? 0 : AOTC_Q(x86_bytes)(sb + 1 < plane_in - lb ? sb + 1 : plane_in - lb);
+                    }
+                    wp = (int32_t *)(void *)wbuf;
+                    for (oc = c0; oc < c1; oc += nc) {
+                        __m512i a[16], s;
+                        nc = c1 - oc < nmax ? c1 - oc : nmax;
+#define QX86_DENSE_CALL(f)                                                                                 \
+    f(xg, (int64_t)ics * plane_in, seg, iv, bk->pad, npat, kq, qfast, qsafe, wp, zfill, p->w_zero_any, a, &s)
+                        if (bk->lanes > 8) {
+                            if (nc > 8) QX86_DENSE_CALL(AOTC_Q(x86_dense_dot16));
+                            else QX86_DENSE_CALL(AOTC_Q(x86_dense_dot8));
+                        } else {
+                            if (nc > 8) QX86_DENSE_CALL(AOTC_Q(x86_dense_dot16y));
+                            else QX86_DENSE_CALL(AOTC_Q(x86_dense_dot8y));
+                        }
+#undef QX86_DENSE_CALL
+                        wp += (int64_t)kq * (nc > 8 ? 16 : 8);
+                        for (j = 0; j < nc; ++j) {
+                            const int32_t c = oc + j;
+                            __m512i v = _mm512_add_epi32(a[j], _mm512_set1_epi32(p->bias[c]));
+                            if (p->w_zero_any) v = _mm512_sub_epi32(v, _mm512_mullo_epi32(_mm512_set1_epi32(p->w_zero[c]), s));
+                            _mm_mask_storeu_epi8((void *)(yn + (int64_t)c * plane_out + pos0), lm,
+                                                 AOTC_Q(x86_requant16)(v, _mm512_set1_ps(p->scale[c]), lo, hi, zp));
+                        }
+                    }
+                    pos0 += bk->lanes;
                     }
                 }
             }
