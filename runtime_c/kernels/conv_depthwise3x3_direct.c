@@ -1,6 +1,7 @@
 /* Depthwise ONNX Conv, 2-D 3 x 3, stride 1 or 2, pads of 0 or 1, without scratch:
  * aotc_conv_depthwise3x3_direct_f32, every tap read straight from the input in blocks of
  * outputs summed in registers, taps outside the image dropped by masks. */
+#include "conv_dw3_x86.h"
 #include "conv_internal.h"
 
 /* ---- depthwise 3 x 3, stride 1 or 2, pads of 0 or 1: straight from the input, no scratch ---- */
@@ -434,6 +435,7 @@ void aotc_conv_depthwise3x3_direct_f32(const aotc_conv_params *p, const float *x
     dw3_conv c;
     dw3_job J;
     int32_t oy;
+    if (dw3x_s1(p, x, w, bias, res, y)) return; /* small planes at stride 1 on AVX-512 (conv_dw3_x86.h) */
 #if MK_SCALAR_TILES || MK_HELIUM
     if (IH >= 2 && IW >= 3) {
         dw3_scalar(p, x, w, bias, res, y);
