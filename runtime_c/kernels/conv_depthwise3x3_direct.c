@@ -435,7 +435,7 @@ void aotc_conv_depthwise3x3_direct_f32(const aotc_conv_params *p, const float *x
     dw3_conv c;
     dw3_job J;
     int32_t oy;
-    if (dw3x_s1(p, x, w, bias, res, y)) return; /* small planes at stride 1 on AVX-512 (conv_dw3_x86.h) */
+    if (dw3x(p, x, w, bias, res, y)) return; /* small planes at stride 1, short rows at stride 2, on AVX-512 (conv_dw3_x86.h) */
 #if MK_SCALAR_TILES || MK_HELIUM
     if (IH >= 2 && IW >= 3) {
         dw3_scalar(p, x, w, bias, res, y);

@@ -6,12 +6,16 @@
  * Why: on narrow planes (a KWS DS-CNN's 25 x 5, a MobileNet's 12 x 12, 6 x 6, 3 x 3) the portable
  * kernels spend most of their time per plane and per row (their blocks of 8 outputs end in
  * partial blocks, their masks and clamps are set up per run): about 770 instructions per 25 x 5
- * plane. Here a plane is one flat run of HW outputs in vectors of 16, and each tap of a vector is
- * one masked load (zero where the tap falls outside the image, in the row above or below or past
- * a row's end; AVX-512's masked loads do not touch the masked-off lanes, so a plane's first and
- * last vectors may point outside the tensor) and one multiply-add: about 30 instructions per 16
- * outputs. The masks depend on the vector's position in the plane only, so they are made once
- * per call for every plane (at most DW3X_MAX_VECS vectors a plane: HW <= 1024). */
+ * plane. Here a plane is one flat run of HW outputs in vectors of 16. Each tap row is loaded
+ * once per vector (masked: zero in rows outside the image; AVX-512's masked loads do not touch
+ * the masked-off lanes, so a plane's first and last vectors may point outside the tensor), and
+ * its left and right taps are that vector shifted by a lane (valignd, the lane from the vector
+ * before or after, zeroed past a row's ends): 3 loads, 6 shifts and 9 multiply-adds per 16
+ * outputs. The 5 masks of a vector depend on its position in the plane only, so they are made
+ * once per call (at most DW3X_MAX_VECS vectors a plane: HW <= 1024; on larger planes, which
+ * do not stay in L1, the portable kernels were faster: 48 x 48 x 8 took 10.3 us here, 6.9 us
+ * there). Per-node medians on the host (Zen 4): KWS 25 x 5 x 64 3.85 -> 2.67 us, VWW 6 x 6 x 128
+ * 4.7 -> 2.15 us, 3 x 3 x 256 6.3 -> 2.2 us, 12 x 12 x 64 4.5 -> 3.0 us. */
 #ifndef AOTC_CONV_DW3_X86_H
 #define AOTC_CONV_DW3_X86_H
 
@@ -26,10 +30,53 @@ typedef struct {
     const aotc_conv_params *p;
     const float *x, *w, *bias, *res;
     float *y;
-    const uint16_t *m; /* 9 masks per vector of a plane: m[9 v + 3 ky + kx], then the vector's
-                        * own outputs (inside the plane) at m[9 v + 4] (the centre tap) */
+    const uint16_t *m; /* 5 masks per vector of a plane, DW3X_UP .. DW3X_RIGHT */
     int32_t nv;
 } dw3x_job;
+
+/* A vector's masks (lanes = its 16 outputs): the row above inside the image, the output itself
+ * inside the plane, the row below inside; a column to the left, to the right inside the row. */
+enum { DW3X_UP, DW3X_IN, DW3X_DOWN, DW3X_LEFT, DW3X_RIGHT, DW3X_MASKS };
+
+/* One plane's vectors: xc its input plane, yc its output, rc its residual (RES), k its weights,
+ * b its bias. Each tap row's vector of centre taps is loaded once (zero in rows outside the
+ * image): the last one (p), this one (c), the next (n); the left and right taps are c shifted by a
+ * lane, the lane coming from p or n, kept where the column is inside the row (one mask for the
+ * three tap rows: a zero row stays zero). */
+#define DW3X_SHIFT(M, HI, LO, N) \
+    _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(M, _mm512_castps_si512(HI), _mm512_castps_si512(LO), N))
+#define DW3X_PLANE(RES, ACT)                                                                          \
+    {                                                                                                 \
+        __m512 p0 = _mm512_setzero_ps(), p1 = p0, p2 = p0;                                            \
+        __m512 c0 = _mm512_maskz_loadu_ps(m[DW3X_UP], xc - W), c1 = _mm512_maskz_loadu_ps(m[DW3X_IN], xc); \
+        __m512 c2 = _mm512_maskz_loadu_ps(m[DW3X_DOWN], xc + W);                                      \
+        for (v = 0; v < nv; ++v, m += DW3X_MASKS) {                                                   \
+            const float *t = xc + 16 * (ptrdiff_t)v + 16; /* the next vector's centre tap */          \
+            const __mmask16 left = m[DW3X_LEFT], right = m[DW3X_RIGHT], in = m[DW3X_IN];              \
+            const __m512 n0 = _mm512_maskz_loadu_ps(m[DW3X_MASKS + DW3X_UP], t - W);                 \
+            const __m512 n1 = _mm512_maskz_loadu_ps(m[DW3X_MASKS + DW3X_IN], t);                     \
+            const __m512 n2 = _mm512_maskz_loadu_ps(m[DW3X_MASKS + DW3X_DOWN], t + W);               \
+            /* one sum per tap row: short chains of dependent multiply-adds */                        \
+            __m512 s0 = _mm512_fmadd_ps(k0, DW3X_SHIFT(left, c0, p0, 15), b);                         \
+            __m512 s1 = _mm512_mul_ps(k3, DW3X_SHIFT(left, c1, p1, 15));                              \
+            __m512 s2 = _mm512_mul_ps(k6, DW3X_SHIFT(left, c2, p2, 15));                              \
+            s0 = _mm512_fmadd_ps(k1, c0, s0);                                                         \
+            s1 = _mm512_fmadd_ps(k4, c1, s1);                                                         \
+            s2 = _mm512_fmadd_ps(k7, c2, s2);                                                         \
+            s0 = _mm512_fmadd_ps(k2, DW3X_SHIFT(right, n0, c0, 1), s0);                               \
+            s1 = _mm512_fmadd_ps(k5, DW3X_SHIFT(right, n1, c1, 1), s1);                               \
+            s2 = _mm512_fmadd_ps(k8, DW3X_SHIFT(right, n2, c2, 1), s2);                               \
+            s0 = _mm512_add_ps(s0, _mm512_add_ps(s1, s2));                                            \
+            if (RES) s0 = _mm512_add_ps(s0, _mm512_maskz_loadu_ps(in, rc + 16 * (ptrdiff_t)v));       \
+            if ((ACT) == AOTC_ACT_LEAKY) {                                                            \
+                s0 = _mm512_mask_mul_ps(s0, _mm512_cmp_ps_mask(s0, _mm512_setzero_ps(), _CMP_LT_OQ), s0, leak); \
+            } else {                                                                                  \
+                s0 = _mm512_min_ps(_mm512_max_ps(s0, lo), hi);                                        \
+            }                                                                                         \
+            _mm512_mask_storeu_ps(yc + 16 * (ptrdiff_t)v, in, s0);                                    \
+            p0 = c0, p1 = c1, p2 = c2, c0 = n0, c1 = n1, c2 = n2;                                     \
+        }                                                                                             \
+    }
 
 /* Output planes [begin, end) (plane n * out_c + o), for the pool (aotc_threads.h). */
 static void dw3x_planes(void *arg, int32_t begin, int32_t end) {
@@ -52,42 +99,15 @@ static void dw3x_planes(void *arg, int32_t begin, int32_t end) {
         const __m512 k3 = _mm512_set1_ps(k[3]), k4 = _mm512_set1_ps(k[4]), k5 = _mm512_set1_ps(k[5]);
         const __m512 k6 = _mm512_set1_ps(k[6]), k7 = _mm512_set1_ps(k[7]), k8 = _mm512_set1_ps(k[8]);
         const uint16_t *m = J->m;
-        /* each tap row's vectors of centre taps: the last one (p), this one (c), the next (n),
-         * zero outside the image; the left and right taps are c shifted by one lane, the lane
-         * shifted in from p or n (one load per tap row and vector, not three) */
-        __m512 p0 = _mm512_setzero_ps(), p1 = p0, p2 = p0;
-        __m512 c0 = _mm512_maskz_loadu_ps(m[1], xc - W), c1 = _mm512_maskz_loadu_ps(m[4], xc);
-        __m512 c2 = _mm512_maskz_loadu_ps(m[7], xc + W);
-        for (v = 0; v < nv; ++v, m += 9) {
-            const float *t = xc + 16 * (ptrdiff_t)v + 16; /* the next vector's centre tap */
-            const __m512 n0 = _mm512_maskz_loadu_ps(m[10], t - W), n1 = _mm512_maskz_loadu_ps(m[13], t);
-            const __m512 n2 = _mm512_maskz_loadu_ps(m[16], t + W);
-#define DW3X_LEFT(M, C, P) _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(M, _mm512_castps_si512(C), _mm512_castps_si512(P), 15))
-#define DW3X_RIGHT(M, N, C) _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(M, _mm512_castps_si512(N), _mm512_castps_si512(C), 1))
-            /* one sum per tap row: short chains of dependent multiply-adds */
-            __m512 s0 = _mm512_fmadd_ps(k0, DW3X_LEFT(m[0], c0, p0), b);
-            __m512 s1 = _mm512_mul_ps(k3, DW3X_LEFT(m[3], c1, p1));
-            __m512 s2 = _mm512_mul_ps(k6, DW3X_LEFT(m[6], c2, p2));
-            s0 = _mm512_fmadd_ps(k1, c0, s0);
-            s1 = _mm512_fmadd_ps(k4, c1, s1);
-            s2 = _mm512_fmadd_ps(k7, c2, s2);
-            s0 = _mm512_fmadd_ps(k2, DW3X_RIGHT(m[2], n0, c0), s0);
-            s1 = _mm512_fmadd_ps(k5, DW3X_RIGHT(m[5], n1, c1), s1);
-            s2 = _mm512_fmadd_ps(k8, DW3X_RIGHT(m[8], n2, c2), s2);
-#undef DW3X_LEFT
-#undef DW3X_RIGHT
-            p0 = c0, p1 = c1, p2 = c2, c0 = n0, c1 = n1, c2 = n2;
-            s0 = _mm512_add_ps(s0, _mm512_add_ps(s1, s2));
-            if (rc != NULL) s0 = _mm512_add_ps(s0, _mm512_maskz_loadu_ps(m[4], rc + 16 * (ptrdiff_t)v));
-            if (act == AOTC_ACT_LEAKY) {
-                s0 = _mm512_mask_mul_ps(s0, _mm512_cmp_ps_mask(s0, _mm512_setzero_ps(), _CMP_LT_OQ), s0, leak);
-            } else {
-                s0 = _mm512_min_ps(_mm512_max_ps(s0, lo), hi);
-            }
-            _mm512_mask_storeu_ps(yc + 16 * (ptrdiff_t)v, m[4], s0);
+        if (rc == NULL && act != AOTC_ACT_LEAKY) { /* the common case: no residual, a clamp or nothing */
+            DW3X_PLANE(0, AOTC_ACT_CLAMP)
+        } else {
+            DW3X_PLANE(rc != NULL, act)
         }
     }
 }
+#undef DW3X_PLANE
+#undef DW3X_SHIFT
 
 /* The whole conv, where it applies (2-D, 3 x 3, stride 1, no dilation, pads of 1 on every side, one
  * input channel per group, planes of at most 16 DW3X_MAX_VECS outputs): 1, else 0 (nothing done). */
@@ -95,7 +115,7 @@ static int dw3x_s1(const aotc_conv_params *p, const float *x, const float *w, co
                    float *y) {
     const int32_t H = p->in_size[1], W = p->in_size[2];
     const int32_t hw = H * W, nv = (hw + 15) / 16;
-    uint16_t m[9 * DW3X_MAX_VECS + 9];
+    uint16_t m[DW3X_MASKS * (DW3X_MAX_VECS + 1)];
     dw3x_job J;
     int32_t v, l, oy = 0, ox = 0;
     if (p->in_size[0] != 1 || p->kernel[0] != 1 || p->kernel[1] != 3 || p->kernel[2] != 3 || p->strides[1] != 1 ||
@@ -115,17 +135,113 @@ static int dw3x_s1(const aotc_conv_params *p, const float *x, const float *w, co
             right |= ox < W - 1 ? bit : 0u;
             if (++ox == W) ox = 0, ++oy;
         }
-        m[9 * v + 0] = (uint16_t)(up & left), m[9 * v + 1] = (uint16_t)up, m[9 * v + 2] = (uint16_t)(up & right);
-        m[9 * v + 3] = (uint16_t)left, m[9 * v + 4] = (uint16_t)in, m[9 * v + 5] = (uint16_t)right;
-        m[9 * v + 6] = (uint16_t)(down & left), m[9 * v + 7] = (uint16_t)down, m[9 * v + 8] = (uint16_t)(down & right);
+        m[DW3X_MASKS * v + DW3X_UP] = (uint16_t)up, m[DW3X_MASKS * v + DW3X_IN] = (uint16_t)in;
+        m[DW3X_MASKS * v + DW3X_DOWN] = (uint16_t)down, m[DW3X_MASKS * v + DW3X_LEFT] = (uint16_t)left;
+        m[DW3X_MASKS * v + DW3X_RIGHT] = (uint16_t)right;
     }
-    for (l = 0; l < 9; ++l) m[9 * nv + l] = 0; /* past the last vector: nothing (its loads are all masked off) */
+    for (l = 0; l < DW3X_MASKS; ++l) m[DW3X_MASKS * nv + l] = 0; /* past the last vector: nothing (its loads are all masked off) */
     J.p = p, J.x = x, J.w = w, J.bias = bias, J.res = res, J.y = y, J.m = m, J.nv = nv;
     aotc_parallel_for(dw3x_planes, &J, p->batch * p->out_c);
     return 1;
 }
+
+/* Stride 2 (pads of 0 or 1 at the start), output rows of at most 30: row by row, each output row
+ * one or two vectors of 15 outputs (whose taps span 31 columns). A tap row's input for a vector is
+ * loaded once, 32 columns from column 30 j - pl (two masked loads, zero outside the row; j the
+ * vector), and its three taps are
+ * picked out of those 32 by vpermt2ps (columns 2 ox + kx), zeroed where the column is outside:
+ * 2 loads, 3 permutes and 3 multiply-adds per tap row and vector, where the portable kernels split planes by parity or de-interleave through
+ * the stack (VWW's 12 x 12 -> 6 x 6 x 64 and 6 x 6 -> 3 x 3 x 128). */
+static void dw3x_planes_s2(void *arg, int32_t begin, int32_t end) {
+    const dw3x_job *J = (const dw3x_job *)arg;
+    const aotc_conv_params *p = J->p;
+    const int32_t H = p->in_size[1], W = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2];
+    const int32_t pt = p->pads[1], pl = p->pads[2], mult = p->out_c / p->in_c, act = p->act;
+    const ptrdiff_t hw = (ptrdiff_t)H * W, ohw = (ptrdiff_t)OH * OW;
+    const __m512 lo = _mm512_set1_ps(act == AOTC_ACT_CLAMP ? p->act_lo : -INFINITY);
+    const __m512 hi = _mm512_set1_ps(act == AOTC_ACT_CLAMP ? p->act_hi : INFINITY);
+    const __m512 leak = _mm512_set1_ps(p->act_alpha);
+    /* lane l, tap column kx: window column 2 l + kx (column 2 l + kx - pl of the row) */
+    const __m512i i0 = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i i1 = _mm512_add_epi32(i0, _mm512_set1_epi32(1)), i2 = _mm512_add_epi32(i0, _mm512_set1_epi32(2));
+    const int32_t nb = (OW + 14) / 15;
+    int32_t plane, oy, ky, j;
+    for (plane = begin; plane < end; ++plane) {
+        const int32_t n = plane / p->out_c, o = plane % p->out_c;
+        const float *xc = J->x + ((ptrdiff_t)n * p->in_c + o / mult) * hw - pl;
+        const float *k = J->w + (ptrdiff_t)o * 9;
+        const float *rc = J->res != NULL ? J->res + (ptrdiff_t)plane * ohw : NULL;
+        float *yc = J->y + (ptrdiff_t)plane * ohw;
+        const __m512 b = _mm512_set1_ps(J->bias != NULL ? J->bias[o] : 0.0f);
+        const __m512 k0 = _mm512_set1_ps(k[0]), k1 = _mm512_set1_ps(k[1]), k2 = _mm512_set1_ps(k[2]);
+        const __m512 k3 = _mm512_set1_ps(k[3]), k4 = _mm512_set1_ps(k[4]), k5 = _mm512_set1_ps(k[5]);
+        const __m512 k6 = _mm512_set1_ps(k[6]), k7 = _mm512_set1_ps(k[7]), k8 = _mm512_set1_ps(k[8]);
+        for (j = 0; j < nb; ++j) {
+            /* vector j's masks: its window's columns inside the row, its three taps', its outputs */
+            const uint16_t *m = J->m + 6 * j;
+            const __mmask16 wlo = m[0], whi = m[1], e0 = m[2], e1 = m[3], e2 = m[4], out = m[5];
+            for (oy = 0; oy < OH; ++oy) {
+                __m512 s0 = b, s1 = _mm512_setzero_ps(), s2 = s1;
+                for (ky = 0; ky < 3; ++ky) {
+                    const int32_t iy = 2 * oy + ky - pt;
+                    const float *r = xc + (ptrdiff_t)iy * W + 30 * j;
+                    const __m512 w0 = ky == 0 ? k0 : ky == 1 ? k3 : k6, w1 = ky == 0 ? k1 : ky == 1 ? k4 : k7;
+                    const __m512 w2 = ky == 0 ? k2 : ky == 1 ? k5 : k8;
+                    __m512 a, c;
+                    if (iy < 0 || iy >= H) continue; /* a row of padding */
+                    a = _mm512_maskz_loadu_ps(wlo, r), c = _mm512_maskz_loadu_ps(whi, r + 16);
+                    s0 = _mm512_fmadd_ps(w0, _mm512_maskz_permutex2var_ps(e0, a, i0, c), s0);
+                    s1 = _mm512_fmadd_ps(w1, _mm512_maskz_permutex2var_ps(e1, a, i1, c), s1);
+                    s2 = _mm512_fmadd_ps(w2, _mm512_maskz_permutex2var_ps(e2, a, i2, c), s2);
+                }
+                s0 = _mm512_add_ps(s0, _mm512_add_ps(s1, s2));
+                if (rc != NULL) s0 = _mm512_add_ps(s0, _mm512_maskz_loadu_ps(out, rc + (ptrdiff_t)oy * OW + 15 * j));
+                if (act == AOTC_ACT_LEAKY) {
+                    s0 = _mm512_mask_mul_ps(s0, _mm512_cmp_ps_mask(s0, _mm512_setzero_ps(), _CMP_LT_OQ), s0, leak);
+                } else {
+                    s0 = _mm512_min_ps(_mm512_max_ps(s0, lo), hi);
+                }
+                _mm512_mask_storeu_ps(yc + (ptrdiff_t)oy * OW + 15 * j, out, s0);
+            }
+        }
+    }
+}
+
+static int dw3x_s2(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
+                   float *y) {
+    const int32_t W = p->in_size[2], OW = p->out_size[2], pl = p->pads[2];
+    uint16_t m[12] = {0};
+    dw3x_job J;
+    int32_t c, l, kx, j;
+    if (p->in_size[0] != 1 || p->kernel[0] != 1 || p->kernel[1] != 3 || p->kernel[2] != 3 || p->strides[1] != 2 ||
+        p->strides[2] != 2 || p->dilations[1] != 1 || p->dilations[2] != 1 || p->pads[1] > 1 || pl > 1 || OW > 30 ||
+        p->group != p->in_c || p->in_nhwc || (p->act != AOTC_ACT_NONE && p->act != AOTC_ACT_CLAMP && p->act != AOTC_ACT_LEAKY)) {
+        return 0;
+    }
+    for (j = 0; j < 2; ++j) {
+        for (c = 0; c < 32; ++c) { /* window column c of vector j is row column 30 j + c - pl */
+            if (30 * j + c - pl >= 0 && 30 * j + c - pl < W) m[6 * j + c / 16] |= (uint16_t)(1u << (c % 16));
+        }
+        for (l = 0; l < 15 && 15 * j + l < OW; ++l) { /* lane l, output 15 j + l: tap kx reads column 2 (15 j + l) + kx - pl */
+            m[6 * j + 5] |= (uint16_t)(1u << l);
+            for (kx = 0; kx < 3; ++kx) {
+                const int32_t col = 2 * (15 * j + l) + kx - pl;
+                if (col >= 0 && col < W) m[6 * j + 2 + kx] |= (uint16_t)(1u << l);
+            }
+        }
+    }
+    J.p = p, J.x = x, J.w = w, J.bias = bias, J.res = res, J.y = y, J.m = m, J.nv = 0;
+    aotc_parallel_for(dw3x_planes_s2, &J, p->batch * p->out_c);
+    return 1;
+}
+
+/* Stride 1 or 2 where the paths above apply: 1, else 0 (nothing done). */
+static int dw3x(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
+                float *y) {
+    return dw3x_s1(p, x, w, bias, res, y) || dw3x_s2(p, x, w, bias, res, y);
+}
 #else
-#define dw3x_s1(p, x, w, bias, res, y) 0
+#define dw3x(p, x, w, bias, res, y) 0
 #endif
 
 #endif /* AOTC_CONV_DW3_X86_H */

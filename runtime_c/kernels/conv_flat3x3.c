@@ -101,7 +101,7 @@ void aotc_conv3x3_flat_f32(const aotc_conv_params *p, const float *x, const floa
     const float *t[9];
     float k[9];
     int32_t i, nb, g, c, o;
-    if (dw3x_s1(p, x, w, bias, res, y)) return; /* small depthwise planes at stride 1 on AVX-512 (conv_dw3_x86.h) */
+    if (dw3x(p, x, w, bias, res, y)) return; /* depthwise: small planes at stride 1, short rows at stride 2, on AVX-512 (conv_dw3_x86.h) */
     first_column_mask(mask, n, OW);
     /* the margins, and the padding the copies below leave alone, are 0 for every plane */
     /* (the copies fill all but the margins; a margin row they fill, the one past the last output
