@@ -1,7 +1,9 @@
-/* Depthwise 3 x 3 Conv, stride 1, pads of 1 on every side, on small planes with AVX-512F:
- * dw3x_s1, called first by the two kernels that take such convs (aotc_conv_depthwise3x3_direct_f32
- * and aotc_conv3x3_flat_f32), which go on as before where it returns 0. Internal to
- * runtime_c/kernels.
+/* Depthwise 3 x 3 Conv on AVX-512F: stride 1 with pads of 1 on every side on small planes
+ * (dw3x_s1), and stride 2 on output rows of at most 30 (dw3x_s2, below). dw3x is called first by
+ * the two kernels that take such convs (aotc_conv_depthwise3x3_direct_f32 and aotc_conv3x3_flat_f32),
+ * which go on as before where it returns 0: other targets compile exactly the code they did (the
+ * Cortex-M4 and -march=haswell objects are byte-identical), and no kernel choice or scratch size
+ * changes. Internal to runtime_c/kernels.
  *
  * Why: on narrow planes (a KWS DS-CNN's 25 x 5, a MobileNet's 12 x 12, 6 x 6, 3 x 3) the portable
  * kernels spend most of their time per plane and per row (their blocks of 8 outputs end in
