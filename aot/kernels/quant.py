@@ -157,7 +157,39 @@ def _depthwise_scratch(node: Node, graph: Graph) -> int:
     return k_h * (-(-out_w // LANES) * LANES * sw + (k_w - 1) * dw)
 
 
+DW_SPAN, DW_RUN = 1024, 64  # AOTC_QCONV_DW_SPAN, AOTC_QCONV_DW_RUN
+
+
+def _depthwise4_scratch(node: Node, graph: Graph) -> int:
+    """AOTC_QCONV_DW4_SCRATCH: 4 channels' padded span (a word a position) and the sums of whole
+    output rows (at least DW_RUN positions, or the plane), 16 bytes a position; 0 where the kernel
+    keeps its one-channel path (not int8, not 3 x 3 with dilation 1, channels not a multiple of 4,
+    or a span over DW_SPAN words)."""
+    a = node.attrs
+    y = graph.tensors[node.outputs[0]].shape
+    oh, ow = (1, y[-1]) if len(y) == 3 else y[2:]
+    sh, sw = _pair(a["strides"], 1)
+    if (graph.tensors[node.inputs[0]].dtype != "int8" or list(_pair(a["kernel_shape"], 1)) != [3, 3]
+            or _pair(a.get("dilations", [1, 1]), 1) != [1, 1] or y[1] % 4):
+        return 0
+    span = ((oh - 1) * sh + 3) * ((ow - 1) * sw + 3)
+    run = min(oh * ow, max(ow, DW_RUN))
+    return 4 * span + 16 * run if span <= DW_SPAN else 0
+
+
+def _depthwise_dsp(node: Node, graph: Graph, budget: int) -> KernelChoice | None:
+    """The 4-channel path where its scratch fits the memory the step can spare (else the next
+    candidate: one channel at a time, its few padded rows)."""
+    rows, four = _depthwise_scratch(node, graph), _depthwise4_scratch(node, graph)
+    if four == 0 or four > budget:
+        return None
+    return KernelChoice("depthwise", max(rows, four), detail=1)
+
+
 QCONV_KERNELS = (
+    # On the M-profile boards (the DSP extension's SMLAD) 4 channels at a time where the shape allows
+    Candidate("depthwise", _depthwise_dsp,
+              applies=lambda n, g, t: _is_depthwise(n, g) and (t.scalar_tiles or t.helium)),
     Candidate("depthwise", lambda n, g, budget: KernelChoice("depthwise", _depthwise_scratch(n, g)),
               applies=lambda n, g, t: _is_depthwise(n, g)),
     Candidate("patches", _fit_patches),
@@ -206,6 +238,7 @@ def _emit_qconv(ctx: NodeContext) -> None:
         "bias": ctx.const_array("bias", bias.astype(np.int32)),
         "w_zero": ctx.const_array("w_zero", np.ascontiguousarray(w_zero, np.int32)),
         "w_zero_any": str(int(bool(w_zero.any()))),
+        "dw4": str(int(bool(ctx.choice.detail))) if ctx.choice.kernel == "depthwise" else "0",
     }, comment=f"QLinearConv {list(ctx.shape(ctx.inputs[0]))} -> {list(ctx.shape(ctx.outputs[0]))}: kernel "
                f"{a['kernel_shape']}, strides {a['strides']}, pads {a['pads']}, group {a['group']}"
                + ("; bias with the input zero point folded in" if patches else ""))

@@ -169,6 +169,8 @@ typedef struct {
     const int32_t *bias;      /* [out_c] */
     const int32_t *w_zero;    /* [out_c] */
     int32_t w_zero_any;       /* some w_zero is not 0 (aotc_qconv_patches_* then sums each patch) */
+    int32_t dw4;              /* depthwise: the scratch holds AOTC_QCONV_DW4_SCRATCH bytes (cores with the DSP
+                               * extension then sum 4 channels at a time) */
 } aotc_qconv_params;
 
 /* Output channels summed together (the rows of a weight block). */
@@ -193,6 +195,19 @@ void aotc_qconv_patches_u8(const aotc_qconv_params *p, int32_t tile, const uint8
  * rows of AOTC_QCONV_DW_ROW elements (the lanes of the last block read past the row's end). */
 #define AOTC_QCONV_DW_ROW(out_w, k_w, stride_w, dil_w)                                                   \
     (((out_w) + AOTC_QCONV_LANES - 1) / AOTC_QCONV_LANES * AOTC_QCONV_LANES * (stride_w) + ((k_w) - 1) * (dil_w))
+/* The 4-channel depthwise path's scratch (int8 inputs, 3 x 3 taps, dilation 1, channels a multiple of
+ * 4, on cores with the DSP extension): the padded span of 4 interleaved channels (a word a position,
+ * at most AOTC_QCONV_DW_SPAN words) and the sums of up to AOTC_QCONV_DW_RUN positions (at least one
+ * output row), 4 channels each; 0 where the span is larger. aot/kernels/quant.py computes the same. */
+#define AOTC_QCONV_DW_SPAN 1024
+#define AOTC_QCONV_DW_RUN 64
+#define AOTC_QCONV_DW4_SPAN(p) (((p)->out_h - 1) * (p)->stride_h + 3) * (((p)->out_w - 1) * (p)->stride_w + 3)
+#define AOTC_QCONV_DW4_RUNLEN(p)                                                                            \
+    ((p)->out_h * (p)->out_w < ((p)->out_w > AOTC_QCONV_DW_RUN ? (p)->out_w : AOTC_QCONV_DW_RUN)             \
+         ? (p)->out_h * (p)->out_w                                                                          \
+         : ((p)->out_w > AOTC_QCONV_DW_RUN ? (p)->out_w : AOTC_QCONV_DW_RUN))
+#define AOTC_QCONV_DW4_SCRATCH(p)                                                                           \
+    (AOTC_QCONV_DW4_SPAN(p) <= AOTC_QCONV_DW_SPAN ? 4 * AOTC_QCONV_DW4_SPAN(p) + 16 * AOTC_QCONV_DW4_RUNLEN(p) : 0)
 void aotc_qconv_depthwise_i8(const aotc_qconv_params *p, const int8_t *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
                              int8_t *AOTC_RESTRICT y, int8_t *AOTC_RESTRICT scratch);
 void aotc_qconv_depthwise_u8(const aotc_qconv_params *p, const uint8_t *AOTC_RESTRICT x,

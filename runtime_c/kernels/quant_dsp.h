@@ -242,6 +242,64 @@ __attribute__((unused)) static void aotc_dsp_gemv_rows(const uint32_t *xw, int32
     }
 }
 
+/* One tap of 4 channels: input word v, widened weights wt[0] = [c0, c2], wt[1] = [c1, c3]. */
+#define AOTC_DSP_DW_TAP(v, wt)                                                                           \
+    do {                                                                                               \
+        const uint32_t v_ = (v), e_ = (uint32_t)__sxtb16(v_), o_ = aotc_dsp_sxtb16_hi(v_);              \
+        a0 = __smlabb((int32_t)e_, (int32_t)(wt)[0], a0);                                             \
+        a2 = __smlatt((int32_t)e_, (int32_t)(wt)[0], a2);                                             \
+        a1 = __smlabb((int32_t)o_, (int32_t)(wt)[1], a1);                                             \
+        a3 = __smlatt((int32_t)o_, (int32_t)(wt)[1], a3);                                             \
+    } while (0)
+
+/* A depthwise convolution's sums of 4 channels at `count` output positions whose 3 x 3 window lies inside the image:
+ * acc[4i + j] = base[j] + the window's taps at x + i * pstep (x: the first window's top-left
+ * input, channel ch; step: a tap's bytes, row: an input row's). In assembly a tap is one LDR of
+ * the input, one LDRD of the widened weights, 2 SXTB16s and 4 multiply-accumulates (8
+ * instructions for 4 MACs); not inlined, for the 13 registers. The input holds 4 channels' bytes a
+ * position (NHWC, or quant_impl.h's interleaved copy of 4 NCHW planes). */
+__attribute__((noinline, unused)) static void aotc_dsp_dw3x3_run(const int8_t *x, int32_t pstep, int32_t count, int32_t step,
+                                                       int32_t row, const uint32_t *wq, const int32_t *base,
+                                                       int32_t *acc) {
+    int32_t i;
+    for (i = 0; i < count; ++i, x += pstep, acc += 4) {
+        int32_t a0 = base[0], a1 = base[1], a2 = base[2], a3 = base[3];
+#if AOTC_DSP_ASM
+        const int8_t *r = x;
+        const uint32_t *wp = wq;
+        const int32_t step2 = 2 * step;
+        uint32_t v, e, w0, w1;
+#define AOTC_DSP_DW_TAP_ASM(off)                                                                         \
+    "ldr %[v], [%[r]" off "]\n\t"                                                                       \
+    "ldrd %[w0], %[w1], [%[wp]], #8\n\t"                                                                \
+    "sxtb16 %[e], %[v]\n\t"                                                                             \
+    "sxtb16 %[v], %[v], ror #8\n\t"                                                                     \
+    "smlabb %[a0], %[e], %[w0], %[a0]\n\t"                                                              \
+    "smlatt %[a2], %[e], %[w0], %[a2]\n\t"                                                              \
+    "smlabb %[a1], %[v], %[w1], %[a1]\n\t"                                                              \
+    "smlatt %[a3], %[v], %[w1], %[a3]\n\t"
+#define TFL_DSP_DW_ROW_ASM AOTC_DSP_DW_TAP_ASM("") AOTC_DSP_DW_TAP_ASM(", %[s1]") AOTC_DSP_DW_TAP_ASM(", %[s2]")
+        __asm__(TFL_DSP_DW_ROW_ASM "add %[r], %[r], %[row]\n\t" TFL_DSP_DW_ROW_ASM "add %[r], %[r], %[row]\n\t"
+                TFL_DSP_DW_ROW_ASM
+                : [r] "+r"(r), [wp] "+r"(wp), [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3),
+                  [v] "=&r"(v), [e] "=&r"(e), [w0] "=&r"(w0), [w1] "=&r"(w1)
+                : [s1] "r"(step), [s2] "r"(step2), [row] "r"(row)
+                : "memory");
+#undef TFL_DSP_DW_ROW_ASM
+#undef AOTC_DSP_DW_TAP_ASM
+#else
+        int32_t ky;
+        const int8_t *r = x;
+        for (ky = 0; ky < 3; ++ky, r += row) {
+            AOTC_DSP_DW_TAP(aotc_dsp_load32(r), wq + 6 * ky);
+            AOTC_DSP_DW_TAP(aotc_dsp_load32(r + step), wq + 6 * ky + 2);
+            AOTC_DSP_DW_TAP(aotc_dsp_load32(r + 2 * step), wq + 6 * ky + 4);
+        }
+#endif
+        acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+    }
+}
+
 /* Round half to even (the FPU's default rounding mode: one VCVTR where there is a single-precision
  * FPU), saturated to 16 bits (a sum far out of range stays out of range). */
 static inline int32_t aotc_dsp_round16(float f) {

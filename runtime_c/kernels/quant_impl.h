@@ -619,6 +619,100 @@ static int AOTC_Q(qconv_depthwise_dsp)(const aotc_qconv_params *p, const QT *AOT
 }
 #endif
 
+#if AOTC_QUANT_DSP
+/* Sums of n positions' 4 channels (acc[4i + j]) requantised to the planes y0 + j plane_out, each
+ * channel's scale once: aotc_requant's rounding (aotc_dsp_round16), then the zero point and clamp. */
+__attribute__((noinline)) static void AOTC_Q(dw4_store)(const aotc_qconv_params *p, const int32_t *AOTC_RESTRICT acc,
+                                                        int32_t n, int32_t c, QT *AOTC_RESTRICT y0, int32_t plane_out) {
+    const int32_t zp = p->y_zero, lo = (int32_t)p->y_lo + zp, hi = (int32_t)p->y_hi + zp;
+    int32_t j, i;
+    for (j = 0; j < 4; ++j) {
+        const float sc = p->scale[c + j];
+        const int32_t *a = acc + j;
+        QT *yj = y0 + (int64_t)j * plane_out;
+        for (i = 0; i < n; ++i, a += 4) {
+            const int32_t r = aotc_dsp_round16((float)*a * sc) + zp;
+            yj[i] = (QT)(r < lo ? lo : r > hi ? hi : r);
+        }
+    }
+}
+
+/* Depthwise QLinearConv with int8 inputs, 3 x 3 taps, dilation 1 and channels a multiple of 4, where
+ * the plan gave AOTC_QCONV_DW4_SCRATCH (p->dw4): the TFLite route's method on NCHW planes. 4 channels'
+ * padded span is copied interleaved (a word a position: the channels' 4 bytes, the zero point in the
+ * padding), then quant_dsp.h's aotc_dsp_dw3x3_run sums each output row (a tap: one word, 2 SXTB16s and
+ * 4 multiply-accumulates against [c0, c2] / [c1, c3] halves of w - w_zero), started at bias - xz sum
+ * (w - w_zero) (a padding tap reads xz, adding 0 to the sum of (w - wz)(x - xz)); the sums of whole
+ * rows are requantised together, channel by channel. 0 (nothing done) for other shapes. */
+static int AOTC_Q(qconv_depthwise_dsp4)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
+                                        const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, QT *AOTC_RESTRICT scratch) {
+    const int32_t c_n = p->out_c, h = p->in_h, wd = p->in_w, oh_n = p->out_h, ow_n = p->out_w;
+    const int32_t ph = (oh_n - 1) * p->stride_h + 3, pw = (ow_n - 1) * p->stride_w + 3;
+    const int32_t plane_in = h * wd, plane_out = oh_n * ow_n, xz = p->x_zero;
+    const uint32_t zb = (uint32_t)(uint8_t)xz * 0x01010101u;
+    uint32_t wq[18];
+    int32_t n, c, t, j, oy, k;
+    if (QT_MIN >= 0 || !p->dw4 || p->k_h != 3 || p->k_w != 3 || p->dil_h != 1 || p->dil_w != 1 || c_n % 4 != 0 ||
+        ph * pw > AOTC_QCONV_DW_SPAN || ((uintptr_t)scratch & 3) != 0) {
+        return 0;
+    }
+    {
+        uint32_t *pad = (uint32_t *)(void *)scratch;
+        int32_t *acc = (int32_t *)(pad + ph * pw);
+        const int32_t run = AOTC_QCONV_DW4_RUNLEN(p);
+        for (c = 0; c < c_n; c += 4) {
+            int32_t base[4];
+            for (j = 0; j < 4; ++j) {
+                int32_t s = 0;
+                for (t = 0; t < 9; ++t) s += w[(int64_t)(c + j) * 9 + t] - p->w_zero[c + j];
+                base[j] = p->bias[c + j] - xz * s;
+            }
+            for (t = 0; t < 9; ++t) { /* [c0, c2] and [c1, c3] of tap t, as 16-bit halves */
+                const int32_t v0 = w[(int64_t)c * 9 + t] - p->w_zero[c], v1 = w[(int64_t)(c + 1) * 9 + t] - p->w_zero[c + 1];
+                const int32_t v2 = w[(int64_t)(c + 2) * 9 + t] - p->w_zero[c + 2];
+                const int32_t v3 = w[(int64_t)(c + 3) * 9 + t] - p->w_zero[c + 3];
+                wq[2 * t] = (uint32_t)(uint16_t)v0 | (uint32_t)v2 << 16;
+                wq[2 * t + 1] = (uint32_t)(uint16_t)v1 | (uint32_t)v3 << 16;
+            }
+            for (n = 0; n < p->batch; ++n) {
+                const uint8_t *x0 = (const uint8_t *)(x + ((int64_t)n * p->in_c + c) * plane_in);
+                QT *yc = y + ((int64_t)n * c_n + c) * plane_out;
+                for (t = 0; t < ph; ++t) {
+                    const int32_t iy = t - p->pad_top;
+                    uint32_t *row = pad + t * pw;
+                    if (iy < 0 || iy >= h) {
+                        for (j = 0; j < pw; ++j) row[j] = zb;
+                        continue;
+                    }
+                    {
+                        const uint8_t *s0 = x0 + (int64_t)iy * wd, *s1 = s0 + plane_in, *s2 = s1 + plane_in;
+                        const uint8_t *s3 = s2 + plane_in;
+                        for (j = 0; j < pw; ++j) {
+                            const int32_t ix = j - p->pad_left;
+                            row[j] = ix >= 0 && ix < wd ? (uint32_t)s0[ix] | (uint32_t)s1[ix] << 8 |
+                                                              (uint32_t)s2[ix] << 16 | (uint32_t)s3[ix] << 24
+                                                        : zb;
+                        }
+                    }
+                }
+                /* whole rows into the sums, stored when the next would not fit */
+                for (oy = 0, k = 0; oy < oh_n; ++oy) {
+                    if (k + ow_n > run) {
+                        AOTC_Q(dw4_store)(p, acc, k, c, yc + (int64_t)oy * ow_n - k, plane_out);
+                        k = 0;
+                    }
+                    aotc_dsp_dw3x3_run((const int8_t *)(pad + oy * p->stride_h * pw), 4 * p->stride_w, ow_n, 4,
+                                       4 * pw, wq, base, acc + 4 * k);
+                    k += ow_n;
+                }
+                AOTC_Q(dw4_store)(p, acc, k, c, yc + (int64_t)plane_out - k, plane_out);
+            }
+        }
+    }
+    return 1;
+}
+#endif
+
 /* One depthwise channel's AOTC_QCONV_LANES outputs from padded rows (row_len apart) starting at
  * `rows`: the sums of (w - w_zero)(x - x_zero) over the k_h x k_w taps, in registers. Stride 1. */
 static void AOTC_Q(dw_lanes_s1)(const QT *AOTC_RESTRICT rows, int32_t row_len, int32_t k_h, int32_t k_w, int32_t dil_w,
@@ -675,6 +769,7 @@ void AOTC_Q(qconv_depthwise)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT
     int32_t n, c, oh, kh, ow0, l, i;
     (void)taps;
 #if AOTC_QUANT_DSP
+    if (AOTC_Q(qconv_depthwise_dsp4)(p, x, w, y, scratch)) return;
     if (AOTC_Q(qconv_depthwise_dsp)(p, x, w, y, scratch)) return;
 #endif
 #if AOTC_QUANT_VNNI

@@ -234,63 +234,6 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
 
 #define TFL_DSP_TAPS 25 /* the largest window of the depthwise path (5 x 5) */
 
-/* One tap of 4 channels: input word v, widened weights wt[0] = [c0, c2], wt[1] = [c1, c3]. */
-#define TFL_DSP_DW_TAP(v, wt)                                                                           \
-    do {                                                                                               \
-        const uint32_t v_ = (v), e_ = (uint32_t)__sxtb16(v_), o_ = aotc_dsp_sxtb16_hi(v_);              \
-        a0 = __smlabb((int32_t)e_, (int32_t)(wt)[0], a0);                                             \
-        a2 = __smlatt((int32_t)e_, (int32_t)(wt)[0], a2);                                             \
-        a1 = __smlabb((int32_t)o_, (int32_t)(wt)[1], a1);                                             \
-        a3 = __smlatt((int32_t)o_, (int32_t)(wt)[1], a3);                                             \
-    } while (0)
-
-/* Sums of 4 channels at `count` output positions whose 3 x 3 window lies inside the image:
- * acc[4i + j] = base[j] + the window's taps at x + i * pstep (x: the first window's top-left
- * input, channel ch; step: a tap's bytes, row: an input row's). In assembly a tap is one LDR of
- * the input, one LDRD of the widened weights, 2 SXTB16s and 4 multiply-accumulates (8
- * instructions for 4 MACs); not inlined, for the 13 registers. */
-__attribute__((noinline)) static void tfl_dsp_dw3x3_run(const int8_t *x, int32_t pstep, int32_t count, int32_t step,
-                                                       int32_t row, const uint32_t *wq, const int32_t *base,
-                                                       int32_t *acc) {
-    int32_t i;
-    for (i = 0; i < count; ++i, x += pstep, acc += 4) {
-        int32_t a0 = base[0], a1 = base[1], a2 = base[2], a3 = base[3];
-#if AOTC_DSP_ASM
-        const int8_t *r = x;
-        const uint32_t *wp = wq;
-        const int32_t step2 = 2 * step;
-        uint32_t v, e, w0, w1;
-#define TFL_DSP_DW_TAP_ASM(off)                                                                         \
-    "ldr %[v], [%[r]" off "]\n\t"                                                                       \
-    "ldrd %[w0], %[w1], [%[wp]], #8\n\t"                                                                \
-    "sxtb16 %[e], %[v]\n\t"                                                                             \
-    "sxtb16 %[v], %[v], ror #8\n\t"                                                                     \
-    "smlabb %[a0], %[e], %[w0], %[a0]\n\t"                                                              \
-    "smlatt %[a2], %[e], %[w0], %[a2]\n\t"                                                              \
-    "smlabb %[a1], %[v], %[w1], %[a1]\n\t"                                                              \
-    "smlatt %[a3], %[v], %[w1], %[a3]\n\t"
-#define TFL_DSP_DW_ROW_ASM TFL_DSP_DW_TAP_ASM("") TFL_DSP_DW_TAP_ASM(", %[s1]") TFL_DSP_DW_TAP_ASM(", %[s2]")
-        __asm__(TFL_DSP_DW_ROW_ASM "add %[r], %[r], %[row]\n\t" TFL_DSP_DW_ROW_ASM "add %[r], %[r], %[row]\n\t"
-                TFL_DSP_DW_ROW_ASM
-                : [r] "+r"(r), [wp] "+r"(wp), [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3),
-                  [v] "=&r"(v), [e] "=&r"(e), [w0] "=&r"(w0), [w1] "=&r"(w1)
-                : [s1] "r"(step), [s2] "r"(step2), [row] "r"(row)
-                : "memory");
-#undef TFL_DSP_DW_ROW_ASM
-#undef TFL_DSP_DW_TAP_ASM
-#else
-        int32_t ky;
-        const int8_t *r = x;
-        for (ky = 0; ky < 3; ++ky, r += row) {
-            TFL_DSP_DW_TAP(aotc_dsp_load32(r), wq + 6 * ky);
-            TFL_DSP_DW_TAP(aotc_dsp_load32(r + step), wq + 6 * ky + 2);
-            TFL_DSP_DW_TAP(aotc_dsp_load32(r + 2 * step), wq + 6 * ky + 4);
-        }
-#endif
-        acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
-    }
-}
-
 /* Sums of 4 channels at one output position, any window, taps in the padding reading x_zero (zb). */
 static void tfl_dsp_dw_one(const aotc_tfl_conv_params *p, const int8_t *xb, int32_t iy0, int32_t ix0,
                            const uint32_t *wq, const int32_t *base, uint32_t zb, int32_t *acc) {
@@ -300,7 +243,7 @@ static void tfl_dsp_dw_one(const aotc_tfl_conv_params *p, const int8_t *xb, int3
         const int32_t iy = iy0 + ky * p->dh;
         for (kx = 0; kx < p->kw; ++kx, wq += 2) {
             const int32_t ix = ix0 + kx * p->dw;
-            TFL_DSP_DW_TAP(iy >= 0 && iy < p->h && ix >= 0 && ix < p->w
+            AOTC_DSP_DW_TAP(iy >= 0 && iy < p->h && ix >= 0 && ix < p->w
                                ? aotc_dsp_load32(xb + ((int64_t)iy * p->w + ix) * c)
                                : zb,
                            wq);
@@ -333,7 +276,7 @@ __attribute__((noinline)) static void tfl_dsp_dw_store(const aotc_tfl_conv_param
  * 4 channels at a time over every position, their weights widened once. The input zero point's
  * share of the sums is in the base (a tap in the padding reads x_zero, adding 0 to the sum of
  * (x - x_zero) * w), so a 3 x 3 window inside the image is plain loads: such windows of one output
- * row go by runs (tfl_dsp_dw3x3_run), the others one at a time; the sums are then requantised
+ * row go by runs (aotc_dsp_dw3x3_run), the others one at a time; the sums are then requantised
  * channel by channel, each channel's multiplier and shifts split once. */
 static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
                                 const int32_t *bias, int8_t *y, uint32_t *AOTC_RESTRICT scratch) {
@@ -390,7 +333,7 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
                         tfl_dsp_dw_store(p, acc, t, ch, yb + ((int64_t)oy * p->ow - t) * oc, bound);
                         t = 0;
                     }
-                    tfl_dsp_dw3x3_run((const int8_t *)(pad + oy * p->sh * pw), 4 * p->sw, p->ow, 4 * p->dw,
+                    aotc_dsp_dw3x3_run((const int8_t *)(pad + oy * p->sh * pw), 4 * p->sw, p->ow, 4 * p->dw,
                                       4 * p->dh * pw, wq, base, acc + 4 * t);
                     t += p->ow;
                 }
@@ -408,7 +351,7 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
                     int32_t n = 1;
                     if (inside && ox >= ox_lo && ox < ox_hi) {
                         n = ox_hi - ox < run ? ox_hi - ox : run;
-                        tfl_dsp_dw3x3_run(xb + ((int64_t)iy0 * wd + ox * p->sw - p->pad_left) * c, p->sw * c, n,
+                        aotc_dsp_dw3x3_run(xb + ((int64_t)iy0 * wd + ox * p->sw - p->pad_left) * c, p->sw * c, n,
                                           p->dw * c, p->dh * wd * c, wq, base, acc);
                     } else {
                         tfl_dsp_dw_one(p, xb, iy0, ox * p->sw - p->pad_left, wq, base, zb, acc);

@@ -139,6 +139,10 @@ static int check_conv(int depthwise, int u8) {
     if (depthwise) {
         for (c = 0; c < p.out_c; ++c) bias_arg[c] = bias[c];
         scratch_n = (size_t)p.k_h * AOTC_QCONV_DW_ROW(p.out_w, p.k_w, p.stride_w, p.dil_w);
+        if (chance(2, 3) && AOTC_QCONV_DW4_SCRATCH(&p) > 0) { /* as aot/kernels/quant.py on the DSP cores */
+            p.dw4 = 1;
+            if ((size_t)AOTC_QCONV_DW4_SCRATCH(&p) > scratch_n) scratch_n = (size_t)AOTC_QCONV_DW4_SCRATCH(&p);
+        }
     } else { /* as aot/kernels/quant.py: the patches hold x + offset, zp = x_zero + offset */
         const int32_t zp = p.x_zero + (u8 ? 0 : 128);
         static const int32_t tiles[3] = {64, 32, 16};
