@@ -139,7 +139,14 @@ static inline __attribute__((always_inline)) void tfl_dsp_requant_run(const int3
          * to right = 22), the sign term from a (r < 0 only where a < 0; where a < 0 and r = 0 both
          * forms give 0), then the shift; with right = 0, r + zero */
         const int32_t s = left + 1, ra = (right > 0 ? 1 << (right - 1) : 0) + zero * (1 << right);
-        if (right > 0) {
+        if (right > 0 && hi == 127 && lo >= -128) {
+            /* the usual clamp (no activation, or a ReLU's lower bound): SSAT to int8, then lo */
+            for (i = 0; i < n; ++i, acc += as, y += ys) {
+                const int32_t a = (int32_t)((uint32_t)(*acc + bias) << s);
+                int32_t q = __ssat((tfl_dsp_smmlar(a, mult, ra) + (a >> 31)) >> right, 8);
+                *y = (int8_t)(q < lo ? lo : q);
+            }
+        } else if (right > 0) {
             for (i = 0; i < n; ++i, acc += as, y += ys) {
                 const int32_t a = (int32_t)((uint32_t)(*acc + bias) << s);
                 int32_t q = (tfl_dsp_smmlar(a, mult, ra) + (a >> 31)) >> right;
@@ -176,8 +183,8 @@ static inline __attribute__((always_inline)) void tfl_dsp_requant_run(const int3
 
 static inline int64_t tfl_dsp_abs64(int32_t v) { return v < 0 ? -(int64_t)v : (int64_t)v; }
 
-/* Sums of channel pair (c0, c0 + 1) at np positions from p0 (acc: quant_dsp.h's layout) to y (not
- * inlined: the requantisation loop then has the registers to itself). */
+/* Sums of channel pair (c0, c0 + 1) at np positions from p0 (acc: quant_dsp.h's layout, the bias
+ * already in them) to y (not inlined: the requantisation loop then has the registers to itself). */
 __attribute__((noinline)) static void tfl_dsp_store(const aotc_tfl_conv_params *p, const int32_t *bias,
                                                     const int32_t *acc, int32_t p0, int32_t np, int32_t c0, int32_t nc,
                                                     int8_t *y) {
@@ -189,9 +196,9 @@ __attribute__((noinline)) static void tfl_dsp_store(const aotc_tfl_conv_params *
         const int64_t bound = k_bound + tfl_dsp_abs64(b);
         int8_t *yc = y + (int64_t)p0 * oc + c;
         /* positions in pairs: t even at acc[2t + 2j], t odd one word on */
-        tfl_dsp_requant_run(acc + 2 * j, 4, (np + 1) / 2, b, p->mult[c], p->shift[c], p->y_zero, p->y_min, p->y_max,
+        tfl_dsp_requant_run(acc + 2 * j, 4, (np + 1) / 2, 0, p->mult[c], p->shift[c], p->y_zero, p->y_min, p->y_max,
                             yc, 2 * oc, bound);
-        tfl_dsp_requant_run(acc + 2 * j + 1, 4, np / 2, b, p->mult[c], p->shift[c], p->y_zero, p->y_min, p->y_max,
+        tfl_dsp_requant_run(acc + 2 * j + 1, 4, np / 2, 0, p->mult[c], p->shift[c], p->y_zero, p->y_min, p->y_max,
                             yc + oc, 2 * oc, bound);
     }
 }
@@ -223,7 +230,10 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
                 const int32_t c0 = 2 * cp, c1 = c0 + 1 < p->oc ? c0 + 1 : c0;
                 int32_t *a = kq > kc ? acc + cp * 4 * pairs : acc;
                 tfl_dsp_weights(w, k, c0, c1, 4 * q0, nq, wx);
-                if (q0 == 0 || kq == kc) memset(a, 0, sizeof(int32_t) * 4 * (size_t)pairs);
+                if (q0 == 0 || kq == kc) { /* the sums start at the bias: the store adds none */
+                    const int32_t b0 = bias ? bias[c0] : 0, b1 = bias ? bias[c1] : 0;
+                    for (t = 0; t < pairs; ++t) a[4 * t] = a[4 * t + 1] = b0, a[4 * t + 2] = a[4 * t + 3] = b1;
+                }
                 aotc_dsp_mac2x2(patch, 4 * nq, pairs, wx, nq, a);
                 if (q0 + nq == kq) tfl_dsp_store(p, bias, a, p0, n, c0, c1 > c0 ? 2 : 1, y);
             }
