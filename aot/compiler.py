@@ -152,7 +152,7 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
     workspace = {symbol: a.workspace_bytes for symbol, a in artifacts.items()}
     t = get_target(target)
     traits = TargetTraits(vector_unit=t.vector_unit, scalar_tiles=not t.vector_unit and not t.helium,
-                          helium=t.helium, threads=threads)
+                          helium=t.helium, dsp=t.dsp and not t.helium, threads=threads)
     selection = select_kernels(graph, traits, workspace)
     return selection, plan_memory(graph, op_memory(selection), scratch_floor)
 

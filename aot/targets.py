@@ -61,6 +61,7 @@ class Target:
     # SSE2 or NEON as its C compiler is configured (aot/kernels TargetTraits: register block widths)
     vector_unit: bool = True
     helium: bool = False  # Arm's M-profile vector extension (MVE), which gcc vectorises for
+    dsp: bool = False  # the Arm DSP extension (SMLAD and the like: Cortex-M4, M33, M55)
 
     @property
     def flash_bytes(self) -> int | None:
@@ -102,11 +103,11 @@ _AN547 = (
 
 
 def _board(name: str, cpu: str, regions: tuple[Region, ...], weights: tuple[str, ...],
-           arena: tuple[str, ...], rodata: str = "FLASH", helium: bool = False) -> Target:
+           arena: tuple[str, ...], rodata: str = "FLASH", helium: bool = False, dsp: bool = False) -> Target:
     return Target(name, f"{cpu}, bare metal, qemu-system-arm -M {name} (semihosting)", toolchain=f"{name}.cmake",
                   emulator=_qemu_system(name), kind="bare-metal", board=name, regions=regions,
                   weights_regions=weights, arena_regions=arena, rodata_region=rodata, executable_suffix=".elf",
-                  compiler="arm-none-eabi-gcc", vector_unit=False, helium=helium,
+                  compiler="arm-none-eabi-gcc", vector_unit=False, helium=helium, dsp=dsp,
                   apt=("gcc-arm-none-eabi", "libnewlib-arm-none-eabi", "qemu-system-arm"))
 
 
@@ -119,9 +120,9 @@ def _linux(name: str, what: str, qemu: str, triple: str, deb_arch: str, vector_u
 TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("host", "the machine aotc runs on, with its default C compiler"),
     _board("mps2-an385", "Arm Cortex-M3 (no FPU)", _MPS2, ("FLASH", "PSRAM"), ("RAM", "PSRAM")),
-    _board("mps2-an386", "Arm Cortex-M4F (FPU)", _MPS2, ("FLASH", "PSRAM"), ("RAM", "PSRAM")),
+    _board("mps2-an386", "Arm Cortex-M4F (FPU)", _MPS2, ("FLASH", "PSRAM"), ("RAM", "PSRAM"), dsp=True),
     _board("mps3-an547", "Arm Cortex-M55 (FPU, Helium)", _AN547, ("CODE_SRAM", "DDR"), ("RAM", "SRAM", "DDR"),
-           rodata="CODE_SRAM", helium=True),
+           rodata="CODE_SRAM", helium=True, dsp=True),
     _linux("aarch64-linux", "64-bit Arm", "qemu-aarch64", "aarch64-linux-gnu", "arm64", True),
     _linux("armv7-linux", "32-bit Arm (ARMv7-A, hard float)", "qemu-arm", "arm-linux-gnueabihf", "armhf", False),
     _linux("riscv64-linux", "64-bit RISC-V", "qemu-riscv64", "riscv64-linux-gnu", "riscv64", False),

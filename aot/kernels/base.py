@@ -47,6 +47,9 @@ class TargetTraits:
     # registers (microkernel.h's MK_SCALAR_TILES), a Cortex-M4/M7/M33 and the like
     scalar_tiles: bool = False
     helium: bool = False  # Arm's M-profile vector extension (a Cortex-M55): kernels with its intrinsics
+    # the Arm DSP extension's SMLAD without Helium (a Cortex-M4, M33): the dense layers' weights stored
+    # interleaved for its paths (AOTC_DSP_IL)
+    dsp: bool = False
     threads: int = 1  # --threads: more than 1 prefers the kernels that split their work over the pool
 
 

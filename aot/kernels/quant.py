@@ -293,12 +293,15 @@ def _emit_qgemm(ctx: NodeContext) -> None:
     y_zero = int(ctx.const(names["y_zero"]).reshape(-1)[0])
     lo, hi = _out_range(ctx, y_zero)
     b_zero_ptr = ctx.const_array("b_zero", b_zero.astype(np.int32)) if b_zero.any() else "NULL"
+    il4 = ctx.choice.detail == "il4"
     p = ctx.params("aotc_qgemm_params", {
         "m": str(m), "n": str(n), "k": str(k), "y_zero": str(y_zero), "y_lo": lo, "y_hi": hi,
         "scale": ctx.const_array("scale", scale), "per_column": str(int(scale.size > 1)),
-        "bias": ctx.const_array("bias", folded.astype(np.int32)), "b_zero": b_zero_ptr,
+        "bias": ctx.const_array("bias", folded.astype(np.int32)), "b_zero": b_zero_ptr, "il4": str(int(il4)),
     }, comment=f"{ctx.node.op} {list(ctx.shape(a))} x [{k}, {n}] -> {list(ctx.shape(y))}; bias less "
-               f"a_zero ({a_zero}) x the column sums of B")
+               f"a_zero ({a_zero}) x the column sums of B" + ("; B's rows interleaved by blocks of 4" if il4 else ""))
+    if il4:
+        bt = interleave_rows4(bt)
     ctx.call(f"aotc_qgemm_{SUFFIX[ctx.dtype(a)]}", p, ctx.ptr(a), ctx.const_array("bt", bt), ctx.ptr(y),
              ctx.scratch("uint32_t"))
 
@@ -309,9 +312,27 @@ def _qgemm_dsp_scratch(node: Node, graph: Graph) -> int:
     return 8 * (k // 4) + 4 * graph.tensors[node.outputs[0]].shape[-1]
 
 
+def interleave_rows4(w: np.ndarray) -> np.ndarray:
+    """Rows [n, k] (n, k multiples of 4) in blocks of 4 rows, each quad of k the block's 4 rows' 4
+    bytes in turn: the same bytes, which the DSP dense paths read as two 8-byte loads a quad
+    (quant_dsp.h's aotc_dsp_gemv4_il) instead of four word loads."""
+    n, k = w.shape
+    return np.ascontiguousarray(w.reshape(n // 4, 4, k // 4, 4).transpose(0, 2, 1, 3)).reshape(n, k)
+
+
+def _qgemm_interleaved(node: Node, graph: Graph) -> KernelChoice | None:
+    """The DSP path on B's rows interleaved by blocks of 4 (k and n multiples of 4)."""
+    k = graph.tensors[_gemm_inputs(node)["a"]].shape[-1]
+    n = graph.tensors[node.outputs[0]].shape[-1]
+    if k % 4 or n % 4 or k < 4 or n < 4:
+        return None
+    return KernelChoice("dsp", _qgemm_dsp_scratch(node, graph), detail="il4", assumes={"AOTC_DSP_IL": 1})
+
+
 # On the M-profile boards (the DSP extension's SMLAD, aotc_dsp_gemv4) a row of A is widened once
-# into scratch; the host kernels need none.
+# into scratch; the host kernels need none. Without Helium, B's rows interleaved (aotc_dsp_gemv4_il).
 QGEMM_KERNELS = (
+    Candidate("dsp", lambda n, g, budget: _qgemm_interleaved(n, g), applies=lambda n, g, t: t.dsp),
     Candidate("dsp", lambda n, g, budget: KernelChoice("dsp", _qgemm_dsp_scratch(n, g)),
               applies=lambda n, g, t: t.scalar_tiles or t.helium),
     NO_SCRATCH,

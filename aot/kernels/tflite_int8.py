@@ -12,6 +12,7 @@ import numpy as np
 from aot.csource.format import c_float, c_int
 from aot.ir import Graph, Node
 from aot.kernels.base import NO_SCRATCH, Candidate, HostOp, KernelChoice, NodeContext
+from aot.kernels.quant import interleave_rows4
 
 
 def _requant_arrays(ctx: NodeContext) -> tuple[str, str]:
@@ -116,11 +117,18 @@ def _emit_fc(ctx: NodeContext) -> None:
     out, inner = ctx.shape(ctx.inputs[1])
     rows = ctx.tensor(ctx.inputs[0]).size // inner
     mult, shift = _requant_arrays(ctx)
+    il4 = ctx.choice.detail == "il4"
     p = ctx.params("aotc_tfl_fc_params", {
         "rows": c_int(rows), "in": c_int(inner), "out": c_int(out), "x_zero": c_int(a["x_zero"]),
         "y_zero": c_int(a["y_zero"]), "y_min": c_int(a["y_min"]), "y_max": c_int(a["y_max"]),
-        "mult": mult, "shift": shift,
-    }, comment=f"FULLY_CONNECTED {rows} x {inner} -> {out}, TFLite requantisation")
+        "mult": mult, "shift": shift, "il4": c_int(int(il4)),
+    }, comment=f"FULLY_CONNECTED {rows} x {inner} -> {out}, TFLite requantisation"
+               + ("; weights interleaved by blocks of 4 rows" if il4 else ""))
+    if il4:
+        w = ctx.const_array("w", interleave_rows4(np.asarray(ctx.const(ctx.inputs[1]), np.int8)))
+        ctx.call("aotc_tfl_fc_s8", p, ctx.ptr(ctx.inputs[0]), w, _bias(ctx), ctx.ptr(ctx.outputs[0]),
+                 ctx.scratch("uint32_t"))
+        return
     if ctx.dtype(ctx.inputs[0]) == "int16":
         ctx.call("aotc_tfl_fc_s16", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx),
                  ctx.ptr(ctx.outputs[0]))
@@ -139,7 +147,18 @@ def _fc_dsp_scratch(node: Node, graph: Graph) -> int:
 
 # On the M-profile boards the DSP path (tflite_int8_dsp.h) takes its scratch from the plan, as
 # TFLM's kernels take theirs from the tensor arena; the host kernels need none.
+def _fc_interleaved(node: Node, graph: Graph) -> KernelChoice | None:
+    """The DSP path on weights interleaved by blocks of 4 rows (constant int8 weights, in and out
+    multiples of 4)."""
+    w = graph.tensors[node.inputs[1]]
+    out, inner = w.shape
+    if graph.tensors[node.inputs[0]].dtype != "int8" or w.data is None or out % 4 or inner % 4 or inner == 0:
+        return None
+    return KernelChoice("dsp", _fc_dsp_scratch(node, graph), detail="il4", assumes={"AOTC_DSP_IL": 1})
+
+
 FC_KERNELS = (
+    Candidate("dsp", lambda n, g, budget: _fc_interleaved(n, g), applies=lambda n, g, t: t.dsp),
     Candidate("dsp", lambda n, g, budget: KernelChoice("dsp", _fc_dsp_scratch(n, g)),
               applies=lambda n, g, t: t.scalar_tiles or t.helium),
     NO_SCRATCH,

@@ -16,6 +16,17 @@
 #include "aotc_common.h"
 #include "aotc_elementwise.h" /* aotc_broadcast */
 
+/* 1 where the dense layers' DSP paths (SMLAD; not Helium's) read weights stored in blocks of 4 rows
+ * interleaved a quad at a time (aotc_qgemm_params / aotc_tfl_fc_params .il4; aot/kernels decides
+ * it for the target and the bundle checks this value). */
+#ifndef AOTC_DSP_IL
+#if defined(__ARM_FEATURE_DSP) && !defined(__ARM_FEATURE_MVE) && !defined(AOTC_NO_INTRINSICS)
+#define AOTC_DSP_IL 1
+#else
+#define AOTC_DSP_IL 0
+#endif
+#endif
+
 #if defined(__FAST_MATH__)
 #error "aotc's int8 kernels round as IEEE arithmetic does (as onnxruntime); build them without -ffast-math"
 #endif
@@ -225,6 +236,8 @@ typedef struct {
     int32_t per_column;
     const int32_t *bias;      /* [n] */
     const int32_t *b_zero;    /* [n] or NULL */
+    int32_t il4;              /* bt in blocks of 4 rows, each quad of k the 4 rows' 4 bytes in turn (AOTC_DSP_IL;
+                               * k and n multiples of 4) */
 } aotc_qgemm_params;
 
 /* scratch: AOTC_QGEMM_SCRATCH(k, n) bytes, word-aligned, where the core has the Arm DSP extension

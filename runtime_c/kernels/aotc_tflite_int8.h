@@ -17,6 +17,17 @@
 
 #include "aotc_common.h"
 
+/* 1 where the dense layers' DSP paths (SMLAD; not Helium's) read weights stored in blocks of 4 rows
+ * interleaved a quad at a time (aotc_qgemm_params / aotc_tfl_fc_params .il4; aot/kernels decides
+ * it for the target and the bundle checks this value). */
+#ifndef AOTC_DSP_IL
+#if defined(__ARM_FEATURE_DSP) && !defined(__ARM_FEATURE_MVE) && !defined(AOTC_NO_INTRINSICS)
+#define AOTC_DSP_IL 1
+#else
+#define AOTC_DSP_IL 0
+#endif
+#endif
+
 typedef struct {
     int32_t n, h, w, c;                 /* x: N x H x W x C */
     int32_t oh, ow, oc;                 /* y: N x OH x OW x OC */
@@ -32,6 +43,8 @@ typedef struct {
     int32_t rows, in, out;              /* x: rows x in, w: out x in, y: rows x out */
     int32_t x_zero, y_zero, y_min, y_max;
     const int32_t *mult, *shift;        /* per output channel */
+    int32_t il4;                        /* w in blocks of 4 rows, each quad of in the 4 rows' 4 bytes in turn
+                                         * (AOTC_DSP_IL; in and out multiples of 4) */
 } aotc_tfl_fc_params;
 
 typedef struct {

@@ -300,6 +300,73 @@ __attribute__((noinline, unused)) static void aotc_dsp_dw3x3_run(const int8_t *x
     }
 }
 
+/* aotc_dsp_gemv4 on weights stored interleaved: w holds quad q of the 4 rows as 16 consecutive bytes
+ * (row 0's 4 bytes, then rows 1, 2, 3; word-aligned), so a quad is one LDRD of x, two LDRDs of
+ * weights, 8 SXTB16s and 8 SMLADs (19 instructions for 16 multiply-accumulates, not 21). */
+__attribute__((noinline, unused)) static void aotc_dsp_gemv4_il(const uint32_t *xw, int32_t nq, const int8_t *w,
+                                                                int32_t *acc) {
+    int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+#if AOTC_DSP_ASM
+    const uint32_t *end = xw + 2 * nq;
+    uint32_t x0, x1, v0, v1, t;
+#define AOTC_DSP_GEMV4_IL_ASM                                                                           \
+    "ldrd %[x0], %[x1], [%[xp]], #8\n\t"                                                             \
+    "ldrd %[v0], %[v1], [%[w]], #8\n\t"                                                              \
+    "sxtb16 %[t], %[v0]\n\t"                                                                         \
+    "smlad %[a0], %[x0], %[t], %[a0]\n\t"                                                            \
+    "sxtb16 %[t], %[v0], ror #8\n\t"                                                                 \
+    "smlad %[a0], %[x1], %[t], %[a0]\n\t"                                                            \
+    "sxtb16 %[t], %[v1]\n\t"                                                                         \
+    "smlad %[a1], %[x0], %[t], %[a1]\n\t"                                                            \
+    "sxtb16 %[t], %[v1], ror #8\n\t"                                                                 \
+    "smlad %[a1], %[x1], %[t], %[a1]\n\t"                                                            \
+    "ldrd %[v0], %[v1], [%[w]], #8\n\t"                                                              \
+    "sxtb16 %[t], %[v0]\n\t"                                                                         \
+    "smlad %[a2], %[x0], %[t], %[a2]\n\t"                                                            \
+    "sxtb16 %[t], %[v0], ror #8\n\t"                                                                 \
+    "smlad %[a2], %[x1], %[t], %[a2]\n\t"                                                            \
+    "sxtb16 %[t], %[v1]\n\t"                                                                         \
+    "smlad %[a3], %[x0], %[t], %[a3]\n\t"                                                            \
+    "sxtb16 %[t], %[v1], ror #8\n\t"                                                                 \
+    "smlad %[a3], %[x1], %[t], %[a3]\n\t"
+    __asm__("sub %[v0], %[end], %[xp]\n\t"
+            "tst %[v0], #8\n\t" /* an odd number of quads (8 bytes of x each) */
+            "bne 2f\n"
+            "1:\n\t" AOTC_DSP_GEMV4_IL_ASM
+            "2:\n\t" AOTC_DSP_GEMV4_IL_ASM
+            "cmp %[xp], %[end]\n\t"
+            "bne 1b"
+            : [xp] "+r"(xw), [w] "+r"(w), [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3),
+              [x0] "=&r"(x0), [x1] "=&r"(x1), [v0] "=&r"(v0), [v1] "=&r"(v1), [t] "=&r"(t)
+            : [end] "r"(end)
+            : "cc", "memory");
+#undef AOTC_DSP_GEMV4_IL_ASM
+#else
+    int32_t q;
+    for (q = 0; q < nq; ++q, w += 16) {
+        const uint32_t e = xw[2 * q], o = xw[2 * q + 1];
+        const uint32_t v0 = aotc_dsp_load32(w), v1 = aotc_dsp_load32(w + 4), v2 = aotc_dsp_load32(w + 8),
+                       v3 = aotc_dsp_load32(w + 12);
+        a0 = __smlad((int32_t)e, (int32_t)__sxtb16(v0), __smlad((int32_t)o, (int32_t)aotc_dsp_sxtb16_hi(v0), a0));
+        a1 = __smlad((int32_t)e, (int32_t)__sxtb16(v1), __smlad((int32_t)o, (int32_t)aotc_dsp_sxtb16_hi(v1), a1));
+        a2 = __smlad((int32_t)e, (int32_t)__sxtb16(v2), __smlad((int32_t)o, (int32_t)aotc_dsp_sxtb16_hi(v2), a2));
+        a3 = __smlad((int32_t)e, (int32_t)__sxtb16(v3), __smlad((int32_t)o, (int32_t)aotc_dsp_sxtb16_hi(v3), a3));
+    }
+#endif
+    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+}
+
+/* aotc_dsp_gemv_rows on interleaved weights (n and the row length 4 nq multiples of 4, nq >= 1):
+ * block o / 4 of 4 rows at w + 4 nq o. */
+__attribute__((unused)) static void aotc_dsp_gemv_rows_il(const uint32_t *xw, int32_t nq, const int8_t *w, int32_t n,
+                                                          const int32_t *init, int32_t *sums) {
+    int32_t o, j;
+    for (o = 0; o < n; o += 4) {
+        for (j = 0; j < 4; ++j) sums[o + j] = init ? init[o + j] : 0;
+        aotc_dsp_gemv4_il(xw, nq, w + (int64_t)o * 4 * nq, sums + o);
+    }
+}
+
 /* Round half to even (the FPU's default rounding mode: one VCVTR where there is a single-precision
  * FPU), saturated to 16 bits (a sum far out of range stays out of range). */
 static inline int32_t aotc_dsp_round16(float f) {

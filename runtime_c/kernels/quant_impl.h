@@ -832,7 +832,8 @@ static void AOTC_Q(qgemm_dsp)(const aotc_qgemm_params *p, const QT *AOTC_RESTRIC
             xw[2 * q] = AOTC_Q(dsp_widen_lo)(v);
             xw[2 * q + 1] = AOTC_Q(dsp_widen_hi)(v);
         }
-        aotc_dsp_gemv_rows(xw, kq, bt, k, n, p->bias, sums);
+        if (AOTC_DSP_IL && p->il4) aotc_dsp_gemv_rows_il(xw, kq, bt, n, p->bias, sums); /* k % 4 == 0 */
+        else aotc_dsp_gemv_rows(xw, kq, bt, k, n, p->bias, sums);
         if (4 * kq < k) {
             for (c = 0; c < n; ++c) {
                 const int8_t *br = bt + (int64_t)c * k;

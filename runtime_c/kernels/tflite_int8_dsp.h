@@ -425,7 +425,8 @@ static int tfl_fc_s8_dsp(const aotc_tfl_fc_params *p, const int8_t *x, const int
             xw[2 * q] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
             xw[2 * q + 1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
         }
-        aotc_dsp_gemv_rows(xw, nq, w, in, out, bias, sums);
+        if (AOTC_DSP_IL && p->il4) aotc_dsp_gemv_rows_il(xw, nq, w, out, bias, sums); /* no tail: in % 4 == 0 */
+        else aotc_dsp_gemv_rows(xw, nq, w, in, out, bias, sums);
         if (4 * nq < in) {
             for (o = 0; o < out; ++o) {
                 const int8_t *wr = w + (int64_t)o * in;
