@@ -213,6 +213,7 @@ static int check_gemm(int u8) {
     int bad;
     memset(&p, 0, sizeof p);
     p.m = rand_int(1, 5), p.n = rand_int(1, 20), p.k = rand_int(1, 70);
+    if (chance(1, 3)) p.n = 4 * rand_int(1, 5), p.k = 4 * rand_int(1, 17); /* B interleavable */
     /* the DSP path's widened row (exact size: ASan sees an overrun), or none half the time */
     scratch = chance(1, 2) ? (uint32_t *)alloc_bytes(AOTC_QGEMM_SCRATCH(p.k, p.n)) : NULL;
     a_zero = u8 ? rand_int(0, 255) : rand_int(-128, 127);
@@ -235,8 +236,22 @@ static int check_gemm(int u8) {
         folded[n] = bias[n] - a_zero * s; /* as aot/kernels/quant.py */
     }
     p.scale = scale, p.per_column = per_column, p.bias = folded, p.b_zero = with_b_zero ? b_zero : NULL;
-    if (u8) aotc_qgemm_u8(&p, (const uint8_t *)a, bt, (uint8_t *)y, scratch);
-    else aotc_qgemm_i8(&p, (const int8_t *)a, bt, (int8_t *)y, scratch);
+    {
+        int8_t *b_arg = bt;
+        if (AOTC_DSP_IL && scratch && p.k % 4 == 0 && p.n % 4 == 0 && chance(1, 2)) {
+            /* as aot/kernels/quant.py's interleave_rows4: blocks of 4 rows, a quad of each in turn */
+            b_arg = (int8_t *)alloc_bytes((size_t)p.n * p.k);
+            for (n = 0; n < p.n; ++n) {
+                for (kk = 0; kk < p.k; ++kk) {
+                    b_arg[(size_t)(n / 4) * 4 * p.k + (size_t)(kk / 4) * 16 + (n % 4) * 4 + kk % 4] = bt[(size_t)n * p.k + kk];
+                }
+            }
+            p.il4 = 1;
+        }
+        if (u8) aotc_qgemm_u8(&p, (const uint8_t *)a, b_arg, (uint8_t *)y, scratch);
+        else aotc_qgemm_i8(&p, (const int8_t *)a, b_arg, (int8_t *)y, scratch);
+        if (b_arg != bt) free(b_arg);
+    }
     ref = (int32_t *)alloc_bytes(sizeof(int32_t) * p.m * p.n);
     for (m = 0; m < p.m; ++m) {
         for (n = 0; n < p.n; ++n) {
