@@ -56,20 +56,32 @@ static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, int32_
         return;
     }
     { /* a tap's channels at a time into v (x - x_zero, 0 in the padding and past k; no per-row
-       * tests), then each quad's 16-bit values paired: E = [v0, v2], O = [v1, v3] */
-        const int32_t taps = p->kh * p->kw, c = p->c, xz = p->x_zero, rows = 4 * nq;
+       * tests), a whole kernel row's where its taps are contiguous in x (dilation 1, inside the
+       * image), then each quad's 16-bit values paired: E = [v0, v2], O = [v1, v3] */
+        const int32_t taps = p->kh * p->kw, c = p->c, xz = p->x_zero, rows = 4 * nq, kw = p->kw;
+        const int32_t row_in = p->dw == 1 && ix0 >= 0 && ix0 + kw <= p->w; /* a kernel row inside */
         int16_t v[4 * TFL_DSP_KC];
-        int32_t tap = r0 / c, ch = r0 % c, ky = tap / p->kw, kx = tap % p->kw, j = 0, i;
-        for (; j < rows; ch = 0, ++tap, kx = kx + 1 == p->kw ? 0 : kx + 1, ky += kx == 0) {
+        int32_t tap = r0 / c, ch = r0 % c, ky = tap / kw, kx = tap % kw, j = 0, i;
+        while (j < rows) {
             const int32_t iy = iy0 + ky * p->dh, ix = ix0 + kx * p->dw;
-            const int32_t run = c - ch < rows - j ? c - ch : rows - j;
-            if (tap >= taps || iy < 0 || iy >= p->h || ix < 0 || ix >= p->w) {
+            const int32_t y_in = tap < taps && iy >= 0 && iy < p->h;
+            int32_t run;
+            if (y_in && row_in && kx == 0 && ch == 0) { /* kw x c values at once */
+                const int8_t *xs = x + (((int64_t)b * p->h + iy) * p->w + ix) * c;
+                run = kw * c < rows - j ? kw * c : rows - j;
+                for (i = 0; i < run; ++i) v[j + i] = (int16_t)(xs[i] - xz);
+                j += run, tap += kw, ++ky; /* the next kernel row, kx and ch 0 */
+                continue;
+            }
+            run = c - ch < rows - j ? c - ch : rows - j;
+            if (!y_in || ix < 0 || ix >= p->w) {
                 for (i = 0; i < run; ++i) v[j + i] = 0;
             } else {
                 const int8_t *xs = x + (((int64_t)b * p->h + iy) * p->w + ix) * c + ch;
                 for (i = 0; i < run; ++i) v[j + i] = (int16_t)(xs[i] - xz);
             }
             j += run;
+            ch = 0, ++tap, kx = kx + 1 == kw ? 0 : kx + 1, ky += kx == 0;
         }
         for (q = 0; q < nq; ++q, dst += 4) {
             const uint32_t lo = (uint32_t)(uint16_t)v[4 * q] | (uint32_t)(uint16_t)v[4 * q + 1] << 16;
