@@ -49,7 +49,7 @@ def _emit_conv(ctx: NodeContext) -> None:
 
 
 # tflite_int8_dsp.h's blocks, which the scratch sizes below follow
-DSP_KC, DSP_NP_MAX, DSP_PATCH_WORDS, DSP_ACC_WORDS = 64, 32, 1024, 1024
+DSP_KC, DSP_NP_MAX, DSP_PATCH_WORDS, DSP_ACC_WORDS = 64, 64, 4096, 1024
 DSP_TAPS, DSP_DW_RUN, DSP_DW_PAD = 25, 256, 1024
 DSP_NP_MIN = 28  # the smallest tile the plan gives CONV_2D: fewer positions cost more than the memory saves
 

@@ -22,8 +22,8 @@
 #if AOTC_QUANT_DSP
 
 #define TFL_DSP_KC 64            /* quads of patch rows a block (1 KiB of widened weights) */
-#define TFL_DSP_NP_MAX 32        /* output positions a tile (even) */
-#define TFL_DSP_PATCH_WORDS 1024 /* the tile's patch block: at most 4 KiB */
+#define TFL_DSP_NP_MAX 64        /* output positions a tile (even) */
+#define TFL_DSP_PATCH_WORDS 4096 /* the tile's patch block: at most 16 KiB */
 #define TFL_DSP_ACC_WORDS 1024   /* the sums of every channel when the rows take several blocks: 4 KiB */
 
 /* Patch rows [r0, r0 + 4 * nq) of output position `pos` (over n x oh x ow) as x - x_zero, E / O words
