@@ -52,6 +52,7 @@ def _emit_conv(ctx: NodeContext) -> None:
 DSP_KC, DSP_NP_MAX, DSP_PATCH_WORDS, DSP_ACC_WORDS = 64, 64, 4096, 1024
 DSP_TAPS, DSP_DW_RUN, DSP_DW_PAD = 25, 256, 1024
 DSP_NP_MIN = 28  # the smallest tile the plan gives CONV_2D: fewer positions cost more than the memory saves
+DSP_PATCH_FLOOR_WORDS = 1024  # ... unless its patches would pass this (_min_tile)
 
 
 def _conv_dsp_scratch(node: Node, graph: Graph, tile: int = DSP_NP_MAX) -> tuple[int, int]:
@@ -75,15 +76,25 @@ def _conv_dsp_scratch(node: Node, graph: Graph, tile: int = DSP_NP_MAX) -> tuple
     return 4 * (2 * np_ * kc + 4 * kc + (2 * np_ * pairs_oc if kq > kc else 2 * np_)), np_
 
 
+def _min_tile(node: Node, graph: Graph) -> int:
+    """The tile the plan gives CONV_2D even where its step spares less memory: DSP_NP_MIN positions,
+    or fewer where their patches would pass DSP_PATCH_FLOOR_WORDS (long patch rows: the arena then
+    grows by 4 KiB at most)."""
+    kh, kw = node.attrs["kernel"]
+    kc = min(-(-kh * kw * graph.tensors[node.inputs[0]].shape[3] // 4), DSP_KC)
+    return max(2, min(DSP_NP_MIN, (DSP_PATCH_FLOOR_WORDS // (2 * kc)) & ~1)) if kc else 2
+
+
 def _fit_conv(node: Node, graph: Graph, budget: int) -> KernelChoice:
     """The depthwise path's fixed scratch; CONV_2D's largest tile of positions whose scratch fits
     the memory its step can spare (the kernel reads each widened weight block once a tile), down to
-    2 positions, which it takes anyway (above the tight bound)."""
+    _min_tile, which it takes anyway (above the tight bound)."""
     if node.op == "TflDepthwiseConv2D":
         return KernelChoice("dsp", _depthwise_dsp_scratch(node, graph))
     tile = DSP_NP_MAX
     size, np_ = _conv_dsp_scratch(node, graph, tile)
-    while size > budget and np_ > DSP_NP_MIN:
+    floor = _min_tile(node, graph)
+    while size > budget and np_ > floor:
         size, np_ = _conv_dsp_scratch(node, graph, np_ - 2)
     return KernelChoice("dsp", size, detail=np_)
 
