@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,35 @@ def require_tool(*names: str) -> None:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(message + " (CI must install them: see .ci/run)")
     pytest.skip(message)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """One compiler cache for the whole run, when ccache is installed (CI installs it): the suite builds
+    hundreds of bundles, and each compiled the same runtime kernel files with the same flags again
+    (shape.c, elementwise.c, conv_implicit.c: seconds each, most of the suite's compile time). The cache
+    starts empty and is removed when the run ends, so nothing carries over between runs. Bundle builds
+    take it through CMake's CMAKE_C_COMPILER_LAUNCHER, the shared op builds through opcheck.compile_c.
+    AOTC_TEST_CCACHE=0 turns it off."""
+    if os.environ.get("PYTEST_XDIST_WORKER") or "CCACHE_DIR" in os.environ:  # a worker, or a child pytest
+        return
+    if os.environ.get("AOTC_TEST_CCACHE", "1") == "0" or shutil.which("ccache") is None:
+        return
+    cache = tempfile.mkdtemp(prefix="aotc-test-ccache-")
+    config.add_cleanup(lambda: shutil.rmtree(cache, ignore_errors=True))
+    os.environ.update({
+        "CCACHE_DIR": cache,
+        "CCACHE_BASEDIR": "/",        # paths relative to the build folder: every bundle's kernels hash alike
+        "CCACHE_NOHASHDIR": "true",   # nor does the build folder's own path (only -g's paths name it)
+        "CCACHE_MAXSIZE": "4G",
+        "CMAKE_C_COMPILER_LAUNCHER": os.environ.get("CMAKE_C_COMPILER_LAUNCHER", "ccache"),
+    })
+
+
+def compiler_launcher() -> list[str]:
+    """The launcher to put before a C compile (the run's ccache, see pytest_configure), or none. Only for
+    .c files: an assembler file's .incbin'd blob is not something ccache hashes."""
+    launcher = os.environ.get("CMAKE_C_COMPILER_LAUNCHER", "")
+    return [launcher] if launcher else []
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

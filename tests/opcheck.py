@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+from conftest import compiler_launcher
 from onnx import helper
 
 from aot.compiler import Options, compile_model
@@ -187,7 +188,9 @@ def compile_c(sources: dict[Path, list[Path]], include_dirs: list[Path], output:
     def one(src: Path) -> Path:
         obj = output.parent / (src.parent.name + "_" + src.stem + ".o")
         own = [f"-Wa,-I{d}" if src.suffix == ".S" else f"-I{d}" for d in sources[src]]
-        r = subprocess.run([cc, *flags, *own, *common, "-c", str(src), "-o", str(obj)], capture_output=True, text=True)
+        launcher = compiler_launcher() if src.suffix == ".c" else []
+        r = subprocess.run([*launcher, cc, *flags, *own, *common, "-c", str(src), "-o", str(obj)], capture_output=True,
+                           text=True)
         if r.returncode != 0:
             raise RuntimeError(f"compiling {src} failed:\n{r.stderr[-4000:]}")
         return obj

@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import require_tool
+from conftest import compiler_launcher, require_tool
 
 from aot.emit_c.runtime_files import family_files, kernel_families
 from aot.paths import cmake_dir, runtime_dir
@@ -72,7 +72,8 @@ def compile_and_link(objects: dict, cc: str, sources: list[Path], flags: list[st
         key = (cc, tuple(flags), src)
         if key not in objects:
             obj = objects["dir"] / f"{len(objects)}-{src.stem}.o"
-            r = subprocess.run([cc, *flags, *incs, "-c", str(src), "-o", str(obj)], capture_output=True, text=True)
+            r = subprocess.run([*compiler_launcher(), cc, *flags, *incs, "-c", str(src), "-o", str(obj)],
+                               capture_output=True, text=True)
             assert r.returncode == 0, f"{cc} {src.name}:\n{r.stderr[-4000:]}"
             objects[key] = obj
         return objects[key]

@@ -21,6 +21,7 @@ layout is fixed when it is first read; adding after that is an error.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -154,7 +155,10 @@ class WeightStore:
         return "\n".join([
             f"/* Links {s}.bin ({len(self.blob)} bytes, little-endian, bit-exact) into the library as the",
             f" * read-only symbol {s}, so large weights never pass through the C compiler as text.",
-            " * Place the section .rodata.aotc_weights with your linker script. */",
+            " * Place the section .rodata.aotc_weights with your linker script.",
+            f" * sha256 of the blob: {hashlib.sha256(self.blob).hexdigest()}",
+            " * (a compiler cache hashes this file, not the blob: the digest keeps it from taking another",
+            " * model's object for it) */",
             "#include <stdint.h>", "",
             f"extern const uint8_t {s}[];  /* what the generated code reads; defined below */", "",
             "__asm__(\".pushsection .rodata.aotc_weights,\\\"a\\\"\\n\"",

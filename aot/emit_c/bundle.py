@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -119,6 +120,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         copy_in=copy_in, copy_out=copy_out, assumes=_assumptions(plan),
         kernels=families, threads=threads,
         blob=bool(em.weights.blob_offsets), nbytes=len(em.weights.blob),
+        blob_sha256=hashlib.sha256(em.weights.blob).hexdigest(),
         inputs_bytes=sum(i["nbytes"] for i in inputs), outputs_bytes=sum(o["nbytes"] for o in outputs),
         vendor_headers=vendor_headers, vendor_sources=sorted(dict.fromkeys(vendor_sources)),
         vendor_cmake="\n".join(vendor_cmake), vendor_include_dirs=vendor_dirs,
