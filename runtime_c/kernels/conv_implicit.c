@@ -455,6 +455,18 @@ MK_SPEED static void ig_store(const aotc_conv_params *p, float *t, const ptrdiff
         for (i = 0; i < rows; ++i) y[q[i]] = t[i * IG_NR + j];
 }
 
+/* ig_store for a channels-last Y (p->out_nhwc, no residual): position q[i]'s width channels are
+ * one run at y + q[i] * out_c. */
+static void ig_store_nhwc(const aotc_conv_params *p, float *t, const ptrdiff_t *q, int32_t rows, int32_t width,
+                          float *y) {
+    int32_t i, j;
+    aotc_activate_f32(t, (ptrdiff_t)rows * IG_NR, p->act, p->act_lo, p->act_hi, p->act_alpha);
+    for (i = 0; i < rows; ++i) {
+        float *yq = y + q[i] * p->out_c;
+        for (j = 0; j < width; ++j) yq[j] = t[i * IG_NR + j];
+    }
+}
+
 /* A conv's work for the pool (aotc_threads.h): items of (image, group, block of IG_NR output
  * channels, band of output rows), `bands` bands per block. Every output element is summed by the
  * same loops whichever item holds it, so any split gives the single-threaded results. */
@@ -511,6 +523,9 @@ MK_SPEED static void ig_items(void *arg, int32_t begin, int32_t end) {
         {
             const float *xg = x + (ptrdiff_t)n * p->in_c * in_plane + (ptrdiff_t)g * cg * cs;
             const ptrdiff_t yo = ((ptrdiff_t)n * p->out_c + (ptrdiff_t)g * mg) * out_plane;
+            /* p->out_nhwc: Y channels last, this block's channel 0 at position 0 (no residual then) */
+            const int onhwc = p->out_nhwc != 0;
+            float *const ynhwc = y + (ptrdiff_t)n * p->out_c * out_plane + (ptrdiff_t)g * mg + j0;
             { /* output channels [j0, j0 + width) */
                 const int32_t width = min_i32(IG_NR, mg - j0);
                 const int narrow = width <= IG_NH;
@@ -569,7 +584,7 @@ MK_SPEED static void ig_items(void *arg, int32_t begin, int32_t end) {
                                     const ig_run_kernel k = sx == 1 ? (narrow ? ig_run1_narrow : ig_run1)
                                                                     : (narrow ? ig_run2_narrow : ig_run2);
                                     float t[IG_RUN * IG_NR];
-                                    if (fin.clamp >= 0 && q_last - q0 == IG_RUN - 1 && IG_FIN_WIDTH(width, narrow)) {
+                                    if (!onhwc && fin.clamp >= 0 && q_last - q0 == IG_RUN - 1 && IG_FIN_WIDTH(width, narrow)) {
                                         fin.y = y + yo + (ptrdiff_t)j0 * out_plane + q0; /* finished in the kernel */
 #if MK_HELIUM
                                         fin.width = width;
@@ -583,7 +598,8 @@ MK_SPEED static void ig_items(void *arg, int32_t begin, int32_t end) {
                                             if (++qx == cb) qx = ca, ++qy;
                                         }
                                         k(xg + x_first, &L, wc, b0, t, NULL);
-                                        ig_store(tp, t, q, IG_RUN, width, out_plane, NULL, y + yo + (ptrdiff_t)j0 * out_plane);
+                                        if (onhwc) ig_store_nhwc(tp, t, q, IG_RUN, width, ynhwc);
+                                        else ig_store(tp, t, q, IG_RUN, width, out_plane, NULL, y + yo + (ptrdiff_t)j0 * out_plane);
                                     }
                                     r += IG_RUN, oy = ry, ox = rx + 1;
                                     if (ox == cb) ox = ca, ++oy;
@@ -610,7 +626,7 @@ MK_SPEED static void ig_items(void *arg, int32_t begin, int32_t end) {
                                 if (++ox == cb) ox = ca, ++oy;
                             }
 #if IG_DIRECT
-                            if (rows == IG_MR && width == IG_NR && L.n[0] > 0) {
+                            if (!onhwc && rows == IG_MR && width == IG_NR && L.n[0] > 0) {
                                 int8_t st[IG_MR + 1];
                                 int32_t runs = 1;
                                 st[0] = 0;
@@ -628,7 +644,8 @@ MK_SPEED static void ig_items(void *arg, int32_t begin, int32_t end) {
                             } else {
                                 for (i = 0; i < rows * IG_NR; ++i) t[i] = b0[i % IG_NR];
                             }
-                            ig_store(tp, t, q, rows, width, out_plane, NULL, y + yo + (ptrdiff_t)j0 * out_plane);
+                            if (onhwc) ig_store_nhwc(tp, t, q, rows, width, ynhwc);
+                            else ig_store(tp, t, q, rows, width, out_plane, NULL, y + yo + (ptrdiff_t)j0 * out_plane);
                             }
                         }
                     }
