@@ -102,8 +102,10 @@ void aotc_conv_transpose_f32(const aotc_conv_params *p, const float *x, const fl
         if (p->out_nhwc) { /* channels last: each position's out_c channels start as the bias */
             float *yn = y + (ptrdiff_t)n * p->out_c * out_plane;
             ptrdiff_t i;
-            for (i = 0; i < out_plane; ++i)
-                for (c = 0; c < p->out_c; ++c) yn[i * p->out_c + c] = bias != NULL ? bias[c] : 0.0f;
+            for (c = 0; c < p->out_c; ++c) {
+                const float b = bias != NULL ? bias[c] : 0.0f;
+                for (i = 0; i < out_plane; ++i) yn[i * p->out_c + c] = b;
+            }
         }
         for (g = 0; g < p->group; ++g) {
             const float *xg = x + ((ptrdiff_t)n * p->in_c + (ptrdiff_t)g * cg) * npos;
