@@ -26,7 +26,9 @@ compiler picks the kernel:
                 input through a pointer per position; W^T packed here); no scratch, and faster
                 than building patches. It alone reads a channels-last input in place (a Keras
                 export's NHWC -> NCHW Transpose folded into the conv, aot/passes/conv_nhwc.py;
-                W^T's rows then go (ky, kx, c)). The rest (run-time weights, 3-D) take the three below:
+                W^T's rows then go (ky, kx, c)). It and `transpose` store a channels-last output
+                (a Transpose to NHWC folded into the conv, ConvWritesNHWC in the same file).
+                The rest (run-time weights, 3-D) take the three below:
     stride 1    2-D, stride 1, no dilation (narrow kernels): the input padded once in scratch,
                 each patch-matrix row one copy from it, outputs on the padded width
     im2col      patch-matrix blocks of kc x nc in scratch, then the GEMM core
