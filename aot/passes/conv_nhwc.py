@@ -121,11 +121,17 @@ class ConvWritesNHWC(Pass):
 
     @staticmethod
     def _fold(g: Graph, t: Node, conv: Node, chain: list[Node]) -> None:
-        for n in [conv, *chain]:
-            old = g.tensors[n.outputs[0]]
-            g.tensors[old.name] = replace(old, shape=tuple(old.shape[i] for i in _TO_NHWC))
+        nodes = [conv, *chain]
+        for k, n in enumerate(nodes):
+            old = g.tensors.pop(n.outputs[0])
+            # renamed: the value is not the ONNX tensor of that name (aotc compare matches taps by name)
+            name = _fresh(g, f"{old.name}_nhwc")
+            g.tensors[name] = replace(old, name=name, shape=tuple(old.shape[i] for i in _TO_NHWC))
+            n.outputs[0] = name
+            if k + 1 < len(nodes):
+                nodes[k + 1].inputs[0] = name
             if n.op == "Slice":  # its per-dim starts and steps, in the NHWC value's dim order
-                n.attrs = dict(n.attrs, **{k: [n.attrs[k][i] for i in _TO_NHWC] for k in ("starts", "steps")})
+                n.attrs = dict(n.attrs, **{key: [n.attrs[key][i] for i in _TO_NHWC] for key in ("starts", "steps")})
         last = ([conv, *chain])[-1]
         g.tensors.pop(last.outputs[0], None)
         last.outputs[0] = t.outputs[0]
@@ -150,3 +156,10 @@ class ConvWritesNHWC(Pass):
         if n.op in _UNARY:
             return all(not i or (g.const(i) is not None and g.tensors[i].size == 1) for i in n.inputs[1:])
         return n.op == "Slice" and len(n.inputs) == 1 and all(len(n.attrs.get(k, ())) == 4 for k in ("starts", "steps"))
+
+
+def _fresh(g: Graph, name: str) -> str:
+    base, k = name, 1
+    while name in g.tensors:
+        name, k = f"{base}_{k}", k + 1
+    return name

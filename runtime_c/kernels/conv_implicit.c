@@ -678,7 +678,8 @@ MK_SPEED static MK_INLINE void ig_items_body(void *arg, int32_t begin, int32_t e
 #if IG_DIRECT
 MK_SPEED static void ig_items(void *arg, int32_t begin, int32_t end) { ig_items_body(arg, begin, end, 0); }
 MK_SPEED static void ig_items_nhwc(void *arg, int32_t begin, int32_t end) { ig_items_body(arg, begin, end, 1); }
-#else /* one copy where code size counts (a test per tile: +0.1 % on a Cortex-M4's ResNet-8) */
+#else /* one copy where code size counts: a test per tile (ResNet-8 on a Cortex-M4: +0.09 % instructions,
+       * +752 B of .text; two copies there: +0.02 %, +3,184 B) */
 MK_SPEED static void ig_items(void *arg, int32_t begin, int32_t end) {
     ig_items_body(arg, begin, end, ((const ig_job *)arg)->p->out_nhwc != 0);
 }
