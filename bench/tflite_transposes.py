@@ -5,7 +5,7 @@
 Each model is compiled and built with `-DAOTC_NATIVE=OFF -DCMAKE_C_FLAGS=-march=haswell` (valgrind
 cannot decode AVX-512), its runner run under callgrind for 1 and for 11 inferences, and the
 difference / 10 reported: instructions per inference, and those spent in aotc_transpose2d (the
-Transpose kernel). Needs valgrind (callgrind_annotate).
+Transpose kernel, with the copies it calls). Needs valgrind (callgrind_annotate).
 """
 
 from __future__ import annotations
@@ -43,6 +43,9 @@ def counts(out: Path, meta: dict, repeat: int) -> tuple[int, int]:
     text = subprocess.run(["callgrind_annotate", "--inclusive=no", str(profile)], capture_output=True,
                           text=True, check=True).stdout
     total = int(re.search(r"([\d,]+) \(100.0%\)\s+PROGRAM TOTALS", text).group(1).replace(",", ""))
+    # inclusive: aotc_transpose2d's rows go through shape.c's copy_run, most of its cost
+    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", str(profile)], capture_output=True,
+                          text=True, check=True).stdout
     transposes = sum(int(m.group(1).replace(",", "")) for m in
                      re.finditer(r"^\s*([\d,]+) \([^)]*\)\s+\S*aotc_transpose\S*", text, re.M))
     return total, transposes

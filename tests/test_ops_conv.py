@@ -271,6 +271,71 @@ CASES += [dataclasses.replace(c, id=f"tight_{c.id}", scratch_floor=0) for c in C
           if c.id.startswith("conv") and not c.id.startswith("convt")]
 
 
+
+def nhwc_out(case_id: str, x: tuple, weight: tuple, *, op: str = "Conv", between: tuple[str, ...] = (),
+             nhwc_in: bool = False, flatten: bool = False, residual: bool = False, **attrs) -> object:
+    """x -> [Transpose to NCHW] -> Conv or ConvTranspose -> [+ r] -> `between` ('relu', 'slice': rows
+    1, 3, ...) -> Transpose(0, 2, 3, 1) -> [Flatten] -> y: the conv stores channels last
+    (aot/passes/conv_nhwc.py, ConvWritesNHWC)."""
+    out_c = weight[0] if op == "Conv" else weight[1] * attrs.get("group", 1)
+    consts = {"w": w(*weight), "b": w(out_c), "starts": np.array([1], np.int64), "ends": np.array([99], np.int64),
+              "axes": np.array([2], np.int64), "steps": np.array([2], np.int64)}
+    inputs = {"x": (x[0], *x[2:], x[1]) if nhwc_in else x}
+    nodes = [helper.make_node("Transpose", ["x"], ["xc"], perm=[0, 3, 1, 2])] if nhwc_in else []
+    nodes.append(helper.make_node(op, ["xc" if nhwc_in else "x", "w", "b"], ["c0"], **attrs))
+    cur = "c0"
+    if residual:
+        probe = onnx_shape(helper.make_graph(nodes, "p", [helper.make_tensor_value_info(
+            "x", tensor_type("float32"), inputs["x"])], [helper.make_tensor_value_info("c0", 1, None)],
+            [numpy_helper.from_array(consts[k], k) for k in ("w", "b")]), "c0")
+        inputs["r"] = probe
+        nodes.append(helper.make_node("Add", [cur, "r"], ["s"]))
+        cur = "s"
+    for k, what in enumerate(between):
+        nxt = f"b{k}"
+        if what == "relu":
+            nodes.append(helper.make_node("Relu", [cur], [nxt]))
+        else:
+            nodes.append(helper.make_node("Slice", [cur, "starts", "ends", "axes", "steps"], [nxt]))
+        cur = nxt
+    nodes.append(helper.make_node("Transpose", [cur], ["t" if flatten else "y"], perm=[0, 2, 3, 1]))
+    if flatten:
+        nodes.append(helper.make_node("Flatten", ["t"], ["y"]))
+    feeds = {k: _rng.standard_normal(v).astype(np.float32) for k, v in inputs.items()}
+    graph = helper.make_graph(nodes, case_id, [helper.make_tensor_value_info(k, tensor_type("float32"), v.shape)
+                                               for k, v in feeds.items()],
+                              [helper.make_tensor_value_info("y", tensor_type("float32"), None)],
+                              [numpy_helper.from_array(v, k) for k, v in consts.items()])
+    return model_case(case_id, graph, feeds)
+
+
+def onnx_shape(graph: object, name: str) -> tuple[int, ...]:
+    import onnx
+
+    inferred = onnx.shape_inference.infer_shapes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+    vi = next(v for v in inferred.graph.output if v.name == name)
+    return tuple(d.dim_value for d in vi.type.tensor_type.shape.dim)
+
+
+# A Transpose to NHWC after a conv (a TFLite float graph's map read in NHWC order, tf2onnx's Transpose
+# before Flatten): the implicit GEMM's tiles (several panels, a narrow last one, positions not a
+# multiple of a tile, border classes, batch 2, strides) and ConvTranspose (groups, batch) store the
+# output channels last, through a fused activation, a Relu and a Slice; with a residual the Transpose
+# stays (nhwc_out_residual_kept).
+NHWC_OUT = [
+    nhwc_out("nhwc_out_implicit_panels", (1, 20, 9, 11), (37, 20, 3, 3), pads=[1, 1, 1, 1]),
+    nhwc_out("nhwc_out_strided_batch", (2, 6, 11, 10), (18, 6, 3, 3), strides=[2, 2], pads=[0, 1, 1, 2]),
+    nhwc_out("nhwc_out_relu_slice_flatten", (1, 16, 10, 10), (8, 16, 3, 3), pads=[1, 1, 1, 1],
+             between=("relu", "slice"), flatten=True),
+    nhwc_out("nhwc_out_read_nhwc_too", (1, 7, 8, 9), (16, 7, 3, 3), pads=[1, 1, 1, 1], nhwc_in=True, flatten=True),
+    nhwc_out("nhwc_out_residual_kept", (1, 5, 6, 7), (9, 5, 3, 3), pads=[1, 1, 1, 1], residual=True),
+    nhwc_out("nhwc_out_convt_stride2", (1, 4, 5, 6), (4, 3, 3, 3), op="ConvTranspose", strides=[2, 2],
+             pads=[1, 1, 0, 0], between=("relu",)),
+    nhwc_out("nhwc_out_convt_grouped_batch", (2, 6, 4, 5), (6, 2, 2, 3), op="ConvTranspose", group=3,
+             strides=[2, 1], flatten=True),
+]
+CASES += NHWC_OUT
+
 @pytest.fixture(scope="module")
 def built():
     return shared_build(CASES)
@@ -279,6 +344,17 @@ def built():
 @pytest.mark.parametrize("case_id", [c.id for c in CASES])
 def test_matches_onnxruntime(built, case_id):
     built.check(case_id)
+
+
+@pytest.mark.parametrize("case", NHWC_OUT, ids=[c.id for c in NHWC_OUT])
+def test_transpose_to_nhwc_folded(case):
+    """The Transpose after the conv is gone, the conv stores NHWC (not with a residual)."""
+    from aot.passes import HOST_PIPELINE, simplify
+
+    graph = simplify(lower(case.model), HOST_PIPELINE)
+    kept = case.id == "nhwc_out_residual_kept"
+    assert sum(n.op == "Transpose" for n in graph.nodes) == kept
+    assert any(n.attrs.get("aotc_out_nhwc") for n in graph.nodes) != kept
 
 
 # --- the kernel each case exercises ------------------------------------------------------------

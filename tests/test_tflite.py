@@ -106,14 +106,15 @@ def test_float_model_matches_litert_reference(tmp_path, name):
         assert err <= 1e-5 * scale, f"{name}:{spec['name']}: max error {err:.3g} > 1e-5 x {scale:.3g}"
 
 
-# Transposes left in the compiled float graphs. The host's float conv and pool kernels are NCHW, so a
-# multi-channel NHWC input is transposed once (ops: 12 x 12 x 3), and so is a map flattened in NHWC
-# order (moves: 4 x 10 x 8 before RESHAPE); a one-channel input or a 1 x 1 map is a view. The int8
-# graphs are NHWC throughout: none but the model's own TRANSPOSE (shuffle_int8).
-# excite_float: its TRANSPOSE_CONV output u is a graph output and v is flattened, both computed in NCHW.
+# Transposes left in the compiled graphs: none but the model's own TRANSPOSE (shuffle_int8). The host's
+# float conv and pool kernels are NCHW: a multi-channel NHWC input is read in place by the convs
+# (ops: 12 x 12 x 3), and a conv output read in NHWC order is stored channels last by its conv
+# (aot/passes/conv_nhwc.py; moves: 4 x 10 x 8 sliced, then flattened; excite: TRANSPOSE_CONV
+# outputs u, a graph output through a RELU, and v, flattened); a one-channel input or a 1 x 1 map is
+# a view. The int8 graphs are NHWC throughout.
 TRANSPOSES = {"sine_float": 0, "keyword_float": 0, "person_float": 0, "ops_float": 0, "residual_float": 0,
-              "moves_float": 1, "sine_int8": 0, "keyword_int8": 0, "person_int8": 0, "residual_int8": 0,
-              "moves_int8": 0, "acts_float": 0, "excite_float": 2, "resize_float": 0, "ops_int8": 0, "acts_int8": 0,
+              "moves_float": 0, "sine_int8": 0, "keyword_int8": 0, "person_int8": 0, "residual_int8": 0,
+              "moves_int8": 0, "acts_float": 0, "excite_float": 0, "resize_float": 0, "ops_int8": 0, "acts_int8": 0,
               "excite_int8": 0, "shuffle_int8": 1, "keyword_16x8": 0, "person_16x8": 0, "residual_16x8": 0,
               "gates_16x8": 0}
 

@@ -26,7 +26,9 @@ compiler picks the kernel:
                 input through a pointer per position; W^T packed here); no scratch, and faster
                 than building patches. It alone reads a channels-last input in place (a Keras
                 export's NHWC -> NCHW Transpose folded into the conv, aot/passes/conv_nhwc.py;
-                W^T's rows then go (ky, kx, c)). The rest (run-time weights, 3-D) take the three below:
+                W^T's rows then go (ky, kx, c)). It and `transpose` store a channels-last output
+                (a Transpose to NHWC folded into the conv, ConvWritesNHWC in the same file).
+                The rest (run-time weights, 3-D) take the three below:
     stride 1    2-D, stride 1, no dilation (narrow kernels): the input padded once in scratch,
                 each patch-matrix row one copy from it, outputs on the padded width
     im2col      patch-matrix blocks of kc x nc in scratch, then the GEMM core
@@ -51,7 +53,7 @@ from aot.csource.format import c_ints
 from aot.ir import Graph, Node
 from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext, TargetTraits
 from aot.kernels.gemm import GEMM_ASSUMES, KC, PANEL, WORK_BYTES, activation_fields, pack_b, residual, work_bytes
-from aot.passes.conv_nhwc import reads_nhwc
+from aot.passes.conv_nhwc import reads_nhwc, writes_nhwc
 
 NC = 256  # output positions per im2col block: kc x nc floats of scratch (<= 256 KiB)
 COLS_FLOATS = 64 * 1024  # ConvTranspose: floats of W^T * X kept in scratch per block
@@ -133,6 +135,7 @@ class _Conv:
     dw: bool  # one input channel per group (not one input channel feeding many outputs, e.g. a
     #           first layer on a 1-channel spectrogram: a GEMM of out_c x taps, far faster)
     nhwc: bool = False  # X channels last (aot/passes/conv_nhwc.py); self.x is still N, C, spatial
+    out_nhwc: bool = False  # Y stored channels last (aot/passes/conv_nhwc.py); self.y is still N, C, spatial
 
     @property
     def in_c(self) -> int:
@@ -153,6 +156,7 @@ class _Conv:
             "kernel": c_ints(_pad3(self.kernel, 1)), "strides": c_ints(_pad3(self.strides, 1)),
             "dilations": c_ints(_pad3(self.dilations, 1)), "pads": c_ints(_pad3(self.pads[:self.nd], 0)),
             "kc": "0", "nc": "0", **activation_fields(self.node), **({"in_nhwc": "1"} if self.nhwc else {}),
+            **({"out_nhwc": "1"} if self.out_nhwc else {}),
         }
 
     def choice(self, kernel: str, what: str, scratch: int = 0, **blocks: int) -> KernelChoice:
@@ -170,14 +174,20 @@ def _x_shape(node: Node, graph: Graph) -> tuple[int, ...]:
     return (x[0], x[-1], *x[1:-1]) if reads_nhwc(node) else x
 
 
+def _y_shape(node: Node, graph: Graph) -> tuple[int, ...]:
+    """The conv's output shape as N, C, spatial (stored channels last: N, H, W, C)."""
+    y = tuple(graph.tensors[node.outputs[0]].shape)
+    return (y[0], y[-1], *y[1:-1]) if writes_nhwc(node) else y
+
+
 def _conv(node: Node, graph: Graph) -> _Conv:
     x = _x_shape(node, graph)
-    y = graph.tensors[node.outputs[0]].shape
+    y = _y_shape(node, graph)
     a = node.attrs
     group = a["group"]
     dw = node.op != "ConvTranspose" and x[1] // group == 1 and not (group == 1 and y[1] > 1)
     return _Conv(node, graph, x, y, len(x) - 2, group, list(a["kernel_shape"]), list(a["strides"]),
-                 list(a["dilations"]), list(a["pads"]), dw, reads_nhwc(node))
+                 list(a["dilations"]), list(a["pads"]), dw, reads_nhwc(node), writes_nhwc(node))
 
 
 def _fit_transpose(c: _Conv, budget: int) -> KernelChoice:
@@ -274,9 +284,11 @@ def _fit_im2col(c: _Conv, budget: int) -> KernelChoice | None:
 def _candidate(kernel: str, fit: Callable[[_Conv, int], KernelChoice | None],
                applies: Callable[[_Conv, TargetTraits], bool] = lambda c, t: True,
                assumes: Callable[[TargetTraits], dict[str, int]] = lambda t: {}) -> Candidate:
-    # a channels-last input: the implicit GEMM alone reads it
+    # a channels-last input: the implicit GEMM alone reads it; a channels-last output: it and
+    # ConvTranspose's kernel alone store it
     return Candidate(kernel, lambda n, g, budget: fit(_conv(n, g), budget),
-                     lambda n, g, t: (kernel == "aotc_conv_implicit_f32" or not reads_nhwc(n))
+                     lambda n, g, t: (kernel in ("aotc_conv_implicit_f32", "aotc_conv_transpose_f32")
+                                      or not (reads_nhwc(n) or writes_nhwc(n)))
                      and applies(_conv(n, g), t), assumes)
 
 
@@ -383,7 +395,7 @@ def _check(node: Node, graph: Graph) -> str | None:
         return f"{node.op} with {nd} spatial dims is not supported (1 to {MAX_SPATIAL})"
     if len(w) != len(x) or list(w[2:]) != list(node.attrs["kernel_shape"]):
         return f"{node.op} weight shape {list(w)} does not match kernel_shape {node.attrs['kernel_shape']}"
-    group, in_c, out_c = node.attrs["group"], x[1], graph.tensors[node.outputs[0]].shape[1]
+    group, in_c, out_c = node.attrs["group"], x[1], _y_shape(node, graph)[1]
     if group < 1 or in_c % group or out_c % group:
         return f"{node.op} group {group} does not divide {in_c} input and {out_c} output channels"
     per_group = (w[0] == out_c and w[1] * group == in_c) if node.op != "ConvTranspose" else \
@@ -407,7 +419,7 @@ def _emit(ctx: NodeContext) -> None:
         wv = np.asarray(ctx.const(w), np.float32)
         if reads_nhwc(ctx.node):  # W^T's rows in (ky, kx, c) order, as the channels-last input runs
             wv = np.moveaxis(wv, 1, -1)
-        wg = wv.reshape(group, ctx.shape(ctx.outputs[0])[1] // group, -1)
+        wg = wv.reshape(group, _y_shape(ctx.node, ctx.graph)[1] // group, -1)
         w_ptr = ctx.const_array("wt_packed", np.stack([pack_b(m.T) for m in wg]),
                                 comment=f"W^T of {ctx.node.name}, packed per group")
     else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aot.ir import Graph
 from aot.passes.base import Pass, run_passes, run_passes_tracked, verify_graph
-from aot.passes.conv_nhwc import ConvReadsNHWC
+from aot.passes.conv_nhwc import ConvReadsNHWC, ConvWritesNHWC
 from aot.passes.drop_identity import DropIdentity
 from aot.passes.fold_affine import FoldAffine
 from aot.passes.fold_batchnorm import FoldBatchNorm
@@ -23,9 +23,10 @@ from aot.passes.simplify_layout import SimplifyLayout
 DEFAULT_PIPELINE: tuple[Pass, ...] = (DropIdentity(), FoldBatchNorm(), LowerQDQ(), SimplifyLayout(), FoldAffine(),
                                       MergeSummedProducts(), RemoveDeadNodes())
 # After partitioning, on the nodes left to the host code generator.
-# ConvReadsNHWC last: the fused convs it rewrites to read a channels-last input in place.
+# ConvReadsNHWC and ConvWritesNHWC last: the fused convs they rewrite to read a channels-last input
+# and store a channels-last output in place of Transposes.
 HOST_PIPELINE: tuple[Pass, ...] = (FuseNorm(), FuseActivation(), FuseEpilogue(), FuseElementwise(),
-                                   ConvReadsNHWC())
+                                   ConvReadsNHWC(), ConvWritesNHWC())
 
 
 def simplify(graph: Graph, pipeline: tuple[Pass, ...] = DEFAULT_PIPELINE) -> Graph:
@@ -33,6 +34,7 @@ def simplify(graph: Graph, pipeline: tuple[Pass, ...] = DEFAULT_PIPELINE) -> Gra
     return run_passes(graph, pipeline)
 
 
-__all__ = ["DEFAULT_PIPELINE", "HOST_PIPELINE", "ConvReadsNHWC", "DropIdentity", "FoldAffine", "FoldBatchNorm",
-           "FuseActivation", "FuseElementwise", "FuseEpilogue", "FuseNorm", "LowerQDQ", "MergeSummedProducts", "Pass",
-           "RemoveDeadNodes", "SimplifyLayout", "run_passes", "run_passes_tracked", "simplify", "verify_graph"]
+__all__ = ["DEFAULT_PIPELINE", "HOST_PIPELINE", "ConvReadsNHWC", "ConvWritesNHWC", "DropIdentity", "FoldAffine",
+           "FoldBatchNorm", "FuseActivation", "FuseElementwise", "FuseEpilogue", "FuseNorm", "LowerQDQ",
+           "MergeSummedProducts", "Pass", "RemoveDeadNodes", "SimplifyLayout", "run_passes", "run_passes_tracked",
+           "simplify", "verify_graph"]

@@ -30,6 +30,9 @@ typedef struct {
     float act_alpha;      /* AOTC_ACT_LEAKY slope */
     int32_t in_nhwc;      /* aotc_conv_implicit_f32 only: X is N x H x W x C (channels last; a Transpose
                            * to NCHW folded into the conv), and wt's rows go (ky, kx, c), not (c, ky, kx) */
+    int32_t out_nhwc;     /* aotc_conv_implicit_f32 (no residual) and aotc_conv_transpose_f32 only: Y is stored
+                           * N x H x W x C, element (n, c, y, x) at ((n * H + y) * W + x) * C + c (a
+                           * Transpose to NHWC folded into the conv, aot/passes/conv_nhwc.py); 0: NCHW */
 } aotc_conv_params;
 
 /* The Conv kernels below compute Y = act(conv(X, W) + bias + res): `res` is a residual

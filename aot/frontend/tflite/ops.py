@@ -6,8 +6,9 @@ the layout it computes in, and a Transpose is written only where a value is aske
 it does not have yet (once per value). Layout-agnostic ops (elementwise, activations, concat, pad,
 mean) compute in whatever layout their inputs already have, so a chain of convs, activations and
 pools is transposed once at the graph input and once where it ends (a Reshape/FullyConnected or
-a graph output). This is the interim route of issue 29, part 3: NHWC host kernels would remove
-those edge transposes too.
+a graph output). Neither transpose costs a pass over the data where a conv is next to it: the convs
+read the NHWC input in place and store their output channels last (aot/passes/conv_nhwc.py, on the
+host graph), so of issue 29 part 3's NHWC float kernels only those two conv stores were needed.
 
 Quantized ops go to int8.py (aotc's internal NHWC int8 ops, TFLite's arithmetic); what it does not
 cover yet is refused by name.
