@@ -111,6 +111,86 @@ static void igx3_items(void *arg, int32_t begin, int32_t end) {
 }
 #undef IGX3_TAP
 
+/* ---- 3 x 3, stride 2, no pads at the start ---- */
+
+/* lanes [0, n) of 16, n clamped to [0, 16] */
+static inline __mmask16 igx_lanes(ptrdiff_t n) {
+    return n >= 16 ? (__mmask16)0xFFFF : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1u);
+}
+
+#define IGX3S2_TAP(T, V)                                                                              \
+    {                                                                                                 \
+        const __m512 v_ = (V);                                                                        \
+        const float *wr = wc + (T) * PANEL;                                                           \
+        _Pragma("GCC unroll 16") for (m = 0; m < 16; ++m) acc[m] = _mm512_fmadd_ps(_mm512_set1_ps(wr[m]), v_, acc[m]); \
+    }
+
+/* R8: output rows of 8, two to a vector (the third tap of each row's last output is padding, IW <= 16);
+ * else 16 outputs of one row */
+#define IGX3S2_KERNEL(NAME, R8)                                                                        \
+    static void NAME(void *arg, int32_t begin, int32_t end) {                                          \
+        const igx_job *J = (const igx_job *)arg;                                                       \
+        const aotc_conv_params *p = J->p;                                                              \
+        const int32_t IH = p->in_size[1], IW = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2]; \
+        const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, blocks = mg / 16;             \
+        const ptrdiff_t in_plane = (ptrdiff_t)IH * IW, plane = (ptrdiff_t)OH * OW, k_rows = (ptrdiff_t)cg * 9; \
+        const ptrdiff_t group_w = (ptrdiff_t)mg * k_rows;                                              \
+        const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0); \
+        const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));                              \
+        const __m512i even2 = _mm512_set_epi32(0, 30, 28, 26, 24, 22, 20, 18, 0, 14, 12, 10, 8, 6, 4, 2); \
+        int32_t item, m, c, ky;                                                                        \
+        for (item = begin; item < end; ++item) {                                                       \
+            const int32_t v = item % J->nvec, jb = item / J->nvec % blocks, gi = item / J->nvec / blocks; \
+            const int32_t g = gi % p->group, n = gi / p->group;                                        \
+            const ptrdiff_t p0 = 16 * (ptrdiff_t)v;                                                    \
+            const int32_t oy = (int32_t)(p0 / OW), ox = (int32_t)(p0 % OW);                            \
+            const __mmask16 in = igx_lanes(plane - p0);                                                \
+            const float *xg = J->x + ((ptrdiff_t)n * p->in_c + (ptrdiff_t)g * cg) * in_plane;          \
+            const float *wb = J->wt + g * group_w + (ptrdiff_t)jb * k_rows * PANEL;                    \
+            const ptrdiff_t yo = ((ptrdiff_t)n * p->out_c + (ptrdiff_t)g * mg + (ptrdiff_t)jb * 16) * plane + p0; \
+            ptrdiff_t ao[3], bo[3], co[3];                                                             \
+            __mmask16 am[3], bm[3], cm[3];                                                             \
+            __m512 acc[16];                                                                            \
+            for (ky = 0; ky < 3; ++ky) { /* per tap row: the loads' offsets and masks (0: padding) */ \
+                const int32_t r0 = 2 * oy + ky;                                                        \
+                if (R8) { /* lanes 0..7 from output row oy, 8..15 from oy + 1 */                        \
+                    const int32_t r1 = r0 + 2;                                                         \
+                    ao[ky] = (ptrdiff_t)r0 * IW, bo[ky] = (ptrdiff_t)r1 * IW, co[ky] = 0;              \
+                    am[ky] = r0 < IH ? igx_lanes(IW) : 0, bm[ky] = r1 < IH && oy + 1 < OH ? igx_lanes(IW) : 0; \
+                    cm[ky] = 0;                                                                        \
+                } else { /* columns 2 ox .. 2 ox + 32 of one row */                                    \
+                    const int32_t ok = r0 < IH;                                                        \
+                    ao[ky] = (ptrdiff_t)r0 * IW + 2 * ox, bo[ky] = ao[ky] + 16, co[ky] = ao[ky] + 32;  \
+                    am[ky] = ok ? igx_lanes(IW - 2 * ox) : 0, bm[ky] = ok ? igx_lanes(IW - 2 * ox - 16) : 0; \
+                    cm[ky] = ok ? igx_lanes(IW - 2 * ox - 32) & 1 : 0;                                 \
+                }                                                                                      \
+            }                                                                                          \
+            for (m = 0; m < 16; ++m) acc[m] = _mm512_set1_ps(J->bias != NULL ? J->bias[g * mg + jb * 16 + m] : 0.0f); \
+            for (c = 0; c < cg; ++c) {                                                                 \
+                const float *xc = xg + (ptrdiff_t)c * in_plane;                                        \
+                _Pragma("GCC unroll 3") for (ky = 0; ky < 3; ++ky) {                                   \
+                    const float *wc = wb + ((ptrdiff_t)c * 9 + ky * 3) * PANEL;                        \
+                    const __m512 a = _mm512_maskz_loadu_ps(am[ky], xc + ao[ky]);                       \
+                    const __m512 b = _mm512_maskz_loadu_ps(bm[ky], xc + bo[ky]);                       \
+                    const __m512 e0 = _mm512_permutex2var_ps(a, even, b);                              \
+                    const __m512 e2 = (R8) ? _mm512_maskz_permutex2var_ps((__mmask16)0x7F7F, a, even2, b) \
+                                           : _mm512_castsi512_ps(_mm512_alignr_epi32(                  \
+                                                 _mm512_castps_si512(_mm512_maskz_loadu_ps(cm[ky], xc + co[ky])), \
+                                                 _mm512_castps_si512(e0), 1));                         \
+                    IGX3S2_TAP(0, e0)                                                                  \
+                    IGX3S2_TAP(1, _mm512_permutex2var_ps(a, odd, b))                                   \
+                    IGX3S2_TAP(2, e2)                                                                  \
+                }                                                                                      \
+            }                                                                                          \
+            for (m = 0; m < 16; ++m)                                                                   \
+                igx_finish(p, acc[m], in, J->res != NULL ? J->res + yo + m * plane : NULL, J->y + yo + m * plane); \
+        }                                                                                              \
+    }
+IGX3S2_KERNEL(igx3s2_rows, 0)
+IGX3S2_KERNEL(igx3s2_rows8, 1)
+#undef IGX3S2_KERNEL
+#undef IGX3S2_TAP
+
 /* ---- 1 x 1, stride 2 ---- */
 
 #define IGX1_KERNEL(K)                                                                                 \
@@ -175,8 +255,14 @@ static int igx(const aotc_conv_params *p, const float *x, const float *wt, const
     J.p = p, J.x = x, J.wt = wt, J.bias = bias, J.res = res, J.y = y;
     J.nvec = (int32_t)(((ptrdiff_t)OH * OW + 15) / 16);
     if (p->kernel[1] == 3 && p->kernel[2] == 3 && p->strides[1] == 1 && p->strides[2] == 1 && p->dilations[1] == 1 &&
-        p->dilations[2] == 1 && p->pads[1] == 1 && p->pads[2] == 1 && OH == IH && OW == IW && mg % 16 == 0) {
+        p->dilations[2] == 1 && p->pads[1] == 1 && p->pads[2] == 1 && OH == IH && OW == IW && mg % 16 == 0 && cg <= 32) {
         aotc_parallel_for(igx3_items, &J, p->batch * p->group * (mg / 16) * J.nvec);
+        return 1;
+    }
+    if (p->kernel[1] == 3 && p->kernel[2] == 3 && p->strides[1] == 2 && p->strides[2] == 2 && p->dilations[1] == 1 &&
+        p->dilations[2] == 1 && p->pads[1] == 0 && p->pads[2] == 0 && mg % 16 == 0 &&
+        (OW % 16 == 0 || (OW == 8 && IW <= 16))) {
+        aotc_parallel_for(OW == 8 ? igx3s2_rows8 : igx3s2_rows, &J, p->batch * p->group * (mg / 16) * J.nvec);
         return 1;
     }
     if (p->kernel[1] == 1 && p->kernel[2] == 1 && p->strides[1] == 2 && p->strides[2] == 2 && p->pads[1] == 0 &&
