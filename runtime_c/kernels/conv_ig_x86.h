@@ -191,6 +191,55 @@ IGX3S2_KERNEL(igx3s2_rows8, 1)
 #undef IGX3S2_KERNEL
 #undef IGX3S2_TAP
 
+/* ---- 3 x 3, stride 1, same size, on a channels-last RGB input (a Keras stem) ---- */
+
+/* 16 positions x 16 output channels as igx3, rows of a multiple of 16. Per tap the 48 floats of 16
+ * positions' 3 channels come in three loads (masked to the input row: zero past its ends) and are
+ * split into the three channels' vectors by two vpermt2ps each; W^T's rows go (ky, kx, c). */
+static void igx3_rgb_items(void *arg, int32_t begin, int32_t end) {
+    const igx_job *J = (const igx_job *)arg;
+    const aotc_conv_params *p = J->p;
+    const int32_t H = p->out_size[1], W = p->out_size[2], mg = p->out_c, blocks = mg / 16;
+    const ptrdiff_t plane = (ptrdiff_t)H * W, k_rows = 27, row = (ptrdiff_t)W * 3;
+    __m512i i1[3], i2[3];
+    int32_t item, m, t, c, j;
+    for (c = 0; c < 3; ++c) { /* channel c's lane j: float 3 j + c of the 48 */
+        int32_t a[16], b[16];
+        for (j = 0; j < 16; ++j) {
+            const int32_t f = 3 * j + c;
+            a[j] = f < 32 ? f : 0;
+            b[j] = f < 32 ? j : 16 + f - 32;
+        }
+        i1[c] = _mm512_loadu_si512(a), i2[c] = _mm512_loadu_si512(b);
+    }
+    for (item = begin; item < end; ++item) {
+        const int32_t v = item % J->nvec, jb = item / J->nvec % blocks, n = item / J->nvec / blocks;
+        const ptrdiff_t p0 = 16 * (ptrdiff_t)v;
+        const int32_t oy = (int32_t)(p0 / W), ox = (int32_t)(p0 % W);
+        const float *xn = J->x + (ptrdiff_t)n * 3 * plane;
+        const float *wb = J->wt + (ptrdiff_t)jb * k_rows * PANEL;
+        const ptrdiff_t yo = ((ptrdiff_t)n * p->out_c + (ptrdiff_t)jb * 16) * plane + p0;
+        __m512 acc[16];
+        for (m = 0; m < 16; ++m) acc[m] = _mm512_set1_ps(J->bias != NULL ? J->bias[jb * 16 + m] : 0.0f);
+        for (t = 0; t < 9; ++t) {
+            const int32_t iy = oy + t / 3 - 1;
+            const ptrdiff_t s0 = (ptrdiff_t)(ox + t % 3 - 1) * 3; /* the first float, from the row's start */
+            const float *xr = xn + (ptrdiff_t)iy * row;
+            __m512 l0, l1, l2;
+            if (iy < 0 || iy >= H) continue;
+            l0 = _mm512_maskz_loadu_ps(igx_lanes(row - s0) & (s0 < 0 ? (__mmask16)0xFFF8 : (__mmask16)0xFFFF), xr + s0);
+            l1 = _mm512_maskz_loadu_ps(igx_lanes(row - s0 - 16), xr + s0 + 16);
+            l2 = _mm512_maskz_loadu_ps(igx_lanes(row - s0 - 32), xr + s0 + 32);
+            for (c = 0; c < 3; ++c) {
+                const __m512 xv = _mm512_permutex2var_ps(_mm512_permutex2var_ps(l0, i1[c], l1), i2[c], l2);
+                const float *wr = wb + (ptrdiff_t)(t * 3 + c) * PANEL;
+                _Pragma("GCC unroll 16") for (m = 0; m < 16; ++m) acc[m] = _mm512_fmadd_ps(_mm512_set1_ps(wr[m]), xv, acc[m]);
+            }
+        }
+        for (m = 0; m < 16; ++m) igx_finish(p, acc[m], 0xFFFF, J->res != NULL ? J->res + yo + m * plane : NULL, J->y + yo + m * plane);
+    }
+}
+
 /* ---- 1 x 1, stride 2 ---- */
 
 #define IGX1_KERNEL(K)                                                                                 \
@@ -251,9 +300,16 @@ static int igx(const aotc_conv_params *p, const float *x, const float *wt, const
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group;
     const int32_t IH = p->in_size[1], IW = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2];
     igx_job J;
-    if (!igx_plain2d(p) || !igx_act_ok(p)) return 0;
     J.p = p, J.x = x, J.wt = wt, J.bias = bias, J.res = res, J.y = y;
     J.nvec = (int32_t)(((ptrdiff_t)OH * OW + 15) / 16);
+    if (p->in_nhwc != 0 && p->in_c == 3 && p->group == 1 && p->in_size[0] == 1 && p->out_size[0] == 1 &&
+        p->kernel[0] == 1 && p->pads[0] == 0 && igx_act_ok(p) && p->kernel[1] == 3 && p->kernel[2] == 3 &&
+        p->strides[1] == 1 && p->strides[2] == 1 && p->dilations[1] == 1 && p->dilations[2] == 1 && p->pads[1] == 1 &&
+        p->pads[2] == 1 && OH == IH && OW == IW && OW % 16 == 0 && mg % 16 == 0) {
+        aotc_parallel_for(igx3_rgb_items, &J, p->batch * (mg / 16) * J.nvec);
+        return 1;
+    }
+    if (!igx_plain2d(p) || !igx_act_ok(p)) return 0;
     if (p->kernel[1] == 3 && p->kernel[2] == 3 && p->strides[1] == 1 && p->strides[2] == 1 && p->dilations[1] == 1 &&
         p->dilations[2] == 1 && p->pads[1] == 1 && p->pads[2] == 1 && OH == IH && OW == IW && mg % 16 == 0 && cg <= 32) {
         aotc_parallel_for(igx3_items, &J, p->batch * p->group * (mg / 16) * J.nvec);
