@@ -13,15 +13,24 @@
  *          channel and tap one masked load (zero where the tap falls outside the image: rows
  *          above or below, columns past a row's ends; AVX-512's masked loads do not touch
  *          masked-off lanes, so the first and last vectors may point outside the plane) and 16
- *          multiply-adds with the weights broadcast from W^T's packed rows.
+ *          multiply-adds with the weights broadcast from W^T's packed rows. At most 32 input
+ *          channels per group: ResNet-8's 64-channel 8 x 8 conv (36 KiB of weights per block of
+ *          16 channels, 4 vectors a plane) was slower here than in the implicit GEMM.
+ *   igx3s2 3 x 3, stride 2, no pads at the start (Keras 'same' on even sizes), output channels a
+ *          multiple of 16, output rows of 8 (two to a vector, input rows <= 16) or of a multiple
+ *          of 16: per input channel and tap row two loads, the even and odd columns by vpermt2ps,
+ *          the third tap by valignd (or a masked vpermt2ps on rows of 8).
+ *   rgb    3 x 3 same size on a channels-last 3-channel input (a Keras stem, its NHWC -> NCHW
+ *          Transpose folded), rows of a multiple of 16: per tap three loads (masked to the row)
+ *          split into the channels' vectors by two vpermt2ps each.
  *   igx1   1 x 1, stride 2, no pads, 8, 16, 24 or 32 input channels per group, output rows of 8
  *          or a multiple of 16: the K inputs of 16 positions (every second column of one row,
  *          or of two rows of 8) gathered into K registers by one vpermt2ps from two loads, then
  *          every output channel summed from them, as aotc_conv_pointwise_f32 does at stride 1.
  *
- * Both add the bias, the residual and the activation (none, clamp, leaky) in registers and store
+ * All add the bias, the residual and the activation (none, clamp, leaky) in registers and store
  * once. W^T is the implicit GEMM's packing: per group, panels of PANEL output channels, each
- * k_rows rows of PANEL floats, row (c, ky, kx). */
+ * k_rows rows of PANEL floats, row (c, ky, kx) (channels last: (ky, kx, c)). */
 #ifndef AOTC_CONV_IG_X86_H
 #define AOTC_CONV_IG_X86_H
 
