@@ -234,12 +234,11 @@ static void igx3_rgb_items(void *arg, int32_t begin, int32_t end) {
             const int32_t iy = oy + t / 3 - 1;
             const ptrdiff_t s0 = (ptrdiff_t)(ox + t % 3 - 1) * 3; /* the first float, from the row's start */
             const float *xr = xn + (ptrdiff_t)iy * row;
-            __m512 l0, l1, l2;
-            if (iy < 0 || iy >= H) continue;
-            l0 = _mm512_maskz_loadu_ps(igx_lanes(row - s0) & (s0 < 0 ? (__mmask16)0xFFF8 : (__mmask16)0xFFFF), xr + s0);
-            l1 = _mm512_maskz_loadu_ps(igx_lanes(row - s0 - 16), xr + s0 + 16);
-            l2 = _mm512_maskz_loadu_ps(igx_lanes(row - s0 - 32), xr + s0 + 32);
-            for (c = 0; c < 3; ++c) {
+            const __mmask16 ok = iy >= 0 && iy < H ? (__mmask16)0xFFFF : (__mmask16)0; /* else padding */
+            const __m512 l0 = _mm512_maskz_loadu_ps(ok & igx_lanes(row - s0) & (s0 < 0 ? (__mmask16)0xFFF8 : (__mmask16)0xFFFF), xr + s0);
+            const __m512 l1 = _mm512_maskz_loadu_ps(ok & igx_lanes(row - s0 - 16), xr + s0 + 16);
+            const __m512 l2 = _mm512_maskz_loadu_ps(ok & igx_lanes(row - s0 - 32), xr + s0 + 32);
+            _Pragma("GCC unroll 3") for (c = 0; c < 3; ++c) {
                 const __m512 xv = _mm512_permutex2var_ps(_mm512_permutex2var_ps(l0, i1[c], l1), i2[c], l2);
                 const float *wr = wb + (ptrdiff_t)(t * 3 + c) * PANEL;
                 _Pragma("GCC unroll 16") for (m = 0; m < 16; ++m) acc[m] = _mm512_fmadd_ps(_mm512_set1_ps(wr[m]), xv, acc[m]);
