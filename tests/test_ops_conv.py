@@ -113,6 +113,12 @@ CASES = [
     conv("conv_1x1_last_panel_shifted", (1, 16, 25, 5), (20, 16, 1, 1)),
     conv("conv_1x1_few_positions_grouped", (2, 12, 2, 3), (18, 4, 1, 1), group=3, bias=False),
     conv("conv_1x1_one_position_blocks", (1, 16, 1, 1), (300, 16, 1, 1)),
+    # AVX-512 paths of the implicit GEMM (conv_ig_x86.h), 16 positions x 16 channels in registers:
+    # 3 x 3 same size (a partial last vector), stride 2 on rows of 8 and of 16, 1 x 1 stride 2
+    conv("conv3x3_same_16_channels", (1, 12, 9, 10), (16, 12, 3, 3), pads=[1, 1, 1, 1]),
+    conv("conv3x3_stride2_rows_of_8", (1, 5, 15, 16), (32, 5, 3, 3), strides=[2, 2], pads=[0, 0, 1, 1]),
+    conv("conv3x3_stride2_rows_of_16", (1, 4, 6, 33), (16, 4, 3, 3), strides=[2, 2], pads=[0, 0, 0, 0]),
+    conv("conv_1x1_stride2_16_channels", (1, 16, 16, 16), (20, 16, 1, 1), strides=[2, 2]),
     # 1-D and 3-D
     conv("conv1d", (2, 3, 20), (4, 3, 5), pads=[2, 1], strides=[2]),
     conv("conv1d_dilated", (1, 4, 30), (6, 4, 3), dilations=[4], pads=[4, 4]),

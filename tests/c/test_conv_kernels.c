@@ -162,6 +162,32 @@ static int draw(int kind, conv_case *c) {
                 return 0;
             break;
         }
+        if (chance(1, 4)) { /* AVX-512 paths (conv_ig_x86.h): 3 x 3 same size or stride 2 on 16k output channels; 1 x 1 stride 2 */
+            const int path = rand_int(0, 3);
+            if (path == 3) { /* 3 x 3 same size on a channels-last RGB input, rows of 16k */
+                p->in_nhwc = 1;
+                set_channels(p, 1, 3, 16 * rand_int(1, 2));
+                if (!set_dim(p, 1, rand_int(1, 12), 3, 1, 1, 1, 1, 0, 0) || !set_dim(p, 2, 16 * rand_int(1, 2), 3, 1, 1, 1, 1, 0, 0))
+                    return 0;
+            } else if (path == 2) { /* 3 x 3 stride 2, no start pads: rows of 8 (input <= 16 wide) or 16k */
+                const int32_t ow = chance(1, 2) ? 8 : 16 * rand_int(1, 2);
+                set_channels(p, rand_int(1, 2), rand_int(1, 20), 16 * rand_int(1, 2));
+                if (!set_dim(p, 1, rand_int(3, 20), 3, 2, 1, 0, rand_int(0, 1), 0, 0) ||
+                    !set_dim(p, 2, 2 * ow + rand_int(-1, 1), 3, 2, 1, 0, rand_int(0, 1), 0, 0))
+                    return 0;
+            } else if (path == 0) {
+                set_channels(p, rand_int(1, 2), rand_int(1, 20), 16 * rand_int(1, 2));
+                if (!set_dim(p, 1, rand_int(1, 20), 3, 1, 1, 1, 1, 0, 0) || !set_dim(p, 2, rand_int(1, 20), 3, 1, 1, 1, 1, 0, 0))
+                    return 0;
+            } else {
+                const int32_t ow = chance(1, 2) ? 8 : 16 * rand_int(1, 2);
+                set_channels(p, rand_int(1, 2), 8 * rand_int(1, 4), draw_mg(40));
+                if (!set_dim(p, 1, rand_int(1, 12), 1, 2, 1, 0, rand_int(0, 1), 0, 0) ||
+                    !set_dim(p, 2, 2 * ow - rand_int(0, 1), 1, 2, 1, 0, 0, 0, 0))
+                    return 0;
+            }
+            break;
+        }
         if (chance(1, 4)) { /* channels last (a folded NHWC -> NCHW Transpose): one group */
             p->in_nhwc = 1;
             set_channels(p, 1, rand_int(1, 8), draw_mg(24));
