@@ -308,6 +308,7 @@ static int igx(const aotc_conv_params *p, const float *x, const float *wt, const
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group;
     const int32_t IH = p->in_size[1], IW = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2];
     igx_job J;
+    if (p->out_nhwc != 0) return 0; /* these paths store NCHW; the implicit GEMM's ig_store_nhwc does NHWC */
     J.p = p, J.x = x, J.wt = wt, J.bias = bias, J.res = res, J.y = y;
     J.nvec = (int32_t)(((ptrdiff_t)OH * OW + 15) / 16);
     if (p->in_nhwc != 0 && p->in_c == 3 && p->group == 1 && p->in_size[0] == 1 && p->out_size[0] == 1 &&
