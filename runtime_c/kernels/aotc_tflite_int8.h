@@ -16,17 +16,7 @@
 #define AOTC_TFLITE_INT8_H
 
 #include "aotc_common.h"
-
-/* 1 where the dense layers' DSP paths (SMLAD; not Helium's) read weights stored in blocks of 4 rows
- * interleaved a quad at a time (aotc_qgemm_params / aotc_tfl_fc_params .il4; aot/kernels decides
- * it for the target and the bundle checks this value). */
-#ifndef AOTC_DSP_IL
-#if defined(__ARM_FEATURE_DSP) && !defined(__ARM_FEATURE_MVE) && !defined(AOTC_NO_INTRINSICS)
-#define AOTC_DSP_IL 1
-#else
-#define AOTC_DSP_IL 0
-#endif
-#endif
+#include "aotc_quant.h" /* AOTC_DSP_IL: the FC's interleaved weights, as QGemm's */
 
 typedef struct {
     int32_t n, h, w, c;                 /* x: N x H x W x C */
