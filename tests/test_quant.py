@@ -20,6 +20,8 @@ from opcheck import Case, shared_build
 from quantcheck import compare_integers, float_reference, reference
 from quantize import expose_integers, quantized, quantized_dynamic
 
+from aot.qmath import INT_RANGE, fma32, qadd_constants
+
 MODELS = [  # (zoo model, format, activation type)
     ("lenet", "QDQ", "int8"), ("lenet", "QOperator", "uint8"),
     ("resnet", "QDQ", "int8"), ("resnet", "QOperator", "uint8"),
@@ -190,6 +192,52 @@ def _opset_case(opset: int, dtype: str) -> Case:
                      ix, ["y"], opset)
 
 
+# QLinearAdd constants (scale a, zero a, scale b, zero b, scale y, zero y) where onnxruntime's rounding
+# shows: a bias summed without gcc's fma, or a scalar's product added to it without one, moves an output
+# by one LSB (found by a search against onnxruntime 1.32; test_qadd_rounding_cases_are_sensitive).
+QADD_HARD = {
+    "uint8": {"both": (0.09817003458738327, 124, 0.09635743498802185, 75, 0.07385504245758057, 138),
+              "scalar_b": (0.08197606354951859, 161, 0.0374704971909523, 223, 0.056648582220077515, 50),
+              "scalar_a": (0.033803507685661316, 201, 0.048082299530506134, 98, 0.01773396134376526, 103)},
+    "int8": {"both": (0.015424792654812336, -83, 0.024307947605848312, -48, 0.03196161612868309, 54),
+             "scalar_b": (0.033833347260951996, -124, 0.09990745782852173, -69, 0.029903946444392204, 89),
+             "scalar_a": (0.09662383049726486, -112, 0.0663435310125351, -106, 0.09495612978935242, -39)},
+}
+
+
+def _qadd_operands(dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair of 8-bit values: x [1, 256, 16, 16] holds all values in each channel, s [1, 256, 1, 1]
+    one value a channel."""
+    lo, hi = INT_RANGE[dtype]
+    vals = np.arange(lo, hi + 1).astype(dtype)
+    return np.tile(vals, 256).reshape(1, 256, 16, 16), vals.reshape(1, 256, 1, 1)
+
+
+def _qadd_rounding_case(dtype: str) -> Case:
+    """QOperator QLinearAdds over every pair of values, in onnxruntime's three broadcast forms: both
+    operands full (MLAS's vector loop), b one value a run, a one value a run (onnxruntime swaps a and b)."""
+    x, s = _qadd_operands(dtype)
+    elem = TensorProto.UINT8 if dtype == "uint8" else TensorProto.INT8
+    operands = {"both": ("x", "s_full"), "scalar_b": ("x", "s"), "scalar_a": ("s", "x")}
+    nodes, inits = [], []
+    for form, (a, b) in operands.items():
+        sa, za, sb, zb, sy, zy = QADD_HARD[dtype][form]
+        names = [f"{form}_{k}" for k in ("sa", "za", "sb", "zb", "sy", "zy")]
+        for n, v in zip(names, (sa, za, sb, zb, sy, zy), strict=True):
+            inits.append(helper.make_tensor(n, TensorProto.FLOAT if n.endswith(("sa", "sb", "sy")) else elem, [], [v]))
+        nodes.append(helper.make_node("QLinearAdd", [a, names[0], names[1], b, *names[2:]], [f"y_{form}"],
+                                      domain="com.microsoft"))
+    graph = helper.make_graph(
+        nodes, f"qadd_rounding_{dtype}",
+        [helper.make_tensor_value_info(n, elem, v.shape) for n, v in (("x", x), ("s", s), ("s_full", x))],
+        [helper.make_tensor_value_info(f"y_{f}", elem, None) for f in operands], inits)
+    opsets = [helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)]
+    model = helper.make_model(graph, opset_imports=opsets)
+    model.ir_version = 8
+    s_full = np.ascontiguousarray(np.broadcast_to(s, x.shape))
+    return Case(f"add_rounding_{dtype}", model, {"x": x, "s": s, "s_full": s_full})
+
+
 OP_CASES = [
     *[_conv_case(f"conv_{d}_{'pc' if pc else 'pt'}_{act or 'none'}", d, pc, act)
       for d in ("int8", "uint8") for pc in (True, False) for act in (None, "relu", "clip")],
@@ -218,6 +266,7 @@ OP_CASES = [
     *[_binary_case(op, d) for op in ("Add", "Mul") for d in ("int8", "uint8")],
     # runs of whole lanes and a tail, both operands contiguous (quant_x86.h's QLinearAdd)
     *[_binary_case("Add", d, ((1, 3, 5, 21), (1, 3, 5, 21)), "_runs") for d in ("int8", "uint8")],
+    *[_qadd_rounding_case(d) for d in ("int8", "uint8")],
     *[_unary_case(op) for op in ("Sigmoid", "Tanh", "HardSigmoid")],
     _unary_case("HardSwish", opset=14), _unary_case("LeakyRelu", "uint8", {"alpha": 0.1}),
     _unary_case("GlobalAveragePool"), _unary_case("GlobalAveragePool", "uint8"),
@@ -272,3 +321,33 @@ def _check_op(results, case_id: str) -> None:
     for o, r in zip(ours, refs, strict=True):
         if r.dtype.kind == "f":
             assert np.allclose(o, r, atol=0.0501, rtol=0), case_id  # 1 LSB at the largest scale used here
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+def test_qlinear_add_rounds_as_onnxruntime(op_results, native_results, dtype):
+    """QLinearAdd exactly as onnxruntime's x86 kernel: every pair of values, each broadcast form, with
+    constants where a differently rounded bias moves outputs (plain C and the AVX-512 build)."""
+    refs = reference(op_results.cases[f"add_rounding_{dtype}"])
+    for results in (op_results, native_results):
+        for o, r in zip(results.run(f"add_rounding_{dtype}"), refs, strict=True):
+            np.testing.assert_array_equal(o, r)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+def test_qadd_rounding_cases_are_sensitive(dtype):
+    """The constants of the rounding test catch what they are there for: with the bias summed as
+    y_zero - (a_mult a_zero + b_mult b_zero) and the scalar's product added unfused, each broadcast
+    form of the test gives another output somewhere, while qadd_constants' rounding matches itself."""
+    x, s = _qadd_operands(dtype)
+    lo, hi = INT_RANGE[dtype]
+    xf, sf = x.astype(np.float32), np.broadcast_to(s, x.shape).astype(np.float32)
+    for form, (sa, za, sb, zb, sy, zy) in QADD_HARD[dtype].items():
+        am, bm, bias = qadd_constants(sa, za, sb, zb, sy, zy, scalar_a=form == "scalar_a")
+        naive = np.float32(zy) - (am * np.float32(za) + bm * np.float32(zb))
+        if form == "scalar_a":  # a = s, b = x
+            new, old = fma32(xf, bm, fma32(sf, am, bias)), fma32(xf, bm, naive + sf * am)
+        elif form == "scalar_b":
+            new, old = fma32(xf, am, fma32(sf, bm, bias)), fma32(xf, am, naive + sf * bm)
+        else:
+            new, old = fma32(xf, am, fma32(sf, bm, bias)), fma32(xf, am, fma32(sf, bm, naive))
+        assert (np.clip(np.rint(new), lo, hi) != np.clip(np.rint(old), lo, hi)).any(), (dtype, form)

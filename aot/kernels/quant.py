@@ -371,7 +371,10 @@ def _emit_qbinary(kernel: str):
         a_scale, b_scale, y_scale = (np.float32(_scalar(ctx, k)) for k in (1, 4, 6))
         a_zero, b_zero = int(_scalar(ctx, 2)), int(_scalar(ctx, 5))
         if kernel == "qadd":  # MlasQLinearAdd (AVX2): the ratios to the output scale, zero points in the bias
-            a_mult, b_mult, bias = qadd_constants(a_scale, a_zero, b_scale, b_zero, y_scale, y_zero)
+            # (which operand onnxruntime takes as the scalar fixes the bias's rounding: the C loop takes a
+            # as the scalar when its innermost stride is 0, whatever b's)
+            a_mult, b_mult, bias = qadd_constants(a_scale, a_zero, b_scale, b_zero, y_scale, y_zero,
+                                                  scalar_a=sa[-1] == 0)
         else:  # MlasQLinearMul: one ratio on the product of the centred integers
             a_mult, b_mult, bias = a_scale * b_scale / y_scale, np.float32(0), np.float32(0)
         p = ctx.params("aotc_qbinary_params", {

@@ -252,8 +252,9 @@ void aotc_qgemm_u8(const aotc_qgemm_params *p, const uint8_t *AOTC_RESTRICT a, c
 /* QLinearAdd / QLinearMul with numpy broadcasting, in onnxruntime's x86 arithmetic:
  *     add: y = saturate(round_half_even(fma(a, a_mult, fma(b, b_mult, bias))))
  *          with a_mult = a_scale / y_scale, b_mult = b_scale / y_scale and the zero points folded
- *          into bias = y_zero - (a_mult a_zero + b_mult b_zero) (MlasQLinearAdd's AVX2 kernel; where
- *          one operand is the same across the innermost run, its term is added to bias first);
+ *          into bias = y_zero - fma(a_mult, a_zero, b_mult b_zero) (MlasQLinearAdd's AVX2 kernel);
+ *          where a is the same across the innermost run, onnxruntime swaps the operands:
+ *          y = ...(fma(b, b_mult, fma(a, a_mult, bias))) with bias = y_zero - fma(b_mult, b_zero, a_mult a_zero);
  *     mul: y = requant((a - a_zero) (b - b_zero), a_mult) with a_mult = a_scale * b_scale / y_scale.
  * [y_lo, y_hi] clamps y - y_zero (a fused activation). */
 typedef struct {

@@ -946,9 +946,12 @@ static inline int32_t AOTC_Q(saturate)(float f, float lo, float hi) {
     return aotc_round_even(f);
 }
 
+/* onnxruntime's QLinearAdd (MlasQLinearAddKernelAvx2Helper): the scalar operand's product joins the
+ * bias by one fma first; with a scalar a, onnxruntime swaps the operands and aotc's compiler gives
+ * that case its own bias (aot/qmath.py qadd_constants). */
 AOTC_QBINARY(qadd,
-             AOTC_Q(saturate)(fmaf((float)xb, p->b_mult, p->bias + (float)xa * p->a_mult), lo, hi),
-             AOTC_Q(saturate)(fmaf((float)xa, p->a_mult, p->bias + (float)xb * p->b_mult), lo, hi),
+             AOTC_Q(saturate)(fmaf((float)xb, p->b_mult, fmaf((float)xa, p->a_mult, p->bias)), lo, hi),
+             AOTC_Q(saturate)(fmaf((float)xa, p->a_mult, fmaf((float)xb, p->b_mult, p->bias)), lo, hi),
              AOTC_Q(saturate)(fmaf((float)xa, p->a_mult, fmaf((float)xb, p->b_mult, p->bias)), lo, hi),
              AOTC_QADD_CONTIG(p, pa, pb, y, n))
 AOTC_QBINARY(qmul,

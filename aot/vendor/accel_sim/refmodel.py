@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from aot.qmath import fma32
 from aot.vendor.accel_sim.isa import (
     DTYPE_MASK,
     EIGHT_BIT,
@@ -128,23 +129,6 @@ def requantize(x: np.ndarray, mult: np.ndarray, shift: np.ndarray) -> np.ndarray
     rem = hi & mask
     threshold = (mask >> 1) + (hi < 0)
     return (hi >> right) + (rem > threshold)
-
-
-def fma32(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """C's fmaf elementwise: a * b + c on float32 with one rounding. The product is exact in
-    float64; the sum is rounded to float64 by round-to-odd (the error of the float64 sum, found
-    by Knuth's TwoSum, pushes an even result one unit toward it), which then rounds correctly to
-    float32 (53 >= 24 + 2 bits). The simulator computes it the same way."""
-    with np.errstate(all="ignore"):
-        p = np.asarray(a, np.float32).astype(np.float64) * np.asarray(b, np.float32).astype(np.float64)
-        c64 = np.asarray(c, np.float32).astype(np.float64)
-        s = np.asarray(p + c64, np.float64)
-        bb = s - p
-        e = (p - (s - bb)) + (c64 - bb)
-        even = (s.view(np.int64) & 1) == 0
-        fix = (e != 0) & even & np.isfinite(s) & (s != 0)
-        s = np.where(fix, np.nextafter(s, np.where(e > 0, np.inf, -np.inf)), s)
-        return s.astype(np.float32)
 
 
 def round_half_even(f: np.ndarray) -> np.ndarray:

@@ -148,7 +148,7 @@ class QAdd:
 
         y = round_half_even(clamp(a * a_mult + b * b_mult + bias, qmin, qmax))
         a_mult = a_scale / y_scale, b_mult = b_scale / y_scale,
-        bias = y_zero - (a_mult * a_zero + b_mult * b_zero)   (float32: aot/qmath.py qadd_constants)
+        bias = y_zero - fma(a_mult, a_zero, b_mult * b_zero)   (float32: aot/qmath.py qadd_constants)
 
     on the integers a and b as they are: their scales are oneDNN's source scales, the bias a linear
     post-op (1 * d + bias), and a fused Relu / Clip (qmin / qmax) a clip post-op after it. onnxruntime
