@@ -231,11 +231,42 @@ def _qadd_rounding_case(dtype: str) -> Case:
         nodes, f"qadd_rounding_{dtype}",
         [helper.make_tensor_value_info(n, elem, v.shape) for n, v in (("x", x), ("s", s), ("s_full", x))],
         [helper.make_tensor_value_info(f"y_{f}", elem, None) for f in operands], inits)
+    s_full = np.ascontiguousarray(np.broadcast_to(s, x.shape))
+    return Case(f"add_rounding_{dtype}", _contrib_model(graph), {"x": x, "s": s, "s_full": s_full})
+
+
+def _contrib_model(graph: onnx.GraphProto) -> onnx.ModelProto:
+    """A QOperator model: opset 13 and onnxruntime's com.microsoft ops."""
     opsets = [helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)]
     model = helper.make_model(graph, opset_imports=opsets)
     model.ir_version = 8
-    s_full = np.ascontiguousarray(np.broadcast_to(s, x.shape))
-    return Case(f"add_rounding_{dtype}", model, {"x": x, "s": s, "s_full": s_full})
+    return model
+
+
+def _qavgpool_case(case_id: str, dtype: str, shape: tuple[int, ...], **attrs) -> Case:
+    """com.microsoft QLinearAveragePool on random bytes: onnxruntime's float window sums, or its
+    integer global pool when the window is the whole unpadded plane."""
+    elem = TensorProto.UINT8 if dtype == "uint8" else TensorProto.INT8
+    zeros = (7, 131) if dtype == "uint8" else (-9, 3)
+    inits = [helper.make_tensor("xs", TensorProto.FLOAT, [], [0.0371]), helper.make_tensor("xz", elem, [], [zeros[0]]),
+             helper.make_tensor("ys", TensorProto.FLOAT, [], [0.0193]), helper.make_tensor("yz", elem, [], [zeros[1]])]
+    node = helper.make_node("QLinearAveragePool", ["x", "xs", "xz", "ys", "yz"], ["y"], domain="com.microsoft", **attrs)
+    graph = helper.make_graph([node], case_id, [helper.make_tensor_value_info("x", elem, shape)],
+                              [helper.make_tensor_value_info("y", elem, None)], inits)
+    lo, hi = INT_RANGE[dtype]
+    x = np.random.default_rng(len(case_id)).integers(lo, hi + 1, shape).astype(dtype)
+    return Case(case_id, _contrib_model(graph), {"x": x})
+
+
+QAVGPOOL_CASES = [
+    _qavgpool_case("qavgpool_pads_uint8", "uint8", (1, 3, 9, 11), kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+    _qavgpool_case("qavgpool_include_pad_int8", "int8", (1, 2, 8, 8), kernel_shape=[3, 2], strides=[2, 2],
+                   pads=[1, 0, 1, 1], count_include_pad=1),
+    _qavgpool_case("qavgpool_ceil_int8", "int8", (2, 2, 7, 10), kernel_shape=[4, 3], strides=[3, 3], ceil_mode=1),
+    _qavgpool_case("qavgpool_kws_uint8", "uint8", (1, 4, 25, 5), kernel_shape=[24, 5], strides=[24, 5]),
+    _qavgpool_case("qavgpool_1d_int8", "int8", (1, 3, 20), kernel_shape=[5], strides=[2], pads=[2, 2]),
+    _qavgpool_case("qavgpool_whole_plane_uint8", "uint8", (1, 5, 6, 6), kernel_shape=[6, 6]),
+]
 
 
 OP_CASES = [
@@ -279,6 +310,7 @@ OP_CASES = [
     *[replace(_unary_case("MaxPool", d, attrs={"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}, shape=(1, 2, 5, 28)),
               id=f"maxpool_rows_{d}") for d in ("int8", "uint8")],
     _unary_case("AveragePool", attrs={"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}),
+    *QAVGPOOL_CASES,
     *[_gemm_case(op, d, pc) for op in ("MatMul", "Gemm") for d in ("int8", "uint8") for pc in (True, False)],
     _concat_case(True), _concat_case(False), _resize_case("int8"), _resize_case("uint8"),
     *[_opset_case(o, d) for o in (10, 13, 19, 21) for d in ("int8", "uint8")],
@@ -351,3 +383,11 @@ def test_qadd_rounding_cases_are_sensitive(dtype):
         else:
             new, old = fma32(xf, am, fma32(sf, bm, bias)), fma32(xf, am, fma32(sf, bm, naive))
         assert (np.clip(np.rint(new), lo, hi) != np.clip(np.rint(old), lo, hi)).any(), (dtype, form)
+
+
+@pytest.mark.parametrize("case_id", [c.id for c in QAVGPOOL_CASES])
+def test_qlinear_average_pool_is_exact(op_results, case_id):
+    """QLinearAveragePool bit for bit as onnxruntime computes it (float sums in window order, or its
+    integer global pool for a whole-plane window)."""
+    for o, r in zip(op_results.run(case_id), reference(op_results.cases[case_id]), strict=True):
+        np.testing.assert_array_equal(o, r)

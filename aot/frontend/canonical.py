@@ -1177,7 +1177,7 @@ def _windowed(rule: Rule, data: tuple[int, ...]) -> Rule:
 
 
 def _through_float(float_rule: Rule) -> Rule:
-    """A QLinear op with no integer kernel of its own (QLinearSoftmax, QLinearAveragePool) as
+    """A QLinear op with no integer kernel for its case (QLinearSoftmax over an outer axis) as
     DequantizeLinear -> the float op -> QuantizeLinear, which onnxruntime's own kernels match to
     the last bit or one."""
     def expand(node: Node, graph: Graph, opset: int) -> list[Node]:
@@ -1204,7 +1204,7 @@ for _op in ("QuantizeLinear", "DequantizeLinear"):  # the float rewrite first, w
     RULES[_op] = (lambda native: lambda node, graph, opset: (
         quantize_in_float(node, graph, opset) or native(node, graph, opset)))(canonical_quant.RULES[_op])
 RULES["QLinearConv"] = _windowed(conv, (0, 3))
-RULES["QLinearAveragePool"] = _through_float(pool)
+RULES["QLinearAveragePool"] = _windowed(pool, (0,))
 
 
 def qlinear_softmax(node: Node, graph: Graph, opset: int) -> list[Node] | None:

@@ -40,26 +40,33 @@ def _padded3(values: list[int] | tuple[int, ...], fill: int) -> list[int]:
     return [fill] * (MAX_SPATIAL - len(values)) + list(values)
 
 
+def pool_params(ctx: NodeContext) -> str:
+    """The node's aotc_pool_params (canonical window attributes), declared; its C name."""
+    xs, ys = ctx.shape(ctx.inputs[0]), ctx.shape(ctx.outputs[0])
+    a = ctx.attrs
+    nd = len(xs) - 2
+    fields = {
+        "planes": str(xs[0] * xs[1]),
+        "in": c_ints(_padded3(xs[2:], 1)),
+        "out": c_ints(_padded3(ys[2:], 1)),
+        "kernel": c_ints(_padded3(a["kernel_shape"], 1)),
+        "strides": c_ints(_padded3(a["strides"], 1)),
+        "dilations": c_ints(_padded3(a.get("dilations", [1] * nd), 1)),
+        "pads_begin": c_ints(_padded3(a["pads"][:nd], 0)),
+        "pads_end": c_ints(_padded3(a["pads"][nd:], 0)),
+        "count_include_pad": str(int(a.get("count_include_pad", 0))),
+    }
+    note = (f"{ctx.node.op} {list(xs)} -> {list(ys)}: kernel {a['kernel_shape']}, strides {a['strides']}, "
+            f"dilations {a.get('dilations', [1] * nd)}, pads {a['pads']}, ceil_mode {a.get('ceil_mode', 0)}")
+    return ctx.params("aotc_pool_params", fields, comment=note)
+
+
 def _emit_window(kernel: str):
     def emit(ctx: NodeContext) -> None:
         x, y = ctx.inputs[0], ctx.outputs[0]
-        xs, ys = ctx.shape(x), ctx.shape(y)
         a = ctx.attrs
-        nd = len(xs) - 2
-        fields = {
-            "planes": str(xs[0] * xs[1]),
-            "in": c_ints(_padded3(xs[2:], 1)),
-            "out": c_ints(_padded3(ys[2:], 1)),
-            "kernel": c_ints(_padded3(a["kernel_shape"], 1)),
-            "strides": c_ints(_padded3(a["strides"], 1)),
-            "dilations": c_ints(_padded3(a["dilations"], 1)),
-            "pads_begin": c_ints(_padded3(a["pads"][:nd], 0)),
-            "pads_end": c_ints(_padded3(a["pads"][nd:], 0)),
-            "count_include_pad": str(int(a.get("count_include_pad", 0))),
-        }
-        note = (f"{ctx.node.op} {list(xs)} -> {list(ys)}: kernel {a['kernel_shape']}, strides {a['strides']}, "
-                f"dilations {a['dilations']}, pads {a['pads']}, ceil_mode {a.get('ceil_mode', 0)}")
-        p = ctx.params("aotc_pool_params", fields, comment=note)
+        nd = len(ctx.shape(x)) - 2
+        p = pool_params(ctx)
         if ctx.choice.kernel == MAXPOOL_INDICES:
             order = a["storage_order"]
             ctx.comment(f"Indices: each max's position in the flattened input, {'column' if order else 'row'} "

@@ -20,6 +20,7 @@ from aot.csource.format import c_float, c_ints
 from aot.ir import Graph, Node
 from aot.kernels.base import NO_SCRATCH, Candidate, HostOp, KernelChoice, NodeContext
 from aot.kernels.elementwise import broadcast_layout
+from aot.kernels.pool import pool_params
 from aot.qmath import (
     INT_RANGE,
     dequantize,
@@ -410,6 +411,38 @@ def _check_qgap(node: Node, graph: Graph) -> str | None:
     return _check_8bit(node, graph, (0,))
 
 
+def _whole_plane(node: Node, graph: Graph) -> bool:
+    """A QLinearAveragePool whose one window is the whole plane, unpadded: onnxruntime computes it as
+    QLinearGlobalAveragePool (integer sums), and so does aotc."""
+    a = node.attrs
+    return list(a["kernel_shape"]) == list(graph.tensors[node.inputs[0]].shape[2:]) and not any(a["pads"])
+
+
+def _emit_qavgpool(ctx: NodeContext) -> None:
+    if _whole_plane(ctx.node, ctx.graph):
+        _emit_qgap(ctx)
+        return
+    x = ctx.inputs[0]
+    x_scale, x_zero = np.float32(_scalar(ctx, 1)), int(_scalar(ctx, 2))
+    values = np.arange(256).astype(np.uint8).view(ctx.dtype(x)).astype(np.int32)  # byte b holds value values[b]
+    lut = x_scale * (values - x_zero).astype(np.float32)
+    ctx.comment("onnxruntime's QLinearAveragePool: float sums of the dequantized inputs (table), mean, quantized")
+    ctx.call(f"aotc_qavgpool_{SUFFIX[ctx.dtype(x)]}", pool_params(ctx),
+             ctx.const_array("dequantized", lut.astype(np.float32), "x_scale * (x - x_zero) for each byte x"),
+             c_float(float(_scalar(ctx, 3))), str(int(_scalar(ctx, 4))), ctx.ptr(x), ctx.ptr(ctx.outputs[0]))
+
+
+def _check_qavgpool(node: Node, graph: Graph) -> str | None:
+    if node.attrs.get("channels_last", 0):
+        return "channels_last is not supported"
+    rank = len(graph.tensors[node.inputs[0]].shape)
+    if not 3 <= rank <= 5:
+        return f"input rank {rank}: 1-D, 2-D and 3-D pools are supported"
+    if any(d != 1 for d in node.attrs.get("dilations", [])):
+        return "dilations are not supported (onnxruntime's QLinearAveragePool has none)"
+    return _check_8bit(node, graph, (0,))
+
+
 def _emit_lookup(ctx: NodeContext) -> None:
     x, y = ctx.inputs[0], ctx.outputs[0]
     ctx.comment(f"{ctx.attrs.get('function', 'function')} of each 8-bit input, tabulated at compile time")
@@ -538,6 +571,7 @@ OPS: dict[str, HostOp] = {
     "QLinearAdd": HostOp(_emit_qbinary("qadd"), family="quant", dtypes=INT8, check=_check_qbinary),
     "QLinearMul": HostOp(_emit_qbinary("qmul"), family="quant", dtypes=INT8, check=_check_qbinary),
     "QLinearGlobalAveragePool": HostOp(_emit_qgap, family="quant", dtypes=INT8, check=_check_qgap),
+    "QLinearAveragePool": HostOp(_emit_qavgpool, family="quant", dtypes=INT8, check=_check_qavgpool),
     "QLinearSoftmax": HostOp(_emit_qsoftmax, family="quant", dtypes=INT8, check=lambda n, g: _check_8bit(n, g, (0,))),
     "QLookup": HostOp(_emit_lookup, family="quant", dtypes=INT8, inplace=0),
     "DynamicQuantizeLinear": HostOp(_emit_dynamic_quantize, family="quant"),

@@ -9,6 +9,7 @@ integer kernels runs both forms (as onnxruntime's own QDQ transformer does):
     DQ(a) -> Gemm | MatMul(DQ(B)) [-> act] -> Q          =>  QGemm (B constant)
     DQ(a), DQ(b) -> Add | Mul [-> act] -> Q              =>  QLinearAdd | QLinearMul
     DQ(x) -> GlobalAveragePool -> Q                      =>  QLinearGlobalAveragePool
+    DQ(x) -> AveragePool -> Q                            =>  QLinearAveragePool
     DQ(xs...) -> Concat -> Q                             =>  Concat on the integers (same parameters)
                                                             or QLinearConcat
     DQ(x) -> MaxPool -> Q, same parameters               =>  MaxPool on the integers
@@ -17,8 +18,7 @@ integer kernels runs both forms (as onnxruntime's own QDQ transformer does):
 
 Before matching, a per-tensor DQ moves below the views after it (Reshape, Flatten, Transpose, ...),
 which then move integers; a DQ -> Q pair with the same parameters cancels. What is left keeps its
-QuantizeLinear / DequantizeLinear kernels (mixed graphs: AveragePool, for now, runs in float
-between them), and a DQ of a constant folds to floats.
+QuantizeLinear / DequantizeLinear kernels (mixed graphs), and a DQ of a constant folds to floats.
 """
 
 from __future__ import annotations
@@ -143,7 +143,8 @@ class _Rewriter:
         self.dropped: set[str] = set()  # the Q nodes (and activations) a rewrite took in
         self.rules = {
             "Conv": self._conv, "Gemm": self._gemm, "MatMul": self._matmul, "Add": self._add, "Mul": self._mul,
-            "GlobalAveragePool": self._globalaveragepool, "MaxPool": self._maxpool, "Concat": self._concat,
+            "GlobalAveragePool": self._globalaveragepool, "AveragePool": self._averagepool, "MaxPool": self._maxpool,
+            "Concat": self._concat,
             "Softmax": self._softmax,
             **{op: self._lookup for op in LOOKUP},
         }
@@ -279,6 +280,11 @@ class _Rewriter:
 
     def _globalaveragepool(self, n: Node) -> Node | None:
         return self._unary(n, "QLinearGlobalAveragePool", {})
+
+    def _averagepool(self, n: Node) -> Node | None:
+        if any(d != 1 for d in n.attrs.get("dilations", [])):  # onnxruntime's QLinearAveragePool has none
+            return None
+        return self._unary(n, "QLinearAveragePool", dict(n.attrs))
 
     def _softmax(self, n: Node) -> Node | None:
         if n.attrs["inner"] != 1:  # QLinearSoftmax runs over the innermost axis

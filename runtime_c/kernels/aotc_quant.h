@@ -15,6 +15,7 @@
 
 #include "aotc_common.h"
 #include "aotc_elementwise.h" /* aotc_broadcast */
+#include "aotc_pool.h"        /* aotc_pool_params */
 
 /* 1 where the dense layers' DSP paths (SMLAD; not Helium's) read weights stored in blocks of 4 rows
  * interleaved a quad at a time (aotc_qgemm_params / aotc_tfl_fc_params .il4; aot/kernels decides
@@ -275,6 +276,14 @@ void aotc_qglobal_avgpool_i8(int32_t planes, int32_t size, float scale, int32_t 
                              const int8_t *AOTC_RESTRICT x, int8_t *AOTC_RESTRICT y);
 void aotc_qglobal_avgpool_u8(int32_t planes, int32_t size, float scale, int32_t x_zero, int32_t y_zero,
                              const uint8_t *AOTC_RESTRICT x, uint8_t *AOTC_RESTRICT y);
+
+/* QLinearAveragePool, NCHW, as onnxruntime computes it when the window is not the whole plane: float
+ * sums of the inputs dequantized by lut (256 entries, indexed by the input's byte), divided by the
+ * count, then round_half_even(mean / y_scale + y_zero) saturated. */
+void aotc_qavgpool_i8(const aotc_pool_params *p, const float *lut, float y_scale, int32_t y_zero,
+                      const int8_t *AOTC_RESTRICT x, int8_t *AOTC_RESTRICT y);
+void aotc_qavgpool_u8(const aotc_pool_params *p, const float *lut, float y_scale, int32_t y_zero,
+                      const uint8_t *AOTC_RESTRICT x, uint8_t *AOTC_RESTRICT y);
 
 /* QLinearSoftmax over rows of n (onnxruntime's integer algorithm; table and y_scale from
  * aot/qmath.py softmax_table, softmax_output_scale). */

@@ -961,6 +961,42 @@ AOTC_QBINARY(qmul,
 #undef AOTC_QBINARY
 #undef AOTC_QADD_CONTIG
 
+/* onnxruntime's QLinearAveragePool (contrib, NCHW) where the window is not the whole plane: each
+ * input dequantized to float (lut: x_scale * (x - x_zero) for every 8-bit x, indexed by its byte, so
+ * no product is fused into the sum), summed over the window in row-major order, divided by the
+ * count (the whole kernel with count_include_pad, else the window clipped to the input), then
+ * y = round_half_even(sum / count / y_scale + y_zero), saturated. Dense windows only. */
+void AOTC_Q(qavgpool)(const aotc_pool_params *p, const float *lut, float y_scale, int32_t y_zero,
+                      const QT *AOTC_RESTRICT x, QT *AOTC_RESTRICT y) {
+    const int32_t D = p->in[0], H = p->in[1], W = p->in[2];
+    const int32_t whole = p->kernel[0] * p->kernel[1] * p->kernel[2];
+    int32_t c, od, oh, ow, d, h, w;
+    for (c = 0; c < p->planes; ++c) {
+        for (od = 0; od < p->out[0]; ++od) {
+            const int32_t d0 = od * p->strides[0] - p->pads_begin[0];
+            const int32_t d1 = d0 + p->kernel[0] < D ? d0 + p->kernel[0] : D, ds = d0 > 0 ? d0 : 0;
+            for (oh = 0; oh < p->out[1]; ++oh) {
+                const int32_t h0 = oh * p->strides[1] - p->pads_begin[1];
+                const int32_t h1 = h0 + p->kernel[1] < H ? h0 + p->kernel[1] : H, hs = h0 > 0 ? h0 : 0;
+                for (ow = 0; ow < p->out[2]; ++ow) {
+                    const int32_t w0 = ow * p->strides[2] - p->pads_begin[2];
+                    const int32_t w1 = w0 + p->kernel[2] < W ? w0 + p->kernel[2] : W, ws = w0 > 0 ? w0 : 0;
+                    const int32_t count = p->count_include_pad ? whole : (d1 - ds) * (h1 - hs) * (w1 - ws);
+                    float sum = 0.0f, v;
+                    int32_t q;
+                    for (d = ds; d < d1; ++d)
+                        for (h = hs; h < h1; ++h)
+                            for (w = ws; w < w1; ++w) sum += lut[(uint8_t)x[((ptrdiff_t)d * H + h) * W + w]];
+                    v = sum / (float)count;
+                    q = aotc_round_even(v / y_scale + (float)y_zero);
+                    *y++ = (QT)(q < QT_MIN ? QT_MIN : q > QT_MAX ? QT_MAX : q);
+                }
+            }
+        }
+        x += (ptrdiff_t)D * H * W;
+    }
+}
+
 void AOTC_Q(qglobal_avgpool)(int32_t planes, int32_t size, float scale, int32_t x_zero, int32_t y_zero,
                              const QT *AOTC_RESTRICT x, QT *AOTC_RESTRICT y) {
     const float lo = (float)(QT_MIN - y_zero), hi = (float)(QT_MAX - y_zero);
