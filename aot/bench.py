@@ -411,7 +411,7 @@ def insn_count_plugin(directory: Path) -> Path:
     from aot.paths import runtime_dir
 
     src = runtime_dir() / "tools" / "qemu_insn_count.c"
-    so = directory / "libaotc_insn_count.so"
+    so = directory.resolve() / "libaotc_insn_count.so"  # qemu runs elsewhere: a relative path would not load
     if so.is_file() and so.stat().st_mtime >= src.stat().st_mtime:
         return so
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")

@@ -161,30 +161,34 @@ def _depthwise_scratch(node: Node, graph: Graph) -> int:
 DW_SPAN, DW_RUN = 1024, 64  # AOTC_QCONV_DW_SPAN, AOTC_QCONV_DW_RUN
 
 
-def _depthwise4_scratch(node: Node, graph: Graph) -> int:
-    """AOTC_QCONV_DW4_SCRATCH: 4 channels' padded span (a word a position) and the sums of whole
-    output rows (at least DW_RUN positions, or the plane), 16 bytes a position; 0 where the kernel
-    keeps its one-channel path (not int8, not 3 x 3 with dilation 1, channels not a multiple of 4,
-    or a span over DW_SPAN words)."""
+def _depthwise4_runs(node: Node, graph: Graph) -> tuple[int, list[int]]:
+    """The 4-channel path's span bytes (4 channels' padded plane, a word a position) and the runs of
+    output positions it can sum at once, largest first: whole output rows, up to DW_RUN positions or
+    the plane. (0, []) where the kernel keeps its one-channel path (not int8, not 3 x 3 with dilation
+    1, channels not a multiple of 4, or a span over DW_SPAN words)."""
     a = node.attrs
     y = graph.tensors[node.outputs[0]].shape
     oh, ow = (1, y[-1]) if len(y) == 3 else y[2:]
     sh, sw = _pair(a["strides"], 1)
     if (graph.tensors[node.inputs[0]].dtype != "int8" or list(_pair(a["kernel_shape"], 1)) != [3, 3]
             or _pair(a.get("dilations", [1, 1]), 1) != [1, 1] or y[1] % 4):
-        return 0
+        return 0, []
     span = ((oh - 1) * sh + 3) * ((ow - 1) * sw + 3)
-    run = min(oh * ow, max(ow, DW_RUN))
-    return 4 * span + 16 * run if span <= DW_SPAN else 0
+    if span > DW_SPAN:
+        return 0, []
+    most = min(oh * ow, max(ow, DW_RUN))
+    return 4 * span, [ow * r for r in range(max(most // ow, 1), 0, -1)]
 
 
 def _depthwise_dsp(node: Node, graph: Graph, budget: int) -> KernelChoice | None:
-    """The 4-channel path where its scratch fits the memory the step can spare (else the next
-    candidate: one channel at a time, its few padded rows)."""
-    rows, four = _depthwise_scratch(node, graph), _depthwise4_scratch(node, graph)
-    if four == 0 or four > budget:
-        return None
-    return KernelChoice("depthwise", max(rows, four), detail=1)
+    """The 4-channel path with the longest run whose scratch (AOTC_QCONV_DW4_SCRATCH) fits the memory
+    the step can spare (else the next candidate: one channel at a time, its few padded rows)."""
+    rows = _depthwise_scratch(node, graph)
+    span, runs = _depthwise4_runs(node, graph)
+    for run in runs:
+        if span + 16 * run <= budget:
+            return KernelChoice("depthwise", max(rows, span + 16 * run), detail=run)
+    return None
 
 
 QCONV_KERNELS = (
@@ -239,7 +243,7 @@ def _emit_qconv(ctx: NodeContext) -> None:
         "bias": ctx.const_array("bias", bias.astype(np.int32)),
         "w_zero": ctx.const_array("w_zero", np.ascontiguousarray(w_zero, np.int32)),
         "w_zero_any": str(int(bool(w_zero.any()))),
-        "dw4": str(int(bool(ctx.choice.detail))) if ctx.choice.kernel == "depthwise" else "0",
+        "dw4": str(int(ctx.choice.detail or 0)) if ctx.choice.kernel == "depthwise" else "0",
     }, comment=f"QLinearConv {list(ctx.shape(ctx.inputs[0]))} -> {list(ctx.shape(ctx.outputs[0]))}: kernel "
                f"{a['kernel_shape']}, strides {a['strides']}, pads {a['pads']}, group {a['group']}"
                + ("; bias with the input zero point folded in" if patches else ""))

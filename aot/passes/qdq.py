@@ -48,6 +48,7 @@ class LowerQDQ(Pass):
         if not any(n.op in ("QuantizeLinear", "DequantizeLinear") for n in graph.nodes):
             return graph
         g = graph.copy()
+        _hoist_quantize(g)
         _sink_dequantize(g)
         _Rewriter(g).run()
         _cancel_pairs(g)
@@ -104,6 +105,30 @@ def _sink_dequantize(g: Graph) -> None:
         out += [view, after]
         producer[moved], producer[n.outputs[0]] = view, after
     g.nodes = out
+
+
+def _hoist_quantize(g: Graph) -> None:
+    """view -> Q  =>  Q -> view, for per-tensor Qs that alone read the view: the view then moves
+    integers, and the float copy it made is gone (a channels-last float input transposed before
+    its QuantizeLinear took twice the float input's bytes of arena)."""
+    while True:
+        producer, consumers = g.producers(), g.consumers()
+        for q in g.nodes:
+            view = producer.get(q.inputs[0]) if q.op == "QuantizeLinear" else None
+            if (view is None or view.op not in VIEWS or not _per_tensor(g, q) or not _scalar(g, q.inputs[1]) > 0
+                    or len(consumers.get(view.outputs[0], [])) != 1 or view.outputs[0] in g.outputs
+                    or g.const(view.inputs[0]) is not None):
+                continue
+            x = g.tensors[view.inputs[0]]
+            early = _new_tensor(g, f"{view.inputs[0]}_quantized", x.shape, g.tensors[q.outputs[0]].dtype)
+            hoisted = Node("QuantizeLinear", q.name, [x.name, *q.inputs[1:]], [early], dict(q.attrs), q.sources())
+            moved = Node(view.op, view.name, [early, *view.inputs[1:]], [q.outputs[0]], dict(view.attrs), view.origin)
+            at = g.nodes.index(view)
+            g.nodes = [n for n in g.nodes if n is not q and n is not view]
+            g.nodes[at:at] = [hoisted, moved]
+            break
+        else:
+            return
 
 
 def _cancel_pairs(g: Graph) -> None:

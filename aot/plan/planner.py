@@ -315,9 +315,10 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
 
     live = _live_per_step(buffers, nsteps)
     tight = peak_live = max(live, default=0)
-    best = None
-    for share in SCRATCH_SHARES:  # all the slack first (bigger blocks are faster), less if that fragments
-        budgets = {n.name: max(int(share * max(peak_live - live[step], 0)), scratch_floor)
+
+    def attempt(top: int, share: float) -> tuple:
+        """Each step's scratch sized for `share` of its slack under `top` bytes, then placed."""
+        budgets = {n.name: max(int(share * max(top - live[step], 0)), scratch_floor)
                    for step, n in enumerate(graph.nodes)}
         choices = {n.name: ops.choose(n, graph, budgets[n.name]) for n in graph.nodes}
         scratch_buf = {n.name: Buffer(next(ids), size, step, step) for step, n in enumerate(graph.nodes)
@@ -325,9 +326,20 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
         every = [*buffers, *scratch_buf.values()]
         lower, peak = _lower_bound(every, nsteps)
         arena, placement = _place_best(every, lower)
-        if best is None or arena < best[0]:
-            best = (arena, placement, lower, peak, budgets, choices, scratch_buf, every)
-        if arena <= _align(tight):
+        return arena, placement, lower, peak, budgets, choices, scratch_buf, every
+
+    best = None
+    for share in SCRATCH_SHARES:  # all the slack first (bigger blocks are faster), less if that fragments
+        tried = attempt(peak_live, share)
+        if tried[2] > peak_live:
+            # a kernel's smallest scratch raised the peak (it had no slack at its step): the other steps
+            # may now use the slack under that peak too, where the arena does not grow
+            wider = attempt(tried[2], share)
+            if wider[0] <= tried[0]:
+                tried = wider
+        if best is None or tried[0] < best[0]:
+            best = tried
+        if tried[0] <= _align(tight):
             break
     arena, placement, lower, peak, budgets, choices, scratch_buf, buffers = best
     for b in buffers:

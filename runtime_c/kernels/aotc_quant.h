@@ -181,8 +181,9 @@ typedef struct {
     const int32_t *bias;      /* [out_c] */
     const int32_t *w_zero;    /* [out_c] */
     int32_t w_zero_any;       /* some w_zero is not 0 (aotc_qconv_patches_* then sums each patch) */
-    int32_t dw4;              /* depthwise: the scratch holds AOTC_QCONV_DW4_SCRATCH bytes (cores with the DSP
-                               * extension then sum 4 channels at a time) */
+    int32_t dw4;              /* depthwise on cores with the DSP extension: 0, or the output positions whose
+                               * sums fit the scratch after the span (AOTC_QCONV_DW4_SCRATCH: 4 channels at a
+                               * time) */
 } aotc_qconv_params;
 
 /* Output channels summed together (the rows of a weight block). */
@@ -209,17 +210,13 @@ void aotc_qconv_patches_u8(const aotc_qconv_params *p, int32_t tile, const uint8
     (((out_w) + AOTC_QCONV_LANES - 1) / AOTC_QCONV_LANES * AOTC_QCONV_LANES * (stride_w) + ((k_w) - 1) * (dil_w))
 /* The 4-channel depthwise path's scratch (int8 inputs, 3 x 3 taps, dilation 1, channels a multiple of
  * 4, on cores with the DSP extension): the padded span of 4 interleaved channels (a word a position,
- * at most AOTC_QCONV_DW_SPAN words) and the sums of up to AOTC_QCONV_DW_RUN positions (at least one
- * output row), 4 channels each; 0 where the span is larger. aot/kernels/quant.py computes the same. */
+ * at most AOTC_QCONV_DW_SPAN words) and the sums of `run` output positions (whole output rows; the
+ * compiler takes up to AOTC_QCONV_DW_RUN, fewer where the step's spare memory is smaller), 4
+ * channels each. aot/kernels/quant.py computes the same. */
 #define AOTC_QCONV_DW_SPAN 1024
 #define AOTC_QCONV_DW_RUN 64
 #define AOTC_QCONV_DW4_SPAN(p) (((p)->out_h - 1) * (p)->stride_h + 3) * (((p)->out_w - 1) * (p)->stride_w + 3)
-#define AOTC_QCONV_DW4_RUNLEN(p)                                                                            \
-    ((p)->out_h * (p)->out_w < ((p)->out_w > AOTC_QCONV_DW_RUN ? (p)->out_w : AOTC_QCONV_DW_RUN)             \
-         ? (p)->out_h * (p)->out_w                                                                          \
-         : ((p)->out_w > AOTC_QCONV_DW_RUN ? (p)->out_w : AOTC_QCONV_DW_RUN))
-#define AOTC_QCONV_DW4_SCRATCH(p)                                                                           \
-    (AOTC_QCONV_DW4_SPAN(p) <= AOTC_QCONV_DW_SPAN ? 4 * AOTC_QCONV_DW4_SPAN(p) + 16 * AOTC_QCONV_DW4_RUNLEN(p) : 0)
+#define AOTC_QCONV_DW4_SCRATCH(p, run) (4 * AOTC_QCONV_DW4_SPAN(p) + 16 * (run))
 void aotc_qconv_depthwise_i8(const aotc_qconv_params *p, const int8_t *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
                              int8_t *AOTC_RESTRICT y, int8_t *AOTC_RESTRICT scratch);
 void aotc_qconv_depthwise_u8(const aotc_qconv_params *p, const uint8_t *AOTC_RESTRICT x,

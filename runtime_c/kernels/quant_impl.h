@@ -638,7 +638,7 @@ __attribute__((noinline)) static void AOTC_Q(dw4_store)(const aotc_qconv_params 
 }
 
 /* Depthwise QLinearConv with int8 inputs, 3 x 3 taps, dilation 1 and channels a multiple of 4, where
- * the plan gave AOTC_QCONV_DW4_SCRATCH (p->dw4): the TFLite route's method on NCHW planes. 4 channels'
+ * the plan gave AOTC_QCONV_DW4_SCRATCH(p, p->dw4): the TFLite route's method on NCHW planes. 4 channels'
  * padded span is copied interleaved (a word a position: the channels' 4 bytes, the zero point in the
  * padding), then quant_dsp.h's aotc_dsp_dw3x3_run sums each output row (a tap: one word, 2 SXTB16s and
  * 4 multiply-accumulates against [c0, c2] / [c1, c3] halves of w - w_zero), started at bias - xz sum
@@ -652,14 +652,14 @@ static int AOTC_Q(qconv_depthwise_dsp4)(const aotc_qconv_params *p, const QT *AO
     const uint32_t zb = (uint32_t)(uint8_t)xz * 0x01010101u;
     uint32_t wq[18];
     int32_t n, c, t, j, oy, k;
-    if (QT_MIN >= 0 || !p->dw4 || p->k_h != 3 || p->k_w != 3 || p->dil_h != 1 || p->dil_w != 1 || c_n % 4 != 0 ||
-        ph * pw > AOTC_QCONV_DW_SPAN || ((uintptr_t)scratch & 3) != 0) {
+    if (QT_MIN >= 0 || p->dw4 < ow_n || p->k_h != 3 || p->k_w != 3 || p->dil_h != 1 || p->dil_w != 1 ||
+        c_n % 4 != 0 || ph * pw > AOTC_QCONV_DW_SPAN || ((uintptr_t)scratch & 3) != 0) {
         return 0;
     }
     {
         uint32_t *pad = (uint32_t *)(void *)scratch;
         int32_t *acc = (int32_t *)(pad + ph * pw);
-        const int32_t run = AOTC_QCONV_DW4_RUNLEN(p);
+        const int32_t run = p->dw4; /* whole output rows of sums */
         for (c = 0; c < c_n; c += 4) {
             int32_t base[4];
             for (j = 0; j < 4; ++j) {

@@ -139,9 +139,13 @@ static int check_conv(int depthwise, int u8) {
     if (depthwise) {
         for (c = 0; c < p.out_c; ++c) bias_arg[c] = bias[c];
         scratch_n = (size_t)p.k_h * AOTC_QCONV_DW_ROW(p.out_w, p.k_w, p.stride_w, p.dil_w);
-        if (chance(2, 3) && AOTC_QCONV_DW4_SCRATCH(&p) > 0) { /* as aot/kernels/quant.py on the DSP cores */
-            p.dw4 = 1;
-            if ((size_t)AOTC_QCONV_DW4_SCRATCH(&p) > scratch_n) scratch_n = (size_t)AOTC_QCONV_DW4_SCRATCH(&p);
+        if (chance(2, 3) && AOTC_QCONV_DW4_SPAN(&p) <= AOTC_QCONV_DW_SPAN) {
+            /* as aot/kernels/quant.py on the DSP cores: whole output rows, up to AOTC_QCONV_DW_RUN positions
+             * or the plane, fewer where the plan has less memory to spare */
+            const int32_t plane = p.out_h * p.out_w, most = plane < AOTC_QCONV_DW_RUN ? plane : AOTC_QCONV_DW_RUN;
+            const int32_t rows = most / p.out_w > 1 ? most / p.out_w : 1;
+            p.dw4 = p.out_w * rand_int(1, rows);
+            if ((size_t)AOTC_QCONV_DW4_SCRATCH(&p, p.dw4) > scratch_n) scratch_n = (size_t)AOTC_QCONV_DW4_SCRATCH(&p, p.dw4);
         }
     } else { /* as aot/kernels/quant.py: the patches hold x + offset, zp = x_zero + offset */
         const int32_t zp = p.x_zero + (u8 ? 0 : 128);
