@@ -115,6 +115,19 @@ def test_scratch_is_sized_to_the_slack_at_its_step():
     assert seen["n1"] == 0 and p.arena_bytes == p.tight_bound_bytes
 
 
+def test_a_kernels_least_scratch_raising_the_peak_widens_the_others_slack():
+    """n1 needs 100 bytes of scratch at the peak step, which has no slack: the peak rises by them, and
+    n2's scratch may then use the slack under that higher peak, the arena staying where n1 put it."""
+    def scratch(node, g, budget):
+        return 100 if node.name == "n1" else min(budget, 1000) if node.name == "n2" else 0
+
+    # step 0: x + a = 16 + 256; step 1: a + b = 512 (the peak); step 2: b + out = 256 + 16
+    g = graph([("Opaque", ["x"], "a", 64), ("Opaque", ["a"], "b", 64), ("Opaque", ["b"], "out", 4)])
+    p = plan_memory(g, host_memory(None, scratch))
+    assert p.arena_bytes == 512 + 112
+    assert p.scratch_budgets["n2"] == 512 + 112 - 272
+
+
 def test_chart_marks_every_step():
     g = graph([("Opaque", ["x"], "a", 10), ("Opaque", ["a"], "b", 20), ("Opaque", ["b"], "out", 4)])
     chart = plan_memory(g, host_memory(g)).chart(width=20)

@@ -258,6 +258,15 @@ def _qavgpool_case(case_id: str, dtype: str, shape: tuple[int, ...], **attrs) ->
     return Case(case_id, _contrib_model(graph), {"x": x})
 
 
+def _channels_last_input_case() -> Case:
+    """A float NHWC input transposed, then quantized (tf2onnx's Keras exports quantized by quantize_static)."""
+    nq, iq = _q("t", "td", "int8", 0.02, -3)
+    nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 3, 1, 2]), *nq,
+             helper.make_node("Relu", ["td"], ["r"]), *_q("r", "yd", "int8", 0.02, -128)[0]]
+    return _qdq_case("quantize_after_transpose", nodes, {"x": (1, 6, 5, 3)},
+                     {**iq, **_q("r", "yd", "int8", 0.02, -128)[1]}, ["yd"])
+
+
 QAVGPOOL_CASES = [
     _qavgpool_case("qavgpool_pads_uint8", "uint8", (1, 3, 9, 11), kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
     _qavgpool_case("qavgpool_include_pad_int8", "int8", (1, 2, 8, 8), kernel_shape=[3, 2], strides=[2, 2],
@@ -311,6 +320,7 @@ OP_CASES = [
               id=f"maxpool_rows_{d}") for d in ("int8", "uint8")],
     _unary_case("AveragePool", attrs={"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}),
     *QAVGPOOL_CASES,
+    _channels_last_input_case(),
     *[_gemm_case(op, d, pc) for op in ("MatMul", "Gemm") for d in ("int8", "uint8") for pc in (True, False)],
     _concat_case(True), _concat_case(False), _resize_case("int8"), _resize_case("uint8"),
     *[_opset_case(o, d) for o in (10, 13, 19, 21) for d in ("int8", "uint8")],
@@ -391,3 +401,12 @@ def test_qlinear_average_pool_is_exact(op_results, case_id):
     integer global pool for a whole-plane window)."""
     for o, r in zip(op_results.run(case_id), reference(op_results.cases[case_id]), strict=True):
         np.testing.assert_array_equal(o, r)
+
+
+def test_quantize_moves_above_the_transpose_of_a_float_input():
+    """The transpose moves int8 bytes, not floats: the float copy it made was the arena's peak."""
+    from aot.compiler import lower
+    g = lower(_channels_last_input_case().model)
+    transpose = next(n for n in g.nodes if n.op == "Transpose")
+    assert g.tensors[transpose.inputs[0]].dtype == "int8"
+    assert g.producers()[transpose.inputs[0]].op == "QuantizeLinear"
