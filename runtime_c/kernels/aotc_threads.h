@@ -2,9 +2,9 @@
  * started once by <name>_threads_init, parked on a condition variable between parallel
  * regions, and woken per region; nothing is allocated after the start. A kernel splits its
  * work into `count` independent items (output-channel tiles, output planes) and hands them to
- * aotc_parallel_for, which gives thread t the items [count * t / N, count * (t + 1) / N): a
- * fixed split, and every item is computed by the same code in the same order as on one
- * thread, so the results are bit-identical to N = 1.
+ * aotc_parallel_for, whose threads claim chunks of consecutive items [begin, end) until none
+ * is left (a faster thread takes more); every item is computed by the same code in the same
+ * order as on one thread, whichever thread takes it, so the results are bit-identical to N = 1.
  *
  * Without AOTC_THREADS > 1 (every build but a --threads one, and bare metal always) the pool
  * does not exist: aotc_parallel_for is the plain call fn(ctx, 0, count), and the kernels are
