@@ -6,12 +6,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
 import onnx
 
 from aot.emit_c import Bundle, build_bundle
 from aot.errors import AotcError
 from aot.frontend import import_model, load_model, sanitize
 from aot.frontend.bounded import check_bounded
+from aot.frontend.held import held_copy, holding
 from aot.ir import Function, Graph
 from aot.kernels.base import TargetTraits
 from aot.partition import Partitioned, partition_for
@@ -185,8 +187,13 @@ def compile_file(path: str | Path, options: Options = Options()) -> Bundle:
     get_target(options.target)  # an unknown target is refused before any work
     check_threads(options.threads, options.target)
     source = str(Path(path).resolve())
-    # the loaded ModelProto is freed once partitioned: the IR holds the weights from there on
-    parted = partition_model(load_model(path), options, source, keep_onnx=False, owned=True)
+    # the loaded ModelProto goes at once: its large weights are held as arrays (aot/frontend/held.py),
+    # which the IR takes over, and the small proto left is freed once partitioned
+    values: dict[str, np.ndarray] = {}
+    model = held_copy(load_model(path), values)
+    with holding(values):
+        parted = partition_model(model, options, source, keep_onnx=False, owned=True)
+    del model, values
     return compile_partitioned(parted, options, source)
 
 

@@ -24,6 +24,7 @@ from onnx.reference import ReferenceEvaluator
 
 from aot.errors import AotcError
 from aot.frontend import contrib
+from aot.frontend.held import initializer_value
 from aot.frontend.skeleton import adopt_inference, skeleton
 from aot.frontend.validate import check_node_outputs
 from aot.ir import Node
@@ -283,7 +284,7 @@ class _Constants(dict):
         return dict.__contains__(self, name) or name in self._protos
 
     def __missing__(self, name: str) -> np.ndarray:
-        value = self[name] = numpy_helper.to_array(self._protos[name])
+        value = self[name] = initializer_value(self._protos[name])
         return value
 
     def get(self, name: str, default: np.ndarray | None = None) -> np.ndarray | None:

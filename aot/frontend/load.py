@@ -18,6 +18,7 @@ from aot.frontend.branches import import_if
 from aot.frontend.canonical import canonicalize
 from aot.frontend.control_flow import flatten_control_flow
 from aot.frontend.fold import _Named, evaluate_node, fold_to_fixed_point, refuse_control_flow, static_shapes
+from aot.frontend.held import initializer_value
 from aot.frontend.loops import import_loop, scans_to_loops, sequences_to_scans
 from aot.frontend.optional_outputs import drop_unread_optional_outputs
 from aot.frontend.skeleton import skeleton
@@ -247,7 +248,7 @@ def _to_ir(model: onnx.ModelProto, name: str, bounded: BoundedImport | None = No
     tensors: dict[str, Tensor] = {}
     declared_inputs = {vi.name for vi in g.input}
     for init in g.initializer:
-        arr = numpy_helper.to_array(init)
+        arr = initializer_value(init)
         kind = "input" if init.name in declared_inputs else "initializer"  # an input: an empty one, made constant
         dt = _elem_dtype(init.data_type, f"{kind} '{init.name}'")
         check_tensor(f"initializer '{init.name}'", dt, arr.shape, arr.dtype.itemsize)

@@ -33,6 +33,7 @@ from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 from aot.errors import AotcError
+from aot.frontend.held import initializer_value
 from aot.ir import CONTROL_MARKERS, Graph, Node, Tensor
 
 MAX_COUNTED_STEPS = 100_000  # a condition still true after this many steps, with no M, is refused
@@ -228,7 +229,7 @@ def _condition_model(node: onnx.NodeProto, body: onnx.GraphProto, nodes: list[in
 def loop_refusal(model: onnx.ModelProto, node: onnx.NodeProto) -> str | None:
     """Why the Loop cannot be counted or bounded, from the graph's constants alone (None: it can),
     so it is refused together with the rest of the graph's control flow."""
-    consts = {i.name: Tensor(i.name, tuple(i.dims), "float32", numpy_helper.to_array(i))
+    consts = {i.name: Tensor(i.name, tuple(i.dims), "float32", initializer_value(i))
               for i in model.graph.initializer}
     try:
         loop_steps(node, consts, list(model.opset_import))

@@ -13,12 +13,11 @@ from __future__ import annotations
 import onnx
 from onnx import helper
 
-# Larger initializers are left out. Shape-carrying constants are a few int64s; weights are not.
-HELD_BYTES = 64 * 1024
+from aot.frontend.held import HELD_BYTES, is_held  # larger initializers are left out (and held ones)
 
 
 def _large(init: onnx.TensorProto) -> bool:
-    return len(init.raw_data) > HELD_BYTES
+    return len(init.raw_data) > HELD_BYTES or is_held(init)
 
 
 def skeleton(model: onnx.ModelProto) -> onnx.ModelProto:

@@ -20,6 +20,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from aot.errors import AotcError
+from aot.frontend.held import initializer_value
 from aot.ir import Function, Graph, Node, Tensor
 
 DOMAIN_PREFIX = "aotc."
@@ -155,7 +156,7 @@ def function_from_proto(proto: onnx.FunctionProto, fn: Function, model: onnx.Mod
         if name not in fn.graph.inputs and name in read:
             if name not in inits:
                 raise AotcError(f"function '{proto.name}' reads '{name}', which is neither its input nor a constant")
-            data = numpy_helper.to_array(inits[name])
+            data = initializer_value(inits[name])
             tensors[name] = Tensor(name, tuple(data.shape), str(data.dtype), data)
     nodes = []
     for pn in proto.node:
