@@ -1,6 +1,8 @@
 """onnx's checker and shape inference run on the model's skeleton (aot/frontend/skeleton.py): its large
 weights are graph inputs of their type and shape there. What that must not change: shapes computed
-from a large tensor, the refusal of large data that does not match its dims, and the caller's model."""
+from a large tensor, the refusal of large data that does not match its dims, and the caller's model.
+compile_file also holds the large weights as arrays outside the proto (aot/frontend/held.py): its
+bundle is the one compile_model makes from the same file, whose outputs match onnxruntime."""
 
 from __future__ import annotations
 
@@ -11,9 +13,9 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from opcheck import model_case, shared_build
 
-from aot.compiler import Options, compile_model
+from aot.compiler import Options, compile_file, compile_model
 from aot.errors import AotcError
-from aot.frontend import load_model
+from aot.frontend import held, load_model
 from aot.frontend.skeleton import HELD_BYTES, skeleton
 
 ROWS = HELD_BYTES // 4 // 16 + 8  # a [ROWS, 16] float weight is over the limit, so left out of the skeleton
@@ -53,15 +55,32 @@ def test_shape_of_a_large_weight_still_folds_and_matches_onnxruntime():
     assert ref.shape == (16, 2)
 
 
-def test_large_data_that_does_not_match_its_dims_is_refused_in_one_line(tmp_path):
+@pytest.mark.parametrize("compile_path", [False, True], ids=["compile_model", "compile_file"])
+def test_large_data_that_does_not_match_its_dims_is_refused_in_one_line(tmp_path, compile_path):
     model = _model()
     w = next(i for i in model.graph.initializer if i.name == "w")
     w.raw_data = w.raw_data[:-4]  # one float short: the checker no longer sees it, aotc's own check does
     path = tmp_path / "short.onnx"
     onnx.save(model, path)
     with pytest.raises(AotcError) as e:
-        compile_model(load_model(path), Options())
+        compile_file(path, Options()) if compile_path else compile_model(load_model(path), Options())
     assert e.value.message.startswith("initializer 'w' holds") and "\n" not in e.value.message
+    assert not held._VALUES
+
+
+def test_compile_file_holds_large_weights_and_makes_the_same_bundle(tmp_path):
+    """The shape from the held weight still folds, and the weights blob is the same bytes."""
+    path = tmp_path / "skeleton.onnx"
+    onnx.save(_model(), path)
+    light = held.held_copy(load_model(path), values := {})
+    assert [i.name for i in light.graph.initializer if held.is_held(i)] == ["w"] and len(values) == 1
+    assert not light.graph.initializer[0].raw_data
+    via_file = compile_file(path, Options())
+    via_model = compile_model(load_model(path), Options(), source=str(path.resolve()))
+    assert via_file.files.keys() == via_model.files.keys()
+    for rel in via_file.files:
+        assert via_file.files[rel] == via_model.files[rel], rel
+    assert not held._VALUES  # the arrays are the compile's, not the process's
 
 
 def test_the_callers_model_is_not_changed():
