@@ -59,6 +59,38 @@ PWX_KERNEL(32)
 #define PWX 0
 #endif
 
+#if defined(AOTC_THREADS) && AOTC_THREADS > 1
+/* With the pool: the GEMM of each (image, group) split into column blocks of PANEL positions, the
+ * last block taking the remainder too, so every block's tiles are the ones the whole GEMM makes for
+ * those columns (the last partial panel's shifted tile included) and each output is summed in the
+ * same order. Each block copies plain-B blocks into its own stack buffer, as the one-thread call
+ * does into `work` (the arena has one, and threads cannot share it). */
+typedef struct {
+    const aotc_conv_params *p;
+    aotc_sgemm_params gp;
+    const float *x, *w, *bias, *res;
+    float *y;
+    int32_t cg, mg, npos, blocks, use_work;
+} pw_job;
+
+static void pw_blocks(void *arg, int32_t begin, int32_t end) {
+    const pw_job *J = (const pw_job *)arg;
+    float work[AOTC_SGEMM_WORK_BYTES / sizeof(float)];
+    int32_t it;
+    for (it = begin; it < end; ++it) {
+        const int32_t blk = it % J->blocks, ng = it / J->blocks, g = ng % J->p->group, n = ng / J->p->group;
+        const int32_t j0 = blk * PANEL, j1 = blk == J->blocks - 1 ? J->npos : j0 + PANEL;
+        const ptrdiff_t xo = ((ptrdiff_t)n * J->p->in_c + (ptrdiff_t)g * J->cg) * J->npos + j0;
+        const ptrdiff_t yo = ((ptrdiff_t)n * J->p->out_c + (ptrdiff_t)g * J->mg) * J->npos + j0;
+        aotc_sgemm_params gp = J->gp;
+        gp.n = j1 - j0;
+        gp.res = J->res != NULL ? J->res + yo : NULL;
+        aotc_sgemm_f32(&gp, J->w + (ptrdiff_t)g * J->mg * J->cg, J->x + xo,
+                       J->bias != NULL ? J->bias + (ptrdiff_t)g * J->mg : NULL, J->y + yo, J->use_work ? work : NULL);
+    }
+}
+#endif
+
 void aotc_conv_pointwise_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
                              const float *res, float *y, float *work) {
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group;
@@ -68,6 +100,19 @@ void aotc_conv_pointwise_f32(const aotc_conv_params *p, const float *x, const fl
     gp.cin_rs = 1; /* the bias, one value per row */
     gp.res_rs = npos;
     set_activation(&gp, p);
+#if defined(AOTC_THREADS) && AOTC_THREADS > 1
+#if PWX
+    if (!((cg == 8 || cg == 16 || cg == 24 || cg == 32) &&
+          (p->act == AOTC_ACT_NONE || p->act == AOTC_ACT_CLAMP || p->act == AOTC_ACT_LEAKY)))
+#endif
+    {
+        pw_job J;
+        J.p = p, J.gp = gp, J.x = x, J.w = w, J.bias = bias, J.res = res, J.y = y;
+        J.cg = cg, J.mg = mg, J.npos = npos, J.blocks = npos / PANEL > 1 ? npos / PANEL : 1, J.use_work = work != NULL;
+        aotc_parallel_for(pw_blocks, &J, p->batch * p->group * J.blocks);
+        return;
+    }
+#endif
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
             const ptrdiff_t xo = ((ptrdiff_t)n * p->in_c + (ptrdiff_t)g * cg) * npos;
