@@ -36,10 +36,11 @@ class NodeKernels:
 Selection = dict[str, NodeKernels]
 
 # the kernels that split their work over the pool of a --threads bundle (runtime_c/kernels/aotc_threads.h):
-# output-channel tiles and row bands, output planes, column blocks of a 1 x 1 conv's GEMM; none takes
-# scratch per thread (the 1 x 1's threads copy B blocks into their own stack, not the arena's work)
+# output-channel tiles and row bands, output planes, column blocks of a 1 x 1 conv's GEMM and of a Gemm's
+# (a fully connected layer); none takes scratch per thread (the GEMM's threads copy B blocks into their own
+# stack, not the arena's work)
 THREADED_KERNELS = frozenset({"aotc_conv_implicit_f32", "aotc_conv_depthwise3x3_direct_f32",
-                              "aotc_conv_pointwise_f32"})
+                              "aotc_conv_pointwise_f32", "aotc_gemm_f32"})
 
 
 def host_op(node: Node, graph: Graph) -> HostOp:

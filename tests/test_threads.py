@@ -4,8 +4,9 @@ One small net whose convs take every split the threaded kernels make: the implic
 blocks of 16 output channels (a narrow last block), by row bands where a conv has too few blocks
 (8 channels), with a fused residual in bands, the scratch-free depthwise 3 x 3 by output
 planes at stride 1 and 2, and 1 x 1 convs on the GEMM core by column blocks (400 positions with a
-fused residual; 25, whose last tile is shifted), for a batch of 2. One bundle (--threads 2) is built three ways, all
-with -Werror: under ASan/UBSan, under TSan, and for aarch64 Linux under qemu-user. Each build runs
+fused residual; 25, whose last tile is shifted) and a Gemm by column blocks, for a batch of 2.
+One bundle (--threads 2) is built three ways, all with -Werror: under ASan/UBSan, under TSan, and
+for aarch64 Linux under qemu-user. Each build runs
 its runner with the pool and without it (AOTC_NO_POOL): the results must be the same bytes (the
 same summation order per output element), and match onnxruntime."""
 
@@ -38,7 +39,8 @@ def split_net() -> onnx.ModelProto:
     r = b.relu(b.add(b.conv(d, 8, 1, pad=0), b.conv(a, 8, 1, pad=0)))  # one block: bands, with a residual
     e = b.relu6(b.conv(r, 8, 3, stride=2, group=8))  # depthwise, stride 2
     f = b.conv(e, 64, 3, stride=2)  # 4 blocks, 5 x 5 outputs
-    return b.build([b.conv(f, 24, 1, pad=0)])  # 1 x 1 on the GEMM core: 25 positions, a shifted last tile
+    h = b.conv(f, 24, 1, pad=0)  # 1 x 1 on the GEMM core: 25 positions, a shifted last tile
+    return b.build([b.gemm(b.flatten(h), 40)])  # a fully connected layer: 2 column blocks, the last 24 wide
 
 
 def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
@@ -90,7 +92,7 @@ def build_and_run(d: Path, name: str, target: str = "host", cflags: str = "",
 def check(meta: dict, pooled: bytes, alone: bytes, ref: np.ndarray) -> None:
     assert meta["threads"]["count"] == 2
     assert meta["threads"]["threaded_kernels"] == ["aotc_conv_depthwise3x3_direct_f32", "aotc_conv_implicit_f32",
-                                                   "aotc_conv_pointwise_f32"]
+                                                   "aotc_conv_pointwise_f32", "aotc_gemm_f32"]
     assert pooled == alone, "the pool changed the results: a split changed some element's summation order"
     assert_close(np.frombuffer(pooled, np.float32).reshape(ref.shape), ref, "split_net --threads 2")
 

@@ -12,6 +12,7 @@
  * still in registers: a fused residual and a fused activation (aotc_sgemm_params'
  * epilogue), then one store. No allocation, no globals. */
 #include "aotc_gemm.h"
+#include "aotc_threads.h"
 #include "microkernel.h"
 
 #include <math.h>
@@ -430,11 +431,47 @@ static void pack_transposed_b(int32_t k, int32_t n, const float *b, float *packe
     }
 }
 
+#if defined(AOTC_THREADS) && AOTC_THREADS > 1
+/* With the pool: C's columns in blocks of PANEL, the last block taking the remainder too, so each
+ * block's tiles (the last partial one shifted, see aotc_sgemm_f32) and k-blocks are the ones the
+ * whole product makes for those columns: every output is summed in the same order. Each block
+ * copies plain-B blocks into its own stack buffer, as the one-thread call does into `work`. */
+typedef struct {
+    const aotc_sgemm_params *gp;
+    const float *a, *b, *c_in;
+    float *c;
+    int32_t blocks, use_work;
+} cols_job;
+
+static void sgemm_cols(void *arg, int32_t begin, int32_t end) {
+    const cols_job *J = (const cols_job *)arg;
+    float work[AOTC_SGEMM_WORK_BYTES / sizeof(float)];
+    int32_t it;
+    for (it = begin; it < end; ++it) {
+        const int32_t j0 = it * PANEL, j1 = it == J->blocks - 1 ? J->gp->n : j0 + PANEL;
+        aotc_sgemm_params gp = *J->gp;
+        gp.n = j1 - j0;
+        if (gp.res != NULL) gp.res += j0; /* columns of the residual are adjacent, as C's */
+        aotc_sgemm_f32(&gp, J->a, J->b + (ptrdiff_t)(j0 / PANEL) * gp.b_ps,
+                       J->c_in != NULL ? J->c_in + (ptrdiff_t)j0 * gp.cin_cs : NULL, J->c + j0,
+                       J->use_work ? work : NULL);
+    }
+}
+#endif
+
 void aotc_gemm_f32(const aotc_gemm_params *p, const float *a, const float *b, const float *c, const float *res,
                    float *y, float *work) {
     aotc_sgemm_params gp = p->gemm;
     gp.res = res;
     gp.res_rs = gp.n;
+#if defined(AOTC_THREADS) && AOTC_THREADS > 1
+    if (!p->pack_b && gp.n >= 2 * PANEL) { /* a fully connected layer: its weights' columns split */
+        cols_job J;
+        J.gp = &gp, J.a = a, J.b = b, J.c_in = c, J.c = y, J.blocks = gp.n / PANEL, J.use_work = work != NULL;
+        aotc_parallel_for(sgemm_cols, &J, J.blocks);
+        return;
+    }
+#endif
     if (p->pack_b) {
         pack_transposed_b(gp.k, gp.n, b, work);
         aotc_sgemm_f32(&gp, a, work, c, y, NULL);
