@@ -89,7 +89,7 @@ def test_stored_arrays_read_back_bit_exact_and_aligned_in_c(tmp_path):
     idents = {k: s.add(k, v, f"{k}: {v.dtype}[{v.size}]") for k, v in arrays.items()}
     assert set(s.blob_offsets) == {"big_f32", "big_u8", "big_i32"}
     for name, content in s.files().items():
-        (tmp_path / name).write_bytes(content if isinstance(content, bytes) else content.encode())
+        (tmp_path / name).write_bytes(content if isinstance(content, (bytes, bytearray)) else content.encode())
     checks = []
     for k, v in arrays.items():
         ctype = cformat.C_TYPES[v.dtype.name]

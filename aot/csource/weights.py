@@ -8,7 +8,7 @@ come from:
     w = store.add("w_fc1", weights, 'initializer "fc1.weight": float32[64,784]')  # -> "w_fc1"
     ... C code reads w (a `const float *`, whichever way it is stored) ...
     store.declarations()   # C text: arrays, or #defines into the blob
-    store.blob             # the bytes of the blob (little-endian, bit-exact)
+    store.blob             # the bytes of the blob (little-endian, bit-exact; a bytearray)
     store.files()          # blob + its .incbin unit, for a vendor's Artifact.files
 
 Policy (DESIGN.md: a 100 MB model never passes through the C compiler as text):
@@ -17,6 +17,11 @@ arrays (exact hex floats, 16-byte aligned); above it, each array larger than
 SMALL_WEIGHT_BYTES goes into one binary blob, each at a WEIGHT_ALIGN-byte offset,
 linked in with the assembler's `.incbin`. The choice depends on the total, so the
 layout is fixed when it is first read; adding after that is an error.
+
+An array larger than SMALL_WEIGHT_BYTES is copied into the blob's buffer when added, at the offset
+it takes if there is a blob, and not kept: a caller that drops its array after adding it (the host
+emitter's packed weights) never holds it beside the blob. If the total stays under the limit after
+all, such arrays are read back from the buffer and printed.
 """
 
 from __future__ import annotations
@@ -61,7 +66,10 @@ class WeightStore:
         self._taken: set[str] = set()
         self._inline: list[StoredArray] | None = None
         self._blob_offsets: dict[str, tuple[int, StoredArray]] = {}
-        self._blob = b""
+        self._blob: bytes | bytearray = b""
+        self._buffer = bytearray()  # the large arrays, laid out as in the blob
+        self._buffered: dict[int, tuple[int, np.dtype, tuple[int, ...]]] = {}  # index in _arrays -> where
+        self._total = 0
 
     # --- adding -------------------------------------------------------------------
     def add(self, ident: str, data: np.ndarray, comment: str = "") -> str:
@@ -78,29 +86,35 @@ class WeightStore:
         while var in self._taken:
             var, k = f"{base}_{k}", k + 1
         self._taken.add(var)
-        self._arrays.append(StoredArray(var, np.ascontiguousarray(arr), comment))
+        arr = np.ascontiguousarray(arr)
+        self._total += arr.nbytes
+        if arr.nbytes > SMALL_WEIGHT_BYTES:  # into the buffer now (see the module docstring)
+            self._buffer += b"\0" * (-len(self._buffer) % WEIGHT_ALIGN)
+            self._buffered[len(self._arrays)] = (len(self._buffer), arr.dtype, arr.shape)
+            little = np.ascontiguousarray(arr.astype(arr.dtype.newbyteorder("<"), copy=False))
+            self._buffer += memoryview(little.reshape(-1).view(np.uint8))
+            arr = np.empty(0, arr.dtype)  # a stand-in (not a view: that would keep the array); read back in _layout
+        self._arrays.append(StoredArray(var, arr, comment))
         return var
 
     # --- the layout (fixed on first read) --------------------------------------------
     def _layout(self) -> list[StoredArray]:
         if self._inline is not None:
             return self._inline
-        total = sum(a.data.nbytes for a in self._arrays)
         inline: list[StoredArray] = []
-        chunks: list[bytes | memoryview] = []
-        offset = 0
-        for a in self._arrays:
-            if total <= INLINE_WEIGHTS_LIMIT or a.data.nbytes <= SMALL_WEIGHT_BYTES:
-                inline.append(a)
-                continue
-            pad = -offset % WEIGHT_ALIGN
-            chunks.append(b"\0" * pad)
-            offset += pad
-            self._blob_offsets[a.ident] = (offset, a)
-            little = np.ascontiguousarray(a.data.astype(a.data.dtype.newbyteorder("<"), copy=False))
-            chunks.append(memoryview(little.reshape(-1).view(np.uint8)))  # joined below: one copy of the weights
-            offset += a.data.nbytes
-        self._blob = b"".join(chunks)
+        buffer = self._buffer
+        for k, a in enumerate(self._arrays):
+            if k in self._buffered:  # read back: a view of the buffer, which no longer grows
+                offset, dtype, shape = self._buffered[k]
+                data = np.frombuffer(buffer, dtype.newbyteorder("<"), int(np.prod(shape, dtype=np.int64)), offset)
+                a = StoredArray(a.ident, data.reshape(shape).astype(dtype, copy=False), a.comment)
+                if self._total > INLINE_WEIGHTS_LIMIT:
+                    self._blob_offsets[a.ident] = (offset, a)
+                    continue
+            inline.append(a)
+        if self._blob_offsets:
+            self._blob = buffer
+        self._buffer, self._buffered = bytearray(), {}
         self._inline = inline
         return inline
 
@@ -116,7 +130,8 @@ class WeightStore:
         return dict(self._blob_offsets)
 
     @property
-    def blob(self) -> bytes:
+    def blob(self) -> bytes | bytearray:
+        """The blob's bytes (a bytearray: the buffer the large arrays were copied into)."""
         self._layout()
         return self._blob
 
@@ -173,7 +188,7 @@ class WeightStore:
             ""])
 
     # --- what ships -------------------------------------------------------------------
-    def files(self) -> dict[str, str | bytes]:
+    def files(self) -> dict[str, str | bytes | bytearray]:
         """The blob and the C file that links it (nothing when every array is printed)."""
         if not self.blob:
             return {}

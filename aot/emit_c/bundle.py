@@ -37,7 +37,7 @@ _TEMPLATES.filters["c_type"] = lambda dtype: C_TYPES[dtype]
 @dataclass
 class Bundle:
     name: str
-    files: dict[str, str | bytes] = field(default_factory=dict)  # relative path -> content
+    files: dict[str, str | bytes | bytearray] = field(default_factory=dict)  # relative path -> content
     metadata: dict[str, Any] = field(default_factory=dict)
 
     def write(self, directory: Path) -> None:
@@ -49,7 +49,7 @@ class Bundle:
             for rel, content in self.files.items():
                 path = tmp / rel
                 path.parent.mkdir(parents=True, exist_ok=True)
-                if isinstance(content, bytes):
+                if isinstance(content, (bytes, bytearray)):  # a weights blob is a bytearray
                     path.write_bytes(content)
                 else:
                     path.write_text(content)

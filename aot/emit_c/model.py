@@ -196,8 +196,10 @@ class ModelEmitter:
             ident = store.add(self.ident(t), np.asarray(tensor.data, dtype=tensor.dtype, order="C"),
                               f'initializer "{c_comment(t)}": {tensor.dtype}[{shape}]')
             assert ident == self.ident(t), (ident, t)
-        for a in self.derived.values():
+        for var in list(self.derived):  # each let go once in the store's buffer: never all twice at once
+            a = self.derived.pop(var)
             assert store.add(a.ident, a.data, a.comment) == a.ident
+            del a
         return store
 
     def weight_decls(self) -> list[str]:

@@ -55,7 +55,7 @@ def _new_const(g: Graph, base: str, value: np.ndarray) -> str:
     name, k = f"{base}__bn", 1
     while name in g.tensors:
         name, k = f"{base}__bn{k}", k + 1
-    value = np.asarray(value.astype(np.float32), order="C")
+    value = np.asarray(value.astype(np.float32, copy=False), order="C")
     g.tensors[name] = Tensor(name, tuple(value.shape), "float32", value)
     return name
 
@@ -67,7 +67,13 @@ def _fold_conv(g: Graph, conv: Node, scale: np.ndarray, shift: np.ndarray) -> bo
     b = g.const(conv.inputs[2]) if len(conv.inputs) > 2 and conv.inputs[2] else np.zeros(w.shape[0])
     if b is None:
         return False
-    w2 = w.astype(np.float64) * scale.reshape((-1,) + (1,) * (w.ndim - 1))
+    # W * s in float64, rounded to float32, a few output channels at a time: the same values as the
+    # whole product, without a float64 copy of the largest weight (19 MB in ResNet-18) at the peak
+    w2 = np.empty(w.shape, np.float32)
+    s = scale.reshape((-1,) + (1,) * (w.ndim - 1))
+    step = max(1, (1 << 18) // max(1, w[0].size))
+    for c0 in range(0, w.shape[0], step):
+        w2[c0:c0 + step] = w[c0:c0 + step].astype(np.float64) * s[c0:c0 + step]
     b2 = b.astype(np.float64) * scale + shift
     conv.inputs = [conv.inputs[0], _new_const(g, conv.inputs[1], w2), _new_const(g, conv.name + "_bias", b2)]
     return True
