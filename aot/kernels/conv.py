@@ -311,8 +311,11 @@ KERNELS: tuple[Candidate, ...] = (
     _candidate("aotc_conv_depthwise3x3_direct_f32",
                _scratch_free("aotc_conv_depthwise3x3_direct_f32", "depthwise 3x3 straight from the input"),
                _direct_dw_beats_flat, lambda t: {"AOTC_DW3_BLOCK": dw3_block(t)}),
+    # (not a full conv on a Cortex-M: the implicit GEMM's runs take 2.1 instructions per MAC there
+    # against the flat passes' 4.2, MobileNet-v2's RGB conv on the M4, issue 27)
     _candidate("aotc_conv3x3_flat_f32", _fit_flat,
-               lambda c, t: c.nd == 2 and c.node.op != "ConvTranspose" and c.in_c // c.group <= FLAT_MAX_CG),
+               lambda c, t: c.nd == 2 and c.node.op != "ConvTranspose" and c.in_c // c.group <= FLAT_MAX_CG
+               and not ((t.scalar_tiles or t.helium) and not c.dw)),
     # ... and where the flat one has no memory
     _candidate("aotc_conv_depthwise3x3_direct_f32",
                _scratch_free("aotc_conv_depthwise3x3_direct_f32", "depthwise 3x3 straight from the input"),
