@@ -536,7 +536,37 @@ MK_SPEED static MK_INLINE void ig_items_body(void *arg, int32_t begin, int32_t e
                 float b0[IG_NR];
                 int32_t j;
                 for (j = 0; j < IG_NR; ++j) b0[j] = bias != NULL && j < width ? bias[g * mg + j0 + j] : 0.0f;
+#if IG_MCU_RUNS
+                if (KH == 1 && KW == 1 && sy == 1 && sx == 1 && IH == OH && IW == OW && !nhwc && !onhwc &&
+                    fin.clamp >= 0 && IG_FIN_WIDTH(width, narrow) && row1 - row0 >= 1 && (row1 - row0) * OW >= IG_RUN) {
+                    /* a 1 x 1 conv (no pads, stride 1): its band of rows is one run of positions, input
+                     * and output alike, so it goes in runs straight to the kernels, the last ending
+                     * at the band's end (computing a few outputs again); the general loop below costs
+                     * 140 instructions a run of 20 MACs on the M4 (MobileNet-v2's 1 x 1 convs of 8
+                     * input channels) */
+                    const ig_run_kernel k = narrow ? ig_run1_narrow : ig_run1;
+                    const ptrdiff_t q_end = (ptrdiff_t)row1 * OW;
+                    ig_loops L;
+                    ptrdiff_t q;
+                    L.n[0] = L.n[1] = 1, L.n[2] = cg;
+                    L.xs[0] = L.xs[1] = L.ws[0] = L.ws[1] = 0;
+                    L.xs[2] = in_plane, L.ws[2] = PANEL;
+#if MK_HELIUM
+                    fin.width = width;
+#endif
+                    for (q = (ptrdiff_t)row0 * OW; q < q_end; q += IG_RUN) {
+                        const ptrdiff_t q0 = q + IG_RUN <= q_end ? q : q_end - IG_RUN;
+                        fin.y = y + yo + (ptrdiff_t)j0 * out_plane + q0;
+                        k(xg + q0, &L, wj, b0, NULL, &fin);
+                    }
+                    ra = row1; /* the loop below has nothing left */
+                } else {
+                    ra = row0;
+                }
+                for (; ra < row1; ra = rb) {
+#else
                 for (ra = row0; ra < row1; ra = rb) {
+#endif
                     rb = min_i32(ig_tap_run(ra, OH, IH, KH, sy, dy, p->pads[1], &ky0, &ky1), row1);
                     for (ca = 0; ca < OW; ca = cb) {
                         const int32_t cols = (cb = ig_tap_run(ca, OW, IW, KW, sx, dx, p->pads[2], &kx0, &kx1)) - ca;
