@@ -259,6 +259,27 @@ MK_NOINLINE static void ig_tile_y(const float *const *xp, const ig_loops *L, con
         float *AOTC_RESTRICT yj = y + (j) * plane;                                                  \
         yj[0] = a0_##j, yj[1] = a1_##j, yj[2] = a2_##j, yj[3] = a3_##j, yj[4] = a4_##j;             \
     }
+/* A Relu (lo 0; HI_ 0) or a Relu6 (lo 0, hi finite; HI_ 1) on the bits, in integer registers: a
+ * non-negative float orders as its bits do as an int32, a negative one (sign bit set) becomes +0
+ * in one instruction, the min with hi's bits hb is an integer compare; the float clamp takes a
+ * compare, a move of the flags and a conditional move per bound (8 instructions for a Relu6
+ * against 4 here). Only a NaN sum comes out otherwise (0 or hi). */
+#define IGR_BITS1(v, dst, HI_)                                                                      \
+    {                                                                                               \
+        int32_t i_;                                                                                 \
+        memcpy(&i_, &(v), sizeof i_);                                                               \
+        i_ = i_ < 0 ? 0 : i_;                                                                       \
+        if (HI_) i_ = i_ > hb ? hb : i_;                                                            \
+        memcpy(&(dst), &i_, sizeof i_);                                                             \
+    }
+#define IGR_PUT_BITS(j, HI_)                                                                        \
+    {                                                                                               \
+        float *AOTC_RESTRICT yj = y + (j) * plane;                                                  \
+        IGR_BITS1(a0_##j, yj[0], HI_) IGR_BITS1(a1_##j, yj[1], HI_) IGR_BITS1(a2_##j, yj[2], HI_)  \
+        IGR_BITS1(a3_##j, yj[3], HI_) IGR_BITS1(a4_##j, yj[4], HI_)                                 \
+    }
+#define IGR_PUT_RELU(j) IGR_PUT_BITS(j, 0)
+#define IGR_PUT_RELU6(j) IGR_PUT_BITS(j, 1)
 /* a step's weights of the 4 (one load of 4) or 2 output channels */
 #define IGR_W4 float u0, u1, u2, u3; MK_LDM4(w, u)
 #define IGR_W2 const float u0 = w[0], u1 = w[1];
@@ -294,6 +315,18 @@ typedef struct {
         }                                                                                            \
         if (f == NULL) {                                                                             \
             COLS(IGR_TO_T)                                                                           \
+            return;                                                                                  \
+        }                                                                                            \
+        if (f->clamp && f->lo == 0.0f && f->hi > 0.0f) { /* a Relu or a Relu6 */                  \
+            float *AOTC_RESTRICT y = f->y;                                                           \
+            const ptrdiff_t plane = f->plane;                                                        \
+            int32_t hb;                                                                              \
+            memcpy(&hb, &f->hi, sizeof hb);                                                          \
+            if (f->hi == INFINITY) {                                                                 \
+                COLS(IGR_PUT_RELU)                                                                   \
+            } else {                                                                                 \
+                COLS(IGR_PUT_RELU6)                                                                  \
+            }                                                                                        \
             return;                                                                                  \
         }                                                                                            \
         if (f->clamp) {                                                                              \
