@@ -108,13 +108,15 @@ def test_kernels_match_reference(tmp_path, objects, family, build):
 
 # the conv and gemm tests on Cortex-M cores: the M4's register tiles in scalar registers, loaded
 # with VLDM (microkernel.h's inline assembly), and the same kernels with the plain-C loads
-# (AOTC_NO_ASM); the M55's Helium kernels (arm_mve.h) and their plain-C fallback (AOTC_NO_MVE)
+# (AOTC_NO_ASM); the M55's Helium kernels (arm_mve.h), with the plain loads of their LDMs
+# (AOTC_NO_ASM), and their plain-C fallback (AOTC_NO_MVE)
 # (the M55 runs 12 shapes: its heap is what its 512 KB DTCM leaves, too small for some of 100)
 M_BUILDS = {
     "m4-asm": ("mps2-an386", CORTEX_M4, M4_SHAPES),
     "m4-no-asm": ("mps2-an386", [*CORTEX_M4, "-DAOTC_NO_ASM"], M4_SHAPES),
     "m55-mve": ("mps3-an547", ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"], 12),
     "m55-no-mve": ("mps3-an547", ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", "-DAOTC_NO_MVE"], 12),
+    "m55-no-asm": ("mps3-an547", ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", "-DAOTC_NO_ASM"], 12),
 }
 
 

@@ -352,8 +352,8 @@ typedef void (*ig_run_kernel)(const float *, const ig_loops *, const float *, co
 #elif MK_HELIUM
 #include <arm_mve.h>
 /* Helium's runs: 6 positions x 4 output channels in 6 vectors of sums, per step 6 patch elements
- * (scalar loads) times one vector of 4 weights (one load), a VFMA by a scalar each (no
- * broadcast). W^T's panels are 16 wide and zero-padded, so a narrow block (2 channels) reads 4
+ * (scalars: at SX 1 one LDM, MK_LDMR6) times one vector of 4 weights (one load), a VFMA by a
+ * scalar each (no broadcast). W^T's panels are 16 wide and zero-padded, so a narrow block (2 channels) reads 4
  * too; its stores are predicated. About 0.7 instructions per MAC on the M55. */
 #define IG_RUN 6
 typedef struct {
@@ -364,6 +364,7 @@ typedef struct {
     int32_t width; /* output channels to store (the vectors' first lanes) */
 } ig_fin;
 #define IGV_MAC(i) a##i = vfmaq_n_f32(a##i, u, xq[(i) * SX]);
+#define IGV_MAC1(i) a##i = vfmaq_n_f32(a##i, u, v##i); /* at SX 1: the six loaded at once (MK_LDMR6) */
 #define IGV_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
 #define IGV_TO_T(i) vst1q_f32(t + (i) * IG_NR, a##i);
 #define IGV_CLAMP(i) a##i = vminnmq_f32(vmaxnmq_f32(a##i, lo), hi);
@@ -383,7 +384,13 @@ typedef struct {
                 int32_t n = L->n[2];                                                                 \
                 for (; n > 0; --n, w += ws2, xq += xs2) {                                            \
                     const float32x4_t u = vld1q_f32(w);                                              \
-                    IGV_ROWS(IGV_MAC)                                                                \
+                    if (SX == 1) {                                                                   \
+                        float v0, v1, v2, v3, v4, v5;                                                \
+                        MK_LDMR6(xq, v)                                                              \
+                        IGV_ROWS(IGV_MAC1)                                                           \
+                    } else {                                                                         \
+                        IGV_ROWS(IGV_MAC)                                                            \
+                    }                                                                                \
                 }                                                                                    \
             }                                                                                        \
         }                                                                                            \

@@ -159,6 +159,26 @@
 #define MK_LDM10(P, V) MK_LDM9(P, V) V##9 = (P)[9];
 #endif
 
+/* MK_LDMR6(P, V): V##0 .. V##5 = P[0] .. P[5], floats in core registers (r0 .. r5) through one
+ * LDM, for Helium's VFMA by a scalar, which reads its scalar from a core register: gcc loads the
+ * six with six LDRs (issue 27: the M55's implicit-GEMM runs spent 6 of 16 instructions a step
+ * on them). -DAOTC_NO_ASM takes the plain loads, the twin the tests compare with. */
+#if MK_HELIUM && defined(__GNUC__) && !defined(__clang__) && defined(__thumb2__) && !defined(AOTC_NO_ASM)
+#define MK_HAVE_LDMR 1
+#define MK_LDMR6(P, V)                                                                             \
+    {                                                                                              \
+        register float r0_ __asm__("r0"), r1_ __asm__("r1"), r2_ __asm__("r2");                    \
+        register float r3_ __asm__("r3"), r4_ __asm__("r4"), r5_ __asm__("r5");                    \
+        __asm__("ldm %6, {r0-r5}"                                                                  \
+                : "=r"(r0_), "=r"(r1_), "=r"(r2_), "=r"(r3_), "=r"(r4_), "=r"(r5_)                 \
+                : "r"(P), "m"(*(const float(*)[6])(P)));                                           \
+        V##0 = r0_, V##1 = r1_, V##2 = r2_, V##3 = r3_, V##4 = r4_, V##5 = r5_;                    \
+    }
+#else
+#define MK_HAVE_LDMR 0
+#define MK_LDMR6(P, V) V##0 = (P)[0], V##1 = (P)[1], V##2 = (P)[2], V##3 = (P)[3], V##4 = (P)[4], V##5 = (P)[5];
+#endif
+
 /* X(i, W) for the rows i of a tile of 6, 5, 4, 3, 2 or 1 rows. */
 #define MK_ROWS6(X, W) X(0, W) X(1, W) X(2, W) X(3, W) X(4, W) X(5, W)
 #define MK_ROWS5(X, W) X(0, W) X(1, W) X(2, W) X(3, W) X(4, W)
