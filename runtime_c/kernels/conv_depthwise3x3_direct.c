@@ -431,6 +431,14 @@ DW3V_KERNEL(dw3v_r2_s2, 2, 2)
         MK_LDM6(P, v)                                                                                \
         DW3S_M4(W0, v0, v1, v2, v3) DW3S_M4(W1, v1, v2, v3, v4) DW3S_M4(W2, v2, v3, v4, v5)          \
     }
+#define DW3S_ROW3(P, W0, W1, W2)                                                                     \
+    {                                                                                                \
+        float v0, v1, v2, v3, v4;                                                                    \
+        MK_LDM5(P, v)                                                                                \
+        a0 = DW3S_MADD(W0, v0, a0), a1 = DW3S_MADD(W0, v1, a1), a2 = DW3S_MADD(W0, v2, a2);          \
+        a0 = DW3S_MADD(W1, v1, a0), a1 = DW3S_MADD(W1, v2, a1), a2 = DW3S_MADD(W1, v3, a2);          \
+        a0 = DW3S_MADD(W2, v2, a0), a1 = DW3S_MADD(W2, v3, a1), a2 = DW3S_MADD(W2, v4, a2);          \
+    }
 #define DW3S_ROW4S2(P, W0, W1, W2)                                                                   \
     {                                                                                                \
         float v0, v1, v2, v3, v4, v5, v6, v7, v8;                                                    \
@@ -494,6 +502,12 @@ DW3V_KERNEL(dw3v_r2_s2, 2, 2)
             }                                                                                        \
             DW3S_FIN(a0, y[0]) DW3S_FIN(a1, y[1]) DW3S_FIN(a2, y[2]) DW3S_FIN(a3, y[3])             \
         }                                                                                            \
+        if (S == 1 && o + 3 <= o1) { /* (a row of 5: DS-CNN's 25 x 5 planes) */                     \
+            float a0 = b, a1 = b, a2 = b;                                                            \
+            DW3S_ROWS(DW3S_ROW3)                                                                     \
+            DW3S_FIN(a0, y[0]) DW3S_FIN(a1, y[1]) DW3S_FIN(a2, y[2])                                 \
+            o += 3, x0 += 3, x1 += 3, x2 += 3, y += 3;                                               \
+        }                                                                                            \
         for (; o < o1; ++o, x0 += S, x1 += S, x2 += S, ++y) { /* one at a time */                   \
             float u = DW3S_MADD(w00, x0[0], b);                                                        \
             u = DW3S_MADD(w01, x0[1], u), u = DW3S_MADD(w02, x0[2], u);                                  \
@@ -518,6 +532,7 @@ DW3S_KERNEL(dw3s_r2_s2_relu6, 2, 2, 2)
 #undef DW3S_KERNEL
 #undef DW3S_ROWS
 #undef DW3S_ROW4S2
+#undef DW3S_ROW3
 #undef DW3S_ROW4
 #undef DW3S_ROW8
 #undef DW3S_M4
