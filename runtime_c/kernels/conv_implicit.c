@@ -414,6 +414,33 @@ IG_RUN_KERNEL(ig_run2, 2)
 #undef IG_RUN_KERNEL
 #define ig_run1_narrow ig_run1
 #define ig_run2_narrow ig_run2
+/* Runs down a column class (the positions of a conv's left or right edge, a row apart: their
+ * inputs sv floats apart), sums to t: against the general tiles of 4 positions, no pointer per
+ * position (issue 27: ResNet-8's 8 x 8 convs have 28 edge positions for 36 inside; on the M55
+ * at -O2 10.09 -> 9.58 M instructions). (On the M4, without a VLDM for the patch elements,
+ * they took more than the tiles.) */
+#define IGV_MACV(i) a##i = vfmaq_n_f32(a##i, u, xq[(i) * sv]);
+MK_NOINLINE static void ig_runv(const float *AOTC_RESTRICT x0, const ig_loops *L, const float *AOTC_RESTRICT wp,
+                                const float *AOTC_RESTRICT b0, float *AOTC_RESTRICT t, ptrdiff_t sv) {
+    const float32x4_t bias = vld1q_f32(b0);
+    float32x4_t a0 = bias, a1 = bias, a2 = bias, a3 = bias, a4 = bias, a5 = bias;
+    const ptrdiff_t xs2 = L->xs[2], ws2 = L->ws[2];
+    int32_t a, b;
+    for (a = 0; a < L->n[0]; ++a) {
+        for (b = 0; b < L->n[1]; ++b) {
+            const float *AOTC_RESTRICT xq = x0 + a * L->xs[0] + b * L->xs[1];
+            const float *w = wp + a * L->ws[0] + b * L->ws[1];
+            int32_t n = L->n[2];
+            for (; n > 0; --n, w += ws2, xq += xs2) {
+                const float32x4_t u = vld1q_f32(w);
+                IGV_ROWS(IGV_MACV)
+            }
+        }
+    }
+    IGV_ROWS(IGV_TO_T)
+}
+#undef IGV_MACV
+#define ig_runv_narrow ig_runv
 typedef void (*ig_run_kernel)(const float *, const ig_loops *, const float *, const float *, float *,
                               const ig_fin *);
 #else
@@ -679,6 +706,23 @@ MK_SPEED static MK_INLINE void ig_items_body(void *arg, int32_t begin, int32_t e
                                 }
                                 if (span >= IG_RUN && cb - ox < IG_RUN) /* to the row's end: the next row's runs */
                                     rows = cb - ox > 4 ? 3 : cb - ox; /* (a tile is 1 to 4 rows) */
+                            }
+#endif
+#if MK_HELIUM
+                            if (cb - ca == 1 && count >= IG_RUN && L.n[0] > 0 && ps == 1) {
+                                /* a column class: runs down it, the last ending at its end (computing
+                                 * a few outputs again) */
+                                const int32_t b_ = count - r < IG_RUN ? count - IG_RUN : r, by = ra + b_;
+                                const ptrdiff_t x_first = (ptrdiff_t)(by * sy + y0) * rs + (ptrdiff_t)(ca * sx + x0);
+                                ptrdiff_t q[IG_RUN];
+                                float t[IG_RUN * IG_NR];
+                                int32_t i;
+                                for (i = 0; i < IG_RUN; ++i) q[i] = (ptrdiff_t)(by + i) * OW + ca;
+                                (narrow ? ig_runv_narrow : ig_runv)(xg + x_first, &L, wc, b0, t, (ptrdiff_t)sy * rs);
+                                if (onhwc) ig_store_nhwc(tp, t, q, IG_RUN, width, IG_Y_NHWC);
+                                else ig_store(tp, t, q, IG_RUN, width, out_plane, NULL, y + yo + (ptrdiff_t)j0 * out_plane);
+                                r = b_ + IG_RUN, oy = ra + r, ox = ca;
+                                continue;
                             }
 #endif
                             {
