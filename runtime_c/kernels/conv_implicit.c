@@ -294,29 +294,8 @@ typedef struct {
     int clamp;
     float lo, hi;
 } ig_fin;
-/* The run's sums start from b0 and go to t (rows IG_NR apart) when f is NULL, else they are
- * finished in registers and stored by f: no pass over a copy. */
-#define IG_RUN_KERNEL(NAME, COLS, LOAD_W, LOAD_X)                                                    \
-    MK_NOINLINE static void NAME(const float *AOTC_RESTRICT x0, const ig_loops *L, const float *AOTC_RESTRICT wp, \
-                                 const float *AOTC_RESTRICT b0, float *AOTC_RESTRICT t, const ig_fin *f) { \
-        COLS(IGR_DECL)                                                                               \
-        const ptrdiff_t xs2 = L->xs[2], ws2 = L->ws[2];                                              \
-        int32_t a, b;                                                                                \
-        COLS(IGR_INIT)                                                                               \
-        for (a = 0; a < L->n[0]; ++a) {                                                              \
-            for (b = 0; b < L->n[1]; ++b) {                                                          \
-                const float *AOTC_RESTRICT xq = x0 + a * L->xs[0] + b * L->xs[1];                    \
-                const float *w = wp + a * L->ws[0] + b * L->ws[1];                                   \
-                const float *const w_end = w + L->n[2] * ws2;                                        \
-                for (; w != w_end; w += ws2, xq += xs2) {                                            \
-                    LOAD_X LOAD_W COLS(IGR_MAC)                                                      \
-                }                                                                                    \
-            }                                                                                        \
-        }                                                                                            \
-        if (f == NULL) {                                                                             \
-            COLS(IGR_TO_T)                                                                           \
-            return;                                                                                  \
-        }                                                                                            \
+/* The run's finished sums: the activation (f->clamp), then stored to f->y. */
+#define IGR_FINISH(COLS)                                                                             \
         if (f->clamp && f->lo == 0.0f && f->hi > 0.0f) { /* a Relu or a Relu6 */                  \
             float *AOTC_RESTRICT y = f->y;                                                           \
             const ptrdiff_t plane = f->plane;                                                        \
@@ -340,12 +319,54 @@ typedef struct {
             float *AOTC_RESTRICT y = f->y;                                                           \
             const ptrdiff_t plane = f->plane;                                                        \
             COLS(IGR_PUT)                                                                            \
+        }
+/* The run's sums start from b0 and go to t (rows IG_NR apart) when f is NULL, else they are
+ * finished in registers and stored by f: no pass over a copy. */
+#define IG_RUN_KERNEL(NAME, COLS, LOAD_W, LOAD_X)                                                    \
+    MK_NOINLINE static void NAME(const float *AOTC_RESTRICT x0, const ig_loops *L, const float *AOTC_RESTRICT wp, \
+                                 const float *AOTC_RESTRICT b0, float *AOTC_RESTRICT t, const ig_fin *f) { \
+        COLS(IGR_DECL)                                                                               \
+        const ptrdiff_t xs2 = L->xs[2], ws2 = L->ws[2];                                              \
+        int32_t a, b;                                                                                \
+        COLS(IGR_INIT)                                                                               \
+        for (a = 0; a < L->n[0]; ++a) {                                                              \
+            for (b = 0; b < L->n[1]; ++b) {                                                          \
+                const float *AOTC_RESTRICT xq = x0 + a * L->xs[0] + b * L->xs[1];                    \
+                const float *w = wp + a * L->ws[0] + b * L->ws[1];                                   \
+                const float *const w_end = w + L->n[2] * ws2;                                        \
+                for (; w != w_end; w += ws2, xq += xs2) {                                            \
+                    LOAD_X LOAD_W COLS(IGR_MAC)                                                      \
+                }                                                                                    \
+            }                                                                                        \
         }                                                                                            \
+        if (f == NULL) {                                                                             \
+            COLS(IGR_TO_T)                                                                           \
+            return;                                                                                  \
+        }                                                                                            \
+        IGR_FINISH(COLS)                                                                             \
     }
 IG_RUN_KERNEL(ig_run1, IGR_COLS4, IGR_W4, IGR_X1)
 IG_RUN_KERNEL(ig_run1_narrow, IGR_COLS2, IGR_W2, IGR_X1)
 IG_RUN_KERNEL(ig_run2, IGR_COLS4, IGR_W4, IGR_X2)
 IG_RUN_KERNEL(ig_run2_narrow, IGR_COLS2, IGR_W2, IGR_X2)
+/* A 1 x 1 conv's run (no pads, stride 1: ig_items_body's flat loop): n input channels in_plane
+ * floats apart, W^T's rows PANEL apart, finished by f; no loops over kernel rows and columns to
+ * set up (issue 27: 40 instructions a call of 20 sums, MobileNet-v2's 1 x 1 convs of 8 channels). */
+#define IG_PW_KERNEL(NAME, COLS, LOAD_W)                                                             \
+    MK_NOINLINE static void NAME(const float *AOTC_RESTRICT xq, ptrdiff_t in_plane, int32_t n,       \
+                                 const float *AOTC_RESTRICT w, const float *AOTC_RESTRICT b0, const ig_fin *f) { \
+        COLS(IGR_DECL)                                                                               \
+        const float *const w_end = w + (ptrdiff_t)n * PANEL;                                         \
+        COLS(IGR_INIT)                                                                               \
+        for (; w != w_end; w += PANEL, xq += in_plane) {                                             \
+            IGR_X1 LOAD_W COLS(IGR_MAC)                                                              \
+        }                                                                                            \
+        IGR_FINISH(COLS)                                                                             \
+    }
+IG_PW_KERNEL(ig_pw, IGR_COLS4, IGR_W4)
+IG_PW_KERNEL(ig_pw_narrow, IGR_COLS2, IGR_W2)
+#undef IG_PW_KERNEL
+#undef IGR_FINISH
 #undef IG_RUN_KERNEL
 typedef void (*ig_run_kernel)(const float *, const ig_loops *, const float *, const float *, float *,
                               const ig_fin *);
@@ -414,6 +435,30 @@ IG_RUN_KERNEL(ig_run2, 2)
 #undef IG_RUN_KERNEL
 #define ig_run1_narrow ig_run1
 #define ig_run2_narrow ig_run2
+/* A 1 x 1 conv's run (as on the M4 above): n input channels in_plane floats apart, W^T's rows
+ * PANEL apart, finished by f. */
+MK_NOINLINE static void ig_pw(const float *AOTC_RESTRICT xq, ptrdiff_t in_plane, int32_t n,
+                              const float *AOTC_RESTRICT w, const float *AOTC_RESTRICT b0, const ig_fin *f) {
+    const float32x4_t bias = vld1q_f32(b0);
+    float32x4_t a0 = bias, a1 = bias, a2 = bias, a3 = bias, a4 = bias, a5 = bias;
+    for (; n > 0; --n, w += PANEL, xq += in_plane) {
+        const float32x4_t u = vld1q_f32(w);
+        float v0, v1, v2, v3, v4, v5;
+        MK_LDMR6(xq, v)
+        IGV_ROWS(IGV_MAC1)
+    }
+    if (f->clamp) {
+        const float32x4_t lo = vdupq_n_f32(f->lo), hi = vdupq_n_f32(f->hi);
+        IGV_ROWS(IGV_CLAMP)
+    }
+    {
+        float *y = f->y;
+        const uint32x4_t off = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)f->plane);
+        const mve_pred16_t keep = vctp32q((uint32_t)f->width);
+        IGV_ROWS(IGV_PUT)
+    }
+}
+#define ig_pw_narrow ig_pw
 /* Runs down a column class (the positions of a conv's left or right edge, a row apart: their
  * inputs sv floats apart), sums to t: against the general tiles of 4 positions, no pointer per
  * position (issue 27: ResNet-8's 8 x 8 convs have 28 edge positions for 36 inside; on the M55
@@ -611,20 +656,15 @@ MK_SPEED static MK_INLINE void ig_items_body(void *arg, int32_t begin, int32_t e
                      * at the band's end (computing a few outputs again); the general loop below costs
                      * 140 instructions a run of 20 MACs on the M4 (MobileNet-v2's 1 x 1 convs of 8
                      * input channels) */
-                    const ig_run_kernel k = narrow ? ig_run1_narrow : ig_run1;
                     const ptrdiff_t q_end = (ptrdiff_t)row1 * OW;
-                    ig_loops L;
                     ptrdiff_t q;
-                    L.n[0] = L.n[1] = 1, L.n[2] = cg;
-                    L.xs[0] = L.xs[1] = L.ws[0] = L.ws[1] = 0;
-                    L.xs[2] = in_plane, L.ws[2] = PANEL;
 #if MK_HELIUM
                     fin.width = width;
 #endif
                     for (q = (ptrdiff_t)row0 * OW; q < q_end; q += IG_RUN) {
                         const ptrdiff_t q0 = q + IG_RUN <= q_end ? q : q_end - IG_RUN;
                         fin.y = y + yo + (ptrdiff_t)j0 * out_plane + q0;
-                        k(xg + q0, &L, wj, b0, NULL, &fin);
+                        (narrow ? ig_pw_narrow : ig_pw)(xg + q0, in_plane, cg, wj, b0, &fin);
                     }
                     ra = row1; /* the loop below has nothing left */
                 } else {
