@@ -300,9 +300,9 @@ def _scratch_free(kernel: str, what: str) -> Callable[[_Conv, int], KernelChoice
 # Conv's kernels, cheapest first: a node takes the first that applies and fits its step's spare memory
 KERNELS: tuple[Candidate, ...] = (
     _candidate("aotc_conv_transpose_f32", _fit_transpose, lambda c, t: c.node.op == "ConvTranspose"),
-    # where the tiles live in scalar registers (a Cortex-M4), the depthwise kernel's rows slide a
-    # window of inputs in registers (conv_depthwise3x3_direct.c): 2.5 instructions per MAC against
-    # the flat kernel's 4 or more (issue 27)
+    # where the tiles live in scalar registers (a Cortex-M4), the depthwise kernel's rows go in blocks
+    # of 8, 4 or 3 outputs summed a tap row at a time (conv_depthwise3x3_direct.c): 1.9 instructions
+    # per MAC against the flat kernel's 4 or more; on the M55 in Helium vectors (issue 27)
     _candidate("aotc_conv_depthwise3x3_direct_f32",
                _scratch_free("aotc_conv_depthwise3x3_direct_f32", "depthwise 3x3, rows in registers"),
                lambda c, t: (t.scalar_tiles or t.helium) and _direct_dw_applies(c),

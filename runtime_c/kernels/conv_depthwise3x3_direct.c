@@ -277,6 +277,28 @@ static void dw3_plane_checked(const dw3_conv *c, const float *x, ptrdiff_t x_len
 #else
 #define DW3S_NOSCHED
 #endif
+/* A row's edge outputs, one by one (for the kernels below): output 0 where a left pad drops its
+ * column -1 (o0 == 1), output o1 where its last `right` (1 or 2) columns are inside. */
+#define DW3_EDGES(MADD, FIN, R, S)                                                                   \
+    if (o0 == 1) { /* the left pad: output 0 reads columns 0 and 1 (x at column -1) */              \
+        float u = MADD(w01, x0[1], b);                                                               \
+        u = MADD(w02, x0[2], u);                                                                     \
+        if ((R) >= 2) u = MADD(w11, x1[1], u), u = MADD(w12, x1[2], u);                              \
+        if ((R) >= 3) u = MADD(w21, x2[1], u), u = MADD(w22, x2[2], u);                              \
+        FIN(u, y[0])                                                                                 \
+    }                                                                                                \
+    if (right > 0) { /* output o1 reads its first `right` (1 or 2) columns only */                  \
+        const float *r0_ = x0 + S * o1, *r1_ = x1 + S * o1, *r2_ = x2 + S * o1;                      \
+        float u = MADD(w00, r0_[0], b);                                                              \
+        if ((R) >= 2) u = MADD(w10, r1_[0], u);                                                      \
+        if ((R) >= 3) u = MADD(w20, r2_[0], u);                                                      \
+        if (right > 1) {                                                                             \
+            u = MADD(w01, r0_[1], u);                                                                \
+            if ((R) >= 2) u = MADD(w11, r1_[1], u);                                                  \
+            if ((R) >= 3) u = MADD(w21, r2_[1], u);                                                  \
+        }                                                                                            \
+        FIN(u, y[o1])                                                                                \
+    }
 #if MK_HELIUM
 #include <arm_mve.h>
 /* Helium (M55): the interior outputs [o0, o1) of a row (the contract of the scalar kernels
@@ -301,7 +323,11 @@ static void dw3_plane_checked(const dw3_conv *c, const float *x, ptrdiff_t x_len
 #define DW3V_ROWP(P, W0, W1, W2)                                                                     \
     a = vfmaq_n_f32(a, DW3V_LDP(P, 0), W0), a = vfmaq_n_f32(a, DW3V_LDP(P, 1), W1),                  \
     a = vfmaq_n_f32(a, DW3V_LDP(P, 2), W2);
-#define DW3V_CLAMP1(u) u = u < lo ? lo : u; u = u > hi ? hi : u;
+#define DW3V_FIN(u, dst)                                                                             \
+    {                                                                                                \
+        u = u < lo ? lo : u;                                                                         \
+        dst = u > hi ? hi : u;                                                                       \
+    }
 #define DW3V_KERNEL(NAME, R, S_)                                                                     \
     MK_NOINLINE DW3S_NOSCHED static void NAME(const float *AOTC_RESTRICT x, ptrdiff_t IW, ptrdiff_t xstep, int32_t rows, \
                                  const float *k0, const float *k1, const float *k2, float b, float lo, \
@@ -320,27 +346,7 @@ static void dw3_plane_checked(const dw3_conv *c, const float *x, ptrdiff_t x_len
             const float *AOTC_RESTRICT x2 = x + ((R) >= 3 ? 2 : 1) * IW;                             \
             float *AOTC_RESTRICT y = yrow;                                                           \
             int32_t o;                                                                               \
-            if (o0 == 1) { /* the left pad: output 0 reads columns 0 and 1 (x at column -1) */      \
-                float u = MK_MADD(w01, x0[1], b);                                                    \
-                u = MK_MADD(w02, x0[2], u);                                                          \
-                if ((R) >= 2) u = MK_MADD(w11, x1[1], u), u = MK_MADD(w12, x1[2], u);                \
-                if ((R) >= 3) u = MK_MADD(w21, x2[1], u), u = MK_MADD(w22, x2[2], u);                \
-                DW3V_CLAMP1(u)                                                                       \
-                y[0] = u;                                                                            \
-            }                                                                                        \
-            if (right > 0) { /* output o1 reads its first `right` (1 or 2) columns only */          \
-                const float *r0_ = x0 + S * o1, *r1_ = x1 + S * o1, *r2_ = x2 + S * o1;              \
-                float u = MK_MADD(w00, r0_[0], b);                                                   \
-                if ((R) >= 2) u = MK_MADD(w10, r1_[0], u);                                           \
-                if ((R) >= 3) u = MK_MADD(w20, r2_[0], u);                                           \
-                if (right > 1) {                                                                     \
-                    u = MK_MADD(w01, r0_[1], u);                                                     \
-                    if ((R) >= 2) u = MK_MADD(w11, r1_[1], u);                                       \
-                    if ((R) >= 3) u = MK_MADD(w21, r2_[1], u);                                       \
-                }                                                                                    \
-                DW3V_CLAMP1(u)                                                                       \
-                y[o1] = u;                                                                           \
-            }                                                                                        \
+            DW3_EDGES(MK_MADD, DW3V_FIN, R, S)                                                   \
             x0 += S * o0, x1 += S * o0, x2 += S * o0, y += o0;                                      \
             for (o = o0; o + 8 <= o1; o += 8, x0 += 8 * S, x1 += 8 * S, x2 += 8 * S, y += 8) {       \
                 float32x4_t a = vb, c = vb;                                                          \
@@ -377,7 +383,7 @@ DW3V_KERNEL(dw3v_r2_s1, 2, 1)
 DW3V_KERNEL(dw3v_r3_s2, 3, 2)
 DW3V_KERNEL(dw3v_r2_s2, 2, 2)
 #undef DW3V_KERNEL
-#undef DW3V_CLAMP1
+#undef DW3V_FIN
 #undef DW3V_ROW2
 #undef DW3V_ROWP
 #undef DW3V_ROW1
@@ -465,25 +471,7 @@ DW3V_KERNEL(dw3v_r2_s2, 2, 2)
         const float *AOTC_RESTRICT x2 = x + ((R) >= 3 ? 2 : 1) * IW;                                 \
         float *AOTC_RESTRICT y = yrow;                                                               \
         int32_t o = o0;                                                                              \
-        if (o0 == 1) { /* the left pad: output 0 reads columns 0 and 1 (x at column -1) */          \
-            float u = DW3S_MADD(w01, x0[1], b);                                                        \
-            u = DW3S_MADD(w02, x0[2], u);                                                              \
-            if ((R) >= 2) u = DW3S_MADD(w11, x1[1], u), u = DW3S_MADD(w12, x1[2], u);                    \
-            if ((R) >= 3) u = DW3S_MADD(w21, x2[1], u), u = DW3S_MADD(w22, x2[2], u);                    \
-            DW3S_FIN(u, y[0])                                                                        \
-        }                                                                                            \
-        if (right > 0) { /* output o1 reads its first `right` (1 or 2) columns only */              \
-            const float *r0_ = x0 + S * o1, *r1_ = x1 + S * o1, *r2_ = x2 + S * o1;                    \
-            float u = DW3S_MADD(w00, r0_[0], b);                                                       \
-            if ((R) >= 2) u = DW3S_MADD(w10, r1_[0], u);                                               \
-            if ((R) >= 3) u = DW3S_MADD(w20, r2_[0], u);                                               \
-            if (right > 1) {                                                                         \
-                u = DW3S_MADD(w01, r0_[1], u);                                                         \
-                if ((R) >= 2) u = DW3S_MADD(w11, r1_[1], u);                                           \
-                if ((R) >= 3) u = DW3S_MADD(w21, r2_[1], u);                                           \
-            }                                                                                        \
-            DW3S_FIN(u, y[o1])                                                                       \
-        }                                                                                            \
+        DW3_EDGES(DW3S_MADD, DW3S_FIN, R, S)                                                     \
         x0 += S * o0, x1 += S * o0, x2 += S * o0, y += o0;                                          \
         if (S == 1) {                                                                                \
             for (; o + 8 <= o1; o += 8, x0 += 8, x1 += 8, x2 += 8, y += 8) {                         \
@@ -539,6 +527,7 @@ DW3S_KERNEL(dw3s_r2_s2_relu6, 2, 2, 2)
 #undef DW3S_M8
 #undef DW3S_FIN
 #undef DW3S_NOSCHED
+#undef DW3_EDGES
 #endif
 typedef void (*dw3s_kernel)(const float *, ptrdiff_t, ptrdiff_t, int32_t, const float *, const float *, const float *,
                             float, float, float, int32_t, int32_t, int32_t, int32_t, float *);

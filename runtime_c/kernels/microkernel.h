@@ -128,27 +128,38 @@
  * (caller-saved): the depthwise kernels' rows of inputs (conv_depthwise3x3_direct.c). */
 #define MK_LDM6(P, V)                                                                              \
     {                                                                                              \
-        register float r0_ __asm__("s0"), r1_ __asm__("s1"), r2_ __asm__("s2"), r3_ __asm__("s3"), r4_ __asm__("s4"), r5_ __asm__("s5");\
+        register float r0_ __asm__("s0"), r1_ __asm__("s1"), r2_ __asm__("s2"), r3_ __asm__("s3"); \
+        register float r4_ __asm__("s4"), r5_ __asm__("s5");                                       \
         __asm__("vldmia %6, {s0-s5}"                                                               \
-        : "=t"(r0_), "=t"(r1_), "=t"(r2_), "=t"(r3_), "=t"(r4_), "=t"(r5_)                         \
-        : "r"(P), "m"(*(const float(*)[6])(P)));                                                   \
-        V##0 = r0_, V##1 = r1_, V##2 = r2_, V##3 = r3_, V##4 = r4_, V##5 = r5_;                    \
+                : "=t"(r0_), "=t"(r1_), "=t"(r2_), "=t"(r3_), "=t"(r4_),                           \
+                  "=t"(r5_)                                                                        \
+                : "r"(P), "m"(*(const float(*)[6])(P)));                                           \
+        V##0 = r0_, V##1 = r1_, V##2 = r2_, V##3 = r3_, V##4 = r4_,                                \
+        V##5 = r5_;                                                                                \
     }
 #define MK_LDM9(P, V)                                                                              \
     {                                                                                              \
-        register float r0_ __asm__("s0"), r1_ __asm__("s1"), r2_ __asm__("s2"), r3_ __asm__("s3"), r4_ __asm__("s4"), r5_ __asm__("s5"), r6_ __asm__("s6"), r7_ __asm__("s7"), r8_ __asm__("s8");\
+        register float r0_ __asm__("s0"), r1_ __asm__("s1"), r2_ __asm__("s2"), r3_ __asm__("s3"); \
+        register float r4_ __asm__("s4"), r5_ __asm__("s5"), r6_ __asm__("s6"), r7_ __asm__("s7"); \
+        register float r8_ __asm__("s8");                                                          \
         __asm__("vldmia %9, {s0-s8}"                                                               \
-        : "=t"(r0_), "=t"(r1_), "=t"(r2_), "=t"(r3_), "=t"(r4_), "=t"(r5_), "=t"(r6_), "=t"(r7_), "=t"(r8_)\
-        : "r"(P), "m"(*(const float(*)[9])(P)));                                                   \
-        V##0 = r0_, V##1 = r1_, V##2 = r2_, V##3 = r3_, V##4 = r4_, V##5 = r5_, V##6 = r6_, V##7 = r7_, V##8 = r8_;\
+                : "=t"(r0_), "=t"(r1_), "=t"(r2_), "=t"(r3_), "=t"(r4_),                           \
+                  "=t"(r5_), "=t"(r6_), "=t"(r7_), "=t"(r8_)                                       \
+                : "r"(P), "m"(*(const float(*)[9])(P)));                                           \
+        V##0 = r0_, V##1 = r1_, V##2 = r2_, V##3 = r3_, V##4 = r4_,                                \
+        V##5 = r5_, V##6 = r6_, V##7 = r7_, V##8 = r8_;                                            \
     }
 #define MK_LDM10(P, V)                                                                             \
     {                                                                                              \
-        register float r0_ __asm__("s0"), r1_ __asm__("s1"), r2_ __asm__("s2"), r3_ __asm__("s3"), r4_ __asm__("s4"), r5_ __asm__("s5"), r6_ __asm__("s6"), r7_ __asm__("s7"), r8_ __asm__("s8"), r9_ __asm__("s9");\
+        register float r0_ __asm__("s0"), r1_ __asm__("s1"), r2_ __asm__("s2"), r3_ __asm__("s3"); \
+        register float r4_ __asm__("s4"), r5_ __asm__("s5"), r6_ __asm__("s6"), r7_ __asm__("s7"); \
+        register float r8_ __asm__("s8"), r9_ __asm__("s9");                                       \
         __asm__("vldmia %10, {s0-s9}"                                                              \
-        : "=t"(r0_), "=t"(r1_), "=t"(r2_), "=t"(r3_), "=t"(r4_), "=t"(r5_), "=t"(r6_), "=t"(r7_), "=t"(r8_), "=t"(r9_)\
-        : "r"(P), "m"(*(const float(*)[10])(P)));                                                  \
-        V##0 = r0_, V##1 = r1_, V##2 = r2_, V##3 = r3_, V##4 = r4_, V##5 = r5_, V##6 = r6_, V##7 = r7_, V##8 = r8_, V##9 = r9_;\
+                : "=t"(r0_), "=t"(r1_), "=t"(r2_), "=t"(r3_), "=t"(r4_),                           \
+                  "=t"(r5_), "=t"(r6_), "=t"(r7_), "=t"(r8_), "=t"(r9_)                            \
+                : "r"(P), "m"(*(const float(*)[10])(P)));                                          \
+        V##0 = r0_, V##1 = r1_, V##2 = r2_, V##3 = r3_, V##4 = r4_,                                \
+        V##5 = r5_, V##6 = r6_, V##7 = r7_, V##8 = r8_, V##9 = r9_;                                \
     }
 #else
 #define MK_HAVE_LDM 0
@@ -176,7 +187,8 @@
     }
 #else
 #define MK_HAVE_LDMR 0
-#define MK_LDMR6(P, V) V##0 = (P)[0], V##1 = (P)[1], V##2 = (P)[2], V##3 = (P)[3], V##4 = (P)[4], V##5 = (P)[5];
+#define MK_LDMR6(P, V)                                                                             \
+    V##0 = (P)[0], V##1 = (P)[1], V##2 = (P)[2], V##3 = (P)[3], V##4 = (P)[4], V##5 = (P)[5];
 #endif
 
 /* X(i, W) for the rows i of a tile of 6, 5, 4, 3, 2 or 1 rows. */
