@@ -56,15 +56,19 @@ def embed_model() -> onnx.ModelProto:
 
 def mcu_convs_model() -> onnx.ModelProto:
     """The Cortex-M conv paths in one small net: a 3-channel stem at stride 2 (implicit GEMM runs at
-    sx = 2, rows whose last positions are fewer than a run), a depthwise 3 x 3 at stride 1 and 2
-    (the row kernels, edges, two-row bands), 1 x 1 convs on the implicit GEMM with a narrow last
-    block of channels (10 = 4 + 4 + 2), Relu6 and Relu fused."""
+    sx = 2, rows whose last positions are fewer than a run); depthwise 3 x 3 convs at stride 1 and 2
+    on rows of 17, 9 and 5 outputs (the M4's row blocks of 8, 4 and 3 outputs, the M55's vectors,
+    the last ending at the row's end or predicated; edges, two-row bands), with a Relu6 and a Relu;
+    1 x 1 convs on the implicit GEMM, a plane in one run of positions, with a narrow last block of
+    channels (10 = 4 + 4 + 2), a Relu fused or none."""
     b = zoo.Builder("mcu_convs", opset=13)
-    x = b.input("input", (1, 3, 24, 24))
-    x = b.relu6(b.conv(x, 8, 3, stride=2))
+    x = b.input("input", (1, 3, 24, 34))
+    x = b.relu6(b.conv(x, 8, 3, stride=2))  # 12 x 17
     x = b.relu6(b.conv(x, 8, 3, group=8))
     x = b.relu(b.conv(x, 10, 1, pad=0))
-    x = b.relu6(b.conv(x, 10, 3, stride=2, group=10))
+    x = b.relu6(b.conv(x, 10, 3, stride=2, group=10))  # 6 x 9
+    x = b.relu(b.conv(x, 10, 3, group=10))
+    x = b.relu6(b.conv(x, 10, 3, stride=2, group=10))  # 3 x 5
     return b.build([b.conv(x, 6, 1, pad=0)])
 
 

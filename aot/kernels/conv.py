@@ -300,9 +300,9 @@ def _scratch_free(kernel: str, what: str) -> Callable[[_Conv, int], KernelChoice
 # Conv's kernels, cheapest first: a node takes the first that applies and fits its step's spare memory
 KERNELS: tuple[Candidate, ...] = (
     _candidate("aotc_conv_transpose_f32", _fit_transpose, lambda c, t: c.node.op == "ConvTranspose"),
-    # where the tiles live in scalar registers (a Cortex-M4), the depthwise kernel's rows slide a
-    # window of inputs in registers (conv_depthwise3x3_direct.c): 2.5 instructions per MAC against
-    # the flat kernel's 4 or more (issue 27)
+    # where the tiles live in scalar registers (a Cortex-M4), the depthwise kernel's rows go in blocks
+    # of 8, 4 or 3 outputs summed a tap row at a time (conv_depthwise3x3_direct.c): 1.9 instructions
+    # per MAC against the flat kernel's 4 or more; on the M55 in Helium vectors (issue 27)
     _candidate("aotc_conv_depthwise3x3_direct_f32",
                _scratch_free("aotc_conv_depthwise3x3_direct_f32", "depthwise 3x3, rows in registers"),
                lambda c, t: (t.scalar_tiles or t.helium) and _direct_dw_applies(c),
@@ -311,8 +311,11 @@ KERNELS: tuple[Candidate, ...] = (
     _candidate("aotc_conv_depthwise3x3_direct_f32",
                _scratch_free("aotc_conv_depthwise3x3_direct_f32", "depthwise 3x3 straight from the input"),
                _direct_dw_beats_flat, lambda t: {"AOTC_DW3_BLOCK": dw3_block(t)}),
+    # (not a full conv on a Cortex-M: the implicit GEMM's runs take 2.1 instructions per MAC there
+    # against the flat passes' 4.2, MobileNet-v2's RGB conv on the M4, issue 27)
     _candidate("aotc_conv3x3_flat_f32", _fit_flat,
-               lambda c, t: c.nd == 2 and c.node.op != "ConvTranspose" and c.in_c // c.group <= FLAT_MAX_CG),
+               lambda c, t: c.nd == 2 and c.node.op != "ConvTranspose" and c.in_c // c.group <= FLAT_MAX_CG
+               and not ((t.scalar_tiles or t.helium) and not c.dw)),
     # ... and where the flat one has no memory
     _candidate("aotc_conv_depthwise3x3_direct_f32",
                _scratch_free("aotc_conv_depthwise3x3_direct_f32", "depthwise 3x3 straight from the input"),

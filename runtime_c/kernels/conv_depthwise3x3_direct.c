@@ -269,98 +269,266 @@ static void dw3_plane_checked(const dw3_conv *c, const float *x, ptrdiff_t x_len
 #define DW3S_MADD(a, b, c) MK_MADD(a, b, c)
 #endif
 
+/* gcc's scheduler before register allocation hoists a tap row's load above the last uses of the
+ * row before, whose inputs then move to other registers first (8 more instructions a block of 8
+ * on the M4): the kernels go without it. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define DW3S_NOSCHED __attribute__((optimize("no-schedule-insns")))
+#else
+#define DW3S_NOSCHED
+#endif
+/* A row's edge outputs, one by one (for the kernels below): output 0 where a left pad drops its
+ * column -1 (o0 == 1), output o1 where its last `right` (1 or 2) columns are inside. */
+#define DW3_EDGES(MADD, FIN, R, S)                                                                   \
+    if (o0 == 1) { /* the left pad: output 0 reads columns 0 and 1 (x at column -1) */              \
+        float u = MADD(w01, x0[1], b);                                                               \
+        u = MADD(w02, x0[2], u);                                                                     \
+        if ((R) >= 2) u = MADD(w11, x1[1], u), u = MADD(w12, x1[2], u);                              \
+        if ((R) >= 3) u = MADD(w21, x2[1], u), u = MADD(w22, x2[2], u);                              \
+        FIN(u, y[0])                                                                                 \
+    }                                                                                                \
+    if (right > 0) { /* output o1 reads its first `right` (1 or 2) columns only */                  \
+        const float *r0_ = x0 + S * o1, *r1_ = x1 + S * o1, *r2_ = x2 + S * o1;                      \
+        float u = MADD(w00, r0_[0], b);                                                              \
+        if ((R) >= 2) u = MADD(w10, r1_[0], u);                                                      \
+        if ((R) >= 3) u = MADD(w20, r2_[0], u);                                                      \
+        if (right > 1) {                                                                             \
+            u = MADD(w01, r0_[1], u);                                                                \
+            if ((R) >= 2) u = MADD(w11, r1_[1], u);                                                  \
+            if ((R) >= 3) u = MADD(w21, r2_[1], u);                                                  \
+        }                                                                                            \
+        FIN(u, y[o1])                                                                                \
+    }
+#if MK_HELIUM
+#include <arm_mve.h>
+/* Helium (M55): the interior outputs [o0, o1) of a row (the contract of the scalar kernels
+ * below) in vectors of 4 consecutive outputs, two a step: per tap row and vector 3 loads (at
+ * stride 2 gathers of every other input) and 3 VFMAs by the weights as scalars, the last step
+ * predicated (vctp: no read or write past o1); the clamp to [lo, hi] two VMAXNM/VMINNM a
+ * vector. About 0.7 instructions per MAC, against 2.2 for the scalar kernels' blocks on the
+ * M55 (issue 27). The outputs of the left pad and the right edge go one by one. */
+#define DW3V_LD(P, i) (S == 1 ? vld1q_f32((P) + (i)) : vldrwq_gather_shifted_offset_f32((P) + (i), off2))
+#define DW3V_LDP(P, i) (S == 1 ? vldrwq_z_f32((P) + (i), pr) : vldrwq_gather_shifted_offset_z_f32((P) + (i), off2, pr))
+/* tap row P (weights W0 W1 W2) into the sums a (outputs 0 .. 3) and c (4 .. 7) */
+#define DW3V_ROW2(P, W0, W1, W2)                                                                     \
+    {                                                                                                \
+        const float u0_ = (W0), u1_ = (W1), u2_ = (W2);                                              \
+        a = vfmaq_n_f32(a, DW3V_LD(P, 0), u0_), c = vfmaq_n_f32(c, DW3V_LD(P, 4 * S), u0_);          \
+        a = vfmaq_n_f32(a, DW3V_LD(P, 1), u1_), c = vfmaq_n_f32(c, DW3V_LD(P, 4 * S + 1), u1_);      \
+        a = vfmaq_n_f32(a, DW3V_LD(P, 2), u2_), c = vfmaq_n_f32(c, DW3V_LD(P, 4 * S + 2), u2_);      \
+    }
+#define DW3V_ROW1(P, W0, W1, W2)                                                                     \
+    a = vfmaq_n_f32(a, DW3V_LD(P, 0), W0), a = vfmaq_n_f32(a, DW3V_LD(P, 1), W1),                    \
+    a = vfmaq_n_f32(a, DW3V_LD(P, 2), W2);
+#define DW3V_ROWP(P, W0, W1, W2)                                                                     \
+    a = vfmaq_n_f32(a, DW3V_LDP(P, 0), W0), a = vfmaq_n_f32(a, DW3V_LDP(P, 1), W1),                  \
+    a = vfmaq_n_f32(a, DW3V_LDP(P, 2), W2);
+#define DW3V_FIN(u, dst)                                                                             \
+    {                                                                                                \
+        u = u < lo ? lo : u;                                                                         \
+        dst = u > hi ? hi : u;                                                                       \
+    }
+#define DW3V_KERNEL(NAME, R, S_)                                                                     \
+    MK_NOINLINE DW3S_NOSCHED static void NAME(const float *AOTC_RESTRICT x, ptrdiff_t IW, ptrdiff_t xstep, int32_t rows, \
+                                 const float *k0, const float *k1, const float *k2, float b, float lo, \
+                                 float hi, int32_t o0, int32_t o1, int32_t right, int32_t OW,        \
+                                 float *AOTC_RESTRICT yrow) {                                        \
+        enum { S = S_ };                                                                             \
+        const float w00 = k0[0], w01 = k0[1], w02 = k0[2];                                           \
+        const float w10 = (R) >= 2 ? k1[0] : 0.0f, w11 = (R) >= 2 ? k1[1] : 0.0f, w12 = (R) >= 2 ? k1[2] : 0.0f; \
+        const float w20 = (R) >= 3 ? k2[0] : 0.0f, w21 = (R) >= 3 ? k2[1] : 0.0f, w22 = (R) >= 3 ? k2[2] : 0.0f; \
+        const float32x4_t vlo = vdupq_n_f32(lo), vhi = vdupq_n_f32(hi), vb = vdupq_n_f32(b);        \
+        const uint32x4_t off2 = vidupq_n_u32(0, 2); /* stride 2: inputs 0, 2, 4, 6 */                \
+        int32_t row;                                                                                 \
+        (void)off2;                                                                                  \
+        for (row = 0; row < rows; ++row, x += xstep, yrow += OW) {                                   \
+            const float *AOTC_RESTRICT x0 = x, *AOTC_RESTRICT x1 = x + IW;                           \
+            const float *AOTC_RESTRICT x2 = x + ((R) >= 3 ? 2 : 1) * IW;                             \
+            float *AOTC_RESTRICT y = yrow;                                                           \
+            int32_t o;                                                                               \
+            DW3_EDGES(MK_MADD, DW3V_FIN, R, S)                                                   \
+            x0 += S * o0, x1 += S * o0, x2 += S * o0, y += o0;                                      \
+            for (o = o0; o + 8 <= o1; o += 8, x0 += 8 * S, x1 += 8 * S, x2 += 8 * S, y += 8) {       \
+                float32x4_t a = vb, c = vb;                                                          \
+                DW3V_ROW2(x0, k0[0], k0[1], k0[2])                                                   \
+                if ((R) >= 2) DW3V_ROW2(x1, k1[0], k1[1], k1[2])                                     \
+                if ((R) >= 3) DW3V_ROW2(x2, k2[0], k2[1], k2[2])                                     \
+                vst1q_f32(y, vminnmq_f32(vmaxnmq_f32(a, vlo), vhi));                                 \
+                vst1q_f32(y + 4, vminnmq_f32(vmaxnmq_f32(c, vlo), vhi));                             \
+            }                                                                                        \
+            if (o < o1 && o1 - o0 >= 4) { /* 1 to 7 left: vectors of 4, the last ending at o1 */    \
+                for (;;) {                                                                           \
+                    const int32_t e = o + 4 <= o1 ? 0 : o + 4 - o1; /* (outputs computed again) */   \
+                    float32x4_t a = vb;                                                              \
+                    x0 -= S * e, x1 -= S * e, x2 -= S * e, y -= e;                                   \
+                    DW3V_ROW1(x0, w00, w01, w02)                                                     \
+                    if ((R) >= 2) DW3V_ROW1(x1, w10, w11, w12)                                       \
+                    if ((R) >= 3) DW3V_ROW1(x2, w20, w21, w22)                                       \
+                    vst1q_f32(y, vminnmq_f32(vmaxnmq_f32(a, vlo), vhi));                             \
+                    if ((o += 4 - e) >= o1) break;                                                   \
+                    x0 += 4 * S, x1 += 4 * S, x2 += 4 * S, y += 4;                                   \
+                }                                                                                    \
+            } else if (o < o1) { /* fewer than 4 in the row: predicated */                           \
+                const mve_pred16_t pr = vctp32q((uint32_t)(o1 - o));                                 \
+                float32x4_t a = vb;                                                                  \
+                DW3V_ROWP(x0, w00, w01, w02)                                                         \
+                if ((R) >= 2) DW3V_ROWP(x1, w10, w11, w12)                                           \
+                if ((R) >= 3) DW3V_ROWP(x2, w20, w21, w22)                                           \
+                vstrwq_p_f32(y, vminnmq_f32(vmaxnmq_f32(a, vlo), vhi), pr);                          \
+            }                                                                                        \
+        }                                                                                            \
+    }
+DW3V_KERNEL(dw3v_r3_s1, 3, 1)
+DW3V_KERNEL(dw3v_r2_s1, 2, 1)
+DW3V_KERNEL(dw3v_r3_s2, 3, 2)
+DW3V_KERNEL(dw3v_r2_s2, 2, 2)
+#undef DW3V_KERNEL
+#undef DW3V_FIN
+#undef DW3V_ROW2
+#undef DW3V_ROWP
+#undef DW3V_ROW1
+#undef DW3V_LDP
+#undef DW3V_LD
+#else
 /* One output row's interior outputs [o0, o1): every tap inside the image, the tap rows that are
  * (R of them, 2 or 3) at x0, x1, x2 with weights k0, k1, k2 (3 each), output ox reading columns
- * S * ox + c .. + 2 of them (c applied by the caller). A window of columns slides along the
- * rows in registers, three outputs a step: at stride 1 each output loads 3 new inputs, not 9.
- * The sum starts from the bias; then the clamp ([lo, hi]; HI: hi is finite), one store. The
- * blocks of 1 of the generic kernel took 5.5 instructions per MAC on the M4 (masks, a clamp to
- * infinities), this about 2.5. */
-#define DW3S_CLAMP(v) v = v < lo ? lo : v; v = HI_ && v > hi ? hi : v;
-#define DW3S_KERNEL(NAME, R, S, HI)                                                                  \
-    MK_NOINLINE static void NAME(const float *AOTC_RESTRICT x, ptrdiff_t IW, ptrdiff_t xstep, int32_t rows, \
+ * S * ox + c .. + 2 of them (c applied by the caller). Blocks of outputs (8 or 4 at stride 1,
+ * 4 at stride 2) sum a tap row at a time: one load of the row's inputs (MK_LDM10, 6 or 9: one
+ * VLDM on the M4), 3 multiply-adds per output. The sum starts from the bias; then the
+ * activation (MODE) and one store. The blocks of 1 of the generic kernel took 5.5 instructions
+ * per MAC on the M4 (masks, a clamp to infinities), a window of 3 outputs sliding in registers
+ * 2.7, these blocks 1.9 (issue 27).
+ * MODE 0 clamps to [lo, hi] in floats (-inf, inf where there is no such bound): a compare, a
+ * move of the flags and a conditional move a bound. MODE 1 (a Relu: lo 0, hi inf) and MODE 2
+ * (lo 0, hi finite and positive: a Relu6) work on the bits, where a float's order is its bits'
+ * order as an int32 for non-negative floats: a negative sum (sign bit set) becomes +0 in one
+ * instruction, and the min with hi's bits is an integer compare (half the float clamp's
+ * instructions). They differ from MODE 0 on a NaN sum only (0 or hi, not NaN). */
+#define DW3S_FIN(v, dst)                                                                             \
+    if (MODE == 0) {                                                                                 \
+        v = v < lo ? lo : v;                                                                         \
+        v = v > hi ? hi : v;                                                                         \
+        dst = v;                                                                                     \
+    } else {                                                                                         \
+        int32_t i_;                                                                                  \
+        memcpy(&i_, &v, sizeof i_);                                                                  \
+        i_ = i_ < 0 ? 0 : i_;                                                                        \
+        if (MODE == 2) i_ = i_ > hb ? hb : i_;                                                       \
+        memcpy(&(dst), &i_, sizeof i_);                                                              \
+    }
+/* a<i> += W * the inputs of outputs 0 .. 7 (0 .. 3) */
+#define DW3S_M8(W, A, B, C, D, E, F, G, H)                                                           \
+    a0 = DW3S_MADD(W, A, a0), a1 = DW3S_MADD(W, B, a1), a2 = DW3S_MADD(W, C, a2), a3 = DW3S_MADD(W, D, a3); \
+    a4 = DW3S_MADD(W, E, a4), a5 = DW3S_MADD(W, F, a5), a6 = DW3S_MADD(W, G, a6), a7 = DW3S_MADD(W, H, a7);
+#define DW3S_M4(W, A, B, C, D)                                                                       \
+    a0 = DW3S_MADD(W, A, a0), a1 = DW3S_MADD(W, B, a1), a2 = DW3S_MADD(W, C, a2), a3 = DW3S_MADD(W, D, a3);
+/* a tap row (inputs at P, weights W0 W1 W2) into 8 outputs at stride 1, 4 at stride 1, 4 at stride 2 */
+#define DW3S_ROW8(P, W0, W1, W2)                                                                     \
+    {                                                                                                \
+        float v0, v1, v2, v3, v4, v5, v6, v7, v8, v9;                                                \
+        MK_LDM10(P, v)                                                                               \
+        DW3S_M8(W0, v0, v1, v2, v3, v4, v5, v6, v7)                                                  \
+        DW3S_M8(W1, v1, v2, v3, v4, v5, v6, v7, v8)                                                  \
+        DW3S_M8(W2, v2, v3, v4, v5, v6, v7, v8, v9)                                                  \
+    }
+#define DW3S_ROW4(P, W0, W1, W2)                                                                     \
+    {                                                                                                \
+        float v0, v1, v2, v3, v4, v5;                                                                \
+        MK_LDM6(P, v)                                                                                \
+        DW3S_M4(W0, v0, v1, v2, v3) DW3S_M4(W1, v1, v2, v3, v4) DW3S_M4(W2, v2, v3, v4, v5)          \
+    }
+#define DW3S_ROW3(P, W0, W1, W2)                                                                     \
+    {                                                                                                \
+        float v0, v1, v2, v3, v4;                                                                    \
+        MK_LDM5(P, v)                                                                                \
+        a0 = DW3S_MADD(W0, v0, a0), a1 = DW3S_MADD(W0, v1, a1), a2 = DW3S_MADD(W0, v2, a2);          \
+        a0 = DW3S_MADD(W1, v1, a0), a1 = DW3S_MADD(W1, v2, a1), a2 = DW3S_MADD(W1, v3, a2);          \
+        a0 = DW3S_MADD(W2, v2, a0), a1 = DW3S_MADD(W2, v3, a1), a2 = DW3S_MADD(W2, v4, a2);          \
+    }
+#define DW3S_ROW4S2(P, W0, W1, W2)                                                                   \
+    {                                                                                                \
+        float v0, v1, v2, v3, v4, v5, v6, v7, v8;                                                    \
+        MK_LDM9(P, v)                                                                                \
+        DW3S_M4(W0, v0, v2, v4, v6) DW3S_M4(W1, v1, v3, v5, v7) DW3S_M4(W2, v2, v4, v6, v8)          \
+    }
+#define DW3S_ROWS(ROW)                                                                               \
+    ROW(x0, w00, w01, w02)                                                                           \
+    if (TAP_ROWS >= 2) ROW(x1, w10, w11, w12)                                                        \
+    if (TAP_ROWS >= 3) ROW(x2, w20, w21, w22)
+#define DW3S_KERNEL(NAME, R, S, MODE_)                                                               \
+    MK_NOINLINE DW3S_NOSCHED static void NAME(const float *AOTC_RESTRICT x, ptrdiff_t IW, ptrdiff_t xstep, int32_t rows, \
                                  const float *k0, const float *k1, const float *k2, float b, float lo, \
                                  float hi, int32_t o0, int32_t o1, int32_t right, int32_t OW,        \
                                  float *AOTC_RESTRICT yrow) {                                        \
         const float w00 = k0[0], w01 = k0[1], w02 = k0[2];                                           \
         const float w10 = (R) >= 2 ? k1[0] : 0.0f, w11 = (R) >= 2 ? k1[1] : 0.0f, w12 = (R) >= 2 ? k1[2] : 0.0f; \
         const float w20 = (R) >= 3 ? k2[0] : 0.0f, w21 = (R) >= 3 ? k2[1] : 0.0f, w22 = (R) >= 3 ? k2[2] : 0.0f; \
-        enum { HI_ = HI };                                                                           \
-        int32_t row;                                                                                 \
+        enum { MODE = MODE_, TAP_ROWS = R };                                                         \
+        int32_t row, hb;                                                                             \
+        memcpy(&hb, &hi, sizeof hb);                                                                 \
         for (row = 0; row < rows; ++row, x += xstep, yrow += OW) {                                   \
         const float *AOTC_RESTRICT x0 = x, *AOTC_RESTRICT x1 = x + IW;                               \
         const float *AOTC_RESTRICT x2 = x + ((R) >= 3 ? 2 : 1) * IW;                                 \
         float *AOTC_RESTRICT y = yrow;                                                               \
         int32_t o = o0;                                                                              \
-        if (o0 == 1) { /* the left pad: output 0 reads columns 0 and 1 (x at column -1) */          \
-            float u = DW3S_MADD(w01, x0[1], b);                                                        \
-            u = DW3S_MADD(w02, x0[2], u);                                                              \
-            if ((R) >= 2) u = DW3S_MADD(w11, x1[1], u), u = DW3S_MADD(w12, x1[2], u);                    \
-            if ((R) >= 3) u = DW3S_MADD(w21, x2[1], u), u = DW3S_MADD(w22, x2[2], u);                    \
-            DW3S_CLAMP(u)                                                                            \
-            y[0] = u;                                                                                \
-        }                                                                                            \
-        if (right > 0) { /* output o1 reads its first `right` (1 or 2) columns only */              \
-            const float *r0_ = x0 + S * o1, *r1_ = x1 + S * o1, *r2_ = x2 + S * o1;                    \
-            float u = DW3S_MADD(w00, r0_[0], b);                                                       \
-            if ((R) >= 2) u = DW3S_MADD(w10, r1_[0], u);                                               \
-            if ((R) >= 3) u = DW3S_MADD(w20, r2_[0], u);                                               \
-            if (right > 1) {                                                                         \
-                u = DW3S_MADD(w01, r0_[1], u);                                                         \
-                if ((R) >= 2) u = DW3S_MADD(w11, r1_[1], u);                                           \
-                if ((R) >= 3) u = DW3S_MADD(w21, r2_[1], u);                                           \
-            }                                                                                        \
-            DW3S_CLAMP(u)                                                                            \
-            y[o1] = u;                                                                               \
-        }                                                                                            \
+        DW3_EDGES(DW3S_MADD, DW3S_FIN, R, S)                                                     \
         x0 += S * o0, x1 += S * o0, x2 += S * o0, y += o0;                                          \
         if (S == 1) {                                                                                \
-            /* columns a, b of each row in registers; c, d, e loaded per step of 3 outputs */        \
-            float a0 = x0[0], b0 = x0[1], a1 = 0.0f, b1 = 0.0f, a2 = 0.0f, b2 = 0.0f;                \
-            if ((R) >= 2) a1 = x1[0], b1 = x1[1];                                                    \
-            if ((R) >= 3) a2 = x2[0], b2 = x2[1];                                                    \
-            for (; o + 3 <= o1; o += 3, x0 += 3, x1 += 3, x2 += 3, y += 3) {                         \
-                const float c0 = x0[2], d0 = x0[3], e0 = x0[4];                                      \
-                const float c1 = (R) >= 2 ? x1[2] : 0.0f, d1 = (R) >= 2 ? x1[3] : 0.0f, e1 = (R) >= 2 ? x1[4] : 0.0f; \
-                const float c2 = (R) >= 3 ? x2[2] : 0.0f, d2 = (R) >= 3 ? x2[3] : 0.0f, e2 = (R) >= 3 ? x2[4] : 0.0f; \
-                float u = DW3S_MADD(w00, a0, b), v = DW3S_MADD(w00, b0, b), w = DW3S_MADD(w00, c0, b);      \
-                u = DW3S_MADD(w01, b0, u), v = DW3S_MADD(w01, c0, v), w = DW3S_MADD(w01, d0, w);           \
-                u = DW3S_MADD(w02, c0, u), v = DW3S_MADD(w02, d0, v), w = DW3S_MADD(w02, e0, w);           \
-                if ((R) >= 2) {                                                                      \
-                    u = DW3S_MADD(w10, a1, u), v = DW3S_MADD(w10, b1, v), w = DW3S_MADD(w10, c1, w);       \
-                    u = DW3S_MADD(w11, b1, u), v = DW3S_MADD(w11, c1, v), w = DW3S_MADD(w11, d1, w);       \
-                    u = DW3S_MADD(w12, c1, u), v = DW3S_MADD(w12, d1, v), w = DW3S_MADD(w12, e1, w);       \
-                }                                                                                    \
-                if ((R) >= 3) {                                                                      \
-                    u = DW3S_MADD(w20, a2, u), v = DW3S_MADD(w20, b2, v), w = DW3S_MADD(w20, c2, w);       \
-                    u = DW3S_MADD(w21, b2, u), v = DW3S_MADD(w21, c2, v), w = DW3S_MADD(w21, d2, w);       \
-                    u = DW3S_MADD(w22, c2, u), v = DW3S_MADD(w22, d2, v), w = DW3S_MADD(w22, e2, w);       \
-                }                                                                                    \
-                DW3S_CLAMP(u) DW3S_CLAMP(v) DW3S_CLAMP(w)                                         \
-                y[0] = u, y[1] = v, y[2] = w;                                                        \
-                a0 = d0, b0 = e0, a1 = d1, b1 = e1, a2 = d2, b2 = e2;                                \
+            for (; o + 8 <= o1; o += 8, x0 += 8, x1 += 8, x2 += 8, y += 8) {                         \
+                float a0 = b, a1 = b, a2 = b, a3 = b, a4 = b, a5 = b, a6 = b, a7 = b;                \
+                DW3S_ROWS(DW3S_ROW8)                                                                 \
+                DW3S_FIN(a0, y[0]) DW3S_FIN(a1, y[1]) DW3S_FIN(a2, y[2]) DW3S_FIN(a3, y[3])         \
+                DW3S_FIN(a4, y[4]) DW3S_FIN(a5, y[5]) DW3S_FIN(a6, y[6]) DW3S_FIN(a7, y[7])         \
             }                                                                                        \
+        }                                                                                            \
+        for (; o + 4 <= o1; o += 4, x0 += 4 * S, x1 += 4 * S, x2 += 4 * S, y += 4) {                 \
+            float a0 = b, a1 = b, a2 = b, a3 = b;                                                    \
+            if (S == 1) {                                                                            \
+                DW3S_ROWS(DW3S_ROW4)                                                                 \
+            } else {                                                                                 \
+                DW3S_ROWS(DW3S_ROW4S2)                                                               \
+            }                                                                                        \
+            DW3S_FIN(a0, y[0]) DW3S_FIN(a1, y[1]) DW3S_FIN(a2, y[2]) DW3S_FIN(a3, y[3])             \
+        }                                                                                            \
+        if (S == 1 && o + 3 <= o1) { /* (a row of 5: DS-CNN's 25 x 5 planes) */                     \
+            float a0 = b, a1 = b, a2 = b;                                                            \
+            DW3S_ROWS(DW3S_ROW3)                                                                     \
+            DW3S_FIN(a0, y[0]) DW3S_FIN(a1, y[1]) DW3S_FIN(a2, y[2])                                 \
+            o += 3, x0 += 3, x1 += 3, x2 += 3, y += 3;                                               \
         }                                                                                            \
         for (; o < o1; ++o, x0 += S, x1 += S, x2 += S, ++y) { /* one at a time */                   \
             float u = DW3S_MADD(w00, x0[0], b);                                                        \
             u = DW3S_MADD(w01, x0[1], u), u = DW3S_MADD(w02, x0[2], u);                                  \
             if ((R) >= 2) u = DW3S_MADD(w10, x1[0], u), u = DW3S_MADD(w11, x1[1], u), u = DW3S_MADD(w12, x1[2], u); \
             if ((R) >= 3) u = DW3S_MADD(w20, x2[0], u), u = DW3S_MADD(w21, x2[1], u), u = DW3S_MADD(w22, x2[2], u); \
-            DW3S_CLAMP(u)                                                                            \
-            *y = u;                                                                                  \
+            DW3S_FIN(u, *y)                                                                          \
         }                                                                                            \
         }                                                                                            \
     }
 DW3S_KERNEL(dw3s_r3_s1, 3, 1, 0)
-DW3S_KERNEL(dw3s_r3_s1_hi, 3, 1, 1)
+DW3S_KERNEL(dw3s_r3_s1_relu, 3, 1, 1)
+DW3S_KERNEL(dw3s_r3_s1_relu6, 3, 1, 2)
 DW3S_KERNEL(dw3s_r2_s1, 2, 1, 0)
-DW3S_KERNEL(dw3s_r2_s1_hi, 2, 1, 1)
+DW3S_KERNEL(dw3s_r2_s1_relu, 2, 1, 1)
+DW3S_KERNEL(dw3s_r2_s1_relu6, 2, 1, 2)
 DW3S_KERNEL(dw3s_r3_s2, 3, 2, 0)
-DW3S_KERNEL(dw3s_r3_s2_hi, 3, 2, 1)
+DW3S_KERNEL(dw3s_r3_s2_relu, 3, 2, 1)
+DW3S_KERNEL(dw3s_r3_s2_relu6, 3, 2, 2)
 DW3S_KERNEL(dw3s_r2_s2, 2, 2, 0)
-DW3S_KERNEL(dw3s_r2_s2_hi, 2, 2, 1)
+DW3S_KERNEL(dw3s_r2_s2_relu, 2, 2, 1)
+DW3S_KERNEL(dw3s_r2_s2_relu6, 2, 2, 2)
 #undef DW3S_KERNEL
-#undef DW3S_CLAMP
+#undef DW3S_ROWS
+#undef DW3S_ROW4S2
+#undef DW3S_ROW3
+#undef DW3S_ROW4
+#undef DW3S_ROW8
+#undef DW3S_M4
+#undef DW3S_M8
+#undef DW3S_FIN
+#undef DW3S_NOSCHED
+#undef DW3_EDGES
+#endif
 typedef void (*dw3s_kernel)(const float *, ptrdiff_t, ptrdiff_t, int32_t, const float *, const float *, const float *,
                             float, float, float, int32_t, int32_t, int32_t, int32_t, float *);
 
@@ -376,7 +544,11 @@ MK_SPEED static void dw3_scalar(const aotc_conv_params *p, const float *x, const
     const ptrdiff_t in_plane = (ptrdiff_t)IH * IW, out_plane = (ptrdiff_t)OH * OW;
     const int clamp = p->act == AOTC_ACT_CLAMP && res == NULL;
     const float lo = clamp ? p->act_lo : -INFINITY, hi = clamp ? p->act_hi : INFINITY;
-    const int hi_finite = hi != INFINITY;
+    /* the activation on the bits (DW3S_FIN): a Relu (mode 1), or a Relu6 (mode 2) */
+    const int mode = lo == 0.0f && hi > 0.0f ? (hi == INFINITY ? 1 : 2) : 0;
+#if MK_HELIUM
+    (void)mode; /* (Helium's kernels clamp in vectors) */
+#endif
     /* the interior columns: outputs [o0, o1) read inputs s * ox - pl .. + 2 inside [0, IW) */
     const int32_t o0 = pl > 0 ? 1 : 0;
     int32_t o1 = (IW - 3 + pl) / s + 1, right, last_full, n, o, oy, oy_end;
@@ -396,10 +568,15 @@ MK_SPEED static void dw3_scalar(const aotc_conv_params *p, const float *x, const
                 const int32_t iy = oy * s - pt; /* tap row 0's input row */
                 const int32_t r0 = iy < 0 ? 1 : 0, r1 = iy + 2 >= IH ? IH - iy : 3; /* tap rows inside: [r0, r1) */
                 const int three = r1 - r0 == 3; /* (two rows: the third's pointers are the second's, unread) */
-                const dw3s_kernel kern = three ? (s == 1 ? (hi_finite ? dw3s_r3_s1_hi : dw3s_r3_s1)
-                                                        : (hi_finite ? dw3s_r3_s2_hi : dw3s_r3_s2))
-                                               : (s == 1 ? (hi_finite ? dw3s_r2_s1_hi : dw3s_r2_s1)
-                                                         : (hi_finite ? dw3s_r2_s2_hi : dw3s_r2_s2));
+#if MK_HELIUM
+                static const dw3s_kernel kernels[2][2] = {{dw3v_r2_s1, dw3v_r2_s2}, {dw3v_r3_s1, dw3v_r3_s2}};
+                const dw3s_kernel kern = kernels[three][s == 2];
+#else
+                static const dw3s_kernel kernels[2][2][3] = {
+                    {{dw3s_r2_s1, dw3s_r2_s1_relu, dw3s_r2_s1_relu6}, {dw3s_r2_s2, dw3s_r2_s2_relu, dw3s_r2_s2_relu6}},
+                    {{dw3s_r3_s1, dw3s_r3_s1_relu, dw3s_r3_s1_relu6}, {dw3s_r3_s2, dw3s_r3_s2_relu, dw3s_r3_s2_relu6}}};
+                const dw3s_kernel kern = kernels[three][s == 2][mode];
+#endif
                 const float *xr = xc + (ptrdiff_t)(iy + r0) * IW - pl; /* the first inside tap row, column -pl */
                 /* the rows from oy on whose three tap rows lie inside, in one call; the others alone */
                 oy_end = three && last_full >= oy ? last_full + 1 : oy + 1;

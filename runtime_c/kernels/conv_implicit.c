@@ -259,6 +259,27 @@ MK_NOINLINE static void ig_tile_y(const float *const *xp, const ig_loops *L, con
         float *AOTC_RESTRICT yj = y + (j) * plane;                                                  \
         yj[0] = a0_##j, yj[1] = a1_##j, yj[2] = a2_##j, yj[3] = a3_##j, yj[4] = a4_##j;             \
     }
+/* A Relu (lo 0; HI_ 0) or a Relu6 (lo 0, hi finite; HI_ 1) on the bits, in integer registers: a
+ * non-negative float orders as its bits do as an int32, a negative one (sign bit set) becomes +0
+ * in one instruction, the min with hi's bits hb is an integer compare; the float clamp takes a
+ * compare, a move of the flags and a conditional move per bound (8 instructions for a Relu6
+ * against 4 here). Only a NaN sum comes out otherwise (0 or hi). */
+#define IGR_BITS1(v, dst, HI_)                                                                      \
+    {                                                                                               \
+        int32_t i_;                                                                                 \
+        memcpy(&i_, &(v), sizeof i_);                                                               \
+        i_ = i_ < 0 ? 0 : i_;                                                                       \
+        if (HI_) i_ = i_ > hb ? hb : i_;                                                            \
+        memcpy(&(dst), &i_, sizeof i_);                                                             \
+    }
+#define IGR_PUT_BITS(j, HI_)                                                                        \
+    {                                                                                               \
+        float *AOTC_RESTRICT yj = y + (j) * plane;                                                  \
+        IGR_BITS1(a0_##j, yj[0], HI_) IGR_BITS1(a1_##j, yj[1], HI_) IGR_BITS1(a2_##j, yj[2], HI_)  \
+        IGR_BITS1(a3_##j, yj[3], HI_) IGR_BITS1(a4_##j, yj[4], HI_)                                 \
+    }
+#define IGR_PUT_RELU(j) IGR_PUT_BITS(j, 0)
+#define IGR_PUT_RELU6(j) IGR_PUT_BITS(j, 1)
 /* a step's weights of the 4 (one load of 4) or 2 output channels */
 #define IGR_W4 float u0, u1, u2, u3; MK_LDM4(w, u)
 #define IGR_W2 const float u0 = w[0], u1 = w[1];
@@ -273,6 +294,32 @@ typedef struct {
     int clamp;
     float lo, hi;
 } ig_fin;
+/* The run's finished sums: the activation (f->clamp), then stored to f->y. */
+#define IGR_FINISH(COLS)                                                                             \
+        if (f->clamp && f->lo == 0.0f && f->hi > 0.0f) { /* a Relu or a Relu6 */                  \
+            float *AOTC_RESTRICT y = f->y;                                                           \
+            const ptrdiff_t plane = f->plane;                                                        \
+            int32_t hb;                                                                              \
+            memcpy(&hb, &f->hi, sizeof hb);                                                          \
+            if (f->hi == INFINITY) {                                                                 \
+                COLS(IGR_PUT_RELU)                                                                   \
+            } else {                                                                                 \
+                COLS(IGR_PUT_RELU6)                                                                  \
+            }                                                                                        \
+            return;                                                                                  \
+        }                                                                                            \
+        if (f->clamp) {                                                                              \
+            const float lo = f->lo, hi = f->hi;                                                      \
+            COLS(IGR_LO)                                                                             \
+            if (hi != INFINITY) {                                                                    \
+                COLS(IGR_HI)                                                                         \
+            }                                                                                        \
+        }                                                                                            \
+        {                                                                                            \
+            float *AOTC_RESTRICT y = f->y;                                                           \
+            const ptrdiff_t plane = f->plane;                                                        \
+            COLS(IGR_PUT)                                                                            \
+        }
 /* The run's sums start from b0 and go to t (rows IG_NR apart) when f is NULL, else they are
  * finished in registers and stored by f: no pass over a copy. */
 #define IG_RUN_KERNEL(NAME, COLS, LOAD_W, LOAD_X)                                                    \
@@ -296,31 +343,38 @@ typedef struct {
             COLS(IGR_TO_T)                                                                           \
             return;                                                                                  \
         }                                                                                            \
-        if (f->clamp) {                                                                              \
-            const float lo = f->lo, hi = f->hi;                                                      \
-            COLS(IGR_LO)                                                                             \
-            if (hi != INFINITY) {                                                                    \
-                COLS(IGR_HI)                                                                         \
-            }                                                                                        \
-        }                                                                                            \
-        {                                                                                            \
-            float *AOTC_RESTRICT y = f->y;                                                           \
-            const ptrdiff_t plane = f->plane;                                                        \
-            COLS(IGR_PUT)                                                                            \
-        }                                                                                            \
+        IGR_FINISH(COLS)                                                                             \
     }
 IG_RUN_KERNEL(ig_run1, IGR_COLS4, IGR_W4, IGR_X1)
 IG_RUN_KERNEL(ig_run1_narrow, IGR_COLS2, IGR_W2, IGR_X1)
 IG_RUN_KERNEL(ig_run2, IGR_COLS4, IGR_W4, IGR_X2)
 IG_RUN_KERNEL(ig_run2_narrow, IGR_COLS2, IGR_W2, IGR_X2)
+/* A 1 x 1 conv's run (no pads, stride 1: ig_items_body's flat loop): n input channels in_plane
+ * floats apart, W^T's rows PANEL apart, finished by f; no loops over kernel rows and columns to
+ * set up (issue 27: 40 instructions a call of 20 sums, MobileNet-v2's 1 x 1 convs of 8 channels). */
+#define IG_PW_KERNEL(NAME, COLS, LOAD_W)                                                             \
+    MK_NOINLINE static void NAME(const float *AOTC_RESTRICT xq, ptrdiff_t in_plane, int32_t n,       \
+                                 const float *AOTC_RESTRICT w, const float *AOTC_RESTRICT b0, const ig_fin *f) { \
+        COLS(IGR_DECL)                                                                               \
+        const float *const w_end = w + (ptrdiff_t)n * PANEL;                                         \
+        COLS(IGR_INIT)                                                                               \
+        for (; w != w_end; w += PANEL, xq += in_plane) {                                             \
+            IGR_X1 LOAD_W COLS(IGR_MAC)                                                              \
+        }                                                                                            \
+        IGR_FINISH(COLS)                                                                             \
+    }
+IG_PW_KERNEL(ig_pw, IGR_COLS4, IGR_W4)
+IG_PW_KERNEL(ig_pw_narrow, IGR_COLS2, IGR_W2)
+#undef IG_PW_KERNEL
+#undef IGR_FINISH
 #undef IG_RUN_KERNEL
 typedef void (*ig_run_kernel)(const float *, const ig_loops *, const float *, const float *, float *,
                               const ig_fin *);
 #elif MK_HELIUM
 #include <arm_mve.h>
 /* Helium's runs: 6 positions x 4 output channels in 6 vectors of sums, per step 6 patch elements
- * (scalar loads) times one vector of 4 weights (one load), a VFMA by a scalar each (no
- * broadcast). W^T's panels are 16 wide and zero-padded, so a narrow block (2 channels) reads 4
+ * (scalars: at SX 1 one LDM, MK_LDMR6) times one vector of 4 weights (one load), a VFMA by a
+ * scalar each (no broadcast). W^T's panels are 16 wide and zero-padded, so a narrow block (2 channels) reads 4
  * too; its stores are predicated. About 0.7 instructions per MAC on the M55. */
 #define IG_RUN 6
 typedef struct {
@@ -331,6 +385,7 @@ typedef struct {
     int32_t width; /* output channels to store (the vectors' first lanes) */
 } ig_fin;
 #define IGV_MAC(i) a##i = vfmaq_n_f32(a##i, u, xq[(i) * SX]);
+#define IGV_MAC1(i) a##i = vfmaq_n_f32(a##i, u, v##i); /* at SX 1: the six loaded at once (MK_LDMR6) */
 #define IGV_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
 #define IGV_TO_T(i) vst1q_f32(t + (i) * IG_NR, a##i);
 #define IGV_CLAMP(i) a##i = vminnmq_f32(vmaxnmq_f32(a##i, lo), hi);
@@ -350,7 +405,13 @@ typedef struct {
                 int32_t n = L->n[2];                                                                 \
                 for (; n > 0; --n, w += ws2, xq += xs2) {                                            \
                     const float32x4_t u = vld1q_f32(w);                                              \
-                    IGV_ROWS(IGV_MAC)                                                                \
+                    if (SX == 1) {                                                                   \
+                        float v0, v1, v2, v3, v4, v5;                                                \
+                        MK_LDMR6(xq, v)                                                              \
+                        IGV_ROWS(IGV_MAC1)                                                           \
+                    } else {                                                                         \
+                        IGV_ROWS(IGV_MAC)                                                            \
+                    }                                                                                \
                 }                                                                                    \
             }                                                                                        \
         }                                                                                            \
@@ -374,6 +435,57 @@ IG_RUN_KERNEL(ig_run2, 2)
 #undef IG_RUN_KERNEL
 #define ig_run1_narrow ig_run1
 #define ig_run2_narrow ig_run2
+/* A 1 x 1 conv's run (as on the M4 above): n input channels in_plane floats apart, W^T's rows
+ * PANEL apart, finished by f. */
+MK_NOINLINE static void ig_pw(const float *AOTC_RESTRICT xq, ptrdiff_t in_plane, int32_t n,
+                              const float *AOTC_RESTRICT w, const float *AOTC_RESTRICT b0, const ig_fin *f) {
+    const float32x4_t bias = vld1q_f32(b0);
+    float32x4_t a0 = bias, a1 = bias, a2 = bias, a3 = bias, a4 = bias, a5 = bias;
+    for (; n > 0; --n, w += PANEL, xq += in_plane) {
+        const float32x4_t u = vld1q_f32(w);
+        float v0, v1, v2, v3, v4, v5;
+        MK_LDMR6(xq, v)
+        IGV_ROWS(IGV_MAC1)
+    }
+    if (f->clamp) {
+        const float32x4_t lo = vdupq_n_f32(f->lo), hi = vdupq_n_f32(f->hi);
+        IGV_ROWS(IGV_CLAMP)
+    }
+    {
+        float *y = f->y;
+        const uint32x4_t off = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)f->plane);
+        const mve_pred16_t keep = vctp32q((uint32_t)f->width);
+        IGV_ROWS(IGV_PUT)
+    }
+}
+#define ig_pw_narrow ig_pw
+/* Runs down a column class (the positions of a conv's left or right edge, a row apart: their
+ * inputs sv floats apart), sums to t: against the general tiles of 4 positions, no pointer per
+ * position (issue 27: ResNet-8's 8 x 8 convs have 28 edge positions for 36 inside; on the M55
+ * at -O2 10.09 -> 9.58 M instructions). (On the M4, without a VLDM for the patch elements,
+ * they took more than the tiles.) */
+#define IGV_MACV(i) a##i = vfmaq_n_f32(a##i, u, xq[(i) * sv]);
+MK_NOINLINE static void ig_runv(const float *AOTC_RESTRICT x0, const ig_loops *L, const float *AOTC_RESTRICT wp,
+                                const float *AOTC_RESTRICT b0, float *AOTC_RESTRICT t, ptrdiff_t sv) {
+    const float32x4_t bias = vld1q_f32(b0);
+    float32x4_t a0 = bias, a1 = bias, a2 = bias, a3 = bias, a4 = bias, a5 = bias;
+    const ptrdiff_t xs2 = L->xs[2], ws2 = L->ws[2];
+    int32_t a, b;
+    for (a = 0; a < L->n[0]; ++a) {
+        for (b = 0; b < L->n[1]; ++b) {
+            const float *AOTC_RESTRICT xq = x0 + a * L->xs[0] + b * L->xs[1];
+            const float *w = wp + a * L->ws[0] + b * L->ws[1];
+            int32_t n = L->n[2];
+            for (; n > 0; --n, w += ws2, xq += xs2) {
+                const float32x4_t u = vld1q_f32(w);
+                IGV_ROWS(IGV_MACV)
+            }
+        }
+    }
+    IGV_ROWS(IGV_TO_T)
+}
+#undef IGV_MACV
+#define ig_runv_narrow ig_runv
 typedef void (*ig_run_kernel)(const float *, const ig_loops *, const float *, const float *, float *,
                               const ig_fin *);
 #else
@@ -536,7 +648,32 @@ MK_SPEED static MK_INLINE void ig_items_body(void *arg, int32_t begin, int32_t e
                 float b0[IG_NR];
                 int32_t j;
                 for (j = 0; j < IG_NR; ++j) b0[j] = bias != NULL && j < width ? bias[g * mg + j0 + j] : 0.0f;
+#if IG_MCU_RUNS
+                if (KH == 1 && KW == 1 && sy == 1 && sx == 1 && IH == OH && IW == OW && !nhwc && !onhwc &&
+                    fin.clamp >= 0 && IG_FIN_WIDTH(width, narrow) && row1 - row0 >= 1 && (row1 - row0) * OW >= IG_RUN) {
+                    /* a 1 x 1 conv (no pads, stride 1): its band of rows is one run of positions, input
+                     * and output alike, so it goes in runs straight to the kernels, the last ending
+                     * at the band's end (computing a few outputs again); the general loop below costs
+                     * 140 instructions a run of 20 MACs on the M4 (MobileNet-v2's 1 x 1 convs of 8
+                     * input channels) */
+                    const ptrdiff_t q_end = (ptrdiff_t)row1 * OW;
+                    ptrdiff_t q;
+#if MK_HELIUM
+                    fin.width = width;
+#endif
+                    for (q = (ptrdiff_t)row0 * OW; q < q_end; q += IG_RUN) {
+                        const ptrdiff_t q0 = q + IG_RUN <= q_end ? q : q_end - IG_RUN;
+                        fin.y = y + yo + (ptrdiff_t)j0 * out_plane + q0;
+                        (narrow ? ig_pw_narrow : ig_pw)(xg + q0, in_plane, cg, wj, b0, &fin);
+                    }
+                    ra = row1; /* the loop below has nothing left */
+                } else {
+                    ra = row0;
+                }
+                for (; ra < row1; ra = rb) {
+#else
                 for (ra = row0; ra < row1; ra = rb) {
+#endif
                     rb = min_i32(ig_tap_run(ra, OH, IH, KH, sy, dy, p->pads[1], &ky0, &ky1), row1);
                     for (ca = 0; ca < OW; ca = cb) {
                         const int32_t cols = (cb = ig_tap_run(ca, OW, IW, KW, sx, dx, p->pads[2], &kx0, &kx1)) - ca;
@@ -609,6 +746,23 @@ MK_SPEED static MK_INLINE void ig_items_body(void *arg, int32_t begin, int32_t e
                                 }
                                 if (span >= IG_RUN && cb - ox < IG_RUN) /* to the row's end: the next row's runs */
                                     rows = cb - ox > 4 ? 3 : cb - ox; /* (a tile is 1 to 4 rows) */
+                            }
+#endif
+#if MK_HELIUM
+                            if (cb - ca == 1 && count >= IG_RUN && L.n[0] > 0 && ps == 1) {
+                                /* a column class: runs down it, the last ending at its end (computing
+                                 * a few outputs again) */
+                                const int32_t b_ = count - r < IG_RUN ? count - IG_RUN : r, by = ra + b_;
+                                const ptrdiff_t x_first = (ptrdiff_t)(by * sy + y0) * rs + (ptrdiff_t)(ca * sx + x0);
+                                ptrdiff_t q[IG_RUN];
+                                float t[IG_RUN * IG_NR];
+                                int32_t i;
+                                for (i = 0; i < IG_RUN; ++i) q[i] = (ptrdiff_t)(by + i) * OW + ca;
+                                (narrow ? ig_runv_narrow : ig_runv)(xg + x_first, &L, wc, b0, t, (ptrdiff_t)sy * rs);
+                                if (onhwc) ig_store_nhwc(tp, t, q, IG_RUN, width, IG_Y_NHWC);
+                                else ig_store(tp, t, q, IG_RUN, width, out_plane, NULL, y + yo + (ptrdiff_t)j0 * out_plane);
+                                r = b_ + IG_RUN, oy = ra + r, ox = ca;
+                                continue;
                             }
 #endif
                             {

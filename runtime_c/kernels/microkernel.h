@@ -124,10 +124,71 @@
                 : "r"(P), "m"(*(const float(*)[5])(P)));                                           \
         V##0 = r0_, V##1 = r1_, V##2 = r2_, V##3 = r3_, V##4 = r4_;                                \
     }
+/* MK_LDM6, MK_LDM9 and MK_LDM10: V##0 .. V##5 (8, 9) = P[0] .. P[5] (8, 9), one VLDM into s0 ..
+ * (caller-saved): the depthwise kernels' rows of inputs (conv_depthwise3x3_direct.c). */
+#define MK_LDM6(P, V)                                                                              \
+    {                                                                                              \
+        register float r0_ __asm__("s0"), r1_ __asm__("s1"), r2_ __asm__("s2"), r3_ __asm__("s3"); \
+        register float r4_ __asm__("s4"), r5_ __asm__("s5");                                       \
+        __asm__("vldmia %6, {s0-s5}"                                                               \
+                : "=t"(r0_), "=t"(r1_), "=t"(r2_), "=t"(r3_), "=t"(r4_),                           \
+                  "=t"(r5_)                                                                        \
+                : "r"(P), "m"(*(const float(*)[6])(P)));                                           \
+        V##0 = r0_, V##1 = r1_, V##2 = r2_, V##3 = r3_, V##4 = r4_,                                \
+        V##5 = r5_;                                                                                \
+    }
+#define MK_LDM9(P, V)                                                                              \
+    {                                                                                              \
+        register float r0_ __asm__("s0"), r1_ __asm__("s1"), r2_ __asm__("s2"), r3_ __asm__("s3"); \
+        register float r4_ __asm__("s4"), r5_ __asm__("s5"), r6_ __asm__("s6"), r7_ __asm__("s7"); \
+        register float r8_ __asm__("s8");                                                          \
+        __asm__("vldmia %9, {s0-s8}"                                                               \
+                : "=t"(r0_), "=t"(r1_), "=t"(r2_), "=t"(r3_), "=t"(r4_),                           \
+                  "=t"(r5_), "=t"(r6_), "=t"(r7_), "=t"(r8_)                                       \
+                : "r"(P), "m"(*(const float(*)[9])(P)));                                           \
+        V##0 = r0_, V##1 = r1_, V##2 = r2_, V##3 = r3_, V##4 = r4_,                                \
+        V##5 = r5_, V##6 = r6_, V##7 = r7_, V##8 = r8_;                                            \
+    }
+#define MK_LDM10(P, V)                                                                             \
+    {                                                                                              \
+        register float r0_ __asm__("s0"), r1_ __asm__("s1"), r2_ __asm__("s2"), r3_ __asm__("s3"); \
+        register float r4_ __asm__("s4"), r5_ __asm__("s5"), r6_ __asm__("s6"), r7_ __asm__("s7"); \
+        register float r8_ __asm__("s8"), r9_ __asm__("s9");                                       \
+        __asm__("vldmia %10, {s0-s9}"                                                              \
+                : "=t"(r0_), "=t"(r1_), "=t"(r2_), "=t"(r3_), "=t"(r4_),                           \
+                  "=t"(r5_), "=t"(r6_), "=t"(r7_), "=t"(r8_), "=t"(r9_)                            \
+                : "r"(P), "m"(*(const float(*)[10])(P)));                                          \
+        V##0 = r0_, V##1 = r1_, V##2 = r2_, V##3 = r3_, V##4 = r4_,                                \
+        V##5 = r5_, V##6 = r6_, V##7 = r7_, V##8 = r8_, V##9 = r9_;                                \
+    }
 #else
 #define MK_HAVE_LDM 0
 #define MK_LDM4(P, V) V##0 = (P)[0], V##1 = (P)[1], V##2 = (P)[2], V##3 = (P)[3];
 #define MK_LDM5(P, V) V##0 = (P)[0], V##1 = (P)[1], V##2 = (P)[2], V##3 = (P)[3], V##4 = (P)[4];
+#define MK_LDM6(P, V) MK_LDM5(P, V) V##5 = (P)[5];
+#define MK_LDM9(P, V) MK_LDM6(P, V) V##6 = (P)[6], V##7 = (P)[7], V##8 = (P)[8];
+#define MK_LDM10(P, V) MK_LDM9(P, V) V##9 = (P)[9];
+#endif
+
+/* MK_LDMR6(P, V): V##0 .. V##5 = P[0] .. P[5], floats in core registers (r0 .. r5) through one
+ * LDM, for Helium's VFMA by a scalar, which reads its scalar from a core register: gcc loads the
+ * six with six LDRs (issue 27: the M55's implicit-GEMM runs spent 6 of 16 instructions a step
+ * on them). -DAOTC_NO_ASM takes the plain loads, the twin the tests compare with. */
+#if MK_HELIUM && defined(__GNUC__) && !defined(__clang__) && defined(__thumb2__) && !defined(AOTC_NO_ASM)
+#define MK_HAVE_LDMR 1
+#define MK_LDMR6(P, V)                                                                             \
+    {                                                                                              \
+        register float r0_ __asm__("r0"), r1_ __asm__("r1"), r2_ __asm__("r2");                    \
+        register float r3_ __asm__("r3"), r4_ __asm__("r4"), r5_ __asm__("r5");                    \
+        __asm__("ldm %6, {r0-r5}"                                                                  \
+                : "=r"(r0_), "=r"(r1_), "=r"(r2_), "=r"(r3_), "=r"(r4_), "=r"(r5_)                 \
+                : "r"(P), "m"(*(const float(*)[6])(P)));                                           \
+        V##0 = r0_, V##1 = r1_, V##2 = r2_, V##3 = r3_, V##4 = r4_, V##5 = r5_;                    \
+    }
+#else
+#define MK_HAVE_LDMR 0
+#define MK_LDMR6(P, V)                                                                             \
+    V##0 = (P)[0], V##1 = (P)[1], V##2 = (P)[2], V##3 = (P)[3], V##4 = (P)[4], V##5 = (P)[5];
 #endif
 
 /* X(i, W) for the rows i of a tile of 6, 5, 4, 3, 2 or 1 rows. */

@@ -73,9 +73,10 @@ static void set_channels(aotc_conv_params *p, int32_t group, int32_t cg, int32_t
 static int32_t draw_mg(int32_t most) { return rand_int(1, chance(1, 2) ? 8 : most); }
 
 static void draw_activation(aotc_conv_params *p) {
-    switch (rand_int(0, 3)) {
+    switch (rand_int(0, 4)) {
     case 1: p->act = AOTC_ACT_CLAMP, p->act_lo = 0.0f, p->act_hi = INFINITY; break; /* Relu */
     case 2: p->act = AOTC_ACT_CLAMP, p->act_lo = -0.25f, p->act_hi = 0.5f; break;   /* Clip */
+    case 4: p->act = AOTC_ACT_CLAMP, p->act_lo = 0.0f, p->act_hi = 0.5f; break;     /* Clip from 0: a Relu6's */
     case 3: p->act = AOTC_ACT_LEAKY, p->act_alpha = 0.125f; break;                  /* LeakyRelu */
     default: p->act = AOTC_ACT_NONE; break;
     }
