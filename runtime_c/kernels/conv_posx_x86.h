@@ -100,14 +100,14 @@ static inline void posx_block(const posx_tile *T, int rows, __mmask16 mk0, __mma
     }
 }
 
-static void posx_set_act(posx_tile *T, const aotc_conv_params *p) {
+MK_UNUSED static void posx_set_act(posx_tile *T, const aotc_conv_params *p) {
     T->act = p->act;
     T->lo = p->act == AOTC_ACT_CLAMP ? p->act_lo : -INFINITY;
     T->hi = p->act == AOTC_ACT_CLAMP ? p->act_hi : INFINITY;
     T->leak = p->act_alpha;
 }
 
-static int posx_act_ok(const aotc_conv_params *p) {
+MK_UNUSED static int posx_act_ok(const aotc_conv_params *p) {
     return p->act == AOTC_ACT_NONE || p->act == AOTC_ACT_CLAMP || p->act == AOTC_ACT_LEAKY;
 }
 
@@ -120,7 +120,7 @@ typedef struct {
     int32_t nblk; /* blocks of 32 positions per plane */
 } posx_job;
 
-static void posx_pw_items(void *arg, int32_t begin, int32_t end) {
+MK_UNUSED static void posx_pw_items(void *arg, int32_t begin, int32_t end) {
     const posx_job *J = (const posx_job *)arg;
     const aotc_conv_params *p = J->p;
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group;
@@ -141,7 +141,7 @@ static void posx_pw_items(void *arg, int32_t begin, int32_t end) {
 }
 
 /* The 1 x 1 stride-1 conv (aotc_conv_pointwise_f32's shapes) if this path takes it: 1, else 0. */
-static int posx_pointwise(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
+MK_UNUSED static int posx_pointwise(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
                           const float *res, float *y) {
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group;
     const ptrdiff_t npos = (ptrdiff_t)p->out_size[0] * p->out_size[1] * p->out_size[2];
@@ -159,7 +159,7 @@ static int posx_pointwise(const aotc_conv_params *p, const float *x, const float
 
 /* ---- any 2-D conv: patches gathered per block of 32 positions ---- */
 
-static void posx_gather_items(void *arg, int32_t begin, int32_t end) {
+MK_UNUSED static void posx_gather_items(void *arg, int32_t begin, int32_t end) {
     const posx_job *J = (const posx_job *)arg;
     const aotc_conv_params *p = J->p;
     const int32_t IH = p->in_size[1], IW = p->in_size[2], OW = p->out_size[2];
@@ -217,7 +217,7 @@ static void posx_gather_items(void *arg, int32_t begin, int32_t end) {
 
 /* A plain 2-D NCHW conv with K = channels x taps <= POSX_KMAX, weights as W^T's packed panels
  * (rows (c, ky, kx)): 1, else 0. */
-static int posx_gather(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
+MK_UNUSED static int posx_gather(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
                        const float *res, float *y) {
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group;
     const int32_t K = cg * p->kernel[1] * p->kernel[2];
