@@ -339,7 +339,7 @@ static int igx(const aotc_conv_params *p, const float *x, const float *wt, const
         return 1;
     }
 #if defined(AOTC_CONV_POSX)
-    return posx_gather(p, x, wt, bias, res, y); /* small K: patches gathered, 8 x 32 tiles (conv_posx_x86.h) */
+    return posx_stem(p, x, wt, bias, res, y); /* one-channel stems: patches copied, 8 x 32 tiles (conv_posx_x86.h) */
 #else
     return 0;
 #endif

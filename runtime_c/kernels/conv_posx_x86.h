@@ -9,8 +9,8 @@
  * positions (16 accumulators): per k, two vector loads of the input and eight multiply-adds with a
  * weight broadcast from memory each, so the loads stay under the FMA rate; a block of 32
  * positions' K inputs (K <= 128: at most 16 KiB) stays in L1 while every output channel passes
- * over it. The 1 x 1 conv reads the input in place; other convs first gather a block's patches
- * (zero where a tap falls in the padding) into a buffer on the stack, K rows of 32 floats.
+ * over it. The 1 x 1 conv reads the input in place; one-channel convs (stems) first copy a chunk
+ * of output rows' patches (zero where a tap falls in the padding) into a buffer on the stack.
  * Bias, residual and activation (none, clamp, leaky) are applied in registers, one store. */
 #ifndef AOTC_CONV_POSX_X86_H
 #define AOTC_CONV_POSX_X86_H
@@ -21,7 +21,7 @@
 #include <immintrin.h>
 #define AOTC_CONV_POSX 1
 
-#define POSX_KMAX 128 /* largest K of a gathered block (K x 32 floats on the stack) */
+#define POSX_KMAX 128 /* largest K: a block of 32 positions (16 KiB) stays in L1 */
 
 typedef struct {
     const float *x, *w, *bias, *res;
@@ -157,81 +157,102 @@ MK_UNUSED static int posx_pointwise(const aotc_conv_params *p, const float *x, c
     return 1;
 }
 
-/* ---- any 2-D conv: patches gathered per block of 32 positions ---- */
+/* ---- one-channel 2-D convs: patches copied row by row into a buffer on the stack ---- */
 
-MK_UNUSED static void posx_gather_items(void *arg, int32_t begin, int32_t end) {
-    const posx_job *J = (const posx_job *)arg;
-    const aotc_conv_params *p = J->p;
-    const int32_t IH = p->in_size[1], IW = p->in_size[2], OW = p->out_size[2];
-    const int32_t KH = p->kernel[1], KW = p->kernel[2];
-    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, K = cg * KH * KW;
-    const ptrdiff_t in_plane = (ptrdiff_t)IH * IW, plane = (ptrdiff_t)p->out_size[1] * OW;
-    const ptrdiff_t group_w = (ptrdiff_t)(mg + PANEL - 1) / PANEL * PANEL * K;
-    float col[POSX_KMAX * 32] __attribute__((aligned(64)));
-    int32_t item, v, c, ky, kx, k;
-    posx_tile T;
-    T.x = col, T.xs = 32, T.ys = plane, T.ldw = 0, T.k = K, T.m = mg;
-    posx_set_act(&T, p);
-    for (item = begin; item < end; ++item) {
-        const int32_t b = item % J->nblk, gi = item / J->nblk, g = gi % p->group, n = gi / p->group;
-        const ptrdiff_t p0 = 32 * (ptrdiff_t)b;
-        const ptrdiff_t yo = ((ptrdiff_t)n * p->out_c + (ptrdiff_t)g * mg) * plane + p0;
-        const float *xg = J->x + ((ptrdiff_t)n * p->in_c + (ptrdiff_t)g * cg) * in_plane;
-        __m512i iy0[2], ix0[2];
-        __mmask16 in[2];
-        for (v = 0; v < 2; ++v) { /* the lanes' first input row and column */
-            int32_t ty[16], tx[16], l;
-            for (l = 0; l < 16; ++l) {
-                const ptrdiff_t q = p0 + 16 * v + l < plane ? p0 + 16 * v + l : 0;
-                ty[l] = (int32_t)(q / OW) * p->strides[1] - p->pads[1];
-                tx[l] = (int32_t)(q % OW) * p->strides[2] - p->pads[2];
-            }
-            iy0[v] = _mm512_loadu_si512(ty), ix0[v] = _mm512_loadu_si512(tx);
-            in[v] = posx_lanes(plane - p0 - 16 * v);
+#define POSX_COL_FLOATS 8192 /* the patch buffer: K rows of a chunk's positions, 32 KiB */
+
+/* Output rows per chunk: as many as the patch buffer holds, each patch row padded to 32 floats. */
+static int32_t posx_chunk_rows(const aotc_conv_params *p, int32_t K) {
+    const int32_t OH = p->out_size[1], OW = p->out_size[2];
+    int32_t r = OH;
+    while (r > 1 && (ptrdiff_t)K * ((r * OW + 31) / 32 * 32) > POSX_COL_FLOATS) --r;
+    return r;
+}
+
+/* n rows of a patch row: d[r * OW + ox] = xr[r * xs + ox * sx], zero where column c0 + ox * sx lies
+ * outside [0, IW). Narrow: one load and one vpermps per row, all 16 lanes stored (what follows d's
+ * rows is written after, and the patch buffer has 16 floats of slack). */
+static MK_NOINLINE void posx_patch_rows(float *d, const float *xr, int32_t n, ptrdiff_t xs, int32_t c0, int32_t IW,
+                                        int32_t OW, int32_t sx, __m512i idx, int narrow) {
+    const __mmask16 cols = posx_lanes(IW - c0) & (__mmask16)~posx_lanes(-c0);
+    int32_t r, ox;
+    if (narrow) {
+        for (r = 0; r < n; ++r, xr += xs, d += OW) _mm512_storeu_ps(d, _mm512_permutexvar_ps(idx, _mm512_maskz_loadu_ps(cols, xr)));
+        return;
+    }
+    for (r = 0; r < n; ++r, xr += xs, d += OW) {
+        for (ox = 0; ox < OW; ++ox) {
+            const int32_t ix = c0 + ox * sx;
+            d[ox] = ix >= 0 && ix < IW ? xr[ox * sx] : 0.0f;
         }
-        k = 0;
-        for (c = 0; c < cg; ++c) {
-            const float *xc = xg + (ptrdiff_t)c * in_plane;
-            for (ky = 0; ky < KH; ++ky) {
-                for (v = 0; v < 2; ++v) {
-                    const __m512i iy = _mm512_add_epi32(iy0[v], _mm512_set1_epi32(ky * p->dilations[1]));
-                    const __mmask16 rok = in[v] & _mm512_cmpge_epi32_mask(iy, _mm512_setzero_si512()) &
-                                          _mm512_cmplt_epi32_mask(iy, _mm512_set1_epi32(IH));
-                    const __m512i rowo = _mm512_mullo_epi32(iy, _mm512_set1_epi32(IW));
-                    for (kx = 0; kx < KW; ++kx) {
-                        const __m512i ix = _mm512_add_epi32(ix0[v], _mm512_set1_epi32(kx * p->dilations[2]));
-                        const __mmask16 ok = rok & _mm512_cmpge_epi32_mask(ix, _mm512_setzero_si512()) &
-                                             _mm512_cmplt_epi32_mask(ix, _mm512_set1_epi32(IW));
-                        _mm512_store_ps(col + (k + ky * KW + kx) * 32 + 16 * v,
-                                        _mm512_mask_i32gather_ps(_mm512_setzero_ps(), ok, _mm512_add_epi32(rowo, ix), xc, 4));
-                    }
-                }
-            }
-            k += KH * KW;
-        }
-        T.y = J->y + yo, T.res = J->res != NULL ? J->res + yo : NULL;
-        T.w = J->w + g * group_w, T.bias = J->bias != NULL ? J->bias + (ptrdiff_t)g * mg : NULL;
-        posx_block(&T, 0, in[0], in[1]);
     }
 }
 
-/* A plain 2-D NCHW conv with K = channels x taps <= POSX_KMAX, weights as W^T's packed panels
- * (rows (c, ky, kx)): 1, else 0. */
-MK_UNUSED static int posx_gather(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
-                       const float *res, float *y) {
+static void posx_rows_items(void *arg, int32_t begin, int32_t end) {
+    const posx_job *J = (const posx_job *)arg;
+    const aotc_conv_params *p = J->p;
+    const int32_t IH = p->in_size[1], IW = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2];
+    const int32_t KH = p->kernel[1], KW = p->kernel[2], sy = p->strides[1], sx = p->strides[2];
+    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, K = cg * KH * KW;
+    const ptrdiff_t in_plane = (ptrdiff_t)IH * IW, plane = (ptrdiff_t)OH * OW;
+    const ptrdiff_t group_w = (ptrdiff_t)(mg + PANEL - 1) / PANEL * PANEL * K;
+    const int32_t R = J->nblk, nch = (OH + R - 1) / R;
+    const int narrow = (OW - 1) * sx < 16; /* a tap's columns for one output row: one load, one vpermps */
+    const __m512i idx = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                           _mm512_set1_epi32(sx));
+    float col[POSX_COL_FLOATS + 16] __attribute__((aligned(64)));
+    int32_t item, c, ky, kx;
+    posx_tile T;
+    T.ys = plane, T.ldw = 0, T.k = K, T.m = mg;
+    posx_set_act(&T, p);
+    for (item = begin; item < end; ++item) {
+        const int32_t ch = item % nch, gi = item / nch, g = gi % p->group, n = gi / p->group;
+        const int32_t oy0 = ch * R, rows = min_i32(R, OH - oy0), np = rows * OW, cp = (np + 31) / 32 * 32;
+        const ptrdiff_t yo = ((ptrdiff_t)n * p->out_c + (ptrdiff_t)g * mg) * plane + (ptrdiff_t)oy0 * OW;
+        const float *xg = J->x + ((ptrdiff_t)n * p->in_c + (ptrdiff_t)g * cg) * in_plane;
+        float *d = col;
+        int32_t b;
+        for (c = 0; c < cg; ++c) {
+            for (ky = 0; ky < KH; ++ky) {
+                for (kx = 0; kx < KW; ++kx, d += cp) { /* patch row (c, ky, kx) */
+                    const int32_t c0 = kx * p->dilations[2] - p->pads[2]; /* the input column of ox = 0 */
+                    int32_t lo, hi;
+                    valid_range(OH, IH, sy, ky * p->dilations[1] - p->pads[1], &lo, &hi); /* rows inside */
+                    lo = min_i32(rows, lo > oy0 ? lo - oy0 : 0), hi = min_i32(rows, hi > oy0 ? hi - oy0 : 0);
+                    hi = hi > lo ? hi : lo;
+                    memset(d, 0, (size_t)lo * OW * sizeof(float));
+                    if (hi > lo)
+                        posx_patch_rows(d + lo * OW, xg + (ptrdiff_t)c * in_plane +
+                                            (ptrdiff_t)((oy0 + lo) * sy - p->pads[1] + ky * p->dilations[1]) * IW + c0,
+                                        hi - lo, (ptrdiff_t)sy * IW, c0, IW, OW, sx, idx, narrow);
+                    memset(d + hi * OW, 0, (size_t)(rows - hi) * OW * sizeof(float)); /* after: see posx_patch_rows */
+                }
+            }
+        }
+        T.w = J->w + g * group_w, T.bias = J->bias != NULL ? J->bias + (ptrdiff_t)g * mg : NULL;
+        T.xs = cp;
+        for (b = 0; b < cp; b += 32) {
+            T.x = col + b, T.y = J->y + yo + b, T.res = J->res != NULL ? J->res + yo + b : NULL;
+            posx_block(&T, 0, posx_lanes(np - b), posx_lanes(np - b - 16));
+        }
+    }
+}
+
+/* A plain 2-D NCHW conv over one input channel per group into at least 32 output channels, with
+ * K = taps <= POSX_KMAX and rows of at most 64 outputs, weights as W^T's packed panels: 1, else 0.
+ * Why only one channel: ResNet-8's RGB stem and 1 x 1 stride-2 shortcuts ran slower here than in
+ * the implicit GEMM (the copies cost about as much as the multiply-adds of 16 output channels). */
+MK_UNUSED static int posx_stem(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
+                                 const float *res, float *y) {
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group;
     const int32_t K = cg * p->kernel[1] * p->kernel[2];
     posx_job J;
     if (!posx_act_ok(p) || p->in_nhwc != 0 || p->out_nhwc != 0 || p->in_size[0] != 1 || p->out_size[0] != 1 ||
-        p->kernel[0] != 1 || p->pads[0] != 0 || K > POSX_KMAX || mg < 8)
+        p->kernel[0] != 1 || p->pads[0] != 0 || K > POSX_KMAX || cg != 1 || mg < 32 || p->out_size[2] > 64)
         return 0;
-    /* Only one input channel with at least 32 output channels (KWS's 10 x 4 stem over a spectrogram):
-     * the gathers cost about as much as the multiply-adds of 16 channels (ResNet-8's RGB stem and
-     * 1 x 1 stride-2 shortcuts ran slower here than in the implicit GEMM). */
-    if (cg != 1 || mg < 32) return 0;
     J.p = p, J.x = x, J.w = wt, J.bias = bias, J.res = res, J.y = y;
-    J.nblk = (p->out_size[1] * p->out_size[2] + 31) / 32;
-    aotc_parallel_for(posx_gather_items, &J, p->batch * p->group * J.nblk);
+    J.nblk = posx_chunk_rows(p, K); /* output rows per chunk */
+    aotc_parallel_for(posx_rows_items, &J, p->batch * p->group * ((p->out_size[1] + J.nblk - 1) / J.nblk));
     return 1;
 }
 
