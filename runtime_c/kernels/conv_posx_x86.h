@@ -37,9 +37,9 @@ static inline __mmask16 posx_lanes(ptrdiff_t n) {
     return n >= 16 ? (__mmask16)0xFFFF : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1u);
 }
 
-/* MR output channels x 32 positions (lanes mk0, mk1; FULL: all 32, loaded without masks, which
- * took 4 % off KWS's 1 x 1 convs on Zen 4). ROWS: W is [m][K] rows ldw apart; else W^T's packed
- * panels (k rows of PANEL, MR | PANEL). */
+/* MR output channels x 32 positions (lanes mk0, mk1; FULL: all 32, loaded and stored without
+ * masks, which took 4 % off KWS's 1 x 1 convs on Zen 4). ROWS: W is [m][K] rows ldw apart; else
+ * W^T's packed panels (k rows of PANEL, MR | PANEL). */
 #define POSX_TILE(NAME, MR, ROWS, FULL)                                                                \
     static MK_NOINLINE void NAME(const posx_tile *T, const float *w, const float *bias, const float *res, float *y, \
                                  __mmask16 mk0, __mmask16 mk1) {                                       \
@@ -60,7 +60,10 @@ static inline __mmask16 posx_lanes(ptrdiff_t n) {
         }                                                                                              \
         _Pragma("GCC unroll 8") for (i = 0; i < (MR); ++i) {                                           \
             __m512 r0 = a0[i], r1 = a1[i];                                                             \
-            if (res != NULL) {                                                                         \
+            if (res != NULL && (FULL)) {                                                               \
+                r0 = _mm512_add_ps(r0, _mm512_loadu_ps(res + i * T->ys));                              \
+                r1 = _mm512_add_ps(r1, _mm512_loadu_ps(res + i * T->ys + 16));                         \
+            } else if (res != NULL) {                                                                  \
                 r0 = _mm512_add_ps(r0, _mm512_maskz_loadu_ps(mk0, res + i * T->ys));                   \
                 r1 = _mm512_add_ps(r1, _mm512_maskz_loadu_ps(mk1, res + i * T->ys + 16));              \
             }                                                                                          \
@@ -73,8 +76,13 @@ static inline __mmask16 posx_lanes(ptrdiff_t n) {
                 r0 = _mm512_min_ps(_mm512_max_ps(r0, lo), hi);                                         \
                 r1 = _mm512_min_ps(_mm512_max_ps(r1, lo), hi);                                         \
             }                                                                                          \
-            _mm512_mask_storeu_ps(y + i * T->ys, mk0, r0);                                             \
-            _mm512_mask_storeu_ps(y + i * T->ys + 16, mk1, r1);                                        \
+            if (FULL) {                                                                                \
+                _mm512_storeu_ps(y + i * T->ys, r0);                                                   \
+                _mm512_storeu_ps(y + i * T->ys + 16, r1);                                              \
+            } else {                                                                                   \
+                _mm512_mask_storeu_ps(y + i * T->ys, mk0, r0);                                         \
+                _mm512_mask_storeu_ps(y + i * T->ys + 16, mk1, r1);                                    \
+            }                                                                                          \
         }                                                                                              \
     }
 POSX_TILE(posx_rows8, 8, 1, 0)
