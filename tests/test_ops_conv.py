@@ -344,6 +344,22 @@ NHWC_OUT = [
 ]
 CASES += NHWC_OUT
 
+# AVX-512 tiles of 8 output channels x 32 positions (conv_posx_x86.h), built -march=native below:
+# 1 x 1 with K outside 8/16/24/32 (a last tile of fewer than 8 channels, a masked last block,
+# groups and batches, K = 128), and one-channel stems (KWS's 10 x 4 stride 2, rows too wide for one vpermps in chunks of
+# 5 rows, a dilated one on a batch of 2)
+POSX = [
+    conv_fused("posx_1x1_k40_res_clip", (1, 40, 9, 7), (20, 40, 1, 1), "clip"),
+    conv("posx_1x1_kws", (1, 64, 25, 5), (64, 64, 1, 1), bias=False),
+    conv_fused("posx_1x1_grouped_batch_leaky", (2, 96, 8, 8), (32, 48, 1, 1), "leaky", group=2),
+    conv_fused("posx_1x1_k128_relu", (1, 128, 4, 8), (24, 128, 1, 1), "relu", residual=False),
+    conv_fused("posx_stem_kws_res_relu", (1, 1, 49, 10), (36, 1, 10, 4), "relu", strides=[2, 2], pads=[4, 1, 5, 1]),
+    conv_fused("posx_stem_wide_rows_chunks", (1, 1, 40, 60), (32, 1, 5, 5), "clip", pads=[2, 2, 2, 2]),
+    conv_fused("posx_stem_batch_dilated_leaky", (2, 1, 20, 17), (40, 1, 3, 5), "leaky", residual=False,
+               strides=[1, 2], dilations=[2, 1], pads=[1, 2, 0, 1]),
+]
+CASES += POSX
+
 @pytest.fixture(scope="module")
 def built():
     return shared_build(CASES)
@@ -356,13 +372,19 @@ def test_matches_onnxruntime(built, case_id):
 
 @pytest.fixture(scope="module")
 def built_native():
-    """The NHWC-store cases again built -march=native, as bundles are: the AVX-512 conv paths
-    (conv_ig_x86.h, conv_dw3_x86.h) exist only then, and must leave these convs to the NHWC store."""
-    return shared_build(NHWC_OUT, extra_flags=("-march=native",))
+    """The NHWC-store and POSX cases again built -march=native, as bundles are: the AVX-512 conv paths
+    (conv_ig_x86.h, conv_dw3_x86.h, conv_posx_x86.h) exist only then, and must leave the NHWC-store
+    convs to the NHWC store."""
+    return shared_build(NHWC_OUT + POSX, extra_flags=("-march=native",))
 
 
 @pytest.mark.parametrize("case_id", [c.id for c in NHWC_OUT])
 def test_nhwc_store_matches_onnxruntime_native(built_native, case_id):
+    built_native.check(case_id)
+
+
+@pytest.mark.parametrize("case_id", [c.id for c in POSX])
+def test_posx_matches_onnxruntime_native(built_native, case_id):
     built_native.check(case_id)
 
 
@@ -395,6 +417,8 @@ def test_transpose_to_nhwc_folded(case):
     ("conv_1x1_one_position_blocks", "aotc_conv_pointwise_t_f32"),
     ("conv_1x1", "aotc_conv_pointwise_f32"),
     ("conv_1x1_runtime_weights", "aotc_conv_pointwise_f32"),
+    *[(c.id, "aotc_conv_pointwise_f32") for c in POSX if c.id.startswith("posx_1x1")],
+    *[(c.id, "aotc_conv_implicit_f32") for c in POSX if c.id.startswith("posx_stem")],
     ("conv_implicit_panels", "aotc_conv_implicit_f32"),
     ("conv_implicit_wide_kernel_one_channel", "aotc_conv_implicit_f32"),
     ("conv_1x1_strided", "aotc_conv_implicit_f32"),

@@ -45,6 +45,24 @@ enum { DW3X_UP, DW3X_IN, DW3X_DOWN, DW3X_LEFT, DW3X_RIGHT, DW3X_MASKS };
  * image): the last one (p), this one (c), the next (n); the left and right taps are c shifted by a
  * lane, the lane coming from p or n, kept where the column is inside the row (one mask for the
  * three tap rows: a zero row stays zero). */
+/* The epilogue of a vector of sums s (lanes `in`): + the residual r (unless NULL), the activation
+ * (leaky, else the clamp to [lo, hi], which is no-op for none), stored; without a mask where all 16
+ * lanes are outputs (masked stores cost KWS's 25 x 5 planes 7 % on Zen 4). */
+static inline void dw3x_finish(__m512 s, __mmask16 in, const float *r, int32_t act, __m512 lo, __m512 hi,
+                               __m512 leak, float *y) {
+    if (r != NULL) s = _mm512_add_ps(s, _mm512_maskz_loadu_ps(in, r));
+    if (act == AOTC_ACT_LEAKY) {
+        s = _mm512_mask_mul_ps(s, _mm512_cmp_ps_mask(s, _mm512_setzero_ps(), _CMP_LT_OQ), s, leak);
+    } else {
+        s = _mm512_min_ps(_mm512_max_ps(s, lo), hi);
+    }
+    if (in == 0xFFFF) {
+        _mm512_storeu_ps(y, s);
+    } else {
+        _mm512_mask_storeu_ps(y, in, s);
+    }
+}
+
 #define DW3X_SHIFT(M, HI, LO, N) \
     _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(M, _mm512_castps_si512(HI), _mm512_castps_si512(LO), N))
 #define DW3X_PLANE(RES, ACT)                                                                          \
@@ -69,13 +87,7 @@ enum { DW3X_UP, DW3X_IN, DW3X_DOWN, DW3X_LEFT, DW3X_RIGHT, DW3X_MASKS };
             s1 = _mm512_fmadd_ps(k5, DW3X_SHIFT(right, n1, c1, 1), s1);                               \
             s2 = _mm512_fmadd_ps(k8, DW3X_SHIFT(right, n2, c2, 1), s2);                               \
             s0 = _mm512_add_ps(s0, _mm512_add_ps(s1, s2));                                            \
-            if (RES) s0 = _mm512_add_ps(s0, _mm512_maskz_loadu_ps(in, rc + 16 * (ptrdiff_t)v));       \
-            if ((ACT) == AOTC_ACT_LEAKY) {                                                            \
-                s0 = _mm512_mask_mul_ps(s0, _mm512_cmp_ps_mask(s0, _mm512_setzero_ps(), _CMP_LT_OQ), s0, leak); \
-            } else {                                                                                  \
-                s0 = _mm512_min_ps(_mm512_max_ps(s0, lo), hi);                                        \
-            }                                                                                         \
-            _mm512_mask_storeu_ps(yc + 16 * (ptrdiff_t)v, in, s0);                                    \
+            dw3x_finish(s0, in, (RES) ? rc + 16 * (ptrdiff_t)v : NULL, ACT, lo, hi, leak, yc + 16 * (ptrdiff_t)v); \
             p0 = c0, p1 = c1, p2 = c2, c0 = n0, c1 = n1, c2 = n2;                                     \
         }                                                                                             \
     }
@@ -197,13 +209,8 @@ static void dw3x_planes_s2(void *arg, int32_t begin, int32_t end) {
                     s2 = _mm512_fmadd_ps(w2, _mm512_maskz_permutex2var_ps(e2, a, i2, c), s2);
                 }
                 s0 = _mm512_add_ps(s0, _mm512_add_ps(s1, s2));
-                if (rc != NULL) s0 = _mm512_add_ps(s0, _mm512_maskz_loadu_ps(out, rc + (ptrdiff_t)oy * OW + 15 * j));
-                if (act == AOTC_ACT_LEAKY) {
-                    s0 = _mm512_mask_mul_ps(s0, _mm512_cmp_ps_mask(s0, _mm512_setzero_ps(), _CMP_LT_OQ), s0, leak);
-                } else {
-                    s0 = _mm512_min_ps(_mm512_max_ps(s0, lo), hi);
-                }
-                _mm512_mask_storeu_ps(yc + (ptrdiff_t)oy * OW + 15 * j, out, s0);
+                dw3x_finish(s0, out, rc != NULL ? rc + (ptrdiff_t)oy * OW + 15 * j : NULL, act, lo, hi, leak,
+                            yc + (ptrdiff_t)oy * OW + 15 * j);
             }
         }
     }

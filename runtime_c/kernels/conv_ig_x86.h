@@ -35,6 +35,7 @@
 #define AOTC_CONV_IG_X86_H
 
 #include "conv_internal.h"
+#include "conv_posx_x86.h"
 
 #if defined(__AVX512F__) && !defined(AOTC_NO_X86_IG)
 #include <immintrin.h>
@@ -337,7 +338,11 @@ static int igx(const aotc_conv_params *p, const float *x, const float *wt, const
                           p->batch * p->group * J.nvec);
         return 1;
     }
+#if defined(AOTC_CONV_POSX)
+    return posx_stem(p, x, wt, bias, res, y); /* one-channel stems: patches copied, 8 x 32 tiles (conv_posx_x86.h) */
+#else
     return 0;
+#endif
 }
 #endif
 #endif
