@@ -1,0 +1,211 @@
+/* Depthwise K x K Conv (K = 3, 5, 7) on AVX-512F, stride 1 or 2, any pads, long rows: dwkx runs
+ * it and returns 1, or returns 0 and the caller goes on as before. Called by the depthwise kernels
+ * after conv_dw3_x86.h's dw3x (small planes, short rows) has declined: other targets compile
+ * exactly the code they did, and no kernel choice or scratch size changes. Internal to
+ * runtime_c/kernels.
+ *
+ * Why: EfficientNet-B0's 5 x 5 depthwise convs ran at about 11 % of the FMA peak in the portable
+ * kernel (blocks of outputs summed in scalar-indexed registers, copies of the taps that cross a
+ * row's ends), and the 3 x 3 stride-2 ones of MobileNet-v2 and EfficientNet (112 -> 56) at
+ * about 8 %. Here an output row goes in vectors of 16 outputs, four rows at a time (four
+ * independent chains of multiply-adds); per tap one masked load at stride 1 (zero where the tap
+ * falls outside the row or the image: AVX-512's masked loads do not touch masked-off lanes, so a
+ * vector may point outside the tensor), two and an even-lane vpermt2ps at stride 2. The masks
+ * depend on the vector's columns only and are made once per column block. */
+#ifndef AOTC_CONV_DWK_X86_H
+#define AOTC_CONV_DWK_X86_H
+
+#include "conv_internal.h"
+
+#if defined(__AVX512F__) && !defined(AOTC_NO_X86_DWK)
+#include <immintrin.h>
+
+typedef struct {
+    const aotc_conv_params *p;
+    const float *x, *w, *bias, *res;
+    float *y;
+} dwkx_job;
+
+/* lanes j of 16 with lo <= a + j < hi */
+static inline __mmask16 dwkx_range(ptrdiff_t a, ptrdiff_t lo, ptrdiff_t hi) {
+    uint32_t m = 0;
+    int32_t j;
+    for (j = 0; j < 16; ++j)
+        if (a + j >= lo && a + j < hi) m |= 1u << j;
+    return (__mmask16)m;
+}
+
+#define DWKX_ROWS 4
+#define DWKX_MAX_COLS 16 /* column blocks of 16 outputs: rows of at most 256 */
+
+/* Channel items [begin, end): every output row of each, DWKX_ROWS rows at a time, K and S constant. */
+#define DWKX_KERNEL(NAME, K, S)                                                                        \
+    static void NAME(void *arg, int32_t begin, int32_t end) {                                          \
+        const dwkx_job *J = (const dwkx_job *)arg;                                                     \
+        const aotc_conv_params *p = J->p;                                                              \
+        const int32_t IH = p->in_size[1], IW = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2]; \
+        const int32_t pt = p->pads[1], pl = p->pads[2], sy = p->strides[1];                            \
+        const ptrdiff_t in_plane = (ptrdiff_t)IH * IW, out_plane = (ptrdiff_t)OH * OW;                 \
+        const int leaky = p->act == AOTC_ACT_LEAKY, clamp = p->act == AOTC_ACT_CLAMP;                  \
+        const __m512 lo = _mm512_set1_ps(p->act_lo), hi = _mm512_set1_ps(p->act_hi);                   \
+        const __m512 alpha = _mm512_set1_ps(p->act_alpha);                                             \
+        const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0); \
+        __mmask16 ma[DWKX_MAX_COLS][K], mb[DWKX_MAX_COLS][K]; /* per column block and tap column: the loads' lanes inside the row */ \
+        int32_t item, ox0, oy, kx, ky, r;                                                              \
+        (void)even;                                                                                    \
+        for (ox0 = 0; ox0 < OW; ox0 += 16)                                                             \
+            for (kx = 0; kx < K; ++kx) {                                                               \
+                const ptrdiff_t c0 = (ptrdiff_t)ox0 * (S) + kx - pl;                                   \
+                ma[ox0 / 16][kx] = dwkx_range(c0, 0, IW);                                              \
+                mb[ox0 / 16][kx] = (S) == 2 ? dwkx_range(c0 + 16, 0, IW) : 0;                          \
+            }                                                                                          \
+        for (item = begin; item < end; ++item) {                                                       \
+            const int32_t n = item / p->out_c, o = item % p->out_c;                                    \
+            const float *xc = J->x + ((ptrdiff_t)n * p->in_c + o) * in_plane;                          \
+            const float *wc = J->w + (ptrdiff_t)o * K * K;                                             \
+            const ptrdiff_t yo = ((ptrdiff_t)n * p->out_c + o) * out_plane;                            \
+            const __m512 b0 = _mm512_set1_ps(J->bias != NULL ? J->bias[o] : 0.0f);                     \
+            for (ox0 = 0; ox0 < OW; ox0 += 16) {                                                       \
+                const __mmask16 out = dwkx_range(ox0, 0, OW);                                          \
+                const __mmask16 *mac = ma[ox0 / 16], *mbc = mb[ox0 / 16];                              \
+                for (oy = 0; oy < OH; oy += DWKX_ROWS) {                                               \
+                    __m512 acc[DWKX_ROWS];                                                             \
+                    _Pragma("GCC unroll 4") for (r = 0; r < DWKX_ROWS; ++r) acc[r] = b0;               \
+                    for (ky = 0; ky < K; ++ky) {                                                       \
+                        const float *wr = wc + ky * K;                                                 \
+                        __mmask16 rok[DWKX_ROWS];                                                      \
+                        const float *xr[DWKX_ROWS];                                                    \
+                        _Pragma("GCC unroll 4") for (r = 0; r < DWKX_ROWS; ++r) {                      \
+                            const int32_t iy = (oy + r) * sy + ky - pt;                                \
+                            rok[r] = oy + r < OH && iy >= 0 && iy < IH ? (__mmask16)0xFFFF : (__mmask16)0; \
+                            xr[r] = xc + (ptrdiff_t)iy * IW + (ptrdiff_t)ox0 * (S) - pl;               \
+                        }                                                                              \
+                        _Pragma("GCC unroll 7") for (kx = 0; kx < K; ++kx) {                           \
+                            const __m512 wv = _mm512_set1_ps(wr[kx]);                                  \
+                            _Pragma("GCC unroll 4") for (r = 0; r < DWKX_ROWS; ++r) {                  \
+                                __m512 v;                                                              \
+                                if ((S) == 1) {                                                        \
+                                    v = _mm512_maskz_loadu_ps(mac[kx] & rok[r], xr[r] + kx);            \
+                                } else {                                                               \
+                                    v = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(mac[kx] & rok[r], xr[r] + kx), even, \
+                                                               _mm512_maskz_loadu_ps(mbc[kx] & rok[r], xr[r] + kx + 16)); \
+                                }                                                                      \
+                                acc[r] = _mm512_fmadd_ps(wv, v, acc[r]);                               \
+                            }                                                                          \
+                        }                                                                              \
+                    }                                                                                  \
+                    for (r = 0; r < DWKX_ROWS && oy + r < OH; ++r) {                                   \
+                        const ptrdiff_t q = yo + (ptrdiff_t)(oy + r) * OW + ox0;                       \
+                        __m512 a = acc[r];                                                             \
+                        if (J->res != NULL) a = _mm512_add_ps(a, _mm512_maskz_loadu_ps(out, J->res + q)); \
+                        if (leaky) a = _mm512_mask_mul_ps(a, _mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_LT_OQ), a, alpha); \
+                        else if (clamp) a = _mm512_min_ps(_mm512_max_ps(a, lo), hi);                   \
+                        _mm512_mask_storeu_ps(J->y + q, out, a);                                       \
+                    }                                                                                  \
+                }                                                                                      \
+            }                                                                                          \
+        }                                                                                              \
+    }
+DWKX_KERNEL(dwkx_k3s1, 3, 1)
+DWKX_KERNEL(dwkx_k3s2, 3, 2)
+DWKX_KERNEL(dwkx_k5s1, 5, 1)
+DWKX_KERNEL(dwkx_k5s2, 5, 2)
+DWKX_KERNEL(dwkx_k7s1, 7, 1)
+DWKX_KERNEL(dwkx_k7s2, 7, 2)
+#undef DWKX_KERNEL
+
+/* ---- stride 1, same size, small planes: the plane as one flat run of vectors ---- */
+
+#define DWKX_FLAT_VECS 64 /* vectors of 16 positions a plane: HW <= 1024 */
+
+/* Channel items [begin, end) of a same-size stride-1 conv (pads (K - 1) / 2), the plane in flat
+ * vectors of 16 positions, DWKX_ROWS vectors at a time: tap (ky, kx) of position q reads q +
+ * (ky - P) W + kx - P, masked to the lanes whose tap row and column lie inside the image (the
+ * masks of each vector made once per call, rows' and columns' apart). */
+#define DWKX_FLAT_KERNEL(NAME, K)                                                                      \
+    static void NAME(void *arg, int32_t begin, int32_t end) {                                          \
+        const dwkx_job *J = (const dwkx_job *)arg;                                                     \
+        const aotc_conv_params *p = J->p;                                                              \
+        const int32_t H = p->out_size[1], W = p->out_size[2], P = (K - 1) / 2;                         \
+        const ptrdiff_t plane = (ptrdiff_t)H * W;                                                      \
+        const int32_t nvec = (int32_t)((plane + 15) / 16), ngrp = (nvec + DWKX_ROWS - 1) / DWKX_ROWS;  \
+        const int leaky = p->act == AOTC_ACT_LEAKY, clamp = p->act == AOTC_ACT_CLAMP;                  \
+        const __m512 lo = _mm512_set1_ps(p->act_lo), hi = _mm512_set1_ps(p->act_hi);                   \
+        const __m512 alpha = _mm512_set1_ps(p->act_alpha);                                             \
+        /* per vector (DWKX_ROWS past the last: none), tap row and tap column: the lanes inside */    \
+        __mmask16 rm[DWKX_FLAT_VECS + DWKX_ROWS][K], cm[DWKX_FLAT_VECS + DWKX_ROWS][K];                \
+        int32_t item, v, g, i, k, r, ky, kx;                                                           \
+        for (v = 0; v < ngrp * DWKX_ROWS; ++v) {                                                       \
+            for (k = 0; k < K; ++k) rm[v][k] = cm[v][k] = 0;                                           \
+            for (i = 0; i < 16 && (ptrdiff_t)16 * v + i < plane; ++i) {                                \
+                const int32_t oy = (16 * v + i) / W, ox = (16 * v + i) % W;                            \
+                for (k = 0; k < K; ++k) {                                                              \
+                    if (oy + k - P >= 0 && oy + k - P < H) rm[v][k] |= (__mmask16)(1u << i);           \
+                    if (ox + k - P >= 0 && ox + k - P < W) cm[v][k] |= (__mmask16)(1u << i);           \
+                }                                                                                      \
+            }                                                                                          \
+        }                                                                                              \
+        for (item = begin; item < end; ++item) {                                                       \
+            const int32_t n = item / p->out_c, o = item % p->out_c;                                    \
+            const float *xc = J->x + ((ptrdiff_t)n * p->in_c + o) * plane;                             \
+            const float *wc = J->w + (ptrdiff_t)o * K * K;                                             \
+            float *yc = J->y + ((ptrdiff_t)n * p->out_c + o) * plane;                                  \
+            const float *rc = J->res != NULL ? J->res + ((ptrdiff_t)n * p->out_c + o) * plane : NULL;  \
+            const __m512 b0 = _mm512_set1_ps(J->bias != NULL ? J->bias[o] : 0.0f);                     \
+            for (g = 0; g < ngrp; ++g) {                                                               \
+                const int32_t v0 = g * DWKX_ROWS;                                                      \
+                __m512 acc[DWKX_ROWS];                                                                 \
+                _Pragma("GCC unroll 4") for (r = 0; r < DWKX_ROWS; ++r) acc[r] = b0;                   \
+                _Pragma("GCC unroll 7") for (ky = 0; ky < K; ++ky) {                                   \
+                    const float *xr = xc + (ptrdiff_t)16 * v0 + (ptrdiff_t)(ky - P) * W - P;           \
+                    _Pragma("GCC unroll 7") for (kx = 0; kx < K; ++kx) {                               \
+                        const __m512 wv = _mm512_set1_ps(wc[ky * K + kx]);                             \
+                        _Pragma("GCC unroll 4") for (r = 0; r < DWKX_ROWS; ++r)                        \
+                            acc[r] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(rm[v0 + r][ky] & cm[v0 + r][kx], xr + 16 * r + kx), acc[r]); \
+                    }                                                                                  \
+                }                                                                                      \
+                for (r = 0; r < DWKX_ROWS && v0 + r < nvec; ++r) {                                     \
+                    const ptrdiff_t q = (ptrdiff_t)16 * (v0 + r);                                      \
+                    const __mmask16 out = plane - q >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (plane - q)) - 1u); \
+                    __m512 a = acc[r];                                                                 \
+                    if (rc != NULL) a = _mm512_add_ps(a, _mm512_maskz_loadu_ps(out, rc + q));          \
+                    if (leaky) a = _mm512_mask_mul_ps(a, _mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_LT_OQ), a, alpha); \
+                    else if (clamp) a = _mm512_min_ps(_mm512_max_ps(a, lo), hi);                       \
+                    _mm512_mask_storeu_ps(yc + q, out, a);                                             \
+                }                                                                                      \
+            }                                                                                          \
+        }                                                                                              \
+    }
+DWKX_FLAT_KERNEL(dwkx_flat3, 3)
+DWKX_FLAT_KERNEL(dwkx_flat5, 5)
+DWKX_FLAT_KERNEL(dwkx_flat7, 7)
+#undef DWKX_FLAT_KERNEL
+
+/* Runs the conv if a path above takes it: 1, else 0 (the caller goes on). s1: whether to take
+ * stride 1 (the 3 x 3 callers' own stride-1 paths were faster on large planes). */
+static int dwkx(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
+                float *y, int s1) {
+    const int32_t K = p->kernel[2], s = p->strides[2], H = p->out_size[1], W = p->out_size[2];
+    dwkx_job J;
+    aotc_task_fn fn;
+    if (p->in_nhwc != 0 || p->out_nhwc != 0 || p->group != p->in_c || p->out_c != p->in_c || p->in_size[0] != 1 ||
+        p->out_size[0] != 1 || p->kernel[0] != 1 || p->pads[0] != 0 || p->kernel[1] != K || p->strides[1] != s ||
+        p->dilations[1] != 1 || p->dilations[2] != 1 || (s != 1 && s != 2) || (s == 1 && !s1) || W > 16 * DWKX_MAX_COLS)
+        return 0;
+    if (p->act != AOTC_ACT_NONE && p->act != AOTC_ACT_CLAMP && p->act != AOTC_ACT_LEAKY) return 0;
+    if (K == 3) fn = s == 1 ? dwkx_k3s1 : dwkx_k3s2;
+    else if (K == 5) fn = s == 1 ? dwkx_k5s1 : dwkx_k5s2;
+    else if (K == 7) fn = s == 1 ? dwkx_k7s1 : dwkx_k7s2;
+    else return 0;
+    if (s == 1 && H == p->in_size[1] && W == p->in_size[2] && p->pads[1] == (K - 1) / 2 &&
+        p->pads[2] == (K - 1) / 2 && (ptrdiff_t)H * W <= 16 * DWKX_FLAT_VECS)
+        fn = K == 3 ? dwkx_flat3 : K == 5 ? dwkx_flat5 : dwkx_flat7;
+    J.p = p, J.x = x, J.w = w, J.bias = bias, J.res = res, J.y = y;
+    aotc_parallel_for(fn, &J, p->batch * p->out_c);
+    return 1;
+}
+#undef DWKX_ROWS
+#undef DWKX_MAX_COLS
+#undef DWKX_FLAT_VECS
+#endif
+#endif
