@@ -10,8 +10,11 @@
  * about 8 %. Here an output row goes in vectors of 16 outputs, four rows at a time (four
  * independent chains of multiply-adds); per tap one masked load at stride 1 (zero where the tap
  * falls outside the row or the image: AVX-512's masked loads do not touch masked-off lanes, so a
- * vector may point outside the tensor), two and an even-lane vpermt2ps at stride 2. The masks
- * depend on the vector's columns only and are made once per column block. */
+ * vector may point outside the tensor). At stride 2 the 16 outputs' window of a tap row comes in
+ * three loads, split into its even and odd columns by two vpermt2ps; tap 2 j (2 j + 1) is the
+ * even (odd) vector moved j lanes by valignd (EfficientNet's 5 x 5 at 56 -> 28: 253 -> 150 us
+ * against two loads and a vpermt2ps per tap). The column masks depend on the vector's columns
+ * only and are made once per call. */
 #ifndef AOTC_CONV_DWK_X86_H
 #define AOTC_CONV_DWK_X86_H
 
@@ -50,14 +53,17 @@ static inline __mmask16 dwkx_range(ptrdiff_t a, ptrdiff_t lo, ptrdiff_t hi) {
         const __m512 lo = _mm512_set1_ps(p->act_lo), hi = _mm512_set1_ps(p->act_hi);                   \
         const __m512 alpha = _mm512_set1_ps(p->act_alpha);                                             \
         const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0); \
+        const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));                              \
+        __mmask16 mc[DWKX_MAX_COLS]; /* stride 2: the window's third load (columns 32 on) */          \
         __mmask16 ma[DWKX_MAX_COLS][K], mb[DWKX_MAX_COLS][K]; /* per column block and tap column: the loads' lanes inside the row */ \
         int32_t item, ox0, oy, kx, ky, r;                                                              \
-        (void)even;                                                                                    \
+        (void)even, (void)odd, (void)mc;                                                               \
         for (ox0 = 0; ox0 < OW; ox0 += 16)                                                             \
             for (kx = 0; kx < K; ++kx) {                                                               \
                 const ptrdiff_t c0 = (ptrdiff_t)ox0 * (S) + kx - pl;                                   \
                 ma[ox0 / 16][kx] = dwkx_range(c0, 0, IW);                                              \
                 mb[ox0 / 16][kx] = (S) == 2 ? dwkx_range(c0 + 16, 0, IW) : 0;                          \
+                if (kx == 0) mc[ox0 / 16] = (S) == 2 ? dwkx_range(c0 + 32, 0, IW) : 0;                 \
             }                                                                                          \
         for (item = begin; item < end; ++item) {                                                       \
             const int32_t n = item / p->out_c, o = item % p->out_c;                                    \
@@ -67,7 +73,7 @@ static inline __mmask16 dwkx_range(ptrdiff_t a, ptrdiff_t lo, ptrdiff_t hi) {
             const __m512 b0 = _mm512_set1_ps(J->bias != NULL ? J->bias[o] : 0.0f);                     \
             for (ox0 = 0; ox0 < OW; ox0 += 16) {                                                       \
                 const __mmask16 out = dwkx_range(ox0, 0, OW);                                          \
-                const __mmask16 *mac = ma[ox0 / 16], *mbc = mb[ox0 / 16];                              \
+                const __mmask16 *mac = ma[ox0 / 16], *mbc = mb[ox0 / 16], mcc = mc[ox0 / 16];          \
                 for (oy = 0; oy < OH; oy += DWKX_ROWS) {                                               \
                     __m512 acc[DWKX_ROWS];                                                             \
                     _Pragma("GCC unroll 4") for (r = 0; r < DWKX_ROWS; ++r) acc[r] = b0;               \
@@ -80,17 +86,32 @@ static inline __mmask16 dwkx_range(ptrdiff_t a, ptrdiff_t lo, ptrdiff_t hi) {
                             rok[r] = oy + r < OH && iy >= 0 && iy < IH ? (__mmask16)0xFFFF : (__mmask16)0; \
                             xr[r] = xc + (ptrdiff_t)iy * IW + (ptrdiff_t)ox0 * (S) - pl;               \
                         }                                                                              \
-                        _Pragma("GCC unroll 7") for (kx = 0; kx < K; ++kx) {                           \
-                            const __m512 wv = _mm512_set1_ps(wr[kx]);                                  \
+                        if ((S) == 1) {                                                                \
+                            _Pragma("GCC unroll 7") for (kx = 0; kx < K; ++kx) {                       \
+                                const __m512 wv = _mm512_set1_ps(wr[kx]);                              \
+                                _Pragma("GCC unroll 4") for (r = 0; r < DWKX_ROWS; ++r)                \
+                                    acc[r] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(mac[kx] & rok[r], xr[r] + kx), acc[r]); \
+                            }                                                                          \
+                        } else { /* the row's window of 16 outputs (3 masked loads) -> its K taps */   \
                             _Pragma("GCC unroll 4") for (r = 0; r < DWKX_ROWS; ++r) {                  \
-                                __m512 v;                                                              \
-                                if ((S) == 1) {                                                        \
-                                    v = _mm512_maskz_loadu_ps(mac[kx] & rok[r], xr[r] + kx);            \
-                                } else {                                                               \
-                                    v = _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(mac[kx] & rok[r], xr[r] + kx), even, \
-                                                               _mm512_maskz_loadu_ps(mbc[kx] & rok[r], xr[r] + kx + 16)); \
+                                const __m512 a = _mm512_maskz_loadu_ps(mac[0] & rok[r], xr[r]);        \
+                                const __m512 b = _mm512_maskz_loadu_ps(mbc[0] & rok[r], xr[r] + 16);   \
+                                const __m512 c = _mm512_maskz_loadu_ps(mcc & rok[r], xr[r] + 32);      \
+                                const __m512 e = _mm512_permutex2var_ps(a, even, b), o = _mm512_permutex2var_ps(a, odd, b); \
+                                const __m512i ce = _mm512_castps_si512((K) > 3 ? _mm512_permutexvar_ps(even, c) : c); \
+                                const __m512i co = _mm512_castps_si512((K) > 3 ? _mm512_permutexvar_ps(odd, c) : c); \
+                                const __m512i ei = _mm512_castps_si512(e), oi = _mm512_castps_si512(o); \
+                                acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(wr[0]), e, acc[r]);            \
+                                acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(wr[1]), o, acc[r]);            \
+                                acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(wr[2]), _mm512_castsi512_ps(_mm512_alignr_epi32(ce, ei, 1)), acc[r]); \
+                                if ((K) > 3) {                                                         \
+                                    acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(wr[3 % (K)]), _mm512_castsi512_ps(_mm512_alignr_epi32(co, oi, 1)), acc[r]); \
+                                    acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(wr[4 % (K)]), _mm512_castsi512_ps(_mm512_alignr_epi32(ce, ei, 2)), acc[r]); \
                                 }                                                                      \
-                                acc[r] = _mm512_fmadd_ps(wv, v, acc[r]);                               \
+                                if ((K) > 5) {                                                         \
+                                    acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(wr[5 % (K)]), _mm512_castsi512_ps(_mm512_alignr_epi32(co, oi, 2)), acc[r]); \
+                                    acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(wr[6 % (K)]), _mm512_castsi512_ps(_mm512_alignr_epi32(ce, ei, 3)), acc[r]); \
+                                }                                                                      \
                             }                                                                          \
                         }                                                                              \
                     }                                                                                  \
