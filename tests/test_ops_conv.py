@@ -363,6 +363,7 @@ NATIVE = [
     conv_fused("igb3_res_relu_7x7", (1, 40, 7, 7), (48, 40, 3, 3), "relu", pads=[1, 1, 1, 1]),
     conv_fused("igb3_clip_m24", (1, 36, 5, 9), (24, 36, 3, 3), "clip", residual=False, pads=[1, 1, 1, 1]),
     conv_fused("igb3_leaky_batch", (2, 33, 9, 8), (8, 33, 3, 3), "leaky", residual=False, pads=[1, 1, 1, 1]),
+    conv_fused("igb3_tail3_res_leaky", (1, 34, 9, 11), (16, 34, 3, 3), "leaky", pads=[1, 1, 1, 1]),
     conv("igb3_grouped_no_bias", (1, 80, 6, 6), (16, 40, 3, 3), group=2, pads=[1, 1, 1, 1], bias=False),
     conv_fused("dwkx5_rows_res_clip", (1, 3, 40, 36), (3, 1, 5, 5), "clip", group=3, pads=[2, 2, 2, 2]),
     conv_fused("dwkx3_s2_long_rows_leaky", (2, 3, 9, 70), (3, 1, 3, 3), "leaky", residual=False, group=3,
