@@ -18,25 +18,15 @@
 #ifndef AOTC_CONV_DWK_X86_H
 #define AOTC_CONV_DWK_X86_H
 
-#include "conv_internal.h"
+#include "conv_x86_common.h"
 
 #if defined(__AVX512F__) && !defined(AOTC_NO_X86_DWK)
-#include <immintrin.h>
 
 typedef struct {
     const aotc_conv_params *p;
     const float *x, *w, *bias, *res;
     float *y;
 } dwkx_job;
-
-/* lanes j of 16 with lo <= a + j < hi */
-static inline __mmask16 dwkx_range(ptrdiff_t a, ptrdiff_t lo, ptrdiff_t hi) {
-    uint32_t m = 0;
-    int32_t j;
-    for (j = 0; j < 16; ++j)
-        if (a + j >= lo && a + j < hi) m |= 1u << j;
-    return (__mmask16)m;
-}
 
 #define DWKX_ROWS 4
 #define DWKX_MAX_COLS 16 /* column blocks of 16 outputs: rows of at most 256 */
@@ -49,9 +39,6 @@ static inline __mmask16 dwkx_range(ptrdiff_t a, ptrdiff_t lo, ptrdiff_t hi) {
         const int32_t IH = p->in_size[1], IW = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2]; \
         const int32_t pt = p->pads[1], pl = p->pads[2], sy = p->strides[1];                            \
         const ptrdiff_t in_plane = (ptrdiff_t)IH * IW, out_plane = (ptrdiff_t)OH * OW;                 \
-        const int leaky = p->act == AOTC_ACT_LEAKY, clamp = p->act == AOTC_ACT_CLAMP;                  \
-        const __m512 lo = _mm512_set1_ps(p->act_lo), hi = _mm512_set1_ps(p->act_hi);                   \
-        const __m512 alpha = _mm512_set1_ps(p->act_alpha);                                             \
         const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0); \
         const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));                              \
         __mmask16 mc[DWKX_MAX_COLS]; /* stride 2: the window's third load (columns 32 on) */          \
@@ -61,9 +48,9 @@ static inline __mmask16 dwkx_range(ptrdiff_t a, ptrdiff_t lo, ptrdiff_t hi) {
         for (ox0 = 0; ox0 < OW; ox0 += 16)                                                             \
             for (kx = 0; kx < K; ++kx) {                                                               \
                 const ptrdiff_t c0 = (ptrdiff_t)ox0 * (S) + kx - pl;                                   \
-                ma[ox0 / 16][kx] = dwkx_range(c0, 0, IW);                                              \
-                mb[ox0 / 16][kx] = (S) == 2 ? dwkx_range(c0 + 16, 0, IW) : 0;                          \
-                if (kx == 0) mc[ox0 / 16] = (S) == 2 ? dwkx_range(c0 + 32, 0, IW) : 0;                 \
+                ma[ox0 / 16][kx] = x86c_lanes(c0, 0, IW);                                              \
+                mb[ox0 / 16][kx] = (S) == 2 ? x86c_lanes(c0 + 16, 0, IW) : 0;                          \
+                if (kx == 0) mc[ox0 / 16] = (S) == 2 ? x86c_lanes(c0 + 32, 0, IW) : 0;                 \
             }                                                                                          \
         for (item = begin; item < end; ++item) {                                                       \
             const int32_t n = item / p->out_c, o = item % p->out_c;                                    \
@@ -72,7 +59,7 @@ static inline __mmask16 dwkx_range(ptrdiff_t a, ptrdiff_t lo, ptrdiff_t hi) {
             const ptrdiff_t yo = ((ptrdiff_t)n * p->out_c + o) * out_plane;                            \
             const __m512 b0 = _mm512_set1_ps(J->bias != NULL ? J->bias[o] : 0.0f);                     \
             for (ox0 = 0; ox0 < OW; ox0 += 16) {                                                       \
-                const __mmask16 out = dwkx_range(ox0, 0, OW);                                          \
+                const __mmask16 out = x86c_lanes(ox0, 0, OW);                                          \
                 const __mmask16 *mac = ma[ox0 / 16], *mbc = mb[ox0 / 16], mcc = mc[ox0 / 16];          \
                 for (oy = 0; oy < OH; oy += DWKX_ROWS) {                                               \
                     __m512 acc[DWKX_ROWS];                                                             \
@@ -117,11 +104,7 @@ static inline __mmask16 dwkx_range(ptrdiff_t a, ptrdiff_t lo, ptrdiff_t hi) {
                     }                                                                                  \
                     for (r = 0; r < DWKX_ROWS && oy + r < OH; ++r) {                                   \
                         const ptrdiff_t q = yo + (ptrdiff_t)(oy + r) * OW + ox0;                       \
-                        __m512 a = acc[r];                                                             \
-                        if (J->res != NULL) a = _mm512_add_ps(a, _mm512_maskz_loadu_ps(out, J->res + q)); \
-                        if (leaky) a = _mm512_mask_mul_ps(a, _mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_LT_OQ), a, alpha); \
-                        else if (clamp) a = _mm512_min_ps(_mm512_max_ps(a, lo), hi);                   \
-                        _mm512_mask_storeu_ps(J->y + q, out, a);                                       \
+                        x86c_finish(p, acc[r], out, J->res != NULL ? J->res + q : NULL, J->y + q);     \
                     }                                                                                  \
                 }                                                                                      \
             }                                                                                          \
@@ -150,9 +133,6 @@ DWKX_KERNEL(dwkx_k7s2, 7, 2)
         const int32_t H = p->out_size[1], W = p->out_size[2], P = (K - 1) / 2;                         \
         const ptrdiff_t plane = (ptrdiff_t)H * W;                                                      \
         const int32_t nvec = (int32_t)((plane + 15) / 16), ngrp = (nvec + DWKX_ROWS - 1) / DWKX_ROWS;  \
-        const int leaky = p->act == AOTC_ACT_LEAKY, clamp = p->act == AOTC_ACT_CLAMP;                  \
-        const __m512 lo = _mm512_set1_ps(p->act_lo), hi = _mm512_set1_ps(p->act_hi);                   \
-        const __m512 alpha = _mm512_set1_ps(p->act_alpha);                                             \
         /* per vector (DWKX_ROWS past the last: none), tap row and tap column: the lanes inside */    \
         __mmask16 rm[DWKX_FLAT_VECS + DWKX_ROWS][K], cm[DWKX_FLAT_VECS + DWKX_ROWS][K];                \
         int32_t item, v, g, i, k, r, ky, kx;                                                           \
@@ -187,12 +167,7 @@ DWKX_KERNEL(dwkx_k7s2, 7, 2)
                 }                                                                                      \
                 for (r = 0; r < DWKX_ROWS && v0 + r < nvec; ++r) {                                     \
                     const ptrdiff_t q = (ptrdiff_t)16 * (v0 + r);                                      \
-                    const __mmask16 out = plane - q >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (plane - q)) - 1u); \
-                    __m512 a = acc[r];                                                                 \
-                    if (rc != NULL) a = _mm512_add_ps(a, _mm512_maskz_loadu_ps(out, rc + q));          \
-                    if (leaky) a = _mm512_mask_mul_ps(a, _mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_LT_OQ), a, alpha); \
-                    else if (clamp) a = _mm512_min_ps(_mm512_max_ps(a, lo), hi);                       \
-                    _mm512_mask_storeu_ps(yc + q, out, a);                                             \
+                    x86c_finish(p, acc[r], x86c_lanes(q, 0, plane), rc != NULL ? rc + q : NULL, yc + q); \
                 }                                                                                      \
             }                                                                                          \
         }                                                                                              \
@@ -213,7 +188,7 @@ static int dwkx(const aotc_conv_params *p, const float *x, const float *w, const
         p->out_size[0] != 1 || p->kernel[0] != 1 || p->pads[0] != 0 || p->kernel[1] != K || p->strides[1] != s ||
         p->dilations[1] != 1 || p->dilations[2] != 1 || (s != 1 && s != 2) || (s == 1 && !s1) || W > 16 * DWKX_MAX_COLS)
         return 0;
-    if (p->act != AOTC_ACT_NONE && p->act != AOTC_ACT_CLAMP && p->act != AOTC_ACT_LEAKY) return 0;
+    if (!x86c_act_ok(p)) return 0;
     if (K == 3) fn = s == 1 ? dwkx_k3s1 : dwkx_k3s2;
     else if (K == 5) fn = s == 1 ? dwkx_k5s1 : dwkx_k5s2;
     else if (K == 7) fn = s == 1 ? dwkx_k7s1 : dwkx_k7s2;

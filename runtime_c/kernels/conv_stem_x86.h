@@ -14,10 +14,9 @@
 #ifndef AOTC_CONV_STEM_X86_H
 #define AOTC_CONV_STEM_X86_H
 
-#include "conv_internal.h"
+#include "conv_x86_common.h"
 
 #if defined(__AVX512F__) && !defined(AOTC_NO_X86_STEM)
-#include <immintrin.h>
 
 typedef struct {
     const aotc_conv_params *p;
@@ -25,13 +24,6 @@ typedef struct {
     float *y;
     int32_t nvec; /* vectors of 16 outputs per output row */
 } stemx_job;
-
-/* lanes j of 16 with lo <= a + j < hi */
-static inline __mmask16 stemx_range(ptrdiff_t a, ptrdiff_t lo, ptrdiff_t hi) {
-    const ptrdiff_t first = lo - a > 0 ? lo - a : 0, end = hi - a < 16 ? hi - a : 16;
-    if (end <= first) return 0;
-    return (__mmask16)((((uint32_t)1 << end) - 1u) & ~(((uint32_t)1 << first) - 1u));
-}
 
 /* items: (image, block of 16 output channels, output row, vector of the row), the last innermost */
 MK_NOINLINE static void stemx_items(void *arg, int32_t begin, int32_t end) {
@@ -47,8 +39,8 @@ MK_NOINLINE static void stemx_items(void *arg, int32_t begin, int32_t end) {
         const int32_t v = item % J->nvec, oy = item / J->nvec % OH, jb = item / J->nvec / OH % blocks;
         const int32_t n = item / J->nvec / OH / blocks, ox0 = 16 * v;
         const ptrdiff_t c0 = 2 * (ptrdiff_t)ox0 - 1; /* the column of lane 0's first tap */
-        const __mmask16 ma = stemx_range(c0, 0, IW), mb = stemx_range(c0 + 16, 0, IW);
-        const __mmask16 mc = stemx_range(c0 + 32, 0, IW) & 1, out = stemx_range(ox0, 0, OW);
+        const __mmask16 ma = x86c_lanes(c0, 0, IW), mb = x86c_lanes(c0 + 16, 0, IW);
+        const __mmask16 mc = x86c_lanes(c0 + 32, 0, IW) & 1, out = x86c_lanes(ox0, 0, OW);
         const float *xn = J->x + (ptrdiff_t)n * cg * in_plane;
         const float *wb = J->w + (ptrdiff_t)jb * 16 * cg * 9;
         const ptrdiff_t yo = ((ptrdiff_t)n * p->out_c + (ptrdiff_t)jb * 16) * plane + (ptrdiff_t)oy * OW + ox0;
@@ -75,18 +67,9 @@ MK_NOINLINE static void stemx_items(void *arg, int32_t begin, int32_t end) {
                 }
             }
         }
-        _Pragma("GCC unroll 16") for (m = 0; m < 16; ++m) {
-            __m512 r = acc[m];
-            float *ym = J->y + yo + (ptrdiff_t)m * plane;
-            if (J->res != NULL) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(out, J->res + yo + (ptrdiff_t)m * plane));
-            if (p->act == AOTC_ACT_LEAKY) {
-                r = _mm512_mask_mul_ps(r, _mm512_cmp_ps_mask(r, _mm512_setzero_ps(), _CMP_LT_OQ), r,
-                                       _mm512_set1_ps(p->act_alpha));
-            } else if (p->act == AOTC_ACT_CLAMP) {
-                r = _mm512_min_ps(_mm512_max_ps(r, _mm512_set1_ps(p->act_lo)), _mm512_set1_ps(p->act_hi));
-            }
-            _mm512_mask_storeu_ps(ym, out, r);
-        }
+        _Pragma("GCC unroll 16") for (m = 0; m < 16; ++m)
+            x86c_finish(p, acc[m], out, J->res != NULL ? J->res + yo + (ptrdiff_t)m * plane : NULL,
+                        J->y + yo + (ptrdiff_t)m * plane);
     }
 }
 
@@ -99,7 +82,7 @@ static int stemx(const aotc_conv_params *p, const float *x, const float *w, cons
         p->kernel[2] != 3 || p->strides[1] != 2 || p->strides[2] != 2 || p->dilations[1] != 1 ||
         p->dilations[2] != 1 || p->pads[1] != 1 || p->pads[2] != 1 || p->out_size[2] < 16)
         return 0;
-    if (p->act != AOTC_ACT_NONE && p->act != AOTC_ACT_CLAMP && p->act != AOTC_ACT_LEAKY) return 0;
+    if (!x86c_act_ok(p)) return 0;
     J.p = p, J.x = x, J.w = w, J.bias = bias, J.res = res, J.y = y;
     J.nvec = (p->out_size[2] + 15) / 16;
     aotc_parallel_for(stemx_items, &J, p->batch * (p->out_c / 16) * p->out_size[1] * J.nvec);
