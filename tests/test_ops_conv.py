@@ -373,6 +373,7 @@ NATIVE = [
                         scratch_floor=0),
     conv_fused("stemx_rgb_s2_clip", (1, 3, 40, 36), (32, 3, 3, 3), "clip", residual=False, strides=[2, 2],
                pads=[1, 1, 1, 1]),
+    conv_fused("stemx_pads0_relu", (1, 3, 37, 41), (32, 3, 3, 3), "relu", residual=False, strides=[2, 2]),
     conv_fused("stemx_res_leaky_odd_batch", (2, 3, 33, 37), (16, 3, 3, 3), "leaky", strides=[2, 2],
                pads=[1, 1, 1, 1]),
     *[c for c in CASES
@@ -397,7 +398,7 @@ def test_nhwc_store_matches_onnxruntime_native(built_native, case_id):
     ("igb3_res_relu_7x7", "aotc_conv_implicit_f32"), ("igb3_grouped_no_bias", "aotc_conv_implicit_f32"),
     ("dwkx5_rows_res_clip", "aotc_conv_depthwise_kxk_f32"), ("dwkx7_flat_leaky", "aotc_conv_depthwise_kxk_f32"),
     ("dwkx3_pads2_rows", "aotc_conv_depthwise_kxk_f32"), ("stemx_rgb_s2_clip", "aotc_conv3x3_flat_f32"),
-    ("stemx_res_leaky_odd_batch", "aotc_conv3x3_flat_f32"),
+    ("stemx_res_leaky_odd_batch", "aotc_conv3x3_flat_f32"), ("stemx_pads0_relu", "aotc_conv_implicit_f32"),
 ])
 def test_native_cases_reach_their_kernel(case_id, kernel):
     """The NATIVE cases' convs go to the kernel whose AVX-512 path they are written for."""

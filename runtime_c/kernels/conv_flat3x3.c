@@ -108,7 +108,7 @@ void aotc_conv3x3_flat_f32(const aotc_conv_params *p, const float *x, const floa
     if (dwkx(p, x, w, bias, res, y, 0)) return; /* depthwise, stride 2, longer rows, on AVX-512 (conv_dwk_x86.h) */
 #endif
 #if defined(__AVX512F__) && !defined(AOTC_NO_X86_STEM)
-    if (stemx(p, x, w, bias, res, y)) return; /* RGB stems at stride 2 on AVX-512 (conv_stem_x86.h) */
+    if (stemx(p, x, w, bias, res, y, 0)) return; /* RGB stems at stride 2 on AVX-512 (conv_stem_x86.h) */
 #endif
     first_column_mask(mask, n, OW);
     /* the margins, and the padding the copies below leave alone, are 0 for every plane */
