@@ -357,8 +357,8 @@ def test_matches_onnxruntime(built, case_id):
 # Built -march=native only (below): the AVX-512 paths of conv_blocked_x86.h (igb3: 3 x 3 same-size
 # convs with more than 32 input channels on small planes; 3 vectors of positions x 8 output channels,
 # planes of 1 to 5 vectors, a partial panel of 8, groups, batch 2, every epilogue) and conv_dwk_x86.h
-# (depthwise 3/5/7 rows at strides 1 and 2, flat small planes), conv_stem_x86.h (RGB stems at stride 2,
-# rows of 1 and 2 vectors, odd sizes), with four of the kxk cases above.
+# (depthwise 3/5/7 rows at strides 1 and 2, flat small planes), conv_stem_x86.h (RGB stems, 3 x 3
+# and 7 x 7 at stride 2, rows of 1 and 2 vectors, odd sizes, pads 0 to 3), with four of the kxk cases above.
 NATIVE = [
     conv_fused("igb3_res_relu_7x7", (1, 40, 7, 7), (48, 40, 3, 3), "relu", pads=[1, 1, 1, 1]),
     conv_fused("igb3_clip_m24", (1, 36, 5, 9), (24, 36, 3, 3), "clip", residual=False, pads=[1, 1, 1, 1]),
@@ -374,6 +374,7 @@ NATIVE = [
     conv_fused("stemx_rgb_s2_clip", (1, 3, 40, 36), (32, 3, 3, 3), "clip", residual=False, strides=[2, 2],
                pads=[1, 1, 1, 1]),
     conv_fused("stemx_pads0_relu", (1, 3, 37, 41), (32, 3, 3, 3), "relu", residual=False, strides=[2, 2]),
+    conv_fused("stemx_k7_res_relu", (1, 3, 40, 38), (16, 3, 7, 7), "relu", strides=[2, 2], pads=[3, 3, 3, 3]),
     conv_fused("stemx_res_leaky_odd_batch", (2, 3, 33, 37), (16, 3, 3, 3), "leaky", strides=[2, 2],
                pads=[1, 1, 1, 1]),
     *[c for c in CASES
@@ -399,6 +400,7 @@ def test_nhwc_store_matches_onnxruntime_native(built_native, case_id):
     ("dwkx5_rows_res_clip", "aotc_conv_depthwise_kxk_f32"), ("dwkx7_flat_leaky", "aotc_conv_depthwise_kxk_f32"),
     ("dwkx3_pads2_rows", "aotc_conv_depthwise_kxk_f32"), ("stemx_rgb_s2_clip", "aotc_conv3x3_flat_f32"),
     ("stemx_res_leaky_odd_batch", "aotc_conv3x3_flat_f32"), ("stemx_pads0_relu", "aotc_conv_implicit_f32"),
+    ("stemx_k7_res_relu", "aotc_conv_implicit_f32"),
 ])
 def test_native_cases_reach_their_kernel(case_id, kernel):
     """The NATIVE cases' convs go to the kernel whose AVX-512 path they are written for."""
