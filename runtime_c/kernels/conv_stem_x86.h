@@ -1,6 +1,7 @@
 /* AVX-512F path of aotc_conv3x3_flat_f32 (conv_flat3x3.c) for the stem of a torchvision-style
- * network: a 3 x 3 or 7 x 7 (ResNet's), stride-2 Conv, any pads at the start below the kernel's size, on an NCHW input of a few channels
- * (RGB) into a multiple of 16 output channels; other targets compile exactly the code they did.
+ * network: a 3 x 3 or 7 x 7 (ResNet's), stride-2 Conv, pads at the start below the kernel's size,
+ * on an NCHW input of a few channels (RGB) into a multiple of 16 output channels; other targets
+ * compile exactly the code they did.
  * Internal to runtime_c/kernels.
  *
  * Why: the flat kernel goes one input plane at a time into every output plane (a pass over the
