@@ -273,6 +273,21 @@ def resnet18_224() -> onnx.ModelProto:
     return b.build([b.gemm(b.flatten(b.gap(x)), 1000)])
 
 
+def squeezenet11_224() -> onnx.ModelProto:
+    """SqueezeNet 1.1 at ImageNet size (1x3x224x224, 1000 classes), torchvision's layout: a benchmark model, not
+    in MODELS (Fire modules: 1x1 squeeze, 1x1 and 3x3 expands joined by Concat, on 55, 27 and 13-wide planes)."""
+    b = Builder("squeezenet11_224", opset=13)
+    x = b.pool("MaxPool", b.relu(b.conv(b.input("input", (1, 3, 224, 224)), 64, 3, stride=2, pad=0)), 3, 2, ceil=1)
+    x = _fire(b, _fire(b, x, 16, 64), 16, 64)
+    x = b.pool("MaxPool", x, 3, 2, ceil=1)
+    x = _fire(b, _fire(b, x, 32, 128), 32, 128)
+    x = b.pool("MaxPool", x, 3, 2, ceil=1)
+    for squeeze, expand in ((48, 192), (48, 192), (64, 256), (64, 256)):
+        x = _fire(b, x, squeeze, expand)
+    x = b.relu(b.conv(x, 1000, 1, pad=0))
+    return b.build([b.flatten(b.gap(x))])
+
+
 def _divisible(c: float, d: int = 8) -> int:
     return max(d, int(c + d / 2) // d * d)
 
@@ -376,7 +391,7 @@ MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
 BENCH_MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
     "mobilenetv1_96": mobilenetv1_96, "mobilenetv2_96": mobilenetv2_96, "dscnn_kws": dscnn_kws,
     "resnet18_224": resnet18_224, "mobilenetv2_224": mobilenetv2_224, "ae_dense": ae_dense,
-    "efficientnet_b0_224": efficientnet_b0_224,
+    "efficientnet_b0_224": efficientnet_b0_224, "squeezenet11_224": squeezenet11_224,
 }
 
 

@@ -370,15 +370,43 @@ def test_matches_onnxruntime(built, case_id):
     built.check(case_id)
 
 
+# Built -march=native only (below): the AVX-512 paths of conv_blocked_x86.h (igb3: 3 x 3 same-size
+# convs with more than 32 input channels on small planes; 3 vectors of positions x 8 output channels,
+# planes of 1 to 5 vectors, a partial panel of 8, groups, batch 2, every epilogue) and conv_dwk_x86.h
+# (depthwise 3/5/7 rows at strides 1 and 2, flat small planes), conv_stem_x86.h (RGB stems, 3 x 3
+# and 7 x 7 at stride 2, rows of 1 and 2 vectors, odd sizes, pads 0 to 3), with four of the kxk cases above.
+NATIVE = [
+    conv_fused("igb3_res_relu_7x7", (1, 40, 7, 7), (48, 40, 3, 3), "relu", pads=[1, 1, 1, 1]),
+    conv_fused("igb3_clip_m24", (1, 36, 5, 9), (24, 36, 3, 3), "clip", residual=False, pads=[1, 1, 1, 1]),
+    conv_fused("igb3_leaky_batch", (2, 33, 9, 8), (8, 33, 3, 3), "leaky", residual=False, pads=[1, 1, 1, 1]),
+    conv_fused("igb3_tail3_res_leaky", (1, 34, 9, 11), (16, 34, 3, 3), "leaky", pads=[1, 1, 1, 1]),
+    conv("igb3_grouped_no_bias", (1, 80, 6, 6), (16, 40, 3, 3), group=2, pads=[1, 1, 1, 1], bias=False),
+    conv_fused("dwkx5_rows_res_clip", (1, 3, 40, 36), (3, 1, 5, 5), "clip", group=3, pads=[2, 2, 2, 2]),
+    conv_fused("dwkx3_s2_long_rows_leaky", (2, 3, 9, 70), (3, 1, 3, 3), "leaky", residual=False, group=3,
+               strides=[2, 2], pads=[1, 1, 1, 1]),
+    conv_fused("dwkx7_flat_leaky", (1, 4, 10, 9), (4, 1, 7, 7), "leaky", residual=False, group=4, pads=[3, 3, 3, 3]),
+    dataclasses.replace(conv("dwkx3_pads2_rows", (1, 2, 6, 18), (2, 1, 3, 3), group=2, pads=[2, 2, 2, 2]),
+                        scratch_floor=0),
+    conv_fused("stemx_rgb_s2_clip", (1, 3, 40, 36), (32, 3, 3, 3), "clip", residual=False, strides=[2, 2],
+               pads=[1, 1, 1, 1]),
+    conv_fused("stemx_pads0_relu", (1, 3, 37, 41), (32, 3, 3, 3), "relu", residual=False, strides=[2, 2]),
+    conv_fused("stemx_k7_res_relu", (1, 3, 40, 38), (16, 3, 7, 7), "relu", strides=[2, 2], pads=[3, 3, 3, 3]),
+    conv_fused("stemx_res_leaky_odd_batch", (2, 3, 33, 37), (16, 3, 3, 3), "leaky", strides=[2, 2],
+               pads=[1, 1, 1, 1]),
+    *[c for c in CASES
+      if c.id in ("conv_dwk5_s1_14", "conv_dwk5_s2_odd", "conv_dwk7_s2_pads_wide", "conv_dwk5_res_relu")],
+]
+
+
 @pytest.fixture(scope="module")
 def built_native():
-    """The NHWC-store and POSX cases again built -march=native, as bundles are: the AVX-512 conv paths
-    (conv_ig_x86.h, conv_dw3_x86.h, conv_posx_x86.h) exist only then, and must leave the NHWC-store
-    convs to the NHWC store."""
-    return shared_build(NHWC_OUT + POSX, extra_flags=("-march=native",))
+    """The NHWC-store, POSX and NATIVE cases built -march=native, as bundles are: the AVX-512 conv paths
+    (conv_ig_x86.h, conv_dw3_x86.h, conv_posx_x86.h, conv_blocked_x86.h, conv_dwk_x86.h) exist only
+    then; the first must leave the NHWC-store convs to the NHWC store."""
+    return shared_build(NHWC_OUT + POSX + NATIVE, extra_flags=("-march=native",))
 
 
-@pytest.mark.parametrize("case_id", [c.id for c in NHWC_OUT])
+@pytest.mark.parametrize("case_id", [c.id for c in NHWC_OUT + NATIVE])
 def test_nhwc_store_matches_onnxruntime_native(built_native, case_id):
     built_native.check(case_id)
 
@@ -386,6 +414,22 @@ def test_nhwc_store_matches_onnxruntime_native(built_native, case_id):
 @pytest.mark.parametrize("case_id", [c.id for c in POSX])
 def test_posx_matches_onnxruntime_native(built_native, case_id):
     built_native.check(case_id)
+
+
+@pytest.mark.parametrize("case_id,kernel", [
+    ("igb3_res_relu_7x7", "aotc_conv_implicit_f32"), ("igb3_grouped_no_bias", "aotc_conv_implicit_f32"),
+    ("dwkx5_rows_res_clip", "aotc_conv_depthwise_kxk_f32"), ("dwkx7_flat_leaky", "aotc_conv_depthwise_kxk_f32"),
+    ("dwkx3_pads2_rows", "aotc_conv_depthwise_kxk_f32"), ("stemx_rgb_s2_clip", "aotc_conv3x3_flat_f32"),
+    ("stemx_res_leaky_odd_batch", "aotc_conv3x3_flat_f32"), ("stemx_pads0_relu", "aotc_conv_implicit_f32"),
+    ("stemx_k7_res_relu", "aotc_conv_implicit_f32"),
+])
+def test_native_cases_reach_their_kernel(case_id, kernel):
+    """The NATIVE cases' convs go to the kernel whose AVX-512 path they are written for."""
+    case = next(c for c in NATIVE if c.id == case_id)
+    graph = lower(case.model)
+    node = next(n for n in graph.nodes if n.op == "Conv")
+    budget = 0 if case.scratch_floor == 0 else NO_BUDGET_LIMIT
+    assert choose(node, graph, candidates(node, graph, TargetTraits()), budget).kernel == kernel
 
 
 @pytest.mark.parametrize("case", NHWC_OUT, ids=[c.id for c in NHWC_OUT])

@@ -2,6 +2,8 @@
  * positions x output channels read the patch matrix straight from the input, no scratch. */
 #include "conv_internal.h"
 #include "conv_ig_x86.h"
+#include "conv_blocked_x86.h"
+#include "conv_stem_x86.h"
 
 /* ---- 2-D Conv as an implicit GEMM: register tiles straight from the input, no scratch ---- */
 
@@ -846,6 +848,10 @@ MK_SPEED void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, 
     ig_job J;
 #if defined(__AVX512F__) && !defined(AOTC_NO_X86_IG)
     if (igx(p, x, wt, bias, res, y)) return; /* 3 x 3 same-size and 1 x 1 stride-2 convs on AVX-512 (conv_ig_x86.h) */
+    if (igb(p, x, wt, bias, res, y)) return; /* 3 x 3 same-size with many channels (conv_blocked_x86.h) */
+#if !defined(AOTC_NO_X86_STEM)
+    if (stemx(p, x, wt, bias, res, y, 1)) return; /* RGB stems at stride 2 (conv_stem_x86.h) */
+#endif
 #endif
     const int32_t items = p->batch * p->group * ((p->out_c / p->group + IG_NR - 1) / IG_NR);
     J.p = p, J.x = x, J.wt = wt, J.bias = bias, J.res = res, J.y = y;

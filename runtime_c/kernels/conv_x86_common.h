@@ -1,0 +1,36 @@
+/* Helpers the AVX-512F conv paths of conv_dwk_x86.h and conv_stem_x86.h share: masks of lanes in a
+ * range, and the epilogue (residual, activation, masked store) of a finished vector of outputs.
+ * Internal to runtime_c/kernels; nothing here is compiled without AVX-512F. */
+#ifndef AOTC_CONV_X86_COMMON_H
+#define AOTC_CONV_X86_COMMON_H
+
+#include "conv_internal.h"
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+
+/* lanes j of 16 with lo <= a + j < hi */
+static inline __mmask16 x86c_lanes(ptrdiff_t a, ptrdiff_t lo, ptrdiff_t hi) {
+    const ptrdiff_t first = lo - a > 0 ? lo - a : 0, end = hi - a < 16 ? hi - a : 16;
+    if (end <= first) return 0;
+    return (__mmask16)((((uint32_t)1 << end) - 1u) & ~(((uint32_t)1 << first) - 1u));
+}
+
+/* the conv's activations these paths apply (the rest go elsewhere) */
+static inline int x86c_act_ok(const aotc_conv_params *p) {
+    return p->act == AOTC_ACT_NONE || p->act == AOTC_ACT_CLAMP || p->act == AOTC_ACT_LEAKY;
+}
+
+/* a (+ the residual at res when not NULL), p's activation, stored to y's lanes `out` */
+static inline void x86c_finish(const aotc_conv_params *p, __m512 a, __mmask16 out, const float *res, float *y) {
+    if (res != NULL) a = _mm512_add_ps(a, _mm512_maskz_loadu_ps(out, res));
+    if (p->act == AOTC_ACT_LEAKY) {
+        a = _mm512_mask_mul_ps(a, _mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_LT_OQ), a,
+                               _mm512_set1_ps(p->act_alpha));
+    } else if (p->act == AOTC_ACT_CLAMP) {
+        a = _mm512_min_ps(_mm512_max_ps(a, _mm512_set1_ps(p->act_lo)), _mm512_set1_ps(p->act_hi));
+    }
+    _mm512_mask_storeu_ps(y, out, a);
+}
+#endif
+#endif
