@@ -107,9 +107,9 @@ def _q(x: str, name: str, dtype: str, scale: float, zero: int) -> tuple[list, di
 
 def _conv_case(case_id: str, dtype: str, per_channel: bool, act: str | None, group: int = 1, opset: int = 13,
                w_zero: int = 0, stride: int = 1, kernel: int = 3, hw: tuple[int, int] = (9, 10),
-               dilation: int = 1, cout: int | None = None) -> Case:
+               dilation: int = 1, cout: int | None = None, cin: int = 8) -> Case:
     rng = np.random.default_rng(1)
-    cin, cout = 8, cout or (8 if group > 1 else 6)
+    cout = cout or (8 if group > 1 else 6)
     pad = (kernel - 1) * dilation // 2
     nodes, inits = _q("x", "xd", dtype, 0.03, 3 if dtype == "int8" else 120)
     w = rng.integers(-100, 100, (cout, cin // group, kernel, kernel)).astype(np.int8)
@@ -303,6 +303,13 @@ OP_CASES = [
     # with no scratch to spare (aotc's default arena): the smallest patch blocks
     replace(_conv_case("conv_tight_int8", "int8", True, "relu"), scratch_floor=0),
     replace(_conv_case("conv_depthwise_tight", "uint8", False, None, group=8, stride=2), scratch_floor=0),
+    # planes too small to spare 16 patch columns: no scratch (tile 0); with VNNI the dense path (3 x 3),
+    # a stack block (1 x 1, with weight zero points at stride 2) or, past 64 KiB of patch, the plain path
+    *[replace(c, scratch_floor=0) for c in (
+        _conv_case("conv_noscratch_k3", "int8", False, "relu", hw=(3, 3), w_zero=2),
+        _conv_case("conv_noscratch_pointwise", "uint8", True, None, kernel=1, cin=128, hw=(1, 2), cout=20),
+        _conv_case("conv_noscratch_stride2", "int8", False, None, kernel=1, cin=128, hw=(1, 3), stride=2, w_zero=3),
+        _conv_case("conv_noscratch_deep", "uint8", True, "relu", kernel=1, cin=4112, hw=(1, 2)))],
     *[_binary_case(op, d) for op in ("Add", "Mul") for d in ("int8", "uint8")],
     # runs of whole lanes and a tail, both operands contiguous (quant_x86.h's QLinearAdd)
     *[_binary_case("Add", d, ((1, 3, 5, 21), (1, 3, 5, 21)), "_runs") for d in ("int8", "uint8")],

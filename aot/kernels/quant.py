@@ -18,7 +18,7 @@ import numpy as np
 
 from aot.csource.format import c_float, c_ints
 from aot.ir import Graph, Node
-from aot.kernels.base import NO_SCRATCH, Candidate, HostOp, KernelChoice, NodeContext
+from aot.kernels.base import NO_SCRATCH, Candidate, HostOp, KernelChoice, NodeContext, TargetTraits
 from aot.kernels.elementwise import broadcast_layout
 from aot.kernels.pool import pool_params
 from aot.qmath import (
@@ -124,8 +124,9 @@ def _patch_length(node: Node, graph: Graph) -> int:
     return -(-math.prod(graph.tensors[node.inputs[3]].shape[1:]) // 4) * 4
 
 
-def _fit_patches(node: Node, graph: Graph, budget: int) -> KernelChoice | None:
-    """The largest tile of output positions whose patches fit the step's spare memory."""
+def _fit_patches(node: Node, graph: Graph, budget: int, spare: bool = True) -> KernelChoice | None:
+    """The largest tile of output positions whose patches fit the step's spare memory; where none
+    fits, no scratch (tile 0) if the kernels may take the patch on the stack (`spare`)."""
     k = _patch_length(node, graph)
     positions = math.prod(graph.tensors[node.outputs[0]].shape[2:])
     def choice(tile: int) -> KernelChoice:  # the kernel gathers whole lanes of positions
@@ -135,9 +136,16 @@ def _fit_patches(node: Node, graph: Graph, budget: int) -> KernelChoice | None:
     for tile in PATCH_TILES:
         if choice(tile).scratch <= budget:
             return choice(tile)
-    # no memory to spare at this step: the smallest block anyway, 16 x k bytes above the tight
-    # bound (a direct loop with no scratch was several times slower)
+    if spare:  # hosts: the kernels' no-scratch paths (the dense VNNI one is as fast as with scratch)
+        return KernelChoice("patches", 0, detail=0)
+    # on the M-profile cores (small stacks, and the speed there is counted) the smallest block anyway,
+    # 16 x k bytes above the tight bound
     return choice(PATCH_TILES[-1])
+
+
+def _small_stack(target: TargetTraits) -> bool:
+    """The M-profile cores: kernels keep their stack small, and patch blocks come from the arena."""
+    return target.scalar_tiles or target.helium
 
 
 # output positions per patch block, largest first (the kernel reads each weight row once per
@@ -197,6 +205,8 @@ QCONV_KERNELS = (
               applies=lambda n, g, t: _is_depthwise(n, g) and (t.scalar_tiles or t.helium)),
     Candidate("depthwise", lambda n, g, budget: KernelChoice("depthwise", _depthwise_scratch(n, g)),
               applies=lambda n, g, t: _is_depthwise(n, g)),
+    Candidate("patches", lambda n, g, budget: _fit_patches(n, g, budget, spare=False),
+              applies=lambda n, g, t: _small_stack(t)),
     Candidate("patches", _fit_patches),
 )
 

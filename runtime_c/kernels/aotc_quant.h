@@ -199,7 +199,11 @@ typedef struct {
  * of kp (zeros after k). p->bias has the input zero point folded in at compile time, as the
  * patches hold it (x_zero + 128 for int8 inputs):
  *     bias[c] + kp zp w_zero[c] - zp sum_k w[c][k]
- * and the kernel subtracts w_zero[c] * sum(patch) when w_zero_any. */
+ * and the kernel subtracts w_zero[c] * sum(patch) when w_zero_any. tile 0: no scratch (the plan had
+ * no memory to spare at this step; aot/kernels/quant.py asks for it on hosts only): the patch is then
+ * taken AOTC_QCONV_NS_ROWS rows x AOTC_QCONV_LANES positions at a time on the stack, or (AVX-512
+ * VNNI) from the input directly or a stack block. */
+#define AOTC_QCONV_NS_ROWS 8
 void aotc_qconv_patches_i8(const aotc_qconv_params *p, int32_t tile, const int8_t *AOTC_RESTRICT x,
                            const int8_t *AOTC_RESTRICT w, int8_t *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch);
 void aotc_qconv_patches_u8(const aotc_qconv_params *p, int32_t tile, const uint8_t *AOTC_RESTRICT x,

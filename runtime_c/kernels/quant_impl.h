@@ -434,6 +434,61 @@ static void AOTC_Q(qconv_patches_plain)(const aotc_qconv_params *p, int32_t tile
 }
 #endif /* !AOTC_QUANT_VNNI */
 
+/* QLinearConv on patches with no scratch (tile 0): per block of AOTC_QCONV_LANES positions and
+ * AOTC_QCONV_BLOCK output channels, the patch rows taken AOTC_QCONV_NS_ROWS at a time into a stack
+ * buffer (qconv_patch_row) and summed in plain loops; a block's rows are gathered again for each
+ * channel block (slower than the patch path, but only where the arena has no byte to spare). The
+ * sums are those of the patch path: rows past k (to kp) hold the zero point. */
+static void AOTC_Q(qconv_patches_noscratch)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
+                                            const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y) {
+    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k = cg * p->k_h * p->k_w;
+    const int32_t kp = (k + 3) / 4 * 4, plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
+    const int32_t zp = p->x_zero + AOTC_QOFFSET;
+    uint8_t rows[AOTC_QCONV_NS_ROWS][AOTC_QCONV_LANES];
+    int32_t acc[AOTC_QCONV_BLOCK][AOTC_QCONV_LANES], sums[AOTC_QCONV_LANES];
+    int32_t n, g, oc, p0, r0, j, b, l;
+    for (n = 0; n < p->batch; ++n) {
+        for (g = 0; g < p->group; ++g) {
+            const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
+            QT *yn = y + (int64_t)n * p->out_c * plane_out;
+            for (p0 = 0; p0 < plane_out; p0 += AOTC_QCONV_LANES) {
+                const int32_t np = plane_out - p0 < AOTC_QCONV_LANES ? plane_out - p0 : AOTC_QCONV_LANES;
+                for (oc = g * mg; oc < (g + 1) * mg; oc += AOTC_QCONV_BLOCK) {
+                    const int32_t nb = (g + 1) * mg - oc < AOTC_QCONV_BLOCK ? (g + 1) * mg - oc : AOTC_QCONV_BLOCK;
+                    const int first = oc == g * mg && p->w_zero_any; /* the patch sums, once a block */
+                    for (b = 0; b < AOTC_QCONV_BLOCK; ++b) {
+                        for (l = 0; l < AOTC_QCONV_LANES; ++l) acc[b][l] = 0;
+                    }
+                    if (first) {
+                        for (l = 0; l < AOTC_QCONV_LANES; ++l) sums[l] = (kp - k) * zp;
+                    }
+                    for (r0 = 0; r0 < k; r0 += AOTC_QCONV_NS_ROWS) {
+                        const int32_t nr = k - r0 < AOTC_QCONV_NS_ROWS ? k - r0 : AOTC_QCONV_NS_ROWS;
+                        for (j = 0; j < nr; ++j) AOTC_Q(qconv_patch_row)(p, xg, r0 + j, p0, np, rows[j]);
+                        for (j = 0; j < nr; ++j) {
+                            if (first) {
+                                for (l = 0; l < np; ++l) sums[l] += rows[j][l];
+                            }
+                            for (b = 0; b < nb; ++b) {
+                                const int32_t wv = w[(int64_t)(oc + b) * kp + r0 + j];
+                                for (l = 0; l < np; ++l) acc[b][l] += wv * rows[j][l];
+                            }
+                        }
+                    }
+                    for (b = 0; b < nb; ++b) {
+                        const int32_t bias = p->bias[oc + b], wz = p->w_zero_any ? p->w_zero[oc + b] : 0;
+                        QT *yo = yn + (int64_t)(oc + b) * plane_out + p0;
+                        for (l = 0; l < np; ++l) {
+                            yo[l] = (QT)aotc_requant(acc[b][l] + bias - wz * sums[l], p->scale[oc + b], p->y_lo, p->y_hi,
+                                                     p->y_zero);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
                            const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch) {
 #if AOTC_QUANT_VNNI
@@ -441,9 +496,11 @@ void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *A
     if (AOTC_Q(qconv_dense)(p, x, w, y)) return;
     if (AOTC_Q(qconv_windows)(p, tile, x, w, y, scratch)) return;
 #endif
-    AOTC_Q(qconv_patches_vnni)(p, tile, x, w, y, scratch);
+    if (tile > 0) AOTC_Q(qconv_patches_vnni)(p, tile, x, w, y, scratch);
+    else if (!AOTC_Q(qconv_patches_stack)(p, x, w, y)) AOTC_Q(qconv_patches_noscratch)(p, x, w, y);
 #else
-    AOTC_Q(qconv_patches_plain)(p, tile, x, w, y, scratch);
+    if (tile > 0) AOTC_Q(qconv_patches_plain)(p, tile, x, w, y, scratch);
+    else AOTC_Q(qconv_patches_noscratch)(p, x, w, y);
 #endif
 }
 

@@ -890,6 +890,17 @@ static void AOTC_Q(qconv_patches_vnni)(const aotc_qconv_params *p, int32_t tile,
     }
 }
 
+/* qconv_patches_vnni with no scratch (tile 0): one block of 16 positions' patch on the stack, 0
+ * (nothing done) where it would take more than AOTC_QX86_WBUF bytes. */
+static int AOTC_Q(qconv_patches_stack)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
+                                       const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y) {
+    const int64_t kp = ((int64_t)p->in_c / p->group * p->k_h * p->k_w + 3) / 4 * 4;
+    __m512i block[AOTC_QX86_WBUF / 64];
+    if (16 * kp > AOTC_QX86_WBUF) return 0;
+    AOTC_Q(qconv_patches_vnni)(p, 16, x, w, y, (uint8_t *)(void *)block);
+    return 1;
+}
+
 #if defined(__AVX512VBMI__)
 #define AOTC_QDW_FLAT_WORDS 8192 /* channels x kernel rows x groups of 4 taps: weight words on the stack */
 
