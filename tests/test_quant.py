@@ -300,6 +300,10 @@ OP_CASES = [
     # 5 x 5 taps with weight zero points (the patch sums)
     _conv_case("conv_dense_small_plane", "int8", True, "relu", hw=(6, 6), cout=27),
     _conv_case("conv_dense_k5_uint8", "uint8", False, None, kernel=5, w_zero=4, cout=20),
+    # whole blocks of 16 output channels: the weights packed as the dense path reads them (the other
+    # paths read them through aotc_qconv_wrow)
+    _conv_case("conv_packed_int8", "int8", True, "relu", cout=32),
+    _conv_case("conv_packed_k5_uint8", "uint8", False, None, kernel=5, w_zero=4, cout=16, stride=2),
     # with no scratch to spare (aotc's default arena): the smallest patch blocks
     replace(_conv_case("conv_tight_int8", "int8", True, "relu"), scratch_floor=0),
     replace(_conv_case("conv_depthwise_tight", "uint8", False, None, group=8, stride=2), scratch_floor=0),
@@ -307,6 +311,7 @@ OP_CASES = [
     # a stack block (1 x 1, with weight zero points at stride 2) or, past 64 KiB of patch, the plain path
     *[replace(c, scratch_floor=0) for c in (
         _conv_case("conv_noscratch_k3", "int8", False, "relu", hw=(3, 3), w_zero=2),
+        _conv_case("conv_noscratch_packed", "uint8", True, None, hw=(3, 3), w_zero=2, cout=16),
         _conv_case("conv_noscratch_pointwise", "uint8", True, None, kernel=1, cin=128, hw=(1, 2), cout=20),
         _conv_case("conv_noscratch_stride2", "int8", False, None, kernel=1, cin=128, hw=(1, 3), stride=2, w_zero=3),
         _conv_case("conv_noscratch_deep", "uint8", True, "relu", kernel=1, cin=4112, hw=(1, 2)))],

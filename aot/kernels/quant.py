@@ -13,6 +13,7 @@ A fused Relu / Clip is the node's `qmin` / `qmax` (the output's integer range na
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -124,20 +125,55 @@ def _patch_length(node: Node, graph: Graph) -> int:
     return -(-math.prod(graph.tensors[node.inputs[3]].shape[1:]) // 4) * 4
 
 
-def _fit_patches(node: Node, graph: Graph, budget: int, spare: bool = True) -> KernelChoice | None:
+class PatchPlan(NamedTuple):
+    """QLinearConv on patches: output positions a patch block (0: no scratch), and whether the
+    weights are packed for AVX-512 VNNI's dense path (aotc_qconv_params.w_packed)."""
+
+    tile: int
+    packed: bool = False
+
+
+def _dense_vnni(node: Node, graph: Graph) -> bool:
+    """The shapes quant_x86.h's qconv_dense takes, in whole blocks of 16 output channels: their
+    weights are packed at compile time as that path reads them (else it re-orders them every run).
+    The same tests as the C, on its constants (AOTC_QX86_*)."""
+    a = node.attrs
+    cin, m = graph.tensors[node.inputs[0]].shape[1], graph.tensors[node.outputs[0]].shape[1]
+    group = a["group"]
+    k_h, k_w = _pair(a["kernel_shape"], 1)
+    _, dw = _pair(a["dilations"], 1)
+    taps = k_h * k_w
+    kq = -(-(cin // group) * taps // 4)
+    period = taps // (4 if taps % 4 == 0 else 2 if taps % 2 == 0 else 1)
+    npat = min(period, kq)
+    room = 98304 - 8 * (192 + npat * 128)
+    return ((m // group) % 16 == 0 and k_w >= 3 and taps <= 64 and k_h <= 16 and npat <= 40
+            and (k_w - 1) * dw <= 62 and kq * 32 <= room)
+
+
+def pack_dense16(rows: np.ndarray) -> np.ndarray:
+    """Weight rows [m, kp] (m a multiple of 16) in blocks of 16 channels, each block kq rows of the
+    16 channels' quads (aotc_qconv_wrow): the same bytes, read by the dense path as they lie."""
+    m, kp = rows.shape
+    return np.ascontiguousarray(rows.reshape(m // 16, 16, kp // 4, 4).transpose(0, 2, 1, 3)).reshape(m, kp)
+
+
+def _fit_patches(node: Node, graph: Graph, budget: int, host: bool = True) -> KernelChoice | None:
     """The largest tile of output positions whose patches fit the step's spare memory; where none
-    fits, no scratch (tile 0) if the kernels may take the patch on the stack (`spare`)."""
+    fits, on hosts no scratch (tile 0: the kernels take the patch on the stack or need none). On
+    hosts, the weights packed where the dense VNNI path takes the shape."""
     k = _patch_length(node, graph)
     positions = math.prod(graph.tensors[node.outputs[0]].shape[2:])
+    packed = host and _dense_vnni(node, graph)
     def choice(tile: int) -> KernelChoice:  # the kernel gathers whole lanes of positions
         tile = min(tile, positions)
-        return KernelChoice("patches", -(-tile // LANES) * LANES * k, detail=tile)
+        return KernelChoice("patches", -(-tile // LANES) * LANES * k, detail=PatchPlan(tile, packed))
 
     for tile in PATCH_TILES:
         if choice(tile).scratch <= budget:
             return choice(tile)
-    if spare:  # hosts: the kernels' no-scratch paths (the dense VNNI one is as fast as with scratch)
-        return KernelChoice("patches", 0, detail=0)
+    if host:  # the kernels' no-scratch paths (the dense VNNI one is as fast as with scratch)
+        return KernelChoice("patches", 0, detail=PatchPlan(0, packed))
     # on the M-profile cores (small stacks, and the speed there is counted) the smallest block anyway,
     # 16 x k bytes above the tight bound
     return choice(PATCH_TILES[-1])
@@ -205,7 +241,7 @@ QCONV_KERNELS = (
               applies=lambda n, g, t: _is_depthwise(n, g) and (t.scalar_tiles or t.helium)),
     Candidate("depthwise", lambda n, g, budget: KernelChoice("depthwise", _depthwise_scratch(n, g)),
               applies=lambda n, g, t: _is_depthwise(n, g)),
-    Candidate("patches", lambda n, g, budget: _fit_patches(n, g, budget, spare=False),
+    Candidate("patches", lambda n, g, budget: _fit_patches(n, g, budget, host=False),
               applies=lambda n, g, t: _small_stack(t)),
     Candidate("patches", _fit_patches),
 )
@@ -244,6 +280,8 @@ def _emit_qconv(ctx: NodeContext) -> None:
         weights = np.zeros((m, kp), np.int8)
         weights[:, :rows.shape[1]] = rows
         bias = bias + kp * zp * w_zero.astype(np.int64) - zp * rows.astype(np.int64).sum(1)
+        if ctx.choice.detail.packed:
+            weights = pack_dense16(weights)
     y_zero = int(_scalar(ctx, 7))
     lo, hi = _out_range(ctx, y_zero)
     p = ctx.params("aotc_qconv_params", {
@@ -254,14 +292,19 @@ def _emit_qconv(ctx: NodeContext) -> None:
         "w_zero": ctx.const_array("w_zero", np.ascontiguousarray(w_zero, np.int32)),
         "w_zero_any": str(int(bool(w_zero.any()))),
         "dw4": str(int(ctx.choice.detail or 0)) if ctx.choice.kernel == "depthwise" else "0",
+        "w_packed": str(int(patches and ctx.choice.detail.packed)),
     }, comment=f"QLinearConv {list(ctx.shape(ctx.inputs[0]))} -> {list(ctx.shape(ctx.outputs[0]))}: kernel "
                f"{a['kernel_shape']}, strides {a['strides']}, pads {a['pads']}, group {a['group']}"
-               + ("; bias with the input zero point folded in" if patches else ""))
+               + ("; bias with the input zero point folded in" if patches else "")
+               + ("; weights in blocks of 16 channels, quad-major" if patches and ctx.choice.detail.packed else ""))
     as_stored = not patches and ctx.dtype(ctx.inputs[3]) == "int8"
-    w_arg = ctx.ptr(ctx.inputs[3]) if as_stored else ctx.const_array("w", weights)
+    if patches and ctx.choice.detail.packed:  # int32 words, as the dense path reads them
+        w_arg = f"(const int8_t *){ctx.const_array('w', weights.view(np.int32))}"
+    else:
+        w_arg = ctx.ptr(ctx.inputs[3]) if as_stored else ctx.const_array("w", weights)
     suffix = SUFFIX[ctx.dtype(ctx.inputs[0])]
     if patches:
-        ctx.call(f"aotc_qconv_patches_{suffix}", p, str(ctx.choice.detail), ctx.ptr(ctx.inputs[0]), w_arg,
+        ctx.call(f"aotc_qconv_patches_{suffix}", p, str(ctx.choice.detail.tile), ctx.ptr(ctx.inputs[0]), w_arg,
                  ctx.ptr(ctx.outputs[0]), ctx.scratch("uint8_t"))
     else:
         ctx.call(f"aotc_qconv_depthwise_{suffix}", p, ctx.ptr(ctx.inputs[0]), w_arg, ctx.ptr(ctx.outputs[0]),

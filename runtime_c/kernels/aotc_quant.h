@@ -184,7 +184,17 @@ typedef struct {
     int32_t dw4;              /* depthwise on cores with the DSP extension: 0, or the output positions whose
                                * sums fit the scratch after the span (AOTC_QCONV_DW4_SCRATCH: 4 channels at a
                                * time) */
+    int32_t w_packed;         /* patches: the weights in blocks of 16 output channels, each kq rows of the 16
+                               * channels' 4-byte quads (aotc_qconv_wrow), as AVX-512 VNNI's dense path sums
+                               * them; aot/kernels/quant.py packs them so on hosts, for shapes that path takes */
 } aotc_qconv_params;
+
+/* Output channel c's weights (kp bytes, patch row r at byte (r / 4) AOTC_QCONV_QSTEP(p) + r % 4): rows
+ * of kp bytes, or (w_packed) word c % 16 of each quad row of c's block of 16 channels. */
+static inline const int8_t *aotc_qconv_wrow(const aotc_qconv_params *p, const int8_t *w, int32_t c, int64_t kp) {
+    return p->w_packed ? w + (int64_t)(c & ~15) * kp + (c & 15) * 4 : w + (int64_t)c * kp;
+}
+#define AOTC_QCONV_QSTEP(p) ((p)->w_packed ? 64 : 4)
 
 /* Output channels summed together (the rows of a weight block). */
 #define AOTC_QCONV_BLOCK 4

@@ -114,10 +114,11 @@ static void AOTC_Q(qconv_patch_quads)(const aotc_qconv_params *p, const QT *AOTC
  * quads (np positions a quad row): acc[j][l] = sum_r w_j[r] * patch[r][t0 + l] over 4 * kq rows
  * (weight rows padded with zeros to 4 * kq), in plain loops (quant_x86.h has the VNNI path). */
 static void AOTC_Q(qconv_quad_lanes)(const uint8_t *AOTC_RESTRICT quads, int32_t np, int32_t t0, int32_t kq,
-                                     const int8_t *AOTC_RESTRICT w, int32_t nb,
+                                     const aotc_qconv_params *p, const int8_t *AOTC_RESTRICT w, int32_t oc, int32_t nb,
                                      int32_t acc[AOTC_QCONV_BLOCK][AOTC_QCONV_LANES]) {
-    const int32_t kp = kq * 4;
-    const int8_t *w0 = w, *w1 = w + (nb > 1 ? kp : 0), *w2 = w + (nb > 2 ? 2 * kp : 0), *w3 = w + (nb > 3 ? 3 * kp : 0);
+    const int32_t kp = kq * 4, qs = AOTC_QCONV_QSTEP(p);
+    const int8_t *w0 = aotc_qconv_wrow(p, w, oc, kp), *w1 = aotc_qconv_wrow(p, w, oc + (nb > 1), kp);
+    const int8_t *w2 = aotc_qconv_wrow(p, w, oc + (nb > 2 ? 2 : 0), kp), *w3 = aotc_qconv_wrow(p, w, oc + (nb > 3 ? 3 : 0), kp);
     int32_t q, l;
     int32_t a0[AOTC_QCONV_LANES] = {0}, a1[AOTC_QCONV_LANES] = {0}, a2[AOTC_QCONV_LANES] = {0},
             a3[AOTC_QCONV_LANES] = {0};
@@ -125,7 +126,7 @@ static void AOTC_Q(qconv_quad_lanes)(const uint8_t *AOTC_RESTRICT quads, int32_t
     for (q = 0; q < kq; ++q) {
         const uint8_t *pq = quads + ((int64_t)q * np + t0) * 4;
         for (j = 0; j < 4; ++j) {
-            const int32_t v0 = w0[4 * q + j], v1 = w1[4 * q + j], v2 = w2[4 * q + j], v3 = w3[4 * q + j];
+            const int32_t v0 = w0[qs * q + j], v1 = w1[qs * q + j], v2 = w2[qs * q + j], v3 = w3[qs * q + j];
             for (l = 0; l < AOTC_QCONV_LANES; ++l) {
                 const int32_t xv = pq[4 * l + j];
                 a0[l] += v0 * xv;
@@ -390,7 +391,7 @@ static void AOTC_Q(qconv_patches_plain)(const aotc_qconv_params *p, int32_t tile
     int32_t sums[AOTC_QCONV_PATCH_TILE];
     int32_t n, g, oc, p0, t, t0, j, r;
 #if AOTC_QUANT_DSP
-    if (AOTC_Q(qconv_patches_dsp)(p, tile, x, w, y, scratch)) return;
+    if (!p->w_packed && AOTC_Q(qconv_patches_dsp)(p, tile, x, w, y, scratch)) return;
 #endif
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
@@ -415,7 +416,7 @@ static void AOTC_Q(qconv_patches_plain)(const aotc_qconv_params *p, int32_t tile
                     const int32_t nb = (g + 1) * mg - oc < AOTC_QCONV_BLOCK ? (g + 1) * mg - oc : AOTC_QCONV_BLOCK;
                     for (t0 = 0; t0 < width; t0 += AOTC_QCONV_LANES) {
                         const int32_t lanes = real - t0 < AOTC_QCONV_LANES ? real - t0 : AOTC_QCONV_LANES;
-                        AOTC_Q(qconv_quad_lanes)(scratch, width, t0, kq, w + (int64_t)oc * kp, nb, acc);
+                        AOTC_Q(qconv_quad_lanes)(scratch, width, t0, kq, p, w, oc, nb, acc);
                         for (j = 0; j < nb; ++j) { /* a run of one channel's outputs: requantised as a vector */
                             const int32_t b = p->bias[oc + j], wz = p->w_zero[oc + j];
                             const float sc = p->scale[oc + j];
@@ -443,7 +444,8 @@ static void AOTC_Q(qconv_patches_noscratch)(const aotc_qconv_params *p, const QT
                                             const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y) {
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k = cg * p->k_h * p->k_w;
     const int32_t kp = (k + 3) / 4 * 4, plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
-    const int32_t zp = p->x_zero + AOTC_QOFFSET;
+    const int32_t zp = p->x_zero + AOTC_QOFFSET, qs = AOTC_QCONV_QSTEP(p);
+    const int8_t *wr[AOTC_QCONV_BLOCK];
     uint8_t rows[AOTC_QCONV_NS_ROWS][AOTC_QCONV_LANES];
     int32_t acc[AOTC_QCONV_BLOCK][AOTC_QCONV_LANES], sums[AOTC_QCONV_LANES];
     int32_t n, g, oc, p0, r0, j, b, l;
@@ -462,6 +464,7 @@ static void AOTC_Q(qconv_patches_noscratch)(const aotc_qconv_params *p, const QT
                     if (first) {
                         for (l = 0; l < AOTC_QCONV_LANES; ++l) sums[l] = (kp - k) * zp;
                     }
+                    for (b = 0; b < AOTC_QCONV_BLOCK; ++b) wr[b] = aotc_qconv_wrow(p, w, oc + (b < nb ? b : 0), kp);
                     for (r0 = 0; r0 < k; r0 += AOTC_QCONV_NS_ROWS) {
                         const int32_t nr = k - r0 < AOTC_QCONV_NS_ROWS ? k - r0 : AOTC_QCONV_NS_ROWS;
                         for (j = 0; j < nr; ++j) AOTC_Q(qconv_patch_row)(p, xg, r0 + j, p0, np, rows[j]);
@@ -470,7 +473,7 @@ static void AOTC_Q(qconv_patches_noscratch)(const aotc_qconv_params *p, const QT
                                 for (l = 0; l < np; ++l) sums[l] += rows[j][l];
                             }
                             for (b = 0; b < nb; ++b) {
-                                const int32_t wv = w[(int64_t)(oc + b) * kp + r0 + j];
+                                const int32_t wv = wr[b][(r0 + j) / 4 * qs + (r0 + j) % 4];
                                 for (l = 0; l < np; ++l) acc[b][l] += wv * rows[j][l];
                             }
                         }

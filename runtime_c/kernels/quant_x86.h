@@ -92,11 +92,11 @@ static int32_t AOTC_Q(qadd_x86)(const aotc_qbinary_params *p, const QT *a, const
 /* acc[j] = the sums over kq quad rows (`stride` bytes apart from pq, 16 positions each) against
  * the weight words of w[j] (rows of 4 kq bytes), by vpdpbusd. */
 static inline void AOTC_Q(x86_dot8)(const uint8_t *AOTC_RESTRICT pq, int64_t stride, const int8_t *const *w, int32_t kq,
-                                    __m512i *acc) {
+                                    int32_t qs, __m512i *acc) {
     const int8_t *w0 = w[0], *w1 = w[1], *w2 = w[2], *w3 = w[3], *w4 = w[4], *w5 = w[5], *w6 = w[6], *w7 = w[7];
     __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
     int32_t q;
-    for (q = 0; q < 4 * kq; q += 4, pq += stride) {
+    for (q = 0; q < qs * kq; q += qs, pq += stride) {
         const __m512i xv = _mm512_loadu_si512((const void *)pq);
         QX86_DPBUSD8(xv, q);
     }
@@ -389,7 +389,10 @@ static int AOTC_Q(qconv_windows)(const aotc_qconv_params *p, int32_t tile, const
     __mmask64 mask[AOTC_QX86_KG];
     __m512i iv[AOTC_QX86_KG];
     int32_t n, g, c0, oc, p0, b, nb, j, q, ic;
-    if (cg < 2 || kg > AOTC_QX86_KG || slots > 16 || (slots < 1 && p->w_zero_any) || chunk < 8 || 3 * p->dil_w >= 64 || p->k_h * p->k_w < 2) return 0;
+    if (cg < 2 || kg > AOTC_QX86_KG || slots > 16 || (slots < 1 && p->w_zero_any) || chunk < 8 || 3 * p->dil_w >= 64 || p->k_h * p->k_w < 2 ||
+        p->w_packed) {
+        return 0;
+    }
     AOTC_Q(x86_wcache_init)(&cache);
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
@@ -445,7 +448,7 @@ static int AOTC_Q(qconv_windows)(const aotc_qconv_params *p, int32_t tile, const
                         for (j = 0; j < 8; ++j) wr[j] = wbuf + (int64_t)(oc + (j < nc ? j : nc - 1)) * kp2;
                         for (b = 0; b < nb; ++b) {
                             __m512i a[8];
-                            AOTC_Q(x86_dot8)(scratch + (int64_t)b * 64, (int64_t)slots * 64, wr, kq, a);
+                            AOTC_Q(x86_dot8)(scratch + (int64_t)b * 64, (int64_t)slots * 64, wr, kq, 4, a);
                             for (j = 0; j < nc; ++j) {
                                 const int32_t c = c0 + oc + j;
                                 __m512i v = _mm512_add_epi32(a[j], _mm512_set1_epi32(p->bias[c]));
@@ -735,9 +738,13 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRI
     /* the stack buffer: a pass's weights (as many channels as fit beside AOTC_QX86_DKEEP blocks), then
      * the kept blocks */
     const int32_t stride = AOTC_QX86_DHEAD + npat * 128, room = AOTC_QX86_DSTACK - AOTC_QX86_DKEEP * stride;
-    const int32_t nmax = kq * 64 <= room ? 16 : 8;
-    const int32_t pass = room / (kq * 4 * nmax) * nmax; /* output channels a pass */
-    const int32_t wbytes = (pass < mg ? pass : (mg + nmax - 1) / nmax * nmax) * kq * 4;
+    /* packed weights (w_packed: blocks of 16 channels already as a pass re-orders them) are read where
+     * they are, in passes of as many channels as would have been re-ordered */
+    const int packed = p->w_packed;
+    const int32_t nmax = packed || kq * 64 <= room ? 16 : 8;
+    const int32_t pass = packed ? (room / (kq * 64) > 1 ? room / (kq * 64) : 1) * 16
+                                : room / (kq * 4 * nmax) * nmax; /* output channels a pass */
+    const int32_t wbytes = packed ? 0 : (pass < mg ? pass : (mg + nmax - 1) / nmax * nmax) * kq * 4;
     const int32_t count = (AOTC_QX86_DSTACK - (wbytes + 63) / 64 * 64) / stride;
     const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
     const __m512i zp = _mm512_set1_epi32(p->y_zero), zfill = _mm512_set1_epi8((char)(QT)p->x_zero);
@@ -750,7 +757,7 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRI
     int64_t pf_step;
     int32_t n, g, c0, c1, oc, pos0, pp, j, e, nc, next = 0;
     if (k_w < 3 || taps > 64 || k_h > AOTC_QX86_KH || npat > AOTC_QX86_PAT || (k_w - 1) * p->dil_w > 62 ||
-        kq * 32 > room) {
+        kq * 32 > room || (packed && mg % 16 != 0)) {
         return 0;
     }
     for (pp = 0; pp < npat; ++pp) { /* quad pp's taps 4 pp + j of the kernels from its first channel */
@@ -765,11 +772,15 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRI
             const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
             QT *yn = y + (int64_t)n * p->out_c * plane_out;
             for (c0 = g * mg; c0 < (g + 1) * mg; c0 = c1) {
-                int32_t *wp = (int32_t *)(void *)wbuf;
+                /* the pass's weights: in place when packed, else re-ordered on the stack */
+                const int32_t *const wpass = packed ? (const int32_t *)(const void *)(w + (int64_t)c0 * kp)
+                                                    : (const int32_t *)(const void *)wbuf;
+                const int32_t *wp;
                 c1 = (g + 1) * mg - c0 < pass ? (g + 1) * mg : c0 + pass;
-                for (oc = c0; oc < c1; oc += nc, wp += (int64_t)kq * (nc > 8 ? 16 : 8)) { /* the pass's weights */
+                for (oc = c0; oc < c1 && !packed; oc += nc) {
+                    int32_t *dst = (int32_t *)(void *)wbuf + (int64_t)(oc - c0) * kq;
                     nc = c1 - oc < nmax ? c1 - oc : nmax;
-                    AOTC_Q(x86_dense_weights)(w + oc * kp, kp, nc, nc > 8 ? 16 : 8, kq, wp);
+                    AOTC_Q(x86_dense_weights)(w + oc * kp, kp, nc, nc > 8 ? 16 : 8, kq, dst);
                 }
                 /* the next pass's weight rows (contiguous) are prefetched into L2 a slice per block, so
                  * that their re-ordering does not wait on memory */
@@ -792,7 +803,7 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRI
                         seg[pp].ma = sa < 0 ? 0 : AOTC_Q(x86_bytes)(sa + 1 < plane_in - la ? sa + 1 : plane_in - la);
                         seg[pp].mb = sb < 0 ? 0 : AOTC_Q(x86_bytes)(sb + 1 < plane_in - lb ? sb + 1 : plane_in - lb);
                     }
-                    wp = (int32_t *)(void *)wbuf;
+                    wp = wpass;
                     for (oc = c0; oc < c1; oc += nc) {
                         __m512i a[16], s;
                         nc = c1 - oc < nmax ? c1 - oc : nmax;
@@ -866,12 +877,12 @@ static void AOTC_Q(qconv_patches_vnni)(const aotc_qconv_params *p, int32_t tile,
                     for (oc = c0; oc < c0 + cn; oc += 8) {
                         const int32_t nb = c0 + cn - oc < 8 ? c0 + cn - oc : 8;
                         const int8_t *wr[8];
-                        for (j = 0; j < 8; ++j) wr[j] = w + (int64_t)(oc + (j < nb ? j : nb - 1)) * kp; /* past nb: again */
+                        for (j = 0; j < 8; ++j) wr[j] = aotc_qconv_wrow(p, w, oc + (j < nb ? j : nb - 1), kp); /* past nb: again */
                         for (t0 = 0; t0 < width; t0 += 16) {
                             const __mmask16 m = AOTC_Q(x86_lanes)(real - t0);
                             const uint8_t *pq = scratch + (int64_t)t0 * 4;
                             __m512i a[8];
-                            AOTC_Q(x86_dot8)(pq, (int64_t)width * 4, wr, kq, a);
+                            AOTC_Q(x86_dot8)(pq, (int64_t)width * 4, wr, kq, AOTC_QCONV_QSTEP(p), a);
                             for (j = 0; j < nb; ++j) {
                                 const int32_t c = oc + j;
                                 __m512i v = _mm512_add_epi32(a[j], _mm512_set1_epi32(p->bias[c]));
