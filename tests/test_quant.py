@@ -304,6 +304,9 @@ OP_CASES = [
     # paths read them through aotc_qconv_wrow)
     _conv_case("conv_packed_int8", "int8", True, "relu", cout=32),
     _conv_case("conv_packed_k5_uint8", "uint8", False, None, kernel=5, w_zero=4, cout=16, stride=2),
+    # 7 x 7 planes: 3 blocks of 16 lanes and one of 1, taken with the channels in the lanes
+    _conv_case("conv_narrow_uint8", "uint8", False, None, hw=(7, 7), w_zero=3, cout=27),
+    _conv_case("conv_narrow_packed", "int8", True, "relu", hw=(7, 7), cout=32),
     # with no scratch to spare (aotc's default arena): the smallest patch blocks
     replace(_conv_case("conv_tight_int8", "int8", True, "relu"), scratch_floor=0),
     replace(_conv_case("conv_depthwise_tight", "uint8", False, None, group=8, stride=2), scratch_floor=0),

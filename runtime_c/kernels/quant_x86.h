@@ -720,6 +720,77 @@ QX86_DENSE_DOT(AOTC_Q(x86_dense_dot8), 8, 512)
 QX86_DENSE_DOT(AOTC_Q(x86_dense_dot16y), 16, 256)
 QX86_DENSE_DOT(AOTC_Q(x86_dense_dot8y), 8, 256)
 
+#define AOTC_QX86_NARROW 4 /* blocks of at most this many lanes: x86_dense_narrow */
+
+/* One quad row's sums the other way round, for a block of at most AOTC_QX86_NARROW positions (a
+ * plane's last few, as 7 x 7's 49 = 3 x 16 + 1): 16 output channels in the lanes of each position's
+ * sums, the quad row's words of the 16 channels (wq, one vector) against the position's patch word
+ * broadcast, so a block of L lanes takes L vpdpbusd a quad, not 16. */
+#define QX86_NARROW_STEP(xv)                                                                               \
+    do {                                                                                                   \
+        const __m512i wv_ = _mm512_loadu_si512((const void *)wq);                                          \
+        a[0] = _mm512_dpbusd_epi32(a[0], _mm512_permutexvar_epi32(_mm512_setzero_si512(), (xv)), wv_);     \
+        if (lanes > 1) a[1] = _mm512_dpbusd_epi32(a[1], _mm512_permutexvar_epi32(i1, (xv)), wv_);          \
+        if (lanes > 2) a[2] = _mm512_dpbusd_epi32(a[2], _mm512_permutexvar_epi32(i2, (xv)), wv_);          \
+        if (lanes > 3) a[3] = _mm512_dpbusd_epi32(a[3], _mm512_permutexvar_epi32(i3, (xv)), wv_);          \
+        if (wsum) s = _mm512_dpbusd_epi32(s, (xv), ones);                                                  \
+    } while (0)
+
+/* x86_dense_dot16's loops for a narrow block (lanes <= AOTC_QX86_NARROW): acc[l] the sums of position
+ * l for the 16 channels of wq (kq rows of 16 words), *sums the patch sums by position. */
+static void AOTC_Q(x86_dense_narrow)(const QT *AOTC_RESTRICT xg, int64_t step, const AOTC_Q(x86_dseg) *seg,
+                                     const uint8_t *iv, int pad, int32_t npat, int32_t kq, int32_t qfast, int32_t qsafe,
+                                     const int32_t *AOTC_RESTRICT wq, __m512i zfill, int wsum, int32_t lanes,
+                                     __m512i *acc, __m512i *sums) {
+    const __m512i flip = _mm512_set1_epi8((char)AOTC_QOFFSET), ones = _mm512_set1_epi8(1);
+    const __m512i i1 = _mm512_set1_epi32(1), i2 = _mm512_set1_epi32(2), i3 = _mm512_set1_epi32(3);
+    const uint8_t *keep = iv + 64 * (int64_t)npat;
+    const QT *xs = xg;
+    __m512i a[AOTC_QX86_NARROW], s = _mm512_setzero_si512();
+    int32_t j, q = 0, pp = 0;
+    for (j = 0; j < AOTC_QX86_NARROW; ++j) a[j] = _mm512_setzero_si512();
+    for (; q < qfast; ++q, wq += 16) {
+        const __m512i xv = QX86_DENSE_QUAD(_mm512_loadu_si512((const void *)(xs + seg[pp].offa)),
+                                           _mm512_loadu_si512((const void *)(xs + seg[pp].offb)), pp);
+        QX86_NARROW_STEP(xv);
+        if (++pp == npat) pp = 0, xs += step;
+    }
+    for (; q < kq; ++q, wq += 16) {
+        const __m512i xv = QX86_DENSE_QUAD(
+            _mm512_mask_loadu_epi8(zfill, seg[pp].ma, (const void *)(xs + seg[pp].offa)),
+            q < qsafe ? _mm512_mask_loadu_epi8(zfill, seg[pp].mb, (const void *)(xs + seg[pp].offb)) : zfill, pp);
+        QX86_NARROW_STEP(xv);
+        if (++pp == npat) pp = 0, xs += step;
+    }
+    for (j = 0; j < AOTC_QX86_NARROW; ++j) acc[j] = a[j];
+    *sums = s;
+}
+#undef QX86_NARROW_STEP
+
+/* Requantises a narrow block's sums (x86_dense_narrow) and stores them: channels [oc, oc + nc) at
+ * positions pos0 + l, l < lanes. */
+static void AOTC_Q(x86_narrow_store)(const aotc_qconv_params *p, const __m512i *acc, __m512i sums, int32_t oc, int32_t nc,
+                                     int32_t lanes, int32_t pos0, int32_t plane_out, QT *AOTC_RESTRICT yn) {
+    const __mmask16 cm = AOTC_Q(x86_lanes)(nc);
+    const __m512i bias = _mm512_maskz_loadu_epi32(cm, (const void *)(p->bias + oc));
+    const __m512 scale = _mm512_maskz_loadu_ps(cm, (const void *)(p->scale + oc));
+    const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
+    const __m512i zp = _mm512_set1_epi32(p->y_zero);
+    uint8_t out[16];
+    int32_t l, j;
+    int32_t sv[16];
+    _mm512_storeu_si512((void *)sv, sums);
+    for (l = 0; l < lanes; ++l) {
+        __m512i v = _mm512_add_epi32(acc[l], bias);
+        if (p->w_zero_any) {
+            v = _mm512_sub_epi32(v, _mm512_mullo_epi32(_mm512_maskz_loadu_epi32(cm, (const void *)(p->w_zero + oc)),
+                                                       _mm512_set1_epi32(sv[l])));
+        }
+        _mm_storeu_si128((__m128i *)(void *)out, AOTC_Q(x86_requant16)(v, scale, lo, hi, zp));
+        for (j = 0; j < nc; ++j) yn[(int64_t)(oc + j) * plane_out + pos0 + l] = (QT)out[j];
+    }
+}
+
 /* QLinearConv on dense windows (above): 0 (nothing done) where the kernel does not suit them (k_w < 3,
  * more than 64 taps a channel or 40 patterns, a window over 62 bytes for one lane, more than
  * AOTC_QX86_DSTACK bytes for 8 channels' weights and AOTC_QX86_DKEEP blocks). */
@@ -809,6 +880,13 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRI
                         nc = c1 - oc < nmax ? c1 - oc : nmax;
 #define QX86_DENSE_CALL(f)                                                                                 \
     f(xg, (int64_t)ics * plane_in, seg, iv, bk->pad, npat, kq, qfast, qsafe, wp, zfill, p->w_zero_any, a, &s)
+                        if (bk->lanes <= AOTC_QX86_NARROW && nc > 8) { /* 16 channels a vector */
+                            AOTC_Q(x86_dense_narrow)(xg, (int64_t)ics * plane_in, seg, iv, bk->pad, npat, kq, qfast, qsafe,
+                                                     wp, zfill, p->w_zero_any, bk->lanes, a, &s);
+                            AOTC_Q(x86_narrow_store)(p, a, s, oc, nc, bk->lanes, pos0, plane_out, yn);
+                            wp += (int64_t)kq * 16;
+                            continue;
+                        }
                         if (bk->lanes > 8) {
                             if (nc > 8) QX86_DENSE_CALL(AOTC_Q(x86_dense_dot16));
                             else QX86_DENSE_CALL(AOTC_Q(x86_dense_dot8));
