@@ -189,12 +189,19 @@ typedef struct {
                                * them; aot/kernels/quant.py packs them so on hosts, for shapes that path takes */
 } aotc_qconv_params;
 
+/* Whether the weights are packed (w_packed): never on the M-profile cores, which aotc does not pack
+ * for, so their code stays as it was. */
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+#define AOTC_QCONV_PACKED(p) ((void)(p), 0)
+#else
+#define AOTC_QCONV_PACKED(p) ((p)->w_packed)
+#endif
 /* Output channel c's weights (kp bytes, patch row r at byte (r / 4) AOTC_QCONV_QSTEP(p) + r % 4): rows
  * of kp bytes, or (w_packed) word c % 16 of each quad row of c's block of 16 channels. */
 static inline const int8_t *aotc_qconv_wrow(const aotc_qconv_params *p, const int8_t *w, int32_t c, int64_t kp) {
-    return p->w_packed ? w + (int64_t)(c & ~15) * kp + (c & 15) * 4 : w + (int64_t)c * kp;
+    return AOTC_QCONV_PACKED(p) ? w + (int64_t)(c & ~15) * kp + (c & 15) * 4 : w + (int64_t)c * kp;
 }
-#define AOTC_QCONV_QSTEP(p) ((p)->w_packed ? 64 : 4)
+#define AOTC_QCONV_QSTEP(p) (AOTC_QCONV_PACKED(p) ? 64 : 4)
 
 /* Output channels summed together (the rows of a weight block). */
 #define AOTC_QCONV_BLOCK 4

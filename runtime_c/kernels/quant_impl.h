@@ -391,7 +391,7 @@ static void AOTC_Q(qconv_patches_plain)(const aotc_qconv_params *p, int32_t tile
     int32_t sums[AOTC_QCONV_PATCH_TILE];
     int32_t n, g, oc, p0, t, t0, j, r;
 #if AOTC_QUANT_DSP
-    if (!p->w_packed && AOTC_Q(qconv_patches_dsp)(p, tile, x, w, y, scratch)) return;
+    if (!AOTC_QCONV_PACKED(p) && AOTC_Q(qconv_patches_dsp)(p, tile, x, w, y, scratch)) return;
 #endif
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
