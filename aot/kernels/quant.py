@@ -13,6 +13,7 @@ A fused Relu / Clip is the node's `qmin` / `qmax` (the output's integer range na
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -364,10 +365,28 @@ def _emit_qgemm(ctx: NodeContext) -> None:
              ctx.scratch("uint32_t"))
 
 
-def _qgemm_dsp_scratch(node: Node, graph: Graph) -> int:
-    """AOTC_QGEMM_SCRATCH(k, n): a row of A widened to 16-bit pairs (8 bytes a quad of k) and its n sums."""
-    k = graph.tensors[_gemm_inputs(node)["a"]].shape[-1]
-    return 8 * (k // 4) + 4 * graph.tensors[node.outputs[0]].shape[-1]
+def dsp_gemv_scratch(k: int, n: int) -> int:
+    """AOTC_QGEMM_SCRATCH(k, n) and AOTC_TFL_FC_SCRATCH(k, n): a row of the input widened to 16-bit
+    pairs (8 bytes a quad of k) and its n sums."""
+    return 8 * (k // 4) + 4 * n
+
+
+def dsp_dense_kernels(shape: Callable[[Node, Graph], tuple[int, int, bool]]) -> tuple[Candidate, ...]:
+    """The dense layers' kernels (QGemm / QLinearMatMul here, TFLite's FULLY_CONNECTED): on the
+    M-profile boards (the DSP extension's SMLAD, aotc_dsp_gemv4) a row of the input is widened once
+    into scratch, and without Helium the weights' rows are interleaved by blocks of 4 where
+    shape(node, graph) = (k, n, interleavable) allows (aotc_dsp_gemv4_il); the host kernels need no
+    scratch."""
+    def interleaved(node: Node, graph: Graph) -> KernelChoice | None:
+        k, n, ok = shape(node, graph)
+        return KernelChoice("dsp", dsp_gemv_scratch(k, n), detail="il4", assumes={"AOTC_DSP_IL": 1}) if ok else None
+
+    return (
+        Candidate("dsp", lambda n, g, budget: interleaved(n, g), applies=lambda n, g, t: t.dsp),
+        Candidate("dsp", lambda n, g, budget: KernelChoice("dsp", dsp_gemv_scratch(*shape(n, g)[:2])),
+                  applies=lambda n, g, t: t.scalar_tiles or t.helium),
+        NO_SCRATCH,
+    )
 
 
 def interleave_rows4(w: np.ndarray) -> np.ndarray:
@@ -378,23 +397,14 @@ def interleave_rows4(w: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(w.reshape(n // 4, 4, k // 4, 4).transpose(0, 2, 1, 3)).reshape(n, k)
 
 
-def _qgemm_interleaved(node: Node, graph: Graph) -> KernelChoice | None:
-    """The DSP path on B's rows interleaved by blocks of 4 (k and n multiples of 4)."""
+def _qgemm_shape(node: Node, graph: Graph) -> tuple[int, int, bool]:
+    """k, n, and whether B's rows may be interleaved by blocks of 4 (k and n multiples of 4)."""
     k = graph.tensors[_gemm_inputs(node)["a"]].shape[-1]
     n = graph.tensors[node.outputs[0]].shape[-1]
-    if k % 4 or n % 4 or k < 4 or n < 4:
-        return None
-    return KernelChoice("dsp", _qgemm_dsp_scratch(node, graph), detail="il4", assumes={"AOTC_DSP_IL": 1})
+    return k, n, k % 4 == 0 and n % 4 == 0 and k >= 4 and n >= 4
 
 
-# On the M-profile boards (the DSP extension's SMLAD, aotc_dsp_gemv4) a row of A is widened once
-# into scratch; the host kernels need none. Without Helium, B's rows interleaved (aotc_dsp_gemv4_il).
-QGEMM_KERNELS = (
-    Candidate("dsp", lambda n, g, budget: _qgemm_interleaved(n, g), applies=lambda n, g, t: t.dsp),
-    Candidate("dsp", lambda n, g, budget: KernelChoice("dsp", _qgemm_dsp_scratch(n, g)),
-              applies=lambda n, g, t: t.scalar_tiles or t.helium),
-    NO_SCRATCH,
-)
+QGEMM_KERNELS = dsp_dense_kernels(_qgemm_shape)
 
 
 def _check_qgemm(node: Node, graph: Graph) -> str | None:

@@ -2,6 +2,21 @@
  * (int8_t or uint8_t), [QT_MIN, QT_MAX] its range, AOTC_Q(name) the function's name. No
  * include guard: it is included once per type. */
 
+/* Patch row r (one input channel and kernel tap, r = (ic * k_h + kh) * k_w + kw) of one group: the
+ * input plane under it, its kernel row kh, the input column under output column 0 (*start) and the
+ * output columns [*o0, *o1) whose tap lies inside the image (qconv_patch_row and quant_x86.h's
+ * x86_patch_row). */
+static inline const QT *AOTC_Q(qconv_row_cols)(const aotc_qconv_params *p, const QT *xg, int32_t r, int32_t *kh,
+                                               int32_t *start, int32_t *o0, int32_t *o1) {
+    const int32_t sw = p->stride_w, kw = r % p->k_w, s = kw * p->dil_w - p->pad_left;
+    const int32_t o1_raw = s < p->in_w ? (p->in_w - s + sw - 1) / sw : 0;
+    *kh = (r / p->k_w) % p->k_h;
+    *start = s;
+    *o0 = s < 0 ? (-s + sw - 1) / sw : 0;
+    *o1 = o1_raw < p->out_w ? o1_raw : p->out_w;
+    return xg + (int64_t)(r / (p->k_w * p->k_h)) * p->in_h * p->in_w;
+}
+
 #if AOTC_QUANT_VNNI
 #include "quant_x86.h" /* the AVX-512 VNNI paths */
 #endif
@@ -48,14 +63,8 @@ static void AOTC_Q(qconv_patch_row)(const aotc_qconv_params *p, const QT *AOTC_R
                                     int32_t np, uint8_t *AOTC_RESTRICT out) {
     const uint8_t zero = (uint8_t)(p->x_zero + AOTC_QOFFSET);
     const int32_t ow_n = p->out_w, sw = p->stride_w;
-    const int32_t kw = r % p->k_w, kh = (r / p->k_w) % p->k_h, ic = r / (p->k_w * p->k_h);
-    const QT *plane = xg + (int64_t)ic * p->in_h * p->in_w;
-    const int32_t start = kw * p->dil_w - p->pad_left; /* input column under output column 0 */
-    /* output columns o with the tap inside the image: o0 <= o < o1 */
-    const int32_t o0 = start < 0 ? (-start + sw - 1) / sw : 0;
-    const int32_t o1_raw = start < p->in_w ? (p->in_w - start + sw - 1) / sw : 0;
-    const int32_t o1 = o1_raw < ow_n ? o1_raw : ow_n;
-    int32_t t, o;
+    int32_t kh, start, o0, o1, t, o;
+    const QT *plane = AOTC_Q(qconv_row_cols)(p, xg, r, &kh, &start, &o0, &o1);
     for (t = 0; t < np;) { /* one output row's run of positions at a time */
         const int32_t pos = p0 + t, oh = pos / ow_n, first = pos % ow_n;
         const int32_t last = first + (np - t) < ow_n ? first + (np - t) : ow_n;

@@ -130,13 +130,8 @@ static void AOTC_Q(x86_patch_row)(const aotc_qconv_params *p, const QT *AOTC_RES
     const uint8_t zero = (uint8_t)(p->x_zero + AOTC_QOFFSET);
     const __m128i flip = _mm_set1_epi8((char)AOTC_QOFFSET);
     const int32_t ow_n = p->out_w, sw = p->stride_w;
-    const int32_t kw = r % p->k_w, kh = (r / p->k_w) % p->k_h, ic = r / (p->k_w * p->k_h);
-    const QT *plane = xg + (int64_t)ic * p->in_h * p->in_w;
-    const int32_t start = kw * p->dil_w - p->pad_left; /* input column under output column 0 */
-    const int32_t o0 = start < 0 ? (-start + sw - 1) / sw : 0;
-    const int32_t o1_raw = start < p->in_w ? (p->in_w - start + sw - 1) / sw : 0;
-    const int32_t o1 = o1_raw < ow_n ? o1_raw : ow_n;
-    int32_t t, o;
+    int32_t kh, start, o0, o1, t, o;
+    const QT *plane = AOTC_Q(qconv_row_cols)(p, xg, r, &kh, &start, &o0, &o1);
     if (sw > 2) {
         AOTC_Q(qconv_patch_row)(p, xg, r, p0, np, out);
         return;
