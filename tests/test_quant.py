@@ -357,6 +357,32 @@ def native_results(tmp_path_factory):
     return shared_build(NATIVE_CASES, tmp_path_factory.mktemp("quant_native"), extra_flags=("-march=native",))
 
 
+def _cpu_has(flag: str) -> bool:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return flag in f.read().split()
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def vnni_only_results(tmp_path_factory):
+    """The conv cases built for AVX-512 VNNI without VBMI (Cascade Lake): no dense path, so packed
+    weights go through the VNNI patch path."""
+    if not _cpu_has("avx512_vnni"):
+        pytest.skip("this CPU has no AVX-512 VNNI")
+    cases = [c for c in NATIVE_CASES if c.id.startswith("conv_")]
+    return shared_build(cases, tmp_path_factory.mktemp("quant_vnni"), extra_flags=("-march=cascadelake",))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case_id", [c.id for c in NATIVE_CASES if c.id.startswith("conv_")])
+def test_quantized_conv_vnni_without_vbmi(vnni_only_results, op_results, case_id):
+    _check_op(vnni_only_results, case_id)
+    for o, p in zip(vnni_only_results.run(case_id), op_results.run(case_id), strict=True):
+        np.testing.assert_array_equal(o, p, err_msg=case_id)
+
+
 @pytest.mark.parametrize("case_id", [c.id for c in OP_CASES])
 def test_quantized_op_matches_onnxruntime(op_results, case_id):
     _check_op(op_results, case_id)
