@@ -189,12 +189,14 @@ typedef struct {
                                * them; aot/kernels/quant.py packs them so on hosts, for shapes that path takes */
 } aotc_qconv_params;
 
-/* Whether the weights are packed (w_packed): never on the M-profile cores, which aotc does not pack
- * for, so their code stays as it was. */
+/* Whether the weights are packed (w_packed), and whether tile 0 (no scratch) can come: never on the
+ * M-profile cores, which aotc plans neither for, so their code stays as it was. */
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
 #define AOTC_QCONV_PACKED(p) ((void)(p), 0)
+#define AOTC_QCONV_NOSCRATCH 0
 #else
 #define AOTC_QCONV_PACKED(p) ((p)->w_packed)
+#define AOTC_QCONV_NOSCRATCH 1
 #endif
 /* Output channel c's weights (kp bytes, patch row r at byte (r / 4) AOTC_QCONV_QSTEP(p) + r % 4): rows
  * of kp bytes, or (w_packed) word c % 16 of each quad row of c's block of 16 channels. */

@@ -444,6 +444,7 @@ static void AOTC_Q(qconv_patches_plain)(const aotc_qconv_params *p, int32_t tile
 }
 #endif /* !AOTC_QUANT_VNNI */
 
+#if AOTC_QCONV_NOSCRATCH
 /* QLinearConv on patches with no scratch (tile 0): per block of AOTC_QCONV_LANES positions and
  * AOTC_QCONV_BLOCK output channels, the patch rows taken AOTC_QCONV_NS_ROWS at a time into a stack
  * buffer (qconv_patch_row) and summed in plain loops; a block's rows are gathered again for each
@@ -501,6 +502,8 @@ static void AOTC_Q(qconv_patches_noscratch)(const aotc_qconv_params *p, const QT
     }
 }
 
+#endif /* AOTC_QCONV_NOSCRATCH */
+
 void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
                            const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch) {
 #if AOTC_QUANT_VNNI
@@ -510,9 +513,11 @@ void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *A
 #endif
     if (tile > 0) AOTC_Q(qconv_patches_vnni)(p, tile, x, w, y, scratch);
     else if (!AOTC_Q(qconv_patches_stack)(p, x, w, y)) AOTC_Q(qconv_patches_noscratch)(p, x, w, y);
-#else
+#elif AOTC_QCONV_NOSCRATCH
     if (tile > 0) AOTC_Q(qconv_patches_plain)(p, tile, x, w, y, scratch);
     else AOTC_Q(qconv_patches_noscratch)(p, x, w, y);
+#else
+    AOTC_Q(qconv_patches_plain)(p, tile, x, w, y, scratch);
 #endif
 }
 
