@@ -123,11 +123,11 @@ static void AOTC_Q(qconv_patch_quads)(const aotc_qconv_params *p, const QT *AOTC
  * quads (np positions a quad row): acc[j][l] = sum_r w_j[r] * patch[r][t0 + l] over 4 * kq rows
  * (weight rows padded with zeros to 4 * kq), in plain loops (quant_x86.h has the VNNI path). */
 static void AOTC_Q(qconv_quad_lanes)(const uint8_t *AOTC_RESTRICT quads, int32_t np, int32_t t0, int32_t kq,
-                                     const aotc_qconv_params *p, const int8_t *AOTC_RESTRICT w, int32_t oc, int32_t nb,
+                                     const aotc_qconv_params *p, const int8_t *AOTC_RESTRICT w, int32_t nb,
                                      int32_t acc[AOTC_QCONV_BLOCK][AOTC_QCONV_LANES]) {
-    const int32_t kp = kq * 4, qs = AOTC_QCONV_QSTEP(p);
-    const int8_t *w0 = aotc_qconv_wrow(p, w, oc, kp), *w1 = aotc_qconv_wrow(p, w, oc + (nb > 1), kp);
-    const int8_t *w2 = aotc_qconv_wrow(p, w, oc + (nb > 2 ? 2 : 0), kp), *w3 = aotc_qconv_wrow(p, w, oc + (nb > 3 ? 3 : 0), kp);
+    /* w: the block's first channel (aotc_qconv_wrow; a block of 4 never crosses packed blocks of 16) */
+    const int32_t kp = AOTC_QCONV_PACKED(p) ? 4 : kq * 4, qs = AOTC_QCONV_QSTEP(p);
+    const int8_t *w0 = w, *w1 = w + (nb > 1 ? kp : 0), *w2 = w + (nb > 2 ? 2 * kp : 0), *w3 = w + (nb > 3 ? 3 * kp : 0);
     int32_t q, l;
     int32_t a0[AOTC_QCONV_LANES] = {0}, a1[AOTC_QCONV_LANES] = {0}, a2[AOTC_QCONV_LANES] = {0},
             a3[AOTC_QCONV_LANES] = {0};
@@ -425,7 +425,7 @@ static void AOTC_Q(qconv_patches_plain)(const aotc_qconv_params *p, int32_t tile
                     const int32_t nb = (g + 1) * mg - oc < AOTC_QCONV_BLOCK ? (g + 1) * mg - oc : AOTC_QCONV_BLOCK;
                     for (t0 = 0; t0 < width; t0 += AOTC_QCONV_LANES) {
                         const int32_t lanes = real - t0 < AOTC_QCONV_LANES ? real - t0 : AOTC_QCONV_LANES;
-                        AOTC_Q(qconv_quad_lanes)(scratch, width, t0, kq, p, w, oc, nb, acc);
+                        AOTC_Q(qconv_quad_lanes)(scratch, width, t0, kq, p, aotc_qconv_wrow(p, w, oc, kp), nb, acc);
                         for (j = 0; j < nb; ++j) { /* a run of one channel's outputs: requantised as a vector */
                             const int32_t b = p->bias[oc + j], wz = p->w_zero[oc + j];
                             const float sc = p->scale[oc + j];
