@@ -223,6 +223,7 @@ static inline const int8_t *aotc_qconv_wrow(const aotc_qconv_params *p, const in
  * taken AOTC_QCONV_NS_ROWS rows x AOTC_QCONV_LANES positions at a time on the stack, or (AVX-512
  * VNNI) from the input directly or a stack block. */
 #define AOTC_QCONV_NS_ROWS 8
+#define AOTC_QCONV_NS_BLOCK 16 /* output channels a gathering of the patch rows serves */
 void aotc_qconv_patches_i8(const aotc_qconv_params *p, int32_t tile, const int8_t *AOTC_RESTRICT x,
                            const int8_t *AOTC_RESTRICT w, int8_t *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch);
 void aotc_qconv_patches_u8(const aotc_qconv_params *p, int32_t tile, const uint8_t *AOTC_RESTRICT x,

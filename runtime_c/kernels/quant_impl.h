@@ -446,18 +446,19 @@ static void AOTC_Q(qconv_patches_plain)(const aotc_qconv_params *p, int32_t tile
 
 #if AOTC_QCONV_NOSCRATCH
 /* QLinearConv on patches with no scratch (tile 0): per block of AOTC_QCONV_LANES positions and
- * AOTC_QCONV_BLOCK output channels, the patch rows taken AOTC_QCONV_NS_ROWS at a time into a stack
- * buffer (qconv_patch_row) and summed in plain loops; a block's rows are gathered again for each
- * channel block (slower than the patch path, but only where the arena has no byte to spare). The
- * sums are those of the patch path: rows past k (to kp) hold the zero point. */
+ * AOTC_QCONV_NS_BLOCK output channels (their sums, 1 KiB, on the stack: hosts only), the patch rows
+ * taken AOTC_QCONV_NS_ROWS at a time into a stack buffer (qconv_patch_row) and summed in plain loops;
+ * a block's rows are gathered again for each channel block (slower than the patch path, but only
+ * where the arena has no byte to spare). The sums are those of the patch path: rows past k (to kp)
+ * hold the zero point. */
 static void AOTC_Q(qconv_patches_noscratch)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
                                             const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y) {
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k = cg * p->k_h * p->k_w;
     const int32_t kp = (k + 3) / 4 * 4, plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
     const int32_t zp = p->x_zero + AOTC_QOFFSET, qs = AOTC_QCONV_QSTEP(p);
-    const int8_t *wr[AOTC_QCONV_BLOCK];
+    const int8_t *wr[AOTC_QCONV_NS_BLOCK];
     uint8_t rows[AOTC_QCONV_NS_ROWS][AOTC_QCONV_LANES];
-    int32_t acc[AOTC_QCONV_BLOCK][AOTC_QCONV_LANES], sums[AOTC_QCONV_LANES];
+    int32_t acc[AOTC_QCONV_NS_BLOCK][AOTC_QCONV_LANES], sums[AOTC_QCONV_LANES];
     int32_t n, g, oc, p0, r0, j, b, l;
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
@@ -465,16 +466,16 @@ static void AOTC_Q(qconv_patches_noscratch)(const aotc_qconv_params *p, const QT
             QT *yn = y + (int64_t)n * p->out_c * plane_out;
             for (p0 = 0; p0 < plane_out; p0 += AOTC_QCONV_LANES) {
                 const int32_t np = plane_out - p0 < AOTC_QCONV_LANES ? plane_out - p0 : AOTC_QCONV_LANES;
-                for (oc = g * mg; oc < (g + 1) * mg; oc += AOTC_QCONV_BLOCK) {
-                    const int32_t nb = (g + 1) * mg - oc < AOTC_QCONV_BLOCK ? (g + 1) * mg - oc : AOTC_QCONV_BLOCK;
+                for (oc = g * mg; oc < (g + 1) * mg; oc += AOTC_QCONV_NS_BLOCK) {
+                    const int32_t nb = (g + 1) * mg - oc < AOTC_QCONV_NS_BLOCK ? (g + 1) * mg - oc : AOTC_QCONV_NS_BLOCK;
                     const int first = oc == g * mg && p->w_zero_any; /* the patch sums, once a block */
-                    for (b = 0; b < AOTC_QCONV_BLOCK; ++b) {
+                    for (b = 0; b < AOTC_QCONV_NS_BLOCK; ++b) {
                         for (l = 0; l < AOTC_QCONV_LANES; ++l) acc[b][l] = 0;
                     }
                     if (first) {
                         for (l = 0; l < AOTC_QCONV_LANES; ++l) sums[l] = (kp - k) * zp;
                     }
-                    for (b = 0; b < AOTC_QCONV_BLOCK; ++b) wr[b] = aotc_qconv_wrow(p, w, oc + (b < nb ? b : 0), kp);
+                    for (b = 0; b < AOTC_QCONV_NS_BLOCK; ++b) wr[b] = aotc_qconv_wrow(p, w, oc + (b < nb ? b : 0), kp);
                     for (r0 = 0; r0 < k; r0 += AOTC_QCONV_NS_ROWS) {
                         const int32_t nr = k - r0 < AOTC_QCONV_NS_ROWS ? k - r0 : AOTC_QCONV_NS_ROWS;
                         for (j = 0; j < nr; ++j) AOTC_Q(qconv_patch_row)(p, xg, r0 + j, p0, np, rows[j]);
