@@ -107,9 +107,9 @@ def _q(x: str, name: str, dtype: str, scale: float, zero: int) -> tuple[list, di
 
 def _conv_case(case_id: str, dtype: str, per_channel: bool, act: str | None, group: int = 1, opset: int = 13,
                w_zero: int = 0, stride: int = 1, kernel: int = 3, hw: tuple[int, int] = (9, 10),
-               dilation: int = 1, cout: int | None = None) -> Case:
+               dilation: int = 1, cout: int | None = None, cin: int = 8) -> Case:
     rng = np.random.default_rng(1)
-    cin, cout = 8, cout or (8 if group > 1 else 6)
+    cout = cout or (8 if group > 1 else 6)
     pad = (kernel - 1) * dilation // 2
     nodes, inits = _q("x", "xd", dtype, 0.03, 3 if dtype == "int8" else 120)
     w = rng.integers(-100, 100, (cout, cin // group, kernel, kernel)).astype(np.int8)
@@ -300,9 +300,24 @@ OP_CASES = [
     # 5 x 5 taps with weight zero points (the patch sums)
     _conv_case("conv_dense_small_plane", "int8", True, "relu", hw=(6, 6), cout=27),
     _conv_case("conv_dense_k5_uint8", "uint8", False, None, kernel=5, w_zero=4, cout=20),
+    # whole blocks of 16 output channels: the weights packed as the dense path reads them (the other
+    # paths read them through aotc_qconv_wrow)
+    _conv_case("conv_packed_int8", "int8", True, "relu", cout=32),
+    _conv_case("conv_packed_k5_uint8", "uint8", False, None, kernel=5, w_zero=4, cout=16, stride=2),
+    # 7 x 7 planes: 3 blocks of 16 lanes and one of 1, taken with the channels in the lanes
+    _conv_case("conv_narrow_uint8", "uint8", False, None, hw=(7, 7), w_zero=3, cout=27),
+    _conv_case("conv_narrow_packed", "int8", True, "relu", hw=(7, 7), cout=32),
     # with no scratch to spare (aotc's default arena): the smallest patch blocks
     replace(_conv_case("conv_tight_int8", "int8", True, "relu"), scratch_floor=0),
     replace(_conv_case("conv_depthwise_tight", "uint8", False, None, group=8, stride=2), scratch_floor=0),
+    # planes too small to spare 16 patch columns: no scratch (tile 0); with VNNI the dense path (3 x 3),
+    # a stack block (1 x 1, with weight zero points at stride 2) or, past 64 KiB of patch, the plain path
+    *[replace(c, scratch_floor=0) for c in (
+        _conv_case("conv_noscratch_k3", "int8", False, "relu", hw=(3, 3), w_zero=2),
+        _conv_case("conv_noscratch_packed", "uint8", True, None, hw=(3, 3), w_zero=2, cout=16),
+        _conv_case("conv_noscratch_pointwise", "uint8", True, None, kernel=1, cin=128, hw=(1, 2), cout=20),
+        _conv_case("conv_noscratch_stride2", "int8", False, None, kernel=1, cin=128, hw=(1, 3), stride=2, w_zero=3),
+        _conv_case("conv_noscratch_deep", "uint8", True, "relu", kernel=1, cin=4112, hw=(1, 2)))],
     *[_binary_case(op, d) for op in ("Add", "Mul") for d in ("int8", "uint8")],
     # runs of whole lanes and a tail, both operands contiguous (quant_x86.h's QLinearAdd)
     *[_binary_case("Add", d, ((1, 3, 5, 21), (1, 3, 5, 21)), "_runs") for d in ("int8", "uint8")],
@@ -340,6 +355,32 @@ NATIVE_CASES = [c for c in OP_CASES if c.id.startswith(("conv_", "add_", "maxpoo
 @pytest.fixture(scope="module")
 def native_results(tmp_path_factory):
     return shared_build(NATIVE_CASES, tmp_path_factory.mktemp("quant_native"), extra_flags=("-march=native",))
+
+
+def _cpu_has(flag: str) -> bool:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return flag in f.read().split()
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def vnni_only_results(tmp_path_factory):
+    """The conv cases built for AVX-512 VNNI without VBMI (Cascade Lake): no dense path, so packed
+    weights go through the VNNI patch path."""
+    if not _cpu_has("avx512_vnni"):
+        pytest.skip("this CPU has no AVX-512 VNNI")
+    cases = [c for c in NATIVE_CASES if c.id.startswith("conv_")]
+    return shared_build(cases, tmp_path_factory.mktemp("quant_vnni"), extra_flags=("-march=cascadelake",))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case_id", [c.id for c in NATIVE_CASES if c.id.startswith("conv_")])
+def test_quantized_conv_vnni_without_vbmi(vnni_only_results, op_results, case_id):
+    _check_op(vnni_only_results, case_id)
+    for o, p in zip(vnni_only_results.run(case_id), op_results.run(case_id), strict=True):
+        np.testing.assert_array_equal(o, p, err_msg=case_id)
 
 
 @pytest.mark.parametrize("case_id", [c.id for c in OP_CASES])

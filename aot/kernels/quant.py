@@ -13,12 +13,14 @@ A fused Relu / Clip is the node's `qmin` / `qmax` (the output's integer range na
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
 from aot.csource.format import c_float, c_ints
 from aot.ir import Graph, Node
-from aot.kernels.base import NO_SCRATCH, Candidate, HostOp, KernelChoice, NodeContext
+from aot.kernels.base import NO_SCRATCH, Candidate, HostOp, KernelChoice, NodeContext, TargetTraits
 from aot.kernels.elementwise import broadcast_layout
 from aot.kernels.pool import pool_params
 from aot.qmath import (
@@ -124,20 +126,63 @@ def _patch_length(node: Node, graph: Graph) -> int:
     return -(-math.prod(graph.tensors[node.inputs[3]].shape[1:]) // 4) * 4
 
 
-def _fit_patches(node: Node, graph: Graph, budget: int) -> KernelChoice | None:
-    """The largest tile of output positions whose patches fit the step's spare memory."""
+class PatchPlan(NamedTuple):
+    """QLinearConv on patches: output positions a patch block (0: no scratch), and whether the
+    weights are packed for AVX-512 VNNI's dense path (aotc_qconv_params.w_packed)."""
+
+    tile: int
+    packed: bool = False
+
+
+def _dense_vnni(node: Node, graph: Graph) -> bool:
+    """The shapes quant_x86.h's qconv_dense takes, in whole blocks of 16 output channels: their
+    weights are packed at compile time as that path reads them (else it re-orders them every run).
+    The same tests as the C, on its constants (AOTC_QX86_*)."""
+    a = node.attrs
+    cin, m = graph.tensors[node.inputs[0]].shape[1], graph.tensors[node.outputs[0]].shape[1]
+    group = a["group"]
+    k_h, k_w = _pair(a["kernel_shape"], 1)
+    _, dw = _pair(a["dilations"], 1)
+    taps = k_h * k_w
+    kq = -(-(cin // group) * taps // 4)
+    period = taps // (4 if taps % 4 == 0 else 2 if taps % 2 == 0 else 1)
+    npat = min(period, kq)
+    room = 98304 - 8 * (192 + npat * 128)
+    return ((m // group) % 16 == 0 and k_w >= 3 and taps <= 64 and k_h <= 16 and npat <= 40
+            and (k_w - 1) * dw <= 62 and kq * 32 <= room)
+
+
+def pack_dense16(rows: np.ndarray) -> np.ndarray:
+    """Weight rows [m, kp] (m a multiple of 16) in blocks of 16 channels, each block kq rows of the
+    16 channels' quads (aotc_qconv_wrow): the same bytes, read by the dense path as they lie."""
+    m, kp = rows.shape
+    return np.ascontiguousarray(rows.reshape(m // 16, 16, kp // 4, 4).transpose(0, 2, 1, 3)).reshape(m, kp)
+
+
+def _fit_patches(node: Node, graph: Graph, budget: int, host: bool = True) -> KernelChoice | None:
+    """The largest tile of output positions whose patches fit the step's spare memory; where none
+    fits, on hosts no scratch (tile 0: the kernels take the patch on the stack or need none). On
+    hosts, the weights packed where the dense VNNI path takes the shape."""
     k = _patch_length(node, graph)
     positions = math.prod(graph.tensors[node.outputs[0]].shape[2:])
+    packed = host and _dense_vnni(node, graph)
     def choice(tile: int) -> KernelChoice:  # the kernel gathers whole lanes of positions
         tile = min(tile, positions)
-        return KernelChoice("patches", -(-tile // LANES) * LANES * k, detail=tile)
+        return KernelChoice("patches", -(-tile // LANES) * LANES * k, detail=PatchPlan(tile, packed))
 
     for tile in PATCH_TILES:
         if choice(tile).scratch <= budget:
             return choice(tile)
-    # no memory to spare at this step: the smallest block anyway, 16 x k bytes above the tight
-    # bound (a direct loop with no scratch was several times slower)
+    if host:  # the kernels' no-scratch paths (the dense VNNI one is as fast as with scratch)
+        return KernelChoice("patches", 0, detail=PatchPlan(0, packed))
+    # on the M-profile cores (small stacks, and the speed there is counted) the smallest block anyway,
+    # 16 x k bytes above the tight bound
     return choice(PATCH_TILES[-1])
+
+
+def _small_stack(target: TargetTraits) -> bool:
+    """The M-profile cores: kernels keep their stack small, and patch blocks come from the arena."""
+    return target.scalar_tiles or target.helium
 
 
 # output positions per patch block, largest first (the kernel reads each weight row once per
@@ -197,6 +242,8 @@ QCONV_KERNELS = (
               applies=lambda n, g, t: _is_depthwise(n, g) and (t.scalar_tiles or t.helium)),
     Candidate("depthwise", lambda n, g, budget: KernelChoice("depthwise", _depthwise_scratch(n, g)),
               applies=lambda n, g, t: _is_depthwise(n, g)),
+    Candidate("patches", lambda n, g, budget: _fit_patches(n, g, budget, host=False),
+              applies=lambda n, g, t: _small_stack(t)),
     Candidate("patches", _fit_patches),
 )
 
@@ -234,6 +281,8 @@ def _emit_qconv(ctx: NodeContext) -> None:
         weights = np.zeros((m, kp), np.int8)
         weights[:, :rows.shape[1]] = rows
         bias = bias + kp * zp * w_zero.astype(np.int64) - zp * rows.astype(np.int64).sum(1)
+        if ctx.choice.detail.packed:
+            weights = pack_dense16(weights)
     y_zero = int(_scalar(ctx, 7))
     lo, hi = _out_range(ctx, y_zero)
     p = ctx.params("aotc_qconv_params", {
@@ -244,14 +293,19 @@ def _emit_qconv(ctx: NodeContext) -> None:
         "w_zero": ctx.const_array("w_zero", np.ascontiguousarray(w_zero, np.int32)),
         "w_zero_any": str(int(bool(w_zero.any()))),
         "dw4": str(int(ctx.choice.detail or 0)) if ctx.choice.kernel == "depthwise" else "0",
+        "w_packed": str(int(patches and ctx.choice.detail.packed)),
     }, comment=f"QLinearConv {list(ctx.shape(ctx.inputs[0]))} -> {list(ctx.shape(ctx.outputs[0]))}: kernel "
                f"{a['kernel_shape']}, strides {a['strides']}, pads {a['pads']}, group {a['group']}"
-               + ("; bias with the input zero point folded in" if patches else ""))
+               + ("; bias with the input zero point folded in" if patches else "")
+               + ("; weights in blocks of 16 channels, quad-major" if patches and ctx.choice.detail.packed else ""))
     as_stored = not patches and ctx.dtype(ctx.inputs[3]) == "int8"
-    w_arg = ctx.ptr(ctx.inputs[3]) if as_stored else ctx.const_array("w", weights)
+    if patches and ctx.choice.detail.packed:  # int32 words, as the dense path reads them
+        w_arg = f"(const int8_t *){ctx.const_array('w', weights.view(np.int32))}"
+    else:
+        w_arg = ctx.ptr(ctx.inputs[3]) if as_stored else ctx.const_array("w", weights)
     suffix = SUFFIX[ctx.dtype(ctx.inputs[0])]
     if patches:
-        ctx.call(f"aotc_qconv_patches_{suffix}", p, str(ctx.choice.detail), ctx.ptr(ctx.inputs[0]), w_arg,
+        ctx.call(f"aotc_qconv_patches_{suffix}", p, str(ctx.choice.detail.tile), ctx.ptr(ctx.inputs[0]), w_arg,
                  ctx.ptr(ctx.outputs[0]), ctx.scratch("uint8_t"))
     else:
         ctx.call(f"aotc_qconv_depthwise_{suffix}", p, ctx.ptr(ctx.inputs[0]), w_arg, ctx.ptr(ctx.outputs[0]),
@@ -311,10 +365,28 @@ def _emit_qgemm(ctx: NodeContext) -> None:
              ctx.scratch("uint32_t"))
 
 
-def _qgemm_dsp_scratch(node: Node, graph: Graph) -> int:
-    """AOTC_QGEMM_SCRATCH(k, n): a row of A widened to 16-bit pairs (8 bytes a quad of k) and its n sums."""
-    k = graph.tensors[_gemm_inputs(node)["a"]].shape[-1]
-    return 8 * (k // 4) + 4 * graph.tensors[node.outputs[0]].shape[-1]
+def dsp_gemv_scratch(k: int, n: int) -> int:
+    """AOTC_QGEMM_SCRATCH(k, n) and AOTC_TFL_FC_SCRATCH(k, n): a row of the input widened to 16-bit
+    pairs (8 bytes a quad of k) and its n sums."""
+    return 8 * (k // 4) + 4 * n
+
+
+def dsp_dense_kernels(shape: Callable[[Node, Graph], tuple[int, int, bool]]) -> tuple[Candidate, ...]:
+    """The dense layers' kernels (QGemm / QLinearMatMul here, TFLite's FULLY_CONNECTED): on the
+    M-profile boards (the DSP extension's SMLAD, aotc_dsp_gemv4) a row of the input is widened once
+    into scratch, and without Helium the weights' rows are interleaved by blocks of 4 where
+    shape(node, graph) = (k, n, interleavable) allows (aotc_dsp_gemv4_il); the host kernels need no
+    scratch."""
+    def interleaved(node: Node, graph: Graph) -> KernelChoice | None:
+        k, n, ok = shape(node, graph)
+        return KernelChoice("dsp", dsp_gemv_scratch(k, n), detail="il4", assumes={"AOTC_DSP_IL": 1}) if ok else None
+
+    return (
+        Candidate("dsp", lambda n, g, budget: interleaved(n, g), applies=lambda n, g, t: t.dsp),
+        Candidate("dsp", lambda n, g, budget: KernelChoice("dsp", dsp_gemv_scratch(*shape(n, g)[:2])),
+                  applies=lambda n, g, t: t.scalar_tiles or t.helium),
+        NO_SCRATCH,
+    )
 
 
 def interleave_rows4(w: np.ndarray) -> np.ndarray:
@@ -325,23 +397,14 @@ def interleave_rows4(w: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(w.reshape(n // 4, 4, k // 4, 4).transpose(0, 2, 1, 3)).reshape(n, k)
 
 
-def _qgemm_interleaved(node: Node, graph: Graph) -> KernelChoice | None:
-    """The DSP path on B's rows interleaved by blocks of 4 (k and n multiples of 4)."""
+def _qgemm_shape(node: Node, graph: Graph) -> tuple[int, int, bool]:
+    """k, n, and whether B's rows may be interleaved by blocks of 4 (k and n multiples of 4)."""
     k = graph.tensors[_gemm_inputs(node)["a"]].shape[-1]
     n = graph.tensors[node.outputs[0]].shape[-1]
-    if k % 4 or n % 4 or k < 4 or n < 4:
-        return None
-    return KernelChoice("dsp", _qgemm_dsp_scratch(node, graph), detail="il4", assumes={"AOTC_DSP_IL": 1})
+    return k, n, k % 4 == 0 and n % 4 == 0 and k >= 4 and n >= 4
 
 
-# On the M-profile boards (the DSP extension's SMLAD, aotc_dsp_gemv4) a row of A is widened once
-# into scratch; the host kernels need none. Without Helium, B's rows interleaved (aotc_dsp_gemv4_il).
-QGEMM_KERNELS = (
-    Candidate("dsp", lambda n, g, budget: _qgemm_interleaved(n, g), applies=lambda n, g, t: t.dsp),
-    Candidate("dsp", lambda n, g, budget: KernelChoice("dsp", _qgemm_dsp_scratch(n, g)),
-              applies=lambda n, g, t: t.scalar_tiles or t.helium),
-    NO_SCRATCH,
-)
+QGEMM_KERNELS = dsp_dense_kernels(_qgemm_shape)
 
 
 def _check_qgemm(node: Node, graph: Graph) -> str | None:

@@ -12,7 +12,7 @@ import numpy as np
 from aot.csource.format import c_float, c_int
 from aot.ir import Graph, Node
 from aot.kernels.base import NO_SCRATCH, Candidate, HostOp, KernelChoice, NodeContext
-from aot.kernels.quant import interleave_rows4
+from aot.kernels.quant import dsp_dense_kernels, interleave_rows4
 
 
 def _requant_arrays(ctx: NodeContext) -> tuple[str, str]:
@@ -148,32 +148,19 @@ def _emit_fc(ctx: NodeContext) -> None:
                  ctx.ptr(ctx.outputs[0]), ctx.scratch("uint32_t"))
 
 
-def _fc_dsp_scratch(node: Node, graph: Graph) -> int:
-    """AOTC_TFL_FC_SCRATCH(in, out): x widened to 16-bit pairs (8 bytes a quad) and the outputs' sums."""
+def _fc_shape(node: Node, graph: Graph) -> tuple[int, int, bool]:
+    """in, out (0, 0 where the input is not int8: no DSP path), and whether the weights may be
+    interleaved by blocks of 4 rows (constant int8 weights, in and out multiples of 4)."""
     if graph.tensors[node.inputs[0]].dtype != "int8":
-        return 0
-    out, inner = graph.tensors[node.inputs[1]].shape
-    return 8 * (inner // 4) + 4 * out
+        return 0, 0, False
+    w = graph.tensors[node.inputs[1]]
+    out, inner = w.shape
+    return inner, out, w.data is not None and out % 4 == 0 and inner % 4 == 0 and inner > 0
 
 
 # On the M-profile boards the DSP path (tflite_int8_dsp.h) takes its scratch from the plan, as
 # TFLM's kernels take theirs from the tensor arena; the host kernels need none.
-def _fc_interleaved(node: Node, graph: Graph) -> KernelChoice | None:
-    """The DSP path on weights interleaved by blocks of 4 rows (constant int8 weights, in and out
-    multiples of 4)."""
-    w = graph.tensors[node.inputs[1]]
-    out, inner = w.shape
-    if graph.tensors[node.inputs[0]].dtype != "int8" or w.data is None or out % 4 or inner % 4 or inner == 0:
-        return None
-    return KernelChoice("dsp", _fc_dsp_scratch(node, graph), detail="il4", assumes={"AOTC_DSP_IL": 1})
-
-
-FC_KERNELS = (
-    Candidate("dsp", lambda n, g, budget: _fc_interleaved(n, g), applies=lambda n, g, t: t.dsp),
-    Candidate("dsp", lambda n, g, budget: KernelChoice("dsp", _fc_dsp_scratch(n, g)),
-              applies=lambda n, g, t: t.scalar_tiles or t.helium),
-    NO_SCRATCH,
-)
+FC_KERNELS = dsp_dense_kernels(_fc_shape)
 
 
 def _emit_pool(ctx: NodeContext) -> None:

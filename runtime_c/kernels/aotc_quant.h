@@ -184,7 +184,26 @@ typedef struct {
     int32_t dw4;              /* depthwise on cores with the DSP extension: 0, or the output positions whose
                                * sums fit the scratch after the span (AOTC_QCONV_DW4_SCRATCH: 4 channels at a
                                * time) */
+    int32_t w_packed;         /* patches: the weights in blocks of 16 output channels, each kq rows of the 16
+                               * channels' 4-byte quads (aotc_qconv_wrow), as AVX-512 VNNI's dense path sums
+                               * them; aot/kernels/quant.py packs them so on hosts, for shapes that path takes */
 } aotc_qconv_params;
+
+/* Whether the weights are packed (w_packed), and whether tile 0 (no scratch) can come: never on the
+ * M-profile cores, which aotc plans neither for, so their code stays as it was. */
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+#define AOTC_QCONV_PACKED(p) ((void)(p), 0)
+#define AOTC_QCONV_NOSCRATCH 0
+#else
+#define AOTC_QCONV_PACKED(p) ((p)->w_packed)
+#define AOTC_QCONV_NOSCRATCH 1
+#endif
+/* Output channel c's weights (kp bytes, patch row r at byte (r / 4) AOTC_QCONV_QSTEP(p) + r % 4): rows
+ * of kp bytes, or (w_packed) word c % 16 of each quad row of c's block of 16 channels. */
+static inline const int8_t *aotc_qconv_wrow(const aotc_qconv_params *p, const int8_t *w, int32_t c, int64_t kp) {
+    return AOTC_QCONV_PACKED(p) ? w + (int64_t)(c & ~15) * kp + (c & 15) * 4 : w + (int64_t)c * kp;
+}
+#define AOTC_QCONV_QSTEP(p) (AOTC_QCONV_PACKED(p) ? 64 : 4)
 
 /* Output channels summed together (the rows of a weight block). */
 #define AOTC_QCONV_BLOCK 4
@@ -199,7 +218,12 @@ typedef struct {
  * of kp (zeros after k). p->bias has the input zero point folded in at compile time, as the
  * patches hold it (x_zero + 128 for int8 inputs):
  *     bias[c] + kp zp w_zero[c] - zp sum_k w[c][k]
- * and the kernel subtracts w_zero[c] * sum(patch) when w_zero_any. */
+ * and the kernel subtracts w_zero[c] * sum(patch) when w_zero_any. tile 0: no scratch (the plan had
+ * no memory to spare at this step; aot/kernels/quant.py asks for it on hosts only): the patch is then
+ * taken AOTC_QCONV_NS_ROWS rows x AOTC_QCONV_LANES positions at a time on the stack, or (AVX-512
+ * VNNI) from the input directly or a stack block. */
+#define AOTC_QCONV_NS_ROWS 8
+#define AOTC_QCONV_NS_BLOCK 16 /* output channels a gathering of the patch rows serves */
 void aotc_qconv_patches_i8(const aotc_qconv_params *p, int32_t tile, const int8_t *AOTC_RESTRICT x,
                            const int8_t *AOTC_RESTRICT w, int8_t *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch);
 void aotc_qconv_patches_u8(const aotc_qconv_params *p, int32_t tile, const uint8_t *AOTC_RESTRICT x,

@@ -2,6 +2,21 @@
  * (int8_t or uint8_t), [QT_MIN, QT_MAX] its range, AOTC_Q(name) the function's name. No
  * include guard: it is included once per type. */
 
+/* Patch row r (one input channel and kernel tap, r = (ic * k_h + kh) * k_w + kw) of one group: the
+ * input plane under it, its kernel row kh, the input column under output column 0 (*start) and the
+ * output columns [*o0, *o1) whose tap lies inside the image (qconv_patch_row and quant_x86.h's
+ * x86_patch_row). */
+static inline const QT *AOTC_Q(qconv_row_cols)(const aotc_qconv_params *p, const QT *xg, int32_t r, int32_t *kh,
+                                               int32_t *start, int32_t *o0, int32_t *o1) {
+    const int32_t sw = p->stride_w, kw = r % p->k_w, s = kw * p->dil_w - p->pad_left;
+    const int32_t o1_raw = s < p->in_w ? (p->in_w - s + sw - 1) / sw : 0;
+    *kh = (r / p->k_w) % p->k_h;
+    *start = s;
+    *o0 = s < 0 ? (-s + sw - 1) / sw : 0;
+    *o1 = o1_raw < p->out_w ? o1_raw : p->out_w;
+    return xg + (int64_t)(r / (p->k_w * p->k_h)) * p->in_h * p->in_w;
+}
+
 #if AOTC_QUANT_VNNI
 #include "quant_x86.h" /* the AVX-512 VNNI paths */
 #endif
@@ -48,14 +63,8 @@ static void AOTC_Q(qconv_patch_row)(const aotc_qconv_params *p, const QT *AOTC_R
                                     int32_t np, uint8_t *AOTC_RESTRICT out) {
     const uint8_t zero = (uint8_t)(p->x_zero + AOTC_QOFFSET);
     const int32_t ow_n = p->out_w, sw = p->stride_w;
-    const int32_t kw = r % p->k_w, kh = (r / p->k_w) % p->k_h, ic = r / (p->k_w * p->k_h);
-    const QT *plane = xg + (int64_t)ic * p->in_h * p->in_w;
-    const int32_t start = kw * p->dil_w - p->pad_left; /* input column under output column 0 */
-    /* output columns o with the tap inside the image: o0 <= o < o1 */
-    const int32_t o0 = start < 0 ? (-start + sw - 1) / sw : 0;
-    const int32_t o1_raw = start < p->in_w ? (p->in_w - start + sw - 1) / sw : 0;
-    const int32_t o1 = o1_raw < ow_n ? o1_raw : ow_n;
-    int32_t t, o;
+    int32_t kh, start, o0, o1, t, o;
+    const QT *plane = AOTC_Q(qconv_row_cols)(p, xg, r, &kh, &start, &o0, &o1);
     for (t = 0; t < np;) { /* one output row's run of positions at a time */
         const int32_t pos = p0 + t, oh = pos / ow_n, first = pos % ow_n;
         const int32_t last = first + (np - t) < ow_n ? first + (np - t) : ow_n;
@@ -114,9 +123,10 @@ static void AOTC_Q(qconv_patch_quads)(const aotc_qconv_params *p, const QT *AOTC
  * quads (np positions a quad row): acc[j][l] = sum_r w_j[r] * patch[r][t0 + l] over 4 * kq rows
  * (weight rows padded with zeros to 4 * kq), in plain loops (quant_x86.h has the VNNI path). */
 static void AOTC_Q(qconv_quad_lanes)(const uint8_t *AOTC_RESTRICT quads, int32_t np, int32_t t0, int32_t kq,
-                                     const int8_t *AOTC_RESTRICT w, int32_t nb,
+                                     const aotc_qconv_params *p, const int8_t *AOTC_RESTRICT w, int32_t nb,
                                      int32_t acc[AOTC_QCONV_BLOCK][AOTC_QCONV_LANES]) {
-    const int32_t kp = kq * 4;
+    /* w: the block's first channel (aotc_qconv_wrow; a block of 4 never crosses packed blocks of 16) */
+    const int32_t kp = AOTC_QCONV_PACKED(p) ? 4 : kq * 4, qs = AOTC_QCONV_QSTEP(p);
     const int8_t *w0 = w, *w1 = w + (nb > 1 ? kp : 0), *w2 = w + (nb > 2 ? 2 * kp : 0), *w3 = w + (nb > 3 ? 3 * kp : 0);
     int32_t q, l;
     int32_t a0[AOTC_QCONV_LANES] = {0}, a1[AOTC_QCONV_LANES] = {0}, a2[AOTC_QCONV_LANES] = {0},
@@ -125,7 +135,7 @@ static void AOTC_Q(qconv_quad_lanes)(const uint8_t *AOTC_RESTRICT quads, int32_t
     for (q = 0; q < kq; ++q) {
         const uint8_t *pq = quads + ((int64_t)q * np + t0) * 4;
         for (j = 0; j < 4; ++j) {
-            const int32_t v0 = w0[4 * q + j], v1 = w1[4 * q + j], v2 = w2[4 * q + j], v3 = w3[4 * q + j];
+            const int32_t v0 = w0[qs * q + j], v1 = w1[qs * q + j], v2 = w2[qs * q + j], v3 = w3[qs * q + j];
             for (l = 0; l < AOTC_QCONV_LANES; ++l) {
                 const int32_t xv = pq[4 * l + j];
                 a0[l] += v0 * xv;
@@ -390,7 +400,7 @@ static void AOTC_Q(qconv_patches_plain)(const aotc_qconv_params *p, int32_t tile
     int32_t sums[AOTC_QCONV_PATCH_TILE];
     int32_t n, g, oc, p0, t, t0, j, r;
 #if AOTC_QUANT_DSP
-    if (AOTC_Q(qconv_patches_dsp)(p, tile, x, w, y, scratch)) return;
+    if (!AOTC_QCONV_PACKED(p) && AOTC_Q(qconv_patches_dsp)(p, tile, x, w, y, scratch)) return;
 #endif
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
@@ -415,7 +425,7 @@ static void AOTC_Q(qconv_patches_plain)(const aotc_qconv_params *p, int32_t tile
                     const int32_t nb = (g + 1) * mg - oc < AOTC_QCONV_BLOCK ? (g + 1) * mg - oc : AOTC_QCONV_BLOCK;
                     for (t0 = 0; t0 < width; t0 += AOTC_QCONV_LANES) {
                         const int32_t lanes = real - t0 < AOTC_QCONV_LANES ? real - t0 : AOTC_QCONV_LANES;
-                        AOTC_Q(qconv_quad_lanes)(scratch, width, t0, kq, w + (int64_t)oc * kp, nb, acc);
+                        AOTC_Q(qconv_quad_lanes)(scratch, width, t0, kq, p, aotc_qconv_wrow(p, w, oc, kp), nb, acc);
                         for (j = 0; j < nb; ++j) { /* a run of one channel's outputs: requantised as a vector */
                             const int32_t b = p->bias[oc + j], wz = p->w_zero[oc + j];
                             const float sc = p->scale[oc + j];
@@ -434,6 +444,67 @@ static void AOTC_Q(qconv_patches_plain)(const aotc_qconv_params *p, int32_t tile
 }
 #endif /* !AOTC_QUANT_VNNI */
 
+#if AOTC_QCONV_NOSCRATCH
+/* QLinearConv on patches with no scratch (tile 0): per block of AOTC_QCONV_LANES positions and
+ * AOTC_QCONV_NS_BLOCK output channels (their sums, 1 KiB, on the stack: hosts only), the patch rows
+ * taken AOTC_QCONV_NS_ROWS at a time into a stack buffer (qconv_patch_row) and summed in plain loops;
+ * a block's rows are gathered again for each channel block (slower than the patch path, but only
+ * where the arena has no byte to spare). The sums are those of the patch path: rows past k (to kp)
+ * hold the zero point. */
+static void AOTC_Q(qconv_patches_noscratch)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
+                                            const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y) {
+    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k = cg * p->k_h * p->k_w;
+    const int32_t kp = (k + 3) / 4 * 4, plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
+    const int32_t zp = p->x_zero + AOTC_QOFFSET, qs = AOTC_QCONV_QSTEP(p);
+    const int8_t *wr[AOTC_QCONV_NS_BLOCK];
+    uint8_t rows[AOTC_QCONV_NS_ROWS][AOTC_QCONV_LANES];
+    int32_t acc[AOTC_QCONV_NS_BLOCK][AOTC_QCONV_LANES], sums[AOTC_QCONV_LANES];
+    int32_t n, g, oc, p0, r0, j, b, l;
+    for (n = 0; n < p->batch; ++n) {
+        for (g = 0; g < p->group; ++g) {
+            const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
+            QT *yn = y + (int64_t)n * p->out_c * plane_out;
+            for (p0 = 0; p0 < plane_out; p0 += AOTC_QCONV_LANES) {
+                const int32_t np = plane_out - p0 < AOTC_QCONV_LANES ? plane_out - p0 : AOTC_QCONV_LANES;
+                for (oc = g * mg; oc < (g + 1) * mg; oc += AOTC_QCONV_NS_BLOCK) {
+                    const int32_t nb = (g + 1) * mg - oc < AOTC_QCONV_NS_BLOCK ? (g + 1) * mg - oc : AOTC_QCONV_NS_BLOCK;
+                    const int first = oc == g * mg && p->w_zero_any; /* the patch sums, once a block */
+                    for (b = 0; b < AOTC_QCONV_NS_BLOCK; ++b) {
+                        for (l = 0; l < AOTC_QCONV_LANES; ++l) acc[b][l] = 0;
+                    }
+                    if (first) {
+                        for (l = 0; l < AOTC_QCONV_LANES; ++l) sums[l] = (kp - k) * zp;
+                    }
+                    for (b = 0; b < AOTC_QCONV_NS_BLOCK; ++b) wr[b] = aotc_qconv_wrow(p, w, oc + (b < nb ? b : 0), kp);
+                    for (r0 = 0; r0 < k; r0 += AOTC_QCONV_NS_ROWS) {
+                        const int32_t nr = k - r0 < AOTC_QCONV_NS_ROWS ? k - r0 : AOTC_QCONV_NS_ROWS;
+                        for (j = 0; j < nr; ++j) AOTC_Q(qconv_patch_row)(p, xg, r0 + j, p0, np, rows[j]);
+                        for (j = 0; j < nr; ++j) {
+                            if (first) {
+                                for (l = 0; l < np; ++l) sums[l] += rows[j][l];
+                            }
+                            for (b = 0; b < nb; ++b) {
+                                const int32_t wv = wr[b][(r0 + j) / 4 * qs + (r0 + j) % 4];
+                                for (l = 0; l < np; ++l) acc[b][l] += wv * rows[j][l];
+                            }
+                        }
+                    }
+                    for (b = 0; b < nb; ++b) {
+                        const int32_t bias = p->bias[oc + b], wz = p->w_zero_any ? p->w_zero[oc + b] : 0;
+                        QT *yo = yn + (int64_t)(oc + b) * plane_out + p0;
+                        for (l = 0; l < np; ++l) {
+                            yo[l] = (QT)aotc_requant(acc[b][l] + bias - wz * sums[l], p->scale[oc + b], p->y_lo, p->y_hi,
+                                                     p->y_zero);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#endif /* AOTC_QCONV_NOSCRATCH */
+
 void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
                            const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch) {
 #if AOTC_QUANT_VNNI
@@ -441,7 +512,11 @@ void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *A
     if (AOTC_Q(qconv_dense)(p, x, w, y)) return;
     if (AOTC_Q(qconv_windows)(p, tile, x, w, y, scratch)) return;
 #endif
-    AOTC_Q(qconv_patches_vnni)(p, tile, x, w, y, scratch);
+    if (tile > 0) AOTC_Q(qconv_patches_vnni)(p, tile, x, w, y, scratch);
+    else if (!AOTC_Q(qconv_patches_stack)(p, x, w, y)) AOTC_Q(qconv_patches_noscratch)(p, x, w, y);
+#elif AOTC_QCONV_NOSCRATCH
+    if (tile > 0) AOTC_Q(qconv_patches_plain)(p, tile, x, w, y, scratch);
+    else AOTC_Q(qconv_patches_noscratch)(p, x, w, y);
 #else
     AOTC_Q(qconv_patches_plain)(p, tile, x, w, y, scratch);
 #endif

@@ -92,11 +92,11 @@ static int32_t AOTC_Q(qadd_x86)(const aotc_qbinary_params *p, const QT *a, const
 /* acc[j] = the sums over kq quad rows (`stride` bytes apart from pq, 16 positions each) against
  * the weight words of w[j] (rows of 4 kq bytes), by vpdpbusd. */
 static inline void AOTC_Q(x86_dot8)(const uint8_t *AOTC_RESTRICT pq, int64_t stride, const int8_t *const *w, int32_t kq,
-                                    __m512i *acc) {
+                                    int32_t qs, __m512i *acc) {
     const int8_t *w0 = w[0], *w1 = w[1], *w2 = w[2], *w3 = w[3], *w4 = w[4], *w5 = w[5], *w6 = w[6], *w7 = w[7];
     __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
     int32_t q;
-    for (q = 0; q < 4 * kq; q += 4, pq += stride) {
+    for (q = 0; q < qs * kq; q += qs, pq += stride) {
         const __m512i xv = _mm512_loadu_si512((const void *)pq);
         QX86_DPBUSD8(xv, q);
     }
@@ -130,13 +130,8 @@ static void AOTC_Q(x86_patch_row)(const aotc_qconv_params *p, const QT *AOTC_RES
     const uint8_t zero = (uint8_t)(p->x_zero + AOTC_QOFFSET);
     const __m128i flip = _mm_set1_epi8((char)AOTC_QOFFSET);
     const int32_t ow_n = p->out_w, sw = p->stride_w;
-    const int32_t kw = r % p->k_w, kh = (r / p->k_w) % p->k_h, ic = r / (p->k_w * p->k_h);
-    const QT *plane = xg + (int64_t)ic * p->in_h * p->in_w;
-    const int32_t start = kw * p->dil_w - p->pad_left; /* input column under output column 0 */
-    const int32_t o0 = start < 0 ? (-start + sw - 1) / sw : 0;
-    const int32_t o1_raw = start < p->in_w ? (p->in_w - start + sw - 1) / sw : 0;
-    const int32_t o1 = o1_raw < ow_n ? o1_raw : ow_n;
-    int32_t t, o;
+    int32_t kh, start, o0, o1, t, o;
+    const QT *plane = AOTC_Q(qconv_row_cols)(p, xg, r, &kh, &start, &o0, &o1);
     if (sw > 2) {
         AOTC_Q(qconv_patch_row)(p, xg, r, p0, np, out);
         return;
@@ -389,7 +384,10 @@ static int AOTC_Q(qconv_windows)(const aotc_qconv_params *p, int32_t tile, const
     __mmask64 mask[AOTC_QX86_KG];
     __m512i iv[AOTC_QX86_KG];
     int32_t n, g, c0, oc, p0, b, nb, j, q, ic;
-    if (cg < 2 || kg > AOTC_QX86_KG || slots > 16 || (slots < 1 && p->w_zero_any) || chunk < 8 || 3 * p->dil_w >= 64 || p->k_h * p->k_w < 2) return 0;
+    if (cg < 2 || kg > AOTC_QX86_KG || slots > 16 || (slots < 1 && p->w_zero_any) || chunk < 8 || 3 * p->dil_w >= 64 || p->k_h * p->k_w < 2 ||
+        p->w_packed) {
+        return 0;
+    }
     AOTC_Q(x86_wcache_init)(&cache);
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
@@ -445,7 +443,7 @@ static int AOTC_Q(qconv_windows)(const aotc_qconv_params *p, int32_t tile, const
                         for (j = 0; j < 8; ++j) wr[j] = wbuf + (int64_t)(oc + (j < nc ? j : nc - 1)) * kp2;
                         for (b = 0; b < nb; ++b) {
                             __m512i a[8];
-                            AOTC_Q(x86_dot8)(scratch + (int64_t)b * 64, (int64_t)slots * 64, wr, kq, a);
+                            AOTC_Q(x86_dot8)(scratch + (int64_t)b * 64, (int64_t)slots * 64, wr, kq, 4, a);
                             for (j = 0; j < nc; ++j) {
                                 const int32_t c = c0 + oc + j;
                                 __m512i v = _mm512_add_epi32(a[j], _mm512_set1_epi32(p->bias[c]));
@@ -717,6 +715,77 @@ QX86_DENSE_DOT(AOTC_Q(x86_dense_dot8), 8, 512)
 QX86_DENSE_DOT(AOTC_Q(x86_dense_dot16y), 16, 256)
 QX86_DENSE_DOT(AOTC_Q(x86_dense_dot8y), 8, 256)
 
+#define AOTC_QX86_NARROW 4 /* blocks of at most this many lanes: x86_dense_narrow */
+
+/* One quad row's sums the other way round, for a block of at most AOTC_QX86_NARROW positions (a
+ * plane's last few, as 7 x 7's 49 = 3 x 16 + 1): 16 output channels in the lanes of each position's
+ * sums, the quad row's words of the 16 channels (wq, one vector) against the position's patch word
+ * broadcast, so a block of L lanes takes L vpdpbusd a quad, not 16. */
+#define QX86_NARROW_STEP(xv)                                                                               \
+    do {                                                                                                   \
+        const __m512i wv_ = _mm512_loadu_si512((const void *)wq);                                          \
+        a[0] = _mm512_dpbusd_epi32(a[0], _mm512_permutexvar_epi32(_mm512_setzero_si512(), (xv)), wv_);     \
+        if (lanes > 1) a[1] = _mm512_dpbusd_epi32(a[1], _mm512_permutexvar_epi32(i1, (xv)), wv_);          \
+        if (lanes > 2) a[2] = _mm512_dpbusd_epi32(a[2], _mm512_permutexvar_epi32(i2, (xv)), wv_);          \
+        if (lanes > 3) a[3] = _mm512_dpbusd_epi32(a[3], _mm512_permutexvar_epi32(i3, (xv)), wv_);          \
+        if (wsum) s = _mm512_dpbusd_epi32(s, (xv), ones);                                                  \
+    } while (0)
+
+/* x86_dense_dot16's loops for a narrow block (lanes <= AOTC_QX86_NARROW): acc[l] the sums of position
+ * l for the 16 channels of wq (kq rows of 16 words), *sums the patch sums by position. */
+static void AOTC_Q(x86_dense_narrow)(const QT *AOTC_RESTRICT xg, int64_t step, const AOTC_Q(x86_dseg) *seg,
+                                     const uint8_t *iv, int pad, int32_t npat, int32_t kq, int32_t qfast, int32_t qsafe,
+                                     const int32_t *AOTC_RESTRICT wq, __m512i zfill, int wsum, int32_t lanes,
+                                     __m512i *acc, __m512i *sums) {
+    const __m512i flip = _mm512_set1_epi8((char)AOTC_QOFFSET), ones = _mm512_set1_epi8(1);
+    const __m512i i1 = _mm512_set1_epi32(1), i2 = _mm512_set1_epi32(2), i3 = _mm512_set1_epi32(3);
+    const uint8_t *keep = iv + 64 * (int64_t)npat;
+    const QT *xs = xg;
+    __m512i a[AOTC_QX86_NARROW], s = _mm512_setzero_si512();
+    int32_t j, q = 0, pp = 0;
+    for (j = 0; j < AOTC_QX86_NARROW; ++j) a[j] = _mm512_setzero_si512();
+    for (; q < qfast; ++q, wq += 16) {
+        const __m512i xv = QX86_DENSE_QUAD(_mm512_loadu_si512((const void *)(xs + seg[pp].offa)),
+                                           _mm512_loadu_si512((const void *)(xs + seg[pp].offb)), pp);
+        QX86_NARROW_STEP(xv);
+        if (++pp == npat) pp = 0, xs += step;
+    }
+    for (; q < kq; ++q, wq += 16) {
+        const __m512i xv = QX86_DENSE_QUAD(
+            _mm512_mask_loadu_epi8(zfill, seg[pp].ma, (const void *)(xs + seg[pp].offa)),
+            q < qsafe ? _mm512_mask_loadu_epi8(zfill, seg[pp].mb, (const void *)(xs + seg[pp].offb)) : zfill, pp);
+        QX86_NARROW_STEP(xv);
+        if (++pp == npat) pp = 0, xs += step;
+    }
+    for (j = 0; j < AOTC_QX86_NARROW; ++j) acc[j] = a[j];
+    *sums = s;
+}
+#undef QX86_NARROW_STEP
+
+/* Requantises a narrow block's sums (x86_dense_narrow) and stores them: channels [oc, oc + nc) at
+ * positions pos0 + l, l < lanes. */
+static void AOTC_Q(x86_narrow_store)(const aotc_qconv_params *p, const __m512i *acc, __m512i sums, int32_t oc, int32_t nc,
+                                     int32_t lanes, int32_t pos0, int32_t plane_out, QT *AOTC_RESTRICT yn) {
+    const __mmask16 cm = AOTC_Q(x86_lanes)(nc);
+    const __m512i bias = _mm512_maskz_loadu_epi32(cm, (const void *)(p->bias + oc));
+    const __m512 scale = _mm512_maskz_loadu_ps(cm, (const void *)(p->scale + oc));
+    const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
+    const __m512i zp = _mm512_set1_epi32(p->y_zero);
+    uint8_t out[16];
+    int32_t l, j;
+    int32_t sv[16];
+    _mm512_storeu_si512((void *)sv, sums);
+    for (l = 0; l < lanes; ++l) {
+        __m512i v = _mm512_add_epi32(acc[l], bias);
+        if (p->w_zero_any) {
+            v = _mm512_sub_epi32(v, _mm512_mullo_epi32(_mm512_maskz_loadu_epi32(cm, (const void *)(p->w_zero + oc)),
+                                                       _mm512_set1_epi32(sv[l])));
+        }
+        _mm_storeu_si128((__m128i *)(void *)out, AOTC_Q(x86_requant16)(v, scale, lo, hi, zp));
+        for (j = 0; j < nc; ++j) yn[(int64_t)(oc + j) * plane_out + pos0 + l] = (QT)out[j];
+    }
+}
+
 /* QLinearConv on dense windows (above): 0 (nothing done) where the kernel does not suit them (k_w < 3,
  * more than 64 taps a channel or 40 patterns, a window over 62 bytes for one lane, more than
  * AOTC_QX86_DSTACK bytes for 8 channels' weights and AOTC_QX86_DKEEP blocks). */
@@ -735,9 +804,13 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRI
     /* the stack buffer: a pass's weights (as many channels as fit beside AOTC_QX86_DKEEP blocks), then
      * the kept blocks */
     const int32_t stride = AOTC_QX86_DHEAD + npat * 128, room = AOTC_QX86_DSTACK - AOTC_QX86_DKEEP * stride;
-    const int32_t nmax = kq * 64 <= room ? 16 : 8;
-    const int32_t pass = room / (kq * 4 * nmax) * nmax; /* output channels a pass */
-    const int32_t wbytes = (pass < mg ? pass : (mg + nmax - 1) / nmax * nmax) * kq * 4;
+    /* packed weights (w_packed: blocks of 16 channels already as a pass re-orders them) are read where
+     * they are, in passes of as many channels as would have been re-ordered */
+    const int packed = p->w_packed;
+    const int32_t nmax = packed || kq * 64 <= room ? 16 : 8;
+    const int32_t pass = packed ? (room / (kq * 64) > 1 ? room / (kq * 64) : 1) * 16
+                                : room / (kq * 4 * nmax) * nmax; /* output channels a pass */
+    const int32_t wbytes = packed ? 0 : (pass < mg ? pass : (mg + nmax - 1) / nmax * nmax) * kq * 4;
     const int32_t count = (AOTC_QX86_DSTACK - (wbytes + 63) / 64 * 64) / stride;
     const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
     const __m512i zp = _mm512_set1_epi32(p->y_zero), zfill = _mm512_set1_epi8((char)(QT)p->x_zero);
@@ -750,7 +823,7 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRI
     int64_t pf_step;
     int32_t n, g, c0, c1, oc, pos0, pp, j, e, nc, next = 0;
     if (k_w < 3 || taps > 64 || k_h > AOTC_QX86_KH || npat > AOTC_QX86_PAT || (k_w - 1) * p->dil_w > 62 ||
-        kq * 32 > room) {
+        kq * 32 > room || (packed && mg % 16 != 0)) {
         return 0;
     }
     for (pp = 0; pp < npat; ++pp) { /* quad pp's taps 4 pp + j of the kernels from its first channel */
@@ -765,11 +838,15 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRI
             const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
             QT *yn = y + (int64_t)n * p->out_c * plane_out;
             for (c0 = g * mg; c0 < (g + 1) * mg; c0 = c1) {
-                int32_t *wp = (int32_t *)(void *)wbuf;
+                /* the pass's weights: in place when packed, else re-ordered on the stack */
+                const int32_t *const wpass = packed ? (const int32_t *)(const void *)(w + (int64_t)c0 * kp)
+                                                    : (const int32_t *)(const void *)wbuf;
+                const int32_t *wp;
                 c1 = (g + 1) * mg - c0 < pass ? (g + 1) * mg : c0 + pass;
-                for (oc = c0; oc < c1; oc += nc, wp += (int64_t)kq * (nc > 8 ? 16 : 8)) { /* the pass's weights */
+                for (oc = c0; oc < c1 && !packed; oc += nc) {
+                    int32_t *dst = (int32_t *)(void *)wbuf + (int64_t)(oc - c0) * kq;
                     nc = c1 - oc < nmax ? c1 - oc : nmax;
-                    AOTC_Q(x86_dense_weights)(w + oc * kp, kp, nc, nc > 8 ? 16 : 8, kq, wp);
+                    AOTC_Q(x86_dense_weights)(w + oc * kp, kp, nc, nc > 8 ? 16 : 8, kq, dst);
                 }
                 /* the next pass's weight rows (contiguous) are prefetched into L2 a slice per block, so
                  * that their re-ordering does not wait on memory */
@@ -792,12 +869,19 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRI
                         seg[pp].ma = sa < 0 ? 0 : AOTC_Q(x86_bytes)(sa + 1 < plane_in - la ? sa + 1 : plane_in - la);
                         seg[pp].mb = sb < 0 ? 0 : AOTC_Q(x86_bytes)(sb + 1 < plane_in - lb ? sb + 1 : plane_in - lb);
                     }
-                    wp = (int32_t *)(void *)wbuf;
+                    wp = wpass;
                     for (oc = c0; oc < c1; oc += nc) {
                         __m512i a[16], s;
                         nc = c1 - oc < nmax ? c1 - oc : nmax;
 #define QX86_DENSE_CALL(f)                                                                                 \
     f(xg, (int64_t)ics * plane_in, seg, iv, bk->pad, npat, kq, qfast, qsafe, wp, zfill, p->w_zero_any, a, &s)
+                        if (bk->lanes <= AOTC_QX86_NARROW && nc > 8) { /* 16 channels a vector */
+                            AOTC_Q(x86_dense_narrow)(xg, (int64_t)ics * plane_in, seg, iv, bk->pad, npat, kq, qfast, qsafe,
+                                                     wp, zfill, p->w_zero_any, bk->lanes, a, &s);
+                            AOTC_Q(x86_narrow_store)(p, a, s, oc, nc, bk->lanes, pos0, plane_out, yn);
+                            wp += (int64_t)kq * 16;
+                            continue;
+                        }
                         if (bk->lanes > 8) {
                             if (nc > 8) QX86_DENSE_CALL(AOTC_Q(x86_dense_dot16));
                             else QX86_DENSE_CALL(AOTC_Q(x86_dense_dot8));
@@ -866,12 +950,14 @@ static void AOTC_Q(qconv_patches_vnni)(const aotc_qconv_params *p, int32_t tile,
                     for (oc = c0; oc < c0 + cn; oc += 8) {
                         const int32_t nb = c0 + cn - oc < 8 ? c0 + cn - oc : 8;
                         const int8_t *wr[8];
-                        for (j = 0; j < 8; ++j) wr[j] = w + (int64_t)(oc + (j < nb ? j : nb - 1)) * kp; /* past nb: again */
+                        for (j = 0; j < 8; ++j) wr[j] = aotc_qconv_wrow(p, w, oc + (j < nb ? j : nb - 1), kp); /* past nb: again */
                         for (t0 = 0; t0 < width; t0 += 16) {
                             const __mmask16 m = AOTC_Q(x86_lanes)(real - t0);
                             const uint8_t *pq = scratch + (int64_t)t0 * 4;
                             __m512i a[8];
-                            AOTC_Q(x86_dot8)(pq, (int64_t)width * 4, wr, kq, a);
+                            /* (the quad step a constant in each call: a variable one cost ~4 % on pointwise nets) */
+                            if (AOTC_QCONV_PACKED(p)) AOTC_Q(x86_dot8)(pq, (int64_t)width * 4, wr, kq, 64, a);
+                            else AOTC_Q(x86_dot8)(pq, (int64_t)width * 4, wr, kq, 4, a);
                             for (j = 0; j < nb; ++j) {
                                 const int32_t c = oc + j;
                                 __m512i v = _mm512_add_epi32(a[j], _mm512_set1_epi32(p->bias[c]));
@@ -888,6 +974,17 @@ static void AOTC_Q(qconv_patches_vnni)(const aotc_qconv_params *p, int32_t tile,
             }
         }
     }
+}
+
+/* qconv_patches_vnni with no scratch (tile 0): one block of 16 positions' patch on the stack, 0
+ * (nothing done) where it would take more than AOTC_QX86_WBUF bytes. */
+static int AOTC_Q(qconv_patches_stack)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
+                                       const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y) {
+    const int64_t kp = ((int64_t)p->in_c / p->group * p->k_h * p->k_w + 3) / 4 * 4;
+    __m512i block[AOTC_QX86_WBUF / 64];
+    if (16 * kp > AOTC_QX86_WBUF) return 0;
+    AOTC_Q(qconv_patches_vnni)(p, 16, x, w, y, (uint8_t *)(void *)block);
+    return 1;
 }
 
 #if defined(__AVX512VBMI__)
