@@ -24,7 +24,7 @@
  *          the implicit GEMM's 6 x 16 tiles ran ResNet-18's 56 x 56 to 14 x 14 convs at about
  *          86 % of the FMA peak, this block at about 79 % (7 x 7: 65 %, the GEMM 30 to 40 %).
  *
- * Bias, residual and activation in registers (igx_finish), stored once, NCHW. W^T is the
+ * Bias, residual and activation in registers (x86c_finish), stored once, NCHW. W^T is the
  * implicit GEMM's packing: per group, panels of PANEL output channels, k_rows rows of PANEL floats,
  * row (c, ky, kx). */
 #ifndef AOTC_CONV_BLOCKED_X86_H
@@ -94,7 +94,7 @@
         for (m = 0; m < IGB_M; ++m)                                                                    \
             for (v = 0; v < (P); ++v) {                                                                \
                 const ptrdiff_t o = yo + (ptrdiff_t)m * plane + 16 * (ptrdiff_t)v;                     \
-                igx_finish(p, acc[v][m], in[v], J->res != NULL ? J->res + o : NULL, J->y + o);         \
+                x86c_finish(p, acc[v][m], in[v], J->res != NULL ? J->res + o : NULL, J->y + o);         \
             }                                                                                          \
     }
 IGB3_BLOCK(igb3_block3, 3)
@@ -173,7 +173,7 @@ static int igb(const aotc_conv_params *p, const float *x, const float *wt, const
     const int32_t mg = p->out_c / p->group;
     const int32_t IH = p->in_size[1], IW = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2];
     igx_job J;
-    if (p->out_nhwc != 0 || !igx_plain2d(p) || !igx_act_ok(p)) return 0;
+    if (p->out_nhwc != 0 || !igx_plain2d(p) || !x86c_act_ok(p)) return 0;
     J.p = p, J.x = x, J.wt = wt, J.bias = bias, J.res = res, J.y = y;
     J.nvec = (int32_t)(((ptrdiff_t)OH * OW + 15) / 16);
     if (p->kernel[1] == 3 && p->kernel[2] == 3 && p->strides[1] == 1 && p->strides[2] == 1 && p->dilations[1] == 1 &&

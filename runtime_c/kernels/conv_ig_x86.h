@@ -36,6 +36,7 @@
 
 #include "conv_internal.h"
 #include "conv_posx_x86.h"
+#include "conv_x86_common.h" /* x86c_finish, x86c_act_ok */
 
 #if defined(__AVX512F__) && !defined(AOTC_NO_X86_IG)
 #include <immintrin.h>
@@ -46,22 +47,6 @@ typedef struct {
     float *y;
     int32_t nvec; /* vectors of 16 positions per output plane */
 } igx_job;
-
-/* bias + residual + activation, stored: a finished vector of output channel plane `yo` */
-static inline void igx_finish(const aotc_conv_params *p, __m512 a, __mmask16 in, const float *res, float *y) {
-    if (res != NULL) a = _mm512_add_ps(a, _mm512_maskz_loadu_ps(in, res));
-    if (p->act == AOTC_ACT_LEAKY) {
-        a = _mm512_mask_mul_ps(a, _mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_LT_OQ), a,
-                               _mm512_set1_ps(p->act_alpha));
-    } else if (p->act == AOTC_ACT_CLAMP) {
-        a = _mm512_min_ps(_mm512_max_ps(a, _mm512_set1_ps(p->act_lo)), _mm512_set1_ps(p->act_hi));
-    }
-    _mm512_mask_storeu_ps(y, in, a);
-}
-
-static int igx_act_ok(const aotc_conv_params *p) {
-    return p->act == AOTC_ACT_NONE || p->act == AOTC_ACT_CLAMP || p->act == AOTC_ACT_LEAKY;
-}
 
 /* a plain 2-D conv on an NCHW input */
 static int igx_plain2d(const aotc_conv_params *p) {
@@ -116,7 +101,7 @@ static void igx3_items(void *arg, int32_t begin, int32_t end) {
             IGX3_TAP(6, 1, -1) IGX3_TAP(7, 1, 0) IGX3_TAP(8, 1, 1)
         }
         for (m = 0; m < 16; ++m)
-            igx_finish(p, acc[m], in, J->res != NULL ? J->res + yo + m * plane : NULL, J->y + yo + m * plane);
+            x86c_finish(p, acc[m], in, J->res != NULL ? J->res + yo + m * plane : NULL, J->y + yo + m * plane);
     }
 }
 #undef IGX3_TAP
@@ -193,7 +178,7 @@ static inline __mmask16 igx_lanes(ptrdiff_t n) {
                 }                                                                                      \
             }                                                                                          \
             for (m = 0; m < 16; ++m)                                                                   \
-                igx_finish(p, acc[m], in, J->res != NULL ? J->res + yo + m * plane : NULL, J->y + yo + m * plane); \
+                x86c_finish(p, acc[m], in, J->res != NULL ? J->res + yo + m * plane : NULL, J->y + yo + m * plane); \
         }                                                                                              \
     }
 IGX3S2_KERNEL(igx3s2_rows, 0)
@@ -245,7 +230,7 @@ static void igx3_rgb_items(void *arg, int32_t begin, int32_t end) {
                 _Pragma("GCC unroll 16") for (m = 0; m < 16; ++m) acc[m] = _mm512_fmadd_ps(_mm512_set1_ps(wr[m]), xv, acc[m]);
             }
         }
-        for (m = 0; m < 16; ++m) igx_finish(p, acc[m], 0xFFFF, J->res != NULL ? J->res + yo + m * plane : NULL, J->y + yo + m * plane);
+        for (m = 0; m < 16; ++m) x86c_finish(p, acc[m], 0xFFFF, J->res != NULL ? J->res + yo + m * plane : NULL, J->y + yo + m * plane);
     }
 }
 
@@ -292,7 +277,7 @@ static void igx3_rgb_items(void *arg, int32_t begin, int32_t end) {
                     a = _mm512_fmadd_ps(_mm512_set1_ps(wm[k * PANEL]), xk[k], a);                      \
                     c = _mm512_fmadd_ps(_mm512_set1_ps(wm[(k + 1) * PANEL]), xk[k + 1], c);            \
                 }                                                                                      \
-                igx_finish(p, _mm512_add_ps(a, c), in, J->res != NULL ? J->res + yo + m * plane : NULL, \
+                x86c_finish(p, _mm512_add_ps(a, c), in, J->res != NULL ? J->res + yo + m * plane : NULL, \
                            J->y + yo + m * plane);                                                     \
             }                                                                                          \
         }                                                                                              \
@@ -313,13 +298,13 @@ static int igx(const aotc_conv_params *p, const float *x, const float *wt, const
     J.p = p, J.x = x, J.wt = wt, J.bias = bias, J.res = res, J.y = y;
     J.nvec = (int32_t)(((ptrdiff_t)OH * OW + 15) / 16);
     if (p->in_nhwc != 0 && p->in_c == 3 && p->group == 1 && p->in_size[0] == 1 && p->out_size[0] == 1 &&
-        p->kernel[0] == 1 && p->pads[0] == 0 && igx_act_ok(p) && p->kernel[1] == 3 && p->kernel[2] == 3 &&
+        p->kernel[0] == 1 && p->pads[0] == 0 && x86c_act_ok(p) && p->kernel[1] == 3 && p->kernel[2] == 3 &&
         p->strides[1] == 1 && p->strides[2] == 1 && p->dilations[1] == 1 && p->dilations[2] == 1 && p->pads[1] == 1 &&
         p->pads[2] == 1 && OH == IH && OW == IW && OW % 16 == 0 && mg % 16 == 0) {
         aotc_parallel_for(igx3_rgb_items, &J, p->batch * (mg / 16) * J.nvec);
         return 1;
     }
-    if (!igx_plain2d(p) || !igx_act_ok(p)) return 0;
+    if (!igx_plain2d(p) || !x86c_act_ok(p)) return 0;
     if (p->kernel[1] == 3 && p->kernel[2] == 3 && p->strides[1] == 1 && p->strides[2] == 1 && p->dilations[1] == 1 &&
         p->dilations[2] == 1 && p->pads[1] == 1 && p->pads[2] == 1 && OH == IH && OW == IW && mg % 16 == 0 && cg <= 32) {
         aotc_parallel_for(igx3_items, &J, p->batch * p->group * (mg / 16) * J.nvec);

@@ -1,5 +1,6 @@
-/* Helpers the AVX-512F conv paths of conv_dwk_x86.h and conv_stem_x86.h share: masks of lanes in a
- * range, and the epilogue (residual, activation, masked store) of a finished vector of outputs.
+/* Helpers the AVX-512F conv paths (conv_ig_x86.h, conv_blocked_x86.h, conv_dwk_x86.h and
+ * conv_stem_x86.h) share: masks of lanes in a range, and the epilogue (residual, activation,
+ * masked store) of a finished vector of outputs.
  * Internal to runtime_c/kernels; nothing here is compiled without AVX-512F. */
 #ifndef AOTC_CONV_X86_COMMON_H
 #define AOTC_CONV_X86_COMMON_H
