@@ -152,13 +152,6 @@ def _dense_vnni(node: Node, graph: Graph) -> bool:
             and (k_w - 1) * dw <= 62 and kq * 32 <= room)
 
 
-def pack_dense16(rows: np.ndarray) -> np.ndarray:
-    """Weight rows [m, kp] (m a multiple of 16) in blocks of 16 channels, each block kq rows of the
-    16 channels' quads (aotc_qconv_wrow): the same bytes, read by the dense path as they lie."""
-    m, kp = rows.shape
-    return np.ascontiguousarray(rows.reshape(m // 16, 16, kp // 4, 4).transpose(0, 2, 1, 3)).reshape(m, kp)
-
-
 def _fit_patches(node: Node, graph: Graph, budget: int, host: bool = True) -> KernelChoice | None:
     """The largest tile of output positions whose patches fit the step's spare memory; where none
     fits, on hosts no scratch (tile 0: the kernels take the patch on the stack or need none). On
@@ -282,7 +275,7 @@ def _emit_qconv(ctx: NodeContext) -> None:
         weights[:, :rows.shape[1]] = rows
         bias = bias + kp * zp * w_zero.astype(np.int64) - zp * rows.astype(np.int64).sum(1)
         if ctx.choice.detail.packed:
-            weights = pack_dense16(weights)
+            weights = interleave_rows(weights, 16)
     y_zero = int(_scalar(ctx, 7))
     lo, hi = _out_range(ctx, y_zero)
     p = ctx.params("aotc_qconv_params", {
@@ -360,7 +353,7 @@ def _emit_qgemm(ctx: NodeContext) -> None:
     }, comment=f"{ctx.node.op} {list(ctx.shape(a))} x [{k}, {n}] -> {list(ctx.shape(y))}; bias less "
                f"a_zero ({a_zero}) x the column sums of B" + ("; B's rows interleaved by blocks of 4" if il4 else ""))
     if il4:
-        bt = interleave_rows4(bt)
+        bt = interleave_rows(bt, 4)
     ctx.call(f"aotc_qgemm_{SUFFIX[ctx.dtype(a)]}", p, ctx.ptr(a), ctx.const_array("bt", bt), ctx.ptr(y),
              ctx.scratch("uint32_t"))
 
@@ -389,12 +382,13 @@ def dsp_dense_kernels(shape: Callable[[Node, Graph], tuple[int, int, bool]]) -> 
     )
 
 
-def interleave_rows4(w: np.ndarray) -> np.ndarray:
-    """Rows [n, k] (n, k multiples of 4) in blocks of 4 rows, each quad of k the block's 4 rows' 4
-    bytes in turn: the same bytes, which the DSP dense paths read as two 8-byte loads a quad
-    (quant_dsp.h's aotc_dsp_gemv4_il) instead of four word loads."""
+def interleave_rows(w: np.ndarray, block: int) -> np.ndarray:
+    """Rows [n, k] (n a multiple of block, k of 4) in blocks of `block` rows, each quad of k the block's
+    rows' 4 bytes in turn: the same bytes, laid out as a kernel reads them. Blocks of 4 for the DSP
+    dense paths (quant_dsp.h's aotc_dsp_gemv4_il: two 8-byte loads a quad instead of four word
+    loads); blocks of 16 for the dense VNNI conv (quant_x86.h's qconv_dense, aotc_qconv_wrow)."""
     n, k = w.shape
-    return np.ascontiguousarray(w.reshape(n // 4, 4, k // 4, 4).transpose(0, 2, 1, 3)).reshape(n, k)
+    return np.ascontiguousarray(w.reshape(n // block, block, k // 4, 4).transpose(0, 2, 1, 3)).reshape(n, k)
 
 
 def _qgemm_shape(node: Node, graph: Graph) -> tuple[int, int, bool]:

@@ -12,7 +12,7 @@ import numpy as np
 from aot.csource.format import c_float, c_int
 from aot.ir import Graph, Node
 from aot.kernels.base import NO_SCRATCH, Candidate, HostOp, KernelChoice, NodeContext
-from aot.kernels.quant import dsp_dense_kernels, interleave_rows4
+from aot.kernels.quant import dsp_dense_kernels, interleave_rows
 
 
 def _requant_arrays(ctx: NodeContext) -> tuple[str, str]:
@@ -136,7 +136,7 @@ def _emit_fc(ctx: NodeContext) -> None:
     }, comment=f"FULLY_CONNECTED {rows} x {inner} -> {out}, TFLite requantisation"
                + ("; weights interleaved by blocks of 4 rows" if il4 else ""))
     if il4:
-        w = ctx.const_array("w", interleave_rows4(np.asarray(ctx.const(ctx.inputs[1]), np.int8)))
+        w = ctx.const_array("w", interleave_rows(np.asarray(ctx.const(ctx.inputs[1]), np.int8), 4))
         ctx.call("aotc_tfl_fc_s8", p, ctx.ptr(ctx.inputs[0]), w, _bias(ctx), ctx.ptr(ctx.outputs[0]),
                  ctx.scratch("uint32_t"))
         return

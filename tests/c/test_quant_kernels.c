@@ -243,7 +243,7 @@ static int check_gemm(int u8) {
     {
         int8_t *b_arg = bt;
         if (AOTC_DSP_IL && scratch && p.k % 4 == 0 && p.n % 4 == 0 && chance(1, 2)) {
-            /* as aot/kernels/quant.py's interleave_rows4: blocks of 4 rows, a quad of each in turn */
+            /* as aot/kernels/quant.py's interleave_rows(w, 4): blocks of 4 rows, a quad of each in turn */
             b_arg = (int8_t *)alloc_bytes((size_t)p.n * p.k);
             for (n = 0; n < p.n; ++n) {
                 for (kk = 0; kk < p.k; ++kk) {
