@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from conftest import require_tool
 from onnx import helper, numpy_helper
-from opcheck import model_case, op_case, shared_build, tensor_type
+from opcheck import Case, model_case, op_case, shared_build, tensor_type
 
 from aot.compiler import compile_model, lower
 from aot.errors import AotcError
@@ -24,6 +24,16 @@ from aot.select import candidates, choose
 
 _rng = np.random.default_rng(3)
 
+
+
+def _float_case(case_id: str, nodes: list, inputs: dict[str, tuple], consts: dict[str, np.ndarray]) -> Case:
+    """A float32 graph of `nodes` with output y, random standard-normal inputs of the given shapes."""
+    feeds = {k: _rng.standard_normal(v).astype(np.float32) for k, v in inputs.items()}
+    graph = helper.make_graph(nodes, case_id, [helper.make_tensor_value_info(k, tensor_type("float32"), v.shape)
+                                               for k, v in feeds.items()],
+                              [helper.make_tensor_value_info("y", tensor_type("float32"), None)],
+                              [numpy_helper.from_array(v, k) for k, v in consts.items()])
+    return model_case(case_id, graph, feeds)
 
 def w(*shape: int) -> np.ndarray:
     return _rng.standard_normal(shape).astype(np.float32)
@@ -198,12 +208,7 @@ def conv_fused(case_id: str, x: tuple, weight: tuple, act: str, *, residual: boo
         nodes.append(helper.make_node("LeakyRelu", [cur], ["y"], name="act", alpha=0.2))
     else:
         nodes[-1].output[0] = "y"
-    feeds = {k: _rng.standard_normal(v).astype(np.float32) for k, v in inputs.items()}
-    graph = helper.make_graph(nodes, case_id, [helper.make_tensor_value_info(k, tensor_type("float32"), v.shape)
-                                               for k, v in feeds.items()],
-                              [helper.make_tensor_value_info("y", tensor_type("float32"), None)],
-                              [numpy_helper.from_array(v, k) for k, v in consts.items()])
-    return model_case(case_id, graph, feeds)
+    return _float_case(case_id, nodes, inputs, consts)
 
 
 # Depthwise 3 x 3 at stride 1 and 2 with pads of 0 and 1 (aotc_conv_depthwise3x3_direct_f32 in
@@ -307,12 +312,7 @@ def nhwc_out(case_id: str, x: tuple, weight: tuple, *, op: str = "Conv", between
     nodes.append(helper.make_node("Transpose", [cur], ["t" if flatten else "y"], perm=[0, 2, 3, 1]))
     if flatten:
         nodes.append(helper.make_node("Flatten", ["t"], ["y"]))
-    feeds = {k: _rng.standard_normal(v).astype(np.float32) for k, v in inputs.items()}
-    graph = helper.make_graph(nodes, case_id, [helper.make_tensor_value_info(k, tensor_type("float32"), v.shape)
-                                               for k, v in feeds.items()],
-                              [helper.make_tensor_value_info("y", tensor_type("float32"), None)],
-                              [numpy_helper.from_array(v, k) for k, v in consts.items()])
-    return model_case(case_id, graph, feeds)
+    return _float_case(case_id, nodes, inputs, consts)
 
 
 def onnx_shape(graph: object, name: str) -> tuple[int, ...]:
