@@ -30,10 +30,25 @@ def compare_integers(case: Case, ours: list[np.ndarray], refs: list[np.ndarray])
     return (equal / total if total else 1.0), worst
 
 
+def output_lsb(model: onnx.ModelProto) -> list[float | None]:
+    """Per graph output, the scale of the per-tensor DequantizeLinear that makes it (None if none)."""
+    producers = {o: n for n in model.graph.node for o in n.output}
+    consts = {i.name: onnx.numpy_helper.to_array(i) for i in model.graph.initializer}
+    consts |= {n.output[0]: onnx.numpy_helper.to_array(n.attribute[0].t) for n in model.graph.node
+               if n.op_type == "Constant" and n.attribute and n.attribute[0].name == "value"}
+    scales: list[float | None] = []
+    for out in model.graph.output:
+        dq = producers.get(out.name)
+        scale = consts.get(dq.input[1]) if dq is not None and dq.op_type == "DequantizeLinear" else None
+        scales.append(float(scale) if scale is not None and scale.size == 1 else None)
+    return scales
+
+
 def float_reference(case: Case) -> bool:
     """Whether onnxruntime runs some quantized conv of the model in float (DequantizeLinear -> Conv ->
-    QuantizeLinear: it does not fuse int8-activation QDQ convs on x86). Its float sums then round
-    differently from exact integer sums at a few elements, by 1 LSB, which later layers can grow."""
+    QuantizeLinear). It leaves some QDQ convs with int8 activations unfused on x86, and every QDQ group
+    whose tensors are graph outputs (expose_integers). Its float sums then round differently from exact
+    integer sums at a few elements, by 1 LSB, which later layers can grow."""
     import tempfile
 
     import onnxruntime as ort
