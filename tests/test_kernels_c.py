@@ -106,6 +106,16 @@ def test_kernels_match_reference(tmp_path, objects, family, build):
     assert "MISMATCH" not in out and " ok " in out, out
 
 
+def test_pool_kernels_plain_c(tmp_path, objects):
+    """The pool test built with AOTC_NO_INTRINSICS: the plain-C twins of pool.c's SSE2 paths (the 8-bit
+    MaxPool's passes down rows and across columns), as targets without SSE2 build them."""
+    require_tool("gcc")
+    exe = tmp_path / "test_pool_kernels_plain"
+    compile_and_link(objects, "gcc", c_sources("pool"), [*WARNINGS, *SANITIZE, "-DAOTC_NO_INTRINSICS"], exe)
+    out = run_checked([str(exe), str(SEED + 2), str(SHAPES["pool"] // 3)], timeout=300)
+    assert "MISMATCH" not in out and "aotc_maxpool_u8" in out and " ok " in out, out
+
+
 # the conv and gemm tests on Cortex-M cores: the M4's register tiles in scalar registers, loaded
 # with VLDM (microkernel.h's inline assembly), and the same kernels with the plain-C loads
 # (AOTC_NO_ASM); the M55's Helium kernels (arm_mve.h), with the plain loads of their LDMs
