@@ -582,21 +582,23 @@ def _place_best(buffers: list[Buffer], lower_bound: int) -> tuple[int, dict[int,
             return best[0], best[1]
     assert best is not None  # _ORDERS is not empty
     size, offsets = _repair(best[2], rects, target, best[:2])
-    if size <= target:
-        return size, offsets
-    # seeded random orders that tend to put big buffers first, as the planner tried before the
-    # repair: they rarely help, but with them no arena is larger than it was
+    if size <= target and not any(d % ALIGNMENT for b in buffers for d, _, _, _ in b.segs):
+        return size, offsets  # the bound is exact (every live range starts aligned): nothing beats it
+    # seeded random orders that tend to put big buffers first, as many as the planner tried before
+    # the repair (until they reach the target themselves): they rarely help, but with them no arena
+    # is larger than it was. (A slice at an unaligned offset makes the bound a few bytes too high,
+    # as each buffer's live bytes are rounded up, so one of them may still beat the repair.)
     rng = random.Random(0)
+    greedy = best[0]  # what the orders without the repair have reached
     for attempt in range(len(_ORDERS), len(_ORDERS) + RANDOM_ORDERS):
-        if len(buffers) * (attempt - 1) > REPAIR_BUDGET:  # where it stopped then
+        if greedy <= target or len(buffers) * (attempt - 1) > REPAIR_BUDGET:  # where they stopped
             break
         ordered = sorted(buffers, key=lambda b: -b.nbytes * rng.uniform(0.5, 1.5))
         for best_fit in (False, True):
             tried = _place(ordered, best_fit, rects)
+            greedy = min(greedy, tried[0])
             if tried[0] < size:
                 size, offsets = tried
-        if size <= target:
-            break
     return size, offsets
 
 
