@@ -17,7 +17,8 @@ The algorithm:
      some order, put each at the lowest offset where it overlaps no placed
      buffer that is live at the same time. Several orders are tried and the
      smallest arena wins; when none reaches the lower bound, a squeaky-wheel search
-     reorders (the buffers that ended above the bound go earlier, round after round).
+     reorders (the buffers that ended above the bound go earlier, round after round),
+     then seeded random orders run if it misses too.
      This is a heuristic (optimal placement is NP-complete),
      so the plan reports the lower bound beside the arena size. Placed buffers are indexed by
      step, so placing one costs the buffers live beside it, not all placed before it: compile
