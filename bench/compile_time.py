@@ -10,8 +10,9 @@ Three model families, so a superlinear pass shows up as seconds per 1,000 nodes 
   convnext  a ConvNeXt-T-shaped conv net (depths 3-3-9-3): depthwise 7x7, channel LayerNorm in plain
             ops, pointwise convs with an Erf GELU, layer scale, residual adds (a few hundred nodes)
   dag       MatMuls between random widths with residual Adds to recent tensors of the same width:
-            the planner's greedy orders miss the lower bound here, so every retry it allows runs
-            (the case that made a ConvNeXt-sized graph spend 43 s placing buffers)
+            the planner's greedy orders miss the lower bound here, so its squeaky-wheel repair
+            runs, to its budget where it misses too (the case that made a ConvNeXt-sized graph
+            spend 43 s placing buffers)
 
 Times `aot.compiler.compile_file` (what `aotc MODEL -o OUT --no-configure` runs; no C build), the
 median of --repeat runs for graphs under 2,000 nodes, one run above. Prints a markdown table;

@@ -8,7 +8,8 @@ Each test program is compiled with gcc -O2 under AddressSanitizer and UndefinedB
 past a tensor (its buffers are heap allocations of exactly their size). Two host builds take the
 kernels' other block sizes: -march=native (a host bundle's: GEMM tiles of 6 x 16 with AVX) and the
 baseline ISA with AOTC_DW3_BLOCK=1 (6 x 8 tiles on x86-64 SSE2; the depthwise 3 x 3 kernel output
-by output, as on targets without vector units). The conv and gemm tests also run on a Cortex-M4 and a
+by output, as on targets without vector units). The pool test also runs with AOTC_NO_INTRINSICS:
+the plain-C twins of pool.c's SSE2 paths. The conv and gemm tests also run on a Cortex-M4 and a
 Cortex-M55 under qemu, with fewer shapes: the M4 with and without the VLDM inline assembly, the M55
 with and without its Helium intrinsics. The quant test (int8 / uint8 convs, QGemm, the requantisation)
 holds its definition itself, exactly, and runs on every Cortex-M board: the DSP extension's paths on
@@ -104,6 +105,16 @@ def test_kernels_match_reference(tmp_path, objects, family, build):
     out = run_checked([str(exe), str(seed), str(shapes)], timeout=300,
                       env={**os.environ, "ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0"})
     assert "MISMATCH" not in out and " ok " in out, out
+
+
+def test_pool_kernels_plain_c(tmp_path, objects):
+    """The pool test built with AOTC_NO_INTRINSICS: the plain-C twins of pool.c's SSE2 paths (the 8-bit
+    MaxPool's passes down rows and across columns), as targets without SSE2 build them."""
+    require_tool("gcc")
+    exe = tmp_path / "test_pool_kernels_plain"
+    compile_and_link(objects, "gcc", c_sources("pool"), [*WARNINGS, *SANITIZE, "-DAOTC_NO_INTRINSICS"], exe)
+    out = run_checked([str(exe), str(SEED + 2), str(SHAPES["pool"] // 3)], timeout=300)
+    assert "MISMATCH" not in out and "aotc_maxpool_u8" in out and " ok " in out, out
 
 
 # the conv and gemm tests on Cortex-M cores: the M4's register tiles in scalar registers, loaded

@@ -16,7 +16,10 @@ The algorithm:
   4. Place buffers greedily (as TFLM's GreedyMemoryPlanner does): take them in
      some order, put each at the lowest offset where it overlaps no placed
      buffer that is live at the same time. Several orders are tried and the
-     smallest arena wins. This is a heuristic (optimal placement is NP-complete),
+     smallest arena wins; when none reaches the lower bound, a squeaky-wheel search
+     reorders (the buffers that ended above the bound go earlier, round after round),
+     then seeded random orders run if it misses too.
+     This is a heuristic (optimal placement is NP-complete),
      so the plan reports the lower bound beside the arena size. Placed buffers are indexed by
      step, so placing one costs the buffers live beside it, not all placed before it: compile
      time grows about linearly with the graph (bench/compile_time.py).
@@ -564,29 +567,86 @@ _ORDERS: tuple[Callable[[Buffer], tuple], ...] = (
 
 
 def _place_best(buffers: list[Buffer], lower_bound: int) -> tuple[int, dict[int, int]]:
-    """Greedy placement in several orders, first-fit and best-fit, then seeded random orders
-    until one reaches the lower bound (or the tries run out); the smallest arena wins."""
-    best_size, best_offsets = None, None
+    """Greedy placement in several orders, first-fit and best-fit; if none reaches the lower bound,
+    the squeaky-wheel search (_repair) reorders from the best of them, then seeded random orders
+    run if it misses too. The smallest arena wins."""
+    target = _align(lower_bound)
     rects = _placement_rects(buffers)
-    orders = [sorted(buffers, key=key) for key in _ORDERS]
-    rng = random.Random(0)
-    for attempt in range(len(orders) + RANDOM_ORDERS):
-        if attempt < len(orders):
-            ordered = orders[attempt]
-        else:  # a random order that still tends to put big buffers first
-            ordered = sorted(buffers, key=lambda b: -b.nbytes * rng.uniform(0.5, 1.5))
+    best: tuple[int, dict[int, int], list[Buffer]] | None = None
+    for key in _ORDERS:
+        ordered = sorted(buffers, key=key)
         for best_fit in (False, True):
             size, offsets = _place(ordered, best_fit, rects)
-            if best_size is None or size < best_size:
-                best_size, best_offsets = size, offsets
-        if best_size <= _align(lower_bound) or len(buffers) * attempt > RANDOM_BUDGET:
+            if best is None or size < best[0]:
+                best = (size, offsets, ordered)
+        if best[0] <= target:
+            return best[0], best[1]
+    assert best is not None  # _ORDERS is not empty
+    size, offsets = _repair(best[2], rects, target, best[:2])
+    if size <= target and not any(d % ALIGNMENT for b in buffers for d, _, _, _ in b.segs):
+        return size, offsets  # the bound is exact (every live range starts aligned): nothing beats it
+    # seeded random orders that tend to put big buffers first, as many as the planner tried before
+    # the repair (until they reach the target themselves): they rarely help, but with them no arena
+    # is larger than it was. (A slice at an unaligned offset makes the bound a few bytes too high,
+    # as each buffer's live bytes are rounded up, so one of them may still beat the repair.)
+    rng = random.Random(0)
+    greedy = best[0]  # what the orders without the repair have reached
+    for attempt in range(len(_ORDERS), len(_ORDERS) + RANDOM_ORDERS):
+        if greedy <= target or len(buffers) * (attempt - 1) > REPAIR_BUDGET:  # where they stopped
             break
-    return best_size or 0, best_offsets or {}
+        ordered = sorted(buffers, key=lambda b: -b.nbytes * rng.uniform(0.5, 1.5))
+        for best_fit in (False, True):
+            tried = _place(ordered, best_fit, rects)
+            greedy = min(greedy, tried[0])
+            if tried[0] < size:
+                size, offsets = tried
+    return size, offsets
+
+
+REPAIR_ROUNDS = 200  # squeaky-wheel rounds when the first orders miss the lower bound ...
+RANDOM_ORDERS = 200  # ... and random orders when those miss it too ...
+REPAIR_BUDGET = 40_000  # ... each bounded by buffers x rounds, so big graphs stay fast
+REPAIR_BUMP = 0.1  # priority a buffer above the target gains per round, in buffers' places
+REPAIR_NOISE = 0.1  # random priority added at each reordering, in the same unit
+REPAIR_STALL = 50  # rounds the repair goes on without a smaller arena
+
+
+def _repair(ordered: list[Buffer], rects: dict[int, list[tuple[int, int, int, int]]], target: int,
+            best: tuple[int, dict[int, int]]) -> tuple[int, dict[int, int]]:
+    """Squeaky-wheel search (Joslin and Clements, 1999): place in priority order (first fit and best
+    fit); every buffer that ends above the target gains priority, so the next round places it
+    before the ones that pushed it up; a little noise in each reordering breaks cycles between
+    buffers that push each other up by turns. Stops at the target, when the rounds run out, or
+    after REPAIR_STALL rounds without a smaller arena.
+    The greedy orders miss the bound where a small long-lived buffer must go under big ones placed
+    before it (MobileNetV2's int8 residual beside two expansions: 65,536 B against 61,552 B); a
+    few rounds move it first. Of 157 placements that the greedy and 200 random orders missed the
+    bound on (out of 1,115 from the zoo's and MLPerf models, bench/compile_time.py's DAGs and
+    random chains with skips), it brings 119 to the bound, placing half as many buffers in all."""
+    n = len(ordered)
+    top = {b.id: max((_align(d + m) for d, m, _, _ in rects[b.id]), default=0) for b in ordered}
+    priority = {b.id: float(n - k) for k, b in enumerate(ordered)}
+    rng = random.Random(0)
+    high = {i for i, at in best[1].items() if at + top[i] > target}  # in the best greedy placement
+    last_gain = 0
+    for round_ in range(max(1, min(REPAIR_ROUNDS, REPAIR_BUDGET // max(n, 1)))):
+        if round_ - last_gain > REPAIR_STALL:
+            break
+        for i in high:
+            priority[i] += REPAIR_BUMP * n
+        ordered = sorted(ordered, key=lambda b: -(priority[b.id] + REPAIR_NOISE * n * rng.random()))
+        high = set()
+        for best_fit in (False, True):
+            size, offsets = _place(ordered, best_fit, rects)
+            if size < best[0]:
+                best, last_gain = (size, offsets), round_
+            if size <= target:
+                return best
+            high.update(i for i, at in offsets.items() if at + top[i] > target)
+    return best
 
 
 SCRATCH_SHARES = (1.0, 0.5, 0.25)  # of each step's slack, offered to its scratch in turn
-RANDOM_ORDERS = 200  # extra orders tried when the first ones miss the lower bound
-RANDOM_BUDGET = 40_000  # ... bounded by buffers x attempts, so big graphs stay fast
 
 
 def _place(ordered: list[Buffer], best_fit: bool = False,

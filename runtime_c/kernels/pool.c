@@ -345,7 +345,9 @@ void aotc_global_avgpool_f32(int32_t planes, int32_t size, const float *AOTC_RES
  * bytes or more at stride 1 take both passes 16 bytes at a time in registers, the last 16
  * ending at the row's end (a max may take bytes twice; compilers leave rows shorter than
  * their widest vector to scalar code), through two row buffers in turn (a row's taps then
- * read bytes stored a row before: loads across recent stores at other offsets stall). */
+ * read bytes stored a row before: loads across recent stores at other offsets stall). At stride
+ * 2 (ResNet's 3 x 3 stem pool) the pass across columns splits 32 bytes into their even and odd
+ * bytes (maxpool_cols16_s2), the row pass being the same. */
 #define AOTC_MAXPOOL_INT_ROW 256 /* bytes on the stack: small, for microcontrollers */
 #if (defined(__SSE2__) || defined(_M_X64)) && !defined(AOTC_NO_INTRINSICS)
 #include <emmintrin.h>
@@ -365,9 +367,34 @@ static void maxpool_rows16(uint8_t *AOTC_RESTRICT y, const uint8_t *AOTC_RESTRIC
         _mm_storeu_si128((__m128i *)(void *)(y + at), _mm_xor_si128(m, f));
     }
 }
+
+/* y[j] = max over taps kw < k of row[2 * j + kw] for j < n (n >= 16; bytes as unsigned, or signed
+ * with flip 0x80): 16 outputs at a time, the last 16 ending at n. Tap 2m is the even bytes of the
+ * 32 from row + 2m, tap 2m + 1 their odd bytes: each 16-bit word masked to its low byte or shifted
+ * down by 8 holds 0..255, so packing words to bytes never saturates. Reads row[0 .. 2n + k - 1)
+ * for odd k: one byte past the windows' span (2n + k - 2), whose lane is dropped; the caller's
+ * row holds it. */
+static void maxpool_cols16_s2(uint8_t *AOTC_RESTRICT y, const uint8_t *AOTC_RESTRICT row, int32_t k, int32_t n,
+                              int flip) {
+    const __m128i f = _mm_set1_epi8((char)(flip ? 0x80 : 0)), low = _mm_set1_epi16(0x00ff);
+    int32_t i, kw;
+    for (i = 0; i < n; i += 16) {
+        const int32_t at = i + 16 <= n ? i : n - 16;
+        const uint8_t *src = row + 2 * at;
+        __m128i m = _mm_setzero_si128(); /* the lowest value once flipped: every tap is at least it */
+        for (kw = 0; kw < k; kw += 2) {
+            const __m128i a = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(src + kw)), f);
+            const __m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(src + kw + 16)), f);
+            m = _mm_max_epu8(m, _mm_packus_epi16(_mm_and_si128(a, low), _mm_and_si128(b, low)));
+            if (kw + 1 < k) m = _mm_max_epu8(m, _mm_packus_epi16(_mm_srli_epi16(a, 8), _mm_srli_epi16(b, 8)));
+        }
+        _mm_storeu_si128((__m128i *)(void *)(y + at), _mm_xor_si128(m, f));
+    }
+}
 #else
 #define AOTC_MAXPOOL_INT_SSE2 0
 #define maxpool_rows16(y, src, stride, nr, n, flip) ((void)(y), (void)(src), (void)(stride), (void)(nr), (void)(n), (void)(flip))
+#define maxpool_cols16_s2(y, row, k, n, flip) ((void)(y), (void)(row), (void)(k), (void)(n), (void)(flip))
 #endif
 
 #define AOTC_MAXPOOL_INT(SUFFIX, T, LOWEST)                                                         \
@@ -386,7 +413,8 @@ static void maxpool_rows16(uint8_t *AOTC_RESTRICT y, const uint8_t *AOTC_RESTRIC
             col[0][i] = LOWEST;                                                                    \
             col[AOTC_MAXPOOL_INT_SSE2][i] = LOWEST;                                                \
         }                                                                                          \
-        if (AOTC_MAXPOOL_INT_SSE2 && sw == 1 && in_w >= 16 && out_w >= 16) {                       \
+        if (AOTC_MAXPOOL_INT_SSE2 && (sw == 1 || (sw == 2 && span + 1 <= AOTC_MAXPOOL_INT_ROW)) &&   \
+            in_w >= 16 && out_w >= 16) {                                                           \
             for (c = 0; c < p->planes; ++c, x += (int64_t)in_h * in_w) {                          \
                 for (oh = 0; oh < out_h; ++oh, y += out_w) {                                       \
                     const int32_t sh = oh * p->strides[1] - p->pads_begin[1];                      \
@@ -399,7 +427,11 @@ static void maxpool_rows16(uint8_t *AOTC_RESTRICT y, const uint8_t *AOTC_RESTRIC
                     } else {                                                                       \
                         for (i = 0; i < in_w; ++i) row[lead + i] = LOWEST;                         \
                     }                                                                              \
-                    maxpool_rows16((uint8_t *)(void *)y, (const uint8_t *)(const void *)row, 1, k_w, out_w, (T)-1 < 0); \
+                    if (sw == 1) {                                                                 \
+                        maxpool_rows16((uint8_t *)(void *)y, (const uint8_t *)(const void *)row, 1, k_w, out_w, (T)-1 < 0); \
+                    } else {                                                                       \
+                        maxpool_cols16_s2((uint8_t *)(void *)y, (const uint8_t *)(const void *)row, k_w, out_w, (T)-1 < 0); \
+                    }                                                                              \
                 }                                                                                  \
             }                                                                                      \
             return 1;                                                                              \

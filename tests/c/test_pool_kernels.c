@@ -5,7 +5,10 @@
  * start as NaN. The max is compared exactly, the average with a relative tolerance.
  * aotc_maxpool_indices_f32 (both storage orders) gives the reference max, and each index names
  * an input value equal to it inside its plane and its window (or, for a window with no tap
- * inside the input, position -1 on each spatial dim).
+ * inside the input, position -1 on each spatial dim). The 8-bit MaxPools (int8, uint8) give
+ * exactly the reference max of their integers as floats (the type's lowest where it gives
+ * -FLT_MAX), on the same shapes and, half the time, on 2-D rows of 16 to 130 bytes at strides 1
+ * to 3: pool.c's two-pass path, with SSE2 at strides 1 and 2 (outputs of 16 bytes or more).
  *
  *     test_pool_kernels [seed] [shapes per entry point] */
 #include "aotc_pool.h"
@@ -14,10 +17,11 @@
 
 #include <float.h>
 
-enum { P_MAX, P_AVG, P_GLOBAL_MAX, P_GLOBAL_AVG, P_MAX_INDICES, P_COUNT };
+enum { P_MAX, P_AVG, P_GLOBAL_MAX, P_GLOBAL_AVG, P_MAX_INDICES, P_MAX_I8, P_MAX_U8, P_COUNT };
 
-static const char *const NAMES[P_COUNT] = {"aotc_maxpool_f32", "aotc_avgpool_f32", "aotc_global_maxpool_f32",
-                                           "aotc_global_avgpool_f32", "aotc_maxpool_indices_f32"};
+static const char *const NAMES[P_COUNT] = {"aotc_maxpool_f32",        "aotc_avgpool_f32", "aotc_global_maxpool_f32",
+                                           "aotc_global_avgpool_f32", "aotc_maxpool_indices_f32",
+                                           "aotc_maxpool_i8",         "aotc_maxpool_u8"};
 
 static int32_t prod3(const int32_t *v) { return v[0] * v[1] * v[2]; }
 
@@ -88,11 +92,78 @@ static void print_case(const aotc_pool_params *p) {
            (int)p->pads_end[1], (int)p->pads_end[2], (int)p->count_include_pad);
 }
 
+/* A 2-D pool in the 8-bit MaxPool's two-pass path (no dilation, rows of at most 256 bytes);
+ * 0 to draw again. */
+static int draw_rows(aotc_pool_params *p) {
+    const int ceil_mode = chance(1, 3);
+    int d;
+    memset(p, 0, sizeof *p);
+    p->planes = rand_int(1, 3);
+    for (d = 0; d < 3; ++d) p->in[d] = p->out[d] = p->kernel[d] = p->strides[d] = p->dilations[d] = 1;
+    for (d = 1; d < 3; ++d) {
+        const int32_t k = rand_int(1, 4), s = rand_int(1, d == 2 ? 3 : 2);
+        const int32_t n = d == 2 ? rand_int(16, 130) : rand_int(1, 6);
+        int32_t total, out;
+        p->kernel[d] = k, p->strides[d] = s, p->in[d] = n;
+        p->pads_begin[d] = rand_int(0, k - 1), p->pads_end[d] = rand_int(0, k - 1);
+        total = n + p->pads_begin[d] + p->pads_end[d];
+        if (total < k) return 0;
+        out = ceil_mode ? (total - k + s - 1) / s + 1 : (total - k) / s + 1;
+        if (ceil_mode && (out - 1) * s >= n + p->pads_begin[d]) --out;
+        p->out[d] = out;
+    }
+    return 1;
+}
+
+/* aotc_maxpool_i8 (is_signed) or _u8 on random integers against the float reference on the same
+ * values: exactly equal, the type's lowest where the reference has no tap (-FLT_MAX). */
+static int check_int8(int kind) {
+    const int is_signed = kind == P_MAX_I8;
+    aotc_pool_params p;
+    size_t xn, yn, i;
+    unsigned char *x, *y;
+    float *xf, *ref;
+    int bad = 0;
+    if (chance(1, 2)) {
+        while (!draw_rows(&p)) {
+        }
+    } else {
+        while (!draw(&p)) {
+        }
+    }
+    xn = (size_t)p.planes * prod3(p.in), yn = (size_t)p.planes * prod3(p.out);
+    x = (unsigned char *)malloc(xn ? xn : 1), y = (unsigned char *)malloc(yn ? yn : 1);
+    xf = test_alloc(xn), ref = test_alloc(yn);
+    for (i = 0; i < xn; ++i) {
+        x[i] = (unsigned char)(test_next() >> 24);
+        xf[i] = is_signed ? (float)(int8_t)x[i] : (float)x[i];
+    }
+    memset(y, 0x5a, yn ? yn : 1);
+    aotc_maxpool_ref_f32(&p, xf, ref);
+    if (is_signed) {
+        aotc_maxpool_i8(&p, (const int8_t *)x, (int8_t *)y);
+    } else {
+        aotc_maxpool_u8(&p, x, y);
+    }
+    for (i = 0; i < yn && !bad; ++i) {
+        const float want = ref[i] == -FLT_MAX ? (is_signed ? -128.0f : 0.0f) : ref[i];
+        const float got = is_signed ? (float)(int8_t)y[i] : (float)y[i];
+        if (got != want) {
+            printf("%s: output %ld is %g, want %g\n", NAMES[kind], (long)i, (double)got, (double)want);
+            bad = 1;
+        }
+    }
+    if (bad) print_case(&p);
+    free(x), free(y), free(xf), free(ref);
+    return bad;
+}
+
 static int check(int kind) {
     aotc_pool_params p;
     size_t xn, yn;
     float *x, *x0, *ax, *y, *ref, *mag = NULL;
     int bad, d;
+    if (kind == P_MAX_I8 || kind == P_MAX_U8) return check_int8(kind);
     while (!draw(&p)) {
     }
     if (kind == P_GLOBAL_MAX || kind == P_GLOBAL_AVG) { /* the reference: one window over the plane */
