@@ -25,6 +25,13 @@ def _bias(ctx: NodeContext) -> str:
 
 
 def _emit_conv(ctx: NodeContext) -> None:
+    p, fn = _conv_params(ctx)
+    scratch = [ctx.scratch("uint32_t")] if fn in ("aotc_tfl_conv_s8", "aotc_tfl_depthwise_s8") else []
+    ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx), ctx.ptr(ctx.outputs[0]), *scratch)
+
+
+def _conv_params(ctx: NodeContext) -> tuple[str, str]:
+    """The node's aotc_tfl_conv_params and the C function that runs it."""
     a = ctx.attrs
     n, h, w, c = ctx.shape(ctx.inputs[0])
     _, oh, ow, oc = ctx.shape(ctx.outputs[0])
@@ -44,8 +51,24 @@ def _emit_conv(ctx: NodeContext) -> None:
         ctx.node.op, "aotc_tfl_conv_s8")
     if ctx.dtype(ctx.inputs[0]) == "int16":  # 16x8
         fn = fn.replace("_s8", "_s16")
-    scratch = [ctx.scratch("uint32_t")] if fn in ("aotc_tfl_conv_s8", "aotc_tfl_depthwise_s8") else []
-    ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx), ctx.ptr(ctx.outputs[0]), *scratch)
+    return p, fn
+
+
+def _emit_conv_add(ctx: NodeContext) -> None:
+    """CONV_2D with its residual ADD fused (aot/passes/fuse_residual.py): aotc_tfl_conv_add_s8, the
+    output written over the residual where the plan put them in one buffer."""
+    p, _ = _conv_params(ctx)
+    res, y = ctx.inputs[3], ctx.outputs[0]
+    first = bool(ctx.attrs["conv_is_x1"])
+    r = ctx.params("aotc_tfl_residual_params", {
+        "add": "{" + ", ".join(f".{k} = {v}" for k, v in _binary_fields(ctx, ctx.attrs["add"], "TflAdd", y,
+                                                                           y, y).items()) + "}",
+        "conv_x1": c_int(int(first)),
+    }, comment=f"the residual ADD fused into the conv: {'conv + residual' if first else 'residual + conv'}, "
+               "TFLite requantisation")
+    scratch = ctx.scratch("uint32_t") if ctx.choice.scratch else "NULL"
+    ctx.call("aotc_tfl_conv_add_s8", p, r, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx), ctx.ptr(res),
+             ctx.ptr(y), scratch)
 
 
 # tflite_int8_dsp.h's blocks, which the scratch sizes below follow
@@ -62,7 +85,7 @@ def _conv_dsp_scratch(node: Node, graph: Graph, tile: int = DSP_NP_MAX) -> tuple
     n, _, _, c = graph.tensors[node.inputs[0]].shape
     _, oh, ow, oc = graph.tensors[node.outputs[0]].shape
     kh, kw = node.attrs["kernel"]
-    if node.op != "TflConv2D" or graph.tensors[node.inputs[0]].dtype != "int8":
+    if node.op not in ("TflConv2D", "TflConv2DAdd") or graph.tensors[node.inputs[0]].dtype != "int8":
         return 0, 0
     k = kh * kw * c
     kq = -(-k // 4)
@@ -83,6 +106,21 @@ def _min_tile(node: Node, graph: Graph) -> int:
     kh, kw = node.attrs["kernel"]
     kc = min(-(-kh * kw * graph.tensors[node.inputs[0]].shape[3] // 4), DSP_KC)
     return max(2, min(DSP_NP_MIN, (DSP_PATCH_FLOOR_WORDS // (2 * kc)) & ~1)) if kc else 2
+
+
+def _fit_conv_add(node: Node, graph: Graph, budget: int) -> KernelChoice:
+    """_fit_conv's tile, after the ADD's tables, with a tile of conv outputs (AOTC_TFL_RESIDUAL_TABLES)."""
+    oc = graph.tensors[node.outputs[0]].shape[3]
+    extra = lambda np_: 4 * RESIDUAL_TABLE_WORDS + -(-np_ * oc // 4) * 4  # noqa: E731
+    tile = DSP_NP_MAX
+    size, np_ = _conv_dsp_scratch(node, graph, tile)
+    floor = _min_tile(node, graph)
+    while size + extra(np_) > budget and np_ > floor:
+        size, np_ = _conv_dsp_scratch(node, graph, np_ - 2)
+    return KernelChoice("dsp", size + extra(np_), detail=np_)
+
+
+RESIDUAL_TABLE_WORDS = 512  # AOTC_TFL_RESIDUAL_TABLES
 
 
 def _fit_conv(node: Node, graph: Graph, budget: int) -> KernelChoice:
@@ -119,6 +157,14 @@ def _depthwise_dsp_scratch(node: Node, graph: Graph) -> int:
 # as TFLM's kernels take theirs from the tensor arena; the host kernels need none.
 CONV_KERNELS = (
     Candidate("dsp", _fit_conv, applies=lambda n, g, t: t.scalar_tiles or t.helium),
+    NO_SCRATCH,
+)
+
+
+# the fused CONV_2D + ADD: on the M-profile boards the ADD's tables and a tile of conv outputs besides
+# the conv's scratch; the host's plain loop needs none
+CONV_ADD_KERNELS = (
+    Candidate("dsp", _fit_conv_add, applies=lambda n, g, t: t.scalar_tiles or t.helium),
     NO_SCRATCH,
 )
 
@@ -239,22 +285,30 @@ def _steps(shape: tuple[int, ...], out: tuple[int, ...]) -> list[int]:
     return steps
 
 
-def _emit_binary(ctx: NodeContext) -> None:
-    a = ctx.attrs
+def _binary_fields(ctx: NodeContext, a: dict, op: str, x1_name: str, x2_name: str, y_name: str) -> dict[str, str]:
+    """aotc_tfl_binary_params of a binary op with attributes a, inputs x1, x2 and output y."""
     m1, s1, m2, s2, mult, shift = a.get("m", [0] * 6)
-    y = tuple(ctx.shape(ctx.outputs[0]))
-    x1, x2 = (tuple(ctx.shape(i)) for i in ctx.inputs[:2])
+    y = tuple(ctx.shape(y_name))
+    x1, x2 = tuple(ctx.shape(x1_name)), tuple(ctx.shape(x2_name))
     broadcast = not (x1 == y and x2 == y)
     dims = (1,) * (6 - len(y)) + y
     c_list = lambda v: "{" + ", ".join(c_int(int(e)) for e in v) + "}"  # noqa: E731
-    p = ctx.params("aotc_tfl_binary_params", {
-        "count": c_int(ctx.tensor(ctx.outputs[0]).size), "x1_zero": c_int(a.get("x1_zero", 0)),
+    return {
+        "count": c_int(ctx.tensor(y_name).size), "x1_zero": c_int(a.get("x1_zero", 0)),
         "x2_zero": c_int(a.get("x2_zero", 0)), "y_zero": c_int(a.get("y_zero", 0)), "y_min": c_int(a["y_min"]),
         "y_max": c_int(a["y_max"]), "m1": c_int(m1), "s1": c_int(s1), "m2": c_int(m2), "s2": c_int(s2),
-        "mult": c_int(mult), "shift": c_int(shift), "subtract": c_int(int(ctx.node.op == "TflSub")),
+        "mult": c_int(mult), "shift": c_int(shift), "subtract": c_int(int(op == "TflSub")),
         "broadcast": c_int(int(broadcast)), "dims": c_list(dims), "st1": c_list(_steps(x1, dims)),
         "st2": c_list(_steps(x2, dims)),
-    }, comment=f"{ctx.node.op} of {list(x1)} and {list(x2)} -> {list(y)}, TFLite requantisation")
+    }
+
+
+def _emit_binary(ctx: NodeContext) -> None:
+    x1, x2 = (tuple(ctx.shape(i)) for i in ctx.inputs[:2])
+    y = tuple(ctx.shape(ctx.outputs[0]))
+    p = ctx.params("aotc_tfl_binary_params", _binary_fields(ctx, ctx.attrs, ctx.node.op, *ctx.inputs[:2],
+                                                            ctx.outputs[0]),
+                   comment=f"{ctx.node.op} of {list(x1)} and {list(x2)} -> {list(y)}, TFLite requantisation")
     fn = {"TflMul": "aotc_tfl_mul_s8", "TflMaximum": "aotc_tfl_max_s8", "TflMinimum": "aotc_tfl_min_s8"}.get(
         ctx.node.op, "aotc_tfl_add_s8")
     if ctx.dtype(ctx.inputs[0]) == "int16":  # 16x8: ADD, SUB (add's kernel, p->subtract) and MUL
@@ -346,6 +400,9 @@ OPS: dict[str, HostOp] = {
     "TflSvdf": HostOp(_emit_svdf, family="tflite_int8", dtypes=("int8",)),
     "TflLeakyRelu16": HostOp(_emit_leaky_relu16, family="tflite_int8", dtypes=("int16",)),
     "TflTransposeConv": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8", "int16")),
+    # input 3, the residual, is read at each element just before the sum is written there
+    "TflConv2DAdd": HostOp(_emit_conv_add, family="tflite_int8", dtypes=("int8",), inplace=3,
+                           kernels=CONV_ADD_KERNELS),
     **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16"))
        for op in ("TflAdd", "TflSub", "TflMul")},
     **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8",)) for op in ("TflMaximum", "TflMinimum")},

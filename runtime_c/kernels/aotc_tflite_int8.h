@@ -96,6 +96,21 @@ void aotc_tfl_mean_s8(const aotc_tfl_mean_params *p, const int8_t *x, int8_t *y)
 /* ADD / SUB: each input less its zero point, times 2^20, rescaled to twice the larger input scale; the
  * sum (difference) rescaled to the output; every requantisation double-rounded */
 void aotc_tfl_add_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
+/* CONV_2D whose only reader is a residual ADD (aot/passes/fuse_residual.py): each conv output is
+ * requantised to the conv's int8 exactly as aotc_tfl_conv_s8 does, then added to the residual element
+ * exactly as aotc_tfl_add_s8 does, and the sum stored. y may be res itself: each residual element is
+ * read before the sum is written over it, so the ADD's output needs no buffer of its own. */
+typedef struct {
+    aotc_tfl_binary_params add;         /* the ADD's (y's shape for both inputs: no broadcasting) */
+    int32_t conv_x1;                    /* 1: the conv's value is the ADD's first input and res its second; 0: the
+                                         * other way round */
+} aotc_tfl_residual_params;
+/* scratch: on cores with the DSP extension, AOTC_TFL_RESIDUAL_TABLES words (the ADD's rescaled inputs
+ * by byte), then CONV_2D's scratch, then a tile of its outputs (the DSP path's positions x oc bytes);
+ * aot/kernels/tflite_int8.py sizes it. NULL elsewhere: the plain loops then run. */
+#define AOTC_TFL_RESIDUAL_TABLES 512
+void aotc_tfl_conv_add_s8(const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r, const int8_t *x,
+                          const int8_t *w, const int32_t *bias, const int8_t *res, int8_t *y, uint32_t *scratch);
 /* MUL: the product of the inputs less their zero points, requantised once (double rounding) */
 void aotc_tfl_mul_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
 /* MAXIMUM / MINIMUM of two inputs of one scale and zero point (TFLite requantises neither) */

@@ -215,19 +215,31 @@ __attribute__((noinline)) static void tfl_dsp_store(const aotc_tfl_conv_params *
     }
 }
 
-/* CONV_2D's scratch (from the memory plan; aot/kernels/tflite_int8.py's _conv_dsp_scratch computes
- * the same): the tile's patches (2 np kc words), a channel pair's widened weights (4 kc) and the sums
- * (2 np per channel pair when the rows take several blocks, else 2 np), np positions a tile. */
-static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
-                           int8_t *y, uint32_t *AOTC_RESTRICT scratch) {
+/* CONV_2D's scratch in words (from the memory plan; aot/kernels/tflite_int8.py's _conv_dsp_scratch
+ * computes the same): the tile's patches (2 np kc words), a channel pair's widened weights (4 kc) and
+ * the sums (2 np per channel pair when the rows take several blocks, else 2 np), with *np_out = np
+ * positions a tile (below 2, or k 0: the path does not apply). */
+static int32_t tfl_dsp_conv_words(const aotc_tfl_conv_params *p, int32_t *np_out) {
     const int32_t k = p->kh * p->kw * p->c, kq = (k + 3) / 4, kc = kq < TFL_DSP_KC ? kq : TFL_DSP_KC;
     const int32_t total = p->n * p->oh * p->ow, pairs_oc = (p->oc + 1) / 2;
-    int32_t np = (TFL_DSP_PATCH_WORDS / (2 * kc)) & ~1, p0;
+    int32_t np = kc > 0 ? (TFL_DSP_PATCH_WORDS / (2 * kc)) & ~1 : 0;
     if (np > TFL_DSP_NP_MAX) np = TFL_DSP_NP_MAX;
     if (kq > kc && np * 2 * pairs_oc > TFL_DSP_ACC_WORDS) np = (TFL_DSP_ACC_WORDS / (2 * pairs_oc)) & ~1;
     if (np > ((total + 1) & ~1)) np = (total + 1) & ~1; /* no larger than the image */
     if (p->dsp_tile > 0 && np > p->dsp_tile) np = p->dsp_tile; /* the memory plan's */
-    if (scratch == NULL || np < 2 || k == 0) return 0;
+    *np_out = k > 0 ? np : 0;
+    return 2 * np * kc + 4 * kc + (kq > kc ? 2 * np * pairs_oc : 2 * np);
+}
+
+/* CONV_2D on the tiles of tfl_dsp_conv_words. With a fused residual ADD (e), each tile's outputs go to
+ * e->tile first, then through the ADD to y (a tile's positions are contiguous in y). */
+static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                           int8_t *y, uint32_t *AOTC_RESTRICT scratch, const tfl_residual *e) {
+    const int32_t k = p->kh * p->kw * p->c, kq = (k + 3) / 4, kc = kq < TFL_DSP_KC ? kq : TFL_DSP_KC;
+    const int32_t total = p->n * p->oh * p->ow, pairs_oc = (p->oc + 1) / 2;
+    int32_t np, p0;
+    (void)tfl_dsp_conv_words(p, &np);
+    if (scratch == NULL || np < 2) return 0;
     uint32_t *patch = scratch, *wx = patch + 2 * np * kc;
     int32_t *acc = (int32_t *)(wx + 4 * kc);
     for (p0 = 0; p0 < total; p0 += np) {
@@ -247,9 +259,13 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
                     for (t = 0; t < pairs; ++t) a[4 * t] = a[4 * t + 1] = b0, a[4 * t + 2] = a[4 * t + 3] = b1;
                 }
                 aotc_dsp_mac2x2(patch, 4 * nq, pairs, wx, nq, a);
-                if (q0 + nq == kq) tfl_dsp_store(p, bias, a, p0, n, c0, c1 > c0 ? 2 : 1, y);
+                if (q0 + nq == kq) {
+                    if (e != NULL) tfl_dsp_store(p, bias, a, 0, n, c0, c1 > c0 ? 2 : 1, e->tile);
+                    else tfl_dsp_store(p, bias, a, p0, n, c0, c1 > c0 ? 2 : 1, y);
+                }
             }
         }
+        if (e != NULL) tfl_residual_run(e, e->tile, (int64_t)p0 * p->oc, n * p->oc, y);
     }
     return 1;
 }

@@ -104,8 +104,8 @@ static int tfl_fc_s8_mve(const aotc_tfl_fc_params *p, const int8_t *x, const int
 /* CONV_2D (groups 1, 4 output channels or more, patches up to TFL_MVE_K bytes): each position's
  * patch gathered (a 1 x 1 window at stride 1 reads x in place), then four channels at a time. */
 static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
-                           int8_t *y) {
-    int8_t patch[TFL_MVE_K];
+                           int8_t *y, const tfl_residual *e) {
+    int8_t patch[TFL_MVE_K], row[TFL_MVE_OC]; /* row: a position's conv outputs, with a fused ADD (e) */
     int32_t wsum[TFL_MVE_OC], acc[4];
     const int32_t c = p->c, oc = p->oc, k = p->kh * p->kw * c, total = p->n * p->oh * p->ow;
     const int32_t direct = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->pad_top == 0 &&
@@ -138,8 +138,9 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
             const int32_t o0 = o + 4 <= oc ? o : oc - 4;
             tfl_mve_dot4(px, k, w + (int64_t)o0 * k, k, acc, NULL);
             tfl_mve_requant4(vaddq_s32(vld1q_s32(acc), vld1q_s32(wsum + o0)), p->mult + o0, p->shift + o0,
-                             p->y_zero, p->y_min, p->y_max, y + (int64_t)pos * oc + o0);
+                             p->y_zero, p->y_min, p->y_max, e != NULL ? row + o0 : y + (int64_t)pos * oc + o0);
         }
+        if (e != NULL) tfl_residual_run(e, row, (int64_t)pos * oc, oc, y);
     }
     return 1;
 }
