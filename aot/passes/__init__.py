@@ -36,6 +36,6 @@ def simplify(graph: Graph, pipeline: tuple[Pass, ...] = DEFAULT_PIPELINE) -> Gra
 
 
 __all__ = ["DEFAULT_PIPELINE", "HOST_PIPELINE", "ConvReadsNHWC", "ConvWritesNHWC", "DropIdentity", "FoldAffine",
-           "FoldBatchNorm", "FuseActivation", "FuseElementwise", "FuseEpilogue", "FuseNorm", "FuseResidualAdd", "LowerQDQ",
-           "MergeSummedProducts", "Pass", "RemoveDeadNodes", "SimplifyLayout", "run_passes", "run_passes_tracked",
-           "simplify", "verify_graph"]
+           "FoldBatchNorm", "FuseActivation", "FuseElementwise", "FuseEpilogue", "FuseNorm", "FuseResidualAdd",
+           "LowerQDQ", "MergeSummedProducts", "Pass", "RemoveDeadNodes", "SimplifyLayout", "run_passes",
+           "run_passes_tracked", "simplify", "verify_graph"]

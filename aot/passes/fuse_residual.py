@@ -27,7 +27,7 @@ from aot.ir import Graph, Node
 from aot.passes.base import Pass
 
 # conv op -> (add op, fused op, indices of the ADD's two data inputs)
-_PAIRS = {"TflConv2D": ("TflAdd", "TflConv2DAdd", (0, 1))}
+_PAIRS = {"QLinearConv": ("QLinearAdd", "QLinearConvAdd", (0, 3)), "TflConv2D": ("TflAdd", "TflConv2DAdd", (0, 1))}
 
 
 @dataclass(frozen=True)
