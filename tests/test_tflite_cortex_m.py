@@ -12,7 +12,9 @@ over 576 rows, several blocks of quads; stride 2; the 1 x 1 shortcuts); MobileNe
 -Os (depthwise on planes too large to pad: runs of inside windows, borders one at a time, stride
 2); DS-CNN at -Os on the M55 (Helium's conv in place and gathered, its FC, the vector
 requantisation of the depthwise sums); DS-CNN on the M4 again with AOTC_DSP_NO_ASM (the assembly's
-C twins, as compilers without GNU assembly build them). Slow: the autoencoder (FULLY_CONNECTED of
+C twins, as compilers without GNU assembly build them). ResNet-8's convs with their residual ADD fused
+(aotc_tfl_conv_add_s8) on the M4 (a DSP tile through the ADD's tables), the M55 (Helium's) and the M3
+(the plain loop, add_one per element). Slow: the autoencoder (FULLY_CONNECTED of
 8 outputs and of 8 inputs) on the M4 at -O2, on the M55, and without the assembly.
 """
 
@@ -35,7 +37,9 @@ HERE = Path(__file__).resolve().parent
 MODELS = HERE.parent / "bench" / "models" / "keras"
 RUNS = [("kws_dscnn_int8", "mps2-an386", "Release", ""), ("ic_resnet8_int8", "mps2-an386", "Release", ""),
         ("vww_mobilenet_int8", "mps2-an386", "MinSizeRel", ""), ("kws_dscnn_int8", "mps3-an547", "MinSizeRel", ""),
-        ("kws_dscnn_int8", "mps2-an386", "Release", "-DAOTC_DSP_NO_ASM")]
+        ("kws_dscnn_int8", "mps2-an386", "Release", "-DAOTC_DSP_NO_ASM"),
+        # the fused CONV_2D + residual ADD (TflConv2DAdd) through Helium's conv and the M3's plain loop
+        ("ic_resnet8_int8", "mps3-an547", "Release", ""), ("ic_resnet8_int8", "mps2-an385", "MinSizeRel", "")]
 # the autoencoder's FULLY_CONNECTED layers take the paths of DS-CNN's last layer (64 -> 12): slow only
 SLOW_RUNS = [("ad_autoencoder_int8", "mps2-an386", "RelWithDebInfo", ""),
              ("ad_autoencoder_int8", "mps3-an547", "Release", ""),
