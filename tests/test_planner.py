@@ -242,6 +242,7 @@ def _residual_graph(read_later: bool) -> Graph:
 
 def test_a_residual_add_fuses_into_its_conv_only_where_the_residual_dies_there():
     from aot.passes import FuseResidualAdd
+    from aot.passes.fuse_residual import explain_lines
 
     g = FuseResidualAdd().run(_residual_graph(read_later=False))
     assert [n.op for n in g.nodes] == ["TflConv2D", "TflConv2D", "TflConv2DAdd"]
@@ -251,6 +252,11 @@ def test_a_residual_add_fuses_into_its_conv_only_where_the_residual_dies_there()
     # r read after the ADD: writing the sum over it would lose it, so nothing fuses
     kept = FuseResidualAdd().run(_residual_graph(read_later=True))
     assert [n.op for n in kept.nodes] == ["TflConv2D", "TflConv2D", "TflConv2D", "TflAdd", "TflAdd"]
+    # and `aotc partition --show --explain` says so, for each ADD
+    said = explain_lines(_residual_graph(read_later=True))
+    assert "add (TflAdd): not fused: the residual is read after the conv by another node" in said[1], said
+    said = explain_lines(_residual_graph(read_later=False))
+    assert "add (TflAdd) into conv2 (TflConv2D): one TflConv2DAdd, the sum written over 'r'" in said[1], said
 
 
 def test_the_fused_conv_writes_its_sum_over_the_residual():

@@ -35,27 +35,7 @@ class FuseResidualAdd(Pass):
     name: ClassVar[str] = "fuse-residual-add"
 
     def run(self, graph: Graph) -> Graph:
-        consumers = graph.consumers()
-        producers = graph.producers()
-        position = {n.name: i for i, n in enumerate(graph.nodes)}
-        readers: dict[str, list[int]] = {}
-        for i, n in enumerate(graph.nodes):
-            for t in n.inputs:
-                if t:
-                    readers.setdefault(t, []).append(i)
-        outputs = set(graph.outputs)
-        fusions: dict[str, tuple[Node, Node, int]] = {}  # conv name -> (conv, add, which ADD operand it is)
-        for add in graph.nodes:
-            picked = None
-            for k, t in enumerate(_data_inputs(add)):
-                conv = producers.get(t)
-                if conv is None or conv.op not in _PAIRS or _PAIRS[conv.op][0] != add.op or conv.name in fusions:
-                    continue
-                if _fusable(graph, conv, add, k, consumers, producers, position, readers, outputs) and (
-                        picked is None or position[conv.name] > position[picked[0].name]):
-                    picked = (conv, k)
-            if picked is not None:
-                fusions[picked[0].name] = (picked[0], add, picked[1])
+        fusions = {conv.name: (conv, add, k) for add, conv, k, why in decisions(graph) if not why}
         if not fusions:
             return graph
         g = graph.copy()
@@ -74,6 +54,60 @@ class FuseResidualAdd(Pass):
         return g
 
 
+def decisions(graph: Graph) -> list[tuple[Node, Node | None, int, str]]:
+    """Each ADD of the kinds above: (add, the conv fused into it or the last one considered (None:
+    no operand is such a conv), which ADD operand the conv computes, why it is not fused ('' where it is))."""
+    consumers = graph.consumers()
+    producers = graph.producers()
+    position = {n.name: i for i, n in enumerate(graph.nodes)}
+    readers: dict[str, list[int]] = {}
+    for i, n in enumerate(graph.nodes):
+        for t in n.inputs:
+            if t:
+                readers.setdefault(t, []).append(i)
+    outputs = set(graph.outputs)
+    taken: set[str] = set()
+    out = []
+    for add in graph.nodes:
+        data = _data_inputs(add)
+        if not data:
+            continue
+        picked, refused = None, []
+        for k, t in enumerate(data):
+            conv = producers.get(t)
+            if conv is None or conv.op not in _PAIRS or _PAIRS[conv.op][0] != add.op or conv.name in taken:
+                continue
+            reason = _why_not(graph, conv, add, k, consumers, producers, position, readers, outputs)
+            if reason:
+                refused.append((conv, k, reason))
+            elif picked is None or position[conv.name] > position[picked[0].name]:
+                picked = (conv, k)
+        if picked is not None:
+            taken.add(picked[0].name)
+            out.append((add, picked[0], picked[1], ""))
+        elif refused:  # the reason of a conv the ADD alone reads, if any: the others were never candidates
+            out.append(min(((add, c, k, r) for c, k, r in refused), key=lambda d: d[3] == _SHARED))
+        else:
+            out.append((add, None, 0, "no operand is computed by a conv it could take"))
+    return out
+
+
+def explain_lines(graph: Graph) -> list[str]:
+    """For `aotc partition --show --explain`: which residual ADDs the host code fuses into their conv."""
+    lines = []
+    for add, conv, k, why in decisions(graph):
+        if why:
+            lines.append(f"  {add.name} ({add.op}): not fused: {why}")
+        else:
+            res = _data_inputs(add)[1 - k]
+            lines.append(f"  {add.name} ({add.op}) into {conv.name} ({conv.op}): one {_PAIRS[conv.op][1]}, the sum "
+                         f"written over '{res}' where the plan can (it dies there)")
+    return ["residual ADDs fused into their conv (fuse-residual-add):", *lines] if lines else []
+
+
+_SHARED = "the conv's output is read by more than the ADD (or is a graph output)"
+
+
 def _data_inputs(add: Node) -> list[str]:
     idx = next((v[2] for v in _PAIRS.values() if v[0] == add.op), None)
     if idx is None or len(add.inputs) <= max(idx):
@@ -81,30 +115,36 @@ def _data_inputs(add: Node) -> list[str]:
     return [add.inputs[i] for i in idx]
 
 
-def _fusable(g: Graph, conv: Node, add: Node, k: int, consumers: dict, producers: dict, position: dict,
-             readers: dict, outputs: set) -> bool:
-    """Whether conv (ADD operand k) and add may become one node writing over the other operand."""
+def _why_not(g: Graph, conv: Node, add: Node, k: int, consumers: dict, producers: dict, position: dict,
+             readers: dict, outputs: set) -> str:
+    """Why conv (ADD operand k) and add may not become one node writing over the other operand ('': they may)."""
     y = conv.outputs[0]
-    data = _data_inputs(add)
-    res = data[1 - k]
-    if res == y or y in outputs or len(consumers.get(y, [])) != 1 or res in outputs:
-        return False
+    res = _data_inputs(add)[1 - k]
+    if res == y:
+        return "both operands are the conv's output"
+    if y in outputs or len(consumers.get(y, [])) != 1:
+        return _SHARED
+    if res in outputs:
+        return f"the residual '{res}' is a graph output"
     t_y, t_r, t_out = g.tensors[y], g.tensors[res], g.tensors[add.outputs[0]]
-    if t_r.data is not None or not (t_y.shape == t_r.shape == t_out.shape and t_y.dtype == t_r.dtype == t_out.dtype):
-        return False
-    if t_y.dtype not in ("int8", "uint8") or (conv.op == "TflConv2D" and t_y.dtype != "int8"):
-        return False
-    if conv.op == "QLinearConv" and (conv.attrs.get("group", 1) != 1 or len(conv.attrs["kernel_shape"]) != 2
-                                     or g.tensors[conv.inputs[0]].dtype != t_y.dtype):
-        return False
-    if conv.op == "TflConv2D" and g.tensors[conv.inputs[0]].dtype != "int8":
-        return False
+    if t_r.data is not None:
+        return "the residual is a constant"
+    if not (t_y.shape == t_r.shape == t_out.shape and t_y.dtype == t_r.dtype == t_out.dtype):
+        return "the ADD broadcasts or changes type"
+    if t_y.dtype not in ("int8", "uint8") or g.tensors[conv.inputs[0]].dtype != t_y.dtype or (
+            conv.op == "TflConv2D" and t_y.dtype != "int8"):
+        return f"{t_y.dtype} activations (the fused kernels take 8-bit ones)"
+    if conv.op == "QLinearConv" and (conv.attrs.get("group", 1) != 1 or len(conv.attrs["kernel_shape"]) != 2):
+        return "a grouped or non-2-D conv"
     at = position[conv.name]
     r_prod = producers.get(res)
     if r_prod is not None and position[r_prod.name] >= at:
-        return False  # r is computed after the conv: the fused node could not run in the conv's place
-    # r dies at the fused node: nothing after the conv reads it but the ADD (the conv itself does not)
-    return all(i < at or i == position[add.name] for i in readers.get(res, [])) and res not in conv.inputs
+        return "the residual is computed after the conv"
+    if res in conv.inputs:
+        return "the conv reads the residual itself"
+    if not all(i < at or i == position[add.name] for i in readers.get(res, [])):
+        return "the residual is read after the conv by another node: it does not die at the ADD"
+    return ""
 
 
 def _fused(conv: Node, add: Node, k: int) -> Node:
