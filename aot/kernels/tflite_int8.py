@@ -75,13 +75,16 @@ def _emit_conv_add(ctx: NodeContext) -> None:
 DSP_KC, DSP_NP_MAX, DSP_PATCH_WORDS, DSP_ACC_WORDS = 64, 64, 4096, 1024
 DSP_TAPS, DSP_DW_RUN, DSP_DW_PAD = 25, 256, 1024
 DSP_NP_MIN = 28  # the smallest tile the plan gives CONV_2D: fewer positions cost more than the memory saves
-DSP_PATCH_FLOOR_WORDS = 1024  # ... unless its patches would pass this (_min_tile)
+# ... unless its patches would pass this (_min_tile): 9 KiB, as the ONNX route's PATCH_FLOOR (aot/kernels/quant.py);
+# on ResNet-8 (its residual ADDs fused, so less memory spare at the 3 x 3 convs' steps) 4 KiB cost 5 % more
+# instructions than 9 KiB, which keeps the arena at 0.82x TFLM's
+DSP_PATCH_FLOOR_WORDS = 2304
 
 
 def _conv_dsp_scratch(node: Node, graph: Graph, tile: int = DSP_NP_MAX) -> tuple[int, int]:
     """tfl_conv_s8_dsp's scratch at up to `tile` positions a tile (even): the tile's patches, one
     channel pair's widened weights and the sums, in words as the C kernel lays them out; and the
-    tile it takes (0: the path does not apply). The MVE path on the M55 uses none."""
+    tile it takes (0: the path does not apply). Helium's path on the M55 takes _conv_mve_scratch instead."""
     n, _, _, c = graph.tensors[node.inputs[0]].shape
     _, oh, ow, oc = graph.tensors[node.outputs[0]].shape
     kh, kw = node.attrs["kernel"]
@@ -102,7 +105,7 @@ def _conv_dsp_scratch(node: Node, graph: Graph, tile: int = DSP_NP_MAX) -> tuple
 def _min_tile(node: Node, graph: Graph) -> int:
     """The tile the plan gives CONV_2D even where its step spares less memory: DSP_NP_MIN positions,
     or fewer where their patches would pass DSP_PATCH_FLOOR_WORDS (long patch rows: the arena then
-    grows by 4 KiB at most)."""
+    grows by 9 KiB at most)."""
     kh, kw = node.attrs["kernel"]
     kc = min(-(-kh * kw * graph.tensors[node.inputs[0]].shape[3] // 4), DSP_KC)
     return max(2, min(DSP_NP_MIN, (DSP_PATCH_FLOOR_WORDS // (2 * kc)) & ~1)) if kc else 2
@@ -121,6 +124,21 @@ def _fit_conv_add(node: Node, graph: Graph, budget: int) -> KernelChoice:
 
 
 RESIDUAL_TABLE_WORDS = 512  # AOTC_TFL_RESIDUAL_TABLES
+MVE_K, MVE_OC = 2304, 512  # tflite_int8_mve.h's TFL_MVE_K, TFL_MVE_OC
+
+
+def _conv_mve_scratch(node: Node, graph: Graph, fused: bool = False) -> int:
+    """Helium's CONV_2D scratch in bytes (tflite_int8_mve.h's tfl_mve_conv_words): the channels' weight
+    sums, a position's patch and, with a fused ADD, a position's conv outputs; 0 where the path does
+    not take the shape (the DSP path's then runs)."""
+    x, y = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]]
+    if node.op not in ("TflConv2D", "TflConv2DAdd") or x.dtype != "int8":
+        return 0
+    kh, kw = node.attrs["kernel"]
+    k, oc = kh * kw * x.shape[3], y.shape[3]
+    if oc < 4 or oc > MVE_OC or k > MVE_K:
+        return 0
+    return 4 * (oc + -(-k // 4) + (-(-oc // 4) if fused else 0))
 
 
 def _fit_conv(node: Node, graph: Graph, budget: int) -> KernelChoice:
@@ -153,9 +171,11 @@ def _depthwise_dsp_scratch(node: Node, graph: Graph) -> int:
     return 4 * (4 * run + pad)
 
 
-# On the M-profile boards CONV_2D and DEPTHWISE_CONV_2D's DSP paths take their scratch from the plan,
-# as TFLM's kernels take theirs from the tensor arena; the host kernels need none.
+# On the M-profile boards CONV_2D and DEPTHWISE_CONV_2D's DSP paths, and Helium's CONV_2D on the M55, take
+# their scratch from the plan, as TFLM's kernels take theirs from the tensor arena; the host kernels need none.
 CONV_KERNELS = (
+    Candidate("mve", lambda n, g, budget: KernelChoice("mve", _conv_mve_scratch(n, g)),
+              applies=lambda n, g, t: t.helium and _conv_mve_scratch(n, g) > 0),
     Candidate("dsp", _fit_conv, applies=lambda n, g, t: t.scalar_tiles or t.helium),
     NO_SCRATCH,
 )
@@ -164,6 +184,8 @@ CONV_KERNELS = (
 # the fused CONV_2D + ADD: on the M-profile boards the ADD's tables and a tile of conv outputs besides
 # the conv's scratch; the host's plain loop needs none
 CONV_ADD_KERNELS = (
+    Candidate("mve", lambda n, g, budget: KernelChoice("mve", 4 * RESIDUAL_TABLE_WORDS + _conv_mve_scratch(n, g, True)),
+              applies=lambda n, g, t: t.helium and _conv_mve_scratch(n, g, True) > 0),
     Candidate("dsp", _fit_conv_add, applies=lambda n, g, t: t.scalar_tiles or t.helium),
     NO_SCRATCH,
 )

@@ -74,8 +74,9 @@ typedef struct {
 } aotc_tfl_quantize_params;
 
 /* w: OC x KH x KW x C (conv) or 1 x KH x KW x OC (depthwise); bias: OC int32 or NULL. scratch: on
- * cores with the Arm DSP extension, the memory plan's block for the DSP paths (tflite_int8_dsp.h;
- * its size from aot/kernels/tflite_int8.py), NULL elsewhere (the plain loops then run). */
+ * cores with the Arm DSP extension, the memory plan's block for the DSP paths (tflite_int8_dsp.h), or
+ * on the M55 for Helium's CONV_2D where it takes the shape (tflite_int8_mve.h; its sizes from
+ * aot/kernels/tflite_int8.py), NULL elsewhere (the plain loops then run). */
 void aotc_tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                       int8_t *y, uint32_t *scratch);
 void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
@@ -106,8 +107,9 @@ typedef struct {
                                          * other way round */
 } aotc_tfl_residual_params;
 /* scratch: on cores with the DSP extension, AOTC_TFL_RESIDUAL_TABLES words (the ADD's rescaled inputs
- * by byte), then CONV_2D's scratch, then a tile of its outputs (the DSP path's positions x oc bytes);
- * aot/kernels/tflite_int8.py sizes it. NULL elsewhere: the plain loops then run. */
+ * by byte), then CONV_2D's scratch, then (the DSP path's) a tile of its outputs, positions x oc bytes,
+ * or (Helium's) its scratch for a fused ADD; aot/kernels/tflite_int8.py sizes it. NULL elsewhere: the
+ * plain loops then run. */
 #define AOTC_TFL_RESIDUAL_TABLES 512
 void aotc_tfl_conv_add_s8(const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r, const int8_t *x,
                           const int8_t *w, const int32_t *bias, const int8_t *res, int8_t *y, uint32_t *scratch);

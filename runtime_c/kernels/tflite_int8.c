@@ -66,7 +66,7 @@ static void tfl_residual_run(const tfl_residual *e, const int8_t *v, int64_t at,
 static void tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                         int8_t *y, uint32_t *scratch, const tfl_residual *e) {
 #if AOTC_TFL_MVE
-    if (tfl_conv_s8_mve(p, x, w, bias, y, e)) return;
+    if (tfl_conv_s8_mve(p, x, w, bias, y, e, scratch)) return;
 #endif
 #if AOTC_QUANT_DSP
     if (tfl_conv_s8_dsp(p, x, w, bias, y, scratch, e)) return;
@@ -293,7 +293,10 @@ void aotc_tfl_conv_add_s8(const aotc_tfl_conv_params *p, const aotc_tfl_residual
         }
         e.t_conv = r->conv_x1 ? t1 : t2, e.t_res = r->conv_x1 ? t2 : t1, e.bound = m1 + m2;
         scratch += AOTC_TFL_RESIDUAL_TABLES;
-        e.tile = (int8_t *)(scratch + tfl_dsp_conv_words(p, &np));
+#if AOTC_TFL_MVE
+        if (tfl_mve_conv_words(p, 1) == 0) /* Helium's conv keeps its own row: only the DSP path's tile */
+#endif
+            e.tile = (int8_t *)(scratch + tfl_dsp_conv_words(p, &np));
     }
 #endif
     tfl_conv_s8(p, x, w, bias, y, scratch, &e);
