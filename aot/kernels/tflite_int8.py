@@ -335,7 +335,25 @@ def _emit_binary(ctx: NodeContext) -> None:
         ctx.node.op, "aotc_tfl_add_s8")
     if ctx.dtype(ctx.inputs[0]) == "int16":  # 16x8: ADD, SUB (add's kernel, p->subtract) and MUL
         fn = "aotc_tfl_mul_s16" if ctx.node.op == "TflMul" else "aotc_tfl_add_s16"
-    ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), ctx.ptr(ctx.outputs[0]))
+    scratch = [ctx.scratch("uint32_t") if ctx.choice.scratch else "NULL"] if fn == "aotc_tfl_add_s8" else []
+    ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), ctx.ptr(ctx.outputs[0]), *scratch)
+
+
+ADD_SCRATCH_WORDS, ADD_MIN = 768, 512  # AOTC_TFL_ADD_SCRATCH, AOTC_TFL_ADD_MIN
+
+
+def _add_tables(node: Node, graph: Graph) -> bool:
+    """Whether tflite_int8_dsp.h's tabulated ADD / SUB takes the node: int8, same shapes, ADD_MIN elements."""
+    x1, x2, y = (graph.tensors[t] for t in (*node.inputs[:2], node.outputs[0]))
+    return x1.dtype == "int8" and x1.shape == x2.shape == y.shape and y.size >= ADD_MIN
+
+
+# On the M-profile boards the tabulated ADD / SUB's tables and sums come from the plan, not the stack
+ADD_KERNELS = (
+    Candidate("dsp", lambda n, g, budget: KernelChoice("dsp", 4 * ADD_SCRATCH_WORDS),
+              applies=lambda n, g, t: (t.dsp or t.helium) and _add_tables(n, g)),
+    NO_SCRATCH,
+)
 
 
 def _emit_lut(ctx: NodeContext) -> None:
@@ -425,8 +443,9 @@ OPS: dict[str, HostOp] = {
     # input 3, the residual, is read at each element just before the sum is written there
     "TflConv2DAdd": HostOp(_emit_conv_add, family="tflite_int8", dtypes=("int8",), inplace=3,
                            kernels=CONV_ADD_KERNELS),
-    **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16"))
-       for op in ("TflAdd", "TflSub", "TflMul")},
+    **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16"), kernels=ADD_KERNELS)
+       for op in ("TflAdd", "TflSub")},
+    "TflMul": HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16")),
     **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8",)) for op in ("TflMaximum", "TflMinimum")},
     "TflLut": HostOp(_emit_lut, family="tflite_int8", dtypes=("int8",)),
     "TflQuantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("float32",)),

@@ -95,8 +95,14 @@ void aotc_tfl_maxpool_s8(const aotc_tfl_pool_params *p, const int8_t *x, int8_t 
 /* MEAN over H and W: (sum - x_zero * H * W) requantised once (double rounding), plus y_zero */
 void aotc_tfl_mean_s8(const aotc_tfl_mean_params *p, const int8_t *x, int8_t *y);
 /* ADD / SUB: each input less its zero point, times 2^20, rescaled to twice the larger input scale; the
- * sum (difference) rescaled to the output; every requantisation double-rounded */
-void aotc_tfl_add_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
+ * sum (difference) rescaled to the output; every requantisation double-rounded. scratch: on cores with
+ * the DSP extension, AOTC_TFL_ADD_SCRATCH words from the memory plan for same-shape inputs of
+ * AOTC_TFL_ADD_MIN elements or more (each input's rescaling tabulated by byte, and a run of sums); NULL
+ * elsewhere (the plain loop then runs). */
+#define AOTC_TFL_ADD_SCRATCH 768
+#define AOTC_TFL_ADD_MIN 512
+void aotc_tfl_add_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y,
+                     uint32_t *scratch);
 /* CONV_2D whose only reader is a residual ADD (aot/passes/fuse_residual.py): each conv output is
  * requantised to the conv's int8 exactly as aotc_tfl_conv_s8 does, then added to the residual element
  * exactly as aotc_tfl_add_s8 does, and the sum stored. y may be res itself: each residual element is

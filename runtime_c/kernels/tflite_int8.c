@@ -246,10 +246,12 @@ static int32_t min_one(const aotc_tfl_binary_params *p, int32_t x1, int32_t x2) 
 
 TFL_BINARY(binary, int8_t, clamp8)
 
-void aotc_tfl_add_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y) {
+void aotc_tfl_add_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y,
+                     uint32_t *scratch) {
 #if AOTC_QUANT_DSP
-    if (tfl_add_s8_dsp(p, x1, x2, y)) return;
+    if (tfl_add_s8_dsp(p, x1, x2, y, scratch)) return;
 #endif
+    (void)scratch;
     binary(p, x1, x2, y, add_one);
 }
 

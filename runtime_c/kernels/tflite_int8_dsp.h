@@ -468,15 +468,17 @@ static int tfl_fc_s8_dsp(const aotc_tfl_fc_params *p, const int8_t *x, const int
 
 #define TFL_DSP_ADD_RUN 256 /* sums requantised at a time (1 KiB) */
 
-/* ADD / SUB of two same-shape int8 tensors (512 elements or more): each input's rescaling,
+/* ADD / SUB of two same-shape int8 tensors (AOTC_TFL_ADD_MIN elements or more): each input's rescaling,
  * requant_double((x - x_zero) * 2^20, m, s), depends on the byte alone, so it is a table of 256
  * sums per input made once per call; then per element two table reads and the output's
- * requantisation (tfl_dsp_requant_run): the plain loop's three requantisations become one. */
-static int tfl_add_s8_dsp(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y) {
-    int32_t t1[256], t2[256], sum[TFL_DSP_ADD_RUN];
+ * requantisation (tfl_dsp_requant_run): the plain loop's three requantisations become one. The
+ * tables and a run of sums are the plan's scratch (AOTC_TFL_ADD_SCRATCH words), not the stack. */
+static int tfl_add_s8_dsp(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y,
+                          uint32_t *scratch) {
+    int32_t *t1 = (int32_t *)scratch, *t2 = t1 + 256, *sum = t2 + 256;
     int64_t k0, m1 = 0, m2 = 0;
     int32_t v, k;
-    if (p->broadcast || p->count < 512) return 0;
+    if (scratch == NULL || p->broadcast || p->count < AOTC_TFL_ADD_MIN) return 0;
     for (v = 0; v < 256; ++v) {
         t1[v] = requant_double((v - 128 - p->x1_zero) * (1 << 20), p->m1, p->s1);
         t2[v] = requant_double((v - 128 - p->x2_zero) * (1 << 20), p->m2, p->s2);
