@@ -136,6 +136,9 @@ def _why_not(g: Graph, conv: Node, add: Node, k: int, consumers: dict, producers
         return f"{t_y.dtype} activations (the fused kernels take 8-bit ones)"
     if conv.op == "QLinearConv" and (conv.attrs.get("group", 1) != 1 or len(conv.attrs["kernel_shape"]) != 2):
         return "a grouped or non-2-D conv"
+    quant = [add.inputs[i] if i < len(add.inputs) else "" for i in (1, 2, 4, 5, 6, 7)] if add.op == "QLinearAdd" else []
+    if any(not t or g.tensors[t].size != 1 or g.tensors[t].data is None for t in quant):
+        return "the ADD's scales or zero points are not single constants"
     at = position[conv.name]
     r_prod = producers.get(res)
     if r_prod is not None and position[r_prod.name] >= at:
