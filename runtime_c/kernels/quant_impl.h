@@ -389,14 +389,12 @@ static int AOTC_Q(qconv_patches_dsp)(const aotc_qconv_params *p, int32_t tile, c
                     for (j = 0; j <= (c1 != oc); ++j) {
                         const int32_t c = oc + j;
                         const int64_t at = ((int64_t)n * p->out_c + c) * plane_out + p0;
-                        if (rp != NULL) { /* the run through the fused ADD, its residual read before y is written */
-                            QT v[AOTC_QCONV_PATCH_TILE / 2];
-                            AOTC_Q(dsp_requant_run)(out[j], np, 0, p->w_zero_any ? p->w_zero[c] : 0, sums, p->scale[c],
-                                                    lo, hi, p->y_zero, v);
+                        QT v[AOTC_QCONV_PATCH_TILE / 2]; /* with a fused ADD: the run, before it goes through */
+                        /* one call (inlined at -Os too, as with the conv alone) */
+                        AOTC_Q(dsp_requant_run)(out[j], np, 0, p->w_zero_any ? p->w_zero[c] : 0, sums, p->scale[c],
+                                                lo, hi, p->y_zero, rp != NULL ? v : y + at);
+                        if (rp != NULL) { /* the fused ADD, each residual element read before y's is written */
                             for (t = 0; t < np; ++t) y[at + t] = (QT)AOTC_Q(residual_one)(rp, v[t], res[at + t]);
-                        } else {
-                            AOTC_Q(dsp_requant_run)(out[j], np, 0, p->w_zero_any ? p->w_zero[c] : 0, sums, p->scale[c],
-                                                    lo, hi, p->y_zero, y + at);
                         }
                     }
                 }

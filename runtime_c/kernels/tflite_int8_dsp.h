@@ -218,8 +218,10 @@ __attribute__((noinline)) static void tfl_dsp_store(const aotc_tfl_conv_params *
 /* CONV_2D's scratch in words (from the memory plan; aot/kernels/tflite_int8.py's _conv_dsp_scratch
  * computes the same): the tile's patches (2 np kc words), a channel pair's widened weights (4 kc) and
  * the sums (2 np per channel pair when the rows take several blocks, else 2 np), with *np_out = np
- * positions a tile (below 2, or k 0: the path does not apply). */
-static int32_t tfl_dsp_conv_words(const aotc_tfl_conv_params *p, int32_t *np_out) {
+ * positions a tile (below 2, or k 0: the path does not apply). Always inlined: gcc then knows np's
+ * range where the conv passes it on, and compiles aotc_dsp_mac2x2 as it did (4 instructions fewer
+ * in its loop; out of line, KWS's convs took 1.5 % more instructions). */
+static inline __attribute__((always_inline)) int32_t tfl_dsp_conv_words(const aotc_tfl_conv_params *p, int32_t *np_out) {
     const int32_t k = p->kh * p->kw * p->c, kq = (k + 3) / 4, kc = kq < TFL_DSP_KC ? kq : TFL_DSP_KC;
     const int32_t total = p->n * p->oh * p->ow, pairs_oc = (p->oc + 1) / 2;
     int32_t np = kc > 0 ? (TFL_DSP_PATCH_WORDS / (2 * kc)) & ~1 : 0;
