@@ -264,3 +264,64 @@ def test_a_2000_node_recurrence_packs_to_the_tight_bound():
     assert all(p.buffer_of(t) is not None for t in p.offsets)
     chart = p.chart()
     assert len(chart.splitlines()) == len(g.nodes) + 1 and "!" not in chart
+
+
+def _residual_graph(read_later: bool) -> Graph:
+    """x -> TflConv2D -> r -> TflConv2D -> a -> TflConv2D -> c; TflAdd(c, r) -> y [; r also read by a
+    later node]."""
+    t = {n: Tensor(n, (1, 4, 4, 8), "int8") for n in ("x", "r", "a", "c", "y", "z")}
+    t["w"] = Tensor("w", (8, 1, 1, 8), "int8", np.zeros((8, 1, 1, 8), np.int8))
+    nodes = [Node("TflConv2D", "conv0", ["x", "w"], ["r"]), Node("TflConv2D", "conv1", ["r", "w"], ["a"]),
+             Node("TflConv2D", "conv2", ["a", "w"], ["c"]), Node("TflAdd", "add", ["c", "r"], ["y"])]
+    outputs = ["y"]
+    if read_later:
+        nodes.append(Node("TflAdd", "add2", ["y", "r"], ["z"]))
+        outputs = ["z"]
+    return Graph("g", nodes, t, ["x"], outputs)
+
+
+def test_a_residual_add_fuses_into_its_conv_only_where_the_residual_dies_there():
+    from aot.passes import FuseResidualAdd
+    from aot.passes.fuse_residual import explain_lines
+
+    g = FuseResidualAdd().run(_residual_graph(read_later=False))
+    assert [n.op for n in g.nodes] == ["TflConv2D", "TflConv2D", "TflConv2DAdd"]
+    fused = g.nodes[2]
+    assert fused.inputs == ["a", "w", "", "r"] and fused.outputs == ["y"]
+    assert fused.attrs["conv_is_x1"] == 1 and "c" not in g.tensors
+    # r read after the ADD: writing the sum over it would lose it, so nothing fuses
+    kept = FuseResidualAdd().run(_residual_graph(read_later=True))
+    assert [n.op for n in kept.nodes] == ["TflConv2D", "TflConv2D", "TflConv2D", "TflAdd", "TflAdd"]
+    # and `aotc partition --show --explain` says so, for each ADD
+    said = explain_lines(_residual_graph(read_later=True))
+    assert "add (TflAdd): not fused: the residual is read after the conv by another node" in said[1], said
+    said = explain_lines(_residual_graph(read_later=False))
+    assert "add (TflAdd) into conv2 (TflConv2D): one TflConv2DAdd, the sum written over 'r'" in said[1], said
+
+
+def test_the_fused_conv_writes_its_sum_over_the_residual():
+    """The plan gives QLinearConvAdd / TflConv2DAdd's output the residual's buffer (HostOp.inplace), on
+    the board and on the host: the ResNet block's end holds two activations, not three."""
+    import sys
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    sys.path[:0] = [str(here.parent / "examples")]
+    from quantcheck import residual_block
+    from quantize import quantized
+
+    from aot.compiler import Options, partition_model, select_and_plan
+    from aot.frontend.load import load_model
+    from aot.passes import HOST_PIPELINE, simplify
+
+    models = [(quantized(residual_block()), "QLinearConvAdd", 9),
+              (load_model(here / "models" / "tflite" / "residual_int8.tflite"), "TflConv2DAdd", 3)]
+    for model, op, res in models:
+        for target in ("mps2-an386", "host"):
+            g = simplify(partition_model(model, Options(target=target), keep_onnx=False).graph, HOST_PIPELINE)
+            _, plan = select_and_plan(g, target, {})
+            fused = [n for n in g.nodes if n.op == op]
+            assert fused, (op, target)
+            for n in fused:
+                assert plan.buffer_of(n.outputs[0]) is plan.buffer_of(n.inputs[res]), (op, target, n.name)
+            assert_no_overlap(plan)

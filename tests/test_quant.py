@@ -20,7 +20,7 @@ import pytest
 import zoo
 from onnx import TensorProto, helper
 from opcheck import Case, shared_build
-from quantcheck import compare_integers, float_reference, output_lsb, reference
+from quantcheck import compare_integers, float_reference, output_lsb, reference, residual_block
 from quantize import expose_integers, quantized, quantized_dynamic
 
 from aot.qmath import INT_RANGE, fma32, qadd_constants
@@ -478,3 +478,46 @@ def test_quantize_moves_above_the_transpose_of_a_float_input():
     transpose = next(n for n in g.nodes if n.op == "Transpose")
     assert g.tensors[transpose.inputs[0]].dtype == "int8"
     assert g.producers()[transpose.inputs[0]].op == "QuantizeLinear"
+
+
+# --- a conv and its residual ADD as one node (aot/passes/fuse_residual.py) -------------------------
+
+# (format, activations, residual first): both operand orders (onnxruntime's ADD is not symmetric in its
+# rounding), int8 and uint8
+RESIDUAL = [("QDQ", "int8", False), ("QDQ", "int8", True), ("QOperator", "uint8", False)]
+
+
+def _residual_cases() -> list[Case]:
+    out = []
+    for fmt, act, first in RESIDUAL:
+        fp32 = residual_block(first)
+        model = quantized(fp32, fmt, activations=act)
+        tag = f"residual_{fmt}_{act}{'_first' if first else ''}"
+        feeds = zoo.random_inputs(fp32, seed=5)
+        out += [Case(tag, model, feeds), Case(f"{tag}_unfused", expose_integers(model), feeds)]
+    return out
+
+
+@pytest.fixture(scope="module")
+def residual_results(tmp_path_factory):
+    return {flags: shared_build(_residual_cases(), tmp_path_factory.mktemp("quant_residual"), extra_flags=flags)
+            for flags in ((), ("-march=native",))}
+
+
+@pytest.mark.parametrize("flags", [(), ("-march=native",)], ids=["plain", "native"])
+@pytest.mark.parametrize("fmt,activations,first", RESIDUAL,
+                         ids=[f"{f}-{a}{'-first' if r else ''}" for f, a, r in RESIDUAL])
+def test_fused_residual_add_is_the_unfused_pair_bit_for_bit(residual_results, flags, fmt, activations, first):
+    """QLinearConv + QLinearAdd as one QLinearConvAdd (on hosts: the conv into scratch, then the ADD's
+    kernel) gives the separate ops' integers exactly (the same model with every activation a graph
+    output, so nothing fuses), and so onnxruntime's."""
+    results = residual_results[flags]
+    case_id = f"residual_{fmt}_{activations}{'_first' if first else ''}"
+    ops = [n["op"] for n in results.meta[case_id]["nodes"]]
+    assert "QLinearConvAdd" in ops and "QLinearAdd" not in ops, ops
+    assert "QLinearConvAdd" not in [n["op"] for n in results.meta[f"{case_id}_unfused"]["nodes"]]
+    fused, unfused = results.run(case_id), results.run(f"{case_id}_unfused")
+    for o, u in zip(fused, unfused, strict=False):  # y: the first output of both
+        np.testing.assert_array_equal(o, u, err_msg=case_id)
+    share, worst = compare_integers(results.cases[case_id], fused, reference(results.cases[case_id]))
+    assert worst <= 1 and share >= 0.999, f"{case_id}: {share:.4%} identical, max {worst} LSB"

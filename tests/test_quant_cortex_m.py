@@ -22,7 +22,7 @@ import pytest
 import zoo
 from conftest import require_tool
 from opcheck import Case, shared_build
-from quantcheck import float_reference
+from quantcheck import float_reference, residual_block
 from quantize import expose_integers, quantized
 
 from aot.build import cmake_exe
@@ -114,3 +114,35 @@ def test_int8_model_on_board_is_exact(cases, host, boards, name, fmt, activation
     share = equal / total
     most, least = (4, 0.995) if float_reference(case) else (1, 0.999)
     assert worst <= most and share >= least, f"{case.id} on {board}: {share:.4%} identical, max {worst} LSB"
+
+
+# the fused conv + residual ADD (aot/passes/fuse_residual.py, QLinearConvAdd) on each kind of board path:
+# the DSP extension's patch blocks on the M4 and M55, the plain loop on the M3 (whose last block of a
+# 10 x 10 plane re-reads positions of the one before); (format, activations, residual first, board)
+RESIDUAL_RUNS = [("QDQ", "int8", False, "mps2-an386"), ("QOperator", "uint8", True, "mps2-an386"),
+                 ("QDQ", "int8", True, "mps2-an385"), ("QDQ", "int8", False, "mps3-an547")]
+
+
+@pytest.mark.parametrize("fmt,activations,first,board", RESIDUAL_RUNS,
+                         ids=[f"{f}-{a}{'-first' if r else ''}-{b}" for f, a, r, b in RESIDUAL_RUNS])
+def test_fused_residual_add_on_board_is_the_unfused_pair(tmp_path, fmt, activations, first, board):
+    """The fused kernel's stores (the ADD in them, the sum over the residual) give the host's separate
+    QLinearConv and QLinearAdd's integers exactly, and onnxruntime's."""
+    require_tool("arm-none-eabi-gcc", "qemu-system-arm")
+    fp32 = residual_block(first)
+    model = quantized(fp32, fmt, activations=activations)
+    feeds = zoo.random_inputs(fp32, seed=5)
+    case = Case(f"residual_{fmt}_{activations}", model, feeds)
+    unfused = Case(f"{case.id}_unfused", expose_integers(model), feeds)
+    ours = _board_run(tmp_path, case, board)
+    src = (tmp_path / f"{case.id}-{board}" / "out" / "bundle" / "src" / "model.c").read_text()
+    assert f"aotc_qconv_patches_add_{'i8' if activations == 'int8' else 'u8'}(" in src
+    assert "aotc_qadd_i8(" not in src and "aotc_qadd_u8(" not in src  # no ADD of its own
+    host = shared_build([unfused], tmp_path / "host")
+    name = model.graph.output[0].name
+    np.testing.assert_array_equal(ours[name], host.run(unfused.id)[0], err_msg=f"{case.id} on {board}")
+    ref = reference(case)[0]
+    if ref.dtype.kind in "iu":
+        assert np.array_equal(ours[name], ref)
+    else:
+        assert np.allclose(ours[name], ref, rtol=0, atol=1e-6) or float_reference(case)

@@ -338,9 +338,10 @@ INT8 = ["sine_int8", "keyword_int8", "person_int8", "residual_int8", "keyword_in
 
 
 # the sanitizer builds by default: one model of each kind of kernel (conv/depthwise/FC/pools/softmax,
-# the tables, broadcasting and transposed conv, 16x8 with float I/O, 16x8's interpolated tables); every
+# the tables, broadcasting and transposed conv, 16x8 with float I/O, 16x8's interpolated tables, a conv
+# with its residual ADD fused, written over the residual); every
 # model under -m slow
-SANITIZED = {"keyword_int8", "excite_int8", "moves_16x8_float_io", "gates_16x8"}
+SANITIZED = {"keyword_int8", "excite_int8", "moves_16x8_float_io", "gates_16x8", "residual_int8"}
 
 
 @pytest.mark.parametrize(("name", "sanitized"), [

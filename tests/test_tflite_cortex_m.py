@@ -12,7 +12,10 @@ over 576 rows, several blocks of quads; stride 2; the 1 x 1 shortcuts); MobileNe
 -Os (depthwise on planes too large to pad: runs of inside windows, borders one at a time, stride
 2); DS-CNN at -Os on the M55 (Helium's conv in place and gathered, its FC, the vector
 requantisation of the depthwise sums); DS-CNN on the M4 again with AOTC_DSP_NO_ASM (the assembly's
-C twins, as compilers without GNU assembly build them). Slow: the autoencoder (FULLY_CONNECTED of
+C twins, as compilers without GNU assembly build them). ResNet-8's convs with their residual ADD fused
+(aotc_tfl_conv_add_s8) on the M4 (a DSP tile through the ADD's tables), the M55 (Helium's) and the M3
+(the plain loop, add_one per element). The ADDs of tests/models/tflite/ops_int8 on the M4 (tables from the
+plan's scratch). Slow: the autoencoder (FULLY_CONNECTED of
 8 outputs and of 8 inputs) on the M4 at -O2, on the M55, and without the assembly.
 """
 
@@ -35,7 +38,11 @@ HERE = Path(__file__).resolve().parent
 MODELS = HERE.parent / "bench" / "models" / "keras"
 RUNS = [("kws_dscnn_int8", "mps2-an386", "Release", ""), ("ic_resnet8_int8", "mps2-an386", "Release", ""),
         ("vww_mobilenet_int8", "mps2-an386", "MinSizeRel", ""), ("kws_dscnn_int8", "mps3-an547", "MinSizeRel", ""),
-        ("kws_dscnn_int8", "mps2-an386", "Release", "-DAOTC_DSP_NO_ASM")]
+        ("kws_dscnn_int8", "mps2-an386", "Release", "-DAOTC_DSP_NO_ASM"),
+        # the fused CONV_2D + residual ADD (TflConv2DAdd) through Helium's conv and the M3's plain loop
+        ("ic_resnet8_int8", "mps3-an547", "Release", ""), ("ic_resnet8_int8", "mps2-an385", "MinSizeRel", ""),
+        # ADDs left alone (tests/models/tflite): the tabulated DSP path, its tables in the plan's scratch
+        ("ops_int8", "mps2-an386", "MinSizeRel", "")]
 # the autoencoder's FULLY_CONNECTED layers take the paths of DS-CNN's last layer (64 -> 12): slow only
 SLOW_RUNS = [("ad_autoencoder_int8", "mps2-an386", "RelWithDebInfo", ""),
              ("ad_autoencoder_int8", "mps3-an547", "Release", ""),
@@ -52,6 +59,8 @@ def _board(root: Path, name: str, board: str, build_type: str, cflags: str
            ) -> tuple[list[list[np.ndarray]], list[np.ndarray]]:
     """The board's outputs for each seeded input, and LiteRT's reference outputs (stacked by run)."""
     model, out = MODELS / f"{name}.tflite", root / f"{name}-{board}-{build_type}{cflags}"
+    if not model.exists():  # a test model rather than an MLPerf one
+        model = HERE / "models" / "tflite" / f"{name}.tflite"
     _run([sys.executable, "-m", "aot.cli", str(model), "-o", str(out), "--target", board, "--build-type", build_type])
     _run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"], cflags)
     _run([cmake_exe(), "--build", str(out)])

@@ -163,14 +163,16 @@ def _fit_patches(node: Node, graph: Graph, budget: int, host: bool = True) -> Ke
         tile = min(tile, positions)
         return KernelChoice("patches", -(-tile // LANES) * LANES * k, detail=PatchPlan(tile, packed))
 
+    # on the M-profile cores (small stacks, and the speed there is counted) never a smaller block than the
+    # largest whose patches take at most PATCH_FLOOR bytes, even above the tight bound: the DSP path widens
+    # each channel pair's weights once a block, and blocks of 8 positions cost ResNet-8 1.2x the
+    # instructions of blocks of 32
+    floor = None if host else next((t for t in PATCH_TILES if choice(t).scratch <= PATCH_FLOOR), PATCH_TILES[-1])
     for tile in PATCH_TILES:
-        if choice(tile).scratch <= budget:
+        if choice(tile).scratch <= budget or tile == floor:
             return choice(tile)
-    if host:  # the kernels' no-scratch paths (the dense VNNI one is as fast as with scratch)
-        return KernelChoice("patches", 0, detail=PatchPlan(0, packed))
-    # on the M-profile cores (small stacks, and the speed there is counted) the smallest block anyway,
-    # 16 x k bytes above the tight bound
-    return choice(PATCH_TILES[-1])
+    # on hosts the kernels' no-scratch paths (the dense VNNI one is as fast as with scratch)
+    return KernelChoice("patches", 0, detail=PatchPlan(0, packed))
 
 
 def _small_stack(target: TargetTraits) -> bool:
@@ -181,6 +183,7 @@ def _small_stack(target: TargetTraits) -> bool:
 # output positions per patch block, largest first (the kernel reads each weight row once per
 # block); at most AOTC_QCONV_PATCH_TILE
 PATCH_TILES = (64, 32, 16)
+PATCH_FLOOR = 9216  # bytes of patches the M-profile plan gives a conv where its step spares less (_fit_patches)
 def _is_depthwise(node: Node, graph: Graph) -> bool:
     x, y = graph.tensors[node.inputs[0]].shape, graph.tensors[node.outputs[0]].shape
     return node.attrs["group"] == x[1] == y[1] > 1
@@ -255,6 +258,17 @@ def _conv_geometry(ctx: NodeContext) -> dict[str, str]:
 
 
 def _emit_qconv(ctx: NodeContext) -> None:
+    p, w_arg, suffix, patches = _qconv_parts(ctx)
+    if patches:
+        ctx.call(f"aotc_qconv_patches_{suffix}", p, str(ctx.choice.detail.tile), ctx.ptr(ctx.inputs[0]), w_arg,
+                 ctx.ptr(ctx.outputs[0]), ctx.scratch("uint8_t"))
+    else:
+        ctx.call(f"aotc_qconv_depthwise_{suffix}", p, ctx.ptr(ctx.inputs[0]), w_arg, ctx.ptr(ctx.outputs[0]),
+                 ctx.scratch(ctx.ctype(ctx.inputs[0])))
+
+
+def _qconv_parts(ctx: NodeContext) -> tuple[str, str, str, bool]:
+    """A QLinearConv's aotc_qconv_params, its weights argument, the type suffix, and whether it runs on patches."""
     a = ctx.attrs
     m = ctx.shape(ctx.outputs[0])[1]
     w_zero = np.broadcast_to(ctx.const(ctx.inputs[5]).reshape(-1), (m,))
@@ -296,13 +310,44 @@ def _emit_qconv(ctx: NodeContext) -> None:
         w_arg = f"(const int8_t *){ctx.const_array('w', weights.view(np.int32))}"
     else:
         w_arg = ctx.ptr(ctx.inputs[3]) if as_stored else ctx.const_array("w", weights)
-    suffix = SUFFIX[ctx.dtype(ctx.inputs[0])]
-    if patches:
-        ctx.call(f"aotc_qconv_patches_{suffix}", p, str(ctx.choice.detail.tile), ctx.ptr(ctx.inputs[0]), w_arg,
-                 ctx.ptr(ctx.outputs[0]), ctx.scratch("uint8_t"))
-    else:
-        ctx.call(f"aotc_qconv_depthwise_{suffix}", p, ctx.ptr(ctx.inputs[0]), w_arg, ctx.ptr(ctx.outputs[0]),
-                 ctx.scratch(ctx.ctype(ctx.inputs[0])))
+    return p, w_arg, SUFFIX[ctx.dtype(ctx.inputs[0])], patches
+
+
+def _emit_qconv_add(ctx: NodeContext) -> None:
+    """QLinearConv with its residual QLinearAdd fused (aot/passes/fuse_residual.py): the output written over
+    the residual where the plan put them in one buffer; on hosts the conv first fills tmp, the scratch's
+    last output-size bytes (_fit_residual)."""
+    p, w_arg, suffix, _ = _qconv_parts(ctx)
+    y, res = ctx.outputs[0], ctx.inputs[9]
+    conv_a = bool(ctx.attrs["conv_is_a"])
+    y_zero = int(_scalar(ctx, 15))
+    lo, hi = INT_RANGE[ctx.dtype(y)]
+    lo, hi = max(lo, ctx.attrs.get("add_qmin", lo)), min(hi, ctx.attrs.get("add_qmax", hi))
+    fields = _qadd_fields(ctx, y, y, y, *(_scalar(ctx, k) for k in (10, 11, 12, 13, 14)), y_zero,
+                          (c_float(float(lo - y_zero)), c_float(float(hi - y_zero))))
+    r = ctx.params("aotc_qresidual_params", {
+        "add": "{" + ", ".join(f".{k} = {v}" for k, v in fields.items()) + "}", "conv_a": str(int(conv_a)),
+    }, comment=f"the residual QLinearAdd fused into the conv: {'conv + residual' if conv_a else 'residual + conv'}")
+    scratch = ctx.scratch("uint8_t")
+    tmp_at = ctx.choice.scratch - ctx.tensor(y).nbytes if ctx.choice.kernel == "patches_tmp" else None
+    tmp = f"({ctx.ctype(y)} *)({scratch} + {tmp_at})" if tmp_at is not None else "NULL"
+    ctx.call(f"aotc_qconv_patches_add_{suffix}", p, r, str(ctx.choice.detail.tile), ctx.ptr(ctx.inputs[0]), w_arg,
+             ctx.ptr(res), ctx.ptr(y), scratch, tmp)
+
+
+def _fit_residual(node: Node, graph: Graph, budget: int) -> KernelChoice:
+    """On hosts: _fit_patches's block in what the step spares beyond tmp, the conv's whole output that the
+    ADD then reads (the host's vector paths do not fuse the ADD into their stores)."""
+    out = graph.tensors[node.outputs[0]].nbytes
+    choice = _fit_patches(node, graph, max(budget - out, 0))
+    return KernelChoice("patches_tmp", choice.scratch + out, detail=choice.detail)
+
+
+QCONV_ADD_KERNELS = (
+    Candidate("patches", lambda n, g, budget: _fit_patches(n, g, budget, host=False),
+              applies=lambda n, g, t: _small_stack(t)),
+    Candidate("patches_tmp", _fit_residual),
+)
 
 
 def _check_qconv(node: Node, graph: Graph) -> str | None:
@@ -422,28 +467,35 @@ def _check_qgemm(node: Node, graph: Graph) -> str | None:
 
 # --- QLinearAdd / QLinearMul -----------------------------------------------------------------
 
+def _qadd_fields(ctx: NodeContext, a: str, b: str, y: str, a_scale: float, a_zero: int, b_scale: float,
+                 b_zero: int, y_scale: float, y_zero: int, out_range: tuple[str, str], kernel: str = "qadd",
+                 ) -> dict[str, str]:
+    """aotc_qbinary_params of a QLinearAdd (or, kernel 'qmul', a QLinearMul) of a and b into y."""
+    shape, sa, sb = broadcast_layout(ctx.shape(y), ctx.shape(a), ctx.shape(b))
+    layout = (f"{{ .rank = {len(shape)}, .shape = {c_ints(shape)}, .a_strides = {c_ints(sa)}, "
+              f".b_strides = {c_ints(sb)} }}")
+    a_scale, b_scale, y_scale = np.float32(a_scale), np.float32(b_scale), np.float32(y_scale)
+    a_zero, b_zero = int(a_zero), int(b_zero)
+    if kernel == "qadd":  # MlasQLinearAdd (AVX2): the ratios to the output scale, zero points in the bias
+        # (which operand onnxruntime takes as the scalar fixes the bias's rounding: the C loop takes a
+        # as the scalar when its innermost stride is 0, whatever b's)
+        a_mult, b_mult, bias = qadd_constants(a_scale, a_zero, b_scale, b_zero, y_scale, y_zero,
+                                              scalar_a=sa[-1] == 0)
+    else:  # MlasQLinearMul: one ratio on the product of the centred integers
+        a_mult, b_mult, bias = a_scale * b_scale / y_scale, np.float32(0), np.float32(0)
+    return {"shape": layout, "a_mult": c_float(float(a_mult)), "b_mult": c_float(float(b_mult)),
+            "bias": c_float(float(bias)), "a_zero": str(a_zero), "b_zero": str(b_zero), "y_zero": str(y_zero),
+            "y_lo": out_range[0], "y_hi": out_range[1]}
+
+
 def _emit_qbinary(kernel: str):
     def emit(ctx: NodeContext) -> None:
         a, b, y = ctx.inputs[0], ctx.inputs[3], ctx.outputs[0]
-        shape, sa, sb = broadcast_layout(ctx.shape(y), ctx.shape(a), ctx.shape(b))
         y_zero = int(_scalar(ctx, 7))
-        lo, hi = _out_range(ctx, y_zero)
-        layout = (f"{{ .rank = {len(shape)}, .shape = {c_ints(shape)}, .a_strides = {c_ints(sa)}, "
-                  f".b_strides = {c_ints(sb)} }}")
-        a_scale, b_scale, y_scale = (np.float32(_scalar(ctx, k)) for k in (1, 4, 6))
-        a_zero, b_zero = int(_scalar(ctx, 2)), int(_scalar(ctx, 5))
-        if kernel == "qadd":  # MlasQLinearAdd (AVX2): the ratios to the output scale, zero points in the bias
-            # (which operand onnxruntime takes as the scalar fixes the bias's rounding: the C loop takes a
-            # as the scalar when its innermost stride is 0, whatever b's)
-            a_mult, b_mult, bias = qadd_constants(a_scale, a_zero, b_scale, b_zero, y_scale, y_zero,
-                                                  scalar_a=sa[-1] == 0)
-        else:  # MlasQLinearMul: one ratio on the product of the centred integers
-            a_mult, b_mult, bias = a_scale * b_scale / y_scale, np.float32(0), np.float32(0)
-        p = ctx.params("aotc_qbinary_params", {
-            "shape": layout, "a_mult": c_float(float(a_mult)), "b_mult": c_float(float(b_mult)),
-            "bias": c_float(float(bias)), "a_zero": str(a_zero), "b_zero": str(b_zero), "y_zero": str(y_zero),
-            "y_lo": lo, "y_hi": hi,
-        }, comment=f"{ctx.node.op}: {list(ctx.shape(a))} with {list(ctx.shape(b))} -> {list(ctx.shape(y))}")
+        fields = _qadd_fields(ctx, a, b, y, *(_scalar(ctx, k) for k in (1, 2, 4, 5, 6)), y_zero,
+                              _out_range(ctx, y_zero), kernel)
+        p = ctx.params("aotc_qbinary_params", fields,
+                       comment=f"{ctx.node.op}: {list(ctx.shape(a))} with {list(ctx.shape(b))} -> {list(ctx.shape(y))}")
         ctx.call(f"aotc_{kernel}_{SUFFIX[ctx.dtype(a)]}", p, ctx.ptr(a), ctx.ptr(b), ctx.ptr(y))
     return emit
 
@@ -629,6 +681,9 @@ OPS: dict[str, HostOp] = {
                           kernels=QCONV_KERNELS),
     "QGemm": HostOp(_emit_qgemm, family="quant", dtypes=INT8, check=_check_qgemm, kernels=QGEMM_KERNELS),
     "QLinearMatMul": HostOp(_emit_qgemm, family="quant", dtypes=INT8, check=_check_qgemm, kernels=QGEMM_KERNELS),
+    # input 9, the residual, is read at each element just before the sum is written there
+    "QLinearConvAdd": HostOp(_emit_qconv_add, family="quant", dtypes=INT8, check=_check_qconv, inplace=9,
+                             kernels=QCONV_ADD_KERNELS),
     "QLinearAdd": HostOp(_emit_qbinary("qadd"), family="quant", dtypes=INT8, check=_check_qbinary),
     "QLinearMul": HostOp(_emit_qbinary("qmul"), family="quant", dtypes=INT8, check=_check_qbinary),
     "QLinearGlobalAveragePool": HostOp(_emit_qgap, family="quant", dtypes=INT8, check=_check_qgap),

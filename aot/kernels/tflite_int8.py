@@ -25,6 +25,13 @@ def _bias(ctx: NodeContext) -> str:
 
 
 def _emit_conv(ctx: NodeContext) -> None:
+    p, fn = _conv_params(ctx)
+    scratch = [ctx.scratch("uint32_t")] if fn in ("aotc_tfl_conv_s8", "aotc_tfl_depthwise_s8") else []
+    ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx), ctx.ptr(ctx.outputs[0]), *scratch)
+
+
+def _conv_params(ctx: NodeContext) -> tuple[str, str]:
+    """The node's aotc_tfl_conv_params and the C function that runs it."""
     a = ctx.attrs
     n, h, w, c = ctx.shape(ctx.inputs[0])
     _, oh, ow, oc = ctx.shape(ctx.outputs[0])
@@ -44,25 +51,44 @@ def _emit_conv(ctx: NodeContext) -> None:
         ctx.node.op, "aotc_tfl_conv_s8")
     if ctx.dtype(ctx.inputs[0]) == "int16":  # 16x8
         fn = fn.replace("_s8", "_s16")
-    scratch = [ctx.scratch("uint32_t")] if fn in ("aotc_tfl_conv_s8", "aotc_tfl_depthwise_s8") else []
-    ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx), ctx.ptr(ctx.outputs[0]), *scratch)
+    return p, fn
+
+
+def _emit_conv_add(ctx: NodeContext) -> None:
+    """CONV_2D with its residual ADD fused (aot/passes/fuse_residual.py): aotc_tfl_conv_add_s8, the
+    output written over the residual where the plan put them in one buffer."""
+    p, _ = _conv_params(ctx)
+    res, y = ctx.inputs[3], ctx.outputs[0]
+    first = bool(ctx.attrs["conv_is_x1"])
+    r = ctx.params("aotc_tfl_residual_params", {
+        "add": "{" + ", ".join(f".{k} = {v}" for k, v in _binary_fields(ctx, ctx.attrs["add"], "TflAdd", y,
+                                                                           y, y).items()) + "}",
+        "conv_x1": c_int(int(first)),
+    }, comment=f"the residual ADD fused into the conv: {'conv + residual' if first else 'residual + conv'}, "
+               "TFLite requantisation")
+    scratch = ctx.scratch("uint32_t") if ctx.choice.scratch else "NULL"
+    ctx.call("aotc_tfl_conv_add_s8", p, r, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx), ctx.ptr(res),
+             ctx.ptr(y), scratch)
 
 
 # tflite_int8_dsp.h's blocks, which the scratch sizes below follow
 DSP_KC, DSP_NP_MAX, DSP_PATCH_WORDS, DSP_ACC_WORDS = 64, 64, 4096, 1024
 DSP_TAPS, DSP_DW_RUN, DSP_DW_PAD = 25, 256, 1024
 DSP_NP_MIN = 28  # the smallest tile the plan gives CONV_2D: fewer positions cost more than the memory saves
-DSP_PATCH_FLOOR_WORDS = 1024  # ... unless its patches would pass this (_min_tile)
+# ... unless its patches would pass this (_min_tile): 9 KiB, as the ONNX route's PATCH_FLOOR (aot/kernels/quant.py);
+# on ResNet-8 (its residual ADDs fused, so less memory spare at the 3 x 3 convs' steps) 4 KiB cost 5 % more
+# instructions than 9 KiB, which keeps the arena at 0.82x TFLM's
+DSP_PATCH_FLOOR_WORDS = 2304
 
 
 def _conv_dsp_scratch(node: Node, graph: Graph, tile: int = DSP_NP_MAX) -> tuple[int, int]:
     """tfl_conv_s8_dsp's scratch at up to `tile` positions a tile (even): the tile's patches, one
     channel pair's widened weights and the sums, in words as the C kernel lays them out; and the
-    tile it takes (0: the path does not apply). The MVE path on the M55 uses none."""
+    tile it takes (0: the path does not apply). Helium's path on the M55 takes _conv_mve_scratch instead."""
     n, _, _, c = graph.tensors[node.inputs[0]].shape
     _, oh, ow, oc = graph.tensors[node.outputs[0]].shape
     kh, kw = node.attrs["kernel"]
-    if node.op != "TflConv2D" or graph.tensors[node.inputs[0]].dtype != "int8":
+    if node.op not in ("TflConv2D", "TflConv2DAdd") or graph.tensors[node.inputs[0]].dtype != "int8":
         return 0, 0
     k = kh * kw * c
     kq = -(-k // 4)
@@ -79,10 +105,40 @@ def _conv_dsp_scratch(node: Node, graph: Graph, tile: int = DSP_NP_MAX) -> tuple
 def _min_tile(node: Node, graph: Graph) -> int:
     """The tile the plan gives CONV_2D even where its step spares less memory: DSP_NP_MIN positions,
     or fewer where their patches would pass DSP_PATCH_FLOOR_WORDS (long patch rows: the arena then
-    grows by 4 KiB at most)."""
+    grows by 9 KiB at most)."""
     kh, kw = node.attrs["kernel"]
     kc = min(-(-kh * kw * graph.tensors[node.inputs[0]].shape[3] // 4), DSP_KC)
     return max(2, min(DSP_NP_MIN, (DSP_PATCH_FLOOR_WORDS // (2 * kc)) & ~1)) if kc else 2
+
+
+def _fit_conv_add(node: Node, graph: Graph, budget: int) -> KernelChoice:
+    """_fit_conv's tile, after the ADD's tables, with a tile of conv outputs (AOTC_TFL_RESIDUAL_TABLES)."""
+    oc = graph.tensors[node.outputs[0]].shape[3]
+    extra = lambda np_: 4 * RESIDUAL_TABLE_WORDS + -(-np_ * oc // 4) * 4  # noqa: E731
+    tile = DSP_NP_MAX
+    size, np_ = _conv_dsp_scratch(node, graph, tile)
+    floor = _min_tile(node, graph)
+    while size + extra(np_) > budget and np_ > floor:
+        size, np_ = _conv_dsp_scratch(node, graph, np_ - 2)
+    return KernelChoice("dsp", size + extra(np_), detail=np_)
+
+
+RESIDUAL_TABLE_WORDS = 512  # AOTC_TFL_RESIDUAL_TABLES
+MVE_K, MVE_OC = 2304, 512  # tflite_int8_mve.h's TFL_MVE_K, TFL_MVE_OC
+
+
+def _conv_mve_scratch(node: Node, graph: Graph, fused: bool = False) -> int:
+    """Helium's CONV_2D scratch in bytes (tflite_int8_mve.h's tfl_mve_conv_words): the channels' weight
+    sums, a position's patch and, with a fused ADD, a position's conv outputs; 0 where the path does
+    not take the shape (the DSP path's then runs)."""
+    x, y = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]]
+    if node.op not in ("TflConv2D", "TflConv2DAdd") or x.dtype != "int8":
+        return 0
+    kh, kw = node.attrs["kernel"]
+    k, oc = kh * kw * x.shape[3], y.shape[3]
+    if oc < 4 or oc > MVE_OC or k > MVE_K:
+        return 0
+    return 4 * (oc + -(-k // 4) + (-(-oc // 4) if fused else 0))
 
 
 def _fit_conv(node: Node, graph: Graph, budget: int) -> KernelChoice:
@@ -115,10 +171,22 @@ def _depthwise_dsp_scratch(node: Node, graph: Graph) -> int:
     return 4 * (4 * run + pad)
 
 
-# On the M-profile boards CONV_2D and DEPTHWISE_CONV_2D's DSP paths take their scratch from the plan,
-# as TFLM's kernels take theirs from the tensor arena; the host kernels need none.
+# On the M-profile boards CONV_2D and DEPTHWISE_CONV_2D's DSP paths, and Helium's CONV_2D on the M55, take
+# their scratch from the plan, as TFLM's kernels take theirs from the tensor arena; the host kernels need none.
 CONV_KERNELS = (
+    Candidate("mve", lambda n, g, budget: KernelChoice("mve", _conv_mve_scratch(n, g)),
+              applies=lambda n, g, t: t.helium and _conv_mve_scratch(n, g) > 0),
     Candidate("dsp", _fit_conv, applies=lambda n, g, t: t.scalar_tiles or t.helium),
+    NO_SCRATCH,
+)
+
+
+# the fused CONV_2D + ADD: on the M-profile boards the ADD's tables and a tile of conv outputs besides
+# the conv's scratch; the host's plain loop needs none
+CONV_ADD_KERNELS = (
+    Candidate("mve", lambda n, g, budget: KernelChoice("mve", 4 * RESIDUAL_TABLE_WORDS + _conv_mve_scratch(n, g, True)),
+              applies=lambda n, g, t: t.helium and _conv_mve_scratch(n, g, True) > 0),
+    Candidate("dsp", _fit_conv_add, applies=lambda n, g, t: t.scalar_tiles or t.helium),
     NO_SCRATCH,
 )
 
@@ -239,27 +307,53 @@ def _steps(shape: tuple[int, ...], out: tuple[int, ...]) -> list[int]:
     return steps
 
 
-def _emit_binary(ctx: NodeContext) -> None:
-    a = ctx.attrs
+def _binary_fields(ctx: NodeContext, a: dict, op: str, x1_name: str, x2_name: str, y_name: str) -> dict[str, str]:
+    """aotc_tfl_binary_params of a binary op with attributes a, inputs x1, x2 and output y."""
     m1, s1, m2, s2, mult, shift = a.get("m", [0] * 6)
-    y = tuple(ctx.shape(ctx.outputs[0]))
-    x1, x2 = (tuple(ctx.shape(i)) for i in ctx.inputs[:2])
+    y = tuple(ctx.shape(y_name))
+    x1, x2 = tuple(ctx.shape(x1_name)), tuple(ctx.shape(x2_name))
     broadcast = not (x1 == y and x2 == y)
     dims = (1,) * (6 - len(y)) + y
     c_list = lambda v: "{" + ", ".join(c_int(int(e)) for e in v) + "}"  # noqa: E731
-    p = ctx.params("aotc_tfl_binary_params", {
-        "count": c_int(ctx.tensor(ctx.outputs[0]).size), "x1_zero": c_int(a.get("x1_zero", 0)),
+    return {
+        "count": c_int(ctx.tensor(y_name).size), "x1_zero": c_int(a.get("x1_zero", 0)),
         "x2_zero": c_int(a.get("x2_zero", 0)), "y_zero": c_int(a.get("y_zero", 0)), "y_min": c_int(a["y_min"]),
         "y_max": c_int(a["y_max"]), "m1": c_int(m1), "s1": c_int(s1), "m2": c_int(m2), "s2": c_int(s2),
-        "mult": c_int(mult), "shift": c_int(shift), "subtract": c_int(int(ctx.node.op == "TflSub")),
+        "mult": c_int(mult), "shift": c_int(shift), "subtract": c_int(int(op == "TflSub")),
         "broadcast": c_int(int(broadcast)), "dims": c_list(dims), "st1": c_list(_steps(x1, dims)),
         "st2": c_list(_steps(x2, dims)),
-    }, comment=f"{ctx.node.op} of {list(x1)} and {list(x2)} -> {list(y)}, TFLite requantisation")
+    }
+
+
+def _emit_binary(ctx: NodeContext) -> None:
+    x1, x2 = (tuple(ctx.shape(i)) for i in ctx.inputs[:2])
+    y = tuple(ctx.shape(ctx.outputs[0]))
+    p = ctx.params("aotc_tfl_binary_params", _binary_fields(ctx, ctx.attrs, ctx.node.op, *ctx.inputs[:2],
+                                                            ctx.outputs[0]),
+                   comment=f"{ctx.node.op} of {list(x1)} and {list(x2)} -> {list(y)}, TFLite requantisation")
     fn = {"TflMul": "aotc_tfl_mul_s8", "TflMaximum": "aotc_tfl_max_s8", "TflMinimum": "aotc_tfl_min_s8"}.get(
         ctx.node.op, "aotc_tfl_add_s8")
     if ctx.dtype(ctx.inputs[0]) == "int16":  # 16x8: ADD, SUB (add's kernel, p->subtract) and MUL
         fn = "aotc_tfl_mul_s16" if ctx.node.op == "TflMul" else "aotc_tfl_add_s16"
-    ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), ctx.ptr(ctx.outputs[0]))
+    scratch = [ctx.scratch("uint32_t") if ctx.choice.scratch else "NULL"] if fn == "aotc_tfl_add_s8" else []
+    ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), ctx.ptr(ctx.outputs[0]), *scratch)
+
+
+ADD_SCRATCH_WORDS, ADD_MIN = 768, 512  # AOTC_TFL_ADD_SCRATCH, AOTC_TFL_ADD_MIN
+
+
+def _add_tables(node: Node, graph: Graph) -> bool:
+    """Whether tflite_int8_dsp.h's tabulated ADD / SUB takes the node: int8, same shapes, ADD_MIN elements."""
+    x1, x2, y = (graph.tensors[t] for t in (*node.inputs[:2], node.outputs[0]))
+    return x1.dtype == "int8" and x1.shape == x2.shape == y.shape and y.size >= ADD_MIN
+
+
+# On the M-profile boards the tabulated ADD / SUB's tables and sums come from the plan, not the stack
+ADD_KERNELS = (
+    Candidate("dsp", lambda n, g, budget: KernelChoice("dsp", 4 * ADD_SCRATCH_WORDS),
+              applies=lambda n, g, t: (t.dsp or t.helium) and _add_tables(n, g)),
+    NO_SCRATCH,
+)
 
 
 def _emit_lut(ctx: NodeContext) -> None:
@@ -346,8 +440,12 @@ OPS: dict[str, HostOp] = {
     "TflSvdf": HostOp(_emit_svdf, family="tflite_int8", dtypes=("int8",)),
     "TflLeakyRelu16": HostOp(_emit_leaky_relu16, family="tflite_int8", dtypes=("int16",)),
     "TflTransposeConv": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8", "int16")),
-    **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16"))
-       for op in ("TflAdd", "TflSub", "TflMul")},
+    # input 3, the residual, is read at each element just before the sum is written there
+    "TflConv2DAdd": HostOp(_emit_conv_add, family="tflite_int8", dtypes=("int8",), inplace=3,
+                           kernels=CONV_ADD_KERNELS),
+    **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16"), kernels=ADD_KERNELS)
+       for op in ("TflAdd", "TflSub")},
+    "TflMul": HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16")),
     **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8",)) for op in ("TflMaximum", "TflMinimum")},
     "TflLut": HostOp(_emit_lut, family="tflite_int8", dtypes=("int8",)),
     "TflQuantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("float32",)),

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from aot.ir import Graph, Node
+from aot.passes.fuse_residual import explain_lines
 
 _COLOURS = ["#8dd3c7", "#fdb462", "#bebada", "#fb8072", "#80b1d3", "#b3de69", "#fccde5", "#ffffb3"]
 
@@ -51,6 +52,7 @@ def explain(graph: Graph, refusals: Mapping[str, Mapping[str, str]]) -> str:
         reason = "; ".join(f"{v}: {r}" for v, r in why.items()) or "placed on the host by hand"
         lines.append(f"  {n.name} ({n.op}): {reason}")
     lines += folds(graph)
+    lines += explain_lines(graph)  # what the host code then fuses
     return "\n".join(lines) + ("\n" if lines else "")
 
 

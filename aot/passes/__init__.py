@@ -12,6 +12,7 @@ from aot.passes.fuse_activation import FuseActivation
 from aot.passes.fuse_elementwise import FuseElementwise
 from aot.passes.fuse_epilogue import FuseEpilogue
 from aot.passes.fuse_norm import FuseNorm
+from aot.passes.fuse_residual import FuseResidualAdd
 from aot.passes.merge_products import MergeSummedProducts
 from aot.passes.qdq import LowerQDQ
 from aot.passes.remove_dead_nodes import RemoveDeadNodes
@@ -25,7 +26,7 @@ DEFAULT_PIPELINE: tuple[Pass, ...] = (DropIdentity(), FoldBatchNorm(), LowerQDQ(
 # After partitioning, on the nodes left to the host code generator.
 # ConvReadsNHWC and ConvWritesNHWC last: the fused convs they rewrite to read a channels-last input
 # and store a channels-last output in place of Transposes.
-HOST_PIPELINE: tuple[Pass, ...] = (FuseNorm(), FuseActivation(), FuseEpilogue(), FuseElementwise(),
+HOST_PIPELINE: tuple[Pass, ...] = (FuseNorm(), FuseActivation(), FuseEpilogue(), FuseResidualAdd(), FuseElementwise(),
                                    ConvReadsNHWC(), ConvWritesNHWC())
 
 
@@ -35,6 +36,6 @@ def simplify(graph: Graph, pipeline: tuple[Pass, ...] = DEFAULT_PIPELINE) -> Gra
 
 
 __all__ = ["DEFAULT_PIPELINE", "HOST_PIPELINE", "ConvReadsNHWC", "ConvWritesNHWC", "DropIdentity", "FoldAffine",
-           "FoldBatchNorm", "FuseActivation", "FuseElementwise", "FuseEpilogue", "FuseNorm", "LowerQDQ",
-           "MergeSummedProducts", "Pass", "RemoveDeadNodes", "SimplifyLayout", "run_passes", "run_passes_tracked",
-           "simplify", "verify_graph"]
+           "FoldBatchNorm", "FuseActivation", "FuseElementwise", "FuseEpilogue", "FuseNorm", "FuseResidualAdd",
+           "LowerQDQ", "MergeSummedProducts", "Pass", "RemoveDeadNodes", "SimplifyLayout", "run_passes",
+           "run_passes_tracked", "simplify", "verify_graph"]

@@ -291,6 +291,24 @@ void aotc_qadd_u8(const aotc_qbinary_params *p, const uint8_t *a, const uint8_t 
 void aotc_qmul_i8(const aotc_qbinary_params *p, const int8_t *a, const int8_t *b, int8_t *y);
 void aotc_qmul_u8(const aotc_qbinary_params *p, const uint8_t *a, const uint8_t *b, uint8_t *y);
 
+/* QLinearConv on patches whose only reader is a residual QLinearAdd (aot/passes/fuse_residual.py):
+ * each output requantised to the conv's 8 bits exactly as aotc_qconv_patches_* does, then added to
+ * the residual element exactly as aotc_qadd_* does, and the sum stored. y may be res itself: each
+ * residual element is read before the sum is written over it, so the ADD's output needs no buffer
+ * of its own. tmp: NULL where the patch paths fuse the ADD into their stores (the M-profile cores,
+ * whose plan asks for no tmp); elsewhere out_c x out_h x out_w elements after the conv's scratch
+ * that the conv fills before the ADD runs (the host's vector paths store in ways that do not fuse). */
+typedef struct {
+    aotc_qbinary_params add;  /* y's shape for both inputs: no broadcasting */
+    int32_t conv_a;           /* 1: the conv's value is the ADD's a and res its b; 0: the other way round */
+} aotc_qresidual_params;
+void aotc_qconv_patches_add_i8(const aotc_qconv_params *p, const aotc_qresidual_params *r, int32_t tile,
+                               const int8_t *x, const int8_t *w, const int8_t *res, int8_t *y, uint8_t *scratch,
+                               int8_t *tmp);
+void aotc_qconv_patches_add_u8(const aotc_qconv_params *p, const aotc_qresidual_params *r, int32_t tile,
+                               const uint8_t *x, const int8_t *w, const uint8_t *res, uint8_t *y, uint8_t *scratch,
+                               uint8_t *tmp);
+
 /* QLinearGlobalAveragePool, NCHW: each plane's int32 sum less x_zero * size, requantised with
  * scale x_scale / (y_scale * size). */
 void aotc_qglobal_avgpool_i8(int32_t planes, int32_t size, float scale, int32_t x_zero, int32_t y_zero,

@@ -74,8 +74,9 @@ typedef struct {
 } aotc_tfl_quantize_params;
 
 /* w: OC x KH x KW x C (conv) or 1 x KH x KW x OC (depthwise); bias: OC int32 or NULL. scratch: on
- * cores with the Arm DSP extension, the memory plan's block for the DSP paths (tflite_int8_dsp.h;
- * its size from aot/kernels/tflite_int8.py), NULL elsewhere (the plain loops then run). */
+ * cores with the Arm DSP extension, the memory plan's block for the DSP paths (tflite_int8_dsp.h), or
+ * on the M55 for Helium's CONV_2D where it takes the shape (tflite_int8_mve.h; its sizes from
+ * aot/kernels/tflite_int8.py), NULL elsewhere (the plain loops then run). */
 void aotc_tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                       int8_t *y, uint32_t *scratch);
 void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
@@ -94,8 +95,30 @@ void aotc_tfl_maxpool_s8(const aotc_tfl_pool_params *p, const int8_t *x, int8_t 
 /* MEAN over H and W: (sum - x_zero * H * W) requantised once (double rounding), plus y_zero */
 void aotc_tfl_mean_s8(const aotc_tfl_mean_params *p, const int8_t *x, int8_t *y);
 /* ADD / SUB: each input less its zero point, times 2^20, rescaled to twice the larger input scale; the
- * sum (difference) rescaled to the output; every requantisation double-rounded */
-void aotc_tfl_add_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
+ * sum (difference) rescaled to the output; every requantisation double-rounded. scratch: on cores with
+ * the DSP extension, AOTC_TFL_ADD_SCRATCH words from the memory plan for same-shape inputs of
+ * AOTC_TFL_ADD_MIN elements or more (each input's rescaling tabulated by byte, and a run of sums); NULL
+ * elsewhere (the plain loop then runs). */
+#define AOTC_TFL_ADD_SCRATCH 768
+#define AOTC_TFL_ADD_MIN 512
+void aotc_tfl_add_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y,
+                     uint32_t *scratch);
+/* CONV_2D whose only reader is a residual ADD (aot/passes/fuse_residual.py): each conv output is
+ * requantised to the conv's int8 exactly as aotc_tfl_conv_s8 does, then added to the residual element
+ * exactly as aotc_tfl_add_s8 does, and the sum stored. y may be res itself: each residual element is
+ * read before the sum is written over it, so the ADD's output needs no buffer of its own. */
+typedef struct {
+    aotc_tfl_binary_params add;         /* the ADD's (y's shape for both inputs: no broadcasting) */
+    int32_t conv_x1;                    /* 1: the conv's value is the ADD's first input and res its second; 0: the
+                                         * other way round */
+} aotc_tfl_residual_params;
+/* scratch: on cores with the DSP extension, AOTC_TFL_RESIDUAL_TABLES words (the ADD's rescaled inputs
+ * by byte), then CONV_2D's scratch, then (the DSP path's) a tile of its outputs, positions x oc bytes,
+ * or (Helium's) its scratch for a fused ADD; aot/kernels/tflite_int8.py sizes it. NULL elsewhere: the
+ * plain loops then run. */
+#define AOTC_TFL_RESIDUAL_TABLES 512
+void aotc_tfl_conv_add_s8(const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r, const int8_t *x,
+                          const int8_t *w, const int32_t *bias, const int8_t *res, int8_t *y, uint32_t *scratch);
 /* MUL: the product of the inputs less their zero points, requantised once (double rounding) */
 void aotc_tfl_mul_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
 /* MAXIMUM / MINIMUM of two inputs of one scale and zero point (TFLite requantises neither) */

@@ -151,6 +151,18 @@ static void AOTC_Q(qconv_quad_lanes)(const uint8_t *AOTC_RESTRICT quads, int32_t
 }
 #endif /* AOTC_QUANT_VNNI */
 
+/* A residual QLinearAdd fused into the conv (aotc_qconv_patches_add_*): the ADD of conv value v and
+ * residual element rv, as aotc_qadd_*'s loop computes it where both inputs vary (its saturate) */
+static inline int32_t AOTC_Q(residual_one)(const aotc_qresidual_params *r, int32_t v, int32_t rv) {
+    const aotc_qbinary_params *a = &r->add;
+    const float xa = (float)(r->conv_a ? v : rv), xb = (float)(r->conv_a ? rv : v);
+    float f = fmaf(xa, a->a_mult, fmaf(xb, a->b_mult, a->bias));
+    const float lo = a->y_lo + (float)a->y_zero, hi = a->y_hi + (float)a->y_zero;
+    f = f < lo ? lo : f;
+    f = f > hi ? hi : f;
+    return aotc_round_even(f);
+}
+
 #if AOTC_QUANT_DSP
 /* The DSP extension's paths (quant_dsp.h): sums of 16-bit pairs by SMLAD, bit-exact with the plain
  * paths. */
@@ -331,7 +343,8 @@ static void AOTC_Q(qconv_gather_pairs)(const aotc_qconv_params *p, const QT *AOT
  * weights of the 2 channels widened AOTC_DSP_KCHUNK quads at a time. 0 (and nothing done) where the
  * scratch is not word-aligned: the plain path then runs. */
 static int AOTC_Q(qconv_patches_dsp)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
-                                     const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch) {
+                                     const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch,
+                                     const aotc_qresidual_params *rp, const QT *res) {
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k = cg * p->k_h * p->k_w;
     const int32_t kq = (k + 3) / 4, kp = kq * 4;
     const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
@@ -347,7 +360,6 @@ static int AOTC_Q(qconv_patches_dsp)(const aotc_qconv_params *p, int32_t tile, c
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
             const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
-            QT *yn = y + (int64_t)n * p->out_c * plane_out;
             for (p0 = 0; p0 < plane_out; p0 += block) {
                 const int32_t np = plane_out - p0 < block ? plane_out - p0 : block, pairs_n = (np + 1) / 2;
                 AOTC_Q(qconv_gather_pairs)(p, xg, k, p0, np, 2 * pairs_n, kq, pairs);
@@ -376,8 +388,14 @@ static int AOTC_Q(qconv_patches_dsp)(const aotc_qconv_params *p, int32_t tile, c
                     }
                     for (j = 0; j <= (c1 != oc); ++j) {
                         const int32_t c = oc + j;
+                        const int64_t at = ((int64_t)n * p->out_c + c) * plane_out + p0;
+                        QT v[AOTC_QCONV_PATCH_TILE / 2]; /* with a fused ADD: the run, before it goes through */
+                        /* one call (inlined at -Os too, as with the conv alone) */
                         AOTC_Q(dsp_requant_run)(out[j], np, 0, p->w_zero_any ? p->w_zero[c] : 0, sums, p->scale[c],
-                                                lo, hi, p->y_zero, yn + (int64_t)c * plane_out + p0);
+                                                lo, hi, p->y_zero, rp != NULL ? v : y + at);
+                        if (rp != NULL) { /* the fused ADD, each residual element read before y's is written */
+                            for (t = 0; t < np; ++t) y[at + t] = (QT)AOTC_Q(residual_one)(rp, v[t], res[at + t]);
+                        }
                     }
                 }
             }
@@ -392,7 +410,7 @@ static int AOTC_Q(qconv_patches_dsp)(const aotc_qconv_params *p, int32_t tile, c
  * x AOTC_QCONV_LANES positions at a time (qconv_quad_lanes), requantised one by one. */
 static void AOTC_Q(qconv_patches_plain)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
                                         const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y,
-                                        uint8_t *AOTC_RESTRICT scratch) {
+                                        uint8_t *AOTC_RESTRICT scratch, const aotc_qresidual_params *rp, const QT *res) {
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k = cg * p->k_h * p->k_w;
     const int32_t kq = (k + 3) / 4, kp = kq * 4;
     const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
@@ -400,7 +418,7 @@ static void AOTC_Q(qconv_patches_plain)(const aotc_qconv_params *p, int32_t tile
     int32_t sums[AOTC_QCONV_PATCH_TILE];
     int32_t n, g, oc, p0, t, t0, j, r;
 #if AOTC_QUANT_DSP
-    if (!AOTC_QCONV_PACKED(p) && AOTC_Q(qconv_patches_dsp)(p, tile, x, w, y, scratch)) return;
+    if (!AOTC_QCONV_PACKED(p) && AOTC_Q(qconv_patches_dsp)(p, tile, x, w, y, scratch, rp, res)) return;
 #endif
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
@@ -431,6 +449,16 @@ static void AOTC_Q(qconv_patches_plain)(const aotc_qconv_params *p, int32_t tile
                             const float sc = p->scale[oc + j];
                             QT *yo = yn + (int64_t)(oc + j) * plane_out + q0 + t0;
                             int32_t l;
+                            if (rp != NULL) { /* through the fused ADD; positions before p0, which the block
+                                              * before wrote (over their residual), are not written again */
+                                const QT *ro = res + (yo - y);
+                                for (l = p0 - (q0 + t0) > 0 ? p0 - (q0 + t0) : 0; l < lanes; ++l) {
+                                    const int32_t v = aotc_requant(acc[j][l] + b - wz * sums[t0 + l], sc, p->y_lo,
+                                                                   p->y_hi, p->y_zero);
+                                    yo[l] = (QT)AOTC_Q(residual_one)(rp, v, ro[l]);
+                                }
+                                continue;
+                            }
                             for (l = 0; l < lanes; ++l) {
                                 yo[l] = (QT)aotc_requant(acc[j][l] + b - wz * sums[t0 + l], sc, p->y_lo, p->y_hi,
                                                          p->y_zero);
@@ -515,10 +543,10 @@ void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *A
     if (tile > 0) AOTC_Q(qconv_patches_vnni)(p, tile, x, w, y, scratch);
     else if (!AOTC_Q(qconv_patches_stack)(p, x, w, y)) AOTC_Q(qconv_patches_noscratch)(p, x, w, y);
 #elif AOTC_QCONV_NOSCRATCH
-    if (tile > 0) AOTC_Q(qconv_patches_plain)(p, tile, x, w, y, scratch);
+    if (tile > 0) AOTC_Q(qconv_patches_plain)(p, tile, x, w, y, scratch, NULL, NULL);
     else AOTC_Q(qconv_patches_noscratch)(p, x, w, y);
 #else
-    AOTC_Q(qconv_patches_plain)(p, tile, x, w, y, scratch);
+    AOTC_Q(qconv_patches_plain)(p, tile, x, w, y, scratch, NULL, NULL);
 #endif
 }
 
@@ -1035,6 +1063,20 @@ AOTC_QBINARY(qmul,
              aotc_requant((xa - p->a_zero) * (xb - p->b_zero), p->a_mult, p->y_lo, p->y_hi, p->y_zero), 0)
 #undef AOTC_QBINARY
 #undef AOTC_QADD_CONTIG
+
+void AOTC_Q(qconv_patches_add)(const aotc_qconv_params *p, const aotc_qresidual_params *r, int32_t tile,
+                               const QT *x, const int8_t *w, const QT *res, QT *y, uint8_t *scratch, QT *tmp) {
+    if (tmp != NULL) { /* the conv into tmp, then the ADD's own kernel */
+        AOTC_Q(qconv_patches)(p, tile, x, w, tmp, scratch);
+        AOTC_Q(qadd)(&r->add, r->conv_a ? tmp : res, r->conv_a ? res : tmp, y);
+        return;
+    }
+#if AOTC_QUANT_VNNI
+    (void)p, (void)r, (void)tile, (void)x, (void)w, (void)res, (void)y, (void)scratch; /* aotc always gives tmp here */
+#else
+    AOTC_Q(qconv_patches_plain)(p, tile, x, w, y, scratch, r, res); /* the ADD in the stores */
+#endif
+}
 
 /* onnxruntime's QLinearAveragePool (contrib, NCHW) where the window is not the whole plane: each
  * input dequantized to float (lut: x_scale * (x - x_zero) for every 8-bit x, indexed by its byte, so

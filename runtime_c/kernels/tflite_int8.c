@@ -49,15 +49,27 @@ static int8_t clamp8(int32_t v, int32_t lo, int32_t hi) {
     return (int8_t)(v < lo ? lo : v > hi ? hi : v);
 }
 
+/* A residual ADD fused into CONV_2D (aotc_tfl_conv_add_s8); the conv paths take NULL when it runs alone. */
+typedef struct {
+    const aotc_tfl_residual_params *r;
+    const int8_t *res;                  /* the residual, indexed as y */
+    const int32_t *t_conv, *t_res;      /* the ADD's rescaled inputs by byte + 128 (NULL: add_one per element) */
+    int64_t bound;                      /* at least every |t_conv[.] + t_res[.]| */
+    int8_t *tile;                       /* the DSP path's tile of conv outputs (positions x oc) */
+} tfl_residual;
+
+/* y[at + k] = ADD(v[k], res[at + k]) for k < n: v the conv's outputs (y may be res) */
+static void tfl_residual_run(const tfl_residual *e, const int8_t *v, int64_t at, int32_t n, int8_t *y);
+
 #include "tflite_int8_dsp.h" /* the DSP extension's paths (Cortex-M4, M33, M55) and Helium's (M55) */
 
-void aotc_tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
-                      int8_t *y, uint32_t *scratch) {
+static void tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                        int8_t *y, uint32_t *scratch, const tfl_residual *e) {
 #if AOTC_TFL_MVE
-    if (tfl_conv_s8_mve(p, x, w, bias, y)) return;
+    if (tfl_conv_s8_mve(p, x, w, bias, y, e, scratch)) return;
 #endif
 #if AOTC_QUANT_DSP
-    if (tfl_conv_s8_dsp(p, x, w, bias, y, scratch)) return;
+    if (tfl_conv_s8_dsp(p, x, w, bias, y, scratch, e)) return;
 #endif
     (void)scratch;
     for (int32_t b = 0; b < p->n; ++b)
@@ -78,8 +90,19 @@ void aotc_tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8
                     }
                     if (bias) acc += bias[oc];
                     int32_t v = requant_double(acc, p->mult[oc], p->shift[oc]) + p->y_zero;
-                    y[(((int64_t)b * p->oh + oy) * p->ow + ox) * p->oc + oc] = clamp8(v, p->y_min, p->y_max);
+                    const int64_t at = (((int64_t)b * p->oh + oy) * p->ow + ox) * p->oc + oc;
+                    if (e != NULL) {
+                        const int8_t v8 = clamp8(v, p->y_min, p->y_max);
+                        tfl_residual_run(e, &v8, at, 1, y);
+                    } else {
+                        y[at] = clamp8(v, p->y_min, p->y_max);
+                    }
                 }
+}
+
+void aotc_tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                      int8_t *y, uint32_t *scratch) {
+    tfl_conv_s8(p, x, w, bias, y, scratch, NULL);
 }
 
 void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
@@ -223,11 +246,62 @@ static int32_t min_one(const aotc_tfl_binary_params *p, int32_t x1, int32_t x2) 
 
 TFL_BINARY(binary, int8_t, clamp8)
 
-void aotc_tfl_add_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y) {
+void aotc_tfl_add_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y,
+                     uint32_t *scratch) {
 #if AOTC_QUANT_DSP
-    if (tfl_add_s8_dsp(p, x1, x2, y)) return;
+    if (tfl_add_s8_dsp(p, x1, x2, y, scratch)) return;
 #endif
+    (void)scratch;
     binary(p, x1, x2, y, add_one);
+}
+
+static void tfl_residual_run(const tfl_residual *e, const int8_t *v, int64_t at, int32_t n, int8_t *y) {
+    const aotc_tfl_binary_params *a = &e->r->add;
+    const int8_t *res = e->res + at;
+    int32_t k;
+    y += at;
+    if (e->t_conv == NULL) { /* add_one's three requantisations, as the ADD's plain loop */
+        for (k = 0; k < n; ++k) {
+            const int32_t s = e->r->conv_x1 ? add_one(a, v[k], res[k]) : add_one(a, res[k], v[k]);
+            y[k] = clamp8(s, a->y_min, a->y_max);
+        }
+        return;
+    }
+#if AOTC_QUANT_DSP
+    { /* the tables and one requantisation, as tfl_add_s8_dsp */
+        int32_t sum[64], k0;
+        for (k0 = 0; k0 < n; k0 += 64) {
+            const int32_t m = n - k0 < 64 ? n - k0 : 64;
+            for (k = 0; k < m; ++k) sum[k] = e->t_conv[v[k0 + k] + 128] + e->t_res[res[k0 + k] + 128];
+            tfl_dsp_requant_run(sum, 1, m, 0, a->mult, a->shift, a->y_zero, a->y_min, a->y_max, y + k0, 1, e->bound);
+        }
+    }
+#endif
+}
+
+void aotc_tfl_conv_add_s8(const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r, const int8_t *x,
+                          const int8_t *w, const int32_t *bias, const int8_t *res, int8_t *y, uint32_t *scratch) {
+    tfl_residual e = {r, res, NULL, NULL, 0, NULL};
+#if AOTC_QUANT_DSP
+    if (scratch != NULL) { /* the ADD's rescaling of each input byte, as tfl_add_s8_dsp's tables */
+        const aotc_tfl_binary_params *a = &r->add;
+        int32_t *t1 = (int32_t *)scratch, *t2 = t1 + 256, v, np = 0;
+        int64_t m1 = 0, m2 = 0;
+        for (v = 0; v < 256; ++v) {
+            t1[v] = requant_double((v - 128 - a->x1_zero) * (1 << 20), a->m1, a->s1);
+            t2[v] = requant_double((v - 128 - a->x2_zero) * (1 << 20), a->m2, a->s2);
+            m1 = tfl_dsp_abs64(t1[v]) > m1 ? tfl_dsp_abs64(t1[v]) : m1;
+            m2 = tfl_dsp_abs64(t2[v]) > m2 ? tfl_dsp_abs64(t2[v]) : m2;
+        }
+        e.t_conv = r->conv_x1 ? t1 : t2, e.t_res = r->conv_x1 ? t2 : t1, e.bound = m1 + m2;
+        scratch += AOTC_TFL_RESIDUAL_TABLES;
+#if AOTC_TFL_MVE
+        if (tfl_mve_conv_words(p, 1) == 0) /* Helium's conv keeps its own row: only the DSP path's tile */
+#endif
+            e.tile = (int8_t *)(scratch + tfl_dsp_conv_words(p, &np));
+    }
+#endif
+    tfl_conv_s8(p, x, w, bias, y, scratch, &e);
 }
 
 void aotc_tfl_mul_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y) {

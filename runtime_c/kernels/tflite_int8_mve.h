@@ -101,17 +101,29 @@ static int tfl_fc_s8_mve(const aotc_tfl_fc_params *p, const int8_t *x, const int
     return 1;
 }
 
+/* CONV_2D's Helium scratch in words (aot/kernels/tflite_int8.py's _conv_mve_scratch computes the
+ * same): the channels' weight sums (oc words), a position's patch (k bytes) and, with a fused ADD
+ * (fused), a position's conv outputs (oc bytes); 0 where the path does not apply (fewer than 4
+ * output channels, more than TFL_MVE_OC, or patches over TFL_MVE_K bytes). */
+static int32_t tfl_mve_conv_words(const aotc_tfl_conv_params *p, int fused) {
+    const int32_t k = p->kh * p->kw * p->c;
+    if (p->oc < 4 || p->oc > TFL_MVE_OC || k > TFL_MVE_K) return 0;
+    return p->oc + (k + 3) / 4 + (fused ? (p->oc + 3) / 4 : 0);
+}
+
 /* CONV_2D (groups 1, 4 output channels or more, patches up to TFL_MVE_K bytes): each position's
- * patch gathered (a 1 x 1 window at stride 1 reads x in place), then four channels at a time. */
+ * patch gathered (a 1 x 1 window at stride 1 reads x in place), then four channels at a time.
+ * Scratch (from the memory plan, as TFLM's kernels take theirs from the arena): tfl_mve_conv_words. */
 static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
-                           int8_t *y) {
-    int8_t patch[TFL_MVE_K];
-    int32_t wsum[TFL_MVE_OC], acc[4];
+                           int8_t *y, const tfl_residual *e, uint32_t *scratch) {
     const int32_t c = p->c, oc = p->oc, k = p->kh * p->kw * c, total = p->n * p->oh * p->ow;
     const int32_t direct = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->pad_top == 0 &&
                            p->pad_left == 0 && p->oh == p->h && p->ow == p->w;
-    int32_t pos, o, ky, kx;
-    if (oc < 4 || oc > TFL_MVE_OC || k > TFL_MVE_K) return 0;
+    int32_t pos, o, ky, kx, acc[4];
+    if (scratch == NULL || tfl_mve_conv_words(p, e != NULL) == 0) return 0;
+    int32_t *wsum = (int32_t *)scratch;
+    int8_t *patch = (int8_t *)(scratch + oc);
+    int8_t *row = (int8_t *)(scratch + oc + (k + 3) / 4); /* a position's conv outputs, with a fused ADD (e) */
     for (o = 0; o < oc; ++o) {
         wsum[o] = (bias ? bias[o] : 0) - p->x_zero * tfl_mve_sum(w + (int64_t)o * k, k);
     }
@@ -138,8 +150,9 @@ static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const
             const int32_t o0 = o + 4 <= oc ? o : oc - 4;
             tfl_mve_dot4(px, k, w + (int64_t)o0 * k, k, acc, NULL);
             tfl_mve_requant4(vaddq_s32(vld1q_s32(acc), vld1q_s32(wsum + o0)), p->mult + o0, p->shift + o0,
-                             p->y_zero, p->y_min, p->y_max, y + (int64_t)pos * oc + o0);
+                             p->y_zero, p->y_min, p->y_max, e != NULL ? row + o0 : y + (int64_t)pos * oc + o0);
         }
+        if (e != NULL) tfl_residual_run(e, row, (int64_t)pos * oc, oc, y);
     }
     return 1;
 }
