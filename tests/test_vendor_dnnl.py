@@ -369,6 +369,7 @@ def test_efficientnet_is_one_region_without_inside_reorders():
     assert [n.op for n in graph.nodes] == ["Call"] and len(graph.functions) == 1
     (report,) = [a.report for a in codegen_functions(graph, "host", parted.vendors, parted.options).values()]
     assert "eltwise" not in report["dnnl_ops"], report["dnnl_ops"]  # every Swish and Sigmoid a post-op
+    assert report["runtime_swish"] == 49  # every SiLU run by the runtime after its convolution (aotc_dnnl_swish)
     assert report["dnnl_ops"]["pool"] == 17, report["dnnl_ops"]  # 16 ReduceMeans and the GlobalAveragePool
     entry, exit_, inside = map(int, re.fullmatch(r"\d+ \(entry (\d+), exit (\d+), inside (\d+)\)",
                                                  report["reorders"]).groups())
