@@ -340,7 +340,7 @@ def _fold_activations(lw: _Lowering, outputs: set[str]) -> None:
     takes the ones they cannot see, e.g. a SiLU's Swish after a Conv whose result the Sigmoid and the
     Mul both read (EfficientNet-B0: 49 of them), saving one pass over the tensor and its buffer. A
     swish becomes a SWISH post-op, which the runtime runs over the op's result right after it
-    (aotc_dnnl_swish, 0.32 ns per float on AVX-512): oneDNN 3.2's own swish post-op added 3.0-3.4 ms to
+    (aotc_dnnl_swish, 0.31 ns per float on AVX-512): oneDNN 3.2's own swish post-op added 3.0-3.4 ms to
     EfficientNet-B0's convolutions (0.5-1.9 ns per float; sums of per-primitive minimum times)."""
     reads: dict[str, int] = {}
     for op in lw.ops:

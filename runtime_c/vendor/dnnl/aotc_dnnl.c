@@ -393,7 +393,7 @@ static int32_t sum_residual(const aotc_dnnl_op *op) {
 /* The step just added runs op's SWISH post-op (the last one, when it has one) over its result
  * `dst` after the primitive. oneDNN 3.2's swish (eltwise_swish post-op or primitive) costs 0.5-1.9 ns
  * per element on AVX-512 (EfficientNet-B0: 3.0-3.4 ms of its 12.4 ms), this runtime's pass over
- * the result, still in cache, 0.32 (docs/dnnl.md). */
+ * the result, 0.31 (docs/dnnl.md). */
 static int32_t swish_step(aotc_dnnl_net *net, const aotc_dnnl_op *op, int32_t dst) {
     aotc_dnnl_step *st = &net->steps[net->n_steps - 1];
     const aotc_dnnl_post_op *p = op->n_post > 0 ? &op->post[op->n_post - 1] : NULL;
