@@ -220,6 +220,9 @@ def _cases() -> list[Case]:
                         [node("Conv", ["x", "W", "B"], "c", **pads),
                          node("HardSigmoid", ["c"], "s", alpha=1.0 / 6.0, beta=0.5), node("Mul", ["c", "s"], "y")],
                         {"x": x}, ["y"], {"W": cw, "B": cb}))
+    c.append(graph_case("silu_gemm_post_op", [node("Gemm", ["a", "G", "C"], "g", transB=1), node("Sigmoid", ["g"], "s"),
+                                              node("Mul", ["g", "s"], "y")],
+                        {"a": (3, 16)}, ["y"], {"G": w(21, 16), "C": w(21)}))  # 3 x 21: a masked tail of 15
     c.append(graph_case("silu_eltwise", [node("Sigmoid", ["x"], "s"), node("Mul", ["x", "s"], "y")],
                         {"x": (2, 3, 4, 5)}, ["y"], {}))
     # EfficientNet's squeeze-excite in one region: depthwise conv + SiLU, ReduceMean, 1x1 + SiLU,
@@ -376,7 +379,7 @@ def test_efficientnet_is_one_region_without_inside_reorders():
     assert (entry, exit_) == (0, 0) and inside <= 1, report["reorders"]
 
 
-@pytest.mark.parametrize("case_id", ["silu_conv_post_op", "hardswish_conv_post_op"])
+@pytest.mark.parametrize("case_id", ["silu_conv_post_op", "hardswish_conv_post_op", "silu_gemm_post_op"])
 def test_gated_activation_is_a_post_op(case_id):
     """Mul(x, Sigmoid(x)) and Mul(x, HardSigmoid(x)) after a Conv (the Conv's result read twice, so no
     chain pattern matches): one convolution with a swish / hardswish post-op, no other primitive
@@ -387,7 +390,7 @@ def test_gated_activation_is_a_post_op(case_id):
     case = next(c for c in CASES if c.id == case_id)
     parted = partition_model(case.model, Options(vendors=(DNNL_EVERY_REGION,)))
     (art,) = codegen_functions(parted.graph, "host", parted.vendors, parted.options).values()
-    assert art.report["dnnl_ops"] == {"conv": 1}, art.report["dnnl_ops"]
+    assert art.report["dnnl_ops"] == {"matmul" if "gemm" in case_id else "conv": 1}, art.report["dnnl_ops"]
     source = next(text for name, text in art.files.items() if name.endswith("_0.c"))
     # the swish runs in the runtime after the convolution (aotc_dnnl_swish), not as oneDNN's post-op
     swish = case_id.startswith("silu")
