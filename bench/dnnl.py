@@ -9,7 +9,10 @@ same inputs in the same process, the three back to back in each of --rounds roun
 figures are medians over the rounds, so load that comes and goes on a shared machine hits all
 three alike). OMP_NUM_THREADS=1 is set before anything starts, so oneDNN runs single-threaded
 too (its workspace is also sized for one thread at compile time). Prints a markdown table with
-the median latencies and the ratios against onnxruntime.
+the median latencies and the ratios against onnxruntime, and what those latencies are as a share
+of one core's fp32 peak: the model's MACs (aot.bench.graph_macs) x 2 over the time, against the
+FLOP/s of 16 independent chains of vector FMAs as wide as the compiler targets here (-march=native),
+the best of 7 tries, run 3 times before and 3 times after the models (the largest kept).
 """
 
 from __future__ import annotations
@@ -32,13 +35,63 @@ import onnx  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 import zoo  # noqa: E402
 
-from aot.bench import _ort_session, time_ort  # noqa: E402
+from aot.bench import _ort_session, graph_macs, time_ort  # noqa: E402
 from aot.build import build, run_bundle  # noqa: E402
 
 MODELS = {"resnet18_224": zoo.resnet18_224, "mobilenetv2_224": zoo.mobilenetv2_224,
           "efficientnet_b0_224": zoo.efficientnet_b0_224, **zoo.MODELS}
 DEFAULT = ["resnet18_224", "mobilenetv2_224", "efficientnet_b0_224", "resnet", "mobilenetv2", "inception",
            "squeezenet"]
+
+
+PEAK_C = r"""
+#include <stdio.h>
+#include <time.h>
+#if defined(__AVX512F__)
+#define WIDTH 64
+#else
+#define WIDTH 32
+#endif
+typedef float vec __attribute__((vector_size(WIDTH)));
+enum { LANES = WIDTH / 4, CHAINS = 16 };
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+int main(void) {
+    const long iters = 20000000;
+    double best = 0;
+    int r, i, l;
+    for (r = 0; r < 7; ++r) {
+        vec a[CHAINS], b, c, s;
+        double t;
+        long it;
+        for (l = 0; l < LANES; ++l) b[l] = 1.0000001f, c[l] = 1e-7f;
+        for (i = 0; i < CHAINS; ++i)
+            for (l = 0; l < LANES; ++l) a[i][l] = (float)i;
+        t = now();
+        for (it = 0; it < iters; ++it)
+#pragma GCC unroll 16
+            for (i = 0; i < CHAINS; ++i) a[i] = a[i] * b + c;
+        t = now() - t;
+        s = a[0];
+        for (i = 1; i < CHAINS; ++i) s += a[i];
+        if (s[0] == 1.25f) printf("-");
+        if (2.0 * LANES * CHAINS * iters / t / 1e9 > best) best = 2.0 * LANES * CHAINS * iters / t / 1e9;
+    }
+    printf("%.2f\n", best);
+    return 0;
+}
+"""
+
+
+def fma_peak_gflops(work: Path) -> float:
+    """One core's fp32 FMA peak (GFLOP/s): 16 independent chains of the widest vector FMA, best of 7."""
+    src, exe = work / "peak.c", work / "peak"
+    src.write_text(PEAK_C)
+    subprocess.run(["cc", "-O2", "-march=native", "-ffp-contract=fast", str(src), "-o", str(exe)], check=True)
+    return float(subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout)
 
 
 def _bundle(src: Path, out: Path, vendors: list[str]) -> dict:
@@ -55,9 +108,10 @@ def bench_model(name: str, work: Path, repeat: int, rounds: int) -> dict:
     comes and goes on a shared machine then hits all three alike. Each engine's figure is its
     median over the rounds, each ratio the median of the per-round ratios."""
     src = work / f"{name}.onnx"
-    onnx.save(MODELS[name](), src)
+    model = MODELS[name]()
+    onnx.save(model, src)
     rng = np.random.default_rng(0)
-    row: dict = {"model": name}
+    row: dict = {"model": name, "gflop": 2 * graph_macs(model) / 1e9}
     metas = {label: _bundle(src, work / f"{name}_{label}", vendors)
              for label, vendors in (("host", []), ("dnnl", ["dnnl"]))}
     meta = metas["dnnl"]
@@ -85,13 +139,18 @@ def bench_model(name: str, work: Path, repeat: int, rounds: int) -> dict:
     return row
 
 
-def table(rows: list[dict]) -> str:
-    head = ("| model | host C us | dnnl us | onnxruntime us | host/ort | dnnl/ort | dnnl regions | reorders/run "
-            "| host nodes | max abs err |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+def table(rows: list[dict], peak: float) -> str:
+    """The markdown table; `peak`: one core's fp32 GFLOP/s (fma_peak_gflops)."""
+    def share(r: dict, label: str) -> str:
+        return f"{100 * r['gflop'] / (r[f'{label}_us'] * 1e-6) / peak:.0f} %"
+
+    head = ("| model | host C us | dnnl us | onnxruntime us | host/ort | dnnl/ort | GFLOP | dnnl % peak | ort % peak "
+            "| dnnl regions | reorders/run | host nodes | max abs err |\n"
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
     return head + "".join(
         f"| {r['model']} | {r['host_us']:.0f} | {r['dnnl_us']:.0f} | {r['ort_us']:.0f} | "
-        f"{r['host_ratio']:.2f} | {r['dnnl_ratio']:.2f} | {r['regions']} | {r['reorders']} | "
-        f"{r['host_nodes']} | {r['max_abs_err']:.1e} |\n" for r in rows)
+        f"{r['host_ratio']:.2f} | {r['dnnl_ratio']:.2f} | {r['gflop']:.2f} | {share(r, 'dnnl')} | {share(r, 'ort')} | "
+        f"{r['regions']} | {r['reorders']} | {r['host_nodes']} | {r['max_abs_err']:.1e} |\n" for r in rows)
 
 
 def main() -> None:
@@ -104,10 +163,13 @@ def main() -> None:
     work = Path(args.keep or tempfile.mkdtemp(prefix="aotc-bench-dnnl-"))
     work.mkdir(parents=True, exist_ok=True)
     rows = []
+    peak = max(fma_peak_gflops(work) for _ in range(3))
     for name in args.models:
         rows.append(bench_model(name, work, args.repeat, args.rounds))
         print(f"  {name}: done", file=sys.stderr)
-    print(table(rows), end="")
+    peak = max(peak, *(fma_peak_gflops(work) for _ in range(3)))
+    print(table(rows, peak), end="")
+    print(f"\nfp32 peak of one core: {peak:.1f} GFLOP/s (FMA chains as wide as -march=native targets, best of 7)")
 
 
 if __name__ == "__main__":

@@ -65,6 +65,8 @@ def _op_fields(lo: Lowered, op: Op, c: ModuleType) -> list[str]:
         for p in op.post:
             if p.kind == "SUM":
                 posts.append(f"{{.kind = AOTC_DNNL_POST_SUM, .tensor = {lo.tensor_id(p.tensor)}}}")
+            elif p.kind == "SWISH":
+                posts.append(f"{{.kind = AOTC_DNNL_POST_SWISH, .alpha = {c.c_float(p.alpha)}}}")
             elif p.kind == "BINARY":
                 posts.append(f"{{.kind = AOTC_DNNL_POST_BINARY, .alg = {p.alg}, .tensor = {lo.tensor_id(p.tensor)}}}")
             else:
@@ -229,7 +231,8 @@ def codegen(fn: Function, ctx: CodegenContext) -> Artifact:
         counts[op.kind.lower()] = counts.get(op.kind.lower(), 0) + 1
     return Artifact(
         files={f"{sym}.c": source, header: header_text,
-               "aotc_dnnl.h": (rt / "aotc_dnnl.h").read_text(), "aotc_dnnl.c": (rt / "aotc_dnnl.c").read_text()},
+               "aotc_dnnl.h": (rt / "aotc_dnnl.h").read_text(), "aotc_dnnl.c": (rt / "aotc_dnnl.c").read_text(),
+               "fast_math.h": (runtime_dir() / "kernels" / "fast_math.h").read_text()},
         sources=[f"{sym}.c", "aotc_dnnl.c"],
         header=header,
         cmake=CMAKE,
@@ -237,6 +240,7 @@ def codegen(fn: Function, ctx: CodegenContext) -> Artifact:
         has_init=True,
         report={"dnnl_ops": counts, "primitives": sum(s.kind != "reorder" for s in probed.trace),
                 "reorders": _reorders(probed), "dnnl_buffers": len(probed.buffers),
+                "runtime_swish": sum(1 for op in lo.ops for p in op.post if p.kind == "SWISH"),
                 "onednn_version": dnnl.version if dnnl else None,
                 "weights_in_blob": bool(ctx.weights.blob)},
     )

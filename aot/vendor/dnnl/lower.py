@@ -24,7 +24,7 @@ from aot.vendor.dnnl.quant import QLinear, qadd, qlinear
 
 @dataclass
 class PostOp:
-    kind: str  # "ELTWISE", "SUM" or "BINARY"
+    kind: str  # "ELTWISE", "SUM", "BINARY" or "SWISH" (the last one only: run by the runtime, not oneDNN)
     alg: str = "0"
     alpha: float = 0.0
     beta: float = 0.0
@@ -338,9 +338,10 @@ def _fold_activations(lw: _Lowering, outputs: set[str]) -> None:
     """An activation (ELTWISE) whose source is a float convolution's or matmul's result read by
     nothing else becomes that op's eltwise post-op: the patterns fuse single-use chains, this also
     takes the ones they cannot see, e.g. a SiLU's Swish after a Conv whose result the Sigmoid and the
-    Mul both read (EfficientNet-B0: 49 of them), saving one pass over the tensor and its buffer. The
-    swish post-ops are not free (oneDNN 3.2, AVX-512: 2.9 ms added to the convolutions), but cost less
-    than the eltwise primitives they replace (3.6 ms; sums of per-primitive minimum times)."""
+    Mul both read (EfficientNet-B0: 49 of them), saving one pass over the tensor and its buffer. A
+    swish becomes a SWISH post-op, which the runtime runs over the op's result right after it
+    (aotc_dnnl_swish, 0.31 ns per float on AVX-512): oneDNN 3.2's own swish post-op added 3.0-3.4 ms to
+    EfficientNet-B0's convolutions (0.5-1.9 ns per float; sums of per-primitive minimum times)."""
     reads: dict[str, int] = {}
     for op in lw.ops:
         for t in [*op.inputs, *(p.tensor for p in op.post if p.tensor)]:
@@ -351,8 +352,12 @@ def _fold_activations(lw: _Lowering, outputs: set[str]) -> None:
         src = op.inputs[0] if op.kind == "ELTWISE" else None
         p = producer.get(src) if src else None
         if (p is not None and p.kind in ("CONV", "MATMUL") and not p.fields.get("quant") and len(p.post) < MAX_POST
-                and reads.get(src) == 1 and src not in outputs and lw.tensors[src].kind == "INTERNAL"):
-            p.post.append(PostOp("ELTWISE", op.alg, op.fields["alpha"], op.fields["beta"]))
+                and reads.get(src) == 1 and src not in outputs and lw.tensors[src].kind == "INTERNAL"
+                and not (p.post and p.post[-1].kind == "SWISH")):
+            if op.alg == "dnnl_eltwise_swish":  # by the runtime, after the primitive: faster than oneDNN's
+                p.post.append(PostOp("SWISH", op.alg, op.fields["alpha"]))
+            else:
+                p.post.append(PostOp("ELTWISE", op.alg, op.fields["alpha"], op.fields["beta"]))
             p.what += f" + {op.what}"
             p.output = op.output
             producer[op.output] = p

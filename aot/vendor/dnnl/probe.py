@@ -160,13 +160,14 @@ def _runtime_object(dnnl: OneDNN, work: Path) -> Path:
     rt = runtime_dir()
     src = rt / "vendor" / "dnnl" / "aotc_dnnl.c"
     key = hashlib.sha256(src.read_bytes() + (rt / "vendor" / "dnnl" / "aotc_dnnl.h").read_bytes()
-                         + str(dnnl.root).encode()).hexdigest()[:16]
+                         + (rt / "kernels" / "fast_math.h").read_bytes() + str(dnnl.root).encode()).hexdigest()[:16]
     obj = _CACHE.get(key)
     if obj is None or not obj.is_file():
         cache_dir = Path(tempfile.mkdtemp(prefix="aotc-dnnl-probe-"))
         atexit.register(shutil.rmtree, cache_dir, ignore_errors=True)  # nothing left in the user's /tmp
         obj = cache_dir / "aotc_dnnl.o"
-        _run([_cc(), "-std=c99", "-O1", "-c", str(src), f"-I{rt / 'include'}", f"-I{dnnl.include}", "-o", str(obj)],
+        _run([_cc(), "-std=c99", "-O1", "-c", str(src), f"-I{rt / 'include'}", f"-I{rt / 'kernels'}",
+              f"-I{dnnl.include}", "-o", str(obj)],
              "compiling the dnnl runtime for the probe")
         _CACHE[key] = obj
     return obj

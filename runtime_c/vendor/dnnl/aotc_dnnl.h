@@ -75,11 +75,13 @@ enum {
     AOTC_DNNL_RESHAPE  /* same bytes, new dims: a view when the input is plain */
 };
 
-enum { AOTC_DNNL_POST_ELTWISE, AOTC_DNNL_POST_SUM, AOTC_DNNL_POST_BINARY };
+enum { AOTC_DNNL_POST_ELTWISE, AOTC_DNNL_POST_SUM, AOTC_DNNL_POST_BINARY, AOTC_DNNL_POST_SWISH };
 
 typedef struct {
     int32_t kind;        /* AOTC_DNNL_POST_ELTWISE: dst = alg(dst); _SUM: dst += tensor;
-                            _BINARY: dst = alg(dst, tensor), the tensor broadcast (plain) */
+                            _BINARY: dst = alg(dst, tensor), the tensor broadcast (plain);
+                            _SWISH (last only): dst = dst * sigmoid(alpha dst), run by this runtime
+                            over the primitive's result (aotc_dnnl_swish), not by oneDNN */
     int32_t alg;         /* dnnl_eltwise_*, dnnl_binary_* */
     float alpha, beta;
     int32_t tensor;      /* _SUM: the tensor added (ONNX's residual Add); _BINARY: the second operand */
@@ -128,6 +130,9 @@ typedef struct {
     int32_t op; /* the op of the table it serves (a reorder: the op it feeds or follows) */
     int32_t n_args;
     dnnl_exec_arg_t args[AOTC_DNNL_MAX_ARGS];
+    dnnl_memory_t swish;  /* the result a SWISH post-op runs over after the primitive (NULL: none) */
+    size_t swish_n;       /* its floats, padding included (a blocked layout's padding stays 0) */
+    float swish_alpha;
 } aotc_dnnl_step;
 
 /* A region as the generator describes it. */
@@ -161,6 +166,10 @@ int32_t aotc_dnnl_net_init(aotc_dnnl_net *net, const aotc_dnnl_net_desc *desc);
 /* Run the region on DLTensors; workspace holds the planned buffers. */
 int32_t aotc_dnnl_net_run(aotc_dnnl_net *net, const DLTensor *const *inputs, DLTensor *const *outputs,
                           void *workspace);
+
+/* x[i] *= sigmoid(alpha x[i]) in place: the SWISH post-op. AVX-512 code where the compiler targets
+ * it, else a loop over fast_math.h's aotc_sigmoid_poly (AOTC_DNNL_PLAIN_SWISH forces that one). */
+void aotc_dnnl_swish(float *x, size_t n, float alpha);
 
 /* Probe mode: print the workspace buffers this machine needs ("slot <n> <bytes> <first> <last>") and
  * the primitives a run executes ("step <n> <kind> <entry|exit|inside|-> <op> <tensor> <layout> <implementation>"). */
