@@ -126,7 +126,9 @@ void aotc_conv3x3_flat_f32(const aotc_conv_params *p, const float *x, const floa
  * blocks: the outputs past a run's end, written early, are written again by the run or plane
  * they belong to. The first and last planes of the tensor are checked run by run: nothing is
  * read or written outside x, y and res (a caller's buffers of exactly their size are fine). The
- * residual and LeakyRelu each take a pass over the plane; a clamp alone goes with the sums. */
+ * residual and LeakyRelu each take a pass over the plane; a clamp alone goes with the sums. With
+ * Helium (a Cortex-M55) a plane goes in strips of 4 output columns down the rows instead
+ * (conv_dw3_mve.h). */
 void aotc_conv_depthwise3x3_direct_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
                                        const float *res, float *y);
 /* Its block width. aot/kernels/conv.py chooses kernels for the width a target's compiler gets here

@@ -420,6 +420,39 @@ static int check_reference(void) {
     return bad;
 }
 
+/* aotc_conv_depthwise3x3_direct_f32 on every combination of stride and pads, on rows of 1 to 13
+ * outputs: with Helium (conv_dw3_mve.h) the strips of 4 columns at a row's left end, right end,
+ * both, or narrower than 4, and the rows' first and last outputs with tap rows outside. Heights,
+ * depth multipliers, batches, activations, biases and residuals cycle through the cases. */
+static int check_dw3_edges(void) {
+    static const int32_t widths[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13}, heights[] = {1, 2, 3, 4, 5, 7, 25};
+    int32_t s, w, pads, cases = 0;
+    int bad = 0;
+    for (s = 1; s <= 2; ++s)
+        for (w = 0; w < (int32_t)(sizeof widths / sizeof widths[0]); ++w)
+            for (pads = 0; pads < 16 && !bad; ++pads) {
+                const int32_t pad[4] = {pads & 1, pads >> 1 & 1, pads >> 2 & 1, pads >> 3 & 1};
+                conv_case c;
+                aotc_conv_params *p = &c.p;
+                int d;
+                memset(&c, 0, sizeof c);
+                c.kind = K_DW3_DIRECT;
+                for (d = 0; d < 3; ++d) p->in_size[d] = p->out_size[d] = p->kernel[d] = p->strides[d] = p->dilations[d] = 1;
+                p->batch = 1 + cases % 2;
+                set_channels(p, 2 + cases % 3, 1, 1 + cases / 3 % 2);
+                c.bias = cases % 4 != 0;
+                c.res = cases % 5 == 0;
+                draw_activation(p);
+                if (!set_dim(p, 1, heights[cases % 7], 3, s, 1, pad[0], pad[2], 0, 0) ||
+                    !set_dim(p, 2, widths[w], 3, s, 1, pad[1], pad[3], 0, 0) || p->out_size[1] < 1 || p->out_size[2] < 1)
+                    continue;
+                ++cases;
+                bad = check(&c);
+            }
+    printf("%-34s %s (%d edge shapes)\n", NAMES[K_DW3_DIRECT], bad ? "MISMATCH" : "ok", (int)cases);
+    return bad;
+}
+
 int main(int argc, char **argv) {
     const int32_t shapes = test_args(argc, argv, 100);
     const int verbose = argc > 3; /* a third argument: print each case before it runs */
@@ -437,5 +470,6 @@ int main(int argc, char **argv) {
         printf("%-34s %s (%d shapes)\n", NAMES[kind], bad ? "MISMATCH" : "ok", (int)i);
         failed |= bad;
     }
+    failed |= check_dw3_edges();
     return failed;
 }
