@@ -121,7 +121,8 @@ typedef struct {
             const float32x4_t vb = vdupq_n_f32(bias != NULL ? bias[plane] : 0.0f);                   \
             float32x4_t a, b, c;                                                                     \
             float *y = yp;                                                                           \
-            int32_t n = st->n;                                                                       \
+            const int32_t n0 = st->n;                                                                \
+            int32_t n = n0, i;                                                                       \
             (void)c;                                                                                 \
             if (S == 1) {                                                                            \
                 const float *x = xp;                                                                 \
@@ -135,11 +136,12 @@ typedef struct {
                     DW3M_ROW(DW3M_LD1, x, a, k1, b, vb, k0, c, c, k0, 1, 0)                          \
                     x += IW;                                                                         \
                 }                                                                                    \
-                for (; n >= 3; n -= 3) {                                                             \
+                for (i = n / 3; i > 0; --i) { /* (i: gcc 12 -Os got n wrong after a loop on n) */    \
                     DW3M_STEP1(a, b, c)                                                              \
                     DW3M_STEP1(b, c, a)                                                              \
                     DW3M_STEP1(c, a, b)                                                              \
                 }                                                                                    \
+                n %= 3;                                                                              \
                 if (n == 2) {                                                                        \
                     DW3M_STEP1(a, b, c)                                                              \
                     DW3M_STEP1(b, c, a)                                                              \
@@ -156,19 +158,19 @@ typedef struct {
                     DW3M_ROW(DW3M_LD2, av, a, k0, a, a, k0, a, a, k0, 0, 0)                          \
                     av = vaddq_n_u32(av, row);                                                       \
                 }                                                                                    \
-                for (; n >= 2; n -= 2) {                                                             \
+                for (i = n / 2; i > 0; --i) {                                                        \
                     DW3M_STEP2(a, b)                                                                 \
                     DW3M_STEP2(b, a)                                                                 \
                 }                                                                                    \
-                if (n == 1) {                                                                        \
+                if (n % 2 == 1) {                                                                    \
                     DW3M_STEP2(a, b)                                                                 \
                     a = b;                                                                           \
                 }                                                                                    \
-                if (st->OH > st->n) { /* the last output row: its tap row 2 is outside */           \
+                if (st->OH > n0) { /* the last output row: its tap row 2 is outside */              \
                     DW3M_ROW(DW3M_LD2, av, a, k1, a, a, k1, a, a, k1, 0, 0)                          \
                 }                                                                                    \
             }                                                                                        \
-            if (st->OH > st->n) DW3M_PUT(a) /* (stride 1: its tap rows 0 and 1 are in a) */         \
+            if (st->OH > n0) DW3M_PUT(a) /* (stride 1: its tap rows 0 and 1 are in a) */            \
         }                                                                                            \
     }
 /* The strips inside the rows, those reaching past their left or right end, and those reaching

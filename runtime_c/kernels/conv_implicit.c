@@ -392,6 +392,8 @@ typedef struct {
 #define IGV_TO_T(i) vst1q_f32(t + (i) * IG_NR, a##i);
 #define IGV_CLAMP(i) a##i = vminnmq_f32(vmaxnmq_f32(a##i, lo), hi);
 #define IGV_PUT(i) vstrwq_scatter_shifted_offset_p_f32(y + (i), off, a##i, keep);
+#define IGV_PUTB(i) vstrwq_scatter_base_f32(at, 4 * (i), a##i);
+#define IGV_PUTBP(i) vstrwq_scatter_base_p_f32(at, 4 * (i), a##i, keep);
 #define IG_RUN_KERNEL(NAME, SX_)                                                                     \
     MK_NOINLINE static void NAME(const float *AOTC_RESTRICT x0, const ig_loops *L, const float *AOTC_RESTRICT wp, \
                                  const float *AOTC_RESTRICT b0, float *AOTC_RESTRICT t, const ig_fin *f) { \
@@ -437,27 +439,47 @@ IG_RUN_KERNEL(ig_run2, 2)
 #undef IG_RUN_KERNEL
 #define ig_run1_narrow ig_run1
 #define ig_run2_narrow ig_run2
-/* A 1 x 1 conv's run (as on the M4 above): n input channels in_plane floats apart, W^T's rows
- * PANEL apart, finished by f. */
+/* A 1 x 1 conv's band of rows (no pads, stride 1: ig_items_body's flat loop), positions [0, count)
+ * (at least IG_RUN) of n input channels in_plane floats apart from xq, W^T's rows PANEL apart from
+ * w, finished by f, in runs of IG_RUN positions, the last ending at count (computing a few outputs
+ * again). One call per band, the runs' loop here: a call per run cost as much as 8 input
+ * channels' sums (issue 27: MobileNet-v2's 1 x 1 convs of 8 channels). A run's 6 x 4 sums go to
+ * Y's 4 channel planes by scatter stores, each position at an immediate offset from one vector of
+ * the planes' addresses. */
 MK_NOINLINE static void ig_pw(const float *AOTC_RESTRICT xq, ptrdiff_t in_plane, int32_t n,
-                              const float *AOTC_RESTRICT w, const float *AOTC_RESTRICT b0, const ig_fin *f) {
-    const float32x4_t bias = vld1q_f32(b0);
-    float32x4_t a0 = bias, a1 = bias, a2 = bias, a3 = bias, a4 = bias, a5 = bias;
-    for (; n > 0; --n, w += PANEL, xq += in_plane) {
-        const float32x4_t u = vld1q_f32(w);
-        float v0, v1, v2, v3, v4, v5;
-        MK_LDMR6(xq, v)
-        IGV_ROWS(IGV_MAC1)
-    }
-    if (f->clamp) {
-        const float32x4_t lo = vdupq_n_f32(f->lo), hi = vdupq_n_f32(f->hi);
-        IGV_ROWS(IGV_CLAMP)
-    }
-    {
-        float *y = f->y;
-        const uint32x4_t off = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)f->plane);
-        const mve_pred16_t keep = vctp32q((uint32_t)f->width);
-        IGV_ROWS(IGV_PUT)
+                              const float *AOTC_RESTRICT w, const float *AOTC_RESTRICT b0, const ig_fin *f,
+                              ptrdiff_t count) {
+    float *const y = f->y;
+    const uint32_t plane = (uint32_t)f->plane * (uint32_t)sizeof(float); /* (bytes) */
+    const int clamp = f->clamp, full = f->width >= 4;
+    const float lo_ = f->lo, hi_ = f->hi;
+    const mve_pred16_t keep = vctp32q((uint32_t)f->width);
+    ptrdiff_t q = 0;
+    for (;;) {
+        const float *AOTC_RESTRICT xp = xq + q, *wp = w;
+        const float32x4_t bias = vld1q_f32(b0);
+        float32x4_t a0 = bias, a1 = bias, a2 = bias, a3 = bias, a4 = bias, a5 = bias;
+        int32_t k;
+        for (k = n; k > 0; --k, wp += PANEL, xp += in_plane) {
+            const float32x4_t u = vld1q_f32(wp);
+            float v0, v1, v2, v3, v4, v5;
+            MK_LDMR6(xp, v)
+            IGV_ROWS(IGV_MAC1)
+        }
+        if (clamp) {
+            const float32x4_t lo = vdupq_n_f32(lo_), hi = vdupq_n_f32(hi_);
+            IGV_ROWS(IGV_CLAMP)
+        }
+        { /* lane j: channel j's plane, at position q */
+            const uint32x4_t at = vaddq_n_u32(vmulq_n_u32(vidupq_n_u32(0, 1), plane), (uint32_t)(uintptr_t)(y + q));
+            if (full) {
+                IGV_ROWS(IGV_PUTB)
+            } else {
+                IGV_ROWS(IGV_PUTBP)
+            }
+        }
+        if (q + IG_RUN >= count) break;
+        q = q + 2 * IG_RUN <= count ? q + IG_RUN : count - IG_RUN;
     }
 }
 #define ig_pw_narrow ig_pw
@@ -637,7 +659,9 @@ MK_SPEED static MK_INLINE void ig_items_body(void *arg, int32_t begin, int32_t e
     for (item = begin; item < end; ++item) {
         const int32_t band = item % J->bands, block = item / J->bands;
         /* output rows [row0, row1) of the block */
-        const int32_t row0 = (int32_t)((int64_t)OH * band / J->bands), row1 = (int32_t)((int64_t)OH * (band + 1) / J->bands);
+        /* (one band: no 64-bit divisions, a library call each on 32-bit cores) */
+        const int32_t row0 = J->bands == 1 ? 0 : (int32_t)((int64_t)OH * band / J->bands);
+        const int32_t row1 = J->bands == 1 ? OH : (int32_t)((int64_t)OH * (band + 1) / J->bands);
         n = block / J->blocks / p->group, g = block / J->blocks % p->group, j0 = block % J->blocks * IG_NR;
         {
             const float *xg = x + (ptrdiff_t)n * p->in_c * in_plane + (ptrdiff_t)g * cg * cs;
@@ -658,16 +682,19 @@ MK_SPEED static MK_INLINE void ig_items_body(void *arg, int32_t begin, int32_t e
                      * at the band's end (computing a few outputs again); the general loop below costs
                      * 140 instructions a run of 20 MACs on the M4 (MobileNet-v2's 1 x 1 convs of 8
                      * input channels) */
-                    const ptrdiff_t q_end = (ptrdiff_t)row1 * OW;
-                    ptrdiff_t q;
 #if MK_HELIUM
                     fin.width = width;
-#endif
+                    fin.y = y + yo + (ptrdiff_t)j0 * out_plane + (ptrdiff_t)row0 * OW;
+                    ig_pw(xg + (ptrdiff_t)row0 * OW, in_plane, cg, wj, b0, &fin, (ptrdiff_t)(row1 - row0) * OW);
+#else
+                    const ptrdiff_t q_end = (ptrdiff_t)row1 * OW;
+                    ptrdiff_t q;
                     for (q = (ptrdiff_t)row0 * OW; q < q_end; q += IG_RUN) {
                         const ptrdiff_t q0 = q + IG_RUN <= q_end ? q : q_end - IG_RUN;
                         fin.y = y + yo + (ptrdiff_t)j0 * out_plane + q0;
                         (narrow ? ig_pw_narrow : ig_pw)(xg + q0, in_plane, cg, wj, b0, &fin);
                     }
+#endif
                     ra = row1; /* the loop below has nothing left */
                 } else {
                     ra = row0;

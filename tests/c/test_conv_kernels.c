@@ -453,6 +453,37 @@ static int check_dw3_edges(void) {
     return bad;
 }
 
+/* aotc_conv_implicit_f32 on 1 x 1 convs (stride 1, no pads): on Cortex-M cores their bands of rows go
+ * in runs of positions (the last one ending at the band's end), with Helium all of a band's runs in
+ * one call (conv_implicit.c's ig_pw); planes of a run or a few, blocks of 1 to 4 output channels. */
+static int check_pointwise_runs(void) {
+    static const int32_t hw[][2] = {{1, 6}, {2, 3}, {1, 7}, {3, 3}, {3, 4}, {5, 5}, {25, 5}, {6, 6}, {1, 13}};
+    static const int32_t cin[] = {1, 3, 8}, cout[] = {1, 2, 3, 4, 5, 8, 9};
+    int32_t i, a, b, cases = 0;
+    int bad = 0;
+    for (i = 0; i < (int32_t)(sizeof hw / sizeof hw[0]); ++i)
+        for (a = 0; a < 3; ++a)
+            for (b = 0; b < 7 && !bad; ++b) {
+                conv_case c;
+                aotc_conv_params *p = &c.p;
+                int d;
+                memset(&c, 0, sizeof c);
+                c.kind = K_IMPLICIT;
+                for (d = 0; d < 3; ++d) p->in_size[d] = p->out_size[d] = p->kernel[d] = p->strides[d] = p->dilations[d] = 1;
+                p->batch = 1 + cases % 2;
+                set_channels(p, 1, cin[a], cout[b]);
+                c.bias = cases % 4 != 0;
+                c.res = cases % 5 == 0;
+                draw_activation(p);
+                set_dim(p, 1, hw[i][0], 1, 1, 1, 0, 0, 0, 0);
+                set_dim(p, 2, hw[i][1], 1, 1, 1, 0, 0, 0, 0);
+                ++cases;
+                bad = check(&c);
+            }
+    printf("%-34s %s (%d 1 x 1 shapes)\n", NAMES[K_IMPLICIT], bad ? "MISMATCH" : "ok", (int)cases);
+    return bad;
+}
+
 int main(int argc, char **argv) {
     const int32_t shapes = test_args(argc, argv, 100);
     const int verbose = argc > 3; /* a third argument: print each case before it runs */
@@ -471,5 +502,6 @@ int main(int argc, char **argv) {
         failed |= bad;
     }
     failed |= check_dw3_edges();
+    failed |= check_pointwise_runs();
     return failed;
 }
