@@ -4,6 +4,7 @@
 #include "conv_ig_x86.h"
 #include "conv_blocked_x86.h"
 #include "conv_stem_x86.h"
+#include "conv_stem_mve.h"
 
 /* ---- 2-D Conv as an implicit GEMM: register tiles straight from the input, no scratch ---- */
 
@@ -880,6 +881,7 @@ MK_SPEED void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, 
     if (stemx(p, x, wt, bias, res, y, 1)) return; /* RGB stems at stride 2 (conv_stem_x86.h) */
 #endif
 #endif
+    if (igm(p, x, wt, bias, res, y)) return; /* Helium: few input channels at stride 2, narrow outputs (conv_stem_mve.h) */
     const int32_t items = p->batch * p->group * ((p->out_c / p->group + IG_NR - 1) / IG_NR);
     J.p = p, J.x = x, J.wt = wt, J.bias = bias, J.res = res, J.y = y;
     J.blocks = (p->out_c / p->group + IG_NR - 1) / IG_NR;

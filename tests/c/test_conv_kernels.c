@@ -484,6 +484,40 @@ static int check_pointwise_runs(void) {
     return bad;
 }
 
+/* aotc_conv_implicit_f32 on stems: few input channels into narrow outputs (with Helium,
+ * conv_stem_mve.h: vectors of 4 positions down an output column, tap rows outside as zero lanes):
+ * a KWS DS-CNN's 10 x 4 on 49 x 10 (pads 5, 1, 4, 2), dilations, 4 and 5 output rows, output
+ * channels not a multiple of 4; and RGB 3 x 3 stems at stride 2 (rows of 8 or more: not there). */
+static int check_stems(void) {
+    /* IH, IW, KH, KW, stride, dilation, pads (top, left, bottom, right), in and out channels */
+    static const int32_t shapes[][12] = {
+        {49, 10, 10, 4, 2, 1, 5, 1, 4, 2, 1, 8}, {24, 24, 3, 3, 2, 1, 1, 1, 1, 1, 3, 8}, {23, 17, 3, 3, 2, 1, 0, 1, 1, 0, 3, 6},
+        {9, 7, 3, 3, 1, 1, 1, 1, 1, 1, 2, 5},    {12, 6, 5, 3, 1, 2, 3, 1, 2, 2, 4, 3}, {7, 9, 3, 2, 2, 1, 0, 0, 1, 1, 1, 9},
+        {10, 5, 4, 4, 2, 1, 2, 2, 2, 2, 2, 4},   {4, 3, 1, 1, 1, 1, 0, 0, 0, 0, 4, 2},  {16, 12, 7, 7, 2, 1, 3, 3, 3, 3, 3, 4}};
+    int32_t i, cases = 0;
+    int bad = 0;
+    for (i = 0; i < (int32_t)(sizeof shapes / sizeof shapes[0]) && !bad; ++i) {
+        const int32_t *v = shapes[i];
+        conv_case c;
+        aotc_conv_params *p = &c.p;
+        int d;
+        memset(&c, 0, sizeof c);
+        c.kind = K_IMPLICIT;
+        for (d = 0; d < 3; ++d) p->in_size[d] = p->out_size[d] = p->kernel[d] = p->strides[d] = p->dilations[d] = 1;
+        p->batch = 1 + i % 2;
+        set_channels(p, 1, v[10], v[11]);
+        c.bias = i % 3 != 0;
+        draw_activation(p);
+        if (p->act == AOTC_ACT_LEAKY) p->act = AOTC_ACT_NONE;
+        set_dim(p, 1, v[0], v[2], v[4], v[5], v[6], v[8], 0, 0);
+        set_dim(p, 2, v[1], v[3], v[4], v[5], v[7], v[9], 0, 0);
+        ++cases;
+        bad = check(&c);
+    }
+    printf("%-34s %s (%d stem shapes)\n", NAMES[K_IMPLICIT], bad ? "MISMATCH" : "ok", (int)cases);
+    return bad;
+}
+
 int main(int argc, char **argv) {
     const int32_t shapes = test_args(argc, argv, 100);
     const int verbose = argc > 3; /* a third argument: print each case before it runs */
@@ -503,5 +537,6 @@ int main(int argc, char **argv) {
     }
     failed |= check_dw3_edges();
     failed |= check_pointwise_runs();
+    failed |= check_stems();
     return failed;
 }
