@@ -28,7 +28,11 @@
 /* gcc's scheduler before register allocation hoists the next row's loads above the sums of this
  * one, which then need more vector registers than the 8 there are (spills); DW3M_HOLD(x) keeps
  * one pointer for the rows (else gcc makes one per unrolled step, and spills them). */
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__OPTIMIZE_SIZE__)
+/* (one attribute with MK_SPEED's -O2: a second optimize attribute left the kernels at -Os) */
+#define DW3M_NOSCHED __attribute__((optimize("O2", "no-schedule-insns", "no-auto-inc-dec")))
+#define DW3M_HOLD(P) __asm__("" : "+r"(P))
+#elif defined(__GNUC__) && !defined(__clang__)
 #define DW3M_NOSCHED __attribute__((optimize("no-schedule-insns", "no-auto-inc-dec")))
 #define DW3M_HOLD(P) __asm__("" : "+r"(P))
 #else
