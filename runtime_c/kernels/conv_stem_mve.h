@@ -1,7 +1,8 @@
 /* Helium (Cortex-M55, arm_mve.h) path of aotc_conv_implicit_f32 for convs on few input channels
- * into narrow outputs: a KWS DS-CNN's 10 x 4 stem on 49 x 10 x 1 (pads 5, 1, 4, 2) into 25 x 5.
- * igm is called first and returns 0 where it does not apply (-DAOTC_NO_MVE, other targets: their
- * objects do not change). Internal to runtime_c/kernels.
+ * at stride 2 or into narrow outputs: a KWS DS-CNN's 10 x 4 stem on 49 x 10 x 1 (pads 5, 1, 4, 2)
+ * into 25 x 5, MobileNets' 3 x 3 RGB stems at stride 2. igm is called first and returns 0 where
+ * it does not apply (-DAOTC_NO_MVE, other targets: their objects do not change). Internal to
+ * runtime_c/kernels.
  *
  * Why: the implicit GEMM splits a conv's output positions into classes whose taps lie inside the
  * input for the same ranges of rows and columns; a tall kernel with large pads on a narrow
@@ -108,15 +109,16 @@ MK_NOINLINE static void igm_column(const igm_job *J, int32_t ox) {
 #undef IGM_TAP
 
 /* The conv, if it is one igm takes (2-D, one group, NCHW in and out, no residual, no LeakyRelu,
- * at most 4 input channels, at least 4 output rows and fewer than 8 output columns: on wider
- * rows, MobileNets' 3 x 3 RGB stems at stride 2, the implicit GEMM's runs along the rows took
- * fewer instructions); 1 when done. wt: the implicit GEMM's packed W^T. */
+ * at most 4 input channels, at least 4 output rows, and stride 2 or fewer than 8 output columns:
+ * at stride 1 the implicit GEMM's runs along the rows read their inputs by LDM); 1 when done.
+ * wt: the implicit GEMM's packed W^T. MobileNet-v2 0.35's 3 -> 8 stem at 96 x 96: 838 k
+ * instructions there (runs of 6 and their set-up), 653 k here. */
 static int igm(const aotc_conv_params *p, const float *x, const float *wt, const float *bias, const float *res,
                float *y) {
     igm_job J;
     int32_t n, j0, j, ox;
     if (p->group != 1 || p->in_nhwc || p->out_nhwc || res != NULL || p->act == AOTC_ACT_LEAKY || p->in_c > 4 ||
-        p->in_size[0] != 1 || p->kernel[0] != 1 || p->out_size[1] < 4 || p->out_size[2] >= 8)
+        p->in_size[0] != 1 || p->kernel[0] != 1 || p->out_size[1] < 4 || (p->strides[2] < 2 && p->out_size[2] >= 8))
         return 0;
     J.IH = p->in_size[1], J.IW = p->in_size[2], J.OH = p->out_size[1], J.OW = p->out_size[2];
     J.KH = p->kernel[1], J.KW = p->kernel[2], J.cg = p->in_c;

@@ -484,10 +484,10 @@ static int check_pointwise_runs(void) {
     return bad;
 }
 
-/* aotc_conv_implicit_f32 on stems: few input channels into narrow outputs (with Helium,
- * conv_stem_mve.h: vectors of 4 positions down an output column, tap rows outside as zero lanes):
- * a KWS DS-CNN's 10 x 4 on 49 x 10 (pads 5, 1, 4, 2), dilations, 4 and 5 output rows, output
- * channels not a multiple of 4; and RGB 3 x 3 stems at stride 2 (rows of 8 or more: not there). */
+/* aotc_conv_implicit_f32 on stems: few input channels at stride 2 or into narrow outputs (with
+ * Helium, conv_stem_mve.h: vectors of 4 positions down an output column, tap rows outside as zero
+ * lanes): a KWS DS-CNN's 10 x 4 on 49 x 10 (pads 5, 1, 4, 2), RGB 3 x 3 stems, dilations, 4 and
+ * 5 output rows, output channels not a multiple of 4. */
 static int check_stems(void) {
     /* IH, IW, KH, KW, stride, dilation, pads (top, left, bottom, right), in and out channels */
     static const int32_t shapes[][12] = {
