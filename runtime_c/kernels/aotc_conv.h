@@ -88,7 +88,9 @@ void aotc_conv_direct_f32(const aotc_conv_params *p, const float *x, const float
  * columns), packed at compile time in panels of AOTC_GEMM_PANEL columns, zero-padded.
  * With p->in_nhwc, X is channels last (what a Keras export feeds its first conv through a
  * Transpose, which the compiler then drops) and W^T's rows go (ky, kx, c): a kernel row's taps
- * over all channels are one run of the input. */
+ * over all channels are one run of the input. With Helium (a Cortex-M55) convs on at most 4
+ * input channels at stride 2 or into narrow rows go in vectors of positions down the output
+ * columns instead (conv_stem_mve.h). */
 void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
                             const float *res, float *y);
 
