@@ -302,7 +302,8 @@ KERNELS: tuple[Candidate, ...] = (
     _candidate("aotc_conv_transpose_f32", _fit_transpose, lambda c, t: c.node.op == "ConvTranspose"),
     # where the tiles live in scalar registers (a Cortex-M4), the depthwise kernel's rows go in blocks
     # of 8, 4 or 3 outputs summed a tap row at a time (conv_depthwise3x3_direct.c): 1.9 instructions
-    # per MAC against the flat kernel's 4 or more; on the M55 in Helium vectors (issue 27)
+    # per MAC against the flat kernel's 4 or more; on the M55 Helium strips of 4 columns down the rows,
+    # 0.5-0.9 (conv_dw3_mve.h, issue 27)
     _candidate("aotc_conv_depthwise3x3_direct_f32",
                _scratch_free("aotc_conv_depthwise3x3_direct_f32", "depthwise 3x3, rows in registers"),
                lambda c, t: (t.scalar_tiles or t.helium) and _direct_dw_applies(c),

@@ -88,7 +88,9 @@ void aotc_conv_direct_f32(const aotc_conv_params *p, const float *x, const float
  * columns), packed at compile time in panels of AOTC_GEMM_PANEL columns, zero-padded.
  * With p->in_nhwc, X is channels last (what a Keras export feeds its first conv through a
  * Transpose, which the compiler then drops) and W^T's rows go (ky, kx, c): a kernel row's taps
- * over all channels are one run of the input. */
+ * over all channels are one run of the input. With Helium (a Cortex-M55) convs on at most 4
+ * input channels at stride 2 or into narrow rows go in vectors of positions down the output
+ * columns instead (conv_stem_mve.h). */
 void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
                             const float *res, float *y);
 
@@ -126,7 +128,9 @@ void aotc_conv3x3_flat_f32(const aotc_conv_params *p, const float *x, const floa
  * blocks: the outputs past a run's end, written early, are written again by the run or plane
  * they belong to. The first and last planes of the tensor are checked run by run: nothing is
  * read or written outside x, y and res (a caller's buffers of exactly their size are fine). The
- * residual and LeakyRelu each take a pass over the plane; a clamp alone goes with the sums. */
+ * residual and LeakyRelu each take a pass over the plane; a clamp alone goes with the sums. With
+ * Helium (a Cortex-M55) a plane goes in strips of 4 output columns down the rows instead
+ * (conv_dw3_mve.h). */
 void aotc_conv_depthwise3x3_direct_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
                                        const float *res, float *y);
 /* Its block width. aot/kernels/conv.py chooses kernels for the width a target's compiler gets here

@@ -1,6 +1,7 @@
 /* Depthwise ONNX Conv, 2-D 3 x 3, stride 1 or 2, pads of 0 or 1, without scratch:
  * aotc_conv_depthwise3x3_direct_f32, every tap read straight from the input in blocks of
  * outputs summed in registers, taps outside the image dropped by masks. */
+#include "conv_dw3_mve.h"
 #include "conv_dw3_x86.h"
 #include "conv_dwk_x86.h"
 #include "conv_internal.h"
@@ -261,9 +262,9 @@ static void dw3_plane_checked(const dw3_conv *c, const float *x, ptrdiff_t x_len
     }
 }
 
-#if MK_SCALAR_TILES || MK_HELIUM
-/* ---- Cortex-M cores (floats in scalar registers, a Cortex-M4/M7/M33; and the M55, whose
- * scalar FPU does this better than gcc's vectorised blocks of 1): row by row ---- */
+#if MK_SCALAR_TILES
+/* ---- Cortex-M cores with floats in scalar registers (a Cortex-M4/M7/M33; the M55 takes
+ * conv_dw3_mve.h): row by row ---- */
 #if defined(__FP_FAST_FMAF)
 #define DW3S_MADD(a, b, c) fmaf((a), (b), (c))
 #else
@@ -300,97 +301,6 @@ static void dw3_plane_checked(const dw3_conv *c, const float *x, ptrdiff_t x_len
         }                                                                                            \
         FIN(u, y[o1])                                                                                \
     }
-#if MK_HELIUM
-#include <arm_mve.h>
-/* Helium (M55): the interior outputs [o0, o1) of a row (the contract of the scalar kernels
- * below) in vectors of 4 consecutive outputs, two a step: per tap row and vector 3 loads (at
- * stride 2 gathers of every other input) and 3 VFMAs by the weights as scalars, the last step
- * predicated (vctp: no read or write past o1); the clamp to [lo, hi] two VMAXNM/VMINNM a
- * vector. About 0.7 instructions per MAC, against 2.2 for the scalar kernels' blocks on the
- * M55 (issue 27). The outputs of the left pad and the right edge go one by one. */
-#define DW3V_LD(P, i) (S == 1 ? vld1q_f32((P) + (i)) : vldrwq_gather_shifted_offset_f32((P) + (i), off2))
-#define DW3V_LDP(P, i) (S == 1 ? vldrwq_z_f32((P) + (i), pr) : vldrwq_gather_shifted_offset_z_f32((P) + (i), off2, pr))
-/* tap row P (weights W0 W1 W2) into the sums a (outputs 0 .. 3) and c (4 .. 7) */
-#define DW3V_ROW2(P, W0, W1, W2)                                                                     \
-    {                                                                                                \
-        const float u0_ = (W0), u1_ = (W1), u2_ = (W2);                                              \
-        a = vfmaq_n_f32(a, DW3V_LD(P, 0), u0_), c = vfmaq_n_f32(c, DW3V_LD(P, 4 * S), u0_);          \
-        a = vfmaq_n_f32(a, DW3V_LD(P, 1), u1_), c = vfmaq_n_f32(c, DW3V_LD(P, 4 * S + 1), u1_);      \
-        a = vfmaq_n_f32(a, DW3V_LD(P, 2), u2_), c = vfmaq_n_f32(c, DW3V_LD(P, 4 * S + 2), u2_);      \
-    }
-#define DW3V_ROW1(P, W0, W1, W2)                                                                     \
-    a = vfmaq_n_f32(a, DW3V_LD(P, 0), W0), a = vfmaq_n_f32(a, DW3V_LD(P, 1), W1),                    \
-    a = vfmaq_n_f32(a, DW3V_LD(P, 2), W2);
-#define DW3V_ROWP(P, W0, W1, W2)                                                                     \
-    a = vfmaq_n_f32(a, DW3V_LDP(P, 0), W0), a = vfmaq_n_f32(a, DW3V_LDP(P, 1), W1),                  \
-    a = vfmaq_n_f32(a, DW3V_LDP(P, 2), W2);
-#define DW3V_FIN(u, dst)                                                                             \
-    {                                                                                                \
-        u = u < lo ? lo : u;                                                                         \
-        dst = u > hi ? hi : u;                                                                       \
-    }
-#define DW3V_KERNEL(NAME, R, S_)                                                                     \
-    MK_NOINLINE DW3S_NOSCHED static void NAME(const float *AOTC_RESTRICT x, ptrdiff_t IW, ptrdiff_t xstep, int32_t rows, \
-                                 const float *k0, const float *k1, const float *k2, float b, float lo, \
-                                 float hi, int32_t o0, int32_t o1, int32_t right, int32_t OW,        \
-                                 float *AOTC_RESTRICT yrow) {                                        \
-        enum { S = S_ };                                                                             \
-        const float w00 = k0[0], w01 = k0[1], w02 = k0[2];                                           \
-        const float w10 = (R) >= 2 ? k1[0] : 0.0f, w11 = (R) >= 2 ? k1[1] : 0.0f, w12 = (R) >= 2 ? k1[2] : 0.0f; \
-        const float w20 = (R) >= 3 ? k2[0] : 0.0f, w21 = (R) >= 3 ? k2[1] : 0.0f, w22 = (R) >= 3 ? k2[2] : 0.0f; \
-        const float32x4_t vlo = vdupq_n_f32(lo), vhi = vdupq_n_f32(hi), vb = vdupq_n_f32(b);        \
-        const uint32x4_t off2 = vidupq_n_u32(0, 2); /* stride 2: inputs 0, 2, 4, 6 */                \
-        int32_t row;                                                                                 \
-        (void)off2;                                                                                  \
-        for (row = 0; row < rows; ++row, x += xstep, yrow += OW) {                                   \
-            const float *AOTC_RESTRICT x0 = x, *AOTC_RESTRICT x1 = x + IW;                           \
-            const float *AOTC_RESTRICT x2 = x + ((R) >= 3 ? 2 : 1) * IW;                             \
-            float *AOTC_RESTRICT y = yrow;                                                           \
-            int32_t o;                                                                               \
-            DW3_EDGES(MK_MADD, DW3V_FIN, R, S)                                                   \
-            x0 += S * o0, x1 += S * o0, x2 += S * o0, y += o0;                                      \
-            for (o = o0; o + 8 <= o1; o += 8, x0 += 8 * S, x1 += 8 * S, x2 += 8 * S, y += 8) {       \
-                float32x4_t a = vb, c = vb;                                                          \
-                DW3V_ROW2(x0, k0[0], k0[1], k0[2])                                                   \
-                if ((R) >= 2) DW3V_ROW2(x1, k1[0], k1[1], k1[2])                                     \
-                if ((R) >= 3) DW3V_ROW2(x2, k2[0], k2[1], k2[2])                                     \
-                vst1q_f32(y, vminnmq_f32(vmaxnmq_f32(a, vlo), vhi));                                 \
-                vst1q_f32(y + 4, vminnmq_f32(vmaxnmq_f32(c, vlo), vhi));                             \
-            }                                                                                        \
-            if (o < o1 && o1 - o0 >= 4) { /* 1 to 7 left: vectors of 4, the last ending at o1 */    \
-                for (;;) {                                                                           \
-                    const int32_t e = o + 4 <= o1 ? 0 : o + 4 - o1; /* (outputs computed again) */   \
-                    float32x4_t a = vb;                                                              \
-                    x0 -= S * e, x1 -= S * e, x2 -= S * e, y -= e;                                   \
-                    DW3V_ROW1(x0, w00, w01, w02)                                                     \
-                    if ((R) >= 2) DW3V_ROW1(x1, w10, w11, w12)                                       \
-                    if ((R) >= 3) DW3V_ROW1(x2, w20, w21, w22)                                       \
-                    vst1q_f32(y, vminnmq_f32(vmaxnmq_f32(a, vlo), vhi));                             \
-                    if ((o += 4 - e) >= o1) break;                                                   \
-                    x0 += 4 * S, x1 += 4 * S, x2 += 4 * S, y += 4;                                   \
-                }                                                                                    \
-            } else if (o < o1) { /* fewer than 4 in the row: predicated */                           \
-                const mve_pred16_t pr = vctp32q((uint32_t)(o1 - o));                                 \
-                float32x4_t a = vb;                                                                  \
-                DW3V_ROWP(x0, w00, w01, w02)                                                         \
-                if ((R) >= 2) DW3V_ROWP(x1, w10, w11, w12)                                           \
-                if ((R) >= 3) DW3V_ROWP(x2, w20, w21, w22)                                           \
-                vstrwq_p_f32(y, vminnmq_f32(vmaxnmq_f32(a, vlo), vhi), pr);                          \
-            }                                                                                        \
-        }                                                                                            \
-    }
-DW3V_KERNEL(dw3v_r3_s1, 3, 1)
-DW3V_KERNEL(dw3v_r2_s1, 2, 1)
-DW3V_KERNEL(dw3v_r3_s2, 3, 2)
-DW3V_KERNEL(dw3v_r2_s2, 2, 2)
-#undef DW3V_KERNEL
-#undef DW3V_FIN
-#undef DW3V_ROW2
-#undef DW3V_ROWP
-#undef DW3V_ROW1
-#undef DW3V_LDP
-#undef DW3V_LD
-#else
 /* One output row's interior outputs [o0, o1): every tap inside the image, the tap rows that are
  * (R of them, 2 or 3) at x0, x1, x2 with weights k0, k1, k2 (3 each), output ox reading columns
  * S * ox + c .. + 2 of them (c applied by the caller). Blocks of outputs (8 or 4 at stride 1,
@@ -529,7 +439,6 @@ DW3S_KERNEL(dw3s_r2_s2_relu6, 2, 2, 2)
 #undef DW3S_FIN
 #undef DW3S_NOSCHED
 #undef DW3_EDGES
-#endif
 typedef void (*dw3s_kernel)(const float *, ptrdiff_t, ptrdiff_t, int32_t, const float *, const float *, const float *,
                             float, float, float, int32_t, int32_t, int32_t, int32_t, float *);
 
@@ -547,9 +456,6 @@ MK_SPEED static void dw3_scalar(const aotc_conv_params *p, const float *x, const
     const float lo = clamp ? p->act_lo : -INFINITY, hi = clamp ? p->act_hi : INFINITY;
     /* the activation on the bits (DW3S_FIN): a Relu (mode 1), or a Relu6 (mode 2) */
     const int mode = lo == 0.0f && hi > 0.0f ? (hi == INFINITY ? 1 : 2) : 0;
-#if MK_HELIUM
-    (void)mode; /* (Helium's kernels clamp in vectors) */
-#endif
     /* the interior columns: outputs [o0, o1) read inputs s * ox - pl .. + 2 inside [0, IW) */
     const int32_t o0 = pl > 0 ? 1 : 0;
     int32_t o1 = (IW - 3 + pl) / s + 1, right, last_full, n, o, oy, oy_end;
@@ -569,15 +475,10 @@ MK_SPEED static void dw3_scalar(const aotc_conv_params *p, const float *x, const
                 const int32_t iy = oy * s - pt; /* tap row 0's input row */
                 const int32_t r0 = iy < 0 ? 1 : 0, r1 = iy + 2 >= IH ? IH - iy : 3; /* tap rows inside: [r0, r1) */
                 const int three = r1 - r0 == 3; /* (two rows: the third's pointers are the second's, unread) */
-#if MK_HELIUM
-                static const dw3s_kernel kernels[2][2] = {{dw3v_r2_s1, dw3v_r2_s2}, {dw3v_r3_s1, dw3v_r3_s2}};
-                const dw3s_kernel kern = kernels[three][s == 2];
-#else
                 static const dw3s_kernel kernels[2][2][3] = {
                     {{dw3s_r2_s1, dw3s_r2_s1_relu, dw3s_r2_s1_relu6}, {dw3s_r2_s2, dw3s_r2_s2_relu, dw3s_r2_s2_relu6}},
                     {{dw3s_r3_s1, dw3s_r3_s1_relu, dw3s_r3_s1_relu6}, {dw3s_r3_s2, dw3s_r3_s2_relu, dw3s_r3_s2_relu6}}};
                 const dw3s_kernel kern = kernels[three][s == 2][mode];
-#endif
                 const float *xr = xc + (ptrdiff_t)(iy + r0) * IW - pl; /* the first inside tap row, column -pl */
                 /* the rows from oy on whose three tap rows lie inside, in one call; the others alone */
                 oy_end = three && last_full >= oy ? last_full + 1 : oy + 1;
@@ -614,10 +515,11 @@ void aotc_conv_depthwise3x3_direct_f32(const aotc_conv_params *p, const float *x
     dw3_job J;
     int32_t oy;
     if (dw3x(p, x, w, bias, res, y)) return; /* small planes at stride 1, short rows at stride 2, on AVX-512 (conv_dw3_x86.h) */
+    if (dw3m(p, x, w, bias, res, y)) return; /* Helium (M55): strips of 4 columns down the rows (conv_dw3_mve.h) */
 #if defined(__AVX512F__) && !defined(AOTC_NO_X86_DWK)
     if (dwkx(p, x, w, bias, res, y, 0)) return; /* stride 2, longer rows, on AVX-512 (conv_dwk_x86.h) */
 #endif
-#if MK_SCALAR_TILES || MK_HELIUM
+#if MK_SCALAR_TILES
     if (IH >= 2 && IW >= 3) {
         dw3_scalar(p, x, w, bias, res, y);
         return;

@@ -4,6 +4,7 @@
 #include "conv_ig_x86.h"
 #include "conv_blocked_x86.h"
 #include "conv_stem_x86.h"
+#include "conv_stem_mve.h"
 
 /* ---- 2-D Conv as an implicit GEMM: register tiles straight from the input, no scratch ---- */
 
@@ -392,6 +393,8 @@ typedef struct {
 #define IGV_TO_T(i) vst1q_f32(t + (i) * IG_NR, a##i);
 #define IGV_CLAMP(i) a##i = vminnmq_f32(vmaxnmq_f32(a##i, lo), hi);
 #define IGV_PUT(i) vstrwq_scatter_shifted_offset_p_f32(y + (i), off, a##i, keep);
+#define IGV_PUTB(i) vstrwq_scatter_base_f32(at, 4 * (i), a##i);
+#define IGV_PUTBP(i) vstrwq_scatter_base_p_f32(at, 4 * (i), a##i, keep);
 #define IG_RUN_KERNEL(NAME, SX_)                                                                     \
     MK_NOINLINE static void NAME(const float *AOTC_RESTRICT x0, const ig_loops *L, const float *AOTC_RESTRICT wp, \
                                  const float *AOTC_RESTRICT b0, float *AOTC_RESTRICT t, const ig_fin *f) { \
@@ -437,27 +440,75 @@ IG_RUN_KERNEL(ig_run2, 2)
 #undef IG_RUN_KERNEL
 #define ig_run1_narrow ig_run1
 #define ig_run2_narrow ig_run2
-/* A 1 x 1 conv's run (as on the M4 above): n input channels in_plane floats apart, W^T's rows
- * PANEL apart, finished by f. */
+/* A 1 x 1 conv's band of rows (no pads, stride 1: ig_items_body's flat loop), positions [0, count)
+ * (at least IG_RUN) of n input channels in_plane floats apart from xq, W^T's rows PANEL apart from
+ * w, finished by f, in runs of R (6 or 7) positions, the last ending at count (computing a few
+ * outputs again). One call per band, the runs' loop here: a call per run cost as much as 8 input
+ * channels' sums (issue 27: MobileNet-v2's 1 x 1 convs of 8 channels). A run's R x 4 sums go to
+ * Y's 4 channel planes by scatter stores, each position at an immediate offset from one vector of
+ * the planes' addresses. Runs of 7 take all 8 vector registers (7 sums and the weights): 11
+ * instructions a step of 28 MACs against 10 for 24, and fewer runs to finish; ig_pw takes them
+ * where they need fewer instructions (large planes, not 6 x 6 or 3 x 3). */
+#define IGV_ROWS7(X) IGV_ROWS(X) X(6)
+#define IGV_MAX(i) a##i = vmaxnmq_f32(a##i, lo);
+#define IGV_MIN(i) a##i = vminnmq_f32(a##i, hi);
+#define IG_PW_RUNS(NAME, R, ROWS, LDM)                                                               \
+    MK_NOINLINE static void NAME(const float *AOTC_RESTRICT xq, ptrdiff_t in_plane, int32_t n,       \
+                                 const float *AOTC_RESTRICT w, const float *AOTC_RESTRICT b0,       \
+                                 const ig_fin *f, ptrdiff_t count) {                                \
+        float *const y = f->y;                                                                       \
+        const uint32_t plane = (uint32_t)f->plane * (uint32_t)sizeof(float); /* (bytes) */          \
+        const int clamp = f->clamp, full = f->width >= 4;                                            \
+        const float lo_ = f->lo, hi_ = f->hi;                                                        \
+        const mve_pred16_t keep = vctp32q((uint32_t)f->width);                                       \
+        ptrdiff_t q = 0;                                                                             \
+        for (;;) {                                                                                   \
+            const float *AOTC_RESTRICT xp = xq + q, *wp = w;                                         \
+            const float32x4_t bias = vld1q_f32(b0);                                                  \
+            float32x4_t a0 = bias, a1 = bias, a2 = bias, a3 = bias, a4 = bias, a5 = bias, a6 = bias; \
+            int32_t k;                                                                               \
+            (void)a6;                                                                                \
+            for (k = n; k > 0; --k, wp += PANEL, xp += in_plane) {                                   \
+                const float32x4_t u = vld1q_f32(wp);                                                 \
+                float v0, v1, v2, v3, v4, v5, v6;                                                    \
+                (void)v6;                                                                            \
+                LDM(xp, v)                                                                           \
+                ROWS(IGV_MAC1)                                                                       \
+            }                                                                                        \
+            if (clamp) { /* (the bounds one after the other: 7 sums and both would not fit) */       \
+                {                                                                                    \
+                    const float32x4_t lo = vdupq_n_f32(lo_);                                         \
+                    ROWS(IGV_MAX)                                                                    \
+                }                                                                                    \
+                {                                                                                    \
+                    const float32x4_t hi = vdupq_n_f32(hi_);                                         \
+                    ROWS(IGV_MIN)                                                                    \
+                }                                                                                    \
+            }                                                                                        \
+            { /* lane j: channel j's plane, at position q */                                         \
+                const uint32x4_t at = vaddq_n_u32(vmulq_n_u32(vidupq_n_u32(0, 1), plane),            \
+                                                  (uint32_t)(uintptr_t)(y + q));                     \
+                if (full) {                                                                          \
+                    ROWS(IGV_PUTB)                                                                   \
+                } else {                                                                             \
+                    ROWS(IGV_PUTBP)                                                                  \
+                }                                                                                    \
+            }                                                                                        \
+            if (q + (R) >= count) break;                                                             \
+            q = q + 2 * (R) <= count ? q + (R) : count - (R);                                        \
+        }                                                                                            \
+    }
+IG_PW_RUNS(ig_pw6, 6, IGV_ROWS, MK_LDMR6)
+IG_PW_RUNS(ig_pw7, 7, IGV_ROWS7, MK_LDMR7)
+#undef IG_PW_RUNS
 MK_NOINLINE static void ig_pw(const float *AOTC_RESTRICT xq, ptrdiff_t in_plane, int32_t n,
-                              const float *AOTC_RESTRICT w, const float *AOTC_RESTRICT b0, const ig_fin *f) {
-    const float32x4_t bias = vld1q_f32(b0);
-    float32x4_t a0 = bias, a1 = bias, a2 = bias, a3 = bias, a4 = bias, a5 = bias;
-    for (; n > 0; --n, w += PANEL, xq += in_plane) {
-        const float32x4_t u = vld1q_f32(w);
-        float v0, v1, v2, v3, v4, v5;
-        MK_LDMR6(xq, v)
-        IGV_ROWS(IGV_MAC1)
-    }
-    if (f->clamp) {
-        const float32x4_t lo = vdupq_n_f32(f->lo), hi = vdupq_n_f32(f->hi);
-        IGV_ROWS(IGV_CLAMP)
-    }
-    {
-        float *y = f->y;
-        const uint32x4_t off = vmulq_n_u32(vidupq_n_u32(0, 1), (uint32_t)f->plane);
-        const mve_pred16_t keep = vctp32q((uint32_t)f->width);
-        IGV_ROWS(IGV_PUT)
+                              const float *AOTC_RESTRICT w, const float *AOTC_RESTRICT b0, const ig_fin *f,
+                              ptrdiff_t count) {
+    /* runs of 7 where their steps (11 instructions) add up to fewer than runs of 6 (10) */
+    if (count >= 7 && (count + 6) / 7 * 11 < (count + 5) / 6 * 10) {
+        ig_pw7(xq, in_plane, n, w, b0, f, count);
+    } else {
+        ig_pw6(xq, in_plane, n, w, b0, f, count);
     }
 }
 #define ig_pw_narrow ig_pw
@@ -634,10 +685,44 @@ MK_SPEED static MK_INLINE void ig_items_body(void *arg, int32_t begin, int32_t e
 #if IG_DIRECT
     dst.plane = out_plane, dst.act = tp->act, dst.lo = tp->act_lo, dst.hi = tp->act_hi, dst.leak = tp->act_alpha;
 #endif
+#if MK_HELIUM
+    if (KH == 1 && KW == 1 && sy == 1 && sx == 1 && IH == OH && IW == OW && !nhwc && !onhwc && fin.clamp >= 0 &&
+        J->bands == 1 && out_plane >= IG_RUN) {
+        /* a 1 x 1 conv (no pads, stride 1): each item (a block of 4 output channels) is one ig_pw
+         * call over the whole plane, without the general loop's set-up below (issue 27: 470 k of
+         * MobileNet-v2's 6.4 M instructions went to it, blocks of its 1 x 1 convs on 6 x 6 and 3 x 3
+         * planes) */
+        for (item = begin; item < end; ++item) {
+            const float *xg, *wj;
+            float b0[IG_NR];
+            ptrdiff_t yo;
+            int32_t j;
+            n = item / J->blocks / p->group, g = item / J->blocks % p->group, j0 = item % J->blocks * IG_NR;
+            xg = x + ((ptrdiff_t)n * p->in_c + (ptrdiff_t)g * cg) * in_plane;
+            yo = ((ptrdiff_t)n * p->out_c + (ptrdiff_t)g * mg + j0) * out_plane;
+            wj = wt + g * group_w + (ptrdiff_t)(j0 / PANEL) * k_rows * PANEL + j0 % PANEL;
+            fin.width = min_i32(IG_NR, mg - j0);
+            for (j = 0; j < IG_NR; ++j) b0[j] = bias != NULL && j < fin.width ? bias[g * mg + j0 + j] : 0.0f;
+            fin.y = y + yo;
+            ig_pw(xg, in_plane, cg, wj, b0, &fin, out_plane);
+            if (res != NULL) { /* the block's planes: + the residual, then the activation */
+                const ptrdiff_t nb = (ptrdiff_t)fin.width * out_plane;
+                float *AOTC_RESTRICT yb = y + yo;
+                const float *AOTC_RESTRICT rb = res + yo;
+                ptrdiff_t e;
+                for (e = 0; e < nb; ++e) yb[e] += rb[e];
+                aotc_activate_f32(yb, nb, p->act, p->act_lo, p->act_hi, p->act_alpha);
+            }
+        }
+        return;
+    }
+#endif
     for (item = begin; item < end; ++item) {
         const int32_t band = item % J->bands, block = item / J->bands;
         /* output rows [row0, row1) of the block */
-        const int32_t row0 = (int32_t)((int64_t)OH * band / J->bands), row1 = (int32_t)((int64_t)OH * (band + 1) / J->bands);
+        /* (one band: no 64-bit divisions, a library call each on 32-bit cores) */
+        const int32_t row0 = J->bands == 1 ? 0 : (int32_t)((int64_t)OH * band / J->bands);
+        const int32_t row1 = J->bands == 1 ? OH : (int32_t)((int64_t)OH * (band + 1) / J->bands);
         n = block / J->blocks / p->group, g = block / J->blocks % p->group, j0 = block % J->blocks * IG_NR;
         {
             const float *xg = x + (ptrdiff_t)n * p->in_c * in_plane + (ptrdiff_t)g * cg * cs;
@@ -658,16 +743,19 @@ MK_SPEED static MK_INLINE void ig_items_body(void *arg, int32_t begin, int32_t e
                      * at the band's end (computing a few outputs again); the general loop below costs
                      * 140 instructions a run of 20 MACs on the M4 (MobileNet-v2's 1 x 1 convs of 8
                      * input channels) */
-                    const ptrdiff_t q_end = (ptrdiff_t)row1 * OW;
-                    ptrdiff_t q;
 #if MK_HELIUM
                     fin.width = width;
-#endif
+                    fin.y = y + yo + (ptrdiff_t)j0 * out_plane + (ptrdiff_t)row0 * OW;
+                    ig_pw(xg + (ptrdiff_t)row0 * OW, in_plane, cg, wj, b0, &fin, (ptrdiff_t)(row1 - row0) * OW);
+#else
+                    const ptrdiff_t q_end = (ptrdiff_t)row1 * OW;
+                    ptrdiff_t q;
                     for (q = (ptrdiff_t)row0 * OW; q < q_end; q += IG_RUN) {
                         const ptrdiff_t q0 = q + IG_RUN <= q_end ? q : q_end - IG_RUN;
                         fin.y = y + yo + (ptrdiff_t)j0 * out_plane + q0;
                         (narrow ? ig_pw_narrow : ig_pw)(xg + q0, in_plane, cg, wj, b0, &fin);
                     }
+#endif
                     ra = row1; /* the loop below has nothing left */
                 } else {
                     ra = row0;
@@ -853,6 +941,7 @@ MK_SPEED void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, 
     if (stemx(p, x, wt, bias, res, y, 1)) return; /* RGB stems at stride 2 (conv_stem_x86.h) */
 #endif
 #endif
+    if (igm(p, x, wt, bias, res, y)) return; /* Helium: few input channels at stride 2, narrow outputs (conv_stem_mve.h) */
     const int32_t items = p->batch * p->group * ((p->out_c / p->group + IG_NR - 1) / IG_NR);
     J.p = p, J.x = x, J.wt = wt, J.bias = bias, J.res = res, J.y = y;
     J.blocks = (p->out_c / p->group + IG_NR - 1) / IG_NR;

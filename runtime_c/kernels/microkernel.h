@@ -185,10 +185,31 @@
                 : "r"(P), "m"(*(const float(*)[6])(P)));                                           \
         V##0 = r0_, V##1 = r1_, V##2 = r2_, V##3 = r3_, V##4 = r4_, V##5 = r5_;                    \
     }
+/* MK_LDMR7(P, V): the same for 7 floats, r0 .. r6 (conv_implicit.c's 1 x 1 runs of 7). */
+#define MK_LDMR7(P, V)                                                                             \
+    {                                                                                              \
+        register float r0_ __asm__("r0"), r1_ __asm__("r1"), r2_ __asm__("r2"), r3_ __asm__("r3"); \
+        register float r4_ __asm__("r4"), r5_ __asm__("r5"), r6_ __asm__("r6");                    \
+        __asm__("ldm %7, {r0-r6}"                                                                  \
+                : "=r"(r0_), "=r"(r1_), "=r"(r2_), "=r"(r3_), "=r"(r4_), "=r"(r5_), "=r"(r6_)      \
+                : "r"(P), "m"(*(const float(*)[7])(P)));                                           \
+        V##0 = r0_, V##1 = r1_, V##2 = r2_, V##3 = r3_, V##4 = r4_, V##5 = r5_, V##6 = r6_;        \
+    }
+/* MK_LDMR4(P, V): the same for 4 floats, r0 .. r3 (conv_stem_mve.h's weights). */
+#define MK_LDMR4(P, V)                                                                             \
+    {                                                                                              \
+        register float r0_ __asm__("r0"), r1_ __asm__("r1"), r2_ __asm__("r2"), r3_ __asm__("r3"); \
+        __asm__("ldm %4, {r0-r3}"                                                                  \
+                : "=r"(r0_), "=r"(r1_), "=r"(r2_), "=r"(r3_)                                       \
+                : "r"(P), "m"(*(const float(*)[4])(P)));                                           \
+        V##0 = r0_, V##1 = r1_, V##2 = r2_, V##3 = r3_;                                            \
+    }
 #else
 #define MK_HAVE_LDMR 0
 #define MK_LDMR6(P, V)                                                                             \
     V##0 = (P)[0], V##1 = (P)[1], V##2 = (P)[2], V##3 = (P)[3], V##4 = (P)[4], V##5 = (P)[5];
+#define MK_LDMR7(P, V) MK_LDMR6(P, V) V##6 = (P)[6];
+#define MK_LDMR4(P, V) V##0 = (P)[0], V##1 = (P)[1], V##2 = (P)[2], V##3 = (P)[3];
 #endif
 
 /* X(i, W) for the rows i of a tile of 6, 5, 4, 3, 2 or 1 rows. */

@@ -420,6 +420,104 @@ static int check_reference(void) {
     return bad;
 }
 
+/* aotc_conv_depthwise3x3_direct_f32 on every combination of stride and pads, on rows of 1 to 13
+ * outputs: with Helium (conv_dw3_mve.h) the strips of 4 columns at a row's left end, right end,
+ * both, or narrower than 4, and the rows' first and last outputs with tap rows outside. Heights,
+ * depth multipliers, batches, activations, biases and residuals cycle through the cases. */
+static int check_dw3_edges(void) {
+    static const int32_t widths[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13}, heights[] = {1, 2, 3, 4, 5, 7, 25};
+    int32_t s, w, pads, cases = 0;
+    int bad = 0;
+    for (s = 1; s <= 2; ++s)
+        for (w = 0; w < (int32_t)(sizeof widths / sizeof widths[0]); ++w)
+            for (pads = 0; pads < 16 && !bad; ++pads) {
+                const int32_t pad[4] = {pads & 1, pads >> 1 & 1, pads >> 2 & 1, pads >> 3 & 1};
+                conv_case c;
+                aotc_conv_params *p = &c.p;
+                int d;
+                memset(&c, 0, sizeof c);
+                c.kind = K_DW3_DIRECT;
+                for (d = 0; d < 3; ++d) p->in_size[d] = p->out_size[d] = p->kernel[d] = p->strides[d] = p->dilations[d] = 1;
+                p->batch = 1 + cases % 2;
+                set_channels(p, 2 + cases % 3, 1, 1 + cases / 3 % 2);
+                c.bias = cases % 4 != 0;
+                c.res = cases % 5 == 0;
+                draw_activation(p);
+                if (!set_dim(p, 1, heights[cases % 7], 3, s, 1, pad[0], pad[2], 0, 0) ||
+                    !set_dim(p, 2, widths[w], 3, s, 1, pad[1], pad[3], 0, 0) || p->out_size[1] < 1 || p->out_size[2] < 1)
+                    continue;
+                ++cases;
+                bad = check(&c);
+            }
+    printf("%-34s %s (%d edge shapes)\n", NAMES[K_DW3_DIRECT], bad ? "MISMATCH" : "ok", (int)cases);
+    return bad;
+}
+
+/* aotc_conv_implicit_f32 on 1 x 1 convs (stride 1, no pads): on Cortex-M cores their bands of rows go
+ * in runs of positions (the last one ending at the band's end), with Helium all of a band's runs in
+ * one call (conv_implicit.c's ig_pw); planes of a run or a few, blocks of 1 to 4 output channels. */
+static int check_pointwise_runs(void) {
+    static const int32_t hw[][2] = {{1, 6}, {2, 3}, {1, 7}, {3, 3}, {3, 4}, {5, 5}, {25, 5}, {6, 6}, {1, 13}};
+    static const int32_t cin[] = {1, 3, 8}, cout[] = {1, 2, 3, 4, 5, 8, 9};
+    int32_t i, a, b, cases = 0;
+    int bad = 0;
+    for (i = 0; i < (int32_t)(sizeof hw / sizeof hw[0]); ++i)
+        for (a = 0; a < 3; ++a)
+            for (b = 0; b < 7 && !bad; ++b) {
+                conv_case c;
+                aotc_conv_params *p = &c.p;
+                int d;
+                memset(&c, 0, sizeof c);
+                c.kind = K_IMPLICIT;
+                for (d = 0; d < 3; ++d) p->in_size[d] = p->out_size[d] = p->kernel[d] = p->strides[d] = p->dilations[d] = 1;
+                p->batch = 1 + cases % 2;
+                set_channels(p, 1, cin[a], cout[b]);
+                c.bias = cases % 4 != 0;
+                c.res = cases % 5 == 0;
+                draw_activation(p);
+                set_dim(p, 1, hw[i][0], 1, 1, 1, 0, 0, 0, 0);
+                set_dim(p, 2, hw[i][1], 1, 1, 1, 0, 0, 0, 0);
+                ++cases;
+                bad = check(&c);
+            }
+    printf("%-34s %s (%d 1 x 1 shapes)\n", NAMES[K_IMPLICIT], bad ? "MISMATCH" : "ok", (int)cases);
+    return bad;
+}
+
+/* aotc_conv_implicit_f32 on stems: few input channels at stride 2 or into narrow outputs (with
+ * Helium, conv_stem_mve.h: vectors of 4 positions down an output column, tap rows outside as zero
+ * lanes): a KWS DS-CNN's 10 x 4 on 49 x 10 (pads 5, 1, 4, 2), RGB 3 x 3 stems, dilations, 4 and
+ * 5 output rows, output channels not a multiple of 4. */
+static int check_stems(void) {
+    /* IH, IW, KH, KW, stride, dilation, pads (top, left, bottom, right), in and out channels */
+    static const int32_t shapes[][12] = {
+        {49, 10, 10, 4, 2, 1, 5, 1, 4, 2, 1, 8}, {24, 24, 3, 3, 2, 1, 1, 1, 1, 1, 3, 8}, {23, 17, 3, 3, 2, 1, 0, 1, 1, 0, 3, 6},
+        {9, 7, 3, 3, 1, 1, 1, 1, 1, 1, 2, 5},    {12, 6, 5, 3, 1, 2, 3, 1, 2, 2, 4, 3}, {7, 9, 3, 2, 2, 1, 0, 0, 1, 1, 1, 9},
+        {10, 5, 4, 4, 2, 1, 2, 2, 2, 2, 2, 4},   {4, 3, 1, 1, 1, 1, 0, 0, 0, 0, 4, 2},  {16, 12, 7, 7, 2, 1, 3, 3, 3, 3, 3, 4}};
+    int32_t i, cases = 0;
+    int bad = 0;
+    for (i = 0; i < (int32_t)(sizeof shapes / sizeof shapes[0]) && !bad; ++i) {
+        const int32_t *v = shapes[i];
+        conv_case c;
+        aotc_conv_params *p = &c.p;
+        int d;
+        memset(&c, 0, sizeof c);
+        c.kind = K_IMPLICIT;
+        for (d = 0; d < 3; ++d) p->in_size[d] = p->out_size[d] = p->kernel[d] = p->strides[d] = p->dilations[d] = 1;
+        p->batch = 1 + i % 2;
+        set_channels(p, 1, v[10], v[11]);
+        c.bias = i % 3 != 0;
+        draw_activation(p);
+        if (p->act == AOTC_ACT_LEAKY) p->act = AOTC_ACT_NONE;
+        set_dim(p, 1, v[0], v[2], v[4], v[5], v[6], v[8], 0, 0);
+        set_dim(p, 2, v[1], v[3], v[4], v[5], v[7], v[9], 0, 0);
+        ++cases;
+        bad = check(&c);
+    }
+    printf("%-34s %s (%d stem shapes)\n", NAMES[K_IMPLICIT], bad ? "MISMATCH" : "ok", (int)cases);
+    return bad;
+}
+
 int main(int argc, char **argv) {
     const int32_t shapes = test_args(argc, argv, 100);
     const int verbose = argc > 3; /* a third argument: print each case before it runs */
@@ -437,5 +535,8 @@ int main(int argc, char **argv) {
         printf("%-34s %s (%d shapes)\n", NAMES[kind], bad ? "MISMATCH" : "ok", (int)i);
         failed |= bad;
     }
+    failed |= check_dw3_edges();
+    failed |= check_pointwise_runs();
+    failed |= check_stems();
     return failed;
 }

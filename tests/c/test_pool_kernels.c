@@ -167,6 +167,7 @@ static int check(int kind) {
     while (!draw(&p)) {
     }
     if (kind == P_GLOBAL_MAX || kind == P_GLOBAL_AVG) { /* the reference: one window over the plane */
+        p.planes += 4 * (p.planes - 1); /* 1, 6, 11 or 16: Helium's global average goes 4 planes at a time */
         for (d = 0; d < 3; ++d) {
             p.kernel[d] = p.in[d], p.out[d] = p.strides[d] = p.dilations[d] = 1;
             p.pads_begin[d] = p.pads_end[d] = 0;
