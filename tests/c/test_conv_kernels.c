@@ -420,6 +420,21 @@ static int check_reference(void) {
     return bad;
 }
 
+/* A unit-size case of `kind` (every dim 1) with the batch, the channels, the bias and residual (chosen
+ * by `k`, the case's number) and an activation drawn: the edge and run checks below then set its dims. */
+static void unit_case(conv_case *c, int kind, int32_t k, int32_t group, int32_t cg, int32_t mg) {
+    aotc_conv_params *p = &c->p;
+    int d;
+    memset(c, 0, sizeof *c);
+    c->kind = kind;
+    for (d = 0; d < 3; ++d) p->in_size[d] = p->out_size[d] = p->kernel[d] = p->strides[d] = p->dilations[d] = 1;
+    p->batch = 1 + k % 2;
+    set_channels(p, group, cg, mg);
+    c->bias = k % 4 != 0;
+    c->res = k % 5 == 0;
+    draw_activation(p);
+}
+
 /* aotc_conv_depthwise3x3_direct_f32 on every combination of stride and pads, on rows of 1 to 13
  * outputs: with Helium (conv_dw3_mve.h) the strips of 4 columns at a row's left end, right end,
  * both, or narrower than 4, and the rows' first and last outputs with tap rows outside. Heights,
@@ -434,15 +449,7 @@ static int check_dw3_edges(void) {
                 const int32_t pad[4] = {pads & 1, pads >> 1 & 1, pads >> 2 & 1, pads >> 3 & 1};
                 conv_case c;
                 aotc_conv_params *p = &c.p;
-                int d;
-                memset(&c, 0, sizeof c);
-                c.kind = K_DW3_DIRECT;
-                for (d = 0; d < 3; ++d) p->in_size[d] = p->out_size[d] = p->kernel[d] = p->strides[d] = p->dilations[d] = 1;
-                p->batch = 1 + cases % 2;
-                set_channels(p, 2 + cases % 3, 1, 1 + cases / 3 % 2);
-                c.bias = cases % 4 != 0;
-                c.res = cases % 5 == 0;
-                draw_activation(p);
+                unit_case(&c, K_DW3_DIRECT, cases, 2 + cases % 3, 1, 1 + cases / 3 % 2);
                 if (!set_dim(p, 1, heights[cases % 7], 3, s, 1, pad[0], pad[2], 0, 0) ||
                     !set_dim(p, 2, widths[w], 3, s, 1, pad[1], pad[3], 0, 0) || p->out_size[1] < 1 || p->out_size[2] < 1)
                     continue;
@@ -466,15 +473,7 @@ static int check_pointwise_runs(void) {
             for (b = 0; b < 7 && !bad; ++b) {
                 conv_case c;
                 aotc_conv_params *p = &c.p;
-                int d;
-                memset(&c, 0, sizeof c);
-                c.kind = K_IMPLICIT;
-                for (d = 0; d < 3; ++d) p->in_size[d] = p->out_size[d] = p->kernel[d] = p->strides[d] = p->dilations[d] = 1;
-                p->batch = 1 + cases % 2;
-                set_channels(p, 1, cin[a], cout[b]);
-                c.bias = cases % 4 != 0;
-                c.res = cases % 5 == 0;
-                draw_activation(p);
+                unit_case(&c, K_IMPLICIT, cases, 1, cin[a], cout[b]);
                 set_dim(p, 1, hw[i][0], 1, 1, 1, 0, 0, 0, 0);
                 set_dim(p, 2, hw[i][1], 1, 1, 1, 0, 0, 0, 0);
                 ++cases;
@@ -500,14 +499,9 @@ static int check_stems(void) {
         const int32_t *v = shapes[i];
         conv_case c;
         aotc_conv_params *p = &c.p;
-        int d;
-        memset(&c, 0, sizeof c);
-        c.kind = K_IMPLICIT;
-        for (d = 0; d < 3; ++d) p->in_size[d] = p->out_size[d] = p->kernel[d] = p->strides[d] = p->dilations[d] = 1;
-        p->batch = 1 + i % 2;
-        set_channels(p, 1, v[10], v[11]);
+        unit_case(&c, K_IMPLICIT, i, 1, v[10], v[11]);
         c.bias = i % 3 != 0;
-        draw_activation(p);
+        c.res = 0;
         if (p->act == AOTC_ACT_LEAKY) p->act = AOTC_ACT_NONE;
         set_dim(p, 1, v[0], v[2], v[4], v[5], v[6], v[8], 0, 0);
         set_dim(p, 2, v[1], v[3], v[4], v[5], v[7], v[9], 0, 0);
