@@ -291,16 +291,17 @@ def measure(out: Path, meta: dict) -> dict[str, Any]:
         if target.regions:
             image["regions"] = region_usage(elf, target)
             image["stack_reserve_bytes"] = STACK_RESERVE
-        image["code_bytes_by_file"] = code_by_file(elf, lib)
+        image["code_bytes_by_file"], image["code_bytes_by_function"] = code_by_file(elf, lib)
         report["image"] = image
     return report
 
 
-def code_by_file(image: Elf, lib: Path) -> dict[str, int]:
+def code_by_file(image: Elf, lib: Path) -> tuple[dict[str, int], dict[str, int]]:
     """Bytes of code the linker kept, per source file of the bundle (its kernels' files, the model's
     own .c), most first; code from outside the bundle (libc, libm, startup, the runner) is
     "(other)". A static function is its file's by the symbol table; a global one by the library
-    member that defines it."""
+    member that defines it. Also per function of the bundle ("file:function", most first): which
+    kernel of a family costs the flash."""
     owner: dict[str, str] = {}
     for member, body in archive_members(lib.read_bytes()):
         if body[:4] == b"\x7fELF":
@@ -309,11 +310,16 @@ def code_by_file(image: Elf, lib: Path) -> dict[str, int]:
                     owner.setdefault(f.name, re.sub(r"\.(obj|o)$", "", member))
     ours = set(owner.values())
     out: dict[str, int] = {}
+    functions: dict[str, int] = {}
     for f in image.functions:
         where = f.file if f.local else owner.get(f.name)
         key = where if where in ours else "(other)"
         out[key] = out.get(key, 0) + f.size
-    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+        if where in ours and f.size:
+            functions[f"{where}:{f.name}"] = functions.get(f"{where}:{f.name}", 0) + f.size
+    def most_first(d: dict[str, int]) -> dict[str, int]:
+        return dict(sorted(d.items(), key=lambda kv: -kv[1]))
+    return most_first(out), most_first(functions)
 
 
 def region_usage(elf: Elf, target) -> dict[str, dict[str, int]]:

@@ -309,6 +309,10 @@ def test_footprint_agrees_with_binutils_size(builds, target):
     code = image["code_bytes_by_file"]
     assert code.get("gemm.c", 0) > 0 and code.get(f"{name}.c", 0) > 0, code
     assert sum(code.values()) <= image["text"]
+    # ... and per function of the bundle, adding up to its files' bytes
+    functions = image["code_bytes_by_function"]
+    assert any(k.startswith("gemm.c:") for k in functions), functions
+    assert sum(functions.values()) == sum(v for k, v in code.items() if k != "(other)")
     if get_target(target).regions:
         # Every allocated byte is in a region of the board; .data twice (its initial values in flash).
         used = sum(r["used_bytes"] for r in image["regions"].values())
