@@ -103,8 +103,9 @@ def work_bytes(k: int, budget: int) -> int:
 
 
 def _const_b_packs(n: int) -> bool:
-    """A constant B is packed unless it is narrower than a panel (padding would multiply its size)."""
-    return n >= PANEL
+    """A constant B is packed where its last panel's padding adds at most 2 % to it: the weights in
+    flash stay within 2 % of the model's (a 120-column B would grow 6.7 %, an 84-column one 14 %)."""
+    return n >= PANEL and 50 * -(-n // PANEL) * PANEL <= 51 * n
 
 
 def _too_large(*sizes: int) -> str | None:
