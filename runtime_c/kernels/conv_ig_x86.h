@@ -68,7 +68,7 @@ static void igx3_items(void *arg, int32_t begin, int32_t end) {
     const int32_t H = p->out_size[1], W = p->out_size[2];
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, blocks = mg / 16;
     const ptrdiff_t plane = (ptrdiff_t)H * W, k_rows = (ptrdiff_t)cg * 9, group_w = (ptrdiff_t)mg * k_rows;
-    int32_t item, i, m, c;
+    int32_t item, m, c;
     for (item = begin; item < end; ++item) {
         const int32_t v = item % J->nvec, jb = item / J->nvec % blocks, gi = item / J->nvec / blocks;
         const int32_t g = gi % p->group, n = gi / p->group;
@@ -76,23 +76,10 @@ static void igx3_items(void *arg, int32_t begin, int32_t end) {
         const float *xg = J->x + ((ptrdiff_t)n * p->in_c + (ptrdiff_t)g * cg) * plane + p0;
         const float *wb = J->wt + g * group_w + (ptrdiff_t)jb * k_rows * PANEL;
         const ptrdiff_t yo = ((ptrdiff_t)n * p->out_c + (ptrdiff_t)g * mg + (ptrdiff_t)jb * 16) * plane + p0;
-        __mmask16 mk[9], in = 0, up = 0, down = 0, left = 0, right = 0;
+        __mmask16 mk[9], in;
         __m512 acc[16];
-        { /* the lanes' masks: inside the plane; a row above, below; a column left, right */
-            int32_t oy = (int32_t)(p0 / W), ox = (int32_t)(p0 % W);
-            for (i = 0; i < 16 && p0 + i < plane; ++i) {
-                const __mmask16 b = (__mmask16)(1u << i);
-                in |= b;
-                if (oy > 0) up |= b;
-                if (oy < H - 1) down |= b;
-                if (ox > 0) left |= b;
-                if (ox < W - 1) right |= b;
-                if (++ox == W) ox = 0, ++oy;
-            }
-            mk[0] = up & left, mk[1] = up, mk[2] = up & right;
-            mk[3] = in & left, mk[4] = in, mk[5] = in & right;
-            mk[6] = down & left, mk[7] = down, mk[8] = down & right;
-        }
+        x86c_masks3x3(p0, H, W, mk); /* the lanes' masks: inside the plane; a row above, below; a column left, right */
+        in = mk[4];
         for (m = 0; m < 16; ++m) acc[m] = _mm512_set1_ps(J->bias != NULL ? J->bias[g * mg + jb * 16 + m] : 0.0f);
         for (c = 0; c < cg; ++c) {
             const float *xc = xg + (ptrdiff_t)c * plane, *wc = wb + (ptrdiff_t)c * 9 * PANEL;
@@ -100,7 +87,7 @@ static void igx3_items(void *arg, int32_t begin, int32_t end) {
             IGX3_TAP(3, 0, -1) IGX3_TAP(4, 0, 0) IGX3_TAP(5, 0, 1)
             IGX3_TAP(6, 1, -1) IGX3_TAP(7, 1, 0) IGX3_TAP(8, 1, 1)
         }
-        for (m = 0; m < 16; ++m)
+        _Pragma("GCC unroll 16") for (m = 0; m < 16; ++m) /* (unrolled: acc stays in registers) */
             x86c_finish(p, acc[m], in, J->res != NULL ? J->res + yo + m * plane : NULL, J->y + yo + m * plane);
     }
 }
@@ -177,7 +164,7 @@ static inline __mmask16 igx_lanes(ptrdiff_t n) {
                     IGX3S2_TAP(2, e2)                                                                  \
                 }                                                                                      \
             }                                                                                          \
-            for (m = 0; m < 16; ++m)                                                                   \
+            _Pragma("GCC unroll 16") for (m = 0; m < 16; ++m)                                          \
                 x86c_finish(p, acc[m], in, J->res != NULL ? J->res + yo + m * plane : NULL, J->y + yo + m * plane); \
         }                                                                                              \
     }
@@ -230,7 +217,7 @@ static void igx3_rgb_items(void *arg, int32_t begin, int32_t end) {
                 _Pragma("GCC unroll 16") for (m = 0; m < 16; ++m) acc[m] = _mm512_fmadd_ps(_mm512_set1_ps(wr[m]), xv, acc[m]);
             }
         }
-        for (m = 0; m < 16; ++m) x86c_finish(p, acc[m], 0xFFFF, J->res != NULL ? J->res + yo + m * plane : NULL, J->y + yo + m * plane);
+        _Pragma("GCC unroll 16") for (m = 0; m < 16; ++m) x86c_finish(p, acc[m], 0xFFFF, J->res != NULL ? J->res + yo + m * plane : NULL, J->y + yo + m * plane);
     }
 }
 
