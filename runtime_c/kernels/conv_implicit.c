@@ -89,6 +89,15 @@ typedef struct {
 IG_KERNEL(ig_tile, MK_ROWS6, IG_NR)
 IG_KERNEL(ig_tile_narrow, MK_ROWS6, IG_NH)
 #endif
+/* AVX-512 hosts: a class's last 5 positions as one tile of 5 chains, not 3 + 2 (SqueezeNet's 13 x 13
+ * convs, whose border rows and columns are 11 positions: 6 + 5) */
+#if IG_MR == 6 && defined(__AVX512F__)
+#define IG_TILE5 1
+IG_KERNEL(ig_tile5, MK_ROWS5, IG_NR)
+IG_KERNEL(ig_tile5_narrow, MK_ROWS5, IG_NH)
+#else
+#define IG_TILE5 0
+#endif
 IG_KERNEL(ig_tile4, MK_ROWS4, IG_NR)
 IG_KERNEL(ig_tile4_narrow, MK_ROWS4, IG_NH)
 IG_KERNEL(ig_tile3, MK_ROWS3, IG_NR)
@@ -544,10 +553,10 @@ typedef void (*ig_run_kernel)(const float *, const ig_loops *, const float *, co
 #endif
 
 /* Positions of the next tile when `left` are left in a class: IG_MR while that leaves at least 3
- * (a tile of 1 or 2 runs its sums' chains at a fraction of the machine's rate), else 3 + 2 for 5,
- * 4 + 3 for 7, 4 + 4 for 8. */
+ * (a tile of 1 or 2 runs its sums' chains at a fraction of the machine's rate), else 3 + 2 for 5
+ * (one tile of 5 with IG_TILE5), 4 + 3 for 7, 4 + 4 for 8. */
 static int32_t ig_rows(int32_t left) {
-    static const int8_t few[9] = {0, 1, 2, 3, 4, 3, IG_MR, 4, 4};
+    static const int8_t few[9] = {0, 1, 2, 3, 4, IG_TILE5 ? 5 : 3, IG_MR, 4, 4};
     return left >= 9 ? IG_MR : few[left];
 }
 
@@ -827,6 +836,9 @@ MK_SPEED static MK_INLINE void ig_items_body(void *arg, int32_t begin, int32_t e
 #endif
                             {
                             const ig_kernel k = rows == IG_MR ? (narrow ? ig_tile_narrow : ig_tile)
+#if IG_TILE5
+                                                : rows == 5   ? (narrow ? ig_tile5_narrow : ig_tile5)
+#endif
                                                 : rows == 4   ? (narrow ? ig_tile4_narrow : ig_tile4)
                                                 : rows == 3   ? (narrow ? ig_tile3_narrow : ig_tile3)
                                                 : rows == 2   ? (narrow ? ig_tile2_narrow : ig_tile2)
