@@ -181,10 +181,6 @@ static int draw(int kind, conv_case *c) {
                 if (!set_dim(p, 1, rand_int(3, 20), 3, 2, 1, 0, rand_int(0, 1), 0, 0) ||
                     !set_dim(p, 2, 2 * ow + rand_int(-1, 1), 3, 2, 1, 0, rand_int(0, 1), 0, 0))
                     return 0;
-            } else if (path == 0 && chance(1, 4)) { /* past 32 input channels on planes of 28 x 28 or more */
-                set_channels(p, 1, rand_int(33, 72), 16);
-                if (!set_dim(p, 1, rand_int(28, 31), 3, 1, 1, 1, 1, 0, 0) || !set_dim(p, 2, rand_int(28, 31), 3, 1, 1, 1, 1, 0, 0))
-                    return 0;
             } else if (path == 1 && chance(1, 3)) { /* 1 x 1 stride 1: conv_posx_x86.h's tiles on the packed W^T */
                 set_channels(p, rand_int(1, 2), rand_int(1, 40), rand_int(8, 40));
                 if (!set_dim(p, 1, rand_int(4, 20), 1, 1, 1, 0, 0, 0, 0) || !set_dim(p, 2, rand_int(8, 20), 1, 1, 1, 0, 0, 0, 0))
