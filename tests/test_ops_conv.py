@@ -371,16 +371,33 @@ def test_matches_onnxruntime(built, case_id):
 
 
 # Built -march=native only (below): the AVX-512 paths of conv_blocked_x86.h (igb3: 3 x 3 same-size
-# convs with more than 32 input channels on small planes; 3 vectors of positions x 8 output channels,
-# planes of 1 to 5 vectors, a partial panel of 8, groups, batch 2, every epilogue) and conv_dwk_x86.h
+# convs with more than 64 input channels per group on small planes; 3 vectors of positions x 8 output
+# channels, planes of 1 to 5 vectors, a partial panel of 8, groups, batch 2, every epilogue; the same
+# shapes on 33 to 40 channels go to the implicit GEMM's tiles, ig3_*) and conv_dwk_x86.h
 # (depthwise 3/5/7 rows at strides 1 and 2, flat small planes), conv_stem_x86.h (RGB stems, 3 x 3
 # and 7 x 7 at stride 2, rows of 1 and 2 vectors, odd sizes, pads 0 to 3), with four of the kxk cases above.
 NATIVE = [
-    conv_fused("igb3_res_relu_7x7", (1, 40, 7, 7), (48, 40, 3, 3), "relu", pads=[1, 1, 1, 1]),
-    conv_fused("igb3_clip_m24", (1, 36, 5, 9), (24, 36, 3, 3), "clip", residual=False, pads=[1, 1, 1, 1]),
-    conv_fused("igb3_leaky_batch", (2, 33, 9, 8), (8, 33, 3, 3), "leaky", residual=False, pads=[1, 1, 1, 1]),
-    conv_fused("igb3_tail3_res_leaky", (1, 34, 9, 11), (16, 34, 3, 3), "leaky", pads=[1, 1, 1, 1]),
-    conv("igb3_grouped_no_bias", (1, 80, 6, 6), (16, 40, 3, 3), group=2, pads=[1, 1, 1, 1], bias=False),
+    conv_fused("igb3_res_relu_7x7", (1, 72, 7, 7), (48, 72, 3, 3), "relu", pads=[1, 1, 1, 1]),
+    conv_fused("igb3_clip_m24", (1, 68, 5, 9), (24, 68, 3, 3), "clip", residual=False, pads=[1, 1, 1, 1]),
+    conv_fused("igb3_leaky_batch", (2, 65, 9, 8), (8, 65, 3, 3), "leaky", residual=False, pads=[1, 1, 1, 1]),
+    conv_fused("igb3_tail3_res_leaky", (1, 66, 9, 11), (16, 66, 3, 3), "leaky", pads=[1, 1, 1, 1]),
+    conv("igb3_grouped_no_bias", (1, 160, 6, 6), (16, 80, 3, 3), group=2, pads=[1, 1, 1, 1], bias=False),
+    conv_fused("igb3_8x8_c96_res", (1, 96, 8, 8), (32, 96, 3, 3), "relu", pads=[1, 1, 1, 1]),
+    conv_fused("ig3_res_relu_7x7", (1, 40, 7, 7), (48, 40, 3, 3), "relu", pads=[1, 1, 1, 1]),
+    conv_fused("ig3_clip_m24", (1, 36, 5, 9), (24, 36, 3, 3), "clip", residual=False, pads=[1, 1, 1, 1]),
+    conv_fused("ig3_leaky_batch", (2, 33, 9, 8), (8, 33, 3, 3), "leaky", residual=False, pads=[1, 1, 1, 1]),
+    conv_fused("ig3_tail3_res_leaky", (1, 34, 9, 11), (16, 34, 3, 3), "leaky", pads=[1, 1, 1, 1]),
+    conv("ig3_grouped_no_bias", (1, 80, 6, 6), (16, 40, 3, 3), group=2, pads=[1, 1, 1, 1], bias=False),
+    conv_fused("ig3_8x8_c64_resnet8", (1, 64, 8, 8), (64, 64, 3, 3), "relu", pads=[1, 1, 1, 1]),
+    # conv_ig_x86.h's igx3 past 32 input channels: planes of at least 28 x 28, up to 128 channels (a
+    # 29-wide plane's vectors span rows); one position fewer goes to the implicit GEMM
+    conv_fused("igx3_c40_28x28_res_relu", (1, 40, 28, 28), (16, 40, 3, 3), "relu", pads=[1, 1, 1, 1]),
+    conv_fused("igx3_c72_30x29_clip", (1, 72, 30, 29), (32, 72, 3, 3), "clip", residual=False, pads=[1, 1, 1, 1]),
+    conv_fused("ig3_c40_27x29_leaky", (1, 40, 27, 29), (16, 40, 3, 3), "leaky", residual=False, pads=[1, 1, 1, 1]),
+    # 1 x 1 convs the plan gives the implicit GEMM (positions ending in a partial panel) go to
+    # conv_posx_x86.h's tiles reading the packed W^T (groups: a group's panels)
+    conv_fused("posx_1x1_packed_res_relu", (1, 24, 17, 17), (48, 24, 1, 1), "relu"),
+    conv_fused("posx_1x1_packed_grouped_leaky", (1, 40, 17, 17), (32, 20, 1, 1), "leaky", group=2, residual=False),
     conv_fused("dwkx5_rows_res_clip", (1, 3, 40, 36), (3, 1, 5, 5), "clip", group=3, pads=[2, 2, 2, 2]),
     conv_fused("dwkx3_s2_long_rows_leaky", (2, 3, 9, 70), (3, 1, 3, 3), "leaky", residual=False, group=3,
                strides=[2, 2], pads=[1, 1, 1, 1]),
@@ -418,6 +435,9 @@ def test_posx_matches_onnxruntime_native(built_native, case_id):
 
 @pytest.mark.parametrize("case_id,kernel", [
     ("igb3_res_relu_7x7", "aotc_conv_implicit_f32"), ("igb3_grouped_no_bias", "aotc_conv_implicit_f32"),
+    ("igb3_8x8_c96_res", "aotc_conv_implicit_f32"), ("ig3_8x8_c64_resnet8", "aotc_conv_implicit_f32"),
+    ("igx3_c40_28x28_res_relu", "aotc_conv_implicit_f32"), ("igx3_c72_30x29_clip", "aotc_conv_implicit_f32"),
+    ("posx_1x1_packed_res_relu", "aotc_conv_implicit_f32"), ("posx_1x1_packed_grouped_leaky", "aotc_conv_implicit_f32"),
     ("dwkx5_rows_res_clip", "aotc_conv_depthwise_kxk_f32"), ("dwkx7_flat_leaky", "aotc_conv_depthwise_kxk_f32"),
     ("dwkx3_pads2_rows", "aotc_conv_depthwise_kxk_f32"), ("stemx_rgb_s2_clip", "aotc_conv3x3_flat_f32"),
     ("stemx_res_leaky_odd_batch", "aotc_conv3x3_flat_f32"), ("stemx_pads0_relu", "aotc_conv_implicit_f32"),

@@ -14,8 +14,10 @@
  *          above or below, columns past a row's ends; AVX-512's masked loads do not touch
  *          masked-off lanes, so the first and last vectors may point outside the plane) and 16
  *          multiply-adds with the weights broadcast from W^T's packed rows. At most 32 input
- *          channels per group: ResNet-8's 64-channel 8 x 8 conv (36 KiB of weights per block of
- *          16 channels, 4 vectors a plane) was slower here than in the implicit GEMM.
+ *          channels per group, or 128 on planes of at least 28 x 28: ResNet-8's 64-channel 8 x 8
+ *          conv (4 vectors a plane) ran 10 % slower here than in the implicit GEMM, ResNet-18's
+ *          256-channel 14 x 14 ones 4 % slower, its 64-channel 56 x 56 and 128-channel 28 x 28
+ *          ones 5 % and 7 % faster (minimum times of single convs, interleaved rounds).
  *   igx3s2 3 x 3, stride 2, no pads at the start (Keras 'same' on even sizes), output channels a
  *          multiple of 16, output rows of 8 (two to a vector, input rows <= 16) or of a multiple
  *          of 16: per input channel and tap row two loads, the even and odd columns by vpermt2ps,
@@ -68,7 +70,7 @@ static void igx3_items(void *arg, int32_t begin, int32_t end) {
     const int32_t H = p->out_size[1], W = p->out_size[2];
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, blocks = mg / 16;
     const ptrdiff_t plane = (ptrdiff_t)H * W, k_rows = (ptrdiff_t)cg * 9, group_w = (ptrdiff_t)mg * k_rows;
-    int32_t item, i, m, c;
+    int32_t item, m, c;
     for (item = begin; item < end; ++item) {
         const int32_t v = item % J->nvec, jb = item / J->nvec % blocks, gi = item / J->nvec / blocks;
         const int32_t g = gi % p->group, n = gi / p->group;
@@ -76,23 +78,10 @@ static void igx3_items(void *arg, int32_t begin, int32_t end) {
         const float *xg = J->x + ((ptrdiff_t)n * p->in_c + (ptrdiff_t)g * cg) * plane + p0;
         const float *wb = J->wt + g * group_w + (ptrdiff_t)jb * k_rows * PANEL;
         const ptrdiff_t yo = ((ptrdiff_t)n * p->out_c + (ptrdiff_t)g * mg + (ptrdiff_t)jb * 16) * plane + p0;
-        __mmask16 mk[9], in = 0, up = 0, down = 0, left = 0, right = 0;
+        __mmask16 mk[9], in;
         __m512 acc[16];
-        { /* the lanes' masks: inside the plane; a row above, below; a column left, right */
-            int32_t oy = (int32_t)(p0 / W), ox = (int32_t)(p0 % W);
-            for (i = 0; i < 16 && p0 + i < plane; ++i) {
-                const __mmask16 b = (__mmask16)(1u << i);
-                in |= b;
-                if (oy > 0) up |= b;
-                if (oy < H - 1) down |= b;
-                if (ox > 0) left |= b;
-                if (ox < W - 1) right |= b;
-                if (++ox == W) ox = 0, ++oy;
-            }
-            mk[0] = up & left, mk[1] = up, mk[2] = up & right;
-            mk[3] = in & left, mk[4] = in, mk[5] = in & right;
-            mk[6] = down & left, mk[7] = down, mk[8] = down & right;
-        }
+        x86c_masks3x3(p0, H, W, mk); /* the lanes' masks: inside the plane; a row above, below; a column left, right */
+        in = mk[4];
         for (m = 0; m < 16; ++m) acc[m] = _mm512_set1_ps(J->bias != NULL ? J->bias[g * mg + jb * 16 + m] : 0.0f);
         for (c = 0; c < cg; ++c) {
             const float *xc = xg + (ptrdiff_t)c * plane, *wc = wb + (ptrdiff_t)c * 9 * PANEL;
@@ -100,7 +89,7 @@ static void igx3_items(void *arg, int32_t begin, int32_t end) {
             IGX3_TAP(3, 0, -1) IGX3_TAP(4, 0, 0) IGX3_TAP(5, 0, 1)
             IGX3_TAP(6, 1, -1) IGX3_TAP(7, 1, 0) IGX3_TAP(8, 1, 1)
         }
-        for (m = 0; m < 16; ++m)
+        _Pragma("GCC unroll 16") for (m = 0; m < 16; ++m) /* (unrolled: acc stays in registers) */
             x86c_finish(p, acc[m], in, J->res != NULL ? J->res + yo + m * plane : NULL, J->y + yo + m * plane);
     }
 }
@@ -177,7 +166,7 @@ static inline __mmask16 igx_lanes(ptrdiff_t n) {
                     IGX3S2_TAP(2, e2)                                                                  \
                 }                                                                                      \
             }                                                                                          \
-            for (m = 0; m < 16; ++m)                                                                   \
+            _Pragma("GCC unroll 16") for (m = 0; m < 16; ++m)                                          \
                 x86c_finish(p, acc[m], in, J->res != NULL ? J->res + yo + m * plane : NULL, J->y + yo + m * plane); \
         }                                                                                              \
     }
@@ -188,16 +177,43 @@ IGX3S2_KERNEL(igx3s2_rows8, 1)
 
 /* ---- 3 x 3, stride 1, same size, on a channels-last RGB input (a Keras stem) ---- */
 
-/* 16 positions x 16 output channels as igx3, rows of a multiple of 16. Per tap the 48 floats of 16
- * positions' 3 channels come in three loads (masked to the input row: zero past its ends) and are
- * split into the three channels' vectors by two vpermt2ps each; W^T's rows go (ky, kx, c). */
+#define IGX_RGB_WMAX 512 /* widest row: the ring of deinterleaved rows (18.5 KiB) lives on the stack */
+#define IGX_RGB_RS (IGX_RGB_WMAX + 2) /* floats per channel row: a zero column on each side */
+
+/* ring[c][0 .. W + 1] = input row iy's channel c with a zero column at each end (all zero for a pad
+ * row): 16 positions' 48 floats come in three loads and go into the channels' vectors by two
+ * vpermt2ps each. */
+static void igx3_rgb_row(float *ring, const float *xn, int32_t iy, int32_t H, int32_t W, const __m512i *i1,
+                         const __m512i *i2) {
+    int32_t c, x0;
+    for (c = 0; c < 3; ++c) ring[c * IGX_RGB_RS] = ring[c * IGX_RGB_RS + W + 1] = 0.0f;
+    for (x0 = 0; x0 < W; x0 += 16) {
+        if (iy < 0 || iy >= H) {
+            for (c = 0; c < 3; ++c) _mm512_storeu_ps(ring + c * IGX_RGB_RS + 1 + x0, _mm512_setzero_ps());
+        } else {
+            const float *xr = xn + ((ptrdiff_t)iy * W + x0) * 3;
+            const __m512 l0 = _mm512_loadu_ps(xr), l1 = _mm512_loadu_ps(xr + 16), l2 = _mm512_loadu_ps(xr + 32);
+            for (c = 0; c < 3; ++c)
+                _mm512_storeu_ps(ring + c * IGX_RGB_RS + 1 + x0,
+                                 _mm512_permutex2var_ps(_mm512_permutex2var_ps(l0, i1[c], l1), i2[c], l2));
+        }
+    }
+}
+
+/* 16 positions x 16 output channels as igx3, rows of a multiple of 16 (at most IGX_RGB_WMAX). Items
+ * (image, output row, block of 16 channels), the last innermost; the three input rows an output
+ * row reads are kept deinterleaved (channel planes, zero columns at the ends) in a ring of three
+ * on the stack, so each input row is split into channels once per run of items and every tap is
+ * one unmasked load: the split per tap (two vpermt2ps per channel, as ResNet-8's stem did) took
+ * about a fifth of the stem's time. W^T's rows go (ky, kx, c). */
 static void igx3_rgb_items(void *arg, int32_t begin, int32_t end) {
     const igx_job *J = (const igx_job *)arg;
     const aotc_conv_params *p = J->p;
     const int32_t H = p->out_size[1], W = p->out_size[2], mg = p->out_c, blocks = mg / 16;
-    const ptrdiff_t plane = (ptrdiff_t)H * W, k_rows = 27, row = (ptrdiff_t)W * 3;
+    const ptrdiff_t plane = (ptrdiff_t)H * W, k_rows = 27;
+    float ring[3 * 3 * IGX_RGB_RS]; /* slot iy % 3: 3 channel rows */
     __m512i i1[3], i2[3];
-    int32_t item, m, t, c, j;
+    int32_t item, m, c, j, ky, kx, x0, ring_n = -1, top = 0; /* the ring holds rows top - 2 .. top of image ring_n */
     for (c = 0; c < 3; ++c) { /* channel c's lane j: float 3 j + c of the 48 */
         int32_t a[16], b[16];
         for (j = 0; j < 16; ++j) {
@@ -208,31 +224,34 @@ static void igx3_rgb_items(void *arg, int32_t begin, int32_t end) {
         i1[c] = _mm512_loadu_si512(a), i2[c] = _mm512_loadu_si512(b);
     }
     for (item = begin; item < end; ++item) {
-        const int32_t v = item % J->nvec, jb = item / J->nvec % blocks, n = item / J->nvec / blocks;
-        const ptrdiff_t p0 = 16 * (ptrdiff_t)v;
-        const int32_t oy = (int32_t)(p0 / W), ox = (int32_t)(p0 % W);
+        const int32_t jb = item % blocks, oy = item / blocks % H, n = item / blocks / H;
         const float *xn = J->x + (ptrdiff_t)n * 3 * plane;
         const float *wb = J->wt + (ptrdiff_t)jb * k_rows * PANEL;
-        const ptrdiff_t yo = ((ptrdiff_t)n * p->out_c + (ptrdiff_t)jb * 16) * plane + p0;
-        __m512 acc[16];
-        for (m = 0; m < 16; ++m) acc[m] = _mm512_set1_ps(J->bias != NULL ? J->bias[jb * 16 + m] : 0.0f);
-        for (t = 0; t < 9; ++t) {
-            const int32_t iy = oy + t / 3 - 1;
-            const ptrdiff_t s0 = (ptrdiff_t)(ox + t % 3 - 1) * 3; /* the first float, from the row's start */
-            const float *xr = xn + (ptrdiff_t)iy * row;
-            const __mmask16 ok = iy >= 0 && iy < H ? (__mmask16)0xFFFF : (__mmask16)0; /* else padding */
-            const __m512 l0 = _mm512_maskz_loadu_ps(ok & igx_lanes(row - s0) & (s0 < 0 ? (__mmask16)0xFFF8 : (__mmask16)0xFFFF), xr + s0);
-            const __m512 l1 = _mm512_maskz_loadu_ps(ok & igx_lanes(row - s0 - 16), xr + s0 + 16);
-            const __m512 l2 = _mm512_maskz_loadu_ps(ok & igx_lanes(row - s0 - 32), xr + s0 + 32);
-            _Pragma("GCC unroll 3") for (c = 0; c < 3; ++c) {
-                const __m512 xv = _mm512_permutex2var_ps(_mm512_permutex2var_ps(l0, i1[c], l1), i2[c], l2);
-                const float *wr = wb + (ptrdiff_t)(t * 3 + c) * PANEL;
-                _Pragma("GCC unroll 16") for (m = 0; m < 16; ++m) acc[m] = _mm512_fmadd_ps(_mm512_set1_ps(wr[m]), xv, acc[m]);
+        int32_t iy = ring_n == n && top >= oy - 1 ? top + 1 : oy - 1; /* the first row not in the ring */
+        for (; iy <= oy + 1; ++iy) igx3_rgb_row(ring + (iy + 3) % 3 * 3 * IGX_RGB_RS, xn, iy, H, W, i1, i2);
+        ring_n = n, top = oy + 1;
+        for (x0 = 0; x0 < W; x0 += 16) {
+            const ptrdiff_t yo = ((ptrdiff_t)n * p->out_c + (ptrdiff_t)jb * 16) * plane + (ptrdiff_t)oy * W + x0;
+            __m512 acc[16];
+            _Pragma("GCC unroll 16") for (m = 0; m < 16; ++m)
+                acc[m] = _mm512_set1_ps(J->bias != NULL ? J->bias[jb * 16 + m] : 0.0f);
+            for (ky = 0; ky < 3; ++ky) {
+                const float *r = ring + (oy + ky + 2) % 3 * 3 * IGX_RGB_RS + x0; /* row oy + ky - 1, column -1 */
+                _Pragma("GCC unroll 3") for (kx = 0; kx < 3; ++kx) {
+                    _Pragma("GCC unroll 3") for (c = 0; c < 3; ++c) {
+                        const __m512 xv = _mm512_loadu_ps(r + c * IGX_RGB_RS + kx);
+                        const float *wr = wb + (ptrdiff_t)((ky * 3 + kx) * 3 + c) * PANEL;
+                        _Pragma("GCC unroll 16") for (m = 0; m < 16; ++m)
+                            acc[m] = _mm512_fmadd_ps(_mm512_set1_ps(wr[m]), xv, acc[m]);
+                    }
+                }
             }
+            _Pragma("GCC unroll 16") for (m = 0; m < 16; ++m)
+                x86c_finish(p, acc[m], 0xFFFF, J->res != NULL ? J->res + yo + m * plane : NULL, J->y + yo + m * plane);
         }
-        for (m = 0; m < 16; ++m) x86c_finish(p, acc[m], 0xFFFF, J->res != NULL ? J->res + yo + m * plane : NULL, J->y + yo + m * plane);
     }
 }
+#undef IGX_RGB_RS
 
 /* ---- 1 x 1, stride 2 ---- */
 
@@ -300,13 +319,14 @@ static int igx(const aotc_conv_params *p, const float *x, const float *wt, const
     if (p->in_nhwc != 0 && p->in_c == 3 && p->group == 1 && p->in_size[0] == 1 && p->out_size[0] == 1 &&
         p->kernel[0] == 1 && p->pads[0] == 0 && x86c_act_ok(p) && p->kernel[1] == 3 && p->kernel[2] == 3 &&
         p->strides[1] == 1 && p->strides[2] == 1 && p->dilations[1] == 1 && p->dilations[2] == 1 && p->pads[1] == 1 &&
-        p->pads[2] == 1 && OH == IH && OW == IW && OW % 16 == 0 && mg % 16 == 0) {
-        aotc_parallel_for(igx3_rgb_items, &J, p->batch * (mg / 16) * J.nvec);
+        p->pads[2] == 1 && OH == IH && OW == IW && OW % 16 == 0 && OW <= IGX_RGB_WMAX && mg % 16 == 0) {
+        aotc_parallel_for(igx3_rgb_items, &J, p->batch * OH * (mg / 16));
         return 1;
     }
     if (!igx_plain2d(p) || !x86c_act_ok(p)) return 0;
     if (p->kernel[1] == 3 && p->kernel[2] == 3 && p->strides[1] == 1 && p->strides[2] == 1 && p->dilations[1] == 1 &&
-        p->dilations[2] == 1 && p->pads[1] == 1 && p->pads[2] == 1 && OH == IH && OW == IW && mg % 16 == 0 && cg <= 32) {
+        p->dilations[2] == 1 && p->pads[1] == 1 && p->pads[2] == 1 && OH == IH && OW == IW && mg % 16 == 0 &&
+        (cg <= 32 || (cg <= 128 && (ptrdiff_t)OH * OW >= 784))) {
         aotc_parallel_for(igx3_items, &J, p->batch * p->group * (mg / 16) * J.nvec);
         return 1;
     }
@@ -323,7 +343,11 @@ static int igx(const aotc_conv_params *p, const float *x, const float *wt, const
                           p->batch * p->group * J.nvec);
         return 1;
     }
+#undef IGX_RGB_WMAX
 #if defined(AOTC_CONV_POSX)
+    if (p->kernel[1] == 1 && p->kernel[2] == 1 && p->strides[1] == 1 && p->strides[2] == 1 && p->pads[1] == 0 &&
+        p->pads[2] == 0 && IH == OH && IW == OW && posx_pointwise(p, x, wt, bias, res, y, 1))
+        return 1; /* a 1 x 1 conv: 8 output channels x 32 positions in registers (conv_posx_x86.h) */
     return posx_stem(p, x, wt, bias, res, y); /* one-channel stems: patches copied, 8 x 32 tiles (conv_posx_x86.h) */
 #else
     return 0;

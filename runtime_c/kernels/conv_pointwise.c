@@ -116,7 +116,7 @@ void aotc_conv_pointwise_f32(const aotc_conv_params *p, const float *x, const fl
 #elif defined(AOTC_CONV_POSX) /* one thread: the register tiles */
     if (!(PWX && (cg == 8 || cg == 16 || cg == 24 || cg == 32) &&
           (p->act == AOTC_ACT_NONE || p->act == AOTC_ACT_CLAMP || p->act == AOTC_ACT_LEAKY)) &&
-        posx_pointwise(p, x, w, bias, res, y))
+        posx_pointwise(p, x, w, bias, res, y, 0))
         return; /* AVX-512: 8 output channels x 32 positions in registers (conv_posx_x86.h) */
 #endif
     for (n = 0; n < p->batch; ++n) {

@@ -129,7 +129,8 @@ typedef struct {
     const aotc_conv_params *p;
     const float *x, *w, *bias, *res;
     float *y;
-    int32_t nblk; /* blocks of 32 positions per plane */
+    int32_t nblk;   /* blocks of 32 positions per plane */
+    int32_t packed; /* w is the implicit GEMM's W^T (panels of PANEL channels, K rows each), else [m][K] */
 } posx_job;
 
 MK_UNUSED static void posx_pw_items(void *arg, int32_t begin, int32_t end) {
@@ -147,14 +148,17 @@ MK_UNUSED static void posx_pw_items(void *arg, int32_t begin, int32_t end) {
         const ptrdiff_t xo = ((ptrdiff_t)n * p->in_c + (ptrdiff_t)g * cg) * npos + p0;
         const ptrdiff_t yo = ((ptrdiff_t)n * p->out_c + (ptrdiff_t)g * mg) * npos + p0;
         T.x = J->x + xo, T.y = J->y + yo, T.res = J->res != NULL ? J->res + yo : NULL;
-        T.w = J->w + (ptrdiff_t)g * mg * cg, T.bias = J->bias != NULL ? J->bias + (ptrdiff_t)g * mg : NULL;
-        posx_block(&T, 1, posx_lanes(npos - p0), posx_lanes(npos - p0 - 16));
+        T.w = J->w + (ptrdiff_t)g * (J->packed ? (mg + PANEL - 1) / PANEL * PANEL : mg) * cg;
+        T.bias = J->bias != NULL ? J->bias + (ptrdiff_t)g * mg : NULL;
+        posx_block(&T, !J->packed, posx_lanes(npos - p0), posx_lanes(npos - p0 - 16));
     }
 }
 
-/* The 1 x 1 stride-1 conv (aotc_conv_pointwise_f32's shapes) if this path takes it: 1, else 0. */
+/* The 1 x 1 stride-1 conv (aotc_conv_pointwise_f32's shapes) if this path takes it: 1, else 0.
+ * packed: w is the implicit GEMM's W^T (a 1 x 1 conv the plan gave aotc_conv_implicit_f32: its
+ * positions end in a partial panel, SqueezeNet's 55 x 55 squeeze and expand convs), else [m][K]. */
 MK_UNUSED static int posx_pointwise(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
-                          const float *res, float *y) {
+                          const float *res, float *y, int packed) {
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group;
     const ptrdiff_t npos = (ptrdiff_t)p->out_size[0] * p->out_size[1] * p->out_size[2];
     posx_job J;
@@ -163,7 +167,7 @@ MK_UNUSED static int posx_pointwise(const aotc_conv_params *p, const float *x, c
     if (!posx_act_ok(p) || cg > POSX_KMAX || (ptrdiff_t)cg * mg > 16384 || mg < 8 ||
         8 * npos < 7 * 32 * ((npos + 31) / 32))
         return 0;
-    J.p = p, J.x = x, J.w = w, J.bias = bias, J.res = res, J.y = y;
+    J.p = p, J.x = x, J.w = w, J.bias = bias, J.res = res, J.y = y, J.packed = packed;
     J.nblk = (int32_t)((npos + 31) / 32);
     aotc_parallel_for(posx_pw_items, &J, p->batch * p->group * J.nblk);
     return 1;

@@ -17,6 +17,26 @@ static inline __mmask16 x86c_lanes(ptrdiff_t a, ptrdiff_t lo, ptrdiff_t hi) {
     return (__mmask16)((((uint32_t)1 << end) - 1u) & ~(((uint32_t)1 << first) - 1u));
 }
 
+/* The 9 taps' load masks of a 3 x 3 same-size conv's 16 output positions [q0, q0 + 16) of an
+ * H x W plane (flat), tap t = 3 ky + kx: the lanes in the plane whose tap falls inside the image
+ * (a row above, below; a column left, right). Bit operations, where a loop over the 16 lanes
+ * cost about as much as the multiply-adds of a small block. */
+static inline void x86c_masks3x3(ptrdiff_t q0, int32_t H, int32_t W, __mmask16 mk[9]) {
+    const ptrdiff_t plane = (ptrdiff_t)H * W;
+    const __mmask16 in = x86c_lanes(q0, 0, plane), up = x86c_lanes(q0, W, plane), down = x86c_lanes(q0, 0, plane - W);
+    const int32_t ox = (int32_t)(q0 % W);
+    uint32_t first = 0, last = 0; /* lanes in column 0, column W - 1 */
+    int32_t j;
+    for (j = (W - ox) % W; j < 16; j += W) first |= 1u << j;
+    for (j = W - 1 - ox; j < 16; j += W) last |= 1u << j;
+    {
+        const __mmask16 left = (__mmask16)(in & ~first), right = (__mmask16)(in & ~last);
+        mk[0] = up & left, mk[1] = up, mk[2] = up & right;
+        mk[3] = left, mk[4] = in, mk[5] = right;
+        mk[6] = down & left, mk[7] = down, mk[8] = down & right;
+    }
+}
+
 /* the conv's activations these paths apply (the rest go elsewhere) */
 static inline int x86c_act_ok(const aotc_conv_params *p) {
     return p->act == AOTC_ACT_NONE || p->act == AOTC_ACT_CLAMP || p->act == AOTC_ACT_LEAKY;

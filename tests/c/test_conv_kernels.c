@@ -163,9 +163,14 @@ static int draw(int kind, conv_case *c) {
                 return 0;
             break;
         }
-        if (chance(1, 4)) { /* AVX-512 paths (conv_ig_x86.h): 3 x 3 same size or stride 2 on 16k output channels; 1 x 1 stride 2 */
-            const int path = rand_int(0, 3);
-            if (path == 3) { /* 3 x 3 same size on a channels-last RGB input, rows of 16k */
+        if (chance(1, 4)) { /* AVX-512 paths (conv_ig_x86.h): 3 x 3 same size or stride 2 on 16k output channels; 1 x 1 stride 2;
+                             * conv_blocked_x86.h: 3 x 3 same size, more than 64 input channels, small planes, 8k outputs */
+            const int path = rand_int(0, 4);
+            if (path == 4) {
+                set_channels(p, rand_int(1, 2), rand_int(65, 72), 8 * rand_int(1, 3));
+                if (!set_dim(p, 1, rand_int(1, 9), 3, 1, 1, 1, 1, 0, 0) || !set_dim(p, 2, rand_int(1, 9), 3, 1, 1, 1, 1, 0, 0))
+                    return 0;
+            } else if (path == 3) { /* 3 x 3 same size on a channels-last RGB input, rows of 16k */
                 p->in_nhwc = 1;
                 set_channels(p, 1, 3, 16 * rand_int(1, 2));
                 if (!set_dim(p, 1, rand_int(1, 12), 3, 1, 1, 1, 1, 0, 0) || !set_dim(p, 2, 16 * rand_int(1, 2), 3, 1, 1, 1, 1, 0, 0))
@@ -175,6 +180,10 @@ static int draw(int kind, conv_case *c) {
                 set_channels(p, rand_int(1, 2), rand_int(1, 20), 16 * rand_int(1, 2));
                 if (!set_dim(p, 1, rand_int(3, 20), 3, 2, 1, 0, rand_int(0, 1), 0, 0) ||
                     !set_dim(p, 2, 2 * ow + rand_int(-1, 1), 3, 2, 1, 0, rand_int(0, 1), 0, 0))
+                    return 0;
+            } else if (path == 1 && chance(1, 3)) { /* 1 x 1 stride 1: conv_posx_x86.h's tiles on the packed W^T */
+                set_channels(p, rand_int(1, 2), rand_int(1, 40), rand_int(8, 40));
+                if (!set_dim(p, 1, rand_int(4, 20), 1, 1, 1, 0, 0, 0, 0) || !set_dim(p, 2, rand_int(8, 20), 1, 1, 1, 0, 0, 0, 0))
                     return 0;
             } else if (path == 0) {
                 set_channels(p, rand_int(1, 2), rand_int(1, 20), 16 * rand_int(1, 2));
