@@ -27,6 +27,44 @@ static inline __m128i AOTC_Q(x86_requant16)(__m512i acc, __m512 scale, __m512 lo
     return _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), zero_point));
 }
 
+/* A residual QLinearAdd fused into a conv's stores (aotc_qconv_patches_add_*), its constants as
+ * vectors once per conv: a_mult, b_mult, bias and the clamp (y_lo, y_hi + y_zero). */
+typedef struct {
+    __m512 am, bm, bias, lo, hi;
+    int conv_a;
+} AOTC_Q(x86_resid);
+
+static inline AOTC_Q(x86_resid) AOTC_Q(x86_resid_init)(const aotc_qresidual_params *r) {
+    const aotc_qbinary_params *a = &r->add;
+    AOTC_Q(x86_resid) v;
+    v.am = _mm512_set1_ps(a->a_mult), v.bm = _mm512_set1_ps(a->b_mult), v.bias = _mm512_set1_ps(a->bias);
+    v.lo = _mm512_set1_ps(a->y_lo + (float)a->y_zero), v.hi = _mm512_set1_ps(a->y_hi + (float)a->y_zero);
+    v.conv_a = r->conv_a;
+    return v;
+}
+
+/* round_half_even(clamp((float)acc * scale, lo, hi)) + zero_point as x86_requant16 gives it, but
+ * left in int32 lanes (each inside QT's range) */
+static inline __m512i AOTC_Q(x86_requant16_lanes)(__m512i acc, __m512 scale, __m512 lo, __m512 hi, __m512i zero_point) {
+    __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), scale);
+    f = _mm512_max_ps(f, lo);
+    f = _mm512_min_ps(f, hi);
+    return _mm512_add_epi32(_mm512_cvtps_epi32(f), zero_point);
+}
+
+/* The ADD of the 16 conv outputs q (int32 lanes, x86_requant16_lanes) and the residual's lanes m at
+ * res as residual_one (and qadd_x86) computes it: fma(a, a_mult, fma(b, b_mult, bias)), clamped,
+ * rounded half to even; 16 bytes of QT. */
+static inline __m128i AOTC_Q(x86_residual16)(const AOTC_Q(x86_resid) *r, __m512i q, const QT *res, __mmask16 m) {
+    const __m128i rv = _mm_maskz_loadu_epi8(m, (const void *)res);
+    const __m512 fq = _mm512_cvtepi32_ps(q);
+    const __m512 fr = _mm512_cvtepi32_ps(QT_MIN < 0 ? _mm512_cvtepi8_epi32(rv) : _mm512_cvtepu8_epi32(rv));
+    const __m512 fa = r->conv_a ? fq : fr, fb = r->conv_a ? fr : fq;
+    __m512 f = _mm512_fmadd_ps(fa, r->am, _mm512_fmadd_ps(fb, r->bm, r->bias));
+    f = _mm512_min_ps(_mm512_max_ps(f, r->lo), r->hi);
+    return _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(f));
+}
+
 /* quantize (QuantizeLinear) 16 floats at a time: the same division, the clamp by compares (a NaN
  * passes both and becomes the zero point, as in the plain loop), cvtps2dq's rounding half to even. */
 static void AOTC_Q(quantize_x86)(const aotc_qaxis *p, const float *x, QT *y) {
@@ -671,6 +709,12 @@ static void AOTC_Q(x86_dense_weights)(const int8_t *AOTC_RESTRICT w, int64_t kp,
 #define QX86_DENSE_KEEP(v, pp)                                                                             \
     (pad ? _mm512_ternarylogic_epi32((v), zfill, _mm512_load_si512((const void *)(keep + 64 * (pp))), 0xE4) : (v))
 
+#ifndef QX86_HOT
+/* the dense conv's dot loops: always inlined, so that their accumulators stay in registers (two
+ * callers of qconv_dense, the plain conv and the one with a residual ADD, would make gcc call them) */
+#define QX86_HOT __attribute__((always_inline))
+#endif
+
 /* The sums of one block over the kq quads for N (16 or 8) output channels (weights wq: kq rows of N
  * words) on vectors of V bits (256: a block of at most 8 lanes, at twice vpdpbusd's rate), and in
  * *sums the patch sums (the quads against bytes of 1) when wsum. Quads before qfast read no channel
@@ -678,7 +722,7 @@ static void AOTC_Q(x86_dense_weights)(const int8_t *AOTC_RESTRICT w, int64_t kp,
  * loads cost more); quads from qsafe on have no row B (past the group's last channel). iv: the
  * block's index vectors, then its keep vectors. */
 #define QX86_DENSE_DOT(NAME, N, V)                                                                         \
-    static inline void NAME(const QT *AOTC_RESTRICT xg, int64_t step, const AOTC_Q(x86_dseg) *seg,          \
+    static inline QX86_HOT void NAME(const QT *AOTC_RESTRICT xg, int64_t step, const AOTC_Q(x86_dseg) *seg, \
                             const uint8_t *iv, int pad, int32_t npat, int32_t kq, int32_t qfast,           \
                             int32_t qsafe, const int32_t *AOTC_RESTRICT wq, __m512i zfill, int wsum,       \
                             __m512i *acc, __m512i *sums) {                                                 \
@@ -733,7 +777,7 @@ QX86_DENSE_DOT(AOTC_Q(x86_dense_dot8y), 8, 256)
 
 /* x86_dense_dot16's loops for a narrow block (lanes <= AOTC_QX86_NARROW): acc[l] the sums of position
  * l for the 16 channels of wq (kq rows of 16 words), *sums the patch sums by position. */
-static void AOTC_Q(x86_dense_narrow)(const QT *AOTC_RESTRICT xg, int64_t step, const AOTC_Q(x86_dseg) *seg,
+static inline QX86_HOT void AOTC_Q(x86_dense_narrow)(const QT *AOTC_RESTRICT xg, int64_t step, const AOTC_Q(x86_dseg) *seg,
                                      const uint8_t *iv, int pad, int32_t npat, int32_t kq, int32_t qfast, int32_t qsafe,
                                      const int32_t *AOTC_RESTRICT wq, __m512i zfill, int wsum, int32_t lanes,
                                      __m512i *acc, __m512i *sums) {
@@ -765,7 +809,8 @@ static void AOTC_Q(x86_dense_narrow)(const QT *AOTC_RESTRICT xg, int64_t step, c
 /* Requantises a narrow block's sums (x86_dense_narrow) and stores them: channels [oc, oc + nc) at
  * positions pos0 + l, l < lanes. */
 static void AOTC_Q(x86_narrow_store)(const aotc_qconv_params *p, const __m512i *acc, __m512i sums, int32_t oc, int32_t nc,
-                                     int32_t lanes, int32_t pos0, int32_t plane_out, QT *AOTC_RESTRICT yn) {
+                                     int32_t lanes, int32_t pos0, int32_t plane_out, QT *yn,
+                                     const aotc_qresidual_params *r, const QT *res) {
     const __mmask16 cm = AOTC_Q(x86_lanes)(nc);
     const __m512i bias = _mm512_maskz_loadu_epi32(cm, (const void *)(p->bias + oc));
     const __m512 scale = _mm512_maskz_loadu_ps(cm, (const void *)(p->scale + oc));
@@ -782,7 +827,10 @@ static void AOTC_Q(x86_narrow_store)(const aotc_qconv_params *p, const __m512i *
                                                        _mm512_set1_epi32(sv[l])));
         }
         _mm_storeu_si128((__m128i *)(void *)out, AOTC_Q(x86_requant16)(v, scale, lo, hi, zp));
-        for (j = 0; j < nc; ++j) yn[(int64_t)(oc + j) * plane_out + pos0 + l] = (QT)out[j];
+        for (j = 0; j < nc; ++j) {
+            const int64_t at = (int64_t)(oc + j) * plane_out + pos0 + l;
+            yn[at] = r == NULL ? (QT)out[j] : (QT)AOTC_Q(residual_one)(r, (int32_t)(QT)out[j], res[at]);
+        }
     }
 }
 
@@ -790,7 +838,7 @@ static void AOTC_Q(x86_narrow_store)(const aotc_qconv_params *p, const __m512i *
  * more than 64 taps a channel or 40 patterns, a window over 62 bytes for one lane, more than
  * AOTC_QX86_DSTACK bytes for 8 channels' weights and AOTC_QX86_DKEEP blocks). */
 static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
-                               QT *AOTC_RESTRICT y) {
+                               QT *y, const aotc_qresidual_params *r, const QT *res) {
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k_h = p->k_h, k_w = p->k_w, taps = k_h * k_w;
     const int32_t kq = (cg * taps + 3) / 4, period = taps / (taps % 4 == 0 ? 4 : taps % 2 == 0 ? 2 : 1);
     const int32_t npat = period < kq ? period : kq, ics = 4 * period / taps;
@@ -814,6 +862,7 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRI
     const int32_t count = (AOTC_QX86_DSTACK - (wbytes + 63) / 64 * 64) / stride;
     const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
     const __m512i zp = _mm512_set1_epi32(p->y_zero), zfill = _mm512_set1_epi8((char)(QT)p->x_zero);
+    const AOTC_Q(x86_resid) rv = r != NULL ? AOTC_Q(x86_resid_init)(r) : (AOTC_Q(x86_resid)){0};
     __m512i wbuf[AOTC_QX86_DSTACK / 64];
     uint8_t *cache = (uint8_t *)wbuf + (wbytes + 63) / 64 * 64;
     AOTC_Q(x86_dpat) pat[AOTC_QX86_PAT];
@@ -837,6 +886,7 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRI
         for (g = 0; g < p->group; ++g) {
             const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
             QT *yn = y + (int64_t)n * p->out_c * plane_out;
+            const QT *resn = res != NULL ? res + (int64_t)n * p->out_c * plane_out : NULL;
             for (c0 = g * mg; c0 < (g + 1) * mg; c0 = c1) {
                 /* the pass's weights: in place when packed, else re-ordered on the stack */
                 const int32_t *const wpass = packed ? (const int32_t *)(const void *)(w + (int64_t)c0 * kp)
@@ -878,7 +928,7 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRI
                         if (bk->lanes <= AOTC_QX86_NARROW && nc > 8) { /* 16 channels a vector */
                             AOTC_Q(x86_dense_narrow)(xg, (int64_t)ics * plane_in, seg, iv, bk->pad, npat, kq, qfast, qsafe,
                                                      wp, zfill, p->w_zero_any, bk->lanes, a, &s);
-                            AOTC_Q(x86_narrow_store)(p, a, s, oc, nc, bk->lanes, pos0, plane_out, yn);
+                            AOTC_Q(x86_narrow_store)(p, a, s, oc, nc, bk->lanes, pos0, plane_out, yn, r, resn);
                             wp += (int64_t)kq * 16;
                             continue;
                         }
@@ -895,8 +945,10 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, const QT *AOTC_RESTRI
                             const int32_t c = oc + j;
                             __m512i v = _mm512_add_epi32(a[j], _mm512_set1_epi32(p->bias[c]));
                             if (p->w_zero_any) v = _mm512_sub_epi32(v, _mm512_mullo_epi32(_mm512_set1_epi32(p->w_zero[c]), s));
-                            _mm_mask_storeu_epi8((void *)(yn + (int64_t)c * plane_out + pos0), lm,
-                                                 AOTC_Q(x86_requant16)(v, _mm512_set1_ps(p->scale[c]), lo, hi, zp));
+                            const int64_t at = (int64_t)c * plane_out + pos0;
+                            const __m512i q = AOTC_Q(x86_requant16_lanes)(v, _mm512_set1_ps(p->scale[c]), lo, hi, zp);
+                            _mm_mask_storeu_epi8((void *)(yn + at), lm, r == NULL ? _mm512_cvtepi32_epi8(q)
+                                                                                  : AOTC_Q(x86_residual16)(&rv, q, resn + at, lm));
                         }
                     }
                     pos0 += bk->lanes;
