@@ -537,7 +537,7 @@ void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *A
                            const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch) {
 #if AOTC_QUANT_VNNI
 #if defined(__AVX512VBMI__)
-    if (AOTC_Q(qconv_dense)(p, x, w, y, NULL, NULL)) return;
+    if (AOTC_Q(qconv_dense)(p, tile, x, w, y, scratch, NULL, NULL)) return;
     if (AOTC_Q(qconv_windows)(p, tile, x, w, y, scratch)) return;
 #endif
     if (tile > 0) AOTC_Q(qconv_patches_vnni)(p, tile, x, w, y, scratch);
@@ -1067,7 +1067,7 @@ AOTC_QBINARY(qmul,
 void AOTC_Q(qconv_patches_add)(const aotc_qconv_params *p, const aotc_qresidual_params *r, int32_t tile,
                                const QT *x, const int8_t *w, const QT *res, QT *y, uint8_t *scratch, QT *tmp) {
 #if AOTC_QUANT_VNNI && defined(__AVX512VBMI__)
-    if (AOTC_Q(qconv_dense)(p, x, w, y, r, res)) return; /* the ADD in its stores (y may be res) */
+    if (AOTC_Q(qconv_dense)(p, tile, x, w, y, scratch, r, res)) return; /* the ADD in its stores (y may be res) */
 #endif
     if (tmp != NULL) { /* the conv into tmp, then the ADD's own kernel */
         AOTC_Q(qconv_patches)(p, tile, x, w, tmp, scratch);
