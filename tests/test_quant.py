@@ -333,10 +333,11 @@ OP_CASES = [
     # 7 x 7 planes: 3 blocks of 16 lanes and one of 1, taken with the channels in the lanes
     _conv_case("conv_narrow_uint8", "uint8", False, None, hw=(7, 7), w_zero=3, cout=27),
     _conv_case("conv_narrow_packed", "int8", True, "relu", hw=(7, 7), cout=32),
-    # output channels in more than one pass of the dense path (deep patches): each chunk of blocks'
-    # quad rows made once into the scratch and read back by every pass (x86_dense_quads; _dense_passes
-    # holds that these cases take it): 3 blocks of 16 lanes and one of 1 (the narrow path), and one of
-    # 16 and one of 8 lanes (256-bit vectors) with weight zero points (the patch sums)
+    # deep patches whose output channels take the dense path in more than one pass (so more than one
+    # register block of 16 channels, and packed): each chunk of blocks' quad rows made once into the
+    # scratch and read back by every block of channels (x86_dense_quads): 3 blocks of 16 lanes and one
+    # of 1 (the narrow path), and one of 16 and one of 8 lanes (256-bit vectors) with weight zero
+    # points (the patch sums)
     _conv_case("conv_cached_narrow_int8", "int8", True, "relu", hw=(7, 7), cin=320, cout=32, w_gain=0.1),
     _conv_case("conv_cached_uint8", "uint8", True, None, hw=(4, 6), cin=256, cout=48, w_zero=3, w_gain=0.1),
     # with no scratch to spare (aotc's default arena): the smallest patch blocks
