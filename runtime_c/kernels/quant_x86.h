@@ -5,8 +5,10 @@
  *     rows where the plane is narrow), else qconv_depthwise_x86 (16 positions of a row from a ring
  *     of padded rows);
  *   - other convs: qconv_dense (with VBMI, k_w >= 3: patch quads of 4 consecutive taps in the
- *     weights' order, from two kernel rows' windows by one vpermt2b; no scratch, a 96 KiB stack
- *     buffer), else qconv_windows (with VBMI: quads of 4 taps of one kernel row, k_w padded to whole
+ *     weights' order, from two kernel rows' windows by one vpermt2b; a 96 KiB stack buffer, and with
+ *     packed weights, more than 16 output channels and a patch block of scratch, the quads of up to
+ *     that many positions made once into the scratch for every block of 16 channels; a residual
+ *     QLinearAdd (aotc_qconv_patches_add_*) added in its stores), else qconv_windows (with VBMI: quads of 4 taps of one kernel row, k_w padded to whole
  *     quads), else qconv_patches_vnni (the patch quads of the plain path, gathered and interleaved by
  *     SIMD; pointwise convs read straight from the input planes).
  * Bit-exact with the plain paths (tests/test_quant.py holds them equal): the same integer sums, and
