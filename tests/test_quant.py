@@ -516,16 +516,28 @@ RESIDUAL = [("QDQ", "int8", False), ("QDQ", "int8", True), ("QOperator", "uint8"
 
 
 # a block deep enough that the dense VNNI path takes its output channels in passes (208 channels, 7 x 7:
-# _dense_passes), so the residual ADD goes into the stores of its cached quad rows' path
+# _dense_passes), so the residual ADD goes into the stores of its cached quad rows' path; and one whose
+# fused conv's input is no Relu's (its zero point not the patches' offset: the bias folds it in)
 RESIDUAL_WIDE = 208
+RESIDUAL_MORE = [("QOperator", "uint8", "wide"), ("QDQ", "int8", "norelu")]
+
+
+def _residual_block(first: bool | str) -> onnx.ModelProto:
+    if first == "wide":
+        return residual_block(hw=7, channels=RESIDUAL_WIDE)
+    return residual_block(inner_relu=False) if first == "norelu" else residual_block(first)
+
+
+def _residual_id(fmt: str, act: str, first: bool | str) -> str:
+    return f"residual_{fmt}_{act}{'_' + first if isinstance(first, str) else '_first' if first else ''}"
 
 
 def _residual_cases() -> list[Case]:
     out = []
-    for fmt, act, first in [*RESIDUAL, ("QOperator", "uint8", "wide")]:
-        fp32 = residual_block(hw=7, channels=RESIDUAL_WIDE) if first == "wide" else residual_block(first)
+    for fmt, act, first in [*RESIDUAL, *RESIDUAL_MORE]:
+        fp32 = _residual_block(first)
         model = quantized(fp32, fmt, activations=act)
-        tag = f"residual_{fmt}_{act}{'_' + first if first == 'wide' else '_first' if first else ''}"
+        tag = _residual_id(fmt, act, first)
         feeds = zoo.random_inputs(fp32, seed=5)
         out += [Case(tag, model, feeds), Case(f"{tag}_unfused", expose_integers(model), feeds)]
     return out
@@ -538,14 +550,15 @@ def residual_results(tmp_path_factory):
 
 
 @pytest.mark.parametrize("flags", [(), ("-march=native",)], ids=["plain", "native"])
-@pytest.mark.parametrize("fmt,activations,first", [*RESIDUAL, ("QOperator", "uint8", "wide")],
-                         ids=[f"{f}-{a}{'-first' if r else ''}" for f, a, r in RESIDUAL] + ["QOperator-uint8-wide"])
+@pytest.mark.parametrize("fmt,activations,first", [*RESIDUAL, *RESIDUAL_MORE],
+                         ids=[f"{f}-{a}{'-first' if r else ''}" for f, a, r in RESIDUAL]
+                         + [f"{f}-{a}-{r}" for f, a, r in RESIDUAL_MORE])
 def test_fused_residual_add_is_the_unfused_pair_bit_for_bit(residual_results, flags, fmt, activations, first):
     """QLinearConv + QLinearAdd as one QLinearConvAdd (on hosts: the conv into scratch, then the ADD's
     kernel) gives the separate ops' integers exactly (the same model with every activation a graph
     output, so nothing fuses), and so onnxruntime's."""
     results = residual_results[flags]
-    case_id = f"residual_{fmt}_{activations}{'_' + first if first == 'wide' else '_first' if first else ''}"
+    case_id = _residual_id(fmt, activations, first)
     assert first != "wide" or _dense_passes(RESIDUAL_WIDE, RESIDUAL_WIDE) > 1
     ops = [n["op"] for n in results.meta[case_id]["nodes"]]
     assert "QLinearConvAdd" in ops and "QLinearAdd" not in ops, ops
