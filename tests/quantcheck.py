@@ -61,11 +61,13 @@ def float_reference(case: Case) -> bool:
         return any(n.op_type in ("Conv", "Gemm", "MatMul") for n in onnx.load(so.optimized_model_filepath).graph.node)
 
 
-def residual_block(residual_first: bool = False, hw: int = 10, channels: int = 8, seed: int = 3) -> onnx.ModelProto:
+def residual_block(residual_first: bool = False, hw: int = 10, channels: int = 8, seed: int = 3,
+                   inner_relu: bool = True) -> onnx.ModelProto:
     """A float ResNet block for the fused conv + residual ADD (aot/passes/fuse_residual.py): x -> Conv 3 x 3
     -> Relu -> Conv 3 x 3 -> Add with x (x first where residual_first) -> Relu. A 10 x 10 plane is no whole
     number of 64-position patch blocks, so the plain path's last block re-reads positions of the one
-    before (which the fused store must not write twice)."""
+    before (which the fused store must not write twice). Without inner_relu the fused conv's input has
+    a zero point inside its range (after a Relu it is the type's least value)."""
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(seed)
@@ -75,7 +77,8 @@ def residual_block(residual_first: bool = False, hw: int = 10, channels: int = 8
         inits += [numpy_helper.from_array(w, f"w{k}"),
                   numpy_helper.from_array(rng.standard_normal(channels).astype(np.float32) * 0.1, f"b{k}")]
     conv = {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}
-    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], **conv), helper.make_node("Relu", ["c1"], ["r1"]),
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], **conv),
+             helper.make_node("Relu" if inner_relu else "Identity", ["c1"], ["r1"]),
              helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], **conv),
              helper.make_node("Add", ["x", "c2"] if residual_first else ["c2", "x"], ["s"]),
              helper.make_node("Relu", ["s"], ["y"])]

@@ -12,6 +12,7 @@ runs integer kernels, aotc is exact.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -131,13 +132,14 @@ def _q(x: str, name: str, dtype: str, scale: float, zero: int) -> tuple[list, di
 
 def _conv_case(case_id: str, dtype: str, per_channel: bool, act: str | None, group: int = 1, opset: int = 13,
                w_zero: int = 0, stride: int = 1, kernel: int = 3, hw: tuple[int, int] = (9, 10),
-               dilation: int = 1, cout: int | None = None, cin: int = 8) -> Case:
+               dilation: int = 1, cout: int | None = None, cin: int = 8, w_gain: float = 1.0) -> Case:
     rng = np.random.default_rng(1)
     cout = cout or (8 if group > 1 else 6)
     pad = (kernel - 1) * dilation // 2
     nodes, inits = _q("x", "xd", dtype, 0.03, 3 if dtype == "int8" else 120)
     w = rng.integers(-100, 100, (cout, cin // group, kernel, kernel)).astype(np.int8)
-    ws = (rng.random(cout) * 0.01 + 0.002).astype(np.float32) if per_channel else np.array(0.006, np.float32)
+    ws = (rng.random(cout) * 0.01 + 0.002) * w_gain if per_channel else np.array(0.006 * w_gain)
+    ws = ws.astype(np.float32)  # w_gain < 1: deep patches whose sums stay inside the output's range
     wz = np.full(cout, w_zero, np.int8) if per_channel else np.array(w_zero, np.int8)
     b = rng.integers(-500, 500, cout).astype(np.int32)
     bz = np.zeros_like(b) if per_channel else np.array(0, np.int32)
@@ -331,6 +333,13 @@ OP_CASES = [
     # 7 x 7 planes: 3 blocks of 16 lanes and one of 1, taken with the channels in the lanes
     _conv_case("conv_narrow_uint8", "uint8", False, None, hw=(7, 7), w_zero=3, cout=27),
     _conv_case("conv_narrow_packed", "int8", True, "relu", hw=(7, 7), cout=32),
+    # deep patches whose output channels take the dense path in more than one pass (so more than one
+    # register block of 16 channels, and packed): each chunk of blocks' quad rows made once into the
+    # scratch and read back by every block of channels (x86_dense_quads): 3 blocks of 16 lanes and one
+    # of 1 (the narrow path), and one of 16 and one of 8 lanes (256-bit vectors) with weight zero
+    # points (the patch sums)
+    _conv_case("conv_cached_narrow_int8", "int8", True, "relu", hw=(7, 7), cin=320, cout=32, w_gain=0.1),
+    _conv_case("conv_cached_uint8", "uint8", True, None, hw=(4, 6), cin=256, cout=48, w_zero=3, w_gain=0.1),
     # with no scratch to spare (aotc's default arena): the smallest patch blocks
     replace(_conv_case("conv_tight_int8", "int8", True, "relu"), scratch_floor=0),
     replace(_conv_case("conv_depthwise_tight", "uint8", False, None, group=8, stride=2), scratch_floor=0),
@@ -423,6 +432,25 @@ def test_quantized_conv_native_matches_onnxruntime(native_results, op_results, c
         np.testing.assert_array_equal(o, p, err_msg=case_id)
 
 
+def _dense_passes(cin: int, cout: int, taps: int = 9) -> int:
+    """Passes over the output channels quant_x86.h's qconv_dense takes with packed weights (its room for
+    a pass's weights beside AOTC_QX86_DKEEP kept blocks, in whole blocks of 16 channels)."""
+    kq = -(-cin * taps // 4)
+    room = 98304 - 8 * (192 + min(taps // math.gcd(taps, 4), kq) * 128)
+    return -(-cout // (max(room // (kq * 64), 1) * 16))
+
+
+@pytest.mark.parametrize("case_id", ["conv_cached_narrow_int8", "conv_cached_uint8"])
+def test_cached_quad_rows_cases_take_that_path(case_id):
+    """The conv_cached_* cases reach the dense path's quad rows made once (more than one pass, packed
+    weights, and a patch block of scratch: Options' default gives any), so their native runs test it."""
+    case = next(c for c in OP_CASES if c.id == case_id)
+    w = next(i for i in case.model.graph.initializer if i.name == "w")
+    cout, cin = w.dims[0], w.dims[1]
+    assert cout % 16 == 0 and case.scratch_floor > 0
+    assert _dense_passes(cin, cout) > 1, case_id
+
+
 def _check_op(results, case_id: str) -> None:
     case = results.cases[case_id]
     ours, refs = results.run(case_id), reference(case)
@@ -487,12 +515,29 @@ def test_quantize_moves_above_the_transpose_of_a_float_input():
 RESIDUAL = [("QDQ", "int8", False), ("QDQ", "int8", True), ("QOperator", "uint8", False)]
 
 
+# a block deep enough that the dense VNNI path takes its output channels in passes (208 channels, 7 x 7:
+# _dense_passes), so the residual ADD goes into the stores of its cached quad rows' path; and one whose
+# fused conv's input is no Relu's (its zero point not the patches' offset: the bias folds it in)
+RESIDUAL_WIDE = 208
+RESIDUAL_MORE = [("QOperator", "uint8", "wide"), ("QDQ", "int8", "norelu")]
+
+
+def _residual_block(first: bool | str) -> onnx.ModelProto:
+    if first == "wide":
+        return residual_block(hw=7, channels=RESIDUAL_WIDE)
+    return residual_block(inner_relu=False) if first == "norelu" else residual_block(first)
+
+
+def _residual_id(fmt: str, act: str, first: bool | str) -> str:
+    return f"residual_{fmt}_{act}{'_' + first if isinstance(first, str) else '_first' if first else ''}"
+
+
 def _residual_cases() -> list[Case]:
     out = []
-    for fmt, act, first in RESIDUAL:
-        fp32 = residual_block(first)
+    for fmt, act, first in [*RESIDUAL, *RESIDUAL_MORE]:
+        fp32 = _residual_block(first)
         model = quantized(fp32, fmt, activations=act)
-        tag = f"residual_{fmt}_{act}{'_first' if first else ''}"
+        tag = _residual_id(fmt, act, first)
         feeds = zoo.random_inputs(fp32, seed=5)
         out += [Case(tag, model, feeds), Case(f"{tag}_unfused", expose_integers(model), feeds)]
     return out
@@ -505,14 +550,16 @@ def residual_results(tmp_path_factory):
 
 
 @pytest.mark.parametrize("flags", [(), ("-march=native",)], ids=["plain", "native"])
-@pytest.mark.parametrize("fmt,activations,first", RESIDUAL,
-                         ids=[f"{f}-{a}{'-first' if r else ''}" for f, a, r in RESIDUAL])
+@pytest.mark.parametrize("fmt,activations,first", [*RESIDUAL, *RESIDUAL_MORE],
+                         ids=[f"{f}-{a}{'-first' if r else ''}" for f, a, r in RESIDUAL]
+                         + [f"{f}-{a}-{r}" for f, a, r in RESIDUAL_MORE])
 def test_fused_residual_add_is_the_unfused_pair_bit_for_bit(residual_results, flags, fmt, activations, first):
     """QLinearConv + QLinearAdd as one QLinearConvAdd (on hosts: the conv into scratch, then the ADD's
     kernel) gives the separate ops' integers exactly (the same model with every activation a graph
     output, so nothing fuses), and so onnxruntime's."""
     results = residual_results[flags]
-    case_id = f"residual_{fmt}_{activations}{'_first' if first else ''}"
+    case_id = _residual_id(fmt, activations, first)
+    assert first != "wide" or _dense_passes(RESIDUAL_WIDE, RESIDUAL_WIDE) > 1
     ops = [n["op"] for n in results.meta[case_id]["nodes"]]
     assert "QLinearConvAdd" in ops and "QLinearAdd" not in ops, ops
     assert "QLinearConvAdd" not in [n["op"] for n in results.meta[f"{case_id}_unfused"]["nodes"]]

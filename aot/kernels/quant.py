@@ -277,7 +277,7 @@ def _qconv_parts(ctx: NodeContext) -> tuple[str, str, str, bool]:
     bias = ctx.const(ctx.inputs[8]) if len(ctx.inputs) > 8 and ctx.inputs[8] else np.zeros(m, np.int32)
     bias = np.asarray(bias, np.int64).reshape(-1)
     x_zero = int(_scalar(ctx, 2))
-    patches = ctx.choice.kernel == "patches"
+    patches = ctx.choice.kernel in ("patches", "patches_tmp")  # patches_tmp: a QLinearConvAdd on hosts
     if patches:
         # the patches hold x + offset (unsigned bytes) with rows padded to kp by the zero point, and
         # the weight rows are padded with zeros; then with zp = x_zero + offset,
@@ -337,7 +337,8 @@ def _emit_qconv_add(ctx: NodeContext) -> None:
 
 def _fit_residual(node: Node, graph: Graph, budget: int) -> KernelChoice:
     """On hosts: _fit_patches's block in what the step spares beyond tmp, the conv's whole output that the
-    ADD then reads (the host's vector paths do not fuse the ADD into their stores)."""
+    ADD then reads where the conv does not take the dense VNNI path (which adds the residual in its stores;
+    the others do not)."""
     out = graph.tensors[node.outputs[0]].nbytes
     choice = _fit_patches(node, graph, max(budget - out, 0))
     return KernelChoice("patches_tmp", choice.scratch + out, detail=choice.detail)

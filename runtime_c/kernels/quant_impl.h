@@ -17,6 +17,18 @@ static inline const QT *AOTC_Q(qconv_row_cols)(const aotc_qconv_params *p, const
     return xg + (int64_t)(r / (p->k_w * p->k_h)) * p->in_h * p->in_w;
 }
 
+/* A residual QLinearAdd fused into the conv (aotc_qconv_patches_add_*): the ADD of conv value v and
+ * residual element rv, as aotc_qadd_*'s loop computes it where both inputs vary (its saturate) */
+static inline int32_t AOTC_Q(residual_one)(const aotc_qresidual_params *r, int32_t v, int32_t rv) {
+    const aotc_qbinary_params *a = &r->add;
+    const float xa = (float)(r->conv_a ? v : rv), xb = (float)(r->conv_a ? rv : v);
+    float f = fmaf(xa, a->a_mult, fmaf(xb, a->b_mult, a->bias));
+    const float lo = a->y_lo + (float)a->y_zero, hi = a->y_hi + (float)a->y_zero;
+    f = f < lo ? lo : f;
+    f = f > hi ? hi : f;
+    return aotc_round_even(f);
+}
+
 #if AOTC_QUANT_VNNI
 #include "quant_x86.h" /* the AVX-512 VNNI paths */
 #endif
@@ -150,18 +162,6 @@ static void AOTC_Q(qconv_quad_lanes)(const uint8_t *AOTC_RESTRICT quads, int32_t
     }
 }
 #endif /* AOTC_QUANT_VNNI */
-
-/* A residual QLinearAdd fused into the conv (aotc_qconv_patches_add_*): the ADD of conv value v and
- * residual element rv, as aotc_qadd_*'s loop computes it where both inputs vary (its saturate) */
-static inline int32_t AOTC_Q(residual_one)(const aotc_qresidual_params *r, int32_t v, int32_t rv) {
-    const aotc_qbinary_params *a = &r->add;
-    const float xa = (float)(r->conv_a ? v : rv), xb = (float)(r->conv_a ? rv : v);
-    float f = fmaf(xa, a->a_mult, fmaf(xb, a->b_mult, a->bias));
-    const float lo = a->y_lo + (float)a->y_zero, hi = a->y_hi + (float)a->y_zero;
-    f = f < lo ? lo : f;
-    f = f > hi ? hi : f;
-    return aotc_round_even(f);
-}
 
 #if AOTC_QUANT_DSP
 /* The DSP extension's paths (quant_dsp.h): sums of 16-bit pairs by SMLAD, bit-exact with the plain
@@ -537,7 +537,7 @@ void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *A
                            const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch) {
 #if AOTC_QUANT_VNNI
 #if defined(__AVX512VBMI__)
-    if (AOTC_Q(qconv_dense)(p, x, w, y)) return;
+    if (AOTC_Q(qconv_dense)(p, tile, x, w, y, scratch, NULL, NULL)) return;
     if (AOTC_Q(qconv_windows)(p, tile, x, w, y, scratch)) return;
 #endif
     if (tile > 0) AOTC_Q(qconv_patches_vnni)(p, tile, x, w, y, scratch);
@@ -1066,6 +1066,9 @@ AOTC_QBINARY(qmul,
 
 void AOTC_Q(qconv_patches_add)(const aotc_qconv_params *p, const aotc_qresidual_params *r, int32_t tile,
                                const QT *x, const int8_t *w, const QT *res, QT *y, uint8_t *scratch, QT *tmp) {
+#if AOTC_QUANT_VNNI && defined(__AVX512VBMI__)
+    if (AOTC_Q(qconv_dense)(p, tile, x, w, y, scratch, r, res)) return; /* the ADD in its stores (y may be res) */
+#endif
     if (tmp != NULL) { /* the conv into tmp, then the ADD's own kernel */
         AOTC_Q(qconv_patches)(p, tile, x, w, tmp, scratch);
         AOTC_Q(qadd)(&r->add, r->conv_a ? tmp : res, r->conv_a ? res : tmp, y);
