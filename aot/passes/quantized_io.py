@@ -65,6 +65,8 @@ def _input_refusal(g: Graph, name: str, readers: list[Node]) -> tuple[str | None
 
 
 def _output_refusal(g: Graph, name: str, producer: Node | None) -> tuple[str | None, tuple[float, int] | None]:
+    if not g.tensors[name].dtype.startswith("float"):
+        return f"it is {g.tensors[name].dtype} already", None
     if producer is None:
         return "no node makes it", None
     if producer.op != "DequantizeLinear":
@@ -73,8 +75,10 @@ def _output_refusal(g: Graph, name: str, producer: Node | None) -> tuple[str | N
     p = _params(g, producer)
     if p is None:
         return f"{producer.describe()} is not per-tensor", None
-    if g.tensors[q].is_const or q in g.inputs or q in g.outputs:
-        return f"{producer.describe()} reads a constant, a graph input or another output", None
+    if g.tensors[q].is_const:
+        return f"{producer.describe()} reads a constant", None
+    if q in g.inputs or q in g.outputs:
+        return f"the integers {producer.describe()} reads are a graph {'input' if q in g.inputs else 'output'}", None
     if g.tensors[q].dtype not in INTEGER:
         return f"{producer.describe()} reads {g.tensors[q].dtype}", None
     if g.outputs.count(name) != 1:
