@@ -32,7 +32,7 @@ import numpy as np
 
 from aot.build import run_bundle, runner_path
 from aot.errors import AotcError
-from aot.npz import bundle_outputs, load_inputs, onnx_feeds
+from aot.npz import bundle_outputs, load_inputs, onnx_feeds, quantize_io
 from aot.targets import get_target, require_tools
 
 if TYPE_CHECKING:
@@ -97,6 +97,14 @@ def _ort_session(model, threads: int = 1):
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     data = model if isinstance(model, bytes) else Path(model).read_bytes()
     return ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
+
+
+def seeded_inputs(meta: dict, seed: int = 0) -> list[np.ndarray]:
+    """Standard normal inputs; a quantized integer input (--quantized-io) gets those values quantized
+    with its scale and zero point, as the float model's own QuantizeLinear would make them."""
+    rng = np.random.default_rng(seed)
+    return [quantize_io(s, rng.standard_normal(s["shape"])) if "scale" in s and np.dtype(s["dtype"]).kind in "iu"
+            else rng.standard_normal(s["shape"]).astype(s["dtype"]) for s in meta["inputs"]]
 
 
 def _ort_run(sess, meta: dict, inputs: list[np.ndarray]) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
@@ -262,8 +270,7 @@ def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: i
     if inputs_npz:
         inputs = load_inputs(inputs_npz, meta)
     else:
-        rng = np.random.default_rng(0)
-        inputs = [rng.standard_normal(s["shape"]).astype(s["dtype"]) for s in meta["inputs"]]
+        inputs = seeded_inputs(meta)
     threads = bundle_threads(meta)
     ort_threads = threads if ort_threads is None else ort_threads
     vendor_threads(meta)
@@ -528,8 +535,7 @@ def bench_board(out: Path, meta: dict, *, inputs_npz: str | None = None, model: 
     if inputs_npz:
         inputs = load_inputs(inputs_npz, meta)
     else:
-        rng = np.random.default_rng(0)
-        inputs = [rng.standard_normal(s["shape"]).astype(s["dtype"]) for s in meta["inputs"]]
+        inputs = seeded_inputs(meta)
     plugin = insn_count_plugin(plugin_dir or out / "aotc-qemu-plugin")
     per_function: dict[str, int] | None = {} if profile else None
     count = board_instructions(out, meta, inputs, plugin, per_function)
