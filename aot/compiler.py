@@ -20,7 +20,7 @@ from aot.partition import Partitioned, partition_for
 from aot.partition.manual import load_annotations
 from aot.partition.serialize import from_onnx, function_from_proto, stored_name, transformed_functions
 from aot.passes import HOST_PIPELINE, simplify, verify_graph
-from aot.passes.quantized_io import quantize_io
+from aot.passes.quantized_io import integer_io
 from aot.plan import Plan, plan_memory
 from aot.select import Selection, op_memory, select_kernels
 from aot.targets import fit_bundle, get_target
@@ -80,7 +80,7 @@ def partition_model(model: onnx.ModelProto, options: Options = Options(),
     graph = simplify(import_model(model, name, dict(options.input_shapes), max_dims, keep_onnx=keep_onnx,
                                   owned=owned))
     if options.quantized_io:  # after the QDQ pass, which hoists an input's Q above the views it read
-        graph, _ = quantize_io(graph)
+        graph, _ = integer_io(graph)
     parted = partition_for(graph, vendors, annotations, name)
     for symbol, proto in transformed.items():  # written after their vendor's transform
         if symbol in parted.graph.functions:

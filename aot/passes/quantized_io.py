@@ -86,7 +86,7 @@ def _output_refusal(g: Graph, name: str, producer: Node | None) -> tuple[str | N
     return None, p
 
 
-def quantize_io(graph: Graph) -> tuple[Graph, list[str]]:
+def integer_io(graph: Graph) -> tuple[Graph, list[str]]:
     """The graph with integer inputs and outputs where the Q/DQ at the boundary allow, and a note for
     each input or output that stays float. graph.meta["quantized_io"] lists what changed."""
     g = graph.copy()
