@@ -45,9 +45,10 @@ class Options:
     # threads a run uses (--threads; Linux targets): N > 1 adds a pool of N - 1 workers to the bundle
     # (runtime_c/kernels/aotc_threads.h) and takes the conv kernels that split their work over it
     threads: int = 1
-    # --quantized-io: graph inputs read only by one per-tensor QuantizeLinear's parameters take its
-    # integers, and outputs made by a per-tensor DequantizeLinear give theirs (aot/passes/quantized_io.py);
-    # the rest stay float, with a note why (metadata.json's quantized_io.notes)
+    # --quantized-io: a graph input read only by per-tensor QuantizeLinear nodes (one scale and zero
+    # point) takes their integers, and an output made by a per-tensor DequantizeLinear gives the ones it
+    # reads (aot/passes/quantized_io.py); the rest stay float, with a note why (metadata.json's
+    # quantized_io.notes)
     quantized_io: bool = False
 
 
