@@ -32,7 +32,7 @@ import numpy as np
 
 from aot.build import run_bundle, runner_path
 from aot.errors import AotcError
-from aot.npz import load_inputs
+from aot.npz import bundle_outputs, load_inputs, onnx_feeds, quantize_io
 from aot.targets import get_target, require_tools
 
 if TYPE_CHECKING:
@@ -97,6 +97,23 @@ def _ort_session(model, threads: int = 1):
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     data = model if isinstance(model, bytes) else Path(model).read_bytes()
     return ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
+
+
+def seeded_inputs(meta: dict, seed: int = 0) -> list[np.ndarray]:
+    """Standard normal inputs; a quantized integer input (--quantized-io) gets those values quantized
+    with its scale and zero point, as the float model's own QuantizeLinear would make them."""
+    rng = np.random.default_rng(seed)
+    return [quantize_io(s, rng.standard_normal(s["shape"])) if "scale" in s and np.dtype(s["dtype"]).kind in "iu"
+            else rng.standard_normal(s["shape"]).astype(s["dtype"]) for s in meta["inputs"]]
+
+
+def _ort_run(sess, meta: dict, inputs: list[np.ndarray]) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:
+    """onnxruntime's feeds and outputs (in the bundle's output order) for the bundle's inputs: quantized
+    integer inputs and outputs (--quantized-io) meet the model's float ones (aot/npz.py)."""
+    feeds = onnx_feeds(meta, inputs, {i.name for i in sess.get_inputs() if i.type == "tensor(float)"})
+    names = [o.name for o in sess.get_outputs()]
+    refs = bundle_outputs(meta, dict(zip(names, sess.run(names, feeds), strict=True)))
+    return feeds, [refs[n] for n in names]
 
 
 def time_ort(sess, feeds: dict[str, np.ndarray], repeat: int) -> float:
@@ -253,8 +270,7 @@ def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: i
     if inputs_npz:
         inputs = load_inputs(inputs_npz, meta)
     else:
-        rng = np.random.default_rng(0)
-        inputs = [rng.standard_normal(s["shape"]).astype(s["dtype"]) for s in meta["inputs"]]
+        inputs = seeded_inputs(meta)
     threads = bundle_threads(meta)
     ort_threads = threads if ort_threads is None else ort_threads
     vendor_threads(meta)
@@ -263,8 +279,7 @@ def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: i
         raise AotcError(f"{out} is built for {target.name}, which runs under an emulator: its timing means "
                         "nothing; benchmark a host build (or run the runner on the real board)")
     sess = _ort_session(str(source), ort_threads)
-    feeds = {s["name"]: x for s, x in zip(meta["inputs"], inputs, strict=True)}
-    refs = sess.run(None, feeds)
+    feeds, refs = _ort_run(sess, meta, inputs)
     lite = LiteRT(Path(tflite), meta, inputs) if tflite else None
     # a short model: more runs per round, until the slower engine's round lasts MIN_ROUND_S
     probe = max(time_ort(sess, feeds, 5), (run_bundle(out, meta, inputs, repeat=5)[1] or 0.0) / 1e3)
@@ -520,13 +535,12 @@ def bench_board(out: Path, meta: dict, *, inputs_npz: str | None = None, model: 
     if inputs_npz:
         inputs = load_inputs(inputs_npz, meta)
     else:
-        rng = np.random.default_rng(0)
-        inputs = [rng.standard_normal(s["shape"]).astype(s["dtype"]) for s in meta["inputs"]]
+        inputs = seeded_inputs(meta)
     plugin = insn_count_plugin(plugin_dir or out / "aotc-qemu-plugin")
     per_function: dict[str, int] | None = {} if profile else None
     count = board_instructions(out, meta, inputs, plugin, per_function)
     outputs, _ = run_bundle(out, meta, inputs)
-    refs = _ort_session(str(source)).run(None, {s["name"]: x for s, x in zip(meta["inputs"], inputs, strict=True)})
+    _, refs = _ort_run(_ort_session(str(source)), meta, inputs)
     err = max(float(np.max(np.abs(outputs[s["name"]].astype(np.float64) - r), initial=0.0))
               for s, r in zip(meta["outputs"], refs, strict=True))
     text = parse_elf(runner_path(out, meta).read_bytes()).sizes()["text"]

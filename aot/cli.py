@@ -92,6 +92,9 @@ def _compile_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=_positive, metavar="N", default=1,
                    help="threads a run uses (host and Linux targets; default 1): N > 1 gives the bundle a pool of "
                         "N - 1 workers, started by <name>_threads_init(), and links pthreads")
+    p.add_argument("--quantized-io", action="store_true",
+                   help="quantized models: take the integers of the input's QuantizeLinear and give those of the "
+                        "output's DequantizeLinear (scale and zero point in metadata.json and the header)")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     p.add_argument("--version", action="version", version=f"aotc {__version__}")
     return p
@@ -334,7 +337,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
                                                      vendor_options=tuple(args.vendor_opt), annotate=args.annotate,
                                                      input_shapes=tuple(args.input_shape),
                                                      scratch_floor=args.scratch_floor, max_dims=tuple(args.max_dim),
-                                                     threads=args.threads))
+                                                     threads=args.threads, quantized_io=args.quantized_io))
     created = not out.exists()
     bundle.write(out / "bundle")
     if not args.no_configure:
@@ -353,6 +356,8 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         (" (vendor workspace and kernel scratch)" if workspace else " (kernel scratch)")
     print(f"aotc: wrote {out / 'bundle'} ({bundle.name}: arena {mem['arena_bytes']} bytes, I/O included{over}; "
           f"weights {mem['weights_bytes']} bytes); build with: cmake --build {out}")
+    for note in bundle.metadata.get("quantized_io", {}).get("notes", []):
+        print(f"aotc: --quantized-io: {note}")
     if args.print_plan:
         print(bundle.files.get("plan.txt", ""), end="")
     return 0

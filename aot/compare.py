@@ -36,7 +36,7 @@ import numpy as np
 from aot.build import build, configure, run_bundle
 from aot.csource.tap import TAP_MAGIC, parse_tap_type
 from aot.errors import AotcError
-from aot.npz import load_inputs
+from aot.npz import bundle_outputs, load_inputs, onnx_feeds
 from aot.progress import status
 
 DEFAULT_TOLERANCE = 1e-4  # DESIGN.md: fp32 max abs error <= 1e-4 x max(1, max |ref|)
@@ -136,8 +136,11 @@ def debug_variant(out: Path, meta: dict) -> Path:
     return dbg
 
 
-def reference(model_path: Path, feeds: dict[str, np.ndarray], tensors: list[str]) -> dict[str, np.ndarray]:
-    """onnxruntime's value of each of `tensors` (those the model computes) on `feeds`."""
+def reference(model_path: Path, feeds: dict[str, np.ndarray], tensors: list[str],
+              meta: dict | None = None) -> dict[str, np.ndarray]:
+    """onnxruntime's value of each of `tensors` (those the model computes) on `feeds`. With the bundle's
+    `meta`, its quantized integer inputs and outputs (--quantized-io) meet the model's float ones:
+    inputs dequantized, outputs quantized back (exact both ways)."""
     import onnx
     import onnxruntime as ort
 
@@ -150,6 +153,9 @@ def reference(model_path: Path, feeds: dict[str, np.ndarray], tensors: list[str]
         known = {vi.name: vi for vi in (*inferred.value_info, *inferred.output)}
     except Exception:  # exposed without a type: onnxruntime infers it
         known = {}
+    if meta is not None:
+        floats = {i.name for i in model.graph.input if i.type.tensor_type.elem_type == onnx.TensorProto.FLOAT}
+        feeds = onnx_feeds(meta, [feeds[s["name"]] for s in meta["inputs"]], floats)
     exposed = {o.name for o in model.graph.output}
     wanted = set(tensors)
     for node in model.graph.node:
@@ -166,7 +172,8 @@ def reference(model_path: Path, feeds: dict[str, np.ndarray], tensors: list[str]
         values = sess.run(names, feeds)
     except Exception as e:
         raise AotcError(f"onnxruntime could not run '{model_path}': {str(e).splitlines()[0]}") from e
-    return {n: np.asarray(v) for n, v in zip(names, values, strict=True) if n in wanted}
+    refs = {n: np.asarray(v) for n, v in zip(names, values, strict=True) if n in wanted}
+    return refs if meta is None else bundle_outputs(meta, refs)
 
 
 def _labels(meta: dict) -> dict[str, tuple[str, list[str], str, str | None]]:
@@ -331,7 +338,7 @@ def compare(out: Path, meta: dict, *, model: str | Path | None = None, inputs_np
     feeds = {s["name"]: x for s, x in zip(meta["inputs"], inputs, strict=True)}
     names = list(dict.fromkeys(t.tensor for t in taps))
     with status(f"running onnxruntime with {len(names)} tensors exposed"):
-        refs = reference(source, feeds, names)
+        refs = reference(source, feeds, names, meta)
     np.savez(dbg / "taps.npz", **{t.tensor: t.data for t in reversed(taps)})
     np.savez(dbg / "reference.npz", **refs)
     return Comparison(compare_taps(taps, refs, meta, tolerance, lsb), dbg)

@@ -20,6 +20,7 @@ from aot.partition import Partitioned, partition_for
 from aot.partition.manual import load_annotations
 from aot.partition.serialize import from_onnx, function_from_proto, stored_name, transformed_functions
 from aot.passes import HOST_PIPELINE, simplify, verify_graph
+from aot.passes.quantized_io import integer_io
 from aot.plan import Plan, plan_memory
 from aot.select import Selection, op_memory, select_kernels
 from aot.targets import fit_bundle, get_target
@@ -44,6 +45,11 @@ class Options:
     # threads a run uses (--threads; Linux targets): N > 1 adds a pool of N - 1 workers to the bundle
     # (runtime_c/kernels/aotc_threads.h) and takes the conv kernels that split their work over it
     threads: int = 1
+    # --quantized-io: a graph input read only by per-tensor QuantizeLinear nodes (one scale and zero
+    # point) takes their integers, and an output made by a per-tensor DequantizeLinear gives the ones it
+    # reads (aot/passes/quantized_io.py); the rest stay float, with a note why (metadata.json's
+    # quantized_io.notes)
+    quantized_io: bool = False
 
 
 def partition_model(model: onnx.ModelProto, options: Options = Options(),
@@ -74,6 +80,8 @@ def partition_model(model: onnx.ModelProto, options: Options = Options(),
     max_dims = {(t, a): n for t, a, n in options.max_dims}
     graph = simplify(import_model(model, name, dict(options.input_shapes), max_dims, keep_onnx=keep_onnx,
                                   owned=owned))
+    if options.quantized_io:  # after the QDQ pass, which hoists an input's Q above the views it read
+        graph, _ = integer_io(graph)
     parted = partition_for(graph, vendors, annotations, name)
     for symbol, proto in transformed.items():  # written after their vendor's transform
         if symbol in parted.graph.functions:

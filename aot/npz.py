@@ -43,8 +43,44 @@ def check_input(meta: dict, spec: dict, value: np.ndarray | None) -> np.ndarray:
     if list(value.shape) != spec["shape"]:
         raise AotcError(f"input '{spec['name']}' has shape {list(value.shape)}, the model needs {spec['shape']}")
     if value.dtype.name != spec["dtype"]:
-        raise AotcError(f"input '{spec['name']}' has dtype {value.dtype.name}, the model needs {spec['dtype']}")
+        hint = "" if "scale" not in spec else \
+            f" (quantized: q = round(x / {spec['scale']:.9g}) + {spec['zero_point']}, see metadata.json)"
+        raise AotcError(f"input '{spec['name']}' has dtype {value.dtype.name}, the model needs {spec['dtype']}{hint}")
     return np.asarray(value, order="C")
+
+
+# --- quantized inputs and outputs against a float ONNX model (aotc --quantized-io) -----------------
+
+def dequantize_io(spec: dict, q: np.ndarray) -> np.ndarray:
+    """The float32 value of an integer input or output with a scale and zero point (metadata.json's):
+    scale * (q - zero_point), as DequantizeLinear computes it."""
+    return (q.astype(np.int32) - spec["zero_point"]).astype(np.float32) * np.float32(spec["scale"])
+
+
+def quantize_io(spec: dict, x: np.ndarray) -> np.ndarray:
+    """x in the integers of `spec` (round half to even, saturated), as QuantizeLinear computes it."""
+    info = np.iinfo(np.dtype(spec["dtype"]))
+    q = np.rint(np.asarray(x, np.float32) / np.float32(spec["scale"])) + spec["zero_point"]
+    return np.clip(q, info.min, info.max).astype(spec["dtype"])
+
+
+def onnx_feeds(meta: dict, inputs: list[np.ndarray], float_inputs: set[str]) -> dict[str, np.ndarray]:
+    """The bundle's inputs as the ONNX model takes them: a quantized integer input (a bundle compiled
+    with --quantized-io) is dequantized where the model's input is float, so the model's own
+    QuantizeLinear gives back exactly those integers."""
+    return {s["name"]: dequantize_io(s, x) if "scale" in s and s["name"] in float_inputs and x.dtype.kind in "iu"
+            else x for s, x in zip(meta["inputs"], inputs, strict=True)}
+
+
+def bundle_outputs(meta: dict, refs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The ONNX model's outputs as the bundle gives them: a float output of a quantized integer output
+    (its DequantizeLinear's) is quantized back, which is exact, to the integers before that DQ."""
+    out = dict(refs)
+    for s in meta["outputs"]:
+        r = out.get(s["name"])
+        if r is not None and "scale" in s and np.dtype(s["dtype"]).kind in "iu" and np.asarray(r).dtype.kind == "f":
+            out[s["name"]] = quantize_io(s, r)
+    return out
 
 
 def npz_path(path: str | Path) -> Path:

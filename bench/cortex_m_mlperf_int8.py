@@ -1,12 +1,15 @@
 """Issue 27 item 4: the four MLPerf Tiny networks as full-int8 models on the Cortex-M boards, against
 TFLM with CMSIS-NN: instructions per inference under qemu at -O3, -O2 and -Os.
 
-    python bench/cortex_m_mlperf_int8.py [--models kws_dscnn ...] [--forms tflite onnx]
+    python bench/cortex_m_mlperf_int8.py [--models kws_dscnn ...] [--forms tflite onnx onnx-qio]
                                          [--configs an386:O3 an386:O2 an386:Os an547:O3] [--keep DIR]
                                          [--json FILE] [--profile]
 
 The models are bench/keras_mlperf_int8.py's: NAME_int8.tflite (TFLiteConverter full-int8) and
-NAME_int8.onnx (quantize_static QDQ of the folded fp32 ONNX). Each is compiled for the board at each
+NAME_int8.onnx (quantize_static QDQ of the folded fp32 ONNX), whose graph input and output are float;
+form onnx-qio compiles that .onnx with --quantized-io (int8 input and output, as the .tflite has), fed
+the onnx form's float inputs quantized with the metadata's scale and zero point, its int8 outputs
+compared with the integers of onnxruntime's last QuantizeLinear. Each is compiled for the board at each
 level (CMake's Release = -O3, RelWithDebInfo = -O2, MinSizeRel = -Os, `aotc --build-type`) and one
 inference is counted as `aotc bench` does: (count(3 runs) - count(1 run)) / 2 with aotc's qemu
 plugin. qemu has no timing model for these cores: instructions, not cycles. The outputs of the
@@ -40,6 +43,7 @@ sys.path[:0] = [str(ROOT)]
 from aot.bench import board_instructions, format_board_profile, graph_macs, insn_count_plugin  # noqa: E402
 from aot.build import build, run_bundle, runner_path  # noqa: E402
 from aot.footprint import parse_elf  # noqa: E402
+from aot.npz import bundle_outputs, onnx_feeds, quantize_io  # noqa: E402
 
 MODELS_DIR = ROOT / "bench" / "models" / "keras"
 # issue 27: TFLM + CMSIS-NN on mps2-an386 (instructions per inference, tensor arena bytes)
@@ -51,11 +55,15 @@ LEVELS = {"O3": "Release", "O2": "RelWithDebInfo", "Os": "MinSizeRel"}
 
 
 def inputs_for(meta: dict, seed: int = 0) -> list[np.ndarray]:
-    """Seeded inputs: standard normal for float inputs, uniform over the range for int8 ones."""
+    """Seeded inputs: standard normal for float inputs, and quantized with the input's scale and zero
+    point for --quantized-io ones (the same values as the float form's); uniform over the range for
+    other int8 ones."""
     rng = np.random.default_rng(seed)
     out = []
     for s in meta["inputs"]:
-        if s["dtype"] == "int8":
+        if s["dtype"] == "int8" and "scale" in s and meta.get("quantized_io"):
+            out.append(quantize_io(s, rng.standard_normal(s["shape"]).astype(np.float32)))
+        elif s["dtype"] == "int8":
             out.append(rng.integers(-128, 128, s["shape"]).astype(np.int8))
         else:
             out.append(rng.standard_normal(s["shape"]).astype(s["dtype"]))
@@ -68,8 +76,10 @@ def references(model: Path, meta: dict, inputs: list[np.ndarray], work: Path) ->
         import onnxruntime as ort
 
         sess = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
-        return sess.run([s["name"] for s in meta["outputs"]],
-                        {s["name"]: x for s, x in zip(meta["inputs"], inputs, strict=True)})
+        names = [s["name"] for s in meta["outputs"]]
+        floats = {i.name for i in sess.get_inputs() if i.type == "tensor(float)"}
+        got = bundle_outputs(meta, dict(zip(names, sess.run(names, onnx_feeds(meta, inputs, floats)), strict=True)))
+        return [got[n] for n in names]  # --quantized-io: the integers before the output's DequantizeLinear
     np.savez(work / "ref_in.npz", **{f"input_{k}": x for k, x in enumerate(inputs)})
     subprocess.run([sys.executable, str(ROOT / "tests" / "tflite_reference.py"), str(model),
                     str(work / "ref_in.npz"), str(work / "ref_out.npz")], check=True, capture_output=True)
@@ -77,10 +87,11 @@ def references(model: Path, meta: dict, inputs: list[np.ndarray], work: Path) ->
     return [got[f"output_{k}"] for k in range(len(meta["outputs"]))]
 
 
-def measure(model: Path, board: str, level: str, work: Path, profile: bool) -> dict:
-    out = work / f"{model.stem}_{model.suffix[1:]}_{board}_{level}"
+def measure(model: Path, board: str, level: str, work: Path, profile: bool, qio: bool = False) -> dict:
+    out = work / f"{model.stem}_{model.suffix[1:]}{'_qio' if qio else ''}_{board}_{level}"
     subprocess.run([sys.executable, "-m", "aot.cli", str(model), "-o", str(out), "--target", BOARDS[board], "--force",
-                    "--build-type", LEVELS[level]], check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+                    "--build-type", LEVELS[level], *(["--quantized-io"] if qio else [])],
+                   check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
     build(out)
     meta = json.loads((out / "bundle" / "metadata.json").read_text())
     inputs = inputs_for(meta)
@@ -103,7 +114,7 @@ def measure(model: Path, board: str, level: str, work: Path, profile: bool) -> d
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models", nargs="*", default=list(TFLM), choices=list(TFLM))
-    p.add_argument("--forms", nargs="*", default=["tflite", "onnx"], choices=["tflite", "onnx"])
+    p.add_argument("--forms", nargs="*", default=["tflite", "onnx"], choices=["tflite", "onnx", "onnx-qio"])
     p.add_argument("--configs", nargs="*", default=["an386:O3", "an386:O2", "an386:Os", "an547:O3"],
                    help="BOARD:LEVEL pairs; boards an386 (M4F), an547 (M55), an385 (M3); levels O3 O2 Os")
     p.add_argument("--keep", help="build here instead of a temporary directory")
@@ -116,10 +127,10 @@ def main() -> None:
     for name in args.models:
         macs = graph_macs(onnx.load(str(MODELS_DIR / f"{name}_folded.onnx")))
         for form in args.forms:
-            model = MODELS_DIR / f"{name}_int8.{form}"
+            model = MODELS_DIR / f"{name}_int8.{form.removesuffix('-qio')}"
             for config in args.configs:
                 board, level = config.split(":")
-                r = measure(model, board, level, work, args.profile)
+                r = measure(model, board, level, work, args.profile, qio=form.endswith("-qio"))
                 r.update(model=name, form=form, board=board, level=level, macs=macs)
                 rows.append(r)
                 print(f"  {name} {form} {board} -{level}: {r['instructions']} instructions "
@@ -135,7 +146,7 @@ def main() -> None:
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         tflm_insn, tflm_arena = TFLM[r["model"]]
-        ref = "ort" if r["form"] == "onnx" else "LiteRT ref"
+        ref = "ort" if r["form"].startswith("onnx") else "LiteRT ref"
         print(f"| {r['model']} | {r['form']} | {r['board']} -{r['level']} | {r['instructions'] / 1e6:.2f} "
               f"({r['instructions'] / r['macs']:.2f}) | {r['instructions'] / tflm_insn:.2f} | {r['arena']} "
               f"({r['arena'] / tflm_arena:.2f}) | {r['identical']:.2%} vs {ref} | {r['max_lsb']} | {r['code']} "

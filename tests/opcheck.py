@@ -57,6 +57,7 @@ class Case:
     # whose scale is not about 1 (issue 15's transformer ops)
     relative: bool = False
     max_dims: tuple = ()  # Options.max_dims: bounds of data-dependent dims (issue 18)
+    quantized_io: bool = False  # Options.quantized_io: the feeds are the integers of the inputs' Qs
 
 
 def tensor_type(dtype: np.dtype | str) -> int:
@@ -228,7 +229,8 @@ def shared_build(cases: list[Case], workdir: Path | None = None, *, vendor_inclu
         name = f"case{k}"
         try:
             options = Options(name=name, vendors=case.vendors, input_shapes=case.input_shapes,
-                              scratch_floor=case.scratch_floor, max_dims=case.max_dims)
+                              scratch_floor=case.scratch_floor, max_dims=case.max_dims,
+                              quantized_io=case.quantized_io)
             bundle = compile_model(case.model, options, source=f"{case.id}.onnx")
         except Exception as e:  # reported by that case's test, not by the whole module
             build.errors[case.id] = e

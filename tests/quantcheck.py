@@ -86,3 +86,50 @@ def residual_block(residual_first: bool = False, hw: int = 10, channels: int = 8
     g = helper.make_graph(nodes, "residual", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)], inits)
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+# --- --quantized-io: the model's boundary in integers ------------------------------------------------
+
+def _boundary(model: onnx.ModelProto) -> tuple[dict[str, tuple[float, int, np.dtype]],
+                                                 dict[str, tuple[float, int, np.dtype]]]:
+    """(scale, zero point, integer dtype) of the QuantizeLinear reading each graph input, and of the
+    DequantizeLinear making each graph output, as onnxruntime's quantizer wrote them."""
+    consts = {i.name: onnx.numpy_helper.to_array(i) for i in model.graph.initializer}
+    inputs = {i.name for i in model.graph.input}
+    producers = {o: n for n in model.graph.node for o in n.output}
+
+    def params(n: onnx.NodeProto) -> tuple[float, int, np.dtype]:
+        zp = consts[n.input[2]]
+        return float(consts[n.input[1]]), int(zp), zp.dtype
+
+    ins = {n.input[0]: params(n) for n in model.graph.node if n.op_type == "QuantizeLinear" and n.input[0] in inputs}
+    outs = {o.name: params(producers[o.name]) for o in model.graph.output
+            if producers[o.name].op_type == "DequantizeLinear"}
+    return ins, outs
+
+
+def _quantize(x: np.ndarray, scale: float, zp: int, dt: np.dtype) -> np.ndarray:
+    info = np.iinfo(dt)
+    return np.clip(np.rint(np.asarray(x, np.float32) / np.float32(scale)) + zp, info.min, info.max).astype(dt)
+
+
+def quantized_feeds(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Float feeds as the integers the model's own input QuantizeLinear makes of them."""
+    params = _boundary(model)[0]
+    return {k: _quantize(x, *params[k]) for k, x in feeds.items()}
+
+
+def integer_reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """onnxruntime's integers before each output's DequantizeLinear, the model run as users run it
+    (nothing exposed: exposing the last Q's output changes what onnxruntime fuses) on the dequantized
+    integer `feeds`: its QuantizeLinear gives those back exactly, and its float outputs, DQ's
+    scale * (q - zero point), quantize back exactly to q."""
+    import onnxruntime as ort
+
+    ins, outs = _boundary(model)
+    floats = {k: (x.astype(np.int32) - ins[k][1]).astype(np.float32) * np.float32(ins[k][0]) for k, x in feeds.items()}
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    names = [o.name for o in model.graph.output]
+    return [_quantize(y, *outs[n]) if n in outs else y for n, y in zip(names, sess.run(names, floats), strict=True)]

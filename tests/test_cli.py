@@ -3,6 +3,7 @@ paths are checked before any work; what a command did is said in a line or two."
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -548,3 +549,53 @@ def test_bench_states_the_threads_of_each_side(monkeypatch):
                    threads=2, ort_threads=0, busiest_thread_instructions=2_100_000)
     table = format_table([row])
     assert "threads aotc/ort" in table and "| m | 2/default |" in table and "| 52% |" in table
+
+
+def _qdq_relu_model() -> onnx.ModelProto:
+    """x -> QuantizeLinear -> DequantizeLinear -> Relu -> QuantizeLinear -> DequantizeLinear -> y, one scale
+    and zero point throughout: onnxruntime's quantize_static form, float at both ends."""
+    inits = [onnx.numpy_helper.from_array(np.array(0.05, np.float32), "s"),
+             onnx.numpy_helper.from_array(np.array(-4, np.int8), "z")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xd"]), helper.make_node("Relu", ["xd"], ["r"]),
+             helper.make_node("QuantizeLinear", ["r", "s", "z"], ["rq"]),
+             helper.make_node("DequantizeLinear", ["rq", "s", "z"], ["y"])]
+    return _model(nodes, [_vi("x", shape=[2, 8])], [_vi("y")], inits)
+
+
+def test_quantized_io_compile_run_and_compare(tmp_path):
+    """--quantized-io: int8 in and out through the user's path: the header's SCALE and ZERO_POINT,
+    metadata.json, `aotc run` on an npz of int8 (a float one refused with the formula), and `aotc
+    compare` against the float model in onnxruntime."""
+    onnx.save(_qdq_relu_model(), tmp_path / "m.onnx")
+    out = tmp_path / "out"
+    r = aotc(str(tmp_path / "m.onnx"), "-o", str(out), "--quantized-io")
+    assert r.returncode == 0, r.stderr
+    assert "--quantized-io" not in r.stdout  # nothing stayed float: no note
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    for spec in (meta["inputs"][0], meta["outputs"][0]):
+        assert (spec["dtype"], spec["scale"], spec["zero_point"]) == ("int8", float(np.float32(0.05)), -4), spec
+    assert meta["quantized_io"] == {"inputs": ["x"], "outputs": ["y"], "notes": []}
+    header = (out / "bundle" / "include" / "model_m.h").read_text()
+    assert "#define MODEL_M_X_SCALE 0.0500000007f" in header and "#define MODEL_M_Y_ZERO_POINT (-4)" in header
+    assert subprocess.run([cmake_exe(), "--build", str(out)], capture_output=True).returncode == 0
+    x = np.arange(-128, 128, 16, dtype=np.int8).reshape(2, 8)
+    np.savez(tmp_path / "in.npz", x=x)
+    r = aotc("run", str(out), "--inputs", str(tmp_path / "in.npz"), "--outputs", str(tmp_path / "o.npz"))
+    assert r.returncode == 0, r.stderr
+    y = np.load(tmp_path / "o.npz")["y"]
+    assert y.dtype == np.int8
+    np.testing.assert_array_equal(y, np.maximum(x, -4))  # Relu: real 0 is the zero point
+    np.savez(tmp_path / "float.npz", x=x.astype(np.float32))
+    assert_refused(aotc("run", str(out), "--inputs", str(tmp_path / "float.npz")), "int8", "round(x / 0.05")
+    r = aotc("compare", str(out), "--inputs", str(tmp_path / "in.npz"))
+    assert r.returncode == 0 and "no divergence" in r.stdout, r.stdout + r.stderr
+    assert "y " in r.stdout and "100.0% eq" in r.stdout
+
+
+def test_quantized_io_notes_what_stays_float(tmp_path):
+    onnx.save(tiny_model(), tmp_path / "m.onnx")
+    r = aotc(str(tmp_path / "m.onnx"), "-o", str(tmp_path / "out"), "--quantized-io", "--no-configure")
+    assert r.returncode == 0, r.stderr
+    assert "aotc: --quantized-io: input 'x' stays float32: node 'the_node' (Relu) reads it" in r.stdout
+    assert "aotc: --quantized-io: output 'y' stays float32: node 'the_node' (Relu) makes it" in r.stdout

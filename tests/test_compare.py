@@ -220,3 +220,38 @@ def test_bad_input_is_refused_with_exit_2(tmp_path, capsys):
     rc, _, err = aotc(capsys, "compare", tmp_path / "missing.onnx", out)
     assert rc == 2 and "missing.onnx" in err
     assert not (out / "compare").exists()
+
+
+@pytest.mark.parametrize("dtype,zero_point", [("int8", -3), ("uint8", 128)])
+@pytest.mark.parametrize("scale", [0.0377291963, 0.003921568859, 0.5, 1.7e-5])
+def test_quantized_io_meets_the_float_model_exactly(dtype, zero_point, scale):
+    """--quantized-io bundles against the float ONNX model (aot/npz.py): every integer, dequantized and
+    fed to the model's QuantizeLinear in onnxruntime, comes back itself; and onnxruntime's
+    DequantizeLinear output quantizes back to the integers it read."""
+    import onnxruntime as ort
+
+    from aot.npz import bundle_outputs, onnx_feeds
+
+    info = np.iinfo(dtype)
+    q = np.arange(info.min, info.max + 1).astype(dtype).reshape(1, -1)
+    s = numpy_helper.from_array(np.array(scale, np.float32), "s")
+    z = numpy_helper.from_array(np.array(zero_point, dtype), "z")
+    elem = TensorProto.INT8 if dtype == "int8" else TensorProto.UINT8
+    g = helper.make_graph([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+                           helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"])], "qdq",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(q.shape))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+                           helper.make_tensor_value_info("q", elem, None)], [s, z])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    spec = {"name": "x", "dtype": dtype, "shape": list(q.shape), "scale": float(np.float32(scale)),
+            "zero_point": zero_point}
+    meta = {"inputs": [spec], "outputs": [{**spec, "name": "y"}]}
+    feeds = onnx_feeds(meta, [q], {"x"})
+    assert feeds["x"].dtype == np.float32
+    y, q_back = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    np.testing.assert_array_equal(q_back, q)
+    got = bundle_outputs(meta, {"y": y})["y"]
+    assert got.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(got, q)
+    assert onnx_feeds(meta, [q], set())["x"] is q  # the model's input is integer: fed as it is

@@ -21,7 +21,15 @@ import pytest
 import zoo
 from onnx import TensorProto, helper
 from opcheck import Case, shared_build
-from quantcheck import compare_integers, float_reference, output_lsb, reference, residual_block
+from quantcheck import (
+    compare_integers,
+    float_reference,
+    integer_reference,
+    output_lsb,
+    quantized_feeds,
+    reference,
+    residual_block,
+)
 from quantize import expose_integers, quantized, quantized_dynamic
 
 from aot.qmath import INT_RANGE, fma32, qadd_constants
@@ -568,3 +576,95 @@ def test_fused_residual_add_is_the_unfused_pair_bit_for_bit(residual_results, fl
         np.testing.assert_array_equal(o, u, err_msg=case_id)
     share, worst = compare_integers(results.cases[case_id], fused, reference(results.cases[case_id]))
     assert worst <= 1 and share >= 0.999, f"{case_id}: {share:.4%} identical, max {worst} LSB"
+
+
+# --- --quantized-io (issues 27 and 14): the integers of the boundary's Q and DQ as the bundle's I/O ----
+
+# (zoo model, format, activations): both quantizer forms, int8 and uint8; dscnn_kws and resnet end in a
+# Softmax / Gemm whose DQ makes the output, lenet's QOperator graph in a QGemm's DQ
+QIO = [("dscnn_kws", "QDQ", "int8"), ("resnet", "QOperator", "uint8"), ("lenet", "QOperator", "uint8"),
+       ("mobilenetv2", "QDQ", "uint8")]
+
+
+def _qio_case(name: str, fmt: str, activations: str) -> Case:
+    fp32 = zoo.build(name)
+    model = quantized(fp32, fmt, activations=activations)
+    return Case(f"qio_{name}_{fmt}_{activations}", model, quantized_feeds(model, zoo.random_inputs(fp32, seed=7)),
+                quantized_io=True)
+
+
+def _qio_mixed_case() -> Case:
+    """x is read by its QuantizeLinear and by a float Add, and the output is the Add's: both stay float."""
+    nq, iq = _q("x", "xd", "int8", 0.05, 3)
+    nodes = [*nq, helper.make_node("Add", ["xd", "x"], ["y"])]
+    case = _qdq_case("qio_mixed", nodes, {"x": (1, 4, 5)}, iq, ["y"])
+    del case.model.graph.output[1:]  # the integers expose_integers added
+    return case
+
+
+@pytest.fixture(scope="module")
+def qio_results(tmp_path_factory):
+    mixed = replace(_qio_mixed_case(), quantized_io=True)
+    return shared_build([_qio_case(*m) for m in QIO] + [mixed, _channels_last_input_qio_case()],
+                        tmp_path_factory.mktemp("quant_qio"))
+
+
+@pytest.mark.parametrize("name,fmt,activations", QIO, ids=[f"{m}-{f}-{a}" for m, f, a in QIO])
+def test_quantized_io_gives_onnxruntimes_integers(qio_results, name, fmt, activations):
+    """The bundle takes the integers of the input's QuantizeLinear and gives those its output's
+    DequantizeLinear reads: the Q and the DQ are gone, scale and zero point are in metadata.json, and
+    the integers are onnxruntime's (fed the dequantized inputs, the DQ's input exposed)."""
+    case_id = f"qio_{name}_{fmt}_{activations}"
+    case, meta = qio_results.cases[case_id], qio_results.meta[case_id]
+    ops = [n["op"] for n in meta["nodes"]]
+    assert "QuantizeLinear" not in ops and "DequantizeLinear" not in ops, ops
+    assert meta["quantized_io"] == {"inputs": [i.name for i in case.model.graph.input],
+                                    "outputs": [o.name for o in case.model.graph.output], "notes": []}
+    for spec in (*meta["inputs"], *meta["outputs"]):
+        assert spec["dtype"] == activations and spec["scale"] > 0 and isinstance(spec["zero_point"], int), spec
+    ours, refs = qio_results.run(case_id), integer_reference(case.model, case.feeds)
+    share, worst = compare_integers(case, ours, refs)
+    # where onnxruntime runs a quantized conv in float (QDQ int8 on x86), 1 LSB as test_quant's _plain cases
+    assert worst <= (1 if float_reference(case) else 0), f"{case_id}: {share:.4%} identical, max {worst} LSB"
+
+
+def test_quantized_io_keeps_float_what_it_cannot_make_integer(qio_results):
+    """...and says why, in a note per input and output."""
+    meta = qio_results.meta["qio_mixed"]
+    assert [s["dtype"] for s in (*meta["inputs"], *meta["outputs"])] == ["float32", "float32"]
+    assert all("scale" not in s for s in (*meta["inputs"], *meta["outputs"]))
+    assert meta["quantized_io"]["inputs"] == meta["quantized_io"]["outputs"] == []
+    notes = meta["quantized_io"]["notes"]
+    assert notes[0].startswith("input 'x' stays float32: node") and notes[0].endswith("(Add) reads it"), notes
+    assert notes[1].startswith("output 'y' stays float32: node") and notes[1].endswith("(Add) makes it"), notes
+    qio_results.check("qio_mixed")
+
+
+def _channels_last_input_qio_case() -> Case:
+    """_channels_last_input_case as users have it: its one output, yd, a DequantizeLinear's."""
+    case = _channels_last_input_case()
+    model = onnx.ModelProto()
+    model.CopyFrom(case.model)
+    del model.graph.output[1:]  # the integers expose_integers added
+    x = case.feeds["x"]
+    return replace(case, id="qio_quantize_after_transpose", model=model, quantized_io=True,
+                   feeds={"x": np.clip(np.rint(x / np.float32(0.02)) - 3, -128, 127).astype(np.int8)})
+
+
+def test_quantized_io_takes_the_input_of_a_quantize_hoisted_above_its_transpose(qio_results):
+    """tf2onnx's NHWC input -> Transpose -> QuantizeLinear: the QDQ pass hoists the Q to the input, which
+    then takes its int8 in NHWC."""
+    case_id = "qio_quantize_after_transpose"
+    case, meta = qio_results.cases[case_id], qio_results.meta[case_id]
+    assert meta["inputs"][0]["shape"] == [1, 6, 5, 3] and meta["inputs"][0]["dtype"] == "int8"
+    assert (meta["inputs"][0]["scale"], meta["inputs"][0]["zero_point"]) == (float(np.float32(0.02)), -3)
+    assert meta["outputs"][0]["dtype"] == "int8" and meta["quantized_io"]["notes"] == []
+    x = case.feeds["x"]
+    ref = reference(replace(case, feeds={"x": (x.astype(np.float32) + 3) * np.float32(0.02)}))[0]
+    expected = np.clip(np.rint(ref / np.float32(0.02)) - 128, -128, 127).astype(np.int8)  # yd's DQ, undone
+    np.testing.assert_array_equal(qio_results.run(case_id)[0], expected)
+
+
+def test_quantized_io_is_off_by_default(results):
+    meta = results.meta["dscnn_kws_QDQ_int8_plain"]
+    assert "quantized_io" not in meta and meta["inputs"][0]["dtype"] == "float32"

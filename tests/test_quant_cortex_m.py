@@ -22,7 +22,7 @@ import pytest
 import zoo
 from conftest import require_tool
 from opcheck import Case, shared_build
-from quantcheck import float_reference, residual_block
+from quantcheck import float_reference, integer_reference, quantized_feeds, residual_block
 from quantize import expose_integers, quantized
 
 from aot.build import cmake_exe
@@ -57,12 +57,12 @@ def _run(cmd: list[str]) -> None:
     assert r.returncode == 0, f"{' '.join(map(str, cmd))} -> {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
 
 
-def _board_run(root: Path, case: Case, board: str) -> dict[str, np.ndarray]:
+def _board_run(root: Path, case: Case, board: str, *flags: str) -> dict[str, np.ndarray]:
     d = root / f"{case.id}-{board}"
     d.mkdir(parents=True)
     src, out = d / "model.onnx", d / "out"
     onnx.save(case.model, src)
-    _run([*AOTC, str(src), "-o", str(out), "--target", board])
+    _run([*AOTC, str(src), "-o", str(out), "--target", board, *flags])
     _run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"])
     _run([cmake_exe(), "--build", str(out)])
     np.savez(d / "in.npz", **case.feeds)
@@ -146,3 +146,21 @@ def test_fused_residual_add_on_board_is_the_unfused_pair(tmp_path, fmt, activati
         assert np.array_equal(ours[name], ref)
     else:
         assert np.allclose(ours[name], ref, rtol=0, atol=1e-6) or float_reference(case)
+
+
+def test_quantized_io_on_board_gives_onnxruntimes_integers(tmp_path):
+    """--quantized-io on the M4: DS-CNN (QDQ) takes the int8 of its input's QuantizeLinear and gives
+    the int8 its output's DequantizeLinear reads, through aotc run's npz of int8 under qemu: the
+    host build's integers, and onnxruntime's exactly."""
+    require_tool("arm-none-eabi-gcc", "qemu-system-arm")
+    fp32 = zoo.build("dscnn_kws")
+    model = quantized(fp32, "QDQ", activations="int8")
+    case = Case("qio_dscnn_kws", model, quantized_feeds(model, zoo.random_inputs(fp32, seed=7)), quantized_io=True)
+    ours = _board_run(tmp_path, case, "mps2-an386", "--quantized-io")
+    meta = json.loads((tmp_path / f"{case.id}-mps2-an386" / "out" / "bundle" / "metadata.json").read_text())
+    assert meta["quantized_io"]["inputs"] == [model.graph.input[0].name] and meta["inputs"][0]["dtype"] == "int8"
+    name = model.graph.output[0].name
+    assert ours[name].dtype == np.int8
+    host = shared_build([case], tmp_path / "host")
+    np.testing.assert_array_equal(ours[name], host.run(case.id)[0])
+    np.testing.assert_array_equal(ours[name], integer_reference(model, case.feeds)[0])

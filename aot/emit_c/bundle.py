@@ -168,6 +168,8 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
                         "threaded_kernels": sorted({c.kernel for c in plan.choices.values()} & THREADED_KERNELS),
                         "arena_bytes_per_thread": 0}}
            if threads > 1 else {}),
+        # --quantized-io: the inputs and outputs made integer, and why the others stayed float
+        **({"quantized_io": graph.meta["quantized_io"]} if "quantized_io" in graph.meta else {}),
         "partition": [_function_entry(graph, sym, artifacts.get(sym)) for sym in graph.functions],
         "nodes": [{"name": n.name, "op": n.op, "compiler": "host"} for n in graph.nodes],
     }
