@@ -38,7 +38,9 @@ import numpy as np
 import onnx
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT)]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from quantcheck import output_lsb  # noqa: E402
 
 from aot.bench import board_instructions, format_board_profile, graph_macs, insn_count_plugin  # noqa: E402
 from aot.build import build, run_bundle, runner_path  # noqa: E402
@@ -99,12 +101,16 @@ def measure(model: Path, board: str, level: str, work: Path, profile: bool, qio:
     count = board_instructions(out, meta, inputs, insn_count_plugin(work), per_function)
     outputs, _ = run_bundle(out, meta, inputs)
     refs = references(model, meta, inputs, work)
-    same = total = lsb = 0
-    for s, r in zip(meta["outputs"], refs, strict=True):
-        got = outputs[s["name"]].astype(np.int64).reshape(-1)
-        want = np.asarray(r).astype(np.int64).reshape(-1)
-        same, total = same + int(np.sum(got == want)), total + got.size
-        lsb = max(lsb, int(np.max(np.abs(got - want), initial=0)))
+    # float outputs (a DequantizeLinear's) in LSB of its scale; integer outputs as they are
+    steps = output_lsb(onnx.load(str(model))) if model.suffix == ".onnx" else [None] * len(refs)
+    same = total = 0
+    lsb = 0.0
+    for s, r, step in zip(meta["outputs"], refs, steps, strict=True):
+        got = outputs[s["name"]].astype(np.float64).reshape(-1)
+        want = np.asarray(r).astype(np.float64).reshape(-1)
+        diff = np.abs(got - want) / (step if s["dtype"].startswith("float") and step else 1.0)
+        same, total = same + int(np.sum(diff == 0)), total + got.size
+        lsb = max(lsb, float(np.max(diff, initial=0)))
     elf = parse_elf(runner_path(out, meta).read_bytes())
     return {"instructions": count, "arena": meta["memory"]["arena_bytes"], "identical": same / max(total, 1),
             "max_lsb": lsb, "text": elf.sizes()["text"], "code": sum(f.size for f in elf.functions),
@@ -135,7 +141,7 @@ def main() -> None:
                 rows.append(r)
                 print(f"  {name} {form} {board} -{level}: {r['instructions']} instructions "
                       f"({r['instructions'] / macs:.2f}/MAC), arena {r['arena']} B, identical "
-                      f"{r['identical']:.2%}, max {r['max_lsb']} LSB, code {r['code']} B", file=sys.stderr)
+                      f"{r['identical']:.2%}, max {r['max_lsb']:.3g} LSB, code {r['code']} B", file=sys.stderr)
                 if args.profile:
                     print(format_board_profile(_Row(r), top=12), file=sys.stderr)
     if args.json:
@@ -149,7 +155,7 @@ def main() -> None:
         ref = "ort" if r["form"].startswith("onnx") else "LiteRT ref"
         print(f"| {r['model']} | {r['form']} | {r['board']} -{r['level']} | {r['instructions'] / 1e6:.2f} "
               f"({r['instructions'] / r['macs']:.2f}) | {r['instructions'] / tflm_insn:.2f} | {r['arena']} "
-              f"({r['arena'] / tflm_arena:.2f}) | {r['identical']:.2%} vs {ref} | {r['max_lsb']} | {r['code']} "
+              f"({r['arena'] / tflm_arena:.2f}) | {r['identical']:.2%} vs {ref} | {r['max_lsb']:.3g} | {r['code']} "
               f"| {r['text']} |")
 
 
