@@ -789,11 +789,13 @@ MK_SPEED static MK_INLINE void ig_items_body(void *arg, int32_t begin, int32_t e
                  * (the first's), input and W^T pointers, positions */
                 ig_loops pend_l;
                 const float *pend_x[4], *pend_w[4];
-                ptrdiff_t pend_q[4];
+                /* IG_MR entries, not 4: ig_store reads q[IG_MR - 1] where rows == IG_MR, which gcc -O3 cannot
+                 * see never holds for these (rows = npend <= 4), and -Warray-bounds would fail the build */
+                ptrdiff_t pend_q[IG_MR > 4 ? IG_MR : 4];
                 int32_t npend = 0;
 #define IG_FLUSH                                                                                    \
     if (npend > 0) {                                                                                \
-        float t_[4 * IG_NR];                                                                        \
+        float t_[(IG_MR > 4 ? IG_MR : 4) * IG_NR]; /* as pend_q: rows past npend are never read */   \
         int32_t i_;                                                                                 \
         for (i_ = npend; i_ < 4; ++i_) pend_x[i_] = pend_x[0], pend_w[i_] = pend_w[0];              \
         ig_tile1x4(pend_x, &pend_l, pend_w, b0, t_);                                                \
