@@ -38,10 +38,10 @@ import zoo  # noqa: E402
 from aot.bench import _ort_session, graph_macs, time_ort  # noqa: E402
 from aot.build import build, run_bundle  # noqa: E402
 
-MODELS = {"resnet18_224": zoo.resnet18_224, "mobilenetv2_224": zoo.mobilenetv2_224,
-          "efficientnet_b0_224": zoo.efficientnet_b0_224, **zoo.MODELS}
-DEFAULT = ["resnet18_224", "mobilenetv2_224", "efficientnet_b0_224", "resnet", "mobilenetv2", "inception",
-           "squeezenet"]
+MODELS = {**zoo.MODELS, **zoo.BENCH_MODELS}
+# issue 24's table: ResNet-8, MobileNet-v1 0.25 96, MobileNet-v2 0.35 96, DS-CNN and the four 224 x 224 nets
+DEFAULT = ["resnet", "mobilenetv1_96", "mobilenetv2_96", "dscnn_kws", "resnet18_224", "mobilenetv2_224",
+           "efficientnet_b0_224", "squeezenet11_224"]
 
 
 PEAK_C = r"""
