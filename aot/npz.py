@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from aot import qmath
 from aot.errors import AotcError
 
 TOP_K = 5
@@ -54,14 +55,12 @@ def check_input(meta: dict, spec: dict, value: np.ndarray | None) -> np.ndarray:
 def dequantize_io(spec: dict, q: np.ndarray) -> np.ndarray:
     """The float32 value of an integer input or output with a scale and zero point (metadata.json's):
     scale * (q - zero_point), as DequantizeLinear computes it."""
-    return (q.astype(np.int32) - spec["zero_point"]).astype(np.float32) * np.float32(spec["scale"])
+    return qmath.dequantize(q, np.float32(spec["scale"]), np.int64(spec["zero_point"]), 0)
 
 
 def quantize_io(spec: dict, x: np.ndarray) -> np.ndarray:
     """x in the integers of `spec` (round half to even, saturated), as QuantizeLinear computes it."""
-    info = np.iinfo(np.dtype(spec["dtype"]))
-    q = np.rint(np.asarray(x, np.float32) / np.float32(spec["scale"])) + spec["zero_point"]
-    return np.clip(q, info.min, info.max).astype(spec["dtype"])
+    return qmath.quantize(x, spec["scale"], spec["zero_point"], spec["dtype"])
 
 
 def onnx_feeds(meta: dict, inputs: list[np.ndarray], float_inputs: set[str]) -> dict[str, np.ndarray]:

@@ -6,6 +6,8 @@ import numpy as np
 import onnx
 from opcheck import Case
 
+from aot.qmath import dequantize, quantize
+
 
 def reference(case: Case) -> list[np.ndarray]:
     """onnxruntime with its default optimisations (QDQ groups fused to integer kernels), one thread."""
@@ -109,8 +111,7 @@ def _boundary(model: onnx.ModelProto) -> tuple[dict[str, tuple[float, int, np.dt
 
 
 def _quantize(x: np.ndarray, scale: float, zp: int, dt: np.dtype) -> np.ndarray:
-    info = np.iinfo(dt)
-    return np.clip(np.rint(np.asarray(x, np.float32) / np.float32(scale)) + zp, info.min, info.max).astype(dt)
+    return quantize(x, scale, zp, np.dtype(dt).name)
 
 
 def quantized_feeds(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -127,7 +128,7 @@ def integer_reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> l
     import onnxruntime as ort
 
     ins, outs = _boundary(model)
-    floats = {k: (x.astype(np.int32) - ins[k][1]).astype(np.float32) * np.float32(ins[k][0]) for k, x in feeds.items()}
+    floats = {k: dequantize(x, np.float32(ins[k][0]), np.int64(ins[k][1]), 0) for k, x in feeds.items()}
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
