@@ -360,6 +360,19 @@ POSX = [
 ]
 CASES += POSX
 
+# Winograd F(2 x 2, 3 x 3) (conv_winograd.c): odd and even sizes (a last tile row and column half
+# outside), tile rows longer than 16 tiles and bands of several tile rows (a partial last panel, a last
+# band shorter than the others), 256-wide rows (the stack buffers' limit), batches, no bias, every
+# epilogue; input and output channels differ
+WINO = [
+    conv_fused("wino_res_relu_odd", (1, 32, 15, 13), (40, 32, 3, 3), "relu", pads=[1, 1, 1, 1]),
+    conv_fused("wino_bands_clip", (1, 40, 40, 42), (32, 40, 3, 3), "clip", residual=False, pads=[1, 1, 1, 1]),
+    conv_fused("wino_batch_leaky", (2, 48, 12, 12), (32, 48, 3, 3), "leaky", pads=[1, 1, 1, 1]),
+    conv("wino_wide_rows_no_bias", (1, 32, 5, 256), (32, 32, 3, 3), pads=[1, 1, 1, 1], bias=False),
+    conv("wino_tall_odd", (1, 33, 67, 9), (35, 33, 3, 3), pads=[1, 1, 1, 1]),
+]
+CASES += WINO
+
 @pytest.fixture(scope="module")
 def built():
     return shared_build(CASES)
@@ -392,7 +405,9 @@ NATIVE = [
     # conv_ig_x86.h's igx3 past 32 input channels: planes of at least 28 x 28, up to 128 channels (a
     # 29-wide plane's vectors span rows); one position fewer goes to the implicit GEMM
     conv_fused("igx3_c40_28x28_res_relu", (1, 40, 28, 28), (16, 40, 3, 3), "relu", pads=[1, 1, 1, 1]),
-    conv_fused("igx3_c72_30x29_clip", (1, 72, 30, 29), (32, 72, 3, 3), "clip", residual=False, pads=[1, 1, 1, 1]),
+    # (no scratch to spare: with it, Winograd takes this one, WINO below)
+    dataclasses.replace(conv_fused("igx3_c72_30x29_clip", (1, 72, 30, 29), (32, 72, 3, 3), "clip", residual=False,
+                                   pads=[1, 1, 1, 1]), scratch_floor=0),
     conv_fused("ig3_c40_27x29_leaky", (1, 40, 27, 29), (16, 40, 3, 3), "leaky", residual=False, pads=[1, 1, 1, 1]),
     # 1 x 1 convs the plan gives the implicit GEMM (positions ending in a partial panel) go to
     # conv_posx_x86.h's tiles reading the packed W^T (groups: a group's panels)
@@ -412,6 +427,7 @@ NATIVE = [
                pads=[1, 1, 1, 1]),
     *[c for c in CASES
       if c.id in ("conv_dwk5_s1_14", "conv_dwk5_s2_odd", "conv_dwk7_s2_pads_wide", "conv_dwk5_res_relu")],
+    *WINO,
 ]
 
 
@@ -512,6 +528,7 @@ def test_transpose_to_nhwc_folded(case):
       if c.id.startswith(("conv_dwk", "tight_conv_dwk")) and c.id != "conv_dwk3_pads2_multiplier"],
     ("conv_dwk3_pads2_multiplier", "aotc_conv_depthwise3x3_f32"),
     ("tight_conv_depthwise_dilated", "aotc_conv_depthwise_f32"),
+    *[(c.id, "aotc_conv_winograd_f32") for c in WINO],
 ])
 def test_kernel_choice(case_id, kernel):
     graph = lower(next(c for c in CASES if c.id == case_id).model)

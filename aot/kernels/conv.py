@@ -21,6 +21,10 @@ compiler picks the kernel:
     pointwise   1 x 1 kernel, stride 1, no padding: the GEMM core on the input in place; on
                 fewer positions than a panel (a 3 x 3 plane) and constant weights, X^T * W^T
                 (W^T packed here), so the vectors run along the output channels
+    winograd    2-D 3 x 3 same-size convs at stride 1, one group, at least WINO_MIN_C channels each side
+                and WINO_MIN_TILES tiles, on an OS target's vector unit, where the step can spare a band's
+                scratch: Winograd's F(2 x 2, 3 x 3), 2.25 x fewer multiply-adds (U = G g G^T of the
+                weights, 16/9 as large, transformed here); the products on the GEMM core
     implicit    every other 1-D or 2-D Conv with constant weights: Y^T = P * W^T with the patch
                 matrix P never built (register tiles of positions x output channels read the
                 input through a pointer per position; W^T packed here); no scratch, and faster
@@ -67,6 +71,19 @@ POINTWISE_T_NC = 256  # aotc_conv_pointwise_t_f32: output channels per block (po
 # aotc_conv_depthwise3x3_direct_f32 computes an output row in blocks of dw3_block() outputs, the last
 # one rounded up; at stride 2 it beats the flat kernel where that last block has at least this many
 DIRECT_DW_S2_MIN_LAST = 5
+# aotc_conv_winograd_f32 (conv_winograd.c): its stack buffers hold tile rows of at most WINO_TW_MAX tiles
+# (outputs 256 wide); a band of tile rows holds at most WINO_BAND_TILES tiles, so that its 16 V and M
+# matrices stay near the L2 cache, and at most WINO_ROWS_MAX tile rows. It pays off from WINO_MIN_C input and
+# output channels (below, the transforms cost more than the products they save) and WINO_MIN_TILES tiles of
+# 2 x 2 outputs (on fewer, streaming the 16/9 larger weights costs more than the products they save:
+# ResNet-18's 7 x 7 x 512 convs, 16 tiles, ran 4 % slower than conv_blocked_x86.h's direct blocks)
+WINO_TW_MAX = 128
+WINO_BAND_TILES = 256
+WINO_ROWS_MAX = 16
+WINO_MIN_C = 32
+WINO_MIN_TILES = 32
+# F(2 x 2, 3 x 3)'s filter transform: U = G g G^T (Lavin and Gray 2015)
+WINO_G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
 # the kernels without a scratch argument (the others take one)
 NO_SCRATCH_KERNELS = ("aotc_conv_depthwise_f32", "aotc_conv_direct_f32", "aotc_conv_implicit_f32",
                       "aotc_conv_depthwise3x3_direct_f32", "aotc_conv_depthwise_kxk_f32")
@@ -273,6 +290,37 @@ def _fit_stride1(c: _Conv, budget: int) -> KernelChoice | None:
                     (pad_floats + kc * _patch_ldc(nc) + c.out_c // c.group * nc) * 4, kc=kc, nc=nc)
 
 
+def _winograd_applies(c: _Conv, target: TargetTraits) -> bool:
+    """Winograd's F(2 x 2, 3 x 3): a 2-D 3 x 3 same-size conv at stride 1, one group, constant weights,
+    NCHW, at least WINO_MIN_C channels each side, on a vector unit of an OS target (its weights are
+    16/9 as large: not for a microcontroller's flash)."""
+    return (target.vector_unit and not target.helium and c.node.op != "ConvTranspose" and c.nd == 2
+            and c.kernel == [3, 3] and c.strides == [1, 1] and c.dilations == [1, 1] and c.pads == [1, 1, 1, 1]
+            and c.group == 1 and c.const_weights and not c.nhwc and not c.out_nhwc
+            and c.y[-1] <= 2 * WINO_TW_MAX and min(c.in_c, c.out_c) >= WINO_MIN_C
+            and _ceil_div(c.y[-1], 2) * _ceil_div(c.y[-2], 2) >= WINO_MIN_TILES)
+
+
+def _fit_winograd(c: _Conv, budget: int) -> KernelChoice | None:
+    """Bands of tile rows (pairs of output rows) as tall as WINO_BAND_TILES and the budget allow:
+    the band's 16 transformed inputs (in_c x tiles) and products (out_c x tiles) in scratch."""
+    tw, th = _ceil_div(c.y[-1], 2), _ceil_div(c.y[-2], 2)
+    for limit in range(max(1, min(th, WINO_ROWS_MAX, WINO_BAND_TILES // tw)), 0, -1):
+        rows = _balanced_block(th, limit)
+        scratch = 16 * (c.in_c + c.out_c) * _ceil_div(rows * tw, PANEL) * PANEL * 4
+        if scratch <= budget:
+            return c.choice("aotc_conv_winograd_f32", f"Winograd F(2x2, 3x3), bands of {rows} tile rows",
+                            scratch, nc=rows)
+    return None
+
+
+def winograd_weights(w: np.ndarray) -> np.ndarray:
+    """The 16 matrices U[e] (out_c x in_c) that aotc_conv_winograd_f32 reads: G g G^T of each 3 x 3
+    filter g, computed in float64, element e = 4 i + j of the 4 x 4 result."""
+    u = np.einsum("ik,mckl,jl->ijmc", WINO_G, np.asarray(w, np.float64), WINO_G)
+    return u.reshape(16, w.shape[0], w.shape[1]).astype(np.float32)
+
+
 def _fit_im2col(c: _Conv, budget: int) -> KernelChoice | None:
     blocks = _blocks(c.in_c // c.group * math.prod(c.kernel), math.prod(c.y[2:]), budget)
     if blocks is None:  # no memory to spare at this step
@@ -339,6 +387,9 @@ KERNELS: tuple[Candidate, ...] = (
     _candidate("aotc_conv_pointwise_f32",
                lambda c, budget: c.choice("aotc_conv_pointwise_f32", "1x1", work_bytes(c.in_c // c.group, budget)),
                lambda c, t: c.node.op != "ConvTranspose" and _pointwise(c) and not _scalar_implicit(c, t)),
+    # 3 x 3 same-size convs with enough channels: 2.25 x fewer multiply-adds, where the step's spare memory
+    # holds a band's transforms (else the implicit GEMM below, without scratch)
+    _candidate("aotc_conv_winograd_f32", _fit_winograd, _winograd_applies),
     _candidate("aotc_conv_implicit_f32", _scratch_free("aotc_conv_implicit_f32", "implicit GEMM, no scratch"),
                lambda c, t: c.node.op != "ConvTranspose" and c.nd <= 2 and c.const_weights),
     _candidate("aotc_conv_s1_f32", _fit_stride1,
@@ -426,6 +477,9 @@ def _emit(ctx: NodeContext) -> None:
         wg = wv.reshape(group, _y_shape(ctx.node, ctx.graph)[1] // group, -1)
         w_ptr = ctx.const_array("wt_packed", np.stack([pack_b(m.T) for m in wg]),
                                 comment=f"W^T of {ctx.node.name}, packed per group")
+    elif plan.kernel == "aotc_conv_winograd_f32":
+        w_ptr = ctx.const_array("wino_u", winograd_weights(ctx.const(w)),
+                                comment=f"G g G^T of {ctx.node.name}'s filters, 16 x out_c x in_c")
     else:
         w_ptr = ctx.ptr(w)
     args = [p, ctx.ptr(x), w_ptr, ctx.ptr(bias)]

@@ -94,6 +94,15 @@ void aotc_conv_direct_f32(const aotc_conv_params *p, const float *x, const float
 void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
                             const float *res, float *y);
 
+/* ONNX Conv, 2-D 3 x 3, stride 1, no dilation, pads of 1 on every side (same size), one group:
+ * Winograd's F(2 x 2, 3 x 3), 16 multiply-adds per 2 x 2 outputs and channel pair instead of 36
+ * (conv_winograd.c). u: the weights transformed at compile time, 16 matrices U[e] = (G g G^T)[e]
+ * of out_c x in_c, row-major. p->nc: tile rows (pairs of output rows) per band; scratch: 16 x
+ * (in_c + out_c) x tp floats, tp = p->nc x ceil(OW / 2) rounded up to AOTC_GEMM_PANEL. Output
+ * rows at most 256 wide. */
+void aotc_conv_winograd_f32(const aotc_conv_params *p, const float *x, const float *u, const float *bias,
+                            const float *res, float *y, float *scratch);
+
 /* Depthwise Conv with a 3 x 3 kernel (2-D), stride 1 or 2 in both dims, no dilation: each
  * input plane is copied into scratch zero-padded (stride 1: R = (OH - 1) + 3 rows of
  * C = (OW - 1) + 3; stride 2: four planes by row and column parity, each ceil(R / 2) rows

@@ -5,6 +5,7 @@
  * The strategies, one file each (aotc_conv.h documents every entry point, and
  * aot/kernels/conv.py says when the compiler takes which):
  *   conv_implicit.c                implicit GEMM: 1-D/2-D Conv with constant weights, no scratch
+ *   conv_winograd.c                3 x 3 stride-1 same-size convs by Winograd's F(2 x 2, 3 x 3), through scratch
  *   conv_pointwise.c               1 x 1 convs: the GEMM core on the input in place, or X^T * W^T
  *   conv_im2col.c                  patch matrices + the GEMM core (any Conv; stride 1 from a padded copy)
  *   conv_direct.c                  any Conv without scratch, tiles summed in registers

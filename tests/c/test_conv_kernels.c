@@ -28,6 +28,7 @@ enum {
     K_DW3_DIRECT,  /* aotc_conv_depthwise3x3_direct_f32 */
     K_TRANSPOSE,   /* aotc_conv_transpose_f32 */
     K_DWK_DIRECT,  /* aotc_conv_depthwise_kxk_f32 */
+    K_WINOGRAD,    /* aotc_conv_winograd_f32 */
     K_COUNT
 };
 
@@ -36,6 +37,7 @@ static const char *const NAMES[K_COUNT] = {
     "aotc_conv_pointwise_t_f32", "aotc_conv_depthwise_f32",  "aotc_conv_direct_f32",
     "aotc_conv_implicit_f32", "aotc_conv_depthwise3x3_f32", "aotc_conv3x3_flat_f32",
     "aotc_conv_depthwise3x3_direct_f32", "aotc_conv_transpose_f32", "aotc_conv_depthwise_kxk_f32",
+    "aotc_conv_winograd_f32",
 };
 
 typedef struct {
@@ -252,6 +254,12 @@ static int draw(int kind, conv_case *c) {
         if (!draw_dims(p, nd, nd == 3 ? 4 : 8, nd == 3 ? 3 : 4, 3, 2, 2, 1)) return 0;
         break;
     }
+    case K_WINOGRAD: /* 3 x 3 same size, one group, rows up to 256 wide */
+        set_channels(p, 1, rand_int(1, 20), rand_int(1, 20));
+        if (!set_dim(p, 1, rand_int(1, 20), 3, 1, 1, 1, 1, 0, 0) ||
+            !set_dim(p, 2, rand_int(1, chance(1, 4) ? 256 : 40), 3, 1, 1, 1, 1, 0, 0))
+            return 0;
+        break;
     default:
         return 0;
     }
@@ -269,6 +277,9 @@ static int draw(int kind, conv_case *c) {
     } else if (kind == K_TRANSPOSE) {
         npos = prod3(p->in_size);
         p->nc = chance(1, 3) ? npos : rand_int(1, npos);
+    } else if (kind == K_WINOGRAD) { /* bands of 1 to 16 tile rows of at most 256 tiles */
+        const int32_t tw = (p->out_size[2] + 1) / 2, th = (p->out_size[1] + 1) / 2, most = 256 / tw;
+        p->nc = rand_int(1, th < 16 ? (th < most ? th : most) : (16 < most ? 16 : most));
     }
     return (double)p->batch * p->out_c * prod3(p->out_size) * k <= MAX_MACS &&
            (double)p->batch * p->in_c * prod3(p->in_size) * (p->out_c / p->group) * prod3(p->kernel) <= MAX_MACS;
@@ -296,6 +307,7 @@ static long scratch_floats(const conv_case *c) {
     case K_FLAT3X3:
         return ceil16(OH * OW + 1) + (p->strides[2] == 1 ? (long)(IH + 2) * IW + 2 : 4L * ((OH + 2) * OW + 2));
     case K_TRANSPOSE: return (long)mg * prod3(p->kernel) * p->nc + AOTC_GEMM_KC * PANEL;
+    case K_WINOGRAD: return 16L * (p->in_c + p->out_c) * ceil16(p->nc * ((OW + 1) / 2));
     default: return -1;
     }
 }
@@ -316,6 +328,27 @@ static float *pack_wt(const aotc_conv_params *p, const float *w) {
                     j < mg ? w[((size_t)g * mg + j) * rows + src] : 0.0f;
         }
     return wt;
+}
+
+/* The 16 matrices U[e] = (G g G^T)[e] (out_c x in_c) of a 3 x 3 conv's weights, in double, as
+ * conv.py's winograd_weights computes them for aotc_conv_winograd_f32. */
+static float *winograd_u(const aotc_conv_params *p, const float *w) {
+    static const double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+    const int32_t M = p->out_c, C = p->in_c;
+    float *u = test_alloc((size_t)16 * M * C);
+    int32_t m, c, i, j, a, b;
+    for (m = 0; m < M; ++m)
+        for (c = 0; c < C; ++c) {
+            const float *g = w + ((size_t)m * C + c) * 9;
+            for (i = 0; i < 4; ++i)
+                for (j = 0; j < 4; ++j) {
+                    double v = 0;
+                    for (a = 0; a < 3; ++a)
+                        for (b = 0; b < 3; ++b) v += G[i][a] * g[a * 3 + b] * G[j][b];
+                    u[((size_t)(4 * i + j) * M + m) * C + c] = (float)v;
+                }
+        }
+    return u;
 }
 
 /* x (N x C x spatial) channels last, N x spatial x C. */
@@ -359,7 +392,8 @@ static int check(const conv_case *c) {
     float *r0 = r ? test_copy(r, yn) : NULL;
     float *ax = test_abs(x, xn), *aw = test_abs(w, wn), *ab = test_abs(b, p->out_c), *ar = test_abs(r, yn);
     float *scratch = sn > 0 ? test_alloc_nan((size_t)sn) : NULL;
-    float *wt = c->kind == K_IMPLICIT || c->kind == K_POINTWISE_T ? pack_wt(p, w) : NULL;
+    float *wt = c->kind == K_IMPLICIT || c->kind == K_POINTWISE_T ? pack_wt(p, w)
+                : c->kind == K_WINOGRAD ? winograd_u(p, w) : NULL;
     aotc_conv_params q = *p;
     int bad;
     q.act = AOTC_ACT_NONE; /* the magnitudes: the sums of |terms| */
@@ -391,6 +425,7 @@ static int check(const conv_case *c) {
     case K_DW3_DIRECT: aotc_conv_depthwise3x3_direct_f32(p, x, w, b, r, y); break;
     case K_TRANSPOSE: aotc_conv_transpose_f32(p, x, w, b, y, scratch); break;
     case K_DWK_DIRECT: aotc_conv_depthwise_kxk_f32(p, x, w, b, r, y); break;
+    case K_WINOGRAD: aotc_conv_winograd_f32(p, x, wt, b, r, y, scratch); break;
     default: break;
     }
     bad = test_differs(NAMES[c->kind], y, ref, mag, yn);
@@ -528,6 +563,9 @@ int main(int argc, char **argv) {
     int32_t i;
     for (kind = 0; kind < K_COUNT; ++kind) {
         int bad = 0;
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
+        if (kind == K_WINOGRAD) continue; /* for OS targets only (aot/kernels/conv.py): its buffers outgrow a board's */
+#endif
         for (i = 0; i < shapes && !bad; ++i) {
             conv_case c;
             while (!draw(kind, &c)) {
