@@ -21,8 +21,8 @@ compiler picks the kernel:
     pointwise   1 x 1 kernel, stride 1, no padding: the GEMM core on the input in place; on
                 fewer positions than a panel (a 3 x 3 plane) and constant weights, X^T * W^T
                 (W^T packed here), so the vectors run along the output channels
-    winograd    2-D 3 x 3 same-size convs at stride 1, one group, at least WINO_MIN_C channels each side
-                and WINO_MIN_TILES tiles, on an OS target's vector unit, where the step can spare a band's
+    winograd    2-D 3 x 3 same-size convs at stride 1, one group, where a model of its speed-up says it
+                gains (winograd_gain), on an OS target's vector unit, where the step can spare a band's
                 scratch: Winograd's F(2 x 2, 3 x 3), 2.25 x fewer multiply-adds (U = G g G^T of the
                 weights, 16/9 as large, transformed here); the products on the GEMM core
     implicit    every other 1-D or 2-D Conv with constant weights: Y^T = P * W^T with the patch
@@ -73,14 +73,19 @@ POINTWISE_T_NC = 256  # aotc_conv_pointwise_t_f32: output channels per block (po
 DIRECT_DW_S2_MIN_LAST = 5
 # aotc_conv_winograd_f32 (conv_winograd.c): its stack buffers hold tile rows of at most WINO_TW_MAX tiles
 # (outputs 256 wide); a band of tile rows holds at most WINO_BAND_TILES tiles, so that its 16 V and M
-# matrices stay near the L2 cache, and at most WINO_ROWS_MAX tile rows. It pays off from WINO_MIN_C input and
-# output channels (below, the transforms cost more than the products they save) and WINO_MIN_TILES tiles of
-# 2 x 2 outputs (on fewer, streaming the 16/9 larger weights costs more than the products they save:
-# ResNet-18's 7 x 7 x 512 convs, 16 tiles, ran 4 % slower than conv_blocked_x86.h's direct blocks)
+# matrices stay near the L2 cache, and at most WINO_ROWS_MAX tile rows. It is taken where its expected
+# speed-up over the direct kernels, 2.25 x (tiles / tiles rounded up to a panel) x C / (C + WINO_OVERHEAD_C)
+# for C input channels (the transforms' cost against the products', which grow with C), is at least
+# WINO_MIN_GAIN, on at least WINO_MIN_TILES tiles of 2 x 2 outputs. Fitted to single convs on an AVX-512
+# core (issue 24), direct -> Winograd: 64 ch 56 x 56 1.40 x, 128 ch 28 x 28 1.60 x, 256 ch 14 x 14 1.63 x
+# (taken); SqueezeNet's 32 -> 128 27 x 27 1.10 x, 48 -> 192 13 x 13 0.93 x, 64 -> 256 13 x 13 1.01 x and
+# ResNet-8's 32 ch 16 x 16 1.00 x (left to the direct kernels). On fewer tiles, streaming the 16/9 larger
+# weights costs more than the products save: ResNet-18's 7 x 7 x 512 convs (16 tiles) ran 4 % slower.
 WINO_TW_MAX = 128
 WINO_BAND_TILES = 256
 WINO_ROWS_MAX = 16
-WINO_MIN_C = 32
+WINO_OVERHEAD_C = 40
+WINO_MIN_GAIN = 1.15
 WINO_MIN_TILES = 32
 # F(2 x 2, 3 x 3)'s filter transform: U = G g G^T (Lavin and Gray 2015)
 WINO_G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
@@ -290,15 +295,21 @@ def _fit_stride1(c: _Conv, budget: int) -> KernelChoice | None:
                     (pad_floats + kc * _patch_ldc(nc) + c.out_c // c.group * nc) * 4, kc=kc, nc=nc)
 
 
+def winograd_gain(in_c: int, out_h: int, out_w: int) -> float:
+    """aotc_conv_winograd_f32's expected speed-up over the direct kernels (the model above WINO_TW_MAX)."""
+    tiles = _ceil_div(out_h, 2) * _ceil_div(out_w, 2)
+    return 2.25 * tiles / (_ceil_div(tiles, PANEL) * PANEL) * in_c / (in_c + WINO_OVERHEAD_C)
+
+
 def _winograd_applies(c: _Conv, target: TargetTraits) -> bool:
     """Winograd's F(2 x 2, 3 x 3): a 2-D 3 x 3 same-size conv at stride 1, one group, constant weights,
-    NCHW, at least WINO_MIN_C channels each side, on a vector unit of an OS target (its weights are
-    16/9 as large: not for a microcontroller's flash)."""
+    NCHW, expected to gain, on a vector unit of an OS target (its weights are 16/9 as large: not for a
+    microcontroller's flash)."""
     return (target.vector_unit and not target.helium and c.node.op != "ConvTranspose" and c.nd == 2
             and c.kernel == [3, 3] and c.strides == [1, 1] and c.dilations == [1, 1] and c.pads == [1, 1, 1, 1]
-            and c.group == 1 and c.const_weights and not c.nhwc and not c.out_nhwc
-            and c.y[-1] <= 2 * WINO_TW_MAX and min(c.in_c, c.out_c) >= WINO_MIN_C
-            and _ceil_div(c.y[-1], 2) * _ceil_div(c.y[-2], 2) >= WINO_MIN_TILES)
+            and c.group == 1 and c.const_weights and not c.nhwc and not c.out_nhwc and c.y[-1] <= 2 * WINO_TW_MAX
+            and _ceil_div(c.y[-1], 2) * _ceil_div(c.y[-2], 2) >= WINO_MIN_TILES
+            and winograd_gain(c.in_c, c.y[-2], c.y[-1]) >= WINO_MIN_GAIN)
 
 
 def _fit_winograd(c: _Conv, budget: int) -> KernelChoice | None:
