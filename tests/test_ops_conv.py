@@ -365,10 +365,10 @@ CASES += POSX
 # band shorter than the others), 256-wide rows (the stack buffers' limit), batches, no bias, every
 # epilogue; input and output channels differ
 WINO = [
-    conv_fused("wino_res_relu_odd", (1, 64, 15, 13), (40, 64, 3, 3), "relu", pads=[1, 1, 1, 1]),
+    conv_fused("wino_res_relu_odd", (1, 64, 15, 17), (40, 64, 3, 3), "relu", pads=[1, 1, 1, 1]),
     conv_fused("wino_bands_clip", (1, 72, 40, 42), (32, 72, 3, 3), "clip", residual=False, pads=[1, 1, 1, 1]),
     conv_fused("wino_batch_leaky", (2, 64, 16, 16), (24, 64, 3, 3), "leaky", pads=[1, 1, 1, 1]),
-    conv("wino_wide_rows_no_bias", (1, 64, 5, 256), (16, 64, 3, 3), pads=[1, 1, 1, 1], bias=False),
+    conv("wino_wide_rows_no_bias", (1, 64, 5, 256), (32, 64, 3, 3), pads=[1, 1, 1, 1], bias=False),
     conv("wino_tall_odd", (1, 65, 67, 9), (35, 65, 3, 3), pads=[1, 1, 1, 1]),
 ]
 CASES += WINO

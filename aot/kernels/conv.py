@@ -74,18 +74,22 @@ DIRECT_DW_S2_MIN_LAST = 5
 # aotc_conv_winograd_f32 (conv_winograd.c): its stack buffers hold tile rows of at most WINO_TW_MAX tiles
 # (outputs 256 wide); a band of tile rows holds at most WINO_BAND_TILES tiles, so that its 16 V and M
 # matrices stay near the L2 cache, and at most WINO_ROWS_MAX tile rows. It is taken where its expected
-# speed-up over the direct kernels, 2.25 x (tiles / tiles rounded up to a panel) x C / (C + WINO_OVERHEAD_C)
-# for C input channels (the transforms' cost against the products', which grow with C), is at least
-# WINO_MIN_GAIN, on at least WINO_MIN_TILES tiles of 2 x 2 outputs. Fitted to single convs on an AVX-512
-# core (issue 24), direct -> Winograd: 64 ch 56 x 56 1.40 x, 128 ch 28 x 28 1.60 x, 256 ch 14 x 14 1.63 x
-# (taken); SqueezeNet's 32 -> 128 27 x 27 1.10 x, 48 -> 192 13 x 13 0.93 x, 64 -> 256 13 x 13 1.01 x and
-# ResNet-8's 32 ch 16 x 16 1.00 x (left to the direct kernels). On fewer tiles, streaming the 16/9 larger
-# weights costs more than the products save: ResNet-18's 7 x 7 x 512 convs (16 tiles) ran 4 % slower.
+# speed-up over the direct kernels (winograd_gain) is at least WINO_MIN_GAIN, on at least WINO_MIN_TILES
+# tiles of 2 x 2 outputs. The model, fitted to single convs on an AVX-512 core (issue 24; measured,
+# direct -> Winograd: 64 ch 56 x 56 1.40 x, 128 ch 28 x 28 1.60 x, 256 ch 14 x 14 1.63 x, SqueezeNet's
+# 32 -> 128 27 x 27 1.10 x, 64 -> 256 13 x 13 1.01 x, 48 -> 192 13 x 13 0.93 x, ResNet-8's 32 ch
+# 16 x 16 1.00 x): 2.25 x the share of the GEMM's panels the tiles fill, over 1 + the transforms'
+# costs, the input's shared by the output channels and the output's by the input channels, and the
+# lanes of tile rows shorter than a vector (tw16 / tw - 1) shared by the input channels. On fewer
+# tiles, streaming the 16/9 larger weights costs more than the products save: ResNet-18's 7 x 7 x 512
+# convs (16 tiles) ran 4 % slower.
 WINO_TW_MAX = 128
 WINO_BAND_TILES = 256
 WINO_ROWS_MAX = 16
-WINO_OVERHEAD_C = 40
-WINO_MIN_GAIN = 1.15
+WINO_IN_COST = 26.6  # the output transform's cost, in multiply-adds of input channels
+WINO_OUT_COST = 12.4  # the input transform's, in output channels
+WINO_LANE_COST = 8.0  # a tile row's idle lanes
+WINO_MIN_GAIN = 1.05
 WINO_MIN_TILES = 32
 # F(2 x 2, 3 x 3)'s filter transform: U = G g G^T (Lavin and Gray 2015)
 WINO_G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
@@ -295,10 +299,13 @@ def _fit_stride1(c: _Conv, budget: int) -> KernelChoice | None:
                     (pad_floats + kc * _patch_ldc(nc) + c.out_c // c.group * nc) * 4, kc=kc, nc=nc)
 
 
-def winograd_gain(in_c: int, out_h: int, out_w: int) -> float:
+def winograd_gain(in_c: int, out_c: int, out_h: int, out_w: int) -> float:
     """aotc_conv_winograd_f32's expected speed-up over the direct kernels (the model above WINO_TW_MAX)."""
-    tiles = _ceil_div(out_h, 2) * _ceil_div(out_w, 2)
-    return 2.25 * tiles / (_ceil_div(tiles, PANEL) * PANEL) * in_c / (in_c + WINO_OVERHEAD_C)
+    tw = _ceil_div(out_w, 2)
+    tiles = tw * _ceil_div(out_h, 2)
+    used = tiles / (_ceil_div(tiles, PANEL) * PANEL)
+    idle = _ceil_div(tw, 16) * 16 / tw - 1
+    return 2.25 * used / (1 + (WINO_IN_COST + WINO_LANE_COST * idle) / in_c + WINO_OUT_COST / out_c)
 
 
 def _winograd_applies(c: _Conv, target: TargetTraits) -> bool:
@@ -309,7 +316,7 @@ def _winograd_applies(c: _Conv, target: TargetTraits) -> bool:
             and c.kernel == [3, 3] and c.strides == [1, 1] and c.dilations == [1, 1] and c.pads == [1, 1, 1, 1]
             and c.group == 1 and c.const_weights and not c.nhwc and not c.out_nhwc and c.y[-1] <= 2 * WINO_TW_MAX
             and _ceil_div(c.y[-1], 2) * _ceil_div(c.y[-2], 2) >= WINO_MIN_TILES
-            and winograd_gain(c.in_c, c.y[-2], c.y[-1]) >= WINO_MIN_GAIN)
+            and winograd_gain(c.in_c, c.out_c, c.y[-2], c.y[-1]) >= WINO_MIN_GAIN)
 
 
 def _fit_winograd(c: _Conv, budget: int) -> KernelChoice | None:
