@@ -428,6 +428,11 @@ NATIVE = [
     *[c for c in CASES
       if c.id in ("conv_dwk5_s1_14", "conv_dwk5_s2_odd", "conv_dwk7_s2_pads_wide", "conv_dwk5_res_relu")],
     *WINO,
+    # conv_dw3_x86.h's stride-2 rows in vectors of 15 outputs, past two vectors (a first pad of 0 or 1, odd widths)
+    conv_fused("dw3x_s2_wide_rows_res_clip", (1, 4, 20, 112), (4, 1, 3, 3), "clip", group=4, strides=[2, 2],
+               pads=[1, 1, 1, 1]),
+    conv_fused("dw3x_s2_wide_pads0_leaky", (2, 3, 9, 201), (3, 1, 3, 3), "leaky", residual=False, group=3,
+               strides=[2, 2], pads=[0, 0, 1, 1]),
 ]
 
 

@@ -159,13 +159,15 @@ static int dw3x_s1(const aotc_conv_params *p, const float *x, const float *w, co
     return 1;
 }
 
-/* Stride 2 (pads of 0 or 1 at the start), output rows of at most 30: row by row, each output row
- * one or two vectors of 15 outputs (whose taps span 31 columns). A tap row's input for a vector is
+/* Stride 2 (pads of 0 or 1 at the start), output rows of at most 15 DW3X_S2_MAX_VECS: row by row, each
+ * output row in vectors of 15 outputs (whose taps span 31 columns). A tap row's input for a vector is
  * loaded once, 32 columns from column 30 j - pl (two masked loads, zero outside the row; j the
  * vector), and its three taps are
  * picked out of those 32 by vpermt2ps (columns 2 ox + kx), zeroed where the column is outside:
  * 2 loads, 3 permutes and 3 multiply-adds per tap row and vector, where the portable kernels split planes by parity or de-interleave through
- * the stack (VWW's 12 x 12 -> 6 x 6 x 64 and 6 x 6 -> 3 x 3 x 128). */
+ * the stack (VWW's 12 x 12 -> 6 x 6 x 64 and 6 x 6 -> 3 x 3 x 128). On wide rows too (issue 24:
+ * MobileNet-v2's 112 x 112 -> 56 x 56 x 96 took 263 us in the portable kernel, 2.4 x onnxruntime's). */
+#define DW3X_S2_MAX_VECS 64
 static void dw3x_planes_s2(void *arg, int32_t begin, int32_t end) {
     const dw3x_job *J = (const dw3x_job *)arg;
     const aotc_conv_params *p = J->p;
@@ -219,15 +221,18 @@ static void dw3x_planes_s2(void *arg, int32_t begin, int32_t end) {
 static int dw3x_s2(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
                    float *y) {
     const int32_t W = p->in_size[2], OW = p->out_size[2], pl = p->pads[2];
-    uint16_t m[12] = {0};
+    const int32_t nb = (OW + 14) / 15;
+    uint16_t m[6 * DW3X_S2_MAX_VECS];
     dw3x_job J;
     int32_t c, l, kx, j;
     if (p->in_size[0] != 1 || p->kernel[0] != 1 || p->kernel[1] != 3 || p->kernel[2] != 3 || p->strides[1] != 2 ||
-        p->strides[2] != 2 || p->dilations[1] != 1 || p->dilations[2] != 1 || p->pads[1] > 1 || pl > 1 || OW > 30 ||
+        p->strides[2] != 2 || p->dilations[1] != 1 || p->dilations[2] != 1 || p->pads[1] > 1 || pl > 1 ||
+        nb > DW3X_S2_MAX_VECS ||
         p->group != p->in_c || p->in_nhwc || (p->act != AOTC_ACT_NONE && p->act != AOTC_ACT_CLAMP && p->act != AOTC_ACT_LEAKY)) {
         return 0;
     }
-    for (j = 0; j < 2; ++j) {
+    memset(m, 0, sizeof m);
+    for (j = 0; j < nb; ++j) {
         for (c = 0; c < 32; ++c) { /* window column c of vector j is row column 30 j + c - pl */
             if (30 * j + c - pl >= 0 && 30 * j + c - pl < W) m[6 * j + c / 16] |= (uint16_t)(1u << (c % 16));
         }
