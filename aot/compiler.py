@@ -23,7 +23,7 @@ from aot.passes import HOST_PIPELINE, simplify, verify_graph
 from aot.passes.quantized_io import integer_io
 from aot.plan import Plan, plan_memory
 from aot.select import Selection, op_memory, select_kernels
-from aot.targets import fit_bundle, get_target
+from aot.targets import fit_bundle, get_target, host_has_avx512
 from aot.vendor import Artifact, CodegenContext, Vendor, check_vendor, find_vendor
 
 
@@ -162,7 +162,8 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
     workspace = {symbol: a.workspace_bytes for symbol, a in artifacts.items()}
     t = get_target(target)
     traits = TargetTraits(vector_unit=t.vector_unit, scalar_tiles=not t.vector_unit and not t.helium,
-                          helium=t.helium, dsp=t.dsp and not t.helium, threads=threads)
+                          helium=t.helium, dsp=t.dsp and not t.helium, threads=threads,
+                          avx512=t.kind == "host" and host_has_avx512())
     selection = select_kernels(graph, traits, workspace)
     return selection, plan_memory(graph, op_memory(selection), scratch_floor)
 

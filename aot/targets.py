@@ -129,6 +129,15 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
 )}
 
 
+def host_has_avx512() -> bool:
+    """This machine's CPU has AVX-512F (Linux: /proc/cpuinfo), so a host build with -march=native has it."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and " avx512f" in line for line in f)
+    except OSError:
+        return False
+
+
 def get_target(name: str) -> Target:
     try:
         return TARGETS[name]

@@ -419,6 +419,7 @@ NATIVE = [
     conv_fused("dwkx7_flat_leaky", (1, 4, 10, 9), (4, 1, 7, 7), "leaky", residual=False, group=4, pads=[3, 3, 3, 3]),
     dataclasses.replace(conv("dwkx3_pads2_rows", (1, 2, 6, 18), (2, 1, 3, 3), group=2, pads=[2, 2, 2, 2]),
                         scratch_floor=0),
+    conv_fused("rgb_stem_igx3", (1, 3, 32, 32), (16, 3, 3, 3), "relu", residual=False, pads=[1, 1, 1, 1]),
     conv_fused("stemx_rgb_s2_clip", (1, 3, 40, 36), (32, 3, 3, 3), "clip", residual=False, strides=[2, 2],
                pads=[1, 1, 1, 1]),
     conv_fused("stemx_pads0_relu", (1, 3, 37, 41), (32, 3, 3, 3), "relu", residual=False, strides=[2, 2]),
@@ -540,6 +541,22 @@ def test_kernel_choice(case_id, kernel):
     node = next(n for n in graph.nodes if n.op == "Conv")
     budget = 0 if case_id.startswith("tight_") else NO_BUDGET_LIMIT
     assert choose(node, graph, candidates(node, graph, TargetTraits()), budget).kernel == kernel
+
+
+@pytest.mark.parametrize("case_id,kernel", [
+    ("conv3x3_flat_single_channel", "aotc_conv3x3_flat_f32"),  # 4 output channels: igx3 takes multiples of 16
+    ("conv_depthwise", "aotc_conv3x3_flat_f32"),
+    ("conv3x3_flat_rgb_stride2", "aotc_conv3x3_flat_f32"),
+    ("stemx_res_leaky_odd_batch", "aotc_conv3x3_flat_f32"),  # stride 2
+    ("rgb_stem_igx3", "aotc_conv_implicit_f32"),
+])
+def test_kernel_choice_on_avx512_host(case_id, kernel):
+    """On an AVX-512 host the 3 x 3 same-size full convs of few channels go to the implicit GEMM's igx3 tiles,
+    the rest stays flat."""
+    case = next(c for c in CASES + NATIVE if c.id == case_id)
+    graph = lower(case.model)
+    node = next(n for n in graph.nodes if n.op == "Conv")
+    assert choose(node, graph, candidates(node, graph, TargetTraits(avx512=True)), NO_BUDGET_LIMIT).kernel == kernel
 
 
 # --- refused at compile time ----------------------------------------------------------------

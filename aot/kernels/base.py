@@ -51,6 +51,9 @@ class TargetTraits:
     # interleaved for its paths (AOTC_DSP_IL)
     dsp: bool = False
     threads: int = 1  # --threads: more than 1 prefers the kernels that split their work over the pool
+    # the bundle is for this machine (target host) and its CPU has AVX-512F, which the host build's
+    # -march=native turns on: the kernels' AVX-512 paths (conv_ig_x86.h ...) will exist
+    avx512: bool = False
 
 
 @dataclass(frozen=True)

@@ -237,6 +237,14 @@ def _direct_dw_beats_flat(c: _Conv, target: TargetTraits) -> bool:
     return _direct_dw_applies(c) and c.strides[-1] == 2 and c.y[-1] % block >= DIRECT_DW_S2_MIN_LAST
 
 
+def _igx3_takes(c: _Conv) -> bool:
+    """A full (not depthwise) conv that aotc_conv_implicit_f32's AVX-512 igx3 tiles take (conv_ig_x86.h:
+    3 x 3 same size at stride 1, output channels a multiple of 16 per group, NCHW)."""
+    return (not c.dw and c.nd == 2 and c.kernel == [3, 3] and c.strides == [1, 1] and c.dilations == [1, 1]
+            and c.pads == [1, 1, 1, 1] and c.const_weights and not c.nhwc and not c.out_nhwc
+            and (c.out_c // c.group) % 16 == 0)
+
+
 def _fit_flat(c: _Conv, budget: int) -> KernelChoice | None:
     flat = _flat3x3_floats(c.kernel, c.strides, c.dilations, c.pads, c.x[2:], c.y[2:])
     if flat is None or flat * 4 > budget:
@@ -380,9 +388,11 @@ KERNELS: tuple[Candidate, ...] = (
                _direct_dw_beats_flat, lambda t: {"AOTC_DW3_BLOCK": dw3_block(t)}),
     # (not a full conv on a Cortex-M: the implicit GEMM's runs take 2.1 instructions per MAC there
     # against the flat passes' 4.2, MobileNet-v2's RGB conv on the M4, issue 27)
+    # (nor one conv_ig_x86.h's igx3 takes on an AVX-512 host: ResNet-8's 3 -> 16 32 x 32 stem 15.4 -> 10.2 us;
+    # without AVX-512 the implicit GEMM's tiles took 20.1)
     _candidate("aotc_conv3x3_flat_f32", _fit_flat,
                lambda c, t: c.nd == 2 and c.node.op != "ConvTranspose" and c.in_c // c.group <= FLAT_MAX_CG
-               and not ((t.scalar_tiles or t.helium) and not c.dw)),
+               and not ((t.scalar_tiles or t.helium) and not c.dw) and not (t.avx512 and _igx3_takes(c))),
     # ... and where the flat one has no memory
     _candidate("aotc_conv_depthwise3x3_direct_f32",
                _scratch_free("aotc_conv_depthwise3x3_direct_f32", "depthwise 3x3 straight from the input"),
