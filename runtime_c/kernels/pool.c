@@ -7,6 +7,8 @@
  * runs over that stretch with no padding test in it, and vectorises when the
  * stride is 1. */
 #include "aotc_pool.h"
+#include "aotc_threads.h"
+#include "pool_x86.h"
 
 #include <float.h>
 
@@ -189,16 +191,39 @@ static void pool_row(const aotc_pool_params *p, const float *xplane, int32_t od,
     }
 }
 
-void aotc_maxpool_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y) {
+/* aotc_maxpool_f32's work for aotc_parallel_for: planes [begin, end) */
+typedef struct {
+    const aotc_pool_params *p;
+    const float *x;
+    float *y;
+} maxpool_job;
+
+static void maxpool_planes(void *ctx, int32_t begin, int32_t end) {
+    const maxpool_job *J = (const maxpool_job *)ctx;
+    const aotc_pool_params *p = J->p;
     const int64_t in_plane = (int64_t)p->in[0] * p->in[1] * p->in[2];
     const int32_t out_w = p->out[2];
+    float *y = J->y + (int64_t)begin * p->out[0] * p->out[1] * out_w;
     int32_t c, od, oh;
-    for (c = 0; c < p->planes; ++c) {
-        const float *xplane = x + c * in_plane;
+#if AOTC_MAXPOOL_F32_AVX512
+    if (mp16_fits(p)) {
+        mp16_planes(p, J->x, J->y, begin, end);
+        return;
+    }
+#endif
+    for (c = begin; c < end; ++c) {
+        const float *xplane = J->x + c * in_plane;
         for (od = 0; od < p->out[0]; ++od) {
             for (oh = 0; oh < p->out[1]; ++oh, y += out_w) pool_row(p, xplane, od, oh, 1, y);
         }
     }
+}
+
+/* Planes split across the thread pool of a --threads bundle (one call otherwise). */
+void aotc_maxpool_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y) {
+    maxpool_job J;
+    J.p = p, J.x = x, J.y = y;
+    aotc_parallel_for(maxpool_planes, &J, p->planes);
 }
 
 /* The flattened spatial index of position pos in a plane of dims in (d, h, w): row major
