@@ -191,7 +191,9 @@ static void pool_row(const aotc_pool_params *p, const float *xplane, int32_t od,
     }
 }
 
-/* aotc_maxpool_f32's work for aotc_parallel_for: planes [begin, end) */
+#if AOTC_MAXPOOL_F32_AVX512 || (defined(AOTC_THREADS) && AOTC_THREADS > 1)
+/* aotc_maxpool_f32's work for aotc_parallel_for: planes [begin, end), through pool_x86.h's AVX-512
+ * rows when they fit, else pool_row */
 typedef struct {
     const aotc_pool_params *p;
     const float *x;
@@ -225,6 +227,21 @@ void aotc_maxpool_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, f
     J.p = p, J.x = x, J.y = y;
     aotc_parallel_for(maxpool_planes, &J, p->planes);
 }
+#else
+/* One thread, no AVX-512 (microcontrollers, other hosts): the planes one by one through pool_row,
+ * kept apart from maxpool_planes so that these objects do not change. */
+void aotc_maxpool_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y) {
+    const int64_t in_plane = (int64_t)p->in[0] * p->in[1] * p->in[2];
+    const int32_t out_w = p->out[2];
+    int32_t c, od, oh;
+    for (c = 0; c < p->planes; ++c) {
+        const float *xplane = x + c * in_plane;
+        for (od = 0; od < p->out[0]; ++od) {
+            for (oh = 0; oh < p->out[1]; ++oh, y += out_w) pool_row(p, xplane, od, oh, 1, y);
+        }
+    }
+}
+#endif
 
 /* The flattened spatial index of position pos in a plane of dims in (d, h, w): row major
  * (w fastest), or column major (d fastest) when column_major. */

@@ -9,6 +9,11 @@
  * exactly the reference max of their integers as floats (the type's lowest where it gives
  * -FLT_MAX), on the same shapes and, half the time, on 2-D rows of 16 to 130 bytes at strides 1
  * to 3: pool.c's two-pass path, with SSE2 at strides 1 and 2 (outputs of 16 bytes or more).
+ * The float MaxPool also runs, half the time, on 2-D rows of 1 to 80 columns (a third near a
+ * multiple of 16 outputs) with windows up to 33 columns wide, half of its inputs then NaN, +-inf,
+ * +-0 or -FLT_MAX a third of the time: pool_x86.h's AVX-512 path in -march=native builds on hosts
+ * with AVX-512F (the count of shapes it took is printed), and its outputs must be bit for bit the
+ * max down each window column, then across the columns (pool.c's order, signed zeros included).
  *
  *     test_pool_kernels [seed] [shapes per entry point] */
 #include "aotc_pool.h"
