@@ -86,11 +86,12 @@ MP16_INLINE void mp16_block(const float *x, int64_t w, int32_t nr, int32_t b, in
  * taps at column stride sw, pw columns of leading padding. Output block j (outputs 16 j ..)
  * reads input block j and, for taps left of it or past it, the blocks before and after. */
 MP16_INLINE void mp16_row(float *y, const float *x, int64_t w, mp16_cols c, int32_t nr, int32_t out_w, int32_t kw,
-                          int32_t sw, int32_t pw) {
+                          int32_t sw, int32_t pw, int32_t narrow) {
     const __m512 lowest = _mm512_set1_ps(-FLT_MAX);
     const int32_t first = sw == 1 ? -pw : (-pw) >> 1, last = sw == 1 ? kw - 1 - pw : (kw - 1 - pw) >> 1;
+    const int32_t blocks = narrow ? 1 : (out_w + 15) / 16;
     __m512 ep = lowest, op = lowest, e, o = lowest, en = lowest, on = lowest, m, tap;
-    int32_t b, t, blocks = (out_w + 15) / 16;
+    int32_t b, t;
     mp16_block(x, w, nr, 0, sw, c, &e, &o);
     for (b = 0; b < blocks; ++b) {
         if (last > 0 || b + 1 < blocks) mp16_block(x, w, nr, b + 1, sw, c, &en, &on);
@@ -139,10 +140,12 @@ MP16_INLINE void mp16_plane(const aotc_pool_params *p, const float *AOTC_RESTRIC
         const int32_t h = oh * sh - ph, h0 = h < 0 ? 0 : h, h1 = h + kh < in_h ? h + kh : in_h;
         const int32_t nr = h1 > h0 ? h1 - h0 : 0;
         const float *rows = x + (int64_t)h0 * in_w;
-        if (nr == kw) {
-            mp16_row(y, rows, in_w, c, kw, out_w, kw, sw, pw);
+        if (nr == kw && out_w <= 16) {
+            mp16_row(y, rows, in_w, c, kw, out_w, kw, sw, pw, 1);
+        } else if (nr == kw) {
+            mp16_row(y, rows, in_w, c, kw, out_w, kw, sw, pw, 0);
         } else {
-            mp16_row(y, rows, in_w, c, nr, out_w, kw, sw, pw);
+            mp16_row(y, rows, in_w, c, nr, out_w, kw, sw, pw, 0);
         }
     }
 }
