@@ -125,29 +125,46 @@ static inline int mp16_fits(const aotc_pool_params *p) {
            p->dilations[2] == 1 && p->pads_begin[2] < kw && ((sw == 1 && kw <= 17) || (sw == 2 && kw <= 33));
 }
 
-/* One plane of the pool (mp16_fits(p)), row by row through mp16_row; with kw, sw and pw constant,
- * the rows whose window is all inside the input (nr == kw: the usual square windows) take mp16_row
- * with nr constant too. */
-MP16_INLINE void mp16_plane(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y,
-                            int32_t kw, int32_t sw, int32_t pw) {
-    const int32_t in_h = p->in[1], in_w = p->in[2], out_h = p->out[1], out_w = p->out[2];
+/* Output rows [oh0, oh1) of one plane through mp16_row, nr input rows each when nr > 0 (all inside
+ * the input), else clipped to the input. */
+MP16_INLINE void mp16_rows(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y,
+                           int32_t oh0, int32_t oh1, int32_t nr, int32_t kw, int32_t sw, int32_t pw) {
+    const int32_t in_h = p->in[1], in_w = p->in[2], out_w = p->out[2];
     const int32_t kh = p->kernel[1], sh = p->strides[1], ph = p->pads_begin[1];
     mp16_cols c;
     int32_t oh;
     c.full = in_w / 16;
     c.tail = (__mmask16)(((uint32_t)1 << (in_w % 16)) - 1u);
-    for (oh = 0; oh < out_h; ++oh, y += out_w) {
+    y += (int64_t)oh0 * out_w;
+    for (oh = oh0; oh < oh1; ++oh, y += out_w) {
         const int32_t h = oh * sh - ph, h0 = h < 0 ? 0 : h, h1 = h + kh < in_h ? h + kh : in_h;
-        const int32_t nr = h1 > h0 ? h1 - h0 : 0;
         const float *rows = x + (int64_t)h0 * in_w;
-        if (nr == kw && out_w <= 16) {
-            mp16_row(y, rows, in_w, c, kw, out_w, kw, sw, pw, 1);
-        } else if (nr == kw) {
-            mp16_row(y, rows, in_w, c, kw, out_w, kw, sw, pw, 0);
-        } else {
+        if (nr > 0 && out_w <= 16) {
+            mp16_row(y, rows, in_w, c, nr, out_w, kw, sw, pw, 1);
+        } else if (nr > 0) {
             mp16_row(y, rows, in_w, c, nr, out_w, kw, sw, pw, 0);
+        } else {
+            mp16_row(y, rows, in_w, c, h1 > h0 ? h1 - h0 : 0, out_w, kw, sw, pw, 0);
         }
     }
+}
+
+/* One plane of the pool (mp16_fits(p)): with kw, sw and pw constant, the rows whose window is all
+ * inside the input (with a square window, kh == kw: the usual ones) take mp16_row with its count of
+ * input rows constant too; the rows at the top and bottom edges any count. */
+MP16_INLINE void mp16_plane(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y,
+                            int32_t kw, int32_t sw, int32_t pw) {
+    const int32_t in_h = p->in[1], out_h = p->out[1], kh = p->kernel[1], sh = p->strides[1], ph = p->pads_begin[1];
+    /* the rows oh with 0 <= oh * sh - ph and oh * sh - ph + kh <= in_h: [inside0, inside1) */
+    int32_t inside0 = (ph + sh - 1) / sh, inside1 = in_h - kh + ph >= 0 ? (in_h - kh + ph) / sh + 1 : 0;
+    if (inside1 > out_h) inside1 = out_h;
+    if (kh != kw || inside1 <= inside0) {
+        mp16_rows(p, x, y, 0, out_h, 0, kw, sw, pw);
+        return;
+    }
+    mp16_rows(p, x, y, 0, inside0, 0, kw, sw, pw);
+    mp16_rows(p, x, y, inside0, inside1, kw, kw, sw, pw);
+    mp16_rows(p, x, y, inside1, out_h, 0, kw, sw, pw);
 }
 
 /* mp16_plane for the usual windows (3 or 2 columns at stride 2 or 1, 0 or 1 leading pad columns)
