@@ -19,7 +19,7 @@
  * `x > m ? x : m` (_mm512_max_ps(x, m)): a NaN never wins, -inf gives -FLT_MAX, and of equal
  * values (+0 and -0) the earlier stays.
  * The window sizes, strides and leading pads of the usual pools (3 x 3 and 2 x 2 at stride 1 or 2,
- * pads 0 or 1) are compile-time constants in a function each (mp16_plane_*), their loops unrolled:
+ * pads 0 or 1) are compile-time constants in a function each (mp16_planes_*), their loops unrolled:
  * one function for all ran out of registers, and the per-row work of a 13 x 13 output was more
  * bookkeeping than maxima. */
 #ifndef AOTC_POOL_X86_H
@@ -125,77 +125,82 @@ static inline int mp16_fits(const aotc_pool_params *p) {
            p->dilations[2] == 1 && p->pads_begin[2] < kw && ((sw == 1 && kw <= 17) || (sw == 2 && kw <= 33));
 }
 
-/* Output rows [oh0, oh1) of one plane through mp16_row, nr input rows each when nr > 0 (all inside
- * the input), else clipped to the input. */
+/* Output rows [oh0, oh1) of `planes` planes through mp16_row: nr input rows each when nr > 0 (all
+ * inside the input), else clipped to the input. */
 MP16_INLINE void mp16_rows(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y,
-                           int32_t oh0, int32_t oh1, int32_t nr, int32_t kw, int32_t sw, int32_t pw) {
-    const int32_t in_h = p->in[1], in_w = p->in[2], out_w = p->out[2];
+                           int32_t planes, int32_t oh0, int32_t oh1, int32_t nr, int32_t kw, int32_t sw, int32_t pw) {
+    const int32_t in_h = p->in[1], in_w = p->in[2], out_h = p->out[1], out_w = p->out[2];
     const int32_t kh = p->kernel[1], sh = p->strides[1], ph = p->pads_begin[1];
+    const int64_t in_plane = (int64_t)in_h * in_w, out_plane = (int64_t)out_h * out_w;
     mp16_cols c;
-    int32_t oh;
+    int32_t pl, oh;
     c.full = in_w / 16;
     c.tail = (__mmask16)(((uint32_t)1 << (in_w % 16)) - 1u);
-    y += (int64_t)oh0 * out_w;
-    for (oh = oh0; oh < oh1; ++oh, y += out_w) {
-        const int32_t h = oh * sh - ph, h0 = h < 0 ? 0 : h, h1 = h + kh < in_h ? h + kh : in_h;
-        const float *rows = x + (int64_t)h0 * in_w;
-        if (nr > 0 && out_w <= 16) {
-            mp16_row(y, rows, in_w, c, nr, out_w, kw, sw, pw, 1);
-        } else if (nr > 0) {
-            mp16_row(y, rows, in_w, c, nr, out_w, kw, sw, pw, 0);
-        } else {
-            mp16_row(y, rows, in_w, c, h1 > h0 ? h1 - h0 : 0, out_w, kw, sw, pw, 0);
+    for (pl = 0; pl < planes; ++pl) {
+        const float *xp = x + pl * in_plane;
+        float *yrow = y + pl * out_plane + (int64_t)oh0 * out_w;
+        for (oh = oh0; oh < oh1; ++oh, yrow += out_w) {
+            const int32_t h = oh * sh - ph, h0 = h < 0 ? 0 : h, h1 = h + kh < in_h ? h + kh : in_h;
+            const float *rows = xp + (int64_t)h0 * in_w;
+            if (nr > 0 && out_w <= 16) {
+                mp16_row(yrow, rows, in_w, c, nr, out_w, kw, sw, pw, 1);
+            } else if (nr > 0) {
+                mp16_row(yrow, rows, in_w, c, nr, out_w, kw, sw, pw, 0);
+            } else {
+                mp16_row(yrow, rows, in_w, c, h1 > h0 ? h1 - h0 : 0, out_w, kw, sw, pw, 0);
+            }
         }
     }
 }
 
-/* One plane of the pool (mp16_fits(p)): with kw, sw and pw constant, the rows whose window is all
- * inside the input (with a square window, kh == kw: the usual ones) take mp16_row with its count of
- * input rows constant too; the rows at the top and bottom edges any count. */
-MP16_INLINE void mp16_plane(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y,
-                            int32_t kw, int32_t sw, int32_t pw) {
+/* `planes` planes of the pool (mp16_fits(p)): with kw, sw and pw constant, the rows whose window is
+ * all inside the input (with a square window, kh == kw: the usual ones) take mp16_row with its
+ * count of input rows constant too; the rows at the top and bottom edges any count. All that does
+ * not change from plane to plane is worked out once (a 13 x 13 plane is only 13 rows). */
+MP16_INLINE void mp16_some_planes(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y,
+                                  int32_t planes, int32_t kw, int32_t sw, int32_t pw) {
     const int32_t in_h = p->in[1], out_h = p->out[1], kh = p->kernel[1], sh = p->strides[1], ph = p->pads_begin[1];
     /* the rows oh with 0 <= oh * sh - ph and oh * sh - ph + kh <= in_h: [inside0, inside1) */
     int32_t inside0 = (ph + sh - 1) / sh, inside1 = in_h - kh + ph >= 0 ? (in_h - kh + ph) / sh + 1 : 0;
     if (inside1 > out_h) inside1 = out_h;
     if (kh != kw || inside1 <= inside0) {
-        mp16_rows(p, x, y, 0, out_h, 0, kw, sw, pw);
+        mp16_rows(p, x, y, planes, 0, out_h, 0, kw, sw, pw);
         return;
     }
-    mp16_rows(p, x, y, 0, inside0, 0, kw, sw, pw);
-    mp16_rows(p, x, y, inside0, inside1, kw, kw, sw, pw);
-    mp16_rows(p, x, y, inside1, out_h, 0, kw, sw, pw);
+    mp16_rows(p, x, y, planes, 0, inside0, 0, kw, sw, pw);
+    mp16_rows(p, x, y, planes, inside0, inside1, kw, kw, sw, pw);
+    mp16_rows(p, x, y, planes, inside1, out_h, 0, kw, sw, pw);
 }
 
-/* mp16_plane for the usual windows (3 or 2 columns at stride 2 or 1, 0 or 1 leading pad columns)
- * and any other, each its own function */
-#define MP16_PLANE(NAME, KW, SW, PW)                                                                         \
-    static __attribute__((noinline)) void NAME(const aotc_pool_params *p, const float *x, float *y) {        \
-        mp16_plane(p, x, y, KW, SW, PW);                                                                     \
+/* mp16_some_planes for the usual windows (3 or 2 columns at stride 2 or 1, 0 or 1 leading pad
+ * columns) and any other, each its own function */
+#define MP16_PLANES(NAME, KW, SW, PW)                                                                        \
+    static __attribute__((noinline)) void NAME(const aotc_pool_params *p, const float *x, float *y,          \
+                                               int32_t planes) {                                             \
+        mp16_some_planes(p, x, y, planes, KW, SW, PW);                                                       \
     }
-MP16_PLANE(mp16_plane_k3s2p0, 3, 2, 0)
-MP16_PLANE(mp16_plane_k3s2p1, 3, 2, 1)
-MP16_PLANE(mp16_plane_k2s2p0, 2, 2, 0)
-MP16_PLANE(mp16_plane_k3s1p1, 3, 1, 1)
-MP16_PLANE(mp16_plane_k3s1p0, 3, 1, 0)
-MP16_PLANE(mp16_plane_k2s1p0, 2, 1, 0)
-MP16_PLANE(mp16_plane_any, p->kernel[2], p->strides[2], p->pads_begin[2])
-#undef MP16_PLANE
+MP16_PLANES(mp16_planes_k3s2p0, 3, 2, 0)
+MP16_PLANES(mp16_planes_k3s2p1, 3, 2, 1)
+MP16_PLANES(mp16_planes_k2s2p0, 2, 2, 0)
+MP16_PLANES(mp16_planes_k3s1p1, 3, 1, 1)
+MP16_PLANES(mp16_planes_k3s1p0, 3, 1, 0)
+MP16_PLANES(mp16_planes_k2s1p0, 2, 1, 0)
+MP16_PLANES(mp16_planes_any, p->kernel[2], p->strides[2], p->pads_begin[2])
+#undef MP16_PLANES
 
 /* Planes [c0, c1) of the pool (mp16_fits(p)). */
 static inline void mp16_planes(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y,
                                int32_t c0, int32_t c1) {
     const int32_t kw = p->kernel[2], sw = p->strides[2], pw = p->pads_begin[2];
     const int64_t in_plane = (int64_t)p->in[1] * p->in[2], out_plane = (int64_t)p->out[1] * p->out[2];
-    void (*plane)(const aotc_pool_params *, const float *, float *) = mp16_plane_any;
-    int32_t c;
-    if (kw == 3 && sw == 2 && pw == 0) plane = mp16_plane_k3s2p0;
-    if (kw == 3 && sw == 2 && pw == 1) plane = mp16_plane_k3s2p1;
-    if (kw == 2 && sw == 2 && pw == 0) plane = mp16_plane_k2s2p0;
-    if (kw == 3 && sw == 1 && pw == 1) plane = mp16_plane_k3s1p1;
-    if (kw == 3 && sw == 1 && pw == 0) plane = mp16_plane_k3s1p0;
-    if (kw == 2 && sw == 1 && pw == 0) plane = mp16_plane_k2s1p0;
-    for (c = c0; c < c1; ++c) plane(p, x + c * in_plane, y + c * out_plane);
+    void (*planes)(const aotc_pool_params *, const float *, float *, int32_t) = mp16_planes_any;
+    if (kw == 3 && sw == 2 && pw == 0) planes = mp16_planes_k3s2p0;
+    if (kw == 3 && sw == 2 && pw == 1) planes = mp16_planes_k3s2p1;
+    if (kw == 2 && sw == 2 && pw == 0) planes = mp16_planes_k2s2p0;
+    if (kw == 3 && sw == 1 && pw == 1) planes = mp16_planes_k3s1p1;
+    if (kw == 3 && sw == 1 && pw == 0) planes = mp16_planes_k3s1p0;
+    if (kw == 2 && sw == 1 && pw == 0) planes = mp16_planes_k2s1p0;
+    planes(p, x + c0 * in_plane, y + c0 * out_plane, c1 - c0);
 }
 #else
 #define AOTC_MAXPOOL_F32_AVX512 0
