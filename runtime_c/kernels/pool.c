@@ -5,7 +5,9 @@
  * itself as the accumulator. For each window tap, the stretch of outputs
  * whose tap lands inside the input is worked out once; the inner loop then
  * runs over that stretch with no padding test in it, and vectorises when the
- * stride is 1. */
+ * stride is 1. The float MaxPool of 2-D windows takes two passes per output row
+ * instead, down the rows then across the columns: in registers with AVX-512F
+ * (pool_x86.h), else through a padded row on the stack (maxpool_rows_f32). */
 #include "aotc_pool.h"
 #include "aotc_threads.h"
 #include "pool_x86.h"

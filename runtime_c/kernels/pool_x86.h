@@ -2,7 +2,8 @@
  * has it): pool.c's aotc_maxpool_f32 takes it for windows of any height at any row stride, at column
  * stride 1 (up to 17 columns) or 2 (up to 33 columns), no dilation, any padding and ceil_mode.
  * Internal to runtime_c/kernels; without AVX-512F (or with AOTC_NO_INTRINSICS) nothing here is
- * compiled and pool.c's portable pool_row runs instead.
+ * compiled and pool.c's plain-C twin, maxpool_rows_f32 (the same two passes through a row on the
+ * stack, in loops compilers vectorise), runs instead.
  *
  * Each output row goes 16 outputs at a time, all in registers (no scratch, no stack buffer):
  *   1. down the rows: the max, lane by lane, over the window's input rows of 16 input columns
