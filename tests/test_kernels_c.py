@@ -11,8 +11,8 @@ baseline ISA with AOTC_DW3_BLOCK=1 (6 x 8 tiles on x86-64 SSE2; the depthwise 3 
 by output, as on targets without vector units). The pool test also runs with AOTC_NO_INTRINSICS:
 the plain-C twins of pool.c's SSE2 paths and of pool_x86.h's AVX-512 float MaxPool (pool.c's
 maxpool_rows_f32), which the native build must take on hosts with AVX-512F. The conv and gemm
-tests also run on a Cortex-M4 and a Cortex-M55 under qemu, with fewer shapes: the M4 with and without the VLDM inline assembly, the M55
-with and without its Helium intrinsics. The quant test (int8 / uint8 convs, QGemm, the requantisation)
+tests also run on a Cortex-M4 and a Cortex-M55 under qemu, with fewer shapes: the M4 with and
+without the VLDM inline assembly, the M55 with and without its Helium intrinsics. The quant test (int8 / uint8 convs, QGemm, the requantisation)
 holds its definition itself, exactly, and runs on every Cortex-M board: the DSP extension's paths on
 the M4 (with and without their inline assembly) and the M55, plain C and the integer
 requantisation on the M3, which the host also builds. All kernel sources and tests must also
