@@ -1,20 +1,21 @@
-"""The kernel tests written in C (tests/c/test_<family>_kernels.c): every optimised kernel of the
-conv, gemm and pool families against its reference kernel (runtime_c/kernels/<family>_ref.c) over
-random shapes, with a fixed seed.
+"""The kernel tests written in C (tests/c/test_<family>_kernels.c): every optimised kernel of the conv,
+gemm and pool families against its reference kernel (runtime_c/kernels/<family>_ref.c) over random
+shapes, with a fixed seed.
 
 Each test program is compiled with gcc -O2 under AddressSanitizer and UndefinedBehaviorSanitizer
 (-std=c99 -Wall -Wextra -Werror) against the runtime sources a bundle ships for the family
-(aot/emit_c/runtime_files.py) and its reference, and fails on any mismatch or any read or write
-past a tensor (its buffers are heap allocations of exactly their size). Two host builds take the
-kernels' other block sizes: -march=native (a host bundle's: GEMM tiles of 6 x 16 with AVX) and the
-baseline ISA with AOTC_DW3_BLOCK=1 (6 x 8 tiles on x86-64 SSE2; the depthwise 3 x 3 kernel output
-by output, as on targets without vector units). The pool test also runs with AOTC_NO_INTRINSICS:
-the plain-C twins of pool.c's SSE2 paths. The conv and gemm tests also run on a Cortex-M4 and a
-Cortex-M55 under qemu, with fewer shapes: the M4 with and without the VLDM inline assembly, the M55
-with and without its Helium intrinsics. The quant test (int8 / uint8 convs, QGemm, the requantisation)
-holds its definition itself, exactly, and runs on every Cortex-M board: the DSP extension's paths on
-the M4 (with and without their inline assembly) and the M55, plain C and the integer
-requantisation on the M3, which the host also builds. All kernel sources and tests must also
+(aot/emit_c/runtime_files.py) and its reference, and fails on any mismatch or any read or write past
+a tensor (its buffers are heap allocations of exactly their size). Two host builds take the kernels'
+other block sizes: -march=native (a host bundle's: GEMM tiles of 6 x 16 with AVX) and the baseline
+ISA with AOTC_DW3_BLOCK=1 (6 x 8 tiles on x86-64 SSE2; the depthwise 3 x 3 kernel output by output,
+as on targets without vector units). The pool test also runs with AOTC_NO_INTRINSICS: the plain-C
+twins of pool.c's SSE2 paths and of pool_x86.h's AVX-512 float MaxPool (pool.c's maxpool_rows_f32),
+which the native build must take on hosts with AVX-512F. The conv and gemm tests also run on a
+Cortex-M4 and a Cortex-M55 under qemu, with fewer shapes: the M4 with and without the VLDM inline
+assembly, the M55 with and without its Helium intrinsics. The quant test (int8 / uint8 convs, QGemm,
+the requantisation) holds its definition itself, exactly, and runs on every Cortex-M board: the DSP
+extension's paths on the M4 (with and without their inline assembly) and the M55, plain C and the
+integer requantisation on the M3, which the host also builds. All kernel sources and tests must also
 compile cleanly with clang.
 """
 
@@ -105,6 +106,17 @@ def test_kernels_match_reference(tmp_path, objects, family, build):
     out = run_checked([str(exe), str(seed), str(shapes)], timeout=300,
                       env={**os.environ, "ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0"})
     assert "MISMATCH" not in out and " ok " in out, out
+    if family == "pool" and build == "native" and _host_has_avx512f():
+        # the float MaxPool's AVX-512 rows (pool_x86.h) took a share of the shapes
+        assert "aotc_maxpool_f32 AVX-512 path: 0 shapes" not in out and "AVX-512 path:" in out, out
+
+
+def _host_has_avx512f() -> bool:
+    """Whether -march=native builds here have AVX-512F (Linux hosts: /proc/cpuinfo's flags)."""
+    try:
+        return " avx512f" in Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
 
 
 def test_pool_kernels_plain_c(tmp_path, objects):

@@ -108,6 +108,21 @@ CASES += [
     _pool("gavg_2d_long", "GlobalAveragePool", (2, 3, 17, 19)),
 ]
 
+# MaxPool over rows wider than a vector of 16 outputs (pool_x86.h's AVX-512 path on hosts with it):
+# 3 x 3 and 2 x 2 at strides 1 and 2, odd and even widths, pads 0 and 1, ceil_mode, outputs on a
+# multiple of 16 (the last window reaching into the next 16's columns), and a wider window
+CASES += [
+    _pool("max_2d_k3s2_ceil_wide", "MaxPool", (1, 3, 13, 67), kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
+    _pool("max_2d_k3s2_pad1_32_out", "MaxPool", (1, 2, 10, 64), kernel_shape=[3, 3], strides=[2, 2],
+          pads=[1, 1, 1, 1]),
+    _pool("max_2d_k2s2_wide", "MaxPool", (2, 2, 8, 70), kernel_shape=[2, 2], strides=[2, 2]),
+    _pool("max_2d_k3s1_pad1_wide", "MaxPool", (1, 2, 6, 40), kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+    _pool("max_2d_k2s1_16_out", "MaxPool", (1, 2, 5, 17), kernel_shape=[2, 2]),
+    _pool("max_2d_k5s2_pad2", "MaxPool", (1, 2, 9, 50), kernel_shape=[5, 5], strides=[2, 2], pads=[2, 2, 2, 2]),
+    _pool("max_2d_k3s2_ceil_pad1_odd", "MaxPool", (1, 2, 11, 33), opset=12, kernel_shape=[3, 3], strides=[2, 2],
+          pads=[1, 1, 1, 1], ceil_mode=1),
+]
+
 # MaxPool specifics: storage_order alone is harmless (it only shapes the Indices output)
 CASES += [
     _pool("max_2d_storage_order_no_indices", "MaxPool", (1, 2, 4, 4), opset=8, kernel_shape=[2, 2],

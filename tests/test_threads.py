@@ -40,7 +40,8 @@ def split_net() -> onnx.ModelProto:
     e = b.relu6(b.conv(r, 8, 3, stride=2, group=8))  # depthwise, stride 2
     f = b.conv(e, 64, 3, stride=2)  # 4 blocks, 5 x 5 outputs
     h = b.conv(f, 24, 1, pad=0)  # 1 x 1 on the GEMM core: 25 positions, a shifted last tile
-    return b.build([b.gemm(b.flatten(h), 40)])  # a fully connected layer: 2 column blocks, the last 24 wide
+    m = b.pool("MaxPool", h, 3, 2, pad=1)  # 48 planes split across the threads
+    return b.build([b.gemm(b.flatten(m), 40)])  # a fully connected layer: 2 column blocks, the last 24 wide
 
 
 def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:

@@ -9,11 +9,17 @@
  * exactly the reference max of their integers as floats (the type's lowest where it gives
  * -FLT_MAX), on the same shapes and, half the time, on 2-D rows of 16 to 130 bytes at strides 1
  * to 3: pool.c's two-pass path, with SSE2 at strides 1 and 2 (outputs of 16 bytes or more).
+ * The float MaxPool also runs, half the time, on 2-D rows of 1 to 80 columns (a third near a
+ * multiple of 16 outputs) with windows up to 33 columns wide, half of its inputs then NaN, +-inf,
+ * +-0 or -FLT_MAX a third of the time: pool_x86.h's AVX-512 path in -march=native builds on hosts
+ * with AVX-512F (the count of shapes it took is printed), and its outputs must be bit for bit the
+ * max down each window column, then across the columns (pool.c's order, signed zeros included).
  *
  *     test_pool_kernels [seed] [shapes per entry point] */
 #include "aotc_pool.h"
 #include "kernel_test.h"
 #include "kernels_ref.h"
+#include "pool_x86.h"
 
 #include <float.h>
 
@@ -92,17 +98,23 @@ static void print_case(const aotc_pool_params *p) {
            (int)p->pads_end[1], (int)p->pads_end[2], (int)p->count_include_pad);
 }
 
-/* A 2-D pool in the 8-bit MaxPool's two-pass path (no dilation, rows of at most 256 bytes);
- * 0 to draw again. */
-static int draw_rows(aotc_pool_params *p) {
+/* A 2-D pool with no dilation, rows of min_w to max_w columns, windows up to max_kw columns
+ * wide (up to 4 most of the time): the 8-bit MaxPool's two-pass path (rows of 16 to 130 bytes),
+ * and the float MaxPool's AVX-512 path (pool_x86.h: column strides 1 and 2); 0 to draw again. */
+static int draw_rows(aotc_pool_params *p, int32_t min_w, int32_t max_w, int32_t max_kw) {
     const int ceil_mode = chance(1, 3);
     int d;
     memset(p, 0, sizeof *p);
     p->planes = rand_int(1, 3);
     for (d = 0; d < 3; ++d) p->in[d] = p->out[d] = p->kernel[d] = p->strides[d] = p->dilations[d] = 1;
     for (d = 1; d < 3; ++d) {
-        const int32_t k = rand_int(1, 4), s = rand_int(1, d == 2 ? 3 : 2);
-        const int32_t n = d == 2 ? rand_int(16, 130) : rand_int(1, 6);
+        const int32_t k = d == 2 && max_kw > 4 && chance(1, 4) ? rand_int(5, max_kw) : rand_int(1, 4);
+        const int32_t s = rand_int(1, d == 2 ? 3 : 2);
+        /* (float: a third of the rows near a multiple of 16 outputs, where the last vector of 16
+         * outputs ends at a window reaching past it) */
+        const int32_t n = d != 2 ? rand_int(1, 6)
+                          : max_kw > 4 && chance(1, 3) ? 16 * s * rand_int(1, 3) + rand_int(-3, 3)
+                                                       : rand_int(min_w, max_w);
         int32_t total, out;
         p->kernel[d] = k, p->strides[d] = s, p->in[d] = n;
         p->pads_begin[d] = rand_int(0, k - 1), p->pads_end[d] = rand_int(0, k - 1);
@@ -125,7 +137,7 @@ static int check_int8(int kind) {
     float *xf, *ref;
     int bad = 0;
     if (chance(1, 2)) {
-        while (!draw_rows(&p)) {
+        while (!draw_rows(&p, 16, 130, 4)) {
         }
     } else {
         while (!draw(&p)) {
@@ -158,13 +170,60 @@ static int check_int8(int kind) {
     return bad;
 }
 
+/* Shapes aotc_maxpool_f32 took through pool_x86.h's AVX-512 path (0 in builds without it) */
+static int32_t avx512_max_shapes;
+
+/* Half of the values NaN, +-inf, +-0 or -FLT_MAX: the max must skip NaN, give -FLT_MAX for a window
+ * of -inf, and keep the earlier of +0 and -0 (the bit check below). */
+static void special_values(float *x, size_t n) {
+    static const float specials[6] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, -FLT_MAX};
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        if (chance(1, 2)) x[i] = specials[rand_int(0, 5)];
+    }
+}
+
+/* pool.c's order for a 2-D pool with no dilation and rows of at most 512 columns (pool_row): for
+ * each output, each window column's max down its rows, then the max across them in column order,
+ * every step `v > m ? v : m` from -FLT_MAX. The same value as the reference; the bits differ only
+ * in which zero of a window holding +0 and -0 wins, which this order fixes. */
+static void max_rows_then_columns(const aotc_pool_params *p, const float *x, float *y) {
+    const int32_t in_h = p->in[1], in_w = p->in[2];
+    int32_t c, oh, ow, kh, kw;
+    for (c = 0; c < p->planes; ++c, x += (ptrdiff_t)in_h * in_w) {
+        for (oh = 0; oh < p->out[1]; ++oh) {
+            for (ow = 0; ow < p->out[2]; ++ow) {
+                float m = -FLT_MAX;
+                for (kw = 0; kw < p->kernel[2]; ++kw) {
+                    const int32_t iw = ow * p->strides[2] - p->pads_begin[2] + kw;
+                    float col = -FLT_MAX;
+                    if (iw < 0 || iw >= in_w) continue;
+                    for (kh = 0; kh < p->kernel[1]; ++kh) {
+                        const int32_t ih = oh * p->strides[1] - p->pads_begin[1] + kh;
+                        const float v = ih >= 0 && ih < in_h ? x[(ptrdiff_t)ih * in_w + iw] : -FLT_MAX;
+                        col = v > col ? v : col;
+                    }
+                    m = col > m ? col : m;
+                }
+                *y++ = m;
+            }
+        }
+    }
+}
+
 static int check(int kind) {
     aotc_pool_params p;
     size_t xn, yn;
     float *x, *x0, *ax, *y, *ref, *mag = NULL;
-    int bad, d;
+    int bad, d, rows_2d = 0;
     if (kind == P_MAX_I8 || kind == P_MAX_U8) return check_int8(kind);
-    while (!draw(&p)) {
+    if (kind == P_MAX && chance(1, 2)) { /* rows of 1 to 80 columns, windows up to 33 wide */
+        while (!draw_rows(&p, 1, 80, 33)) {
+        }
+        rows_2d = 1;
+    } else {
+        while (!draw(&p)) {
+        }
     }
     if (kind == P_GLOBAL_MAX || kind == P_GLOBAL_AVG) { /* the reference: one window over the plane */
         p.planes += 4 * (p.planes - 1); /* 1, 6, 11 or 16: Helium's global average goes 4 planes at a time */
@@ -174,7 +233,9 @@ static int check(int kind) {
         }
     }
     xn = (size_t)p.planes * prod3(p.in), yn = (size_t)p.planes * prod3(p.out);
-    x = test_alloc(xn), x0 = test_copy(x, xn), ax = test_abs(x, xn), y = test_alloc_nan(yn), ref = test_alloc(yn);
+    x = test_alloc(xn);
+    if (kind == P_MAX && chance(1, 3)) special_values(x, xn);
+    x0 = test_copy(x, xn), ax = test_abs(x, xn), y = test_alloc_nan(yn), ref = test_alloc(yn);
     if (kind == P_MAX || kind == P_GLOBAL_MAX || kind == P_MAX_INDICES) {
         aotc_maxpool_ref_f32(&p, x, ref);
     } else {
@@ -201,6 +262,9 @@ static int check(int kind) {
         free(x), free(x0), free(ax), free(y), free(ref);
         return bad;
     }
+#if AOTC_MAXPOOL_F32_AVX512
+    if (kind == P_MAX && mp16_fits(&p)) ++avx512_max_shapes;
+#endif
     switch (kind) {
     case P_MAX: aotc_maxpool_f32(&p, x, y); break;
     case P_AVG: aotc_avgpool_f32(&p, x, y); break;
@@ -208,6 +272,13 @@ static int check(int kind) {
     default: aotc_global_avgpool_f32(p.planes, prod3(p.in), x, y); break;
     }
     bad = test_differs(NAMES[kind], y, ref, mag, yn);
+    if (!bad && rows_2d && p.in[2] <= 512) {
+        max_rows_then_columns(&p, x, ref);
+        if (memcmp(y, ref, yn * sizeof(float)) != 0) {
+            printf("%s: not bit for bit the max down rows, then across columns\n", NAMES[kind]);
+            bad = 1;
+        }
+    }
     if (!bad && memcmp(x, x0, xn * sizeof(float)) != 0) {
         printf("%s: changed its input\n", NAMES[kind]);
         bad = 1;
@@ -248,5 +319,6 @@ int main(int argc, char **argv) {
         printf("%-34s %s (%d shapes)\n", NAMES[kind], bad ? "MISMATCH" : "ok", (int)i);
         failed |= bad;
     }
+    printf("aotc_maxpool_f32 AVX-512 path: %d shapes\n", (int)avx512_max_shapes);
     return failed;
 }
