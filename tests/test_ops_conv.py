@@ -429,6 +429,14 @@ NATIVE = [
     *[c for c in CASES
       if c.id in ("conv_dwk5_s1_14", "conv_dwk5_s2_odd", "conv_dwk7_s2_pads_wide", "conv_dwk5_res_relu")],
     *WINO,
+    # conv_ig_x86.h's igx3s2 with pads of 1 at the start (a torch export's): rows of 16 and 32 outputs, odd
+    # input sizes, a top pad without a left one and the reverse, every epilogue
+    conv_fused("igx3s2_pads1_res_relu", (1, 16, 32, 32), (32, 16, 3, 3), "relu", strides=[2, 2], pads=[1, 1, 1, 1]),
+    conv_fused("igx3s2_pads1_odd_clip", (2, 8, 31, 63), (16, 8, 3, 3), "clip", residual=False, strides=[2, 2],
+               pads=[1, 1, 1, 1]),
+    conv_fused("igx3s2_top_pad_only_leaky", (1, 12, 33, 33), (16, 12, 3, 3), "leaky", strides=[2, 2],
+               pads=[1, 0, 0, 0]),
+    conv("igx3s2_left_pad_only", (1, 6, 32, 32), (16, 6, 3, 3), strides=[2, 2], pads=[0, 1, 1, 0]),
     # conv_dw3_x86.h's stride-2 rows in vectors of 15 outputs, past two vectors (a first pad of 0 or 1, odd widths)
     conv_fused("dw3x_s2_wide_rows_res_clip", (1, 4, 20, 112), (4, 1, 3, 3), "clip", group=4, strides=[2, 2],
                pads=[1, 1, 1, 1]),
