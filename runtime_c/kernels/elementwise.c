@@ -53,7 +53,13 @@ AOTC_FLOATS(AOTC_UNARY, sign, (v > 0) - (v < 0))
 
 /* Swish (opset 24) x * sigmoid(alpha x); with alpha = 1 the SiLU that Sigmoid -> Mul is fused into
  * (aot/passes/fuse_activation.py). */
-void aotc_swish_f32(size_t n, const float *x, float *y, float alpha) { AOTC_MAP_F32(v * aotc_sigmoid_poly(alpha * v)); }
+void aotc_swish_f32(size_t n, const float *x, float *y, float alpha) {
+#if AOTC_SWISH_X86
+    aotc_swish_x86(x, y, n, alpha); /* fast_math.h's AVX-512 SiLU */
+#else
+    AOTC_MAP_F32(v * aotc_sigmoid_poly(alpha * v));
+#endif
+}
 
 void aotc_leaky_relu_f32(size_t n, const float *x, float *y, float alpha) { AOTC_MAP_F32(v >= 0.0f ? v : alpha * v); }
 

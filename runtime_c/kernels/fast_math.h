@@ -117,4 +117,68 @@ static inline float aotc_erf_poly(float v) {
     return a < 0.5f ? n : (v < 0.0f ? -tail : tail);
 }
 
+/* SiLU / Swish on AVX-512F, 16 floats at a time: 24 vector instructions per 16 against the 43 that gcc
+ * makes of v * aotc_sigmoid_poly(alpha v) (0.31 against 0.48 ns per float on a Zen 4 core: EfficientNet's
+ * 49 SiLUs, issue 24). Used by the elementwise kernel (aotc_swish_f32) and the dnnl runtime
+ * (aotc_dnnl_swish); -DAOTC_NO_X86_SWISH takes the plain loops instead. */
+#if defined(__AVX512F__) && !defined(AOTC_NO_X86_SWISH)
+#define AOTC_SWISH_X86 1
+#include <immintrin.h>
+#include <stddef.h>
+
+/* 16 floats: v sigmoid(a), a = alpha v (v itself when not `scaled`). s = sigmoid(a) from e = e^-|a| as
+ * aotc_sigmoid_poly computes it, 1 / (1 + e) for a >= 0 and e / (1 + e) below, with e = 2^n p(r)
+ * (|r| <= ln2 / 2, p the Taylor polynomial to r^6, 2^n by VSCALEFPS) and 1 / (1 + e) from
+ * VRCP14PS and one Newton step; 0 for a < -87.3. Within 5 ulp of v sigmoid(alpha v) in double
+ * (tests/test_fast_math.py and tests/test_vendor_dnnl.py sweep it against float64). */
+static inline __m512 aotc_swish16(__m512 v, __m512 alpha, int scaled) {
+    const __m512 log2e = _mm512_set1_ps(1.44269504088896341f), ln2_hi = _mm512_set1_ps(0.693145751953125f);
+    const __m512 ln2_lo = _mm512_set1_ps(1.42860682030941723e-6f), one = _mm512_set1_ps(1.0f);
+    const __m512 floor_a = _mm512_set1_ps(-87.3f);
+    const __m512 a = scaled ? _mm512_mul_ps(v, alpha) : v;
+    /* -|a|, no lower than -87.3 (NaN becomes -87.3 here, and v's NaN comes back in the product) */
+    const __m512 na = _mm512_max_ps(
+        _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(a), _mm512_set1_epi32((int)0x80000000u))), floor_a);
+    const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(na, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 r = _mm512_fnmadd_ps(k, ln2_lo, _mm512_fnmadd_ps(k, ln2_hi, na));
+    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(1.0f / 720.0f), r, _mm512_set1_ps(1.0f / 120.0f));
+    __m512 e, d, q, s;
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, one);
+    p = _mm512_fmadd_ps(p, r, one);
+    e = _mm512_scalef_ps(p, k); /* e^-|a| */
+    d = _mm512_add_ps(one, e);
+    q = _mm512_rcp14_ps(d);
+    q = _mm512_fmadd_ps(_mm512_fnmadd_ps(d, q, one), q, q); /* 1 / (1 + e) */
+    s = _mm512_mask_mul_ps(q, _mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_LT_OQ), e, q);
+    /* v s, and 0 where a < -87.3 (not NaN: unordered compares keep it) */
+    return _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(a, floor_a, _CMP_NLT_UQ), v, s);
+}
+
+/* Whole vectors, then the tail under a mask; `scaled` is a constant in each call below, so each
+ * loop is compiled without the branch (alpha 1, SiLU's, also without the multiply: 0.31 ns per
+ * float against 0.38). */
+static inline void aotc_swish_x86_loop(const float *x, float *y, size_t n, float alpha, int scaled) {
+    const __m512 al = _mm512_set1_ps(alpha);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, aotc_swish16(_mm512_loadu_ps(x + i), al, scaled));
+    if (i < n) {
+        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
+        _mm512_mask_storeu_ps(y + i, m, aotc_swish16(_mm512_maskz_loadu_ps(m, x + i), al, scaled));
+    }
+}
+
+/* y[0, n) = x sigmoid(alpha x) of x[0, n); y may be x. */
+static inline void aotc_swish_x86(const float *x, float *y, size_t n, float alpha) {
+    if (alpha == 1.0f)
+        aotc_swish_x86_loop(x, y, n, 1.0f, 0);
+    else
+        aotc_swish_x86_loop(x, y, n, alpha, 1);
+}
+#else
+#define AOTC_SWISH_X86 0
+#endif
+
 #endif /* AOTC_FAST_MATH_H */
