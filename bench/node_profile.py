@@ -158,15 +158,20 @@ def _family(op: str) -> str:
 def pair_nodes(ours: list[tuple[str, str, float]], theirs: dict[str, tuple[str, float, float]],
                ops: dict[str, str]) -> dict[str, str]:
     """Our node -> onnxruntime's: by the tensor written (or the node's name), with or without onnxruntime's
-    "_nchwc"; then what is left in run order, where the ops agree (a conv whose residual add onnxruntime
-    fused under the conv's own output name)."""
+    "_nchwc" or the suffix of its fusions; then what is left in run order, where the ops agree and
+    onnxruntime's name is none of ours (a conv whose residual add onnxruntime fused under the conv's own
+    output name)."""
     pairs: dict[str, str] = {}
+    base = {}  # onnxruntime's names without what its fusions append ("mul5/QuickGeluFusion/" -> "mul5")
+    for n in theirs:
+        base.setdefault(n.split("/")[0], n)
     for node, tensor, _ in ours:
-        match = next((n for n in (tensor, f"{tensor}_nchwc", node, f"{node}_nchwc")
-                      if n in theirs and n not in pairs.values()), None)
+        match = next((base[n] for n in (tensor, f"{tensor}_nchwc", node, f"{node}_nchwc")
+                      if n in base and base[n] not in pairs.values()), None)
         if match is not None:
             pairs[node] = match
-    left = [n for n in theirs if n not in pairs.values()]
+    known = {t for _, t, _ in ours} | {n for n, _, _ in ours}
+    left = [n for n in theirs if n not in pairs.values() and n.split("/")[0].removesuffix("_nchwc") not in known]
     for node, _, _ in ours:
         if node in pairs:
             continue
