@@ -437,6 +437,12 @@ NATIVE = [
     conv_fused("igx3s2_top_pad_only_leaky", (1, 12, 33, 33), (16, 12, 3, 3), "leaky", strides=[2, 2],
                pads=[1, 0, 0, 0]),
     conv("igx3s2_left_pad_only", (1, 6, 32, 32), (16, 6, 3, 3), strides=[2, 2], pads=[0, 1, 1, 0]),
+    # conv_dw3_x86.h's stride-1 rows on planes of more than 1024 outputs: rows of 2 1/2 vectors and of exactly 2,
+    # a channel multiplier, a batch, every epilogue
+    conv_fused("dw3x_rows_res_clip", (1, 3, 40, 40), (3, 1, 3, 3), "clip", group=3, pads=[1, 1, 1, 1]),
+    conv_fused("dw3x_rows_mult_batch_leaky", (2, 2, 33, 32), (4, 1, 3, 3), "leaky", residual=False, group=2,
+               pads=[1, 1, 1, 1]),
+    conv("dw3x_rows_tall_no_bias", (1, 2, 100, 17), (2, 1, 3, 3), group=2, pads=[1, 1, 1, 1], bias=False),
     # conv_dw3_x86.h's stride-2 rows in vectors of 15 outputs, past two vectors (a first pad of 0 or 1, odd widths)
     conv_fused("dw3x_s2_wide_rows_res_clip", (1, 4, 20, 112), (4, 1, 3, 3), "clip", group=4, strides=[2, 2],
                pads=[1, 1, 1, 1]),

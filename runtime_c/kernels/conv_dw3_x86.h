@@ -22,6 +22,7 @@
 #define AOTC_CONV_DW3_X86_H
 
 #include "conv_internal.h"
+#include "conv_x86_common.h" /* x86c_lanes */
 
 #if defined(__AVX512F__) && !defined(AOTC_NO_X86_DW3)
 #include <immintrin.h>
@@ -121,6 +122,62 @@ static void dw3x_planes(void *arg, int32_t begin, int32_t end) {
     }
 }
 #undef DW3X_PLANE
+
+/* Stride 1 on larger planes (rows of at most 16 DW3X_MAX_VECS): each output row in vectors of 16 as
+ * DW3X_PLANE goes along a flat plane, its tap rows the rows above and below (zero outside the image),
+ * the three masks of a vector (its outputs; those whose left, right tap is inside the row) made once
+ * per call. Issue 24: MobileNet-v2's and EfficientNet's 112 x 112 x 32 convs took 167-183 us in the
+ * portable kernels (onnxruntime 85-142). */
+static void dw3x_rows_s1(void *arg, int32_t begin, int32_t end) {
+    const dw3x_job *J = (const dw3x_job *)arg;
+    const aotc_conv_params *p = J->p;
+    const int32_t H = p->in_size[1], W = p->in_size[2], mult = p->out_c / p->in_c, act = p->act, nv = J->nv;
+    const ptrdiff_t hw = (ptrdiff_t)H * W;
+    const __m512 lo = _mm512_set1_ps(act == AOTC_ACT_CLAMP ? p->act_lo : -INFINITY);
+    const __m512 hi = _mm512_set1_ps(act == AOTC_ACT_CLAMP ? p->act_hi : INFINITY);
+    const __m512 leak = _mm512_set1_ps(p->act_alpha);
+    int32_t plane, oy, v;
+    for (plane = begin; plane < end; ++plane) {
+        const int32_t n = plane / p->out_c, o = plane % p->out_c;
+        const float *xp = J->x + ((ptrdiff_t)n * p->in_c + o / mult) * hw;
+        const float *k = J->w + (ptrdiff_t)o * 9;
+        const float *rp = J->res != NULL ? J->res + (ptrdiff_t)plane * hw : NULL;
+        float *yp = J->y + (ptrdiff_t)plane * hw;
+        const __m512 b = _mm512_set1_ps(J->bias != NULL ? J->bias[o] : 0.0f);
+        const __m512 k0 = _mm512_set1_ps(k[0]), k1 = _mm512_set1_ps(k[1]), k2 = _mm512_set1_ps(k[2]);
+        const __m512 k3 = _mm512_set1_ps(k[3]), k4 = _mm512_set1_ps(k[4]), k5 = _mm512_set1_ps(k[5]);
+        const __m512 k6 = _mm512_set1_ps(k[6]), k7 = _mm512_set1_ps(k[7]), k8 = _mm512_set1_ps(k[8]);
+        for (oy = 0; oy < H; ++oy) {
+            const float *xc = xp + (ptrdiff_t)oy * W;
+            const float *rc = rp != NULL ? rp + (ptrdiff_t)oy * W : NULL;
+            float *yc = yp + (ptrdiff_t)oy * W;
+            const __mmask16 up = oy > 0 ? (__mmask16)0xFFFF : 0, down = oy < H - 1 ? (__mmask16)0xFFFF : 0;
+            const uint16_t *m = J->m;
+            __m512 p0 = _mm512_setzero_ps(), p1 = p0, p2 = p0;
+            __m512 c0 = _mm512_maskz_loadu_ps(up & m[0], xc - W), c1 = _mm512_maskz_loadu_ps(m[0], xc);
+            __m512 c2 = _mm512_maskz_loadu_ps(down & m[0], xc + W);
+            for (v = 0; v < nv; ++v, m += 3) {
+                const float *t = xc + 16 * (ptrdiff_t)v + 16; /* the next vector's centre tap */
+                const __mmask16 in = m[0], left = m[1], right = m[2], next = m[3];
+                const __m512 n0 = _mm512_maskz_loadu_ps(up & next, t - W), n1 = _mm512_maskz_loadu_ps(next, t);
+                const __m512 n2 = _mm512_maskz_loadu_ps(down & next, t + W);
+                __m512 s0 = _mm512_fmadd_ps(k0, DW3X_SHIFT(left, c0, p0, 15), b);
+                __m512 s1 = _mm512_mul_ps(k3, DW3X_SHIFT(left, c1, p1, 15));
+                __m512 s2 = _mm512_mul_ps(k6, DW3X_SHIFT(left, c2, p2, 15));
+                s0 = _mm512_fmadd_ps(k1, c0, s0);
+                s1 = _mm512_fmadd_ps(k4, c1, s1);
+                s2 = _mm512_fmadd_ps(k7, c2, s2);
+                s0 = _mm512_fmadd_ps(k2, DW3X_SHIFT(right, n0, c0, 1), s0);
+                s1 = _mm512_fmadd_ps(k5, DW3X_SHIFT(right, n1, c1, 1), s1);
+                s2 = _mm512_fmadd_ps(k8, DW3X_SHIFT(right, n2, c2, 1), s2);
+                s0 = _mm512_add_ps(s0, _mm512_add_ps(s1, s2));
+                dw3x_finish(s0, in, rc != NULL ? rc + 16 * (ptrdiff_t)v : NULL, act, lo, hi, leak,
+                            yc + 16 * (ptrdiff_t)v);
+                p0 = c0, p1 = c1, p2 = c2, c0 = n0, c1 = n1, c2 = n2;
+            }
+        }
+    }
+}
 #undef DW3X_SHIFT
 
 /* The whole conv, where it applies (2-D, 3 x 3, stride 1, no dilation, pads of 1 on every side, one
@@ -134,9 +191,23 @@ static int dw3x_s1(const aotc_conv_params *p, const float *x, const float *w, co
     int32_t v, l, oy = 0, ox = 0;
     if (p->in_size[0] != 1 || p->kernel[0] != 1 || p->kernel[1] != 3 || p->kernel[2] != 3 || p->strides[1] != 1 ||
         p->strides[2] != 1 || p->dilations[1] != 1 || p->dilations[2] != 1 || p->pads[1] != 1 || p->pads[2] != 1 ||
-        p->out_size[1] != H || p->out_size[2] != W || p->group != p->in_c || p->in_nhwc || nv > DW3X_MAX_VECS ||
+        p->out_size[1] != H || p->out_size[2] != W || p->group != p->in_c || p->in_nhwc ||
         (p->act != AOTC_ACT_NONE && p->act != AOTC_ACT_CLAMP && p->act != AOTC_ACT_LEAKY)) {
         return 0;
+    }
+    if (nv > DW3X_MAX_VECS) { /* row by row (dw3x_rows_s1): per vector of a row its outputs, left, right taps */
+        const int32_t nr = (W + 15) / 16;
+        if (nr > DW3X_MAX_VECS) return 0;
+        for (v = 0; v < nr; ++v) {
+            const unsigned in = (unsigned)x86c_lanes(16 * (ptrdiff_t)v, 0, W);
+            m[3 * v] = (uint16_t)in;
+            m[3 * v + 1] = (uint16_t)(v == 0 ? in & ~1u : in);
+            m[3 * v + 2] = (uint16_t)(in & ~(unsigned)x86c_lanes(16 * (ptrdiff_t)v, W - 1, W));
+        }
+        m[3 * nr] = m[3 * nr + 1] = m[3 * nr + 2] = 0; /* past the row's last vector: nothing */
+        J.p = p, J.x = x, J.w = w, J.bias = bias, J.res = res, J.y = y, J.m = m, J.nv = nr;
+        aotc_parallel_for(dw3x_rows_s1, &J, p->batch * p->out_c);
+        return 1;
     }
     for (v = 0; v < nv; ++v) { /* the masks: output (oy, ox) of lane l, its rows and columns inside */
         unsigned in = 0, up = 0, down = 0, left = 0, right = 0;
