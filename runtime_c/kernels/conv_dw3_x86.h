@@ -66,6 +66,16 @@ static inline void dw3x_finish(__m512 s, __mmask16 in, const float *r, int32_t a
 
 #define DW3X_SHIFT(M, HI, LO, N) \
     _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(M, _mm512_castps_si512(HI), _mm512_castps_si512(LO), N))
+/* The 16 sums of a vector: the bias and its three tap rows' previous (p), current (c) and next (n) vectors
+ * of centre taps times the weights k0 .. k8, the left taps (lanes `L`) c shifted right by a lane from p,
+ * the right ones (`R`) c shifted left from n. One sum per tap row: short chains of dependent
+ * multiply-adds. */
+#define DW3X_SUM(L, R)                                                                                 \
+    _mm512_add_ps(                                                                                     \
+        _mm512_fmadd_ps(k2, DW3X_SHIFT(R, n0, c0, 1), _mm512_fmadd_ps(k1, c0, _mm512_fmadd_ps(k0, DW3X_SHIFT(L, c0, p0, 15), b))), \
+        _mm512_add_ps(                                                                                 \
+            _mm512_fmadd_ps(k5, DW3X_SHIFT(R, n1, c1, 1), _mm512_fmadd_ps(k4, c1, _mm512_mul_ps(k3, DW3X_SHIFT(L, c1, p1, 15)))), \
+            _mm512_fmadd_ps(k8, DW3X_SHIFT(R, n2, c2, 1), _mm512_fmadd_ps(k7, c2, _mm512_mul_ps(k6, DW3X_SHIFT(L, c2, p2, 15))))))
 #define DW3X_PLANE(RES, ACT)                                                                          \
     {                                                                                                 \
         __m512 p0 = _mm512_setzero_ps(), p1 = p0, p2 = p0;                                            \
@@ -77,17 +87,7 @@ static inline void dw3x_finish(__m512 s, __mmask16 in, const float *r, int32_t a
             const __m512 n0 = _mm512_maskz_loadu_ps(m[DW3X_MASKS + DW3X_UP], t - W);                 \
             const __m512 n1 = _mm512_maskz_loadu_ps(m[DW3X_MASKS + DW3X_IN], t);                     \
             const __m512 n2 = _mm512_maskz_loadu_ps(m[DW3X_MASKS + DW3X_DOWN], t + W);               \
-            /* one sum per tap row: short chains of dependent multiply-adds */                        \
-            __m512 s0 = _mm512_fmadd_ps(k0, DW3X_SHIFT(left, c0, p0, 15), b);                         \
-            __m512 s1 = _mm512_mul_ps(k3, DW3X_SHIFT(left, c1, p1, 15));                              \
-            __m512 s2 = _mm512_mul_ps(k6, DW3X_SHIFT(left, c2, p2, 15));                              \
-            s0 = _mm512_fmadd_ps(k1, c0, s0);                                                         \
-            s1 = _mm512_fmadd_ps(k4, c1, s1);                                                         \
-            s2 = _mm512_fmadd_ps(k7, c2, s2);                                                         \
-            s0 = _mm512_fmadd_ps(k2, DW3X_SHIFT(right, n0, c0, 1), s0);                               \
-            s1 = _mm512_fmadd_ps(k5, DW3X_SHIFT(right, n1, c1, 1), s1);                               \
-            s2 = _mm512_fmadd_ps(k8, DW3X_SHIFT(right, n2, c2, 1), s2);                               \
-            s0 = _mm512_add_ps(s0, _mm512_add_ps(s1, s2));                                            \
+            const __m512 s0 = DW3X_SUM(left, right);                                                  \
             dw3x_finish(s0, in, (RES) ? rc + 16 * (ptrdiff_t)v : NULL, ACT, lo, hi, leak, yc + 16 * (ptrdiff_t)v); \
             p0 = c0, p1 = c1, p2 = c2, c0 = n0, c1 = n1, c2 = n2;                                     \
         }                                                                                             \
@@ -161,23 +161,14 @@ static void dw3x_rows_s1(void *arg, int32_t begin, int32_t end) {
                 const __mmask16 in = m[0], left = m[1], right = m[2], next = m[3];
                 const __m512 n0 = _mm512_maskz_loadu_ps(up & next, t - W), n1 = _mm512_maskz_loadu_ps(next, t);
                 const __m512 n2 = _mm512_maskz_loadu_ps(down & next, t + W);
-                __m512 s0 = _mm512_fmadd_ps(k0, DW3X_SHIFT(left, c0, p0, 15), b);
-                __m512 s1 = _mm512_mul_ps(k3, DW3X_SHIFT(left, c1, p1, 15));
-                __m512 s2 = _mm512_mul_ps(k6, DW3X_SHIFT(left, c2, p2, 15));
-                s0 = _mm512_fmadd_ps(k1, c0, s0);
-                s1 = _mm512_fmadd_ps(k4, c1, s1);
-                s2 = _mm512_fmadd_ps(k7, c2, s2);
-                s0 = _mm512_fmadd_ps(k2, DW3X_SHIFT(right, n0, c0, 1), s0);
-                s1 = _mm512_fmadd_ps(k5, DW3X_SHIFT(right, n1, c1, 1), s1);
-                s2 = _mm512_fmadd_ps(k8, DW3X_SHIFT(right, n2, c2, 1), s2);
-                s0 = _mm512_add_ps(s0, _mm512_add_ps(s1, s2));
-                dw3x_finish(s0, in, rc != NULL ? rc + 16 * (ptrdiff_t)v : NULL, act, lo, hi, leak,
+                dw3x_finish(DW3X_SUM(left, right), in, rc != NULL ? rc + 16 * (ptrdiff_t)v : NULL, act, lo, hi, leak,
                             yc + 16 * (ptrdiff_t)v);
                 p0 = c0, p1 = c1, p2 = c2, c0 = n0, c1 = n1, c2 = n2;
             }
         }
     }
 }
+#undef DW3X_SUM
 #undef DW3X_SHIFT
 
 /* The whole conv, where it applies (2-D, 3 x 3, stride 1, no dilation, pads of 1 on every side, one

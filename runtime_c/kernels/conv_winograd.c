@@ -141,16 +141,7 @@ static void wino_finish(const aotc_conv_params *p, const float *o, const float *
         for (i = 0; i < n; ++i) y[i] = o[i] + r[i];
     else
         memcpy(y, o, (size_t)n * sizeof(float));
-    if (p->act == AOTC_ACT_CLAMP) {
-        const float lo = p->act_lo, hi = p->act_hi;
-        for (i = 0; i < n; ++i) {
-            const float v = y[i] < lo ? lo : y[i];
-            y[i] = v > hi ? hi : v;
-        }
-    } else if (p->act == AOTC_ACT_LEAKY) {
-        const float a = p->act_alpha;
-        for (i = 0; i < n; ++i) y[i] = y[i] < 0.0f ? a * y[i] : y[i];
-    }
+    if (p->act != AOTC_ACT_NONE) aotc_activate_f32(y, n, p->act, p->act_lo, p->act_hi, p->act_alpha);
 }
 
 /* items: the output channels; each turns its 16 rows of M into its outputs of the band: A^T M A over
