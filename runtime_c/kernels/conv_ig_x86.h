@@ -38,6 +38,7 @@
 
 #include "conv_internal.h"
 #include "conv_posx_x86.h"
+#include "conv_pwc_x86.h"
 #include "conv_x86_common.h" /* x86c_finish, x86c_act_ok */
 
 #if defined(__AVX512F__) && !defined(AOTC_NO_X86_IG)
@@ -344,6 +345,10 @@ static int igx(const aotc_conv_params *p, const float *x, const float *wt, const
         return 1;
     }
 #undef IGX_RGB_WMAX
+#if defined(AOTC_CONV_PWC)
+    if (p->kernel[1] == 1 && p->kernel[2] == 1 && cg >= PWC_KMIN && pwc(p, x, wt, bias, res, y))
+        return 1; /* 1 x 1 with many input channels: 4-8 positions x 48 output channels in registers (conv_pwc_x86.h) */
+#endif
 #if defined(AOTC_CONV_POSX)
     if (p->kernel[1] == 1 && p->kernel[2] == 1 && p->strides[1] == 1 && p->strides[2] == 1 && p->pads[1] == 0 &&
         p->pads[2] == 0 && IH == OH && IW == OW && posx_pointwise(p, x, wt, bias, res, y, 1))
