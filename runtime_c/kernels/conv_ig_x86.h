@@ -346,13 +346,22 @@ static int igx(const aotc_conv_params *p, const float *x, const float *wt, const
     }
 #undef IGX_RGB_WMAX
 #if defined(AOTC_CONV_PWC)
-    if (p->kernel[1] == 1 && p->kernel[2] == 1 && cg >= PWC_KMIN && pwc(p, x, wt, bias, res, y))
-        return 1; /* 1 x 1 with many input channels: 4-8 positions x 48 output channels in registers (conv_pwc_x86.h) */
+    /* 1 x 1 with many input channels: 4-8 positions x 48 output channels in registers (conv_pwc_x86.h);
+     * on planes past 16 x 16 after posx, whose 8 x 32 tiles ran 4-7 % faster there (SqueezeNet's
+     * 64 and 128 -> 16 on 55 x 55, 128 -> 32 on 27 x 27) */
+    if (p->kernel[1] == 1 && p->kernel[2] == 1 && cg >= PWC_KMIN && (ptrdiff_t)OH * OW <= PWC_SMALL_PLANE &&
+        pwc(p, x, wt, bias, res, y))
+        return 1;
 #endif
 #if defined(AOTC_CONV_POSX)
     if (p->kernel[1] == 1 && p->kernel[2] == 1 && p->strides[1] == 1 && p->strides[2] == 1 && p->pads[1] == 0 &&
         p->pads[2] == 0 && IH == OH && IW == OW && posx_pointwise(p, x, wt, bias, res, y, 1))
         return 1; /* a 1 x 1 conv: 8 output channels x 32 positions in registers (conv_posx_x86.h) */
+#endif
+#if defined(AOTC_CONV_PWC)
+    if (p->kernel[1] == 1 && p->kernel[2] == 1 && cg >= PWC_KMIN && pwc(p, x, wt, bias, res, y)) return 1;
+#endif
+#if defined(AOTC_CONV_POSX)
     return posx_stem(p, x, wt, bias, res, y); /* one-channel stems: patches copied, 8 x 32 tiles (conv_posx_x86.h) */
 #else
     return 0;

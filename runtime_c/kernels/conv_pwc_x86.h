@@ -34,6 +34,7 @@
 #ifndef PWC_KMIN
 #define PWC_KMIN 64 /* fewest input channels per group */
 #endif
+#define PWC_SMALL_PLANE 256 /* output planes of at most 16 x 16 come here before conv_posx_x86.h */
 
 typedef struct {
     const aotc_conv_params *p;
