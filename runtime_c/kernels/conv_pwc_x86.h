@@ -34,6 +34,11 @@
 #ifndef PWC_KMIN
 #define PWC_KMIN 64 /* fewest input channels per group */
 #endif
+/* Rows of outputs at a time where W^T is smaller than the input rows the conv reads (ResNet-18's
+ * 64 -> 128 stride-2 shortcut on 56 x 56): every block of output channels over a chunk of rows whose
+ * input rows (K x IW floats each) fill at most 64 K floats, so the chunk is read from L2, not from L3
+ * once per block. */
+#define PWC_CHUNK_FLOATS 65536
 #define PWC_SMALL_PLANE 256 /* output planes of at most 16 x 16 come here before conv_posx_x86.h */
 
 typedef struct {
@@ -41,6 +46,7 @@ typedef struct {
     const float *x, *wt, *bias, *res;
     float *y;
     int32_t blocks; /* blocks of PWC_NR * 16 output channels per group */
+    int32_t rows;   /* output rows per chunk (all of them: one chunk) */
 } pwc_job;
 
 /* What a tile needs besides its accumulators: output rows (channel planes) `ys` floats apart; the
@@ -53,8 +59,9 @@ typedef struct {
 
 /* v[0 .. 7] (lanes: 16 output channels; v[i]: position i of the tile, zero past MR) transposed
  * and stored: channel c's MR positions to y + c * ys (+ the residual from res + c * ys, then the
- * activation), c < rows. */
-static MK_INLINE void pwc_store16(const pwc_tile *T, __m512 v0, __m512 v1, __m512 v2, __m512 v3, __m512 v4,
+ * activation), c < rows. A call (the vectors go in registers): inlined into each of the 30 tiles it
+ * doubled conv_implicit.c's code (+106 KB) for no measurable speed. */
+static MK_NOINLINE void pwc_store16(const pwc_tile *T, __m512 v0, __m512 v1, __m512 v2, __m512 v3, __m512 v4,
                                   __m512 v5, __m512 v6, __m512 v7, int32_t mr, int32_t rows, const float *res,
                                   float *y) {
     const __m512i lo_idx = _mm512_set_epi32(23, 22, 21, 20, 7, 6, 5, 4, 19, 18, 17, 16, 3, 2, 1, 0);
@@ -171,8 +178,10 @@ static void pwc_items(void *arg, int32_t begin, int32_t end) {
     T.lo = p->act == AOTC_ACT_CLAMP ? p->act_lo : -INFINITY;
     T.hi = p->act == AOTC_ACT_CLAMP ? p->act_hi : INFINITY;
     T.leak = p->act_alpha;
+    const int32_t chunks = (runs + J->rows - 1) / J->rows;
     for (item = begin; item < end; ++item) {
-        const int32_t jb = item % J->blocks, gi = item / J->blocks, g = gi % p->group, n = gi / p->group;
+        const int32_t jb = item % J->blocks, ch = item / J->blocks % chunks, gi = item / J->blocks / chunks;
+        const int32_t g = gi % p->group, n = gi / p->group;
         const int32_t c0 = jb * PWC_NR * 16, nch = min_i32(PWC_NR * 16, mg - c0), nr = (nch + 15) / 16;
         const float *xg = J->x + ((ptrdiff_t)n * p->in_c + (ptrdiff_t)g * cg) * in_plane;
         const float *wb = J->wt + g * group_w + (ptrdiff_t)c0 * cg; /* panel c0 / 16 */
@@ -180,7 +189,7 @@ static void pwc_items(void *arg, int32_t begin, int32_t end) {
         const ptrdiff_t yo = ((ptrdiff_t)n * p->out_c + (ptrdiff_t)g * mg + c0) * plane;
         const __mmask16 bmask = (__mmask16)(nch % 16 == 0 ? 0xFFFF : (1u << nch % 16) - 1u);
         T.last_rows = nch - 16 * (nr - 1);
-        for (r = 0; r < runs; ++r) {
+        for (r = ch * J->rows; r < min_i32(runs, (ch + 1) * J->rows); ++r) {
             const float *xr = xg + (flat ? 0 : (ptrdiff_t)r * sy * IW);
             ptrdiff_t q = (ptrdiff_t)r * run; /* the run's first output */
             int32_t i = 0; /* its position in the run */
@@ -198,7 +207,7 @@ static void pwc_items(void *arg, int32_t begin, int32_t end) {
  * 1, else 0. Runs of at least 4 outputs (tiles of 4 to 8). */
 static int pwc(const aotc_conv_params *p, const float *x, const float *wt, const float *bias, const float *res,
                float *y) {
-    const int32_t mg = p->out_c / p->group;
+    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group;
     const int32_t IH = p->in_size[1], IW = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2];
     const int32_t sy = p->strides[1], sx = p->strides[2];
     const int flat = sx == 1 && sy == 1 && IW == OW;
@@ -210,7 +219,10 @@ static int pwc(const aotc_conv_params *p, const float *x, const float *wt, const
         return 0;
     J.p = p, J.x = x, J.wt = wt, J.bias = bias, J.res = res, J.y = y;
     J.blocks = (mg + PWC_NR * 16 - 1) / (PWC_NR * 16);
-    aotc_parallel_for(pwc_items, &J, p->batch * p->group * J.blocks);
+    J.rows = flat ? 1 : OH;
+    if (!flat && (ptrdiff_t)cg * mg < (ptrdiff_t)cg * OH * IW) /* W^T smaller than the input rows read */
+        J.rows = (int32_t)(PWC_CHUNK_FLOATS / ((ptrdiff_t)cg * IW) > 1 ? PWC_CHUNK_FLOATS / ((ptrdiff_t)cg * IW) : 1);
+    aotc_parallel_for(pwc_items, &J, p->batch * p->group * (((flat ? 1 : OH) + J.rows - 1) / J.rows) * J.blocks);
     return 1;
 }
 
