@@ -30,6 +30,11 @@
  *          or of two rows of 8) gathered into K registers by one vpermt2ps from two loads, then
  *          every output channel summed from them, as aotc_conv_pointwise_f32 does at stride 1.
  *
+ *   pwc    1 x 1 with 64+ input channels per group, strides 1 or 2 along the rows (conv_pwc_x86.h):
+ *          vectors along 16 output channels, tiles of 4 to 8 positions x 48 channels, transposed on
+ *          the store; on planes of at most 16 x 16 before posx (1 x 1 stride 1 of K <= 128, 8 output
+ *          channels x 32 positions, conv_posx_x86.h), on larger ones after it.
+ *
  * All add the bias, the residual and the activation (none, clamp, leaky) in registers and store
  * once. W^T is the implicit GEMM's packing: per group, panels of PANEL output channels, each
  * k_rows rows of PANEL floats, row (c, ky, kx) (channels last: (ky, kx, c)). */
