@@ -20,7 +20,9 @@ compiler picks the kernel:
                 other shapes a direct loop, no scratch
     pointwise   1 x 1 kernel, stride 1, no padding: the GEMM core on the input in place; on
                 fewer positions than a panel (a 3 x 3 plane) and constant weights, X^T * W^T
-                (W^T packed here), so the vectors run along the output channels
+                (W^T packed here), so the vectors run along the output channels; positions ending in
+                a partial panel of at most half its columns, or of any width with at least 256 input
+                channels on at most 32 x 32 positions, go to the implicit GEMM
     winograd    2-D 3 x 3 same-size convs at stride 1, one group, where a model of its speed-up says it
                 gains (winograd_gain), on an OS target's vector unit, where the step can spare a band's
                 scratch: Winograd's F(2 x 2, 3 x 3), 2.25 x fewer multiply-adds (U = G g G^T of the
@@ -67,6 +69,12 @@ MAX_SPATIAL = 3
 # im2col + GEMM (a copy of 9 x the input, and few rows per register tile) up to about here
 FLAT_MAX_CG = 4
 IMPLICIT_NR = 16  # aotc_conv_implicit_f32's output channels per register tile with AVX (AOTC_GEMM_NR)
+# a 1 x 1 conv on at most PWC_PLANE_MAX positions ending in a partial panel, with at least PWC_WIDE_K
+# input channels per group, takes the implicit GEMM (AVX-512: conv_pwc_x86.h). Without AVX-512 the
+# implicit GEMM's tiles did as well as the GEMM core or better there (13 x 13: 5 %, 27 x 27: 1-3 %), but
+# 14-16 % worse on 28 x 28 (whole panels) and on fewer input channels.
+PWC_PLANE_MAX = 1024
+PWC_WIDE_K = 256
 POINTWISE_T_NC = 256  # aotc_conv_pointwise_t_f32: output channels per block (positions x this in scratch)
 # aotc_conv_depthwise3x3_direct_f32 computes an output row in blocks of dw3_block() outputs, the last
 # one rounded up; at stride 2 it beats the flat kernel where that last block has at least this many
@@ -278,9 +286,12 @@ def _scalar_implicit(c: _Conv, target: TargetTraits) -> bool:
 def _implicit_beats_pointwise(c: _Conv) -> bool:
     """A 1 x 1 conv on the implicit GEMM rather than the GEMM core: where the positions end in a
     partial panel of at most half its columns (a panel's worth of work for a few) and the output channels fill whole
-    tiles of IMPLICIT_NR."""
+    tiles of IMPLICIT_NR; or on a partial panel with many input channels (SqueezeNet 1.1's 512 -> 1000 on
+    13 x 13 and 256 -> 32 on 27 x 27), which AVX-512 runs as tiles of positions x 48 output channels
+    (conv_pwc_x86.h: 7 % and 15 % faster than the GEMM core there)."""
     npos = math.prod(c.y[2:])
-    return 0 < npos % PANEL <= PANEL // 2 and (c.out_c // c.group) % IMPLICIT_NR == 0
+    return ((0 < npos % PANEL <= PANEL // 2 and (c.out_c // c.group) % IMPLICIT_NR == 0)
+            or (npos % PANEL != 0 and npos <= PWC_PLANE_MAX and c.in_c // c.group >= PWC_WIDE_K))
 
 
 def _fit_pointwise_t(c: _Conv, budget: int) -> KernelChoice | None:

@@ -31,6 +31,11 @@
  *          or of two rows of 8) gathered into K registers by one vpermt2ps from two loads, then
  *          every output channel summed from them, as aotc_conv_pointwise_f32 does at stride 1.
  *
+ *   pwc    1 x 1 with 64+ input channels per group, strides 1 or 2 along the rows (conv_pwc_x86.h):
+ *          vectors along 16 output channels, tiles of 4 to 8 positions x 48 channels, transposed on
+ *          the store; on planes of at most 16 x 16 before posx (1 x 1 stride 1 of K <= 128, 8 output
+ *          channels x 32 positions, conv_posx_x86.h), on larger ones after it.
+ *
  * All add the bias, the residual and the activation (none, clamp, leaky) in registers and store
  * once. W^T is the implicit GEMM's packing: per group, panels of PANEL output channels, each
  * k_rows rows of PANEL floats, row (c, ky, kx) (channels last: (ky, kx, c)). */
@@ -39,6 +44,7 @@
 
 #include "conv_internal.h"
 #include "conv_posx_x86.h"
+#include "conv_pwc_x86.h"
 #include "conv_x86_common.h" /* x86c_finish, x86c_act_ok */
 
 #if defined(__AVX512F__) && !defined(AOTC_NO_X86_IG)
@@ -348,10 +354,23 @@ static int igx(const aotc_conv_params *p, const float *x, const float *wt, const
         return 1;
     }
 #undef IGX_RGB_WMAX
+#if defined(AOTC_CONV_PWC)
+    /* 1 x 1 with many input channels: 4-8 positions x 48 output channels in registers (conv_pwc_x86.h);
+     * on planes past 16 x 16 after posx, whose 8 x 32 tiles ran 4-7 % faster there (SqueezeNet's
+     * 64 and 128 -> 16 on 55 x 55, 128 -> 32 on 27 x 27) */
+    if (p->kernel[1] == 1 && p->kernel[2] == 1 && cg >= PWC_KMIN && (ptrdiff_t)OH * OW <= PWC_SMALL_PLANE &&
+        pwc(p, x, wt, bias, res, y))
+        return 1;
+#endif
 #if defined(AOTC_CONV_POSX)
     if (p->kernel[1] == 1 && p->kernel[2] == 1 && p->strides[1] == 1 && p->strides[2] == 1 && p->pads[1] == 0 &&
         p->pads[2] == 0 && IH == OH && IW == OW && posx_pointwise(p, x, wt, bias, res, y, 1))
         return 1; /* a 1 x 1 conv: 8 output channels x 32 positions in registers (conv_posx_x86.h) */
+#endif
+#if defined(AOTC_CONV_PWC)
+    if (p->kernel[1] == 1 && p->kernel[2] == 1 && cg >= PWC_KMIN && pwc(p, x, wt, bias, res, y)) return 1;
+#endif
+#if defined(AOTC_CONV_POSX)
     return posx_stem(p, x, wt, bias, res, y); /* one-channel stems: patches copied, 8 x 32 tiles (conv_posx_x86.h) */
 #else
     return 0;

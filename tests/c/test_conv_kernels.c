@@ -14,6 +14,7 @@
 #define PANEL AOTC_GEMM_PANEL
 /* Largest multiply-adds of one shape's reference: bounds the run time. */
 #define MAX_MACS 1000000
+#define Y_GUARD 64 /* floats after each output checked untouched */
 
 enum {
     K_IM2COL,      /* aotc_conv_f32 */
@@ -387,13 +388,22 @@ static int check(const conv_case *c) {
                       prod3(p->kernel);
     const long sn = scratch_floats(c);
     float *x = test_alloc(xn), *w = test_alloc(wn), *b = c->bias ? test_alloc(p->out_c) : NULL;
+    /* y with Y_GUARD NaNs after it: AVX-512's masked stores are not seen by ASan, and a store past the
+     * last image's last channel plane would otherwise go unnoticed */
     float *r = c->res ? test_alloc(yn) : NULL, *y = test_alloc_nan(yn), *ref = test_alloc(yn), *mag = test_alloc(yn);
+    size_t e;
     float *x0 = test_copy(x, xn), *w0 = test_copy(w, wn), *b0 = b ? test_copy(b, p->out_c) : NULL;
     float *r0 = r ? test_copy(r, yn) : NULL;
     float *ax = test_abs(x, xn), *aw = test_abs(w, wn), *ab = test_abs(b, p->out_c), *ar = test_abs(r, yn);
     float *scratch = sn > 0 ? test_alloc_nan((size_t)sn) : NULL;
     float *wt = c->kind == K_IMPLICIT || c->kind == K_POINTWISE_T ? pack_wt(p, w)
                 : c->kind == K_WINOGRAD ? winograd_u(p, w) : NULL;
+    y = (float *)realloc(y, (yn + Y_GUARD) * sizeof(float)); /* (no draws: the shapes stay those of the seed) */
+    if (y == NULL) {
+        printf("out of memory (%lu floats)\n", (unsigned long)(yn + Y_GUARD));
+        exit(2);
+    }
+    for (e = yn; e < yn + Y_GUARD; ++e) y[e] = NAN;
     aotc_conv_params q = *p;
     int bad;
     q.act = AOTC_ACT_NONE; /* the magnitudes: the sums of |terms| */
@@ -429,6 +439,12 @@ static int check(const conv_case *c) {
     default: break;
     }
     bad = test_differs(NAMES[c->kind], y, ref, mag, yn);
+    for (e = yn; e < yn + Y_GUARD && !bad; ++e) {
+        if (!isnan(y[e])) {
+            printf("%s: wrote past the output (float %lu of %lu)\n", NAMES[c->kind], (unsigned long)e, (unsigned long)yn);
+            bad = 1;
+        }
+    }
     if (!bad && !(unchanged(x, x0, xn) && unchanged(w, w0, wn) && unchanged(b, b0, p->out_c) && unchanged(r, r0, yn))) {
         printf("%s: changed an input\n", NAMES[c->kind]);
         bad = 1;
@@ -527,6 +543,50 @@ static int check_pointwise_runs(void) {
     return bad;
 }
 
+/* aotc_conv_implicit_f32 on 1 x 1 convs with 64+ input channels (AVX-512: conv_pwc_x86.h's tiles of
+ * 4 to 8 positions x 1 to 3 vectors of 16 output channels, transposed on the store): flat planes split
+ * into tiles of 4 to 8 (49 = 7 x 7, 196 = 21 x 8 + 4 x 7, 13 x 13, 2 x 2, 1 x 5), rows at stride 2
+ * (and 3 down the rows, 1 along them; input rows and columns one past the last read or not), output
+ * channels in 1, 2 or 3 vectors with a partial last one (16, 32, 48, 100 = 2 x 48 + 4: blocks of 48
+ * and a 4-channel vector), K odd, groups, batches; bias, residual and activation cycle. Runs of fewer
+ * than 4 outputs (1 x 3, rows of 3) go elsewhere. Then 100 drawn shapes. */
+#if defined(__AVX512F__) /* the path exists only there; the boards' RAM does not hold the 14 x 14 planes */
+static int check_pointwise_wide(void) {
+    /* IH, IW, stride y, stride x, input channels per group, output channels per group, groups */
+    static const int32_t shapes[][7] = {
+        {7, 7, 1, 1, 64, 100, 1},  {14, 14, 1, 1, 64, 48, 1}, {13, 13, 1, 1, 65, 32, 1}, {2, 2, 1, 1, 64, 16, 2},
+        {1, 5, 1, 1, 80, 40, 1},   {4, 4, 1, 1, 96, 56, 1},   {13, 27, 2, 2, 64, 100, 1}, {14, 28, 2, 2, 64, 48, 1},
+        {9, 15, 2, 2, 72, 17, 2},  {7, 9, 3, 1, 64, 33, 1},   {1, 3, 1, 1, 64, 16, 1},    {5, 6, 2, 2, 64, 20, 1},
+        {8, 16, 2, 2, 64, 64, 1}};
+    int32_t i, cases = 0;
+    int bad = 0;
+    for (i = 0; i < (int32_t)(sizeof shapes / sizeof shapes[0]) * 2 && !bad; ++i) {
+        const int32_t *v = shapes[i / 2];
+        conv_case c;
+        aotc_conv_params *p = &c.p;
+        unit_case(&c, K_IMPLICIT, i, v[6], v[4], v[5]);
+        p->batch = i % 3 == 2 ? 2 : 1;
+        c.res = i % 2 == 1;
+        set_dim(p, 1, v[0], 1, v[2], 1, 0, 0, 0, 0);
+        set_dim(p, 2, v[1], 1, v[3], 1, 0, 0, 0, 0);
+        ++cases;
+        bad = check(&c);
+    }
+    for (i = 0; i < 100 && !bad; ++i) { /* and drawn: 64 to 80 input channels, stride 1 or 2 */
+        const int32_t s = rand_int(1, 2);
+        conv_case c;
+        aotc_conv_params *p = &c.p;
+        unit_case(&c, K_IMPLICIT, rand_int(0, 19), 1, rand_int(64, 80), rand_int(1, 120));
+        set_dim(p, 1, rand_int(1, 12), 1, s, 1, 0, 0, 0, 0);
+        set_dim(p, 2, rand_int(1, 20), 1, s, 1, 0, 0, 0, 0);
+        ++cases;
+        bad = check(&c);
+    }
+    printf("%-34s %s (%d wide 1 x 1 shapes)\n", NAMES[K_IMPLICIT], bad ? "MISMATCH" : "ok", (int)cases);
+    return bad;
+}
+#endif
+
 /* aotc_conv_implicit_f32 on stems: few input channels at stride 2 or into narrow outputs (with
  * Helium, conv_stem_mve.h: vectors of 4 positions down an output column, tap rows outside as zero
  * lanes): a KWS DS-CNN's 10 x 4 on 49 x 10 (pads 5, 1, 4, 2), RGB 3 x 3 stems, dilations, 4 and
@@ -579,5 +639,8 @@ int main(int argc, char **argv) {
     failed |= check_dw3_edges();
     failed |= check_pointwise_runs();
     failed |= check_stems();
+#if defined(__AVX512F__)
+    failed |= check_pointwise_wide();
+#endif
     return failed;
 }
