@@ -448,6 +448,11 @@ NATIVE = [
     conv_fused("igx3s2_top_pad_only_leaky", (1, 12, 33, 33), (16, 12, 3, 3), "leaky", strides=[2, 2],
                pads=[1, 0, 0, 0]),
     conv("igx3s2_left_pad_only", (1, 6, 32, 32), (16, 6, 3, 3), strides=[2, 2], pads=[0, 1, 1, 0]),
+    # rows of 8 (two to a vector) with a left pad: ResNet-8's 16 x 16 -> 8 x 8, an odd 15-wide input, a batch
+    conv_fused("igx3s2_rows8_pads1_res_relu", (1, 32, 16, 16), (32, 32, 3, 3), "relu", strides=[2, 2],
+               pads=[1, 1, 1, 1]),
+    conv_fused("igx3s2_rows8_pads1_odd_leaky", (2, 5, 15, 15), (16, 5, 3, 3), "leaky", residual=False, strides=[2, 2],
+               pads=[1, 1, 1, 1]),
     # conv_dw3_x86.h's stride-1 rows on planes of more than 1024 outputs: rows of 2 1/2 vectors and of exactly 2,
     # a channel multiplier, a batch, every epilogue
     conv_fused("dw3x_rows_res_clip", (1, 3, 40, 40), (3, 1, 3, 3), "clip", group=3, pads=[1, 1, 1, 1]),

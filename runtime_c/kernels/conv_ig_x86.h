@@ -20,9 +20,10 @@
  *          ones 5 % and 7 % faster (minimum times of single convs, interleaved rounds).
  *   igx3s2 3 x 3, stride 2, pads of 0 or 1 at the start (Keras 'same' on even sizes, or a torch
  *          export's pads of 1), output channels a multiple of 16, output rows of 8 (two to a vector,
- *          input rows <= 16, no left pad) or of a multiple of 16: per input channel and tap row two
- *          loads, the even and odd columns by vpermt2ps, the third tap by valignd (or a masked
- *          vpermt2ps on rows of 8). ResNet-8's torch-form 16 -> 32 32 x 32 conv: 30.1 -> 22 us.
+ *          input rows <= 16) or of a multiple of 16: per input channel and tap row two loads, the
+ *          even and odd columns by vpermt2ps, the third tap by valignd (or a masked vpermt2ps on rows
+ *          of 8; with a left pad, the first tap the odd columns a lane on). ResNet-8's torch-form
+ *          convs: 16 -> 32 32 x 32 30.1 -> 22.9 us, 32 -> 64 16 x 16 25.8 -> 22.4 us.
  *   rgb    3 x 3 same size on a channels-last 3-channel input (a Keras stem, its NHWC -> NCHW
  *          Transpose folded), rows of a multiple of 16: per tap three loads (masked to the row)
  *          split into the channels' vectors by two vpermt2ps each.
@@ -130,6 +131,7 @@ static inline __mmask16 igx_lanes(ptrdiff_t n) {
         const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0); \
         const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));                              \
         const __m512i even2 = _mm512_set_epi32(0, 30, 28, 26, 24, 22, 20, 18, 0, 14, 12, 10, 8, 6, 4, 2); \
+        const __m512i oddm1 = _mm512_set_epi32(29, 27, 25, 23, 21, 19, 17, 0, 13, 11, 9, 7, 5, 3, 1, 0); \
         int32_t item, m, c, ky;                                                                        \
         for (item = begin; item < end; ++item) {                                                       \
             const int32_t v = item % J->nvec, jb = item / J->nvec % blocks, gi = item / J->nvec / blocks; \
@@ -145,7 +147,7 @@ static inline __mmask16 igx_lanes(ptrdiff_t n) {
             __m512 acc[16];                                                                            \
             for (ky = 0; ky < 3; ++ky) { /* per tap row: the loads' offsets and masks (0: padding) */ \
                 const int32_t r0 = 2 * oy + ky - pt;                                                   \
-                if (R8) { /* lanes 0..7 from output row oy, 8..15 from oy + 1 (no left pad) */          \
+                if (R8) { /* lanes 0..7 from output row oy, 8..15 from oy + 1, from column 0 */        \
                     const int32_t r1 = r0 + 2;                                                         \
                     ao[ky] = (ptrdiff_t)r0 * IW, bo[ky] = (ptrdiff_t)r1 * IW, co[ky] = 0;              \
                     am[ky] = r0 >= 0 && r0 < IH ? igx_lanes(IW) : 0;                                   \
@@ -167,13 +169,19 @@ static inline __mmask16 igx_lanes(ptrdiff_t n) {
                     const __m512 a = _mm512_maskz_loadu_ps(am[ky], xc + ao[ky]);                       \
                     const __m512 b = _mm512_maskz_loadu_ps(bm[ky], xc + bo[ky]);                       \
                     const __m512 e0 = _mm512_permutex2var_ps(a, even, b);                              \
-                    const __m512 e2 = (R8) ? _mm512_maskz_permutex2var_ps((__mmask16)0x7F7F, a, even2, b) \
-                                           : _mm512_castsi512_ps(_mm512_alignr_epi32(                  \
-                                                 _mm512_castps_si512(_mm512_maskz_loadu_ps(cm[ky], xc + co[ky])), \
-                                                 _mm512_castps_si512(e0), 1));                         \
-                    IGX3S2_TAP(0, e0)                                                                  \
-                    IGX3S2_TAP(1, _mm512_permutex2var_ps(a, odd, b))                                   \
-                    IGX3S2_TAP(2, e2)                                                                  \
+                    if ((R8) && pl) { /* taps at columns 2 ox - 1 (odd, a lane on; column -1: 0), 2 ox, 2 ox + 1 */ \
+                        IGX3S2_TAP(0, _mm512_maskz_permutex2var_ps((__mmask16)0xFEFE, a, oddm1, b))    \
+                        IGX3S2_TAP(1, e0)                                                              \
+                        IGX3S2_TAP(2, _mm512_permutex2var_ps(a, odd, b))                               \
+                    } else {                                                                           \
+                        const __m512 e2 = (R8) ? _mm512_maskz_permutex2var_ps((__mmask16)0x7F7F, a, even2, b) \
+                                               : _mm512_castsi512_ps(_mm512_alignr_epi32(              \
+                                                     _mm512_castps_si512(_mm512_maskz_loadu_ps(cm[ky], xc + co[ky])), \
+                                                     _mm512_castps_si512(e0), 1));                     \
+                        IGX3S2_TAP(0, e0)                                                              \
+                        IGX3S2_TAP(1, _mm512_permutex2var_ps(a, odd, b))                               \
+                        IGX3S2_TAP(2, e2)                                                              \
+                    }                                                                                  \
                 }                                                                                      \
             }                                                                                          \
             _Pragma("GCC unroll 16") for (m = 0; m < 16; ++m)                                          \
@@ -342,7 +350,7 @@ static int igx(const aotc_conv_params *p, const float *x, const float *wt, const
     }
     if (p->kernel[1] == 3 && p->kernel[2] == 3 && p->strides[1] == 2 && p->strides[2] == 2 && p->dilations[1] == 1 &&
         p->dilations[2] == 1 && p->pads[1] <= 1 && p->pads[2] <= 1 && mg % 16 == 0 &&
-        (OW % 16 == 0 || (OW == 8 && IW <= 16 && p->pads[2] == 0))) {
+        (OW % 16 == 0 || (OW == 8 && IW <= 16))) {
         aotc_parallel_for(OW == 8 ? igx3s2_rows8 : igx3s2_rows, &J, p->batch * p->group * (mg / 16) * J.nvec);
         return 1;
     }
