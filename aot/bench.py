@@ -252,6 +252,19 @@ def count_instructions(out: Path, meta: dict, inputs: list[np.ndarray]) -> tuple
     return sum(warm), max(warm)
 
 
+# onnxruntime's intra-op threads spin on their cores for tens of milliseconds after its last run (no
+# effect on onnxruntime's own latency): a --threads bundle run right after took 1.6-2 x as long (issue 24:
+# MobileNet-v2 224 at 2 threads 3.7 ms, 6.0 ms straight after an onnxruntime run at its default, 3.76 ms
+# 50 ms later). A multi-threaded engine's turn ends with this pause before the other's starts.
+ORT_SPIN_SETTLE_S = 0.1
+
+
+def settle_after_ort(ort_threads: int) -> None:
+    """Wait out onnxruntime's spinning threads (ORT_SPIN_SETTLE_S) unless it ran on one thread."""
+    if ort_threads != 1:
+        time.sleep(ORT_SPIN_SETTLE_S)
+
+
 def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: int = 50,
               model: str | None = None, instructions: bool = False, rounds: int = 3,
               tflite: str | None = None, ort_threads: int | None = None) -> BenchRow:
@@ -287,6 +300,7 @@ def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: i
         else repeat
     ours, theirs, lites = [], [], []
     for _ in range(max(rounds, 1)):
+        settle_after_ort(ort_threads)
         outputs, median_ns = run_bundle(out, meta, inputs, repeat=repeat)
         if median_ns is None:
             raise AotcError(f"the runner of {out} printed no timing")

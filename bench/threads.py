@@ -23,7 +23,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "examples")]
 
 import zoo  # noqa: E402
 
-from aot.bench import _ort_session, time_ort  # noqa: E402
+from aot.bench import _ort_session, settle_after_ort, time_ort  # noqa: E402
 from aot.build import cmake_exe, run_bundle  # noqa: E402
 
 MODELS = {"resnet18_224": zoo.resnet18_224, "mobilenetv2_224": zoo.mobilenetv2_224}
@@ -33,10 +33,10 @@ def build(work: Path, name: str, threads: int) -> tuple[Path, dict]:
     src, out = work / f"{name}.onnx", work / f"{name}_t{threads}"
     if not src.is_file():
         onnx.save(MODELS[name](), src)
-    if not (out / "runner").is_file():
-        subprocess.run([sys.executable, "-m", "aot.cli", str(src), "-o", str(out), "--force",
-                        "--threads", str(threads)], check=True, capture_output=True)
-        subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
+    # compiled and built every time: a bundle left in --work by an earlier run is the code of then
+    subprocess.run([sys.executable, "-m", "aot.cli", str(src), "-o", str(out), "--force",
+                    "--threads", str(threads)], check=True, capture_output=True)
+    subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
     return out, json.loads((out / "bundle" / "metadata.json").read_text())
 
 
@@ -69,9 +69,14 @@ def main() -> None:
         sessions = {t: _ort_session(str(work / f"{name}.onnx"), t) for t in (1, n, 0)}
         times: dict[str, list[float]] = {k: [] for k in ("a1", "an", "o1", "on", "o0")}
         for _ in range(args.rounds):
+            # each engine after the multi-threaded sessions' spinning threads are quiet (aot.bench.ORT_SPIN_SETTLE_S),
+            # so no run shares its cores with them
+            settle_after_ort(0)
             times["an"].append(run_bundle(on, mn, inputs, repeat=args.repeat)[1] / 1e6)
             times["o0"].append(time_ort(sessions[0], feeds, args.repeat) / 1e3)
+            settle_after_ort(0)
             times["on"].append(time_ort(sessions[n], feeds, args.repeat) / 1e3)
+            settle_after_ort(n)
             times["a1"].append(run_bundle(o1, m1, inputs, repeat=args.repeat)[1] / 1e6)
             times["o1"].append(time_ort(sessions[1], feeds, args.repeat) / 1e3)
 
