@@ -11,6 +11,7 @@ anywhere on its own.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -129,6 +130,7 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
 )}
 
 
+@functools.cache
 def host_has_avx512() -> bool:
     """This machine's CPU has AVX-512F (Linux: /proc/cpuinfo), so a host build with -march=native has it."""
     try:

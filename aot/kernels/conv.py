@@ -49,6 +49,7 @@ implicit GEMM and X^T * W^T read each group's W^T, packed here in the core's pan
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -99,6 +100,9 @@ WINO_OUT_COST = 12.4  # the input transform's, in output channels
 WINO_LANE_COST = 8.0  # a tile row's idle lanes
 WINO_MIN_GAIN = 1.05
 WINO_MIN_TILES = 32
+# the limits above that conv_winograd.c's buffers have (aotc_conv.h): the generated code checks them
+WINO_ASSUMES = {"AOTC_WINO_TW_MAX": WINO_TW_MAX, "AOTC_WINO_BAND_MAX": WINO_BAND_TILES,
+                "AOTC_WINO_ROWS_MAX": WINO_ROWS_MAX}
 # F(2 x 2, 3 x 3)'s filter transform: U = G g G^T (Lavin and Gray 2015)
 WINO_G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
 # the kernels without a scratch argument (the others take one)
@@ -245,12 +249,16 @@ def _direct_dw_beats_flat(c: _Conv, target: TargetTraits) -> bool:
     return _direct_dw_applies(c) and c.strides[-1] == 2 and c.y[-1] % block >= DIRECT_DW_S2_MIN_LAST
 
 
+def _same_3x3(c: _Conv) -> bool:
+    """A 2-D 3 x 3 Conv at stride 1 with pads of 1 (same size), no dilation, constant weights, NCHW in and out."""
+    return (c.node.op != "ConvTranspose" and c.nd == 2 and c.kernel == [3, 3] and c.strides == [1, 1]
+            and c.dilations == [1, 1] and c.pads == [1, 1, 1, 1] and c.const_weights and not c.nhwc and not c.out_nhwc)
+
+
 def _igx3_takes(c: _Conv) -> bool:
     """A full (not depthwise) conv that aotc_conv_implicit_f32's AVX-512 igx3 tiles take (conv_ig_x86.h:
     3 x 3 same size at stride 1, output channels a multiple of 16 per group, NCHW)."""
-    return (not c.dw and c.nd == 2 and c.kernel == [3, 3] and c.strides == [1, 1] and c.dilations == [1, 1]
-            and c.pads == [1, 1, 1, 1] and c.const_weights and not c.nhwc and not c.out_nhwc
-            and (c.out_c // c.group) % 16 == 0)
+    return not c.dw and _same_3x3(c) and (c.out_c // c.group) % 16 == 0
 
 
 def _fit_flat(c: _Conv, budget: int) -> KernelChoice | None:
@@ -331,10 +339,8 @@ def _winograd_applies(c: _Conv, target: TargetTraits) -> bool:
     """Winograd's F(2 x 2, 3 x 3): a 2-D 3 x 3 same-size conv at stride 1, one group, constant weights,
     NCHW, expected to gain, on a vector unit of an OS target (its weights are 16/9 as large: not for a
     microcontroller's flash)."""
-    return (target.vector_unit and not target.helium and c.node.op != "ConvTranspose" and c.nd == 2
-            and c.kernel == [3, 3] and c.strides == [1, 1] and c.dilations == [1, 1] and c.pads == [1, 1, 1, 1]
-            and c.group == 1 and c.const_weights and not c.nhwc and not c.out_nhwc and c.y[-1] <= 2 * WINO_TW_MAX
-            and _ceil_div(c.y[-1], 2) * _ceil_div(c.y[-2], 2) >= WINO_MIN_TILES
+    return (target.vector_unit and not target.helium and _same_3x3(c) and c.group == 1
+            and c.y[-1] <= 2 * WINO_TW_MAX and _ceil_div(c.y[-1], 2) * _ceil_div(c.y[-2], 2) >= WINO_MIN_TILES
             and winograd_gain(c.in_c, c.out_c, c.y[-2], c.y[-1]) >= WINO_MIN_GAIN)
 
 
@@ -346,8 +352,9 @@ def _fit_winograd(c: _Conv, budget: int) -> KernelChoice | None:
         rows = _balanced_block(th, limit)
         scratch = 16 * (c.in_c + c.out_c) * _ceil_div(rows * tw, PANEL) * PANEL * 4
         if scratch <= budget:
-            return c.choice("aotc_conv_winograd_f32", f"Winograd F(2x2, 3x3), bands of {rows} tile rows",
-                            scratch, nc=rows)
+            choice = c.choice("aotc_conv_winograd_f32", f"Winograd F(2x2, 3x3), bands of {rows} tile rows",
+                              scratch, nc=rows)
+            return dataclasses.replace(choice, assumes={**choice.assumes, **WINO_ASSUMES})
     return None
 
 

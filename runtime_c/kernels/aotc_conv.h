@@ -99,7 +99,10 @@ void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const flo
  * (conv_winograd.c). u: the weights transformed at compile time, 16 matrices U[e] = (G g G^T)[e]
  * of out_c x in_c, row-major. p->nc: tile rows (pairs of output rows) per band; scratch: 16 x
  * (in_c + out_c) x tp floats, tp = p->nc x ceil(OW / 2) rounded up to AOTC_GEMM_PANEL. Output
- * rows at most 256 wide. */
+ * rows at most 2 AOTC_WINO_TW_MAX wide. */
+#define AOTC_WINO_TW_MAX 128   /* tiles per tile row its stack buffers hold */
+#define AOTC_WINO_BAND_MAX 256 /* tiles per band (p->nc tile rows), rounded up to AOTC_GEMM_PANEL */
+#define AOTC_WINO_ROWS_MAX 16  /* tile rows per band */
 void aotc_conv_winograd_f32(const aotc_conv_params *p, const float *x, const float *u, const float *bias,
                             const float *res, float *y, float *scratch);
 

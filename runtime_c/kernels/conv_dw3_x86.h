@@ -46,6 +46,17 @@ enum { DW3X_UP, DW3X_IN, DW3X_DOWN, DW3X_LEFT, DW3X_RIGHT, DW3X_MASKS };
  * image): the last one (p), this one (c), the next (n); the left and right taps are c shifted by a
  * lane, the lane coming from p or n, kept where the column is inside the row (one mask for the
  * three tap rows: a zero row stays zero). */
+/* A plane's 9 weights k[0..8] as vectors k0 .. k8, and the activation's constants for dw3x_finish
+ * (the clamp's bounds, infinite unless p's activation is a clamp; the leaky slope). */
+#define DW3X_WEIGHTS(k)                                                                                \
+    const __m512 k0 = _mm512_set1_ps((k)[0]), k1 = _mm512_set1_ps((k)[1]), k2 = _mm512_set1_ps((k)[2]); \
+    const __m512 k3 = _mm512_set1_ps((k)[3]), k4 = _mm512_set1_ps((k)[4]), k5 = _mm512_set1_ps((k)[5]); \
+    const __m512 k6 = _mm512_set1_ps((k)[6]), k7 = _mm512_set1_ps((k)[7]), k8 = _mm512_set1_ps((k)[8]);
+#define DW3X_ACT_CONSTS(p, act)                                                                        \
+    const __m512 lo = _mm512_set1_ps((act) == AOTC_ACT_CLAMP ? (p)->act_lo : -INFINITY);               \
+    const __m512 hi = _mm512_set1_ps((act) == AOTC_ACT_CLAMP ? (p)->act_hi : INFINITY);                \
+    const __m512 leak = _mm512_set1_ps((p)->act_alpha);
+
 /* The epilogue of a vector of sums s (lanes `in`): + the residual r (unless NULL), the activation
  * (leaky, else the clamp to [lo, hi], which is no-op for none), stored; without a mask where all 16
  * lanes are outputs (masked stores cost KWS's 25 x 5 planes 7 % on Zen 4). */
@@ -99,9 +110,7 @@ static void dw3x_planes(void *arg, int32_t begin, int32_t end) {
     const aotc_conv_params *p = J->p;
     const int32_t W = p->in_size[2], mult = p->out_c / p->in_c, act = p->act, nv = J->nv;
     const ptrdiff_t hw = (ptrdiff_t)p->in_size[1] * W;
-    const __m512 lo = _mm512_set1_ps(act == AOTC_ACT_CLAMP ? p->act_lo : -INFINITY);
-    const __m512 hi = _mm512_set1_ps(act == AOTC_ACT_CLAMP ? p->act_hi : INFINITY);
-    const __m512 leak = _mm512_set1_ps(p->act_alpha);
+    DW3X_ACT_CONSTS(p, act)
     int32_t plane, v;
     for (plane = begin; plane < end; ++plane) {
         const int32_t n = plane / p->out_c, o = plane % p->out_c;
@@ -110,9 +119,7 @@ static void dw3x_planes(void *arg, int32_t begin, int32_t end) {
         const float *rc = J->res != NULL ? J->res + (ptrdiff_t)plane * hw : NULL;
         float *yc = J->y + (ptrdiff_t)plane * hw;
         const __m512 b = _mm512_set1_ps(J->bias != NULL ? J->bias[o] : 0.0f);
-        const __m512 k0 = _mm512_set1_ps(k[0]), k1 = _mm512_set1_ps(k[1]), k2 = _mm512_set1_ps(k[2]);
-        const __m512 k3 = _mm512_set1_ps(k[3]), k4 = _mm512_set1_ps(k[4]), k5 = _mm512_set1_ps(k[5]);
-        const __m512 k6 = _mm512_set1_ps(k[6]), k7 = _mm512_set1_ps(k[7]), k8 = _mm512_set1_ps(k[8]);
+        DW3X_WEIGHTS(k)
         const uint16_t *m = J->m;
         if (rc == NULL && act != AOTC_ACT_LEAKY) { /* the common case: no residual, a clamp or nothing */
             DW3X_PLANE(0, AOTC_ACT_CLAMP)
@@ -133,9 +140,7 @@ static void dw3x_rows_s1(void *arg, int32_t begin, int32_t end) {
     const aotc_conv_params *p = J->p;
     const int32_t H = p->in_size[1], W = p->in_size[2], mult = p->out_c / p->in_c, act = p->act, nv = J->nv;
     const ptrdiff_t hw = (ptrdiff_t)H * W;
-    const __m512 lo = _mm512_set1_ps(act == AOTC_ACT_CLAMP ? p->act_lo : -INFINITY);
-    const __m512 hi = _mm512_set1_ps(act == AOTC_ACT_CLAMP ? p->act_hi : INFINITY);
-    const __m512 leak = _mm512_set1_ps(p->act_alpha);
+    DW3X_ACT_CONSTS(p, act)
     int32_t plane, oy, v;
     for (plane = begin; plane < end; ++plane) {
         const int32_t n = plane / p->out_c, o = plane % p->out_c;
@@ -144,9 +149,7 @@ static void dw3x_rows_s1(void *arg, int32_t begin, int32_t end) {
         const float *rp = J->res != NULL ? J->res + (ptrdiff_t)plane * hw : NULL;
         float *yp = J->y + (ptrdiff_t)plane * hw;
         const __m512 b = _mm512_set1_ps(J->bias != NULL ? J->bias[o] : 0.0f);
-        const __m512 k0 = _mm512_set1_ps(k[0]), k1 = _mm512_set1_ps(k[1]), k2 = _mm512_set1_ps(k[2]);
-        const __m512 k3 = _mm512_set1_ps(k[3]), k4 = _mm512_set1_ps(k[4]), k5 = _mm512_set1_ps(k[5]);
-        const __m512 k6 = _mm512_set1_ps(k[6]), k7 = _mm512_set1_ps(k[7]), k8 = _mm512_set1_ps(k[8]);
+        DW3X_WEIGHTS(k)
         for (oy = 0; oy < H; ++oy) {
             const float *xc = xp + (ptrdiff_t)oy * W;
             const float *rc = rp != NULL ? rp + (ptrdiff_t)oy * W : NULL;
@@ -236,9 +239,7 @@ static void dw3x_planes_s2(void *arg, int32_t begin, int32_t end) {
     const int32_t H = p->in_size[1], W = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2];
     const int32_t pt = p->pads[1], pl = p->pads[2], mult = p->out_c / p->in_c, act = p->act;
     const ptrdiff_t hw = (ptrdiff_t)H * W, ohw = (ptrdiff_t)OH * OW;
-    const __m512 lo = _mm512_set1_ps(act == AOTC_ACT_CLAMP ? p->act_lo : -INFINITY);
-    const __m512 hi = _mm512_set1_ps(act == AOTC_ACT_CLAMP ? p->act_hi : INFINITY);
-    const __m512 leak = _mm512_set1_ps(p->act_alpha);
+    DW3X_ACT_CONSTS(p, act)
     /* lane l, tap column kx: window column 2 l + kx (column 2 l + kx - pl of the row) */
     const __m512i i0 = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
     const __m512i i1 = _mm512_add_epi32(i0, _mm512_set1_epi32(1)), i2 = _mm512_add_epi32(i0, _mm512_set1_epi32(2));
@@ -251,9 +252,7 @@ static void dw3x_planes_s2(void *arg, int32_t begin, int32_t end) {
         const float *rc = J->res != NULL ? J->res + (ptrdiff_t)plane * ohw : NULL;
         float *yc = J->y + (ptrdiff_t)plane * ohw;
         const __m512 b = _mm512_set1_ps(J->bias != NULL ? J->bias[o] : 0.0f);
-        const __m512 k0 = _mm512_set1_ps(k[0]), k1 = _mm512_set1_ps(k[1]), k2 = _mm512_set1_ps(k[2]);
-        const __m512 k3 = _mm512_set1_ps(k[3]), k4 = _mm512_set1_ps(k[4]), k5 = _mm512_set1_ps(k[5]);
-        const __m512 k6 = _mm512_set1_ps(k[6]), k7 = _mm512_set1_ps(k[7]), k8 = _mm512_set1_ps(k[8]);
+        DW3X_WEIGHTS(k)
         for (j = 0; j < nb; ++j) {
             /* vector j's masks: its window's columns inside the row, its three taps', its outputs */
             const uint16_t *m = J->m + 6 * j;
@@ -316,6 +315,8 @@ static int dw3x(const aotc_conv_params *p, const float *x, const float *w, const
                 float *y) {
     return dw3x_s1(p, x, w, bias, res, y) || dw3x_s2(p, x, w, bias, res, y);
 }
+#undef DW3X_WEIGHTS
+#undef DW3X_ACT_CONSTS
 #else
 #define dw3x(p, x, w, bias, res, y) 0
 #endif

@@ -33,9 +33,11 @@
  * arrays, so that compilers vectorise them (no intrinsics). */
 #include "conv_internal.h"
 
-#define WINO_TW_MAX 128 /* tiles per tile row that the stack buffers hold: outputs at most 256 wide */
-#define WINO_BAND_MAX 256 /* tiles per band (rounded up to PANEL) that they hold */
-#define WINO_ROWS_MAX 16  /* tile rows per band */
+/* the stack buffers' limits (aotc_conv.h; the compiler's bands keep to them and the generated code checks
+ * that these are the values it assumed) */
+#define WINO_TW_MAX AOTC_WINO_TW_MAX
+#define WINO_BAND_MAX AOTC_WINO_BAND_MAX
+#define WINO_ROWS_MAX AOTC_WINO_ROWS_MAX
 /* floats of a band's padded input rows, (2 th + 2) x (2 tw16 + 4) with th tw <= WINO_BAND_MAX, th <=
  * WINO_ROWS_MAX, tw16 <= WINO_TW_MAX and tw16 < tw + 16: at most the following */
 #define WINO_PAD_MAX (4 * (WINO_BAND_MAX + 15 * WINO_ROWS_MAX) + 8 * WINO_ROWS_MAX + 4 * WINO_TW_MAX + 8)
@@ -48,7 +50,8 @@ typedef struct {
     int32_t ty0; /* the band's first tile row */
     int32_t th;  /* tile rows in the band */
     int32_t tw;  /* tiles per tile row: ceil(W / 2) */
-    int32_t tp;  /* the band's tiles rounded up to PANEL */
+    int32_t tiles16; /* the band's tiles rounded up to PANEL: the columns V and M hold */
+    int32_t tp;  /* the largest band's tiles16: the pitch of V's and M's rows */
 } wino_job;
 
 /* B^T along one padded input row pr (pr[k] = x[k - 1], zero outside the image) for the tiles of a tile
@@ -76,7 +79,7 @@ static void wino_input_items(void *arg, int32_t begin, int32_t end) {
     const wino_job *J = (const wino_job *)arg;
     const aotc_conv_params *p = J->p;
     const int32_t H = p->in_size[1], W = p->in_size[2], C = p->in_c, tw = J->tw, tiles = J->th * tw;
-    const int32_t tiles16 = (tiles + PANEL - 1) / PANEL * PANEL;
+    const int32_t tiles16 = J->tiles16;
     const int32_t tw16 = (tw + 15) / 16 * 16, pw = 2 * tw16 + 4, rows = 2 * J->th + 2;
     const ptrdiff_t estep = (ptrdiff_t)C * J->tp, pstep = (ptrdiff_t)C * PANEL;
     float r[4][4][WINO_BAND_MAX + 16]; /* r[i][j][t]: row i, column j of tile t's block, B^T along the row */
@@ -123,7 +126,7 @@ static void wino_gemm_items(void *arg, int32_t begin, int32_t end) {
     const aotc_conv_params *p = J->p;
     const int32_t C = p->in_c, M = p->out_c;
     /* whole panels: the padding's products are zeros, so the output transform reads only what was written */
-    aotc_sgemm_params gp = gemm_shape(M, (J->th * J->tw + PANEL - 1) / PANEL * PANEL, C);
+    aotc_sgemm_params gp = gemm_shape(M, J->tiles16, C);
     int32_t e;
     gp.b_rs = PANEL;
     gp.b_ps = C * PANEL;
@@ -150,7 +153,6 @@ static void wino_output_items(void *arg, int32_t begin, int32_t end) {
     const wino_job *J = (const wino_job *)arg;
     const aotc_conv_params *p = J->p;
     const int32_t OH = p->out_size[1], OW = p->out_size[2], M = p->out_c, tw = J->tw, tp = J->tp;
-    const int32_t tiles16 = (J->th * tw + PANEL - 1) / PANEL * PANEL;
     const ptrdiff_t estep = (ptrdiff_t)M * tp;
     float o[4][WINO_BAND_MAX];     /* o[2 i + j][t]: output (i, j) of tile t's 2 x 2, the bias added */
     float row[2 * WINO_TW_MAX + 2]; /* one output row, interleaved */
@@ -159,7 +161,7 @@ static void wino_output_items(void *arg, int32_t begin, int32_t end) {
         const float b = J->bias != NULL ? J->bias[m] : 0.0f;
         const float *mm = J->m + (ptrdiff_t)m * tp;
         const ptrdiff_t yplane = ((ptrdiff_t)J->n * M + m) * OH * OW;
-        for (t = 0; t < tiles16; ++t) {
+        for (t = 0; t < J->tiles16; ++t) {
             float s[2][4];
             int32_t j;
             for (j = 0; j < 4; ++j) { /* A^T down the columns */
@@ -201,6 +203,7 @@ void aotc_conv_winograd_f32(const aotc_conv_params *p, const float *x, const flo
         J.n = n;
         for (J.ty0 = 0; J.ty0 < th_all; J.ty0 += band) {
             J.th = min_i32(band, th_all - J.ty0);
+            J.tiles16 = (J.th * J.tw + PANEL - 1) / PANEL * PANEL;
             aotc_parallel_for(wino_input_items, &J, p->in_c);
             aotc_parallel_for(wino_gemm_items, &J, 16);
             aotc_parallel_for(wino_output_items, &J, p->out_c);
