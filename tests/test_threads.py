@@ -2,7 +2,7 @@
 
 One small net whose convs take every split the threaded kernels make: the implicit GEMM by
 blocks of 16 output channels (a narrow last block), by row bands where a conv has too few blocks
-(8 channels), with a fused residual in bands, the scratch-free depthwise 3 x 3 by output
+(8 channels), with a fused residual in bands, Winograd by panels of tiles, the scratch-free depthwise 3 x 3 by output
 planes at stride 1 and 2, and 1 x 1 convs on the GEMM core by column blocks (400 positions with a
 fused residual; 25, whose last tile is shifted) and a Gemm by column blocks, for a batch of 2.
 One bundle (--threads 2) is built three ways, all with -Werror: under ASan/UBSan, under TSan, and
@@ -35,7 +35,10 @@ def split_net() -> onnx.ModelProto:
     b = zoo.Builder("split_net", opset=13)
     x = b.input("input", (2, 3, 20, 20))
     a = b.relu(b.conv(x, 40, 3))  # 3 blocks of 16 channels (the last 8 wide): row bands too
-    d = b.relu6(b.conv(a, 40, 3, group=40))  # depthwise 3 x 3, stride 1: 80 planes
+    w = b.conv(a, 64, 3)
+    # Winograd, with a residual: 10 x 10 tiles in 7 panels of 16, which end inside tile rows
+    g = b.relu(b.add(b.conv(w, 64, 3), w))
+    d = b.relu6(b.conv(g, 64, 3, group=64))  # depthwise 3 x 3, stride 1: 128 planes
     r = b.relu(b.add(b.conv(d, 8, 1, pad=0), b.conv(a, 8, 1, pad=0)))  # one block: bands, with a residual
     e = b.relu6(b.conv(r, 8, 3, stride=2, group=8))  # depthwise, stride 2
     f = b.conv(e, 64, 3, stride=2)  # 4 blocks, 5 x 5 outputs
@@ -72,7 +75,9 @@ def build_and_run(d: Path, name: str, target: str = "host", cflags: str = "",
     """Compile split_net with --threads 2 for `target`, build it with `cflags`, and run the runner
     with the pool and without: (metadata, outputs with, outputs without)."""
     out = d / name
-    run([*AOTC, str(d / "split_net.onnx"), "-o", str(out), "--threads", "2", "--target", target, "--no-configure"])
+    # scratch to spare for Winograd's whole band of 10 tile rows (917,504 bytes): 7 panels to split
+    run([*AOTC, str(d / "split_net.onnx"), "-o", str(out), "--threads", "2", "--target", target, "--no-configure",
+         "--scratch-floor", "1000000"])
     # sanitized builds at -O0 (Debug adds only -g): conv_implicit.c compiles in 2.8 s of CPU, against 8 at -O1
     flags = [f"-DCMAKE_C_FLAGS=-O0 {cflags}", "-DCMAKE_BUILD_TYPE=Debug"] if cflags else []
     run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON", *flags])
@@ -93,7 +98,7 @@ def build_and_run(d: Path, name: str, target: str = "host", cflags: str = "",
 def check(meta: dict, pooled: bytes, alone: bytes, ref: np.ndarray) -> None:
     assert meta["threads"]["count"] == 2
     assert meta["threads"]["threaded_kernels"] == ["aotc_conv_depthwise3x3_direct_f32", "aotc_conv_implicit_f32",
-                                                   "aotc_conv_pointwise_f32", "aotc_gemm_f32"]
+                                                   "aotc_conv_pointwise_f32", "aotc_conv_winograd_f32", "aotc_gemm_f32"]
     assert pooled == alone, "the pool changed the results: a split changed some element's summation order"
     assert_close(np.frombuffer(pooled, np.float32).reshape(ref.shape), ref, "split_net --threads 2")
 
