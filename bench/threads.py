@@ -4,6 +4,11 @@ thread, at N and at its default (one intra-op thread per core). Every round time
 back, so load that comes and goes on a shared machine hits them alike; the ratios are per round,
 and the table gives their median and their spread (min - max over rounds).
 
+Before each round bench/pingpong.c measures the round trip of a cache line between CPUs 0 and 1. On
+this VM it is 60-80 ns in some phases and about 340 ns in others (the vCPUs placed far apart), and a
+two-thread bundle whose kernels pass data between the cores is up to 1.5 x slower in the far phase: a
+second table splits the N-thread ratio by phase (near: a round trip under FAR_NS).
+
     python bench/threads.py [--threads 2] [--rounds 7] [--repeat 10] [--work DIR]
 """
 
@@ -27,6 +32,17 @@ from aot.bench import _ort_session, settle_after_ort, time_ort  # noqa: E402
 from aot.build import cmake_exe, run_bundle  # noqa: E402
 
 MODELS = {"resnet18_224": zoo.resnet18_224, "mobilenetv2_224": zoo.mobilenetv2_224}
+FAR_NS = 200  # a cache line's round trip between the cores above this: the far phase
+
+
+def pingpong(work: Path) -> Path:
+    exe = work / "pingpong"
+    subprocess.run(["cc", "-O2", "-pthread", str(ROOT / "bench" / "pingpong.c"), "-o", str(exe)], check=True)
+    return exe
+
+
+def round_trip_ns(exe: Path) -> float:
+    return float(subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout)
 
 
 def build(work: Path, name: str, threads: int) -> tuple[Path, dict]:
@@ -59,6 +75,8 @@ def main() -> None:
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     n = args.threads
+    pp = pingpong(work)
+    phases: list[tuple[str, float, float]] = []  # (model, round trip ns, aotc NT / ort default) per round
     print(f"| model | aotc {n}T ms | ort 1T ms | ort {n}T ms | ort default ms | aotc 1T / ort 1T | "
           f"aotc {n}T / ort {n}T | aotc {n}T / ort default | aotc {n}T speed-up over aotc 1T |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -69,6 +87,7 @@ def main() -> None:
         sessions = {t: _ort_session(str(work / f"{name}.onnx"), t) for t in (1, n, 0)}
         times: dict[str, list[float]] = {k: [] for k in ("a1", "an", "o1", "on", "o0")}
         for _ in range(args.rounds):
+            rt = round_trip_ns(pp)
             # each engine after the multi-threaded sessions' spinning threads are quiet (aot.bench.ORT_SPIN_SETTLE_S),
             # so no run shares its cores with them
             settle_after_ort(0)
@@ -79,6 +98,7 @@ def main() -> None:
             settle_after_ort(n)
             times["a1"].append(run_bundle(o1, m1, inputs, repeat=args.repeat)[1] / 1e6)
             times["o1"].append(time_ort(sessions[1], feeds, args.repeat) / 1e3)
+            phases.append((name, rt, times["an"][-1] / times["o0"][-1]))
 
         med = {k: statistics.median(v) for k, v in times.items()}
         print(f"| {name} | {med['an']:.1f} | {med['o1']:.1f} | {med['on']:.1f} | {med['o0']:.1f} | "
@@ -86,6 +106,15 @@ def main() -> None:
               f"{spread(ratio(times, 'an', 'o0'))} | "
               f"{spread(ratio(times, 'a1', 'an'))} |", flush=True)
     print(f"(per-round ratios: median (min-max) over {args.rounds} rounds of {args.repeat} runs each)")
+    print(f"\n| model | phase | rounds | cache-line round trip ns | aotc {n}T / ort default |")
+    print("|---|---|---:|---:|---:|")
+    for name in MODELS:
+        for phase, near in (("near", True), ("far", False)):
+            rows = [(rt, r) for m, rt, r in phases if m == name and (rt < FAR_NS) == near]
+            if rows:
+                rts = [rt for rt, _ in rows]
+                print(f"| {name} | {phase} | {len(rows)} | {statistics.median(rts):.0f} "
+                      f"({min(rts):.0f}-{max(rts):.0f}) | {spread([r for _, r in rows])} |")
 
 
 if __name__ == "__main__":
