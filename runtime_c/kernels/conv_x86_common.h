@@ -53,5 +53,19 @@ static inline void x86c_finish(const aotc_conv_params *p, __m512 a, __mmask16 ou
     }
     _mm512_mask_storeu_ps(y, out, a);
 }
+
+/* x86c_finish of 16 output channels' vectors acc[m], `plane` floats apart, with every residual loaded before
+ * the first store: a load that follows a store whose address agrees with it in the low 12 bits waits for it
+ * (4K aliasing), and channel planes of 4 KiB with tensors a multiple of that apart in the arena make every
+ * residual load follow such a store. ResNet-8's 16-channel 32 x 32 conv with a residual: 45.5 -> 44.5 us (43.3
+ * without the residual). */
+static inline void x86c_finish16(const aotc_conv_params *p, __m512 *acc, __mmask16 out, const float *res, float *y,
+                                 ptrdiff_t plane) {
+    int m;
+    if (res != NULL)
+        _Pragma("GCC unroll 16") for (m = 0; m < 16; ++m)
+            acc[m] = _mm512_add_ps(acc[m], _mm512_maskz_loadu_ps(out, res + m * plane));
+    _Pragma("GCC unroll 16") for (m = 0; m < 16; ++m) x86c_finish(p, acc[m], out, NULL, y + m * plane);
+}
 #endif
 #endif
