@@ -2,9 +2,10 @@
 
 One small net whose convs take every split the threaded kernels make: the implicit GEMM by
 blocks of 16 output channels (a narrow last block), by row bands where a conv has too few blocks
-(8 channels), with a fused residual in bands, Winograd by panels of tiles, the scratch-free depthwise 3 x 3 by output
-planes at stride 1 and 2, and 1 x 1 convs on the GEMM core by column blocks (400 positions with a
-fused residual; 25, whose last tile is shifted) and a Gemm by column blocks, for a batch of 2.
+(8 channels), with a fused residual in bands, Winograd's three steps, the scratch-free depthwise
+3 x 3 by output planes at stride 1 and 2, 1 x 1 convs on the GEMM core by column blocks (400
+positions with a fused residual; 25, whose last tile is shifted), a 1 x 1 conv whose only block of
+channels is cut into runs of positions, and a Gemm by column blocks, for a batch of 2.
 One bundle (--threads 2) is built three ways, all with -Werror: under ASan/UBSan, under TSan, and
 for aarch64 Linux under qemu-user. Each build runs
 its runner with the pool and without it (AOTC_NO_POOL): the results must be the same bytes (the
@@ -44,7 +45,10 @@ def split_net() -> onnx.ModelProto:
     f = b.conv(e, 64, 3, stride=2)  # 4 blocks, 5 x 5 outputs
     h = b.conv(f, 24, 1, pad=0)  # 1 x 1 on the GEMM core: 25 positions, a shifted last tile
     m = b.pool("MaxPool", h, 3, 2, pad=1)  # 48 planes split across the threads
-    return b.build([b.gemm(b.flatten(m), 40)])  # a fully connected layer: 2 column blocks, the last 24 wide
+    # a 1 x 1 conv on a 6 x 6 plane (conv_pwc_x86.h): one block of 32 channels, whose run of tiles is cut
+    k = b.gap(b.conv(b.pool("MaxPool", g, 3, 3), 32, 1, pad=0))
+    # a fully connected layer: 2 column blocks, the last 24 wide
+    return b.build([b.gemm(b.concat([b.flatten(m), b.flatten(k)]), 40)])
 
 
 def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
