@@ -37,7 +37,7 @@ def split_net() -> onnx.ModelProto:
     x = b.input("input", (2, 3, 20, 20))
     a = b.relu(b.conv(x, 40, 3))  # 3 blocks of 16 channels (the last 8 wide): row bands too
     w = b.conv(a, 64, 3)
-    # Winograd, with a residual: 10 x 10 tiles in 7 panels of 16, which end inside tile rows
+    # Winograd, with a residual: each band's three steps split over input channels, products, output channels
     g = b.relu(b.add(b.conv(w, 64, 3), w))
     d = b.relu6(b.conv(g, 64, 3, group=64))  # depthwise 3 x 3, stride 1: 128 planes
     r = b.relu(b.add(b.conv(d, 8, 1, pad=0), b.conv(a, 8, 1, pad=0)))  # one block: bands, with a residual
