@@ -53,7 +53,7 @@ typedef struct {
     float *y;
     int32_t blocks; /* blocks of PWC_NR * 16 output channels per group */
     int32_t rows;   /* output rows per chunk (all of them: one chunk) */
-    int32_t parts;  /* runs of tiles each run's tiles are cut into: more than 1 only to give threads work */
+    int32_t parts;  /* parts each run of tiles is cut into: more than 1 only to give threads work */
 } pwc_job;
 
 /* What a tile needs besides its accumulators: output rows (channel planes) `ys` floats apart; the
@@ -191,7 +191,8 @@ static void pwc_items(void *arg, int32_t begin, int32_t end) {
         const int32_t ch = item / J->blocks / J->parts % chunks, gi = item / J->blocks / J->parts / chunks;
         /* the part's tiles of each run; tile t starts at t small + min(t, big) and has small + (t < big)
          * outputs whatever the part, so the outputs are the same bits for any number of parts */
-        const int32_t t0 = (int32_t)((int64_t)tiles * part / J->parts), t1 = (int32_t)((int64_t)tiles * (part + 1) / J->parts);
+        const int32_t t0 = (int32_t)((int64_t)tiles * part / J->parts);
+        const int32_t t1 = (int32_t)((int64_t)tiles * (part + 1) / J->parts);
         const int32_t g = gi % p->group, n = gi / p->group;
         const int32_t c0 = jb * PWC_NR * 16, nch = min_i32(PWC_NR * 16, mg - c0), nr = (nch + 15) / 16;
         const float *xg = J->x + ((ptrdiff_t)n * p->in_c + (ptrdiff_t)g * cg) * in_plane;
