@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 import shutil
 import subprocess
@@ -18,16 +19,20 @@ from aot.progress import status
 from aot.targets import Target, get_target, require_tools
 
 
-def cmake_exe() -> str:
+def _installed_tool(name: str, bin_dir: str) -> str | None:
+    """Program `name` from its PyPI package (`pip install` brings it; its directory is the module's
+    attribute `bin_dir`), else from PATH, else None."""
     try:
-        import cmake  # the PyPI package: a working cmake with `pip install` alone
-
-        exe = Path(cmake.CMAKE_BIN_DIR) / "cmake"
+        exe = Path(getattr(importlib.import_module(name), bin_dir)) / name
         if exe.is_file():
             return str(exe)
-    except ImportError:
+    except (ImportError, AttributeError):
         pass
-    found = shutil.which("cmake")
+    return shutil.which(name)
+
+
+def cmake_exe() -> str:
+    found = _installed_tool("cmake", "CMAKE_BIN_DIR")  # a working cmake with `pip install` alone
     if not found:
         raise AotcError("cmake not found: install it with `pip install cmake`")
     return found
@@ -37,15 +42,7 @@ def ninja_exe() -> str | None:
     """Ninja, when there is one (the PyPI package `pip install` brings, or the system's): with it a plain
     `cmake --build OUT` compiles the bundle's files on every core, where Make's default is one at a time
     (ResNet-18's host build: its kernel files take 9.5 s of CPU)."""
-    try:
-        import ninja  # the PyPI package
-
-        exe = Path(ninja.BIN_DIR) / "ninja"
-        if exe.is_file():
-            return str(exe)
-    except ImportError:
-        pass
-    return shutil.which("ninja")
+    return _installed_tool("ninja", "BIN_DIR")
 
 
 def _tail(text: str, n: int = 1) -> str:
