@@ -383,7 +383,7 @@ def test_matches_onnxruntime(built, case_id):
     built.check(case_id)
 
 
-# Built -march=native only (below): the AVX-512 paths of conv_blocked_x86.h (igb3: 3 x 3 same-size
+# Built -march=native only (below): the AVX-512 paths of conv_igb_x86.c (igb3: 3 x 3 same-size
 # convs with more than 64 input channels per group on small planes; 3 vectors of positions x 8 output
 # channels, planes of 1 to 5 vectors, a partial panel of 8, groups, batch 2, every epilogue; the same
 # shapes on 33 to 40 channels go to the implicit GEMM's tiles, ig3_*) and conv_dwk_x86.h
@@ -413,7 +413,7 @@ NATIVE = [
     # conv_posx_x86.h's tiles reading the packed W^T (groups: a group's panels)
     conv_fused("posx_1x1_packed_res_relu", (1, 24, 17, 17), (48, 24, 1, 1), "relu"),
     conv_fused("posx_1x1_packed_grouped_leaky", (1, 40, 17, 17), (32, 20, 1, 1), "leaky", group=2, residual=False),
-    # 1 x 1 convs with 64+ input channels on small planes (conv_pwc_x86.h: tiles of 4 to 8 positions x 48
+    # 1 x 1 convs with 64+ input channels on small planes (conv_pwc_x86.c: tiles of 4 to 8 positions x 48
     # output channels, transposed on the store): 7 x 7 (tiles of 7) into 100 channels (a partial last
     # vector; the plan's implicit GEMM for 256+ input channels), 14 x 14 (tiles of 8 and 7), 13 x 13,
     # stride-2 shortcuts on rows of 7 and 14 (and an odd input), groups, batch 2, every epilogue
@@ -453,6 +453,11 @@ NATIVE = [
                pads=[1, 1, 1, 1]),
     conv_fused("igx3s2_rows8_pads1_odd_leaky", (2, 5, 15, 15), (16, 5, 3, 3), "leaky", residual=False, strides=[2, 2],
                pads=[1, 1, 1, 1]),
+    # conv_igx1_x86.c: 1 x 1 at stride 2 on 8, 16 and 24 input channels, rows of 8 (two to a vector), of 16 from an
+    # odd input, of 32; a batch
+    conv("igx1_k16_rows8", (1, 16, 16, 16), (32, 16, 1, 1), strides=[2, 2]),
+    conv_fused("igx1_k24_odd_batch_res_relu", (2, 24, 31, 31), (16, 24, 1, 1), "relu", strides=[2, 2]),
+    conv_fused("igx1_k8_rows32_leaky", (1, 8, 12, 64), (48, 8, 1, 1), "leaky", residual=False, strides=[2, 2]),
     # conv_dw3_x86.h's stride-1 rows on planes of more than 1024 outputs: rows of 2 1/2 vectors and of exactly 2,
     # a channel multiplier, a batch, every epilogue
     conv_fused("dw3x_rows_res_clip", (1, 3, 40, 40), (3, 1, 3, 3), "clip", group=3, pads=[1, 1, 1, 1]),
@@ -470,7 +475,7 @@ NATIVE = [
 @pytest.fixture(scope="module")
 def built_native():
     """The NHWC-store, POSX and NATIVE cases built -march=native, as bundles are: the AVX-512 conv paths
-    (conv_ig_x86.h, conv_dw3_x86.h, conv_posx_x86.h, conv_blocked_x86.h, conv_dwk_x86.h) exist only
+    (conv_ig_x86.h, conv_dw3_x86.h, conv_posx_x86.h, conv_igb_x86.c, conv_dwk_x86.h) exist only
     then; the first must leave the NHWC-store convs to the NHWC store."""
     return shared_build(NHWC_OUT + POSX + NATIVE, extra_flags=("-march=native",))
 
@@ -487,31 +492,41 @@ def test_posx_matches_onnxruntime_native(built_native, case_id):
 
 def test_wide_pointwise_on_whole_panels_stays_on_the_gemm_core():
     """256 input channels on 28 x 28 (whole panels): the GEMM core, which AVX2 runs 14-16 % faster
-    than the implicit GEMM's tiles; on 27 x 27, the implicit GEMM (conv_pwc_x86.h with AVX-512)."""
+    than the implicit GEMM's tiles; on 27 x 27, the implicit GEMM (conv_pwc_x86.c with AVX-512)."""
     for hw, kernel in ((28, "aotc_conv_pointwise_f32"), (27, "aotc_conv_implicit_f32")):
         graph = lower(conv("c", (1, 256, hw, hw), (32, 256, 1, 1)).model)
         node = next(n for n in graph.nodes if n.op == "Conv")
         assert choose(node, graph, candidates(node, graph, TargetTraits()), NO_BUDGET_LIMIT).kernel == kernel
 
 
-@pytest.mark.parametrize("case_id,kernel", [
-    ("igb3_res_relu_7x7", "aotc_conv_implicit_f32"), ("igb3_grouped_no_bias", "aotc_conv_implicit_f32"),
-    ("igb3_8x8_c96_res", "aotc_conv_implicit_f32"), ("ig3_8x8_c64_resnet8", "aotc_conv_implicit_f32"),
-    ("igx3_c40_28x28_res_relu", "aotc_conv_implicit_f32"), ("igx3_c72_30x29_clip", "aotc_conv_implicit_f32"),
-    ("posx_1x1_packed_res_relu", "aotc_conv_implicit_f32"), ("posx_1x1_packed_grouped_leaky", "aotc_conv_implicit_f32"),
-    *[(c.id, "aotc_conv_implicit_f32") for c in NATIVE if c.id.startswith("pwc_")],
-    ("dwkx5_rows_res_clip", "aotc_conv_depthwise_kxk_f32"), ("dwkx7_flat_leaky", "aotc_conv_depthwise_kxk_f32"),
-    ("dwkx3_pads2_rows", "aotc_conv_depthwise_kxk_f32"), ("stemx_rgb_s2_clip", "aotc_conv3x3_flat_f32"),
-    ("stemx_res_leaky_odd_batch", "aotc_conv3x3_flat_f32"), ("stemx_pads0_relu", "aotc_conv_implicit_f32"),
-    ("stemx_k7_res_relu", "aotc_conv_implicit_f32"),
+@pytest.mark.parametrize("case_id,kernel,avx512_kernel", [
+    *[(c.id, "aotc_conv_implicit_f32", "aotc_conv_igb_f32") for c in NATIVE if c.id.startswith("igb3_")],
+    ("ig3_8x8_c64_resnet8", "aotc_conv_implicit_f32", "aotc_conv_implicit_f32"),
+    ("igx3_c40_28x28_res_relu", "aotc_conv_implicit_f32", "aotc_conv_igx3_f32"),
+    ("igx3_c72_30x29_clip", "aotc_conv_implicit_f32", "aotc_conv_igx3_f32"),
+    *[(c.id, "aotc_conv_implicit_f32", "aotc_conv_igx3s2_f32") for c in NATIVE if c.id.startswith("igx3s2_")],
+    *[(c.id, "aotc_conv_implicit_f32", "aotc_conv_igx1_f32") for c in NATIVE if c.id.startswith("igx1_")],
+    ("posx_1x1_packed_res_relu", "aotc_conv_implicit_f32", "aotc_conv_posx_f32"),
+    ("posx_1x1_packed_grouped_leaky", "aotc_conv_implicit_f32", "aotc_conv_posx_f32"),
+    *[(c.id, "aotc_conv_implicit_f32", "aotc_conv_pwc_f32") for c in NATIVE if c.id.startswith("pwc_")],
+    ("dwkx5_rows_res_clip", "aotc_conv_depthwise_kxk_f32", "aotc_conv_depthwise_kxk_f32"),
+    ("dwkx7_flat_leaky", "aotc_conv_depthwise_kxk_f32", "aotc_conv_depthwise_kxk_f32"),
+    ("dwkx3_pads2_rows", "aotc_conv_depthwise_kxk_f32", "aotc_conv_depthwise_kxk_f32"),
+    ("stemx_rgb_s2_clip", "aotc_conv3x3_flat_f32", "aotc_conv3x3_flat_f32"),
+    ("stemx_res_leaky_odd_batch", "aotc_conv3x3_flat_f32", "aotc_conv3x3_flat_f32"),
+    ("stemx_pads0_relu", "aotc_conv_implicit_f32", "aotc_conv_stemx_f32"),
+    ("stemx_k7_res_relu", "aotc_conv_implicit_f32", "aotc_conv_stemx_f32"),
 ])
-def test_native_cases_reach_their_kernel(case_id, kernel):
-    """The NATIVE cases' convs go to the kernel whose AVX-512 path they are written for."""
+def test_native_cases_reach_their_kernel(case_id, kernel, avx512_kernel):
+    """The NATIVE cases' convs go to the kernel whose AVX-512 path they are written for (aot/kernels/conv_x86.py);
+    without AVX-512, to the kernel that path belongs to. (That the path then takes the conv, the native build's
+    AOTC_STRICT_PATHS checks.)"""
     case = next(c for c in NATIVE if c.id == case_id)
     graph = lower(case.model)
     node = next(n for n in graph.nodes if n.op == "Conv")
     budget = 0 if case.scratch_floor == 0 else NO_BUDGET_LIMIT
-    assert choose(node, graph, candidates(node, graph, TargetTraits()), budget).kernel == kernel
+    for traits, want in ((TargetTraits(), kernel), (TargetTraits(vector_unit=True, avx512=True), avx512_kernel)):
+        assert choose(node, graph, candidates(node, graph, traits), budget).kernel == want
 
 
 @pytest.mark.parametrize("case", NHWC_OUT, ids=[c.id for c in NHWC_OUT])
@@ -588,10 +603,10 @@ def test_kernel_choice(case_id, kernel):
     ("conv_depthwise", "aotc_conv3x3_flat_f32"),
     ("conv3x3_flat_rgb_stride2", "aotc_conv3x3_flat_f32"),
     ("stemx_res_leaky_odd_batch", "aotc_conv3x3_flat_f32"),  # stride 2
-    ("rgb_stem_igx3", "aotc_conv_implicit_f32"),
+    ("rgb_stem_igx3", "aotc_conv_igx3_f32"),
 ])
 def test_kernel_choice_on_avx512_host(case_id, kernel):
-    """On an AVX-512 host the 3 x 3 same-size full convs of few channels go to the implicit GEMM's igx3 tiles,
+    """On an AVX-512 host the 3 x 3 same-size full convs of few channels go to the implicit GEMM's igx3 path,
     the rest stays flat."""
     case = next(c for c in CASES + NATIVE if c.id == case_id)
     graph = lower(case.model)

@@ -34,6 +34,8 @@ compiler picks the kernel:
                 export's NHWC -> NCHW Transpose folded into the conv, aot/passes/conv_nhwc.py;
                 W^T's rows then go (ky, kx, c)). It and `transpose` store a channels-last output
                 (a Transpose to NHWC folded into the conv, ConvWritesNHWC in the same file).
+                On an AVX-512 host the shapes one of its seven AVX-512 paths takes go to that path's
+                own kernel (conv_x86.py), so a bundle compiles only the paths its convs use.
                 The rest (run-time weights, 3-D) take the three below:
     stride 1    2-D, stride 1, no dilation (narrow kernels): the input padded once in scratch,
                 each patch-matrix row one copy from it, outputs on the padded width
@@ -58,6 +60,7 @@ import numpy as np
 
 from aot.csource.format import c_ints
 from aot.ir import Graph, Node
+from aot.kernels import conv_x86
 from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext, TargetTraits
 from aot.kernels.gemm import GEMM_ASSUMES, KC, PANEL, WORK_BYTES, activation_fields, pack_b, residual, work_bytes
 from aot.passes.conv_nhwc import reads_nhwc, writes_nhwc
@@ -71,7 +74,7 @@ MAX_SPATIAL = 3
 FLAT_MAX_CG = 4
 IMPLICIT_NR = 16  # aotc_conv_implicit_f32's output channels per register tile with AVX (AOTC_GEMM_NR)
 # a 1 x 1 conv on at most PWC_PLANE_MAX positions ending in a partial panel, with at least PWC_WIDE_K
-# input channels per group, takes the implicit GEMM (AVX-512: conv_pwc_x86.h). Without AVX-512 the
+# input channels per group, takes the implicit GEMM (AVX-512: conv_pwc_x86.c). Without AVX-512 the
 # implicit GEMM's tiles did as well as the GEMM core or better there (13 x 13: 5 %, 27 x 27: 1-3 %), but
 # 14-16 % worse on 28 x 28 (whole panels) and on fewer input channels.
 PWC_PLANE_MAX = 1024
@@ -106,9 +109,11 @@ WINO_ASSUMES = {"AOTC_WINO_TW_MAX": WINO_TW_MAX, "AOTC_WINO_BAND_MAX": WINO_BAND
 # F(2 x 2, 3 x 3)'s filter transform: U = G g G^T (Lavin and Gray 2015)
 WINO_G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
 # the kernels without a scratch argument (the others take one)
-NO_SCRATCH_KERNELS = ("aotc_conv_depthwise_f32", "aotc_conv_direct_f32", "aotc_conv_implicit_f32",
+# the implicit GEMM and its AVX-512 paths (conv_x86.py): no scratch, W^T packed, a channels-last input read in place
+IMPLICIT_KERNELS = ("aotc_conv_implicit_f32", *conv_x86.KERNELS)
+NO_SCRATCH_KERNELS = ("aotc_conv_depthwise_f32", "aotc_conv_direct_f32", *IMPLICIT_KERNELS,
                       "aotc_conv_depthwise3x3_direct_f32", "aotc_conv_depthwise_kxk_f32")
-PACKED_WT_KERNELS = ("aotc_conv_pointwise_t_f32", "aotc_conv_implicit_f32")  # they read W^T packed at compile time
+PACKED_WT_KERNELS = ("aotc_conv_pointwise_t_f32", *IMPLICIT_KERNELS)  # they read W^T packed at compile time
 
 
 CONV_ASSUMES = GEMM_ASSUMES  # packed W^T and patch blocks are in the GEMM core's panels
@@ -296,7 +301,7 @@ def _implicit_beats_pointwise(c: _Conv) -> bool:
     partial panel of at most half its columns (a panel's worth of work for a few) and the output channels fill whole
     tiles of IMPLICIT_NR; or on a partial panel with many input channels (SqueezeNet 1.1's 512 -> 1000 on
     13 x 13 and 256 -> 32 on 27 x 27), which AVX-512 runs as tiles of positions x 48 output channels
-    (conv_pwc_x86.h: 7 % and 15 % faster than the GEMM core there)."""
+    (conv_pwc_x86.c: 7 % and 15 % faster than the GEMM core there)."""
     npos = math.prod(c.y[2:])
     return ((0 < npos % PANEL <= PANEL // 2 and (c.out_c // c.group) % IMPLICIT_NR == 0)
             or (npos % PANEL != 0 and npos <= PWC_PLANE_MAX and c.in_c // c.group >= PWC_WIDE_K))
@@ -379,7 +384,7 @@ def _candidate(kernel: str, fit: Callable[[_Conv, int], KernelChoice | None],
     # a channels-last input: the implicit GEMM alone reads it; a channels-last output: it and
     # ConvTranspose's kernel alone store it
     return Candidate(kernel, lambda n, g, budget: fit(_conv(n, g), budget),
-                     lambda n, g, t: (kernel in ("aotc_conv_implicit_f32", "aotc_conv_transpose_f32")
+                     lambda n, g, t: (kernel in (*IMPLICIT_KERNELS, "aotc_conv_transpose_f32")
                                       or not (reads_nhwc(n) or writes_nhwc(n)))
                      and applies(_conv(n, g), t), assumes)
 
@@ -387,6 +392,14 @@ def _candidate(kernel: str, fit: Callable[[_Conv, int], KernelChoice | None],
 def _scratch_free(kernel: str, what: str) -> Callable[[_Conv, int], KernelChoice]:
     """A kernel that needs no scratch: it fits any budget."""
     return lambda c, budget: c.choice(kernel, what)
+
+
+def _implicit(what: str, applies: Callable[[_Conv, TargetTraits], bool]) -> tuple[Candidate, ...]:
+    """The implicit GEMM where `applies`, after its AVX-512 path for the conv if it has one (conv_x86.py)."""
+    paths = tuple(_candidate(k, _scratch_free(k, f"{what}, AVX-512 {k.removeprefix('aotc_conv_')[:-4]} path"),
+                             lambda c, t, k=k: t.avx512 and applies(c, t) and conv_x86.x86_kernel(c) == k)
+                  for k in conv_x86.KERNELS)
+    return (*paths, _candidate("aotc_conv_implicit_f32", _scratch_free("aotc_conv_implicit_f32", what), applies))
 
 
 # Conv's kernels, cheapest first: a node takes the first that applies and fits its step's spare memory
@@ -427,7 +440,7 @@ KERNELS: tuple[Candidate, ...] = (
                              and math.prod(c.y[2:]) < PANEL and math.prod(c.y[2:]) != PANEL // 2)),
     # a 1 x 1 conv whose positions end in a partial panel, on a vector unit: the implicit GEMM's tiles
     # of 6 positions x 16 channels (stored straight into Y on x86) waste less than the GEMM's last panel
-    _candidate("aotc_conv_implicit_f32", _scratch_free("aotc_conv_implicit_f32", "1x1 as an implicit GEMM"),
+    *_implicit("1x1 as an implicit GEMM",
                lambda c, t: t.vector_unit and c.node.op != "ConvTranspose" and _pointwise(c) and c.const_weights
                and _implicit_beats_pointwise(c)),
     _candidate("aotc_conv_pointwise_f32",
@@ -436,7 +449,7 @@ KERNELS: tuple[Candidate, ...] = (
     # 3 x 3 same-size convs with enough channels: 2.25 x fewer multiply-adds, where the step's spare memory
     # holds a band's transforms (else the implicit GEMM below, without scratch)
     _candidate("aotc_conv_winograd_f32", _fit_winograd, _winograd_applies),
-    _candidate("aotc_conv_implicit_f32", _scratch_free("aotc_conv_implicit_f32", "implicit GEMM, no scratch"),
+    *_implicit("implicit GEMM, no scratch",
                lambda c, t: c.node.op != "ConvTranspose" and c.nd <= 2 and c.const_weights),
     _candidate("aotc_conv_s1_f32", _fit_stride1,
                lambda c, t: (c.node.op != "ConvTranspose" and c.nd == 2 and c.strides == [1, 1]

@@ -1,9 +1,6 @@
 /* ONNX Conv (1-D, 2-D) as an implicit GEMM, aotc_conv_implicit_f32: register tiles of output
  * positions x output channels read the patch matrix straight from the input, no scratch. */
 #include "conv_internal.h"
-#include "conv_ig_x86.h"
-#include "conv_blocked_x86.h"
-#include "conv_stem_x86.h"
 #include "conv_stem_mve.h"
 
 /* ---- 2-D Conv as an implicit GEMM: register tiles straight from the input, no scratch ---- */
@@ -35,7 +32,10 @@ typedef struct {
 /* x86 with AVX (the host build): 3 x 3 taps inside (the two inner loops of 3) go unrolled, one
  * loop over the channels: loops of 3 cost about as much as their taps (ResNet-8's 16-channel
  * convs, whose channels go outermost because their planes crowd L1's sets; the RGB stems). Not
- * on cores without vector units, where code size counts and the loops cost less. */
+ * on cores without vector units, where code size counts and the loops cost less. Only the full
+ * tiles of IG_MR positions (U = IG_UNROLL3 below): a class's last tile of 1 to 5 positions runs once
+ * per plane, and unrolling those tiles too took 0.9 s of this file's 2.2 s compile at -O3 (issue 24's
+ * build time). */
 #if defined(__AVX__) && !defined(AOTC_IG_NO_UNROLL3)
 #define IG_UNROLL3 1
 #else
@@ -52,8 +52,8 @@ typedef struct {
         ROWS(IG_FMA3, W)                                                                          \
     }
 #define IG_FMA3(i, W) MK_AXPY(i, W, x##i[o_], w_)
-#define IG_SUM(ROWS, W)                                                                           \
-    if (IG_UNROLL3 && L->n[1] == 3 && L->n[2] == 3) {                                             \
+#define IG_SUM(ROWS, W, U)                                                                        \
+    if ((U) && L->n[1] == 3 && L->n[2] == 3) {                                             \
         const ptrdiff_t xs0 = L->xs[0], xs1 = L->xs[1], ws0 = L->ws[0], ws1 = L->ws[1];           \
         const float *w = wp;                                                                      \
         ptrdiff_t xa = 0;                                                                         \
@@ -76,37 +76,37 @@ typedef struct {
     }
 
 /* t[i * IG_NR + j] = b0[j] + sum over the loops of xp[i][xo] * w[j], j < W. */
-#define IG_KERNEL(NAME, ROWS, W)                                                                  \
+#define IG_KERNEL(NAME, ROWS, W, U)                                                               \
     MK_NOINLINE static void NAME(const float *const *xp, const ig_loops *L, const float *AOTC_RESTRICT wp, \
                                  const float *AOTC_RESTRICT b0, float *AOTC_RESTRICT t) {          \
         ROWS(IG_DECL, W)                                                                          \
         const ptrdiff_t xs2 = L->xs[2], ws2 = L->ws[2];                                           \
         int32_t j, a, b;                                                                          \
         ROWS(IG_INIT, W)                                                                          \
-        IG_SUM(ROWS, W)                                                                           \
+        IG_SUM(ROWS, W, U)                                                                        \
         ROWS(IG_OUT, W)                                                                           \
     }
 #if IG_MR == 6
-IG_KERNEL(ig_tile, MK_ROWS6, IG_NR)
-IG_KERNEL(ig_tile_narrow, MK_ROWS6, IG_NH)
+IG_KERNEL(ig_tile, MK_ROWS6, IG_NR, IG_UNROLL3)
+IG_KERNEL(ig_tile_narrow, MK_ROWS6, IG_NH, IG_UNROLL3)
 #endif
 /* AVX-512 hosts: a class's last 5 positions as one tile of 5 chains, not 3 + 2 (SqueezeNet's 13 x 13
  * convs, whose border rows and columns are 11 positions: 6 + 5) */
 #if IG_MR == 6 && defined(__AVX512F__)
 #define IG_TILE5 1
-IG_KERNEL(ig_tile5, MK_ROWS5, IG_NR)
-IG_KERNEL(ig_tile5_narrow, MK_ROWS5, IG_NH)
+IG_KERNEL(ig_tile5, MK_ROWS5, IG_NR, 0)
+IG_KERNEL(ig_tile5_narrow, MK_ROWS5, IG_NH, 0)
 #else
 #define IG_TILE5 0
 #endif
-IG_KERNEL(ig_tile4, MK_ROWS4, IG_NR)
-IG_KERNEL(ig_tile4_narrow, MK_ROWS4, IG_NH)
-IG_KERNEL(ig_tile3, MK_ROWS3, IG_NR)
-IG_KERNEL(ig_tile3_narrow, MK_ROWS3, IG_NH)
-IG_KERNEL(ig_tile2, MK_ROWS2, IG_NR)
-IG_KERNEL(ig_tile2_narrow, MK_ROWS2, IG_NH)
-IG_KERNEL(ig_tile1, MK_ROWS1, IG_NR)
-IG_KERNEL(ig_tile1_narrow, MK_ROWS1, IG_NH)
+IG_KERNEL(ig_tile4, MK_ROWS4, IG_NR, 0)
+IG_KERNEL(ig_tile4_narrow, MK_ROWS4, IG_NH, 0)
+IG_KERNEL(ig_tile3, MK_ROWS3, IG_NR, 0)
+IG_KERNEL(ig_tile3_narrow, MK_ROWS3, IG_NH, 0)
+IG_KERNEL(ig_tile2, MK_ROWS2, IG_NR, 0)
+IG_KERNEL(ig_tile2_narrow, MK_ROWS2, IG_NH, 0)
+IG_KERNEL(ig_tile1, MK_ROWS1, IG_NR, 0)
+IG_KERNEL(ig_tile1_narrow, MK_ROWS1, IG_NH, 0)
 #if IG_MR != 6
 #define ig_tile ig_tile4
 #define ig_tile_narrow ig_tile4_narrow
@@ -207,7 +207,7 @@ MK_NOINLINE static void ig_tile_y(const float *const *xp, const ig_loops *L, con
     const ptrdiff_t xs2 = L->xs[2], ws2 = L->ws[2];
     int32_t j, a, b, h_;
     MK_ROWS6(IG_INIT, IG_NR)
-    IG_SUM(MK_ROWS6, IG_NR)
+    IG_SUM(MK_ROWS6, IG_NR, IG_UNROLL3)
     if (d->act == AOTC_ACT_CLAMP) {
         const float lo = d->lo, hi = d->hi;
         MK_ROWS6(IG_CLAMP, IG_NR)
@@ -1022,13 +1022,6 @@ MK_SPEED static void ig_items(void *arg, int32_t begin, int32_t end) {
 MK_SPEED void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
                             const float *res, float *y) {
     ig_job J;
-#if defined(__AVX512F__) && !defined(AOTC_NO_X86_IG)
-    if (igx(p, x, wt, bias, res, y)) return; /* 3 x 3 same-size and 1 x 1 stride-2 convs on AVX-512 (conv_ig_x86.h) */
-    if (igb(p, x, wt, bias, res, y)) return; /* 3 x 3 same-size with many channels (conv_blocked_x86.h) */
-#if !defined(AOTC_NO_X86_STEM)
-    if (stemx(p, x, wt, bias, res, y, 1)) return; /* RGB stems at stride 2 (conv_stem_x86.h) */
-#endif
-#endif
     if (igm(p, x, wt, bias, res, y)) return; /* Helium: few input channels at stride 2, narrow outputs (conv_stem_mve.h) */
     const int32_t items = p->batch * p->group * ((p->out_c / p->group + IG_NR - 1) / IG_NR);
     J.p = p, J.x = x, J.wt = wt, J.bias = bias, J.res = res, J.y = y;

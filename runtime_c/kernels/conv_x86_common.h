@@ -1,4 +1,4 @@
-/* Helpers the AVX-512F conv paths (conv_ig_x86.h, conv_blocked_x86.h, conv_dwk_x86.h and
+/* Helpers the AVX-512F conv paths (conv_ig_x86.h, conv_igb_x86.c, conv_dwk_x86.h and
  * conv_stem_x86.h) share: masks of lanes in a range, and the epilogue (residual, activation,
  * masked store) of a finished vector of outputs.
  * Internal to runtime_c/kernels; nothing here is compiled without AVX-512F. */
@@ -6,6 +6,19 @@
 #define AOTC_CONV_X86_COMMON_H
 
 #include "conv_internal.h"
+
+/* Each AVX-512 path of the implicit GEMM is its own kernel (aotc_conv_igx3_f32, ...), which
+ * aot/kernels/conv_x86.py picks for the convs it takes; given one it does not take (a bundle built
+ * without AVX-512, or Python's choice and the C's disagreeing) the entry runs the implicit GEMM
+ * instead, with the same result. The tests build with AOTC_STRICT_PATHS, where a disagreement
+ * stops the program, so that Python's choice is checked against the C it stands for. */
+#if defined(AOTC_STRICT_PATHS)
+#include <stdio.h>
+#include <stdlib.h>
+#define X86C_MISSED(kernel) (fprintf(stderr, "aotc: %s did not take this conv\n", kernel), abort())
+#else
+#define X86C_MISSED(kernel) ((void)0)
+#endif
 
 #if defined(__AVX512F__)
 #include <immintrin.h>

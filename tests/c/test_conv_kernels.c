@@ -41,6 +41,19 @@ static const char *const NAMES[K_COUNT] = {
     "aotc_conv_winograd_f32",
 };
 
+/* aotc_conv_implicit_f32 and its AVX-512 paths (aotc_conv.h), which K_IMPLICIT cases run in turn */
+typedef void (*implicit_fn)(const aotc_conv_params *, const float *, const float *, const float *, const float *,
+                            float *);
+#define IMPLICIT_PATHS 8
+static const implicit_fn IMPLICIT_FNS[IMPLICIT_PATHS] = {
+    aotc_conv_implicit_f32, aotc_conv_igx3_f32, aotc_conv_igx3s2_f32, aotc_conv_igx1_f32,
+    aotc_conv_pwc_f32,      aotc_conv_posx_f32, aotc_conv_igb_f32,    aotc_conv_stemx_f32,
+};
+static const char *const IMPLICIT_NAMES[IMPLICIT_PATHS] = {
+    "aotc_conv_implicit_f32", "aotc_conv_igx3_f32", "aotc_conv_igx3s2_f32", "aotc_conv_igx1_f32",
+    "aotc_conv_pwc_f32",      "aotc_conv_posx_f32", "aotc_conv_igb_f32",    "aotc_conv_stemx_f32",
+};
+
 typedef struct {
     int kind;
     aotc_conv_params p;
@@ -167,7 +180,7 @@ static int draw(int kind, conv_case *c) {
             break;
         }
         if (chance(1, 4)) { /* AVX-512 paths (conv_ig_x86.h): 3 x 3 same size or stride 2 on 16k output channels; 1 x 1 stride 2;
-                             * conv_blocked_x86.h: 3 x 3 same size, more than 64 input channels, small planes, 8k outputs */
+                             * conv_igb_x86.c: 3 x 3 same size, more than 64 input channels, small planes, 8k outputs */
             const int path = rand_int(0, 4);
             if (path == 4) {
                 set_channels(p, rand_int(1, 2), rand_int(65, 72), 8 * rand_int(1, 3));
@@ -405,7 +418,7 @@ static int check(const conv_case *c) {
     }
     for (e = yn; e < yn + Y_GUARD; ++e) y[e] = NAN;
     aotc_conv_params q = *p;
-    int bad;
+    int bad = 0, path;
     q.act = AOTC_ACT_NONE; /* the magnitudes: the sums of |terms| */
     if (transpose) {
         aotc_conv_transpose_ref_f32(p, x, w, b, ref);
@@ -414,35 +427,41 @@ static int check(const conv_case *c) {
         aotc_conv_ref_f32(p, x, w, b, r, ref);
         aotc_conv_ref_f32(&q, ax, aw, ab, ar, mag);
     }
-    switch (c->kind) {
-    case K_IM2COL: aotc_conv_f32(p, x, w, b, r, y, scratch); break;
-    case K_S1: aotc_conv_s1_f32(p, x, w, b, r, y, scratch); break;
-    case K_POINTWISE: aotc_conv_pointwise_f32(p, x, w, b, r, y, scratch); break;
-    case K_POINTWISE_T: aotc_conv_pointwise_t_f32(p, x, wt, b, r, y, scratch); break;
-    case K_DEPTHWISE: aotc_conv_depthwise_f32(p, x, w, b, r, y); break;
-    case K_DIRECT: aotc_conv_direct_f32(p, x, w, b, r, y); break;
-    case K_IMPLICIT:
-        if (p->in_nhwc) {
-            float *xh = to_nhwc(p, x);
-            aotc_conv_implicit_f32(p, xh, wt, b, r, y);
-            free(xh);
-        } else {
-            aotc_conv_implicit_f32(p, x, wt, b, r, y);
+    /* the implicit GEMM, then each of its AVX-512 paths' entries on the same conv: the path where it takes
+     * the conv, else the implicit GEMM again (built without AVX-512: every entry is the implicit GEMM) */
+    for (path = 0; path < (c->kind == K_IMPLICIT ? IMPLICIT_PATHS : 1) && !bad; ++path) {
+        const char *name = c->kind == K_IMPLICIT ? IMPLICIT_NAMES[path] : NAMES[c->kind];
+        for (e = 0; e < yn + Y_GUARD; ++e) y[e] = NAN;
+        switch (c->kind) {
+        case K_IM2COL: aotc_conv_f32(p, x, w, b, r, y, scratch); break;
+        case K_S1: aotc_conv_s1_f32(p, x, w, b, r, y, scratch); break;
+        case K_POINTWISE: aotc_conv_pointwise_f32(p, x, w, b, r, y, scratch); break;
+        case K_POINTWISE_T: aotc_conv_pointwise_t_f32(p, x, wt, b, r, y, scratch); break;
+        case K_DEPTHWISE: aotc_conv_depthwise_f32(p, x, w, b, r, y); break;
+        case K_DIRECT: aotc_conv_direct_f32(p, x, w, b, r, y); break;
+        case K_IMPLICIT:
+            if (p->in_nhwc) {
+                float *xh = to_nhwc(p, x);
+                IMPLICIT_FNS[path](p, xh, wt, b, r, y);
+                free(xh);
+            } else {
+                IMPLICIT_FNS[path](p, x, wt, b, r, y);
+            }
+            break;
+        case K_DW3_PADDED: aotc_conv_depthwise3x3_f32(p, x, w, b, r, y, scratch); break;
+        case K_FLAT3X3: aotc_conv3x3_flat_f32(p, x, w, b, r, y, scratch); break;
+        case K_DW3_DIRECT: aotc_conv_depthwise3x3_direct_f32(p, x, w, b, r, y); break;
+        case K_TRANSPOSE: aotc_conv_transpose_f32(p, x, w, b, y, scratch); break;
+        case K_DWK_DIRECT: aotc_conv_depthwise_kxk_f32(p, x, w, b, r, y); break;
+        case K_WINOGRAD: aotc_conv_winograd_f32(p, x, wt, b, r, y, scratch); break;
+        default: break;
         }
-        break;
-    case K_DW3_PADDED: aotc_conv_depthwise3x3_f32(p, x, w, b, r, y, scratch); break;
-    case K_FLAT3X3: aotc_conv3x3_flat_f32(p, x, w, b, r, y, scratch); break;
-    case K_DW3_DIRECT: aotc_conv_depthwise3x3_direct_f32(p, x, w, b, r, y); break;
-    case K_TRANSPOSE: aotc_conv_transpose_f32(p, x, w, b, y, scratch); break;
-    case K_DWK_DIRECT: aotc_conv_depthwise_kxk_f32(p, x, w, b, r, y); break;
-    case K_WINOGRAD: aotc_conv_winograd_f32(p, x, wt, b, r, y, scratch); break;
-    default: break;
-    }
-    bad = test_differs(NAMES[c->kind], y, ref, mag, yn);
-    for (e = yn; e < yn + Y_GUARD && !bad; ++e) {
-        if (!isnan(y[e])) {
-            printf("%s: wrote past the output (float %lu of %lu)\n", NAMES[c->kind], (unsigned long)e, (unsigned long)yn);
-            bad = 1;
+        bad = test_differs(name, y, ref, mag, yn);
+        for (e = yn; e < yn + Y_GUARD && !bad; ++e) {
+            if (!isnan(y[e])) {
+                printf("%s: wrote past the output (float %lu of %lu)\n", name, (unsigned long)e, (unsigned long)yn);
+                bad = 1;
+            }
         }
     }
     if (!bad && !(unchanged(x, x0, xn) && unchanged(w, w0, wn) && unchanged(b, b0, p->out_c) && unchanged(r, r0, yn))) {
@@ -543,7 +562,7 @@ static int check_pointwise_runs(void) {
     return bad;
 }
 
-/* aotc_conv_implicit_f32 on 1 x 1 convs with 64+ input channels (AVX-512: conv_pwc_x86.h's tiles of
+/* aotc_conv_implicit_f32 on 1 x 1 convs with 64+ input channels (AVX-512: conv_pwc_x86.c's tiles of
  * 4 to 8 positions x 1 to 3 vectors of 16 output channels, transposed on the store): flat planes split
  * into tiles of 4 to 8 (49 = 7 x 7, 196 = 21 x 8 + 4 x 7, 13 x 13, 2 x 2, 1 x 5), rows at stride 2
  * (and 3 down the rows, 1 along them; input rows and columns one past the last read or not), output

@@ -1,6 +1,6 @@
-/* AVX-512F path of aotc_conv_implicit_f32 (conv_ig_x86.h's igx) for 1 x 1 convs with many input
- * channels on small planes: the vectors run along 16 output channels, not along positions.
- * Internal to runtime_c/kernels; other targets compile none of it.
+/* aotc_conv_pwc_f32: the AVX-512F path of the implicit GEMM for 1 x 1 convs with many input channels
+ * (aot/kernels/conv_x86.py: on planes of at most 16 x 16 before posx, on larger ones after it): the
+ * vectors run along 16 output channels, not along positions. Elsewhere it runs the implicit GEMM.
  *
  * Why: MobileNet-v2's and ResNet-18's 1 x 1 convs on 7 x 7 and 14 x 14 planes (64 to 960 input
  * channels) ran 1.15-1.45x slower than onnxruntime's NCHWc convs (issue 24). With vectors along
@@ -26,15 +26,12 @@
  * 7 x 7 354 us (421), 960 -> 320 7 x 7 259 (297), 96 -> 576 14 x 14 201 (231), 64 -> 384 14 x 14 93
  * (113), 256 -> 512 stride 2 to 7 x 7 114 (141), 512 -> 1000 13 x 13 1514 (1626): 52-58 GMAC/s
  * against the FMA unit's 57. */
-#ifndef AOTC_CONV_PWC_X86_H
-#define AOTC_CONV_PWC_X86_H
-
 #include "conv_internal.h"
 #include "conv_x86_common.h"
 
 #if defined(__AVX512F__) && !defined(AOTC_NO_X86_PWC)
+#define PWC_ON 1
 #include <immintrin.h>
-#define AOTC_CONV_PWC 1
 
 #define PWC_NR 3 /* vectors of 16 output channels per tile */
 #ifndef PWC_KMIN
@@ -45,7 +42,6 @@
  * input rows (K x IW floats each) fill at most 64 K floats, so the chunk is read from L2, not from L3
  * once per block. */
 #define PWC_CHUNK_FLOATS 65536
-#define PWC_SMALL_PLANE 256 /* output planes of at most 16 x 16 come here before conv_posx_x86.h */
 
 typedef struct {
     const aotc_conv_params *p;
@@ -250,5 +246,15 @@ static int pwc(const aotc_conv_params *p, const float *x, const float *wt, const
     return 1;
 }
 
+#else
+#define PWC_ON 0
 #endif
+
+void aotc_conv_pwc_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
+                       const float *res, float *y) {
+#if PWC_ON
+    if (pwc(p, x, wt, bias, res, y)) return;
+    X86C_MISSED("aotc_conv_pwc_f32");
 #endif
+    aotc_conv_implicit_f32(p, x, wt, bias, res, y);
+}

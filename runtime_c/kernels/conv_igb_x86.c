@@ -1,6 +1,5 @@
-/* AVX-512F path of aotc_conv_implicit_f32 (conv_implicit.c) for 3 x 3 same-size convs with many
- * input channels (ResNet-18's 512-channel 7 x 7 convs), taken after conv_ig_x86.h's paths; other targets
- * compile exactly the code they did. Internal to runtime_c/kernels.
+/* aotc_conv_igb_f32: the AVX-512F path of the implicit GEMM for 3 x 3 same-size convs with many input
+ * channels on small planes (ResNet-18's 512-channel 7 x 7 convs). Elsewhere it runs the implicit GEMM.
  *
  * Why: the implicit GEMM's tiles go by class of positions (interior, border rows and columns,
  * corners), each split into tiles of at most 6 positions x 16 output channels. On small planes
@@ -30,12 +29,9 @@
  * Bias, residual and activation in registers (x86c_finish), stored once, NCHW. W^T is the
  * implicit GEMM's packing: per group, panels of PANEL output channels, k_rows rows of PANEL floats,
  * row (c, ky, kx). */
-#ifndef AOTC_CONV_BLOCKED_X86_H
-#define AOTC_CONV_BLOCKED_X86_H
-
 #include "conv_ig_x86.h"
 
-#if defined(__AVX512F__) && !defined(AOTC_NO_X86_IG)
+#if IGX_ON
 
 #define IGB_M 8 /* output channels per block */
 
@@ -156,15 +152,13 @@ static void igb3_items(void *arg, int32_t begin, int32_t end) {
     }
 }
 
-/* Runs the conv if the path above takes it: 1, else 0 (the caller goes on). */
+/* 1 if it ran the conv, else 0 */
 static int igb(const aotc_conv_params *p, const float *x, const float *wt, const float *bias, const float *res,
                float *y) {
     const int32_t mg = p->out_c / p->group;
     const int32_t IH = p->in_size[1], IW = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2];
-    igx_job J;
+    igx_job J = igx_job_for(p, x, wt, bias, res, y);
     if (p->out_nhwc != 0 || !igx_plain2d(p) || !x86c_act_ok(p)) return 0;
-    J.p = p, J.x = x, J.wt = wt, J.bias = bias, J.res = res, J.y = y;
-    J.nvec = (int32_t)(((ptrdiff_t)OH * OW + 15) / 16);
     if (p->kernel[1] == 3 && p->kernel[2] == 3 && p->strides[1] == 1 && p->strides[2] == 1 && p->dilations[1] == 1 &&
         p->dilations[2] == 1 && p->pads[1] == 1 && p->pads[2] == 1 && OH == IH && OW == IW && mg % IGB_M == 0 &&
         (ptrdiff_t)(OH - 2) * (OW - 2) < 64 && p->in_c / p->group > 64) {
@@ -176,4 +170,12 @@ static int igb(const aotc_conv_params *p, const float *x, const float *wt, const
 #undef IGB_M
 #undef IGB_TAIL
 #endif
+
+void aotc_conv_igb_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
+                       const float *res, float *y) {
+#if IGX_ON
+    if (igb(p, x, wt, bias, res, y)) return;
+    X86C_MISSED("aotc_conv_igb_f32");
 #endif
+    aotc_conv_implicit_f32(p, x, wt, bias, res, y);
+}

@@ -1,0 +1,92 @@
+"""Which AVX-512F path of the implicit GEMM a conv takes (runtime_c/kernels/conv_*_x86.c).
+
+Each path is its own kernel, so a bundle compiles only the paths its convs take: ResNet-18 needs the
+stem, the 1 x 1 and the blocked 3 x 3 paths, not the four others (issue 24: its host build compiled
+every path, 4.6 s for conv_implicit.c alone). The choice is made here, in the order the C tried them
+when it chose at run time, on the same conditions: conv_ig_x86.h says why each path exists and where
+it beats the implicit GEMM's tiles. Each C entry checks its conditions again and, on a conv it does
+not take, runs the implicit GEMM; the tests build with AOTC_STRICT_PATHS, where that stops the
+program, so every conv the op tests pick a path for proves this module and the C agree.
+
+The conditions read the params the kernels get (aotc_conv_params): sizes as 3-D (a 2-D conv has a
+unit depth), pads at the start only. Every fused activation (none, clamp, leaky) is one they apply.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol
+
+PWC_KMIN = 64  # conv_pwc_x86.c: fewest input channels per group
+PWC_SMALL_PLANE = 256  # output planes of at most 16 x 16 try pwc before posx
+POSX_KMAX = 128  # conv_posx_x86.h: largest K
+IGX_RGB_WMAX = 512  # conv_igx3_x86.c: widest row of the channels-last RGB path
+IGB_M = 8  # conv_igb_x86.c: output channels per block
+
+KERNELS = ("aotc_conv_igx3_f32", "aotc_conv_igx3s2_f32", "aotc_conv_igx1_f32", "aotc_conv_pwc_f32",
+           "aotc_conv_posx_f32", "aotc_conv_igb_f32", "aotc_conv_stemx_f32")
+
+
+class ConvShape(Protocol):
+    """What the conditions read of a conv (aot/kernels/conv.py's _Conv)."""
+
+    x: tuple[int, ...]
+    y: tuple[int, ...]
+    nd: int
+    group: int
+    kernel: list[int]
+    strides: list[int]
+    dilations: list[int]
+    pads: list[int]
+    nhwc: bool
+    out_nhwc: bool
+
+
+def _pad3(values: list[int] | tuple[int, ...], fill: int) -> list[int]:
+    return [fill] * (3 - len(values)) + list(values)
+
+
+def x86_kernel(c: ConvShape) -> str | None:
+    """The path's kernel for an implicit-GEMM conv on an AVX-512F host, or None (the implicit GEMM)."""
+    if c.out_nhwc:  # every path stores NCHW
+        return None
+    (_, ih, iw), (od, oh, ow) = _pad3(c.x[2:], 1), _pad3(c.y[2:], 1)
+    (kd, kh, kw), (_, sh, sw) = _pad3(c.kernel, 1), _pad3(c.strides, 1)
+    (_, dh, dw), (pd, ph, pw) = _pad3(c.dilations, 1), _pad3(c.pads[:c.nd], 0)
+    cg, mg = c.x[1] // c.group, c.y[1] // c.group
+    depth1 = _pad3(c.x[2:], 1)[0] == 1 and od == 1 and kd == 1 and pd == 0
+    plain2d = not c.nhwc and depth1
+    k3s1same = ((kh, kw, sh, sw, dh, dw, ph, pw) == (3, 3, 1, 1, 1, 1, 1, 1) and oh == ih and ow == iw)
+    k1 = (kh, kw) == (1, 1)
+    if k3s1same and mg % 16 == 0:
+        if c.nhwc and c.x[1] == 3 and c.group == 1 and depth1 and ow % 16 == 0 and ow <= IGX_RGB_WMAX:
+            return "aotc_conv_igx3_f32"  # rgb
+        if plain2d and (cg <= 32 or (cg <= 128 and oh * ow >= 784)):
+            return "aotc_conv_igx3_f32"
+    if plain2d and (kh, kw, sh, sw, dh, dw) == (3, 3, 2, 2, 1, 1) and ph <= 1 and pw <= 1 and mg % 16 == 0 and \
+            (ow % 16 == 0 or (ow == 8 and iw <= 16)):
+        return "aotc_conv_igx3s2_f32"
+    if plain2d and k1 and (sh, sw, ph, pw) == (2, 2, 0, 0) and cg in (8, 16, 24, 32) and (ow == 8 or ow % 16 == 0) \
+            and 2 * ow - 1 <= iw <= 2 * ow and ih >= 2 * oh - 1 and (ow != 8 or iw <= 16):
+        return "aotc_conv_igx1_f32"
+    if plain2d and k1:
+        flat = sw == 1 and sh == 1 and iw == ow
+        pwc = cg >= PWC_KMIN and ph == 0 and pw == 0 and sw in (1, 2) and (oh * ow if flat else ow) >= 4 \
+            and (oh - 1) * sh < ih and (ow - 1) * sw < iw
+        npos = oh * ow
+        posx = (sh, sw, ph, pw) == (1, 1, 0, 0) and ih == oh and iw == ow and cg <= POSX_KMAX and cg * mg <= 16384 \
+            and mg >= 8 and 8 * npos >= 7 * 32 * math.ceil(npos / 32)
+        if pwc and npos <= PWC_SMALL_PLANE:
+            return "aotc_conv_pwc_f32"
+        if posx:
+            return "aotc_conv_posx_f32"
+        if pwc:
+            return "aotc_conv_pwc_f32"
+    if not c.nhwc and depth1 and cg == 1 and cg * kh * kw <= POSX_KMAX and mg >= 32 and ow <= 64:
+        return "aotc_conv_posx_f32"  # a one-channel stem
+    if plain2d and k3s1same and mg % IGB_M == 0 and (oh - 2) * (ow - 2) < 64 and cg > 64:
+        return "aotc_conv_igb_f32"
+    if not c.nhwc and c.group == 1 and c.x[1] <= 8 and c.y[1] % 16 == 0 and depth1 and kh == kw and kh in (3, 7) \
+            and (sh, sw, dh, dw) == (2, 2, 1, 1) and 0 <= ph < kh and 0 <= pw < kw and ow >= 16:
+        return "aotc_conv_stemx_f32"
+    return None

@@ -1,0 +1,14 @@
+/* aotc_conv_stemx_f32: the AVX-512F stem tiles (conv_stem_x86.h: 16 outputs of a row x 16 output
+ * channels) as a path of the implicit GEMM, on its packed W^T: 3 x 3 and 7 x 7 convs at stride 2 on a
+ * few input channels (ResNet-18's 7 x 7 3 -> 64, SqueezeNet 1.1's unpadded 3 -> 64). aot/kernels/conv_x86.py
+ * picks it; elsewhere it runs the implicit GEMM. */
+#include "conv_stem_x86.h"
+
+void aotc_conv_stemx_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
+                         const float *res, float *y) {
+#if defined(__AVX512F__) && !defined(AOTC_NO_X86_STEM)
+    if (stemx(p, x, wt, bias, res, y, 1)) return;
+    X86C_MISSED("aotc_conv_stemx_f32");
+#endif
+    aotc_conv_implicit_f32(p, x, wt, bias, res, y);
+}
