@@ -9,7 +9,7 @@ a tensor (its buffers are heap allocations of exactly their size). Two host buil
 other block sizes: -march=native (a host bundle's: GEMM tiles of 6 x 16 with AVX) and the baseline
 ISA with AOTC_DW3_BLOCK=1 (6 x 8 tiles on x86-64 SSE2; the depthwise 3 x 3 kernel output by output,
 as on targets without vector units). The pool test also runs with AOTC_NO_INTRINSICS: the plain-C
-twins of pool.c's SSE2 paths and of pool_x86.h's AVX-512 float MaxPool (pool.c's maxpool_rows_f32),
+twins of pool_int8.c's SSE2 paths and of pool_x86.h's AVX-512 float MaxPool (pool.c's maxpool_rows_f32),
 which the native build must take on hosts with AVX-512F. The conv and gemm tests also run on a
 Cortex-M4 and a Cortex-M55 under qemu, with fewer shapes: the M4 with and without the VLDM inline
 assembly, the M55 with and without its Helium intrinsics. The quant test (int8 / uint8 convs, QGemm,
@@ -120,7 +120,7 @@ def _host_has_avx512f() -> bool:
 
 
 def test_pool_kernels_plain_c(tmp_path, objects):
-    """The pool test built with AOTC_NO_INTRINSICS: the plain-C twins of pool.c's SSE2 paths (the 8-bit
+    """The pool test built with AOTC_NO_INTRINSICS: the plain-C twins of pool_int8.c's SSE2 paths (the 8-bit
     MaxPool's passes down rows and across columns), as targets without SSE2 build them."""
     require_tool("gcc")
     exe = tmp_path / "test_pool_kernels_plain"

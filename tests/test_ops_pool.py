@@ -7,8 +7,10 @@ import pytest
 from onnx import TensorProto, helper
 from opcheck import model_case, op_case, shared_build
 
-from aot.compiler import compile_model
+from aot.compiler import compile_model, lower
 from aot.errors import AotcError
+from aot.kernels.base import NO_BUDGET_LIMIT, TargetTraits
+from aot.select import candidates, choose
 
 
 def _pool(case_id: str, op: str, shape: tuple, opset: int = 13, **attrs) -> object:
@@ -253,6 +255,36 @@ def test_global_pool_matches_numpy(built, case_id):
     reduce = np.max if case_id.startswith("gmax") else np.mean
     axes = tuple(range(2, x.ndim))
     np.testing.assert_allclose(ours, reduce(x, axis=axes, keepdims=True), rtol=1e-5, atol=1e-6)
+
+
+# the float MaxPools built -march=native, as bundles are: on an AVX-512 host their 2-D windows take the kernels
+# of pool_x86.h's rows (built with AOTC_STRICT_PATHS: a pool one of them is given and does not take fails)
+NATIVE = [c for c in CASES if c.model.graph.node[0].op_type == "MaxPool"
+          and c.model.graph.input[0].type.tensor_type.elem_type == TensorProto.FLOAT]
+
+
+@pytest.fixture(scope="module")
+def built_native():
+    return shared_build(NATIVE, extra_flags=("-march=native",))
+
+
+@pytest.mark.parametrize("case_id", [c.id for c in NATIVE])
+def test_maxpool_matches_onnxruntime_native(built_native, case_id):
+    built_native.check(case_id)
+
+
+@pytest.mark.parametrize("case_id,kernel", [
+    ("max_2d_k3s2_ceil_wide", "aotc_maxpool_s2_f32"), ("max_2d_k3s2_pad1_32_out", "aotc_maxpool_s2_f32"),
+    ("max_2d_k2s2_wide", "aotc_maxpool_s2_f32"), ("max_2d_k3s2_ceil_pad1_odd", "aotc_maxpool_s2_f32"),
+    ("max_2d_k3s1_pad1_wide", "aotc_maxpool_s1_f32"), ("max_2d_k2s1_16_out", "aotc_maxpool_s1_f32"),
+    ("max_2d_k5s2_pad2", "aotc_maxpool_x86_f32"),
+])
+def test_maxpool_kernel_on_avx512_host(case_id, kernel):
+    """Each window shape's AVX-512 kernel on an AVX-512 host, aotc_maxpool_f32 elsewhere."""
+    graph = lower(next(c for c in CASES if c.id == case_id).model)
+    node = next(n for n in graph.nodes if n.op == "MaxPool")
+    for traits, want in ((TargetTraits(), "aotc_maxpool_f32"), (TargetTraits(avx512=True), kernel)):
+        assert choose(node, graph, candidates(node, graph, traits), NO_BUDGET_LIMIT).kernel == want
 
 
 # --- refused at compile time ----------------------------------------------------------------

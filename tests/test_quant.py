@@ -374,7 +374,7 @@ OP_CASES = [
     # rows past 16 bytes (with SSE2, 16 at a time in registers, the last 16 overlapping)
     *[replace(_unary_case("MaxPool", d, attrs={"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}, shape=(1, 2, 5, 28)),
               id=f"maxpool_rows_{d}") for d in ("int8", "uint8")],
-    # ResNet's stem pool, 3 x 3 at stride 2: with SSE2, the even and odd bytes of the rows split (pool.c)
+    # ResNet's stem pool, 3 x 3 at stride 2: with SSE2, the even and odd bytes of the rows split (pool_int8.c)
     *[replace(_unary_case("MaxPool", d, attrs={"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]},
                           shape=(1, 2, 7, 41)), id=f"maxpool_s2_rows_{d}") for d in ("int8", "uint8")],
     _unary_case("AveragePool", attrs={"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}),

@@ -15,7 +15,10 @@ unit depth), pads at the start only. Every fused activation (none, clamp, leaky)
 from __future__ import annotations
 
 import math
-from typing import Protocol
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from aot.kernels.conv import _Conv
 
 PWC_KMIN = 64  # conv_pwc_x86.c: fewest input channels per group
 PWC_SMALL_PLANE = 256  # output planes of at most 16 x 16 try pwc before posx
@@ -27,26 +30,11 @@ KERNELS = ("aotc_conv_igx3_f32", "aotc_conv_igx3s2_f32", "aotc_conv_igx1_f32", "
            "aotc_conv_posx_f32", "aotc_conv_igb_f32", "aotc_conv_stemx_f32")
 
 
-class ConvShape(Protocol):
-    """What the conditions read of a conv (aot/kernels/conv.py's _Conv)."""
-
-    x: tuple[int, ...]
-    y: tuple[int, ...]
-    nd: int
-    group: int
-    kernel: list[int]
-    strides: list[int]
-    dilations: list[int]
-    pads: list[int]
-    nhwc: bool
-    out_nhwc: bool
-
-
 def _pad3(values: list[int] | tuple[int, ...], fill: int) -> list[int]:
     return [fill] * (3 - len(values)) + list(values)
 
 
-def x86_kernel(c: ConvShape) -> str | None:
+def x86_kernel(c: _Conv) -> str | None:
     """The path's kernel for an implicit-GEMM conv on an AVX-512F host, or None (the implicit GEMM)."""
     if c.out_nhwc:  # every path stores NCHW
         return None

@@ -1,4 +1,4 @@
-"""Host ops of the 'pool' family (kernels in runtime_c/kernels/pool.c).
+"""Host ops of the 'pool' family (kernels in runtime_c/kernels/pool*.c).
 
 MaxPool / AveragePool arrive canonical (aot/frontend/canonical.py, `pool`): kernel_shape,
 strides, dilations, explicit pads [begin..., end...], ceil_mode, count_include_pad, and an
@@ -7,7 +7,8 @@ kernel as 3-D ones with leading 1s.
 
 A MaxPool whose Indices output is read (canonical form: two outputs, and storage_order) runs
 aotc_maxpool_indices_f32, which also writes each window's argmax as an int64 index into the
-flattened N x C x spatial input; every other MaxPool runs aotc_maxpool_f32.
+flattened N x C x spatial input; every other MaxPool runs aotc_maxpool_f32, or on an AVX-512 host
+the kernel of its window's shape in registers (mp16_kernel), which then alone is compiled.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def _emit_window(kernel: str):
             ctx.comment(f"Indices: each max's position in the flattened input, {'column' if order else 'row'} "
                         f"major over the {nd} spatial dim{'s' if nd > 1 else ''} (storage_order {order})")
             ctx.call(MAXPOOL_INDICES, p, str(nd), str(order), ctx.ptr(x), ctx.ptr(y), ctx.ptr(ctx.outputs[1]))
-        elif ctx.choice.kernel in ("aotc_maxpool_i8", "aotc_maxpool_u8"):
+        elif ctx.choice.kernel in ("aotc_maxpool_i8", "aotc_maxpool_u8", *MP16_KERNELS):
             ctx.call(ctx.choice.kernel, p, ctx.ptr(x), ctx.ptr(y))
         else:
             ctx.call(f"aotc_{kernel}_f32", p, ctx.ptr(x), ctx.ptr(y))
@@ -87,6 +88,29 @@ def _has_indices(node: Node) -> bool:
     return len(node.outputs) > 1 and bool(node.outputs[1])
 
 
+def mp16_kernel(node: Node, graph: Graph) -> str | None:
+    """The float MaxPool's AVX-512F kernel for the node's window (pool_x86.h), or None: 2-D windows without
+    dilation of at most 17 columns at column stride 1 or 33 at 2, fewer leading pad columns than taps
+    (mp16_fits); of 3 columns after 0 or 1 pad columns, or 2 after none, at stride 2 or 1, unrolled."""
+    xs, attrs = graph.tensors[node.inputs[0]].shape, node.attrs
+    nd = len(xs) - 2
+    if nd > 2 or any(d != 1 for d in attrs.get("dilations", [1] * nd)):
+        return None
+    kw, sw, pw = attrs["kernel_shape"][-1], attrs["strides"][-1], attrs["pads"][nd - 1]
+    if pw >= kw or not ((sw == 1 and kw <= 17) or (sw == 2 and kw <= 33)):
+        return None
+    if (kw, pw) in ((3, 0), (3, 1), (2, 0)):
+        return f"aotc_maxpool_s{sw}_f32"
+    return "aotc_maxpool_x86_f32"
+
+
+def _mp16(kernel: str) -> Candidate:
+    return Candidate(kernel, lambda n, g, budget: KernelChoice(kernel),
+                     applies=lambda n, g, t: t.avx512 and _dtype(n, g) == "float32" and not _has_indices(n)
+                     and mp16_kernel(n, g) == kernel)
+
+
+MP16_KERNELS = ("aotc_maxpool_s2_f32", "aotc_maxpool_s1_f32", "aotc_maxpool_x86_f32")
 MAXPOOL_INDICES = "aotc_maxpool_indices_f32"
 # MaxPool's kernels: values and Indices (one window at a time) where Indices is read, else values only
 MAXPOOL_KERNELS = (
@@ -97,6 +121,9 @@ MAXPOOL_KERNELS = (
               applies=lambda n, g, t: _dtype(n, g) == "uint8" and not _has_indices(n)),
     Candidate(MAXPOOL_INDICES, lambda n, g, budget: KernelChoice(MAXPOOL_INDICES),
               applies=lambda n, g, t: _has_indices(n)),
+    # on an AVX-512 host, 2-D windows in registers: a kernel per group of window shapes, so a bundle
+    # compiles only those its pools have
+    *(_mp16(k) for k in MP16_KERNELS),
     Candidate("aotc_maxpool_f32", lambda n, g, budget: KernelChoice("aotc_maxpool_f32"),
               applies=lambda n, g, t: _dtype(n, g) == "float32" and not _has_indices(n)),
 )

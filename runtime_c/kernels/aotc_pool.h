@@ -25,6 +25,15 @@ typedef struct {
  * as onnxruntime does. */
 void aotc_maxpool_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
 
+/* aotc_maxpool_f32 in AVX-512F registers (pool_x86.h), for the 2-D windows without dilation of at most
+ * 17 columns at column stride 1 or 33 at 2 (aot/kernels/pool.py says which pool takes which): windows
+ * of 3 columns (0 or 1 leading pad columns) or 2 (none) at column stride 2, the same at stride 1, and
+ * any other. Built without AVX-512F, or given a pool its path does not take, each runs
+ * aotc_maxpool_f32. */
+void aotc_maxpool_s2_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
+void aotc_maxpool_s1_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
+void aotc_maxpool_x86_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
+
 /* ONNX MaxPool with its Indices output, as onnxruntime computes both: each window starts from
  * its first tap inside the input (in window order) and takes a later tap only if it is larger,
  * so the first of equal values wins, a leading NaN stays and a later one never wins, and a

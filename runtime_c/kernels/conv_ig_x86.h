@@ -47,7 +47,7 @@
 #define AOTC_CONV_IG_X86_H
 
 #include "conv_internal.h"
-#include "conv_x86_common.h" /* x86c_finish, x86c_act_ok, X86C_MISSED */
+#include "conv_x86_common.h" /* x86c_finish, x86c_act_ok, X86_PATH_MISSED */
 
 #if defined(__AVX512F__) && !defined(AOTC_NO_X86_IG)
 #define IGX_ON 1

@@ -106,7 +106,7 @@ void aotc_conv_igx3s2_f32(const aotc_conv_params *p, const float *x, const float
                           const float *res, float *y) {
 #if IGX_ON
     if (igx3s2(p, x, wt, bias, res, y)) return;
-    X86C_MISSED("aotc_conv_igx3s2_f32");
+    X86_PATH_MISSED("aotc_conv_igx3s2_f32");
 #endif
     aotc_conv_implicit_f32(p, x, wt, bias, res, y);
 }

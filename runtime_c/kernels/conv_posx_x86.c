@@ -3,7 +3,7 @@
  * channels (on planes past 16 x 16, or too few channels for conv_pwc_x86.c), and one-channel stems.
  * aot/kernels/conv_x86.py picks it; elsewhere it runs the implicit GEMM. */
 #include "conv_posx_x86.h"
-#include "conv_x86_common.h" /* X86C_MISSED */
+#include "conv_x86_common.h" /* X86_PATH_MISSED */
 
 void aotc_conv_posx_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
                         const float *res, float *y) {
@@ -15,7 +15,7 @@ void aotc_conv_posx_f32(const aotc_conv_params *p, const float *x, const float *
                         p->kernel[0] == 1 && p->pads[0] == 0 && posx_pointwise(p, x, wt, bias, res, y, 1)
                   : posx_stem(p, x, wt, bias, res, y))
         return;
-    X86C_MISSED("aotc_conv_posx_f32");
+    X86_PATH_MISSED("aotc_conv_posx_f32");
 #endif
     aotc_conv_implicit_f32(p, x, wt, bias, res, y);
 }

@@ -254,7 +254,7 @@ void aotc_conv_pwc_f32(const aotc_conv_params *p, const float *x, const float *w
                        const float *res, float *y) {
 #if PWC_ON
     if (pwc(p, x, wt, bias, res, y)) return;
-    X86C_MISSED("aotc_conv_pwc_f32");
+    X86_PATH_MISSED("aotc_conv_pwc_f32");
 #endif
     aotc_conv_implicit_f32(p, x, wt, bias, res, y);
 }

@@ -8,7 +8,7 @@ void aotc_conv_stemx_f32(const aotc_conv_params *p, const float *x, const float 
                          const float *res, float *y) {
 #if defined(__AVX512F__) && !defined(AOTC_NO_X86_STEM)
     if (stemx(p, x, wt, bias, res, y, 1)) return;
-    X86C_MISSED("aotc_conv_stemx_f32");
+    X86_PATH_MISSED("aotc_conv_stemx_f32");
 #endif
     aotc_conv_implicit_f32(p, x, wt, bias, res, y);
 }

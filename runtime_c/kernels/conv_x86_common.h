@@ -6,19 +6,7 @@
 #define AOTC_CONV_X86_COMMON_H
 
 #include "conv_internal.h"
-
-/* Each AVX-512 path of the implicit GEMM is its own kernel (aotc_conv_igx3_f32, ...), which
- * aot/kernels/conv_x86.py picks for the convs it takes; given one it does not take (a bundle built
- * without AVX-512, or Python's choice and the C's disagreeing) the entry runs the implicit GEMM
- * instead, with the same result. The tests build with AOTC_STRICT_PATHS, where a disagreement
- * stops the program, so that Python's choice is checked against the C it stands for. */
-#if defined(AOTC_STRICT_PATHS)
-#include <stdio.h>
-#include <stdlib.h>
-#define X86C_MISSED(kernel) (fprintf(stderr, "aotc: %s did not take this conv\n", kernel), abort())
-#else
-#define X86C_MISSED(kernel) ((void)0)
-#endif
+#include "x86_paths.h" /* X86_PATH_MISSED */
 
 #if defined(__AVX512F__)
 #include <immintrin.h>

@@ -1,37 +1,18 @@
-/* ONNX pooling ops, float32, NCHW. Reference kernels: portable C99, no
- * allocation, no globals.
+/* ONNX MaxPool (values and Indices) and AveragePool, float32, NCHW: portable C99, no allocation, no
+ * globals. (The global pools: pool_global.c; MaxPool on 8-bit integers: pool_int8.c; the float
+ * MaxPool in AVX-512 registers: pool_x86.h.)
  *
  * Window pools compute one output row (fixed d, h) at a time, using the row
  * itself as the accumulator. For each window tap, the stretch of outputs
  * whose tap lands inside the input is worked out once; the inner loop then
  * runs over that stretch with no padding test in it, and vectorises when the
  * stride is 1. The float MaxPool of 2-D windows takes two passes per output row
- * instead, down the rows then across the columns: in registers with AVX-512F
- * (pool_x86.h), else through a padded row on the stack (maxpool_rows_f32). */
-#include "aotc_pool.h"
-#include "aotc_threads.h"
-#include "pool_x86.h"
+ * instead, down the rows then across the columns, through a padded row on the stack
+ * (maxpool_rows_f32); with AVX-512F in registers (pool_x86.h), as kernels of their own. */
+#include "pool_internal.h"
 
 #include <float.h>
 
-/* The k in [0, count) for which start + k * step lies in [lo, hi), as
- * [*k0, *k1). Used both ways round: the taps of one window (step = dilation),
- * and the outputs whose window has a given tap inside the input (step = stride). */
-static void tap_range(int32_t start, int32_t step, int32_t count, int32_t lo, int32_t hi,
-                      int32_t *k0, int32_t *k1) {
-    int32_t a = start < lo ? (lo - start + step - 1) / step : 0;
-    int32_t b = start < hi ? (hi - start + step - 1) / step : 0;
-    if (b > count) b = count;
-    if (a > b) a = b;
-    *k0 = a;
-    *k1 = b;
-}
-
-static int32_t tap_count(int32_t start, int32_t step, int32_t count, int32_t lo, int32_t hi) {
-    int32_t k0, k1;
-    tap_range(start, step, count, lo, hi, &k0, &k1);
-    return k1 - k0;
-}
 
 /* ys[i] = max(ys[i], xs[i * step]) for i < n. */
 static void max_into(float *AOTC_RESTRICT ys, const float *AOTC_RESTRICT xs, int32_t step, int32_t n) {
@@ -255,8 +236,8 @@ static int maxpool_rows_f32(const aotc_pool_params *p, const float *AOTC_RESTRIC
     return 1;
 }
 
-/* aotc_maxpool_f32's work for aotc_parallel_for: planes [begin, end), through pool_x86.h's AVX-512
- * rows or maxpool_rows_f32 when they fit, else pool_row */
+/* aotc_maxpool_f32's work for aotc_parallel_for: planes [begin, end), through maxpool_rows_f32 when
+ * they fit, else pool_row */
 typedef struct {
     const aotc_pool_params *p;
     const float *x;
@@ -270,12 +251,6 @@ static void maxpool_planes(void *ctx, int32_t begin, int32_t end) {
     const int32_t out_w = p->out[2];
     float *y = J->y + (int64_t)begin * p->out[0] * p->out[1] * out_w;
     int32_t c, od, oh;
-#if AOTC_MAXPOOL_F32_AVX512
-    if (mp16_fits(p)) {
-        mp16_planes(p, J->x, J->y, begin, end);
-        return;
-    }
-#endif
     if (maxpool_rows_f32(p, J->x, J->y, begin, end)) return;
     for (c = begin; c < end; ++c) {
         const float *xplane = J->x + c * in_plane;
@@ -339,28 +314,6 @@ void aotc_maxpool_indices_f32(const aotc_pool_params *p, int32_t spatial_rank, i
     }
 }
 
-/* POOL_LANES partial sums: a sum of many values in one chain waits on each add's latency
- * (Keras's AveragePooling2D to 1 x 1 is a window of 120 values per plane in a DS-CNN, a
- * GlobalAveragePool one of the whole plane); in lanes it vectorises. */
-#define POOL_LANES 16
-
-/* The sum of `rows` runs of `cols` floats, the runs `step` apart, in POOL_LANES lanes. */
-static float sum_runs(const float *AOTC_RESTRICT x, int32_t rows, int32_t cols, int64_t step) {
-    float lane[POOL_LANES] = {0.0f}, s = 0.0f;
-    int32_t r, i, j;
-    if (cols == step) { /* whole rows: one run */
-        cols *= rows;
-        rows = 1;
-    }
-    for (r = 0; r < rows; ++r, x += step) {
-        for (i = 0; i + POOL_LANES <= cols; i += POOL_LANES) {
-            for (j = 0; j < POOL_LANES; ++j) lane[j] += x[i + j];
-        }
-        for (j = 0; i + j < cols; ++j) lane[j] += x[i + j];
-    }
-    for (j = 0; j < POOL_LANES; ++j) s += lane[j];
-    return s;
-}
 
 void aotc_avgpool_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y) {
     const int64_t in_plane = (int64_t)p->in[0] * p->in[1] * p->in[2];
@@ -411,206 +364,3 @@ void aotc_avgpool_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, f
         }
     }
 }
-
-void aotc_global_maxpool_f32(int32_t planes, int32_t size, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y) {
-    int32_t c, i;
-    for (c = 0; c < planes; ++c, x += size) {
-        float m = -FLT_MAX;
-        for (i = 0; i < size; ++i) m = x[i] > m ? x[i] : m;
-        y[c] = m;
-    }
-}
-
-/* Helium (a Cortex-M55; -DAOTC_NO_MVE: the plain C): small planes (a classifier's last 3 x 3 or
- * 6 x 6) 4 at a time, a lane each, summed by gathers element by element. sum_runs spent 145
- * instructions, and a memset of its lanes 87, on each of MobileNet-v2's 1,280 planes of 9 (issue 27). */
-#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2) && !defined(AOTC_NO_MVE)
-#include <arm_mve.h>
-#define POOL_HELIUM_MAX 64 /* larger planes: sum_runs's contiguous lanes */
-#endif
-
-void aotc_global_avgpool_f32(int32_t planes, int32_t size, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y) {
-    int32_t c = 0;
-#if defined(POOL_HELIUM_MAX)
-    if (size <= POOL_HELIUM_MAX) {
-        const uint32_t step = (uint32_t)size * (uint32_t)sizeof(float);
-        for (; c + 4 <= planes; c += 4, x += 4 * size) {
-            /* lane j: plane c + j's elements, 4 a step at immediate offsets */
-            uint32x4_t at = vaddq_n_u32(vmulq_n_u32(vidupq_n_u32(0, 1), step), (uint32_t)(uintptr_t)x);
-            float32x4_t s = vdupq_n_f32(0.0f), s2 = s;
-            int32_t i;
-            for (i = 0; i + 4 <= size; i += 4, at = vaddq_n_u32(at, 16)) {
-                s = vaddq_f32(s, vldrwq_gather_base_f32(at, 0));
-                s2 = vaddq_f32(s2, vldrwq_gather_base_f32(at, 4));
-                s = vaddq_f32(s, vldrwq_gather_base_f32(at, 8));
-                s2 = vaddq_f32(s2, vldrwq_gather_base_f32(at, 12));
-            }
-            for (; i < size; ++i, at = vaddq_n_u32(at, 4)) s = vaddq_f32(s, vldrwq_gather_base_f32(at, 0));
-            vst1q_f32(y + c, vmulq_n_f32(vaddq_f32(s, s2), 1.0f / (float)size));
-        }
-    }
-#endif
-    for (; c < planes; ++c, x += size) y[c] = sum_runs(x, 1, size, size) / (float)size;
-}
-
-/* ---- MaxPool on 8-bit integers --------------------------------------------
- * Window by window: for each output, the range of taps inside the input on each
- * dim (tap_range), then the max over them. 2-D pools with no dilation and rows of at most
- * AOTC_MAXPOOL_INT_ROW take each output row in two passes instead (maxpool_int_rows):
- * the max down the window's input rows, a whole row at a time, into a row padded
- * with the type's lowest value, then across the window's columns, a tap for the
- * whole output row at a time (loops compilers vectorise). With SSE2 (x86 hosts), rows of 16
- * bytes or more at stride 1 take both passes 16 bytes at a time in registers, the last 16
- * ending at the row's end (a max may take bytes twice; compilers leave rows shorter than
- * their widest vector to scalar code), through two row buffers in turn (a row's taps then
- * read bytes stored a row before: loads across recent stores at other offsets stall). At stride
- * 2 (ResNet's 3 x 3 stem pool) the pass across columns splits 32 bytes into their even and odd
- * bytes (maxpool_cols16_s2), the row pass being the same. */
-#define AOTC_MAXPOOL_INT_ROW 256 /* bytes on the stack: small, for microcontrollers */
-#if (defined(__SSE2__) || defined(_M_X64)) && !defined(AOTC_NO_INTRINSICS)
-#include <emmintrin.h>
-#define AOTC_MAXPOOL_INT_SSE2 1
-/* y[0..n) = max over rows r < nr of src[r * stride + 0..n) (n >= 16; bytes as unsigned, or signed
- * with flip 0x80): 16 at a time in registers, the last 16 ending at n. */
-static void maxpool_rows16(uint8_t *AOTC_RESTRICT y, const uint8_t *AOTC_RESTRICT src, int64_t stride, int32_t nr,
-                           int32_t n, int flip) {
-    const __m128i f = _mm_set1_epi8((char)(flip ? 0x80 : 0));
-    int32_t i, r;
-    for (i = 0; i < n; i += 16) {
-        const int32_t at = i + 16 <= n ? i : n - 16;
-        __m128i m = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(src + at)), f);
-        for (r = 1; r < nr; ++r) {
-            m = _mm_max_epu8(m, _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(src + r * stride + at)), f));
-        }
-        _mm_storeu_si128((__m128i *)(void *)(y + at), _mm_xor_si128(m, f));
-    }
-}
-
-/* y[j] = max over taps kw < k of row[2 * j + kw] for j < n (n >= 16; bytes as unsigned, or signed
- * with flip 0x80): 16 outputs at a time, the last 16 ending at n. Tap 2m is the even bytes of the
- * 32 from row + 2m, tap 2m + 1 their odd bytes: each 16-bit word masked to its low byte or shifted
- * down by 8 holds 0..255, so packing words to bytes never saturates. Reads row[0 .. 2n + k - 1)
- * for odd k: one byte past the windows' span (2n + k - 2), whose lane is dropped; the caller's
- * row holds it. */
-static void maxpool_cols16_s2(uint8_t *AOTC_RESTRICT y, const uint8_t *AOTC_RESTRICT row, int32_t k, int32_t n,
-                              int flip) {
-    const __m128i f = _mm_set1_epi8((char)(flip ? 0x80 : 0)), low = _mm_set1_epi16(0x00ff);
-    int32_t i, kw;
-    for (i = 0; i < n; i += 16) {
-        const int32_t at = i + 16 <= n ? i : n - 16;
-        const uint8_t *src = row + 2 * at;
-        __m128i m = _mm_setzero_si128(); /* the lowest value once flipped: every tap is at least it */
-        for (kw = 0; kw < k; kw += 2) {
-            const __m128i a = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(src + kw)), f);
-            const __m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(src + kw + 16)), f);
-            m = _mm_max_epu8(m, _mm_packus_epi16(_mm_and_si128(a, low), _mm_and_si128(b, low)));
-            if (kw + 1 < k) m = _mm_max_epu8(m, _mm_packus_epi16(_mm_srli_epi16(a, 8), _mm_srli_epi16(b, 8)));
-        }
-        _mm_storeu_si128((__m128i *)(void *)(y + at), _mm_xor_si128(m, f));
-    }
-}
-#else
-#define AOTC_MAXPOOL_INT_SSE2 0
-#define maxpool_rows16(y, src, stride, nr, n, flip) ((void)(y), (void)(src), (void)(stride), (void)(nr), (void)(n), (void)(flip))
-#define maxpool_cols16_s2(y, row, k, n, flip) ((void)(y), (void)(row), (void)(k), (void)(n), (void)(flip))
-#endif
-
-#define AOTC_MAXPOOL_INT(SUFFIX, T, LOWEST)                                                         \
-    static int maxpool_rows_##SUFFIX(const aotc_pool_params *p, const T *AOTC_RESTRICT x, T *AOTC_RESTRICT y) { \
-        const int32_t in_h = p->in[1], in_w = p->in[2], out_h = p->out[1], out_w = p->out[2];       \
-        const int32_t k_w = p->kernel[2], sw = p->strides[2], lead = p->pads_begin[2];              \
-        const int32_t span = (out_w - 1) * sw + k_w; /* padded columns the windows cover */          \
-        T col[AOTC_MAXPOOL_INT_SSE2 + 1][AOTC_MAXPOOL_INT_ROW];                                    \
-        int32_t c, oh, ow, kh, kw, i;                                                              \
-        if (p->in[0] != 1 || p->out[0] != 1 || p->kernel[0] != 1 || p->pads_begin[0] != 0 ||      \
-            p->dilations[1] != 1 || p->dilations[2] != 1 || span > AOTC_MAXPOOL_INT_ROW ||         \
-            lead + in_w > AOTC_MAXPOOL_INT_ROW) {                                                  \
-            return 0;                                                                              \
-        }                                                                                          \
-        for (i = 0; i < AOTC_MAXPOOL_INT_ROW; ++i) { /* the padding never wins */                  \
-            col[0][i] = LOWEST;                                                                    \
-            col[AOTC_MAXPOOL_INT_SSE2][i] = LOWEST;                                                \
-        }                                                                                          \
-        if (AOTC_MAXPOOL_INT_SSE2 && (sw == 1 || (sw == 2 && span + 1 <= AOTC_MAXPOOL_INT_ROW)) &&   \
-            in_w >= 16 && out_w >= 16) {                                                           \
-            for (c = 0; c < p->planes; ++c, x += (int64_t)in_h * in_w) {                          \
-                for (oh = 0; oh < out_h; ++oh, y += out_w) {                                       \
-                    const int32_t sh = oh * p->strides[1] - p->pads_begin[1];                      \
-                    const int32_t h0 = sh < 0 ? 0 : sh;                                            \
-                    const int32_t h1 = sh + p->kernel[1] < in_h ? sh + p->kernel[1] : in_h;        \
-                    T *row = col[oh & 1];                                                          \
-                    if (h1 > h0) {                                                                 \
-                        maxpool_rows16((uint8_t *)(void *)(row + lead), (const uint8_t *)(const void *)(x + (int64_t)h0 * in_w), \
-                                       in_w, h1 - h0, in_w, (T)-1 < 0);                            \
-                    } else {                                                                       \
-                        for (i = 0; i < in_w; ++i) row[lead + i] = LOWEST;                         \
-                    }                                                                              \
-                    if (sw == 1) {                                                                 \
-                        maxpool_rows16((uint8_t *)(void *)y, (const uint8_t *)(const void *)row, 1, k_w, out_w, (T)-1 < 0); \
-                    } else {                                                                       \
-                        maxpool_cols16_s2((uint8_t *)(void *)y, (const uint8_t *)(const void *)row, k_w, out_w, (T)-1 < 0); \
-                    }                                                                              \
-                }                                                                                  \
-            }                                                                                      \
-            return 1;                                                                              \
-        }                                                                                          \
-        for (c = 0; c < p->planes; ++c, x += (int64_t)in_h * in_w) {                              \
-            for (oh = 0; oh < out_h; ++oh, y += out_w) {                                           \
-                const int32_t sh = oh * p->strides[1] - p->pads_begin[1];                          \
-                const int32_t h0 = sh < 0 ? 0 : sh;                                                \
-                const int32_t h1 = sh + p->kernel[1] < in_h ? sh + p->kernel[1] : in_h;            \
-                T *AOTC_RESTRICT body = col[0] + lead;                                             \
-                for (i = 0; i < in_w; ++i) body[i] = LOWEST;                                       \
-                for (kh = h0; kh < h1; ++kh) {                                                     \
-                    const T *r = x + (int64_t)kh * in_w;                                           \
-                    for (i = 0; i < in_w; ++i) body[i] = r[i] > body[i] ? r[i] : body[i];          \
-                }                                                                                  \
-                for (ow = 0; ow < out_w; ++ow) y[ow] = LOWEST;                                     \
-                for (kw = 0; kw < k_w; ++kw) {                                                     \
-                    const T *tap = col[0] + kw;                                                    \
-                    for (ow = 0; ow < out_w; ++ow) {                                               \
-                        const T v = tap[(int64_t)ow * sw];                                         \
-                        y[ow] = v > y[ow] ? v : y[ow];                                             \
-                    }                                                                              \
-                }                                                                                  \
-            }                                                                                      \
-        }                                                                                          \
-        return 1;                                                                                  \
-    }                                                                                              \
-    void aotc_maxpool_##SUFFIX(const aotc_pool_params *p, const T *AOTC_RESTRICT x, T *AOTC_RESTRICT y) { \
-        const int64_t in_plane = (int64_t)p->in[0] * p->in[1] * p->in[2];                           \
-        int32_t c, od, oh, ow, kd, kh, kw;                                                         \
-        if (maxpool_rows_##SUFFIX(p, x, y)) return;                                                \
-        for (c = 0; c < p->planes; ++c, x += in_plane) {                                           \
-            for (od = 0; od < p->out[0]; ++od) {                                                   \
-                const int32_t sd = od * p->strides[0] - p->pads_begin[0];                          \
-                int32_t d0, d1;                                                                    \
-                tap_range(sd, p->dilations[0], p->kernel[0], 0, p->in[0], &d0, &d1);               \
-                for (oh = 0; oh < p->out[1]; ++oh) {                                               \
-                    const int32_t sh = oh * p->strides[1] - p->pads_begin[1];                      \
-                    int32_t h0, h1;                                                                \
-                    tap_range(sh, p->dilations[1], p->kernel[1], 0, p->in[1], &h0, &h1);           \
-                    for (ow = 0; ow < p->out[2]; ++ow) {                                           \
-                        const int32_t sw = ow * p->strides[2] - p->pads_begin[2];                  \
-                        int32_t w0, w1;                                                            \
-                        T m = LOWEST;                                                              \
-                        tap_range(sw, p->dilations[2], p->kernel[2], 0, p->in[2], &w0, &w1);       \
-                        for (kd = d0; kd < d1; ++kd) {                                             \
-                            for (kh = h0; kh < h1; ++kh) {                                         \
-                                const T *row = x + ((int64_t)(sd + kd * p->dilations[0]) * p->in[1] + \
-                                                    (sh + kh * p->dilations[1])) * p->in[2] + sw;  \
-                                for (kw = w0; kw < w1; ++kw) {                                     \
-                                    const T v = row[(int64_t)kw * p->dilations[2]];                \
-                                    m = v > m ? v : m;                                             \
-                                }                                                                  \
-                            }                                                                      \
-                        }                                                                          \
-                        *y++ = m;                                                                  \
-                    }                                                                              \
-                }                                                                                  \
-            }                                                                                      \
-        }                                                                                          \
-    }
-
-AOTC_MAXPOOL_INT(i8, int8_t, -128)
-AOTC_MAXPOOL_INT(u8, uint8_t, 0)

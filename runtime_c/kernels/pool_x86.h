@@ -1,9 +1,12 @@
 /* The float MaxPool of 2-D windows with AVX-512F (x86 hosts built with -march=native on a core that
- * has it): pool.c's aotc_maxpool_f32 takes it for windows of any height at any row stride, at column
- * stride 1 (up to 17 columns) or 2 (up to 33 columns), no dilation, any padding and ceil_mode.
- * Internal to runtime_c/kernels; without AVX-512F (or with AOTC_NO_INTRINSICS) nothing here is
- * compiled and pool.c's plain-C twin, maxpool_rows_f32 (the same two passes through a row on the
- * stack, in loops compilers vectorise), runs instead.
+ * has it), for windows of any height at any row stride, at column stride 1 (up to 17 columns) or 2
+ * (up to 33 columns), no dilation, any padding and ceil_mode: three kernels of their own, which
+ * aot/kernels/pool.py picks (x86_paths.h), so that a bundle compiles the window shapes its pools
+ * have: aotc_maxpool_s2_f32 (pool_max_s2_x86.c: 3 or 2 columns at stride 2, the downsampling pools),
+ * aotc_maxpool_s1_f32 (pool_max_s1_x86.c: 3 or 2 at stride 1) and aotc_maxpool_x86_f32
+ * (pool_max_x86.c: any other). Internal to runtime_c/kernels; without AVX-512F (or with
+ * AOTC_NO_INTRINSICS) nothing here is compiled and each runs pool.c's aotc_maxpool_f32, whose
+ * maxpool_rows_f32 makes the same two passes through a row on the stack, in loops compilers vectorise.
  *
  * Each output row goes 16 outputs at a time, all in registers (no scratch, no stack buffer):
  *   1. down the rows: the max, lane by lane, over the window's input rows of 16 input columns
@@ -27,6 +30,8 @@
 #define AOTC_POOL_X86_H
 
 #include "aotc_pool.h"
+#include "aotc_threads.h"
+#include "x86_paths.h" /* X86_PATH_MISSED */
 
 #if defined(__AVX512F__) && !defined(AOTC_NO_INTRINSICS)
 #include <float.h>
@@ -118,7 +123,7 @@ MP16_INLINE void mp16_row(float *y, const float *x, int64_t w, mp16_cols c, int3
     }
 }
 
-/* Whether aotc_maxpool_f32 takes p through mp16_planes: 2-D windows, no dilation, column stride 1
+/* Whether these rows take p (aot/kernels/pool.py's mp16_fits): 2-D windows, no dilation, column stride 1
  * with at most 17 taps or 2 with at most 33 (a shift reaches at most 16 lanes either way). */
 static inline int mp16_fits(const aotc_pool_params *p) {
     const int32_t kw = p->kernel[2], sw = p->strides[2];
@@ -173,35 +178,35 @@ MP16_INLINE void mp16_some_planes(const aotc_pool_params *p, const float *AOTC_R
     mp16_rows(p, x, y, planes, inside1, out_h, 0, kw, sw, pw);
 }
 
-/* mp16_some_planes for the usual windows (3 or 2 columns at stride 2 or 1, 0 or 1 leading pad
- * columns) and any other, each its own function */
+/* mp16_some_planes for a window of KW columns at column stride SW after PW leading pad columns, as a
+ * function (the three kernels define one for each usual window, and one for any other) */
 #define MP16_PLANES(NAME, KW, SW, PW)                                                                        \
     static __attribute__((noinline)) void NAME(const aotc_pool_params *p, const float *x, float *y,          \
                                                int32_t planes) {                                             \
         mp16_some_planes(p, x, y, planes, KW, SW, PW);                                                       \
     }
-MP16_PLANES(mp16_planes_k3s2p0, 3, 2, 0)
-MP16_PLANES(mp16_planes_k3s2p1, 3, 2, 1)
-MP16_PLANES(mp16_planes_k2s2p0, 2, 2, 0)
-MP16_PLANES(mp16_planes_k3s1p1, 3, 1, 1)
-MP16_PLANES(mp16_planes_k3s1p0, 3, 1, 0)
-MP16_PLANES(mp16_planes_k2s1p0, 2, 1, 0)
-MP16_PLANES(mp16_planes_any, p->kernel[2], p->strides[2], p->pads_begin[2])
-#undef MP16_PLANES
+/* `planes` planes of a window shape: MP16_PLANES's functions */
+typedef void (*mp16_planes_fn)(const aotc_pool_params *, const float *, float *, int32_t);
 
-/* Planes [c0, c1) of the pool (mp16_fits(p)). */
-static inline void mp16_planes(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y,
-                               int32_t c0, int32_t c1) {
-    const int32_t kw = p->kernel[2], sw = p->strides[2], pw = p->pads_begin[2];
-    const int64_t in_plane = (int64_t)p->in[1] * p->in[2], out_plane = (int64_t)p->out[1] * p->out[2];
-    void (*planes)(const aotc_pool_params *, const float *, float *, int32_t) = mp16_planes_any;
-    if (kw == 3 && sw == 2 && pw == 0) planes = mp16_planes_k3s2p0;
-    if (kw == 3 && sw == 2 && pw == 1) planes = mp16_planes_k3s2p1;
-    if (kw == 2 && sw == 2 && pw == 0) planes = mp16_planes_k2s2p0;
-    if (kw == 3 && sw == 1 && pw == 1) planes = mp16_planes_k3s1p1;
-    if (kw == 3 && sw == 1 && pw == 0) planes = mp16_planes_k3s1p0;
-    if (kw == 2 && sw == 1 && pw == 0) planes = mp16_planes_k2s1p0;
-    planes(p, x + c0 * in_plane, y + c0 * out_plane, c1 - c0);
+typedef struct {
+    const aotc_pool_params *p;
+    const float *x;
+    float *y;
+    mp16_planes_fn planes;
+} mp16_job;
+
+static void mp16_items(void *ctx, int32_t begin, int32_t end) {
+    const mp16_job *J = (const mp16_job *)ctx;
+    const int64_t in_plane = (int64_t)J->p->in[1] * J->p->in[2], out_plane = (int64_t)J->p->out[1] * J->p->out[2];
+    J->planes(J->p, J->x + begin * in_plane, J->y + begin * out_plane, end - begin);
+}
+
+/* The pool (mp16_fits(p)) through `planes`, its planes split across the thread pool of a --threads
+ * bundle (one call otherwise). */
+static inline void mp16_run(const aotc_pool_params *p, const float *x, float *y, mp16_planes_fn planes) {
+    mp16_job J;
+    J.p = p, J.x = x, J.y = y, J.planes = planes;
+    aotc_parallel_for(mp16_items, &J, p->planes);
 }
 #else
 #define AOTC_MAXPOOL_F32_AVX512 0

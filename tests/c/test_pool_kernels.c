@@ -8,7 +8,7 @@
  * inside the input, position -1 on each spatial dim). The 8-bit MaxPools (int8, uint8) give
  * exactly the reference max of their integers as floats (the type's lowest where it gives
  * -FLT_MAX), on the same shapes and, half the time, on 2-D rows of 16 to 130 bytes at strides 1
- * to 3: pool.c's two-pass path, with SSE2 at strides 1 and 2 (outputs of 16 bytes or more).
+ * to 3: pool_int8.c's two-pass path, with SSE2 at strides 1 and 2 (outputs of 16 bytes or more).
  * The float MaxPool also runs, half the time, on 2-D rows of 1 to 80 columns (a third near a
  * multiple of 16 outputs) with windows up to 33 columns wide, half of its inputs then NaN, +-inf,
  * +-0 or -FLT_MAX a third of the time: pool_x86.h's AVX-512 path in -march=native builds on hosts
@@ -170,7 +170,15 @@ static int check_int8(int kind) {
     return bad;
 }
 
-/* Shapes aotc_maxpool_f32 took through pool_x86.h's AVX-512 path (0 in builds without it) */
+/* aotc_maxpool_f32 and its AVX-512 kernels (aotc_pool.h) */
+typedef void (*maxpool_fn)(const aotc_pool_params *, const float *, float *);
+#define MAX_PATHS 4
+static const maxpool_fn MAX_FNS[MAX_PATHS] = {aotc_maxpool_f32, aotc_maxpool_s2_f32, aotc_maxpool_s1_f32,
+                                              aotc_maxpool_x86_f32};
+static const char *const MAX_NAMES[MAX_PATHS] = {"aotc_maxpool_f32", "aotc_maxpool_s2_f32", "aotc_maxpool_s1_f32",
+                                                 "aotc_maxpool_x86_f32"};
+
+/* Shapes whose pool pool_x86.h's AVX-512 rows take (0 in builds without them) */
 static int32_t avx512_max_shapes;
 
 /* Half of the values NaN, +-inf, +-0 or -FLT_MAX: the max must skip NaN, give -FLT_MAX for a window
@@ -215,7 +223,7 @@ static int check(int kind) {
     aotc_pool_params p;
     size_t xn, yn;
     float *x, *x0, *ax, *y, *ref, *mag = NULL;
-    int bad, d, rows_2d = 0;
+    int bad = 0, d, path, rows_2d = 0;
     if (kind == P_MAX_I8 || kind == P_MAX_U8) return check_int8(kind);
     if (kind == P_MAX && chance(1, 2)) { /* rows of 1 to 80 columns, windows up to 33 wide */
         while (!draw_rows(&p, 1, 80, 33)) {
@@ -265,18 +273,23 @@ static int check(int kind) {
 #if AOTC_MAXPOOL_F32_AVX512
     if (kind == P_MAX && mp16_fits(&p)) ++avx512_max_shapes;
 #endif
-    switch (kind) {
-    case P_MAX: aotc_maxpool_f32(&p, x, y); break;
-    case P_AVG: aotc_avgpool_f32(&p, x, y); break;
-    case P_GLOBAL_MAX: aotc_global_maxpool_f32(p.planes, prod3(p.in), x, y); break;
-    default: aotc_global_avgpool_f32(p.planes, prod3(p.in), x, y); break;
-    }
-    bad = test_differs(NAMES[kind], y, ref, mag, yn);
-    if (!bad && rows_2d && p.in[2] <= 512) {
-        max_rows_then_columns(&p, x, ref);
-        if (memcmp(y, ref, yn * sizeof(float)) != 0) {
-            printf("%s: not bit for bit the max down rows, then across columns\n", NAMES[kind]);
-            bad = 1;
+    /* MaxPool: aotc_maxpool_f32, then each of its AVX-512 kernels (the path where it takes the pool, else
+     * aotc_maxpool_f32 again), all bit for bit the max down rows, then across columns */
+    for (path = 0; path < (kind == P_MAX ? MAX_PATHS : 1) && !bad; ++path) {
+        const char *name = kind == P_MAX ? MAX_NAMES[path] : NAMES[kind];
+        switch (kind) {
+        case P_MAX: MAX_FNS[path](&p, x, y); break;
+        case P_AVG: aotc_avgpool_f32(&p, x, y); break;
+        case P_GLOBAL_MAX: aotc_global_maxpool_f32(p.planes, prod3(p.in), x, y); break;
+        default: aotc_global_avgpool_f32(p.planes, prod3(p.in), x, y); break;
+        }
+        bad = test_differs(name, y, ref, mag, yn);
+        if (!bad && rows_2d && p.in[2] <= 512) {
+            max_rows_then_columns(&p, x, ref);
+            if (memcmp(y, ref, yn * sizeof(float)) != 0) {
+                printf("%s: not bit for bit the max down rows, then across columns\n", name);
+                bad = 1;
+            }
         }
     }
     if (!bad && memcmp(x, x0, xn * sizeof(float)) != 0) {

@@ -1,0 +1,30 @@
+/* aotc_maxpool_s1_f32: the float MaxPool's AVX-512F rows (pool_x86.h) for windows of 3 columns after
+ * 0 or 1 leading pad columns, or of 2 after none, at column stride 1 (SqueezeNet's, Inception's
+ * same-size pools), each with its shape's loops unrolled. Elsewhere it runs aotc_maxpool_f32. */
+#include "pool_x86.h"
+
+#if AOTC_MAXPOOL_F32_AVX512
+MP16_PLANES(mp16_planes_k3s1p1, 3, 1, 1)
+MP16_PLANES(mp16_planes_k3s1p0, 3, 1, 0)
+MP16_PLANES(mp16_planes_k2s1p0, 2, 1, 0)
+#endif
+
+void aotc_maxpool_s1_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y) {
+#if AOTC_MAXPOOL_F32_AVX512
+    const int32_t kw = p->kernel[2], sw = p->strides[2], pw = p->pads_begin[2];
+    if (mp16_fits(p) && kw == 3 && sw == 1 && pw == 1) {
+        mp16_run(p, x, y, mp16_planes_k3s1p1);
+        return;
+    }
+    if (mp16_fits(p) && kw == 3 && sw == 1 && pw == 0) {
+        mp16_run(p, x, y, mp16_planes_k3s1p0);
+        return;
+    }
+    if (mp16_fits(p) && kw == 2 && sw == 1 && pw == 0) {
+        mp16_run(p, x, y, mp16_planes_k2s1p0);
+        return;
+    }
+    X86_PATH_MISSED("aotc_maxpool_s1_f32");
+#endif
+    aotc_maxpool_f32(p, x, y);
+}

@@ -1,0 +1,19 @@
+/* aotc_maxpool_x86_f32: the float MaxPool's AVX-512F rows (pool_x86.h) for the windows that
+ * aotc_maxpool_s2_f32 and aotc_maxpool_s1_f32 do not unroll (up to 17 columns at column stride 1, 33
+ * at 2). Elsewhere it runs aotc_maxpool_f32. */
+#include "pool_x86.h"
+
+#if AOTC_MAXPOOL_F32_AVX512
+MP16_PLANES(mp16_planes_any, p->kernel[2], p->strides[2], p->pads_begin[2])
+#endif
+
+void aotc_maxpool_x86_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y) {
+#if AOTC_MAXPOOL_F32_AVX512
+    if (mp16_fits(p)) {
+        mp16_run(p, x, y, mp16_planes_any);
+        return;
+    }
+    X86_PATH_MISSED("aotc_maxpool_x86_f32");
+#endif
+    aotc_maxpool_f32(p, x, y);
+}
