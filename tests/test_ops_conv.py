@@ -386,7 +386,7 @@ def test_matches_onnxruntime(built, case_id):
 # Built -march=native only (below): the AVX-512 paths of conv_igb_x86.c (igb3: 3 x 3 same-size
 # convs with more than 64 input channels per group on small planes; 3 vectors of positions x 8 output
 # channels, planes of 1 to 5 vectors, a partial panel of 8, groups, batch 2, every epilogue; the same
-# shapes on 33 to 40 channels go to the implicit GEMM's tiles, ig3_*) and conv_dwk_x86.h
+# shapes on 33 to 40 channels go to the implicit GEMM's tiles, ig3_*) and conv_dwk_x86.c
 # (depthwise 3/5/7 rows at strides 1 and 2, flat small planes), conv_stem_x86.h (RGB stems, 3 x 3
 # and 7 x 7 at stride 2, rows of 1 and 2 vectors, odd sizes, pads 0 to 3), with four of the kxk cases above.
 NATIVE = [
@@ -458,13 +458,13 @@ NATIVE = [
     conv("igx1_k16_rows8", (1, 16, 16, 16), (32, 16, 1, 1), strides=[2, 2]),
     conv_fused("igx1_k24_odd_batch_res_relu", (2, 24, 31, 31), (16, 24, 1, 1), "relu", strides=[2, 2]),
     conv_fused("igx1_k8_rows32_leaky", (1, 8, 12, 64), (48, 8, 1, 1), "leaky", residual=False, strides=[2, 2]),
-    # conv_dw3_x86.h's stride-1 rows on planes of more than 1024 outputs: rows of 2 1/2 vectors and of exactly 2,
+    # conv_dw3_x86.c's stride-1 rows on planes of more than 1024 outputs: rows of 2 1/2 vectors and of exactly 2,
     # a channel multiplier, a batch, every epilogue
     conv_fused("dw3x_rows_res_clip", (1, 3, 40, 40), (3, 1, 3, 3), "clip", group=3, pads=[1, 1, 1, 1]),
     conv_fused("dw3x_rows_mult_batch_leaky", (2, 2, 33, 32), (4, 1, 3, 3), "leaky", residual=False, group=2,
                pads=[1, 1, 1, 1]),
     conv("dw3x_rows_tall_no_bias", (1, 2, 100, 17), (2, 1, 3, 3), group=2, pads=[1, 1, 1, 1], bias=False),
-    # conv_dw3_x86.h's stride-2 rows in vectors of 15 outputs, past two vectors (a first pad of 0 or 1, odd widths)
+    # conv_dw3_x86.c's stride-2 rows in vectors of 15 outputs, past two vectors (a first pad of 0 or 1, odd widths)
     conv_fused("dw3x_s2_wide_rows_res_clip", (1, 4, 20, 112), (4, 1, 3, 3), "clip", group=4, strides=[2, 2],
                pads=[1, 1, 1, 1]),
     conv_fused("dw3x_s2_wide_pads0_leaky", (2, 3, 9, 201), (3, 1, 3, 3), "leaky", residual=False, group=3,
@@ -475,7 +475,7 @@ NATIVE = [
 @pytest.fixture(scope="module")
 def built_native():
     """The NHWC-store, POSX and NATIVE cases built -march=native, as bundles are: the AVX-512 conv paths
-    (conv_ig_x86.h, conv_dw3_x86.h, conv_posx_x86.h, conv_igb_x86.c, conv_dwk_x86.h) exist only
+    (conv_ig_x86.h, conv_dw3_x86.c, conv_posx_x86.h, conv_igb_x86.c, conv_dwk_x86.c) exist only
     then; the first must leave the NHWC-store convs to the NHWC store."""
     return shared_build(NHWC_OUT + POSX + NATIVE, extra_flags=("-march=native",))
 
@@ -723,7 +723,8 @@ def test_depthwise3x3_direct_reads_and_writes_only_its_tensors(tmp_path, block):
     flags = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g", "-O0", "-std=c99", "-Wall", "-Wextra",
              "-Werror"] + ([f"-DAOTC_DW3_BLOCK={block}"] if block else [])  # (-O0: quick to build; the same paths)
     subprocess.run(["gcc", *flags, f"-I{runtime_dir() / 'include'}", f"-I{kernels}", str(tmp_path / "sweep.c"),
-                    str(kernels / "conv_depthwise3x3_direct.c"), str(kernels / "gemm.c"), "-lm", "-o", str(exe)],
+                    *(str(kernels / f) for f in ("conv_depthwise3x3_direct.c", "conv_dw3_x86.c", "conv_dwk_x86.c",
+                                                 "gemm.c")), "-lm", "-o", str(exe)],
                    check=True)
     r = subprocess.run([str(exe)], capture_output=True, text=True, env={"ASAN_OPTIONS": "detect_leaks=1"})
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]

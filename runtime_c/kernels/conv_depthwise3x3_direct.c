@@ -2,8 +2,6 @@
  * aotc_conv_depthwise3x3_direct_f32, every tap read straight from the input in blocks of
  * outputs summed in registers, taps outside the image dropped by masks. */
 #include "conv_dw3_mve.h"
-#include "conv_dw3_x86.h"
-#include "conv_dwk_x86.h"
 #include "conv_internal.h"
 
 /* ---- depthwise 3 x 3, stride 1 or 2, pads of 0 or 1: straight from the input, no scratch ---- */
@@ -514,11 +512,9 @@ void aotc_conv_depthwise3x3_direct_f32(const aotc_conv_params *p, const float *x
     dw3_conv c;
     dw3_job J;
     int32_t oy;
-    if (dw3x(p, x, w, bias, res, y)) return; /* small planes at stride 1, short rows at stride 2, on AVX-512 (conv_dw3_x86.h) */
+    if (aotc_conv_dw3_x86(p, x, w, bias, res, y)) return; /* small planes at stride 1, short rows at stride 2, on AVX-512 */
     if (dw3m(p, x, w, bias, res, y)) return; /* Helium (M55): strips of 4 columns down the rows (conv_dw3_mve.h) */
-#if defined(__AVX512F__) && !defined(AOTC_NO_X86_DWK)
-    if (dwkx(p, x, w, bias, res, y, 0)) return; /* stride 2, longer rows, on AVX-512 (conv_dwk_x86.h) */
-#endif
+    if (aotc_conv_dwk_x86(p, x, w, bias, res, y, 0)) return; /* stride 2, longer rows, on AVX-512 */
 #if MK_SCALAR_TILES
     if (IH >= 2 && IW >= 3) {
         dw3_scalar(p, x, w, bias, res, y);

@@ -4,7 +4,6 @@
  * whose taps cross the row's ends reads a copy of its inputs on the stack, zero outside the image.
  * Tap rows outside the image are skipped. */
 #include "conv_internal.h"
-#include "conv_dwk_x86.h"
 
 /* The unrolling is spelled out so that a build at -Os (Cortex-M) still gets it: the taps of a row
  * (KW, a constant in each instance below) and the outputs of a block. clang reads its own pragma. */
@@ -202,9 +201,7 @@ void aotc_conv_depthwise_kxk_f32(const aotc_conv_params *p, const float *x, cons
     float plane[AOTC_DWK_PLANE > 0 ? AOTC_DWK_PLANE : 1];
     dwk_row r;
     int32_t n, o, oy, ox, iy, c;
-#if defined(__AVX512F__) && !defined(AOTC_NO_X86_DWK)
-    if (dwkx(p, x, w, bias, res, y, 1)) return; /* on AVX-512 (conv_dwk_x86.h) */
-#endif
+    if (aotc_conv_dwk_x86(p, x, w, bias, res, y, 1)) return; /* on AVX-512 (conv_dwk_x86.c) */
     r.IW = IW;
     r.ld = padded ? pw : IW;
     r.c_min = padded ? -pl : 0;

@@ -1,8 +1,5 @@
 /* ONNX Conv with a 3 x 3 kernel and few input channels per group (depthwise convs, RGB stems),
  * aotc_conv3x3_flat_f32: one flat pass over each output plane per input plane. */
-#include "conv_dw3_x86.h"
-#include "conv_dwk_x86.h"
-#include "conv_stem_x86.h"
 #include "conv_internal.h"
 
 /* ---- 3 x 3 Conv, few input channels per group: one flat pass per plane, straight into Y --- */
@@ -103,13 +100,11 @@ void aotc_conv3x3_flat_f32(const aotc_conv_params *p, const float *x, const floa
     const float *t[9];
     float k[9];
     int32_t i, nb, g, c, o;
-    if (dw3x(p, x, w, bias, res, y)) return; /* depthwise: small planes at stride 1, short rows at stride 2, on AVX-512 (conv_dw3_x86.h) */
-#if defined(__AVX512F__) && !defined(AOTC_NO_X86_DWK)
-    if (dwkx(p, x, w, bias, res, y, 0)) return; /* depthwise, stride 2, longer rows, on AVX-512 (conv_dwk_x86.h) */
-#endif
-#if defined(__AVX512F__) && !defined(AOTC_NO_X86_STEM)
-    if (stemx(p, x, w, bias, res, y, 0)) return; /* RGB stems at stride 2 on AVX-512 (conv_stem_x86.h) */
-#endif
+    /* AVX-512: depthwise small planes at stride 1, short rows at stride 2 (conv_dw3_x86.c); depthwise at
+     * stride 2 on longer rows (conv_dwk_x86.c); RGB stems at stride 2 (conv_stemx_x86.c) */
+    if (aotc_conv_dw3_x86(p, x, w, bias, res, y) || aotc_conv_dwk_x86(p, x, w, bias, res, y, 0) ||
+        aotc_conv_stem_x86(p, x, w, bias, res, y, 0))
+        return;
     first_column_mask(mask, n, OW);
     /* the margins, and the padding the copies below leave alone, are 0 for every plane */
     /* (the copies fill all but the margins; a margin row they fill, the one past the last output

@@ -1,8 +1,19 @@
-/* aotc_conv_stemx_f32: the AVX-512F stem tiles (conv_stem_x86.h: 16 outputs of a row x 16 output
- * channels) as a path of the implicit GEMM, on its packed W^T: 3 x 3 and 7 x 7 convs at stride 2 on a
+/* The AVX-512F stem tiles (conv_stem_x86.h: 16 outputs of a row x 16 output channels): for the flat
+ * 3 x 3 kernel (aotc_conv_stem_x86, weights OIHW), and as a path of the implicit GEMM on its packed
+ * W^T (aotc_conv_stemx_f32): 3 x 3 and 7 x 7 convs at stride 2 on a
  * few input channels (ResNet-18's 7 x 7 3 -> 64, SqueezeNet 1.1's unpadded 3 -> 64). aot/kernels/conv_x86.py
  * picks it; elsewhere it runs the implicit GEMM. */
 #include "conv_stem_x86.h"
+
+int aotc_conv_stem_x86(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
+                       float *y, int packed) {
+#if defined(__AVX512F__) && !defined(AOTC_NO_X86_STEM)
+    return stemx(p, x, w, bias, res, y, packed);
+#else
+    (void)p, (void)x, (void)w, (void)bias, (void)res, (void)y, (void)packed;
+    return 0;
+#endif
+}
 
 void aotc_conv_stemx_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
                          const float *res, float *y) {

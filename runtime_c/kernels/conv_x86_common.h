@@ -1,4 +1,4 @@
-/* Helpers the AVX-512F conv paths (conv_ig_x86.h, conv_igb_x86.c, conv_dwk_x86.h and
+/* Helpers the AVX-512F conv paths (conv_ig_x86.h, conv_igb_x86.c, conv_dwk_x86.c and
  * conv_stem_x86.h) share: masks of lanes in a range, and the epilogue (residual, activation,
  * masked store) of a finished vector of outputs.
  * Internal to runtime_c/kernels; nothing here is compiled without AVX-512F. */

@@ -1,8 +1,9 @@
-/* Depthwise K x K Conv (K = 3, 5, 7) on AVX-512F, stride 1 or 2, any pads, long rows: dwkx runs
- * it and returns 1, or returns 0 and the caller goes on as before. Called by the depthwise kernels
- * after conv_dw3_x86.h's dw3x (small planes, short rows) has declined: other targets compile
- * exactly the code they did, and no kernel choice or scratch size changes. Internal to
- * runtime_c/kernels.
+/* Depthwise K x K Conv (K = 3, 5, 7) on AVX-512F, stride 1 or 2, any pads, long rows:
+ * aotc_conv_dwk_x86 runs it and returns 1, or returns 0 and the caller goes on as before (always
+ * without AVX-512F). Called by the depthwise kernels after conv_dw3_x86.c's aotc_conv_dw3_x86 (small
+ * planes, short rows) has declined; a file of its own so that a bundle compiles it once, not once
+ * per kernel that calls it (three: 1 s each at -O3). No kernel choice or scratch size depends on it.
+ * Internal to runtime_c/kernels.
  *
  * Why: EfficientNet-B0's 5 x 5 depthwise convs ran at about 11 % of the FMA peak in the portable
  * kernel (blocks of outputs summed in scalar-indexed registers, copies of the taps that cross a
@@ -15,12 +16,10 @@
  * even (odd) vector moved j lanes by valignd (EfficientNet's 5 x 5 at 56 -> 28: 253 -> 150 us
  * against two loads and a vpermt2ps per tap). The column masks depend on the vector's columns
  * only and are made once per call. */
-#ifndef AOTC_CONV_DWK_X86_H
-#define AOTC_CONV_DWK_X86_H
-
 #include "conv_x86_common.h"
 
 #if defined(__AVX512F__) && !defined(AOTC_NO_X86_DWK)
+#define DWKX_ON 1
 
 typedef struct {
     const aotc_conv_params *p;
@@ -203,5 +202,16 @@ static int dwkx(const aotc_conv_params *p, const float *x, const float *w, const
 #undef DWKX_ROWS
 #undef DWKX_MAX_COLS
 #undef DWKX_FLAT_VECS
+#else
+#define DWKX_ON 0
 #endif
+
+int aotc_conv_dwk_x86(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
+                      float *y, int s1) {
+#if DWKX_ON
+    return dwkx(p, x, w, bias, res, y, s1);
+#else
+    (void)p, (void)x, (void)w, (void)bias, (void)res, (void)y, (void)s1;
+    return 0;
 #endif
+}

@@ -1,9 +1,9 @@
 /* Depthwise 3 x 3 Conv on AVX-512F: stride 1 with pads of 1 on every side on small planes
- * (dw3x_s1), and stride 2 on output rows of at most 30 (dw3x_s2, below). dw3x is called first by
- * the two kernels that take such convs (aotc_conv_depthwise3x3_direct_f32 and aotc_conv3x3_flat_f32),
- * which go on as before where it returns 0: other targets compile exactly the code they did (the
- * Cortex-M4 and -march=haswell objects are byte-identical), and no kernel choice or scratch size
- * changes. Internal to runtime_c/kernels.
+ * (dw3x_s1), and stride 2 on output rows of at most 30 (dw3x_s2, below). aotc_conv_dw3_x86 is called
+ * first by the two kernels that take such convs (aotc_conv_depthwise3x3_direct_f32 and
+ * aotc_conv3x3_flat_f32), which go on as before where it returns 0 (always without AVX-512F); a file
+ * of its own so that a bundle compiles it once. No kernel choice or scratch size depends on it.
+ * Internal to runtime_c/kernels.
  *
  * Why: on narrow planes (a KWS DS-CNN's 25 x 5, a MobileNet's 12 x 12, 6 x 6, 3 x 3) the portable
  * kernels spend most of their time per plane and per row (their blocks of 8 outputs end in
@@ -18,9 +18,6 @@
  * do not stay in L1, the portable kernels were faster: 48 x 48 x 8 took 10.3 us here, 6.9 us
  * there). Per-node medians on the host (Zen 4): KWS 25 x 5 x 64 3.85 -> 2.67 us, VWW 6 x 6 x 128
  * 4.7 -> 2.15 us, 3 x 3 x 256 6.3 -> 2.2 us, 12 x 12 x 64 4.5 -> 3.0 us. */
-#ifndef AOTC_CONV_DW3_X86_H
-#define AOTC_CONV_DW3_X86_H
-
 #include "conv_internal.h"
 #include "conv_x86_common.h" /* x86c_lanes */
 
@@ -310,15 +307,17 @@ static int dw3x_s2(const aotc_conv_params *p, const float *x, const float *w, co
     return 1;
 }
 
-/* Stride 1 or 2 where the paths above apply: 1, else 0 (nothing done). */
-static int dw3x(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
-                float *y) {
-    return dw3x_s1(p, x, w, bias, res, y) || dw3x_s2(p, x, w, bias, res, y);
-}
 #undef DW3X_WEIGHTS
 #undef DW3X_ACT_CONSTS
-#else
-#define dw3x(p, x, w, bias, res, y) 0
 #endif
 
-#endif /* AOTC_CONV_DW3_X86_H */
+/* Stride 1 or 2 where the paths above apply: 1, else 0 (nothing done). */
+int aotc_conv_dw3_x86(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
+                      float *y) {
+#if defined(__AVX512F__) && !defined(AOTC_NO_X86_DW3)
+    return dw3x_s1(p, x, w, bias, res, y) || dw3x_s2(p, x, w, bias, res, y);
+#else
+    (void)p, (void)x, (void)w, (void)bias, (void)res, (void)y;
+    return 0;
+#endif
+}
