@@ -1,6 +1,7 @@
-/* ONNX elementwise ops, the float ones every float model uses: broadcasting arithmetic, Max/Min,
- * PRelu, and the float32 activations, with and without parameters. The family's other files
- * hold integer, comparison and rarer float ops (elementwise_impl.h says which).
+/* ONNX elementwise ops, the float32 ones most float models use: broadcasting arithmetic and the
+ * activations, with and without parameters. The family's other files hold Max/Min and PRelu
+ * (elementwise_minmax.c), float64 arithmetic (elementwise_f64.c), integer, comparison and rarer
+ * float ops (elementwise_impl.h says which): a bundle compiles only the files whose kernels it calls.
  *
  * Reference kernels: portable C99, written so the compiler vectorises the contiguous loops; no
  * allocation, no globals. One kernel per op and dtype, already the plain loop: it is the
@@ -11,14 +12,10 @@
  * (onnxruntime traps), INT_MIN / -1 wraps. */
 #include "elementwise_impl.h"
 
-AOTC_FLOATS(AOTC_BINARY, add, x0 + x1)
-AOTC_FLOATS(AOTC_BINARY, sub, x0 - x1)
-AOTC_FLOATS(AOTC_BINARY, mul, x0 * x1)
-AOTC_FLOATS(AOTC_BINARY, div, x0 / x1)
-/* NaN propagates, as in ONNX */
-AOTC_FLOATS(AOTC_BINARY, max, (x0 > x1 || x0 != x0) ? x0 : x1)
-AOTC_FLOATS(AOTC_BINARY, min, (x0 < x1 || x0 != x0) ? x0 : x1)
-AOTC_BINARY(prelu, f32, float, float, x0 < 0.0f ? x0 * x1 : x0)
+AOTC_BINARY(add, f32, float, float, x0 + x1)
+AOTC_BINARY(sub, f32, float, float, x0 - x1)
+AOTC_BINARY(mul, f32, float, float, x0 * x1)
+AOTC_BINARY(div, f32, float, float, x0 / x1)
 
 AOTC_UNARY_F32(relu, v > 0.0f ? v : 0.0f)
 /* Sigmoid, Tanh and the activations made of e^x: fast_math.h, so the loops vectorise (within 3 ulp) */
@@ -39,10 +36,9 @@ AOTC_UNARY_F32(gelu, 0.5f * v * (1.0f + aotc_erf_poly(v * 0.70710678118654752440
 AOTC_UNARY_F32(gelu_tanh, 0.5f * v * (1.0f + aotc_tanh_poly(0.79788456080286535588f * (v + 0.044715f * v * v * v))))
 
 /* every dtype: neg and abs wrap for the most negative integer, as onnxruntime's do */
-AOTC_FLOATS(AOTC_UNARY, neg, -v)
+AOTC_UNARY(neg, f32, float, float, -v)
 AOTC_UNARY(abs, f32, float, float, fabsf(v))
-AOTC_UNARY(abs, f64, double, double, fabs(v))
-AOTC_FLOATS(AOTC_UNARY, sign, (v > 0) - (v < 0))
+AOTC_UNARY(sign, f32, float, float, (v > 0) - (v < 0))
 
 /* The float kernels with parameters: y[i] = EXPR of v = x[i]. */
 #define AOTC_MAP_F32(EXPR)                                                  \

@@ -1,7 +1,8 @@
 /* Internal to the elementwise kernel files (elementwise*.c): the one loop body of each kernel shape,
- * stamped out per op and dtype. The ops live in five files by use, so that a bundle compiles only
- * the files it calls (aot/emit_c/runtime_files.py): elementwise.c (the float ops every float
- * model uses), elementwise_math.c (trigonometric, hyperbolic and the rarer float ops),
+ * stamped out per op and dtype. The ops live in seven files by use, so that a bundle compiles only
+ * the files it calls (aot/emit_c/runtime_files.py): elementwise.c (the float32 arithmetic and
+ * activations most float models use), elementwise_minmax.c (Max, Min, PRelu), elementwise_f64.c
+ * (float64 arithmetic), elementwise_math.c (trigonometric, hyperbolic and the rarer float ops),
  * elementwise_int.c (int32/int64 arithmetic: the shape arithmetic of exported graphs),
  * elementwise_int_other.c (the other integer dtypes and ops) and elementwise_compare.c
  * (comparisons, logic, NaN/Inf tests). */
