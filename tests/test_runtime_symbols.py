@@ -21,9 +21,9 @@ def test_symbols_manifest_is_current(request):
 
 
 def test_used_sources_follow_calls_across_files():
-    conv = ["conv_depthwise.c", "conv_implicit.c", "conv_pointwise.c", "gemm.c", "pool.c"]
+    conv = ["conv_depthwise.c", "conv_implicit.c", "conv_pointwise.c", "gemm.c", "pool_max.c"]
     code = "aotc_conv_implicit_f32(&p, x, w, b, y); /* aotc_maxpool_f32 in a comment counts too */"
     used = used_sources(conv, [code])
-    assert "conv_implicit.c" in used and "pool.c" in used and "conv_depthwise.c" not in used
+    assert "conv_implicit.c" in used and "pool_max.c" in used and "conv_depthwise.c" not in used
     assert used == [f for f in conv if f in used]  # candidates' order kept
     assert used_sources(["not_in_manifest.c"], [""]) == ["not_in_manifest.c"]

@@ -5,6 +5,12 @@
 #include "aotc_pool.h"
 #include "aotc_threads.h"
 
+#if defined(__GNUC__) || defined(__clang__)
+#define POOL_UNUSED __attribute__((unused)) /* a helper some of the files that include it do not call */
+#else
+#define POOL_UNUSED
+#endif
+
 /* The k in [0, count) for which start + k * step lies in [lo, hi), as
  * [*k0, *k1). Used both ways round: the taps of one window (step = dilation),
  * and the outputs whose window has a given tap inside the input (step = stride). */
