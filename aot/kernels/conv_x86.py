@@ -38,11 +38,11 @@ def x86_kernel(c: _Conv) -> str | None:
     """The path's kernel for an implicit-GEMM conv on an AVX-512F host, or None (the implicit GEMM)."""
     if c.out_nhwc:  # every path stores NCHW
         return None
-    (_, ih, iw), (od, oh, ow) = _pad3(c.x[2:], 1), _pad3(c.y[2:], 1)
+    (idepth, ih, iw), (od, oh, ow) = _pad3(c.x[2:], 1), _pad3(c.y[2:], 1)
     (kd, kh, kw), (_, sh, sw) = _pad3(c.kernel, 1), _pad3(c.strides, 1)
     (_, dh, dw), (pd, ph, pw) = _pad3(c.dilations, 1), _pad3(c.pads[:c.nd], 0)
     cg, mg = c.x[1] // c.group, c.y[1] // c.group
-    depth1 = _pad3(c.x[2:], 1)[0] == 1 and od == 1 and kd == 1 and pd == 0
+    depth1 = idepth == 1 and od == 1 and kd == 1 and pd == 0  # a 2-D (or 1-D) conv
     plain2d = not c.nhwc and depth1
     k3s1same = ((kh, kw, sh, sw, dh, dw, ph, pw) == (3, 3, 1, 1, 1, 1, 1, 1) and oh == ih and ow == iw)
     k1 = (kh, kw) == (1, 1)
