@@ -68,6 +68,12 @@ class Candidate:
     assumes: Callable[[TargetTraits], Mapping[str, int]] = lambda t: {}
 
 
+def as_3d(values: list[int] | tuple[int, ...], fill: int) -> list[int]:
+    """A 1-D or 2-D op's per-dim values as the kernels' 3-D params take them: `fill` in front (sizes,
+    kernels, strides 1; pads 0)."""
+    return [fill] * (3 - len(values)) + list(values)
+
+
 def fixed_scratch(kernel: str, scratch: Callable[[Node, Graph], int]) -> Candidate:
     """A kernel whose scratch the budget cannot shrink."""
     return Candidate(kernel, lambda n, g, budget: KernelChoice(kernel, scratch(n, g)))

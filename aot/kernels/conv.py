@@ -61,7 +61,7 @@ import numpy as np
 from aot.csource.format import c_ints
 from aot.ir import Graph, Node
 from aot.kernels import conv_x86
-from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext, TargetTraits
+from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext, TargetTraits, as_3d
 from aot.kernels.gemm import GEMM_ASSUMES, KC, PANEL, WORK_BYTES, activation_fields, pack_b, residual, work_bytes
 from aot.passes.conv_nhwc import reads_nhwc, writes_nhwc
 
@@ -139,9 +139,6 @@ def _balanced_block(total: int, limit: int, multiple: int = 1) -> int:
     return min(limit, _ceil_div(block, multiple) * multiple)
 
 
-def _pad3(values: list[int] | tuple[int, ...], fill: int) -> list[int]:
-    return [fill] * (MAX_SPATIAL - len(values)) + list(values)
-
 
 def _patch_ldc(nc: int) -> int:
     """conv_im2col.c: patch rows are a whole, odd number of panels apart (no two rows of a panel share L1 sets)."""
@@ -195,9 +192,9 @@ class _Conv:
     def fields(self) -> dict[str, str]:
         return {
             "batch": str(self.x[0]), "group": str(self.group), "in_c": str(self.in_c), "out_c": str(self.out_c),
-            "in_size": c_ints(_pad3(self.x[2:], 1)), "out_size": c_ints(_pad3(self.y[2:], 1)),
-            "kernel": c_ints(_pad3(self.kernel, 1)), "strides": c_ints(_pad3(self.strides, 1)),
-            "dilations": c_ints(_pad3(self.dilations, 1)), "pads": c_ints(_pad3(self.pads[:self.nd], 0)),
+            "in_size": c_ints(as_3d(self.x[2:], 1)), "out_size": c_ints(as_3d(self.y[2:], 1)),
+            "kernel": c_ints(as_3d(self.kernel, 1)), "strides": c_ints(as_3d(self.strides, 1)),
+            "dilations": c_ints(as_3d(self.dilations, 1)), "pads": c_ints(as_3d(self.pads[:self.nd], 0)),
             "kc": "0", "nc": "0", **activation_fields(self.node), **({"in_nhwc": "1"} if self.nhwc else {}),
             **({"out_nhwc": "1"} if self.out_nhwc else {}),
         }

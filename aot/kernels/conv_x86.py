@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from aot.kernels.base import as_3d
+
 if TYPE_CHECKING:
     from aot.kernels.conv import _Conv
 
@@ -30,17 +32,14 @@ KERNELS = ("aotc_conv_igx3_f32", "aotc_conv_igx3s2_f32", "aotc_conv_igx1_f32", "
            "aotc_conv_posx_f32", "aotc_conv_igb_f32", "aotc_conv_stemx_f32")
 
 
-def _pad3(values: list[int] | tuple[int, ...], fill: int) -> list[int]:
-    return [fill] * (3 - len(values)) + list(values)
-
 
 def x86_kernel(c: _Conv) -> str | None:
     """The path's kernel for an implicit-GEMM conv on an AVX-512F host, or None (the implicit GEMM)."""
     if c.out_nhwc:  # every path stores NCHW
         return None
-    (idepth, ih, iw), (od, oh, ow) = _pad3(c.x[2:], 1), _pad3(c.y[2:], 1)
-    (kd, kh, kw), (_, sh, sw) = _pad3(c.kernel, 1), _pad3(c.strides, 1)
-    (_, dh, dw), (pd, ph, pw) = _pad3(c.dilations, 1), _pad3(c.pads[:c.nd], 0)
+    (idepth, ih, iw), (od, oh, ow) = as_3d(c.x[2:], 1), as_3d(c.y[2:], 1)
+    (kd, kh, kw), (_, sh, sw) = as_3d(c.kernel, 1), as_3d(c.strides, 1)
+    (_, dh, dw), (pd, ph, pw) = as_3d(c.dilations, 1), as_3d(c.pads[:c.nd], 0)
     cg, mg = c.x[1] // c.group, c.y[1] // c.group
     depth1 = idepth == 1 and od == 1 and kd == 1 and pd == 0  # a 2-D (or 1-D) conv
     plain2d = not c.nhwc and depth1

@@ -17,7 +17,7 @@ import numpy as np
 
 from aot.csource.format import c_ints
 from aot.ir import Graph, Node
-from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext
+from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext, as_3d
 
 MAX_SPATIAL = 3  # the kernels' params struct holds (d, h, w)
 
@@ -37,9 +37,6 @@ def _check_maxpool(node: Node, graph: Graph) -> str | None:
     return _check_rank(node, graph)
 
 
-def _padded3(values: list[int] | tuple[int, ...], fill: int) -> list[int]:
-    return [fill] * (MAX_SPATIAL - len(values)) + list(values)
-
 
 def pool_params(ctx: NodeContext) -> str:
     """The node's aotc_pool_params (canonical window attributes), declared; its C name."""
@@ -48,13 +45,13 @@ def pool_params(ctx: NodeContext) -> str:
     nd = len(xs) - 2
     fields = {
         "planes": str(xs[0] * xs[1]),
-        "in": c_ints(_padded3(xs[2:], 1)),
-        "out": c_ints(_padded3(ys[2:], 1)),
-        "kernel": c_ints(_padded3(a["kernel_shape"], 1)),
-        "strides": c_ints(_padded3(a["strides"], 1)),
-        "dilations": c_ints(_padded3(a.get("dilations", [1] * nd), 1)),
-        "pads_begin": c_ints(_padded3(a["pads"][:nd], 0)),
-        "pads_end": c_ints(_padded3(a["pads"][nd:], 0)),
+        "in": c_ints(as_3d(xs[2:], 1)),
+        "out": c_ints(as_3d(ys[2:], 1)),
+        "kernel": c_ints(as_3d(a["kernel_shape"], 1)),
+        "strides": c_ints(as_3d(a["strides"], 1)),
+        "dilations": c_ints(as_3d(a.get("dilations", [1] * nd), 1)),
+        "pads_begin": c_ints(as_3d(a["pads"][:nd], 0)),
+        "pads_end": c_ints(as_3d(a["pads"][nd:], 0)),
         "count_include_pad": str(int(a.get("count_include_pad", 0))),
     }
     note = (f"{ctx.node.op} {list(xs)} -> {list(ys)}: kernel {a['kernel_shape']}, strides {a['strides']}, "
