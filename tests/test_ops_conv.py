@@ -453,6 +453,16 @@ NATIVE = [
                pads=[1, 1, 1, 1]),
     conv_fused("igx3s2_rows8_pads1_odd_leaky", (2, 5, 15, 15), (16, 5, 3, 3), "leaky", residual=False, strides=[2, 2],
                pads=[1, 1, 1, 1]),
+    # igx3s2 on rows that are not 8 or 16k wide: ResNet-18's 28-, 14- and 7-wide outputs (runs of 16 across the rows'
+    # ends; pairs of 7-wide rows), pairs of 6-wide rows from an odd input without pads, 12-wide rows on an odd height
+    conv_fused("igx3s2_rows28_res_relu", (1, 16, 56, 56), (32, 16, 3, 3), "relu", strides=[2, 2], pads=[1, 1, 1, 1]),
+    conv_fused("igx3s2_rows14_batch_clip", (2, 8, 28, 28), (16, 8, 3, 3), "clip", residual=False, strides=[2, 2],
+               pads=[1, 1, 1, 1]),
+    conv_fused("igx3s2_pairs7_res_relu", (1, 24, 14, 14), (32, 24, 3, 3), "relu", strides=[2, 2], pads=[1, 1, 1, 1]),
+    conv("igx3s2_pairs6_pads0_batch", (2, 5, 13, 13), (16, 5, 3, 3), strides=[2, 2]),
+    conv_fused("igx3s2_rows12_leaky", (1, 16, 23, 24), (16, 16, 3, 3), "leaky", residual=False, strides=[2, 2],
+               pads=[1, 1, 1, 1]),
+    conv("conv_s2_rows10_stays_implicit", (1, 16, 21, 21), (16, 16, 3, 3), strides=[2, 2]),  # no left pad
     # conv_igx1_x86.c: 1 x 1 at stride 2 on 8, 16 and 24 input channels, rows of 8 (two to a vector), of 16 from an
     # odd input, of 32; a batch
     conv("igx1_k16_rows8", (1, 16, 16, 16), (32, 16, 1, 1), strides=[2, 2]),
@@ -505,6 +515,7 @@ def test_wide_pointwise_on_whole_panels_stays_on_the_gemm_core():
     ("igx3_c40_28x28_res_relu", "aotc_conv_implicit_f32", "aotc_conv_igx3_f32"),
     ("igx3_c72_30x29_clip", "aotc_conv_implicit_f32", "aotc_conv_igx3_f32"),
     *[(c.id, "aotc_conv_implicit_f32", "aotc_conv_igx3s2_f32") for c in NATIVE if c.id.startswith("igx3s2_")],
+    ("conv_s2_rows10_stays_implicit", "aotc_conv_implicit_f32", "aotc_conv_implicit_f32"),
     *[(c.id, "aotc_conv_implicit_f32", "aotc_conv_igx1_f32") for c in NATIVE if c.id.startswith("igx1_")],
     ("posx_1x1_packed_res_relu", "aotc_conv_implicit_f32", "aotc_conv_posx_f32"),
     ("posx_1x1_packed_grouped_leaky", "aotc_conv_implicit_f32", "aotc_conv_posx_f32"),

@@ -32,6 +32,13 @@ KERNELS = ("aotc_conv_igx3_f32", "aotc_conv_igx3s2_f32", "aotc_conv_igx1_f32", "
            "aotc_conv_posx_f32", "aotc_conv_igb_f32", "aotc_conv_stemx_f32")
 
 
+def _igx3s2_rows(ow: int, iw: int, pw: int) -> bool:
+    """Whether conv_igx3s2_x86.c lays its vectors on these output rows: pairs of rows of 6 to 8, or runs of
+    16 outputs, which cross a row's end only with a left pad of 1 and never span three rows."""
+    if ow <= 8 and iw <= 16:
+        return ow >= 6
+    return ow % 16 == 0 or (pw == 1 and ow >= 16 - math.gcd(16, ow))
+
 
 def x86_kernel(c: _Conv) -> str | None:
     """The path's kernel for an implicit-GEMM conv on an AVX-512F host, or None (the implicit GEMM)."""
@@ -51,7 +58,7 @@ def x86_kernel(c: _Conv) -> str | None:
         if plain2d and (cg <= 32 or (cg <= 128 and oh * ow >= 784)):
             return "aotc_conv_igx3_f32"
     if plain2d and (kh, kw, sh, sw, dh, dw) == (3, 3, 2, 2, 1, 1) and ph <= 1 and pw <= 1 and mg % 16 == 0 and \
-            (ow % 16 == 0 or (ow == 8 and iw <= 16)):
+            _igx3s2_rows(ow, iw, pw):
         return "aotc_conv_igx3s2_f32"
     if plain2d and k1 and (sh, sw, ph, pw) == (2, 2, 0, 0) and cg in (8, 16, 24, 32) and (ow == 8 or ow % 16 == 0) \
             and 2 * ow - 1 <= iw <= 2 * ow and ih >= 2 * oh - 1 and (ow != 8 or iw <= 16):

@@ -191,11 +191,12 @@ static int draw(int kind, conv_case *c) {
                 set_channels(p, 1, 3, 16 * rand_int(1, 2));
                 if (!set_dim(p, 1, rand_int(1, 12), 3, 1, 1, 1, 1, 0, 0) || !set_dim(p, 2, 16 * rand_int(1, 2), 3, 1, 1, 1, 1, 0, 0))
                     return 0;
-            } else if (path == 2) { /* 3 x 3 stride 2, no start pads: rows of 8 (input <= 16 wide) or 16k */
-                const int32_t ow = chance(1, 2) ? 8 : 16 * rand_int(1, 2);
+            } else if (path == 2) { /* 3 x 3 stride 2, start pads 0 or 1: pairs of rows of 6 to 8 (input <= 16 wide),
+                                     * rows of 16k, other rows (runs across their ends with a left pad) */
+                const int32_t ow = chance(1, 3) ? rand_int(6, 8) : chance(1, 2) ? 16 * rand_int(1, 2) : rand_int(9, 40);
                 set_channels(p, rand_int(1, 2), rand_int(1, 20), 16 * rand_int(1, 2));
-                if (!set_dim(p, 1, rand_int(3, 20), 3, 2, 1, 0, rand_int(0, 1), 0, 0) ||
-                    !set_dim(p, 2, 2 * ow + rand_int(-1, 1), 3, 2, 1, 0, rand_int(0, 1), 0, 0))
+                if (!set_dim(p, 1, rand_int(3, 20), 3, 2, 1, rand_int(0, 1), rand_int(0, 1), 0, 0) ||
+                    !set_dim(p, 2, 2 * ow + rand_int(-1, 1), 3, 2, 1, rand_int(0, 1), rand_int(0, 1), 0, 0))
                     return 0;
             } else if (path == 1 && chance(1, 3)) { /* 1 x 1 stride 1: conv_posx_x86.h's tiles on the packed W^T */
                 set_channels(p, rand_int(1, 2), rand_int(1, 40), rand_int(8, 40));
