@@ -22,11 +22,14 @@
  *          256-channel 14 x 14 ones 4 % slower, its 64-channel 56 x 56 and 128-channel 28 x 28
  *          ones 5 % and 7 % faster (minimum times of single convs, interleaved rounds).
  *   igx3s2 3 x 3, stride 2, pads of 0 or 1 at the start (Keras 'same' on even sizes, or a torch
- *          export's pads of 1), output channels a multiple of 16, output rows of 8 (two to a vector,
- *          input rows <= 16) or of a multiple of 16: per input channel and tap row two loads, the
- *          even and odd columns by vpermt2ps, the third tap by valignd (or a masked vpermt2ps on rows
- *          of 8; with a left pad, the first tap the odd columns a lane on). ResNet-8's torch-form
- *          convs: 16 -> 32 32 x 32 30.1 -> 22.9 us, 32 -> 64 16 x 16 25.8 -> 22.4 us.
+ *          export's pads of 1), output channels a multiple of 16: runs of 16 outputs (across a row's
+ *          end only with a left pad of 1) or pairs of rows of 6 to 8 (conv_igx3s2_x86.c says which
+ *          rows take which). Per input channel and tap row two loads, the even and odd columns by
+ *          vpermt2ps, the third tap by valignd (on pairs of rows, each tap by its own vpermt2ps).
+ *          ResNet-8's torch-form convs: 16 -> 32 32 x 32 30.1 -> 22.9 us, 32 -> 64 16 x 16 25.8 ->
+ *          22.4 us; ResNet-18's 64 -> 128 28 x 28, 128 -> 256 14 x 14 and 256 -> 512 7 x 7 ran as
+ *          fast here as in the implicit GEMM, taken together (1139, 1299, 1404 against 1136, 1214,
+ *          1475 us), and a bundle without the implicit GEMM builds 1.4 s of CPU faster.
  *   rgb    3 x 3 same size on a channels-last 3-channel input (a Keras stem, its NHWC -> NCHW
  *          Transpose folded), rows of a multiple of 16: per tap three loads (masked to the row)
  *          split into the channels' vectors by two vpermt2ps each.
