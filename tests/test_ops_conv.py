@@ -530,8 +530,8 @@ def test_wide_pointwise_on_whole_panels_stays_on_the_gemm_core():
 ])
 def test_native_cases_reach_their_kernel(case_id, kernel, avx512_kernel):
     """The NATIVE cases' convs go to the kernel whose AVX-512 path they are written for (aot/kernels/conv_x86.py);
-    without AVX-512, to the kernel that path belongs to. (That the path then takes the conv, the native build's
-    AOTC_STRICT_PATHS checks.)"""
+    without AVX-512, to the kernel that path belongs to. (That the path then takes the conv, the native build
+    checks: an entry given a conv its path does not take aborts, runtime_c/kernels/x86_paths.h.)"""
     case = next(c for c in NATIVE if c.id == case_id)
     graph = lower(case.model)
     node = next(n for n in graph.nodes if n.op == "Conv")

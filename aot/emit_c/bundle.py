@@ -17,7 +17,7 @@ import jinja2
 from aot import __version__
 from aot.csource.format import C_TYPES, c_comment, c_string
 from aot.emit_c.model import ModelEmitter
-from aot.emit_c.runtime_files import family_files, used_sources
+from aot.emit_c.runtime_files import family_files, sources_by_build
 from aot.ir import Graph
 from aot.paths import runtime_dir
 from aot.plan import ALIGNMENT, Plan
@@ -132,8 +132,10 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     b.files[f"src/{name}.c"] = _TEMPLATES.get_template("model.c.j2").render(ctx)
     b.files["src/runner.c"] = _TEMPLATES.get_template("runner.c.j2").render(ctx)
     calling = [b.files[f"src/{name}.c"], *(c for c in vendor_files.values() if isinstance(c, str))]
-    ctx["kernel_sources"] = used_sources([f for f in kernel_files if f.endswith(".c")], calling)
-    kernel_files = [f for f in kernel_files if not f.endswith(".c") or f in ctx["kernel_sources"]]
+    ctx["kernel_sources"], ctx["kernel_sources_without_avx512f"] = sources_by_build(
+        [f for f in kernel_files if f.endswith(".c")], calling)
+    shipped = {*ctx["kernel_sources"], *ctx["kernel_sources_without_avx512f"]}
+    kernel_files = [f for f in kernel_files if not f.endswith(".c") or f in shipped]
     b.files["CMakeLists.txt"] = _TEMPLATES.get_template("CMakeLists.txt.j2").render(ctx)
     if em.weights.blob_offsets:
         b.files[f"src/{name}_weights.S"] = _TEMPLATES.get_template("weights.S.j2").render(ctx)

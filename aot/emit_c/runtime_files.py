@@ -17,6 +17,11 @@ strategies, and a host build takes a quarter of the time. Which file defines and
 function is read from the compiled objects (many kernels are stamped out by macros, so the source
 text does not say), kept in runtime_c/kernels/symbols.json. tests/test_runtime_symbols.py fails
 when it is stale; `pytest tests/test_runtime_symbols.py --update-symbols` rewrites it.
+
+The calls are recorded for a build without AVX-512F and one with it, which differ: with it, the x86
+paths' entries (conv_*_x86.c, pool_max_*_x86.c) never call their plain kernel. `sources_by_build`
+gives the files every build compiles and those only a build without AVX-512F does, which the
+bundle's CMakeLists.txt adds when a configure check finds the build lacks it.
 """
 
 from __future__ import annotations
@@ -69,10 +74,11 @@ def _symbols() -> dict[str, dict[str, list[str]]]:
     return json.loads((runtime_dir() / "kernels" / SYMBOLS_FILE).read_text())
 
 
-def used_sources(candidates: Iterable[str], calling_code: Iterable[str]) -> list[str]:
+def used_sources(candidates: Iterable[str], calling_code: Iterable[str], calls: str = "calls") -> list[str]:
     """The files of `candidates` (kernel .c files, in order) that the bundle must compile: those
     defining a function that `calling_code` (the generated C, the vendors' C) names, closed over
-    what those files call. A file missing from the manifest is kept, to be safe."""
+    what those files call (`calls`: in a build without AVX-512F; "calls_avx512f": with it). A file
+    missing from the manifest is kept, to be safe."""
     table = _symbols()
     candidates = list(dict.fromkeys(candidates))
     definer = {sym: f for f in candidates if f in table for sym in table[f]["defines"]}
@@ -83,29 +89,50 @@ def used_sources(candidates: Iterable[str], calling_code: Iterable[str]) -> list
         f = todo.pop()
         if f not in keep:
             keep.add(f)
-            todo += [definer[s] for s in table[f]["calls"] if s in definer]
+            todo += [definer[s] for s in table[f][calls] if s in definer]
     return [f for f in candidates if f in keep]
+
+
+def sources_by_build(candidates: Iterable[str], calling_code: Iterable[str]) -> tuple[list[str], list[str]]:
+    """used_sources split by build, each in candidates' order: the files every build compiles (those
+    a build with AVX-512F needs), and those only a build without AVX-512F needs. Built with it, the
+    x86 paths' entries never call their plain kernel (runtime_c/kernels/x86_paths.h), so a bundle
+    whose nodes all take such paths need not compile conv_implicit.c or pool_max.c."""
+    candidates, calling_code = list(candidates), list(calling_code)
+    every = used_sources(candidates, calling_code, calls="calls_avx512f")
+    return every, [f for f in used_sources(candidates, calling_code) if f not in every]
+
+
+# A build with AVX-512F, as -march=native makes on a host that has it: its files call other functions
+# (an x86 path's entry never calls its plain kernel, runtime_c/kernels/x86_paths.h). The features
+# past F change no file's calls to another (checked against -march=icelake-server's).
+AVX512F_FLAGS = ("-mavx512f", "-mavx512bw", "-mavx512dq", "-mavx512vl", "-mfma", "-mavx2")
 
 
 def scan_symbols(cc: str = "gcc") -> dict[str, dict[str, list[str]]]:
     """Compile every shipped kernel source (at -O0: quick, and a call the optimiser would drop
     only keeps a file it did not need) and read its object's symbols with nm: the global functions
-    each defines, and the runtime functions (defined by another kernel file) it calls."""
+    each defines, and the runtime functions (defined by another kernel file) it calls, built with
+    no ISA flags (`calls`) and with AVX512F_FLAGS (`calls_avx512f`)."""
     kernels = runtime_dir() / "kernels"
     files = sorted({f for fam in kernel_families() for f in family_files(fam) if f.endswith(".c")})
 
-    def symbols(f: str, tmp: str) -> tuple[list[str], set[str]]:
-        obj = Path(tmp) / f"{f}.o"
-        subprocess.run([cc, "-std=c99", "-O0", f"-I{runtime_dir() / 'include'}", f"-I{kernels}", "-c",
+    def symbols(f: str, flags: tuple[str, ...], tmp: str) -> tuple[list[str], set[str]]:
+        obj = Path(tmp) / f"{f}.{'avx512f' if flags else 'plain'}.o"
+        subprocess.run([cc, "-std=c99", "-O0", *flags, f"-I{runtime_dir() / 'include'}", f"-I{kernels}", "-c",
                         str(kernels / f), "-o", str(obj)], check=True)
         rows = [ln.split() for ln in subprocess.run(["nm", str(obj)], check=True, capture_output=True,
                                                      text=True).stdout.splitlines()]
         return sorted(r[-1] for r in rows if len(r) == 3 and r[1] in "TDRB"), {r[-1] for r in rows if r[0] == "U"}
 
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(max_workers=2) as pool:
-        found = dict(zip(files, pool.map(lambda f: symbols(f, tmp), files), strict=True))
+        found = dict(zip(files, pool.map(lambda f: symbols(f, (), tmp), files), strict=True))
+        avx512 = dict(zip(files, pool.map(lambda f: symbols(f, AVX512F_FLAGS, tmp), files), strict=True))
     every = {s for defines, _ in found.values() for s in defines}
-    return {f: {"defines": d, "calls": sorted(u & every)} for f, (d, u) in found.items()}
+    if differ := [f for f in files if avx512[f][0] != found[f][0]]:  # one `defines` serves both builds
+        raise RuntimeError(f"{', '.join(differ)}: define other functions when built with AVX-512F")
+    return {f: {"defines": d, "calls": sorted(u & every), "calls_avx512f": sorted(avx512[f][1] & every)}
+            for f, (d, u) in found.items()}
 
 
 def write_symbols() -> Path:

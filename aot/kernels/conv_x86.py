@@ -4,9 +4,11 @@ Each path is its own kernel, so a bundle compiles only the paths its convs take:
 stem, the 1 x 1 and the blocked 3 x 3 paths, not the four others (issue 24: its host build compiled
 every path, 4.6 s for conv_implicit.c alone). The choice is made here, in the order the C tried them
 when it chose at run time, on the same conditions: conv_ig_x86.h says why each path exists and where
-it beats the implicit GEMM's tiles. Each C entry checks its conditions again and, on a conv it does
-not take, runs the implicit GEMM; the tests build with AOTC_STRICT_PATHS, where that stops the
-program, so every conv the op tests pick a path for proves this module and the C agree.
+it beats the implicit GEMM's tiles. Each C entry checks its conditions again; built with AVX-512F it
+never calls the implicit GEMM, so that such a build does not compile conv_implicit.c, and a conv it
+does not take stops the program (runtime_c/kernels/x86_paths.h): every conv the op tests' native
+builds pick a path for proves this module and the C agree. Built without AVX-512F, it runs the
+implicit GEMM.
 
 The conditions read the params the kernels get (aotc_conv_params): sizes as 3-D (a 2-D conv has a
 unit depth), pads at the start only. Every fused activation (none, clamp, leaky) is one they apply.

@@ -52,7 +52,7 @@
 #include "conv_internal.h"
 #include "conv_x86_common.h" /* x86c_finish, x86c_act_ok, X86_PATH_MISSED */
 
-#if defined(__AVX512F__) && !defined(AOTC_NO_X86_IG)
+#if AOTC_X86_PATHS /* x86_paths.h: __AVX512F__ and not AOTC_NO_INTRINSICS */
 #define IGX_ON 1
 #include <immintrin.h>
 

@@ -1,5 +1,6 @@
 /* aotc_conv_igb_f32: the AVX-512F path of the implicit GEMM for 3 x 3 same-size convs with many input
- * channels on small planes (ResNet-18's 512-channel 7 x 7 convs). Elsewhere it runs the implicit GEMM.
+ * channels on small planes (ResNet-18's 512-channel 7 x 7 convs). Built without AVX-512F it runs the
+ * implicit GEMM (x86_paths.h).
  *
  * Why: the implicit GEMM's tiles go by class of positions (interior, border rows and columns,
  * corners), each split into tiles of at most 6 positions x 16 output channels. On small planes
@@ -176,6 +177,7 @@ void aotc_conv_igb_f32(const aotc_conv_params *p, const float *x, const float *w
 #if IGX_ON
     if (igb(p, x, wt, bias, res, y)) return;
     X86_PATH_MISSED("aotc_conv_igb_f32");
-#endif
+#else
     aotc_conv_implicit_f32(p, x, wt, bias, res, y);
+#endif
 }

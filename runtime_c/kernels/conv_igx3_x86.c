@@ -154,6 +154,7 @@ void aotc_conv_igx3_f32(const aotc_conv_params *p, const float *x, const float *
 #if IGX_ON
     if (igx3(p, x, wt, bias, res, y)) return;
     X86_PATH_MISSED("aotc_conv_igx3_f32");
-#endif
+#else
     aotc_conv_implicit_f32(p, x, wt, bias, res, y);
+#endif
 }

@@ -16,8 +16,9 @@
 #define AOTC_CONV_POSX_X86_H
 
 #include "conv_internal.h"
+#include "x86_paths.h" /* AOTC_X86_PATHS */
 
-#if defined(__AVX512F__) && !defined(AOTC_NO_X86_POSX)
+#if AOTC_X86_PATHS
 #include <immintrin.h>
 #define AOTC_CONV_POSX 1
 

@@ -1,6 +1,7 @@
 /* aotc_conv_pwc_f32: the AVX-512F path of the implicit GEMM for 1 x 1 convs with many input channels
  * (aot/kernels/conv_x86.py: on planes of at most 16 x 16 before posx, on larger ones after it): the
- * vectors run along 16 output channels, not along positions. Elsewhere it runs the implicit GEMM.
+ * vectors run along 16 output channels, not along positions. Built without AVX-512F it runs
+ * the implicit GEMM (x86_paths.h).
  *
  * Why: MobileNet-v2's and ResNet-18's 1 x 1 convs on 7 x 7 and 14 x 14 planes (64 to 960 input
  * channels) ran 1.15-1.45x slower than onnxruntime's NCHWc convs (issue 24). With vectors along
@@ -29,7 +30,7 @@
 #include "conv_internal.h"
 #include "conv_x86_common.h"
 
-#if defined(__AVX512F__) && !defined(AOTC_NO_X86_PWC)
+#if AOTC_X86_PATHS /* x86_paths.h */
 #define PWC_ON 1
 #include <immintrin.h>
 
@@ -255,6 +256,7 @@ void aotc_conv_pwc_f32(const aotc_conv_params *p, const float *x, const float *w
 #if PWC_ON
     if (pwc(p, x, wt, bias, res, y)) return;
     X86_PATH_MISSED("aotc_conv_pwc_f32");
-#endif
+#else
     aotc_conv_implicit_f32(p, x, wt, bias, res, y);
+#endif
 }

@@ -19,7 +19,7 @@
 
 #include "conv_x86_common.h"
 
-#if defined(__AVX512F__) && !defined(AOTC_NO_X86_STEM)
+#if AOTC_X86_PATHS /* x86_paths.h */
 
 typedef struct {
     const aotc_conv_params *p;

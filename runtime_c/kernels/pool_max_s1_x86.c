@@ -1,6 +1,7 @@
 /* aotc_maxpool_s1_f32: the float MaxPool's AVX-512F rows (pool_x86.h) for windows of 3 columns after
  * 0 or 1 leading pad columns, or of 2 after none, at column stride 1 (SqueezeNet's, Inception's
- * same-size pools), each with its shape's loops unrolled. Elsewhere it runs aotc_maxpool_f32. */
+ * same-size pools), each with its shape's loops unrolled. Built without AVX-512F it runs aotc_maxpool_f32
+ * (x86_paths.h). */
 #include "pool_x86.h"
 
 #if AOTC_MAXPOOL_F32_AVX512
@@ -25,6 +26,7 @@ void aotc_maxpool_s1_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x
         return;
     }
     X86_PATH_MISSED("aotc_maxpool_s1_f32");
-#endif
+#else
     aotc_maxpool_f32(p, x, y);
+#endif
 }

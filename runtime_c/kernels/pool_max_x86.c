@@ -1,6 +1,7 @@
 /* aotc_maxpool_x86_f32: the float MaxPool's AVX-512F rows (pool_x86.h) for the windows that
  * aotc_maxpool_s2_f32 and aotc_maxpool_s1_f32 do not unroll (up to 17 columns at column stride 1, 33
- * at 2). Elsewhere it runs aotc_maxpool_f32. */
+ * at 2). Built without AVX-512F it runs aotc_maxpool_f32
+ * (x86_paths.h). */
 #include "pool_x86.h"
 
 #if AOTC_MAXPOOL_F32_AVX512
@@ -14,6 +15,7 @@ void aotc_maxpool_x86_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT 
         return;
     }
     X86_PATH_MISSED("aotc_maxpool_x86_f32");
-#endif
+#else
     aotc_maxpool_f32(p, x, y);
+#endif
 }

@@ -5,7 +5,7 @@
  * have: aotc_maxpool_s2_f32 (pool_max_s2_x86.c: 3 or 2 columns at stride 2, the downsampling pools),
  * aotc_maxpool_s1_f32 (pool_max_s1_x86.c: 3 or 2 at stride 1) and aotc_maxpool_x86_f32
  * (pool_max_x86.c: any other). Internal to runtime_c/kernels; without AVX-512F (or with
- * AOTC_NO_INTRINSICS) nothing here is compiled and each runs pool.c's aotc_maxpool_f32, whose
+ * AOTC_NO_INTRINSICS) nothing here is compiled and each runs pool_max.c's aotc_maxpool_f32, whose
  * maxpool_rows_f32 makes the same two passes through a row on the stack, in loops compilers vectorise.
  *
  * Each output row goes 16 outputs at a time, all in registers (no scratch, no stack buffer):
@@ -33,7 +33,7 @@
 #include "aotc_threads.h"
 #include "x86_paths.h" /* X86_PATH_MISSED */
 
-#if defined(__AVX512F__) && !defined(AOTC_NO_INTRINSICS)
+#if AOTC_X86_PATHS /* x86_paths.h: __AVX512F__ and not AOTC_NO_INTRINSICS */
 #include <float.h>
 #include <immintrin.h>
 
