@@ -30,7 +30,7 @@ def native_has_avx512f() -> bool:
 
 
 def paths_model() -> onnx.ModelProto:
-    """A MaxPool 3 x 3 / 2 (aotc_maxpool_s2_f32), a 3 x 3 conv (igx3), a 3 x 3 stride-2 one (igx3s2) and a
+    """A MaxPool 3 x 3 / 2 (aotc_maxpool_k3s2p1_f32), a 3 x 3 conv (igx3), a 3 x 3 stride-2 one (igx3s2) and a
     1 x 1 stride-2 one (igx1), on 16 to 32 channels."""
     rng = np.random.default_rng(0)
 
@@ -63,7 +63,7 @@ def test_avx512f_build_leaves_out_the_plain_kernels(tmp_path, monkeypatch):
     model = paths_model()
     bundle = compile_model(model, Options(name="paths"))
     called = set(re.findall(r"\b(aotc_(?:conv|maxpool)\w*)\(", bundle.files["src/paths.c"]))
-    assert called == {"aotc_maxpool_s2_f32", "aotc_conv_igx3_f32", "aotc_conv_igx3s2_f32", "aotc_conv_igx1_f32"}
+    assert called == {"aotc_maxpool_k3s2p1_f32", "aotc_conv_igx3_f32", "aotc_conv_igx3s2_f32", "aotc_conv_igx1_f32"}
     assert all(f"runtime/{f}" in bundle.files for f in PLAIN)  # shipped, for a build without AVX-512F
     out = tmp_path / "out"
     bundle.write(out / "bundle")
@@ -75,7 +75,7 @@ def test_avx512f_build_leaves_out_the_plain_kernels(tmp_path, monkeypatch):
                         "-DAOTC_WARNINGS_AS_ERRORS=ON"], check=True, capture_output=True)
         subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
         compiled = {p.name.removesuffix(".o") for p in out.rglob("*.c.o")}
-        assert {"conv_igx3_x86.c", "pool_max_s2_x86.c"} <= compiled, compiled
+        assert {"conv_igx3_x86.c", "pool_max_k3s2p1_x86.c"} <= compiled, compiled
         assert compiled & PLAIN == (PLAIN if plain_compiled else set()), (native, compiled)
         ours, _ = run_bundle(out, bundle.metadata, [x])
         assert_close(ours["y"], want, f"AOTC_NATIVE={native}")

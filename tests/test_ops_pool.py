@@ -120,6 +120,7 @@ CASES += [
     _pool("max_2d_k2s2_wide", "MaxPool", (2, 2, 8, 70), kernel_shape=[2, 2], strides=[2, 2]),
     _pool("max_2d_k3s1_pad1_wide", "MaxPool", (1, 2, 6, 40), kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
     _pool("max_2d_k2s1_16_out", "MaxPool", (1, 2, 5, 17), kernel_shape=[2, 2]),
+    _pool("max_2d_k3s1_nopad_wide", "MaxPool", (1, 2, 7, 35), kernel_shape=[3, 3]),
     _pool("max_2d_k5s2_pad2", "MaxPool", (1, 2, 9, 50), kernel_shape=[5, 5], strides=[2, 2], pads=[2, 2, 2, 2]),
     _pool("max_2d_k3s2_ceil_pad1_odd", "MaxPool", (1, 2, 11, 33), opset=12, kernel_shape=[3, 3], strides=[2, 2],
           pads=[1, 1, 1, 1], ceil_mode=1),
@@ -274,9 +275,10 @@ def test_maxpool_matches_onnxruntime_native(built_native, case_id):
 
 
 @pytest.mark.parametrize("case_id,kernel", [
-    ("max_2d_k3s2_ceil_wide", "aotc_maxpool_s2_f32"), ("max_2d_k3s2_pad1_32_out", "aotc_maxpool_s2_f32"),
-    ("max_2d_k2s2_wide", "aotc_maxpool_s2_f32"), ("max_2d_k3s2_ceil_pad1_odd", "aotc_maxpool_s2_f32"),
-    ("max_2d_k3s1_pad1_wide", "aotc_maxpool_s1_f32"), ("max_2d_k2s1_16_out", "aotc_maxpool_s1_f32"),
+    ("max_2d_k3s2_ceil_wide", "aotc_maxpool_k3s2p0_f32"), ("max_2d_k3s2_pad1_32_out", "aotc_maxpool_k3s2p1_f32"),
+    ("max_2d_k2s2_wide", "aotc_maxpool_k2s2p0_f32"), ("max_2d_k3s2_ceil_pad1_odd", "aotc_maxpool_k3s2p1_f32"),
+    ("max_2d_k3s1_pad1_wide", "aotc_maxpool_k3s1p1_f32"), ("max_2d_k3s1_nopad_wide", "aotc_maxpool_k3s1p0_f32"),
+    ("max_2d_k2s1_16_out", "aotc_maxpool_k2s1p0_f32"),
     ("max_2d_k5s2_pad2", "aotc_maxpool_x86_f32"),
 ])
 def test_maxpool_kernel_on_avx512_host(case_id, kernel):

@@ -26,12 +26,15 @@ typedef struct {
 void aotc_maxpool_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
 
 /* aotc_maxpool_f32 in AVX-512F registers (pool_x86.h), for the 2-D windows without dilation of at most
- * 17 columns at column stride 1 or 33 at 2 (aot/kernels/pool.py says which pool takes which): windows
- * of 3 columns (0 or 1 leading pad columns) or 2 (none) at column stride 2, the same at stride 1, and
- * any other. Built without AVX-512F, or given a pool its path does not take, each runs
- * aotc_maxpool_f32. */
-void aotc_maxpool_s2_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
-void aotc_maxpool_s1_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
+ * 17 columns at column stride 1 or 33 at 2 (aot/kernels/pool.py says which pool takes which): one
+ * kernel per usual window, k<columns>s<column stride>p<leading pad columns>, and one for any other.
+ * Built without AVX-512F each runs aotc_maxpool_f32. */
+void aotc_maxpool_k3s2p1_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
+void aotc_maxpool_k3s2p0_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
+void aotc_maxpool_k2s2p0_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
+void aotc_maxpool_k3s1p1_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
+void aotc_maxpool_k3s1p0_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
+void aotc_maxpool_k2s1p0_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
 void aotc_maxpool_x86_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
 
 /* ONNX MaxPool with its Indices output, as onnxruntime computes both: each window starts from

@@ -1,5 +1,5 @@
 /* aotc_maxpool_x86_f32: the float MaxPool's AVX-512F rows (pool_x86.h) for the windows that
- * aotc_maxpool_s2_f32 and aotc_maxpool_s1_f32 do not unroll (up to 17 columns at column stride 1, 33
+ * the per-window kernels (pool_max_k*_x86.c) do not unroll (up to 17 columns at column stride 1, 33
  * at 2). Built without AVX-512F it runs aotc_maxpool_f32
  * (x86_paths.h). */
 #include "pool_x86.h"

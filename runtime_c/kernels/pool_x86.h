@@ -1,10 +1,11 @@
 /* The float MaxPool of 2-D windows with AVX-512F (x86 hosts built with -march=native on a core that
  * has it), for windows of any height at any row stride, at column stride 1 (up to 17 columns) or 2
- * (up to 33 columns), no dilation, any padding and ceil_mode: three kernels of their own, which
+ * (up to 33 columns), no dilation, any padding and ceil_mode: kernels of their own, which
  * aot/kernels/pool.py picks (x86_paths.h), so that a bundle compiles the window shapes its pools
- * have: aotc_maxpool_s2_f32 (pool_max_s2_x86.c: 3 or 2 columns at stride 2, the downsampling pools),
- * aotc_maxpool_s1_f32 (pool_max_s1_x86.c: 3 or 2 at stride 1) and aotc_maxpool_x86_f32
- * (pool_max_x86.c: any other). Internal to runtime_c/kernels; without AVX-512F (or with
+ * have: one per usual window, its loops unrolled (MP16_ENTRY: aotc_maxpool_k3s2p1_f32 in
+ * pool_max_k3s2p1_x86.c, ResNet's 3 x 3 / 2 with pads of 1, and 3 x 3 with no leading pad, 2 x 2,
+ * each at column stride 2 or 1), and aotc_maxpool_x86_f32 (pool_max_x86.c: any other). A window
+ * each, as a file of three cost ResNet-18's build 0.35 s of CPU for the two it did not use. Internal to runtime_c/kernels; without AVX-512F (or with
  * AOTC_NO_INTRINSICS) nothing here is compiled and each runs pool_max.c's aotc_maxpool_f32, whose
  * maxpool_rows_f32 makes the same two passes through a row on the stack, in loops compilers vectorise.
  *
@@ -179,7 +180,7 @@ MP16_INLINE void mp16_some_planes(const aotc_pool_params *p, const float *AOTC_R
 }
 
 /* mp16_some_planes for a window of KW columns at column stride SW after PW leading pad columns, as a
- * function (the three kernels define one for each usual window, and one for any other) */
+ * function (MP16_ENTRY defines one for its window, pool_max_x86.c one for any other) */
 #define MP16_PLANES(NAME, KW, SW, PW)                                                                        \
     static __attribute__((noinline)) void NAME(const aotc_pool_params *p, const float *x, float *y,          \
                                                int32_t planes) {                                             \
@@ -208,7 +209,22 @@ static inline void mp16_run(const aotc_pool_params *p, const float *x, float *y,
     J.p = p, J.x = x, J.y = y, J.planes = planes;
     aotc_parallel_for(mp16_items, &J, p->planes);
 }
+
+/* The entry NAME for windows of KW columns at column stride SW after PW leading pad columns */
+#define MP16_ENTRY(NAME, KW, SW, PW)                                                                         \
+    MP16_PLANES(NAME##_planes, KW, SW, PW)                                                                   \
+    void NAME(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y) {             \
+        if (mp16_fits(p) && p->kernel[2] == (KW) && p->strides[2] == (SW) && p->pads_begin[2] == (PW)) {    \
+            mp16_run(p, x, y, NAME##_planes);                                                                \
+            return;                                                                                          \
+        }                                                                                                    \
+        X86_PATH_MISSED(#NAME);                                                                              \
+    }
 #else
 #define AOTC_MAXPOOL_F32_AVX512 0
+#define MP16_ENTRY(NAME, KW, SW, PW)                                                                         \
+    void NAME(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y) {             \
+        aotc_maxpool_f32(p, x, y);                                                                           \
+    }
 #endif
 #endif /* AOTC_POOL_X86_H */

@@ -172,11 +172,13 @@ static int check_int8(int kind) {
 
 /* aotc_maxpool_f32 and its AVX-512 kernels (aotc_pool.h) */
 typedef void (*maxpool_fn)(const aotc_pool_params *, const float *, float *);
-#define MAX_PATHS 4
-static const maxpool_fn MAX_FNS[MAX_PATHS] = {aotc_maxpool_f32, aotc_maxpool_s2_f32, aotc_maxpool_s1_f32,
-                                              aotc_maxpool_x86_f32};
-static const char *const MAX_NAMES[MAX_PATHS] = {"aotc_maxpool_f32", "aotc_maxpool_s2_f32", "aotc_maxpool_s1_f32",
-                                                 "aotc_maxpool_x86_f32"};
+#define MAX_PATHS 8
+static const maxpool_fn MAX_FNS[MAX_PATHS] = {aotc_maxpool_f32,        aotc_maxpool_k3s2p1_f32, aotc_maxpool_k3s2p0_f32,
+                                              aotc_maxpool_k2s2p0_f32, aotc_maxpool_k3s1p1_f32, aotc_maxpool_k3s1p0_f32,
+                                              aotc_maxpool_k2s1p0_f32, aotc_maxpool_x86_f32};
+static const char *const MAX_NAMES[MAX_PATHS] = {
+    "aotc_maxpool_f32",        "aotc_maxpool_k3s2p1_f32", "aotc_maxpool_k3s2p0_f32", "aotc_maxpool_k2s2p0_f32",
+    "aotc_maxpool_k3s1p1_f32", "aotc_maxpool_k3s1p0_f32", "aotc_maxpool_k2s1p0_f32", "aotc_maxpool_x86_f32"};
 
 /* set by an AVX-512 kernel given a pool it does not take (x86_paths.h: built with AOTC_TEST_X86_PATHS) */
 const char *aotc_test_x86_path_missed;
