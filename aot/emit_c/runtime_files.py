@@ -94,22 +94,13 @@ def used_sources(candidates: Iterable[str], calling_code: Iterable[str], calls: 
 
 
 def sources_by_build(candidates: Iterable[str], calling_code: Iterable[str]) -> tuple[list[str], list[str]]:
-    """used_sources split by build: the files every build compiles (those a build with AVX-512F needs,
-    callees_first), and those only a build without AVX-512F needs (in candidates' order). Built with it, the
+    """used_sources split by build, each in candidates' order: the files every build compiles (those
+    a build with AVX-512F needs), and those only a build without AVX-512F needs. Built with it, the
     x86 paths' entries never call their plain kernel (runtime_c/kernels/x86_paths.h), so a bundle
     whose nodes all take such paths need not compile conv_implicit.c or pool_max.c."""
     candidates, calling_code = list(candidates), list(calling_code)
-    every = callees_first(used_sources(candidates, calling_code, calls="calls_avx512f"))
+    every = used_sources(candidates, calling_code, calls="calls_avx512f")
     return every, [f for f in used_sources(candidates, calling_code) if f not in every]
-
-
-def callees_first(files: list[str]) -> list[str]:
-    """`files` with those another of them calls first, else in order. Ninja starts compiles in the order the
-    CMakeLists lists them, and the file others call is most often the GEMM core (gemm.c), the longest compile
-    of a conv net's bundle: started last, it ran alone for 0.4 s of ResNet-18's 2.7 s build."""
-    table = _symbols()
-    called = {s for f in files if f in table for s in table[f]["calls_avx512f"]}
-    return sorted(files, key=lambda f: not (f in table and set(table[f]["defines"]) & called))
 
 
 # A build with AVX-512F, as -march=native makes on a host that has it: its files call other functions
