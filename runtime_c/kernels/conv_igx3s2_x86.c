@@ -39,9 +39,9 @@ static igx3s2_pairs_map igx3s2_pairs_for(const aotc_conv_params *p) {
         M.on[kx] = 0;
         for (l = 0; l < 16; ++l) {
             const int32_t second = l >= OW, col = 2 * (second ? l - OW : l) + kx - pl;
-            const int32_t ok = l < 2 * OW && col >= 0 && col < IW;
-            at[l] = l < 2 * OW && col >= 0 && col < 16 ? col + (second ? 16 : 0) : 0; /* past IW: a zero lane */
-            M.on[kx] = (__mmask16)(M.on[kx] | (ok ? 1u << l : 0u));
+            const int32_t used = l < 2 * OW && col >= 0;
+            at[l] = used && col < 16 ? col + (second ? 16 : 0) : 0; /* past IW: a zero lane */
+            M.on[kx] = (__mmask16)(M.on[kx] | (used && col < IW ? 1u << l : 0u));
         }
         M.idx[kx] = _mm512_loadu_si512(at);
     }
@@ -58,16 +58,15 @@ static inline __mmask16 igx3s2_span(ptrdiff_t lo, ptrdiff_t hi) { return (__mmas
 
 /* flat: one row's columns, or a row's and the next output row's across the seam (the second masked load
  * fills the lanes the first left) */
-#define IGX3S2_ROW_LOAD(M, O) _mm512_maskz_loadu_ps(M##m[ky], xc + O##o[ky])
-#define IGX3S2_SEAM_LOAD(M, O) \
-    _mm512_mask_loadu_ps(_mm512_maskz_loadu_ps(M##m[ky], xc + O##o[ky]), M##n[ky], xc + O##o[ky] + next)
+#define IGX3S2_ROW_LOAD(V) _mm512_maskz_loadu_ps(V##m[ky], xc + V##o[ky])
+#define IGX3S2_SEAM_LOAD(V) _mm512_mask_loadu_ps(IGX3S2_ROW_LOAD(V), V##n[ky], xc + V##o[ky] + next)
 /* flat: the sum over the input channels and taps; TAP0 is the first tap's vector made from e0 */
 #define IGX3S2_RUN(LOAD, TAP0)                                                                         \
     for (c = 0; c < cg; ++c) {                                                                         \
         const float *xc = xg + (ptrdiff_t)c * in_plane;                                                \
         _Pragma("GCC unroll 3") for (ky = 0; ky < 3; ++ky) {                                           \
             const float *wc = wb + ((ptrdiff_t)c * 9 + ky * 3) * PANEL;                                \
-            const __m512 a = LOAD(a, a), b = LOAD(b, b), e = LOAD(c, c);                               \
+            const __m512 a = LOAD(a), b = LOAD(b), e = LOAD(c);                                        \
             const __m512 e0 = _mm512_permutex2var_ps(a, even, b);                                      \
             IGX3S2_TAP(0, TAP0)                                                                        \
             IGX3S2_TAP(1, _mm512_permutex2var_ps(a, odd, b))                                           \
