@@ -50,6 +50,10 @@ class Options:
     # reads (aot/passes/quantized_io.py); the rest stay float, with a note why (metadata.json's
     # quantized_io.notes)
     quantized_io: bool = False
+    # --fast-math: the kernels that are faster but round more than a direct sum may be taken, their
+    # results no longer within DESIGN.md's tolerance on every input: Winograd's F(4 x 4, 3 x 3) for 3 x 3
+    # convs (aot/kernels/winograd.py). Off, every kernel keeps to the tolerance.
+    fast_math: bool = False
 
 
 def partition_model(model: onnx.ModelProto, options: Options = Options(),
@@ -156,14 +160,14 @@ def _with_weights(art: Artifact, ctx: CodegenContext) -> Artifact:
 
 
 def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
-                    scratch_floor: int = 0, threads: int = 1) -> tuple[Selection, Plan]:
+                    scratch_floor: int = 0, threads: int = 1, fast_math: bool = False) -> tuple[Selection, Plan]:
     """The host kernels each node may run (select), then the arena, with the kernel each node
     runs at the memory its step can spare (plan)."""
     workspace = {symbol: a.workspace_bytes for symbol, a in artifacts.items()}
     t = get_target(target)
     traits = TargetTraits(vector_unit=t.vector_unit, scalar_tiles=not t.vector_unit and not t.helium,
                           helium=t.helium, dsp=t.dsp and not t.helium, threads=threads,
-                          avx512=t.kind == "host" and host_has_avx512())
+                          avx512=t.kind == "host" and host_has_avx512(), fast_math=fast_math)
     selection = select_kernels(graph, traits, workspace)
     return selection, plan_memory(graph, op_memory(selection), scratch_floor)
 
@@ -178,9 +182,10 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
     check_bounded(graph)  # the passes kept every reader of data-dependent rows one that runs on their extent
     artifacts = codegen_functions(graph, options.target, parted.vendors, parted.options)
     check_threads(options.threads, options.target)
-    selection, plan = select_and_plan(graph, options.target, artifacts, options.scratch_floor, options.threads)
+    selection, plan = select_and_plan(graph, options.target, artifacts, options.scratch_floor, options.threads,
+                                      options.fast_math)
     bundle = build_bundle(graph, selection, plan, target=options.target, source=source, artifacts=artifacts,
-                          threads=options.threads)
+                          threads=options.threads, fast_math=options.fast_math)
     return fit_bundle(bundle, options.target)  # refuses a model too big for the board
 
 

@@ -41,7 +41,8 @@ Selection = dict[str, NodeKernels]
 # (a fully connected layer); none takes scratch per thread (the GEMM's threads copy B blocks into their own
 # stack, not the arena's work)
 THREADED_KERNELS = frozenset({*IMPLICIT_KERNELS, "aotc_conv_depthwise3x3_direct_f32",
-                              "aotc_conv_pointwise_f32", "aotc_gemm_f32", "aotc_conv_winograd_f32"})
+                              "aotc_conv_pointwise_f32", "aotc_gemm_f32", "aotc_conv_winograd_f32",
+                              "aotc_conv_winograd4_f32"})
 
 
 def host_op(node: Node, graph: Graph) -> HostOp:

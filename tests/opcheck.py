@@ -58,6 +58,7 @@ class Case:
     relative: bool = False
     max_dims: tuple = ()  # Options.max_dims: bounds of data-dependent dims (issue 18)
     quantized_io: bool = False  # Options.quantized_io: the feeds are the integers of the inputs' Qs
+    fast_math: bool = False  # Options.fast_math: kernels that round more than a direct sum may be taken
 
 
 def tensor_type(dtype: np.dtype | str) -> int:
@@ -230,7 +231,7 @@ def shared_build(cases: list[Case], workdir: Path | None = None, *, vendor_inclu
         try:
             options = Options(name=name, vendors=case.vendors, input_shapes=case.input_shapes,
                               scratch_floor=case.scratch_floor, max_dims=case.max_dims,
-                              quantized_io=case.quantized_io)
+                              quantized_io=case.quantized_io, fast_math=case.fast_math)
             bundle = compile_model(case.model, options, source=f"{case.id}.onnx")
         except Exception as e:  # reported by that case's test, not by the whole module
             build.errors[case.id] = e

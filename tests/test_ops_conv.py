@@ -16,7 +16,7 @@ from conftest import require_tool
 from onnx import helper, numpy_helper
 from opcheck import Case, model_case, op_case, shared_build, tensor_type
 
-from aot.compiler import compile_model, lower
+from aot.compiler import Options, compile_model, lower
 from aot.errors import AotcError
 from aot.kernels.base import NO_BUDGET_LIMIT, TargetTraits
 from aot.paths import runtime_dir
@@ -372,6 +372,22 @@ WINO = [
     conv("wino_tall_odd", (1, 65, 67, 9), (35, 65, 3, 3), pads=[1, 1, 1, 1]),
 ]
 CASES += WINO
+# with --fast-math, Winograd F(4 x 4, 3 x 3) (conv_winograd4.c), where its model expects more than F(2 x 2)'s:
+# a last tile row and column 1 to 3 outputs short, bands of several tile rows and a shorter last one, rows
+# of 64 tiles (its stack buffers' limit), batches, no bias, every epilogue
+WINO4 = [dataclasses.replace(c, fast_math=True) for c in (
+    conv_fused("wino4_res_relu_odd", (1, 64, 13, 14), (64, 64, 3, 3), "relu", pads=[1, 1, 1, 1]),
+    conv_fused("wino4_batch_leaky", (2, 64, 16, 16), (24, 64, 3, 3), "leaky", pads=[1, 1, 1, 1]),
+    conv("wino4_wide_rows_no_bias", (1, 96, 6, 256), (96, 96, 3, 3), pads=[1, 1, 1, 1], bias=False),
+    conv("wino4_tall_odd", (1, 128, 67, 11), (96, 128, 3, 3), pads=[1, 1, 1, 1]),
+)] + [
+    # F(4 x 4)'s rounding grows with the conv's sums (about 25 here, unit weights over 72 x 9 inputs), not
+    # with its outputs (clipped to [0, 0.5]): 4.4e-4 here, past the default tolerance, which is why it is
+    # taken only with --fast-math
+    dataclasses.replace(conv_fused("wino4_bands_clip", (1, 72, 40, 42), (32, 72, 3, 3), "clip", residual=False,
+                                   pads=[1, 1, 1, 1]), fast_math=True, atol_scale=1e-3),
+]
+CASES += WINO4
 
 @pytest.fixture(scope="module")
 def built():
@@ -601,12 +617,27 @@ def test_transpose_to_nhwc_folded(case):
     ("conv_dwk3_pads2_multiplier", "aotc_conv_depthwise3x3_f32"),
     ("tight_conv_depthwise_dilated", "aotc_conv_depthwise_f32"),
     *[(c.id, "aotc_conv_winograd_f32") for c in WINO],
+    *[(c.id, "aotc_conv_winograd4_f32") for c in WINO4],
 ])
 def test_kernel_choice(case_id, kernel):
     graph = lower(next(c for c in CASES if c.id == case_id).model)
     node = next(n for n in graph.nodes if n.op == "Conv")
     budget = 0 if case_id.startswith("tight_") else NO_BUDGET_LIMIT
-    assert choose(node, graph, candidates(node, graph, TargetTraits()), budget).kernel == kernel
+    traits = TargetTraits(fast_math=next(c for c in CASES if c.id == case_id).fast_math)
+    assert choose(node, graph, candidates(node, graph, traits), budget).kernel == kernel
+
+
+def test_winograd4_only_with_fast_math():
+    """F(4 x 4, 3 x 3) rounds past the default tolerance on some inputs (wino4_bands_clip): without
+    --fast-math the same convs take another kernel, and a bundle with it names the nodes that took it."""
+    for case in WINO4:
+        graph = lower(case.model)
+        node = next(n for n in graph.nodes if n.op == "Conv")
+        assert choose(node, graph, candidates(node, graph, TargetTraits()), NO_BUDGET_LIMIT).kernel != \
+            "aotc_conv_winograd4_f32", case.id
+    case = WINO4[0]
+    assert "fast_math" not in compile_model(case.model, Options()).metadata
+    assert compile_model(case.model, Options(fast_math=True)).metadata["fast_math"] == {"nodes": ["conv"]}
 
 
 @pytest.mark.parametrize("case_id,kernel", [

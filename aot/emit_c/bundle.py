@@ -19,6 +19,7 @@ from aot.csource.format import C_TYPES, c_comment, c_string
 from aot.emit_c.model import ModelEmitter
 from aot.emit_c.runtime_files import family_files, sources_by_build
 from aot.ir import Graph
+from aot.kernels.winograd import ROUNDS_MORE
 from aot.paths import runtime_dir
 from aot.plan import ALIGNMENT, Plan
 from aot.select import THREADED_KERNELS, Selection
@@ -83,11 +84,12 @@ def _io(graph: Graph, names: list[str], slots: dict[str, int], em: ModelEmitter)
 
 def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str = "host",
                  source: str = "model.onnx", artifacts: dict[str, Artifact] | None = None,
-                 threads: int = 1) -> Bundle:
+                 threads: int = 1, fast_math: bool = False) -> Bundle:
     """Write the C project for `graph` (simplified and partitioned) as `plan` places it, with the
     kernels it chose; `artifacts` are the vendors' codegen results, by function symbol. `threads` > 1
     adds the thread pool (runtime_c/kernels/aotc_threads.h) and its init/teardown to the C API; 1
-    writes the same files as before threads existed."""
+    writes the same files as before threads existed. `fast_math` (--fast-math) is recorded in the
+    metadata with the nodes whose kernels it let round more."""
     artifacts = artifacts or {}
     name = graph.name
     em = ModelEmitter(graph, name, selection, plan, artifacts)
@@ -170,6 +172,9 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
                         "threaded_kernels": sorted({c.kernel for c in plan.choices.values()} & THREADED_KERNELS),
                         "arena_bytes_per_thread": 0}}
            if threads > 1 else {}),
+        # --fast-math: the nodes that took a kernel rounding more than a direct sum
+        **({"fast_math": {"nodes": sorted(n for n, c in plan.choices.items() if c.kernel in ROUNDS_MORE)}}
+           if fast_math else {}),
         # --quantized-io: the inputs and outputs made integer, and why the others stayed float
         **({"quantized_io": graph.meta["quantized_io"]} if "quantized_io" in graph.meta else {}),
         "partition": [_function_entry(graph, sym, artifacts.get(sym)) for sym in graph.functions],

@@ -54,6 +54,8 @@ class TargetTraits:
     # the bundle is for this machine (target host) and its CPU has AVX-512F, which the host build's
     # -march=native turns on: the kernels' AVX-512 paths (conv_ig_x86.h ...) will exist
     avx512: bool = False
+    # --fast-math: kernels that round more than a direct sum may be taken (Winograd's F(4 x 4, 3 x 3))
+    fast_math: bool = False
 
 
 @dataclass(frozen=True)

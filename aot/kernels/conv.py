@@ -24,9 +24,10 @@ compiler picks the kernel:
                 a partial panel of at most half its columns, or of any width with at least 256 input
                 channels on at most 32 x 32 positions, go to the implicit GEMM
     winograd    2-D 3 x 3 same-size convs at stride 1, one group, where a model of its speed-up says it
-                gains (winograd_gain), on an OS target's vector unit, where the step can spare a band's
-                scratch: Winograd's F(2 x 2, 3 x 3), 2.25 x fewer multiply-adds (U = G g G^T of the
-                weights, 16/9 as large, transformed here); the products on the GEMM core
+                gains (winograd.py), on an OS target's vector unit, where the step can spare a band's
+                scratch: Winograd's F(4 x 4, 3 x 3), 4 x fewer multiply-adds, or F(2 x 2, 3 x 3), 2.25 x
+                fewer, on planes where F(4 x 4)'s larger tiles waste more (U = G g G^T of the weights,
+                36/9 or 16/9 as large, transformed here); the products on the GEMM core
     implicit    every other 1-D or 2-D Conv with constant weights: Y^T = P * W^T with the patch
                 matrix P never built (register tiles of positions x output channels read the
                 input through a pointer per position; W^T packed here); no scratch, and faster
@@ -60,7 +61,7 @@ import numpy as np
 
 from aot.csource.format import c_ints
 from aot.ir import Graph, Node
-from aot.kernels import conv_x86
+from aot.kernels import conv_x86, winograd
 from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext, TargetTraits, as_3d
 from aot.kernels.gemm import GEMM_ASSUMES, KC, PANEL, WORK_BYTES, activation_fields, pack_b, residual, work_bytes
 from aot.passes.conv_nhwc import reads_nhwc, writes_nhwc
@@ -83,31 +84,7 @@ POINTWISE_T_NC = 256  # aotc_conv_pointwise_t_f32: output channels per block (po
 # aotc_conv_depthwise3x3_direct_f32 computes an output row in blocks of dw3_block() outputs, the last
 # one rounded up; at stride 2 it beats the flat kernel where that last block has at least this many
 DIRECT_DW_S2_MIN_LAST = 5
-# aotc_conv_winograd_f32 (conv_winograd.c): its stack buffers hold tile rows of at most WINO_TW_MAX tiles
-# (outputs 256 wide); a band of tile rows holds at most WINO_BAND_TILES tiles, so that its 16 V and M
-# matrices stay near the L2 cache, and at most WINO_ROWS_MAX tile rows. It is taken where its expected
-# speed-up over the direct kernels (winograd_gain) is at least WINO_MIN_GAIN, on at least WINO_MIN_TILES
-# tiles of 2 x 2 outputs. The model, fitted to single convs on an AVX-512 core (issue 24; measured,
-# direct -> Winograd: 64 ch 56 x 56 1.40 x, 128 ch 28 x 28 1.60 x, 256 ch 14 x 14 1.63 x, SqueezeNet's
-# 32 -> 128 27 x 27 1.10 x, 64 -> 256 13 x 13 1.01 x, 48 -> 192 13 x 13 0.93 x, ResNet-8's 32 ch
-# 16 x 16 1.00 x): 2.25 x the share of the GEMM's panels the tiles fill, over 1 + the transforms'
-# costs, the input's shared by the output channels and the output's by the input channels, and the
-# lanes of tile rows shorter than a vector (tw16 / tw - 1) shared by the input channels. On fewer
-# tiles, streaming the 16/9 larger weights costs more than the products save: ResNet-18's 7 x 7 x 512
-# convs (16 tiles) ran 4 % slower.
-WINO_TW_MAX = 128
-WINO_BAND_TILES = 256
-WINO_ROWS_MAX = 16
-WINO_IN_COST = 26.6  # the output transform's cost, in multiply-adds of input channels
-WINO_OUT_COST = 12.4  # the input transform's, in output channels
-WINO_LANE_COST = 8.0  # a tile row's idle lanes
-WINO_MIN_GAIN = 1.05
-WINO_MIN_TILES = 32
-# the limits above that conv_winograd.c's buffers have (aotc_conv.h): the generated code checks them
-WINO_ASSUMES = {"AOTC_WINO_TW_MAX": WINO_TW_MAX, "AOTC_WINO_BAND_MAX": WINO_BAND_TILES,
-                "AOTC_WINO_ROWS_MAX": WINO_ROWS_MAX}
-# F(2 x 2, 3 x 3)'s filter transform: U = G g G^T (Lavin and Gray 2015)
-WINO_G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
+WINOGRAD = {v.kernel: v for v in winograd.VARIANTS}
 # the kernels without a scratch argument (the others take one)
 # the implicit GEMM and its AVX-512 paths (conv_x86.py): no scratch, W^T packed, a channels-last input read in place
 IMPLICIT_KERNELS = ("aotc_conv_implicit_f32", *conv_x86.KERNELS)
@@ -328,43 +305,29 @@ def _fit_stride1(c: _Conv, budget: int) -> KernelChoice | None:
                     (pad_floats + kc * _patch_ldc(nc) + c.out_c // c.group * nc) * 4, kc=kc, nc=nc)
 
 
-def winograd_gain(in_c: int, out_c: int, out_h: int, out_w: int) -> float:
-    """aotc_conv_winograd_f32's expected speed-up over the direct kernels (the model above WINO_TW_MAX)."""
-    tw = _ceil_div(out_w, 2)
-    tiles = tw * _ceil_div(out_h, 2)
-    used = tiles / (_ceil_div(tiles, PANEL) * PANEL)
-    idle = _ceil_div(tw, 16) * 16 / tw - 1
-    return 2.25 * used / (1 + (WINO_IN_COST + WINO_LANE_COST * idle) / in_c + WINO_OUT_COST / out_c)
+def _winograd_applies(v: winograd.Variant) -> Callable[[_Conv, TargetTraits], bool]:
+    """Winograd variant v: a 2-D 3 x 3 same-size conv at stride 1, one group, constant weights, NCHW, where
+    v expects to gain (the best variant, or the one left where the best does not fit), on a vector unit
+    of an OS target (its weights are (m + 2)^2 / 9 as large: not for a microcontroller's flash)."""
+    def applies(c: _Conv, target: TargetTraits) -> bool:
+        if not (target.vector_unit and not target.helium and _same_3x3(c) and c.group == 1):
+            return False
+        best = winograd.best(c.in_c, c.out_c, c.y[-2], c.y[-1], target.fast_math)
+        return best is not None and (best is v or (not v.rounds_more and v.applies(c.y[-2], c.y[-1])
+                                                   and v.gain(c.in_c, c.out_c, c.y[-2], c.y[-1]) >= winograd.MIN_GAIN))
+    return applies
 
 
-def _winograd_applies(c: _Conv, target: TargetTraits) -> bool:
-    """Winograd's F(2 x 2, 3 x 3): a 2-D 3 x 3 same-size conv at stride 1, one group, constant weights,
-    NCHW, expected to gain, on a vector unit of an OS target (its weights are 16/9 as large: not for a
-    microcontroller's flash)."""
-    return (target.vector_unit and not target.helium and _same_3x3(c) and c.group == 1
-            and c.y[-1] <= 2 * WINO_TW_MAX and _ceil_div(c.y[-1], 2) * _ceil_div(c.y[-2], 2) >= WINO_MIN_TILES
-            and winograd_gain(c.in_c, c.out_c, c.y[-2], c.y[-1]) >= WINO_MIN_GAIN)
-
-
-def _fit_winograd(c: _Conv, budget: int) -> KernelChoice | None:
-    """Bands of tile rows (pairs of output rows) as tall as WINO_BAND_TILES and the budget allow:
-    the band's 16 transformed inputs (in_c x tiles) and products (out_c x tiles) in scratch."""
-    tw, th = _ceil_div(c.y[-1], 2), _ceil_div(c.y[-2], 2)
-    for limit in range(max(1, min(th, WINO_ROWS_MAX, WINO_BAND_TILES // tw)), 0, -1):
-        rows = _balanced_block(th, limit)
-        scratch = 16 * (c.in_c + c.out_c) * _ceil_div(rows * tw, PANEL) * PANEL * 4
-        if scratch <= budget:
-            choice = c.choice("aotc_conv_winograd_f32", f"Winograd F(2x2, 3x3), bands of {rows} tile rows",
-                              scratch, nc=rows)
-            return dataclasses.replace(choice, assumes={**choice.assumes, **WINO_ASSUMES})
-    return None
-
-
-def winograd_weights(w: np.ndarray) -> np.ndarray:
-    """The 16 matrices U[e] (out_c x in_c) that aotc_conv_winograd_f32 reads: G g G^T of each 3 x 3
-    filter g, computed in float64, element e = 4 i + j of the 4 x 4 result."""
-    u = np.einsum("ik,mckl,jl->ijmc", WINO_G, np.asarray(w, np.float64), WINO_G)
-    return u.reshape(16, w.shape[0], w.shape[1]).astype(np.float32)
+def _fit_winograd(v: winograd.Variant) -> Callable[[_Conv, int], KernelChoice | None]:
+    """Bands of tile rows as tall as v's limits and the budget allow."""
+    def fit(c: _Conv, budget: int) -> KernelChoice | None:
+        band = v.band_rows(c.y[-2], c.y[-1], c.in_c, c.out_c, budget)
+        if band is None:
+            return None
+        rows, scratch = band
+        choice = c.choice(v.kernel, f"Winograd F({v.m}x{v.m}, 3x3), bands of {rows} tile rows", scratch, nc=rows)
+        return dataclasses.replace(choice, assumes={**choice.assumes, **winograd.assumes(v)})
+    return fit
 
 
 def _fit_im2col(c: _Conv, budget: int) -> KernelChoice | None:
@@ -445,7 +408,7 @@ KERNELS: tuple[Candidate, ...] = (
                lambda c, t: c.node.op != "ConvTranspose" and _pointwise(c) and not _scalar_implicit(c, t)),
     # 3 x 3 same-size convs with enough channels: 2.25 x fewer multiply-adds, where the step's spare memory
     # holds a band's transforms (else the implicit GEMM below, without scratch)
-    _candidate("aotc_conv_winograd_f32", _fit_winograd, _winograd_applies),
+    *(_candidate(v.kernel, _fit_winograd(v), _winograd_applies(v)) for v in winograd.VARIANTS),
     *_implicit("implicit GEMM, no scratch",
                lambda c, t: c.node.op != "ConvTranspose" and c.nd <= 2 and c.const_weights),
     _candidate("aotc_conv_s1_f32", _fit_stride1,
@@ -533,9 +496,10 @@ def _emit(ctx: NodeContext) -> None:
         wg = wv.reshape(group, _y_shape(ctx.node, ctx.graph)[1] // group, -1)
         w_ptr = ctx.const_array("wt_packed", np.stack([pack_b(m.T) for m in wg]),
                                 comment=f"W^T of {ctx.node.name}, packed per group")
-    elif plan.kernel == "aotc_conv_winograd_f32":
-        w_ptr = ctx.const_array("wino_u", winograd_weights(ctx.const(w)),
-                                comment=f"G g G^T of {ctx.node.name}'s filters, 16 x out_c x in_c")
+    elif plan.kernel in WINOGRAD:
+        v = WINOGRAD[plan.kernel]
+        w_ptr = ctx.const_array("wino_u", v.weights(ctx.const(w)),
+                                comment=f"G g G^T of {ctx.node.name}'s filters, {v.products} x out_c x in_c")
     else:
         w_ptr = ctx.ptr(w)
     args = [p, ctx.ptr(x), w_ptr, ctx.ptr(bias)]

@@ -128,6 +128,16 @@ void aotc_conv_stemx_f32(const aotc_conv_params *p, const float *x, const float 
 void aotc_conv_winograd_f32(const aotc_conv_params *p, const float *x, const float *u, const float *bias,
                             const float *res, float *y, float *scratch);
 
+/* The same convs by Winograd's F(4 x 4, 3 x 3), 36 multiply-adds per 4 x 4 outputs and channel pair
+ * instead of 144 (conv_winograd4.c). u: 36 matrices U[e] = (G g G^T)[e] of out_c x in_c, row-major.
+ * p->nc: tile rows (quads of output rows) per band; scratch: 36 x (in_c + out_c) x tp floats, tp =
+ * p->nc x ceil(OW / 4) rounded up to AOTC_GEMM_PANEL. Output rows at most 4 AOTC_WINO4_TW_MAX wide. */
+#define AOTC_WINO4_TW_MAX 64    /* tiles per tile row its stack buffers hold */
+#define AOTC_WINO4_BAND_MAX 128 /* tiles per band (p->nc tile rows), rounded up to AOTC_GEMM_PANEL */
+#define AOTC_WINO4_ROWS_MAX 16  /* tile rows per band */
+void aotc_conv_winograd4_f32(const aotc_conv_params *p, const float *x, const float *u, const float *bias,
+                             const float *res, float *y, float *scratch);
+
 /* Depthwise Conv with a 3 x 3 kernel (2-D), stride 1 or 2 in both dims, no dilation: each
  * input plane is copied into scratch zero-padded (stride 1: R = (OH - 1) + 3 rows of
  * C = (OW - 1) + 3; stride 2: four planes by row and column parity, each ceil(R / 2) rows

@@ -6,6 +6,7 @@
  * aot/kernels/conv.py says when the compiler takes which):
  *   conv_implicit.c                implicit GEMM: 1-D/2-D Conv with constant weights, no scratch
  *   conv_winograd.c                3 x 3 stride-1 same-size convs by Winograd's F(2 x 2, 3 x 3), through scratch
+ *   conv_winograd4.c               the same by F(4 x 4, 3 x 3): 4 x fewer multiply-adds, larger weights
  *   conv_pointwise.c               1 x 1 convs: the GEMM core on the input in place, or X^T * W^T
  *   conv_im2col.c                  patch matrices + the GEMM core (any Conv; stride 1 from a padded copy)
  *   conv_direct.c                  any Conv without scratch, tiles summed in registers
@@ -56,6 +57,17 @@ MK_UNUSED static void set_activation(aotc_sgemm_params *gp, const aotc_conv_para
     gp->act_lo = p->act_lo;
     gp->act_hi = p->act_hi;
     gp->act_alpha = p->act_alpha;
+}
+
+/* y[0, n) = act(o + r) (r may be NULL): a row of outputs the Winograd kernels assembled in o */
+MK_UNUSED static inline void wino_finish_row(const aotc_conv_params *p, const float *o, const float *r, float *y,
+                                             int32_t n) {
+    int32_t i;
+    if (r != NULL)
+        for (i = 0; i < n; ++i) y[i] = o[i] + r[i];
+    else
+        memcpy(y, o, (size_t)n * sizeof(float));
+    if (p->act != AOTC_ACT_NONE) aotc_activate_f32(y, n, p->act, p->act_lo, p->act_hi, p->act_alpha);
 }
 
 /* [*lo, *hi): the positions o in [0, n_out) whose source index o * s + off lies in [0, n_in). */

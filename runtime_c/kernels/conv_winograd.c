@@ -137,16 +137,6 @@ static void wino_gemm_items(void *arg, int32_t begin, int32_t end) {
                        J->m + (ptrdiff_t)e * M * J->tp, NULL);
 }
 
-/* y[0, n) = act(o + r) (r may be NULL) */
-static void wino_finish(const aotc_conv_params *p, const float *o, const float *r, float *y, int32_t n) {
-    int32_t i;
-    if (r != NULL)
-        for (i = 0; i < n; ++i) y[i] = o[i] + r[i];
-    else
-        memcpy(y, o, (size_t)n * sizeof(float));
-    if (p->act != AOTC_ACT_NONE) aotc_activate_f32(y, n, p->act, p->act_lo, p->act_hi, p->act_alpha);
-}
-
 /* items: the output channels; each turns its 16 rows of M into its outputs of the band: A^T M A over
  * whole panels of tiles (flat), then each tile row's two output rows interleaved from it */
 static void wino_output_items(void *arg, int32_t begin, int32_t end) {
@@ -183,7 +173,7 @@ static void wino_output_items(void *arg, int32_t begin, int32_t end) {
                     row[2 * t] = e0[t];
                     row[2 * t + 1] = e1[t];
                 }
-                wino_finish(p, row, J->res != NULL ? J->res + at : NULL, J->y + at, OW);
+                wino_finish_row(p, row, J->res != NULL ? J->res + at : NULL, J->y + at, OW);
             }
     }
 }

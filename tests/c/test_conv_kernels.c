@@ -30,6 +30,7 @@ enum {
     K_TRANSPOSE,   /* aotc_conv_transpose_f32 */
     K_DWK_DIRECT,  /* aotc_conv_depthwise_kxk_f32 */
     K_WINOGRAD,    /* aotc_conv_winograd_f32 */
+    K_WINOGRAD4,   /* aotc_conv_winograd4_f32 */
     K_COUNT
 };
 
@@ -38,7 +39,7 @@ static const char *const NAMES[K_COUNT] = {
     "aotc_conv_pointwise_t_f32", "aotc_conv_depthwise_f32",  "aotc_conv_direct_f32",
     "aotc_conv_implicit_f32", "aotc_conv_depthwise3x3_f32", "aotc_conv3x3_flat_f32",
     "aotc_conv_depthwise3x3_direct_f32", "aotc_conv_transpose_f32", "aotc_conv_depthwise_kxk_f32",
-    "aotc_conv_winograd_f32",
+    "aotc_conv_winograd_f32", "aotc_conv_winograd4_f32",
 };
 
 /* aotc_conv_implicit_f32 and its AVX-512 paths (aotc_conv.h), which K_IMPLICIT cases run in turn */
@@ -271,7 +272,8 @@ static int draw(int kind, conv_case *c) {
         if (!draw_dims(p, nd, nd == 3 ? 4 : 8, nd == 3 ? 3 : 4, 3, 2, 2, 1)) return 0;
         break;
     }
-    case K_WINOGRAD: /* 3 x 3 same size, one group, rows up to 256 wide */
+    case K_WINOGRAD:  /* 3 x 3 same size, one group, rows up to 256 wide */
+    case K_WINOGRAD4:
         set_channels(p, 1, rand_int(1, 20), rand_int(1, 20));
         if (!set_dim(p, 1, rand_int(1, 20), 3, 1, 1, 1, 1, 0, 0) ||
             !set_dim(p, 2, rand_int(1, chance(1, 4) ? 256 : 40), 3, 1, 1, 1, 1, 0, 0))
@@ -296,6 +298,9 @@ static int draw(int kind, conv_case *c) {
         p->nc = chance(1, 3) ? npos : rand_int(1, npos);
     } else if (kind == K_WINOGRAD) { /* bands of 1 to 16 tile rows of at most 256 tiles */
         const int32_t tw = (p->out_size[2] + 1) / 2, th = (p->out_size[1] + 1) / 2, most = 256 / tw;
+        p->nc = rand_int(1, th < 16 ? (th < most ? th : most) : (16 < most ? 16 : most));
+    } else if (kind == K_WINOGRAD4) { /* bands of 1 to 16 tile rows of at most 128 tiles */
+        const int32_t tw = (p->out_size[2] + 3) / 4, th = (p->out_size[1] + 3) / 4, most = 128 / tw;
         p->nc = rand_int(1, th < 16 ? (th < most ? th : most) : (16 < most ? 16 : most));
     }
     return (double)p->batch * p->out_c * prod3(p->out_size) * k <= MAX_MACS &&
@@ -325,6 +330,7 @@ static long scratch_floats(const conv_case *c) {
         return ceil16(OH * OW + 1) + (p->strides[2] == 1 ? (long)(IH + 2) * IW + 2 : 4L * ((OH + 2) * OW + 2));
     case K_TRANSPOSE: return (long)mg * prod3(p->kernel) * p->nc + AOTC_GEMM_KC * PANEL;
     case K_WINOGRAD: return 16L * (p->in_c + p->out_c) * ceil16(p->nc * ((OW + 1) / 2));
+    case K_WINOGRAD4: return 36L * (p->in_c + p->out_c) * ceil16(p->nc * ((OW + 3) / 4));
     default: return -1;
     }
 }
@@ -347,22 +353,27 @@ static float *pack_wt(const aotc_conv_params *p, const float *w) {
     return wt;
 }
 
-/* The 16 matrices U[e] = (G g G^T)[e] (out_c x in_c) of a 3 x 3 conv's weights, in double, as
- * conv.py's winograd_weights computes them for aotc_conv_winograd_f32. */
-static float *winograd_u(const aotc_conv_params *p, const float *w) {
-    static const double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+/* The a^2 matrices U[e] = (G g G^T)[e] (out_c x in_c) of a 3 x 3 conv's weights, in double, as
+ * aot/kernels/winograd.py computes them: a = 4 for aotc_conv_winograd_f32's F(2 x 2, 3 x 3), 6 for
+ * aotc_conv_winograd4_f32's F(4 x 4, 3 x 3). */
+static float *winograd_u(const aotc_conv_params *p, const float *w, int32_t a) {
+    static const double G2[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+    static const double G4[6][3] = {{1.0 / 4, 0, 0},          {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                    {-1.0 / 6, 1.0 / 6, -1.0 / 6}, {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                    {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
     const int32_t M = p->out_c, C = p->in_c;
-    float *u = test_alloc((size_t)16 * M * C);
-    int32_t m, c, i, j, a, b;
+    float *u = test_alloc((size_t)a * a * M * C);
+    int32_t m, c, i, j, k, l;
     for (m = 0; m < M; ++m)
         for (c = 0; c < C; ++c) {
             const float *g = w + ((size_t)m * C + c) * 9;
-            for (i = 0; i < 4; ++i)
-                for (j = 0; j < 4; ++j) {
+            for (i = 0; i < a; ++i)
+                for (j = 0; j < a; ++j) {
                     double v = 0;
-                    for (a = 0; a < 3; ++a)
-                        for (b = 0; b < 3; ++b) v += G[i][a] * g[a * 3 + b] * G[j][b];
-                    u[((size_t)(4 * i + j) * M + m) * C + c] = (float)v;
+                    for (k = 0; k < 3; ++k)
+                        for (l = 0; l < 3; ++l)
+                            v += (a == 4 ? G2[i][k] * G2[j][l] : G4[i][k] * G4[j][l]) * g[k * 3 + l];
+                    u[((size_t)(a * i + j) * M + m) * C + c] = (float)v;
                 }
         }
     return u;
@@ -413,7 +424,7 @@ static int check(const conv_case *c) {
     float *ax = test_abs(x, xn), *aw = test_abs(w, wn), *ab = test_abs(b, p->out_c), *ar = test_abs(r, yn);
     float *scratch = sn > 0 ? test_alloc_nan((size_t)sn) : NULL;
     float *wt = c->kind == K_IMPLICIT || c->kind == K_POINTWISE_T ? pack_wt(p, w)
-                : c->kind == K_WINOGRAD ? winograd_u(p, w) : NULL;
+                : c->kind == K_WINOGRAD ? winograd_u(p, w, 4) : c->kind == K_WINOGRAD4 ? winograd_u(p, w, 6) : NULL;
     y = (float *)realloc(y, (yn + Y_GUARD) * sizeof(float)); /* (no draws: the shapes stay those of the seed) */
     if (y == NULL) {
         printf("out of memory (%lu floats)\n", (unsigned long)(yn + Y_GUARD));
@@ -459,6 +470,7 @@ static int check(const conv_case *c) {
         case K_TRANSPOSE: aotc_conv_transpose_f32(p, x, w, b, y, scratch); break;
         case K_DWK_DIRECT: aotc_conv_depthwise_kxk_f32(p, x, w, b, r, y); break;
         case K_WINOGRAD: aotc_conv_winograd_f32(p, x, wt, b, r, y, scratch); break;
+        case K_WINOGRAD4: aotc_conv_winograd4_f32(p, x, wt, b, r, y, scratch); break;
         default: break;
         }
         if (aotc_test_x86_path_missed != NULL) continue;
@@ -649,7 +661,7 @@ int main(int argc, char **argv) {
     for (kind = 0; kind < K_COUNT; ++kind) {
         int bad = 0;
 #if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M'
-        if (kind == K_WINOGRAD) continue; /* for OS targets only (aot/kernels/conv.py): its buffers outgrow a board's */
+        if (kind == K_WINOGRAD || kind == K_WINOGRAD4) continue; /* for OS targets only (aot/kernels/conv.py): its buffers outgrow a board's */
 #endif
         for (i = 0; i < shapes && !bad; ++i) {
             conv_case c;

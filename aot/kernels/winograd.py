@@ -1,0 +1,122 @@
+"""Winograd's minimal filtering for 3 x 3 same-size convs at stride 1 (Lavin and Gray 2015): the two
+kernels, F(2 x 2, 3 x 3) (conv_winograd.c) and F(4 x 4, 3 x 3) (conv_winograd4.c), their limits, the
+model of their speed-up over the direct kernels that decides which a conv takes, and the weights
+transformed at compile time.
+
+F(m x m, 3 x 3) computes each m x m tile of outputs from an (m + 2) x (m + 2) block of inputs with
+(m + 2)^2 products per channel pair instead of 9 m^2: 2.25 x fewer for m = 2, 4 x fewer for m = 4,
+paid for by the transforms (additions, streamed through scratch) and by weights (m + 2)^2 / 9 as large.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+PANEL = 16  # tiles per panel of the GEMM core's packed B (AOTC_GEMM_PANEL)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One Winograd kernel: its tile, the limits of its stack buffers (aotc_conv.h), and the fitted
+    model of its speed-up (gain)."""
+
+    kernel: str
+    m: int  # outputs per tile side
+    g: np.ndarray  # the filter transform G, (m + 2) x 3: U = G g G^T
+    tw_max: int  # tiles per tile row
+    band_tiles: int  # tiles per band (the band's V and M stay near the L2 cache)
+    rows_max: int  # tile rows per band
+    min_tiles: int  # on fewer, streaming the larger weights costs more than the products save
+    in_cost: float  # the output transform's cost, in multiply-adds of input channels
+    out_cost: float  # the input transform's, in output channels
+    lane_cost: float  # a tile row's idle lanes (its row transform runs in whole steps of `step` tiles)
+    step: int
+    count_spatial: bool  # whether the tiles' outputs past the plane count against it
+    # its results round more than a direct sum's, past DESIGN.md's tolerance on some inputs: taken only
+    # with --fast-math (TargetTraits.fast_math)
+    rounds_more: bool
+    macros: dict[str, str] = field(default_factory=dict)  # the limits' names in aotc_conv.h
+
+    @property
+    def products(self) -> int:
+        return (self.m + 2) ** 2
+
+    def tiles(self, out_h: int, out_w: int) -> tuple[int, int]:
+        """(tile rows, tiles per row)"""
+        return math.ceil(out_h / self.m), math.ceil(out_w / self.m)
+
+    def applies(self, out_h: int, out_w: int) -> bool:
+        th, tw = self.tiles(out_h, out_w)
+        return tw <= self.tw_max and th * tw >= self.min_tiles
+
+    def gain(self, in_c: int, out_c: int, out_h: int, out_w: int) -> float:
+        """The expected speed-up over the direct kernels: the products saved times the share of the
+        GEMM's panels (and, for F(4 x 4), of the tiles' outputs) the plane fills, over 1 + the
+        transforms' costs, the input's shared by the output channels and the output's by the input
+        channels, and the idle lanes of tile rows shorter than a step shared by the input channels."""
+        th, tw = self.tiles(out_h, out_w)
+        tiles = th * tw
+        used = tiles / (math.ceil(tiles / PANEL) * PANEL)
+        if self.count_spatial:
+            used *= out_h * out_w / (tiles * self.m * self.m)
+        idle = math.ceil(tw / self.step) * self.step / tw - 1
+        saved = 9 * self.m * self.m / self.products
+        return saved * used / (1 + (self.in_cost + self.lane_cost * idle) / in_c + self.out_cost / out_c)
+
+    def band_rows(self, out_h: int, out_w: int, in_c: int, out_c: int, budget: int) -> tuple[int, int] | None:
+        """(tile rows per band, scratch bytes): the tallest balanced band the limits and the budget allow,
+        the band's transformed inputs (in_c x tiles) and products (out_c x tiles) in scratch; None if not
+        even one tile row fits."""
+        th, tw = self.tiles(out_h, out_w)
+        for limit in range(max(1, min(th, self.rows_max, self.band_tiles // tw)), 0, -1):
+            rows = math.ceil(th / math.ceil(th / limit))
+            scratch = self.products * (in_c + out_c) * math.ceil(rows * tw / PANEL) * PANEL * 4
+            if scratch <= budget:
+                return rows, scratch
+        return None
+
+    def weights(self, w: np.ndarray) -> np.ndarray:
+        """The (m + 2)^2 matrices U[e] (out_c x in_c) the kernel reads: G g G^T of each 3 x 3 filter g,
+        computed in float64, element e = (m + 2) i + j of the result."""
+        u = np.einsum("ik,mckl,jl->ijmc", self.g, np.asarray(w, np.float64), self.g)
+        return u.reshape(self.products, w.shape[0], w.shape[1]).astype(np.float32)
+
+
+# The models were fitted to single convs on an AVX-512 core (issue 24). F(2 x 2), direct -> Winograd:
+# 64 ch 56 x 56 1.40 x, 128 ch 28 x 28 1.60 x, 256 ch 14 x 14 1.63 x, SqueezeNet's 32 -> 128 27 x 27
+# 1.10 x, 64 -> 256 13 x 13 1.01 x, 48 -> 192 13 x 13 0.93 x, ResNet-8's 32 ch 16 x 16 1.00 x; on fewer
+# tiles than min_tiles ResNet-18's 7 x 7 x 512 convs (16 tiles) ran 4 % slower. F(4 x 4), the same
+# convs: 1.85, 1.9, 2.13, 1.31, 1.51 and 1.36 x.
+F2 = Variant("aotc_conv_winograd_f32", 2, np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5],
+                                                   [0.0, 0.0, 1.0]]),
+             tw_max=128, band_tiles=256, rows_max=16, min_tiles=32, in_cost=26.6, out_cost=12.4, lane_cost=8.0,
+             step=16, count_spatial=False, rounds_more=False,
+             macros={"tw_max": "AOTC_WINO_TW_MAX", "band_tiles": "AOTC_WINO_BAND_MAX",
+                     "rows_max": "AOTC_WINO_ROWS_MAX"})
+F4 = Variant("aotc_conv_winograd4_f32", 4, np.array([[1 / 4, 0.0, 0.0], [-1 / 6, -1 / 6, -1 / 6],
+                                                    [-1 / 6, 1 / 6, -1 / 6], [1 / 24, 1 / 12, 1 / 6],
+                                                    [1 / 24, -1 / 12, 1 / 6], [0.0, 0.0, 1.0]]),
+             tw_max=64, band_tiles=128, rows_max=16, min_tiles=8, in_cost=22.1, out_cost=49.8, lane_cost=13.2,
+             step=8, count_spatial=True, rounds_more=True,
+             macros={"tw_max": "AOTC_WINO4_TW_MAX", "band_tiles": "AOTC_WINO4_BAND_MAX",
+                     "rows_max": "AOTC_WINO4_ROWS_MAX"})
+VARIANTS = (F4, F2)
+ROUNDS_MORE = frozenset(v.kernel for v in VARIANTS if v.rounds_more)
+MIN_GAIN = 1.05  # taken where the model expects at least this speed-up
+
+
+def assumes(v: Variant) -> dict[str, int]:
+    """The limits the compiler's bands keep to, by their aotc_conv.h names: the generated code checks them."""
+    return {name: getattr(v, attr) for attr, name in v.macros.items()}
+
+
+def best(in_c: int, out_c: int, out_h: int, out_w: int, fast_math: bool) -> Variant | None:
+    """The variant with the largest expected gain that applies (with fast_math, those that round more
+    too), if it reaches MIN_GAIN."""
+    gains = [(v.gain(in_c, out_c, out_h, out_w), v) for v in VARIANTS
+             if v.applies(out_h, out_w) and (fast_math or not v.rounds_more)]
+    gain, v = max(gains, key=lambda g: g[0], default=(0.0, None))
+    return v if gain >= MIN_GAIN else None
