@@ -1,6 +1,7 @@
 """Benchmark the dnnl vendor: host-C bundle, dnnl bundle and onnxruntime, one thread each, one run.
 
     python bench/dnnl.py [--repeat 20] [--rounds 3] [--models resnet18_224 mobilenetv2_224 ...] [--keep DIR]
+                         [--fast-math]
 
 Every model is compiled twice (host C only, and --vendor dnnl), both bundles are built with
 CMake (Release) and timed by their runner (median over --repeat runs after a warm-up, timed in
@@ -94,16 +95,14 @@ def fma_peak_gflops(work: Path) -> float:
     return float(subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout)
 
 
-def _bundle(src: Path, out: Path, vendors: list[str]) -> dict:
-    args = [sys.executable, "-m", "aot.cli", str(src), "-o", str(out)]
-    for v in vendors:
-        args += ["--vendor", v]
+def _bundle(src: Path, out: Path, flags: list[str]) -> dict:
+    args = [sys.executable, "-m", "aot.cli", str(src), "-o", str(out), *flags]
     subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
     build(out)
     return json.loads((out / "bundle" / "metadata.json").read_text())
 
 
-def bench_model(name: str, work: Path, repeat: int, rounds: int) -> dict:
+def bench_model(name: str, work: Path, repeat: int, rounds: int, fast_math: bool = False) -> dict:
     """Both bundles and onnxruntime timed back to back in each of `rounds` rounds: load that
     comes and goes on a shared machine then hits all three alike. Each engine's figure is its
     median over the rounds, each ratio the median of the per-round ratios."""
@@ -112,8 +111,8 @@ def bench_model(name: str, work: Path, repeat: int, rounds: int) -> dict:
     onnx.save(model, src)
     rng = np.random.default_rng(0)
     row: dict = {"model": name, "gflop": 2 * graph_macs(model) / 1e9}
-    metas = {label: _bundle(src, work / f"{name}_{label}", vendors)
-             for label, vendors in (("host", []), ("dnnl", ["dnnl"]))}
+    flags = {"host": [], "dnnl": ["--vendor", "dnnl"], **({"fast": ["--fast-math"]} if fast_math else {})}
+    metas = {label: _bundle(src, work / f"{name}_{label}", f) for label, f in flags.items()}
     meta = metas["dnnl"]
     row["regions"] = len(meta["partition"])
     row["host_nodes"] = sum(1 for n in meta["nodes"] if n["op"] != "Call")
@@ -123,19 +122,20 @@ def bench_model(name: str, work: Path, repeat: int, rounds: int) -> dict:
     sess = _ort_session(str(src))
     feeds = {i.name: x for i, x in zip(sess.get_inputs(), inputs, strict=True)}
     refs = sess.run(None, feeds)
-    times: dict[str, list[float]] = {"host": [], "dnnl": [], "ort": []}
+    times: dict[str, list[float]] = {**{label: [] for label in flags}, "ort": []}
     outputs = {}
     for _ in range(rounds):
-        for label in ("host", "dnnl"):
+        for label in flags:
             outputs[label], ns = run_bundle(work / f"{name}_{label}", metas[label], inputs, repeat=repeat)
             times[label].append(ns / 1e3)
         times["ort"].append(time_ort(sess, feeds, repeat))
     for label, t in times.items():
         row[f"{label}_us"] = statistics.median(t)
-    for label in ("host", "dnnl"):
+    for label in flags:
         row[f"{label}_ratio"] = statistics.median(a / b for a, b in zip(times[label], times["ort"], strict=True))
-    row["max_abs_err"] = max(float(np.max(np.abs(o.astype(np.float64) - r)))
-                             for label in outputs for o, r in zip(outputs[label].values(), refs, strict=True))
+        row[f"{label}_err"] = max(float(np.max(np.abs(o.astype(np.float64) - r)))
+                                  for o, r in zip(outputs[label].values(), refs, strict=True))
+    row["max_abs_err"] = max(row["host_err"], row["dnnl_err"])
     return row
 
 
@@ -147,10 +147,16 @@ def table(rows: list[dict], peak: float) -> str:
     head = ("| model | host C us | dnnl us | onnxruntime us | host/ort | dnnl/ort | GFLOP | dnnl % peak | ort % peak "
             "| dnnl regions | reorders/run | host nodes | max abs err |\n"
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-    return head + "".join(
+    body = "".join(
         f"| {r['model']} | {r['host_us']:.0f} | {r['dnnl_us']:.0f} | {r['ort_us']:.0f} | "
         f"{r['host_ratio']:.2f} | {r['dnnl_ratio']:.2f} | {r['gflop']:.2f} | {share(r, 'dnnl')} | {share(r, 'ort')} | "
         f"{r['regions']} | {r['reorders']} | {r['host_nodes']} | {r['max_abs_err']:.1e} |\n" for r in rows)
+    if not all("fast_us" in r for r in rows):
+        return head + body
+    fast = ("\n| model | host C --fast-math us | fast/ort | fast/host | max abs err |\n|---|---:|---:|---:|---:|\n" +
+            "".join(f"| {r['model']} | {r['fast_us']:.0f} | {r['fast_ratio']:.2f} | "
+                    f"{r['fast_us'] / r['host_us']:.2f} | {r['fast_err']:.1e} |\n" for r in rows))
+    return head + body + fast
 
 
 def main() -> None:
@@ -159,13 +165,15 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=3, help="interleaved rounds (medians over them)")
     p.add_argument("--models", nargs="*", default=DEFAULT, choices=sorted(MODELS))
     p.add_argument("--keep", help="build here instead of a temporary directory")
+    p.add_argument("--fast-math", action="store_true",
+                   help="also time a host-C bundle compiled with --fast-math (a second table)")
     args = p.parse_args()
     work = Path(args.keep or tempfile.mkdtemp(prefix="aotc-bench-dnnl-"))
     work.mkdir(parents=True, exist_ok=True)
     rows = []
     peak = max(fma_peak_gflops(work) for _ in range(3))
     for name in args.models:
-        rows.append(bench_model(name, work, args.repeat, args.rounds))
+        rows.append(bench_model(name, work, args.repeat, args.rounds, args.fast_math))
         print(f"  {name}: done", file=sys.stderr)
     peak = max(peak, *(fma_peak_gflops(work) for _ in range(3)))
     print(table(rows, peak), end="")

@@ -75,13 +75,13 @@ def net(tmp_path_factory) -> tuple[Path, onnx.ModelProto, dict[str, np.ndarray],
 
 
 def build_and_run(d: Path, name: str, target: str = "host", cflags: str = "",
-                  env: dict[str, str] | None = None) -> tuple[dict, bytes, bytes]:
-    """Compile split_net with --threads 2 for `target`, build it with `cflags`, and run the runner
-    with the pool and without: (metadata, outputs with, outputs without)."""
+                  env: dict[str, str] | None = None, options: tuple[str, ...] = ()) -> tuple[dict, bytes, bytes]:
+    """Compile split_net with --threads 2 (and `options`) for `target`, build it with `cflags`, and run the
+    runner with the pool and without: (metadata, outputs with, outputs without)."""
     out = d / name
     # scratch to spare for Winograd's whole band of 10 tile rows (917,504 bytes): 7 panels to split
     run([*AOTC, str(d / "split_net.onnx"), "-o", str(out), "--threads", "2", "--target", target, "--no-configure",
-         "--scratch-floor", "1000000"])
+         "--scratch-floor", "1000000", *options])
     # sanitized builds at -O0 (Debug adds only -g): conv_implicit.c compiles in 2.8 s of CPU, against 8 at -O1
     flags = [f"-DCMAKE_C_FLAGS=-O0 {cflags}", "-DCMAKE_BUILD_TYPE=Debug"] if cflags else []
     run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON", *flags])
@@ -99,13 +99,14 @@ def build_and_run(d: Path, name: str, target: str = "host", cflags: str = "",
     return json.loads((out / "bundle" / "metadata.json").read_text()), results[0], results[1]
 
 
-def check(meta: dict, pooled: bytes, alone: bytes, ref: np.ndarray, *, host: bool = True) -> None:
-    """`host`: built for this machine, whose AVX-512 (if it has it) sends the 6 x 6 1 x 1 conv to its path."""
+def check(meta: dict, pooled: bytes, alone: bytes, ref: np.ndarray, *, host: bool = True,
+          winograd: str = "aotc_conv_winograd_f32") -> None:
+    """`host`: built for this machine, whose AVX-512 (if it has it) sends the 6 x 6 1 x 1 conv to its path;
+    `winograd`: the Winograd kernel the 20 x 20 conv takes."""
     assert meta["threads"]["count"] == 2
     pwc = ["aotc_conv_pwc_f32"] if host and host_has_avx512() else []
     assert meta["threads"]["threaded_kernels"] == ["aotc_conv_depthwise3x3_direct_f32", "aotc_conv_implicit_f32",
-                                                   "aotc_conv_pointwise_f32", *pwc, "aotc_conv_winograd_f32",
-                                                   "aotc_gemm_f32"]
+                                                   "aotc_conv_pointwise_f32", *pwc, winograd, "aotc_gemm_f32"]
     assert pooled == alone, "the pool changed the results: a split changed some element's summation order"
     assert_close(np.frombuffer(pooled, np.float32).reshape(ref.shape), ref, "split_net --threads 2")
 
@@ -115,6 +116,15 @@ def test_pool_is_bit_identical_and_matches_onnxruntime_under_asan_ubsan(net):
     d, _, _, ref = net
     check(*build_and_run(d, "asan", cflags="-fsanitize=address,undefined -fno-sanitize-recover=all "
                                             "-fno-omit-frame-pointer"), ref)
+
+
+def test_pool_runs_winograd4_with_fast_math(net):
+    """--fast-math's F(4 x 4, 3 x 3) through the pool (its 20 x 20 conv: one band of 5 tile rows, 2 panels),
+    under ASan and UBSan: bit-identical to one thread, and within the tolerance on this net."""
+    d, _, _, ref = net
+    check(*build_and_run(d, "fast", cflags="-fsanitize=address,undefined -fno-sanitize-recover=all "
+                                            "-fno-omit-frame-pointer", options=("--fast-math",)), ref,
+          winograd="aotc_conv_winograd4_f32")
 
 
 def test_pool_under_tsan(net):
