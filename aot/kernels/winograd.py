@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 PANEL = 16  # tiles per panel of the GEMM core's packed B (AOTC_GEMM_PANEL)
+NARROW = 8  # columns of the GEMM core's narrow tiles, which take a last panel's few columns (gemm.c's NH)
 
 
 @dataclass(frozen=True)
@@ -54,12 +55,14 @@ class Variant:
 
     def gain(self, in_c: int, out_c: int, out_h: int, out_w: int) -> float:
         """The expected speed-up over the direct kernels: the products saved times the share of the
-        GEMM's panels (and, for F(4 x 4), of the tiles' outputs) the plane fills, over 1 + the
+        GEMM's columns (whole panels, and a narrow tile for a last panel of a few) and, for F(4 x 4), of the
+        tiles' outputs the plane fills, over 1 + the
         transforms' costs, the input's shared by the output channels and the output's by the input
         channels, and the idle lanes of tile rows shorter than a step shared by the input channels."""
         th, tw = self.tiles(out_h, out_w)
         tiles = th * tw
-        used = tiles / (math.ceil(tiles / PANEL) * PANEL)
+        last = tiles % PANEL
+        used = tiles / (tiles - last + (NARROW if 0 < last <= NARROW else PANEL if last else 0))
         if self.count_spatial:
             used *= out_h * out_w / (tiles * self.m * self.m)
         idle = math.ceil(tw / self.step) * self.step / tw - 1

@@ -152,8 +152,9 @@ static void wino4_gemm_items(void *arg, int32_t begin, int32_t end) {
     const wino4_job *J = (const wino4_job *)arg;
     const aotc_conv_params *p = J->p;
     const int32_t C = p->in_c, M = p->out_c;
-    /* whole panels: the padding's products are zeros, so the output transform reads only what was written */
-    aotc_sgemm_params gp = gemm_shape(M, J->tiles16, C);
+    /* the band's tiles, not its whole panels: the GEMM's narrow tiles take a last panel's few columns, and
+     * the output transform reads no product past them */
+    aotc_sgemm_params gp = gemm_shape(M, J->th * J->tw, C);
     int32_t e;
     gp.b_rs = PANEL;
     gp.b_ps = C * PANEL;
@@ -178,7 +179,7 @@ static void wino4_output_items(void *arg, int32_t begin, int32_t end) {
         const float b = J->bias != NULL ? J->bias[m] : 0.0f;
         const float *mm = J->m + (ptrdiff_t)m * tp;
         const ptrdiff_t yplane = ((ptrdiff_t)J->n * M + m) * OH * OW;
-        for (t = 0; t < J->tiles16; ++t) {
+        for (t = 0; t < J->th * tw; ++t) {
             float s[4][6];
             int32_t j;
             for (j = 0; j < 6; ++j) { /* A^T down the columns */
