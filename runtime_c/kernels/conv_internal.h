@@ -59,17 +59,6 @@ MK_UNUSED static void set_activation(aotc_sgemm_params *gp, const aotc_conv_para
     gp->act_alpha = p->act_alpha;
 }
 
-/* y[0, n) = act(o + r) (r may be NULL): a row of outputs the Winograd kernels assembled in o */
-MK_UNUSED static inline void wino_finish_row(const aotc_conv_params *p, const float *o, const float *r, float *y,
-                                             int32_t n) {
-    int32_t i;
-    if (r != NULL)
-        for (i = 0; i < n; ++i) y[i] = o[i] + r[i];
-    else
-        memcpy(y, o, (size_t)n * sizeof(float));
-    if (p->act != AOTC_ACT_NONE) aotc_activate_f32(y, n, p->act, p->act_lo, p->act_hi, p->act_alpha);
-}
-
 /* [*lo, *hi): the positions o in [0, n_out) whose source index o * s + off lies in [0, n_in). */
 MK_UNUSED static MK_INLINE void valid_range(int32_t n_out, int32_t n_in, int32_t s, int32_t off, int32_t *lo,
                                int32_t *hi) {

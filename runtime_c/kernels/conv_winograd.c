@@ -31,7 +31,7 @@
  * out_c x in_c, row-major. scratch: V (16 x in_c x tp floats), then M (16 x out_c x tp floats),
  * tp = the band's tiles rounded up to PANEL. Loops over a tile row's tiles run along contiguous
  * arrays, so that compilers vectorise them (no intrinsics). */
-#include "conv_internal.h"
+#include "conv_winograd.h"
 
 /* the stack buffers' limits (aotc_conv.h; the compiler's bands keep to them and the generated code checks
  * that these are the values it assumed) */
@@ -41,18 +41,6 @@
 /* floats of a band's padded input rows, (2 th + 2) x (2 tw16 + 4) with th tw <= WINO_BAND_MAX, th <=
  * WINO_ROWS_MAX, tw16 <= WINO_TW_MAX and tw16 < tw + 16: at most the following */
 #define WINO_PAD_MAX (4 * (WINO_BAND_MAX + 15 * WINO_ROWS_MAX) + 8 * WINO_ROWS_MAX + 4 * WINO_TW_MAX + 8)
-
-typedef struct {
-    const aotc_conv_params *p;
-    const float *x, *u, *bias, *res;
-    float *y, *v, *m;
-    int32_t n;   /* image */
-    int32_t ty0; /* the band's first tile row */
-    int32_t th;  /* tile rows in the band */
-    int32_t tw;  /* tiles per tile row: ceil(W / 2) */
-    int32_t tiles16; /* the band's tiles rounded up to PANEL: the columns V and M hold */
-    int32_t tp;  /* the largest band's tiles16: the pitch of V's and M's rows */
-} wino_job;
 
 /* B^T along one padded input row pr (pr[k] = x[k - 1], zero outside the image) for the tiles of a tile
  * row: r_j[tx], column j of each 4 x 4 block (input columns 2 tx - 1 .. 2 tx + 2). Whole blocks of 16
@@ -120,24 +108,6 @@ static void wino_input_items(void *arg, int32_t begin, int32_t end) {
     }
 }
 
-/* items: the 16 products M[e] = U[e] * V[e] (out_c x tiles, rows tp apart) */
-static void wino_gemm_items(void *arg, int32_t begin, int32_t end) {
-    const wino_job *J = (const wino_job *)arg;
-    const aotc_conv_params *p = J->p;
-    const int32_t C = p->in_c, M = p->out_c;
-    /* the band's tiles, not its whole panels: the GEMM's narrow tiles take a last panel's few columns, and
-     * the output transform reads no product past them */
-    aotc_sgemm_params gp = gemm_shape(M, J->th * J->tw, C);
-    int32_t e;
-    gp.b_rs = PANEL;
-    gp.b_ps = C * PANEL;
-    gp.b_padded = 1;
-    gp.ldc = J->tp;
-    for (e = begin; e < end; ++e)
-        aotc_sgemm_f32(&gp, J->u + (ptrdiff_t)e * M * C, J->v + (ptrdiff_t)e * C * J->tp, NULL,
-                       J->m + (ptrdiff_t)e * M * J->tp, NULL);
-}
-
 /* items: the output channels; each turns its 16 rows of M into its outputs of the band: A^T M A over
  * whole panels of tiles (flat), then each tile row's two output rows interleaved from it */
 static void wino_output_items(void *arg, int32_t begin, int32_t end) {
@@ -181,23 +151,5 @@ static void wino_output_items(void *arg, int32_t begin, int32_t end) {
 
 void aotc_conv_winograd_f32(const aotc_conv_params *p, const float *x, const float *u, const float *bias,
                             const float *res, float *y, float *scratch) {
-    const int32_t OH = p->out_size[1], OW = p->out_size[2];
-    const int32_t th_all = (OH + 1) / 2, band = p->nc > 0 ? p->nc : 1;
-    wino_job J;
-    int32_t n;
-    J.p = p, J.x = x, J.u = u, J.bias = bias, J.res = res, J.y = y;
-    J.tw = (OW + 1) / 2;
-    J.tp = (band * J.tw + PANEL - 1) / PANEL * PANEL; /* the largest band's; V and M keep this pitch */
-    J.v = scratch;
-    J.m = scratch + (ptrdiff_t)16 * p->in_c * J.tp;
-    for (n = 0; n < p->batch; ++n) {
-        J.n = n;
-        for (J.ty0 = 0; J.ty0 < th_all; J.ty0 += band) {
-            J.th = min_i32(band, th_all - J.ty0);
-            J.tiles16 = (J.th * J.tw + PANEL - 1) / PANEL * PANEL;
-            aotc_parallel_for(wino_input_items, &J, p->in_c);
-            aotc_parallel_for(wino_gemm_items, &J, 16);
-            aotc_parallel_for(wino_output_items, &J, p->out_c);
-        }
-    }
+    wino_run(p, x, u, bias, res, y, scratch, 2, 16, wino_input_items, wino_output_items);
 }

@@ -30,7 +30,7 @@
  * in_c, row-major. scratch: V (36 x in_c x tp floats), then M (36 x out_c x tp floats), tp = the
  * band's tiles rounded up to PANEL. Loops over tiles run along contiguous arrays, so that compilers
  * vectorise them (no intrinsics). */
-#include "conv_internal.h"
+#include "conv_winograd.h"
 
 /* the stack buffers' limits (aotc_conv.h; the compiler's bands keep to them and the generated code
  * checks that these are the values it assumed) */
@@ -42,18 +42,6 @@
 /* floats of a band's input rows, deinterleaved: (4 th + 2) x 4 x (tw8 + W4_STEP) with th tw <=
  * W4_BAND_MAX, th <= W4_ROWS_MAX, tw <= W4_TW_MAX and tw8 <= tw + 7: at most the following */
 #define W4_ROWS_FLOATS (16 * W4_BAND_MAX + 240 * W4_ROWS_MAX + 8 * W4_TW_MAX + 120)
-
-typedef struct {
-    const aotc_conv_params *p;
-    const float *x, *u, *bias, *res;
-    float *y, *v, *m;
-    int32_t n;       /* image */
-    int32_t ty0;     /* the band's first tile row */
-    int32_t th;      /* tile rows in the band */
-    int32_t tw;      /* tiles per tile row: ceil(W / 4) */
-    int32_t tiles16; /* the band's tiles rounded up to PANEL: the columns V and M hold */
-    int32_t tp;      /* the largest band's tiles16: the pitch of V's and M's rows */
-} wino4_job;
 
 /* B^T along one input row for tw8 tiles (whole steps): q + k qs holds the row's columns 4 t + k - 1
  * (k = 0 .. 3, t = 0 .. tw8: the row deinterleaved), r_j receives column j of each tile's 6 x 6 block.
@@ -96,7 +84,7 @@ static void wino4_cols(const float *a, ptrdiff_t as, float *restrict v0, float *
  * flat over the band's tiles, so that B^T down the columns runs over whole panels of tiles and
  * stores whole panel rows. */
 static void wino4_input_items(void *arg, int32_t begin, int32_t end) {
-    const wino4_job *J = (const wino4_job *)arg;
+    const wino_job *J = (const wino_job *)arg;
     const aotc_conv_params *p = J->p;
     const int32_t H = p->in_size[1], W = p->in_size[2], C = p->in_c, tw = J->tw, tiles = J->th * tw;
     const int32_t tiles16 = J->tiles16, rows = 4 * J->th + 2;
@@ -147,28 +135,10 @@ static void wino4_input_items(void *arg, int32_t begin, int32_t end) {
     }
 }
 
-/* items: the 36 products M[e] = U[e] * V[e] (out_c x tiles, rows tp apart) */
-static void wino4_gemm_items(void *arg, int32_t begin, int32_t end) {
-    const wino4_job *J = (const wino4_job *)arg;
-    const aotc_conv_params *p = J->p;
-    const int32_t C = p->in_c, M = p->out_c;
-    /* the band's tiles, not its whole panels: the GEMM's narrow tiles take a last panel's few columns, and
-     * the output transform reads no product past them */
-    aotc_sgemm_params gp = gemm_shape(M, J->th * J->tw, C);
-    int32_t e;
-    gp.b_rs = PANEL;
-    gp.b_ps = C * PANEL;
-    gp.b_padded = 1;
-    gp.ldc = J->tp;
-    for (e = begin; e < end; ++e)
-        aotc_sgemm_f32(&gp, J->u + (ptrdiff_t)e * M * C, J->v + (ptrdiff_t)e * C * J->tp, NULL,
-                       J->m + (ptrdiff_t)e * M * J->tp, NULL);
-}
-
 /* items: the output channels; each turns its 36 rows of M into its outputs of the band: A^T M A over
  * whole panels of tiles (flat), then each tile row's four output rows interleaved from it */
 static void wino4_output_items(void *arg, int32_t begin, int32_t end) {
-    const wino4_job *J = (const wino4_job *)arg;
+    const wino_job *J = (const wino_job *)arg;
     const aotc_conv_params *p = J->p;
     const int32_t OH = p->out_size[1], OW = p->out_size[2], M = p->out_c, tw = J->tw, tp = J->tp;
     const ptrdiff_t estep = (ptrdiff_t)M * tp;
@@ -217,23 +187,5 @@ static void wino4_output_items(void *arg, int32_t begin, int32_t end) {
 
 void aotc_conv_winograd4_f32(const aotc_conv_params *p, const float *x, const float *u, const float *bias,
                              const float *res, float *y, float *scratch) {
-    const int32_t OH = p->out_size[1], OW = p->out_size[2];
-    const int32_t th_all = (OH + 3) / 4, band = p->nc > 0 ? p->nc : 1;
-    wino4_job J;
-    int32_t n;
-    J.p = p, J.x = x, J.u = u, J.bias = bias, J.res = res, J.y = y;
-    J.tw = (OW + 3) / 4;
-    J.tp = (band * J.tw + PANEL - 1) / PANEL * PANEL; /* the largest band's; V and M keep this pitch */
-    J.v = scratch;
-    J.m = scratch + (ptrdiff_t)36 * p->in_c * J.tp;
-    for (n = 0; n < p->batch; ++n) {
-        J.n = n;
-        for (J.ty0 = 0; J.ty0 < th_all; J.ty0 += band) {
-            J.th = min_i32(band, th_all - J.ty0);
-            J.tiles16 = (J.th * J.tw + PANEL - 1) / PANEL * PANEL;
-            aotc_parallel_for(wino4_input_items, &J, p->in_c);
-            aotc_parallel_for(wino4_gemm_items, &J, 36);
-            aotc_parallel_for(wino4_output_items, &J, p->out_c);
-        }
-    }
+    wino_run(p, x, u, bias, res, y, scratch, 4, 36, wino4_input_items, wino4_output_items);
 }
