@@ -406,8 +406,8 @@ KERNELS: tuple[Candidate, ...] = (
     _candidate("aotc_conv_pointwise_f32",
                lambda c, budget: c.choice("aotc_conv_pointwise_f32", "1x1", work_bytes(c.in_c // c.group, budget)),
                lambda c, t: c.node.op != "ConvTranspose" and _pointwise(c) and not _scalar_implicit(c, t)),
-    # 3 x 3 same-size convs with enough channels: 2.25 x fewer multiply-adds, where the step's spare memory
-    # holds a band's transforms (else the implicit GEMM below, without scratch)
+    # 3 x 3 same-size convs with enough channels: Winograd, F(4 x 4) (with --fast-math) or F(2 x 2), where the
+    # step's spare memory holds a band's transforms (else the next variant, then the implicit GEMM below)
     *(_candidate(v.kernel, _fit_winograd(v), _winograd_applies(v)) for v in winograd.VARIANTS),
     *_implicit("implicit GEMM, no scratch",
                lambda c, t: c.node.op != "ConvTranspose" and c.nd <= 2 and c.const_weights),

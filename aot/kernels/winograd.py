@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-PANEL = 16  # tiles per panel of the GEMM core's packed B (AOTC_GEMM_PANEL)
+from aot.kernels.gemm import PANEL  # tiles per panel of the GEMM core's packed B
+
 NARROW = 8  # columns of the GEMM core's narrow tiles, which take a last panel's few columns (gemm.c's NH)
 
 
