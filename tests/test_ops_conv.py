@@ -19,6 +19,7 @@ from opcheck import Case, model_case, op_case, shared_build, tensor_type
 from aot.compiler import Options, compile_model, lower
 from aot.errors import AotcError
 from aot.kernels.base import NO_BUDGET_LIMIT, TargetTraits
+from aot.kernels.winograd import F2
 from aot.paths import runtime_dir
 from aot.select import candidates, choose
 
@@ -639,6 +640,16 @@ def test_winograd4_only_with_fast_math():
     assert "fast_math" not in compile_model(case.model, Options(scratch_floor=1 << 30)).metadata
     fast = compile_model(case.model, Options(scratch_floor=1 << 30, fast_math=True))
     assert fast.metadata["fast_math"] == {"nodes": ["conv"]}
+
+
+def test_winograd_bands_fill_whole_panels():
+    """A band's GEMMs run its tiles rounded up to whole panels, so bands are cut where that wastes least:
+    ResNet-18's 56 x 56 convs (28 tiles per row) in bands of 8 rows (224 tiles, 14 panels), not 7 (196, one
+    panel of 4); within the budget, else the next best; none when not even one row fits."""
+    scratch = 16 * (64 + 64) * 224 * 4
+    assert F2.band_rows(56, 56, 64, 64, 1 << 30) == (8, scratch)
+    assert F2.band_rows(56, 56, 64, 64, scratch - 1)[0] == 4  # 112 tiles: 7 panels
+    assert F2.band_rows(56, 56, 64, 64, 16 * 128 * 32 * 4 - 1) is None
 
 
 @pytest.mark.parametrize("case_id,kernel", [

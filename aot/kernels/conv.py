@@ -319,7 +319,7 @@ def _winograd_applies(v: winograd.Variant) -> Callable[[_Conv, TargetTraits], bo
 
 
 def _fit_winograd(v: winograd.Variant) -> Callable[[_Conv, int], KernelChoice | None]:
-    """Bands of tile rows as tall as v's limits and the budget allow."""
+    """Bands of tile rows within v's limits and the budget (Variant.band_rows: the fewest GEMM columns)."""
     def fit(c: _Conv, budget: int) -> KernelChoice | None:
         band = v.band_rows(c.y[-2], c.y[-1], c.in_c, c.out_c, budget)
         if band is None:

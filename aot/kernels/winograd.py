@@ -20,6 +20,11 @@ from aot.kernels.gemm import PANEL  # tiles per panel of the GEMM core's packed 
 NARROW = 8  # columns of the GEMM core's narrow tiles, which take a last panel's few columns (gemm.c's NH)
 
 
+def _panels(tiles: int) -> int:
+    """The GEMM core's panels of PANEL tiles that hold `tiles` (a last one partly filled)."""
+    return -(-tiles // PANEL)
+
+
 @dataclass(frozen=True)
 class Variant:
     """One Winograd kernel: its tile, the limits of its stack buffers (aotc_conv.h), and the fitted
@@ -71,16 +76,24 @@ class Variant:
         return saved * used / (1 + (self.in_cost + self.lane_cost * idle) / in_c + self.out_cost / out_c)
 
     def band_rows(self, out_h: int, out_w: int, in_c: int, out_c: int, budget: int) -> tuple[int, int] | None:
-        """(tile rows per band, scratch bytes): the tallest balanced band the limits and the budget allow,
-        the band's transformed inputs (in_c x tiles) and products (out_c x tiles) in scratch; None if not
-        even one tile row fits."""
+        """(tile rows per band, scratch bytes): of the bands the limits and the budget allow, the tallest
+        of those whose GEMMs run the fewest columns, the band's transformed inputs (in_c x tiles) and
+        products (out_c x tiles) in scratch; None if not even one tile row fits.
+
+        A band's GEMMs run its tiles rounded up to whole panels: a narrow tile for a last few columns took
+        as long as a whole panel in the measurements (ResNet-18's 64 ch 56 x 56 conv, 28 tiles per row: bands
+        of 8 rows, 224 tiles, 1548 us; of 7 rows, 196 tiles, 1622 us)."""
         th, tw = self.tiles(out_h, out_w)
-        for limit in range(max(1, min(th, self.rows_max, self.band_tiles // tw)), 0, -1):
-            rows = math.ceil(th / math.ceil(th / limit))
-            scratch = self.products * (in_c + out_c) * math.ceil(rows * tw / PANEL) * PANEL * 4
-            if scratch <= budget:
-                return rows, scratch
-        return None
+        best: tuple[int, int, int] | None = None  # (columns, rows, scratch)
+        for rows in range(max(1, min(th, self.rows_max, self.band_tiles // tw)), 0, -1):
+            scratch = self.products * (in_c + out_c) * _panels(rows * tw) * PANEL * 4
+            if scratch > budget:
+                continue
+            full, last = divmod(th, rows)
+            columns = (full * _panels(rows * tw) + _panels(last * tw)) * PANEL
+            if best is None or columns < best[0]:
+                best = (columns, rows, scratch)
+        return None if best is None else best[1:]
 
     def weights(self, w: np.ndarray) -> np.ndarray:
         """The (m + 2)^2 matrices U[e] (out_c x in_c) the kernel reads: G g G^T of each 3 x 3 filter g,
