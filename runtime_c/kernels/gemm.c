@@ -342,6 +342,53 @@ static void gemv_x86_panels(const aotc_sgemm_params *p, const float *a, const fl
     }
 }
 
+/* AVX-512: h rows of a row-major A times a padded B's last one or two columns (gathered into cols, KC
+ * floats apart), as dot products along k: t[r * NR + j]. Why: the narrow kernel multiplies NH columns
+ * whatever is left, so a band of 49 Winograd tiles (ResNet-18's 14 x 14 and SqueezeNet's 13 x 13 convs)
+ * paid for 8 columns in its last panel, about a sixth of those convs' GEMM time. Two k halves per column
+ * keep four chains per row in flight. */
+#define DOT_COLS 2
+static void dot_cols_x86(int32_t kc, const float *a, int32_t a_rs, const float *cols, int32_t nr, int32_t h,
+                         float *t) {
+    const int32_t k32 = kc / 32 * 32, k16 = kc / 16 * 16;
+    const __mmask16 tail = (__mmask16)((1u << (kc % 16)) - 1u);
+    const float *c1 = cols + KC;
+    int32_t r, q;
+    for (r = 0; r < h; ++r) {
+        const float *ar = a + (ptrdiff_t)r * a_rs;
+        __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps(), u0 = _mm512_setzero_ps(), u1 = _mm512_setzero_ps();
+        for (q = 0; q < k32; q += 32) {
+            const __m512 x0 = _mm512_loadu_ps(ar + q), x1 = _mm512_loadu_ps(ar + q + 16);
+            s0 = _mm512_fmadd_ps(x0, _mm512_loadu_ps(cols + q), s0);
+            s1 = _mm512_fmadd_ps(x1, _mm512_loadu_ps(cols + q + 16), s1);
+            if (nr > 1) {
+                u0 = _mm512_fmadd_ps(x0, _mm512_loadu_ps(c1 + q), u0);
+                u1 = _mm512_fmadd_ps(x1, _mm512_loadu_ps(c1 + q + 16), u1);
+            }
+        }
+        if (q < k16) {
+            const __m512 x0 = _mm512_loadu_ps(ar + q);
+            s0 = _mm512_fmadd_ps(x0, _mm512_loadu_ps(cols + q), s0);
+            if (nr > 1) u0 = _mm512_fmadd_ps(x0, _mm512_loadu_ps(c1 + q), u0);
+            q += 16;
+        }
+        if (tail != 0) {
+            const __m512 x1 = _mm512_maskz_loadu_ps(tail, ar + q);
+            s1 = _mm512_fmadd_ps(x1, _mm512_maskz_loadu_ps(tail, cols + q), s1);
+            if (nr > 1) u1 = _mm512_fmadd_ps(x1, _mm512_maskz_loadu_ps(tail, c1 + q), u1);
+        }
+        t[r * NR] = _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
+        if (nr > 1) t[r * NR + 1] = _mm512_reduce_add_ps(_mm512_add_ps(u0, u1));
+    }
+}
+
+/* cols + j KC <- column j < nr of the kc x nr block b (rows b_rs apart) */
+static void gather_cols(int32_t kc, const float *b, int32_t b_rs, int32_t nr, float *cols) {
+    int32_t j, q;
+    for (j = 0; j < nr; ++j)
+        for (q = 0; q < kc; ++q) cols[j * KC + q] = b[(ptrdiff_t)q * b_rs + j];
+}
+
 /* The whole product if it is such a row: 1, else 0. */
 static int gemv_x86(const aotc_sgemm_params *p, const float *a, const float *b, const float *c_in, float *c) {
     int32_t j;
@@ -357,6 +404,9 @@ static int gemv_x86(const aotc_sgemm_params *p, const float *a, const float *b, 
 }
 #else
 #define gemv_x86(p, a, b, c_in, c) 0
+#define DOT_COLS 0
+#define dot_cols_x86(kc, a, a_rs, cols, nr, h, t) ((void)(cols))
+#define gather_cols(kc, b, b_rs, nr, cols) ((void)(cols))
 #endif
 
 void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, const float *c_in,
@@ -425,12 +475,18 @@ void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, 
                     b_rs = NR;
                     readable = 1;
                 }
+                /* a padded B's last one or two columns: dot products along k (dot_cols_x86) */
+                const int dot = p->b_padded && nr <= DOT_COLS && p->a_cs == 1 && kc > 0 && kc <= KC;
+                float cols[DOT_COLS > 0 ? DOT_COLS * KC : 1];
+                if (dot) gather_cols(kc, bp, b_rs, nr, cols);
                 for (ir = ic; ir < ic + mc; ir += h) {
                     float t[MR * NR];
                     const float *ap = a + (ptrdiff_t)ir * p->a_rs + (ptrdiff_t)pc * p->a_cs;
                     const float *tile = t;
                     h = tile_rows(ic + mc - ir);
-                    if (!readable) {
+                    if (dot) {
+                        dot_cols_x86(kc, ap, p->a_rs, cols, nr, h, t);
+                    } else if (!readable) {
                         /* a plain B's last, partial panel without work to copy it into: the vector
                          * kernels read w columns where only nr are B's, which is safe while the read
                          * runs on into B's next row (the extra columns are never stored); the last
