@@ -257,9 +257,10 @@ static int draw(int kind, conv_case *c) {
     }
     case K_DWK_DIRECT: { /* depthwise 2-D, kernel width 3, 5 or 7, any height, column stride 1 or 2, any pads */
         const int32_t s = rand_int(1, 2), kw = 2 * rand_int(1, 3) + 1, kh = chance(2, 3) ? kw : rand_int(1, 7);
-        /* rows shorter than a block, of a few blocks, and wide (the last block moved left) */
+        /* rows shorter than a block, of a few blocks, and wide (the last block moved left); a few channels,
+         * or blocks of 16 and a partial one (conv_dwk_x86.c's small planes go 16 channels at a time) */
         const int32_t w_max = chance(1, 3) ? 12 : chance(1, 2) ? 40 : 120;
-        set_channels(p, rand_int(1, 3), 1, rand_int(1, 2));
+        set_channels(p, chance(1, 3) ? rand_int(14, 40) : rand_int(1, 3), 1, rand_int(1, 2));
         if (!set_dim(p, 1, rand_int(1, 14), kh, chance(3, 4) ? s : rand_int(1, 3), 1, rand_int(0, kh), rand_int(0, kh),
                      0, 0) ||
             !set_dim(p, 2, rand_int(1, w_max), kw, s, 1, rand_int(0, kw), rand_int(0, kw), 0, 0))
