@@ -18,8 +18,8 @@ from opcheck import Case, model_case, op_case, shared_build, tensor_type
 
 from aot.compiler import Options, compile_model, lower
 from aot.errors import AotcError
+from aot.kernels import winograd
 from aot.kernels.base import NO_BUDGET_LIMIT, TargetTraits
-from aot.kernels.winograd import F2
 from aot.paths import runtime_dir
 from aot.select import candidates, choose
 
@@ -642,14 +642,23 @@ def test_winograd4_only_with_fast_math():
     assert fast.metadata["fast_math"] == {"nodes": ["conv"]}
 
 
+def test_winograd_with_threads_only_on_convs_of_enough_work_per_float_streamed():
+    """With --threads, ResNet-18's 64-channel convs (32 multiply-adds per float of V and M) leave Winograd,
+    its 128- and 256-channel ones (64, 128) keep it; one thread keeps it on all three."""
+    assert winograd.best(64, 64, 56, 56, False, threads=2) is None
+    assert winograd.best(128, 128, 28, 28, False, threads=2) is winograd.F2
+    assert winograd.best(256, 256, 14, 14, True, threads=2) is winograd.F4
+    assert winograd.best(64, 64, 56, 56, False) is winograd.F2
+
+
 def test_winograd_bands_fill_whole_panels():
     """A band's GEMMs run its tiles rounded up to whole panels, so bands are cut where that wastes least:
     ResNet-18's 56 x 56 convs (28 tiles per row) in bands of 8 rows (224 tiles, 14 panels), not 7 (196, one
     panel of 4); within the budget, else the next best; none when not even one row fits."""
     scratch = 16 * (64 + 64) * 224 * 4
-    assert F2.band_rows(56, 56, 64, 64, 1 << 30) == (8, scratch)
-    assert F2.band_rows(56, 56, 64, 64, scratch - 1)[0] == 4  # 112 tiles: 7 panels
-    assert F2.band_rows(56, 56, 64, 64, 16 * 128 * 32 * 4 - 1) is None
+    assert winograd.F2.band_rows(56, 56, 64, 64, 1 << 30) == (8, scratch)
+    assert winograd.F2.band_rows(56, 56, 64, 64, scratch - 1)[0] == 4  # 112 tiles: 7 panels
+    assert winograd.F2.band_rows(56, 56, 64, 64, 16 * 128 * 32 * 4 - 1) is None
 
 
 @pytest.mark.parametrize("case_id,kernel", [

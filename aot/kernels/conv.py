@@ -312,7 +312,7 @@ def _winograd_applies(v: winograd.Variant) -> Callable[[_Conv, TargetTraits], bo
     def applies(c: _Conv, target: TargetTraits) -> bool:
         if not (target.vector_unit and not target.helium and _same_3x3(c) and c.group == 1):
             return False
-        best = winograd.best(c.in_c, c.out_c, c.y[-2], c.y[-1], target.fast_math)
+        best = winograd.best(c.in_c, c.out_c, c.y[-2], c.y[-1], target.fast_math, target.threads)
         return best is not None and (best is v or (not v.rounds_more and v.applies(c.y[-2], c.y[-1])
                                                    and v.gain(c.in_c, c.out_c, c.y[-2], c.y[-1]) >= winograd.MIN_GAIN))
     return applies

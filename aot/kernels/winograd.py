@@ -123,6 +123,13 @@ F4 = Variant("aotc_conv_winograd4_f32", 4, np.array([[1 / 4, 0.0, 0.0], [-1 / 6,
 VARIANTS = (F4, F2)
 ROUNDS_MORE = frozenset(v.kernel for v in VARIANTS if v.rounds_more)
 MIN_GAIN = 1.05  # taken where the model expects at least this speed-up
+# With --threads, Winograd only where its products do at least this many multiply-adds per float of V and M
+# they stream through scratch (in_c out_c / (in_c + out_c)). Why: on the 2-vCPU VM of issue 24, when the two
+# vCPUs sit far apart an L2 miss costs about 3 x, and a band's V and M (about 1 MB each) are mostly misses:
+# two threads ran ResNet-18's 64-channel convs (intensity 32) in 1750 us there, against 750 us near and
+# 1030 us on the implicit GEMM, which keeps its blocks in L2. Its 128- and 256-channel convs (64, 128) gain
+# in both phases.
+THREADS_MIN_INTENSITY = 64
 
 
 def assumes(v: Variant) -> dict[str, int]:
@@ -130,9 +137,11 @@ def assumes(v: Variant) -> dict[str, int]:
     return {name: getattr(v, attr) for attr, name in v.macros.items()}
 
 
-def best(in_c: int, out_c: int, out_h: int, out_w: int, fast_math: bool) -> Variant | None:
+def best(in_c: int, out_c: int, out_h: int, out_w: int, fast_math: bool, threads: int = 1) -> Variant | None:
     """The variant with the largest expected gain that applies (with fast_math, those that round more
-    too), if it reaches MIN_GAIN."""
+    too), if it reaches MIN_GAIN; with threads, none for convs of low intensity (THREADS_MIN_INTENSITY)."""
+    if threads > 1 and in_c * out_c < THREADS_MIN_INTENSITY * (in_c + out_c):
+        return None
     gains = [(v.gain(in_c, out_c, out_h, out_w), v) for v in VARIANTS
              if v.applies(out_h, out_w) and (fast_math or not v.rounds_more)]
     gain, v = max(gains, key=lambda g: g[0], default=(0.0, None))
