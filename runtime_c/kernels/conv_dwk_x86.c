@@ -218,6 +218,14 @@ static inline void dwkx_load_t(const float *a, ptrdiff_t stride, int32_t rows, p
     dwkx_transpose16(v);
 }
 
+/* Output rows per band of dwkx_c: as many as buf (their input rows) and out hold, 0 if not one */
+static inline int32_t dwkx_c_band(int32_t OH, int32_t OW, int32_t wp, int32_t K, int32_t S) {
+    int32_t ob = (DWKX_C_VECS / wp - K) / S + 1;
+    if (DWKX_C_VECS / wp < K) return 0;
+    if (ob > DWKX_C_VECS / OW) ob = DWKX_C_VECS / OW;
+    return ob < OH ? ob : OH;
+}
+
 /* Items [begin, end): blocks of 16 channels of one image. Each block's input is transposed into buf, a
  * zero-padded plane of vectors of its 16 channels (positions of the conv's padded input, rows wp apart), so
  * that a tap is one unmasked load and one multiply-add per output and channel vector: no masks, no idle lanes,
@@ -232,14 +240,15 @@ static inline void dwkx_load_t(const float *a, ptrdiff_t stride, int32_t rows, p
         const aotc_conv_params *p = J->p;                                                              \
         const int32_t C = p->out_c, IH = p->in_size[1], IW = p->in_size[2], OH = p->out_size[1];      \
         const int32_t OW = p->out_size[2], pt = p->pads[1], pl = p->pads[2];                           \
-        const int32_t hp = (OH - 1) * (S) + (K), wp = (OW - 1) * (S) + (K), blocks = (C + 15) / 16;    \
+        const int32_t wp = (OW - 1) * (S) + (K), blocks = (C + 15) / 16;                               \
+        const int32_t ob = dwkx_c_band(OH, OW, wp, K, S), hb = (ob - 1) * (S) + (K); /* a band's rows */ \
         const ptrdiff_t in_plane = (ptrdiff_t)IH * IW, out_plane = (ptrdiff_t)OH * OW;                 \
         __m512 buf[DWKX_C_VECS], out[DWKX_C_VECS], wt[(K) * (K) + 15], v[16];                         \
-        const int whole = IH + pt <= hp && IW + pl <= wp; /* every input in buf (a same-size conv) */   \
+        const int whole = IW + pl <= wp; /* every input column in buf (a same-size conv) */            \
         ptrdiff_t q0, at;                                                                              \
-        int32_t item, i, j, r, iy, ix, oy, ox0, ky, kx;                                                \
-        /* the padding; each block overwrites the rest */                                            \
-        for (i = 0; i < hp * wp; ++i) buf[i] = _mm512_setzero_ps();                                    \
+        int32_t item, i, j, r, iy, ix, oy, oy0, ox0, ky, kx;                                           \
+        /* the columns' padding; each band overwrites the rest, or zeroes its rows outside the image */ \
+        for (i = 0; i < hb * wp; ++i) buf[i] = _mm512_setzero_ps();                                    \
         for (item = begin; item < end; ++item) {                                                       \
             const int32_t n = item / blocks, c0 = item % blocks * 16, nc = C - c0 < 16 ? C - c0 : 16;  \
             const float *xb = J->x + ((ptrdiff_t)n * C + c0) * in_plane;                               \
@@ -251,42 +260,51 @@ static inline void dwkx_load_t(const float *a, ptrdiff_t stride, int32_t rows, p
                 dwkx_load_t(J->w + (ptrdiff_t)c0 * (K) * (K), (K) * (K), nc, i, (K) * (K), v);         \
                 _Pragma("GCC unroll 16") for (j = 0; j < 16; ++j) wt[i + j] = v[j];                    \
             }                                                                                          \
-            for (q0 = 0, iy = 0, ix = 0, at = pt * wp + pl; q0 < in_plane; q0 += 16) {                 \
-                dwkx_load_t(xb, in_plane, nc, q0, in_plane, v);                                        \
-                for (j = 0; j < 16 && q0 + j < in_plane; ++j, ++at) { /* at: (iy + pt) wp + ix + pl */ \
-                    if (whole || (iy + pt < hp && ix + pl < wp)) buf[at] = v[j];                       \
-                    if (++ix == IW) ix = 0, ++iy, at += wp - IW;                                       \
-                }                                                                                      \
-            }                                                                                          \
-            for (oy = 0; oy < OH; ++oy)                                                                \
-                for (ox0 = 0; ox0 < OW; ox0 += DWKX_C_R) {                                             \
-                    const int32_t o0 = ox0 + DWKX_C_R <= OW ? ox0 : OW - DWKX_C_R; /* the last block ends at OW */ \
-                    __m512 acc[DWKX_C_R];                                                              \
-                    _Pragma("GCC unroll 8") for (r = 0; r < DWKX_C_R; ++r) acc[r] = bias;              \
-                    _Pragma("GCC unroll 7") for (ky = 0; ky < (K); ++ky) {                             \
-                        const __m512 *row = buf + (oy * (S) + ky) * wp + o0 * (S);                     \
-                        __m512 wk[K];                                                                  \
-                        _Pragma("GCC unroll 7") for (kx = 0; kx < (K); ++kx) wk[kx] = wt[ky * (K) + kx]; \
-                        /* each input vector loaded once, into the outputs whose taps it is */         \
-                        _Pragma("GCC unroll 19") for (i = 0; i < (DWKX_C_R - 1) * (S) + (K); ++i) {    \
-                            const __m512 xi = row[i];                                                  \
-                            _Pragma("GCC unroll 7") for (kx = 0; kx < (K); ++kx)                       \
-                                if ((i - kx) % (S) == 0 && i - kx >= 0 && (i - kx) / (S) < DWKX_C_R)   \
-                                    acc[(i - kx) / (S)] = _mm512_fmadd_ps(xi, wk[kx], acc[(i - kx) / (S)]); \
-                        }                                                                              \
+            for (oy0 = 0; oy0 < OH; oy0 += ob) {                                                       \
+                const int32_t oh = OH - oy0 < ob ? OH - oy0 : ob, y0 = oy0 * (S) - pt; /* buf row 0's input row */ \
+                const int32_t iy0 = y0 > 0 ? y0 : 0, iy1 = y0 + hb < IH ? y0 + hb : IH;               \
+                const ptrdiff_t q_end = (ptrdiff_t)iy1 * IW, o_first = (ptrdiff_t)oy0 * OW;            \
+                for (r = 0; r < hb && ob < OH; ++r) /* rows above or below the image (one band: zero) */ \
+                    if (y0 + r < 0 || y0 + r >= IH)                                                    \
+                        for (i = 0; i < wp; ++i) buf[r * wp + i] = _mm512_setzero_ps();                \
+                for (q0 = (ptrdiff_t)iy0 * IW, iy = iy0, ix = 0, at = (iy0 - y0) * wp + pl; q0 < q_end; q0 += 16) { \
+                    dwkx_load_t(xb, in_plane, nc, q0, q_end, v);                                       \
+                    for (j = 0; j < 16 && q0 + j < q_end; ++j, ++at) { /* at: (iy - y0) wp + ix + pl */ \
+                        if (whole || ix + pl < wp) buf[at] = v[j];                                     \
+                        if (++ix == IW) ix = 0, ++iy, at += wp - IW;                                   \
                     }                                                                                  \
-                    _Pragma("GCC unroll 8") for (r = 0; r < DWKX_C_R; ++r) out[oy * OW + o0 + r] = acc[r]; \
                 }                                                                                      \
-            for (q0 = 0; q0 < out_plane; q0 += 16) { /* back to the channels' planes */               \
-                const __mmask16 lanes = x86c_lanes(q0, 0, out_plane);                                  \
-                _Pragma("GCC unroll 16") for (j = 0; j < 16; ++j)                                      \
-                    v[j] = q0 + j < out_plane ? out[q0 + j] : _mm512_setzero_ps();                     \
-                dwkx_transpose16(v);                                                                   \
-                if (nc == 16) {                                                                        \
-                    x86c_finish16(p, v, lanes, rb != NULL ? rb + q0 : NULL, yb + q0, out_plane);       \
-                } else {                                                                               \
-                    for (j = 0; j < nc; ++j)                                                           \
-                        x86c_finish(p, v[j], lanes, rb != NULL ? rb + j * out_plane + q0 : NULL, yb + j * out_plane + q0); \
+                for (oy = 0; oy < oh; ++oy)                                                            \
+                    for (ox0 = 0; ox0 < OW; ox0 += DWKX_C_R) {                                         \
+                        const int32_t o0 = ox0 + DWKX_C_R <= OW ? ox0 : OW - DWKX_C_R; /* the last block ends at OW */ \
+                        __m512 acc[DWKX_C_R];                                                          \
+                        _Pragma("GCC unroll 8") for (r = 0; r < DWKX_C_R; ++r) acc[r] = bias;          \
+                        _Pragma("GCC unroll 7") for (ky = 0; ky < (K); ++ky) {                         \
+                            const __m512 *row = buf + (oy * (S) + ky) * wp + o0 * (S);                 \
+                            __m512 wk[K];                                                              \
+                            _Pragma("GCC unroll 7") for (kx = 0; kx < (K); ++kx) wk[kx] = wt[ky * (K) + kx]; \
+                            /* each input vector loaded once, into the outputs whose taps it is */     \
+                            _Pragma("GCC unroll 19") for (i = 0; i < (DWKX_C_R - 1) * (S) + (K); ++i) { \
+                                const __m512 xi = row[i];                                              \
+                                _Pragma("GCC unroll 7") for (kx = 0; kx < (K); ++kx)                   \
+                                    if ((i - kx) % (S) == 0 && i - kx >= 0 && (i - kx) / (S) < DWKX_C_R) \
+                                        acc[(i - kx) / (S)] = _mm512_fmadd_ps(xi, wk[kx], acc[(i - kx) / (S)]); \
+                            }                                                                          \
+                        }                                                                              \
+                        _Pragma("GCC unroll 8") for (r = 0; r < DWKX_C_R; ++r) out[oy * OW + o0 + r] = acc[r]; \
+                    }                                                                                  \
+                for (q0 = 0; q0 < (ptrdiff_t)oh * OW; q0 += 16) { /* back to the channels' planes */  \
+                    const ptrdiff_t q = o_first + q0;                                                  \
+                    const __mmask16 lanes = x86c_lanes(q0, 0, (ptrdiff_t)oh * OW);                     \
+                    _Pragma("GCC unroll 16") for (j = 0; j < 16; ++j)                                  \
+                        v[j] = q0 + j < (ptrdiff_t)oh * OW ? out[q0 + j] : _mm512_setzero_ps();        \
+                    dwkx_transpose16(v);                                                               \
+                    if (nc == 16) {                                                                    \
+                        x86c_finish16(p, v, lanes, rb != NULL ? rb + q : NULL, yb + q, out_plane);     \
+                    } else {                                                                           \
+                        for (j = 0; j < nc; ++j)                                                       \
+                            x86c_finish(p, v[j], lanes, rb != NULL ? rb + j * out_plane + q : NULL, yb + j * out_plane + q); \
+                    }                                                                                  \
                 }                                                                                      \
             }                                                                                          \
         }                                                                                              \
@@ -317,8 +335,10 @@ static int dwkx(const aotc_conv_params *p, const float *x, const float *w, const
         p->pads[2] == (K - 1) / 2 && (ptrdiff_t)H * W <= 16 * DWKX_FLAT_VECS)
         fn = K == 3 ? dwkx_flat3 : K == 5 ? dwkx_flat5 : dwkx_flat7;
     J.p = p, J.x = x, J.w = w, J.bias = bias, J.res = res, J.y = y;
-    if ((K == 5 || K == 7) && W >= DWKX_C_R && (ptrdiff_t)((H - 1) * s + K) * ((W - 1) * s + K) <= DWKX_C_VECS &&
-        p->pads[1] >= 0 && p->pads[2] >= 0) {
+    /* at stride 2 only where one band holds the plane: a band's input rows are about 2 S of its output rows, and
+     * their transposes cost more than the row kernels' shuffles (EfficientNet's 56 -> 28: 164 us against 146) */
+    if ((K == 5 || K == 7) && W >= DWKX_C_R && p->pads[1] >= 0 && p->pads[2] >= 0 &&
+        dwkx_c_band(H, W, (W - 1) * s + K, K, s) >= (s == 1 ? 1 : H)) {
         fn = K == 5 ? (s == 1 ? dwkx_c5s1 : dwkx_c5s2) : (s == 1 ? dwkx_c7s1 : dwkx_c7s2);
         aotc_parallel_for(fn, &J, p->batch * ((p->out_c + 15) / 16));
         return 1;
