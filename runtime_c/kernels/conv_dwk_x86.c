@@ -226,14 +226,70 @@ static inline int32_t dwkx_c_band(int32_t OH, int32_t OW, int32_t wp, int32_t K,
     return ob < OH ? ob : OH;
 }
 
+/* The parts of dwkx_c that do not depend on K and S, compiled once (inlined into each of the four kernels,
+ * their transposes tripled the file's compile time). */
+
+/* wt[t] <- tap t's weights, a vector of the block's nc channels (w: the block's first channel's K x K) */
+static MK_NOINLINE void dwkx_c_weights(const float *w, int32_t kk, int32_t nc, __m512 *wt) {
+    __m512 v[16];
+    int32_t i, j;
+    for (i = 0; i < kk; i += 16) {
+        dwkx_load_t(w, kk, nc, i, kk, v);
+        for (j = 0; j < 16; ++j) wt[i + j] = v[j];
+    }
+}
+
+/* buf rows iy0 - y0 .. iy1 - y0 (columns pl ..) <- input rows [iy0, iy1) of the block's nc channels (xb, planes
+ * in_plane apart), transposed; the band's rows outside the image zeroed if `rezero` (buf row 0: input row y0) */
+static MK_NOINLINE void dwkx_c_load(const float *xb, ptrdiff_t in_plane, int32_t nc, int32_t IH, int32_t IW,
+                                    int32_t y0, int32_t hb, int32_t wp, int32_t pl, int rezero, __m512 *buf) {
+    const int32_t iy0 = y0 > 0 ? y0 : 0, iy1 = y0 + hb < IH ? y0 + hb : IH;
+    const ptrdiff_t q_end = (ptrdiff_t)iy1 * IW;
+    const int whole = IW + pl <= wp; /* every input column in buf (a same-size conv) */
+    __m512 v[16];
+    ptrdiff_t q0, at;
+    int32_t r, i, j, ix;
+    for (r = 0; r < hb && rezero; ++r) /* rows above or below the image */
+        if (y0 + r < 0 || y0 + r >= IH)
+            for (i = 0; i < wp; ++i) buf[r * wp + i] = _mm512_setzero_ps();
+    for (q0 = (ptrdiff_t)iy0 * IW, ix = 0, at = (ptrdiff_t)(iy0 - y0) * wp + pl; q0 < q_end; q0 += 16) {
+        dwkx_load_t(xb, in_plane, nc, q0, q_end, v);
+        for (j = 0; j < 16 && q0 + j < q_end; ++j, ++at) { /* at: (iy - y0) wp + ix + pl */
+            if (whole || ix + pl < wp) buf[at] = v[j];
+            if (++ix == IW) ix = 0, at += wp - IW;
+        }
+    }
+}
+
+/* The block's outputs q .. q + n of its nc channels (planes out_plane apart) <- out[0 .. n), transposed back,
+ * with the residual (rb, or NULL) and the activation */
+static MK_NOINLINE void dwkx_c_store(const aotc_conv_params *p, const __m512 *out, ptrdiff_t n, int32_t nc,
+                                     ptrdiff_t out_plane, ptrdiff_t q, const float *rb, float *yb) {
+    __m512 v[16];
+    ptrdiff_t q0;
+    int32_t j;
+    for (q0 = 0; q0 < n; q0 += 16) {
+        const __mmask16 lanes = x86c_lanes(q0, 0, n);
+        const ptrdiff_t at = q + q0;
+        for (j = 0; j < 16; ++j) v[j] = q0 + j < n ? out[q0 + j] : _mm512_setzero_ps();
+        dwkx_transpose16(v);
+        if (nc == 16) {
+            x86c_finish16(p, v, lanes, rb != NULL ? rb + at : NULL, yb + at, out_plane);
+        } else {
+            for (j = 0; j < nc; ++j)
+                x86c_finish(p, v[j], lanes, rb != NULL ? rb + j * out_plane + at : NULL, yb + j * out_plane + at);
+        }
+    }
+}
+
 /* Items [begin, end): blocks of 16 channels of one image. Each block's input is transposed into buf, a
  * zero-padded plane of vectors of its 16 channels (positions of the conv's padded input, rows wp apart), so
  * that a tap is one unmasked load and one multiply-add per output and channel vector: no masks, no idle lanes,
  * any stride. Per output row, blocks of DWKX_C_R outputs load a tap row's input vectors once and reuse them
  * across its K taps. The input, the outputs and the weights go through 16 x 16 transposes of the plane taken
- * flat (a 7 x 7 plane: 4 of them, not 7). Why: on small planes the flat kernel above ran a mask AND, a mask load
- * and a masked load per multiply-add, and its last vectors partly idle (EfficientNet's 672-channel 5 x 5 convs
- * on 14 x 14: 177 us). */
+ * flat (a 7 x 7 plane: 4 of them, not 7), in bands of output rows whose input rows buf holds. Why: on small
+ * planes the flat kernel above ran a mask AND, a mask load and a masked load per multiply-add, and its last
+ * vectors partly idle (EfficientNet's 672-channel 5 x 5 convs on 14 x 14: 177 us, 99 here). */
 #define DWKX_C_KERNEL(NAME, K, S)                                                                      \
     static void NAME(void *arg, int32_t begin, int32_t end) {                                          \
         const dwkx_job *J = (const dwkx_job *)arg;                                                     \
@@ -243,11 +299,9 @@ static inline int32_t dwkx_c_band(int32_t OH, int32_t OW, int32_t wp, int32_t K,
         const int32_t wp = (OW - 1) * (S) + (K), blocks = (C + 15) / 16;                               \
         const int32_t ob = dwkx_c_band(OH, OW, wp, K, S), hb = (ob - 1) * (S) + (K); /* a band's rows */ \
         const ptrdiff_t in_plane = (ptrdiff_t)IH * IW, out_plane = (ptrdiff_t)OH * OW;                 \
-        __m512 buf[DWKX_C_VECS], out[DWKX_C_VECS], wt[(K) * (K) + 15], v[16];                         \
-        const int whole = IW + pl <= wp; /* every input column in buf (a same-size conv) */            \
-        ptrdiff_t q0, at;                                                                              \
-        int32_t item, i, j, r, iy, ix, oy, oy0, ox0, ky, kx;                                           \
-        /* the columns' padding; each band overwrites the rest, or zeroes its rows outside the image */ \
+        __m512 buf[DWKX_C_VECS], out[DWKX_C_VECS], wt[(K) * (K) + 15];                                \
+        int32_t item, i, r, oy, oy0, ox0, ky, kx;                                                      \
+        /* the columns' padding (and with one band, the rows'); each band overwrites the rest */     \
         for (i = 0; i < hb * wp; ++i) buf[i] = _mm512_setzero_ps();                                    \
         for (item = begin; item < end; ++item) {                                                       \
             const int32_t n = item / blocks, c0 = item % blocks * 16, nc = C - c0 < 16 ? C - c0 : 16;  \
@@ -256,24 +310,10 @@ static inline int32_t dwkx_c_band(int32_t OH, int32_t OW, int32_t wp, int32_t K,
             const float *rb = J->res != NULL ? J->res + ((ptrdiff_t)n * C + c0) * out_plane : NULL;    \
             const __m512 bias = J->bias != NULL ? _mm512_maskz_loadu_ps(x86c_lanes(c0, 0, C), J->bias + c0) \
                                                 : _mm512_setzero_ps();                                 \
-            for (i = 0; i < (K) * (K); i += 16) { /* the taps' weights, a vector of the 16 channels each */ \
-                dwkx_load_t(J->w + (ptrdiff_t)c0 * (K) * (K), (K) * (K), nc, i, (K) * (K), v);         \
-                _Pragma("GCC unroll 16") for (j = 0; j < 16; ++j) wt[i + j] = v[j];                    \
-            }                                                                                          \
+            dwkx_c_weights(J->w + (ptrdiff_t)c0 * (K) * (K), (K) * (K), nc, wt);                        \
             for (oy0 = 0; oy0 < OH; oy0 += ob) {                                                       \
-                const int32_t oh = OH - oy0 < ob ? OH - oy0 : ob, y0 = oy0 * (S) - pt; /* buf row 0's input row */ \
-                const int32_t iy0 = y0 > 0 ? y0 : 0, iy1 = y0 + hb < IH ? y0 + hb : IH;               \
-                const ptrdiff_t q_end = (ptrdiff_t)iy1 * IW, o_first = (ptrdiff_t)oy0 * OW;            \
-                for (r = 0; r < hb && ob < OH; ++r) /* rows above or below the image (one band: zero) */ \
-                    if (y0 + r < 0 || y0 + r >= IH)                                                    \
-                        for (i = 0; i < wp; ++i) buf[r * wp + i] = _mm512_setzero_ps();                \
-                for (q0 = (ptrdiff_t)iy0 * IW, iy = iy0, ix = 0, at = (iy0 - y0) * wp + pl; q0 < q_end; q0 += 16) { \
-                    dwkx_load_t(xb, in_plane, nc, q0, q_end, v);                                       \
-                    for (j = 0; j < 16 && q0 + j < q_end; ++j, ++at) { /* at: (iy - y0) wp + ix + pl */ \
-                        if (whole || ix + pl < wp) buf[at] = v[j];                                     \
-                        if (++ix == IW) ix = 0, ++iy, at += wp - IW;                                   \
-                    }                                                                                  \
-                }                                                                                      \
+                const int32_t oh = OH - oy0 < ob ? OH - oy0 : ob;                                      \
+                dwkx_c_load(xb, in_plane, nc, IH, IW, oy0 * (S) - pt, hb, wp, pl, ob < OH, buf);       \
                 for (oy = 0; oy < oh; ++oy)                                                            \
                     for (ox0 = 0; ox0 < OW; ox0 += DWKX_C_R) {                                         \
                         const int32_t o0 = ox0 + DWKX_C_R <= OW ? ox0 : OW - DWKX_C_R; /* the last block ends at OW */ \
@@ -293,19 +333,7 @@ static inline int32_t dwkx_c_band(int32_t OH, int32_t OW, int32_t wp, int32_t K,
                         }                                                                              \
                         _Pragma("GCC unroll 8") for (r = 0; r < DWKX_C_R; ++r) out[oy * OW + o0 + r] = acc[r]; \
                     }                                                                                  \
-                for (q0 = 0; q0 < (ptrdiff_t)oh * OW; q0 += 16) { /* back to the channels' planes */  \
-                    const ptrdiff_t q = o_first + q0;                                                  \
-                    const __mmask16 lanes = x86c_lanes(q0, 0, (ptrdiff_t)oh * OW);                     \
-                    _Pragma("GCC unroll 16") for (j = 0; j < 16; ++j)                                  \
-                        v[j] = q0 + j < (ptrdiff_t)oh * OW ? out[q0 + j] : _mm512_setzero_ps();        \
-                    dwkx_transpose16(v);                                                               \
-                    if (nc == 16) {                                                                    \
-                        x86c_finish16(p, v, lanes, rb != NULL ? rb + q : NULL, yb + q, out_plane);     \
-                    } else {                                                                           \
-                        for (j = 0; j < nc; ++j)                                                       \
-                            x86c_finish(p, v[j], lanes, rb != NULL ? rb + j * out_plane + q : NULL, yb + j * out_plane + q); \
-                    }                                                                                  \
-                }                                                                                      \
+                dwkx_c_store(p, out, (ptrdiff_t)oh * OW, nc, out_plane, (ptrdiff_t)oy0 * OW, rb, yb);  \
             }                                                                                          \
         }                                                                                              \
     }
