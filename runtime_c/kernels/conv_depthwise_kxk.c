@@ -201,7 +201,8 @@ void aotc_conv_depthwise_kxk_f32(const aotc_conv_params *p, const float *x, cons
     float plane[AOTC_DWK_PLANE > 0 ? AOTC_DWK_PLANE : 1];
     dwk_row r;
     int32_t n, o, oy, ox, iy, c;
-    if (aotc_conv_dwk_x86(p, x, w, bias, res, y, 1)) return; /* on AVX-512 (conv_dwk_x86.c) */
+    if (aotc_conv_dwkc_x86(p, x, w, bias, res, y) || aotc_conv_dwk_x86(p, x, w, bias, res, y, 1))
+        return; /* on AVX-512 (conv_dwkc_x86.c, conv_dwk_x86.c) */
     r.IW = IW;
     r.ld = padded ? pw : IW;
     r.c_min = padded ? -pl : 0;

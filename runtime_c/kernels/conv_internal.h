@@ -119,6 +119,9 @@ int aotc_conv_dw3_x86(const aotc_conv_params *p, const float *x, const float *w,
                       float *y);
 int aotc_conv_dwk_x86(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
                       float *y, int s1);
+/* conv_dwkc_x86.c: depthwise 5 x 5 and 7 x 7 in vectors of 16 channels on AVX-512F; 1 if it ran the conv */
+int aotc_conv_dwkc_x86(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
+                       float *y);
 int aotc_conv_stem_x86(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
                        float *y, int packed);
 
