@@ -124,11 +124,12 @@ VARIANTS = (F4, F2)
 ROUNDS_MORE = frozenset(v.kernel for v in VARIANTS if v.rounds_more)
 MIN_GAIN = 1.05  # taken where the model expects at least this speed-up
 # With --threads, Winograd only where its products do at least this many multiply-adds per float of V and M
-# they stream through scratch (in_c out_c / (in_c + out_c)). Why: on the 2-vCPU VM of issue 24, when the two
-# vCPUs sit far apart an L2 miss costs about 3 x, and a band's V and M (about 1 MB each) are mostly misses:
-# two threads ran ResNet-18's 64-channel convs (intensity 32) in 1750 us there, against 750 us near and
-# 1030 us on the implicit GEMM, which keeps its blocks in L2. Its 128- and 256-channel convs (64, 128) gain
-# in both phases.
+# they stream through scratch (in_c out_c / (in_c + out_c)). Why: its three steps split each band three ways
+# (input channels, products, output channels), so V and M pass between the cores twice a band, and on the
+# 2-vCPU VM of issue 24, when the vCPUs sit far apart, a core reads the other's data at a third of its own
+# rate and writes over lines the other has read at a thirtieth (bench/handoff.c). Two threads ran ResNet-18's
+# 64-channel convs (intensity 32) in 1630-1770 us there, against 750-780 us near and 1030-1040 us on the
+# implicit GEMM; its 128- and 256-channel convs (64, 128) gain in both phases.
 THREADS_MIN_INTENSITY = 64
 
 
