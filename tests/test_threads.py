@@ -3,8 +3,9 @@
 One small net whose convs take every split the threaded kernels make: the implicit GEMM by
 blocks of 16 output channels (a narrow last block), by row bands where a conv has too few blocks
 (8 channels), with a fused residual in bands, Winograd's three steps, the scratch-free depthwise
-3 x 3 by output planes at stride 1 and 2, 1 x 1 convs on the GEMM core by column blocks (400
-positions with a fused residual; 25, whose last tile is shifted), a 1 x 1 conv whose only block of
+3 x 3 by output planes at stride 1 and 2, the depthwise 5 x 5 by input channels (by blocks of 16 on
+AVX-512), 1 x 1 convs on the GEMM core by column blocks (400 positions with a fused residual; 25,
+whose last tile is shifted), a 1 x 1 conv whose only block of
 channels is cut into runs of positions, and a Gemm by column blocks, for a batch of 2.
 One bundle (--threads 2) is built three ways, all with -Werror: under ASan/UBSan, under TSan, and
 for aarch64 Linux under qemu-user. Each build runs
@@ -41,6 +42,7 @@ def split_net() -> onnx.ModelProto:
     # (128 channels: with threads, Winograd takes only convs of enough multiply-adds per float it streams)
     g = b.relu(b.add(b.conv(w, 128, 3), w))
     d = b.relu6(b.conv(g, 128, 3, group=128))  # depthwise 3 x 3, stride 1: 256 planes
+    d = b.relu6(b.conv(d, 128, 5, group=128))  # depthwise 5 x 5: 16 blocks of 16 channels (AVX-512), or 256 planes
     r = b.relu(b.add(b.conv(d, 8, 1, pad=0), b.conv(a, 8, 1, pad=0)))  # one block: bands, with a residual
     e = b.relu6(b.conv(r, 8, 3, stride=2, group=8))  # depthwise, stride 2
     f = b.conv(e, 64, 3, stride=2)  # 4 blocks, 5 x 5 outputs
@@ -106,8 +108,9 @@ def check(meta: dict, pooled: bytes, alone: bytes, ref: np.ndarray, *, host: boo
     `winograd`: the Winograd kernel the 20 x 20 conv takes."""
     assert meta["threads"]["count"] == 2
     pwc = ["aotc_conv_pwc_f32"] if host and host_has_avx512() else []
-    assert meta["threads"]["threaded_kernels"] == ["aotc_conv_depthwise3x3_direct_f32", "aotc_conv_implicit_f32",
-                                                   "aotc_conv_pointwise_f32", *pwc, winograd, "aotc_gemm_f32"]
+    assert meta["threads"]["threaded_kernels"] == ["aotc_conv_depthwise3x3_direct_f32", "aotc_conv_depthwise_kxk_f32",
+                                                   "aotc_conv_implicit_f32", "aotc_conv_pointwise_f32", *pwc, winograd,
+                                                   "aotc_gemm_f32"]
     assert pooled == alone, "the pool changed the results: a split changed some element's summation order"
     assert_close(np.frombuffer(pooled, np.float32).reshape(ref.shape), ref, "split_net --threads 2")
 

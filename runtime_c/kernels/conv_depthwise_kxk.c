@@ -183,8 +183,17 @@ static dwk_block_fn pick(int32_t KW, int32_t s, int narrow) {
     return DWK_PICK_X(AOTC_DWK_BLOCK);
 }
 
-void aotc_conv_depthwise_kxk_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
-                                 const float *res, float *y) {
+typedef struct {
+    const aotc_conv_params *p;
+    const float *x, *w, *bias, *res;
+    float *y;
+} dwk_job;
+
+/* Items [begin, end): the input channels of each image (with a pool, split over its threads), each with its
+ * mult output channels */
+static void dwk_items(void *arg, int32_t begin, int32_t end) {
+    const dwk_job *J = (const dwk_job *)arg;
+    const aotc_conv_params *p = J->p;
     const int32_t IH = p->in_size[1], IW = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2];
     const int32_t KH = p->kernel[1], KW = p->kernel[2], s = p->strides[2];
     const int32_t mult = p->out_c / p->in_c; /* outputs per input channel */
@@ -200,9 +209,7 @@ void aotc_conv_depthwise_kxk_f32(const aotc_conv_params *p, const float *x, cons
     const int padded = AOTC_DWK_PLANE > 0 && (ptrdiff_t)ph * pw <= AOTC_DWK_PLANE;
     float plane[AOTC_DWK_PLANE > 0 ? AOTC_DWK_PLANE : 1];
     dwk_row r;
-    int32_t n, o, oy, ox, iy, c;
-    if (aotc_conv_dwkc_x86(p, x, w, bias, res, y) || aotc_conv_dwk_x86(p, x, w, bias, res, y, 1))
-        return; /* on AVX-512 (conv_dwkc_x86.c, conv_dwk_x86.c) */
+    int32_t item, n, ci, o, oy, ox, iy, c;
     r.IW = IW;
     r.ld = padded ? pw : IW;
     r.c_min = padded ? -pl : 0;
@@ -211,27 +218,26 @@ void aotc_conv_depthwise_kxk_f32(const aotc_conv_params *p, const float *x, cons
     r.lo = p->act == AOTC_ACT_CLAMP ? p->act_lo : -INFINITY;
     r.hi = p->act == AOTC_ACT_CLAMP ? p->act_hi : INFINITY;
     r.alpha = p->act == AOTC_ACT_LEAKY ? p->act_alpha : 1.0f;
-    for (n = 0; n < p->batch; ++n) {
-        for (o = 0; o < p->out_c; ++o) {
-            const ptrdiff_t yoff = ((ptrdiff_t)n * p->out_c + o) * out_plane;
-            r.x = x + ((ptrdiff_t)n * p->in_c + o / mult) * in_plane;
-            if (padded) {
-                if (o % mult == 0) {
-                    for (iy = -pt; iy < ph - pt; ++iy) {
-                        float *row = plane + (ptrdiff_t)(iy + pt) * pw;
-                        if (iy < 0 || iy >= IH) {
-                            for (c = 0; c < pw; ++c) row[c] = 0.0f;
-                            continue;
-                        }
-                        for (c = 0; c < pl; ++c) row[c] = 0.0f;
-                        memcpy(row + pl, r.x + (ptrdiff_t)iy * IW, (size_t)IW * sizeof(float));
-                        for (c = pl + IW; c < pw; ++c) row[c] = 0.0f;
-                    }
+    for (item = begin; item < end; ++item) {
+        n = item / p->in_c, ci = item % p->in_c;
+        r.x = J->x + ((ptrdiff_t)n * p->in_c + ci) * in_plane;
+        if (padded) {
+            for (iy = -pt; iy < ph - pt; ++iy) {
+                float *row = plane + (ptrdiff_t)(iy + pt) * pw;
+                if (iy < 0 || iy >= IH) {
+                    for (c = 0; c < pw; ++c) row[c] = 0.0f;
+                    continue;
                 }
-                r.x = plane + (ptrdiff_t)pt * pw + pl;
+                for (c = 0; c < pl; ++c) row[c] = 0.0f;
+                memcpy(row + pl, r.x + (ptrdiff_t)iy * IW, (size_t)IW * sizeof(float));
+                for (c = pl + IW; c < pw; ++c) row[c] = 0.0f;
             }
-            r.w = w + (ptrdiff_t)o * KH * KW;
-            r.b = bias != NULL ? bias[o] : 0.0f;
+            r.x = plane + (ptrdiff_t)pt * pw + pl;
+        }
+        for (o = ci * mult; o < (ci + 1) * mult; ++o) {
+            const ptrdiff_t yoff = ((ptrdiff_t)n * p->out_c + o) * out_plane;
+            r.w = J->w + (ptrdiff_t)o * KH * KW;
+            r.b = J->bias != NULL ? J->bias[o] : 0.0f;
             for (oy = 0; oy < OH; ++oy) {
                 int32_t ky0, ky1;
                 r.iy0 = oy * p->strides[1] - p->pads[1];
@@ -241,8 +247,8 @@ void aotc_conv_depthwise_kxk_f32(const aotc_conv_params *p, const float *x, cons
                 } else {
                     valid_range(KH, IH, 1, r.iy0, &ky0, &ky1); /* tap rows inside the image */
                 }
-                r.y = y + yoff + (ptrdiff_t)oy * OW;
-                r.res = res != NULL ? res + yoff + (ptrdiff_t)oy * OW : NULL;
+                r.y = J->y + yoff + (ptrdiff_t)oy * OW;
+                r.res = J->res != NULL ? J->res + yoff + (ptrdiff_t)oy * OW : NULL;
                 if (OW < B) { /* one short block */
                     block(&r, 0, OW, ky0, ky1);
                     continue;
@@ -253,4 +259,13 @@ void aotc_conv_depthwise_kxk_f32(const aotc_conv_params *p, const float *x, cons
             }
         }
     }
+}
+
+void aotc_conv_depthwise_kxk_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
+                                 const float *res, float *y) {
+    dwk_job J;
+    if (aotc_conv_dwkc_x86(p, x, w, bias, res, y) || aotc_conv_dwk_x86(p, x, w, bias, res, y, 1))
+        return; /* on AVX-512 (conv_dwkc_x86.c, conv_dwk_x86.c) */
+    J.p = p, J.x = x, J.w = w, J.bias = bias, J.res = res, J.y = y;
+    aotc_parallel_for(dwk_items, &J, p->batch * p->in_c);
 }
