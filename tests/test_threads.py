@@ -5,7 +5,7 @@ blocks of 16 output channels (a narrow last block), by row bands where a conv ha
 (8 channels), with a fused residual in bands, Winograd's three steps, the scratch-free depthwise
 3 x 3 by output planes at stride 1 and 2, the depthwise 5 x 5 by input channels (by blocks of 16 on
 AVX-512), 1 x 1 convs on the GEMM core by column blocks (400 positions with a fused residual; 25,
-whose last tile is shifted), a 1 x 1 conv whose only block of
+whose last tile is shifted), a SiLU by runs of elements, a 1 x 1 conv whose only block of
 channels is cut into runs of positions, and a Gemm by column blocks, for a batch of 2.
 One bundle (--threads 2) is built three ways, all with -Werror: under ASan/UBSan, under TSan, and
 for aarch64 Linux under qemu-user. Each build runs
@@ -41,6 +41,7 @@ def split_net() -> onnx.ModelProto:
     # Winograd, with a residual: each band's three steps split over input channels, products, output channels
     # (128 channels: with threads, Winograd takes only convs of enough multiply-adds per float it streams)
     g = b.relu(b.add(b.conv(w, 128, 3), w))
+    g = b._node("Mul", [g, b.act("Sigmoid", g)], b.shapes[g])  # SiLU (Swish): 25 runs of 4096 elements
     d = b.relu6(b.conv(g, 128, 3, group=128))  # depthwise 3 x 3, stride 1: 256 planes
     d = b.relu6(b.conv(d, 128, 5, group=128))  # depthwise 5 x 5: 16 blocks of 16 channels (AVX-512), or 256 planes
     r = b.relu(b.add(b.conv(d, 8, 1, pad=0), b.conv(a, 8, 1, pad=0)))  # one block: bands, with a residual

@@ -11,6 +11,7 @@
  * onnxruntime instead of being undefined behaviour; division and modulo by zero give 0
  * (onnxruntime traps), INT_MIN / -1 wraps. */
 #include "elementwise_impl.h"
+#include "aotc_threads.h"
 
 AOTC_BINARY(add, f32, float, float, x0 + x1)
 AOTC_BINARY(sub, f32, float, float, x0 - x1)
@@ -48,13 +49,33 @@ AOTC_UNARY(sign, f32, float, float, (v > 0) - (v < 0))
     } while (0)
 
 /* Swish (opset 24) x * sigmoid(alpha x); with alpha = 1 the SiLU that Sigmoid -> Mul is fused into
- * (aot/passes/fuse_activation.py). */
-void aotc_swish_f32(size_t n, const float *x, float *y, float alpha) {
+ * (aot/passes/fuse_activation.py). With a pool, runs of SWISH_RUN elements split over its threads:
+ * EfficientNet-B0's 49 SiLUs took 1.9 ms of its 7.6 at two threads on one of them. */
+#define SWISH_RUN 4096 /* a multiple of the vector loop's 16: every element takes the same path */
+typedef struct {
+    const float *x;
+    float *y;
+    size_t n;
+    float alpha;
+} swish_job;
+
+static void swish_runs(void *arg, int32_t begin, int32_t end) {
+    const swish_job *J = (const swish_job *)arg;
+    const size_t lo = (size_t)begin * SWISH_RUN, hi = (size_t)end * SWISH_RUN < J->n ? (size_t)end * SWISH_RUN : J->n;
+    const float *x = J->x + lo, alpha = J->alpha;
+    float *y = J->y + lo;
+    const size_t n = hi - lo;
 #if AOTC_SWISH_X86
     aotc_swish_x86(x, y, n, alpha); /* fast_math.h's AVX-512 SiLU */
 #else
     AOTC_MAP_F32(v * aotc_sigmoid_poly(alpha * v));
 #endif
+}
+
+void aotc_swish_f32(size_t n, const float *x, float *y, float alpha) {
+    swish_job J;
+    J.x = x, J.y = y, J.n = n, J.alpha = alpha;
+    aotc_parallel_for(swish_runs, &J, (int32_t)((n + SWISH_RUN - 1) / SWISH_RUN));
 }
 
 void aotc_leaky_relu_f32(size_t n, const float *x, float *y, float alpha) { AOTC_MAP_F32(v >= 0.0f ? v : alpha * v); }
