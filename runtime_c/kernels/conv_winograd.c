@@ -113,15 +113,14 @@ static void wino_input_items(void *arg, int32_t begin, int32_t end) {
 static void wino_output_items(void *arg, int32_t begin, int32_t end) {
     const wino_job *J = (const wino_job *)arg;
     const aotc_conv_params *p = J->p;
-    const int32_t OH = p->out_size[1], OW = p->out_size[2], M = p->out_c, tw = J->tw, tp = J->tp;
+    const int32_t M = p->out_c, tw = J->tw, tp = J->tp;
     const ptrdiff_t estep = (ptrdiff_t)M * tp;
     float o[4][WINO_BAND_MAX];     /* o[2 i + j][t]: output (i, j) of tile t's 2 x 2, the bias added */
     float row[2 * WINO_TW_MAX + 2]; /* one output row, interleaved */
-    int32_t m, ty, i, t;
+    int32_t m, i, t;
     for (m = begin; m < end; ++m) {
         const float b = J->bias != NULL ? J->bias[m] : 0.0f;
         const float *mm = J->m + (ptrdiff_t)m * tp;
-        const ptrdiff_t yplane = ((ptrdiff_t)J->n * M + m) * OH * OW;
         for (t = 0; t < J->th * tw; ++t) {
             float s[2][4];
             int32_t j;
@@ -136,16 +135,7 @@ static void wino_output_items(void *arg, int32_t begin, int32_t end) {
                 o[2 * i + 1][t] = s[i][1] - s[i][2] - s[i][3] + b;
             }
         }
-        for (ty = 0; ty < J->th; ++ty)
-            for (i = 0; i < 2 && 2 * (J->ty0 + ty) + i < OH; ++i) {
-                const ptrdiff_t at = yplane + (ptrdiff_t)(2 * (J->ty0 + ty) + i) * OW;
-                const float *e0 = o[2 * i] + ty * tw, *e1 = o[2 * i + 1] + ty * tw;
-                for (t = 0; t < tw; ++t) {
-                    row[2 * t] = e0[t];
-                    row[2 * t + 1] = e1[t];
-                }
-                wino_finish_row(p, row, J->res != NULL ? J->res + at : NULL, J->y + at, OW);
-            }
+        wino_store_rows(J, m, 2, (const float *)o, WINO_BAND_MAX, row);
     }
 }
 

@@ -47,6 +47,25 @@ MK_UNUSED static void wino_finish_row(const aotc_conv_params *p, const float *o,
     if (p->act != AOTC_ACT_NONE) aotc_activate_f32(y, n, p->act, p->act_lo, p->act_hi, p->act_alpha);
 }
 
+/* Output channel m's rows of the band: each tile row's `tile` output rows, interleaved from o (output (i, j) of
+ * the band's tiles at o + (tile i + j) ostride, flat) into row, then finished into y. `tile` is a constant
+ * where it is inlined, so the interleave loop is unrolled. */
+static inline void wino_store_rows(const wino_job *J, int32_t m, int32_t tile, const float *o, ptrdiff_t ostride,
+                                   float *row) {
+    const aotc_conv_params *p = J->p;
+    const int32_t OH = p->out_size[1], OW = p->out_size[2], tw = J->tw;
+    const ptrdiff_t yplane = ((ptrdiff_t)J->n * p->out_c + m) * OH * OW;
+    int32_t ty, i, j, t;
+    for (ty = 0; ty < J->th; ++ty)
+        for (i = 0; i < tile && tile * (J->ty0 + ty) + i < OH; ++i) {
+            const ptrdiff_t at = yplane + (ptrdiff_t)(tile * (J->ty0 + ty) + i) * OW;
+            const float *e = o + tile * i * ostride + ty * tw; /* output (i, j) of the row's tiles: e + j ostride */
+            for (t = 0; t < tw; ++t)
+                for (j = 0; j < tile; ++j) row[tile * t + j] = e[j * ostride + t];
+            wino_finish_row(p, row, J->res != NULL ? J->res + at : NULL, J->y + at, OW);
+        }
+}
+
 /* F(tile x tile, 3 x 3) over the whole conv: per image and band of p->nc tile rows, the input transform
  * over the input channels, the `products` GEMMs, the output transform over the output channels, each
  * split over the thread pool. scratch: V (products x in_c x tp floats), then M (products x out_c x tp). */

@@ -140,15 +140,14 @@ static void wino4_input_items(void *arg, int32_t begin, int32_t end) {
 static void wino4_output_items(void *arg, int32_t begin, int32_t end) {
     const wino_job *J = (const wino_job *)arg;
     const aotc_conv_params *p = J->p;
-    const int32_t OH = p->out_size[1], OW = p->out_size[2], M = p->out_c, tw = J->tw, tp = J->tp;
+    const int32_t M = p->out_c, tw = J->tw, tp = J->tp;
     const ptrdiff_t estep = (ptrdiff_t)M * tp;
     float o[16][W4_BAND_MAX];       /* o[4 i + j][t]: output (i, j) of tile t's 4 x 4, the bias added */
     float row[4 * W4_TW_MAX + 4]; /* one output row, interleaved */
-    int32_t m, ty, i, t;
+    int32_t m, i, t;
     for (m = begin; m < end; ++m) {
         const float b = J->bias != NULL ? J->bias[m] : 0.0f;
         const float *mm = J->m + (ptrdiff_t)m * tp;
-        const ptrdiff_t yplane = ((ptrdiff_t)J->n * M + m) * OH * OW;
         for (t = 0; t < J->th * tw; ++t) {
             float s[4][6];
             int32_t j;
@@ -169,19 +168,7 @@ static void wino4_output_items(void *arg, int32_t begin, int32_t end) {
                 o[4 * i + 3][t] = (q[1] - q[2]) + 8.0f * (q[3] - q[4]) + q[5] + b;
             }
         }
-        for (ty = 0; ty < J->th; ++ty)
-            for (i = 0; i < 4 && 4 * (J->ty0 + ty) + i < OH; ++i) {
-                const ptrdiff_t at = yplane + (ptrdiff_t)(4 * (J->ty0 + ty) + i) * OW;
-                const float *e0 = o[4 * i] + ty * tw, *e1 = o[4 * i + 1] + ty * tw, *e2 = o[4 * i + 2] + ty * tw,
-                            *e3 = o[4 * i + 3] + ty * tw;
-                for (t = 0; t < tw; ++t) {
-                    row[4 * t] = e0[t];
-                    row[4 * t + 1] = e1[t];
-                    row[4 * t + 2] = e2[t];
-                    row[4 * t + 3] = e3[t];
-                }
-                wino_finish_row(p, row, J->res != NULL ? J->res + at : NULL, J->y + at, OW);
-            }
+        wino_store_rows(J, m, 4, (const float *)o, W4_BAND_MAX, row);
     }
 }
 
