@@ -3,7 +3,9 @@
  * regions, and woken per region; nothing is allocated after the start. A kernel splits its
  * work into `count` independent items (output-channel tiles, output planes) and hands them to
  * aotc_parallel_for, whose threads claim chunks of consecutive items [begin, end) until none
- * is left (a faster thread takes more); every item is computed by the same code in the same
+ * is left, each first from its own share of them (thread t the t-th part, so that consecutive
+ * kernels that split alike keep each thread on its own data), then from the others' (a faster
+ * thread takes more); every item is computed by the same code in the same
  * order as on one thread, whichever thread takes it, so the results are bit-identical to N = 1.
  *
  * Without AOTC_THREADS > 1 (every build but a --threads one, and bare metal always) the pool

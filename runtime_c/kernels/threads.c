@@ -1,8 +1,8 @@
 /* The pool behind aotc_threads.h: POSIX threads that spin briefly, then block.
  *
- * A region publishes fn/ctx/count, sets `pending` and bumps `generation`; the caller and each
- * worker claim chunks of its items until none is left (run_chunks); each worker then decrements
- * `pending`, and the caller waits for `pending` to reach 0.
+ * A region publishes fn/ctx and each thread's share of the items, sets `pending` and bumps
+ * `generation`; the caller and each worker claim chunks of the items until none is left
+ * (run_chunks); each worker then decrements `pending`, and the caller waits for `pending` to reach 0.
  * MobileNet-v2 runs 52 regions of 10-300 us per inference, and a wake through a condition
  * variable (futex wake, then the scheduler) costs about 10 us each way: so a waiting thread
  * first polls the counter it waits on for up to AOTC_SPIN_US microseconds, with a pause
@@ -85,6 +85,14 @@ static int64_t now_ns(void) {
 #define LOAD(p) __atomic_load_n(p, __ATOMIC_SEQ_CST)
 #define STORE(p, v) __atomic_store_n(p, v, __ATOMIC_SEQ_CST)
 
+/* Thread t's share of a region's items, [next, end): its own cache line, claimed from by its owner
+ * and, once the owner's is empty, by the others. */
+typedef struct {
+    int32_t next; /* atomic: the share's first item not yet claimed */
+    int32_t end;
+    char pad[64 - 2 * sizeof(int32_t)];
+} item_share;
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER; /* a new region (or stop) for the workers */
 static pthread_cond_t done = PTHREAD_COND_INITIALIZER; /* the region's last worker finished */
@@ -94,9 +102,8 @@ static struct {
     uint32_t base;         /* generation at the last start */
     aotc_task_fn fn;       /* the region: written before `generation` is bumped */
     void *ctx;
-    int32_t count;
     int32_t chunk;         /* items claimed at a time */
-    int32_t next;          /* atomic: the first item not yet claimed */
+    item_share share[AOTC_THREADS]; /* thread t's items of the current region */
     uint32_t generation;   /* atomic: regions so far */
     int32_t stop;          /* atomic */
     int32_t pending;       /* atomic: workers still in the current region */
@@ -105,16 +112,26 @@ static struct {
     waiter caller;         /* the caller's spin backoff */
 } pool;
 
-/* Run chunks of the current region until none is left. Items are claimed, not dealt out in
- * fixed shares: the cores of a VM or of a loaded machine do not run at one speed (profiling
- * MobileNet-v2 here, one thread's CPU time for its half of a region was up to 3x the other's), and
- * a thread that finishes early takes the rest. Which thread computes an item changes nothing in it: each item is the same code in the
- * same order, so the output is bit-identical to one thread. */
-static void run_chunks(aotc_task_fn fn, void *ctx, int32_t count, int32_t chunk) {
-    for (;;) {
-        const int32_t b = __atomic_fetch_add(&pool.next, chunk, __ATOMIC_RELAXED);
-        if (b >= count) return;
-        fn(ctx, b, count - b > chunk ? b + chunk : count);
+/* Run chunks of the current region until none is left. Thread t (the caller 0, workers 1 ..) owns the
+ * t-th of AOTC_THREADS consecutive shares of the items and claims chunks from its front; when its share
+ * is empty it takes chunks from the others'. Why shares: consecutive kernels split their work the same
+ * way (output channels, planes, rows), so the items a thread wrote in one region are mostly those it
+ * reads in the next, and data stays in its core's cache: on a VM whose two vCPUs sit on different
+ * dies, a line the other core wrote costs about 3 x to read, and one it read about 30 x to write
+ * (bench/handoff.c). Why taking from the others: the cores of a VM or of a loaded machine do not run
+ * at one speed (profiling MobileNet-v2 here, one thread's CPU time for its half of a region was up to
+ * 3x the other's), and a thread that finishes early takes the rest. Which thread computes an item
+ * changes nothing in it: each item is the same code in the same order, so the output is
+ * bit-identical to one thread. */
+static void run_chunks(aotc_task_fn fn, void *ctx, int32_t self, int32_t chunk) {
+    int32_t k;
+    for (k = 0; k < AOTC_THREADS; ++k) {
+        item_share *s = &pool.share[(self + k) % AOTC_THREADS];
+        for (;;) {
+            const int32_t b = __atomic_fetch_add(&s->next, chunk, __ATOMIC_RELAXED);
+            if (b >= s->end) break;
+            fn(ctx, b, s->end - b > chunk ? b + chunk : s->end);
+        }
     }
 }
 
@@ -135,7 +152,7 @@ static uint32_t await_region(uint32_t seen, waiter *w) {
 }
 
 static void *aotc_threads_worker(void *arg) {
-    (void)arg; /* every worker is alike */
+    const int32_t self = (int32_t)(intptr_t)arg;
     /* the regions before the start are not ours; those after it are, even if they began before
      * this thread first looked (pthread_create orders `base` before this read) */
     uint32_t seen = pool.base;
@@ -143,7 +160,7 @@ static void *aotc_threads_worker(void *arg) {
     for (;;) {
         seen = await_region(seen, &w);
         if (LOAD(&pool.stop)) break;
-        run_chunks(pool.fn, pool.ctx, pool.count, pool.chunk);
+        run_chunks(pool.fn, pool.ctx, self, pool.chunk);
         if (__atomic_sub_fetch(&pool.pending, 1, __ATOMIC_SEQ_CST) == 0 && LOAD(&pool.caller_sleeps)) {
             pthread_mutex_lock(&lock);
             pthread_cond_signal(&done);
@@ -155,13 +172,17 @@ static void *aotc_threads_worker(void *arg) {
 
 void aotc_parallel_run(aotc_task_fn fn, void *ctx, int32_t count) {
     int ok = 0;
+    int32_t t;
     if (pool.started < WORKERS || count < 2) { /* no pool (not started, or torn down): one thread */
         fn(ctx, 0, count);
         return;
     }
-    pool.fn = fn, pool.ctx = ctx, pool.count = count;
+    pool.fn = fn, pool.ctx = ctx;
     pool.chunk = count / (4 * AOTC_THREADS) > 1 ? count / (4 * AOTC_THREADS) : 1; /* about 4 per thread */
-    STORE(&pool.next, 0);
+    for (t = 0; t < AOTC_THREADS; ++t) {
+        pool.share[t].end = (int32_t)((int64_t)count * (t + 1) / AOTC_THREADS);
+        STORE(&pool.share[t].next, (int32_t)((int64_t)count * t / AOTC_THREADS));
+    }
     STORE(&pool.pending, WORKERS);
     __atomic_add_fetch(&pool.generation, 1, __ATOMIC_SEQ_CST);
     if (LOAD(&pool.sleepers) > 0) {
@@ -169,7 +190,7 @@ void aotc_parallel_run(aotc_task_fn fn, void *ctx, int32_t count) {
         pthread_cond_broadcast(&wake);
         pthread_mutex_unlock(&lock);
     }
-    run_chunks(fn, ctx, count, pool.chunk);
+    run_chunks(fn, ctx, 0, pool.chunk);
     SPIN_UNTIL(&pool.caller, __atomic_load_n(&pool.pending, __ATOMIC_ACQUIRE) == 0, ok);
     if (ok) return;
     pthread_mutex_lock(&lock);
