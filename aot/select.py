@@ -91,8 +91,8 @@ def candidates(node: Node, graph: Graph, traits: TargetTraits) -> NodeKernels:
     op = host_op(node, graph)
     kernels = tuple(k for k in op.kernels if k.applies(node, graph, traits))
     if traits.threads > 1 and any(k.kernel in THREADED_KERNELS for k in kernels):
-        # with a pool, the kernels that use it: both need no scratch, so the arena stays the one-thread plan's
-        # or smaller, and no kernel needs scratch per thread
+        # with a pool, the kernels that use it: all but Winograd's need no scratch (its lanes, one per thread,
+        # are kept for the whole run: KernelChoice.kept)
         kernels = tuple(k for k in kernels if k.kernel in THREADED_KERNELS)
     if not kernels:  # the table's last candidate of each op applies everywhere: a table bug
         raise AotcError(f"no {node.op} kernel applies on this target", node=node)
@@ -102,7 +102,7 @@ def candidates(node: Node, graph: Graph, traits: TargetTraits) -> NodeKernels:
 def choose(node: Node, graph: Graph, kernels: NodeKernels, budget: int) -> KernelChoice:
     """The first candidate that fits `budget` bytes of scratch; the last one always does."""
     for k in kernels.candidates:
-        choice = k.fit(node, graph, budget)
+        choice = k.fit_on(node, graph, budget, kernels.traits) if k.fit_on else k.fit(node, graph, budget)
         if choice is not None:
             target_facts = k.assumes(kernels.traits)
             return dataclasses.replace(choice, assumes={**choice.assumes, **target_facts}) if target_facts else choice

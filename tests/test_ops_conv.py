@@ -661,6 +661,18 @@ def test_winograd_bands_fill_whole_panels():
     assert winograd.F2.band_rows(56, 56, 64, 64, 16 * 128 * 32 * 4 - 1) is None
 
 
+def test_winograd_with_threads_bands_fit_a_lane_per_thread():
+    """With threads every Winograd conv takes the same scratch, a lane per thread (conv_winograd.h), and
+    its bands fit a lane: its transformed inputs and the products of a block of LANE_M output channels."""
+    lanes = 2 * winograd.LANE_FLOATS * 4
+    rows, scratch = winograd.F2.band_rows(28, 28, 128, 128, lanes, threads=2)
+    assert scratch == lanes and 16 * (128 + winograd.LANE_M) * (rows * 14 + 15) // 16 * 16 <= winograd.LANE_FLOATS
+    rows, _ = winograd.F2.band_rows(28, 28, 1024, 1024, lanes, threads=2)  # a lane holds fewer tile rows
+    assert 16 * (1024 + winograd.LANE_M) * (rows * 14 + 15) // 16 * 16 <= winograd.LANE_FLOATS < \
+        16 * (1024 + winograd.LANE_M) * ((rows + 1) * 14 + 15) // 16 * 16
+    assert winograd.F2.band_rows(28, 28, 8192, 8192, lanes, threads=2) is None  # not one tile row fits
+
+
 @pytest.mark.parametrize("case_id,kernel", [
     ("conv3x3_flat_single_channel", "aotc_conv3x3_flat_f32"),  # 4 output channels: igx3 takes multiples of 16
     ("conv_depthwise", "aotc_conv3x3_flat_f32"),

@@ -17,19 +17,21 @@ from aot.plan.planner import _ORDERS, Buffer, _place, _place_best
 @dataclass(frozen=True)
 class Choice:
     scratch: int = 0
+    kept: bool = False
 
 
 VIEWS, IN_PLACE = {"Reshape"}, {"Relu": 0, "Add": 0}  # as the kernel table has them
 
 
-def host_memory(g: Graph, scratch=lambda n, g, budget: 0) -> OpMemory:
+def host_memory(g: Graph, scratch=lambda n, g, budget: 0, kept=frozenset()) -> OpMemory:
     """The planner's view of ops, written here: the planner is tested without the kernel table."""
     def inplace_input(n: Node, g: Graph) -> int | None:
         k = IN_PLACE.get(n.op)
         ok = k is not None and g.tensors[n.inputs[k]].shape == g.tensors[n.outputs[0]].shape
         return k if ok else None
 
-    return OpMemory(lambda n: n.op in VIEWS, inplace_input, lambda n, g, budget: Choice(scratch(n, g, budget)))
+    return OpMemory(lambda n: n.op in VIEWS, inplace_input,
+                    lambda n, g, budget: Choice(scratch(n, g, budget), n.name in kept))
 
 
 def graph(nodes: list[tuple[str, list[str], str, int]], inputs=("x",), outputs=("out",)) -> Graph:
@@ -128,6 +130,23 @@ def test_a_kernels_least_scratch_raising_the_peak_widens_the_others_slack():
     p = plan_memory(g, host_memory(None, scratch))
     assert p.arena_bytes == 512 + 112
     assert p.scratch_budgets["n2"] == 512 + 112 - 272
+
+
+def test_kept_scratch_is_one_block_for_the_whole_run_that_no_tensor_overlaps():
+    """Scratch a kernel keeps (the Winograd lanes of a --threads bundle) is one block, the largest such
+    node's, from the first step to the last: each thread's part of it is only ever its own data."""
+    def scratch(node, g, budget):
+        return {"n1": 300, "n3": 200}.get(node.name, 0)
+
+    g = graph([("Opaque", ["x"], "a", 64), ("Opaque", ["a"], "b", 64), ("Opaque", ["b"], "c", 64),
+               ("Opaque", ["c"], "d", 64), ("Opaque", ["d"], "out", 64)])
+    p = plan_memory(g, host_memory(None, scratch, kept={"n1", "n3"}))
+    assert p.scratch["n1"] == p.scratch["n3"]
+    block = range(p.scratch["n1"], p.scratch["n1"] + 300)
+    for t in "abcd":
+        at = range(p.offsets[t], p.offsets[t] + 256)
+        assert not set(at) & set(block), f"tensor {t} overlaps the kept scratch"
+    assert p.arena_bytes >= 300 + 2 * 256
 
 
 def test_chart_marks_every_step():

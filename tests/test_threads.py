@@ -28,6 +28,7 @@ from conftest import require_tool
 from opcheck import assert_close
 
 from aot.build import cmake_exe
+from aot.kernels.winograd import LANE_FLOATS
 from aot.targets import get_target, host_has_avx512
 
 AOTC = [sys.executable, "-m", "aot.cli"]
@@ -112,6 +113,7 @@ def check(meta: dict, pooled: bytes, alone: bytes, ref: np.ndarray, *, host: boo
     assert meta["threads"]["threaded_kernels"] == ["aotc_conv_depthwise3x3_direct_f32", "aotc_conv_depthwise_kxk_f32",
                                                    "aotc_conv_implicit_f32", "aotc_conv_pointwise_f32", *pwc, winograd,
                                                    "aotc_gemm_f32"]
+    assert meta["threads"]["arena_bytes_per_thread"] == LANE_FLOATS * 4  # the Winograd conv's lane
     assert pooled == alone, "the pool changed the results: a split changed some element's summation order"
     assert_close(np.frombuffer(pooled, np.float32).reshape(ref.shape), ref, "split_net --threads 2")
 

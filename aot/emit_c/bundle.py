@@ -166,11 +166,12 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
             "peak_step": plan.peak_step,
             "alignment": ALIGNMENT,
         },
-        # the threaded kernels take no scratch, so the arena holds nothing per thread: the plan is the same
-        # whatever the thread count, and the pool's own state is static memory of threads.c, not arena
+        # the arena's bytes per thread: the Winograd kernels' lanes (KernelChoice.kept), else none; the pool's
+        # own state is static memory of threads.c, not arena
         **({"threads": {"count": threads, "pool": "pthreads, N - 1 workers started by <name>_threads_init",
                         "threaded_kernels": sorted({c.kernel for c in plan.choices.values()} & THREADED_KERNELS),
-                        "arena_bytes_per_thread": 0}}
+                        "arena_bytes_per_thread": max((c.scratch for c in plan.choices.values() if c.kept),
+                                                      default=0) // threads}}
            if threads > 1 else {}),
         # --fast-math: the nodes that took a kernel rounding more than a direct sum
         **({"fast_math": {"nodes": sorted(n for n, c in plan.choices.items() if c.kernel in ROUNDS_MORE)}}

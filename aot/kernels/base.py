@@ -36,6 +36,9 @@ class KernelChoice:
     # C macros whose values this choice relies on (e.g. AOTC_GEMM_PANEL for packed weights): the
     # generated code refuses to compile against kernels built with other values
     assumes: Mapping[str, int] = field(default_factory=dict)
+    # its scratch is kept for the whole run, one block that every node with kept scratch shares and no
+    # tensor is placed over (the Winograd kernels' per-thread lanes: each thread's lines stay its own)
+    kept: bool = False
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,8 @@ class Candidate:
     applies: Callable[[Node, Graph, TargetTraits], bool] = lambda n, g, t: True
     # kernel-header macros whose target values `applies` relied on (KernelChoice.assumes)
     assumes: Callable[[TargetTraits], Mapping[str, int]] = lambda t: {}
+    # a fit that depends on the target too (the Winograd kernels' scratch per thread); used instead of fit
+    fit_on: Callable[[Node, Graph, int, TargetTraits], KernelChoice | None] | None = None
 
 
 def as_3d(values: list[int] | tuple[int, ...], fill: int) -> list[int]:

@@ -318,15 +318,22 @@ def _winograd_applies(v: winograd.Variant) -> Callable[[_Conv, TargetTraits], bo
     return applies
 
 
-def _fit_winograd(v: winograd.Variant) -> Callable[[_Conv, int], KernelChoice | None]:
-    """Bands of tile rows within v's limits and the budget (Variant.band_rows: the fewest GEMM columns)."""
-    def fit(c: _Conv, budget: int) -> KernelChoice | None:
-        band = v.band_rows(c.y[-2], c.y[-1], c.in_c, c.out_c, budget)
+def _fit_winograd(v: winograd.Variant) -> Callable[[Node, Graph, int, TargetTraits], KernelChoice | None]:
+    """Bands of tile rows within v's limits and the budget (Variant.band_rows: the fewest GEMM columns); with
+    threads, within a lane of the scratch every Winograd conv shares, kept for the whole run."""
+    def fit(n: Node, g: Graph, budget: int, target: TargetTraits) -> KernelChoice | None:
+        c = _conv(n, g)
+        lanes = target.threads > 1
+        band = v.band_rows(c.y[-2], c.y[-1], c.in_c, c.out_c,
+                           target.threads * winograd.LANE_FLOATS * 4 if lanes else budget, target.threads)
         if band is None:
             return None
         rows, scratch = band
-        choice = c.choice(v.kernel, f"Winograd F({v.m}x{v.m}, 3x3), bands of {rows} tile rows", scratch, nc=rows)
-        return dataclasses.replace(choice, assumes={**choice.assumes, **winograd.assumes(v)})
+        what = f"Winograd F({v.m}x{v.m}, 3x3), bands of {rows} tile rows" + (
+            ", a lane of scratch per thread" if lanes else "")
+        choice = c.choice(v.kernel, what, scratch, nc=rows)
+        return dataclasses.replace(choice, assumes={**choice.assumes, **winograd.assumes(v, target.threads)},
+                                   kept=lanes)
     return fit
 
 
@@ -408,7 +415,8 @@ KERNELS: tuple[Candidate, ...] = (
                lambda c, t: c.node.op != "ConvTranspose" and _pointwise(c) and not _scalar_implicit(c, t)),
     # 3 x 3 same-size convs with enough channels: Winograd, F(4 x 4) (with --fast-math) or F(2 x 2), where the
     # step's spare memory holds a band's transforms (else the next variant, then the implicit GEMM below)
-    *(_candidate(v.kernel, _fit_winograd(v), _winograd_applies(v)) for v in winograd.VARIANTS),
+    *(dataclasses.replace(_candidate(v.kernel, lambda c, budget: None, _winograd_applies(v)), fit_on=_fit_winograd(v))
+      for v in winograd.VARIANTS),
     *_implicit("implicit GEMM, no scratch",
                lambda c, t: c.node.op != "ConvTranspose" and c.nd <= 2 and c.const_weights),
     _candidate("aotc_conv_s1_f32", _fit_stride1,

@@ -17,6 +17,10 @@ import numpy as np
 
 from aot.kernels.gemm import PANEL  # tiles per panel of the GEMM core's packed B
 
+# With --threads, each thread's lane of a Winograd conv's scratch, in floats, and the output channels of the
+# products it holds (aotc_conv.h's AOTC_WINO_LANE_FLOATS, AOTC_WINO_LANE_M)
+LANE_FLOATS = 1 << 19
+LANE_M = 64
 NARROW = 8  # columns of the GEMM core's narrow tiles, which take a last panel's few columns (gemm.c's NH)
 
 
@@ -75,10 +79,13 @@ class Variant:
         saved = 9 * self.m * self.m / self.products
         return saved * used / (1 + (self.in_cost + self.lane_cost * idle) / in_c + self.out_cost / out_c)
 
-    def band_rows(self, out_h: int, out_w: int, in_c: int, out_c: int, budget: int) -> tuple[int, int] | None:
+    def band_rows(self, out_h: int, out_w: int, in_c: int, out_c: int, budget: int,
+                  threads: int = 1) -> tuple[int, int] | None:
         """(tile rows per band, scratch bytes): of the bands the limits and the budget allow, the tallest
         of those whose GEMMs run the fewest columns, the band's transformed inputs (in_c x tiles) and
-        products (out_c x tiles) in scratch; None if not even one tile row fits.
+        products (out_c x tiles) in scratch; None if not even one tile row fits. With threads, the budget
+        is each thread's lane (LANE_FLOATS: its transformed inputs and the products of LANE_M output
+        channels) and the scratch all the lanes, the same for every conv (conv_winograd.h's lanes).
 
         A band's GEMMs run its tiles rounded up to whole panels: a narrow tile for a last few columns took
         as long as a whole panel in the measurements (ResNet-18's 64 ch 56 x 56 conv, 28 tiles per row: bands
@@ -86,7 +93,11 @@ class Variant:
         th, tw = self.tiles(out_h, out_w)
         best: tuple[int, int, int] | None = None  # (columns, rows, scratch)
         for rows in range(max(1, min(th, self.rows_max, self.band_tiles // tw)), 0, -1):
-            scratch = self.products * (in_c + out_c) * _panels(rows * tw) * PANEL * 4
+            if threads > 1:
+                lane = self.products * (in_c + LANE_M) * _panels(rows * tw) * PANEL
+                scratch = threads * LANE_FLOATS * 4 if lane <= LANE_FLOATS else budget + 1
+            else:
+                scratch = self.products * (in_c + out_c) * _panels(rows * tw) * PANEL * 4
             if scratch > budget:
                 continue
             full, last = divmod(th, rows)
@@ -133,9 +144,10 @@ MIN_GAIN = 1.05  # taken where the model expects at least this speed-up
 THREADS_MIN_INTENSITY = 64
 
 
-def assumes(v: Variant) -> dict[str, int]:
+def assumes(v: Variant, threads: int = 1) -> dict[str, int]:
     """The limits the compiler's bands keep to, by their aotc_conv.h names: the generated code checks them."""
-    return {name: getattr(v, attr) for attr, name in v.macros.items()}
+    lanes = {"AOTC_WINO_LANE_FLOATS": LANE_FLOATS, "AOTC_WINO_LANE_M": LANE_M} if threads > 1 else {}
+    return {**{name: getattr(v, attr) for attr, name in v.macros.items()}, **lanes}
 
 
 def best(in_c: int, out_c: int, out_h: int, out_w: int, fast_math: bool, threads: int = 1) -> Variant | None:

@@ -12,7 +12,9 @@ The algorithm:
   3. A node's scratch space is a buffer that lives for its step only. Its size is the
      op's choice given a budget: the bytes left at that step under the peak of step 2's
      buffers, so kernels that can work in smaller blocks (im2col, the GEMM's B copies)
-     fit in the slack instead of raising the peak.
+     fit in the slack instead of raising the peak. Scratch a kernel keeps (KernelChoice.kept: the
+     Winograd kernels' lanes, one per thread) is one buffer for the whole run, shared by every
+     such node, that no tensor overlaps.
   4. Place buffers greedily (as TFLM's GreedyMemoryPlanner does): take them in
      some order, put each at the lowest offset where it overlaps no placed
      buffer that is live at the same time. Several orders are tried and the
@@ -325,8 +327,12 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
                    for step, n in enumerate(graph.nodes)}
         choices = {n.name: ops.choose(n, graph, budgets[n.name]) for n in graph.nodes}
         scratch_buf = {n.name: Buffer(next(ids), size, step, step) for step, n in enumerate(graph.nodes)
-                       if (size := choices[n.name].scratch)}
-        every = [*buffers, *scratch_buf.values()]
+                       if (size := choices[n.name].scratch) and not getattr(choices[n.name], "kept", False)}
+        kept = [n.name for n in graph.nodes if choices[n.name].scratch and getattr(choices[n.name], "kept", False)]
+        if kept:  # one block for the whole run, shared by these nodes (KernelChoice.kept)
+            block = Buffer(next(ids), max(choices[k].scratch for k in kept), 0, nsteps - 1)
+            scratch_buf.update((k, block) for k in kept)
+        every = [*buffers, *{id(b): b for b in scratch_buf.values()}.values()]
         lower, peak = _lower_bound(every, nsteps)
         arena, placement = _place_best(every, lower)
         return arena, placement, lower, peak, budgets, choices, scratch_buf, every

@@ -24,8 +24,12 @@ typedef void (*aotc_task_fn)(void *ctx, int32_t begin, int32_t end);
 /* threads.c: the region on the pool; the caller runs the first share and waits for the rest. */
 void aotc_parallel_run(aotc_task_fn fn, void *ctx, int32_t count);
 #define aotc_parallel_for(fn, ctx, count) aotc_parallel_run(fn, ctx, count)
+/* the calling thread's index in the pool: 0 for the caller, 1 .. AOTC_THREADS - 1 for the workers (a
+ * kernel that keeps data per thread, in its part of scratch) */
+int32_t aotc_thread_index(void);
 #else
 #define aotc_parallel_for(fn, ctx, count) (fn)(ctx, 0, count)
+#define aotc_thread_index() 0
 #endif
 
 /* Start the AOTC_THREADS - 1 workers (0 on success, -1 if a thread could not be created: the

@@ -16,7 +16,7 @@
  *      channels) the transformed weights G g G^T of every filter, element e;
  *   3. output transform: each output channel's 2 x 2 block of each tile is A^T M A, plus the
  *      bias, the residual and the activation, stored once.
- * Every step splits over the thread pool (input channels, the 16 products, output channels).
+ * With the thread pool, each thread runs all three for blocks of output channels (conv_winograd.h).
  *
  *      B^T = | 1  0 -1  0 |     G = | 1    0    0  |     A^T = | 1  1  1  0 |
  *            | 0  1  1  0 |         | 1/2  1/2  1/2 |           | 0  1 -1 -1 |
@@ -112,15 +112,14 @@ static void wino_input_items(void *arg, int32_t begin, int32_t end) {
  * whole panels of tiles (flat), then each tile row's two output rows interleaved from it */
 static void wino_output_items(void *arg, int32_t begin, int32_t end) {
     const wino_job *J = (const wino_job *)arg;
-    const aotc_conv_params *p = J->p;
-    const int32_t M = p->out_c, tw = J->tw, tp = J->tp;
-    const ptrdiff_t estep = (ptrdiff_t)M * tp;
+    const int32_t tw = J->tw, tp = J->tp;
+    const ptrdiff_t estep = J->mstep;
     float o[4][WINO_BAND_MAX];     /* o[2 i + j][t]: output (i, j) of tile t's 2 x 2, the bias added */
     float row[2 * WINO_TW_MAX + 2]; /* one output row, interleaved */
     int32_t m, i, t;
     for (m = begin; m < end; ++m) {
         const float b = J->bias != NULL ? J->bias[m] : 0.0f;
-        const float *mm = J->m + (ptrdiff_t)m * tp;
+        const float *mm = J->m + (ptrdiff_t)(m - J->m0) * tp;
         for (t = 0; t < J->th * tw; ++t) {
             float s[2][4];
             int32_t j;

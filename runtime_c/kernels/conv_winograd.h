@@ -17,6 +17,14 @@ typedef struct {
     int32_t tw;      /* tiles per tile row: ceil(W / tile) */
     int32_t tiles16; /* the band's tiles rounded up to PANEL: the columns V holds */
     int32_t tp;      /* the largest band's tiles16: the pitch of V's and M's rows */
+    int32_t m0;      /* the output channel of M's first rows */
+    ptrdiff_t mstep; /* floats from M[e] to M[e + 1] */
+#if defined(AOTC_THREADS) && AOTC_THREADS > 1
+    int32_t products;
+    aotc_task_fn input_items, output_items;
+    float *lanes;                 /* thread t's V, then its M, at lanes + t AOTC_WINO_LANE_FLOATS */
+    int32_t *ready;               /* ready[t]: thread t's V holds the band (only thread t reads and sets it) */
+#endif
 } wino_job;
 
 /* items: the products M[e] = U[e] * V[e] (out_c x tiles, rows tp apart). The band's tiles, not its whole
@@ -35,6 +43,46 @@ MK_UNUSED static void wino_gemm_items(void *arg, int32_t begin, int32_t end) {
         aotc_sgemm_f32(&gp, J->u + (ptrdiff_t)e * M * C, J->v + (ptrdiff_t)e * C * J->tp, NULL,
                        J->m + (ptrdiff_t)e * M * J->tp, NULL);
 }
+
+#if defined(AOTC_THREADS) && AOTC_THREADS > 1
+/* With the pool, per band: items are blocks of AOTC_WINO_LANE_M output channels. A thread's first item of
+ * the band transforms the whole band's input into its own V; each item then runs its block's rows of the
+ * products into the thread's own M and turns them into the block's outputs. Why: split three ways (input
+ * channels, products, output channels), a band's V and M passed between the cores twice a band, each
+ * thread writing over lines the other had just read; when a VM's two vCPUs sit on different dies (or a
+ * machine's two threads on different core complexes) such a write costs about 30 x a local one
+ * (bench/handoff.c), and ResNet-18's 128- and 256-channel Winograd convs took 1.3-1.8 x as long as when
+ * they sit close. Here a band's V and M never leave their core, and since the compiler keeps this scratch
+ * for the whole run (no tensor is placed over it), nor does any line of a lane: 6-28 % faster there (issue
+ * 24), for the input transform done on every thread (5-10 % slower when the cores sit close). */
+MK_UNUSED static void wino_lane_items(void *arg, int32_t begin, int32_t end) {
+    wino_job *S = (wino_job *)arg;
+    const int32_t self = aotc_thread_index(), C = S->p->in_c, OC = S->p->out_c;
+    wino_job L = *S;
+    aotc_sgemm_params gp;
+    int32_t blk, e;
+    L.v = S->lanes + (ptrdiff_t)self * AOTC_WINO_LANE_FLOATS;
+    L.m = L.v + (ptrdiff_t)S->products * C * S->tp;
+    L.mstep = (ptrdiff_t)AOTC_WINO_LANE_M * S->tp;
+    if (!S->ready[self]) {
+        S->input_items(&L, 0, C);
+        S->ready[self] = 1;
+    }
+    for (blk = begin; blk < end; ++blk) {
+        const int32_t m0 = blk * AOTC_WINO_LANE_M, mc = min_i32(AOTC_WINO_LANE_M, OC - m0);
+        gp = gemm_shape(mc, L.th * L.tw, C);
+        gp.b_rs = PANEL;
+        gp.b_ps = C * PANEL;
+        gp.b_padded = 1;
+        gp.ldc = L.tp;
+        for (e = 0; e < S->products; ++e)
+            aotc_sgemm_f32(&gp, L.u + ((ptrdiff_t)e * OC + m0) * C, L.v + (ptrdiff_t)e * C * L.tp, NULL,
+                           L.m + e * L.mstep, NULL);
+        L.m0 = m0;
+        S->output_items(&L, m0, m0 + mc);
+    }
+}
+#endif
 
 /* y[0, n) = act(o + r) (r may be NULL): a row of outputs the Winograd kernels assembled in o */
 MK_UNUSED static void wino_finish_row(const aotc_conv_params *p, const float *o, const float *r, float *y,
@@ -67,8 +115,9 @@ static inline void wino_store_rows(const wino_job *J, int32_t m, int32_t tile, c
 }
 
 /* F(tile x tile, 3 x 3) over the whole conv: per image and band of p->nc tile rows, the input transform
- * over the input channels, the `products` GEMMs, the output transform over the output channels, each
- * split over the thread pool. scratch: V (products x in_c x tp floats), then M (products x out_c x tp). */
+ * over the input channels, the `products` GEMMs, the output transform over the output channels; scratch:
+ * V (products x in_c x tp floats), then M (products x out_c x tp). With the pool, each band's
+ * wino_lane_items instead, in the threads' lanes of scratch. */
 MK_UNUSED static void wino_run(const aotc_conv_params *p, const float *x, const float *u, const float *bias,
                                const float *res, float *y, float *scratch, int32_t tile, int32_t products,
                                aotc_task_fn input_items, aotc_task_fn output_items) {
@@ -80,11 +129,25 @@ MK_UNUSED static void wino_run(const aotc_conv_params *p, const float *x, const 
     J.tp = (band * J.tw + PANEL - 1) / PANEL * PANEL; /* the largest band's; V and M keep this pitch */
     J.v = scratch;
     J.m = scratch + (ptrdiff_t)products * p->in_c * J.tp;
+    J.m0 = 0, J.mstep = (ptrdiff_t)p->out_c * J.tp;
+#if defined(AOTC_THREADS) && AOTC_THREADS > 1
+    J.products = products, J.input_items = input_items, J.output_items = output_items;
+    J.lanes = scratch;
+#endif
     for (n = 0; n < p->batch; ++n) {
         J.n = n;
         for (J.ty0 = 0; J.ty0 < th_all; J.ty0 += band) {
             J.th = min_i32(band, th_all - J.ty0);
             J.tiles16 = (J.th * J.tw + PANEL - 1) / PANEL * PANEL;
+#if defined(AOTC_THREADS) && AOTC_THREADS > 1
+            {
+                int32_t ready[AOTC_THREADS], t;
+                for (t = 0; t < AOTC_THREADS; ++t) ready[t] = 0;
+                J.ready = ready;
+                aotc_parallel_for(wino_lane_items, &J, (p->out_c + AOTC_WINO_LANE_M - 1) / AOTC_WINO_LANE_M);
+                continue;
+            }
+#endif
             aotc_parallel_for(input_items, &J, p->in_c);
             aotc_parallel_for(wino_gemm_items, &J, products);
             aotc_parallel_for(output_items, &J, p->out_c);

@@ -17,7 +17,7 @@
  *      the weights G g G^T, transformed at compile time (in float64, aot/kernels/conv.py);
  *   3. output transform: each output channel's 4 x 4 block of each tile is A^T M A, plus the bias,
  *      the residual and the activation, stored once.
- * Every step splits over the thread pool (input channels, the 36 products, output channels).
+ * With the thread pool, each thread runs all three for blocks of output channels (conv_winograd.h).
  *
  *   B^T = | 4  0 -5  0  1  0 |   G = |  1/4     0     0  |   A^T = | 1  1  1  1  1  0 |
  *         | 0 -4 -4  1  1  0 |       | -1/6  -1/6  -1/6  |         | 0  1 -1  2 -2  0 |
@@ -139,15 +139,14 @@ static void wino4_input_items(void *arg, int32_t begin, int32_t end) {
  * whole panels of tiles (flat), then each tile row's four output rows interleaved from it */
 static void wino4_output_items(void *arg, int32_t begin, int32_t end) {
     const wino_job *J = (const wino_job *)arg;
-    const aotc_conv_params *p = J->p;
-    const int32_t M = p->out_c, tw = J->tw, tp = J->tp;
-    const ptrdiff_t estep = (ptrdiff_t)M * tp;
+    const int32_t tw = J->tw, tp = J->tp;
+    const ptrdiff_t estep = J->mstep;
     float o[16][W4_BAND_MAX];       /* o[4 i + j][t]: output (i, j) of tile t's 4 x 4, the bias added */
     float row[4 * W4_TW_MAX + 4]; /* one output row, interleaved */
     int32_t m, i, t;
     for (m = begin; m < end; ++m) {
         const float b = J->bias != NULL ? J->bias[m] : 0.0f;
-        const float *mm = J->m + (ptrdiff_t)m * tp;
+        const float *mm = J->m + (ptrdiff_t)(m - J->m0) * tp;
         for (t = 0; t < J->th * tw; ++t) {
             float s[4][6];
             int32_t j;

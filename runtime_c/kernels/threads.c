@@ -93,6 +93,8 @@ typedef struct {
     char pad[64 - 2 * sizeof(int32_t)];
 } item_share;
 
+static __thread int32_t thread_self; /* aotc_thread_index: 0 in the caller, set by each worker */
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER; /* a new region (or stop) for the workers */
 static pthread_cond_t done = PTHREAD_COND_INITIALIZER; /* the region's last worker finished */
@@ -153,6 +155,7 @@ static uint32_t await_region(uint32_t seen, waiter *w) {
 
 static void *aotc_threads_worker(void *arg) {
     const int32_t self = (int32_t)(intptr_t)arg;
+    thread_self = self;
     /* the regions before the start are not ours; those after it are, even if they began before
      * this thread first looked (pthread_create orders `base` before this read) */
     uint32_t seen = pool.base;
@@ -198,6 +201,10 @@ void aotc_parallel_run(aotc_task_fn fn, void *ctx, int32_t count) {
     while (LOAD(&pool.pending) > 0) pthread_cond_wait(&done, &lock);
     STORE(&pool.caller_sleeps, 0);
     pthread_mutex_unlock(&lock);
+}
+
+int32_t aotc_thread_index(void) {
+    return thread_self;
 }
 
 int32_t aotc_threads_start(void) {
