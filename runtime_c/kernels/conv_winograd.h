@@ -7,6 +7,14 @@
 
 #include "conv_internal.h"
 
+/* With the pool, on x86, the lanes store their outputs by non-temporal stores (wino_stream_row) */
+#if defined(AOTC_THREADS) && AOTC_THREADS > 1 && defined(__SSE2__) && !defined(AOTC_NO_INTRINSICS)
+#define WINO_STREAM 1
+#include <emmintrin.h>
+#else
+#define WINO_STREAM 0
+#endif
+
 typedef struct {
     const aotc_conv_params *p;
     const float *x, *u, *bias, *res;
@@ -25,6 +33,7 @@ typedef struct {
     float *lanes;                 /* thread t's V, then its M, at lanes + t AOTC_WINO_LANE_FLOATS */
     int32_t *ready;               /* ready[t]: thread t's V holds the band (only thread t reads and sets it) */
 #endif
+    int32_t stream; /* store the outputs by non-temporal stores (wino_stream_row) */
 } wino_job;
 
 /* items: the products M[e] = U[e] * V[e] (out_c x tiles, rows tp apart). The band's tiles, not its whole
@@ -81,6 +90,9 @@ MK_UNUSED static void wino_lane_items(void *arg, int32_t begin, int32_t end) {
         L.m0 = m0;
         S->output_items(&L, m0, m0 + mc);
     }
+#if WINO_STREAM
+    _mm_sfence(); /* the non-temporal stores done before the region's end */
+#endif
 }
 #endif
 
@@ -93,6 +105,27 @@ MK_UNUSED static void wino_finish_row(const aotc_conv_params *p, const float *o,
     else
         memcpy(y, o, (size_t)n * sizeof(float));
     if (p->act != AOTC_ACT_NONE) aotc_activate_f32(y, n, p->act, p->act_lo, p->act_hi, p->act_alpha);
+}
+
+/* wino_finish_row, the row finished in o (which it overwrites) and then written to y by non-temporal
+ * stores. Why: a lane's outputs go to arena lines the other thread has read (the input of the conv that
+ * last used them, which every thread reads whole), and on a VM whose vCPUs sit on different dies each
+ * ordinary store to such a line waits for the other core to give it up, about 30 x a local store
+ * (bench/handoff.c); a non-temporal store takes the line without waiting. ResNet-18's 128- and
+ * 256-channel convs at two threads there: 897-1006 -> 775-833 us (4 of 6; the other two were not
+ * slowed); 1-4 % slower where the cores sit close (the next conv reads the outputs from memory). */
+MK_UNUSED static void wino_stream_row(const aotc_conv_params *p, float *o, const float *r, float *y, int32_t n) {
+#if WINO_STREAM
+    int32_t i;
+    if (r != NULL)
+        for (i = 0; i < n; ++i) o[i] += r[i];
+    if (p->act != AOTC_ACT_NONE) aotc_activate_f32(o, n, p->act, p->act_lo, p->act_hi, p->act_alpha);
+    for (i = 0; i < n && ((uintptr_t)(y + i) & 15) != 0; ++i) _mm_stream_si32((int *)(y + i), *(const int *)(o + i));
+    for (; i + 4 <= n; i += 4) _mm_stream_ps(y + i, _mm_loadu_ps(o + i));
+    for (; i < n; ++i) _mm_stream_si32((int *)(y + i), *(const int *)(o + i));
+#else
+    wino_finish_row(p, o, r, y, n);
+#endif
 }
 
 /* Output channel m's rows of the band: each tile row's `tile` output rows, interleaved from o (output (i, j) of
@@ -110,7 +143,10 @@ static inline void wino_store_rows(const wino_job *J, int32_t m, int32_t tile, c
             const float *e = o + tile * i * ostride + ty * tw; /* output (i, j) of the row's tiles: e + j ostride */
             for (t = 0; t < tw; ++t)
                 for (j = 0; j < tile; ++j) row[tile * t + j] = e[j * ostride + t];
-            wino_finish_row(p, row, J->res != NULL ? J->res + at : NULL, J->y + at, OW);
+            if (J->stream)
+                wino_stream_row(p, row, J->res != NULL ? J->res + at : NULL, J->y + at, OW);
+            else
+                wino_finish_row(p, row, J->res != NULL ? J->res + at : NULL, J->y + at, OW);
         }
 }
 
@@ -130,6 +166,7 @@ MK_UNUSED static void wino_run(const aotc_conv_params *p, const float *x, const 
     J.v = scratch;
     J.m = scratch + (ptrdiff_t)products * p->in_c * J.tp;
     J.m0 = 0, J.mstep = (ptrdiff_t)p->out_c * J.tp;
+    J.stream = WINO_STREAM;
 #if defined(AOTC_THREADS) && AOTC_THREADS > 1
     J.products = products, J.input_items = input_items, J.output_items = output_items;
     J.lanes = scratch;
