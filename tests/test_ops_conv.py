@@ -662,11 +662,13 @@ def test_winograd_bands_fill_whole_panels():
 
 
 def test_winograd_with_threads_bands_fit_a_lane_per_thread():
-    """With threads every Winograd conv takes the same scratch, a lane per thread (conv_winograd.h), and
-    its bands fit a lane: its transformed inputs and the products of a block of LANE_M output channels."""
+    """With threads a Winograd conv's scratch is a lane per thread (conv_winograd.h), its bands cut so that a
+    lane holds at most LANE_FLOATS: its transformed inputs and the products of a block of LANE_M output
+    channels."""
     lanes = 2 * winograd.LANE_FLOATS * 4
     rows, scratch = winograd.F2.band_rows(28, 28, 128, 128, lanes, threads=2)
-    assert scratch == lanes and 16 * (128 + winograd.LANE_M) * (rows * 14 + 15) // 16 * 16 <= winograd.LANE_FLOATS
+    # all 14 tile rows (196 tiles, 13 panels) would take 16 x 192 x 208 floats; 11 (154 tiles, 10 panels) fit
+    assert (rows, scratch) == (11, 2 * 16 * (128 + winograd.LANE_M) * 160 * 4)
     rows, _ = winograd.F2.band_rows(28, 28, 1024, 1024, lanes, threads=2)  # a lane holds fewer tile rows
     assert 16 * (1024 + winograd.LANE_M) * (rows * 14 + 15) // 16 * 16 <= winograd.LANE_FLOATS < \
         16 * (1024 + winograd.LANE_M) * ((rows + 1) * 14 + 15) // 16 * 16

@@ -2,7 +2,7 @@
 
 One small net whose convs take every split the threaded kernels make: the implicit GEMM by
 blocks of 16 output channels (a narrow last block), by row bands where a conv has too few blocks
-(8 channels), with a fused residual in bands, Winograd's three steps, the scratch-free depthwise
+(8 channels), with a fused residual in bands, Winograd in a lane per thread, the scratch-free depthwise
 3 x 3 by output planes at stride 1 and 2, the depthwise 5 x 5 by input channels (by blocks of 16 on
 AVX-512), 1 x 1 convs on the GEMM core by column blocks (400 positions with a fused residual; 25,
 whose last tile is shifted), a SiLU by runs of elements, a 1 x 1 conv whose only block of
@@ -28,7 +28,7 @@ from conftest import require_tool
 from opcheck import assert_close
 
 from aot.build import cmake_exe
-from aot.kernels.winograd import LANE_FLOATS
+from aot.kernels.winograd import LANE_M
 from aot.targets import get_target, host_has_avx512
 
 AOTC = [sys.executable, "-m", "aot.cli"]
@@ -39,8 +39,8 @@ def split_net() -> onnx.ModelProto:
     x = b.input("input", (2, 3, 20, 20))
     a = b.relu(b.conv(x, 40, 3))  # 3 blocks of 16 channels (the last 8 wide): row bands too
     w = b.conv(a, 128, 3)
-    # Winograd, with a residual: each band's three steps split over input channels, products, output channels
-    # (128 channels: with threads, Winograd takes only convs of enough multiply-adds per float it streams)
+    # Winograd, with a residual: each thread transforms the band into its lane, then runs blocks of 64 output
+    # channels (128 channels: with threads, Winograd takes only convs of enough multiply-adds per float)
     g = b.relu(b.add(b.conv(w, 128, 3), w))
     g = b._node("Mul", [g, b.act("Sigmoid", g)], b.shapes[g])  # SiLU (Swish): 25 runs of 4096 elements
     d = b.relu6(b.conv(g, 128, 3, group=128))  # depthwise 3 x 3, stride 1: 256 planes
@@ -84,7 +84,7 @@ def build_and_run(d: Path, name: str, target: str = "host", cflags: str = "",
     """Compile split_net with --threads 2 (and `options`) for `target`, build it with `cflags`, and run the
     runner with the pool and without: (metadata, outputs with, outputs without)."""
     out = d / name
-    # scratch to spare for Winograd's whole band of 10 tile rows (1,835,008 bytes): 7 panels to split
+    # scratch to spare for the other kernels' largest blocks (Winograd's lanes are sized apart)
     run([*AOTC, str(d / "split_net.onnx"), "-o", str(out), "--threads", "2", "--target", target, "--no-configure",
          "--scratch-floor", "2000000", *options])
     # sanitized builds at -O0 (Debug adds only -g): conv_implicit.c compiles in 2.8 s of CPU, against 8 at -O1
@@ -113,7 +113,10 @@ def check(meta: dict, pooled: bytes, alone: bytes, ref: np.ndarray, *, host: boo
     assert meta["threads"]["threaded_kernels"] == ["aotc_conv_depthwise3x3_direct_f32", "aotc_conv_depthwise_kxk_f32",
                                                    "aotc_conv_implicit_f32", "aotc_conv_pointwise_f32", *pwc, winograd,
                                                    "aotc_gemm_f32"]
-    assert meta["threads"]["arena_bytes_per_thread"] == LANE_FLOATS * 4  # the Winograd conv's lane
+    # the Winograd conv's lane: its transformed inputs (products x 128 x tiles) and products (x LANE_M), the
+    # band's tiles rounded up to panels of 16: F(2 x 2) 16 products, 10 x 10 tiles; F(4 x 4) 36, 5 x 5
+    products, tiles = (16, 112) if winograd == "aotc_conv_winograd_f32" else (36, 32)
+    assert meta["threads"]["arena_bytes_per_thread"] == products * (128 + LANE_M) * tiles * 4
     assert pooled == alone, "the pool changed the results: a split changed some element's summation order"
     assert_close(np.frombuffer(pooled, np.float32).reshape(ref.shape), ref, "split_net --threads 2")
 

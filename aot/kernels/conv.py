@@ -102,6 +102,7 @@ class ConvPlan:
     fields: dict[str, str]  # the aotc_conv_params
     scratch: int  # bytes
     what: str  # for the params comment
+    lanes: int = 0  # Winograd with threads: its scratch is this many lanes, one per thread (conv_winograd.h)
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -332,8 +333,9 @@ def _fit_winograd(v: winograd.Variant) -> Callable[[Node, Graph, int, TargetTrai
         what = f"Winograd F({v.m}x{v.m}, 3x3), bands of {rows} tile rows" + (
             ", a lane of scratch per thread" if lanes else "")
         choice = c.choice(v.kernel, what, scratch, nc=rows)
-        return dataclasses.replace(choice, assumes={**choice.assumes, **winograd.assumes(v, target.threads)},
-                                   kept=lanes)
+        assumes = {**choice.assumes, **winograd.assumes(v, target.threads)}
+        return dataclasses.replace(choice, assumes=assumes, kept=lanes,
+                                   detail=dataclasses.replace(choice.detail, lanes=target.threads if lanes else 0))
     return fit
 
 
@@ -495,7 +497,11 @@ def _emit(ctx: NodeContext) -> None:
     plan: ConvPlan = ctx.choice.detail
     x, w = ctx.inputs[0], ctx.inputs[1]
     bias = ctx.inputs[2] if len(ctx.inputs) > 2 else ""
-    p = ctx.params("aotc_conv_params", plan.fields, comment=plan.what)
+    fields = plan.fields
+    if plan.lanes:  # the lanes' pitch: a thread's share of the scratch every Winograd conv keeps (the largest's)
+        kept = max(c.scratch for c in ctx.emitter.choices.values() if c.kept)
+        fields = {**fields, "kc": str(kept // plan.lanes // 4)}
+    p = ctx.params("aotc_conv_params", fields, comment=plan.what)
     if plan.kernel in PACKED_WT_KERNELS:  # each group's W^T, packed (gemm.c's panels)
         group = ctx.attrs["group"]
         wv = np.asarray(ctx.const(w), np.float32)

@@ -17,8 +17,8 @@ import numpy as np
 
 from aot.kernels.gemm import PANEL  # tiles per panel of the GEMM core's packed B
 
-# With --threads, each thread's lane of a Winograd conv's scratch, in floats, and the output channels of the
-# products it holds (aotc_conv.h's AOTC_WINO_LANE_FLOATS, AOTC_WINO_LANE_M)
+# With --threads, the most floats of a thread's lane of a Winograd conv's scratch (bands are cut to fit), and
+# the output channels of the products it holds (aotc_conv.h's AOTC_WINO_LANE_M)
 LANE_FLOATS = 1 << 19
 LANE_M = 64
 NARROW = 8  # columns of the GEMM core's narrow tiles, which take a last panel's few columns (gemm.c's NH)
@@ -83,9 +83,9 @@ class Variant:
                   threads: int = 1) -> tuple[int, int] | None:
         """(tile rows per band, scratch bytes): of the bands the limits and the budget allow, the tallest
         of those whose GEMMs run the fewest columns, the band's transformed inputs (in_c x tiles) and
-        products (out_c x tiles) in scratch; None if not even one tile row fits. With threads, the budget
-        is each thread's lane (LANE_FLOATS: its transformed inputs and the products of LANE_M output
-        channels) and the scratch all the lanes, the same for every conv (conv_winograd.h's lanes).
+        products (out_c x tiles) in scratch; None if not even one tile row fits. With threads, a lane per
+        thread (conv_winograd.h: its transformed inputs and the products of LANE_M output channels), each
+        at most LANE_FLOATS and the lanes within the budget.
 
         A band's GEMMs run its tiles rounded up to whole panels: a narrow tile for a last few columns took
         as long as a whole panel in the measurements (ResNet-18's 64 ch 56 x 56 conv, 28 tiles per row: bands
@@ -95,7 +95,7 @@ class Variant:
         for rows in range(max(1, min(th, self.rows_max, self.band_tiles // tw)), 0, -1):
             if threads > 1:
                 lane = self.products * (in_c + LANE_M) * _panels(rows * tw) * PANEL
-                scratch = threads * LANE_FLOATS * 4 if lane <= LANE_FLOATS else budget + 1
+                scratch = threads * lane * 4 if lane <= LANE_FLOATS else budget + 1
             else:
                 scratch = self.products * (in_c + out_c) * _panels(rows * tw) * PANEL * 4
             if scratch > budget:
@@ -135,18 +135,16 @@ VARIANTS = (F4, F2)
 ROUNDS_MORE = frozenset(v.kernel for v in VARIANTS if v.rounds_more)
 MIN_GAIN = 1.05  # taken where the model expects at least this speed-up
 # With --threads, Winograd only where its products do at least this many multiply-adds per float of V and M
-# they stream through scratch (in_c out_c / (in_c + out_c)). Why: its three steps split each band three ways
-# (input channels, products, output channels), so V and M pass between the cores twice a band, and on the
-# 2-vCPU VM of issue 24, when the vCPUs sit far apart, a core reads the other's data at a third of its own
-# rate and writes over lines the other has read at a thirtieth (bench/handoff.c). Two threads ran ResNet-18's
-# 64-channel convs (intensity 32) in 1630-1770 us there, against 750-780 us near and 1030-1040 us on the
-# implicit GEMM; its 128- and 256-channel convs (64, 128) gain in both phases.
+# (in_c out_c / (in_c + out_c)). Why: with a pool each thread transforms the whole band's input into a lane of
+# its own (conv_winograd.h, so that no band passes between the cores), work the products must pay for: in
+# lanes ResNet-18's 64-channel convs (intensity 32) took 1360-1400 us at two threads, against 1010 on the
+# implicit GEMM; its 128- and 256-channel ones (64, 128) 720-780 us against 1010-1170.
 THREADS_MIN_INTENSITY = 64
 
 
 def assumes(v: Variant, threads: int = 1) -> dict[str, int]:
     """The limits the compiler's bands keep to, by their aotc_conv.h names: the generated code checks them."""
-    lanes = {"AOTC_WINO_LANE_FLOATS": LANE_FLOATS, "AOTC_WINO_LANE_M": LANE_M} if threads > 1 else {}
+    lanes = {"AOTC_WINO_LANE_M": LANE_M} if threads > 1 else {}
     return {**{name: getattr(v, attr) for attr, name in v.macros.items()}, **lanes}
 
 

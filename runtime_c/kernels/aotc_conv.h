@@ -21,7 +21,8 @@ typedef struct {
     int32_t strides[3];   /* ONNX strides */
     int32_t dilations[3]; /* ONNX dilations; 1 means dense */
     int32_t pads[3];      /* ONNX pads at the start of each dim (the end pads only shape out_size) */
-    int32_t kc;           /* aotc_conv_f32: patch-matrix rows (input channel x tap) per pass */
+    int32_t kc;           /* aotc_conv_f32: patch-matrix rows (input channel x tap) per pass; the Winograd
+                           * kernels with --threads: floats between two threads' lanes of scratch */
     int32_t nc;           /* aotc_conv_f32: output positions per pass; aotc_conv_transpose_f32: input
                            * positions per pass; aotc_conv_pointwise_t_f32: output channels per pass */
     int32_t act;          /* fused activation (AOTC_ACT_* in aotc_gemm.h), applied after bias and residual */
@@ -125,12 +126,11 @@ void aotc_conv_stemx_f32(const aotc_conv_params *p, const float *x, const float 
 #define AOTC_WINO_TW_MAX 128   /* tiles per tile row its stack buffers hold */
 #define AOTC_WINO_BAND_MAX 256 /* tiles per band (p->nc tile rows), rounded up to AOTC_GEMM_PANEL */
 #define AOTC_WINO_ROWS_MAX 16  /* tile rows per band */
-/* With --threads (AOTC_THREADS > 1) both Winograd kernels take scratch of AOTC_THREADS lanes of
- * AOTC_WINO_LANE_FLOATS: thread t's band input transform (products x in_c x tp) and its products for a
- * block of AOTC_WINO_LANE_M output channels (products x AOTC_WINO_LANE_M x tp), at lane t. The compiler
- * gives every Winograd conv of the bundle the same scratch, kept for the whole run, so that a lane's lines
- * are only ever touched by its thread (conv_winograd.h, wino_lane_items). */
-#define AOTC_WINO_LANE_FLOATS (1 << 19)
+/* With --threads (AOTC_THREADS > 1) both Winograd kernels take scratch of AOTC_THREADS lanes, p->kc
+ * floats apart: thread t's band input transform (products x in_c x tp) and its products for a block of
+ * AOTC_WINO_LANE_M output channels (products x AOTC_WINO_LANE_M x tp), at scratch + t p->kc. The compiler
+ * gives every Winograd conv of the bundle the same scratch, kept for the whole run, and the same p->kc, so
+ * that a lane's lines are only ever touched by its thread (conv_winograd.h, wino_lane_items). */
 #define AOTC_WINO_LANE_M 64
 void aotc_conv_winograd_f32(const aotc_conv_params *p, const float *x, const float *u, const float *bias,
                             const float *res, float *y, float *scratch);

@@ -30,7 +30,7 @@ typedef struct {
 #if defined(AOTC_THREADS) && AOTC_THREADS > 1
     int32_t products;
     aotc_task_fn input_items, output_items;
-    float *lanes;                 /* thread t's V, then its M, at lanes + t AOTC_WINO_LANE_FLOATS */
+    float *lanes;                 /* thread t's V, then its M, at lanes + t p->kc */
     int32_t *ready;               /* ready[t]: thread t's V holds the band (only thread t reads and sets it) */
 #endif
     int32_t stream; /* store the outputs by non-temporal stores (wino_stream_row) */
@@ -70,7 +70,7 @@ MK_UNUSED static void wino_lane_items(void *arg, int32_t begin, int32_t end) {
     wino_job L = *S;
     aotc_sgemm_params gp;
     int32_t blk, e;
-    L.v = S->lanes + (ptrdiff_t)self * AOTC_WINO_LANE_FLOATS;
+    L.v = S->lanes + (ptrdiff_t)self * S->p->kc;
     L.m = L.v + (ptrdiff_t)S->products * C * S->tp;
     L.mstep = (ptrdiff_t)AOTC_WINO_LANE_M * S->tp;
     if (!S->ready[self]) {
