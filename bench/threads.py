@@ -4,12 +4,15 @@ thread, at N and at its default (one intra-op thread per core). Every round time
 back, so load that comes and goes on a shared machine hits them alike; the ratios are per round,
 and the table gives their median and their spread (min - max over rounds).
 
-Before each round bench/pingpong.c measures the round trip of a cache line between CPUs 0 and 1. On
-this VM it is 60-80 ns in some phases and about 340 ns in others (the vCPUs placed far apart), and a
-two-thread bundle whose kernels pass data between the cores is up to 1.5 x slower in the far phase: a
-second table splits the N-thread ratio by phase (near: a round trip under FAR_NS).
+Before and after the N-thread bundle and onnxruntime's default of each round, bench/pingpong.c
+measures the round trip of a cache line between CPUs 0 and 1. On this VM it is 60-100 ns in some
+phases and about 340 ns in others (the vCPUs on different dies), and a two-thread bundle whose
+kernels pass data between the cores is up to 1.5 x slower in the far phase: a second table splits
+the N-thread ratio by phase (near: both round trips under FAR_NS; far: both above; a round that
+changed phase in between counts in neither). The far phase comes and goes over minutes: --far K
+runs more rounds, up to --max-rounds, until each model has K far ones.
 
-    python bench/threads.py [--threads 2] [--rounds 7] [--repeat 10] [--work DIR]
+    python bench/threads.py [--threads 2] [--rounds 7] [--repeat 10] [--far K] [--max-rounds 60] [--work DIR]
 """
 
 from __future__ import annotations
@@ -70,13 +73,15 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--repeat", type=int, default=10)
+    p.add_argument("--far", type=int, default=0, help="rounds in the far phase to reach per model")
+    p.add_argument("--max-rounds", type=int, default=60)
     p.add_argument("--work", default="/tmp/aotc-bench-threads")
     args = p.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     n = args.threads
     pp = pingpong(work)
-    phases: list[tuple[str, float, float]] = []  # (model, round trip ns, aotc NT / ort default) per round
+    phases: list[tuple[str, float, float, float]] = []  # (model, round trips before, after, aotc NT / ort default)
     print(f"| model | aotc {n}T ms | ort 1T ms | ort {n}T ms | ort default ms | aotc 1T / ort 1T | "
           f"aotc {n}T / ort {n}T | aotc {n}T / ort default | aotc {n}T speed-up over aotc 1T |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -86,31 +91,35 @@ def main() -> None:
         feeds, inputs = x, list(x.values())
         sessions = {t: _ort_session(str(work / f"{name}.onnx"), t) for t in (1, n, 0)}
         times: dict[str, list[float]] = {k: [] for k in ("a1", "an", "o1", "on", "o0")}
-        for _ in range(args.rounds):
-            rt = round_trip_ns(pp)
+        far = 0
+        while len(times["an"]) < args.rounds or (far < args.far and len(times["an"]) < args.max_rounds):
             # each engine after the multi-threaded sessions' spinning threads are quiet (aot.bench.ORT_SPIN_SETTLE_S),
             # so no run shares its cores with them
             settle_after_ort(0)
+            before = round_trip_ns(pp)
             times["an"].append(run_bundle(on, mn, inputs, repeat=args.repeat)[1] / 1e6)
             times["o0"].append(time_ort(sessions[0], feeds, args.repeat) / 1e3)
+            after = round_trip_ns(pp)
+            far += before > FAR_NS and after > FAR_NS
             settle_after_ort(0)
             times["on"].append(time_ort(sessions[n], feeds, args.repeat) / 1e3)
             settle_after_ort(n)
             times["a1"].append(run_bundle(o1, m1, inputs, repeat=args.repeat)[1] / 1e6)
             times["o1"].append(time_ort(sessions[1], feeds, args.repeat) / 1e3)
-            phases.append((name, rt, times["an"][-1] / times["o0"][-1]))
+            phases.append((name, before, after, times["an"][-1] / times["o0"][-1]))
 
         med = {k: statistics.median(v) for k, v in times.items()}
         print(f"| {name} | {med['an']:.1f} | {med['o1']:.1f} | {med['on']:.1f} | {med['o0']:.1f} | "
               f"{spread(ratio(times, 'a1', 'o1'))} | {spread(ratio(times, 'an', 'on'))} | "
               f"{spread(ratio(times, 'an', 'o0'))} | "
               f"{spread(ratio(times, 'a1', 'an'))} |", flush=True)
-    print(f"(per-round ratios: median (min-max) over {args.rounds} rounds of {args.repeat} runs each)")
+    print(f"(per-round ratios: median (min-max) over {args.rounds} or more rounds of {args.repeat} runs each)")
     print(f"\n| model | phase | rounds | cache-line round trip ns | aotc {n}T / ort default |")
     print("|---|---|---:|---:|---:|")
     for name in MODELS:
         for phase, near in (("near", True), ("far", False)):
-            rows = [(rt, r) for m, rt, r in phases if m == name and (rt < FAR_NS) == near]
+            rows = [((a + b) / 2, r) for m, a, b, r in phases
+                    if m == name and (a < FAR_NS) == near and (b < FAR_NS) == near]
             if rows:
                 rts = [rt for rt, _ in rows]
                 print(f"| {name} | {phase} | {len(rows)} | {statistics.median(rts):.0f} "
