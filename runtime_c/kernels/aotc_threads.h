@@ -32,6 +32,27 @@ int32_t aotc_thread_index(void);
 #define aotc_thread_index() 0
 #endif
 
+/* Non-temporal stores of n floats from x to y (any alignment), where the pool and SSE2 exist, for
+ * kernels whose outputs are written much faster than they are computed (Winograd's lanes, MaxPool):
+ * such outputs land on arena lines the other thread has read, and when the two cores sit on different
+ * dies (a VM's vCPUs, or a machine's core complexes) each ordinary store to such a line waits for the
+ * other core to give it up, about 30 x a local store (bench/handoff.c); a non-temporal store takes the
+ * line at once. A line should go out all by these or all by ordinary stores: mixing them on one line
+ * cost ResNet-18's MaxPool 7 x. The caller ends its part of the region with aotc_stream_fence(). */
+#if defined(AOTC_THREADS) && AOTC_THREADS > 1 && defined(__SSE2__) && !defined(AOTC_NO_INTRINSICS)
+#define AOTC_STREAM_STORES 1
+#include <emmintrin.h>
+static inline void aotc_stream_f32(float *y, const float *x, int32_t n) {
+    int32_t i;
+    for (i = 0; i < n && ((uintptr_t)(y + i) & 15) != 0; ++i) _mm_stream_si32((int *)(y + i), *(const int *)(x + i));
+    for (; i + 4 <= n; i += 4) _mm_stream_ps(y + i, _mm_loadu_ps(x + i));
+    for (; i < n; ++i) _mm_stream_si32((int *)(y + i), *(const int *)(x + i));
+}
+#define aotc_stream_fence() _mm_sfence()
+#else
+#define AOTC_STREAM_STORES 0
+#endif
+
 /* Start the AOTC_THREADS - 1 workers (0 on success, -1 if a thread could not be created: the
  * pool then stays stopped and runs go single-threaded); stop and join them. Both are idempotent. */
 int32_t aotc_threads_start(void);

@@ -7,14 +7,6 @@
 
 #include "conv_internal.h"
 
-/* With the pool, on x86, the lanes store their outputs by non-temporal stores (wino_stream_row) */
-#if defined(AOTC_THREADS) && AOTC_THREADS > 1 && defined(__SSE2__) && !defined(AOTC_NO_INTRINSICS)
-#define WINO_STREAM 1
-#include <emmintrin.h>
-#else
-#define WINO_STREAM 0
-#endif
-
 typedef struct {
     const aotc_conv_params *p;
     const float *x, *u, *bias, *res;
@@ -90,8 +82,8 @@ MK_UNUSED static void wino_lane_items(void *arg, int32_t begin, int32_t end) {
         L.m0 = m0;
         S->output_items(&L, m0, m0 + mc);
     }
-#if WINO_STREAM
-    _mm_sfence(); /* the non-temporal stores done before the region's end */
+#if AOTC_STREAM_STORES
+    aotc_stream_fence(); /* the non-temporal stores done before the region's end */
 #endif
 }
 #endif
@@ -108,21 +100,17 @@ MK_UNUSED static void wino_finish_row(const aotc_conv_params *p, const float *o,
 }
 
 /* wino_finish_row, the row finished in o (which it overwrites) and then written to y by non-temporal
- * stores. Why: a lane's outputs go to arena lines the other thread has read (the input of the conv that
- * last used them, which every thread reads whole), and on a VM whose vCPUs sit on different dies each
- * ordinary store to such a line waits for the other core to give it up, about 30 x a local store
- * (bench/handoff.c); a non-temporal store takes the line without waiting. ResNet-18's 128- and
- * 256-channel convs at two threads there: 897-1006 -> 775-833 us (4 of 6; the other two were not
- * slowed); 1-4 % slower where the cores sit close (the next conv reads the outputs from memory). */
+ * stores (aotc_stream_f32: a lane's outputs go to arena lines the other thread has read). ResNet-18's
+ * 128- and 256-channel convs at two threads, cores on different dies: 897-1006 -> 775-833 us (4 of 6;
+ * the other two were not slowed); 1-4 % slower where the cores sit close (the next conv reads the
+ * outputs from memory). */
 MK_UNUSED static void wino_stream_row(const aotc_conv_params *p, float *o, const float *r, float *y, int32_t n) {
-#if WINO_STREAM
+#if AOTC_STREAM_STORES
     int32_t i;
     if (r != NULL)
         for (i = 0; i < n; ++i) o[i] += r[i];
     if (p->act != AOTC_ACT_NONE) aotc_activate_f32(o, n, p->act, p->act_lo, p->act_hi, p->act_alpha);
-    for (i = 0; i < n && ((uintptr_t)(y + i) & 15) != 0; ++i) _mm_stream_si32((int *)(y + i), *(const int *)(o + i));
-    for (; i + 4 <= n; i += 4) _mm_stream_ps(y + i, _mm_loadu_ps(o + i));
-    for (; i < n; ++i) _mm_stream_si32((int *)(y + i), *(const int *)(o + i));
+    aotc_stream_f32(y, o, n);
 #else
     wino_finish_row(p, o, r, y, n);
 #endif
@@ -166,7 +154,7 @@ MK_UNUSED static void wino_run(const aotc_conv_params *p, const float *x, const 
     J.v = scratch;
     J.m = scratch + (ptrdiff_t)products * p->in_c * J.tp;
     J.m0 = 0, J.mstep = (ptrdiff_t)p->out_c * J.tp;
-    J.stream = WINO_STREAM;
+    J.stream = AOTC_STREAM_STORES;
 #if defined(AOTC_THREADS) && AOTC_THREADS > 1
     J.products = products, J.input_items = input_items, J.output_items = output_items;
     J.lanes = scratch;
