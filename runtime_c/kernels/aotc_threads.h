@@ -33,12 +33,15 @@ int32_t aotc_thread_index(void);
 #endif
 
 /* Non-temporal stores of n floats from x to y (any alignment), where the pool and SSE2 exist, for
- * kernels whose outputs are written much faster than they are computed (Winograd's lanes, MaxPool):
- * such outputs land on arena lines the other thread has read, and when the two cores sit on different
- * dies (a VM's vCPUs, or a machine's core complexes) each ordinary store to such a line waits for the
- * other core to give it up, about 30 x a local store (bench/handoff.c); a non-temporal store takes the
- * line at once. A line should go out all by these or all by ordinary stores: mixing them on one line
- * cost ResNet-18's MaxPool 7 x. The caller ends its part of the region with aotc_stream_fence(). */
+ * kernels whose outputs are written much faster than they are computed (Winograd's lanes): such
+ * outputs land on arena lines the other thread has read, and when the two cores sit on different dies
+ * (a VM's vCPUs, or a machine's core complexes) each ordinary store to such a line waits for the other
+ * core to give it up, about 30 x a local store (bench/handoff.c); a non-temporal store takes the line at
+ * once, but the next reader then fetches it from memory. A line should go out all by these or all by
+ * ordinary stores: a MaxPool that mixed them on a row's last line took 7 x as long. (MaxPool by these
+ * alone: ResNet-18's at two threads 132 -> 57 us far, but SqueezeNet's next 1 x 1 conv, reading from
+ * memory, 31 -> 97 us near: not used there.) The caller ends its part of the region with
+ * aotc_stream_fence(). */
 #if defined(AOTC_THREADS) && AOTC_THREADS > 1 && defined(__SSE2__) && !defined(AOTC_NO_INTRINSICS)
 #define AOTC_STREAM_STORES 1
 #include <emmintrin.h>

@@ -41,7 +41,6 @@
 #define AOTC_MAXPOOL_F32_AVX512 1
 #define MP16_INLINE static inline __attribute__((always_inline))
 
-
 /* lanes s .. s + 15 of the 32 lanes lo, hi (0 <= s <= 16) */
 MP16_INLINE __m512 mp16_shift(__m512 lo, __m512 hi, int32_t s) {
     if (s == 0) return lo;
@@ -115,22 +114,11 @@ MP16_INLINE void mp16_row(float *y, const float *x, int64_t w, mp16_cols c, int3
             }
             m = t == 0 ? tap : _mm512_max_ps(tap, m); /* tap 0 from -FLT_MAX already: no NaN */
         }
-#if AOTC_STREAM_STORES
-        /* with the pool, the rows by non-temporal stores (aotc_stream_f32: they land on lines the other
-         * thread has read). ResNet-18's 3 x 3 / 2 MaxPool at two threads, cores on different dies: 184 ->
-         * 48 us; close, the same, and the next conv (reading the rows from memory) 0-6 us slower */
-        {
-            float v[16];
-            _mm512_storeu_ps(v, m);
-            aotc_stream_f32(y + 16 * b, v, out_w - 16 * b < 16 ? out_w - 16 * b : 16);
-        }
-#else
         if (16 * b + 16 <= out_w) {
             _mm512_storeu_ps(y + 16 * b, m);
         } else {
             _mm512_mask_storeu_ps(y + 16 * b, (__mmask16)(((uint32_t)1 << (out_w - 16 * b)) - 1u), m);
         }
-#endif
         if (first < 0) ep = e, op = o;
         e = en, o = on;
     }
@@ -212,9 +200,6 @@ static void mp16_items(void *ctx, int32_t begin, int32_t end) {
     const mp16_job *J = (const mp16_job *)ctx;
     const int64_t in_plane = (int64_t)J->p->in[1] * J->p->in[2], out_plane = (int64_t)J->p->out[1] * J->p->out[2];
     J->planes(J->p, J->x + begin * in_plane, J->y + begin * out_plane, end - begin);
-#if AOTC_STREAM_STORES
-    aotc_stream_fence(); /* the non-temporal stores done before the region's end */
-#endif
 }
 
 /* The pool (mp16_fits(p)) through `planes`, its planes split across the thread pool of a --threads
