@@ -54,8 +54,9 @@ MK_UNUSED static void wino_gemm_items(void *arg, int32_t begin, int32_t end) {
  * machine's two threads on different core complexes) such a write costs about 30 x a local one
  * (bench/handoff.c), and ResNet-18's 128- and 256-channel Winograd convs took 1.3-1.8 x as long as when
  * they sit close. Here a band's V and M never leave their core, and since the compiler keeps this scratch
- * for the whole run (no tensor is placed over it), nor does any line of a lane: 6-28 % faster there (issue
- * 24), for the input transform done on every thread (5-10 % slower when the cores sit close). */
+ * for the whole run (no tensor is placed over it), nor does any line of a lane. Per node, with
+ * wino_stream_row: 13-37 % faster there (issue 24), 5-15 % slower when the cores sit close (the input
+ * transform done on every thread). */
 MK_UNUSED static void wino_lane_items(void *arg, int32_t begin, int32_t end) {
     wino_job *S = (wino_job *)arg;
     const int32_t self = aotc_thread_index(), C = S->p->in_c, OC = S->p->out_c;
