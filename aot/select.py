@@ -38,8 +38,9 @@ Selection = dict[str, NodeKernels]
 
 # the kernels that split their work over the pool of a --threads bundle (runtime_c/kernels/aotc_threads.h):
 # output-channel tiles and row bands, output planes, column blocks of a 1 x 1 conv's GEMM and of a Gemm's
-# (a fully connected layer); none takes scratch per thread (the GEMM's threads copy B blocks into their own
-# stack, not the arena's work). (Elementwise ops have no table of kernels; aotc_swish_f32 splits too.)
+# (a fully connected layer), Winograd's lanes; only those take scratch per thread (KernelChoice.kept: the GEMM's
+# threads copy B blocks into their own stack, not the arena's work). (Elementwise ops have no table of kernels;
+# aotc_swish_f32 splits too.)
 THREADED_KERNELS = frozenset({*IMPLICIT_KERNELS, "aotc_conv_depthwise3x3_direct_f32", "aotc_conv_depthwise_kxk_f32",
                               "aotc_conv_pointwise_f32", "aotc_gemm_f32", "aotc_conv_winograd_f32",
                               "aotc_conv_winograd4_f32"})

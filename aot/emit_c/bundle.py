@@ -19,6 +19,7 @@ from aot.csource.format import C_TYPES, c_comment, c_string
 from aot.emit_c.model import ModelEmitter
 from aot.emit_c.runtime_files import family_files, sources_by_build
 from aot.ir import Graph
+from aot.kernels.base import kept_scratch_bytes
 from aot.kernels.winograd import ROUNDS_MORE
 from aot.paths import runtime_dir
 from aot.plan import ALIGNMENT, Plan
@@ -170,8 +171,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         # own state is static memory of threads.c, not arena
         **({"threads": {"count": threads, "pool": "pthreads, N - 1 workers started by <name>_threads_init",
                         "threaded_kernels": sorted({c.kernel for c in plan.choices.values()} & THREADED_KERNELS),
-                        "arena_bytes_per_thread": max((c.scratch for c in plan.choices.values() if c.kept),
-                                                      default=0) // threads}}
+                        "arena_bytes_per_thread": kept_scratch_bytes(plan.choices.values()) // threads}}
            if threads > 1 else {}),
         # --fast-math: the nodes that took a kernel rounding more than a direct sum
         **({"fast_math": {"nodes": sorted(n for n, c in plan.choices.items() if c.kernel in ROUNDS_MORE)}}

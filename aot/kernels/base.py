@@ -13,7 +13,7 @@ NodeContext and decides nothing. Shapes are static, so everything an emitter com
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -39,6 +39,11 @@ class KernelChoice:
     # its scratch is kept for the whole run, one block that every node with kept scratch shares and no
     # tensor is placed over (the Winograd kernels' per-thread lanes: each thread's lines stay its own)
     kept: bool = False
+
+
+def kept_scratch_bytes(choices: Iterable[Any]) -> int:
+    """The block of scratch kept for the whole run (KernelChoice.kept): the largest such choice's, else 0."""
+    return max((c.scratch for c in choices if getattr(c, "kept", False)), default=0)
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,7 @@ import numpy as np
 from aot.csource.format import c_ints
 from aot.ir import Graph, Node
 from aot.kernels import conv_x86, winograd
-from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext, TargetTraits, as_3d
+from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext, TargetTraits, as_3d, kept_scratch_bytes
 from aot.kernels.gemm import GEMM_ASSUMES, KC, PANEL, WORK_BYTES, activation_fields, pack_b, residual, work_bytes
 from aot.passes.conv_nhwc import reads_nhwc, writes_nhwc
 
@@ -499,8 +499,7 @@ def _emit(ctx: NodeContext) -> None:
     bias = ctx.inputs[2] if len(ctx.inputs) > 2 else ""
     fields = plan.fields
     if plan.lanes:  # the lanes' pitch: a thread's share of the scratch every Winograd conv keeps (the largest's)
-        kept = max(c.scratch for c in ctx.emitter.choices.values() if c.kept)
-        fields = {**fields, "kc": str(kept // plan.lanes // 4)}
+        fields = {**fields, "kc": str(kept_scratch_bytes(ctx.emitter.choices.values()) // plan.lanes // 4)}
     p = ctx.params("aotc_conv_params", fields, comment=plan.what)
     if plan.kernel in PACKED_WT_KERNELS:  # each group's W^T, packed (gemm.c's panels)
         group = ctx.attrs["group"]

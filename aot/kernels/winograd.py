@@ -95,7 +95,9 @@ class Variant:
         for rows in range(max(1, min(th, self.rows_max, self.band_tiles // tw)), 0, -1):
             if threads > 1:
                 lane = self.products * (in_c + LANE_M) * _panels(rows * tw) * PANEL
-                scratch = threads * lane * 4 if lane <= LANE_FLOATS else budget + 1
+                if lane > LANE_FLOATS:
+                    continue
+                scratch = threads * lane * 4
             else:
                 scratch = self.products * (in_c + out_c) * _panels(rows * tw) * PANEL * 4
             if scratch > budget:

@@ -326,9 +326,9 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
         budgets = {n.name: max(int(share * max(top - live[step], 0)), scratch_floor)
                    for step, n in enumerate(graph.nodes)}
         choices = {n.name: ops.choose(n, graph, budgets[n.name]) for n in graph.nodes}
-        scratch_buf = {n.name: Buffer(next(ids), size, step, step) for step, n in enumerate(graph.nodes)
-                       if (size := choices[n.name].scratch) and not getattr(choices[n.name], "kept", False)}
         kept = [n.name for n in graph.nodes if choices[n.name].scratch and getattr(choices[n.name], "kept", False)]
+        scratch_buf = {n.name: Buffer(next(ids), size, step, step) for step, n in enumerate(graph.nodes)
+                       if (size := choices[n.name].scratch) and n.name not in kept}
         if kept:  # one block for the whole run, shared by these nodes (KernelChoice.kept)
             block = Buffer(next(ids), max(choices[k].scratch for k in kept), 0, nsteps - 1)
             scratch_buf.update((k, block) for k in kept)

@@ -25,7 +25,6 @@ typedef struct {
     float *lanes;                 /* thread t's V, then its M, at lanes + t p->kc */
     int32_t *ready;               /* ready[t]: thread t's V holds the band (only thread t reads and sets it) */
 #endif
-    int32_t stream; /* store the outputs by non-temporal stores (wino_stream_row) */
 } wino_job;
 
 /* items: the products M[e] = U[e] * V[e] (out_c x tiles, rows tp apart). The band's tiles, not its whole
@@ -132,7 +131,7 @@ static inline void wino_store_rows(const wino_job *J, int32_t m, int32_t tile, c
             const float *e = o + tile * i * ostride + ty * tw; /* output (i, j) of the row's tiles: e + j ostride */
             for (t = 0; t < tw; ++t)
                 for (j = 0; j < tile; ++j) row[tile * t + j] = e[j * ostride + t];
-            if (J->stream)
+            if (AOTC_STREAM_STORES) /* the pool's lanes, on x86 */
                 wino_stream_row(p, row, J->res != NULL ? J->res + at : NULL, J->y + at, OW);
             else
                 wino_finish_row(p, row, J->res != NULL ? J->res + at : NULL, J->y + at, OW);
@@ -155,7 +154,6 @@ MK_UNUSED static void wino_run(const aotc_conv_params *p, const float *x, const 
     J.v = scratch;
     J.m = scratch + (ptrdiff_t)products * p->in_c * J.tp;
     J.m0 = 0, J.mstep = (ptrdiff_t)p->out_c * J.tp;
-    J.stream = AOTC_STREAM_STORES;
 #if defined(AOTC_THREADS) && AOTC_THREADS > 1
     J.products = products, J.input_items = input_items, J.output_items = output_items;
     J.lanes = scratch;
