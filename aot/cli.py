@@ -329,12 +329,14 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     from aot.compiler import Options, compile_file
     from aot.progress import status
     from aot.targets import get_target
+    from aot.vendor import find_vendor
 
     out = Path(args.output)
     check_input_file(Path(args.model), "model")
     check_output_dir(out, args.force)
-    if not args.no_configure:
-        require_tools(get_target(args.target))  # a missing cross compiler is known before the compile
+    target = get_target(args.target)
+    for v in args.vendor:  # a vendor that cannot build for the target is refused before any work
+        find_vendor(v).check_target(target)
     with status(f"compiling {args.model}"):
         bundle = compile_file(args.model, Options(name=args.name, target=args.target, vendors=tuple(args.vendor),
                                                      vendor_options=tuple(args.vendor_opt), annotate=args.annotate,
@@ -342,6 +344,10 @@ def _cmd_compile(args: argparse.Namespace) -> int:
                                                      scratch_floor=args.scratch_floor, max_dims=tuple(args.max_dim),
                                                      threads=args.threads, quantized_io=args.quantized_io,
                                                      fast_math=args.fast_math))
+    # A missing cross compiler is refused after the compile, before anything is written: the refusals
+    # that need no tool (vendor and target, a model too big for the board) read the same without it.
+    if not args.no_configure:
+        require_tools(target)
     created = not out.exists()
     bundle.write(out / "bundle")
     if not args.no_configure:

@@ -4,8 +4,10 @@ paths are checked before any work; what a command did is said in a line or two."
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -17,8 +19,16 @@ from aot.build import cmake_exe
 AOTC = [sys.executable, "-m", "aot.cli"]
 
 
-def aotc(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*AOTC, *args], capture_output=True, text=True)
+def aotc(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([*AOTC, *args], capture_output=True, text=True, env=env)
+
+
+def without_tools(tmp_path: Path) -> dict[str, str]:
+    """An environment whose PATH is an empty folder: no cross compiler, no qemu, as on a new user's
+    machine (aotc itself runs from sys.executable, so it needs nothing from PATH to refuse a model)."""
+    empty = tmp_path / "empty-path"
+    empty.mkdir(exist_ok=True)
+    return {**os.environ, "PATH": str(empty)}
 
 
 def tiny_model(op: str = "Relu", shape: list = (2, 3), opset: int = 13) -> onnx.ModelProto:
@@ -430,11 +440,23 @@ def test_output_under_a_file_is_refused(tmp_path):
     assert_refused(aotc(str(tmp_path / "m.onnx"), "-o", str(tmp_path / "afile" / "out")), "is a file")
 
 
-def test_vendor_that_cannot_build_for_the_target_is_refused_before_writing(tmp_path):
+@pytest.mark.parametrize("path", ["as-is", "no-tools"])
+def test_vendor_that_cannot_build_for_the_target_is_refused_before_writing(tmp_path, path):
+    """The same refusal with or without the Arm compiler: a user who installs it is not told next
+    that the combination never worked."""
     onnx.save(tiny_model("Conv", [1, 1, 4, 4]), tmp_path / "m.onnx")
     out = tmp_path / "out"
-    assert_refused(aotc(str(tmp_path / "m.onnx"), "-o", str(out), "--vendor", "dnnl", "--target", "mps2-an386"),
-                   "dnnl", "mps2-an386")
+    env = without_tools(tmp_path) if path == "no-tools" else None
+    r = aotc(str(tmp_path / "m.onnx"), "-o", str(out), "--vendor", "dnnl", "--target", "mps2-an386", env=env)
+    assert_refused(r, "vendor dnnl does not support target mps2-an386")
+    assert not out.exists()
+
+
+def test_missing_cross_compiler_is_refused_before_writing(tmp_path):
+    onnx.save(tiny_model(), tmp_path / "m.onnx")
+    out = tmp_path / "out"
+    r = aotc(str(tmp_path / "m.onnx"), "-o", str(out), "--target", "mps2-an386", env=without_tools(tmp_path))
+    assert_refused(r, "mps2-an386 needs arm-none-eabi-gcc", "apt-get install gcc-arm-none-eabi")
     assert not out.exists()
 
 

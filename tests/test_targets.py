@@ -236,7 +236,9 @@ def test_bench_on_a_board_counts_instructions_per_inference_and_per_mac(builds):
     assert abs(sum(int(c[2]) for c in prof) - instructions) <= 0.01 * instructions, r.stdout
 
 
-def test_model_too_big_for_the_board_is_refused_with_sizes(tmp_path):
+@pytest.mark.parametrize("path", ["as-is", "no-tools"])
+def test_model_too_big_for_the_board_is_refused_with_sizes(tmp_path, path):
+    """The sizes, whether or not the Arm compiler is installed ("no-tools": PATH is an empty folder)."""
     rows, dim = 90000, 64  # a 22 MiB table: more than the an385's 4 MiB flash and 16 MiB PSRAM
     table = np.zeros((rows, dim), np.float32)
     g = helper.make_graph([helper.make_node("Gather", ["table", "ids"], ["y"], name="embed")], "huge",
@@ -248,7 +250,10 @@ def test_model_too_big_for_the_board_is_refused_with_sizes(tmp_path):
     src = tmp_path / "huge.onnx"
     onnx.save(m, src)
     out = tmp_path / "out"
-    r = subprocess.run([*AOTC, str(src), "-o", str(out), "--target", "mps2-an385"], capture_output=True, text=True)
+    (tmp_path / "empty-path").mkdir()
+    env = {**os.environ, "PATH": str(tmp_path / "empty-path")} if path == "no-tools" else None
+    r = subprocess.run([*AOTC, str(src), "-o", str(out), "--target", "mps2-an385"], capture_output=True, text=True,
+                       env=env)
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1, r.stderr
