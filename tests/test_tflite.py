@@ -750,3 +750,19 @@ def test_generated_reset_state_starts_sequences_from_c(tmp_path, name):
                 at += spec["nbytes"]
                 assert _same(got, wants[k][r]), f"sequence {seq}, call {r}, {spec['name']}"
     assert at == len(raw)
+
+
+def test_state_entries_only_for_state(tmp_path):
+    """Only a model with state gets `state` entries and <name>_reset_state (the others' bundles stay as
+    they were); svdf_int8's int16 memory starts at 0, stream_float's resource variables at the zeros its
+    CALL_ONCE assigns."""
+    pytest.importorskip("ai_edge_litert") if os.environ.get("CI", "").lower() != "true" else None
+    for name, want in (("sine_int8", {}), ("svdf_int8", {"t5_state": 0}),
+                       ("stream_float", {"lstm/Variable_state": 0.0, "lstm/Variable_1_state": 0.0})):
+        out = tmp_path / name
+        subprocess.run([*AOTC, str(MODELS / f"{name}.tflite"), "-o", str(out), "--no-configure"], check=True,
+                       capture_output=True)
+        meta = json.loads((out / "bundle" / "metadata.json").read_text())
+        assert {i["name"]: i["state"]["fill"] for i in meta["inputs"] if "state" in i} == want
+        header = (out / "bundle" / "include" / f"{meta['name']}.h").read_text()
+        assert ("_reset_state(" in header) == bool(want)
