@@ -428,7 +428,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     check_input_file(Path(args.inputs), "--inputs")
     if args.outputs:
         check_output_file(npz_path(args.outputs), "--outputs")
-    inputs = load_inputs(args.inputs, meta)
+    inputs = load_inputs(args.inputs, meta, out / "bundle")
     vendor_threads(meta)
     outputs, median_ns = run_bundle(out, meta, inputs, repeat=args.repeat)
     print(f"aotc: ran {meta['name']} ({meta.get('target', 'host')}): {len(outputs)} output"

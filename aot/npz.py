@@ -14,10 +14,12 @@ from aot.errors import AotcError
 TOP_K = 5
 
 
-def load_inputs(path: str | Path, meta: dict) -> list[np.ndarray]:
+def load_inputs(path: str | Path, meta: dict, bundle: Path | None = None) -> list[np.ndarray]:
     """The model's inputs from `path`, in model order, checked against the bundle's metadata.
     Arrays the model has no input for are refused, as onnxruntime refuses unknown feeds: a
-    misspelt name must not pass unnoticed."""
+    misspelt name must not pass unnoticed. State inputs it leaves out start from the model's
+    start values (start_absent_state; `bundle` is the bundle folder, where values that are not
+    one number repeated are)."""
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
@@ -28,6 +30,7 @@ def load_inputs(path: str | Path, meta: dict) -> list[np.ndarray]:
         raise AotcError(f"cannot read inputs '{path}': {e}") from None
     except (OSError, zipfile.BadZipFile, EOFError) as e:
         raise AotcError(f"cannot read inputs '{path}': {e}") from None
+    arrays = start_absent_state(meta, arrays, bundle)
     checked = [check_input(meta, spec, arrays.get(spec["name"])) for spec in meta["inputs"]]
     names = [s["name"] for s in meta["inputs"]]
     extra = sorted(set(arrays) - set(names))
@@ -35,6 +38,27 @@ def load_inputs(path: str | Path, meta: dict) -> list[np.ndarray]:
         raise AotcError(f"inputs '{path}' have arrays the model has no input for: {', '.join(extra)} "
                         f"(model {meta['name']} takes {', '.join(names)})")
     return checked
+
+
+def start_absent_state(meta: dict, arrays: dict[str, np.ndarray], bundle: Path | None) -> dict[str, np.ndarray]:
+    """`arrays` with each state input they leave out (metadata.json's inputs with a `state`) at the start
+    value the model defines, as the generated <name>_reset_state writes it: an LSTM's h at its zero point,
+    not zeros. Says so in one line, naming them."""
+    started = {}
+    for spec in meta["inputs"]:
+        st = spec.get("state")
+        if st is None or spec["name"] in arrays:
+            continue
+        if "fill" in st:
+            started[spec["name"]] = np.full(spec["shape"], st["fill"], spec["dtype"])
+        elif bundle is not None and (Path(bundle) / st["file"]).is_file():
+            raw = (Path(bundle) / st["file"]).read_bytes()
+            started[spec["name"]] = np.frombuffer(raw, np.dtype(spec["dtype"]).newbyteorder("<")).astype(
+                spec["dtype"]).reshape(spec["shape"])
+    if started:
+        print(f"aotc: state {', '.join(started)} not in the inputs: started from the model's start values "
+              "(metadata.json's state, as <name>_reset_state writes them)")
+    return {**arrays, **started}
 
 
 def check_input(meta: dict, spec: dict, value: np.ndarray | None) -> np.ndarray:

@@ -574,3 +574,195 @@ def test_bench_times_litert_beside_onnxruntime(tmp_path):
     other = subprocess.run([*AOTC, "bench", str(out), "--tflite", str(MODELS / "sine_float.tflite")],
                            capture_output=True, text=True)
     assert other.returncode == 2 and "same network" in other.stderr, other.stderr
+
+
+def _stream_with_start(tmp_path: Path) -> Path:
+    """stream_float with a CALL_ONCE that starts both resource variables (the stateful LSTM's h and c)
+    from fixed non-uniform values instead of the converter's zeros: the init subgraph's constant gets a
+    buffer of its own (LiteRT runs the file as it is)."""
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as sch
+
+    m = sch.ModelT.InitFromPackedBuf((MODELS / "stream_float.tflite").read_bytes(), 0)
+    init = next(sg for sg in m.subgraphs[1:] if any(m.operatorCodes[o.opcodeIndex].builtinCode ==
+                                                     sch.BuiltinOperator.ASSIGN_VARIABLE for o in sg.operators))
+    const = init.tensors[init.operators[1].inputs[1]]
+    buf = sch.BufferT()
+    buf.data = list(np.linspace(-0.6, 0.8, int(np.prod(const.shape)), dtype=np.float32).tobytes())
+    m.buffers.append(buf)
+    const.buffer = len(m.buffers) - 1
+    fb = flatbuffers.Builder(0)
+    fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
+    path = tmp_path / "stream_start.tflite"
+    path.write_bytes(bytes(fb.Output()))
+    return path
+
+
+def _lstm_int8_seq(tmp_path: Path) -> Path:
+    """lstm_int8 with each integer LSTM's output sequence (its h at every step) as a model output too: the
+    model's own output, a 3-class score, saturates whatever the state, so the steps show what the start
+    changes."""
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as sch
+
+    m = sch.ModelT.InitFromPackedBuf((MODELS / "lstm_int8.tflite").read_bytes(), 0)
+    sg = m.subgraphs[0]
+    sg.outputs = [*sg.outputs, *(o.outputs[0] for o in sg.operators if m.operatorCodes[o.opcodeIndex].builtinCode ==
+                                 sch.BuiltinOperator.UNIDIRECTIONAL_SEQUENCE_LSTM)]
+    fb = flatbuffers.Builder(0)
+    fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
+    path = tmp_path / "lstm_int8_seq.tflite"
+    path.write_bytes(bytes(fb.Output()))
+    return path
+
+
+def _stateful(tmp_path: Path, name: str) -> Path:
+    return {"stream_start": _stream_with_start, "lstm_int8_seq": _lstm_int8_seq}[name](tmp_path)
+
+
+def _runs_reference(tmp_path: Path, model: Path, frames: list[np.ndarray]) -> list[np.ndarray]:
+    """One LiteRT interpreter's outputs over `frames` (its invokes carry the state): [output][call]."""
+    np.savez(tmp_path / "runs_in.npz", input_0=np.stack(frames))
+    ref = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(model), str(tmp_path / "runs_in.npz"),
+                          str(tmp_path / "runs_out.npz"), "--runs"], capture_output=True, text=True)
+    assert ref.returncode == 0, ref.stderr[-2000:]
+    refs = np.load(tmp_path / "runs_out.npz")
+    return [refs[f"output_{k}"] for k in range(len(refs.files))]
+
+
+def _same(got: np.ndarray, want: np.ndarray) -> bool:
+    """Bit-exact for integers; within 1e-5 of the scale for float (the float LSTM's sums round
+    differently from LiteRT's)."""
+    if want.dtype.kind != "f":
+        return got.dtype == want.dtype and np.array_equal(got, want)
+    return float(np.abs(got.astype(np.float64) - want).max()) <= 1e-5 * max(1.0, float(np.abs(want).max()))
+
+
+def _frames(meta: dict, calls: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(11)
+    spec = meta["inputs"][0]
+    if spec["dtype"] == "float32":
+        return [rng.uniform(-1, 1, spec["shape"]).astype(np.float32) for _ in range(calls)]
+    return [rng.integers(-128, 128, spec["shape"]).astype(spec["dtype"]) for _ in range(calls)]
+
+
+@pytest.mark.parametrize("name", ["lstm_int8_seq", "stream_start"])
+def test_aotc_run_starts_absent_state_where_litert_does(tmp_path, name):
+    """A sequence through `aotc run` whose first .npz gives only the data: the state starts where a
+    fresh LiteRT interpreter's does (issue 48), and aotc run says so in one line. lstm_int8_seq's h zero
+    points are -3 and 6 (TFLite's ResetVariableTensors fills an int8 variable tensor with its zero
+    point); stream_start's CALL_ONCE assigns its resource variables non-uniform values (a file in the
+    bundle, state/<field>.bin). Every call equals LiteRT's (bit-exact for int8); starting from zeros,
+    as docs/firmware.md said, does not."""
+    _require_litert()
+    from aot.build import run_bundle
+
+    model = _stateful(tmp_path, name)
+    meta, _, _ = _compile_build_run(tmp_path, model)
+    data, states = meta["inputs"][0], meta["inputs"][1:]
+    assert states and all("state" in s for s in states) and "state" not in data
+    n_out = len(meta["outputs"]) - len(states)
+    frames = _frames(meta, 3)
+    wants = _runs_reference(tmp_path, model, frames)
+    carried: dict[str, np.ndarray] = {}
+    for r, frame in enumerate(frames):
+        np.savez(tmp_path / "call.npz", **{data["name"]: frame}, **carried)
+        run = subprocess.run([*AOTC, "run", str(tmp_path / "out"), "--inputs", str(tmp_path / "call.npz"),
+                              "--outputs", str(tmp_path / "call_out.npz")], capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        said = [line for line in run.stdout.splitlines() if "started from the model's start values" in line]
+        assert len(said) == (1 if r == 0 else 0), run.stdout
+        ours = dict(np.load(tmp_path / "call_out.npz"))
+        for k, spec in enumerate(meta["outputs"][:n_out]):
+            assert _same(ours[spec["name"]], wants[k][r]), f"call {r}, {spec['name']}"
+        carried = {s["name"]: ours[s["state"]["next"]] for s in states}
+    zeros, _ = run_bundle(tmp_path / "out", meta, [frames[0], *(np.zeros(s["shape"], s["dtype"]) for s in states)])
+    assert not all(_same(zeros[spec["name"]], wants[k][0]) for k, spec in enumerate(meta["outputs"][:n_out])), \
+        "zeros are not the model's start"
+
+
+_RESET_MAIN = r"""
+#include <stdio.h>
+#include <string.h>
+#include "{name}.h"
+
+/* Two sequences of the same frames, each started with {name}_reset_state: the state buffers are
+ * both the inputs and the outputs, as docs/firmware.md shows. Writes each call's outputs. */
+static uint8_t arena[{NAME}_ARENA_SIZE] __attribute__((aligned({NAME}_ARENA_ALIGN)));
+{buffers}
+int main(int argc, char **argv) {{
+    struct {name}_inputs in = {{ {inputs} }};
+    struct {name}_outputs out = {{ {outputs} }};
+    FILE *f = fopen(argv[1], "rb"), *g = fopen(argv[2], "wb");
+    int seq, r;
+    if (argc != 4 || !f || !g || {name}_init(arena) != 0) return 1;
+    for (seq = 0; seq < 2; ++seq) {{
+        {name}_reset_state(&in);
+        rewind(f);
+        for (r = 0; r < atoi(argv[3]); ++r) {{
+            if (fread(frame, 1, sizeof frame, f) != sizeof frame) return 2;
+            if ({name}_run(&in, &out, arena) != 0) return 3;
+{writes}
+        }}
+    }}
+    return fclose(f) != 0 || fclose(g) != 0;
+}}
+"""
+
+
+@pytest.mark.parametrize("name", ["lstm_int8_seq", "stream_start"])
+def test_generated_reset_state_starts_sequences_from_c(tmp_path, name):
+    """A C program of the firmware kind (docs/firmware.md) links the bundle's library, calls
+    <name>_reset_state, runs three frames carrying the state in place, resets and runs them again:
+    both sequences equal one fresh LiteRT interpreter's three invokes (bit-exact for lstm_int8_seq's
+    int8 LSTMs, whose h starts at its zero points -3 and 6; the CALL_ONCE values for stream_start)."""
+    _require_litert()
+    model = _stateful(tmp_path, name)
+    meta, _, _ = _compile_build_run(tmp_path, model)
+    mname, data, states = meta["name"], meta["inputs"][0], meta["inputs"][1:]
+    n_out = len(meta["outputs"]) - len(states)
+    nexts = {s["state"]["next"]: s["field"] for s in states}
+    header = (tmp_path / "out" / "bundle" / "include" / f"{mname}.h").read_text()
+    assert f"void {mname}_reset_state(struct {mname}_inputs *inputs);" in header
+    buffers = [f"static uint8_t frame[{data['nbytes']}];"]
+    buffers += [f"static uint8_t s_{s['field']}[{s['nbytes']}];" for s in states]
+    buffers += [f"static uint8_t o_{o['field']}[{o['nbytes']}];" for o in meta["outputs"][:n_out]]
+    outs = [f"o_{o['field']}" if o["name"] not in nexts else f"s_{nexts[o['name']]}" for o in meta["outputs"]]
+    writes = "\n".join(f"            if (fwrite(o_{o['field']}, 1, sizeof o_{o['field']}, g) != sizeof o_{o['field']}) "
+                       "return 4;" for o in meta["outputs"][:n_out])
+    src = _RESET_MAIN.format(name=mname, NAME=mname.upper(), buffers="\n".join(buffers), writes=writes,
+                             inputs=", ".join(["frame", *(f"s_{s['field']}" for s in states)]), outputs=", ".join(outs))
+    (tmp_path / "main.c").write_text("#include <stdlib.h>\n" + src)
+    exe = tmp_path / "seq"
+    subprocess.run([os.environ.get("CC", "cc"), "-std=c99", "-Wall", "-Wextra", "-Werror", str(tmp_path / "main.c"),
+                    "-I", str(tmp_path / "out" / "bundle" / "include"), str(tmp_path / "out" / f"lib{mname}.a"),
+                    "-lm", "-o", str(exe)], check=True)
+    frames = _frames(meta, 3)
+    (tmp_path / "frames.bin").write_bytes(b"".join(f.tobytes() for f in frames))
+    subprocess.run([str(exe), str(tmp_path / "frames.bin"), str(tmp_path / "outs.bin"), "3"], check=True)
+    wants = _runs_reference(tmp_path, model, frames)
+    raw, at = (tmp_path / "outs.bin").read_bytes(), 0
+    for seq in range(2):
+        for r in range(3):
+            for k, spec in enumerate(meta["outputs"][:n_out]):
+                got = np.frombuffer(raw, spec["dtype"], count=int(np.prod(spec["shape"])), offset=at).reshape(
+                    spec["shape"])
+                at += spec["nbytes"]
+                assert _same(got, wants[k][r]), f"sequence {seq}, call {r}, {spec['name']}"
+    assert at == len(raw)
+
+
+def test_state_entries_only_for_state(tmp_path):
+    """Only a model with state gets `state` entries and <name>_reset_state (the others' bundles stay as
+    they were); svdf_int8's int16 memory starts at 0, stream_float's resource variables at the zeros its
+    CALL_ONCE assigns."""
+    pytest.importorskip("ai_edge_litert") if os.environ.get("CI", "").lower() != "true" else None
+    for name, want in (("sine_int8", {}), ("svdf_int8", {"t5_state": 0}),
+                       ("stream_float", {"lstm/Variable_state": 0.0, "lstm/Variable_1_state": 0.0})):
+        out = tmp_path / name
+        subprocess.run([*AOTC, str(MODELS / f"{name}.tflite"), "-o", str(out), "--no-configure"], check=True,
+                       capture_output=True)
+        meta = json.loads((out / "bundle" / "metadata.json").read_text())
+        assert {i["name"]: i["state"]["fill"] for i in meta["inputs"] if "state" in i} == want
+        header = (out / "bundle" / "include" / f"{meta['name']}.h").read_text()
+        assert ("_reset_state(" in header) == bool(want)

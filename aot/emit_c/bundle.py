@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import numpy as np
 
 from aot import __version__
-from aot.csource.format import C_TYPES, c_comment, c_string
+from aot.csource.format import C_TYPES, c_array_body, c_comment, c_scalar, c_string
 from aot.emit_c.model import ModelEmitter
 from aot.emit_c.runtime_files import family_files, sources_by_build
 from aot.ir import Graph
@@ -80,7 +81,44 @@ def _io(graph: Graph, names: list[str], slots: dict[str, int], em: ModelEmitter)
         q = graph.meta.get("io_quantization", {}).get(n)
         if q is not None:  # a quantized input or output: real = scale * (q - zero_point)
             out[-1].update(scale=q["scale"], zero_point=q["zero_point"])
+        st = graph.meta.get("state", {}).get(n)
+        if st is not None and n in graph.inputs:  # state the caller carries: its next value and its start
+            out[-1]["state"] = {"next": st["next"] if st["next"] in graph.outputs else None, **(
+                {"fill": st["fill"]} if "fill" in st else {"file": f"state/{out[-1]['field']}.bin"}),
+                "source": st["source"]}
     return out
+
+
+def _states(graph: Graph, inputs: list[dict[str, Any]], name: str) -> tuple[list[dict[str, Any]], dict[str, bytes]]:
+    """What `<name>_reset_state` writes into each state input (issue 48), and the files of the start
+    values that are not one value repeated (state/<field>.bin, the input's bytes)."""
+    states, files = [], {}
+    for io in inputs:
+        st = io.get("state")
+        if st is None:
+            continue
+        ctype, count = C_TYPES[io["dtype"]], io["nbytes"] // np.dtype(io["dtype"]).itemsize
+        at = f"(uintptr_t)inputs->{io['field']}"  # the caller's buffer (the struct's pointers are const)
+        ptr = f"(void *){at}"
+        entry = {"name": io["name"], "field": io["field"], "next": st["next"], "source": st["source"]}
+        if "fill" in st:
+            value = np.array(st["fill"], io["dtype"])
+            entry["what"] = f"{value.item()!r} in every element"
+            if not value.tobytes().strip(b"\0"):
+                entry["lines"] = [f"memset({ptr}, 0, {io['nbytes']}u);"]
+            else:
+                fill = c_scalar(value.item(), io["dtype"])
+                entry["lines"] = [f"{ctype} *s = ({ctype} *){at};", "uint32_t i;",
+                                  f"for (i = 0; i < {count}u; ++i) s[i] = ({ctype})({fill});"]
+        else:
+            values = np.array(graph.meta["state"][io["name"]]["values"], io["dtype"])
+            array = f"{name}_{io['field']}_start"
+            entry["what"] = f"{count} values ({st['file']})"
+            entry["decl"] = f"static const {ctype} {array}[{count}] = {{\n{c_array_body(values)}\n}};"
+            entry["lines"] = [f"memcpy({ptr}, {array}, {io['nbytes']}u);"]
+            files[st["file"]] = values.astype(values.dtype.newbyteorder("<")).tobytes()
+        states.append(entry)
+    return states, files
 
 
 def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str = "host",
@@ -96,6 +134,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     em = ModelEmitter(graph, name, selection, plan, artifacts)
     em.emit_nodes()
     inputs, outputs = _io(graph, graph.inputs, plan.offsets, em), _io(graph, graph.outputs, plan.output_offsets, em)
+    states, state_files = _states(graph, inputs, name)
     copy_in, copy_out = em.io_copies()
     weights_bytes = em.weights.nbytes
     weights_bytes += sum(t.nbytes for fn in graph.functions.values() for t in fn.graph.tensors.values() if t.is_const)
@@ -129,6 +168,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         vendor_cmake="\n".join(vendor_cmake), vendor_include_dirs=vendor_dirs,
         vendor_inits=[s for s, a in artifacts.items() if a.has_init],
         vendor_counters=[{"name": f"{s}.{k}", "fn": f} for s, a in artifacts.items() for k, f in a.counters.items()],
+        states=states,
     )
     b = Bundle(name)
     b.files[f"include/{name}.h"] = _TEMPLATES.get_template("header.h.j2").render(ctx)
@@ -144,6 +184,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         b.files[f"src/{name}_weights.S"] = _TEMPLATES.get_template("weights.S.j2").render(ctx)
         b.files[f"src/{name}_weights.bin"] = em.weights.blob
     b.files.update(vendor_files)
+    b.files.update(state_files)
     rt = runtime_dir()
     for h in ("aotc_common.h", "dltensor.h"):
         b.files[f"runtime/{h}"] = (rt / "include" / h).read_text()

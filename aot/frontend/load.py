@@ -122,6 +122,9 @@ def import_model(model: onnx.ModelProto, name: str | None = None,
     declare_outputs(model, graph)
     graph.meta["opset"] = opset
     graph.meta["io_quantization"] = _io_quantization(model)
+    state = _metadata_json(model, "aotc.state")  # state inputs' next outputs and start values (TFLite's)
+    if state:
+        graph.meta["state"] = state
     if keep_onnx:
         graph.meta["onnx"] = model  # the folded model, which a partition is written back into
     canonicalize(graph, opset)
@@ -136,10 +139,15 @@ def import_model(model: onnx.ModelProto, name: str | None = None,
 def _io_quantization(model: onnx.ModelProto) -> dict[str, dict]:
     """{tensor: {scale, zero_point}} of the quantized inputs and outputs, which a frontend (TFLite's)
     recorded in the model's metadata_props for the header."""
+    return _metadata_json(model, "aotc.io_quantization")
+
+
+def _metadata_json(model: onnx.ModelProto, key: str) -> dict[str, dict]:
+    """What a frontend (TFLite's) recorded under `key` in the model's metadata_props, or {}."""
     import json
 
     for p in model.metadata_props:
-        if p.key == "aotc.io_quantization":
+        if p.key == key:
             return json.loads(p.value)
     return {}
 

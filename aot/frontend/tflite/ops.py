@@ -26,6 +26,7 @@ from onnx import helper, numpy_helper
 from aot.errors import AotcError
 from aot.frontend.tflite.int8 import DOMAIN, is_quantized, lower_int8, lower_quantize
 from aot.frontend.tflite.reader import OpName, TflModel, TflOp, TflTensor
+from aot.frontend.tflite.state import record_state, state_metadata
 
 OPSET = 17
 QUANT_KEY = "aotc.io_quantization"  # metadata_props: {tensor: {scale, zero_point}} of quantized inputs/outputs
@@ -62,6 +63,8 @@ class OnnxBuilder:
         self.handles: dict[int, str] = {}  # resource tensor -> the variable's shared name
         self.variables: dict[str, dict[str, Any]] = {}  # shared name -> its current value, input, type
         self.nested = False  # a WHILE/IF subgraph (no resource variables there)
+        self.state: dict[str, dict[str, Any]] = {}  # state input -> its next output and start value (state.py)
+        self.initial: dict[str, np.ndarray] = {}  # resource variable -> what CALL_ONCE's init subgraph assigns
 
     def child(self, model: TflModel) -> OnnxBuilder:
         """A builder for a subgraph, writing into this one's current node list, sharing its names,
@@ -73,6 +76,7 @@ class OnnxBuilder:
         c.extra_inputs, c.extra_outputs, c.subgraphs = self.extra_inputs, self.extra_outputs, self.subgraphs
         c.extra_quant = self.extra_quant
         c.handles, c.variables, c.nested = {}, self.variables, True
+        c.state, c.initial = self.state, self.initial
         return c
 
     def _unique(self, name: str) -> str:
@@ -174,6 +178,11 @@ def to_onnx(model: TflModel) -> onnx.ModelProto:
         b.node("Identity", [v["current"]], [nxt], hint=nxt)
         b.extra_outputs.append(helper.make_tensor_value_info(nxt, helper.np_dtype_to_tensor_dtype(np.dtype(v["dtype"])),
                                                              v["shape"]))
+        if v.get("input"):  # read before any assignment: state the caller carries, from CALL_ONCE's value
+            start = b.initial.get(name)
+            record_state(b, v["input"], nxt, v["dtype"], v["shape"], 0 if start is None else start,
+                         f"what CALL_ONCE's init subgraph assigns resource variable '{name}'" if start is not None
+                         else f"zeros: nothing assigns resource variable '{name}' before it is read")
     inputs += b.extra_inputs
     outputs += b.extra_outputs
     graph = helper.make_graph(b.nodes, "tflite", inputs, outputs, b.inits, value_info=b.value_infos)
@@ -189,6 +198,7 @@ def to_onnx(model: TflModel) -> onnx.ModelProto:
     quantized.update(b.extra_quant)
     if quantized:  # for the header: the caller quantises its inputs and reads its outputs with them
         onnx_model.metadata_props.add(key=QUANT_KEY, value=json.dumps(quantized))
+    state_metadata(b, onnx_model)
     return onnx_model
 
 
@@ -687,16 +697,20 @@ def _assign_variable(b: OnnxBuilder, op: TflOp) -> None:
 
 def _call_once(b: OnnxBuilder, op: TflOp) -> None:
     """CALL_ONCE(init): TFLite runs the init subgraph on the first invoke, to give the resource variables
-    their initial values. aotc's caller carries the state, so the init subgraph must only assign
-    zeros (what a Keras stateful layer's is): the caller starts from zeros."""
+    their initial values. aotc's caller carries the state, so these become the state's start values
+    (metadata.json, `<name>_reset_state`): the init subgraph must assign constants (a Keras stateful
+    layer's zeros, or any values), which is all it may do."""
     init = b.subgraphs[op.options.initSubgraphIndex]
+    handles: dict[int, str] = {}
     for o in init.ops:
         if o.op == "VAR_HANDLE":
+            handles[o.outputs[0]] = _var_name(o)
             continue
         value = init.tensors[o.inputs[1]].data if o.op == "ASSIGN_VARIABLE" else None
-        if o.op != "ASSIGN_VARIABLE" or value is None or np.any(value != 0):
-            raise _err(op, "CALL_ONCE: an init subgraph that does more than assign zeros to resource variables "
-                       "is not supported (the caller starts the state from zeros)")
+        if o.op != "ASSIGN_VARIABLE" or value is None or o.inputs[0] not in handles:
+            raise _err(op, f"CALL_ONCE: an init subgraph that does more than assign constants to resource "
+                       f"variables is not supported (its {o.op})")
+        b.initial[handles[o.inputs[0]]] = value
 
 
 def _quantize(b: OnnxBuilder, op: TflOp) -> None:

@@ -11,7 +11,8 @@ The state: TFLite keeps h and c in variable tensors that persist from one invoke
 Keras LSTM converted by TFLiteConverter continues where the previous call stopped). aotc's library
 keeps no state between calls, so each LSTM's h and c become graph inputs (`<name>_h`, `<name>_c`)
 and their values after the last step graph outputs (`<name>_h_next`, `<name>_c_next`): the caller
-carries them, as docs/firmware.md describes; zeros start a new sequence (a fresh interpreter).
+carries them, as docs/firmware.md describes, and starts a new sequence from where a fresh interpreter
+starts (state.py: 0 for float, the zero point for an int8 h), which `<model>_reset_state` writes.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import numpy as np
 from onnx import helper
 
 from aot.frontend.tflite.reader import TflOp
+from aot.frontend.tflite.state import record_state, reset_source, reset_value
 
 if TYPE_CHECKING:
     from aot.frontend.tflite.ops import OnnxBuilder
@@ -148,6 +150,9 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
     b.values[op.outputs[0]] = {NHWC: out}
     for state, size in ((h_last, n_out), (c_last, hidden)):
         b.extra_outputs.append(helper.make_tensor_value_info(state, f32, [batch, size]))
+    for state, nxt, k, size in ((h0, h_last, _H, n_out), (c0, c_last, _C, hidden)):
+        var = b.tensor(op.inputs[k])
+        record_state(b, state, nxt, "float32", [batch, size], reset_value(var), reset_source(var))
 
 
 def _gate(b: OnnxBuilder, pre: str, peephole: str | None, c: str, hint: str, ln: tuple[str, str] | None,
@@ -188,8 +193,8 @@ def lower_lstm_int8(b: OnnxBuilder, op: TflOp) -> None:
     in LiteRT's arithmetic (runtime_c/kernels/tflite_int8.c). Each gate's two products are requantised
     to Q3.12 by multipliers computed here as LiteRT's lstm.cc does (float scales), with the input's and
     the state's zero points folded into the biases. The h and c that LiteRT keeps between invokes
-    become graph inputs `<lstm>_h` (int8; its zero point on the first call, which the header gives) and
-    `<lstm>_c` (int16; 0), and outputs `<lstm>_h_next` / `<lstm>_c_next`, as for the float LSTM."""
+    become graph inputs `<lstm>_h` (int8; its zero point on the first call, which `<model>_reset_state`
+    writes) and `<lstm>_c` (int16; 0), and outputs `<lstm>_h_next` / `<lstm>_c_next`, as for the float LSTM."""
     from aot.frontend.tflite.int8 import DOMAIN
     from aot.frontend.tflite.ops import NHWC, _err
     from aot.frontend.tflite.quant import checked_log2, quantize_multiplier
@@ -263,6 +268,8 @@ def lower_lstm_int8(b: OnnxBuilder, op: TflOp) -> None:
     b.values[op.outputs[0]] = {NHWC: out}
     b.extra_outputs.append(helper.make_tensor_value_info(h_last, i8, [batch, n_cell]))
     b.extra_outputs.append(helper.make_tensor_value_info(c_last, i16, [batch, n_cell]))
+    record_state(b, h0, h_last, "int8", [batch, n_cell], reset_value(h_t), reset_source(h_t))
+    record_state(b, c0, c_last, "int16", [batch, n_cell], reset_value(c_t), reset_source(c_t))
 
 
 def lower_svdf_int8(b: OnnxBuilder, op: TflOp) -> None:
@@ -312,3 +319,4 @@ def lower_svdf_int8(b: OnnxBuilder, op: TflOp) -> None:
     b.value_infos.append(helper.make_tensor_value_info(name, helper.TensorProto.INT8, list(y.shape)))
     b.values[op.outputs[0]] = {NHWC: name}
     b.extra_outputs.append(helper.make_tensor_value_info(s_out, helper.TensorProto.INT16, list(state.shape)))
+    record_state(b, s_in, s_out, "int16", list(state.shape), reset_value(state), reset_source(state))
