@@ -13,8 +13,8 @@ from aot.emit_c import Bundle, build_bundle
 from aot.errors import AotcError
 from aot.frontend import import_model, load_model, sanitize
 from aot.frontend.bounded import check_bounded
-from aot.frontend.held import held_copy, holding
 from aot.ir import Function, Graph
+from aot.ir.held import held_copy, holding
 from aot.kernels.base import TargetTraits
 from aot.partition import Partitioned, partition_for
 from aot.partition.manual import load_annotations
@@ -201,7 +201,7 @@ def compile_file(path: str | Path, options: Options = Options()) -> Bundle:
     get_target(options.target)  # an unknown target is refused before any work
     check_threads(options.threads, options.target)
     source = str(Path(path).resolve())
-    # the loaded ModelProto goes at once: its large weights are held as arrays (aot/frontend/held.py),
+    # the loaded ModelProto goes at once: its large weights are held as arrays (aot/ir/held.py),
     # which the IR takes over, and the small proto left is freed once partitioned
     values: dict[str, np.ndarray] = {}
     model = held_copy(load_model(path), values)

@@ -38,7 +38,7 @@ def lookup_table(op: str, attrs: dict, in_dtype: str, x_scale: float, x_zero: in
     implementation (the float op's own answer on each input); None if f cannot be evaluated."""
     from onnx import helper
 
-    from aot.frontend.fold import evaluate_node
+    from aot.ir.evaluate import evaluate_node
 
     if in_dtype not in ("int8", "uint8"):
         return None

@@ -8,8 +8,8 @@ from aot.csource.format import C_TYPES, CNames, c_comment
 from aot.csource.tap import c_tap
 from aot.csource.weights import StoredArray, WeightStore
 from aot.errors import AotcError
-from aot.frontend.bounded import PRODUCERS, REDUCE_ALL
 from aot.ir import Graph, Node, Tensor
+from aot.ir.extents import PRODUCERS, REDUCE_ALL
 from aot.kernels.base import KernelChoice, NodeContext
 from aot.plan import Plan
 from aot.select import Selection

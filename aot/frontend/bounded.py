@@ -25,11 +25,11 @@ import onnx
 from onnx import numpy_helper
 
 from aot.errors import AotcError
-from aot.frontend.fold import evaluate_node
 from aot.ir import Graph, Node, Tensor
+from aot.ir.evaluate import evaluate_node
+from aot.ir.extents import PRODUCERS, REDUCE_ALL, Sym, sym_binary, sym_eval, sym_monotone, sym_tensors
+from aot.ir.schemas import ELEMENTWISE_OPS
 
-PRODUCERS = ("NonMaxSuppression", "NonZero")
-REDUCE_ALL = ("ReduceMax", "ReduceMin", "ReduceSum")  # over every element of a bounded tensor: its extent
 VIEW_OPS = ("Squeeze", "Unsqueeze", "Reshape", "Flatten", "Identity")
 
 
@@ -40,53 +40,6 @@ def _nelem(shape: tuple[int, ...]) -> int:
 def row_contiguous(shape: tuple[int, ...], axis: int) -> bool:
     """The axis is the outermost one that is not 1: each of its rows is one contiguous block."""
     return _nelem(shape[:axis]) == 1
-
-
-# A run-time integer made from extents (the value of a Shape of bounded rows and the arithmetic torch
-# writes on it): an int, ("rows", tensor) for the extent of `tensor`, or (op, a, b) with op one of
-# SYM_OPS. Kept in node attributes and written as C by `sym_c`.
-Sym = int | tuple
-SYM_OPS = {"min": min, "max": max, "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b}
-_SYM_C = {"min": "AOTC_MIN_I64({a}, {b})", "max": "AOTC_MAX_I64({a}, {b})", "add": "({a} + {b})",
-          "sub": "({a} - {b})", "mul": "({a} * {b})"}
-
-
-def sym_eval(e: Sym, rows: dict[str, int]) -> int:
-    """The value of `e` with each extent given in `rows`."""
-    if isinstance(e, int):
-        return e
-    if e[0] == "rows":
-        return rows[e[1]]
-    return int(SYM_OPS[e[0]](sym_eval(e[1], rows), sym_eval(e[2], rows)))
-
-
-def sym_tensors(e: Sym) -> set[str]:
-    """The tensors whose extents `e` reads."""
-    if isinstance(e, int):
-        return set()
-    if e[0] == "rows":
-        return {e[1]}
-    return sym_tensors(e[1]) | sym_tensors(e[2])
-
-
-def sym_monotone(e: Sym) -> bool:
-    """No subtraction: the value at the bounds bounds the value."""
-    return isinstance(e, int) or e[0] == "rows" or (e[0] != "sub" and sym_monotone(e[1]) and sym_monotone(e[2]))
-
-
-def sym_c(e: Sym, extent: object) -> str:
-    """C expression of `e`; extent(tensor) names the local holding its rows."""
-    if isinstance(e, int):
-        return f"INT64_C({e})"
-    if e[0] == "rows":
-        return str(extent(e[1]))  # type: ignore[operator]
-    return _SYM_C[e[0]].format(a=sym_c(e[1], extent), b=sym_c(e[2], extent))
-
-
-def _sym_binary(op: str, a: Sym, b: Sym) -> Sym:
-    if isinstance(a, int) and isinstance(b, int):
-        return int(SYM_OPS[op](a, b))
-    return (op, a, b)
 
 
 class BoundedImport:
@@ -207,7 +160,7 @@ class BoundedImport:
         if op in reduce and len(pn.input) == 1 and len(xs) <= 1 and x:
             acc = x[0]
             for d in x[1:]:
-                acc = _sym_binary(reduce[op], acc, d)
+                acc = sym_binary(reduce[op], acc, d)
             keep = int(node.attrs.get("keepdims", 1))
             return give([acc], (1,) * len(xs) if keep else ())
         binary = {"Min": "min", "Max": "max", "Add": "add", "Sub": "sub", "Mul": "mul"}
@@ -215,7 +168,7 @@ class BoundedImport:
             y, ys = ins[1]
             if len(x) == len(y) or 1 in (len(x), len(y)):
                 n = max(len(x), len(y))
-                res = [_sym_binary(binary[op], x[k % len(x)], y[k % len(y)]) for k in range(n)]
+                res = [sym_binary(binary[op], x[k % len(x)], y[k % len(y)]) for k in range(n)]
                 return give(res, xs if len(xs) >= len(ys) else ys)
         return None
 
@@ -372,7 +325,6 @@ def _reason(node: Node, graph: Graph, axis: dict[str, int], root: dict[str, str]
             joined: dict[tuple, str]) -> str | None:
     """Why `node` cannot run on the extent of the bounded tensors it reads (None: it can); sets
     the bounded axis and root of its outputs."""
-    from aot.kernels.elementwise import OPS as ELEMENTWISE
 
     t = graph.tensors
     read = [i for i in node.inputs if i in axis]
@@ -391,7 +343,7 @@ def _reason(node: Node, graph: Graph, axis: dict[str, int], root: dict[str, str]
         return None
 
     first = node.inputs[0]
-    if op in VIEW_OPS or op == "Cast" or op in ELEMENTWISE:
+    if op in VIEW_OPS or op == "Cast" or op in ELEMENTWISE_OPS:
         if not row_contiguous(t[read[0]].shape, axis[read[0]]):
             return f"its input '{read[0]}' does not have the run-time rows outermost"
         o = outs[0]
@@ -555,4 +507,4 @@ def check_bounded(graph: Graph) -> None:
     graph.meta["extent_root"] = root
 
 
-__all__ = ["BoundedImport", "Sym", "check_bounded", "row_contiguous", "sym_c", "sym_eval"]
+__all__ = ["BoundedImport", "check_bounded", "row_contiguous"]

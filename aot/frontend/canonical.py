@@ -22,6 +22,8 @@ from aot.frontend.canonical_recurrent import recurrent
 from aot.frontend.einsum import einsum
 from aot.frontend.halves import compute_halves_in_float
 from aot.ir import Graph, Node, Tensor
+from aot.ir.evaluate import evaluate_node
+from aot.ir.schemas import dft_out_shape
 from aot.unsupported import UnsupportedNodes
 
 Rule = Callable[[Node, Graph, int], "list[Node] | None"]
@@ -317,7 +319,6 @@ def from_declared_shape(node: Node, graph: Graph, opset: int) -> list[Node] | No
     copied out once the run-time value is checked to be it."""
     from onnx import helper
 
-    from aot.frontend.fold import evaluate_node
 
     arg = node.inputs[0]
     if graph.const(arg) is not None:
@@ -423,7 +424,6 @@ def affine_grid(node: Node, graph: Graph, opset: int) -> list[Node]:
     is the declared output shape's, checked at run time (CheckValues)."""
     from onnx import helper
 
-    from aot.frontend.fold import evaluate_node
 
     theta, size = node.inputs[:2]
     y = graph.tensors[node.outputs[0]]
@@ -524,8 +524,6 @@ def dft(node: Node, graph: Graph, opset: int) -> None:
     """DFT -> attrs axis (non-negative), length (N), inverse, onesided. dft_length must be a constant; an
     axis given at run time (opset 20) is the one the shapes pin, or each axis they allow (axis_choices,
     the kernel picking the one the value names at run time)."""
-    from aot.kernels.signal import dft_plan
-
     x, y = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]]
     rank = len(x.shape)
     inverse, onesided = int(node.attrs.get("inverse", 0)), int(node.attrs.get("onesided", 0))
@@ -544,7 +542,7 @@ def dft(node: Node, graph: Graph, opset: int) -> None:
         a %= rank
         n = int(length_v.reshape(-1)[0]) if length_v is not None else (
             2 * (x.shape[a] - 1) if inverse and onesided else x.shape[a])
-        if n > 0 and dft_plan(x.shape, a, n, bool(inverse), bool(onesided))["out_shape"] == y.shape:
+        if n > 0 and dft_out_shape(x.shape, a, n, bool(inverse), bool(onesided)) == y.shape:
             fits.append((a, n))
     if not fits:
         raise AotcError(f"DFT of {list(x.shape)} gives {list(y.shape)} along no axis it allows", node=node)

@@ -17,8 +17,7 @@ from aot.frontend.bounded import BoundedImport, check_bounded
 from aot.frontend.branches import import_if
 from aot.frontend.canonical import canonicalize
 from aot.frontend.control_flow import flatten_control_flow
-from aot.frontend.fold import _Named, evaluate_node, fold_to_fixed_point, refuse_control_flow, static_shapes
-from aot.frontend.held import initializer_value
+from aot.frontend.fold import _Named, fold_to_fixed_point, refuse_control_flow
 from aot.frontend.loops import import_loop, scans_to_loops, sequences_to_scans
 from aot.frontend.optional_outputs import drop_unread_optional_outputs
 from aot.frontend.skeleton import skeleton
@@ -36,6 +35,8 @@ from aot.frontend.validate import (
     take_declarations,
 )
 from aot.ir import DTYPES, Graph, Node, Tensor
+from aot.ir.evaluate import evaluate_node, static_shapes
+from aot.ir.held import initializer_value
 from aot.limits import MAX_TENSOR_BYTES, check_tensor, tensor_bytes
 
 MIN_OPSET, MAX_OPSET = 7, 28  # 7..21 required; 22..28: see docs/opsets.md for what changed

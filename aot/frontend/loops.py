@@ -33,8 +33,9 @@ from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 from aot.errors import AotcError
-from aot.frontend.held import initializer_value
 from aot.ir import CONTROL_MARKERS, Graph, Node, Tensor
+from aot.ir.evaluate import static_shapes
+from aot.ir.held import initializer_value
 
 MAX_COUNTED_STEPS = 100_000  # a condition still true after this many steps, with no M, is refused
 MAX_SCAN_ROWS = 2**31 - 1  # the rows a scan output of a run-time loop may be planned at
@@ -510,8 +511,6 @@ def scans_to_loops(model: onnx.ModelProto, opset: int) -> bool:
     scan input's element at the step (from the end for a reversed input), then the Scan's body; a
     scan output stored in reverse is reversed after the loop (a Slice), one on another axis moved
     there (a Transpose). In place; True if any Scan was rewritten. Scan-8 (batched) is left as it is."""
-    from aot.frontend.fold import static_shapes
-
     g = model.graph
     if opset < 9 or not any(n.op_type == "Scan" and n.domain in ("", "ai.onnx") for n in g.node):
         return False

@@ -13,7 +13,7 @@ from __future__ import annotations
 import onnx
 from onnx import helper
 
-from aot.frontend.held import HELD_BYTES, is_held  # larger initializers are left out (and held ones)
+from aot.ir.held import HELD_BYTES, is_held  # larger initializers are left out (and held ones)
 
 
 def _large(init: onnx.TensorProto) -> bool:

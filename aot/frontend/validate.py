@@ -25,8 +25,8 @@ import onnx
 from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
 from aot.errors import AotcError
-from aot.frontend.held import is_held
 from aot.ir import Graph, Tensor
+from aot.ir.held import is_held
 from aot.limits import check_tensor
 
 _KNOWN = {v for v in TensorProto.DataType.values() if v != TensorProto.UNDEFINED}
@@ -141,7 +141,7 @@ def check_tensor_proto(t: TensorProto, what: str) -> None:
     size = _itemsize(dt)
     check_tensor(what, name, dims, int(math.ceil(size)))
     n = math.prod(dims)
-    if is_held(t):  # its data became an array of these dims (aot/frontend/held.py)
+    if is_held(t):  # its data became an array of these dims (aot/ir/held.py)
         return
     if t.data_location == TensorProto.EXTERNAL:
         raise AotcError(f"{what} keeps its data in an external file, which was not loaded")

@@ -61,10 +61,10 @@ import numpy as np
 
 from aot.csource.format import c_ints
 from aot.ir import Graph, Node
+from aot.ir.schemas import reads_nhwc, writes_nhwc
 from aot.kernels import conv_x86, winograd
 from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext, TargetTraits, as_3d, kept_scratch_bytes
 from aot.kernels.gemm import GEMM_ASSUMES, KC, PANEL, WORK_BYTES, activation_fields, pack_b, residual, work_bytes
-from aot.passes.conv_nhwc import reads_nhwc, writes_nhwc
 
 NC = 256  # output positions per im2col block: kc x nc floats of scratch (<= 256 KiB)
 COLS_FLOATS = 64 * 1024  # ConvTranspose: floats of W^T * X kept in scratch per block

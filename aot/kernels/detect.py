@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from aot.csource.format import C_TYPES, c_float, c_int, c_ints
-from aot.frontend.bounded import sym_c
 from aot.ir import Graph, Node
+from aot.ir.extents import sym_c
 from aot.kernels.base import HostOp, NodeContext, fixed_scratch
 from aot.kernels.shape import MAX_RANK, check_sizes
 

@@ -7,8 +7,28 @@ from __future__ import annotations
 import numpy as np
 
 from aot.csource.format import c_float
+from aot.ir.schemas import FUSED_ELEMENTWISE as FUSED
 from aot.kernels.base import HostOp, NodeContext
-from aot.passes.fuse_elementwise import BINARY, FUSED, UNARY
+
+# ONNX op -> C expression of its operands {0}, {1}, as runtime_c/kernels/elementwise.c's f32 kernels
+UNARY = {
+    "Relu": "{0} > 0.0f ? {0} : 0.0f",
+    "Sigmoid": "aotc_sigmoid_poly({0})",
+    "Tanh": "aotc_tanh_poly({0})",
+    "Neg": "-{0}",
+    "Abs": "fabsf({0})",
+    "Reciprocal": "1.0f / {0}",
+    "Sqrt": "sqrtf({0})",
+    "Exp": "expf({0})",
+}
+BINARY = {
+    "Add": "{0} + {1}",
+    "Sub": "{0} - {1}",
+    "Mul": "{0} * {1}",
+    "Div": "{0} / {1}",
+    "Max": "({0} > {1} || {0} != {0}) ? {0} : {1}",
+    "Min": "({0} < {1} || {0} != {0}) ? {0} : {1}",
+}
 
 
 def _emit(ctx: NodeContext) -> None:

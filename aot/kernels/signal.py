@@ -11,6 +11,7 @@ import numpy as np
 
 from aot.csource.format import c_int
 from aot.ir import Graph, Node
+from aot.ir.schemas import dft_out_shape
 from aot.kernels.base import HostOp, NodeContext
 
 
@@ -29,12 +30,10 @@ def dft_plan(x_shape: tuple[int, ...], axis: int, length: int, inverse: bool, on
             scale = scale * np.where((np.arange(m) == 0) | (2 * np.arange(m) == length), 1.0, 2.0)
             wi[:, (np.arange(m) == 0) | (2 * np.arange(m) == length)] = 0.0
         wr, wi = wr * scale, wi * scale
-    out_shape = list(x_shape)
-    out_shape[axis], out_shape[-1] = k, 1 if irfft else 2
     return {"outer": int(np.prod(x_shape[:axis], dtype=np.int64)), "m": m,
             "inner": int(np.prod(x_shape[axis + 1:-1], dtype=np.int64)), "k": k, "in_c": in_c,
             "out_c": 1 if irfft else 2, "wr": wr.astype(np.float32), "wi": wi.astype(np.float32),
-            "out_shape": tuple(out_shape)}
+            "out_shape": dft_out_shape(x_shape, axis, length, inverse, onesided)}
 
 
 def _call(ctx: NodeContext, axis: int, length: int) -> None:

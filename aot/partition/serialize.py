@@ -20,8 +20,8 @@ import onnx
 from onnx import helper, numpy_helper
 
 from aot.errors import AotcError
-from aot.frontend.held import initializer_value
 from aot.ir import Function, Graph, Node, Tensor
+from aot.ir.held import initializer_value
 
 DOMAIN_PREFIX = "aotc."
 NAME_KEY = "aotc.model_name"  # metadata_props: the C name the partition's symbols were made with

@@ -30,24 +30,13 @@ from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from aot.ir import Graph, Node
+from aot.ir.schemas import NHWC_ATTR, OUT_NHWC_ATTR, reads_nhwc, writes_nhwc
 from aot.passes.base import Pass
 
-NHWC_ATTR = "aotc_in_nhwc"
-OUT_NHWC_ATTR = "aotc_out_nhwc"
 _TO_NHWC = [0, 2, 3, 1]
 # single-input elementwise ops (any constant inputs after the first are scalars): layout-agnostic
 _UNARY = ("Relu", "Sigmoid", "Tanh", "LeakyRelu", "Clip", "HardSwish", "HardSigmoid", "Elu", "Selu", "Abs", "Neg",
           "Exp", "Log", "Sqrt", "Floor", "Ceil", "Softplus", "Identity")
-
-
-def reads_nhwc(node: Node) -> bool:
-    """Whether this conv node reads its input X channels last (set by ConvReadsNHWC)."""
-    return bool(node.attrs.get(NHWC_ATTR, 0))
-
-
-def writes_nhwc(node: Node) -> bool:
-    """Whether this conv node stores its output channels last (set by ConvWritesNHWC)."""
-    return bool(node.attrs.get(OUT_NHWC_ATTR, 0))
 
 
 @dataclass(frozen=True)

@@ -25,28 +25,10 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from aot.ir import Graph, Node
+from aot.ir.schemas import FUSED_BINARY as BINARY
+from aot.ir.schemas import FUSED_ELEMENTWISE as FUSED
+from aot.ir.schemas import FUSED_UNARY as UNARY
 from aot.passes.base import Pass
-
-# ONNX op -> C expression of its operands {0}, {1}, as runtime_c/kernels/elementwise.c's f32 kernels
-UNARY = {
-    "Relu": "{0} > 0.0f ? {0} : 0.0f",
-    "Sigmoid": "aotc_sigmoid_poly({0})",
-    "Tanh": "aotc_tanh_poly({0})",
-    "Neg": "-{0}",
-    "Abs": "fabsf({0})",
-    "Reciprocal": "1.0f / {0}",
-    "Sqrt": "sqrtf({0})",
-    "Exp": "expf({0})",
-}
-BINARY = {
-    "Add": "{0} + {1}",
-    "Sub": "{0} - {1}",
-    "Mul": "{0} * {1}",
-    "Div": "{0} / {1}",
-    "Max": "({0} > {1} || {0} != {0}) ? {0} : {1}",
-    "Min": "({0} < {1} || {0} != {0}) ? {0} : {1}",
-}
-FUSED = "FusedElementwise"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,52 @@
+"""aotc's own op vocabulary, declared once for every stage: the ops and node attributes its passes
+write (a fused elementwise tree, convs that read or write channels last), which ONNX ops map element
+to element, and the output shape of a DFT as the frontend canonicalises it. The passes that write
+these and the kernels that run them both read them here."""
+
+from __future__ import annotations
+
+from aot.ir.graph import Node
+
+# --- FusedElementwise (aot/passes/fuse_elementwise.py): a tree of float ops run as one loop -------------
+FUSED_ELEMENTWISE = "FusedElementwise"
+# the ops its program may hold; each one's C expression is the kernel's (aot/kernels/fused.py)
+FUSED_UNARY = frozenset({"Relu", "Sigmoid", "Tanh", "Neg", "Abs", "Reciprocal", "Sqrt", "Exp"})
+FUSED_BINARY = frozenset({"Add", "Sub", "Mul", "Div", "Max", "Min"})
+
+# --- the channels-last layout of a conv (aot/passes/conv_nhwc.py) --------------------------------------
+NHWC_ATTR = "aotc_in_nhwc"
+OUT_NHWC_ATTR = "aotc_out_nhwc"
+
+
+def reads_nhwc(node: Node) -> bool:
+    """Whether this conv node reads its input X channels last (set by ConvReadsNHWC)."""
+    return bool(node.attrs.get(NHWC_ATTR, 0))
+
+
+def writes_nhwc(node: Node) -> bool:
+    """Whether this conv node stores its output channels last (set by ConvWritesNHWC)."""
+    return bool(node.attrs.get(OUT_NHWC_ATTR, 0))
+
+
+# --- ONNX ops that map element to element (with broadcasting): one output element from the same -------
+# element of each input. The kernels of aot/kernels/elementwise.py are exactly these (tests/test_layering.py).
+ELEMENTWISE_OPS = frozenset({
+    "Abs", "Acos", "Acosh", "Add", "And", "Asin", "Asinh", "Atan", "Atanh", "BitShift", "BitwiseAnd",
+    "BitwiseNot", "BitwiseOr", "BitwiseXor", "Ceil", "Celu", "Clip", "Cos", "Cosh", "Div", "Elu", "Equal", "Erf",
+    "Exp", "Floor", "Gelu", "Greater", "GreaterOrEqual", "HardSigmoid", "HardSwish", "IsInf", "IsNaN",
+    "LeakyRelu", "Less", "LessOrEqual", "Log", "Max", "Min", "Mod", "Mul", "Neg", "Not", "Or", "PRelu", "Pow",
+    "Reciprocal", "Relu", "Round", "Selu", "Shrink", "Sigmoid", "Sign", "Sin", "Sinh", "Softplus", "Softsign",
+    "Sqrt", "Sub", "Swish", "Tan", "Tanh", "ThresholdedRelu", "Xor",
+})
+
+
+# --- DFT, canonicalised (aot/frontend/canonical.py: axis, length, inverse, onesided) -----------------
+def dft_out_shape(x_shape: tuple[int, ...], axis: int, length: int, inverse: bool,
+                  onesided: bool) -> tuple[int, ...]:
+    """The output of a DFT of x (..., 1 or 2 for real or complex) along `axis`: `length` bins, half of
+    them and one for a one-sided forward transform; a one-sided inverse (irfft) is real."""
+    irfft = inverse and onesided
+    out = list(x_shape)
+    out[axis] = length if inverse else (length // 2 + 1 if onesided else length)
+    out[-1] = 1 if irfft else 2
+    return tuple(out)
