@@ -29,6 +29,7 @@ from pathlib import Path
 
 from aot import __version__
 from aot.errors import AotcError
+from aot.targets import HOST_ISAS
 from aot.user_paths import check_input_file, check_output_dir, check_output_file
 
 SUBCOMMANDS = ("run", "bench", "footprint", "partition")
@@ -98,6 +99,10 @@ def _compile_parser() -> argparse.ArgumentParser:
     p.add_argument("--fast-math", action="store_true",
                    help="take kernels that are faster but round more than a direct sum: Winograd F(4x4, 3x3) for "
                         "3 x 3 convs (10-30 %% faster, errors up to about 10 x the default kernels'; see README)")
+    p.add_argument("--host-isa", choices=list(HOST_ISAS), metavar="LEVEL",
+                   help="the CPU --target host's kernels are chosen for: avx512f (their AVX-512 paths, for a build "
+                        "with AVX-512F) or generic (portable C only, for any CPU). Default: this machine's, from "
+                        "/proc/cpuinfo; named, the bundle is the same on any machine. Recorded in metadata.json")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     p.add_argument("--version", action="version", version=f"aotc {__version__}")
     return p
@@ -343,7 +348,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
                                                      input_shapes=tuple(args.input_shape),
                                                      scratch_floor=args.scratch_floor, max_dims=tuple(args.max_dim),
                                                      threads=args.threads, quantized_io=args.quantized_io,
-                                                     fast_math=args.fast_math))
+                                                     fast_math=args.fast_math, host_isa=args.host_isa))
     # A missing cross compiler is refused after the compile, before anything is written: the refusals
     # that need no tool (vendor and target, a model too big for the board) read the same without it.
     if not args.no_configure:

@@ -23,7 +23,7 @@ from aot.passes import HOST_PIPELINE, simplify, verify_graph
 from aot.passes.quantized_io import integer_io
 from aot.plan import Plan, plan_memory
 from aot.select import Selection, op_memory, select_kernels
-from aot.targets import fit_bundle, get_target, host_has_avx512
+from aot.targets import fit_bundle, get_target, host_isa
 from aot.vendor import Artifact, CodegenContext, Vendor, check_vendor, find_vendor
 
 
@@ -54,6 +54,9 @@ class Options:
     # results no longer within DESIGN.md's tolerance on every input: Winograd's F(4 x 4, 3 x 3) for 3 x 3
     # convs (aot/kernels/winograd.py). Off, every kernel keeps to the tolerance.
     fast_math: bool = False
+    # --host-isa: the ISA level a --target host bundle's kernels assume (aot/targets.py HOST_ISAS); None, the
+    # default, takes the compiling machine's (/proc/cpuinfo). Named, the bundle is the same on any machine.
+    host_isa: str | None = None
 
 
 def partition_model(model: onnx.ModelProto, options: Options = Options(),
@@ -160,14 +163,16 @@ def _with_weights(art: Artifact, ctx: CodegenContext) -> Artifact:
 
 
 def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
-                    scratch_floor: int = 0, threads: int = 1, fast_math: bool = False) -> tuple[Selection, Plan]:
+                    scratch_floor: int = 0, threads: int = 1, fast_math: bool = False,
+                    isa: str | None = None) -> tuple[Selection, Plan]:
     """The host kernels each node may run (select), then the arena, with the kernel each node
-    runs at the memory its step can spare (plan)."""
+    runs at the memory its step can spare (plan). `isa`: the host ISA level (Options.host_isa),
+    None for the compiling machine's."""
     workspace = {symbol: a.workspace_bytes for symbol, a in artifacts.items()}
     t = get_target(target)
     traits = TargetTraits(vector_unit=t.vector_unit, scalar_tiles=not t.vector_unit and not t.helium,
                           helium=t.helium, dsp=t.dsp and not t.helium, threads=threads,
-                          avx512=t.kind == "host" and host_has_avx512(), fast_math=fast_math)
+                          avx512=host_isa(isa, t) == "avx512f", fast_math=fast_math)
     selection = select_kernels(graph, traits, workspace)
     return selection, plan_memory(graph, op_memory(selection), scratch_floor)
 
@@ -182,10 +187,11 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
     check_bounded(graph)  # the passes kept every reader of data-dependent rows one that runs on their extent
     artifacts = codegen_functions(graph, options.target, parted.vendors, parted.options)
     check_threads(options.threads, options.target)
+    isa = host_isa(options.host_isa, get_target(options.target))
     selection, plan = select_and_plan(graph, options.target, artifacts, options.scratch_floor, options.threads,
-                                      options.fast_math)
+                                      options.fast_math, isa)
     bundle = build_bundle(graph, selection, plan, target=options.target, source=source, artifacts=artifacts,
-                          threads=options.threads, fast_math=options.fast_math)
+                          threads=options.threads, fast_math=options.fast_math, host_isa=isa)
     return fit_bundle(bundle, options.target)  # refuses a model too big for the board
 
 
@@ -198,7 +204,7 @@ def check_threads(threads: int, target: str) -> None:
 
 
 def compile_file(path: str | Path, options: Options = Options()) -> Bundle:
-    get_target(options.target)  # an unknown target is refused before any work
+    host_isa(options.host_isa, get_target(options.target))  # an unknown target or level is refused before any work
     check_threads(options.threads, options.target)
     source = str(Path(path).resolve())
     # the loaded ModelProto goes at once: its large weights are held as arrays (aot/ir/held.py),

@@ -140,6 +140,32 @@ def host_has_avx512() -> bool:
         return False
 
 
+# The ISA levels a host bundle's kernel choice can assume (--host-isa; metadata.json "host_isa"). They
+# are what the choice tells apart, no more: the x86 kernels' AVX-512 paths (conv_x86.py, pool.py) exist
+# in a build with AVX-512F, and every other kernel is portable C that the build's -march=native
+# vectorises as it can. By default a host bundle assumes the compiling machine's level, which makes
+# its bytes depend on that machine; a named level makes them the same on any machine.
+HOST_ISAS = {
+    "avx512f": "the kernels' AVX-512 paths: for a build with AVX-512F (-march=native on a CPU that has it)",
+    "generic": "portable C kernels only: for any CPU (x86 without AVX-512F, Arm, ...)",
+}
+
+
+def host_isa(given: str | None, target: Target) -> str | None:
+    """The ISA level a bundle for `target` assumes: `given` (--host-isa), else the compiling machine's;
+    None for a cross target, whose level is the target's own."""
+    if target.kind != "host":
+        if given is not None:
+            raise AotcError(f"--host-isa {given}: target {target.name} is not the host "
+                            "(the level is for --target host; a cross target's CPU is the target's own)")
+        return None
+    if given is None:
+        return "avx512f" if host_has_avx512() else "generic"
+    if given not in HOST_ISAS:
+        raise AotcError(f"unknown host ISA level '{given}' (known: {', '.join(HOST_ISAS)})")
+    return given
+
+
 def get_target(name: str) -> Target:
     try:
         return TARGETS[name]

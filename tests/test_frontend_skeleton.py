@@ -1,7 +1,7 @@
 """onnx's checker and shape inference run on the model's skeleton (aot/frontend/skeleton.py): its large
 weights are graph inputs of their type and shape there. What that must not change: shapes computed
 from a large tensor, the refusal of large data that does not match its dims, and the caller's model.
-compile_file also holds the large weights as arrays outside the proto (aot/frontend/held.py): its
+compile_file also holds the large weights as arrays outside the proto (aot/ir/held.py): its
 bundle is the one compile_model makes from the same file, whose outputs match onnxruntime."""
 
 from __future__ import annotations

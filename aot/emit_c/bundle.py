@@ -123,12 +123,13 @@ def _states(graph: Graph, inputs: list[dict[str, Any]], name: str) -> tuple[list
 
 def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str = "host",
                  source: str = "model.onnx", artifacts: dict[str, Artifact] | None = None,
-                 threads: int = 1, fast_math: bool = False) -> Bundle:
+                 threads: int = 1, fast_math: bool = False, host_isa: str | None = None) -> Bundle:
     """Write the C project for `graph` (simplified and partitioned) as `plan` places it, with the
     kernels it chose; `artifacts` are the vendors' codegen results, by function symbol. `threads` > 1
     adds the thread pool (runtime_c/kernels/aotc_threads.h) and its init/teardown to the C API; 1
     writes the same files as before threads existed. `fast_math` (--fast-math) is recorded in the
-    metadata with the nodes whose kernels it let round more."""
+    metadata with the nodes whose kernels it let round more; `host_isa`, the ISA level a host bundle's
+    kernels assume (aot/targets.py HOST_ISAS), as "host_isa"."""
     artifacts = artifacts or {}
     name = graph.name
     em = ModelEmitter(graph, name, selection, plan, artifacts)
@@ -196,6 +197,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         "source": str(source),
         "opset": graph.meta.get("opset"),
         "target": target,
+        **({"host_isa": host_isa} if host_isa else {}),
         "inputs": inputs,
         "outputs": outputs,
         "memory": {
