@@ -371,6 +371,44 @@ def efficientnet_b0_224() -> onnx.ModelProto:
     return b.build([b.gemm(b.flatten(b.gap(x)), 1000)])
 
 
+def _bneck_v3(b: Builder, x: str, k: int, expand: int, cout: int, se: bool, hswish: bool, stride: int) -> str:
+    """MobileNetV3's bottleneck as torchvision exports it (BatchNorms folded into the convs' biases): 1x1
+    expand (none when expand equals the input's channels), k x k depthwise, each with ReLU or HardSwish,
+    squeeze-excite (GlobalAveragePool, 1x1 + ReLU, 1x1 + HardSigmoid(1/6, 1/2), Mul), 1x1 project, and the
+    residual when the shape is kept."""
+    cin = b.shapes[x][1]
+
+    def act(t: str) -> str:
+        return b.act("HardSwish", t) if hswish else b.relu(t)
+
+    h = act(b.conv(x, expand, 1, pad=0)) if expand != cin else x
+    h = act(b.conv(h, expand, k, stride=stride, group=expand))
+    if se:
+        s = b.relu(b.conv(b.gap(h), _divisible(expand / 4), 1, pad=0))
+        s = b.act("HardSigmoid", b.conv(s, expand, 1, pad=0), alpha=1.0 / 6.0, beta=0.5)
+        h = b._node("Mul", [h, s], b.shapes[h])
+    h = b.conv(h, cout, 1, pad=0)
+    return b.add(h, x) if stride == 1 and cin == cout else h
+
+
+def mobilenet_v3_small(size: int = 224, classes: int = 1000) -> onnx.ModelProto:
+    """MobileNetV3-Small (Howard et al. 2019, table 2; torchvision's layout) at size x size, 1000 classes
+    by default: a benchmark model, not in MODELS (HardSwish, HardSigmoid in squeeze-excite, 3x3 and 5x5
+    depthwise)."""
+    b = Builder(f"mobilenet_v3_small_{size}" if size != 224 else "mobilenet_v3_small", opset=14)
+    x = b.act("HardSwish", b.conv(b.input("input", (1, 3, size, size)), 16, 3, stride=2))
+    # kernel, expanded channels, out channels, squeeze-excite, HardSwish (else ReLU), stride
+    for k, expand, cout, se, hswish, stride in (
+            (3, 16, 16, True, False, 2), (3, 72, 24, False, False, 2), (3, 88, 24, False, False, 1),
+            (5, 96, 40, True, True, 2), (5, 240, 40, True, True, 1), (5, 240, 40, True, True, 1),
+            (5, 120, 48, True, True, 1), (5, 144, 48, True, True, 1), (5, 288, 96, True, True, 2),
+            (5, 576, 96, True, True, 1), (5, 576, 96, True, True, 1)):
+        x = _bneck_v3(b, x, k, expand, cout, se, hswish, stride)
+    x = b.act("HardSwish", b.conv(x, 576, 1, pad=0))
+    x = b.act("HardSwish", b.gemm(b.flatten(b.gap(x)), 1024))
+    return b.build([b.gemm(x, classes)])
+
+
 def ae_dense() -> onnx.ModelProto:
     """MLPerf Tiny's anomaly-detection autoencoder: 640 -> 128 x4 -> 8 -> 128 x4 -> 640, ReLU between
     (its BatchNorms folded, as converters leave them)."""
@@ -392,6 +430,7 @@ BENCH_MODELS: dict[str, Callable[[], onnx.ModelProto]] = {
     "mobilenetv1_96": mobilenetv1_96, "mobilenetv2_96": mobilenetv2_96, "dscnn_kws": dscnn_kws,
     "resnet18_224": resnet18_224, "mobilenetv2_224": mobilenetv2_224, "ae_dense": ae_dense,
     "efficientnet_b0_224": efficientnet_b0_224, "squeezenet11_224": squeezenet11_224,
+    "mobilenet_v3_small": mobilenet_v3_small,
 }
 
 
@@ -408,8 +447,8 @@ def random_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("model", nargs="?", choices=sorted(MODELS))
-    p.add_argument("--all", action="store_true", help="write every model into the -o directory")
+    p.add_argument("model", nargs="?", choices=sorted({**MODELS, **BENCH_MODELS}))
+    p.add_argument("--all", action="store_true", help="write every test model (MODELS) into the -o directory")
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--inputs", help="also write random inputs (.npz) here (single model only)")
     args = p.parse_args()

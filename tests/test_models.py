@@ -41,9 +41,10 @@ def compile_build_run(tmp_path, model: onnx.ModelProto, feeds: dict[str, np.ndar
     return meta, dict(np.load(tmp_path / "res.npz"))
 
 
-# DenseNet (38 s) also runs under the sanitizers in test_bundle_quality.py: whole here only with -m slow
+# DenseNet (38 s) also runs under the sanitizers in test_bundle_quality.py: whole here only with -m slow.
+# MobileNetV3-Small at 224 x 224, a benchmark model: HardSwish and HardSigmoid (squeeze-excite) throughout.
 @pytest.mark.parametrize("name", [pytest.param(m, marks=pytest.mark.slow) if m == "densenet" else m
-                                  for m in sorted(zoo.MODELS)])
+                                  for m in [*sorted(zoo.MODELS), "mobilenet_v3_small"]])
 def test_model_matches_onnxruntime(tmp_path, name):
     model = zoo.build(name)
     feeds = zoo.random_inputs(model)

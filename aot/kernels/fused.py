@@ -12,7 +12,7 @@ from aot.kernels.base import HostOp, NodeContext
 
 # ONNX op -> C expression of its operands {0}, {1}, as runtime_c/kernels/elementwise.c's f32 kernels
 UNARY = {
-    "Relu": "{0} > 0.0f ? {0} : 0.0f",
+    "Relu": "{0} < 0.0f ? 0.0f : {0}",
     "Sigmoid": "aotc_sigmoid_poly({0})",
     "Tanh": "aotc_tanh_poly({0})",
     "Neg": "-{0}",
