@@ -12,7 +12,9 @@ thread count: (11 runs - 1 run) / 10, every thread counted, and the busiest thre
 
 With a .tflite file of the same network (`--tflite`), LiteRT (one thread, its default
 XNNPACK delegate) is timed in the same rounds, around interpreter.invoke from Python:
-Keras users already have that engine, so it is the second reference.
+Keras users already have that engine, so it is the second reference. A bundle compiled from a
+.tflite file, benchmarked without an ONNX model (--model), has LiteRT on that file as its only
+reference: onnxruntime cannot run it, and the ONNX the frontend reads it into is aotc's own.
 """
 
 from __future__ import annotations
@@ -43,9 +45,9 @@ if TYPE_CHECKING:
 class BenchRow:
     model: str
     bundle_us: float
-    ort_us: float
-    ort_floor_us: float
-    max_abs_err: float
+    ort_us: float | None  # None: onnxruntime was not timed (reference "LiteRT")
+    ort_floor_us: float | None
+    max_abs_err: float  # the bundle's outputs against the reference's
     arena_bytes: int
     lower_bound_bytes: int
     tight_bound_bytes: int = 0
@@ -60,13 +62,17 @@ class BenchRow:
     ort_threads: int = 1  # onnxruntime's intra-op threads; 0: its default (one per core)
     busiest_thread_instructions: int | None = None  # of `instructions`, the thread that ran the most
     repeat: int = 0  # runs per engine and round, after raising it for a short model
+    # what `ratio`, `round_ratios` and `max_abs_err` are against: onnxruntime, or "LiteRT" for a bundle
+    # compiled from a .tflite file and timed without an ONNX model (the file itself in LiteRT)
+    reference: str = "onnxruntime"
 
     @property
     def ratio(self) -> float:
-        """The median of the per-round ratios (each round times both back to back)."""
+        """Bundle / the reference: the median of the per-round ratios (each round times both back to back)."""
         if self.round_ratios:
             return statistics.median(self.round_ratios)
-        return self.bundle_us / self.ort_us if self.ort_us else float("nan")
+        ref_us = self.tflite_us if self.reference == "LiteRT" else self.ort_us
+        return self.bundle_us / ref_us if ref_us else float("nan")
 
     @property
     def tflite_ratio(self) -> float | None:
@@ -271,15 +277,21 @@ def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: i
     """The bundle and onnxruntime (and LiteRT on `tflite`, if given) timed back to back in each of
     `rounds` rounds, so load that comes and goes on a shared machine hits all alike; latencies are
     medians over rounds. onnxruntime runs on `ort_threads` (default: the bundle's thread count;
-    0: onnxruntime's default)."""
+    0: onnxruntime's default). A .tflite model (the bundle's source, or `model`) is timed in LiteRT
+    instead, as the only reference (BenchRow.reference)."""
     source = Path(model or meta.get("source", ""))
     if not source.is_file():
         raise AotcError(f"cannot find the ONNX model for onnxruntime ('{source}'); pass --model")
     from aot.frontend.tflite import is_tflite
 
-    if is_tflite(source):  # onnxruntime cannot run it; the ONNX the frontend writes is aotc's own reading
-        raise AotcError(f"{out} was compiled from a TFLite model ('{source}'), which onnxruntime cannot run; "
-                        "pass --model with an ONNX export of it (e.g. tf2onnx's)")
+    litert_only = is_tflite(source)  # onnxruntime cannot run it; the ONNX the frontend writes is aotc's own reading
+    if litert_only and tflite:
+        raise AotcError(f"--tflite is for bundles compiled from ONNX: {out} was compiled from '{source}', which "
+                        "bench times in LiteRT already (with --model M.onnx, onnxruntime is timed and --tflite "
+                        "adds LiteRT)")
+    if litert_only and ort_threads is not None:
+        raise AotcError(f"--ort-threads: no onnxruntime runs here ({out} was compiled from '{source}', timed in "
+                        "LiteRT on one thread; --model M.onnx times onnxruntime instead)")
     if inputs_npz:
         inputs = load_inputs(inputs_npz, meta)
     else:
@@ -291,38 +303,56 @@ def bench_one(out: Path, meta: dict, *, inputs_npz: str | None = None, repeat: i
     if target.emulated:
         raise AotcError(f"{out} is built for {target.name}, which runs under an emulator: its timing means "
                         "nothing; benchmark a host build (or run the runner on the real board)")
-    sess = _ort_session(str(source), ort_threads)
-    feeds, refs = _ort_run(sess, meta, inputs)
-    lite = LiteRT(Path(tflite), meta, inputs) if tflite else None
+    sess = None if litert_only else _ort_session(str(source), ort_threads)
+    if sess is not None:
+        feeds, refs = _ort_run(sess, meta, inputs)
+    lite = LiteRT(source if litert_only else Path(tflite), meta, inputs) if litert_only or tflite else None
+    if litert_only:  # the file the bundle was compiled from: its outputs are the reference's
+        refs = lite.outputs()
+        if len(refs) != len(meta["outputs"]):
+            raise AotcError(f"'{source}' has {len(refs)} outputs in LiteRT and the bundle {len(meta['outputs'])}")
     # a short model: more runs per round, until the slower engine's round lasts MIN_ROUND_S
-    probe = max(time_ort(sess, feeds, 5), (run_bundle(out, meta, inputs, repeat=5)[1] or 0.0) / 1e3)
+    probe = max(time_ort(sess, feeds, 5) if sess is not None else lite.time(5),
+                (run_bundle(out, meta, inputs, repeat=5)[1] or 0.0) / 1e3)
     repeat = max(repeat, int(MIN_ROUND_S * 1e6 / max(probe, 1.0)) + 1) if probe * repeat < MIN_ROUND_S * 1e6 \
         else repeat
     ours, theirs, lites = [], [], []
     for _ in range(max(rounds, 1)):
-        settle_after_ort(ort_threads)
+        if sess is not None:
+            settle_after_ort(ort_threads)
         outputs, median_ns = run_bundle(out, meta, inputs, repeat=repeat)
         if median_ns is None:
             raise AotcError(f"the runner of {out} printed no timing")
         ours.append(median_ns / 1e3)
-        theirs.append(time_ort(sess, feeds, repeat))
+        if sess is not None:
+            theirs.append(time_ort(sess, feeds, repeat))
         if lite:
             lites.append(lite.time(repeat))
     err = max(float(np.max(np.abs(outputs[s["name"]].astype(np.float64) - r), initial=0.0))
               for s, r in zip(meta["outputs"], refs, strict=True))
     mem = meta["memory"]
     counted = count_instructions(out, meta, inputs) if instructions else None
-    row = BenchRow(meta["name"], statistics.median(ours), statistics.median(theirs), ort_call_floor(), err,
+    # the reference's time in each round (onnxruntime's, or LiteRT's when it is the only one)
+    refs_us = theirs if sess is not None else lites
+    row = BenchRow(meta["name"], statistics.median(ours), statistics.median(theirs) if theirs else None,
+                   ort_call_floor() if sess is not None else None, err,
                    mem["arena_bytes"], mem["lower_bound_bytes"], mem.get("tight_bound_bytes", 0),
                    counted[0] if counted else None,
-                   [a / b for a, b in zip(ours, theirs, strict=True)], notes(meta), threads=threads,
-                   ort_threads=ort_threads, busiest_thread_instructions=counted[1] if counted else None,
-                   repeat=repeat)
+                   [a / b for a, b in zip(ours, refs_us, strict=True)], notes(meta), threads=threads,
+                   ort_threads=1 if litert_only else ort_threads,
+                   busiest_thread_instructions=counted[1] if counted else None, repeat=repeat,
+                   reference="LiteRT" if litert_only else "onnxruntime")
     if lite:
         row.tflite_us = statistics.median(lites)
-        row.tflite_max_abs_err = _tflite_error(lite.outputs(), refs)
         row.tflite_round_ratios = [a / b for a, b in zip(ours, lites, strict=True)]
-        row.best_round_ratios = [a / min(b, c) for a, b, c in zip(ours, theirs, lites, strict=True)]
+        if sess is not None:
+            row.tflite_max_abs_err = _tflite_error(lite.outputs(), refs)
+            row.best_round_ratios = [a / min(b, c) for a, b, c in zip(ours, theirs, lites, strict=True)]
+        else:
+            row.best_round_ratios = list(row.tflite_round_ratios)
+            row.notes.insert(0, f"reference: LiteRT (one thread, XNNPACK) on '{source}', the .tflite file the "
+                                "bundle was compiled from, which onnxruntime cannot run: ratio and max abs err "
+                                "are against it (--model M.onnx times onnxruntime instead, --tflite then adds LiteRT)")
     return row
 
 
@@ -353,6 +383,10 @@ def notes(meta: dict) -> list[str]:
     return out
 
 
+def _us(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
 def format_table(rows: list[BenchRow]) -> str:
     """Threads of each side (the bundle's / onnxruntime's intra-op, 'default' = one per core);
     latency and ratio; callgrind instructions of one warm run (M, all threads) and the busiest
@@ -361,7 +395,9 @@ def format_table(rows: list[BenchRow]) -> str:
     alone need at the busiest step ("tensors bound", the metadata's tight bound) and that plus each
     step's kernel scratch and vendor workspace ("lower bound": no placement can use less). With
     LiteRT timed too: its latency, bundle / LiteRT, bundle / the faster of the two references (per
-    round, median), and LiteRT's outputs against onnxruntime's (a check that the files agree)."""
+    round, median), and LiteRT's outputs against onnxruntime's (a check that the files agree). A row
+    whose reference is LiteRT alone (a bundle compiled from a .tflite file) has "-" for onnxruntime,
+    its ratio and max abs err against LiteRT, and a note saying so."""
     lite = any(r.tflite_us is not None for r in rows)
     head = ("| model | threads aotc/ort | bundle us | onnxruntime us | ratio | ort call floor us | instr (M) "
             "| busiest thread | max abs err | arena B "
@@ -374,8 +410,8 @@ def format_table(rows: list[BenchRow]) -> str:
             return ""
         if r.tflite_us is None:
             return " - | - | - | - |"
-        return (f" {r.tflite_us:.1f} | {r.tflite_ratio:.2f} | {r.best_ratio:.2f} | "
-                f"{r.tflite_max_abs_err:.2e} |")
+        err = "-" if r.tflite_max_abs_err is None else f"{r.tflite_max_abs_err:.2e}"
+        return f" {r.tflite_us:.1f} | {r.tflite_ratio:.2f} | {r.best_ratio:.2f} | {err} |"
 
     def busiest(r: BenchRow) -> str:
         if r.instructions is None or r.busiest_thread_instructions is None:
@@ -383,8 +419,8 @@ def format_table(rows: list[BenchRow]) -> str:
         return f"{r.busiest_thread_instructions / max(r.instructions, 1):.0%}"
 
     body = "".join(
-        f"| {r.model} | {r.threads}/{r.ort_threads or 'default'} | {r.bundle_us:.1f} | {r.ort_us:.1f} | "
-        f"{r.ratio:.2f} | {r.ort_floor_us:.1f} | "
+        f"| {r.model} | {r.threads}/{r.ort_threads or 'default'} | {r.bundle_us:.1f} | {_us(r.ort_us)} | "
+        f"{r.ratio:.2f} | {_us(r.ort_floor_us)} | "
         f"{'-' if r.instructions is None else f'{r.instructions / 1e6:.2f}'} | {busiest(r)} | "
         f"{r.max_abs_err:.2e} | {r.arena_bytes} | {r.tight_bound_bytes} | {r.lower_bound_bytes} | "
         f"{r.arena_bytes / r.tight_bound_bytes if r.tight_bound_bytes else 1.0:.3f} | "

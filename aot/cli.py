@@ -3,7 +3,8 @@
     aotc MODEL -o OUT [--target T] [--name N]          compile (.onnx or .tflite); OUT/bundle + CMake build tree
     aotc run OUT --inputs IN.npz [--outputs OUT.npz]    run the built runner; print a summary of the outputs
     aotc bench OUT [--inputs IN.npz] [--repeat N] [--instructions]
-                                                        bundle vs onnxruntime, same inputs, one run; on a
+                                                        bundle vs onnxruntime (LiteRT for a bundle from a
+                                                        .tflite file), same inputs, one run; on a
                                                         Cortex-M board: instructions per inference and per
                                                         MAC under qemu
     aotc footprint OUT                                  flash and RAM of the built bundle -> OUT/footprint.json
@@ -213,8 +214,9 @@ def _cmd_ops(args: argparse.Namespace) -> int:
 def _run_parser(cmd: str) -> argparse.ArgumentParser:
     about = {"run": "Run the built bundle on inputs from an .npz file and summarise its outputs (top classes of "
              "a classifier).", "bench": "Time the bundle and onnxruntime (on the bundle's threads) back to back on the "
-             "same inputs (with --tflite, LiteRT too). A bundle for a Cortex-M board runs under qemu instead: the "
-             "instructions of one inference, "
+             "same inputs (with --tflite, LiteRT too); a bundle compiled from a .tflite file against LiteRT on that "
+             "file (one thread), unless --model gives an ONNX export of it. A bundle for a Cortex-M board runs under "
+             "qemu instead: the instructions of one inference, "
              "per MAC and as a share of the floor, with the outputs' error against onnxruntime.",
              "footprint": "Build the bundle and measure its code, constants and RAM."}[cmd]
     p = argparse.ArgumentParser(prog=f"aotc {cmd}", description=about)
@@ -239,10 +241,12 @@ def _run_parser(cmd: str) -> argparse.ArgumentParser:
                             "compiled with --threads N; 0: onnxruntime's default, one per core)")
         p.add_argument("--profile", action="store_true",
                        help="a Cortex-M bundle: also list the instructions of one inference per function")
-        p.add_argument("--model", help="ONNX model for onnxruntime (default: the one OUT was compiled from)")
+        p.add_argument("--model", help="ONNX model for onnxruntime (default: the one OUT was compiled from; "
+                       "a .tflite file is timed in LiteRT instead)")
         p.add_argument("--tflite", metavar="FILE.tflite",
-                       help="also time this .tflite file of the same network in LiteRT (one thread, its default "
-                       "XNNPACK delegate) in the same rounds, and print bundle / LiteRT and bundle / the faster")
+                       help="a bundle compiled from ONNX: also time this .tflite file of the same network in LiteRT "
+                       "(one thread, its default XNNPACK delegate) in the same rounds, and print bundle / LiteRT and "
+                       "bundle / the faster")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 

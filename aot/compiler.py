@@ -112,9 +112,9 @@ def vendor_options(vendors: Sequence[Vendor], given: Sequence[tuple[str, str, st
 
 
 def codegen_functions(graph: Graph, target: str, vendors: Sequence[Vendor],
-                      options: dict[str, dict[str, str]] | None = None) -> dict[str, Artifact]:
+                      options: dict[str, dict[str, str]] | None = None, threads: int = 1) -> dict[str, Artifact]:
     """Each vendor's transform and codegen over its functions (`vendors`: Partitioned.vendors;
-    `options`: Partitioned.options, each vendor's defaults when not given).
+    `options`: Partitioned.options, each vendor's defaults when not given; `threads`: --threads).
     Constants a codegen put in its context's weight store ship with its artifact: the blob, the
     file that links it in and CMake lines, when the store has a blob."""
     by_name = {v.name: v for v in vendors}
@@ -126,7 +126,7 @@ def codegen_functions(graph: Graph, target: str, vendors: Sequence[Vendor],
                             f"({', '.join(by_name) or 'none'})")
         opts = (options or {}).get(v.name) or v.resolve_options({})
         fn = graph.functions[symbol] = transform_function(fn, v, opts)
-        ctx = CodegenContext(graph.name, target, f"vendor/{v.name}", symbol, dict(opts))
+        ctx = CodegenContext(graph.name, target, f"vendor/{v.name}", symbol, dict(opts), threads)
         art = _with_weights(v.codegen(fn, ctx), ctx)
         artifacts[symbol] = replace(art, taps=list(ctx.taps)) if ctx.taps else art
     return artifacts
@@ -185,9 +185,9 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
     """Host fusion, vendor codegen, kernel selection, memory plan and C, after partition_model."""
     graph = simplify(parted.graph, HOST_PIPELINE)  # fusion for the host kernels, after vendors took their nodes
     check_bounded(graph)  # the passes kept every reader of data-dependent rows one that runs on their extent
-    artifacts = codegen_functions(graph, options.target, parted.vendors, parted.options)
     check_threads(options.threads, options.target)
     isa = host_isa(options.host_isa, get_target(options.target))
+    artifacts = codegen_functions(graph, options.target, parted.vendors, parted.options, options.threads)
     selection, plan = select_and_plan(graph, options.target, artifacts, options.scratch_floor, options.threads,
                                       options.fast_math, isa)
     bundle = build_bundle(graph, selection, plan, target=options.target, source=source, artifacts=artifacts,

@@ -491,13 +491,40 @@ def test_header_gives_quantized_io_scale_and_zero_point(tmp_path):
         assert np.float32(float(line.split()[-1].rstrip("f"))) == q.scale[0]
 
 
-@pytest.mark.parametrize("cmd", ["bench", "compare"])
-def test_onnxruntime_commands_refuse_a_tflite_source_cleanly(tmp_path, cmd):
+def test_compare_refuses_a_tflite_source_cleanly(tmp_path):
     pytest.importorskip("ai_edge_litert") if os.environ.get("CI", "").lower() != "true" else None
     out = tmp_path / "out"
     subprocess.run([*AOTC, str(MODELS / "sine_float.tflite"), "-o", str(out), "--no-configure"], check=True)
-    run = subprocess.run([*AOTC, cmd, str(out)], capture_output=True, text=True)
+    run = subprocess.run([*AOTC, "compare", str(out)], capture_output=True, text=True)
     assert run.returncode == 2 and "compiled from a TFLite model" in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize("name", ["keyword_float", "sine_int8"])
+def test_bench_times_a_tflite_bundle_against_litert(tmp_path, name):
+    """`aotc bench` on a bundle compiled from a .tflite file, with no ONNX model (issue 48): LiteRT on
+    that file is the reference (it refused before: onnxruntime cannot run it). The row has no
+    onnxruntime figures, its ratio is against LiteRT (the LiteRT columns say the same) and a note
+    names the reference; the outputs agree with LiteRT's (int8: within one step). --tflite (for
+    ONNX bundles) and --ort-threads are refused here. Not a timing test: that it runs and reports."""
+    _require_litert()
+    model, out = MODELS / f"{name}.tflite", tmp_path / "out"
+    subprocess.run([*AOTC, str(model), "-o", str(out)], check=True, capture_output=True)
+    subprocess.run([cmake_exe(), "--build", str(out)], check=True, capture_output=True)
+    run = subprocess.run([*AOTC, "bench", str(out), "--repeat", "5", "--rounds", "2"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.strip().splitlines()
+    head, _, row = (line.split("|")[1:-1] for line in lines[:3])
+    cols = dict(zip((h.strip() for h in head), (c.strip() for c in row), strict=True))
+    assert cols["onnxruntime us"] == "-" and cols["ort call floor us"] == "-", cols
+    assert float(cols["LiteRT us"]) > 0 and float(cols["bundle us"]) > 0
+    assert float(cols["ratio"]) > 0 and cols["ratio"] == cols["ratio LiteRT"] == cols["ratio faster"], cols
+    assert float(cols["max abs err"]) <= (1.0 if "int8" in name else 1e-4), cols
+    assert any(ln.startswith(f"{cols['model']}: reference: LiteRT") and model.name in ln
+               for ln in lines[3:]), run.stdout
+    again = subprocess.run([*AOTC, "bench", str(out), "--tflite", str(model)], capture_output=True, text=True)
+    assert again.returncode == 2 and "--tflite is for bundles compiled from ONNX" in again.stderr, again.stderr
+    threads = subprocess.run([*AOTC, "bench", str(out), "--ort-threads", "2"], capture_output=True, text=True)
+    assert threads.returncode == 2 and "no onnxruntime runs here" in threads.stderr, threads.stderr
 
 
 # TFLM's own models (tensorflow/tflite-micro, not committed here): set AOTC_TFLM to a checkout to run

@@ -514,3 +514,122 @@ def test_missing_onednn_stops_configure_with_one_line(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode != 0
     assert "aotc[dnnl] extra" in " ".join(r.stderr.split())
+
+
+# --- threads: a bundle's oneDNN runs on the threads it was compiled for ---------------------------
+
+THREADS_MAIN = r"""
+#include <dirent.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "twoconv.h"
+
+static unsigned char arena[TWOCONV_ARENA_SIZE] __attribute__((aligned(64)));
+
+/* The threads this process has: /proc/self/task's entries. */
+static int tasks(void) {
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    int n = 0;
+    if (d == NULL) return -1;
+    while ((e = readdir(d)) != NULL) n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* A caller's program: `own` > 0 sets its own OpenMP thread count first. Three runs of the bundle,
+ * then the threads the process has, the caller's OpenMP thread count, and the threads its own
+ * parallel region gets. */
+int entry(int own) {
+    struct twoconv_inputs in;
+    struct twoconv_outputs out;
+    int k, seen = 0;
+    if (own > 0) omp_set_num_threads(own);
+    if (twoconv_init(arena) != 0) return 1;
+    twoconv_arena_io(arena, &in, &out);
+    for (k = 0; k < 3; ++k)
+        if (twoconv_run(&in, &out, arena) != 0) return 2;
+    printf("tasks %d max_threads %d\n", tasks(), omp_get_max_threads());
+#pragma omp parallel
+    {
+#pragma omp single
+        seen = omp_get_num_threads();
+    }
+    printf("own %d\n", seen);
+    return 0;
+}
+
+#ifdef DIRECT
+int main(int argc, char **argv) { return entry(argc > 1 ? atoi(argv[1]) : 0); }
+#endif
+"""
+
+# a program that is not linked with oneDNN nor OpenMP and loads the caller's code (and so the
+# bundle, oneDNN and libgomp) with dlopen, RTLD_LOCAL: none of them is in the global scope
+THREADS_LOADER = r"""
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    void *sym = lib != NULL ? dlsym(lib, "entry") : NULL;
+    int (*entry)(int);
+    if (sym == NULL) { fprintf(stderr, "%s\n", dlerror()); return 3; }
+    *(void **)&entry = sym;
+    return entry(argc > 2 ? atoi(argv[2]) : 0);
+}
+"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_bundle_runs_onednn_on_its_threads(tmp_path, threads):
+    """A bundle runs oneDNN's primitives on the threads it was compiled for (1, or N with --threads N)
+    whatever the caller's OMP_NUM_THREADS (unset: one OpenMP thread per core; 4), from an ordinary
+    program and from one that dlopens it (RTLD_LOCAL: libgomp is not in the global scope): the process
+    has that many threads after three runs (OpenMP keeps the threads it started; the program starts
+    no pool of the bundle's). The caller's own OpenMP thread count is what it set before the runs,
+    and its parallel regions get it. Before, a default bundle's oneDNN took every core (issue 48:
+    168 ms a run of ResNet-8 on a busy 2-core machine, 0.23 ms single-threaded) or its init refused
+    (more threads than the workspace probe had), and --threads 2 left the caller's count at 2."""
+    require_onednn()
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 32, 32])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    g = helper.make_graph([node("Conv", ["x", "W0", "B0"], "c0", pads=[1, 1, 1, 1]), node("Relu", ["c0"], "r0"),
+                           node("Conv", ["r0", "W1", "B1"], "y", pads=[1, 1, 1, 1])], "twoconv", [x], [y],
+                          [numpy_helper.from_array(v, k) for k, v in
+                           {"W0": w(32, 16, 3, 3), "B0": w(32), "W1": w(32, 32, 3, 3), "B1": w(32)}.items()])
+    src, out = tmp_path / "twoconv.onnx", tmp_path / "out"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), src)
+    subprocess.run([*AOTC, str(src), "-o", str(out), "--vendor", "dnnl", "--threads", str(threads), "--no-configure"],
+                   check=True, capture_output=True)
+    assert any(p["compiler"] == "dnnl" for p in json.loads((out / "bundle" / "metadata.json").read_text())["partition"])
+    subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DCMAKE_POSITION_INDEPENDENT_CODE=ON",
+                    f"-DCMAKE_PREFIX_PATH={ONEDNN.root}"], check=True, capture_output=True)
+    subprocess.run([cmake_exe(), "--build", str(out)], check=True, capture_output=True)
+    (tmp_path / "main.c").write_text(THREADS_MAIN)
+    (tmp_path / "loader.c").write_text(THREADS_LOADER)
+    link = [str(out / "libtwoconv.a"), f"-L{ONEDNN.lib}", f"-Wl,-rpath,{ONEDNN.lib}", "-ldnnl", "-lm"]
+    cc = ["cc", "-std=gnu99", "-O1", "-fopenmp", "-Wall", "-Wextra", "-Werror", f"-I{out / 'bundle' / 'include'}"]
+    subprocess.run([*cc, "-DDIRECT", str(tmp_path / "main.c"), *link, "-o", str(tmp_path / "direct")], check=True)
+    subprocess.run([*cc, "-shared", "-fPIC", str(tmp_path / "main.c"), *link, "-o", str(tmp_path / "caller.so")],
+                   check=True)
+    subprocess.run(["cc", "-std=gnu99", "-Wall", "-Werror", str(tmp_path / "loader.c"), "-ldl", "-o",
+                    str(tmp_path / "loader")], check=True)
+    programs = {"direct": [str(tmp_path / "direct")], "dlopen": [str(tmp_path / "loader"), str(tmp_path / "caller.so")]}
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OMP_THREAD_LIMIT", "OMP_DYNAMIC")}
+    for omp in (None, "4"):
+        for name, cmd in programs.items():
+            for own in (0, 3):
+                r = subprocess.run([*cmd, str(own)], env=env if omp is None else {**env, "OMP_NUM_THREADS": omp},
+                                   capture_output=True, text=True)
+                what = f"{name}, OMP_NUM_THREADS={omp}, caller's omp_set_num_threads({own})"
+                assert r.returncode == 0, f"{what}: exit {r.returncode}: {r.stderr}"
+                found = re.fullmatch(r"tasks (\d+) max_threads (\d+)\nown (\d+)\n", r.stdout)
+                assert found, f"{what}: {r.stdout!r}"
+                tasks, max_threads, seen = map(int, found.groups())
+                assert tasks == threads, f"{what}: oneDNN ran on {tasks} threads"
+                if own:  # the caller's setting is its own, before and after the bundle's runs
+                    assert (max_threads, seen) == (3, 3), what
+                elif omp:
+                    assert (max_threads, seen) == (4, 4), what

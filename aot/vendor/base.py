@@ -101,6 +101,7 @@ class CodegenContext:
     symbol: str = "function"  # the function's global_symbol: the prefix of its blob's names
     # this vendor's options for the compile (Vendor.options; --vendor-opt V.KEY=VALUE), defaults filled in
     options: dict[str, str] = field(default_factory=dict)
+    threads: int = 1  # the threads a run of the bundle uses (--threads N): a vendor library's own count too
     weights: WeightStore = field(init=False)
     taps: list[dict[str, Any]] = field(init=False)  # what tap() exposed, in call order
     format: ClassVar[ModuleType] = cformat

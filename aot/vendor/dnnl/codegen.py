@@ -36,7 +36,8 @@ if(NOT TARGET DNNL::dnnl)
                       "install it with pip: the aotc[dnnl] extra (in a checkout: pip install -e '.[dnnl]') "
                       "(and configure with -DCMAKE_PREFIX_PATH=<that python's sys.prefix>)")
 endif()
-target_link_libraries(${AOTC_TARGET} PUBLIC DNNL::dnnl)
+# dlopen and dladdr (the runtime finds OpenMP's thread count functions through them): libdl before glibc 2.34
+target_link_libraries(${AOTC_TARGET} PUBLIC DNNL::dnnl ${CMAKE_DL_LIBS})
 """
 
 
@@ -166,16 +167,16 @@ def _layout_hints(lo: Lowered, probed: ProbeResult) -> list[Op]:
     return hinted
 
 
-def _probe(lo: Lowered, sym: str, c: ModuleType) -> ProbeResult:
+def _probe(lo: Lowered, sym: str, c: ModuleType, threads: int) -> ProbeResult:
     """The probe, run again with layout hints when the first run found reorders inside the region;
     the hints are kept only when they remove some and move none to the region's entry. A stem
     convolution on 3 channels asked for nhwc also reads its input in nhwc (a reorder at entry
     instead of inside), and is slower writing it: ResNet-18's took 2.27 ms instead of 2.10 ms for
     the 0.05 ms of reorders it saved (oneDNN 3.2, AVX-512, minimum over runs)."""
-    probed = run_probe(probe_source(lo, sym, c), sym)
+    probed = run_probe(probe_source(lo, sym, c), sym, threads)
     hinted = _layout_hints(lo, probed)
     if hinted:
-        again = run_probe(probe_source(lo, sym, c), sym)
+        again = run_probe(probe_source(lo, sym, c), sym, threads)
         before, after = probed.reorders(), again.reorders()
         if after["inside"] < before["inside"] and after["entry"] <= before["entry"] \
                 and sum(after.values()) < sum(before.values()):
@@ -189,7 +190,7 @@ def codegen(fn: Function, ctx: CodegenContext) -> Artifact:
     c = ctx.format
     sym = c.c_ident(fn.global_symbol)
     lo = lower(fn)
-    probed = _probe(lo, sym, c)
+    probed = _probe(lo, sym, c, ctx.threads)
     offsets, workspace = plan(probed.buffers, probed.steps)
     n_plan = max((b.slot for b in probed.buffers), default=-1) + 1
     entries = {b.slot: (offsets[b.slot], b.bytes) for b in probed.buffers}

@@ -155,19 +155,22 @@ def _cc() -> str:
     return os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or "cc"
 
 
-def _runtime_object(dnnl: OneDNN, work: Path) -> Path:
-    """The runtime compiled once per process (and per runtime source)."""
+def _runtime_object(dnnl: OneDNN, threads: int) -> Path:
+    """The runtime compiled once per process (and per runtime source and thread count: it runs
+    oneDNN on the bundle's threads, as the bundle's own runtime does, which sizes the per-thread
+    scratchpads the probe measures)."""
     rt = runtime_dir()
     src = rt / "vendor" / "dnnl" / "aotc_dnnl.c"
     key = hashlib.sha256(src.read_bytes() + (rt / "vendor" / "dnnl" / "aotc_dnnl.h").read_bytes()
-                         + (rt / "kernels" / "fast_math.h").read_bytes() + str(dnnl.root).encode()).hexdigest()[:16]
+                         + (rt / "kernels" / "fast_math.h").read_bytes() + str(dnnl.root).encode()
+                         + str(threads).encode()).hexdigest()[:16]
     obj = _CACHE.get(key)
     if obj is None or not obj.is_file():
         cache_dir = Path(tempfile.mkdtemp(prefix="aotc-dnnl-probe-"))
         atexit.register(shutil.rmtree, cache_dir, ignore_errors=True)  # nothing left in the user's /tmp
         obj = cache_dir / "aotc_dnnl.o"
-        _run([_cc(), "-std=c99", "-O1", "-c", str(src), f"-I{rt / 'include'}", f"-I{rt / 'kernels'}",
-              f"-I{dnnl.include}", "-o", str(obj)],
+        _run([_cc(), "-std=c99", "-O1", "-c", str(src), *([f"-DAOTC_THREADS={threads}"] if threads > 1 else []),
+              f"-I{rt / 'include'}", f"-I{rt / 'kernels'}", f"-I{dnnl.include}", "-o", str(obj)],
              "compiling the dnnl runtime for the probe")
         _CACHE[key] = obj
     return obj
@@ -181,18 +184,19 @@ def _run(cmd: list[str], what: str, env: dict[str, str] | None = None) -> str:
     return r.stdout
 
 
-def run_probe(source: str, symbol: str) -> ProbeResult:
-    """Build and run the probe program `source` (a region's tables + main)."""
+def run_probe(source: str, symbol: str, threads: int = 1) -> ProbeResult:
+    """Build and run the probe program `source` (a region's tables + main) for a bundle whose runs
+    use `threads` threads (--threads)."""
     dnnl = require_onednn()
     with tempfile.TemporaryDirectory(prefix="aotc-dnnl-") as tmp:
         work = Path(tmp)
-        obj = _runtime_object(dnnl, work)
+        obj = _runtime_object(dnnl, threads)
         (work / "probe.c").write_text(source)
         exe = work / "probe"
         rt = runtime_dir()
         _run([_cc(), "-std=c99", "-O0", str(work / "probe.c"), str(obj), f"-I{rt / 'include'}",
               f"-I{rt / 'vendor' / 'dnnl'}", f"-I{dnnl.include}", f"-L{dnnl.lib}", f"-Wl,-rpath,{dnnl.lib}",
-              "-ldnnl", "-o", str(exe)], f"building the workspace probe of {symbol}")
+              "-ldnnl", "-ldl", "-o", str(exe)], f"building the workspace probe of {symbol}")
         out = _run([str(exe)], f"the workspace probe of {symbol} (oneDNN refused a primitive)")
     buffers = [Buffer(*map(int, m.groups())) for m in re.finditer(r"^slot (\d+) (\d+) (-?\d+) (-?\d+)$", out, re.M)]
     counts = re.search(r"^slots (\d+) steps (\d+)$", out, re.M)

@@ -1,9 +1,12 @@
 /* dnnl vendor runtime: region tables -> oneDNN primitives (see aotc_dnnl.h). */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* dladdr and RTLD_NOLOAD (omp_threads) */
+#endif
 #include "aotc_dnnl.h"
 
 #include <stdio.h>
 #include <string.h>
-#if defined(AOTC_THREADS) && DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
+#if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
 #include <dlfcn.h>
 #endif
 
@@ -829,29 +832,117 @@ static int32_t check_int8_isa(const aotc_dnnl_net *net) {
     return 0;
 }
 
-#if defined(AOTC_THREADS) && DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
-/* A bundle compiled with --threads N runs oneDNN's primitives on N OpenMP threads too: the
- * OpenMP runtime this oneDNN loaded (libgomp or libiomp) is told so once, through the process's
- * own symbol table (so the bundle needs no OpenMP flags to link). A oneDNN on another runtime
- * (TBB, SYCL) keeps its own thread count. */
-static void set_omp_threads(void) {
-    void *self = dlopen(NULL, RTLD_LAZY);
-    void *sym = self != NULL ? dlsym(self, "omp_set_num_threads") : NULL;
-    void (*set)(int);
-    if (sym != NULL) {
-        memcpy(&set, &sym, sizeof set);
-        set(AOTC_THREADS);
-    }
-    if (self != NULL) dlclose(self);
-}
+/* The threads oneDNN's primitives run on: the bundle's own, N when it was compiled with
+ * --threads N, else 1. */
+#if defined(AOTC_THREADS)
+#define AOTC_DNNL_THREADS AOTC_THREADS
+#else
+#define AOTC_DNNL_THREADS 1
 #endif
 
-int32_t aotc_dnnl_net_init(aotc_dnnl_net *net, const aotc_dnnl_net_desc *desc) {
-    int32_t k, s;
-    if (net->ready) return 0;
-#if defined(AOTC_THREADS) && DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
-    set_omp_threads();
+#if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
+/* oneDNN on OpenMP (the pip wheels: libgomp) takes omp_get_max_threads() threads, which is every
+ * core unless the process's OMP_NUM_THREADS says otherwise; its C API has no thread count of its
+ * own (dnnl_threadpool_interop_set_max_concurrency is for threadpool builds only). So init and
+ * every run set the calling thread's OpenMP thread count to AOTC_DNNL_THREADS and put the
+ * caller's back before returning. The trade: two calls through pointers per run (nanoseconds)
+ * against setting it once at init, which would leave the caller's own parallel regions on that
+ * thread at our count. The count is an ICV of the calling thread's task (per thread in libgomp
+ * and libiomp), so the caller's other threads never see it, and two threads running bundles at
+ * once each set their own. A bundle called inside the caller's parallel region runs oneDNN on that
+ * one thread (oneDNN does not nest).
+ * The functions are looked up, not linked (the bundle needs no OpenMP flags), in the OpenMP
+ * runtime this oneDNN loaded: through libdnnl's own handle, whose dependencies dlsym searches, so
+ * they are found even when the caller dlopened the bundle RTLD_LOCAL (libgomp then is not in the
+ * global scope that dlopen(NULL) searches); the global scope is the fallback. */
+static struct {
+    int looked;
+    void (*set)(int);
+    int (*get)(void);
+} g_omp;
+
+static void *omp_sym(void *lib, const char *name) {
+    void *sym = lib != NULL ? dlsym(lib, name) : NULL;
+    if (sym == NULL) {
+        void *self = dlopen(NULL, RTLD_LAZY);
+        if (self != NULL) {
+            sym = dlsym(self, name);
+            dlclose(self);
+        }
+    }
+    return sym;
+}
+
+static void find_omp(void) {
+    void *lib = NULL, *set, *get;
+#if defined(RTLD_NOLOAD)
+    dnnl_status_t (*engine_create)(dnnl_engine_t *, dnnl_engine_kind_t, size_t) = dnnl_engine_create;
+    void *in_dnnl;
+    Dl_info info;
 #endif
+    if (g_omp.looked) return;
+    g_omp.looked = 1;
+#if defined(RTLD_NOLOAD)
+    memcpy(&in_dnnl, &engine_create, sizeof in_dnnl); /* a function of libdnnl, to find that library */
+    if (dladdr(in_dnnl, &info) != 0 && info.dli_fname != NULL) lib = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+#endif
+    set = omp_sym(lib, "omp_set_num_threads");
+    get = omp_sym(lib, "omp_get_max_threads");
+    if (set != NULL && get != NULL) {
+        memcpy(&g_omp.set, &set, sizeof set);
+        memcpy(&g_omp.get, &get, sizeof get);
+    }
+    if (lib != NULL) dlclose(lib); /* RTLD_NOLOAD took a reference to the loaded library: given back */
+}
+
+/* The calling thread's OpenMP thread count becomes the bundle's; returns the caller's (0: none). */
+static int omp_enter(void) {
+    int caller;
+    if (g_omp.set == NULL) return 0;
+    caller = g_omp.get();
+    if (caller != AOTC_DNNL_THREADS) g_omp.set(AOTC_DNNL_THREADS);
+    return caller;
+}
+
+static void omp_leave(int caller) {
+    if (caller > 0 && caller != AOTC_DNNL_THREADS) g_omp.set(caller);
+}
+#else
+/* TBB and threadpool builds keep their own count (docs/dnnl.md, Threads). */
+static void find_omp(void) {}
+static int omp_enter(void) { return 0; }
+static void omp_leave(int caller) { (void)caller; }
+#endif
+
+static int32_t net_init(aotc_dnnl_net *net, const aotc_dnnl_net_desc *desc);
+static int32_t net_run(aotc_dnnl_net *net, const DLTensor *const *inputs, DLTensor *const *outputs,
+                       void *workspace);
+
+/* Init and run on the bundle's threads (omp_enter), the caller's count restored on every return. */
+int32_t aotc_dnnl_net_init(aotc_dnnl_net *net, const aotc_dnnl_net_desc *desc) {
+    int32_t rc;
+    int caller;
+    if (net->ready) return 0;
+    find_omp();
+    caller = omp_enter();
+    rc = net_init(net, desc);
+    omp_leave(caller);
+    return rc;
+}
+
+int32_t aotc_dnnl_net_run(aotc_dnnl_net *net, const DLTensor *const *inputs, DLTensor *const *outputs,
+                          void *workspace) {
+    int32_t rc;
+    int caller;
+    if (!net->ready) return AOTC_DNNL_E_NOT_READY;
+    caller = omp_enter();
+    rc = net_run(net, inputs, outputs, workspace);
+    omp_leave(caller);
+    return rc;
+}
+
+static int32_t net_init(aotc_dnnl_net *net, const aotc_dnnl_net_desc *desc) {
+    int32_t k, s;
     net->desc = desc;
     net->n_slots = net->n_steps = 0;
     if (g_engine == NULL) {
@@ -964,11 +1055,10 @@ static int32_t check_tensor(const DLTensor *t, const aotc_dnnl_tensor *want) {
     return 0;
 }
 
-int32_t aotc_dnnl_net_run(aotc_dnnl_net *net, const DLTensor *const *inputs, DLTensor *const *outputs,
-                          void *workspace) {
+static int32_t net_run(aotc_dnnl_net *net, const DLTensor *const *inputs, DLTensor *const *outputs,
+                       void *workspace) {
     const aotc_dnnl_net_desc *desc = net->desc;
     int32_t k, s;
-    if (!net->ready) return AOTC_DNNL_E_NOT_READY;
     for (k = 0; k < desc->n_tensors; ++k) {
         const aotc_dnnl_tensor *t = &desc->tensors[k];
         if (t->kind == AOTC_DNNL_INPUT) CHECK(check_tensor(inputs[t->index], t));
