@@ -61,7 +61,16 @@ import numpy as np
 from aot.ir import Graph, Node
 from aot.ir.schemas import reads_nhwc, writes_nhwc
 from aot.kernels import conv_x86, winograd
-from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext, TargetTraits, kept_scratch_bytes
+from aot.kernels.base import (
+    PLAIN,
+    Candidate,
+    HostOp,
+    KernelChoice,
+    KernelFacts,
+    NodeContext,
+    TargetTraits,
+    kept_scratch_bytes,
+)
 from aot.kernels.conv_geometry import ConvGeometry, ConvPlan, conv_geometry, x_shape, y_shape
 from aot.kernels.gemm import KC, PANEL, WORK_BYTES, pack_b, residual, work_bytes
 
@@ -84,12 +93,15 @@ POINTWISE_T_NC = 256  # aotc_conv_pointwise_t_f32: output channels per block (po
 # one rounded up; at stride 2 it beats the flat kernel where that last block has at least this many
 DIRECT_DW_S2_MIN_LAST = 5
 WINOGRAD = {v.kernel: v for v in winograd.VARIANTS}
-# the kernels without a scratch argument (the others take one)
-# the implicit GEMM and its AVX-512 paths (conv_x86.py): no scratch, W^T packed, a channels-last input read in place
-IMPLICIT_KERNELS = ("aotc_conv_implicit_f32", *conv_x86.KERNELS)
-NO_SCRATCH_KERNELS = ("aotc_conv_depthwise_f32", "aotc_conv_direct_f32", *IMPLICIT_KERNELS,
-                      "aotc_conv_depthwise3x3_direct_f32", "aotc_conv_depthwise_kxk_f32")
-PACKED_WT_KERNELS = ("aotc_conv_pointwise_t_f32", *IMPLICIT_KERNELS)  # they read W^T packed at compile time
+# what the conv kernels are besides when they apply (KernelFacts; the others take a scratch argument, split
+# no work over a --threads pool and read the weights as the model stores them)
+NO_SCRATCH_ARG = KernelFacts(scratch_arg=False)  # the direct loops
+THREADED = KernelFacts(threaded=True)  # the 1 x 1 conv on the GEMM core: column blocks
+THREADED_DIRECT = KernelFacts(threaded=True, scratch_arg=False)  # the depthwise kernels straight from the input
+# the implicit GEMM: W^T packed here, no scratch, output-channel tiles and row bands over the pool; it alone
+# reads a channels-last input in place (and, with ConvTranspose's kernel, stores a channels-last output)
+IMPLICIT = KernelFacts(threaded=True, scratch_arg=False, packed_weights=True)
+X86_PATH = dataclasses.replace(IMPLICIT, isa="avx512")  # its AVX-512 paths (conv_x86.py)
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -264,13 +276,13 @@ def _fit_im2col(c: ConvGeometry, budget: int) -> KernelChoice | None:
 
 def _candidate(kernel: str, fit: Callable[[ConvGeometry, int], KernelChoice | None],
                applies: Callable[[ConvGeometry, TargetTraits], bool] = lambda c, t: True,
-               assumes: Callable[[TargetTraits], dict[str, int]] = lambda t: {}) -> Candidate:
-    # a channels-last input: the implicit GEMM alone reads it; a channels-last output: it and
-    # ConvTranspose's kernel alone store it
+               assumes: Callable[[TargetTraits], dict[str, int]] = lambda t: {},
+               facts: KernelFacts = PLAIN, channels_last: bool = False) -> Candidate:
+    """`channels_last`: the kernel reads a channels-last input in place and stores a channels-last output
+    (the implicit GEMM, and ConvTranspose's kernel); the others take neither."""
     return Candidate(kernel, lambda n, g, budget: fit(conv_geometry(n, g), budget),
-                     lambda n, g, t: (kernel in (*IMPLICIT_KERNELS, "aotc_conv_transpose_f32")
-                                      or not (reads_nhwc(n) or writes_nhwc(n)))
-                     and applies(conv_geometry(n, g), t), assumes)
+                     lambda n, g, t: (channels_last or not (reads_nhwc(n) or writes_nhwc(n)))
+                     and applies(conv_geometry(n, g), t), assumes, facts=facts)
 
 
 def _scratch_free(kernel: str, what: str) -> Callable[[ConvGeometry, int], KernelChoice]:
@@ -281,14 +293,17 @@ def _scratch_free(kernel: str, what: str) -> Callable[[ConvGeometry, int], Kerne
 def _implicit(what: str, applies: Callable[[ConvGeometry, TargetTraits], bool]) -> tuple[Candidate, ...]:
     """The implicit GEMM where `applies`, after its AVX-512 path for the conv if it has one (conv_x86.py)."""
     paths = tuple(_candidate(k, _scratch_free(k, f"{what}, AVX-512 {k.removeprefix('aotc_conv_')[:-4]} path"),
-                             lambda c, t, k=k: t.avx512 and applies(c, t) and conv_x86.x86_kernel(c) == k)
+                             lambda c, t, k=k: applies(c, t) and conv_x86.x86_kernel(c) == k,
+                             facts=X86_PATH, channels_last=True)
                   for k in conv_x86.KERNELS)
-    return (*paths, _candidate("aotc_conv_implicit_f32", _scratch_free("aotc_conv_implicit_f32", what), applies))
+    return (*paths, _candidate("aotc_conv_implicit_f32", _scratch_free("aotc_conv_implicit_f32", what), applies,
+                               facts=IMPLICIT, channels_last=True))
 
 
 # Conv's kernels, cheapest first: a node takes the first that applies and fits its step's spare memory
 KERNELS: tuple[Candidate, ...] = (
-    _candidate("aotc_conv_transpose_f32", _fit_transpose, lambda c, t: c.node.op == "ConvTranspose"),
+    _candidate("aotc_conv_transpose_f32", _fit_transpose, lambda c, t: c.node.op == "ConvTranspose",
+               channels_last=True),
     # where the tiles live in scalar registers (a Cortex-M4), the depthwise kernel's rows go in blocks
     # of 8, 4 or 3 outputs summed a tap row at a time (conv_depthwise3x3_direct.c): 1.9 instructions
     # per MAC against the flat kernel's 4 or more; on the M55 Helium strips of 4 columns down the rows,
@@ -296,11 +311,11 @@ KERNELS: tuple[Candidate, ...] = (
     _candidate("aotc_conv_depthwise3x3_direct_f32",
                _scratch_free("aotc_conv_depthwise3x3_direct_f32", "depthwise 3x3, rows in registers"),
                lambda c, t: (t.scalar_tiles or t.helium) and _direct_dw_applies(c),
-               lambda t: {"AOTC_DW3_BLOCK": dw3_block(t)}),
+               lambda t: {"AOTC_DW3_BLOCK": dw3_block(t)}, THREADED_DIRECT),
     # the scratch-free depthwise kernel where it beats the flat one ...
     _candidate("aotc_conv_depthwise3x3_direct_f32",
                _scratch_free("aotc_conv_depthwise3x3_direct_f32", "depthwise 3x3 straight from the input"),
-               _direct_dw_beats_flat, lambda t: {"AOTC_DW3_BLOCK": dw3_block(t)}),
+               _direct_dw_beats_flat, lambda t: {"AOTC_DW3_BLOCK": dw3_block(t)}, THREADED_DIRECT),
     # (not a full conv on a Cortex-M: the implicit GEMM's runs take 2.1 instructions per MAC there
     # against the flat passes' 4.2, MobileNet-v2's RGB conv on the M4, issue 27)
     # (nor one conv_ig_x86.h's igx3 takes on an AVX-512 host: ResNet-8's 3 -> 16 32 x 32 stem 15.4 -> 10.2 us;
@@ -311,17 +326,19 @@ KERNELS: tuple[Candidate, ...] = (
     # ... and where the flat one has no memory
     _candidate("aotc_conv_depthwise3x3_direct_f32",
                _scratch_free("aotc_conv_depthwise3x3_direct_f32", "depthwise 3x3 straight from the input"),
-               lambda c, t: _direct_dw_applies(c)),
+               lambda c, t: _direct_dw_applies(c), facts=THREADED_DIRECT),
     _candidate("aotc_conv_depthwise3x3_f32", _fit_padded_dw,
                lambda c, t: c.dw and _padded_dw3x3(c.nd, c.kernel, c.strides, c.dilations)),
     _candidate("aotc_conv_depthwise_kxk_f32",
                _scratch_free("aotc_conv_depthwise_kxk_f32", "depthwise k x k straight from the input"),
-               lambda c, t: _direct_dwkxk(c)),
-    _candidate("aotc_conv_depthwise_f32", _scratch_free("aotc_conv_depthwise_f32", "depthwise"), lambda c, t: c.dw),
+               lambda c, t: _direct_dwkxk(c), facts=THREADED_DIRECT),
+    _candidate("aotc_conv_depthwise_f32", _scratch_free("aotc_conv_depthwise_f32", "depthwise"), lambda c, t: c.dw,
+               facts=NO_SCRATCH_ARG),
     _candidate("aotc_conv_pointwise_t_f32", _fit_pointwise_t,
                lambda c, t: (c.node.op != "ConvTranspose" and _pointwise(c) and c.const_weights
                              and not _scalar_implicit(c, t)
-                             and math.prod(c.y[2:]) < PANEL and math.prod(c.y[2:]) != PANEL // 2)),
+                             and math.prod(c.y[2:]) < PANEL and math.prod(c.y[2:]) != PANEL // 2),
+               facts=KernelFacts(packed_weights=True)),
     # a 1 x 1 conv whose positions end in a partial panel, on a vector unit: the implicit GEMM's tiles
     # of 6 positions x 16 channels (stored straight into Y on x86) waste less than the GEMM's last panel
     *_implicit("1x1 as an implicit GEMM",
@@ -329,10 +346,13 @@ KERNELS: tuple[Candidate, ...] = (
                and _implicit_beats_pointwise(c)),
     _candidate("aotc_conv_pointwise_f32",
                lambda c, budget: c.choice("aotc_conv_pointwise_f32", "1x1", work_bytes(c.in_c // c.group, budget)),
-               lambda c, t: c.node.op != "ConvTranspose" and _pointwise(c) and not _scalar_implicit(c, t)),
+               lambda c, t: c.node.op != "ConvTranspose" and _pointwise(c) and not _scalar_implicit(c, t),
+               facts=THREADED),
     # 3 x 3 same-size convs with enough channels: Winograd, F(4 x 4) (with --fast-math) or F(2 x 2), where the
     # step's spare memory holds a band's transforms (else the next variant, then the implicit GEMM below)
-    *(dataclasses.replace(_candidate(v.kernel, lambda c, budget: None, _winograd_applies(v)), fit_on=_fit_winograd(v))
+    *(dataclasses.replace(_candidate(v.kernel, lambda c, budget: None, _winograd_applies(v),
+                                     facts=KernelFacts(threaded=True, rounds_more=v.rounds_more)),
+                          fit_on=_fit_winograd(v))
       for v in winograd.VARIANTS),
     *_implicit("implicit GEMM, no scratch",
                lambda c, t: c.node.op != "ConvTranspose" and c.nd <= 2 and c.const_weights),
@@ -341,7 +361,7 @@ KERNELS: tuple[Candidate, ...] = (
                              and c.dilations == [1, 1] and (c.kernel[-1] - 1) * 4 <= c.y[-1])),
     _candidate("aotc_conv_f32", _fit_im2col, lambda c, t: c.node.op != "ConvTranspose"),
     _candidate("aotc_conv_direct_f32", _scratch_free("aotc_conv_direct_f32", "direct, no scratch to spare"),
-               lambda c, t: c.node.op != "ConvTranspose"),
+               lambda c, t: c.node.op != "ConvTranspose", facts=NO_SCRATCH_ARG),
 )
 
 
@@ -416,7 +436,7 @@ def _emit(ctx: NodeContext) -> None:
     if plan.lanes:  # the lanes' pitch: a thread's share of the scratch every Winograd conv keeps (the largest's)
         fields = {**fields, "kc": str(kept_scratch_bytes(ctx.emitter.choices.values()) // plan.lanes // 4)}
     p = ctx.params("aotc_conv_params", fields, comment=plan.what)
-    if plan.kernel in PACKED_WT_KERNELS:  # each group's W^T, packed (gemm.c's panels)
+    if ctx.choice.facts.packed_weights:  # each group's W^T, packed (gemm.c's panels)
         group = ctx.attrs["group"]
         wv = np.asarray(ctx.const(w), np.float32)
         if reads_nhwc(ctx.node):  # W^T's rows in (ky, kx, c) order, as the channels-last input runs
@@ -434,7 +454,7 @@ def _emit(ctx: NodeContext) -> None:
     if ctx.node.op != "ConvTranspose":
         args.append(ctx.ptr(residual(ctx.node)))
     args.append(ctx.ptr(ctx.outputs[0]))
-    if plan.kernel not in NO_SCRATCH_KERNELS:
+    if ctx.choice.facts.scratch_arg:
         args.append(ctx.scratch("float") if plan.scratch else "NULL")
     ctx.call(plan.kernel, *args)
 

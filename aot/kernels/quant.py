@@ -20,7 +20,7 @@ import numpy as np
 
 from aot.csource.format import c_float, c_ints
 from aot.ir import Graph, Node
-from aot.kernels.base import NO_SCRATCH, Candidate, HostOp, KernelChoice, NodeContext, TargetTraits
+from aot.kernels.base import NO_SCRATCH, Candidate, HostOp, KernelChoice, KernelFacts, NodeContext
 from aot.kernels.elementwise import broadcast_layout
 from aot.kernels.pool import pool_params
 from aot.qmath import (
@@ -175,11 +175,6 @@ def _fit_patches(node: Node, graph: Graph, budget: int, host: bool = True) -> Ke
     return KernelChoice("patches", 0, detail=PatchPlan(0, packed))
 
 
-def _small_stack(target: TargetTraits) -> bool:
-    """The M-profile cores: kernels keep their stack small, and patch blocks come from the arena."""
-    return target.scalar_tiles or target.helium
-
-
 # output positions per patch block, largest first (the kernel reads each weight row once per
 # block); at most AOTC_QCONV_PATCH_TILE
 PATCH_TILES = (64, 32, 16)
@@ -232,14 +227,13 @@ def _depthwise_dsp(node: Node, graph: Graph, budget: int) -> KernelChoice | None
     return None
 
 
+M_PROFILE = KernelFacts(isa="m-profile")  # the Cortex-M cores' paths: small stacks, blocks in the plan's scratch
 QCONV_KERNELS = (
     # On the M-profile boards (the DSP extension's SMLAD) 4 channels at a time where the shape allows
-    Candidate("depthwise", _depthwise_dsp,
-              applies=lambda n, g, t: _is_depthwise(n, g) and (t.scalar_tiles or t.helium)),
+    Candidate("depthwise", _depthwise_dsp, applies=lambda n, g, t: _is_depthwise(n, g), facts=M_PROFILE),
     Candidate("depthwise", lambda n, g, budget: KernelChoice("depthwise", _depthwise_scratch(n, g)),
               applies=lambda n, g, t: _is_depthwise(n, g)),
-    Candidate("patches", lambda n, g, budget: _fit_patches(n, g, budget, host=False),
-              applies=lambda n, g, t: _small_stack(t)),
+    Candidate("patches", lambda n, g, budget: _fit_patches(n, g, budget, host=False), facts=M_PROFILE),
     Candidate("patches", _fit_patches),
 )
 
@@ -345,8 +339,7 @@ def _fit_residual(node: Node, graph: Graph, budget: int) -> KernelChoice:
 
 
 QCONV_ADD_KERNELS = (
-    Candidate("patches", lambda n, g, budget: _fit_patches(n, g, budget, host=False),
-              applies=lambda n, g, t: _small_stack(t)),
+    Candidate("patches", lambda n, g, budget: _fit_patches(n, g, budget, host=False), facts=M_PROFILE),
     Candidate("patches_tmp", _fit_residual),
 )
 
@@ -421,9 +414,11 @@ def dsp_dense_kernels(shape: Callable[[Node, Graph], tuple[int, int, bool]]) -> 
         return KernelChoice("dsp", dsp_gemv_scratch(k, n), detail="il4", assumes={"AOTC_DSP_IL": 1}) if ok else None
 
     return (
-        Candidate("dsp", lambda n, g, budget: interleaved(n, g), applies=lambda n, g, t: t.dsp),
+        # (TargetTraits.dsp: the DSP extension without Helium)
+        Candidate("dsp", lambda n, g, budget: interleaved(n, g), applies=lambda n, g, t: t.dsp,
+                  facts=KernelFacts(isa="arm-dsp")),
         Candidate("dsp", lambda n, g, budget: KernelChoice("dsp", dsp_gemv_scratch(*shape(n, g)[:2])),
-                  applies=lambda n, g, t: t.scalar_tiles or t.helium),
+                  facts=M_PROFILE),
         NO_SCRATCH,
     )
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from aot.csource.format import c_float, c_int
 from aot.ir import Graph, Node
-from aot.kernels.base import NO_SCRATCH, Candidate, HostOp, KernelChoice, NodeContext
+from aot.kernels.base import NO_SCRATCH, Candidate, HostOp, KernelChoice, KernelFacts, NodeContext
 from aot.kernels.quant import dsp_dense_kernels, interleave_rows
 
 
@@ -171,12 +171,13 @@ def _depthwise_dsp_scratch(node: Node, graph: Graph) -> int:
     return 4 * (4 * run + pad)
 
 
+HELIUM, M_PROFILE = KernelFacts(isa="helium"), KernelFacts(isa="m-profile")
 # On the M-profile boards CONV_2D and DEPTHWISE_CONV_2D's DSP paths, and Helium's CONV_2D on the M55, take
 # their scratch from the plan, as TFLM's kernels take theirs from the tensor arena; the host kernels need none.
 CONV_KERNELS = (
     Candidate("mve", lambda n, g, budget: KernelChoice("mve", _conv_mve_scratch(n, g)),
-              applies=lambda n, g, t: t.helium and _conv_mve_scratch(n, g) > 0),
-    Candidate("dsp", _fit_conv, applies=lambda n, g, t: t.scalar_tiles or t.helium),
+              applies=lambda n, g, t: _conv_mve_scratch(n, g) > 0, facts=HELIUM),
+    Candidate("dsp", _fit_conv, facts=M_PROFILE),
     NO_SCRATCH,
 )
 
@@ -185,8 +186,8 @@ CONV_KERNELS = (
 # the conv's scratch; the host's plain loop needs none
 CONV_ADD_KERNELS = (
     Candidate("mve", lambda n, g, budget: KernelChoice("mve", 4 * RESIDUAL_TABLE_WORDS + _conv_mve_scratch(n, g, True)),
-              applies=lambda n, g, t: t.helium and _conv_mve_scratch(n, g, True) > 0),
-    Candidate("dsp", _fit_conv_add, applies=lambda n, g, t: t.scalar_tiles or t.helium),
+              applies=lambda n, g, t: _conv_mve_scratch(n, g, True) > 0, facts=HELIUM),
+    Candidate("dsp", _fit_conv_add, facts=M_PROFILE),
     NO_SCRATCH,
 )
 
@@ -351,7 +352,7 @@ def _add_tables(node: Node, graph: Graph) -> bool:
 # On the M-profile boards the tabulated ADD / SUB's tables and sums come from the plan, not the stack
 ADD_KERNELS = (
     Candidate("dsp", lambda n, g, budget: KernelChoice("dsp", 4 * ADD_SCRATCH_WORDS),
-              applies=lambda n, g, t: (t.dsp or t.helium) and _add_tables(n, g)),
+              applies=lambda n, g, t: _add_tables(n, g), facts=KernelFacts(isa="arm-dsp")),
     NO_SCRATCH,
 )
 
