@@ -46,7 +46,7 @@ PLAIN = KernelFacts()  # a kernel of plain C with a scratch argument: nothing mo
 class KernelChoice:
     """One node's kernel, as the planner fixed it: emit writes exactly this."""
 
-    kernel: str  # the C function ("" where the op's emitter has a single kernel)
+    kernel: str  # the C function the emitter calls ("" where the op's emitter names it, by the node's dtype)
     scratch: int = 0  # bytes of arena scratch during the call
     detail: Any = None  # the op's own record of the choice (block sizes, packing), for its emitter
     # C macros whose values this choice relies on (e.g. AOTC_GEMM_PANEL for packed weights): the
@@ -100,7 +100,7 @@ class Candidate:
     """A kernel of an op: when it applies (shapes, attributes, target) and, given the bytes of
     scratch its step can spare, the choice sized to fit them, or None if it does not fit."""
 
-    kernel: str
+    kernel: str  # the C function it calls ("": the op's emitter names it, by the node's dtype)
     fit: Callable[[Node, Graph, int], KernelChoice | None]
     applies: Callable[[Node, Graph, TargetTraits], bool] = lambda n, g, t: True
     # kernel-header macros whose target values `applies` relied on (KernelChoice.assumes)
@@ -108,6 +108,14 @@ class Candidate:
     # a fit that depends on the target too (the Winograd kernels' scratch per thread); used instead of fit
     fit_on: Callable[[Node, Graph, int, TargetTraits], KernelChoice | None] | None = None
     facts: KernelFacts = PLAIN
+    # the other C functions it calls for other input types or ops that share it (the choice's kernel names the
+    # one for the node); with `kernel`, what docs/kernels.md lists
+    also: tuple[str, ...] = ()
+
+    @property
+    def symbols(self) -> tuple[str, ...]:
+        """Every C function it may call."""
+        return tuple(s for s in (self.kernel, *self.also) if s)
 
     def applies_on(self, node: Node, graph: Graph, target: TargetTraits) -> bool:
         """It runs on the target (its ISA) and applies to the node there."""
@@ -126,6 +134,12 @@ def fixed_scratch(kernel: str, scratch: Callable[[Node, Graph], int]) -> Candida
 
 
 NO_SCRATCH = Candidate("", lambda n, g, budget: KernelChoice(""))
+
+
+def by_type(kernel: Callable[[Node, Graph], str], *symbols: str) -> Candidate:
+    """A kernel without scratch whose C function depends on the node (its input type, its op): kernel(node,
+    graph), one of `symbols`."""
+    return Candidate(symbols[0], lambda n, g, budget: KernelChoice(kernel(n, g)), also=symbols[1:])
 
 
 @dataclass(frozen=True)
