@@ -97,6 +97,9 @@ def choose(node: Node, graph: Graph, kernels: NodeKernels, budget: int) -> Kerne
     for k in kernels.candidates:
         choice = k.fit_on(node, graph, budget, kernels.traits) if k.fit_on else k.fit(node, graph, budget)
         if choice is not None:
+            if k.symbols and choice.kernel not in k.symbols:  # docs/kernels.md lists a candidate's symbols
+                raise AssertionError(f"kernel table: a {node.op} candidate chose {choice.kernel}, not one of "
+                                     f"its functions {', '.join(k.symbols)} ({node.name})")
             return dataclasses.replace(choice, assumes={**choice.assumes, **k.assumes(kernels.traits)}, facts=k.facts)
     raise AssertionError(f"kernel table: no {node.op} candidate fits a budget of {budget} ({node.name})")
 

@@ -35,11 +35,13 @@ class KernelFacts:
     threaded: bool = False  # splits its work over the pool of a --threads bundle (aotc_threads.h)
     rounds_more: bool = False  # rounds more than a direct sum, past DESIGN.md's tolerance: taken only with --fast-math
     isa: str = ""  # the instruction set its path is written for (ISAS): select takes it only where the target has it
-    scratch_arg: bool = True  # its C entry takes a scratch pointer (the conv kernels without one: False)
+    # its C function takes a scratch pointer (None: not stated, where the op's emitter passes what each of its
+    # functions takes; the conv family's emitter reads it)
+    scratch_arg: bool | None = None
     packed_weights: bool = False  # it reads W^T packed at compile time in the GEMM core's panels (gemm.c)
 
 
-PLAIN = KernelFacts()  # a kernel of plain C with a scratch argument: nothing more to know
+PLAIN = KernelFacts()  # a kernel of plain C: nothing more to know
 
 
 @dataclass(frozen=True)

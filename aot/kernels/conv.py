@@ -62,7 +62,6 @@ from aot.ir import Graph, Node
 from aot.ir.schemas import reads_nhwc, writes_nhwc
 from aot.kernels import conv_x86, winograd
 from aot.kernels.base import (
-    PLAIN,
     Candidate,
     HostOp,
     KernelChoice,
@@ -93,10 +92,11 @@ POINTWISE_T_NC = 256  # aotc_conv_pointwise_t_f32: output channels per block (po
 # one rounded up; at stride 2 it beats the flat kernel where that last block has at least this many
 DIRECT_DW_S2_MIN_LAST = 5
 WINOGRAD = {v.kernel: v for v in winograd.VARIANTS}
-# what the conv kernels are besides when they apply (KernelFacts; the others take a scratch argument, split
-# no work over a --threads pool and read the weights as the model stores them)
+# what the conv kernels are besides when they apply (KernelFacts; by default a kernel takes a scratch argument,
+# splits no work over a --threads pool and reads the weights as the model stores them)
+SCRATCH_ARG = KernelFacts(scratch_arg=True)  # the kernels whose C function takes a scratch pointer
 NO_SCRATCH_ARG = KernelFacts(scratch_arg=False)  # the direct loops
-THREADED = KernelFacts(threaded=True)  # the 1 x 1 conv on the GEMM core: column blocks
+THREADED = KernelFacts(threaded=True, scratch_arg=True)  # the 1 x 1 conv on the GEMM core: column blocks
 THREADED_DIRECT = KernelFacts(threaded=True, scratch_arg=False)  # the depthwise kernels straight from the input
 # the implicit GEMM: W^T packed here, no scratch, output-channel tiles and row bands over the pool; it alone
 # reads a channels-last input in place (and, with ConvTranspose's kernel, stores a channels-last output)
@@ -277,7 +277,7 @@ def _fit_im2col(c: ConvGeometry, budget: int) -> KernelChoice | None:
 def _candidate(kernel: str, fit: Callable[[ConvGeometry, int], KernelChoice | None],
                applies: Callable[[ConvGeometry, TargetTraits], bool] = lambda c, t: True,
                assumes: Callable[[TargetTraits], dict[str, int]] = lambda t: {},
-               facts: KernelFacts = PLAIN, channels_last: bool = False) -> Candidate:
+               facts: KernelFacts = SCRATCH_ARG, channels_last: bool = False) -> Candidate:
     """`channels_last`: the kernel reads a channels-last input in place and stores a channels-last output
     (the implicit GEMM, and ConvTranspose's kernel); the others take neither."""
     return Candidate(kernel, lambda n, g, budget: fit(conv_geometry(n, g), budget),
@@ -338,7 +338,7 @@ KERNELS: tuple[Candidate, ...] = (
                lambda c, t: (c.node.op != "ConvTranspose" and _pointwise(c) and c.const_weights
                              and not _scalar_implicit(c, t)
                              and math.prod(c.y[2:]) < PANEL and math.prod(c.y[2:]) != PANEL // 2),
-               facts=KernelFacts(packed_weights=True)),
+               facts=KernelFacts(scratch_arg=True, packed_weights=True)),
     # a 1 x 1 conv whose positions end in a partial panel, on a vector unit: the implicit GEMM's tiles
     # of 6 positions x 16 channels (stored straight into Y on x86) waste less than the GEMM's last panel
     *_implicit("1x1 as an implicit GEMM",
@@ -351,7 +351,7 @@ KERNELS: tuple[Candidate, ...] = (
     # 3 x 3 same-size convs with enough channels: Winograd, F(4 x 4) (with --fast-math) or F(2 x 2), where the
     # step's spare memory holds a band's transforms (else the next variant, then the implicit GEMM below)
     *(dataclasses.replace(_candidate(v.kernel, lambda c, budget: None, _winograd_applies(v),
-                                     facts=KernelFacts(threaded=True, rounds_more=v.rounds_more)),
+                                     facts=dataclasses.replace(THREADED, rounds_more=v.rounds_more)),
                           fit_on=_fit_winograd(v))
       for v in winograd.VARIANTS),
     *_implicit("implicit GEMM, no scratch",

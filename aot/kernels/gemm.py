@@ -281,7 +281,7 @@ def _emit_matmul(ctx: NodeContext) -> None:
 
 # the GEMM core: one kernel each, whose plain-B work block the budget may drop
 GEMM = Candidate("aotc_gemm_f32", _fit_gemm, facts=KernelFacts(threaded=True))  # column blocks over a --threads pool
-MATMUL = Candidate("aotc_matmul_f32", _fit_matmul)  # aotc_sgemm_f32 when the batches fold into one product
+MATMUL = Candidate("aotc_matmul_f32", _fit_matmul, also=("aotc_sgemm_f32",))  # sgemm: the batches fold into one product
 
 OPS: dict[str, HostOp] = {
     "Gemm": HostOp(_emit_gemm, family="gemm", kernels=(GEMM,), check=_check_gemm),
