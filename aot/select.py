@@ -20,7 +20,6 @@ from aot.errors import AotcError
 from aot.ir import CONTROL_MARKERS, Graph, Node
 from aot.kernels import HOST_OPS
 from aot.kernels.base import NO_SCRATCH, Candidate, HostOp, KernelChoice, TargetTraits
-from aot.kernels.conv import IMPLICIT_KERNELS
 from aot.plan import OpMemory
 from aot.unsupported import NO_KERNEL, UnsupportedNodes
 
@@ -35,16 +34,6 @@ class NodeKernels:
 
 
 Selection = dict[str, NodeKernels]
-
-# the kernels that split their work over the pool of a --threads bundle (runtime_c/kernels/aotc_threads.h):
-# output-channel tiles and row bands, output planes, column blocks of a 1 x 1 conv's GEMM and of a Gemm's
-# (a fully connected layer), Winograd's lanes; only those take scratch per thread (KernelChoice.kept: the GEMM's
-# threads copy B blocks into their own stack, not the arena's work). (Elementwise ops have no table of kernels;
-# aotc_swish_f32 splits too.)
-THREADED_KERNELS = frozenset({*IMPLICIT_KERNELS, "aotc_conv_depthwise3x3_direct_f32", "aotc_conv_depthwise_kxk_f32",
-                              "aotc_conv_pointwise_f32", "aotc_gemm_f32", "aotc_conv_winograd_f32",
-                              "aotc_conv_winograd4_f32"})
-
 
 def host_op(node: Node, graph: Graph) -> HostOp:
     """The node's table entry, or a one-line refusal naming it."""
@@ -90,11 +79,14 @@ def select_kernels(graph: Graph, traits: TargetTraits, workspace: Mapping[str, i
 def candidates(node: Node, graph: Graph, traits: TargetTraits) -> NodeKernels:
     """The kernels of the table that apply to a host node on the target."""
     op = host_op(node, graph)
-    kernels = tuple(k for k in op.kernels if k.applies(node, graph, traits))
-    if traits.threads > 1 and any(k.kernel in THREADED_KERNELS for k in kernels):
-        # with a pool, the kernels that use it: all but Winograd's need no scratch (its lanes, one per thread,
-        # are kept for the whole run: KernelChoice.kept)
-        kernels = tuple(k for k in kernels if k.kernel in THREADED_KERNELS)
+    kernels = tuple(k for k in op.kernels if k.applies_on(node, graph, traits))
+    if traits.threads > 1 and any(k.facts.threaded for k in kernels):
+        # with a pool, the kernels that split their work over it (KernelFacts.threaded: output-channel tiles
+        # and row bands, output planes, column blocks of a 1 x 1 conv's GEMM and of a Gemm's, Winograd's
+        # lanes); all but Winograd's need no scratch per thread (its lanes, one per thread, are kept for the
+        # whole run: KernelChoice.kept; the GEMM's threads copy B blocks into their own stack). (Elementwise
+        # ops have no table of kernels; aotc_swish_f32 splits too.)
+        kernels = tuple(k for k in kernels if k.facts.threaded)
     if not kernels:  # the table's last candidate of each op applies everywhere: a table bug
         raise AotcError(f"no {node.op} kernel applies on this target", node=node)
     return NodeKernels(op, kernels, traits)
@@ -105,8 +97,10 @@ def choose(node: Node, graph: Graph, kernels: NodeKernels, budget: int) -> Kerne
     for k in kernels.candidates:
         choice = k.fit_on(node, graph, budget, kernels.traits) if k.fit_on else k.fit(node, graph, budget)
         if choice is not None:
-            target_facts = k.assumes(kernels.traits)
-            return dataclasses.replace(choice, assumes={**choice.assumes, **target_facts}) if target_facts else choice
+            if k.symbols and choice.kernel not in k.symbols:  # docs/kernels.md lists a candidate's symbols
+                raise AssertionError(f"kernel table: a {node.op} candidate chose {choice.kernel}, not one of "
+                                     f"its functions {', '.join(k.symbols)} ({node.name})")
+            return dataclasses.replace(choice, assumes={**choice.assumes, **k.assumes(kernels.traits)}, facts=k.facts)
     raise AssertionError(f"kernel table: no {node.op} candidate fits a budget of {budget} ({node.name})")
 
 

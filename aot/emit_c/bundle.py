@@ -21,10 +21,9 @@ from aot.emit_c.model import ModelEmitter
 from aot.emit_c.runtime_files import family_files, sources_by_build
 from aot.ir import Graph
 from aot.kernels.base import kept_scratch_bytes
-from aot.kernels.winograd import ROUNDS_MORE
 from aot.paths import runtime_dir
 from aot.plan import ALIGNMENT, Plan
-from aot.select import THREADED_KERNELS, Selection
+from aot.select import Selection
 from aot.vendor.base import Artifact
 
 _TEMPLATES = jinja2.Environment(
@@ -213,11 +212,11 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         # the arena's bytes per thread: the Winograd kernels' lanes (KernelChoice.kept), else none; the pool's
         # own state is static memory of threads.c, not arena
         **({"threads": {"count": threads, "pool": "pthreads, N - 1 workers started by <name>_threads_init",
-                        "threaded_kernels": sorted({c.kernel for c in plan.choices.values()} & THREADED_KERNELS),
+                        "threaded_kernels": sorted({c.kernel for c in plan.choices.values() if c.facts.threaded}),
                         "arena_bytes_per_thread": kept_scratch_bytes(plan.choices.values()) // threads}}
            if threads > 1 else {}),
         # --fast-math: the nodes that took a kernel rounding more than a direct sum
-        **({"fast_math": {"nodes": sorted(n for n, c in plan.choices.items() if c.kernel in ROUNDS_MORE)}}
+        **({"fast_math": {"nodes": sorted(n for n, c in plan.choices.items() if c.facts.rounds_more)}}
            if fast_math else {}),
         # --quantized-io: the inputs and outputs made integer, and why the others stayed float
         **({"quantized_io": graph.meta["quantized_io"]} if "quantized_io" in graph.meta else {}),

@@ -74,6 +74,11 @@ def _symbols() -> dict[str, dict[str, list[str]]]:
     return json.loads((runtime_dir() / "kernels" / SYMBOLS_FILE).read_text())
 
 
+def defining_files(symbol: str) -> list[str]:
+    """The kernel files (runtime_c/kernels/) that define C function `symbol`, by the manifest."""
+    return sorted(f for f, row in _symbols().items() if symbol in row["defines"])
+
+
 def used_sources(candidates: Iterable[str], calling_code: Iterable[str], calls: str = "calls") -> list[str]:
     """The files of `candidates` (kernel .c files, in order) that the bundle must compile: those
     defining a function that `calling_code` (the generated C, the vendors' C) names, closed over

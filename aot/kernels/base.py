@@ -27,10 +27,28 @@ NO_BUDGET_LIMIT = 1 << 62  # a scratch budget that constrains nothing
 
 
 @dataclass(frozen=True)
+class KernelFacts:
+    """What the stages after select need to know of a kernel besides when it applies and its scratch:
+    stated once, at the kernel's entry in the table (Candidate.facts), and carried on the choice the
+    planner keeps (KernelChoice.facts), so that no stage keeps a list of C names of its own."""
+
+    threaded: bool = False  # splits its work over the pool of a --threads bundle (aotc_threads.h)
+    rounds_more: bool = False  # rounds more than a direct sum, past DESIGN.md's tolerance: taken only with --fast-math
+    isa: str = ""  # the instruction set its path is written for (ISAS): select takes it only where the target has it
+    # its C function takes a scratch pointer (None: not stated, where the op's emitter passes what each of its
+    # functions takes; the conv family's emitter reads it)
+    scratch_arg: bool | None = None
+    packed_weights: bool = False  # it reads W^T packed at compile time in the GEMM core's panels (gemm.c)
+
+
+PLAIN = KernelFacts()  # a kernel of plain C: nothing more to know
+
+
+@dataclass(frozen=True)
 class KernelChoice:
     """One node's kernel, as the planner fixed it: emit writes exactly this."""
 
-    kernel: str  # the C function ("" where the op's emitter has a single kernel)
+    kernel: str  # the C function the emitter calls ("" where the op's emitter names it, by the node's dtype)
     scratch: int = 0  # bytes of arena scratch during the call
     detail: Any = None  # the op's own record of the choice (block sizes, packing), for its emitter
     # C macros whose values this choice relies on (e.g. AOTC_GEMM_PANEL for packed weights): the
@@ -39,6 +57,7 @@ class KernelChoice:
     # its scratch is kept for the whole run, one block that every node with kept scratch shares and no
     # tensor is placed over (the Winograd kernels' per-thread lanes: each thread's lines stay its own)
     kept: bool = False
+    facts: KernelFacts = PLAIN  # its candidate's (select.choose fills them in)
 
 
 def kept_scratch_bytes(choices: Iterable[Any]) -> int:
@@ -66,18 +85,43 @@ class TargetTraits:
     fast_math: bool = False
 
 
+# the instruction sets a kernel's path may be written for (KernelFacts.isa), and whether a target has each
+ISAS: dict[str, Callable[[TargetTraits], bool]] = {
+    "": lambda t: True,  # plain C, every target
+    "avx512": lambda t: t.avx512,  # an AVX-512F host (the x86 paths, conv_*_x86.c)
+    "helium": lambda t: t.helium,  # Arm's M-profile vector extension (a Cortex-M55)
+    "arm-dsp": lambda t: t.dsp or t.helium,  # Arm's DSP extension (SMLAD): a Cortex-M4, M33, and every Helium core
+    # a Cortex-M core's int8 paths (quant_dsp.h, tflite_int8_dsp.h: SMLAD where the core has it), which
+    # take their blocks from the plan's scratch, not a small stack
+    "m-profile": lambda t: t.scalar_tiles or t.helium,
+}
+
+
 @dataclass(frozen=True)
 class Candidate:
     """A kernel of an op: when it applies (shapes, attributes, target) and, given the bytes of
     scratch its step can spare, the choice sized to fit them, or None if it does not fit."""
 
-    kernel: str
+    kernel: str  # the C function it calls ("": the op's emitter names it, by the node's dtype)
     fit: Callable[[Node, Graph, int], KernelChoice | None]
     applies: Callable[[Node, Graph, TargetTraits], bool] = lambda n, g, t: True
     # kernel-header macros whose target values `applies` relied on (KernelChoice.assumes)
     assumes: Callable[[TargetTraits], Mapping[str, int]] = lambda t: {}
     # a fit that depends on the target too (the Winograd kernels' scratch per thread); used instead of fit
     fit_on: Callable[[Node, Graph, int, TargetTraits], KernelChoice | None] | None = None
+    facts: KernelFacts = PLAIN
+    # the other C functions it calls for other input types or ops that share it (the choice's kernel names the
+    # one for the node); with `kernel`, what docs/kernels.md lists
+    also: tuple[str, ...] = ()
+
+    @property
+    def symbols(self) -> tuple[str, ...]:
+        """Every C function it may call."""
+        return tuple(s for s in (self.kernel, *self.also) if s)
+
+    def applies_on(self, node: Node, graph: Graph, target: TargetTraits) -> bool:
+        """It runs on the target (its ISA) and applies to the node there."""
+        return ISAS[self.facts.isa](target) and self.applies(node, graph, target)
 
 
 def as_3d(values: list[int] | tuple[int, ...], fill: int) -> list[int]:
@@ -92,6 +136,12 @@ def fixed_scratch(kernel: str, scratch: Callable[[Node, Graph], int]) -> Candida
 
 
 NO_SCRATCH = Candidate("", lambda n, g, budget: KernelChoice(""))
+
+
+def by_type(kernel: Callable[[Node, Graph], str], *symbols: str) -> Candidate:
+    """A kernel without scratch whose C function depends on the node (its input type, its op): kernel(node,
+    graph), one of `symbols`."""
+    return Candidate(symbols[0], lambda n, g, budget: KernelChoice(kernel(n, g)), also=symbols[1:])
 
 
 @dataclass(frozen=True)

@@ -55,16 +55,23 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
-from aot.csource.format import c_ints
 from aot.ir import Graph, Node
 from aot.ir.schemas import reads_nhwc, writes_nhwc
 from aot.kernels import conv_x86, winograd
-from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext, TargetTraits, as_3d, kept_scratch_bytes
-from aot.kernels.gemm import GEMM_ASSUMES, KC, PANEL, WORK_BYTES, activation_fields, pack_b, residual, work_bytes
+from aot.kernels.base import (
+    Candidate,
+    HostOp,
+    KernelChoice,
+    KernelFacts,
+    NodeContext,
+    TargetTraits,
+    kept_scratch_bytes,
+)
+from aot.kernels.conv_geometry import ConvGeometry, ConvPlan, conv_geometry, x_shape, y_shape
+from aot.kernels.gemm import KC, PANEL, WORK_BYTES, pack_b, residual, work_bytes
 
 NC = 256  # output positions per im2col block: kc x nc floats of scratch (<= 256 KiB)
 COLS_FLOATS = 64 * 1024  # ConvTranspose: floats of W^T * X kept in scratch per block
@@ -85,24 +92,16 @@ POINTWISE_T_NC = 256  # aotc_conv_pointwise_t_f32: output channels per block (po
 # one rounded up; at stride 2 it beats the flat kernel where that last block has at least this many
 DIRECT_DW_S2_MIN_LAST = 5
 WINOGRAD = {v.kernel: v for v in winograd.VARIANTS}
-# the kernels without a scratch argument (the others take one)
-# the implicit GEMM and its AVX-512 paths (conv_x86.py): no scratch, W^T packed, a channels-last input read in place
-IMPLICIT_KERNELS = ("aotc_conv_implicit_f32", *conv_x86.KERNELS)
-NO_SCRATCH_KERNELS = ("aotc_conv_depthwise_f32", "aotc_conv_direct_f32", *IMPLICIT_KERNELS,
-                      "aotc_conv_depthwise3x3_direct_f32", "aotc_conv_depthwise_kxk_f32")
-PACKED_WT_KERNELS = ("aotc_conv_pointwise_t_f32", *IMPLICIT_KERNELS)  # they read W^T packed at compile time
-
-
-CONV_ASSUMES = GEMM_ASSUMES  # packed W^T and patch blocks are in the GEMM core's panels
-
-
-@dataclass(frozen=True)
-class ConvPlan:
-    kernel: str  # C function
-    fields: dict[str, str]  # the aotc_conv_params
-    scratch: int  # bytes
-    what: str  # for the params comment
-    lanes: int = 0  # Winograd with threads: its scratch is this many lanes, one per thread (conv_winograd.h)
+# what the conv kernels are besides when they apply (KernelFacts; by default a kernel takes a scratch argument,
+# splits no work over a --threads pool and reads the weights as the model stores them)
+SCRATCH_ARG = KernelFacts(scratch_arg=True)  # the kernels whose C function takes a scratch pointer
+NO_SCRATCH_ARG = KernelFacts(scratch_arg=False)  # the direct loops
+THREADED = KernelFacts(threaded=True, scratch_arg=True)  # the 1 x 1 conv on the GEMM core: column blocks
+THREADED_DIRECT = KernelFacts(threaded=True, scratch_arg=False)  # the depthwise kernels straight from the input
+# the implicit GEMM: W^T packed here, no scratch, output-channel tiles and row bands over the pool; it alone
+# reads a channels-last input in place (and, with ConvTranspose's kernel, stores a channels-last output)
+IMPLICIT = KernelFacts(threaded=True, scratch_arg=False, packed_weights=True)
+X86_PATH = dataclasses.replace(IMPLICIT, isa="avx512")  # its AVX-512 paths (conv_x86.py)
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -136,90 +135,18 @@ def _blocks(k: int, npos: int, budget: int, fixed: int = 0, per_nc: int = 0) -> 
     return (_balanced_block(k, rows), nc) if rows >= 1 else None
 
 
-@dataclass(frozen=True)
-class _Conv:
-    """A conv node's geometry, as every candidate reads it."""
-
-    node: Node
-    graph: Graph
-    x: tuple[int, ...]
-    y: tuple[int, ...]
-    nd: int
-    group: int
-    kernel: list[int]
-    strides: list[int]
-    dilations: list[int]
-    pads: list[int]
-    dw: bool  # one input channel per group (not one input channel feeding many outputs, e.g. a
-    #           first layer on a 1-channel spectrogram: a GEMM of out_c x taps, far faster)
-    nhwc: bool = False  # X channels last (aot/passes/conv_nhwc.py); self.x is still N, C, spatial
-    out_nhwc: bool = False  # Y stored channels last (aot/passes/conv_nhwc.py); self.y is still N, C, spatial
-
-    @property
-    def in_c(self) -> int:
-        return self.x[1]
-
-    @property
-    def out_c(self) -> int:
-        return self.y[1]
-
-    @property
-    def const_weights(self) -> bool:
-        return self.graph.const(self.node.inputs[1]) is not None
-
-    def fields(self) -> dict[str, str]:
-        return {
-            "batch": str(self.x[0]), "group": str(self.group), "in_c": str(self.in_c), "out_c": str(self.out_c),
-            "in_size": c_ints(as_3d(self.x[2:], 1)), "out_size": c_ints(as_3d(self.y[2:], 1)),
-            "kernel": c_ints(as_3d(self.kernel, 1)), "strides": c_ints(as_3d(self.strides, 1)),
-            "dilations": c_ints(as_3d(self.dilations, 1)), "pads": c_ints(as_3d(self.pads[:self.nd], 0)),
-            "kc": "0", "nc": "0", **activation_fields(self.node), **({"in_nhwc": "1"} if self.nhwc else {}),
-            **({"out_nhwc": "1"} if self.out_nhwc else {}),
-        }
-
-    def choice(self, kernel: str, what: str, scratch: int = 0, **blocks: int) -> KernelChoice:
-        fields = {**self.fields(), **{k: str(v) for k, v in blocks.items()}}
-        geometry = (f"{list(self.x)} -> {list(self.y)}, kernel {list(self.kernel)}, strides {list(self.strides)}, "
-                    f"dilations {list(self.dilations)}, pads {list(self.pads)}, group {self.group}")
-        plan = ConvPlan(kernel, fields, scratch, f"{self.node.op} ({what}) {geometry}" if what else
-                        f"{self.node.op} {geometry}")
-        return KernelChoice(kernel, scratch, plan, CONV_ASSUMES)
-
-
-def _x_shape(node: Node, graph: Graph) -> tuple[int, ...]:
-    """The conv's input shape as N, C, spatial (a channels-last input read in place: N, H, W, C)."""
-    x = tuple(graph.tensors[node.inputs[0]].shape)
-    return (x[0], x[-1], *x[1:-1]) if reads_nhwc(node) else x
-
-
-def _y_shape(node: Node, graph: Graph) -> tuple[int, ...]:
-    """The conv's output shape as N, C, spatial (stored channels last: N, H, W, C)."""
-    y = tuple(graph.tensors[node.outputs[0]].shape)
-    return (y[0], y[-1], *y[1:-1]) if writes_nhwc(node) else y
-
-
-def _conv(node: Node, graph: Graph) -> _Conv:
-    x = _x_shape(node, graph)
-    y = _y_shape(node, graph)
-    a = node.attrs
-    group = a["group"]
-    dw = node.op != "ConvTranspose" and x[1] // group == 1 and not (group == 1 and y[1] > 1)
-    return _Conv(node, graph, x, y, len(x) - 2, group, list(a["kernel_shape"]), list(a["strides"]),
-                 list(a["dilations"]), list(a["pads"]), dw, reads_nhwc(node), writes_nhwc(node))
-
-
-def _fit_transpose(c: _Conv, budget: int) -> KernelChoice:
+def _fit_transpose(c: ConvGeometry, budget: int) -> KernelChoice:
     rows = c.out_c // c.group * math.prod(c.kernel)
     npos = math.prod(c.x[2:])
     nc = npos if rows * npos <= COLS_FLOATS else max(PANEL, COLS_FLOATS // rows // PANEL * PANEL)
     return c.choice("aotc_conv_transpose_f32", "", rows * nc * 4 + WORK_BYTES, nc=nc)
 
 
-def _direct_dw_applies(c: _Conv) -> bool:
+def _direct_dw_applies(c: ConvGeometry) -> bool:
     return c.dw and _direct_dw3x3(c.nd, c.kernel, c.strides, c.dilations, c.pads)
 
 
-def _direct_dw_beats_flat(c: _Conv, target: TargetTraits) -> bool:
+def _direct_dw_beats_flat(c: ConvGeometry, target: TargetTraits) -> bool:
     """At stride 2 the direct kernel beats the flat one (which first splits each input plane four
     ways) where its last block of an output row is nearly full: rows of OW outputs with
     OW % block >= DIRECT_DW_S2_MIN_LAST (x86-64 AVX2: 0.78 to 0.96 x the flat kernel's
@@ -229,19 +156,19 @@ def _direct_dw_beats_flat(c: _Conv, target: TargetTraits) -> bool:
     return _direct_dw_applies(c) and c.strides[-1] == 2 and c.y[-1] % block >= DIRECT_DW_S2_MIN_LAST
 
 
-def _same_3x3(c: _Conv) -> bool:
+def _same_3x3(c: ConvGeometry) -> bool:
     """A 2-D 3 x 3 Conv at stride 1 with pads of 1 (same size), no dilation, constant weights, NCHW in and out."""
     return (c.node.op != "ConvTranspose" and c.nd == 2 and c.kernel == [3, 3] and c.strides == [1, 1]
             and c.dilations == [1, 1] and c.pads == [1, 1, 1, 1] and c.const_weights and not c.nhwc and not c.out_nhwc)
 
 
-def _igx3_takes(c: _Conv) -> bool:
+def _igx3_takes(c: ConvGeometry) -> bool:
     """A full (not depthwise) conv that aotc_conv_implicit_f32's AVX-512 igx3 tiles take (conv_ig_x86.h:
     3 x 3 same size at stride 1, output channels a multiple of 16 per group, NCHW)."""
     return not c.dw and _same_3x3(c) and (c.out_c // c.group) % 16 == 0
 
 
-def _fit_flat(c: _Conv, budget: int) -> KernelChoice | None:
+def _fit_flat(c: ConvGeometry, budget: int) -> KernelChoice | None:
     flat = _flat3x3_floats(c.kernel, c.strides, c.dilations, c.pads, c.x[2:], c.y[2:])
     if flat is None or flat * 4 > budget:
         return None
@@ -249,7 +176,7 @@ def _fit_flat(c: _Conv, budget: int) -> KernelChoice | None:
                     "a flat pass per plane", flat * 4)
 
 
-def _fit_padded_dw(c: _Conv, budget: int) -> KernelChoice | None:
+def _fit_padded_dw(c: ConvGeometry, budget: int) -> KernelChoice | None:
     s = c.strides[-1]
     rows, cols = (c.y[-2] - 1) * s + 3, (c.y[-1] - 1) * s + 3  # conv_depthwise.c: aotc_conv_depthwise3x3_f32
     planes = rows * cols if s == 1 else 4 * _ceil_div(rows, 2) * _ceil_div(cols, 2)
@@ -259,11 +186,11 @@ def _fit_padded_dw(c: _Conv, budget: int) -> KernelChoice | None:
     return c.choice("aotc_conv_depthwise3x3_f32", "depthwise 3x3 on a padded plane", (planes + wide) * 4)
 
 
-def _pointwise(c: _Conv) -> bool:
+def _pointwise(c: ConvGeometry) -> bool:
     return all(k == 1 for k in c.kernel) and all(s == 1 for s in c.strides) and not any(c.pads)
 
 
-def _scalar_implicit(c: _Conv, target: TargetTraits) -> bool:
+def _scalar_implicit(c: ConvGeometry, target: TargetTraits) -> bool:
     """A 1 x 1 conv with constant weights on a Cortex-M (tiles in scalar registers, or Helium) takes
     the implicit GEMM: its runs of positions x 4 channels (conv_implicit.c) need fewer instructions
     per MAC than the GEMM core's 4 x 4 tiles, whose rows of W each step a pointer of their own
@@ -271,7 +198,7 @@ def _scalar_implicit(c: _Conv, target: TargetTraits) -> bool:
     return (target.scalar_tiles or target.helium) and c.const_weights and c.nd <= 2
 
 
-def _implicit_beats_pointwise(c: _Conv) -> bool:
+def _implicit_beats_pointwise(c: ConvGeometry) -> bool:
     """A 1 x 1 conv on the implicit GEMM rather than the GEMM core: where the positions end in a
     partial panel of at most half its columns (a panel's worth of work for a few) and the output channels fill whole
     tiles of IMPLICIT_NR; or on a partial panel with many input channels (SqueezeNet 1.1's 512 -> 1000 on
@@ -282,7 +209,7 @@ def _implicit_beats_pointwise(c: _Conv) -> bool:
             or (npos % PANEL != 0 and npos <= PWC_PLANE_MAX and c.in_c // c.group >= PWC_WIDE_K))
 
 
-def _fit_pointwise_t(c: _Conv, budget: int) -> KernelChoice | None:
+def _fit_pointwise_t(c: ConvGeometry, budget: int) -> KernelChoice | None:
     """A few positions (a 3 x 3 plane): vectors along the output channels, W^T packed here,
     nc channels at a time through scratch."""
     npos = math.prod(c.y[2:])
@@ -292,7 +219,7 @@ def _fit_pointwise_t(c: _Conv, budget: int) -> KernelChoice | None:
     return c.choice("aotc_conv_pointwise_t_f32", f"1x1 on {npos} positions, as X^T * W^T", npos * nc * 4, nc=nc)
 
 
-def _fit_stride1(c: _Conv, budget: int) -> KernelChoice | None:
+def _fit_stride1(c: ConvGeometry, budget: int) -> KernelChoice | None:
     """Patch rows copied whole from a padded plane (junk columns <= 1/4 of the work)."""
     oh, ow = c.y[-2], c.y[-1]
     pw = ow + c.kernel[-1] - 1
@@ -306,11 +233,11 @@ def _fit_stride1(c: _Conv, budget: int) -> KernelChoice | None:
                     (pad_floats + kc * _patch_ldc(nc) + c.out_c // c.group * nc) * 4, kc=kc, nc=nc)
 
 
-def _winograd_applies(v: winograd.Variant) -> Callable[[_Conv, TargetTraits], bool]:
+def _winograd_applies(v: winograd.Variant) -> Callable[[ConvGeometry, TargetTraits], bool]:
     """Winograd variant v: a 2-D 3 x 3 same-size conv at stride 1, one group, constant weights, NCHW, where
     v expects to gain (the best variant, or the one left where the best does not fit), on a vector unit
     of an OS target (its weights are (m + 2)^2 / 9 as large: not for a microcontroller's flash)."""
-    def applies(c: _Conv, target: TargetTraits) -> bool:
+    def applies(c: ConvGeometry, target: TargetTraits) -> bool:
         if not (target.vector_unit and not target.helium and _same_3x3(c) and c.group == 1):
             return False
         best = winograd.best(c.in_c, c.out_c, c.y[-2], c.y[-1], target.fast_math, target.threads)
@@ -323,7 +250,7 @@ def _fit_winograd(v: winograd.Variant) -> Callable[[Node, Graph, int, TargetTrai
     """Bands of tile rows within v's limits and the budget (Variant.band_rows: the fewest GEMM columns); with
     threads, within a lane of the scratch every Winograd conv shares, kept for the whole run."""
     def fit(n: Node, g: Graph, budget: int, target: TargetTraits) -> KernelChoice | None:
-        c = _conv(n, g)
+        c = conv_geometry(n, g)
         lanes = target.threads > 1
         band = v.band_rows(c.y[-2], c.y[-1], c.in_c, c.out_c,
                            target.threads * winograd.LANE_FLOATS * 4 if lanes else budget, target.threads)
@@ -339,7 +266,7 @@ def _fit_winograd(v: winograd.Variant) -> Callable[[Node, Graph, int, TargetTrai
     return fit
 
 
-def _fit_im2col(c: _Conv, budget: int) -> KernelChoice | None:
+def _fit_im2col(c: ConvGeometry, budget: int) -> KernelChoice | None:
     blocks = _blocks(c.in_c // c.group * math.prod(c.kernel), math.prod(c.y[2:]), budget)
     if blocks is None:  # no memory to spare at this step
         return None
@@ -347,33 +274,36 @@ def _fit_im2col(c: _Conv, budget: int) -> KernelChoice | None:
     return c.choice("aotc_conv_f32", f"im2col, blocks of {kc} x {nc}", kc * _patch_ldc(nc) * 4, kc=kc, nc=nc)
 
 
-def _candidate(kernel: str, fit: Callable[[_Conv, int], KernelChoice | None],
-               applies: Callable[[_Conv, TargetTraits], bool] = lambda c, t: True,
-               assumes: Callable[[TargetTraits], dict[str, int]] = lambda t: {}) -> Candidate:
-    # a channels-last input: the implicit GEMM alone reads it; a channels-last output: it and
-    # ConvTranspose's kernel alone store it
-    return Candidate(kernel, lambda n, g, budget: fit(_conv(n, g), budget),
-                     lambda n, g, t: (kernel in (*IMPLICIT_KERNELS, "aotc_conv_transpose_f32")
-                                      or not (reads_nhwc(n) or writes_nhwc(n)))
-                     and applies(_conv(n, g), t), assumes)
+def _candidate(kernel: str, fit: Callable[[ConvGeometry, int], KernelChoice | None],
+               applies: Callable[[ConvGeometry, TargetTraits], bool] = lambda c, t: True,
+               assumes: Callable[[TargetTraits], dict[str, int]] = lambda t: {},
+               facts: KernelFacts = SCRATCH_ARG, channels_last: bool = False) -> Candidate:
+    """`channels_last`: the kernel reads a channels-last input in place and stores a channels-last output
+    (the implicit GEMM, and ConvTranspose's kernel); the others take neither."""
+    return Candidate(kernel, lambda n, g, budget: fit(conv_geometry(n, g), budget),
+                     lambda n, g, t: (channels_last or not (reads_nhwc(n) or writes_nhwc(n)))
+                     and applies(conv_geometry(n, g), t), assumes, facts=facts)
 
 
-def _scratch_free(kernel: str, what: str) -> Callable[[_Conv, int], KernelChoice]:
+def _scratch_free(kernel: str, what: str) -> Callable[[ConvGeometry, int], KernelChoice]:
     """A kernel that needs no scratch: it fits any budget."""
     return lambda c, budget: c.choice(kernel, what)
 
 
-def _implicit(what: str, applies: Callable[[_Conv, TargetTraits], bool]) -> tuple[Candidate, ...]:
+def _implicit(what: str, applies: Callable[[ConvGeometry, TargetTraits], bool]) -> tuple[Candidate, ...]:
     """The implicit GEMM where `applies`, after its AVX-512 path for the conv if it has one (conv_x86.py)."""
     paths = tuple(_candidate(k, _scratch_free(k, f"{what}, AVX-512 {k.removeprefix('aotc_conv_')[:-4]} path"),
-                             lambda c, t, k=k: t.avx512 and applies(c, t) and conv_x86.x86_kernel(c) == k)
+                             lambda c, t, k=k: applies(c, t) and conv_x86.x86_kernel(c) == k,
+                             facts=X86_PATH, channels_last=True)
                   for k in conv_x86.KERNELS)
-    return (*paths, _candidate("aotc_conv_implicit_f32", _scratch_free("aotc_conv_implicit_f32", what), applies))
+    return (*paths, _candidate("aotc_conv_implicit_f32", _scratch_free("aotc_conv_implicit_f32", what), applies,
+                               facts=IMPLICIT, channels_last=True))
 
 
 # Conv's kernels, cheapest first: a node takes the first that applies and fits its step's spare memory
 KERNELS: tuple[Candidate, ...] = (
-    _candidate("aotc_conv_transpose_f32", _fit_transpose, lambda c, t: c.node.op == "ConvTranspose"),
+    _candidate("aotc_conv_transpose_f32", _fit_transpose, lambda c, t: c.node.op == "ConvTranspose",
+               channels_last=True),
     # where the tiles live in scalar registers (a Cortex-M4), the depthwise kernel's rows go in blocks
     # of 8, 4 or 3 outputs summed a tap row at a time (conv_depthwise3x3_direct.c): 1.9 instructions
     # per MAC against the flat kernel's 4 or more; on the M55 Helium strips of 4 columns down the rows,
@@ -381,11 +311,11 @@ KERNELS: tuple[Candidate, ...] = (
     _candidate("aotc_conv_depthwise3x3_direct_f32",
                _scratch_free("aotc_conv_depthwise3x3_direct_f32", "depthwise 3x3, rows in registers"),
                lambda c, t: (t.scalar_tiles or t.helium) and _direct_dw_applies(c),
-               lambda t: {"AOTC_DW3_BLOCK": dw3_block(t)}),
+               lambda t: {"AOTC_DW3_BLOCK": dw3_block(t)}, THREADED_DIRECT),
     # the scratch-free depthwise kernel where it beats the flat one ...
     _candidate("aotc_conv_depthwise3x3_direct_f32",
                _scratch_free("aotc_conv_depthwise3x3_direct_f32", "depthwise 3x3 straight from the input"),
-               _direct_dw_beats_flat, lambda t: {"AOTC_DW3_BLOCK": dw3_block(t)}),
+               _direct_dw_beats_flat, lambda t: {"AOTC_DW3_BLOCK": dw3_block(t)}, THREADED_DIRECT),
     # (not a full conv on a Cortex-M: the implicit GEMM's runs take 2.1 instructions per MAC there
     # against the flat passes' 4.2, MobileNet-v2's RGB conv on the M4, issue 27)
     # (nor one conv_ig_x86.h's igx3 takes on an AVX-512 host: ResNet-8's 3 -> 16 32 x 32 stem 15.4 -> 10.2 us;
@@ -396,17 +326,19 @@ KERNELS: tuple[Candidate, ...] = (
     # ... and where the flat one has no memory
     _candidate("aotc_conv_depthwise3x3_direct_f32",
                _scratch_free("aotc_conv_depthwise3x3_direct_f32", "depthwise 3x3 straight from the input"),
-               lambda c, t: _direct_dw_applies(c)),
+               lambda c, t: _direct_dw_applies(c), facts=THREADED_DIRECT),
     _candidate("aotc_conv_depthwise3x3_f32", _fit_padded_dw,
                lambda c, t: c.dw and _padded_dw3x3(c.nd, c.kernel, c.strides, c.dilations)),
     _candidate("aotc_conv_depthwise_kxk_f32",
                _scratch_free("aotc_conv_depthwise_kxk_f32", "depthwise k x k straight from the input"),
-               lambda c, t: _direct_dwkxk(c)),
-    _candidate("aotc_conv_depthwise_f32", _scratch_free("aotc_conv_depthwise_f32", "depthwise"), lambda c, t: c.dw),
+               lambda c, t: _direct_dwkxk(c), facts=THREADED_DIRECT),
+    _candidate("aotc_conv_depthwise_f32", _scratch_free("aotc_conv_depthwise_f32", "depthwise"), lambda c, t: c.dw,
+               facts=NO_SCRATCH_ARG),
     _candidate("aotc_conv_pointwise_t_f32", _fit_pointwise_t,
                lambda c, t: (c.node.op != "ConvTranspose" and _pointwise(c) and c.const_weights
                              and not _scalar_implicit(c, t)
-                             and math.prod(c.y[2:]) < PANEL and math.prod(c.y[2:]) != PANEL // 2)),
+                             and math.prod(c.y[2:]) < PANEL and math.prod(c.y[2:]) != PANEL // 2),
+               facts=KernelFacts(scratch_arg=True, packed_weights=True)),
     # a 1 x 1 conv whose positions end in a partial panel, on a vector unit: the implicit GEMM's tiles
     # of 6 positions x 16 channels (stored straight into Y on x86) waste less than the GEMM's last panel
     *_implicit("1x1 as an implicit GEMM",
@@ -414,10 +346,13 @@ KERNELS: tuple[Candidate, ...] = (
                and _implicit_beats_pointwise(c)),
     _candidate("aotc_conv_pointwise_f32",
                lambda c, budget: c.choice("aotc_conv_pointwise_f32", "1x1", work_bytes(c.in_c // c.group, budget)),
-               lambda c, t: c.node.op != "ConvTranspose" and _pointwise(c) and not _scalar_implicit(c, t)),
+               lambda c, t: c.node.op != "ConvTranspose" and _pointwise(c) and not _scalar_implicit(c, t),
+               facts=THREADED),
     # 3 x 3 same-size convs with enough channels: Winograd, F(4 x 4) (with --fast-math) or F(2 x 2), where the
     # step's spare memory holds a band's transforms (else the next variant, then the implicit GEMM below)
-    *(dataclasses.replace(_candidate(v.kernel, lambda c, budget: None, _winograd_applies(v)), fit_on=_fit_winograd(v))
+    *(dataclasses.replace(_candidate(v.kernel, lambda c, budget: None, _winograd_applies(v),
+                                     facts=dataclasses.replace(THREADED, rounds_more=v.rounds_more)),
+                          fit_on=_fit_winograd(v))
       for v in winograd.VARIANTS),
     *_implicit("implicit GEMM, no scratch",
                lambda c, t: c.node.op != "ConvTranspose" and c.nd <= 2 and c.const_weights),
@@ -426,7 +361,7 @@ KERNELS: tuple[Candidate, ...] = (
                              and c.dilations == [1, 1] and (c.kernel[-1] - 1) * 4 <= c.y[-1])),
     _candidate("aotc_conv_f32", _fit_im2col, lambda c, t: c.node.op != "ConvTranspose"),
     _candidate("aotc_conv_direct_f32", _scratch_free("aotc_conv_direct_f32", "direct, no scratch to spare"),
-               lambda c, t: c.node.op != "ConvTranspose"),
+               lambda c, t: c.node.op != "ConvTranspose", facts=NO_SCRATCH_ARG),
 )
 
 
@@ -459,7 +394,7 @@ def _direct_dw3x3(nd: int, kernel: list[int], strides: list[int], dilations: lis
     return _padded_dw3x3(nd, kernel, strides, dilations) and all(p in (0, 1) for p in pads)
 
 
-def _direct_dwkxk(c: _Conv) -> bool:
+def _direct_dwkxk(c: ConvGeometry) -> bool:
     """aotc_conv_depthwise_kxk_f32 (conv_depthwise_kxk.c): depthwise, 1-D or 2-D, kernel width 3, 5 or 7 (any
     height), column stride 1 or 2 (any row stride), no dilation, any pads."""
     return (c.dw and c.node.op != "ConvTranspose" and c.nd in (1, 2) and c.kernel[-1] in (3, 5, 7)
@@ -472,14 +407,14 @@ def _padded_dw3x3(nd: int, kernel: list[int], strides: list[int], dilations: lis
 
 
 def _check(node: Node, graph: Graph) -> str | None:
-    x = _x_shape(node, graph)
+    x = x_shape(node, graph)
     w = graph.tensors[node.inputs[1]].shape
     nd = len(x) - 2
     if not 1 <= nd <= MAX_SPATIAL:
         return f"{node.op} with {nd} spatial dims is not supported (1 to {MAX_SPATIAL})"
     if len(w) != len(x) or list(w[2:]) != list(node.attrs["kernel_shape"]):
         return f"{node.op} weight shape {list(w)} does not match kernel_shape {node.attrs['kernel_shape']}"
-    group, in_c, out_c = node.attrs["group"], x[1], _y_shape(node, graph)[1]
+    group, in_c, out_c = node.attrs["group"], x[1], y_shape(node, graph)[1]
     if group < 1 or in_c % group or out_c % group:
         return f"{node.op} group {group} does not divide {in_c} input and {out_c} output channels"
     per_group = (w[0] == out_c and w[1] * group == in_c) if node.op != "ConvTranspose" else \
@@ -501,12 +436,12 @@ def _emit(ctx: NodeContext) -> None:
     if plan.lanes:  # the lanes' pitch: a thread's share of the scratch every Winograd conv keeps (the largest's)
         fields = {**fields, "kc": str(kept_scratch_bytes(ctx.emitter.choices.values()) // plan.lanes // 4)}
     p = ctx.params("aotc_conv_params", fields, comment=plan.what)
-    if plan.kernel in PACKED_WT_KERNELS:  # each group's W^T, packed (gemm.c's panels)
+    if ctx.choice.facts.packed_weights:  # each group's W^T, packed (gemm.c's panels)
         group = ctx.attrs["group"]
         wv = np.asarray(ctx.const(w), np.float32)
         if reads_nhwc(ctx.node):  # W^T's rows in (ky, kx, c) order, as the channels-last input runs
             wv = np.moveaxis(wv, 1, -1)
-        wg = wv.reshape(group, _y_shape(ctx.node, ctx.graph)[1] // group, -1)
+        wg = wv.reshape(group, y_shape(ctx.node, ctx.graph)[1] // group, -1)
         w_ptr = ctx.const_array("wt_packed", np.stack([pack_b(m.T) for m in wg]),
                                 comment=f"W^T of {ctx.node.name}, packed per group")
     elif plan.kernel in WINOGRAD:
@@ -519,7 +454,7 @@ def _emit(ctx: NodeContext) -> None:
     if ctx.node.op != "ConvTranspose":
         args.append(ctx.ptr(residual(ctx.node)))
     args.append(ctx.ptr(ctx.outputs[0]))
-    if plan.kernel not in NO_SCRATCH_KERNELS:
+    if ctx.choice.facts.scratch_arg:
         args.append(ctx.scratch("float") if plan.scratch else "NULL")
     ctx.call(plan.kernel, *args)
 

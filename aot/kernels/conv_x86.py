@@ -17,12 +17,9 @@ unit depth), pads at the start only. Every fused activation (none, clamp, leaky)
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 from aot.kernels.base import as_3d
-
-if TYPE_CHECKING:
-    from aot.kernels.conv import _Conv
+from aot.kernels.conv_geometry import ConvGeometry
 
 PWC_KMIN = 64  # conv_pwc_x86.c: fewest input channels per group
 PWC_SMALL_PLANE = 256  # output planes of at most 16 x 16 try pwc before posx
@@ -42,7 +39,7 @@ def _igx3s2_rows(ow: int, iw: int, pw: int) -> bool:
     return ow % 16 == 0 or (pw == 1 and ow >= 16 - math.gcd(16, ow))
 
 
-def x86_kernel(c: _Conv) -> str | None:
+def x86_kernel(c: ConvGeometry) -> str | None:
     """The path's kernel for an implicit-GEMM conv on an AVX-512F host, or None (the implicit GEMM)."""
     if c.out_nhwc:  # every path stores NCHW
         return None

@@ -14,7 +14,7 @@ import numpy as np
 
 from aot.csource.format import c_float, c_int
 from aot.ir import Graph, Node
-from aot.kernels.base import NO_BUDGET_LIMIT, Candidate, HostOp, KernelChoice, NodeContext
+from aot.kernels.base import NO_BUDGET_LIMIT, Candidate, HostOp, KernelChoice, KernelFacts, NodeContext
 
 PANEL = 16  # AOTC_GEMM_PANEL: columns per B panel
 KC = 256  # AOTC_GEMM_KC: rows of B per block
@@ -280,8 +280,8 @@ def _emit_matmul(ctx: NodeContext) -> None:
 
 
 # the GEMM core: one kernel each, whose plain-B work block the budget may drop
-GEMM = Candidate("aotc_gemm_f32", _fit_gemm)
-MATMUL = Candidate("aotc_matmul_f32", _fit_matmul)  # aotc_sgemm_f32 when the batches fold into one product
+GEMM = Candidate("aotc_gemm_f32", _fit_gemm, facts=KernelFacts(threaded=True))  # column blocks over a --threads pool
+MATMUL = Candidate("aotc_matmul_f32", _fit_matmul, also=("aotc_sgemm_f32",))  # sgemm: the batches fold into one product
 
 OPS: dict[str, HostOp] = {
     "Gemm": HostOp(_emit_gemm, family="gemm", kernels=(GEMM,), check=_check_gemm),

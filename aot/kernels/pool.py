@@ -17,7 +17,7 @@ import numpy as np
 
 from aot.csource.format import c_ints
 from aot.ir import Graph, Node
-from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext, as_3d
+from aot.kernels.base import Candidate, HostOp, KernelChoice, KernelFacts, NodeContext, as_3d
 
 MAX_SPATIAL = 3  # the kernels' params struct holds (d, h, w)
 
@@ -70,7 +70,7 @@ def _emit_window(kernel: str):
             ctx.comment(f"Indices: each max's position in the flattened input, {'column' if order else 'row'} "
                         f"major over the {nd} spatial dim{'s' if nd > 1 else ''} (storage_order {order})")
             ctx.call(MAXPOOL_INDICES, p, str(nd), str(order), ctx.ptr(x), ctx.ptr(y), ctx.ptr(ctx.outputs[1]))
-        elif ctx.choice.kernel in ("aotc_maxpool_i8", "aotc_maxpool_u8", *MP16_KERNELS):
+        elif ctx.choice.kernel:  # MaxPool's table names its kernel
             ctx.call(ctx.choice.kernel, p, ctx.ptr(x), ctx.ptr(y))
         else:
             ctx.call(f"aotc_{kernel}_f32", p, ctx.ptr(x), ctx.ptr(y))
@@ -101,10 +101,13 @@ def mp16_kernel(node: Node, graph: Graph) -> str | None:
     return "aotc_maxpool_x86_f32"
 
 
+NO_SCRATCH_ARG = KernelFacts(scratch_arg=False)  # MaxPool's kernels: none takes scratch
+
+
 def _mp16(kernel: str) -> Candidate:
     return Candidate(kernel, lambda n, g, budget: KernelChoice(kernel),
-                     applies=lambda n, g, t: t.avx512 and _dtype(n, g) == "float32" and not _has_indices(n)
-                     and mp16_kernel(n, g) == kernel)
+                     applies=lambda n, g, t: _dtype(n, g) == "float32" and not _has_indices(n)
+                     and mp16_kernel(n, g) == kernel, facts=KernelFacts(isa="avx512", scratch_arg=False))
 
 
 MP16_KERNELS = (*(f"aotc_maxpool_k{kw}s{sw}p{pw}_f32" for sw in (2, 1) for kw, pw in ((3, 1), (3, 0), (2, 0))),
@@ -114,16 +117,16 @@ MAXPOOL_INDICES = "aotc_maxpool_indices_f32"
 MAXPOOL_KERNELS = (
     # 8-bit integers (quantized models; aot/passes/qdq.py): values only
     Candidate("aotc_maxpool_i8", lambda n, g, budget: KernelChoice("aotc_maxpool_i8"),
-              applies=lambda n, g, t: _dtype(n, g) == "int8" and not _has_indices(n)),
+              applies=lambda n, g, t: _dtype(n, g) == "int8" and not _has_indices(n), facts=NO_SCRATCH_ARG),
     Candidate("aotc_maxpool_u8", lambda n, g, budget: KernelChoice("aotc_maxpool_u8"),
-              applies=lambda n, g, t: _dtype(n, g) == "uint8" and not _has_indices(n)),
+              applies=lambda n, g, t: _dtype(n, g) == "uint8" and not _has_indices(n), facts=NO_SCRATCH_ARG),
     Candidate(MAXPOOL_INDICES, lambda n, g, budget: KernelChoice(MAXPOOL_INDICES),
-              applies=lambda n, g, t: _has_indices(n)),
+              applies=lambda n, g, t: _has_indices(n), facts=NO_SCRATCH_ARG),
     # on an AVX-512 host, 2-D windows in registers: a kernel per group of window shapes, so a bundle
     # compiles only those its pools have
     *(_mp16(k) for k in MP16_KERNELS),
     Candidate("aotc_maxpool_f32", lambda n, g, budget: KernelChoice("aotc_maxpool_f32"),
-              applies=lambda n, g, t: _dtype(n, g) == "float32" and not _has_indices(n)),
+              applies=lambda n, g, t: _dtype(n, g) == "float32" and not _has_indices(n), facts=NO_SCRATCH_ARG),
 )
 
 

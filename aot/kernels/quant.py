@@ -20,7 +20,7 @@ import numpy as np
 
 from aot.csource.format import c_float, c_ints
 from aot.ir import Graph, Node
-from aot.kernels.base import NO_SCRATCH, Candidate, HostOp, KernelChoice, NodeContext, TargetTraits
+from aot.kernels.base import Candidate, HostOp, KernelChoice, KernelFacts, NodeContext
 from aot.kernels.elementwise import broadcast_layout
 from aot.kernels.pool import pool_params
 from aot.qmath import (
@@ -132,6 +132,8 @@ class PatchPlan(NamedTuple):
 
     tile: int
     packed: bool = False
+    # a QLinearConvAdd on hosts: the conv first fills tmp, the scratch's last output-size bytes (_fit_residual)
+    tmp: bool = False
 
 
 def _dense_vnni(node: Node, graph: Graph) -> bool:
@@ -152,6 +154,12 @@ def _dense_vnni(node: Node, graph: Graph) -> bool:
             and (k_w - 1) * dw <= 62 and kq * 32 <= room)
 
 
+def _patches_kernel(node: Node, graph: Graph) -> str:
+    """The C function that runs a QLinearConv (QLinearConvAdd: with its residual ADD) on patches, by input type."""
+    kind = "patches_add" if node.op == "QLinearConvAdd" else "patches"
+    return f"aotc_qconv_{kind}_{SUFFIX[graph.tensors[node.inputs[0]].dtype]}"
+
+
 def _fit_patches(node: Node, graph: Graph, budget: int, host: bool = True) -> KernelChoice | None:
     """The largest tile of output positions whose patches fit the step's spare memory; where none
     fits, on hosts no scratch (tile 0: the kernels take the patch on the stack or need none). On
@@ -159,9 +167,10 @@ def _fit_patches(node: Node, graph: Graph, budget: int, host: bool = True) -> Ke
     k = _patch_length(node, graph)
     positions = math.prod(graph.tensors[node.outputs[0]].shape[2:])
     packed = host and _dense_vnni(node, graph)
+    kernel = _patches_kernel(node, graph)
     def choice(tile: int) -> KernelChoice:  # the kernel gathers whole lanes of positions
         tile = min(tile, positions)
-        return KernelChoice("patches", -(-tile // LANES) * LANES * k, detail=PatchPlan(tile, packed))
+        return KernelChoice(kernel, -(-tile // LANES) * LANES * k, detail=PatchPlan(tile, packed))
 
     # on the M-profile cores (small stacks, and the speed there is counted) never a smaller block than the
     # largest whose patches take at most PATCH_FLOOR bytes, even above the tight bound: the DSP path widens
@@ -172,12 +181,7 @@ def _fit_patches(node: Node, graph: Graph, budget: int, host: bool = True) -> Ke
         if choice(tile).scratch <= budget or tile == floor:
             return choice(tile)
     # on hosts the kernels' no-scratch paths (the dense VNNI one is as fast as with scratch)
-    return KernelChoice("patches", 0, detail=PatchPlan(0, packed))
-
-
-def _small_stack(target: TargetTraits) -> bool:
-    """The M-profile cores: kernels keep their stack small, and patch blocks come from the arena."""
-    return target.scalar_tiles or target.helium
+    return KernelChoice(kernel, 0, detail=PatchPlan(0, packed))
 
 
 # output positions per patch block, largest first (the kernel reads each weight row once per
@@ -221,6 +225,10 @@ def _depthwise4_runs(node: Node, graph: Graph) -> tuple[int, list[int]]:
     return 4 * span, [ow * r for r in range(max(most // ow, 1), 0, -1)]
 
 
+def _depthwise_kernel(node: Node, graph: Graph) -> str:
+    return f"aotc_qconv_depthwise_{SUFFIX[graph.tensors[node.inputs[0]].dtype]}"
+
+
 def _depthwise_dsp(node: Node, graph: Graph, budget: int) -> KernelChoice | None:
     """The 4-channel path with the longest run whose scratch (AOTC_QCONV_DW4_SCRATCH) fits the memory
     the step can spare (else the next candidate: one channel at a time, its few padded rows)."""
@@ -228,19 +236,21 @@ def _depthwise_dsp(node: Node, graph: Graph, budget: int) -> KernelChoice | None
     span, runs = _depthwise4_runs(node, graph)
     for run in runs:
         if span + 16 * run <= budget:
-            return KernelChoice("depthwise", max(rows, span + 16 * run), detail=run)
+            return KernelChoice(_depthwise_kernel(node, graph), max(rows, span + 16 * run), detail=run)
     return None
 
 
+M_PROFILE = KernelFacts(isa="m-profile")  # the Cortex-M cores' paths: small stacks, blocks in the plan's scratch
 QCONV_KERNELS = (
     # On the M-profile boards (the DSP extension's SMLAD) 4 channels at a time where the shape allows
-    Candidate("depthwise", _depthwise_dsp,
-              applies=lambda n, g, t: _is_depthwise(n, g) and (t.scalar_tiles or t.helium)),
-    Candidate("depthwise", lambda n, g, budget: KernelChoice("depthwise", _depthwise_scratch(n, g)),
-              applies=lambda n, g, t: _is_depthwise(n, g)),
-    Candidate("patches", lambda n, g, budget: _fit_patches(n, g, budget, host=False),
-              applies=lambda n, g, t: _small_stack(t)),
-    Candidate("patches", _fit_patches),
+    Candidate("aotc_qconv_depthwise_i8", _depthwise_dsp, applies=lambda n, g, t: _is_depthwise(n, g),
+              facts=M_PROFILE, also=("aotc_qconv_depthwise_u8",)),
+    Candidate("aotc_qconv_depthwise_i8",
+              lambda n, g, budget: KernelChoice(_depthwise_kernel(n, g), _depthwise_scratch(n, g)),
+              applies=lambda n, g, t: _is_depthwise(n, g), also=("aotc_qconv_depthwise_u8",)),
+    Candidate("aotc_qconv_patches_i8", lambda n, g, budget: _fit_patches(n, g, budget, host=False), facts=M_PROFILE,
+              also=("aotc_qconv_patches_u8",)),
+    Candidate("aotc_qconv_patches_i8", _fit_patches, also=("aotc_qconv_patches_u8",)),
 )
 
 
@@ -258,17 +268,17 @@ def _conv_geometry(ctx: NodeContext) -> dict[str, str]:
 
 
 def _emit_qconv(ctx: NodeContext) -> None:
-    p, w_arg, suffix, patches = _qconv_parts(ctx)
+    p, w_arg, patches = _qconv_parts(ctx)
     if patches:
-        ctx.call(f"aotc_qconv_patches_{suffix}", p, str(ctx.choice.detail.tile), ctx.ptr(ctx.inputs[0]), w_arg,
+        ctx.call(ctx.choice.kernel, p, str(ctx.choice.detail.tile), ctx.ptr(ctx.inputs[0]), w_arg,
                  ctx.ptr(ctx.outputs[0]), ctx.scratch("uint8_t"))
     else:
-        ctx.call(f"aotc_qconv_depthwise_{suffix}", p, ctx.ptr(ctx.inputs[0]), w_arg, ctx.ptr(ctx.outputs[0]),
+        ctx.call(ctx.choice.kernel, p, ctx.ptr(ctx.inputs[0]), w_arg, ctx.ptr(ctx.outputs[0]),
                  ctx.scratch(ctx.ctype(ctx.inputs[0])))
 
 
-def _qconv_parts(ctx: NodeContext) -> tuple[str, str, str, bool]:
-    """A QLinearConv's aotc_qconv_params, its weights argument, the type suffix, and whether it runs on patches."""
+def _qconv_parts(ctx: NodeContext) -> tuple[str, str, bool]:
+    """A QLinearConv's aotc_qconv_params, its weights argument, and whether it runs on patches."""
     a = ctx.attrs
     m = ctx.shape(ctx.outputs[0])[1]
     w_zero = np.broadcast_to(ctx.const(ctx.inputs[5]).reshape(-1), (m,))
@@ -277,7 +287,7 @@ def _qconv_parts(ctx: NodeContext) -> tuple[str, str, str, bool]:
     bias = ctx.const(ctx.inputs[8]) if len(ctx.inputs) > 8 and ctx.inputs[8] else np.zeros(m, np.int32)
     bias = np.asarray(bias, np.int64).reshape(-1)
     x_zero = int(_scalar(ctx, 2))
-    patches = ctx.choice.kernel in ("patches", "patches_tmp")  # patches_tmp: a QLinearConvAdd on hosts
+    patches = isinstance(ctx.choice.detail, PatchPlan)  # else the depthwise kernel (detail: its 4-channel run)
     if patches:
         # the patches hold x + offset (unsigned bytes) with rows padded to kp by the zero point, and
         # the weight rows are padded with zeros; then with zp = x_zero + offset,
@@ -299,7 +309,7 @@ def _qconv_parts(ctx: NodeContext) -> tuple[str, str, str, bool]:
         "bias": ctx.const_array("bias", bias.astype(np.int32)),
         "w_zero": ctx.const_array("w_zero", np.ascontiguousarray(w_zero, np.int32)),
         "w_zero_any": str(int(bool(w_zero.any()))),
-        "dw4": str(int(ctx.choice.detail or 0)) if ctx.choice.kernel == "depthwise" else "0",
+        "dw4": "0" if patches else str(int(ctx.choice.detail or 0)),
         "w_packed": str(int(patches and ctx.choice.detail.packed)),
     }, comment=f"QLinearConv {list(ctx.shape(ctx.inputs[0]))} -> {list(ctx.shape(ctx.outputs[0]))}: kernel "
                f"{a['kernel_shape']}, strides {a['strides']}, pads {a['pads']}, group {a['group']}"
@@ -310,14 +320,14 @@ def _qconv_parts(ctx: NodeContext) -> tuple[str, str, str, bool]:
         w_arg = f"(const int8_t *){ctx.const_array('w', weights.view(np.int32))}"
     else:
         w_arg = ctx.ptr(ctx.inputs[3]) if as_stored else ctx.const_array("w", weights)
-    return p, w_arg, SUFFIX[ctx.dtype(ctx.inputs[0])], patches
+    return p, w_arg, patches
 
 
 def _emit_qconv_add(ctx: NodeContext) -> None:
     """QLinearConv with its residual QLinearAdd fused (aot/passes/fuse_residual.py): the output written over
     the residual where the plan put them in one buffer; on hosts the conv first fills tmp, the scratch's
     last output-size bytes (_fit_residual)."""
-    p, w_arg, suffix, _ = _qconv_parts(ctx)
+    p, w_arg, _ = _qconv_parts(ctx)
     y, res = ctx.outputs[0], ctx.inputs[9]
     conv_a = bool(ctx.attrs["conv_is_a"])
     y_zero = int(_scalar(ctx, 15))
@@ -329,9 +339,9 @@ def _emit_qconv_add(ctx: NodeContext) -> None:
         "add": "{" + ", ".join(f".{k} = {v}" for k, v in fields.items()) + "}", "conv_a": str(int(conv_a)),
     }, comment=f"the residual QLinearAdd fused into the conv: {'conv + residual' if conv_a else 'residual + conv'}")
     scratch = ctx.scratch("uint8_t")
-    tmp_at = ctx.choice.scratch - ctx.tensor(y).nbytes if ctx.choice.kernel == "patches_tmp" else None
+    tmp_at = ctx.choice.scratch - ctx.tensor(y).nbytes if ctx.choice.detail.tmp else None
     tmp = f"({ctx.ctype(y)} *)({scratch} + {tmp_at})" if tmp_at is not None else "NULL"
-    ctx.call(f"aotc_qconv_patches_add_{suffix}", p, r, str(ctx.choice.detail.tile), ctx.ptr(ctx.inputs[0]), w_arg,
+    ctx.call(ctx.choice.kernel, p, r, str(ctx.choice.detail.tile), ctx.ptr(ctx.inputs[0]), w_arg,
              ctx.ptr(res), ctx.ptr(y), scratch, tmp)
 
 
@@ -341,13 +351,13 @@ def _fit_residual(node: Node, graph: Graph, budget: int) -> KernelChoice:
     the others do not)."""
     out = graph.tensors[node.outputs[0]].nbytes
     choice = _fit_patches(node, graph, max(budget - out, 0))
-    return KernelChoice("patches_tmp", choice.scratch + out, detail=choice.detail)
+    return KernelChoice(choice.kernel, choice.scratch + out, detail=choice.detail._replace(tmp=True))
 
 
 QCONV_ADD_KERNELS = (
-    Candidate("patches", lambda n, g, budget: _fit_patches(n, g, budget, host=False),
-              applies=lambda n, g, t: _small_stack(t)),
-    Candidate("patches_tmp", _fit_residual),
+    Candidate("aotc_qconv_patches_add_i8", lambda n, g, budget: _fit_patches(n, g, budget, host=False),
+              facts=M_PROFILE, also=("aotc_qconv_patches_add_u8",)),
+    Candidate("aotc_qconv_patches_add_i8", _fit_residual, also=("aotc_qconv_patches_add_u8",)),
 )
 
 
@@ -400,7 +410,7 @@ def _emit_qgemm(ctx: NodeContext) -> None:
                f"a_zero ({a_zero}) x the column sums of B" + ("; B's rows interleaved by blocks of 4" if il4 else ""))
     if il4:
         bt = interleave_rows(bt, 4)
-    ctx.call(f"aotc_qgemm_{SUFFIX[ctx.dtype(a)]}", p, ctx.ptr(a), ctx.const_array("bt", bt), ctx.ptr(y),
+    ctx.call(ctx.choice.kernel, p, ctx.ptr(a), ctx.const_array("bt", bt), ctx.ptr(y),
              ctx.scratch("uint32_t"))
 
 
@@ -410,21 +420,26 @@ def dsp_gemv_scratch(k: int, n: int) -> int:
     return 8 * (k // 4) + 4 * n
 
 
-def dsp_dense_kernels(shape: Callable[[Node, Graph], tuple[int, int, bool]]) -> tuple[Candidate, ...]:
+def dsp_dense_kernels(shape: Callable[[Node, Graph], tuple[int, int, bool]], kernel: Callable[[Node, Graph], str],
+                      symbols: tuple[str, ...]) -> tuple[Candidate, ...]:
     """The dense layers' kernels (QGemm / QLinearMatMul here, TFLite's FULLY_CONNECTED): on the
     M-profile boards (the DSP extension's SMLAD, aotc_dsp_gemv4) a row of the input is widened once
     into scratch, and without Helium the weights' rows are interleaved by blocks of 4 where
     shape(node, graph) = (k, n, interleavable) allows (aotc_dsp_gemv4_il); the host kernels need no
-    scratch."""
+    scratch. kernel(node, graph): the C function that runs the node, one of `symbols` (by its type)."""
     def interleaved(node: Node, graph: Graph) -> KernelChoice | None:
         k, n, ok = shape(node, graph)
-        return KernelChoice("dsp", dsp_gemv_scratch(k, n), detail="il4", assumes={"AOTC_DSP_IL": 1}) if ok else None
+        return KernelChoice(kernel(node, graph), dsp_gemv_scratch(k, n), detail="il4",
+                            assumes={"AOTC_DSP_IL": 1}) if ok else None
 
+    first, also = symbols[0], symbols[1:]
     return (
-        Candidate("dsp", lambda n, g, budget: interleaved(n, g), applies=lambda n, g, t: t.dsp),
-        Candidate("dsp", lambda n, g, budget: KernelChoice("dsp", dsp_gemv_scratch(*shape(n, g)[:2])),
-                  applies=lambda n, g, t: t.scalar_tiles or t.helium),
-        NO_SCRATCH,
+        # (TargetTraits.dsp: the DSP extension without Helium)
+        Candidate(first, lambda n, g, budget: interleaved(n, g), applies=lambda n, g, t: t.dsp,
+                  facts=KernelFacts(isa="arm-dsp"), also=also),
+        Candidate(first, lambda n, g, budget: KernelChoice(kernel(n, g), dsp_gemv_scratch(*shape(n, g)[:2])),
+                  facts=M_PROFILE, also=also),
+        Candidate(first, lambda n, g, budget: KernelChoice(kernel(n, g)), also=also),
     )
 
 
@@ -444,7 +459,8 @@ def _qgemm_shape(node: Node, graph: Graph) -> tuple[int, int, bool]:
     return k, n, k % 4 == 0 and n % 4 == 0 and k >= 4 and n >= 4
 
 
-QGEMM_KERNELS = dsp_dense_kernels(_qgemm_shape)
+QGEMM_KERNELS = dsp_dense_kernels(_qgemm_shape, lambda n, g: f"aotc_qgemm_{SUFFIX[g.tensors[n.inputs[0]].dtype]}",
+                                  ("aotc_qgemm_i8", "aotc_qgemm_u8"))
 
 
 def _check_qgemm(node: Node, graph: Graph) -> str | None:

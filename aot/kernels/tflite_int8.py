@@ -11,7 +11,7 @@ import numpy as np
 
 from aot.csource.format import c_float, c_int
 from aot.ir import Graph, Node
-from aot.kernels.base import NO_SCRATCH, Candidate, HostOp, KernelChoice, NodeContext
+from aot.kernels.base import Candidate, HostOp, KernelChoice, KernelFacts, NodeContext, by_type
 from aot.kernels.quant import dsp_dense_kernels, interleave_rows
 
 
@@ -24,14 +24,22 @@ def _bias(ctx: NodeContext) -> str:
     return ctx.ptr(ctx.inputs[2]) if len(ctx.inputs) > 2 and ctx.inputs[2] else "NULL"
 
 
+def _conv_kernel(node: Node, graph: Graph) -> str:
+    """The C function that runs a conv node, by its op and input type (16x8: _s16)."""
+    fn = {"TflDepthwiseConv2D": "aotc_tfl_depthwise_s8", "TflTransposeConv": "aotc_tfl_transpose_conv_s8",
+          "TflConv2DAdd": "aotc_tfl_conv_add_s8"}.get(node.op, "aotc_tfl_conv_s8")
+    return fn.replace("_s8", "_s16") if graph.tensors[node.inputs[0]].dtype == "int16" else fn
+
+
 def _emit_conv(ctx: NodeContext) -> None:
-    p, fn = _conv_params(ctx)
+    p = _conv_params(ctx)
+    fn = ctx.choice.kernel
     scratch = [ctx.scratch("uint32_t")] if fn in ("aotc_tfl_conv_s8", "aotc_tfl_depthwise_s8") else []
     ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx), ctx.ptr(ctx.outputs[0]), *scratch)
 
 
-def _conv_params(ctx: NodeContext) -> tuple[str, str]:
-    """The node's aotc_tfl_conv_params and the C function that runs it."""
+def _conv_params(ctx: NodeContext) -> str:
+    """The node's aotc_tfl_conv_params."""
     a = ctx.attrs
     n, h, w, c = ctx.shape(ctx.inputs[0])
     _, oh, ow, oc = ctx.shape(ctx.outputs[0])
@@ -45,19 +53,17 @@ def _conv_params(ctx: NodeContext) -> tuple[str, str]:
         "depth_multiplier": c_int(oc // c if depthwise else 1), "x_zero": c_int(a["x_zero"]),
         "y_zero": c_int(a["y_zero"]), "y_min": c_int(a["y_min"]), "y_max": c_int(a["y_max"]),
         "mult": mult, "shift": shift,
-        **({"dsp_tile": c_int(ctx.choice.detail)} if ctx.choice.kernel == "dsp" and ctx.choice.detail else {}),
+        # the M-profile path's tile of positions (_fit_conv)
+        **({"dsp_tile": c_int(ctx.choice.detail)} if ctx.choice.facts.isa == "m-profile" and ctx.choice.detail
+           else {}),
     }, comment=f"{ctx.node.op} NHWC {[n, h, w, c]} -> {[n, oh, ow, oc]}, TFLite requantisation")
-    fn = {"TflDepthwiseConv2D": "aotc_tfl_depthwise_s8", "TflTransposeConv": "aotc_tfl_transpose_conv_s8"}.get(
-        ctx.node.op, "aotc_tfl_conv_s8")
-    if ctx.dtype(ctx.inputs[0]) == "int16":  # 16x8
-        fn = fn.replace("_s8", "_s16")
-    return p, fn
+    return p
 
 
 def _emit_conv_add(ctx: NodeContext) -> None:
     """CONV_2D with its residual ADD fused (aot/passes/fuse_residual.py): aotc_tfl_conv_add_s8, the
     output written over the residual where the plan put them in one buffer."""
-    p, _ = _conv_params(ctx)
+    p = _conv_params(ctx)
     res, y = ctx.inputs[3], ctx.outputs[0]
     first = bool(ctx.attrs["conv_is_x1"])
     r = ctx.params("aotc_tfl_residual_params", {
@@ -67,7 +73,7 @@ def _emit_conv_add(ctx: NodeContext) -> None:
     }, comment=f"the residual ADD fused into the conv: {'conv + residual' if first else 'residual + conv'}, "
                "TFLite requantisation")
     scratch = ctx.scratch("uint32_t") if ctx.choice.scratch else "NULL"
-    ctx.call("aotc_tfl_conv_add_s8", p, r, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx), ctx.ptr(res),
+    ctx.call(ctx.choice.kernel, p, r, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx), ctx.ptr(res),
              ctx.ptr(y), scratch)
 
 
@@ -120,7 +126,7 @@ def _fit_conv_add(node: Node, graph: Graph, budget: int) -> KernelChoice:
     floor = _min_tile(node, graph)
     while size + extra(np_) > budget and np_ > floor:
         size, np_ = _conv_dsp_scratch(node, graph, np_ - 2)
-    return KernelChoice("dsp", size + extra(np_), detail=np_)
+    return KernelChoice(_conv_kernel(node, graph), size + extra(np_), detail=np_)
 
 
 RESIDUAL_TABLE_WORDS = 512  # AOTC_TFL_RESIDUAL_TABLES
@@ -146,13 +152,13 @@ def _fit_conv(node: Node, graph: Graph, budget: int) -> KernelChoice:
     the memory its step can spare (the kernel reads each widened weight block once a tile), down to
     _min_tile, which it takes anyway (above the tight bound)."""
     if node.op == "TflDepthwiseConv2D":
-        return KernelChoice("dsp", _depthwise_dsp_scratch(node, graph))
+        return KernelChoice(_conv_kernel(node, graph), _depthwise_dsp_scratch(node, graph))
     tile = DSP_NP_MAX
     size, np_ = _conv_dsp_scratch(node, graph, tile)
     floor = _min_tile(node, graph)
     while size > budget and np_ > floor:
         size, np_ = _conv_dsp_scratch(node, graph, np_ - 2)
-    return KernelChoice("dsp", size, detail=np_)
+    return KernelChoice(_conv_kernel(node, graph), size, detail=np_)
 
 
 def _depthwise_dsp_scratch(node: Node, graph: Graph) -> int:
@@ -171,23 +177,26 @@ def _depthwise_dsp_scratch(node: Node, graph: Graph) -> int:
     return 4 * (4 * run + pad)
 
 
+HELIUM, M_PROFILE = KernelFacts(isa="helium"), KernelFacts(isa="m-profile")
 # On the M-profile boards CONV_2D and DEPTHWISE_CONV_2D's DSP paths, and Helium's CONV_2D on the M55, take
 # their scratch from the plan, as TFLM's kernels take theirs from the tensor arena; the host kernels need none.
-CONV_KERNELS = (
-    Candidate("mve", lambda n, g, budget: KernelChoice("mve", _conv_mve_scratch(n, g)),
-              applies=lambda n, g, t: t.helium and _conv_mve_scratch(n, g) > 0),
-    Candidate("dsp", _fit_conv, applies=lambda n, g, t: t.scalar_tiles or t.helium),
-    NO_SCRATCH,
-)
+def _conv_kernels(s8: str, helium: bool) -> tuple[Candidate, ...]:
+    """A conv op's kernels: s8 (its int8 C function), or its _s16 for 16x8; Helium's CONV_2D path where `helium`."""
+    s16 = s8.replace("_s8", "_s16")
+    mve = Candidate(s8, lambda n, g, budget: KernelChoice(_conv_kernel(n, g), _conv_mve_scratch(n, g)),
+                    applies=lambda n, g, t: _conv_mve_scratch(n, g) > 0, facts=HELIUM)
+    return (*((mve,) if helium else ()), Candidate(s8, _fit_conv, facts=M_PROFILE, also=(s16,)),
+            by_type(_conv_kernel, s8, s16))
 
 
 # the fused CONV_2D + ADD: on the M-profile boards the ADD's tables and a tile of conv outputs besides
 # the conv's scratch; the host's plain loop needs none
 CONV_ADD_KERNELS = (
-    Candidate("mve", lambda n, g, budget: KernelChoice("mve", 4 * RESIDUAL_TABLE_WORDS + _conv_mve_scratch(n, g, True)),
-              applies=lambda n, g, t: t.helium and _conv_mve_scratch(n, g, True) > 0),
-    Candidate("dsp", _fit_conv_add, applies=lambda n, g, t: t.scalar_tiles or t.helium),
-    NO_SCRATCH,
+    Candidate("aotc_tfl_conv_add_s8", lambda n, g, budget: KernelChoice(
+        "aotc_tfl_conv_add_s8", 4 * RESIDUAL_TABLE_WORDS + _conv_mve_scratch(n, g, True)),
+              applies=lambda n, g, t: _conv_mve_scratch(n, g, True) > 0, facts=HELIUM),
+    Candidate("aotc_tfl_conv_add_s8", _fit_conv_add, facts=M_PROFILE),
+    by_type(_conv_kernel, "aotc_tfl_conv_add_s8"),
 )
 
 
@@ -205,14 +214,14 @@ def _emit_fc(ctx: NodeContext) -> None:
                + ("; weights interleaved by blocks of 4 rows" if il4 else ""))
     if il4:
         w = ctx.const_array("w", interleave_rows(np.asarray(ctx.const(ctx.inputs[1]), np.int8), 4))
-        ctx.call("aotc_tfl_fc_s8", p, ctx.ptr(ctx.inputs[0]), w, _bias(ctx), ctx.ptr(ctx.outputs[0]),
+        ctx.call(ctx.choice.kernel, p, ctx.ptr(ctx.inputs[0]), w, _bias(ctx), ctx.ptr(ctx.outputs[0]),
                  ctx.scratch("uint32_t"))
         return
     if ctx.dtype(ctx.inputs[0]) == "int16":
-        ctx.call("aotc_tfl_fc_s16", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx),
+        ctx.call(ctx.choice.kernel, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx),
                  ctx.ptr(ctx.outputs[0]))
     else:
-        ctx.call("aotc_tfl_fc_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx),
+        ctx.call(ctx.choice.kernel, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx),
                  ctx.ptr(ctx.outputs[0]), ctx.scratch("uint32_t"))
 
 
@@ -228,7 +237,8 @@ def _fc_shape(node: Node, graph: Graph) -> tuple[int, int, bool]:
 
 # On the M-profile boards the DSP path (tflite_int8_dsp.h) takes its scratch from the plan, as
 # TFLM's kernels take theirs from the tensor arena; the host kernels need none.
-FC_KERNELS = dsp_dense_kernels(_fc_shape)
+FC_KERNELS = dsp_dense_kernels(_fc_shape, lambda n, g: "aotc_tfl_fc_s16" if g.tensors[n.inputs[0]].dtype == "int16"
+                               else "aotc_tfl_fc_s8", ("aotc_tfl_fc_s8", "aotc_tfl_fc_s16"))
 
 
 def _emit_pool(ctx: NodeContext) -> None:
@@ -331,12 +341,17 @@ def _emit_binary(ctx: NodeContext) -> None:
     p = ctx.params("aotc_tfl_binary_params", _binary_fields(ctx, ctx.attrs, ctx.node.op, *ctx.inputs[:2],
                                                             ctx.outputs[0]),
                    comment=f"{ctx.node.op} of {list(x1)} and {list(x2)} -> {list(y)}, TFLite requantisation")
-    fn = {"TflMul": "aotc_tfl_mul_s8", "TflMaximum": "aotc_tfl_max_s8", "TflMinimum": "aotc_tfl_min_s8"}.get(
-        ctx.node.op, "aotc_tfl_add_s8")
-    if ctx.dtype(ctx.inputs[0]) == "int16":  # 16x8: ADD, SUB (add's kernel, p->subtract) and MUL
-        fn = "aotc_tfl_mul_s16" if ctx.node.op == "TflMul" else "aotc_tfl_add_s16"
+    fn = ctx.choice.kernel
     scratch = [ctx.scratch("uint32_t") if ctx.choice.scratch else "NULL"] if fn == "aotc_tfl_add_s8" else []
     ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), ctx.ptr(ctx.outputs[0]), *scratch)
+
+
+def _binary_kernel(node: Node, graph: Graph) -> str:
+    """The C function that runs a binary op, by its op and input type."""
+    if graph.tensors[node.inputs[0]].dtype == "int16":  # 16x8: ADD, SUB (add's kernel, p->subtract) and MUL
+        return "aotc_tfl_mul_s16" if node.op == "TflMul" else "aotc_tfl_add_s16"
+    return {"TflMul": "aotc_tfl_mul_s8", "TflMaximum": "aotc_tfl_max_s8", "TflMinimum": "aotc_tfl_min_s8"}.get(
+        node.op, "aotc_tfl_add_s8")
 
 
 ADD_SCRATCH_WORDS, ADD_MIN = 768, 512  # AOTC_TFL_ADD_SCRATCH, AOTC_TFL_ADD_MIN
@@ -350,9 +365,9 @@ def _add_tables(node: Node, graph: Graph) -> bool:
 
 # On the M-profile boards the tabulated ADD / SUB's tables and sums come from the plan, not the stack
 ADD_KERNELS = (
-    Candidate("dsp", lambda n, g, budget: KernelChoice("dsp", 4 * ADD_SCRATCH_WORDS),
-              applies=lambda n, g, t: (t.dsp or t.helium) and _add_tables(n, g)),
-    NO_SCRATCH,
+    Candidate("aotc_tfl_add_s8", lambda n, g, budget: KernelChoice("aotc_tfl_add_s8", 4 * ADD_SCRATCH_WORDS),
+              applies=lambda n, g, t: _add_tables(n, g), facts=KernelFacts(isa="arm-dsp")),
+    by_type(_binary_kernel, "aotc_tfl_add_s8", "aotc_tfl_add_s16"),
 )
 
 
@@ -427,9 +442,10 @@ def _emit_quantize(ctx: NodeContext) -> None:
 
 
 OPS: dict[str, HostOp] = {
-    "TflConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8", "int16"), kernels=CONV_KERNELS),
+    "TflConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8", "int16"),
+                        kernels=_conv_kernels("aotc_tfl_conv_s8", helium=True)),
     "TflDepthwiseConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8", "int16"),
-                                 kernels=CONV_KERNELS),
+                                 kernels=_conv_kernels("aotc_tfl_depthwise_s8", helium=False)),
     "TflFullyConnected": HostOp(_emit_fc, family="tflite_int8", dtypes=("int8", "int16"), kernels=FC_KERNELS),
     "TflAveragePool2D": HostOp(_emit_pool, family="tflite_int8", dtypes=("int8", "int16")),
     "TflMaxPool2D": HostOp(_emit_pool, family="tflite_int8", dtypes=("int8", "int16")),
@@ -439,14 +455,18 @@ OPS: dict[str, HostOp] = {
     "TflLstm8": HostOp(_emit_lstm8, family="tflite_int8", dtypes=("int8",)),
     "TflSvdf": HostOp(_emit_svdf, family="tflite_int8", dtypes=("int8",)),
     "TflLeakyRelu16": HostOp(_emit_leaky_relu16, family="tflite_int8", dtypes=("int16",)),
-    "TflTransposeConv": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8", "int16")),
+    "TflTransposeConv": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8", "int16"),
+                               kernels=(by_type(_conv_kernel, "aotc_tfl_transpose_conv_s8",
+                                                "aotc_tfl_transpose_conv_s16"),)),
     # input 3, the residual, is read at each element just before the sum is written there
     "TflConv2DAdd": HostOp(_emit_conv_add, family="tflite_int8", dtypes=("int8",), inplace=3,
                            kernels=CONV_ADD_KERNELS),
     **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16"), kernels=ADD_KERNELS)
        for op in ("TflAdd", "TflSub")},
-    "TflMul": HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16")),
-    **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8",)) for op in ("TflMaximum", "TflMinimum")},
+    "TflMul": HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16"),
+                     kernels=(by_type(_binary_kernel, "aotc_tfl_mul_s8", "aotc_tfl_mul_s16"),)),
+    **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8",), kernels=(by_type(_binary_kernel, fn),))
+       for op, fn in (("TflMaximum", "aotc_tfl_max_s8"), ("TflMinimum", "aotc_tfl_min_s8"))},
     "TflLut": HostOp(_emit_lut, family="tflite_int8", dtypes=("int8",)),
     "TflQuantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("float32",)),
     "TflDequantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("int8", "int16")),

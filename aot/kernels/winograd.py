@@ -134,7 +134,6 @@ F4 = Variant("aotc_conv_winograd4_f32", 4, np.array([[1 / 4, 0.0, 0.0], [-1 / 6,
              macros={"tw_max": "AOTC_WINO4_TW_MAX", "band_tiles": "AOTC_WINO4_BAND_MAX",
                      "rows_max": "AOTC_WINO4_ROWS_MAX"})
 VARIANTS = (F4, F2)
-ROUNDS_MORE = frozenset(v.kernel for v in VARIANTS if v.rounds_more)
 MIN_GAIN = 1.05  # taken where the model expects at least this speed-up
 # With --threads, Winograd only where its products do at least this many multiply-adds per float of V and M
 # (in_c out_c / (in_c + out_c)). Why: with a pool each thread transforms the whole band's input into a lane of
