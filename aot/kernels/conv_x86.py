@@ -19,13 +19,14 @@ from __future__ import annotations
 import math
 
 from aot.kernels.base import as_3d
+from aot.kernels.c_defines import define
 from aot.kernels.conv_geometry import ConvGeometry
 
-PWC_KMIN = 64  # conv_pwc_x86.c: fewest input channels per group
+PWC_KMIN = define("conv_pwc_x86.c", "PWC_KMIN")  # fewest input channels per group
 PWC_SMALL_PLANE = 256  # output planes of at most 16 x 16 try pwc before posx
-POSX_KMAX = 128  # conv_posx_x86.h: largest K
-IGX_RGB_WMAX = 512  # conv_igx3_x86.c: widest row of the channels-last RGB path
-IGB_M = 8  # conv_igb_x86.c: output channels per block
+POSX_KMAX = define("conv_posx_x86.h", "POSX_KMAX")  # largest K
+IGX_RGB_WMAX = define("conv_igx3_x86.c", "IGX_RGB_WMAX")  # widest row of the channels-last RGB path
+IGB_M = define("conv_igb_x86.c", "IGB_M")  # output channels per block
 
 KERNELS = ("aotc_conv_igx3_f32", "aotc_conv_igx3s2_f32", "aotc_conv_igx1_f32", "aotc_conv_pwc_f32",
            "aotc_conv_posx_f32", "aotc_conv_igb_f32", "aotc_conv_stemx_f32")

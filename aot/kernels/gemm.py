@@ -15,9 +15,10 @@ import numpy as np
 from aot.csource.format import c_float, c_int
 from aot.ir import Graph, Node
 from aot.kernels.base import NO_BUDGET_LIMIT, Candidate, HostOp, KernelChoice, KernelFacts, NodeContext
+from aot.kernels.c_defines import define
 
-PANEL = 16  # AOTC_GEMM_PANEL: columns per B panel
-KC = 256  # AOTC_GEMM_KC: rows of B per block
+PANEL = define("aotc_gemm.h", "AOTC_GEMM_PANEL")  # columns per B panel
+KC = define("aotc_gemm.h", "AOTC_GEMM_KC")  # rows of B per block
 WORK_BYTES = KC * PANEL * 4  # AOTC_SGEMM_WORK_BYTES: the core's copy of one plain-B block, at most
 INT32_MAX = 2**31 - 1
 # what the layouts and block sizes above assume of aotc_gemm.h: checked where the generated code is compiled

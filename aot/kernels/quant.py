@@ -21,6 +21,7 @@ import numpy as np
 from aot.csource.format import c_float, c_ints
 from aot.ir import Graph, Node
 from aot.kernels.base import Candidate, HostOp, KernelChoice, KernelFacts, NodeContext
+from aot.kernels.c_defines import define
 from aot.kernels.elementwise import broadcast_layout
 from aot.kernels.pool import pool_params
 from aot.qmath import (
@@ -36,7 +37,7 @@ from aot.qmath import (
 
 INT8 = ("int8", "uint8")
 SUFFIX = {"int8": "i8", "uint8": "u8", "int32": "i32"}  # as DTYPE_SUFFIX
-LANES = 16  # AOTC_QCONV_LANES in aotc_quant.h
+LANES = define("aotc_quant.h", "AOTC_QCONV_LANES")
 
 
 def _scalar(ctx: NodeContext, k: int) -> float | int:
@@ -136,6 +137,10 @@ class PatchPlan(NamedTuple):
     tmp: bool = False
 
 
+# quant_x86.h's limits of the dense VNNI path: its stack buffer, kept blocks, kernel rows and index patterns
+QX86 = {n: define("quant_x86.h", f"AOTC_QX86_{n}") for n in ("DSTACK", "DKEEP", "DHEAD", "KH", "PAT")}
+
+
 def _dense_vnni(node: Node, graph: Graph) -> bool:
     """The shapes quant_x86.h's qconv_dense takes, in whole blocks of 16 output channels: their
     weights are packed at compile time as that path reads them (else it re-orders them every run).
@@ -149,8 +154,8 @@ def _dense_vnni(node: Node, graph: Graph) -> bool:
     kq = -(-(cin // group) * taps // 4)
     period = taps // (4 if taps % 4 == 0 else 2 if taps % 2 == 0 else 1)
     npat = min(period, kq)
-    room = 98304 - 8 * (192 + npat * 128)
-    return ((m // group) % 16 == 0 and k_w >= 3 and taps <= 64 and k_h <= 16 and npat <= 40
+    room = QX86["DSTACK"] - QX86["DKEEP"] * (QX86["DHEAD"] + npat * 128)
+    return ((m // group) % 16 == 0 and k_w >= 3 and taps <= 64 and k_h <= QX86["KH"] and npat <= QX86["PAT"]
             and (k_w - 1) * dw <= 62 and kq * 32 <= room)
 
 
@@ -203,7 +208,7 @@ def _depthwise_scratch(node: Node, graph: Graph) -> int:
     return k_h * (-(-out_w // LANES) * LANES * sw + (k_w - 1) * dw)
 
 
-DW_SPAN, DW_RUN = 1024, 64  # AOTC_QCONV_DW_SPAN, AOTC_QCONV_DW_RUN
+DW_SPAN, DW_RUN = define("aotc_quant.h", "AOTC_QCONV_DW_SPAN"), define("aotc_quant.h", "AOTC_QCONV_DW_RUN")
 
 
 def _depthwise4_runs(node: Node, graph: Graph) -> tuple[int, list[int]]:

@@ -12,6 +12,7 @@ import numpy as np
 from aot.csource.format import c_float, c_int
 from aot.ir import Graph, Node
 from aot.kernels.base import Candidate, HostOp, KernelChoice, KernelFacts, NodeContext, by_type
+from aot.kernels.c_defines import define
 from aot.kernels.quant import dsp_dense_kernels, interleave_rows
 
 
@@ -77,9 +78,10 @@ def _emit_conv_add(ctx: NodeContext) -> None:
              ctx.ptr(y), scratch)
 
 
-# tflite_int8_dsp.h's blocks, which the scratch sizes below follow
-DSP_KC, DSP_NP_MAX, DSP_PATCH_WORDS, DSP_ACC_WORDS = 64, 64, 4096, 1024
-DSP_TAPS, DSP_DW_RUN, DSP_DW_PAD = 25, 256, 1024
+# the DSP paths' blocks, which the scratch sizes below follow (aotc_tflite_int8.h, which computes the same sizes)
+DSP_KC, DSP_NP_MAX, DSP_PATCH_WORDS, DSP_ACC_WORDS = (define("aotc_tflite_int8.h", f"TFL_DSP_{n}")
+                                                      for n in ("KC", "NP_MAX", "PATCH_WORDS", "ACC_WORDS"))
+DSP_TAPS, DSP_DW_RUN, DSP_DW_PAD = (define("aotc_tflite_int8.h", f"TFL_DSP_{n}") for n in ("TAPS", "DW_RUN", "DW_PAD"))
 DSP_NP_MIN = 28  # the smallest tile the plan gives CONV_2D: fewer positions cost more than the memory saves
 # ... unless its patches would pass this (_min_tile): 9 KiB, as the ONNX route's PATCH_FLOOR (aot/kernels/quant.py);
 # on ResNet-8 (its residual ADDs fused, so less memory spare at the 3 x 3 convs' steps) 4 KiB cost 5 % more
@@ -129,12 +131,12 @@ def _fit_conv_add(node: Node, graph: Graph, budget: int) -> KernelChoice:
     return KernelChoice(_conv_kernel(node, graph), size + extra(np_), detail=np_)
 
 
-RESIDUAL_TABLE_WORDS = 512  # AOTC_TFL_RESIDUAL_TABLES
-MVE_K, MVE_OC = 2304, 512  # tflite_int8_mve.h's TFL_MVE_K, TFL_MVE_OC
+RESIDUAL_TABLE_WORDS = define("aotc_tflite_int8.h", "AOTC_TFL_RESIDUAL_TABLES")
+MVE_K, MVE_OC = define("aotc_tflite_int8.h", "TFL_MVE_K"), define("aotc_tflite_int8.h", "TFL_MVE_OC")
 
 
 def _conv_mve_scratch(node: Node, graph: Graph, fused: bool = False) -> int:
-    """Helium's CONV_2D scratch in bytes (tflite_int8_mve.h's tfl_mve_conv_words): the channels' weight
+    """Helium's CONV_2D scratch in bytes (aotc_tflite_int8.h's tfl_mve_conv_words): the channels' weight
     sums, a position's patch and, with a fused ADD, a position's conv outputs; 0 where the path does
     not take the shape (the DSP path's then runs)."""
     x, y = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]]
@@ -354,7 +356,8 @@ def _binary_kernel(node: Node, graph: Graph) -> str:
         node.op, "aotc_tfl_add_s8")
 
 
-ADD_SCRATCH_WORDS, ADD_MIN = 768, 512  # AOTC_TFL_ADD_SCRATCH, AOTC_TFL_ADD_MIN
+ADD_SCRATCH_WORDS = define("aotc_tflite_int8.h", "AOTC_TFL_ADD_SCRATCH")
+ADD_MIN = define("aotc_tflite_int8.h", "AOTC_TFL_ADD_MIN")
 
 
 def _add_tables(node: Node, graph: Graph) -> bool:

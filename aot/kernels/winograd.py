@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from aot.kernels.c_defines import define
 from aot.kernels.gemm import PANEL  # tiles per panel of the GEMM core's packed B
 
 # With --threads, the most floats of a thread's lane of a Winograd conv's scratch (bands are cut to fit), and
 # the output channels of the products it holds (aotc_conv.h's AOTC_WINO_LANE_M)
 LANE_FLOATS = 1 << 19
-LANE_M = 64
+LANE_M = define("aotc_conv.h", "AOTC_WINO_LANE_M")
 NARROW = 8  # columns of the GEMM core's narrow tiles, which take a last panel's few columns (gemm.c's NH)
 
 
@@ -115,6 +116,13 @@ class Variant:
         return u.reshape(self.products, w.shape[0], w.shape[1]).astype(np.float32)
 
 
+def _limits(prefix: str) -> dict:
+    """A variant's limits, tw_max, band_tiles and rows_max, as aotc_conv.h defines them (<prefix>_TW_MAX,
+    _BAND_MAX, _ROWS_MAX), and those names (Variant.macros)."""
+    names = {"tw_max": f"{prefix}_TW_MAX", "band_tiles": f"{prefix}_BAND_MAX", "rows_max": f"{prefix}_ROWS_MAX"}
+    return {**{attr: define("aotc_conv.h", name) for attr, name in names.items()}, "macros": names}
+
+
 # The models were fitted to single convs on an AVX-512 core (issue 24). F(2 x 2), direct -> Winograd:
 # 64 ch 56 x 56 1.40 x, 128 ch 28 x 28 1.60 x, 256 ch 14 x 14 1.63 x, SqueezeNet's 32 -> 128 27 x 27
 # 1.10 x, 64 -> 256 13 x 13 1.01 x, 48 -> 192 13 x 13 0.93 x, ResNet-8's 32 ch 16 x 16 1.00 x; on fewer
@@ -122,17 +130,13 @@ class Variant:
 # convs: 1.85, 1.9, 2.13, 1.31, 1.51 and 1.36 x.
 F2 = Variant("aotc_conv_winograd_f32", 2, np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5],
                                                    [0.0, 0.0, 1.0]]),
-             tw_max=128, band_tiles=256, rows_max=16, min_tiles=32, in_cost=26.6, out_cost=12.4, lane_cost=8.0,
-             step=16, count_spatial=False, rounds_more=False,
-             macros={"tw_max": "AOTC_WINO_TW_MAX", "band_tiles": "AOTC_WINO_BAND_MAX",
-                     "rows_max": "AOTC_WINO_ROWS_MAX"})
+             **_limits("AOTC_WINO"), min_tiles=32, in_cost=26.6, out_cost=12.4, lane_cost=8.0, step=16,
+             count_spatial=False, rounds_more=False)
 F4 = Variant("aotc_conv_winograd4_f32", 4, np.array([[1 / 4, 0.0, 0.0], [-1 / 6, -1 / 6, -1 / 6],
                                                     [-1 / 6, 1 / 6, -1 / 6], [1 / 24, 1 / 12, 1 / 6],
                                                     [1 / 24, -1 / 12, 1 / 6], [0.0, 0.0, 1.0]]),
-             tw_max=64, band_tiles=128, rows_max=16, min_tiles=8, in_cost=22.1, out_cost=49.8, lane_cost=13.2,
-             step=8, count_spatial=True, rounds_more=True,
-             macros={"tw_max": "AOTC_WINO4_TW_MAX", "band_tiles": "AOTC_WINO4_BAND_MAX",
-                     "rows_max": "AOTC_WINO4_ROWS_MAX"})
+             **_limits("AOTC_WINO4"), min_tiles=8, in_cost=22.1, out_cost=49.8, lane_cost=13.2, step=8,
+             count_spatial=True, rounds_more=True)
 VARIANTS = (F4, F2)
 MIN_GAIN = 1.05  # taken where the model expects at least this speed-up
 # With --threads, Winograd only where its products do at least this many multiply-adds per float of V and M

@@ -6,6 +6,7 @@
 #define AOTC_CONV_H
 
 #include "aotc_common.h"
+#include "aotc_gemm.h" /* AOTC_GEMM_PANEL, AOTC_GEMM_KC: the scratch formulas below */
 
 /* One convolution, worked out by the compiler. Spatial dims are (D, H, W); a 2-D conv
  * has D = 1 everywhere, a 1-D conv D = H = 1. For ConvTranspose, "in" and "out" are
@@ -218,5 +219,90 @@ void aotc_conv_depthwise_kxk_f32(const aotc_conv_params *p, const float *x, cons
  * scratch: out_c / group * taps * nc floats, then AOTC_SGEMM_WORK_BYTES for the core. */
 void aotc_conv_transpose_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
                              float *y, float *scratch);
+
+/* ---- Scratch: one formula per kernel ------------------------------------------------------------
+ * <kernel>_scratch_bytes(p): the bytes of scratch the kernel above lays out for p, with p->kc and p->nc as
+ * the compiler sets them (the kernels without a scratch argument have no such function). The kernels place
+ * their blocks with the macros here where a block's size is more than a product; tests/c/test_conv_kernels.c
+ * gives each kernel exactly this much; aot/kernels/conv.py sizes the memory plan by the same formulas, and
+ * tests/test_scratch_facts.py holds the two equal over random shapes, budgets and targets. */
+
+/* Floats between two patch rows of a block of nc positions (aotc_conv_f32, aotc_conv_s1_f32): whole
+ * AOTC_GEMM_PANEL panels, an odd number of them (no two rows of a panel share L1 sets). The layout's
+ * pieces are macros: as inline functions they changed gcc's code for the kernels (a few instructions
+ * more in conv_flat3x3.c on the Cortex-M4), as macros the kernels compile to the same instructions. */
+#define AOTC_CONV_PATCH_LDC(nc) ((((nc) + AOTC_GEMM_PANEL - 1) / AOTC_GEMM_PANEL | 1) * AOTC_GEMM_PANEL)
+
+/* n floats rounded up to whole AOTC_GEMM_PANEL panels (aotc_conv_s1_f32's padded input) */
+#define AOTC_CONV_PANELS(n) (((n) + AOTC_GEMM_PANEL - 1) / AOTC_GEMM_PANEL * AOTC_GEMM_PANEL)
+
+/* aotc_conv3x3_flat_f32's mask: words for n outputs and one more, rounded up to 16 ... */
+#define AOTC_CONV3X3_FLAT_MASK_WORDS(n) (((n) + 16) / 16 * 16)
+
+/* ... then its input plane between two rows (stride 1: IH + 2 rows of IW, and 2 more floats) or four
+ * parity planes of OH + 2 rows of OW (stride 2), each 2 more floats */
+#define AOTC_CONV3X3_FLAT_PLANE_FLOATS(s, ih, iw, oh, ow) \
+    ((s) == 1 ? (ptrdiff_t)((ih) + 2) * (iw) + 2 : (ptrdiff_t)((oh) + 2) * (ow) + 2)
+
+static inline int64_t aotc_conv_f32_scratch_bytes(const aotc_conv_params *p) {
+    return (int64_t)p->kc * AOTC_CONV_PATCH_LDC(p->nc) * (int64_t)sizeof(float);
+}
+
+/* the padded input of the group's channels, the patch rows, then out_c / group * nc results */
+static inline int64_t aotc_conv_s1_f32_scratch_bytes(const aotc_conv_params *p) {
+    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group;
+    const int32_t ph = p->out_size[1] + p->kernel[1] - 1, pw = p->out_size[2] + p->kernel[2] - 1;
+    const ptrdiff_t pad = AOTC_CONV_PANELS((ptrdiff_t)cg * ((ptrdiff_t)ph * pw) + p->kernel[2]);
+    return ((int64_t)pad + (int64_t)p->kc * AOTC_CONV_PATCH_LDC(p->nc) + (int64_t)mg * p->nc) *
+           (int64_t)sizeof(float);
+}
+
+/* the GEMM core's work block, the most it reads (the kernel runs with NULL too, more slowly) */
+static inline int64_t aotc_conv_pointwise_f32_scratch_bytes(const aotc_conv_params *p) {
+    return aotc_sgemm_work_bytes(p->in_c / p->group);
+}
+
+static inline int64_t aotc_conv_pointwise_t_f32_scratch_bytes(const aotc_conv_params *p) {
+    return (int64_t)p->out_size[0] * p->out_size[1] * p->out_size[2] * p->nc * (int64_t)sizeof(float);
+}
+
+/* the padded plane (stride 1) or its four parity planes (stride 2), then OH rows of outputs */
+static inline int64_t aotc_conv_depthwise3x3_f32_scratch_bytes(const aotc_conv_params *p) {
+    const int32_t s = p->strides[2], rows = (p->out_size[1] - 1) * s + 3, cols = (p->out_size[2] - 1) * s + 3;
+    const int64_t planes = s == 1 ? (int64_t)rows * cols : 4 * (int64_t)((rows + 1) / 2) * ((cols + 1) / 2);
+    return (planes + (int64_t)p->out_size[1] * (s == 1 ? cols : (cols + 1) / 2)) * (int64_t)sizeof(float);
+}
+
+static inline int64_t aotc_conv3x3_flat_f32_scratch_bytes(const aotc_conv_params *p) {
+    const int32_t s = p->strides[2], oh = p->out_size[1], ow = p->out_size[2];
+    const ptrdiff_t plane = AOTC_CONV3X3_FLAT_PLANE_FLOATS(s, p->in_size[1], p->in_size[2], oh, ow);
+    const int64_t planes = (s == 1 ? 1 : 4) * (int64_t)plane;
+    return (AOTC_CONV3X3_FLAT_MASK_WORDS((int64_t)oh * ow) + planes) * (int64_t)sizeof(float);
+}
+
+/* out_c / group x taps rows of nc columns, then the GEMM core's work block */
+static inline int64_t aotc_conv_transpose_f32_scratch_bytes(const aotc_conv_params *p) {
+    const int64_t rows = (int64_t)(p->out_c / p->group) * p->kernel[0] * p->kernel[1] * p->kernel[2];
+    return rows * p->nc * (int64_t)sizeof(float) + (int64_t)AOTC_SGEMM_WORK_BYTES;
+}
+
+/* The Winograd kernels' (tile 2: aotc_conv_winograd_f32, 4: aotc_conv_winograd4_f32): a band's V and M,
+ * (tile + 2)^2 matrices each of in_c, out_c rows of tp tiles (p->nc tile rows, rounded up to whole
+ * panels); with threads > 1, that many lanes of V and the products of AOTC_WINO_LANE_M output channels. */
+static inline int64_t aotc_conv_winograd_scratch_bytes(const aotc_conv_params *p, int32_t tile, int32_t threads) {
+    const int64_t products = (int64_t)(tile + 2) * (tile + 2);
+    const int32_t tw = (p->out_size[2] + tile - 1) / tile, band = p->nc > 0 ? p->nc : 1;
+    const int64_t tp = AOTC_CONV_PANELS((ptrdiff_t)band * tw);
+    if (threads > 1) return threads * products * (p->in_c + AOTC_WINO_LANE_M) * tp * (int64_t)sizeof(float);
+    return products * ((int64_t)p->in_c + p->out_c) * tp * (int64_t)sizeof(float);
+}
+
+static inline int64_t aotc_conv_winograd_f32_scratch_bytes(const aotc_conv_params *p, int32_t threads) {
+    return aotc_conv_winograd_scratch_bytes(p, 2, threads);
+}
+
+static inline int64_t aotc_conv_winograd4_f32_scratch_bytes(const aotc_conv_params *p, int32_t threads) {
+    return aotc_conv_winograd_scratch_bytes(p, 4, threads);
+}
 
 #endif /* AOTC_CONV_H */

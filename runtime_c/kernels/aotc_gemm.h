@@ -71,6 +71,11 @@ void aotc_activate_f32(float *x, ptrdiff_t n, int32_t act, float lo, float hi, f
 /* Bytes of `work` that aotc_sgemm_f32 wants when B is plain (not padded) and n is not a
  * multiple of AOTC_GEMM_PANEL: the last, partial panel is copied there, zero-padded. */
 #define AOTC_SGEMM_WORK_BYTES (AOTC_GEMM_KC * AOTC_GEMM_PANEL * sizeof(float))
+/* The most of it a product over k rows of B reads: its copy of a panel is min(k, AOTC_GEMM_KC) rows
+ * (aot/kernels/gemm.py's work_bytes gives the kernels this much, where the step can spare it). */
+static inline int64_t aotc_sgemm_work_bytes(int32_t k) {
+    return (int64_t)(k < AOTC_GEMM_KC ? k : AOTC_GEMM_KC) * AOTC_GEMM_PANEL * (int64_t)sizeof(float);
+}
 
 /* The GEMM core: C = alpha * A * B (+ beta * C_in when c_in is not NULL).
  * c_in may be c itself (accumulate into C); otherwise it must not overlap c.

@@ -232,4 +232,109 @@ typedef struct {
 void aotc_tfl_svdf_s8(const aotc_tfl_svdf_params *p, const int8_t *x, const int8_t *wf, const int16_t *wt,
                       const int32_t *bias, const int16_t *state, int8_t *y, int16_t *state_next);
 
+/* ---- Scratch of the M-profile paths: one formula each ---------------------------------------------
+ * The DSP extension's paths (tflite_int8_dsp.h) and Helium's (tflite_int8_mve.h) take their scratch
+ * from the memory plan; their blocks and limits, and the words they lay out, are defined here once:
+ * the kernels place their blocks by these functions, aot/kernels/tflite_int8.py reads the #define lines
+ * below (aot/kernels/c_defines.py) and sizes the plan by the same formulas, which
+ * tests/test_scratch_facts.py holds equal to the *_scratch_bytes functions here. */
+#define TFL_DSP_KC 64            /* CONV_2D: quads of patch rows a block (1 KiB of widened weights) */
+#define TFL_DSP_NP_MAX 64        /* CONV_2D: output positions a tile (even) */
+#define TFL_DSP_PATCH_WORDS 4096 /* CONV_2D: the tile's patch block, at most 16 KiB */
+#define TFL_DSP_ACC_WORDS 1024   /* CONV_2D: the sums of every channel when the rows take several blocks: 4 KiB */
+#define TFL_DSP_TAPS 25          /* DEPTHWISE_CONV_2D: the largest window (5 x 5) */
+#define TFL_DSP_DW_RUN 256       /* DEPTHWISE_CONV_2D: output positions a run of the 3 x 3 path (4 KiB of sums) */
+#define TFL_DSP_DW_PAD 1024      /* DEPTHWISE_CONV_2D: words of the padded span of 4 channels (4 KiB) */
+#define TFL_MVE_K 2304           /* Helium's CONV_2D: the most patch bytes (a 3 x 3 window over 256 channels) */
+#define TFL_MVE_OC 512           /* Helium's CONV_2D: the most output channels (their weight sums: 2 KiB) */
+
+/* CONV_2D's DSP path: its scratch in words, the tile's patches (2 np kc words), a channel pair's widened
+ * weights (4 kc) and the sums (2 np per channel pair when the rows take several blocks, else 2 np), with
+ * *np_out = np positions a tile (below 2, or k 0: the path does not apply). Always inlined: gcc then knows
+ * np's range where the conv passes it on, and compiles aotc_dsp_mac2x2 as it did (4 instructions fewer in
+ * its loop; out of line, KWS's convs took 1.5 % more instructions). */
+#if defined(__GNUC__) || defined(__clang__)
+static inline __attribute__((always_inline)) int32_t tfl_dsp_conv_words(const aotc_tfl_conv_params *p, int32_t *np_out)
+#else
+static inline int32_t tfl_dsp_conv_words(const aotc_tfl_conv_params *p, int32_t *np_out)
+#endif
+{
+    const int32_t k = p->kh * p->kw * p->c, kq = (k + 3) / 4, kc = kq < TFL_DSP_KC ? kq : TFL_DSP_KC;
+    const int32_t total = p->n * p->oh * p->ow, pairs_oc = (p->oc + 1) / 2;
+    int32_t np = kc > 0 ? (TFL_DSP_PATCH_WORDS / (2 * kc)) & ~1 : 0;
+    if (np > TFL_DSP_NP_MAX) np = TFL_DSP_NP_MAX;
+    if (kq > kc && np * 2 * pairs_oc > TFL_DSP_ACC_WORDS) np = (TFL_DSP_ACC_WORDS / (2 * pairs_oc)) & ~1;
+    if (np > ((total + 1) & ~1)) np = (total + 1) & ~1; /* no larger than the image */
+    if (p->dsp_tile > 0 && np > p->dsp_tile) np = p->dsp_tile; /* the memory plan's */
+    *np_out = k > 0 ? np : 0;
+    return 2 * np * kc + 4 * kc + (kq > kc ? 2 * np * pairs_oc : 2 * np);
+}
+
+/* CONV_2D's Helium path: its scratch in words, the channels' weight sums (oc words), a position's patch
+ * (k bytes) and, with a fused ADD (fused), a position's conv outputs (oc bytes); 0 where the path does not
+ * apply (fewer than 4 output channels, more than TFL_MVE_OC, or patches over TFL_MVE_K bytes). */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((unused))
+#endif
+static int32_t tfl_mve_conv_words(const aotc_tfl_conv_params *p, int fused) {
+    const int32_t k = p->kh * p->kw * p->c;
+    if (p->oc < 4 || p->oc > TFL_MVE_OC || k > TFL_MVE_K) return 0;
+    return p->oc + (k + 3) / 4 + (fused ? (p->oc + 3) / 4 : 0);
+}
+
+/* DEPTHWISE_CONV_2D's DSP path: the positions a run of sums holds (4 channels a word each) ... */
+static inline int32_t tfl_dsp_dw_run(const aotc_tfl_conv_params *p) {
+    return p->oh * p->ow < TFL_DSP_DW_RUN ? p->oh * p->ow : TFL_DSP_DW_RUN;
+}
+
+/* ... the rows (columns) the windows of o output rows (columns) span, at stride s, window k, dilation d ... */
+#define TFL_DSP_DW_SPAN(o, s, k, d) (((o) - 1) * (s) + ((k) - 1) * (d) + 1)
+
+/* ... and whether a 3 x 3 window copies the span of ph x pw positions, padded, after the sums: where it fits
+ * TFL_DSP_DW_PAD words and a run holds an output row (macros: the kernel compiles as before) */
+#define TFL_DSP_DW_PADDED(ph, pw, ow, run) ((ph) * (pw) <= TFL_DSP_DW_PAD && (ow) <= (run))
+
+/* Bytes of scratch the plan gives each path, 0 where it does not take p (the plain loop then runs) */
+static inline int64_t aotc_tfl_conv_s8_dsp_scratch_bytes(const aotc_tfl_conv_params *p) {
+    int32_t np;
+    const int32_t words = tfl_dsp_conv_words(p, &np);
+    return np < 2 ? 0 : 4 * (int64_t)words;
+}
+
+static inline int64_t aotc_tfl_conv_s8_mve_scratch_bytes(const aotc_tfl_conv_params *p) {
+    return 4 * (int64_t)tfl_mve_conv_words(p, 0);
+}
+
+/* the ADD's tables, the conv's scratch, then a tile of its outputs (np x oc bytes, whole words) */
+static inline int64_t aotc_tfl_conv_add_s8_dsp_scratch_bytes(const aotc_tfl_conv_params *p) {
+    int32_t np;
+    const int32_t words = tfl_dsp_conv_words(p, &np);
+    const int64_t tile = ((int64_t)(np < 2 ? 0 : np) * p->oc + 3) / 4;
+    return 4 * (AOTC_TFL_RESIDUAL_TABLES + (np < 2 ? 0 : (int64_t)words) + tile);
+}
+
+/* the ADD's tables, then Helium's conv scratch with its row of outputs; 0 where the path does not apply */
+static inline int64_t aotc_tfl_conv_add_s8_mve_scratch_bytes(const aotc_tfl_conv_params *p) {
+    const int32_t words = tfl_mve_conv_words(p, 1);
+    return words == 0 ? 0 : 4 * ((int64_t)AOTC_TFL_RESIDUAL_TABLES + words);
+}
+
+/* the sums of a run of positions' 4 channels, then the padded span (depth multiplier 1, channels a
+ * multiple of 4, windows up to TFL_DSP_TAPS; else 0) */
+static inline int64_t aotc_tfl_depthwise_s8_dsp_scratch_bytes(const aotc_tfl_conv_params *p) {
+    const int32_t ph = TFL_DSP_DW_SPAN(p->oh, p->sh, p->kh, p->dh), pw = TFL_DSP_DW_SPAN(p->ow, p->sw, p->kw, p->dw);
+    const int32_t run = tfl_dsp_dw_run(p);
+    if (p->depth_multiplier != 1 || p->c % 4 != 0 || p->kh * p->kw > TFL_DSP_TAPS) return 0;
+    const int32_t pad = p->kh == 3 && p->kw == 3 && TFL_DSP_DW_PADDED(ph, pw, p->ow, run) ? ph * pw : 0;
+    return 4 * (4 * (int64_t)run + pad);
+}
+
+static inline int64_t aotc_tfl_fc_s8_dsp_scratch_bytes(const aotc_tfl_fc_params *p) {
+    return AOTC_TFL_FC_SCRATCH((int64_t)p->in, (int64_t)p->out);
+}
+
+static inline int64_t aotc_tfl_add_s8_dsp_scratch_bytes(const aotc_tfl_binary_params *p) {
+    return !p->broadcast && p->count >= AOTC_TFL_ADD_MIN ? 4 * (int64_t)AOTC_TFL_ADD_SCRATCH : 0;
+}
+
 #endif /* AOTC_TFLITE_INT8_H */

@@ -89,8 +89,8 @@ void aotc_conv3x3_flat_f32(const aotc_conv_params *p, const float *x, const floa
     /* scratch: the mask (n + 1 words, rounded up to 16), then one input plane with margins
      * (stride 1), or its four parity planes (stride 2) */
     uint32_t *const mask = (uint32_t *)scratch;
-    float *const planes = scratch + (n + 16) / 16 * 16;
-    const ptrdiff_t plane_len = s == 1 ? (ptrdiff_t)(IH + 2) * IW + 2 : (ptrdiff_t)(OH + 2) * OW + 2;
+    float *const planes = scratch + AOTC_CONV3X3_FLAT_MASK_WORDS(n);
+    const ptrdiff_t plane_len = AOTC_CONV3X3_FLAT_PLANE_FLOATS(s, IH, IW, OH, OW);
     const int32_t ne = min_i32(OW, (IW + 1) / 2), no = min_i32(OW, IW / 2); /* columns per parity */
     const int32_t masked = pl == 1 ? 0 : 2; /* stride 2: the kernel column a mask guards */
     /* the activation in the last channel's pass; LeakyRelu and a residual get passes of their own */

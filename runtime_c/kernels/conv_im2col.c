@@ -78,7 +78,7 @@ void aotc_conv_f32(const aotc_conv_params *p, const float *x, const float *w, co
     const int32_t npos = p->out_size[0] * p->out_size[1] * p->out_size[2];
     const ptrdiff_t in_plane = (ptrdiff_t)p->in_size[0] * p->in_size[1] * p->in_size[2];
     /* patch rows are a whole, odd number of panels apart: no two rows of a panel share L1 sets */
-    const int32_t ldc = ((p->nc + PANEL - 1) / PANEL | 1) * PANEL;
+    const int32_t ldc = AOTC_CONV_PATCH_LDC(p->nc);
     int32_t n, g, j0, p0;
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
@@ -125,10 +125,10 @@ void aotc_conv_s1_f32(const aotc_conv_params *p, const float *x, const float *w,
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k = cg * taps;
     const ptrdiff_t plane = (ptrdiff_t)PH * PW, pad_len = (ptrdiff_t)cg * plane + KW;
     const int32_t nwide = OH * PW; /* output positions on the padded grid: PW - OW junk per row */
-    const int32_t ldc = ((p->nc + PANEL - 1) / PANEL | 1) * PANEL;
+    const int32_t ldc = AOTC_CONV_PATCH_LDC(p->nc);
     const ptrdiff_t in_plane = (ptrdiff_t)IH * IW, out_plane = (ptrdiff_t)OH * OW;
     float *const pad = scratch;
-    float *const col = pad + (pad_len + PANEL - 1) / PANEL * PANEL;
+    float *const col = pad + AOTC_CONV_PANELS(pad_len);
     float *const wide = col + (ptrdiff_t)p->kc * ldc;
     int32_t n, g, j0, p0, c, r, i;
     for (n = 0; n < p->batch; ++n) {

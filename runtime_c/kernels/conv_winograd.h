@@ -150,7 +150,7 @@ MK_UNUSED static void wino_run(const aotc_conv_params *p, const float *x, const 
     int32_t n;
     J.p = p, J.x = x, J.u = u, J.bias = bias, J.res = res, J.y = y;
     J.tw = (p->out_size[2] + tile - 1) / tile;
-    J.tp = (band * J.tw + PANEL - 1) / PANEL * PANEL; /* the largest band's; V and M keep this pitch */
+    J.tp = AOTC_CONV_PANELS(band * J.tw); /* the largest band's; V and M keep this pitch */
     J.v = scratch;
     J.m = scratch + (ptrdiff_t)products * p->in_c * J.tp;
     J.m0 = 0, J.mstep = (ptrdiff_t)p->out_c * J.tp;

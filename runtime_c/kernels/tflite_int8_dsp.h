@@ -21,10 +21,7 @@
 
 #if AOTC_QUANT_DSP
 
-#define TFL_DSP_KC 64            /* quads of patch rows a block (1 KiB of widened weights) */
-#define TFL_DSP_NP_MAX 64        /* output positions a tile (even) */
-#define TFL_DSP_PATCH_WORDS 4096 /* the tile's patch block: at most 16 KiB */
-#define TFL_DSP_ACC_WORDS 1024   /* the sums of every channel when the rows take several blocks: 4 KiB */
+/* TFL_DSP_KC, TFL_DSP_NP_MAX, ...: the blocks, with the scratch they take, in aotc_tflite_int8.h */
 
 /* Patch rows [r0, r0 + 4 * nq) of output position `pos` (over n x oh x ow) as x - x_zero, E / O words
  * into dst[0], dst[1], dst[4], dst[5], ... (a quad's words of one position, the pair's other position
@@ -215,24 +212,6 @@ __attribute__((noinline)) static void tfl_dsp_store(const aotc_tfl_conv_params *
     }
 }
 
-/* CONV_2D's scratch in words (from the memory plan; aot/kernels/tflite_int8.py's _conv_dsp_scratch
- * computes the same): the tile's patches (2 np kc words), a channel pair's widened weights (4 kc) and
- * the sums (2 np per channel pair when the rows take several blocks, else 2 np), with *np_out = np
- * positions a tile (below 2, or k 0: the path does not apply). Always inlined: gcc then knows np's
- * range where the conv passes it on, and compiles aotc_dsp_mac2x2 as it did (4 instructions fewer
- * in its loop; out of line, KWS's convs took 1.5 % more instructions). */
-static inline __attribute__((always_inline)) int32_t tfl_dsp_conv_words(const aotc_tfl_conv_params *p, int32_t *np_out) {
-    const int32_t k = p->kh * p->kw * p->c, kq = (k + 3) / 4, kc = kq < TFL_DSP_KC ? kq : TFL_DSP_KC;
-    const int32_t total = p->n * p->oh * p->ow, pairs_oc = (p->oc + 1) / 2;
-    int32_t np = kc > 0 ? (TFL_DSP_PATCH_WORDS / (2 * kc)) & ~1 : 0;
-    if (np > TFL_DSP_NP_MAX) np = TFL_DSP_NP_MAX;
-    if (kq > kc && np * 2 * pairs_oc > TFL_DSP_ACC_WORDS) np = (TFL_DSP_ACC_WORDS / (2 * pairs_oc)) & ~1;
-    if (np > ((total + 1) & ~1)) np = (total + 1) & ~1; /* no larger than the image */
-    if (p->dsp_tile > 0 && np > p->dsp_tile) np = p->dsp_tile; /* the memory plan's */
-    *np_out = k > 0 ? np : 0;
-    return 2 * np * kc + 4 * kc + (kq > kc ? 2 * np * pairs_oc : 2 * np);
-}
-
 /* CONV_2D on the tiles of tfl_dsp_conv_words. With a fused residual ADD (e), each tile's outputs go to
  * e->tile first, then through the ADD to y (a tile's positions are contiguous in y). */
 static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
@@ -272,8 +251,6 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
     return 1;
 }
 
-#define TFL_DSP_TAPS 25 /* the largest window of the depthwise path (5 x 5) */
-
 /* Sums of 4 channels at one output position, any window, taps in the padding reading x_zero (zb). */
 static void tfl_dsp_dw_one(const aotc_tfl_conv_params *p, const int8_t *xb, int32_t iy0, int32_t ix0,
                            const uint32_t *wq, const int32_t *base, uint32_t zb, int32_t *acc) {
@@ -291,9 +268,6 @@ static void tfl_dsp_dw_one(const aotc_tfl_conv_params *p, const int8_t *xb, int3
     }
     acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
 }
-
-#define TFL_DSP_DW_RUN 256  /* output positions a run of the 3 x 3 path (4 KiB of sums) */
-#define TFL_DSP_DW_PAD 1024 /* words of the padded span of 4 channels (4 KiB) */
 
 /* The sums of n positions' 4 channels [ch, ch + 4) requantised to yo (the first position's channel
  * ch), channel by channel; bound: at least every |sum| (tfl_dsp_requant_run). */
@@ -325,10 +299,10 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
     const uint32_t zb = (uint32_t)(uint8_t)p->x_zero * 0x01010101u;
     const int32_t fast = kh == 3 && kw == 3;
     /* the rows and columns the windows span, from (-pad_top, -pad_left) */
-    const int32_t ph = (p->oh - 1) * p->sh + (kh - 1) * p->dh + 1, pw = (p->ow - 1) * p->sw + (kw - 1) * p->dw + 1;
-    /* scratch (the memory plan's; aot/kernels/tflite_int8.py's _depthwise_dsp_scratch): the sums of
-     * up to `run` positions' 4 channels, then the padded span where the 3 x 3 path copies it */
-    const int32_t run = p->oh * p->ow < TFL_DSP_DW_RUN ? p->oh * p->ow : TFL_DSP_DW_RUN;
+    const int32_t ph = TFL_DSP_DW_SPAN(p->oh, p->sh, kh, p->dh), pw = TFL_DSP_DW_SPAN(p->ow, p->sw, kw, p->dw);
+    /* scratch (the memory plan's: aotc_tfl_depthwise_s8_dsp_scratch_bytes): the sums of up to `run`
+     * positions' 4 channels, then the padded span where the 3 x 3 path copies it */
+    const int32_t run = tfl_dsp_dw_run(p);
     int32_t *acc = (int32_t *)scratch;
     uint32_t *pad = scratch + 4 * run;
     int32_t ch, b, oy, ox, t, j;
@@ -352,7 +326,7 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
             b_max = bias && tfl_dsp_abs64(bias[ch + j]) > b_max ? tfl_dsp_abs64(bias[ch + j]) : b_max;
         }
         bound += b_max;
-        if (fast && ph * pw <= TFL_DSP_DW_PAD && p->ow <= run) {
+        if (fast && TFL_DSP_DW_PADDED(ph, pw, p->ow, run)) {
             /* the 4 channels' words of the windows' span, padded */
             for (b = 0; b < p->n; ++b) {
                 const int8_t *xb = x + (int64_t)b * h * wd * c + ch;

@@ -18,8 +18,7 @@
 #define AOTC_TFL_MVE 1
 #include <arm_mve.h>
 
-#define TFL_MVE_K 2304  /* patch bytes of the CONV_2D path (a 3 x 3 window over 256 channels) */
-#define TFL_MVE_OC 512  /* output channels of the CONV_2D path (their weight sums: 2 KiB) */
+/* TFL_MVE_K, TFL_MVE_OC: the CONV_2D path's limits, with the scratch it takes, in aotc_tflite_int8.h */
 
 /* acc[j] = sum over i < k of x[i] * w[j * ld + i], j < 4 (16 products an instruction; the last
  * partial vector predicated, its lanes past k loaded as zeros); with `sums` (a constant at each
@@ -99,16 +98,6 @@ static int tfl_fc_s8_mve(const aotc_tfl_fc_params *p, const int8_t *x, const int
         }
     }
     return 1;
-}
-
-/* CONV_2D's Helium scratch in words (aot/kernels/tflite_int8.py's _conv_mve_scratch computes the
- * same): the channels' weight sums (oc words), a position's patch (k bytes) and, with a fused ADD
- * (fused), a position's conv outputs (oc bytes); 0 where the path does not apply (fewer than 4
- * output channels, more than TFL_MVE_OC, or patches over TFL_MVE_K bytes). */
-static int32_t tfl_mve_conv_words(const aotc_tfl_conv_params *p, int fused) {
-    const int32_t k = p->kh * p->kw * p->c;
-    if (p->oc < 4 || p->oc > TFL_MVE_OC || k > TFL_MVE_K) return 0;
-    return p->oc + (k + 3) / 4 + (fused ? (p->oc + 3) / 4 : 0);
 }
 
 /* CONV_2D (groups 1, 4 output channels or more, patches up to TFL_MVE_K bytes): each position's

@@ -1,5 +1,5 @@
 /* Every conv kernel (aotc_conv.h) against the reference (conv_ref.c) over random shapes drawn
- * within what each kernel takes (the conditions aot/emit_c/ops/conv.py picks it under), with
+ * within what each kernel takes (the conditions aot/kernels/conv.py picks it under), with
  * its scratch sized as the compiler sizes it. Tensors, weights and scratch are heap buffers of
  * exactly their size, outputs and scratch start as NaN, and the inputs must come back as they
  * were. Built by tests/test_kernels_c.py: on the host under ASan/UBSan, and for a Cortex-M4
@@ -308,32 +308,24 @@ static int draw(int kind, conv_case *c) {
            (double)p->batch * p->in_c * prod3(p->in_size) * (p->out_c / p->group) * prod3(p->kernel) <= MAX_MACS;
 }
 
-/* Floats of scratch the compiler gives the kernel (aot/emit_c/ops/conv.py), or -1 for none. */
+/* Floats of scratch the compiler gives the kernel: aotc_conv.h's <kernel>_scratch_bytes, the sizes
+ * aot/kernels/conv.py gives the memory plan (tests/test_scratch_facts.py holds the two equal); -1 for none. */
 static long scratch_floats(const conv_case *c) {
     const aotc_conv_params *p = &c->p;
-    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group;
-    const int32_t IH = p->in_size[1], IW = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2];
-    const long ldc = ((p->nc + PANEL - 1) / PANEL | 1) * PANEL; /* patch rows an odd number of panels apart */
+    int64_t bytes;
     switch (c->kind) {
-    case K_IM2COL: return p->kc * ldc;
-    case K_S1: {
-        const long pw = OW + p->kernel[2] - 1;
-        return ceil16((int32_t)(cg * (OH + p->kernel[1] - 1) * pw + p->kernel[2])) + p->kc * ldc + (long)mg * p->nc;
-    }
-    case K_POINTWISE: return c->work ? (cg < AOTC_GEMM_KC ? cg : AOTC_GEMM_KC) * PANEL : 0;
-    case K_POINTWISE_T: return (long)prod3(p->out_size) * p->nc;
-    case K_DW3_PADDED: {
-        const long s = p->strides[2], rows = (OH - 1) * s + 3, cols = (OW - 1) * s + 3;
-        const long planes = s == 1 ? rows * cols : 4 * ((rows + 1) / 2) * ((cols + 1) / 2);
-        return planes + OH * (s == 1 ? cols : (cols + 1) / 2);
-    }
-    case K_FLAT3X3:
-        return ceil16(OH * OW + 1) + (p->strides[2] == 1 ? (long)(IH + 2) * IW + 2 : 4L * ((OH + 2) * OW + 2));
-    case K_TRANSPOSE: return (long)mg * prod3(p->kernel) * p->nc + AOTC_GEMM_KC * PANEL;
-    case K_WINOGRAD: return 16L * (p->in_c + p->out_c) * ceil16(p->nc * ((OW + 1) / 2));
-    case K_WINOGRAD4: return 36L * (p->in_c + p->out_c) * ceil16(p->nc * ((OW + 3) / 4));
+    case K_IM2COL: bytes = aotc_conv_f32_scratch_bytes(p); break;
+    case K_S1: bytes = aotc_conv_s1_f32_scratch_bytes(p); break;
+    case K_POINTWISE: bytes = c->work ? aotc_conv_pointwise_f32_scratch_bytes(p) : 0; break;
+    case K_POINTWISE_T: bytes = aotc_conv_pointwise_t_f32_scratch_bytes(p); break;
+    case K_DW3_PADDED: bytes = aotc_conv_depthwise3x3_f32_scratch_bytes(p); break;
+    case K_FLAT3X3: bytes = aotc_conv3x3_flat_f32_scratch_bytes(p); break;
+    case K_TRANSPOSE: bytes = aotc_conv_transpose_f32_scratch_bytes(p); break;
+    case K_WINOGRAD: bytes = aotc_conv_winograd_f32_scratch_bytes(p, 1); break;
+    case K_WINOGRAD4: bytes = aotc_conv_winograd4_f32_scratch_bytes(p, 1); break;
     default: return -1;
     }
+    return (long)(bytes / (int64_t)sizeof(float));
 }
 
 /* Each group's W^T (C/g * taps rows, M/g columns) in the GEMM core's panels of PANEL columns,
