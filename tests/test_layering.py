@@ -84,9 +84,7 @@ def test_stages_import_only_what_they_may():
 
 
 # Import circles still to be broken; each must exist (a circle broken comes off this list).
-KNOWN_CIRCLES: list[set[str]] = [
-    {"aot.frontend.tflite.int8", "aot.frontend.tflite.ops", "aot.frontend.tflite.recurrent"},
-]
+KNOWN_CIRCLES: list[set[str]] = []
 
 
 def _circles(graph: dict[str, set[str]]) -> list[set[str]]:
