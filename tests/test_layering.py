@@ -144,6 +144,14 @@ def test_fused_and_elementwise_kernels_cover_their_schemas():
     assert set(fused.UNARY) == schemas.FUSED_UNARY and set(fused.BINARY) == schemas.FUSED_BINARY
 
 
+def test_tflite_int8_kernels_cover_their_schemas():
+    """The TFLite integer ops aot/ir/tflite_ops.py declares are the ones the kernels implement, both ways."""
+    from aot.ir import tflite_ops
+    from aot.kernels import tflite_int8
+
+    assert set(tflite_int8.OPS) == set(tflite_ops.SCHEMAS)
+
+
 def test_parts_listed_exist():
     parts = defaultdict(int)
     for module in _graph():

@@ -17,7 +17,6 @@ from aot.frontend.tflite.reader import OpName, TflModel, TflOp, TflTensor
 
 NHWC, NCHW = "nhwc", "nchw"
 TO_NCHW, TO_NHWC = (0, 3, 1, 2), (0, 2, 3, 1)
-DOMAIN = "aotc.tflite"  # aotc's internal TFLite int8 ops (int8.py, recurrent.py)
 
 
 class OnnxBuilder:
@@ -143,5 +142,5 @@ def float_weights(b: OnnxBuilder, op: TflOp, k: int) -> np.ndarray:
     return float_const(t).astype(np.float32)
 
 
-__all__ = ["DOMAIN", "NCHW", "NHWC", "TO_NCHW", "TO_NHWC", "OnnxBuilder", "float_const", "float_weights",
+__all__ = ["NCHW", "NHWC", "TO_NCHW", "TO_NHWC", "OnnxBuilder", "float_const", "float_weights",
            "op_error"]

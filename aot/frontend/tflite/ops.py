@@ -25,7 +25,6 @@ from onnx import helper
 
 from aot.errors import AotcError
 from aot.frontend.tflite.builder import (
-    DOMAIN,
     NCHW,
     NHWC,
     TO_NCHW,
@@ -39,6 +38,7 @@ from aot.frontend.tflite.int8 import is_quantized, lower_int8, lower_quantize
 from aot.frontend.tflite.reader import OpName, TflModel, TflOp, TflTensor
 from aot.frontend.tflite.recurrent import lower_lstm
 from aot.frontend.tflite.state import record_state, state_metadata
+from aot.ir import tflite_ops as tfl
 
 OPSET = 17
 QUANT_KEY = "aotc.io_quantization"  # metadata_props: {tensor: {scale, zero_point}} of quantized inputs/outputs
@@ -87,7 +87,7 @@ def to_onnx(model: TflModel) -> onnx.ModelProto:
     inputs += b.extra_inputs
     outputs += b.extra_outputs
     graph = helper.make_graph(b.nodes, "tflite", inputs, outputs, b.inits, value_info=b.value_infos)
-    opsets = [helper.make_opsetid("", OPSET)] + ([helper.make_opsetid(DOMAIN, 1)] if b.value_infos else [])
+    opsets = [helper.make_opsetid("", OPSET)] + ([helper.make_opsetid(tfl.DOMAIN, 1)] if b.value_infos else [])
     onnx_model = helper.make_model(graph, opset_imports=opsets,
                                    producer_name="aotc-tflite")
     onnx_model.ir_version = 8

@@ -20,10 +20,11 @@ from __future__ import annotations
 import numpy as np
 from onnx import helper
 
-from aot.frontend.tflite.builder import DOMAIN, NHWC, OnnxBuilder, float_weights, op_error
+from aot.frontend.tflite.builder import NHWC, OnnxBuilder, float_weights, op_error
 from aot.frontend.tflite.quant import checked_log2, quantize_multiplier
 from aot.frontend.tflite.reader import TflOp
 from aot.frontend.tflite.state import record_state, reset_source, reset_value
+from aot.ir import tflite_ops as tfl
 
 # input indices of UNIDIRECTIONAL_SEQUENCE_LSTM (TFLite's lstm_shared.h)
 _X, _W = 0, (1, 2, 3, 4)  # input-to-{input, forget, cell, output} weights
@@ -252,7 +253,7 @@ def lower_lstm_int8(b: OnnxBuilder, op: TflOp) -> None:
               b.const(np.concatenate(bh).astype(np.int32), f"{name}_bh"), h0, c0]
     out = b.names[op.outputs[0]]
     b.nodes.append(helper.make_node(
-        "TflLstm8", inputs, [out, h_last, c_last], name=b.fresh(op.name), domain=DOMAIN, mult=mult, shift=shift,
+        tfl.LSTM8, inputs, [out, h_last, c_last], name=b.fresh(op.name), domain=tfl.DOMAIN, mult=mult, shift=shift,
         hidden_mult=hid_m, hidden_shift=hid_s, hidden_zero=int(hidden_t.quant.zero_point[0]), cell_shift=30 + c_log2,
         tanh_bits=15 + c_log2, clip=clip))
     i8, i16 = helper.TensorProto.INT8, helper.TensorProto.INT16
@@ -302,7 +303,7 @@ def lower_svdf_int8(b: OnnxBuilder, op: TflOp) -> None:
     inputs = [b.value(op.inputs[0], NHWC), b.const(wf.data, f"{name}_wf"), b.const(wt.data, f"{name}_wt"),
               b.const(b.tensor(op.inputs[3]).data, f"{name}_bias") if has_bias else "", s_in]
     b.nodes.append(helper.make_node(
-        "TflSvdf", inputs, [name, s_out], name=b.fresh(op.name), domain=DOMAIN, rank=int(op.options.rank),
+        tfl.SVDF, inputs, [name, s_out], name=b.fresh(op.name), domain=tfl.DOMAIN, rank=int(op.options.rank),
         x_zero=int(x.quant.zero_point[0]), y_zero=int(y.quant.zero_point[0]), mult1=m1, shift1=s1, mult2=m2,
         shift2=s2))
     b.value_infos.append(helper.make_tensor_value_info(name, helper.TensorProto.INT8, list(y.shape)))
