@@ -1,6 +1,6 @@
 """aotc's internal TFLite integer ops (ONNX domain aotc.tflite), declared once for every stage: the
 TFLite frontend writes them (aot/frontend/tflite/int8.py and recurrent.py), the import stage accepts
-them (aot/frontend/contrib.py), a host pass fuses two of them into a third (aot/passes/fuse_residual.py),
+them (aot/frontend/onnx/contrib.py), a host pass fuses two of them into a third (aot/passes/fuse_residual.py),
 the kernels of aot/kernels/tflite_int8.py run them (tests/test_layering.py holds the two lists equal),
 and a vendor may claim any of them by name in its checkers, as it claims an ONNX op.
 

@@ -507,7 +507,7 @@ def _inline(b: OnnxBuilder, model: TflModel, inputs: list[str]) -> list[str]:
 def _while(b: OnnxBuilder, op: TflOp) -> None:
     """WHILE(cond, body) as an ONNX Loop with no trip count: the condition is the cond subgraph on the
     initial values (before the loop) and on each step's new values (in the body); aotc counts the
-    steps at compile time when the condition depends on constants only (aot/frontend/loops.py)."""
+    steps at compile time when the condition depends on constants only (aot/frontend/onnx/loops.py)."""
     o = op.options
     cond_m, body_m = b.subgraphs[o.condSubgraphIndex], b.subgraphs[o.bodySubgraphIndex]
     init = [b.value(i, NHWC) for i in op.inputs]

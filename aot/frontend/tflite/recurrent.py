@@ -2,7 +2,7 @@
 
 TFLite's LSTM clips the cell state (cell_clip; the converter writes 10 for a Keras LSTM), which
 ONNX's LSTM cannot say (its `clip` bounds the gate inputs), so the step is written out as the body
-of an ONNX Loop (compiled once, as a C loop: aot/frontend/loops.py): the input projection of every
+of an ONNX Loop (compiled once, as a C loop: aot/frontend/onnx/loops.py): the input projection of every
 step is one Gemm before the loop; each step adds h R^T, takes the four gates, c = f c + i g
 clipped, h = o act(c). Peepholes, CIFG (no input gate), layer normalisation (each gate's sum
 normalised over the cells, scaled, then biased) and projection are TFLite's optional inputs.
@@ -89,7 +89,7 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
     clip = float(o.cellClip)
     axis = 0 if time_major else 1
 
-    # one step, as the body of an ONNX Loop over the steps (compiled once: aot/frontend/loops.py)
+    # one step, as the body of an ONNX Loop over the steps (compiled once: aot/frontend/onnx/loops.py)
     outer, b.nodes = b.nodes, []
     it, cond, h, c = (b.fresh(f"{name}_{v}") for v in ("t", "cond", "h_in", "c_in"))
     xt = b.node("Gather", [proj, it], hint=f"{name}_xt", axis=axis)  # [batch, gh]

@@ -12,16 +12,16 @@ from onnx import helper, numpy_helper
 
 from aot.csource.names import is_reserved
 from aot.errors import AotcError
-from aot.frontend import contrib
-from aot.frontend.bounded import BoundedImport, check_bounded
-from aot.frontend.branches import import_if
-from aot.frontend.canonical import canonicalize
-from aot.frontend.control_flow import flatten_control_flow
-from aot.frontend.fold import _Named, fold_to_fixed_point, refuse_control_flow
-from aot.frontend.loops import import_loop, scans_to_loops, sequences_to_scans
-from aot.frontend.optional_outputs import drop_unread_optional_outputs
-from aot.frontend.skeleton import skeleton
-from aot.frontend.validate import (
+from aot.frontend.onnx import contrib
+from aot.frontend.onnx.bounded import BoundedImport, check_bounded
+from aot.frontend.onnx.branches import import_if
+from aot.frontend.onnx.canonical import canonicalize
+from aot.frontend.onnx.control_flow import flatten_control_flow
+from aot.frontend.onnx.fold import _Named, fold_to_fixed_point, refuse_control_flow
+from aot.frontend.onnx.loops import import_loop, scans_to_loops, sequences_to_scans
+from aot.frontend.onnx.optional_outputs import drop_unread_optional_outputs
+from aot.frontend.onnx.skeleton import skeleton
+from aot.frontend.onnx.validate import (
     check_declarations,
     check_declared,
     check_int_attributes,
@@ -87,7 +87,7 @@ def import_model(model: onnx.ModelProto, name: str | None = None,
                  max_dims: dict[tuple[str, int], int] | None = None, *, keep_onnx: bool = True,
                  owned: bool = False) -> Graph:
     """ModelProto -> IR Graph with static shapes, constants folded, attributes canonical;
-    `max_dims` bounds data-dependent dims ({(tensor, axis): rows}, aot/frontend/bounded.py).
+    `max_dims` bounds data-dependent dims ({(tensor, axis): rows}, aot/frontend/onnx/bounded.py).
     `keep_onnx`: keep the folded ONNX in graph.meta["onnx"], which `aotc partition -o` writes back;
     a compile does without that copy of the weights. `owned`: the caller hands `model` over (it was
     loaded for this compile), so it is changed in place rather than copied."""
@@ -107,7 +107,7 @@ def import_model(model: onnx.ModelProto, name: str | None = None,
     _check_input_shapes(model)
     declared = take_declarations(model)  # output and value_info types: inferred, then compared
     model = fold_to_fixed_point(model)  # also: an If with a constant condition becomes its branch
-    if scans_to_loops(model, opset) | sequences_to_scans(model):  # aot/frontend/loops.py: a Scan is the Loop
+    if scans_to_loops(model, opset) | sequences_to_scans(model):  # aot/frontend/onnx/loops.py: a Scan is the Loop
         model = fold_to_fixed_point(model)  # over its sequence; a list appended each step, a scan output
     refuse_control_flow(model)  # what is left of If/Loop/Scan, before any evaluator sees a subgraph
     drop_unread_optional_outputs(model, opset)  # those of nodes that came out of an If's branch
@@ -131,7 +131,7 @@ def import_model(model: onnx.ModelProto, name: str | None = None,
     canonicalize(graph, opset)
     if inconsistent:
         raise inconsistent[0]
-    flatten_control_flow(graph)  # Loop and run-time If bodies between their markers (aot/frontend/control_flow.py)
+    flatten_control_flow(graph)  # Loop and run-time If bodies between their markers (aot/frontend/onnx/control_flow.py)
     check_bounded(graph)  # the readers of data-dependent rows run on their extent, or are refused
     graph.verify()
     return graph

@@ -17,10 +17,10 @@ from collections.abc import Callable
 import numpy as np
 
 from aot.errors import AotcError
-from aot.frontend import canonical_quant
-from aot.frontend.canonical_recurrent import recurrent
-from aot.frontend.einsum import einsum
-from aot.frontend.halves import compute_halves_in_float
+from aot.frontend.onnx import canonical_quant
+from aot.frontend.onnx.canonical_recurrent import recurrent
+from aot.frontend.onnx.einsum import einsum
+from aot.frontend.onnx.halves import compute_halves_in_float
 from aot.ir import Graph, Node, Tensor
 from aot.ir.evaluate import evaluate_node
 from aot.ir.schemas import dft_out_shape
@@ -495,7 +495,7 @@ def quantize_in_float(node: Node, graph: Graph, opset: int) -> list[Node] | None
         if zp is not None:
             xf = b.add("Sub", [xf, zp], x.shape)
         y = graph.tensors[node.outputs[0]]
-        if y.dtype != "float32":  # a float16 scale: a float16 output (its rounding: aot/frontend/halves.py)
+        if y.dtype != "float32":  # a float16 scale: a float16 output (its rounding: aot/frontend/onnx/halves.py)
             b.add("Cast", [b.add("Mul", [xf, scale], y.shape)], None, {"to": y.dtype, "saturate": 1},
                   out=node.outputs[0])
         else:
@@ -1004,7 +1004,7 @@ def batchnorm(node: Node, graph: Graph, opset: int) -> None:
 
     Training mode normalises by the batch's own mean and variance; aotc compiles inference only and
     refuses it in both of its spellings: training_mode=1 (opset 14+) here, and before opset 14 the
-    statistics outputs being declared, on import (aot/frontend/optional_outputs.py, which also
+    statistics outputs being declared, on import (aot/frontend/onnx/optional_outputs.py, which also
     dropped the unread extra outputs of training_mode=0 and refused read ones)."""
     if opset < 9 and node.attrs.get("spatial", 1) == 0:
         raise AotcError("BatchNormalization spatial=0 is not supported", node=node)
@@ -1025,7 +1025,7 @@ def dropout(node: Node, graph: Graph, opset: int) -> list[Node]:
     """Inference-mode Dropout -> Identity; a mask that is read (an unread one was dropped on import)
     becomes a constant: all true, as ONNX defines it from opset 12 (output = data * mask * scale with
     nothing dropped). A read mask before opset 12, which the spec leaves undefined in inference, was
-    refused on import (aot/frontend/optional_outputs.py). Training (training_mode true or only known
+    refused on import (aot/frontend/onnx/optional_outputs.py). Training (training_mode true or only known
     at run time, opset 12+) is random and refused; ratio does not matter in inference."""
     training = node.inputs[2] if len(node.inputs) > 2 else ""
     if training:
@@ -1160,7 +1160,7 @@ RULES: dict[str, Rule] = {
 }
 
 
-# --- quantization ops (aot/frontend/canonical_quant.py) ---------------------------
+# --- quantization ops (aot/frontend/onnx/canonical_quant.py) ---------------------------
 
 def _windowed(rule: Rule, data: tuple[int, ...]) -> Rule:
     """A QLinear op's quantization inputs made canonical, then its window attributes by the float
