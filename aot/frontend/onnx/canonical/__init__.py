@@ -17,10 +17,10 @@ from collections.abc import Callable
 import numpy as np
 
 from aot.errors import AotcError
-from aot.frontend.onnx import canonical_quant
-from aot.frontend.onnx.canonical_recurrent import recurrent
-from aot.frontend.onnx.einsum import einsum
-from aot.frontend.onnx.halves import compute_halves_in_float
+from aot.frontend.onnx.canonical import quant as canonical_quant
+from aot.frontend.onnx.canonical.einsum import einsum
+from aot.frontend.onnx.canonical.halves import compute_halves_in_float
+from aot.frontend.onnx.canonical.recurrent import recurrent
 from aot.ir import Graph, Node, Tensor
 from aot.ir.evaluate import evaluate_node
 from aot.ir.schemas import dft_out_shape
@@ -1160,7 +1160,7 @@ RULES: dict[str, Rule] = {
 }
 
 
-# --- quantization ops (aot/frontend/onnx/canonical_quant.py) ---------------------------
+# --- quantization ops (aot/frontend/onnx/canonical/quant.py) ---------------------------
 
 def _windowed(rule: Rule, data: tuple[int, ...]) -> Rule:
     """A QLinear op's quantization inputs made canonical, then its window attributes by the float

@@ -1,4 +1,4 @@
-"""Canonical forms of the quantization ops (the rules of canonical.py, for int8).
+"""Canonical forms of the quantization ops (the rules of canonical/, for int8).
 
 After these rules every QuantizeLinear / DequantizeLinear has its zero point as a constant input
 of the integer type (the spec's default 0 made explicit) and a non-negative `axis` (used only
