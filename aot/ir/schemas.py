@@ -41,7 +41,7 @@ ELEMENTWISE_OPS = frozenset({
 })
 
 
-# --- DFT, canonicalised (aot/frontend/onnx/canonical.py: axis, length, inverse, onesided) -----------------
+# --- DFT, canonicalised (aot/frontend/onnx/canonical/signal.py: axis, length, inverse, onesided) ----------
 def dft_out_shape(x_shape: tuple[int, ...], axis: int, length: int, inverse: bool,
                   onesided: bool) -> tuple[int, ...]:
     """The output of a DFT of x (..., 1 or 2 for real or complex) along `axis`: `length` bins, half of

@@ -20,7 +20,7 @@ wrong or fails on them):
   op's canonical rule.)
 - Dropout's mask before opset 12, when read: the spec leaves it undefined in
   inference (onnxruntime writes zeros, the ONNX reference ones). From opset 12 it
-  is all true (aot/frontend/onnx/canonical.py, `dropout`).
+  is all true (aot/frontend/onnx/canonical/shape.py, `dropout`).
 """
 
 from __future__ import annotations
