@@ -21,7 +21,7 @@ from test_models import reference as ort_reference
 
 from aot.compiler import Options, compile_model, partition_model
 from aot.errors import AotcError
-from aot.frontend.onnx.load import import_model
+from aot.frontend import import_model
 from aot.frontend.onnx.optional_outputs import drop_unread_optional_outputs
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL

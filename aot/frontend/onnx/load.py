@@ -1,8 +1,10 @@
-"""ONNX import: read and check a model, fold constants, and build the IR with static shapes."""
+"""Reading an ONNX file, and the ONNX-level helpers the import steps (steps.py) use: the opset,
+node names, input shapes, empty inputs, what a frontend recorded in metadata_props, and the C name."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from pathlib import Path
 
@@ -12,32 +14,9 @@ from onnx import helper, numpy_helper
 
 from aot.csource.names import is_reserved
 from aot.errors import AotcError
-from aot.frontend.onnx import contrib
-from aot.frontend.onnx.bounded import BoundedImport, check_bounded
-from aot.frontend.onnx.branches import import_if
-from aot.frontend.onnx.canonical import canonicalize
-from aot.frontend.onnx.control_flow import flatten_control_flow
-from aot.frontend.onnx.fold import _Named, fold_to_fixed_point, refuse_control_flow
-from aot.frontend.onnx.loops import import_loop, scans_to_loops, sequences_to_scans
-from aot.frontend.onnx.optional_outputs import drop_unread_optional_outputs
 from aot.frontend.onnx.skeleton import skeleton
-from aot.frontend.onnx.validate import (
-    check_declarations,
-    check_declared,
-    check_int_attributes,
-    check_node_outputs,
-    check_node_types,
-    check_text,
-    declare_outputs,
-    elem_name,
-    node_inference_errors,
-    restore_declarations,
-    take_declarations,
-)
-from aot.ir import DTYPES, Graph, Node, Tensor
-from aot.ir.evaluate import evaluate_node, static_shapes
-from aot.ir.held import initializer_value
-from aot.limits import MAX_TENSOR_BYTES, check_tensor, tensor_bytes
+from aot.frontend.onnx.validate import check_text
+from aot.limits import MAX_TENSOR_BYTES, tensor_bytes
 
 MIN_OPSET, MAX_OPSET = 7, 28  # 7..21 required; 22..28: see docs/opsets.md for what changed
 
@@ -82,71 +61,14 @@ def opset_of(model: onnx.ModelProto) -> int:
     raise AotcError("model imports no default-domain (ai.onnx) opset")
 
 
-def import_model(model: onnx.ModelProto, name: str | None = None,
-                 input_shapes: dict[str, tuple[int, ...]] | None = None,
-                 max_dims: dict[tuple[str, int], int] | None = None, *, keep_onnx: bool = True,
-                 owned: bool = False) -> Graph:
-    """ModelProto -> IR Graph with static shapes, constants folded, attributes canonical;
-    `max_dims` bounds data-dependent dims ({(tensor, axis): rows}, aot/frontend/onnx/bounded.py).
-    `keep_onnx`: keep the folded ONNX in graph.meta["onnx"], which `aotc partition -o` writes back;
-    a compile does without that copy of the weights. `owned`: the caller hands `model` over (it was
-    loaded for this compile), so it is changed in place rather than copied."""
-    opset = opset_of(model)
-    if not MIN_OPSET <= opset <= MAX_OPSET:
-        raise AotcError(f"opset {opset} is not supported (aotc reads opsets {MIN_OPSET} to {MAX_OPSET})")
-    for n in model.graph.node:
-        if not contrib.is_supported(n):
-            only = f" (of it aotc reads {', '.join(contrib.CONTRIB_OPS)})" if n.domain == contrib.DOMAIN else ""
-            raise AotcError(f"operator domain '{n.domain}' is not supported{only}", node=_Named(n))
-    model = name_nodes(model if owned else copy_model(model))
-    drop_unread_optional_outputs(model, opset)  # before any op is checked
-    if input_shapes:
-        fix_input_shapes(model, input_shapes)
-    check_declared(model)  # sizes and initializer data, before anything is allocated from them
-    empty_inputs_to_constants(model)
-    _check_input_shapes(model)
-    declared = take_declarations(model)  # output and value_info types: inferred, then compared
-    model = fold_to_fixed_point(model)  # also: an If with a constant condition becomes its branch
-    if scans_to_loops(model, opset) | sequences_to_scans(model):  # aot/frontend/onnx/loops.py: a Scan is the Loop
-        model = fold_to_fixed_point(model)  # over its sequence; a list appended each step, a scan output
-    refuse_control_flow(model)  # what is left of If/Loop/Scan, before any evaluator sees a subgraph
-    drop_unread_optional_outputs(model, opset)  # those of nodes that came out of an If's branch
-    restore_declarations(model, declared)  # where inference knows nothing
-    if _reduces_empty(model):  # the declared output shape is what pins a Reduce of nothing: fold it now
-        model = fold_to_fixed_point(model)
-        restore_declarations(model, declared)
-    bounded = BoundedImport(max_dims or {})
-    graph = _to_ir(model, name or sanitize(model.graph.name or "model"), bounded)
-    bounded.finish(graph)
-    check_declarations(graph, declared)
-    inconsistent = node_inference_errors(model, graph.tensors)  # raised after canonicalize's own checks
-    declare_outputs(model, graph)
-    graph.meta["opset"] = opset
-    graph.meta["io_quantization"] = _io_quantization(model)
-    state = _metadata_json(model, "aotc.state")  # state inputs' next outputs and start values (TFLite's)
-    if state:
-        graph.meta["state"] = state
-    if keep_onnx:
-        graph.meta["onnx"] = model  # the folded model, which a partition is written back into
-    canonicalize(graph, opset)
-    if inconsistent:
-        raise inconsistent[0]
-    flatten_control_flow(graph)  # Loop and run-time If bodies between their markers (aot/frontend/onnx/control_flow.py)
-    check_bounded(graph)  # the readers of data-dependent rows run on their extent, or are refused
-    graph.verify()
-    return graph
-
-
-def _io_quantization(model: onnx.ModelProto) -> dict[str, dict]:
+def io_quantization(model: onnx.ModelProto) -> dict[str, dict]:
     """{tensor: {scale, zero_point}} of the quantized inputs and outputs, which a frontend (TFLite's)
     recorded in the model's metadata_props for the header."""
-    return _metadata_json(model, "aotc.io_quantization")
+    return metadata_json(model, "aotc.io_quantization")
 
 
-def _metadata_json(model: onnx.ModelProto, key: str) -> dict[str, dict]:
+def metadata_json(model: onnx.ModelProto, key: str) -> dict[str, dict]:
     """What a frontend (TFLite's) recorded under `key` in the model's metadata_props, or {}."""
-    import json
-
     for p in model.metadata_props:
         if p.key == key:
             return json.loads(p.value)
@@ -220,12 +142,12 @@ def empty_inputs_to_constants(model: onnx.ModelProto) -> list[str]:
     return names
 
 
-def _reduces_empty(model: onnx.ModelProto) -> bool:
+def reduces_empty(model: onnx.ModelProto) -> bool:
     empty = {i.name for i in model.graph.initializer if 0 in i.dims}
     return any(n.op_type.startswith("Reduce") and n.input and n.input[0] in empty for n in model.graph.node)
 
 
-def _check_input_shapes(model: onnx.ModelProto) -> None:
+def check_input_shapes(model: onnx.ModelProto) -> None:
     inits = {i.name for i in model.graph.initializer}
     for vi in model.graph.input:
         if vi.name in inits:
@@ -242,147 +164,6 @@ def _check_input_shapes(model: onnx.ModelProto) -> None:
                 what = f"'{d.dim_param}'" if d.dim_param else "unknown"
                 raise AotcError(f"input '{vi.name}' has a dynamic dimension {k} ({what}): aotc needs static shapes; "
                                 f"give them with --input-shape {vi.name}=D0,D1,...")
-
-
-def _elem_dtype(elem_type: int, what: str, node: object = None) -> str:
-    dt = elem_name(elem_type)
-    if dt not in DTYPES:
-        raise AotcError(f"{what} has dtype {dt}, which aotc does not support", node=node)
-    return dt
-
-
-def _to_ir(model: onnx.ModelProto, name: str, bounded: BoundedImport | None = None) -> Graph:
-    g = model.graph
-    opsets = list(model.opset_import)
-    tensors: dict[str, Tensor] = {}
-    declared_inputs = {vi.name for vi in g.input}
-    for init in g.initializer:
-        arr = initializer_value(init)
-        kind = "input" if init.name in declared_inputs else "initializer"  # an input: an empty one, made constant
-        dt = _elem_dtype(init.data_type, f"{kind} '{init.name}'")
-        check_tensor(f"initializer '{init.name}'", dt, arr.shape, arr.dtype.itemsize)
-        tensors[init.name] = Tensor(init.name, tuple(arr.shape), dt, np.asarray(arr, order="C"))
-    shapes = static_shapes(model)
-    types: dict[str, int] = {}
-    for vi in list(g.input) + list(g.value_info) + list(g.output):
-        if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type:
-            types[vi.name] = vi.type.tensor_type.elem_type
-
-    inputs = [vi.name for vi in g.input if vi.name not in tensors]
-    for i in inputs:
-        if i not in types:
-            raise AotcError(f"input '{i}' has no element type")
-        tensors[i] = Tensor(i, shapes[i], _elem_dtype(types[i], f"input '{i}'"))
-
-    nodes: list[Node] = []
-    for pn in g.node:
-        node_name = pn.name
-        if pn.op_type == "Loop" and pn.domain in ("", "ai.onnx"):
-            loop, outs = import_loop(pn, tensors, model, import_model)
-            tensors.update(outs)
-            nodes.append(loop)
-            continue
-        if pn.op_type == "If" and pn.domain in ("", "ai.onnx"):  # a run-time condition: constant ones are folded
-            branch, outs = import_if(pn, tensors, model, import_model)
-            tensors.update(outs)
-            nodes.append(branch)
-            if bounded is not None:
-                bounded.if_outputs(branch.attrs.get("bounded_outputs", {}))
-            continue
-        attrs = {a.name: helper.get_attribute_value(a) for a in pn.attribute}
-        attrs = {key: (v.decode() if isinstance(v, bytes) else v) for key, v in attrs.items()}
-        node = Node(pn.op_type, node_name, list(pn.input), list(pn.output), attrs)
-        check_node_types(pn, tensors, opset_of(model), node)
-        check_int_attributes(pn, node)
-        at_bound = bounded.infer(pn, node, tensors, opsets) if bounded is not None else None
-        if bounded is not None and bounded.pending:  # run-time integers made from extents, written for it
-            nodes += bounded.pending
-            bounded.pending = []
-        if at_bound is not None:  # makes or reads rows known only at run time: shapes at the bound
-            tensors.update(at_bound[0])
-            if at_bound[1]:  # (a Shape of such rows is followed into the Reshape it sets, then dropped)
-                nodes.append(node)
-            continue
-        missing = [o for o in pn.output if o and (shapes.get(o) is None or o not in types)]
-        if missing and pn.op_type.startswith("Reduce"):
-            _shape_from_reader(pn, g, shapes, types)
-            missing = [o for o in pn.output if o and (shapes.get(o) is None or o not in types)]
-        if missing:
-            _infer_by_evaluation(pn, node, tensors, shapes, types, opsets)
-        for o in pn.output:
-            if not o:
-                continue
-            if shapes.get(o) is None or o not in types:
-                raise AotcError(f"cannot infer a static shape for output '{o}'", node=node)
-            dt = _elem_dtype(types[o], f"output '{o}'", node)
-            check_tensor(f"output '{o}'", dt, shapes[o], np.dtype(dt).itemsize, node=node)
-            tensors[o] = Tensor(o, shapes[o], dt)
-        nodes.append(node)
-
-    outputs = [vi.name for vi in g.output]
-    if not outputs:
-        raise AotcError("the model has no graph outputs: there is nothing to compute")
-    if len(set(outputs)) != len(outputs):
-        twice = next(o for o in outputs if outputs.count(o) > 1)
-        raise AotcError(f"graph output '{twice}' is listed more than once")
-    for o in outputs:
-        if o not in tensors:
-            raise AotcError(f"graph output '{o}' is never computed")
-    return Graph(name=name, nodes=nodes, tensors=tensors, inputs=inputs, outputs=outputs)
-
-
-_SAME_SHAPE = {"Sqrt", "Log", "Exp", "Abs", "Neg", "Identity", "Relu", "Sigmoid", "Tanh", "Reciprocal", "Floor",
-               "Ceil", "Cast", "CastLike"}
-
-
-def _shape_from_reader(pn: onnx.NodeProto, g: onnx.GraphProto, shapes: dict, types: dict) -> None:
-    """A Reduce whose axes are computed at run time (an expanded function's ReduceSum of a graph input) has
-    no inferred shape; where an elementwise op of one input reads it and has a known (declared) shape,
-    that is its shape too, rather than a guess from running it on zeros."""
-    out = at = pn.output[0]
-    for _ in range(8):  # along a chain of them (Log then CastLike, as ONNX's function bodies write)
-        reader = next((r for r in g.node if r.op_type in _SAME_SHAPE and r.input and r.input[0] == at and r.output),
-                      None)
-        if reader is None:
-            return
-        at = reader.output[0]
-        known = shapes.get(at)
-        if known is not None and pn.input and pn.input[0] in types:
-            shapes[out], types[out] = known, types[pn.input[0]]
-            return
-
-
-def _infer_by_evaluation(pn: onnx.NodeProto, node: Node, tensors: dict[str, Tensor],
-                         shapes: dict, types: dict, opsets: list) -> None:
-    """Our own shape inference where ONNX's stops: run the node on zeros of the known input shapes
-    (the quantization ops and com.microsoft's by rule: the reference evaluator lacks them)."""
-    own = contrib.output_type(pn, {k: t.shape for k, t in tensors.items()},
-                              {k: helper.np_dtype_to_tensor_dtype(np.dtype(t.dtype)) for k, t in tensors.items()})
-    if own is not None:
-        shapes[pn.output[0]], types[pn.output[0]] = own
-        return
-    args: list[np.ndarray | None] = []
-    for i in pn.input:
-        if not i:
-            args.append(None)
-            continue
-        t = tensors.get(i)
-        if t is None:
-            return
-        args.append(t.data if t.is_const else None)
-    check_node_outputs(pn, [None if not i else (tensors[i].dtype, tensors[i].shape) for i in pn.input], args,
-                       opsets, node)  # before its outputs are allocated
-    args = [None if not i else a if a is not None else np.zeros(tensors[i].shape, tensors[i].dtype)
-            for i, a in zip(pn.input, args, strict=True)]
-    try:
-        results = evaluate_node(pn, args, opsets)
-    except Exception as e:
-        raise AotcError(f"cannot infer output shapes ({str(e).splitlines()[0] if str(e) else e})",
-                        node=node) from e
-    for o, r in zip(pn.output, results, strict=False):
-        if o:
-            shapes[o] = tuple(r.shape)
-            types[o] = helper.np_dtype_to_tensor_dtype(r.dtype)
 
 
 def _unique(name: str, used: set[str]) -> str:
