@@ -12,7 +12,7 @@ import onnx
 from aot.emit_c import Bundle, build_bundle
 from aot.errors import AotcError
 from aot.frontend import import_model, load_model, sanitize
-from aot.frontend.bounded import check_bounded
+from aot.frontend.onnx.bounded import check_bounded
 from aot.ir import Function, Graph
 from aot.ir.held import held_copy, holding
 from aot.kernels.base import TargetTraits
@@ -40,7 +40,7 @@ class Options:
     # fast, and the others size theirs to the memory spare at their step. More lets kernels take
     # their largest blocks everywhere (a few percent on some models, for RAM).
     scratch_floor: int = 0
-    # bounds of data-dependent dims: ((tensor, axis, rows), ...) (--max-dim; aot/frontend/bounded.py)
+    # bounds of data-dependent dims: ((tensor, axis, rows), ...) (--max-dim; aot/frontend/onnx/bounded.py)
     max_dims: tuple[tuple[str, int, int], ...] = ()
     # threads a run uses (--threads; Linux targets): N > 1 adds a pool of N - 1 workers to the bundle
     # (runtime_c/kernels/aotc_threads.h) and takes the conv kernels that split their work over it

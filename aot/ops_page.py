@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import onnx.defs
 
-from aot.frontend.canonical import RULES
-from aot.frontend.contrib import CONTRIB_OPS
-from aot.frontend.contrib import DOMAIN as CONTRIB_DOMAIN
-from aot.frontend.load import MAX_OPSET, MIN_OPSET
+from aot.frontend.onnx.canonical import RULES
+from aot.frontend.onnx.contrib import CONTRIB_OPS
+from aot.frontend.onnx.contrib import DOMAIN as CONTRIB_DOMAIN
+from aot.frontend.onnx.load import MAX_OPSET, MIN_OPSET
 from aot.kernels import HOST_OPS
 
 # Ops the frontend handles itself, before any kernel: how.

@@ -141,7 +141,7 @@ def op_memory(selection: Selection) -> OpMemory:
         return src.shape == dst.shape and src.dtype == dst.dtype
 
     def rows_at_run_time(n: Node, g: Graph) -> bool:
-        """It reads rows known only at run time (aot/frontend/bounded.py): its emitter moves them."""
+        """It reads rows known only at run time (aot/frontend/onnx/bounded.py): its emitter moves them."""
         return any(t in g.meta.get("extent_root", {}) for t in [*n.inputs, *n.outputs] if t)
 
     def slices(n: Node, g: Graph) -> list[int] | None:

@@ -12,7 +12,7 @@ the venv's CPU torch 2.13 (the wheel pip finds links the CUDA libraries), so its
 here in Python first: the export needs only its schema (torchvision's own symbolic writes ONNX
 NonMaxSuppression for it).
 
-What the export holds after the backbone and heads, and how aotc plans it (aot/frontend/bounded.py):
+What the export holds after the backbone and heads, and how aotc plans it (aot/frontend/onnx/bounded.py):
 - per class (90 of them): scores > 0.001 as a boolean mask -> NonZero -> Transpose -> GatherND, rows
   bounded by the 3234 anchors; TopK with k = min(300, rows), read from Shape(rows) through Gather,
   Concat and ReduceMin: followed at compile time, planned at 300, its rows min(300, the extent);

@@ -80,7 +80,7 @@ def quantized_dynamic(model: onnx.ModelProto) -> onnx.ModelProto:
 def expose_integers(model: onnx.ModelProto) -> onnx.ModelProto:
     """A copy whose every 8-bit activation (the output of each quantizing node) is also a graph
     output: a test then compares every integer tensor, not only the few float outputs."""
-    from aot.frontend.fold import infer_shapes  # onnx's inference, plus the com.microsoft ops' shapes
+    from aot.frontend.onnx.fold import infer_shapes  # onnx's inference, plus the com.microsoft ops' shapes
 
     inferred = infer_shapes(model)
     types = {vi.name: vi for vi in inferred.graph.value_info}

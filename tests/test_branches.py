@@ -1,4 +1,4 @@
-"""ONNX If with a condition known only at run time (aot/frontend/branches.py): a C if/else around
+"""ONNX If with a condition known only at run time (aot/frontend/onnx/branches.py): a C if/else around
 each branch's kernel calls, against onnxruntime on inputs that take each branch. At the top level,
 nested, inside a Loop's body, with a vendor taking nodes of one branch, and the refusals. And as
 torch.onnx.export writes it: tests/models/vad_cond.onnx (examples/export_branches.py), a detector
@@ -161,7 +161,7 @@ def test_if_is_an_if_else_in_c():
 
 def test_the_branches_share_the_arena():
     """The branches never run together: values of the then branch and of the else branch may take the
-    same bytes (program order is safe, aot/frontend/branches.py), and the If's outputs outlive both."""
+    same bytes (program order is safe, aot/frontend/onnx/branches.py), and the If's outputs outlive both."""
     from aot.compiler import select_and_plan
 
     graph = lower(if_model())

@@ -1,4 +1,4 @@
-"""onnx's checker and shape inference run on the model's skeleton (aot/frontend/skeleton.py): its large
+"""onnx's checker and shape inference run on the model's skeleton (aot/frontend/onnx/skeleton.py): its large
 weights are graph inputs of their type and shape there. What that must not change: shapes computed
 from a large tensor, the refusal of large data that does not match its dims, and the caller's model.
 compile_file also holds the large weights as arrays outside the proto (aot/ir/held.py): its
@@ -15,8 +15,9 @@ from opcheck import model_case, shared_build
 
 from aot.compiler import Options, compile_file, compile_model
 from aot.errors import AotcError
-from aot.frontend import held, load_model
-from aot.frontend.skeleton import HELD_BYTES, skeleton
+from aot.frontend import load_model
+from aot.frontend.onnx.skeleton import HELD_BYTES, skeleton
+from aot.ir import held
 
 ROWS = HELD_BYTES // 4 // 16 + 8  # a [ROWS, 16] float weight is over the limit, so left out of the skeleton
 

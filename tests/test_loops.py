@@ -1,4 +1,4 @@
-"""ONNX Loops as exporters write them (issue 26; aot/frontend/loops.py), against onnxruntime with the
+"""ONNX Loops as exporters write them (issue 26; aot/frontend/onnx/loops.py), against onnxruntime with the
 error relative to each output's own scale.
 
 The committed models (examples/export_loops.py; CI needs neither TensorFlow nor torch): Keras 3 LSTM

@@ -33,7 +33,7 @@ for op, tag in (("MaxPool", "max"), ("AveragePool", "avg")):
               pads=[1, 0, 1, 1], ceil_mode=1),
         _pool(f"{tag}_2d_ceil_112", op, (1, 2, 112, 112), kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
         _pool(f"{tag}_2d_ceil_no_effect", op, (1, 2, 9, 9), kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
-        # auto_pad, resolved by canonical.py
+        # auto_pad, resolved by canonical/base.py
         _pool(f"{tag}_2d_same_upper", op, (1, 2, 7, 8), kernel_shape=[3, 2], strides=[2, 2], auto_pad="SAME_UPPER"),
         _pool(f"{tag}_2d_same_lower", op, (1, 2, 7, 8), kernel_shape=[3, 2], strides=[2, 2], auto_pad="SAME_LOWER"),
         _pool(f"{tag}_2d_same_upper_s1", op, (1, 2, 6, 6), kernel_shape=[4, 4], auto_pad="SAME_UPPER"),

@@ -2,7 +2,7 @@
 
 Older exporters (opsets 7 to 9) declare every output an op has: Dropout's mask, MaxPool's
 Indices, BatchNormalization's statistics. An optional output nothing reads is dropped on import
-(aot/frontend/optional_outputs.py); one that is read is computed as ONNX defines it in inference
+(aot/frontend/onnx/optional_outputs.py); one that is read is computed as ONNX defines it in inference
 (Dropout's mask all true from opset 12, MaxPool's Indices), or refused in one line where inference
 does not define it. BatchNormalization before opset 14 is the exception: declaring its statistics
 outputs is what makes it training mode (onnxruntime then normalises by the batch's statistics even
@@ -21,8 +21,8 @@ from test_models import reference as ort_reference
 
 from aot.compiler import Options, compile_model, partition_model
 from aot.errors import AotcError
-from aot.frontend.load import import_model
-from aot.frontend.optional_outputs import drop_unread_optional_outputs
+from aot.frontend import import_model
+from aot.frontend.onnx.optional_outputs import drop_unread_optional_outputs
 
 F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 

@@ -330,7 +330,7 @@ def test_the_fused_conv_writes_its_sum_over_the_residual():
     from quantize import quantized
 
     from aot.compiler import Options, partition_model, select_and_plan
-    from aot.frontend.load import load_model
+    from aot.frontend.onnx.load import load_model
     from aot.passes import HOST_PIPELINE, simplify
 
     models = [(quantized(residual_block()), "QLinearConvAdd", 9),

@@ -16,7 +16,7 @@ C_TYPES = {
     "float32": "float", "float64": "double", "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t",
     "int32": "int32_t", "int64": "int64_t", "bool": "uint8_t",
     "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
-    "float16": "uint16_t", "bfloat16": "uint16_t",  # their bits: computed in float32 (aot/frontend/halves.py)
+    "float16": "uint16_t", "bfloat16": "uint16_t",  # their bits: computed in float32 (onnx/canonical/halves.py)
     "int4": "uint8_t", "uint4": "uint8_t", "int2": "uint8_t", "uint2": "uint8_t",  # one per byte, low bits
     "float8_e4m3fn": "uint8_t", "float8_e4m3fnuz": "uint8_t", "float8_e5m2": "uint8_t", "float8_e5m2fnuz": "uint8_t",
 }

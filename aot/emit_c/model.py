@@ -132,7 +132,7 @@ class ModelEmitter:
             self.fields.name(t, t)
         self.derived: dict[str, StoredArray] = {}
         self.last_read: dict[str, int] | None = None  # bounded tensor -> index of its last reader
-        # tensors whose rows along an axis are known only at run time (aot/frontend/bounded.py): the
+        # tensors whose rows along an axis are known only at run time (aot/frontend/onnx/bounded.py): the
         # producer's output each takes its extent from
         self.extent_root: dict[str, str] = graph.meta.get("extent_root", {})
         self.bounded_axis: dict[str, int] = {t: a for t, a in graph.meta.get("bounded", {}).items()
@@ -262,7 +262,7 @@ class ModelEmitter:
         self.weights = self._store_weights()
 
     def _emit_loop_begin(self, index: int, node: Node, depth: int) -> str:
-        """A Loop's start (aot/frontend/loops.py): each carried value's state from its initial value,
+        """A Loop's start (aot/frontend/onnx/loops.py): each carried value's state from its initial value,
         then the C loop, whose first statement writes the iteration number where the body reads it.
         A run-time condition: the loop runs while it holds, at most trip_count (M) times."""
         g, nc, a = self.graph, node.attrs["n_carried"], node.attrs
@@ -320,7 +320,7 @@ class ModelEmitter:
                 self.line(f"memcpy({self.pointer(out)}, {self.pointer(src)}, {g.tensors[out].nbytes}u);")
 
     def _emit_branch_marker(self, index: int, node: Node) -> None:
-        """A run-time If (aot/frontend/branches.py): `if (cond) {` at IfBegin; each branch's results
+        """A run-time If (aot/frontend/onnx/branches.py): `if (cond) {` at IfBegin; each branch's results
         copied into the If outputs' slots at IfElse (then) and IfEnd (else), which close the blocks."""
         g, name = self.graph, c_comment(node.attrs["if"])
         end = next((n for n in g.nodes if n.op == "IfEnd" and n.attrs["if"] == node.attrs["if"]), node)
@@ -368,7 +368,7 @@ class ModelEmitter:
         return self.names.name(("extent", root), root, "rows_")
 
     def _emit_on_extent(self, index: int, node: Node) -> None:
-        """A node reading bounded rows runs once per row written (aot/frontend/bounded.py made sure
+        """A node reading bounded rows runs once per row written (aot/frontend/onnx/bounded.py made sure
         each output row comes from the same input rows): the op's own emitter, on one-row tensors
         whose pointers step by a row."""
         first = next(i for i in node.inputs if i in self.bounded_axis)

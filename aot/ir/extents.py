@@ -1,4 +1,4 @@
-"""Rows known only at run time (aot/frontend/bounded.py): which ops produce them, and the run-time
+"""Rows known only at run time (aot/frontend/onnx/bounded.py): which ops produce them, and the run-time
 integers made from them. The frontend builds these expressions, the kernels and the emitter write them
 as C; they are the IR's, so no stage reads another's for them."""
 

@@ -17,12 +17,12 @@ from aot.errors import AotcError
 
 # dtype names are numpy's; these are the ones a bundle can hold.
 DTYPES = ("float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool",
-          "float16", "bfloat16",  # the halves: computed in float32 (aot/frontend/halves.py)
+          "float16", "bfloat16",  # the halves: computed in float32 (aot/frontend/onnx/canonical/halves.py)
           "int4", "uint4", "int2", "uint2",  # one per byte, low bits (as ml_dtypes): Cast and views only
           "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz")  # their bits: Cast and views
 
 # The nodes that open, divide and close a Loop's C for-loop and a run-time If's if/else, around
-# their bodies' nodes (aot/frontend/loops.py, aot/frontend/branches.py); the emitter writes them.
+# their bodies' nodes (aot/frontend/onnx/loops.py, aot/frontend/onnx/branches.py); the emitter writes them.
 CONTROL_MARKERS = ("LoopBegin", "LoopEnd", "IfBegin", "IfElse", "IfEnd")
 
 

@@ -20,7 +20,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, numpy_helper
 
-# Larger initializers are held, and left out of the skeleton (aot/frontend/skeleton.py). Shape-carrying
+# Larger initializers are held, and left out of the skeleton (aot/frontend/onnx/skeleton.py). Shape-carrying
 # constants are a few int64s; weights are not.
 HELD_BYTES = 64 * 1024
 _PREFIX = "aotc-held:"

@@ -1,7 +1,8 @@
 """aotc's own op vocabulary, declared once for every stage: the ops and node attributes its passes
 write (a fused elementwise tree, convs that read or write channels last), which ONNX ops map element
 to element, and the output shape of a DFT as the frontend canonicalises it. The passes that write
-these and the kernels that run them both read them here."""
+these and the kernels that run them both read them here. The TFLite integer ops (domain aotc.tflite)
+are declared beside this, in tflite_ops.py."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ ELEMENTWISE_OPS = frozenset({
 })
 
 
-# --- DFT, canonicalised (aot/frontend/canonical.py: axis, length, inverse, onesided) -----------------
+# --- DFT, canonicalised (aot/frontend/onnx/canonical/signal.py: axis, length, inverse, onesided) ----------
 def dft_out_shape(x_shape: tuple[int, ...], axis: int, length: int, inverse: bool,
                   onesided: bool) -> tuple[int, ...]:
     """The output of a DFT of x (..., 1 or 2 for real or complex) along `axis`: `length` bins, half of

@@ -1,7 +1,7 @@
 """Detection ops (issue 18): TopK, NonMaxSuppression and NonZero (runtime_c/kernels/detect.c).
 
 NonMaxSuppression and NonZero write a number of rows that depends on the data. The frontend plans
-their output at a bound (aot/frontend/bounded.py); the kernel returns the rows it wrote, which the
+their output at a bound (aot/frontend/onnx/bounded.py); the kernel returns the rows it wrote, which the
 emitter keeps in a C local (the tensor's extent) for the ops that read the tensor, and for the
 outputs struct when it is a graph output.
 """
@@ -131,7 +131,7 @@ def _check_nms(node: Node, graph: Graph) -> str | None:
     return check_sizes(node, graph)
 
 
-# --- run-time integers and fills made from extents (aot/frontend/bounded.py) --------------------
+# --- run-time integers and fills made from extents (aot/frontend/onnx/bounded.py) --------------------
 
 def _emit_rows_value(ctx: NodeContext) -> None:
     """The values of a Shape of bounded rows (and the arithmetic on it) written where a node that is

@@ -151,7 +151,7 @@ def _emit_arg(ctx: NodeContext) -> None:
 
 
 def _emit_hardmax(ctx: NodeContext) -> None:
-    """canonical.py gives Hardmax Softmax's (outer, n, inner), both axis semantics (before and after opset 13)."""
+    """canonical/norm.py gives Hardmax Softmax's (outer, n, inner), both axis semantics (before and after opset 13)."""
     x, y = ctx.inputs[0], ctx.outputs[0]
     p = ctx.params("aotc_arg_params", {
         "outer": c_int(ctx.attrs["outer"]), "axis_dim": c_int(ctx.attrs["n"]), "inner": c_int(ctx.attrs["inner"]),

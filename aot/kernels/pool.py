@@ -1,6 +1,6 @@
 """Host ops of the 'pool' family (kernels in runtime_c/kernels/pool*.c).
 
-MaxPool / AveragePool arrive canonical (aot/frontend/canonical.py, `pool`): kernel_shape,
+MaxPool / AveragePool arrive canonical (aot/frontend/onnx/canonical/pool.py): kernel_shape,
 strides, dilations, explicit pads [begin..., end...], ceil_mode, count_include_pad, and an
 output shape that agrees with the window arithmetic. 1-D and 2-D pools are passed to the
 kernel as 3-D ones with leading 1s.

@@ -1,6 +1,6 @@
 """Host ops of the 'quant' family: int8 / uint8 kernels (runtime_c/kernels/quant.c, quant_impl.h).
 
-The QLinear ops arrive canonical (aot/frontend/canonical_quant.py): every scale and zero point is a
+The QLinear ops arrive canonical (aot/frontend/onnx/canonical/quant.py): every scale and zero point is a
 constant, so all of a node's quantisation arithmetic is done here, once: the requantisation scales
 x_scale * w_scale / y_scale (in onnxruntime's float order), the bias with the input's zero point
 folded in (QGemm), weights transposed and shifted to int8, tables for lookups and requantising

@@ -1,6 +1,6 @@
 """Host ops of the 'reduce' family (kernels in runtime_c/kernels/reduce.c): ONNX Reduce*.
 
-canonical.py gives every Reduce node `axes` (sorted, non-negative, never empty: an
+canonical/reduce.py gives every Reduce node `axes` (sorted, non-negative, never empty: an
 empty axes list means "all", and noop_with_empty_axes became an Identity) and
 `keepdims`. Here the input shape is reduced to a few blocks at compile time: size-1
 dims are dropped and neighbouring dims that are both kept or both reduced merge, so
@@ -78,7 +78,7 @@ def _emit(ctx: NodeContext) -> None:
     if not choices:
         _emit_call(ctx, ctx.attrs["axes"])
         return
-    # axes read at run time, the shapes allowing several sets (canonical.py): one call per set, taken by
+    # axes read at run time, the shapes allowing several sets (canonical/reduce.py): one call per set, taken by
     # the set the axes name (as a bit mask, negatives counted from the end); any other: AOTC_ERR_SHAPE
     rank, axes_in = len(ctx.shape(ctx.inputs[0])), ctx.inputs[1]
     ctx.line("{")

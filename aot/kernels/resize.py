@@ -1,6 +1,6 @@
 """Host ops of the 'resize' family (kernels in runtime_c/kernels/resize.c): ONNX Resize and Upsample.
 
-canonical.py turns Upsample-7/9 and Resize-10..19 into one Resize with `mode`,
+canonical/resize.py turns Upsample-7/9 and Resize-10..19 into one Resize with `mode`,
 `coordinate_transformation_mode`, `nearest_mode`, per-axis float32 `scales`,
 `cubic_coeff_a` and `exclude_outside`; the output shape is static. Everything that
 depends on coordinates is computed here, once, in `source_coordinate` and the three

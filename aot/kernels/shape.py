@@ -343,7 +343,7 @@ _VIEW = HostOp(emit_copy, family="shape", dtypes=(*ANY_DTYPE, *SMALL_INTS), view
 
 
 def emit_check_values(ctx: NodeContext) -> None:
-    """CheckValues (canonical.py): a run-time input must hold the values the declared shapes pinned;
+    """CheckValues (canonical/shape.py): a run-time input must hold the values the declared shapes pinned;
     otherwise the run returns AOTC_ERR_SHAPE before this node writes anything. Then y is x."""
     x, values, y = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
     expected, skip = ctx.attrs["expected"], ctx.attrs.get("skip", ())  # skip: positions any value may take

@@ -1,7 +1,7 @@
 """Host ops of the 'signal' family (runtime_c/kernels/signal.c): ONNX DFT as a dense complex linear map
 along its axis, the weights tabulated here in float64 and stored as float32 (no trigonometry in C).
 
-canonical.py gives the node `axis` (non-negative), `length` (the DFT length N), `inverse` and `onesided`;
+canonical/signal.py gives the node `axis` (non-negative), `length` (the DFT length N), `inverse` and `onesided`;
 an axis read at run time that the shapes do not pin comes as `axis_choices`, one call each, the run-time
 value picking one (else AOTC_ERR_SHAPE), as Reduce's axes do."""
 

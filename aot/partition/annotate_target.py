@@ -2,7 +2,7 @@
 
 A hand placement wins; otherwise the first vendor (in the user's order) whose
 checker accepts the node, else the host. A node that reads or writes rows known only at run
-time (aot/frontend/bounded.py: NonMaxSuppression's and what reads them) stays on the host, whose
+time (aot/frontend/onnx/bounded.py: NonMaxSuppression's and what reads them) stays on the host, whose
 code runs it on the rows written; a vendor function would see the bound. The vendors' reasons for refusing are
 kept for `--explain`. (Whether a vendor can take a node it was given by hand is
 checked once composites are known: see MergeComposite.)

@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from aot.ir import Graph, Node
+from aot.ir import tflite_ops as tfl
 from aot.passes.base import Pass
 
 # conv op -> (add op, fused op, indices of the ADD's two data inputs)
-_PAIRS = {"QLinearConv": ("QLinearAdd", "QLinearConvAdd", (0, 3)), "TflConv2D": ("TflAdd", "TflConv2DAdd", (0, 1))}
+_PAIRS = {"QLinearConv": ("QLinearAdd", "QLinearConvAdd", (0, 3)), tfl.CONV_2D: (tfl.ADD, tfl.CONV_2D_ADD, (0, 1))}
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,7 @@ def _why_not(g: Graph, conv: Node, add: Node, k: int, consumers: dict, producers
     if not (t_y.shape == t_r.shape == t_out.shape and t_y.dtype == t_r.dtype == t_out.dtype):
         return "the ADD broadcasts or changes type"
     if t_y.dtype not in ("int8", "uint8") or g.tensors[conv.inputs[0]].dtype != t_y.dtype or (
-            conv.op == "TflConv2D" and t_y.dtype != "int8"):
+            conv.op == tfl.CONV_2D and t_y.dtype != "int8"):
         return f"{t_y.dtype} activations (the fused kernels take 8-bit ones)"
     if conv.op == "QLinearConv" and (conv.attrs.get("group", 1) != 1 or len(conv.attrs["kernel_shape"]) != 2):
         return "a grouped or non-2-D conv"

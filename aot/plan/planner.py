@@ -269,7 +269,7 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
                 _join(buffer_of, buffer_of[into_state[out]], out)
                 continue
             if n.op in ("LoopEnd", "IfElse", "IfEnd"):  # a final value / scan output / If output is its
-                # state's / scan buffer's / slot's bytes (aot/frontend/loops.py, branches.py)
+                # state's / scan buffer's / slot's bytes (aot/frontend/onnx/loops.py, branches.py)
                 _join(buffer_of, buffer_of[n.inputs[k]], out)
                 continue
             if k == 0 and ops.is_view(n):
@@ -368,7 +368,7 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
 
 def _extend_across_loops(graph: Graph, last_use: dict[str, int]) -> None:
     """A value a loop body reads but that was written before the loop began is read again at every
-    step: it lives to the loop's end (aot/frontend/loops.py: LoopBegin .. LoopEnd)."""
+    step: it lives to the loop's end (aot/frontend/onnx/loops.py: LoopBegin .. LoopEnd)."""
     begins: list[tuple[int, set[str]]] = []  # open loops: (step of LoopBegin, tensors written since)
     for step, n in enumerate(graph.nodes):
         if n.op == "LoopBegin":
@@ -385,7 +385,7 @@ def _extend_across_loops(graph: Graph, last_use: dict[str, int]) -> None:
 
 def _states_written_in_place(graph: Graph, ops: OpMemory) -> dict[str, str]:
     """{new value: state} for the carried values of a Loop whose new value can be written straight
-    into the state's bytes, so the loop's end copies nothing (aot/frontend/loops.py): nothing in
+    into the state's bytes, so the loop's end copies nothing (aot/frontend/onnx/loops.py): nothing in
     the body reads the old value (or a view of it) at or after the node that writes the new one,
     the end copies nothing out of it (another state's new value, a scan row), and nothing after
     the loop reads the new value under its own name."""

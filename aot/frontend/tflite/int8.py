@@ -8,12 +8,11 @@ The ops stay in TFLite's NHWC: no transposes are written for them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 from onnx import helper
 
 from aot.errors import AotcError
+from aot.frontend.tflite.builder import NHWC, OnnxBuilder, op_error
 from aot.frontend.tflite.quant import (
     ADD_LEFT_SHIFT,
     ADD_LEFT_SHIFT_16,
@@ -35,18 +34,16 @@ from aot.frontend.tflite.quant import (
     softmax_params,
 )
 from aot.frontend.tflite.reader import TflOp
+from aot.frontend.tflite.recurrent import lower_lstm_int8, lower_svdf_int8
+from aot.ir import tflite_ops as tfl
 
-if TYPE_CHECKING:
-    from aot.frontend.tflite.ops import OnnxBuilder
-
-DOMAIN = "aotc.tflite"
 # TFLite op -> internal op
-INT8_OPS = {"FULLY_CONNECTED": "TflFullyConnected", "CONV_2D": "TflConv2D", "DEPTHWISE_CONV_2D": "TflDepthwiseConv2D",
-            "AVERAGE_POOL_2D": "TflAveragePool2D", "MAX_POOL_2D": "TflMaxPool2D", "SOFTMAX": "TflSoftmax",
-            "MEAN": "TflMean", "ADD": "TflAdd", "SUB": "TflSub", "MUL": "TflMul", "TRANSPOSE_CONV": "TflTransposeConv",
-            "MAXIMUM": "TflMaximum", "MINIMUM": "TflMinimum",
-            **{op: "TflLut" for op in ("LOGISTIC", "TANH", "LEAKY_RELU", "HARD_SWISH", "RELU", "RELU6", "RELU_N1_TO_1",
-                                       "RELU_0_TO_1")}}
+INT8_OPS = {"FULLY_CONNECTED": tfl.FULLY_CONNECTED, "CONV_2D": tfl.CONV_2D, "DEPTHWISE_CONV_2D": tfl.DEPTHWISE_CONV_2D,
+            "AVERAGE_POOL_2D": tfl.AVERAGE_POOL_2D, "MAX_POOL_2D": tfl.MAX_POOL_2D, "SOFTMAX": tfl.SOFTMAX,
+            "MEAN": tfl.MEAN, "ADD": tfl.ADD, "SUB": tfl.SUB, "MUL": tfl.MUL, "TRANSPOSE_CONV": tfl.TRANSPOSE_CONV,
+            "MAXIMUM": tfl.MAXIMUM, "MINIMUM": tfl.MINIMUM,
+            **{op: tfl.LUT for op in ("LOGISTIC", "TANH", "LEAKY_RELU", "HARD_SWISH", "RELU", "RELU6", "RELU_N1_TO_1",
+                                      "RELU_0_TO_1")}}
 _16X8_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "AVERAGE_POOL_2D", "MAX_POOL_2D",
              "ADD", "SUB", "MUL", "MEAN", "SOFTMAX", "LOGISTIC", "TANH", "LEAKY_RELU")
 _RELU_RANGE = {"RELU": (0.0, None), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0), "RELU_0_TO_1": (0.0, 1.0)}
@@ -63,38 +60,32 @@ def is_quantized(b: OnnxBuilder, op: TflOp) -> bool:
 
 
 def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
-    from aot.frontend.tflite.ops import NHWC, _err
-
     data = 2 if op.op == "TRANSPOSE_CONV" else 0  # the data input
     x, y = b.tensor(op.inputs[data]), b.tensor(op.outputs[0])
     internal = INT8_OPS.get(op.op)
     if op.op == "CONCATENATION":
-        raise _err(op, "int8 CONCATENATION of inputs quantized unlike its output is not supported: TFLite's and "
-                   "TFLM's int8 kernels refuse it too (the converter writes a QUANTIZE before such an input)")
+        raise op_error(op, "int8 CONCATENATION of inputs quantized unlike its output is not supported: TFLite's and "
+                       "TFLM's int8 kernels refuse it too (the converter writes a QUANTIZE before such an input)")
     if op.op == "SVDF":
-        from aot.frontend.tflite.recurrent import lower_svdf_int8
-
         lower_svdf_int8(b, op)
         return
     if op.op == "UNIDIRECTIONAL_SEQUENCE_LSTM":
-        from aot.frontend.tflite.recurrent import lower_lstm_int8
-
         lower_lstm_int8(b, op)
         return
     if internal is None:
-        raise _err(op, f"quantized {op.op} is not supported yet (aotc's TFLite int8 kernels: "
-                   f"{', '.join(INT8_OPS)})")
+        raise op_error(op, f"quantized {op.op} is not supported yet (aotc's TFLite int8 kernels: "
+                       f"{', '.join(INT8_OPS)})")
     sixteen = x.dtype == "int16" and y.dtype == "int16"  # 16x8: int16 activations, int8 weights
     if sixteen and op.op not in _16X8_OPS:
-        raise _err(op, f"16x8 (int16) {op.op} is not supported yet (aotc's 16x8 kernels: {', '.join(_16X8_OPS)})")
+        raise op_error(op, f"16x8 (int16) {op.op} is not supported yet (aotc's 16x8 kernels: {', '.join(_16X8_OPS)})")
     wide_softmax = op.op == "SOFTMAX" and x.dtype == "int8" and y.dtype == "int16"  # LiteRT's int8 -> int16
     if not (sixteen or wide_softmax or (x.dtype == "int8" and y.dtype == "int8")) or y.quant is None:
-        raise _err(op, f"quantized {op.op} from {x.dtype} to {y.dtype} is not supported yet (int8, and 16x8 for "
-                   f"{', '.join(_16X8_OPS)})")
+        raise op_error(op, f"quantized {op.op} from {x.dtype} to {y.dtype} is not supported yet (int8, and 16x8 for "
+                       f"{', '.join(_16X8_OPS)})")
     if sixteen and (int(x.quant.zero_point[0]) != 0 or int(y.quant.zero_point[0]) != 0):
-        raise _err(op, f"16x8 {op.op} with a nonzero zero point is not supported (TFLite's int16 is symmetric)")
+        raise op_error(op, f"16x8 {op.op} with a nonzero zero point is not supported (TFLite's int16 is symmetric)")
     if x.quant.per_channel or y.quant.per_channel:
-        raise _err(op, "per-channel parameters on activations are not supported")
+        raise op_error(op, "per-channel parameters on activations are not supported")
     o = op.options
     act = getattr(o, "fusedActivationFunction", 0)
     y_scale, y_zero = float(y.quant.scale[0]), int(y.quant.zero_point[0])
@@ -105,13 +96,13 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
     if sixteen and op.op in ("LOGISTIC", "TANH"):  # interpolated tables, not one entry per input
         _check_scale(op, y_scale, 1 / 32768, "output")
         mult, shift = act16_params(op.op.lower(), x_scale)
-        internal = "TflAct16"
+        internal = tfl.ACT16
         attrs = {"what": op.op, "mult": mult, "shift": shift,
                  "table": [int(v) for v in sigmoid_table_u16()], "y_shape": list(y.shape)}
     elif sixteen and op.op == "LEAKY_RELU":  # int8's arithmetic per element (no 65,536-entry table)
-        internal = "TflLeakyRelu16"
+        internal = tfl.LEAKY_RELU16
         attrs = {"m": list(leaky_relu_multipliers(float(o.alpha), x_scale, y_scale)), "y_shape": list(y.shape)}
-    elif internal == "TflLut":
+    elif internal == tfl.LUT:
         if op.op in ("LOGISTIC", "TANH"):  # LiteRT's reference kernels are this table (computed in float)
             table = lut_float(op.op.lower(), x_scale, x_zero, y_scale, y_zero)
         elif op.op == "LEAKY_RELU":
@@ -121,96 +112,97 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
         else:
             table = lut_relu(*_RELU_RANGE[op.op], x_scale, x_zero, y_scale, y_zero)
         attrs = {"table": [int(v) for v in table], "what": op.op, "y_shape": list(y.shape)}
-    elif internal in ("TflMaximum", "TflMinimum"):
+    elif internal in (tfl.MAXIMUM, tfl.MINIMUM):
         x2 = b.tensor(op.inputs[1])
         if x2.dtype != "int8" or x2.quant is None or any(
                 (float(t.quant.scale[0]), int(t.quant.zero_point[0])) != (y_scale, y_zero) for t in (x, x2)):
-            raise _err(op, f"int8 {op.op} needs its inputs quantized as its output (TFLite requantises neither)")
+            raise op_error(op, f"int8 {op.op} needs its inputs quantized as its output (TFLite requantises neither)")
         _check_broadcast(op, x.shape, x2.shape, y.shape)
         inputs.append(b.value(op.inputs[1], NHWC))
-    elif internal == "TflSoftmax" and sixteen:
+    elif internal == tfl.SOFTMAX and sixteen:
         _check_scale(op, y_scale, 1 / 32768, "output")
         mult, shift, exp_lut, recip_lut = softmax16_params(float(o.beta), x_scale)
         attrs = {"mult": mult, "shift": shift, "exp_table": [int(v) for v in exp_lut],
                  "recip_table": [int(v) for v in recip_lut], "y_shape": list(y.shape)}
-    elif internal == "TflSoftmax":
+    elif internal == tfl.SOFTMAX:
         bits = 16 if wide_softmax else 8  # the output is the probability in Q0.bits less 2^(bits - 1)
         if abs(y_scale * 2 ** bits - 1) > 1e-3 or y_zero != -(1 << (bits - 1)):
-            raise _err(op, f"int8 SOFTMAX to {y.dtype} needs output scale 1/{1 << bits} and zero point "
-                       f"{-(1 << (bits - 1))} (TFLite's), not {y_scale:g} and {y_zero}")
+            raise op_error(op, f"int8 SOFTMAX to {y.dtype} needs output scale 1/{1 << bits} and zero point "
+                           f"{-(1 << (bits - 1))} (TFLite's), not {y_scale:g} and {y_zero}")
         mult, shift, diff_min = softmax_params(float(o.beta), float(x.quant.scale[0]))
         attrs = {"mult": mult, "shift": shift, "diff_min": diff_min, "y_shape": list(y.shape)}
-    elif internal in ("TflAdd", "TflSub", "TflMul"):
+    elif internal in (tfl.ADD, tfl.SUB, tfl.MUL):
         x2 = b.tensor(op.inputs[1])
         if x2.dtype != x.dtype or x2.quant is None or x2.quant.per_channel:
-            raise _err(op, f"quantized {op.op} needs two per-tensor quantized {x.dtype} inputs")
+            raise op_error(op, f"quantized {op.op} needs two per-tensor quantized {x.dtype} inputs")
         if sixteen and (int(x2.quant.zero_point[0]) != 0 or getattr(o, "potScaleInt16", False) and all(
                 checked_log2(float(t.quant.scale[0]))[0] for t in (x, x2, y))):
-            raise _err(op, f"16x8 {op.op} of power-of-two scales (pot_scale_int16, LiteRT's LSTM path) is not "
-                       "supported")
+            raise op_error(op, f"16x8 {op.op} of power-of-two scales (pot_scale_int16, LiteRT's LSTM path) is not "
+                           "supported")
         _check_broadcast(op, x.shape, x2.shape, y.shape)
         attrs.update(x1_zero=int(x.quant.zero_point[0]), x2_zero=int(x2.quant.zero_point[0]), y_zero=y_zero)
-        if internal == "TflMul":
+        if internal == tfl.MUL:
             mult, shift = mul_multiplier(float(x.quant.scale[0]), float(x2.quant.scale[0]), y_scale)
             attrs.update(m=[0, 0, 0, 0, mult, shift])
         else:
             attrs.update(m=list(add_multipliers(float(x.quant.scale[0]), float(x2.quant.scale[0]), y_scale,
                                                 ADD_LEFT_SHIFT_16 if sixteen else ADD_LEFT_SHIFT)))
         inputs.append(b.value(op.inputs[1], NHWC))
-    elif internal == "TflMean":
+    elif internal == tfl.MEAN:
         axes = b.tensor(op.inputs[1]).data
         if len(x.shape) != 4 or axes is None or sorted(int(a) % 4 for a in axes.reshape(-1)) != [1, 2]:
-            raise _err(op, "int8 MEAN is supported over the H and W axes of a 4-D tensor only")
+            raise op_error(op, "int8 MEAN is supported over the H and W axes of a 4-D tensor only")
         count = x.shape[1] * x.shape[2]
         mult, shift = mean_multiplier(float(x.quant.scale[0]), y_scale, count)
         attrs = {"x_zero": int(x.quant.zero_point[0]), "y_zero": y_zero, "mult": mult, "shift": shift,
                  "y_shape": list(y.shape)}
-    elif internal in ("TflAveragePool2D", "TflMaxPool2D"):
+    elif internal in (tfl.AVERAGE_POOL_2D, tfl.MAX_POOL_2D):
         if x.quant.scale[0] != y.quant.scale[0] or x.quant.zero_point[0] != y.quant.zero_point[0]:
-            raise _err(op, "a pool whose output is quantized unlike its input is not supported")
+            raise op_error(op, "a pool whose output is quantized unlike its input is not supported")
         attrs.update(kernel=[o.filterHeight, o.filterWidth], strides=[o.strideH, o.strideW],
                      pads=_pads_before(x.shape, y.shape, o.filterHeight, o.filterWidth, o.strideH, o.strideW, 1, 1,
                                        o.padding))
     else:
         w = b.tensor(op.inputs[1])
         if w.data is None or w.quant is None or w.dtype != "int8":
-            raise _err(op, f"{op.op} needs constant int8 weights, '{w.name}' is {w.dtype}"
-                       f"{'' if w.data is not None else ' computed at run time'}")
+            raise op_error(op, f"{op.op} needs constant int8 weights, '{w.name}' is {w.dtype}"
+                           f"{'' if w.data is not None else ' computed at run time'}")
         if np.any(w.quant.zero_point != 0):
-            raise _err(op, "weights with a nonzero zero point (asymmetric) are not supported: TFLite's are symmetric")
+            raise op_error(op, "weights with a nonzero zero point (asymmetric) are not supported: TFLite's are "
+                               "symmetric")
         out_channels = y.shape[-1]
         mult, shift = channel_multipliers(float(x.quant.scale[0]), w.quant.scale, y_scale)
         if mult.size == 1:
             mult, shift = np.repeat(mult, out_channels), np.repeat(shift, out_channels)
         if mult.size != out_channels:
-            raise _err(op, f"{mult.size} weight scales for {out_channels} output channels")
+            raise op_error(op, f"{mult.size} weight scales for {out_channels} output channels")
         attrs.update(x_zero=int(x.quant.zero_point[0]), y_zero=y_zero, mult=[int(v) for v in mult],
                      shift=[int(v) for v in shift])
         inputs.append(b.const(w.data, f"{op.name}_w"))
-        k_bias = 3 if internal == "TflTransposeConv" else 2
+        k_bias = 3 if internal == tfl.TRANSPOSE_CONV else 2
         if len(op.inputs) > k_bias and op.inputs[k_bias] >= 0:
             bias = b.tensor(op.inputs[k_bias])
             want = "int64" if x.dtype == "int16" else "int32"
             if x.dtype == "int16" and getattr(o, "quantizedBiasType", 0) == _INT32:
-                raise _err(op, f"16x8 {op.op} with int32 biases (quantized_bias_type INT32) is not supported: "
-                           "aotc's 16x8 kernels sum in int64")
+                raise op_error(op, f"16x8 {op.op} with int32 biases (quantized_bias_type INT32) is not supported: "
+                               "aotc's 16x8 kernels sum in int64")
             if bias.data is None or bias.dtype != want:
-                raise _err(op, f"bias '{bias.name}' must be constant {want}, it is {bias.dtype}")
+                raise op_error(op, f"bias '{bias.name}' must be constant {want}, it is {bias.dtype}")
             inputs.append(b.const(bias.data, f"{op.name}_bias"))
-        if internal == "TflTransposeConv":
+        if internal == tfl.TRANSPOSE_CONV:
             kh, kw = w.shape[1:3]
             attrs.update(kernel=[kh, kw], strides=[o.strideH, o.strideW], dilations=[1, 1],
                          pads=_pads_before(y.shape, x.shape, kh, kw, o.strideH, o.strideW, 1, 1, o.padding))
-        elif internal != "TflFullyConnected":
+        elif internal != tfl.FULLY_CONNECTED:
             kh, kw = w.shape[1:3]
             attrs.update(kernel=[kh, kw], strides=[o.strideH, o.strideW],
                          dilations=[o.dilationHFactor, o.dilationWFactor],
                          pads=_pads_before(x.shape, y.shape, kh, kw, o.strideH, o.strideW, o.dilationHFactor,
                                            o.dilationWFactor, o.padding))
         elif o is not None and o.weightsFormat != 0:
-            raise _err(op, "shuffled FULLY_CONNECTED weights are not supported")
+            raise op_error(op, "shuffled FULLY_CONNECTED weights are not supported")
     out = b.names[op.outputs[0]]
-    b.nodes.append(helper.make_node(internal, inputs, [out], name=b.fresh(op.name), domain=DOMAIN, **attrs))
+    b.nodes.append(helper.make_node(internal, inputs, [out], name=b.fresh(op.name), domain=tfl.DOMAIN, **attrs))
     b.value_infos.append(helper.make_tensor_value_info(out, helper.np_dtype_to_tensor_dtype(np.dtype(y.dtype)),
                                                        list(y.shape)))
     b.values[op.outputs[0]] = {NHWC: out}
@@ -220,48 +212,42 @@ def lower_quantize(b: OnnxBuilder, op: TflOp) -> None:
     """QUANTIZE float32 -> int8/int16 and between int8, int16 and int32 (a requantisation), DEQUANTIZE
     int8/int16 -> float32, as TFLite's reference kernels: round(x / scale) half away from zero in float;
     (q - zero) * scale computed in double; the requantisation by a fixed-point multiplier."""
-    from aot.frontend.tflite.ops import NHWC, _err
-
     x, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0])
     q = y.quant if op.op == "QUANTIZE" else x.quant
     if q is None or q.per_channel or (x.quant is not None and x.quant.per_channel):
-        raise _err(op, f"{op.op} needs per-tensor quantisation parameters")
+        raise op_error(op, f"{op.op} needs per-tensor quantisation parameters")
     if op.op == "QUANTIZE" and x.dtype == "float32" and y.dtype in ("int8", "int16"):
-        internal, attrs = "TflQuantize", {"scale": float(q.scale[0]), "y_zero": int(q.zero_point[0])}
+        internal, attrs = tfl.QUANTIZE, {"scale": float(q.scale[0]), "y_zero": int(q.zero_point[0])}
     elif op.op == "QUANTIZE" and x.quant is not None and x.dtype in _INTS and y.dtype in _INTS and (
             x.dtype != "int32" or y.dtype != "int32"):  # between int8, int16 and int32 (TFLM's Requantize)
         mult, shift = quantize_multiplier(float(np.float64(x.quant.scale[0]) / np.float64(q.scale[0])))
-        internal, attrs = "TflRequantize", {"x_zero": int(x.quant.zero_point[0]), "y_zero": int(q.zero_point[0]),
+        internal, attrs = tfl.REQUANTIZE, {"x_zero": int(x.quant.zero_point[0]), "y_zero": int(q.zero_point[0]),
                                             "mult": mult, "shift": shift}
     elif op.op == "DEQUANTIZE" and x.dtype in ("int8", "int16") and y.dtype == "float32":
-        internal, attrs = "TflDequantize", {"scale": float(q.scale[0]), "x_zero": int(q.zero_point[0])}
+        internal, attrs = tfl.DEQUANTIZE, {"scale": float(q.scale[0]), "x_zero": int(q.zero_point[0])}
     else:
-        raise _err(op, f"{op.op} from {x.dtype} to {y.dtype} is not supported (float32, int8, int16 and int32 "
-                   "only)")
+        raise op_error(op, f"{op.op} from {x.dtype} to {y.dtype} is not supported (float32, int8, int16 and int32 "
+                       "only)")
     out = b.names[op.outputs[0]]
     b.nodes.append(helper.make_node(internal, [b.value(op.inputs[0], NHWC)], [out], name=b.fresh(op.name),
-                                    domain=DOMAIN, **attrs))
+                                    domain=tfl.DOMAIN, **attrs))
     b.value_infos.append(helper.make_tensor_value_info(out, helper.np_dtype_to_tensor_dtype(np.dtype(y.dtype)),
                                                        list(y.shape)))
     b.values[op.outputs[0]] = {NHWC: out}
 
 
 def _check_scale(op: TflOp, scale: float, want: float, what: str) -> None:
-    from aot.frontend.tflite.ops import _err
-
     if abs(scale - want) > 1e-3 * want:
-        raise _err(op, f"16x8 {op.op} needs {what} scale {want:g} (LiteRT's), not {scale:g}")
+        raise op_error(op, f"16x8 {op.op} needs {what} scale {want:g} (LiteRT's), not {scale:g}")
 
 
 def _check_broadcast(op: TflOp, a: tuple[int, ...], b: tuple[int, ...], y: tuple[int, ...]) -> None:
-    from aot.frontend.tflite.ops import _err
-
     try:
         shape = np.broadcast_shapes(a, b)
     except ValueError:
         shape = None
     if shape != tuple(y) or len(y) > 6:
-        raise _err(op, f"int8 {op.op} of shapes {list(a)} and {list(b)} does not broadcast to {list(y)}")
+        raise op_error(op, f"int8 {op.op} of shapes {list(a)} and {list(b)} does not broadcast to {list(y)}")
 
 
 def _pads_before(x: tuple[int, ...], y: tuple[int, ...], kh: int, kw: int, sh: int, sw: int, dh: int, dw: int,
@@ -273,4 +259,4 @@ def _pads_before(x: tuple[int, ...], y: tuple[int, ...], kh: int, kw: int, sh: i
             max((y[2] - 1) * sw + (kw - 1) * dw + 1 - x[2], 0) // 2]
 
 
-__all__ = ["DOMAIN", "INT8_OPS", "AotcError", "is_quantized", "lower_int8", "lower_quantize"]
+__all__ = ["INT8_OPS", "AotcError", "is_quantized", "lower_int8", "lower_quantize"]

@@ -21,17 +21,27 @@ from typing import Any
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
+from onnx import helper
 
 from aot.errors import AotcError
-from aot.frontend.tflite.int8 import DOMAIN, is_quantized, lower_int8, lower_quantize
+from aot.frontend.tflite.builder import (
+    NCHW,
+    NHWC,
+    TO_NCHW,
+    TO_NHWC,
+    OnnxBuilder,
+    float_const,
+    float_weights,
+    op_error,
+)
+from aot.frontend.tflite.int8 import is_quantized, lower_int8, lower_quantize
 from aot.frontend.tflite.reader import OpName, TflModel, TflOp, TflTensor
+from aot.frontend.tflite.recurrent import lower_lstm
 from aot.frontend.tflite.state import record_state, state_metadata
+from aot.ir import tflite_ops as tfl
 
 OPSET = 17
 QUANT_KEY = "aotc.io_quantization"  # metadata_props: {tensor: {scale, zero_point}} of quantized inputs/outputs
-NHWC, NCHW = "nhwc", "nchw"
-TO_NCHW, TO_NHWC = (0, 3, 1, 2), (0, 2, 3, 1)
 
 # ActivationFunctionType
 _ACT_NONE, _ACT_RELU, _ACT_RELU_N1_TO_1, _ACT_RELU6, _ACT_TANH = 0, 1, 2, 3, 4
@@ -43,115 +53,6 @@ _UNARY = {"LOGISTIC": "Sigmoid", "TANH": "Tanh", "RELU": "Relu", "ABS": "Abs", "
 _BINARY = {"ADD": "Add", "SUB": "Sub", "MUL": "Mul", "DIV": "Div", "MAXIMUM": "Max", "MINIMUM": "Min",
            "LESS": "Less", "LESS_EQUAL": "LessOrEqual", "GREATER": "Greater", "GREATER_EQUAL": "GreaterOrEqual",
            "EQUAL": "Equal", "LOGICAL_AND": "And", "LOGICAL_OR": "Or"}
-
-
-class OnnxBuilder:
-    """The ONNX graph being written, and each TFLite tensor's value by layout."""
-
-    def __init__(self, model: TflModel):
-        self.m = model
-        self.nodes: list[onnx.NodeProto] = []
-        self.inits: list[onnx.TensorProto] = []
-        self.value_infos: list[onnx.ValueInfoProto] = []  # the outputs of internal ops, which onnx cannot infer
-        self.values: dict[int, dict[str, str]] = {}  # tensor index -> {layout: onnx name}
-        self.used: set[str] = set()
-        self.names = [self._unique(t.name) for t in model.tensors]
-        self.extra_inputs: list[onnx.ValueInfoProto] = []  # state carried by the caller (recurrent.py)
-        self.extra_outputs: list[onnx.ValueInfoProto] = []
-        self.extra_quant: dict[str, dict] = {}  # the quantised state's {scale, zero_point}, for the header
-        self.subgraphs: list[TflModel] = model.extra.get("subgraphs", [model])
-        self.handles: dict[int, str] = {}  # resource tensor -> the variable's shared name
-        self.variables: dict[str, dict[str, Any]] = {}  # shared name -> its current value, input, type
-        self.nested = False  # a WHILE/IF subgraph (no resource variables there)
-        self.state: dict[str, dict[str, Any]] = {}  # state input -> its next output and start value (state.py)
-        self.initial: dict[str, np.ndarray] = {}  # resource variable -> what CALL_ONCE's init subgraph assigns
-
-    def child(self, model: TflModel) -> OnnxBuilder:
-        """A builder for a subgraph, writing into this one's current node list, sharing its names,
-        initializers and state."""
-        c = OnnxBuilder.__new__(OnnxBuilder)
-        c.m, c.nodes, c.inits, c.value_infos, c.values, c.used = model, self.nodes, self.inits, self.value_infos, {}, \
-            self.used
-        c.names = [c._unique(t.name) for t in model.tensors]
-        c.extra_inputs, c.extra_outputs, c.subgraphs = self.extra_inputs, self.extra_outputs, self.subgraphs
-        c.extra_quant = self.extra_quant
-        c.handles, c.variables, c.nested = {}, self.variables, True
-        c.state, c.initial = self.state, self.initial
-        return c
-
-    def _unique(self, name: str) -> str:
-        base, k = name or "t", 1
-        while name in self.used:
-            name, k = f"{base}_{k}", k + 1
-        self.used.add(name)
-        return name
-
-    def fresh(self, hint: str) -> str:
-        return self._unique(hint)
-
-    def tensor(self, idx: int) -> TflTensor:
-        return self.m.tensors[idx]
-
-    def const(self, array: np.ndarray, hint: str) -> str:
-        name = self.fresh(hint)
-        self.inits.append(numpy_helper.from_array(np.array(array, order="C"), name))  # keeps 0-d scalars 0-d
-        return name
-
-    def node(self, op: str, inputs: list[str], outputs: list[str] | None = None, hint: str = "", **attrs) -> str:
-        outs = outputs or [self.fresh(f"{hint or op}_out")]
-        self.nodes.append(helper.make_node(op, inputs, outs, name=self.fresh(hint or op), **attrs))
-        return outs[0]
-
-    # --- values ------------------------------------------------------------------------
-    def layouts(self, idx: int) -> dict[str, str]:
-        return self.values.get(idx, {})
-
-    def value(self, idx: int, layout: str = NHWC) -> str:
-        """Tensor `idx` in `layout` (NCHW only for 4-D tensors), transposing at most once."""
-        t = self.tensor(idx)
-        if len(t.shape) != 4:
-            layout = NHWC
-        if t.data is not None:
-            have = self.values.setdefault(idx, {})
-            if layout not in have:
-                data = _float_const(t)
-                have[layout] = self.const(data.transpose(TO_NCHW) if layout == NCHW else data,
-                                          self.names[idx] + ("_nchw" if layout == NCHW else ""))
-            return have[layout]
-        have = self.values.get(idx)
-        if not have:
-            raise AotcError(f"tensor '{t.name}' is read before any op computes it")
-        if layout not in have:
-            other = next(iter(have.values()))
-            have[layout] = self.node("Transpose", [other], [self.fresh(f"{self.names[idx]}_{layout}")],
-                                     hint=f"{self.names[idx]}_to_{layout}",
-                                     perm=list(TO_NCHW if layout == NCHW else TO_NHWC))
-        return have[layout]
-
-    def prefers(self, idx: int) -> str:
-        """The layout a layout-agnostic op should compute in: NCHW when its input already is."""
-        have = self.layouts(idx)
-        return NCHW if NCHW in have and len(self.tensor(idx).shape) == 4 else NHWC
-
-    def set(self, idx: int, layout: str, name: str) -> None:
-        if len(self.tensor(idx).shape) != 4:
-            layout = NHWC
-        self.values[idx] = {layout: name}
-
-    def out_name(self, idx: int, layout: str) -> str:
-        """The ONNX name of tensor `idx` computed in `layout` (graph outputs keep their own name in NHWC)."""
-        if layout == NHWC or len(self.tensor(idx).shape) != 4:
-            return self.names[idx]
-        return self.fresh(self.names[idx] + "_nchw")
-
-
-def _float_const(t: TflTensor) -> np.ndarray:
-    data = t.data
-    if data.dtype == np.float16:
-        return data.astype(np.float32)
-    if t.quant is not None and data.dtype in (np.int8, np.uint8) and t.dtype != "float32":
-        return data  # the QUANTIZE/DEQUANTIZE ops read it as integers
-    return data
 
 
 def to_onnx(model: TflModel) -> onnx.ModelProto:
@@ -186,7 +87,7 @@ def to_onnx(model: TflModel) -> onnx.ModelProto:
     inputs += b.extra_inputs
     outputs += b.extra_outputs
     graph = helper.make_graph(b.nodes, "tflite", inputs, outputs, b.inits, value_info=b.value_infos)
-    opsets = [helper.make_opsetid("", OPSET)] + ([helper.make_opsetid(DOMAIN, 1)] if b.value_infos else [])
+    opsets = [helper.make_opsetid("", OPSET)] + ([helper.make_opsetid(tfl.DOMAIN, 1)] if b.value_infos else [])
     onnx_model = helper.make_model(graph, opset_imports=opsets,
                                    producer_name="aotc-tflite")
     onnx_model.ir_version = 8
@@ -220,10 +121,6 @@ def lower_ops(b: OnnxBuilder) -> None:
         fn(b, op)
 
 
-def _err(op: TflOp, message: str) -> AotcError:
-    return AotcError(message, node=OpName(op))
-
-
 def _value_info(t: TflTensor, name: str) -> onnx.ValueInfoProto:
     return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(t.dtype)), list(t.shape))
 
@@ -255,8 +152,8 @@ def _check_op(b: OnnxBuilder, op: TflOp) -> None:
             continue
         t = b.tensor(i)
         if t.dtype in ("int8", "uint8", "int16") and t.quant is not None:
-            raise _err(op, f"quantized ({t.dtype}) TFLite ops are not supported yet: TFLite's fixed-point "
-                       "requantisation is the next part of issue 29; float models compile")
+            raise op_error(op, f"quantized ({t.dtype}) TFLite ops are not supported yet: TFLite's fixed-point "
+                           "requantisation is the next part of issue 29; float models compile")
 
 
 # --- helpers ---------------------------------------------------------------------------
@@ -271,7 +168,7 @@ def _act(b: OnnxBuilder, x: str, act: int, op: TflOp) -> str:
                       hint=f"{op.name}_clip")
     if act == _ACT_TANH:
         return b.node("Tanh", [x], hint=f"{op.name}_tanh")
-    raise _err(op, f"fused activation {act} is not supported")
+    raise op_error(op, f"fused activation {act} is not supported")
 
 
 def _finish(b: OnnxBuilder, op: TflOp, x_final_op: str, inputs: list[str], layout: str, act: int = _ACT_NONE,
@@ -303,13 +200,6 @@ def _pads(b: OnnxBuilder, op: TflOp, kh: int, kw: int, sh: int, sw: int, dh: int
     return [top, left, bottom, right]
 
 
-def _weights(b: OnnxBuilder, op: TflOp, k: int) -> np.ndarray:
-    t = b.tensor(op.inputs[k])
-    if t.data is None:
-        raise _err(op, f"weights '{t.name}' are computed at run time; aotc needs constant weights")
-    return _float_const(t).astype(np.float32)
-
-
 def _bias(b: OnnxBuilder, op: TflOp, k: int) -> list[str]:
     if len(op.inputs) <= k or op.inputs[k] < 0:
         return []
@@ -319,7 +209,7 @@ def _bias(b: OnnxBuilder, op: TflOp, k: int) -> list[str]:
 # --- ops -------------------------------------------------------------------------------
 def _conv(b: OnnxBuilder, op: TflOp) -> None:
     o = op.options
-    w = _weights(b, op, 1)  # [O, kh, kw, I]
+    w = float_weights(b, op, 1)  # [O, kh, kw, I]
     kh, kw = w.shape[1:3]
     pads = _pads(b, op, kh, kw, o.strideH, o.strideW, o.dilationHFactor, o.dilationWFactor)
     x = b.value(op.inputs[0], NCHW)
@@ -331,7 +221,7 @@ def _conv(b: OnnxBuilder, op: TflOp) -> None:
 
 def _depthwise(b: OnnxBuilder, op: TflOp) -> None:
     o = op.options
-    w = _weights(b, op, 1)  # [1, kh, kw, C * multiplier]
+    w = float_weights(b, op, 1)  # [1, kh, kw, C * multiplier]
     kh, kw = w.shape[1:3]
     pads = _pads(b, op, kh, kw, o.strideH, o.strideW, o.dilationHFactor, o.dilationWFactor)
     c = b.tensor(op.inputs[0]).shape[3]
@@ -343,7 +233,7 @@ def _depthwise(b: OnnxBuilder, op: TflOp) -> None:
 
 def _transpose_conv(b: OnnxBuilder, op: TflOp) -> None:
     o = op.options
-    w = _weights(b, op, 1)  # [O, kh, kw, I]
+    w = float_weights(b, op, 1)  # [O, kh, kw, I]
     kh, kw = w.shape[1:3]
     x_shape, y_shape = b.tensor(op.inputs[2]).shape, b.tensor(op.outputs[0]).shape
     pads, extra = [], []
@@ -366,8 +256,8 @@ def _transpose_conv(b: OnnxBuilder, op: TflOp) -> None:
 def _fully_connected(b: OnnxBuilder, op: TflOp) -> None:
     o = op.options
     if o is not None and o.weightsFormat != 0:
-        raise _err(op, "shuffled FULLY_CONNECTED weights are not supported")
-    w = _weights(b, op, 1)  # [out, in]
+        raise op_error(op, "shuffled FULLY_CONNECTED weights are not supported")
+    w = float_weights(b, op, 1)  # [out, in]
     x = b.value(op.inputs[0], NHWC)
     x_shape, y_shape = b.tensor(op.inputs[0]).shape, b.tensor(op.outputs[0]).shape
     if len(x_shape) != 2 or x_shape[1] != w.shape[1]:
@@ -409,7 +299,7 @@ def _binary(b: OnnxBuilder, op: TflOp) -> None:
     for i in ins:
         t = b.tensor(i)
         if layout == NCHW and len(t.shape) < 4:  # a constant broadcast along the trailing (channel) axes
-            data = _float_const(t).reshape((1,) * (4 - len(t.shape)) + t.shape).transpose(TO_NCHW)
+            data = float_const(t).reshape((1,) * (4 - len(t.shape)) + t.shape).transpose(TO_NCHW)
             names.append(b.const(np.ascontiguousarray(data), f"{b.names[i]}_nchw"))
         else:
             names.append(b.value(i, layout))
@@ -468,7 +358,7 @@ def _concat(b: OnnxBuilder, op: TflOp) -> None:
 def _const_input(b: OnnxBuilder, op: TflOp, k: int, what: str) -> np.ndarray:
     t = b.tensor(op.inputs[k])
     if t.data is None:
-        raise _err(op, f"the {what} are computed at run time; aotc needs them constant")
+        raise op_error(op, f"the {what} are computed at run time; aotc needs them constant")
     return t.data
 
 
@@ -500,9 +390,9 @@ def _pad(b: OnnxBuilder, op: TflOp) -> None:
 def _strided_slice(b: OnnxBuilder, op: TflOp) -> None:
     o = op.options
     if o.ellipsisMask or o.newAxisMask:
-        raise _err(op, "STRIDED_SLICE with an ellipsis or new-axis mask is not supported")
+        raise op_error(op, "STRIDED_SLICE with an ellipsis or new-axis mask is not supported")
     if getattr(o, "offset", False):
-        raise _err(op, "STRIDED_SLICE with offset=true is not supported")
+        raise op_error(op, "STRIDED_SLICE with offset=true is not supported")
     shape = b.tensor(op.inputs[0]).shape
     begin, end = _const_input(b, op, 1, "begins"), _const_input(b, op, 2, "ends")
     strides = _const_input(b, op, 3, "strides")
@@ -568,8 +458,6 @@ def _resize(b: OnnxBuilder, op: TflOp) -> None:
 
 
 def _lstm(b: OnnxBuilder, op: TflOp) -> None:
-    from aot.frontend.tflite.recurrent import lower_lstm
-
     lower_lstm(b, op)
 
 
@@ -586,7 +474,7 @@ def _slice(b: OnnxBuilder, op: TflOp) -> None:
 def _gather(b: OnnxBuilder, op: TflOp) -> None:
     o = op.options
     if o is not None and getattr(o, "batchDims", 0):
-        raise _err(op, "GATHER with batch_dims is not supported")
+        raise op_error(op, "GATHER with batch_dims is not supported")
     rank = len(b.tensor(op.inputs[0]).shape)
     axis = int(o.axis) % rank if o is not None else 0
     _finish(b, op, "Gather", [b.value(op.inputs[0], NHWC), b.value(op.inputs[1], NHWC)], NHWC, axis=axis)
@@ -619,7 +507,7 @@ def _inline(b: OnnxBuilder, model: TflModel, inputs: list[str]) -> list[str]:
 def _while(b: OnnxBuilder, op: TflOp) -> None:
     """WHILE(cond, body) as an ONNX Loop with no trip count: the condition is the cond subgraph on the
     initial values (before the loop) and on each step's new values (in the body); aotc counts the
-    steps at compile time when the condition depends on constants only (aot/frontend/loops.py)."""
+    steps at compile time when the condition depends on constants only (aot/frontend/onnx/loops.py)."""
     o = op.options
     cond_m, body_m = b.subgraphs[o.condSubgraphIndex], b.subgraphs[o.bodySubgraphIndex]
     init = [b.value(i, NHWC) for i in op.inputs]
@@ -673,7 +561,7 @@ def _var_name(op: TflOp) -> str:
 
 def _var_handle(b: OnnxBuilder, op: TflOp) -> None:
     if b.nested:
-        raise _err(op, "resource variables inside a WHILE or IF subgraph are not supported")
+        raise op_error(op, "resource variables inside a WHILE or IF subgraph are not supported")
     b.handles[op.outputs[0]] = _var_name(op)
 
 
@@ -708,8 +596,8 @@ def _call_once(b: OnnxBuilder, op: TflOp) -> None:
             continue
         value = init.tensors[o.inputs[1]].data if o.op == "ASSIGN_VARIABLE" else None
         if o.op != "ASSIGN_VARIABLE" or value is None or o.inputs[0] not in handles:
-            raise _err(op, f"CALL_ONCE: an init subgraph that does more than assign constants to resource "
-                       f"variables is not supported (its {o.op})")
+            raise op_error(op, f"CALL_ONCE: an init subgraph that does more than assign constants to resource "
+                           f"variables is not supported (its {o.op})")
         b.initial[handles[o.inputs[0]]] = value
 
 

@@ -2,7 +2,7 @@
 
 TFLite's LSTM clips the cell state (cell_clip; the converter writes 10 for a Keras LSTM), which
 ONNX's LSTM cannot say (its `clip` bounds the gate inputs), so the step is written out as the body
-of an ONNX Loop (compiled once, as a C loop: aot/frontend/loops.py): the input projection of every
+of an ONNX Loop (compiled once, as a C loop: aot/frontend/onnx/loops.py): the input projection of every
 step is one Gemm before the loop; each step adds h R^T, takes the four gates, c = f c + i g
 clipped, h = o act(c). Peepholes, CIFG (no input gate), layer normalisation (each gate's sum
 normalised over the cells, scaled, then biased) and projection are TFLite's optional inputs.
@@ -17,16 +17,14 @@ starts (state.py: 0 for float, the zero point for an int8 h), which `<model>_res
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 from onnx import helper
 
+from aot.frontend.tflite.builder import NHWC, OnnxBuilder, float_weights, op_error
+from aot.frontend.tflite.quant import checked_log2, quantize_multiplier
 from aot.frontend.tflite.reader import TflOp
 from aot.frontend.tflite.state import record_state, reset_source, reset_value
-
-if TYPE_CHECKING:
-    from aot.frontend.tflite.ops import OnnxBuilder
+from aot.ir import tflite_ops as tfl
 
 # input indices of UNIDIRECTIONAL_SEQUENCE_LSTM (TFLite's lstm_shared.h)
 _X, _W = 0, (1, 2, 3, 4)  # input-to-{input, forget, cell, output} weights
@@ -39,20 +37,18 @@ _ACT = {0: None, 1: "Relu", 3: "relu6", 4: "Tanh", 6: "Sigmoid"}
 
 
 def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
-    from aot.frontend.tflite.ops import NHWC, _err, _weights
-
     def has(k: int) -> bool:
         return len(op.inputs) > k and op.inputs[k] >= 0
 
     o = op.options
     x = b.tensor(op.inputs[_X])
     if x.dtype != "float32":
-        raise _err(op, f"quantized ({x.dtype}) UNIDIRECTIONAL_SEQUENCE_LSTM is not supported yet (float only)")
+        raise op_error(op, f"quantized ({x.dtype}) UNIDIRECTIONAL_SEQUENCE_LSTM is not supported yet (float only)")
     if getattr(o, "diagonalRecurrentTensors", False):
-        raise _err(op, "UNIDIRECTIONAL_SEQUENCE_LSTM with diagonal recurrent weights is not supported")
+        raise op_error(op, "UNIDIRECTIONAL_SEQUENCE_LSTM with diagonal recurrent weights is not supported")
     act = _ACT.get(int(o.fusedActivationFunction), "?")
     if act == "?":
-        raise _err(op, f"LSTM activation {o.fusedActivationFunction} is not supported")
+        raise op_error(op, f"LSTM activation {o.fusedActivationFunction} is not supported")
     cifg = not has(_W[0])
     gates = [g for g in range(4) if not (cifg and g == 0)]
     hidden = b.tensor(op.inputs[_W[1]]).shape[0]
@@ -68,12 +64,12 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
     name = b.names[op.outputs[0]]
     const = lambda v, hint: b.const(np.asarray(v, np.float32 if np.asarray(v).dtype.kind == "f" else np.int64),  # noqa: E731
                                     f"{name}_{hint}")
-    w = np.concatenate([_weights(b, op, _W[g]) for g in gates], axis=0)  # [gh, n_in]
-    r = np.concatenate([_weights(b, op, _R[g]) for g in gates], axis=0)  # [gh, n_out]
-    biases = {g: _weights(b, op, _B[g]) if has(_B[g]) else np.zeros(hidden, np.float32) for g in gates}
-    norm = {g: _weights(b, op, _LAYER_NORM[g]) for g in gates if has(_LAYER_NORM[g])}
+    w = np.concatenate([float_weights(b, op, _W[g]) for g in gates], axis=0)  # [gh, n_in]
+    r = np.concatenate([float_weights(b, op, _R[g]) for g in gates], axis=0)  # [gh, n_out]
+    biases = {g: float_weights(b, op, _B[g]) if has(_B[g]) else np.zeros(hidden, np.float32) for g in gates}
+    norm = {g: float_weights(b, op, _LAYER_NORM[g]) for g in gates if has(_LAYER_NORM[g])}
     if norm and sorted(norm) != gates:
-        raise _err(op, "UNIDIRECTIONAL_SEQUENCE_LSTM with layer normalisation of some gates only is not supported")
+        raise op_error(op, "UNIDIRECTIONAL_SEQUENCE_LSTM with layer normalisation of some gates only is not supported")
     # with layer normalisation the bias is added after it (LiteRT's CalculateLstmGateFloat), not before
     bias = np.concatenate([np.zeros(hidden, np.float32) if norm else biases[g] for g in gates])
 
@@ -89,11 +85,11 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
     proj = b.node("Reshape", [proj, const([steps, batch, gh] if time_major else [batch, steps, gh], "xw_shape")],
                   hint=f"{name}_xw3")
     r_name = const(r.T.copy(), "r")  # [n_out, gh]
-    peep = {g: const(_weights(b, op, _PEEP[k]), f"peep{g}") for k, g in enumerate((0, 1, 3)) if has(_PEEP[k])}
+    peep = {g: const(float_weights(b, op, _PEEP[k]), f"peep{g}") for k, g in enumerate((0, 1, 3)) if has(_PEEP[k])}
     clip = float(o.cellClip)
     axis = 0 if time_major else 1
 
-    # one step, as the body of an ONNX Loop over the steps (compiled once: aot/frontend/loops.py)
+    # one step, as the body of an ONNX Loop over the steps (compiled once: aot/frontend/onnx/loops.py)
     outer, b.nodes = b.nodes, []
     it, cond, h, c = (b.fresh(f"{name}_{v}") for v in ("t", "cond", "h_in", "c_in"))
     xt = b.node("Gather", [proj, it], hint=f"{name}_xt", axis=axis)  # [batch, gh]
@@ -118,8 +114,8 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
     o_gate = _gate(b, pre[3], peep.get(3), c_new, f"{name}_o", ln.get(3), const)  # its peephole reads the new c
     h_new = b.node("Mul", [o_gate, _apply(b, act, c_new, f"{name}_hact", const)], hint=f"{name}_h")
     if has(_PROJ_W):
-        h_new = b.node("Gemm", [h_new, const(_weights(b, op, _PROJ_W), "proj_w"),
-                                *([const(_weights(b, op, _PROJ_B), "proj_b")] if has(_PROJ_B) else [])],
+        h_new = b.node("Gemm", [h_new, const(float_weights(b, op, _PROJ_W), "proj_w"),
+                                *([const(float_weights(b, op, _PROJ_B), "proj_b")] if has(_PROJ_B) else [])],
                        hint=f"{name}_proj", transB=1)
         if float(o.projClip) > 0:
             h_new = b.node("Clip", [h_new, const(np.float32(-o.projClip), "plo"),
@@ -195,9 +191,6 @@ def lower_lstm_int8(b: OnnxBuilder, op: TflOp) -> None:
     the state's zero points folded into the biases. The h and c that LiteRT keeps between invokes
     become graph inputs `<lstm>_h` (int8; its zero point on the first call, which `<model>_reset_state`
     writes) and `<lstm>_c` (int16; 0), and outputs `<lstm>_h_next` / `<lstm>_c_next`, as for the float LSTM."""
-    from aot.frontend.tflite.int8 import DOMAIN
-    from aot.frontend.tflite.ops import NHWC, _err
-    from aot.frontend.tflite.quant import checked_log2, quantize_multiplier
 
     def has(k: int) -> bool:
         return len(op.inputs) > k and op.inputs[k] >= 0
@@ -211,15 +204,15 @@ def lower_lstm_int8(b: OnnxBuilder, op: TflOp) -> None:
         ("diagonal recurrent weights", bool(getattr(o, "diagonalRecurrentTensors", False))),
         ("no hidden-scale intermediate", len(op.intermediates) < 5)) if present]
     if x.dtype != "int8" or refuse:
-        raise _err(op, f"{x.dtype} UNIDIRECTIONAL_SEQUENCE_LSTM with {', '.join(refuse) or 'these types'} is not "
-                   "supported (aotc's integer LSTM: int8, no CIFG, peepholes, layer norm or projection)")
+        raise op_error(op, f"{x.dtype} UNIDIRECTIONAL_SEQUENCE_LSTM with {', '.join(refuse) or 'these types'} is not "
+                       "supported (aotc's integer LSTM: int8, no CIFG, peepholes, layer norm or projection)")
     h_t, c_t, hidden_t = b.tensor(op.inputs[_H]), b.tensor(op.inputs[_C]), b.tensor(op.intermediates[4])
     if c_t.dtype != "int16" or h_t.dtype != "int8" or hidden_t.quant is None:
-        raise _err(op, "integer UNIDIRECTIONAL_SEQUENCE_LSTM needs an int8 hidden and an int16 cell state")
+        raise op_error(op, "integer UNIDIRECTIONAL_SEQUENCE_LSTM needs an int8 hidden and an int16 cell state")
     pot, c_log2 = checked_log2(float(c_t.quant.scale[0]))
     if not pot or c_log2 > -11:  # tanh(c) in Q(15 + c_log2): gemmlowp's exp, as written here, takes <= 5 bits
-        raise _err(op, "integer UNIDIRECTIONAL_SEQUENCE_LSTM needs a power-of-two cell state scale of at most "
-                   f"2^-11, not {float(c_t.quant.scale[0]):g}")
+        raise op_error(op, "integer UNIDIRECTIONAL_SEQUENCE_LSTM needs a power-of-two cell state scale of at most "
+                       f"2^-11, not {float(c_t.quant.scale[0]):g}")
     f32 = np.float32
     x_scale, x_zp = f32(x.quant.scale[0]), int(x.quant.zero_point[0])
     h_scale, h_zp = f32(h_t.quant.scale[0]), int(h_t.quant.zero_point[0])
@@ -228,7 +221,7 @@ def lower_lstm_int8(b: OnnxBuilder, op: TflOp) -> None:
     for g in range(4):  # input, forget, cell, output
         w, r = b.tensor(op.inputs[_W[g]]), b.tensor(op.inputs[_R[g]])
         if w.data is None or r.data is None or w.dtype != "int8" or r.dtype != "int8":
-            raise _err(op, "integer UNIDIRECTIONAL_SEQUENCE_LSTM needs constant int8 weights")
+            raise op_error(op, "integer UNIDIRECTIONAL_SEQUENCE_LSTM needs constant int8 weights")
         wd, rd = w.data.astype(np.int64), r.data.astype(np.int64)
         bias = b.tensor(op.inputs[_B[g]]).data.astype(np.int64) if has(_B[g]) else np.zeros(len(wd), np.int64)
         wx.append(wd)
@@ -260,7 +253,7 @@ def lower_lstm_int8(b: OnnxBuilder, op: TflOp) -> None:
               b.const(np.concatenate(bh).astype(np.int32), f"{name}_bh"), h0, c0]
     out = b.names[op.outputs[0]]
     b.nodes.append(helper.make_node(
-        "TflLstm8", inputs, [out, h_last, c_last], name=b.fresh(op.name), domain=DOMAIN, mult=mult, shift=shift,
+        tfl.LSTM8, inputs, [out, h_last, c_last], name=b.fresh(op.name), domain=tfl.DOMAIN, mult=mult, shift=shift,
         hidden_mult=hid_m, hidden_shift=hid_s, hidden_zero=int(hidden_t.quant.zero_point[0]), cell_shift=30 + c_log2,
         tanh_bits=15 + c_log2, clip=clip))
     i8, i16 = helper.TensorProto.INT8, helper.TensorProto.INT16
@@ -278,9 +271,6 @@ def lower_svdf_int8(b: OnnxBuilder, op: TflOp) -> None:
     are computed from the float32 scales in float, as SVDF's Prepare does. The state LiteRT keeps
     between invokes becomes graph input `<out>_state` (int16, zeros to start) and output
     `<out>_state_next`, as the LSTM's h and c."""
-    from aot.frontend.tflite.int8 import DOMAIN
-    from aot.frontend.tflite.ops import NHWC, _err
-    from aot.frontend.tflite.quant import quantize_multiplier
 
     x, wf, wt = (b.tensor(op.inputs[k]) for k in (0, 1, 2))
     y = b.tensor(op.outputs[0])
@@ -288,16 +278,16 @@ def lower_svdf_int8(b: OnnxBuilder, op: TflOp) -> None:
     has_bias = len(op.inputs) > 3 and op.inputs[3] >= 0
     types = (x.dtype, wf.dtype, wt.dtype, state.dtype, y.dtype)
     if types == ("int8",) * 5:
-        raise _err(op, "SVDF with int8 time weights and state (TFLM's 8-bit SVDF) is not supported: LiteRT's "
-                   "reference kernel reads them as int16, so there is no reference to be exact with")
+        raise op_error(op, "SVDF with int8 time weights and state (TFLM's 8-bit SVDF) is not supported: LiteRT's "
+                       "reference kernel reads them as int16, so there is no reference to be exact with")
     if types != ("int8", "int8", "int16", "int16", "int8") or wf.data is None or wt.data is None or (
             has_bias and (b.tensor(op.inputs[3]).dtype != "int32" or b.tensor(op.inputs[3]).data is None)):
-        raise _err(op, f"SVDF of types {', '.join(types)} is not supported (aotc's: int8 input, constant int8 "
-                   "feature and int16 time weights, int32 bias, int16 state, int8 output)")
+        raise op_error(op, f"SVDF of types {', '.join(types)} is not supported (aotc's: int8 input, constant int8 "
+                       "feature and int16 time weights, int32 bias, int16 state, int8 output)")
     if int(state.quant.zero_point[0]) != 0 or int(op.options.fusedActivationFunction) != 1:
-        raise _err(op, "integer SVDF needs a symmetric state and a RELU activation (LiteRT's)")
+        raise op_error(op, "integer SVDF needs a symmetric state and a RELU activation (LiteRT's)")
     if len(x.shape) != 2:
-        raise _err(op, f"SVDF of a rank-{len(x.shape)} input is not supported")
+        raise op_error(op, f"SVDF of a rank-{len(x.shape)} input is not supported")
     f32 = np.float32
 
     def scale(t) -> np.float32:
@@ -313,7 +303,7 @@ def lower_svdf_int8(b: OnnxBuilder, op: TflOp) -> None:
     inputs = [b.value(op.inputs[0], NHWC), b.const(wf.data, f"{name}_wf"), b.const(wt.data, f"{name}_wt"),
               b.const(b.tensor(op.inputs[3]).data, f"{name}_bias") if has_bias else "", s_in]
     b.nodes.append(helper.make_node(
-        "TflSvdf", inputs, [name, s_out], name=b.fresh(op.name), domain=DOMAIN, rank=int(op.options.rank),
+        tfl.SVDF, inputs, [name, s_out], name=b.fresh(op.name), domain=tfl.DOMAIN, rank=int(op.options.rank),
         x_zero=int(x.quant.zero_point[0]), y_zero=int(y.quant.zero_point[0]), mult1=m1, shift1=s1, mult2=m2,
         shift2=s2))
     b.value_infos.append(helper.make_tensor_value_info(name, helper.TensorProto.INT8, list(y.shape)))

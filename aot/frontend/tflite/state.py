@@ -30,7 +30,7 @@ from aot.frontend.tflite.reader import TflTensor
 if TYPE_CHECKING:
     import onnx
 
-    from aot.frontend.tflite.ops import OnnxBuilder
+    from aot.frontend.tflite.builder import OnnxBuilder
 
 STATE_KEY = "aotc.state"  # metadata_props: {input: {next, fill | values, source}}
 

@@ -1,6 +1,6 @@
 """Which single ONNX nodes the dnnl vendor takes. One small predicate per op; a refusal says why.
 
-Attributes are canonical (aot/frontend/canonical.py): pads are explicit, Clip's bounds are
+Attributes are canonical (aot/frontend/onnx/canonical/): pads are explicit, Clip's bounds are
 attributes, Softmax carries (outer, n, inner). What is refused here runs in host C instead.
 """
 

@@ -1,8 +1,8 @@
 """ONNX If with a condition known only at run time: a C `if`/`else` around each branch's kernel calls.
 
-(An If whose condition is known at compile time never gets here: aot/frontend/fold.py inlines
+(An If whose condition is known at compile time never gets here: aot/frontend/onnx/fold.py inlines
 its branch.) Each branch is imported as a model of its own, as a Loop's body is
-(aot/frontend/loops.py): the outer scope's constants are its initializers, so they fold in, and
+(aot/frontend/onnx/loops.py): the outer scope's constants are its initializers, so they fold in, and
 the outer scope's run-time values are inputs read in place. Both branches must give each output
 one static shape and dtype: the arena has one plan.
 
@@ -28,7 +28,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from aot.errors import AotcError
-from aot.frontend.loops import adopt_tensors, free_names, fresh_name, own_outputs, value_info
+from aot.frontend.onnx.loops import adopt_tensors, free_names, fresh_name, own_outputs, value_info
 from aot.ir import Graph, Node, Tensor
 
 BRANCHES = ("then_branch", "else_branch")
@@ -75,7 +75,7 @@ def import_if(node: onnx.NodeProto, tensors: dict[str, Tensor], model: onnx.Mode
         differ = [d for d, (x, y) in enumerate(zip(a.shape, b.shape, strict=False)) if x != y]
         if len(a.shape) == len(b.shape) and len(differ) == 1 and a.dtype == b.dtype:
             # rows that depend on the branch taken (torchvision: an empty tensor, or NMS's kept rows):
-            # planned at the larger, the rows written reported as an extent (aot/frontend/bounded.py)
+            # planned at the larger, the rows written reported as an extent (aot/frontend/onnx/bounded.py)
             shape = tuple(max(x, y) for x, y in zip(a.shape, b.shape, strict=True))
             out_tensors[name] = Tensor(name, shape, a.dtype)
             bounded[name] = differ[0]

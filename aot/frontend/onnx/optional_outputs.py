@@ -20,7 +20,7 @@ wrong or fails on them):
   op's canonical rule.)
 - Dropout's mask before opset 12, when read: the spec leaves it undefined in
   inference (onnxruntime writes zeros, the ONNX reference ones). From opset 12 it
-  is all true (aot/frontend/canonical.py, `dropout`).
+  is all true (aot/frontend/onnx/canonical/shape.py, `dropout`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import onnx
 from onnx import defs, helper
 
 from aot.errors import AotcError
-from aot.frontend.fold import _Named
+from aot.frontend.onnx.fold import _Named
 
 
 def drop_unread_optional_outputs(model: onnx.ModelProto, opset: int) -> list[tuple[str, str]]:

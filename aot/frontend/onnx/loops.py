@@ -12,7 +12,7 @@ At import, each Loop of the (folded) graph is compiled in three steps:
    condition input is the constant true (the loop runs only while it is), the outer scope's
    constants are its initializers (so loop-invariant work folds away) and the outer scope's
    run-time values are inputs read in place. Nested Loops compile the same way, recursively.
-3. `flatten_loop`, after canonicalisation (aot/frontend/control_flow.py): the body's nodes join
+3. `flatten_loop`, after canonicalisation (aot/frontend/onnx/control_flow.py): the body's nodes join
    the graph between a LoopBegin and a LoopEnd node, so passes, kernel selection, planning and
    emission see one node list.
    LoopBegin copies the initial values into each carried value's state and opens the C loop

@@ -43,7 +43,7 @@ def row_contiguous(shape: tuple[int, ...], axis: int) -> bool:
 
 
 class BoundedImport:
-    """The bounded tensors as the import meets them, node by node (load.py's _to_ir)."""
+    """The bounded tensors as the import meets them, node by node (to_ir.py)."""
 
     def __init__(self, max_dims: dict[tuple[str, int], int]):
         self.max_dims = dict(max_dims)

@@ -241,7 +241,7 @@ def _onnx_inference_is_wrong(graph: Graph, name: str, dtype: str, dims: list[int
     pool whose last window would start past the input (onnxruntime and the ONNX reference drop it,
     inference keeps it; ONNX's own node tests declare the smaller shape). There the declared shape
     of an output that no node reads is kept, and the pool's canonical form checks it against the
-    window arithmetic (aot/frontend/canonical.py, pool)."""
+    window arithmetic (aot/frontend/onnx/canonical/pool.py)."""
     t = graph.tensors[name]
     producer = next((n for n in graph.nodes if name in n.outputs), None)
     return (producer is not None and producer.op in ("MaxPool", "AveragePool")
@@ -301,7 +301,7 @@ def node_inference_errors(model: onnx.ModelProto, tensors: Mapping[str, Tensor])
     opsets = list(model.opset_import)
     for node in model.graph.node:
         if any(a.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS) for a in node.attribute):
-            continue  # a Loop: its body is imported as a model of its own (aot/frontend/loops.py)
+            continue  # a Loop: its body is imported as a model of its own (aot/frontend/onnx/loops.py)
         inputs = [None if not i or i not in tensors else (tensors[i].dtype, tensors[i].shape) for i in node.input]
         values = [None if not i or i not in tensors else tensors[i].data for i in node.input]
         try:

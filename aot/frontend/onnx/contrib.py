@@ -3,7 +3,8 @@ writes, and their output shapes, which onnx's shape inference does not know.
 
 Only these ops of the domain are accepted; any other com.microsoft op is refused at import. Their
 shapes are filled in as value_info between rounds of onnx's inference (`fill_shapes`), so the
-standard ops after them are inferred as usual.
+standard ops after them are inferred as usual. aotc's own TFLite integer ops (domain aotc.tflite,
+aot/ir/tflite_ops.py) are accepted too; the TFLite frontend declares their outputs as value_info.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import math
 import onnx
 from onnx import helper
 
+from aot.ir import tflite_ops as tfl
+
 DOMAIN = "com.microsoft"
 
 # the QOperator ops of onnxruntime's quantizer
@@ -20,19 +23,9 @@ CONTRIB_OPS = ("QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QLinearA
                "QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax", "QGemm")
 
 
-# aotc's internal int8 ops that its TFLite frontend writes (aot/frontend/tflite/int8.py); their output
-# types are declared as value_info
-TFLITE_DOMAIN, TFLITE_OPS = "aotc.tflite", ("TflFullyConnected", "TflConv2D", "TflDepthwiseConv2D",
-                                            "TflAveragePool2D", "TflMaxPool2D", "TflSoftmax", "TflMean", "TflAdd",
-                                            "TflSub", "TflMul", "TflQuantize", "TflDequantize", "TflRequantize",
-                                            "TflTransposeConv", "TflMaximum", "TflMinimum", "TflLut",
-                                            "TflAct16", "TflLstm8", "TflSvdf",
-                                            "TflLeakyRelu16")
-
-
 def is_supported(node: onnx.NodeProto) -> bool:
     return node.domain in ("", "ai.onnx") or (node.domain == DOMAIN and node.op_type in CONTRIB_OPS) \
-        or (node.domain == TFLITE_DOMAIN and node.op_type in TFLITE_OPS)
+        or (node.domain == tfl.DOMAIN and node.op_type in tfl.IMPORTED_OPS)
 
 
 def _attr(node: onnx.NodeProto, name: str, default):

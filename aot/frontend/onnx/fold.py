@@ -21,9 +21,9 @@ import onnx
 from onnx import helper, numpy_helper, shape_inference
 
 from aot.errors import AotcError
-from aot.frontend import contrib
-from aot.frontend.skeleton import adopt_inference, skeleton
-from aot.frontend.validate import check_node_outputs
+from aot.frontend.onnx import contrib
+from aot.frontend.onnx.skeleton import adopt_inference, skeleton
+from aot.frontend.onnx.validate import check_node_outputs
 from aot.ir import Node
 from aot.ir.evaluate import evaluate_node, static_shapes
 from aot.ir.held import initializer_value
@@ -43,7 +43,7 @@ _QUANT = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "QLinea
 
 def infer_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
     """onnx's shape inference, with the com.microsoft ops' shapes filled in between its rounds; on
-    the model's skeleton (no large weights: aot/frontend/skeleton.py), taken back into `model`."""
+    the model's skeleton (no large weights: aot/frontend/onnx/skeleton.py), taken back into `model`."""
     light = skeleton(model)
     for _ in range(MAX_ROUNDS):
         try:
@@ -188,18 +188,18 @@ def _inline_branch(g: onnx.GraphProto, node: onnx.NodeProto, branch: onnx.GraphP
 
 def refuse_control_flow(model: onnx.ModelProto) -> None:
     """After folding: control flow left in the main graph is refused, all of it in one line."""
-    from aot.frontend.loops import loop_refusal
+    from aot.frontend.onnx.loops import loop_refusal
 
     refused: list[tuple[Node, str | None]] = []
     for n in model.graph.node:
-        if n.op_type == "Loop" and n.domain in ("", "ai.onnx"):  # compiled by aot/frontend/loops.py, if it can be
+        if n.op_type == "Loop" and n.domain in ("", "ai.onnx"):  # compiled by aot/frontend/onnx/loops.py, if it can be
             reason = loop_refusal(model, n)
             if reason:
                 refused.append((Node(n.op_type, n.name, list(n.input), list(n.output)), reason))
             continue
         if not _subgraphs(n):
             continue
-        if n.op_type == "If" and n.domain in ("", "ai.onnx"):  # compiled by aot/frontend/branches.py
+        if n.op_type == "If" and n.domain in ("", "ai.onnx"):  # compiled by aot/frontend/onnx/branches.py
             continue
         reason = f"control flow ({n.op_type}, with a subgraph) is not supported"
         refused.append((Node(n.op_type, n.name, list(n.input), list(n.output)), reason))

@@ -1,10 +1,10 @@
-"""Loop and If bodies into the graph's one node list, innermost first (aot/frontend/loops.py and
-aot/frontend/branches.py say how each is laid out between its marker nodes)."""
+"""Loop and If bodies into the graph's one node list, innermost first (aot/frontend/onnx/loops.py and
+aot/frontend/onnx/branches.py say how each is laid out between its marker nodes)."""
 
 from __future__ import annotations
 
-from aot.frontend.branches import flatten_if
-from aot.frontend.loops import flatten_loop
+from aot.frontend.onnx.branches import flatten_if
+from aot.frontend.onnx.loops import flatten_loop
 from aot.ir import Graph, Node
 
 

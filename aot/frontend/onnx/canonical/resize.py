@@ -1,0 +1,106 @@
+"""Resize and Upsample (aot/kernels/resize.py): every version as Resize with explicit per-axis scales."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aot.errors import AotcError
+from aot.frontend.onnx.canonical.base import const_input, data_only, positive_axis, shape_of
+from aot.ir import Graph, Node
+
+
+def _round_half_away(v: np.float32) -> int:
+    return int(np.floor(abs(float(v)) + 0.5)) * (1 if v >= 0 else -1)
+
+
+def _resize_sizes(node: Node, graph: Graph, scales: np.ndarray | None, y: tuple[int, ...]) -> np.ndarray | None:
+    """Resize's sizes: the constant, or, computed at run time with the default "stretch" policy and no
+    scales, the output shape's sizes on the resized axes (issue 16): they are the output shape, so the run-time
+    value is not read. An output shape the model does not declare was inferred on zero sizes (load.py): empty,
+    and the Resize kernels refuse it."""
+    inputs = node.inputs
+    runtime = len(inputs) > 3 and inputs[3] and graph.const(inputs[3]) is None
+    if not runtime:
+        return const_input(graph, node, 3, "Resize sizes")
+    if (scales is not None and scales.size) or node.attrs.get("keep_aspect_ratio_policy", "stretch") != "stretch":
+        raise AotcError("Resize sizes (input 3) must be a constant (computed at run time, they are taken from "
+                        "the output shape only with keep_aspect_ratio_policy 'stretch')", node=node)
+    rank = len(y)
+    return np.array([y[positive_axis(int(ax), rank, node)] for ax in node.attrs.get("axes", range(rank))], np.int64)
+
+
+def resize(node: Node, graph: Graph, opset: int) -> None:
+    """Upsample and every Resize version -> Resize with explicit per-axis float32 scales.
+
+    attrs: mode (nearest, linear, cubic), coordinate_transformation_mode, nearest_mode,
+    scales (one per axis: the given scales, or else float32(out) / float32(in) as
+    onnxruntime computes them, with keep_aspect_ratio_policy applied), cubic_coeff_a,
+    exclude_outside, extrapolation_value. Upsample and Resize-10 have no nearest_mode:
+    onnxruntime rounds down when enlarging an axis and up when shrinking it, which is
+    nearest_mode "simple" here (not an ONNX value). The output shape must be the one
+    onnxruntime computes (float32 scale times input size, truncated); ONNX shape
+    inference rounds in double and can differ by one, which is refused."""
+    x = shape_of(graph, node.inputs[0])
+    y = shape_of(graph, node.outputs[0])
+    rank = len(x)
+    a = node.attrs
+    expected: list[int] | None = None  # onnxruntime's output shape when sizes define it
+    if node.op == "Upsample" or opset < 11:
+        scales = a.get("scales") if opset < 9 else const_input(graph, node, 1, "scales")
+        mode = a.get("mode", "nearest")
+        ctm, nearest = "asymmetric", "simple"
+        cubic_a, exclude, extrap = -0.75, 0, 0.0
+    else:
+        scales_v = const_input(graph, node, 2, "Resize scales")
+        sizes_v = _resize_sizes(node, graph, scales_v, y)
+        scales = scales_v if scales_v is not None and scales_v.size else None
+        if scales is None and (sizes_v is None or not sizes_v.size):
+            raise AotcError("Resize needs scales or sizes", node=node)
+        mode = a.get("mode", "nearest")
+        ctm = a.get("coordinate_transformation_mode", "half_pixel")
+        nearest = a.get("nearest_mode", "round_prefer_floor")
+        cubic_a, exclude = a.get("cubic_coeff_a", -0.75), a.get("exclude_outside", 0)
+        extrap = a.get("extrapolation_value", 0.0)
+        if a.get("antialias", 0):
+            raise AotcError("Resize antialias=1 is not supported", node=node)
+        if ctm == "tf_crop_and_resize":
+            raise AotcError("Resize coordinate_transformation_mode tf_crop_and_resize is not supported",
+                            node=node)
+        axes = [positive_axis(int(ax), rank, node) for ax in a.get("axes", range(rank))]
+        given = scales if scales is not None else sizes_v
+        if len(given) != len(axes):
+            what = "scales" if scales is not None else "sizes"
+            raise AotcError(f"Resize has {len(given)} {what} for {len(axes)} axes", node=node)
+        full = [np.float32(1.0)] * rank
+        if scales is not None:
+            for k, ax in enumerate(axes):
+                full[ax] = np.float32(scales[k])
+        else:
+            expected = list(x)
+            for k, ax in enumerate(axes):
+                expected[ax] = int(sizes_v[k])
+                full[ax] = np.float32(expected[ax]) / np.float32(x[ax])
+            policy = a.get("keep_aspect_ratio_policy", "stretch")
+            if policy not in ("stretch", "not_larger", "not_smaller"):
+                raise AotcError(f"Resize keep_aspect_ratio_policy '{policy}' is not valid", node=node)
+            if policy != "stretch":  # one scale for all the listed axes
+                common = (min if policy == "not_larger" else max)(full[ax] for ax in axes)
+                full = [common if k in axes else np.float32(1.0) for k in range(rank)]
+                expected = [_round_half_away(common * np.float32(n)) if k in axes else n for k, n in enumerate(x)]
+        scales = full
+    if scales is None:
+        raise AotcError("Upsample needs scales", node=node)
+    if len(scales) != rank:
+        raise AotcError(f"Resize has {len(scales)} scales for a rank-{rank} input", node=node)
+    if expected is None:
+        expected = [int(np.float32(s) * np.float32(n)) for s, n in zip(scales, x, strict=True)]
+    if tuple(expected) != tuple(y):
+        raise AotcError(f"Resize output shape {list(y)} (ONNX shape inference) differs from onnxruntime's "
+                        f"{expected} (float32 scale times input size); give sizes instead of scales", node=node)
+    if mode not in ("nearest", "linear", "cubic"):
+        raise AotcError(f"Resize mode '{mode}' is not supported", node=node)
+    node.op = "Resize"
+    node.attrs = {"mode": mode, "coordinate_transformation_mode": ctm, "nearest_mode": nearest,
+                  "scales": [float(s) for s in scales], "cubic_coeff_a": float(cubic_a),
+                  "exclude_outside": int(exclude), "extrapolation_value": float(extrap)}
+    data_only(node)

@@ -1,0 +1,195 @@
+"""Reading an ONNX file, and the ONNX-level helpers the import steps (steps.py) use: the opset,
+node names, input shapes, empty inputs, what a frontend recorded in metadata_props, and the C name."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from aot.csource.names import is_reserved
+from aot.errors import AotcError
+from aot.frontend.onnx.skeleton import skeleton
+from aot.frontend.onnx.validate import check_text
+from aot.limits import MAX_TENSOR_BYTES, tensor_bytes
+
+MIN_OPSET, MAX_OPSET = 7, 28  # 7..21 required; 22..28: see docs/opsets.md for what changed
+
+
+def load_model(path: str | Path) -> onnx.ModelProto:
+    """Read and check an ONNX file; any failure is one AotcError line."""
+    path = Path(path)
+    if not path.is_file():
+        raise AotcError(f"cannot read model '{path}': no such file")
+    from aot.frontend.tflite import is_tflite, load_tflite
+
+    if is_tflite(path):  # the TFLite frontend writes the ONNX this stage reads (issue 29)
+        return load_tflite(path)
+    try:
+        model = onnx.load(str(path))
+    except Exception as e:
+        raise AotcError(f"cannot read model '{path}': not a valid ONNX file ({_first_line(e)})") from e
+    try:
+        check_text(model)
+    except AotcError as e:
+        raise AotcError(f"cannot read model '{path}': {e.message}") from e
+    if not model.graph.node and not model.graph.output:
+        raise AotcError(f"cannot read model '{path}': not a valid ONNX file (empty graph)")
+    try:
+        onnx.checker.check_model(skeleton(model))  # large weights: checked against their dims below
+    except Exception as e:
+        # onnxruntime runs graphs whose outputs carry a type but no shape; so do we (shapes are inferred).
+        if "Field 'shape' of 'type' is required but missing" not in str(e):
+            raise AotcError(f"model '{path}' is malformed: {_first_line(e)}") from e
+    return model
+
+
+def _first_line(e: Exception) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def opset_of(model: onnx.ModelProto) -> int:
+    for imp in model.opset_import:
+        if imp.domain in ("", "ai.onnx"):
+            return int(imp.version)
+    raise AotcError("model imports no default-domain (ai.onnx) opset")
+
+
+def io_quantization(model: onnx.ModelProto) -> dict[str, dict]:
+    """{tensor: {scale, zero_point}} of the quantized inputs and outputs, which a frontend (TFLite's)
+    recorded in the model's metadata_props for the header."""
+    return metadata_json(model, "aotc.io_quantization")
+
+
+def metadata_json(model: onnx.ModelProto, key: str) -> dict[str, dict]:
+    """What a frontend (TFLite's) recorded under `key` in the model's metadata_props, or {}."""
+    for p in model.metadata_props:
+        if p.key == key:
+            return json.loads(p.value)
+    return {}
+
+
+def name_nodes(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Give every node a unique name, so every later stage can name a node to the user."""
+    used: set[str] = set()
+    for k, n in enumerate(model.graph.node):
+        n.name = _unique(n.name or f"{n.op_type}_{k}", used)
+    return model
+
+
+def copy_model(model: onnx.ModelProto) -> onnx.ModelProto:
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    return out
+
+
+def fix_input_shapes(model: onnx.ModelProto, shapes: dict[str, tuple[int, ...]]) -> None:
+    """Give inputs static shapes (--input-shape): for models exported with a dynamic batch or size."""
+    inputs = {vi.name: vi for vi in model.graph.input}
+    for name, shape in shapes.items():
+        if name not in inputs:
+            raise AotcError(f"--input-shape names '{name}', which is not an input of the model "
+                            f"(inputs: {', '.join(inputs)})")
+        tt = inputs[name].type.tensor_type
+        if tt.HasField("shape") and len(tt.shape.dim) != len(shape):
+            raise AotcError(f"--input-shape gives input '{name}' rank {len(shape)}, the model says {len(tt.shape.dim)}")
+        if any(d <= 0 for d in shape):
+            raise AotcError(f"--input-shape for '{name}' must be positive sizes, got {list(shape)}")
+        model_dims = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in tt.shape.dim]
+        clash = [k for k, (m, d) in enumerate(zip(model_dims, shape, strict=True)) if m is not None and m != d]
+        if clash:
+            shown = [m if m is not None else "?" for m in model_dims]
+            raise AotcError(f"--input-shape gives input '{name}' dimension {clash[0]} = {shape[clash[0]]}, but the "
+                            f"model fixes it at {model_dims[clash[0]]} (shape {shown}); only its dynamic "
+                            "dimensions (?) can be set")
+        tt.shape.Clear()
+        for d in shape:
+            tt.shape.dim.add().dim_value = int(d)
+
+
+def empty_inputs_to_constants(model: onnx.ModelProto) -> list[str]:
+    """An input with a static zero-size dimension holds nothing, so its value is known: it becomes an
+    empty constant (no argument, no arena space), and what reads it folds (a CastLike's `like`, empty
+    Reduce axes, a Reduce of an empty set). Returns the names."""
+    inits = {i.name for i in model.graph.initializer}
+    names = []
+    for vi in model.graph.input:
+        tt = vi.type.tensor_type
+        if vi.name in inits or not vi.type.HasField("tensor_type") or not tt.HasField("shape"):
+            continue
+        dims = [d.dim_value if d.HasField("dim_value") else -1 for d in tt.shape.dim]
+        if 0 not in dims or any(d < 0 for d in dims):
+            continue
+        try:
+            np_dtype = helper.tensor_dtype_to_np_dtype(tt.elem_type)
+        except Exception:  # a type numpy cannot hold (string): left to the dtype check's refusal
+            continue
+        if np_dtype.kind in "OSU":
+            continue
+        # numpy refuses a shape whose other dimensions overflow, even holding nothing: the same limit as
+        # any tensor, on the dimensions that are not zero
+        if tensor_bytes([d for d in dims if d], np_dtype.itemsize) > MAX_TENSOR_BYTES:
+            raise AotcError(f"input '{vi.name}' is {np_dtype}[{','.join(map(str, dims))}]: empty, but its other "
+                            "dimensions are beyond the 2 GiB aotc takes for any tensor")
+        model.graph.initializer.append(numpy_helper.from_array(np.zeros(dims, np_dtype), vi.name))
+        names.append(vi.name)
+    return names
+
+
+def reduces_empty(model: onnx.ModelProto) -> bool:
+    empty = {i.name for i in model.graph.initializer if 0 in i.dims}
+    return any(n.op_type.startswith("Reduce") and n.input and n.input[0] in empty for n in model.graph.node)
+
+
+def check_input_shapes(model: onnx.ModelProto) -> None:
+    inits = {i.name for i in model.graph.initializer}
+    for vi in model.graph.input:
+        if vi.name in inits:
+            continue
+        tt = vi.type.tensor_type
+        if not vi.type.HasField("tensor_type"):
+            raise AotcError(f"input '{vi.name}' is not a tensor")
+        if not tt.HasField("shape"):
+            raise AotcError(f"input '{vi.name}' has no shape: aotc needs static shapes")
+        for k, d in enumerate(tt.shape.dim):
+            if d.HasField("dim_value") and d.dim_value == 0:
+                raise AotcError(f"input '{vi.name}' has a zero-size dimension {k}: empty tensors are not supported")
+            if not d.HasField("dim_value") or d.dim_value < 0:
+                what = f"'{d.dim_param}'" if d.dim_param else "unknown"
+                raise AotcError(f"input '{vi.name}' has a dynamic dimension {k} ({what}): aotc needs static shapes; "
+                                f"give them with --input-shape {vi.name}=D0,D1,...")
+
+
+def _unique(name: str, used: set[str]) -> str:
+    base, k = name, 1
+    while name in used:
+        name = f"{base}_{k}"
+        k += 1
+    used.add(name)
+    return name
+
+
+def sanitize(name: str) -> str:
+    """The model's C name, made from `name`: lower-case [a-z0-9_], not leading with a digit, at most
+    48 characters (it prefixes every public symbol and file name of the bundle), and none that a
+    CMake target, a system library, the bundle's own files or the runtime's prefixes take."""
+    s = re.sub(r"[^0-9a-zA-Z_]", "_", name).strip("_").lower() or "model"
+    if len(s) > 48:
+        s = s[:40].rstrip("_") + "_" + hashlib.sha1(name.encode("utf-8", "surrogatepass")).hexdigest()[:7]
+    if s[0].isdigit() or s in _RESERVED or is_reserved(s) or s.startswith(("aotc", "dlpack", "dltensor")):
+        s = "model_" + s
+    return s
+
+
+# Names a bundle's CMake target must not take: system libraries it links, its own runner, CMake's
+# reserved targets; and C keywords (the name is also an identifier prefix and a header name).
+_RESERVED = {"m", "c", "dl", "rt", "pthread", "gcc", "runner", "aotc", "dnnl", "all", "clean", "help", "install",
+             "test", "package", "package_source", "edit_cache", "rebuild_cache", "depend", "preinstall",
+             "list_install_components", "install_strip", "install_local", "all_build", "zero_check", "run_tests",
+             "main", "cref", "accel_sim"}

@@ -1,0 +1,109 @@
+"""aotc's internal TFLite integer ops (ONNX domain aotc.tflite), declared once for every stage: the
+TFLite frontend writes them (aot/frontend/tflite/int8.py and recurrent.py), the import stage accepts
+them (aot/frontend/onnx/contrib.py), a host pass fuses two of them into a third (aot/passes/fuse_residual.py),
+the kernels of aot/kernels/tflite_int8.py run them (tests/test_layering.py holds the two lists equal),
+and a vendor may claim any of them by name in its checkers, as it claims an ONNX op.
+
+What every stage relies on: each op's inputs in order, its outputs and its attributes. The tensors
+keep TFLite's NHWC layout and shapes (weights as the .tflite file holds them: a conv's [O, kh, kw, I],
+a depthwise conv's [1, kh, kw, C * multiplier], FULLY_CONNECTED's [out, in]); weights and biases are
+constants; an input whose name ends in "?" may be omitted ("" in the node's inputs). Every multiplier,
+shift, zero point and clamp is an attribute computed once from the file's float32 scales, so a node's
+arithmetic is TFLite's integer arithmetic with nothing left to compute in float:
+
+- `mult`, `shift`: TFLite's fixed-point multipliers (Q31) and shifts (left > 0), per output channel
+  for the convs and FULLY_CONNECTED, single ints elsewhere;
+- `x_zero`, `y_zero`, `x1_zero`, `x2_zero`: zero points; `y_min`, `y_max`: the clamp of the fused
+  activation in output integers; `y_shape`: the output's shape;
+- `kernel`, `strides`, `dilations`: [h, w]; `pads`: [top, left] (TFLite's SAME puts the odd pixel after);
+- `m`: the binary ops' [x1_mult, x1_shift, x2_mult, x2_shift, y_mult, y_shift] (ADD, SUB: the inputs
+  rescaled after a left shift of 20, 15 for 16x8) or [0, 0, 0, 0, y_mult, y_shift] (MUL);
+- `table`: a lookup table (256 int8 entries for LUT; LiteRT's interpolated uint16 table for ACT16),
+  `what`: the TFLite op it computes (LOGISTIC, TANH, ...).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DOMAIN = "aotc.tflite"
+
+# the op names (the TFLite builtin each stands for, in aotc's NHWC integer arithmetic)
+FULLY_CONNECTED = "TflFullyConnected"
+CONV_2D = "TflConv2D"
+DEPTHWISE_CONV_2D = "TflDepthwiseConv2D"
+TRANSPOSE_CONV = "TflTransposeConv"
+AVERAGE_POOL_2D = "TflAveragePool2D"
+MAX_POOL_2D = "TflMaxPool2D"
+SOFTMAX = "TflSoftmax"
+MEAN = "TflMean"
+ADD = "TflAdd"
+SUB = "TflSub"
+MUL = "TflMul"
+MAXIMUM = "TflMaximum"
+MINIMUM = "TflMinimum"
+LUT = "TflLut"  # an int8 activation as a 256-entry table (LOGISTIC, TANH, LEAKY_RELU, HARD_SWISH, RELU*)
+ACT16 = "TflAct16"  # 16x8 LOGISTIC / TANH by LiteRT's interpolated table
+LEAKY_RELU16 = "TflLeakyRelu16"
+QUANTIZE = "TflQuantize"  # float32 -> int8 / int16
+DEQUANTIZE = "TflDequantize"  # int8 / int16 -> float32
+REQUANTIZE = "TflRequantize"  # between int8, int16 and int32 (QUANTIZE of an integer input)
+LSTM8 = "TflLstm8"  # the integer UNIDIRECTIONAL_SEQUENCE_LSTM, every step
+SVDF = "TflSvdf"  # the full-integer SVDF
+CONV_2D_ADD = "TflConv2DAdd"  # CONV_2D with its residual ADD (written by aot/passes/fuse_residual.py)
+
+
+@dataclass(frozen=True)
+class TflSchema:
+    """One op's fixed facts: its inputs and outputs in order ("?": may be omitted), the attributes it
+    always carries, and those it carries in some of its forms only."""
+
+    op: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    attrs: tuple[str, ...]
+    some_attrs: tuple[str, ...] = ()
+
+    @property
+    def required_inputs(self) -> int:
+        return sum(not i.endswith("?") for i in self.inputs)
+
+
+_REQUANT = ("y_min", "y_max", "y_shape", "x_zero", "y_zero", "mult", "shift")
+_WINDOW = ("kernel", "strides", "dilations", "pads")
+_CONV = _REQUANT + _WINDOW
+
+SCHEMAS: dict[str, TflSchema] = {s.op: s for s in (
+    TflSchema(FULLY_CONNECTED, ("x", "w", "bias?"), ("y",), _REQUANT),
+    TflSchema(CONV_2D, ("x", "w", "bias?"), ("y",), _CONV),
+    TflSchema(DEPTHWISE_CONV_2D, ("x", "w", "bias?"), ("y",), _CONV),
+    TflSchema(TRANSPOSE_CONV, ("x", "w", "bias?"), ("y",), _CONV),
+    TflSchema(AVERAGE_POOL_2D, ("x",), ("y",), ("y_min", "y_max", "y_shape", "kernel", "strides", "pads")),
+    TflSchema(MAX_POOL_2D, ("x",), ("y",), ("y_min", "y_max", "y_shape", "kernel", "strides", "pads")),
+    # int8 (also int8 -> int16): diff_min; 16x8: LiteRT's exp and reciprocal tables
+    TflSchema(SOFTMAX, ("x",), ("y",), ("mult", "shift", "y_shape"), ("diff_min", "exp_table", "recip_table")),
+    TflSchema(MEAN, ("x",), ("y",), ("x_zero", "y_zero", "mult", "shift", "y_shape")),
+    *(TflSchema(op, ("x1", "x2"), ("y",), ("y_min", "y_max", "y_shape", "x1_zero", "x2_zero", "y_zero", "m"))
+      for op in (ADD, SUB, MUL)),
+    *(TflSchema(op, ("x1", "x2"), ("y",), ("y_min", "y_max", "y_shape")) for op in (MAXIMUM, MINIMUM)),
+    TflSchema(LUT, ("x",), ("y",), ("table", "what", "y_shape")),
+    TflSchema(ACT16, ("x",), ("y",), ("what", "mult", "shift", "table", "y_shape")),
+    TflSchema(LEAKY_RELU16, ("x",), ("y",), ("m", "y_shape")),  # m: (mult, shift) of x >= 0, then of x < 0
+    TflSchema(QUANTIZE, ("x",), ("y",), ("scale", "y_zero")),
+    TflSchema(DEQUANTIZE, ("x",), ("y",), ("scale", "x_zero")),
+    TflSchema(REQUANTIZE, ("x",), ("y",), ("x_zero", "y_zero", "mult", "shift")),
+    # wx, wh: the four gates' (input, forget, cell, output) int8 weights stacked; bx, bh: int32 biases with
+    # the zero points folded in; h (int8) and c (int16): the state the caller carries
+    TflSchema(LSTM8, ("x", "wx", "wh", "bx", "bh", "h", "c"), ("y", "h_next", "c_next"),
+              ("mult", "shift", "hidden_mult", "hidden_shift", "hidden_zero", "cell_shift", "tanh_bits", "clip")),
+    TflSchema(SVDF, ("x", "wf", "wt", "bias?", "state"), ("y", "state_next"),
+              ("rank", "x_zero", "y_zero", "mult1", "shift1", "mult2", "shift2")),
+    # the conv's inputs and attributes, the residual r, the ADD's attributes (`add`) and which ADD
+    # operand the conv is (conv_is_x1); the output may take r's buffer
+    TflSchema(CONV_2D_ADD, ("x", "w", "bias?", "residual"), ("y",), (*_CONV, "add", "conv_is_x1")),
+)}
+
+# the ops a .tflite model's import writes (the others come from passes)
+IMPORTED_OPS = frozenset(op for op in SCHEMAS if op != CONV_2D_ADD)
+
+__all__ = ["DOMAIN", "IMPORTED_OPS", "SCHEMAS", "TflSchema"]
