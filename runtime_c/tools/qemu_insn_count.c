@@ -100,7 +100,8 @@ static struct {
     [BRANCH] =       {"branch",        1, 0},  /* B BL BX BLX CBZ CBNZ (1, +P when taken) */
     [TABLE_BRANCH] = {"tbb_tbh",       2, 0},  /* TBB TBH (2+P) */
     [IT] =           {"it",            1, 0},  /* IT (1) */
-    [FP] =           {"fp",            1, 0},  /* VADD VSUB VMUL VNMUL VABS VNEG VCMP VCVT VMOV VMRS VMSR (1) */
+    [FP] =           {"fp",            1, 0},  /* VADD VSUB VMUL VNMUL VABS VNEG VCMP VCVT VMOV VMRS VMSR (1;
+                                                  VMOV core <-> single: 1 as measured on silicon) */
     [FP_MAC] =       {"fp_mac",        3, 0},  /* VMLA VMLS VNMLA VNMLS VFMA VFMS VFNMA VFNMS (3) */
     [FP_DIV] =       {"fp_div_sqrt",  14, 0},  /* VDIV VSQRT (14) */
     [FP_MOV2] =      {"fp_mov2",       2, 0},  /* VMOV of two core registers (2) */
