@@ -3,6 +3,7 @@ summary of the outputs a person can read (shape, range, and the top classes of a
 
 from __future__ import annotations
 
+import sys
 import zipfile
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import numpy as np
 
 from aot import qmath
 from aot.errors import AotcError
+from aot.ir import np_dtype
 
 TOP_K = 5
 
@@ -30,10 +32,18 @@ def load_inputs(path: str | Path, meta: dict) -> list[np.ndarray]:
         raise AotcError(f"cannot read inputs '{path}': {e}") from None
     checked = [check_input(meta, spec, arrays.get(spec["name"])) for spec in meta["inputs"]]
     names = [s["name"] for s in meta["inputs"]]
-    extra = sorted(set(arrays) - set(names))
+    pruned = [s for s in meta.get("pruned_inputs", []) if s["name"] in arrays]
+    for spec in pruned:  # declared by the model, but empty: the bundle takes nothing for them
+        check_input(meta, spec, arrays[spec["name"]])
+    if pruned:
+        print(f"aotc: note: {', '.join(s['name'] for s in pruned)} in '{path}' ignored: "
+              f"empty input{'s' if len(pruned) > 1 else ''} of the model, which the bundle does not take",
+              file=sys.stderr)
+    extra = sorted(set(arrays) - set(names) - {s["name"] for s in pruned})
     if extra:
+        takes = names + [f"{s['name']} (empty, ignored)" for s in meta.get("pruned_inputs", [])]
         raise AotcError(f"inputs '{path}' have arrays the model has no input for: {', '.join(extra)} "
-                        f"(model {meta['name']} takes {', '.join(names)})")
+                        f"(model {meta['name']} takes {', '.join(takes)})")
     return checked
 
 
@@ -43,11 +53,30 @@ def check_input(meta: dict, spec: dict, value: np.ndarray | None) -> np.ndarray:
                         f"{', '.join(s['name'] for s in meta['inputs'])})")
     if list(value.shape) != spec["shape"]:
         raise AotcError(f"input '{spec['name']}' has shape {list(value.shape)}, the model needs {spec['shape']}")
+    value = as_model_dtype(value, spec["dtype"])
     if value.dtype.name != spec["dtype"]:
         hint = "" if "scale" not in spec else \
             f" (quantized: q = round(x / {spec['scale']:.9g}) + {spec['zero_point']}, see metadata.json)"
         raise AotcError(f"input '{spec['name']}' has dtype {value.dtype.name}, the model needs {spec['dtype']}{hint}")
     return np.asarray(value, order="C")
+
+
+def as_model_dtype(value: np.ndarray, dtype: str) -> np.ndarray:
+    """`value` as the model's `dtype` where an .npz could not say it: np.savez writes an ml_dtypes
+    array (bfloat16, float8, int4, ...) as raw bytes of its size (void16 for bfloat16), which are
+    read back as that type. Anything else is returned as it is, for check_input to compare."""
+    if value.dtype.kind != "V" or value.dtype.names is not None:  # a plain type, or a structured array
+        return value
+    try:
+        want = np_dtype(dtype)
+    except TypeError:
+        return value
+    return value.view(want) if want.kind == "V" and want.itemsize == value.dtype.itemsize else value
+
+
+def raw_outputs(outputs: dict[str, np.ndarray]) -> list[str]:
+    """The outputs an .npz holds as raw bytes (void): ml_dtypes' types, which numpy's format cannot name."""
+    return [k for k, v in outputs.items() if v.dtype.kind == "V" and v.dtype.names is None]
 
 
 # --- quantized inputs and outputs against a float ONNX model (aotc --quantized-io) -----------------
@@ -77,7 +106,7 @@ def bundle_outputs(meta: dict, refs: dict[str, np.ndarray]) -> dict[str, np.ndar
     out = dict(refs)
     for s in meta["outputs"]:
         r = out.get(s["name"])
-        if r is not None and "scale" in s and np.dtype(s["dtype"]).kind in "iu" and np.asarray(r).dtype.kind == "f":
+        if r is not None and "scale" in s and np_dtype(s["dtype"]).kind in "iu" and np.asarray(r).dtype.kind == "f":
             out[s["name"]] = quantize_io(s, r)
     return out
 
@@ -118,14 +147,15 @@ def describe(name: str, value: np.ndarray) -> str:
         return head + " (empty)"
     if value.dtype == np.bool_:
         return head + f"  {int(value.sum())} of {value.size} true"
-    v = value.astype(np.float64)
+    v = value.astype(np.float64)  # ml_dtypes' types (bfloat16, float8, int4) convert too
     finite = v[np.isfinite(v)]
     text = head + (f"  min {finite.min():.6g}  max {finite.max():.6g}  mean {finite.mean():.6g}" if finite.size
                    else "")
     if finite.size < v.size:
         text += f"  ({v.size - finite.size} not finite)"
     scores = v.reshape(-1)
-    if max(value.shape) == value.size >= 3 and finite.size == v.size:  # one vector of scores: [N], [1, N], ...
+    # one vector of scores: [N], [1, N], ... (a scalar, shape (), is none)
+    if max(value.shape, default=0) == value.size >= 3 and finite.size == v.size:
         top = np.argsort(-scores, kind="stable")[:TOP_K]
         text += f"\n    top {len(top)} classes: " + ", ".join(f"{int(i)} ({scores[i]:.4g})" for i in top)
     return text

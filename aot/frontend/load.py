@@ -102,7 +102,7 @@ def import_model(model: onnx.ModelProto, name: str | None = None,
     if input_shapes:
         fix_input_shapes(model, input_shapes)
     check_declared(model)  # sizes and initializer data, before anything is allocated from them
-    empty_inputs_to_constants(model)
+    empty = empty_inputs_to_constants(model)
     _check_input_shapes(model)
     declared = take_declarations(model)  # output and value_info types: inferred, then compared
     model = fold_to_fixed_point(model)  # also: an If with a constant condition becomes its branch
@@ -116,6 +116,7 @@ def import_model(model: onnx.ModelProto, name: str | None = None,
         restore_declarations(model, declared)
     bounded = BoundedImport(max_dims or {})
     graph = _to_ir(model, name or sanitize(model.graph.name or "model"), bounded)
+    graph.meta["pruned_inputs"] = empty  # inputs the bundle does not take, which `aotc run` accepts (issue 48)
     bounded.finish(graph)
     check_declarations(graph, declared)
     inconsistent = node_inference_errors(model, graph.tensors)  # raised after canonicalize's own checks
@@ -182,12 +183,12 @@ def fix_input_shapes(model: onnx.ModelProto, shapes: dict[str, tuple[int, ...]])
             tt.shape.dim.add().dim_value = int(d)
 
 
-def empty_inputs_to_constants(model: onnx.ModelProto) -> list[str]:
+def empty_inputs_to_constants(model: onnx.ModelProto) -> list[dict]:
     """An input with a static zero-size dimension holds nothing, so its value is known: it becomes an
     empty constant (no argument, no arena space), and what reads it folds (a CastLike's `like`, empty
-    Reduce axes, a Reduce of an empty set). Returns the names."""
+    Reduce axes, a Reduce of an empty set). Returns their declarations: name, shape and dtype."""
     inits = {i.name for i in model.graph.initializer}
-    names = []
+    empty: list[dict] = []
     for vi in model.graph.input:
         tt = vi.type.tensor_type
         if vi.name in inits or not vi.type.HasField("tensor_type") or not tt.HasField("shape"):
@@ -207,8 +208,8 @@ def empty_inputs_to_constants(model: onnx.ModelProto) -> list[str]:
             raise AotcError(f"input '{vi.name}' is {np_dtype}[{','.join(map(str, dims))}]: empty, but its other "
                             "dimensions are beyond the 2 GiB aotc takes for any tensor")
         model.graph.initializer.append(numpy_helper.from_array(np.zeros(dims, np_dtype), vi.name))
-        names.append(vi.name)
-    return names
+        empty.append({"name": vi.name, "shape": dims, "dtype": elem_name(tt.elem_type)})
+    return empty
 
 
 def _reduces_empty(model: onnx.ModelProto) -> bool:
