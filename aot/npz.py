@@ -3,6 +3,8 @@ summary of the outputs a person can read (shape, range, and the top classes of a
 
 from __future__ import annotations
 
+import ast
+import struct
 import sys
 import zipfile
 from pathlib import Path
@@ -21,8 +23,7 @@ def load_inputs(path: str | Path, meta: dict) -> list[np.ndarray]:
     Arrays the model has no input for are refused, as onnxruntime refuses unknown feeds: a
     misspelt name must not pass unnoticed."""
     try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
+        arrays = _read_npz(path)
     except ValueError as e:
         if "allow_pickle" in str(e):
             raise AotcError(f"inputs '{path}' hold Python objects (pickled arrays); save plain numeric arrays, "
@@ -45,6 +46,33 @@ def load_inputs(path: str | Path, meta: dict) -> list[np.ndarray]:
         raise AotcError(f"inputs '{path}' have arrays the model has no input for: {', '.join(extra)} "
                         f"(model {meta['name']} takes {', '.join(takes)})")
     return checked
+
+
+def _read_npz(path: str | Path) -> dict[str, np.ndarray]:
+    """The arrays of an .npz. np.savez writes ml_dtypes' float8_e5m2 with the descriptor '<f1' (its
+    kind is 'f'), which np.load refuses: such a file is read again here, those arrays as raw bytes
+    (void8), which check_input reads as the model's type like the other ml_dtypes types."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+    except ValueError as e:
+        if "'<f1'" not in str(e) and "'|f1'" not in str(e):
+            raise
+    arrays = {}
+    with zipfile.ZipFile(path) as z:
+        for member in z.namelist():
+            with z.open(member) as f:
+                major, _ = np.lib.format.read_magic(f)
+                size = struct.unpack("<H" if major == 1 else "<I", f.read(2 if major == 1 else 4))[0]
+                header = ast.literal_eval(f.read(size).decode("latin1"))
+                descr = header["descr"]
+                dtype = np.dtype("V1") if descr in ("<f1", "|f1") else np.lib.format.descr_to_dtype(descr)
+                if dtype.hasobject:
+                    raise ValueError("Object arrays cannot be loaded when allow_pickle=False")
+                data = np.frombuffer(f.read(), dtype=dtype)
+                arrays[member.removesuffix(".npy")] = data.reshape(header["shape"],
+                                                                   order="F" if header["fortran_order"] else "C")
+    return arrays
 
 
 def check_input(meta: dict, spec: dict, value: np.ndarray | None) -> np.ndarray:
@@ -71,12 +99,14 @@ def as_model_dtype(value: np.ndarray, dtype: str) -> np.ndarray:
         want = np_dtype(dtype)
     except TypeError:
         return value
-    return value.view(want) if want.kind == "V" and want.itemsize == value.dtype.itemsize else value
+    ml_type = want.isbuiltin == 2  # numpy's user-defined types: ml_dtypes'
+    return value.view(want) if ml_type and want.itemsize == value.dtype.itemsize else value
 
 
 def raw_outputs(outputs: dict[str, np.ndarray]) -> list[str]:
-    """The outputs an .npz holds as raw bytes (void): ml_dtypes' types, which numpy's format cannot name."""
-    return [k for k, v in outputs.items() if v.dtype.kind == "V" and v.dtype.names is None]
+    """The outputs save_outputs writes as raw bytes (void): ml_dtypes' types (numpy's user-defined
+    ones), which the .npy format cannot name."""
+    return [k for k, v in outputs.items() if v.dtype.isbuiltin == 2]
 
 
 # --- quantized inputs and outputs against a float ONNX model (aotc --quantized-io) -----------------
@@ -118,8 +148,11 @@ def npz_path(path: str | Path) -> Path:
 
 
 def save_outputs(path: str | Path, outputs: dict[str, np.ndarray]) -> Path:
+    """The outputs as an .npz; those of ml_dtypes' types as raw bytes of their size, which np.savez
+    writes for all of them but float8_e5m2, whose '<f1' np.load cannot read back."""
     path = npz_path(path)
-    np.savez(path, **outputs)
+    raw = set(raw_outputs(outputs))
+    np.savez(path, **{k: v.view(f"V{v.dtype.itemsize}") if k in raw else v for k, v in outputs.items()})
     return path
 
 

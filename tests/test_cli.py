@@ -679,3 +679,19 @@ def test_run_accepts_and_ignores_a_pruned_input(tmp_path):
                              ("lke", np.zeros(0, np.float16), ("lke", "like (empty, ignored)"))):
         np.savez(tmp_path / "bad.npz", x=x, **{name: bad})
         assert_refused(aotc("run", str(tmp_path / "out"), "--inputs", str(tmp_path / "bad.npz")), *words)
+
+
+def test_run_float8_e5m2_input_and_output(tmp_path):
+    """np.savez writes float8_e5m2 (ml_dtypes gives it kind 'f') with the descriptor '<f1', which np.load
+    cannot read: `aotc run` reads such an input, and writes such an output as raw bytes np.load reads."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    e5m2 = TensorProto.FLOAT8E5M2
+    nodes = [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT),
+             helper.make_node("Cast", ["y"], ["z"], to=e5m2)]
+    model = _model(nodes, [_vi("x", e5m2, [4])], [_vi("y", shape=[4]), _vi("z", e5m2, [4])], opset=19)
+    model.ir_version = 9
+    x = np.array([-3, 0.5, 1.25, 57344], ml_dtypes.float8_e5m2)
+    r, out = _run_model(tmp_path, model, {"x": x})
+    np.testing.assert_array_equal(out["y"], x.astype(np.float32))
+    np.testing.assert_array_equal(out["z"].view(ml_dtypes.float8_e5m2), x)
+    assert "z (float8_e5m2) written as raw bytes" in r.stdout
