@@ -63,9 +63,12 @@ def _read_npz(path: str | Path) -> dict[str, np.ndarray]:
         for member in z.namelist():
             with z.open(member) as f:
                 major, _ = np.lib.format.read_magic(f)
-                size = struct.unpack("<H" if major == 1 else "<I", f.read(2 if major == 1 else 4))[0]
-                header = ast.literal_eval(f.read(size).decode("latin1"))
-                descr = header["descr"]
+                try:
+                    size = struct.unpack("<H" if major == 1 else "<I", f.read(2 if major == 1 else 4))[0]
+                    header = ast.literal_eval(f.read(size).decode("latin1"))
+                    descr = header["descr"]
+                except (struct.error, SyntaxError, KeyError, TypeError) as e:
+                    raise ValueError(f"'{member}' has no valid .npy header ({e})") from None
                 dtype = np.dtype("V1") if descr in ("<f1", "|f1") else np.lib.format.descr_to_dtype(descr)
                 if dtype.hasobject:
                     raise ValueError("Object arrays cannot be loaded when allow_pickle=False")
