@@ -432,7 +432,7 @@ def _cmd_partition(args: argparse.Namespace) -> int:
 def _cmd_run(args: argparse.Namespace) -> int:
     from aot.bench import notes, vendor_threads
     from aot.build import run_bundle
-    from aot.npz import describe, describe_rows, load_inputs, npz_path, save_outputs
+    from aot.npz import describe, describe_rows, load_inputs, npz_path, raw_outputs, save_outputs
 
     out = Path(args.out)
     meta = _metadata(out)
@@ -458,6 +458,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
             print(f"aotc: {note}")
     if args.outputs:
         print(f"aotc: wrote {save_outputs(args.outputs, outputs)}")
+        raw = raw_outputs(outputs)
+        if raw:  # numpy's .npz names no ml_dtypes type: they are kept as their bytes
+            print(f"aotc: note: {', '.join(f'{k} ({outputs[k].dtype.name})' for k in raw)} written as raw bytes "
+                  "(void), as .npz cannot name the type: read back with .view(ml_dtypes.<dtype>); "
+                  "`aotc run --inputs` takes them as they are")
     return 0
 
 
