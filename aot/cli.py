@@ -408,7 +408,7 @@ def _cmd_partition(args: argparse.Namespace) -> int:
         from aot.compiler import transform_functions
 
         transformed = transform_functions(graph, parted.vendors, parted.options) if args.transform else None
-        onnx.save(to_onnx(graph, graph.meta["onnx"], transformed), args.output)
+        onnx.save(to_onnx(graph, graph.info.folded_onnx, transformed), args.output)
         print(f"aotc: wrote {args.output} ({len(graph.functions)} functions)")
     if args.show:
         from aot.compiler import codegen_functions

@@ -142,7 +142,7 @@ def op_memory(selection: Selection) -> OpMemory:
 
     def rows_at_run_time(n: Node, g: Graph) -> bool:
         """It reads rows known only at run time (aot/frontend/onnx/bounded.py): its emitter moves them."""
-        return any(t in g.meta.get("extent_root", {}) for t in [*n.inputs, *n.outputs] if t)
+        return any(t in g.info.extent_root for t in [*n.inputs, *n.outputs] if t)
 
     def slices(n: Node, g: Graph) -> list[int] | None:
         if n.op != "Concat" or not n.inputs or rows_at_run_time(n, g):  # joined rows are packed, not in place

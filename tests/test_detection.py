@@ -91,7 +91,7 @@ def test_backbone_offloads_post_processing_stays(vendor):
     parted = partition_model(onnx.load(str(MODEL)), Options(name="ssd", vendors=(vendor,)))
     calls = [n for n in parted.graph.nodes if n.op == "Call"]
     assert calls, "the vendor took nothing"
-    bounded = parted.graph.meta["extent_root"]
+    bounded = parted.graph.info.extent_root
     host_tail = [n for n in parted.graph.nodes if any(t in bounded for t in [*n.inputs, *n.outputs] if t)]
     assert {n.op for n in host_tail} >= {"NonMaxSuppression", "Gather"}
     assert not any(n.op == "Call" for n in host_tail)

@@ -244,7 +244,7 @@ def test_annotation_file_through_the_cli_options(tmp_path):
 def test_partition_round_trips_through_onnx():
     model = zoo.mlp()
     g = partition_model(model, Options(name="mlp", vendors=("cref",))).graph
-    written = to_onnx(g, g.meta["onnx"])
+    written = to_onnx(g, g.info.folded_onnx)
     onnx.checker.check_model(written)
     assert [f.domain for f in written.functions] == ["aotc.cref"]
     plain, annotations, vendors = from_onnx(written)
@@ -290,20 +290,20 @@ def test_compiling_a_partitioned_file_compiles_exactly_its_partition(tmp_path, m
     assert _functions_in_metadata(bundle.metadata) == in_file
     # and once more through its own output: the partition is a fixed point
     again = partition_model(written, Options()).graph
-    assert _functions_in_file(to_onnx(again, again.meta["onnx"])) == in_file
+    assert _functions_in_file(to_onnx(again, again.info.folded_onnx)) == in_file
 
 
 def test_a_partitioned_file_renamed_gets_symbols_with_its_new_prefix():
     """--name on a partitioned file: two bundles must never export the same symbol."""
     g = partition_model(zoo.mlp(), Options(name="mlp", vendors=("cref",))).graph
-    bundle = compile_model(to_onnx(g, g.meta["onnx"]), Options(name="other"))
+    bundle = compile_model(to_onnx(g, g.info.folded_onnx), Options(name="other"))
     assert [f["symbol"] for f in bundle.metadata["partition"]] == ["other_cref_0"]
 
 
 def test_a_manual_region_is_honoured_after_a_round_trip():
     model = zoo.mlp()
     g = partition_model(model, Options(name="mlp", vendors=("cref",))).graph
-    g2 = partition_model(to_onnx(g, g.meta["onnx"]), Options(name="mlp", vendors=("cref",))).graph
+    g2 = partition_model(to_onnx(g, g.info.folded_onnx), Options(name="mlp", vendors=("cref",))).graph
     assert len(g2.functions) == 1
 
 
@@ -430,7 +430,9 @@ def test_the_state_travels_between_steps_not_in_graph_meta():
     assert state.refusals["n1"] == {"v": "v does not take Sigmoid"}
     assert [(r.target, r.nodes) for r in state.regions] == [("v", ("n0", "n2")), ("v", ("n3",))]
     parted = partition_for(state.graph, [vendor("v", {"Relu", "Tanh", "Add"})], None, "m")
-    assert not {"targets", "refusals", "regions", "vendors"} & set(parted.graph.meta)
+    import dataclasses  # the graph carries typed fields alone (GraphInfo), no dict a stage could add keys to
+    assert not hasattr(parted.graph, "meta")
+    assert not {"targets", "refusals", "regions", "vendors"} & {f.name for f in dataclasses.fields(parted.graph.info)}
     assert parted.refusals["n1"] == {"v": "v does not take Sigmoid"}
     assert [v.name for v in parted.vendors] == ["v"]
 

@@ -154,7 +154,7 @@ def test_int8_partition_round_trip(tmp_path, transform):
     opts = Options(name="lenet", vendors=("accel_sim",), vendor_options=(("accel_sim", "goal", "energy"),))
     parted = partition_model(model, opts)
     done = transform_functions(parted.graph, parted.vendors, parted.options) if transform else None
-    onnx.save(to_onnx(parted.graph, parted.graph.meta["onnx"], done), tmp_path / "P.onnx")
+    onnx.save(to_onnx(parted.graph, parted.graph.info.folded_onnx, done), tmp_path / "P.onnx")
 
     def programs(m: onnx.ModelProto, o: Options) -> dict[str, bytes]:
         p = partition_model(m, o)

@@ -74,13 +74,13 @@ def _io(graph: Graph, names: list[str], slots: dict[str, int], em: ModelEmitter)
         t = graph.tensors[n]
         out.append({"name": n, "field": em.io_field(n), "shape": list(t.shape), "dtype": t.dtype,
                     "nbytes": t.nbytes, "arena_offset": slots[n]})
-        axis = graph.meta.get("bounded", {}).get(n)
+        axis = graph.info.bounded.get(n)
         if axis is not None and n in graph.outputs:  # rows known at run time: the struct reports how many
             out[-1]["extent"] = {"axis": axis, "max": t.shape[axis], "field": em.extent_field(n)}
-        q = graph.meta.get("io_quantization", {}).get(n)
+        q = graph.info.io_quantization.get(n)
         if q is not None:  # a quantized input or output: real = scale * (q - zero_point)
             out[-1].update(scale=q["scale"], zero_point=q["zero_point"])
-        st = graph.meta.get("state", {}).get(n)
+        st = graph.info.state.get(n)
         if st is not None and n in graph.inputs:  # state the caller carries: its next value and its start
             out[-1]["state"] = {"next": st["next"] if st["next"] in graph.outputs else None, **(
                 {"fill": st["fill"]} if "fill" in st else {"file": f"state/{out[-1]['field']}.bin"}),
@@ -110,7 +110,7 @@ def _states(graph: Graph, inputs: list[dict[str, Any]], name: str) -> tuple[list
                 entry["lines"] = [f"{ctype} *s = ({ctype} *){at};", "uint32_t i;",
                                   f"for (i = 0; i < {count}u; ++i) s[i] = ({ctype})({fill});"]
         else:
-            values = np.array(graph.meta["state"][io["name"]]["values"], io["dtype"])
+            values = np.array(graph.info.state[io["name"]]["values"], io["dtype"])
             array = f"{name}_{io['field']}_start"
             entry["what"] = f"{count} values ({st['file']})"
             entry["decl"] = f"static const {ctype} {array}[{count}] = {{\n{c_array_body(values)}\n}};"
@@ -155,7 +155,8 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
             vendor_dirs.append(vdir)
     ctx = dict(
         version=__version__, source=c_comment(Path(source).name), name=name, NAME=name.upper(),
-        opset=graph.meta.get("opset", "?"), arena_bytes=plan.arena_bytes, arena_align=ALIGNMENT,
+        opset=graph.info.opset if graph.info.opset is not None else "?",
+        arena_bytes=plan.arena_bytes, arena_align=ALIGNMENT,
         lower_bound_bytes=plan.lower_bound_bytes, peak_step=plan.peak_step, weights_bytes=weights_bytes,
         inputs=inputs, outputs=outputs, headers=[f"aotc_{f}.h" for f in families],
         weight_decls=em.weight_decls(), decls=em.decls, body=em.body, pointer_decls=em.pointer_decls(),
@@ -194,13 +195,13 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         "name": name,
         "aotc_version": __version__,
         "source": str(source),
-        "opset": graph.meta.get("opset"),
+        "opset": graph.info.opset,
         "target": target,
         **({"host_isa": host_isa} if host_isa else {}),
         "inputs": inputs,
         "outputs": outputs,
         # inputs the model declares empty (a zero-size dimension): constants, not arguments of <name>_run
-        **({"pruned_inputs": graph.meta["pruned_inputs"]} if graph.meta.get("pruned_inputs") else {}),
+        **({"pruned_inputs": graph.info.pruned_inputs} if graph.info.pruned_inputs else {}),
         "memory": {
             "arena_bytes": plan.arena_bytes,
             "weights_bytes": weights_bytes,
@@ -221,7 +222,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         **({"fast_math": {"nodes": sorted(n for n, c in plan.choices.items() if c.facts.rounds_more)}}
            if fast_math else {}),
         # --quantized-io: the inputs and outputs made integer, and why the others stayed float
-        **({"quantized_io": graph.meta["quantized_io"]} if "quantized_io" in graph.meta else {}),
+        **({"quantized_io": graph.info.quantized_io} if graph.info.quantized_io is not None else {}),
         "partition": [_function_entry(graph, sym, artifacts.get(sym)) for sym in graph.functions],
         "nodes": [{"name": n.name, "op": n.op, "compiler": "host"} for n in graph.nodes],
     }

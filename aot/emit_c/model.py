@@ -77,7 +77,7 @@ class _RowView:
             tensors[t] = Tensor(t, tuple(shape), full.dtype)
             self.rows[t] = int(np.prod(full.shape[a + 1:], dtype=np.int64))
         g = em.graph
-        self.graph = Graph(g.name, g.nodes, tensors, g.inputs, g.outputs, g.functions, g.meta)
+        self.graph = Graph(g.name, g.nodes, tensors, g.inputs, g.outputs, g.functions, g.info)
 
     @property
     def choices(self) -> dict[str, KernelChoice]:
@@ -134,8 +134,8 @@ class ModelEmitter:
         self.last_read: dict[str, int] | None = None  # bounded tensor -> index of its last reader
         # tensors whose rows along an axis are known only at run time (aot/frontend/onnx/bounded.py): the
         # producer's output each takes its extent from
-        self.extent_root: dict[str, str] = graph.meta.get("extent_root", {})
-        self.bounded_axis: dict[str, int] = {t: a for t, a in graph.meta.get("bounded", {}).items()
+        self.extent_root: dict[str, str] = graph.info.extent_root
+        self.bounded_axis: dict[str, int] = {t: a for t, a in graph.info.bounded.items()
                                              if t in self.extent_root}
 
     @property

@@ -8,7 +8,7 @@ frontend), so later stages never look at the ONNX opset again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -92,6 +92,38 @@ class Function:
 
 
 @dataclass
+class GraphInfo:
+    """What the import learns of the model as a whole and later stages read, as typed fields (DESIGN.md:
+    no side channel through graph metadata). Each says who writes it."""
+
+    opset: int | None = None  # the model's default-domain opset (the ONNX import)
+    # rows known only at run time (aot/frontend/onnx/bounded.py, loops.py): tensor -> its bounded axis, and
+    # tensor -> the producer output whose extent it has
+    bounded: dict[str, int] = field(default_factory=dict)
+    extent_root: dict[str, str] = field(default_factory=dict)
+    # a quantized model's I/O: name -> {scale, zero_point, dtype} (the import), and what --quantized-io
+    # changed (aot/passes/quantized_io.py), None without it
+    io_quantization: dict[str, dict] = field(default_factory=dict)
+    quantized_io: dict | None = None
+    # state inputs and their start values (aot/frontend/tflite/state.py): input name -> its entry
+    state: dict[str, dict] = field(default_factory=dict)
+    # inputs declared empty, which the bundle makes constants: [{name, shape, dtype}] (the ONNX import)
+    pruned_inputs: list[dict] = field(default_factory=list)
+    # the folded ONNX model, which `aotc partition -o` writes a partition back into (keep_onnx)
+    folded_onnx: Any = None
+    # a vendor function's record of its own passes and options (accel_sim's transform)
+    vendor_passes: list[str] = field(default_factory=list)
+    vendor_options: dict[str, str] = field(default_factory=dict)
+
+    def copy(self) -> GraphInfo:
+        """A copy whose tables can change without changing this one's."""
+        return replace(self, bounded=dict(self.bounded), extent_root=dict(self.extent_root),
+                       io_quantization=dict(self.io_quantization), state=dict(self.state),
+                       pruned_inputs=list(self.pruned_inputs), vendor_passes=list(self.vendor_passes),
+                       vendor_options=dict(self.vendor_options))
+
+
+@dataclass
 class Graph:
     name: str
     nodes: list[Node]
@@ -99,7 +131,7 @@ class Graph:
     inputs: list[str]
     outputs: list[str]
     functions: dict[str, Function] = field(default_factory=dict)
-    meta: dict[str, Any] = field(default_factory=dict)  # e.g. source file, opset
+    info: GraphInfo = field(default_factory=lambda: GraphInfo())  # what the import learnt of the model as a whole
 
     # --- queries -------------------------------------------------------------
     def tensor(self, name: str) -> Tensor:
@@ -148,7 +180,7 @@ class Graph:
                     inputs.append(i)
             names.update(o for o in n.outputs if o)
         return Graph(name=name, nodes=nodes, tensors={k: self.tensors[k] for k in names}, inputs=inputs,
-                     outputs=outputs, meta={k: v for k, v in self.meta.items() if k == "opset"})
+                     outputs=outputs, info=GraphInfo(opset=self.info.opset))
 
     def copy(self) -> Graph:
         return Graph(
@@ -158,7 +190,7 @@ class Graph:
             inputs=list(self.inputs),
             outputs=list(self.outputs),
             functions=dict(self.functions),
-            meta=dict(self.meta),
+            info=self.info.copy(),
         )
 
     # --- invariants ----------------------------------------------------------

@@ -30,7 +30,7 @@ class AnnotateTarget(PartitionStep):
         g = state.graph
         targets: dict[str, str] = {}
         reasons: dict[str, dict[str, str]] = {}
-        bounded = g.meta.get("extent_root", {})
+        bounded = g.info.extent_root
         for n in g.nodes:
             if bounded and any(t in bounded for t in [*n.inputs, *n.outputs] if t):
                 targets[n.name] = HOST

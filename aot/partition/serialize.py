@@ -15,6 +15,7 @@ partition `aotc partition ... -o P.onnx` wrote.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import onnx
 from onnx import helper, numpy_helper
@@ -28,7 +29,7 @@ NAME_KEY = "aotc.model_name"  # metadata_props: the C name the partition's symbo
 
 
 def to_onnx(graph: Graph, folded: onnx.ModelProto, transformed: dict[str, Function] | None = None) -> onnx.ModelProto:
-    """`folded` (graph.meta['onnx']) with graph.functions outlined as local functions. A function in
+    """`folded` (graph.info.folded_onnx) with graph.functions outlined as local functions. A function in
     `transformed` (its vendor's transform applied) is written as that: the vendor's own nodes,
     their constants as initializers passed in; its ONNX nodes go into an uncalled function of
     domain `aotc.<vendor>.source`, which reading the file splices back as usual."""
@@ -134,7 +135,9 @@ def _transformed_proto(fn: Function, domain: str, inputs: list[str], outputs: li
     own = [*opset_imports, *([] if any(o.domain == domain for o in opset_imports)
                              else [helper.make_opsetid(domain, 1)])]
     proto = helper.make_function(domain, fn.global_symbol, ins, outputs, nodes, own)
-    proto.doc_string = json.dumps({k: g.meta[k] for k in ("vendor_passes", "vendor_options") if k in g.meta})
+    transformed = g.info.vendor_passes or g.info.vendor_options  # a vendor transform's record, both or neither
+    proto.doc_string = json.dumps({"vendor_passes": g.info.vendor_passes, "vendor_options": g.info.vendor_options}
+                                  if transformed else {})
     return proto, [(c, g.const(c)) for c in consts]
 
 
@@ -170,8 +173,8 @@ def function_from_proto(proto: onnx.FunctionProto, fn: Function, model: onnx.Mod
             attrs[a.name] = v
         origin = tuple(attrs.pop(_ORIGIN, ()))
         nodes.append(Node(f"{fn.compiler}.{pn.op_type}", pn.name, list(pn.input), list(pn.output), attrs, origin))
-    meta = {**fn.graph.meta, **(json.loads(proto.doc_string) if proto.doc_string else {})}
-    graph = Graph(fn.graph.name, nodes, tensors, list(fn.graph.inputs), list(fn.graph.outputs), meta=meta)
+    info = replace(fn.graph.info, **(json.loads(proto.doc_string) if proto.doc_string else {}))
+    graph = Graph(fn.graph.name, nodes, tensors, list(fn.graph.inputs), list(fn.graph.outputs), info=info)
     return Function(fn.global_symbol, fn.compiler, graph, fn.composite)
 
 

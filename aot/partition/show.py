@@ -33,7 +33,7 @@ def function_table(graph: Graph, reports: dict[str, dict] | None = None) -> str:
     lines.append(f"{len(graph.functions)} functions; {len(host)} nodes stay on the host"
                  + (f" ({', '.join(sorted({n.op for n in host}))})" if host else ""))
     for sym, fn in graph.functions.items():  # what the vendor's own passes did (its transform records it)
-        passes = fn.graph.meta.get("vendor_passes")
+        passes = fn.graph.info.vendor_passes
         if passes is not None and "passes" not in (reports or {}).get(sym, {}):
             lines.append(f"  {sym}: passes={','.join(passes) or 'none'}")
     for sym, report in (reports or {}).items():

@@ -4,8 +4,8 @@
     Partitioned      the result: the graph with its Functions, the vendors, why nodes stayed home
 
 Each step fills in its part of the state (AnnotateTarget the targets and refusals,
-MergeCompilerRegions the regions ...) and returns a new one; nothing travels through
-graph.meta. `PartitionState.verify` is what the pass runner checks after every step.
+MergeCompilerRegions the regions ...) and returns a new one; nothing travels
+beside the graph. `PartitionState.verify` is what the pass runner checks after every step.
 """
 
 from __future__ import annotations

@@ -341,7 +341,7 @@ class _Rewriter:
         q, g = found[0], self.g
         table = lookup_table(n.op, dict(n.attrs), g.tensors[x.inputs[0]].dtype, _scalar(g, x.inputs[1]),
                              int(_scalar(g, x.inputs[2])), _scalar(g, q.inputs[1]), int(_scalar(g, q.inputs[2])),
-                             g.tensors[q.outputs[0]].dtype, int(g.meta.get("opset", 13)))
+                             g.tensors[q.outputs[0]].dtype, int(g.info.opset or 13))
         if table is None:
             return None
         name = _new_tensor(self.g, f"{n.name}_table", (256,), self.g.tensors[q.outputs[0]].dtype,

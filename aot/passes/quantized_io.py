@@ -13,7 +13,7 @@ the graph input directly:
 - a graph output made by a per-tensor DequantizeLinear becomes the DQ's integer input, under the
   output's name; the DQ goes.
 
-Each gets {scale, zero_point} in graph.meta["io_quantization"] (real = scale * (q - zero_point)),
+Each gets {scale, zero_point} in graph.info.io_quantization (real = scale * (q - zero_point)),
 as the TFLite route records its int8 inputs and outputs, so the header, metadata.json, `aotc run`
 and `aotc compare` treat them alike. What cannot be made integer stays float, with a note why.
 """
@@ -94,10 +94,10 @@ def _output_refusal(g: Graph, name: str, producer: Node | None) -> tuple[str | N
 
 def integer_io(graph: Graph) -> tuple[Graph, list[str]]:
     """The graph with integer inputs and outputs where the Q/DQ at the boundary allow, and a note for
-    each input or output that stays float. graph.meta["quantized_io"] lists what changed."""
+    each input or output that stays float. graph.info.quantized_io lists what changed."""
     g = graph.copy()
     notes: list[str] = []
-    io_q = dict(g.meta.get("io_quantization", {}))
+    io_q = dict(g.info.io_quantization)
     done: dict[str, list[str]] = {"inputs": [], "outputs": []}
     for name in g.inputs:
         consumers = g.consumers()
@@ -131,7 +131,7 @@ def integer_io(graph: Graph) -> tuple[Graph, list[str]]:
         producers = g.producers()
         io_q[name] = {"scale": params[0], "zero_point": params[1]}
         done["outputs"].append(name)
-    g.meta["io_quantization"] = io_q
-    g.meta["quantized_io"] = {**done, "notes": notes}
+    g.info.io_quantization = io_q
+    g.info.quantized_io = {**done, "notes": notes}
     g.verify()
     return g, notes

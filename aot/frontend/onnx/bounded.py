@@ -14,8 +14,8 @@ elementwise ops whose other operands repeat along the axis, Split and Concat alo
 outputs are bounded too, with the same extent (the same *root*); the emitter runs them on the
 extent's rows only. Any other reader is refused in one line that names the node.
 
-graph.meta["bounded"]: {tensor: axis} (shared with Loop's run-time scan outputs);
-graph.meta["extent_root"]: {tensor: the producer output whose extent it has}.
+graph.info.bounded: {tensor: axis} (shared with Loop's run-time scan outputs);
+graph.info.extent_root: {tensor: the producer output whose extent it has}.
 """
 
 from __future__ import annotations
@@ -317,8 +317,8 @@ class BoundedImport:
             raise AotcError(f"--max-dim {name}:{axis}: '{name}' is not a tensor whose rows depend on the data "
                             f"along axis {axis} (NonMaxSuppression's and NonZero's outputs are)")
         if self.axis:
-            graph.meta.setdefault("bounded", {}).update(self.axis)
-            graph.meta.setdefault("extent_root", {}).update(self.root)
+            graph.info.bounded.update(self.axis)
+            graph.info.extent_root.update(self.root)
 
 
 def _reason(node: Node, graph: Graph, axis: dict[str, int], root: dict[str, str],
@@ -463,8 +463,8 @@ def _check_nms(node: Node, graph: Graph, axis: dict[str, int], root: dict[str, s
 def check_bounded(graph: Graph) -> None:
     """Every reader of a bounded tensor runs on its extent (else one line naming the node); the
     bounded axes and roots of what they compute are (re)derived, since passes may rename."""
-    bounded = graph.meta.get("bounded", {})
-    roots = graph.meta.get("extent_root", {})
+    bounded = graph.info.bounded
+    roots = graph.info.extent_root
     axis = {k: v for k, v in bounded.items() if k in roots and roots[k] == k}
     root = {k: k for k in axis}
     joined: dict[tuple, str] = {}
@@ -503,8 +503,8 @@ def check_bounded(graph: Graph) -> None:
                             "elementwise, Split, Concat, TopK, NonMaxSuppression, a reduction of all of them)",
                             node=node)
     loop_bounded = {k: v for k, v in bounded.items() if k not in roots}
-    graph.meta["bounded"] = {**loop_bounded, **axis}
-    graph.meta["extent_root"] = root
+    graph.info.bounded = {**loop_bounded, **axis}
+    graph.info.extent_root = root
 
 
 __all__ = ["BoundedImport", "check_bounded", "row_contiguous"]

@@ -430,7 +430,7 @@ def flatten_loop(graph: Graph, loop: Node, used: set[str], names: set[str], node
                                 "aotc reports it for a graph output, but here "
                                 f"{'node ' + repr(readers[0]) + ' reads it' if readers else 'it is not one'}",
                                 node=_IRLoop(loop))
-            graph.meta.setdefault("bounded", {})[scans[k]] = 0
+            graph.info.bounded[scans[k]] = 0
     producer = {o: nd for nd in body.nodes for o in nd.outputs if o}
     while True:
         reads: set[str] = set()

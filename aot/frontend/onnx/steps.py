@@ -170,7 +170,7 @@ def _to_ir(s: ImportState) -> None:
     """The folded model as the IR: static shapes and dtypes, each node checked, bounded rows followed."""
     bounded = BoundedImport(s.max_dims or {})
     s.graph = to_ir(s.model, s.name or sanitize(s.model.graph.name or "model"), bounded, import_model)
-    s.graph.meta["pruned_inputs"] = s.pruned  # inputs the bundle does not take, which `aotc run` accepts
+    s.graph.info.pruned_inputs = s.pruned  # inputs the bundle does not take, which `aotc run` accepts
     bounded.finish(s.graph)
 
 
@@ -192,13 +192,13 @@ def _declare_outputs(s: ImportState) -> None:
 def _meta(s: ImportState) -> None:
     """What later stages read of the model: its opset, a frontend's I/O quantisation and state, the ONNX."""
     graph = s.ir
-    graph.meta["opset"] = s.opset
-    graph.meta["io_quantization"] = io_quantization(s.model)
+    graph.info.opset = s.opset
+    graph.info.io_quantization = io_quantization(s.model)
     state = metadata_json(s.model, "aotc.state")  # state inputs' next outputs and start values (TFLite's)
     if state:
-        graph.meta["state"] = state
+        graph.info.state = state
     if s.keep_onnx:
-        graph.meta["onnx"] = s.model  # the folded model, which a partition is written back into
+        graph.info.folded_onnx = s.model  # the folded model, which a partition is written back into
 
 
 def _canonicalize(s: ImportState) -> None:
@@ -273,7 +273,7 @@ def import_model(model: onnx.ModelProto, name: str | None = None,
                  owned: bool = False) -> Graph:
     """ModelProto -> IR Graph with static shapes, constants folded, attributes canonical;
     `max_dims` bounds data-dependent dims ({(tensor, axis): rows}, aot/frontend/onnx/bounded.py).
-    `keep_onnx`: keep the folded ONNX in graph.meta["onnx"], which `aotc partition -o` writes back;
+    `keep_onnx`: keep the folded ONNX in graph.info.folded_onnx, which `aotc partition -o` writes back;
     a compile does without that copy of the weights. `owned`: the caller hands `model` over (it was
     loaded for this compile), so it is changed in place rather than copied."""
     state = ImportState(model, name, input_shapes, max_dims, keep_onnx, owned)

@@ -13,7 +13,7 @@ sequence must start where a fresh interpreter starts, which the model defines:
   stateful layer's zeros, or any values), and from zeros when nothing assigns it before it is read.
 
 Each is recorded per state input in the model's metadata_props (STATE_KEY), read back by the
-import stage into graph.meta["state"]; the bundle writes it to metadata.json and as the generated
+import stage into graph.info.state; the bundle writes it to metadata.json and as the generated
 `<name>_reset_state`, and `aotc run` starts an input its .npz leaves out from it.
 """
 

@@ -45,10 +45,10 @@ def mac_utilisation(st: refmodel.Stats, cfg: DeviceConfig) -> float:
 def report(low: Lowered, cfg: DeviceConfig, fn: Function | None = None) -> dict[str, object]:
     """Per-function facts for metadata.json and `aotc partition --show` (data-independent)."""
     st = low.stats
-    meta = fn.graph.meta if fn is not None else {}
+    info = fn.graph.info if fn is not None else None
     return {
-        "goal": meta.get("vendor_options", {}).get("goal", "latency"),
-        "passes": ",".join(meta.get("vendor_passes", [])) or "none",
+        "goal": info.vendor_options.get("goal", "latency") if info else "latency",
+        "passes": ",".join(info.vendor_passes if info else []) or "none",
         "simulated": True,  # runs in the C device simulator: wall-clock time is the simulation's
         "cycles": st.cycles,
         "energy_nj": round(low.energy_pj / 1000, 3),  # the cost model's estimate (energy.py)

@@ -24,7 +24,7 @@ of them changed the function (`aotc partition --show`). A function already made 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from aot.errors import AotcError
 from aot.ir import Function, Graph, Node
@@ -184,9 +184,9 @@ def passes(cfg: DeviceConfig, options: Mapping[str, str]) -> tuple[Pass, ...]:
 def make_transform(cfg: DeviceConfig):  # noqa: ANN201 - the Vendor.transform signature
     def transform(fn: Function, options: Mapping[str, str]) -> Function:
         graph, fired = run_passes_tracked(fn.graph, passes(cfg, options))
-        before = fn.graph.meta.get("vendor_passes", [])  # a function read back transformed keeps its record
-        graph.meta = {**graph.meta, "vendor_passes": [*before, *(p for p in fired if p not in before)],
-                      "vendor_options": fn.graph.meta.get("vendor_options", dict(options))}
+        before = fn.graph.info.vendor_passes  # a function read back transformed keeps its record
+        graph.info = replace(graph.info, vendor_passes=[*before, *(p for p in fired if p not in before)],
+                             vendor_options=fn.graph.info.vendor_options or dict(options))
         return Function(fn.global_symbol, fn.compiler, graph, fn.composite)
     return transform
 
