@@ -379,6 +379,18 @@ def pruned() -> keras.Model:
     return m
 
 
+def mirror() -> keras.Model:
+    """PRELU (Keras PReLU: alpha shared over H and W, and one alpha per element) and MIRROR_PAD (tf.pad
+    with mode REFLECT and SYMMETRIC, which no Keras layer has) between convs (issue 50; float only)."""
+    alpha = keras.initializers.RandomUniform(-0.5, 0.5)
+    x = keras.Input((8, 8, 3), batch_size=1)
+    a = L.PReLU(shared_axes=[1, 2], alpha_initializer=alpha)(L.Conv2D(4, 3, padding="same")(x))
+    b = L.Lambda(lambda t: tf.pad(t, [[0, 0], [2, 1], [1, 2], [0, 0]], mode="REFLECT"))(a)
+    c = L.Lambda(lambda t: tf.pad(t, [[0, 0], [1, 2], [2, 0], [0, 0]], mode="SYMMETRIC"))(L.Conv2D(4, 3)(b))
+    d = L.Lambda(lambda t: tf.pad(t, [[0, 0], [0, 0], [3, 3], [0, 0]], mode="SYMMETRIC"))(x)
+    return keras.Model(x, [L.PReLU(alpha_initializer=alpha)(c), d])
+
+
 def svdf_int8() -> bytes:
     """A full-integer SVDF as TFLM's keyword_scrambled has (no Keras layer converts to SVDF; it came from
     TF1 speech models), written with the schema: int8 [1, 12] input, 8 filters of rank 2 over 5 steps
@@ -445,10 +457,10 @@ X16_ONLY = ("gates", "arith")  # written in 16x8 only
 MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "residual": residual, "moves": moves,
           "acts": acts, "excite": excite, "shuffle": shuffle, "resize": resize, "lstm": lstm,
           "stream": stream, "lstm3": lstm3, "branch": branch, "gates": gates, "arith": arith, "variants": variants,
-          "pruned": pruned}
+          "pruned": pruned, "mirror": mirror}
 # int8 RESIZE_BILINEAR (TFLite's integer interpolation) is not mapped yet; lstm is also written full-int8
 # (the converter's integer LSTM)
-FLOAT_ONLY = ("resize", "stream", "lstm3", "branch", "variants")
+FLOAT_ONLY = ("resize", "stream", "lstm3", "branch", "variants", "mirror")
 
 
 def representative(model: keras.Model):

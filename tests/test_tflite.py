@@ -23,7 +23,8 @@ from aot.errors import AotcError
 HERE = Path(__file__).resolve().parent
 MODELS = HERE / "models" / "tflite"
 AOTC = [sys.executable, "-m", "aot.cli"]
-FLOAT = ["sine", "keyword", "person", "ops", "residual", "moves", "acts", "excite", "resize", "lstm3", "shuffle"]
+FLOAT = ["sine", "keyword", "person", "ops", "residual", "moves", "acts", "excite", "resize", "lstm3", "shuffle",
+         "mirror"]
 
 
 def _require_litert() -> None:
