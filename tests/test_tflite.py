@@ -278,6 +278,41 @@ def test_int8_concat_of_differently_quantized_inputs_refused_by_name(tmp_path):
         load_model(path)
 
 
+def test_bad_mirror_pad_and_sparse_tensor_refused_by_name(tmp_path):
+    """A MIRROR_PAD reaching past what TFLite allows (REFLECT: all but the edge) and a sparse tensor whose
+    array_segments point past its array_indices are each one line naming the op or tensor."""
+    pytest.importorskip("ai_edge_litert") if os.environ.get("CI", "").lower() != "true" else None
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as sch
+
+    from aot.frontend import load_model
+
+    def patched(name: str, change) -> Path:
+        m = sch.ModelT.InitFromPackedBuf((MODELS / f"{name}.tflite").read_bytes(), 0)
+        change(m, m.subgraphs[0])
+        fb = flatbuffers.Builder(0)
+        fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
+        path = tmp_path / f"bad_{name}.tflite"
+        path.write_bytes(bytes(fb.Output()))
+        return path
+
+    def far_pad(m, sg):
+        op = next(o for o in sg.operators if m.operatorCodes[o.opcodeIndex].builtinCode ==
+                  sch.BuiltinOperator.MIRROR_PAD and o.builtinOptions.mode == sch.MirrorPadMode.REFLECT)
+        pads = np.array([[0, 0], [8, 1], [1, 2], [0, 0]], np.int32)  # 8 of an axis of 8
+        m.buffers[sg.tensors[op.inputs[1]].buffer].data = np.frombuffer(pads.tobytes(), np.uint8)
+
+    def bad_segments(m, sg):
+        t = next(t for t in sg.tensors if t.sparsity is not None)
+        csr = next(d for d in t.sparsity.dimMetadata if d.format == sch.DimensionType.SPARSE_CSR)
+        csr.arraySegments.values = np.asarray(csr.arraySegments.values).copy()
+        csr.arraySegments.values[-1] += 5
+    with pytest.raises(AotcError, match=r"MIRROR_PAD.*pads \[8, 1\] of an axis of 8: TFLite allows 0 to 7"):
+        load_model(patched("mirror_float", far_pad))
+    with pytest.raises(AotcError, match=r"sparse tensor '.*': array_segments do not fit its array_indices"):
+        load_model(patched("pruned_int8", bad_segments))
+
+
 def test_int8_lstm_spec_matches_litert(tmp_path):
     """The converter's integer LSTM in Python (tflite_lstm_int8_numpy.py: LiteRT's lstm.cc parameters,
     its 8x8_16 step, gemmlowp's int16 logistic and tanh) equals BUILTIN_REF's output of each of
