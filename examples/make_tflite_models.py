@@ -364,6 +364,33 @@ def requant_outputs(tflite: bytes) -> bytes:
     return bytes(fb.Output())
 
 
+def pruned() -> keras.Model:
+    """A 64-32-16 MLP pruned as tfmot's block pruning leaves it (issue 50): 3 of 4 blocks of 4 input
+    weights zero in each Dense. Converted with `tf.lite.Optimize.EXPERIMENTAL_SPARSITY`, the float file
+    stores both weights sparse with 1 x 4 blocks (block_map, a DENSE level of 4 inside a SPARSE_CSR one),
+    the int8 file plain SPARSE_CSR (uint16 / uint8 index vectors); each behind a DENSIFY op."""
+    x = keras.Input((64,), batch_size=1)
+    m = keras.Model(x, L.Dense(16)(L.Dense(32, activation="relu")(x)))
+    rng = np.random.default_rng(3)
+    for layer in m.layers[1:]:
+        w, bias = layer.get_weights()  # [in, out]: TFLite's FULLY_CONNECTED weight is [out, in]
+        keep = np.repeat(rng.random((w.shape[0] // 4, w.shape[1])) < 0.25, 4, axis=0)
+        layer.set_weights([w * keep, bias])
+    return m
+
+
+def mirror() -> keras.Model:
+    """PRELU (Keras PReLU: alpha shared over H and W, and one alpha per element) and MIRROR_PAD (tf.pad
+    with mode REFLECT and SYMMETRIC, which no Keras layer has) between convs (issue 50; float only)."""
+    alpha = keras.initializers.RandomUniform(-0.5, 0.5)
+    x = keras.Input((8, 8, 3), batch_size=1)
+    a = L.PReLU(shared_axes=[1, 2], alpha_initializer=alpha)(L.Conv2D(4, 3, padding="same")(x))
+    b = L.Lambda(lambda t: tf.pad(t, [[0, 0], [2, 1], [1, 2], [0, 0]], mode="REFLECT"))(a)
+    c = L.Lambda(lambda t: tf.pad(t, [[0, 0], [1, 2], [2, 0], [0, 0]], mode="SYMMETRIC"))(L.Conv2D(4, 3)(b))
+    d = L.Lambda(lambda t: tf.pad(t, [[0, 0], [0, 0], [3, 3], [0, 0]], mode="SYMMETRIC"))(x)
+    return keras.Model(x, [L.PReLU(alpha_initializer=alpha)(c), d])
+
+
 def svdf_int8() -> bytes:
     """A full-integer SVDF as TFLM's keyword_scrambled has (no Keras layer converts to SVDF; it came from
     TF1 speech models), written with the schema: int8 [1, 12] input, 8 filters of rank 2 over 5 steps
@@ -421,16 +448,19 @@ def svdf_int8() -> bytes:
     return bytes(fb.Output())
 
 
+FP16 = ("keyword", "excite")  # also written with float16 weights (each behind a DEQUANTIZE), issue 50
+SPARSE = ("pruned",)  # converted with EXPERIMENTAL_SPARSITY
 FLOAT_IO = ("keyword",)  # also written int8 inside with float inputs and outputs
 # also written 16x8 (int16 activations), moves also with float inputs and outputs
 X16 = ("sine", "moves", "keyword", "person", "residual")
 X16_ONLY = ("gates", "arith")  # written in 16x8 only
 MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "residual": residual, "moves": moves,
           "acts": acts, "excite": excite, "shuffle": shuffle, "resize": resize, "lstm": lstm,
-          "stream": stream, "lstm3": lstm3, "branch": branch, "gates": gates, "arith": arith, "variants": variants}
+          "stream": stream, "lstm3": lstm3, "branch": branch, "gates": gates, "arith": arith, "variants": variants,
+          "pruned": pruned, "mirror": mirror}
 # int8 RESIZE_BILINEAR (TFLite's integer interpolation) is not mapped yet; lstm is also written full-int8
 # (the converter's integer LSTM)
-FLOAT_ONLY = ("resize", "stream", "lstm3", "branch", "variants")
+FLOAT_ONLY = ("resize", "stream", "lstm3", "branch", "variants", "mirror")
 
 
 def representative(model: keras.Model):
@@ -451,13 +481,20 @@ def representative(model: keras.Model):
     return gen
 
 
-def convert(model: keras.Model, int8: bool, float_io: bool = False, x16: bool = False) -> bytes:
+def convert(model: keras.Model, int8: bool, float_io: bool = False, x16: bool = False, fp16: bool = False,
+            sparse: bool = False) -> bytes:
     """float_io: int8 inside, float32 inputs and outputs (QUANTIZE / DEQUANTIZE at the edges), the
     converter's default when inference_input_type is not set. x16: 16x8 (int16 activations, int8
-    weights), with int16 inputs and outputs unless float_io."""
+    weights), with int16 inputs and outputs unless float_io. fp16: the converter's float16 quantisation
+    (float16 weights, float32 arithmetic). sparse: pruned weights stored sparse."""
     conv = tf.lite.TFLiteConverter.from_keras_model(model)
-    if int8:
+    if fp16:
         conv.optimizations = [tf.lite.Optimize.DEFAULT]
+        conv.target_spec.supported_types = [tf.float16]
+    if sparse:
+        conv.optimizations = [tf.lite.Optimize.EXPERIMENTAL_SPARSITY, *([tf.lite.Optimize.DEFAULT] if int8 else [])]
+    if int8:
+        conv.optimizations = conv.optimizations or [tf.lite.Optimize.DEFAULT]
         conv.representative_dataset = representative(model)
         conv.target_spec.supported_ops = [tf.lite.OpsSet.EXPERIMENTAL_TFLITE_BUILTINS_ACTIVATIONS_INT16_WEIGHTS_INT8
                                           if x16 else tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
@@ -480,7 +517,11 @@ def main(out: Path, names: list[str]) -> None:
         for int8 in () if name in X16_ONLY else (False,) if name in FLOAT_ONLY else (False, True):
             path = out / f"{name}_{'int8' if int8 else 'float'}.tflite"
             patch = {"shuffle": relu_0_to_1, "variants": lstm_variants}.get(name, lambda data: data)
-            path.write_bytes(patch(convert(model, int8)))
+            path.write_bytes(patch(convert(model, int8, sparse=name in SPARSE)))
+            print(f"wrote {path} ({path.stat().st_size} bytes)")
+        if name in FP16:
+            path = out / f"{name}_fp16.tflite"
+            path.write_bytes(convert(model, False, fp16=True))
             print(f"wrote {path} ({path.stat().st_size} bytes)")
         if name in FLOAT_IO:
             path = out / f"{name}_int8_float_io.tflite"

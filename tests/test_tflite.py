@@ -23,7 +23,8 @@ from aot.errors import AotcError
 HERE = Path(__file__).resolve().parent
 MODELS = HERE / "models" / "tflite"
 AOTC = [sys.executable, "-m", "aot.cli"]
-FLOAT = ["sine", "keyword", "person", "ops", "residual", "moves", "acts", "excite", "resize", "lstm3", "shuffle"]
+FLOAT = ["sine", "keyword", "person", "ops", "residual", "moves", "acts", "excite", "resize", "lstm3", "shuffle",
+         "mirror"]
 
 
 def _require_litert() -> None:
@@ -106,6 +107,124 @@ def test_float_model_matches_litert_reference(tmp_path, name):
         assert err <= 1e-5 * scale, f"{name}:{spec['name']}: max error {err:.3g} > 1e-5 x {scale:.3g}"
 
 
+def _max_error(tmp_path: Path, model: Path, litert_model: Path | None = None) -> float:
+    """Compile, build and run `model`, run LiteRT's reference on `litert_model` (the same file unless
+    given), and assert each output within 1e-5 of its scale (max |reference|, at least 1); the largest
+    error over the outputs."""
+    meta, feeds, ours = _compile_build_run(tmp_path, model)
+    refs = _reference(tmp_path, litert_model or model, [feeds[s["name"]] for s in meta["inputs"]])
+    worst = 0.0
+    for spec, ref in zip(meta["outputs"], refs, strict=True):
+        got = ours[spec["name"]]
+        assert got.shape == ref.shape, (spec["name"], got.shape, ref.shape)
+        scale = max(1.0, float(np.abs(ref).max()))
+        err = float(np.abs(got.astype(np.float64) - ref).max())
+        assert err <= 1e-5 * scale, f"{model.name}:{spec['name']}: max error {err:.3g} > 1e-5 x {scale:.3g}"
+        worst = max(worst, err)
+    return worst
+
+
+# Files as the converter writes them for users and aotc refused before issue 50: float16 weights, each
+# behind a DEQUANTIZE (Optimize.DEFAULT with supported_types [float16]); a pruned MLP's block-sparse
+# weights (EXPERIMENTAL_SPARSITY: 1 x 4 blocks, FULLY_CONNECTED reading them sparse).
+SHIPPED = ["keyword_fp16", "excite_fp16", "pruned_float"]
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_float_model_matches_litert_reference(tmp_path, name):
+    """Weights the file stores float16 or sparse are made dense float32 constants at compile time."""
+    _require_litert()
+    _max_error(tmp_path, MODELS / f"{name}.tflite")
+
+
+def test_int8_weights_behind_dequantize_folded(tmp_path):
+    """Dynamic-range files keep some weights int8 behind a DEQUANTIZE: keyword_fp16's FULLY_CONNECTED
+    weight rewritten as per-channel int8 (scale per output row) and its conv's as per-tensor uint8 with
+    a zero point; folded to (q - zero point) x scale as LiteRT's DEQUANTIZE computes it."""
+    _require_litert()
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as sch
+
+    m = sch.ModelT.InitFromPackedBuf((MODELS / "keyword_fp16.tflite").read_bytes(), 0)
+    sg = m.subgraphs[0]
+    code = {i: c.builtinCode for i, c in enumerate(m.operatorCodes)}
+    deq = [o for o in sg.operators if code[o.opcodeIndex] == sch.BuiltinOperator.DEQUANTIZE]
+    readers = {i: o for o in sg.operators for i in o.inputs}
+    fc = next(o for o in deq if code[readers[o.outputs[0]].opcodeIndex] == sch.BuiltinOperator.FULLY_CONNECTED)
+    conv = next(o for o in deq if code[readers[o.outputs[0]].opcodeIndex] == sch.BuiltinOperator.CONV_2D
+                and len(sg.tensors[o.inputs[0]].shape) == 4)
+    for op, per_channel in ((fc, True), (conv, False)):
+        t = sg.tensors[op.inputs[0]]
+        w = np.frombuffer(bytes(m.buffers[t.buffer].data), np.float16).astype(np.float64).reshape(t.shape)
+        q = sch.QuantizationParametersT()
+        if per_channel:
+            scale = np.abs(w).reshape(w.shape[0], -1).max(axis=1) / 127
+            data = np.round(w / scale.reshape(-1, *[1] * (w.ndim - 1))).astype(np.int8)
+            q.scale, q.zeroPoint, q.quantizedDimension = list(scale), [0] * scale.size, 0
+            t.type = sch.TensorType.INT8
+        else:
+            scale = (w.max() - w.min()) / 255
+            zero = int(round(-w.min() / scale))
+            data = np.clip(np.round(w / scale) + zero, 0, 255).astype(np.uint8)
+            q.scale, q.zeroPoint = [scale], [zero]
+            t.type = sch.TensorType.UINT8
+        t.quantization = q
+        m.buffers[t.buffer].data = np.frombuffer(data.tobytes(), np.uint8)
+    fb = flatbuffers.Builder(0)
+    fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
+    path = tmp_path / "keyword_int8_weights.tflite"
+    path.write_bytes(bytes(fb.Output()))
+    _max_error(tmp_path, path)
+
+
+def test_densify_blocked_and_permuted():
+    """The sparsity format on cases the converter does not write: a 2-D block map (2 x 3 blocks) with
+    the columns of blocks outermost (traversal_order [1, 0, 2, 3]), and a rank-3 tensor whose middle
+    dimension alone is SPARSE_CSR; each checked against the dense array it was encoded from."""
+    pytest.importorskip("ai_edge_litert") if os.environ.get("CI", "").lower() != "true" else None
+    from ai_edge_litert import schema_py_generated as sch
+
+    from aot.frontend.tflite.sparse import densify
+
+    def level(fmt, size=0, seg=None, idx=None):
+        d = sch.DimensionMetadataT()
+        d.format, d.denseSize = fmt, size
+        if seg is not None:
+            d.arraySegmentsType, d.arraySegments = sch.SparseIndexVector.Int32Vector, sch.Int32VectorT()
+            d.arraySegments.values = seg
+            d.arrayIndicesType, d.arrayIndices = sch.SparseIndexVector.Uint8Vector, sch.Uint8VectorT()
+            d.arrayIndices.values = idx
+        return d
+
+    rng = np.random.default_rng(5)
+    dense = rng.uniform(-1, 1, (4, 9)).astype(np.float32)
+    keep = rng.random((2, 3)) < 0.5
+    keep[0, 0] = True
+    dense *= np.kron(keep, np.ones((2, 3))).astype(np.float32)
+    seg, idx, values = [0], [], []
+    for bc in range(3):  # outer: block columns (dense), then block rows (CSR), then inside each block
+        rows = [br for br in range(2) if keep[br, bc]]
+        idx += rows
+        seg.append(len(idx))
+        for br in rows:
+            values.append(dense[2 * br:2 * br + 2, 3 * bc:3 * bc + 3].reshape(-1))
+    sp = sch.SparsityParametersT()
+    sp.traversalOrder, sp.blockMap = [1, 0, 2, 3], [0, 1]
+    sp.dimMetadata = [level(0, 3), level(1, 0, seg, idx), level(0, 2), level(0, 3)]
+    np.testing.assert_array_equal(densify(np.concatenate(values), dense.shape, sp, "blocked"), dense)
+
+    cube = rng.uniform(-1, 1, (2, 5, 3)).astype(np.float32) * (rng.random((2, 5, 1)) < 0.4)
+    seg, idx = [0], []
+    for a in range(2):
+        idx += [r for r in range(5) if cube[a, r].any()]
+        seg.append(len(idx))
+    sp = sch.SparsityParametersT()
+    sp.traversalOrder, sp.blockMap = [0, 1, 2], None
+    sp.dimMetadata = [level(0, 2), level(1, 0, seg, idx), level(0, 3)]
+    stored = np.concatenate([cube[a, r] for a in range(2) for r in range(5) if cube[a, r].any()] or [[]])
+    np.testing.assert_array_equal(densify(stored.astype(np.float32), cube.shape, sp, "cube"), cube)
+
+
 # Transposes left in the compiled graphs: none but the model's own TRANSPOSE (shuffle_int8). The host's
 # float conv and pool kernels are NCHW: a multi-channel NHWC input is read in place by the convs
 # (ops: 12 x 12 x 3), and a conv output read in NHWC order is stored channels last by its conv
@@ -157,6 +276,41 @@ def test_int8_concat_of_differently_quantized_inputs_refused_by_name(tmp_path):
     path.write_bytes(bytes(fb.Output()))
     with pytest.raises(AotcError, match=r"CONCATENATION.*quantized unlike its output is not supported: TFLite's"):
         load_model(path)
+
+
+def test_bad_mirror_pad_and_sparse_tensor_refused_by_name(tmp_path):
+    """A MIRROR_PAD reaching past what TFLite allows (REFLECT: all but the edge) and a sparse tensor whose
+    array_segments point past its array_indices are each one line naming the op or tensor."""
+    pytest.importorskip("ai_edge_litert") if os.environ.get("CI", "").lower() != "true" else None
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as sch
+
+    from aot.frontend import load_model
+
+    def patched(name: str, change) -> Path:
+        m = sch.ModelT.InitFromPackedBuf((MODELS / f"{name}.tflite").read_bytes(), 0)
+        change(m, m.subgraphs[0])
+        fb = flatbuffers.Builder(0)
+        fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
+        path = tmp_path / f"bad_{name}.tflite"
+        path.write_bytes(bytes(fb.Output()))
+        return path
+
+    def far_pad(m, sg):
+        op = next(o for o in sg.operators if m.operatorCodes[o.opcodeIndex].builtinCode ==
+                  sch.BuiltinOperator.MIRROR_PAD and o.builtinOptions.mode == sch.MirrorPadMode.REFLECT)
+        pads = np.array([[0, 0], [8, 1], [1, 2], [0, 0]], np.int32)  # 8 of an axis of 8
+        m.buffers[sg.tensors[op.inputs[1]].buffer].data = np.frombuffer(pads.tobytes(), np.uint8)
+
+    def bad_segments(m, sg):
+        t = next(t for t in sg.tensors if t.sparsity is not None)
+        csr = next(d for d in t.sparsity.dimMetadata if d.format == sch.DimensionType.SPARSE_CSR)
+        csr.arraySegments.values = np.asarray(csr.arraySegments.values).copy()
+        csr.arraySegments.values[-1] += 5
+    with pytest.raises(AotcError, match=r"MIRROR_PAD.*pads \[8, 1\] of an axis of 8: TFLite allows 0 to 7"):
+        load_model(patched("mirror_float", far_pad))
+    with pytest.raises(AotcError, match=r"sparse tensor '.*': array_segments do not fit its array_indices"):
+        load_model(patched("pruned_int8", bad_segments))
 
 
 def test_int8_lstm_spec_matches_litert(tmp_path):
@@ -334,7 +488,7 @@ def test_int8_tables_match_litert_on_every_input(tmp_path):
 # and 16x8 (int16 activations, int8 weights): FULLY_CONNECTED, CONV_2D, PAD, CONCATENATION, QUANTIZE int16 -> int16
 INT8 = ["sine_int8", "keyword_int8", "person_int8", "residual_int8", "keyword_int8_float_io", "moves_int8", "ops_int8",
         "acts_int8", "excite_int8", "sine_16x8", "moves_16x8", "moves_16x8_float_io", "keyword_16x8", "person_16x8",
-        "residual_16x8", "gates_16x8", "shuffle_int8", "arith_16x8"]
+        "residual_16x8", "gates_16x8", "shuffle_int8", "arith_16x8", "pruned_int8"]
 
 
 # the sanitizer builds by default: one model of each kind of kernel (conv/depthwise/FC/pools/softmax,

@@ -52,7 +52,7 @@ _UNARY = {"LOGISTIC": "Sigmoid", "TANH": "Tanh", "RELU": "Relu", "ABS": "Abs", "
           "HARD_SWISH": "HardSwish"}
 _BINARY = {"ADD": "Add", "SUB": "Sub", "MUL": "Mul", "DIV": "Div", "MAXIMUM": "Max", "MINIMUM": "Min",
            "LESS": "Less", "LESS_EQUAL": "LessOrEqual", "GREATER": "Greater", "GREATER_EQUAL": "GreaterOrEqual",
-           "EQUAL": "Equal", "LOGICAL_AND": "And", "LOGICAL_OR": "Or"}
+           "EQUAL": "Equal", "LOGICAL_AND": "And", "LOGICAL_OR": "Or", "PRELU": "PRelu"}
 
 
 def to_onnx(model: TflModel) -> onnx.ModelProto:
@@ -387,6 +387,46 @@ def _pad(b: OnnxBuilder, op: TflOp) -> None:
     _finish(b, op, "Pad", inputs, layout, mode="constant")
 
 
+_REFLECT, _SYMMETRIC = 0, 1  # MirrorPadMode
+
+
+def _mirror_pad(b: OnnxBuilder, op: TflOp) -> None:
+    """REFLECT is ONNX Pad's reflect (the edge is not repeated). SYMMETRIC repeats the edge, which no
+    ONNX Pad mode does: each padded axis is a Gather of the input along it with constant indices
+    (p - 1 .. 0, 0 .. n - 1, n - 1 .. n - q), the mirror image including the edge."""
+    x = b.tensor(op.inputs[0])
+    if x.dtype != "float32":
+        raise op_error(op, f"MIRROR_PAD of {x.dtype} tensors is not supported (float32 only)")
+    pads = _const_input(b, op, 1, "paddings").astype(np.int64).reshape(-1, 2)
+    mode = int(op.options.mode) if op.options is not None else _REFLECT
+    rank = len(x.shape)
+    limit = 0 if mode == _SYMMETRIC else 1  # how far a pad may reach: the whole axis, or all but the edge
+    for a, (before, after) in enumerate(pads):
+        if before < 0 or after < 0 or max(before, after) > x.shape[a] - limit:
+            raise op_error(op, f"MIRROR_PAD pads {[int(before), int(after)]} of an axis of {x.shape[a]}: "
+                               f"TFLite allows 0 to {x.shape[a] - limit}")
+    layout = b.prefers(op.inputs[0])
+    if mode == _REFLECT:
+        if layout == NCHW:
+            pads = pads[list(TO_NCHW)]
+        _finish(b, op, "Pad", [b.value(op.inputs[0], layout),
+                               b.const(np.concatenate([pads[:, 0], pads[:, 1]]), "pads")], layout, mode="reflect")
+        return
+    if mode != _SYMMETRIC:
+        raise op_error(op, f"MIRROR_PAD mode {mode} is not supported")
+    y = b.value(op.inputs[0], layout)
+    axes = [a for a in range(rank) if pads[a].any()]
+    for k, a in enumerate(axes):
+        n, (before, after) = x.shape[a], pads[a]
+        index = np.concatenate([np.arange(before)[::-1], np.arange(n), n - 1 - np.arange(after)]).astype(np.int64)
+        inputs = [y, b.const(index, f"{op.name}_index{a}")]
+        if k == len(axes) - 1:
+            _finish(b, op, "Gather", inputs, layout, axis=_axis(a, rank, layout))
+            return
+        y = b.node("Gather", inputs, hint=f"{op.name}_axis{a}", axis=_axis(a, rank, layout))
+    _finish(b, op, "Identity", [y], layout)
+
+
 def _strided_slice(b: OnnxBuilder, op: TflOp) -> None:
     o = op.options
     if o.ellipsisMask or o.newAxisMask:
@@ -620,6 +660,7 @@ _OPS = {
     "RELU6": _clip(0.0, 6.0), "RELU_N1_TO_1": _clip(-1.0, 1.0), "RELU_0_TO_1": _clip(0.0, 1.0),
     "LEAKY_RELU": _leaky_relu, "SOFTMAX": _softmax, "RESHAPE": _reshape, "SQUEEZE": _reshape,
     "EXPAND_DIMS": _reshape, "CONCATENATION": _concat, "MEAN": _mean, "PAD": _pad, "PADV2": _pad,
+    "MIRROR_PAD": _mirror_pad,
     "STRIDED_SLICE": _strided_slice, "QUANTIZE": _quantize, "DEQUANTIZE": _dequantize, "TILE": _tile,
     "TRANSPOSE": _transpose, "RESIZE_NEAREST_NEIGHBOR": _resize, "RESIZE_BILINEAR": _resize,
     "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm, "GATHER": _gather, "SPLIT": _split, "SLICE": _slice, "WHILE": _while,

@@ -16,6 +16,7 @@ import numpy as np
 
 from aot.errors import AotcError
 from aot.frontend.tflite.quant import QuantParams, quant_params
+from aot.frontend.tflite.sparse import densify
 
 # TensorType -> numpy dtype, for the types aotc can hold
 NUMPY_DTYPE = {0: "float32", 1: "float16", 2: "int32", 3: "uint8", 4: "int64", 6: "bool", 7: "int16", 9: "int8",
@@ -123,9 +124,42 @@ def _subgraph(model: Any, sg: Any, k: int, codes: list[str], buf: bytes, path: P
         library = " (TFLM signal library)" if custom.op[7:].startswith("Signal") else ""
         raise AotcError(f"custom op '{custom.op[7:]}'{library} is not supported", node=OpName(custom))
     tensors = [_tensor(i, t, model.buffers or [], buf, path) for i, t in enumerate(sg.tensors or [])]
+    ops = _fold_constants(ops, tensors)
     name = sg.name.decode("utf-8", "replace") if isinstance(sg.name, bytes) else str(sg.name or f"subgraph{k}")
     return TflModel(str(path), tensors, ops, [int(i) for i in sg.inputs], [int(i) for i in sg.outputs],
                     extra={"name": name, "index": k})
+
+
+def _fold_constants(ops: list[TflOp], tensors: list[TflTensor]) -> list[TflOp]:
+    """DEQUANTIZE and DENSIFY of a constant done now: the output becomes the constant the next op reads
+    as weights (issue 50). The converter's float16 quantisation stores every weight as float16 behind a
+    DEQUANTIZE (widened exactly), dynamic-range quantisation some as int8 with a scale: (q - zero point)
+    * scale, in float64 and rounded once to float32, which is TFLite's float product (both round the
+    exact product). A pruned model's sparse weights (made dense by the reader) sit behind a DENSIFY."""
+    kept = []
+    for op in ops:
+        x = tensors[op.inputs[0]] if op.op in ("DEQUANTIZE", "DENSIFY") and op.inputs else None
+        y = tensors[op.outputs[0]] if x is not None and op.outputs else None
+        if x is None or y is None or x.data is None or y.data is not None or y.variable:
+            kept.append(op)
+            continue
+        if op.op == "DENSIFY" and x.dtype == y.dtype:
+            y.data = x.data.reshape(y.shape).copy()
+        elif y.dtype != "float32":
+            kept.append(op)
+        elif x.dtype == "float16":
+            y.data = x.data.astype(np.float32).reshape(y.shape)
+        elif x.dtype in ("int8", "uint8", "int16") and x.quant is not None:
+            q = x.quant
+            shape = [1] * x.data.ndim
+            if q.per_channel:
+                shape[q.axis] = q.scale.size
+            scale = q.scale.astype(np.float64).reshape(shape if q.per_channel else [])
+            zero = q.zero_point.astype(np.float64).reshape(shape if q.per_channel else [])
+            y.data = ((x.data.astype(np.float64) - zero) * scale).astype(np.float32).reshape(y.shape)
+        else:
+            kept.append(op)
+    return kept
 
 
 def _op_name(code: Any, names: dict[int, str]) -> str:
@@ -143,8 +177,6 @@ def _tensor(k: int, t: Any, buffers: list, buf: bytes, path: Path) -> TflTensor:
     dtype = "resource" if int(t.type) == RESOURCE else NUMPY_DTYPE.get(int(t.type))
     if dtype is None:
         raise AotcError(f"tensor '{name}' has TFLite type {int(t.type)}, which aotc does not support")
-    if t.sparsity is not None:
-        raise AotcError(f"tensor '{name}' is sparse, which aotc does not support")
     if t.shapeSignature is not None and any(int(d) < 0 for d in t.shapeSignature) and k >= 0:
         pass  # a dynamic batch in the signature: the shape itself is static (1), which aotc compiles
     data = None
@@ -156,7 +188,11 @@ def _tensor(k: int, t: Any, buffers: list, buf: bytes, path: Path) -> TflTensor:
             raw = np.asarray(b.data, dtype=np.uint8)
         else:
             raw = None
-        if raw is not None:
+        if raw is not None and t.sparsity is not None:  # a pruned model's weights: made dense here
+            data = densify(np.frombuffer(raw.tobytes(), dtype=dtype), shape, t.sparsity, name)
+        elif raw is not None:
             data = np.frombuffer(raw.tobytes(), dtype=dtype).reshape(shape).copy()
+    if t.sparsity is not None and data is None:
+        raise AotcError(f"tensor '{name}' is sparse and computed at run time, which aotc does not support")
     return TflTensor(k, name, shape, dtype, data, quant_params(t.quantization, len(shape)),
                      bool(t.isVariable))
