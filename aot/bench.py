@@ -490,46 +490,72 @@ def insn_count_plugin(directory: Path) -> Path:
     return so
 
 
-def board_instructions(out: Path, meta: dict, inputs: list[np.ndarray], plugin: Path,
-                       profile: dict[str, int] | None = None) -> int:
-    """Instructions one inference executes on a bare-metal board: the runner under qemu-system-arm
-    with the counting plugin, doing 1 and then 3 timed inferences after its first;
-    (count(3) - count(1)) / 2 leaves out startup, init and the semihosting I/O (the count grows
-    exactly linearly with the runs). With `profile`, it is filled with one inference's instructions
-    per function of the image, the same difference taken block address by block address."""
+# Boards whose core's timing aotc's qemu plugin models (its cycles=<model> argument): the Cortex-M4
+# of mps2-an386, from the M4 TRM's tables. Not the M3 (an385: close, but its multiplies and long
+# multiplies differ), nor the M7, M33 or M55: `aotc bench` prints "-" for their cycles.
+CYCLE_MODELS = {"mps2-an386": "m4"}
+
+
+def board_counts(out: Path, meta: dict, inputs: list[np.ndarray], plugin: Path,
+                 profile: dict[str, int] | None = None, cycle_profile: dict[str, int] | None = None,
+                 *, cycles: bool = True) -> tuple[int, int | None]:
+    """Instructions and estimated cycles of one inference on a bare-metal board: the runner under
+    qemu-system-arm with aotc's plugin, doing 1 and then 3 timed inferences after its first;
+    (count(3) - count(1)) / 2 leaves out startup, init and the semihosting I/O (the counts grow
+    linearly with the runs). Cycles are the plugin's estimate from the core's timing tables, for the
+    boards of CYCLE_MODELS (None for the others, or without `cycles`). With `profile` and
+    `cycle_profile`, they are filled with one inference's instructions and cycles per function of the
+    image, the same difference taken block address by block address."""
     from aot.build import RUN_TIMEOUT_S, runner_command
 
     target = get_target(meta["target"])
+    model = CYCLE_MODELS.get(target.name) if cycles else None
     runner = runner_path(out, meta).resolve()
-    counts = []
-    per_pc: list[dict[int, int]] = []
+    counts: list[tuple[int, int | None]] = []
+    per_pc: list[dict[int, tuple[int, int]]] = []
+    by_pc = profile is not None or cycle_profile is not None
     with tempfile.TemporaryDirectory(prefix="aotc-insn-") as tmp:
         (Path(tmp) / "inputs.bin").write_bytes(b"".join(np.asarray(x, order="C").tobytes() for x in inputs))
         for repeat in (1, 3):
             cmd = runner_command(target, runner, ["inputs.bin", "outputs.bin", str(repeat)])
             k = cmd.index("-kernel")
             pcs = Path(tmp) / f"pcs{repeat}.txt"
-            cmd[k:k] = ["-plugin", f"{plugin},arg=pcs={pcs}" if profile is not None else str(plugin)]
+            args = [*([f"pcs={pcs}"] if by_pc else []), *([f"cycles={model}"] if model else [])]
+            cmd[k:k] = ["-plugin", ",".join([str(plugin), *(f"arg={a}" for a in args)])]
             try:
                 r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, stdin=subprocess.DEVNULL,
                                    timeout=RUN_TIMEOUT_S)
             except subprocess.TimeoutExpired:
                 raise AotcError(f"runner of {out} did not finish within {RUN_TIMEOUT_S} s under qemu") from None
             m = re.search(r"insns: (\d+)", r.stderr)
-            if r.returncode != 0 or not m:
+            c = re.search(r"cycles: (\d+)", r.stderr)
+            if r.returncode != 0 or not m or (model and not c):
                 raise AotcError(f"counting instructions of {out} under qemu failed (exit {r.returncode}): "
                                 f"{(r.stderr or r.stdout).strip()[-300:]}")
-            counts.append(int(m.group(1)))
-            if profile is not None:
-                per_pc.append({int(a, 16): int(n) for a, n in (ln.split() for ln in pcs.read_text().splitlines())})
-    if profile is not None:
-        profile.update(_by_function(runner, {a: (n - per_pc[0].get(a, 0)) // 2 for a, n in per_pc[1].items()}))
-    return (counts[1] - counts[0]) // 2
+            counts.append((int(m.group(1)), int(c.group(1)) if c else None))
+            if by_pc:
+                rows = (ln.split() for ln in pcs.read_text().splitlines())
+                per_pc.append({int(f[0], 16): (int(f[1]), int(f[2]) if len(f) > 2 else 0) for f in rows})
+    if by_pc:
+        once = {a: tuple((n - per_pc[0].get(a, (0, 0))[j]) // 2 for j, n in enumerate(v)) for a, v in per_pc[1].items()}
+        if profile is not None:
+            profile.update(_by_function(runner, {a: v[0] for a, v in once.items()}))
+        if cycle_profile is not None and model:
+            cycle_profile.update(_by_function(runner, {a: v[1] for a, v in once.items()}))
+    (i1, c1), (i3, c3) = counts
+    return (i3 - i1) // 2, (c3 - c1) // 2 if c1 is not None and c3 is not None else None
+
+
+def board_instructions(out: Path, meta: dict, inputs: list[np.ndarray], plugin: Path,
+                       profile: dict[str, int] | None = None) -> int:
+    """Instructions one inference executes on a bare-metal board (board_counts without the cycle
+    estimate); with `profile`, per function of the image."""
+    return board_counts(out, meta, inputs, plugin, profile, cycles=False)[0]
 
 
 def _by_function(runner: Path, per_pc: dict[int, int]) -> dict[str, int]:
-    """Instructions by block address -> by the function of the image's symbol table holding the
-    address (a translated block ends at a branch, so it lies in one function)."""
+    """Counts by block address -> by the function of the image's symbol table holding the address
+    (a translated block ends at a branch, so it lies in one function)."""
     import bisect
 
     from aot.footprint import parse_elf
@@ -546,7 +572,8 @@ def _by_function(runner: Path, per_pc: dict[int, int]) -> dict[str, int]:
 
 @dataclass
 class BoardRow:
-    """One bundle on a board: instructions of one inference and what they mean per MAC."""
+    """One bundle on a board: instructions of one inference, the estimated cycles where the core's
+    timing is modelled (CYCLE_MODELS), and what they mean per MAC."""
     model: str
     target: str
     instructions: int
@@ -554,10 +581,16 @@ class BoardRow:
     max_abs_err: float
     text_bytes: int  # the runner image's .text (code, read-only data, weights in flash)
     profile: dict[str, int] | None = None  # one inference's instructions per function, most first
+    cycles: int | None = None  # estimated cycles of one inference (None: no timing model for the core)
+    cycle_profile: dict[str, int] | None = None  # estimated cycles per function
 
     @property
     def per_mac(self) -> float:
         return self.instructions / self.macs if self.macs else float("nan")
+
+    @property
+    def cycles_per_mac(self) -> float | None:
+        return self.cycles / self.macs if self.cycles is not None and self.macs else None
 
     @property
     def floor_share(self) -> float | None:
@@ -568,8 +601,9 @@ class BoardRow:
 
 def bench_board(out: Path, meta: dict, *, inputs_npz: str | None = None, model: str | None = None,
                 plugin_dir: Path | None = None, profile: bool = False) -> BoardRow:
-    """A bare-metal bundle under qemu: instructions per inference, MACs from the ONNX model, and
-    the outputs' error against onnxruntime on the same inputs; with `profile`, also per function."""
+    """A bare-metal bundle under qemu: instructions (and estimated cycles on an M4) per inference,
+    MACs from the ONNX model, and the outputs' error against onnxruntime on the same inputs; with
+    `profile`, also per function."""
     import onnx
 
     from aot.build import build, run_bundle
@@ -588,36 +622,51 @@ def bench_board(out: Path, meta: dict, *, inputs_npz: str | None = None, model: 
         inputs = seeded_inputs(meta)
     plugin = insn_count_plugin(plugin_dir or out / "aotc-qemu-plugin")
     per_function: dict[str, int] | None = {} if profile else None
-    count = board_instructions(out, meta, inputs, plugin, per_function)
+    cycles_per_function: dict[str, int] | None = {} if profile and target.name in CYCLE_MODELS else None
+    count, cycles = board_counts(out, meta, inputs, plugin, per_function, cycles_per_function)
     outputs, _ = run_bundle(out, meta, inputs)
     _, refs = _ort_run(_ort_session(str(source)), meta, inputs)
     err = max(float(np.max(np.abs(outputs[s["name"]].astype(np.float64) - r), initial=0.0))
               for s, r in zip(meta["outputs"], refs, strict=True))
     text = parse_elf(runner_path(out, meta).read_bytes()).sizes()["text"]
-    return BoardRow(meta["name"], target.name, count, graph_macs(onnx.load(str(source))), err, text, per_function)
+    return BoardRow(meta["name"], target.name, count, graph_macs(onnx.load(str(source))), err, text, per_function,
+                    cycles, cycles_per_function)
 
 
 def format_board_table(rows: list[BoardRow]) -> str:
-    """Instructions of one inference (qemu's count: no timing model, so not cycles), per MAC, and the
-    share of the floor (1 instruction per MAC on an FPU core, 0.25 with Helium)."""
-    head = ("| model | target | instructions | MACs | instr/MAC | floor share | max abs err | image text B |\n"
-            "|---|---|---:|---:|---:|---:|---:|---:|\n")
+    """Instructions of one inference (qemu's count), the estimated cycles on a core whose timing
+    aotc models (the M4: "-" elsewhere), both per MAC, and the share of the floor (1 instruction
+    per MAC on an FPU core, 0.25 with Helium)."""
+    head = ("| model | target | instructions | est. cycles | MACs | instr/MAC | cycles/MAC | floor share | "
+            "max abs err | image text B |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
     body = "".join(
-        f"| {r.model} | {r.target} | {r.instructions} | {r.macs} | {r.per_mac:.2f} | "
+        f"| {r.model} | {r.target} | {r.instructions} | {'-' if r.cycles is None else r.cycles} | {r.macs} | "
+        f"{r.per_mac:.2f} | {'-' if r.cycles_per_mac is None else f'{r.cycles_per_mac:.2f}'} | "
         f"{'-' if r.floor_share is None else f'{r.floor_share:.0%}'} | {r.max_abs_err:.2e} | {r.text_bytes} |\n"
         for r in rows)
     return head + body
 
 
 def format_board_profile(row: BoardRow, top: int = 25) -> str:
-    """The functions that one inference spends its instructions in, most first: share, count, and
-    per MAC of the whole model (kernels the compiler inlined count in their caller)."""
+    """The functions that one inference spends its instructions in, most first: share, count, the
+    estimated cycles and cycles per instruction where the core's timing is modelled (which
+    functions stall on loads and branches), and instructions per MAC of the whole model (kernels
+    the compiler inlined count in their caller)."""
     prof = row.profile or {}
-    lines = ["| function | share | instructions | per model MAC |", "|---|---:|---:|---:|"]
+    cyc = getattr(row, "cycle_profile", None)
+    lines = ["| function | share | instructions | est. cycles | cycles/instr | per model MAC |",
+             "|---|---:|---:|---:|---:|---:|"]
+
+    def cells(n: int, c: int | None) -> str:
+        return f"{'-' if c is None else c} | {'-' if c is None or n <= 0 else f'{c / n:.2f}'}"
+
     for name, n in list(prof.items())[:top]:
-        lines.append(f"| {name} | {n / max(row.instructions, 1):.1%} | {n} | {n / max(row.macs, 1):.3f} |")
+        c = cyc.get(name, 0) if cyc is not None else None
+        lines.append(f"| {name} | {n / max(row.instructions, 1):.1%} | {n} | {cells(n, c)} | "
+                     f"{n / max(row.macs, 1):.3f} |")
     rest = sum(list(prof.values())[top:])
     if rest:
+        rest_c = sum(v for k, v in cyc.items() if k not in list(prof)[:top]) if cyc is not None else None
         lines.append(f"| ({len(prof) - top} others) | {rest / max(row.instructions, 1):.1%} | {rest} | "
-                     f"{rest / max(row.macs, 1):.3f} |")
+                     f"{cells(rest, rest_c)} | {rest / max(row.macs, 1):.3f} |")
     return "\n".join(lines) + "\n"

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from aot.errors import AotcError
+from aot.ir import np_dtype
 from aot.paths import cmake_dir
 from aot.progress import status
 from aot.targets import Target, get_target, require_tools
@@ -177,7 +178,8 @@ def run_bundle(out: Path, meta: dict, inputs: list[np.ndarray], repeat: int = 0,
     pos = 0
     for spec in meta["outputs"]:
         n = spec["nbytes"]
-        outputs[spec["name"]] = np.frombuffer(raw[pos:pos + n], dtype=spec["dtype"]).reshape(spec["shape"]).copy()
+        dtype = np_dtype(spec["dtype"])  # bfloat16, float8, int4 (one a byte, as ml_dtypes holds it): ml_dtypes'
+        outputs[spec["name"]] = np.frombuffer(raw[pos:pos + n], dtype=dtype).reshape(spec["shape"]).copy()
         pos += n
     for spec in meta["outputs"]:  # rows known only at run time: the runner wrote how many after the outputs
         if "extent" in spec:

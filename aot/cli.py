@@ -6,7 +6,7 @@
                                                         bundle vs onnxruntime (LiteRT for a bundle from a
                                                         .tflite file), same inputs, one run; on a
                                                         Cortex-M board: instructions per inference and per
-                                                        MAC under qemu
+                                                        MAC under qemu, and estimated cycles on the M4
     aotc footprint OUT                                  flash and RAM of the built bundle -> OUT/footprint.json
     aotc compare [MODEL.onnx] OUT [--inputs IN.npz] [--tolerance T] [--lsb N]
                                                         every intermediate tensor vs onnxruntime: a table
@@ -216,8 +216,9 @@ def _run_parser(cmd: str) -> argparse.ArgumentParser:
              "a classifier).", "bench": "Time the bundle and onnxruntime (on the bundle's threads) back to back on the "
              "same inputs (with --tflite, LiteRT too); a bundle compiled from a .tflite file against LiteRT on that "
              "file (one thread), unless --model gives an ONNX export of it. A bundle for a Cortex-M board runs under "
-             "qemu instead: the instructions of one inference, "
-             "per MAC and as a share of the floor, with the outputs' error against onnxruntime.",
+             "qemu instead: the instructions of one inference (and on the M4, mps2-an386, its cycles estimated from "
+             "the Cortex-M4 TRM's timing tables), per MAC and as a share of the floor, with the outputs' error against "
+             "onnxruntime.",
              "footprint": "Build the bundle and measure its code, constants and RAM."}[cmd]
     p = argparse.ArgumentParser(prog=f"aotc {cmd}", description=about)
     p.add_argument("out", metavar="OUT", help="a directory written by `aotc MODEL -o OUT`")
@@ -240,7 +241,8 @@ def _run_parser(cmd: str) -> argparse.ArgumentParser:
                        help="onnxruntime's intra-op threads (default: as many as the bundle uses, 1 unless it was "
                             "compiled with --threads N; 0: onnxruntime's default, one per core)")
         p.add_argument("--profile", action="store_true",
-                       help="a Cortex-M bundle: also list the instructions of one inference per function")
+                       help="a Cortex-M bundle: also list the instructions (and the M4's estimated cycles) of one "
+                       "inference per function")
         p.add_argument("--model", help="ONNX model for onnxruntime (default: the one OUT was compiled from; "
                        "a .tflite file is timed in LiteRT instead)")
         p.add_argument("--tflite", metavar="FILE.tflite",
@@ -430,7 +432,7 @@ def _cmd_partition(args: argparse.Namespace) -> int:
 def _cmd_run(args: argparse.Namespace) -> int:
     from aot.bench import notes, vendor_threads
     from aot.build import run_bundle
-    from aot.npz import describe, describe_rows, load_inputs, npz_path, save_outputs
+    from aot.npz import describe, describe_rows, load_inputs, npz_path, raw_outputs, save_outputs
 
     out = Path(args.out)
     meta = _metadata(out)
@@ -456,6 +458,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
             print(f"aotc: {note}")
     if args.outputs:
         print(f"aotc: wrote {save_outputs(args.outputs, outputs)}")
+        raw = raw_outputs(outputs)
+        if raw:  # numpy's .npz names no ml_dtypes type: they are kept as their bytes
+            print(f"aotc: note: {', '.join(f'{k} ({outputs[k].dtype.name})' for k in raw)} written as raw bytes "
+                  "(void), as .npz cannot name the type: read back with .view(ml_dtypes.<dtype>); "
+                  "`aotc run --inputs` takes them as they are")
     return 0
 
 

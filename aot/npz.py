@@ -3,6 +3,9 @@ summary of the outputs a person can read (shape, range, and the top classes of a
 
 from __future__ import annotations
 
+import ast
+import struct
+import sys
 import zipfile
 from pathlib import Path
 
@@ -10,6 +13,7 @@ import numpy as np
 
 from aot import qmath
 from aot.errors import AotcError
+from aot.ir import np_dtype
 
 TOP_K = 5
 
@@ -21,8 +25,7 @@ def load_inputs(path: str | Path, meta: dict, bundle: Path | None = None) -> lis
     start values (start_absent_state; `bundle` is the bundle folder, where values that are not
     one number repeated are)."""
     try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
+        arrays = _read_npz(path)
     except ValueError as e:
         if "allow_pickle" in str(e):
             raise AotcError(f"inputs '{path}' hold Python objects (pickled arrays); save plain numeric arrays, "
@@ -33,10 +36,18 @@ def load_inputs(path: str | Path, meta: dict, bundle: Path | None = None) -> lis
     arrays = start_absent_state(meta, arrays, bundle)
     checked = [check_input(meta, spec, arrays.get(spec["name"])) for spec in meta["inputs"]]
     names = [s["name"] for s in meta["inputs"]]
-    extra = sorted(set(arrays) - set(names))
+    pruned = [s for s in meta.get("pruned_inputs", []) if s["name"] in arrays]
+    for spec in pruned:  # declared by the model, but empty: the bundle takes nothing for them
+        check_input(meta, spec, arrays[spec["name"]])
+    if pruned:
+        print(f"aotc: note: {', '.join(s['name'] for s in pruned)} in '{path}' ignored: "
+              f"empty input{'s' if len(pruned) > 1 else ''} of the model, which the bundle does not take",
+              file=sys.stderr)
+    extra = sorted(set(arrays) - set(names) - {s["name"] for s in pruned})
     if extra:
+        takes = names + [f"{s['name']} (empty, ignored)" for s in meta.get("pruned_inputs", [])]
         raise AotcError(f"inputs '{path}' have arrays the model has no input for: {', '.join(extra)} "
-                        f"(model {meta['name']} takes {', '.join(names)})")
+                        f"(model {meta['name']} takes {', '.join(takes)})")
     return checked
 
 
@@ -61,17 +72,68 @@ def start_absent_state(meta: dict, arrays: dict[str, np.ndarray], bundle: Path |
     return {**arrays, **started}
 
 
+def _read_npz(path: str | Path) -> dict[str, np.ndarray]:
+    """The arrays of an .npz. np.savez writes ml_dtypes' float8_e5m2 with the descriptor '<f1' (its
+    kind is 'f'), which np.load refuses: such a file is read again here, those arrays as raw bytes
+    (void8), which check_input reads as the model's type like the other ml_dtypes types."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+    except ValueError as e:
+        if "'<f1'" not in str(e) and "'|f1'" not in str(e):
+            raise
+    arrays = {}
+    with zipfile.ZipFile(path) as z:
+        for member in z.namelist():
+            with z.open(member) as f:
+                major, _ = np.lib.format.read_magic(f)
+                try:
+                    size = struct.unpack("<H" if major == 1 else "<I", f.read(2 if major == 1 else 4))[0]
+                    header = ast.literal_eval(f.read(size).decode("latin1"))
+                    descr = header["descr"]
+                except (struct.error, SyntaxError, KeyError, TypeError) as e:
+                    raise ValueError(f"'{member}' has no valid .npy header ({e})") from None
+                dtype = np.dtype("V1") if descr in ("<f1", "|f1") else np.lib.format.descr_to_dtype(descr)
+                if dtype.hasobject:
+                    raise ValueError("Object arrays cannot be loaded when allow_pickle=False")
+                data = np.frombuffer(f.read(), dtype=dtype)
+                arrays[member.removesuffix(".npy")] = data.reshape(header["shape"],
+                                                                   order="F" if header["fortran_order"] else "C")
+    return arrays
+
+
 def check_input(meta: dict, spec: dict, value: np.ndarray | None) -> np.ndarray:
     if value is None:
         raise AotcError(f"inputs have no array named '{spec['name']}' (model {meta['name']} needs "
                         f"{', '.join(s['name'] for s in meta['inputs'])})")
     if list(value.shape) != spec["shape"]:
         raise AotcError(f"input '{spec['name']}' has shape {list(value.shape)}, the model needs {spec['shape']}")
+    value = as_model_dtype(value, spec["dtype"])
     if value.dtype.name != spec["dtype"]:
         hint = "" if "scale" not in spec else \
             f" (quantized: q = round(x / {spec['scale']:.9g}) + {spec['zero_point']}, see metadata.json)"
         raise AotcError(f"input '{spec['name']}' has dtype {value.dtype.name}, the model needs {spec['dtype']}{hint}")
     return np.asarray(value, order="C")
+
+
+def as_model_dtype(value: np.ndarray, dtype: str) -> np.ndarray:
+    """`value` as the model's `dtype` where an .npz could not say it: np.savez writes an ml_dtypes
+    array (bfloat16, float8, int4, ...) as raw bytes of its size (void16 for bfloat16), which are
+    read back as that type. Anything else is returned as it is, for check_input to compare."""
+    if value.dtype.kind != "V" or value.dtype.names is not None:  # a plain type, or a structured array
+        return value
+    try:
+        want = np_dtype(dtype)
+    except TypeError:
+        return value
+    ml_type = want.isbuiltin == 2  # numpy's user-defined types: ml_dtypes'
+    return value.view(want) if ml_type and want.itemsize == value.dtype.itemsize else value
+
+
+def raw_outputs(outputs: dict[str, np.ndarray]) -> list[str]:
+    """The outputs save_outputs writes as raw bytes (void): ml_dtypes' types (numpy's user-defined
+    ones), which the .npy format cannot name."""
+    return [k for k, v in outputs.items() if v.dtype.isbuiltin == 2]
 
 
 # --- quantized inputs and outputs against a float ONNX model (aotc --quantized-io) -----------------
@@ -101,7 +163,7 @@ def bundle_outputs(meta: dict, refs: dict[str, np.ndarray]) -> dict[str, np.ndar
     out = dict(refs)
     for s in meta["outputs"]:
         r = out.get(s["name"])
-        if r is not None and "scale" in s and np.dtype(s["dtype"]).kind in "iu" and np.asarray(r).dtype.kind == "f":
+        if r is not None and "scale" in s and np_dtype(s["dtype"]).kind in "iu" and np.asarray(r).dtype.kind == "f":
             out[s["name"]] = quantize_io(s, r)
     return out
 
@@ -113,8 +175,11 @@ def npz_path(path: str | Path) -> Path:
 
 
 def save_outputs(path: str | Path, outputs: dict[str, np.ndarray]) -> Path:
+    """The outputs as an .npz; those of ml_dtypes' types as raw bytes of their size, which np.savez
+    writes for all of them but float8_e5m2, whose '<f1' np.load cannot read back."""
     path = npz_path(path)
-    np.savez(path, **outputs)
+    raw = set(raw_outputs(outputs))
+    np.savez(path, **{k: v.view(f"V{v.dtype.itemsize}") if k in raw else v for k, v in outputs.items()})
     return path
 
 
@@ -142,14 +207,15 @@ def describe(name: str, value: np.ndarray) -> str:
         return head + " (empty)"
     if value.dtype == np.bool_:
         return head + f"  {int(value.sum())} of {value.size} true"
-    v = value.astype(np.float64)
+    v = value.astype(np.float64)  # ml_dtypes' types (bfloat16, float8, int4) convert too
     finite = v[np.isfinite(v)]
     text = head + (f"  min {finite.min():.6g}  max {finite.max():.6g}  mean {finite.mean():.6g}" if finite.size
                    else "")
     if finite.size < v.size:
         text += f"  ({v.size - finite.size} not finite)"
     scores = v.reshape(-1)
-    if max(value.shape) == value.size >= 3 and finite.size == v.size:  # one vector of scores: [N], [1, N], ...
+    # one vector of scores: [N], [1, N], ... (a scalar, shape (), is none)
+    if max(value.shape, default=0) == value.size >= 3 and finite.size == v.size:
         top = np.argsort(-scores, kind="stable")[:TOP_K]
         text += f"\n    top {len(top)} classes: " + ", ".join(f"{int(i)} ({scores[i]:.4g})" for i in top)
     return text

@@ -12,7 +12,8 @@ the onnx form's float inputs quantized with the metadata's scale and zero point,
 compared with the integers of onnxruntime's last QuantizeLinear. Each is compiled for the board at each
 level (CMake's Release = -O3, RelWithDebInfo = -O2, MinSizeRel = -Os, `aotc --build-type`) and one
 inference is counted as `aotc bench` does: (count(3 runs) - count(1 run)) / 2 with aotc's qemu
-plugin. qemu has no timing model for these cores: instructions, not cycles. The outputs of the
+plugin, which on the M4 (an386) also estimates its cycles from the Cortex-M4 TRM's timing tables
+(docs/firmware.md; "-" on the other boards). The outputs of the
 board's run are compared on the same seeded inputs with onnxruntime (.onnx; identical is the
 target) or LiteRT's reference kernels (.tflite, BUILTIN_REF, which TFLM matches bit for bit), as
 the share of identical elements and the largest LSB difference.
@@ -22,7 +23,8 @@ TFLM cannot be built here: the anchors are issue 27's published TFLM + CMSIS-NN 
 are 0.7x TFLM's instructions and 0.9x its arena.
 
 Prints a markdown table: per model, form and board/level, the instructions (millions), per MAC, the
-ratio to TFLM's, the arena against TFLM's, the image's code bytes (its functions) and .text.
+M4's estimated cycles (millions) and per MAC, the ratio to TFLM's instructions, the arena against
+TFLM's, the image's code bytes (its functions) and .text.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from quantcheck import output_lsb  # noqa: E402
 
-from aot.bench import board_instructions, format_board_profile, graph_macs, insn_count_plugin  # noqa: E402
+from aot.bench import board_counts, format_board_profile, graph_macs, insn_count_plugin  # noqa: E402
 from aot.build import build, run_bundle, runner_path  # noqa: E402
 from aot.footprint import parse_elf  # noqa: E402
 from aot.npz import bundle_outputs, onnx_feeds, quantize_io  # noqa: E402
@@ -98,7 +100,8 @@ def measure(model: Path, board: str, level: str, work: Path, profile: bool, qio:
     meta = json.loads((out / "bundle" / "metadata.json").read_text())
     inputs = inputs_for(meta)
     per_function: dict[str, int] | None = {} if profile else None
-    count = board_instructions(out, meta, inputs, insn_count_plugin(work), per_function)
+    cycle_profile: dict[str, int] | None = {} if profile else None
+    count, cycles = board_counts(out, meta, inputs, insn_count_plugin(work), per_function, cycle_profile)
     outputs, _ = run_bundle(out, meta, inputs)
     refs = references(model, meta, inputs, work)
     # float outputs (a DequantizeLinear's) in LSB of its scale; integer outputs as they are
@@ -112,9 +115,11 @@ def measure(model: Path, board: str, level: str, work: Path, profile: bool, qio:
         same, total = same + int(np.sum(diff == 0)), total + got.size
         lsb = max(lsb, float(np.max(diff, initial=0)))
     elf = parse_elf(runner_path(out, meta).read_bytes())
-    return {"instructions": count, "arena": meta["memory"]["arena_bytes"], "identical": same / max(total, 1),
+    return {"instructions": count, "cycles": cycles, "arena": meta["memory"]["arena_bytes"],
+            "identical": same / max(total, 1),
             "max_lsb": lsb, "text": elf.sizes()["text"], "code": sum(f.size for f in elf.functions),
-            "weights": meta["memory"]["weights_bytes"], "profile": per_function}
+            "weights": meta["memory"]["weights_bytes"], "profile": per_function,
+            "cycle_profile": cycle_profile or None}
 
 
 def main() -> None:
@@ -139,22 +144,24 @@ def main() -> None:
                 r = measure(model, board, level, work, args.profile, qio=form.endswith("-qio"))
                 r.update(model=name, form=form, board=board, level=level, macs=macs)
                 rows.append(r)
+                est = "" if r["cycles"] is None else f", {r['cycles']} est. cycles ({r['cycles'] / macs:.2f}/MAC)"
                 print(f"  {name} {form} {board} -{level}: {r['instructions']} instructions "
-                      f"({r['instructions'] / macs:.2f}/MAC), arena {r['arena']} B, identical "
+                      f"({r['instructions'] / macs:.2f}/MAC){est}, arena {r['arena']} B, identical "
                       f"{r['identical']:.2%}, max {r['max_lsb']:.3g} LSB, code {r['code']} B", file=sys.stderr)
                 if args.profile:
                     print(format_board_profile(_Row(r), top=12), file=sys.stderr)
     if args.json:
-        Path(args.json).write_text(json.dumps([{k: v for k, v in r.items() if k != "profile"} for r in rows],
+        Path(args.json).write_text(json.dumps([{k: v for k, v in r.items() if "profile" not in k} for r in rows],
                                               indent=1))
-    print("| model | form | board -level | M instr (per MAC) | / TFLM (target 0.7) | arena B (/ TFLM, target 0.9) "
-          "| identical | max LSB | code B | text B |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| model | form | board -level | M instr (per MAC) | M est. cycles (per MAC) | / TFLM (target 0.7) "
+          "| arena B (/ TFLM, target 0.9) | identical | max LSB | code B | text B |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         tflm_insn, tflm_arena = TFLM[r["model"]]
         ref = "ort" if r["form"].startswith("onnx") else "LiteRT ref"
+        cyc = "-" if r["cycles"] is None else f"{r['cycles'] / 1e6:.2f} ({r['cycles'] / r['macs']:.2f})"
         print(f"| {r['model']} | {r['form']} | {r['board']} -{r['level']} | {r['instructions'] / 1e6:.2f} "
-              f"({r['instructions'] / r['macs']:.2f}) | {r['instructions'] / tflm_insn:.2f} | {r['arena']} "
+              f"({r['instructions'] / r['macs']:.2f}) | {cyc} | {r['instructions'] / tflm_insn:.2f} | {r['arena']} "
               f"({r['arena'] / tflm_arena:.2f}) | {r['identical']:.2%} vs {ref} | {r['max_lsb']:.3g} | {r['code']} "
               f"| {r['text']} |")
 
@@ -164,6 +171,7 @@ class _Row:
 
     def __init__(self, r: dict):
         self.profile, self.instructions, self.macs = r["profile"], r["instructions"], r["macs"]
+        self.cycle_profile = r["cycle_profile"]
 
 
 if __name__ == "__main__":

@@ -621,3 +621,99 @@ def test_quantized_io_notes_what_stays_float(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "aotc: --quantized-io: input 'x' stays float32: node 'the_node' (Relu) reads it" in r.stdout
     assert "aotc: --quantized-io: output 'y' stays float32: node 'the_node' (Relu) makes it" in r.stdout
+
+
+# --- issue 48: `aotc run` on what np.savez writes and on every output the runner gives ---------------------
+def _run_model(tmp_path, model: onnx.ModelProto, feeds: dict[str, np.ndarray]):
+    """Compile `model`, save `feeds` with np.savez as a user would, `aotc run` them: the run and what
+    --outputs wrote."""
+    onnx.save(model, tmp_path / "m.onnx")
+    r = aotc(str(tmp_path / "m.onnx"), "-o", str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr
+    np.savez(tmp_path / "in.npz", **feeds)
+    r = aotc("run", str(tmp_path / "out"), "--inputs", str(tmp_path / "in.npz"), "--outputs", str(tmp_path / "o.npz"))
+    assert r.returncode == 0, r.stderr
+    with np.load(tmp_path / "o.npz") as data:
+        return r, {k: data[k] for k in data.files}
+
+
+def test_run_scalar_input_and_output(tmp_path):
+    """A 0-d output was summarised with max() of its empty shape: exit 3 after a right run."""
+    nodes = [helper.make_node("Mul", ["x", "s"], ["xs"]), helper.make_node("ReduceSum", ["xs"], ["y"], keepdims=0)]
+    model = _model(nodes, [_vi("x", shape=[3]), _vi("s", shape=[])], [_vi("y", shape=[])])
+    x, s = np.array([1, 2, 4], np.float32), np.array(0.5, np.float32)
+    r, out = _run_model(tmp_path, model, {"x": x, "s": s})
+    assert "y: float32 []  min 3.5  max 3.5" in r.stdout and "classes" not in r.stdout
+    assert out["y"].shape == () and out["y"] == np.float32(3.5)
+
+
+def test_run_bfloat16_input_and_output(tmp_path):
+    """np.savez keeps a bfloat16 array as void16, which was refused (`the model needs bfloat16`); the
+    output is written as raw bytes too, and said so."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    model = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", TensorProto.BFLOAT16, [4])],
+                   [_vi("y", TensorProto.BFLOAT16, [4])], opset=14)
+    x = np.array([-1.5, 2.25, -3, 448], ml_dtypes.bfloat16)
+    r, out = _run_model(tmp_path, model, {"x": x})
+    assert "y: bfloat16 [4]  min 0  max 448" in r.stdout
+    assert "y (bfloat16) written as raw bytes" in r.stdout
+    assert out["y"].dtype == np.dtype("V2")
+    np.testing.assert_array_equal(out["y"].view(ml_dtypes.bfloat16), np.maximum(x, 0))
+    np.savez(tmp_path / "wide.npz", x=np.zeros(4, "V4"))  # raw bytes of another size: still refused
+    assert_refused(aotc("run", str(tmp_path / "out"), "--inputs", str(tmp_path / "wide.npz")), "'x'", "bfloat16")
+
+
+@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "int4", "uint2"])
+def test_run_narrow_outputs(tmp_path, dtype):
+    """Outputs of ml_dtypes' types were read with np.dtype(name) before anything imported ml_dtypes:
+    `data type 'float8_e4m3fn' not understood`. int4 and uint2 are one a byte, as ml_dtypes holds them."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    elem, opset = {"float8_e4m3fn": (TensorProto.FLOAT8E4M3FN, 19), "int4": (TensorProto.INT4, 21),
+                   "uint2": (TensorProto.UINT2, 25)}[dtype]  # the opset where Cast first takes the type
+    model = _model([helper.make_node("Cast", ["x"], ["y"], to=elem)], [_vi("x", shape=[5])], [_vi("y", elem, [5])],
+                   opset=opset)
+    model.ir_version = onnx.helper.find_min_ir_version_for([helper.make_opsetid("", opset)])
+    x = {"float8_e4m3fn": [-1.5, 0.3, 2.5, 96, 448], "int4": [-8, -1, 2.5, 3.5, 7], "uint2": [0, 1, 1.5, 2, 3]}[dtype]
+    x = np.array(x, np.float32)
+    r, out = _run_model(tmp_path, model, {"x": x})
+    want = x.astype(getattr(ml_dtypes, dtype))  # round to nearest even, all in range
+    assert f"y: {dtype} [5]  min {float(want.min()):.6g}  max {float(want.max()):.6g}" in r.stdout
+    np.testing.assert_array_equal(out["y"].view(want.dtype), want)
+
+
+def test_run_accepts_and_ignores_a_pruned_input(tmp_path):
+    """An empty input (CastLike's `like` of shape [0]) is a constant in the bundle, not an argument; the
+    model declares it, so its array is accepted (checked against the declaration, listed in
+    metadata.json's pruned_inputs) and ignored, said so; an unknown name is still refused."""
+    model = _model([helper.make_node("CastLike", ["x", "like"], ["y"])],
+                   [_vi("x", shape=[3]), _vi("like", TensorProto.FLOAT16, [0])], [_vi("y", TensorProto.FLOAT16, [3])],
+                   opset=15)
+    x = np.array([1, -2, 3.5], np.float32)
+    r, out = _run_model(tmp_path, model, {"x": x, "like": np.zeros(0, np.float16)})
+    assert r.stderr.strip() == f"aotc: note: like in '{tmp_path / 'in.npz'}' ignored: empty input of the model, " \
+        "which the bundle does not take"
+    np.testing.assert_array_equal(out["y"], x.astype(np.float16))
+    meta = json.loads((tmp_path / "out" / "bundle" / "metadata.json").read_text())
+    assert [s["name"] for s in meta["inputs"]] == ["x"]
+    assert meta["pruned_inputs"] == [{"name": "like", "shape": [0], "dtype": "float16"}]
+    for name, bad, words in (("like", np.zeros(0, np.float32), ("'like'", "float16")),
+                             ("like", np.zeros((1, 0), np.float16), ("'like'", "[0]")),
+                             ("lke", np.zeros(0, np.float16), ("lke", "like (empty, ignored)"))):
+        np.savez(tmp_path / "bad.npz", x=x, **{name: bad})
+        assert_refused(aotc("run", str(tmp_path / "out"), "--inputs", str(tmp_path / "bad.npz")), *words)
+
+
+def test_run_float8_e5m2_input_and_output(tmp_path):
+    """np.savez writes float8_e5m2 (ml_dtypes gives it kind 'f') with the descriptor '<f1', which np.load
+    cannot read: `aotc run` reads such an input, and writes such an output as raw bytes np.load reads."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    e5m2 = TensorProto.FLOAT8E5M2
+    nodes = [helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT),
+             helper.make_node("Cast", ["y"], ["z"], to=e5m2)]
+    model = _model(nodes, [_vi("x", e5m2, [4])], [_vi("y", shape=[4]), _vi("z", e5m2, [4])], opset=19)
+    model.ir_version = 9
+    x = np.array([-3, 0.5, 1.25, 57344], ml_dtypes.float8_e5m2)
+    r, out = _run_model(tmp_path, model, {"x": x})
+    np.testing.assert_array_equal(out["y"], x.astype(np.float32))
+    np.testing.assert_array_equal(out["z"].view(ml_dtypes.float8_e5m2), x)
+    assert "z (float8_e5m2) written as raw bytes" in r.stdout

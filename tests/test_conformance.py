@@ -36,3 +36,16 @@ def test_a_small_slice_of_the_node_tests(tmp_path):
                        timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     assert " 0 failed" in r.stdout.splitlines()[0], r.stdout
+
+
+def test_a_slice_of_the_node_tests_through_aotc_run():
+    """Issue 48: node tests the shared-library run passed failed through `aotc run` on their data saved
+    with np.savez (a 0-d output, bfloat16 and float8_e5m2 inputs, float8 and int4 outputs, empty inputs
+    the bundle made constants); each now goes the user's way and passes."""
+    cases = ["test_size", "test_bitcast_scalar_float32_to_int32", "test_attention_4d_causal_bf16",
+             "test_cast_FLOAT8E5M2_to_FLOAT", "test_cast_FLOAT_to_FLOAT8E4M3FN", "test_cast_FLOAT_to_INT4",
+             "test_castlike_FLOAT_to_BFLOAT16", "test_reduce_sum_empty_axes_input_noop", "test_tril_zero"]
+    r = subprocess.run([sys.executable, str(SCRIPT), "--cli", "--filter", f"^({'|'.join(cases)})$"],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.splitlines()[0] == f"{len(cases)} cases: {len(cases)} passed, 0 refused, 0 failed", r.stdout

@@ -217,8 +217,8 @@ def test_bare_metal_exit_codes_come_back_through_semihosting(builds, tmp_path):
 
 def test_bench_on_a_board_counts_instructions_per_inference_and_per_mac(builds):
     """aotc bench on a Cortex-M bundle: qemu with aotc's counting plugin (built from source here),
-    instructions of one inference, MACs from the graph, the outputs' error against onnxruntime, and
-    with --profile where they go."""
+    instructions of one inference, the M4's estimated cycles, MACs from the graph, the outputs' error
+    against onnxruntime, and with --profile where they go."""
     b = get_build(builds, "mlp", "mps2-an386")
     require_tool("cc")
     r = run([*AOTC, "bench", str(b.out), "--profile"])
@@ -226,14 +226,31 @@ def test_bench_on_a_board_counts_instructions_per_inference_and_per_mac(builds):
     # --profile: per function, most first; a dense net at batch 1 spends nearly all in the GEMM core's
     # GEMV kernel, and the functions' counts add up to the inference's
     prof = [[c.strip() for c in line.strip("|").split("|")] for line in r.stdout.splitlines()
-            if line.startswith("| ") and line.count("|") == 5 and "function" not in line]
+            if line.startswith("| ") and line.count("|") == 7 and "function" not in line]
     assert prof and prof[0][0] == "kernel_row_panel" and float(prof[0][1].rstrip("%")) > 80, r.stdout
     cells = [c.strip() for c in row.strip("|").split("|")]
-    instructions, macs, per_mac = int(cells[2]), int(cells[3]), float(cells[4])
+    instructions, cycles, macs, per_mac, cycles_per_mac = (int(cells[2]), int(cells[3]), int(cells[4]),
+                                                           float(cells[5]), float(cells[6]))
     assert macs == sum(int(np.prod(i.dims)) for i in b.model.graph.initializer if len(i.dims) == 2), row
     assert instructions > macs and abs(per_mac - instructions / macs) < 0.01, row
-    assert cells[5].endswith("%") and float(cells[6]) < 1e-4, row
+    # an M4 spends more cycles than instructions (loads, VFMA, taken branches), within the TRM's worst
+    assert instructions < cycles < 4 * instructions and abs(cycles_per_mac - cycles / macs) < 0.01, row
+    assert cells[7].endswith("%") and float(cells[8]) < 1e-4, row
     assert abs(sum(int(c[2]) for c in prof) - instructions) <= 0.01 * instructions, r.stdout
+    assert abs(sum(int(c[3]) for c in prof) - cycles) <= 0.01 * cycles, r.stdout
+    assert all(abs(float(c[4]) - int(c[3]) / int(c[2])) < 0.01 for c in prof if int(c[2]) > 0), r.stdout
+
+
+def test_bench_on_a_board_without_a_timing_model_prints_no_cycles(builds):
+    """The M3 (mps2-an385): instructions only, "-" for the cycles (aotc models the M4's timing)."""
+    b = get_build(builds, "mlp", "mps2-an385")
+    require_tool("cc")
+    r = run([*AOTC, "bench", str(b.out), "--profile"])
+    row = next(line for line in r.stdout.splitlines() if line.startswith(f"| {b.meta['name']} |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert int(cells[2]) > 0 and cells[3] == "-" and cells[6] == "-", row
+    prof = [line for line in r.stdout.splitlines() if line.count("|") == 7 and line[:5] not in ("| fun", "|---|")]
+    assert prof and all(line.split("|")[4].strip() == "-" for line in prof), r.stdout
 
 
 @pytest.mark.parametrize("path", ["as-is", "no-tools"])

@@ -199,6 +199,8 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         **({"host_isa": host_isa} if host_isa else {}),
         "inputs": inputs,
         "outputs": outputs,
+        # inputs the model declares empty (a zero-size dimension): constants, not arguments of <name>_run
+        **({"pruned_inputs": graph.meta["pruned_inputs"]} if graph.meta.get("pruned_inputs") else {}),
         "memory": {
             "arena_bytes": plan.arena_bytes,
             "weights_bytes": weights_bytes,

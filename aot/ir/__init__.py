@@ -3,6 +3,6 @@
 apart from their protos (held.py), and aotc's own op schemas (schemas.py; its TFLite integer ops,
 tflite_ops.py). Nothing here imports a stage (tests/test_layering.py)."""
 
-from aot.ir.graph import CONTROL_MARKERS, DTYPES, Function, Graph, Node, Tensor
+from aot.ir.graph import CONTROL_MARKERS, DTYPES, Function, Graph, Node, Tensor, np_dtype
 
-__all__ = ["CONTROL_MARKERS", "DTYPES", "Function", "Graph", "Node", "Tensor"]
+__all__ = ["CONTROL_MARKERS", "DTYPES", "Function", "Graph", "Node", "Tensor", "np_dtype"]

@@ -21,6 +21,20 @@ DTYPES = ("float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "ui
           "int4", "uint4", "int2", "uint2",  # one per byte, low bits (as ml_dtypes): Cast and views only
           "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz")  # their bits: Cast and views
 
+
+def np_dtype(name: str) -> np.dtype:
+    """numpy's dtype for a dtype name (DTYPES', metadata.json's). bfloat16, float8 and the 4- and 2-bit
+    integers are ml_dtypes' types, which numpy knows by name only once ml_dtypes is imported: onnx
+    imports it, but `aotc run` reads a bundle without onnx (issue 48)."""
+    try:
+        return np.dtype(name)
+    except TypeError:
+        import ml_dtypes  # installed with onnx
+
+        if not hasattr(ml_dtypes, name):
+            raise
+        return np.dtype(getattr(ml_dtypes, name))
+
 # The nodes that open, divide and close a Loop's C for-loop and a run-time If's if/else, around
 # their bodies' nodes (aot/frontend/onnx/loops.py, aot/frontend/onnx/branches.py); the emitter writes them.
 CONTROL_MARKERS = ("LoopBegin", "LoopEnd", "IfBegin", "IfElse", "IfEnd")

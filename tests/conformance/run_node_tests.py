@@ -1,11 +1,17 @@
 """The ONNX backend node tests (1884 cases, regenerated from the onnx wheel) as a conformance measure.
 
-    python tests/conformance/run_node_tests.py [--filter conv] [--limit N] [--report FILE]
+    python tests/conformance/run_node_tests.py [--filter conv] [--limit N] [--report FILE] [--cli]
 
 Every case is either passed, refused at compile time with a one-line reason (an
 AotcError), or a failure: a wrong answer, a crash, or an error that is not a
 clean refusal. Refusing is fine; answering wrongly is not. The summary groups
 the refusals by reason so the gaps are visible.
+
+The cases run in one shared library by default (fast). --cli takes each compiled case the
+user's way instead: `aotc MODEL -o OUT`, the test data saved with np.savez, `aotc run OUT
+--inputs IN.npz --outputs OUT.npz`, and the outputs read back from that file (a bundle built
+per case: slow, so give it a --filter). It checks what the shared build passes by: how `aotc
+run` reads the arrays a user saves and writes the ones it gives back (issue 48).
 """
 
 from __future__ import annotations
@@ -14,6 +20,8 @@ import argparse
 import collections
 import glob
 import os
+import re
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -80,8 +88,6 @@ def _dynamic(model: onnx.ModelProto, name: str) -> bool:
 def by_op_table(outcome: dict[str, str]) -> str:
     """What still refuses, per op (the node the refusal names; model-level and dtype refusals apart), with
     the most common reason: the summary the full run ends with."""
-    import re
-
     by: dict[str, list[str]] = collections.defaultdict(list)
     for v in outcome.values():
         if not v.startswith("refused: "):
@@ -103,15 +109,57 @@ def by_op_table(outcome: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
+def check_outputs(ours: list[np.ndarray], expected: list[np.ndarray]) -> None:
+    """Raise AssertionError where the bundle's outputs are not the reference's."""
+    for k, (o, r) in enumerate(zip(ours, expected, strict=True)):
+        if r.dtype.name == "bfloat16" or r.dtype.name.startswith("float8"):  # as floats (NaN is
+            # NaN): bfloat16 within one of its 8-bit ulps, float8 exactly
+            assert o.dtype == r.dtype, f"output {k}: dtype {o.dtype} != reference {r.dtype}"
+            tol = 2.0**-7 if r.dtype.name == "bfloat16" else 0.0
+            assert_close(o.astype(np.float32), r.astype(np.float32), f"output {k}", tol)
+            continue
+        assert_close(o, r, f"output {k}", 1e-3)
+
+
+def via_cli(case: Case, work: Path) -> str:
+    """One compiled case the user's way: `aotc`, `aotc run` on the test data in an .npz, the outputs
+    read back from the .npz it writes (an ml_dtypes array comes back as raw bytes: viewed as the
+    reference's dtype, as a user would). The outcome, as main() records it."""
+    work.mkdir(parents=True)
+    onnx.save(case.model, work / "model.onnx")
+    np.savez(work / "in.npz", **case.feeds)
+    aotc = [sys.executable, "-m", "aot.cli"]
+    shapes = [f"--input-shape={k}={','.join(map(str, s))}" for k, s in case.input_shapes]
+    r = subprocess.run([*aotc, str(work / "model.onnx"), "-o", str(work / "out"), *shapes],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return f"FAILED (aotc exit {r.returncode}): {r.stderr.strip()[-300:]}"
+    r = subprocess.run([*aotc, "run", str(work / "out"), "--inputs", str(work / "in.npz"), "--outputs",
+                        str(work / "res.npz")], capture_output=True, text=True)
+    if r.returncode != 0:
+        return f"FAILED (aotc run exit {r.returncode}): {r.stderr.strip()[-300:]}"
+    names = [vi.name for vi in case.model.graph.output]
+    with np.load(work / "res.npz") as res:
+        ours = [res[n] for n in names]
+    ours = [o.view(e.dtype) if o.dtype.kind == "V" and o.dtype.itemsize == e.dtype.itemsize else o
+            for o, e in zip(ours, case.expected, strict=True)]
+    try:
+        check_outputs(ours, case.expected)
+    except AssertionError as e:
+        return f"FAILED: AssertionError: {str(e)[:200]}"
+    return "passed"
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--filter", default="", help="only cases whose name contains this")
+    p.add_argument("--filter", default="", help="only cases whose name contains this (a regular expression)")
     p.add_argument("--limit", type=int, default=0)
     p.add_argument("--report", help="write one line per case here")
     p.add_argument("--by-op", action="store_true", help="end with a table of the refusals per op")
+    p.add_argument("--cli", action="store_true", help="each case through `aotc` and `aotc run` (slow)")
     args = p.parse_args()
     root = generate(CACHE)
-    dirs = sorted(d for d in root.iterdir() if args.filter in d.name)
+    dirs = sorted(d for d in root.iterdir() if re.search(args.filter, d.name))
     if args.limit:
         dirs = dirs[: args.limit]
     outcome: dict[str, str] = {}
@@ -139,7 +187,7 @@ def main() -> None:
             refusals[f"{op + ': ' if op else ''}{message.split(':')[0][:70]}"] += 1
         except Exception as e:  # a crash of the compiler is a failure, not a refusal
             outcome[d.name] = f"FAILED (compiler crashed): {type(e).__name__}: {e}"
-    for start in range(0, len(compiled), 150):
+    for start in range(0, 0 if args.cli else len(compiled), 150):
         batch = compiled[start:start + 150]
         try:
             builds = {c.id: b for b in [shared_build(batch)] for c in batch}
@@ -154,21 +202,17 @@ def main() -> None:
             if case.id not in builds:
                 continue
             try:
-                ours = builds[case.id].run(case.id)
-                for k, (o, r) in enumerate(zip(ours, case.expected, strict=True)):
-                    if r.dtype.name == "bfloat16" or r.dtype.name.startswith("float8"):  # as floats (NaN is
-                        # NaN): bfloat16 within one of its 8-bit ulps, float8 exactly
-                        assert o.dtype == r.dtype, f"output {k}: dtype {o.dtype} != reference {r.dtype}"
-                        tol = 2.0**-7 if r.dtype.name == "bfloat16" else 0.0
-                        assert_close(o.astype(np.float32), r.astype(np.float32), f"output {k}", tol)
-                        continue
-                    assert_close(o, r, f"output {k}", 1e-3)
+                check_outputs(builds[case.id].run(case.id), case.expected)
                 outcome[case.id] = "passed"
             except AotcError as e:
                 outcome[case.id] = f"refused: {e.one_line()}"
                 refusals[e.message.split(":")[0][:70]] += 1
             except Exception as e:
                 outcome[case.id] = f"FAILED: {type(e).__name__}: {str(e)[:200]}"
+    if args.cli:
+        with tempfile.TemporaryDirectory(prefix="aotc-node-cli-") as tmp:
+            for case in compiled:
+                outcome[case.id] = via_cli(case, Path(tmp) / case.id)
     counts = collections.Counter(v.split(":")[0].split(" (")[0] for v in outcome.values())
     print(f"{len(outcome)} cases: {counts['passed']} passed, {counts['refused']} refused, "
           f"{counts['FAILED']} failed")

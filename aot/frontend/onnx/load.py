@@ -15,7 +15,7 @@ from onnx import helper, numpy_helper
 from aot.csource.names import is_reserved
 from aot.errors import AotcError
 from aot.frontend.onnx.skeleton import skeleton
-from aot.frontend.onnx.validate import check_text
+from aot.frontend.onnx.validate import check_text, elem_name
 from aot.limits import MAX_TENSOR_BYTES, tensor_bytes
 
 MIN_OPSET, MAX_OPSET = 7, 28  # 7..21 required; 22..28: see docs/opsets.md for what changed
@@ -113,12 +113,12 @@ def fix_input_shapes(model: onnx.ModelProto, shapes: dict[str, tuple[int, ...]])
             tt.shape.dim.add().dim_value = int(d)
 
 
-def empty_inputs_to_constants(model: onnx.ModelProto) -> list[str]:
+def empty_inputs_to_constants(model: onnx.ModelProto) -> list[dict]:
     """An input with a static zero-size dimension holds nothing, so its value is known: it becomes an
     empty constant (no argument, no arena space), and what reads it folds (a CastLike's `like`, empty
-    Reduce axes, a Reduce of an empty set). Returns the names."""
+    Reduce axes, a Reduce of an empty set). Returns their declarations: name, shape and dtype."""
     inits = {i.name for i in model.graph.initializer}
-    names = []
+    empty: list[dict] = []
     for vi in model.graph.input:
         tt = vi.type.tensor_type
         if vi.name in inits or not vi.type.HasField("tensor_type") or not tt.HasField("shape"):
@@ -138,8 +138,8 @@ def empty_inputs_to_constants(model: onnx.ModelProto) -> list[str]:
             raise AotcError(f"input '{vi.name}' is {np_dtype}[{','.join(map(str, dims))}]: empty, but its other "
                             "dimensions are beyond the 2 GiB aotc takes for any tensor")
         model.graph.initializer.append(numpy_helper.from_array(np.zeros(dims, np_dtype), vi.name))
-        names.append(vi.name)
-    return names
+        empty.append({"name": vi.name, "shape": dims, "dtype": elem_name(tt.elem_type)})
+    return empty
 
 
 def reduces_empty(model: onnx.ModelProto) -> bool:

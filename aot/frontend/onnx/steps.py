@@ -60,6 +60,7 @@ class ImportState:
     declared: dict[str, onnx.TypeProto] = field(default_factory=dict)  # the file's output/value_info types
     graph: Graph | None = None
     inconsistent: list[AotcError] = field(default_factory=list)  # raised after canonicalize's own checks
+    pruned: list[dict] = field(default_factory=list)  # inputs declared empty, made constants (empty-inputs)
 
     @property
     def ir(self) -> Graph:
@@ -117,7 +118,7 @@ def _check_declared(s: ImportState) -> None:
 
 def _empty_inputs(s: ImportState) -> None:
     """An input of a static zero-size dimension becomes an empty constant."""
-    empty_inputs_to_constants(s.model)
+    s.pruned = empty_inputs_to_constants(s.model)
 
 
 def _check_input_shapes(s: ImportState) -> None:
@@ -169,6 +170,7 @@ def _to_ir(s: ImportState) -> None:
     """The folded model as the IR: static shapes and dtypes, each node checked, bounded rows followed."""
     bounded = BoundedImport(s.max_dims or {})
     s.graph = to_ir(s.model, s.name or sanitize(s.model.graph.name or "model"), bounded, import_model)
+    s.graph.meta["pruned_inputs"] = s.pruned  # inputs the bundle does not take, which `aotc run` accepts
     bounded.finish(s.graph)
 
 
