@@ -120,6 +120,14 @@ def _input_shape(text: str) -> tuple[str, tuple[int, ...]]:
     return name, shape
 
 
+def _input_value(text: str) -> tuple[str, str]:
+    name, eq, value = text.partition("=")
+    if not (name and eq and value.strip()):
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE or NAME=V0,V1,... (e.g. sample_rate=16000), "
+                                         f"got '{text}'")
+    return name, value
+
+
 def _vendor_opt(text: str) -> tuple[str, str, str]:
     target, eq, value = text.partition("=")
     vendor, dot, key = target.partition(".")
@@ -143,6 +151,10 @@ def _max_dim(text: str) -> tuple[str, int, int]:
 def _vendor_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--input-shape", action="append", default=[], type=_input_shape, metavar="NAME=D0,D1,...",
                    help="static shape for an input with dynamic dimensions (repeat per input)")
+    p.add_argument("--input-value", action="append", default=[], type=_input_value, metavar="NAME=VALUE",
+                   help="pin an input at compile time (a sample rate, a mode flag: a number, or V0,V1,... for a "
+                   "tensor; read as the input's dtype and shape): it becomes a constant, what it decides (an If's "
+                   "branch, a shape) is compiled for that value, and the bundle no longer takes it (repeat per input)")
     p.add_argument("--max-dim", action="append", default=[], type=_max_dim, metavar="TENSOR:AXIS=N",
                    help="bound of a dimension the data decides (NonMaxSuppression's, NonZero's rows): the arena "
                    "holds N, the op stops at N (repeat per tensor)")
@@ -352,6 +364,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         bundle = compile_file(args.model, Options(name=args.name, target=args.target, vendors=tuple(args.vendor),
                                                      vendor_options=tuple(args.vendor_opt), annotate=args.annotate,
                                                      input_shapes=tuple(args.input_shape),
+                                                     input_values=tuple(args.input_value),
                                                      scratch_floor=args.scratch_floor, max_dims=tuple(args.max_dim),
                                                      threads=args.threads, quantized_io=args.quantized_io,
                                                      fast_math=args.fast_math, host_isa=args.host_isa))
@@ -400,6 +413,7 @@ def _cmd_partition(args: argparse.Namespace) -> int:
                                                               vendor_options=tuple(args.vendor_opt),
                                                               annotate=args.annotate,
                                                               input_shapes=tuple(args.input_shape),
+                                                              input_values=tuple(args.input_value),
                                                               max_dims=tuple(args.max_dim)), source)
     graph = parted.graph
     if args.output:

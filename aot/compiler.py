@@ -35,6 +35,10 @@ class Options:
     annotate: str | None = None  # manual annotation file (JSON)
     vendor_options: tuple[tuple[str, str, str], ...] = ()  # (vendor, key, value): --vendor-opt V.KEY=VALUE
     input_shapes: tuple[tuple[str, tuple[int, ...]], ...] = ()  # static shapes for dynamic inputs
+    # inputs pinned at compile time: ((name, value), ...), value text as --input-value NAME=VALUE takes
+    # it ("16000", "1,0,2") or numbers; each becomes a constant (what it decides folds), which the
+    # bundle no longer takes (metadata.json's pinned_inputs)
+    input_values: tuple[tuple[str, object], ...] = ()
     # kernel scratch any step may have beyond its spare memory (aot/plan/planner.py). 0, the
     # default, holds the arena to the tight bound: the conv and GEMM kernels need no scratch to be
     # fast, and the others size theirs to the memory spare at their step. More lets kernels take
@@ -86,7 +90,7 @@ def partition_model(model: onnx.ModelProto, options: Options = Options(),
     name = sanitize(options.name or file_name or Path(source).stem)
     max_dims = {(t, a): n for t, a, n in options.max_dims}
     graph = simplify(import_model(model, name, dict(options.input_shapes), max_dims, keep_onnx=keep_onnx,
-                                  owned=owned))
+                                  owned=owned, input_values=_input_values(options.input_values)))
     if options.quantized_io:  # after the QDQ pass, which hoists an input's Q above the views it read
         graph, _ = integer_io(graph)
     parted = partition_for(graph, vendors, annotations, name)
@@ -94,6 +98,16 @@ def partition_model(model: onnx.ModelProto, options: Options = Options(),
         if symbol in parted.graph.functions:
             parted.graph.functions[symbol] = function_from_proto(proto, parted.graph.functions[symbol], written)
     return replace(parted, options=vendor_options(vendors, options.vendor_options))
+
+
+def _input_values(given: Sequence[tuple[str, object]]) -> dict[str, object]:
+    """--input-value's pairs by name; one input given two different values is refused."""
+    values: dict[str, object] = {}
+    for name, value in given:
+        if name in values and str(values[name]) != str(value):
+            raise AotcError(f"--input-value {name} given twice ({values[name]}, {value})")
+        values[name] = value
+    return values
 
 
 def vendor_options(vendors: Sequence[Vendor], given: Sequence[tuple[str, str, str]]) -> dict[str, dict[str, str]]:

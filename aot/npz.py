@@ -43,12 +43,41 @@ def load_inputs(path: str | Path, meta: dict, bundle: Path | None = None) -> lis
         print(f"aotc: note: {', '.join(s['name'] for s in pruned)} in '{path}' ignored: "
               f"empty input{'s' if len(pruned) > 1 else ''} of the model, which the bundle does not take",
               file=sys.stderr)
-    extra = sorted(set(arrays) - set(names) - {s["name"] for s in pruned})
+    pinned = [s for s in meta.get("pinned_inputs", []) if s["name"] in arrays]
+    for spec in pinned:  # pinned at compile time (--input-value): the same value is ignored, another refused
+        check_pinned(meta, spec, arrays[spec["name"]], path)
+    if pinned:
+        print(f"aotc: note: {', '.join(s['name'] for s in pinned)} in '{path}' ignored: the value the bundle was "
+              "compiled for (--input-value)", file=sys.stderr)
+    extra = sorted(set(arrays) - set(names) - {s["name"] for s in pruned} - {s["name"] for s in pinned})
     if extra:
-        takes = names + [f"{s['name']} (empty, ignored)" for s in meta.get("pruned_inputs", [])]
+        takes = names + [f"{s['name']} (empty, ignored)" for s in meta.get("pruned_inputs", [])] + \
+            [f"{s['name']} (pinned, ignored)" for s in meta.get("pinned_inputs", [])]
         raise AotcError(f"inputs '{path}' have arrays the model has no input for: {', '.join(extra)} "
                         f"(model {meta['name']} takes {', '.join(takes)})")
     return checked
+
+
+def pinned_value(spec: dict) -> np.ndarray:
+    """The value an input was pinned to (metadata.json's pinned_inputs entry) as an array."""
+    return np.array(spec["value"], dtype=np_dtype(spec["dtype"])).reshape(spec["shape"])
+
+
+def check_pinned(meta: dict, spec: dict, value: np.ndarray, path: str | Path) -> None:
+    """An array given for a pinned input must be the value the bundle was compiled for: the bundle
+    computes with that one, whatever is given, so another value would be silently wrong."""
+    value = check_input(meta, spec, value)
+    want = pinned_value(spec)
+    if not np.array_equal(value, want, equal_nan=want.dtype.kind == "f"):
+        raise AotcError(f"input '{spec['name']}' in '{path}' is {_value_text(value.tolist())}, but the bundle "
+                        f"was compiled with it pinned to {_value_text(spec['value'])} (--input-value); compile "
+                        f"again with --input-value {spec['name']}=... for another value")
+
+
+def _value_text(value: object) -> str:
+    flat = np.ravel(np.array(value)).tolist()
+    text = ",".join(str(v) for v in flat[:8])
+    return text + (",..." if len(flat) > 8 else "")
 
 
 def start_absent_state(meta: dict, arrays: dict[str, np.ndarray], bundle: Path | None) -> dict[str, np.ndarray]:
@@ -152,9 +181,12 @@ def quantize_io(spec: dict, x: np.ndarray) -> np.ndarray:
 def onnx_feeds(meta: dict, inputs: list[np.ndarray], float_inputs: set[str]) -> dict[str, np.ndarray]:
     """The bundle's inputs as the ONNX model takes them: a quantized integer input (a bundle compiled
     with --quantized-io) is dequantized where the model's input is float, so the model's own
-    QuantizeLinear gives back exactly those integers."""
-    return {s["name"]: dequantize_io(s, x) if "scale" in s and s["name"] in float_inputs and x.dtype.kind in "iu"
-            else x for s, x in zip(meta["inputs"], inputs, strict=True)}
+    QuantizeLinear gives back exactly those integers; a pinned input (--input-value) is its value."""
+    feeds = {s["name"]: dequantize_io(s, x) if "scale" in s and s["name"] in float_inputs and x.dtype.kind in "iu"
+             else x for s, x in zip(meta["inputs"], inputs, strict=True)}
+    for spec in meta.get("pinned_inputs", []):  # the model still takes them: the values the bundle was compiled for
+        feeds[spec["name"]] = pinned_value(spec)
+    return feeds
 
 
 def bundle_outputs(meta: dict, refs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -39,6 +39,8 @@ FRONTEND = {
     "Mean": "rewritten as a chain of Add and a Div",
     "CastLike": "rewritten as Cast",
     "Einsum": "lowered to Transpose, Reshape, ReduceSum and MatMul (1 or 2 operands, no diagonals)",
+    "ReverseSequence": "lowered to a Gather of the (batch, time) rows; their indices are a constant when "
+                       "sequence_lens is, else computed at run time",
 }
 
 

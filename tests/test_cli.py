@@ -536,6 +536,7 @@ def test_help_lists_every_command_and_the_vendors():
 @pytest.mark.parametrize("args,words", [
     (["--scratch-floor", "-5"], ["--scratch-floor", "0 or more"]),
     (["--input-shape", "x=2,4"], ["dimension 1", "fixes it at 3"]),
+    (["--input-value", "x"], ["--input-value", "expected NAME=VALUE"]),
 ])
 def test_bad_options_are_refused(tmp_path, args, words):
     onnx.save(tiny_model(), tmp_path / "m.onnx")
@@ -717,3 +718,87 @@ def test_run_float8_e5m2_input_and_output(tmp_path):
     np.testing.assert_array_equal(out["y"], x.astype(np.float32))
     np.testing.assert_array_equal(out["z"].view(ml_dtypes.float8_e5m2), x)
     assert "z (float8_e5m2) written as raw bytes" in r.stdout
+
+
+# --- issue 51: --input-value pins an input at compile time ----------------------------------------------
+def _sample_rate_model() -> onnx.ModelProto:
+    """y = (x * 2 if sr == 16000 else Reshape(x, [-1])) * sr: the branches differ in shape, so only a
+    pinned sr compiles."""
+    from onnx import numpy_helper
+
+    consts = [numpy_helper.from_array(np.array(2.0, np.float32), "two"),
+              numpy_helper.from_array(np.array(16000, np.int64), "k"),
+              numpy_helper.from_array(np.array([-1], np.int64), "flat")]
+    then_g = helper.make_graph([helper.make_node("Mul", ["x", "two"], ["t"])], "then", [], [_vi("t", shape=[2, 4])])
+    else_g = helper.make_graph([helper.make_node("Reshape", ["x", "flat"], ["e"])], "else", [], [_vi("e", shape=[8])])
+    nodes = [helper.make_node("Equal", ["sr", "k"], ["c"]),
+             helper.make_node("If", ["c"], ["b"], then_branch=then_g, else_branch=else_g, name="by_rate"),
+             helper.make_node("Cast", ["sr"], ["srf"], to=TensorProto.FLOAT),
+             helper.make_node("Mul", ["b", "srf"], ["y"])]
+    return _model(nodes, [_vi("x", shape=[2, 4]), _vi("sr", TensorProto.INT64, [])], [_vi("y")], consts)
+
+
+def _flag_model() -> onnx.ModelProto:
+    """y = Where(flag, x, -x) * w, w of a dynamic length the value given decides."""
+    nodes = [helper.make_node("Neg", ["x"], ["nx"]), helper.make_node("Where", ["flag", "x", "nx"], ["s"]),
+             helper.make_node("Mul", ["s", "w"], ["y"])]
+    return _model(nodes, [_vi("x", shape=[2, 4]), _vi("flag", TensorProto.BOOL, [1]), _vi("w", shape=["n"])],
+                  [_vi("y")])
+
+
+def _onnxruntime(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    import onnxruntime as ort
+
+    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+@pytest.mark.parametrize("make,pins,values", [
+    (_sample_rate_model, ["sr=16000"], {"sr": np.array(16000, np.int64)}),
+    (_sample_rate_model, ["sr=8000"], {"sr": np.array(8000, np.int64)}),
+    (_flag_model, ["flag=false", "w=0.5, 1,2,-4"], {"flag": np.array([False]),
+                                                    "w": np.array([0.5, 1, 2, -4], np.float32)}),
+])
+def test_input_value_pins_an_input_and_compiles_what_it_selects(tmp_path, make, pins, values):
+    model = make()
+    onnx.save(model, tmp_path / "m.onnx")
+    out = tmp_path / "out"
+    r = aotc(str(tmp_path / "m.onnx"), "-o", str(out), *[a for p in pins for a in ("--input-value", p)])
+    assert r.returncode == 0, r.stderr
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    assert [s["name"] for s in meta["inputs"]] == ["x"]
+    assert {p["name"]: (p["dtype"], p["shape"], p["value"]) for p in meta["pinned_inputs"]} == \
+        {k: (v.dtype.name, list(v.shape), v.tolist()) for k, v in values.items()}
+    x = np.linspace(-2, 3, 8, dtype=np.float32).reshape(2, 4)
+    want = _onnxruntime(model, {"x": x, **values})[0]
+    for feeds in ({"x": x}, {"x": x, **values}):  # the pinned value given again: accepted, said so, ignored
+        np.savez(tmp_path / "in.npz", **feeds)
+        r = aotc("run", str(out), "--inputs", str(tmp_path / "in.npz"), "--outputs", str(tmp_path / "o.npz"))
+        assert r.returncode == 0, r.stderr
+        assert ("ignored: the value the bundle was compiled for" in r.stderr) == (len(feeds) > 1)
+        with np.load(tmp_path / "o.npz") as data:
+            np.testing.assert_allclose(data["y"], want, rtol=1e-6)
+    name, v = next(iter(values.items()))
+    other = ~v if v.dtype == bool else v + 1
+    np.savez(tmp_path / "bad.npz", x=x, **{name: other})  # another value: the bundle would be silently wrong
+    assert_refused(aotc("run", str(out), "--inputs", str(tmp_path / "bad.npz")), f"'{name}'", "pinned to",
+                   "--input-value")
+
+
+def test_sample_rate_model_is_refused_unpinned(tmp_path, existing_out):
+    _refused(tmp_path, _sample_rate_model(), existing_out, "'by_rate'", "one static shape")
+
+
+@pytest.mark.parametrize("make,pin,words", [
+    (_sample_rate_model, "sr=abc", ["'sr'", "'abc' is not an integer", "int64"]),
+    (_sample_rate_model, "sr=1.5", ["'1.5' is not an integer"]),
+    (_sample_rate_model, "sr=16000,8000", ["'sr' gives 2 values", "int64[]"]),
+    (_sample_rate_model, "sr=99999999999999999999", ["beyond int64's range"]),
+    (_sample_rate_model, "rate=16000", ["'rate'", "not an input", "x, sr"]),
+    (_flag_model, "flag=maybe", ["'maybe' is not true/false"]),
+    (_flag_model, "x=1,2,3", ["'x' gives 3 values", "float32[2,4] holds 8"]),
+])
+def test_bad_input_value_is_refused(tmp_path, existing_out, make, pin, words):
+    onnx.save(make(), tmp_path / "m.onnx")
+    before = snapshot(existing_out)
+    assert_refused(aotc(str(tmp_path / "m.onnx"), "-o", str(existing_out), "--input-value", pin), *words)
+    assert snapshot(existing_out) == before

@@ -202,6 +202,8 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         "outputs": outputs,
         # inputs the model declares empty (a zero-size dimension): constants, not arguments of <name>_run
         **({"pruned_inputs": graph.info.pruned_inputs} if graph.info.pruned_inputs else {}),
+        # inputs pinned at compile time (--input-value): constants of the value recorded, not arguments
+        **({"pinned_inputs": graph.info.pinned_inputs} if graph.info.pinned_inputs else {}),
         "memory": {
             "arena_bytes": plan.arena_bytes,
             "weights_bytes": weights_bytes,

@@ -109,6 +109,8 @@ class GraphInfo:
     state: dict[str, dict] = field(default_factory=dict)
     # inputs declared empty, which the bundle makes constants: [{name, shape, dtype}] (the ONNX import)
     pruned_inputs: list[dict] = field(default_factory=list)
+    # inputs pinned at compile time (--input-value): [{name, dtype, shape, value}] (the ONNX import)
+    pinned_inputs: list[dict] = field(default_factory=list)
     # the folded ONNX model, which `aotc partition -o` writes a partition back into (keep_onnx)
     folded_onnx: Any = None
     # a vendor function's record of its own passes and options (accel_sim's transform)
@@ -119,7 +121,8 @@ class GraphInfo:
         """A copy whose tables can change without changing this one's."""
         return replace(self, bounded=dict(self.bounded), extent_root=dict(self.extent_root),
                        io_quantization=dict(self.io_quantization), state=dict(self.state),
-                       pruned_inputs=list(self.pruned_inputs), vendor_passes=list(self.vendor_passes),
+                       pruned_inputs=list(self.pruned_inputs), pinned_inputs=list(self.pinned_inputs),
+                       vendor_passes=list(self.vendor_passes),
                        vendor_options=dict(self.vendor_options))
 
 

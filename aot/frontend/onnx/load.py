@@ -113,6 +113,99 @@ def fix_input_shapes(model: onnx.ModelProto, shapes: dict[str, tuple[int, ...]])
             tt.shape.dim.add().dim_value = int(d)
 
 
+def pin_input_values(model: onnx.ModelProto, values: dict[str, object]) -> list[dict]:
+    """--input-value: each named input becomes a constant of the value given (a sample rate, a mode
+    flag), so what it decides folds (an If on it becomes the branch it selects, a shape computed from
+    it a constant) and the bundle no longer takes it. A value is text ("16000", "1,0,2", "true") or
+    numbers; the input's declared dtype and shape decide how it is read (one dynamic dimension takes
+    the count given). Returns their records for metadata.json's pinned_inputs: name, dtype, shape, value."""
+    inputs = {vi.name: vi for vi in model.graph.input}
+    pinned: list[dict] = []
+    for name, given in values.items():
+        vi = inputs.get(name)
+        if vi is None:
+            raise AotcError(f"--input-value names '{name}', which is not an input of the model "
+                            f"(inputs: {', '.join(inputs)})")
+        tt = vi.type.tensor_type
+        if not vi.type.HasField("tensor_type") or not tt.elem_type:
+            raise AotcError(f"--input-value '{name}': the input is not a tensor of a known element type")
+        dtype = helper.tensor_dtype_to_np_dtype(tt.elem_type)
+        if dtype.kind not in "biuf":
+            raise AotcError(f"--input-value '{name}': input of type {elem_name(tt.elem_type)}, which cannot be pinned "
+                            "(bool, integer and float inputs can)")
+        items = _value_items(name, given)
+        arr = _typed(name, items, dtype)
+        shape = _pinned_shape(name, tt, len(items), elem_name(tt.elem_type))
+        arr = arr.reshape(shape)
+        inits = [i for i in model.graph.initializer if i.name == name]
+        for i in inits:  # an input with a default (IR >= 4): the value given replaces it
+            model.graph.initializer.remove(i)
+        model.graph.initializer.append(numpy_helper.from_array(arr, name))
+        tt.shape.Clear()
+        for d in shape:
+            tt.shape.dim.add().dim_value = int(d)
+        pinned.append({"name": name, "dtype": elem_name(tt.elem_type), "shape": list(shape), "value": arr.tolist()})
+    return pinned
+
+
+def _value_items(name: str, given: object) -> list[str]:
+    if isinstance(given, str):
+        items = [t.strip() for t in given.split(",")]
+        if not all(items):
+            raise AotcError(f"--input-value '{name}': expected a value or comma-separated values, got '{given}'")
+        return items
+    return [str(v) for v in np.asarray(given).ravel().tolist()]
+
+
+def _typed(name: str, items: list[str], dtype: np.dtype) -> np.ndarray:
+    """The values as `dtype`, each read exactly: an integer input takes integers in its range, a bool
+    one true/false/1/0."""
+    out = []
+    for t in items:
+        try:
+            if dtype.kind == "b":
+                if t.lower() not in ("true", "false", "1", "0"):
+                    raise ValueError
+                out.append(t.lower() in ("true", "1"))
+            elif dtype.kind in "iu":
+                v = int(t)
+                info = np.iinfo(dtype)
+                if not info.min <= v <= info.max:
+                    raise AotcError(f"--input-value '{name}': {t} is beyond {dtype.name}'s range "
+                                    f"({info.min} to {info.max})")
+                out.append(v)
+            else:
+                out.append(float(t))
+        except ValueError:
+            kind = "true/false" if dtype.kind == "b" else "an integer" if dtype.kind in "iu" else "a number"
+            raise AotcError(f"--input-value '{name}': '{t}' is not {kind}, which the input ({dtype.name}) "
+                            "takes") from None
+    return np.array(out, dtype=dtype)
+
+
+def _pinned_shape(name: str, tt: onnx.TypeProto.Tensor, count: int, dtype: str) -> tuple[int, ...]:
+    """The input's declared shape with `count` values: static dims must hold exactly that many; one
+    dynamic dim takes what is left; an input of unknown rank is a scalar or a list."""
+    if not tt.HasField("shape"):
+        return () if count == 1 else (count,)
+    dims = [int(d.dim_value) if d.HasField("dim_value") and d.dim_value > 0 else None for d in tt.shape.dim]
+    shown = f"{dtype}[{','.join('?' if d is None else str(d) for d in dims)}]"
+    known = int(np.prod([d for d in dims if d is not None]))
+    free = [k for k, d in enumerate(dims) if d is None]
+    values = f"{count} value{'s' if count != 1 else ''}"
+    if not free:
+        if known != count:
+            raise AotcError(f"--input-value '{name}' gives {values}, but the input {shown} holds {known}")
+        return tuple(dims)  # type: ignore[arg-type]
+    if len(free) > 1:
+        raise AotcError(f"--input-value '{name}': the input is {shown}, more than one dynamic dimension; "
+                        "fix them with --input-shape first")
+    if count % known:
+        raise AotcError(f"--input-value '{name}' gives {values}, which do not fill the input {shown}")
+    dims[free[0]] = count // known
+    return tuple(dims)  # type: ignore[arg-type]
+
+
 def empty_inputs_to_constants(model: onnx.ModelProto) -> list[dict]:
     """An input with a static zero-size dimension holds nothing, so its value is known: it becomes an
     empty constant (no argument, no arena space), and what reads it folds (a CastLike's `like`, empty

@@ -28,6 +28,7 @@ from aot.frontend.onnx.load import (
     metadata_json,
     name_nodes,
     opset_of,
+    pin_input_values,
     reduces_empty,
     sanitize,
 )
@@ -56,11 +57,13 @@ class ImportState:
     max_dims: dict[tuple[str, int], int] | None = None
     keep_onnx: bool = True
     owned: bool = False
+    input_values: dict[str, object] | None = None  # --input-value: inputs pinned to constants
     opset: int = 0
     declared: dict[str, onnx.TypeProto] = field(default_factory=dict)  # the file's output/value_info types
     graph: Graph | None = None
     inconsistent: list[AotcError] = field(default_factory=list)  # raised after canonicalize's own checks
     pruned: list[dict] = field(default_factory=list)  # inputs declared empty, made constants (empty-inputs)
+    pinned: list[dict] = field(default_factory=list)  # inputs pinned by --input-value (input-values)
 
     @property
     def ir(self) -> Graph:
@@ -109,6 +112,12 @@ def _input_shapes(s: ImportState) -> None:
     """--input-shape: the inputs' dynamic dimensions fixed."""
     if s.input_shapes:
         fix_input_shapes(s.model, s.input_shapes)
+
+
+def _input_values(s: ImportState) -> None:
+    """--input-value: the inputs pinned at compile time become constants, so what they decide folds."""
+    if s.input_values:
+        s.pinned = pin_input_values(s.model, s.input_values)
 
 
 def _check_declared(s: ImportState) -> None:
@@ -171,6 +180,7 @@ def _to_ir(s: ImportState) -> None:
     bounded = BoundedImport(s.max_dims or {})
     s.graph = to_ir(s.model, s.name or sanitize(s.model.graph.name or "model"), bounded, import_model)
     s.graph.info.pruned_inputs = s.pruned  # inputs the bundle does not take, which `aotc run` accepts
+    s.graph.info.pinned_inputs = s.pinned  # likewise, with the value they were pinned to (--input-value)
     bounded.finish(s.graph)
 
 
@@ -233,6 +243,7 @@ ONNX_STEPS: tuple[Step, ...] = (
     Step("own-copy", _own_copy),
     Step("drop-unread-outputs", _drop_unread_outputs),
     Step("input-shapes", _input_shapes),
+    Step("input-values", _input_values),
     Step("check-declared", _check_declared),
     Step("empty-inputs", _empty_inputs),
     Step("check-input-shapes", _check_input_shapes),
@@ -270,13 +281,14 @@ def run_import(state: ImportState, steps: tuple[Step, ...] = STEPS) -> Iterator[
 def import_model(model: onnx.ModelProto, name: str | None = None,
                  input_shapes: dict[str, tuple[int, ...]] | None = None,
                  max_dims: dict[tuple[str, int], int] | None = None, *, keep_onnx: bool = True,
-                 owned: bool = False) -> Graph:
+                 owned: bool = False, input_values: dict[str, object] | None = None) -> Graph:
     """ModelProto -> IR Graph with static shapes, constants folded, attributes canonical;
     `max_dims` bounds data-dependent dims ({(tensor, axis): rows}, aot/frontend/onnx/bounded.py).
     `keep_onnx`: keep the folded ONNX in graph.info.folded_onnx, which `aotc partition -o` writes back;
     a compile does without that copy of the weights. `owned`: the caller hands `model` over (it was
-    loaded for this compile), so it is changed in place rather than copied."""
-    state = ImportState(model, name, input_shapes, max_dims, keep_onnx, owned)
+    loaded for this compile), so it is changed in place rather than copied. `input_values`: inputs
+    pinned to constants ({name: text or numbers}, --input-value)."""
+    state = ImportState(model, name, input_shapes, max_dims, keep_onnx, owned, input_values=input_values)
     for _ in run_import(state):
         pass
     return state.ir

@@ -9,7 +9,9 @@
   back only where inference knows nothing (a shape that depends on a graph input's value), and
   compared with what the graph computes: a contradiction is refused (onnxruntime refuses such
   models or warns and uses the inferred shape; aotc never runs a model whose I/O differ from
-  what it says).
+  what it says). A declared dim that is a name, -1, or 0 where the graph computes rows is what
+  exporters write for "unknown" (issue 51): the computed dim is taken; a positive one that differs
+  is a contradiction.
 - `check_node_outputs`: before a node is evaluated (constant folding, or shape inference by
   evaluation), the sizes of its outputs, as onnx infers them for that node from its inputs' types
   and small constant values, are checked against the limit.
@@ -33,6 +35,9 @@ _KNOWN = {v for v in TensorProto.DataType.values() if v != TensorProto.UNDEFINED
 _PACKED_4BIT = {getattr(TensorProto, n) for n in ("INT4", "UINT4", "FLOAT4E2M1") if hasattr(TensorProto, n)}
 _COMPLEX = {TensorProto.COMPLEX64, TensorProto.COMPLEX128}
 _SMALL_VALUE = 4096  # constant inputs up to this many elements are shown to onnx's node inference
+# what some exporters write for a dimension they do not know, on outputs and value_info (tf2onnx,
+# hand-patched models): taken as unknown there, like a symbolic name. On a graph input it stays refused.
+UNKNOWN_DIM = -1
 
 
 def elem_name(elem_type: int) -> str:
@@ -112,8 +117,11 @@ def check_declared(model: onnx.ModelProto) -> None:
             dims: list[int | str | None] = []
             for k, d in enumerate(tt.shape.dim):
                 if d.HasField("dim_value"):
-                    if d.dim_value < 0:
+                    if d.dim_value < 0 and not (kind != "input" and d.dim_value == UNKNOWN_DIM):
                         raise AotcError(f"{what} declares dimension {k} as {d.dim_value}")
+                    if d.dim_value < 0:
+                        dims.append(None)  # an output's -1: unknown (take_declarations clears it)
+                        continue
                     dims.append(int(d.dim_value))
                 else:
                     dims.append(d.dim_param or None)
@@ -167,7 +175,12 @@ def take_declarations(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
     declared: dict[str, onnx.TypeProto] = {}
     for vi in list(g.value_info) + list(g.output):
         if vi.HasField("type"):
-            declared.setdefault(vi.name, onnx.TypeProto()).CopyFrom(vi.type)
+            tp = declared.setdefault(vi.name, onnx.TypeProto())
+            tp.CopyFrom(vi.type)
+            if tp.HasField("tensor_type") and tp.tensor_type.HasField("shape"):
+                for d in tp.tensor_type.shape.dim:
+                    if d.HasField("dim_value") and d.dim_value == UNKNOWN_DIM:
+                        d.ClearField("dim_value")  # unknown, as a dim without value or name
     for vi in g.output:
         vi.ClearField("type")
     del g.value_info[:]
@@ -226,6 +239,8 @@ def check_declarations(graph: Graph, declared: dict[str, onnx.TypeProto]) -> Non
         if tt.HasField("shape"):
             decl_dims = [int(d.dim_value) if d.HasField("dim_value") else (d.dim_param or None)
                          for d in tt.shape.dim]
+            if len(decl_dims) == len(t.shape):  # a declared 0 where the graph computes rows: 0 as "unknown"
+                decl_dims = [None if d == 0 and s > 0 else d for d, s in zip(decl_dims, t.shape, strict=True)]
             agree = agree and len(decl_dims) == len(t.shape) and all(
                 not isinstance(d, int) or d == s for d, s in zip(decl_dims, t.shape, strict=True))
         if not agree and _onnx_inference_is_wrong(graph, name, decl_dtype, decl_dims):

@@ -85,9 +85,9 @@ class Builder:
         return name
 
     def add(self, op: str, ins: list[str], shape: tuple[int, ...] | None, attrs: dict | None = None,
-            out: str | None = None) -> str:
-        """Append op(ins) -> a new tensor of `shape` (or `out`, the node's own output: the last step)."""
-        out = out or self.tensor(shape)
+            out: str | None = None, dtype: str = "float32") -> str:
+        """Append op(ins) -> a new tensor of `shape` and `dtype` (or `out`, the node's own output: the last step)."""
+        out = out or self.tensor(shape, dtype=dtype)
         name = self.node.name if out in self.node.outputs else f"{self.node.name}__{len(self.nodes)}"
         self.nodes.append(Node(op, name, ins, [out], dict(attrs or {}), self.node.sources()))
         return out

@@ -1,4 +1,5 @@
-"""AffineGrid as a MatMul of theta by the base grid (aot/kernels/index.py runs GridSample)."""
+"""AffineGrid as a MatMul of theta by the base grid (aot/kernels/index.py runs GridSample);
+ReverseSequence as a Gather of the (batch, time) rows."""
 
 from __future__ import annotations
 
@@ -42,4 +43,61 @@ def affine_grid(node: Node, graph: Graph, opset: int) -> list[Node]:
     prod = b.add("MatMul", [theta, b.tensor(homog.shape, np.ascontiguousarray(homog, np.float32))], (n, r, points))
     moved = b.add("Transpose", [prod], (n, points, r), {"perm": [0, 2, 1]})
     b.add("Reshape", [moved], None, out=node.outputs[0])
+    return b.nodes
+
+
+def reverse_sequence(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """ReverseSequence -> one Gather of rows: the input viewed as [T*B, ...] (its batch and time axes,
+    0 and 1 in either order, flattened), row (t, b) taken from (lens[b] - 1 - t, b) where t < lens[b],
+    else from itself. With sequence_lens constant the row indices are a constant (a length beyond T is
+    refused); given at run time, they are computed by Less, Sub and Where, and the rows a length
+    beyond T would read past the input are zeros (onnxruntime raises an error there)."""
+    x, lens = node.inputs[:2]
+    shape = shape_of(graph, x)
+    if len(shape) < 2:
+        raise AotcError(f"ReverseSequence needs an input of rank 2 or more, got {list(shape)}", node=node)
+    batch_axis, time_axis = int(node.attrs.get("batch_axis", 1)), int(node.attrs.get("time_axis", 0))
+    if sorted((batch_axis, time_axis)) != [0, 1]:
+        raise AotcError(f"ReverseSequence's batch_axis ({batch_axis}) and time_axis ({time_axis}) must be 0 and 1",
+                        node=node)
+    t_len, b_len = shape[time_axis], shape[batch_axis]
+    if shape_of(graph, lens) != (b_len,):
+        raise AotcError(f"sequence_lens is {list(shape_of(graph, lens))}, the batch is {b_len}", node=node)
+    b = Builder(node, graph)
+    rows = t_len * b_len
+    time_major = time_axis == 0
+    t = np.arange(t_len, dtype=np.int64)[:, None] if time_major else np.arange(t_len, dtype=np.int64)[None, :]
+    batch = np.arange(b_len, dtype=np.int64)[None, :] if time_major else np.arange(b_len, dtype=np.int64)[:, None]
+    value = graph.const(lens)
+    if value is not None:
+        n = np.asarray(value, np.int64).reshape(-1)
+        if ((n < 0) | (n > t_len)).any():
+            raise AotcError(f"sequence_lens {n.tolist()} must each be between 0 and the time axis' {t_len}",
+                            node=node)
+        n = n[None, :] if time_major else n[:, None]
+        src_t = np.where(t < n, n - 1 - t, t)
+        flat = src_t * b_len + batch if time_major else batch * t_len + src_t
+        index = b.tensor((rows,), np.ascontiguousarray(flat.reshape(-1)), "int64")
+    else:
+        grid = (t_len, b_len) if time_major else (b_len, t_len)
+        t_c = b.tensor(t.shape, t, "int64")
+        n_c = b.add("Reshape", [lens], (1, b_len) if time_major else (b_len, 1), dtype="int64")
+        inside = b.add("Less", [t_c, n_c], grid, dtype="bool")
+        one = b.tensor((), np.array(1, np.int64), "int64")
+        back = b.add("Sub", [b.add("Sub", [n_c, t_c], grid, dtype="int64"), one], grid, dtype="int64")
+        src_t = b.add("Where", [inside, back, b.tensor(grid, np.broadcast_to(t, grid).copy(), "int64")], grid,
+                      dtype="int64")
+        stride = b.tensor((), np.array(b_len if time_major else 1, np.int64), "int64")
+        offset = batch * (1 if time_major else t_len)
+        scaled = b.add("Mul", [src_t, stride], grid, dtype="int64")
+        flat = b.add("Add", [scaled, b.tensor(offset.shape, offset, "int64")], grid, dtype="int64")
+        # a length beyond T (onnxruntime refuses it) reaches past its own rows: made an index out of
+        # range, which Gather gives as zeros, rather than the next sequence's row
+        valid = b.add("Less", [src_t, b.tensor((), np.array(t_len, np.int64), "int64")], grid, dtype="bool")
+        flat = b.add("Where", [valid, flat, b.tensor((), np.array(rows, np.int64), "int64")], grid, dtype="int64")
+        index = b.add("Reshape", [flat], (rows,), dtype="int64")
+    dtype = graph.tensors[x].dtype
+    viewed = b.add("Reshape", [x], (rows, *shape[2:]), dtype=dtype)
+    gathered = b.add("Gather", [viewed, index], (rows, *shape[2:]), {"axis": 0}, dtype=dtype)
+    b.add("Reshape", [gathered], None, out=node.outputs[0])
     return b.nodes
