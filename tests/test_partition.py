@@ -430,8 +430,8 @@ def test_the_state_travels_between_steps_not_in_graph_meta():
     assert state.refusals["n1"] == {"v": "v does not take Sigmoid"}
     assert [(r.target, r.nodes) for r in state.regions] == [("v", ("n0", "n2")), ("v", ("n3",))]
     parted = partition_for(state.graph, [vendor("v", {"Relu", "Tanh", "Add"})], None, "m")
-    import dataclasses  # the graph carries typed fields alone (GraphInfo), no dict a stage could add keys to
-    assert not hasattr(parted.graph, "meta")
+    import dataclasses  # the graph carries typed fields (GraphInfo); graph.meta is the vendor's record alone
+    assert parted.graph.meta == {}
     assert not {"targets", "refusals", "regions", "vendors"} & {f.name for f in dataclasses.fields(parted.graph.info)}
     assert parted.refusals["n1"] == {"v": "v does not take Sigmoid"}
     assert [v.name for v in parted.vendors] == ["v"]

@@ -116,6 +116,7 @@ class GraphInfo:
     # a vendor function's record of its own passes and options (accel_sim's transform)
     vendor_passes: list[str] = field(default_factory=list)
     vendor_options: dict[str, str] = field(default_factory=dict)
+    vendor_extra: dict[str, Any] = field(default_factory=dict)  # other keys a vendor keeps (Graph.meta)
 
     def copy(self) -> GraphInfo:
         """A copy whose tables can change without changing this one's."""
@@ -123,7 +124,7 @@ class GraphInfo:
                        io_quantization=dict(self.io_quantization), state=dict(self.state),
                        pruned_inputs=list(self.pruned_inputs), pinned_inputs=list(self.pinned_inputs),
                        vendor_passes=list(self.vendor_passes),
-                       vendor_options=dict(self.vendor_options))
+                       vendor_options=dict(self.vendor_options), vendor_extra=dict(self.vendor_extra))
 
 
 @dataclass
@@ -135,6 +136,22 @@ class Graph:
     outputs: list[str]
     functions: dict[str, Function] = field(default_factory=dict)
     info: GraphInfo = field(default_factory=lambda: GraphInfo())  # what the import learnt of the model as a whole
+
+    # --- a vendor's record of its function, as the vendor guide has written it since vendors began -------
+    @property
+    def meta(self) -> dict[str, Any]:
+        """What a vendor's transform records of its function (`vendor_passes`, `vendor_options` and any key
+        of its own), as the dict docs/vendor-guide.md shows: `graph.meta = {**graph.meta, ...}`. aotc's
+        stages read and write the typed `info` instead."""
+        return {**({"vendor_passes": list(self.info.vendor_passes)} if self.info.vendor_passes else {}),
+                **({"vendor_options": dict(self.info.vendor_options)} if self.info.vendor_options else {}),
+                **self.info.vendor_extra}
+
+    @meta.setter
+    def meta(self, value: dict[str, Any]) -> None:
+        rest = {k: v for k, v in value.items() if k not in ("vendor_passes", "vendor_options")}
+        self.info = replace(self.info, vendor_passes=list(value.get("vendor_passes", [])),
+                            vendor_options=dict(value.get("vendor_options", {})), vendor_extra=rest)
 
     # --- queries -------------------------------------------------------------
     def tensor(self, name: str) -> Tensor:
