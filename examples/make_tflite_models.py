@@ -448,6 +448,25 @@ def svdf_int8() -> bytes:
     return bytes(fb.Output())
 
 
+def mathops() -> keras.Model:
+    """Builtins of issue 50 a user's float model needs (made in float only): BATCH_MATMUL (runtime x
+    runtime, adj_x / adj_y and a broadcast batch, as a mel-spectrogram front end's), SQUARED_DIFFERENCE,
+    RSQRT, SELECT, SELECT_V2, GATHER_ND, SPACE_TO_DEPTH and DEPTH_TO_SPACE."""
+    x = keras.Input((4, 4, 8), batch_size=1)
+    y = L.Conv2D(8, 1)(x)
+    sq = L.Lambda(lambda t: tf.math.squared_difference(t[0], t[1]))([x, y])
+    r = L.Lambda(lambda t: tf.math.rsqrt(t * t + 0.5))(y)
+    sel = L.Lambda(lambda t: tf.where(t[0] > 0.0, t[0], t[1]))([sq, r])
+    sel = L.Lambda(lambda t: tf.where(t[0] > 1.0, t[1], 0.5))([r, sel])  # broadcast: SELECT_V2
+    s2d = L.Lambda(lambda t: tf.nn.space_to_depth(t, 2))(sel)
+    d2s = L.Lambda(lambda t: tf.nn.depth_to_space(t, 2))(L.Conv2D(8, 1)(s2d))
+    g = L.Lambda(lambda t: tf.gather_nd(t, [[0, 1, 2], [0, 3, 0], [0, 2, 2]]))(x)
+    a = L.Lambda(lambda t: tf.matmul(t[0], t[1], transpose_b=True))([x, y])
+    b = L.Lambda(lambda t: tf.matmul(t[0], t[1], transpose_a=True))([x, y])
+    c = L.Lambda(lambda t: tf.matmul(t[0], t[1][:, :1, :, :]))([a, y])  # [1, 4, 4, 4] x [1, 1, 4, 8]
+    return keras.Model(x, [d2s, g, b, c])
+
+
 FP16 = ("keyword", "excite")  # also written with float16 weights (each behind a DEQUANTIZE), issue 50
 SPARSE = ("pruned",)  # converted with EXPERIMENTAL_SPARSITY
 FLOAT_IO = ("keyword",)  # also written int8 inside with float inputs and outputs
@@ -457,10 +476,10 @@ X16_ONLY = ("gates", "arith")  # written in 16x8 only
 MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "residual": residual, "moves": moves,
           "acts": acts, "excite": excite, "shuffle": shuffle, "resize": resize, "lstm": lstm,
           "stream": stream, "lstm3": lstm3, "branch": branch, "gates": gates, "arith": arith, "variants": variants,
-          "pruned": pruned, "mirror": mirror}
+          "pruned": pruned, "mirror": mirror, "mathops": mathops}
 # int8 RESIZE_BILINEAR (TFLite's integer interpolation) is not mapped yet; lstm is also written full-int8
 # (the converter's integer LSTM)
-FLOAT_ONLY = ("resize", "stream", "lstm3", "branch", "variants", "mirror")
+FLOAT_ONLY = ("resize", "stream", "lstm3", "branch", "variants", "mirror", "mathops")
 
 
 def representative(model: keras.Model):

@@ -286,6 +286,21 @@ def _pool(onnx_op: str):
 
 
 def _binary(b: OnnxBuilder, op: TflOp) -> None:
+    names, layout = _binary_inputs(b, op)
+    act = getattr(op.options, "fusedActivationFunction", _ACT_NONE) if op.options is not None else _ACT_NONE
+    _finish(b, op, _BINARY[op.op], names, layout, act)
+
+
+def _squared_difference(b: OnnxBuilder, op: TflOp) -> None:
+    """(x - y)^2: a Sub, then a Mul of the difference by itself."""
+    names, layout = _binary_inputs(b, op)
+    d = b.node("Sub", names, hint=f"{op.name}_sub")
+    _finish(b, op, "Mul", [d, d], layout)
+
+
+def _binary_inputs(b: OnnxBuilder, op: TflOp) -> tuple[list[str], str]:
+    """An elementwise op's two inputs and its layout: NCHW when an input already is and every other
+    input is 4-D or a constant (broadcast along the channels, transposed here)."""
     ins = op.inputs[:2]
     y_rank = len(b.tensor(op.outputs[0]).shape)
     layout = NCHW if y_rank == 4 and any(b.prefers(i) == NCHW for i in ins) else NHWC
@@ -303,8 +318,7 @@ def _binary(b: OnnxBuilder, op: TflOp) -> None:
             names.append(b.const(np.ascontiguousarray(data), f"{b.names[i]}_nchw"))
         else:
             names.append(b.value(i, layout))
-    act = getattr(op.options, "fusedActivationFunction", _ACT_NONE) if op.options is not None else _ACT_NONE
-    _finish(b, op, _BINARY[op.op], names, layout, act)
+    return names, layout
 
 
 def _unary(b: OnnxBuilder, op: TflOp) -> None:
@@ -520,6 +534,54 @@ def _gather(b: OnnxBuilder, op: TflOp) -> None:
     _finish(b, op, "Gather", [b.value(op.inputs[0], NHWC), b.value(op.inputs[1], NHWC)], NHWC, axis=axis)
 
 
+def _float_only(b: OnnxBuilder, op: TflOp, k: int) -> None:
+    dtype = b.tensor(op.inputs[k]).dtype
+    if dtype != "float32":
+        raise op_error(op, f"{op.op} of {dtype} tensors is not supported (float32 only)")
+
+
+def _gather_nd(b: OnnxBuilder, op: TflOp) -> None:
+    """GATHER_ND is ONNX GatherND (batch_dims 0) with int64 indices."""
+    idx = b.tensor(op.inputs[1])
+    if idx.data is not None:
+        indices = b.const(idx.data.astype(np.int64), f"{b.names[op.inputs[1]]}_i64")
+    else:
+        indices = b.node("Cast", [b.value(op.inputs[1], NHWC)], hint=f"{op.name}_i64", to=onnx.TensorProto.INT64)
+    _finish(b, op, "GatherND", [b.value(op.inputs[0], NHWC), indices], NHWC)
+
+
+def _select(b: OnnxBuilder, op: TflOp) -> None:
+    """SELECT / SELECT_V2 (the latter broadcasting, as numpy does) are ONNX Where."""
+    _float_only(b, op, 1)
+    _finish(b, op, "Where", [b.value(i, NHWC) for i in op.inputs[:3]], NHWC)
+
+
+def _space_depth(b: OnnxBuilder, op: TflOp) -> None:
+    """SPACE_TO_DEPTH / DEPTH_TO_SPACE of NHWC: ONNX's NCHW ops on the NCHW value order the channels as
+    TFLite does (block row, block column, then channel: DepthToSpace's DCR mode)."""
+    _float_only(b, op, 0)
+    onnx_op = "SpaceToDepth" if op.op == "SPACE_TO_DEPTH" else "DepthToSpace"
+    attrs: dict[str, Any] = {"blocksize": int(op.options.blockSize)}
+    if onnx_op == "DepthToSpace":
+        attrs["mode"] = "DCR"
+    _finish(b, op, onnx_op, [b.value(op.inputs[0], NCHW)], NCHW, **attrs)
+
+
+def _batch_matmul(b: OnnxBuilder, op: TflOp) -> None:
+    """BATCH_MATMUL is ONNX MatMul (batch dims broadcast as numpy does); adj_x / adj_y transpose the
+    last two axes of x / y first."""
+    names = []
+    for k, adj in ((0, op.options is not None and op.options.adjX), (1, op.options is not None and op.options.adjY)):
+        _float_only(b, op, k)
+        x = b.value(op.inputs[k], NHWC)
+        rank = len(b.tensor(op.inputs[k]).shape)
+        if adj:
+            x = b.node("Transpose", [x], hint=f"{op.name}_adj{'xy'[k]}",
+                       perm=[*range(rank - 2), rank - 1, rank - 2])
+        names.append(x)
+    _finish(b, op, "MatMul", names, NHWC)
+
+
 def _split(b: OnnxBuilder, op: TflOp) -> None:
     x = b.tensor(op.inputs[1])
     axis = int(_const_input(b, op, 0, "axis").reshape(-1)[0]) % len(x.shape)
@@ -666,5 +728,7 @@ _OPS = {
     "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm, "GATHER": _gather, "SPLIT": _split, "SLICE": _slice, "WHILE": _while,
     "IF": _if,
     "VAR_HANDLE": _var_handle, "READ_VARIABLE": _read_variable, "ASSIGN_VARIABLE": _assign_variable,
-    "CALL_ONCE": _call_once,
+    "CALL_ONCE": _call_once, "SQUARED_DIFFERENCE": _squared_difference, "GATHER_ND": _gather_nd,
+    "SELECT": _select, "SELECT_V2": _select, "SPACE_TO_DEPTH": _space_depth, "DEPTH_TO_SPACE": _space_depth,
+    "BATCH_MATMUL": _batch_matmul,
 }
