@@ -467,6 +467,25 @@ def mathops() -> keras.Model:
     return keras.Model(x, [d2s, g, b, c])
 
 
+def reduce() -> keras.Model:
+    """More of TFLM's op resolver that is one ONNX op or two (made in float only): SIN, COS, SQUARE,
+    FLOOR, NOT_EQUAL, LOG_SOFTMAX, SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD, ARG_MAX, ARG_MIN,
+    PACK, UNPACK, SPLIT_V, ADD_N."""
+    x = keras.Input((4, 4, 8), batch_size=1)
+    y = L.Conv2D(8, 1)(x)
+    a = L.Lambda(lambda t: tf.sin(t[0]) + tf.cos(t[1]) * tf.square(t[0]))([x, y])
+    b = L.Lambda(lambda t: tf.where(tf.not_equal(tf.floor(t[0] * 2.0), 0.0), t[2], t[1]))([y, a, x])
+    c = L.Lambda(lambda t: tf.nn.log_softmax(t, axis=-1))(b)
+    r = L.Lambda(lambda t: tf.add_n([tf.reduce_sum(t, axis=1), tf.reduce_max(t, axis=2), tf.reduce_min(t, axis=1),
+                                     tf.reduce_prod(t, axis=2)]))(c)
+    am = L.Lambda(lambda t: tf.stack([tf.argmax(t, axis=-1, output_type=tf.int32),
+                                      tf.argmin(t, axis=-1, output_type=tf.int32)], axis=1),
+                  output_shape=(2, 4, 4))(y)
+    u = L.Lambda(lambda t: tf.unstack(t, axis=1))(x)
+    s1, s2 = L.Lambda(lambda t: tf.split(t, [3, 5], axis=-1))(y)
+    return keras.Model(x, [r, am, L.Add()([u[0], u[3]]), s1, s2])
+
+
 FP16 = ("keyword", "excite")  # also written with float16 weights (each behind a DEQUANTIZE), issue 50
 SPARSE = ("pruned",)  # converted with EXPERIMENTAL_SPARSITY
 FLOAT_IO = ("keyword",)  # also written int8 inside with float inputs and outputs
@@ -476,10 +495,10 @@ X16_ONLY = ("gates", "arith")  # written in 16x8 only
 MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "residual": residual, "moves": moves,
           "acts": acts, "excite": excite, "shuffle": shuffle, "resize": resize, "lstm": lstm,
           "stream": stream, "lstm3": lstm3, "branch": branch, "gates": gates, "arith": arith, "variants": variants,
-          "pruned": pruned, "mirror": mirror, "mathops": mathops}
+          "pruned": pruned, "mirror": mirror, "mathops": mathops, "reduce": reduce}
 # int8 RESIZE_BILINEAR (TFLite's integer interpolation) is not mapped yet; lstm is also written full-int8
 # (the converter's integer LSTM)
-FLOAT_ONLY = ("resize", "stream", "lstm3", "branch", "variants", "mirror", "mathops")
+FLOAT_ONLY = ("resize", "stream", "lstm3", "branch", "variants", "mirror", "mathops", "reduce")
 
 
 def representative(model: keras.Model):

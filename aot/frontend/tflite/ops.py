@@ -49,7 +49,7 @@ _SAME = 0  # Padding.SAME (VALID = 1)
 
 _UNARY = {"LOGISTIC": "Sigmoid", "TANH": "Tanh", "RELU": "Relu", "ABS": "Abs", "EXP": "Exp", "NEG": "Neg",
           "SQRT": "Sqrt", "RSQRT": None, "LOG": "Log", "FLOOR": "Floor", "CEIL": "Ceil", "ELU": "Elu",
-          "HARD_SWISH": "HardSwish"}
+          "HARD_SWISH": "HardSwish", "SIN": "Sin", "COS": "Cos", "SQUARE": None}
 _BINARY = {"ADD": "Add", "SUB": "Sub", "MUL": "Mul", "DIV": "Div", "MAXIMUM": "Max", "MINIMUM": "Min",
            "LESS": "Less", "LESS_EQUAL": "LessOrEqual", "GREATER": "Greater", "GREATER_EQUAL": "GreaterOrEqual",
            "EQUAL": "Equal", "LOGICAL_AND": "And", "LOGICAL_OR": "Or", "PRELU": "PRelu"}
@@ -291,6 +291,11 @@ def _binary(b: OnnxBuilder, op: TflOp) -> None:
     _finish(b, op, _BINARY[op.op], names, layout, act)
 
 
+def _not_equal(b: OnnxBuilder, op: TflOp) -> None:
+    names, layout = _binary_inputs(b, op)
+    _finish(b, op, "Not", [b.node("Equal", names, hint=f"{op.name}_equal")], layout)
+
+
 def _squared_difference(b: OnnxBuilder, op: TflOp) -> None:
     """(x - y)^2: a Sub, then a Mul of the difference by itself."""
     names, layout = _binary_inputs(b, op)
@@ -326,6 +331,9 @@ def _unary(b: OnnxBuilder, op: TflOp) -> None:
     x = b.value(op.inputs[0], layout)
     if op.op == "RSQRT":
         _finish(b, op, "Reciprocal", [b.node("Sqrt", [x], hint=f"{op.name}_sqrt")], layout)
+        return
+    if op.op == "SQUARE":
+        _finish(b, op, "Mul", [x, x], layout)
         return
     _finish(b, op, _UNARY[op.op], [x], layout)
 
@@ -385,6 +393,66 @@ def _mean(b: OnnxBuilder, op: TflOp) -> None:
         layout = NCHW  # a global average pool: the result [N, C] is the same in either layout
     _finish(b, op, "ReduceMean", [b.value(op.inputs[0], layout)], layout,
             axes=[_axis(a, rank, layout) for a in axes], keepdims=int(keep))
+
+
+def _reduce(onnx_op: str):
+    """SUM / REDUCE_MAX / REDUCE_MIN / REDUCE_PROD over constant axes, in NHWC (opset 17's ReduceSum
+    takes its axes as an input, the others as an attribute)."""
+    def lower(b: OnnxBuilder, op: TflOp) -> None:
+        rank = len(b.tensor(op.inputs[0]).shape)
+        axes = sorted({int(a) % rank for a in _const_input(b, op, 1, "axes").reshape(-1)})
+        keep = int(bool(op.options.keepDims)) if op.options is not None else 0
+        x = b.value(op.inputs[0], NHWC)
+        if onnx_op == "ReduceSum":
+            _finish(b, op, onnx_op, [x, b.const(np.array(axes, np.int64), "axes")], NHWC, keepdims=keep)
+        else:
+            _finish(b, op, onnx_op, [x], NHWC, axes=axes, keepdims=keep)
+    return lower
+
+
+def _arg(b: OnnxBuilder, op: TflOp) -> None:
+    """ARG_MAX / ARG_MIN (the first index of the extreme, as ONNX's select_last_index=0), cast to the
+    file's int32 output."""
+    rank = len(b.tensor(op.inputs[0]).shape)
+    axis = int(_const_input(b, op, 1, "axis").reshape(-1)[0]) % rank
+    onnx_op = "ArgMax" if op.op == "ARG_MAX" else "ArgMin"
+    x = b.value(op.inputs[0], NHWC)
+    if b.tensor(op.outputs[0]).dtype == "int64":
+        _finish(b, op, onnx_op, [x], NHWC, axis=axis, keepdims=0)
+        return
+    y = b.node(onnx_op, [x], hint=op.name, axis=axis, keepdims=0)
+    _finish(b, op, "Cast", [y], NHWC, to=onnx.TensorProto.INT32)
+
+
+def _log_softmax(b: OnnxBuilder, op: TflOp) -> None:
+    _finish(b, op, "LogSoftmax", [b.value(op.inputs[0], NHWC)], NHWC, axis=-1)
+
+
+def _add_n(b: OnnxBuilder, op: TflOp) -> None:
+    _finish(b, op, "Sum", [b.value(i, NHWC) for i in op.inputs], NHWC)
+
+
+def _pack(b: OnnxBuilder, op: TflOp) -> None:
+    """PACK: each input given a new axis (Unsqueeze), then concatenated along it."""
+    rank = len(b.tensor(op.outputs[0]).shape)
+    axis = int(op.options.axis) % rank
+    axes = b.const(np.array([axis], np.int64), "axes")
+    parts = [b.node("Unsqueeze", [b.value(i, NHWC), axes], hint=f"{op.name}_unsqueeze") for i in op.inputs]
+    _finish(b, op, "Concat", parts, NHWC, axis=axis)
+
+
+def _unpack(b: OnnxBuilder, op: TflOp) -> None:
+    """UNPACK: a Split into ones along the axis, each Squeezed."""
+    rank = len(b.tensor(op.inputs[0]).shape)
+    axis = int(op.options.axis) % rank
+    n = len(op.outputs)
+    parts = [b.fresh(f"{op.name}_part{k}") for k in range(n)]
+    b.node("Split", [b.value(op.inputs[0], NHWC), b.const(np.ones(n, np.int64), "split")], parts, hint=op.name,
+           axis=axis)
+    axes = b.const(np.array([axis], np.int64), "axes")
+    for o, part in zip(op.outputs, parts, strict=True):
+        b.node("Squeeze", [part, axes], [b.names[o]], hint=f"{op.name}_squeeze")
+        b.values[o] = {NHWC: b.names[o]}
 
 
 def _pad(b: OnnxBuilder, op: TflOp) -> None:
@@ -583,11 +651,13 @@ def _batch_matmul(b: OnnxBuilder, op: TflOp) -> None:
 
 
 def _split(b: OnnxBuilder, op: TflOp) -> None:
-    x = b.tensor(op.inputs[1])
-    axis = int(_const_input(b, op, 0, "axis").reshape(-1)[0]) % len(x.shape)
+    """SPLIT (axis, x) and SPLIT_V (x, sizes, axis): the sizes are the outputs' own."""
+    k_x, k_axis = (1, 0) if op.op == "SPLIT" else (0, 2)
+    x = b.tensor(op.inputs[k_x])
+    axis = int(_const_input(b, op, k_axis, "axis").reshape(-1)[0]) % len(x.shape)
     sizes = [b.tensor(o).shape[axis] for o in op.outputs]
     outs = [b.names[o] for o in op.outputs]
-    b.node("Split", [b.value(op.inputs[1], NHWC), b.const(np.array(sizes, np.int64), "split")], outs,
+    b.node("Split", [b.value(op.inputs[k_x], NHWC), b.const(np.array(sizes, np.int64), "split")], outs,
            hint=op.name, axis=axis)
     for o, name in zip(op.outputs, outs, strict=True):
         b.values[o] = {NHWC: name}
@@ -730,5 +800,8 @@ _OPS = {
     "VAR_HANDLE": _var_handle, "READ_VARIABLE": _read_variable, "ASSIGN_VARIABLE": _assign_variable,
     "CALL_ONCE": _call_once, "SQUARED_DIFFERENCE": _squared_difference, "GATHER_ND": _gather_nd,
     "SELECT": _select, "SELECT_V2": _select, "SPACE_TO_DEPTH": _space_depth, "DEPTH_TO_SPACE": _space_depth,
-    "BATCH_MATMUL": _batch_matmul,
+    "BATCH_MATMUL": _batch_matmul, "NOT_EQUAL": _not_equal, "SUM": _reduce("ReduceSum"),
+    "REDUCE_MAX": _reduce("ReduceMax"), "REDUCE_MIN": _reduce("ReduceMin"), "REDUCE_PROD": _reduce("ReduceProd"),
+    "ARG_MAX": _arg, "ARG_MIN": _arg, "LOG_SOFTMAX": _log_softmax, "ADD_N": _add_n, "PACK": _pack,
+    "UNPACK": _unpack, "SPLIT_V": _split,
 }
