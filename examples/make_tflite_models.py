@@ -486,6 +486,18 @@ def reduce() -> keras.Model:
     return keras.Model(x, [r, am, L.Add()([u[0], u[3]]), s1, s2])
 
 
+def melspec() -> keras.Model:
+    """A mel-spectrogram front end (made in float only): the power of a [49, 65] spectrogram (SQUARE),
+    a BATCH_MATMUL by a constant [65, 16] filter bank, a log (LOG of the energies plus 1e-6), and the
+    same bank applied transposed (adj_y) to a second, [16, 65] layout of it."""
+    bank = np.maximum(0.0, 1.0 - np.abs(np.linspace(0, 15, 65)[:, None] - np.arange(16)[None, :])).astype(np.float32)
+    x = keras.Input((49, 65), batch_size=1)
+    p = L.Lambda(lambda t: tf.square(t))(x)
+    m = L.Lambda(lambda t: tf.math.log(tf.matmul(t, tf.constant(bank)) + 1e-6))(p)
+    n = L.Lambda(lambda t: tf.matmul(t, tf.constant(bank.T[None]), transpose_b=True))(p)
+    return keras.Model(x, [m, n])
+
+
 FP16 = ("keyword", "excite")  # also written with float16 weights (each behind a DEQUANTIZE), issue 50
 SPARSE = ("pruned",)  # converted with EXPERIMENTAL_SPARSITY
 FLOAT_IO = ("keyword",)  # also written int8 inside with float inputs and outputs
@@ -495,10 +507,10 @@ X16_ONLY = ("gates", "arith")  # written in 16x8 only
 MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "residual": residual, "moves": moves,
           "acts": acts, "excite": excite, "shuffle": shuffle, "resize": resize, "lstm": lstm,
           "stream": stream, "lstm3": lstm3, "branch": branch, "gates": gates, "arith": arith, "variants": variants,
-          "pruned": pruned, "mirror": mirror, "mathops": mathops, "reduce": reduce}
+          "pruned": pruned, "mirror": mirror, "mathops": mathops, "reduce": reduce, "melspec": melspec}
 # int8 RESIZE_BILINEAR (TFLite's integer interpolation) is not mapped yet; lstm is also written full-int8
 # (the converter's integer LSTM)
-FLOAT_ONLY = ("resize", "stream", "lstm3", "branch", "variants", "mirror", "mathops", "reduce")
+FLOAT_ONLY = ("resize", "stream", "lstm3", "branch", "variants", "mirror", "mathops", "reduce", "melspec")
 
 
 def representative(model: keras.Model):
