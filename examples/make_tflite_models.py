@@ -498,6 +498,18 @@ def melspec() -> keras.Model:
     return keras.Model(x, [m, n])
 
 
+def misc() -> keras.Model:
+    """Still more of TFLM's op resolver (made in float only): CAST, FLOOR_DIV, CUMSUM,
+    BROADCAST_TO, L2_NORMALIZATION."""
+    x = keras.Input((4, 4, 8), batch_size=1)
+    y = L.Conv2D(8, 1)(x)
+    a = L.Lambda(lambda t: tf.cast(tf.logical_not(t[0] > t[1]), tf.float32) + tf.math.floordiv(t[0], 0.3))([x, y])
+    c = L.Lambda(lambda t: tf.cumsum(t, axis=2))(y)
+    d = L.Lambda(lambda t: tf.broadcast_to(t[:, :1], (1, 3, 4, 8)) * 2.0)(y)
+    e = L.Lambda(lambda t: tf.math.l2_normalize(t, axis=-1))(y)
+    return keras.Model(x, [a, c, d, e])
+
+
 FP16 = ("keyword", "excite")  # also written with float16 weights (each behind a DEQUANTIZE), issue 50
 SPARSE = ("pruned",)  # converted with EXPERIMENTAL_SPARSITY
 FLOAT_IO = ("keyword",)  # also written int8 inside with float inputs and outputs
@@ -507,10 +519,10 @@ X16_ONLY = ("gates", "arith")  # written in 16x8 only
 MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "residual": residual, "moves": moves,
           "acts": acts, "excite": excite, "shuffle": shuffle, "resize": resize, "lstm": lstm,
           "stream": stream, "lstm3": lstm3, "branch": branch, "gates": gates, "arith": arith, "variants": variants,
-          "pruned": pruned, "mirror": mirror, "mathops": mathops, "reduce": reduce, "melspec": melspec}
+          "pruned": pruned, "mirror": mirror, "mathops": mathops, "reduce": reduce, "melspec": melspec, "misc": misc}
 # int8 RESIZE_BILINEAR (TFLite's integer interpolation) is not mapped yet; lstm is also written full-int8
 # (the converter's integer LSTM)
-FLOAT_ONLY = ("resize", "stream", "lstm3", "branch", "variants", "mirror", "mathops", "reduce", "melspec")
+FLOAT_ONLY = ("resize", "stream", "lstm3", "branch", "variants", "mirror", "mathops", "reduce", "melspec", "misc")
 
 
 def representative(model: keras.Model):

@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 MODELS = HERE / "models" / "tflite"
 AOTC = [sys.executable, "-m", "aot.cli"]
 FLOAT = ["sine", "keyword", "person", "ops", "residual", "moves", "acts", "excite", "resize", "lstm3", "shuffle",
-         "mirror", "mathops", "reduce", "melspec"]
+         "mirror", "mathops", "reduce", "melspec", "misc"]
 
 
 def _require_litert() -> None:

@@ -650,6 +650,44 @@ def _batch_matmul(b: OnnxBuilder, op: TflOp) -> None:
     _finish(b, op, "MatMul", names, NHWC)
 
 
+def _cast(b: OnnxBuilder, op: TflOp) -> None:
+    to = helper.np_dtype_to_tensor_dtype(np.dtype(b.tensor(op.outputs[0]).dtype))
+    layout = b.prefers(op.inputs[0])
+    _finish(b, op, "Cast", [b.value(op.inputs[0], layout)], layout, to=to)
+
+
+def _floor_div(b: OnnxBuilder, op: TflOp) -> None:
+    """FLOOR_DIV of floats: Floor of the Div (ONNX's integer Div truncates, so integers are refused)."""
+    _float_only(b, op, 0)
+    names, layout = _binary_inputs(b, op)
+    _finish(b, op, "Floor", [b.node("Div", names, hint=f"{op.name}_div")], layout)
+
+
+def _cumsum(b: OnnxBuilder, op: TflOp) -> None:
+    rank = len(b.tensor(op.inputs[0]).shape)
+    axis = int(_const_input(b, op, 1, "axis").reshape(-1)[0]) % rank
+    o = op.options
+    _finish(b, op, "CumSum", [b.value(op.inputs[0], NHWC), b.const(np.array(axis, np.int64), "axis")], NHWC,
+            exclusive=int(bool(o is not None and o.exclusive)), reverse=int(bool(o is not None and o.reverse)))
+
+
+def _broadcast_to(b: OnnxBuilder, op: TflOp) -> None:
+    shape = np.array(b.tensor(op.outputs[0]).shape, np.int64)
+    _finish(b, op, "Expand", [b.value(op.inputs[0], NHWC), b.const(shape, "shape")], NHWC)
+
+
+def _l2_normalization(b: OnnxBuilder, op: TflOp) -> None:
+    """x / max(sqrt(sum of x^2 over the last axis), 1e-6), as TFLite's float kernel."""
+    _float_only(b, op, 0)
+    x = b.value(op.inputs[0], NHWC)
+    sq = b.node("Mul", [x, x], hint=f"{op.name}_square")
+    s = b.node("ReduceSum", [sq, b.const(np.array([-1], np.int64), "axes")], hint=f"{op.name}_sum", keepdims=1)
+    norm = b.node("Max", [b.node("Sqrt", [s], hint=f"{op.name}_sqrt"), b.const(np.float32(1e-6), "epsilon")],
+                  hint=f"{op.name}_norm")
+    act = op.options.fusedActivationFunction if op.options is not None else _ACT_NONE
+    _finish(b, op, "Div", [x, norm], NHWC, act)
+
+
 def _split(b: OnnxBuilder, op: TflOp) -> None:
     """SPLIT (axis, x) and SPLIT_V (x, sizes, axis): the sizes are the outputs' own."""
     k_x, k_axis = (1, 0) if op.op == "SPLIT" else (0, 2)
@@ -803,5 +841,6 @@ _OPS = {
     "BATCH_MATMUL": _batch_matmul, "NOT_EQUAL": _not_equal, "SUM": _reduce("ReduceSum"),
     "REDUCE_MAX": _reduce("ReduceMax"), "REDUCE_MIN": _reduce("ReduceMin"), "REDUCE_PROD": _reduce("ReduceProd"),
     "ARG_MAX": _arg, "ARG_MIN": _arg, "LOG_SOFTMAX": _log_softmax, "ADD_N": _add_n, "PACK": _pack,
-    "UNPACK": _unpack, "SPLIT_V": _split,
+    "UNPACK": _unpack, "SPLIT_V": _split, "CAST": _cast, "FLOOR_DIV": _floor_div, "CUMSUM": _cumsum,
+    "BROADCAST_TO": _broadcast_to, "L2_NORMALIZATION": _l2_normalization,
 }
