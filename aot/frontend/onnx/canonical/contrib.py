@@ -1,0 +1,124 @@
+"""The float com.microsoft ops onnxruntime's transformer optimizer writes (aot/frontend/onnx/contrib.py
+lets them in): each rewritten onto ONNX ops aotc compiles, in their canonical forms, computing what
+onnxruntime's CPU kernels compute. Gelu needs no rule: com.microsoft's Gelu is ONNX Gelu (the erf form)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aot.errors import AotcError
+from aot.frontend.onnx.canonical.base import Builder, Rule, shape_of
+from aot.frontend.onnx.canonical.norm import layer_norm
+from aot.ir import Graph, Node
+
+
+def _float32(node: Node, graph: Graph) -> None:
+    for name in node.inputs:
+        if name and graph.tensors[name].dtype != "float32":
+            raise AotcError(f"{node.op} of {graph.tensors[name].dtype} is not supported (float32 only)", node=node)
+
+
+def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    return tuple(max(x, y) for x, y in zip(a, b, strict=True))
+
+
+def fast_gelu(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """FastGelu(X, bias?) -> Gelu(X + bias) of the tanh approximation, the formula onnxruntime's kernel uses."""
+    _float32(node, graph)
+    b, x = Builder(node, graph), node.inputs[0]
+    if len(node.inputs) > 1 and node.inputs[1]:
+        x = b.add("Add", [x, node.inputs[1]], _broadcast(shape_of(graph, x), shape_of(graph, node.inputs[1])))
+    b.add("Gelu", [x], None, {"approximate": "tanh"}, out=node.outputs[0])
+    return b.nodes
+
+
+def bias_gelu(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """BiasGelu(A, B) -> Gelu(A + B), the erf form."""
+    _float32(node, graph)
+    b = Builder(node, graph)
+    s = b.add("Add", node.inputs[:2], _broadcast(shape_of(graph, node.inputs[0]), shape_of(graph, node.inputs[1])))
+    b.add("Gelu", [s], None, {"approximate": "none"}, out=node.outputs[0])
+    return b.nodes
+
+
+def quick_gelu(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """QuickGelu(X) -> X * Sigmoid(alpha * X), alpha 1.702 by default."""
+    _float32(node, graph)
+    b, x = Builder(node, graph), node.inputs[0]
+    shape = shape_of(graph, x)
+    alpha = float(node.attrs.get("alpha", 1.702))
+    scaled = x if alpha == 1.0 else b.add("Mul", [x, b.tensor((), np.array(alpha, np.float32))], shape)
+    b.add("Mul", [x, b.add("Sigmoid", [scaled], shape)], None, out=node.outputs[0])
+    return b.nodes
+
+
+def bias_add(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """BiasAdd(X, bias, skip) -> (X + bias) + skip."""
+    _float32(node, graph)
+    b = Builder(node, graph)
+    x, bias, skip = node.inputs[:3]
+    s = b.add("Add", [x, bias], _broadcast(shape_of(graph, x), shape_of(graph, bias)))
+    b.add("Add", [s, skip], None, out=node.outputs[0])
+    return b.nodes
+
+
+def fused_matmul(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """FusedMatMul(A, B) -> alpha * MatMul(A or its last two dims swapped, B likewise). transBatchA /
+    transBatchB (the batch dims moved) are refused."""
+    _float32(node, graph)
+    for name in ("transBatchA", "transBatchB"):
+        if int(node.attrs.get(name, 0)):
+            raise AotcError(f"FusedMatMul {name}=1 is not supported", node=node)
+    b = Builder(node, graph)
+    ins = []
+    for k, flag in ((0, "transA"), (1, "transB")):
+        name, shape = node.inputs[k], shape_of(graph, node.inputs[k])
+        if int(node.attrs.get(flag, 0)) and len(shape) >= 2:
+            perm = list(range(len(shape) - 2)) + [len(shape) - 1, len(shape) - 2]
+            name = b.add("Transpose", [name], tuple(shape[p] for p in perm), {"perm": perm})
+        ins.append(name)
+    alpha = float(node.attrs.get("alpha", 1.0))
+    if alpha == 1.0:
+        b.add("MatMul", ins, None, out=node.outputs[0])
+        return b.nodes
+    prod = b.add("MatMul", ins, shape_of(graph, node.outputs[0]))
+    b.add("Mul", [prod, b.tensor((), np.array(alpha, np.float32))], None, out=node.outputs[0])
+    return b.nodes
+
+
+def skip_layer_norm(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """SkipLayerNormalization(input, skip, gamma, beta?, bias?) -> LayerNormalization over the last axis
+    of input + skip (+ bias), that sum being the optional fourth output. The mean and inverse standard
+    deviation outputs are refused when read."""
+    _float32(node, graph)
+    read = set(graph.consumers()) | set(graph.outputs)
+    for k, what in ((1, "mean"), (2, "inv_std_var")):
+        if len(node.outputs) > k and node.outputs[k] in read:
+            raise AotcError(f"SkipLayerNormalization's output {what} is not supported (only output and "
+                            "input_skip_bias_sum)", node=node)
+    ins = list(node.inputs) + [""] * (5 - len(node.inputs))
+    x, skip, gamma, beta, bias = ins[:5]
+    shape = shape_of(graph, x)
+    b = Builder(node, graph)
+    sum_out = node.outputs[3] if len(node.outputs) > 3 and node.outputs[3] in read else None
+    s = b.add("Add", [x, skip], shape, out=None if bias else sum_out)
+    if bias:
+        s = b.add("Add", [s, bias], shape, out=sum_out)
+    b.nodes[-1].name = f"{node.name}__sum"  # the node's own name is the LayerNormalization's
+    norm = Node("LayerNormalization", node.name, [s, gamma] + ([beta] if beta else []), [node.outputs[0]],
+                {"axis": -1, "epsilon": float(node.attrs.get("epsilon", 1e-12))}, node.sources())
+    layer_norm(norm, graph, opset)
+    b.nodes.append(norm)
+    return b.nodes
+
+
+RULES: dict[str, Rule] = {
+    "FastGelu": fast_gelu,
+    "BiasGelu": bias_gelu,
+    "QuickGelu": quick_gelu,
+    "BiasAdd": bias_add,
+    "FusedMatMul": fused_matmul,
+    "SkipLayerNormalization": skip_layer_norm,
+}

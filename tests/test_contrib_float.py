@@ -1,0 +1,100 @@
+"""The float com.microsoft ops onnxruntime's transformer optimizer writes (issue 51): each compiled by
+its rewrite onto ONNX ops (aot/frontend/onnx/canonical/contrib.py) and compared with onnxruntime's own
+kernels; and the BERT-like models the optimizer itself wrote (examples/optimize_transformers.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+from opcheck import Case, shared_build
+
+from aot.compiler import Options, compile_model
+from aot.errors import AotcError
+
+MODELS = Path(__file__).parent / "models"
+MS = "com.microsoft"
+
+
+def _model(case_id: str, nodes: list, inputs: dict[str, np.ndarray], outputs: list[str],
+           consts: dict[str, np.ndarray] | None = None, opset: int = 17) -> Case:
+    graph = helper.make_graph(
+        nodes, case_id,
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape) for n, a in inputs.items()],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in outputs],
+        [onnx.numpy_helper.from_array(v, k) for k, v in (consts or {}).items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset), helper.make_opsetid(MS, 1)])
+    model.ir_version = 8
+    return Case(case_id, model, inputs)
+
+
+def _rand(*shape: int, seed: int = 0, scale: float = 2.0) -> np.ndarray:
+    return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(np.float32)
+
+
+def _node(op: str, ins: list[str], outs: list[str], **attrs) -> onnx.NodeProto:
+    return helper.make_node(op, ins, outs, name=f"{op.lower()}_node", domain=MS, **attrs)
+
+
+def _expected(case: Case, outputs: list[np.ndarray]) -> Case:
+    case.expected = outputs
+    return case
+
+
+X = _rand(2, 5, 8)
+BIAS = _rand(8, seed=1)
+SKIP = _rand(2, 5, 8, seed=2)
+CASES = [
+    _model("gelu", [_node("Gelu", ["x"], ["y"])], {"x": X}, ["y"]),
+    _model("fast_gelu", [_node("FastGelu", ["x"], ["y"])], {"x": X}, ["y"]),
+    _model("fast_gelu_bias", [_node("FastGelu", ["x", "b"], ["y"])], {"x": X}, ["y"], {"b": BIAS}),
+    _model("bias_gelu", [_node("BiasGelu", ["x", "b"], ["y"])], {"x": X}, ["y"], {"b": BIAS}),
+    _model("quick_gelu", [_node("QuickGelu", ["x"], ["y"])], {"x": X}, ["y"]),
+    _model("quick_gelu_alpha", [_node("QuickGelu", ["x"], ["y"], alpha=0.5)], {"x": X}, ["y"]),
+    # onnxruntime's BiasAdd has a CUDA kernel only: the reference is its definition, (X + bias) + skip
+    _expected(_model("bias_add", [_node("BiasAdd", ["x", "b", "s"], ["y"])], {"x": X, "s": SKIP}, ["y"], {"b": BIAS}),
+              [(X + BIAS) + SKIP]),
+    _model("fused_matmul", [_node("FusedMatMul", ["a", "b"], ["y"])], {"a": X, "b": _rand(8, 3, seed=3)}, ["y"]),
+    _model("fused_matmul_trans_alpha", [_node("FusedMatMul", ["a", "b"], ["y"], transA=1, transB=1, alpha=0.125)],
+           {"a": _rand(2, 8, 5, seed=4), "b": _rand(2, 3, 8, seed=5)}, ["y"]),
+    _model("fused_matmul_batch_bcast", [_node("FusedMatMul", ["a", "b"], ["y"], transB=1, alpha=2.0)],
+           {"a": _rand(2, 1, 4, 6, seed=6), "b": _rand(3, 5, 6, seed=7)}, ["y"]),
+    _model("skip_ln", [_node("SkipLayerNormalization", ["x", "s", "g", "be"], ["y"], epsilon=1e-5)],
+           {"x": X, "s": _rand(2, 5, 8, seed=8)}, ["y"], {"g": _rand(8, seed=9), "be": _rand(8, seed=10)}),
+    _model("skip_ln_bias_sum", [_node("SkipLayerNormalization", ["x", "s", "g", "be", "b"], ["y", "", "", "sum"])],
+           {"x": X, "s": _rand(2, 5, 8, seed=8)}, ["y", "sum"],
+           {"g": _rand(8, seed=9), "be": _rand(8, seed=10), "b": BIAS}),
+    _model("skip_ln_no_beta", [_node("SkipLayerNormalization", ["x", "s", "g"], ["y"])],
+           {"x": X, "s": _rand(2, 5, 8, seed=8)}, ["y"], {"g": _rand(8, seed=9)}),
+    _model("skip_ln_then_gelu", [_node("SkipLayerNormalization", ["x", "s", "g", "", "b"], ["n", "", "", "sum"]),
+                                 _node("BiasGelu", ["n", "b"], ["h"]),
+                                 helper.make_node("Add", ["h", "sum"], ["y"])],
+           {"x": X, "s": _rand(2, 5, 8, seed=8)}, ["y"], {"g": _rand(8, seed=9), "b": BIAS}),
+]
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    return shared_build(CASES, tmp_path_factory.mktemp("contrib_float"))
+
+
+@pytest.mark.parametrize("case_id", [c.id for c in CASES])
+def test_contrib_float_op(results, case_id):
+    results.check(case_id)
+
+
+def test_fused_matmul_trans_batch_is_refused():
+    case = _model("tb", [_node("FusedMatMul", ["a", "b"], ["y"], transBatchA=1)],
+                  {"a": _rand(3, 2, 4), "b": _rand(3, 4, 5)}, ["y"])
+    with pytest.raises(AotcError, match="FusedMatMul transBatchA=1 is not supported"):
+        compile_model(case.model, Options(name="tb"))
+
+
+def test_skip_layer_norm_read_mean_is_refused():
+    case = _model("m", [_node("SkipLayerNormalization", ["x", "s", "g"], ["y", "mean"])],
+                  {"x": X, "s": X}, ["y", "mean"], {"g": BIAS})
+    with pytest.raises(AotcError, match="output mean is not supported"):
+        compile_model(case.model, Options(name="m"))
