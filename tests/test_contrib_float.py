@@ -75,6 +75,19 @@ CASES = [
            {"x": X, "s": _rand(2, 5, 8, seed=8)}, ["y"], {"g": _rand(8, seed=9), "b": BIAS}),
 ]
 
+# onnxruntime's transformer optimizer on the encoder block (examples/optimize_transformers.py)
+for _name in ("encoder_block_ort", "encoder_block_ort_fastgelu"):
+    CASES.append(Case(_name, onnx.load(MODELS / f"{_name}.onnx"), {"x": _rand(1, 16, 64, seed=11, scale=1.0)},
+                      relative=True))
+
+
+def test_optimized_models_hold_the_contrib_ops():
+    """The committed models are what the optimizer writes: its fused ops, not the spelled-out ones."""
+    ops = {name: {n.op_type for n in onnx.load(MODELS / f"{name}.onnx").graph.node if n.domain == MS}
+           for name in ("encoder_block_ort", "encoder_block_ort_fastgelu")}
+    assert ops == {"encoder_block_ort": {"SkipLayerNormalization", "BiasGelu"},
+                   "encoder_block_ort_fastgelu": {"SkipLayerNormalization", "FastGelu"}}
+
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
