@@ -8,15 +8,21 @@ runs onnxruntime.transformers.optimizer.optimize_model (onnxruntime only: no tor
 tests/models/encoder_block.onnx (examples/transformers.py's pre-norm block, 1 x 16 x 64) and writes:
 
 - encoder_block_ort.onnx: model_type="bert", default options: SkipLayerNormalization, BiasGelu;
-- encoder_block_ort_fastgelu.onnx: the same with enable_gelu_approximation: SkipLayerNormalization, FastGelu.
+- encoder_block_ort_fastgelu.onnx: the same with enable_gelu_approximation: SkipLayerNormalization, FastGelu;
+- encoder_block_qdyn_ort.onnx: the block through onnxruntime.quantization.quantize_dynamic (int8 weights),
+  then as an onnxruntime session's extended graph optimizations save it (SessionOptions.optimized_model_filepath):
+  DynamicQuantizeMatMul, MatMulIntegerToFloat, FusedMatMul.
 """
 
 from __future__ import annotations
 
 import sys
+import tempfile
 from pathlib import Path
 
 import onnx
+import onnxruntime as ort
+from onnxruntime.quantization import QuantType, quantize_dynamic
 from onnxruntime.transformers.fusion_options import FusionOptions
 from onnxruntime.transformers.optimizer import optimize_model
 
@@ -32,6 +38,17 @@ def optimize(approximate_gelu: bool, path: Path) -> None:
                    optimization_options=options).save_model_to_file(str(path))
 
 
+def quantize_and_fuse(path: Path) -> None:
+    """quantize_dynamic's model as onnxruntime's session fuses it (its level-2 fusions, saved to `path`)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        quantized = Path(tmp) / "q.onnx"
+        quantize_dynamic(str(SOURCE), str(quantized), weight_type=QuantType.QInt8)
+        so = ort.SessionOptions()
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+        so.optimized_model_filepath = str(path)
+        ort.InferenceSession(str(quantized), so, providers=["CPUExecutionProvider"])
+
+
 def main(out_dir: str) -> None:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -40,6 +57,9 @@ def main(out_dir: str) -> None:
         model = onnx.load(out / f"{name}.onnx")
         ops = sorted({n.op_type for n in model.graph.node if n.domain == "com.microsoft"})
         print(f"{name}.onnx: {', '.join(ops)}")
+    quantize_and_fuse(out / "encoder_block_qdyn_ort.onnx")
+    model = onnx.load(out / "encoder_block_qdyn_ort.onnx")
+    print(f"encoder_block_qdyn_ort.onnx: {', '.join(sorted({n.op_type for n in model.graph.node if n.domain}))}")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
-from opcheck import Case, shared_build
+from opcheck import Case, shared_build, tensor_type
 
 from aot.compiler import Options, compile_model
 from aot.errors import AotcError
@@ -23,7 +23,7 @@ def _model(case_id: str, nodes: list, inputs: dict[str, np.ndarray], outputs: li
            consts: dict[str, np.ndarray] | None = None, opset: int = 17) -> Case:
     graph = helper.make_graph(
         nodes, case_id,
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape) for n, a in inputs.items()],
+        [helper.make_tensor_value_info(n, tensor_type(a.dtype), a.shape) for n, a in inputs.items()],
         [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in outputs],
         [onnx.numpy_helper.from_array(v, k) for k, v in (consts or {}).items()])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset), helper.make_opsetid(MS, 1)])
@@ -75,8 +75,36 @@ CASES = [
            {"x": X, "s": _rand(2, 5, 8, seed=8)}, ["y"], {"g": _rand(8, seed=9), "b": BIAS}),
 ]
 
+
+def _int(shape: tuple[int, ...], dtype: str, seed: int) -> np.ndarray:
+    info = np.iinfo(dtype)
+    return np.random.default_rng(seed).integers(info.min, info.max + 1, shape).astype(dtype)
+
+
+W8 = _int((8, 6), "int8", 20)
+CASES += [
+    _model("dq_matmul", [_node("DynamicQuantizeMatMul", ["a", "w", "ws"], ["y"])], {"a": X}, ["y"],
+           {"w": W8, "ws": np.float32(0.02)}),
+    _model("dq_matmul_zero_bias_per_column",
+           [_node("DynamicQuantizeMatMul", ["a", "w", "ws", "wz", "b"], ["y"])], {"a": _rand(3, 8, seed=21)}, ["y"],
+           {"w": W8, "ws": np.linspace(0.01, 0.03, 6, dtype=np.float32), "wz": _int((6,), "int8", 22),
+            "b": _rand(6, seed=23)}),
+    _model("dq_matmul_positive_a", [_node("DynamicQuantizeMatMul", ["a", "w", "ws", "", "b"], ["y"])],
+           {"a": np.abs(X) + 0.5}, ["y"], {"w": W8, "ws": np.float32(0.05), "b": _rand(6, seed=24)}),
+    _model("matmul_int_to_float",
+           [_node("MatMulIntegerToFloat", ["a", "w", "as", "ws", "az", "wz", "b"], ["y"])],
+           {"a": _int((2, 4, 8), "uint8", 25)}, ["y"], {"w": W8, "as": np.float32(0.03),
+                       "ws": np.linspace(0.01, 0.03, 6, dtype=np.float32), "az": np.uint8(131),
+                       "wz": _int((6,), "int8", 26), "b": _rand(6, seed=27)}),
+]
+# the int8 A of MatMulIntegerToFloat read at run time: quantized by a DynamicQuantizeLinear before it
+CASES.append(_model("dql_then_matmul_int_to_float",
+                    [helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"]),
+                     _node("MatMulIntegerToFloat", ["xq", "w", "xs", "ws", "xz"], ["y"])],
+                    {"x": X}, ["y"], {"w": W8.astype(np.uint8), "ws": np.float32(0.01)}))
+
 # onnxruntime's transformer optimizer on the encoder block (examples/optimize_transformers.py)
-for _name in ("encoder_block_ort", "encoder_block_ort_fastgelu"):
+for _name in ("encoder_block_ort", "encoder_block_ort_fastgelu", "encoder_block_qdyn_ort"):
     CASES.append(Case(_name, onnx.load(MODELS / f"{_name}.onnx"), {"x": _rand(1, 16, 64, seed=11, scale=1.0)},
                       relative=True))
 
@@ -84,9 +112,10 @@ for _name in ("encoder_block_ort", "encoder_block_ort_fastgelu"):
 def test_optimized_models_hold_the_contrib_ops():
     """The committed models are what the optimizer writes: its fused ops, not the spelled-out ones."""
     ops = {name: {n.op_type for n in onnx.load(MODELS / f"{name}.onnx").graph.node if n.domain == MS}
-           for name in ("encoder_block_ort", "encoder_block_ort_fastgelu")}
+           for name in ("encoder_block_ort", "encoder_block_ort_fastgelu", "encoder_block_qdyn_ort")}
     assert ops == {"encoder_block_ort": {"SkipLayerNormalization", "BiasGelu"},
-                   "encoder_block_ort_fastgelu": {"SkipLayerNormalization", "FastGelu"}}
+                   "encoder_block_ort_fastgelu": {"SkipLayerNormalization", "FastGelu"},
+                   "encoder_block_qdyn_ort": {"DynamicQuantizeMatMul", "MatMulIntegerToFloat", "FusedMatMul"}}
 
 
 @pytest.fixture(scope="module")

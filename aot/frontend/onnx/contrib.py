@@ -22,8 +22,10 @@ DOMAIN = "com.microsoft"
 # the QOperator ops of onnxruntime's quantizer
 CONTRIB_OPS = ("QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QLinearAveragePool", "QLinearConcat",
                "QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax", "QGemm")
-# the float ops of onnxruntime's transformer optimizer
-FLOAT_OPS = ("Gelu", "FastGelu", "BiasGelu", "QuickGelu", "BiasAdd", "FusedMatMul", "SkipLayerNormalization")
+# the float-output ops of onnxruntime's transformer optimizer, and (the last two) its session's fusions of
+# quantize_dynamic's DynamicQuantizeLinear / MatMulInteger / Mul
+FLOAT_OPS = ("Gelu", "FastGelu", "BiasGelu", "QuickGelu", "BiasAdd", "FusedMatMul", "SkipLayerNormalization",
+             "DynamicQuantizeMatMul", "MatMulIntegerToFloat")
 
 
 def is_supported(node: onnx.NodeProto) -> bool:
@@ -130,6 +132,8 @@ def output_type(node: onnx.NodeProto, shapes: dict, types: dict) -> tuple[tuple[
         return (_broadcast(a, b), x_type) if a is not None and b is not None and _broadcast(a, b) else None
     if op == "FusedMatMul":
         return _fused_matmul_shape(node, shape(0), shape(1), x_type)
+    if op in ("DynamicQuantizeMatMul", "MatMulIntegerToFloat"):  # float out
+        return _fused_matmul_shape(node, shape(0), shape(1), onnx.TensorProto.FLOAT)
     if op in ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax"):
         return (shape(0), x_type) if shape(0) is not None else None
     if op == "QLinearGlobalAveragePool":

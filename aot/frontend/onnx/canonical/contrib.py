@@ -114,7 +114,65 @@ def skip_layer_norm(node: Node, graph: Graph, opset: int) -> list[Node]:
     return b.nodes
 
 
+def _integer_to_float(b: Builder, node: Node, graph: Graph, a: str, a_zero: str, a_scale: str, b_ins: list[str],
+                      bias: str) -> list[Node]:
+    """MatMulInteger(A, B, a_zero, b_zero) as float times (a_scale * b_scale), plus bias: onnxruntime's
+    order (its multiplier is a_scale * b_scale in float, applied to each int32 sum, then the bias added)."""
+    b_mat, b_scale, b_zero = b_ins
+    shape = shape_of(graph, node.outputs[0])
+    ins = [a, b_mat, a_zero, b_zero]
+    while not ins[-1]:
+        ins.pop()
+    acc = b.add("MatMulInteger", ins, shape, dtype="int32")
+    as_float = b.add("Cast", [acc], shape, {"to": "float32", "saturate": 1})
+    scale = b.add("Mul", [a_scale, b_scale], _broadcast(shape_of(graph, a_scale), shape_of(graph, b_scale)))
+    out = node.outputs[0]
+    y = b.add("Mul", [as_float, scale], shape, out=None if bias else out)
+    if bias:
+        b.add("Add", [y, bias], None, out=out)
+    return b.nodes
+
+
+def _optional(node: Node, k: int) -> str:
+    return node.inputs[k] if len(node.inputs) > k else ""
+
+
+def _check_scales(node: Node, graph: Graph, a_scale: str | None, b_scale: str) -> None:
+    if a_scale is not None and graph.tensors[a_scale].size != 1:
+        raise AotcError(f"{node.op}: a per-row a_scale is not supported (a scalar is)", node=node)
+    n = shape_of(graph, node.inputs[1])[-1]
+    if graph.tensors[b_scale].size not in (1, n) or len(shape_of(graph, b_scale)) > 1:
+        raise AotcError(f"{node.op}: b_scale of shape {list(shape_of(graph, b_scale))} is not supported "
+                        f"(a scalar, or one per column of B: [{n}])", node=node)
+
+
+def dynamic_quantize_matmul(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """DynamicQuantizeMatMul(A, B, b_scale, b_zero?, bias?) -> DynamicQuantizeLinear(A) (uint8, its own
+    range, as onnxruntime quantizes A) then MatMulIntegerToFloat's rewrite."""
+    if graph.tensors[node.inputs[0]].dtype != "float32":
+        raise AotcError(f"DynamicQuantizeMatMul of {graph.tensors[node.inputs[0]].dtype} is not supported", node=node)
+    _check_scales(node, graph, None, node.inputs[2])
+    b = Builder(node, graph)
+    a_shape = shape_of(graph, node.inputs[0])
+    aq, a_scale, a_zero = b.tensor(a_shape, dtype="uint8"), b.tensor(()), b.tensor((), dtype="uint8")
+    b.nodes.append(Node("DynamicQuantizeLinear", f"{node.name}__quantize_a", [node.inputs[0]], [aq, a_scale, a_zero],
+                        {}, node.sources()))
+    return _integer_to_float(b, node, graph, aq, a_zero, a_scale,
+                             [node.inputs[1], node.inputs[2], _optional(node, 3)], _optional(node, 4))
+
+
+def matmul_integer_to_float(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zero?, b_zero?, bias?) -> MatMulInteger, Cast,
+    Mul by a_scale * b_scale, Add bias."""
+    _check_scales(node, graph, node.inputs[2], node.inputs[3])
+    b = Builder(node, graph)
+    return _integer_to_float(b, node, graph, node.inputs[0], _optional(node, 4), node.inputs[2],
+                             [node.inputs[1], node.inputs[3], _optional(node, 5)], _optional(node, 6))
+
+
 RULES: dict[str, Rule] = {
+    "DynamicQuantizeMatMul": dynamic_quantize_matmul,
+    "MatMulIntegerToFloat": matmul_integer_to_float,
     "FastGelu": fast_gelu,
     "BiasGelu": bias_gelu,
     "QuickGelu": quick_gelu,
