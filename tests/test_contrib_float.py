@@ -140,3 +140,15 @@ def test_skip_layer_norm_read_mean_is_refused():
                   {"x": X, "s": X}, ["y", "mean"], {"g": BIAS})
     with pytest.raises(AotcError, match="output mean is not supported"):
         compile_model(case.model, Options(name="m"))
+
+
+@pytest.mark.parametrize("op, ins, consts", [
+    ("SkipLayerNormalization", ["x", "s"], {}),  # no gamma
+    ("BiasAdd", ["x", "b"], {"b": BIAS}),  # no skip
+    ("DynamicQuantizeMatMul", ["x", "w"], {"w": W8}),  # no b_scale
+])
+def test_missing_required_input_is_refused(op, ins, consts):
+    feeds = {k: X for k in ins if k not in consts}
+    case = _model("missing", [_node(op, ins, ["y"])], feeds, ["y"], consts)
+    with pytest.raises(AotcError, match=f"{op} needs its first"):
+        compile_model(case.model, Options(name="missing"))

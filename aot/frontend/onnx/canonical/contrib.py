@@ -170,6 +170,22 @@ def matmul_integer_to_float(node: Node, graph: Graph, opset: int) -> list[Node]:
                              [node.inputs[1], node.inputs[3], _optional(node, 5)], _optional(node, 6))
 
 
+# the inputs each op requires (onnxruntime's schemas): fewer is refused before a rule reads them
+_REQUIRED = {"FastGelu": 1, "BiasGelu": 2, "QuickGelu": 1, "BiasAdd": 3, "FusedMatMul": 2,
+             "SkipLayerNormalization": 3, "DynamicQuantizeMatMul": 3, "MatMulIntegerToFloat": 4}
+
+
+def _checked(rule: Rule) -> Rule:
+    def run(node: Node, graph: Graph, opset: int) -> list[Node] | None:
+        need = _REQUIRED[node.op]
+        if len(node.inputs) < need or not all(node.inputs[:need]):
+            raise AotcError(f"{node.op} needs its first {need} inputs, has {sum(1 for i in node.inputs if i)}",
+                            node=node)
+        return rule(node, graph, opset)
+    run.__doc__ = rule.__doc__
+    return run
+
+
 RULES: dict[str, Rule] = {
     "DynamicQuantizeMatMul": dynamic_quantize_matmul,
     "MatMulIntegerToFloat": matmul_integer_to_float,
@@ -180,3 +196,4 @@ RULES: dict[str, Rule] = {
     "FusedMatMul": fused_matmul,
     "SkipLayerNormalization": skip_layer_norm,
 }
+RULES = {op: _checked(rule) for op, rule in RULES.items()}
