@@ -9,6 +9,8 @@ tests/models/encoder_block.onnx (examples/transformers.py's pre-norm block, 1 x 
 
 - encoder_block_ort.onnx: model_type="bert", default options: SkipLayerNormalization, BiasGelu;
 - encoder_block_ort_fastgelu.onnx: the same with enable_gelu_approximation: SkipLayerNormalization, FastGelu;
+- vit_tiny_ts_ort.onnx: tests/models/vit_tiny_ts.onnx (examples/export_transformers.py's two-block ViT,
+  TorchScript export) the same way as encoder_block_ort.onnx: three SkipLayerNormalization, two BiasGelu;
 - encoder_block_qdyn_ort.onnx: the block through onnxruntime.quantization.quantize_dynamic (int8 weights),
   then as an onnxruntime session's extended graph optimizations save it (SessionOptions.optimized_model_filepath):
   DynamicQuantizeMatMul, MatMulIntegerToFloat, FusedMatMul.
@@ -26,15 +28,16 @@ from onnxruntime.quantization import QuantType, quantize_dynamic
 from onnxruntime.transformers.fusion_options import FusionOptions
 from onnxruntime.transformers.optimizer import optimize_model
 
-SOURCE = Path(__file__).resolve().parent.parent / "tests" / "models" / "encoder_block.onnx"
+MODELS = Path(__file__).resolve().parent.parent / "tests" / "models"
+SOURCE = MODELS / "encoder_block.onnx"
 
 
-def optimize(approximate_gelu: bool, path: Path) -> None:
-    """The encoder block through the optimizer's BERT fusions (num_heads/hidden_size 0: read from the
+def optimize(approximate_gelu: bool, path: Path, source: Path = SOURCE) -> None:
+    """`source` through the optimizer's BERT fusions (num_heads/hidden_size 0: read from the
     graph), saved as users save it (save_model_to_file adds the com.microsoft opset import)."""
     options = FusionOptions("bert")
     options.enable_gelu_approximation = approximate_gelu
-    optimize_model(str(SOURCE), model_type="bert", num_heads=0, hidden_size=0, opt_level=0,
+    optimize_model(str(source), model_type="bert", num_heads=0, hidden_size=0, opt_level=0,
                    optimization_options=options).save_model_to_file(str(path))
 
 
@@ -52,8 +55,10 @@ def quantize_and_fuse(path: Path) -> None:
 def main(out_dir: str) -> None:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    for name, approximate in (("encoder_block_ort", False), ("encoder_block_ort_fastgelu", True)):
-        optimize(approximate, out / f"{name}.onnx")
+    for name, approximate, source in (("encoder_block_ort", False, SOURCE),
+                                      ("encoder_block_ort_fastgelu", True, SOURCE),
+                                      ("vit_tiny_ts_ort", False, MODELS / "vit_tiny_ts.onnx")):
+        optimize(approximate, out / f"{name}.onnx", source)
         model = onnx.load(out / f"{name}.onnx")
         ops = sorted({n.op_type for n in model.graph.node if n.domain == "com.microsoft"})
         print(f"{name}.onnx: {', '.join(ops)}")

@@ -107,15 +107,18 @@ CASES.append(_model("dql_then_matmul_int_to_float",
 for _name in ("encoder_block_ort", "encoder_block_ort_fastgelu", "encoder_block_qdyn_ort"):
     CASES.append(Case(_name, onnx.load(MODELS / f"{_name}.onnx"), {"x": _rand(1, 16, 64, seed=11, scale=1.0)},
                       relative=True))
+CASES.append(Case("vit_tiny_ts_ort", onnx.load(MODELS / "vit_tiny_ts_ort.onnx"),
+                  {"image": _rand(1, 3, 32, 32, seed=12, scale=1.0)}, relative=True))
 
 
 def test_optimized_models_hold_the_contrib_ops():
     """The committed models are what the optimizer writes: its fused ops, not the spelled-out ones."""
     ops = {name: {n.op_type for n in onnx.load(MODELS / f"{name}.onnx").graph.node if n.domain == MS}
-           for name in ("encoder_block_ort", "encoder_block_ort_fastgelu", "encoder_block_qdyn_ort")}
+           for name in ("encoder_block_ort", "encoder_block_ort_fastgelu", "encoder_block_qdyn_ort", "vit_tiny_ts_ort")}
     assert ops == {"encoder_block_ort": {"SkipLayerNormalization", "BiasGelu"},
                    "encoder_block_ort_fastgelu": {"SkipLayerNormalization", "FastGelu"},
-                   "encoder_block_qdyn_ort": {"DynamicQuantizeMatMul", "MatMulIntegerToFloat", "FusedMatMul"}}
+                   "encoder_block_qdyn_ort": {"DynamicQuantizeMatMul", "MatMulIntegerToFloat", "FusedMatMul"},
+                   "vit_tiny_ts_ort": {"SkipLayerNormalization", "BiasGelu"}}
 
 
 @pytest.fixture(scope="module")
