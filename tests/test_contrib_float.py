@@ -67,6 +67,8 @@ CASES = [
     _model("skip_ln_bias_sum", [_node("SkipLayerNormalization", ["x", "s", "g", "be", "b"], ["y", "", "", "sum"])],
            {"x": X, "s": _rand(2, 5, 8, seed=8)}, ["y", "sum"],
            {"g": _rand(8, seed=9), "be": _rand(8, seed=10), "b": BIAS}),
+    _model("skip_ln_skip_broadcast", [_node("SkipLayerNormalization", ["x", "s", "g", "be"], ["y"])],
+           {"x": X, "s": _rand(5, 8, seed=13)}, ["y"], {"g": _rand(8, seed=9), "be": _rand(8, seed=10)}),
     _model("skip_ln_no_beta", [_node("SkipLayerNormalization", ["x", "s", "g"], ["y"])],
            {"x": X, "s": _rand(2, 5, 8, seed=8)}, ["y"], {"g": _rand(8, seed=9)}),
     _model("skip_ln_then_gelu", [_node("SkipLayerNormalization", ["x", "s", "g", "", "b"], ["n", "", "", "sum"]),
