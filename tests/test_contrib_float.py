@@ -105,6 +105,19 @@ CASES.append(_model("dql_then_matmul_int_to_float",
                      _node("MatMulIntegerToFloat", ["xq", "w", "xs", "ws", "xz"], ["y"])],
                     {"x": X}, ["y"], {"w": W8.astype(np.uint8), "ws": np.float32(0.01)}))
 
+# Attention: input [B, S, H_in], packed QKV weights and bias
+XA = _rand(2, 6, 16, seed=30, scale=1.0)
+CASES += [
+    _model("attention", [_node("Attention", ["x", "w", "b"], ["y"], num_heads=4)], {"x": XA}, ["y"],
+           {"w": _rand(16, 48, seed=31, scale=0.3), "b": _rand(48, seed=32, scale=0.3)}),
+    _model("attention_causal_scale_no_bias",
+           [_node("Attention", ["x", "w"], ["y"], num_heads=2, unidirectional=1, scale=0.3)], {"x": XA}, ["y"],
+           {"w": _rand(16, 48, seed=33, scale=0.3)}),
+    _model("attention_qkv_sizes", [_node("Attention", ["x", "w", "b"], ["y"], num_heads=2,
+                                         qkv_hidden_sizes=[8, 8, 12])], {"x": XA}, ["y"],
+           {"w": _rand(16, 28, seed=34, scale=0.3), "b": _rand(28, seed=35, scale=0.3)}),
+]
+
 # onnxruntime's transformer optimizer on the encoder block (examples/optimize_transformers.py)
 for _name in ("encoder_block_ort", "encoder_block_ort_fastgelu", "encoder_block_qdyn_ort"):
     CASES.append(Case(_name, onnx.load(MODELS / f"{_name}.onnx"), {"x": _rand(1, 16, 64, seed=11, scale=1.0)},
@@ -157,3 +170,22 @@ def test_missing_required_input_is_refused(op, ins, consts):
     case = _model("missing", [_node(op, ins, ["y"])], feeds, ["y"], consts)
     with pytest.raises(AotcError, match=f"{op} needs its first"):
         compile_model(case.model, Options(name="missing"))
+
+
+def test_attention_mask_index_is_refused():
+    case = _model("am", [_node("Attention", ["x", "w", "b", "m"], ["y"], num_heads=4)],
+                  {"x": XA, "m": np.array([6, 4], np.int32)}, ["y"],
+                  {"w": _rand(16, 48, seed=31), "b": _rand(48, seed=32)})
+    with pytest.raises(AotcError, match="Attention's input mask_index is not supported"):
+        compile_model(case.model, Options(name="am"))
+
+
+def test_onnx_attention_is_not_taken_for_the_contrib_one():
+    """ONNX's own Attention (opset 23: Q, K, V inputs) keeps its kernel, whatever com.microsoft's is."""
+    q = _rand(1, 2, 4, 8, seed=36)
+    node = helper.make_node("Attention", ["q", "k", "v"], ["y"])
+    inputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, q.shape) for n in "qkv"]
+    graph = helper.make_graph([node], "a", inputs,
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
+    compile_model(model, Options(name="onnx_attention"))

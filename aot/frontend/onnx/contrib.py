@@ -25,7 +25,16 @@ CONTRIB_OPS = ("QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QLinearA
 # the float-output ops of onnxruntime's transformer optimizer, and (the last two) its session's fusions of
 # quantize_dynamic's DynamicQuantizeLinear / MatMulInteger / Mul
 FLOAT_OPS = ("Gelu", "FastGelu", "BiasGelu", "QuickGelu", "BiasAdd", "FusedMatMul", "SkipLayerNormalization",
-             "DynamicQuantizeMatMul", "MatMulIntegerToFloat")
+             "Attention", "DynamicQuantizeMatMul", "MatMulIntegerToFloat")
+
+
+# com.microsoft ops whose name an ONNX op of another meaning has: their IR op names
+_IR_NAMES = {"Attention": "com.microsoft.Attention"}
+
+
+def ir_op(node: onnx.NodeProto) -> str:
+    """The IR op of a node: its op_type, but for the com.microsoft ops named as ONNX ops of another meaning."""
+    return _IR_NAMES.get(node.op_type, node.op_type) if node.domain == DOMAIN else node.op_type
 
 
 def is_supported(node: onnx.NodeProto) -> bool:
@@ -132,6 +141,12 @@ def output_type(node: onnx.NodeProto, shapes: dict, types: dict) -> tuple[tuple[
         return (_broadcast(a, b), x_type) if a is not None and b is not None and _broadcast(a, b) else None
     if op == "FusedMatMul":
         return _fused_matmul_shape(node, shape(0), shape(1), x_type)
+    if op == "Attention":
+        x, w = shape(0), shape(1)
+        if x is None or w is None or len(x) != 3 or len(w) != 2:
+            return None
+        sizes = list(_attr(node, "qkv_hidden_sizes", [])) or [w[1] // 3] * 3
+        return (x[0], x[1], sizes[2]), x_type
     if op in ("DynamicQuantizeMatMul", "MatMulIntegerToFloat"):  # float out
         return _fused_matmul_shape(node, shape(0), shape(1), onnx.TensorProto.FLOAT)
     if op in ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax"):
