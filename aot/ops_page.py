@@ -18,10 +18,13 @@ from dataclasses import dataclass
 import onnx.defs
 
 from aot.frontend.onnx.canonical import RULES
-from aot.frontend.onnx.contrib import CONTRIB_OPS
+from aot.frontend.onnx.contrib import CONTRIB_OPS as _QOPS
 from aot.frontend.onnx.contrib import DOMAIN as CONTRIB_DOMAIN
+from aot.frontend.onnx.contrib import FLOAT_OPS
 from aot.frontend.onnx.load import MAX_OPSET, MIN_OPSET
 from aot.kernels import HOST_OPS
+
+CONTRIB_OPS = _QOPS + FLOAT_OPS  # every com.microsoft op aotc reads
 
 # Ops the frontend handles itself, before any kernel: how.
 FRONTEND = {

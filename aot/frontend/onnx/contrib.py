@@ -1,5 +1,6 @@
 """The com.microsoft operators aotc reads: the quantized (QOperator) set that onnxruntime's quantizer
-writes, and their output shapes, which onnx's shape inference does not know.
+writes, the float ops its transformer optimizer writes (FLOAT_OPS, rewritten onto ONNX ops by
+aot/frontend/onnx/canonical/contrib.py), and their output shapes, which onnx's shape inference does not know.
 
 Only these ops of the domain are accepted; any other com.microsoft op is refused at import. Their
 shapes are filled in as value_info between rounds of onnx's inference (`fill_shapes`), so the
@@ -21,10 +22,23 @@ DOMAIN = "com.microsoft"
 # the QOperator ops of onnxruntime's quantizer
 CONTRIB_OPS = ("QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QLinearAveragePool", "QLinearConcat",
                "QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax", "QGemm")
+# the float-output ops of onnxruntime's transformer optimizer, and (the last two) its session's fusions of
+# quantize_dynamic's DynamicQuantizeLinear / MatMulInteger / Mul
+FLOAT_OPS = ("Gelu", "FastGelu", "BiasGelu", "QuickGelu", "BiasAdd", "FusedMatMul", "SkipLayerNormalization",
+             "Attention", "DynamicQuantizeMatMul", "MatMulIntegerToFloat")
+
+
+# com.microsoft ops whose name an ONNX op of another meaning has: their IR op names
+_IR_NAMES = {"Attention": "com.microsoft.Attention"}
+
+
+def ir_op(node: onnx.NodeProto) -> str:
+    """The IR op of a node: its op_type, but for the com.microsoft ops named as ONNX ops of another meaning."""
+    return _IR_NAMES.get(node.op_type, node.op_type) if node.domain == DOMAIN else node.op_type
 
 
 def is_supported(node: onnx.NodeProto) -> bool:
-    return node.domain in ("", "ai.onnx") or (node.domain == DOMAIN and node.op_type in CONTRIB_OPS) \
+    return node.domain in ("", "ai.onnx") or (node.domain == DOMAIN and node.op_type in CONTRIB_OPS + FLOAT_OPS) \
         or (node.domain == tfl.DOMAIN and node.op_type in tfl.IMPORTED_OPS)
 
 
@@ -70,6 +84,33 @@ def _pool_shape(node: onnx.NodeProto, x: tuple[int, ...]) -> tuple[int, ...] | N
     return (x[0], *out, x[-1]) if channels_last else (x[0], x[1], *out)
 
 
+def _fused_matmul_shape(node: onnx.NodeProto, a: tuple[int, ...] | None, b: tuple[int, ...] | None,
+                        elem: int | None) -> tuple[tuple[int, ...], int | None] | None:
+    """MatMul's shape of A and B, each with its last two dims swapped when transA / transB (rank >= 2)."""
+    if a is None or b is None or not a or not b:
+        return None
+    if _attr(node, "transA", 0) and len(a) >= 2:
+        a = (*a[:-2], a[-1], a[-2])
+    if _attr(node, "transB", 0) and len(b) >= 2:
+        b = (*b[:-2], b[-1], b[-2])
+    if len(a) == 1 and len(b) == 1:
+        return (), elem
+    if len(a) == 1:
+        return (*b[:-2], b[-1]), elem
+    if len(b) == 1:
+        return a[:-1], elem
+    batch = _broadcast(a[:-2], b[:-2])
+    return ((*batch, a[-2], b[-1]), elem) if batch is not None else None
+
+
+def _extra_outputs(node: onnx.NodeProto, first: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Shapes of outputs after the first: SkipLayerNormalization's mean, inv_std_var (the input's dims,
+    the last 1) and input_skip_bias_sum (the input's)."""
+    if node.domain == DOMAIN and node.op_type == "SkipLayerNormalization" and first:
+        return [(*first[:-1], 1), (*first[:-1], 1), first]
+    return []
+
+
 def output_type(node: onnx.NodeProto, shapes: dict, types: dict) -> tuple[tuple[int, ...], int] | None:
     """(shape, elem_type) of the first output of a com.microsoft op or of QuantizeLinear /
     DequantizeLinear (which onnx's reference evaluator cannot run below opset 19), or None while
@@ -93,6 +134,21 @@ def output_type(node: onnx.NodeProto, shapes: dict, types: dict) -> tuple[tuple[
     if op in ("QLinearAdd", "QLinearMul"):
         a, b = shape(0), shape(3)
         return (_broadcast(a, b), x_type) if a is not None and b is not None and _broadcast(a, b) else None
+    if op in ("Gelu", "FastGelu", "QuickGelu", "BiasAdd", "SkipLayerNormalization"):
+        return (shape(0), x_type) if shape(0) is not None else None
+    if op == "BiasGelu":
+        a, b = shape(0), shape(1)
+        return (_broadcast(a, b), x_type) if a is not None and b is not None and _broadcast(a, b) else None
+    if op == "FusedMatMul":
+        return _fused_matmul_shape(node, shape(0), shape(1), x_type)
+    if op == "Attention":
+        x, w = shape(0), shape(1)
+        if x is None or w is None or len(x) != 3 or len(w) != 2:
+            return None
+        sizes = list(_attr(node, "qkv_hidden_sizes", [])) or [w[1] // 3] * 3
+        return (x[0], x[1], sizes[2]), x_type
+    if op in ("DynamicQuantizeMatMul", "MatMulIntegerToFloat"):  # float out
+        return _fused_matmul_shape(node, shape(0), shape(1), onnx.TensorProto.FLOAT)
     if op in ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax"):
         return (shape(0), x_type) if shape(0) is not None else None
     if op == "QLinearGlobalAveragePool":
@@ -150,13 +206,16 @@ def fill_shapes(model: onnx.ModelProto) -> bool:
         if result is None or result[1] is None:
             continue
         out_shape, elem = result
-        shapes[node.output[0]], types[node.output[0]] = out_shape, elem
-        vi = helper.make_tensor_value_info(node.output[0], elem, list(out_shape))
-        if node.output[0] in known:
-            for old in g.value_info:
-                if old.name == node.output[0]:
-                    old.CopyFrom(vi)
-        else:
-            g.value_info.append(vi)
-        added = True
+        for name, sh in zip(node.output, [out_shape, *_extra_outputs(node, out_shape)], strict=False):
+            if not name or name in shapes:
+                continue
+            shapes[name], types[name] = sh, elem
+            vi = helper.make_tensor_value_info(name, elem, list(sh))
+            if name in known:
+                for old in g.value_info:
+                    if old.name == name:
+                        old.CopyFrom(vi)
+            else:
+                g.value_info.append(vi)
+            added = True
     return added

@@ -94,7 +94,8 @@ def _domains(s: ImportState) -> None:
     """Every node of a domain aotc reads (ai.onnx, the com.microsoft ops it knows, aotc.tflite)."""
     for n in s.model.graph.node:
         if not contrib.is_supported(n):
-            only = f" (of it aotc reads {', '.join(contrib.CONTRIB_OPS)})" if n.domain == contrib.DOMAIN else ""
+            known = ", ".join(contrib.CONTRIB_OPS + contrib.FLOAT_OPS)
+            only = f" (of it aotc reads {known})" if n.domain == contrib.DOMAIN else ""
             raise AotcError(f"operator domain '{n.domain}' is not supported{only}", node=_Named(n))
 
 

@@ -72,7 +72,7 @@ def to_ir(model: onnx.ModelProto, name: str, bounded: BoundedImport | None,
             continue
         attrs = {a.name: helper.get_attribute_value(a) for a in pn.attribute}
         attrs = {key: (v.decode() if isinstance(v, bytes) else v) for key, v in attrs.items()}
-        node = Node(pn.op_type, node_name, list(pn.input), list(pn.output), attrs)
+        node = Node(contrib.ir_op(pn), node_name, list(pn.input), list(pn.output), attrs)
         check_node_types(pn, tensors, opset_of(model), node)
         check_int_attributes(pn, node)
         at_bound = bounded.infer(pn, node, tensors, opsets) if bounded is not None else None

@@ -12,7 +12,7 @@ vendors then see a single form and never look at the opset.
 from __future__ import annotations
 
 from aot.errors import AotcError
-from aot.frontend.onnx.canonical import quant
+from aot.frontend.onnx.canonical import contrib, quant
 from aot.frontend.onnx.canonical.base import Rule
 from aot.frontend.onnx.canonical.conv import conv, conv_transpose
 from aot.frontend.onnx.canonical.einsum import einsum
@@ -139,4 +139,5 @@ RULES: dict[str, Rule] = {
     "GRU": recurrent,
     "RNN": recurrent,
 }
+RULES.update(contrib.RULES)  # onnxruntime's float com.microsoft ops (transformer optimizer)
 RULES.update(quant.RULES)  # the QLinear ops, QuantizeLinear / DequantizeLinear, ConvInteger

@@ -1,0 +1,258 @@
+"""The float com.microsoft ops onnxruntime's transformer optimizer writes (aot/frontend/onnx/contrib.py
+lets them in): each rewritten onto ONNX ops aotc compiles, in their canonical forms, computing what
+onnxruntime's CPU kernels compute. Gelu needs no rule: com.microsoft's Gelu is ONNX Gelu (the erf form)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aot.errors import AotcError
+from aot.frontend.onnx.canonical.base import Builder, Rule, shape_of
+from aot.frontend.onnx.canonical.norm import layer_norm, softmax
+from aot.ir import Graph, Node
+
+
+def _float32(node: Node, graph: Graph) -> None:
+    for name in node.inputs:
+        if name and graph.tensors[name].dtype != "float32":
+            raise AotcError(f"{node.op} of {graph.tensors[name].dtype} is not supported (float32 only)", node=node)
+
+
+def _broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    return tuple(max(x, y) for x, y in zip(a, b, strict=True))
+
+
+def fast_gelu(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """FastGelu(X, bias?) -> Gelu(X + bias) of the tanh approximation, the formula onnxruntime's kernel uses."""
+    _float32(node, graph)
+    b, x = Builder(node, graph), node.inputs[0]
+    if len(node.inputs) > 1 and node.inputs[1]:
+        x = b.add("Add", [x, node.inputs[1]], _broadcast(shape_of(graph, x), shape_of(graph, node.inputs[1])))
+    b.add("Gelu", [x], None, {"approximate": "tanh"}, out=node.outputs[0])
+    return b.nodes
+
+
+def bias_gelu(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """BiasGelu(A, B) -> Gelu(A + B), the erf form."""
+    _float32(node, graph)
+    b = Builder(node, graph)
+    s = b.add("Add", node.inputs[:2], _broadcast(shape_of(graph, node.inputs[0]), shape_of(graph, node.inputs[1])))
+    b.add("Gelu", [s], None, {"approximate": "none"}, out=node.outputs[0])
+    return b.nodes
+
+
+def quick_gelu(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """QuickGelu(X) -> X * Sigmoid(alpha * X), alpha 1.702 by default."""
+    _float32(node, graph)
+    b, x = Builder(node, graph), node.inputs[0]
+    shape = shape_of(graph, x)
+    alpha = float(node.attrs.get("alpha", 1.702))
+    scaled = x if alpha == 1.0 else b.add("Mul", [x, b.tensor((), np.array(alpha, np.float32))], shape)
+    b.add("Mul", [x, b.add("Sigmoid", [scaled], shape)], None, out=node.outputs[0])
+    return b.nodes
+
+
+def bias_add(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """BiasAdd(X, bias, skip) -> (X + bias) + skip."""
+    _float32(node, graph)
+    b = Builder(node, graph)
+    x, bias, skip = node.inputs[:3]
+    s = b.add("Add", [x, bias], _broadcast(shape_of(graph, x), shape_of(graph, bias)))
+    b.add("Add", [s, skip], None, out=node.outputs[0])
+    return b.nodes
+
+
+def fused_matmul(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """FusedMatMul(A, B) -> alpha * MatMul(A or its last two dims swapped, B likewise). transBatchA /
+    transBatchB (the batch dims moved) are refused."""
+    _float32(node, graph)
+    for name in ("transBatchA", "transBatchB"):
+        if int(node.attrs.get(name, 0)):
+            raise AotcError(f"FusedMatMul {name}=1 is not supported", node=node)
+    b = Builder(node, graph)
+    ins = []
+    for k, flag in ((0, "transA"), (1, "transB")):
+        name, shape = node.inputs[k], shape_of(graph, node.inputs[k])
+        if int(node.attrs.get(flag, 0)) and len(shape) >= 2:
+            perm = list(range(len(shape) - 2)) + [len(shape) - 1, len(shape) - 2]
+            name = b.add("Transpose", [name], tuple(shape[p] for p in perm), {"perm": perm})
+        ins.append(name)
+    alpha = float(node.attrs.get("alpha", 1.0))
+    if alpha == 1.0:
+        b.add("MatMul", ins, None, out=node.outputs[0])
+        return b.nodes
+    prod = b.add("MatMul", ins, shape_of(graph, node.outputs[0]))
+    b.add("Mul", [prod, b.tensor((), np.array(alpha, np.float32))], None, out=node.outputs[0])
+    return b.nodes
+
+
+def skip_layer_norm(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """SkipLayerNormalization(input, skip, gamma, beta?, bias?) -> LayerNormalization over the last axis
+    of input + skip (+ bias), that sum being the optional fourth output. The mean and inverse standard
+    deviation outputs are refused when read."""
+    _float32(node, graph)
+    read = set(graph.consumers()) | set(graph.outputs)
+    for k, what in ((1, "mean"), (2, "inv_std_var")):
+        if len(node.outputs) > k and node.outputs[k] in read:
+            raise AotcError(f"SkipLayerNormalization's output {what} is not supported (only output and "
+                            "input_skip_bias_sum)", node=node)
+    ins = list(node.inputs) + [""] * (5 - len(node.inputs))
+    x, skip, gamma, beta, bias = ins[:5]
+    shape = shape_of(graph, x)
+    b = Builder(node, graph)
+    sum_out = node.outputs[3] if len(node.outputs) > 3 and node.outputs[3] in read else None
+    s = b.add("Add", [x, skip], shape, out=None if bias else sum_out)
+    if bias:
+        s = b.add("Add", [s, bias], shape, out=sum_out)
+    b.nodes[-1].name = f"{node.name}__sum"  # the node's own name is the LayerNormalization's
+    norm = Node("LayerNormalization", node.name, [s, gamma] + ([beta] if beta else []), [node.outputs[0]],
+                {"axis": -1, "epsilon": float(node.attrs.get("epsilon", 1e-12))}, node.sources())
+    layer_norm(norm, graph, opset)
+    b.nodes.append(norm)
+    return b.nodes
+
+
+def _integer_to_float(b: Builder, node: Node, graph: Graph, a: str, a_zero: str, a_scale: str, b_ins: list[str],
+                      bias: str) -> list[Node]:
+    """MatMulInteger(A, B, a_zero, b_zero) as float times (a_scale * b_scale), plus bias: onnxruntime's
+    order (its multiplier is a_scale * b_scale in float, applied to each int32 sum, then the bias added)."""
+    b_mat, b_scale, b_zero = b_ins
+    shape = shape_of(graph, node.outputs[0])
+    ins = [a, b_mat, a_zero, b_zero]
+    while not ins[-1]:
+        ins.pop()
+    acc = b.add("MatMulInteger", ins, shape, dtype="int32")
+    as_float = b.add("Cast", [acc], shape, {"to": "float32", "saturate": 1})
+    scale = b.add("Mul", [a_scale, b_scale], _broadcast(shape_of(graph, a_scale), shape_of(graph, b_scale)))
+    out = node.outputs[0]
+    y = b.add("Mul", [as_float, scale], shape, out=None if bias else out)
+    if bias:
+        b.add("Add", [y, bias], None, out=out)
+    return b.nodes
+
+
+def _optional(node: Node, k: int) -> str:
+    return node.inputs[k] if len(node.inputs) > k else ""
+
+
+def _check_scales(node: Node, graph: Graph, a_scale: str | None, b_scale: str) -> None:
+    if a_scale is not None and graph.tensors[a_scale].size != 1:
+        raise AotcError(f"{node.op}: a per-row a_scale is not supported (a scalar is)", node=node)
+    n = shape_of(graph, node.inputs[1])[-1]
+    if graph.tensors[b_scale].size not in (1, n) or len(shape_of(graph, b_scale)) > 1:
+        raise AotcError(f"{node.op}: b_scale of shape {list(shape_of(graph, b_scale))} is not supported "
+                        f"(a scalar, or one per column of B: [{n}])", node=node)
+
+
+def dynamic_quantize_matmul(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """DynamicQuantizeMatMul(A, B, b_scale, b_zero?, bias?) -> DynamicQuantizeLinear(A) (uint8, its own
+    range, as onnxruntime quantizes A) then MatMulIntegerToFloat's rewrite."""
+    if graph.tensors[node.inputs[0]].dtype != "float32":
+        raise AotcError(f"DynamicQuantizeMatMul of {graph.tensors[node.inputs[0]].dtype} is not supported", node=node)
+    _check_scales(node, graph, None, node.inputs[2])
+    b = Builder(node, graph)
+    a_shape = shape_of(graph, node.inputs[0])
+    aq, a_scale, a_zero = b.tensor(a_shape, dtype="uint8"), b.tensor(()), b.tensor((), dtype="uint8")
+    b.nodes.append(Node("DynamicQuantizeLinear", f"{node.name}__quantize_a", [node.inputs[0]], [aq, a_scale, a_zero],
+                        {}, node.sources()))
+    return _integer_to_float(b, node, graph, aq, a_zero, a_scale,
+                             [node.inputs[1], node.inputs[2], _optional(node, 3)], _optional(node, 4))
+
+
+def matmul_integer_to_float(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zero?, b_zero?, bias?) -> MatMulInteger, Cast,
+    Mul by a_scale * b_scale, Add bias."""
+    _check_scales(node, graph, node.inputs[2], node.inputs[3])
+    b = Builder(node, graph)
+    return _integer_to_float(b, node, graph, node.inputs[0], _optional(node, 4), node.inputs[2],
+                             [node.inputs[1], node.inputs[3], _optional(node, 5)], _optional(node, 6))
+
+
+def attention(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """Attention(input, weights, bias?) -> per head softmax(scale * Q K^T (+ the causal mask of
+    mask_filter_value when unidirectional)) V, Q/K/V from constant slices of weights and bias, as
+    onnxruntime's CPU kernel computes it. mask_index, past, attention_bias, rotary embeddings and a
+    read present output are refused."""
+    for k, what in ((3, "mask_index"), (4, "past"), (5, "attention_bias"), (6, "past_sequence_length")):
+        if len(node.inputs) > k and node.inputs[k]:
+            raise AotcError(f"Attention's input {what} is not supported", node=node)
+    _float32(node, graph)
+    if int(node.attrs.get("do_rotary", 0)):
+        raise AotcError("Attention do_rotary=1 is not supported", node=node)
+    if len(node.outputs) > 1 and node.outputs[1] in (set(graph.consumers()) | set(graph.outputs)):
+        raise AotcError("Attention's output present is not supported", node=node)
+    x, w_name = node.inputs[0], node.inputs[1]
+    w, bias = graph.const(w_name), graph.const(_optional(node, 2)) if _optional(node, 2) else None
+    if w is None or (_optional(node, 2) and bias is None):
+        raise AotcError("Attention's weights and bias must be constants", node=node)
+    shape = shape_of(graph, x)
+    if len(shape) != 3 or w.ndim != 2 or w.shape[0] != shape[2]:
+        raise AotcError(f"Attention of input {list(shape)} and weights {list(w.shape)} is not supported "
+                        "(input [B, S, H_in], weights [H_in, 3 H])", node=node)
+    heads = int(node.attrs.get("num_heads", 0))
+    sizes = [int(v) for v in node.attrs.get("qkv_hidden_sizes", [])] or [w.shape[1] // 3] * 3
+    if heads <= 0 or sum(sizes) != w.shape[1] or sizes[0] != sizes[1] or any(v % heads for v in sizes):
+        raise AotcError(f"Attention with num_heads {heads}, qkv sizes {sizes} and weights {list(w.shape)} "
+                        "is not supported", node=node)
+    batch, seq, _ = shape
+    b = Builder(node, graph)
+    heads_of = []
+    start = 0
+    for j, size in enumerate(sizes):
+        wj = b.tensor((w.shape[0], size), np.ascontiguousarray(w[:, start:start + size], np.float32))
+        proj = b.add("MatMul", [x, wj], (batch, seq, size))
+        if bias is not None:
+            bj = b.tensor((size,), np.ascontiguousarray(bias[start:start + size], np.float32))
+            proj = b.add("Add", [proj, bj], (batch, seq, size))
+        start += size
+        split = b.add("Reshape", [proj], (batch, seq, heads, size // heads))
+        perm = [0, 2, 3, 1] if j == 1 else [0, 2, 1, 3]  # K as [B, N, h, S]
+        heads_of.append(b.add("Transpose", [split], tuple((batch, seq, heads, size // heads)[p] for p in perm),
+                              {"perm": perm}))
+    q, k, v = heads_of
+    head = sizes[0] // heads
+    scale = float(node.attrs.get("scale", 0.0)) or 1.0 / float(np.sqrt(head))
+    scores = b.add("MatMul", [q, k], (batch, heads, seq, seq))
+    scores = b.add("Mul", [scores, b.tensor((), np.array(scale, np.float32))], (batch, heads, seq, seq))
+    if int(node.attrs.get("unidirectional", 0)):
+        fill = float(node.attrs.get("mask_filter_value", -10000.0))
+        mask = np.triu(np.full((seq, seq), fill, np.float32), 1)
+        scores = b.add("Add", [scores, b.tensor((seq, seq), mask)], (batch, heads, seq, seq))
+    probs = b.add("Softmax", [scores], (batch, heads, seq, seq), {"axis": -1})
+    softmax(b.nodes[-1], graph, max(opset, 13))
+    ctx = b.add("MatMul", [probs, v], (batch, heads, seq, sizes[2] // heads))
+    ctx = b.add("Transpose", [ctx], (batch, seq, heads, sizes[2] // heads), {"perm": [0, 2, 1, 3]})
+    b.add("Reshape", [ctx], None, out=node.outputs[0])
+    return b.nodes
+
+
+# the inputs each op requires (onnxruntime's schemas): fewer is refused before a rule reads them
+_REQUIRED = {"com.microsoft.Attention": 2, "FastGelu": 1, "BiasGelu": 2, "QuickGelu": 1, "BiasAdd": 3, "FusedMatMul": 2,
+             "SkipLayerNormalization": 3, "DynamicQuantizeMatMul": 3, "MatMulIntegerToFloat": 4}
+
+
+def _checked(rule: Rule) -> Rule:
+    def run(node: Node, graph: Graph, opset: int) -> list[Node] | None:
+        need = _REQUIRED[node.op]
+        if len(node.inputs) < need or not all(node.inputs[:need]):
+            raise AotcError(f"{node.op} needs its first {need} inputs, has {sum(1 for i in node.inputs if i)}",
+                            node=node)
+        return rule(node, graph, opset)
+    run.__doc__ = rule.__doc__
+    return run
+
+
+RULES: dict[str, Rule] = {
+    "com.microsoft.Attention": attention,
+    "DynamicQuantizeMatMul": dynamic_quantize_matmul,
+    "MatMulIntegerToFloat": matmul_integer_to_float,
+    "FastGelu": fast_gelu,
+    "BiasGelu": bias_gelu,
+    "QuickGelu": quick_gelu,
+    "BiasAdd": bias_add,
+    "FusedMatMul": fused_matmul,
+    "SkipLayerNormalization": skip_layer_norm,
+}
+RULES = {op: _checked(rule) for op, rule in RULES.items()}
