@@ -34,6 +34,7 @@ import numpy as np
 
 from aot.build import run_bundle, runner_path
 from aot.errors import AotcError
+from aot.ir import np_dtype
 from aot.npz import bundle_outputs, load_inputs, onnx_feeds, quantize_io
 from aot.targets import get_target, require_tools
 
@@ -109,8 +110,9 @@ def seeded_inputs(meta: dict, seed: int = 0) -> list[np.ndarray]:
     """Standard normal inputs; a quantized integer input (--quantized-io) gets those values quantized
     with its scale and zero point, as the float model's own QuantizeLinear would make them."""
     rng = np.random.default_rng(seed)
-    return [quantize_io(s, rng.standard_normal(s["shape"])) if "scale" in s and np.dtype(s["dtype"]).kind in "iu"
-            else rng.standard_normal(s["shape"]).astype(s["dtype"]) for s in meta["inputs"]]
+    return [quantize_io(s, rng.standard_normal(s["shape"])) if "scale" in s and np_dtype(s["dtype"]).kind in "iu"
+            else rng.standard_normal(s["shape"]).astype(np.float32).astype(np_dtype(s["dtype"]))
+            for s in meta["inputs"]]
 
 
 def _ort_run(sess, meta: dict, inputs: list[np.ndarray]) -> tuple[dict[str, np.ndarray], list[np.ndarray]]:

@@ -36,6 +36,7 @@ import numpy as np
 from aot.build import build, configure, run_bundle
 from aot.csource.tap import TAP_MAGIC, parse_tap_type
 from aot.errors import AotcError
+from aot.ir import np_dtype
 from aot.npz import bundle_outputs, load_inputs, onnx_feeds
 from aot.progress import status
 
@@ -102,20 +103,38 @@ def read_taps(path: Path) -> list[Tap]:
     return taps
 
 
+def _ort_value(ort, x: np.ndarray):
+    """An input as onnxruntime's Python API takes it: a bfloat16 or float8 array (ml_dtypes'), which it
+    cannot convert itself, as an OrtValue of its ONNX type over the same bytes. Its 4- and 2-bit types
+    are stored packed, which this does not do: refused in one line."""
+    if not x.dtype.type.__module__.startswith("ml_dtypes"):
+        return x
+    if x.dtype.itemsize == 1 and x.dtype.name.startswith(("int", "uint")):
+        raise AotcError(f"onnxruntime's Python API takes no {x.dtype.name} inputs, so there is no reference to "
+                        "compare with")
+    import onnx
+
+    elem = onnx.helper.np_dtype_to_tensor_dtype(x.dtype)
+    raw = np.ascontiguousarray(x).view(np.uint8 if x.dtype.itemsize == 1 else np.uint16)
+    return ort.OrtValue.ortvalue_from_numpy_with_onnx_type(raw, elem)
+
+
 def random_inputs(meta: dict, seed: int = 0) -> list[np.ndarray]:
     """Seeded inputs of the model's shapes and dtypes: floats N(0, 1), small integer types
     (quantized data) over their whole range, bools at random; wider integers are zeros, since they
     are usually indices or ids that must stay in range (give --inputs for those)."""
+    import ml_dtypes  # bfloat16, float8 and the 4- and 2-bit integers: numpy's own info does not know them
+
     rng = np.random.default_rng(seed)
     out = []
     for spec in meta["inputs"]:
-        dt, shape = np.dtype(spec["dtype"]), spec["shape"]
-        if dt.kind == "f":
-            out.append(rng.standard_normal(shape).astype(dt))
+        dt, shape = np_dtype(spec["dtype"]), spec["shape"]
+        if dt.kind == "f" or spec["dtype"].startswith(("bfloat", "float")):
+            out.append(rng.standard_normal(shape).astype(np.float32).astype(dt))
         elif dt.kind == "b":
             out.append(rng.integers(0, 2, shape).astype(dt))
         elif dt.itemsize <= 2:
-            info = np.iinfo(dt)
+            info = np.iinfo(dt) if dt.kind in "iu" else ml_dtypes.iinfo(dt)
             out.append(rng.integers(int(info.min), int(info.max) + 1, shape).astype(dt))
         else:
             out.append(np.zeros(shape, dt))
@@ -169,7 +188,7 @@ def reference(model_path: Path, feeds: dict[str, np.ndarray], tensors: list[str]
     names = [o.name for o in model.graph.output]
     try:
         sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
-        values = sess.run(names, feeds)
+        values = sess.run(names, {k: _ort_value(ort, x) for k, x in feeds.items()})
     except Exception as e:
         raise AotcError(f"onnxruntime could not run '{model_path}': {str(e).splitlines()[0]}") from e
     refs = {n: np.asarray(v) for n, v in zip(names, values, strict=True) if n in wanted}
