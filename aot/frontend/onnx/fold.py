@@ -22,6 +22,7 @@ from onnx import helper, numpy_helper, shape_inference
 
 from aot.errors import AotcError
 from aot.frontend.onnx import contrib
+from aot.frontend.onnx.loops import fresh_name, loop_refusal
 from aot.frontend.onnx.skeleton import adopt_inference, skeleton
 from aot.frontend.onnx.validate import check_node_outputs
 from aot.ir import Node
@@ -148,13 +149,6 @@ def _inline_branch(g: onnx.GraphProto, node: onnx.NodeProto, branch: onnx.GraphP
     if branch.sparse_initializer:
         raise AotcError("a sparse initializer in an If branch is not supported", node=_Named(node))
 
-    def fresh(base: str, used: set[str]) -> str:
-        name, k = base, 1
-        while name in used:
-            name, k = f"{base}_{k}", k + 1
-        used.add(name)
-        return name
-
     produced = {o for n in branch.node for o in n.output if o}
     renamed: dict[str, str] = {}
     identities: list[tuple[str, str]] = []  # (source, If output) where a branch output is not a node's own
@@ -164,7 +158,7 @@ def _inline_branch(g: onnx.GraphProto, node: onnx.NodeProto, branch: onnx.GraphP
         else:  # an outer-scope value, a branch initializer, or a value given to two outputs
             identities.append((src, dst))
     for name in sorted(produced - set(renamed)) + [i.name for i in branch.initializer]:
-        renamed[name] = fresh(f"{node.name}__{name}", names)
+        renamed[name] = fresh_name(f"{node.name}__{name}", names)
     for init in branch.initializer:
         copy = onnx.TensorProto()
         copy.CopyFrom(init)
@@ -174,7 +168,7 @@ def _inline_branch(g: onnx.GraphProto, node: onnx.NodeProto, branch: onnx.GraphP
     for k, bn in enumerate(branch.node):
         n = onnx.NodeProto()
         n.CopyFrom(bn)
-        n.name = fresh(f"{node.name}/{bn.name or f'{bn.op_type}_{k}'}", node_names)
+        n.name = fresh_name(f"{node.name}/{bn.name or f'{bn.op_type}_{k}'}", node_names)
         n.input[:] = [renamed.get(i, i) for i in n.input]
         n.output[:] = [renamed.get(o, o) for o in n.output]
         for sub in _subgraphs(n):
@@ -182,14 +176,12 @@ def _inline_branch(g: onnx.GraphProto, node: onnx.NodeProto, branch: onnx.GraphP
         nodes.append(n)
     for src, dst in identities:
         nodes.append(helper.make_node("Identity", [renamed.get(src, src)], [dst],
-                                      name=fresh(f"{node.name}/{dst}", node_names)))
+                                      name=fresh_name(f"{node.name}/{dst}", node_names)))
     return nodes
 
 
 def refuse_control_flow(model: onnx.ModelProto) -> None:
     """After folding: control flow left in the main graph is refused, all of it in one line."""
-    from aot.frontend.onnx.loops import loop_refusal
-
     refused: list[tuple[Node, str | None]] = []
     for n in model.graph.node:
         if n.op_type == "Loop" and n.domain in ("", "ai.onnx"):  # compiled by aot/frontend/onnx/loops.py, if it can be
