@@ -47,7 +47,7 @@ class Options:
     # bounds of data-dependent dims: ((tensor, axis, rows), ...) (--max-dim; aot/frontend/onnx/bounded.py)
     max_dims: tuple[tuple[str, int, int], ...] = ()
     # threads a run uses (--threads; Linux targets): N > 1 adds a pool of N - 1 workers to the bundle
-    # (runtime_c/kernels/aotc_threads.h) and takes the conv kernels that split their work over it
+    # (runtime_c/kernels/threads/aotc_threads.h) and takes the conv kernels that split their work over it
     threads: int = 1
     # --quantized-io: a graph input read only by per-tensor QuantizeLinear nodes (one scale and zero
     # point) takes their integers, and an output made by a per-tensor DequantizeLinear gives the ones it

@@ -51,3 +51,41 @@ def runtime_dir() -> Path:
 
 def cmake_dir() -> Path:
     return data_root() / "cmake"
+
+
+def kernels_dir() -> Path:
+    """runtime_c/kernels/: a folder per kernel family (conv/, gemm/, ...) and common/ for what
+    several share; its README.md and symbols.json sit at the top."""
+    return runtime_dir() / "kernels"
+
+
+@functools.cache
+def kernel_dirs() -> tuple[Path, ...]:
+    """The folders of runtime_c/kernels/ that hold kernel files: the include path of a build
+    of them in this tree (a bundle ships the files it needs flat, in runtime/)."""
+    return tuple(sorted(p for p in kernels_dir().iterdir() if p.is_dir()))
+
+
+@functools.cache
+def _kernel_files() -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for d in kernel_dirs():
+        for f in d.iterdir():
+            if f.name in found:
+                raise AotcError(f"runtime_c/kernels: {f.name} is in both {found[f.name].parent.name}/ and {d.name}/")
+            found[f.name] = f
+    return found
+
+
+def kernel_file(name: str) -> Path:
+    """The runtime_c/kernels/ file called `name`, whichever folder holds it: file names are unique
+    across the folders (a bundle ships them flat), so a kernel's includes name no folder."""
+    try:
+        return _kernel_files()[name]
+    except KeyError:
+        raise FileNotFoundError(f"runtime_c/kernels has no file {name}") from None
+
+
+def kernel_include_flags() -> list[str]:
+    """-I flags for a compiler building runtime_c/kernels/ files in this tree."""
+    return [f"-I{runtime_dir() / 'include'}", *(f"-I{d}" for d in kernel_dirs())]

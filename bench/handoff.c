@@ -4,7 +4,7 @@
  * against 50-100), and then a core reads what the other wrote at about a third of the rate of its own data,
  * and writes what the other read at about a thirtieth: a --threads bundle whose kernels hand their data from
  * one thread to the other pays for it (issue 24; aot/kernels/winograd.py's THREADS_MIN_INTENSITY).
- * CPU 0 waits with a pause instruction between polls, as runtime_c/kernels/threads.c does: a poll without
+ * CPU 0 waits with a pause instruction between polls, as runtime_c/kernels/threads/threads.c does: a poll without
  * one slowed CPU 1's own accesses too.
  *
  *     cc -O2 -mavx512f -pthread bench/handoff.c -o handoff && ./handoff */

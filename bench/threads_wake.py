@@ -1,4 +1,4 @@
-"""Wake latency of the --threads pool (runtime_c/kernels/threads.c): the time of one parallel
+"""Wake latency of the --threads pool (runtime_c/kernels/threads/threads.c): the time of one parallel
 region on two threads, for a region of no work and for regions of a few microseconds of work split
 in two, with the pool's spin-then-park wait (AOTC_SPIN_US microseconds, 50 by default) and
 with parking at once (AOTC_SPIN_US=0, a condition variable each time: the pool as it was before the spin). The gap
@@ -67,8 +67,8 @@ def build(work: Path, spin: int | None) -> Path:
     (work / "driver.c").write_text(DRIVER)
     defs = ["-DAOTC_THREADS=2"] + ([] if spin is None else [f"-DAOTC_SPIN_US={spin}"])
     subprocess.run(["cc", "-O2", "-std=c99", *defs, f"-I{ROOT / 'runtime_c/include'}",
-                    f"-I{ROOT / 'runtime_c/kernels'}", str(work / "driver.c"),
-                    str(ROOT / "runtime_c/kernels/threads.c"), "-o", str(exe), "-lpthread"], check=True)
+                    f"-I{ROOT / 'runtime_c/kernels/threads'}", str(work / "driver.c"),
+                    str(ROOT / "runtime_c/kernels/threads/threads.c"), "-o", str(exe), "-lpthread"], check=True)
     return exe
 
 

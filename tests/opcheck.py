@@ -30,7 +30,7 @@ from conftest import compiler_launcher
 from onnx import helper
 
 from aot.compiler import Options, compile_model
-from aot.paths import runtime_dir
+from aot.paths import kernel_dirs, kernel_file, runtime_dir
 
 DEFAULT_OPSET = 13
 _NP_TO_ONNX = {np.dtype(k): v for k, v in {
@@ -253,10 +253,10 @@ def shared_build(cases: list[Case], workdir: Path | None = None, *, vendor_inclu
                     sources[d / rel] = own
     rt = runtime_dir()
     for f in kernel_sources:  # not the reference kernels: tests/test_kernels_c.py
-        sources[rt / "kernels" / f] = []
+        sources[kernel_file(f)] = []
     if build.meta:
         lib = work / "libcases.so"
-        compile_c(sources, [rt / "include", rt / "kernels", *vendor_include_dirs], lib,
+        compile_c(sources, [rt / "include", *kernel_dirs(), *vendor_include_dirs], lib,
                   shared=True, libs=libs, extra_flags=extra_flags)
         build.lib = ctypes.CDLL(str(lib))
     return build

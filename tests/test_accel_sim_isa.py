@@ -422,7 +422,7 @@ def test_vreq(rt, clip):
 # --- 8-bit requantisation with float scales (onnxruntime's arithmetic) --------------------------
 
 def mlas_requant(acc: int, scale: np.float32, lo: int, hi: int, zp: int) -> int:
-    """aotc_requant (runtime_c/kernels/aotc_quant.h), one value at a time: float32 product,
+    """aotc_requant (runtime_c/kernels/quant/aotc_quant.h), one value at a time: float32 product,
     clamp to the output range less the zero point, round half to even, add the zero point."""
     f = np.float32(np.float32(acc) * np.float32(scale))
     f = min(max(f, np.float32(lo - zp)), np.float32(hi - zp))

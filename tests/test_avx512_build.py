@@ -1,6 +1,6 @@
 """A bundle whose convs and MaxPools all take AVX-512F paths (aot/kernels/conv_x86.py, aot/kernels/pool.py)
 compiles their plain kernels (conv_implicit.c, pool_max.c) only when built without AVX-512F: built with it, the
-paths' entries never call them (runtime_c/kernels/x86_paths.h), and the bundle's CMakeLists.txt checks which
+paths' entries never call them (runtime_c/kernels/common/x86_paths.h), and the bundle's CMakeLists.txt checks which
 build it is on every configure."""
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import pytest
 from conftest import require_tool
 from swishcheck import check_swish
 
-from aot.paths import runtime_dir
+from aot.paths import kernel_file, kernel_include_flags
 
 SOURCE = Path(__file__).resolve().parent / "c" / "test_fast_math.c"
 STEP = 4093
@@ -41,7 +41,7 @@ def test_fast_math_accuracy(build, tmp_path):
     cmd = BUILDS[build]
     require_tool(cmd[0])
     exe = tmp_path / "fast_math"
-    r = subprocess.run([*cmd, "-std=c99", "-Wall", "-Wextra", "-Werror", f"-I{runtime_dir() / 'kernels'}",
+    r = subprocess.run([*cmd, "-std=c99", "-Wall", "-Wextra", "-Werror", *kernel_include_flags(),
                         str(SOURCE), "-lm", "-o", str(exe)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-4000:]
     r = subprocess.run([str(exe), str(STEP)], capture_output=True, text=True, timeout=600)
@@ -93,12 +93,11 @@ def test_swish_kernel_accuracy(tmp_path, path):
     require_tool("gcc")
     if path == "avx512" and "avx512f" not in Path("/proc/cpuinfo").read_text():
         pytest.skip("no AVX-512 on this CPU")
-    kernels = runtime_dir() / "kernels"
     (tmp_path / "main.c").write_text(SWISH_MAIN)
     exe = tmp_path / "swish"
     subprocess.run(["gcc", "-std=c99", "-O3", "-march=native", "-Wall", "-Wextra", "-Werror",
                     *(["-DAOTC_NO_X86_SWISH"] if path == "plain" else []), str(tmp_path / "main.c"),
-                    str(kernels / "elementwise.c"), f"-I{kernels}", f"-I{runtime_dir() / 'include'}", "-lm",
+                    str(kernel_file("elementwise.c")), *kernel_include_flags(), "-lm",
                     "-o", str(exe)], check=True)
     dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(exe)], capture_output=True, text=True).stdout
     assert ("vscalefps" in dis) == (path == "avx512")  # the path under test is the one built

@@ -31,11 +31,9 @@ import pytest
 from conftest import compiler_launcher, require_tool
 
 from aot.emit_c.runtime_files import family_files, kernel_families
-from aot.paths import cmake_dir, runtime_dir
+from aot.paths import cmake_dir, kernel_file, kernel_include_flags, kernels_dir
 
 TESTS_C = Path(__file__).resolve().parent / "c"
-KERNELS = runtime_dir() / "kernels"
-INCLUDE = runtime_dir() / "include"
 SEED = 1
 # the families whose kernels each test links (conv's call the GEMM core), and shapes per entry point
 CALLS = {"conv": ("conv", "gemm"), "gemm": ("gemm",), "pool": ("pool",), "quant": ("quant",)}
@@ -47,7 +45,7 @@ WARNINGS = ["-std=c99", "-Wall", "-Wextra", "-Werror"]
 SANITIZE = ["-O2", "-g", "-fno-var-tracking", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
             "-fno-omit-frame-pointer"]
 # AOTC_TEST_X86_PATHS: the AVX-512 paths' entries, which the conv and pool tests give every case, return on a
-# case their path does not take instead of aborting (runtime_c/kernels/x86_paths.h)
+# case their path does not take instead of aborting (runtime_c/kernels/common/x86_paths.h)
 HOST_BUILDS = {"native": ["-march=native", "-DAOTC_TEST_X86_PATHS"], "generic": ["-DAOTC_DW3_BLOCK=1"]}
 CORTEX_M4 = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"]
 
@@ -56,8 +54,8 @@ def c_sources(family: str) -> list[Path]:
     """The C files the test of `family` links: the test, what bundles ship for the families it
     calls, and the family's reference kernels."""
     shipped = dict.fromkeys(f for fam in CALLS[family] for f in family_files(fam) if f.endswith(".c"))
-    ref = KERNELS / f"{family}_ref.c"  # quant's test holds its definition itself
-    return [TESTS_C / f"test_{family}_kernels.c", *(KERNELS / f for f in shipped), *([ref] if ref.is_file() else [])]
+    ref = kernels_dir() / family / f"{family}_ref.c"  # quant's test holds its definition itself
+    return [TESTS_C / f"test_{family}_kernels.c", *map(kernel_file, shipped), *([ref] if ref.is_file() else [])]
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +68,7 @@ def objects(tmp_path_factory) -> dict:
 def compile_and_link(objects: dict, cc: str, sources: list[Path], flags: list[str], exe: Path,
                      link: list[str] = ()) -> None:
     """Each source to an object (two at a time: the machine has two cores), then one link."""
-    incs = [f"-I{INCLUDE}", f"-I{KERNELS}", f"-I{TESTS_C}"]
+    incs = [*kernel_include_flags(), f"-I{TESTS_C}"]
 
     def one(src: Path) -> Path:
         key = (cc, tuple(flags), src)
@@ -208,9 +206,9 @@ def test_quant_integer_requantisation_on_host(tmp_path, objects):
 def test_kernels_compile_cleanly_with_clang():
     """Every kernel source, shipped or reference, and the C tests: -std=c99 -Wall -Wextra -Werror on clang."""
     require_tool("clang")
-    sources = sorted({KERNELS / f for fam in kernel_families() for f in family_files(fam) if f.endswith(".c")}
-                     | set(KERNELS.glob("*_ref.c")) | set(TESTS_C.glob("*.c")))
-    incs = [f"-I{INCLUDE}", f"-I{KERNELS}", f"-I{TESTS_C}"]
+    sources = sorted({kernel_file(f) for fam in kernel_families() for f in family_files(fam) if f.endswith(".c")}
+                     | set(kernels_dir().glob("*/*_ref.c")) | set(TESTS_C.glob("*.c")))
+    incs = [*kernel_include_flags(), f"-I{TESTS_C}"]
 
     def one(src: Path) -> str:
         r = subprocess.run(["clang", *WARNINGS, "-fsyntax-only", *incs, str(src)], capture_output=True, text=True)

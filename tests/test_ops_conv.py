@@ -20,7 +20,7 @@ from aot.compiler import Options, compile_model, lower
 from aot.errors import AotcError
 from aot.kernels import winograd
 from aot.kernels.base import NO_BUDGET_LIMIT, TargetTraits
-from aot.paths import runtime_dir
+from aot.paths import kernel_file, kernel_include_flags
 from aot.select import candidates, choose
 
 _rng = np.random.default_rng(3)
@@ -548,7 +548,7 @@ def test_wide_pointwise_on_whole_panels_stays_on_the_gemm_core():
 def test_native_cases_reach_their_kernel(case_id, kernel, avx512_kernel):
     """The NATIVE cases' convs go to the kernel whose AVX-512 path they are written for (aot/kernels/conv_x86.py);
     without AVX-512, to the kernel that path belongs to. (That the path then takes the conv, the native build
-    checks: an entry given a conv its path does not take aborts, runtime_c/kernels/x86_paths.h.)"""
+    checks: an entry given a conv its path does not take aborts, runtime_c/kernels/common/x86_paths.h.)"""
     case = next(c for c in NATIVE if c.id == case_id)
     graph = lower(case.model)
     node = next(n for n in graph.nodes if n.op == "Conv")
@@ -794,13 +794,12 @@ def test_depthwise3x3_direct_reads_and_writes_only_its_tensors(tmp_path, block):
     residual and activations; with the runs in blocks (rounded up where they stay inside the
     tensors) and output by output (AOTC_DW3_BLOCK=1, as on targets without vector units)."""
     require_tool("gcc")
-    kernels = runtime_dir() / "kernels"
     (tmp_path / "sweep.c").write_text(DW3_SWEEP)
     exe = tmp_path / "sweep"
     flags = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g", "-O0", "-std=c99", "-Wall", "-Wextra",
              "-Werror"] + ([f"-DAOTC_DW3_BLOCK={block}"] if block else [])  # (-O0: quick to build; the same paths)
-    subprocess.run(["gcc", *flags, f"-I{runtime_dir() / 'include'}", f"-I{kernels}", str(tmp_path / "sweep.c"),
-                    *(str(kernels / f) for f in ("conv_depthwise3x3_direct.c", "conv_dw3_x86.c", "conv_dwk_x86.c",
+    subprocess.run(["gcc", *flags, *kernel_include_flags(), str(tmp_path / "sweep.c"),
+                    *(str(kernel_file(f)) for f in ("conv_depthwise3x3_direct.c", "conv_dw3_x86.c", "conv_dwk_x86.c",
                                                  "gemm.c")), "-lm", "-o", str(exe)],
                    check=True)
     r = subprocess.run([str(exe)], capture_output=True, text=True, env={"ASAN_OPTIONS": "detect_leaks=1"})

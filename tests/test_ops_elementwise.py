@@ -11,7 +11,7 @@ import pytest
 from conftest import require_tool
 from opcheck import op_case, shared_build
 
-from aot.paths import runtime_dir
+from aot.paths import kernel_file, kernel_include_flags
 
 UNARY = ["Relu", "Sigmoid", "Tanh", "Exp", "Neg", "Abs", "Erf", "Floor", "Ceil", "Softplus", "Reciprocal"]
 POSITIVE = ["Log", "Sqrt"]
@@ -141,8 +141,8 @@ def test_clamps_vectorise_on_x86(tmp_path, isa):
     require_tool("gcc", "objdump")
     obj = tmp_path / "elementwise.o"
     subprocess.run(["gcc", "-std=c99", "-O3", *X86_ISAS[isa], "-Wall", "-Wextra", "-Werror",
-                    f"-I{runtime_dir() / 'kernels'}", f"-I{runtime_dir() / 'include'}", "-c",
-                    str(runtime_dir() / "kernels" / "elementwise.c"), "-o", str(obj)], check=True)
+                    *kernel_include_flags(), "-c",
+                    str(kernel_file("elementwise.c")), "-o", str(obj)], check=True)
     funcs = _functions(subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(obj)], capture_output=True,
                                       text=True, check=True).stdout)
     scalar = [k for k in CLAMPS if not _PACKED.search(funcs[f"aotc_{k}_f32"])]
@@ -158,8 +158,8 @@ def test_clamps_call_no_libm(tmp_path, target):
     require_tool(cc, nm)
     cpu = [] if arch == "x86" else ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"]
     obj = tmp_path / "elementwise.o"
-    subprocess.run([cc, "-std=c99", f"-{opt}", *cpu, "-Wall", "-Wextra", "-Werror", f"-I{runtime_dir() / 'kernels'}",
-                    f"-I{runtime_dir() / 'include'}", "-c", str(runtime_dir() / "kernels" / "elementwise.c"),
+    subprocess.run([cc, "-std=c99", f"-{opt}", *cpu, "-Wall", "-Wextra", "-Werror", *kernel_include_flags(),
+                    "-c", str(kernel_file("elementwise.c")),
                     "-o", str(obj)], check=True)
     undefined = subprocess.run([nm, "-u", str(obj)], capture_output=True, text=True, check=True).stdout.split()
     assert not {"fmaxf", "fminf"} & set(undefined), undefined

@@ -259,7 +259,7 @@ def test_global_pool_matches_numpy(built, case_id):
 
 
 # the float MaxPools built -march=native, as bundles are: on an AVX-512 host their 2-D windows take the kernels
-# of pool_x86.h's rows (a pool one of them is given and does not take aborts: runtime_c/kernels/x86_paths.h)
+# of pool_x86.h's rows (a pool one of them is given and does not take aborts: runtime_c/kernels/common/x86_paths.h)
 NATIVE = [c for c in CASES if c.model.graph.node[0].op_type == "MaxPool"
           and c.model.graph.input[0].type.tensor_type.elem_type == TensorProto.FLOAT]
 

@@ -392,7 +392,7 @@ def op_results(tmp_path_factory):
 
 
 # the conv, add and maxpool cases again built as bundles build on the host (-march=native): with
-# AVX-512 VNNI, the vector paths of runtime_c/kernels/quant_x86.h
+# AVX-512 VNNI, the vector paths of runtime_c/kernels/quant/quant_x86.h
 NATIVE_CASES = [c for c in OP_CASES if c.id.startswith(("conv_", "add_", "maxpool"))]
 
 

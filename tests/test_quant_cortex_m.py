@@ -1,5 +1,5 @@
 """int8 models on the Cortex-M boards (issue 14): the DSP extension's kernels on the M4 and M55
-(runtime_c/kernels/quant_dsp.h), plain C and the integer requantisation on the M3, through the
+(runtime_c/kernels/quant/quant_dsp.h), plain C and the integer requantisation on the M3, through the
 user's path (aotc --target -> cmake --build -> aotc run under qemu).
 
 Every 8-bit activation is a graph output (examples/quantize.py expose_integers), and each must be

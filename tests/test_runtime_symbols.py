@@ -9,13 +9,13 @@ import json
 import pytest
 
 from aot.emit_c.runtime_files import SYMBOLS_FILE, scan_symbols, sources_by_build, used_sources, write_symbols
-from aot.paths import runtime_dir
+from aot.paths import kernels_dir
 
 
 def test_symbols_manifest_is_current(request):
     if request.config.getoption("--update-symbols"):
         write_symbols()
-    recorded = json.loads((runtime_dir() / "kernels" / SYMBOLS_FILE).read_text())
+    recorded = json.loads((kernels_dir() / SYMBOLS_FILE).read_text())
     if recorded != scan_symbols():
         pytest.fail(f"runtime_c/kernels/{SYMBOLS_FILE} is stale: run pytest {__file__} --update-symbols")
 

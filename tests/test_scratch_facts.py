@@ -27,10 +27,9 @@ from hypothesis import strategies as st
 from aot.ir import Graph, Node, Tensor
 from aot.kernels import c_defines, conv, gemm, quant, tflite_int8, winograd
 from aot.kernels.base import TargetTraits
-from aot.paths import runtime_dir
+from aot.paths import kernel_file, kernel_include_flags
 
 TESTS_C = Path(__file__).resolve().parent / "c"
-KERNELS = runtime_dir() / "kernels"
 FLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-O1"]
 
 # the targets whose choices differ: an AVX-512 host, a plain host, a Cortex-M4 (scalar tiles, DSP), a
@@ -85,14 +84,14 @@ def test_compiler_reads_the_values_gcc_sees(tmp_path):
     read = c_defines.read()  # the kernel modules are loaded by now
     assert {"aotc_gemm.h", "aotc_conv.h", "aotc_tflite_int8.h", "conv_pwc_x86.c", "quant_x86.h"} <= read.keys()
     for file, names in read.items():
-        lines = (KERNELS / file).read_text().splitlines()
+        lines = kernel_file(file).read_text().splitlines()
         for name in names:
             at = next(i for i, line in enumerate(lines) if re.match(rf"\s*#\s*define\s+{name}\b", line))
             lines.insert(at + 1, f'@fact "{name}" = {name}')
         src = tmp_path / f"check_{file.replace('.', '_')}.c"
         src.write_text("\n".join(lines) + "\n")
-        run = subprocess.run(["gcc", "-E", "-P", "-march=sapphirerapids", f"-I{KERNELS}",
-                              f"-I{runtime_dir() / 'include'}", str(src)], capture_output=True, text=True, check=True)
+        run = subprocess.run(["gcc", "-E", "-P", "-march=sapphirerapids", *kernel_include_flags(),
+                              str(src)], capture_output=True, text=True, check=True)
         seen = {m[0]: c_defines.parse_defines(f"#define X {m[1]}").get("X")
                 for m in re.findall(r'@fact "(\w+)" = (.*)', run.stdout)}
         assert seen == names, file
@@ -104,7 +103,7 @@ def test_compiler_reads_the_values_gcc_sees(tmp_path):
 def facts(tmp_path_factory) -> ctypes.CDLL:
     require_tool("gcc")
     lib = tmp_path_factory.mktemp("facts") / "scratch_facts.so"
-    subprocess.run(["gcc", *FLAGS, "-shared", "-fPIC", f"-I{KERNELS}", f"-I{runtime_dir() / 'include'}",
+    subprocess.run(["gcc", *FLAGS, "-shared", "-fPIC", *kernel_include_flags(),
                     str(TESTS_C / "scratch_facts.c"), "-o", str(lib)], check=True)
     so = ctypes.CDLL(str(lib))
     for name in ("facts_conv", "facts_sgemm_work", "facts_tfl", "facts_tfl_fc", "facts_tfl_add"):

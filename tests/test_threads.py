@@ -1,4 +1,4 @@
-"""--threads N: the pool of runtime_c/kernels/threads.c and the kernels that split their work over it.
+"""--threads N: the pool of runtime_c/kernels/threads/threads.c and the kernels that split their work over it.
 
 One small net whose convs take every split the threaded kernels make: the implicit GEMM by
 blocks of 16 output channels (a narrow last block), by row bands where a conv has too few blocks

@@ -433,7 +433,7 @@ def test_runtime_swish_accuracy(tmp_path, path):
     and within 1.1e-36 where the result is below 1e-30 (both give 0 from alpha x < -87.3 on); NaN
     stays NaN; a tail of n % 16 floats is done and nothing past n is touched."""
     require_onednn()
-    from aot.paths import runtime_dir
+    from aot.paths import kernel_include_flags, runtime_dir
 
     if path == "avx512" and "avx512f" not in open("/proc/cpuinfo").read():
         pytest.skip("no AVX-512 on this CPU")
@@ -443,7 +443,7 @@ def test_runtime_swish_accuracy(tmp_path, path):
     subprocess.run(["cc", "-std=c99", "-O3", "-march=native", "-Wall", "-Wextra", "-Werror",
                     *(["-DAOTC_DNNL_PLAIN_SWISH"] if path == "plain" else []),
                     str(tmp_path / "main.c"), str(rt / "vendor" / "dnnl" / "aotc_dnnl.c"),
-                    f"-I{rt / 'include'}", f"-I{rt / 'kernels'}", f"-I{rt / 'vendor' / 'dnnl'}", f"-I{ONEDNN.include}",
+                    *kernel_include_flags(), f"-I{rt / 'vendor' / 'dnnl'}", f"-I{ONEDNN.include}",
                     f"-L{ONEDNN.lib}", f"-Wl,-rpath,{ONEDNN.lib}", "-ldnnl", "-o", str(exe)], check=True)
     if shutil.which("objdump"):  # the path under test is the one built: VSCALEFPS only in the AVX-512 code
         dis = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(exe)], capture_output=True, text=True).stdout

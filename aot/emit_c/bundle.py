@@ -21,7 +21,7 @@ from aot.emit_c.model import ModelEmitter
 from aot.emit_c.runtime_files import family_files, sources_by_build
 from aot.ir import Graph
 from aot.kernels.base import kept_scratch_bytes
-from aot.paths import runtime_dir
+from aot.paths import kernel_file, runtime_dir
 from aot.plan import ALIGNMENT, Plan
 from aot.select import Selection
 from aot.vendor.base import Artifact
@@ -125,7 +125,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
                  threads: int = 1, fast_math: bool = False, host_isa: str | None = None) -> Bundle:
     """Write the C project for `graph` (simplified and partitioned) as `plan` places it, with the
     kernels it chose; `artifacts` are the vendors' codegen results, by function symbol. `threads` > 1
-    adds the thread pool (runtime_c/kernels/aotc_threads.h) and its init/teardown to the C API; 1
+    adds the thread pool (runtime_c/kernels/threads/aotc_threads.h) and its init/teardown to the C API; 1
     writes the same files as before threads existed. `fast_math` (--fast-math) is recorded in the
     metadata with the nodes whose kernels it let round more; `host_isa`, the ISA level a host bundle's
     kernels assume (aot/targets.py HOST_ISAS), as "host_isa"."""
@@ -190,7 +190,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     for h in ("aotc_common.h", "dltensor.h"):
         b.files[f"runtime/{h}"] = (rt / "include" / h).read_text()
     for f in kernel_files:
-        b.files[f"runtime/{f}"] = (rt / "kernels" / f).read_text()
+        b.files[f"runtime/{f}"] = kernel_file(f).read_text()
     b.metadata = {
         "name": name,
         "aotc_version": __version__,

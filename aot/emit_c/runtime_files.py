@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from aot.paths import runtime_dir
+from aot.paths import kernel_file, kernel_include_flags, kernels_dir
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 
@@ -45,24 +45,31 @@ def family_files(family: str) -> tuple[str, ...]:
     """The files under runtime_c/kernels/ that a bundle calling kernel family `family` needs:
     headers first (aotc_<family>.h, then the local headers they and the sources include), then
     the sources to compile."""
-    kernels = runtime_dir() / "kernels"
+    folder = kernels_dir() / family
     header = f"aotc_{family}.h"
-    if not (kernels / header).is_file():
-        raise ValueError(f"no kernel family {family!r}: runtime_c/kernels/{header} does not exist")
-    sources = sorted(p.name for p in kernels.glob(f"{family}*.c")
+    if not (folder / header).is_file():
+        raise ValueError(f"no kernel family {family!r}: runtime_c/kernels/{family}/{header} does not exist")
+    sources = sorted(p.name for p in folder.glob(f"{family}*.c")
                      if p.stem == family or (p.stem.startswith(f"{family}_") and p.stem != f"{family}_ref"))
     headers, todo = [header], [header, *sources]
     while todo:
-        for name in _INCLUDE.findall((kernels / todo.pop()).read_text()):
-            if name not in headers and (kernels / name).is_file():
+        for name in _INCLUDE.findall(kernel_file(todo.pop()).read_text()):
+            if name not in headers and _is_kernel_file(name):
                 headers.append(name)
                 todo.append(name)
     return (*headers, *sources)
 
 
+def _is_kernel_file(name: str) -> bool:
+    try:
+        return kernel_file(name).is_file()
+    except FileNotFoundError:
+        return False
+
+
 def kernel_families() -> list[str]:
-    """Every host kernel family in runtime_c/kernels/ (one aotc_<family>.h each)."""
-    return sorted(p.stem.removeprefix("aotc_") for p in (runtime_dir() / "kernels").glob("aotc_*.h"))
+    """Every host kernel family in runtime_c/kernels/ (a folder of its own with an aotc_<family>.h)."""
+    return sorted(p.parent.name for p in kernels_dir().glob("*/aotc_*.h") if p.stem == f"aotc_{p.parent.name}")
 
 
 SYMBOLS_FILE = "symbols.json"
@@ -71,7 +78,7 @@ _IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
 
 @functools.cache
 def _symbols() -> dict[str, dict[str, list[str]]]:
-    return json.loads((runtime_dir() / "kernels" / SYMBOLS_FILE).read_text())
+    return json.loads((kernels_dir() / SYMBOLS_FILE).read_text())
 
 
 def defining_files(symbol: str) -> list[str]:
@@ -101,7 +108,7 @@ def used_sources(candidates: Iterable[str], calling_code: Iterable[str], calls: 
 def sources_by_build(candidates: Iterable[str], calling_code: Iterable[str]) -> tuple[list[str], list[str]]:
     """used_sources split by build, each in candidates' order: the files every build compiles (those
     a build with AVX-512F needs), and those only a build without AVX-512F needs. Built with it, the
-    x86 paths' entries never call their plain kernel (runtime_c/kernels/x86_paths.h), so a bundle
+    x86 paths' entries never call their plain kernel (runtime_c/kernels/common/x86_paths.h), so a bundle
     whose nodes all take such paths need not compile conv_implicit.c or pool_max.c."""
     candidates, calling_code = list(candidates), list(calling_code)
     every = used_sources(candidates, calling_code, calls="calls_avx512f")
@@ -109,7 +116,7 @@ def sources_by_build(candidates: Iterable[str], calling_code: Iterable[str]) -> 
 
 
 # A build with AVX-512F, as -march=native makes on a host that has it: its files call other functions
-# (an x86 path's entry never calls its plain kernel, runtime_c/kernels/x86_paths.h). The features
+# (an x86 path's entry never calls its plain kernel, runtime_c/kernels/common/x86_paths.h). The features
 # past F change no file's calls to another (checked against -march=icelake-server's).
 AVX512F_FLAGS = ("-mavx512f", "-mavx512bw", "-mavx512dq", "-mavx512vl", "-mfma", "-mavx2")
 
@@ -119,13 +126,12 @@ def scan_symbols(cc: str = "gcc") -> dict[str, dict[str, list[str]]]:
     only keeps a file it did not need) and read its object's symbols with nm: the global functions
     each defines, and the runtime functions (defined by another kernel file) it calls, built with
     no ISA flags (`calls`) and with AVX512F_FLAGS (`calls_avx512f`)."""
-    kernels = runtime_dir() / "kernels"
     files = sorted({f for fam in kernel_families() for f in family_files(fam) if f.endswith(".c")})
 
     def symbols(f: str, flags: tuple[str, ...], tmp: str) -> tuple[list[str], set[str]]:
         obj = Path(tmp) / f"{f}.{'avx512f' if flags else 'plain'}.o"
-        subprocess.run([cc, "-std=c99", "-O0", *flags, f"-I{runtime_dir() / 'include'}", f"-I{kernels}", "-c",
-                        str(kernels / f), "-o", str(obj)], check=True)
+        subprocess.run([cc, "-std=c99", "-O0", *flags, *kernel_include_flags(), "-c",
+                        str(kernel_file(f)), "-o", str(obj)], check=True)
         rows = [ln.split() for ln in subprocess.run(["nm", str(obj)], check=True, capture_output=True,
                                                      text=True).stdout.splitlines()]
         return sorted(r[-1] for r in rows if len(r) == 3 and r[1] in "TDRB"), {r[-1] for r in rows if r[0] == "U"}
@@ -141,7 +147,7 @@ def scan_symbols(cc: str = "gcc") -> dict[str, dict[str, list[str]]]:
 
 
 def write_symbols() -> Path:
-    path = runtime_dir() / "kernels" / SYMBOLS_FILE
+    path = kernels_dir() / SYMBOLS_FILE
     path.write_text(json.dumps(scan_symbols(), indent=1, sort_keys=True) + "\n")
     _symbols.cache_clear()
     return path

@@ -1,4 +1,4 @@
-"""Host op Attention (ONNX opsets 23-25; kernel in runtime_c/kernels/attention.c).
+"""Host op Attention (ONNX opsets 23-25; kernel in runtime_c/kernels/attention/attention.c).
 
 One kernel call does the whole op, a query row at a time: the row's scores live in one row of
 scratch (beside one key/value head's keys, transposed), so the [S_q, S_kv] score matrix (and the

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 
-from aot.paths import runtime_dir
+from aot.paths import kernel_file
 
 _DEFINE = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)(\(?)\s*(.*)$")
 _INT = re.compile(r"^\(?\s*(-?(?:0[xX][0-9a-fA-F]+|\d+))[uUlL]*\s*\)?$")
@@ -39,7 +39,7 @@ def parse_defines(text: str) -> dict[str, int | None]:
 
 @functools.cache
 def _file_defines(file: str) -> dict[str, int | None]:
-    return parse_defines((runtime_dir() / "kernels" / file).read_text())
+    return parse_defines(kernel_file(file).read_text())
 
 
 _READ: dict[str, dict[str, int]] = {}  # what define() has returned, by file

@@ -6,7 +6,7 @@ every path, 4.6 s for conv_implicit.c alone). The choice is made here, in the or
 when it chose at run time, on the same conditions: conv_ig_x86.h says why each path exists and where
 it beats the implicit GEMM's tiles. Each C entry checks its conditions again; built with AVX-512F it
 never calls the implicit GEMM, so that such a build does not compile conv_implicit.c, and a conv it
-does not take stops the program (runtime_c/kernels/x86_paths.h): every conv the op tests' native
+does not take stops the program (runtime_c/kernels/common/x86_paths.h): every conv the op tests' native
 builds pick a path for proves this module and the C agree. Built without AVX-512F, it runs the
 implicit GEMM.
 

@@ -1,4 +1,4 @@
-"""Detection ops (issue 18): TopK, NonMaxSuppression and NonZero (runtime_c/kernels/detect.c).
+"""Detection ops (issue 18): TopK, NonMaxSuppression and NonZero (runtime_c/kernels/detect/detect.c).
 
 NonMaxSuppression and NonZero write a number of rows that depends on the data. The frontend plans
 their output at a bound (aot/frontend/onnx/bounded.py); the kernel returns the rows it wrote, which the

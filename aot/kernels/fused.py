@@ -10,7 +10,7 @@ from aot.csource.format import c_float
 from aot.ir.schemas import FUSED_ELEMENTWISE as FUSED
 from aot.kernels.base import HostOp, NodeContext
 
-# ONNX op -> C expression of its operands {0}, {1}, as runtime_c/kernels/elementwise.c's f32 kernels
+# ONNX op -> C expression of its operands {0}, {1}, as runtime_c/kernels/elementwise/elementwise.c's f32 kernels
 UNARY = {
     "Relu": "{0} < 0.0f ? 0.0f : {0}",
     "Sigmoid": "aotc_sigmoid_poly({0})",

@@ -1,4 +1,4 @@
-"""Host ops of the 'gemm' family: Gemm and MatMul on the GEMM core in runtime_c/kernels/gemm.c.
+"""Host ops of the 'gemm' family: Gemm and MatMul on the GEMM core in runtime_c/kernels/gemm/gemm.c.
 
 The core computes C = alpha * A * B (+ beta * C_in) with every operand described by
 strides, so transposed A, broadcast C and batched MatMul cost nothing. B is read in

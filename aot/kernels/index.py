@@ -1,6 +1,6 @@
 """Index arithmetic ops (issue 15's transformer masks and positions, issue 16's breadth): Where, Expand,
 Tile, ArgMax/ArgMin, Hardmax, Trilu, CumSum/CumProd, GatherElements, GatherND, ScatterElements/ScatterND, EyeLike,
-OneHot, Range, SpaceToDepth and DepthToSpace (kernels in runtime_c/kernels/index.c).
+OneHot, Range, SpaceToDepth and DepthToSpace (kernels in runtime_c/kernels/index/index.c).
 
 Expand, Tile, SpaceToDepth and DepthToSpace only move bytes, so they become one strided copy each
 (aotc_strided_copy of the shape family), with stride 0 where the input repeats. Their shape/repeats

@@ -1,5 +1,5 @@
 """The losses as inference ops (issue 16): NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss
-(kernels in runtime_c/kernels/loss.c). Training graphs export them, and their node tests (with the
+(kernels in runtime_c/kernels/loss/loss.c). Training graphs export them, and their node tests (with the
 '_expanded' function bodies, which use NegativeLogLikelihoodLoss too) are a sixth of the missing ops'
 cases. SoftmaxCrossEntropyLoss computes its log-probabilities into its second output when the model
 asks for it, into scratch when not.

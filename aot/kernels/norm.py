@@ -1,4 +1,4 @@
-"""Host ops of the 'norm' family (kernels in runtime_c/kernels/norm.c).
+"""Host ops of the 'norm' family (kernels in runtime_c/kernels/norm/norm.c).
 
 BatchNormalization (inference form) becomes one multiply-add per element: with constant
 parameters its per-channel scale and shift are computed here, in float64, and emitted as
@@ -6,7 +6,7 @@ constant arrays; parameters known only at run time are turned into scale and shi
 scratch space by a small prepare kernel first. Softmax and LogSoftmax arrive canonical as
 (outer, n, inner), which covers both ONNX axis semantics. LayerNormalization and
 RMSNormalization arrive as (rows, n): each row of n elements is normalised by its own
-statistics, computed in one pass (runtime_c/kernels/aotc_norm.h says how, and how accurately).
+statistics, computed in one pass (runtime_c/kernels/norm/aotc_norm.h says how, and how accurately).
 """
 
 from __future__ import annotations

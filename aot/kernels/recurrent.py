@@ -1,4 +1,4 @@
-"""Host ops of the 'recurrent' family: ONNX LSTM, GRU and RNN (runtime_c/kernels/recurrent.c).
+"""Host ops of the 'recurrent' family: ONNX LSTM, GRU and RNN (runtime_c/kernels/recurrent/recurrent.c).
 
 The sequence is a loop in C, never unrolled. Constant weights are packed here, once, into the
 GEMM core's panel layout (aot/kernels/gemm.py pack_b), transposed so the products are X * W^T

@@ -1,4 +1,4 @@
-"""Host ops of the 'reduce' family (kernels in runtime_c/kernels/reduce.c): ONNX Reduce*.
+"""Host ops of the 'reduce' family (kernels in runtime_c/kernels/reduce/reduce.c): ONNX Reduce*.
 
 canonical/reduce.py gives every Reduce node `axes` (sorted, non-negative, never empty: an
 empty axes list means "all", and noop_with_empty_axes became an Identity) and

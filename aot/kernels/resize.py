@@ -1,4 +1,4 @@
-"""Host ops of the 'resize' family (kernels in runtime_c/kernels/resize.c): ONNX Resize and Upsample.
+"""Host ops of the 'resize' family (kernels in runtime_c/kernels/resize/resize.c): ONNX Resize and Upsample.
 
 canonical/resize.py turns Upsample-7/9 and Resize-10..19 into one Resize with `mode`,
 `coordinate_transformation_mode`, `nearest_mode`, per-axis float32 `scales`,

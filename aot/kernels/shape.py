@@ -3,7 +3,7 @@
 Reshape-like ops are views: the planner gives them their input's bytes, and the
 generator emits a copy only when that is impossible (e.g. the view is a graph output).
 The other ops move bytes and are dtype-agnostic: the element size is a parameter.
-Everything is reduced here to a few kernels (runtime_c/kernels/shape.c):
+Everything is reduced here to a few kernels (runtime_c/kernels/shape/shape.c):
 
     Slice, Concat, Split, Transpose -> aotc_strided_copy (N-d copy, strides in elements)
     Transpose swapping two blocks   -> aotc_transpose2d  (cache-blocked, e.g. NCHW <-> NHWC)

@@ -1,4 +1,4 @@
-"""Host ops of the 'signal' family (runtime_c/kernels/signal.c): ONNX DFT as a dense complex linear map
+"""Host ops of the 'signal' family (runtime_c/kernels/signal/signal.c): ONNX DFT as a dense complex linear map
 along its axis, the weights tabulated here in float64 and stored as float32 (no trigonometry in C).
 
 canonical/signal.py gives the node `axis` (non-negative), `length` (the DFT length N), `inverse` and `onesided`;

@@ -1,5 +1,5 @@
 """Host ops of the 'tflite_int8' family: TFLite's integer kernels, NHWC int8, with its fixed-point
-requantisation (runtime_c/kernels/tflite_int8.c). The nodes come from the TFLite frontend
+requantisation (runtime_c/kernels/tflite_int8/tflite_int8.c). The nodes come from the TFLite frontend
 (aot/frontend/tflite/int8.py), which has computed every multiplier, shift and clamp; the emitters
 only lay them out. They are separate ops from the QLinear family because TFLite's arithmetic is
 not onnxruntime's (fixed-point multipliers, not float scales) and its layout is NHWC.

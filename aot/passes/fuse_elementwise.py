@@ -11,7 +11,7 @@ expression on registers, written by the code generator (aot/kernels/fused.py):
         y[i] = v1 * c[i];
     }
 
-Each expression is the one its kernel computes (runtime_c/kernels/elementwise.c; the bundle is
+Each expression is the one its kernel computes (runtime_c/kernels/elementwise/elementwise.c; the bundle is
 ISO C, so nothing is contracted across them): the fused tree gives the same bits.
 
 A tree: each fused value has one reader, inside the tree, and is not a graph output; the tree

@@ -1,4 +1,4 @@
-/* The int8 / uint8 kernels of runtime_c/kernels/quant.c (QLinearConv on patches and depthwise,
+/* The int8 / uint8 kernels of runtime_c/kernels/quant/quant.c (QLinearConv on patches and depthwise,
  * QGemm, the requantisation) against their definition, exactly: the sums of (w - w_zero)(x - x_zero)
  * plus the bias, requantised as onnxruntime does (MlasRequantizeOutput: a float product, clamped,
  * rounded half to even), written here as plain loops. The parameters are prepared as aot/kernels/

@@ -80,7 +80,7 @@ def multiply_by_quantized_multiplier(x: np.ndarray, multiplier: np.ndarray, shif
     single_rounding: one 64-bit product, rounded half up by one arithmetic shift. Otherwise double
     rounding: RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x * 2^left, m), right). LiteRT's
     reference kernels round FULLY_CONNECTED once and conv/depthwise twice (measured bit for bit:
-    runtime_c/kernels/aotc_tflite_int8.h)."""
+    runtime_c/kernels/tflite_int8/aotc_tflite_int8.h)."""
     shift = np.asarray(shift, np.int64)
     if single_rounding:
         total = 31 - shift
@@ -278,7 +278,7 @@ def lut_hard_swish(x_scale: float, x_zero: int, y_scale: float, y_zero: int) -> 
 
 
 # --- 16x8's elementwise ops (int16 activations, zero point 0): LiteRT's reference kernels interpolate
-# tables, which the compiler computes here and the kernels read (runtime_c/kernels/tflite_int8.c).
+# tables, which the compiler computes here and the kernels read (runtime_c/kernels/tflite_int8/tflite_int8.c).
 def sigmoid_table_u16() -> np.ndarray:
     """The 256 anchors that LOGISTIC and TANH (tanh(x) = 2 sigmoid(2x) - 1) interpolate linearly:
     sigmoid(i / 24) in 0.16 fixed point, each raised by half the chord's sag at the midpoint of its

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aot.errors import AotcError
-from aot.paths import install_command, runtime_dir
+from aot.paths import install_command, kernel_file, kernel_include_flags, runtime_dir
 
 INSTALL_HINT = (f"install oneDNN 3.x with: {install_command('dnnl')}  "
                 "(or the onednn-cpu-gomp and onednn-devel-cpu-gomp wheels)")
@@ -162,7 +162,7 @@ def _runtime_object(dnnl: OneDNN, threads: int) -> Path:
     rt = runtime_dir()
     src = rt / "vendor" / "dnnl" / "aotc_dnnl.c"
     key = hashlib.sha256(src.read_bytes() + (rt / "vendor" / "dnnl" / "aotc_dnnl.h").read_bytes()
-                         + (rt / "kernels" / "fast_math.h").read_bytes() + str(dnnl.root).encode()
+                         + kernel_file("fast_math.h").read_bytes() + str(dnnl.root).encode()
                          + str(threads).encode()).hexdigest()[:16]
     obj = _CACHE.get(key)
     if obj is None or not obj.is_file():
@@ -170,7 +170,7 @@ def _runtime_object(dnnl: OneDNN, threads: int) -> Path:
         atexit.register(shutil.rmtree, cache_dir, ignore_errors=True)  # nothing left in the user's /tmp
         obj = cache_dir / "aotc_dnnl.o"
         _run([_cc(), "-std=c99", "-O1", "-c", str(src), *([f"-DAOTC_THREADS={threads}"] if threads > 1 else []),
-              f"-I{rt / 'include'}", f"-I{rt / 'kernels'}", f"-I{dnnl.include}", "-o", str(obj)],
+              *kernel_include_flags(), f"-I{dnnl.include}", "-o", str(obj)],
              "compiling the dnnl runtime for the probe")
         _CACHE[key] = obj
     return obj

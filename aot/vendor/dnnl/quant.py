@@ -1,6 +1,6 @@
 """int8 ops for oneDNN: QLinearConv, QGemm and QLinearMatMul as oneDNN's integer primitives.
 
-What aotc's int8 ops compute (aot/kernels/quant.py, runtime_c/kernels/aotc_quant.h; onnxruntime's
+What aotc's int8 ops compute (aot/kernels/quant.py, runtime_c/kernels/quant/aotc_quant.h; onnxruntime's
 arithmetic) is, per output channel c,
 
     acc = sum (x - x_zero) * (w - w_zero[c]) + bias[c]                          (int32)
