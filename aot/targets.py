@@ -141,7 +141,7 @@ def host_has_avx512() -> bool:
 
 
 # The ISA levels a host bundle's kernel choice can assume (--host-isa; metadata.json "host_isa"). They
-# are what the choice tells apart, no more: the x86 kernels' AVX-512 paths (conv_x86.py, pool.py) exist
+# are what the choice tells apart, no more: the x86 kernels' AVX-512 paths (conv_avx512.py, pool.py) exist
 # in a build with AVX-512F, and every other kernel is portable C that the build's -march=native
 # vectorises as it can. By default a host bundle assumes the compiling machine's level, which makes
 # its bytes depend on that machine; a named level makes them the same on any machine.

@@ -45,7 +45,7 @@ def compile_bundle(tree: Path, model: Path, out: Path) -> None:
 
 def compiled_kernels(out: Path) -> list[str]:
     """The kernel files the build in `out` compiled: of those runtime/ holds, the plain kernels an AVX-512F
-    build leaves out are not (runtime_c/kernels/common/x86_paths.h)."""
+    build leaves out are not (runtime_c/kernels/common/paths_avx512.h)."""
     return sorted(p.name.removesuffix(".o") for p in out.rglob("runtime/*.c.o"))
 
 

@@ -1,6 +1,6 @@
-"""A bundle whose convs and MaxPools all take AVX-512F paths (aot/kernels/conv_x86.py, aot/kernels/pool.py)
+"""A bundle whose convs and MaxPools all take AVX-512F paths (aot/kernels/conv_avx512.py, aot/kernels/pool.py)
 compiles their plain kernels (conv_implicit.c, pool_max.c) only when built without AVX-512F: built with it, the
-paths' entries never call them (runtime_c/kernels/common/x86_paths.h), and the bundle's CMakeLists.txt checks which
+paths' entries never call them (runtime_c/kernels/common/paths_avx512.h), and the bundle's CMakeLists.txt checks which
 build it is on every configure."""
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def test_avx512f_build_leaves_out_the_plain_kernels(tmp_path):
                         "-DAOTC_WARNINGS_AS_ERRORS=ON"], check=True, capture_output=True)
         subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
         compiled = {p.name.removesuffix(".o") for p in out.rglob("*.c.o")}
-        assert {"conv_igx3_x86.c", "pool_max_k3s2p1_x86.c"} <= compiled, compiled
+        assert {"conv_igx3_avx512.c", "pool_max_k3s2p1_avx512.c"} <= compiled, compiled
         assert compiled & PLAIN == (PLAIN if plain_compiled else set()), (native, compiled)
         ours, _ = run_bundle(out, bundle.metadata, [x])
         assert_close(ours["y"], want, f"AOTC_NATIVE={native}")

@@ -86,7 +86,7 @@ int main(int argc, char **argv) {
 
 @pytest.mark.parametrize("path", ["avx512", "plain"])
 def test_swish_kernel_accuracy(tmp_path, path):
-    """aotc_swish_f32 (SiLU, Sigmoid -> Mul fused): fast_math.h's AVX-512 loop (aotc_swish_x86) and the
+    """aotc_swish_f32 (SiLU, Sigmoid -> Mul fused): fast_math.h's AVX-512 loop (aotc_swish_avx512) and the
     plain loop (-DAOTC_NO_X86_SWISH), built -O3 -march=native, against x sigmoid(alpha x) in float64 over
     every 4093rd finite float: within 5 ulp, within 1.1e-36 where the result is below 1e-30; a tail of
     n % 16 floats is done and nothing past n is touched (tests/swishcheck.py)."""

@@ -19,7 +19,7 @@ from aot.compiler import Options, compile_model
 GOLDENS = Path(__file__).parent / "goldens"
 # case -> (zoo model, options): a host CNN, an MLP on a Cortex-M board, a partitioned model
 CASES = {
-    # the same goldens on any machine: a host without AVX-512, whose kernels (conv_x86.py, pool.py) are not chosen
+    # the same goldens on any machine: a host without AVX-512, whose kernels (conv_avx512.py, pool.py) are not chosen
     "lenet_host": ("lenet", Options(name="lenet", host_isa="generic")),
     "mlp_mps2_an386": ("mlp", Options(name="mlp", target="mps2-an386")),
     "lenet_cref": ("lenet", Options(name="lenet", vendors=("cref",), host_isa="generic")),

@@ -9,7 +9,7 @@ a tensor (its buffers are heap allocations of exactly their size). Two host buil
 other block sizes: -march=native (a host bundle's: GEMM tiles of 6 x 16 with AVX) and the baseline
 ISA with AOTC_DW3_BLOCK=1 (6 x 8 tiles on x86-64 SSE2; the depthwise 3 x 3 kernel output by output,
 as on targets without vector units). The pool test also runs with AOTC_NO_INTRINSICS: the plain-C
-twins of pool_int8.c's SSE2 paths and of pool_x86.h's AVX-512 float MaxPool (pool.c's maxpool_rows_f32),
+twins of pool_int8.c's SSE2 paths and of pool_avx512.h's AVX-512 float MaxPool (pool.c's maxpool_rows_f32),
 which the native build must take on hosts with AVX-512F. The conv and gemm tests also run on a
 Cortex-M4 and a Cortex-M55 under qemu, with fewer shapes: the M4 with and without the VLDM inline
 assembly, the M55 with and without its Helium intrinsics. The quant test (int8 / uint8 convs, QGemm,
@@ -45,7 +45,7 @@ WARNINGS = ["-std=c99", "-Wall", "-Wextra", "-Werror"]
 SANITIZE = ["-O2", "-g", "-fno-var-tracking", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
             "-fno-omit-frame-pointer"]
 # AOTC_TEST_X86_PATHS: the AVX-512 paths' entries, which the conv and pool tests give every case, return on a
-# case their path does not take instead of aborting (runtime_c/kernels/common/x86_paths.h)
+# case their path does not take instead of aborting (runtime_c/kernels/common/paths_avx512.h)
 HOST_BUILDS = {"native": ["-march=native", "-DAOTC_TEST_X86_PATHS"], "generic": ["-DAOTC_DW3_BLOCK=1"]}
 CORTEX_M4 = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"]
 
@@ -107,7 +107,7 @@ def test_kernels_match_reference(tmp_path, objects, family, build):
                       env={**os.environ, "ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0"})
     assert "MISMATCH" not in out and " ok " in out, out
     if family == "pool" and build == "native" and _host_has_avx512f():
-        # the float MaxPool's AVX-512 rows (pool_x86.h) took a share of the shapes
+        # the float MaxPool's AVX-512 rows (pool_avx512.h) took a share of the shapes
         assert "aotc_maxpool_f32 AVX-512 path: 0 shapes" not in out and "AVX-512 path:" in out, out
 
 

@@ -124,7 +124,7 @@ CASES = [
     conv("conv_1x1_last_panel_shifted", (1, 16, 25, 5), (20, 16, 1, 1)),
     conv("conv_1x1_few_positions_grouped", (2, 12, 2, 3), (18, 4, 1, 1), group=3, bias=False),
     conv("conv_1x1_one_position_blocks", (1, 16, 1, 1), (300, 16, 1, 1)),
-    # AVX-512 paths of the implicit GEMM (conv_ig_x86.h), 16 positions x 16 channels in registers:
+    # AVX-512 paths of the implicit GEMM (conv_ig_avx512.h), 16 positions x 16 channels in registers:
     # 3 x 3 same size (a partial last vector), stride 2 on rows of 8 and of 16, 1 x 1 stride 2
     conv("conv3x3_same_16_channels", (1, 12, 9, 10), (16, 12, 3, 3), pads=[1, 1, 1, 1]),
     conv("conv3x3_stride2_rows_of_8", (1, 5, 15, 16), (32, 5, 3, 3), strides=[2, 2], pads=[0, 0, 1, 1]),
@@ -334,7 +334,7 @@ NHWC_OUT = [
     nhwc_out("nhwc_out_strided_batch", (2, 6, 11, 10), (18, 6, 3, 3), strides=[2, 2], pads=[0, 1, 1, 2]),
     nhwc_out("nhwc_out_relu_slice_flatten", (1, 16, 10, 10), (8, 16, 3, 3), pads=[1, 1, 1, 1],
              between=("relu", "slice"), flatten=True),
-    # a shape the AVX-512 3 x 3 path (conv_ig_x86.h) takes when the output is NCHW: it must turn this one down
+    # a shape the AVX-512 3 x 3 path (conv_ig_avx512.h) takes when the output is NCHW: it must turn this one down
     nhwc_out("nhwc_out_igx3_shape", (1, 16, 8, 16), (16, 16, 3, 3), pads=[1, 1, 1, 1]),
     nhwc_out("nhwc_out_read_nhwc_too", (1, 7, 8, 9), (16, 7, 3, 3), pads=[1, 1, 1, 1], nhwc_in=True, flatten=True),
     nhwc_out("nhwc_out_residual_kept", (1, 5, 6, 7), (9, 5, 3, 3), pads=[1, 1, 1, 1], residual=True),
@@ -345,7 +345,7 @@ NHWC_OUT = [
 ]
 CASES += NHWC_OUT
 
-# AVX-512 tiles of 8 output channels x 32 positions (conv_posx_x86.h), built -march=native below:
+# AVX-512 tiles of 8 output channels x 32 positions (conv_posx_avx512.h), built -march=native below:
 # 1 x 1 with K outside 8/16/24/32 (a last tile of fewer than 8 channels, a masked last block,
 # groups and batches, K = 128), and one-channel stems (KWS's 10 x 4 stride 2, rows too wide for one vpermps in chunks of
 # 5 rows, a dilated one on a batch of 2)
@@ -400,11 +400,11 @@ def test_matches_onnxruntime(built, case_id):
     built.check(case_id)
 
 
-# Built -march=native only (below): the AVX-512 paths of conv_igb_x86.c (igb3: 3 x 3 same-size
+# Built -march=native only (below): the AVX-512 paths of conv_igb_avx512.c (igb3: 3 x 3 same-size
 # convs with more than 64 input channels per group on small planes; 3 vectors of positions x 8 output
 # channels, planes of 1 to 5 vectors, a partial panel of 8, groups, batch 2, every epilogue; the same
-# shapes on 33 to 40 channels go to the implicit GEMM's tiles, ig3_*) and conv_dwk_x86.c
-# (depthwise 3/5/7 rows at strides 1 and 2, flat small planes), conv_stem_x86.h (RGB stems, 3 x 3
+# shapes on 33 to 40 channels go to the implicit GEMM's tiles, ig3_*) and conv_dwk_avx512.c
+# (depthwise 3/5/7 rows at strides 1 and 2, flat small planes), conv_stem_avx512.h (RGB stems, 3 x 3
 # and 7 x 7 at stride 2, rows of 1 and 2 vectors, odd sizes, pads 0 to 3), with four of the kxk cases above.
 NATIVE = [
     conv_fused("igb3_res_relu_7x7", (1, 72, 7, 7), (48, 72, 3, 3), "relu", pads=[1, 1, 1, 1]),
@@ -419,7 +419,7 @@ NATIVE = [
     conv_fused("ig3_tail3_res_leaky", (1, 34, 9, 11), (16, 34, 3, 3), "leaky", pads=[1, 1, 1, 1]),
     conv("ig3_grouped_no_bias", (1, 80, 6, 6), (16, 40, 3, 3), group=2, pads=[1, 1, 1, 1], bias=False),
     conv_fused("ig3_8x8_c64_resnet8", (1, 64, 8, 8), (64, 64, 3, 3), "relu", pads=[1, 1, 1, 1]),
-    # conv_ig_x86.h's igx3 past 32 input channels: planes of at least 28 x 28, up to 128 channels (a
+    # conv_ig_avx512.h's igx3 past 32 input channels: planes of at least 28 x 28, up to 128 channels (a
     # 29-wide plane's vectors span rows); one position fewer goes to the implicit GEMM
     conv_fused("igx3_c40_28x28_res_relu", (1, 40, 28, 28), (16, 40, 3, 3), "relu", pads=[1, 1, 1, 1]),
     # (no scratch to spare: with it, Winograd takes this one, WINO below)
@@ -427,10 +427,10 @@ NATIVE = [
                                    pads=[1, 1, 1, 1]), scratch_floor=0),
     conv_fused("ig3_c40_27x29_leaky", (1, 40, 27, 29), (16, 40, 3, 3), "leaky", residual=False, pads=[1, 1, 1, 1]),
     # 1 x 1 convs the plan gives the implicit GEMM (positions ending in a partial panel) go to
-    # conv_posx_x86.h's tiles reading the packed W^T (groups: a group's panels)
+    # conv_posx_avx512.h's tiles reading the packed W^T (groups: a group's panels)
     conv_fused("posx_1x1_packed_res_relu", (1, 24, 17, 17), (48, 24, 1, 1), "relu"),
     conv_fused("posx_1x1_packed_grouped_leaky", (1, 40, 17, 17), (32, 20, 1, 1), "leaky", group=2, residual=False),
-    # 1 x 1 convs with 64+ input channels on small planes (conv_pwc_x86.c: tiles of 4 to 8 positions x 48
+    # 1 x 1 convs with 64+ input channels on small planes (conv_pwc_avx512.c: tiles of 4 to 8 positions x 48
     # output channels, transposed on the store): 7 x 7 (tiles of 7) into 100 channels (a partial last
     # vector; the plan's implicit GEMM for 256+ input channels), 14 x 14 (tiles of 8 and 7), 13 x 13,
     # stride-2 shortcuts on rows of 7 and 14 (and an odd input), groups, batch 2, every epilogue
@@ -457,7 +457,7 @@ NATIVE = [
     *[c for c in CASES
       if c.id in ("conv_dwk5_s1_14", "conv_dwk5_s2_odd", "conv_dwk7_s2_pads_wide", "conv_dwk5_res_relu")],
     *WINO,
-    # conv_ig_x86.h's igx3s2 with pads of 1 at the start (a torch export's): rows of 16 and 32 outputs, odd
+    # conv_ig_avx512.h's igx3s2 with pads of 1 at the start (a torch export's): rows of 16 and 32 outputs, odd
     # input sizes, a top pad without a left one and the reverse, every epilogue
     conv_fused("igx3s2_pads1_res_relu", (1, 16, 32, 32), (32, 16, 3, 3), "relu", strides=[2, 2], pads=[1, 1, 1, 1]),
     conv_fused("igx3s2_pads1_odd_clip", (2, 8, 31, 63), (16, 8, 3, 3), "clip", residual=False, strides=[2, 2],
@@ -480,18 +480,18 @@ NATIVE = [
     conv_fused("igx3s2_rows12_leaky", (1, 16, 23, 24), (16, 16, 3, 3), "leaky", residual=False, strides=[2, 2],
                pads=[1, 1, 1, 1]),
     conv("conv_s2_rows10_stays_implicit", (1, 16, 21, 21), (16, 16, 3, 3), strides=[2, 2]),  # no left pad
-    # conv_igx1_x86.c: 1 x 1 at stride 2 on 8, 16 and 24 input channels, rows of 8 (two to a vector), of 16 from an
+    # conv_igx1_avx512.c: 1 x 1 at stride 2 on 8, 16 and 24 input channels, rows of 8 (two to a vector), of 16 from an
     # odd input, of 32; a batch
     conv("igx1_k16_rows8", (1, 16, 16, 16), (32, 16, 1, 1), strides=[2, 2]),
     conv_fused("igx1_k24_odd_batch_res_relu", (2, 24, 31, 31), (16, 24, 1, 1), "relu", strides=[2, 2]),
     conv_fused("igx1_k8_rows32_leaky", (1, 8, 12, 64), (48, 8, 1, 1), "leaky", residual=False, strides=[2, 2]),
-    # conv_dw3_x86.c's stride-1 rows on planes of more than 1024 outputs: rows of 2 1/2 vectors and of exactly 2,
+    # conv_dw3_avx512.c's stride-1 rows on planes of more than 1024 outputs: rows of 2 1/2 vectors and of exactly 2,
     # a channel multiplier, a batch, every epilogue
     conv_fused("dw3x_rows_res_clip", (1, 3, 40, 40), (3, 1, 3, 3), "clip", group=3, pads=[1, 1, 1, 1]),
     conv_fused("dw3x_rows_mult_batch_leaky", (2, 2, 33, 32), (4, 1, 3, 3), "leaky", residual=False, group=2,
                pads=[1, 1, 1, 1]),
     conv("dw3x_rows_tall_no_bias", (1, 2, 100, 17), (2, 1, 3, 3), group=2, pads=[1, 1, 1, 1], bias=False),
-    # conv_dw3_x86.c's stride-2 rows in vectors of 15 outputs, past two vectors (a first pad of 0 or 1, odd widths)
+    # conv_dw3_avx512.c's stride-2 rows in vectors of 15 outputs, past two vectors (a first pad of 0 or 1, odd widths)
     conv_fused("dw3x_s2_wide_rows_res_clip", (1, 4, 20, 112), (4, 1, 3, 3), "clip", group=4, strides=[2, 2],
                pads=[1, 1, 1, 1]),
     conv_fused("dw3x_s2_wide_pads0_leaky", (2, 3, 9, 201), (3, 1, 3, 3), "leaky", residual=False, group=3,
@@ -502,7 +502,7 @@ NATIVE = [
 @pytest.fixture(scope="module")
 def built_native():
     """The NHWC-store, POSX and NATIVE cases built -march=native, as bundles are: the AVX-512 conv paths
-    (conv_ig_x86.h, conv_dw3_x86.c, conv_posx_x86.h, conv_igb_x86.c, conv_dwk_x86.c) exist only
+    (conv_ig_avx512.h, conv_dw3_avx512.c, conv_posx_avx512.h, conv_igb_avx512.c, conv_dwk_avx512.c) exist only
     then; the first must leave the NHWC-store convs to the NHWC store."""
     return shared_build(NHWC_OUT + POSX + NATIVE, extra_flags=("-march=native",))
 
@@ -519,7 +519,7 @@ def test_posx_matches_onnxruntime_native(built_native, case_id):
 
 def test_wide_pointwise_on_whole_panels_stays_on_the_gemm_core():
     """256 input channels on 28 x 28 (whole panels): the GEMM core, which AVX2 runs 14-16 % faster
-    than the implicit GEMM's tiles; on 27 x 27, the implicit GEMM (conv_pwc_x86.c with AVX-512)."""
+    than the implicit GEMM's tiles; on 27 x 27, the implicit GEMM (conv_pwc_avx512.c with AVX-512)."""
     for hw, kernel in ((28, "aotc_conv_pointwise_f32"), (27, "aotc_conv_implicit_f32")):
         graph = lower(conv("c", (1, 256, hw, hw), (32, 256, 1, 1)).model)
         node = next(n for n in graph.nodes if n.op == "Conv")
@@ -546,9 +546,9 @@ def test_wide_pointwise_on_whole_panels_stays_on_the_gemm_core():
     ("stemx_k7_res_relu", "aotc_conv_implicit_f32", "aotc_conv_stemx_f32"),
 ])
 def test_native_cases_reach_their_kernel(case_id, kernel, avx512_kernel):
-    """The NATIVE cases' convs go to the kernel whose AVX-512 path they are written for (aot/kernels/conv_x86.py);
+    """The NATIVE cases' convs go to the kernel whose AVX-512 path they are written for (aot/kernels/conv_avx512.py);
     without AVX-512, to the kernel that path belongs to. (That the path then takes the conv, the native build
-    checks: an entry given a conv its path does not take aborts, runtime_c/kernels/common/x86_paths.h.)"""
+    checks: an entry given a conv its path does not take aborts, runtime_c/kernels/common/paths_avx512.h.)"""
     case = next(c for c in NATIVE if c.id == case_id)
     graph = lower(case.model)
     node = next(n for n in graph.nodes if n.op == "Conv")
@@ -799,8 +799,8 @@ def test_depthwise3x3_direct_reads_and_writes_only_its_tensors(tmp_path, block):
     flags = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g", "-O0", "-std=c99", "-Wall", "-Wextra",
              "-Werror"] + ([f"-DAOTC_DW3_BLOCK={block}"] if block else [])  # (-O0: quick to build; the same paths)
     subprocess.run(["gcc", *flags, *kernel_include_flags(), str(tmp_path / "sweep.c"),
-                    *(str(kernel_file(f)) for f in ("conv_depthwise3x3_direct.c", "conv_dw3_x86.c", "conv_dwk_x86.c",
-                                                 "gemm.c")), "-lm", "-o", str(exe)],
+                    *(str(kernel_file(f)) for f in ("conv_depthwise3x3_direct.c", "conv_dw3_avx512.c",
+                                                    "conv_dwk_avx512.c", "gemm.c")), "-lm", "-o", str(exe)],
                    check=True)
     r = subprocess.run([str(exe)], capture_output=True, text=True, env={"ASAN_OPTIONS": "detect_leaks=1"})
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]

@@ -110,7 +110,7 @@ CASES += [
     _pool("gavg_2d_long", "GlobalAveragePool", (2, 3, 17, 19)),
 ]
 
-# MaxPool over rows wider than a vector of 16 outputs (pool_x86.h's AVX-512 path on hosts with it):
+# MaxPool over rows wider than a vector of 16 outputs (pool_avx512.h's AVX-512 path on hosts with it):
 # 3 x 3 and 2 x 2 at strides 1 and 2, odd and even widths, pads 0 and 1, ceil_mode, outputs on a
 # multiple of 16 (the last window reaching into the next 16's columns), and a wider window
 CASES += [
@@ -259,7 +259,8 @@ def test_global_pool_matches_numpy(built, case_id):
 
 
 # the float MaxPools built -march=native, as bundles are: on an AVX-512 host their 2-D windows take the kernels
-# of pool_x86.h's rows (a pool one of them is given and does not take aborts: runtime_c/kernels/common/x86_paths.h)
+# of pool_avx512.h's rows (a pool one of them is given and does not take aborts:
+# runtime_c/kernels/common/paths_avx512.h)
 NATIVE = [c for c in CASES if c.model.graph.node[0].op_type == "MaxPool"
           and c.model.graph.input[0].type.tensor_type.elem_type == TensorProto.FLOAT]
 
@@ -279,7 +280,7 @@ def test_maxpool_matches_onnxruntime_native(built_native, case_id):
     ("max_2d_k2s2_wide", "aotc_maxpool_k2s2p0_f32"), ("max_2d_k3s2_ceil_pad1_odd", "aotc_maxpool_k3s2p1_f32"),
     ("max_2d_k3s1_pad1_wide", "aotc_maxpool_k3s1p1_f32"), ("max_2d_k3s1_nopad_wide", "aotc_maxpool_k3s1p0_f32"),
     ("max_2d_k2s1_16_out", "aotc_maxpool_k2s1p0_f32"),
-    ("max_2d_k5s2_pad2", "aotc_maxpool_x86_f32"),
+    ("max_2d_k5s2_pad2", "aotc_maxpool_avx512_f32"),
 ])
 def test_maxpool_kernel_on_avx512_host(case_id, kernel):
     """Each window shape's AVX-512 kernel on an AVX-512 host, aotc_maxpool_f32 elsewhere."""

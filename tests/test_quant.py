@@ -320,7 +320,7 @@ OP_CASES = [
     _conv_case("conv_asymmetric_weights", "int8", False, None, w_zero=5),
     _conv_case("conv_opset19", "int8", True, "relu", opset=19),
     _conv_case("conv_opset21", "uint8", True, None, opset=21),
-    # the host's vector paths (quant_x86.h): pointwise convs read from the input planes (a plane of
+    # the host's vector paths (quant_avx512vnni.h): pointwise convs read from the input planes (a plane of
     # whole lanes and more, one smaller than a lane), rows gathered at stride 2 past one lane,
     # depthwise convs at stride 2 past one lane, with 5 x 5 taps, and dilated (the plain path)
     _conv_case("conv_pointwise_int8", "int8", True, "relu", kernel=1),
@@ -329,7 +329,7 @@ OP_CASES = [
     _conv_case("conv_depthwise_stride2_wide", "int8", True, None, group=8, stride=2, hw=(6, 40)),
     _conv_case("conv_depthwise_k5_narrow", "uint8", True, "relu", group=8, kernel=5, hw=(25, 5)),
     _conv_case("conv_depthwise_dilated", "int8", False, None, group=8, dilation=2),
-    # the dense windows (quant_x86.h): 16 and 8 output channels a register block, a plane smaller than
+    # the dense windows (quant_avx512vnni.h): 16 and 8 output channels a register block, a plane smaller than
     # a window (its last channels' windows loaded masked) with a block of 4 lanes (256-bit vectors),
     # 5 x 5 taps with weight zero points (the patch sums)
     _conv_case("conv_dense_small_plane", "int8", True, "relu", hw=(6, 6), cout=27),
@@ -360,7 +360,7 @@ OP_CASES = [
         _conv_case("conv_noscratch_stride2", "int8", False, None, kernel=1, cin=128, hw=(1, 3), stride=2, w_zero=3),
         _conv_case("conv_noscratch_deep", "uint8", True, "relu", kernel=1, cin=4112, hw=(1, 2)))],
     *[_binary_case(op, d) for op in ("Add", "Mul") for d in ("int8", "uint8")],
-    # runs of whole lanes and a tail, both operands contiguous (quant_x86.h's QLinearAdd)
+    # runs of whole lanes and a tail, both operands contiguous (quant_avx512vnni.h's QLinearAdd)
     *[_binary_case("Add", d, ((1, 3, 5, 21), (1, 3, 5, 21)), "_runs") for d in ("int8", "uint8")],
     *[_qadd_rounding_case(d) for d in ("int8", "uint8")],
     *[_unary_case(op) for op in ("Sigmoid", "Tanh", "HardSigmoid")],
@@ -392,7 +392,7 @@ def op_results(tmp_path_factory):
 
 
 # the conv, add and maxpool cases again built as bundles build on the host (-march=native): with
-# AVX-512 VNNI, the vector paths of runtime_c/kernels/quant/quant_x86.h
+# AVX-512 VNNI, the vector paths of runtime_c/kernels/quant/quant_avx512vnni.h
 NATIVE_CASES = [c for c in OP_CASES if c.id.startswith(("conv_", "add_", "maxpool"))]
 
 
@@ -441,7 +441,7 @@ def test_quantized_conv_native_matches_onnxruntime(native_results, op_results, c
 
 
 def _dense_passes(cin: int, cout: int, taps: int = 9) -> int:
-    """Passes over the output channels quant_x86.h's qconv_dense takes with packed weights (its room for
+    """Passes over the output channels quant_avx512vnni.h's qconv_dense takes with packed weights (its room for
     a pass's weights beside AOTC_QX86_DKEEP kept blocks, in whole blocks of 16 channels)."""
     kq = -(-cin * taps // 4)
     room = 98304 - 8 * (192 + min(taps // math.gcd(taps, 4), kq) * 128)

@@ -33,10 +33,10 @@ def test_sources_by_build_leave_the_plain_kernels_to_builds_without_avx512f():
     """Built with AVX-512F an x86 path's entry does not call its plain kernel: code that calls only the entry
     needs conv_implicit.c (and gemm.c, which it calls) only without AVX-512F; code that also calls the plain
     kernel itself needs them in every build."""
-    files = ["conv_igx3s2_x86.c", "conv_implicit.c", "gemm.c", "pool_max.c", "pool_max_k3s2p1_x86.c"]
+    files = ["conv_igx3s2_avx512.c", "conv_implicit.c", "gemm.c", "pool_max.c", "pool_max_k3s2p1_avx512.c"]
     both = "aotc_conv_igx3s2_f32(&p, x, w, b, r, y); aotc_conv_implicit_f32(&q, x, w, b, r, y);"
-    assert sources_by_build(files, [both]) == (["conv_igx3s2_x86.c", "conv_implicit.c", "gemm.c"], [])
+    assert sources_by_build(files, [both]) == (["conv_igx3s2_avx512.c", "conv_implicit.c", "gemm.c"], [])
     paths = "aotc_conv_igx3s2_f32(&p, x, w, b, r, y); aotc_maxpool_k3s2p1_f32(&m, x, y);"
-    assert sources_by_build(files, [paths]) == (["conv_igx3s2_x86.c", "pool_max_k3s2p1_x86.c"],
+    assert sources_by_build(files, [paths]) == (["conv_igx3s2_avx512.c", "pool_max_k3s2p1_avx512.c"],
                                                 ["conv_implicit.c", "gemm.c", "pool_max.c"])
     assert sources_by_build(["not_in_manifest.c"], [""]) == (["not_in_manifest.c"], [])

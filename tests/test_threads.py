@@ -50,7 +50,7 @@ def split_net() -> onnx.ModelProto:
     f = b.conv(e, 64, 3, stride=2)  # 4 blocks, 5 x 5 outputs
     h = b.conv(f, 24, 1, pad=0)  # 1 x 1 on the GEMM core: 25 positions, a shifted last tile
     m = b.pool("MaxPool", h, 3, 2, pad=1)  # 48 planes split across the threads
-    # a 1 x 1 conv on a 6 x 6 plane (conv_pwc_x86.c): one block of 32 channels, whose run of tiles is cut
+    # a 1 x 1 conv on a 6 x 6 plane (conv_pwc_avx512.c): one block of 32 channels, whose run of tiles is cut
     k = b.gap(b.conv(b.pool("MaxPool", g, 3, 3), 32, 1, pad=0))
     # a fully connected layer: 2 column blocks, the last 24 wide
     return b.build([b.gemm(b.concat([b.flatten(m), b.flatten(k)]), 40)])

@@ -19,7 +19,7 @@ text does not say), kept in runtime_c/kernels/symbols.json. tests/test_runtime_s
 when it is stale; `pytest tests/test_runtime_symbols.py --update-symbols` rewrites it.
 
 The calls are recorded for a build without AVX-512F and one with it, which differ: with it, the x86
-paths' entries (conv_*_x86.c, pool_max_*_x86.c) never call their plain kernel. `sources_by_build`
+paths' entries (conv_*_avx512.c, pool_max_*_avx512.c) never call their plain kernel. `sources_by_build`
 gives the files every build compiles and those only a build without AVX-512F does, which the
 bundle's CMakeLists.txt adds when a configure check finds the build lacks it.
 """
@@ -108,7 +108,7 @@ def used_sources(candidates: Iterable[str], calling_code: Iterable[str], calls: 
 def sources_by_build(candidates: Iterable[str], calling_code: Iterable[str]) -> tuple[list[str], list[str]]:
     """used_sources split by build, each in candidates' order: the files every build compiles (those
     a build with AVX-512F needs), and those only a build without AVX-512F needs. Built with it, the
-    x86 paths' entries never call their plain kernel (runtime_c/kernels/common/x86_paths.h), so a bundle
+    x86 paths' entries never call their plain kernel (runtime_c/kernels/common/paths_avx512.h), so a bundle
     whose nodes all take such paths need not compile conv_implicit.c or pool_max.c."""
     candidates, calling_code = list(candidates), list(calling_code)
     every = used_sources(candidates, calling_code, calls="calls_avx512f")
@@ -116,7 +116,7 @@ def sources_by_build(candidates: Iterable[str], calling_code: Iterable[str]) -> 
 
 
 # A build with AVX-512F, as -march=native makes on a host that has it: its files call other functions
-# (an x86 path's entry never calls its plain kernel, runtime_c/kernels/common/x86_paths.h). The features
+# (an x86 path's entry never calls its plain kernel, runtime_c/kernels/common/paths_avx512.h). The features
 # past F change no file's calls to another (checked against -march=icelake-server's).
 AVX512F_FLAGS = ("-mavx512f", "-mavx512bw", "-mavx512dq", "-mavx512vl", "-mfma", "-mavx2")
 

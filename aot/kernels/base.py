@@ -79,7 +79,7 @@ class TargetTraits:
     dsp: bool = False
     threads: int = 1  # --threads: more than 1 prefers the kernels that split their work over the pool
     # the bundle is for this machine (target host) and its CPU has AVX-512F, which the host build's
-    # -march=native turns on: the kernels' AVX-512 paths (conv_ig_x86.h ...) will exist
+    # -march=native turns on: the kernels' AVX-512 paths (conv_ig_avx512.h ...) will exist
     avx512: bool = False
     # --fast-math: kernels that round more than a direct sum may be taken (Winograd's F(4 x 4, 3 x 3))
     fast_math: bool = False
@@ -88,7 +88,7 @@ class TargetTraits:
 # the instruction sets a kernel's path may be written for (KernelFacts.isa), and whether a target has each
 ISAS: dict[str, Callable[[TargetTraits], bool]] = {
     "": lambda t: True,  # plain C, every target
-    "avx512": lambda t: t.avx512,  # an AVX-512F host (the x86 paths, conv_*_x86.c)
+    "avx512": lambda t: t.avx512,  # an AVX-512F host (the x86 paths, conv_*_avx512.c)
     "helium": lambda t: t.helium,  # Arm's M-profile vector extension (a Cortex-M55)
     "arm-dsp": lambda t: t.dsp or t.helium,  # Arm's DSP extension (SMLAD): a Cortex-M4, M33, and every Helium core
     # a Cortex-M core's int8 paths (quant_dsp.h, tflite_int8_dsp.h: SMLAD where the core has it), which

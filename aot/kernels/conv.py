@@ -36,7 +36,7 @@ compiler picks the kernel:
                 W^T's rows then go (ky, kx, c)). It and `transpose` store a channels-last output
                 (a Transpose to NHWC folded into the conv, ConvWritesNHWC in the same file).
                 On an AVX-512 host the shapes one of its seven AVX-512 paths takes go to that path's
-                own kernel (conv_x86.py), so a bundle compiles only the paths its convs use.
+                own kernel (conv_avx512.py), so a bundle compiles only the paths its convs use.
                 The rest (run-time weights, 3-D) take the three below:
     stride 1    2-D, stride 1, no dilation (narrow kernels): the input padded once in scratch,
                 each patch-matrix row one copy from it, outputs on the padded width
@@ -60,7 +60,7 @@ import numpy as np
 
 from aot.ir import Graph, Node
 from aot.ir.schemas import reads_nhwc, writes_nhwc
-from aot.kernels import conv_x86, winograd
+from aot.kernels import conv_avx512, winograd
 from aot.kernels.base import (
     Candidate,
     HostOp,
@@ -82,7 +82,7 @@ MAX_SPATIAL = 3
 FLAT_MAX_CG = 4
 IMPLICIT_NR = 16  # aotc_conv_implicit_f32's output channels per register tile with AVX (AOTC_GEMM_NR)
 # a 1 x 1 conv on at most PWC_PLANE_MAX positions ending in a partial panel, with at least PWC_WIDE_K
-# input channels per group, takes the implicit GEMM (AVX-512: conv_pwc_x86.c). Without AVX-512 the
+# input channels per group, takes the implicit GEMM (AVX-512: conv_pwc_avx512.c). Without AVX-512 the
 # implicit GEMM's tiles did as well as the GEMM core or better there (13 x 13: 5 %, 27 x 27: 1-3 %), but
 # 14-16 % worse on 28 x 28 (whole panels) and on fewer input channels.
 PWC_PLANE_MAX = 1024
@@ -101,7 +101,7 @@ THREADED_DIRECT = KernelFacts(threaded=True, scratch_arg=False)  # the depthwise
 # the implicit GEMM: W^T packed here, no scratch, output-channel tiles and row bands over the pool; it alone
 # reads a channels-last input in place (and, with ConvTranspose's kernel, stores a channels-last output)
 IMPLICIT = KernelFacts(threaded=True, scratch_arg=False, packed_weights=True)
-X86_PATH = dataclasses.replace(IMPLICIT, isa="avx512")  # its AVX-512 paths (conv_x86.py)
+X86_PATH = dataclasses.replace(IMPLICIT, isa="avx512")  # its AVX-512 paths (conv_avx512.py)
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -163,7 +163,7 @@ def _same_3x3(c: ConvGeometry) -> bool:
 
 
 def _igx3_takes(c: ConvGeometry) -> bool:
-    """A full (not depthwise) conv that aotc_conv_implicit_f32's AVX-512 igx3 tiles take (conv_ig_x86.h:
+    """A full (not depthwise) conv that aotc_conv_implicit_f32's AVX-512 igx3 tiles take (conv_ig_avx512.h:
     3 x 3 same size at stride 1, output channels a multiple of 16 per group, NCHW)."""
     return not c.dw and _same_3x3(c) and (c.out_c // c.group) % 16 == 0
 
@@ -203,7 +203,7 @@ def _implicit_beats_pointwise(c: ConvGeometry) -> bool:
     partial panel of at most half its columns (a panel's worth of work for a few) and the output channels fill whole
     tiles of IMPLICIT_NR; or on a partial panel with many input channels (SqueezeNet 1.1's 512 -> 1000 on
     13 x 13 and 256 -> 32 on 27 x 27), which AVX-512 runs as tiles of positions x 48 output channels
-    (conv_pwc_x86.c: 7 % and 15 % faster than the GEMM core there)."""
+    (conv_pwc_avx512.c: 7 % and 15 % faster than the GEMM core there)."""
     npos = math.prod(c.y[2:])
     return ((0 < npos % PANEL <= PANEL // 2 and (c.out_c // c.group) % IMPLICIT_NR == 0)
             or (npos % PANEL != 0 and npos <= PWC_PLANE_MAX and c.in_c // c.group >= PWC_WIDE_K))
@@ -291,11 +291,11 @@ def _scratch_free(kernel: str, what: str) -> Callable[[ConvGeometry, int], Kerne
 
 
 def _implicit(what: str, applies: Callable[[ConvGeometry, TargetTraits], bool]) -> tuple[Candidate, ...]:
-    """The implicit GEMM where `applies`, after its AVX-512 path for the conv if it has one (conv_x86.py)."""
+    """The implicit GEMM where `applies`, after its AVX-512 path for the conv if it has one (conv_avx512.py)."""
     paths = tuple(_candidate(k, _scratch_free(k, f"{what}, AVX-512 {k.removeprefix('aotc_conv_')[:-4]} path"),
-                             lambda c, t, k=k: applies(c, t) and conv_x86.x86_kernel(c) == k,
+                             lambda c, t, k=k: applies(c, t) and conv_avx512.x86_kernel(c) == k,
                              facts=X86_PATH, channels_last=True)
-                  for k in conv_x86.KERNELS)
+                  for k in conv_avx512.KERNELS)
     return (*paths, _candidate("aotc_conv_implicit_f32", _scratch_free("aotc_conv_implicit_f32", what), applies,
                                facts=IMPLICIT, channels_last=True))
 
@@ -318,7 +318,7 @@ KERNELS: tuple[Candidate, ...] = (
                _direct_dw_beats_flat, lambda t: {"AOTC_DW3_BLOCK": dw3_block(t)}, THREADED_DIRECT),
     # (not a full conv on a Cortex-M: the implicit GEMM's runs take 2.1 instructions per MAC there
     # against the flat passes' 4.2, MobileNet-v2's RGB conv on the M4, issue 27)
-    # (nor one conv_ig_x86.h's igx3 takes on an AVX-512 host: ResNet-8's 3 -> 16 32 x 32 stem 15.4 -> 10.2 us;
+    # (nor one conv_ig_avx512.h's igx3 takes on an AVX-512 host: ResNet-8's 3 -> 16 32 x 32 stem 15.4 -> 10.2 us;
     # without AVX-512 the implicit GEMM's tiles took 20.1)
     _candidate("aotc_conv3x3_flat_f32", _fit_flat,
                lambda c, t: c.nd == 2 and c.node.op != "ConvTranspose" and c.in_c // c.group <= FLAT_MAX_CG

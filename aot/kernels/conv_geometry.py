@@ -1,5 +1,5 @@
 """A conv node's geometry as the conv family's kernel choice reads it (ConvGeometry), and the record of
-the choice its emitter writes (ConvPlan). Its own module so that conv.py (the candidates) and conv_x86.py
+the choice its emitter writes (ConvPlan). Its own module so that conv.py (the candidates) and conv_avx512.py
 (which AVX-512 path a conv takes) both read it without importing each other."""
 
 from __future__ import annotations

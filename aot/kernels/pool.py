@@ -86,7 +86,7 @@ def _has_indices(node: Node) -> bool:
 
 
 def mp16_kernel(node: Node, graph: Graph) -> str | None:
-    """The float MaxPool's AVX-512F kernel for the node's window (pool_x86.h), or None: 2-D windows without
+    """The float MaxPool's AVX-512F kernel for the node's window (pool_avx512.h), or None: 2-D windows without
     dilation of at most 17 columns at column stride 1 or 33 at 2, fewer leading pad columns than taps
     (mp16_fits); of 3 columns after 0 or 1 pad columns, or 2 after none, at stride 2 or 1, a kernel each."""
     xs, attrs = graph.tensors[node.inputs[0]].shape, node.attrs
@@ -98,7 +98,7 @@ def mp16_kernel(node: Node, graph: Graph) -> str | None:
         return None
     if (kw, pw) in ((3, 0), (3, 1), (2, 0)):
         return f"aotc_maxpool_k{kw}s{sw}p{pw}_f32"
-    return "aotc_maxpool_x86_f32"
+    return "aotc_maxpool_avx512_f32"
 
 
 NO_SCRATCH_ARG = KernelFacts(scratch_arg=False)  # MaxPool's kernels: none takes scratch
@@ -111,7 +111,7 @@ def _mp16(kernel: str) -> Candidate:
 
 
 MP16_KERNELS = (*(f"aotc_maxpool_k{kw}s{sw}p{pw}_f32" for sw in (2, 1) for kw, pw in ((3, 1), (3, 0), (2, 0))),
-                "aotc_maxpool_x86_f32")
+                "aotc_maxpool_avx512_f32")
 MAXPOOL_INDICES = "aotc_maxpool_indices_f32"
 # MaxPool's kernels: values and Indices (one window at a time) where Indices is read, else values only
 MAXPOOL_KERNELS = (

@@ -137,12 +137,12 @@ class PatchPlan(NamedTuple):
     tmp: bool = False
 
 
-# quant_x86.h's limits of the dense VNNI path: its stack buffer, kept blocks, kernel rows and index patterns
-QX86 = {n: define("quant_x86.h", f"AOTC_QX86_{n}") for n in ("DSTACK", "DKEEP", "DHEAD", "KH", "PAT")}
+# quant_avx512vnni.h's limits of the dense VNNI path: its stack buffer, kept blocks, kernel rows and index patterns
+QX86 = {n: define("quant_avx512vnni.h", f"AOTC_QX86_{n}") for n in ("DSTACK", "DKEEP", "DHEAD", "KH", "PAT")}
 
 
 def _dense_vnni(node: Node, graph: Graph) -> bool:
-    """The shapes quant_x86.h's qconv_dense takes, in whole blocks of 16 output channels: their
+    """The shapes quant_avx512vnni.h's qconv_dense takes, in whole blocks of 16 output channels: their
     weights are packed at compile time as that path reads them (else it re-orders them every run).
     The same tests as the C, on its constants (AOTC_QX86_*)."""
     a = node.attrs
@@ -452,7 +452,7 @@ def interleave_rows(w: np.ndarray, block: int) -> np.ndarray:
     """Rows [n, k] (n a multiple of block, k of 4) in blocks of `block` rows, each quad of k the block's
     rows' 4 bytes in turn: the same bytes, laid out as a kernel reads them. Blocks of 4 for the DSP
     dense paths (quant_dsp.h's aotc_dsp_gemv4_il: two 8-byte loads a quad instead of four word
-    loads); blocks of 16 for the dense VNNI conv (quant_x86.h's qconv_dense, aotc_qconv_wrow)."""
+    loads); blocks of 16 for the dense VNNI conv (quant_avx512vnni.h's qconv_dense, aotc_qconv_wrow)."""
     n, k = w.shape
     return np.ascontiguousarray(w.reshape(n // block, block, k // 4, 4).transpose(0, 2, 1, 3)).reshape(n, k)
 

@@ -54,8 +54,8 @@ static const char *const IMPLICIT_NAMES[IMPLICIT_PATHS] = {
     "aotc_conv_implicit_f32", "aotc_conv_igx3_f32", "aotc_conv_igx3s2_f32", "aotc_conv_igx1_f32",
     "aotc_conv_pwc_f32",      "aotc_conv_posx_f32", "aotc_conv_igb_f32",    "aotc_conv_stemx_f32",
 };
-/* set by an AVX-512 path's entry given a conv it does not take (x86_paths.h: built with AOTC_TEST_X86_PATHS) */
-const char *aotc_test_x86_path_missed;
+/* set by an AVX-512 path's entry given a conv it does not take (paths_avx512.h: built with AOTC_TEST_X86_PATHS) */
+const char *aotc_test_avx512_path_missed;
 
 typedef struct {
     int kind;
@@ -182,8 +182,8 @@ static int draw(int kind, conv_case *c) {
                 return 0;
             break;
         }
-        if (chance(1, 4)) { /* AVX-512 paths (conv_ig_x86.h): 3 x 3 same size or stride 2 on 16k output channels; 1 x 1 stride 2;
-                             * conv_igb_x86.c: 3 x 3 same size, more than 64 input channels, small planes, 8k outputs */
+        if (chance(1, 4)) { /* AVX-512 paths (conv_ig_avx512.h): 3 x 3 same size or stride 2 on 16k output channels; 1 x 1 stride 2;
+                             * conv_igb_avx512.c: 3 x 3 same size, more than 64 input channels, small planes, 8k outputs */
             const int path = rand_int(0, 4);
             if (path == 4) {
                 set_channels(p, rand_int(1, 2), rand_int(65, 72), 8 * rand_int(1, 3));
@@ -201,7 +201,7 @@ static int draw(int kind, conv_case *c) {
                 if (!set_dim(p, 1, rand_int(3, 20), 3, 2, 1, rand_int(0, 1), rand_int(0, 1), 0, 0) ||
                     !set_dim(p, 2, 2 * ow + rand_int(-1, 1), 3, 2, 1, rand_int(0, 1), rand_int(0, 1), 0, 0))
                     return 0;
-            } else if (path == 1 && chance(1, 3)) { /* 1 x 1 stride 1: conv_posx_x86.h's tiles on the packed W^T */
+            } else if (path == 1 && chance(1, 3)) { /* 1 x 1 stride 1: conv_posx_avx512.h's tiles on the packed W^T */
                 set_channels(p, rand_int(1, 2), rand_int(1, 40), rand_int(8, 40));
                 if (!set_dim(p, 1, rand_int(4, 20), 1, 1, 1, 0, 0, 0, 0) || !set_dim(p, 2, rand_int(8, 20), 1, 1, 1, 0, 0, 0, 0))
                     return 0;
@@ -258,7 +258,7 @@ static int draw(int kind, conv_case *c) {
     case K_DWK_DIRECT: { /* depthwise 2-D, kernel width 3, 5 or 7, any height, column stride 1 or 2, any pads */
         const int32_t s = rand_int(1, 2), kw = 2 * rand_int(1, 3) + 1, kh = chance(2, 3) ? kw : rand_int(1, 7);
         /* rows shorter than a block, of a few blocks, and wide (the last block moved left); a few channels,
-         * or blocks of 16 and a partial one (conv_dwk_x86.c's small planes go 16 channels at a time) */
+         * or blocks of 16 and a partial one (conv_dwk_avx512.c's small planes go 16 channels at a time) */
         const int32_t w_max = chance(1, 3) ? 12 : chance(1, 2) ? 40 : 120;
         set_channels(p, chance(1, 3) ? rand_int(14, 40) : rand_int(1, 3), 1, rand_int(1, 2));
         if (!set_dim(p, 1, rand_int(1, 14), kh, chance(3, 4) ? s : rand_int(1, 3), 1, rand_int(0, kh), rand_int(0, kh),
@@ -436,11 +436,11 @@ static int check(const conv_case *c) {
     }
     /* the implicit GEMM, then each of its AVX-512 paths' entries on the same conv, if the path takes it
      * (built without AVX-512: every entry is the implicit GEMM; with it, an entry given a conv its path does
-     * not take aborts, but here it returns, having named itself in aotc_test_x86_path_missed) */
+     * not take aborts, but here it returns, having named itself in aotc_test_avx512_path_missed) */
     for (path = 0; path < (c->kind == K_IMPLICIT ? IMPLICIT_PATHS : 1) && !bad; ++path) {
         const char *name = c->kind == K_IMPLICIT ? IMPLICIT_NAMES[path] : NAMES[c->kind];
         for (e = 0; e < yn + Y_GUARD; ++e) y[e] = NAN;
-        aotc_test_x86_path_missed = NULL;
+        aotc_test_avx512_path_missed = NULL;
         switch (c->kind) {
         case K_IM2COL: aotc_conv_f32(p, x, w, b, r, y, scratch); break;
         case K_S1: aotc_conv_s1_f32(p, x, w, b, r, y, scratch); break;
@@ -466,7 +466,7 @@ static int check(const conv_case *c) {
         case K_WINOGRAD4: aotc_conv_winograd4_f32(p, x, wt, b, r, y, scratch); break;
         default: break;
         }
-        if (aotc_test_x86_path_missed != NULL) continue;
+        if (aotc_test_avx512_path_missed != NULL) continue;
         bad = test_differs(name, y, ref, mag, yn);
         for (e = yn; e < yn + Y_GUARD && !bad; ++e) {
             if (!isnan(y[e])) {
@@ -573,7 +573,7 @@ static int check_pointwise_runs(void) {
     return bad;
 }
 
-/* aotc_conv_implicit_f32 on 1 x 1 convs with 64+ input channels (AVX-512: conv_pwc_x86.c's tiles of
+/* aotc_conv_implicit_f32 on 1 x 1 convs with 64+ input channels (AVX-512: conv_pwc_avx512.c's tiles of
  * 4 to 8 positions x 1 to 3 vectors of 16 output channels, transposed on the store): flat planes split
  * into tiles of 4 to 8 (49 = 7 x 7, 196 = 21 x 8 + 4 x 7, 13 x 13, 2 x 2, 1 x 5), rows at stride 2
  * (and 3 down the rows, 1 along them; input rows and columns one past the last read or not), output

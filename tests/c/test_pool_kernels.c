@@ -11,7 +11,7 @@
  * to 3: pool_int8.c's two-pass path, with SSE2 at strides 1 and 2 (outputs of 16 bytes or more).
  * The float MaxPool also runs, half the time, on 2-D rows of 1 to 80 columns (a third near a
  * multiple of 16 outputs) with windows up to 33 columns wide, half of its inputs then NaN, +-inf,
- * +-0 or -FLT_MAX a third of the time: pool_x86.h's AVX-512 path in -march=native builds on hosts
+ * +-0 or -FLT_MAX a third of the time: pool_avx512.h's AVX-512 path in -march=native builds on hosts
  * with AVX-512F (the count of shapes it took is printed), and its outputs must be bit for bit the
  * max down each window column, then across the columns (pool.c's order, signed zeros included).
  *
@@ -19,7 +19,7 @@
 #include "aotc_pool.h"
 #include "kernel_test.h"
 #include "kernels_ref.h"
-#include "pool_x86.h"
+#include "pool_avx512.h"
 
 #include <float.h>
 
@@ -100,7 +100,7 @@ static void print_case(const aotc_pool_params *p) {
 
 /* A 2-D pool with no dilation, rows of min_w to max_w columns, windows up to max_kw columns
  * wide (up to 4 most of the time): the 8-bit MaxPool's two-pass path (rows of 16 to 130 bytes),
- * and the float MaxPool's AVX-512 path (pool_x86.h: column strides 1 and 2); 0 to draw again. */
+ * and the float MaxPool's AVX-512 path (pool_avx512.h: column strides 1 and 2); 0 to draw again. */
 static int draw_rows(aotc_pool_params *p, int32_t min_w, int32_t max_w, int32_t max_kw) {
     const int ceil_mode = chance(1, 3);
     int d;
@@ -175,15 +175,15 @@ typedef void (*maxpool_fn)(const aotc_pool_params *, const float *, float *);
 #define MAX_PATHS 8
 static const maxpool_fn MAX_FNS[MAX_PATHS] = {aotc_maxpool_f32,        aotc_maxpool_k3s2p1_f32, aotc_maxpool_k3s2p0_f32,
                                               aotc_maxpool_k2s2p0_f32, aotc_maxpool_k3s1p1_f32, aotc_maxpool_k3s1p0_f32,
-                                              aotc_maxpool_k2s1p0_f32, aotc_maxpool_x86_f32};
+                                              aotc_maxpool_k2s1p0_f32, aotc_maxpool_avx512_f32};
 static const char *const MAX_NAMES[MAX_PATHS] = {
     "aotc_maxpool_f32",        "aotc_maxpool_k3s2p1_f32", "aotc_maxpool_k3s2p0_f32", "aotc_maxpool_k2s2p0_f32",
-    "aotc_maxpool_k3s1p1_f32", "aotc_maxpool_k3s1p0_f32", "aotc_maxpool_k2s1p0_f32", "aotc_maxpool_x86_f32"};
+    "aotc_maxpool_k3s1p1_f32", "aotc_maxpool_k3s1p0_f32", "aotc_maxpool_k2s1p0_f32", "aotc_maxpool_avx512_f32"};
 
-/* set by an AVX-512 kernel given a pool it does not take (x86_paths.h: built with AOTC_TEST_X86_PATHS) */
-const char *aotc_test_x86_path_missed;
+/* set by an AVX-512 kernel given a pool it does not take (paths_avx512.h: built with AOTC_TEST_X86_PATHS) */
+const char *aotc_test_avx512_path_missed;
 
-/* Shapes whose pool pool_x86.h's AVX-512 rows take (0 in builds without them) */
+/* Shapes whose pool pool_avx512.h's AVX-512 rows take (0 in builds without them) */
 static int32_t avx512_max_shapes;
 
 /* Half of the values NaN, +-inf, +-0 or -FLT_MAX: the max must skip NaN, give -FLT_MAX for a window
@@ -280,18 +280,18 @@ static int check(int kind) {
 #endif
     /* MaxPool: aotc_maxpool_f32, then each of its AVX-512 kernels where it takes the pool (built without
      * AVX-512: each is aotc_maxpool_f32 again; with it, one given a pool it does not take aborts, but here it
-     * returns, having named itself in aotc_test_x86_path_missed), all bit for bit the max down rows, then
+     * returns, having named itself in aotc_test_avx512_path_missed), all bit for bit the max down rows, then
      * across columns */
     for (path = 0; path < (kind == P_MAX ? MAX_PATHS : 1) && !bad; ++path) {
         const char *name = kind == P_MAX ? MAX_NAMES[path] : NAMES[kind];
-        aotc_test_x86_path_missed = NULL;
+        aotc_test_avx512_path_missed = NULL;
         switch (kind) {
         case P_MAX: MAX_FNS[path](&p, x, y); break;
         case P_AVG: aotc_avgpool_f32(&p, x, y); break;
         case P_GLOBAL_MAX: aotc_global_maxpool_f32(p.planes, prod3(p.in), x, y); break;
         default: aotc_global_avgpool_f32(p.planes, prod3(p.in), x, y); break;
         }
-        if (aotc_test_x86_path_missed != NULL) continue;
+        if (aotc_test_avx512_path_missed != NULL) continue;
         bad = test_differs(name, y, ref, mag, yn);
         if (!bad && rows_2d && p.in[2] <= 512) {
             max_rows_then_columns(&p, x, ref);

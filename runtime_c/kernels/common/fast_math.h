@@ -160,7 +160,7 @@ static inline __m512 aotc_swish16(__m512 v, __m512 alpha, int scaled) {
 /* Whole vectors, then the tail under a mask; `scaled` is a constant in each call below, so each
  * loop is compiled without the branch (alpha 1, SiLU's, also without the multiply: 0.31 ns per
  * float against 0.38). */
-static inline void aotc_swish_x86_loop(const float *x, float *y, size_t n, float alpha, int scaled) {
+static inline void aotc_swish_avx512_loop(const float *x, float *y, size_t n, float alpha, int scaled) {
     const __m512 al = _mm512_set1_ps(alpha);
     size_t i = 0;
     for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, aotc_swish16(_mm512_loadu_ps(x + i), al, scaled));
@@ -171,11 +171,11 @@ static inline void aotc_swish_x86_loop(const float *x, float *y, size_t n, float
 }
 
 /* y[0, n) = x sigmoid(alpha x) of x[0, n); y may be x. */
-static inline void aotc_swish_x86(const float *x, float *y, size_t n, float alpha) {
+static inline void aotc_swish_avx512(const float *x, float *y, size_t n, float alpha) {
     if (alpha == 1.0f)
-        aotc_swish_x86_loop(x, y, n, 1.0f, 0);
+        aotc_swish_avx512_loop(x, y, n, 1.0f, 0);
     else
-        aotc_swish_x86_loop(x, y, n, alpha, 1);
+        aotc_swish_avx512_loop(x, y, n, alpha, 1);
 }
 #else
 #define AOTC_SWISH_X86 0

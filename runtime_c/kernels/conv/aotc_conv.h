@@ -96,11 +96,11 @@ void aotc_conv_direct_f32(const aotc_conv_params *p, const float *x, const float
 void aotc_conv_implicit_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,
                             const float *res, float *y);
 
-/* The implicit GEMM's AVX-512F paths, each for the shapes aot/kernels/conv_x86.py gives it, with the
+/* The implicit GEMM's AVX-512F paths, each for the shapes aot/kernels/conv_avx512.py gives it, with the
  * same arguments (wt: the packed W^T above): 3 x 3 same size at stride 1 (NCHW, or a channels-last
  * RGB input), 3 x 3 at stride 2, 1 x 1 at stride 2 on 8 to 32 input channels, 1 x 1 on 64 or more,
  * 1 x 1 at stride 1 and one-channel stems in tiles of 8 channels x 32 positions, 3 x 3 same size
- * with many input channels on small planes, and 3 x 3 or 7 x 7 stems at stride 2 (conv_ig_x86.h says
+ * with many input channels on small planes, and 3 x 3 or 7 x 7 stems at stride 2 (conv_ig_avx512.h says
  * why each exists). Built without AVX-512F, or given a conv its path does not take, each runs
  * aotc_conv_implicit_f32. */
 void aotc_conv_igx3_f32(const aotc_conv_params *p, const float *x, const float *wt, const float *bias,

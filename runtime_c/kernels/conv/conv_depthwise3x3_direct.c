@@ -512,9 +512,9 @@ void aotc_conv_depthwise3x3_direct_f32(const aotc_conv_params *p, const float *x
     dw3_conv c;
     dw3_job J;
     int32_t oy;
-    if (aotc_conv_dw3_x86(p, x, w, bias, res, y)) return; /* small planes at stride 1, short rows at stride 2, on AVX-512 */
+    if (aotc_conv_dw3_avx512(p, x, w, bias, res, y)) return; /* small planes at stride 1, short rows at stride 2, on AVX-512 */
     if (dw3m(p, x, w, bias, res, y)) return; /* Helium (M55): strips of 4 columns down the rows (conv_dw3_mve.h) */
-    if (aotc_conv_dwk_x86(p, x, w, bias, res, y, 0)) return; /* stride 2, longer rows, on AVX-512 */
+    if (aotc_conv_dwk_avx512(p, x, w, bias, res, y, 0)) return; /* stride 2, longer rows, on AVX-512 */
 #if MK_SCALAR_TILES
     if (IH >= 2 && IW >= 3) {
         dw3_scalar(p, x, w, bias, res, y);

@@ -264,8 +264,8 @@ static void dwk_items(void *arg, int32_t begin, int32_t end) {
 void aotc_conv_depthwise_kxk_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
                                  const float *res, float *y) {
     dwk_job J;
-    if (aotc_conv_dwkc_x86(p, x, w, bias, res, y) || aotc_conv_dwk_x86(p, x, w, bias, res, y, 1))
-        return; /* on AVX-512 (conv_dwkc_x86.c, conv_dwk_x86.c) */
+    if (aotc_conv_dwkc_avx512(p, x, w, bias, res, y) || aotc_conv_dwk_avx512(p, x, w, bias, res, y, 1))
+        return; /* on AVX-512 (conv_dwkc_avx512.c, conv_dwk_avx512.c) */
     J.p = p, J.x = x, J.w = w, J.bias = bias, J.res = res, J.y = y;
     aotc_parallel_for(dwk_items, &J, p->batch * p->in_c);
 }

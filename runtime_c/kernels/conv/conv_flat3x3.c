@@ -100,10 +100,10 @@ void aotc_conv3x3_flat_f32(const aotc_conv_params *p, const float *x, const floa
     const float *t[9];
     float k[9];
     int32_t i, nb, g, c, o;
-    /* AVX-512: depthwise small planes at stride 1, short rows at stride 2 (conv_dw3_x86.c); depthwise at
-     * stride 2 on longer rows (conv_dwk_x86.c); RGB stems at stride 2 (conv_stemx_x86.c) */
-    if (aotc_conv_dw3_x86(p, x, w, bias, res, y) || aotc_conv_dwk_x86(p, x, w, bias, res, y, 0) ||
-        aotc_conv_stem_x86(p, x, w, bias, res, y, 0))
+    /* AVX-512: depthwise small planes at stride 1, short rows at stride 2 (conv_dw3_avx512.c); depthwise at
+     * stride 2 on longer rows (conv_dwk_avx512.c); RGB stems at stride 2 (conv_stemx_avx512.c) */
+    if (aotc_conv_dw3_avx512(p, x, w, bias, res, y) || aotc_conv_dwk_avx512(p, x, w, bias, res, y, 0) ||
+        aotc_conv_stem_avx512(p, x, w, bias, res, y, 0))
         return;
     first_column_mask(mask, n, OW);
     /* the margins, and the padding the copies below leave alone, are 0 for every plane */

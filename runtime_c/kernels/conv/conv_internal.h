@@ -112,17 +112,17 @@ MK_UNUSED static float keep_if(float v, uint32_t m) {
 }
 
 /* AVX-512F paths that several kernels try first: 1 if it ran the conv, else 0 (always 0 without AVX-512F).
- * Depthwise 3 x 3 on small planes or short rows (conv_dw3_x86.c); depthwise K x K on long rows, at
- * stride 1 only when s1 (conv_dwk_x86.c); RGB stems at stride 2, w OIHW or (packed) the implicit
- * GEMM's W^T (conv_stemx_x86.c). */
-int aotc_conv_dw3_x86(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
+ * Depthwise 3 x 3 on small planes or short rows (conv_dw3_avx512.c); depthwise K x K on long rows, at
+ * stride 1 only when s1 (conv_dwk_avx512.c); RGB stems at stride 2, w OIHW or (packed) the implicit
+ * GEMM's W^T (conv_stemx_avx512.c). */
+int aotc_conv_dw3_avx512(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
                       float *y);
-int aotc_conv_dwk_x86(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
+int aotc_conv_dwk_avx512(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
                       float *y, int s1);
-/* conv_dwkc_x86.c: depthwise 5 x 5 and 7 x 7 in vectors of 16 channels on AVX-512F; 1 if it ran the conv */
-int aotc_conv_dwkc_x86(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
+/* conv_dwkc_avx512.c: depthwise 5 x 5 and 7 x 7 in vectors of 16 channels on AVX-512F; 1 if it ran the conv */
+int aotc_conv_dwkc_avx512(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
                        float *y);
-int aotc_conv_stem_x86(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
+int aotc_conv_stem_avx512(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
                        float *y, int packed);
 
 #endif /* AOTC_CONV_INTERNAL_H */

@@ -1,7 +1,7 @@
 /* ONNX Conv with a 1 x 1 kernel, stride 1, no padding: the GEMM core on the input in place
  * (aotc_conv_pointwise_f32), or on few positions Y^T = X^T * W^T (aotc_conv_pointwise_t_f32). */
 #include "conv_internal.h"
-#include "conv_posx_x86.h"
+#include "conv_posx_avx512.h"
 
 /* ---- 1 x 1 Conv: a GEMM on the input as it is ------------------------------------ */
 
@@ -117,7 +117,7 @@ void aotc_conv_pointwise_f32(const aotc_conv_params *p, const float *x, const fl
     if (!(PWX && (cg == 8 || cg == 16 || cg == 24 || cg == 32) &&
           (p->act == AOTC_ACT_NONE || p->act == AOTC_ACT_CLAMP || p->act == AOTC_ACT_LEAKY)) &&
         posx_pointwise(p, x, w, bias, res, y, 0))
-        return; /* AVX-512: 8 output channels x 32 positions in registers (conv_posx_x86.h) */
+        return; /* AVX-512: 8 output channels x 32 positions in registers (conv_posx_avx512.h) */
 #endif
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {

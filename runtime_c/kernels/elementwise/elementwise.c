@@ -84,7 +84,7 @@ static void swish_runs(void *arg, int32_t begin, int32_t end) {
     float *y = J->y + lo;
     const size_t n = hi - lo;
 #if AOTC_SWISH_X86
-    aotc_swish_x86(x, y, n, alpha); /* fast_math.h's AVX-512 SiLU */
+    aotc_swish_avx512(x, y, n, alpha); /* fast_math.h's AVX-512 SiLU */
 #else
     AOTC_MAP_F32(v * aotc_sigmoid_poly(alpha * v));
 #endif

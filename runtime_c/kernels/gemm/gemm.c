@@ -303,7 +303,7 @@ static int32_t tile_rows(int32_t rows) {
  * columns at a time with the k sum split in two: 8 independent chains of multiply-adds, one B
  * vector load each. Why: kernel_row keeps 2 chains for one panel, so a layer ran at the FMA
  * latency, not at the loads' rate (the AD autoencoder's ten layers, 264 K MACs: 13.4 us). */
-static void gemv_x86_panels(const aotc_sgemm_params *p, const float *a, const float *b, const float *c_in, float *c,
+static void gemv_avx512_panels(const aotc_sgemm_params *p, const float *a, const float *b, const float *c_in, float *c,
                             int32_t j0, int32_t np) {
     const int32_t k = p->k, a_cs = p->a_cs;
     const ptrdiff_t b_rs = p->b_rs, b_ps = p->b_ps;
@@ -348,7 +348,7 @@ static void gemv_x86_panels(const aotc_sgemm_params *p, const float *a, const fl
  * paid for 8 columns in its last panel, about a sixth of those convs' GEMM time. Two k halves per column
  * keep four chains per row in flight. */
 #define DOT_COLS 2
-static void dot_cols_x86(int32_t kc, const float *a, int32_t a_rs, const float *cols, int32_t nr, int32_t h,
+static void dot_cols_avx512(int32_t kc, const float *a, int32_t a_rs, const float *cols, int32_t nr, int32_t h,
                          float *t) {
     const int32_t k32 = kc / 32 * 32, k16 = kc / 16 * 16;
     const __mmask16 tail = (__mmask16)((1u << (kc % 16)) - 1u);
@@ -390,7 +390,7 @@ static void gather_cols(int32_t kc, const float *b, int32_t b_rs, int32_t nr, fl
 }
 
 /* The whole product if it is such a row: 1, else 0. */
-static int gemv_x86(const aotc_sgemm_params *p, const float *a, const float *b, const float *c_in, float *c) {
+static int gemv_avx512(const aotc_sgemm_params *p, const float *a, const float *b, const float *c_in, float *c) {
     int32_t j;
     if (p->m != 1 || !p->b_padded || PANEL != 16 || p->k < 1 || p->alpha != 1.0f ||
         (c_in != NULL && (p->beta != 1.0f || (p->cin_cs != 0 && p->cin_cs != 1))) ||
@@ -398,14 +398,14 @@ static int gemv_x86(const aotc_sgemm_params *p, const float *a, const float *b, 
         return 0;
     for (j = 0; j < p->n; j += 4 * PANEL) {
         const int32_t np = (min_i32(p->n - j, 4 * PANEL) + PANEL - 1) / PANEL;
-        gemv_x86_panels(p, a, b, c_in, c, j, np);
+        gemv_avx512_panels(p, a, b, c_in, c, j, np);
     }
     return 1;
 }
 #else
-#define gemv_x86(p, a, b, c_in, c) 0
+#define gemv_avx512(p, a, b, c_in, c) 0
 #define DOT_COLS 0
-#define dot_cols_x86(kc, a, a_rs, cols, nr, h, t) ((void)(cols))
+#define dot_cols_avx512(kc, a, a_rs, cols, nr, h, t) ((void)(cols))
 #define gather_cols(kc, b, b_rs, nr, cols) ((void)(cols))
 #endif
 
@@ -423,7 +423,7 @@ void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, 
     const int shift_last = !p->b_padded && p->b_ps == PANEL && n > NR && n % NR != 0 && n % NR > NH && k <= KC &&
                            p->alpha == 1.0f && (c_in == NULL || (p->cin_cs == 0 && c_in != c));
     int32_t pc = 0;
-    if (gemv_x86(p, a, b, c_in, c)) return; /* AVX-512: a single row of A, 8 chains */
+    if (gemv_avx512(p, a, b, c_in, c)) return; /* AVX-512: a single row of A, 8 chains */
     do { /* k-blocks; a single empty one when k == 0 (C = beta * C_in) */
         const int32_t kc = min_i32(kb, k - pc);
         const int32_t mb = kc > 0 && A_BLOCK_FLOATS / kc > MR ? A_BLOCK_FLOATS / kc / MR * MR : MR;
@@ -475,7 +475,7 @@ void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, 
                     b_rs = NR;
                     readable = 1;
                 }
-                /* a padded B's last one or two columns: dot products along k (dot_cols_x86) */
+                /* a padded B's last one or two columns: dot products along k (dot_cols_avx512) */
                 const int dot = p->b_padded && nr <= DOT_COLS && p->a_cs == 1 && kc > 0 && kc <= KC;
                 float cols[DOT_COLS > 0 ? DOT_COLS * KC : 1];
                 if (dot) gather_cols(kc, bp, b_rs, nr, cols);
@@ -485,7 +485,7 @@ void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, 
                     const float *tile = t;
                     h = tile_rows(ic + mc - ir);
                     if (dot) {
-                        dot_cols_x86(kc, ap, p->a_rs, cols, nr, h, t);
+                        dot_cols_avx512(kc, ap, p->a_rs, cols, nr, h, t);
                     } else if (!readable) {
                         /* a plain B's last, partial panel without work to copy it into: the vector
                          * kernels read w columns where only nr are B's, which is safe while the read

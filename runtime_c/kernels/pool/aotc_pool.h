@@ -25,7 +25,7 @@ typedef struct {
  * as onnxruntime does. */
 void aotc_maxpool_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
 
-/* aotc_maxpool_f32 in AVX-512F registers (pool_x86.h), for the 2-D windows without dilation of at most
+/* aotc_maxpool_f32 in AVX-512F registers (pool_avx512.h), for the 2-D windows without dilation of at most
  * 17 columns at column stride 1 or 33 at 2 (aot/kernels/pool.py says which pool takes which): one
  * kernel per usual window, k<columns>s<column stride>p<leading pad columns>, and one for any other.
  * Built without AVX-512F each runs aotc_maxpool_f32. */
@@ -35,7 +35,7 @@ void aotc_maxpool_k2s2p0_f32(const aotc_pool_params *p, const float *AOTC_RESTRI
 void aotc_maxpool_k3s1p1_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
 void aotc_maxpool_k3s1p0_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
 void aotc_maxpool_k2s1p0_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
-void aotc_maxpool_x86_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
+void aotc_maxpool_avx512_f32(const aotc_pool_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
 
 /* ONNX MaxPool with its Indices output, as onnxruntime computes both: each window starts from
  * its first tap inside the input (in window order) and takes a later tap only if it is larger,

@@ -1,6 +1,6 @@
 /* ONNX MaxPool (values and Indices) and AveragePool, float32, NCHW: portable C99, no allocation, no
  * globals. (MaxPool without Indices: pool_max.c; the global pools: pool_global.c; MaxPool on 8-bit
- * integers: pool_int8.c; the float MaxPool in AVX-512 registers: pool_x86.h.)
+ * integers: pool_int8.c; the float MaxPool in AVX-512 registers: pool_avx512.h.)
  * The rows of both: pool_rows.h. */
 #include "pool_rows.h"
 

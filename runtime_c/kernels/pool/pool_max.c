@@ -1,7 +1,7 @@
 /* ONNX MaxPool, float32, NCHW (values only; with Indices: pool.c): portable C99, no allocation, no
  * globals. 2-D windows without dilation take two passes per output row, down the rows then across
  * the columns, through a padded row on the stack (maxpool_rows_f32); the rest pool_row
- * (pool_rows.h). A file of its own: the AVX-512 kernels of pool_x86.h fall back to it, and a net
+ * (pool_rows.h). A file of its own: the AVX-512 kernels of pool_avx512.h fall back to it, and a net
  * whose only window pools are MaxPools compiles only it. */
 #include "pool_rows.h"
 

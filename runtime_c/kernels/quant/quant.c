@@ -12,7 +12,7 @@
 #include <math.h>   /* fmaf */
 #include <string.h> /* memcpy */
 
-/* With AVX-512 VNNI (a -march that has it), the convolutions of quant_x86.h: byte dot products by
+/* With AVX-512 VNNI (a -march that has it), the convolutions of quant_avx512vnni.h: byte dot products by
  * vpdpbusd, requantisation 16 lanes at a time. */
 #if defined(__AVX512VNNI__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
     !defined(AOTC_NO_INTRINSICS)

@@ -4,7 +4,7 @@
 
 /* Patch row r (one input channel and kernel tap, r = (ic * k_h + kh) * k_w + kw) of one group: the
  * input plane under it, its kernel row kh, the input column under output column 0 (*start) and the
- * output columns [*o0, *o1) whose tap lies inside the image (qconv_patch_row and quant_x86.h's
+ * output columns [*o0, *o1) whose tap lies inside the image (qconv_patch_row and quant_avx512vnni.h's
  * x86_patch_row). */
 static inline const QT *AOTC_Q(qconv_row_cols)(const aotc_qconv_params *p, const QT *xg, int32_t r, int32_t *kh,
                                                int32_t *start, int32_t *o0, int32_t *o1) {
@@ -30,14 +30,14 @@ static inline int32_t AOTC_Q(residual_one)(const aotc_qresidual_params *r, int32
 }
 
 #if AOTC_QUANT_VNNI
-#include "quant_x86.h" /* the AVX-512 VNNI paths */
+#include "quant_avx512vnni.h" /* the AVX-512 VNNI paths */
 #endif
 
 void AOTC_Q(quantize)(const aotc_qaxis *p, const float *x, QT *y) {
     int32_t o, c, i;
 #if AOTC_QUANT_VNNI
     if (p->inner >= 16) {
-        AOTC_Q(quantize_x86)(p, x, y);
+        AOTC_Q(quantize_avx512)(p, x, y);
         return;
     }
 #endif
@@ -133,7 +133,7 @@ static void AOTC_Q(qconv_patch_quads)(const aotc_qconv_params *p, const QT *AOTC
 
 /* Output channels [oc, oc + nb) (nb <= 4) at AOTC_QCONV_LANES positions from column t0 of the patch
  * quads (np positions a quad row): acc[j][l] = sum_r w_j[r] * patch[r][t0 + l] over 4 * kq rows
- * (weight rows padded with zeros to 4 * kq), in plain loops (quant_x86.h has the VNNI path). */
+ * (weight rows padded with zeros to 4 * kq), in plain loops (quant_avx512vnni.h has the VNNI path). */
 static void AOTC_Q(qconv_quad_lanes)(const uint8_t *AOTC_RESTRICT quads, int32_t np, int32_t t0, int32_t kq,
                                      const aotc_qconv_params *p, const int8_t *AOTC_RESTRICT w, int32_t nb,
                                      int32_t acc[AOTC_QCONV_BLOCK][AOTC_QCONV_LANES]) {
@@ -879,7 +879,7 @@ void AOTC_Q(qconv_depthwise)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT
 #if defined(__AVX512VBMI__)
     if (AOTC_Q(qconv_depthwise_flat)(p, x, w, y)) return;
 #endif
-    if (AOTC_Q(qconv_depthwise_x86)(p, x, w, y, scratch)) return;
+    if (AOTC_Q(qconv_depthwise_avx512)(p, x, w, y, scratch)) return;
 #endif
     for (n = 0; n < p->batch; ++n) {
         for (c = 0; c < p->out_c; ++c) {
@@ -1038,7 +1038,7 @@ void AOTC_Q(qgemm)(const aotc_qgemm_params *p, const QT *AOTC_RESTRICT a, const 
     }
 
 #if AOTC_QUANT_VNNI
-#define AOTC_QADD_CONTIG(p, pa, pb, y, n) AOTC_Q(qadd_x86)(p, pa, pb, y, n)
+#define AOTC_QADD_CONTIG(p, pa, pb, y, n) AOTC_Q(qadd_avx512)(p, pa, pb, y, n)
 #else
 #define AOTC_QADD_CONTIG(p, pa, pb, y, n) 0
 #endif

@@ -14,12 +14,12 @@
  * then 48 multiply-adds with the weights broadcast (OIHW, as the flat kernel reads them, or the
  * implicit GEMM's packed W^T: SqueezeNet 1.1's unpadded 3 -> 64 stem goes there, 829 -> 603 us; ResNet-18's
  * 7 x 7 3 -> 64 stem 2.62 -> 2.31 ms, about 87 % of the FMA peak). */
-#ifndef AOTC_CONV_STEM_X86_H
-#define AOTC_CONV_STEM_X86_H
+#ifndef AOTC_CONV_STEM_AVX512_H
+#define AOTC_CONV_STEM_AVX512_H
 
-#include "conv_x86_common.h"
+#include "conv_common_avx512.h"
 
-#if AOTC_X86_PATHS /* x86_paths.h */
+#if AOTC_X86_PATHS /* paths_avx512.h */
 
 typedef struct {
     const aotc_conv_params *p;

@@ -1,5 +1,5 @@
 /* Depthwise 3 x 3 Conv on AVX-512F: stride 1 with pads of 1 on every side on small planes
- * (dw3x_s1), and stride 2 on output rows of at most 30 (dw3x_s2, below). aotc_conv_dw3_x86 is called
+ * (dw3x_s1), and stride 2 on output rows of at most 30 (dw3x_s2, below). aotc_conv_dw3_avx512 is called
  * first by the two kernels that take such convs (aotc_conv_depthwise3x3_direct_f32 and
  * aotc_conv3x3_flat_f32), which go on as before where it returns 0 (always without AVX-512F); a file
  * of its own so that a bundle compiles it once. No kernel choice or scratch size depends on it.
@@ -19,7 +19,7 @@
  * there). Per-node medians on the host (Zen 4): KWS 25 x 5 x 64 3.85 -> 2.67 us, VWW 6 x 6 x 128
  * 4.7 -> 2.15 us, 3 x 3 x 256 6.3 -> 2.2 us, 12 x 12 x 64 4.5 -> 3.0 us. */
 #include "conv_internal.h"
-#include "conv_x86_common.h" /* x86c_lanes */
+#include "conv_common_avx512.h" /* x86c_lanes */
 
 #if defined(__AVX512F__) && !defined(AOTC_NO_X86_DW3)
 #include <immintrin.h>
@@ -312,7 +312,7 @@ static int dw3x_s2(const aotc_conv_params *p, const float *x, const float *w, co
 #endif
 
 /* Stride 1 or 2 where the paths above apply: 1, else 0 (nothing done). */
-int aotc_conv_dw3_x86(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
+int aotc_conv_dw3_avx512(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
                       float *y) {
 #if defined(__AVX512F__) && !defined(AOTC_NO_X86_DW3)
     return dw3x_s1(p, x, w, bias, res, y) || dw3x_s2(p, x, w, bias, res, y);

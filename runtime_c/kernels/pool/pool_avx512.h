@@ -1,10 +1,10 @@
 /* The float MaxPool of 2-D windows with AVX-512F (x86 hosts built with -march=native on a core that
  * has it), for windows of any height at any row stride, at column stride 1 (up to 17 columns) or 2
  * (up to 33 columns), no dilation, any padding and ceil_mode: kernels of their own, which
- * aot/kernels/pool.py picks (x86_paths.h), so that a bundle compiles the window shapes its pools
+ * aot/kernels/pool.py picks (paths_avx512.h), so that a bundle compiles the window shapes its pools
  * have: one per usual window, its loops unrolled (MP16_ENTRY: aotc_maxpool_k3s2p1_f32 in
- * pool_max_k3s2p1_x86.c, ResNet's 3 x 3 / 2 with pads of 1, and 3 x 3 with no leading pad, 2 x 2,
- * each at column stride 2 or 1), and aotc_maxpool_x86_f32 (pool_max_x86.c: any other). A window
+ * pool_max_k3s2p1_avx512.c, ResNet's 3 x 3 / 2 with pads of 1, and 3 x 3 with no leading pad, 2 x 2,
+ * each at column stride 2 or 1), and aotc_maxpool_avx512_f32 (pool_max_avx512.c: any other). A window
  * each, as a file of three cost ResNet-18's build 0.35 s of CPU for the two it did not use. Internal to runtime_c/kernels; without AVX-512F (or with
  * AOTC_NO_INTRINSICS) nothing here is compiled and each runs pool_max.c's aotc_maxpool_f32, whose
  * maxpool_rows_f32 makes the same two passes through a row on the stack, in loops compilers vectorise.
@@ -27,14 +27,14 @@
  * pads 0 or 1) are compile-time constants in a function each (mp16_planes_*), their loops unrolled:
  * one function for all ran out of registers, and the per-row work of a 13 x 13 output was more
  * bookkeeping than maxima. */
-#ifndef AOTC_POOL_X86_H
-#define AOTC_POOL_X86_H
+#ifndef AOTC_POOL_AVX512_H
+#define AOTC_POOL_AVX512_H
 
 #include "aotc_pool.h"
 #include "aotc_threads.h"
-#include "x86_paths.h" /* X86_PATH_MISSED */
+#include "paths_avx512.h" /* X86_PATH_MISSED */
 
-#if AOTC_X86_PATHS /* x86_paths.h: __AVX512F__ and not AOTC_NO_INTRINSICS */
+#if AOTC_X86_PATHS /* paths_avx512.h: __AVX512F__ and not AOTC_NO_INTRINSICS */
 #include <float.h>
 #include <immintrin.h>
 
@@ -180,7 +180,7 @@ MP16_INLINE void mp16_some_planes(const aotc_pool_params *p, const float *AOTC_R
 }
 
 /* mp16_some_planes for a window of KW columns at column stride SW after PW leading pad columns, as a
- * function (MP16_ENTRY defines one for its window, pool_max_x86.c one for any other) */
+ * function (MP16_ENTRY defines one for its window, pool_max_avx512.c one for any other) */
 #define MP16_PLANES(NAME, KW, SW, PW)                                                                        \
     static __attribute__((noinline)) void NAME(const aotc_pool_params *p, const float *x, float *y,          \
                                                int32_t planes) {                                             \
@@ -227,4 +227,4 @@ static inline void mp16_run(const aotc_pool_params *p, const float *x, float *y,
         aotc_maxpool_f32(p, x, y);                                                                           \
     }
 #endif
-#endif /* AOTC_POOL_X86_H */
+#endif /* AOTC_POOL_AVX512_H */

@@ -1,7 +1,7 @@
 /* aotc_conv_igx3_f32: 3 x 3 same-size convs at stride 1 on AVX-512, in register blocks of 16 positions
- * x 16 output channels: igx3 on an NCHW input, rgb on a channels-last RGB one (conv_ig_x86.h says
+ * x 16 output channels: igx3 on an NCHW input, rgb on a channels-last RGB one (conv_ig_avx512.h says
  * why and how). */
-#include "conv_ig_x86.h"
+#include "conv_ig_avx512.h"
 
 #if IGX_ON
 /* ---- 3 x 3, stride 1, same size ---- */

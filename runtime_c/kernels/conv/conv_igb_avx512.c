@@ -1,13 +1,13 @@
 /* aotc_conv_igb_f32: the AVX-512F path of the implicit GEMM for 3 x 3 same-size convs with many input
  * channels on small planes (ResNet-18's 512-channel 7 x 7 convs). Built without AVX-512F it runs the
- * implicit GEMM (x86_paths.h).
+ * implicit GEMM (paths_avx512.h).
  *
  * Why: the implicit GEMM's tiles go by class of positions (interior, border rows and columns,
  * corners), each split into tiles of at most 6 positions x 16 output channels. On small planes
  * most classes are a few positions (a 7 x 7 output: 9 classes of 1 to 25 positions), so most
  * tiles run 1 to 4 accumulator chains and every tile streams its block of W^T (295 KiB for 512
  * input channels) from L2 again: ResNet-18's 7 x 7 convs ran at about a third of the FMA peak.
- * conv_ig_x86.h's igx3 (16 positions x 16 channels) takes at most 32 input channels: 16 weight
+ * conv_ig_avx512.h's igx3 (16 positions x 16 channels) takes at most 32 input channels: 16 weight
  * broadcasts and one input load feed 16 multiply-adds, and one block of W^T per tile.
  *
  *   igb3   3 x 3, stride 1, pads of 1 (same size), output channels per group a multiple of 8:
@@ -30,7 +30,7 @@
  * Bias, residual and activation in registers (x86c_finish), stored once, NCHW. W^T is the
  * implicit GEMM's packing: per group, panels of PANEL output channels, k_rows rows of PANEL floats,
  * row (c, ky, kx). */
-#include "conv_ig_x86.h"
+#include "conv_ig_avx512.h"
 
 #if IGX_ON
 

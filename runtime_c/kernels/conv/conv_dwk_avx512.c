@@ -1,6 +1,6 @@
 /* Depthwise K x K Conv (K = 3, 5, 7) on AVX-512F, stride 1 or 2, any pads, long rows:
- * aotc_conv_dwk_x86 runs it and returns 1, or returns 0 and the caller goes on as before (always
- * without AVX-512F). Called by the depthwise kernels after conv_dw3_x86.c's aotc_conv_dw3_x86 (small
+ * aotc_conv_dwk_avx512 runs it and returns 1, or returns 0 and the caller goes on as before (always
+ * without AVX-512F). Called by the depthwise kernels after conv_dw3_avx512.c's aotc_conv_dw3_avx512 (small
  * planes, short rows) has declined; a file of its own so that a bundle compiles it once, not once
  * per kernel that calls it (three: 1 s each at -O3). No kernel choice or scratch size depends on it.
  * Internal to runtime_c/kernels.
@@ -16,7 +16,7 @@
  * even (odd) vector moved j lanes by valignd (EfficientNet's 5 x 5 at 56 -> 28: 253 -> 150 us
  * against two loads and a vpermt2ps per tap). The column masks depend on the vector's columns
  * only and are made once per call. */
-#include "conv_x86_common.h"
+#include "conv_common_avx512.h"
 
 #if defined(__AVX512F__) && !defined(AOTC_NO_X86_DWK)
 #define DWKX_ON 1
@@ -207,7 +207,7 @@ static int dwkx(const aotc_conv_params *p, const float *x, const float *w, const
 #define DWKX_ON 0
 #endif
 
-int aotc_conv_dwk_x86(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
+int aotc_conv_dwk_avx512(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
                       float *y, int s1) {
 #if DWKX_ON
     return dwkx(p, x, w, bias, res, y, s1);

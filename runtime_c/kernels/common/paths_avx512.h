@@ -1,5 +1,5 @@
-/* The AVX-512F paths that are kernels of their own (the implicit GEMM's, conv_*_x86.c; the float
- * MaxPool's, pool_max_*_x86.c): the compiler picks one per node (aot/kernels/conv_x86.py,
+/* The AVX-512F paths that are kernels of their own (the implicit GEMM's, conv_*_avx512.c; the float
+ * MaxPool's, pool_max_*_avx512.c): the compiler picks one per node (aot/kernels/conv_avx512.py,
  * aot/kernels/pool.py), so a bundle compiles only the paths its nodes take.
  *
  * One rule for all of them: where AOTC_X86_PATHS is 1 (__AVX512F__ defined, AOTC_NO_INTRINSICS not),
@@ -17,8 +17,8 @@
 #if defined(AOTC_TEST_X86_PATHS)
 /* tests/c/test_{conv,pool}_kernels.c give every entry every case: a miss returns, naming the entry
  * here, and the test skips that case for that entry */
-extern const char *aotc_test_x86_path_missed;
-#define X86_PATH_MISSED(kernel) (void)(aotc_test_x86_path_missed = (kernel))
+extern const char *aotc_test_avx512_path_missed;
+#define X86_PATH_MISSED(kernel) (void)(aotc_test_avx512_path_missed = (kernel))
 #else
 #include <stdio.h>
 #include <stdlib.h>

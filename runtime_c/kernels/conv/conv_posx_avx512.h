@@ -1,5 +1,5 @@
 /* AVX-512F GEMM tiles with the vectors along output positions, for NCHW convs of modest K (input
- * channels x taps). Included by conv_pointwise.c (1 x 1, stride 1) and conv_ig_x86.h (the implicit
+ * channels x taps). Included by conv_pointwise.c (1 x 1, stride 1) and conv_ig_avx512.h (the implicit
  * GEMM's other shapes); other targets compile none of it. Internal to runtime_c/kernels.
  *
  * Why: on KWS DS-CNN's 64 -> 64 1 x 1 convs over 25 x 5 positions the GEMM core (tiles of 6 x 16,
@@ -12,11 +12,11 @@
  * over it. The 1 x 1 conv reads the input in place; one-channel convs (stems) first copy a chunk
  * of output rows' patches (zero where a tap falls in the padding) into a buffer on the stack.
  * Bias, residual and activation (none, clamp, leaky) are applied in registers, one store. */
-#ifndef AOTC_CONV_POSX_X86_H
-#define AOTC_CONV_POSX_X86_H
+#ifndef AOTC_CONV_POSX_AVX512_H
+#define AOTC_CONV_POSX_AVX512_H
 
 #include "conv_internal.h"
-#include "x86_paths.h" /* AOTC_X86_PATHS */
+#include "paths_avx512.h" /* AOTC_X86_PATHS */
 
 #if AOTC_X86_PATHS
 #include <immintrin.h>

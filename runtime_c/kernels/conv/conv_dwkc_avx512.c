@@ -1,14 +1,14 @@
-/* Depthwise 5 x 5 and 7 x 7 Conv on AVX-512F in vectors of 16 channels: aotc_conv_dwkc_x86 runs it and returns 1,
- * or returns 0 and the caller (conv_depthwise_kxk.c) goes on, to conv_dwk_x86.c's row kernels (always without
+/* Depthwise 5 x 5 and 7 x 7 Conv on AVX-512F in vectors of 16 channels: aotc_conv_dwkc_avx512 runs it and returns 1,
+ * or returns 0 and the caller (conv_depthwise_kxk.c) goes on, to conv_dwk_avx512.c's row kernels (always without
  * AVX-512F). A file of its own, called by the k x k kernel alone, so that bundles whose depthwise convs are all
  * 3 x 3 (MobileNet-v2's) do not compile it. No kernel choice or scratch size depends on it. Internal to
  * runtime_c/kernels.
  *
- * Why: EfficientNet-B0's 5 x 5 depthwise convs on 28 x 28 to 7 x 7 ran in conv_dwk_x86.c's flat kernel at
+ * Why: EfficientNet-B0's 5 x 5 depthwise convs on 28 x 28 to 7 x 7 ran in conv_dwk_avx512.c's flat kernel at
  * about 37 GFLOP/s, onnxruntime's at 67: per multiply-add a mask AND, a mask load and a masked load, and a
  * plane's last vectors partly idle. For 3 x 3 the transposes here cost more than they save (1.2 to 1.8 x
- * conv_dw3_x86.c's time), so 3 x 3 stays there. */
-#include "conv_x86_common.h"
+ * conv_dw3_avx512.c's time), so 3 x 3 stays there. */
+#include "conv_common_avx512.h"
 
 #if defined(__AVX512F__) && !defined(AOTC_NO_X86_DWK)
 #define DWKC_ON 1
@@ -129,7 +129,7 @@ static MK_NOINLINE void dwkx_c_store(const aotc_conv_params *p, const __m512 *ou
  * any stride. Per output row, blocks of DWKX_C_R outputs load a tap row's input vectors once and reuse them
  * across its K taps. The input, the outputs and the weights go through 16 x 16 transposes of the plane taken
  * flat (a 7 x 7 plane: 4 of them, not 7), in bands of output rows whose input rows buf holds (EfficientNet's 672-channel 5 x 5 convs on
- * 14 x 14: 99 us, 177 in conv_dwk_x86.c's flat kernel). */
+ * 14 x 14: 99 us, 177 in conv_dwk_avx512.c's flat kernel). */
 #define DWKX_C_KERNEL(NAME, K, S)                                                                      \
     static void NAME(void *arg, int32_t begin, int32_t end) {                                          \
         const dwkx_job *J = (const dwkx_job *)arg;                                                     \
@@ -207,7 +207,7 @@ static int dwkc(const aotc_conv_params *p, const float *x, const float *w, const
 #define DWKC_ON 0
 #endif
 
-int aotc_conv_dwkc_x86(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
+int aotc_conv_dwkc_avx512(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
                        float *y) {
 #if DWKC_ON
     return dwkc(p, x, w, bias, res, y);

@@ -2,7 +2,7 @@
  * quant.c), over one element type QT as quant_impl.h (which includes this file once per type, at its
  * top). Which path takes a QLinearConv:
  *   - depthwise: qconv_depthwise_flat (with VBMI: 16 output positions of the plane a block, spanning
- *     rows where the plane is narrow), else qconv_depthwise_x86 (16 positions of a row from a ring
+ *     rows where the plane is narrow), else qconv_depthwise_avx512 (16 positions of a row from a ring
  *     of padded rows);
  *   - other convs: qconv_dense (with VBMI, k_w >= 3: patch quads of 4 consecutive taps in the
  *     weights' order, from two kernel rows' windows by one vpermt2b; a 96 KiB stack buffer, and with
@@ -55,7 +55,7 @@ static inline __m512i AOTC_Q(x86_requant16_lanes)(__m512i acc, __m512 scale, __m
 }
 
 /* The ADD of the 16 conv outputs q (int32 lanes, x86_requant16_lanes) and the residual's lanes m at
- * res as residual_one (and qadd_x86) computes it: fma(a, a_mult, fma(b, b_mult, bias)), clamped,
+ * res as residual_one (and qadd_avx512) computes it: fma(a, a_mult, fma(b, b_mult, bias)), clamped,
  * rounded half to even; 16 bytes of QT. */
 static inline __m128i AOTC_Q(x86_residual16)(const AOTC_Q(x86_resid) *r, __m512i q, const QT *res, __mmask16 m) {
     const __m128i rv = _mm_maskz_loadu_epi8(m, (const void *)res);
@@ -69,7 +69,7 @@ static inline __m128i AOTC_Q(x86_residual16)(const AOTC_Q(x86_resid) *r, __m512i
 
 /* quantize (QuantizeLinear) 16 floats at a time: the same division, the clamp by compares (a NaN
  * passes both and becomes the zero point, as in the plain loop), cvtps2dq's rounding half to even. */
-static void AOTC_Q(quantize_x86)(const aotc_qaxis *p, const float *x, QT *y) {
+static void AOTC_Q(quantize_avx512)(const aotc_qaxis *p, const float *x, QT *y) {
     int32_t o, c, i;
     for (o = 0; o < p->outer; ++o) {
         for (c = 0; c < p->channels; ++c) {
@@ -94,7 +94,7 @@ static void AOTC_Q(quantize_x86)(const aotc_qaxis *p, const float *x, QT *y) {
 /* QLinearAdd over contiguous runs: the first n / 16 x 16 outputs of the run, 16 at a time, as the
  * plain loop computes them (fma(a, a_mult, fma(b, b_mult, bias)), each fma rounded once, clamped,
  * rounded half to even); the number done. */
-static int32_t AOTC_Q(qadd_x86)(const aotc_qbinary_params *p, const QT *a, const QT *b, QT *y, int32_t n) {
+static int32_t AOTC_Q(qadd_avx512)(const aotc_qbinary_params *p, const QT *a, const QT *b, QT *y, int32_t n) {
     const __m512 am = _mm512_set1_ps(p->a_mult), bm = _mm512_set1_ps(p->b_mult), bias = _mm512_set1_ps(p->bias);
     const __m512 lo = _mm512_set1_ps(p->y_lo + (float)p->y_zero), hi = _mm512_set1_ps(p->y_hi + (float)p->y_zero);
     int32_t i;
@@ -1246,7 +1246,7 @@ static inline __m512i AOTC_Q(x86_widen16)(const QT *src, int32_t sw) {
  * (each input row copied once per channel), 16 outputs summed at a time as int32 lanes over the
  * taps, from sums started at bias - x_zero sum (w - w_zero), requantised in registers. 0 (nothing
  * done) for other shapes. */
-static int AOTC_Q(qconv_depthwise_x86)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
+static int AOTC_Q(qconv_depthwise_avx512)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
                                        const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, QT *AOTC_RESTRICT scratch) {
     const int32_t sw = p->stride_w, k_h = p->k_h, k_w = p->k_w, taps = k_h * k_w;
     const int32_t row_len = AOTC_QCONV_DW_ROW(p->out_w, k_w, sw, p->dil_w);

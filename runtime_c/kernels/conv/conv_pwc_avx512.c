@@ -1,7 +1,7 @@
 /* aotc_conv_pwc_f32: the AVX-512F path of the implicit GEMM for 1 x 1 convs with many input channels
- * (aot/kernels/conv_x86.py: on planes of at most 16 x 16 before posx, on larger ones after it): the
+ * (aot/kernels/conv_avx512.py: on planes of at most 16 x 16 before posx, on larger ones after it): the
  * vectors run along 16 output channels, not along positions. Built without AVX-512F it runs
- * the implicit GEMM (x86_paths.h).
+ * the implicit GEMM (paths_avx512.h).
  *
  * Why: MobileNet-v2's and ResNet-18's 1 x 1 convs on 7 x 7 and 14 x 14 planes (64 to 960 input
  * channels) ran 1.15-1.45x slower than onnxruntime's NCHWc convs (issue 24). With vectors along
@@ -28,9 +28,9 @@
  * (113), 256 -> 512 stride 2 to 7 x 7 114 (141), 512 -> 1000 13 x 13 1514 (1626): 52-58 GMAC/s
  * against the FMA unit's 57. */
 #include "conv_internal.h"
-#include "conv_x86_common.h"
+#include "conv_common_avx512.h"
 
-#if AOTC_X86_PATHS /* x86_paths.h */
+#if AOTC_X86_PATHS /* paths_avx512.h */
 #define PWC_ON 1
 #include <immintrin.h>
 

@@ -1,6 +1,6 @@
 /* aotc_conv_igx3s2_f32: 3 x 3 convs at stride 2 on AVX-512, in register blocks of 16 positions x 16
- * output channels, the even and odd columns split by vpermt2ps (conv_ig_x86.h says why and how). */
-#include "conv_ig_x86.h"
+ * output channels, the even and odd columns split by vpermt2ps (conv_ig_avx512.h says why and how). */
+#include "conv_ig_avx512.h"
 
 #if IGX_ON
 #define IGX3S2_TAP(T, V)                                                                              \
@@ -161,7 +161,7 @@ static int32_t igx3s2_gcd16(int32_t n) {
     return g;
 }
 
-/* 1 if it ran the conv, else 0 (aot/kernels/conv_x86.py picks the convs it runs on the same conditions) */
+/* 1 if it ran the conv, else 0 (aot/kernels/conv_avx512.py picks the convs it runs on the same conditions) */
 static int igx3s2(const aotc_conv_params *p, const float *x, const float *wt, const float *bias, const float *res,
                   float *y) {
     const int32_t mg = p->out_c / p->group, IW = p->in_size[2], OH = p->out_size[1], OW = p->out_size[2];

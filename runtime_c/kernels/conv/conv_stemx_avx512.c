@@ -1,11 +1,11 @@
-/* The AVX-512F stem tiles (conv_stem_x86.h: 16 outputs of a row x 16 output channels): for the flat
- * 3 x 3 kernel (aotc_conv_stem_x86, weights OIHW), and as a path of the implicit GEMM on its packed
+/* The AVX-512F stem tiles (conv_stem_avx512.h: 16 outputs of a row x 16 output channels): for the flat
+ * 3 x 3 kernel (aotc_conv_stem_avx512, weights OIHW), and as a path of the implicit GEMM on its packed
  * W^T (aotc_conv_stemx_f32): 3 x 3 and 7 x 7 convs at stride 2 on a few input channels (ResNet-18's
- * 7 x 7 3 -> 64, SqueezeNet 1.1's unpadded 3 -> 64). aot/kernels/conv_x86.py picks it; built without
- * AVX-512F it runs the implicit GEMM (x86_paths.h). */
-#include "conv_stem_x86.h"
+ * 7 x 7 3 -> 64, SqueezeNet 1.1's unpadded 3 -> 64). aot/kernels/conv_avx512.py picks it; built without
+ * AVX-512F it runs the implicit GEMM (paths_avx512.h). */
+#include "conv_stem_avx512.h"
 
-int aotc_conv_stem_x86(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
+int aotc_conv_stem_avx512(const aotc_conv_params *p, const float *x, const float *w, const float *bias, const float *res,
                        float *y, int packed) {
 #if AOTC_X86_PATHS
     return stemx(p, x, w, bias, res, y, packed);

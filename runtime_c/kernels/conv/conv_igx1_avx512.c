@@ -1,6 +1,6 @@
 /* aotc_conv_igx1_f32: 1 x 1 convs at stride 2 with 8 to 32 input channels per group on AVX-512, the
- * inputs of 16 positions gathered into registers (conv_ig_x86.h says why and how). */
-#include "conv_ig_x86.h"
+ * inputs of 16 positions gathered into registers (conv_ig_avx512.h says why and how). */
+#include "conv_ig_avx512.h"
 
 #if IGX_ON
 /* ---- 1 x 1, stride 2 ---- */

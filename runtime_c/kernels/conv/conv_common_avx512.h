@@ -1,12 +1,12 @@
-/* Helpers the AVX-512F conv paths (conv_ig_x86.h, conv_igb_x86.c, conv_dwk_x86.c and
- * conv_stem_x86.h) share: masks of lanes in a range, and the epilogue (residual, activation,
+/* Helpers the AVX-512F conv paths (conv_ig_avx512.h, conv_igb_avx512.c, conv_dwk_avx512.c and
+ * conv_stem_avx512.h) share: masks of lanes in a range, and the epilogue (residual, activation,
  * masked store) of a finished vector of outputs.
  * Internal to runtime_c/kernels; nothing here is compiled without AVX-512F. */
 #ifndef AOTC_CONV_X86_COMMON_H
 #define AOTC_CONV_X86_COMMON_H
 
 #include "conv_internal.h"
-#include "x86_paths.h" /* X86_PATH_MISSED */
+#include "paths_avx512.h" /* X86_PATH_MISSED */
 
 #if defined(__AVX512F__)
 #include <immintrin.h>

@@ -1,12 +1,12 @@
-"""Which AVX-512F path of the implicit GEMM a conv takes (runtime_c/kernels/conv_*_x86.c).
+"""Which AVX-512F path of the implicit GEMM a conv takes (runtime_c/kernels/conv_*_avx512.c).
 
 Each path is its own kernel, so a bundle compiles only the paths its convs take: ResNet-18 needs the
 stem, the 1 x 1 and the blocked 3 x 3 paths, not the four others (issue 24: its host build compiled
 every path, 4.6 s for conv_implicit.c alone). The choice is made here, in the order the C tried them
-when it chose at run time, on the same conditions: conv_ig_x86.h says why each path exists and where
+when it chose at run time, on the same conditions: conv_ig_avx512.h says why each path exists and where
 it beats the implicit GEMM's tiles. Each C entry checks its conditions again; built with AVX-512F it
 never calls the implicit GEMM, so that such a build does not compile conv_implicit.c, and a conv it
-does not take stops the program (runtime_c/kernels/common/x86_paths.h): every conv the op tests' native
+does not take stops the program (runtime_c/kernels/common/paths_avx512.h): every conv the op tests' native
 builds pick a path for proves this module and the C agree. Built without AVX-512F, it runs the
 implicit GEMM.
 
@@ -22,18 +22,18 @@ from aot.kernels.base import as_3d
 from aot.kernels.c_defines import define
 from aot.kernels.conv_geometry import ConvGeometry
 
-PWC_KMIN = define("conv_pwc_x86.c", "PWC_KMIN")  # fewest input channels per group
+PWC_KMIN = define("conv_pwc_avx512.c", "PWC_KMIN")  # fewest input channels per group
 PWC_SMALL_PLANE = 256  # output planes of at most 16 x 16 try pwc before posx
-POSX_KMAX = define("conv_posx_x86.h", "POSX_KMAX")  # largest K
-IGX_RGB_WMAX = define("conv_igx3_x86.c", "IGX_RGB_WMAX")  # widest row of the channels-last RGB path
-IGB_M = define("conv_igb_x86.c", "IGB_M")  # output channels per block
+POSX_KMAX = define("conv_posx_avx512.h", "POSX_KMAX")  # largest K
+IGX_RGB_WMAX = define("conv_igx3_avx512.c", "IGX_RGB_WMAX")  # widest row of the channels-last RGB path
+IGB_M = define("conv_igb_avx512.c", "IGB_M")  # output channels per block
 
 KERNELS = ("aotc_conv_igx3_f32", "aotc_conv_igx3s2_f32", "aotc_conv_igx1_f32", "aotc_conv_pwc_f32",
            "aotc_conv_posx_f32", "aotc_conv_igb_f32", "aotc_conv_stemx_f32")
 
 
 def _igx3s2_rows(ow: int, iw: int, pw: int) -> bool:
-    """Whether conv_igx3s2_x86.c lays its vectors on these output rows: pairs of rows of 6 to 8, or runs of
+    """Whether conv_igx3s2_avx512.c lays its vectors on these output rows: pairs of rows of 6 to 8, or runs of
     16 outputs, which cross a row's end only with a left pad of 1 and never span three rows."""
     if ow <= 8 and iw <= 16:
         return ow >= 6

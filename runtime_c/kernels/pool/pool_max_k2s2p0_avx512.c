@@ -1,5 +1,5 @@
-/* aotc_maxpool_k2s2p0_f32: the float MaxPool's AVX-512F rows (pool_x86.h) for windows of 2 columns at
+/* aotc_maxpool_k2s2p0_f32: the float MaxPool's AVX-512F rows (pool_avx512.h) for windows of 2 columns at
  * column stride 2 after 0 leading pad columns, any height and row stride: VGG's and LeNet's 2 x 2 / 2 pool. */
-#include "pool_x86.h"
+#include "pool_avx512.h"
 
 MP16_ENTRY(aotc_maxpool_k2s2p0_f32, 2, 2, 0)

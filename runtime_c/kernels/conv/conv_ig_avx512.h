@@ -1,7 +1,7 @@
-/* The AVX-512F paths of the implicit GEMM (conv_implicit.c), each its own kernel: aot/kernels/conv_x86.py
- * picks one per conv, so a bundle compiles only the paths its convs take (conv_igx3_x86.c,
- * conv_igx3s2_x86.c, conv_igx1_x86.c, conv_pwc_x86.c, conv_posx_x86.c, conv_igb_x86.c,
- * conv_stemx_x86.c). This header holds what the igx paths and igb share, and says why each exists.
+/* The AVX-512F paths of the implicit GEMM (conv_implicit.c), each its own kernel: aot/kernels/conv_avx512.py
+ * picks one per conv, so a bundle compiles only the paths its convs take (conv_igx3_avx512.c,
+ * conv_igx3s2_avx512.c, conv_igx1_avx512.c, conv_pwc_avx512.c, conv_posx_avx512.c, conv_igb_avx512.c,
+ * conv_stemx_avx512.c). This header holds what the igx paths and igb share, and says why each exists.
  * Internal to runtime_c/kernels; other targets compile none of it.
  *
  * Why: the implicit GEMM's tiles of 6 positions x 16 output channels read the input a float at a
@@ -23,7 +23,7 @@
  *          ones 5 % and 7 % faster (minimum times of single convs, interleaved rounds).
  *   igx3s2 3 x 3, stride 2, pads of 0 or 1 at the start (Keras 'same' on even sizes, or a torch
  *          export's pads of 1), output channels a multiple of 16: runs of 16 outputs (across a row's
- *          end only with a left pad of 1) or pairs of rows of 6 to 8 (conv_igx3s2_x86.c says which
+ *          end only with a left pad of 1) or pairs of rows of 6 to 8 (conv_igx3s2_avx512.c says which
  *          rows take which). Per input channel and tap row two loads, the even and odd columns by
  *          vpermt2ps, the third tap by valignd (on pairs of rows, each tap by its own vpermt2ps).
  *          ResNet-8's torch-form convs: 16 -> 32 32 x 32 30.1 -> 22.9 us, 32 -> 64 16 x 16 25.8 ->
@@ -38,21 +38,21 @@
  *          or of two rows of 8) gathered into K registers by one vpermt2ps from two loads, then
  *          every output channel summed from them, as aotc_conv_pointwise_f32 does at stride 1.
  *
- *   pwc    1 x 1 with 64+ input channels per group, strides 1 or 2 along the rows (conv_pwc_x86.c):
+ *   pwc    1 x 1 with 64+ input channels per group, strides 1 or 2 along the rows (conv_pwc_avx512.c):
  *          vectors along 16 output channels, tiles of 4 to 8 positions x 48 channels, transposed on
  *          the store; on planes of at most 16 x 16 before posx (1 x 1 stride 1 of K <= 128, 8 output
- *          channels x 32 positions, conv_posx_x86.h), on larger ones after it.
+ *          channels x 32 positions, conv_posx_avx512.h), on larger ones after it.
  *
  * All add the bias, the residual and the activation (none, clamp, leaky) in registers and store
  * once. W^T is the implicit GEMM's packing: per group, panels of PANEL output channels, each
  * k_rows rows of PANEL floats, row (c, ky, kx) (channels last: (ky, kx, c)). */
-#ifndef AOTC_CONV_IG_X86_H
-#define AOTC_CONV_IG_X86_H
+#ifndef AOTC_CONV_IG_AVX512_H
+#define AOTC_CONV_IG_AVX512_H
 
 #include "conv_internal.h"
-#include "conv_x86_common.h" /* x86c_finish, x86c_act_ok, X86_PATH_MISSED */
+#include "conv_common_avx512.h" /* x86c_finish, x86c_act_ok, X86_PATH_MISSED */
 
-#if AOTC_X86_PATHS /* x86_paths.h: __AVX512F__ and not AOTC_NO_INTRINSICS */
+#if AOTC_X86_PATHS /* paths_avx512.h: __AVX512F__ and not AOTC_NO_INTRINSICS */
 #define IGX_ON 1
 #include <immintrin.h>
 
