@@ -1,11 +1,12 @@
 """The ONNX graph a TFLite model is written into, and what every op's lowering needs from it: the
 builder (each TFLite tensor's ONNX value by layout, fresh names, constants), the two layouts, and the
-one-line error naming the op. A leaf of the TFLite frontend: the lowerings (ops.py, int8.py,
-recurrent.py, state.py) import it, it imports none of them.
+one-line error naming the op. A leaf of the TFLite frontend: the lowerings (ops.py, control.py,
+int8.py, recurrent.py, state.py) import it, it imports none of them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,7 @@ class OnnxBuilder:
         self.nested = False  # a WHILE/IF subgraph (no resource variables there)
         self.state: dict[str, dict[str, Any]] = {}  # state input -> its next output and start value (state.py)
         self.initial: dict[str, np.ndarray] = {}  # resource variable -> what CALL_ONCE's init subgraph assigns
+        self.lower: Callable[[OnnxBuilder], None] = _no_table  # the op table, lowering a (sub)graph (ops.py's)
 
     def child(self, model: TflModel) -> OnnxBuilder:
         """A builder for a subgraph, writing into this one's current node list, sharing its names,
@@ -50,7 +52,7 @@ class OnnxBuilder:
         c.extra_inputs, c.extra_outputs, c.subgraphs = self.extra_inputs, self.extra_outputs, self.subgraphs
         c.extra_quant = self.extra_quant
         c.handles, c.variables, c.nested = {}, self.variables, True
-        c.state, c.initial = self.state, self.initial
+        c.state, c.initial, c.lower = self.state, self.initial, self.lower
         return c
 
     def _unique(self, name: str) -> str:
@@ -117,6 +119,15 @@ class OnnxBuilder:
         if layout == NHWC or len(self.tensor(idx).shape) != 4:
             return self.names[idx]
         return self.fresh(self.names[idx] + "_nchw")
+
+
+def _no_table(b: OnnxBuilder) -> None:
+    raise AotcError("internal error: a TFLite subgraph lowered before the op table was set")
+
+
+def value_info(t: TflTensor, name: str) -> onnx.ValueInfoProto:
+    """The ONNX declaration of TFLite tensor `t` under `name`."""
+    return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(t.dtype)), list(t.shape))
 
 
 def float_const(t: TflTensor) -> np.ndarray:

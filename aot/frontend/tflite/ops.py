@@ -33,11 +33,21 @@ from aot.frontend.tflite.builder import (
     float_const,
     float_weights,
     op_error,
+    value_info,
+)
+from aot.frontend.tflite.control import (
+    assign_variable,
+    call_once,
+    finish_variables,
+    lower_if,
+    lower_while,
+    read_variable,
+    var_handle,
 )
 from aot.frontend.tflite.int8 import is_quantized, lower_int8, lower_quantize
-from aot.frontend.tflite.reader import OpName, TflModel, TflOp, TflTensor
+from aot.frontend.tflite.reader import OpName, TflModel, TflOp
 from aot.frontend.tflite.recurrent import lower_lstm
-from aot.frontend.tflite.state import record_state, state_metadata
+from aot.frontend.tflite.state import state_metadata
 from aot.ir import tflite_ops as tfl
 
 OPSET = 17
@@ -63,6 +73,7 @@ def to_onnx(model: TflModel) -> onnx.ModelProto:
         if t.data is not None:
             continue
         b.values[i] = {NHWC: b.names[i]}
+    b.lower = lower_ops
     lower_ops(b)
     outputs = []
     for o in model.outputs:
@@ -72,18 +83,9 @@ def to_onnx(model: TflModel) -> onnx.ModelProto:
             src = have.get(NCHW) if NHWC not in have and NCHW in have else b.value(o, NHWC)
             b.node("Transpose" if src == have.get(NCHW) else "Identity", [src], [name], hint=f"{name}_out",
                    **({"perm": list(TO_NHWC)} if src == have.get(NCHW) else {}))
-        outputs.append(_value_info(model.tensors[o], name))
-    inputs = [_value_info(model.tensors[i], b.names[i]) for i in model.inputs if model.tensors[i].data is None]
-    for name, v in b.variables.items():  # each resource variable's value after the call
-        nxt = b.fresh(f"{v.get('input') or b.fresh(name + '_state')}_next")
-        b.node("Identity", [v["current"]], [nxt], hint=nxt)
-        b.extra_outputs.append(helper.make_tensor_value_info(nxt, helper.np_dtype_to_tensor_dtype(np.dtype(v["dtype"])),
-                                                             v["shape"]))
-        if v.get("input"):  # read before any assignment: state the caller carries, from CALL_ONCE's value
-            start = b.initial.get(name)
-            record_state(b, v["input"], nxt, v["dtype"], v["shape"], 0 if start is None else start,
-                         f"what CALL_ONCE's init subgraph assigns resource variable '{name}'" if start is not None
-                         else f"zeros: nothing assigns resource variable '{name}' before it is read")
+        outputs.append(value_info(model.tensors[o], name))
+    inputs = [value_info(model.tensors[i], b.names[i]) for i in model.inputs if model.tensors[i].data is None]
+    finish_variables(b)
     inputs += b.extra_inputs
     outputs += b.extra_outputs
     graph = helper.make_graph(b.nodes, "tflite", inputs, outputs, b.inits, value_info=b.value_infos)
@@ -119,10 +121,6 @@ def lower_ops(b: OnnxBuilder) -> None:
                 raise AotcError(f"custom op '{op.op[7:]}' is not supported", node=OpName(op))
             raise AotcError(f"TFLite op {op.op} is not supported", node=OpName(op))
         fn(b, op)
-
-
-def _value_info(t: TflTensor, name: str) -> onnx.ValueInfoProto:
-    return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(t.dtype)), list(t.shape))
 
 
 # ops that only move data: on int8 tensors they are the float lowering, when no value changes its
@@ -576,7 +574,7 @@ def _resize(b: OnnxBuilder, op: TflOp) -> None:
     _finish(b, op, "Resize", [b.value(op.inputs[0], NHWC), "", "", sizes], NHWC, **attrs)
     # its shape is the file's: after an int8 op ONNX's inference stops, and onnx's reference evaluator
     # (aotc's fallback) has no tf_half_pixel_for_nn
-    b.value_infos.append(_value_info(y, b.nodes[-1].output[0]))
+    b.value_infos.append(value_info(y, b.nodes[-1].output[0]))
 
 
 def _lstm(b: OnnxBuilder, op: TflOp) -> None:
@@ -701,116 +699,6 @@ def _split(b: OnnxBuilder, op: TflOp) -> None:
         b.values[o] = {NHWC: name}
 
 
-def _value_infos(b: OnnxBuilder, model: TflModel, indices: list[int], names: list[str]) -> list[onnx.ValueInfoProto]:
-    return [_value_info(model.tensors[i], n) for i, n in zip(indices, names, strict=True)]
-
-
-def _inline(b: OnnxBuilder, model: TflModel, inputs: list[str]) -> list[str]:
-    """A subgraph's ops written into b's current node list on `inputs`; its outputs' names."""
-    c = b.child(model)
-    for i, name in zip(model.inputs, inputs, strict=True):
-        c.values[i] = {NHWC: name}
-    lower_ops(c)
-    return [c.value(o, NHWC) for o in model.outputs]
-
-
-def _while(b: OnnxBuilder, op: TflOp) -> None:
-    """WHILE(cond, body) as an ONNX Loop with no trip count: the condition is the cond subgraph on the
-    initial values (before the loop) and on each step's new values (in the body); aotc counts the
-    steps at compile time when the condition depends on constants only (aot/frontend/onnx/loops.py)."""
-    o = op.options
-    cond_m, body_m = b.subgraphs[o.condSubgraphIndex], b.subgraphs[o.bodySubgraphIndex]
-    init = [b.value(i, NHWC) for i in op.inputs]
-    cond0 = _inline(b, cond_m, init)[0]
-    outer, b.nodes = b.nodes, []
-    it, cond_in = b.fresh(f"{op.name}_iter"), b.fresh(f"{op.name}_cond_in")
-    carried = [b.fresh(f"{op.name}_{body_m.tensors[i].name}") for i in body_m.inputs]
-    new = _inline(b, body_m, carried)
-    cond_new = _inline(b, cond_m, new)[0]
-    outs = [b.node("Identity", [v], hint=f"{op.name}_out{k}") for k, v in enumerate([cond_new, *new])]
-    body = helper.make_graph(
-        b.nodes, f"{op.name}_body",
-        [helper.make_tensor_value_info(it, onnx.TensorProto.INT64, []),
-         helper.make_tensor_value_info(cond_in, onnx.TensorProto.BOOL, []),
-         *_value_infos(b, body_m, body_m.inputs, carried)],
-        [helper.make_tensor_value_info(outs[0], onnx.TensorProto.BOOL, []),
-         *_value_infos(b, body_m, body_m.outputs, outs[1:])])
-    b.nodes = outer
-    names = [b.names[k] for k in op.outputs]
-    b.node("Loop", ["", cond0, *init], names, hint=op.name, body=body)
-    for k, name in zip(op.outputs, names, strict=True):
-        b.values[k] = {NHWC: name}
-
-
-def _if(b: OnnxBuilder, op: TflOp) -> None:
-    """IF(cond, inputs...) as an ONNX If whose branches read the inputs from the outer scope."""
-    o = op.options
-    branches = []
-    for k, index in enumerate((o.thenSubgraphIndex, o.elseSubgraphIndex)):
-        sub = b.subgraphs[index]
-        outer, b.nodes = b.nodes, []
-        results = _inline(b, sub, [b.value(i, NHWC) for i in op.inputs[1:]])
-        outs = [b.node("Identity", [v], hint=f"{op.name}_{'then' if k == 0 else 'else'}{j}")
-                for j, v in enumerate(results)]
-        branches.append(helper.make_graph(b.nodes, f"{op.name}_{'then' if k == 0 else 'else'}", [],
-                                          _value_infos(b, sub, sub.outputs, outs)))
-        b.nodes = outer
-    names = [b.names[k] for k in op.outputs]
-    cond = b.value(op.inputs[0], NHWC)
-    if len(b.tensor(op.inputs[0]).shape):
-        cond = b.node("Reshape", [cond, b.const(np.array([], np.int64), "scalar")], hint=f"{op.name}_cond")
-    b.node("If", [cond], names, hint=op.name, then_branch=branches[0], else_branch=branches[1])
-    for k, name in zip(op.outputs, names, strict=True):
-        b.values[k] = {NHWC: name}
-
-
-def _var_name(op: TflOp) -> str:
-    name = op.options.sharedName if op.options is not None else b""
-    return (name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name or "")) or f"var_{op.index}"
-
-
-def _var_handle(b: OnnxBuilder, op: TflOp) -> None:
-    if b.nested:
-        raise op_error(op, "resource variables inside a WHILE or IF subgraph are not supported")
-    b.handles[op.outputs[0]] = _var_name(op)
-
-
-def _read_variable(b: OnnxBuilder, op: TflOp) -> None:
-    """The variable's value: before any ASSIGN_VARIABLE in this call, a graph input of its own
-    (the caller carries the state, docs/tflite.md), else the last value assigned."""
-    name, y = b.handles[op.inputs[0]], b.tensor(op.outputs[0])
-    v = b.variables.setdefault(name, {"current": None, "dtype": y.dtype, "shape": list(y.shape)})
-    if v["current"] is None:
-        v["current"] = v["input"] = b.fresh(f"{name}_state")
-        b.extra_inputs.append(helper.make_tensor_value_info(v["current"], helper.np_dtype_to_tensor_dtype(
-            np.dtype(y.dtype)), list(y.shape)))
-    b.values[op.outputs[0]] = {NHWC: v["current"]}
-
-
-def _assign_variable(b: OnnxBuilder, op: TflOp) -> None:
-    name, x = b.handles[op.inputs[0]], b.tensor(op.inputs[1])
-    v = b.variables.setdefault(name, {"current": None, "dtype": x.dtype, "shape": list(x.shape)})
-    v["current"] = b.value(op.inputs[1], NHWC)
-
-
-def _call_once(b: OnnxBuilder, op: TflOp) -> None:
-    """CALL_ONCE(init): TFLite runs the init subgraph on the first invoke, to give the resource variables
-    their initial values. aotc's caller carries the state, so these become the state's start values
-    (metadata.json, `<name>_reset_state`): the init subgraph must assign constants (a Keras stateful
-    layer's zeros, or any values), which is all it may do."""
-    init = b.subgraphs[op.options.initSubgraphIndex]
-    handles: dict[int, str] = {}
-    for o in init.ops:
-        if o.op == "VAR_HANDLE":
-            handles[o.outputs[0]] = _var_name(o)
-            continue
-        value = init.tensors[o.inputs[1]].data if o.op == "ASSIGN_VARIABLE" else None
-        if o.op != "ASSIGN_VARIABLE" or value is None or o.inputs[0] not in handles:
-            raise op_error(op, f"CALL_ONCE: an init subgraph that does more than assign constants to resource "
-                           f"variables is not supported (its {o.op})")
-        b.initial[handles[o.inputs[0]]] = value
-
-
 def _quantize(b: OnnxBuilder, op: TflOp) -> None:
     lower_quantize(b, op)
 
@@ -833,10 +721,10 @@ _OPS = {
     "MIRROR_PAD": _mirror_pad,
     "STRIDED_SLICE": _strided_slice, "QUANTIZE": _quantize, "DEQUANTIZE": _dequantize, "TILE": _tile,
     "TRANSPOSE": _transpose, "RESIZE_NEAREST_NEIGHBOR": _resize, "RESIZE_BILINEAR": _resize,
-    "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm, "GATHER": _gather, "SPLIT": _split, "SLICE": _slice, "WHILE": _while,
-    "IF": _if,
-    "VAR_HANDLE": _var_handle, "READ_VARIABLE": _read_variable, "ASSIGN_VARIABLE": _assign_variable,
-    "CALL_ONCE": _call_once, "SQUARED_DIFFERENCE": _squared_difference, "GATHER_ND": _gather_nd,
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm, "GATHER": _gather, "SPLIT": _split, "SLICE": _slice, "WHILE": lower_while,
+    "IF": lower_if,
+    "VAR_HANDLE": var_handle, "READ_VARIABLE": read_variable, "ASSIGN_VARIABLE": assign_variable,
+    "CALL_ONCE": call_once, "SQUARED_DIFFERENCE": _squared_difference, "GATHER_ND": _gather_nd,
     "SELECT": _select, "SELECT_V2": _select, "SPACE_TO_DEPTH": _space_depth, "DEPTH_TO_SPACE": _space_depth,
     "BATCH_MATMUL": _batch_matmul, "NOT_EQUAL": _not_equal, "SUM": _reduce("ReduceSum"),
     "REDUCE_MAX": _reduce("ReduceMax"), "REDUCE_MIN": _reduce("ReduceMin"), "REDUCE_PROD": _reduce("ReduceProd"),

@@ -1,0 +1,138 @@
+"""TFLite's control flow and resource variables -> ONNX: WHILE as a Loop, IF as an If (their subgraphs
+lowered by the builder's op table, `OnnxBuilder.lower`, which ops.py sets, so this module does not import
+it), and VAR_HANDLE / READ_VARIABLE / ASSIGN_VARIABLE / CALL_ONCE as state the caller carries."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from aot.frontend.tflite.builder import NHWC, OnnxBuilder, op_error, value_info
+from aot.frontend.tflite.reader import TflModel, TflOp
+from aot.frontend.tflite.state import record_state
+
+
+def _value_infos(b: OnnxBuilder, model: TflModel, indices: list[int], names: list[str]) -> list[onnx.ValueInfoProto]:
+    return [value_info(model.tensors[i], n) for i, n in zip(indices, names, strict=True)]
+
+
+def _inline(b: OnnxBuilder, model: TflModel, inputs: list[str]) -> list[str]:
+    """A subgraph's ops written into b's current node list on `inputs`; its outputs' names."""
+    c = b.child(model)
+    for i, name in zip(model.inputs, inputs, strict=True):
+        c.values[i] = {NHWC: name}
+    b.lower(c)
+    return [c.value(o, NHWC) for o in model.outputs]
+
+
+def lower_while(b: OnnxBuilder, op: TflOp) -> None:
+    """WHILE(cond, body) as an ONNX Loop with no trip count: the condition is the cond subgraph on the
+    initial values (before the loop) and on each step's new values (in the body); aotc counts the
+    steps at compile time when the condition depends on constants only (aot/frontend/onnx/loops.py)."""
+    o = op.options
+    cond_m, body_m = b.subgraphs[o.condSubgraphIndex], b.subgraphs[o.bodySubgraphIndex]
+    init = [b.value(i, NHWC) for i in op.inputs]
+    cond0 = _inline(b, cond_m, init)[0]
+    outer, b.nodes = b.nodes, []
+    it, cond_in = b.fresh(f"{op.name}_iter"), b.fresh(f"{op.name}_cond_in")
+    carried = [b.fresh(f"{op.name}_{body_m.tensors[i].name}") for i in body_m.inputs]
+    new = _inline(b, body_m, carried)
+    cond_new = _inline(b, cond_m, new)[0]
+    outs = [b.node("Identity", [v], hint=f"{op.name}_out{k}") for k, v in enumerate([cond_new, *new])]
+    body = helper.make_graph(
+        b.nodes, f"{op.name}_body",
+        [helper.make_tensor_value_info(it, onnx.TensorProto.INT64, []),
+         helper.make_tensor_value_info(cond_in, onnx.TensorProto.BOOL, []),
+         *_value_infos(b, body_m, body_m.inputs, carried)],
+        [helper.make_tensor_value_info(outs[0], onnx.TensorProto.BOOL, []),
+         *_value_infos(b, body_m, body_m.outputs, outs[1:])])
+    b.nodes = outer
+    names = [b.names[k] for k in op.outputs]
+    b.node("Loop", ["", cond0, *init], names, hint=op.name, body=body)
+    for k, name in zip(op.outputs, names, strict=True):
+        b.values[k] = {NHWC: name}
+
+
+def lower_if(b: OnnxBuilder, op: TflOp) -> None:
+    """IF(cond, inputs...) as an ONNX If whose branches read the inputs from the outer scope."""
+    o = op.options
+    branches = []
+    for k, index in enumerate((o.thenSubgraphIndex, o.elseSubgraphIndex)):
+        sub = b.subgraphs[index]
+        outer, b.nodes = b.nodes, []
+        results = _inline(b, sub, [b.value(i, NHWC) for i in op.inputs[1:]])
+        outs = [b.node("Identity", [v], hint=f"{op.name}_{'then' if k == 0 else 'else'}{j}")
+                for j, v in enumerate(results)]
+        branches.append(helper.make_graph(b.nodes, f"{op.name}_{'then' if k == 0 else 'else'}", [],
+                                          _value_infos(b, sub, sub.outputs, outs)))
+        b.nodes = outer
+    names = [b.names[k] for k in op.outputs]
+    cond = b.value(op.inputs[0], NHWC)
+    if len(b.tensor(op.inputs[0]).shape):
+        cond = b.node("Reshape", [cond, b.const(np.array([], np.int64), "scalar")], hint=f"{op.name}_cond")
+    b.node("If", [cond], names, hint=op.name, then_branch=branches[0], else_branch=branches[1])
+    for k, name in zip(op.outputs, names, strict=True):
+        b.values[k] = {NHWC: name}
+
+
+def _var_name(op: TflOp) -> str:
+    name = op.options.sharedName if op.options is not None else b""
+    return (name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name or "")) or f"var_{op.index}"
+
+
+def var_handle(b: OnnxBuilder, op: TflOp) -> None:
+    if b.nested:
+        raise op_error(op, "resource variables inside a WHILE or IF subgraph are not supported")
+    b.handles[op.outputs[0]] = _var_name(op)
+
+
+def read_variable(b: OnnxBuilder, op: TflOp) -> None:
+    """The variable's value: before any ASSIGN_VARIABLE in this call, a graph input of its own
+    (the caller carries the state, docs/tflite.md), else the last value assigned."""
+    name, y = b.handles[op.inputs[0]], b.tensor(op.outputs[0])
+    v = b.variables.setdefault(name, {"current": None, "dtype": y.dtype, "shape": list(y.shape)})
+    if v["current"] is None:
+        v["current"] = v["input"] = b.fresh(f"{name}_state")
+        b.extra_inputs.append(helper.make_tensor_value_info(v["current"], helper.np_dtype_to_tensor_dtype(
+            np.dtype(y.dtype)), list(y.shape)))
+    b.values[op.outputs[0]] = {NHWC: v["current"]}
+
+
+def assign_variable(b: OnnxBuilder, op: TflOp) -> None:
+    name, x = b.handles[op.inputs[0]], b.tensor(op.inputs[1])
+    v = b.variables.setdefault(name, {"current": None, "dtype": x.dtype, "shape": list(x.shape)})
+    v["current"] = b.value(op.inputs[1], NHWC)
+
+
+def call_once(b: OnnxBuilder, op: TflOp) -> None:
+    """CALL_ONCE(init): TFLite runs the init subgraph on the first invoke, to give the resource variables
+    their initial values. aotc's caller carries the state, so these become the state's start values
+    (metadata.json, `<name>_reset_state`): the init subgraph must assign constants (a Keras stateful
+    layer's zeros, or any values), which is all it may do."""
+    init = b.subgraphs[op.options.initSubgraphIndex]
+    handles: dict[int, str] = {}
+    for o in init.ops:
+        if o.op == "VAR_HANDLE":
+            handles[o.outputs[0]] = _var_name(o)
+            continue
+        value = init.tensors[o.inputs[1]].data if o.op == "ASSIGN_VARIABLE" else None
+        if o.op != "ASSIGN_VARIABLE" or value is None or o.inputs[0] not in handles:
+            raise op_error(op, f"CALL_ONCE: an init subgraph that does more than assign constants to resource "
+                           f"variables is not supported (its {o.op})")
+        b.initial[handles[o.inputs[0]]] = value
+
+
+def finish_variables(b: OnnxBuilder) -> None:
+    """Each resource variable's value after the call, as an output of its own; one read before any
+    assignment is state the caller carries (state.py), starting from CALL_ONCE's value."""
+    for name, v in b.variables.items():
+        nxt = b.fresh(f"{v.get('input') or b.fresh(name + '_state')}_next")
+        b.node("Identity", [v["current"]], [nxt], hint=nxt)
+        b.extra_outputs.append(helper.make_tensor_value_info(nxt, helper.np_dtype_to_tensor_dtype(np.dtype(v["dtype"])),
+                                                             v["shape"]))
+        if v.get("input"):  # read before any assignment: state the caller carries, from CALL_ONCE's value
+            start = b.initial.get(name)
+            record_state(b, v["input"], nxt, v["dtype"], v["shape"], 0 if start is None else start,
+                         f"what CALL_ONCE's init subgraph assigns resource variable '{name}'" if start is not None
+                         else f"zeros: nothing assigns resource variable '{name}' before it is read")
