@@ -9,7 +9,6 @@ DMA traffic and scratchpad use, which do not depend on the data.
 
 from __future__ import annotations
 
-import zlib
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -25,41 +24,31 @@ from aot.vendor.accel_sim.isa import (
     F_CLIP,
     F_FSCALE,
     F_REQUANT,
-    HEADER_BYTES,
-    INSN_BYTES,
     INT_RANGE,
-    MAGIC,
     MAX_DIM,
-    MAX_NDIM,
-    MAX_REGIONS,
-    MAX_SPM,
     NUM_REGS,
-    REGION_BYTES,
-    VERSION,
     DType,
     Err,
     Header,
     Insn,
-    Kind,
     Op,
     Reg,
-    parse_regions,
+)
+from aot.vendor.accel_sim.validate import (
+    MAX_QUEUE,
+    SPM,
+    Range,
+    SimError,
+    sadd,
+    smul,
+    spm_range,
+    validate,
+    writable_kind,
 )
 
 RING = 32
-MAX_QUEUE = 16
-SAT = 1 << 40
 DMA, MAC, VEC = 0, 1, 2
-SPM = 0  # hazard space of the scratchpad; main-memory region k is space 1 + k
 _NP = {DType.F32: np.float32, DType.I8: np.int8, DType.I32: np.int32, DType.U8: np.uint8}
-
-
-class SimError(Exception):
-    """The device refused the program; `code` is the runtime's error code."""
-
-    def __init__(self, code: Err, why: str = ""):
-        self.code = Err(code)
-        super().__init__(f"{self.code.name}" + (f": {why}" if why else ""))
 
 
 @dataclass
@@ -76,18 +65,6 @@ class Stats:
     vec_busy_cycles: int = 0
     spm_peak_bytes: int = 0
     instructions: int = 0
-
-
-def smul(a: int, b: int) -> int:
-    if a == 0 or b == 0:
-        return 0
-    if a >= SAT or b >= SAT or a > SAT // b:
-        return SAT
-    return a * b
-
-
-def sadd(a: int, b: int) -> int:
-    return SAT if a >= SAT or b >= SAT or a + b >= SAT else a + b
 
 
 def cdiv(a: int, b: int) -> int:
@@ -148,139 +125,6 @@ def requantize_float(acc: np.ndarray, scale: np.ndarray, lo: int, hi: int, zp: i
     with np.errstate(all="ignore"):
         f = np.asarray(acc, np.int64).astype(np.int32).astype(np.float32) * np.asarray(scale, np.float32)
     return zp + round_half_even(clamp_f32(f, np.float32(lo - zp), np.float32(hi - zp)))
-
-
-@dataclass
-class Range:
-    space: int
-    lo: int
-    hi: int
-
-    def overlaps(self, o: Range) -> bool:
-        return self.space == o.space and self.lo < self.hi and o.lo < o.hi and self.lo < o.hi and o.lo < self.hi
-
-
-def _spm_range(addr: int, nbytes: int) -> Range:
-    return Range(SPM, addr, addr if nbytes == 0 else sadd(addr, nbytes))
-
-
-@dataclass
-class Parsed:
-    header: Header
-    regions: list[tuple[int, int, int, int, int, tuple[int, ...]]]
-    insns: list[Insn]
-    consts: bytes
-
-
-def validate(blob: bytes) -> Parsed:
-    """The static checks (aotc_accel_sim_validate); raises SimError."""
-    blob = bytes(blob)
-    if len(blob) < HEADER_BYTES:
-        raise SimError(Err.TRUNCATED, "shorter than a header")
-    h = Header.parse(blob)
-    if h.magic != MAGIC:
-        raise SimError(Err.MAGIC)
-    if h.version != VERSION:
-        raise SimError(Err.VERSION)
-    if h.header_bytes != HEADER_BYTES:
-        raise SimError(Err.HEADER, "header_bytes")
-    total = HEADER_BYTES + REGION_BYTES * h.n_regions + INSN_BYTES * h.n_insns + h.const_bytes
-    if h.total_bytes != total:
-        raise SimError(Err.HEADER, "total_bytes")
-    if len(blob) < total:
-        raise SimError(Err.TRUNCATED)
-    if len(blob) > total:
-        raise SimError(Err.HEADER, "longer than total_bytes")
-    if zlib.crc32(blob[:12] + b"\0\0\0\0" + blob[16:]) != h.checksum:
-        raise SimError(Err.CHECKSUM)
-    if h.reserved0 or h.reserved1 or h.reserved2:
-        raise SimError(Err.HEADER, "reserved fields")
-    if h.spm_capacity > MAX_SPM or h.spm_bytes > h.spm_capacity:
-        raise SimError(Err.HEADER, "scratchpad size")
-    if (0 in (h.dma_bytes_per_cycle, h.mac_rows, h.mac_cols, h.vec_lanes, h.queue_depth, h.cycle_limit)
-            or h.queue_depth > MAX_QUEUE):
-        raise SimError(Err.HEADER, "cost parameters")
-    regions = parse_regions(blob, h.n_regions)
-    _check_regions(h, regions)
-    start = HEADER_BYTES + REGION_BYTES * h.n_regions
-    insns = [Insn.decode(blob[start + INSN_BYTES * k: start + INSN_BYTES * (k + 1)]) for k in range(h.n_insns)]
-    for i in insns:
-        _check_insn(h, regions, i)
-    if not insns or insns[-1].op != Op.END:
-        raise SimError(Err.NO_END)
-    return Parsed(h, regions, insns, blob[start + INSN_BYTES * h.n_insns:])
-
-
-def _check_regions(h: Header, regions: list) -> None:
-    if not 1 <= h.n_regions <= MAX_REGIONS:
-        raise SimError(Err.REGIONS, "count")
-    prev = -1
-    for k, (kind, code, bits, ndim, nbytes, shape) in enumerate(regions):
-        if kind > Kind.SCRATCH or kind < prev or (k == 0) != (kind == Kind.CONST):
-            raise SimError(Err.REGIONS, f"region {k} kind")
-        if kind == Kind.SCRATCH and prev == Kind.SCRATCH:
-            raise SimError(Err.REGIONS, "two scratch regions")
-        prev = kind
-        if code > 2 or bits not in (8, 16, 32, 64) or ndim > MAX_NDIM:
-            raise SimError(Err.REGIONS, f"region {k} dtype")
-        size = bits // 8
-        for d in range(MAX_NDIM):
-            if d < ndim:
-                size = smul(size, shape[d])
-            elif shape[d] != 0:
-                raise SimError(Err.REGIONS, f"region {k} shape")
-        if size != nbytes or (k == 0 and nbytes != h.const_bytes):
-            raise SimError(Err.REGIONS, f"region {k} size")
-
-
-def _writable(kind: int) -> bool:
-    return kind in (Kind.OUTPUT, Kind.SCRATCH)
-
-
-def _check_insn(h: Header, regions: list, i: Insn) -> None:
-    dt = i.flags & DTYPE_MASK
-    bad = SimError(Err.OPERAND, f"{i}")
-    if i.op == Op.SET:
-        if not 1 <= i.flags <= 3 or i.a + i.flags > NUM_REGS or (i.flags < 3 and i.d) or (i.flags < 2 and i.c):
-            raise bad
-    elif i.op in (Op.LOAD, Op.STORE):
-        if i.flags:
-            raise bad
-        if i.a >= h.n_regions:
-            raise SimError(Err.DMA_BOUNDS, "no such region")
-        if i.op == Op.STORE and not _writable(regions[i.a][0]):
-            raise SimError(Err.READONLY)
-    elif i.op in (Op.CONV, Op.MATMUL):
-        if i.flags & ~0x7F or dt == DType.I32 or i.a:
-            raise bad
-        if i.flags & F_REQUANT and (dt not in EIGHT_BIT or i.flags & F_ACC):
-            raise bad
-        if i.flags & F_FSCALE and not i.flags & F_REQUANT:
-            raise bad
-    elif i.op == Op.POOL:
-        if i.flags & ~(DTYPE_MASK | F_AVG | F_CLIP | F_REQUANT | F_FSCALE) or dt == DType.I32 or i.a or i.c:
-            raise bad
-        if i.flags & (F_REQUANT | F_CLIP) and (dt not in EIGHT_BIT or i.flags & F_AVG or not i.flags & F_REQUANT):
-            raise bad
-        if i.flags & F_FSCALE and not i.flags & F_REQUANT:
-            raise bad
-    elif i.op in (Op.VADD, Op.VMUL, Op.VMAX):
-        if i.flags & ~(DTYPE_MASK | F_CLIP | F_REQUANT | F_FSCALE) or i.a:
-            raise bad
-        if i.flags & (F_REQUANT | F_FSCALE) and (
-                i.op != Op.VADD or dt not in EIGHT_BIT or (i.flags & (F_REQUANT | F_FSCALE)) != F_REQUANT | F_FSCALE):
-            raise bad
-    elif i.op == Op.VCLIP:
-        if i.flags & ~DTYPE_MASK or i.a or i.c:
-            raise bad
-    elif i.op == Op.VREQ:
-        if i.flags & ~(DTYPE_MASK | F_CLIP | F_FSCALE) or dt == DType.I32 or i.a or i.c:
-            raise bad
-    elif i.op == Op.END:
-        if i.flags or i.a or i.b or i.c or i.d:
-            raise bad
-    else:
-        raise SimError(Err.OPCODE, f"opcode {i.op:#x}")
 
 
 @dataclass
@@ -405,7 +249,7 @@ def op_dma(m: Machine, i: Insn) -> None:
     if (n1 > 1 and d1 < row) or (n2 > 1 and d2 < sadd(smul(n1 - 1, d1), row)):
         raise SimError(Err.OVERLAP, "DMA destination rows overlap")
     ext = Range(1 + i.a, i.b, ext_hi)
-    spm = _spm_range(i.c, spm_hi - i.c)
+    spm = spm_range(i.c, spm_hi - i.c)
     dur = m.h.dma_setup_cycles + smul(n1 * n2, cdiv(row, m.h.dma_bytes_per_cycle))
     if load:
         m.schedule(DMA, dur, [ext], spm)
@@ -474,12 +318,12 @@ def _mac_operands(m: Machine, i: Insn, in_elems: int, w_elems: int, out_elems: i
                   compute: int, macs: int) -> None:
     f32 = (i.flags & DTYPE_MASK) == DType.F32
     esz, osz = (4 if f32 else 1), (1 if i.flags & F_REQUANT else 4)
-    reads = [_spm_range(i.b, smul(in_elems, esz)), _spm_range(i.c, smul(w_elems, esz))]
+    reads = [spm_range(i.b, smul(in_elems, esz)), spm_range(i.c, smul(w_elems, esz))]
     if i.flags & F_BIAS:
-        reads.append(_spm_range(m.reg[Reg.BIAS_ADDR], 4 * channels))
+        reads.append(spm_range(m.reg[Reg.BIAS_ADDR], 4 * channels))
     if i.flags & F_REQUANT:
-        reads.append(_spm_range(m.reg[Reg.QUANT_ADDR], _table_bytes(i.flags, channels)))
-    out = _spm_range(i.d, smul(out_elems, osz))
+        reads.append(spm_range(m.reg[Reg.QUANT_ADDR], _table_bytes(i.flags, channels)))
+    out = spm_range(i.d, smul(out_elems, osz))
     for k, rr in enumerate(reads):
         m.check_spm(rr, esz if k < 2 else 4)
     m.check_spm(out, osz)
@@ -603,11 +447,11 @@ def op_pool(m: Machine, i: Insn) -> None:
             and 0 not in (kh, kw, sh, sw, dh, dw)):
         raise SimError(Err.OPERAND, "POOL geometry")
     _check_out_zp(m, i)
-    src = _spm_range(i.b, smul(smul(c, ih), smul(iw, esz)))
-    out = _spm_range(i.d, smul(smul(c, oh), smul(ow, esz)))
+    src = spm_range(i.b, smul(smul(c, ih), smul(iw, esz)))
+    out = spm_range(i.d, smul(smul(c, oh), smul(ow, esz)))
     reads = [src]
     if i.flags & F_REQUANT:
-        reads.append(_spm_range(m.reg[Reg.QUANT_ADDR], _table_bytes(i.flags, c)))
+        reads.append(spm_range(m.reg[Reg.QUANT_ADDR], _table_bytes(i.flags, c)))
     for k, rr in enumerate(reads):
         m.check_spm(rr, esz if k == 0 else 4)
     m.check_spm(out, esz)
@@ -671,10 +515,10 @@ def op_binary(m: Machine, i: Insn) -> None:
     quant = bool(i.flags & F_REQUANT)
     esz = 4 if dt in (DType.F32, DType.I32) else 1
     n = outer * inner
-    ra = _spm_range(i.b, smul(n, esz))
-    rb = _spm_range(i.c, smul(sadd(sadd(smul(outer - 1, so), smul(inner - 1, si)), 1), esz))
-    out = _spm_range(i.d, smul(n, esz))
-    reads = [ra, rb] + ([_spm_range(m.reg[Reg.QUANT_ADDR], QADD_PARAMS)] if quant else [])
+    ra = spm_range(i.b, smul(n, esz))
+    rb = spm_range(i.c, smul(sadd(sadd(smul(outer - 1, so), smul(inner - 1, si)), 1), esz))
+    out = spm_range(i.d, smul(n, esz))
+    reads = [ra, rb] + ([spm_range(m.reg[Reg.QUANT_ADDR], QADD_PARAMS)] if quant else [])
     for rr in (ra, rb, out):
         m.check_spm(rr, esz)
     if quant:
@@ -713,7 +557,7 @@ def op_clip(m: Machine, i: Insn) -> None:
     dt = i.flags & DTYPE_MASK
     esz = 4 if dt in (DType.F32, DType.I32) else 1
     n = outer * inner
-    src, out = _spm_range(i.b, smul(n, esz)), _spm_range(i.d, smul(n, esz))
+    src, out = spm_range(i.b, smul(n, esz)), spm_range(i.d, smul(n, esz))
     m.check_spm(src, esz)
     m.check_spm(out, esz)
     _check_alias(out, src, True)
@@ -732,9 +576,9 @@ def op_requant(m: Machine, i: Insn) -> None:
     outer, inner = _vector_shape(m)
     _check_out_zp(m, i)
     n = outer * inner
-    src = _spm_range(i.b, smul(n, 4))
-    qp = _spm_range(m.reg[Reg.QUANT_ADDR], _table_bytes(i.flags, outer))
-    out = _spm_range(i.d, n)
+    src = spm_range(i.b, smul(n, 4))
+    qp = spm_range(m.reg[Reg.QUANT_ADDR], _table_bytes(i.flags, outer))
+    out = spm_range(i.d, n)
     m.check_spm(src, 4)
     m.check_spm(qp, 4)
     m.check_spm(out, 1)
@@ -777,7 +621,7 @@ def _run(blob: bytes, bound: list[np.ndarray] | None = None, spm: np.ndarray | N
         else:
             mem.append(None)
         sizes.append(nbytes)
-        writable.append(_writable(kind))
+        writable.append(writable_kind(kind))
     if functional:
         spm = np.zeros(h.spm_bytes, np.uint8) if spm is None else spm
         if spm.size < h.spm_bytes:
