@@ -1,7 +1,7 @@
 /* ONNX GlobalMaxPool and GlobalAveragePool, float32: a max or a sum in lanes per plane (the pools that
  * end most classifiers, kept apart from pool.c's window pools so that a net with only these compiles
  * only this). */
-#include "pool_internal.h"
+#include "pool_windows.h"
 
 #include <float.h>
 

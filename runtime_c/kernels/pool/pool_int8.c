@@ -13,7 +13,7 @@
  * read bytes stored a row before: loads across recent stores at other offsets stall). At stride
  * 2 (ResNet's 3 x 3 stem pool) the pass across columns splits 32 bytes into their even and odd
  * bytes (maxpool_cols16_s2), the row pass being the same. */
-#include "pool_internal.h"
+#include "pool_windows.h"
 
 #define AOTC_MAXPOOL_INT_ROW 256 /* bytes on the stack: small, for microcontrollers */
 #if (defined(__SSE2__) || defined(_M_X64)) && !defined(AOTC_NO_INTRINSICS)

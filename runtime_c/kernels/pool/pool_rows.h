@@ -6,7 +6,7 @@
 #ifndef AOTC_POOL_ROWS_H
 #define AOTC_POOL_ROWS_H
 
-#include "pool_internal.h"
+#include "pool_windows.h"
 
 #include <float.h>
 

@@ -1,6 +1,7 @@
-/* What the pool kernels (pool.c, pool_global.c, pool_int8.c) share. Internal to runtime_c/kernels. */
-#ifndef AOTC_POOL_INTERNAL_H
-#define AOTC_POOL_INTERNAL_H
+/* The window arithmetic the pool kernels (pool.c, pool_max.c, pool_global.c, pool_int8.c) share: which taps
+ * of a window lie inside the input, and sums in lanes. Internal to runtime_c/kernels. */
+#ifndef AOTC_POOL_WINDOWS_H
+#define AOTC_POOL_WINDOWS_H
 
 #include "aotc_pool.h"
 #include "aotc_threads.h"
