@@ -14,7 +14,7 @@
                                                         tolerance (also inside vendor functions); exit 0
                                                         if none, 1 if one diverges (aot/compare.py)
     aotc partition MODEL.onnx --vendor V [--annotate F] -o P.onnx [--show]   the partition as ONNX
-    aotc ops [OP] [--markdown]                          the supported ops, from the kernel table
+    aotc ops [OP] [--tflite] [--markdown]               the supported ops (ONNX, or TFLite builtins), from the tables
     aotc --list-targets                                 the targets, with their memory
     aotc --list-vendors                                 the vendors installed, with what they take
 """
@@ -46,7 +46,7 @@ COMMANDS = """commands:
   aotc footprint OUT              flash and RAM of the built bundle                 (aotc footprint -h)
   aotc partition MODEL --vendor V -o P.onnx
                                   the partition between vendors, as ONNX; --show draws it (aotc partition -h)
-  aotc ops [OP]                   the ONNX ops aotc compiles, dtypes, opsets, vendors (docs/ops.md)
+  aotc ops [OP] [--tflite]        the ops aotc compiles: ONNX (docs/ops.md), TFLite builtins (docs/tflite-ops.md)
   aotc --list-targets             targets, with their memory
   aotc --list-vendors             vendors installed, with what they take
 """
@@ -209,16 +209,21 @@ def _compare_parser() -> argparse.ArgumentParser:
 
 def _ops_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="aotc ops", description="The ONNX ops aotc compiles: how, for which dtypes "
-                                "and opsets, and which vendors take them (generated from the kernel table).")
+                                "and opsets, and which vendors take them (generated from the kernel table); with "
+                                "--tflite, the TFLite builtins, float, int8 and 16x8.")
     p.add_argument("op", nargs="?", help="one op (default: all)")
-    p.add_argument("--markdown", action="store_true", help="print the page as Markdown (docs/ops.md)")
+    p.add_argument("--tflite", action="store_true", help="the TFLite builtin operators instead (docs/tflite-ops.md)")
+    p.add_argument("--markdown", action="store_true",
+                   help="print the page as Markdown (docs/ops.md; with --tflite, docs/tflite-ops.md)")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
 
 def _cmd_ops(args: argparse.Namespace) -> int:
-    from aot.ops_page import markdown, text
-
+    if args.tflite:
+        from aot.tflite_ops_page import markdown, text
+    else:
+        from aot.ops_page import markdown, text
     print(markdown() if args.markdown else text(args.op), end="")
     return 0
 

@@ -45,3 +45,29 @@ def test_aotc_ops_on_the_command_line():
     assert "how: kernel" in r.stdout and "17" in r.stdout
     r = subprocess.run([*run, "NoSuchOp"], capture_output=True, text=True, check=True)
     assert "not compiled" in r.stdout
+
+
+def test_docs_tflite_ops_page_is_current():
+    from aot.tflite_ops_page import markdown
+
+    page = DOCS.parent / "tflite-ops.md"
+    assert page.read_text() == markdown(), "regenerate it: aotc ops --tflite --markdown > docs/tflite-ops.md"
+
+
+def test_tflite_page_matches_what_the_frontend_lowers():
+    """Each row's claims are the frontend's tables: a float builtin has a lowering, an int8 one an int8 kernel or
+    a data move on the integers."""
+    from aot.frontend.tflite.int8 import INT8_OPS, INT16_OPS
+    from aot.tflite_ops_page import rows
+
+    table = {r.op: r for r in rows()}
+    assert table["CONV_2D"].float and table["CONV_2D"].int8 and table["CONV_2D"].int16
+    assert table["RESHAPE"].int8 and table["RESHAPE"].int16  # data movement on the integers
+    assert not table["CONV_3D"].int8
+    assert set(INT8_OPS) | set(INT16_OPS) <= {op for op, r in table.items() if r.int8 or r.int16}
+
+
+def test_aotc_ops_tflite_on_the_command_line():
+    r = subprocess.run([sys.executable, "-m", "aot.cli", "ops", "--tflite", "depthwise_conv_2d"], capture_output=True,
+                       text=True, check=True)
+    assert "float: yes" in r.stdout and "int8: yes" in r.stdout

@@ -44,7 +44,7 @@ INT8_OPS = {"FULLY_CONNECTED": tfl.FULLY_CONNECTED, "CONV_2D": tfl.CONV_2D, "DEP
             "MAXIMUM": tfl.MAXIMUM, "MINIMUM": tfl.MINIMUM,
             **{op: tfl.LUT for op in ("LOGISTIC", "TANH", "LEAKY_RELU", "HARD_SWISH", "RELU", "RELU6", "RELU_N1_TO_1",
                                       "RELU_0_TO_1")}}
-_16X8_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "AVERAGE_POOL_2D", "MAX_POOL_2D",
+INT16_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "AVERAGE_POOL_2D", "MAX_POOL_2D",
              "ADD", "SUB", "MUL", "MEAN", "SOFTMAX", "LOGISTIC", "TANH", "LEAKY_RELU")
 _RELU_RANGE = {"RELU": (0.0, None), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0), "RELU_0_TO_1": (0.0, 1.0)}
 _SAME = 0
@@ -76,12 +76,12 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
         raise op_error(op, f"quantized {op.op} is not supported yet (aotc's TFLite int8 kernels: "
                        f"{', '.join(INT8_OPS)})")
     sixteen = x.dtype == "int16" and y.dtype == "int16"  # 16x8: int16 activations, int8 weights
-    if sixteen and op.op not in _16X8_OPS:
-        raise op_error(op, f"16x8 (int16) {op.op} is not supported yet (aotc's 16x8 kernels: {', '.join(_16X8_OPS)})")
+    if sixteen and op.op not in INT16_OPS:
+        raise op_error(op, f"16x8 (int16) {op.op} is not supported yet (aotc's 16x8 kernels: {', '.join(INT16_OPS)})")
     wide_softmax = op.op == "SOFTMAX" and x.dtype == "int8" and y.dtype == "int16"  # LiteRT's int8 -> int16
     if not (sixteen or wide_softmax or (x.dtype == "int8" and y.dtype == "int8")) or y.quant is None:
         raise op_error(op, f"quantized {op.op} from {x.dtype} to {y.dtype} is not supported yet (int8, and 16x8 for "
-                       f"{', '.join(_16X8_OPS)})")
+                       f"{', '.join(INT16_OPS)})")
     if sixteen and (int(x.quant.zero_point[0]) != 0 or int(y.quant.zero_point[0]) != 0):
         raise op_error(op, f"16x8 {op.op} with a nonzero zero point is not supported (TFLite's int16 is symmetric)")
     if x.quant.per_channel or y.quant.per_channel:
@@ -259,4 +259,4 @@ def _pads_before(x: tuple[int, ...], y: tuple[int, ...], kh: int, kw: int, sh: i
             max((y[2] - 1) * sw + (kw - 1) * dw + 1 - x[2], 0) // 2]
 
 
-__all__ = ["INT8_OPS", "AotcError", "is_quantized", "lower_int8", "lower_quantize"]
+__all__ = ["INT8_OPS", "INT16_OPS", "AotcError", "is_quantized", "lower_int8", "lower_quantize"]

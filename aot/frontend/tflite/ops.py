@@ -732,3 +732,6 @@ _OPS = {
     "UNPACK": _unpack, "SPLIT_V": _split, "CAST": _cast, "FLOOR_DIV": _floor_div, "CUMSUM": _cumsum,
     "BROADCAST_TO": _broadcast_to, "L2_NORMALIZATION": _l2_normalization,
 }
+
+FLOAT_BUILTINS = frozenset(_OPS)  # the builtins lowered for float tensors (aotc ops --tflite)
+QUANTIZED_MOVES = frozenset(_MOVES)  # on int8/int16 tensors too: the same ONNX ops move the integers

@@ -1,0 +1,97 @@
+"""The TFLite ops page: which TFLite builtin operators aotc compiles, for float tensors and for
+quantized int8 and 16x8 (int16 activations) ones, generated from the TFLite frontend's own tables
+so it cannot drift from the code.
+
+    aotc ops --tflite              the table on the terminal
+    aotc ops --tflite CONV_2D      one op
+    aotc ops --tflite --markdown   docs/tflite-ops.md (tests/test_ops_page.py checks it is current)
+
+Every BuiltinOperator of TFLite's schema is listed, the ones aotc refuses too, so the page answers
+"will my model compile" before a user tries. Custom ops are listed below the table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aot.frontend.tflite.int8 import INT8_OPS, INT16_OPS
+from aot.frontend.tflite.ops import FLOAT_BUILTINS, QUANTIZED_MOVES
+from aot.frontend.tflite.reader import schema
+
+# quantized ops lowered outside INT8_OPS: the recurrent ones (recurrent.py) and the conversions
+_INT8_OTHER = frozenset({"SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM", "QUANTIZE", "DEQUANTIZE"})
+_INT16_OTHER = frozenset({"QUANTIZE", "DEQUANTIZE"})
+CUSTOM_OPS: tuple[str, ...] = ()  # custom ops (CUSTOM:<name>) the frontend lowers
+
+YES, NO = "yes", "-"
+
+
+@dataclass(frozen=True)
+class TflRow:
+    op: str
+    float: bool
+    int8: bool
+    int16: bool  # 16x8: int16 activations, int8 weights
+
+    @property
+    def supported(self) -> bool:
+        return self.float or self.int8 or self.int16
+
+
+def builtin_names() -> list[str]:
+    """Every BuiltinOperator name in the installed TFLite schema, sorted."""
+    return sorted(k for k, v in vars(schema().BuiltinOperator).items() if not k.startswith("_") and isinstance(v, int))
+
+
+def rows() -> list[TflRow]:
+    return [TflRow(op, op in FLOAT_BUILTINS, op in INT8_OPS or op in QUANTIZED_MOVES or op in _INT8_OTHER,
+                   op in INT16_OPS or op in QUANTIZED_MOVES or op in _INT16_OTHER)
+            for op in builtin_names()]
+
+
+HEAD = ["op", "float", "int8", "16x8"]
+
+
+def _cells(r: TflRow) -> list[str]:
+    return [r.op, YES if r.float else NO, YES if r.int8 else NO, YES if r.int16 else NO]
+
+
+def _summary(table: list[TflRow]) -> str:
+    n = sum(r.supported for r in table)
+    return (f"{n} of {len(table)} builtins compile (float {sum(r.float for r in table)}, int8 "
+            f"{sum(r.int8 for r in table)}, 16x8 {sum(r.int16 for r in table)}); custom ops: "
+            f"{', '.join(CUSTOM_OPS) or 'none yet'}.")
+
+
+def markdown() -> str:
+    table = rows()
+    lines = [
+        "# Supported TFLite ops",
+        "",
+        "Generated from the TFLite frontend's tables by `aotc ops --tflite --markdown`; do not edit. Every "
+        "BuiltinOperator of the installed TFLite schema is listed. \"float\": the op compiles on unquantized "
+        "tensors (float32, and the integer and boolean types the op takes); \"int8\": on int8 tensors with "
+        "TFLite's quantization, bit-exact with LiteRT's reference kernels; \"16x8\": int16 activations with int8 "
+        "weights. A refused op is refused in one line naming the op and its node. Ops whose inputs are all "
+        "constants are folded at compile time whatever they are.",
+        "",
+        _summary(table),
+        "",
+        "| " + " | ".join(HEAD) + " |",
+        "|" + "---|" * len(HEAD),
+    ]
+    lines += ["| " + " | ".join(_cells(r)) + " |" for r in table]
+    return "\n".join(lines) + "\n"
+
+
+def text(op: str | None = None) -> str:
+    table = rows()
+    if op is not None:
+        match = [r for r in table if r.op.lower() == op.lower()]
+        if not match:
+            return f"{op}: not a TFLite builtin operator\n"
+        return "".join(f"{h}: {c}\n" for r in match for h, c in zip(HEAD, _cells(r), strict=True))
+    cells = [HEAD, *(_cells(r) for r in table if r.supported)]
+    widths = [max(len(c[k]) for c in cells) for k in range(len(HEAD))]
+    return "".join("  ".join(c[k].ljust(widths[k]) for k in range(len(HEAD))).rstrip() + "\n" for c in cells) + \
+        _summary(table) + "\naotc ops --tflite OP for one, --markdown for docs/tflite-ops.md (every builtin)\n"
