@@ -1,0 +1,253 @@
+"""TFLite's data-movement builtins -> ONNX: reshapes, concatenation and stacking, pads, slices, gathers,
+tiles, transposes, resizes and the block rearrangements. Most also run on int8 / int16 tensors whose
+quantization they keep (ops.py's QUANTIZED_MOVES)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import onnx
+
+from aot.frontend.tflite.builder import (
+    NCHW,
+    NHWC,
+    TO_NCHW,
+    OnnxBuilder,
+    op_error,
+    value_info,
+)
+from aot.frontend.tflite.lowering import (
+    const_input,
+    finish,
+    float_only,
+    onnx_axis,
+)
+from aot.frontend.tflite.reader import TflOp
+
+
+def _reshape(b: OnnxBuilder, op: TflOp) -> None:
+    shape = np.array(b.tensor(op.outputs[0]).shape, np.int64)
+    finish(b, op, "Reshape", [b.value(op.inputs[0], NHWC), b.const(shape, "shape")], NHWC)
+
+
+def _concat(b: OnnxBuilder, op: TflOp) -> None:
+    rank = len(b.tensor(op.outputs[0]).shape)
+    live = [i for i in op.inputs if b.tensor(i).data is None]
+    layout = NCHW if rank == 4 and live and all(b.prefers(i) == NCHW for i in live) else NHWC
+    finish(b, op, "Concat", [b.value(i, layout) for i in op.inputs], layout, op.options.fusedActivationFunction,
+            axis=onnx_axis(op.options.axis, rank, layout))
+
+
+def _pack(b: OnnxBuilder, op: TflOp) -> None:
+    """PACK: each input given a new axis (Unsqueeze), then concatenated along it."""
+    rank = len(b.tensor(op.outputs[0]).shape)
+    axis = int(op.options.axis) % rank
+    axes = b.const(np.array([axis], np.int64), "axes")
+    parts = [b.node("Unsqueeze", [b.value(i, NHWC), axes], hint=f"{op.name}_unsqueeze") for i in op.inputs]
+    finish(b, op, "Concat", parts, NHWC, axis=axis)
+
+
+def _unpack(b: OnnxBuilder, op: TflOp) -> None:
+    """UNPACK: a Split into ones along the axis, each Squeezed."""
+    rank = len(b.tensor(op.inputs[0]).shape)
+    axis = int(op.options.axis) % rank
+    n = len(op.outputs)
+    parts = [b.fresh(f"{op.name}_part{k}") for k in range(n)]
+    b.node("Split", [b.value(op.inputs[0], NHWC), b.const(np.ones(n, np.int64), "split")], parts, hint=op.name,
+           axis=axis)
+    axes = b.const(np.array([axis], np.int64), "axes")
+    for o, part in zip(op.outputs, parts, strict=True):
+        b.node("Squeeze", [part, axes], [b.names[o]], hint=f"{op.name}_squeeze")
+        b.values[o] = {NHWC: b.names[o]}
+
+
+def _pad(b: OnnxBuilder, op: TflOp) -> None:
+    pads = const_input(b, op, 1, "paddings").astype(np.int64).reshape(-1, 2)
+    layout = b.prefers(op.inputs[0])
+    if layout == NCHW:
+        pads = pads[list(TO_NCHW)]
+    inputs = [b.value(op.inputs[0], layout), b.const(np.concatenate([pads[:, 0], pads[:, 1]]), "pads")]
+    x = b.tensor(op.inputs[0])
+    if op.op == "PADV2" and len(op.inputs) > 2:
+        inputs.append(b.value(op.inputs[2]))
+    elif x.quant is not None and x.dtype != "float32":  # a quantized tensor pads with its zero point (real 0)
+        inputs.append(b.const(np.array(x.quant.zero_point[0], x.dtype), "pad_value"))
+    finish(b, op, "Pad", inputs, layout, mode="constant")
+
+
+_REFLECT, _SYMMETRIC = 0, 1  # MirrorPadMode
+
+
+def _mirror_pad(b: OnnxBuilder, op: TflOp) -> None:
+    """REFLECT is ONNX Pad's reflect (the edge is not repeated). SYMMETRIC repeats the edge, which no
+    ONNX Pad mode does: each padded axis is a Gather of the input along it with constant indices
+    (p - 1 .. 0, 0 .. n - 1, n - 1 .. n - q), the mirror image including the edge."""
+    x = b.tensor(op.inputs[0])
+    if x.dtype != "float32":
+        raise op_error(op, f"MIRROR_PAD of {x.dtype} tensors is not supported (float32 only)")
+    pads = const_input(b, op, 1, "paddings").astype(np.int64).reshape(-1, 2)
+    mode = int(op.options.mode) if op.options is not None else _REFLECT
+    rank = len(x.shape)
+    limit = 0 if mode == _SYMMETRIC else 1  # how far a pad may reach: the whole axis, or all but the edge
+    for a, (before, after) in enumerate(pads):
+        if before < 0 or after < 0 or max(before, after) > x.shape[a] - limit:
+            raise op_error(op, f"MIRROR_PAD pads {[int(before), int(after)]} of an axis of {x.shape[a]}: "
+                               f"TFLite allows 0 to {x.shape[a] - limit}")
+    layout = b.prefers(op.inputs[0])
+    if mode == _REFLECT:
+        if layout == NCHW:
+            pads = pads[list(TO_NCHW)]
+        finish(b, op, "Pad", [b.value(op.inputs[0], layout),
+                               b.const(np.concatenate([pads[:, 0], pads[:, 1]]), "pads")], layout, mode="reflect")
+        return
+    if mode != _SYMMETRIC:
+        raise op_error(op, f"MIRROR_PAD mode {mode} is not supported")
+    y = b.value(op.inputs[0], layout)
+    axes = [a for a in range(rank) if pads[a].any()]
+    for k, a in enumerate(axes):
+        n, (before, after) = x.shape[a], pads[a]
+        index = np.concatenate([np.arange(before)[::-1], np.arange(n), n - 1 - np.arange(after)]).astype(np.int64)
+        inputs = [y, b.const(index, f"{op.name}_index{a}")]
+        if k == len(axes) - 1:
+            finish(b, op, "Gather", inputs, layout, axis=onnx_axis(a, rank, layout))
+            return
+        y = b.node("Gather", inputs, hint=f"{op.name}_axis{a}", axis=onnx_axis(a, rank, layout))
+    finish(b, op, "Identity", [y], layout)
+
+
+def _strided_slice(b: OnnxBuilder, op: TflOp) -> None:
+    o = op.options
+    if o.ellipsisMask or o.newAxisMask:
+        raise op_error(op, "STRIDED_SLICE with an ellipsis or new-axis mask is not supported")
+    if getattr(o, "offset", False):
+        raise op_error(op, "STRIDED_SLICE with offset=true is not supported")
+    shape = b.tensor(op.inputs[0]).shape
+    begin, end = const_input(b, op, 1, "begins"), const_input(b, op, 2, "ends")
+    strides = const_input(b, op, 3, "strides")
+    starts, ends, steps = [], [], []
+    for a, dim in enumerate(shape):
+        s = int(strides[a])
+        lo = None if o.beginMask >> a & 1 else int(begin[a])
+        hi = None if o.endMask >> a & 1 else int(end[a])
+        if o.shrinkAxisMask >> a & 1:
+            lo = int(begin[a]) % dim
+            hi, s = lo + 1, 1
+        start, stop, step = slice(lo, hi, s).indices(dim)
+        starts.append(start)
+        ends.append(stop if stop >= 0 else -dim - 1)
+        steps.append(step)
+    # a 4-D slice that keeps its rank is done in NCHW when its input is there already (no transpose)
+    layout = b.prefers(op.inputs[0]) if not o.shrinkAxisMask else NHWC
+    if layout == NCHW:
+        starts, ends, steps = ([v[a] for a in TO_NCHW] for v in (starts, ends, steps))
+    x = b.value(op.inputs[0], layout)
+    const = lambda v, n: b.const(np.array(v, np.int64), n)  # noqa: E731
+    y_shape = b.tensor(op.outputs[0]).shape
+    args = [x, const(starts, "starts"), const(ends, "ends"), const(list(range(len(shape))), "axes"),
+            const(steps, "steps")]
+    if o.shrinkAxisMask:
+        y = b.node("Slice", args, hint=op.name)
+        finish(b, op, "Reshape", [y, const(list(y_shape), "shape")], NHWC)
+    else:
+        finish(b, op, "Slice", args, layout)
+
+
+def _tile(b: OnnxBuilder, op: TflOp) -> None:
+    reps = const_input(b, op, 1, "multiples").astype(np.int64).reshape(-1)
+    finish(b, op, "Tile", [b.value(op.inputs[0], NHWC), b.const(reps, "repeats")], NHWC)
+
+
+def _transpose(b: OnnxBuilder, op: TflOp) -> None:
+    perm = [int(v) for v in const_input(b, op, 1, "permutation").reshape(-1)]
+    finish(b, op, "Transpose", [b.value(op.inputs[0], NHWC)], NHWC, perm=perm)
+
+
+def _resize(b: OnnxBuilder, op: TflOp) -> None:
+    """RESIZE_NEAREST_NEIGHBOR / RESIZE_BILINEAR of NHWC, as ONNX Resize along H and W (TFLite's
+    align_corners and half_pixel_centers are ONNX coordinate modes)."""
+    o = op.options
+    y = b.tensor(op.outputs[0])
+    align, half = bool(getattr(o, "alignCorners", False)), bool(getattr(o, "halfPixelCenters", False))
+    nearest = op.op == "RESIZE_NEAREST_NEIGHBOR"
+    if align:
+        ctm = "align_corners"
+    elif half:
+        ctm = "tf_half_pixel_for_nn" if nearest else "half_pixel"
+    else:
+        ctm = "asymmetric"
+    attrs: dict[str, Any] = {"mode": "nearest" if nearest else "linear", "coordinate_transformation_mode": ctm}
+    if nearest:
+        attrs["nearest_mode"] = "round_prefer_ceil" if align else "floor"
+    sizes = b.const(np.array(y.shape, np.int64), "sizes")
+    finish(b, op, "Resize", [b.value(op.inputs[0], NHWC), "", "", sizes], NHWC, **attrs)
+    # its shape is the file's: after an int8 op ONNX's inference stops, and onnx's reference evaluator
+    # (aotc's fallback) has no tf_half_pixel_for_nn
+    b.value_infos.append(value_info(y, b.nodes[-1].output[0]))
+
+
+def _slice(b: OnnxBuilder, op: TflOp) -> None:
+    shape = b.tensor(op.inputs[0]).shape
+    begin = const_input(b, op, 1, "begins").astype(np.int64).reshape(-1)
+    size = const_input(b, op, 2, "sizes").astype(np.int64).reshape(-1)
+    end = np.where(size < 0, np.array(shape, np.int64), begin + size)
+    const = lambda v, n: b.const(np.asarray(v, np.int64), n)  # noqa: E731
+    finish(b, op, "Slice", [b.value(op.inputs[0], NHWC), const(begin, "starts"), const(end, "ends"),
+                             const(list(range(len(shape))), "axes")], NHWC)
+
+
+def _gather(b: OnnxBuilder, op: TflOp) -> None:
+    o = op.options
+    if o is not None and getattr(o, "batchDims", 0):
+        raise op_error(op, "GATHER with batch_dims is not supported")
+    rank = len(b.tensor(op.inputs[0]).shape)
+    axis = int(o.axis) % rank if o is not None else 0
+    finish(b, op, "Gather", [b.value(op.inputs[0], NHWC), b.value(op.inputs[1], NHWC)], NHWC, axis=axis)
+
+
+def _gather_nd(b: OnnxBuilder, op: TflOp) -> None:
+    """GATHER_ND is ONNX GatherND (batch_dims 0) with int64 indices."""
+    idx = b.tensor(op.inputs[1])
+    if idx.data is not None:
+        indices = b.const(idx.data.astype(np.int64), f"{b.names[op.inputs[1]]}_i64")
+    else:
+        indices = b.node("Cast", [b.value(op.inputs[1], NHWC)], hint=f"{op.name}_i64", to=onnx.TensorProto.INT64)
+    finish(b, op, "GatherND", [b.value(op.inputs[0], NHWC), indices], NHWC)
+
+
+def _space_depth(b: OnnxBuilder, op: TflOp) -> None:
+    """SPACE_TO_DEPTH / DEPTH_TO_SPACE of NHWC: ONNX's NCHW ops on the NCHW value order the channels as
+    TFLite does (block row, block column, then channel: DepthToSpace's DCR mode)."""
+    float_only(b, op, 0)
+    onnx_op = "SpaceToDepth" if op.op == "SPACE_TO_DEPTH" else "DepthToSpace"
+    attrs: dict[str, Any] = {"blocksize": int(op.options.blockSize)}
+    if onnx_op == "DepthToSpace":
+        attrs["mode"] = "DCR"
+    finish(b, op, onnx_op, [b.value(op.inputs[0], NCHW)], NCHW, **attrs)
+
+
+def _broadcast_to(b: OnnxBuilder, op: TflOp) -> None:
+    shape = np.array(b.tensor(op.outputs[0]).shape, np.int64)
+    finish(b, op, "Expand", [b.value(op.inputs[0], NHWC), b.const(shape, "shape")], NHWC)
+
+
+def _split(b: OnnxBuilder, op: TflOp) -> None:
+    """SPLIT (axis, x) and SPLIT_V (x, sizes, axis): the sizes are the outputs' own."""
+    k_x, k_axis = (1, 0) if op.op == "SPLIT" else (0, 2)
+    x = b.tensor(op.inputs[k_x])
+    axis = int(const_input(b, op, k_axis, "axis").reshape(-1)[0]) % len(x.shape)
+    sizes = [b.tensor(o).shape[axis] for o in op.outputs]
+    outs = [b.names[o] for o in op.outputs]
+    b.node("Split", [b.value(op.inputs[k_x], NHWC), b.const(np.array(sizes, np.int64), "split")], outs,
+           hint=op.name, axis=axis)
+    for o, name in zip(op.outputs, outs, strict=True):
+        b.values[o] = {NHWC: name}
+
+
+OPS = {
+    "RESHAPE": _reshape, "SQUEEZE": _reshape, "EXPAND_DIMS": _reshape, "CONCATENATION": _concat, "PACK": _pack,
+    "UNPACK": _unpack, "PAD": _pad, "PADV2": _pad, "MIRROR_PAD": _mirror_pad, "STRIDED_SLICE": _strided_slice,
+    "TILE": _tile, "TRANSPOSE": _transpose, "RESIZE_NEAREST_NEIGHBOR": _resize, "RESIZE_BILINEAR": _resize,
+    "SLICE": _slice, "GATHER": _gather, "GATHER_ND": _gather_nd, "SPACE_TO_DEPTH": _space_depth,
+    "DEPTH_TO_SPACE": _space_depth, "BROADCAST_TO": _broadcast_to, "SPLIT": _split, "SPLIT_V": _split,
+}

@@ -1,0 +1,102 @@
+"""TFLite's elementwise builtins -> ONNX: unary math, binary arithmetic and comparisons (broadcast, in
+the layout the inputs already have), clamps, casts and selects (float and the unquantized types)."""
+
+from __future__ import annotations
+
+import numpy as np
+from onnx import helper
+
+from aot.frontend.tflite.builder import (
+    NHWC,
+    OnnxBuilder,
+)
+from aot.frontend.tflite.lowering import (
+    ACT_NONE,
+    binary_inputs,
+    finish,
+    float_only,
+)
+from aot.frontend.tflite.reader import TflOp
+
+_UNARY = {"LOGISTIC": "Sigmoid", "TANH": "Tanh", "RELU": "Relu", "ABS": "Abs", "EXP": "Exp", "NEG": "Neg",
+          "SQRT": "Sqrt", "RSQRT": None, "LOG": "Log", "FLOOR": "Floor", "CEIL": "Ceil", "ELU": "Elu",
+          "HARD_SWISH": "HardSwish", "SIN": "Sin", "COS": "Cos", "SQUARE": None}
+
+
+_BINARY = {"ADD": "Add", "SUB": "Sub", "MUL": "Mul", "DIV": "Div", "MAXIMUM": "Max", "MINIMUM": "Min",
+           "LESS": "Less", "LESS_EQUAL": "LessOrEqual", "GREATER": "Greater", "GREATER_EQUAL": "GreaterOrEqual",
+           "EQUAL": "Equal", "LOGICAL_AND": "And", "LOGICAL_OR": "Or", "PRELU": "PRelu"}
+
+
+def _binary(b: OnnxBuilder, op: TflOp) -> None:
+    names, layout = binary_inputs(b, op)
+    act = getattr(op.options, "fusedActivationFunction", ACT_NONE) if op.options is not None else ACT_NONE
+    finish(b, op, _BINARY[op.op], names, layout, act)
+
+
+def _not_equal(b: OnnxBuilder, op: TflOp) -> None:
+    names, layout = binary_inputs(b, op)
+    finish(b, op, "Not", [b.node("Equal", names, hint=f"{op.name}_equal")], layout)
+
+
+def _squared_difference(b: OnnxBuilder, op: TflOp) -> None:
+    """(x - y)^2: a Sub, then a Mul of the difference by itself."""
+    names, layout = binary_inputs(b, op)
+    d = b.node("Sub", names, hint=f"{op.name}_sub")
+    finish(b, op, "Mul", [d, d], layout)
+
+
+def _unary(b: OnnxBuilder, op: TflOp) -> None:
+    layout = b.prefers(op.inputs[0])
+    x = b.value(op.inputs[0], layout)
+    if op.op == "RSQRT":
+        finish(b, op, "Reciprocal", [b.node("Sqrt", [x], hint=f"{op.name}_sqrt")], layout)
+        return
+    if op.op == "SQUARE":
+        finish(b, op, "Mul", [x, x], layout)
+        return
+    finish(b, op, _UNARY[op.op], [x], layout)
+
+
+def _clip(lo: float, hi: float):
+    def lower(b: OnnxBuilder, op: TflOp) -> None:
+        layout = b.prefers(op.inputs[0])
+        finish(b, op, "Clip", [b.value(op.inputs[0], layout), b.const(np.float32(lo), "lo"),
+                                b.const(np.float32(hi), "hi")], layout)
+    return lower
+
+
+def _leaky_relu(b: OnnxBuilder, op: TflOp) -> None:
+    layout = b.prefers(op.inputs[0])
+    finish(b, op, "LeakyRelu", [b.value(op.inputs[0], layout)], layout, alpha=float(op.options.alpha))
+
+
+def _cast(b: OnnxBuilder, op: TflOp) -> None:
+    to = helper.np_dtype_to_tensor_dtype(np.dtype(b.tensor(op.outputs[0]).dtype))
+    layout = b.prefers(op.inputs[0])
+    finish(b, op, "Cast", [b.value(op.inputs[0], layout)], layout, to=to)
+
+
+def _floor_div(b: OnnxBuilder, op: TflOp) -> None:
+    """FLOOR_DIV of floats: Floor of the Div (ONNX's integer Div truncates, so integers are refused)."""
+    float_only(b, op, 0)
+    names, layout = binary_inputs(b, op)
+    finish(b, op, "Floor", [b.node("Div", names, hint=f"{op.name}_div")], layout)
+
+
+def _select(b: OnnxBuilder, op: TflOp) -> None:
+    """SELECT / SELECT_V2 (the latter broadcasting, as numpy does) are ONNX Where."""
+    float_only(b, op, 1)
+    finish(b, op, "Where", [b.value(i, NHWC) for i in op.inputs[:3]], NHWC)
+
+
+def _add_n(b: OnnxBuilder, op: TflOp) -> None:
+    finish(b, op, "Sum", [b.value(i, NHWC) for i in op.inputs], NHWC)
+
+
+OPS = {
+    **{k: _binary for k in _BINARY}, **{k: _unary for k in _UNARY},
+    "RELU6": _clip(0.0, 6.0), "RELU_N1_TO_1": _clip(-1.0, 1.0), "RELU_0_TO_1": _clip(0.0, 1.0),
+    "LEAKY_RELU": _leaky_relu, "SQUARED_DIFFERENCE": _squared_difference, "NOT_EQUAL": _not_equal,
+    "SELECT": _select, "SELECT_V2": _select, "ADD_N": _add_n, "CAST": _cast, "FLOOR_DIV": _floor_div,
+}
