@@ -391,61 +391,142 @@ def mirror() -> keras.Model:
     return keras.Model(x, [L.PReLU(alpha_initializer=alpha)(c), d])
 
 
+class Written:
+    """A TFLite model written op by op with the schema, for what the converter does not write: ops it
+    has no Keras layer for (SVDF, L2_POOL_2D), or writes only where shapes are dynamic (SHAPE, FILL,
+    ZEROS_LIKE, BROADCAST_ARGS), or rewrites (EMBEDDING_LOOKUP becomes a GATHER)."""
+
+    def __init__(self):
+        from tensorflow.lite.python import schema_py_generated as sch
+
+        self.sch = sch
+        self.m, self.sg = sch.ModelT(), sch.SubGraphT()
+        self.m.version, self.m.buffers, self.m.subgraphs, self.m.operatorCodes = 3, [sch.BufferT()], [self.sg], []
+        self.sg.tensors, self.sg.operators = [], []
+
+    def tensor(self, shape, dtype, scale=None, zero=None, data=None, variable=False) -> int:
+        sch, t = self.sch, self.sch.TensorT()
+        t.shape, t.type, t.name, t.isVariable = list(shape), dtype, f"t{len(self.sg.tensors)}".encode(), variable
+        if scale is not None:
+            t.quantization = sch.QuantizationParametersT()
+            t.quantization.scale, t.quantization.zeroPoint = [scale], [zero]
+        buf = sch.BufferT()
+        if data is not None:
+            buf.data = np.frombuffer(np.ascontiguousarray(data).tobytes(), np.uint8)
+        t.buffer = len(self.m.buffers)
+        self.m.buffers.append(buf)
+        self.sg.tensors.append(t)
+        return len(self.sg.tensors) - 1
+
+    def op(self, code, inputs, outputs, options_type=0, options=None, version=1) -> None:
+        codes = [c.builtinCode for c in self.m.operatorCodes]
+        if code not in codes:
+            c = self.sch.OperatorCodeT()
+            c.builtinCode, c.deprecatedBuiltinCode, c.version = code, min(code, 127), version
+            self.m.operatorCodes.append(c)
+        o = self.sch.OperatorT()
+        o.opcodeIndex = [c.builtinCode for c in self.m.operatorCodes].index(code)
+        o.inputs, o.outputs, o.builtinOptionsType, o.builtinOptions = inputs, outputs, options_type, options
+        self.sg.operators.append(o)
+
+    def finish(self, inputs: list[int], outputs: list[int]) -> bytes:
+        import flatbuffers
+
+        self.sg.inputs, self.sg.outputs = inputs, outputs
+        fb = flatbuffers.Builder(0)
+        fb.Finish(self.m.Pack(fb), file_identifier=b"TFL3")
+        return bytes(fb.Output())
+
+
 def svdf_int8() -> bytes:
     """A full-integer SVDF as TFLM's keyword_scrambled has (no Keras layer converts to SVDF; it came from
     TF1 speech models), written with the schema: int8 [1, 12] input, 8 filters of rank 2 over 5 steps
     (int8 feature weights, int16 time weights and state, int32 bias, RELU), then an int8 -> int16
     SOFTMAX (output zero point -32768, scale 1/65536), and a QUANTIZE int16 -> int32 as that model ends."""
-    import flatbuffers
-    from tensorflow.lite.python import schema_py_generated as sch
-
+    w = Written()
+    sch, t = w.sch, w.sch.TensorType
     rng = np.random.default_rng(11)
-    m, sg = sch.ModelT(), sch.SubGraphT()
-    m.version, m.buffers, m.subgraphs, m.operatorCodes = 3, [sch.BufferT()], [sg], []
-    sg.tensors, sg.operators = [], []
-
-    def tensor(shape, dtype, scale, zero, data=None, variable=False) -> int:
-        t = sch.TensorT()
-        t.shape, t.type, t.name, t.isVariable = list(shape), dtype, f"t{len(sg.tensors)}".encode(), variable
-        t.quantization = sch.QuantizationParametersT()
-        t.quantization.scale, t.quantization.zeroPoint = [scale], [zero]
-        buf = sch.BufferT()
-        if data is not None:
-            buf.data = np.frombuffer(np.ascontiguousarray(data).tobytes(), np.uint8)
-        t.buffer = len(m.buffers)
-        m.buffers.append(buf)
-        sg.tensors.append(t)
-        return len(sg.tensors) - 1
-
-    def op(code, inputs, outputs, options_type=0, options=None) -> None:
-        if code not in [c.builtinCode for c in m.operatorCodes]:
-            c = sch.OperatorCodeT()
-            c.builtinCode, c.deprecatedBuiltinCode, c.version = code, min(code, 127), 1 if code != 27 else 4
-            m.operatorCodes.append(c)
-        o = sch.OperatorT()
-        o.opcodeIndex = [c.builtinCode for c in m.operatorCodes].index(code)
-        o.inputs, o.outputs, o.builtinOptionsType, o.builtinOptions = inputs, outputs, options_type, options
-        sg.operators.append(o)
-    t = sch.TensorType
-    x = tensor([1, 12], t.INT8, 0.05, -3)
-    wf = tensor([8, 12], t.INT8, 0.003, 0, rng.integers(-127, 128, (8, 12)).astype(np.int8))
-    wt = tensor([8, 5], t.INT16, 5e-5, 0, rng.integers(-20000, 20000, (8, 5)).astype(np.int16))
-    bias = tensor([4], t.INT32, 2e-7, 0, rng.integers(-20000, 20000, 4).astype(np.int32))
-    state = tensor([1, 40], t.INT16, 0.004, 0, variable=True)
-    y = tensor([1, 4], t.INT8, 0.1, -128)
+    x = w.tensor([1, 12], t.INT8, 0.05, -3)
+    wf = w.tensor([8, 12], t.INT8, 0.003, 0, rng.integers(-127, 128, (8, 12)).astype(np.int8))
+    wt = w.tensor([8, 5], t.INT16, 5e-5, 0, rng.integers(-20000, 20000, (8, 5)).astype(np.int16))
+    bias = w.tensor([4], t.INT32, 2e-7, 0, rng.integers(-20000, 20000, 4).astype(np.int32))
+    state = w.tensor([1, 40], t.INT16, 0.004, 0, variable=True)
+    y = w.tensor([1, 4], t.INT8, 0.1, -128)
     opts = sch.SVDFOptionsT()
     opts.rank, opts.fusedActivationFunction = 2, sch.ActivationFunctionType.RELU
-    op(sch.BuiltinOperator.SVDF, [x, wf, wt, bias, state], [y], sch.BuiltinOptions.SVDFOptions, opts)
-    p = tensor([1, 4], t.INT16, 1 / 65536, -32768)
+    w.op(sch.BuiltinOperator.SVDF, [x, wf, wt, bias, state], [y], sch.BuiltinOptions.SVDFOptions, opts, version=4)
+    p = w.tensor([1, 4], t.INT16, 1 / 65536, -32768)
     soft = sch.SoftmaxOptionsT()
     soft.beta = 1.0
-    op(sch.BuiltinOperator.SOFTMAX, [y], [p], sch.BuiltinOptions.SoftmaxOptions, soft)
-    q = tensor([1, 4], t.INT32, 1 / 32768, 0)
-    op(sch.BuiltinOperator.QUANTIZE, [p], [q])
-    sg.inputs, sg.outputs = [x], [y, p, q]
-    fb = flatbuffers.Builder(0)
-    fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
-    return bytes(fb.Output())
+    w.op(sch.BuiltinOperator.SOFTMAX, [y], [p], sch.BuiltinOptions.SoftmaxOptions, soft)
+    q = w.tensor([1, 4], t.INT32, 1 / 32768, 0)
+    w.op(sch.BuiltinOperator.QUANTIZE, [p], [q])
+    return w.finish([x], [y, p, q])
+
+
+def shapes_float() -> bytes:
+    """Builtins of TFLM's resolver the converter writes only for dynamic shapes or never (float, written
+    with the schema): L2_POOL_2D (2 x 2, SAME), SHAPE, ZEROS_LIKE, FILL of a run-time value,
+    BROADCAST_ARGS of a run-time shape and a constant one, EMBEDDING_LOOKUP of ids computed by ARG_MAX."""
+    w = Written()
+    sch, t, op, opt = w.sch, w.sch.TensorType, w.sch.BuiltinOperator, w.sch.BuiltinOptions
+    rng = np.random.default_rng(12)
+    x = w.tensor([1, 4, 6, 3], t.FLOAT32)
+    pool = sch.Pool2DOptionsT()
+    pool.padding, pool.strideW, pool.strideH, pool.filterWidth, pool.filterHeight = sch.Padding.SAME, 1, 1, 2, 2
+    l2 = w.tensor([1, 4, 6, 3], t.FLOAT32)
+    w.op(op.L2_POOL_2D, [x], [l2], opt.Pool2DOptions, pool)
+    zeros = w.tensor([1, 4, 6, 3], t.FLOAT32)
+    w.op(op.ZEROS_LIKE, [x], [zeros])
+    y = w.tensor([1, 4, 6, 3], t.FLOAT32)
+    w.op(op.ADD, [l2, zeros], [y], opt.AddOptions, sch.AddOptionsT())
+    shape_opts = sch.ShapeOptionsT()
+    shape_opts.outType = t.INT32
+    shape = w.tensor([4], t.INT32)
+    w.op(op.SHAPE, [x], [shape], opt.ShapeOptions, shape_opts)
+    other = w.tensor([2], t.INT32, data=np.array([6, 1], np.int32))
+    both = w.tensor([4], t.INT32)
+    w.op(op.BROADCAST_ARGS, [shape, other], [both])
+    mean_opts = sch.ReducerOptionsT()
+    mean_opts.keepDims = False
+    axes = w.tensor([4], t.INT32, data=np.arange(4, dtype=np.int32))
+    mean = w.tensor([], t.FLOAT32)
+    w.op(op.MEAN, [x, axes], [mean], opt.ReducerOptions, mean_opts)
+    dims = w.tensor([2], t.INT32, data=np.array([2, 3], np.int32))
+    filled = w.tensor([2, 3], t.FLOAT32)
+    w.op(op.FILL, [dims, mean], [filled])
+    arg_opts = sch.ArgMaxOptionsT()
+    arg_opts.outputType = t.INT32
+    last = w.tensor([], t.INT32, data=np.array(3, np.int32))
+    arg = w.tensor([1, 4, 6], t.INT32)
+    w.op(op.ARG_MAX, [x, last], [arg], opt.ArgMaxOptions, arg_opts)
+    flat_shape = w.tensor([1], t.INT32, data=np.array([24], np.int32))
+    reshape_opts = sch.ReshapeOptionsT()
+    reshape_opts.newShape = [24]
+    ids = w.tensor([24], t.INT32)
+    w.op(op.RESHAPE, [arg, flat_shape], [ids], opt.ReshapeOptions, reshape_opts)
+    params = w.tensor([3, 5], t.FLOAT32, data=rng.standard_normal((3, 5)).astype(np.float32))
+    rows = w.tensor([24, 5], t.FLOAT32)
+    w.op(op.EMBEDDING_LOOKUP, [ids, params], [rows])
+    return w.finish([x], [y, shape, both, filled, rows])
+
+
+def resolver() -> keras.Model:
+    """More of TFLM's resolver that the converter writes from TF ops (made in float only): FLOOR_MOD of
+    floats and of integers, ROUND, LOGICAL_NOT, GELU (exact and approximate), REVERSE_V2,
+    SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND."""
+    x = keras.Input((4, 6, 8), batch_size=1)
+    y = L.Conv2D(8, 1)(x)
+    m = L.Lambda(lambda t: tf.math.floormod(t * 3.0, 0.7) + tf.math.floormod(t * 3.0, -0.7))(y)
+    i = L.Lambda(lambda t: tf.cast(tf.math.floormod(tf.cast(t * 10.0, tf.int32), -3) +
+                                   tf.math.floormod(tf.cast(t * 10.0, tf.int32), 4), tf.float32))(y)
+    r = L.Lambda(lambda t: tf.round(t[0] * 4.0) + tf.cast(tf.logical_not(t[1] > t[0]), tf.float32))([y, x])
+    g = L.Lambda(lambda t: tf.nn.gelu(t, approximate=False) + tf.nn.gelu(t * 2.0, approximate=True))(y)
+    v = L.Lambda(lambda t: tf.reverse(t, [1, 2]))(g)  # LiteRT reverses along contiguous axes only
+    w = np.random.default_rng(3).standard_normal((2, 2, 8, 8)).astype(np.float32) * 0.3
+    d = L.Lambda(lambda t: tf.batch_to_space(tf.nn.conv2d(tf.space_to_batch_nd(t, [2, 2], [[0, 0], [1, 1]]), w, 1,
+                                                          "SAME"), [2, 2], [[0, 0], [1, 1]]))(m)  # a dilated conv
+    return keras.Model(x, [i, r, v, d])
 
 
 def mathops() -> keras.Model:
@@ -519,10 +600,12 @@ X16_ONLY = ("gates", "arith")  # written in 16x8 only
 MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "residual": residual, "moves": moves,
           "acts": acts, "excite": excite, "shuffle": shuffle, "resize": resize, "lstm": lstm,
           "stream": stream, "lstm3": lstm3, "branch": branch, "gates": gates, "arith": arith, "variants": variants,
-          "pruned": pruned, "mirror": mirror, "mathops": mathops, "reduce": reduce, "melspec": melspec, "misc": misc}
+          "pruned": pruned, "mirror": mirror, "mathops": mathops, "reduce": reduce, "melspec": melspec, "misc": misc,
+          "resolver": resolver}
 # int8 RESIZE_BILINEAR (TFLite's integer interpolation) is not mapped yet; lstm is also written full-int8
 # (the converter's integer LSTM)
-FLOAT_ONLY = ("resize", "stream", "lstm3", "branch", "variants", "mirror", "mathops", "reduce", "melspec", "misc")
+FLOAT_ONLY = ("resize", "stream", "lstm3", "branch", "variants", "mirror", "mathops", "reduce", "melspec", "misc",
+              "resolver")
 
 
 def representative(model: keras.Model):
@@ -568,9 +651,10 @@ def convert(model: keras.Model, int8: bool, float_io: bool = False, x16: bool = 
 
 def main(out: Path, names: list[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    if not names or "svdf" in names:  # written with the schema, not converted
-        (out / "svdf_int8.tflite").write_bytes(svdf_int8())
-        print(f"wrote {out / 'svdf_int8.tflite'}")
+    for name, write in (("svdf_int8", svdf_int8), ("shapes_float", shapes_float)):  # written with the schema
+        if not names or name.split("_")[0] in names:
+            (out / f"{name}.tflite").write_bytes(write())
+            print(f"wrote {out / name}.tflite")
     for name, make in MODELS.items():
         if names and name not in names:
             continue

@@ -6,6 +6,8 @@ the interpreter can crash on a model.
 IN.npz holds the inputs by position (input_0, ...); OUT.npz gets the outputs by position (output_0, ...)
 and, with --all, every tensor the interpreter keeps, by tensor index (tensor_<k>), for op-by-op checks.
 With --runs, each input holds one more leading axis, one entry per inference, and so do the outputs.
+With --builtin, LiteRT's default (optimised) kernels instead, for a builtin the reference resolver lacks
+(ROUND).
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ import sys
 import numpy as np
 
 
-def main(model: str, inputs: str, outputs: str, every: bool = False, runs: bool = False) -> None:
+def main(model: str, inputs: str, outputs: str, every: bool = False, runs: bool = False, builtin: bool = False) -> None:
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
-    interp = Interpreter(model_path=model, experimental_op_resolver_type=OpResolverType.BUILTIN_REF,
+    resolver = OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES if builtin else OpResolverType.BUILTIN_REF
+    interp = Interpreter(model_path=model, experimental_op_resolver_type=resolver,
                          num_threads=1, experimental_preserve_all_tensors=every)
     interp.allocate_tensors()
     feeds = np.load(inputs)
@@ -47,4 +50,5 @@ def main(model: str, inputs: str, outputs: str, every: bool = False, runs: bool 
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4], every="--all" in sys.argv[4:], runs="--runs" in sys.argv[4:])
+    flags = sys.argv[4:]
+    main(*sys.argv[1:4], every="--all" in flags, runs="--runs" in flags, builtin="--builtin" in flags)

@@ -231,6 +231,109 @@ def _broadcast_to(b: OnnxBuilder, op: TflOp) -> None:
     finish(b, op, "Expand", [b.value(op.inputs[0], NHWC), b.const(shape, "shape")], NHWC)
 
 
+def _constant_output(b: OnnxBuilder, op: TflOp, value: np.ndarray) -> None:
+    """An output known at compile time (shapes are static): a constant of the file's type and shape."""
+    y = b.tensor(op.outputs[0])
+    data = np.asarray(value).astype(y.dtype).reshape(y.shape)
+    b.values[op.outputs[0]] = {NHWC: b.const(data, b.names[op.outputs[0]])}
+
+
+def _zeros_like(b: OnnxBuilder, op: TflOp) -> None:
+    _constant_output(b, op, np.zeros(b.tensor(op.outputs[0]).shape))
+
+
+def _shape(b: OnnxBuilder, op: TflOp) -> None:
+    _constant_output(b, op, np.array(b.tensor(op.inputs[0]).shape))
+
+
+def _fill(b: OnnxBuilder, op: TflOp) -> None:
+    """FILL(dims, value): the value broadcast to the output's (static) shape."""
+    y, value = b.tensor(op.outputs[0]), b.tensor(op.inputs[1])
+    if value.data is not None:
+        _constant_output(b, op, np.full(y.shape, value.data.reshape(())))
+        return
+    finish(b, op, "Expand", [b.value(op.inputs[1], NHWC), b.const(np.array(y.shape, np.int64), "shape")], NHWC)
+
+
+def _broadcast_args(b: OnnxBuilder, op: TflOp) -> None:
+    """BROADCAST_ARGS(s0, s1): the shape both broadcast to. Of valid shapes that is, after padding the
+    shorter with leading ones, the larger of each pair of dims (one of them is 1 or both are equal)."""
+    s0, s1 = (b.tensor(i) for i in op.inputs[:2])
+    if s0.data is not None and s1.data is not None:
+        _constant_output(b, op, np.array(np.broadcast_shapes(tuple(s0.data), tuple(s1.data))))
+        return
+    n = max(s0.shape[0], s1.shape[0])
+    padded = []
+    for i, s in zip(op.inputs[:2], (s0, s1), strict=True):
+        v = b.value(i, NHWC)
+        if s.shape[0] < n:
+            v = b.node("Concat", [b.const(np.ones(n - s.shape[0], s.dtype), "ones"), v], hint=f"{op.name}_pad", axis=0)
+        padded.append(v)
+    finish(b, op, "Max", padded, NHWC)
+
+
+def _reverse(b: OnnxBuilder, op: TflOp) -> None:
+    """REVERSE_V2 along constant axes: a Slice with step -1 on each."""
+    shape = b.tensor(op.inputs[0]).shape
+    axes = sorted({int(a) % len(shape) for a in const_input(b, op, 1, "axes").reshape(-1)})
+    const = lambda v, n: b.const(np.array(v, np.int64), n)  # noqa: E731
+    finish(b, op, "Slice", [b.value(op.inputs[0], NHWC), const([shape[a] - 1 for a in axes], "starts"),
+                            const([-shape[a] - 1 for a in axes], "ends"), const(axes, "axes"),
+                            const([-1] * len(axes), "steps")], NHWC)
+
+
+def _embedding_lookup(b: OnnxBuilder, op: TflOp) -> None:
+    """EMBEDDING_LOOKUP(ids, params): the rows of params, a Gather along axis 0. The hybrid form (int8 rows
+    with a scale each, float output) is refused."""
+    params = b.tensor(op.inputs[1])
+    if params.dtype != b.tensor(op.outputs[0]).dtype:
+        raise op_error(op, f"EMBEDDING_LOOKUP of {params.dtype} rows into {b.tensor(op.outputs[0]).dtype} (the hybrid "
+                           "form) is not supported")
+    finish(b, op, "Gather", [b.value(op.inputs[1], NHWC), b.value(op.inputs[0], NHWC)], NHWC, axis=0)
+
+
+def _space_to_batch(b: OnnxBuilder, op: TflOp) -> None:
+    """SPACE_TO_BATCH_ND(x [N, S1..SM, rest], block, paddings): the spatial dims padded (with the zero
+    point on a quantized tensor), each split into (S / b, b), the block offsets moved in front of N."""
+    x = b.tensor(op.inputs[0])
+    block = const_input(b, op, 1, "block shape").astype(np.int64).reshape(-1)
+    pads = const_input(b, op, 2, "paddings").astype(np.int64).reshape(-1, 2)
+    m, rank = len(block), len(x.shape)
+    full = np.zeros((rank, 2), np.int64)
+    full[1:1 + m] = pads
+    inputs = [b.value(op.inputs[0], NHWC), b.const(np.concatenate([full[:, 0], full[:, 1]]), "pads")]
+    if x.quant is not None and x.dtype != "float32":
+        inputs.append(b.const(np.array(x.quant.zero_point[0], x.dtype), "pad_value"))
+    v = b.node("Pad", inputs, hint=f"{op.name}_pad", mode="constant")
+    spatial = [x.shape[1 + k] + pads[k].sum() for k in range(m)]
+    split = [x.shape[0], *(d for k in range(m) for d in (spatial[k] // block[k], block[k])), *x.shape[1 + m:]]
+    v = b.node("Reshape", [v, b.const(np.array(split, np.int64), "shape")], hint=f"{op.name}_split")
+    perm = [*(2 + 2 * k for k in range(m)), 0, *(1 + 2 * k for k in range(m)), *range(1 + 2 * m, len(split))]
+    v = b.node("Transpose", [v], hint=f"{op.name}_blocks_first", perm=perm)
+    finish(b, op, "Reshape", [v, b.const(np.array(b.tensor(op.outputs[0]).shape, np.int64), "shape")], NHWC)
+
+
+def _batch_to_space(b: OnnxBuilder, op: TflOp) -> None:
+    """BATCH_TO_SPACE_ND(x [B, S1..SM, rest], block, crops): SPACE_TO_BATCH_ND's inverse: the batch split
+    into (b1..bM, N), each block offset moved beside its spatial dim, merged, then the crops sliced off."""
+    x = b.tensor(op.inputs[0])
+    block = const_input(b, op, 1, "block shape").astype(np.int64).reshape(-1)
+    crops = const_input(b, op, 2, "crops").astype(np.int64).reshape(-1, 2)
+    m = len(block)
+    n = x.shape[0] // int(np.prod(block))
+    split = [*block, n, *x.shape[1:]]
+    v = b.node("Reshape", [b.value(op.inputs[0], NHWC), b.const(np.array(split, np.int64), "shape")],
+               hint=f"{op.name}_split")
+    perm = [m, *(d for k in range(m) for d in (m + 1 + k, k)), *range(2 * m + 1, len(split))]
+    v = b.node("Transpose", [v], hint=f"{op.name}_blocks_inside", perm=perm)
+    merged = [n, *(x.shape[1 + k] * block[k] for k in range(m)), *x.shape[1 + m:]]
+    v = b.node("Reshape", [v, b.const(np.array(merged, np.int64), "shape")], hint=f"{op.name}_merge")
+    const = lambda a, name: b.const(np.array(a, np.int64), name)  # noqa: E731
+    finish(b, op, "Slice", [v, const(crops[:, 0], "starts"), const([merged[1 + k] - crops[k, 1] for k in range(m)],
+                                                                     "ends"),
+                            const(list(range(1, 1 + m)), "axes")], NHWC)
+
+
 def _split(b: OnnxBuilder, op: TflOp) -> None:
     """SPLIT (axis, x) and SPLIT_V (x, sizes, axis): the sizes are the outputs' own."""
     k_x, k_axis = (1, 0) if op.op == "SPLIT" else (0, 2)
@@ -250,4 +353,7 @@ OPS = {
     "TILE": _tile, "TRANSPOSE": _transpose, "RESIZE_NEAREST_NEIGHBOR": _resize, "RESIZE_BILINEAR": _resize,
     "SLICE": _slice, "GATHER": _gather, "GATHER_ND": _gather_nd, "SPACE_TO_DEPTH": _space_depth,
     "DEPTH_TO_SPACE": _space_depth, "BROADCAST_TO": _broadcast_to, "SPLIT": _split, "SPLIT_V": _split,
+    "ZEROS_LIKE": _zeros_like, "SHAPE": _shape, "FILL": _fill, "BROADCAST_ARGS": _broadcast_args,
+    "REVERSE_V2": _reverse, "EMBEDDING_LOOKUP": _embedding_lookup, "SPACE_TO_BATCH_ND": _space_to_batch,
+    "BATCH_TO_SPACE_ND": _batch_to_space,
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from onnx import helper
 
+from aot.frontend.onnx.contrib import DOMAIN as CONTRIB_DOMAIN
 from aot.frontend.tflite.builder import (
     NHWC,
     OnnxBuilder,
@@ -20,7 +21,8 @@ from aot.frontend.tflite.reader import TflOp
 
 _UNARY = {"LOGISTIC": "Sigmoid", "TANH": "Tanh", "RELU": "Relu", "ABS": "Abs", "EXP": "Exp", "NEG": "Neg",
           "SQRT": "Sqrt", "RSQRT": None, "LOG": "Log", "FLOOR": "Floor", "CEIL": "Ceil", "ELU": "Elu",
-          "HARD_SWISH": "HardSwish", "SIN": "Sin", "COS": "Cos", "SQUARE": None}
+          "HARD_SWISH": "HardSwish", "SIN": "Sin", "COS": "Cos", "SQUARE": None, "ROUND": "Round",
+          "LOGICAL_NOT": "Not"}
 
 
 _BINARY = {"ADD": "Add", "SUB": "Sub", "MUL": "Mul", "DIV": "Div", "MAXIMUM": "Max", "MINIMUM": "Min",
@@ -44,6 +46,33 @@ def _squared_difference(b: OnnxBuilder, op: TflOp) -> None:
     names, layout = binary_inputs(b, op)
     d = b.node("Sub", names, hint=f"{op.name}_sub")
     finish(b, op, "Mul", [d, d], layout)
+
+
+def _floor_mod(b: OnnxBuilder, op: TflOp) -> None:
+    """FLOOR_MOD: the remainder with the divisor's sign. Integers: ONNX Mod (fmod 0 is that remainder).
+    Floats: as TFLite's kernel, C's fmodf (Mod with fmod 1), plus the divisor where the remainder is
+    nonzero and its sign is not the divisor's."""
+    names, layout = binary_inputs(b, op)
+    if b.tensor(op.inputs[0]).dtype != "float32":
+        finish(b, op, "Mod", names, layout, fmod=0)
+        return
+    r = b.node("Mod", names, hint=f"{op.name}_fmod", fmod=1)
+    zero = b.const(np.float32(0.0), "zero")
+    signs_differ = b.node("Xor", [b.node("Less", [names[1], zero], hint=f"{op.name}_y_neg"),
+                                  b.node("Less", [r, zero], hint=f"{op.name}_r_neg")], hint=f"{op.name}_differ")
+    nonzero = b.node("Not", [b.node("Equal", [r, zero], hint=f"{op.name}_r_zero")], hint=f"{op.name}_nonzero")
+    fix = b.node("And", [nonzero, signs_differ], hint=f"{op.name}_fix")
+    finish(b, op, "Where", [fix, b.node("Add", [r, names[1]], hint=f"{op.name}_plus_y"), r], layout)
+
+
+def _gelu(b: OnnxBuilder, op: TflOp) -> None:
+    """GELU: x Phi(x) (com.microsoft Gelu), or with approximate=true the tanh form TFLite's kernel uses
+    (com.microsoft FastGelu, the same formula)."""
+    float_only(b, op, 0)
+    layout = b.prefers(op.inputs[0])
+    approximate = bool(op.options is not None and getattr(op.options, "approximate", False))
+    finish(b, op, "FastGelu" if approximate else "Gelu", [b.value(op.inputs[0], layout)], layout,
+           domain=CONTRIB_DOMAIN)
 
 
 def _unary(b: OnnxBuilder, op: TflOp) -> None:
@@ -99,4 +128,5 @@ OPS = {
     "RELU6": _clip(0.0, 6.0), "RELU_N1_TO_1": _clip(-1.0, 1.0), "RELU_0_TO_1": _clip(0.0, 1.0),
     "LEAKY_RELU": _leaky_relu, "SQUARED_DIFFERENCE": _squared_difference, "NOT_EQUAL": _not_equal,
     "SELECT": _select, "SELECT_V2": _select, "ADD_N": _add_n, "CAST": _cast, "FLOOR_DIV": _floor_div,
+    "FLOOR_MOD": _floor_mod, "GELU": _gelu,
 }

@@ -105,6 +105,19 @@ def _pool(onnx_op: str):
     return lower
 
 
+def _l2_pool(b: OnnxBuilder, op: TflOp) -> None:
+    """L2_POOL_2D: the root of the mean square over each window's in-bounds elements (TFLite's kernel
+    divides by their count), as Sqrt(AveragePool(x * x)) with count_include_pad 0."""
+    float_only(b, op, 0)
+    o = op.options
+    x = b.value(op.inputs[0], NCHW)
+    sq = b.node("Mul", [x, x], hint=f"{op.name}_square")
+    mean = b.node("AveragePool", [sq], hint=f"{op.name}_mean", kernel_shape=[o.filterHeight, o.filterWidth],
+                  strides=[o.strideH, o.strideW], pads=window_pads(b, op, o.filterHeight, o.filterWidth, o.strideH,
+                                                                  o.strideW), count_include_pad=0)
+    finish(b, op, "Sqrt", [mean], NCHW, o.fusedActivationFunction)
+
+
 def _softmax(b: OnnxBuilder, op: TflOp) -> None:
     x = b.value(op.inputs[0], NHWC)
     beta = float(op.options.beta) if op.options is not None else 1.0
@@ -151,6 +164,7 @@ def _lstm(b: OnnxBuilder, op: TflOp) -> None:
 OPS = {
     "CONV_2D": _conv, "DEPTHWISE_CONV_2D": _depthwise, "TRANSPOSE_CONV": _transpose_conv,
     "FULLY_CONNECTED": _fully_connected, "AVERAGE_POOL_2D": _pool("AveragePool"), "MAX_POOL_2D": _pool("MaxPool"),
+    "L2_POOL_2D": _l2_pool,
     "SOFTMAX": _softmax, "LOG_SOFTMAX": _log_softmax, "L2_NORMALIZATION": _l2_normalization,
     "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm,
 }

@@ -81,6 +81,7 @@ def to_onnx(model: TflModel) -> onnx.ModelProto:
     outputs += b.extra_outputs
     graph = helper.make_graph(b.nodes, "tflite", inputs, outputs, b.inits, value_info=b.value_infos)
     opsets = [helper.make_opsetid("", OPSET)] + ([helper.make_opsetid(tfl.DOMAIN, 1)] if b.value_infos else [])
+    opsets += [helper.make_opsetid(d, 1) for d in sorted(_contrib_domains(graph))]
     onnx_model = helper.make_model(graph, opset_imports=opsets,
                                    producer_name="aotc-tflite")
     onnx_model.ir_version = 8
@@ -94,6 +95,19 @@ def to_onnx(model: TflModel) -> onnx.ModelProto:
         onnx_model.metadata_props.add(key=QUANT_KEY, value=json.dumps(quantized))
     state_metadata(b, onnx_model)
     return onnx_model
+
+
+def _contrib_domains(graph: onnx.GraphProto) -> set[str]:
+    """The domains other than ONNX's and aotc's TFLite ops that the graph's nodes (and its loops' and
+    branches' bodies) use: onnxruntime's com.microsoft for GELU."""
+    found = set()
+    for n in graph.node:
+        if n.domain not in ("", "ai.onnx", tfl.DOMAIN):
+            found.add(n.domain)
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                found |= _contrib_domains(a.g)
+    return found
 
 
 def lower_ops(b: OnnxBuilder) -> None:
