@@ -515,6 +515,25 @@ def misc() -> keras.Model:
     return keras.Model(x, [a, c, d, e])
 
 
+def padded() -> keras.Model:
+    """Explicit pads the converter keeps as PAD ops, not being SAME's (issue 53: aotc folds them into the
+    reader): PyTorch's pad of 1 before a stride-2 depthwise conv, asymmetric pads before a conv, one PAD
+    read by a depthwise conv (depth multiplier 2) and a strided conv, a pad wider than its conv's kernel
+    (outputs wholly in the padding), a dilated depthwise conv, a pad before a MAX_POOL_2D after a RELU and
+    one before an AVERAGE_POOL_2D (which counts the padding, so that PAD stays)."""
+    x = keras.Input((12, 12, 8), batch_size=1)
+    a = L.DepthwiseConv2D(3, strides=2, activation="relu6")(L.ZeroPadding2D(1)(x))
+    b = L.Conv2D(8, 3, activation="relu")(L.ZeroPadding2D(((2, 0), (1, 3)))(x))
+    p = L.ZeroPadding2D(((1, 2), (2, 1)))(b)
+    c = L.DepthwiseConv2D(3, depth_multiplier=2)(p)
+    d = L.Conv2D(4, (2, 3), strides=(1, 2))(p)
+    e = L.Conv2D(4, 2)(L.ZeroPadding2D(3)(a))
+    f = L.DepthwiseConv2D(3, dilation_rate=2)(L.ZeroPadding2D(((3, 1), (2, 2)))(x))
+    g = L.MaxPooling2D(3, strides=2)(L.ZeroPadding2D(1)(b))
+    h = L.AveragePooling2D(2)(L.ZeroPadding2D(((0, 1), (1, 0)))(x))
+    return keras.Model(x, [a, c, d, e, f, g, h])
+
+
 def mobilenet_v2_224() -> keras.Model:
     """Keras's MobileNetV2 at 224 x 224, alpha 1.0, seeded weights (no ImageNet download). Its stride-2
     depthwise convs pad (0, 1) explicitly (ZeroPadding2D, correct_pad), which the converter folds into
@@ -542,12 +561,13 @@ FP16 = ("keyword", "excite")  # also written with float16 weights (each behind a
 SPARSE = ("pruned",)  # converted with EXPERIMENTAL_SPARSITY
 FLOAT_IO = ("keyword",)  # also written int8 inside with float inputs and outputs
 # also written 16x8 (int16 activations), moves also with float inputs and outputs
-X16 = ("sine", "moves", "keyword", "person", "residual")
+X16 = ("sine", "moves", "keyword", "person", "residual", "padded")
 X16_ONLY = ("gates", "arith")  # written in 16x8 only
 MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "residual": residual, "moves": moves,
           "acts": acts, "excite": excite, "shuffle": shuffle, "resize": resize, "lstm": lstm,
           "stream": stream, "lstm3": lstm3, "branch": branch, "gates": gates, "arith": arith, "variants": variants,
-          "pruned": pruned, "mirror": mirror, "mathops": mathops, "reduce": reduce, "melspec": melspec, "misc": misc}
+          "pruned": pruned, "mirror": mirror, "mathops": mathops, "reduce": reduce, "melspec": melspec, "misc": misc,
+          "padded": padded}
 # made only when named (too large to commit), int8 only
 LARGE = {"mobilenet_v2_224": mobilenet_v2_224, "mobilenet_v2_224_torchpad": mobilenet_v2_224_torchpad}
 # int8 RESIZE_BILINEAR (TFLite's integer interpolation) is not mapped yet; lstm is also written full-int8
