@@ -1,7 +1,7 @@
 """Every model's arena against its bounds, and the planner's work: the check for a planner change.
 
     python bench/arenas.py [--models mobilenetv2 resnet ...] [--no-int8] [--no-mlperf]
-                           [--targets host mps2-an386] [--json FILE]
+                           [--targets host mps2-an386] [--json FILE] [--large [--tf-python PY]]
 
 Compiles (no C build) the zoo's fp32 models, their int8 forms as bench/int8.py makes them
 (quantize_static, QDQ int8 and QOperator uint8), and the MLPerf Tiny int8 models of
@@ -9,14 +9,18 @@ bench/models/keras (.onnx and .tflite, on the Cortex-M boards only), and prints 
 target: the arena, the lower bound (no placement of the plan's buffers, scratch included, can be
 smaller), the tight bound (the activations alone), the arena against the lower bound, the
 buffers the planner placed over all its tries (load-independent, unlike the seconds also
-shown), and the planner's seconds. Run it in two checkouts and compare the JSON: a
-planner change may move arenas down, never up.
+shown), and the planner's seconds. --large adds Keras's MobileNetV2 224 full-int8 (issue 53: stock,
+and with PyTorch's pads of 1 kept as PAD ops), on the boards only, made on demand into
+bench/models/large/ by examples/make_tflite_models.py with the TensorFlow Python --tf-python. Run
+it in two checkouts and compare the JSON: a planner change may move arenas down, never up.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -33,6 +37,8 @@ import aot.plan.planner as planner  # noqa: E402
 from aot.compiler import Options, compile_file  # noqa: E402
 
 MLPERF = ROOT / "bench" / "models" / "keras"
+LARGE = ROOT / "bench" / "models" / "large"
+LARGE_MODELS = ("mobilenet_v2_224", "mobilenet_v2_224_torchpad")
 DEFAULT_MODELS = [*zoo.MODELS, "mobilenetv1_96", "mobilenetv2_96", "dscnn_kws", "ae_dense"]
 
 
@@ -62,6 +68,14 @@ def measure(path: Path, target: str) -> dict:
             **work}
 
 
+def large_models(tf_python: str) -> list[Path]:
+    """The LARGE int8 .tflite files, each made by examples/make_tflite_models.py if not there yet."""
+    missing = [n for n in LARGE_MODELS if not (LARGE / f"{n}_int8.tflite").exists()]
+    if missing:
+        subprocess.run([tf_python, str(ROOT / "examples" / "make_tflite_models.py"), str(LARGE), *missing], check=True)
+    return [LARGE / f"{n}_int8.tflite" for n in LARGE_MODELS]
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models", nargs="*", default=DEFAULT_MODELS)
@@ -69,6 +83,9 @@ def main() -> None:
     p.add_argument("--no-int8", action="store_true", help="the fp32 models only")
     p.add_argument("--no-mlperf", action="store_true", help="leave out the MLPerf Tiny int8 models")
     p.add_argument("--json", help="also write the rows to this file")
+    p.add_argument("--large", action="store_true", help="also MobileNetV2 224 int8 (made on demand)")
+    p.add_argument("--tf-python", default=os.environ.get("AOTC_TF_PYTHON", "/work/venvs/tf/bin/python"),
+                   help="a Python with TensorFlow, to make the --large models (default $AOTC_TF_PYTHON)")
     args = p.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="aotc-arenas-") as tmp:
@@ -85,6 +102,9 @@ def main() -> None:
         if not args.no_mlperf:
             boards = [t for t in args.targets if t != "host"]
             sources += [(f"{m.stem} {m.suffix[1:]}", m, boards) for m in sorted(MLPERF.glob("*_int8.*"))]
+        if args.large:
+            sources += [(f"{m.stem} tflite", m, [t for t in args.targets if t != "host"])
+                        for m in large_models(args.tf_python)]
         print("| model | target | arena B | lower bound B | tight bound B | arena / lower | buffers placed "
               "| planner s |")
         print("|---|---|---:|---:|---:|---:|---:|---:|")

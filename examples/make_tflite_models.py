@@ -6,6 +6,11 @@ of its own and commit the files it writes:
 
     python -m venv /work/venvs/tf && /work/venvs/tf/bin/pip install tensorflow-cpu
     /work/venvs/tf/bin/python examples/make_tflite_models.py [OUT_DIR [MODEL...]]
+
+The large models (LARGE below: MobileNetV2 224, about 4 MB a file) are made only when named, and are
+not committed (bench/models/large/ is git-ignored); `bench/arenas.py --large` makes them on demand:
+
+    /work/venvs/tf/bin/python examples/make_tflite_models.py bench/models/large mobilenet_v2_224
 """
 
 from __future__ import annotations
@@ -591,17 +596,61 @@ def misc() -> keras.Model:
     return keras.Model(x, [a, c, d, e])
 
 
+def padded() -> keras.Model:
+    """Explicit pads the converter keeps as PAD ops, not being SAME's (issue 53: aotc folds them into the
+    reader): PyTorch's pad of 1 before a stride-2 depthwise conv, asymmetric pads before a conv, one PAD
+    read by a depthwise conv (depth multiplier 2) and a strided conv, a pad wider than its conv's kernel
+    (outputs wholly in the padding), a dilated depthwise conv, a pad before a MAX_POOL_2D after a RELU and
+    one before an AVERAGE_POOL_2D (which counts the padding, so that PAD stays)."""
+    x = keras.Input((12, 12, 8), batch_size=1)
+    a = L.DepthwiseConv2D(3, strides=2, activation="relu6")(L.ZeroPadding2D(1)(x))
+    b = L.Conv2D(8, 3, activation="relu")(L.ZeroPadding2D(((2, 0), (1, 3)))(x))
+    p = L.ZeroPadding2D(((1, 2), (2, 1)))(b)
+    c = L.DepthwiseConv2D(3, depth_multiplier=2)(p)
+    d = L.Conv2D(4, (2, 3), strides=(1, 2))(p)
+    e = L.Conv2D(4, 2)(L.ZeroPadding2D(3)(a))
+    f = L.DepthwiseConv2D(3, dilation_rate=2)(L.ZeroPadding2D(((3, 1), (2, 2)))(x))
+    g = L.MaxPooling2D(3, strides=2)(L.ZeroPadding2D(1)(b))
+    h = L.AveragePooling2D(2)(L.ZeroPadding2D(((0, 1), (1, 0)))(x))
+    return keras.Model(x, [a, c, d, e, f, g, h])
+
+
+def mobilenet_v2_224() -> keras.Model:
+    """Keras's MobileNetV2 at 224 x 224, alpha 1.0, seeded weights (no ImageNet download). Its stride-2
+    depthwise convs pad (0, 1) explicitly (ZeroPadding2D, correct_pad), which the converter folds into
+    SAME: the .tflite has no PAD."""
+    return keras.applications.MobileNetV2(input_shape=(224, 224, 3), alpha=1.0, weights=None)
+
+
+def mobilenet_v2_224_torchpad() -> keras.Model:
+    """The same network with each ZeroPadding2D padding 1 on every side, as PyTorch's MobileNetV2 pads
+    its stride-2 depthwise convs (a port of torchvision's weights has it, and so has TFLM's test model
+    mobilenet_v2_quantized_1x3x224x224.tflite): the output sizes are unchanged, but (1, 1) is not SAME,
+    so the converter keeps each pad as a PAD op before a VALID depthwise conv."""
+    stock = mobilenet_v2_224()
+
+    def torch_pad(layer):
+        if isinstance(layer, L.ZeroPadding2D):
+            return L.ZeroPadding2D(((1, 1), (1, 1)), name=layer.name)
+        return layer.__class__.from_config(layer.get_config())
+    model = keras.models.clone_model(stock, clone_function=torch_pad)
+    model.set_weights(stock.get_weights())
+    return model
+
+
 FP16 = ("keyword", "excite")  # also written with float16 weights (each behind a DEQUANTIZE), issue 50
 SPARSE = ("pruned",)  # converted with EXPERIMENTAL_SPARSITY
 FLOAT_IO = ("keyword",)  # also written int8 inside with float inputs and outputs
 # also written 16x8 (int16 activations), moves also with float inputs and outputs
-X16 = ("sine", "moves", "keyword", "person", "residual")
+X16 = ("sine", "moves", "keyword", "person", "residual", "padded")
 X16_ONLY = ("gates", "arith")  # written in 16x8 only
 MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "residual": residual, "moves": moves,
           "acts": acts, "excite": excite, "shuffle": shuffle, "resize": resize, "lstm": lstm,
           "stream": stream, "lstm3": lstm3, "branch": branch, "gates": gates, "arith": arith, "variants": variants,
           "pruned": pruned, "mirror": mirror, "mathops": mathops, "reduce": reduce, "melspec": melspec, "misc": misc,
-          "resolver": resolver}
+          "resolver": resolver, "padded": padded}
+# made only when named (too large to commit), int8 only
+LARGE = {"mobilenet_v2_224": mobilenet_v2_224, "mobilenet_v2_224_torchpad": mobilenet_v2_224_torchpad}
 # int8 RESIZE_BILINEAR (TFLite's integer interpolation) is not mapped yet; lstm is also written full-int8
 # (the converter's integer LSTM)
 FLOAT_ONLY = ("resize", "stream", "lstm3", "branch", "variants", "mirror", "mathops", "reduce", "melspec", "misc",
@@ -655,12 +704,13 @@ def main(out: Path, names: list[str]) -> None:
         if not names or name.split("_")[0] in names:
             (out / f"{name}.tflite").write_bytes(write())
             print(f"wrote {out / name}.tflite")
-    for name, make in MODELS.items():
-        if names and name not in names:
+    for name, make in {**MODELS, **LARGE}.items():
+        if names and name not in names or not names and name in LARGE:
             continue
         keras.utils.set_random_seed(0)  # seeds tf_keras too (one TensorFlow random state)
         model = make()
-        for int8 in () if name in X16_ONLY else (False,) if name in FLOAT_ONLY else (False, True):
+        for int8 in ((True,) if name in LARGE else () if name in X16_ONLY else (False,) if name in FLOAT_ONLY
+                     else (False, True)):
             path = out / f"{name}_{'int8' if int8 else 'float'}.tflite"
             patch = {"shuffle": relu_0_to_1, "variants": lstm_variants}.get(name, lambda data: data)
             path.write_bytes(patch(convert(model, int8, sparse=name in SPARSE)))

@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 MODELS = HERE / "models" / "tflite"
 AOTC = [sys.executable, "-m", "aot.cli"]
 FLOAT = ["sine", "keyword", "person", "ops", "residual", "moves", "acts", "excite", "resize", "lstm3", "shuffle",
-         "mirror", "mathops", "reduce", "melspec", "misc", "resolver", "shapes"]
+         "mirror", "mathops", "reduce", "melspec", "misc", "resolver", "shapes", "padded"]
 BUILTIN_ONLY = {"resolver"}  # ROUND: in TFLM's resolver and LiteRT's default one, not in its reference resolver
 
 
@@ -492,14 +492,14 @@ def test_int8_tables_match_litert_on_every_input(tmp_path):
 # and 16x8 (int16 activations, int8 weights): FULLY_CONNECTED, CONV_2D, PAD, CONCATENATION, QUANTIZE int16 -> int16
 INT8 = ["sine_int8", "keyword_int8", "person_int8", "residual_int8", "keyword_int8_float_io", "moves_int8", "ops_int8",
         "acts_int8", "excite_int8", "sine_16x8", "moves_16x8", "moves_16x8_float_io", "keyword_16x8", "person_16x8",
-        "residual_16x8", "gates_16x8", "shuffle_int8", "arith_16x8", "pruned_int8"]
+        "residual_16x8", "gates_16x8", "shuffle_int8", "arith_16x8", "pruned_int8", "padded_int8", "padded_16x8"]
 
 
 # the sanitizer builds by default: one model of each kind of kernel (conv/depthwise/FC/pools/softmax,
 # the tables, broadcasting and transposed conv, 16x8 with float I/O, 16x8's interpolated tables, a conv
-# with its residual ADD fused, written over the residual); every
-# model under -m slow
-SANITIZED = {"keyword_int8", "excite_int8", "moves_16x8_float_io", "gates_16x8", "residual_int8"}
+# with its residual ADD fused, written over the residual; convs and pools with PADs folded in, issue 53);
+# every model under -m slow
+SANITIZED = {"keyword_int8", "excite_int8", "moves_16x8_float_io", "gates_16x8", "residual_int8", "padded_int8"}
 
 
 @pytest.mark.parametrize(("name", "sanitized"), [

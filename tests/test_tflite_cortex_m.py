@@ -15,8 +15,9 @@ requantisation of the depthwise sums); DS-CNN on the M4 again with AOTC_DSP_NO_A
 C twins, as compilers without GNU assembly build them). ResNet-8's convs with their residual ADD fused
 (aotc_tfl_conv_add_s8) on the M4 (a DSP tile through the ADD's tables), the M55 (Helium's) and the M3
 (the plain loop, add_one per element). The ADDs of tests/models/tflite/ops_int8 on the M4 (tables from the
-plan's scratch). Slow: the autoencoder (FULLY_CONNECTED of
-8 outputs and of 8 inputs) on the M4 at -O2, on the M55, and without the assembly.
+plan's scratch). tests/models/tflite/padded_int8 on the M4: its PADs folded into the convs (issue 53).
+Slow: the autoencoder (FULLY_CONNECTED of 8 outputs and of 8 inputs) on the M4 at -O2, on the M55, and
+without the assembly.
 """
 
 from __future__ import annotations
@@ -42,7 +43,10 @@ RUNS = [("kws_dscnn_int8", "mps2-an386", "Release", ""), ("ic_resnet8_int8", "mp
         # the fused CONV_2D + residual ADD (TflConv2DAdd) through Helium's conv and the M3's plain loop
         ("ic_resnet8_int8", "mps3-an547", "Release", ""), ("ic_resnet8_int8", "mps2-an385", "MinSizeRel", ""),
         # ADDs left alone (tests/models/tflite): the tabulated DSP path, its tables in the plan's scratch
-        ("ops_int8", "mps2-an386", "MinSizeRel", "")]
+        ("ops_int8", "mps2-an386", "MinSizeRel", ""),
+        # PADs folded into the convs and the max pool (issue 53): the DSP depthwise paths with pads wider than
+        # SAME's and asymmetric, windows wholly in the padding
+        ("padded_int8", "mps2-an386", "Release", "")]
 # the autoencoder's FULLY_CONNECTED layers take the paths of DS-CNN's last layer (64 -> 12): slow only
 SLOW_RUNS = [("ad_autoencoder_int8", "mps2-an386", "RelWithDebInfo", ""),
              ("ad_autoencoder_int8", "mps3-an547", "Release", ""),

@@ -8,6 +8,7 @@ from aot.passes.conv_nhwc import ConvReadsNHWC, ConvWritesNHWC
 from aot.passes.drop_identity import DropIdentity
 from aot.passes.fold_affine import FoldAffine
 from aot.passes.fold_batchnorm import FoldBatchNorm
+from aot.passes.fold_pad import FoldPad
 from aot.passes.fuse_activation import FuseActivation
 from aot.passes.fuse_elementwise import FuseElementwise
 from aot.passes.fuse_epilogue import FuseEpilogue
@@ -21,8 +22,10 @@ from aot.passes.simplify_layout import SimplifyLayout
 # SimplifyLayout and FoldAffine (issue 28: what tf2onnx writes) after LowerQDQ, so quantized convs are
 # QLinearConv by then and keep their own Mul/Adds; before partitioning, because cancelling transposes and
 # folding constant affine ops into weights is right for every backend (vendors see the folded graph).
-DEFAULT_PIPELINE: tuple[Pass, ...] = (DropIdentity(), FoldBatchNorm(), LowerQDQ(), SimplifyLayout(), FoldAffine(),
-                                      MergeSummedProducts(), RemoveDeadNodes())
+# FoldPad after LowerQDQ too, and after SimplifyLayout, which cancels Transposes that may stand between a
+# Pad and its conv.
+DEFAULT_PIPELINE: tuple[Pass, ...] = (DropIdentity(), FoldBatchNorm(), LowerQDQ(), SimplifyLayout(), FoldPad(),
+                                      FoldAffine(), MergeSummedProducts(), RemoveDeadNodes())
 # After partitioning, on the nodes left to the host code generator.
 # ConvReadsNHWC and ConvWritesNHWC last: the fused convs they rewrite to read a channels-last input
 # and store a channels-last output in place of Transposes.
@@ -36,6 +39,6 @@ def simplify(graph: Graph, pipeline: tuple[Pass, ...] = DEFAULT_PIPELINE) -> Gra
 
 
 __all__ = ["DEFAULT_PIPELINE", "HOST_PIPELINE", "ConvReadsNHWC", "ConvWritesNHWC", "DropIdentity", "FoldAffine",
-           "FoldBatchNorm", "FuseActivation", "FuseElementwise", "FuseEpilogue", "FuseNorm", "FuseResidualAdd",
-           "LowerQDQ", "MergeSummedProducts", "Pass", "RemoveDeadNodes", "SimplifyLayout", "run_passes",
-           "run_passes_tracked", "simplify", "verify_graph"]
+           "FoldBatchNorm", "FoldPad", "FuseActivation", "FuseElementwise", "FuseEpilogue", "FuseNorm",
+           "FuseResidualAdd", "LowerQDQ", "MergeSummedProducts", "Pass", "RemoveDeadNodes", "SimplifyLayout",
+           "run_passes", "run_passes_tracked", "simplify", "verify_graph"]

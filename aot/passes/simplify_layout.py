@@ -6,9 +6,8 @@
                                         NCHW -> NHWC of a 1 x 1 plane before Flatten)
     view(view(x))                       one view of x (Reshape/Flatten/Squeeze/Unsqueeze: only the output
                                         shape matters; the inner one goes when nothing else reads it)
-    Conv(Pad(x))                        Conv(x) with the Pad's pads added to its own, when the Pad is
-                                        constant mode with value 0, pads only spatial axes, none negative,
-                                        and its output is read only by the Conv
+
+A Pad before a conv or pool is folded into it by the next pass, FoldPad (aot/passes/fold_pad.py).
 
 Views are free already (the planner gives them their input's bytes); merging them is for fewer
 nodes. A rewritten node keeps its name and records the nodes it absorbed in its origin. Shape
@@ -63,12 +62,6 @@ class SimplifyLayout(Pass):
             if n.op in VIEWS and src is not None and src.op in VIEWS and src.name not in drop:
                 n.op, n.inputs = "Reshape", [src.inputs[0]]
                 n.origin = _absorb(src, n, sole_reader(src.outputs[0], n), drop)
-            elif n.op == "Conv" and src is not None and src.op == "Pad" and sole_reader(n.inputs[0], n):
-                pads = _conv_pads(g, src, n)
-                if pads is not None:
-                    n.attrs = dict(n.attrs, pads=pads)
-                    n.inputs = [src.inputs[0], *n.inputs[1:]]
-                    n.origin = _absorb(src, n, True, drop)
             # the readers of the inputs just bypassed are stale; the graph order is kept, so
             # refresh only what later nodes look up
             if n.inputs != before:
@@ -98,16 +91,3 @@ def _moves_unit_axes_only(shape: tuple[int, ...], perm: list[int]) -> bool:
     """The permutation keeps the order of the axes longer than 1: the bytes do not move."""
     kept = [p for p in perm if shape[p] != 1]
     return kept == sorted(kept)
-
-
-def _conv_pads(g: Graph, pad: Node, conv: Node) -> list[int] | None:
-    a = pad.attrs
-    rank = len(g.tensors[pad.inputs[0]].shape)
-    p = [int(v) for v in a["pads"]]
-    if a["mode"] != "constant" or float(a["value"]) != 0.0 or g.tensors[pad.outputs[0]].dtype != "float32":
-        return None
-    if any(v < 0 for v in p) or p[0] or p[1] or p[rank] or p[rank + 1]:
-        return None
-    nd = rank - 2
-    old = list(conv.attrs["pads"])
-    return [old[k] + p[2 + k] for k in range(nd)] + [old[nd + k] + p[rank + 2 + k] for k in range(nd)]
