@@ -22,10 +22,11 @@ DOMAIN = "com.microsoft"
 # the QOperator ops of onnxruntime's quantizer
 CONTRIB_OPS = ("QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QLinearAveragePool", "QLinearConcat",
                "QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax", "QGemm")
-# the float-output ops of onnxruntime's transformer optimizer, and (the last two) its session's fusions of
-# quantize_dynamic's DynamicQuantizeLinear / MatMulInteger / Mul
+# the float-output ops of onnxruntime's transformer optimizer; its session's fusions of quantize_dynamic's
+# DynamicQuantizeLinear / MatMulInteger / Mul (DynamicQuantizeMatMul, MatMulIntegerToFloat); and the LSTM
+# quantize_dynamic writes (DynamicQuantizeLSTM)
 FLOAT_OPS = ("Gelu", "FastGelu", "BiasGelu", "QuickGelu", "BiasAdd", "FusedMatMul", "SkipLayerNormalization",
-             "Attention", "DynamicQuantizeMatMul", "MatMulIntegerToFloat")
+             "Attention", "DynamicQuantizeMatMul", "MatMulIntegerToFloat", "DynamicQuantizeLSTM")
 
 
 # com.microsoft ops whose name an ONNX op of another meaning has: their IR op names
@@ -105,9 +106,12 @@ def _fused_matmul_shape(node: onnx.NodeProto, a: tuple[int, ...] | None, b: tupl
 
 def _extra_outputs(node: onnx.NodeProto, first: tuple[int, ...]) -> list[tuple[int, ...]]:
     """Shapes of outputs after the first: SkipLayerNormalization's mean, inv_std_var (the input's dims,
-    the last 1) and input_skip_bias_sum (the input's)."""
+    the last 1) and input_skip_bias_sum (the input's); DynamicQuantizeLSTM's Y_h and Y_c ([dirs, batch,
+    hidden] of its Y [seq, dirs, batch, hidden])."""
     if node.domain == DOMAIN and node.op_type == "SkipLayerNormalization" and first:
         return [(*first[:-1], 1), (*first[:-1], 1), first]
+    if node.domain == DOMAIN and node.op_type == "DynamicQuantizeLSTM" and len(first) == 4:
+        return [first[1:], first[1:]]
     return []
 
 
@@ -147,6 +151,11 @@ def output_type(node: onnx.NodeProto, shapes: dict, types: dict) -> tuple[tuple[
             return None
         sizes = list(_attr(node, "qkv_hidden_sizes", [])) or [w[1] // 3] * 3
         return (x[0], x[1], sizes[2]), x_type
+    if op == "DynamicQuantizeLSTM":  # X [seq, batch, input], W [dirs, input, 4 * hidden]: Y [seq, dirs, batch, hidden]
+        x, w = shape(0), shape(1)
+        if x is None or w is None or len(x) != 3 or len(w) != 3:
+            return None
+        return (x[0], w[0], x[1], w[2] // 4), x_type
     if op in ("DynamicQuantizeMatMul", "MatMulIntegerToFloat"):  # float out
         return _fused_matmul_shape(node, shape(0), shape(1), onnx.TensorProto.FLOAT)
     if op in ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax"):
