@@ -284,3 +284,20 @@ def test_onnx_attention_is_not_taken_for_the_contrib_one():
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)])
     compile_model(model, Options(name="onnx_attention"))
+
+
+def test_simplified_layer_norm_file_passes_the_checker(tmp_path):
+    """A file with onnxruntime's ONNX-domain SimplifiedLayerNormalization is read (onnx's checker knows no
+    such ONNX op: it was 'malformed'), and the model read keeps the node in its own domain."""
+    from aot.frontend.onnx.load import load_model
+
+    node = helper.make_node("SimplifiedLayerNormalization", ["x", "g"], ["y"])
+    graph = helper.make_graph([node], "sln", [helper.make_tensor_value_info("x", TensorProto.FLOAT, X.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, X.shape)],
+                              [onnx.numpy_helper.from_array(_rand(8, seed=14), "g")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "sln.onnx")
+    model = load_model(tmp_path / "sln.onnx")
+    assert [(n.op_type, n.domain) for n in model.graph.node] == [("SimplifiedLayerNormalization", "")]
+    compile_model(model, Options(name="sln"))
