@@ -20,7 +20,7 @@ import onnx.defs
 from aot.frontend.onnx.canonical import RULES
 from aot.frontend.onnx.contrib import CONTRIB_OPS as _QOPS
 from aot.frontend.onnx.contrib import DOMAIN as CONTRIB_DOMAIN
-from aot.frontend.onnx.contrib import FLOAT_OPS
+from aot.frontend.onnx.contrib import FLOAT_OPS, ONNX_DOMAIN_OPS
 from aot.frontend.onnx.load import MAX_OPSET, MIN_OPSET
 from aot.kernels import HOST_OPS
 
@@ -98,9 +98,11 @@ def rows() -> list[OpRow]:
     vendors = _vendor_ops()
     out = []
     names = {op for op in HOST_OPS if _is_onnx(op) or op in CONTRIB_OPS}
-    names |= {op for op in RULES if _is_onnx(op) or op in CONTRIB_OPS} | set(FRONTEND)
+    names |= {op for op in RULES if _is_onnx(op) or op in CONTRIB_OPS + ONNX_DOMAIN_OPS} | set(FRONTEND)
     for op in sorted(names):
         domain = CONTRIB_DOMAIN if op in CONTRIB_OPS and not _is_onnx(op) else ""
+        # onnxruntime's own ops in the ONNX domain (no schema there: no versions)
+        domain = "onnxruntime's, ONNX domain" if op in ONNX_DOMAIN_OPS else domain
         host = HOST_OPS.get(op)
         if host is not None:
             how, dtypes = "kernel", host.dtypes

@@ -19,6 +19,7 @@ from aot.csource.format import c_float
 from aot.ir import Graph, Node
 from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext
 from aot.kernels.gemm import GEMM_ASSUMES, BLayout, pack_b, packed_size, sgemm_fields, struct_init
+from aot.kernels.quant import int8_weights
 
 _ACT_MACROS = {
     "Relu": "RELU", "Tanh": "TANH", "Sigmoid": "SIGMOID", "Affine": "AFFINE", "LeakyRelu": "LEAKY_RELU",
@@ -191,7 +192,100 @@ def _emit(ctx: NodeContext) -> None:
 WHOLE = Candidate("aotc_rnn_f32", _fit_whole)
 STEP = Candidate("aotc_rnn_f32", _fit_step)
 
+
+# --- com.microsoft DynamicQuantizeLSTM: 8-bit W and R, X and each step's H quantized at run time ---------
+
+def _q8_layout(node: Node) -> dict[str, int]:
+    """aotc_lstm_q8_params' work offsets (bytes, each on a 64-byte boundary), and "bytes": the whole."""
+    a = node.attrs
+    hid, batch = a["hidden"], a["batch"]
+    sizes = {"xq": a["seq"] * batch * a["input"], "hq": batch * hid, "acc": 4 * batch * 4 * hid,
+             "gates": 4 * batch * 4 * hid, "h": 4 * batch * hid, "c": 4 * batch * hid}
+    offsets, at = {}, 0
+    for key, size in sizes.items():
+        offsets[key] = at
+        at += -(-size // 64) * 64
+    return offsets | {"bytes": at}
+
+
+def _fit_q8(node: Node, graph: Graph, budget: int) -> KernelChoice:
+    layout = _q8_layout(node)
+    return KernelChoice("aotc_lstm_q8_f32", layout["bytes"], layout, {"AOTC_LSTM_Q8_PANEL": Q8_PANEL})
+
+
+def _check_q8(node: Node, graph: Graph) -> str | None:
+    if _input(node, 3) and graph.const(node.inputs[3]) is None:
+        return "a bias B computed at run time is not supported (a constant is)"
+    for k in (5, 6, 7):
+        if _input(node, k) and graph.tensors[node.inputs[k]].dtype != "float32":
+            return f"input {k} '{node.inputs[k]}' is {graph.tensors[node.inputs[k]].dtype}, expected float32"
+    return None
+
+
+Q8_PANEL = 64  # aotc_recurrent.h's AOTC_LSTM_Q8_PANEL
+
+
+def _q8_panels(mat: np.ndarray) -> np.ndarray:
+    """k x n int8 as aotc_lstm_q8_weights has it: panels of Q8_PANEL columns, each its k rows in turn, the
+    last panel's missing columns zero."""
+    k, n = mat.shape
+    padded = np.zeros((k, -(-n // Q8_PANEL) * Q8_PANEL), np.int8)
+    padded[:, :n] = mat
+    return np.ascontiguousarray(padded.reshape(k, -1, Q8_PANEL).transpose(1, 0, 2)).reshape(-1)
+
+
+def _q8_weights(ctx: NodeContext, d: int) -> dict[str, str]:
+    """Direction d's aotc_lstm_q8_weights: W and R as int8 (input or hidden x gates * hidden, as the op
+    has them) with their columns' sums, the scales per gate unit, the zero point (one a direction: the
+    canonical rule checked), Wb + Rb."""
+    units = 4 * ctx.attrs["hidden"]
+    out = {}
+    for k, key, at in ((1, "w", 8), (2, "r", 10)):
+        scale = np.asarray(ctx.const(ctx.node.inputs[at]), np.float32).reshape(ctx.attrs["directions"], -1)[d]
+        zero = ctx.const(ctx.node.inputs[at + 1]).reshape(ctx.attrs["directions"], -1)[d][:1]
+        mat, zero32 = int8_weights(np.ascontiguousarray(ctx.const(ctx.node.inputs[k])[d]), zero)
+        sums = (mat.astype(np.int64) - int(zero32[0])).sum(axis=0).astype(np.int32)
+        what = "W" if key == "w" else "R"
+        out |= {key: ctx.const_array(f"{key}{d}", _q8_panels(mat),
+                                     comment=f"{what}[{d}], {mat.shape[0]} x {units}, in panels of {Q8_PANEL} columns"),
+                f"{key}_sums": ctx.const_array(f"{key}{d}_sums", sums, comment=f"sum of each column of {what}[{d}] "
+                                                                              "less its zero point"),
+                f"{key}_scale": ctx.const_array(f"{key}{d}_scale", np.broadcast_to(scale, (units,)).copy(),
+                                                comment=f"{what}_scale[{d}] per gate unit"),
+                f"{key}_zero": str(int(zero32[0]))}
+    bias = ctx.const(_input(ctx.node, 3)) if _input(ctx.node, 3) else None
+    out["bias"] = "NULL" if bias is None else ctx.const_array(
+        f"bias{d}", np.asarray(bias[d, :units], np.float32) + np.asarray(bias[d, units:], np.float32),
+        comment=f"Wb[{d}] + Rb[{d}]")
+    return out
+
+
+def _emit_q8(ctx: NodeContext) -> None:
+    a, node = ctx.attrs, ctx.node
+    layout: dict[str, int] = ctx.choice.detail
+    dirs = a["directions"]
+    weights = [_q8_weights(ctx, d) for d in range(dirs)]
+    acts = [*a["activations"], []][:2]
+    rnn = {"cell": "AOTC_CELL_LSTM", "gates": "4", "seq": str(a["seq"]), "batch": str(a["batch"]),
+           "input": str(a["input"]), "hidden": str(a["hidden"]), "directions": str(dirs), "reverse": str(a["reverse"]),
+           "clip": c_float(a["clip"]), "input_forget": str(a["input_forget"]),
+           "act": "{" + ", ".join(_activation_init(f) for f in acts) + "}"}
+    fields = {"rnn": struct_init(rnn), "weights": "{" + ", ".join(struct_init(w) for w in weights) + "}",
+              **{f"off_{k}": str(layout[k]) for k in ("xq", "hq", "acc", "gates", "h", "c")}}
+    direction = "bidirectional" if dirs == 2 else ("reverse" if a["reverse"] else "forward")
+    p = ctx.params("aotc_lstm_q8_params", fields,
+                   comment=f"DynamicQuantizeLSTM {direction}, {a['seq']} steps, batch {a['batch']}, input "
+                           f"{a['input']}, hidden {a['hidden']}")
+    outs = [*ctx.outputs, "", "", ""][:3]
+    ctx.comment(f"com.microsoft node '{node.name}' (DynamicQuantizeLSTM): a loop over {a['seq']} steps, X and "
+                "each H quantized to uint8 at run time")
+    ctx.call("aotc_lstm_q8_f32", p, ctx.ptr(node.inputs[0]), *(ctx.ptr(_input(node, k)) for k in (5, 6, 7)),
+             *(ctx.ptr(o) for o in outs), ctx.scratch("uint8_t"))
+
+
 OPS: dict[str, HostOp] = {
     op: HostOp(_emit, family="recurrent", needs=("gemm",), kernels=(WHOLE, STEP), check=_check)
     for op in ("LSTM", "GRU", "RNN")
 }
+OPS["DynamicQuantizeLSTM"] = HostOp(_emit_q8, family="recurrent", needs=("gemm",), check=_check_q8,
+                                    kernels=(Candidate("aotc_lstm_q8_f32", _fit_q8),))

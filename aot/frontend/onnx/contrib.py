@@ -22,10 +22,16 @@ DOMAIN = "com.microsoft"
 # the QOperator ops of onnxruntime's quantizer
 CONTRIB_OPS = ("QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QLinearAveragePool", "QLinearConcat",
                "QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax", "QGemm")
-# the float-output ops of onnxruntime's transformer optimizer, and (the last two) its session's fusions of
-# quantize_dynamic's DynamicQuantizeLinear / MatMulInteger / Mul
+# the float-output ops of onnxruntime's transformer optimizer; its session's fusions of quantize_dynamic's
+# DynamicQuantizeLinear / MatMulInteger / Mul (DynamicQuantizeMatMul, MatMulIntegerToFloat); and the LSTM
+# quantize_dynamic writes (DynamicQuantizeLSTM)
 FLOAT_OPS = ("Gelu", "FastGelu", "BiasGelu", "QuickGelu", "BiasAdd", "FusedMatMul", "SkipLayerNormalization",
-             "Attention", "DynamicQuantizeMatMul", "MatMulIntegerToFloat")
+             "SkipSimplifiedLayerNormalization",
+             "Attention", "DynamicQuantizeMatMul", "MatMulIntegerToFloat", "DynamicQuantizeLSTM")
+
+# onnxruntime's contrib ops that it registers in the ONNX domain (its optimizer writes them there): shapes
+# filled here as for com.microsoft's
+ONNX_DOMAIN_OPS = ("SimplifiedLayerNormalization",)
 
 
 # com.microsoft ops whose name an ONNX op of another meaning has: their IR op names
@@ -105,10 +111,21 @@ def _fused_matmul_shape(node: onnx.NodeProto, a: tuple[int, ...] | None, b: tupl
 
 def _extra_outputs(node: onnx.NodeProto, first: tuple[int, ...]) -> list[tuple[int, ...]]:
     """Shapes of outputs after the first: SkipLayerNormalization's mean, inv_std_var (the input's dims,
-    the last 1) and input_skip_bias_sum (the input's)."""
-    if node.domain == DOMAIN and node.op_type == "SkipLayerNormalization" and first:
+    the last 1) and input_skip_bias_sum (the input's), the same of SkipSimplifiedLayerNormalization;
+    SimplifiedLayerNormalization's inv_std_var; DynamicQuantizeLSTM's Y_h and Y_c ([dirs, batch,
+    hidden] of its Y [seq, dirs, batch, hidden])."""
+    if node.domain == DOMAIN and node.op_type in ("SkipLayerNormalization", "SkipSimplifiedLayerNormalization") \
+            and first:
         return [(*first[:-1], 1), (*first[:-1], 1), first]
+    if _onnx_domain_contrib(node) and node.op_type == "SimplifiedLayerNormalization" and first:
+        return [(*first[:-1], 1)]
+    if node.domain == DOMAIN and node.op_type == "DynamicQuantizeLSTM" and len(first) == 4:
+        return [first[1:], first[1:]]
     return []
+
+
+def _onnx_domain_contrib(node: onnx.NodeProto) -> bool:
+    return node.domain in ("", "ai.onnx") and node.op_type in ONNX_DOMAIN_OPS
 
 
 def output_type(node: onnx.NodeProto, shapes: dict, types: dict) -> tuple[tuple[int, ...], int] | None:
@@ -124,7 +141,7 @@ def output_type(node: onnx.NodeProto, shapes: dict, types: dict) -> tuple[tuple[
             return x, types.get(ins[1], onnx.TensorProto.FLOAT)
         zero_type = types.get(ins[2]) if len(ins) > 2 and ins[2] else onnx.TensorProto.UINT8
         return x, _attr(node, "output_dtype", 0) or zero_type
-    if node.domain != DOMAIN:
+    if node.domain != DOMAIN and not _onnx_domain_contrib(node):
         return None
 
     def shape(k: int):
@@ -134,7 +151,8 @@ def output_type(node: onnx.NodeProto, shapes: dict, types: dict) -> tuple[tuple[
     if op in ("QLinearAdd", "QLinearMul"):
         a, b = shape(0), shape(3)
         return (_broadcast(a, b), x_type) if a is not None and b is not None and _broadcast(a, b) else None
-    if op in ("Gelu", "FastGelu", "QuickGelu", "BiasAdd", "SkipLayerNormalization"):
+    if op in ("Gelu", "FastGelu", "QuickGelu", "BiasAdd", "SkipLayerNormalization", "SimplifiedLayerNormalization",
+              "SkipSimplifiedLayerNormalization"):
         return (shape(0), x_type) if shape(0) is not None else None
     if op == "BiasGelu":
         a, b = shape(0), shape(1)
@@ -147,6 +165,11 @@ def output_type(node: onnx.NodeProto, shapes: dict, types: dict) -> tuple[tuple[
             return None
         sizes = list(_attr(node, "qkv_hidden_sizes", [])) or [w[1] // 3] * 3
         return (x[0], x[1], sizes[2]), x_type
+    if op == "DynamicQuantizeLSTM":  # X [seq, batch, input], W [dirs, input, 4 * hidden]: Y [seq, dirs, batch, hidden]
+        x, w = shape(0), shape(1)
+        if x is None or w is None or len(x) != 3 or len(w) != 3:
+            return None
+        return (x[0], w[0], x[1], w[2] // 4), x_type
     if op in ("DynamicQuantizeMatMul", "MatMulIntegerToFloat"):  # float out
         return _fused_matmul_shape(node, shape(0), shape(1), onnx.TensorProto.FLOAT)
     if op in ("QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax"):
@@ -200,7 +223,8 @@ def fill_shapes(model: onnx.ModelProto) -> bool:
     known = {vi.name for vi in g.value_info}
     added = False
     for node in g.node:
-        if node.domain != DOMAIN or not node.output or not node.output[0] or node.output[0] in shapes:
+        if (node.domain != DOMAIN and not _onnx_domain_contrib(node)) or not node.output or not node.output[0] \
+                or node.output[0] in shapes:
             continue
         result = output_type(node, shapes, types)
         if result is None or result[1] is None:

@@ -41,11 +41,25 @@ def load_model(path: str | Path) -> onnx.ModelProto:
     if not model.graph.node and not model.graph.output:
         raise AotcError(f"cannot read model '{path}': not a valid ONNX file (empty graph)")
     try:
-        onnx.checker.check_model(skeleton(model))  # large weights: checked against their dims below
+        onnx.checker.check_model(_checkable(skeleton(model)))  # large weights: checked against their dims below
     except Exception as e:
         # onnxruntime runs graphs whose outputs carry a type but no shape; so do we (shapes are inferred).
         if "Field 'shape' of 'type' is required but missing" not in str(e):
             raise AotcError(f"model '{path}' is malformed: {_first_line(e)}") from e
+    return model
+
+
+def _checkable(model: onnx.ModelProto) -> onnx.ModelProto:
+    """`model` (a skeleton: its own copy) for onnx's checker: onnxruntime's ops of the ONNX domain
+    (contrib.ONNX_DOMAIN_OPS: SimplifiedLayerNormalization, as its optimizer writes it) have no ONNX
+    schema, so the checker sees them in com.microsoft's domain, whose ops it does not check."""
+    from aot.frontend.onnx.contrib import DOMAIN, ONNX_DOMAIN_OPS
+
+    nodes = [n for n in model.graph.node if n.domain in ("", "ai.onnx") and n.op_type in ONNX_DOMAIN_OPS]
+    for n in nodes:
+        n.domain = DOMAIN
+    if nodes and DOMAIN not in {o.domain for o in model.opset_import}:
+        model.opset_import.append(helper.make_opsetid(DOMAIN, 1))
     return model
 
 

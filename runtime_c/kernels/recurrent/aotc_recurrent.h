@@ -82,4 +82,36 @@ void aotc_rnn_f32(const aotc_rnn_params *p, const float *x, const float *w, cons
                   const int32_t *seq_lens, const float *initial_h, const float *initial_c, const float *peep,
                   float *y, float *y_h, float *y_c, float *work);
 
+/* The quantized LSTM's weight panels: columns a panel (64: the fastest of 16 to 128 on AVX-512, gcc -O3). */
+#define AOTC_LSTM_Q8_PANEL 64
+
+/* com.microsoft DynamicQuantizeLSTM (onnxruntime's quantize_dynamic for an LSTM), as onnxruntime's CPU
+ * kernel computes it: 8-bit W and R; X (every step at once) and each step's H quantized to uint8 with
+ * the scale and zero point of their own range (DynamicQuantizeLinear's formula), multiplied in int32,
+ * each product scaled to float by (the input's scale * the weight's, per gate unit) and summed: x W,
+ * then + h R, then + bias; then LSTM's gates. One direction's weights: */
+typedef struct {
+    const int8_t *w;       /* W: input x gates*hidden int8 (uint8 weights stored less 128), in panels of
+                            * AOTC_LSTM_Q8_PANEL columns: each panel's input rows in turn, the last zero-padded */
+    const int32_t *w_sums; /* per column of w: its sum of (w - w_zero) */
+    const float *w_scale;  /* per gate unit */
+    const int8_t *r;       /* R: hidden x gates*hidden int8, in panels as w */
+    const int32_t *r_sums;
+    const float *r_scale;
+    const float *bias;     /* Wb + Rb, or NULL: none */
+    int32_t w_zero, r_zero; /* as stored (uint8 weights' less 128) */
+} aotc_lstm_q8_weights;
+
+typedef struct {
+    aotc_rnn_params rnn; /* the LSTM's shapes, clip, input_forget and activations (layout 0; its GEMM
+                          * fields and offsets are not used) */
+    aotc_lstm_q8_weights weights[2];
+    /* work layout, in bytes from work: X quantized (seq*batch*input), H quantized (batch*hidden), the
+     * int32 products (batch*gates*hidden), the gates, H and C (floats) */
+    int32_t off_xq, off_hq, off_acc, off_gates, off_h, off_c;
+} aotc_lstm_q8_params;
+
+void aotc_lstm_q8_f32(const aotc_lstm_q8_params *p, const float *x, const float *initial_h, const float *initial_c,
+                      const float *peep, float *y, float *y_h, float *y_c, uint8_t *work);
+
 #endif /* AOTC_RECURRENT_H */

@@ -273,3 +273,106 @@ void aotc_rnn_f32(const aotc_rnn_params *p, const float *x, const float *w, cons
         run_direction(p, d, &wt, x, seq_lens, initial_h, initial_c, peep, y, y_h, y_c, work);
     }
 }
+
+/* ---- DynamicQuantizeLSTM (aotc_recurrent.h) ------------------------------------------------ */
+
+/* x[0, n) to uint8 with the scale and zero point of its range widened to hold 0 (DynamicQuantizeLinear's
+ * formula, as quant_impl.h's aotc_dynamic_quantize_u8 and onnxruntime compute it); returns the zero point.
+ * Kept here so that a recurrent bundle does not ship the quant family. */
+static int32_t quantize_u8(int32_t n, const float *x, uint8_t *q, float *scale) {
+    float lo = 0.0f, hi = 0.0f, s, zero_f;
+    int32_t i, zero;
+    for (i = 0; i < n; ++i) {
+        lo = x[i] < lo ? x[i] : lo;
+        hi = x[i] > hi ? x[i] : hi;
+    }
+    s = hi == lo ? 1.0f : (hi - lo) / 255.0f;
+    zero_f = 0.0f - lo / s;
+    zero_f = zero_f < 0.0f ? 0.0f : zero_f > 255.0f ? 255.0f : zero_f;
+    zero = (int32_t)rintf(zero_f);
+    for (i = 0; i < n; ++i) {
+        float f = x[i] / s;
+        f = f < (float)(0 - zero) ? (float)(0 - zero) : f;
+        f = f > (float)(255 - zero) ? (float)(255 - zero) : f;
+        q[i] = (uint8_t)((int32_t)rintf(f) + zero);
+    }
+    *scale = s;
+    return zero;
+}
+
+/* acc[m][n] = sum over k of (a - a_zero)(b - b_zero): a m x k uint8; b k x n int8 in panels of
+ * AOTC_LSTM_Q8_PANEL columns (each k rows of the panel's columns, the last panel zero-padded); b_sums
+ * the columns' sums of (b - b_zero). A panel's sums stay in registers over the whole of k. */
+static void matmul_u8s8(int32_t m, int32_t n, int32_t k, const uint8_t *a, int32_t a_zero, const int8_t *b,
+                        int32_t b_zero, const int32_t *b_sums, int32_t *acc) {
+    int32_t i, j, q, r;
+    for (i = 0; i < m; ++i) {
+        const uint8_t *ar = a + (ptrdiff_t)i * k;
+        int32_t *row = acc + (ptrdiff_t)i * n, a_sum = 0;
+        for (r = 0; r < k; ++r) a_sum += ar[r];
+        for (q = 0; q < n; q += AOTC_LSTM_Q8_PANEL) {
+            const int8_t *panel = b + (ptrdiff_t)q * k;
+            const int32_t width = n - q < AOTC_LSTM_Q8_PANEL ? n - q : AOTC_LSTM_Q8_PANEL;
+            int32_t sums[AOTC_LSTM_Q8_PANEL] = {0};
+            for (r = 0; r < k; ++r) {
+                const int32_t av = ar[r];
+                const int8_t *br = panel + (ptrdiff_t)r * AOTC_LSTM_Q8_PANEL;
+                for (j = 0; j < AOTC_LSTM_Q8_PANEL; ++j) sums[j] += av * br[j];
+            }
+            for (j = 0; j < width; ++j) row[q + j] = sums[j] - b_zero * a_sum - a_zero * b_sums[q + j];
+        }
+    }
+}
+
+void aotc_lstm_q8_f32(const aotc_lstm_q8_params *p, const float *x, const float *initial_h, const float *initial_c,
+                      const float *peep, float *y, float *y_h, float *y_c, uint8_t *work) {
+    const aotc_rnn_params *rp = &p->rnn;
+    const int32_t hid = rp->hidden, gh = 4 * hid, batch = rp->batch, in = rp->input, seq = rp->seq;
+    uint8_t *xq = work + p->off_xq, *hq = work + p->off_hq;
+    int32_t *acc = (int32_t *)(void *)(work + p->off_acc);
+    float *gates = (float *)(void *)(work + p->off_gates), *h = (float *)(void *)(work + p->off_h);
+    float *c = (float *)(void *)(work + p->off_c);
+    float x_scale, h_scale;
+    /* every step's input at once, for both directions (onnxruntime quantizes each direction's, the same
+     * numbers) */
+    const int32_t x_zero = quantize_u8(seq * batch * in, x, xq, &x_scale);
+    int32_t d, b, s, j;
+    for (d = 0; d < rp->directions; ++d) {
+        const aotc_lstm_q8_weights *wt = &p->weights[d];
+        const int32_t backward = rp->directions == 2 ? d == 1 : rp->reverse;
+        const float *pd = peep ? peep + (ptrdiff_t)d * 3 * hid : NULL;
+        for (b = 0; b < batch; ++b) {
+            if (initial_h) memcpy(h + (ptrdiff_t)b * hid, initial_h + state_at(rp, d, b), (size_t)hid * sizeof(float));
+            else memset(h + (ptrdiff_t)b * hid, 0, (size_t)hid * sizeof(float));
+            if (initial_c) memcpy(c + (ptrdiff_t)b * hid, initial_c + state_at(rp, d, b), (size_t)hid * sizeof(float));
+            else memset(c + (ptrdiff_t)b * hid, 0, (size_t)hid * sizeof(float));
+        }
+        for (s = 0; s < seq; ++s) {
+            const int32_t t = backward ? seq - 1 - s : s;
+            int32_t h_zero;
+            /* x_t W: the step's batch rows of X */
+            matmul_u8s8(batch, gh, in, xq + (ptrdiff_t)t * batch * in, x_zero, wt->w, wt->w_zero, wt->w_sums, acc);
+            for (b = 0; b < batch; ++b) {
+                for (j = 0; j < gh; ++j) {
+                    gates[(ptrdiff_t)b * gh + j] = (float)acc[(ptrdiff_t)b * gh + j] * (x_scale * wt->w_scale[j]);
+                }
+            }
+            /* + h R: the whole batch's H quantized together */
+            h_zero = quantize_u8(batch * hid, h, hq, &h_scale);
+            matmul_u8s8(batch, gh, hid, hq, h_zero, wt->r, wt->r_zero, wt->r_sums, acc);
+            for (b = 0; b < batch; ++b) {
+                float *g = gates + (ptrdiff_t)b * gh;
+                for (j = 0; j < gh; ++j) g[j] += (float)acc[(ptrdiff_t)b * gh + j] * (h_scale * wt->r_scale[j]);
+                if (wt->bias) {
+                    for (j = 0; j < gh; ++j) g[j] += wt->bias[j];
+                }
+                lstm_cell(rp, rp->act[d], pd, g, h + (ptrdiff_t)b * hid, c + (ptrdiff_t)b * hid);
+                if (y) memcpy(y + y_at(rp, t, d, b), h + (ptrdiff_t)b * hid, (size_t)hid * sizeof(float));
+            }
+        }
+        for (b = 0; b < batch; ++b) {
+            if (y_h) memcpy(y_h + state_at(rp, d, b), h + (ptrdiff_t)b * hid, (size_t)hid * sizeof(float));
+            if (y_c) memcpy(y_c + state_at(rp, d, b), c + (ptrdiff_t)b * hid, (size_t)hid * sizeof(float));
+        }
+    }
+}

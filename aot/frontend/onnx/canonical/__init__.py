@@ -28,7 +28,7 @@ from aot.frontend.onnx.canonical.norm import (
     softmax,
 )
 from aot.frontend.onnx.canonical.pool import lp_pool, pool
-from aot.frontend.onnx.canonical.recurrent import recurrent
+from aot.frontend.onnx.canonical.recurrent import dynamic_quantize_lstm, recurrent
 from aot.frontend.onnx.canonical.reduce import reduce, reduce_bool
 from aot.frontend.onnx.canonical.resize import resize
 from aot.frontend.onnx.canonical.shape import (
@@ -138,6 +138,7 @@ RULES: dict[str, Rule] = {
     "LSTM": recurrent,
     "GRU": recurrent,
     "RNN": recurrent,
+    "DynamicQuantizeLSTM": dynamic_quantize_lstm,
 }
 RULES.update(contrib.RULES)  # onnxruntime's float com.microsoft ops (transformer optimizer)
 RULES.update(quant.RULES)  # the QLinear ops, QuantizeLinear / DequantizeLinear, ConvInteger

@@ -90,16 +90,20 @@ def fused_matmul(node: Node, graph: Graph, opset: int) -> list[Node]:
 
 def skip_layer_norm(node: Node, graph: Graph, opset: int) -> list[Node]:
     """SkipLayerNormalization(input, skip, gamma, beta?, bias?) -> LayerNormalization over the last axis
-    of input + skip (+ bias), that sum being the optional fourth output. The mean and inverse standard
-    deviation outputs are refused when read."""
+    of input + skip (+ bias), that sum being the optional fourth output; SkipSimplifiedLayerNormalization
+    (input, skip, gamma, bias?) the same with RMSNormalization (no mean taken, no beta). The mean and
+    inverse standard deviation outputs are refused when read."""
     _float32(node, graph)
+    simplified = node.op == "SkipSimplifiedLayerNormalization"
     read = set(graph.consumers()) | set(graph.outputs)
     for k, what in ((1, "mean"), (2, "inv_std_var")):
         if len(node.outputs) > k and node.outputs[k] in read:
-            raise AotcError(f"SkipLayerNormalization's output {what} is not supported (only output and "
+            raise AotcError(f"{node.op}'s output {what} is not supported (only output and "
                             "input_skip_bias_sum)", node=node)
     ins = list(node.inputs) + [""] * (5 - len(node.inputs))
     x, skip, gamma, beta, bias = ins[:5]
+    if simplified:
+        beta, bias = "", ins[3]
     shape = shape_of(graph, x)
     b = Builder(node, graph)
     sum_out = node.outputs[3] if len(node.outputs) > 3 and node.outputs[3] in read else None
@@ -107,11 +111,26 @@ def skip_layer_norm(node: Node, graph: Graph, opset: int) -> list[Node]:
     if bias:
         s = b.add("Add", [s, bias], shape, out=sum_out)
     b.nodes[-1].name = f"{node.name}__sum"  # the node's own name is the LayerNormalization's
-    norm = Node("LayerNormalization", node.name, [s, gamma] + ([beta] if beta else []), [node.outputs[0]],
+    norm = Node("RMSNormalization" if simplified else "LayerNormalization", node.name,
+                [s, gamma] + ([beta] if beta else []), [node.outputs[0]],
                 {"axis": -1, "epsilon": float(node.attrs.get("epsilon", 1e-12))}, node.sources())
     layer_norm(norm, graph, opset)
     b.nodes.append(norm)
     return b.nodes
+
+
+def simplified_layer_norm(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """SimplifiedLayerNormalization(X, scale) -> RMSNormalization (ONNX's since opset 23: X over the root
+    of the mean of its squares plus epsilon, times scale), the same attributes. inv_std_var is refused
+    when read."""
+    _float32(node, graph)
+    if len(node.outputs) > 1 and node.outputs[1] in (set(graph.consumers()) | set(graph.outputs)):
+        raise AotcError("SimplifiedLayerNormalization's output inv_std_var is not supported", node=node)
+    norm = Node("RMSNormalization", node.name, node.inputs[:2], [node.outputs[0]],
+                {"axis": int(node.attrs.get("axis", -1)), "epsilon": float(node.attrs.get("epsilon", 1e-5)),
+                 "stash_type": int(node.attrs.get("stash_type", 1))}, node.sources())
+    layer_norm(norm, graph, opset)
+    return [norm]
 
 
 def _integer_to_float(b: Builder, node: Node, graph: Graph, a: str, a_zero: str, a_scale: str, b_ins: list[str],
@@ -230,7 +249,8 @@ def attention(node: Node, graph: Graph, opset: int) -> list[Node]:
 
 # the inputs each op requires (onnxruntime's schemas): fewer is refused before a rule reads them
 _REQUIRED = {"com.microsoft.Attention": 2, "FastGelu": 1, "BiasGelu": 2, "QuickGelu": 1, "BiasAdd": 3, "FusedMatMul": 2,
-             "SkipLayerNormalization": 3, "DynamicQuantizeMatMul": 3, "MatMulIntegerToFloat": 4}
+             "SkipLayerNormalization": 3, "DynamicQuantizeMatMul": 3, "MatMulIntegerToFloat": 4,
+             "SimplifiedLayerNormalization": 2, "SkipSimplifiedLayerNormalization": 3}
 
 
 def _checked(rule: Rule) -> Rule:
@@ -254,5 +274,7 @@ RULES: dict[str, Rule] = {
     "BiasAdd": bias_add,
     "FusedMatMul": fused_matmul,
     "SkipLayerNormalization": skip_layer_norm,
+    "SkipSimplifiedLayerNormalization": skip_layer_norm,
+    "SimplifiedLayerNormalization": simplified_layer_norm,
 }
 RULES = {op: _checked(rule) for op, rule in RULES.items()}
