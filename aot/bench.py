@@ -472,6 +472,31 @@ def graph_macs(model: onnx.ModelProto) -> int:
     return total
 
 
+def tflite_macs(path: Path) -> int:
+    """Multiply-accumulates of one inference of a .tflite file, from its own tensors' shapes: CONV_2D,
+    DEPTHWISE_CONV_2D, TRANSPOSE_CONV, FULLY_CONNECTED and BATCH_MATMUL, as graph_macs counts their ONNX
+    namesakes (an int8 file's ops are aotc's own after import, which graph_macs does not know)."""
+    from aot.frontend.tflite.reader import read_tflite
+
+    m = read_tflite(path)
+    total = 0
+    for op in m.ops:
+        shape = lambda k, op=op: m.tensors[op.inputs[k]].shape  # noqa: E731
+        out = int(np.prod(m.tensors[op.outputs[0]].shape, dtype=np.int64)) if op.outputs else 0
+        if op.op == "CONV_2D":
+            total += out * int(np.prod(shape(1)[1:], dtype=np.int64))
+        elif op.op == "DEPTHWISE_CONV_2D":
+            total += out * int(np.prod(shape(1)[1:3], dtype=np.int64))
+        elif op.op == "FULLY_CONNECTED":
+            total += out * int(shape(1)[-1])
+        elif op.op == "TRANSPOSE_CONV":
+            total += int(np.prod(shape(2), dtype=np.int64)) * int(np.prod(shape(1)[:3], dtype=np.int64))
+        elif op.op == "BATCH_MATMUL":
+            adj_x = op.options is not None and op.options.adjX
+            total += out * int(shape(0)[-2 if adj_x else -1])
+    return total
+
+
 def insn_count_plugin(directory: Path) -> Path:
     """aotc's qemu TCG plugin that counts executed instructions (runtime_c/tools/qemu_insn_count.c),
     built with the host's C compiler into `directory` when missing or older than its source."""
@@ -604,16 +629,17 @@ class BoardRow:
 def bench_board(out: Path, meta: dict, *, inputs_npz: str | None = None, model: str | None = None,
                 plugin_dir: Path | None = None, profile: bool = False) -> BoardRow:
     """A bare-metal bundle under qemu: instructions (and estimated cycles on an M4) per inference,
-    MACs from the ONNX model, and the outputs' error against onnxruntime on the same inputs; with
-    `profile`, also per function."""
+    MACs from the model, and the outputs' error against onnxruntime on the same inputs (LiteRT, for a
+    bundle compiled from a .tflite file); with `profile`, also per function."""
     import onnx
 
     from aot.build import build, run_bundle
     from aot.footprint import parse_elf
+    from aot.frontend.tflite import is_tflite
 
     source = Path(model or meta.get("source", ""))
     if not source.is_file():
-        raise AotcError(f"cannot find the ONNX model for onnxruntime and the MAC count ('{source}'); pass --model")
+        raise AotcError(f"cannot find the model for the reference and the MAC count ('{source}'); pass --model")
     target = get_target(meta["target"])
     require_tools(target, build=not runner_path(out, meta).is_file(), run=True)
     if not runner_path(out, meta).is_file():
@@ -627,11 +653,16 @@ def bench_board(out: Path, meta: dict, *, inputs_npz: str | None = None, model: 
     cycles_per_function: dict[str, int] | None = {} if profile and target.name in CYCLE_MODELS else None
     count, cycles = board_counts(out, meta, inputs, plugin, per_function, cycles_per_function)
     outputs, _ = run_bundle(out, meta, inputs)
-    _, refs = _ort_run(_ort_session(str(source)), meta, inputs)
+    if is_tflite(source):  # the file's own runtime is the reference
+        refs = LiteRT(source, meta, inputs).outputs()
+        macs = tflite_macs(source)
+    else:
+        _, refs = _ort_run(_ort_session(str(source)), meta, inputs)
+        macs = graph_macs(onnx.load(str(source)))
     err = max(float(np.max(np.abs(outputs[s["name"]].astype(np.float64) - r), initial=0.0))
               for s, r in zip(meta["outputs"], refs, strict=True))
     text = parse_elf(runner_path(out, meta).read_bytes()).sizes()["text"]
-    return BoardRow(meta["name"], target.name, count, graph_macs(onnx.load(str(source))), err, text, per_function,
+    return BoardRow(meta["name"], target.name, count, macs, err, text, per_function,
                     cycles, cycles_per_function)
 
 

@@ -119,3 +119,21 @@ def test_int8_tflite_on_board_bit_exact_with_litert_reference(boards, run):
             diff = np.abs(got.astype(np.int64) - want.astype(np.int64))
             assert not diff.any(), f"{name} on {board}, run {r}: {int((diff > 0).sum())} elements differ, " \
                                    f"max {int(diff.max())} LSB"
+
+
+def test_aotc_bench_on_a_board_bundle_from_a_tflite_file(tmp_path):
+    """aotc bench on a Cortex-M bundle compiled from a .tflite file: the file itself in LiteRT is the reference
+    (it was handed to onnxruntime: an internal error), the MACs are the file's convs' and dense layers'."""
+    require_tool("arm-none-eabi-gcc", "qemu-system-arm", "cc")
+    if os.environ.get("CI", "").lower() != "true":
+        pytest.importorskip("ai_edge_litert")
+    from aot.bench import tflite_macs
+
+    model, out = HERE / "models" / "tflite" / "keyword_int8.tflite", tmp_path / "kw"
+    _run([sys.executable, "-m", "aot.cli", str(model), "-o", str(out), "--target", "mps2-an386"])
+    r = subprocess.run([sys.executable, "-m", "aot.cli", "bench", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    row = next(line for line in r.stdout.splitlines() if line.startswith("| keyword_int8 |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert int(cells[4]) == tflite_macs(model) == 180192, row  # 4 convs and a dense layer, from the file's shapes
+    assert float(cells[8]) == 0.0, row  # bit-exact with LiteRT on the same int8 inputs
