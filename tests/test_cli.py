@@ -183,6 +183,20 @@ def test_bench_times_bundle_and_onnxruntime_in_rounds(tmp_path):
     assert float(row[10]) == float(row[11])  # the arena (I/O inside) is the tight bound: nothing else is live
 
 
+def test_bench_on_a_model_onnxruntime_cannot_run_is_one_line(tmp_path):
+    """A bfloat16 DepthToSpace compiles (aotc moves any type), but onnxruntime has no CPU kernel for it: aotc bench
+    says so in one line, exit 2 (it was an internal error)."""
+    x = helper.make_tensor_value_info("x", TensorProto.BFLOAT16, [1, 8, 2, 2])
+    y = helper.make_tensor_value_info("y", TensorProto.BFLOAT16, [1, 2, 4, 4])
+    g = helper.make_graph([helper.make_node("DepthToSpace", ["x"], ["y"], name="d2s", blocksize=2)], "g", [x], [y])
+    src, out = tmp_path / "bf.onnx", tmp_path / "out"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)]), src)
+    assert aotc(str(src), "-o", str(out)).returncode == 0
+    subprocess.run([cmake_exe(), "--build", str(out)], check=True, capture_output=True)
+    assert_refused(aotc("bench", str(out), "--repeat", "2", "--rounds", "1"), "onnxruntime cannot run the model",
+                   "DepthToSpace", "aotc run")
+
+
 def test_internal_error_is_one_line_with_its_own_exit_code(tmp_path, monkeypatch, capsys):
     """A bug of ours is not a bad model: one line that says so, names the exception, exit 3."""
     from aot import cli, compiler
