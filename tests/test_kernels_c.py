@@ -39,6 +39,11 @@ SEED = 1
 CALLS = {"conv": ("conv", "gemm"), "gemm": ("gemm",), "pool": ("pool",), "quant": ("quant",)}
 SHAPES = {"conv": 600, "gemm": 1000, "pool": 1000, "quant": 600}
 M4_SHAPES = 100  # per conv entry point on the Cortex-M4 (qemu)
+# the families whose references are <family>_ref.c (issue 49), their tests run on the host builds and on
+# the M4 and M55 boards; shapes per entry point on the M4 and on the M55 (whose heap is smaller)
+CALLS |= {"reduce": ("reduce",)}
+SHAPES |= {"reduce": 600}
+BOARD_SHAPES = {"reduce": (40, 12)}
 WARNINGS = ["-std=c99", "-Wall", "-Wextra", "-Werror"]
 # -fno-var-tracking: line numbers in the reports without gcc tracking variable locations, which took
 # half the compile time of the unrolled conv kernels under the sanitizers (conv_depthwise_kxk.c 25 -> 14 s)
@@ -148,13 +153,16 @@ M_BUILDS = {
 @pytest.mark.parametrize(("family", "build"), [(f, b) for f in ("conv", "gemm") for b in sorted(M_BUILDS)
                                                # (gemm.c has no LDM, and no Helium path to build at -Os)
                                                if not (f == "gemm" and b in ("m55-no-asm", "m55-mve-os"))]
-                         + [("pool", "m55-mve")])  # (Helium's global average pool)
+                         + [("pool", "m55-mve")]  # (Helium's global average pool)
+                         + [(f, b) for f in sorted(BOARD_SHAPES) for b in ("m4-asm", "m55-mve")])
 def test_kernels_on_cortex_m(tmp_path, objects, family, build):
     """The conv and gemm tests on qemu's mps2-an386 (Cortex-M4F, no vector unit: 4 x 4 GEMM tiles,
     runs of 5 x 4 in the implicit GEMM, a whole panel per row of a GEMV, depthwise rows in
     registers) and mps3-an547 (Cortex-M55, Helium), fewer shapes, and the pool test on the M55 (its
     global average pool); output and exit code through semihosting."""
     board, cpu, shapes = M_BUILDS[build]
+    if family in BOARD_SHAPES:
+        shapes = BOARD_SHAPES[family][board == "mps3-an547"]
     out = run_on_board(objects, tmp_path, family, board, cpu, shapes)
     assert "MISMATCH" not in out and " ok " in out, out
 

@@ -51,4 +51,25 @@ void aotc_matmul_ref_f32(const aotc_matmul_params *p, const float *a, const floa
 void aotc_maxpool_ref_f32(const aotc_pool_params *p, const float *x, float *y);
 void aotc_avgpool_ref_f32(const aotc_pool_params *p, const float *x, float *y);
 
+/* ---- reduce (reduce_ref.c) ----------------------------------------------------------------
+ * ONNX Reduce* as aotc_reduce_*: each output the fold of the input elements whose kept indices
+ * are its own, taken output by output, summed in double (float64: in double, in input order);
+ * the empty fold's value for a zero-size reduction. No scratch (log_sum_exp's is the kernel's). */
+#include "aotc_reduce.h"
+
+#define AOTC_DECLARE_REDUCE_REF(OP) \
+    void aotc_reduce_##OP##_ref_f32(const aotc_reduce_params *p, const float *x, float *y); \
+    void aotc_reduce_##OP##_ref_f64(const aotc_reduce_params *p, const double *x, double *y);
+AOTC_DECLARE_REDUCE_REF(sum)
+AOTC_DECLARE_REDUCE_REF(mean)
+AOTC_DECLARE_REDUCE_REF(max)
+AOTC_DECLARE_REDUCE_REF(min)
+AOTC_DECLARE_REDUCE_REF(prod)
+AOTC_DECLARE_REDUCE_REF(l1)
+AOTC_DECLARE_REDUCE_REF(l2)
+AOTC_DECLARE_REDUCE_REF(sum_square)
+AOTC_DECLARE_REDUCE_REF(log_sum)
+AOTC_DECLARE_REDUCE_REF(log_sum_exp)
+#undef AOTC_DECLARE_REDUCE_REF
+
 #endif /* AOTC_KERNELS_REF_H */
