@@ -72,4 +72,11 @@ AOTC_DECLARE_REDUCE_REF(log_sum)
 AOTC_DECLARE_REDUCE_REF(log_sum_exp)
 #undef AOTC_DECLARE_REDUCE_REF
 
+/* ---- signal (signal_ref.c) ----------------------------------------------------------------
+ * The DFT's complex linear map as aotc_dft_f32: y[j] = sum over t < m of W[j][t] * a[t] along n,
+ * summed in double. */
+#include "aotc_signal.h"
+
+void aotc_dft_ref_f32(const aotc_dft_params *p, const float *x, float *y);
+
 #endif /* AOTC_KERNELS_REF_H */
