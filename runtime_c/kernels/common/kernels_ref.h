@@ -79,4 +79,17 @@ AOTC_DECLARE_REDUCE_REF(log_sum_exp)
 
 void aotc_dft_ref_f32(const aotc_dft_params *p, const float *x, float *y);
 
+/* ---- resize (resize_ref.c) ----------------------------------------------------------------
+ * Resize as its kernels: nearest, each output the x element its per-dim table entries sum to; the
+ * blend, each output the sum of its taps' weights times sources, in double; GridSample from the
+ * ONNX definition (aotc_resize.h's choices: coordinates unnormalised in float as the op's float32
+ * arithmetic, then padding, taps and Keys' cubic weights in double). */
+#include "aotc_resize.h"
+
+void aotc_resize_nearest_ref_f32(const aotc_resize_nearest_params *p, const float *x, float *y);
+void aotc_resize_nearest_ref_i8(const aotc_resize_nearest_params *p, const int8_t *x, int8_t *y);
+void aotc_resize_nearest_ref_u8(const aotc_resize_nearest_params *p, const uint8_t *x, uint8_t *y);
+void aotc_resize_ref_f32(const aotc_resize_params *p, const float *x, float *y);
+void aotc_grid_sample_ref_f32(const aotc_grid_sample_params *p, const float *x, const float *grid, float *y);
+
 #endif /* AOTC_KERNELS_REF_H */
