@@ -92,4 +92,28 @@ void aotc_resize_nearest_ref_u8(const aotc_resize_nearest_params *p, const uint8
 void aotc_resize_ref_f32(const aotc_resize_params *p, const float *x, float *y);
 void aotc_grid_sample_ref_f32(const aotc_grid_sample_params *p, const float *x, const float *grid, float *y);
 
+/* ---- norm (norm_ref.c) --------------------------------------------------------------------
+ * The normalisations as their ONNX definitions over aotc_norm.h's params, statistics and sums in
+ * double (two passes: mean, then the biased variance of x - mean), the outputs rounded once; the
+ * _f64stats kernels' float steps after the statistics (stash_type double: normalised in double,
+ * cast to float, then scaled and shifted in float) as the op's function body has them. y must not
+ * overlap x; Softmax and LogSoftmax take no scratch. */
+#include "aotc_norm.h"
+
+void aotc_batchnorm_ref_f32(int32_t batch, int32_t channels, int32_t inner, const float *x, const float *scale,
+                            const float *shift, float *y);
+void aotc_batchnorm_prepare_ref_f32(const aotc_batchnorm_prepare_params *p, const float *gamma, const float *beta,
+                                    const float *mean, const float *var, float *scale, float *shift);
+void aotc_instance_norm_ref_f32(const aotc_instance_norm_params *p, const float *x, const float *scale,
+                                const float *bias, float *y);
+void aotc_layer_norm_ref_f32(const aotc_layer_norm_params *p, const float *x, const float *scale, const float *bias,
+                             float *y, float *mean, float *inv_std_dev);
+void aotc_layer_norm_f64stats_ref_f32(const aotc_layer_norm_params *p, const float *x, const float *scale,
+                                      const float *bias, float *y, double *mean, double *inv_std_dev);
+void aotc_rms_norm_ref_f32(const aotc_layer_norm_params *p, const float *x, const float *scale, float *y);
+void aotc_rms_norm_f64stats_ref_f32(const aotc_layer_norm_params *p, const float *x, const float *scale, float *y);
+void aotc_lrn_ref_f32(const aotc_lrn_params *p, const float *x, float *y);
+void aotc_softmax_ref_f32(const aotc_softmax_params *p, const float *x, float *y);
+void aotc_log_softmax_ref_f32(const aotc_softmax_params *p, const float *x, float *y);
+
 #endif /* AOTC_KERNELS_REF_H */
