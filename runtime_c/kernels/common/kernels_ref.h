@@ -116,4 +116,16 @@ void aotc_lrn_ref_f32(const aotc_lrn_params *p, const float *x, float *y);
 void aotc_softmax_ref_f32(const aotc_softmax_params *p, const float *x, float *y);
 void aotc_log_softmax_ref_f32(const aotc_softmax_params *p, const float *x, float *y);
 
+/* ---- attention (attention_ref.c) ----------------------------------------------------------
+ * ONNX Attention as aotc_attention_f32, one query row at a time from the definition: scores
+ * q . k scaled and softcapped, the qk output (by qk_mode), each key kept or dropped by the causal,
+ * window, mask-length and valid-key rules, the mask, a softmax and the sum of the values, all in
+ * double; a row that sees no key gives zeros. No scratch. */
+#include "aotc_attention.h"
+
+void aotc_attention_ref_f32(const aotc_attention_params *p, const float *q, const float *k, const float *v,
+                            const void *mask, const float *past_key, const float *past_value,
+                            const int64_t *nonpad_kv_len, float *y, float *present_key, float *present_value,
+                            float *qk_out);
+
 #endif /* AOTC_KERNELS_REF_H */
