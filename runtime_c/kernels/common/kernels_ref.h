@@ -128,4 +128,16 @@ void aotc_attention_ref_f32(const aotc_attention_params *p, const float *q, cons
                             const int64_t *nonpad_kv_len, float *y, float *present_key, float *present_value,
                             float *qk_out);
 
+/* ---- recurrent (recurrent_ref.c) ----------------------------------------------------------
+ * ONNX LSTM, GRU and RNN from their equations over the ONNX tensors W [dirs][gates*hidden][input],
+ * R [dirs][gates*hidden][hidden], B [dirs][2*gates*hidden] (or NULL) whatever aotc_rnn_params packs:
+ * it reads only the op's attributes from p (cell, sizes, directions, layout, clip, activations,
+ * linear_before_reset, input_forget), a batch entry and a step at a time, in double. Allocates
+ * its states (malloc): test code only. */
+#include "aotc_recurrent.h"
+
+void aotc_rnn_ref_f32(const aotc_rnn_params *p, const float *x, const float *w, const float *r, const float *b,
+                      const int32_t *seq_lens, const float *initial_h, const float *initial_c, const float *peep,
+                      float *y, float *y_h, float *y_c);
+
 #endif /* AOTC_KERNELS_REF_H */
