@@ -41,9 +41,9 @@ SHAPES = {"conv": 600, "gemm": 1000, "pool": 1000, "quant": 600}
 M4_SHAPES = 100  # per conv entry point on the Cortex-M4 (qemu)
 # the families whose references are <family>_ref.c (issue 49), their tests run on the host builds and on
 # the M4 and M55 boards; shapes per entry point on the M4 and on the M55 (whose heap is smaller)
-CALLS |= {"attention": ("attention",), "norm": ("norm",), "recurrent": ("recurrent", "gemm"), "reduce": ("reduce",), "resize": ("resize",), "signal": ("signal",)}
-SHAPES |= {"attention": 1000, "norm": 1000, "recurrent": 600, "reduce": 600, "resize": 1000, "signal": 1000}
-BOARD_SHAPES = {"attention": (100, 30), "norm": (60, 20), "recurrent": (60, 20), "reduce": (40, 12), "resize": (100, 30), "signal": (100, 30)}
+CALLS |= {"attention": ("attention",), "elementwise": ("elementwise",), "norm": ("norm",), "recurrent": ("recurrent", "gemm"), "reduce": ("reduce",), "resize": ("resize",), "signal": ("signal",)}
+SHAPES |= {"attention": 1000, "elementwise": 150, "norm": 1000, "recurrent": 600, "reduce": 600, "resize": 1000, "signal": 1000}
+BOARD_SHAPES = {"attention": (100, 30), "elementwise": (12, 6), "norm": (60, 20), "recurrent": (60, 20), "reduce": (40, 12), "resize": (100, 30), "signal": (100, 30)}
 WARNINGS = ["-std=c99", "-Wall", "-Wextra", "-Werror"]
 # -fno-var-tracking: line numbers in the reports without gcc tracking variable locations, which took
 # half the compile time of the unrolled conv kernels under the sanitizers (conv_depthwise_kxk.c 25 -> 14 s)

@@ -140,4 +140,81 @@ void aotc_rnn_ref_f32(const aotc_rnn_params *p, const float *x, const float *w, 
                       const int32_t *seq_lens, const float *initial_h, const float *initial_c, const float *peep,
                       float *y, float *y_h, float *y_c);
 
+/* ---- elementwise (elementwise_ref.c) --------------------------------------------------------
+ * A reference per elementwise kernel, aotc_<op>_ref_<dtype>, stamped by dtype as the kernels are:
+ * the op's ONNX definition on one element, over the output's elements in order, each operand's
+ * element found from the output's index and its strides (no odometer, no inner-loop variants);
+ * float math in double (libm's double functions, rounded once to float), integers in 64 bits,
+ * wrapping; x / 0 and x % 0 give 0 and negative integer exponents trunc(b^e) (aotc_elementwise.h).
+ * y must not overlap the inputs. */
+#include "aotc_elementwise.h"
+
+#define AOTC_DECLARE_BINARY_REF(NAME, SFX, T, TO) \
+    void aotc_##NAME##_ref_##SFX(const aotc_broadcast *p, const T *a, const T *b, TO *y);
+#define AOTC_DECLARE_UNARY_REF(NAME, SFX, T, TO) void aotc_##NAME##_ref_##SFX(size_t n, const T *x, TO *y);
+#define AOTC_DECLARE_COMPARE_REF(NAME) \
+    AOTC_DECLARE_BINARY_REF(NAME, f32, float, uint8_t) AOTC_DECLARE_BINARY_REF(NAME, f64, double, uint8_t) \
+    AOTC_DECLARE_BINARY_REF(NAME, i8, int8_t, uint8_t) AOTC_DECLARE_BINARY_REF(NAME, i16, int16_t, uint8_t) \
+    AOTC_DECLARE_BINARY_REF(NAME, i32, int32_t, uint8_t) AOTC_DECLARE_BINARY_REF(NAME, i64, int64_t, uint8_t) \
+    AOTC_DECLARE_BINARY_REF(NAME, u8, uint8_t, uint8_t) AOTC_DECLARE_BINARY_REF(NAME, u16, uint16_t, uint8_t) \
+    AOTC_DECLARE_BINARY_REF(NAME, u32, uint32_t, uint8_t) AOTC_DECLARE_BINARY_REF(NAME, u64, uint64_t, uint8_t)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY_REF, add)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY_REF, sub)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY_REF, mul)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY_REF, div)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY_REF, max)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY_REF, min)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_BINARY_REF, pow)
+AOTC_DECLARE_SIGNED(AOTC_DECLARE_BINARY_REF, pow)
+AOTC_DECLARE_BINARY_REF(prelu, f32, float, float)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY_REF, fmod)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY_REF, mod)
+AOTC_DECLARE_COMPARE_REF(equal)
+AOTC_DECLARE_BINARY_REF(equal, b8, uint8_t, uint8_t)
+AOTC_DECLARE_COMPARE_REF(less)
+AOTC_DECLARE_COMPARE_REF(less_equal)
+AOTC_DECLARE_COMPARE_REF(greater)
+AOTC_DECLARE_COMPARE_REF(greater_equal)
+AOTC_DECLARE_BINARY_REF(and, b8, uint8_t, uint8_t)
+AOTC_DECLARE_BINARY_REF(or, b8, uint8_t, uint8_t)
+AOTC_DECLARE_BINARY_REF(xor, b8, uint8_t, uint8_t)
+AOTC_DECLARE_INTS(AOTC_DECLARE_BINARY_REF, bitwise_and)
+AOTC_DECLARE_INTS(AOTC_DECLARE_BINARY_REF, bitwise_or)
+AOTC_DECLARE_INTS(AOTC_DECLARE_BINARY_REF, bitwise_xor)
+AOTC_DECLARE_INTS(AOTC_DECLARE_BINARY_REF, shift_left)
+AOTC_DECLARE_INTS(AOTC_DECLARE_BINARY_REF, shift_right)
+#define AOTC_DECLARE_UNARY_F32_REF(NAME) AOTC_DECLARE_UNARY_REF(NAME, f32, float, float)
+AOTC_DECLARE_UNARY_F32_REF(relu) AOTC_DECLARE_UNARY_F32_REF(sigmoid) AOTC_DECLARE_UNARY_F32_REF(tanh)
+AOTC_DECLARE_UNARY_F32_REF(hard_swish) AOTC_DECLARE_UNARY_F32_REF(exp) AOTC_DECLARE_UNARY_F32_REF(log)
+AOTC_DECLARE_UNARY_F32_REF(sqrt) AOTC_DECLARE_UNARY_F32_REF(erf) AOTC_DECLARE_UNARY_F32_REF(reciprocal)
+AOTC_DECLARE_UNARY_F32_REF(floor) AOTC_DECLARE_UNARY_F32_REF(ceil) AOTC_DECLARE_UNARY_F32_REF(round)
+AOTC_DECLARE_UNARY_F32_REF(softplus) AOTC_DECLARE_UNARY_F32_REF(softsign) AOTC_DECLARE_UNARY_F32_REF(sin)
+AOTC_DECLARE_UNARY_F32_REF(cos) AOTC_DECLARE_UNARY_F32_REF(tan) AOTC_DECLARE_UNARY_F32_REF(asin)
+AOTC_DECLARE_UNARY_F32_REF(acos) AOTC_DECLARE_UNARY_F32_REF(atan) AOTC_DECLARE_UNARY_F32_REF(sinh)
+AOTC_DECLARE_UNARY_F32_REF(cosh) AOTC_DECLARE_UNARY_F32_REF(asinh) AOTC_DECLARE_UNARY_F32_REF(acosh)
+AOTC_DECLARE_UNARY_F32_REF(atanh) AOTC_DECLARE_UNARY_F32_REF(gelu) AOTC_DECLARE_UNARY_F32_REF(gelu_tanh)
+AOTC_DECLARE_UNARY_REF(exp, f64, double, double)
+AOTC_DECLARE_UNARY_REF(log, f64, double, double)
+AOTC_DECLARE_UNARY_REF(sqrt, f64, double, double)
+AOTC_DECLARE_UNARY_REF(isnan, f32, float, uint8_t)
+AOTC_DECLARE_UNARY_REF(isinf, f32, float, uint8_t)
+AOTC_DECLARE_UNARY_REF(isinf_pos, f32, float, uint8_t)
+AOTC_DECLARE_UNARY_REF(isinf_neg, f32, float, uint8_t)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_UNARY_REF, sign)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY_REF, neg)
+AOTC_DECLARE_SIGNED(AOTC_DECLARE_UNARY_REF, neg)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_UNARY_REF, abs)
+AOTC_DECLARE_UNARY_REF(not, b8, uint8_t, uint8_t)
+AOTC_DECLARE_INTS(AOTC_DECLARE_UNARY_REF, bitwise_not)
+#undef AOTC_DECLARE_UNARY_F32_REF
+void aotc_swish_ref_f32(size_t n, const float *x, float *y, float alpha);
+void aotc_leaky_relu_ref_f32(size_t n, const float *x, float *y, float alpha);
+void aotc_elu_ref_f32(size_t n, const float *x, float *y, float alpha);
+void aotc_selu_ref_f32(size_t n, const float *x, float *y, float alpha, float gamma);
+void aotc_celu_ref_f32(size_t n, const float *x, float *y, float alpha);
+void aotc_thresholded_relu_ref_f32(size_t n, const float *x, float *y, float alpha);
+void aotc_shrink_ref_f32(size_t n, const float *x, float *y, float lambd, float bias);
+void aotc_clip_ref_f32(size_t n, const float *x, float *y, float lo, float hi);
+void aotc_hard_sigmoid_ref_f32(size_t n, const float *x, float *y, float alpha, float beta);
+
 #endif /* AOTC_KERNELS_REF_H */
