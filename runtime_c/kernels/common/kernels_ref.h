@@ -217,4 +217,23 @@ void aotc_shrink_ref_f32(size_t n, const float *x, float *y, float lambd, float 
 void aotc_clip_ref_f32(size_t n, const float *x, float *y, float lo, float hi);
 void aotc_hard_sigmoid_ref_f32(size_t n, const float *x, float *y, float alpha, float beta);
 
+/* ---- fused (fused_ref.c) ------------------------------------------------------------------
+ * A tree of float32 elementwise ops, which the code generator writes as one loop (aotc_fused.h,
+ * aot/kernels/fused.py), run unfused: each op its own elementwise kernel over the whole tensor
+ * (aotc_<op>_f32, a constant operand broadcast), its output a tensor of `values` (n floats per
+ * step; the last step's into y). What the fused loop must give bit for bit. */
+typedef void (*aotc_fused_unary_fn)(size_t n, const float *x, float *y);
+typedef void (*aotc_fused_binary_fn)(const aotc_broadcast *p, const float *a, const float *b, float *y);
+enum { AOTC_FUSED_INPUT, AOTC_FUSED_VALUE, AOTC_FUSED_CONSTANT };
+typedef struct {
+    aotc_fused_unary_fn unary;   /* the op's kernel: unary, or (NULL) binary */
+    aotc_fused_binary_fn binary;
+    int32_t kind[2];             /* each operand: AOTC_FUSED_INPUT, _VALUE (an earlier step's) or _CONSTANT */
+    int32_t index[2];            /* the input or the step */
+    float constant[2];
+} aotc_fused_step;
+
+void aotc_fused_ref_f32(const aotc_fused_step *steps, int32_t count, size_t n, const float *const *inputs,
+                        float *values, float *y);
+
 #endif /* AOTC_KERNELS_REF_H */
