@@ -1,6 +1,7 @@
-"""The kernel tests written in C (tests/c/test_<family>_kernels.c): every optimised kernel of the conv,
-gemm and pool families against its reference kernel (runtime_c/kernels/<family>_ref.c) over random
-shapes, with a fixed seed.
+"""The kernel tests written in C (tests/c/test_<family>_kernels.c): every kernel of the conv, gemm and
+pool families, and of those in REF_FAMILIES (attention, elementwise, fused, norm, recurrent, reduce,
+resize, signal), against its reference kernel (runtime_c/kernels/<family>/<family>_ref.c) over random
+shapes, with a fixed seed; REF_FAMILIES' tests also run on the Cortex-M4 and M55 boards under qemu.
 
 Each test program is compiled with gcc -O2 under AddressSanitizer and UndefinedBehaviorSanitizer
 (-std=c99 -Wall -Wextra -Werror) against the runtime sources a bundle ships for the family
@@ -39,6 +40,21 @@ SEED = 1
 CALLS = {"conv": ("conv", "gemm"), "gemm": ("gemm",), "pool": ("pool",), "quant": ("quant",)}
 SHAPES = {"conv": 600, "gemm": 1000, "pool": 1000, "quant": 600}
 M4_SHAPES = 100  # per conv entry point on the Cortex-M4 (qemu)
+# the families whose references are <family>_ref.c (issue 49), one a line: the families the test links, shapes
+# per entry point on the host builds, and on the M4 and the M55 boards
+REF_FAMILIES = {
+    "attention": (("attention",), 1000, (100, 100)),
+    "elementwise": (("elementwise",), 150, (12, 12)),
+    "fused": (("fused", "elementwise"), 1500, (200, 200)),  # (trees of ops)
+    "norm": (("norm",), 1000, (60, 60)),
+    "recurrent": (("recurrent", "gemm"), 600, (60, 60)),
+    "reduce": (("reduce",), 600, (40, 40)),
+    "resize": (("resize",), 1000, (100, 100)),
+    "signal": (("signal",), 1000, (100, 100)),
+}
+CALLS |= {f: calls for f, (calls, _, _) in REF_FAMILIES.items()}
+SHAPES |= {f: shapes for f, (_, shapes, _) in REF_FAMILIES.items()}
+BOARD_SHAPES = {f: board for f, (_, _, board) in REF_FAMILIES.items()}
 WARNINGS = ["-std=c99", "-Wall", "-Wextra", "-Werror"]
 # -fno-var-tracking: line numbers in the reports without gcc tracking variable locations, which took
 # half the compile time of the unrolled conv kernels under the sanitizers (conv_depthwise_kxk.c 25 -> 14 s)
@@ -48,6 +64,24 @@ SANITIZE = ["-O2", "-g", "-fno-var-tracking", "-fsanitize=address,undefined", "-
 # case their path does not take instead of aborting (runtime_c/kernels/common/paths_avx512.h)
 HOST_BUILDS = {"native": ["-march=native", "-DAOTC_TEST_X86_PATHS"], "generic": ["-DAOTC_DW3_BLOCK=1"]}
 CORTEX_M4 = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"]
+
+
+def write_fused_ops_header(directory: Path) -> Path:
+    """fused_ops.h, tests/c/test_fused_kernels.c's view of aot/kernels/fused.py: each op's C expression
+    as fused.py writes it into the fused loop, in a function fused_<Op> of its operands, and the lists
+    FUSED_UNARY and FUSED_BINARY. Returns the directory to put on the include path."""
+    from aot.kernels.fused import BINARY, UNARY
+
+    lines = ["/* Written by tests/test_kernels_c.py from aot/kernels/fused.py: the fused loop's expressions. */",
+             "#ifndef AOTC_FUSED_OPS_H", "#define AOTC_FUSED_OPS_H", '#include "aotc_fused.h"']
+    lines += [f"static inline float fused_{op}(float a) {{ return {e.format('a')}; }}" for op, e in UNARY.items()]
+    lines += [f"static inline float fused_{op}(float a, float b) {{ return {e.format('a', 'b')}; }}"
+              for op, e in BINARY.items()]
+    lines += ["#define FUSED_UNARY(X) " + " ".join(f"X({op})" for op in UNARY),
+              "#define FUSED_BINARY(X) " + " ".join(f"X({op})" for op in BINARY), "#endif", ""]
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "fused_ops.h").write_text("\n".join(lines))
+    return directory
 
 
 def c_sources(family: str) -> list[Path]:
@@ -62,13 +96,14 @@ def c_sources(family: str) -> list[Path]:
 def objects(tmp_path_factory) -> dict:
     """Objects compiled so far in this module, by (compiler, flags, source): the GEMM core once for
     the conv and gemm tests."""
-    return {"dir": tmp_path_factory.mktemp("objects")}
+    directory = tmp_path_factory.mktemp("objects")
+    return {"dir": directory, "include": write_fused_ops_header(directory / "include")}
 
 
 def compile_and_link(objects: dict, cc: str, sources: list[Path], flags: list[str], exe: Path,
                      link: list[str] = ()) -> None:
     """Each source to an object (two at a time: the machine has two cores), then one link."""
-    incs = [*kernel_include_flags(), f"-I{TESTS_C}"]
+    incs = [*kernel_include_flags(), f"-I{TESTS_C}", f"-I{objects['include']}"]
 
     def one(src: Path) -> Path:
         key = (cc, tuple(flags), src)
@@ -148,13 +183,16 @@ M_BUILDS = {
 @pytest.mark.parametrize(("family", "build"), [(f, b) for f in ("conv", "gemm") for b in sorted(M_BUILDS)
                                                # (gemm.c has no LDM, and no Helium path to build at -Os)
                                                if not (f == "gemm" and b in ("m55-no-asm", "m55-mve-os"))]
-                         + [("pool", "m55-mve")])  # (Helium's global average pool)
+                         + [("pool", "m55-mve")]  # (Helium's global average pool)
+                         + [(f, b) for f in sorted(BOARD_SHAPES) for b in ("m4-asm", "m55-mve")])
 def test_kernels_on_cortex_m(tmp_path, objects, family, build):
     """The conv and gemm tests on qemu's mps2-an386 (Cortex-M4F, no vector unit: 4 x 4 GEMM tiles,
     runs of 5 x 4 in the implicit GEMM, a whole panel per row of a GEMV, depthwise rows in
     registers) and mps3-an547 (Cortex-M55, Helium), fewer shapes, and the pool test on the M55 (its
     global average pool); output and exit code through semihosting."""
     board, cpu, shapes = M_BUILDS[build]
+    if family in BOARD_SHAPES:
+        shapes = BOARD_SHAPES[family][board == "mps3-an547"]
     out = run_on_board(objects, tmp_path, family, board, cpu, shapes)
     assert "MISMATCH" not in out and " ok " in out, out
 
@@ -203,12 +241,12 @@ def test_quant_integer_requantisation_on_host(tmp_path, objects):
     assert "MISMATCH" not in out and " ok " in out, out
 
 
-def test_kernels_compile_cleanly_with_clang():
+def test_kernels_compile_cleanly_with_clang(tmp_path):
     """Every kernel source, shipped or reference, and the C tests: -std=c99 -Wall -Wextra -Werror on clang."""
     require_tool("clang")
     sources = sorted({kernel_file(f) for fam in kernel_families() for f in family_files(fam) if f.endswith(".c")}
                      | set(kernels_dir().glob("*/*_ref.c")) | set(TESTS_C.glob("*.c")))
-    incs = [*kernel_include_flags(), f"-I{TESTS_C}"]
+    incs = [*kernel_include_flags(), f"-I{TESTS_C}", f"-I{write_fused_ops_header(tmp_path)}"]
 
     def one(src: Path) -> str:
         r = subprocess.run(["clang", *WARNINGS, "-fsyntax-only", *incs, str(src)], capture_output=True, text=True)

@@ -117,9 +117,9 @@ static inline float aotc_erf_poly(float v) {
     return a < 0.5f ? n : (v < 0.0f ? -tail : tail);
 }
 
-/* SiLU / Swish on AVX-512F, 16 floats at a time: 24 vector instructions per 16 against the 43 that gcc
- * makes of v * aotc_sigmoid_poly(alpha v) (0.31 against 0.48 ns per float on a Zen 4 core: EfficientNet's
- * 49 SiLUs, issue 24). Used by the elementwise kernel (aotc_swish_f32) and the dnnl runtime
+/* SiLU / Swish on AVX-512F, 16 floats at a time: 25 vector instructions per 16 against the 43 that gcc
+ * makes of v * aotc_sigmoid_poly(alpha v) (0.31 against 0.48 ns per float on a Zen 4 core, measured at 24:
+ * EfficientNet's 49 SiLUs, issue 24). Used by the elementwise kernel (aotc_swish_f32) and the dnnl runtime
  * (aotc_dnnl_swish); -DAOTC_NO_X86_SWISH takes the plain loops instead. */
 #if defined(__AVX512F__) && !defined(AOTC_NO_X86_SWISH)
 #define AOTC_SWISH_X86 1
@@ -153,8 +153,10 @@ static inline __m512 aotc_swish16(__m512 v, __m512 alpha, int scaled) {
     q = _mm512_rcp14_ps(d);
     q = _mm512_fmadd_ps(_mm512_fnmadd_ps(d, q, one), q, q); /* 1 / (1 + e) */
     s = _mm512_mask_mul_ps(q, _mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_LT_OQ), e, q);
-    /* v s, and 0 where a < -87.3 (not NaN: unordered compares keep it) */
-    return _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(a, floor_a, _CMP_NLT_UQ), v, s);
+    /* v s with s = 0 where a < -87.3 (not where a is NaN: unordered compares keep it), as
+     * v * aotc_sigmoid_poly(alpha v) has it: -0 for a negative v, and NaN for v = -inf (the op's
+     * x * sigmoid(alpha x); a zero there instead differed from the plain loop) */
+    return _mm512_mul_ps(v, _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(a, floor_a, _CMP_NLT_UQ), s));
 }
 
 /* Whole vectors, then the tail under a mask; `scaled` is a constant in each call below, so each

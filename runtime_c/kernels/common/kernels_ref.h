@@ -1,12 +1,11 @@
-/* Reference kernels of the families that have optimised ones: conv (conv_ref.c), gemm
- * (gemm_ref.c) and pool (pool_ref.c). Each is the plain loop of the ONNX definition over the
- * same params struct as the optimised kernels it stands for: portable C99, simple on
- * purpose, slow, no scratch, no allocation, no globals. Any target can run them.
+/* Reference kernels: conv (conv_ref.c), gemm (gemm_ref.c) and pool (pool_ref.c), then, each in
+ * a section of its own below, reduce, signal, resize, norm, attention, recurrent, elementwise and
+ * fused. Each is the plain loop of the ONNX definition over the same params struct as the
+ * kernels it stands for: portable C99, simple on purpose, slow, no scratch, no allocation
+ * (recurrent_ref.c's states excepted), no globals. Any target can run them.
  *
  * They are not shipped in bundles (aot/emit_c/runtime_files.py): the C tests in tests/c/
- * compare every optimised kernel with them over random shapes. The other families
- * (elementwise, norm, reduce, resize, shape) have only one kernel per op, already a plain
- * loop, so it is their reference. */
+ * compare every kernel with them over random shapes. */
 #ifndef AOTC_KERNELS_REF_H
 #define AOTC_KERNELS_REF_H
 
@@ -50,5 +49,190 @@ void aotc_matmul_ref_f32(const aotc_matmul_params *p, const float *a, const floa
  * inside the input, or with count_include_pad inside the padded input; 0 when none). */
 void aotc_maxpool_ref_f32(const aotc_pool_params *p, const float *x, float *y);
 void aotc_avgpool_ref_f32(const aotc_pool_params *p, const float *x, float *y);
+
+/* ---- reduce (reduce_ref.c) ----------------------------------------------------------------
+ * ONNX Reduce* as aotc_reduce_*: each output the fold of the input elements whose kept indices
+ * are its own, taken output by output, summed in double (float64: in double, in input order);
+ * the empty fold's value for a zero-size reduction. No scratch (log_sum_exp's is the kernel's). */
+#include "aotc_reduce.h"
+
+#define AOTC_DECLARE_REDUCE_REF(OP) \
+    void aotc_reduce_##OP##_ref_f32(const aotc_reduce_params *p, const float *x, float *y); \
+    void aotc_reduce_##OP##_ref_f64(const aotc_reduce_params *p, const double *x, double *y);
+AOTC_DECLARE_REDUCE_REF(sum)
+AOTC_DECLARE_REDUCE_REF(mean)
+AOTC_DECLARE_REDUCE_REF(max)
+AOTC_DECLARE_REDUCE_REF(min)
+AOTC_DECLARE_REDUCE_REF(prod)
+AOTC_DECLARE_REDUCE_REF(l1)
+AOTC_DECLARE_REDUCE_REF(l2)
+AOTC_DECLARE_REDUCE_REF(sum_square)
+AOTC_DECLARE_REDUCE_REF(log_sum)
+AOTC_DECLARE_REDUCE_REF(log_sum_exp)
+#undef AOTC_DECLARE_REDUCE_REF
+
+/* ---- signal (signal_ref.c) ----------------------------------------------------------------
+ * The DFT's complex linear map as aotc_dft_f32: y[j] = sum over t < m of W[j][t] * a[t] along n,
+ * summed in double. */
+#include "aotc_signal.h"
+
+void aotc_dft_ref_f32(const aotc_dft_params *p, const float *x, float *y);
+
+/* ---- resize (resize_ref.c) ----------------------------------------------------------------
+ * Resize as its kernels: nearest, each output the x element its per-dim table entries sum to; the
+ * blend, each output the sum of its taps' weights times sources, in double; GridSample from the
+ * ONNX definition (aotc_resize.h's choices: coordinates unnormalised in float as the op's float32
+ * arithmetic, then padding, taps and Keys' cubic weights in double). */
+#include "aotc_resize.h"
+
+void aotc_resize_nearest_ref_f32(const aotc_resize_nearest_params *p, const float *x, float *y);
+void aotc_resize_nearest_ref_i8(const aotc_resize_nearest_params *p, const int8_t *x, int8_t *y);
+void aotc_resize_nearest_ref_u8(const aotc_resize_nearest_params *p, const uint8_t *x, uint8_t *y);
+void aotc_resize_ref_f32(const aotc_resize_params *p, const float *x, float *y);
+void aotc_grid_sample_ref_f32(const aotc_grid_sample_params *p, const float *x, const float *grid, float *y);
+
+/* ---- norm (norm_ref.c) --------------------------------------------------------------------
+ * The normalisations as their ONNX definitions over aotc_norm.h's params, statistics and sums in
+ * double (two passes: mean, then the biased variance of x - mean), the outputs rounded once; the
+ * _f64stats kernels' float steps after the statistics (stash_type double: normalised in double,
+ * cast to float, then scaled and shifted in float) as the op's function body has them. y must not
+ * overlap x; Softmax and LogSoftmax take no scratch. */
+#include "aotc_norm.h"
+
+void aotc_batchnorm_ref_f32(int32_t batch, int32_t channels, int32_t inner, const float *x, const float *scale,
+                            const float *shift, float *y);
+void aotc_batchnorm_prepare_ref_f32(const aotc_batchnorm_prepare_params *p, const float *gamma, const float *beta,
+                                    const float *mean, const float *var, float *scale, float *shift);
+void aotc_instance_norm_ref_f32(const aotc_instance_norm_params *p, const float *x, const float *scale,
+                                const float *bias, float *y);
+void aotc_layer_norm_ref_f32(const aotc_layer_norm_params *p, const float *x, const float *scale, const float *bias,
+                             float *y, float *mean, float *inv_std_dev);
+void aotc_layer_norm_f64stats_ref_f32(const aotc_layer_norm_params *p, const float *x, const float *scale,
+                                      const float *bias, float *y, double *mean, double *inv_std_dev);
+void aotc_rms_norm_ref_f32(const aotc_layer_norm_params *p, const float *x, const float *scale, float *y);
+void aotc_rms_norm_f64stats_ref_f32(const aotc_layer_norm_params *p, const float *x, const float *scale, float *y);
+void aotc_lrn_ref_f32(const aotc_lrn_params *p, const float *x, float *y);
+void aotc_softmax_ref_f32(const aotc_softmax_params *p, const float *x, float *y);
+void aotc_log_softmax_ref_f32(const aotc_softmax_params *p, const float *x, float *y);
+
+/* ---- attention (attention_ref.c) ----------------------------------------------------------
+ * ONNX Attention as aotc_attention_f32, one query row at a time from the definition: scores
+ * q . k scaled and softcapped, the qk output (by qk_mode), each key kept or dropped by the causal,
+ * window, mask-length and valid-key rules, the mask, a softmax and the sum of the values, all in
+ * double; a row that sees no key gives zeros. No scratch. */
+#include "aotc_attention.h"
+
+void aotc_attention_ref_f32(const aotc_attention_params *p, const float *q, const float *k, const float *v,
+                            const void *mask, const float *past_key, const float *past_value,
+                            const int64_t *nonpad_kv_len, float *y, float *present_key, float *present_value,
+                            float *qk_out);
+
+/* ---- recurrent (recurrent_ref.c) ----------------------------------------------------------
+ * ONNX LSTM, GRU and RNN from their equations over the ONNX tensors W [dirs][gates*hidden][input],
+ * R [dirs][gates*hidden][hidden], B [dirs][2*gates*hidden] (or NULL) whatever aotc_rnn_params packs:
+ * it reads only the op's attributes from p (cell, sizes, directions, layout, clip, activations,
+ * linear_before_reset, input_forget), a batch entry and a step at a time, in double. Allocates
+ * its states (malloc): test code only. */
+#include "aotc_recurrent.h"
+
+void aotc_rnn_ref_f32(const aotc_rnn_params *p, const float *x, const float *w, const float *r, const float *b,
+                      const int32_t *seq_lens, const float *initial_h, const float *initial_c, const float *peep,
+                      float *y, float *y_h, float *y_c);
+
+/* ---- elementwise (elementwise_ref.c) --------------------------------------------------------
+ * A reference per elementwise kernel, aotc_<op>_ref_<dtype>, stamped by dtype as the kernels are:
+ * the op's ONNX definition on one element, over the output's elements in order, each operand's
+ * element found from the output's index and its strides (no odometer, no inner-loop variants);
+ * float math in double (libm's double functions, rounded once to float), integers in 64 bits,
+ * wrapping; x / 0 and x % 0 give 0 and negative integer exponents trunc(b^e) (aotc_elementwise.h).
+ * y must not overlap the inputs. */
+#include "aotc_elementwise.h"
+
+#define AOTC_DECLARE_BINARY_REF(NAME, SFX, T, TO) \
+    void aotc_##NAME##_ref_##SFX(const aotc_broadcast *p, const T *a, const T *b, TO *y);
+#define AOTC_DECLARE_UNARY_REF(NAME, SFX, T, TO) void aotc_##NAME##_ref_##SFX(size_t n, const T *x, TO *y);
+#define AOTC_DECLARE_COMPARE_REF(NAME) \
+    AOTC_DECLARE_BINARY_REF(NAME, f32, float, uint8_t) AOTC_DECLARE_BINARY_REF(NAME, f64, double, uint8_t) \
+    AOTC_DECLARE_BINARY_REF(NAME, i8, int8_t, uint8_t) AOTC_DECLARE_BINARY_REF(NAME, i16, int16_t, uint8_t) \
+    AOTC_DECLARE_BINARY_REF(NAME, i32, int32_t, uint8_t) AOTC_DECLARE_BINARY_REF(NAME, i64, int64_t, uint8_t) \
+    AOTC_DECLARE_BINARY_REF(NAME, u8, uint8_t, uint8_t) AOTC_DECLARE_BINARY_REF(NAME, u16, uint16_t, uint8_t) \
+    AOTC_DECLARE_BINARY_REF(NAME, u32, uint32_t, uint8_t) AOTC_DECLARE_BINARY_REF(NAME, u64, uint64_t, uint8_t)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY_REF, add)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY_REF, sub)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY_REF, mul)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY_REF, div)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY_REF, max)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY_REF, min)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_BINARY_REF, pow)
+AOTC_DECLARE_SIGNED(AOTC_DECLARE_BINARY_REF, pow)
+AOTC_DECLARE_BINARY_REF(prelu, f32, float, float)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY_REF, fmod)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY_REF, mod)
+AOTC_DECLARE_COMPARE_REF(equal)
+AOTC_DECLARE_BINARY_REF(equal, b8, uint8_t, uint8_t)
+AOTC_DECLARE_COMPARE_REF(less)
+AOTC_DECLARE_COMPARE_REF(less_equal)
+AOTC_DECLARE_COMPARE_REF(greater)
+AOTC_DECLARE_COMPARE_REF(greater_equal)
+AOTC_DECLARE_BINARY_REF(and, b8, uint8_t, uint8_t)
+AOTC_DECLARE_BINARY_REF(or, b8, uint8_t, uint8_t)
+AOTC_DECLARE_BINARY_REF(xor, b8, uint8_t, uint8_t)
+AOTC_DECLARE_INTS(AOTC_DECLARE_BINARY_REF, bitwise_and)
+AOTC_DECLARE_INTS(AOTC_DECLARE_BINARY_REF, bitwise_or)
+AOTC_DECLARE_INTS(AOTC_DECLARE_BINARY_REF, bitwise_xor)
+AOTC_DECLARE_INTS(AOTC_DECLARE_BINARY_REF, shift_left)
+AOTC_DECLARE_INTS(AOTC_DECLARE_BINARY_REF, shift_right)
+#define AOTC_DECLARE_UNARY_F32_REF(NAME) AOTC_DECLARE_UNARY_REF(NAME, f32, float, float)
+AOTC_DECLARE_UNARY_F32_REF(relu) AOTC_DECLARE_UNARY_F32_REF(sigmoid) AOTC_DECLARE_UNARY_F32_REF(tanh)
+AOTC_DECLARE_UNARY_F32_REF(hard_swish) AOTC_DECLARE_UNARY_F32_REF(exp) AOTC_DECLARE_UNARY_F32_REF(log)
+AOTC_DECLARE_UNARY_F32_REF(sqrt) AOTC_DECLARE_UNARY_F32_REF(erf) AOTC_DECLARE_UNARY_F32_REF(reciprocal)
+AOTC_DECLARE_UNARY_F32_REF(floor) AOTC_DECLARE_UNARY_F32_REF(ceil) AOTC_DECLARE_UNARY_F32_REF(round)
+AOTC_DECLARE_UNARY_F32_REF(softplus) AOTC_DECLARE_UNARY_F32_REF(softsign) AOTC_DECLARE_UNARY_F32_REF(sin)
+AOTC_DECLARE_UNARY_F32_REF(cos) AOTC_DECLARE_UNARY_F32_REF(tan) AOTC_DECLARE_UNARY_F32_REF(asin)
+AOTC_DECLARE_UNARY_F32_REF(acos) AOTC_DECLARE_UNARY_F32_REF(atan) AOTC_DECLARE_UNARY_F32_REF(sinh)
+AOTC_DECLARE_UNARY_F32_REF(cosh) AOTC_DECLARE_UNARY_F32_REF(asinh) AOTC_DECLARE_UNARY_F32_REF(acosh)
+AOTC_DECLARE_UNARY_F32_REF(atanh) AOTC_DECLARE_UNARY_F32_REF(gelu) AOTC_DECLARE_UNARY_F32_REF(gelu_tanh)
+AOTC_DECLARE_UNARY_REF(exp, f64, double, double)
+AOTC_DECLARE_UNARY_REF(log, f64, double, double)
+AOTC_DECLARE_UNARY_REF(sqrt, f64, double, double)
+AOTC_DECLARE_UNARY_REF(isnan, f32, float, uint8_t)
+AOTC_DECLARE_UNARY_REF(isinf, f32, float, uint8_t)
+AOTC_DECLARE_UNARY_REF(isinf_pos, f32, float, uint8_t)
+AOTC_DECLARE_UNARY_REF(isinf_neg, f32, float, uint8_t)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_UNARY_REF, sign)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY_REF, neg)
+AOTC_DECLARE_SIGNED(AOTC_DECLARE_UNARY_REF, neg)
+AOTC_DECLARE_NUMERIC(AOTC_DECLARE_UNARY_REF, abs)
+AOTC_DECLARE_UNARY_REF(not, b8, uint8_t, uint8_t)
+AOTC_DECLARE_INTS(AOTC_DECLARE_UNARY_REF, bitwise_not)
+#undef AOTC_DECLARE_UNARY_F32_REF
+void aotc_swish_ref_f32(size_t n, const float *x, float *y, float alpha);
+void aotc_leaky_relu_ref_f32(size_t n, const float *x, float *y, float alpha);
+void aotc_elu_ref_f32(size_t n, const float *x, float *y, float alpha);
+void aotc_selu_ref_f32(size_t n, const float *x, float *y, float alpha, float gamma);
+void aotc_celu_ref_f32(size_t n, const float *x, float *y, float alpha);
+void aotc_thresholded_relu_ref_f32(size_t n, const float *x, float *y, float alpha);
+void aotc_shrink_ref_f32(size_t n, const float *x, float *y, float lambd, float bias);
+void aotc_clip_ref_f32(size_t n, const float *x, float *y, float lo, float hi);
+void aotc_hard_sigmoid_ref_f32(size_t n, const float *x, float *y, float alpha, float beta);
+
+/* ---- fused (fused_ref.c) ------------------------------------------------------------------
+ * A tree of float32 elementwise ops, which the code generator writes as one loop (aotc_fused.h,
+ * aot/kernels/fused.py), run unfused: each op its own elementwise kernel over the whole tensor
+ * (aotc_<op>_f32, a constant operand broadcast), its output a tensor of `values` (n floats per
+ * step; the last step's into y). What the fused loop must give bit for bit. */
+typedef void (*aotc_fused_unary_fn)(size_t n, const float *x, float *y);
+typedef void (*aotc_fused_binary_fn)(const aotc_broadcast *p, const float *a, const float *b, float *y);
+enum { AOTC_FUSED_INPUT, AOTC_FUSED_VALUE, AOTC_FUSED_CONSTANT };
+typedef struct {
+    aotc_fused_unary_fn unary;   /* the op's kernel: unary, or (NULL) binary */
+    aotc_fused_binary_fn binary;
+    int32_t kind[2];             /* each operand: AOTC_FUSED_INPUT, _VALUE (an earlier step's) or _CONSTANT */
+    int32_t index[2];            /* the input or the step */
+    float constant[2];
+} aotc_fused_step;
+
+void aotc_fused_ref_f32(const aotc_fused_step *steps, int32_t count, size_t n, const float *const *inputs,
+                        float *values, float *y);
 
 #endif /* AOTC_KERNELS_REF_H */
