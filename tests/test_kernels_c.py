@@ -38,6 +38,9 @@ SEED = 1
 # the families whose kernels each test links (conv's call the GEMM core), and shapes per entry point
 CALLS = {"conv": ("conv", "gemm"), "gemm": ("gemm",), "pool": ("pool",), "quant": ("quant",)}
 SHAPES = {"conv": 600, "gemm": 1000, "pool": 1000, "quant": 600}
+# shape, index, detect, loss, tflite_int8 (issue 49): each family's kernels against <family>_ref.c
+CALLS |= {"shape": ("shape",)}
+SHAPES |= {"shape": 600}
 M4_SHAPES = 100  # per conv entry point on the Cortex-M4 (qemu)
 WARNINGS = ["-std=c99", "-Wall", "-Wextra", "-Werror"]
 # -fno-var-tracking: line numbers in the reports without gcc tracking variable locations, which took
@@ -183,6 +186,22 @@ def run_on_board(objects: dict, tmp_path: Path, family: str, board: str, cpu: li
     args = ",".join(f"arg={a}" for a in (f"test_{family}_kernels", SEED, shapes))
     return run_checked(["qemu-system-arm", "-M", board, "-nographic", "-monitor", "none", "-serial", "none",
                         "-semihosting-config", f"enable=on,target=native,{args}", "-kernel", str(exe)], timeout=600)
+
+
+# shape, index, detect, loss, tflite_int8 on the M4 and M55 under qemu: shapes per entry point
+REF_BOARDS = {"m4": ("mps2-an386", CORTEX_M4),
+              "m55": ("mps3-an547", ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"])}
+REF_BOARD_SHAPES = {"shape": 60}
+
+
+@pytest.mark.parametrize("core", sorted(REF_BOARDS))
+@pytest.mark.parametrize("family", sorted(REF_BOARD_SHAPES))
+def test_family_on_cortex_m(tmp_path, objects, family, core):
+    """The family's C test on qemu's Cortex-M4 and M55 boards: its kernels as those cores compile them (the
+    int8 kernels' DSP and Helium paths) against the reference, with fewer shapes."""
+    board, cpu = REF_BOARDS[core]
+    out = run_on_board(objects, tmp_path, family, board, cpu, REF_BOARD_SHAPES[family])
+    assert "MISMATCH" not in out and " ok " in out, out
 
 
 @pytest.mark.parametrize("core", sorted(QUANT_BOARDS))

@@ -51,4 +51,20 @@ void aotc_matmul_ref_f32(const aotc_matmul_params *p, const float *a, const floa
 void aotc_maxpool_ref_f32(const aotc_pool_params *p, const float *x, float *y);
 void aotc_avgpool_ref_f32(const aotc_pool_params *p, const float *x, float *y);
 
+/* ---- shape (shape_ref.c): each output element's coordinates, the element it reads from them ---- */
+#include "aotc_shape.h"
+
+void aotc_copy_ref(size_t nbytes, const void *src, void *dst);
+void aotc_strided_copy_ref(const aotc_strided_copy_params *p, const void *src, void *dst);
+void aotc_transpose2d_ref(const aotc_transpose2d_params *p, const void *src, void *dst);
+/* ONNX Pad's modes by their definitions (reflect and wrap as periodic extensions of the input) */
+void aotc_pad_ref(const aotc_pad_params *p, const void *src, const void *value, void *dst);
+void aotc_gather_i64_ref(const aotc_gather_params *p, const void *data, const int64_t *indices, void *out);
+void aotc_gather_i32_ref(const aotc_gather_params *p, const void *data, const int32_t *indices, void *out);
+/* Cast by value: decoded to a real or an integer, encoded by aotc_shape.h's rules (rounding in double) */
+void aotc_cast_ref(size_t n, aotc_cast_type from, aotc_cast_type to, const void *src, void *dst);
+void aotc_cast_f8_ref(size_t n, aotc_cast_type from, aotc_cast_type to, int saturate, const void *src, void *dst);
+/* A float8 code's value by the ONNX spec (NaN for the NaN codes) */
+double aotc_f8_decode_ref(aotc_cast_type t, uint8_t c);
+
 #endif /* AOTC_KERNELS_REF_H */
