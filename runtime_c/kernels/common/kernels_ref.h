@@ -67,4 +67,54 @@ void aotc_cast_f8_ref(size_t n, aotc_cast_type from, aotc_cast_type to, int satu
 /* A float8 code's value by the ONNX spec (NaN for the NaN codes) */
 double aotc_f8_decode_ref(aotc_cast_type t, uint8_t c);
 
+/* ---- index (index_ref.c): each output element from its coordinates by the op's ONNX definition ---- */
+#include "aotc_index.h"
+
+void aotc_where_ref(const aotc_where_params *p, const uint8_t *cond, const void *x, const void *z, void *y);
+/* ArgMax / ArgMin: the line's extreme value first, then the first (select_last: last) index holding it */
+#define AOTC_DECLARE_ARG_REF(SFX, T)                                                \
+    void aotc_argmax_##SFX##_ref(const aotc_arg_params *p, const T *x, int64_t *y); \
+    void aotc_argmin_##SFX##_ref(const aotc_arg_params *p, const T *x, int64_t *y);
+AOTC_DECLARE_ARG_REF(f32, float)
+AOTC_DECLARE_ARG_REF(f64, double)
+AOTC_DECLARE_ARG_REF(i8, int8_t)
+AOTC_DECLARE_ARG_REF(u8, uint8_t)
+AOTC_DECLARE_ARG_REF(i32, int32_t)
+AOTC_DECLARE_ARG_REF(i64, int64_t)
+void aotc_trilu_ref(const aotc_trilu_params *p, int64_t k, const void *x, void *y);
+/* CumSum / CumProd: each prefix recomputed from the scan's start, in the scan's order */
+#define AOTC_DECLARE_CUMULATE_REF(SFX, T)                                                         \
+    void aotc_cumsum_##SFX##_ref(const aotc_cumsum_params *p, int64_t axis, const T *x, T *y); \
+    void aotc_cumprod_##SFX##_ref(const aotc_cumsum_params *p, int64_t axis, const T *x, T *y);
+AOTC_DECLARE_CUMULATE_REF(f32, float)
+AOTC_DECLARE_CUMULATE_REF(f64, double)
+AOTC_DECLARE_CUMULATE_REF(i32, int32_t)
+AOTC_DECLARE_CUMULATE_REF(i64, int64_t)
+void aotc_hardmax_f32_ref(const aotc_arg_params *p, const float *x, float *y);
+void aotc_hardmax_f64_ref(const aotc_arg_params *p, const double *x, double *y);
+void aotc_eye_ref(int32_t rows, int32_t cols, int64_t k, int32_t elem_size, const void *one, void *y);
+void aotc_one_hot_i64_ref(const aotc_one_hot_params *p, const int64_t *indices, const void *values, void *y);
+void aotc_one_hot_i32_ref(const aotc_one_hot_params *p, const int32_t *indices, const void *values, void *y);
+void aotc_one_hot_f32_ref(const aotc_one_hot_params *p, const float *indices, const void *values, void *y);
+#define AOTC_DECLARE_RANGE_REF(SFX, T) void aotc_range_##SFX##_ref(int64_t n, const T *start, const T *delta, T *y);
+AOTC_DECLARE_RANGE_REF(f32, float)
+AOTC_DECLARE_RANGE_REF(f64, double)
+AOTC_DECLARE_RANGE_REF(i16, int16_t)
+AOTC_DECLARE_RANGE_REF(i32, int32_t)
+AOTC_DECLARE_RANGE_REF(i64, int64_t)
+void aotc_gather_elements_i64_ref(const aotc_gather_elements_params *p, const void *data, const int64_t *indices,
+                                  void *y);
+void aotc_gather_elements_i32_ref(const aotc_gather_elements_params *p, const void *data, const int32_t *indices,
+                                  void *y);
+/* the scatters: data copied, then the updates applied in index order */
+void aotc_scatter_elements_i64_ref(const aotc_gather_elements_params *p, aotc_scatter_reduction reduction,
+                                   size_t data_bytes, const void *data, const int64_t *indices, const void *updates,
+                                   void *y);
+void aotc_scatter_elements_i32_ref(const aotc_gather_elements_params *p, aotc_scatter_reduction reduction,
+                                   size_t data_bytes, const void *data, const int32_t *indices, const void *updates,
+                                   void *y);
+void aotc_scatter_nd_ref(const aotc_scatter_nd_params *p, aotc_scatter_reduction reduction, size_t data_bytes,
+                         const void *data, const int64_t *indices, const void *updates, void *y);
+void aotc_gather_nd_ref(const aotc_gather_nd_params *p, const void *data, const int64_t *indices, void *y);
+
 #endif /* AOTC_KERNELS_REF_H */
