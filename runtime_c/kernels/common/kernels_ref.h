@@ -117,4 +117,21 @@ void aotc_scatter_nd_ref(const aotc_scatter_nd_params *p, aotc_scatter_reduction
                          const void *data, const int64_t *indices, const void *updates, void *y);
 void aotc_gather_nd_ref(const aotc_gather_nd_params *p, const void *data, const int64_t *indices, void *y);
 
+/* ---- detect (detect_ref.c): no scratch; each pick the best of those ranked after the previous one ---- */
+#include "aotc_detect.h"
+
+#define AOTC_DECLARE_TOPK_REF(SFX, T)                                                                           \
+    void aotc_topk_##SFX##_ref(const aotc_topk_params *p, const T *x, T *values, int64_t *indices);            \
+    int64_t aotc_topk_rows_##SFX##_ref(const aotc_topk_params *p, int64_t n, int64_t k, const T *x, T *values, \
+                                       int64_t *indices);
+AOTC_DECLARE_TOPK_REF(f32, float)
+AOTC_DECLARE_TOPK_REF(i64, int64_t)
+AOTC_DECLARE_TOPK_REF(i32, int32_t)
+/* NonMaxSuppression as aotc_nms_f32 (no scratch: a candidate is tested against the rows written for its
+ * class), IoU by onnxruntime's float arithmetic */
+int64_t aotc_nms_f32_ref(const aotc_nms_params *p, int64_t n_boxes, const float *boxes, const float *scores,
+                         int64_t max_per_class, float iou_threshold, int has_score_threshold, float score_threshold,
+                         int64_t *selected);
+int64_t aotc_nonzero_ref(const aotc_nonzero_params *p, const void *x, int64_t *y);
+
 #endif /* AOTC_KERNELS_REF_H */
