@@ -39,8 +39,8 @@ SEED = 1
 CALLS = {"conv": ("conv", "gemm"), "gemm": ("gemm",), "pool": ("pool",), "quant": ("quant",)}
 SHAPES = {"conv": 600, "gemm": 1000, "pool": 1000, "quant": 600}
 # shape, index, detect, loss, tflite_int8 (issue 49): each family's kernels against <family>_ref.c
-CALLS |= {"shape": ("shape",), "index": ("index",), "detect": ("detect",)}
-SHAPES |= {"shape": 600, "index": 1000, "detect": 1000}
+CALLS |= {"shape": ("shape",), "index": ("index",), "detect": ("detect",), "loss": ("loss",)}
+SHAPES |= {"shape": 600, "index": 1000, "detect": 1000, "loss": 1000}
 M4_SHAPES = 100  # per conv entry point on the Cortex-M4 (qemu)
 WARNINGS = ["-std=c99", "-Wall", "-Wextra", "-Werror"]
 # -fno-var-tracking: line numbers in the reports without gcc tracking variable locations, which took
@@ -191,7 +191,7 @@ def run_on_board(objects: dict, tmp_path: Path, family: str, board: str, cpu: li
 # shape, index, detect, loss, tflite_int8 on the M4 and M55 under qemu: shapes per entry point
 REF_BOARDS = {"m4": ("mps2-an386", CORTEX_M4),
               "m55": ("mps3-an547", ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"])}
-REF_BOARD_SHAPES = {"shape": 60, "index": 150, "detect": 150}
+REF_BOARD_SHAPES = {"shape": 60, "index": 150, "detect": 150, "loss": 150}
 
 
 @pytest.mark.parametrize("core", sorted(REF_BOARDS))

@@ -134,4 +134,17 @@ int64_t aotc_nms_f32_ref(const aotc_nms_params *p, int64_t n_boxes, const float 
                          int64_t *selected);
 int64_t aotc_nonzero_ref(const aotc_nonzero_params *p, const void *x, int64_t *y);
 
+/* ---- loss (loss_ref.c): the ONNX function bodies (SoftmaxCrossEntropyLoss: LogSoftmax's, then the NLL) ---- */
+#include "aotc_loss.h"
+
+#define AOTC_DECLARE_LOSS_REF(SFX, T, TI)                                                                        \
+    void aotc_nll_loss_##SFX##_ref(const aotc_loss_params *p, const T *x, const TI *target, const T *weight,   \
+                                   T *y);                                                                      \
+    void aotc_softmax_cross_entropy_##SFX##_ref(const aotc_loss_params *p, const T *scores, const TI *target,  \
+                                                const T *weight, T *y, T *log_prob);
+AOTC_DECLARE_LOSS_REF(f32_i64, float, int64_t)
+AOTC_DECLARE_LOSS_REF(f32_i32, float, int32_t)
+AOTC_DECLARE_LOSS_REF(f64_i64, double, int64_t)
+AOTC_DECLARE_LOSS_REF(f64_i32, double, int32_t)
+
 #endif /* AOTC_KERNELS_REF_H */
