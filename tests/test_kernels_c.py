@@ -12,11 +12,11 @@ as on targets without vector units). The pool test also runs with AOTC_NO_INTRIN
 twins of pool_int8.c's SSE2 paths and of pool_avx512.h's AVX-512 float MaxPool (pool.c's maxpool_rows_f32),
 which the native build must take on hosts with AVX-512F. The conv and gemm tests also run on a
 Cortex-M4 and a Cortex-M55 under qemu, with fewer shapes: the M4 with and without the VLDM inline
-assembly, the M55 with and without its Helium intrinsics. The quant test (int8 / uint8 convs, QGemm,
-the requantisation) holds its definition itself, exactly, and runs on every Cortex-M board: the DSP
-extension's paths on the M4 (with and without their inline assembly) and the M55, plain C and the
-integer requantisation on the M3, which the host also builds. All kernel sources and tests must also
-compile cleanly with clang.
+assembly, the M55 with and without its Helium intrinsics. The quant test (every int8 / uint8 kernel
+against quant_ref.c, exactly) runs on every Cortex-M board: the DSP extension's paths on the M4 (with
+and without their inline assembly) and the M55, plain C and the integer requantisation on the M3, which
+the host also builds. The tests of shape, index, detect, loss and tflite_int8 run on the host builds and
+on the M4 and M55. All kernel sources and tests must also compile cleanly with clang.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def c_sources(family: str) -> list[Path]:
     """The C files the test of `family` links: the test, what bundles ship for the families it
     calls, and the family's reference kernels."""
     shipped = dict.fromkeys(f for fam in CALLS[family] for f in family_files(fam) if f.endswith(".c"))
-    ref = kernels_dir() / family / f"{family}_ref.c"  # quant's test holds its definition itself
+    ref = kernels_dir() / family / f"{family}_ref.c"
     return [TESTS_C / f"test_{family}_kernels.c", *map(kernel_file, shipped), *([ref] if ref.is_file() else [])]
 
 

@@ -147,4 +147,45 @@ AOTC_DECLARE_LOSS_REF(f32_i32, float, int32_t)
 AOTC_DECLARE_LOSS_REF(f64_i64, double, int64_t)
 AOTC_DECLARE_LOSS_REF(f64_i32, double, int32_t)
 
+/* ---- quant (quant_ref.c): onnxruntime's arithmetic (aotc_quant.h) op by op, one output element at a time.
+ * The convolutions and QGemm take the model's own bias, the zero points as such and plain weight rows
+ * (w_row bytes apart, or bt [n][k]): nothing folded, padded or packed as the compiler does for the kernels. */
+#include "aotc_quant.h"
+
+/* MlasRequantizeOutput: round_half_even(clamp((float)acc * scale, lo, hi)) + zero_point (lo, then hi) */
+int32_t aotc_requant_ref(int64_t acc, float scale, float lo, float hi, int32_t zero_point);
+void aotc_dequantize_i32_ref(const aotc_qaxis *p, const int32_t *x, float *y);
+void aotc_dynamic_quantize_u8_ref(int32_t n, const float *x, uint8_t *y, float *y_scale, uint8_t *y_zero);
+#define AOTC_DECLARE_QUANT_REF(SFX, QT)                                                                            \
+    void aotc_quantize_##SFX##_ref(const aotc_qaxis *p, const float *x, QT *y);                                   \
+    void aotc_dequantize_##SFX##_ref(const aotc_qaxis *p, const QT *x, float *y);                                 \
+    /* QLinearConv (patches and depthwise alike): p's geometry, zero points, scale and clamp */                   \
+    void aotc_qconv_##SFX##_ref(const aotc_qconv_params *p, const QT *x, const int8_t *w, int64_t w_row,          \
+                                const int32_t *bias, QT *y);                                                    \
+    /* QGemm: p's shape, b_zero, scale and clamp; a_zero and the bias as the model has them */                    \
+    void aotc_qgemm_##SFX##_ref(const aotc_qgemm_params *p, int32_t a_zero, const QT *a, const int8_t *bt,        \
+                                const int32_t *bias, QT *y);                                                    \
+    void aotc_qadd_##SFX##_ref(const aotc_qbinary_params *p, const QT *a, const QT *b, QT *y);                    \
+    void aotc_qmul_##SFX##_ref(const aotc_qbinary_params *p, const QT *a, const QT *b, QT *y);                    \
+    /* aotc_qconv_patches_add_*: the conv as aotc_qconv_*_ref, each value then added as QLinearAdd */             \
+    void aotc_qconv_add_##SFX##_ref(const aotc_qconv_params *p, const aotc_qresidual_params *r, const QT *x,      \
+                                    const int8_t *w, int64_t w_row, const int32_t *bias, const QT *res, QT *y);  \
+    void aotc_qglobal_avgpool_##SFX##_ref(int32_t planes, int32_t size, float scale, int32_t x_zero,              \
+                                          int32_t y_zero, const QT *x, QT *y);                                  \
+    void aotc_qavgpool_##SFX##_ref(const aotc_pool_params *p, const float *lut, float y_scale, int32_t y_zero,   \
+                                   const QT *x, QT *y);                                                         \
+    void aotc_qsoftmax_##SFX##_ref(int32_t rows, int32_t n, const uint32_t *table, uint32_t y_scale,              \
+                                   int32_t y_zero, const QT *x, QT *y);                                         \
+    void aotc_qlookup_##SFX##_ref(size_t n, const QT *x, const QT *table, QT *y);                                 \
+    void aotc_qrequant_copy_##SFX##_ref(int32_t outer, int32_t inner, int32_t out_stride, const QT *table,       \
+                                        const QT *x, QT *y);                                                    \
+    /* MatMulInteger, ConvInteger: the sums of the definition (b_sums unused) */                                  \
+    void aotc_matmul_integer_##SFX##_ref(int32_t m, int32_t n, int32_t k, const QT *a, const QT *a_zero,          \
+                                         const int8_t *bt, const int32_t *b_zero, const int32_t *b_sums,        \
+                                         int32_t *y);                                                           \
+    void aotc_conv_integer_##SFX##_ref(const aotc_qconv_params *p, const QT *x, const QT *x_zero,                 \
+                                       const int8_t *w, int32_t *y);
+AOTC_DECLARE_QUANT_REF(i8, int8_t)
+AOTC_DECLARE_QUANT_REF(u8, uint8_t)
+
 #endif /* AOTC_KERNELS_REF_H */
