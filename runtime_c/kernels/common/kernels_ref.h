@@ -188,4 +188,62 @@ void aotc_dynamic_quantize_u8_ref(int32_t n, const float *x, uint8_t *y, float *
 AOTC_DECLARE_QUANT_REF(i8, int8_t)
 AOTC_DECLARE_QUANT_REF(u8, uint8_t)
 
+/* ---- tflite_int8 (tflite_int8_ref.c): LiteRT's reference kernels on TFLite's fixed point, from its definitions.
+ * No scratch: the DSP and Helium paths' layouts (il4, dsp_tile) are the kernels' own; w is plain. ---- */
+#include "aotc_tflite_int8.h"
+
+void aotc_tfl_conv_s8_ref(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                          int8_t *y);
+void aotc_tfl_depthwise_s8_ref(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                               int8_t *y);
+void aotc_tfl_fc_s8_ref(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *w, const int32_t *bias, int8_t *y);
+void aotc_tfl_avgpool_s8_ref(const aotc_tfl_pool_params *p, const int8_t *x, int8_t *y);
+void aotc_tfl_maxpool_s8_ref(const aotc_tfl_pool_params *p, const int8_t *x, int8_t *y);
+void aotc_tfl_mean_s8_ref(const aotc_tfl_mean_params *p, const int8_t *x, int8_t *y);
+void aotc_tfl_add_s8_ref(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
+void aotc_tfl_conv_add_s8_ref(const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r, const int8_t *x,
+                              const int8_t *w, const int32_t *bias, const int8_t *res, int8_t *y);
+void aotc_tfl_mul_s8_ref(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
+void aotc_tfl_max_s8_ref(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
+void aotc_tfl_min_s8_ref(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
+void aotc_tfl_lut_s8_ref(const aotc_tfl_lut_params *p, const int8_t *x, int8_t *y);
+void aotc_tfl_transpose_conv_s8_ref(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
+                                    const int32_t *bias, int8_t *y);
+void aotc_tfl_conv_s16_ref(const aotc_tfl_conv_params *p, const int16_t *x, const int8_t *w, const int64_t *bias,
+                           int16_t *y);
+void aotc_tfl_depthwise_s16_ref(const aotc_tfl_conv_params *p, const int16_t *x, const int8_t *w,
+                                const int64_t *bias, int16_t *y);
+void aotc_tfl_fc_s16_ref(const aotc_tfl_fc_params *p, const int16_t *x, const int8_t *w, const int64_t *bias,
+                         int16_t *y);
+void aotc_tfl_avgpool_s16_ref(const aotc_tfl_pool_params *p, const int16_t *x, int16_t *y);
+void aotc_tfl_maxpool_s16_ref(const aotc_tfl_pool_params *p, const int16_t *x, int16_t *y);
+void aotc_tfl_quantize_f32_s16_ref(const aotc_tfl_quantize_params *p, const float *x, int16_t *y);
+void aotc_tfl_dequantize_s16_f32_ref(const aotc_tfl_quantize_params *p, const int16_t *x, float *y);
+void aotc_tfl_requantize_s16_ref(const aotc_tfl_quantize_params *p, const int16_t *x, int16_t *y);
+void aotc_tfl_quantize_f32_s8_ref(const aotc_tfl_quantize_params *p, const float *x, int8_t *y);
+void aotc_tfl_dequantize_s8_f32_ref(const aotc_tfl_quantize_params *p, const int8_t *x, float *y);
+void aotc_tfl_requantize_s8_ref(const aotc_tfl_quantize_params *p, const int8_t *x, int8_t *y);
+void aotc_tfl_requantize_s8_s16_ref(const aotc_tfl_quantize_params *p, const int8_t *x, int16_t *y);
+void aotc_tfl_requantize_s16_s8_ref(const aotc_tfl_quantize_params *p, const int16_t *x, int8_t *y);
+void aotc_tfl_requantize_s8_s32_ref(const aotc_tfl_quantize_params *p, const int8_t *x, int32_t *y);
+void aotc_tfl_requantize_s16_s32_ref(const aotc_tfl_quantize_params *p, const int16_t *x, int32_t *y);
+void aotc_tfl_requantize_s32_s8_ref(const aotc_tfl_quantize_params *p, const int32_t *x, int8_t *y);
+void aotc_tfl_requantize_s32_s16_ref(const aotc_tfl_quantize_params *p, const int32_t *x, int16_t *y);
+void aotc_tfl_softmax_s8_ref(const aotc_tfl_softmax_params *p, const int8_t *x, int8_t *y);
+void aotc_tfl_softmax_s8_s16_ref(const aotc_tfl_softmax_params *p, const int8_t *x, int16_t *y);
+void aotc_tfl_logistic_s16_ref(const aotc_tfl_act16_params *p, const int16_t *x, int16_t *y);
+void aotc_tfl_tanh_s16_ref(const aotc_tfl_act16_params *p, const int16_t *x, int16_t *y);
+void aotc_tfl_softmax_s16_ref(const aotc_tfl_softmax16_params *p, const int16_t *x, int16_t *y);
+void aotc_tfl_add_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
+void aotc_tfl_mul_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
+void aotc_tfl_transpose_conv_s16_ref(const aotc_tfl_conv_params *p, const int16_t *x, const int8_t *w,
+                                     const int64_t *bias, int16_t *y);
+void aotc_tfl_mean_s16_ref(const aotc_tfl_mean_params *p, const int16_t *x, int16_t *y);
+void aotc_tfl_lstm_s8_ref(const aotc_tfl_lstm8_params *p, const int8_t *x, const int8_t *wx, const int8_t *wh,
+                          const int32_t *bx, const int32_t *bh, const int8_t *h0, const int16_t *c0, int8_t *y,
+                          int8_t *h_next, int16_t *c_next);
+void aotc_tfl_leaky_relu_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x, int16_t *y);
+void aotc_tfl_svdf_s8_ref(const aotc_tfl_svdf_params *p, const int8_t *x, const int8_t *wf, const int16_t *wt,
+                          const int32_t *bias, const int16_t *state, int8_t *y, int16_t *state_next);
+
 #endif /* AOTC_KERNELS_REF_H */
