@@ -1,11 +1,11 @@
-/* Reference kernels of the families that have optimised ones: conv (conv_ref.c), gemm
- * (gemm_ref.c) and pool (pool_ref.c). Each is the plain loop of the ONNX definition over the
+/* Reference kernels: conv (conv_ref.c), gemm (gemm_ref.c) and pool (pool_ref.c), and in their sections
+ * below shape, index, detect, loss, quant and tflite_int8. Each is the plain loop of the definition over the
  * same params struct as the optimised kernels it stands for: portable C99, simple on
  * purpose, slow, no scratch, no allocation, no globals. Any target can run them.
  *
  * They are not shipped in bundles (aot/emit_c/runtime_files.py): the C tests in tests/c/
  * compare every optimised kernel with them over random shapes. The other families
- * (elementwise, norm, reduce, resize, shape) have only one kernel per op, already a plain
+ * (elementwise, norm, reduce, resize) have only one kernel per op, already a plain
  * loop, so it is their reference. */
 #ifndef AOTC_KERNELS_REF_H
 #define AOTC_KERNELS_REF_H
