@@ -13,11 +13,11 @@ as on targets without vector units). The pool test also runs with AOTC_NO_INTRIN
 twins of pool_int8.c's SSE2 paths and of pool_avx512.h's AVX-512 float MaxPool (pool.c's maxpool_rows_f32),
 which the native build must take on hosts with AVX-512F. The conv and gemm tests also run on a
 Cortex-M4 and a Cortex-M55 under qemu, with fewer shapes: the M4 with and without the VLDM inline
-assembly, the M55 with and without its Helium intrinsics. The quant test (int8 / uint8 convs, QGemm,
-the requantisation) holds its definition itself, exactly, and runs on every Cortex-M board: the DSP
-extension's paths on the M4 (with and without their inline assembly) and the M55, plain C and the
-integer requantisation on the M3, which the host also builds. All kernel sources and tests must also
-compile cleanly with clang.
+assembly, the M55 with and without its Helium intrinsics. The quant test (every int8 / uint8 kernel
+against quant_ref.c, exactly) runs on every Cortex-M board: the DSP extension's paths on the M4 (with
+and without their inline assembly) and the M55, plain C and the integer requantisation on the M3, which
+the host also builds. The tests of shape, index, detect, loss and tflite_int8 run on the host builds and
+on the M4 and M55. All kernel sources and tests must also compile cleanly with clang.
 """
 
 from __future__ import annotations
@@ -44,6 +44,11 @@ M4_SHAPES = 100  # per conv entry point on the Cortex-M4 (qemu)
 # per entry point on the host builds, and on the M4 and the M55 boards
 REF_FAMILIES = {
     "attention": (("attention",), 1000, (100, 100)),
+    "detect": (("detect",), 1000, (150, 150)),
+    "index": (("index",), 1000, (150, 150)),
+    "loss": (("loss",), 1000, (150, 150)),
+    "shape": (("shape",), 600, (60, 60)),
+    "tflite_int8": (("tflite_int8",), 600, (100, 100)),
     "elementwise": (("elementwise",), 150, (12, 12)),
     "fused": (("fused", "elementwise"), 1500, (200, 200)),  # (trees of ops)
     "norm": (("norm",), 1000, (60, 60)),
@@ -88,7 +93,7 @@ def c_sources(family: str) -> list[Path]:
     """The C files the test of `family` links: the test, what bundles ship for the families it
     calls, and the family's reference kernels."""
     shipped = dict.fromkeys(f for fam in CALLS[family] for f in family_files(fam) if f.endswith(".c"))
-    ref = kernels_dir() / family / f"{family}_ref.c"  # quant's test holds its definition itself
+    ref = kernels_dir() / family / f"{family}_ref.c"
     return [TESTS_C / f"test_{family}_kernels.c", *map(kernel_file, shipped), *([ref] if ref.is_file() else [])]
 
 
@@ -172,6 +177,8 @@ def test_pool_kernels_plain_c(tmp_path, objects):
 M_BUILDS = {
     "m4-asm": ("mps2-an386", CORTEX_M4, M4_SHAPES),
     "m4-no-asm": ("mps2-an386", [*CORTEX_M4, "-DAOTC_NO_ASM"], M4_SHAPES),
+    # the int8 DSP paths' C-intrinsics fallback, as compilers without GNU assembly build it
+    "m4-no-dsp-asm": ("mps2-an386", [*CORTEX_M4, "-DAOTC_DSP_NO_ASM"], M4_SHAPES),
     "m55-mve": ("mps3-an547", ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"], 12),
     "m55-no-mve": ("mps3-an547", ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", "-DAOTC_NO_MVE"], 12),
     "m55-no-asm": ("mps3-an547", ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", "-DAOTC_NO_ASM"], 12),
@@ -182,9 +189,11 @@ M_BUILDS = {
 
 @pytest.mark.parametrize(("family", "build"), [(f, b) for f in ("conv", "gemm") for b in sorted(M_BUILDS)
                                                # (gemm.c has no LDM, and no Helium path to build at -Os)
-                                               if not (f == "gemm" and b in ("m55-no-asm", "m55-mve-os"))]
+                                               if not (f == "gemm" and b in ("m55-no-asm", "m55-mve-os"))
+                                               and b != "m4-no-dsp-asm"]
                          + [("pool", "m55-mve")]  # (Helium's global average pool)
-                         + [(f, b) for f in sorted(BOARD_SHAPES) for b in ("m4-asm", "m55-mve")])
+                         + [(f, b) for f in sorted(BOARD_SHAPES) for b in ("m4-asm", "m55-mve")]
+                         + [("tflite_int8", "m4-no-dsp-asm")])
 def test_kernels_on_cortex_m(tmp_path, objects, family, build):
     """The conv and gemm tests on qemu's mps2-an386 (Cortex-M4F, no vector unit: 4 x 4 GEMM tiles,
     runs of 5 x 4 in the implicit GEMM, a whole panel per row of a GEMV, depthwise rows in

@@ -1,7 +1,7 @@
-/* Reference kernels: conv (conv_ref.c), gemm (gemm_ref.c) and pool (pool_ref.c), then, each in
- * a section of its own below, reduce, signal, resize, norm, attention, recurrent, elementwise and
- * fused. Each is the plain loop of the ONNX definition over the same params struct as the
- * kernels it stands for: portable C99, simple on purpose, slow, no scratch, no allocation
+/* Reference kernels, one file per family (<family>_ref.c), each declared in a section below: conv, gemm
+ * and pool, then reduce, signal, resize, norm, attention, recurrent, elementwise, fused, shape, index,
+ * detect, loss, quant and tflite_int8. Each is the plain loop of the definition over the same params
+ * struct as the kernels it stands for: portable C99, simple on purpose, slow, no scratch, no allocation
  * (recurrent_ref.c's states excepted), no globals. Any target can run them.
  *
  * They are not shipped in bundles (aot/emit_c/runtime_files.py): the C tests in tests/c/
@@ -234,5 +234,199 @@ typedef struct {
 
 void aotc_fused_ref_f32(const aotc_fused_step *steps, int32_t count, size_t n, const float *const *inputs,
                         float *values, float *y);
+/* ---- shape (shape_ref.c): each output element's coordinates, the element it reads from them ---- */
+#include "aotc_shape.h"
+
+void aotc_copy_ref(size_t nbytes, const void *src, void *dst);
+void aotc_strided_copy_ref(const aotc_strided_copy_params *p, const void *src, void *dst);
+void aotc_transpose2d_ref(const aotc_transpose2d_params *p, const void *src, void *dst);
+/* ONNX Pad's modes by their definitions (reflect and wrap as periodic extensions of the input) */
+void aotc_pad_ref(const aotc_pad_params *p, const void *src, const void *value, void *dst);
+void aotc_gather_i64_ref(const aotc_gather_params *p, const void *data, const int64_t *indices, void *out);
+void aotc_gather_i32_ref(const aotc_gather_params *p, const void *data, const int32_t *indices, void *out);
+/* Cast by value: decoded to a real or an integer, encoded by aotc_shape.h's rules (rounding in double) */
+void aotc_cast_ref(size_t n, aotc_cast_type from, aotc_cast_type to, const void *src, void *dst);
+void aotc_cast_f8_ref(size_t n, aotc_cast_type from, aotc_cast_type to, int saturate, const void *src, void *dst);
+/* A float8 code's value by the ONNX spec (NaN for the NaN codes) */
+double aotc_f8_decode_ref(aotc_cast_type t, uint8_t c);
+
+/* ---- index (index_ref.c): each output element from its coordinates by the op's ONNX definition ---- */
+#include "aotc_index.h"
+
+void aotc_where_ref(const aotc_where_params *p, const uint8_t *cond, const void *x, const void *z, void *y);
+/* ArgMax / ArgMin: the line's extreme value first, then the first (select_last: last) index holding it */
+#define AOTC_DECLARE_ARG_REF(SFX, T)                                                \
+    void aotc_argmax_##SFX##_ref(const aotc_arg_params *p, const T *x, int64_t *y); \
+    void aotc_argmin_##SFX##_ref(const aotc_arg_params *p, const T *x, int64_t *y);
+AOTC_DECLARE_ARG_REF(f32, float)
+AOTC_DECLARE_ARG_REF(f64, double)
+AOTC_DECLARE_ARG_REF(i8, int8_t)
+AOTC_DECLARE_ARG_REF(u8, uint8_t)
+AOTC_DECLARE_ARG_REF(i32, int32_t)
+AOTC_DECLARE_ARG_REF(i64, int64_t)
+void aotc_trilu_ref(const aotc_trilu_params *p, int64_t k, const void *x, void *y);
+/* CumSum / CumProd: each prefix recomputed from the scan's start, in the scan's order */
+#define AOTC_DECLARE_CUMULATE_REF(SFX, T)                                                         \
+    void aotc_cumsum_##SFX##_ref(const aotc_cumsum_params *p, int64_t axis, const T *x, T *y); \
+    void aotc_cumprod_##SFX##_ref(const aotc_cumsum_params *p, int64_t axis, const T *x, T *y);
+AOTC_DECLARE_CUMULATE_REF(f32, float)
+AOTC_DECLARE_CUMULATE_REF(f64, double)
+AOTC_DECLARE_CUMULATE_REF(i32, int32_t)
+AOTC_DECLARE_CUMULATE_REF(i64, int64_t)
+void aotc_hardmax_f32_ref(const aotc_arg_params *p, const float *x, float *y);
+void aotc_hardmax_f64_ref(const aotc_arg_params *p, const double *x, double *y);
+void aotc_eye_ref(int32_t rows, int32_t cols, int64_t k, int32_t elem_size, const void *one, void *y);
+void aotc_one_hot_i64_ref(const aotc_one_hot_params *p, const int64_t *indices, const void *values, void *y);
+void aotc_one_hot_i32_ref(const aotc_one_hot_params *p, const int32_t *indices, const void *values, void *y);
+void aotc_one_hot_f32_ref(const aotc_one_hot_params *p, const float *indices, const void *values, void *y);
+#define AOTC_DECLARE_RANGE_REF(SFX, T) void aotc_range_##SFX##_ref(int64_t n, const T *start, const T *delta, T *y);
+AOTC_DECLARE_RANGE_REF(f32, float)
+AOTC_DECLARE_RANGE_REF(f64, double)
+AOTC_DECLARE_RANGE_REF(i16, int16_t)
+AOTC_DECLARE_RANGE_REF(i32, int32_t)
+AOTC_DECLARE_RANGE_REF(i64, int64_t)
+void aotc_gather_elements_i64_ref(const aotc_gather_elements_params *p, const void *data, const int64_t *indices,
+                                  void *y);
+void aotc_gather_elements_i32_ref(const aotc_gather_elements_params *p, const void *data, const int32_t *indices,
+                                  void *y);
+/* the scatters: data copied, then the updates applied in index order */
+void aotc_scatter_elements_i64_ref(const aotc_gather_elements_params *p, aotc_scatter_reduction reduction,
+                                   size_t data_bytes, const void *data, const int64_t *indices, const void *updates,
+                                   void *y);
+void aotc_scatter_elements_i32_ref(const aotc_gather_elements_params *p, aotc_scatter_reduction reduction,
+                                   size_t data_bytes, const void *data, const int32_t *indices, const void *updates,
+                                   void *y);
+void aotc_scatter_nd_ref(const aotc_scatter_nd_params *p, aotc_scatter_reduction reduction, size_t data_bytes,
+                         const void *data, const int64_t *indices, const void *updates, void *y);
+void aotc_gather_nd_ref(const aotc_gather_nd_params *p, const void *data, const int64_t *indices, void *y);
+
+/* ---- detect (detect_ref.c): no scratch; each pick the best of those ranked after the previous one ---- */
+#include "aotc_detect.h"
+
+#define AOTC_DECLARE_TOPK_REF(SFX, T)                                                                           \
+    void aotc_topk_##SFX##_ref(const aotc_topk_params *p, const T *x, T *values, int64_t *indices);            \
+    int64_t aotc_topk_rows_##SFX##_ref(const aotc_topk_params *p, int64_t n, int64_t k, const T *x, T *values, \
+                                       int64_t *indices);
+AOTC_DECLARE_TOPK_REF(f32, float)
+AOTC_DECLARE_TOPK_REF(i64, int64_t)
+AOTC_DECLARE_TOPK_REF(i32, int32_t)
+/* NonMaxSuppression as aotc_nms_f32 (no scratch: a candidate is tested against the rows written for its
+ * class), IoU by onnxruntime's float arithmetic */
+int64_t aotc_nms_f32_ref(const aotc_nms_params *p, int64_t n_boxes, const float *boxes, const float *scores,
+                         int64_t max_per_class, float iou_threshold, int has_score_threshold, float score_threshold,
+                         int64_t *selected);
+int64_t aotc_nonzero_ref(const aotc_nonzero_params *p, const void *x, int64_t *y);
+
+/* ---- loss (loss_ref.c): the ONNX function bodies (SoftmaxCrossEntropyLoss: LogSoftmax's, then the NLL) ---- */
+#include "aotc_loss.h"
+
+#define AOTC_DECLARE_LOSS_REF(SFX, T, TI)                                                                        \
+    void aotc_nll_loss_##SFX##_ref(const aotc_loss_params *p, const T *x, const TI *target, const T *weight,   \
+                                   T *y);                                                                      \
+    void aotc_softmax_cross_entropy_##SFX##_ref(const aotc_loss_params *p, const T *scores, const TI *target,  \
+                                                const T *weight, T *y, T *log_prob);
+AOTC_DECLARE_LOSS_REF(f32_i64, float, int64_t)
+AOTC_DECLARE_LOSS_REF(f32_i32, float, int32_t)
+AOTC_DECLARE_LOSS_REF(f64_i64, double, int64_t)
+AOTC_DECLARE_LOSS_REF(f64_i32, double, int32_t)
+
+/* ---- quant (quant_ref.c): onnxruntime's arithmetic (aotc_quant.h) op by op, one output element at a time.
+ * The convolutions and QGemm take the model's own bias, the zero points as such and plain weight rows
+ * (w_row bytes apart, or bt [n][k]): nothing folded, padded or packed as the compiler does for the kernels. */
+#include "aotc_quant.h"
+
+/* MlasRequantizeOutput: round_half_even(clamp((float)acc * scale, lo, hi)) + zero_point (lo, then hi) */
+int32_t aotc_requant_ref(int64_t acc, float scale, float lo, float hi, int32_t zero_point);
+void aotc_dequantize_i32_ref(const aotc_qaxis *p, const int32_t *x, float *y);
+void aotc_dynamic_quantize_u8_ref(int32_t n, const float *x, uint8_t *y, float *y_scale, uint8_t *y_zero);
+#define AOTC_DECLARE_QUANT_REF(SFX, QT)                                                                            \
+    void aotc_quantize_##SFX##_ref(const aotc_qaxis *p, const float *x, QT *y);                                   \
+    void aotc_dequantize_##SFX##_ref(const aotc_qaxis *p, const QT *x, float *y);                                 \
+    /* QLinearConv (patches and depthwise alike): p's geometry, zero points, scale and clamp */                   \
+    void aotc_qconv_##SFX##_ref(const aotc_qconv_params *p, const QT *x, const int8_t *w, int64_t w_row,          \
+                                const int32_t *bias, QT *y);                                                    \
+    /* QGemm: p's shape, b_zero, scale and clamp; a_zero and the bias as the model has them */                    \
+    void aotc_qgemm_##SFX##_ref(const aotc_qgemm_params *p, int32_t a_zero, const QT *a, const int8_t *bt,        \
+                                const int32_t *bias, QT *y);                                                    \
+    void aotc_qadd_##SFX##_ref(const aotc_qbinary_params *p, const QT *a, const QT *b, QT *y);                    \
+    void aotc_qmul_##SFX##_ref(const aotc_qbinary_params *p, const QT *a, const QT *b, QT *y);                    \
+    /* aotc_qconv_patches_add_*: the conv as aotc_qconv_*_ref, each value then added as QLinearAdd */             \
+    void aotc_qconv_add_##SFX##_ref(const aotc_qconv_params *p, const aotc_qresidual_params *r, const QT *x,      \
+                                    const int8_t *w, int64_t w_row, const int32_t *bias, const QT *res, QT *y);  \
+    void aotc_qglobal_avgpool_##SFX##_ref(int32_t planes, int32_t size, float scale, int32_t x_zero,              \
+                                          int32_t y_zero, const QT *x, QT *y);                                  \
+    void aotc_qavgpool_##SFX##_ref(const aotc_pool_params *p, const float *lut, float y_scale, int32_t y_zero,   \
+                                   const QT *x, QT *y);                                                         \
+    void aotc_qsoftmax_##SFX##_ref(int32_t rows, int32_t n, const uint32_t *table, uint32_t y_scale,              \
+                                   int32_t y_zero, const QT *x, QT *y);                                         \
+    void aotc_qlookup_##SFX##_ref(size_t n, const QT *x, const QT *table, QT *y);                                 \
+    void aotc_qrequant_copy_##SFX##_ref(int32_t outer, int32_t inner, int32_t out_stride, const QT *table,       \
+                                        const QT *x, QT *y);                                                    \
+    /* MatMulInteger, ConvInteger: the sums of the definition (b_sums unused) */                                  \
+    void aotc_matmul_integer_##SFX##_ref(int32_t m, int32_t n, int32_t k, const QT *a, const QT *a_zero,          \
+                                         const int8_t *bt, const int32_t *b_zero, const int32_t *b_sums,        \
+                                         int32_t *y);                                                           \
+    void aotc_conv_integer_##SFX##_ref(const aotc_qconv_params *p, const QT *x, const QT *x_zero,                 \
+                                       const int8_t *w, int32_t *y);
+AOTC_DECLARE_QUANT_REF(i8, int8_t)
+AOTC_DECLARE_QUANT_REF(u8, uint8_t)
+
+/* ---- tflite_int8 (tflite_int8_ref.c): LiteRT's reference kernels on TFLite's fixed point, from its definitions.
+ * No scratch: the DSP and Helium paths' layouts (il4, dsp_tile) are the kernels' own; w is plain. ---- */
+#include "aotc_tflite_int8.h"
+
+void aotc_tfl_conv_s8_ref(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                          int8_t *y);
+void aotc_tfl_depthwise_s8_ref(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                               int8_t *y);
+void aotc_tfl_fc_s8_ref(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *w, const int32_t *bias, int8_t *y);
+void aotc_tfl_avgpool_s8_ref(const aotc_tfl_pool_params *p, const int8_t *x, int8_t *y);
+void aotc_tfl_maxpool_s8_ref(const aotc_tfl_pool_params *p, const int8_t *x, int8_t *y);
+void aotc_tfl_mean_s8_ref(const aotc_tfl_mean_params *p, const int8_t *x, int8_t *y);
+void aotc_tfl_add_s8_ref(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
+void aotc_tfl_conv_add_s8_ref(const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r, const int8_t *x,
+                              const int8_t *w, const int32_t *bias, const int8_t *res, int8_t *y);
+void aotc_tfl_mul_s8_ref(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
+void aotc_tfl_max_s8_ref(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
+void aotc_tfl_min_s8_ref(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
+void aotc_tfl_lut_s8_ref(const aotc_tfl_lut_params *p, const int8_t *x, int8_t *y);
+void aotc_tfl_transpose_conv_s8_ref(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
+                                    const int32_t *bias, int8_t *y);
+void aotc_tfl_conv_s16_ref(const aotc_tfl_conv_params *p, const int16_t *x, const int8_t *w, const int64_t *bias,
+                           int16_t *y);
+void aotc_tfl_depthwise_s16_ref(const aotc_tfl_conv_params *p, const int16_t *x, const int8_t *w,
+                                const int64_t *bias, int16_t *y);
+void aotc_tfl_fc_s16_ref(const aotc_tfl_fc_params *p, const int16_t *x, const int8_t *w, const int64_t *bias,
+                         int16_t *y);
+void aotc_tfl_avgpool_s16_ref(const aotc_tfl_pool_params *p, const int16_t *x, int16_t *y);
+void aotc_tfl_maxpool_s16_ref(const aotc_tfl_pool_params *p, const int16_t *x, int16_t *y);
+void aotc_tfl_quantize_f32_s16_ref(const aotc_tfl_quantize_params *p, const float *x, int16_t *y);
+void aotc_tfl_dequantize_s16_f32_ref(const aotc_tfl_quantize_params *p, const int16_t *x, float *y);
+void aotc_tfl_requantize_s16_ref(const aotc_tfl_quantize_params *p, const int16_t *x, int16_t *y);
+void aotc_tfl_quantize_f32_s8_ref(const aotc_tfl_quantize_params *p, const float *x, int8_t *y);
+void aotc_tfl_dequantize_s8_f32_ref(const aotc_tfl_quantize_params *p, const int8_t *x, float *y);
+void aotc_tfl_requantize_s8_ref(const aotc_tfl_quantize_params *p, const int8_t *x, int8_t *y);
+void aotc_tfl_requantize_s8_s16_ref(const aotc_tfl_quantize_params *p, const int8_t *x, int16_t *y);
+void aotc_tfl_requantize_s16_s8_ref(const aotc_tfl_quantize_params *p, const int16_t *x, int8_t *y);
+void aotc_tfl_requantize_s8_s32_ref(const aotc_tfl_quantize_params *p, const int8_t *x, int32_t *y);
+void aotc_tfl_requantize_s16_s32_ref(const aotc_tfl_quantize_params *p, const int16_t *x, int32_t *y);
+void aotc_tfl_requantize_s32_s8_ref(const aotc_tfl_quantize_params *p, const int32_t *x, int8_t *y);
+void aotc_tfl_requantize_s32_s16_ref(const aotc_tfl_quantize_params *p, const int32_t *x, int16_t *y);
+void aotc_tfl_softmax_s8_ref(const aotc_tfl_softmax_params *p, const int8_t *x, int8_t *y);
+void aotc_tfl_softmax_s8_s16_ref(const aotc_tfl_softmax_params *p, const int8_t *x, int16_t *y);
+void aotc_tfl_logistic_s16_ref(const aotc_tfl_act16_params *p, const int16_t *x, int16_t *y);
+void aotc_tfl_tanh_s16_ref(const aotc_tfl_act16_params *p, const int16_t *x, int16_t *y);
+void aotc_tfl_softmax_s16_ref(const aotc_tfl_softmax16_params *p, const int16_t *x, int16_t *y);
+void aotc_tfl_add_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
+void aotc_tfl_mul_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
+void aotc_tfl_transpose_conv_s16_ref(const aotc_tfl_conv_params *p, const int16_t *x, const int8_t *w,
+                                     const int64_t *bias, int16_t *y);
+void aotc_tfl_mean_s16_ref(const aotc_tfl_mean_params *p, const int16_t *x, int16_t *y);
+void aotc_tfl_lstm_s8_ref(const aotc_tfl_lstm8_params *p, const int8_t *x, const int8_t *wx, const int8_t *wh,
+                          const int32_t *bx, const int32_t *bh, const int8_t *h0, const int16_t *c0, int8_t *y,
+                          int8_t *h_next, int16_t *c_next);
+void aotc_tfl_leaky_relu_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x, int16_t *y);
+void aotc_tfl_svdf_s8_ref(const aotc_tfl_svdf_params *p, const int8_t *x, const int8_t *wf, const int16_t *wt,
+                          const int32_t *bias, const int16_t *state, int8_t *y, int16_t *state_next);
 
 #endif /* AOTC_KERNELS_REF_H */

@@ -1,6 +1,6 @@
-/* Index arithmetic kernels (aotc_index.h). Reference kernels: portable C99, no allocation,
- * no globals; one kernel per op (and per dtype where the op computes), already the plain loop:
- * the family's reference (no index_ref.c; see kernels_ref.h). */
+/* Index arithmetic kernels (aotc_index.h): portable C99, no allocation, no globals; one kernel per
+ * op (and per dtype where the op computes), a plain loop; tests/c/test_index_kernels.c checks each
+ * against index_ref.c. */
 #include "aotc_index.h"
 
 #include <string.h>
@@ -66,13 +66,17 @@ void aotc_trilu(const aotc_trilu_params *p, int64_t k, const void *x, void *y) {
     const uint8_t *src = (const uint8_t *)x;
     uint8_t *dst = (uint8_t *)y;
     const int64_t size = p->elem_size, row = (int64_t)p->cols * size;
+    /* k is a model input: clamped to [-rows - 1, cols + 1], beyond which every row splits as at its end, so
+     * that i + k + 1 cannot overflow (k = INT64_MAX did) */
+    const int64_t k_lo = -(int64_t)p->rows - 1, k_hi = (int64_t)p->cols + 1;
+    const int64_t kk = k < k_lo ? k_lo : k > k_hi ? k_hi : k;
     int32_t b, i;
 
     for (b = 0; b < p->batch; ++b) {
         for (i = 0; i < p->rows; ++i) {
             const int64_t at = ((int64_t)b * p->rows + i) * row;
             /* upper keeps columns j >= i + k, lower keeps j <= i + k: one split point per row */
-            int64_t split = p->upper ? (int64_t)i + k : (int64_t)i + k + 1;
+            int64_t split = p->upper ? (int64_t)i + kk : (int64_t)i + kk + 1;
             if (split < 0) split = 0;
             if (split > p->cols) split = p->cols;
             if (p->upper) {
@@ -163,7 +167,8 @@ void aotc_eye(int32_t rows, int32_t cols, int64_t k, int32_t elem_size, const vo
     int64_t i;
     memset(out, 0, (size_t)rows * (size_t)cols * (size_t)elem_size);
     for (i = 0; i < rows; ++i) {
-        if (i + k >= 0 && i + k < cols) memcpy(out + (i * cols + i + k) * elem_size, one, (size_t)elem_size);
+        /* 0 <= i + k < cols, without computing i + k (k is a model input: i + INT64_MAX overflowed) */
+        if (k >= -i && k < cols - i) memcpy(out + (i * cols + i + k) * elem_size, one, (size_t)elem_size);
     }
 }
 

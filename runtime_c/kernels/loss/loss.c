@@ -1,6 +1,6 @@
-/* The losses (aotc_loss.h). Reference kernels: portable C99, no allocation, no globals; one
- * kernel per op, already the plain loop: the family's reference (no loss_ref.c; see
- * kernels_ref.h). Sums are kept in double, whatever T is. */
+/* The losses (aotc_loss.h): portable C99, no allocation, no globals; one kernel per op, a plain
+ * loop, checked against loss_ref.c (tests/c/test_loss_kernels.c). Sums are kept in double,
+ * whatever T is. */
 #include "aotc_loss.h"
 
 #include <math.h>

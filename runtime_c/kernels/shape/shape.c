@@ -1,8 +1,8 @@
 /* ONNX data movement ops: Identity/Reshape copies, Slice, Concat, Split, Transpose, Pad,
- * Gather and Cast. Reference kernels: portable C99, no allocation, no globals.
+ * Gather and Cast: portable C99, no allocation, no globals.
  * Every kernel except aotc_cast works on raw bytes, with the element size as a parameter.
- * One kernel per op, already the plain loop (the transpose only tiled for the cache): it is the
- * family's reference (no shape_ref.c; see kernels_ref.h). */
+ * One kernel per op, a plain loop (the transpose tiled for the cache), checked against
+ * shape_ref.c (tests/c/test_shape_kernels.c). */
 #include "aotc_shape.h"
 
 #include <math.h>

@@ -682,6 +682,9 @@ static int16_t exp_negative16(int16_t a, int32_t bits) {
     int32_t remainder = wrap16(amq - a);
     for (int32_t k = 0; k < 7; ++k)
         if (bits > k - 2 && (remainder & (1 << (frac + k - 2)))) result = mul16(result, factors[k]);
+    /* gemmlowp: below -32 (reachable with more than 5 integer bits) exp is 0; the factors above stop at
+     * exp(-16), so without this a = -33 gave exp(-1) (the LSTM's tanh of a cell beyond 16 with tanh_bits 5, 6) */
+    if (bits > 5 && a < -(32 << frac)) result = 0;
     return a == 0 ? 32767 : result;
 }
 

@@ -1,0 +1,240 @@
+/* The detect kernels (aotc_detect.h, detect.c) against the references (detect_ref.c) over random
+ * shapes, bit for bit: TopK of the three types, largest and smallest, with many ties, and its
+ * run-time-rows forms with n and k below, at and past the planned ones (negative too), their
+ * returned extents compared and every element past it left as it was; NonMaxSuppression on
+ * clustered boxes in both box formats (zero-area, inverted corners), scores with ties and NaNs,
+ * with and without a score threshold, class limits from none to more than the boxes, output bounds
+ * that cut the rows short, run-time box counts, scratch of exactly the documented size; NonZero of
+ * 1- to 8-byte elements, floats with -0 and NaN, bounds below and above the nonzero count. Outputs
+ * start as random bytes, the same in both runs, and are compared whole.
+ *
+ *     test_detect_kernels [seed] [shapes per entry point] */
+#include "aotc_detect.h"
+#include "kernel_test.h"
+#include "kernels_ref.h"
+
+static uint8_t *bytes(size_t n) {
+    uint8_t *b = (uint8_t *)malloc(n > 0 ? n : 1);
+    size_t i;
+    if (b == NULL) {
+        printf("out of memory (%lu bytes)\n", (unsigned long)n);
+        exit(2);
+    }
+    for (i = 0; i < n; ++i) b[i] = (uint8_t)(test_next() >> 24);
+    return b;
+}
+
+static uint8_t *bytes_copy(const void *src, size_t n) {
+    uint8_t *b = bytes(n);
+    if (n > 0) memcpy(b, src, n);
+    return b;
+}
+
+static int bytes_differ(const char *what, const void *y, const void *ref, size_t n) {
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        if (((const uint8_t *)y)[i] != ((const uint8_t *)ref)[i]) {
+            printf("%s: byte %lu of %lu is %d, reference %d\n", what, (unsigned long)i, (unsigned long)n,
+                   (int)((const uint8_t *)y)[i], (int)((const uint8_t *)ref)[i]);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* ---- TopK ---------------------------------------------------------------------------------------------- */
+
+enum { TK_F32, TK_I64, TK_I32 };
+
+static void topk_call(int t, int ref, int rows, const aotc_topk_params *p, int64_t n, int64_t k, const void *x,
+                      void *v, int64_t *i, int64_t *extent) {
+    if (t == TK_F32) {
+        if (rows) *extent = (ref ? aotc_topk_rows_f32_ref : aotc_topk_rows_f32)(p, n, k, (const float *)x, (float *)v, i);
+        else (ref ? aotc_topk_f32_ref : aotc_topk_f32)(p, (const float *)x, (float *)v, i);
+    } else if (t == TK_I64) {
+        if (rows) *extent = (ref ? aotc_topk_rows_i64_ref : aotc_topk_rows_i64)(p, n, k, (const int64_t *)x, (int64_t *)v, i);
+        else (ref ? aotc_topk_i64_ref : aotc_topk_i64)(p, (const int64_t *)x, (int64_t *)v, i);
+    } else {
+        if (rows) *extent = (ref ? aotc_topk_rows_i32_ref : aotc_topk_rows_i32)(p, n, k, (const int32_t *)x, (int32_t *)v, i);
+        else (ref ? aotc_topk_i32_ref : aotc_topk_i32)(p, (const int32_t *)x, (int32_t *)v, i);
+    }
+}
+
+static int check_topk(const char *name, int t, int rows) {
+    static const size_t sizes[3] = {4, 8, 4};
+    aotc_topk_params p;
+    const size_t sz = sizes[t];
+    const int ties = chance(1, 2);
+    int64_t n = 0, k = 0, e1 = 0, e2 = 0;
+    size_t xn, yn, j;
+    uint8_t *x, *v, *vr;
+    int64_t *ix, *ir;
+    int bad;
+    p.outer = rand_int(1, 4), p.n = rand_int(1, 30), p.inner = rand_int(1, 4), p.largest = chance(1, 2);
+    p.k = rand_int(rows ? 0 : 1, p.n);
+    if (rows) n = rand_int(-2, p.n + 3), k = chance(1, 6) ? rand_int(-2, 0) : rand_int(0, p.k + 3);
+    xn = (size_t)p.outer * p.n * p.inner, yn = (size_t)p.outer * p.k * p.inner;
+    x = bytes(xn * sz);
+    for (j = 0; j < xn; ++j) { /* ties: a few distinct values; else spread (floats: no NaN) */
+        const int32_t small = rand_int(-3, 3);
+        if (t == TK_F32) { const float f = ties ? (float)small : rand_float() * 50.0f; memcpy(x + j * 4, &f, 4); }
+        else if (t == TK_I64) { const int64_t q = ties ? small : (int64_t)test_next() << 31 ^ test_next(); memcpy(x + j * 8, &q, 8); }
+        else { const int32_t q = ties ? small : (int32_t)test_next(); memcpy(x + j * 4, &q, 4); }
+    }
+    v = bytes(yn * sz), vr = bytes_copy(v, yn * sz);
+    ix = (int64_t *)(void *)bytes(yn * 8), ir = (int64_t *)(void *)bytes_copy(ix, yn * 8);
+    topk_call(t, 0, rows, &p, n, k, x, v, ix, &e1);
+    topk_call(t, 1, rows, &p, n, k, x, vr, ir, &e2);
+    bad = bytes_differ(name, v, vr, yn * sz) || bytes_differ(name, ix, ir, yn * 8);
+    if (!bad && e1 != e2) printf("%s: returned %lld, reference %lld\n", name, (long long)e1, (long long)e2), bad = 1;
+    if (bad) printf("  outer %d, n %d, inner %d, k %d, largest %d, run-time n %lld, k %lld\n", (int)p.outer,
+                    (int)p.n, (int)p.inner, (int)p.k, (int)p.largest, (long long)n, (long long)k);
+    free(x), free(v), free(vr), free(ix), free(ir);
+    return bad;
+}
+
+static int check_topk_f32(void) { return check_topk("aotc_topk_f32", TK_F32, 0); }
+static int check_topk_i64(void) { return check_topk("aotc_topk_i64", TK_I64, 0); }
+static int check_topk_i32(void) { return check_topk("aotc_topk_i32", TK_I32, 0); }
+static int check_topk_rows_f32(void) { return check_topk("aotc_topk_rows_f32", TK_F32, 1); }
+static int check_topk_rows_i64(void) { return check_topk("aotc_topk_rows_i64", TK_I64, 1); }
+static int check_topk_rows_i32(void) { return check_topk("aotc_topk_rows_i32", TK_I32, 1); }
+
+/* ---- NonMaxSuppression ---------------------------------------------------------------------------------- */
+
+static int check_nms(void) {
+    aotc_nms_params p;
+    int64_t n_boxes, max_per_class, r1, r2, i, total;
+    float iou, thr, *boxes, *scores;
+    int has_thr;
+    size_t scratch_bytes;
+    int32_t *scratch;
+    int64_t *sel, *ref;
+    int bad;
+    p.batches = rand_int(1, 2), p.classes = rand_int(1, 3), p.boxes = rand_int(0, 40);
+    p.center_point_box = chance(1, 2);
+    total = (int64_t)p.batches * p.classes * p.boxes;
+    p.max_rows = chance(1, 3) ? rand_int(0, (int32_t)total + 2) : total;
+    n_boxes = chance(1, 4) ? rand_int(-1, p.boxes + 2) : p.boxes;
+    max_per_class = chance(1, 8) ? rand_int(-2, 0) : chance(1, 2) ? rand_int(1, 5) : p.boxes + rand_int(0, 3);
+    iou = chance(1, 8) ? (float)rand_int(0, 1) : 0.5f + 0.5f * rand_float();
+    has_thr = chance(1, 2), thr = has_thr ? 0.5f * rand_float() : 0.0f;
+    boxes = test_alloc((size_t)p.batches * p.boxes * 4), scores = test_alloc((size_t)p.batches * p.classes * p.boxes);
+    for (i = 0; i < (int64_t)p.batches * p.boxes; ++i) { /* clusters of overlapping boxes around 4 centres */
+        const float cx = 0.25f * (float)rand_int(0, 3), cy = 0.25f * (float)rand_int(0, 3);
+        float *b = boxes + i * 4;
+        if (p.center_point_box) {
+            b[0] = cx + 0.05f * rand_float(), b[1] = cy + 0.05f * rand_float();
+            b[2] = chance(1, 20) ? 0.0f : 0.2f + 0.1f * rand_float(), b[3] = 0.2f + 0.1f * rand_float();
+        } else { /* corners in either order */
+            const float h = 0.1f + 0.05f * rand_float(), w = chance(1, 20) ? 0.0f : 0.1f + 0.05f * rand_float();
+            const int flip = chance(1, 2);
+            b[0] = cy + (flip ? h : -h), b[2] = cy + (flip ? -h : h), b[1] = cx - w, b[3] = cx + w;
+        }
+    }
+    for (i = 0; i < (int64_t)p.batches * p.classes * p.boxes; ++i) {
+        scores[i] = chance(1, 3) ? 0.125f * (float)rand_int(0, 8) : 0.5f + 0.5f * rand_float();
+        if (chance(1, 20)) scores[i] = NAN;
+    }
+    /* the documented scratch: boxes int32 rounded up to even, then 5 floats a box */
+    scratch_bytes = (size_t)(p.boxes + (p.boxes & 1)) * 4 + (size_t)p.boxes * 5 * sizeof(float);
+    scratch = (int32_t *)(void *)bytes(scratch_bytes);
+    sel = (int64_t *)(void *)bytes((size_t)p.max_rows * 3 * 8), ref = (int64_t *)(void *)bytes_copy(sel, (size_t)p.max_rows * 3 * 8);
+    r1 = aotc_nms_f32(&p, n_boxes, boxes, scores, max_per_class, iou, has_thr, thr, scratch, sel);
+    r2 = aotc_nms_f32_ref(&p, n_boxes, boxes, scores, max_per_class, iou, has_thr, thr, ref);
+    bad = bytes_differ("aotc_nms_f32", sel, ref, (size_t)p.max_rows * 3 * 8);
+    if (!bad && r1 != r2) printf("aotc_nms_f32: returned %lld rows, reference %lld\n", (long long)r1, (long long)r2), bad = 1;
+    if (bad) printf("  batches %d, classes %d, boxes %d, center %d, max_rows %lld, n_boxes %lld, max_per_class %lld, "
+                    "iou %.9g, score threshold %d %.9g\n", (int)p.batches, (int)p.classes, (int)p.boxes,
+                    (int)p.center_point_box, (long long)p.max_rows, (long long)n_boxes, (long long)max_per_class,
+                    (double)iou, has_thr, (double)thr);
+    free(boxes), free(scores), free(scratch), free(sel), free(ref);
+    return bad;
+}
+
+/* ---- NonZero -------------------------------------------------------------------------------------------- */
+
+static int check_nonzero(void) {
+    static const int32_t sizes[5] = {1, 2, 4, 8, 3};
+    aotc_nonzero_params p;
+    int64_t r1, r2, i, nz = 0;
+    int32_t d;
+    uint8_t *x;
+    int64_t *y, *ref;
+    size_t yb;
+    int bad;
+    memset(&p, 0, sizeof p);
+    p.rank = rand_int(1, 4), p.elem_size = sizes[rand_int(0, 4)];
+    p.is_float = (p.elem_size == 4 || p.elem_size == 8) && chance(1, 2);
+    for (d = 0, p.n = 1; d < p.rank; ++d) p.n *= p.shape[d] = rand_int(1, p.rank > 2 ? 5 : 12);
+    x = bytes((size_t)p.n * p.elem_size);
+    for (i = 0; i < p.n; ++i) { /* mostly zeros; floats: -0 and NaN too */
+        uint8_t *e = x + i * p.elem_size;
+        const int32_t kind = rand_int(0, 5);
+        if (kind <= 2) memset(e, 0, (size_t)p.elem_size);
+        if (p.is_float && kind == 3) {
+            if (p.elem_size == 4) { const float f = chance(1, 2) ? -0.0f : NAN; memcpy(e, &f, 4); }
+            else { const double v = chance(1, 2) ? -0.0 : NAN; memcpy(e, &v, 8); }
+        }
+        if (!p.is_float && kind == 3) memset(e, 0, (size_t)p.elem_size), e[rand_int(0, p.elem_size - 1)] = 1;
+    }
+    for (i = 0; i < p.n; ++i) nz += chance(1, 2); /* a bound around half the elements, or all */
+    p.max_rows = chance(1, 3) ? nz : p.n;
+    yb = (size_t)(p.rank * p.max_rows) * 8;
+    y = (int64_t *)(void *)bytes(yb), ref = (int64_t *)(void *)bytes_copy(y, yb);
+    r1 = aotc_nonzero(&p, x, y);
+    r2 = aotc_nonzero_ref(&p, x, ref);
+    bad = bytes_differ("aotc_nonzero", y, ref, yb);
+    if (!bad && r1 != r2) printf("aotc_nonzero: returned %lld, reference %lld\n", (long long)r1, (long long)r2), bad = 1;
+    if (bad) printf("  rank %d, n %lld, elem_size %d, is_float %d, max_rows %lld\n", (int)p.rank, (long long)p.n,
+                    (int)p.elem_size, (int)p.is_float, (long long)p.max_rows);
+    free(x), free(y), free(ref);
+    return bad;
+}
+
+/* ---- the references on cases worked out by hand ----------------------------------------------------------- */
+
+static int check_reference(void) {
+    /* TopK largest 2 of [1 3 3 2]: 3 (index 1), 3 (index 2) */
+    static const float x[4] = {1, 3, 3, 2}, top[2] = {3, 3};
+    static const int64_t top_i[2] = {1, 2};
+    /* NMS: boxes 0 and 1 overlap (IoU 1 / 1.1 > 0.5), box 2 apart; scores 0.8, 0.9, 0.7: rows for boxes 1, 2 */
+    static const float boxes[12] = {0, 0, 1, 1, 0, 0, 1, 1.1f, 5, 5, 6, 6}, scores[3] = {0.8f, 0.9f, 0.7f};
+    static const int64_t keep[6] = {0, 0, 1, 0, 0, 2};
+    aotc_topk_params p = {1, 4, 1, 2, 1};
+    aotc_nms_params q = {1, 1, 3, 0, 10};
+    float v[2];
+    int64_t i[2], sel[30];
+    int bad = 0;
+    aotc_topk_f32_ref(&p, x, v, i);
+    bad |= memcmp(v, top, sizeof v) != 0 || memcmp(i, top_i, sizeof i) != 0;
+    bad |= aotc_nms_f32_ref(&q, 3, boxes, scores, 10, 0.5f, 0, 0.0f, sel) != 2 || memcmp(sel, keep, sizeof keep) != 0;
+    if (bad) printf("the references: MISMATCH on a case worked out by hand\n");
+    return bad;
+}
+
+typedef struct {
+    const char *name;
+    int (*check)(void);
+} entry;
+
+static const entry ENTRIES[] = {
+    {"aotc_topk_f32", check_topk_f32},           {"aotc_topk_i64", check_topk_i64},
+    {"aotc_topk_i32", check_topk_i32},           {"aotc_topk_rows_f32", check_topk_rows_f32},
+    {"aotc_topk_rows_i64", check_topk_rows_i64}, {"aotc_topk_rows_i32", check_topk_rows_i32},
+    {"aotc_nms_f32", check_nms},                 {"aotc_nonzero", check_nonzero},
+};
+
+int main(int argc, char **argv) {
+    const int32_t shapes = test_args(argc, argv, 300);
+    int failed = check_reference();
+    size_t e;
+    int32_t i;
+    for (e = 0; e < sizeof ENTRIES / sizeof ENTRIES[0]; ++e) {
+        int bad = 0;
+        for (i = 0; i < shapes && !bad; ++i) bad = ENTRIES[e].check();
+        printf("%-34s %s (%d shapes)\n", ENTRIES[e].name, bad ? "MISMATCH" : "ok", (int)i);
+        failed |= bad;
+    }
+    return failed;
+}

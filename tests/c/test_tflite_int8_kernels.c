@@ -1,0 +1,729 @@
+/* The TFLite integer kernels (aotc_tflite_int8.h) against the references (tflite_int8_ref.c), bit for
+ * bit, through the family's API header only: every entry point, int8 and 16x8, over random shapes
+ * and multipliers drawn as the compiler draws them (aot/frontend/tflite/quant.py: multipliers in
+ * [2^30, 2^31) with their shifts, ADD's rescaling to twice the larger scale after its left shift,
+ * softmax's input radius, LiteRT's tables for the 16x8 activations and softmax), fused activations
+ * narrowing the output range. On cores with the DSP extension (the M4, M55) the convolutions, depthwise
+ * convolutions, fully connected layers, ADDs and fused CONV_2D + ADDs get scratch of exactly the size
+ * their *_scratch_bytes functions give (CONV_2D at a random tile of positions, as the memory plan
+ * gives one; the dense layers' weights interleaved by blocks of 4 rows half the time where AOTC_DSP_IL),
+ * on the M55 the Helium paths' where they take the shape: every path a target compiles meets the one
+ * definition. Shapes reach the paths' edges: patches longer than a DSP block (kq > 64), odd tiles and
+ * channel counts, depthwise 3 x 3 spans over TFL_DSP_DW_PAD, ADDs from AOTC_TFL_ADD_MIN elements, the
+ * residual written over its input.
+ *
+ *     test_tflite_int8_kernels [seed] [shapes per entry point] */
+#include "aotc_tflite_int8.h"
+#include "kernel_test.h"
+#include "kernels_ref.h"
+
+#if defined(__ARM_FEATURE_DSP) && !defined(AOTC_NO_INTRINSICS)
+#define DSP 1 /* the DSP paths run where given scratch */
+#else
+#define DSP 0
+#endif
+#if DSP && defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 1) && !defined(AOTC_NO_MVE)
+#define MVE 1
+#else
+#define MVE 0
+#endif
+
+static void *bytes(size_t n) {
+    uint8_t *b = (uint8_t *)malloc(n > 0 ? n : 1);
+    size_t i;
+    if (b == NULL) {
+        printf("out of memory (%lu bytes)\n", (unsigned long)n);
+        exit(2);
+    }
+    for (i = 0; i < n; ++i) b[i] = (uint8_t)(test_next() >> 24);
+    return b;
+}
+
+static void *bytes_copy(const void *src, size_t n) {
+    void *b = bytes(n);
+    if (n > 0) memcpy(b, src, n);
+    return b;
+}
+
+/* n random values of `size` bytes (1, 2, 4: int8, int16, int32) in [lo, hi] */
+static void *ints(size_t n, size_t size, int32_t lo, int32_t hi) {
+    uint8_t *b = (uint8_t *)bytes(n * size);
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        const int32_t v = rand_int(lo, hi);
+        if (size == 1) ((int8_t *)b)[i] = (int8_t)v;
+        else if (size == 2) ((int16_t *)b)[i] = (int16_t)v;
+        else ((int32_t *)b)[i] = v;
+    }
+    return b;
+}
+
+static int differ(const char *what, const void *y, const void *ref, size_t n, size_t size) {
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        if (memcmp((const char *)y + i * size, (const char *)ref + i * size, size) != 0) {
+            int64_t a = 0, b = 0;
+            if (size == 1) a = ((const int8_t *)y)[i], b = ((const int8_t *)ref)[i];
+            else if (size == 2) a = ((const int16_t *)y)[i], b = ((const int16_t *)ref)[i];
+            else if (size == 4) a = ((const int32_t *)y)[i], b = ((const int32_t *)ref)[i];
+            printf("%s: element %lu of %lu is %lld, reference %lld\n", what, (unsigned long)i, (unsigned long)n,
+                   (long long)a, (long long)b);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* quantize_multiplier: real = m 2^(shift - 31), m in [2^30, 2^31) (rounded half away from zero) */
+static void multiplier(double real, int32_t *m, int32_t *shift) {
+    int e;
+    const double f = frexp(real, &e);
+    int64_t q = (int64_t)floor(fabs(f) * 2147483648.0 + 0.5);
+    if (q == ((int64_t)1 << 31)) q /= 2, ++e;
+    *m = (int32_t)(f < 0 ? -q : q), *shift = e;
+}
+
+/* a random real multiplier around `base` (a factor of 0.5 to 2) */
+static double around(double base) { return base * (0.5 + 0.75 * (1.0 + (double)rand_float())); }
+
+/* the output range: the type's, or a fused activation's narrower one that holds y_zero */
+static void act_range(int32_t lo, int32_t hi, int32_t y_zero, int32_t *y_min, int32_t *y_max) {
+    *y_min = chance(1, 3) ? rand_int(lo, y_zero) : lo;
+    *y_max = chance(1, 4) ? rand_int(y_zero, hi) : hi;
+}
+
+/* ---- CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV, CONV_2D + ADD: int8 and 16x8 --------------------------- */
+
+enum { K_CONV, K_DEPTHWISE, K_TRANSPOSE, K_CONV_ADD };
+
+/* one window dim: SAME or VALID output size and its leading pad (dilated window), 0 where no output */
+static int32_t window_dim(int32_t in, int32_t k, int32_t s, int32_t d, int32_t *pad) {
+    const int32_t span = (k - 1) * d + 1;
+    if (chance(1, 2)) { /* SAME */
+        const int32_t out = (in + s - 1) / s, total = (out - 1) * s + span - in;
+        *pad = total > 0 ? total / 2 : 0;
+        return out;
+    }
+    *pad = 0;
+    return in >= span ? (in - span) / s + 1 : 0;
+}
+
+static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
+    const int dw = kind == K_DEPTHWISE;
+    for (;;) {
+        memset(p, 0, sizeof *p);
+        p->n = rand_int(1, 2), p->h = rand_int(1, 10), p->w = rand_int(1, 12);
+        p->kh = chance(1, 2) ? 3 : rand_int(1, 5), p->kw = chance(1, 2) ? p->kh : rand_int(1, 5);
+        p->sh = rand_int(1, 2), p->sw = rand_int(1, kind == K_TRANSPOSE ? 3 : 2);
+        p->dh = kind == K_TRANSPOSE || chance(3, 4) ? 1 : 2, p->dw = kind == K_TRANSPOSE || chance(3, 4) ? 1 : 2;
+        if (dw) {
+            p->depth_multiplier = chance(2, 3) ? 1 : rand_int(2, 3);
+            p->c = p->depth_multiplier == 1 && chance(2, 3) ? 4 * rand_int(1, 6) : rand_int(1, 9);
+            p->oc = p->c * p->depth_multiplier;
+            if (chance(1, 6)) p->h = rand_int(20, 34), p->w = rand_int(20, 34), p->n = 1; /* spans past DW_PAD */
+        } else {
+            p->c = chance(1, 6) ? rand_int(29, 40) : rand_int(1, 12); /* 3 x 3 x 29+: more than one DSP block */
+            p->oc = chance(1, 3) ? rand_int(4, 24) : rand_int(1, 6);
+            if (chance(1, 8)) p->kh = p->kw = p->sh = p->sw = p->dh = p->dw = 1; /* pointwise */
+        }
+        if (kind == K_TRANSPOSE) { /* out = (in - 1) s + k - pads, pads < k */
+            const int32_t pb = rand_int(0, p->kh - 1), pr = rand_int(0, p->kw - 1);
+            p->pad_top = rand_int(0, p->kh - 1), p->pad_left = rand_int(0, p->kw - 1);
+            p->oh = (p->h - 1) * p->sh + p->kh - p->pad_top - pb, p->ow = (p->w - 1) * p->sw + p->kw - p->pad_left - pr;
+            p->h = p->h > 6 ? 6 : p->h, p->w = p->w > 6 ? 6 : p->w;
+            p->oh = (p->h - 1) * p->sh + p->kh - p->pad_top - pb, p->ow = (p->w - 1) * p->sw + p->kw - p->pad_left - pr;
+        } else {
+            p->oh = window_dim(p->h, p->kh, p->sh, p->dh, &p->pad_top);
+            p->ow = window_dim(p->w, p->kw, p->sw, p->dw, &p->pad_left);
+        }
+        if (p->oh > 0 && p->ow > 0) break;
+    }
+    p->x_zero = wide ? 0 : rand_int(-128, 127), p->y_zero = wide ? 0 : rand_int(-128, 127);
+    act_range(wide ? -32768 : -128, wide ? 32767 : 127, p->y_zero, &p->y_min, &p->y_max);
+}
+
+static int check_conv(int kind, int wide) {
+    static const char *const names[2][4] = {
+        {"aotc_tfl_conv_s8", "aotc_tfl_depthwise_s8", "aotc_tfl_transpose_conv_s8", "aotc_tfl_conv_add_s8"},
+        {"aotc_tfl_conv_s16", "aotc_tfl_depthwise_s16", "aotc_tfl_transpose_conv_s16", ""}};
+    aotc_tfl_conv_params p;
+    aotc_tfl_residual_params r;
+    const size_t xs = wide ? 2 : 1;
+    int32_t *mult, *shift, c, k;
+    size_t xn, wn, yn;
+    void *x, *bias = NULL, *y, *ref, *res = NULL;
+    int8_t *w;
+    uint32_t *scratch = NULL;
+    int64_t scratch_bytes = 0;
+    int bad, in_place = 0;
+    draw_conv(&p, kind, wide);
+    k = kind == K_DEPTHWISE ? p.kh * p.kw : p.kh * p.kw * p.c;
+    xn = (size_t)p.n * p.h * p.w * p.c, yn = (size_t)p.n * p.oh * p.ow * p.oc;
+    wn = kind == K_DEPTHWISE ? (size_t)p.kh * p.kw * p.oc : (size_t)p.oc * p.kh * p.kw * p.c;
+    x = ints(xn, xs, wide ? -32768 : -128, wide ? 32767 : 127), w = (int8_t *)ints(wn, 1, -127, 127);
+    if (chance(5, 6)) {
+        bias = bytes((size_t)p.oc * (wide ? 8 : 4));
+        for (c = 0; c < p.oc; ++c) {
+            if (wide) ((int64_t *)bias)[c] = rand_int(-(1 << 24), 1 << 24);
+            else ((int32_t *)bias)[c] = rand_int(-(1 << 16), 1 << 16);
+        }
+    }
+    mult = (int32_t *)bytes((size_t)p.oc * 4), shift = (int32_t *)bytes((size_t)p.oc * 4);
+    for (c = 0; c < p.oc; ++c) { /* outputs over the range, some saturating: about 1 / (the sums' spread) */
+        const double spread = (wide ? 32768.0 * 64.0 : 64.0 * 64.0) * sqrt((double)(k < 1 ? 1 : k));
+        multiplier(around((wide ? 32768.0 : 128.0) / spread), &mult[c], &shift[c]);
+    }
+    p.mult = mult, p.shift = shift;
+    y = bytes(yn * xs), ref = bytes(yn * xs);
+    if (kind == K_CONV && !wide && DSP) {
+        p.dsp_tile = chance(1, 2) ? 0 : 2 * rand_int(1, 32); /* the memory plan's tile of positions (0: its own) */
+        scratch_bytes = MVE && aotc_tfl_conv_s8_mve_scratch_bytes(&p) > 0 ? aotc_tfl_conv_s8_mve_scratch_bytes(&p)
+                                                                        : aotc_tfl_conv_s8_dsp_scratch_bytes(&p);
+    }
+    if (kind == K_DEPTHWISE && !wide && DSP) scratch_bytes = aotc_tfl_depthwise_s8_dsp_scratch_bytes(&p);
+    if (kind == K_CONV_ADD) {
+        const double s1 = around(0.05), s2 = around(0.05), so = around(0.1), twice = 2.0 * (s1 > s2 ? s1 : s2);
+        memset(&r, 0, sizeof r);
+        r.conv_x1 = chance(1, 2);
+        r.add.count = (int64_t)yn;
+        r.add.x1_zero = rand_int(-128, 127), r.add.x2_zero = rand_int(-128, 127), r.add.y_zero = rand_int(-128, 127);
+        if (r.conv_x1) r.add.x1_zero = p.y_zero; else r.add.x2_zero = p.y_zero;
+        multiplier(s1 / twice, &r.add.m1, &r.add.s1), multiplier(s2 / twice, &r.add.m2, &r.add.s2);
+        multiplier(twice / (1048576.0 * so), &r.add.mult, &r.add.shift);
+        act_range(-128, 127, r.add.y_zero, &r.add.y_min, &r.add.y_max);
+        res = ints(yn, 1, -128, 127);
+        in_place = chance(1, 2);
+        if (in_place) memcpy(y, res, yn);
+        if (DSP) {
+            p.dsp_tile = chance(1, 2) ? 0 : 2 * rand_int(1, 32);
+            scratch_bytes = MVE && aotc_tfl_conv_add_s8_mve_scratch_bytes(&p) > 0 ? aotc_tfl_conv_add_s8_mve_scratch_bytes(&p)
+                                                                                  : aotc_tfl_conv_add_s8_dsp_scratch_bytes(&p);
+        }
+    }
+    if (scratch_bytes > 0) scratch = (uint32_t *)bytes((size_t)scratch_bytes);
+    switch (kind + 4 * wide) {
+    case K_CONV:
+        aotc_tfl_conv_s8(&p, (const int8_t *)x, w, (const int32_t *)bias, (int8_t *)y, scratch);
+        aotc_tfl_conv_s8_ref(&p, (const int8_t *)x, w, (const int32_t *)bias, (int8_t *)ref);
+        break;
+    case K_DEPTHWISE:
+        aotc_tfl_depthwise_s8(&p, (const int8_t *)x, w, (const int32_t *)bias, (int8_t *)y, scratch);
+        aotc_tfl_depthwise_s8_ref(&p, (const int8_t *)x, w, (const int32_t *)bias, (int8_t *)ref);
+        break;
+    case K_TRANSPOSE:
+        aotc_tfl_transpose_conv_s8(&p, (const int8_t *)x, w, (const int32_t *)bias, (int8_t *)y);
+        aotc_tfl_transpose_conv_s8_ref(&p, (const int8_t *)x, w, (const int32_t *)bias, (int8_t *)ref);
+        break;
+    case K_CONV_ADD:
+        aotc_tfl_conv_add_s8(&p, &r, (const int8_t *)x, w, (const int32_t *)bias, (const int8_t *)(in_place ? y : res),
+                             (int8_t *)y, scratch);
+        aotc_tfl_conv_add_s8_ref(&p, &r, (const int8_t *)x, w, (const int32_t *)bias, (const int8_t *)res, (int8_t *)ref);
+        break;
+    case 4 + K_CONV:
+        aotc_tfl_conv_s16(&p, (const int16_t *)x, w, (const int64_t *)bias, (int16_t *)y);
+        aotc_tfl_conv_s16_ref(&p, (const int16_t *)x, w, (const int64_t *)bias, (int16_t *)ref);
+        break;
+    case 4 + K_DEPTHWISE:
+        aotc_tfl_depthwise_s16(&p, (const int16_t *)x, w, (const int64_t *)bias, (int16_t *)y);
+        aotc_tfl_depthwise_s16_ref(&p, (const int16_t *)x, w, (const int64_t *)bias, (int16_t *)ref);
+        break;
+    default:
+        aotc_tfl_transpose_conv_s16(&p, (const int16_t *)x, w, (const int64_t *)bias, (int16_t *)y);
+        aotc_tfl_transpose_conv_s16_ref(&p, (const int16_t *)x, w, (const int64_t *)bias, (int16_t *)ref);
+        break;
+    }
+    bad = differ(names[wide][kind], y, ref, yn, xs);
+    if (bad) {
+        printf("  n %d, in %dx%dx%d, out %dx%dx%d, kernel %dx%d, strides %d %d, dilations %d %d, pads %d %d, "
+               "depth_multiplier %d, x_zero %d, y_zero %d, range [%d, %d], bias %d, dsp_tile %d, scratch %ld bytes, "
+               "in place %d\n", (int)p.n, (int)p.h, (int)p.w, (int)p.c, (int)p.oh, (int)p.ow, (int)p.oc, (int)p.kh,
+               (int)p.kw, (int)p.sh, (int)p.sw, (int)p.dh, (int)p.dw, (int)p.pad_top, (int)p.pad_left,
+               (int)p.depth_multiplier, (int)p.x_zero, (int)p.y_zero, (int)p.y_min, (int)p.y_max, bias != NULL,
+               (int)p.dsp_tile, (long)scratch_bytes, in_place);
+    }
+    free(x), free(w), free(bias), free(mult), free(shift), free(y), free(ref), free(res), free(scratch);
+    return bad;
+}
+
+/* ---- FULLY_CONNECTED ------------------------------------------------------------------------------------ */
+
+static int check_fc(int wide) {
+    aotc_tfl_fc_params p;
+    const size_t xs = wide ? 2 : 1;
+    int32_t *mult, *shift, o, k;
+    void *x, *bias = NULL, *y, *ref;
+    int8_t *w, *w_arg;
+    uint32_t *scratch = NULL;
+    int bad;
+    memset(&p, 0, sizeof p);
+    p.rows = rand_int(1, 4), p.in = chance(1, 3) ? 4 * rand_int(1, 40) : rand_int(1, 100);
+    p.out = chance(1, 3) ? 4 * rand_int(1, 8) : rand_int(1, 20);
+    p.x_zero = wide ? 0 : rand_int(-128, 127), p.y_zero = wide ? 0 : rand_int(-128, 127);
+    act_range(wide ? -32768 : -128, wide ? 32767 : 127, p.y_zero, &p.y_min, &p.y_max);
+    x = ints((size_t)p.rows * p.in, xs, wide ? -32768 : -128, wide ? 32767 : 127);
+    w = (int8_t *)ints((size_t)p.out * p.in, 1, -127, 127), w_arg = w;
+    if (chance(5, 6)) {
+        bias = bytes((size_t)p.out * (wide ? 8 : 4));
+        for (o = 0; o < p.out; ++o) {
+            if (wide) ((int64_t *)bias)[o] = rand_int(-(1 << 24), 1 << 24);
+            else ((int32_t *)bias)[o] = rand_int(-(1 << 16), 1 << 16);
+        }
+    }
+    mult = (int32_t *)bytes((size_t)p.out * 4), shift = (int32_t *)bytes((size_t)p.out * 4);
+    for (o = 0; o < p.out; ++o) multiplier(around((wide ? 1.0 / 64.0 : 2.0) / (64.0 * sqrt((double)p.in))), &mult[o], &shift[o]);
+    p.mult = mult, p.shift = shift;
+    y = bytes((size_t)p.rows * p.out * xs), ref = bytes((size_t)p.rows * p.out * xs);
+    if (wide) {
+        aotc_tfl_fc_s16(&p, (const int16_t *)x, w, (const int64_t *)bias, (int16_t *)y);
+        aotc_tfl_fc_s16_ref(&p, (const int16_t *)x, w, (const int64_t *)bias, (int16_t *)ref);
+    } else {
+        if (DSP) scratch = (uint32_t *)bytes((size_t)aotc_tfl_fc_s8_dsp_scratch_bytes(&p) + (aotc_tfl_fc_s8_dsp_scratch_bytes(&p) == 0));
+        if (AOTC_DSP_IL && p.in % 4 == 0 && p.out % 4 == 0 && chance(1, 2)) { /* interleave_rows(w, 4) */
+            w_arg = (int8_t *)bytes((size_t)p.out * p.in);
+            for (o = 0; o < p.out; ++o)
+                for (k = 0; k < p.in; ++k)
+                    w_arg[(size_t)(o / 4) * 4 * p.in + (size_t)(k / 4) * 16 + (o % 4) * 4 + k % 4] = w[(size_t)o * p.in + k];
+            p.il4 = 1;
+        }
+        aotc_tfl_fc_s8(&p, (const int8_t *)x, w_arg, (const int32_t *)bias, (int8_t *)y, scratch);
+        aotc_tfl_fc_s8_ref(&p, (const int8_t *)x, w, (const int32_t *)bias, (int8_t *)ref);
+    }
+    bad = differ(wide ? "aotc_tfl_fc_s16" : "aotc_tfl_fc_s8", y, ref, (size_t)p.rows * p.out, xs);
+    if (bad) printf("  rows %d, in %d, out %d, x_zero %d, y_zero %d, il4 %d\n", (int)p.rows, (int)p.in, (int)p.out,
+                    (int)p.x_zero, (int)p.y_zero, (int)p.il4);
+    if (w_arg != w) free(w_arg);
+    free(x), free(w), free(bias), free(mult), free(shift), free(y), free(ref), free(scratch);
+    return bad;
+}
+
+/* ---- AVERAGE_POOL_2D, MAX_POOL_2D, MEAN ------------------------------------------------------------------- */
+
+static int check_pool(int average, int wide) {
+    aotc_tfl_pool_params p;
+    const size_t xs = wide ? 2 : 1;
+    size_t xn, yn;
+    void *x, *y, *ref;
+    int bad;
+    memset(&p, 0, sizeof p);
+    do {
+        p.n = rand_int(1, 2), p.h = rand_int(1, 12), p.w = rand_int(1, 12), p.c = rand_int(1, 8);
+        p.kh = rand_int(1, 4), p.kw = rand_int(1, 4), p.sh = rand_int(1, 3), p.sw = rand_int(1, 3);
+        p.oh = window_dim(p.h, p.kh, p.sh, 1, &p.pad_top), p.ow = window_dim(p.w, p.kw, p.sw, 1, &p.pad_left);
+    } while (p.oh == 0 || p.ow == 0);
+    act_range(wide ? -32768 : -128, wide ? 32767 : 127, rand_int(wide ? -100 : -10, wide ? 100 : 10), &p.y_min, &p.y_max);
+    xn = (size_t)p.n * p.h * p.w * p.c, yn = (size_t)p.n * p.oh * p.ow * p.c;
+    x = ints(xn, xs, wide ? -32768 : -128, wide ? 32767 : 127), y = bytes(yn * xs), ref = bytes(yn * xs);
+    if (wide && average) aotc_tfl_avgpool_s16(&p, x, y), aotc_tfl_avgpool_s16_ref(&p, x, ref);
+    else if (wide) aotc_tfl_maxpool_s16(&p, x, y), aotc_tfl_maxpool_s16_ref(&p, x, ref);
+    else if (average) aotc_tfl_avgpool_s8(&p, x, y), aotc_tfl_avgpool_s8_ref(&p, x, ref);
+    else aotc_tfl_maxpool_s8(&p, x, y), aotc_tfl_maxpool_s8_ref(&p, x, ref);
+    bad = differ(average ? "aotc_tfl_avgpool" : "aotc_tfl_maxpool", y, ref, yn, xs);
+    if (bad) printf("  n %d, in %dx%dx%d, out %dx%d, kernel %dx%d, strides %d %d, pads %d %d\n", (int)p.n, (int)p.h,
+                    (int)p.w, (int)p.c, (int)p.oh, (int)p.ow, (int)p.kh, (int)p.kw, (int)p.sh, (int)p.sw,
+                    (int)p.pad_top, (int)p.pad_left);
+    free(x), free(y), free(ref);
+    return bad;
+}
+
+static int check_mean(int wide) {
+    aotc_tfl_mean_params p;
+    const size_t xs = wide ? 2 : 1;
+    void *x, *y, *ref;
+    int bad;
+    p.n = rand_int(1, 2), p.hw = rand_int(1, 150), p.c = rand_int(1, 10);
+    p.x_zero = wide ? 0 : rand_int(-128, 127), p.y_zero = wide ? 0 : rand_int(-128, 127);
+    multiplier(around(1.0 / p.hw), &p.mult, &p.shift);
+    x = ints((size_t)p.n * p.hw * p.c, xs, wide ? -32768 : -128, wide ? 32767 : 127);
+    y = bytes((size_t)p.n * p.c * xs), ref = bytes((size_t)p.n * p.c * xs);
+    if (wide) aotc_tfl_mean_s16(&p, x, y), aotc_tfl_mean_s16_ref(&p, x, ref);
+    else aotc_tfl_mean_s8(&p, x, y), aotc_tfl_mean_s8_ref(&p, x, ref);
+    bad = differ(wide ? "aotc_tfl_mean_s16" : "aotc_tfl_mean_s8", y, ref, (size_t)p.n * p.c, xs);
+    if (bad) printf("  n %d, hw %d, c %d\n", (int)p.n, (int)p.hw, (int)p.c);
+    free(x), free(y), free(ref);
+    return bad;
+}
+
+/* ---- ADD, SUB, MUL, MAXIMUM, MINIMUM, LEAKY_RELU (16x8) --------------------------------------------------- */
+
+enum { B_ADD, B_MUL, B_MAX, B_MIN };
+
+static int check_binary(int op, int wide) {
+    static const char *const names[2][4] = {{"aotc_tfl_add_s8", "aotc_tfl_mul_s8", "aotc_tfl_max_s8", "aotc_tfl_min_s8"},
+                                            {"aotc_tfl_add_s16", "aotc_tfl_mul_s16", "", ""}};
+    aotc_tfl_binary_params p;
+    const size_t xs = wide ? 2 : 1;
+    int32_t n1 = 1, n2 = 1, d;
+    void *x1, *x2, *y, *ref;
+    uint32_t *scratch = NULL;
+    int bad;
+    memset(&p, 0, sizeof p);
+    p.broadcast = chance(1, 2);
+    if (p.broadcast) { /* y's 6-D shape, each input's dims 1 (a zero step) or y's */
+        p.count = 1;
+        for (d = 0; d < 6; ++d) p.dims[d] = d < 2 ? 1 : rand_int(1, 5), p.count *= p.dims[d];
+        for (d = 5; d >= 0; --d) {
+            const int b1 = chance(1, 3), b2 = chance(1, 3);
+            p.st1[d] = b1 ? 0 : n1, p.st2[d] = b2 ? 0 : n2;
+            n1 *= b1 ? 1 : p.dims[d], n2 *= b2 ? 1 : p.dims[d];
+        }
+    } else {
+        p.count = chance(1, 3) ? rand_int(AOTC_TFL_ADD_MIN, 2000) : rand_int(1, 600); /* the DSP tables' path too */
+        n1 = n2 = (int32_t)p.count;
+    }
+    p.x1_zero = wide ? 0 : rand_int(-128, 127), p.x2_zero = wide ? 0 : rand_int(-128, 127);
+    p.y_zero = wide ? 0 : rand_int(-128, 127);
+    act_range(wide ? -32768 : -128, wide ? 32767 : 127, p.y_zero, &p.y_min, &p.y_max);
+    if (op == B_ADD) {
+        const double s1 = around(0.05), s2 = around(0.05), so = around(0.1), twice = 2.0 * (s1 > s2 ? s1 : s2);
+        p.subtract = chance(1, 3);
+        multiplier(s1 / twice, &p.m1, &p.s1), multiplier(s2 / twice, &p.m2, &p.s2);
+        multiplier(twice / ((wide ? 32768.0 : 1048576.0) * so), &p.mult, &p.shift);
+    } else if (op == B_MUL) {
+        multiplier(around(wide ? 1.0 / 32768.0 : 1.0 / 128.0), &p.mult, &p.shift);
+    }
+    x1 = ints((size_t)n1, xs, wide ? -32768 : -128, wide ? 32767 : 127);
+    x2 = ints((size_t)n2, xs, wide ? -32768 : -128, wide ? 32767 : 127);
+    y = bytes((size_t)p.count * xs), ref = bytes((size_t)p.count * xs);
+    if (!wide && op == B_ADD && DSP && aotc_tfl_add_s8_dsp_scratch_bytes(&p) > 0) {
+        scratch = (uint32_t *)bytes((size_t)aotc_tfl_add_s8_dsp_scratch_bytes(&p));
+    }
+    switch (op + 4 * wide) {
+    case B_ADD: aotc_tfl_add_s8(&p, x1, x2, y, scratch), aotc_tfl_add_s8_ref(&p, x1, x2, ref); break;
+    case B_MUL: aotc_tfl_mul_s8(&p, x1, x2, y), aotc_tfl_mul_s8_ref(&p, x1, x2, ref); break;
+    case B_MAX: aotc_tfl_max_s8(&p, x1, x2, y), aotc_tfl_max_s8_ref(&p, x1, x2, ref); break;
+    case B_MIN: aotc_tfl_min_s8(&p, x1, x2, y), aotc_tfl_min_s8_ref(&p, x1, x2, ref); break;
+    case 4 + B_ADD: aotc_tfl_add_s16(&p, x1, x2, y), aotc_tfl_add_s16_ref(&p, x1, x2, ref); break;
+    default: aotc_tfl_mul_s16(&p, x1, x2, y), aotc_tfl_mul_s16_ref(&p, x1, x2, ref); break;
+    }
+    bad = differ(names[wide][op], y, ref, (size_t)p.count, xs);
+    if (bad) printf("  count %ld, broadcast %d, subtract %d, scratch %d\n", (long)p.count, (int)p.broadcast,
+                    (int)p.subtract, scratch != NULL);
+    free(x1), free(x2), free(y), free(ref), free(scratch);
+    return bad;
+}
+
+static int check_leaky_relu(void) {
+    aotc_tfl_binary_params p;
+    void *x, *y, *ref;
+    int bad;
+    memset(&p, 0, sizeof p);
+    p.count = rand_int(1, 500), p.y_min = -32768, p.y_max = 32767;
+    multiplier(around(1.0), &p.m1, &p.s1);
+    multiplier((chance(1, 4) ? -1.0 : 1.0) * around(0.2), &p.m2, &p.s2); /* alpha's: negative sometimes */
+    x = ints((size_t)p.count, 2, -32768, 32767), y = bytes((size_t)p.count * 2), ref = bytes((size_t)p.count * 2);
+    aotc_tfl_leaky_relu_s16(&p, x, y), aotc_tfl_leaky_relu_s16_ref(&p, x, ref);
+    bad = differ("aotc_tfl_leaky_relu_s16", y, ref, (size_t)p.count, 2);
+    if (bad) printf("  m1 %d s1 %d, m2 %d s2 %d\n", (int)p.m1, (int)p.s1, (int)p.m2, (int)p.s2);
+    free(x), free(y), free(ref);
+    return bad;
+}
+
+/* ---- LUT, QUANTIZE, DEQUANTIZE, requantisations ------------------------------------------------------------ */
+
+static int check_lut(void) {
+    aotc_tfl_lut_params p;
+    void *x, *y, *ref;
+    int bad;
+    p.count = rand_int(0, 800);
+    p.table = (const int8_t *)ints(256, 1, -128, 127);
+    x = ints((size_t)p.count, 1, -128, 127), y = bytes((size_t)p.count), ref = bytes((size_t)p.count);
+    aotc_tfl_lut_s8(&p, x, y), aotc_tfl_lut_s8_ref(&p, x, ref);
+    bad = differ("aotc_tfl_lut_s8", y, ref, (size_t)p.count, 1);
+    free((void *)p.table), free(x), free(y), free(ref);
+    return bad;
+}
+
+enum { Q_F32_S8, Q_F32_S16, DQ_S8, DQ_S16, RQ_S8, RQ_S16, RQ_S8_S16, RQ_S16_S8, RQ_S8_S32, RQ_S16_S32, RQ_S32_S8,
+       RQ_S32_S16 };
+
+static int check_quantize(int kind) {
+    static const char *const names[12] = {
+        "aotc_tfl_quantize_f32_s8", "aotc_tfl_quantize_f32_s16", "aotc_tfl_dequantize_s8_f32",
+        "aotc_tfl_dequantize_s16_f32", "aotc_tfl_requantize_s8", "aotc_tfl_requantize_s16",
+        "aotc_tfl_requantize_s8_s16", "aotc_tfl_requantize_s16_s8", "aotc_tfl_requantize_s8_s32",
+        "aotc_tfl_requantize_s16_s32", "aotc_tfl_requantize_s32_s8", "aotc_tfl_requantize_s32_s16"};
+    /* the input's and output's element sizes */
+    static const size_t in_size[12] = {4, 4, 1, 2, 1, 2, 1, 2, 1, 2, 4, 4}, out_size[12] = {1, 2, 4, 4, 1, 2, 2, 1, 4, 4, 1, 2};
+    aotc_tfl_quantize_params p;
+    const size_t is = in_size[kind], os = out_size[kind];
+    void *x, *y, *ref;
+    int64_t k;
+    int bad;
+    memset(&p, 0, sizeof p);
+    p.count = rand_int(0, 500);
+    p.scale = (float)around(kind == Q_F32_S16 || kind == DQ_S16 ? 1e-4 : 0.02);
+    p.x_zero = is == 2 ? 0 : is == 1 ? rand_int(-128, 127) : rand_int(-1000, 1000);
+    p.y_zero = os == 2 ? (kind == RQ_S8_S16 ? rand_int(-100, 100) : 0) : os == 1 ? rand_int(-128, 127) : rand_int(-1000, 1000);
+    multiplier(around(os < is ? 1.0 / 256.0 : os > is ? 64.0 : 1.0), &p.mult, &p.shift);
+    if (is == 4 && kind <= Q_F32_S16) {
+        float *f = (float *)bytes((size_t)p.count * 4);
+        for (k = 0; k < p.count; ++k) { /* in range, past it, halves of the scale (ties), infinities */
+            const int32_t v = rand_int(0, 9);
+            f[k] = v < 6 ? rand_float() * (kind == Q_F32_S8 ? 200.0f : 40000.0f) * p.scale
+                   : v < 9 ? (float)rand_int(-600, 600) * 0.5f * p.scale : (chance(1, 2) ? INFINITY : -INFINITY);
+        }
+        x = f;
+    } else {
+        x = ints((size_t)p.count, is, is == 1 ? -128 : is == 2 ? -32768 : -2000000, is == 1 ? 127 : is == 2 ? 32767 : 2000000);
+    }
+    y = bytes((size_t)p.count * os), ref = bytes((size_t)p.count * os);
+    switch (kind) {
+    case Q_F32_S8: aotc_tfl_quantize_f32_s8(&p, x, y), aotc_tfl_quantize_f32_s8_ref(&p, x, ref); break;
+    case Q_F32_S16: aotc_tfl_quantize_f32_s16(&p, x, y), aotc_tfl_quantize_f32_s16_ref(&p, x, ref); break;
+    case DQ_S8: aotc_tfl_dequantize_s8_f32(&p, x, y), aotc_tfl_dequantize_s8_f32_ref(&p, x, ref); break;
+    case DQ_S16: aotc_tfl_dequantize_s16_f32(&p, x, y), aotc_tfl_dequantize_s16_f32_ref(&p, x, ref); break;
+    case RQ_S8: aotc_tfl_requantize_s8(&p, x, y), aotc_tfl_requantize_s8_ref(&p, x, ref); break;
+    case RQ_S16: aotc_tfl_requantize_s16(&p, x, y), aotc_tfl_requantize_s16_ref(&p, x, ref); break;
+    case RQ_S8_S16: aotc_tfl_requantize_s8_s16(&p, x, y), aotc_tfl_requantize_s8_s16_ref(&p, x, ref); break;
+    case RQ_S16_S8: aotc_tfl_requantize_s16_s8(&p, x, y), aotc_tfl_requantize_s16_s8_ref(&p, x, ref); break;
+    case RQ_S8_S32: aotc_tfl_requantize_s8_s32(&p, x, y), aotc_tfl_requantize_s8_s32_ref(&p, x, ref); break;
+    case RQ_S16_S32: aotc_tfl_requantize_s16_s32(&p, x, y), aotc_tfl_requantize_s16_s32_ref(&p, x, ref); break;
+    case RQ_S32_S8: aotc_tfl_requantize_s32_s8(&p, x, y), aotc_tfl_requantize_s32_s8_ref(&p, x, ref); break;
+    default: aotc_tfl_requantize_s32_s16(&p, x, y), aotc_tfl_requantize_s32_s16_ref(&p, x, ref); break;
+    }
+    bad = differ(names[kind], y, ref, (size_t)p.count, os);
+    if (bad) printf("  count %ld, scale %.9g, x_zero %d, y_zero %d, mult %d, shift %d\n", (long)p.count,
+                    (double)p.scale, (int)p.x_zero, (int)p.y_zero, (int)p.mult, (int)p.shift);
+    free(x), free(y), free(ref);
+    return bad;
+}
+
+/* ---- SOFTMAX: int8 (to int8, to int16) and 16x8 ----------------------------------------------------------------- */
+
+static int check_softmax8(int out16) {
+    aotc_tfl_softmax_params p;
+    const double beta = chance(1, 2) ? 1.0 : around(1.0), scale = around(chance(1, 2) ? 1.0 / 16.0 : 1.0 / 256.0);
+    double real = beta * scale * 67108864.0;
+    void *x, *y, *ref;
+    int bad;
+    if (real < 1.0) real = 1.0;
+    p.rows = rand_int(1, 4), p.depth = rand_int(1, 60);
+    multiplier(real > 2147483647.0 ? 2147483647.0 : real, &p.mult, &p.shift);
+    p.diff_min = -(int32_t)floor(31.0 * 67108864.0 / ldexp(1.0, p.shift)); /* CalculateInputRadius(5, shift) */
+    x = ints((size_t)p.rows * p.depth, 1, -128, 127);
+    y = bytes((size_t)p.rows * p.depth * (out16 ? 2 : 1)), ref = bytes((size_t)p.rows * p.depth * (out16 ? 2 : 1));
+    if (out16) aotc_tfl_softmax_s8_s16(&p, x, y), aotc_tfl_softmax_s8_s16_ref(&p, x, ref);
+    else aotc_tfl_softmax_s8(&p, x, y), aotc_tfl_softmax_s8_ref(&p, x, ref);
+    bad = differ(out16 ? "aotc_tfl_softmax_s8_s16" : "aotc_tfl_softmax_s8", y, ref, (size_t)p.rows * p.depth, out16 ? 2 : 1);
+    if (bad) printf("  rows %d, depth %d, mult %d, shift %d, diff_min %d\n", (int)p.rows, (int)p.depth, (int)p.mult,
+                    (int)p.shift, (int)p.diff_min);
+    free(x), free(y), free(ref);
+    return bad;
+}
+
+/* LiteRT's 513-anchor tables: exp on [-10, 0] and 1 / (1 + x) on [0, 1], Q0.15 */
+static void softmax16_tables(int16_t *exp_table, int16_t *recip_table) {
+    int32_t i;
+    for (i = 0; i < 513; ++i) {
+        const double e = floor(exp(-10.0 + 10.0 * i / 512.0) * 32767.0 + 0.5), r = floor(32767.0 / (1.0 + i / 512.0) + 0.5);
+        exp_table[i] = (int16_t)e, recip_table[i] = (int16_t)r;
+    }
+}
+
+static int check_softmax16(void) {
+    static int16_t exp_table[513], recip_table[513];
+    aotc_tfl_softmax16_params p;
+    void *x, *y, *ref;
+    int bad;
+    softmax16_tables(exp_table, recip_table);
+    p.rows = rand_int(1, 4), p.depth = rand_int(1, 60), p.exp_table = exp_table, p.recip_table = recip_table;
+    multiplier(around(chance(1, 2) ? 1.0 : 0.05), &p.mult, &p.shift); /* the differences onto [-65535, 0] */
+    x = ints((size_t)p.rows * p.depth, 2, chance(1, 2) ? -32768 : -2000, chance(1, 2) ? 32767 : 2000);
+    y = bytes((size_t)p.rows * p.depth * 2), ref = bytes((size_t)p.rows * p.depth * 2);
+    aotc_tfl_softmax_s16(&p, x, y), aotc_tfl_softmax_s16_ref(&p, x, ref);
+    bad = differ("aotc_tfl_softmax_s16", y, ref, (size_t)p.rows * p.depth, 2);
+    if (bad) printf("  rows %d, depth %d, mult %d, shift %d\n", (int)p.rows, (int)p.depth, (int)p.mult, (int)p.shift);
+    free(x), free(y), free(ref);
+    return bad;
+}
+
+/* ---- 16x8 LOGISTIC, TANH ---------------------------------------------------------------------------------------- */
+
+static int check_act16(int tanh_op) {
+    static uint16_t table[256];
+    aotc_tfl_act16_params p;
+    int32_t i;
+    void *x, *y, *ref;
+    int bad;
+    for (i = 0; i < 256; ++i) table[i] = (uint16_t)(i == 255 ? 65535 : floor(65536.0 / (1.0 + exp(-i / 24.0)) + 0.5));
+    p.count = rand_int(1, 600), p.table = table;
+    p.shift = rand_int(0, 15), p.mult = chance(1, 4) ? 3 << rand_int(0, 1) : rand_int(16384, 32767); /* as act16_params */
+    x = ints((size_t)p.count, 2, -32768, 32767), y = bytes((size_t)p.count * 2), ref = bytes((size_t)p.count * 2);
+    if (tanh_op) aotc_tfl_tanh_s16(&p, x, y), aotc_tfl_tanh_s16_ref(&p, x, ref);
+    else aotc_tfl_logistic_s16(&p, x, y), aotc_tfl_logistic_s16_ref(&p, x, ref);
+    bad = differ(tanh_op ? "aotc_tfl_tanh_s16" : "aotc_tfl_logistic_s16", y, ref, (size_t)p.count, 2);
+    if (bad) printf("  mult %d, shift %d\n", (int)p.mult, (int)p.shift);
+    free(x), free(y), free(ref);
+    return bad;
+}
+
+/* ---- UNIDIRECTIONAL_SEQUENCE_LSTM (8x8_16), SVDF ------------------------------------------------------------------ */
+
+static int check_lstm(void) {
+    aotc_tfl_lstm8_params p;
+    int32_t g;
+    size_t nx, ny, nc;
+    int8_t *x, *wx, *wh, *h0, *y, *h, *ref_y, *ref_h;
+    int32_t *bx, *bh;
+    int16_t *c0, *c, *ref_c;
+    int bad;
+    memset(&p, 0, sizeof p);
+    p.batch = rand_int(1, 2), p.steps = rand_int(1, 4), p.n_input = rand_int(1, 10), p.n_cell = rand_int(1, 8);
+    for (g = 0; g < 8; ++g) { /* the products to Q3.12: over its range, some saturating */
+        multiplier(around(4096.0 * 4.0 / (127.0 * 64.0 * sqrt((double)(g < 4 ? p.n_input : p.n_cell)))), &p.mult[g], &p.shift[g]);
+    }
+    multiplier(around(128.0 / 1073741824.0), &p.hidden_mult, &p.hidden_shift);
+    p.hidden_zero = rand_int(-128, 127), p.cell_shift = rand_int(15, 20), p.tanh_bits = rand_int(-1, 6);
+    p.clip = chance(1, 3) ? rand_int(1, 32767) : 0;
+    nx = (size_t)p.batch * p.steps * p.n_input, ny = (size_t)p.batch * p.steps * p.n_cell, nc = (size_t)p.batch * p.n_cell;
+    x = (int8_t *)ints(nx, 1, -128, 127), wx = (int8_t *)ints((size_t)4 * p.n_cell * p.n_input, 1, -127, 127);
+    wh = (int8_t *)ints((size_t)4 * p.n_cell * p.n_cell, 1, -127, 127);
+    bx = (int32_t *)ints((size_t)4 * p.n_cell, 4, -20000, 20000), bh = (int32_t *)ints((size_t)4 * p.n_cell, 4, -20000, 20000);
+    h0 = (int8_t *)ints(nc, 1, -128, 127), c0 = (int16_t *)ints(nc, 2, -32768, 32767);
+    y = (int8_t *)bytes(ny), h = (int8_t *)bytes(nc), c = (int16_t *)bytes(nc * 2);
+    ref_y = (int8_t *)bytes(ny), ref_h = (int8_t *)bytes(nc), ref_c = (int16_t *)bytes(nc * 2);
+    aotc_tfl_lstm_s8(&p, x, wx, wh, bx, bh, h0, c0, y, h, c);
+    aotc_tfl_lstm_s8_ref(&p, x, wx, wh, bx, bh, h0, c0, ref_y, ref_h, ref_c);
+    bad = differ("aotc_tfl_lstm_s8 (y)", y, ref_y, ny, 1) || differ("aotc_tfl_lstm_s8 (h)", h, ref_h, nc, 1) ||
+          differ("aotc_tfl_lstm_s8 (c)", c, ref_c, nc, 2);
+    if (bad) printf("  batch %d, steps %d, n_input %d, n_cell %d, cell_shift %d, tanh_bits %d, clip %d\n", (int)p.batch,
+                    (int)p.steps, (int)p.n_input, (int)p.n_cell, (int)p.cell_shift, (int)p.tanh_bits, (int)p.clip);
+    free(x), free(wx), free(wh), free(bx), free(bh), free(h0), free(c0), free(y), free(h), free(c);
+    free(ref_y), free(ref_h), free(ref_c);
+    return bad;
+}
+
+static int check_svdf(void) {
+    aotc_tfl_svdf_params p;
+    const int in_place = chance(1, 2);
+    size_t ns;
+    int8_t *x, *wf, *y, *ref;
+    int16_t *wt, *state, *next, *ref_next;
+    int32_t *bias;
+    int bad;
+    p.batch = rand_int(1, 2), p.n_input = rand_int(1, 12), p.rank = rand_int(1, 2);
+    p.n_filter = p.rank * rand_int(1, 4), p.n_memory = rand_int(1, 6);
+    p.x_zero = rand_int(-128, 127), p.y_zero = rand_int(-128, 127);
+    multiplier(around(8192.0 / (127.0 * 128.0 * sqrt((double)p.n_input))), &p.mult1, &p.shift1);
+    multiplier(around(128.0 / (8192.0 * 8192.0)), &p.mult2, &p.shift2);
+    ns = (size_t)p.batch * p.n_filter * p.n_memory;
+    x = (int8_t *)ints((size_t)p.batch * p.n_input, 1, -128, 127), wf = (int8_t *)ints((size_t)p.n_filter * p.n_input, 1, -127, 127);
+    /* (time weights and state within 2^13: LiteRT's int32 sums of rank x n_memory products then cannot overflow) */
+    wt = (int16_t *)ints((size_t)p.n_filter * p.n_memory, 2, -8192, 8192);
+    bias = chance(1, 4) ? NULL : (int32_t *)ints((size_t)p.n_filter / p.rank, 4, -100000, 100000);
+    state = (int16_t *)ints(ns, 2, -8192, 8192);
+    next = in_place ? (int16_t *)bytes_copy(state, ns * 2) : (int16_t *)bytes(ns * 2), ref_next = (int16_t *)bytes(ns * 2);
+    y = (int8_t *)bytes((size_t)p.batch * p.n_filter / p.rank), ref = (int8_t *)bytes((size_t)p.batch * p.n_filter / p.rank);
+    aotc_tfl_svdf_s8(&p, x, wf, wt, bias, in_place ? next : state, y, next);
+    aotc_tfl_svdf_s8_ref(&p, x, wf, wt, bias, state, ref, ref_next);
+    bad = differ("aotc_tfl_svdf_s8 (y)", y, ref, (size_t)p.batch * p.n_filter / p.rank, 1) ||
+          differ("aotc_tfl_svdf_s8 (state)", next, ref_next, ns, 2);
+    if (bad) printf("  batch %d, n_input %d, rank %d, n_filter %d, n_memory %d, in place %d\n", (int)p.batch,
+                    (int)p.n_input, (int)p.rank, (int)p.n_filter, (int)p.n_memory, in_place);
+    free(x), free(wf), free(wt), free(bias), free(state), free(next), free(ref_next), free(y), free(ref);
+    return bad;
+}
+
+/* ---- the references on cases worked out by hand --------------------------------------------------------------- */
+
+/* requantisation: 5 x 0.5 (m 2^30, shift 0) = 2.5 -> 3, -2.5 -> -2 (SaturatingRoundingDoublingHighMul rounds
+ * halves up, RoundingDivideByPOT by 2^0 keeps them); a 1 x 1 conv
+ * (x 10, x_zero 1, w 2, bias 1: 19) by 0.5 -> 10 (9.5 away from zero), plus y_zero 3: 13; int16
+ * logistic(0) = 0.5 and tanh(0) = 0 (gemmlowp's, through the LSTM's cell with 0 weights) */
+static int check_reference(void) {
+    static const int8_t x[1] = {10}, w[1] = {2};
+    static const int32_t bias[1] = {1}, half[1] = {1 << 30}, zero[1] = {0};
+    static const int8_t twos[2] = {5, -5};
+    aotc_tfl_conv_params p;
+    aotc_tfl_quantize_params q;
+    int8_t y[2];
+    int bad;
+    memset(&p, 0, sizeof p);
+    p.n = p.h = p.w = p.c = p.oh = p.ow = p.oc = p.kh = p.kw = p.sh = p.sw = p.dh = p.dw = 1;
+    p.x_zero = 1, p.y_zero = 3, p.y_min = -128, p.y_max = 127, p.mult = half, p.shift = zero;
+    aotc_tfl_conv_s8_ref(&p, x, w, bias, y);
+    bad = y[0] != 13;
+    memset(&q, 0, sizeof q);
+    q.count = 2, q.mult = 1 << 30, q.shift = 0;
+    aotc_tfl_requantize_s8_ref(&q, twos, y);
+    bad |= y[0] != 3 || y[1] != -2;
+    if (bad) printf("the references: MISMATCH on a case worked out by hand\n");
+    return bad;
+}
+
+typedef struct {
+    const char *name;
+    int (*check)(int);
+    int arg;
+} entry;
+
+static int c_conv8(int kind) { return check_conv(kind, 0); }
+static int c_conv16(int kind) { return check_conv(kind, 1); }
+static int c_avg(int wide) { return check_pool(1, wide); }
+static int c_max(int wide) { return check_pool(0, wide); }
+static int c_bin8(int op) { return check_binary(op, 0); }
+static int c_bin16(int op) { return check_binary(op, 1); }
+static int c_leaky(int unused) { return (void)unused, check_leaky_relu(); }
+static int c_lut(int unused) { return (void)unused, check_lut(); }
+static int c_softmax16(int unused) { return (void)unused, check_softmax16(); }
+static int c_lstm(int unused) { return (void)unused, check_lstm(); }
+static int c_svdf(int unused) { return (void)unused, check_svdf(); }
+
+static const entry ENTRIES[] = {
+    {"aotc_tfl_conv_s8", c_conv8, K_CONV},
+    {"aotc_tfl_depthwise_s8", c_conv8, K_DEPTHWISE},
+    {"aotc_tfl_fc_s8", check_fc, 0},
+    {"aotc_tfl_conv_add_s8", c_conv8, K_CONV_ADD},
+    {"aotc_tfl_transpose_conv_s8", c_conv8, K_TRANSPOSE},
+    {"aotc_tfl_avgpool_s8", c_avg, 0},
+    {"aotc_tfl_maxpool_s8", c_max, 0},
+    {"aotc_tfl_mean_s8", check_mean, 0},
+    {"aotc_tfl_add_s8", c_bin8, B_ADD},
+    {"aotc_tfl_mul_s8", c_bin8, B_MUL},
+    {"aotc_tfl_max_s8", c_bin8, B_MAX},
+    {"aotc_tfl_min_s8", c_bin8, B_MIN},
+    {"aotc_tfl_lut_s8", c_lut, 0},
+    {"aotc_tfl_softmax_s8", check_softmax8, 0},
+    {"aotc_tfl_softmax_s8_s16", check_softmax8, 1},
+    {"aotc_tfl_quantize_f32_s8", check_quantize, Q_F32_S8},
+    {"aotc_tfl_dequantize_s8_f32", check_quantize, DQ_S8},
+    {"aotc_tfl_requantize_s8", check_quantize, RQ_S8},
+    {"aotc_tfl_quantize_f32_s16", check_quantize, Q_F32_S16},
+    {"aotc_tfl_dequantize_s16_f32", check_quantize, DQ_S16},
+    {"aotc_tfl_requantize_s16", check_quantize, RQ_S16},
+    {"aotc_tfl_requantize_s8_s16", check_quantize, RQ_S8_S16},
+    {"aotc_tfl_requantize_s16_s8", check_quantize, RQ_S16_S8},
+    {"aotc_tfl_requantize_s8_s32", check_quantize, RQ_S8_S32},
+    {"aotc_tfl_requantize_s16_s32", check_quantize, RQ_S16_S32},
+    {"aotc_tfl_requantize_s32_s8", check_quantize, RQ_S32_S8},
+    {"aotc_tfl_requantize_s32_s16", check_quantize, RQ_S32_S16},
+    {"aotc_tfl_conv_s16", c_conv16, K_CONV},
+    {"aotc_tfl_depthwise_s16", c_conv16, K_DEPTHWISE},
+    {"aotc_tfl_transpose_conv_s16", c_conv16, K_TRANSPOSE},
+    {"aotc_tfl_fc_s16", check_fc, 1},
+    {"aotc_tfl_avgpool_s16", c_avg, 1},
+    {"aotc_tfl_maxpool_s16", c_max, 1},
+    {"aotc_tfl_mean_s16", check_mean, 1},
+    {"aotc_tfl_add_s16", c_bin16, B_ADD},
+    {"aotc_tfl_mul_s16", c_bin16, B_MUL},
+    {"aotc_tfl_leaky_relu_s16", c_leaky, 0},
+    {"aotc_tfl_logistic_s16", check_act16, 0},
+    {"aotc_tfl_tanh_s16", check_act16, 1},
+    {"aotc_tfl_softmax_s16", c_softmax16, 0},
+    {"aotc_tfl_lstm_s8", c_lstm, 0},
+    {"aotc_tfl_svdf_s8", c_svdf, 0},
+};
+
+int main(int argc, char **argv) {
+    const int32_t shapes = test_args(argc, argv, 300);
+    int failed = check_reference();
+    size_t e;
+    int32_t i;
+    for (e = 0; e < sizeof ENTRIES / sizeof ENTRIES[0]; ++e) {
+        int bad = 0;
+        for (i = 0; i < shapes && !bad; ++i) bad = ENTRIES[e].check(ENTRIES[e].arg);
+        printf("%-34s %s (%d shapes)\n", ENTRIES[e].name, bad ? "MISMATCH" : "ok", (int)i);
+        failed |= bad;
+    }
+    return failed;
+}
