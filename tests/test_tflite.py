@@ -63,18 +63,20 @@ def _reference(tmp_path: Path, model: Path, feeds: list[np.ndarray], builtin: bo
 
 
 def _litert_copy(tmp_path: Path, model: Path) -> Path:
-    """The file LiteRT's reference runs. BUILTIN_REF registers TILE up to version 2, and the converter
-    marks an int8 TILE version 3 (LiteRT's BUILTIN resolver has the same tile kernel at version 3): the
-    reference runs a copy whose TILE says version 2. Every other file runs as it is."""
+    """The file LiteRT's reference runs. BUILTIN_REF registers TILE up to version 2 and DEPTH_TO_SPACE
+    version 1, and the converter marks an int8 TILE version 3 and an int8 DEPTH_TO_SPACE version 2
+    (LiteRT's BUILTIN resolver has the same kernels at those versions; the reference kernels take int8):
+    the reference runs a copy with those versions lowered. Every other file runs as it is."""
     import flatbuffers
     from ai_edge_litert import schema_py_generated as sch
 
     m = sch.ModelT.InitFromPackedBuf(model.read_bytes(), 0)
-    tiles = [c for c in m.operatorCodes if c.builtinCode == sch.BuiltinOperator.TILE and c.version > 2]
-    if not tiles:
+    registered = {sch.BuiltinOperator.TILE: 2, sch.BuiltinOperator.DEPTH_TO_SPACE: 1}
+    newer = [c for c in m.operatorCodes if c.version > registered.get(c.builtinCode, c.version)]
+    if not newer:
         return model
-    for c in tiles:
-        c.version = 2
+    for c in newer:
+        c.version = registered[c.builtinCode]
     fb = flatbuffers.Builder(0)
     fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
     path = tmp_path / f"litert_{model.name}"
@@ -280,6 +282,46 @@ def test_int8_concat_of_differently_quantized_inputs_refused_by_name(tmp_path):
     path.write_bytes(bytes(fb.Output()))
     with pytest.raises(AotcError, match=r"CONCATENATION.*quantized unlike its output is not supported: TFLite's"):
         load_model(path)
+
+
+def test_int8_moves_that_would_requantize_or_are_int8_only_refused_by_name(tmp_path):
+    """A quantized GATHER / SPLIT_V whose output is quantized unlike its input (TFLite's kernels require
+    them equal) and an int16 SPACE_TO_DEPTH / ARG_MAX (LiteRT's kernels take int8 only) are each one line
+    naming the op (arrays_int8 with one tensor changed)."""
+    pytest.importorskip("ai_edge_litert") if os.environ.get("CI", "").lower() != "true" else None
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as sch
+
+    from aot.frontend import load_model
+
+    def patched(code: int, change) -> Path:
+        m = sch.ModelT.InitFromPackedBuf((MODELS / "arrays_int8.tflite").read_bytes(), 0)
+        sg = m.subgraphs[0]
+        op = next(o for o in sg.operators if m.operatorCodes[o.opcodeIndex].builtinCode == code)
+        change(sg, op)
+        fb = flatbuffers.Builder(0)
+        fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
+        path = tmp_path / f"patched_{code}.tflite"
+        path.write_bytes(bytes(fb.Output()))
+        return path
+
+    def rescale_output(sg, op):
+        q = sg.tensors[op.outputs[-1]].quantization
+        q.scale = [q.scale[0] * 2]
+
+    def to_int16(sg, op):  # the op alone, on the model's input made int16
+        sg.operators, sg.outputs, op.inputs = [op], op.outputs, [sg.inputs[0], *op.inputs[1:]]
+        sg.tensors[op.inputs[0]].type = sch.TensorType.INT16
+        if sg.tensors[op.outputs[0]].type == sch.TensorType.INT8:
+            sg.tensors[op.outputs[0]].type = sch.TensorType.INT16
+
+    ops = sch.BuiltinOperator
+    for code, change, message in ((ops.GATHER, rescale_output, r"GATHER.*quantized unlike its input"),
+                                  (ops.SPLIT_V, rescale_output, r"SPLIT_V.*quantized unlike its input"),
+                                  (ops.SPACE_TO_DEPTH, to_int16, r"SPACE_TO_DEPTH of int16 .* int8 only"),
+                                  (ops.ARG_MAX, to_int16, r"ARG_MAX of int16 .* int8 only")):
+        with pytest.raises(AotcError, match=message):
+            load_model(patched(code, change))
 
 
 def test_bad_mirror_pad_and_sparse_tensor_refused_by_name(tmp_path):
@@ -492,7 +534,8 @@ def test_int8_tables_match_litert_on_every_input(tmp_path):
 # and 16x8 (int16 activations, int8 weights): FULLY_CONNECTED, CONV_2D, PAD, CONCATENATION, QUANTIZE int16 -> int16
 INT8 = ["sine_int8", "keyword_int8", "person_int8", "residual_int8", "keyword_int8_float_io", "moves_int8", "ops_int8",
         "acts_int8", "excite_int8", "sine_16x8", "moves_16x8", "moves_16x8_float_io", "keyword_16x8", "person_16x8",
-        "residual_16x8", "gates_16x8", "shuffle_int8", "arith_16x8", "pruned_int8", "padded_int8", "padded_16x8"]
+        "residual_16x8", "gates_16x8", "shuffle_int8", "arith_16x8", "pruned_int8", "padded_int8", "padded_16x8",
+        "arrays_int8", "arrays_16x8", "fill_int8"]
 
 
 # the sanitizer builds by default: one model of each kind of kernel (conv/depthwise/FC/pools/softmax,
