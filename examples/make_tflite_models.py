@@ -189,6 +189,28 @@ def relu_0_to_1(tflite: bytes) -> bytes:
     return bytes(fb.Output())
 
 
+def not_equal(tflite: bytes) -> bytes:
+    """The converter leaves a NOT_EQUAL float (a DEQUANTIZE before it) where it quantizes EQUAL: each
+    EQUAL of a constant second input becomes NOT_EQUAL (the same arithmetic, the answer negated)."""
+    import flatbuffers
+    from tensorflow.lite.python import schema_py_generated as sch
+
+    m = sch.ModelT.InitFromPackedBuf(tflite, 0)
+    sg, ops = m.subgraphs[0], sch.BuiltinOperator
+    equal = [o for o in sg.operators if m.operatorCodes[o.opcodeIndex].builtinCode == ops.EQUAL
+             and m.buffers[sg.tensors[o.inputs[1]].buffer].data is not None
+             and len(m.buffers[sg.tensors[o.inputs[1]].buffer].data)]
+    assert equal, "no EQUAL of a constant"
+    oc = sch.OperatorCodeT()
+    oc.builtinCode, oc.deprecatedBuiltinCode, oc.version = ops.NOT_EQUAL, ops.NOT_EQUAL, 2
+    m.operatorCodes.append(oc)
+    for o in equal:
+        o.opcodeIndex = len(m.operatorCodes) - 1
+    fb = flatbuffers.Builder(0)
+    fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
+    return bytes(fb.Output())
+
+
 def resize() -> keras.Model:
     """RESIZE_NEAREST_NEIGHBOR and RESIZE_BILINEAR (Keras Resizing and bilinear UpSampling2D; float)."""
     x = keras.Input((6, 6, 4), batch_size=1)
@@ -671,6 +693,30 @@ def arrays(sixteen: bool = False) -> keras.Model:
     return keras.Model(x, [*outs, s2d, d2s, am, an])
 
 
+def compare() -> keras.Model:
+    """int8 arithmetic of issue 50 (int8 only): PRELU (alpha shared over H and W, and per element), the six
+    comparisons of two differently quantized inputs and of an input and a constant (NOT_EQUAL: an EQUAL
+    made NOT_EQUAL by not_equal, which the converter leaves float), SELECT_V2 of two
+    inputs quantized alike, and the unary ABS, RSQRT, SQRT and LOG, each after a conv."""
+    alpha = keras.initializers.RandomUniform(-0.5, 0.5)
+    x = keras.Input((4, 4, 8), batch_size=1)
+    y = [L.Conv2D(8, 1)(x) for _ in range(4)]
+    p = L.PReLU(shared_axes=[1, 2], alpha_initializer=alpha)(y[0])
+    q = L.PReLU(alpha_initializer=alpha)(y[1])
+    def tests(t):
+        u, v = t
+        return tf.stack([tf.cast(c, tf.int32) for c in (tf.less(u, v), tf.less_equal(u, v), tf.greater(u, 0.1),
+                                                        tf.greater_equal(v, u), tf.equal(u, v))],
+                        axis=1)
+    c = L.Lambda(tests)([y[0], y[2]])
+    s = L.Lambda(lambda t: tf.where(t[0] > t[1], t[0], t[1] * 1.0))([y[2], y[3]])
+    a = L.Lambda(lambda t: tf.abs(t))(y[3])
+    ne = L.Lambda(lambda t: tf.cast(tf.equal(t, 0.05), tf.int32))(y[2])  # made NOT_EQUAL (not_equal)
+    r = L.Lambda(lambda t: tf.math.rsqrt(tf.abs(t) + 0.1))(y[1])
+    q2 = L.Lambda(lambda t: tf.sqrt(tf.abs(t)))(y[2])
+    lg = L.Lambda(lambda t: tf.math.log(tf.abs(t) + 0.01))(y[0])
+    return keras.Model(x, [p, q, c, s, a, ne, r, q2, lg])
+
 def mobilenet_v2_224() -> keras.Model:
     """Keras's MobileNetV2 at 224 x 224, alpha 1.0, seeded weights (no ImageNet download). Its stride-2
     depthwise convs pad (0, 1) explicitly (ZeroPadding2D, correct_pad), which the converter folds into
@@ -705,12 +751,13 @@ MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "resid
           "acts": acts, "excite": excite, "shuffle": shuffle, "resize": resize, "lstm": lstm,
           "stream": stream, "lstm3": lstm3, "branch": branch, "gates": gates, "arith": arith, "variants": variants,
           "pruned": pruned, "mirror": mirror, "mathops": mathops, "reduce": reduce, "melspec": melspec, "misc": misc,
-          "resolver": resolver, "padded": padded, "arrays": arrays}
+          "resolver": resolver, "padded": padded, "arrays": arrays,
+          "compare": compare}
 # made only when named (too large to commit), int8 only
 LARGE = {"mobilenet_v2_224": mobilenet_v2_224, "mobilenet_v2_224_torchpad": mobilenet_v2_224_torchpad}
 # int8 RESIZE_BILINEAR (TFLite's integer interpolation) is not mapped yet; lstm is also written full-int8
 # (the converter's integer LSTM)
-INT8_ONLY = ("arrays",)  # no float file: its float lowerings are tested by other models
+INT8_ONLY = ("arrays", "compare")  # no float file: its float lowerings are tested by other models
 FLOAT_ONLY = ("resize", "stream", "lstm3", "branch", "variants", "mirror", "mathops", "reduce", "melspec", "misc",
               "resolver")
 
@@ -771,7 +818,7 @@ def main(out: Path, names: list[str]) -> None:
         for int8 in ((True,) if name in LARGE or name in INT8_ONLY else () if name in X16_ONLY
                      else (False,) if name in FLOAT_ONLY else (False, True)):
             path = out / f"{name}_{'int8' if int8 else 'float'}.tflite"
-            patch = {"shuffle": relu_0_to_1, "variants": lstm_variants}.get(name, lambda data: data)
+            patch = {"shuffle": relu_0_to_1, "variants": lstm_variants, "compare": not_equal}.get(name, lambda d: d)
             path.write_bytes(patch(convert(model, int8, sparse=name in SPARSE)))
             print(f"wrote {path} ({path.stat().st_size} bytes)")
         if name in FP16:
