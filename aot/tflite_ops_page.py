@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from aot.frontend.tflite.int8 import INT8_OPS, INT16_OPS
-from aot.frontend.tflite.ops import FLOAT_BUILTINS, QUANTIZED_MOVES
+from aot.frontend.tflite.ops import FLOAT_BUILTINS, QUANTIZED_MOVES, QUANTIZED_MOVES_16
 from aot.frontend.tflite.reader import schema
 
 # quantized ops lowered outside INT8_OPS: the recurrent ones (recurrent.py) and the conversions
@@ -45,7 +45,7 @@ def builtin_names() -> list[str]:
 
 def rows() -> list[TflRow]:
     return [TflRow(op, op in FLOAT_BUILTINS, op in INT8_OPS or op in QUANTIZED_MOVES or op in _INT8_OTHER,
-                   op in INT16_OPS or op in QUANTIZED_MOVES or op in _INT16_OTHER)
+                   op in INT16_OPS or op in QUANTIZED_MOVES_16 or op in _INT16_OTHER)
             for op in builtin_names()]
 
 

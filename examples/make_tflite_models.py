@@ -189,6 +189,28 @@ def relu_0_to_1(tflite: bytes) -> bytes:
     return bytes(fb.Output())
 
 
+def not_equal(tflite: bytes) -> bytes:
+    """The converter leaves a NOT_EQUAL float (a DEQUANTIZE before it) where it quantizes EQUAL: each
+    EQUAL of a constant second input becomes NOT_EQUAL (the same arithmetic, the answer negated)."""
+    import flatbuffers
+    from tensorflow.lite.python import schema_py_generated as sch
+
+    m = sch.ModelT.InitFromPackedBuf(tflite, 0)
+    sg, ops = m.subgraphs[0], sch.BuiltinOperator
+    equal = [o for o in sg.operators if m.operatorCodes[o.opcodeIndex].builtinCode == ops.EQUAL
+             and m.buffers[sg.tensors[o.inputs[1]].buffer].data is not None
+             and len(m.buffers[sg.tensors[o.inputs[1]].buffer].data)]
+    assert equal, "no EQUAL of a constant"
+    oc = sch.OperatorCodeT()
+    oc.builtinCode, oc.deprecatedBuiltinCode, oc.version = ops.NOT_EQUAL, ops.NOT_EQUAL, 2
+    m.operatorCodes.append(oc)
+    for o in equal:
+        o.opcodeIndex = len(m.operatorCodes) - 1
+    fb = flatbuffers.Builder(0)
+    fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
+    return bytes(fb.Output())
+
+
 def resize() -> keras.Model:
     """RESIZE_NEAREST_NEIGHBOR and RESIZE_BILINEAR (Keras Resizing and bilinear UpSampling2D; float)."""
     x = keras.Input((6, 6, 4), batch_size=1)
@@ -516,6 +538,28 @@ def shapes_float() -> bytes:
     return w.finish([x], [y, shape, both, filled, rows])
 
 
+def fill_int8() -> bytes:
+    """int8 SHAPE of an int8 tensor and FILL of an int8 value computed at run time (REDUCE_MAX over every
+    axis), which the converter writes only where shapes are dynamic (written with the schema); FILL's
+    output keeps its value's scale and zero point."""
+    w = Written()
+    sch, t, op, opt = w.sch, w.sch.TensorType, w.sch.BuiltinOperator, w.sch.BuiltinOptions
+    x = w.tensor([1, 4, 6, 3], t.INT8, 0.05, -7)
+    shape_opts = sch.ShapeOptionsT()
+    shape_opts.outType = t.INT32
+    shape = w.tensor([4], t.INT32)
+    w.op(op.SHAPE, [x], [shape], opt.ShapeOptions, shape_opts)
+    axes = w.tensor([4], t.INT32, data=np.arange(4, dtype=np.int32))
+    reducer = sch.ReducerOptionsT()
+    reducer.keepDims = False
+    top = w.tensor([], t.INT8, 0.05, -7)
+    w.op(op.REDUCE_MAX, [x, axes], [top], opt.ReducerOptions, reducer, version=2)
+    dims = w.tensor([2], t.INT32, data=np.array([2, 3], np.int32))
+    filled = w.tensor([2, 3], t.INT8, 0.05, -7)
+    w.op(op.FILL, [dims, top], [filled], version=3)
+    return w.finish([x], [shape, filled])
+
+
 def resolver() -> keras.Model:
     """More of TFLM's resolver that the converter writes from TF ops (made in float only): FLOOR_MOD of
     floats and of integers, ROUND, LOGICAL_NOT, GELU (exact and approximate), REVERSE_V2,
@@ -615,6 +659,64 @@ def padded() -> keras.Model:
     return keras.Model(x, [a, c, d, e, f, g, h])
 
 
+def arrays(sixteen: bool = False) -> keras.Model:
+    """int8 data movement (issue 50): GATHER, GATHER_ND, SLICE, SPLIT, SPLIT_V, PACK, UNPACK,
+    SPACE_TO_DEPTH, DEPTH_TO_SPACE, BROADCAST_TO, MIRROR_PAD (REFLECT and SYMMETRIC), REVERSE_V2,
+    SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, REDUCE_MAX, REDUCE_MIN, ARG_MAX and ARG_MIN after a conv:
+    each keeps its input's scale and zero point. Also written 16x8 (`sixteen`) without the four the
+    converter does not quantize to 16x8 (SPACE_TO_DEPTH, DEPTH_TO_SPACE, ARG_MAX, ARG_MIN). Each conv
+    output has one reader: with several, the converter leaves some of them float."""
+    x = keras.Input((4, 4, 8), batch_size=1)
+    y = [L.Conv2D(8, 1)(x) for _ in range(4)]
+    g = L.Lambda(lambda t: tf.gather(t, [3, 0, 2, 2], axis=-1))(y[0])
+    a, b = L.Lambda(lambda t: tf.split(t, 2, axis=-1))(y[1])
+    c, d = L.Lambda(lambda t: tf.split(t, [3, 5], axis=-1))(y[2])
+    rv = L.Lambda(lambda t: tf.reverse(t, [1, 2]))(y[3])
+    n = L.Lambda(lambda t: tf.gather_nd(t, [[0, 1, 2], [0, 3, 0], [0, 2, 2]]))(g)
+    s = L.Lambda(lambda t: tf.slice(t, [0, 1, 0, 1], [1, 2, 3, 2]))(g)
+    mx = L.Lambda(lambda t: tf.reduce_max(t, axis=[1, 2]))(g)
+    p = L.Lambda(lambda t: tf.stack(t, axis=1))([a, b])
+    u = L.Lambda(lambda t: tf.unstack(t, axis=2))(d)
+    mr = L.Lambda(lambda t: tf.pad(t, [[0, 0], [2, 1], [1, 2], [0, 0]], mode="REFLECT"))(c)
+    ms = L.Lambda(lambda t: tf.pad(t, [[0, 0], [1, 2], [2, 0], [0, 0]], mode="SYMMETRIC"))(c)
+    bt = L.Lambda(lambda t: tf.broadcast_to(t[:, :1], (1, 3, 4, 8)))(rv)
+    sb = L.Lambda(lambda t: tf.space_to_batch_nd(t, [2, 2], [[0, 0], [2, 0]]))(rv)
+    bs = L.Lambda(lambda t: tf.batch_to_space(t, [2, 2], [[1, 0], [0, 1]]))(sb)
+    mn = L.Lambda(lambda t: tf.reduce_min(t, axis=2, keepdims=True))(bt)
+    outs = [n, s, mx, p, *u, mr, ms, bs, mn]
+    if sixteen:
+        return keras.Model(x, outs)
+    s2d = L.Lambda(lambda t: tf.nn.space_to_depth(t, 2))(rv)
+    d2s = L.Lambda(lambda t: tf.nn.depth_to_space(t, 2))(rv)
+    am = L.Lambda(lambda t: tf.argmax(t, axis=-1, output_type=tf.int32), output_shape=(3, 4))(bt)
+    an = L.Lambda(lambda t: tf.argmin(t, axis=1, output_type=tf.int32), output_shape=(4, 8))(bt)
+    return keras.Model(x, [*outs, s2d, d2s, am, an])
+
+
+def compare() -> keras.Model:
+    """int8 arithmetic of issue 50 (int8 only): PRELU (alpha shared over H and W, and per element), the six
+    comparisons of two differently quantized inputs and of an input and a constant (NOT_EQUAL: an EQUAL
+    made NOT_EQUAL by not_equal, which the converter leaves float), SELECT_V2 of two
+    inputs quantized alike, and the unary ABS, RSQRT, SQRT and LOG, each after a conv."""
+    alpha = keras.initializers.RandomUniform(-0.5, 0.5)
+    x = keras.Input((4, 4, 8), batch_size=1)
+    y = [L.Conv2D(8, 1)(x) for _ in range(4)]
+    p = L.PReLU(shared_axes=[1, 2], alpha_initializer=alpha)(y[0])
+    q = L.PReLU(alpha_initializer=alpha)(y[1])
+    def tests(t):
+        u, v = t
+        return tf.stack([tf.cast(c, tf.int32) for c in (tf.less(u, v), tf.less_equal(u, v), tf.greater(u, 0.1),
+                                                        tf.greater_equal(v, u), tf.equal(u, v))],
+                        axis=1)
+    c = L.Lambda(tests)([y[0], y[2]])
+    s = L.Lambda(lambda t: tf.where(t[0] > t[1], t[0], t[1] * 1.0))([y[2], y[3]])
+    a = L.Lambda(lambda t: tf.abs(t))(y[3])
+    ne = L.Lambda(lambda t: tf.cast(tf.equal(t, 0.05), tf.int32))(y[2])  # made NOT_EQUAL (not_equal)
+    r = L.Lambda(lambda t: tf.math.rsqrt(tf.abs(t) + 0.1))(y[1])
+    q2 = L.Lambda(lambda t: tf.sqrt(tf.abs(t)))(y[2])
+    lg = L.Lambda(lambda t: tf.math.log(tf.abs(t) + 0.01))(y[0])
+    return keras.Model(x, [p, q, c, s, a, ne, r, q2, lg])
+
 def mobilenet_v2_224() -> keras.Model:
     """Keras's MobileNetV2 at 224 x 224, alpha 1.0, seeded weights (no ImageNet download). Its stride-2
     depthwise convs pad (0, 1) explicitly (ZeroPadding2D, correct_pad), which the converter folds into
@@ -642,17 +744,20 @@ FP16 = ("keyword", "excite")  # also written with float16 weights (each behind a
 SPARSE = ("pruned",)  # converted with EXPERIMENTAL_SPARSITY
 FLOAT_IO = ("keyword",)  # also written int8 inside with float inputs and outputs
 # also written 16x8 (int16 activations), moves also with float inputs and outputs
-X16 = ("sine", "moves", "keyword", "person", "residual", "padded")
+X16 = ("sine", "moves", "keyword", "person", "residual", "padded", "arrays")
 X16_ONLY = ("gates", "arith")  # written in 16x8 only
+X16_MODELS = {"arrays": lambda: arrays(sixteen=True)}  # its 16x8 file from another model
 MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "residual": residual, "moves": moves,
           "acts": acts, "excite": excite, "shuffle": shuffle, "resize": resize, "lstm": lstm,
           "stream": stream, "lstm3": lstm3, "branch": branch, "gates": gates, "arith": arith, "variants": variants,
           "pruned": pruned, "mirror": mirror, "mathops": mathops, "reduce": reduce, "melspec": melspec, "misc": misc,
-          "resolver": resolver, "padded": padded}
+          "resolver": resolver, "padded": padded, "arrays": arrays,
+          "compare": compare}
 # made only when named (too large to commit), int8 only
 LARGE = {"mobilenet_v2_224": mobilenet_v2_224, "mobilenet_v2_224_torchpad": mobilenet_v2_224_torchpad}
 # int8 RESIZE_BILINEAR (TFLite's integer interpolation) is not mapped yet; lstm is also written full-int8
 # (the converter's integer LSTM)
+INT8_ONLY = ("arrays", "compare")  # no float file: its float lowerings are tested by other models
 FLOAT_ONLY = ("resize", "stream", "lstm3", "branch", "variants", "mirror", "mathops", "reduce", "melspec", "misc",
               "resolver")
 
@@ -700,7 +805,8 @@ def convert(model: keras.Model, int8: bool, float_io: bool = False, x16: bool = 
 
 def main(out: Path, names: list[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    for name, write in (("svdf_int8", svdf_int8), ("shapes_float", shapes_float)):  # written with the schema
+    for name, write in (("svdf_int8", svdf_int8), ("shapes_float", shapes_float),  # written with the schema
+                        ("fill_int8", fill_int8)):
         if not names or name.split("_")[0] in names:
             (out / f"{name}.tflite").write_bytes(write())
             print(f"wrote {out / name}.tflite")
@@ -709,10 +815,10 @@ def main(out: Path, names: list[str]) -> None:
             continue
         keras.utils.set_random_seed(0)  # seeds tf_keras too (one TensorFlow random state)
         model = make()
-        for int8 in ((True,) if name in LARGE else () if name in X16_ONLY else (False,) if name in FLOAT_ONLY
-                     else (False, True)):
+        for int8 in ((True,) if name in LARGE or name in INT8_ONLY else () if name in X16_ONLY
+                     else (False,) if name in FLOAT_ONLY else (False, True)):
             path = out / f"{name}_{'int8' if int8 else 'float'}.tflite"
-            patch = {"shuffle": relu_0_to_1, "variants": lstm_variants}.get(name, lambda data: data)
+            patch = {"shuffle": relu_0_to_1, "variants": lstm_variants, "compare": not_equal}.get(name, lambda d: d)
             path.write_bytes(patch(convert(model, int8, sparse=name in SPARSE)))
             print(f"wrote {path} ({path.stat().st_size} bytes)")
         if name in FP16:
@@ -726,6 +832,9 @@ def main(out: Path, names: list[str]) -> None:
         if name in X16 + X16_ONLY:
             for float_io in (False, True) if name == "moves" else (False,):
                 path = out / f"{name}_16x8{'_float_io' if float_io else ''}.tflite"
+                if name in X16_MODELS:
+                    keras.utils.set_random_seed(0)
+                    model = X16_MODELS[name]()
                 data = convert(model, True, float_io=float_io, x16=True)
                 path.write_bytes(requant_outputs(data) if name == "arith" else data)
                 print(f"wrote {path} ({path.stat().st_size} bytes)")

@@ -63,18 +63,20 @@ def _reference(tmp_path: Path, model: Path, feeds: list[np.ndarray], builtin: bo
 
 
 def _litert_copy(tmp_path: Path, model: Path) -> Path:
-    """The file LiteRT's reference runs. BUILTIN_REF registers TILE up to version 2, and the converter
-    marks an int8 TILE version 3 (LiteRT's BUILTIN resolver has the same tile kernel at version 3): the
-    reference runs a copy whose TILE says version 2. Every other file runs as it is."""
+    """The file LiteRT's reference runs. BUILTIN_REF registers TILE up to version 2 and DEPTH_TO_SPACE
+    version 1, and the converter marks an int8 TILE version 3 and an int8 DEPTH_TO_SPACE version 2
+    (LiteRT's BUILTIN resolver has the same kernels at those versions; the reference kernels take int8):
+    the reference runs a copy with those versions lowered. Every other file runs as it is."""
     import flatbuffers
     from ai_edge_litert import schema_py_generated as sch
 
     m = sch.ModelT.InitFromPackedBuf(model.read_bytes(), 0)
-    tiles = [c for c in m.operatorCodes if c.builtinCode == sch.BuiltinOperator.TILE and c.version > 2]
-    if not tiles:
+    registered = {sch.BuiltinOperator.TILE: 2, sch.BuiltinOperator.DEPTH_TO_SPACE: 1}
+    newer = [c for c in m.operatorCodes if c.version > registered.get(c.builtinCode, c.version)]
+    if not newer:
         return model
-    for c in tiles:
-        c.version = 2
+    for c in newer:
+        c.version = registered[c.builtinCode]
     fb = flatbuffers.Builder(0)
     fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
     path = tmp_path / f"litert_{model.name}"
@@ -280,6 +282,46 @@ def test_int8_concat_of_differently_quantized_inputs_refused_by_name(tmp_path):
     path.write_bytes(bytes(fb.Output()))
     with pytest.raises(AotcError, match=r"CONCATENATION.*quantized unlike its output is not supported: TFLite's"):
         load_model(path)
+
+
+def test_int8_moves_that_would_requantize_or_are_int8_only_refused_by_name(tmp_path):
+    """A quantized GATHER / SPLIT_V whose output is quantized unlike its input (TFLite's kernels require
+    them equal) and an int16 SPACE_TO_DEPTH / ARG_MAX (LiteRT's kernels take int8 only) are each one line
+    naming the op (arrays_int8 with one tensor changed)."""
+    pytest.importorskip("ai_edge_litert") if os.environ.get("CI", "").lower() != "true" else None
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as sch
+
+    from aot.frontend import load_model
+
+    def patched(code: int, change) -> Path:
+        m = sch.ModelT.InitFromPackedBuf((MODELS / "arrays_int8.tflite").read_bytes(), 0)
+        sg = m.subgraphs[0]
+        op = next(o for o in sg.operators if m.operatorCodes[o.opcodeIndex].builtinCode == code)
+        change(sg, op)
+        fb = flatbuffers.Builder(0)
+        fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
+        path = tmp_path / f"patched_{code}.tflite"
+        path.write_bytes(bytes(fb.Output()))
+        return path
+
+    def rescale_output(sg, op):
+        q = sg.tensors[op.outputs[-1]].quantization
+        q.scale = [q.scale[0] * 2]
+
+    def to_int16(sg, op):  # the op alone, on the model's input made int16
+        sg.operators, sg.outputs, op.inputs = [op], op.outputs, [sg.inputs[0], *op.inputs[1:]]
+        sg.tensors[op.inputs[0]].type = sch.TensorType.INT16
+        if sg.tensors[op.outputs[0]].type == sch.TensorType.INT8:
+            sg.tensors[op.outputs[0]].type = sch.TensorType.INT16
+
+    ops = sch.BuiltinOperator
+    for code, change, message in ((ops.GATHER, rescale_output, r"GATHER.*quantized unlike its input"),
+                                  (ops.SPLIT_V, rescale_output, r"SPLIT_V.*quantized unlike its input"),
+                                  (ops.SPACE_TO_DEPTH, to_int16, r"SPACE_TO_DEPTH of int16 .* int8 only"),
+                                  (ops.ARG_MAX, to_int16, r"ARG_MAX of int16 .* int8 only")):
+        with pytest.raises(AotcError, match=message):
+            load_model(patched(code, change))
 
 
 def test_bad_mirror_pad_and_sparse_tensor_refused_by_name(tmp_path):
@@ -488,11 +530,112 @@ def test_int8_tables_match_litert_on_every_input(tmp_path):
     assert checked == {"LOGISTIC", "TANH", "LEAKY_RELU", "HARD_SWISH", "RELU", "RELU6"}
 
 
+def _one_op_models(ops: list[tuple[str, list[tuple], tuple]], inputs: list[tuple]) -> bytes:
+    """A TFLite file written with the schema: `inputs` ((shape, type, scale, zero) each), then each op
+    (its name, its extra inputs as (shape, type, scale, zero, data), its output (shape, type, scale,
+    zero)) reading the model inputs in order; every op's output is a model output."""
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as sch
+
+    m, sg = sch.ModelT(), sch.SubGraphT()
+    m.version, m.buffers, m.subgraphs, m.operatorCodes, sg.tensors, sg.operators = 3, [sch.BufferT()], [sg], [], [], []
+
+    def tensor(shape, dtype, scale=None, zero=None, data=None) -> int:
+        t = sch.TensorT()
+        t.shape, t.type, t.name, t.buffer = list(shape), dtype, f"t{len(sg.tensors)}".encode(), len(m.buffers)
+        if scale is not None:
+            t.quantization = sch.QuantizationParametersT()
+            t.quantization.scale, t.quantization.zeroPoint = [scale], [zero]
+        buf = sch.BufferT()
+        if data is not None:
+            buf.data = np.frombuffer(np.ascontiguousarray(data).tobytes(), np.uint8)
+        m.buffers.append(buf)
+        sg.tensors.append(t)
+        return len(sg.tensors) - 1
+
+    ins = [tensor(*spec) for spec in inputs]
+    outs = []
+    for name, extra, out in ops:
+        code = getattr(sch.BuiltinOperator, name)
+        if code not in [c.builtinCode for c in m.operatorCodes]:
+            c = sch.OperatorCodeT()
+            c.builtinCode, c.deprecatedBuiltinCode, c.version = code, min(code, 127), 1 if name == "PRELU" else 2
+            m.operatorCodes.append(c)
+        o = sch.OperatorT()
+        o.opcodeIndex = [c.builtinCode for c in m.operatorCodes].index(code)
+        o.inputs = [*ins[:2 if name not in ("ABS", "RSQRT", "SQRT", "LOG", "PRELU") else 1],
+                    *(tensor(*e) for e in extra)]
+        o.outputs = [tensor(*out)]
+        outs.append(o.outputs[0])
+        sg.operators.append(o)
+    sg.inputs, sg.outputs = ins, outs
+    fb = flatbuffers.Builder(0)
+    fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
+    return bytes(fb.Output())
+
+
+@pytest.mark.parametrize("x_quant", [(0.05, -128), (0.0137, 11), (0.2, -100)])
+def test_int8_unary_tables_match_litert_on_every_input(tmp_path, x_quant):
+    """ABS, RSQRT, SQRT and LOG (issue 50): the compiler's 256-entry tables (quant.py: AbsEvalQuantized, the
+    gemmlowp Newton-Raphson of GetInvSqrtQuantizedMultiplierExp, SqrtEvalQuantized's truncation,
+    LUTPopulate of log) equal BUILTIN_REF's outputs on every int8 input LiteRT accepts (SQRT and RSQRT
+    refuse inputs below the zero point: those are left out), for three input quantizations."""
+    _require_litert()
+    from ai_edge_litert import schema_py_generated as sch
+
+    from aot.frontend.tflite import quant as q
+
+    i8 = sch.TensorType.INT8
+    outs = {"ABS": (0.031, -128), "RSQRT": (0.043, -128), "SQRT": (0.021, -128), "LOG": (0.047, 60)}
+    x = ([1, 256], i8, *x_quant)
+    for name, (scale, zero) in outs.items():
+        path = tmp_path / f"{name}.tflite"
+        path.write_bytes(_one_op_models([(name, [], ([1, 256], i8, scale, zero))], [x]))
+        values = np.arange(-128, 128)
+        if name in ("RSQRT", "SQRT"):
+            values = np.where(values < x_quant[1], x_quant[1], values)  # LiteRT fails below the zero point
+        ref = _reference(tmp_path, path, [values.astype(np.int8).reshape(1, 256)])[0].reshape(-1)
+        table = {"ABS": q.lut_abs, "RSQRT": q.lut_rsqrt, "SQRT": q.lut_sqrt, "LOG": q.lut_log}[name](
+            *x_quant, scale, zero)
+        ours = table[values + 128]
+        assert np.array_equal(ours, ref), f"{name}: {(ours != ref).sum()} of 256 inputs differ"
+
+
+def test_int8_comparisons_and_prelu_bit_exact_on_every_pair(tmp_path):
+    """LESS, LESS_EQUAL, GREATER, GREATER_EQUAL, EQUAL, NOT_EQUAL of two int8 inputs quantized unlike (one
+    a multiple of the other's scale, so ties of value occur) and PRELU by a constant alpha, compiled and run
+    on every pair of int8 values (x1 the row, x2 or alpha the column of a 256 x 256 grid): equal to
+    BUILTIN_REF on all 65,536."""
+    _require_litert()
+    from ai_edge_litert import schema_py_generated as sch
+
+    from aot.build import run_bundle
+
+    i8, b8 = sch.TensorType.INT8, sch.TensorType.BOOL
+    grid = [1, 256, 256]
+    ops = [(name, [], (grid, b8)) for name in ("LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "EQUAL",
+                                               "NOT_EQUAL")]
+    alpha = np.arange(-128, 128).astype(np.int8)
+    ops.append(("PRELU", [([256], i8, 0.004, 3, alpha)], (grid, i8, 0.06, -20)))
+    path = tmp_path / "pairs.tflite"
+    path.write_bytes(_one_op_models(ops, [(grid, i8, 0.05, -3), (grid, i8, 0.1, 7)]))
+    meta, _, _ = _compile_build_run(tmp_path, path)
+    rows = np.broadcast_to(np.arange(-128, 128).reshape(256, 1), (256, 256)).astype(np.int8).reshape(grid)
+    feeds = [rows, np.ascontiguousarray(rows.transpose(0, 2, 1))]
+    refs = _reference(tmp_path, path, feeds)
+    ours, _ = run_bundle(tmp_path / "out", meta, feeds)
+    for spec, ref in zip(meta["outputs"], refs, strict=True):
+        got = ours[spec["name"]]
+        assert got.dtype == ref.dtype and np.array_equal(got, ref), \
+            f"{spec['name']}: {(got != ref).sum()} of {ref.size} differ"
+
+
 # int8 inside; int8 inputs and outputs, but for *_float_io (QUANTIZE and DEQUANTIZE at the edges)
 # and 16x8 (int16 activations, int8 weights): FULLY_CONNECTED, CONV_2D, PAD, CONCATENATION, QUANTIZE int16 -> int16
 INT8 = ["sine_int8", "keyword_int8", "person_int8", "residual_int8", "keyword_int8_float_io", "moves_int8", "ops_int8",
         "acts_int8", "excite_int8", "sine_16x8", "moves_16x8", "moves_16x8_float_io", "keyword_16x8", "person_16x8",
-        "residual_16x8", "gates_16x8", "shuffle_int8", "arith_16x8", "pruned_int8", "padded_int8", "padded_16x8"]
+        "residual_16x8", "gates_16x8", "shuffle_int8", "arith_16x8", "pruned_int8", "padded_int8", "padded_16x8",
+        "arrays_int8", "arrays_16x8", "fill_int8", "compare_int8"]
 
 
 # the sanitizer builds by default: one model of each kind of kernel (conv/depthwise/FC/pools/softmax,

@@ -18,6 +18,7 @@ arithmetic is TFLite's integer arithmetic with nothing left to compute in float:
 - `kernel`, `strides`, `dilations`: [h, w]; `pads`: [top, left] (TFLite's SAME puts the odd pixel after);
 - `m`: the binary ops' [x1_mult, x1_shift, x2_mult, x2_shift, y_mult, y_shift] (ADD, SUB: the inputs
   rescaled after a left shift of 20, 15 for 16x8) or [0, 0, 0, 0, y_mult, y_shift] (MUL);
+- `what`: the TFLite op a LUT or COMPARE node computes;
 - `table`: a lookup table (256 int8 entries for LUT; LiteRT's interpolated uint16 table for ACT16),
   `what`: the TFLite op it computes (LOGISTIC, TANH, ...).
 """
@@ -51,6 +52,8 @@ REQUANTIZE = "TflRequantize"  # between int8, int16 and int32 (QUANTIZE of an in
 LSTM8 = "TflLstm8"  # the integer UNIDIRECTIONAL_SEQUENCE_LSTM, every step
 SVDF = "TflSvdf"  # the full-integer SVDF
 CONV_2D_ADD = "TflConv2DAdd"  # CONV_2D with its residual ADD (written by aot/passes/fuse_residual.py)
+COMPARE = "TflCompare"  # EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL of int8 (`what`): bool out
+PRELU = "TflPrelu"  # int8 PRELU, alpha broadcast
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,10 @@ SCHEMAS: dict[str, TflSchema] = {s.op: s for s in (
       for op in (ADD, SUB, MUL)),
     *(TflSchema(op, ("x1", "x2"), ("y",), ("y_min", "y_max", "y_shape")) for op in (MAXIMUM, MINIMUM)),
     TflSchema(LUT, ("x",), ("y",), ("table", "what", "y_shape")),
+    # m: [x1_mult, x1_shift, x2_mult, x2_shift, 0, 0], each input's own scale (after a left shift of 8)
+    TflSchema(COMPARE, ("x1", "x2"), ("y",), ("what", "y_shape", "x1_zero", "x2_zero", "m")),
+    # m: [mult, shift] of x >= x_zero, then of x times alpha; alpha_zero: alpha's zero point
+    TflSchema(PRELU, ("x", "alpha"), ("y",), ("y_min", "y_max", "y_shape", "x_zero", "alpha_zero", "y_zero", "m")),
     TflSchema(ACT16, ("x",), ("y",), ("what", "mult", "shift", "table", "y_shape")),
     TflSchema(LEAKY_RELU16, ("x",), ("y",), ("m", "y_shape")),  # m: (mult, shift) of x >= 0, then of x < 0
     TflSchema(QUANTIZE, ("x",), ("y",), ("scale", "y_zero")),

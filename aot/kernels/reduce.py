@@ -114,8 +114,11 @@ def _emit_call(ctx: NodeContext, axes: list[int]) -> None:
     ctx.call(f"aotc_reduce_{kernel}_{ctx.suffix(x)}", p, ctx.ptr(x), ctx.ptr(y), *extra)
 
 
+_INT_DTYPES = ("int8", "uint8", "int32")  # ReduceMax / ReduceMin pick an element: exact on integers
+
 OPS: dict[str, HostOp] = {
-    op: HostOp(_emit, family="reduce", check=_check, dtypes=("float32", "float64"),
+    op: HostOp(_emit, family="reduce", check=_check,
+               dtypes=("float32", "float64", *(_INT_DTYPES if op in ("ReduceMax", "ReduceMin") else ())),
                kernels=(fixed_scratch("", _scratch),) if op == "ReduceLogSumExp" else (NO_SCRATCH,))
     for op in KERNELS
 }

@@ -383,6 +383,29 @@ def _emit_lut(ctx: NodeContext) -> None:
     ctx.call("aotc_tfl_lut_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
 
 
+def _emit_compare(ctx: NodeContext) -> None:
+    """int8 EQUAL ... GREATER_EQUAL (tflite_int8_mobile.c): bool out, inputs broadcast as ADD's."""
+    a = ctx.attrs
+    fields = _binary_fields(ctx, {**a, "y_min": 0, "y_max": 1}, ctx.node.op, *ctx.inputs[:2], ctx.outputs[0])
+    x1, x2 = (list(ctx.shape(i)) for i in ctx.inputs[:2])
+    p = ctx.params("aotc_tfl_binary_params", fields,
+                   comment=f"{a['what']} of {x1} and {x2}, each input rescaled as TFLite's comparisons")
+    ctx.call(f"aotc_tfl_{str(a['what']).lower()}_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]),
+             ctx.ptr(ctx.outputs[0]))
+
+
+def _emit_prelu(ctx: NodeContext) -> None:
+    a = ctx.attrs
+    m1, s1, m2, s2 = a["m"]
+    attrs = {"y_min": a["y_min"], "y_max": a["y_max"], "x1_zero": a["x_zero"], "x2_zero": a["alpha_zero"],
+             "y_zero": a["y_zero"], "m": [m1, s1, m2, s2, 0, 0]}
+    p = ctx.params("aotc_tfl_binary_params", _binary_fields(ctx, attrs, ctx.node.op, *ctx.inputs[:2],
+                                                            ctx.outputs[0]),
+                   comment=f"PRELU of {list(ctx.shape(ctx.inputs[0]))} by alpha {list(ctx.shape(ctx.inputs[1]))}, "
+                           "TFLite requantisation")
+    ctx.call("aotc_tfl_prelu_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), ctx.ptr(ctx.outputs[0]))
+
+
 def _emit_leaky_relu16(ctx: NodeContext) -> None:
     m_id, s_id, m_a, s_a = ctx.attrs["m"]
     p = ctx.params("aotc_tfl_binary_params", {
@@ -471,6 +494,8 @@ OPS: dict[str, HostOp] = {
     **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8",), kernels=(by_type(_binary_kernel, fn),))
        for op, fn in (("TflMaximum", "aotc_tfl_max_s8"), ("TflMinimum", "aotc_tfl_min_s8"))},
     "TflLut": HostOp(_emit_lut, family="tflite_int8", dtypes=("int8",)),
+    "TflCompare": HostOp(_emit_compare, family="tflite_int8", dtypes=("int8",)),
+    "TflPrelu": HostOp(_emit_prelu, family="tflite_int8", dtypes=("int8",)),
     "TflQuantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("float32",)),
     "TflDequantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("int8", "int16")),
     "TflRequantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("int8", "int16", "int32")),

@@ -20,7 +20,6 @@ from aot.frontend.tflite.builder import (
 from aot.frontend.tflite.lowering import (
     const_input,
     finish,
-    float_only,
     onnx_axis,
 )
 from aot.frontend.tflite.reader import TflOp
@@ -84,8 +83,8 @@ def _mirror_pad(b: OnnxBuilder, op: TflOp) -> None:
     ONNX Pad mode does: each padded axis is a Gather of the input along it with constant indices
     (p - 1 .. 0, 0 .. n - 1, n - 1 .. n - q), the mirror image including the edge."""
     x = b.tensor(op.inputs[0])
-    if x.dtype != "float32":
-        raise op_error(op, f"MIRROR_PAD of {x.dtype} tensors is not supported (float32 only)")
+    if x.dtype != "float32" and x.quant is None:
+        raise op_error(op, f"MIRROR_PAD of {x.dtype} tensors is not supported (float32 and quantized only)")
     pads = const_input(b, op, 1, "paddings").astype(np.int64).reshape(-1, 2)
     mode = int(op.options.mode) if op.options is not None else _REFLECT
     rank = len(x.shape)
@@ -217,13 +216,32 @@ def _gather_nd(b: OnnxBuilder, op: TflOp) -> None:
 
 def _space_depth(b: OnnxBuilder, op: TflOp) -> None:
     """SPACE_TO_DEPTH / DEPTH_TO_SPACE of NHWC: ONNX's NCHW ops on the NCHW value order the channels as
-    TFLite does (block row, block column, then channel: DepthToSpace's DCR mode)."""
-    float_only(b, op, 0)
+    TFLite does (block row, block column, then channel: DepthToSpace's DCR mode). On quantized integers
+    (which stay NHWC, as int8.py's ops compute) one Transpose between two Reshapes in NHWC."""
+    x = b.tensor(op.inputs[0])
+    if x.dtype != "float32":
+        _space_depth_nhwc(b, op)
+        return
     onnx_op = "SpaceToDepth" if op.op == "SPACE_TO_DEPTH" else "DepthToSpace"
     attrs: dict[str, Any] = {"blocksize": int(op.options.blockSize)}
     if onnx_op == "DepthToSpace":
         attrs["mode"] = "DCR"
     finish(b, op, onnx_op, [b.value(op.inputs[0], NCHW)], NCHW, **attrs)
+
+
+def _space_depth_nhwc(b: OnnxBuilder, op: TflOp) -> None:
+    """[N, H, W, C] seen as [N, H/b, b, W/b, b, C] (SPACE_TO_DEPTH) or [N, H, W, b, b, C/b^2]
+    (DEPTH_TO_SPACE), the block axes moved beside the channels or beside H and W."""
+    n, h, w, c = b.tensor(op.inputs[0]).shape
+    k = int(op.options.blockSize)
+    if op.op == "SPACE_TO_DEPTH":
+        split, perm = [n, h // k, k, w // k, k, c], [0, 1, 3, 2, 4, 5]
+    else:
+        split, perm = [n, h, w, k, k, c // (k * k)], [0, 1, 3, 2, 4, 5]
+    v = b.node("Reshape", [b.value(op.inputs[0], NHWC), b.const(np.array(split, np.int64), "shape")],
+               hint=f"{op.name}_blocks")
+    v = b.node("Transpose", [v], hint=f"{op.name}_move", perm=perm)
+    finish(b, op, "Reshape", [v, b.const(np.array(b.tensor(op.outputs[0]).shape, np.int64), "shape")], NHWC)
 
 
 def _broadcast_to(b: OnnxBuilder, op: TflOp) -> None:

@@ -114,8 +114,10 @@ def _floor_div(b: OnnxBuilder, op: TflOp) -> None:
 
 
 def _select(b: OnnxBuilder, op: TflOp) -> None:
-    """SELECT / SELECT_V2 (the latter broadcasting, as numpy does) are ONNX Where."""
-    float_only(b, op, 1)
+    """SELECT / SELECT_V2 (the latter broadcasting, as numpy does) are ONNX Where; on quantized integers
+    when both inputs are quantized as the output (ops.py's move check)."""
+    if b.tensor(op.inputs[1]).quant is None:
+        float_only(b, op, 1)
     finish(b, op, "Where", [b.value(i, NHWC) for i in op.inputs[:3]], NHWC)
 
 

@@ -21,13 +21,19 @@ from aot.frontend.tflite.quant import (
     add_multipliers,
     channel_multipliers,
     checked_log2,
+    compare_multipliers,
     leaky_relu_multipliers,
+    lut_abs,
     lut_float,
     lut_hard_swish,
     lut_leaky_relu,
+    lut_log,
     lut_relu,
+    lut_rsqrt,
+    lut_sqrt,
     mean_multiplier,
     mul_multiplier,
+    prelu_multipliers,
     quantize_multiplier,
     sigmoid_table_u16,
     softmax16_params,
@@ -41,9 +47,12 @@ from aot.ir import tflite_ops as tfl
 INT8_OPS = {"FULLY_CONNECTED": tfl.FULLY_CONNECTED, "CONV_2D": tfl.CONV_2D, "DEPTHWISE_CONV_2D": tfl.DEPTHWISE_CONV_2D,
             "AVERAGE_POOL_2D": tfl.AVERAGE_POOL_2D, "MAX_POOL_2D": tfl.MAX_POOL_2D, "SOFTMAX": tfl.SOFTMAX,
             "MEAN": tfl.MEAN, "ADD": tfl.ADD, "SUB": tfl.SUB, "MUL": tfl.MUL, "TRANSPOSE_CONV": tfl.TRANSPOSE_CONV,
-            "MAXIMUM": tfl.MAXIMUM, "MINIMUM": tfl.MINIMUM,
+            "MAXIMUM": tfl.MAXIMUM, "MINIMUM": tfl.MINIMUM, "PRELU": tfl.PRELU,
             **{op: tfl.LUT for op in ("LOGISTIC", "TANH", "LEAKY_RELU", "HARD_SWISH", "RELU", "RELU6", "RELU_N1_TO_1",
-                                      "RELU_0_TO_1")}}
+                                      "RELU_0_TO_1", "ABS", "RSQRT", "SQRT", "LOG")},
+            **{op: tfl.COMPARE for op in ("EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL")}}
+# the int8 tables of one input whose LiteRT reference computes each output from its input alone (quant.py)
+_TABLES = {"ABS": lut_abs, "RSQRT": lut_rsqrt, "SQRT": lut_sqrt, "LOG": lut_log}
 INT16_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "AVERAGE_POOL_2D", "MAX_POOL_2D",
              "ADD", "SUB", "MUL", "MEAN", "SOFTMAX", "LOGISTIC", "TANH", "LEAKY_RELU")
 _RELU_RANGE = {"RELU": (0.0, None), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0), "RELU_0_TO_1": (0.0, 1.0)}
@@ -75,6 +84,9 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
     if internal is None:
         raise op_error(op, f"quantized {op.op} is not supported yet (aotc's TFLite int8 kernels: "
                        f"{', '.join(INT8_OPS)})")
+    if internal == tfl.COMPARE:
+        _lower_compare(b, op)
+        return
     sixteen = x.dtype == "int16" and y.dtype == "int16"  # 16x8: int16 activations, int8 weights
     if sixteen and op.op not in INT16_OPS:
         raise op_error(op, f"16x8 (int16) {op.op} is not supported yet (aotc's 16x8 kernels: {', '.join(INT16_OPS)})")
@@ -109,9 +121,20 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
             table = lut_leaky_relu(float(o.alpha), x_scale, x_zero, y_scale, y_zero)
         elif op.op == "HARD_SWISH":
             table = lut_hard_swish(x_scale, x_zero, y_scale, y_zero)
+        elif op.op in _TABLES:
+            table = _TABLES[op.op](x_scale, x_zero, y_scale, y_zero)
         else:
             table = lut_relu(*_RELU_RANGE[op.op], x_scale, x_zero, y_scale, y_zero)
         attrs = {"table": [int(v) for v in table], "what": op.op, "y_shape": list(y.shape)}
+    elif internal == tfl.PRELU:
+        alpha = b.tensor(op.inputs[1])
+        if alpha.dtype != "int8" or alpha.quant is None or alpha.quant.per_channel:
+            raise op_error(op, "int8 PRELU needs a per-tensor quantized int8 alpha")
+        _check_broadcast(op, x.shape, alpha.shape, y.shape)
+        attrs = {"y_min": -128, "y_max": 127, "y_shape": list(y.shape), "x_zero": x_zero,
+                 "alpha_zero": int(alpha.quant.zero_point[0]), "y_zero": y_zero,
+                 "m": list(prelu_multipliers(x_scale, float(alpha.quant.scale[0]), y_scale))}
+        inputs.append(b.value(op.inputs[1], NHWC))
     elif internal in (tfl.MAXIMUM, tfl.MINIMUM):
         x2 = b.tensor(op.inputs[1])
         if x2.dtype != "int8" or x2.quant is None or any(
@@ -232,6 +255,29 @@ def lower_quantize(b: OnnxBuilder, op: TflOp) -> None:
     b.nodes.append(helper.make_node(internal, [b.value(op.inputs[0], NHWC)], [out], name=b.fresh(op.name),
                                     domain=tfl.DOMAIN, **attrs))
     b.value_infos.append(helper.make_tensor_value_info(out, helper.np_dtype_to_tensor_dtype(np.dtype(y.dtype)),
+                                                       list(y.shape)))
+    b.values[op.outputs[0]] = {NHWC: out}
+
+
+def _lower_compare(b: OnnxBuilder, op: TflOp) -> None:
+    """int8 EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL (bool out): TFLite's comparisons
+    bring both inputs to one real scale first (each less its zero point, times 2^8, times its own scale
+    as a Q31 multiplier), so inputs quantized unlike compare by value."""
+    x1, x2, y = b.tensor(op.inputs[0]), b.tensor(op.inputs[1]), b.tensor(op.outputs[0])
+    if x1.dtype != "int8" or x2.dtype != "int8" or x2.quant is None or x1.quant.per_channel or x2.quant.per_channel:
+        raise op_error(op, f"quantized {op.op} of {x1.dtype} and {x2.dtype} is not supported (two per-tensor "
+                       "quantized int8 inputs)")
+    scales = [float(t.quant.scale[0]) for t in (x1, x2)]
+    if max(scales) >= 1.0:
+        raise op_error(op, f"int8 {op.op} of an input with scale {max(scales):g} >= 1 is not supported (TFLite's "
+                       "kernel rescales by a multiplier below one)")
+    _check_broadcast(op, x1.shape, x2.shape, y.shape)
+    attrs = {"what": op.op, "y_shape": list(y.shape), "x1_zero": int(x1.quant.zero_point[0]),
+             "x2_zero": int(x2.quant.zero_point[0]), "m": [*compare_multipliers(*scales), 0, 0]}
+    out = b.names[op.outputs[0]]
+    b.nodes.append(helper.make_node(tfl.COMPARE, [b.value(op.inputs[0], NHWC), b.value(op.inputs[1], NHWC)], [out],
+                                    name=b.fresh(op.name), domain=tfl.DOMAIN, **attrs))
+    b.value_infos.append(helper.make_tensor_value_info(out, helper.np_dtype_to_tensor_dtype(np.dtype(bool)),
                                                        list(y.shape)))
     b.values[op.outputs[0]] = {NHWC: out}
 

@@ -113,9 +113,16 @@ def _contrib_domains(graph: onnx.GraphProto) -> set[str]:
 def lower_ops(b: OnnxBuilder) -> None:
     """Every op of b's (sub)graph, in order."""
     for op in b.m.ops:
-        if is_quantized(b, op) and op.op in _MOVES and _moves_values_unchanged(b, op):
-            _OPS[op.op](b, op)  # int8 data movement: the same ONNX ops, on int8 tensors
-            continue
+        if op.op in _MOVES and _moves_quantized(b, op):
+            if op.op in _NOT_INT16 and any(b.tensor(i).dtype == "int16" for i in _data_inputs(op)):
+                raise op_error(op, f"{op.op} of int16 (16x8) is not supported: TFLite defines it on int8 only "
+                               "(LiteRT's kernels and the converter refuse int16)")
+            if _moves_values_unchanged(b, op):
+                _OPS[op.op](b, op)  # int8 data movement: the same ONNX ops, on int8 tensors
+                continue
+            if op.op != "CONCATENATION":  # (lower_int8 says why for CONCATENATION)
+                raise op_error(op, f"quantized {op.op} whose output is quantized unlike its input is not supported "
+                               "(TFLite's kernels require equal scales and zero points)")
         if is_quantized(b, op) and op.op not in ("QUANTIZE", "DEQUANTIZE"):
             lower_int8(b, op)
             continue
@@ -128,22 +135,49 @@ def lower_ops(b: OnnxBuilder) -> None:
         fn(b, op)
 
 
-# ops that only move data: on int8 tensors they are the float lowering, when no value changes its
-# quantisation (else they would requantise, which is refused by lower_int8)
+# ops that only move data: on int8 / int16 tensors they are the float lowering, when no value changes its
+# quantisation (else they would requantise, which is refused). REDUCE_MAX / REDUCE_MIN pick elements and
+# ARG_MAX / ARG_MIN their indices: a positive scale keeps the order of the integers. SHAPE reads only the
+# shape, FILL copies its value.
 _MOVES = ("RESHAPE", "SQUEEZE", "EXPAND_DIMS", "CONCATENATION", "STRIDED_SLICE", "PAD", "PADV2", "TILE",
-          "RESIZE_NEAREST_NEIGHBOR", "TRANSPOSE")
+          "RESIZE_NEAREST_NEIGHBOR", "TRANSPOSE", "GATHER", "GATHER_ND", "SLICE", "SPLIT", "SPLIT_V", "PACK",
+          "UNPACK", "SPACE_TO_DEPTH", "DEPTH_TO_SPACE", "BROADCAST_TO", "MIRROR_PAD", "REVERSE_V2",
+          "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND", "REDUCE_MAX", "REDUCE_MIN", "ARG_MAX", "ARG_MIN", "SELECT",
+          "SELECT_V2", "SHAPE", "FILL")
+_NOT_INT16 = ("SPACE_TO_DEPTH", "DEPTH_TO_SPACE", "ARG_MAX", "ARG_MIN")  # LiteRT's kernels take no int16
+_ALL = -1
+_DATA_INPUTS = {"CONCATENATION": _ALL, "PACK": _ALL, "SPLIT": (1,), "SELECT": (1, 2), "SELECT_V2": (1, 2),
+                "FILL": (1,)}  # the inputs whose values an op moves (else the first)
+_INDEX_OUTPUT = ("ARG_MAX", "ARG_MIN", "SHAPE")  # their outputs are indices or a shape, not quantized
+
+
+def _data_inputs(op: TflOp) -> list[int]:
+    k = _DATA_INPUTS.get(op.op, (0,))
+    return [i for i in (op.inputs if k == _ALL else [op.inputs[j] for j in k]) if i >= 0]
+
+
+def _moves_quantized(b: OnnxBuilder, op: TflOp) -> bool:
+    """The op moves quantized integers: its data inputs (op.inputs[0] for most) are."""
+    return any(b.tensor(i).dtype in ("int8", "uint8", "int16") and b.tensor(i).quant is not None
+               for i in _data_inputs(op))
 
 
 def _moves_values_unchanged(b: OnnxBuilder, op: TflOp) -> bool:
-    y = b.tensor(op.outputs[0])
-    data = op.inputs if op.op == "CONCATENATION" else op.inputs[:1]
+    """Every output holds its inputs' integers under the same type, scale and zero point (for ARG_MAX /
+    ARG_MIN / SHAPE: the input is quantized per tensor, so its integers order as its values)."""
     if op.op == "CONCATENATION" and op.options.fusedActivationFunction != ACT_NONE:
         return False
-    for i in data:
-        x = b.tensor(i)
-        if x.dtype != y.dtype or x.quant is None or y.quant is None or x.quant.per_channel \
-                or x.quant.scale[0] != y.quant.scale[0] or x.quant.zero_point[0] != y.quant.zero_point[0]:
-            return False
+    data = [b.tensor(i) for i in _data_inputs(op)]
+    if any(x.quant is None or x.quant.per_channel for x in data):
+        return False
+    if op.op in _INDEX_OUTPUT:
+        return True
+    for o in op.outputs:
+        y = b.tensor(o)
+        for x in data:
+            if x.dtype != y.dtype or y.quant is None or x.quant.scale[0] != y.quant.scale[0] \
+                    or x.quant.zero_point[0] != y.quant.zero_point[0]:
+                return False
     return True
 
 
@@ -281,4 +315,5 @@ _OPS = {
 }
 
 FLOAT_BUILTINS = frozenset(_OPS)  # the builtins lowered for float tensors (aotc ops --tflite)
-QUANTIZED_MOVES = frozenset(_MOVES)  # on int8/int16 tensors too: the same ONNX ops move the integers
+QUANTIZED_MOVES = frozenset(_MOVES)  # on int8 tensors too: the same ONNX ops move the integers
+QUANTIZED_MOVES_16 = QUANTIZED_MOVES - frozenset(_NOT_INT16)  # and on int16 (16x8) ones

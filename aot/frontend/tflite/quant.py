@@ -345,3 +345,104 @@ def softmax16_params(beta: float, x_scale: float) -> tuple[int, int, np.ndarray,
     exp_lut = lut_int16(math.exp, 10.0 / span, 32767, 2.0 / span, 0)
     recip_lut = lut_int16(lambda v: 1.0 / (1.0 + v), 1.0 / span, -32768, 2.0 / span, 0)
     return mult, shift, exp_lut, recip_lut
+
+
+# --- issue 50: int8 ops of one input whose LiteRT reference computes each output from its input alone -----------
+
+
+def lut_abs(x_scale: float, x_zero: int, y_scale: float, y_zero: int) -> np.ndarray:
+    """AbsEvalQuantized: |x - x_zero|, requantised by x_scale / y_scale (in float) where the scales differ."""
+    value = np.abs(INT8_VALUES - x_zero)
+    if _f32(x_scale) != _f32(y_scale):
+        mult, shift = quantize_multiplier(float(_f32(x_scale) / _f32(y_scale)))
+        value = _mbqm(value, mult, shift)
+    return np.clip(value + y_zero, -128, 127).astype(np.int8)
+
+
+def lut_sqrt(x_scale: float, x_zero: int, y_scale: float, y_zero: int) -> np.ndarray:
+    """SqrtEvalQuantized: sqrt of x dequantised in float, divided by y_scale and truncated toward zero
+    (a C cast), plus y_zero. LiteRT fails on a negative input; its entry here is sqrt of 0's."""
+    deq = np.maximum((_f32(x_scale) * (INT8_VALUES - x_zero).astype(np.float32)).astype(np.float32), np.float32(0))
+    root = np.sqrt(deq.astype(np.float64)).astype(np.float32)  # sqrtf: correctly rounded
+    q = np.trunc((root / _f32(y_scale)).astype(np.float32)).astype(np.int64) + y_zero
+    return np.clip(q, -128, 127).astype(np.int8)
+
+
+def lut_log(x_scale: float, x_zero: int, y_scale: float, y_zero: int) -> np.ndarray:
+    """LogLUTPrepare: LUTPopulate<int8_t> of log (logf), the output's lowest value for x <= 0."""
+    deq = (_f32(x_scale) * (INT8_VALUES - x_zero).astype(np.float32)).astype(np.float32)
+    lowest = np.float32(np.float32(-128 - y_zero) * _f32(y_scale))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(deq <= 0, lowest, np.log(np.maximum(deq, np.float32(1e-45)).astype(np.float64)).astype(np.float32))
+    v = (t.astype(np.float32) * (np.float32(1.0) / _f32(y_scale))).astype(np.float32)
+    rounded = np.floor(np.abs(v) + np.float32(0.5)) * np.sign(v)
+    return np.clip((rounded + np.float32(y_zero)).astype(np.int64), -128, 127).astype(np.int8)
+
+
+def _sat_shl(x: int, e: int) -> int:
+    """gemmlowp's SaturatingRoundingMultiplyByPOT for e > 0: x * 2^e saturated to int32."""
+    threshold = (1 << (31 - e)) - 1
+    return INT32_MAX if x > threshold else INT32_MIN if x < -threshold else x << e
+
+
+def _srdhm(a: int, b: int) -> int:
+    return int(saturating_rounding_doubling_high_mul(np.int64(a), np.int64(b)))
+
+
+def inv_sqrt_multiplier(value: int) -> tuple[int, int]:
+    """TFLite's GetInvSqrtQuantizedMultiplierExp(value, reverse_shift -1): 1 / sqrt(value) as a Q31
+    multiplier and a left shift, by five Newton-Raphson steps in gemmlowp's fixed point (3 integer bits)."""
+    if value <= 1:
+        return INT32_MAX, 0
+    shift = 11
+    while value >= 1 << 29:
+        value //= 4
+        shift += 1
+    pairs = (32 - value.bit_length() - 1) // 2 - 1  # CountLeadingZeros - 1, in pairs, less one
+    shift -= pairs
+    value <<= 2 * pairs
+    x_in = value >> 1  # F3
+    half_in = int(rounding_divide_by_pot(np.int64(x_in), np.int64(1)))
+    half_three = (1 << 28) + (1 << 27)
+    x = 1 << 28  # F3 one
+    for _ in range(5):
+        x3 = _sat_shl(_srdhm(_srdhm(x, x), x), 6)  # F9 -> F3
+        x = _sat_shl(_srdhm(half_three, x) - _srdhm(half_in, x3), 3)  # F6 -> F3
+    x = _srdhm(x, 1518500250)  # times sqrt(2) / 2
+    if shift < 0:
+        x, shift = (x << -shift) & 0xFFFFFFFF, 0
+        x = x - (1 << 32) if x >= 1 << 31 else x
+    return x, -shift
+
+
+def lut_rsqrt(x_scale: float, x_zero: int, y_scale: float, y_zero: int) -> np.ndarray:
+    """RsqrtEvalQuantizedInt8: 1 / sqrt(x - x_zero) by inv_sqrt_multiplier, carried 20 bits up, then
+    requantised by 1 / (sqrtf(x_scale) y_scale); 127 at x = x_zero. LiteRT fails below x_zero; those
+    entries are 127 here."""
+    mult, shift = quantize_multiplier(1.0 / float(np.float32(np.sqrt(np.float64(_f32(x_scale))).astype(np.float32)
+                                                           * _f32(y_scale))))
+    out = np.empty(256, np.int64)
+    for k, v in enumerate(INT8_VALUES):
+        value = int(v) - x_zero
+        if value <= 0:
+            out[k] = 127
+            continue
+        m, s = inv_sqrt_multiplier(value)
+        data = int(_mbqm(np.int64(1), m, s + 20))
+        out[k] = int(_mbqm(np.int64(data), mult, shift - 20)) + y_zero
+    return np.clip(out, -128, 127).astype(np.int8)
+
+
+def compare_multipliers(scale1: float, scale2: float) -> tuple[int, int, int, int]:
+    """TFLite's int8 comparisons: each input's own scale (below 1) as a Q31 multiplier and shift (the
+    inputs, less their zero points and shifted 8 bits up, are brought to one real scale)."""
+    m1, s1 = quantize_multiplier(float(_f32(scale1)))
+    m2, s2 = quantize_multiplier(float(_f32(scale2)))
+    return m1, s1, m2, s2
+
+
+def prelu_multipliers(x_scale: float, alpha_scale: float, y_scale: float) -> tuple[int, int, int, int]:
+    """PreluPrepare: x_scale / y_scale for x >= x_zero and x_scale alpha_scale / y_scale below, in float."""
+    m1, s1 = quantize_multiplier(float(_f32(x_scale) / _f32(y_scale)))
+    m2, s2 = quantize_multiplier(float(_f32(_f32(x_scale) * _f32(alpha_scale)) / _f32(y_scale)))
+    return m1, s1, m2, s2

@@ -38,6 +38,11 @@ def _reduce(onnx_op: str):
         axes = sorted({int(a) % rank for a in const_input(b, op, 1, "axes").reshape(-1)})
         keep = int(bool(op.options.keepDims)) if op.options is not None else 0
         x = b.value(op.inputs[0], NHWC)
+        if b.tensor(op.inputs[0]).dtype == "int16":  # 16x8 REDUCE_MAX / MIN (ONNX's take no int16): in int32
+            y = b.node(onnx_op, [b.node("Cast", [x], hint=f"{op.name}_i32", to=onnx.TensorProto.INT32)],
+                       hint=op.name, axes=axes, keepdims=keep)
+            finish(b, op, "Cast", [y], NHWC, to=onnx.TensorProto.INT16)
+            return
         if onnx_op == "ReduceSum":
             finish(b, op, onnx_op, [x, b.const(np.array(axes, np.int64), "axes")], NHWC, keepdims=keep)
         else:

@@ -40,5 +40,12 @@ void aotc_reduce_l2_f64(const aotc_reduce_params *p, const double *x, double *y)
 void aotc_reduce_sum_square_f64(const aotc_reduce_params *p, const double *x, double *y);
 void aotc_reduce_log_sum_f64(const aotc_reduce_params *p, const double *x, double *y);
 void aotc_reduce_log_sum_exp_f64(const aotc_reduce_params *p, const double *x, double *y, double *scratch);
+/* integers: max and min only (exact on any integer type) */
+void aotc_reduce_max_i8(const aotc_reduce_params *p, const int8_t *x, int8_t *y);
+void aotc_reduce_min_i8(const aotc_reduce_params *p, const int8_t *x, int8_t *y);
+void aotc_reduce_max_u8(const aotc_reduce_params *p, const uint8_t *x, uint8_t *y);
+void aotc_reduce_min_u8(const aotc_reduce_params *p, const uint8_t *x, uint8_t *y);
+void aotc_reduce_max_i32(const aotc_reduce_params *p, const int32_t *x, int32_t *y);
+void aotc_reduce_min_i32(const aotc_reduce_params *p, const int32_t *x, int32_t *y);
 
 #endif /* AOTC_REDUCE_H */

@@ -173,3 +173,21 @@ void aotc_reduce_log_sum_exp_f64(const aotc_reduce_params *p, const double *x, d
     pass_exp_sum_d(p, x, y, scratch);
     for (j = 0; j < p->y_size; ++j) y[j] = log(y[j]) + scratch[j];
 }
+
+/* ---- integers: ReduceMax / ReduceMin pick an element, so they are exact on any integer type (TFLite's quantized
+ * REDUCE_MAX / REDUCE_MIN, whose output keeps the input's scale and zero point, are these on the integers) ---- */
+#define AOTC_IMAX(a, b) ((a) > (b) ? (a) : (b))
+#define AOTC_IMIN(a, b) ((a) < (b) ? (a) : (b))
+AOTC_REDUCE_PASS(pass_max_i8, int8_t, INT8_MIN, v, AOTC_IMAX, 0)
+AOTC_REDUCE_PASS(pass_min_i8, int8_t, INT8_MAX, v, AOTC_IMIN, 0)
+AOTC_REDUCE_PASS(pass_max_u8, uint8_t, 0, v, AOTC_IMAX, 0)
+AOTC_REDUCE_PASS(pass_min_u8, uint8_t, UINT8_MAX, v, AOTC_IMIN, 0)
+AOTC_REDUCE_PASS(pass_max_i32, int32_t, INT32_MIN, v, AOTC_IMAX, 0)
+AOTC_REDUCE_PASS(pass_min_i32, int32_t, INT32_MAX, v, AOTC_IMIN, 0)
+
+void aotc_reduce_max_i8(const aotc_reduce_params *p, const int8_t *x, int8_t *y) { pass_max_i8(p, x, y, NULL); }
+void aotc_reduce_min_i8(const aotc_reduce_params *p, const int8_t *x, int8_t *y) { pass_min_i8(p, x, y, NULL); }
+void aotc_reduce_max_u8(const aotc_reduce_params *p, const uint8_t *x, uint8_t *y) { pass_max_u8(p, x, y, NULL); }
+void aotc_reduce_min_u8(const aotc_reduce_params *p, const uint8_t *x, uint8_t *y) { pass_min_u8(p, x, y, NULL); }
+void aotc_reduce_max_i32(const aotc_reduce_params *p, const int32_t *x, int32_t *y) { pass_max_i32(p, x, y, NULL); }
+void aotc_reduce_min_i32(const aotc_reduce_params *p, const int32_t *x, int32_t *y) { pass_min_i32(p, x, y, NULL); }

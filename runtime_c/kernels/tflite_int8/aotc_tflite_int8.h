@@ -220,6 +220,21 @@ void aotc_tfl_lstm_s8(const aotc_tfl_lstm8_params *p, const int8_t *x, const int
  * (alpha's), double rounding, as int8's table computes; p->count elements, y_min..y_max the int16 range */
 void aotc_tfl_leaky_relu_s16(const aotc_tfl_binary_params *p, const int16_t *x, int16_t *y);
 
+/* issue 50's int8 ops with arithmetic of their own (tflite_int8_mobile.c), on aotc_tfl_binary_params
+ * (inputs broadcast as ADD's):
+ * comparisons: each input less its zero point, times 2^8, requantised by its own scale (m1/s1, m2/s2:
+ * TFLite's MultiplyByQuantizedMultiplierSmallerThanOneExp, double rounding), then compared; y is bool
+ * (one byte, 0 or 1) */
+void aotc_tfl_equal_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, uint8_t *y);
+void aotc_tfl_not_equal_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, uint8_t *y);
+void aotc_tfl_less_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, uint8_t *y);
+void aotc_tfl_less_equal_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, uint8_t *y);
+void aotc_tfl_greater_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, uint8_t *y);
+void aotc_tfl_greater_equal_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, uint8_t *y);
+/* PRELU (x1: the input, x2: alpha): x - x_zero requantised by m1/s1 where it is >= 0, else its product
+ * with alpha - alpha_zero (x2_zero) by m2/s2 (double rounding); plus y_zero, clamped to y_min..y_max */
+void aotc_tfl_prelu_s8(const aotc_tfl_binary_params *p, const int8_t *x, const int8_t *alpha, int8_t *y);
+
 /* SVDF of int8 input and weights, int16 time weights and state (zero point 0), int32 bias: LiteRT's
  * EvalIntegerSVDF. The state the interpreter keeps ([batch][n_filter][n_memory]) is carried by the
  * caller: state in, state_next out (may be the same buffer). mult1/shift1: input x feature weights to

@@ -1,0 +1,69 @@
+/* TFLite's int8 comparisons and PRELU (issue 50): see aotc_tflite_int8.h. Each is LiteRT's reference
+ * kernel's integer arithmetic, written from its definition; the compiler computes every multiplier
+ * and shift (aot/frontend/tflite/quant.py). Inputs broadcast as ADD's (6-D element steps). */
+#include "aotc_tflite_int8.h"
+
+/* SaturatingRoundingDoublingHighMul: floor((a * b + 2^30) / 2^31); INT32_MIN * INT32_MIN saturates */
+static int32_t mob_high_mul(int32_t a, int32_t b) {
+    if (a == INT32_MIN && b == INT32_MIN) return INT32_MAX;
+    return (int32_t)(((int64_t)a * (int64_t)b + ((int64_t)1 << 30)) >> 31);
+}
+
+/* RoundingDivideByPOT: x / 2^e rounded to nearest, ties away from zero */
+static int32_t mob_divide_by_pot(int32_t x, int32_t e) {
+    const int32_t mask = (int32_t)(((int64_t)1 << e) - 1);
+    const int32_t remainder = x & mask, threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+    return (x >> e) + (remainder > threshold ? 1 : 0);
+}
+
+/* MultiplyByQuantizedMultiplier, double rounding (the left shift multiplies in int32, wrapping as TFLite's) */
+static int32_t mob_requant(int32_t acc, int32_t mult, int32_t shift) {
+    const int32_t left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+    return mob_divide_by_pot(mob_high_mul((int32_t)((uint32_t)acc << left), mult), right);
+}
+
+/* the offsets of y's element k in x1 and x2 (6-D, zero steps where broadcast) */
+typedef struct { int32_t i[6]; int64_t o1, o2; } mob_iter;
+
+static void mob_next(const aotc_tfl_binary_params *p, mob_iter *it) {
+    for (int32_t d = 5; d >= 0; --d) {
+        it->o1 += p->st1[d];
+        it->o2 += p->st2[d];
+        if (++it->i[d] < p->dims[d]) return;
+        it->o1 -= (int64_t)p->st1[d] * p->dims[d];
+        it->o2 -= (int64_t)p->st2[d] * p->dims[d];
+        it->i[d] = 0;
+    }
+}
+
+#define TFL_COMPARE(NAME, OP)                                                                             \
+    void NAME(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, uint8_t *y) {         \
+        mob_iter it = {{0, 0, 0, 0, 0, 0}, 0, 0};                                                         \
+        for (int64_t k = 0; k < p->count; ++k) {                                                          \
+            const int64_t o1 = p->broadcast ? it.o1 : k, o2 = p->broadcast ? it.o2 : k;                   \
+            const int32_t a = mob_requant((x1[o1] - p->x1_zero) * 256, p->m1, p->s1);                     \
+            const int32_t b = mob_requant((x2[o2] - p->x2_zero) * 256, p->m2, p->s2);                     \
+            y[k] = (uint8_t)(a OP b);                                                                     \
+            if (p->broadcast) mob_next(p, &it);                                                           \
+        }                                                                                                 \
+    }
+
+TFL_COMPARE(aotc_tfl_equal_s8, ==)
+TFL_COMPARE(aotc_tfl_not_equal_s8, !=)
+TFL_COMPARE(aotc_tfl_less_s8, <)
+TFL_COMPARE(aotc_tfl_less_equal_s8, <=)
+TFL_COMPARE(aotc_tfl_greater_s8, >)
+TFL_COMPARE(aotc_tfl_greater_equal_s8, >=)
+
+void aotc_tfl_prelu_s8(const aotc_tfl_binary_params *p, const int8_t *x, const int8_t *alpha, int8_t *y) {
+    mob_iter it = {{0, 0, 0, 0, 0, 0}, 0, 0};
+    for (int64_t k = 0; k < p->count; ++k) {
+        const int64_t o1 = p->broadcast ? it.o1 : k, o2 = p->broadcast ? it.o2 : k;
+        const int32_t v = x[o1] - p->x1_zero;
+        int32_t out = v >= 0 ? mob_requant(v, p->m1, p->s1)
+                             : mob_requant(v * (alpha[o2] - p->x2_zero), p->m2, p->s2);
+        out += p->y_zero;
+        y[k] = (int8_t)(out < p->y_min ? p->y_min : out > p->y_max ? p->y_max : out);
+        if (p->broadcast) mob_next(p, &it);
+    }
+}
