@@ -1,6 +1,6 @@
-"""TFLite int8 models on the Cortex-M boards (issue 27): tflite_int8.c's DSP-extension paths
-(tflite_int8_dsp.h: CONV_2D through quant_dsp.h's SMLAD block, DEPTHWISE_CONV_2D by SMLABB / SMLATT,
-FULLY_CONNECTED by quant_dsp.h's aotc_dsp_gemv4) and Helium's on the M55 (tflite_int8_mve.h: CONV_2D
+"""TFLite int8 models on the Cortex-M boards (issue 27): the DSP-extension paths
+(tflite_int8_*.c: CONV_2D through quant_dsp.h's SMLAD block, DEPTHWISE_CONV_2D by SMLABB / SMLATT,
+FULLY_CONNECTED by quant_dsp.h's aotc_dsp_gemv4) and Helium's on the M55 (tflite_int8_mve.h's dot products: CONV_2D
 and FULLY_CONNECTED by VMLADAVA, the requantisation by VQRDMULH) must give LiteRT's reference
 kernels' outputs bit for bit, as the plain loops do on the host.
 

@@ -91,7 +91,7 @@ ISAS: dict[str, Callable[[TargetTraits], bool]] = {
     "avx512": lambda t: t.avx512,  # an AVX-512F host (the x86 paths, conv_*_avx512.c)
     "helium": lambda t: t.helium,  # Arm's M-profile vector extension (a Cortex-M55)
     "arm-dsp": lambda t: t.dsp or t.helium,  # Arm's DSP extension (SMLAD): a Cortex-M4, M33, and every Helium core
-    # a Cortex-M core's int8 paths (quant_dsp.h, tflite_int8_dsp.h: SMLAD where the core has it), which
+    # a Cortex-M core's int8 paths (quant_dsp.h, tflite_int8_*.c: SMLAD where the core has it), which
     # take their blocks from the plan's scratch, not a small stack
     "m-profile": lambda t: t.scalar_tiles or t.helium,
 }

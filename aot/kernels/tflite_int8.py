@@ -1,7 +1,7 @@
 """Host ops of the 'tflite_int8' family: TFLite's integer kernels, NHWC int8, with its fixed-point
-requantisation (runtime_c/kernels/tflite_int8/tflite_int8.c). The nodes come from the TFLite frontend
-(aot/frontend/tflite/int8.py), which has computed every multiplier, shift and clamp; the emitters
-only lay them out. They are separate ops from the QLinear family because TFLite's arithmetic is
+requantisation (runtime_c/kernels/tflite_int8/, a file per strategy: tflite_int8_conv.c, ...). The nodes
+come from the TFLite frontend (aot/frontend/tflite/int8.py), which has computed every multiplier, shift
+and clamp; the emitters only lay them out. They are separate ops from the QLinear family because TFLite's arithmetic is
 not onnxruntime's (fixed-point multipliers, not float scales) and its layout is NHWC.
 """
 
@@ -237,7 +237,7 @@ def _fc_shape(node: Node, graph: Graph) -> tuple[int, int, bool]:
     return inner, out, w.data is not None and out % 4 == 0 and inner % 4 == 0 and inner > 0
 
 
-# On the M-profile boards the DSP path (tflite_int8_dsp.h) takes its scratch from the plan, as
+# On the M-profile boards the DSP path (tflite_int8_fc.c) takes its scratch from the plan, as
 # TFLM's kernels take theirs from the tensor arena; the host kernels need none.
 FC_KERNELS = dsp_dense_kernels(_fc_shape, lambda n, g: "aotc_tfl_fc_s16" if g.tensors[n.inputs[0]].dtype == "int16"
                                else "aotc_tfl_fc_s8", ("aotc_tfl_fc_s8", "aotc_tfl_fc_s16"))
@@ -361,7 +361,7 @@ ADD_MIN = define("aotc_tflite_int8.h", "AOTC_TFL_ADD_MIN")
 
 
 def _add_tables(node: Node, graph: Graph) -> bool:
-    """Whether tflite_int8_dsp.h's tabulated ADD / SUB takes the node: int8, same shapes, ADD_MIN elements."""
+    """Whether tflite_int8_elementwise.c's tabulated ADD / SUB takes the node: int8, same shapes, ADD_MIN elements."""
     x1, x2, y = (graph.tensors[t] for t in (*node.inputs[:2], node.outputs[0]))
     return x1.dtype == "int8" and x1.shape == x2.shape == y.shape and y.size >= ADD_MIN
 

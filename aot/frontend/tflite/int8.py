@@ -1,5 +1,5 @@
 """Quantized TFLite ops -> aotc's internal NHWC int8 ops (domain aotc.tflite), whose kernels
-(runtime_c/kernels/tflite_int8/tflite_int8.c) compute TFLite's fixed-point arithmetic bit for bit.
+(runtime_c/kernels/tflite_int8/tflite_int8_*.c) compute TFLite's fixed-point arithmetic bit for bit.
 
 Every multiplier, shift and clamp is computed here, once, from the file's float32 scales
 (quant.py); the nodes carry them as attributes and the kernels only accumulate and requantise.

@@ -278,7 +278,7 @@ def lut_hard_swish(x_scale: float, x_zero: int, y_scale: float, y_zero: int) -> 
 
 
 # --- 16x8's elementwise ops (int16 activations, zero point 0): LiteRT's reference kernels interpolate
-# tables, which the compiler computes here and the kernels read (runtime_c/kernels/tflite_int8/tflite_int8.c).
+# tables, which the compiler computes here and the kernels read (runtime_c/kernels/tflite_int8/tflite_int8_*.c).
 def sigmoid_table_u16() -> np.ndarray:
     """The 256 anchors that LOGISTIC and TANH (tanh(x) = 2 sigmoid(2x) - 1) interpolate linearly:
     sigmoid(i / 24) in 0.16 fixed point, each raised by half the chord's sag at the midpoint of its

@@ -184,13 +184,13 @@ def _apply(b: OnnxBuilder, act: str | None, x: str, hint: str, const) -> str:
 
 
 def lower_lstm_int8(b: OnnxBuilder, op: TflOp) -> None:
-    """The converter's integer UNIDIRECTIONAL_SEQUENCE_LSTM (int8 input, weights and hidden state; int16
-    gates, in Q3.12, and cell state, at a power-of-two scale) as one node whose kernel runs every step
-    in LiteRT's arithmetic (runtime_c/kernels/tflite_int8/tflite_int8.c). Each gate's two products are requantised
-    to Q3.12 by multipliers computed here as LiteRT's lstm.cc does (float scales), with the input's and
-    the state's zero points folded into the biases. The h and c that LiteRT keeps between invokes
-    become graph inputs `<lstm>_h` (int8; its zero point on the first call, which `<model>_reset_state`
-    writes) and `<lstm>_c` (int16; 0), and outputs `<lstm>_h_next` / `<lstm>_c_next`, as for the float LSTM."""
+    """The converter's integer UNIDIRECTIONAL_SEQUENCE_LSTM (int8 input, weights and hidden state; int16 gates,
+    in Q3.12, and cell state, at a power-of-two scale) as one node whose kernel runs every step in LiteRT's
+    arithmetic (runtime_c/kernels/tflite_int8/tflite_int8_recurrent.c). Each gate's two products are requantised
+    to Q3.12 by multipliers computed here as LiteRT's lstm.cc does (float scales), with the input's and the
+    state's zero points folded into the biases. The h and c that LiteRT keeps between invokes become graph
+    inputs `<lstm>_h` (int8; its zero point on the first call, which `<model>_reset_state` writes) and
+    `<lstm>_c` (int16; 0), and outputs `<lstm>_h_next` / `<lstm>_c_next`, as for the float LSTM."""
 
     def has(k: int) -> bool:
         return len(op.inputs) > k and op.inputs[k] >= 0

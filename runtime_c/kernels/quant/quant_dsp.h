@@ -116,8 +116,8 @@ static inline void aotc_dsp_widen_weights(const int8_t *w0, const int8_t *w1, in
  * patch words (into r4, r5, r6, r8: an LDM's registers ascend), two LDRDs of weights and 8 SMLADs;
  * the loop does two quads a turn, entered at the second for an odd count. Not inlined: the 13
  * registers of the loop are then free whatever the caller holds. */
-__attribute__((noinline)) static void aotc_dsp_mac2x2(const uint32_t *p, int32_t stride, int32_t count,
-                                                      const uint32_t *w, int32_t nq, int32_t *acc) {
+__attribute__((noinline, unused)) static void aotc_dsp_mac2x2(const uint32_t *p, int32_t stride, int32_t count,
+                                                              const uint32_t *w, int32_t nq, int32_t *acc) {
     int32_t i;
     for (i = 0; i < count; ++i, p += stride, acc += 4) {
         const uint32_t *pp = p, *ww = w;

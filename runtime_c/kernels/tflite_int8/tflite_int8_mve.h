@@ -1,4 +1,4 @@
-/* TFLite's int8 kernels (tflite_int8.c) with Helium (MVE, Cortex-M55: __ARM_FEATURE_MVE), written
+/* TFLite's int8 kernels (tflite_int8_*.c) with Helium (MVE, Cortex-M55: __ARM_FEATURE_MVE), written
  * with arm_mve.h; AOTC_NO_MVE, or a core without it, keeps the DSP / plain paths. Bit for bit the
  * plain loops' outputs:
  *   - the sums: sum (x - x_zero) w = sum x w - x_zero sum w, the first by VMLADAVA.S8 (16 byte
@@ -9,8 +9,9 @@
  *     half-away-from-zero is the rounding shift (half up) after adding -1 to negative values
  *     when the shift is not 0 (floor((r - 1 + 2^(e-1)) / 2^e) = q + (m > 2^(e-1)) for
  *     r = q 2^e + m, as the reference's remainder test; INT32_MIN saturates to itself).
- * Included by tflite_int8.c after tflite_int8_dsp.h; each entry returns 0 when it does not take
- * the case. */
+ * The paths (CONV_2D's in tflite_int8_conv.c, FULLY_CONNECTED's in tflite_int8_fc.c) return 0 when
+ * they do not take the case; this header holds their dot products and the requantisation of 4
+ * channels, which the DSP depthwise path uses too. Included by tflite_int8_dsp.h. */
 #ifndef AOTC_TFLITE_INT8_MVE_H
 #define AOTC_TFLITE_INT8_MVE_H
 
@@ -56,13 +57,12 @@ static inline __attribute__((always_inline)) void tfl_mve_dot4(const int8_t *x, 
 }
 
 /* sum over i < k of w[i] */
-static int32_t tfl_mve_sum(const int8_t *w, int32_t k) {
+TFL_UNUSED static int32_t tfl_mve_sum(const int8_t *w, int32_t k) {
     int32_t s = 0, i = 0;
     for (; i + 16 <= k; i += 16) s = vaddvaq_s8(s, vldrbq_s8(w + i));
     if (i < k) s = vaddvaq_s8(s, vldrbq_z_s8(w + i, vctp8q((uint32_t)(k - i))));
     return s;
 }
-
 /* Four channels' sums (plus their biases) requantised as requant_double does, plus the zero point,
  * clamped, stored to y[0 .. 3]. */
 static inline void tfl_mve_requant4(int32x4_t v, const int32_t *mult, const int32_t *shift, int32_t zero, int32_t lo,
@@ -75,77 +75,6 @@ static inline void tfl_mve_requant4(int32x4_t v, const int32_t *mult, const int3
     r = vminq_s32(vmaxq_s32(r, vdupq_n_s32(lo)), vdupq_n_s32(hi));
     vstrbq_s32(y, r);
 }
-
-/* FULLY_CONNECTED (4 outputs or more): four outputs at a time (the last block overlapping), their
- * weight sums in the same pass, requantised with requant_single (scalar: a dense layer's outputs
- * are few). */
-static int tfl_fc_s8_mve(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
-                         int8_t *y) {
-    const int32_t in = p->in, out = p->out;
-    int32_t r, o, j, acc[4], sums[4];
-    if (out < 4) return 0;
-    for (r = 0; r < p->rows; ++r) {
-        const int8_t *xr = x + (int64_t)r * in;
-        for (o = 0; o < out; o += 4) {
-            const int32_t o0 = o + 4 <= out ? o : out - 4;
-            tfl_mve_dot4(xr, in, w + (int64_t)o0 * in, in, acc, sums);
-            for (j = 0; j < 4; ++j) {
-                const int32_t c = o0 + j;
-                const int32_t s = acc[j] - p->x_zero * sums[j] + (bias ? bias[c] : 0);
-                y[(int64_t)r * out + c] = clamp8(requant_single(s, p->mult[c], p->shift[c]) + p->y_zero, p->y_min,
-                                                 p->y_max);
-            }
-        }
-    }
-    return 1;
-}
-
-/* CONV_2D (groups 1, 4 output channels or more, patches up to TFL_MVE_K bytes): each position's
- * patch gathered (a 1 x 1 window at stride 1 reads x in place), then four channels at a time.
- * Scratch (from the memory plan, as TFLM's kernels take theirs from the arena): tfl_mve_conv_words. */
-static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
-                           int8_t *y, const tfl_residual *e, uint32_t *scratch) {
-    const int32_t c = p->c, oc = p->oc, k = p->kh * p->kw * c, total = p->n * p->oh * p->ow;
-    const int32_t direct = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->pad_top == 0 &&
-                           p->pad_left == 0 && p->oh == p->h && p->ow == p->w;
-    int32_t pos, o, ky, kx, acc[4];
-    if (scratch == NULL || tfl_mve_conv_words(p, e != NULL) == 0) return 0;
-    int32_t *wsum = (int32_t *)scratch;
-    int8_t *patch = (int8_t *)(scratch + oc);
-    int8_t *row = (int8_t *)(scratch + oc + (k + 3) / 4); /* a position's conv outputs, with a fused ADD (e) */
-    for (o = 0; o < oc; ++o) {
-        wsum[o] = (bias ? bias[o] : 0) - p->x_zero * tfl_mve_sum(w + (int64_t)o * k, k);
-    }
-    for (pos = 0; pos < total; ++pos) {
-        const int8_t *px = patch;
-        if (direct) {
-            px = x + (int64_t)pos * c;
-        } else {
-            const int32_t ox = pos % p->ow, oy = (pos / p->ow) % p->oh, b = pos / (p->ow * p->oh);
-            for (ky = 0; ky < p->kh; ++ky) {
-                const int32_t iy = oy * p->sh - p->pad_top + ky * p->dh;
-                for (kx = 0; kx < p->kw; ++kx) {
-                    const int32_t ix = ox * p->sw - p->pad_left + kx * p->dw;
-                    int8_t *dst = patch + (ky * p->kw + kx) * c;
-                    if (iy < 0 || iy >= p->h || ix < 0 || ix >= p->w) {
-                        memset(dst, p->x_zero, (size_t)c);
-                    } else {
-                        memcpy(dst, x + (((int64_t)b * p->h + iy) * p->w + ix) * c, (size_t)c);
-                    }
-                }
-            }
-        }
-        for (o = 0; o < oc; o += 4) {
-            const int32_t o0 = o + 4 <= oc ? o : oc - 4;
-            tfl_mve_dot4(px, k, w + (int64_t)o0 * k, k, acc, NULL);
-            tfl_mve_requant4(vaddq_s32(vld1q_s32(acc), vld1q_s32(wsum + o0)), p->mult + o0, p->shift + o0,
-                             p->y_zero, p->y_min, p->y_max, e != NULL ? row + o0 : y + (int64_t)pos * oc + o0);
-        }
-        if (e != NULL) tfl_residual_run(e, row, (int64_t)pos * oc, oc, y);
-    }
-    return 1;
-}
-
 #else
 #define AOTC_TFL_MVE 0
 #endif

@@ -1,0 +1,331 @@
+/* TFLite's CONV_2D, int8 and 16x8, and CONV_2D with its residual ADD fused (aotc_tflite_int8.h): plain
+ * loops, the DSP extension's path (tiles of positions through quant_dsp.h's SMLAD block) and Helium's
+ * (tflite_int8_mve.h's dot products), bit for bit the plain loops' outputs.
+ *
+ * The DSP path lays out a patch as quant_dsp.h does (groups 1, any window, stride and dilation): output
+ * positions in pairs, for each quad of patch rows (r = (ky * kw + kx) * c + ch) the words
+ * E(t0) = [x(r0), x(r2)], O(t0) = [x(r1), x(r3)], E(t1), O(t1) as 16-bit halves, holding x - x_zero
+ * (0 under the padding, as TFLite's kernels skip those taps). A tile of positions is gathered once
+ * per block of quads, and each pair of output channels' weights widened once per tile. */
+#include "tflite_int8_internal.h"
+#include "tflite_int8_dsp.h" /* the DSP extension's paths (Cortex-M4, M33, M55) and Helium's (M55) */
+
+/* A residual ADD fused into CONV_2D (aotc_tfl_conv_add_s8); the conv paths take NULL when it runs alone. */
+typedef struct {
+    const aotc_tfl_residual_params *r;
+    const int8_t *res;                  /* the residual, indexed as y */
+    const int32_t *t_conv, *t_res;      /* the ADD's rescaled inputs by byte + 128 (NULL: add_one per element) */
+    int64_t bound;                      /* at least every |t_conv[.] + t_res[.]| */
+    int8_t *tile;                       /* the DSP path's tile of conv outputs (positions x oc) */
+} tfl_residual;
+
+/* y[at + k] = ADD(v[k], res[at + k]) for k < n: v the conv's outputs (y may be res) */
+static void tfl_residual_run(const tfl_residual *e, const int8_t *v, int64_t at, int32_t n, int8_t *y);
+
+#if AOTC_QUANT_DSP
+
+/* Patch rows [r0, r0 + 4 * nq) of output position `pos` (over n x oh x ow) as x - x_zero, E / O words
+ * into dst[0], dst[1], dst[4], dst[5], ... (a quad's words of one position, the pair's other position
+ * between them). */
+static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, int32_t pos, int32_t r0, int32_t nq,
+                          uint32_t *dst) {
+    const int32_t ox = pos % p->ow, oy = (pos / p->ow) % p->oh, b = pos / (p->ow * p->oh);
+    const uint32_t zz = (uint32_t)(uint16_t)p->x_zero * 0x10001u;
+    const int32_t iy0 = oy * p->sh - p->pad_top, ix0 = ox * p->sw - p->pad_left;
+    int32_t q = 0;
+    if (p->c % 4 == 0) { /* every quad lies in one tap: its 4 bytes are one word of x */
+        const int32_t taps = p->kh * p->kw;
+        int32_t tap = r0 / p->c, ch = r0 % p->c, ky = tap / p->kw, kx = tap % p->kw;
+        for (; q < nq; ch = 0, ++tap, kx = kx + 1 == p->kw ? 0 : kx + 1, ky += kx == 0) { /* tap by tap */
+            const int32_t iy = iy0 + ky * p->dh, ix = ix0 + kx * p->dw;
+            int32_t run = (p->c - ch) / 4; /* quads left in this tap */
+            run = run < nq - q ? run : nq - q;
+            if (tap >= taps || iy < 0 || iy >= p->h || ix < 0 || ix >= p->w) {
+                for (; run > 0; --run, ++q, dst += 4) dst[0] = dst[1] = 0;
+                continue;
+            }
+            const int8_t *xs = x + (((int64_t)b * p->h + iy) * p->w + ix) * p->c + ch;
+            for (; run > 0; --run, ++q, dst += 4, xs += 4) {
+                const uint32_t v = aotc_dsp_load32(xs);
+                dst[0] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
+                dst[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
+            }
+        }
+        return;
+    }
+    { /* a tap's channels at a time into v (x - x_zero, 0 in the padding and past k; no per-row
+       * tests), a whole kernel row's where its taps are contiguous in x (dilation 1, inside the
+       * image), then each quad's 16-bit values paired: E = [v0, v2], O = [v1, v3] */
+        const int32_t taps = p->kh * p->kw, c = p->c, xz = p->x_zero, rows = 4 * nq, kw = p->kw;
+        const int32_t row_in = p->dw == 1 && ix0 >= 0 && ix0 + kw <= p->w; /* a kernel row inside */
+        int16_t v[4 * TFL_DSP_KC];
+        int32_t tap = r0 / c, ch = r0 % c, ky = tap / kw, kx = tap % kw, j = 0, i;
+        while (j < rows) {
+            const int32_t iy = iy0 + ky * p->dh, ix = ix0 + kx * p->dw;
+            const int32_t y_in = tap < taps && iy >= 0 && iy < p->h;
+            int32_t run;
+            if (y_in && row_in && kx == 0 && ch == 0) { /* kw x c values at once */
+                const int8_t *xs = x + (((int64_t)b * p->h + iy) * p->w + ix) * c;
+                run = kw * c < rows - j ? kw * c : rows - j;
+                for (i = 0; i < run; ++i) v[j + i] = (int16_t)(xs[i] - xz);
+                j += run, tap += kw, ++ky; /* the next kernel row, kx and ch 0 */
+                continue;
+            }
+            run = c - ch < rows - j ? c - ch : rows - j;
+            if (!y_in || ix < 0 || ix >= p->w) {
+                for (i = 0; i < run; ++i) v[j + i] = 0;
+            } else {
+                const int8_t *xs = x + (((int64_t)b * p->h + iy) * p->w + ix) * c + ch;
+                for (i = 0; i < run; ++i) v[j + i] = (int16_t)(xs[i] - xz);
+            }
+            j += run;
+            ch = 0, ++tap, kx = kx + 1 == kw ? 0 : kx + 1, ky += kx == 0;
+        }
+        for (q = 0; q < nq; ++q, dst += 4) {
+            const uint32_t lo = (uint32_t)(uint16_t)v[4 * q] | (uint32_t)(uint16_t)v[4 * q + 1] << 16;
+            const uint32_t hi = (uint32_t)(uint16_t)v[4 * q + 2] | (uint32_t)(uint16_t)v[4 * q + 3] << 16;
+            dst[0] = (lo & 0xFFFFu) | hi << 16;
+            dst[1] = lo >> 16 | (hi & 0xFFFF0000u);
+        }
+    }
+}
+
+/* The weights of channels c0, c1 over rows [r0, r0 + 4 * nq) widened as aotc_dsp_widen_weights does,
+ * rows past k as zeros (not read). */
+static void tfl_dsp_weights(const int8_t *w, int32_t k, int32_t c0, int32_t c1, int32_t r0, int32_t nq, uint32_t *wx) {
+    const int32_t left = k - r0, full = left / 4 < nq ? left / 4 : nq;
+    if (full > 0) aotc_dsp_widen_weights(w + (int64_t)c0 * k + r0, w + (int64_t)c1 * k + r0, full, wx);
+    if (full < nq) {
+        int8_t t0[4] = {0, 0, 0, 0}, t1[4] = {0, 0, 0, 0};
+        int32_t j;
+        for (j = 0; j < left - 4 * full && j < 4; ++j) {
+            t0[j] = w[(int64_t)c0 * k + r0 + 4 * full + j];
+            t1[j] = w[(int64_t)c1 * k + r0 + 4 * full + j];
+        }
+        aotc_dsp_widen_weights(t0, t1, 1, wx + 4 * full);
+        for (j = 4 * (full + 1); j < 4 * nq; ++j) wx[j] = 0;
+    }
+}
+
+/* Sums of channel pair (c0, c0 + 1) at np positions from p0 (acc: quant_dsp.h's layout, the bias
+ * already in them) to y (not inlined: the requantisation loop then has the registers to itself). */
+__attribute__((noinline)) static void tfl_dsp_store(const aotc_tfl_conv_params *p, const int32_t *bias,
+                                                    const int32_t *acc, int32_t p0, int32_t np, int32_t c0, int32_t nc,
+                                                    int8_t *y) {
+    const int32_t oc = p->oc;
+    const int64_t k_bound = (int64_t)p->kh * p->kw * p->c * TFL_DSP_PRODUCT_MAX;
+    int32_t j;
+    for (j = 0; j < nc; ++j) {
+        const int32_t c = c0 + j, b = bias ? bias[c] : 0;
+        const int64_t bound = k_bound + tfl_dsp_abs64(b);
+        int8_t *yc = y + (int64_t)p0 * oc + c;
+        /* positions in pairs: t even at acc[2t + 2j], t odd one word on */
+        tfl_dsp_requant_run(acc + 2 * j, 4, (np + 1) / 2, 0, p->mult[c], p->shift[c], p->y_zero, p->y_min, p->y_max,
+                            yc, 2 * oc, bound);
+        tfl_dsp_requant_run(acc + 2 * j + 1, 4, np / 2, 0, p->mult[c], p->shift[c], p->y_zero, p->y_min, p->y_max,
+                            yc + oc, 2 * oc, bound);
+    }
+}
+
+/* CONV_2D on the tiles of tfl_dsp_conv_words. With a fused residual ADD (e), each tile's outputs go to
+ * e->tile first, then through the ADD to y (a tile's positions are contiguous in y). */
+static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                           int8_t *y, uint32_t *AOTC_RESTRICT scratch, const tfl_residual *e) {
+    const int32_t k = p->kh * p->kw * p->c, kq = (k + 3) / 4, kc = kq < TFL_DSP_KC ? kq : TFL_DSP_KC;
+    const int32_t total = p->n * p->oh * p->ow, pairs_oc = (p->oc + 1) / 2;
+    int32_t np, p0;
+    (void)tfl_dsp_conv_words(p, &np);
+    if (scratch == NULL || np < 2) return 0;
+    uint32_t *patch = scratch, *wx = patch + 2 * np * kc;
+    int32_t *acc = (int32_t *)(wx + 4 * kc);
+    for (p0 = 0; p0 < total; p0 += np) {
+        const int32_t n = total - p0 < np ? total - p0 : np, pairs = (n + 1) / 2;
+        int32_t q0, cp, t;
+        for (q0 = 0; q0 < kq; q0 += kc) {
+            const int32_t nq = kq - q0 < kc ? kq - q0 : kc;
+            for (t = 0; t < 2 * pairs; ++t) { /* an odd tile's last pair repeats its position */
+                tfl_dsp_patch(p, x, p0 + (t < n ? t : n - 1), 4 * q0, nq, patch + (t / 2) * 4 * nq + 2 * (t & 1));
+            }
+            for (cp = 0; cp < pairs_oc; ++cp) {
+                const int32_t c0 = 2 * cp, c1 = c0 + 1 < p->oc ? c0 + 1 : c0;
+                int32_t *a = kq > kc ? acc + cp * 4 * pairs : acc;
+                tfl_dsp_weights(w, k, c0, c1, 4 * q0, nq, wx);
+                if (q0 == 0 || kq == kc) { /* the sums start at the bias: the store adds none */
+                    const int32_t b0 = bias ? bias[c0] : 0, b1 = bias ? bias[c1] : 0;
+                    for (t = 0; t < pairs; ++t) a[4 * t] = a[4 * t + 1] = b0, a[4 * t + 2] = a[4 * t + 3] = b1;
+                }
+                aotc_dsp_mac2x2(patch, 4 * nq, pairs, wx, nq, a);
+                if (q0 + nq == kq) {
+                    if (e != NULL) tfl_dsp_store(p, bias, a, 0, n, c0, c1 > c0 ? 2 : 1, e->tile);
+                    else tfl_dsp_store(p, bias, a, p0, n, c0, c1 > c0 ? 2 : 1, y);
+                }
+            }
+        }
+        if (e != NULL) tfl_residual_run(e, e->tile, (int64_t)p0 * p->oc, n * p->oc, y);
+    }
+    return 1;
+}
+#endif /* AOTC_QUANT_DSP */
+
+#if AOTC_TFL_MVE
+/* CONV_2D (groups 1, 4 output channels or more, patches up to TFL_MVE_K bytes): each position's
+ * patch gathered (a 1 x 1 window at stride 1 reads x in place), then four channels at a time.
+ * Scratch (from the memory plan, as TFLM's kernels take theirs from the arena): tfl_mve_conv_words. */
+static int tfl_conv_s8_mve(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                           int8_t *y, const tfl_residual *e, uint32_t *scratch) {
+    const int32_t c = p->c, oc = p->oc, k = p->kh * p->kw * c, total = p->n * p->oh * p->ow;
+    const int32_t direct = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->pad_top == 0 &&
+                           p->pad_left == 0 && p->oh == p->h && p->ow == p->w;
+    int32_t pos, o, ky, kx, acc[4];
+    if (scratch == NULL || tfl_mve_conv_words(p, e != NULL) == 0) return 0;
+    int32_t *wsum = (int32_t *)scratch;
+    int8_t *patch = (int8_t *)(scratch + oc);
+    int8_t *row = (int8_t *)(scratch + oc + (k + 3) / 4); /* a position's conv outputs, with a fused ADD (e) */
+    for (o = 0; o < oc; ++o) {
+        wsum[o] = (bias ? bias[o] : 0) - p->x_zero * tfl_mve_sum(w + (int64_t)o * k, k);
+    }
+    for (pos = 0; pos < total; ++pos) {
+        const int8_t *px = patch;
+        if (direct) {
+            px = x + (int64_t)pos * c;
+        } else {
+            const int32_t ox = pos % p->ow, oy = (pos / p->ow) % p->oh, b = pos / (p->ow * p->oh);
+            for (ky = 0; ky < p->kh; ++ky) {
+                const int32_t iy = oy * p->sh - p->pad_top + ky * p->dh;
+                for (kx = 0; kx < p->kw; ++kx) {
+                    const int32_t ix = ox * p->sw - p->pad_left + kx * p->dw;
+                    int8_t *dst = patch + (ky * p->kw + kx) * c;
+                    if (iy < 0 || iy >= p->h || ix < 0 || ix >= p->w) {
+                        memset(dst, p->x_zero, (size_t)c);
+                    } else {
+                        memcpy(dst, x + (((int64_t)b * p->h + iy) * p->w + ix) * c, (size_t)c);
+                    }
+                }
+            }
+        }
+        for (o = 0; o < oc; o += 4) {
+            const int32_t o0 = o + 4 <= oc ? o : oc - 4;
+            tfl_mve_dot4(px, k, w + (int64_t)o0 * k, k, acc, NULL);
+            tfl_mve_requant4(vaddq_s32(vld1q_s32(acc), vld1q_s32(wsum + o0)), p->mult + o0, p->shift + o0,
+                             p->y_zero, p->y_min, p->y_max, e != NULL ? row + o0 : y + (int64_t)pos * oc + o0);
+        }
+        if (e != NULL) tfl_residual_run(e, row, (int64_t)pos * oc, oc, y);
+    }
+    return 1;
+}
+#endif /* AOTC_TFL_MVE */
+
+static void tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                        int8_t *y, uint32_t *scratch, const tfl_residual *e) {
+#if AOTC_TFL_MVE
+    if (tfl_conv_s8_mve(p, x, w, bias, y, e, scratch)) return;
+#endif
+#if AOTC_QUANT_DSP
+    if (tfl_conv_s8_dsp(p, x, w, bias, y, scratch, e)) return;
+#endif
+    (void)scratch;
+    for (int32_t b = 0; b < p->n; ++b)
+        for (int32_t oy = 0; oy < p->oh; ++oy)
+            for (int32_t ox = 0; ox < p->ow; ++ox)
+                for (int32_t oc = 0; oc < p->oc; ++oc) {
+                    int32_t acc = 0;
+                    for (int32_t i = 0; i < p->kh; ++i) {
+                        int32_t iy = oy * p->sh - p->pad_top + i * p->dh;
+                        if (iy < 0 || iy >= p->h) continue;
+                        for (int32_t j = 0; j < p->kw; ++j) {
+                            int32_t ix = ox * p->sw - p->pad_left + j * p->dw;
+                            if (ix < 0 || ix >= p->w) continue;
+                            const int8_t *xp = x + (((int64_t)b * p->h + iy) * p->w + ix) * p->c;
+                            const int8_t *wp = w + (((int64_t)oc * p->kh + i) * p->kw + j) * p->c;
+                            for (int32_t c = 0; c < p->c; ++c) acc += (xp[c] - p->x_zero) * wp[c];
+                        }
+                    }
+                    if (bias) acc += bias[oc];
+                    int32_t v = requant_double(acc, p->mult[oc], p->shift[oc]) + p->y_zero;
+                    const int64_t at = (((int64_t)b * p->oh + oy) * p->ow + ox) * p->oc + oc;
+                    if (e != NULL) {
+                        const int8_t v8 = clamp8(v, p->y_min, p->y_max);
+                        tfl_residual_run(e, &v8, at, 1, y);
+                    } else {
+                        y[at] = clamp8(v, p->y_min, p->y_max);
+                    }
+                }
+}
+
+void aotc_tfl_conv_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                      int8_t *y, uint32_t *scratch) {
+    tfl_conv_s8(p, x, w, bias, y, scratch, NULL);
+}
+
+static void tfl_residual_run(const tfl_residual *e, const int8_t *v, int64_t at, int32_t n, int8_t *y) {
+    const aotc_tfl_binary_params *a = &e->r->add;
+    const int8_t *res = e->res + at;
+    int32_t k;
+    y += at;
+    if (e->t_conv == NULL) { /* add_one's three requantisations, as the ADD's plain loop */
+        for (k = 0; k < n; ++k) {
+            const int32_t s = e->r->conv_x1 ? add_one(a, v[k], res[k]) : add_one(a, res[k], v[k]);
+            y[k] = clamp8(s, a->y_min, a->y_max);
+        }
+        return;
+    }
+#if AOTC_QUANT_DSP
+    { /* the tables and one requantisation, as tfl_add_s8_dsp */
+        int32_t sum[64], k0;
+        for (k0 = 0; k0 < n; k0 += 64) {
+            const int32_t m = n - k0 < 64 ? n - k0 : 64;
+            for (k = 0; k < m; ++k) sum[k] = e->t_conv[v[k0 + k] + 128] + e->t_res[res[k0 + k] + 128];
+            tfl_dsp_requant_run(sum, 1, m, 0, a->mult, a->shift, a->y_zero, a->y_min, a->y_max, y + k0, 1, e->bound);
+        }
+    }
+#endif
+}
+
+void aotc_tfl_conv_add_s8(const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r, const int8_t *x,
+                          const int8_t *w, const int32_t *bias, const int8_t *res, int8_t *y, uint32_t *scratch) {
+    tfl_residual e = {r, res, NULL, NULL, 0, NULL};
+#if AOTC_QUANT_DSP
+    if (scratch != NULL) { /* the ADD's rescaling of each input byte, as tfl_add_s8_dsp's tables */
+        const aotc_tfl_binary_params *a = &r->add;
+        int32_t *t1 = (int32_t *)scratch, *t2 = t1 + 256, v, np = 0;
+        int64_t m1 = 0, m2 = 0;
+        for (v = 0; v < 256; ++v) {
+            t1[v] = requant_double((v - 128 - a->x1_zero) * (1 << 20), a->m1, a->s1);
+            t2[v] = requant_double((v - 128 - a->x2_zero) * (1 << 20), a->m2, a->s2);
+            m1 = tfl_dsp_abs64(t1[v]) > m1 ? tfl_dsp_abs64(t1[v]) : m1;
+            m2 = tfl_dsp_abs64(t2[v]) > m2 ? tfl_dsp_abs64(t2[v]) : m2;
+        }
+        e.t_conv = r->conv_x1 ? t1 : t2, e.t_res = r->conv_x1 ? t2 : t1, e.bound = m1 + m2;
+        scratch += AOTC_TFL_RESIDUAL_TABLES;
+#if AOTC_TFL_MVE
+        if (tfl_mve_conv_words(p, 1) == 0) /* Helium's conv keeps its own row: only the DSP path's tile */
+#endif
+            e.tile = (int8_t *)(scratch + tfl_dsp_conv_words(p, &np));
+    }
+#endif
+    tfl_conv_s8(p, x, w, bias, y, scratch, &e);
+}
+
+void aotc_tfl_conv_s16(const aotc_tfl_conv_params *p, const int16_t *x, const int8_t *w, const int64_t *bias,
+                       int16_t *y) {
+    for (int32_t b = 0; b < p->n; ++b)
+        for (int32_t oy = 0; oy < p->oh; ++oy)
+            for (int32_t ox = 0; ox < p->ow; ++ox)
+                for (int32_t oc = 0; oc < p->oc; ++oc) {
+                    int64_t acc = 0;
+                    for (int32_t i = 0; i < p->kh; ++i) {
+                        int32_t iy = oy * p->sh - p->pad_top + i * p->dh;
+                        if (iy < 0 || iy >= p->h) continue;
+                        for (int32_t j = 0; j < p->kw; ++j) {
+                            int32_t ix = ox * p->sw - p->pad_left + j * p->dw;
+                            if (ix < 0 || ix >= p->w) continue;
+                            const int16_t *xp = x + (((int64_t)b * p->h + iy) * p->w + ix) * p->c;
+                            const int8_t *wp = w + (((int64_t)oc * p->kh + i) * p->kw + j) * p->c;
+                            for (int32_t c = 0; c < p->c; ++c) acc += (int32_t)xp[c] * wp[c];
+                        }
+                    }
+                    if (bias) acc += bias[oc];
+                    y[(((int64_t)b * p->oh + oy) * p->ow + ox) * p->oc + oc] =
+                        clamp16(requant_reduced(acc, p->mult[oc], p->shift[oc]), p->y_min, p->y_max);
+                }
+}

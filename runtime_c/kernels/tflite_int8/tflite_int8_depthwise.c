@@ -1,0 +1,188 @@
+/* TFLite's DEPTHWISE_CONV_2D, int8 and 16x8 (aotc_tflite_int8.h): plain loops and, on cores with the DSP
+ * extension (depth multiplier 1) 4 channels at a time, each tap's 4 input bytes and 4 weight bytes
+ * widened to [c0, c2] / [c1, c3] halves, and SMLABB / SMLATT per channel (requantised by Helium's
+ * vectors on the M55). */
+#include "tflite_int8_internal.h"
+#include "tflite_int8_dsp.h" /* the DSP extension's paths (Cortex-M4, M33, M55) and Helium's (M55) */
+
+#if AOTC_QUANT_DSP
+
+/* Sums of 4 channels at one output position, any window, taps in the padding reading x_zero (zb). */
+static void tfl_dsp_dw_one(const aotc_tfl_conv_params *p, const int8_t *xb, int32_t iy0, int32_t ix0,
+                           const uint32_t *wq, const int32_t *base, uint32_t zb, int32_t *acc) {
+    const int32_t c = p->c;
+    int32_t a0 = base[0], a1 = base[1], a2 = base[2], a3 = base[3], ky, kx;
+    for (ky = 0; ky < p->kh; ++ky) {
+        const int32_t iy = iy0 + ky * p->dh;
+        for (kx = 0; kx < p->kw; ++kx, wq += 2) {
+            const int32_t ix = ix0 + kx * p->dw;
+            AOTC_DSP_DW_TAP(iy >= 0 && iy < p->h && ix >= 0 && ix < p->w
+                               ? aotc_dsp_load32(xb + ((int64_t)iy * p->w + ix) * c)
+                               : zb,
+                           wq);
+        }
+    }
+    acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+}
+
+/* The sums of n positions' 4 channels [ch, ch + 4) requantised to yo (the first position's channel
+ * ch), channel by channel; bound: at least every |sum| (tfl_dsp_requant_run). */
+__attribute__((noinline)) static void tfl_dsp_dw_store(const aotc_tfl_conv_params *p, const int32_t *acc, int32_t n,
+                                                       int32_t ch, int8_t *yo, int64_t bound) {
+    int32_t j;
+    (void)bound;
+#if AOTC_TFL_MVE /* the 4 channels are one vector */
+    for (j = 0; j < n; ++j)
+        tfl_mve_requant4(vld1q_s32(acc + 4 * j), p->mult + ch, p->shift + ch, p->y_zero, p->y_min, p->y_max,
+                         yo + (int64_t)j * p->oc);
+#else
+    for (j = 0; j < 4; ++j)
+        tfl_dsp_requant_run(acc + j, 4, n, 0, p->mult[ch + j], p->shift[ch + j], p->y_zero, p->y_min, p->y_max, yo + j,
+                            p->oc, bound);
+#endif
+}
+
+/* DEPTHWISE_CONV_2D, depth multiplier 1, channels a multiple of 4, windows up to TFL_DSP_TAPS:
+ * 4 channels at a time over every position, their weights widened once. The input zero point's
+ * share of the sums is in the base (a tap in the padding reads x_zero, adding 0 to the sum of
+ * (x - x_zero) * w), so a 3 x 3 window inside the image is plain loads: such windows of one output
+ * row go by runs (aotc_dsp_dw3x3_run), the others one at a time; the sums are then requantised
+ * channel by channel, each channel's multiplier and shifts split once. */
+static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
+                                const int32_t *bias, int8_t *y, uint32_t *AOTC_RESTRICT scratch) {
+    uint32_t wq[2 * TFL_DSP_TAPS];
+    const int32_t taps = p->kh * p->kw, kh = p->kh, kw = p->kw, h = p->h, wd = p->w, c = p->c, oc = p->oc;
+    const uint32_t zb = (uint32_t)(uint8_t)p->x_zero * 0x01010101u;
+    const int32_t fast = kh == 3 && kw == 3;
+    /* the rows and columns the windows span, from (-pad_top, -pad_left) */
+    const int32_t ph = TFL_DSP_DW_SPAN(p->oh, p->sh, kh, p->dh), pw = TFL_DSP_DW_SPAN(p->ow, p->sw, kw, p->dw);
+    /* scratch (the memory plan's: aotc_tfl_depthwise_s8_dsp_scratch_bytes): the sums of up to `run`
+     * positions' 4 channels, then the padded span where the 3 x 3 path copies it */
+    const int32_t run = tfl_dsp_dw_run(p);
+    int32_t *acc = (int32_t *)scratch;
+    uint32_t *pad = scratch + 4 * run;
+    int32_t ch, b, oy, ox, t, j;
+    if (scratch == NULL || p->depth_multiplier != 1 || c % 4 != 0 || taps > TFL_DSP_TAPS) return 0;
+    /* output columns [ox_lo, ox_hi) have the whole window inside the row */
+    int32_t ox_lo = (p->pad_left + p->sw - 1) / p->sw, ox_hi = 0;
+    while (ox_hi < p->ow && ox_hi * p->sw - p->pad_left + (kw - 1) * p->dw < wd) ++ox_hi;
+    if (ox_lo > ox_hi) ox_lo = ox_hi;
+    for (ch = 0; ch < c; ch += 4) {
+        int32_t base[4] = {0, 0, 0, 0};
+        for (t = 0; t < taps; ++t) {
+            const int8_t *wt = w + (int64_t)t * oc + ch;
+            const uint32_t v = aotc_dsp_load32(wt);
+            wq[2 * t] = (uint32_t)__sxtb16(v);
+            wq[2 * t + 1] = aotc_dsp_sxtb16_hi(v);
+            for (j = 0; j < 4; ++j) base[j] -= p->x_zero * wt[j];
+        }
+        int64_t bound = (int64_t)taps * TFL_DSP_PRODUCT_MAX, b_max = 0;
+        for (j = 0; j < 4; ++j) {
+            base[j] += bias ? bias[ch + j] : 0;
+            b_max = bias && tfl_dsp_abs64(bias[ch + j]) > b_max ? tfl_dsp_abs64(bias[ch + j]) : b_max;
+        }
+        bound += b_max;
+        if (fast && TFL_DSP_DW_PADDED(ph, pw, p->ow, run)) {
+            /* the 4 channels' words of the windows' span, padded */
+            for (b = 0; b < p->n; ++b) {
+                const int8_t *xb = x + (int64_t)b * h * wd * c + ch;
+                int8_t *yb = y + (int64_t)b * p->oh * p->ow * oc + ch;
+                for (t = 0; t < ph; ++t) {
+                    const int32_t iy = t - p->pad_top;
+                    for (j = 0; j < pw; ++j) {
+                        const int32_t ix = j - p->pad_left;
+                        pad[t * pw + j] = iy >= 0 && iy < h && ix >= 0 && ix < wd
+                                              ? aotc_dsp_load32(xb + ((int64_t)iy * wd + ix) * c)
+                                              : zb;
+                    }
+                }
+                /* whole rows into the sums, stored when the next would not fit (the padded span is
+                 * at most TFL_DSP_DW_PAD words, so a row is at most that many positions) */
+                for (oy = 0, t = 0; oy < p->oh; ++oy) {
+                    if (t + p->ow > run) {
+                        tfl_dsp_dw_store(p, acc, t, ch, yb + ((int64_t)oy * p->ow - t) * oc, bound);
+                        t = 0;
+                    }
+                    aotc_dsp_dw3x3_run((const int8_t *)(pad + oy * p->sh * pw), 4 * p->sw, p->ow, 4 * p->dw,
+                                      4 * p->dh * pw, wq, base, acc + 4 * t);
+                    t += p->ow;
+                }
+                tfl_dsp_dw_store(p, acc, t, ch, yb + ((int64_t)p->oh * p->ow - t) * oc, bound);
+            }
+            continue;
+        }
+        for (b = 0; b < p->n; ++b) {
+            const int8_t *xb = x + (int64_t)b * h * wd * c + ch;
+            int8_t *yb = y + (int64_t)b * p->oh * p->ow * oc + ch;
+            for (oy = 0; oy < p->oh; ++oy) {
+                const int32_t iy0 = oy * p->sh - p->pad_top;
+                const int32_t inside = fast && iy0 >= 0 && iy0 + (kh - 1) * p->dh < h;
+                for (ox = 0; ox < p->ow;) {
+                    int32_t n = 1;
+                    if (inside && ox >= ox_lo && ox < ox_hi) {
+                        n = ox_hi - ox < run ? ox_hi - ox : run;
+                        aotc_dsp_dw3x3_run(xb + ((int64_t)iy0 * wd + ox * p->sw - p->pad_left) * c, p->sw * c, n,
+                                          p->dw * c, p->dh * wd * c, wq, base, acc);
+                    } else {
+                        tfl_dsp_dw_one(p, xb, iy0, ox * p->sw - p->pad_left, wq, base, zb, acc);
+                    }
+                    tfl_dsp_dw_store(p, acc, n, ch, yb + ((int64_t)oy * p->ow + ox) * oc, bound);
+                    ox += n;
+                }
+            }
+        }
+    }
+    return 1;
+}
+#endif /* AOTC_QUANT_DSP */
+
+void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
+                           int8_t *y, uint32_t *scratch) {
+#if AOTC_QUANT_DSP
+    if (tfl_depthwise_s8_dsp(p, x, w, bias, y, scratch)) return;
+#endif
+    (void)scratch;
+    for (int32_t b = 0; b < p->n; ++b)
+        for (int32_t oy = 0; oy < p->oh; ++oy)
+            for (int32_t ox = 0; ox < p->ow; ++ox)
+                for (int32_t oc = 0; oc < p->oc; ++oc) {
+                    int32_t ic = oc / p->depth_multiplier, acc = 0;
+                    for (int32_t i = 0; i < p->kh; ++i) {
+                        int32_t iy = oy * p->sh - p->pad_top + i * p->dh;
+                        if (iy < 0 || iy >= p->h) continue;
+                        for (int32_t j = 0; j < p->kw; ++j) {
+                            int32_t ix = ox * p->sw - p->pad_left + j * p->dw;
+                            if (ix < 0 || ix >= p->w) continue;
+                            int32_t xv = x[(((int64_t)b * p->h + iy) * p->w + ix) * p->c + ic];
+                            acc += (xv - p->x_zero) * w[((int64_t)i * p->kw + j) * p->oc + oc];
+                        }
+                    }
+                    if (bias) acc += bias[oc];
+                    int32_t v = requant_double(acc, p->mult[oc], p->shift[oc]) + p->y_zero;
+                    y[(((int64_t)b * p->oh + oy) * p->ow + ox) * p->oc + oc] = clamp8(v, p->y_min, p->y_max);
+                }
+}
+
+void aotc_tfl_depthwise_s16(const aotc_tfl_conv_params *p, const int16_t *x, const int8_t *w, const int64_t *bias,
+                            int16_t *y) {
+    for (int32_t b = 0; b < p->n; ++b)
+        for (int32_t oy = 0; oy < p->oh; ++oy)
+            for (int32_t ox = 0; ox < p->ow; ++ox)
+                for (int32_t oc = 0; oc < p->oc; ++oc) {
+                    int32_t ic = oc / p->depth_multiplier;
+                    int64_t acc = 0;
+                    for (int32_t i = 0; i < p->kh; ++i) {
+                        int32_t iy = oy * p->sh - p->pad_top + i * p->dh;
+                        if (iy < 0 || iy >= p->h) continue;
+                        for (int32_t j = 0; j < p->kw; ++j) {
+                            int32_t ix = ox * p->sw - p->pad_left + j * p->dw;
+                            if (ix < 0 || ix >= p->w) continue;
+                            int32_t xv = x[(((int64_t)b * p->h + iy) * p->w + ix) * p->c + ic];
+                            acc += xv * w[((int64_t)i * p->kw + j) * p->oc + oc];
+                        }
+                    }
+                    if (bias) acc += bias[oc];
+                    y[(((int64_t)b * p->oh + oy) * p->ow + ox) * p->oc + oc] =
+                        clamp16(requant_reduced(acc, p->mult[oc], p->shift[oc]), p->y_min, p->y_max);
+                }
+}

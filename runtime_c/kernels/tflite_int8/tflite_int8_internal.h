@@ -1,0 +1,101 @@
+/* What the strategy files of TFLite's integer kernels share (tflite_int8_*.c; aotc_tflite_int8.h is their
+ * API): TFLite's fixed-point requantisation, the clamps, and the ADD's arithmetic that a CONV_2D with a
+ * fused residual ADD repeats. Internal to runtime_c/kernels: no generated code includes it.
+ *
+ * The strategies, one file each (a bundle compiles those defining a function its model calls):
+ *   tflite_int8_conv.c             CONV_2D (and with its residual ADD fused): plain loops, the DSP path, Helium's
+ *   tflite_int8_depthwise.c        DEPTHWISE_CONV_2D: plain loops, the DSP path (4 channels at a time)
+ *   tflite_int8_fc.c               FULLY_CONNECTED: plain loops, the DSP path, Helium's
+ *   tflite_int8_transpose_conv.c   TRANSPOSE_CONV, its sums gathered per output
+ *   tflite_int8_pool.c             AVERAGE_POOL_2D, MAX_POOL_2D and MEAN over H and W
+ *   tflite_int8_elementwise.c      ADD / SUB (the DSP path's tables), MUL, MAXIMUM, MINIMUM, the lookup table,
+ *                                  16x8 LOGISTIC, TANH and LEAKY_RELU
+ *   tflite_int8_quantize.c         QUANTIZE, DEQUANTIZE and the requantisations between integer types
+ *   tflite_int8_softmax.c          SOFTMAX: gemmlowp's fixed point (int8), LiteRT's tables (16x8)
+ *   tflite_int8_recurrent.c        the integer UNIDIRECTIONAL_SEQUENCE_LSTM and SVDF
+ * each for int8 and, where TFLite has it, 16x8 (int16 activations). The M-profile paths: tflite_int8_dsp.h
+ * (the DSP extension's shared requantisation), tflite_int8_mve.h (Helium's dot products). */
+#ifndef AOTC_TFLITE_INT8_INTERNAL_H
+#define AOTC_TFLITE_INT8_INTERNAL_H
+
+#include "aotc_tflite_int8.h"
+
+/* On cores with the DSP extension the int8 kernels are the network: at -Os, gcc stops inlining and
+ * if-converting their inner loops (10-15 % more instructions than at -O2), so these files are built
+ * at -O2 whatever the level (issue 27: speed that does not depend on it). */
+#if defined(__OPTIMIZE_SIZE__) && defined(__ARM_FEATURE_DSP) && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("O2")
+#endif
+
+#include <math.h>
+#include <string.h>
+
+/* A static function here that not every file including it calls. */
+#if defined(__GNUC__) || defined(__clang__)
+#define TFL_UNUSED __attribute__((unused))
+#else
+#define TFL_UNUSED
+#endif
+
+/* TFLite's SaturatingRoundingDoublingHighMul, (a * b + nudge) / 2^31 with C's truncating division
+ * and nudge 2^30 (a * b >= 0) or 1 - 2^30: that is floor((a * b + 2^30) / 2^31) either way, one
+ * arithmetic shift (a multiply-long, an add and two shifts on a 32-bit core, no sign tests);
+ * INT32_MIN * INT32_MIN saturates */
+TFL_UNUSED static int32_t high_mul(int32_t a, int32_t b) {
+    if (a == INT32_MIN && b == INT32_MIN) return INT32_MAX;
+    return (int32_t)(((int64_t)a * (int64_t)b + ((int64_t)1 << 30)) >> 31);
+}
+
+/* x / 2^e rounded to nearest, ties away from zero (the shift of a negative value is arithmetic on
+ * every compiler aotc targets) */
+TFL_UNUSED static int32_t divide_by_pot(int32_t x, int32_t e) {
+    int32_t mask = (int32_t)(((int64_t)1 << e) - 1);
+    int32_t remainder = x & mask;
+    int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+    return (x >> e) + (remainder > threshold ? 1 : 0);
+}
+
+/* double rounding: RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(acc * 2^left, mult), right) */
+TFL_UNUSED static int32_t requant_double(int32_t acc, int32_t mult, int32_t shift) {
+    int32_t left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+    int32_t scaled = (int32_t)((uint32_t)acc << left);  /* TFLite multiplies in int32: it wraps */
+    return divide_by_pot(high_mul(scaled, mult), right);
+}
+
+/* single rounding: (acc * mult + 2^(30 - shift)) >> (31 - shift) in 64 bits, half up */
+TFL_UNUSED static int32_t requant_single(int32_t acc, int32_t mult, int32_t shift) {
+    int32_t total = 31 - shift;  /* 1..62: the compiler keeps shift in [-31, 30] */
+    int64_t v = (int64_t)acc * (int64_t)mult + ((int64_t)1 << (total - 1));
+    return (int32_t)(v >> total);
+}
+
+TFL_UNUSED static int8_t clamp8(int32_t v, int32_t lo, int32_t hi) {
+    return (int8_t)(v < lo ? lo : v > hi ? hi : v);
+}
+
+/* 16x8: int16 activations (zero point 0), int8 weights, int64 sums and biases */
+TFL_UNUSED static int16_t clamp16(int64_t v, int32_t lo, int32_t hi) {
+    return (int16_t)(v < lo ? lo : v > hi ? hi : v);
+}
+
+/* LiteRT's int64 MultiplyByQuantizedMultiplier: the multiplier rounded to its top 16 bits, one rounding */
+TFL_UNUSED static int64_t requant_reduced(int64_t acc, int32_t mult, int32_t shift) {
+    int64_t m16 = mult < 0x7FFF0000 ? (mult + (1 << 15)) >> 16 : 0x7FFF;
+    int32_t total = 15 - shift;
+    return (acc * m16 + ((int64_t)1 << (total - 1))) >> total;
+}
+
+/* the full multiplier, one rounding: (acc * mult + 2^(30 - shift)) >> (31 - shift) */
+TFL_UNUSED static int64_t requant_full64(int64_t acc, int32_t mult, int32_t shift) {
+    int32_t total = 31 - shift;
+    return (acc * mult + ((int64_t)1 << (total - 1))) >> total;
+}
+
+/* ADD / SUB of two elements: aotc_tfl_add_s8's plain loop, and a conv's fused residual ADD */
+TFL_UNUSED static int32_t add_one(const aotc_tfl_binary_params *p, int32_t x1, int32_t x2) {
+    int32_t a = requant_double((x1 - p->x1_zero) * (1 << 20), p->m1, p->s1);
+    int32_t b = requant_double((x2 - p->x2_zero) * (1 << 20), p->m2, p->s2);
+    return requant_double(p->subtract ? a - b : a + b, p->mult, p->shift) + p->y_zero;
+}
+
+#endif /* AOTC_TFLITE_INT8_INTERNAL_H */

@@ -1,0 +1,117 @@
+/* TFLite's SOFTMAX (aotc_tflite_int8.h): int8 in gemmlowp's fixed point (to int8 or int16), 16x8 by
+ * LiteRT's interpolated tables. */
+#include "tflite_int8_internal.h"
+
+/* --- softmax: fixed point in the style of gemmlowp, Q<integer bits>.<31 - integer bits> in int32 ----- */
+static int32_t wrap_add(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
+static int32_t wrap_sub(int32_t a, int32_t b) { return (int32_t)((uint32_t)a - (uint32_t)b); }
+
+/* x * 2^e, saturating */
+static int32_t shl_sat(int32_t x, int32_t e) {
+    int32_t threshold = (int32_t)(((int64_t)1 << (31 - e)) - 1);
+    if (x > threshold) return INT32_MAX;
+    if (x < -threshold) return INT32_MIN;
+    return (int32_t)((uint32_t)x << e);
+}
+
+/* exp(a) for a in [-1/4, 0), Q0.31: Taylor series around -1/8 */
+static int32_t exp_quarter(int32_t a) {
+    const int32_t exp_minus_eighth = 1895147668;  /* exp(-1/8) in Q0.31 */
+    const int32_t one_third = 715827883;          /* 1/3 in Q0.31 */
+    int32_t x = wrap_add(a, 1 << 28);
+    int32_t x2 = high_mul(x, x), x3 = high_mul(x2, x), x4 = high_mul(x2, x2);
+    int32_t poly = divide_by_pot(wrap_add(high_mul(wrap_add(divide_by_pot(x4, 2), x3), one_third), x2), 1);
+    return wrap_add(exp_minus_eighth, high_mul(exp_minus_eighth, wrap_add(x, poly)));
+}
+
+/* exp(a) for a <= 0 in Q5.26 -> Q0.31: exp of a mod 1/4, times exp(-2^k) for each bit k of the rest */
+static int32_t exp_negative(int32_t a) {
+    /* exp(-1/4), exp(-1/2), exp(-1), exp(-2), exp(-4), exp(-8), exp(-16) in Q0.31 */
+    static const int32_t factors[7] = {1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242};
+    const int32_t quarter = 1 << 24;
+    int32_t a_mod = wrap_sub(a & (quarter - 1), quarter);
+    int32_t result = exp_quarter(shl_sat(a_mod, 5));
+    int32_t remainder = wrap_sub(a_mod, a);
+    for (int32_t k = 0; k < 7; ++k)
+        if (remainder & (1 << (24 + k))) result = high_mul(result, factors[k]);
+    return a == 0 ? INT32_MAX : result;
+}
+
+/* 1 / x for a positive x with `integer_bits` integer bits: Q0.31 and the bits it is over one */
+static int32_t reciprocal(int32_t x, int32_t integer_bits, int32_t *bits_over) {
+    int32_t headroom = 0;
+    while (headroom < 32 && !((uint32_t)x & (0x80000000u >> headroom))) ++headroom;
+    *bits_over = integer_bits - headroom;
+    int32_t a = (int32_t)(((uint32_t)x << headroom) - 0x80000000u);
+    int64_t sum = (int64_t)a + INT32_MAX;
+    int32_t half = (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
+    int32_t y = wrap_add(1515870810, high_mul(half, -1010580540));  /* 48/17 - 32/17 * half, Q2.29 */
+    for (int32_t i = 0; i < 3; ++i) {
+        int32_t e = wrap_sub(1 << 29, high_mul(half, y));
+        y = wrap_add(y, shl_sat(high_mul(y, e), 2));
+    }
+    return shl_sat(y, 1);
+}
+
+/* int8 SOFTMAX to int8 (BITS 8) or int16 (BITS 16, LiteRT's int8-in, int16-out case): the output is
+ * the probability in Q0.BITS less 2^(BITS - 1) (zero point -128 or -32768) */
+#define TFL_SOFTMAX8(NAME, TO, BITS, LO, HI)                                                              \
+    void NAME(const aotc_tfl_softmax_params *p, const int8_t *x, TO *y) {                                \
+        for (int32_t r = 0; r < p->rows; ++r) {                                                         \
+            const int8_t *xr = x + (int64_t)r * p->depth;                                               \
+            TO *yr = y + (int64_t)r * p->depth;                                                         \
+            int32_t top = -128, sum = 0, bits_over;                                                     \
+            for (int32_t k = 0; k < p->depth; ++k) top = xr[k] > top ? xr[k] : top;                     \
+            for (int32_t k = 0; k < p->depth; ++k) {                                                    \
+                int32_t diff = xr[k] - top;                                                             \
+                if (diff >= p->diff_min)                                                                \
+                    sum = wrap_add(sum,                                                                 \
+                                   divide_by_pot(exp_negative(high_mul(diff * (1 << p->shift), p->mult)), 12)); \
+            }                                                                                           \
+            int32_t scale = reciprocal(sum, 12, &bits_over);                                            \
+            for (int32_t k = 0; k < p->depth; ++k) {                                                    \
+                int32_t diff = xr[k] - top;                                                             \
+                if (diff < p->diff_min) {                                                               \
+                    yr[k] = (TO)(LO);                                                                   \
+                    continue;                                                                           \
+                }                                                                                       \
+                int32_t e = exp_negative(high_mul(diff * (1 << p->shift), p->mult));                    \
+                int32_t v = divide_by_pot(high_mul(scale, e), bits_over + 31 - (BITS)) + (LO);          \
+                yr[k] = (TO)(v < (LO) ? (LO) : v > (HI) ? (HI) : v);                                    \
+            }                                                                                           \
+        }                                                                                               \
+    }
+TFL_SOFTMAX8(aotc_tfl_softmax_s8, int8_t, 8, -128, 127)
+TFL_SOFTMAX8(aotc_tfl_softmax_s8_s16, int16_t, 16, -32768, 32767)
+
+/* the table's value at v: anchor 256 + v / 128, plus the slope to the next times v's 7 low bits */
+static int16_t lut16(const int16_t *t, int32_t v) {
+    int32_t i = 256 + (v >> 7), low = v & 0x7F;
+    int32_t base = t[i], slope = t[i + 1] - t[i];
+    return (int16_t)(base + ((slope * low + 64) >> 7));
+}
+
+static int16_t softmax16_exp(const aotc_tfl_softmax16_params *p, int32_t diff) {
+    int32_t v = requant_double(diff, p->mult, p->shift) + 32767;
+    return lut16(p->exp_table, v < -32768 ? -32768 : v > 32767 ? 32767 : v);
+}
+
+/* the exps are computed twice rather than kept in y, which may share x's memory */
+void aotc_tfl_softmax_s16(const aotc_tfl_softmax16_params *p, const int16_t *x, int16_t *y) {
+    for (int32_t r = 0; r < p->rows; ++r) {
+        const int16_t *xr = x + (int64_t)r * p->depth;
+        int16_t *yr = y + (int64_t)r * p->depth;
+        int32_t top = -32768, sum = 0, zeros = 0;
+        for (int32_t k = 0; k < p->depth; ++k) top = xr[k] > top ? xr[k] : top;
+        for (int32_t k = 0; k < p->depth; ++k) sum += softmax16_exp(p, xr[k] - top);
+        while (zeros < 32 && !((uint32_t)sum & (0x80000000u >> zeros))) ++zeros;  /* the max's exp > 0 */
+        /* sum normalised to [1, 2) in Q.14, less 1, recentred on [-32768, 32767] */
+        int32_t shifted = (int32_t)((((int64_t)sum << (zeros - 1)) + (1 << 13)) >> 14) - (1 << 15) - (1 << 16);
+        int32_t scale = lut16(p->recip_table, shifted < -32768 ? -32768 : shifted > 32767 ? 32767 : shifted);
+        int32_t right = 31 - zeros;
+        for (int32_t k = 0; k < p->depth; ++k) {
+            int64_t v = ((int64_t)softmax16_exp(p, xr[k] - top) * scale + ((int64_t)1 << (right - 1))) >> right;
+            yr[k] = (int16_t)(v < 0 ? 0 : v > 32767 ? 32767 : v);
+        }
+    }
+}
