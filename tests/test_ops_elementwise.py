@@ -163,3 +163,15 @@ def test_clamps_call_no_libm(tmp_path, target):
                     "-o", str(obj)], check=True)
     undefined = subprocess.run([nm, "-u", str(obj)], capture_output=True, text=True, check=True).stdout.split()
     assert not {"fmaxf", "fminf"} & set(undefined), undefined
+
+
+def test_a_prelu_slope_that_does_not_broadcast_to_x_is_refused():
+    """Issue 51: a slope [C] over X [N, C, L] (opset 6's per-channel form, kept as it was by onnx's version
+    converter) passes onnx's inference but does not broadcast to X: refused, where it compiled to a wrong answer."""
+    from aot.compiler import compile_model
+    from aot.errors import AotcError
+
+    case = op_case("prelu_bad_slope", "PRelu", {"x": (2, 3, 4)}, consts={"slope": np.ones(3, np.float32)})
+    with pytest.raises(AotcError, match=r"\(PRelu\): PRelu slope of shape \[3\] does not broadcast to X of shape "
+                                        r"\[2, 3, 4\]$"):
+        compile_model(case.model)

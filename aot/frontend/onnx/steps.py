@@ -33,6 +33,7 @@ from aot.frontend.onnx.load import (
     sanitize,
 )
 from aot.frontend.onnx.loops import scans_to_loops, sequences_to_scans
+from aot.frontend.onnx.old_opsets import upgrade
 from aot.frontend.onnx.optional_outputs import drop_unread_optional_outputs
 from aot.frontend.onnx.to_ir import to_ir
 from aot.frontend.onnx.validate import (
@@ -84,10 +85,10 @@ class Step:
 # --- the ONNX steps ----------------------------------------------------------------------
 
 def _opset(s: ImportState) -> None:
-    """The default-domain opset, one aotc reads."""
+    """The default-domain opset, one aotc reads (1 to 6 by upgrading it, the next steps)."""
     s.opset = opset_of(s.model)
-    if not MIN_OPSET <= s.opset <= MAX_OPSET:
-        raise AotcError(f"opset {s.opset} is not supported (aotc reads opsets {MIN_OPSET} to {MAX_OPSET})")
+    if not 1 <= s.opset <= MAX_OPSET:
+        raise AotcError(f"opset {s.opset} is not supported (aotc reads opsets 1 to {MAX_OPSET})")
 
 
 def _domains(s: ImportState) -> None:
@@ -102,6 +103,13 @@ def _domains(s: ImportState) -> None:
 def _own_copy(s: ImportState) -> None:
     """The import's own copy of the model (unless handed over), every node named uniquely."""
     s.model = name_nodes(s.model if s.owned else copy_model(s.model))
+
+
+def _upgrade_opset(s: ImportState) -> None:
+    """Opsets 1 to 6 upgraded to the lowest aotc compiles (aot/frontend/onnx/old_opsets.py)."""
+    if s.opset < MIN_OPSET:
+        s.model = name_nodes(upgrade(s.model, s.opset, MIN_OPSET))
+        s.opset = MIN_OPSET
 
 
 def _drop_unread_outputs(s: ImportState) -> None:
@@ -242,6 +250,7 @@ ONNX_STEPS: tuple[Step, ...] = (
     Step("opset", _opset),
     Step("domains", _domains),
     Step("own-copy", _own_copy),
+    Step("upgrade-opset", _upgrade_opset),
     Step("drop-unread-outputs", _drop_unread_outputs),
     Step("input-shapes", _input_shapes),
     Step("input-values", _input_values),
