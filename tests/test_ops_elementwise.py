@@ -9,7 +9,7 @@ import subprocess
 import numpy as np
 import pytest
 from conftest import require_tool
-from opcheck import op_case, shared_build
+from opcheck import node_case, op_case, shared_build
 
 from aot.paths import kernel_file, kernel_include_flags
 
@@ -110,6 +110,20 @@ CASES += [
     op_case("mean_one", "Mean", {"a": (2, 3)}),
 ]
 
+
+
+def _swiglu(case_id: str, shape: tuple, **attrs) -> object:
+    """SwiGLU (28), compiled as onnx's function body (issue 51), checked against its formula
+    Y = A * sigmoid(alpha * A) * B: onnxruntime has no kernel for the Swish-24 its body uses."""
+    rng = np.random.default_rng(28)
+    a, b = (rng.standard_normal(shape).astype(np.float32) * 3 for _ in range(2))
+    case = node_case(case_id, "SwiGLU", {"a": a, "b": b}, ["a", "b"], ["y"], 28, **attrs)
+    alpha = np.float64(attrs.get("alpha", 1.0))
+    case.expected = [(a * (1 / (1 + np.exp(-alpha * a))) * b).astype(np.float32)]
+    return case
+
+
+CASES += [_swiglu("swiglu", (3, 16)), _swiglu("swiglu_alpha", (2, 5, 7), alpha=1.702)]
 
 @pytest.fixture(scope="module")
 def built():

@@ -17,6 +17,7 @@ from aot.frontend.onnx.bounded import BoundedImport, check_bounded
 from aot.frontend.onnx.canonical import canonicalize
 from aot.frontend.onnx.control_flow import flatten_control_flow
 from aot.frontend.onnx.fold import _Named, fold_to_fixed_point, refuse_control_flow
+from aot.frontend.onnx.functions import expand_functions
 from aot.frontend.onnx.load import (
     MAX_OPSET,
     MIN_OPSET,
@@ -144,6 +145,12 @@ def _check_input_shapes(s: ImportState) -> None:
     check_input_shapes(s.model)
 
 
+def _expand_functions(s: ImportState) -> None:
+    """Ops onnx defines as functions that aotc has no kernel for: replaced by their bodies (functions.py)."""
+    if expand_functions(s.model, s.opset):
+        name_nodes(s.model)  # the bodies' nodes, which come unnamed
+
+
 def _take_declarations(s: ImportState) -> None:
     """The declared output and value_info types set aside: inferred, then compared."""
     s.declared = take_declarations(s.model)
@@ -257,6 +264,7 @@ ONNX_STEPS: tuple[Step, ...] = (
     Step("check-declared", _check_declared),
     Step("empty-inputs", _empty_inputs),
     Step("check-input-shapes", _check_input_shapes),
+    Step("expand-functions", _expand_functions),
     Step("take-declarations", _take_declarations),
     Step("fold", _fold),
     Step("scans-to-loops", _scans_to_loops),
