@@ -2,7 +2,8 @@
 4-D inputs, causal, bool and float masks of every broadcast rank (shorter than the keys too),
 grouped- and multi-query heads, the key/value cache with its present outputs, softcap, scale, the
 qk_matmul_output modes, rows the mask empties, and the kernel under ASan/UBSan (test_sanitized_ops).
-RotaryEmbedding (23) and LinearAttention (27), compiled as onnx's function bodies (issue 51)."""
+RotaryEmbedding (23), LinearAttention (27) and ai.onnx.preview's FlexAttention, compiled as onnx's
+function bodies (issue 51)."""
 
 from __future__ import annotations
 
@@ -138,6 +139,32 @@ CASES += [
     _linear_attention("linear_attention_gated_delta_per_head", decay="head", beta=True, update_rule="gated_delta"),
     _linear_attention("linear_attention_delta_scale", beta=True, update_rule="delta", scale=0.25),
 ]
+
+
+def _flex(case_id: str, qh=4, kvh=4, sq=5, skv=6, d=8, score_mod: bool = False, **attrs):
+    """ai.onnx.preview FlexAttention (its opset 1, beside the default opset 26), checked against onnx's
+    reference evaluator: onnxruntime has no kernel for it. `score_mod`: a subgraph adding a bias to the scores."""
+    feeds = {"q": _t(2, qh, sq, d), "k": _t(2, kvh, skv, d), "v": _t(2, kvh, skv, d)}
+    if score_mod:
+        body = helper.make_graph(
+            [helper.make_node("Add", ["s", "bias"], ["s_out"])], "score_mod",
+            [helper.make_tensor_value_info("s", TensorProto.FLOAT, ["B", "H", "L", "S"])],
+            [helper.make_tensor_value_info("s_out", TensorProto.FLOAT, ["B", "H", "L", "S"])],
+            [helper.make_tensor("bias", TensorProto.FLOAT, [], [0.5])])
+        attrs["score_mod"] = body
+    node = helper.make_node("FlexAttention", ["q", "k", "v"], ["y"], domain="ai.onnx.preview", **attrs)
+    g = helper.make_graph([node], case_id, [helper.make_tensor_value_info(n, TensorProto.FLOAT, v.shape)
+                                            for n, v in feeds.items()],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    case = model_case(case_id, g, feeds, opset=26)
+    case.model.opset_import.append(helper.make_opsetid("ai.onnx.preview", 1))
+    case.model.ir_version = 10
+    case.relative = True
+    return with_onnx_reference(case)
+
+
+CASES += [_flex("flex_plain"), _flex("flex_gqa_scaled", qh=8, kvh=2, scale=0.1),
+          _flex("flex_score_mod", score_mod=True)]
 IDS = [c.id for c in CASES]
 
 

@@ -1,8 +1,8 @@
 """ONNX ops that aotc has no kernel for but that onnx defines as a function of other ops: each node is
 replaced by its function body (onnx's own, built for the node's attributes and input types), so it
 compiles as the ops it is made of. RotaryEmbedding (23), LinearAttention and CausalConvWithState
-(27), GroupNormalization (18, 21) and SwiGLU (28) go this way (issue 51); a node of the body aotc
-cannot compile is refused as any other node is.
+(27), GroupNormalization (18, 21), SwiGLU (28) and ai.onnx.preview's FlexAttention go this way
+(issue 51); a node of the body aotc cannot compile is refused as any other node is.
 
 The ops are listed, not found: an op aotc has a kernel or a canonical rule for keeps it (the frontend
 does not read the kernel table), and tests/test_opsets.py checks that every op with a function body is
@@ -16,7 +16,15 @@ from onnx import helper
 
 FUNCTION_OPS = frozenset({"RotaryEmbedding", "LinearAttention", "CausalConvWithState", "GroupNormalization",
                           "SwiGLU"})
+PREVIEW = "ai.onnx.preview"
+PREVIEW_FUNCTION_OPS = frozenset({"FlexAttention"})  # of the domain PREVIEW
 _DOMAIN = "aotc.function"
+
+
+def expandable(node: onnx.NodeProto) -> bool:
+    """Whether the node is one of the ops replaced by their bodies."""
+    return (node.domain in ("", "ai.onnx") and node.op_type in FUNCTION_OPS) or \
+        (node.domain == PREVIEW and node.op_type in PREVIEW_FUNCTION_OPS)
 
 
 def _types(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
@@ -32,9 +40,9 @@ def _types(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
 
 
 def _body(node: onnx.NodeProto, opset: int, types: dict[str, onnx.TypeProto]) -> onnx.FunctionProto | None:
-    """The node's function body at the model's opset, or None where onnx has none for it."""
+    """The node's function body at the model's opset of its domain, or None where onnx has none for it."""
     try:
-        schema = onnx.defs.get_schema(node.op_type, opset, "")
+        schema = onnx.defs.get_schema(node.op_type, opset, "" if node.domain == "ai.onnx" else node.domain)
     except onnx.defs.SchemaError:
         return None
     try:
@@ -54,8 +62,10 @@ def _body(node: onnx.NodeProto, opset: int, types: dict[str, onnx.TypeProto]) ->
 
 
 def expand_functions(model: onnx.ModelProto, opset: int) -> int:
-    """Every top-level node of FUNCTION_OPS replaced by its function body, in place; how many were."""
-    nodes = {k for k, n in enumerate(model.graph.node) if n.domain in ("", "ai.onnx") and n.op_type in FUNCTION_OPS}
+    """Every top-level node of FUNCTION_OPS (PREVIEW_FUNCTION_OPS) replaced by its function body, in place;
+    how many were. `opset`: the default domain's."""
+    nodes = {k for k, n in enumerate(model.graph.node) if expandable(n)}
+    opsets = {imp.domain: imp.version for imp in model.opset_import}
     if not nodes:
         return 0
     types = _types(model)
@@ -64,7 +74,7 @@ def expand_functions(model: onnx.ModelProto, opset: int) -> int:
     local.CopyFrom(model)
     for k in sorted(nodes):
         node, copy = model.graph.node[k], local.graph.node[k]
-        body = _body(node, opset, types)
+        body = _body(node, opset if node.domain in ("", "ai.onnx") else opsets.get(node.domain, 1), types)
         if body is None:
             continue
         fn = onnx.FunctionProto()

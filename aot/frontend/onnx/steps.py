@@ -17,7 +17,7 @@ from aot.frontend.onnx.bounded import BoundedImport, check_bounded
 from aot.frontend.onnx.canonical import canonicalize
 from aot.frontend.onnx.control_flow import flatten_control_flow
 from aot.frontend.onnx.fold import _Named, fold_to_fixed_point, refuse_control_flow
-from aot.frontend.onnx.functions import expand_functions
+from aot.frontend.onnx.functions import expand_functions, expandable
 from aot.frontend.onnx.load import (
     MAX_OPSET,
     MIN_OPSET,
@@ -93,9 +93,10 @@ def _opset(s: ImportState) -> None:
 
 
 def _domains(s: ImportState) -> None:
-    """Every node of a domain aotc reads (ai.onnx, the com.microsoft ops it knows, aotc.tflite)."""
+    """Every node of a domain aotc reads (ai.onnx, the com.microsoft ops it knows, aotc.tflite, the
+    ai.onnx.preview ops expanded into their function bodies)."""
     for n in s.model.graph.node:
-        if not contrib.is_supported(n):
+        if not contrib.is_supported(n) and not expandable(n):  # an op of a preview domain onnx defines as a function
             known = ", ".join(contrib.CONTRIB_OPS + contrib.FLOAT_OPS)
             only = f" (of it aotc reads {known})" if n.domain == contrib.DOMAIN else ""
             raise AotcError(f"operator domain '{n.domain}' is not supported{only}", node=_Named(n))
