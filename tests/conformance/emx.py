@@ -14,13 +14,18 @@ testbench that crashes, the time limit).
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import signal
+import tempfile
 from pathlib import Path
 
 import numpy as np
 
 TIMEOUT_S = 300
+# each outcome is appended here as it comes (a full run takes hours on 2 cores): a run that stops is
+# resumed by the next, which only runs the cases not in it
+OUTCOMES = Path(tempfile.gettempdir()) / "aotc-onnx-node-tests" / "emx-1.4.0-outcomes.jsonl"
 
 
 def _alarm(signum: int, frame: object) -> None:
@@ -73,9 +78,33 @@ def one_case(d: Path) -> tuple[str, str]:
         signal.alarm(0)
 
 
-def run_emx(dirs: list[tuple[str, Path]], jobs: int = 2) -> dict[str, str]:
-    """{case: outcome} of every case folder through emx-onnx-cgen, `jobs` cases at once (a fresh worker
-    every 50 cases: the C builds leave memory behind)."""
+def _spread(dirs: list[tuple[str, Path]]) -> list[tuple[str, Path]]:
+    """The model suites first, then the node cases every 8th first: a run cut short has an even sample."""
+    models = [d for d in dirs if d[0] != "node"]
+    node = [d for d in dirs if d[0] == "node"]
+    return models + [node[k] for start in range(8) for k in range(start, len(node), 8)]
+
+
+def run_emx(dirs: list[tuple[str, Path]], jobs: int = 2, limit_s: float = 0) -> dict[str, str]:
+    """{case: outcome} of the case folders through emx-onnx-cgen, `jobs` cases at once (a fresh worker
+    every 50 cases: the C builds leave memory behind). Outcomes already in OUTCOMES are read, not run
+    again; `limit_s` > 0 stops starting cases after that many seconds (the cases not run are left out)."""
+    import time
+
+    done: dict[str, str] = {}
+    if OUTCOMES.is_file():
+        for line in OUTCOMES.read_text().splitlines():
+            name, outcome = json.loads(line)
+            done[name] = outcome
+    todo = [d for _, d in _spread(dirs) if d.name not in done]
+    start = time.monotonic()
     ctx = multiprocessing.get_context("fork")
-    with ctx.Pool(jobs, maxtasksperchild=50) as pool:
-        return dict(pool.imap_unordered(one_case, [d for _, d in dirs], chunksize=4))
+    with ctx.Pool(jobs, maxtasksperchild=50) as pool, OUTCOMES.open("a") as log:
+        for name, outcome in pool.imap(one_case, todo, chunksize=1):
+            done[name] = outcome
+            log.write(json.dumps([name, outcome]) + "\n")
+            log.flush()
+            if limit_s and time.monotonic() - start > limit_s:
+                pool.terminate()
+                break
+    return {d.name: done[d.name] for _, d in dirs if d.name in done}
