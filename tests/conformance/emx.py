@@ -3,8 +3,9 @@ the same inputs, the same comparison with the reference outputs, so its numbers 
 
 emx-onnx-cgen is not a test dependency of aotc: `pip install emx-onnx-cgen==1.4.0` into the venv
 that runs this (it is never run by the test suite or CI). Each case goes through emx's own ONNX
-backend (`emx_onnx_cgen.onnx_backend.run_model`: its compiler, the C built with the system cc -O2,
-the testbench run on the case's inputs), in a worker process with a time limit.
+backend (`emx_onnx_cgen.onnx_backend.run_model`: its compiler, the C built with $CC or the system cc
+at -O2, the testbench run on the case's inputs), in a worker process with a time limit. Give it
+CC=clang: its 2- and 4-bit types are C23 `_BitInt`, which gcc 12 does not compile.
 
 An outcome is `passed`; `refused: ...` when emx's compiler raises one of its own errors
 (CompilerError: an unsupported op, a shape it cannot infer); `FAILED: ...` for a wrong answer; and

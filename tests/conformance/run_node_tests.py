@@ -3,7 +3,7 @@ cases, regenerated from the onnx wheel) and the model suites the wheel ships (py
 pytorch-operator, simple: 140 cases, most of opset 6), 2024 cases in all.
 
     python tests/conformance/run_node_tests.py [--suite node] [--filter conv] [--limit N] [--by-op]
-                                               [--report FILE] [--cli] [--emx]
+                                               [--report FILE] [--cli] [--emx] [--aotc-report FILE]
 
 Every case is passed, refused at compile time with a one-line reason (an AotcError), failed (a
 wrong answer) or an error (a compiler crash, C that does not compile, a run that does not
@@ -307,6 +307,7 @@ def main() -> None:
     p.add_argument("--emx-minutes", type=float, default=0,
                    help="stop starting emx cases after this long; the tables then count the cases both ran")
     p.add_argument("--emx-only", action="store_true", help="run emx alone (its outcomes file fills up)")
+    p.add_argument("--aotc-report", help="aotc's outcomes from this --report file of an earlier run, not run again")
     args = p.parse_args()
     dirs = case_dirs(tuple(args.suite or SUITES), args.filter)
     if args.limit:
@@ -318,7 +319,12 @@ def main() -> None:
         if args.emx_only:
             print(suite_table({d.name: suite for suite, d in dirs if d.name in emx}, {"emx": emx}))
             return
-    outcome, refusals = run_aotc(dirs, args.cli)
+    if args.aotc_report:  # suite, case, outcome per line
+        rows = [line.split("\t") for line in Path(args.aotc_report).read_text().splitlines()]
+        outcome, refusals = {r[1]: r[2] for r in rows}, collections.Counter()
+        dirs = [(suite, d) for suite, d in dirs if d.name in outcome]
+    else:
+        outcome, refusals = run_aotc(dirs, args.cli)
     results = {"aotc": outcome}
     if args.emx:
         results["emx"] = emx
