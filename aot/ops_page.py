@@ -128,7 +128,8 @@ def markdown() -> str:
         "# Supported ops",
         "",
         "Generated from the kernel table by `aotc ops --markdown`; do not edit. aotc reads opsets "
-        f"{MIN_OPSET} to {MAX_OPSET}. \"kernel\": a host C kernel runs the op, for the dtypes listed "
+        f"{MIN_OPSET} to {MAX_OPSET} (1 to {MIN_OPSET - 1} upgraded to {MIN_OPSET} on import). \"kernel\": a host C "
+        "kernel runs the op, for the dtypes listed "
         "(of its first input). Versions are the op's own (since_version) that fall in that range. Vendors "
         "are the built-in ones whose checkers take the op (they may refuse some attributes; `aotc partition "
         "--show --explain` says why). Any op whose inputs are all constants is folded at compile time and is "

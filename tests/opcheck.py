@@ -92,6 +92,23 @@ def op_case(case_id: str, op: str, inputs: dict[str, tuple | np.ndarray], *,
     return model_case(case_id, graph, feeds, opset)
 
 
+def node_case(case_id: str, op: str, feeds: dict[str, np.ndarray], inputs: list[str], outputs: list[str],
+              opset: int, consts: dict[str, np.ndarray] | None = None, out_dtype: str = "float32",
+              **attrs: object) -> Case:
+    """One node of `op` whose inputs (in order, "" for one left out) are the feeds and consts named, at
+    `opset` with IR 10 (the opsets of 23 up need it): for the ops of several inputs and outputs."""
+    consts = consts or {}
+    node = helper.make_node(op, inputs, outputs, name=f"{op.lower()}_node", **attrs)
+    graph = helper.make_graph(
+        [node], case_id,
+        [helper.make_tensor_value_info(n, tensor_type(a.dtype), a.shape) for n, a in feeds.items()],
+        [helper.make_tensor_value_info(n, tensor_type(out_dtype), None) for n in outputs if n],
+        [onnx.numpy_helper.from_array(np.asarray(v), k) for k, v in consts.items()])
+    case = Case(case_id, helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), feeds)
+    case.model.ir_version = 10
+    return case
+
+
 def model_case(case_id: str, graph: onnx.GraphProto, feeds: dict[str, np.ndarray], opset: int = DEFAULT_OPSET,
                atol_scale: float = 1e-4) -> Case:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from conftest import require_tool
 from onnx import helper, numpy_helper
-from opcheck import Case, model_case, op_case, shared_build, tensor_type
+from opcheck import Case, model_case, node_case, op_case, shared_build, tensor_type
 
 from aot.compiler import Options, compile_model, lower
 from aot.errors import AotcError
@@ -389,6 +389,29 @@ WINO4 = [dataclasses.replace(c, fast_math=True) for c in (
                                    pads=[1, 1, 1, 1]), fast_math=True, atol_scale=1e-3),
 ]
 CASES += WINO4
+
+
+
+def _causal_conv(case_id: str, b: int, c: int, t: int, k: int, bias: bool = False, past: bool = False, **attrs):
+    """CausalConvWithState (27), compiled as onnx's function body (issue 51): depthwise, causal, its state."""
+    f = lambda *shape: _rng.standard_normal(shape).astype(np.float32)  # noqa: E731
+    feeds = {"x": f(b, c, t), "w": f(c, 1, k)}
+    inputs = ["x", "w", "", ""]
+    if bias:
+        feeds["bias"], inputs[2] = f(c), "bias"
+    if past:
+        feeds["past"], inputs[3] = f(b, c, k - 1), "past"
+    while not inputs[-1]:
+        inputs.pop()
+    return node_case(case_id, "CausalConvWithState", feeds, inputs, ["y", "state"], 27, **attrs)
+
+
+CASES += [
+    _causal_conv("causal_conv_state", 2, 4, 8, 4),
+    _causal_conv("causal_conv_state_silu_past_bias", 2, 6, 5, 3, bias=True, past=True, activation="silu"),
+    _causal_conv("causal_conv_state_decode_step", 1, 8, 1, 4, past=True),
+]
+
 
 @pytest.fixture(scope="module")
 def built():

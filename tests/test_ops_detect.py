@@ -103,6 +103,8 @@ CASES += [
     _nms_case("nms_batches", 2, 4, 30, center=1, max_out=6),
     _nms_case("nms_no_score_threshold", 1, 2, 25, score=None),
     _nms_case("nms_runtime_thresholds", 2, 2, 30, runtime=("iou", "score")),
+    # issue 51: max_output_boxes_per_class read at run time, bounded by every box of every class
+    _nms_case("nms_runtime_max_out", 1, 2, 20, max_out=3, runtime=("max_out",)),
     _nms_case("nms_max_out_exceeds_boxes", 1, 2, 8, max_out=50, iou=0.6),
     _nms_case("nms_no_max_out", 1, 2, 10, max_out=None, iou=None, score=None),  # default 0: no rows
     _nms_case("nms_all_below_threshold", 1, 2, 10, score=1.5),
@@ -204,12 +206,18 @@ def _model(case_id: str) -> onnx.ModelProto:
     return next(c for c in CASES if c.id == case_id).model
 
 
-def test_runtime_max_out_needs_a_bound():
-    case = _nms_case("nms_runtime_max", 1, 2, 20, runtime=("max_out",))
-    with pytest.raises(AotcError, match=r"--max-dim selected:0=N"):
+def test_runtime_max_out_needs_a_bound_when_every_box_is_many_rows():
+    """max_output_boxes_per_class read at run time: every box of every class (here 2 x 1400 rows, 67 KB) is
+    more than the implied bound takes (64 KiB), so --max-dim is asked for; the small case (CASES's
+    nms_runtime_max_out) is bounded by its 2 x 20 boxes."""
+    case = _nms_case("nms_runtime_max", 1, 2, 1400, runtime=("max_out",))
+    with pytest.raises(AotcError, match=r"computed at run time, and every box of every class is 2800 rows\): "
+                                        r"give one with --max-dim selected:0=N"):
         compile_model(case.model, Options(name="m"))
     bundle = compile_model(case.model, Options(name="m", max_dims=(("selected", 0, 12),)))
     assert bundle.metadata["outputs"][0]["extent"]["max"] == 12
+    small = compile_model(_model("nms_runtime_max_out"), Options(name="m"))
+    assert small.metadata["outputs"][0]["extent"]["max"] == 40
 
 
 def test_max_dim_lowers_the_bound():

@@ -9,7 +9,7 @@ import subprocess
 import numpy as np
 import pytest
 from conftest import require_tool
-from opcheck import op_case, shared_build
+from opcheck import node_case, op_case, shared_build
 
 from aot.paths import kernel_file, kernel_include_flags
 
@@ -111,6 +111,20 @@ CASES += [
 ]
 
 
+
+def _swiglu(case_id: str, shape: tuple, **attrs) -> object:
+    """SwiGLU (28), compiled as onnx's function body (issue 51), checked against its formula
+    Y = A * sigmoid(alpha * A) * B: onnxruntime has no kernel for the Swish-24 its body uses."""
+    rng = np.random.default_rng(28)
+    a, b = (rng.standard_normal(shape).astype(np.float32) * 3 for _ in range(2))
+    case = node_case(case_id, "SwiGLU", {"a": a, "b": b}, ["a", "b"], ["y"], 28, **attrs)
+    alpha = np.float64(attrs.get("alpha", 1.0))
+    case.expected = [(a * (1 / (1 + np.exp(-alpha * a))) * b).astype(np.float32)]
+    return case
+
+
+CASES += [_swiglu("swiglu", (3, 16)), _swiglu("swiglu_alpha", (2, 5, 7), alpha=1.702)]
+
 @pytest.fixture(scope="module")
 def built():
     return shared_build(CASES)
@@ -163,3 +177,15 @@ def test_clamps_call_no_libm(tmp_path, target):
                     "-o", str(obj)], check=True)
     undefined = subprocess.run([nm, "-u", str(obj)], capture_output=True, text=True, check=True).stdout.split()
     assert not {"fmaxf", "fminf"} & set(undefined), undefined
+
+
+def test_a_prelu_slope_that_does_not_broadcast_to_x_is_refused():
+    """Issue 51: a slope [C] over X [N, C, L] (opset 6's per-channel form, kept as it was by onnx's version
+    converter) passes onnx's inference but does not broadcast to X: refused, where it compiled to a wrong answer."""
+    from aot.compiler import compile_model
+    from aot.errors import AotcError
+
+    case = op_case("prelu_bad_slope", "PRelu", {"x": (2, 3, 4)}, consts={"slope": np.ones(3, np.float32)})
+    with pytest.raises(AotcError, match=r"\(PRelu\): PRelu slope of shape \[3\] does not broadcast to X of shape "
+                                        r"\[2, 3, 4\]$"):
+        compile_model(case.model)

@@ -7,7 +7,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import helper
-from opcheck import Case, model_case, op_case, shared_build
+from opcheck import Case, model_case, node_case, op_case, shared_build
 
 from aot.compiler import compile_model
 from aot.errors import AotcError
@@ -211,6 +211,15 @@ NORM_CASES = [
     _ln("rms_opset28", (2, 3, 16), op="RMSNormalization", opset=28),
 ]
 CASES += NORM_CASES
+# GroupNormalization (18, 21 with one scale per channel), compiled as onnx's function body (issue 51)
+CASES += [node_case(f"group_norm_{tag}", "GroupNormalization",
+                    {"x": rng.standard_normal(shape).astype(np.float32) * 3 + 1,
+                     "scale": rng.standard_normal(shape[1]).astype(np.float32),
+                     "bias": rng.standard_normal(shape[1]).astype(np.float32)}, ["x", "scale", "bias"], ["y"], 21,
+                    **attrs)
+          for tag, shape, attrs in [("nchw", (3, 4, 5, 5), {"num_groups": 2}),
+                                    ("one_group_eps", (2, 6, 7), {"num_groups": 1, "epsilon": 1e-2}),
+                                    ("group_per_channel_3d", (1, 4, 2, 3, 2), {"num_groups": 4})]]
 
 
 # LRN that onnxruntime does not run (it takes odd sizes and 4-D input only), checked against the ONNX

@@ -1,5 +1,5 @@
 """Opsets 26 to 28 (issue 15, docs/opsets.md): accepted, with each changed op compiled in its new form or refused
-by name; beyond 28 refused."""
+by name; beyond 28 refused. Opsets 1 to 6 (issue 51): upgraded to 7 on import, or refused naming the node."""
 
 from __future__ import annotations
 
@@ -46,6 +46,48 @@ CASES.append(_case("mod_fmod_folded", [
     x_shape=(4,)))
 
 
+def _legacy(case_id: str, nodes, opset: int, expected, inits=None, x_shape=(1, 4, 4, 4)):
+    """A model of opset < 7 (IR 3, initializers listed as inputs as then), checked against numpy: onnxruntime
+    has no kernels for most ops at these opsets."""
+    case = _case(case_id, nodes, opset, inits, x_shape)
+    case.model.ir_version = 3
+    g = case.model.graph
+    g.input.extend(helper.make_tensor_value_info(i.name, i.data_type, list(i.dims)) for i in g.initializer)
+    case.expected = [expected(case.feeds["x"])]
+    return case
+
+
+_rng = np.random.default_rng(6)
+_bias, _scale = _rng.standard_normal(4).astype(np.float32), _rng.standard_normal(4).astype(np.float32) + 2
+# Add-6 broadcasting B [C] along axis 1 of A [N, C, H, W]: numpy's rule would align B with W, and onnx's converter
+# does (and fails): aotc puts B's trailing 1s in first
+CASES.append(_legacy("opset6_bias_add_at_axis1", [
+    helper.make_node("Add", ["x", "b"], ["y"], broadcast=1, axis=1, name="bias")], 6,
+    lambda x: x + _bias[:, None, None], {"b": _bias}))
+# opset 1: consumed_inputs, Reshape's shape as an attribute, Mul-1 with broadcast at the trailing axis
+CASES.append(_legacy("opset1_relu_reshape_mul", [
+    helper.make_node("Relu", ["x"], ["r"], consumed_inputs=[0]),
+    helper.make_node("Reshape", ["r"], ["f"], shape=[4, 16]),
+    helper.make_node("Mul", ["f", "s"], ["y"], broadcast=1)], 1,
+    lambda x: np.maximum(x, 0).reshape(4, 16) * np.tile(_scale, 4), {"s": np.tile(_scale, 4)}))
+# opset 6 BatchNormalization (is_test, spatial) then Dropout-6 (is_test), as PyTorch 0.3 exported them
+CASES.append(_legacy("opset6_batchnorm_dropout", [
+    helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["n"], is_test=1, epsilon=1e-5),
+    helper.make_node("Dropout", ["n"], ["y"], is_test=1, ratio=0.5)], 6,
+    lambda x: (x - _bias[:, None, None]) / np.sqrt(_scale[:, None, None] + 1e-5) * 2 + 1,
+    {"s": np.full(4, 2, np.float32), "b": np.ones(4, np.float32), "m": _bias, "v": _scale}))
+
+# PRelu-6's slope [C] is per channel (axis 1); from opset 7 it broadcasts the numpy way, and the converter keeps it
+CASES.append(_legacy("opset6_prelu_per_channel", [helper.make_node("PRelu", ["x", "slope"], ["y"])], 6,
+                     lambda x: np.where(x > 0, x, x * _bias[:, None, None]), {"slope": _bias}))
+# Softsign as PyTorch 0.4 exported it: a Constant (a node of no input), an Add-6 of it broadcast
+CASES.append(_legacy("opset6_softsign_with_constant", [
+    helper.make_node("Abs", ["x"], ["a"]),
+    helper.make_node("Constant", [], ["one"], value=numpy_helper.from_array(np.array([1.0], np.float32))),
+    helper.make_node("Add", ["a", "one"], ["d"], broadcast=1),
+    helper.make_node("Div", ["x", "d"], ["y"])], 6, lambda x: x / (1 + np.abs(x))))
+
+
 @pytest.fixture(scope="module")
 def built():
     return shared_build(CASES)
@@ -59,7 +101,17 @@ def test_matches_onnxruntime(built, case_id):
 def test_opset_29_is_refused():
     case = _case("relu", [helper.make_node("Relu", ["x"], ["y"])], 28)
     case.model.opset_import[0].version = 29
-    with pytest.raises(AotcError, match="opset 29 is not supported .aotc reads opsets 7 to 28"):
+    with pytest.raises(AotcError, match="opset 29 is not supported .aotc reads opsets 1 to 28"):
+        compile_model(case.model)
+
+
+def test_an_opset_6_model_the_converter_cannot_upgrade_is_refused_naming_the_node():
+    """Training-mode BatchNormalization-6 has no opset-7 form: one line, naming the node and the converter's reason."""
+    case = _legacy("bn_training", [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], is_test=0,
+                                                    name="bn")], 6, lambda x: x,
+                   {k: np.ones(4, np.float32) for k in "sbmv"})
+    with pytest.raises(AotcError, match=r"^node 'bn' \(BatchNormalization\): opset 6 does not upgrade to opset 7 "
+                                        r"with onnx's version converter: Attribute is_test must not have value 0$"):
         compile_model(case.model)
 
 
@@ -94,3 +146,16 @@ def test_quantize_linear_precision_other_than_float_is_refused():
     case = _case("q", nodes, 23, {"s": np.array(0.1, np.float32), "z": np.array(0, np.int8)}, x_shape=(4,))
     with pytest.raises(AotcError, match="precision 10"):
         compile_model(case.model)
+
+
+def test_every_op_onnx_defines_as_a_function_has_a_kernel_a_rule_or_its_body():
+    """Issue 51: an op with a function body that aotc has no kernel or canonical rule for is expanded into
+    that body (aot/frontend/onnx/functions.py's list); Bernoulli (random) and SequenceMap (a subgraph over
+    sequences) are left alone. An op onnx adds with a body fails this until it is placed."""
+    from aot.frontend.onnx.canonical import RULES
+    from aot.frontend.onnx.functions import FUNCTION_OPS
+    from aot.kernels import HOST_OPS
+
+    with_body = {s.name for s in onnx.defs.get_all_schemas_with_history()
+                 if s.domain == "" and (s.has_function or s.has_context_dependent_function)}
+    assert with_body - set(HOST_OPS) - set(RULES) - {"Bernoulli", "SequenceMap"} == FUNCTION_OPS

@@ -1,17 +1,24 @@
-"""The ONNX backend node tests (1884 cases, regenerated from the onnx wheel) as a conformance measure.
+"""The ONNX backend test set of the installed onnx as a conformance measure: the node tests (1884
+cases, regenerated from the onnx wheel) and the model suites the wheel ships (pytorch-converted,
+pytorch-operator, simple: 140 cases, most of opset 6), 2024 cases in all.
 
-    python tests/conformance/run_node_tests.py [--filter conv] [--limit N] [--report FILE] [--cli]
+    python tests/conformance/run_node_tests.py [--suite node] [--filter conv] [--limit N] [--by-op]
+                                               [--report FILE] [--cli] [--emx] [--aotc-report FILE]
 
-Every case is either passed, refused at compile time with a one-line reason (an
-AotcError), or a failure: a wrong answer, a crash, or an error that is not a
-clean refusal. Refusing is fine; answering wrongly is not. The summary groups
-the refusals by reason so the gaps are visible.
+Every case is passed, refused at compile time with a one-line reason (an AotcError), failed (a
+wrong answer) or an error (a compiler crash, C that does not compile, a run that does not
+finish). Refusing is fine; answering wrongly is not. The summary's "failed" counts both failures
+and errors; the per-suite table tells them apart, and --by-op adds a table per op (every op of a
+case's model) and the refusals grouped by the op they name.
 
 The cases run in one shared library by default (fast). --cli takes each compiled case the
 user's way instead: `aotc MODEL -o OUT`, the test data saved with np.savez, `aotc run OUT
 --inputs IN.npz --outputs OUT.npz`, and the outputs read back from that file (a bundle built
 per case: slow, so give it a --filter). It checks what the shared build passes by: how `aotc
 run` reads the arrays a user saves and writes the ones it gives back (issue 48).
+
+--emx runs the same cases through emx-onnx-cgen (tests/conformance/emx.py; `pip install
+emx-onnx-cgen==1.4.0`, not a test dependency) and puts its outcomes beside aotc's in the tables.
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ from aot.errors import AotcError  # noqa: E402
 from aot.unsupported import NO_KERNEL, UnsupportedNodes  # noqa: E402
 
 CACHE = Path(tempfile.gettempdir()) / "aotc-onnx-node-tests"
+SUITES = ("node", "pytorch-converted", "pytorch-operator", "simple")
+OUTCOMES = ("passed", "failed", "refused", "error")
 
 
 def generate(out: Path) -> Path:
@@ -52,37 +61,102 @@ def generate(out: Path) -> Path:
     return out / "node"
 
 
-def _read(path: str, type_proto: onnx.TypeProto) -> np.ndarray | None:
-    if type_proto.WhichOneof("value") != "tensor_type":
-        return None
-    t = onnx.TensorProto()
-    t.ParseFromString(Path(path).read_bytes())
-    return numpy_helper.to_array(t)
+def suite_dir(suite: str) -> Path:
+    """Where a suite's case folders are: the node tests generated once, the model suites as the wheel ships them."""
+    if suite == "node":
+        return generate(CACHE)
+    import onnx.backend.test
+
+    return Path(onnx.backend.test.__file__).parent / "data" / suite
 
 
-def load_case(d: Path) -> Case | None:
+def case_dirs(suites: tuple[str, ...], pattern: str = "") -> list[tuple[str, Path]]:
+    """(suite, case folder) of every case whose name matches `pattern`, suite by suite."""
+    return [(suite, d) for suite in suites for d in sorted(suite_dir(suite).iterdir())
+            if (d / "model.onnx").is_file() and re.search(pattern, d.name)]
+
+
+def _read(path: str, type_proto: onnx.TypeProto) -> object:
+    """One test datum as the model's type says: an array, a list of arrays (a sequence), None or a
+    value (an optional), a dict (a map)."""
+    data = Path(path).read_bytes()
+    kind = type_proto.WhichOneof("value")
+    proto, convert = {"tensor_type": (onnx.TensorProto, numpy_helper.to_array),
+                      "sequence_type": (onnx.SequenceProto, numpy_helper.to_list),
+                      "optional_type": (onnx.OptionalProto, numpy_helper.to_optional),
+                      "map_type": (onnx.MapProto, numpy_helper.to_dict)}[kind]
+    t = proto()
+    t.ParseFromString(data)
+    return convert(t)
+
+
+def load_case(d: Path) -> Case:
+    """A case folder as a Case: its model, the inputs and outputs of its first data set."""
     model = onnx.load(str(d / "model.onnx"))
     ds = d / "test_data_set_0"
     n_in = len(glob.glob(str(ds / "input_*.pb")))
     n_out = len(glob.glob(str(ds / "output_*.pb")))
     inits = {i.name for i in model.graph.initializer}
     graph_inputs = [vi for vi in model.graph.input if vi.name not in inits]
-    feeds = {}
-    for k in range(n_in):
-        arr = _read(str(ds / f"input_{k}.pb"), graph_inputs[k].type)
-        if arr is None:
-            return None
-        feeds[graph_inputs[k].name] = arr
+    feeds = {graph_inputs[k].name: _read(str(ds / f"input_{k}.pb"), graph_inputs[k].type) for k in range(n_in)}
     expected = [_read(str(ds / f"output_{k}.pb"), model.graph.output[k].type) for k in range(n_out)]
-    if any(e is None for e in expected):
-        return None
     return Case(d.name, model, feeds, expected=expected)
+
+
+def tensors_only(case: Case) -> bool:
+    """Every input and output a tensor (what a bundle's run takes and gives)."""
+    return all(isinstance(v, np.ndarray) for v in [*case.feeds.values(), *case.expected])
 
 
 def _dynamic(model: onnx.ModelProto, name: str) -> bool:
     vi = next(v for v in model.graph.input if v.name == name)
+    if vi.type.WhichOneof("value") != "tensor_type":
+        return False
     tt = vi.type.tensor_type
     return not tt.HasField("shape") or any(not d.HasField("dim_value") for d in tt.shape.dim)
+
+
+def kind(outcome: str) -> str:
+    """passed / failed (a wrong answer) / refused / error, of an outcome line."""
+    return "refused" if outcome.startswith("refused") else "passed" if outcome == "passed" else \
+        "failed" if outcome.startswith("FAILED") else "error"
+
+
+def model_ops(model: onnx.ModelProto) -> list[str]:
+    """The distinct ops of a model's graph (a contrib op with its domain), Constant left out unless alone."""
+    ops = sorted({n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}.{n.op_type}" for n in model.graph.node})
+    return [o for o in ops if o != "Constant"] or ops or ["(no node)"]
+
+
+def suite_table(suite_of: dict[str, str], results: dict[str, dict[str, str]]) -> str:
+    """Passed / failed / refused / error per suite and tool ({tool: {case: outcome}})."""
+    lines = ["| suite | cases | " + " | ".join(f"{t} {k}" for t in results for k in OUTCOMES) + " |",
+             "|---|---:|" + "---:|" * (len(OUTCOMES) * len(results))]
+    for suite in [*dict.fromkeys(suite_of.values()), "all"]:
+        names = [n for n, s in suite_of.items() if suite in (s, "all")]
+        counts = {t: collections.Counter(kind(r[n]) for n in names if n in r) for t, r in results.items()}
+        lines.append(f"| {suite} | {len(names)} | " + " | ".join(str(counts[t][k]) for t in results for k in OUTCOMES)
+                     + " |")
+    return "\n".join(lines)
+
+
+def op_table(ops_of: dict[str, list[str]], results: dict[str, dict[str, str]]) -> str:
+    """Per op (every op of a case's model counts that case): the cases and each tool's outcomes,
+    the ops with the most cases not passed by aotc first."""
+    by: dict[str, list[str]] = collections.defaultdict(list)
+    for name, ops in ops_of.items():
+        for op in ops:
+            by[op].append(name)
+    first = next(iter(results))
+    lines = ["| op | cases | " + " | ".join(f"{t} {k}" for t in results for k in OUTCOMES) + " |",
+             "|---|---:|" + "---:|" * (len(OUTCOMES) * len(results))]
+    rows = []
+    for op, names in by.items():
+        counts = {t: collections.Counter(kind(r[n]) for n in names if n in r) for t, r in results.items()}
+        rows.append((-(len(names) - counts[first]["passed"]), op, len(names), counts))
+    for _, op, n, counts in sorted(rows):
+        lines.append(f"| {op} | {n} | " + " | ".join(str(counts[t][k]) for t in results for k in OUTCOMES) + " |")
+    return "\n".join(lines)
 
 
 def by_op_table(outcome: dict[str, str]) -> str:
@@ -109,9 +183,18 @@ def by_op_table(outcome: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
-def check_outputs(ours: list[np.ndarray], expected: list[np.ndarray]) -> None:
-    """Raise AssertionError where the bundle's outputs are not the reference's."""
+def check_outputs(ours: list[object], expected: list[object]) -> None:
+    """Raise AssertionError where the outputs are not the reference's (a sequence element by element,
+    an optional's absence as absence)."""
+    assert len(ours) == len(expected), f"{len(ours)} outputs, the reference has {len(expected)}"
     for k, (o, r) in enumerate(zip(ours, expected, strict=True)):
+        if r is None or isinstance(r, list):
+            assert (o is None) == (r is None), f"output {k}: {'absent' if o is None else 'present'}, " \
+                                               f"the reference is {'absent' if r is None else 'present'}"
+            if r is not None:
+                assert isinstance(o, list) and len(o) == len(r), f"output {k}: a sequence of {len(r)} expected"
+                check_outputs(o, r)
+            continue
         if r.dtype.name == "bfloat16" or r.dtype.name.startswith("float8"):  # as floats (NaN is
             # NaN): bfloat16 within one of its 8-bit ulps, float8 exactly
             assert o.dtype == r.dtype, f"output {k}: dtype {o.dtype} != reference {r.dtype}"
@@ -133,11 +216,11 @@ def via_cli(case: Case, work: Path) -> str:
     r = subprocess.run([*aotc, str(work / "model.onnx"), "-o", str(work / "out"), *shapes],
                        capture_output=True, text=True)
     if r.returncode != 0:
-        return f"FAILED (aotc exit {r.returncode}): {r.stderr.strip()[-300:]}"
+        return f"ERROR (aotc exit {r.returncode}): {r.stderr.strip()[-300:]}"
     r = subprocess.run([*aotc, "run", str(work / "out"), "--inputs", str(work / "in.npz"), "--outputs",
                         str(work / "res.npz")], capture_output=True, text=True)
     if r.returncode != 0:
-        return f"FAILED (aotc run exit {r.returncode}): {r.stderr.strip()[-300:]}"
+        return f"ERROR (aotc run exit {r.returncode}): {r.stderr.strip()[-300:]}"
     names = [vi.name for vi in case.model.graph.output]
     with np.load(work / "res.npz") as res:
         ours = [res[n] for n in names]
@@ -146,37 +229,25 @@ def via_cli(case: Case, work: Path) -> str:
     try:
         check_outputs(ours, case.expected)
     except AssertionError as e:
-        return f"FAILED: AssertionError: {str(e)[:200]}"
+        return f"FAILED: {str(e)[:200]}"
     return "passed"
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--filter", default="", help="only cases whose name contains this (a regular expression)")
-    p.add_argument("--limit", type=int, default=0)
-    p.add_argument("--report", help="write one line per case here")
-    p.add_argument("--by-op", action="store_true", help="end with a table of the refusals per op")
-    p.add_argument("--cli", action="store_true", help="each case through `aotc` and `aotc run` (slow)")
-    args = p.parse_args()
-    root = generate(CACHE)
-    dirs = sorted(d for d in root.iterdir() if re.search(args.filter, d.name))
-    if args.limit:
-        dirs = dirs[: args.limit]
+def run_aotc(dirs: list[tuple[str, Path]], cli: bool = False) -> tuple[dict[str, str], collections.Counter]:
+    """Each case through aotc: {case: outcome line}, and the refusals counted by reason."""
     outcome: dict[str, str] = {}
     refusals: collections.Counter = collections.Counter()
     compiled: list[Case] = []
-    for d in dirs:
+    for _, d in dirs:
         try:
             case = load_case(d)
-            if case is None:
-                outcome[d.name] = "refused: sequence/optional/map types"
-                refusals["sequence/optional/map types"] += 1
-                continue
             # The input feeds must match the model's declared input shapes (they do in the ONNX suite).
             # Inputs declared without static sizes get the test data's shapes (what --input-shape does).
             shapes = tuple((k, v.shape) for k, v in case.feeds.items() if _dynamic(case.model, k))
             case.input_shapes = shapes
             compile_model(case.model, Options(name="probe", input_shapes=shapes), source=f"{d.name}.onnx")
+            if not tensors_only(case):
+                raise RuntimeError("compiled a model whose inputs or outputs are not all tensors")
             compiled.append(case)
         except AotcError as e:
             op = getattr(e.node, "op", None) or getattr(getattr(e.node, "node", None), "op_type", "")
@@ -185,9 +256,9 @@ def main() -> None:
                 op, message = ", ".join(e.ops), e.refused[0][1] or NO_KERNEL
             outcome[d.name] = f"refused: {e.one_line()}"
             refusals[f"{op + ': ' if op else ''}{message.split(':')[0][:70]}"] += 1
-        except Exception as e:  # a crash of the compiler is a failure, not a refusal
-            outcome[d.name] = f"FAILED (compiler crashed): {type(e).__name__}: {e}"
-    for start in range(0, 0 if args.cli else len(compiled), 150):
+        except Exception as e:  # a crash of the compiler is an error, not a refusal
+            outcome[d.name] = f"ERROR (compiler crashed): {type(e).__name__}: {e}"
+    for start in range(0, 0 if cli else len(compiled), 150):
         batch = compiled[start:start + 150]
         try:
             builds = {c.id: b for b in [shared_build(batch)] for c in batch}
@@ -197,34 +268,87 @@ def main() -> None:
                 try:
                     builds[case.id] = shared_build([case])
                 except RuntimeError as e:
-                    outcome[case.id] = f"FAILED (generated C does not compile): {str(e)[:300]}"
+                    outcome[case.id] = f"ERROR (generated C does not compile): {str(e)[:300]}"
         for case in batch:
             if case.id not in builds:
                 continue
             try:
-                check_outputs(builds[case.id].run(case.id), case.expected)
-                outcome[case.id] = "passed"
+                ours = builds[case.id].run(case.id)
             except AotcError as e:
                 outcome[case.id] = f"refused: {e.one_line()}"
                 refusals[e.message.split(":")[0][:70]] += 1
+                continue
             except Exception as e:
-                outcome[case.id] = f"FAILED: {type(e).__name__}: {str(e)[:200]}"
-    if args.cli:
+                outcome[case.id] = f"ERROR (run): {type(e).__name__}: {str(e)[:200]}"
+                continue
+            try:
+                check_outputs(ours, case.expected)
+                outcome[case.id] = "passed"
+            except AssertionError as e:
+                outcome[case.id] = f"FAILED: {str(e)[:200]}"
+    if cli:
         with tempfile.TemporaryDirectory(prefix="aotc-node-cli-") as tmp:
             for case in compiled:
                 outcome[case.id] = via_cli(case, Path(tmp) / case.id)
-    counts = collections.Counter(v.split(":")[0].split(" (")[0] for v in outcome.values())
+    return outcome, refusals
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--suite", action="append", choices=SUITES,
+                   help="only this suite (repeatable); default: all four")
+    p.add_argument("--filter", default="", help="only cases whose name contains this (a regular expression)")
+    p.add_argument("--limit", type=int, default=0)
+    p.add_argument("--report", help="write one line per case here (suite, case, outcome; emx's too with --emx)")
+    p.add_argument("--by-op", action="store_true", help="end with the per-op table and the refusals per op")
+    p.add_argument("--cli", action="store_true", help="each case through `aotc` and `aotc run` (slow)")
+    p.add_argument("--emx", action="store_true", help="the same cases through emx-onnx-cgen too (slow)")
+    p.add_argument("--jobs", type=int, default=2, help="emx cases compiled at once (--emx)")
+    p.add_argument("--emx-minutes", type=float, default=0,
+                   help="stop starting emx cases after this long; the tables then count the cases both ran")
+    p.add_argument("--emx-only", action="store_true", help="run emx alone (its outcomes file fills up)")
+    p.add_argument("--aotc-report", help="aotc's outcomes from this --report file of an earlier run, not run again")
+    args = p.parse_args()
+    dirs = case_dirs(tuple(args.suite or SUITES), args.filter)
+    if args.limit:
+        dirs = dirs[: args.limit]
+    if args.emx or args.emx_only:
+        from emx import run_emx  # tests/conformance/emx.py: emx-onnx-cgen is imported there only
+
+        emx = run_emx(dirs, args.jobs, args.emx_minutes * 60)
+        if args.emx_only:
+            print(suite_table({d.name: suite for suite, d in dirs if d.name in emx}, {"emx": emx}))
+            return
+    if args.aotc_report:  # suite, case, outcome per line
+        rows = [line.split("\t") for line in Path(args.aotc_report).read_text().splitlines()]
+        outcome, refusals = {r[1]: r[2] for r in rows}, collections.Counter()
+        dirs = [(suite, d) for suite, d in dirs if d.name in outcome]
+    else:
+        outcome, refusals = run_aotc(dirs, args.cli)
+    results = {"aotc": outcome}
+    if args.emx:
+        results["emx"] = emx
+        if len(emx) < len(dirs):  # a run cut short: the tables count the cases both ran
+            print(f"emx ran {len(emx)} of the {len(dirs)} cases; the tables count those")
+            dirs = [(suite, d) for suite, d in dirs if d.name in emx]
+    counts = collections.Counter(kind(v) for v in outcome.values())
     print(f"{len(outcome)} cases: {counts['passed']} passed, {counts['refused']} refused, "
-          f"{counts['FAILED']} failed")
+          f"{counts['failed'] + counts['error']} failed")
     for reason, n in refusals.most_common(25):
         print(f"  refused {n:4d}: {reason}")
     for name, v in sorted(outcome.items()):
-        if v.startswith("FAILED"):
+        if kind(v) in ("failed", "error"):
             print(f"  {name}: {v[:300]}")
+    suite_of = {d.name: suite for suite, d in dirs}
+    print(suite_table(suite_of, results))
     if args.by_op:
+        ops_of = {d.name: model_ops(onnx.load(str(d / "model.onnx"), load_external_data=False)) for _, d in dirs}
+        print(op_table(ops_of, results))
         print(by_op_table(outcome))
     if args.report:
-        Path(args.report).write_text("".join(f"{k}\t{v}\n" for k, v in sorted(outcome.items())))
+        Path(args.report).write_text("".join(
+            f"{suite_of[k]}\t{k}\t" + "\t".join(r.get(k, "") for r in results.values()) + "\n"
+            for k in sorted(outcome, key=lambda k: (SUITES.index(suite_of[k]), k))))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@ detection tail computes from them, planned at a compile-time bound and run on th
 
 A static plan cannot hold a tensor whose rows depend on the data, but it can hold its largest
 form. NonMaxSuppression selects at most max_output_boxes_per_class x classes x batches rows (a
-constant), NonZero at most its input's size; `--max-dim TENSOR:AXIS=N` sets or lowers a bound
+constant; boxes x classes x batches when it is read at run time and that is at most
+IMPLIED_NMS_BYTES), NonZero at most its input's size; `--max-dim TENSOR:AXIS=N` sets or lowers a bound
 (the kernel stops at it). The producer's output is planned at the bound along its bounded axis
 and its kernel returns the rows it wrote, the *extent*.
 
@@ -30,6 +31,9 @@ from aot.ir.evaluate import evaluate_node
 from aot.ir.extents import PRODUCERS, REDUCE_ALL, Sym, sym_binary, sym_eval, sym_monotone, sym_tensors
 from aot.ir.schemas import ELEMENTWISE_OPS
 
+# NonMaxSuppression with max_output_boxes_per_class read at run time: every box of every class as the
+# bound up to this size of the output (int64 [rows, 3]); beyond it --max-dim says how many
+IMPLIED_NMS_BYTES = 64 * 1024
 VIEW_OPS = ("Squeeze", "Unsqueeze", "Reshape", "Flatten", "Identity")
 
 
@@ -237,7 +241,15 @@ class BoundedImport:
             m = tensors[pn.input[2]].data if len(pn.input) > 2 and pn.input[2] else np.zeros(1, np.int64)
             per_class = None if m is None else min(max(int(np.asarray(m).reshape(-1)[0]), 0), boxes[1])
             model = None if per_class is None else per_class * scores[1] * scores[0]
-            bound = self._bound(y, 0, model, "max_output_boxes_per_class is computed at run time", node)
+            why = "max_output_boxes_per_class is computed at run time"
+            if per_class is None:  # read at run time (the kernel reads it): each box is selected at most once a
+                # class, a bound taken while its rows are small; a detector's thousands of boxes need --max-dim
+                every = boxes[1] * scores[1] * scores[0]
+                if every * 3 * 8 <= IMPLIED_NMS_BYTES:
+                    model = every
+                else:
+                    why += f", and every box of every class is {every} rows"
+            bound = self._bound(y, 0, model, why, node)
             shape, axis = (bound, 3), 0
         self.axis[y], self.root[y] = axis, y
         return {y: Tensor(y, shape, "int64")}

@@ -17,6 +17,7 @@ from aot.frontend.onnx.bounded import BoundedImport, check_bounded
 from aot.frontend.onnx.canonical import canonicalize
 from aot.frontend.onnx.control_flow import flatten_control_flow
 from aot.frontend.onnx.fold import _Named, fold_to_fixed_point, refuse_control_flow
+from aot.frontend.onnx.functions import expand_functions, expandable
 from aot.frontend.onnx.load import (
     MAX_OPSET,
     MIN_OPSET,
@@ -33,6 +34,7 @@ from aot.frontend.onnx.load import (
     sanitize,
 )
 from aot.frontend.onnx.loops import scans_to_loops, sequences_to_scans
+from aot.frontend.onnx.old_opsets import upgrade
 from aot.frontend.onnx.optional_outputs import drop_unread_optional_outputs
 from aot.frontend.onnx.to_ir import to_ir
 from aot.frontend.onnx.validate import (
@@ -84,16 +86,17 @@ class Step:
 # --- the ONNX steps ----------------------------------------------------------------------
 
 def _opset(s: ImportState) -> None:
-    """The default-domain opset, one aotc reads."""
+    """The default-domain opset, one aotc reads (1 to 6 by upgrading it, the next steps)."""
     s.opset = opset_of(s.model)
-    if not MIN_OPSET <= s.opset <= MAX_OPSET:
-        raise AotcError(f"opset {s.opset} is not supported (aotc reads opsets {MIN_OPSET} to {MAX_OPSET})")
+    if not 1 <= s.opset <= MAX_OPSET:
+        raise AotcError(f"opset {s.opset} is not supported (aotc reads opsets 1 to {MAX_OPSET})")
 
 
 def _domains(s: ImportState) -> None:
-    """Every node of a domain aotc reads (ai.onnx, the com.microsoft ops it knows, aotc.tflite)."""
+    """Every node of a domain aotc reads (ai.onnx, the com.microsoft ops it knows, aotc.tflite, the
+    ai.onnx.preview ops expanded into their function bodies)."""
     for n in s.model.graph.node:
-        if not contrib.is_supported(n):
+        if not contrib.is_supported(n) and not expandable(n):  # an op of a preview domain onnx defines as a function
             known = ", ".join(contrib.CONTRIB_OPS + contrib.FLOAT_OPS)
             only = f" (of it aotc reads {known})" if n.domain == contrib.DOMAIN else ""
             raise AotcError(f"operator domain '{n.domain}' is not supported{only}", node=_Named(n))
@@ -102,6 +105,13 @@ def _domains(s: ImportState) -> None:
 def _own_copy(s: ImportState) -> None:
     """The import's own copy of the model (unless handed over), every node named uniquely."""
     s.model = name_nodes(s.model if s.owned else copy_model(s.model))
+
+
+def _upgrade_opset(s: ImportState) -> None:
+    """Opsets 1 to 6 upgraded to the lowest aotc compiles (aot/frontend/onnx/old_opsets.py)."""
+    if s.opset < MIN_OPSET:
+        s.model = name_nodes(upgrade(s.model, s.opset, MIN_OPSET))
+        s.opset = MIN_OPSET
 
 
 def _drop_unread_outputs(s: ImportState) -> None:
@@ -134,6 +144,12 @@ def _empty_inputs(s: ImportState) -> None:
 def _check_input_shapes(s: ImportState) -> None:
     """Every input a tensor of static shape."""
     check_input_shapes(s.model)
+
+
+def _expand_functions(s: ImportState) -> None:
+    """Ops onnx defines as functions that aotc has no kernel for: replaced by their bodies (functions.py)."""
+    if expand_functions(s.model, s.opset):
+        name_nodes(s.model)  # the bodies' nodes, which come unnamed
 
 
 def _take_declarations(s: ImportState) -> None:
@@ -242,12 +258,14 @@ ONNX_STEPS: tuple[Step, ...] = (
     Step("opset", _opset),
     Step("domains", _domains),
     Step("own-copy", _own_copy),
+    Step("upgrade-opset", _upgrade_opset),
     Step("drop-unread-outputs", _drop_unread_outputs),
     Step("input-shapes", _input_shapes),
     Step("input-values", _input_values),
     Step("check-declared", _check_declared),
     Step("empty-inputs", _empty_inputs),
     Step("check-input-shapes", _check_input_shapes),
+    Step("expand-functions", _expand_functions),
     Step("take-declarations", _take_declarations),
     Step("fold", _fold),
     Step("scans-to-loops", _scans_to_loops),

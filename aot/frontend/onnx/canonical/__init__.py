@@ -16,7 +16,7 @@ from aot.frontend.onnx.canonical import contrib, quant
 from aot.frontend.onnx.canonical.base import Rule
 from aot.frontend.onnx.canonical.conv import conv, conv_transpose
 from aot.frontend.onnx.canonical.einsum import einsum
-from aot.frontend.onnx.canonical.elementwise import clip, gelu, mean, mish, pow_, variadic, with_defaults
+from aot.frontend.onnx.canonical.elementwise import clip, gelu, mean, mish, pow_, prelu, variadic, with_defaults
 from aot.frontend.onnx.canonical.gemm import gemm
 from aot.frontend.onnx.canonical.halves import compute_halves_in_float
 from aot.frontend.onnx.canonical.index import affine_grid, reverse_sequence
@@ -133,6 +133,7 @@ RULES: dict[str, Rule] = {
     "Dropout": dropout,
     "Cast": cast,
     "Pow": pow_,
+    "PRelu": prelu,
     "CastLike": cast_like,
     "Gemm": gemm,
     "LSTM": recurrent,

@@ -120,6 +120,19 @@ def gelu(node: Node, graph: Graph, opset: int) -> None:
     node.attrs = {"approximate": approximate}
 
 
+def prelu(node: Node, graph: Graph, opset: int) -> None:
+    """PRelu's slope broadcasts to X one way (numpy's rule, X's shape kept): another slope is refused,
+    where onnx's inference lets it through and the kernel would read it as if it broadcast."""
+    x, slope = (graph.tensors[i] for i in node.inputs[:2])
+    try:
+        fits = np.broadcast_shapes(x.shape, slope.shape) == tuple(x.shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise AotcError(f"PRelu slope of shape {list(slope.shape)} does not broadcast to X of shape "
+                        f"{list(x.shape)}", node=node)
+
+
 def pow_(node: Node, graph: Graph, opset: int) -> list[Node] | None:
     """Pow of a float base by an integer exponent (ONNX lets the exponent's type differ) -> the exponent
     Cast to the base's type first, so one float kernel serves; an integer base keeps its own kernel."""
