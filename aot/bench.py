@@ -109,7 +109,8 @@ def _ort_session(model, threads: int = 1):
         # an op (or an op's type) onnxruntime has no CPU kernel for: nothing to hold the bundle against
         why = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", str(e).strip().splitlines()[0])
         raise AotcError(f"onnxruntime cannot run the model ({why}), so aotc bench has no reference to time or "
-                        "check the bundle against; time the bundle alone with: aotc run OUT --inputs IN.npz --repeat N") from None
+                        "check the bundle against; time the bundle alone with: aotc run OUT --inputs IN.npz "
+                        "--repeat N") from None
 
 
 def seeded_inputs(meta: dict, seed: int = 0) -> list[np.ndarray]:
