@@ -12,9 +12,9 @@ import subprocess
 import numpy as np
 import onnx
 import pytest
+from modelcheck import reference
 from onnx import TensorProto, helper, numpy_helper
 from opcheck import assert_close
-from test_models import reference
 
 from aot.build import cmake_exe, run_bundle
 from aot.compiler import Options, compile_model

@@ -14,9 +14,9 @@ import zoo
 from conftest import require_tool
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from modelcheck import compile_build_run, reference
 from onnx import TensorProto, helper, numpy_helper
 from opcheck import assert_close
-from test_models import compile_build_run, reference
 
 from aot.build import cmake_exe
 from aot.compiler import Options, compile_model

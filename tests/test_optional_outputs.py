@@ -14,10 +14,10 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
+from modelcheck import compile_build_run
+from modelcheck import reference as ort_reference
 from onnx import TensorProto, helper, numpy_helper
 from opcheck import Case, model_case, shared_build
-from test_models import compile_build_run
-from test_models import reference as ort_reference
 
 from aot.compiler import Options, compile_model, partition_model
 from aot.errors import AotcError

@@ -13,8 +13,8 @@ import numpy as np
 import onnx
 import pytest
 from conftest import require_tool
+from modelcheck import compile_build_run, reference
 from opcheck import Case, assert_close, shared_build
-from test_models import compile_build_run, reference
 
 MODELS = Path(__file__).parent / "models"
 WHOLE = ["kws_gru", "kws_lstm", "kws_gru_dynamo"]

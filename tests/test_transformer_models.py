@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from modelcheck import compile_build_run, reference
 from opcheck import Case, assert_close, shared_build
-from test_models import compile_build_run, reference
 
 MODELS = Path(__file__).parent / "models"
 ATTENTION = ["vit_tiny", "gpt_tiny", "gpt_tiny_cache", "mobilevit_block"]  # dynamo, opset 23: the Attention op
