@@ -3,7 +3,7 @@
  * same params struct as the optimised kernels it stands for: portable C99, simple on
  * purpose, slow, no scratch, no allocation, no globals. Any target can run them.
  *
- * They are not shipped in bundles (aot/emit_c/runtime_files.py): the C tests in tests/c/
+ * They are not shipped in bundles (aot/emit_c/runtime_files.py): the C tests in tests/kernels_c/
  * compare every optimised kernel with them over random shapes. The other families
  * (elementwise, norm, reduce, resize, shape) have only one kernel per op, already a plain
  * loop, so it is their reference. */
