@@ -4,9 +4,9 @@ facts (KernelFacts), generated from the table so that it cannot drift from the c
 
     python -m aot.kernels_page > docs/kernels.md
 
-tests/test_kernels_page.py checks that the committed page is current and that every function it names is
+tests/kernels/test_kernels_page.py checks that the committed page is current and that every function it names is
 defined by a file of the op's kernel families (runtime_c/kernels/symbols.json, itself checked against the
-compiled sources by tests/test_runtime_symbols.py).
+compiled sources by tests/kernels_c/test_runtime_symbols.py).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ and which vendors take them, generated from the kernel table so it cannot drift 
 
     aotc ops              the table on the terminal
     aotc ops Conv         one op
-    aotc ops --markdown   docs/ops.md (tests/test_ops_page.py checks the committed page is current)
+    aotc ops --markdown   docs/ops.md (tests/kernels/test_ops_page.py checks the committed page is current)
 
 An op is listed when a host kernel runs it, when the frontend rewrites it into ops that do, or
 when the frontend removes or folds it. Any op whose inputs are all constants is folded at

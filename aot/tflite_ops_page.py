@@ -4,7 +4,7 @@ so it cannot drift from the code.
 
     aotc ops --tflite              the table on the terminal
     aotc ops --tflite CONV_2D      one op
-    aotc ops --tflite --markdown   docs/tflite-ops.md (tests/test_ops_page.py checks it is current)
+    aotc ops --tflite --markdown   docs/tflite-ops.md (tests/kernels/test_ops_page.py checks it is current)
 
 Every BuiltinOperator of TFLite's schema is listed, the ones aotc refuses too, so the page answers
 "will my model compile" before a user tries. Custom ops are listed below the table.

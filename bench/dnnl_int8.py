@@ -9,7 +9,7 @@ compiled with --vendor dnnl and built with CMake (Release), and the four engines
 bundles, timed by their runners in C; onnxruntime on the int8 and on the fp32 model, one intra-op
 thread) run back to back in each of --rounds rounds, as `aotc bench` and bench/dnnl.py time them.
 Figures are medians over the rounds, ratios medians of the per-round ratios (exactness against
-onnxruntime is tests/test_vendor_dnnl_int8.py's). OMP_NUM_THREADS=1 is set before anything starts.
+onnxruntime is tests/vendors/test_vendor_dnnl_int8.py's). OMP_NUM_THREADS=1 is set before anything starts.
 """
 
 from __future__ import annotations

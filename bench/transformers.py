@@ -21,7 +21,7 @@ import onnx
 import onnxruntime as ort
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO / "tests"), str(REPO / "examples")]
+sys.path[:0] = [str(REPO / "tests" / "e2e"), str(REPO / "tests"), str(REPO / "examples")]
 from test_transformer_models import ATTENTION, PLAIN, _feeds  # noqa: E402
 
 from aot.bench import bench_one  # noqa: E402

@@ -30,7 +30,7 @@ IOU, SCORE = 0.3, 0.6
 
 
 def test_image():  # noqa: ANN201
-    """The input the tests run (tests/test_detection.py makes the same one)."""
+    """The input the tests run (tests/e2e/test_detection.py makes the same one)."""
     import numpy as np
 
     return np.random.default_rng(18).random((1, 3, SIZE, SIZE), dtype=np.float32)

@@ -1,6 +1,6 @@
 """torchvision's ssdlite320_mobilenet_v3_large as torch.onnx.export writes it (issue 18): aotc compiles it
 and keeps the boxes, scores and labels onnxruntime keeps, in order. The full model is 14 MB (not
-committed); `--small` writes the 1 MB one tests/test_torchvision_detection.py runs:
+committed); `--small` writes the 1 MB one tests/e2e/test_torchvision_detection.py runs:
 
     /work/venvs/rnn-export/bin/python examples/export_torchvision_ssdlite.py /tmp/tv_ssdlite.onnx
     aotc /tmp/tv_ssdlite.onnx -o /tmp/tvb
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import sys
 
-SMALL_SCORE = 0.9  # a handful of boxes survive on tests/test_torchvision_detection.py's scenes
+SMALL_SCORE = 0.9  # a handful of boxes survive on tests/e2e/test_torchvision_detection.py's scenes
 HEAD_STD = 0.3  # the class head's scale: scores spread over 0.7..0.97
 
 

@@ -1,4 +1,6 @@
-"""Shared test helpers: the example zoo on sys.path, and tool requirements that never skip in CI."""
+"""Shared test helpers: the example zoo and tests/ itself on sys.path (the test modules sit in a folder per
+stage, tests/README.md; the helper modules beside this file, opcheck.py and the like, are imported by name
+from every folder), and tool requirements that never skip in CI."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "examples"))
+sys.path.insert(0, str(REPO / "tests"))
 
 
 def require_tool(*names: str) -> None:
@@ -56,9 +59,10 @@ def compiler_launcher() -> list[str]:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-goldens", action="store_true",
-                     help="rewrite tests/goldens/ from the current compiler (tests/test_goldens.py)")
+                     help="rewrite tests/emit/goldens/ from the current compiler (tests/emit/test_goldens.py)")
     parser.addoption("--update-symbols", action="store_true",
-                     help="rewrite runtime_c/kernels/symbols.json from the kernel objects (test_runtime_symbols.py)")
+                     help="rewrite runtime_c/kernels/symbols.json from the kernel objects "
+                          "(tests/kernels_c/test_runtime_symbols.py)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -201,7 +201,7 @@ def compile_c(sources: dict[Path, list[Path]], include_dirs: list[Path], output:
     hundreds of folders, and test_ops_index's build took 3x as long."""
     cc = os.environ.get("CC", "cc")
     flags = ["-std=c99", "-O1", "-Wall", "-Wextra", "-Werror", "-fPIC", *extra_flags,
-             *os.environ.get("AOTC_TEST_CFLAGS", "").split()]  # e.g. sanitizers (tests/test_sanitized_ops.py)
+             *os.environ.get("AOTC_TEST_CFLAGS", "").split()]  # e.g. sanitizers (tests/kernels/test_sanitized_ops.py)
     common = [f"-I{d}" for d in include_dirs]
 
     def one(src: Path) -> Path:
@@ -225,7 +225,7 @@ def compile_c(sources: dict[Path, list[Path]], include_dirs: list[Path], output:
 def sampled(case_id: str) -> bool:
     """Whether a case runs when AOTC_TEST_SAMPLE=k asks for about one case in k (a fixed choice by
     the case's name, so every run takes the same ones). The sanitizer reruns use it by default
-    and take every case under -m slow (tests/test_sanitized_ops.py)."""
+    and take every case under -m slow (tests/kernels/test_sanitized_ops.py)."""
     k = int(os.environ.get("AOTC_TEST_SAMPLE", "1"))
     return k <= 1 or zlib.crc32(case_id.encode()) % k == 0
 
@@ -269,7 +269,7 @@ def shared_build(cases: list[Case], workdir: Path | None = None, *, vendor_inclu
                     vendor_seen.add(key)
                     sources[d / rel] = own
     rt = runtime_dir()
-    for f in kernel_sources:  # not the reference kernels: tests/test_kernels_c.py
+    for f in kernel_sources:  # not the reference kernels: tests/kernels_c/test_kernels_c.py
         sources[kernel_file(f)] = []
     if build.meta:
         lib = work / "libcases.so"

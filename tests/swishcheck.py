@@ -1,5 +1,5 @@
-"""The sweep both SiLU kernels are held to (aotc_swish_f32 in tests/test_fast_math.py, aotc_dnnl_swish in
-tests/test_vendor_dnnl.py): a program `exe in.bin out.bin alpha n` that applies the kernel to the first n
+"""The sweep both SiLU kernels are held to (aotc_swish_f32 in tests/kernels_c/test_fast_math.py, aotc_dnnl_swish in
+tests/vendors/test_vendor_dnnl.py): a program `exe in.bin out.bin alpha n` that applies the kernel to the first n
 floats of in.bin and writes all of them out, against x sigmoid(alpha x) in float64."""
 
 from __future__ import annotations

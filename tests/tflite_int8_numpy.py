@@ -1,6 +1,6 @@
 """TFLite's integer kernels in numpy, on aotc's fixed-point helpers (aot/frontend/tflite/quant.py).
 
-The specification the C kernels of issue 29's int8 slice must meet: test_tflite.py checks each op
+The specification the C kernels of issue 29's int8 slice must meet: tests/frontend/test_tflite.py checks each op
 here bit for bit against LiteRT's reference kernels (BUILTIN_REF), op by op, on the interpreter's own
 intermediate tensors. NHWC throughout, as TFLite's and CMSIS-NN's kernels are.
 """

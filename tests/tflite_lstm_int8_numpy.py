@@ -1,6 +1,6 @@
 """The converter's int8 UNIDIRECTIONAL_SEQUENCE_LSTM (int8 input, weights and hidden state; int16 gates
 and cell state; LiteRT's "8x8_16" integer LSTM) in plain Python, step by step: the specification an
-aotc kernel for it must meet (issue 29). test_tflite.py checks it bit for bit against LiteRT's
+aotc kernel for it must meet (issue 29). tests/frontend/test_tflite.py checks it bit for bit against LiteRT's
 reference kernels on the interpreter's own tensors; aotc itself still refuses the op.
 
 Written from LiteRT's definitions (lstm.cc's parameters, lstm_eval.cc's step, gemmlowp's int16

@@ -5,7 +5,7 @@ One naming rule (runtime_c/kernels/README.md) says which files make up family F:
     aotc_F.h        its API: the params structs and entry points generated code calls
     F.c             its kernels, or
     F_<strategy>.c  one file per optimised strategy (conv_implicit.c, conv_im2col.c, ...)
-    F_ref.c         its reference kernels: built by the C tests (tests/c/), never shipped
+    F_ref.c         its reference kernels: built by the C tests (tests/kernels_c/), never shipped
 
 plus the kernel-internal headers those files include (e.g. microkernel.h), found by reading
 their #include lines. A family's kernels may call another family's (conv calls the GEMM core):
@@ -15,8 +15,8 @@ Of a family's sources, a bundle compiles only those that define a function its c
 what those call in turn (`used_sources`): a LeNet needs conv_implicit.c, not the eight other conv
 strategies, and a host build takes a quarter of the time. Which file defines and calls which
 function is read from the compiled objects (many kernels are stamped out by macros, so the source
-text does not say), kept in runtime_c/kernels/symbols.json. tests/test_runtime_symbols.py fails
-when it is stale; `pytest tests/test_runtime_symbols.py --update-symbols` rewrites it.
+text does not say), kept in runtime_c/kernels/symbols.json. tests/kernels_c/test_runtime_symbols.py fails
+when it is stale; `pytest tests/kernels_c/test_runtime_symbols.py --update-symbols` rewrites it.
 
 The calls are recorded for a build without AVX-512F and one with it, which differ: with it, the x86
 paths' entries (conv_*_avx512.c, pool_max_*_avx512.c) never call their plain kernel. `sources_by_build`

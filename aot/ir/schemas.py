@@ -30,7 +30,7 @@ def writes_nhwc(node: Node) -> bool:
 
 
 # --- ONNX ops that map element to element (with broadcasting): one output element from the same -------
-# element of each input. The kernels of aot/kernels/elementwise.py are exactly these (tests/test_layering.py).
+# element of each input. The kernels of aot/kernels/elementwise.py are exactly these (tests/structure/test_layering.py).
 ELEMENTWISE_OPS = frozenset({
     "Abs", "Acos", "Acosh", "Add", "And", "Asin", "Asinh", "Atan", "Atanh", "BitShift", "BitwiseAnd",
     "BitwiseNot", "BitwiseOr", "BitwiseXor", "Ceil", "Celu", "Clip", "Cos", "Cosh", "Div", "Elu", "Equal", "Erf",

@@ -1,7 +1,7 @@
 """aotc's internal TFLite integer ops (ONNX domain aotc.tflite), declared once for every stage: the
 TFLite frontend writes them (aot/frontend/tflite/int8.py and recurrent.py), the import stage accepts
 them (aot/frontend/onnx/contrib.py), a host pass fuses two of them into a third (aot/passes/fuse_residual.py),
-the kernels of aot/kernels/tflite_int8.py run them (tests/test_layering.py holds the two lists equal),
+the kernels of aot/kernels/tflite_int8.py run them (tests/structure/test_layering.py holds the two lists equal),
 and a vendor may claim any of them by name in its checkers, as it claims an ONNX op.
 
 What every stage relies on: each op's inputs in order, its outputs and its attributes. The tensors

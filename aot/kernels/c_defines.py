@@ -57,6 +57,6 @@ def define(file: str, name: str) -> int:
 
 
 def read() -> dict[str, dict[str, int]]:
-    """Every number define() has returned so far, by file: what tests/test_scratch_facts.py checks against
+    """Every number define() has returned so far, by file: what tests/kernels_c/test_scratch_facts.py checks against
     the C compiler's view of the same files."""
     return {file: dict(names) for file, names in _READ.items()}

@@ -1,5 +1,5 @@
 """Host ops of the 'conv' family: Conv and ConvTranspose (kernels in runtime_c/kernels/conv_*.c, one
-file per strategy, each checked against conv_ref.c by tests/c/test_conv_kernels.c).
+file per strategy, each checked against conv_ref.c by tests/kernels_c/test_conv_kernels.c).
 
 One params struct (aotc_conv_params) describes every convolution as 3-D: a 1-D or
 2-D conv gets unit leading spatial dims, so 3-D convs come for free. Per node the

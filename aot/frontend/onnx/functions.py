@@ -5,7 +5,7 @@ compiles as the ops it is made of. RotaryEmbedding (23), LinearAttention and Cau
 (issue 51); a node of the body aotc cannot compile is refused as any other node is.
 
 The ops are listed, not found: an op aotc has a kernel or a canonical rule for keeps it (the frontend
-does not read the kernel table), and tests/test_opsets.py checks that every op with a function body is
+does not read the kernel table), and tests/frontend/test_opsets.py checks that every op with a function body is
 in one place or the other (or named there as left alone)."""
 
 from __future__ import annotations

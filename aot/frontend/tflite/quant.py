@@ -179,7 +179,7 @@ def lut_float(fn: str, x_scale: float, x_zero: int, y_scale: float, y_zero: int)
     """LiteRT's PopulateLookupTable<int8_t> for LOGISTIC ('logistic') and TANH ('tanh'): dequantise in
     float, the function in float, round(v / y_scale) half away from zero, clamp. The function is
     computed in double and rounded to float (glibc's expf/tanhf are correctly rounded on these inputs,
-    checked against LiteRT on every int8 input: tests/test_tflite.py)."""
+    checked against LiteRT on every int8 input: tests/frontend/test_tflite.py)."""
     with np.errstate(over="ignore"):
         deq = (_f32(x_scale) * (INT8_VALUES - x_zero).astype(np.float32)).astype(np.float32)
         if fn == "logistic":
@@ -283,7 +283,7 @@ def sigmoid_table_u16() -> np.ndarray:
     """The 256 anchors that LOGISTIC and TANH (tanh(x) = 2 sigmoid(2x) - 1) interpolate linearly:
     sigmoid(i / 24) in 0.16 fixed point, each raised by half the chord's sag at the midpoint of its
     segment (so that the interpolation errs evenly), rounded half up; the last is 65535, the
-    saturation value (LiteRT's table, measured on every int16 input: tests/test_tflite.py)."""
+    saturation value (LiteRT's table, measured on every int16 input: tests/frontend/test_tflite.py)."""
     def f(v: np.ndarray) -> np.ndarray:
         return 65536.0 / (1.0 + np.exp(-v / 24.0))
     i = np.arange(256, dtype=np.float64)

@@ -3,8 +3,8 @@
  * work is on the float's bits). Used by the activations (Sigmoid, SiLU, Tanh, Gelu, Elu, Selu,
  * Celu), Softmax, attention and the recurrent gates; the ONNX ops Exp and Erf keep libm's.
  *
- * Accuracy against libm in double precision, bounds held by tests/test_fast_math.py (every 4093rd
- * float; tests/c/test_fast_math.c with argument 1 sweeps every float, and stays within them too):
+ * Accuracy against libm in double precision, bounds held by tests/kernels_c/test_fast_math.py (every 4093rd
+ * float; tests/kernels_c/test_fast_math.c with argument 1 sweeps every float, and stays within them too):
  *   aotc_exp_poly      1 ulp     for v in [-87.3, 88]      (clamped outside: e^-87.3, e^88)
  *   aotc_exp_flush     1 ulp     for v in [-87.3, 88]      (0 below -87.3: absolute error < 1.2e-38)
  *   aotc_expm1_poly    1.5 ulp   for v in [-87.3, 88]
@@ -130,7 +130,7 @@ static inline float aotc_erf_poly(float v) {
  * aotc_sigmoid_poly computes it, 1 / (1 + e) for a >= 0 and e / (1 + e) below, with e = 2^n p(r)
  * (|r| <= ln2 / 2, p the Taylor polynomial to r^6, 2^n by VSCALEFPS) and 1 / (1 + e) from
  * VRCP14PS and one Newton step; 0 for a < -87.3. Within 5 ulp of v sigmoid(alpha v) in double
- * (tests/test_fast_math.py and tests/test_vendor_dnnl.py sweep it against float64). */
+ * (tests/kernels_c/test_fast_math.py and tests/vendors/test_vendor_dnnl.py sweep it against float64). */
 static inline __m512 aotc_swish16(__m512 v, __m512 alpha, int scaled) {
     const __m512 log2e = _mm512_set1_ps(1.44269504088896341f), ln2_hi = _mm512_set1_ps(0.693145751953125f);
     const __m512 ln2_lo = _mm512_set1_ps(1.42860682030941723e-6f), one = _mm512_set1_ps(1.0f);

@@ -4,7 +4,7 @@
  * struct as the kernels it stands for: portable C99, simple on purpose, slow, no scratch, no allocation
  * (recurrent_ref.c's states excepted), no globals. Any target can run them.
  *
- * They are not shipped in bundles (aot/emit_c/runtime_files.py): the C tests in tests/c/
+ * They are not shipped in bundles (aot/emit_c/runtime_files.py): the C tests in tests/kernels_c/
  * compare every kernel with them over random shapes. */
 #ifndef AOTC_KERNELS_REF_H
 #define AOTC_KERNELS_REF_H

@@ -15,7 +15,7 @@
 #if defined(__AVX512F__) && !defined(AOTC_NO_INTRINSICS)
 #define AOTC_X86_PATHS 1
 #if defined(AOTC_TEST_X86_PATHS)
-/* tests/c/test_{conv,pool}_kernels.c give every entry every case: a miss returns, naming the entry
+/* tests/kernels_c/test_{conv,pool}_kernels.c give every entry every case: a miss returns, naming the entry
  * here, and the test skips that case for that entry */
 extern const char *aotc_test_avx512_path_missed;
 #define X86_PATH_MISSED(kernel) (void)(aotc_test_avx512_path_missed = (kernel))

@@ -223,9 +223,9 @@ void aotc_conv_transpose_f32(const aotc_conv_params *p, const float *x, const fl
 /* ---- Scratch: one formula per kernel ------------------------------------------------------------
  * <kernel>_scratch_bytes(p): the bytes of scratch the kernel above lays out for p, with p->kc and p->nc as
  * the compiler sets them (the kernels without a scratch argument have no such function). The kernels place
- * their blocks with the macros here where a block's size is more than a product; tests/c/test_conv_kernels.c
+ * their blocks with the macros here where a block's size is more than a product; tests/kernels_c/test_conv_kernels.c
  * gives each kernel exactly this much; aot/kernels/conv.py sizes the memory plan by the same formulas, and
- * tests/test_scratch_facts.py holds the two equal over random shapes, budgets and targets. */
+ * tests/kernels_c/test_scratch_facts.py holds the two equal over random shapes, budgets and targets. */
 
 /* Floats between two patch rows of a block of nc positions (aotc_conv_f32, aotc_conv_s1_f32): whole
  * AOTC_GEMM_PANEL panels, an odd number of them (no two rows of a panel share L1 sets). The layout's

@@ -25,7 +25,7 @@
  *
  * The transforms are additions and subtractions only (G's halves are applied to the weights, in
  * float64, at compile time), so the rounding stays close to a direct sum's: each output is a sum
- * of the same products regrouped (tests/c/test_conv_kernels.c bounds the difference).
+ * of the same products regrouped (tests/kernels_c/test_conv_kernels.c bounds the difference).
  *
  * Layout of u: 16 matrices U[e] (e = 4 i + j for row i, column j of the 4 x 4 block), each
  * out_c x in_c, row-major. scratch: V (16 x in_c x tp floats), then M (16 x out_c x tp floats),

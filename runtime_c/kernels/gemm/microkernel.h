@@ -102,7 +102,7 @@
  * up to a third of its instructions on loads (issue 27). The registers are fixed, s16 .. s19 and
  * s27 .. s31 (callee-saved: the kernels using these save them anyway), so a tile may use both at
  * once; the memory operand tells gcc what is read. -DAOTC_NO_ASM, and every other target, take
- * the plain loads: the twin the tests compare with (tests/test_kernels_c.py runs the conv kernels'
+ * the plain loads: the twin the tests compare with (tests/kernels_c/test_kernels_c.py runs the conv kernels'
  * test on the M4 under qemu both ways). */
 #if MK_SCALAR_TILES && defined(__GNUC__) && !defined(__clang__) && defined(__arm__) && defined(__thumb2__) && \
     defined(__ARM_FP) && (__ARM_FP & 4) && !defined(AOTC_NO_ASM)

@@ -1,5 +1,5 @@
 /* Index arithmetic kernels (aotc_index.h): portable C99, no allocation, no globals; one kernel per
- * op (and per dtype where the op computes), a plain loop; tests/c/test_index_kernels.c checks each
+ * op (and per dtype where the op computes), a plain loop; tests/kernels_c/test_index_kernels.c checks each
  * against index_ref.c. */
 #include "aotc_index.h"
 

@@ -1,5 +1,5 @@
 /* The losses (aotc_loss.h): portable C99, no allocation, no globals; one kernel per op, a plain
- * loop, checked against loss_ref.c (tests/c/test_loss_kernels.c). Sums are kept in double,
+ * loop, checked against loss_ref.c (tests/kernels_c/test_loss_kernels.c). Sums are kept in double,
  * whatever T is. */
 #include "aotc_loss.h"
 

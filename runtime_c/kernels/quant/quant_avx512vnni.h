@@ -11,7 +11,7 @@
  *     QLinearAdd (aotc_qconv_patches_add_*) added in its stores), else qconv_windows (with VBMI: quads of 4 taps of one kernel row, k_w padded to whole
  *     quads), else qconv_patches_vnni (the patch quads of the plain path, gathered and interleaved by
  *     SIMD; pointwise convs read straight from the input planes).
- * Bit-exact with the plain paths (tests/test_quant.py holds them equal): the same integer sums, and
+ * Bit-exact with the plain paths (tests/kernels/test_quant.py holds them equal): the same integer sums, and
  * the requantisation of aotc_requant 16 lanes at a time (cvtdq2ps rounds as (float), max / min clamp
  * as the two tests, cvtps2dq rounds half to even as aotc_round_even in the default rounding mode).
  * No include guard. */

@@ -2,7 +2,7 @@
  * Gather and Cast: portable C99, no allocation, no globals.
  * Every kernel except aotc_cast works on raw bytes, with the element size as a parameter.
  * One kernel per op, a plain loop (the transpose tiled for the cache), checked against
- * shape_ref.c (tests/c/test_shape_kernels.c). */
+ * shape_ref.c (tests/kernels_c/test_shape_kernels.c). */
 #include "aotc_shape.h"
 
 #include <math.h>

@@ -252,7 +252,7 @@ void aotc_tfl_svdf_s8(const aotc_tfl_svdf_params *p, const int8_t *x, const int8
  * from the memory plan; their blocks and limits, and the words they lay out, are defined here once:
  * the kernels place their blocks by these functions, aot/kernels/tflite_int8.py reads the #define lines
  * below (aot/kernels/c_defines.py) and sizes the plan by the same formulas, which
- * tests/test_scratch_facts.py holds equal to the *_scratch_bytes functions here. */
+ * tests/kernels_c/test_scratch_facts.py holds equal to the *_scratch_bytes functions here. */
 #define TFL_DSP_KC 64            /* CONV_2D: quads of patch rows a block (1 KiB of widened weights) */
 #define TFL_DSP_NP_MAX 64        /* CONV_2D: output positions a tile (even) */
 #define TFL_DSP_PATCH_WORDS 4096 /* CONV_2D: the tile's patch block, at most 16 KiB */

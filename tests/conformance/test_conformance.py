@@ -1,0 +1,51 @@
+"""The ONNX node-test suite: opt-in (`pytest -m slow`), since it compiles ~1000 models.
+
+A case may be refused with a clear message; it may never be answered wrongly."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).parent / "run_node_tests.py"
+
+
+@pytest.mark.slow
+def test_onnx_node_tests_are_passed_or_refused():
+    r = subprocess.run([sys.executable, str(SCRIPT), "--by-op"], capture_output=True, text=True, timeout=3000)
+    print(r.stdout)
+    assert r.returncode == 0, r.stderr[-3000:]
+    summary = r.stdout.splitlines()[0]
+    assert " 0 failed" in summary, r.stdout
+
+
+@pytest.mark.parametrize("name", ["test_bitcast", "test_dft_", "test_castlike_FLOAT_to"])
+def test_more_slices_of_the_node_tests(name):
+    """Views across types, a run-time axis read by the kernel (DFT-20), the float16/bfloat16/float8 casts."""
+    r = subprocess.run([sys.executable, str(SCRIPT), "--filter", name], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert " 0 failed" in r.stdout.splitlines()[0], r.stdout
+
+
+def test_a_small_slice_of_the_node_tests(tmp_path):
+    """A fast sample in the normal suite: Pow cases (incl. integer exponents) pass or are refused, never wrong."""
+    r = subprocess.run([sys.executable, str(SCRIPT), "--filter", "test_pow"], capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert " 0 failed" in r.stdout.splitlines()[0], r.stdout
+
+
+def test_a_slice_of_the_node_tests_through_aotc_run():
+    """Issue 48: node tests the shared-library run passed failed through `aotc run` on their data saved
+    with np.savez (a 0-d output, bfloat16 and float8_e5m2 inputs, float8 and int4 outputs, empty inputs
+    the bundle made constants); each now goes the user's way and passes."""
+    cases = ["test_size", "test_bitcast_scalar_float32_to_int32", "test_attention_4d_causal_bf16",
+             "test_cast_FLOAT8E5M2_to_FLOAT", "test_cast_FLOAT_to_FLOAT8E4M3FN", "test_cast_FLOAT_to_INT4",
+             "test_castlike_FLOAT_to_BFLOAT16", "test_reduce_sum_empty_axes_input_noop", "test_tril_zero"]
+    r = subprocess.run([sys.executable, str(SCRIPT), "--cli", "--filter", f"^({'|'.join(cases)})$"],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.splitlines()[0] == f"{len(cases)} cases: {len(cases)} passed, 0 refused, 0 failed", r.stdout

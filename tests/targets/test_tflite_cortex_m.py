@@ -1,0 +1,139 @@
+"""TFLite int8 models on the Cortex-M boards (issue 27): the DSP-extension paths
+(tflite_int8_*.c: CONV_2D through quant_dsp.h's SMLAD block, DEPTHWISE_CONV_2D by SMLABB / SMLATT,
+FULLY_CONNECTED by quant_dsp.h's aotc_dsp_gemv4) and Helium's on the M55 (tflite_int8_mve.h's dot products: CONV_2D
+and FULLY_CONNECTED by VMLADAVA, the requantisation by VQRDMULH) must give LiteRT's reference
+kernels' outputs bit for bit, as the plain loops do on the host.
+
+The MLPerf Tiny models of bench/keras_mlperf_int8.py, each on a few seeded inputs, built with
+warnings as errors at one of the three levels (the inline assembly's register allocation differs):
+DS-CNN on the M4 at -O3 (a 10 x 4 stride-2 conv on one channel, the row-at-a-time gather; 3 x 3
+depthwise on small planes, through the padded span; 1 x 1 convs); ResNet-8 on the M4 (3 x 3 convs
+over 576 rows, several blocks of quads; stride 2; the 1 x 1 shortcuts); MobileNet-v1 on the M4 at
+-Os (depthwise on planes too large to pad: runs of inside windows, borders one at a time, stride
+2); DS-CNN at -Os on the M55 (Helium's conv in place and gathered, its FC, the vector
+requantisation of the depthwise sums); DS-CNN on the M4 again with AOTC_DSP_NO_ASM (the assembly's
+C twins, as compilers without GNU assembly build them). ResNet-8's convs with their residual ADD fused
+(aotc_tfl_conv_add_s8) on the M4 (a DSP tile through the ADD's tables), the M55 (Helium's) and the M3
+(the plain loop, add_one per element). The ADDs of tests/models/tflite/ops_int8 on the M4 (tables from the
+plan's scratch). tests/models/tflite/padded_int8 on the M4: its PADs folded into the convs (issue 53).
+Slow: the autoencoder (FULLY_CONNECTED of 8 outputs and of 8 inputs) on the M4 at -O2, on the M55, and
+without the assembly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import require_tool
+
+from aot.build import cmake_exe, run_bundle
+
+HERE = Path(__file__).resolve().parents[1]
+MODELS = HERE.parent / "bench" / "models" / "keras"
+RUNS = [("kws_dscnn_int8", "mps2-an386", "Release", ""), ("ic_resnet8_int8", "mps2-an386", "Release", ""),
+        ("vww_mobilenet_int8", "mps2-an386", "MinSizeRel", ""), ("kws_dscnn_int8", "mps3-an547", "MinSizeRel", ""),
+        ("kws_dscnn_int8", "mps2-an386", "Release", "-DAOTC_DSP_NO_ASM"),
+        # the fused CONV_2D + residual ADD (TflConv2DAdd) through Helium's conv and the M3's plain loop
+        ("ic_resnet8_int8", "mps3-an547", "Release", ""), ("ic_resnet8_int8", "mps2-an385", "MinSizeRel", ""),
+        # ADDs left alone (tests/models/tflite): the tabulated DSP path, its tables in the plan's scratch
+        ("ops_int8", "mps2-an386", "MinSizeRel", ""),
+        # PADs folded into the convs and the max pool (issue 53): the DSP depthwise paths with pads wider than
+        # SAME's and asymmetric, windows wholly in the padding
+        ("padded_int8", "mps2-an386", "Release", "")]
+# the autoencoder's FULLY_CONNECTED layers take the paths of DS-CNN's last layer (64 -> 12): slow only
+SLOW_RUNS = [("ad_autoencoder_int8", "mps2-an386", "RelWithDebInfo", ""),
+             ("ad_autoencoder_int8", "mps3-an547", "Release", ""),
+             ("ad_autoencoder_int8", "mps2-an386", "Release", "-DAOTC_DSP_NO_ASM")]
+INFERENCES = 3
+
+
+def _run(cmd: list[str], cflags: str = "") -> None:
+    r = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "CFLAGS": cflags} if cflags else None)
+    assert r.returncode == 0, f"{' '.join(map(str, cmd))} -> {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+
+
+def _board(root: Path, name: str, board: str, build_type: str, cflags: str
+           ) -> tuple[list[list[np.ndarray]], list[np.ndarray]]:
+    """The board's outputs for each seeded input, and LiteRT's reference outputs (stacked by run)."""
+    model, out = MODELS / f"{name}.tflite", root / f"{name}-{board}-{build_type}{cflags}"
+    if not model.exists():  # a test model rather than an MLPerf one
+        model = HERE / "models" / "tflite" / f"{name}.tflite"
+    _run([sys.executable, "-m", "aot.cli", str(model), "-o", str(out), "--target", board, "--build-type", build_type])
+    _run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"], cflags)
+    _run([cmake_exe(), "--build", str(out)])
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    rng = np.random.default_rng(11)
+    feeds = [[rng.integers(-128, 128, s["shape"]).astype(np.int8) for s in meta["inputs"]] for _ in range(INFERENCES)]
+    ours = []
+    for inputs in feeds:
+        got, _ = run_bundle(out, meta, inputs)
+        ours.append([got[s["name"]] for s in meta["outputs"]])
+    np.savez(root / f"{name}_in.npz", **{f"input_{k}": np.stack([f[k] for f in feeds])
+                                         for k in range(len(meta["inputs"]))})
+    _run([sys.executable, str(HERE / "tflite_reference.py"), str(model), str(root / f"{name}_in.npz"),
+          str(root / f"{name}_ref.npz"), "--runs"])
+    ref = np.load(root / f"{name}_ref.npz")
+    return ours, [ref[f"output_{k}"] for k in range(len(meta["outputs"]))]
+
+
+@pytest.fixture(scope="module")
+def boards(tmp_path_factory):
+    """Each run's future, by its key: the default runs started at once, two builds at a time; a
+    slow run when its test asks."""
+    require_tool("arm-none-eabi-gcc", "qemu-system-arm")
+    if os.environ.get("CI", "").lower() != "true":  # CI installs LiteRT: fail there, not skip
+        pytest.importorskip("ai_edge_litert")
+    root = tmp_path_factory.mktemp("tflite_boards")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {run: pool.submit(_board, root, *run) for run in RUNS}
+
+        def get(run: tuple[str, str, str, str]):
+            if run not in futures:
+                futures[run] = pool.submit(_board, root, *run)
+            return futures[run].result()
+
+        yield get
+
+
+def _id(run: tuple[str, str, str, str]) -> str:
+    m, b, t, f = run
+    return f"{m}-{b}-{t}{'-no-asm' if f else ''}"
+
+
+@pytest.mark.parametrize("run", [*RUNS, *(pytest.param(r, marks=pytest.mark.slow) for r in SLOW_RUNS)],
+                         ids=[_id(r) for r in [*RUNS, *SLOW_RUNS]])
+def test_int8_tflite_on_board_bit_exact_with_litert_reference(boards, run):
+    name, board = run[:2]
+    ours, refs = boards(run)
+    for r, outs in enumerate(ours):
+        for k, got in enumerate(outs):
+            want = refs[k][r]
+            assert got.dtype == want.dtype and got.shape == want.shape
+            diff = np.abs(got.astype(np.int64) - want.astype(np.int64))
+            assert not diff.any(), f"{name} on {board}, run {r}: {int((diff > 0).sum())} elements differ, " \
+                                   f"max {int(diff.max())} LSB"
+
+
+def test_aotc_bench_on_a_board_bundle_from_a_tflite_file(tmp_path):
+    """aotc bench on a Cortex-M bundle compiled from a .tflite file: the file itself in LiteRT is the reference
+    (it was handed to onnxruntime: an internal error), the MACs are the file's convs' and dense layers'."""
+    require_tool("arm-none-eabi-gcc", "qemu-system-arm", "cc")
+    if os.environ.get("CI", "").lower() != "true":
+        pytest.importorskip("ai_edge_litert")
+    from aot.bench import tflite_macs
+
+    model, out = HERE / "models" / "tflite" / "keyword_int8.tflite", tmp_path / "kw"
+    _run([sys.executable, "-m", "aot.cli", str(model), "-o", str(out), "--target", "mps2-an386"])
+    r = subprocess.run([sys.executable, "-m", "aot.cli", "bench", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    row = next(line for line in r.stdout.splitlines() if line.startswith("| keyword_int8 |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert int(cells[4]) == tflite_macs(model) == 180192, row  # 4 convs and a dense layer, from the file's shapes
+    assert float(cells[8]) == 0.0, row  # bit-exact with LiteRT on the same int8 inputs
