@@ -27,6 +27,7 @@ from aot.passes import (
     DropIdentity,
     FoldAffine,
     FoldBatchNorm,
+    FoldPad,
     FuseActivation,
     FuseElementwise,
     FuseEpilogue,
@@ -221,14 +222,29 @@ def _pad_conv(mode: str) -> Graph:
 
 
 @case(SimplifyLayout, "fires")
-def test_simplify_layout_cancels_transposes_and_moves_the_pad_into_the_conv():
+def test_simplify_layout_cancels_transposes():
+    """The two Transposes compute nothing: gone. The Pad stays (folding it into the conv is FoldPad's)."""
     g = _pad_conv("constant")
     assert [n.op for n in g.nodes] == ["Transpose", "Transpose", "Pad", "Conv"]
     out = run(SimplifyLayout(), g)
+    assert form(out) == ["Pad(x) -> p", "Conv(p, w) -> y"]
+
+
+# --- FoldPad -------------------------------------------------------------------------------------------
+
+@case(FoldPad, "fires")
+def test_fold_pad_moves_a_zero_pad_into_the_conv():
+    out = run(FoldPad(), run(SimplifyLayout(), _pad_conv("constant")))
     assert form(out) == ["Conv(x, w) -> y"]
     conv = out.nodes[0]
     assert conv.attrs["pads"] == [2, 2, 2, 2]  # the Pad's [2, 1 | 2, 1] on top of the conv's [0, 1 | 0, 1]
-    assert conv.sources() == ("pad", "conv")  # the two Transposes computed nothing: gone, not absorbed
+    assert "pad" in conv.sources() and "conv" in conv.sources()
+
+
+@case(FoldPad, "stays")
+def test_fold_pad_keeps_a_reflect_pad():
+    g = run(SimplifyLayout(), _pad_conv("reflect"))
+    assert form(stays(FoldPad(), g)) == ["Pad(x) -> p", "Conv(p, w) -> y"]
 
 
 @case(SimplifyLayout, "stays")
