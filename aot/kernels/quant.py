@@ -135,28 +135,124 @@ class PatchPlan(NamedTuple):
     packed: bool = False
     # a QLinearConvAdd on hosts: the conv first fills tmp, the scratch's last output-size bytes (_fit_residual)
     tmp: bool = False
+    work: int = 0  # bytes past the patch block for the path's own buffers (aotc_qconv_params.work)
 
 
-# quant_avx512vnni.h's limits of the dense VNNI path: its stack buffer, kept blocks, kernel rows and index patterns
-QX86 = {n: define("quant_avx512vnni.h", f"AOTC_QX86_{n}") for n in ("DSTACK", "DKEEP", "DHEAD", "KH", "PAT")}
+class DepthwisePlan(NamedTuple):
+    """Depthwise QLinearConv: the DSP path's run of output positions (aotc_qconv_params.dw4; 0: its
+    one-channel path or another core's), and the bytes past the rows for the path's own buffers (work)."""
+
+    run: int = 0
+    work: int = 0
+
+
+# aotc_quant.h's limits of the AVX-512 VNNI paths (quant_avx512vnni.h) and of the DSP extension's conv path,
+# whose buffers are the plan's scratch (aotc_qconv_*_work_bytes, which the functions below compute as well)
+QX86 = {n: define("aotc_quant.h", f"AOTC_QX86_{n}")
+        for n in ("DBUF", "DKEEP", "DHEAD", "KH", "PAT", "WBUF", "KG", "CACHE", "ALIGN")}
+QDW_FLAT_WORDS, DSP_KCHUNK = define("aotc_quant.h", "AOTC_QDW_FLAT_WORDS"), define("aotc_quant.h", "AOTC_DSP_KCHUNK")
+# aotc_qx86_wcache: the windows of the last blocks (int32 col, lanes, base, next; their byte indices; offsets)
+QX86_WCACHE = (4 * (2 * QX86["CACHE"] + QX86["CACHE"] * QX86["KG"] + 1) + QX86["CACHE"] * QX86["KG"] * 64
+               + 4 * QX86["KG"] * 64)
+
+
+class ConvShape(NamedTuple):
+    """A QLinearConv as aotc_qconv_params has it (a 1-D conv with height 1)."""
+
+    cg: int  # input channels a group
+    mg: int  # output channels a group
+    k_h: int
+    k_w: int
+    dil_w: int
+    out_h: int
+    out_w: int
+    w_zero_any: bool  # some weight zero point is not 0 (uint8 weights: not 128)
+
+
+def _conv_shape(node: Node, graph: Graph) -> ConvShape:
+    a = node.attrs
+    x, y = graph.tensors[node.inputs[0]].shape, graph.tensors[node.outputs[0]].shape
+    k_h, k_w = _pair(a["kernel_shape"], 1)
+    out_h, out_w = (1, y[-1]) if len(y) == 3 else y[2:]
+    w_zero = graph.const(node.inputs[5])
+    shift = 128 if graph.tensors[node.inputs[3]].dtype == "uint8" else 0
+    w_zero_any = w_zero is None or bool((np.asarray(w_zero, np.int64) - shift).any())
+    return ConvShape(x[1] // a["group"], y[1] // a["group"], k_h, k_w, _pair(a["dilations"], 1)[1], out_h, out_w,
+                     w_zero_any)
+
+
+def _dense_plan(s: ConvShape, packed: bool) -> tuple[int, int, int] | None:
+    """qconv_dense's kept blocks' stride, its work before them (alignment and a pass's weights) and the most
+    blocks it keeps (aotc_qx86_dense_plan); None where the path does not take the shape."""
+    taps = s.k_h * s.k_w
+    kq = -(-s.cg * taps // 4)
+    period = taps // (4 if taps % 4 == 0 else 2 if taps % 2 == 0 else 1)
+    npat = min(period, kq)
+    stride = QX86["DHEAD"] + npat * 128
+    room = QX86["DBUF"] - QX86["DKEEP"] * stride
+    if (s.k_w < 3 or taps > 64 or s.k_h > QX86["KH"] or npat > QX86["PAT"] or (s.k_w - 1) * s.dil_w > 62
+            or kq * 32 > room or (packed and s.mg % 16)):
+        return None
+    nmax = 16 if packed or kq * 64 <= room else 8
+    pass_ = max(room // (kq * 64), 1) * 16 if packed else room // (kq * 4 * nmax) * nmax
+    wbytes = 0 if packed else (pass_ if pass_ < s.mg else -(-s.mg // nmax) * nmax) * kq * 4
+    wb64 = -(-wbytes // 64) * 64
+    count = min((QX86["DBUF"] - wb64) // stride, s.out_h * s.out_w)
+    return stride, QX86["ALIGN"] + wb64, count
 
 
 def _dense_vnni(node: Node, graph: Graph) -> bool:
     """The shapes quant_avx512vnni.h's qconv_dense takes, in whole blocks of 16 output channels: their
     weights are packed at compile time as that path reads them (else it re-orders them every run).
-    The same tests as the C, on its constants (AOTC_QX86_*)."""
-    a = node.attrs
-    cin, m = graph.tensors[node.inputs[0]].shape[1], graph.tensors[node.outputs[0]].shape[1]
-    group = a["group"]
-    k_h, k_w = _pair(a["kernel_shape"], 1)
-    _, dw = _pair(a["dilations"], 1)
-    taps = k_h * k_w
-    kq = -(-(cin // group) * taps // 4)
-    period = taps // (4 if taps % 4 == 0 else 2 if taps % 2 == 0 else 1)
-    npat = min(period, kq)
-    room = QX86["DSTACK"] - QX86["DKEEP"] * (QX86["DHEAD"] + npat * 128)
-    return ((m // group) % 16 == 0 and k_w >= 3 and taps <= 64 and k_h <= QX86["KH"] and npat <= QX86["PAT"]
-            and (k_w - 1) * dw <= 62 and kq * 32 <= room)
+    The same tests as the C (aotc_qx86_dense_plan), on its constants (AOTC_QX86_*)."""
+    s = _conv_shape(node, graph)
+    return s.mg % 16 == 0 and _dense_plan(s, True) is not None
+
+
+def _windows_work(s: ConvShape, tile: int) -> int:
+    """qconv_windows's work bytes with a patch block of `tile` positions (aotc_qconv_windows_work_bytes, all it
+    takes); 0 where the path does not take the shape."""
+    kg = s.k_h * -(-s.k_w // 4)
+    kq = s.cg * kg
+    kp = -(-s.cg * s.k_h * s.k_w // 4) * 4
+    slots = -(-tile // LANES) * LANES * kp // (64 * kq)
+    chunk = min(QX86["WBUF"] // (kq * 4) // 8 * 8, s.mg)
+    if (s.cg < 2 or kg > QX86["KG"] or slots > 16 or (slots < 1 and s.w_zero_any) or chunk < 8
+            or 3 * s.dil_w >= 64 or s.k_h * s.k_w < 2):
+        return 0
+    return QX86["ALIGN"] + QX86_WCACHE + 4 * (16 * QX86["KG"] + 16 * 16) + chunk * kq * 4
+
+
+def x86_patches_work(node: Node, graph: Graph, tile: int, packed: bool, room: int) -> int:
+    """The work an AVX-512 host's QLinearConv on patches takes past its patch block of `tile` positions, of the
+    `room` bytes its step spares (as aotc_qconv_patches_x86_work_bytes takes it, in the kernel's order): the
+    dense path's with as many kept blocks as fit (all it can use where they do), else the windows path's (not
+    with packed weights), else with no patch block one block of 16 positions' patch; where none fits, with a
+    patch block none (qconv_patches_vnni then runs on it), without one the least of those, above `room`."""
+    s = _conv_shape(node, graph)
+    dense = _dense_plan(s, packed)
+    windows = 0 if packed else _windows_work(s, tile)
+    block = QX86["ALIGN"] + 16 * _patch_length(node, graph)
+    block = block if tile == 0 and block - QX86["ALIGN"] <= QX86["WBUF"] else 0
+
+    def taken(work: int) -> int:  # what the kernel takes of `work` (aotc_qconv_patches_x86_work_bytes)
+        if dense and work >= dense[1] + dense[0]:
+            stride, front, count = dense
+            return front + min(count, (work - front) // stride) * stride
+        return windows if windows and work >= windows else block if block and work >= block else 0
+
+    if taken(room):
+        return taken(room)
+    # where nothing fits beside a patch block, qconv_patches_vnni runs on it; without one the plain loops would
+    # (8x slower on a ResNet's convs): the least work that keeps a VNNI path, above the step's spare memory
+    least = [w for w in (dense[1] + dense[0] if dense else 0, windows, block) if w]
+    return taken(min(least)) if tile == 0 and least else 0
+
+
+def dsp_patches_work(node: Node, graph: Graph) -> int:
+    """The DSP extension's conv path: a channel pair's weights widened, up to DSP_KCHUNK quads at a time
+    (aotc_qconv_dsp_work_bytes)."""
+    return 16 * min(_patch_length(node, graph) // 4, DSP_KCHUNK)
 
 
 def _patches_kernel(node: Node, graph: Graph) -> str:
@@ -165,28 +261,35 @@ def _patches_kernel(node: Node, graph: Graph) -> str:
     return f"aotc_qconv_{kind}_{SUFFIX[graph.tensors[node.inputs[0]].dtype]}"
 
 
-def _fit_patches(node: Node, graph: Graph, budget: int, host: bool = True) -> KernelChoice | None:
-    """The largest tile of output positions whose patches fit the step's spare memory; where none
-    fits, on hosts no scratch (tile 0: the kernels take the patch on the stack or need none). On
-    hosts, the weights packed where the dense VNNI path takes the shape."""
+def _fit_patches(node: Node, graph: Graph, budget: int, host: bool = True, isa: str = "") -> KernelChoice | None:
+    """The largest tile of output positions whose patches fit the step's spare memory; where none fits, on
+    hosts no patch block (tile 0: the kernels take the patch in the work block or need none). On hosts, the
+    weights packed where the dense VNNI path takes the shape. isa: the paths whose work past the patch block
+    the plan gives (aotc_qconv_params.work): "avx512" (quant_avx512vnni.h's, which a build with AVX-512 VNNI
+    takes: what fits beside the patches), "arm-dsp" (the DSP extension's widened weights: always, 2 KiB at
+    most), "" none."""
     k = _patch_length(node, graph)
     positions = math.prod(graph.tensors[node.outputs[0]].shape[2:])
     packed = host and _dense_vnni(node, graph)
     kernel = _patches_kernel(node, graph)
     def choice(tile: int) -> KernelChoice:  # the kernel gathers whole lanes of positions
         tile = min(tile, positions)
-        return KernelChoice(kernel, -(-tile // LANES) * LANES * k, detail=PatchPlan(tile, packed))
+        patch = -(-tile // LANES) * LANES * k
+        work = (x86_patches_work(node, graph, tile, packed, budget - patch) if isa == "avx512"
+                else dsp_patches_work(node, graph) if isa == "arm-dsp" else 0)
+        return KernelChoice(kernel, patch + work, detail=PatchPlan(tile, packed, work=work))
 
     # on the M-profile cores (small stacks, and the speed there is counted) never a smaller block than the
     # largest whose patches take at most PATCH_FLOOR bytes, even above the tight bound: the DSP path widens
     # each channel pair's weights once a block, and blocks of 8 positions cost ResNet-8 1.2x the
     # instructions of blocks of 32
-    floor = None if host else next((t for t in PATCH_TILES if choice(t).scratch <= PATCH_FLOOR), PATCH_TILES[-1])
+    patches = lambda c: c.scratch - c.detail.work  # noqa: E731
+    floor = None if host else next((t for t in PATCH_TILES if patches(choice(t)) <= PATCH_FLOOR), PATCH_TILES[-1])
     for tile in PATCH_TILES:
-        if choice(tile).scratch <= budget or tile == floor:
+        if patches(choice(tile)) <= budget or tile == floor:
             return choice(tile)
-    # on hosts the kernels' no-scratch paths (the dense VNNI one is as fast as with scratch)
-    return KernelChoice(kernel, 0, detail=PatchPlan(0, packed))
+    # on hosts the kernels' paths without a patch block (the dense VNNI one is as fast as with one)
+    return choice(0)
 
 
 # output positions per patch block, largest first (the kernel reads each weight row once per
@@ -241,19 +344,47 @@ def _depthwise_dsp(node: Node, graph: Graph, budget: int) -> KernelChoice | None
     span, runs = _depthwise4_runs(node, graph)
     for run in runs:
         if span + 16 * run <= budget:
-            return KernelChoice(_depthwise_kernel(node, graph), max(rows, span + 16 * run), detail=run)
+            return KernelChoice(_depthwise_kernel(node, graph), max(rows, span + 16 * run), detail=DepthwisePlan(run))
     return None
 
 
+def x86_depthwise_work(node: Node, graph: Graph) -> int:
+    """An AVX-512 host's depthwise path over the plane (depthwise_flat, with VBMI): the window cache, each
+    channel's weight words and the start of its sums (aotc_qconv_depthwise_x86_work_bytes); 0 where it
+    does not take the node (the path over padded rows, which needs none, then runs)."""
+    s = _conv_shape(node, graph)
+    channels, kg = graph.tensors[node.outputs[0]].shape[1], s.k_h * -(-s.k_w // 4)
+    if s.w_zero_any or kg > QX86["KG"] or channels * kg > QDW_FLAT_WORDS or 3 * s.dil_w >= 64:
+        return 0
+    return QX86["ALIGN"] + QX86_WCACHE + 4 * channels * (kg + 1)
+
+
+def _depthwise_rows(node: Node, graph: Graph, budget: int, isa: str = "") -> KernelChoice:
+    """One channel at a time through its padded rows; on AVX-512 hosts the work of the path over the plane past
+    them, above the step's spare memory if need be (without it the path over padded rows runs: on MobileNet-v2's
+    first depthwise conv that cost the whole network 13 % more time)."""
+    rows = _depthwise_scratch(node, graph)
+    work = x86_depthwise_work(node, graph) if isa == "avx512" else 0
+    return KernelChoice(_depthwise_kernel(node, graph), rows + work, detail=DepthwisePlan(work=work))
+
+
 M_PROFILE = KernelFacts(isa="m-profile")  # the Cortex-M cores' paths: small stacks, blocks in the plan's scratch
+ARM_DSP = KernelFacts(isa="arm-dsp")  # ... with the DSP extension: its conv path's widened weights in the scratch too
+# an AVX-512 host: quant_avx512vnni.h's paths (a build with VNNI takes them) have their buffers in the scratch
+AVX512 = KernelFacts(isa="avx512")
 QCONV_KERNELS = (
     # On the M-profile boards (the DSP extension's SMLAD) 4 channels at a time where the shape allows
     Candidate("aotc_qconv_depthwise_i8", _depthwise_dsp, applies=lambda n, g, t: _is_depthwise(n, g),
               facts=M_PROFILE, also=("aotc_qconv_depthwise_u8",)),
-    Candidate("aotc_qconv_depthwise_i8",
-              lambda n, g, budget: KernelChoice(_depthwise_kernel(n, g), _depthwise_scratch(n, g)),
+    Candidate("aotc_qconv_depthwise_i8", lambda n, g, budget: _depthwise_rows(n, g, budget, "avx512"),
+              applies=lambda n, g, t: _is_depthwise(n, g), facts=AVX512, also=("aotc_qconv_depthwise_u8",)),
+    Candidate("aotc_qconv_depthwise_i8", _depthwise_rows,
               applies=lambda n, g, t: _is_depthwise(n, g), also=("aotc_qconv_depthwise_u8",)),
+    Candidate("aotc_qconv_patches_i8", lambda n, g, budget: _fit_patches(n, g, budget, host=False, isa="arm-dsp"),
+              facts=ARM_DSP, also=("aotc_qconv_patches_u8",)),
     Candidate("aotc_qconv_patches_i8", lambda n, g, budget: _fit_patches(n, g, budget, host=False), facts=M_PROFILE,
+              also=("aotc_qconv_patches_u8",)),
+    Candidate("aotc_qconv_patches_i8", lambda n, g, budget: _fit_patches(n, g, budget, isa="avx512"), facts=AVX512,
               also=("aotc_qconv_patches_u8",)),
     Candidate("aotc_qconv_patches_i8", _fit_patches, also=("aotc_qconv_patches_u8",)),
 )
@@ -292,7 +423,7 @@ def _qconv_parts(ctx: NodeContext) -> tuple[str, str, bool]:
     bias = ctx.const(ctx.inputs[8]) if len(ctx.inputs) > 8 and ctx.inputs[8] else np.zeros(m, np.int32)
     bias = np.asarray(bias, np.int64).reshape(-1)
     x_zero = int(_scalar(ctx, 2))
-    patches = isinstance(ctx.choice.detail, PatchPlan)  # else the depthwise kernel (detail: its 4-channel run)
+    patches = isinstance(ctx.choice.detail, PatchPlan)  # else the depthwise kernel (detail: a DepthwisePlan)
     if patches:
         # the patches hold x + offset (unsigned bytes) with rows padded to kp by the zero point, and
         # the weight rows are padded with zeros; then with zp = x_zero + offset,
@@ -314,8 +445,9 @@ def _qconv_parts(ctx: NodeContext) -> tuple[str, str, bool]:
         "bias": ctx.const_array("bias", bias.astype(np.int32)),
         "w_zero": ctx.const_array("w_zero", np.ascontiguousarray(w_zero, np.int32)),
         "w_zero_any": str(int(bool(w_zero.any()))),
-        "dw4": "0" if patches else str(int(ctx.choice.detail or 0)),
+        "dw4": "0" if patches else str(ctx.choice.detail.run),
         "w_packed": str(int(patches and ctx.choice.detail.packed)),
+        **({"work": str(ctx.choice.detail.work)} if ctx.choice.detail.work else {}),
     }, comment=f"QLinearConv {list(ctx.shape(ctx.inputs[0]))} -> {list(ctx.shape(ctx.outputs[0]))}: kernel "
                f"{a['kernel_shape']}, strides {a['strides']}, pads {a['pads']}, group {a['group']}"
                + ("; bias with the input zero point folded in" if patches else "")
@@ -350,18 +482,22 @@ def _emit_qconv_add(ctx: NodeContext) -> None:
              ctx.ptr(res), ctx.ptr(y), scratch, tmp)
 
 
-def _fit_residual(node: Node, graph: Graph, budget: int) -> KernelChoice:
-    """On hosts: _fit_patches's block in what the step spares beyond tmp, the conv's whole output that the
-    ADD then reads where the conv does not take the dense VNNI path (which adds the residual in its stores;
-    the others do not)."""
+def _fit_residual(node: Node, graph: Graph, budget: int, isa: str = "") -> KernelChoice:
+    """On hosts: _fit_patches's block (and work) in what the step spares beyond tmp, the conv's whole output
+    that the ADD then reads where the conv does not take the dense VNNI path (which adds the residual in its
+    stores; the others do not)."""
     out = graph.tensors[node.outputs[0]].nbytes
-    choice = _fit_patches(node, graph, max(budget - out, 0))
+    choice = _fit_patches(node, graph, max(budget - out, 0), isa=isa)
     return KernelChoice(choice.kernel, choice.scratch + out, detail=choice.detail._replace(tmp=True))
 
 
 QCONV_ADD_KERNELS = (
+    Candidate("aotc_qconv_patches_add_i8", lambda n, g, budget: _fit_patches(n, g, budget, host=False, isa="arm-dsp"),
+              facts=ARM_DSP, also=("aotc_qconv_patches_add_u8",)),
     Candidate("aotc_qconv_patches_add_i8", lambda n, g, budget: _fit_patches(n, g, budget, host=False),
               facts=M_PROFILE, also=("aotc_qconv_patches_add_u8",)),
+    Candidate("aotc_qconv_patches_add_i8", lambda n, g, budget: _fit_residual(n, g, budget, "avx512"),
+              facts=AVX512, also=("aotc_qconv_patches_add_u8",)),
     Candidate("aotc_qconv_patches_add_i8", _fit_residual, also=("aotc_qconv_patches_add_u8",)),
 )
 

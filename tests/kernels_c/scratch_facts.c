@@ -1,11 +1,12 @@
-/* The kernels' scratch formulas (aotc_conv.h, aotc_gemm.h, aotc_tflite_int8.h) behind plain entry points,
- * built for the host as a shared library that tests/kernels_c/test_scratch_facts.py loads with ctypes, to hold the
- * compiler's sizes (aot/kernels/conv.py, tflite_int8.py) equal to them. Params arrive as int32 arrays
+/* The kernels' scratch formulas (aotc_conv.h, aotc_gemm.h, aotc_tflite_int8.h, aotc_quant.h) behind plain entry
+ * points, built for the host as a shared library that tests/kernels_c/test_scratch_facts.py loads with ctypes, to hold
+ * the compiler's sizes (aot/kernels/conv.py, tflite_int8.py, quant.py) equal to them. Params arrive as int32 arrays
  * in the order below. */
 #include <string.h>
 
 #include "aotc_conv.h"
 #include "aotc_gemm.h"
+#include "aotc_quant.h"
 #include "aotc_tflite_int8.h"
 
 /* f: batch, group, in_c, out_c, in_size[3], out_size[3], kernel[3], strides[3], dilations[3], pads[3], kc, nc */
@@ -62,4 +63,22 @@ int64_t facts_tfl_add(int64_t count, int32_t broadcast) {
     memset(&p, 0, sizeof p);
     p.count = count, p.broadcast = broadcast;
     return aotc_tfl_add_s8_dsp_scratch_bytes(&p);
+}
+
+/* f: batch, in_c, in_h, in_w, out_c, out_h, out_w, group, k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_top,
+ * pad_left, w_zero_any, w_packed, dw4, work; what: the scratch of aotc_qconv_patches_* (of a patch block of
+ * tile positions) or aotc_qconv_depthwise_*, or the work of a target's path */
+int64_t facts_qconv(const char *what, const int32_t *f, int32_t tile) {
+    aotc_qconv_params p;
+    memset(&p, 0, sizeof p);
+    p.batch = f[0], p.in_c = f[1], p.in_h = f[2], p.in_w = f[3], p.out_c = f[4], p.out_h = f[5], p.out_w = f[6];
+    p.group = f[7], p.k_h = f[8], p.k_w = f[9], p.stride_h = f[10], p.stride_w = f[11], p.dil_h = f[12];
+    p.dil_w = f[13], p.pad_top = f[14], p.pad_left = f[15], p.w_zero_any = f[16], p.w_packed = f[17];
+    p.dw4 = f[18], p.work = f[19];
+    if (!strcmp(what, "patches")) return aotc_qconv_patches_scratch_bytes(&p, tile);
+    if (!strcmp(what, "depthwise")) return aotc_qconv_depthwise_scratch_bytes(&p);
+    if (!strcmp(what, "patches_avx512")) return aotc_qconv_patches_x86_work_bytes(&p, tile);
+    if (!strcmp(what, "patches_arm-dsp")) return aotc_qconv_dsp_work_bytes(&p);
+    if (!strcmp(what, "depthwise_avx512")) return aotc_qconv_depthwise_x86_work_bytes(&p);
+    return -1;
 }

@@ -169,15 +169,20 @@ static int check_conv(int kind, int u8) {
     w_arg = w;
     if (depthwise) {
         for (c = 0; c < p.out_c; ++c) bias_arg[c] = bias[c];
-        scratch_n = (size_t)p.k_h * AOTC_QCONV_DW_ROW(p.out_w, p.k_w, p.stride_w, p.dil_w);
         if (chance(2, 3) && AOTC_QCONV_DW4_SPAN(&p) <= AOTC_QCONV_DW_SPAN) {
             /* as aot/kernels/quant.py on the DSP cores: whole output rows, up to AOTC_QCONV_DW_RUN positions
              * or the plane, fewer where the plan has less memory to spare */
             const int32_t plane = p.out_h * p.out_w, most = plane < AOTC_QCONV_DW_RUN ? plane : AOTC_QCONV_DW_RUN;
             const int32_t rows = most / p.out_w > 1 ? most / p.out_w : 1;
             p.dw4 = p.out_w * rand_int(1, rows);
-            if ((size_t)AOTC_QCONV_DW4_SCRATCH(&p, p.dw4) > scratch_n) scratch_n = (size_t)AOTC_QCONV_DW4_SCRATCH(&p, p.dw4);
         }
+#if AOTC_QCONV_NOSCRATCH
+        if (chance(3, 4)) { /* an AVX-512 host's plan: all the path takes, or none */
+            p.work = INT32_MAX;
+            p.work = (int32_t)aotc_qconv_depthwise_x86_work_bytes(&p);
+        }
+#endif
+        scratch_n = (size_t)aotc_qconv_depthwise_scratch_bytes(&p);
     } else { /* as aot/kernels/quant.py: the patches hold x + offset, zp = x_zero + offset */
         const int32_t zp = p.x_zero + (u8 ? 0 : 128);
         static const int32_t tiles[3] = {64, 32, 16};
@@ -188,8 +193,6 @@ static int check_conv(int kind, int u8) {
         }
         tile = tiles[rand_int(0, 2)]; /* as aot/kernels/quant.py: a whole number of lanes, or the whole plane */
         tile = tile < plane_out ? tile : plane_out;
-        if (AOTC_QCONV_NOSCRATCH && chance(1, 5)) tile = 0; /* hosts: no memory to spare at this step */
-        scratch_n = (size_t)((tile + AOTC_QCONV_LANES - 1) / AOTC_QCONV_LANES * AOTC_QCONV_LANES) * kp;
         if (!M_PROFILE && mg % 16 == 0 && chance(1, 2)) { /* as quant.py's interleave_rows(w, 16) */
             w_arg = (int8_t *)alloc_bytes(w_n);
             for (c = 0; c < p.out_c; ++c) {
@@ -197,6 +200,21 @@ static int check_conv(int kind, int u8) {
             }
             p.w_packed = 1;
         }
+        /* the work past the patch block, as the compiler plans it for the target (or none: the paths that
+         * need it are then not taken) */
+#if AOTC_QUANT_DSP
+        if (chance(3, 4)) {
+            p.work = INT32_MAX;
+            p.work = (int32_t)aotc_qconv_dsp_work_bytes(&p);
+        }
+#elif AOTC_QCONV_NOSCRATCH
+        if (chance(1, 5)) tile = 0; /* no patch block: the plan had no memory to spare */
+        if (chance(3, 4)) { /* an AVX-512 host's plan: all the paths take, or what a step spares of it */
+            p.work = chance(1, 2) ? INT32_MAX : rand_int(0, 1 << 17);
+            p.work = (int32_t)aotc_qconv_patches_x86_work_bytes(&p, tile);
+        }
+#endif
+        scratch_n = (size_t)aotc_qconv_patches_scratch_bytes(&p, tile);
     }
     scratch = alloc_bytes(scratch_n);
     if (fused) {
@@ -232,11 +250,11 @@ static int check_conv(int kind, int u8) {
     if (bad) {
         printf("  batch %d, %d -> %d channels, group %d, in %d x %d, out %d x %d, kernel %d x %d, stride %d x %d, "
                "dilation %d x %d, pads %d %d, x_zero %d, y_zero %d, clamp [%d, %d], w_zero_any %d, tile %d, "
-               "packed %d, dw4 %d, in place %d\n",
+               "packed %d, dw4 %d, in place %d, work %d\n",
                (int)p.batch, (int)p.in_c, (int)p.out_c, (int)p.group, (int)p.in_h, (int)p.in_w, (int)p.out_h,
                (int)p.out_w, (int)p.k_h, (int)p.k_w, (int)p.stride_h, (int)p.stride_w, (int)p.dil_h, (int)p.dil_w,
                (int)p.pad_top, (int)p.pad_left, (int)p.x_zero, (int)p.y_zero, (int)lo, (int)hi, (int)p.w_zero_any,
-               (int)tile, (int)p.w_packed, (int)p.dw4, in_place);
+               (int)tile, (int)p.w_packed, (int)p.dw4, in_place, (int)p.work);
     }
     if (w_arg != w) free(w_arg);
     free(x), free(y), free(ref), free(w), free(scale), free(bias), free(bias_arg), free(w_zero), free(scratch);

@@ -4,7 +4,8 @@
     (aot/kernels/c_defines.py). Its reader is tested here on its own, and every number it read while the
     kernel modules loaded is checked against what gcc's preprocessor makes of that name in that file.
   - Scratch sizes: each kernel's C function <kernel>_scratch_bytes (aotc_conv.h, aotc_gemm.h,
-    aotc_tflite_int8.h) is what the kernel lays out and what tests/kernels_c/ allocate; the compiler's Python
+    aotc_tflite_int8.h, aotc_quant.h) is what the kernel lays out and what tests/kernels_c/ allocate; the
+    compiler's Python
     formulas, run as the compiler runs them (its candidates' fits, over random shapes, budgets and
     targets), must give the C functions' sizes for the params it would write (tests/kernels_c/scratch_facts.c,
     built for the host and loaded with ctypes). A mismatch is a buffer overrun on some shape.
@@ -82,8 +83,7 @@ def test_compiler_reads_the_values_gcc_sees(tmp_path):
     #define (a .c file may #undef its names at its end), which must survive the file's #if branches."""
     require_tool("gcc")
     read = c_defines.read()  # the kernel modules are loaded by now
-    assert {"aotc_gemm.h", "aotc_conv.h", "aotc_tflite_int8.h", "conv_pwc_avx512.c",
-            "quant_avx512vnni.h"} <= read.keys()
+    assert {"aotc_gemm.h", "aotc_conv.h", "aotc_tflite_int8.h", "conv_pwc_avx512.c", "aotc_quant.h"} <= read.keys()
     for file, names in read.items():
         lines = kernel_file(file).read_text().splitlines()
         for name in names:
@@ -107,7 +107,7 @@ def facts(tmp_path_factory) -> ctypes.CDLL:
     subprocess.run(["gcc", *FLAGS, "-shared", "-fPIC", *kernel_include_flags(),
                     str(TESTS_C / "scratch_facts.c"), "-o", str(lib)], check=True)
     so = ctypes.CDLL(str(lib))
-    for name in ("facts_conv", "facts_sgemm_work", "facts_tfl", "facts_tfl_fc", "facts_tfl_add"):
+    for name in ("facts_conv", "facts_sgemm_work", "facts_tfl", "facts_tfl_fc", "facts_tfl_add", "facts_qconv"):
         getattr(so, name).restype = ctypes.c_int64
     return so
 
@@ -286,6 +286,94 @@ def test_add_dsp_scratch_is_the_kernels(facts):
         want = 4 * tflite_int8.ADD_SCRATCH_WORDS if count >= tflite_int8.ADD_MIN else 0
         assert facts.facts_tfl_add(count, 0) == want
     assert facts.facts_tfl_add(10**6, 1) == 0
+
+
+@st.composite
+def qconvs(draw) -> tuple[Node, Graph]:
+    """A QLinearConv (or with its residual QLinearAdd fused), NCHW int8 / uint8, 1-D or 2-D: depthwise and
+    grouped, 1 x 1 to 7 x 7, deep patches (past the DSP path's chunk of widened weights and the AVX-512 paths'
+    buffers), blocks of 16 output channels (the dense path's packed weights), weight zero points or none."""
+    op = draw(st.sampled_from(["QLinearConv"] * 3 + ["QLinearConvAdd"]))
+    dtype, wtype = draw(st.sampled_from(["int8", "uint8"])), draw(st.sampled_from(["int8", "uint8"]))
+    depthwise = op == "QLinearConv" and draw(st.booleans())
+    group = draw(st.integers(2, 64)) if depthwise else draw(st.sampled_from([1, 1, 1, 2, 4]))
+    cg = 1 if depthwise else draw(st.sampled_from([1, 2, 3, 8, 16, 64, 100, 256, 600]))
+    mg = 1 if depthwise else draw(st.sampled_from([1, 4, 8, 16, 17, 32, 48, 64, 128, 256]))
+    one_d = draw(st.integers(0, 5)) == 0
+    k_h = 1 if one_d else draw(st.sampled_from([1, 3, 3, 5, 7]))
+    k_w = draw(st.sampled_from([1, 3, 3, 5, 7, 17]))
+    s_h, s_w = (1 if one_d else draw(st.sampled_from([1, 2]))), draw(st.sampled_from([1, 2]))
+    d_h, d_w = (1 if one_d else draw(st.sampled_from([1, 1, 2]))), draw(st.sampled_from([1, 1, 2, 40]))
+    h = 1 if one_d else draw(st.integers(1, 40))
+    w = draw(st.integers(1, 60))
+    pads = [draw(st.integers(0, 2)) for _ in range(4)]
+    oh = (h + pads[0] + pads[2] - d_h * (k_h - 1) - 1) // s_h + 1
+    ow = (w + pads[1] + pads[3] - d_w * (k_w - 1) - 1) // s_w + 1
+    assume(oh >= 1 and ow >= 1 and all(p < k * d for p, k, d in zip(pads, [k_h, k_w] * 2, [d_h, d_w] * 2,
+                                                                        strict=True)))
+    batch = draw(st.sampled_from([1, 1, 2]))
+    cin, cout = cg * group, mg * group
+    kernel = [k_w] if one_d else [k_h, k_w]
+    x_shape, y_shape = ((batch, cin, w), (batch, cout, ow)) if one_d else ((batch, cin, h, w), (batch, cout, oh, ow))
+    shift = 128 if wtype == "uint8" else 0
+    w_zero = np.full(cout, shift, np.int64) + (draw(st.sampled_from([0, 0, 3])) if draw(st.booleans()) else 0)
+    scalar = lambda name, v, t: Tensor(name, (), t, np.asarray(v, t))  # noqa: E731
+    tensors = {"x": Tensor("x", x_shape, dtype), "w": Tensor("w", (cout, cg, *kernel), wtype,
+                                                              np.zeros((cout, cg, *kernel), wtype)),
+               "xs": scalar("xs", 0.1, "float32"), "xz": scalar("xz", 0, dtype), "ws": scalar("ws", 0.1, "float32"),
+               "wz": Tensor("wz", (cout,), wtype, w_zero.astype(wtype)), "ys": scalar("ys", 0.1, "float32"),
+               "yz": scalar("yz", 0, dtype), "y": Tensor("y", y_shape, dtype), "r": Tensor("r", y_shape, dtype)}
+    attrs = {"group": group, "kernel_shape": kernel, "strides": [s_w] if one_d else [s_h, s_w],
+             "dilations": [d_w] if one_d else [d_h, d_w], "pads": [pads[1], pads[3]] if one_d else pads}
+    inputs = ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", ""] + (["r"] if op == "QLinearConvAdd" else [])
+    node = Node(op, "conv", inputs, ["y"], attrs)
+    return node, Graph("g", [node], tensors, ["x"], ["y"])
+
+
+def _qconv_fields(node: Node, graph: Graph, packed: bool, dw4: int, work: int) -> ctypes.Array:
+    a = node.attrs
+    x, y = graph.tensors["x"].shape, graph.tensors["y"].shape
+    (n, c, h, w), (_, m, oh, ow) = ((x[:2] + (1, x[2]), y[:2] + (1, y[2])) if len(x) == 3 else (x, y))
+    pair = lambda v, fill: [fill] * (2 - len(v)) + list(v)  # noqa: E731
+    w_zero = graph.tensors["wz"].data.astype(np.int64) - (128 if graph.tensors["w"].dtype == "uint8" else 0)
+    f = [n, c, h, w, m, oh, ow, a["group"], *pair(a["kernel_shape"], 1), *pair(a["strides"], 1),
+         *pair(a["dilations"], 1), *pair(a["pads"][:len(a["kernel_shape"])], 0), int(w_zero.any()), int(packed),
+         dw4, work]
+    return (ctypes.c_int32 * len(f))(*f)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(conv_=qconvs(), budget=BUDGETS)
+def test_qconv_scratch_is_the_kernels(facts, conv_, budget):
+    """QLinearConv's kernels on each target, fitted to the budget as the compiler fits them: the work it gives
+    the target's paths past the patch block or the rows (aotc_qconv_params.work) is what the kernel takes of
+    it by aotc_quant.h's function for those paths (all of it; none on targets whose paths take none), all
+    they can use where the budget is unlimited, and the scratch is what the kernel lays out
+    (aotc_qconv_*_scratch_bytes), plus the ADD's tmp on hosts."""
+    node, graph = conv_
+    kernels = quant.OPS[node.op].kernels
+    for target in TARGETS[:4]:
+        cand = next(k for k in kernels if k.applies_on(node, graph, target))
+        choice = cand.fit(node, graph, budget)
+        if choice is None:  # (the DSP depthwise path, where no run fits: the next candidate)
+            cand = next(k for k in kernels[kernels.index(cand) + 1:] if k.applies_on(node, graph, target))
+            choice = cand.fit(node, graph, budget)
+        plan, isa = choice.detail, cand.facts.isa
+        patches = isinstance(plan, quant.PatchPlan)
+        kind = "patches" if patches else "depthwise"
+        tile, packed, dw4 = (plan.tile, plan.packed, 0) if patches else (0, False, plan.run)
+        fields = _qconv_fields(node, graph, packed, dw4, plan.work)
+        # the work the kernel takes of what the plan gives is all of it (none where the target's paths take none)
+        taken = facts.facts_qconv(f"{kind}_{isa}".encode(), fields, tile) if isa in ("avx512", "arm-dsp") else 0
+        assert plan.work == taken, (kind, isa, plan, taken)
+        tmp = graph.tensors["y"].nbytes if patches and plan.tmp else 0
+        assert choice.scratch == facts.facts_qconv(kind.encode(), fields, tile) + tmp, (kind, isa, plan, choice)
+        if isa == "avx512":  # beside a patch block, the AVX-512 paths' work only where the step spares it
+            assert plan.work == 0 or tile == 0 or choice.scratch - tmp <= budget - tmp
+            if budget >= 1 << 40:
+                most = facts.facts_qconv(f"{kind}_{isa}".encode(), _qconv_fields(node, graph, packed, dw4, 2**31 - 1),
+                                         tile)
+                assert plan.work == most, (kind, plan, most)
 
 
 def test_winograd_limits_are_the_headers():

@@ -187,6 +187,11 @@ typedef struct {
     int32_t w_packed;         /* patches: the weights in blocks of 16 output channels, each kq rows of the 16
                                * channels' 4-byte quads (aotc_qconv_wrow), as AVX-512 VNNI's dense path sums
                                * them; aot/kernels/quant.py packs them so on hosts, for shapes that path takes */
+    int32_t work;             /* bytes of the plan's scratch past the patch block (aotc_qconv_patch_bytes) or the
+                               * padded rows (aotc_qconv_dw_row_bytes) for a path's own buffers: the widened
+                               * weights of the DSP extension's conv path, the AVX-512 VNNI paths' re-ordered
+                               * weights and index vectors (aotc_qconv_*_work_bytes below). 0: none, and the
+                               * paths needing more than given are not taken */
 } aotc_qconv_params;
 
 /* Whether the weights are packed (w_packed), and whether tile 0 (no scratch) can come: never on the
@@ -218,10 +223,10 @@ static inline const int8_t *aotc_qconv_wrow(const aotc_qconv_params *p, const in
  * of kp (zeros after k). p->bias has the input zero point folded in at compile time, as the
  * patches hold it (x_zero + 128 for int8 inputs):
  *     bias[c] + kp zp w_zero[c] - zp sum_k w[c][k]
- * and the kernel subtracts w_zero[c] * sum(patch) when w_zero_any. tile 0: no scratch (the plan had
+ * and the kernel subtracts w_zero[c] * sum(patch) when w_zero_any. tile 0: no patch block (the plan had
  * no memory to spare at this step; aot/kernels/quant.py asks for it on hosts only): the patch is then
  * taken AOTC_QCONV_NS_ROWS rows x AOTC_QCONV_LANES positions at a time on the stack, or (AVX-512
- * VNNI) from the input directly or a stack block. */
+ * VNNI) from the input directly or a block of 16 positions in the work past it (p->work, below). */
 #define AOTC_QCONV_NS_ROWS 8
 #define AOTC_QCONV_NS_BLOCK 16 /* output channels a gathering of the patch rows serves */
 void aotc_qconv_patches_i8(const aotc_qconv_params *p, int32_t tile, const int8_t *AOTC_RESTRICT x,
@@ -241,6 +246,169 @@ void aotc_qconv_patches_u8(const aotc_qconv_params *p, int32_t tile, const uint8
 #define AOTC_QCONV_DW_RUN 64
 #define AOTC_QCONV_DW4_SPAN(p) (((p)->out_h - 1) * (p)->stride_h + 3) * (((p)->out_w - 1) * (p)->stride_w + 3)
 #define AOTC_QCONV_DW4_SCRATCH(p, run) (4 * AOTC_QCONV_DW4_SPAN(p) + 16 * (run))
+
+/* ---- The scratch of QLinearConv's paths: one formula each ---------------------------------------------
+ * A conv's scratch is the patch block of `tile` positions (aotc_qconv_patches_*) or k_h padded input rows
+ * (aotc_qconv_depthwise_*), then p->work bytes for the buffers of the path the target takes (the
+ * compiler asks for them, aot/kernels/quant.py; tests/test_scratch_facts.py holds its formulas equal to
+ * these functions): on cores with the DSP extension the conv path's widened weights (AOTC_DSP_KCHUNK quads
+ * of two channels at most), on hosts with AVX-512 VNNI and VBMI the re-ordered weights and kept index
+ * vectors of quant_avx512vnni.h's paths, which had been 64-96 KiB stack buffers. Each function says how
+ * many bytes of p->work the path takes (0: it does not take p with that much): where the step has memory
+ * to spare the compiler gives a path all it can use, else what fits (the dense path then keeps fewer
+ * blocks of index vectors) or none (the path is not taken). Their limits: */
+#define AOTC_DSP_KCHUNK 128       /* the DSP path: quads of weight rows widened at a time (16 bytes a quad) */
+#define AOTC_QX86_WBUF 65536      /* qconv_windows: bytes of re-ordered weights at most; a no-scratch patch block */
+#define AOTC_QX86_KG 16           /* kernel rows x groups of 4 taps at most (qconv_windows, depthwise_flat) */
+#define AOTC_QX86_CACHE 8         /* blocks' windows kept by their first column (qconv_windows, depthwise_flat) */
+#define AOTC_QX86_PAT 40          /* qconv_dense: index patterns at most */
+#define AOTC_QX86_KH 16           /* qconv_dense: kernel rows at most */
+#define AOTC_QX86_DBUF 98304      /* qconv_dense: bytes for a pass's re-ordered weights and the kept blocks at most */
+#define AOTC_QX86_DKEEP 8         /* qconv_dense: blocks kept at least */
+#define AOTC_QX86_DHEAD 192       /* qconv_dense: bytes of a kept block before its index vectors */
+#define AOTC_QDW_FLAT_WORDS 8192  /* depthwise_flat: channels x kernel rows x groups of 4 taps at most */
+/* the AVX-512 paths' work starts at a 64-byte boundary, up to 63 bytes past the patch block's or rows' end:
+ * counted in its bytes */
+#define AOTC_QX86_ALIGN 64
+
+/* The windows of the last AOTC_QX86_CACHE blocks of qconv_windows and depthwise_flat (col -1: none), and
+ * the byte offsets of the block being made. */
+typedef struct {
+    int32_t col[AOTC_QX86_CACHE], lanes[AOTC_QX86_CACHE], base[AOTC_QX86_CACHE][AOTC_QX86_KG], next;
+    uint8_t idx[AOTC_QX86_CACHE][AOTC_QX86_KG][64];
+    int32_t offs[AOTC_QX86_KG][64];
+} aotc_qx86_wcache;
+#define AOTC_QX86_WCACHE_BYTES (4 * (2 * AOTC_QX86_CACHE + AOTC_QX86_CACHE * AOTC_QX86_KG + 1) + \
+                                AOTC_QX86_CACHE * AOTC_QX86_KG * 64 + 4 * AOTC_QX86_KG * 64)
+typedef char aotc_qx86_wcache_is_its_bytes[sizeof(aotc_qx86_wcache) == AOTC_QX86_WCACHE_BYTES ? 1 : -1];
+
+static inline int32_t aotc_qconv_kp(const aotc_qconv_params *p) { /* a patch's bytes: whole quads */
+    return (p->in_c / p->group * p->k_h * p->k_w + 3) / 4 * 4;
+}
+
+/* The patch block of `tile` output positions (0: none): whole lanes of kp bytes */
+static inline int64_t aotc_qconv_patch_bytes(const aotc_qconv_params *p, int32_t tile) {
+    return (int64_t)(tile + AOTC_QCONV_LANES - 1) / AOTC_QCONV_LANES * AOTC_QCONV_LANES * aotc_qconv_kp(p);
+}
+
+/* The depthwise kernels' k_h padded rows */
+static inline int64_t aotc_qconv_dw_row_bytes(const aotc_qconv_params *p) {
+    return (int64_t)p->k_h * AOTC_QCONV_DW_ROW(p->out_w, p->k_w, p->stride_w, p->dil_w);
+}
+
+/* The DSP extension's conv path (qconv_patches_dsp): a channel pair's weights widened, up to
+ * AOTC_DSP_KCHUNK quads (the compiler always gives it) */
+static inline int64_t aotc_qconv_dsp_work_bytes(const aotc_qconv_params *p) {
+    const int32_t kq = aotc_qconv_kp(p) / 4;
+    const int64_t need = 16 * (int64_t)(kq < AOTC_DSP_KCHUNK ? kq : AOTC_DSP_KCHUNK);
+    return p->work < need ? 0 : need;
+}
+
+/* qconv_dense (AVX-512 VBMI): a pass's weights re-ordered (none when packed), then the kept blocks of index
+ * vectors: as many as AOTC_QX86_DBUF bytes hold but no more than the plane has positions (then no block is
+ * made twice), *count; 0 where the path does not take p's shape. The pass and its weights as the kernel
+ * computes them. */
+static inline int32_t aotc_qx86_dense_plan(const aotc_qconv_params *p, int32_t *stride, int32_t *pass,
+                                           int32_t *nmax, int32_t *wbytes, int32_t *count) {
+    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k_h = p->k_h, k_w = p->k_w, taps = k_h * k_w;
+    const int32_t kq = (cg * taps + 3) / 4, period = taps / (taps % 4 == 0 ? 4 : taps % 2 == 0 ? 2 : 1);
+    const int32_t npat = period < kq ? period : kq;
+    const int32_t room = AOTC_QX86_DBUF - AOTC_QX86_DKEEP * (AOTC_QX86_DHEAD + npat * 128);
+    if (k_w < 3 || taps > 64 || k_h > AOTC_QX86_KH || npat > AOTC_QX86_PAT || (k_w - 1) * p->dil_w > 62 ||
+        kq * 32 > room || (p->w_packed && mg % 16 != 0)) {
+        return 0;
+    }
+    *stride = AOTC_QX86_DHEAD + npat * 128;
+    *nmax = p->w_packed || kq * 64 <= room ? 16 : 8;
+    *pass = p->w_packed ? (room / (kq * 64) > 1 ? room / (kq * 64) : 1) * 16 : room / (kq * 4 * *nmax) * *nmax;
+    *wbytes = p->w_packed ? 0 : (*pass < mg ? *pass : (mg + *nmax - 1) / *nmax * *nmax) * kq * 4;
+    *count = (AOTC_QX86_DBUF - (*wbytes + 63) / 64 * 64) / *stride;
+    if (*count > p->out_h * p->out_w) *count = p->out_h * p->out_w;
+    return npat;
+}
+
+/* The blocks qconv_dense keeps in p->work (at most *count, at least 1; 0: the path is not taken) */
+static inline int32_t aotc_qx86_dense_kept(const aotc_qconv_params *p, int32_t wbytes, int32_t stride, int32_t count) {
+    const int64_t room = (int64_t)p->work - AOTC_QX86_ALIGN - (wbytes + 63) / 64 * 64;
+    return room < stride ? 0 : room / stride < count ? (int32_t)(room / stride) : count;
+}
+
+static inline int64_t aotc_qconv_dense_work_bytes(const aotc_qconv_params *p) {
+    int32_t stride, pass, nmax, wbytes, count, kept;
+    if (aotc_qx86_dense_plan(p, &stride, &pass, &nmax, &wbytes, &count) == 0) return 0;
+    kept = aotc_qx86_dense_kept(p, wbytes, stride, count);
+    return kept == 0 ? 0 : AOTC_QX86_ALIGN + (int64_t)(wbytes + 63) / 64 * 64 + (int64_t)kept * stride;
+}
+
+/* qconv_windows (AVX-512 VBMI): the window cache, the blocks' offsets and patch sums, then as many output
+ * channels' re-ordered weights as AOTC_QX86_WBUF holds (in eights) or the group has; 0 where the path does
+ * not take p with a patch block of `tile` positions. */
+static inline int32_t aotc_qx86_windows_chunk(const aotc_qconv_params *p, int32_t tile, int32_t *kp2) {
+    const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, kg = p->k_h * ((p->k_w + 3) / 4);
+    const int32_t kq = cg * kg, slots = (int32_t)(aotc_qconv_patch_bytes(p, tile) / (64 * (int64_t)kq));
+    const int32_t chunk = AOTC_QX86_WBUF / (kq * 4) / 8 * 8 < mg ? AOTC_QX86_WBUF / (kq * 4) / 8 * 8 : mg;
+    *kp2 = kq * 4;
+    if (cg < 2 || kg > AOTC_QX86_KG || slots > 16 || (slots < 1 && p->w_zero_any) || chunk < 8 ||
+        3 * p->dil_w >= 64 || p->k_h * p->k_w < 2 || p->w_packed) {
+        return 0;
+    }
+    return chunk;
+}
+
+static inline int64_t aotc_qconv_windows_work_bytes(const aotc_qconv_params *p, int32_t tile) {
+    int32_t kp2;
+    const int32_t chunk = aotc_qx86_windows_chunk(p, tile, &kp2);
+    const int64_t need = AOTC_QX86_ALIGN + AOTC_QX86_WCACHE_BYTES + 4 * (16 * AOTC_QX86_KG + 16 * 16) + (int64_t)chunk * kp2;
+    return chunk == 0 || p->work < need ? 0 : need;
+}
+
+/* The VNNI path without VBMI given no patch block (tile 0): a block of 16 positions' patch, up to
+ * AOTC_QX86_WBUF bytes */
+static inline int64_t aotc_qconv_block_work_bytes(const aotc_qconv_params *p, int32_t tile) {
+    const int64_t need = AOTC_QX86_ALIGN + 16 * (int64_t)aotc_qconv_kp(p);
+    return tile != 0 || need - AOTC_QX86_ALIGN > AOTC_QX86_WBUF || p->work < need ? 0 : need;
+}
+
+/* aotc_qconv_patches_* on a host with AVX-512 VNNI: the bytes of p->work the path the kernel takes uses, in
+ * the kernel's order: the dense path's, else the windows path's, else (tile 0) the block's */
+static inline int64_t aotc_qconv_patches_x86_work_bytes(const aotc_qconv_params *p, int32_t tile) {
+    const int64_t dense = aotc_qconv_dense_work_bytes(p), windows = dense ? 0 : aotc_qconv_windows_work_bytes(p, tile);
+    return dense ? dense : windows ? windows : aotc_qconv_block_work_bytes(p, tile);
+}
+
+/* depthwise_flat (AVX-512 VBMI): the window cache, then each channel's weight words and the start of its
+ * sums; 0 where the path does not take p (or p->work is smaller) */
+static inline int64_t aotc_qconv_depthwise_x86_work_bytes(const aotc_qconv_params *p) {
+    const int32_t kg = p->k_h * ((p->k_w + 3) / 4);
+    const int64_t need = AOTC_QX86_ALIGN + AOTC_QX86_WCACHE_BYTES + 4 * (int64_t)p->out_c * (kg + 1);
+    if (p->w_zero_any || kg > AOTC_QX86_KG || p->out_c * kg > AOTC_QDW_FLAT_WORDS || 3 * p->dil_w >= 64) return 0;
+    return p->work < need ? 0 : need;
+}
+
+/* The bytes a conv's scratch must have: the patch block, or the rows (or, where p->dw4, the DSP depthwise
+ * path's AOTC_QCONV_DW4_SCRATCH if larger), then p->work */
+static inline int64_t aotc_qconv_patches_scratch_bytes(const aotc_qconv_params *p, int32_t tile) {
+    return aotc_qconv_patch_bytes(p, tile) + p->work;
+}
+
+static inline int64_t aotc_qconv_depthwise_front_bytes(const aotc_qconv_params *p) {
+    const int64_t rows = aotc_qconv_dw_row_bytes(p), dw4 = p->dw4 ? AOTC_QCONV_DW4_SCRATCH(p, p->dw4) : 0;
+    return rows > dw4 ? rows : dw4;
+}
+
+static inline int64_t aotc_qconv_depthwise_scratch_bytes(const aotc_qconv_params *p) {
+    return aotc_qconv_depthwise_front_bytes(p) + p->work;
+}
+
+/* The work block of a conv's scratch, p->work bytes after `front` (the patch block or the rows), its
+ * start rounded up to `align` bytes */
+static inline uint8_t *aotc_qconv_work(const aotc_qconv_params *p, void *scratch, int64_t front, int64_t need,
+                                       int32_t align) {
+    const uintptr_t at = (uintptr_t)((uint8_t *)scratch + front);
+    if (scratch == NULL || need == 0 || p->work < need) return NULL;
+    return (uint8_t *)((at + (uintptr_t)(align - 1)) & ~(uintptr_t)(align - 1));
+}
+
 void aotc_qconv_depthwise_i8(const aotc_qconv_params *p, const int8_t *AOTC_RESTRICT x, const int8_t *AOTC_RESTRICT w,
                              int8_t *AOTC_RESTRICT y, int8_t *AOTC_RESTRICT scratch);
 void aotc_qconv_depthwise_u8(const aotc_qconv_params *p, const uint8_t *AOTC_RESTRICT x,

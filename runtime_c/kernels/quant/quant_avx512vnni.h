@@ -5,20 +5,20 @@
  *     rows where the plane is narrow), else qconv_depthwise_avx512 (16 positions of a row from a ring
  *     of padded rows);
  *   - other convs: qconv_dense (with VBMI, k_w >= 3: patch quads of 4 consecutive taps in the
- *     weights' order, from two kernel rows' windows by one vpermt2b; a 96 KiB stack buffer, and with
- *     packed weights, more than 16 output channels and a patch block of scratch, the quads of up to
- *     that many positions made once into the scratch for every block of 16 channels; a residual
- *     QLinearAdd (aotc_qconv_patches_add_*) added in its stores), else qconv_windows (with VBMI: quads of 4 taps of one kernel row, k_w padded to whole
+ *     weights' order, from two kernel rows' windows by one vpermt2b; up to 96 KiB of work for a pass's
+ *     weights and the kept index vectors, and with packed weights, more than 16 output channels and a
+ *     patch block of scratch, the quads of up to that many positions made once into the scratch for
+ *     every block of 16 channels; a residual QLinearAdd (aotc_qconv_patches_add_*) added in its
+ *     stores), else qconv_windows (with VBMI: quads of 4 taps of one kernel row, k_w padded to whole
  *     quads), else qconv_patches_vnni (the patch quads of the plain path, gathered and interleaved by
  *     SIMD; pointwise convs read straight from the input planes).
+ * The paths' buffers are the plan's scratch, p->work bytes past the patch block or the depthwise rows
+ * (aotc_quant.h: aotc_qconv_patches_x86_work_bytes, aotc_qconv_depthwise_x86_work_bytes); a path that is
+ * not given its work is not taken.
  * Bit-exact with the plain paths (tests/kernels/test_quant.py holds them equal): the same integer sums, and
  * the requantisation of aotc_requant 16 lanes at a time (cvtdq2ps rounds as (float), max / min clamp
  * as the two tests, cvtps2dq rounds half to even as aotc_round_even in the default rounding mode).
  * No include guard. */
-
-#ifndef AOTC_QX86_WBUF
-#define AOTC_QX86_WBUF 65536 /* bytes of weights re-ordered on the stack (qconv_windows) */
-#endif
 
 /* round_half_even(clamp((float)acc * scale, lo, hi)) + zero_point as 16 bytes of QT (each lane's
  * integer is inside QT's range, so its low byte is the value). */
@@ -254,16 +254,10 @@ static void AOTC_Q(x86_patch_quads)(const aotc_qconv_params *p, const QT *AOTC_R
 }
 
 #if defined(__AVX512VBMI__)
-#define AOTC_QX86_KG 16      /* kernel rows x groups of 4 taps at most (qconv_windows) */
-#define AOTC_QX86_CACHE 8    /* blocks' windows kept by their first column */
+/* AOTC_QX86_KG, AOTC_QX86_CACHE, aotc_qx86_wcache (the windows of the last blocks): in aotc_quant.h, with the
+ * work they take from the plan's scratch */
 
-/* The windows of the last AOTC_QX86_CACHE blocks (x86_windows): col -1 for none. */
-typedef struct {
-    int32_t col[AOTC_QX86_CACHE], lanes[AOTC_QX86_CACHE], base[AOTC_QX86_CACHE][AOTC_QX86_KG], next;
-    uint8_t idx[AOTC_QX86_CACHE][AOTC_QX86_KG][64];
-} AOTC_Q(x86_wcache);
-
-static void AOTC_Q(x86_wcache_init)(AOTC_Q(x86_wcache) *cache) {
+static void AOTC_Q(x86_wcache_init)(aotc_qx86_wcache *cache) {
     int32_t e;
     for (e = 0; e < AOTC_QX86_CACHE; ++e) cache->col[e] = -1;
     cache->next = 0;
@@ -275,7 +269,7 @@ static void AOTC_Q(x86_wcache_init)(AOTC_Q(x86_wcache) *cache) {
  * plane goes) and each lane's 4 byte indices into it (64: the zero point). The same for every input
  * channel of the plane's size. */
 static int32_t AOTC_Q(x86_windows)(const aotc_qconv_params *p, int32_t pos0, int32_t plane_out,
-                                   AOTC_Q(x86_wcache) *cache, int32_t *base, __mmask64 *mask, __m512i *iv) {
+                                   aotc_qx86_wcache *cache, int32_t *base, __mmask64 *mask, __m512i *iv) {
     const int32_t k_h = p->k_h, k_w = p->k_w, groups = (k_w + 3) / 4, kg = k_h * groups;
     const int32_t in_h = p->in_h, in_w = p->in_w, ow_n = p->out_w, plane_in = in_h * in_w;
     /* a block whose lanes' kernel rows all lie inside the image reads as the last one at the same
@@ -285,7 +279,7 @@ static int32_t AOTC_Q(x86_windows)(const aotc_qconv_params *p, int32_t pos0, int
     const int interior = oh_first * p->stride_h - p->pad_top >= 0 &&
                          oh_last * p->stride_h - p->pad_top + (k_h - 1) * p->dil_h < in_h;
     uint8_t (*idx)[64];
-    int32_t lo[AOTC_QX86_KG], hi[AOTC_QX86_KG], offs[AOTC_QX86_KG][64];
+    int32_t lo[AOTC_QX86_KG], hi[AOTC_QX86_KG], (*offs)[64] = cache->offs;
     int32_t lanes, g, i, j, e, oh, ow;
     for (e = 0; interior && e < AOTC_QX86_CACHE; ++e) {
         if (cache->col[e] == col) {
@@ -401,34 +395,38 @@ static inline void AOTC_Q(x86_dot8_windows)(const QT *AOTC_RESTRICT xg, int32_t 
  * kernel row (4 taps of it: k_w padded to whole groups of 4 with the zero point), so each quad row of
  * a block of positions is one vpermt2b of a window of the input plane (x86_windows, made once per
  * block for all channels) rather than a gather. The weights, stored in rows of kp bytes in
- * (channel, kernel row, tap) order, are re-ordered on the stack to match, as many output channels at
- * a time as AOTC_QX86_WBUF holds; the scratch holds as many blocks as its bytes allow. Where the
+ * (channel, kernel row, tap) order, are re-ordered in the work block (aotc_qconv_windows_work_bytes,
+ * with the window cache) to match, as many output channels at a time as AOTC_QX86_WBUF holds; the patch
+ * block holds as many blocks as its bytes allow. Where the
  * sums use the weights' zero points, the folded bias's kp zp w_zero becomes kp' zp w_zero (kp' the
  * padded length). Where the scratch holds no block's patch, each block's quad rows are made as they
- * are summed, once per 8 output channels (x86_dot8_windows). 0 (nothing done) where the stack buffer
- * is too small, or a small scratch meets weight zero points. */
+ * are summed, once per 8 output channels (x86_dot8_windows). 0 (nothing done) where the weights do not
+ * fit AOTC_QX86_WBUF, a small scratch meets weight zero points, or the work block is not given. */
 static int AOTC_Q(qconv_windows)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
                                  const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch) {
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k_h = p->k_h, k_w = p->k_w;
     const int32_t groups = (k_w + 3) / 4, kg = k_h * groups, kq = cg * kg, kp2 = kq * 4;
     const int32_t kp = (cg * k_h * k_w + 3) / 4 * 4, plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
     const int32_t slots = (tile + 15) / 16 * 16 * kp / (64 * kq); /* blocks of 16 lanes the scratch holds */
-    const int32_t chunk = AOTC_QX86_WBUF / kp2 / 8 * 8 < mg ? AOTC_QX86_WBUF / kp2 / 8 * 8 : mg;
     const int32_t zpx = p->x_zero + AOTC_QOFFSET;
     const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
     const __m512i zp = _mm512_set1_epi32(p->y_zero), ones = _mm512_set1_epi8(1);
     const __m512i flip = _mm512_set1_epi8((char)AOTC_QOFFSET), zero = _mm512_set1_epi8((char)(uint8_t)zpx);
-    int8_t wbuf[AOTC_QX86_WBUF];
-    AOTC_Q(x86_wcache) cache;
-    int32_t base[16][AOTC_QX86_KG], lanes[16], start[16], sums[16][16];
+    /* the work block: the window cache, the blocks' offsets and patch sums, then the re-ordered weights */
+    int32_t chunk_kp2; /* (kp2) */
+    const int32_t chunk = aotc_qx86_windows_chunk(p, tile, &chunk_kp2);
+    uint8_t *const work = aotc_qconv_work(p, scratch, aotc_qconv_patch_bytes(p, tile),
+                                          aotc_qconv_windows_work_bytes(p, tile), AOTC_QX86_ALIGN);
+    aotc_qx86_wcache *const cache_p = (aotc_qx86_wcache *)(void *)work;
+    int32_t (*const base)[AOTC_QX86_KG] = (int32_t (*)[AOTC_QX86_KG])(void *)(work + AOTC_QX86_WCACHE_BYTES);
+    int32_t (*const sums)[16] = (int32_t (*)[16])(void *)(work + AOTC_QX86_WCACHE_BYTES + 4 * 16 * AOTC_QX86_KG);
+    int8_t *const wbuf = (int8_t *)(work + AOTC_QX86_WCACHE_BYTES + 4 * (16 * AOTC_QX86_KG + 16 * 16));
+    int32_t lanes[16], start[16];
     __mmask64 mask[AOTC_QX86_KG];
     __m512i iv[AOTC_QX86_KG];
     int32_t n, g, c0, oc, p0, b, nb, j, q, ic;
-    if (cg < 2 || kg > AOTC_QX86_KG || slots > 16 || (slots < 1 && p->w_zero_any) || chunk < 8 || 3 * p->dil_w >= 64 || p->k_h * p->k_w < 2 ||
-        p->w_packed) {
-        return 0;
-    }
-    AOTC_Q(x86_wcache_init)(&cache);
+    if (chunk == 0 || work == NULL) return 0;
+    AOTC_Q(x86_wcache_init)(cache_p);
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
             const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
@@ -438,7 +436,7 @@ static int AOTC_Q(qconv_windows)(const aotc_qconv_params *p, int32_t tile, const
                 AOTC_Q(x86_windows_weights)(w, kp, c0, cn, kq, groups, k_w, wbuf);
                 for (p0 = 0; p0 < plane_out;) {
                     if (slots < 1) { /* no scratch for a block's patch: its quad rows made as they are summed */
-                        const int32_t nl = AOTC_Q(x86_windows)(p, p0, plane_out, &cache, base[0], mask, iv);
+                        const int32_t nl = AOTC_Q(x86_windows)(p, p0, plane_out, cache_p, base[0], mask, iv);
                         for (oc = 0; oc < cn; oc += 8) {
                             const int32_t nc = cn - oc < 8 ? cn - oc : 8;
                             const int8_t *wr[8];
@@ -457,7 +455,7 @@ static int AOTC_Q(qconv_windows)(const aotc_qconv_params *p, int32_t tile, const
                     }
                     for (nb = 0; nb < slots && p0 < plane_out; ++nb) { /* the blocks' patches */
                         uint8_t *dst = scratch + (int64_t)nb * 64;
-                        lanes[nb] = AOTC_Q(x86_windows)(p, p0, plane_out, &cache, base[nb], mask, iv);
+                        lanes[nb] = AOTC_Q(x86_windows)(p, p0, plane_out, cache_p, base[nb], mask, iv);
                         start[nb] = p0;
                         for (ic = 0; ic < cg; ++ic) {
                             const QT *plane = xg + (int64_t)ic * plane_in;
@@ -516,13 +514,11 @@ static int AOTC_Q(qconv_windows)(const aotc_qconv_params *p, int32_t tile, const
  * channel; 9 for 3 x 3, spanning 4 input channels), made once per block of 16 positions and kept
  * (by column where the block's kernel rows all lie inside the image, else by position) while the
  * output channels are taken in passes. A register block is 16 (or 8) output channels x 16 positions;
- * each pass's weights are re-ordered on the stack to quad-major rows of 16 (8) channels' words, so
- * the 16 dot products of a quad row take their weights at one pointer. No scratch. */
-#define AOTC_QX86_PAT 40         /* index patterns at most */
-#define AOTC_QX86_KH 16          /* kernel rows at most */
-#define AOTC_QX86_DSTACK 98304   /* bytes on the stack for a pass's re-ordered weights and the kept blocks */
-#define AOTC_QX86_DKEEP 8        /* blocks kept at least */
-#define AOTC_QX86_DHEAD 192      /* bytes of a kept block before its index vectors */
+ * each pass's weights are re-ordered in the work block (aotc_qconv_dense_work_bytes: AOTC_QX86_DBUF bytes
+ * at most, with the kept blocks) to quad-major rows of 16 (8) channels' words, so the 16 dot products of a
+ * quad row take their weights at one pointer. The patch block is not needed (where it is given, with packed
+ * weights, the blocks' quad rows are made once into it). AOTC_QX86_PAT, AOTC_QX86_KH, AOTC_QX86_DBUF,
+ * AOTC_QX86_DKEEP, AOTC_QX86_DHEAD: in aotc_quant.h. */
 
 /* Per pattern: the kernel rows of A and B and their input channels from the pattern's first. */
 typedef struct {
@@ -930,13 +926,15 @@ static inline void AOTC_Q(x86_dense_segs)(const AOTC_Q(x86_dblock) *bk, int32_t 
 
 /* QLinearConv on dense windows (above): 0 (nothing done) where the kernel does not suit them (k_w < 3,
  * more than 64 taps a channel or 40 patterns, a window over 62 bytes for one lane, more than
- * AOTC_QX86_DSTACK bytes for 8 channels' weights and AOTC_QX86_DKEEP blocks). */
+ * AOTC_QX86_DBUF bytes for 8 channels' weights and AOTC_QX86_DKEEP blocks: aotc_qx86_dense_plan) or the
+ * work block is not given. It keeps as many blocks as the work holds (aotc_qx86_dense_kept): all of a plane's
+ * where the step spares the memory, else fewer, made again when their turn comes round. */
 static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
                                const int8_t *AOTC_RESTRICT w, QT *y, uint8_t *AOTC_RESTRICT scratch,
                                const aotc_qresidual_params *r, const QT *res) {
     const int32_t cg = p->in_c / p->group, mg = p->out_c / p->group, k_h = p->k_h, k_w = p->k_w, taps = k_h * k_w;
     const int32_t kq = (cg * taps + 3) / 4, period = taps / (taps % 4 == 0 ? 4 : taps % 2 == 0 ? 2 : 1);
-    const int32_t npat = period < kq ? period : kq, ics = 4 * period / taps;
+    const int32_t ics = 4 * period / taps;
     const int32_t qsafe0 = ((cg * k_h - 1) * k_w + 3) / 4, qsafe = qsafe0 < kq ? qsafe0 : kq;
     /* quads whose rows A and B lie in channels whose 64-byte windows end inside the group's planes */
     const int32_t dsafe = (63 + p->in_h * p->in_w - 1) / (p->in_h * p->in_w);
@@ -944,17 +942,16 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, int32_t tile, const Q
     const int32_t qfast = qfast0 < qsafe ? qfast0 : qsafe;
     const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w;
     const int64_t kp = 4 * (int64_t)kq;
-    /* the stack buffer: a pass's weights (as many channels as fit beside AOTC_QX86_DKEEP blocks), then
-     * the kept blocks */
-    const int32_t stride = AOTC_QX86_DHEAD + npat * 128, room = AOTC_QX86_DSTACK - AOTC_QX86_DKEEP * stride;
-    /* packed weights (w_packed: blocks of 16 channels already as a pass re-orders them) are read where
-     * they are, in passes of as many channels as would have been re-ordered */
+    /* the work block: a pass's weights (as many channels as fit beside AOTC_QX86_DKEEP blocks in
+     * AOTC_QX86_DBUF bytes), then `count` kept blocks of `stride` bytes. Packed weights (w_packed: blocks of 16
+     * channels already as a pass re-orders them) are read where they are, in passes of as many channels as
+     * would have been re-ordered (`pass` output channels, `nmax` a register block) */
     const int packed = p->w_packed;
-    const int32_t nmax = packed || kq * 64 <= room ? 16 : 8;
-    const int32_t pass = packed ? (room / (kq * 64) > 1 ? room / (kq * 64) : 1) * 16
-                                : room / (kq * 4 * nmax) * nmax; /* output channels a pass */
-    const int32_t wbytes = packed ? 0 : (pass < mg ? pass : (mg + nmax - 1) / nmax * nmax) * kq * 4;
-    const int32_t count = (AOTC_QX86_DSTACK - (wbytes + 63) / 64 * 64) / stride;
+    int32_t stride = 0, pass = 0, nmax = 0, wbytes = 0, count = 0;
+    const int32_t npat = aotc_qx86_dense_plan(p, &stride, &pass, &nmax, &wbytes, &count);
+    uint8_t *const work = aotc_qconv_work(p, scratch, aotc_qconv_patch_bytes(p, tile), aotc_qconv_dense_work_bytes(p),
+                                          AOTC_QX86_ALIGN);
+    const int32_t kept = npat == 0 ? 0 : aotc_qx86_dense_kept(p, wbytes, stride, count); /* blocks the work keeps */
     const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
     const __m512i zp = _mm512_set1_epi32(p->y_zero), zfill = _mm512_set1_epi8((char)(QT)p->x_zero);
     const AOTC_Q(x86_resid) rv = r != NULL ? AOTC_Q(x86_resid_init)(r) : (AOTC_Q(x86_resid)){0};
@@ -963,18 +960,16 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, int32_t tile, const Q
      * kp bytes), made once where the output channels take more than one register block of 16 and read
      * back by each (the stem and ResNet-18's 3 x 3 convs: 5 % fewer cycles in layers 2-3, 14 % in 4) */
     const int32_t nblk = (tile + 15) / 16 < 16 ? (tile + 15) / 16 : 16;
-    __m512i wbuf[AOTC_QX86_DSTACK / 64];
-    uint8_t *cache = (uint8_t *)wbuf + (wbytes + 63) / 64 * 64;
+    int32_t *const wbuf = (int32_t *)(void *)work;
+    uint8_t *const cache = work + (wbytes + 63) / 64 * 64;
     AOTC_Q(x86_dpat) pat[AOTC_QX86_PAT];
     AOTC_Q(x86_dseg) seg[AOTC_QX86_PAT];
     uint8_t tap[AOTC_QX86_PAT][4];
     const int8_t *pf, *pf_end;
     int64_t pf_step;
     int32_t n, g, c0, c1, oc, pos0, pp, j, e, nc, next = 0;
-    if (k_w < 3 || taps > 64 || k_h > AOTC_QX86_KH || npat > AOTC_QX86_PAT || (k_w - 1) * p->dil_w > 62 ||
-        kq * 32 > room || (packed && mg % 16 != 0)) {
-        return 0;
-    }
+    if (npat == 0 || work == NULL) return 0;
+    count = kept;
     for (pp = 0; pp < npat; ++pp) { /* quad pp's taps 4 pp + j of the kernels from its first channel */
         const int32_t ta = 4 * pp, ra = ta / k_w; /* A: the row (channel, kernel row) of its first tap */
         pat[pp].ic_a = ta / taps, pat[pp].kh_a = ra % k_h;
@@ -1027,7 +1022,7 @@ static int AOTC_Q(qconv_dense)(const aotc_qconv_params *p, int32_t tile, const Q
             QT *yn = y + (int64_t)n * p->out_c * plane_out;
             const QT *resn = res != NULL ? res + (int64_t)n * p->out_c * plane_out : NULL;
             for (c0 = g * mg; c0 < (g + 1) * mg; c0 = c1) {
-                /* the pass's weights: in place when packed, else re-ordered on the stack */
+                /* the pass's weights: in place when packed, else re-ordered in the work block */
                 const int32_t *const wpass = packed ? (const int32_t *)(const void *)(w + (int64_t)c0 * kp)
                                                     : (const int32_t *)(const void *)wbuf;
                 const int32_t *wp;
@@ -1152,19 +1147,18 @@ static void AOTC_Q(qconv_patches_vnni)(const aotc_qconv_params *p, int32_t tile,
     }
 }
 
-/* qconv_patches_vnni with no scratch (tile 0): one block of 16 positions' patch on the stack, 0
- * (nothing done) where it would take more than AOTC_QX86_WBUF bytes. */
-static int AOTC_Q(qconv_patches_stack)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
-                                       const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y) {
-    const int64_t kp = ((int64_t)p->in_c / p->group * p->k_h * p->k_w + 3) / 4 * 4;
-    __m512i block[AOTC_QX86_WBUF / 64];
-    if (16 * kp > AOTC_QX86_WBUF) return 0;
-    AOTC_Q(qconv_patches_vnni)(p, 16, x, w, y, (uint8_t *)(void *)block);
+/* qconv_patches_vnni with no patch block (tile 0): one block of 16 positions' patch in the work block
+ * (aotc_qconv_patches_x86_work_bytes), 0 (nothing done) where it would take more than AOTC_QX86_WBUF bytes
+ * or the work block is smaller. */
+static int AOTC_Q(qconv_patches_work)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
+                                      const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *scratch) {
+    uint8_t *const work = aotc_qconv_work(p, scratch, 0, aotc_qconv_block_work_bytes(p, 0), AOTC_QX86_ALIGN);
+    if (work == NULL) return 0;
+    AOTC_Q(qconv_patches_vnni)(p, 16, x, w, y, work);
     return 1;
 }
 
 #if defined(__AVX512VBMI__)
-#define AOTC_QDW_FLAT_WORDS 8192 /* channels x kernel rows x groups of 4 taps: weight words on the stack */
 
 /* Depthwise QLinearConv with AVX-512 VNNI and VBMI, for any plane: blocks of up to 16 consecutive
  * output positions of the plane (spanning output rows where the plane is narrow), as long as each
@@ -1173,21 +1167,25 @@ static int AOTC_Q(qconv_patches_stack)(const aotc_qconv_params *p, const QT *AOT
  * once for every channel; per channel, each window is loaded (masked at the plane's end), its bytes
  * picked by vpermt2b into 4 taps a lane, and summed by vpdpbusd against the channel's weight words
  * (w - w_zero as bytes, so every weight zero point must be 0), from bias - (x_zero + offset) sum (w -
- * w_zero), then requantised. 0 (nothing done) where the weights or the shape do not suit it. */
+ * w_zero), then requantised. The window cache, the weight words and the sums' starts are the work
+ * block (aotc_qconv_depthwise_x86_work_bytes: AOTC_QDW_FLAT_WORDS weight words at most). 0 (nothing done)
+ * where the weights or the shape do not suit it, or the work block is not given. */
 static int AOTC_Q(qconv_depthwise_flat)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
-                                        const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y) {
+                                        const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, QT *scratch) {
     const int32_t k_h = p->k_h, k_w = p->k_w, taps = k_h * k_w, groups = (k_w + 3) / 4, kg = k_h * groups;
     const int32_t in_h = p->in_h, in_w = p->in_w, ow_n = p->out_w, plane_in = in_h * in_w;
     const int32_t plane_out = p->out_h * ow_n, channels = p->out_c, xz = p->x_zero + AOTC_QOFFSET;
     const __m512 lo = _mm512_set1_ps(p->y_lo), hi = _mm512_set1_ps(p->y_hi);
     const __m512i zp = _mm512_set1_epi32(p->y_zero), flip = _mm512_set1_epi8((char)AOTC_QOFFSET);
     const __m512i zero = _mm512_set1_epi8((char)(uint8_t)xz);
-    int32_t wq[AOTC_QDW_FLAT_WORDS], init[AOTC_QDW_FLAT_WORDS / 4];
+    uint8_t *const work = aotc_qconv_work(p, scratch, aotc_qconv_depthwise_front_bytes(p),
+                                          aotc_qconv_depthwise_x86_work_bytes(p), AOTC_QX86_ALIGN);
+    aotc_qx86_wcache *const cache = (aotc_qx86_wcache *)(void *)work;
+    int32_t *const wq = (int32_t *)(void *)(work + AOTC_QX86_WCACHE_BYTES), *const init = wq + channels * kg;
     int32_t lo_off[AOTC_QX86_KG];
-    AOTC_Q(x86_wcache) cache;
     int32_t n, c, i, kh, j, pos0;
-    AOTC_Q(x86_wcache_init)(&cache);
-    if (p->w_zero_any || kg > AOTC_QX86_KG || channels * kg > AOTC_QDW_FLAT_WORDS || 3 * p->dil_w >= 64) return 0;
+    if (work == NULL) return 0; /* (aotc_qconv_depthwise_x86_work_bytes 0: the path does not take p) */
+    AOTC_Q(x86_wcache_init)(cache);
     for (c = 0; c < channels; ++c) { /* weight words and the sums' starts */
         const int8_t *wc = w + (int64_t)c * taps;
         int32_t sum = 0;
@@ -1209,7 +1207,7 @@ static int AOTC_Q(qconv_depthwise_flat)(const aotc_qconv_params *p, const QT *AO
         for (pos0 = 0; pos0 < plane_out;) {
             __m512i iv[AOTC_QX86_KG];
             __mmask64 lm[AOTC_QX86_KG];
-            const int32_t lanes = AOTC_Q(x86_windows)(p, pos0, plane_out, &cache, lo_off, lm, iv);
+            const int32_t lanes = AOTC_Q(x86_windows)(p, pos0, plane_out, cache, lo_off, lm, iv);
             int32_t g;
             for (c = 0; c < channels; ++c) {
                 const QT *plane = xn + (int64_t)c * plane_in;

@@ -8,8 +8,8 @@
  *   - a convolution's patches are gathered as 16-bit pairs (quant_impl.h, qconv_gather_pairs):
  *     for rows 4q .. 4q + 3 of one position, the words E = [row 4q, row 4q + 2] and
  *     O = [row 4q + 1, row 4q + 3] (low half first);
- *   - the weight rows of two output channels are widened into a small stack buffer per block of
- *     positions (aotc_dsp_widen_weights), in the same pairing, so SMLAD(E, wE) + SMLAD(O, wO)
+ *   - the weight rows of two output channels are widened (into the QLinearConv path's work past its patch
+ *     block, aotc_qconv_dsp_work_bytes) per block of positions (aotc_dsp_widen_weights), in the same pairing, so SMLAD(E, wE) + SMLAD(O, wO)
  *     is the sum over the four rows.
  * The 2 x 2 block (2 channels x 2 positions) of aotc_dsp_mac2x2 then loads 4 words of patches and
  * 4 of weights for 8 SMLADs (16 multiply-accumulates). */
@@ -27,9 +27,6 @@
 
 #if AOTC_QUANT_DSP
 #include <arm_acle.h>
-
-/* Quads of weight rows widened at a time: 16 bytes a quad for two channels (2 KiB of stack). */
-#define AOTC_DSP_KCHUNK 128
 
 /* The inner loops in GNU inline assembly (Thumb-2: LDRD with any two registers and post-increment),
  * which gcc's own scheduling of the same intrinsics does not reach (it splits the loads and

@@ -340,8 +340,9 @@ static void AOTC_Q(qconv_gather_pairs)(const aotc_qconv_params *p, const QT *AOT
 
 /* QLinearConv on patches with the DSP extension: blocks of half the scratch's positions (their 16-bit
  * pairs take two bytes a row), 2 output channels x 2 positions at a time (aotc_dsp_mac2x2), the
- * weights of the 2 channels widened AOTC_DSP_KCHUNK quads at a time. 0 (and nothing done) where the
- * scratch is not word-aligned: the plain path then runs. */
+ * weights of the 2 channels widened AOTC_DSP_KCHUNK quads at a time into the work block after the patch
+ * block (aotc_qconv_dsp_work_bytes). 0 (and nothing done) where the scratch is not word-aligned or the
+ * work block not given: the plain path then runs. */
 static int AOTC_Q(qconv_patches_dsp)(const aotc_qconv_params *p, int32_t tile, const QT *AOTC_RESTRICT x,
                                      const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y, uint8_t *AOTC_RESTRICT scratch,
                                      const aotc_qresidual_params *rp, const QT *res) {
@@ -352,11 +353,12 @@ static int AOTC_Q(qconv_patches_dsp)(const aotc_qconv_params *p, int32_t tile, c
     const int32_t block = (tile + AOTC_QCONV_LANES - 1) / AOTC_QCONV_LANES * AOTC_QCONV_LANES / 2;
     const int32_t lo = (int32_t)p->y_lo, hi = (int32_t)p->y_hi;
     uint32_t *pairs = (uint32_t *)(void *)scratch;
-    uint32_t wx[AOTC_DSP_KCHUNK * 4];
+    uint32_t *const wx = (uint32_t *)(void *)aotc_qconv_work(p, scratch, aotc_qconv_patch_bytes(p, tile),
+                                                           aotc_qconv_dsp_work_bytes(p), 4);
     int32_t acc[AOTC_QCONV_PATCH_TILE / 4][4]; /* a position pair's 2 x 2 sums */
     int32_t out[2][AOTC_QCONV_PATCH_TILE / 2], sums[AOTC_QCONV_PATCH_TILE / 2];
     int32_t n, g, p0, oc, qa, t, j, gp;
-    if (block < 2 || ((uintptr_t)scratch & 3u) != 0) return 0;
+    if (block < 2 || ((uintptr_t)scratch & 3u) != 0 || wx == NULL) return 0;
     for (n = 0; n < p->batch; ++n) {
         for (g = 0; g < p->group; ++g) {
             const QT *xg = x + ((int64_t)n * p->in_c + (int64_t)g * cg) * plane_in;
@@ -541,7 +543,7 @@ void AOTC_Q(qconv_patches)(const aotc_qconv_params *p, int32_t tile, const QT *A
     if (AOTC_Q(qconv_windows)(p, tile, x, w, y, scratch)) return;
 #endif
     if (tile > 0) AOTC_Q(qconv_patches_vnni)(p, tile, x, w, y, scratch);
-    else if (!AOTC_Q(qconv_patches_stack)(p, x, w, y)) AOTC_Q(qconv_patches_noscratch)(p, x, w, y);
+    else if (!AOTC_Q(qconv_patches_work)(p, x, w, y, scratch)) AOTC_Q(qconv_patches_noscratch)(p, x, w, y);
 #elif AOTC_QCONV_NOSCRATCH
     if (tile > 0) AOTC_Q(qconv_patches_plain)(p, tile, x, w, y, scratch, NULL, NULL);
     else AOTC_Q(qconv_patches_noscratch)(p, x, w, y);
@@ -877,7 +879,7 @@ void AOTC_Q(qconv_depthwise)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT
 #endif
 #if AOTC_QUANT_VNNI
 #if defined(__AVX512VBMI__)
-    if (AOTC_Q(qconv_depthwise_flat)(p, x, w, y)) return;
+    if (AOTC_Q(qconv_depthwise_flat)(p, x, w, y, scratch)) return;
 #endif
     if (AOTC_Q(qconv_depthwise_avx512)(p, x, w, y, scratch)) return;
 #endif
