@@ -14,6 +14,7 @@ from aot.kernels import (
     norm,
     pool,
     quant,
+    quant_dynamic,
     recurrent,
     reduce,
     resize,
@@ -23,8 +24,8 @@ from aot.kernels import (
 )
 from aot.kernels.base import HostOp, NodeContext
 
-_FAMILIES = (elementwise, shape, conv, gemm, pool, norm, reduce, resize, quant, recurrent, index, loss, attention,
-             tflite_int8, detect, signal, fused)
+_FAMILIES = (elementwise, shape, conv, gemm, pool, norm, reduce, resize, quant, quant_dynamic, recurrent, index, loss,
+             attention, tflite_int8, detect, signal, fused)
 
 
 def _merge() -> dict[str, HostOp]:
