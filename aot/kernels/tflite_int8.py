@@ -119,13 +119,13 @@ def _min_tile(node: Node, graph: Graph) -> int:
     return max(2, min(DSP_NP_MIN, (DSP_PATCH_FLOOR_WORDS // (2 * kc)) & ~1)) if kc else 2
 
 
-def _fit_conv_add(node: Node, graph: Graph, budget: int) -> KernelChoice:
+def _fit_conv_add(node: Node, graph: Graph, budget: int, least: bool = False) -> KernelChoice:
     """_fit_conv's tile, after the ADD's tables, with a tile of conv outputs (AOTC_TFL_RESIDUAL_TABLES)."""
     oc = graph.tensors[node.outputs[0]].shape[3]
     extra = lambda np_: 4 * RESIDUAL_TABLE_WORDS + -(-np_ * oc // 4) * 4  # noqa: E731
     tile = DSP_NP_MAX
     size, np_ = _conv_dsp_scratch(node, graph, tile)
-    floor = _min_tile(node, graph)
+    floor = 2 if least else _min_tile(node, graph)
     while size + extra(np_) > budget and np_ > floor:
         size, np_ = _conv_dsp_scratch(node, graph, np_ - 2)
     return KernelChoice(_conv_kernel(node, graph), size + extra(np_), detail=np_)
@@ -149,30 +149,55 @@ def _conv_mve_scratch(node: Node, graph: Graph, fused: bool = False) -> int:
     return 4 * (oc + -(-k // 4) + (-(-oc // 4) if fused else 0))
 
 
-def _fit_conv(node: Node, graph: Graph, budget: int) -> KernelChoice:
+def _fit_conv(node: Node, graph: Graph, budget: int, least: bool = False) -> KernelChoice:
     """The depthwise path's fixed scratch; CONV_2D's largest tile of positions whose scratch fits
     the memory its step can spare (the kernel reads each widened weight block once a tile), down to
-    _min_tile, which it takes anyway (above the tight bound)."""
+    _min_tile, which it takes anyway (above the tight bound); `least` (a RAM budget's "tiles"): down to
+    2 positions, the DSP path's least."""
     if node.op == "TflDepthwiseConv2D":
-        return KernelChoice(_conv_kernel(node, graph), _depthwise_dsp_scratch(node, graph))
+        return _fit_depthwise(node, graph, budget) if least else \
+            KernelChoice(_conv_kernel(node, graph), _depthwise_dsp_scratch(node, graph))
     tile = DSP_NP_MAX
     size, np_ = _conv_dsp_scratch(node, graph, tile)
-    floor = _min_tile(node, graph)
+    floor = 2 if least else _min_tile(node, graph)
     while size > budget and np_ > floor:
         size, np_ = _conv_dsp_scratch(node, graph, np_ - 2)
     return KernelChoice(_conv_kernel(node, graph), size, detail=np_)
 
 
-def _depthwise_dsp_scratch(node: Node, graph: Graph) -> int:
-    """tfl_depthwise_s8_dsp's scratch: the sums of a run of positions' 4 channels, then the padded
-    span of 4 channels that the 3 x 3 path copies (words, as the C kernel lays them out)."""
+def _fit_depthwise(node: Node, graph: Graph, budget: int) -> KernelChoice:
+    """A RAM budget's "tiles": the depthwise DSP path's runs of sums shortened until its scratch fits
+    the budget (p->dsp_tile), down to an output row where the 3 x 3 path copies the padded span (it
+    needs a row a run), else to DSP_DW_RUN_MIN positions: more calls of the requantisation, the same
+    sums."""
+    full = _depthwise_dsp_scratch(node, graph)
+    if full <= budget:
+        return KernelChoice(_conv_kernel(node, graph), full)
+    _, oh, ow, _ = graph.tensors[node.outputs[0]].shape
+    most = min(DSP_DW_RUN, oh * ow)
+    padded = _depthwise_dsp_scratch(node, graph, most) > 4 * 4 * most
+    floor = min(ow if padded else DSP_DW_RUN_MIN, most)
+    run = most
+    while run > floor and _depthwise_dsp_scratch(node, graph, run) > budget:
+        run -= 1
+    return KernelChoice(_conv_kernel(node, graph), _depthwise_dsp_scratch(node, graph, run),
+                        detail=run if run < most else None)
+
+
+DSP_DW_RUN_MIN = 16  # the shortest run a RAM budget gives the depthwise path where it does not copy the span
+
+
+def _depthwise_dsp_scratch(node: Node, graph: Graph, run: int = DSP_DW_RUN) -> int:
+    """tfl_depthwise_s8_dsp's scratch: the sums of a run of positions' 4 channels (up to `run`: the
+    plan's p->dsp_tile), then the padded span of 4 channels that the 3 x 3 path copies (words, as the
+    C kernel lays them out)."""
     a = node.attrs
     _, _, _, c = graph.tensors[node.inputs[0]].shape
     _, oh, ow, oc = graph.tensors[node.outputs[0]].shape
     kh, kw = a["kernel"]
     if graph.tensors[node.inputs[0]].dtype != "int8" or oc != c or c % 4 or kh * kw > DSP_TAPS:
         return 0
-    run = min(DSP_DW_RUN, oh * ow)
+    run = min(DSP_DW_RUN, oh * ow, run)
     ph = (oh - 1) * a["strides"][0] + (kh - 1) * a["dilations"][0] + 1
     pw = (ow - 1) * a["strides"][1] + (kw - 1) * a["dilations"][1] + 1
     pad = ph * pw if kh == kw == 3 and ph * pw <= DSP_DW_PAD and ow <= run else 0
@@ -187,7 +212,9 @@ def _conv_kernels(s8: str, helium: bool) -> tuple[Candidate, ...]:
     s16 = s8.replace("_s8", "_s16")
     mve = Candidate(s8, lambda n, g, budget: KernelChoice(_conv_kernel(n, g), _conv_mve_scratch(n, g)),
                     applies=lambda n, g, t: _conv_mve_scratch(n, g) > 0, facts=HELIUM)
-    return (*((mve,) if helium else ()), Candidate(s8, _fit_conv, facts=M_PROFILE, also=(s16,)),
+    return (*((mve,) if helium else ()),
+            Candidate(s8, _fit_conv, facts=M_PROFILE, also=(s16,),
+                      fit_least=lambda n, g, budget: _fit_conv(n, g, budget, least=True)),
             by_type(_conv_kernel, s8, s16))
 
 
@@ -197,7 +224,8 @@ CONV_ADD_KERNELS = (
     Candidate("aotc_tfl_conv_add_s8", lambda n, g, budget: KernelChoice(
         "aotc_tfl_conv_add_s8", 4 * RESIDUAL_TABLE_WORDS + _conv_mve_scratch(n, g, True)),
               applies=lambda n, g, t: _conv_mve_scratch(n, g, True) > 0, facts=HELIUM),
-    Candidate("aotc_tfl_conv_add_s8", _fit_conv_add, facts=M_PROFILE),
+    Candidate("aotc_tfl_conv_add_s8", _fit_conv_add, facts=M_PROFILE,
+              fit_least=lambda n, g, budget: _fit_conv_add(n, g, budget, least=True)),
     by_type(_conv_kernel, "aotc_tfl_conv_add_s8"),
 )
 
@@ -464,13 +492,18 @@ OPS: dict[str, HostOp] = {
     # input 3, the residual, is read at each element just before the sum is written there
     "TflConv2DAdd": HostOp(_emit_conv_add, family="tflite_int8", dtypes=("int8",), inplace=3,
                            kernels=CONV_ADD_KERNELS),
-    **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16"), kernels=ADD_KERNELS)
+    # under a RAM budget the binary ops write over either input of the output's shape (the plain loop,
+    # TFL_BINARY, reads an element of each input, then writes y's; the DSP ADD reads a run of 256, then
+    # writes it), the table lookup over its input
+    **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16"), kernels=ADD_KERNELS,
+                  budget_inplace=(0, 1))
        for op in ("TflAdd", "TflSub")},
     "TflMul": HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16"),
-                     kernels=(by_type(_binary_kernel, "aotc_tfl_mul_s8", "aotc_tfl_mul_s16"),)),
-    **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8",), kernels=(by_type(_binary_kernel, fn),))
+                     kernels=(by_type(_binary_kernel, "aotc_tfl_mul_s8", "aotc_tfl_mul_s16"),), budget_inplace=(0, 1)),
+    **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8",), kernels=(by_type(_binary_kernel, fn),),
+                  budget_inplace=(0, 1))
        for op, fn in (("TflMaximum", "aotc_tfl_max_s8"), ("TflMinimum", "aotc_tfl_min_s8"))},
-    "TflLut": HostOp(_emit_lut, family="tflite_int8", dtypes=("int8",)),
+    "TflLut": HostOp(_emit_lut, family="tflite_int8", dtypes=("int8",), budget_inplace=(0,)),
     "TflQuantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("float32",)),
     "TflDequantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("int8", "int16")),
     "TflRequantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("int8", "int16", "int32")),
