@@ -47,9 +47,13 @@ RUNS = [("kws_dscnn_int8", "mps2-an386", "Release", ""), ("ic_resnet8_int8", "mp
         # PADs folded into the convs and the max pool (issue 53): the DSP depthwise paths with pads wider than
         # SAME's and asymmetric, windows wholly in the padding
         ("padded_int8", "mps2-an386", "Release", "")]
-# --ram-budget at the least arena aotc reaches (issue 53): the DSP paths' tiles below their floor and the
-# depthwise path's shorter runs of sums (a fifth field: the budget)
-RUNS += [("kws_dscnn_int8", "mps2-an386", "Release", "", 16848)]
+# --ram-budget at the least arena aotc reaches (issue 53): the convs' outputs overlapping their inputs (the graph
+# input's too), the DSP paths' tiles below their floor and the depthwise path's shorter runs of sums; Helium's
+# CONV_2D on the M55; the M3's plain loops (a fifth field: the budget)
+RUNS += [("kws_dscnn_int8", "mps2-an386", "Release", "", 10112),
+         ("vww_mobilenet_int8", "mps2-an386", "Release", "", 37152),
+         ("kws_dscnn_int8", "mps3-an547", "Release", "", 10112),
+         ("vww_mobilenet_int8", "mps2-an385", "MinSizeRel", "", 37152)]
 # the autoencoder's FULLY_CONNECTED layers take the paths of DS-CNN's last layer (64 -> 12): slow only
 SLOW_RUNS = [("ad_autoencoder_int8", "mps2-an386", "RelWithDebInfo", ""),
              ("ad_autoencoder_int8", "mps3-an547", "Release", ""),

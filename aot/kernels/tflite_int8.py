@@ -7,6 +7,8 @@ not onnxruntime's (fixed-point multipliers, not float scales) and its layout is 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from aot.csource.format import c_float, c_int
@@ -202,6 +204,41 @@ def _depthwise_dsp_scratch(node: Node, graph: Graph, run: int = DSP_DW_RUN) -> i
     pw = (ow - 1) * a["strides"][1] + (kw - 1) * a["dilations"][1] + 1
     pad = ph * pw if kh == kw == 3 and ph * pw <= DSP_DW_PAD and ow <= run else 0
     return 4 * (4 * run + pad)
+
+
+def overlap_bytes(node: Node, graph: Graph) -> int | None:
+    """How many bytes below its input an int8 CONV_2D's or DEPTHWISE_CONV_2D's output may start (a RAM
+    budget's "overlap", aot/plan/planner.py): the output then overwrites only input bytes no later
+    read needs. None for other types and batches above 1.
+
+    Every kernel of the two ops (tflite_int8.c, tflite_int8_dsp.h, tflite_int8_mve.h) goes through the
+    output positions in order (row by row, across each row) and writes a position's outputs after
+    reading what it needs, or before reading nothing else but its own window: the plain loops position
+    by position, a channel at a time; CONV_2D's DSP path a tile of positions, every patch of the tile
+    gathered before any output of it is stored; Helium's CONV_2D a position's patch, then its channels.
+    So position P's outputs, at [P oc, (P + 1) oc) from the output's start, may overwrite any input
+    byte below the lowest one that a window of P or of a later position reads, L(P): the output starts
+    D >= (P + 1) oc - L(P) bytes below the input, for every P. A window's lowest byte is at least
+    that of its first row and column clamped to the image (its taps in the padding read nothing).
+
+    DEPTHWISE_CONV_2D's DSP path goes 4 channels at a time over every position instead, re-reading the
+    whole input for each 4: there D is also a multiple of the channels (and oc = c), so that an output
+    byte of channel k lands on an input byte of channel k, which no later 4 channels read, at a
+    position D / c before it, the same bound channel by channel."""
+    x, y = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]]
+    if node.op not in ("TflConv2D", "TflDepthwiseConv2D") or x.dtype != "int8" or y.dtype != "int8" \
+            or len(x.shape) != 4 or x.shape[0] != 1 or y.size == 0:
+        return None
+    _, _, w, c = x.shape
+    _, oh, ow, oc = y.shape
+    a = node.attrs
+    rows = np.maximum(np.arange(oh, dtype=np.int64) * a["strides"][0] - a["pads"][0], 0)
+    cols = np.maximum(np.arange(ow, dtype=np.int64) * a["strides"][1] - a["pads"][1], 0)
+    lowest = ((rows[:, None] * w + cols[None, :]) * c).ravel()
+    later = np.minimum.accumulate(lowest[::-1])[::-1]  # L(P): the lowest byte P or a later position reads
+    below = max(int(np.max((np.arange(1, oh * ow + 1, dtype=np.int64) * oc) - later)), 0)
+    granule = math.lcm(16, c) if node.op == "TflDepthwiseConv2D" else 16
+    return -(-below // granule) * granule
 
 
 HELIUM, M_PROFILE = KernelFacts(isa="helium"), KernelFacts(isa="m-profile")
@@ -474,9 +511,10 @@ def _emit_quantize(ctx: NodeContext) -> None:
 
 OPS: dict[str, HostOp] = {
     "TflConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8", "int16"),
-                        kernels=_conv_kernels("aotc_tfl_conv_s8", helium=True)),
+                        kernels=_conv_kernels("aotc_tfl_conv_s8", helium=True), overlap=overlap_bytes),
     "TflDepthwiseConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8", "int16"),
-                                 kernels=_conv_kernels("aotc_tfl_depthwise_s8", helium=False)),
+                                 kernels=_conv_kernels("aotc_tfl_depthwise_s8", helium=False),
+                                 overlap=overlap_bytes),
     "TflFullyConnected": HostOp(_emit_fc, family="tflite_int8", dtypes=("int8", "int16"), kernels=FC_KERNELS),
     "TflAveragePool2D": HostOp(_emit_pool, family="tflite_int8", dtypes=("int8", "int16")),
     "TflMaxPool2D": HostOp(_emit_pool, family="tflite_int8", dtypes=("int8", "int16")),
