@@ -91,6 +91,11 @@ def _compile_parser() -> argparse.ArgumentParser:
     p.add_argument("--scratch-floor", type=_nonnegative, metavar="BYTES", default=0,
                    help="kernel scratch any step may use beyond the memory spare at that step (default 0: the "
                         "arena is the tight bound); more lets some kernels take larger blocks, for RAM")
+    p.add_argument("--ram-budget", type=_positive, metavar="BYTES", default=None,
+                   help="the arena must fit these bytes: where the usual plan does not, outputs are written over "
+                        "the inputs they are made from where the kernels allow (no extra work), else aotc refuses "
+                        "naming the peak step and the least arena it reaches; metadata.json's memory.ram_budget "
+                        "says what was traded")
     p.add_argument("--threads", type=_positive, metavar="N", default=1,
                    help="threads a run uses (host and Linux targets; default 1): N > 1 gives the bundle a pool of "
                         "N - 1 workers, started by <name>_threads_init(), and links pthreads")
@@ -372,7 +377,8 @@ def _cmd_compile(args: argparse.Namespace) -> int:
                                                      input_values=tuple(args.input_value),
                                                      scratch_floor=args.scratch_floor, max_dims=tuple(args.max_dim),
                                                      threads=args.threads, quantized_io=args.quantized_io,
-                                                     fast_math=args.fast_math, host_isa=args.host_isa))
+                                                     fast_math=args.fast_math, host_isa=args.host_isa,
+                                                     ram_budget=args.ram_budget))
     # A missing cross compiler is refused after the compile, before anything is written: the refusals
     # that need no tool (vendor and target, a model too big for the board) read the same without it.
     if not args.no_configure:
@@ -395,6 +401,10 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         (" (vendor workspace and kernel scratch)" if workspace else " (kernel scratch)")
     print(f"aotc: wrote {out / 'bundle'} ({bundle.name}: arena {mem['arena_bytes']} bytes, I/O included{over}; "
           f"weights {mem['weights_bytes']} bytes); build with: cmake --build {out}")
+    if "ram_budget" in mem:
+        from aot.footprint import budget_summary
+
+        print(f"aotc: {budget_summary(mem['ram_budget'])}")
     for note in bundle.metadata.get("quantized_io", {}).get("notes", []):
         print(f"aotc: --quantized-io: {note}")
     if args.print_plan:

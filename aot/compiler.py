@@ -61,6 +61,10 @@ class Options:
     # --host-isa: the ISA level a --target host bundle's kernels assume (aot/targets.py HOST_ISAS); None, the
     # default, takes the compiling machine's (/proc/cpuinfo). Named, the bundle is the same on any machine.
     host_isa: str | None = None
+    # --ram-budget: the arena within these bytes, by in-place ops and outputs overlapping their inputs where
+    # needed, or an AotcError naming the peak (aot/plan/planner.py plan_memory); None, the default, plans as
+    # without it. metadata.json's memory.ram_budget says what was traded.
+    ram_budget: int | None = None
 
 
 def partition_model(model: onnx.ModelProto, options: Options = Options(),
@@ -178,17 +182,17 @@ def _with_weights(art: Artifact, ctx: CodegenContext) -> Artifact:
 
 def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
                     scratch_floor: int = 0, threads: int = 1, fast_math: bool = False,
-                    isa: str | None = None) -> tuple[Selection, Plan]:
+                    isa: str | None = None, ram_budget: int | None = None) -> tuple[Selection, Plan]:
     """The host kernels each node may run (select), then the arena, with the kernel each node
     runs at the memory its step can spare (plan). `isa`: the host ISA level (Options.host_isa),
-    None for the compiling machine's."""
+    None for the compiling machine's; `ram_budget`: Options.ram_budget."""
     workspace = {symbol: a.workspace_bytes for symbol, a in artifacts.items()}
     t = get_target(target)
     traits = TargetTraits(vector_unit=t.vector_unit, scalar_tiles=not t.vector_unit and not t.helium,
                           helium=t.helium, dsp=t.dsp and not t.helium, threads=threads,
                           avx512=host_isa(isa, t) == "avx512f", fast_math=fast_math)
     selection = select_kernels(graph, traits, workspace)
-    return selection, plan_memory(graph, op_memory(selection), scratch_floor)
+    return selection, plan_memory(graph, op_memory(selection), scratch_floor, ram_budget)
 
 
 def compile_model(model: onnx.ModelProto, options: Options = Options(), source: str = "model.onnx") -> Bundle:
@@ -203,7 +207,7 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
     isa = host_isa(options.host_isa, get_target(options.target))
     artifacts = codegen_functions(graph, options.target, parted.vendors, parted.options, options.threads)
     selection, plan = select_and_plan(graph, options.target, artifacts, options.scratch_floor, options.threads,
-                                      options.fast_math, isa)
+                                      options.fast_math, isa, options.ram_budget)
     bundle = build_bundle(graph, selection, plan, target=options.target, source=source, artifacts=artifacts,
                           threads=options.threads, fast_math=options.fast_math, host_isa=isa)
     return fit_bundle(bundle, options.target)  # refuses a model too big for the board

@@ -281,6 +281,9 @@ def measure(out: Path, meta: dict) -> dict[str, Any]:
             "recursive": stack.recursive,
         },
     }
+    budget = meta["memory"].get("ram_budget")
+    if budget is not None:  # --ram-budget: the budget and what meeting it traded (aot/plan/planner.py)
+        model["ram_budget"] = budget
     report: dict[str, Any] = {"name": name, "target": target.name, "model": model}
     runner = runner_path(out, meta)
     if runner.is_file():
@@ -355,6 +358,9 @@ def summary(report: dict[str, Any]) -> str:
             f"({m['flash_bytes']} B: code, constants and weights), RAM {human(m['ram_bytes'])} "
             f"({m['ram_bytes']} B = arena {m['arena_bytes']} + data {m['data']} + bss {m['bss']} "
             f"+ stack {m['stack_bytes']})")
+    budget = m.get("ram_budget")
+    if budget is not None:
+        line += f"; {budget_summary(budget)}"
     img = report.get("image")
     if img:
         line += f"; {img['file']}: text {img['text']} data {img['data']} bss {img['bss']}"
@@ -365,3 +371,18 @@ def summary(report: dict[str, Any]) -> str:
         if code:
             line += "; code bytes by file: " + ", ".join(f"{k} {v}" for k, v in list(code.items())[:6])
     return line
+
+
+def budget_summary(budget: dict[str, Any]) -> str:
+    """--ram-budget in a few words: the budget, the arena with and without it, the bytes each
+    technique saved and what it cost."""
+    line = (f"--ram-budget {budget['ram_budget_bytes']} B: arena {budget['arena_bytes']} B "
+            f"(without the budget {budget['unbudgeted_arena_bytes']} B)")
+    traded = budget.get("traded", {})
+    parts = [f"{name} saved {t['bytes_saved']} B on {len(t['nodes'])} nodes, no extra work"
+             for name, t in traded.items() if "bytes_saved" in t]
+    if "scratch" in traded:
+        s = traded["scratch"]
+        parts.append(f"{len(s['nodes'])} kernels with less scratch (smaller blocks, more instructions)"
+                     + (f", the smallest blocks saving {s['tiles_bytes_saved']} B" if "tiles_bytes_saved" in s else ""))
+    return line + (": " + "; ".join(parts) if parts else ", nothing traded")

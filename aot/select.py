@@ -92,10 +92,16 @@ def candidates(node: Node, graph: Graph, traits: TargetTraits) -> NodeKernels:
     return NodeKernels(op, kernels, traits)
 
 
-def choose(node: Node, graph: Graph, kernels: NodeKernels, budget: int) -> KernelChoice:
-    """The first candidate that fits `budget` bytes of scratch; the last one always does."""
+def choose(node: Node, graph: Graph, kernels: NodeKernels, budget: int, least: bool = False) -> KernelChoice:
+    """The first candidate that fits `budget` bytes of scratch; the last one always does. `least`: a
+    candidate's blocks may go below their usual floor (Candidate.fit_least: a RAM budget's "tiles")."""
     for k in kernels.candidates:
-        choice = k.fit_on(node, graph, budget, kernels.traits) if k.fit_on else k.fit(node, graph, budget)
+        if least and k.fit_least is not None:
+            choice = k.fit_least(node, graph, budget)
+        elif k.fit_on:
+            choice = k.fit_on(node, graph, budget, kernels.traits)
+        else:
+            choice = k.fit(node, graph, budget)
         if choice is not None:
             if k.symbols and choice.kernel not in k.symbols:  # docs/kernels.md lists a candidate's symbols
                 raise AssertionError(f"kernel table: a {node.op} candidate chose {choice.kernel}, not one of "
@@ -140,6 +146,18 @@ def op_memory(selection: Selection) -> OpMemory:
         src, dst = g.tensors[t], g.tensors[n.outputs[0]]
         return src.shape == dst.shape and src.dtype == dst.dtype
 
+    def inplace_inputs(n: Node, g: Graph) -> tuple[int, ...]:
+        op = selection[n.name].op
+        if op is None or not n.outputs or not n.outputs[0]:
+            return ()
+        dst = g.tensors[n.outputs[0]]
+        return tuple(i for i in op.budget_inplace if i < len(n.inputs) and n.inputs[i]
+                     and g.tensors[n.inputs[i]].shape == dst.shape and g.tensors[n.inputs[i]].dtype == dst.dtype)
+
+    def overlap(n: Node, g: Graph) -> int | None:
+        op = selection[n.name].op
+        return op.overlap(n, g) if op is not None and op.overlap is not None else None
+
     def rows_at_run_time(n: Node, g: Graph) -> bool:
         """It reads rows known only at run time (aot/frontend/onnx/bounded.py): its emitter moves them."""
         return any(t in g.info.extent_root for t in [*n.inputs, *n.outputs] if t)
@@ -167,4 +185,5 @@ def op_memory(selection: Selection) -> OpMemory:
         return [sum(sizes[:k]) for k in range(len(sizes))]
 
     return OpMemory(is_view, inplace_input, lambda n, g, budget: choose(n, g, selection[n.name], budget), slices,
-                    parts, overwrites)
+                    parts, overwrites, inplace_inputs, overlap,
+                    lambda n, g, budget: choose(n, g, selection[n.name], budget, least=True))

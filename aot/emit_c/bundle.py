@@ -213,6 +213,8 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
             "io_in_arena": True,  # inputs and outputs have slots in the arena (arena_offset)
             "peak_step": plan.peak_step,
             "alignment": ALIGNMENT,
+            # --ram-budget: the budget, the arena without it, and what meeting it traded
+            **({"ram_budget": plan.budget} if plan.budget is not None else {}),
         },
         # the arena's bytes per thread: the Winograd kernels' lanes (KernelChoice.kept), else none; the pool's
         # own state is static memory of threads.c, not arena

@@ -109,6 +109,9 @@ class Candidate:
     assumes: Callable[[TargetTraits], Mapping[str, int]] = lambda t: {}
     # a fit that depends on the target too (the Winograd kernels' scratch per thread); used instead of fit
     fit_on: Callable[[Node, Graph, int, TargetTraits], KernelChoice | None] | None = None
+    # under a RAM budget's "tiles" (aot/plan/planner.py): a fit whose blocks may go below fit's floor, down to
+    # the least the kernel runs with (less scratch, more instructions); None: fit
+    fit_least: Callable[[Node, Graph, int], KernelChoice | None] | None = None
     facts: KernelFacts = PLAIN
     # the other C functions it calls for other input types or ops that share it (the choice's kernel names the
     # one for the node); with `kernel`, what docs/kernels.md lists
@@ -155,6 +158,12 @@ class HostOp:
     # every input of the output's shape is read only at the element being written (a fused loop), so
     # the output may overwrite any of them (a Loop's new carried value over its old one)
     inplace_any: bool = False
+    # under a RAM budget (--ram-budget), the inputs the output may overwrite, in preference: each element read
+    # only where it is written (those of the output's shape and dtype qualify)
+    budget_inplace: tuple[int, ...] = ()
+    # under a RAM budget, how many bytes below input 0 the output may start, overlapping it (every kernel of
+    # the op writes no byte its later reads need), a multiple of 16; None: it may not
+    overlap: Callable[[Node, Graph], int | None] | None = None
     # its kernels in order of preference; the last that applies must fit any budget
     kernels: tuple[Candidate, ...] = (NO_SCRATCH,)
     check: Callable[[Node, Graph], str | None] | None = None  # reason the node cannot be compiled

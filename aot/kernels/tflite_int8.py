@@ -7,6 +7,8 @@ not onnxruntime's (fixed-point multipliers, not float scales) and its layout is 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from aot.csource.format import c_float, c_int
@@ -119,13 +121,13 @@ def _min_tile(node: Node, graph: Graph) -> int:
     return max(2, min(DSP_NP_MIN, (DSP_PATCH_FLOOR_WORDS // (2 * kc)) & ~1)) if kc else 2
 
 
-def _fit_conv_add(node: Node, graph: Graph, budget: int) -> KernelChoice:
+def _fit_conv_add(node: Node, graph: Graph, budget: int, least: bool = False) -> KernelChoice:
     """_fit_conv's tile, after the ADD's tables, with a tile of conv outputs (AOTC_TFL_RESIDUAL_TABLES)."""
     oc = graph.tensors[node.outputs[0]].shape[3]
     extra = lambda np_: 4 * RESIDUAL_TABLE_WORDS + -(-np_ * oc // 4) * 4  # noqa: E731
     tile = DSP_NP_MAX
     size, np_ = _conv_dsp_scratch(node, graph, tile)
-    floor = _min_tile(node, graph)
+    floor = 2 if least else _min_tile(node, graph)
     while size + extra(np_) > budget and np_ > floor:
         size, np_ = _conv_dsp_scratch(node, graph, np_ - 2)
     return KernelChoice(_conv_kernel(node, graph), size + extra(np_), detail=np_)
@@ -149,34 +151,94 @@ def _conv_mve_scratch(node: Node, graph: Graph, fused: bool = False) -> int:
     return 4 * (oc + -(-k // 4) + (-(-oc // 4) if fused else 0))
 
 
-def _fit_conv(node: Node, graph: Graph, budget: int) -> KernelChoice:
+def _fit_conv(node: Node, graph: Graph, budget: int, least: bool = False) -> KernelChoice:
     """The depthwise path's fixed scratch; CONV_2D's largest tile of positions whose scratch fits
     the memory its step can spare (the kernel reads each widened weight block once a tile), down to
-    _min_tile, which it takes anyway (above the tight bound)."""
+    _min_tile, which it takes anyway (above the tight bound); `least` (a RAM budget's "tiles"): down to
+    2 positions, the DSP path's least."""
     if node.op == "TflDepthwiseConv2D":
-        return KernelChoice(_conv_kernel(node, graph), _depthwise_dsp_scratch(node, graph))
+        return _fit_depthwise(node, graph, budget) if least else \
+            KernelChoice(_conv_kernel(node, graph), _depthwise_dsp_scratch(node, graph))
     tile = DSP_NP_MAX
     size, np_ = _conv_dsp_scratch(node, graph, tile)
-    floor = _min_tile(node, graph)
+    floor = 2 if least else _min_tile(node, graph)
     while size > budget and np_ > floor:
         size, np_ = _conv_dsp_scratch(node, graph, np_ - 2)
     return KernelChoice(_conv_kernel(node, graph), size, detail=np_)
 
 
-def _depthwise_dsp_scratch(node: Node, graph: Graph) -> int:
-    """tfl_depthwise_s8_dsp's scratch: the sums of a run of positions' 4 channels, then the padded
-    span of 4 channels that the 3 x 3 path copies (words, as the C kernel lays them out)."""
+def _fit_depthwise(node: Node, graph: Graph, budget: int) -> KernelChoice:
+    """A RAM budget's "tiles": the depthwise DSP path's runs of sums shortened until its scratch fits
+    the budget (p->dsp_tile), down to an output row where the 3 x 3 path copies the padded span (it
+    needs a row a run), else to DSP_DW_RUN_MIN positions: more calls of the requantisation, the same
+    sums."""
+    full = _depthwise_dsp_scratch(node, graph)
+    if full <= budget:
+        return KernelChoice(_conv_kernel(node, graph), full)
+    _, oh, ow, _ = graph.tensors[node.outputs[0]].shape
+    most = min(DSP_DW_RUN, oh * ow)
+    padded = _depthwise_dsp_scratch(node, graph, most) > 4 * 4 * most
+    floor = min(ow if padded else DSP_DW_RUN_MIN, most)
+    run = most
+    while run > floor and _depthwise_dsp_scratch(node, graph, run) > budget:
+        run -= 1
+    return KernelChoice(_conv_kernel(node, graph), _depthwise_dsp_scratch(node, graph, run),
+                        detail=run if run < most else None)
+
+
+DSP_DW_RUN_MIN = 16  # the shortest run a RAM budget gives the depthwise path where it does not copy the span
+
+
+def _depthwise_dsp_scratch(node: Node, graph: Graph, run: int = DSP_DW_RUN) -> int:
+    """tfl_depthwise_s8_dsp's scratch: the sums of a run of positions' 4 channels (up to `run`: the
+    plan's p->dsp_tile), then the padded span of 4 channels that the 3 x 3 path copies (words, as the
+    C kernel lays them out)."""
     a = node.attrs
     _, _, _, c = graph.tensors[node.inputs[0]].shape
     _, oh, ow, oc = graph.tensors[node.outputs[0]].shape
     kh, kw = a["kernel"]
     if graph.tensors[node.inputs[0]].dtype != "int8" or oc != c or c % 4 or kh * kw > DSP_TAPS:
         return 0
-    run = min(DSP_DW_RUN, oh * ow)
+    run = min(DSP_DW_RUN, oh * ow, run)
     ph = (oh - 1) * a["strides"][0] + (kh - 1) * a["dilations"][0] + 1
     pw = (ow - 1) * a["strides"][1] + (kw - 1) * a["dilations"][1] + 1
     pad = ph * pw if kh == kw == 3 and ph * pw <= DSP_DW_PAD and ow <= run else 0
     return 4 * (4 * run + pad)
+
+
+def overlap_bytes(node: Node, graph: Graph) -> int | None:
+    """How many bytes below its input an int8 CONV_2D's or DEPTHWISE_CONV_2D's output may start (a RAM
+    budget's "overlap", aot/plan/planner.py): the output then overwrites only input bytes no later
+    read needs. None for other types and batches above 1.
+
+    Every kernel of the two ops (tflite_int8.c, tflite_int8_dsp.h, tflite_int8_mve.h) goes through the
+    output positions in order (row by row, across each row) and writes a position's outputs after
+    reading what it needs, or before reading nothing else but its own window: the plain loops position
+    by position, a channel at a time; CONV_2D's DSP path a tile of positions, every patch of the tile
+    gathered before any output of it is stored; Helium's CONV_2D a position's patch, then its channels.
+    So position P's outputs, at [P oc, (P + 1) oc) from the output's start, may overwrite any input
+    byte below the lowest one that a window of P or of a later position reads, L(P): the output starts
+    D >= (P + 1) oc - L(P) bytes below the input, for every P. A window's lowest byte is at least
+    that of its first row and column clamped to the image (its taps in the padding read nothing).
+
+    DEPTHWISE_CONV_2D's DSP path goes 4 channels at a time over every position instead, re-reading the
+    whole input for each 4: there D is also a multiple of the channels (and oc = c), so that an output
+    byte of channel k lands on an input byte of channel k, which no later 4 channels read, at a
+    position D / c before it, the same bound channel by channel."""
+    x, y = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]]
+    if node.op not in ("TflConv2D", "TflDepthwiseConv2D") or x.dtype != "int8" or y.dtype != "int8" \
+            or len(x.shape) != 4 or x.shape[0] != 1 or y.size == 0:
+        return None
+    _, _, w, c = x.shape
+    _, oh, ow, oc = y.shape
+    a = node.attrs
+    rows = np.maximum(np.arange(oh, dtype=np.int64) * a["strides"][0] - a["pads"][0], 0)
+    cols = np.maximum(np.arange(ow, dtype=np.int64) * a["strides"][1] - a["pads"][1], 0)
+    lowest = ((rows[:, None] * w + cols[None, :]) * c).ravel()
+    later = np.minimum.accumulate(lowest[::-1])[::-1]  # L(P): the lowest byte P or a later position reads
+    below = max(int(np.max((np.arange(1, oh * ow + 1, dtype=np.int64) * oc) - later)), 0)
+    granule = math.lcm(16, c) if node.op == "TflDepthwiseConv2D" else 16
+    return -(-below // granule) * granule
 
 
 HELIUM, M_PROFILE = KernelFacts(isa="helium"), KernelFacts(isa="m-profile")
@@ -187,7 +249,9 @@ def _conv_kernels(s8: str, helium: bool) -> tuple[Candidate, ...]:
     s16 = s8.replace("_s8", "_s16")
     mve = Candidate(s8, lambda n, g, budget: KernelChoice(_conv_kernel(n, g), _conv_mve_scratch(n, g)),
                     applies=lambda n, g, t: _conv_mve_scratch(n, g) > 0, facts=HELIUM)
-    return (*((mve,) if helium else ()), Candidate(s8, _fit_conv, facts=M_PROFILE, also=(s16,)),
+    return (*((mve,) if helium else ()),
+            Candidate(s8, _fit_conv, facts=M_PROFILE, also=(s16,),
+                      fit_least=lambda n, g, budget: _fit_conv(n, g, budget, least=True)),
             by_type(_conv_kernel, s8, s16))
 
 
@@ -197,7 +261,8 @@ CONV_ADD_KERNELS = (
     Candidate("aotc_tfl_conv_add_s8", lambda n, g, budget: KernelChoice(
         "aotc_tfl_conv_add_s8", 4 * RESIDUAL_TABLE_WORDS + _conv_mve_scratch(n, g, True)),
               applies=lambda n, g, t: _conv_mve_scratch(n, g, True) > 0, facts=HELIUM),
-    Candidate("aotc_tfl_conv_add_s8", _fit_conv_add, facts=M_PROFILE),
+    Candidate("aotc_tfl_conv_add_s8", _fit_conv_add, facts=M_PROFILE,
+              fit_least=lambda n, g, budget: _fit_conv_add(n, g, budget, least=True)),
     by_type(_conv_kernel, "aotc_tfl_conv_add_s8"),
 )
 
@@ -469,9 +534,10 @@ def _emit_quantize(ctx: NodeContext) -> None:
 
 OPS: dict[str, HostOp] = {
     "TflConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8", "int16"),
-                        kernels=_conv_kernels("aotc_tfl_conv_s8", helium=True)),
+                        kernels=_conv_kernels("aotc_tfl_conv_s8", helium=True), overlap=overlap_bytes),
     "TflDepthwiseConv2D": HostOp(_emit_conv, family="tflite_int8", dtypes=("int8", "int16"),
-                                 kernels=_conv_kernels("aotc_tfl_depthwise_s8", helium=False)),
+                                 kernels=_conv_kernels("aotc_tfl_depthwise_s8", helium=False),
+                                 overlap=overlap_bytes),
     "TflFullyConnected": HostOp(_emit_fc, family="tflite_int8", dtypes=("int8", "int16"), kernels=FC_KERNELS),
     "TflAveragePool2D": HostOp(_emit_pool, family="tflite_int8", dtypes=("int8", "int16")),
     "TflMaxPool2D": HostOp(_emit_pool, family="tflite_int8", dtypes=("int8", "int16")),
@@ -487,13 +553,18 @@ OPS: dict[str, HostOp] = {
     # input 3, the residual, is read at each element just before the sum is written there
     "TflConv2DAdd": HostOp(_emit_conv_add, family="tflite_int8", dtypes=("int8",), inplace=3,
                            kernels=CONV_ADD_KERNELS),
-    **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16"), kernels=ADD_KERNELS)
+    # under a RAM budget the binary ops write over either input of the output's shape (the plain loop,
+    # TFL_BINARY, reads an element of each input, then writes y's; the DSP ADD reads a run of 256, then
+    # writes it), the table lookup over its input
+    **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16"), kernels=ADD_KERNELS,
+                  budget_inplace=(0, 1))
        for op in ("TflAdd", "TflSub")},
     "TflMul": HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16"),
-                     kernels=(by_type(_binary_kernel, "aotc_tfl_mul_s8", "aotc_tfl_mul_s16"),)),
-    **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8",), kernels=(by_type(_binary_kernel, fn),))
+                     kernels=(by_type(_binary_kernel, "aotc_tfl_mul_s8", "aotc_tfl_mul_s16"),), budget_inplace=(0, 1)),
+    **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8",), kernels=(by_type(_binary_kernel, fn),),
+                  budget_inplace=(0, 1))
        for op, fn in (("TflMaximum", "aotc_tfl_max_s8"), ("TflMinimum", "aotc_tfl_min_s8"))},
-    "TflLut": HostOp(_emit_lut, family="tflite_int8", dtypes=("int8",)),
+    "TflLut": HostOp(_emit_lut, family="tflite_int8", dtypes=("int8",), budget_inplace=(0,)),
     "TflCompare": HostOp(_emit_compare, family="tflite_int8", dtypes=("int8",)),
     "TflPrelu": HostOp(_emit_prelu, family="tflite_int8", dtypes=("int8",)),
     "TflQuantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("float32",)),

@@ -7,7 +7,12 @@ The algorithm:
      - a view (Reshape, Flatten, ...) joins its input's buffer: no copy;
      - an op that may run in place joins the buffer of the input it names
        when that buffer dies at this node (nothing reads it later);
-     - a graph output's buffer lives to the last step.
+     - a graph output's buffer lives to the last step;
+     - under a RAM budget (plan_memory's ram_budget, --ram-budget) also, where needed: an op
+       joins any input it may overwrite (OpMemory.inplace_inputs), a conv's output starts
+       OpMemory.overlap bytes below its input in one buffer with it, written over the bytes
+       the kernel has consumed (the buffer's segments follow its tensors: _overlaid_segments),
+       and those may write over a graph input's slot as it dies.
   2. A buffer lives from the step that first writes it to the last step that reads it.
   3. A node's scratch space is a buffer that lives for its step only. Its size is the
      op's choice given a budget: the bytes left at that step under the peak of step 2's
@@ -51,6 +56,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from aot.errors import AotcError
 from aot.ir import CONTROL_MARKERS, Graph, Node
 
 ALIGNMENT = 16
@@ -95,6 +101,8 @@ class Plan:
     output_offsets: dict[str, int] = field(default_factory=dict)  # graph output -> its slot (see copied_outputs)
     copied_outputs: list[str] = field(default_factory=list)  # outputs no node writes: copied in at the end
     slices: list[Buffer] = field(default_factory=list)  # buffers placed inside others (Concat inputs)
+    techniques: dict[str, list[str]] = field(default_factory=dict)  # a RAM budget's technique -> the nodes it took
+    budget: dict[str, Any] | None = None  # what meeting --ram-budget traded (plan_memory), None without one
 
     def buffer_of(self, tensor: str) -> Buffer | None:
         """The buffer (or slice) holding tensor. Emitters ask for every tensor, so this looks it up
@@ -215,16 +223,33 @@ class OpMemory:
     # whether the node's output may overwrite input tensor t as it runs (t read only at the element
     # being written): a Loop's new carried value is then written over its old one
     overwrites: Callable[[Node, Graph, str], bool] = lambda n, g, t: False
+    # under a RAM budget (plan_memory's ram_budget), the inputs besides inplace_input's that the output may
+    # overwrite (every element read only where it is written: TFLite's int8 elementwise ops), in preference
+    inplace_inputs: Callable[[Node, Graph], tuple[int, ...]] = lambda n, g: ()
+    # under a RAM budget, how many bytes below input 0 the output may start, overlapping it (the kernel
+    # writes no byte its later reads need: aot/kernels/tflite_int8.py overlap_bytes), a multiple of
+    # ALIGNMENT; None: the output may not overlap its input
+    overlap: Callable[[Node, Graph], int | None] = lambda n, g: None
+    # under a RAM budget, choose with the kernels' blocks allowed below their usual floor (the least scratch
+    # they run with: more instructions); None: as choose
+    choose_least: Callable[[Node, Graph, int], Any] | None = None
 
 
 def _align(n: int) -> int:
     return -(-n // ALIGNMENT) * ALIGNMENT
 
 
-def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
+def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: frozenset[str] = frozenset(),
+          top: int | None = None, overlap_nodes: frozenset[str] = frozenset(), quick: bool = False) -> Plan:
     """scratch_floor: bytes any node's scratch may use even where its step has no slack (above
     the tight bound then), so kernels keep their fast blocked paths; 0 holds the arena to the
-    tight bound at the cost of slower kernels at the steps without slack."""
+    tight bound at the cost of slower kernels at the steps without slack.
+
+    techniques (a RAM budget's, see plan_memory): "inplace", the inputs of ops.inplace_inputs
+    overwritten too. overlap_nodes: nodes whose output starts ops.overlap bytes below their input 0,
+    in one buffer with it. top: the arena the scratch may fill (a RAM budget): each step's scratch is
+    sized for the memory under it, not only under the tensors' peak, where the arena stays within it.
+    quick: the placement's greedy orders only (_place_best), for a RAM budget's trial plans."""
     consts = {t.name for t in graph.tensors.values() if t.is_const}
     inputs = [t for t in graph.inputs if t not in consts]
     outputs = set(graph.outputs)
@@ -241,6 +266,10 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
     buffer_of: dict[str, Buffer] = {}
     aliases: dict[str, str] = {}
     deltas: dict[str, int] = {}  # tensor -> bytes into its buffer where it starts (a Split's parts)
+    # id of a buffer holding outputs written over their inputs ("overlap") -> its groups in the order
+    # they were written: [delta, nbytes, the step writing it (-1: the first)]
+    overlaid: dict[int, list[list[int]]] = {}
+    used: dict[str, list[str]] = {"inplace": [], "overlap": []}  # the nodes each technique took
 
     ids = itertools.count()
 
@@ -252,6 +281,9 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
     for t in inputs:
         _join(buffer_of, new_buffer(graph.tensors[t].nbytes, 0), t)
     read_only = {id(buffer_of[t]) for t in inputs}
+    # without a budget's techniques no op writes over an input's slot, though a run reuses it once the input is
+    # dead (the header says: write the inputs before every run); with them an op may, as the input dies
+    kept = set() if techniques or overlap_nodes else read_only
     for step, n in enumerate(graph.nodes):
         src = n.inputs[0] if n.inputs else ""
         parts = ops.parts(n, graph) if src in buffer_of else None
@@ -281,18 +313,31 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
                 if src in consts:
                     aliases[out] = aliases.get(src, src)
                     continue
-            idx = ops.inplace_input(n, graph) if k == 0 else None
-            if idx is not None and n.inputs[idx] in buffer_of:
+            first = ops.inplace_input(n, graph) if k == 0 else None
+            more = ops.inplace_inputs(n, graph) if k == 0 and "inplace" in techniques else ()
+            joined = False
+            for idx in (first, *more):
+                if idx is None or n.inputs[idx] not in buffer_of:
+                    continue
                 b = buffer_of[n.inputs[idx]]
                 # a graph output is read after the last step: never written over
                 dies_here = all(last_use.get(m, b.first) <= step for m in b.tensors) and not outputs.intersection(
                     b.tensors)
                 used_once = n.inputs.count(n.inputs[idx]) == 1
-                if id(b) not in read_only and dies_here and used_once and b.nbytes >= t.nbytes:
+                if id(b) not in kept and dies_here and used_once and b.nbytes >= t.nbytes:
                     _join(buffer_of, b, out)
                     if n.inputs[idx] in deltas:
                         deltas[out] = deltas[n.inputs[idx]]
-                    continue
+                    if idx != first:
+                        used["inplace"].append(n.name)
+                    joined = True
+                    break
+            if joined:
+                continue
+            if k == 0 and n.name in overlap_nodes and _overlay(n, graph, ops, step, buffer_of, deltas, overlaid,
+                                                               buffers, last_use, kept, outputs):
+                used["overlap"].append(n.name)
+                continue
             b = new_buffer(t.nbytes, step)
             _join(buffer_of, b, out)
             if k == 0:
@@ -317,6 +362,8 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
         if id(b) in children:
             b.segments = _segments(b, children)
             b.first = min(f for _, _, f, _ in b.segments)
+        if id(b) in overlaid:
+            b.segments = _overlaid_segments(b, overlaid[id(b)], produced_at, last_use, outputs, nsteps)
 
     live = _live_per_step(buffers, nsteps)
     tight = peak_live = max(live, default=0)
@@ -325,7 +372,8 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
         """Each step's scratch sized for `share` of its slack under `top` bytes, then placed."""
         budgets = {n.name: max(int(share * max(top - live[step], 0)), scratch_floor)
                    for step, n in enumerate(graph.nodes)}
-        choices = {n.name: ops.choose(n, graph, budgets[n.name]) for n in graph.nodes}
+        choose = ops.choose_least if "tiles" in techniques and ops.choose_least is not None else ops.choose
+        choices = {n.name: choose(n, graph, budgets[n.name]) for n in graph.nodes}
         kept = [n.name for n in graph.nodes if choices[n.name].scratch and getattr(choices[n.name], "kept", False)]
         scratch_buf = {n.name: Buffer(next(ids), size, step, step) for step, n in enumerate(graph.nodes)
                        if (size := choices[n.name].scratch) and n.name not in kept}
@@ -334,12 +382,18 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
             scratch_buf.update((k, block) for k in kept)
         every = [*buffers, *{id(b): b for b in scratch_buf.values()}.values()]
         lower, peak = _lower_bound(every, nsteps)
-        arena, placement = _place_best(every, lower)
+        arena, placement = _place_best(every, lower, quick)
         return arena, placement, lower, peak, budgets, choices, scratch_buf, every
 
     best = None
-    for share in SCRATCH_SHARES:  # all the slack first (bigger blocks are faster), less if that fragments
-        tried = attempt(peak_live, share)
+    if top is not None and top > peak_live:  # a budget: the scratch may fill it, the largest share that fits
+        for share in SCRATCH_SHARES:
+            tried = attempt(top, share)
+            if tried[0] <= top:
+                best = tried
+                break
+    for share in SCRATCH_SHARES if best is None else ():  # all the slack first (bigger blocks are faster),
+        tried = attempt(peak_live, share)  # less if that fragments
         if tried[2] > peak_live:
             # a kernel's smallest scratch raised the peak (it had no slack at its step): the other steps
             # may now use the slack under that peak too, where the arena does not grow
@@ -363,7 +417,208 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0) -> Plan:
                 buffers=buffers, arena_bytes=arena, lower_bound_bytes=lower, peak_step=peak,
                 steps=[n.name for n in graph.nodes], tight_bound_bytes=tight,
                 io_bytes=sum(graph.tensors[t].nbytes for t in io), scratch_budgets=budgets, choices=choices,
-                output_offsets=output_offsets, copied_outputs=copied, slices=slices)
+                output_offsets=output_offsets, copied_outputs=copied, slices=slices,
+                techniques={k: v for k, v in used.items() if v})
+
+
+def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0, ram_budget: int | None = None) -> Plan:
+    """The plan (_plan). With ram_budget (bytes: --ram-budget), an arena within it or AotcError: the
+    plan as without a budget where that fits; else, each only while the arena is still over it:
+    in-place ops over more of their inputs ("inplace"); outputs overlapping their inputs
+    ("overlap"), node by node, the steps with the most bytes live first, a node kept where the
+    plan gets better (_better; overlaps elsewhere only move buffers around: a run of them grows
+    down by each one's offset); kernel blocks below the plan's usual floor ("tiles",
+    ops.choose_least), then more overlaps. The trial plans place their buffers quickly (the greedy
+    orders); the one kept is placed again in full, its scratch sized for what the budget leaves at
+    each step where that still fits. The first two cost no work (the same kernels, writing
+    elsewhere); the kernels given less scratch than without a budget (smaller blocks, more
+    instructions) are named. Plan.budget says what was traded; the refusal names the peak step of
+    the least arena aotc reaches, what is alive there and that arena."""
+    base = _plan(graph, ops, scratch_floor)
+    if ram_budget is None or base.arena_bytes <= ram_budget:
+        if ram_budget is not None:
+            base.budget = _budget_report(base, base, {}, ram_budget)
+        return base
+    tech: frozenset[str] = frozenset()
+    best = base
+    saved: dict[str, int] = {}
+    chosen: set[str] = set()
+
+    def trial(more: frozenset[str] = frozenset(), name: str | None = None) -> Plan:
+        return _plan(graph, ops, scratch_floor, tech | more,
+                     overlap_nodes=frozenset(chosen | ({name} if name else set())), quick=True)
+
+    def keep(cur: Plan, what: str) -> bool:
+        nonlocal best
+        if not _better(cur, best):
+            return False
+        saved[what] = saved.get(what, 0) + best.arena_bytes - cur.arena_bytes
+        best = cur
+        return True
+
+    def overlaps() -> None:
+        """Overlap nodes while the arena is over the budget: the steps with the most bytes live first, a
+        node kept where the plan gets better; each node tried once."""
+        nsteps = max(len(best.steps), 1)
+        allowed = {n.name for n in graph.nodes if ops.overlap(n, graph) is not None}
+        tried: set[str] = set()
+        while best.arena_bytes > ram_budget:
+            live = _live_per_step(best.buffers, nsteps)
+            order = sorted(range(len(best.steps)), key=lambda k: -live[k])
+            name = next((best.steps[k] for k in order if best.steps[k] in allowed
+                         and best.steps[k] not in chosen and best.steps[k] not in tried), None)
+            if name is None:
+                return
+            tried.add(name)
+            if keep(trial(name=name), "overlap"):
+                chosen.add(name)
+
+    best = trial()  # trials against trials: the same placement
+    if keep(trial(frozenset({"inplace"})), "inplace"):
+        tech = frozenset({"inplace"})
+    overlaps()
+    if best.arena_bytes > ram_budget and ops.choose_least is not None and keep(trial(frozenset({"tiles"})), "tiles"):
+        tech |= {"tiles"}
+        overlaps()
+    nodes = frozenset(best.techniques.get("overlap", ()))
+    least = _plan(graph, ops, scratch_floor, tech, overlap_nodes=nodes)  # placed in full
+    if least.arena_bytes > ram_budget:
+        raise BudgetError(_refusal(graph, least, ram_budget), least.arena_bytes)
+    fitted = _plan(graph, ops, scratch_floor, tech, top=ram_budget, overlap_nodes=nodes)  # the scratch the budget
+    chosen_plan = fitted if fitted.arena_bytes <= ram_budget and fitted.techniques == least.techniques else least
+    chosen_plan.budget = _budget_report(base, chosen_plan, saved, ram_budget)
+    return chosen_plan
+
+
+def _better(a: Plan, b: Plan) -> bool:
+    """Whether plan a needs less than b: a smaller arena, else lower bound, else fewer bytes live over
+    all steps (the steps sharing a peak are brought down one at a time)."""
+    def key(p: Plan) -> tuple[int, int, int]:
+        return p.arena_bytes, p.lower_bound_bytes, sum(_live_per_step(p.buffers, max(len(p.steps), 1)))
+    return key(a) < key(b)
+
+
+class BudgetError(AotcError):
+    """--ram-budget below the least arena aotc reaches (least_bytes: for tools that search for it)."""
+
+    def __init__(self, message: str, least_bytes: int):
+        super().__init__(message)
+        self.least_bytes = least_bytes
+
+
+# what a RAM budget may use, cheapest first: in-place ops over any input they may overwrite, outputs
+# overlapping their inputs by what the kernel has consumed (neither adds work: the same kernels run),
+# then smaller kernel blocks than the plan's usual floor (more instructions)
+TECHNIQUES = {"inplace": "an elementwise op's output written over an input that dies there",
+              "overlap": "a conv's output overlapping its input by the rows the kernel has consumed",
+              "tiles": "kernel blocks below the plan's usual floor (less scratch, more instructions)"}
+
+
+def _budget_report(base: Plan, chosen: Plan, saved: dict[str, int], ram_budget: int) -> dict[str, Any]:
+    """metadata.json's memory.ram_budget: the budget, the arena without it, and per technique used the
+    bytes it saved (the least arena before it against the one after), its nodes and extra work; the
+    nodes whose kernels took less scratch than without a budget (smaller blocks: more instructions)."""
+    traded: dict[str, Any] = {
+        name: {"what": TECHNIQUES[name], "bytes_saved": saved[name], "nodes": chosen.techniques[name],
+               "extra_macs": 0, "extra_instructions": 0}
+        for name in ("inplace", "overlap") if name in saved and chosen.techniques.get(name)}
+    less = {n: {"unbudgeted_bytes": base.choices[n].scratch, "bytes": c.scratch,
+                **({"unbudgeted_tile": base.choices[n].detail, "tile": c.detail}
+                   if isinstance(c.detail, int) and c.detail != base.choices[n].detail else {})}
+            for n, c in chosen.choices.items() if n in base.choices and c.scratch < base.choices[n].scratch}
+    if less:  # by the tiles technique, or by the slack left at their steps by the others
+        traded["scratch"] = {"what": "kernels given less scratch than without the budget (smaller blocks, "
+                                     "the same MACs, more instructions)", "nodes": less,
+                             **({"tiles_bytes_saved": saved["tiles"]} if "tiles" in saved else {})}
+    return {"ram_budget_bytes": ram_budget, "arena_bytes": chosen.arena_bytes,
+            "unbudgeted_arena_bytes": base.arena_bytes, "traded": traded}
+
+
+def _refusal(graph: Graph, p: Plan, ram_budget: int) -> str:
+    """One line: the budget, the least arena, its peak step's node and op, the largest tensors alive
+    there (named by the node writing them: TFLite's tensor names run long) and the scratch."""
+    step = p.peak_step
+    node = graph.nodes[step] if step < len(graph.nodes) else None
+    writer = {o: k for k, n in enumerate(graph.nodes) for o in n.outputs if o}
+    read = {i: k for k, n in enumerate(graph.nodes) for i in n.inputs if i}
+    alive = []
+    for b in p.buffers:
+        live = b.live_bytes(step)
+        if live and b.tensors:  # its tensors alive at the step (an output written over its input: both)
+            names = dict.fromkeys(f"{graph.nodes[writer[t]].name}'s output" if t in writer else f"input '{t}'"
+                                  for t in b.tensors if writer.get(t, -1) <= step
+                                  and (read.get(t, -1) >= step or writer.get(t) == step or t in graph.outputs))
+            alive.append((live, " over ".join(reversed(names)) or f"'{b.tensors[0]}'"))
+    alive.sort(key=lambda a: -a[0])
+    scratch = p.choices[node.name].scratch if node is not None and node.name in p.choices else 0
+    shown = ", ".join(f"{t} {n:,} B" for n, t in alive[:3])
+    rest = f" and {len(alive) - 3} more ({sum(n for n, _ in alive[3:]):,} B)" if len(alive) > 3 else ""
+    where = f"step {step}, node {node.name} ({node.op})" if node is not None else f"step {step}"
+    return (f"--ram-budget {ram_budget:,} B: the least arena aotc reaches is {p.arena_bytes:,} B (in-place ops "
+            f"and outputs overlapping their inputs where the kernels allow); its peak is {where}, where "
+            f"{shown}{rest} are alive" + (f", with {scratch:,} B of kernel scratch" if scratch else "")
+            + "; fused tiles of the layers around it would take less, which aotc does not do yet")
+
+
+def _overlay(n: Node, graph: Graph, ops: OpMemory, step: int, buffer_of: dict[str, Buffer], deltas: dict[str, int],
+             overlaid: dict[int, list[list[int]]], buffers: list[Buffer], last_use: dict[str, int],
+             read_only: set[int], outputs: set[str]) -> bool:
+    """Node n's output 0 written into its input 0's buffer, ops.overlap bytes below the input (the
+    buffer grows down by what they do not overlap), where that input dies here, is a whole group of
+    a buffer that is no Concat's slice or output and that no caller owns. The buffer's tensors then
+    form groups by the step writing them (_overlaid_segments). False: not taken."""
+    src, out = n.inputs[0] if n.inputs else "", n.outputs[0]
+    below = ops.overlap(n, graph) if src in buffer_of else None
+    if below is None:
+        return False
+    assert below >= 0 and below % ALIGNMENT == 0, below
+    b = buffer_of[src]
+    if (id(b) in read_only or b.parent is not None or any(c.parent is b for c in buffers)
+            or n.inputs.count(src) != 1 or outputs.intersection(b.tensors)
+            or any(last_use.get(m, step) > step for m in b.tensors)):
+        return False
+    groups = overlaid.get(id(b), [[0, b.nbytes, -1]])
+    delta, nbytes, _ = groups[-1]
+    if deltas.get(src, 0) != delta or graph.tensors[src].nbytes != nbytes:
+        return False
+    overlaid[id(b)] = groups
+    at = delta - below
+    if at < 0:  # the buffer grows down: everything in it moves up
+        for t in b.tensors:
+            deltas[t] = deltas.get(t, 0) - at
+        for g in groups:
+            g[0] -= at
+        at = 0
+    groups.append([at, graph.tensors[out].nbytes, step])
+    _join(buffer_of, b, out)
+    deltas[out] = at
+    b.nbytes = max(d + m for d, m, _ in groups)
+    return True
+
+
+def _overlaid_segments(b: Buffer, groups: list[list[int]], produced_at: dict[str, int], last_use: dict[str, int],
+                       outputs: set[str], nsteps: int) -> list[tuple[int, int, int, int]]:
+    """The segments of a buffer whose outputs were written over their inputs (_overlay): each group
+    (a tensor written at a step, with its views and in-place successors, the tensors made from the
+    step it is written until the next group's) from the step after it is written to the step before the
+    next is (its last read, the first group from the buffer's first step), and at each step that
+    writes a group, the span of that group and the one it overlaps."""
+    starts = [g[2] for g in groups]
+    last = [-1] * len(groups)
+    for t in b.tensors:
+        k = bisect.bisect_right(starts, produced_at.get(t, 0)) - 1
+        end = nsteps - 1 if t in outputs else last_use.get(t, produced_at.get(t, 0))
+        last[k] = max(last[k], end)
+    segs = []
+    for k, (delta, nbytes, step) in enumerate(groups):
+        first = b.first if k == 0 else step + 1
+        end = groups[k + 1][2] - 1 if k + 1 < len(groups) else last[k]
+        if first <= end:
+            segs.append((delta, nbytes, first, end))
+        if k:
+            lo, hi = delta, max(groups[k - 1][0] + groups[k - 1][1], delta + nbytes)
+            segs.append((lo, hi - lo, step, step))
+    return segs
 
 
 def _extend_across_loops(graph: Graph, last_use: dict[str, int]) -> None:
@@ -572,7 +827,7 @@ _ORDERS: tuple[Callable[[Buffer], tuple], ...] = (
 )
 
 
-def _place_best(buffers: list[Buffer], lower_bound: int) -> tuple[int, dict[int, int]]:
+def _place_best(buffers: list[Buffer], lower_bound: int, quick: bool = False) -> tuple[int, dict[int, int]]:
     """Greedy placement in several orders, first-fit and best-fit; if none reaches the lower bound,
     the squeaky-wheel search (_repair) reorders from the best of them, then seeded random orders
     run if it misses too. The smallest arena wins."""
@@ -588,7 +843,9 @@ def _place_best(buffers: list[Buffer], lower_bound: int) -> tuple[int, dict[int,
         if best[0] <= target:
             return best[0], best[1]
     assert best is not None  # _ORDERS is not empty
-    size, offsets = _repair(best[2], rects, target, best[:2])
+    size, offsets = _repair(best[2], rects, target, best[:2], QUICK_REPAIR_ROUNDS if quick else REPAIR_ROUNDS)
+    if quick:  # a RAM budget's trial plans: a short repair, no random orders
+        return size, offsets
     if size <= target and not any(d % ALIGNMENT for b in buffers for d, _, _, _ in b.segs):
         return size, offsets  # the bound is exact (every live range starts aligned): nothing beats it
     # seeded random orders that tend to put big buffers first, as many as the planner tried before
@@ -615,10 +872,11 @@ REPAIR_BUDGET = 40_000  # ... each bounded by buffers x rounds, so big graphs st
 REPAIR_BUMP = 0.1  # priority a buffer above the target gains per round, in buffers' places
 REPAIR_NOISE = 0.1  # random priority added at each reordering, in the same unit
 REPAIR_STALL = 50  # rounds the repair goes on without a smaller arena
+QUICK_REPAIR_ROUNDS = 20  # ... in a RAM budget's trial plans (plan_memory), which try no random orders
 
 
 def _repair(ordered: list[Buffer], rects: dict[int, list[tuple[int, int, int, int]]], target: int,
-            best: tuple[int, dict[int, int]]) -> tuple[int, dict[int, int]]:
+            best: tuple[int, dict[int, int]], rounds: int = REPAIR_ROUNDS) -> tuple[int, dict[int, int]]:
     """Squeaky-wheel search (Joslin and Clements, 1999): place in priority order (first fit and best
     fit); every buffer that ends above the target gains priority, so the next round places it
     before the ones that pushed it up; a little noise in each reordering breaks cycles between
@@ -635,7 +893,7 @@ def _repair(ordered: list[Buffer], rects: dict[int, list[tuple[int, int, int, in
     rng = random.Random(0)
     high = {i for i, at in best[1].items() if at + top[i] > target}  # in the best greedy placement
     last_gain = 0
-    for round_ in range(max(1, min(REPAIR_ROUNDS, REPAIR_BUDGET // max(n, 1)))):
+    for round_ in range(max(1, min(rounds, REPAIR_BUDGET // max(n, 1)))):
         if round_ - last_gain > REPAIR_STALL:
             break
         for i in high:

@@ -262,18 +262,20 @@ def test_tflite_scratch_is_the_kernels(facts, conv_, budget):
     node, graph = conv_
     for target in (TargetTraits(vector_unit=False, scalar_tiles=True, dsp=True), TargetTraits(helium=True)):
         cand = next(k for k in tflite_int8.OPS[node.op].kernels if k.applies_on(node, graph, target))
-        choice = cand.fit(node, graph, budget)
-        dsp = cand.facts.isa == "m-profile"  # the DSP path's tile; Helium's path ("mve") has none
-        np_ = ctypes.c_int32()
-        if node.op == "TflDepthwiseConv2D":
-            path = "depthwise_dsp"
-        else:
-            path = ("conv_add_" if node.op == "TflConv2DAdd" else "conv_") + ("dsp" if dsp else "mve")
-        tile = choice.detail if dsp and choice.detail else 0
-        c_bytes = facts.facts_tfl(path.encode(), _tfl_params(node, graph, tile), ctypes.byref(np_))
-        assert choice.scratch == c_bytes, (path, choice, c_bytes)
-        if dsp and node.op != "TflDepthwiseConv2D" and c_bytes:
-            assert np_.value == choice.detail  # the tile the kernel takes is the plan's
+        # and a RAM budget's "tiles": CONV_2D's tiles below the usual floor, the depthwise path's shorter runs
+        least = [cand.fit_least(node, graph, budget)] if cand.fit_least else []
+        for choice in (cand.fit(node, graph, budget), *least):
+            dsp = cand.facts.isa == "m-profile"  # the DSP path's tile; Helium's path ("mve") has none
+            np_ = ctypes.c_int32()
+            if node.op == "TflDepthwiseConv2D":
+                path = "depthwise_dsp"
+            else:
+                path = ("conv_add_" if node.op == "TflConv2DAdd" else "conv_") + ("dsp" if dsp else "mve")
+            tile = choice.detail if dsp and choice.detail else 0
+            c_bytes = facts.facts_tfl(path.encode(), _tfl_params(node, graph, tile), ctypes.byref(np_))
+            assert choice.scratch == c_bytes, (path, choice, c_bytes)
+            if dsp and node.op != "TflDepthwiseConv2D" and c_bytes:
+                assert np_.value == choice.detail  # the tile the kernel takes is the plan's
 
 
 @given(k=st.integers(0, 4000), n=st.integers(1, 1000))

@@ -47,6 +47,13 @@ RUNS = [("kws_dscnn_int8", "mps2-an386", "Release", ""), ("ic_resnet8_int8", "mp
         # PADs folded into the convs and the max pool (issue 53): the DSP depthwise paths with pads wider than
         # SAME's and asymmetric, windows wholly in the padding
         ("padded_int8", "mps2-an386", "Release", "")]
+# --ram-budget at the least arena aotc reaches (issue 53): the convs' outputs overlapping their inputs (the graph
+# input's too), the DSP paths' tiles below their floor and the depthwise path's shorter runs of sums; Helium's
+# CONV_2D on the M55; the M3's plain loops (a fifth field: the budget)
+RUNS += [("kws_dscnn_int8", "mps2-an386", "Release", "", 10112),
+         ("vww_mobilenet_int8", "mps2-an386", "Release", "", 37152),
+         ("kws_dscnn_int8", "mps3-an547", "Release", "", 10112),
+         ("vww_mobilenet_int8", "mps2-an385", "MinSizeRel", "", 37152)]
 # the autoencoder's FULLY_CONNECTED layers take the paths of DS-CNN's last layer (64 -> 12): slow only
 SLOW_RUNS = [("ad_autoencoder_int8", "mps2-an386", "RelWithDebInfo", ""),
              ("ad_autoencoder_int8", "mps3-an547", "Release", ""),
@@ -59,13 +66,14 @@ def _run(cmd: list[str], cflags: str = "") -> None:
     assert r.returncode == 0, f"{' '.join(map(str, cmd))} -> {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
 
 
-def _board(root: Path, name: str, board: str, build_type: str, cflags: str
+def _board(root: Path, name: str, board: str, build_type: str, cflags: str, budget: int = 0
            ) -> tuple[list[list[np.ndarray]], list[np.ndarray]]:
     """The board's outputs for each seeded input, and LiteRT's reference outputs (stacked by run)."""
-    model, out = MODELS / f"{name}.tflite", root / f"{name}-{board}-{build_type}{cflags}"
+    model, out = MODELS / f"{name}.tflite", root / f"{name}-{board}-{build_type}{cflags}{budget or ''}"
     if not model.exists():  # a test model rather than an MLPerf one
         model = HERE / "models" / "tflite" / f"{name}.tflite"
-    _run([sys.executable, "-m", "aot.cli", str(model), "-o", str(out), "--target", board, "--build-type", build_type])
+    _run([sys.executable, "-m", "aot.cli", str(model), "-o", str(out), "--target", board, "--build-type", build_type,
+          *(["--ram-budget", str(budget)] if budget else [])])
     _run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"], cflags)
     _run([cmake_exe(), "--build", str(out)])
     meta = json.loads((out / "bundle" / "metadata.json").read_text())
@@ -75,11 +83,11 @@ def _board(root: Path, name: str, board: str, build_type: str, cflags: str
     for inputs in feeds:
         got, _ = run_bundle(out, meta, inputs)
         ours.append([got[s["name"]] for s in meta["outputs"]])
-    np.savez(root / f"{name}_in.npz", **{f"input_{k}": np.stack([f[k] for f in feeds])
-                                         for k in range(len(meta["inputs"]))})
-    _run([sys.executable, str(HERE / "tflite_reference.py"), str(model), str(root / f"{name}_in.npz"),
-          str(root / f"{name}_ref.npz"), "--runs"])
-    ref = np.load(root / f"{name}_ref.npz")
+    np.savez(root / f"{out.name}_in.npz", **{f"input_{k}": np.stack([f[k] for f in feeds])
+                                             for k in range(len(meta["inputs"]))})
+    _run([sys.executable, str(HERE / "tflite_reference.py"), str(model), str(root / f"{out.name}_in.npz"),
+          str(root / f"{out.name}_ref.npz"), "--runs"])
+    ref = np.load(root / f"{out.name}_ref.npz")
     return ours, [ref[f"output_{k}"] for k in range(len(meta["outputs"]))]
 
 
@@ -94,7 +102,7 @@ def boards(tmp_path_factory):
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = {run: pool.submit(_board, root, *run) for run in RUNS}
 
-        def get(run: tuple[str, str, str, str]):
+        def get(run: tuple):
             if run not in futures:
                 futures[run] = pool.submit(_board, root, *run)
             return futures[run].result()
@@ -102,9 +110,9 @@ def boards(tmp_path_factory):
         yield get
 
 
-def _id(run: tuple[str, str, str, str]) -> str:
-    m, b, t, f = run
-    return f"{m}-{b}-{t}{'-no-asm' if f else ''}"
+def _id(run: tuple) -> str:
+    m, b, t, f = run[:4]
+    return f"{m}-{b}-{t}{'-no-asm' if f else ''}{f'-budget{run[4]}' if len(run) > 4 else ''}"
 
 
 @pytest.mark.parametrize("run", [*RUNS, *(pytest.param(r, marks=pytest.mark.slow) for r in SLOW_RUNS)],

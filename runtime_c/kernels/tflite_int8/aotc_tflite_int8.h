@@ -26,7 +26,8 @@ typedef struct {
     int32_t depth_multiplier;           /* depthwise: oc = c * depth_multiplier */
     int32_t x_zero, y_zero, y_min, y_max;
     const int32_t *mult, *shift;        /* per output channel */
-    int32_t dsp_tile;                   /* CONV_2D's DSP path: output positions a tile (the memory plan's; 0: 32) */
+    int32_t dsp_tile;                   /* the DSP paths' output positions a tile (CONV_2D) or run of sums
+                                         * (DEPTHWISE_CONV_2D): the memory plan's; 0: their own */
 } aotc_tfl_conv_params;
 
 typedef struct {
@@ -297,9 +298,11 @@ static int32_t tfl_mve_conv_words(const aotc_tfl_conv_params *p, int fused) {
     return p->oc + (k + 3) / 4 + (fused ? (p->oc + 3) / 4 : 0);
 }
 
-/* DEPTHWISE_CONV_2D's DSP path: the positions a run of sums holds (4 channels a word each) ... */
+/* DEPTHWISE_CONV_2D's DSP path: the positions a run of sums holds (4 channels a word each), fewer where
+ * the memory plan says (p->dsp_tile: a RAM budget's smaller scratch) ... */
 static inline int32_t tfl_dsp_dw_run(const aotc_tfl_conv_params *p) {
-    return p->oh * p->ow < TFL_DSP_DW_RUN ? p->oh * p->ow : TFL_DSP_DW_RUN;
+    const int32_t run = p->oh * p->ow < TFL_DSP_DW_RUN ? p->oh * p->ow : TFL_DSP_DW_RUN;
+    return p->dsp_tile > 0 && p->dsp_tile < run ? p->dsp_tile : run;
 }
 
 /* ... the rows (columns) the windows of o output rows (columns) span, at stride s, window k, dilation d ... */
