@@ -20,7 +20,7 @@ The algorithm:
      fit in the slack instead of raising the peak. Scratch a kernel keeps (KernelChoice.kept: the
      Winograd kernels' lanes, one per thread) is one buffer for the whole run, shared by every
      such node, that no tensor overlaps.
-  4. Place buffers greedily (as TFLM's GreedyMemoryPlanner does): take them in
+  4. Place buffers greedily (placement.py; as TFLM's GreedyMemoryPlanner does): take them in
      some order, put each at the lowest offset where it overlaps no placed
      buffer that is live at the same time. Several orders are tried and the
      smallest arena wins; when none reaches the lower bound, a squeaky-wheel search
@@ -49,161 +49,21 @@ Two bounds are reported beside the arena:
 from __future__ import annotations
 
 import bisect
-import functools
 import itertools
-import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from aot.errors import AotcError
 from aot.ir import CONTROL_MARKERS, Graph, Node
-
-ALIGNMENT = 16
-
-
-@dataclass
-class Buffer:
-    id: int
-    nbytes: int
-    first: int
-    last: int
-    tensors: list[str] = field(default_factory=list)
-    offset: int = -1
-    parent: Buffer | None = None  # a slice of this buffer (a Concat input written in place) ...
-    delta: int = 0  # ... starting this many bytes into it
-    # (delta, nbytes, first, last): which bytes are live when; a buffer holding slices written
-    # before it (Concat inputs) has one per slice besides its own. Empty: the whole, first..last.
-    segments: list[tuple[int, int, int, int]] = field(default_factory=list)
-
-    @property
-    def segs(self) -> list[tuple[int, int, int, int]]:
-        return self.segments or [(0, self.nbytes, self.first, self.last)]
-
-    def live_bytes(self, step: int) -> int:
-        return sum(n for _, n, f, last in self.segs if f <= step <= last)
-
-
-@dataclass
-class Plan:
-    offsets: dict[str, int]  # arena tensor (graph inputs and outputs included) -> byte offset
-    aliases: dict[str, str]  # view of a constant -> the constant whose pointer it shares
-    scratch: dict[str, int]  # node name -> offset of its scratch space
-    buffers: list[Buffer]
-    arena_bytes: int
-    lower_bound_bytes: int
-    peak_step: int
-    steps: list[str]  # node names in execution order
-    tight_bound_bytes: int = 0  # see the module docstring
-    io_bytes: int = 0  # bytes of the graph inputs and outputs (all in the arena)
-    scratch_budgets: dict[str, int] = field(default_factory=dict)  # node -> the budget its scratch was sized for
-    choices: dict[str, Any] = field(default_factory=dict)  # node -> what OpMemory.choose gave at that budget
-    output_offsets: dict[str, int] = field(default_factory=dict)  # graph output -> its slot (see copied_outputs)
-    copied_outputs: list[str] = field(default_factory=list)  # outputs no node writes: copied in at the end
-    slices: list[Buffer] = field(default_factory=list)  # buffers placed inside others (Concat inputs)
-    techniques: dict[str, list[str]] = field(default_factory=dict)  # a RAM budget's technique -> the nodes it took
-    budget: dict[str, Any] | None = None  # what meeting --ram-budget traded (plan_memory), None without one
-
-    def buffer_of(self, tensor: str) -> Buffer | None:
-        """The buffer (or slice) holding tensor. Emitters ask for every tensor, so this looks it up
-        in a dict built on first use (rebuilt if the buffer lists are replaced or grow), not by a
-        search through every buffer."""
-        key = (id(self.buffers), len(self.buffers), id(self.slices), len(self.slices))
-        cached = self.__dict__.get("_buffer_index")
-        if cached is None or cached[0] != key:
-            index: dict[str, Buffer] = {}
-            for b in (*self.buffers, *self.slices):
-                for t in b.tensors:
-                    index.setdefault(t, b)
-            cached = self.__dict__["_buffer_index"] = (key, index)
-        b = cached[1].get(tensor)
-        if b is not None and tensor in b.tensors:
-            return b
-        for b in (*self.buffers, *self.slices):  # a buffer's tensors edited since the index was built
-            if tensor in b.tensors:
-                return b
-        return None
-
-    def chart(self, width: int = 64) -> str:
-        """ASCII picture of the arena: a row per step, a letter per live buffer (TFLM's PrintMemoryPlan)."""
-        if not self.arena_bytes:
-            return "(empty arena)\n"
-        scale = max(1, -(-self.arena_bytes // width))
-        letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-        rows = [f"arena {self.arena_bytes} bytes, lower bound {self.lower_bound_bytes}; "
-                f"one column = {scale} bytes"]
-        # step -> (buffer, its columns then): worked out once per piece of a buffer's lifetime
-        # (_chart_pieces), not per step and segment
-        live: list[list[tuple[Buffer, list]]] = [[] for _ in self.steps]
-        for b in self.buffers:
-            for f, last, marks in _chart_pieces(b, scale, width):
-                for step in range(max(f, 0), min(last + 1, len(live))):
-                    live[step].append((b, marks))
-        for step, name in enumerate(self.steps):
-            line = ["."] * width
-            owner: dict[int, tuple[Buffer, int, int]] = {}
-            for b, marks in live[step]:
-                for c, (start, end), ranges in marks:
-                    other = owner.get(c)
-                    if other is None:
-                        owner[c], line[c] = (b, start, end), letters[b.id % len(letters)]
-                    elif other[0] is not b and any(other[1] < e and s < other[2] for s, e in ranges):
-                        line[c] = "!"  # two live buffers share bytes: a planner bug
-            rows.append(f"{step:4d} {''.join(line)} {name}")
-        return "\n".join(rows) + "\n"
-
-
-def _chart_pieces(b: Buffer, scale: int, width: int,
-                  ) -> list[tuple[int, int, list[tuple[int, tuple[int, int], list[tuple[int, int]]]]]]:
-    """The chart columns b claims, per piece of its lifetime (_changes): (first, last, [(column,
-    byte range of the first live segment claiming it, the byte ranges of all that claim it,
-    adjacent ones merged)]). A column shows the buffer holding the byte at its middle; a segment
-    holding no middle claims its first column. Columns are updated only where segments start or
-    end, so a Concat's staircase of k slices costs about k, not k squared."""
-    half = scale // 2
-    segs = b.segs
-    claims: list[tuple[int, int, range | list[int]]] = []  # segment -> (start, end, columns)
-    for d, n, _, _ in segs:
-        start, end = b.offset + d, b.offset + d + n
-        span = range(max(0, -(-(start - half) // scale)), min(width, -(-(end - half) // scale)))
-        claims.append((start, end, span or [min(start // scale, width - 1)]))
-    if len(segs) == 1:
-        start, end, span = claims[0]
-        return [(segs[0][2], segs[0][3], [(c, (start, end), [(start, end)]) for c in span])]
-    appendable = all(n > 0 for _, n, _, _ in segs)  # else merging depends on order: always redo it
-    claimants: dict[int, list[int]] = {}  # column -> live segments claiming it, in segs order
-    entry: dict[int, tuple[tuple[int, int], list[tuple[int, int]]]] = {}  # column -> its mark
-    out, live = [], 0
-    for first, last, started, ended in _changes(segs):
-        redo: set[int] = set()
-        for i in ended:
-            for c in claims[i][2]:
-                claimants[c].remove(i)
-                redo.add(c)
-        added: dict[int, list[int]] = {}
-        for i in started:
-            for c in claims[i][2]:
-                bisect.insort(claimants.setdefault(c, []), i)
-                added.setdefault(c, []).append(i)
-        for c in redo | added.keys():
-            ids = claimants[c]
-            if not ids:
-                del claimants[c], entry[c]
-                continue
-            merged = entry[c][1] if c in entry else []
-            new = sorted(claims[i][:2] for i in added.get(c, ()))
-            if c in redo or not appendable or (merged and new and new[0][0] < merged[-1][0]):
-                merged, new = [], sorted(claims[i][:2] for i in ids)
-            for start, end in new:
-                if merged and start < end and merged[-1][0] < merged[-1][1] and start <= merged[-1][1]:
-                    merged[-1] = (merged[-1][0], max(merged[-1][1], end))
-                else:  # empty ranges stay apart: one strictly inside another buffer still counts
-                    merged.append((start, end))
-            entry[c] = (claims[ids[0]][:2], merged)
-        live += len(started) - len(ended)
-        if live:
-            out.append((first, last, [(c, head, list(merged)) for c, (head, merged) in entry.items()]))
-    return out
+from aot.plan.buffers import ALIGNMENT, Buffer, Plan, _align
+from aot.plan.placement import (
+    SCRATCH_SHARES,
+    _live_per_step,
+    _lower_bound,
+    _place_best,
+    _segments,
+)
 
 
 @dataclass(frozen=True)
@@ -235,8 +95,6 @@ class OpMemory:
     choose_least: Callable[[Node, Graph, int], Any] | None = None
 
 
-def _align(n: int) -> int:
-    return -(-n // ALIGNMENT) * ALIGNMENT
 
 
 def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: frozenset[str] = frozenset(),
@@ -680,13 +538,6 @@ def _states_written_in_place(graph: Graph, ops: OpMemory) -> dict[str, str]:
     return out
 
 
-def _segments(b: Buffer, children: dict[int, list[Buffer]]) -> list[tuple[int, int, int, int]]:
-    """b's own bytes from the step that writes it, and each slice's (recursively) from the step
-    that writes the slice until b takes over. children: id of a buffer -> its slices."""
-    segs = [(0, b.nbytes, b.first, b.last)]
-    for c in children.get(id(b), ()):
-        segs += [(c.delta + d, n, f, min(last, b.first - 1)) for d, n, f, last in _segments(c, children)]
-    return segs
 
 
 def _write_inputs_in_place(n: Node, graph: Graph, ops: OpMemory, step: int, out: Buffer,
@@ -712,279 +563,29 @@ def _join(buffer_of: dict, b: Buffer, tensor: str) -> None:
     buffer_of[tensor] = b
 
 
-def _changes(segs: list[tuple[int, int, int, int]]) -> list[tuple[int, int, list[int], list[int]]]:
-    """The pieces of a lifetime made of segments (delta, nbytes, first, last): (first, last, the
-    segments that start at first, those that ended at first - 1), cut at every step where the set
-    of live segments changes. A piece may have none live (a gap)."""
-    starts: dict[int, list[int]] = {}
-    ends: dict[int, list[int]] = {}
-    for i, (_, _, f, last) in enumerate(segs):
-        if f <= last:
-            starts.setdefault(f, []).append(i)
-            ends.setdefault(last + 1, []).append(i)
-    cuts = sorted(starts.keys() | ends.keys())
-    return [(a, z - 1, starts.get(a, []), ends.get(a, [])) for a, z in itertools.pairwise(cuts)]
 
 
-def _slabs(b: Buffer) -> list[tuple[int, int, int, list[tuple[int, int]]]]:
-    """b's lifetime cut where its set of live segments changes (_changes), with each piece's live
-    bytes and byte ranges, adjacent ones merged: (first, last, bytes, [(start, end)]). A Concat's
-    output written slice by slice is a staircase of k segments; as k pieces of one range each, a
-    query at one step meets one piece, not the k slices. The result is shared: do not change it."""
-    segs = b.segs
-    if len(segs) == 1:
-        d, n, f, last = segs[0]
-        return [(f, last, n, [(d, d + n)])]
-    return _slabs_of(tuple(segs))
 
 
-@functools.lru_cache(maxsize=64)  # the bounds and each scratch share's placement ask for the same buffers
-def _slabs_of(segs: tuple[tuple[int, int, int, int], ...]) -> list[tuple[int, int, int, list[tuple[int, int]]]]:
-    """_slabs of a buffer with several segments (a Concat's output), by its segments. The ranges
-    are updated where segments start or end: redone from the live ones only when one ends or a
-    new one starts below the last range (touching ranges merge whatever the order otherwise)."""
-    out = []
-    live: set[int] = set()
-    total = 0
-    ranges: list[tuple[int, int]] = []
-    for first, last, started, ended in _changes(list(segs)):
-        live.difference_update(ended)
-        live.update(started)
-        total += sum(segs[i][1] for i in started) - sum(segs[i][1] for i in ended)
-        new = sorted(segs[i] for i in started)
-        if ended or (ranges and new and new[0][0] < ranges[-1][0]):
-            ranges, new = [], sorted(segs[i] for i in live)
-        for d, n, _, _ in new:
-            if ranges and d <= ranges[-1][1]:
-                ranges[-1] = (ranges[-1][0], max(ranges[-1][1], d + n))
-            else:
-                ranges.append((d, d + n))
-        if live:
-            out.append((first, last, total, list(ranges)))
-    return out
 
 
-def _rects(b: Buffer) -> list[tuple[int, int, int, int]]:
-    """b's bytes over time as (delta, nbytes, first, last) rectangles covering exactly what its
-    segments cover: a placement that misses these misses the segments, and the other way round.
-    A range live in consecutive pieces of _slabs is one rectangle."""
-    slabs = _slabs(b)
-    if len(slabs) == 1 and len(slabs[0][3]) == 1:
-        f, last, _, ((s, e),) = slabs[0]
-        return [(s, e - s, f, last)]
-    done: list[tuple[int, int, int, int]] = []
-    open_: dict[tuple[int, int], list[int]] = {}  # byte range -> [first, last] still extendable
-    for f, last, _, ranges in slabs:
-        now = {}
-        for r in ranges:
-            span = open_.pop(r, None)
-            if span is not None and span[1] == f - 1:
-                span[1] = last
-            else:
-                if span is not None:
-                    done.append((r[0], r[1] - r[0], span[0], span[1]))
-                span = [f, last]
-            now[r] = span
-        done += [(r[0], r[1] - r[0], f0, l0) for r, (f0, l0) in open_.items()]
-        open_ = now
-    done += [(r[0], r[1] - r[0], f0, l0) for r, (f0, l0) in open_.items()]
-    return done
 
 
-def _placement_rects(buffers: list[Buffer]) -> dict[int, list[tuple[int, int, int, int]]]:
-    """buffer id -> what _place checks: its rectangles (_rects), or its segments as they are when
-    some segment holds no bytes (a zero-byte range between two merged ones would be lost)."""
-    if any(n == 0 for b in buffers for _, n, _, _ in b.segs):
-        return {b.id: b.segs for b in buffers}
-    return {b.id: _rects(b) for b in buffers}
 
 
-def _live_per_step(buffers: list[Buffer], steps: int) -> list[int]:
-    """Bytes of the buffers live at each step, each rounded up to the alignment: a difference
-    array over the pieces of each buffer's lifetime, so linear in buffers plus steps."""
-    delta = [0] * (steps + 1)
-    for b in buffers:
-        for f, last, n, _ in _slabs(b):
-            f, last = max(f, 0), min(last, steps - 1)
-            if f <= last:
-                delta[f] += _align(n)
-                delta[last + 1] -= _align(n)
-    return list(itertools.accumulate(delta[:steps]))
 
 
-def _lower_bound(buffers: list[Buffer], steps: int) -> tuple[int, int]:
-    """Largest total of buffer bytes live at one step, and that step."""
-    live = _live_per_step(buffers, steps)
-    peak = max(range(steps), key=live.__getitem__, default=0)
-    return (live[peak] if live else 0), peak
 
 
-_ORDERS: tuple[Callable[[Buffer], tuple], ...] = (
-    lambda b: (-b.nbytes, b.first),                      # largest first (TFLM)
-    lambda b: (-(b.nbytes * (b.last - b.first + 1)), b.first),  # largest area first
-    lambda b: (b.first, -b.nbytes),                      # in execution order
-    lambda b: (-(b.last - b.first), -b.nbytes),          # longest-lived first
-)
 
 
-def _place_best(buffers: list[Buffer], lower_bound: int, quick: bool = False) -> tuple[int, dict[int, int]]:
-    """Greedy placement in several orders, first-fit and best-fit; if none reaches the lower bound,
-    the squeaky-wheel search (_repair) reorders from the best of them, then seeded random orders
-    run if it misses too. The smallest arena wins."""
-    target = _align(lower_bound)
-    rects = _placement_rects(buffers)
-    best: tuple[int, dict[int, int], list[Buffer]] | None = None
-    for key in _ORDERS:
-        ordered = sorted(buffers, key=key)
-        for best_fit in (False, True):
-            size, offsets = _place(ordered, best_fit, rects)
-            if best is None or size < best[0]:
-                best = (size, offsets, ordered)
-        if best[0] <= target:
-            return best[0], best[1]
-    assert best is not None  # _ORDERS is not empty
-    size, offsets = _repair(best[2], rects, target, best[:2], QUICK_REPAIR_ROUNDS if quick else REPAIR_ROUNDS)
-    if quick:  # a RAM budget's trial plans: a short repair, no random orders
-        return size, offsets
-    if size <= target and not any(d % ALIGNMENT for b in buffers for d, _, _, _ in b.segs):
-        return size, offsets  # the bound is exact (every live range starts aligned): nothing beats it
-    # seeded random orders that tend to put big buffers first, as many as the planner tried before
-    # the repair (until they reach the target themselves): they rarely help, but with them no arena
-    # is larger than it was. (A slice at an unaligned offset makes the bound a few bytes too high,
-    # as each buffer's live bytes are rounded up, so one of them may still beat the repair.)
-    rng = random.Random(0)
-    greedy = best[0]  # what the orders without the repair have reached
-    for attempt in range(len(_ORDERS), len(_ORDERS) + RANDOM_ORDERS):
-        if greedy <= target or len(buffers) * (attempt - 1) > REPAIR_BUDGET:  # where they stopped
-            break
-        ordered = sorted(buffers, key=lambda b: -b.nbytes * rng.uniform(0.5, 1.5))
-        for best_fit in (False, True):
-            tried = _place(ordered, best_fit, rects)
-            greedy = min(greedy, tried[0])
-            if tried[0] < size:
-                size, offsets = tried
-    return size, offsets
 
 
-REPAIR_ROUNDS = 200  # squeaky-wheel rounds when the first orders miss the lower bound ...
-RANDOM_ORDERS = 200  # ... and random orders when those miss it too ...
-REPAIR_BUDGET = 40_000  # ... each bounded by buffers x rounds, so big graphs stay fast
-REPAIR_BUMP = 0.1  # priority a buffer above the target gains per round, in buffers' places
-REPAIR_NOISE = 0.1  # random priority added at each reordering, in the same unit
-REPAIR_STALL = 50  # rounds the repair goes on without a smaller arena
-QUICK_REPAIR_ROUNDS = 20  # ... in a RAM budget's trial plans (plan_memory), which try no random orders
 
 
-def _repair(ordered: list[Buffer], rects: dict[int, list[tuple[int, int, int, int]]], target: int,
-            best: tuple[int, dict[int, int]], rounds: int = REPAIR_ROUNDS) -> tuple[int, dict[int, int]]:
-    """Squeaky-wheel search (Joslin and Clements, 1999): place in priority order (first fit and best
-    fit); every buffer that ends above the target gains priority, so the next round places it
-    before the ones that pushed it up; a little noise in each reordering breaks cycles between
-    buffers that push each other up by turns. Stops at the target, when the rounds run out, or
-    after REPAIR_STALL rounds without a smaller arena.
-    The greedy orders miss the bound where a small long-lived buffer must go under big ones placed
-    before it (MobileNetV2's int8 residual beside two expansions: 65,536 B against 61,552 B); a
-    few rounds move it first. Of 157 placements that the greedy and 200 random orders missed the
-    bound on (out of 1,115 from the zoo's and MLPerf models, bench/compile_time.py's DAGs and
-    random chains with skips), it brings 119 to the bound, placing half as many buffers in all."""
-    n = len(ordered)
-    top = {b.id: max((_align(d + m) for d, m, _, _ in rects[b.id]), default=0) for b in ordered}
-    priority = {b.id: float(n - k) for k, b in enumerate(ordered)}
-    rng = random.Random(0)
-    high = {i for i, at in best[1].items() if at + top[i] > target}  # in the best greedy placement
-    last_gain = 0
-    for round_ in range(max(1, min(rounds, REPAIR_BUDGET // max(n, 1)))):
-        if round_ - last_gain > REPAIR_STALL:
-            break
-        for i in high:
-            priority[i] += REPAIR_BUMP * n
-        ordered = sorted(ordered, key=lambda b: -(priority[b.id] + REPAIR_NOISE * n * rng.random()))
-        high = set()
-        for best_fit in (False, True):
-            size, offsets = _place(ordered, best_fit, rects)
-            if size < best[0]:
-                best, last_gain = (size, offsets), round_
-            if size <= target:
-                return best
-            high.update(i for i, at in offsets.items() if at + top[i] > target)
-    return best
 
 
-SCRATCH_SHARES = (1.0, 0.5, 0.25)  # of each step's slack, offered to its scratch in turn
 
 
-def _place(ordered: list[Buffer], best_fit: bool = False,
-           rects: dict[int, list[tuple[int, int, int, int]]] | None = None) -> tuple[int, dict[int, int]]:
-    """Each buffer at the lowest offset where it fits (first fit), or in the narrowest gap that
-    holds it (best fit; above everything if none). A buffer's bytes over time (its rectangles,
-    _rects: what Buffer.segs covers) must miss those of every placed buffer live at the same
-    time: each such pair forbids an open interval of offsets, and the gaps between those intervals
-    are where it can go. Placed rectangles are indexed by step (live at it, or starting at it), so
-    a buffer meets only the ones that overlap its lifetime, not every buffer placed before it."""
-    if rects is None:
-        rects = _placement_rects(ordered)
-    steps = max((max(f, last) for b in ordered for _, _, f, last in rects[b.id]), default=-1) + 2
-    live_at: list[list[tuple[int, int]]] = [[] for _ in range(steps)]  # step -> placed byte ranges live then
-    starts_at: list[list[tuple[int, int]]] = [[] for _ in range(steps)]  # ... whose lifetime starts then
-    offsets: dict[int, int] = {}
-    top = 0
-    for b in ordered:
-        mine = rects[b.id]
-        if len(mine) == 1 and mine[0][0] == 0:  # the common case: one range from the buffer's start
-            _, below, f1, l1 = mine[0]
-            near = live_at[f1][:]  # byte ranges [s, e) of overlapping lifetimes: forbid offsets (s - below, e)
-            for step in range(f1 + 1, l1 + 1):
-                if starts_at[step]:
-                    near += starts_at[step]
-        else:
-            below, near = 0, []  # each rect's ranges shifted to intervals of the buffer's offset
-            for d1, n1, f1, l1 in mine:
-                near += [(s - d1 - n1, e - d1) for s, e in live_at[f1]]
-                for step in range(f1 + 1, l1 + 1):
-                    if starts_at[step]:
-                        near += [(s - d1 - n1, e - d1) for s, e in starts_at[step]]
-        near.sort()
-        chosen, narrowest, cur, at = None, None, 0, 0  # at: cur aligned up
-        for s, hi in near:  # the open intervals (s - below, hi) of forbidden offsets, by start
-            lo = s - below
-            if lo >= at:  # offsets at..lo are free
-                if not best_fit:
-                    chosen = at
-                    break
-                if narrowest is None or lo - at < narrowest:
-                    chosen, narrowest = at, lo - at
-            if hi > cur:
-                cur, at = hi, _align(hi)
-        if chosen is None:
-            chosen = at  # above every conflicting buffer
-        offsets[b.id] = chosen
-        end = 0
-        for d, n, f, last in mine:
-            r = (chosen + d, chosen + d + n)
-            starts_at[f].append(r)
-            for step in range(f, last + 1):
-                live_at[step].append(r)
-            end = max(end, _align(d + n))
-        top = max(top, chosen + end)
-    return top, offsets
 
 
-def assert_no_overlap(plan: Plan) -> None:
-    """For tests: no two buffers live at the same step share a byte. Checked step by step over
-    the segments themselves (not the planner's rectangles), in byte order."""
-    steps = max((last for b in plan.buffers for _, _, _, last in b.segs), default=-1) + 1
-    live: list[list[tuple[int, int, int, Buffer]]] = [[] for _ in range(steps)]
-    for k, b in enumerate(plan.buffers):
-        for d, n, f, last in b.segs:
-            for step in range(max(f, 0), last + 1):
-                live[step].append((b.offset + d, b.offset + d + n, k, b))
-    for segs in live:
-        segs.sort(key=lambda s: s[:3])
-        reach: list[tuple[int, int, int, Buffer]] = []  # earlier segments still reaching past this start
-        for seg in segs:
-            start, _, k, b = seg
-            reach = [r for r in reach if r[1] > start]
-            for r in reach:
-                if r[2] != k and r[0] < seg[1]:  # r starts first: overlap unless a point
-                    raise AssertionError(f"buffers {r[3].tensors} and {b.tensors} overlap")
-            reach.append(seg)

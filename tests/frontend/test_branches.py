@@ -16,7 +16,7 @@ from opcheck import Case, shared_build
 
 from aot.compiler import Options, compile_model, lower
 from aot.errors import AotcError
-from aot.plan.planner import assert_no_overlap
+from aot.plan import assert_no_overlap
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 N = 8

@@ -20,7 +20,7 @@ from opcheck import Case, shared_build
 
 from aot.compiler import Options, compile_model, lower
 from aot.errors import AotcError
-from aot.plan.planner import assert_no_overlap
+from aot.plan import assert_no_overlap
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 EXPORTED = ["kws_lstm_keras", "kws_gru_keras", "kws_lstm_keras_stream", "loop_script", "loop_list", "loop_nested"]

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from aot.ir import Graph, Node, Tensor
 from aot.plan import OpMemory, assert_no_overlap, plan_memory
-from aot.plan.planner import _ORDERS, Buffer, _place, _place_best
+from aot.plan.placement import _ORDERS, Buffer, _place, _place_best
 
 
 @dataclass(frozen=True)
