@@ -99,6 +99,7 @@ static inline void aotc_mve_scatter_fill(uint8_t value, int32_t n, uint8_t *dst,
  * weight kh kw (lanes 9 .. 15 unused); and the sums a band of its output rows takes. */
 static const uint8_t AOTC_MVE_DW_ORDER[16] = {0, 3, 6, 1, 4, 7, 2, 5, 8, 0, 0, 0, 0, 0, 0, 0};
 #define AOTC_MVE_DW_SUMS 256
+#define AOTC_MVE_DW_TAB 256 /* in-image taps of a plane the index tables take */
 
 /* v's lanes moved up 3 (VSHLC of the whole vector by 24 bits), zeros below */
 static inline int8x16_t aotc_mve_up3(int8x16_t v) {
@@ -295,32 +296,53 @@ static void AOTC_Q(mve_dw3_band)(const aotc_qconv_params *p, const QT *AOTC_REST
  * in whole strides), so an output's 9 taps are 9 consecutive bytes and the band's outputs lie 3 sw
  * bytes apart from one row to the next, with pw / sw - out_w outputs of padding between rows that
  * are summed and not stored. A 16-byte load holds the taps of 3 outputs (stride 1; 2 at stride 2),
- * each summed by one VMLADAV against the weights moved up to its offset (aotc_mve_dw3_sums); no
- * work per row but the scatters of its input rows and the requantisation. The sums start at bias +
- * (f - xz)(sum w - 9 wz), f the 128 the int8 bytes lack (uint8 inputs), less wz times the taps' sum.
- * A band takes as many rows as the scratch holds (the 4-channel DSP path's, where the plan gave it)
- * and AOTC_MVE_DW_SUMS sums. */
+ * each summed by one VMLADAV against the weights moved up to its offset (aotc_mve_dw3_sums). The
+ * sums start at bias + (f - xz)(sum w - 9 wz), f the 128 the int8 bytes lack (uint8 inputs), less wz
+ * times the taps' sum. A band takes as many rows as the scratch holds (the 4-channel DSP path's,
+ * where the plan gave it) and AOTC_MVE_DW_SUMS sums. Where one band is the whole plane and its
+ * in-image taps number at most AOTC_MVE_DW_TAB, index tables made once a call take the per-row
+ * work away: each tap row's inputs of the whole plane gathered and scattered 8 at a time, and the
+ * sums requantised 4 at a time and scattered to their outputs (the padding's predicated off). */
 __attribute__((noinline)) static int AOTC_Q(qconv_depthwise_mve)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT x,
                                                                  const int8_t *AOTC_RESTRICT w, QT *AOTC_RESTRICT y,
                                                                  QT *AOTC_RESTRICT scratch) {
-    const int32_t sw = p->stride_w, ow_n = p->out_w, oh_n = p->out_h;
+    const int32_t sw = p->stride_w, sh = p->stride_h, ow_n = p->out_w, oh_n = p->out_h, in_w = p->in_w;
     const int32_t pw = ((ow_n - 1) * sw + 3 + sw - 1) / sw * sw, vpr = pw / sw, row3 = 3 * pw;
-    const int32_t plane_in = p->in_h * p->in_w, plane_out = oh_n * ow_n, xz = p->x_zero;
+    const int32_t plane_in = p->in_h * in_w, plane_out = oh_n * ow_n, xz = p->x_zero;
+    const int32_t lead = p->pad_left < pw ? p->pad_left : pw, body = in_w < pw - lead ? in_w : pw - lead;
     const int32_t lo = (int32_t)p->y_lo, hi = (int32_t)p->y_hi, f = QT_MIN < 0 ? 0 : 128;
     const uint8_t zb = (uint8_t)((uint8_t)xz ^ AOTC_MVE_FLIP);
-    const int8x16_t one0 = vdupq_m_n_s8(vdupq_n_s8(0), 1, vctp8q(9)); /* lanes 0 .. 8: an output's taps */
-    const int8x16_t one1 = sw == 1 ? aotc_mve_up3(one0) : aotc_mve_up3(aotc_mve_up3(one0)), one2 = aotc_mve_up3(one1);
+    const uint16x8_t fl = vdupq_n_u16(AOTC_MVE_FLIP);
     uint8_t *P = (uint8_t *)scratch;
     int32_t g[AOTC_MVE_DW_SUMS + 3];
-    int32_t avail = 3 * AOTC_QCONV_DW_ROW(ow_n, 3, sw, 1), rows, n, c, oh0, r, i, l;
+    uint16_t tin[AOTC_MVE_DW_TAB], tout[AOTC_MVE_DW_TAB], tq[AOTC_MVE_DW_SUMS + 3];
+    int32_t q_lo[3], q_hi[3];
+    int32_t avail = 3 * AOTC_QCONV_DW_ROW(ow_n, 3, sw, 1), rows, whole, n, c, oh0, r, i, l, kh;
     if (p->dw4 > 0 && AOTC_QCONV_DW4_SCRATCH(p, p->dw4) > avail) avail = AOTC_QCONV_DW4_SCRATCH(p, p->dw4);
     rows = avail / row3 < AOTC_MVE_DW_SUMS / vpr ? avail / row3 : AOTC_MVE_DW_SUMS / vpr;
     rows = rows < oh_n ? rows : oh_n;
     if (p->k_h != 3 || p->k_w != 3 || p->dil_h != 1 || p->dil_w != 1 || (sw != 1 && sw != 2) || rows < 1) return 0;
+    whole = rows == oh_n && oh_n * body <= AOTC_MVE_DW_TAB && (int64_t)(oh_n - 1) * sh * in_w + body <= 65535 &&
+            (oh_n - 1) * row3 + 3 * (lead + body) <= 65535 && plane_out < 65535;
     for (i = 0; i < rows * row3; ++i) P[i] = zb; /* the columns no input row reaches keep the padding */
+    if (whole) { /* the tables: tap rows' inputs (tin) to their bytes in P (tout); sums to outputs (tq) */
+        for (r = 0; r < oh_n; ++r) {
+            for (l = 0; l < body; ++l) {
+                tin[r * body + l] = (uint16_t)(r * sh * in_w + l), tout[r * body + l] = (uint16_t)(r * row3 + 3 * (lead + l));
+            }
+            for (l = 0; l < vpr; ++l) tq[r * vpr + l] = (uint16_t)(l < ow_n ? r * ow_n + l : 0xFFFF);
+        }
+        for (i = oh_n * vpr; i < oh_n * vpr + 3; ++i) tq[i] = 0xFFFF;
+        for (kh = 0; kh < 3; ++kh) { /* tap row kh of output row r is input row r sh - pad_top + kh */
+            const int32_t d = p->pad_top - kh, r_lo = d > 0 ? (d + sh - 1) / sh : 0, last = p->in_h - 1 + d;
+            const int32_t r_hi = last < 0 ? 0 : last / sh + 1 < oh_n ? last / sh + 1 : oh_n;
+            q_lo[kh] = r_lo * body, q_hi[kh] = r_hi > r_lo ? r_hi * body : q_lo[kh];
+        }
+    }
     for (n = 0; n < p->batch; ++n) {
         for (c = 0; c < p->out_c; ++c) {
             const QT *plane = x + ((int64_t)n * p->in_c + c) * plane_in;
+            QT *yc = y + ((int64_t)n * p->out_c + c) * plane_out;
             const int8_t *wc = w + (int64_t)c * 9;
             const int32_t wz = p->w_zero[c];
             const float32x4_t sc = vdupq_n_f32(p->scale[c]);
@@ -331,17 +353,43 @@ __attribute__((noinline)) static int AOTC_Q(qconv_depthwise_mve)(const aotc_qcon
             init = p->bias[c] + (f - xz) * (wsum - 9 * wz);
             for (oh0 = 0; oh0 < oh_n; oh0 += rows) {
                 const int32_t nr = oh_n - oh0 < rows ? oh_n - oh0 : rows;
-                AOTC_Q(mve_dw3_band)(p, plane, oh0, nr, pw, P);
+                if (whole) {
+                    for (kh = 0; kh < 3; ++kh) {
+                        const int32_t first = q_lo[kh] / body * sh - p->pad_top + kh; /* its input row */
+                        const uint8_t *src = (const uint8_t *)(plane + (int64_t)first * in_w);
+                        const uint16_t sub = (uint16_t)(q_lo[kh] / body * sh * in_w);
+                        int32_t q;
+                        for (q = q_lo[kh]; q < q_hi[kh]; q += 8) {
+                            const mve_pred16_t pr = vctp16q((uint32_t)(q_hi[kh] - q));
+                            const uint16x8_t oi = vsubq_n_u16(vldrhq_z_u16(tin + q, pr), sub);
+                            const uint16x8_t v = veorq_u16(vldrbq_gather_offset_z_u16(src, oi, pr), fl);
+                            vstrbq_scatter_offset_p_u16(P + kh, vldrhq_z_u16(tout + q, pr), v, pr);
+                        }
+                    }
+                } else {
+                    AOTC_Q(mve_dw3_band)(p, plane, oh0, nr, pw, P);
+                }
                 if (wz != 0) { /* (each case its own loop: the ones' vectors live only where they are used) */
-                    if (sw == 1) aotc_mve_dw3_sums(P, nr * row3, nr * vpr, 1, v0, v1, v2, wz, one0, one1, one2, g);
-                    else aotc_mve_dw3_sums(P, nr * row3, nr * vpr, 2, v0, v1, v2, wz, one0, one1, one2, g);
+                    const int8x16_t o0 = vdupq_m_n_s8(vdupq_n_s8(0), 1, vctp8q(9)); /* lanes 0 .. 8: an output's taps */
+                    const int8x16_t o1 = sw == 1 ? aotc_mve_up3(o0) : aotc_mve_up3(aotc_mve_up3(o0)), o2 = aotc_mve_up3(o1);
+                    if (sw == 1) aotc_mve_dw3_sums(P, nr * row3, nr * vpr, 1, v0, v1, v2, wz, o0, o1, o2, g);
+                    else aotc_mve_dw3_sums(P, nr * row3, nr * vpr, 2, v0, v1, v2, wz, o0, o1, o2, g);
                 } else if (sw == 1) {
                     aotc_mve_dw3_sums(P, nr * row3, nr * vpr, 1, v0, v1, v2, 0, v0, v0, v0, g);
                 } else {
                     aotc_mve_dw3_sums(P, nr * row3, nr * vpr, 2, v0, v1, v2, 0, v0, v0, v0, g);
                 }
+                if (whole) { /* 4 sums at a time to their outputs (tq), the padding's off */
+                    for (i = 0; i < nr * vpr; i += 4) {
+                        const uint32x4_t to = vldrhq_u32(tq + i);
+                        const mve_pred16_t pr = vcmpneq_u32(to, vdupq_n_u32(0xFFFFu));
+                        const int32x4_t a = vaddq_n_s32(vldrwq_z_s32(g + i, pr), init);
+                        vstrbq_scatter_offset_p_s32((int8_t *)yc, to, aotc_mve_requant4(a, sc, lo, hi, p->y_zero), pr);
+                    }
+                    continue;
+                }
                 for (r = 0; r < nr; ++r) { /* requantised a row at a time, the sums past out_w left */
-                    int8_t *yr = (int8_t *)(y + ((int64_t)n * p->out_c + c) * plane_out + (int64_t)(oh0 + r) * ow_n);
+                    int8_t *yr = (int8_t *)(yc + (int64_t)(oh0 + r) * ow_n);
                     for (l = 0; l < ow_n; l += 4) {
                         const mve_pred16_t pr = vctp32q((uint32_t)(ow_n - l));
                         const int32x4_t a = vaddq_n_s32(vldrwq_z_s32(g + r * vpr + l, pr), init);
