@@ -117,10 +117,12 @@ def test_int8_model_on_board_is_exact(cases, host, boards, name, fmt, activation
 
 
 # the fused conv + residual ADD (aot/passes/fuse_residual.py, QLinearConvAdd) on each kind of board path:
-# the DSP extension's patch blocks on the M4 and M55, the plain loop on the M3 (whose last block of a
-# 10 x 10 plane re-reads positions of the one before); (format, activations, residual first, board)
+# the DSP extension's patch blocks on the M4, Helium's on the M55 (int8 and uint8: its gathers of the
+# residual differ), the plain loop on the M3 (whose last block of a 10 x 10 plane re-reads positions of
+# the one before); (format, activations, residual first, board)
 RESIDUAL_RUNS = [("QDQ", "int8", False, "mps2-an386"), ("QOperator", "uint8", True, "mps2-an386"),
-                 ("QDQ", "int8", True, "mps2-an385"), ("QDQ", "int8", False, "mps3-an547")]
+                 ("QDQ", "int8", True, "mps2-an385"), ("QDQ", "int8", False, "mps3-an547"),
+                 ("QOperator", "uint8", True, "mps3-an547")]
 
 
 @pytest.mark.parametrize("fmt,activations,first,board", RESIDUAL_RUNS,

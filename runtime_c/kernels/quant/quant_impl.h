@@ -32,6 +32,7 @@ static inline int32_t AOTC_Q(residual_one)(const aotc_qresidual_params *r, int32
 #if AOTC_QUANT_VNNI
 #include "quant_avx512vnni.h" /* the AVX-512 VNNI paths */
 #endif
+#include "quant_mve.h" /* Helium's paths (AOTC_QUANT_MVE) */
 
 void AOTC_Q(quantize)(const aotc_qaxis *p, const float *x, QT *y) {
     int32_t o, c, i;
@@ -419,6 +420,9 @@ static void AOTC_Q(qconv_patches_plain)(const aotc_qconv_params *p, int32_t tile
     int32_t acc[AOTC_QCONV_BLOCK][AOTC_QCONV_LANES];
     int32_t sums[AOTC_QCONV_PATCH_TILE];
     int32_t n, g, oc, p0, t, t0, j, r;
+#if AOTC_QUANT_MVE
+    if (AOTC_Q(qconv_patches_mve)(p, tile, x, w, y, scratch, rp, res)) return;
+#endif
 #if AOTC_QUANT_DSP
     if (!AOTC_QCONV_PACKED(p) && AOTC_Q(qconv_patches_dsp)(p, tile, x, w, y, scratch, rp, res)) return;
 #endif
@@ -873,6 +877,9 @@ void AOTC_Q(qconv_depthwise)(const aotc_qconv_params *p, const QT *AOTC_RESTRICT
     const int32_t plane_in = p->in_h * p->in_w, plane_out = p->out_h * p->out_w, xz = p->x_zero;
     int32_t n, c, oh, kh, ow0, l, i;
     (void)taps;
+#if AOTC_QUANT_MVE
+    if (AOTC_Q(qconv_depthwise_mve)(p, x, w, y, scratch)) return;
+#endif
 #if AOTC_QUANT_DSP
     if (AOTC_Q(qconv_depthwise_dsp4)(p, x, w, y, scratch)) return;
     if (AOTC_Q(qconv_depthwise_dsp)(p, x, w, y, scratch)) return;
@@ -958,6 +965,9 @@ static void AOTC_Q(qgemm_dsp)(const aotc_qgemm_params *p, const QT *AOTC_RESTRIC
 void AOTC_Q(qgemm)(const aotc_qgemm_params *p, const QT *AOTC_RESTRICT a, const int8_t *AOTC_RESTRICT bt,
                    QT *AOTC_RESTRICT y, uint32_t *AOTC_RESTRICT scratch) {
     int32_t m, n, k;
+#if AOTC_QUANT_MVE
+    if (AOTC_Q(qgemm_mve)(p, a, bt, y)) return;
+#endif
 #if AOTC_QUANT_DSP
     if (scratch && p->k >= 4 && p->n >= 4) {
         AOTC_Q(qgemm_dsp)(p, a, bt, y, scratch);
