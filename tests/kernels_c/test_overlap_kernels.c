@@ -2,7 +2,7 @@
  * overlapping their input, as a RAM budget's plan lays them out (aot/plan/planner.py "overlap"): the output
  * starts D bytes below the input in one allocation of exactly max(D + input, output) bytes, D from the
  * compiler's formula (aot/kernels/tflite_int8.py overlap_bytes), the cases written by
- * tests/test_overlap_kernels.py into overlap_cases.h. Each case's output must be the one the same kernel
+ * tests/kernels_c/test_overlap_kernels.py into overlap_cases.h. Each case's output must be the one the same kernel
  * gives with separate buffers, bit for bit; with D less one granule it should usually differ (the
  * program counts those cases: the check can fail). Built under AddressSanitizer on the host (the plain
  * loops) and run on the Cortex-M4 (the DSP paths, at the case's tile or run of sums, p->dsp_tile) and the

@@ -250,7 +250,7 @@ void aotc_qconv_patches_u8(const aotc_qconv_params *p, int32_t tile, const uint8
 /* ---- The scratch of QLinearConv's paths: one formula each ---------------------------------------------
  * A conv's scratch is the patch block of `tile` positions (aotc_qconv_patches_*) or k_h padded input rows
  * (aotc_qconv_depthwise_*), then p->work bytes for the buffers of the path the target takes (the
- * compiler asks for them, aot/kernels/quant.py; tests/test_scratch_facts.py holds its formulas equal to
+ * compiler asks for them, aot/kernels/quant.py; tests/kernels_c/test_scratch_facts.py holds its formulas equal to
  * these functions): on cores with the DSP extension the conv path's widened weights (AOTC_DSP_KCHUNK quads
  * of two channels at most), on hosts with AVX-512 VNNI and VBMI the re-ordered weights and kept index
  * vectors of quant_avx512vnni.h's paths, which had been 64-96 KiB stack buffers. Each function says how
