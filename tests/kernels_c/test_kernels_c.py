@@ -109,7 +109,7 @@ def objects(tmp_path_factory) -> dict:
 def compile_and_link(objects: dict, cc: str, sources: list[Path], flags: list[str], exe: Path,
                      link: list[str] = ()) -> None:
     """Each source to an object (two at a time: the machine has two cores), then one link."""
-    incs = [*kernel_include_flags(), f"-I{TESTS_C}", f"-I{objects['include']}"]
+    incs = [*kernel_include_flags(), f"-I{TESTS_C}", *([f"-I{objects['include']}"] if "include" in objects else [])]
 
     def one(src: Path) -> Path:
         key = (cc, tuple(flags), src)

@@ -80,14 +80,20 @@ def expand_functions(model: onnx.ModelProto, opset: int) -> int:
         fn = onnx.FunctionProto()
         fn.CopyFrom(body)
         fn.domain, fn.name = _DOMAIN, f"{node.op_type}_{expanded}"
+        for imp in fn.opset_import:  # the body as of its op's version, read at the model's (the inliner
+            if imp.domain in ("", "ai.onnx") and imp.version != opset:  # wants one version per domain)
+                imp.version = opset
         copy.domain, copy.op_type = _DOMAIN, fn.name
         local.functions.append(fn)
         expanded += 1
     if not expanded:
         return 0
     local.opset_import.append(helper.make_opsetid(_DOMAIN, 1))
-    inlined = onnx.inliner.inline_selected_functions(local, [(_DOMAIN, f.name) for f in local.functions
-                                                             if f.domain == _DOMAIN])
+    try:
+        inlined = onnx.inliner.inline_selected_functions(local, [(_DOMAIN, f.name) for f in local.functions
+                                                                 if f.domain == _DOMAIN])
+    except RuntimeError:  # onnx cannot inline them here: the nodes stay, and are refused by name
+        return 0
     kept = [imp for imp in inlined.opset_import if imp.domain != _DOMAIN]
     del inlined.opset_import[:]
     inlined.opset_import.extend(kept)
