@@ -52,6 +52,38 @@ static inline float *test_alloc(size_t n) {
     return b;
 }
 
+/* Exactly n random bytes (at least one allocated); a copy of src's n bytes; and the first byte where y and
+ * ref differ, reported: for the integer and data-movement kernels, compared bit for bit. */
+static inline uint8_t *test_bytes(size_t n) {
+    uint8_t *b = (uint8_t *)malloc(n > 0 ? n : 1);
+    size_t i;
+    if (b == NULL) {
+        printf("out of memory (%lu bytes)\n", (unsigned long)n);
+        exit(2);
+    }
+    for (i = 0; i < n; ++i) b[i] = (uint8_t)(test_next() >> 24);
+    return b;
+}
+
+static inline uint8_t *test_bytes_copy(const void *src, size_t n) {
+    uint8_t *b = test_bytes(n);
+    if (n > 0) memcpy(b, src, n);
+    return b;
+}
+
+static inline int test_bytes_differ(const char *what, const void *y, const void *ref, size_t n) {
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        if (((const uint8_t *)y)[i] != ((const uint8_t *)ref)[i]) {
+            printf("%s: byte %lu of %lu is %d, reference %d\n", what, (unsigned long)i, (unsigned long)n,
+                   (int)((const uint8_t *)y)[i], (int)((const uint8_t *)ref)[i]);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+
 /* Exactly n floats, all NaN: scratch and outputs, so that a kernel that uses a value it never
  * wrote (or leaves an output unwritten) shows up as a mismatch. */
 static inline float *test_alloc_nan(size_t n) {

@@ -13,35 +13,6 @@
 #include "kernel_test.h"
 #include "kernels_ref.h"
 
-static uint8_t *bytes(size_t n) {
-    uint8_t *b = (uint8_t *)malloc(n > 0 ? n : 1);
-    size_t i;
-    if (b == NULL) {
-        printf("out of memory (%lu bytes)\n", (unsigned long)n);
-        exit(2);
-    }
-    for (i = 0; i < n; ++i) b[i] = (uint8_t)(test_next() >> 24);
-    return b;
-}
-
-static uint8_t *bytes_copy(const void *src, size_t n) {
-    uint8_t *b = bytes(n);
-    if (n > 0) memcpy(b, src, n);
-    return b;
-}
-
-static int bytes_differ(const char *what, const void *y, const void *ref, size_t n) {
-    size_t i;
-    for (i = 0; i < n; ++i) {
-        if (((const uint8_t *)y)[i] != ((const uint8_t *)ref)[i]) {
-            printf("%s: byte %lu of %lu is %d, reference %d\n", what, (unsigned long)i, (unsigned long)n,
-                   (int)((const uint8_t *)y)[i], (int)((const uint8_t *)ref)[i]);
-            return 1;
-        }
-    }
-    return 0;
-}
-
 /* ---- TopK ---------------------------------------------------------------------------------------------- */
 
 enum { TK_F32, TK_I64, TK_I32 };
@@ -74,18 +45,18 @@ static int check_topk(const char *name, int t, int rows) {
     p.k = rand_int(rows ? 0 : 1, p.n);
     if (rows) n = rand_int(-2, p.n + 3), k = chance(1, 6) ? rand_int(-2, 0) : rand_int(0, p.k + 3);
     xn = (size_t)p.outer * p.n * p.inner, yn = (size_t)p.outer * p.k * p.inner;
-    x = bytes(xn * sz);
+    x = test_bytes(xn * sz);
     for (j = 0; j < xn; ++j) { /* ties: a few distinct values; else spread (floats: no NaN) */
         const int32_t small = rand_int(-3, 3);
         if (t == TK_F32) { const float f = ties ? (float)small : rand_float() * 50.0f; memcpy(x + j * 4, &f, 4); }
         else if (t == TK_I64) { const int64_t q = ties ? small : (int64_t)test_next() << 31 ^ test_next(); memcpy(x + j * 8, &q, 8); }
         else { const int32_t q = ties ? small : (int32_t)test_next(); memcpy(x + j * 4, &q, 4); }
     }
-    v = bytes(yn * sz), vr = bytes_copy(v, yn * sz);
-    ix = (int64_t *)(void *)bytes(yn * 8), ir = (int64_t *)(void *)bytes_copy(ix, yn * 8);
+    v = test_bytes(yn * sz), vr = test_bytes_copy(v, yn * sz);
+    ix = (int64_t *)(void *)test_bytes(yn * 8), ir = (int64_t *)(void *)test_bytes_copy(ix, yn * 8);
     topk_call(t, 0, rows, &p, n, k, x, v, ix, &e1);
     topk_call(t, 1, rows, &p, n, k, x, vr, ir, &e2);
-    bad = bytes_differ(name, v, vr, yn * sz) || bytes_differ(name, ix, ir, yn * 8);
+    bad = test_bytes_differ(name, v, vr, yn * sz) || test_bytes_differ(name, ix, ir, yn * 8);
     if (!bad && e1 != e2) printf("%s: returned %lld, reference %lld\n", name, (long long)e1, (long long)e2), bad = 1;
     if (bad) printf("  outer %d, n %d, inner %d, k %d, largest %d, run-time n %lld, k %lld\n", (int)p.outer,
                     (int)p.n, (int)p.inner, (int)p.k, (int)p.largest, (long long)n, (long long)k);
@@ -138,11 +109,11 @@ static int check_nms(void) {
     }
     /* the documented scratch: boxes int32 rounded up to even, then 5 floats a box */
     scratch_bytes = (size_t)(p.boxes + (p.boxes & 1)) * 4 + (size_t)p.boxes * 5 * sizeof(float);
-    scratch = (int32_t *)(void *)bytes(scratch_bytes);
-    sel = (int64_t *)(void *)bytes((size_t)p.max_rows * 3 * 8), ref = (int64_t *)(void *)bytes_copy(sel, (size_t)p.max_rows * 3 * 8);
+    scratch = (int32_t *)(void *)test_bytes(scratch_bytes);
+    sel = (int64_t *)(void *)test_bytes((size_t)p.max_rows * 3 * 8), ref = (int64_t *)(void *)test_bytes_copy(sel, (size_t)p.max_rows * 3 * 8);
     r1 = aotc_nms_f32(&p, n_boxes, boxes, scores, max_per_class, iou, has_thr, thr, scratch, sel);
     r2 = aotc_nms_f32_ref(&p, n_boxes, boxes, scores, max_per_class, iou, has_thr, thr, ref);
-    bad = bytes_differ("aotc_nms_f32", sel, ref, (size_t)p.max_rows * 3 * 8);
+    bad = test_bytes_differ("aotc_nms_f32", sel, ref, (size_t)p.max_rows * 3 * 8);
     if (!bad && r1 != r2) printf("aotc_nms_f32: returned %lld rows, reference %lld\n", (long long)r1, (long long)r2), bad = 1;
     if (bad) printf("  batches %d, classes %d, boxes %d, center %d, max_rows %lld, n_boxes %lld, max_per_class %lld, "
                     "iou %.9g, score threshold %d %.9g\n", (int)p.batches, (int)p.classes, (int)p.boxes,
@@ -167,7 +138,7 @@ static int check_nonzero(void) {
     p.rank = rand_int(1, 4), p.elem_size = sizes[rand_int(0, 4)];
     p.is_float = (p.elem_size == 4 || p.elem_size == 8) && chance(1, 2);
     for (d = 0, p.n = 1; d < p.rank; ++d) p.n *= p.shape[d] = rand_int(1, p.rank > 2 ? 5 : 12);
-    x = bytes((size_t)p.n * p.elem_size);
+    x = test_bytes((size_t)p.n * p.elem_size);
     for (i = 0; i < p.n; ++i) { /* mostly zeros; floats: -0 and NaN too */
         uint8_t *e = x + i * p.elem_size;
         const int32_t kind = rand_int(0, 5);
@@ -181,10 +152,10 @@ static int check_nonzero(void) {
     for (i = 0; i < p.n; ++i) nz += chance(1, 2); /* a bound around half the elements, or all */
     p.max_rows = chance(1, 3) ? nz : p.n;
     yb = (size_t)(p.rank * p.max_rows) * 8;
-    y = (int64_t *)(void *)bytes(yb), ref = (int64_t *)(void *)bytes_copy(y, yb);
+    y = (int64_t *)(void *)test_bytes(yb), ref = (int64_t *)(void *)test_bytes_copy(y, yb);
     r1 = aotc_nonzero(&p, x, y);
     r2 = aotc_nonzero_ref(&p, x, ref);
-    bad = bytes_differ("aotc_nonzero", y, ref, yb);
+    bad = test_bytes_differ("aotc_nonzero", y, ref, yb);
     if (!bad && r1 != r2) printf("aotc_nonzero: returned %lld, reference %lld\n", (long long)r1, (long long)r2), bad = 1;
     if (bad) printf("  rank %d, n %lld, elem_size %d, is_float %d, max_rows %lld\n", (int)p.rank, (long long)p.n,
                     (int)p.elem_size, (int)p.is_float, (long long)p.max_rows);

@@ -13,35 +13,6 @@
 #include "kernel_test.h"
 #include "kernels_ref.h"
 
-static uint8_t *bytes(size_t n) {
-    uint8_t *b = (uint8_t *)malloc(n > 0 ? n : 1);
-    size_t i;
-    if (b == NULL) {
-        printf("out of memory (%lu bytes)\n", (unsigned long)n);
-        exit(2);
-    }
-    for (i = 0; i < n; ++i) b[i] = (uint8_t)(test_next() >> 24);
-    return b;
-}
-
-static uint8_t *bytes_copy(const void *src, size_t n) {
-    uint8_t *b = bytes(n);
-    if (n > 0) memcpy(b, src, n);
-    return b;
-}
-
-static int bytes_differ(const char *what, const void *y, const void *ref, size_t n) {
-    size_t i;
-    for (i = 0; i < n; ++i) {
-        if (((const uint8_t *)y)[i] != ((const uint8_t *)ref)[i]) {
-            printf("%s: byte %lu of %lu is %d, reference %d\n", what, (unsigned long)i, (unsigned long)n,
-                   (int)((const uint8_t *)y)[i], (int)((const uint8_t *)ref)[i]);
-            return 1;
-        }
-    }
-    return 0;
-}
-
 static int32_t elem_size(void) {
     static const int32_t sizes[8] = {1, 2, 4, 8, 4, 1, 3, 12};
     return sizes[rand_int(0, 7)];
@@ -61,7 +32,7 @@ static const size_t T_SIZE[7] = {4, 8, 1, 1, 2, 4, 8};
 
 /* n values of type t: half the time few distinct small ones (ties), else spread over the type */
 static void *typed(int t, size_t n) {
-    uint8_t *b = bytes(n * T_SIZE[t]);
+    uint8_t *b = test_bytes(n * T_SIZE[t]);
     const int ties = chance(1, 2);
     size_t i;
     for (i = 0; i < n; ++i) {
@@ -103,12 +74,12 @@ static int check_where(void) {
             n[in] *= dims[in][k];
         }
     }
-    c = bytes((size_t)n[0]), x = bytes((size_t)n[1] * p.elem_size), z = bytes((size_t)n[2] * p.elem_size);
+    c = test_bytes((size_t)n[0]), x = test_bytes((size_t)n[1] * p.elem_size), z = test_bytes((size_t)n[2] * p.elem_size);
     for (k = 0; k < (int32_t)n[0]; ++k) c[k] = (uint8_t)rand_int(0, 1);
-    y = bytes((size_t)total * p.elem_size), ref = bytes_copy(y, (size_t)total * p.elem_size);
+    y = test_bytes((size_t)total * p.elem_size), ref = test_bytes_copy(y, (size_t)total * p.elem_size);
     aotc_where(&p, c, x, z, y);
     aotc_where_ref(&p, c, x, z, ref);
-    bad = bytes_differ("aotc_where", y, ref, (size_t)total * p.elem_size);
+    bad = test_bytes_differ("aotc_where", y, ref, (size_t)total * p.elem_size);
     if (bad) {
         printf("  rank %d, elem_size %d\n", (int)p.rank, (int)p.elem_size);
         print_dims("shape", p.shape, p.rank), print_dims("c_strides", p.c_strides, p.rank);
@@ -132,10 +103,10 @@ static int check_arg(const char *name, int t, arg_fn f, arg_fn ref_f, hardmax_fn
     if (hf != NULL) p.select_last = 0;
     xn = (size_t)p.outer * p.axis_dim * p.inner;
     yn = hf != NULL ? xn : (size_t)p.outer * p.inner, ysize = hf != NULL ? T_SIZE[t] : 8;
-    x = (uint8_t *)typed(t, xn), y = bytes(yn * ysize), ref = bytes_copy(y, yn * ysize);
+    x = (uint8_t *)typed(t, xn), y = test_bytes(yn * ysize), ref = test_bytes_copy(y, yn * ysize);
     if (hf != NULL) hf(&p, x, y), ref_hf(&p, x, ref);
     else f(&p, x, (int64_t *)(void *)y), ref_f(&p, x, (int64_t *)(void *)ref);
-    bad = bytes_differ(name, y, ref, yn * ysize);
+    bad = test_bytes_differ(name, y, ref, yn * ysize);
     if (bad) printf("  outer %d, axis_dim %d, inner %d, select_last %d\n", (int)p.outer, (int)p.axis_dim, (int)p.inner,
                     (int)p.select_last);
     free(x), free(y), free(ref);
@@ -183,10 +154,10 @@ static int check_trilu(void) {
     p.upper = chance(1, 2);
     k = diagonal(p.rows, p.cols);
     n = (size_t)p.batch * p.rows * p.cols * p.elem_size;
-    x = bytes(n), y = in_place ? bytes_copy(x, n) : bytes(n), ref = in_place ? bytes_copy(x, n) : bytes_copy(y, n);
+    x = test_bytes(n), y = in_place ? test_bytes_copy(x, n) : test_bytes(n), ref = in_place ? test_bytes_copy(x, n) : test_bytes_copy(y, n);
     aotc_trilu(&p, k, in_place ? y : x, y);
     aotc_trilu_ref(&p, k, x, ref);
-    bad = bytes_differ("aotc_trilu", y, ref, n);
+    bad = test_bytes_differ("aotc_trilu", y, ref, n);
     if (bad) printf("  batch %d, rows %d, cols %d, elem_size %d, upper %d, k %lld, in place %d\n", (int)p.batch,
                     (int)p.rows, (int)p.cols, (int)p.elem_size, (int)p.upper, (long long)k, in_place);
     free(x), free(y), free(ref);
@@ -197,11 +168,11 @@ static int check_eye(void) {
     const int32_t rows = rand_int(0, 10), cols = rand_int(0, 10), size = elem_size();
     const int64_t k = diagonal(rows, cols);
     const size_t n = (size_t)rows * cols * size;
-    uint8_t *one = bytes((size_t)size), *y = bytes(n), *ref = bytes_copy(y, n);
+    uint8_t *one = test_bytes((size_t)size), *y = test_bytes(n), *ref = test_bytes_copy(y, n);
     int bad;
     aotc_eye(rows, cols, k, size, one, y);
     aotc_eye_ref(rows, cols, k, size, one, ref);
-    bad = bytes_differ("aotc_eye", y, ref, n);
+    bad = test_bytes_differ("aotc_eye", y, ref, n);
     if (bad) printf("  rows %d, cols %d, k %lld, elem_size %d\n", (int)rows, (int)cols, (long long)k, (int)size);
     free(one), free(y), free(ref);
     return bad;
@@ -224,7 +195,7 @@ static int check_cumulate(const char *name, int t, int prod, cumulate_fn f, cumu
     for (d = 0; d < p.rank; ++d) total *= p.shape[d] = rand_int(1, p.rank > 2 ? 5 : 12);
     axis = chance(1, 10) ? (chance(1, 2) ? p.rank + rand_int(0, 2) : -p.rank - rand_int(1, 3)) : rand_int(-p.rank, p.rank - 1);
     nb = (size_t)total * T_SIZE[t];
-    x = bytes(nb);
+    x = test_bytes(nb);
     if (t == T_F32 || t == T_F64) { /* values of every size; products near 1 so that most stay finite */
         int64_t i;
         for (i = 0; i < total; ++i) {
@@ -233,10 +204,10 @@ static int check_cumulate(const char *name, int t, int prod, cumulate_fn f, cumu
             else memcpy(x + i * 8, &v, 8);
         }
     }
-    y = in_place ? bytes_copy(x, nb) : bytes(nb), ref = bytes_copy(y, nb);
+    y = in_place ? test_bytes_copy(x, nb) : test_bytes(nb), ref = test_bytes_copy(y, nb);
     f(&p, axis, in_place ? y : x, y);
     ref_f(&p, axis, x, ref);
-    bad = bytes_differ(name, y, ref, nb);
+    bad = test_bytes_differ(name, y, ref, nb);
     if (bad) {
         printf("  rank %d, axis %lld, exclusive %d, reverse %d, in place %d\n", (int)p.rank, (long long)axis,
                (int)p.exclusive, (int)p.reverse, in_place);
@@ -269,7 +240,7 @@ static int check_one_hot(int kind) { /* 0: int64 indices, 1: int32, 2: float */
     int bad;
     p.outer = rand_int(1, 4), p.depth = rand_int(1, 10), p.inner = rand_int(1, 4), p.elem_size = elem_size();
     ni = (size_t)(p.outer * p.inner), yn = (size_t)(p.outer * p.depth * p.inner * p.elem_size);
-    ind = bytes(ni * (kind == 0 ? 8 : 4)), values = bytes(2 * (size_t)p.elem_size), y = bytes(yn), ref = bytes_copy(y, yn);
+    ind = test_bytes(ni * (kind == 0 ? 8 : 4)), values = test_bytes(2 * (size_t)p.elem_size), y = test_bytes(yn), ref = test_bytes_copy(y, yn);
     for (i = 0; i < ni; ++i) {
         const int32_t v = rand_int(-(int32_t)p.depth - 2, (int32_t)p.depth + 1);
         if (kind == 0) ((int64_t *)ind)[i] = chance(1, 10) ? (chance(1, 2) ? INT64_MIN : INT64_MAX) : v;
@@ -282,7 +253,7 @@ static int check_one_hot(int kind) { /* 0: int64 indices, 1: int32, 2: float */
     if (kind == 0) aotc_one_hot_i64(&p, (const int64_t *)ind, values, y), aotc_one_hot_i64_ref(&p, (const int64_t *)ind, values, ref);
     else if (kind == 1) aotc_one_hot_i32(&p, (const int32_t *)ind, values, y), aotc_one_hot_i32_ref(&p, (const int32_t *)ind, values, ref);
     else aotc_one_hot_f32(&p, (const float *)ind, values, y), aotc_one_hot_f32_ref(&p, (const float *)ind, values, ref);
-    bad = bytes_differ(names[kind], y, ref, yn);
+    bad = test_bytes_differ(names[kind], y, ref, yn);
     if (bad) printf("  outer %lld, depth %lld, inner %lld, elem_size %d\n", (long long)p.outer, (long long)p.depth,
                     (long long)p.inner, (int)p.elem_size);
     free(ind), free(values), free(y), free(ref);
@@ -299,11 +270,11 @@ static int check_one_hot_f32(void) { return check_one_hot(2); }
     static int check_range_##SFX(void) {                                                                \
         const int64_t n = rand_int(0, 60);                                                              \
         T *start = (T *)typed(TC, 1), *delta = (T *)typed(TC, 1);                                        \
-        uint8_t *y = bytes((size_t)n * sizeof(T)), *ref = bytes_copy(y, (size_t)n * sizeof(T));          \
+        uint8_t *y = test_bytes((size_t)n * sizeof(T)), *ref = test_bytes_copy(y, (size_t)n * sizeof(T));          \
         int bad;                                                                                        \
         aotc_range_##SFX(n, start, delta, (T *)(void *)y);                                              \
         aotc_range_##SFX##_ref(n, start, delta, (T *)(void *)ref);                                      \
-        bad = bytes_differ("aotc_range_" #SFX, y, ref, (size_t)n * sizeof(T));                         \
+        bad = test_bytes_differ("aotc_range_" #SFX, y, ref, (size_t)n * sizeof(T));                         \
         if (bad) printf("  n %lld\n", (long long)n);                                                    \
         free(start), free(delta), free(y), free(ref);                                                   \
         return bad;                                                                                     \
@@ -345,15 +316,15 @@ static int check_gather_elements(int wide) {
     void *ind;
     int bad;
     draw_elements(&p, d, &dn, &in, 0);
-    data = bytes((size_t)(dn * p.elem_size)), y = bytes((size_t)(in * p.elem_size)), ref = bytes_copy(y, (size_t)(in * p.elem_size));
-    ind = bytes((size_t)in * (wide ? 8 : 4));
+    data = test_bytes((size_t)(dn * p.elem_size)), y = test_bytes((size_t)(in * p.elem_size)), ref = test_bytes_copy(y, (size_t)(in * p.elem_size));
+    ind = test_bytes((size_t)in * (wide ? 8 : 4));
     for (i = 0; i < in; ++i) {
         if (wide) ((int64_t *)ind)[i] = elements_index(p.axis_dim);
         else ((int32_t *)ind)[i] = (int32_t)elements_index(p.axis_dim);
     }
     if (wide) aotc_gather_elements_i64(&p, data, (const int64_t *)ind, y), aotc_gather_elements_i64_ref(&p, data, (const int64_t *)ind, ref);
     else aotc_gather_elements_i32(&p, data, (const int32_t *)ind, y), aotc_gather_elements_i32_ref(&p, data, (const int32_t *)ind, ref);
-    bad = bytes_differ(wide ? "aotc_gather_elements_i64" : "aotc_gather_elements_i32", y, ref, (size_t)(in * p.elem_size));
+    bad = test_bytes_differ(wide ? "aotc_gather_elements_i64" : "aotc_gather_elements_i32", y, ref, (size_t)(in * p.elem_size));
     if (bad) printf("  rank %d, axis %d, elem_size %d\n", (int)p.rank, (int)p.axis, (int)p.elem_size),
              print_dims("data", d, p.rank), print_dims("indices", p.shape, p.rank);
     free(data), free(y), free(ref), free(ind);
@@ -361,7 +332,7 @@ static int check_gather_elements(int wide) {
 }
 
 static void *float_bytes(size_t n) { /* floats, for the reductions */
-    float *f = (float *)(void *)bytes(n * 4);
+    float *f = (float *)(void *)test_bytes(n * 4);
     size_t i;
     for (i = 0; i < n; ++i) f[i] = rand_float() * 4.0f;
     return f;
@@ -380,10 +351,10 @@ static int check_scatter_elements(int wide) {
     draw_elements(&p, d, &dn, &in, 1);
     red = p.elem_size == 4 ? (aotc_scatter_reduction)rand_int(0, 4) : AOTC_SCATTER_NONE;
     db = (size_t)(dn * p.elem_size);
-    data = p.elem_size == 4 ? (uint8_t *)float_bytes((size_t)dn) : bytes(db);
-    upd = p.elem_size == 4 ? (uint8_t *)float_bytes((size_t)in) : bytes((size_t)(in * p.elem_size));
-    y = in_place ? bytes_copy(data, db) : bytes(db), ref = bytes(db);
-    ind = bytes((size_t)in * (wide ? 8 : 4));
+    data = p.elem_size == 4 ? (uint8_t *)float_bytes((size_t)dn) : test_bytes(db);
+    upd = p.elem_size == 4 ? (uint8_t *)float_bytes((size_t)in) : test_bytes((size_t)(in * p.elem_size));
+    y = in_place ? test_bytes_copy(data, db) : test_bytes(db), ref = test_bytes(db);
+    ind = test_bytes((size_t)in * (wide ? 8 : 4));
     for (i = 0; i < in; ++i) {
         if (wide) ((int64_t *)ind)[i] = elements_index(p.axis_dim);
         else ((int32_t *)ind)[i] = (int32_t)elements_index(p.axis_dim);
@@ -395,7 +366,7 @@ static int check_scatter_elements(int wide) {
         aotc_scatter_elements_i32(&p, red, db, in_place ? y : data, (const int32_t *)ind, upd, y);
         aotc_scatter_elements_i32_ref(&p, red, db, data, (const int32_t *)ind, upd, ref);
     }
-    bad = bytes_differ(wide ? "aotc_scatter_elements_i64" : "aotc_scatter_elements_i32", y, ref, db);
+    bad = test_bytes_differ(wide ? "aotc_scatter_elements_i64" : "aotc_scatter_elements_i32", y, ref, db);
     if (bad) printf("  rank %d, axis %d, elem_size %d, reduction %d, in place %d\n", (int)p.rank, (int)p.axis,
                     (int)p.elem_size, (int)red, in_place),
              print_dims("data", d, p.rank), print_dims("indices", p.shape, p.rank);
@@ -451,14 +422,14 @@ static int check_scatter_nd(void) {
     p.n = rand_int(1, 8), p.elem_size = chance(1, 2) ? 4 : elem_size();
     red = p.elem_size == 4 ? (aotc_scatter_reduction)rand_int(0, 4) : AOTC_SCATTER_NONE;
     db = (size_t)(dn * p.elem_size), ub = (size_t)(p.n * p.slice_elems * p.elem_size);
-    data = p.elem_size == 4 ? (uint8_t *)float_bytes((size_t)dn) : bytes(db);
-    upd = p.elem_size == 4 ? (uint8_t *)float_bytes(ub / 4) : bytes(ub);
-    y = in_place ? bytes_copy(data, db) : bytes(db), ref = bytes(db);
-    ind = (int64_t *)(void *)bytes((size_t)(p.n * p.k) * 8);
+    data = p.elem_size == 4 ? (uint8_t *)float_bytes((size_t)dn) : test_bytes(db);
+    upd = p.elem_size == 4 ? (uint8_t *)float_bytes(ub / 4) : test_bytes(ub);
+    y = in_place ? test_bytes_copy(data, db) : test_bytes(db), ref = test_bytes(db);
+    ind = (int64_t *)(void *)test_bytes((size_t)(p.n * p.k) * 8);
     nd_indices(ind, p.n, p.k, p.dims);
     aotc_scatter_nd(&p, red, db, in_place ? y : data, ind, upd, y);
     aotc_scatter_nd_ref(&p, red, db, data, ind, upd, ref);
-    bad = bytes_differ("aotc_scatter_nd", y, ref, db);
+    bad = test_bytes_differ("aotc_scatter_nd", y, ref, db);
     if (bad) printf("  n %lld, k %d, slice_elems %lld, elem_size %d, reduction %d, in place %d\n", (long long)p.n,
                     (int)p.k, (long long)p.slice_elems, (int)p.elem_size, (int)red, in_place);
     free(data), free(upd), free(y), free(ref), free(ind);
@@ -475,12 +446,12 @@ static int check_gather_nd(void) {
     p.batch_elems = draw_nd(&p.k, p.dims, p.strides, &p.slice_elems);
     p.batch = rand_int(1, 3), p.n = rand_int(1, 8), p.elem_size = elem_size();
     db = (size_t)(p.batch * p.batch_elems * p.elem_size), yb = (size_t)(p.batch * p.n * p.slice_elems * p.elem_size);
-    data = bytes(db), y = bytes(yb), ref = bytes_copy(y, yb);
-    ind = (int64_t *)(void *)bytes((size_t)(p.batch * p.n * p.k) * 8);
+    data = test_bytes(db), y = test_bytes(yb), ref = test_bytes_copy(y, yb);
+    ind = (int64_t *)(void *)test_bytes((size_t)(p.batch * p.n * p.k) * 8);
     nd_indices(ind, p.batch * p.n, p.k, p.dims);
     aotc_gather_nd(&p, data, ind, y);
     aotc_gather_nd_ref(&p, data, ind, ref);
-    bad = bytes_differ("aotc_gather_nd", y, ref, yb);
+    bad = test_bytes_differ("aotc_gather_nd", y, ref, yb);
     if (bad) printf("  batch %lld, n %lld, k %d, slice_elems %lld, elem_size %d\n", (long long)p.batch, (long long)p.n,
                     (int)p.k, (long long)p.slice_elems, (int)p.elem_size);
     free(data), free(y), free(ref), free(ind);
