@@ -22,12 +22,13 @@ from aot.frontend.tflite.reader import TflOp
 _UNARY = {"LOGISTIC": "Sigmoid", "TANH": "Tanh", "RELU": "Relu", "ABS": "Abs", "EXP": "Exp", "NEG": "Neg",
           "SQRT": "Sqrt", "RSQRT": None, "LOG": "Log", "FLOOR": "Floor", "CEIL": "Ceil", "ELU": "Elu",
           "HARD_SWISH": "HardSwish", "SIN": "Sin", "COS": "Cos", "SQUARE": None, "ROUND": "Round",
-          "LOGICAL_NOT": "Not"}
+          "LOGICAL_NOT": "Not", "SIGN": "Sign"}
 
 
 _BINARY = {"ADD": "Add", "SUB": "Sub", "MUL": "Mul", "DIV": "Div", "MAXIMUM": "Max", "MINIMUM": "Min",
            "LESS": "Less", "LESS_EQUAL": "LessOrEqual", "GREATER": "Greater", "GREATER_EQUAL": "GreaterOrEqual",
-           "EQUAL": "Equal", "LOGICAL_AND": "And", "LOGICAL_OR": "Or", "PRELU": "PRelu"}
+           "EQUAL": "Equal", "LOGICAL_AND": "And", "LOGICAL_OR": "Or", "PRELU": "PRelu",
+           "POW": "Pow", "BITWISE_XOR": "BitwiseXor"}
 
 
 def _binary(b: OnnxBuilder, op: TflOp) -> None:
@@ -121,6 +122,23 @@ def _select(b: OnnxBuilder, op: TflOp) -> None:
     finish(b, op, "Where", [b.value(i, NHWC) for i in op.inputs[:3]], NHWC)
 
 
+def _atan2(b: OnnxBuilder, op: TflOp) -> None:
+    """ATAN2(y, x): atan(y / x), plus pi (y >= 0) or minus pi (y < 0) where x < 0, and 0 where both are
+    0 (y / x is then NaN); x = 0 alone gives atan(+-inf) = +-pi/2, as atan2 does."""
+    float_only(b, op, 0)
+    names, layout = binary_inputs(b, op)
+    y, x = names
+    zero = b.const(np.float32(0.0), "zero")
+    q = b.node("Atan", [b.node("Div", [y, x], hint=f"{op.name}_ratio")], hint=f"{op.name}_atan")
+    turn = b.node("Where", [b.node("Less", [y, zero], hint=f"{op.name}_y_neg"), b.const(np.float32(-np.pi), "minus_pi"),
+                            b.const(np.float32(np.pi), "pi")], hint=f"{op.name}_turn")
+    left = b.node("Where", [b.node("Less", [x, zero], hint=f"{op.name}_x_neg"),
+                            b.node("Add", [q, turn], hint=f"{op.name}_turned"), q], hint=f"{op.name}_left")
+    origin = b.node("And", [b.node("Equal", [x, zero], hint=f"{op.name}_x_zero"),
+                            b.node("Equal", [y, zero], hint=f"{op.name}_y_zero")], hint=f"{op.name}_origin")
+    finish(b, op, "Where", [origin, zero, left], layout)
+
+
 def _add_n(b: OnnxBuilder, op: TflOp) -> None:
     finish(b, op, "Sum", [b.value(i, NHWC) for i in op.inputs], NHWC)
 
@@ -130,5 +148,5 @@ OPS = {
     "RELU6": _clip(0.0, 6.0), "RELU_N1_TO_1": _clip(-1.0, 1.0), "RELU_0_TO_1": _clip(0.0, 1.0),
     "LEAKY_RELU": _leaky_relu, "SQUARED_DIFFERENCE": _squared_difference, "NOT_EQUAL": _not_equal,
     "SELECT": _select, "SELECT_V2": _select, "ADD_N": _add_n, "CAST": _cast, "FLOOR_DIV": _floor_div,
-    "FLOOR_MOD": _floor_mod, "GELU": _gelu,
+    "FLOOR_MOD": _floor_mod, "GELU": _gelu, "ATAN2": _atan2,
 }

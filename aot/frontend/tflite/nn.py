@@ -21,6 +21,7 @@ from aot.frontend.tflite.lowering import (
     finish,
     float_only,
     fused_act,
+    same_pads,
     window_pads,
 )
 from aot.frontend.tflite.reader import TflOp
@@ -71,6 +72,58 @@ def _transpose_conv(b: OnnxBuilder, op: TflOp) -> None:
             NCHW, getattr(o, "fusedActivationFunction", ACT_NONE), kernel_shape=[kh, kw],
             strides=[o.strideH, o.strideW], pads=[pads[0][0], pads[1][0], pads[0][1], pads[1][1]],
             output_padding=extra)
+
+
+_TO_NCDHW, _TO_NDHWC = [0, 4, 1, 2, 3], [0, 2, 3, 4, 1]
+
+
+def _conv3d(b: OnnxBuilder, op: TflOp) -> None:
+    """CONV_3D (NDHWC, filter [kd, kh, kw, I, O]) and CONV_3D_TRANSPOSE (output shape, filter [kd, kh, kw,
+    O, I], input): ONNX Conv / ConvTranspose on NCDHW, the input and output transposed around it."""
+    o = op.options
+    transpose = op.op == "CONV_3D_TRANSPOSE"
+    k_x, k_bias = (2, 3) if transpose else (0, 2)
+    float_only(b, op, k_x)
+    w = float_weights(b, op, 1)
+    x_shape, y_shape = b.tensor(op.inputs[k_x]).shape, b.tensor(op.outputs[0]).shape
+    ks = list(w.shape[:3])
+    strides, dilations = [o.strideD, o.strideH, o.strideW], [o.dilationDFactor, o.dilationHFactor, o.dilationWFactor]
+    begin, end, extra = [], [], []
+    for axis in range(3):
+        k, s, d = ks[axis], strides[axis], dilations[axis]
+        size, out = x_shape[1 + axis], y_shape[1 + axis]
+        if transpose:
+            total = (size - 1) * s + (k - 1) * d + 1 - out
+            before = total // 2 if o.padding == SAME and total > 0 else 0
+            extra.append(max(-total, 0))
+            begin.append(before)
+            end.append(max(total, 0) - before)
+        else:
+            before, after = same_pads(size, k, s, d, out) if o.padding == SAME else (0, 0)
+            begin.append(before)
+            end.append(after)
+    x = b.node("Transpose", [b.value(op.inputs[k_x], NHWC)], hint=f"{op.name}_ncdhw", perm=_TO_NCDHW)
+    bias = [b.value(op.inputs[k_bias])] if len(op.inputs) > k_bias and op.inputs[k_bias] >= 0 else []
+    attrs: dict[str, Any] = {"kernel_shape": ks, "strides": strides, "dilations": dilations, "pads": begin + end}
+    if transpose:  # [kd, kh, kw, O, I] -> [I, O, kd, kh, kw]
+        y = b.node("ConvTranspose", [x, b.const(w.transpose(4, 3, 0, 1, 2), f"{op.name}_w"), *bias], hint=op.name,
+                   output_padding=extra, **attrs)
+    else:  # [kd, kh, kw, I, O] -> [O, I, kd, kh, kw]
+        groups = x_shape[4] // w.shape[3]
+        y = b.node("Conv", [x, b.const(w.transpose(4, 3, 0, 1, 2), f"{op.name}_w"), *bias], hint=op.name,
+                   group=groups, **attrs)
+    y = fused_act(b, y, getattr(o, "fusedActivationFunction", ACT_NONE), op)
+    finish(b, op, "Transpose", [y], NHWC, perm=_TO_NDHWC)
+
+
+def _lrn(b: OnnxBuilder, op: TflOp) -> None:
+    """LOCAL_RESPONSE_NORMALIZATION over the last (channel) axis, radius r: ONNX LRN over channels with
+    size 2r + 1, whose alpha TFLite does not divide by the size (ONNX does)."""
+    float_only(b, op, 0)
+    o = op.options
+    size = 2 * o.radius + 1
+    finish(b, op, "LRN", [b.value(op.inputs[0], NCHW)], NCHW, size=size, alpha=float(o.alpha) * size,
+           beta=float(o.beta), bias=float(o.bias))
 
 
 def _fully_connected(b: OnnxBuilder, op: TflOp) -> None:
@@ -167,4 +220,5 @@ OPS = {
     "L2_POOL_2D": _l2_pool,
     "SOFTMAX": _softmax, "LOG_SOFTMAX": _log_softmax, "L2_NORMALIZATION": _l2_normalization,
     "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm,
+    "CONV_3D": _conv3d, "CONV_3D_TRANSPOSE": _conv3d, "LOCAL_RESPONSE_NORMALIZATION": _lrn,
 }

@@ -50,6 +50,16 @@ def _reduce(onnx_op: str):
     return lower
 
 
+def _all_any(b: OnnxBuilder, op: TflOp) -> None:
+    """REDUCE_ALL / REDUCE_ANY of booleans: the min / max of their int32 casts."""
+    rank = len(b.tensor(op.inputs[0]).shape)
+    axes = sorted({int(a) % rank for a in const_input(b, op, 1, "axes").reshape(-1)})
+    keep = int(bool(op.options.keepDims)) if op.options is not None else 0
+    ints = b.node("Cast", [b.value(op.inputs[0], NHWC)], hint=f"{op.name}_int", to=onnx.TensorProto.INT32)
+    y = b.node("ReduceMin" if op.op == "REDUCE_ALL" else "ReduceMax", [ints], hint=op.name, axes=axes, keepdims=keep)
+    finish(b, op, "Cast", [y], NHWC, to=onnx.TensorProto.BOOL)
+
+
 def _arg(b: OnnxBuilder, op: TflOp) -> None:
     """ARG_MAX / ARG_MIN (the first index of the extreme, as ONNX's select_last_index=0), cast to the
     file's int32 output."""
@@ -75,4 +85,5 @@ def _cumsum(b: OnnxBuilder, op: TflOp) -> None:
 OPS = {
     "MEAN": _mean, "SUM": _reduce("ReduceSum"), "REDUCE_MAX": _reduce("ReduceMax"), "REDUCE_MIN": _reduce("ReduceMin"),
     "REDUCE_PROD": _reduce("ReduceProd"), "ARG_MAX": _arg, "ARG_MIN": _arg, "CUMSUM": _cumsum,
+    "REDUCE_ALL": _all_any, "REDUCE_ANY": _all_any,
 }
