@@ -775,8 +775,25 @@ def conv3d_graph():
     return f, [tf.TensorSpec((1, 4, 6, 6, 3), tf.float32)]
 
 
+def ifconst_graph():
+    """Constants the converter passes into control flow as operands (made in float only): an IF whose
+    branches read a conv's weights and a reshape's shape from the outer graph (one branch scales and
+    transposes them first, which aotc then does at compile time), and a WHILE on the IF's result."""
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((3, 3, 4, 4)).astype(np.float32)
+    w2 = rng.standard_normal((64, 64)).astype(np.float32) * 0.2
+
+    def f(x, flag):
+        k, shape, m = tf.constant(w), tf.constant([1, 64]), tf.constant(w2)
+        y = tf.cond(flag[0] > 0, lambda: tf.reshape(tf.nn.conv2d(x, k, 1, "SAME"), shape),
+                    lambda: tf.reshape(tf.nn.conv2d(x, k * 0.5, 1, "SAME") + 1.0, shape))
+        _, h = tf.while_loop(lambda i, h: i < 3, lambda i, h: (i + 1, tf.tanh(tf.matmul(h, m))), (0, y))
+        return [y, h]
+    return f, [tf.TensorSpec((1, 4, 4, 4), tf.float32), tf.TensorSpec((1,), tf.float32)]
+
+
 # written from a tf.function, float only
-GRAPHS = {"builtins": builtins_graph, "ints": ints_graph, "conv3d": conv3d_graph}
+GRAPHS = {"builtins": builtins_graph, "ints": ints_graph, "conv3d": conv3d_graph, "ifconst": ifconst_graph}
 
 
 def mobilenet_v2_224() -> keras.Model:

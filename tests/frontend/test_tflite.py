@@ -753,26 +753,35 @@ def test_state_streams_like_litert(tmp_path, name):
     assert not np.allclose(wants[0][0], wants[0][-1])  # the state carried over changed the output
 
 
-def test_if_takes_each_branch_like_litert(tmp_path):
-    """IF (tf.cond on the input's mean: relu(x) * 2 or tanh(x) - 1) as an ONNX If with a run-time
-    condition: inputs shifted up and down take both branches; each output within 1e-5 of BUILTIN_REF's."""
+@pytest.mark.parametrize("name", ["branch", "ifconst"])
+def test_if_takes_each_branch_like_litert(tmp_path, name):
+    """IF as an ONNX If with a run-time condition, each output within 1e-5 of BUILTIN_REF's on inputs that
+    take both branches. branch: tf.cond on the input's mean (relu(x) * 2 or tanh(x) - 1), inputs shifted up
+    and down. ifconst: tf.cond on a flag input, whose branches read a conv's weights and a reshape's shape
+    passed in from the outer graph as constants (refused as "computed at run time" before), then a WHILE."""
     _require_litert()
     from aot.build import run_bundle
 
-    model = MODELS / "branch_float.tflite"
+    model = MODELS / f"{name}_float.tflite"
     meta, _, _ = _compile_build_run(tmp_path, model)
     rng = np.random.default_rng(1)
-    xs = [(rng.uniform(-1, 1, meta["inputs"][0]["shape"]) + shift).astype(np.float32) for shift in (-0.7, 0.7) * 2]
-    assert {bool(x.mean() > 0) for x in xs} == {True, False}
-    np.savez(tmp_path / "runs_in.npz", input_0=np.stack(xs))
+    shape = meta["inputs"][0]["shape"]
+    if name == "branch":
+        runs = [[(rng.uniform(-1, 1, shape) + shift).astype(np.float32)] for shift in (-0.7, 0.7) * 2]
+        assert {bool(x.mean() > 0) for x, in runs} == {True, False}
+    else:
+        runs = [[rng.uniform(-1, 1, shape).astype(np.float32), np.array([flag], np.float32)] for flag in (1, -1) * 2]
+    np.savez(tmp_path / "runs_in.npz", **{f"input_{k}": np.stack([r[k] for r in runs]) for k in range(len(runs[0]))})
     ref = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(model), str(tmp_path / "runs_in.npz"),
                           str(tmp_path / "runs_out.npz"), "--runs"], capture_output=True, text=True)
     assert ref.returncode == 0, ref.stderr[-2000:]
-    want = np.load(tmp_path / "runs_out.npz")["output_0"]
-    for r, x in enumerate(xs):
-        got = run_bundle(tmp_path / "out", meta, [x])[0][meta["outputs"][0]["name"]]
-        err = float(np.abs(got.astype(np.float64) - want[r]).max())
-        assert err <= 1e-5 * max(1.0, float(np.abs(want[r]).max())), f"input {r}: max error {err:.3g}"
+    want = np.load(tmp_path / "runs_out.npz")
+    for r, feeds in enumerate(runs):
+        got = run_bundle(tmp_path / "out", meta, feeds)[0]
+        for k, spec in enumerate(meta["outputs"]):
+            w = want[f"output_{k}"][r]
+            err = float(np.abs(got[spec["name"]].astype(np.float64) - w).max())
+            assert err <= 1e-5 * max(1.0, float(np.abs(w).max())), f"run {r}, {spec['name']}: max error {err:.3g}"
 
 
 def test_header_gives_quantized_io_scale_and_zero_point(tmp_path):

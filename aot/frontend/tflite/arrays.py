@@ -4,6 +4,7 @@ quantization they keep (ops.py's QUANTIZED_MOVES)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,18 @@ from aot.frontend.tflite.reader import TflOp
 
 
 def _reshape(b: OnnxBuilder, op: TflOp) -> None:
-    shape = np.array(b.tensor(op.outputs[0]).shape, np.int64)
+    """RESHAPE / SQUEEZE / EXPAND_DIMS to the output's shape; a RESHAPE whose new shape is a constant
+    the file's output shape disagrees with (a placeholder where the shape came into a WHILE or IF
+    subgraph as an operand) takes the constant's, its -1 resolved."""
+    y = b.tensor(op.outputs[0])
+    if op.op == "RESHAPE" and len(op.inputs) > 1 and op.inputs[1] >= 0 and b.tensor(op.inputs[1]).data is not None:
+        size = int(np.prod(b.tensor(op.inputs[0]).shape))
+        want = [int(d) for d in b.tensor(op.inputs[1]).data.reshape(-1)]
+        if want.count(-1) == 1 and size and int(np.prod([d for d in want if d != -1])):
+            want[want.index(-1)] = size // int(np.prod([d for d in want if d != -1]))
+        if -1 not in want and int(np.prod(want)) == size and tuple(want) != y.shape:
+            b.m.tensors[op.outputs[0]] = y = replace(y, shape=tuple(want))
+    shape = np.array(y.shape, np.int64)
     finish(b, op, "Reshape", [b.value(op.inputs[0], NHWC), b.const(shape, "shape")], NHWC)
 
 

@@ -4,12 +4,14 @@ it), and VAR_HANDLE / READ_VARIABLE / ASSIGN_VARIABLE / CALL_ONCE as state the c
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import onnx
 from onnx import helper
 
 from aot.frontend.tflite.builder import NHWC, OnnxBuilder, op_error, value_info
-from aot.frontend.tflite.reader import TflModel, TflOp
+from aot.frontend.tflite.reader import TflModel, TflOp, TflTensor
 from aot.frontend.tflite.state import record_state
 
 
@@ -17,13 +19,49 @@ def _value_infos(b: OnnxBuilder, model: TflModel, indices: list[int], names: lis
     return [value_info(model.tensors[i], n) for i, n in zip(indices, names, strict=True)]
 
 
-def _inline(b: OnnxBuilder, model: TflModel, inputs: list[str]) -> list[str]:
-    """A subgraph's ops written into b's current node list on `inputs`; its outputs' names."""
-    c = b.child(model)
+def _inline(b: OnnxBuilder, model: TflModel, inputs: list[str], constants: list[TflTensor | None] | None = None
+            ) -> list[str]:
+    """A subgraph's ops written into b's current node list on `inputs`; its outputs' names. An input
+    whose outer value is a constant (`constants`) is that constant inside too (the converter passes
+    a branch's weights and shapes in as operands), so the ops that need constants take it."""
+    tensors = list(model.tensors)  # this inlining's own list: fold_constant_op writes into it
+    if constants:
+        for i, t in zip(model.inputs, constants, strict=True):
+            if t is not None:
+                tensors[i] = replace(tensors[i], data=t.data, quant=t.quant if tensors[i].quant is None
+                                     else tensors[i].quant)
+    c = b.child(replace(model, tensors=tensors))
     for i, name in zip(model.inputs, inputs, strict=True):
         c.values[i] = {NHWC: name}
     b.lower(c)
     return [c.value(o, NHWC) for o in model.outputs]
+
+
+# ops a subgraph may apply to the constants passed in (the converter moves a branch's weight transpose,
+# scaling and reshapes inside it): computed at compile time with numpy, so the op reading the result
+# (a conv's weights, a reshape's shape) sees a constant
+_FOLDABLE = {"TRANSPOSE": lambda x, p: np.transpose(x, p), "MUL": np.multiply, "ADD": np.add, "SUB": np.subtract,
+             "RESHAPE": None, "SQUEEZE": None, "EXPAND_DIMS": None, "NEG": np.negative}
+
+
+def fold_constant_op(b: OnnxBuilder, op: TflOp) -> bool:
+    """Inside a WHILE or IF subgraph: compute `op` now when its inputs are constants (plain float32 or
+    int32 tensors, no fused activation); True when it did."""
+    fn = _FOLDABLE.get(op.op, 0)
+    ins = [b.tensor(i) for i in op.inputs if i >= 0]
+    if fn == 0 or not b.nested or len(op.outputs) != 1 or not ins or any(
+            t.data is None or t.quant is not None or t.dtype not in ("float32", "int32") for t in ins):
+        return False
+    if getattr(op.options, "fusedActivationFunction", 0):
+        return False
+    y = b.tensor(op.outputs[0])
+    data = np.reshape(ins[0].data, y.shape) if fn is None else fn(*(t.data for t in ins))
+    b.m.tensors[op.outputs[0]] = replace(y, data=np.ascontiguousarray(data, dtype=y.dtype).reshape(y.shape))
+    return True
+
+
+def _constants(b: OnnxBuilder, indices: list[int]) -> list[TflTensor | None]:
+    return [b.tensor(i) if b.tensor(i).data is not None else None for i in indices]
 
 
 def lower_while(b: OnnxBuilder, op: TflOp) -> None:
@@ -61,7 +99,7 @@ def lower_if(b: OnnxBuilder, op: TflOp) -> None:
     for k, index in enumerate((o.thenSubgraphIndex, o.elseSubgraphIndex)):
         sub = b.subgraphs[index]
         outer, b.nodes = b.nodes, []
-        results = _inline(b, sub, [b.value(i, NHWC) for i in op.inputs[1:]])
+        results = _inline(b, sub, [b.value(i, NHWC) for i in op.inputs[1:]], _constants(b, op.inputs[1:]))
         outs = [b.node("Identity", [v], hint=f"{op.name}_{'then' if k == 0 else 'else'}{j}")
                 for j, v in enumerate(results)]
         branches.append(helper.make_graph(b.nodes, f"{op.name}_{'then' if k == 0 else 'else'}", [],

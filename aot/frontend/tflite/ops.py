@@ -39,6 +39,7 @@ from aot.frontend.tflite.control import (
     assign_variable,
     call_once,
     finish_variables,
+    fold_constant_op,
     lower_if,
     lower_while,
     read_variable,
@@ -127,6 +128,8 @@ def lower_ops(b: OnnxBuilder) -> None:
             lower_int8(b, op)
             continue
         _check_op(b, op)
+        if fold_constant_op(b, op):
+            continue
         fn = _OPS.get(op.op)
         if fn is None:
             if op.op.startswith("CUSTOM:"):
