@@ -110,11 +110,15 @@ def _quantize(x: np.ndarray, scale: float, zero: int, dtype: str) -> np.ndarray:
     return np.clip(np.round(x / scale) + zero, info.min, info.max).astype(dtype)
 
 
-def _build(tmp_path: Path, model: Path) -> Path:
+SANITIZED = ("-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer",
+             "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined")
+
+
+def _build(tmp_path: Path, model: Path, cmake_args: tuple[str, ...] = ()) -> Path:
     out = tmp_path / f"out_{model.stem}"
     subprocess.run([*AOTC, str(model), "-o", str(out)], check=True, capture_output=True)
-    subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"],
-                   check=True, capture_output=True)
+    subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON",
+                    *cmake_args], check=True, capture_output=True)
     subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
     return out
 
@@ -193,7 +197,7 @@ def test_detection_postprocess_matches_litert(tmp_path, dtype, regular):
     else:
         model.write_bytes(detection_model(opts, boxes, columns, model_anchors, dtype, (qb, qc, qa)))
         ref_model = model
-    out = _build(tmp_path, model)
+    out = _build(tmp_path, model, SANITIZED)  # the bundle under ASan and UBSan
     nums = []
     for what, enc, scores in _draws(rng, boxes, columns):
         if dtype == "float32":
