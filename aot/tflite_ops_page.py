@@ -16,14 +16,19 @@ from dataclasses import dataclass
 
 from aot.frontend.tflite.int8 import INT8_OPS, INT16_OPS
 from aot.frontend.tflite.ops import FLOAT_BUILTINS, QUANTIZED_MOVES, QUANTIZED_MOVES_16
-from aot.frontend.tflite.reader import schema
+from aot.frontend.tflite.reader import CUSTOM_OPS, schema
 
 # quantized ops lowered outside INT8_OPS: the recurrent ones (recurrent.py) and the conversions
 _INT8_OTHER = frozenset({"SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM", "QUANTIZE", "DEQUANTIZE"})
 _INT16_OTHER = frozenset({"QUANTIZE", "DEQUANTIZE"})
-CUSTOM_OPS: tuple[str, ...] = ()  # custom ops (CUSTOM:<name>) the frontend lowers
 
 YES, NO = "yes", "-"
+# what each custom op of CUSTOM_OPS takes, for the page and `aotc ops --tflite NAME`
+CUSTOM_NOTES = {
+    "TFLite_Detection_PostProcess": "float32 or uint8 box encodings and class predictions as LiteRT runs them, and "
+                                    "int8 ones (dequantized alike; LiteRT refuses them); constant anchors; the fast "
+                                    "and the regular NMS; float32 outputs",
+}
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,9 @@ def markdown() -> str:
         "|" + "---|" * len(HEAD),
     ]
     lines += ["| " + " | ".join(_cells(r)) + " |" for r in table]
+    lines += ["", "## Custom ops", "", "Custom operators (BuiltinOperator CUSTOM, known by their name) aotc lowers; "
+              "any other is refused by name.", ""]
+    lines += [f"- `{name}`: {CUSTOM_NOTES[name]}." for name in CUSTOM_OPS]
     return "\n".join(lines) + "\n"
 
 
@@ -88,6 +96,9 @@ def text(op: str | None = None) -> str:
     table = rows()
     if op is not None:
         match = [r for r in table if r.op.lower() == op.lower()]
+        custom = [name for name in CUSTOM_OPS if name.lower() == op.lower()]
+        if custom:
+            return f"{custom[0]} (custom op): {CUSTOM_NOTES[custom[0]]}\n"
         if not match:
             return f"{op}: not a TFLite builtin operator\n"
         return "".join(f"{h}: {c}\n" for r in match for h, c in zip(HEAD, _cells(r), strict=True))

@@ -491,6 +491,35 @@ def svdf_int8() -> bytes:
     return w.finish([x], [y, p, q])
 
 
+def detect_float() -> bytes:
+    """TFLite_Detection_PostProcess, the custom op SSD detectors end in (issue 50), written with the schema and
+    a flexbuffer of options: float box encodings [1, 64, 4] and class predictions [1, 64, 4] (a background
+    column and 3 classes), 64 constant anchors on an 8 x 8 grid, LiteRT's fast NMS, 5 detections."""
+    from flatbuffers import flexbuffers
+
+    w = Written()
+    sch, t = w.sch, w.sch.TensorType
+    g = (np.arange(8, dtype=np.float32) + 0.5) / 8
+    anchors = np.stack([np.repeat(g, 8), np.tile(g, 8), np.full(64, 0.25, np.float32),
+                        np.full(64, 0.25, np.float32)], 1).astype(np.float32)
+    enc, cls = w.tensor([1, 64, 4], t.FLOAT32), w.tensor([1, 64, 4], t.FLOAT32)
+    anc = w.tensor([64, 4], t.FLOAT32, data=anchors)
+    outs = [w.tensor(s, t.FLOAT32) for s in ([1, 5, 4], [1, 5], [1, 5], [1])]
+    code = sch.OperatorCodeT()
+    code.builtinCode = code.deprecatedBuiltinCode = sch.BuiltinOperator.CUSTOM
+    code.customCode, code.version = "TFLite_Detection_PostProcess", 1
+    w.m.operatorCodes.append(code)
+    o = sch.OperatorT()
+    o.opcodeIndex, o.inputs, o.outputs = len(w.m.operatorCodes) - 1, [enc, cls, anc], outs
+    o.customOptions = list(flexbuffers.Dumps({
+        "max_detections": 5, "max_classes_per_detection": 1, "detections_per_class": 100, "use_regular_nms": False,
+        "nms_score_threshold": 0.3, "nms_iou_threshold": 0.6, "num_classes": 3, "y_scale": 10.0, "x_scale": 10.0,
+        "h_scale": 5.0, "w_scale": 5.0}))
+    o.customOptionsFormat = sch.CustomOptionsFormat.FLEXBUFFERS
+    w.sg.operators.append(o)
+    return w.finish([enc, cls], outs)
+
+
 def shapes_float() -> bytes:
     """Builtins of TFLM's resolver the converter writes only for dynamic shapes or never (float, written
     with the schema): L2_POOL_2D (2 x 2, SAME), SHAPE, ZEROS_LIKE, FILL of a run-time value,
@@ -885,7 +914,7 @@ def convert(model: keras.Model, int8: bool, float_io: bool = False, x16: bool = 
 def main(out: Path, names: list[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for name, write in (("svdf_int8", svdf_int8), ("shapes_float", shapes_float),  # written with the schema
-                        ("fill_int8", fill_int8)):
+                        ("fill_int8", fill_int8), ("detect_float", detect_float)):
         if not names or name.split("_")[0] in names:
             (out / f"{name}.tflite").write_bytes(write())
             print(f"wrote {out / name}.tflite")

@@ -1,7 +1,8 @@
-"""aotc's internal TFLite integer ops (ONNX domain aotc.tflite), declared once for every stage: the
-TFLite frontend writes them (aot/frontend/tflite/int8.py and recurrent.py), the import stage accepts
-them (aot/frontend/onnx/contrib.py), a host pass fuses two of them into a third (aot/passes/fuse_residual.py),
-the kernels of aot/kernels/tflite_int8.py run them (tests/structure/test_layering.py holds the two lists equal),
+"""aotc's internal TFLite integer ops (ONNX domain aotc.tflite) and the custom op TFLite_Detection_PostProcess,
+declared once for every stage: the TFLite frontend writes them (aot/frontend/tflite/int8.py, recurrent.py and
+detect.py), the import stage accepts them (aot/frontend/onnx/contrib.py), a host pass fuses two of them into a
+third (aot/passes/fuse_residual.py), the kernels of aot/kernels/tflite_int8.py run them and aot/kernels/detect.py
+the custom op (tests/structure/test_layering.py holds the lists equal),
 and a vendor may claim any of them by name in its checkers, as it claims an ONNX op.
 
 What every stage relies on: each op's inputs in order, its outputs and its attributes. The tensors
@@ -54,6 +55,8 @@ SVDF = "TflSvdf"  # the full-integer SVDF
 CONV_2D_ADD = "TflConv2DAdd"  # CONV_2D with its residual ADD (written by aot/passes/fuse_residual.py)
 COMPARE = "TflCompare"  # EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL of int8 (`what`): bool out
 PRELU = "TflPrelu"  # int8 PRELU, alpha broadcast
+# the custom op TFLite_Detection_PostProcess (float, uint8 or int8 inputs; float outputs)
+DETECTION_POSTPROCESS = "TflDetectionPostProcess"
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,14 @@ SCHEMAS: dict[str, TflSchema] = {s.op: s for s in (
     # the conv's inputs and attributes, the residual r, the ADD's attributes (`add`) and which ADD
     # operand the conv is (conv_is_x1); the output may take r's buffer
     TflSchema(CONV_2D_ADD, ("x", "w", "bias?", "residual"), ("y",), (*_CONV, "add", "conv_is_x1")),
+    # the custom op's flexbuffer options by their TFLite names; anchors: a float32 constant [boxes, 4]
+    # (dequantized when the file's are quantized); box_scale, box_zero, score_scale, score_zero: the
+    # quantized inputs' parameters (uint8, int8)
+    TflSchema(DETECTION_POSTPROCESS, ("box_encodings", "class_predictions", "anchors"),
+              ("boxes", "classes", "scores", "num_detections"),
+              ("max_detections", "max_classes_per_detection", "detections_per_class", "use_regular_nms",
+               "nms_score_threshold", "nms_iou_threshold", "num_classes", "y_scale", "x_scale", "h_scale", "w_scale"),
+              ("box_scale", "box_zero", "score_scale", "score_zero")),
 )}
 
 # the ops a .tflite model's import writes (the others come from passes)

@@ -1,4 +1,5 @@
-"""Detection ops (issue 18): TopK, NonMaxSuppression and NonZero (runtime_c/kernels/detect/detect.c).
+"""Detection ops (issue 18): TopK, NonMaxSuppression and NonZero (runtime_c/kernels/detect/detect.c), and
+TFLite's TFLite_Detection_PostProcess (issue 50, detect_postprocess.c).
 
 NonMaxSuppression and NonZero write a number of rows that depends on the data. The frontend plans
 their output at a bound (aot/frontend/onnx/bounded.py); the kernel returns the rows it wrote, which the
@@ -10,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from aot.csource.format import C_TYPES, c_float, c_int, c_ints
+from aot.csource.format import C_TYPES, DTYPE_SUFFIX, c_float, c_int, c_ints
 from aot.ir import Graph, Node
 from aot.ir.extents import sym_c
-from aot.kernels.base import HostOp, NodeContext, fixed_scratch
+from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext, fixed_scratch
 from aot.kernels.shape import MAX_RANK, check_sizes
 
 TOPK_DTYPES = ("float32", "int64", "int32")
@@ -131,6 +132,58 @@ def _check_nms(node: Node, graph: Graph) -> str | None:
     return check_sizes(node, graph)
 
 
+# --- TFLite_Detection_PostProcess (aotc.tflite's TflDetectionPostProcess) ---------------------------------
+
+def _detection_scratch(node: Node, graph: Graph) -> int:
+    """aotc_detect.h's: 4-byte cells, 6 a box (its decoded corners, a score, a heap slot), the kept boxes
+    (at most the limit of the path, or the boxes), and for the regular path two lists of the best so far."""
+    a = node.attrs
+    boxes = graph.tensors[node.inputs[0]].shape[1]
+    regular = bool(a["use_regular_nms"])
+    limit = int(a["detections_per_class"] if regular else a["max_detections"])
+    return 4 * (6 * boxes + min(limit, boxes) + (4 * int(a["max_detections"]) if regular else 0))
+
+
+def _detection_fit(node: Node, graph: Graph, budget: int) -> KernelChoice:
+    """The function for the inputs' type, with its fixed scratch (the budget cannot shrink it)."""
+    suffix = DTYPE_SUFFIX[graph.tensors[node.inputs[0]].dtype]
+    return KernelChoice(f"aotc_detection_postprocess_{suffix}", _detection_scratch(node, graph))
+
+
+def _emit_detection(ctx: NodeContext) -> None:
+    enc, cls, anchors = ctx.inputs
+    a = ctx.attrs
+    _, boxes, stride = ctx.shape(enc)
+    columns = ctx.shape(cls)[2]
+    regular = int(a["use_regular_nms"])
+    p = ctx.params("aotc_detection_params", {
+        "boxes": c_int(boxes), "box_stride": c_int(stride), "classes": c_int(a["num_classes"]),
+        "label_offset": c_int(columns - int(a["num_classes"])), "max_detections": c_int(a["max_detections"]),
+        "max_classes_per_detection": c_int(a["max_classes_per_detection"]),
+        "detections_per_class": c_int(a["detections_per_class"]), "regular_nms": str(regular),
+        "score_threshold": c_float(a["nms_score_threshold"]), "iou_threshold": c_float(a["nms_iou_threshold"]),
+        "y_scale": c_float(a["y_scale"]), "x_scale": c_float(a["x_scale"]), "h_scale": c_float(a["h_scale"]),
+        "w_scale": c_float(a["w_scale"]), "box_scale": c_float(a.get("box_scale", 1.0)),
+        "score_scale": c_float(a.get("score_scale", 1.0)), "box_zero": c_int(a.get("box_zero", 0)),
+        "score_zero": c_int(a.get("score_zero", 0)),
+    }, comment=f"TFLite_Detection_PostProcess of {boxes} boxes, {a['num_classes']} classes: "
+               f"{'regular' if regular else 'fast'} NMS, at most {a['max_detections']} detections")
+    ctx.call(ctx.choice.kernel, p, ctx.ptr(enc), ctx.ptr(cls), ctx.ptr(anchors),
+             *(ctx.ptr(y) for y in ctx.outputs), ctx.scratch("float"))
+
+
+def _check_detection(node: Node, graph: Graph) -> str | None:
+    t = graph.tensors
+    enc, cls, anchors = (t[i] for i in node.inputs)
+    if enc.dtype != cls.dtype:
+        return f"box encodings of {enc.dtype} and class predictions of {cls.dtype}: one type expected"
+    if anchors.dtype != "float32" or graph.const(node.inputs[2]) is None:
+        return "the anchors must be a float32 constant"
+    if any(t[y].dtype != "float32" for y in node.outputs):
+        return "the outputs must be float32"
+    return check_sizes(node, graph)
+
+
 # --- run-time integers and fills made from extents (aot/frontend/onnx/bounded.py) --------------------
 
 def _emit_rows_value(ctx: NodeContext) -> None:
@@ -182,6 +235,10 @@ OPS: dict[str, HostOp] = {
                                 kernels=(fixed_scratch("", _nms_scratch),)),
     "RowsValue": HostOp(_emit_rows_value, family="detect"),
     "FillRows": HostOp(_emit_fill_rows, family="detect", dtypes=ALL_DTYPES, check=_check_fill_rows),
+    "TflDetectionPostProcess": HostOp(_emit_detection, family="detect", dtypes=("float32", "uint8", "int8"),
+                                      check=_check_detection, kernels=(Candidate(
+                                          "aotc_detection_postprocess_f32", _detection_fit,
+                                          also=("aotc_detection_postprocess_u8", "aotc_detection_postprocess_i8")),)),
     "NonZero": HostOp(_emit_nonzero, family="detect",
                       dtypes=("float32", "float64", "int8", "uint8", "int16", "int32", "int64", "bool"),
                       check=_check_nonzero),

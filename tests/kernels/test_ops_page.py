@@ -71,3 +71,17 @@ def test_aotc_ops_tflite_on_the_command_line():
     r = subprocess.run([sys.executable, "-m", "aot.cli", "ops", "--tflite", "depthwise_conv_2d"], capture_output=True,
                        text=True, check=True)
     assert "float: yes" in r.stdout and "int8: yes" in r.stdout
+
+
+def test_tflite_page_lists_the_custom_op():
+    """The custom ops the reader lets through are the ones the frontend lowers, and the page and `aotc ops --tflite
+    NAME` say what each takes."""
+    from aot.frontend.tflite import detect
+    from aot.frontend.tflite.reader import CUSTOM_OPS
+    from aot.tflite_ops_page import markdown
+
+    assert set(CUSTOM_OPS) == set(detect.CUSTOM)
+    assert "- `TFLite_Detection_PostProcess`: float32 or uint8" in markdown()
+    r = subprocess.run([sys.executable, "-m", "aot.cli", "ops", "--tflite", "tflite_detection_postprocess"],
+                       capture_output=True, text=True, check=True)
+    assert r.stdout.startswith("TFLite_Detection_PostProcess (custom op): ")

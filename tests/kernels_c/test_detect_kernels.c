@@ -163,6 +163,95 @@ static int check_nonzero(void) {
     return bad;
 }
 
+/* ---- TFLite_Detection_PostProcess ------------------------------------------------------------------------ */
+
+enum { DP_TYPE_F32, DP_TYPE_U8, DP_TYPE_I8 };
+
+static void detection_call(int type, int ref, const aotc_detection_params *p, const void *enc, const void *cls,
+                           const float *anchors, float *y_boxes, float *y_classes, float *y_scores, float *num,
+                           float *scratch, int32_t *kept) {
+    if (type == DP_TYPE_F32) {
+        if (ref) aotc_detection_postprocess_f32_ref(p, (const float *)enc, (const float *)cls, anchors, y_boxes, y_classes, y_scores, num, kept);
+        else aotc_detection_postprocess_f32(p, (const float *)enc, (const float *)cls, anchors, y_boxes, y_classes, y_scores, num, scratch);
+    } else if (type == DP_TYPE_U8) {
+        if (ref) aotc_detection_postprocess_u8_ref(p, (const uint8_t *)enc, (const uint8_t *)cls, anchors, y_boxes, y_classes, y_scores, num, kept);
+        else aotc_detection_postprocess_u8(p, (const uint8_t *)enc, (const uint8_t *)cls, anchors, y_boxes, y_classes, y_scores, num, scratch);
+    } else {
+        if (ref) aotc_detection_postprocess_i8_ref(p, (const int8_t *)enc, (const int8_t *)cls, anchors, y_boxes, y_classes, y_scores, num, kept);
+        else aotc_detection_postprocess_i8(p, (const int8_t *)enc, (const int8_t *)cls, anchors, y_boxes, y_classes, y_scores, num, scratch);
+    }
+}
+
+static int check_detection(int type, const char *name) {
+    aotc_detection_params p;
+    int32_t limit, kept_cells;
+    int64_t i, n_enc, n_cls, rows;
+    size_t esize = type == DP_TYPE_F32 ? 4 : 1, scratch_bytes;
+    uint8_t *enc, *cls;
+    float *anchors, *scratch, *yb, *yc, *ys, *yn, *rb, *rc, *rs, *rn;
+    int32_t *kept;
+    int bad;
+    const int ties = chance(1, 2);
+    memset(&p, 0, sizeof p);
+    p.boxes = rand_int(1, 60), p.box_stride = rand_int(4, 6), p.classes = rand_int(1, 6), p.label_offset = chance(1, 2);
+    p.max_detections = rand_int(1, 10), p.max_classes_per_detection = rand_int(1, 4);
+    p.detections_per_class = rand_int(1, 10), p.regular_nms = chance(1, 2);
+    p.score_threshold = chance(1, 3) ? 0.0f : 0.6f * (rand_float() + 1.0f) / 2.0f;
+    p.iou_threshold = chance(1, 8) ? 1.0f : 0.2f + 0.35f * (rand_float() + 1.0f);
+    p.y_scale = p.x_scale = 10.0f, p.h_scale = p.w_scale = chance(1, 2) ? 5.0f : -2.5f;
+    p.box_scale = 0.05f, p.box_zero = type == DP_TYPE_U8 ? 128 : 3;
+    p.score_scale = 1.0f / 255.0f, p.score_zero = type == DP_TYPE_I8 ? -128 : 0;
+    n_enc = (int64_t)p.boxes * p.box_stride, n_cls = (int64_t)p.boxes * (p.classes + p.label_offset);
+    rows = (int64_t)p.max_detections * p.max_classes_per_detection;
+    enc = test_bytes((size_t)n_enc * esize), cls = test_bytes((size_t)n_cls * esize);
+    anchors = test_alloc((size_t)p.boxes * 4);
+    for (i = 0; i < p.boxes; ++i) { /* anchors around 4 centres; encodings that move them a little */
+        anchors[i * 4] = 0.25f * (float)rand_int(0, 3) + 0.02f * rand_float();
+        anchors[i * 4 + 1] = 0.25f * (float)rand_int(0, 3) + 0.02f * rand_float();
+        anchors[i * 4 + 2] = chance(1, 30) ? 0.0f : 0.2f + 0.1f * rand_float();
+        anchors[i * 4 + 3] = 0.2f + 0.1f * rand_float();
+    }
+    for (i = 0; i < n_enc; ++i) {
+        if (type == DP_TYPE_F32) { const float f = 2.0f * rand_float(); memcpy(enc + i * 4, &f, 4); }
+        else if (type == DP_TYPE_U8) enc[i] = (uint8_t)rand_int(88, 168);
+        else ((int8_t *)enc)[i] = (int8_t)rand_int(-37, 43);
+    }
+    for (i = 0; i < n_cls; ++i) { /* ties: a few levels; else spread; floats: a NaN now and then */
+        const int32_t level = ties ? 32 * rand_int(0, 7) : rand_int(0, 255);
+        if (type == DP_TYPE_F32) {
+            const float f = chance(1, 50) ? NAN : (float)level / 255.0f;
+            memcpy(cls + i * 4, &f, 4);
+        } else if (type == DP_TYPE_U8) cls[i] = (uint8_t)level;
+        else ((int8_t *)cls)[i] = (int8_t)(level - 128);
+    }
+    /* the documented scratch, exactly */
+    limit = p.regular_nms ? p.detections_per_class : p.max_detections;
+    kept_cells = limit < p.boxes ? limit : p.boxes;
+    scratch_bytes = 4 * ((size_t)p.boxes * 6 + (size_t)kept_cells + (p.regular_nms ? 4 * (size_t)p.max_detections : 0));
+    scratch = (float *)(void *)test_bytes(scratch_bytes);
+    kept = (int32_t *)(void *)test_bytes((size_t)p.boxes * 4);
+    yb = (float *)(void *)test_bytes((size_t)rows * 16), rb = (float *)(void *)test_bytes_copy(yb, (size_t)rows * 16);
+    yc = (float *)(void *)test_bytes((size_t)rows * 4), rc = (float *)(void *)test_bytes_copy(yc, (size_t)rows * 4);
+    ys = (float *)(void *)test_bytes((size_t)rows * 4), rs = (float *)(void *)test_bytes_copy(ys, (size_t)rows * 4);
+    yn = (float *)(void *)test_bytes(4), rn = (float *)(void *)test_bytes_copy(yn, 4);
+    detection_call(type, 0, &p, enc, cls, anchors, yb, yc, ys, yn, scratch, NULL);
+    detection_call(type, 1, &p, enc, cls, anchors, rb, rc, rs, rn, NULL, kept);
+    bad = test_bytes_differ(name, yn, rn, 4) || test_bytes_differ(name, yc, rc, (size_t)rows * 4) ||
+          test_bytes_differ(name, ys, rs, (size_t)rows * 4) || test_bytes_differ(name, yb, rb, (size_t)rows * 16);
+    if (bad) printf("  boxes %d, stride %d, classes %d + %d, max_detections %d, per detection %d, per class %d, "
+                    "regular %d, thresholds %.9g %.9g, ties %d\n", (int)p.boxes, (int)p.box_stride, (int)p.classes,
+                    (int)p.label_offset, (int)p.max_detections, (int)p.max_classes_per_detection,
+                    (int)p.detections_per_class, (int)p.regular_nms, (double)p.score_threshold,
+                    (double)p.iou_threshold, ties);
+    free(enc), free(cls), free(anchors), free(scratch), free(kept);
+    free(yb), free(rb), free(yc), free(rc), free(ys), free(rs), free(yn), free(rn);
+    return bad;
+}
+
+static int check_detection_f32(void) { return check_detection(DP_TYPE_F32, "aotc_detection_postprocess_f32"); }
+static int check_detection_u8(void) { return check_detection(DP_TYPE_U8, "aotc_detection_postprocess_u8"); }
+static int check_detection_i8(void) { return check_detection(DP_TYPE_I8, "aotc_detection_postprocess_i8"); }
+
 /* ---- the references on cases worked out by hand ----------------------------------------------------------- */
 
 static int check_reference(void) {
@@ -194,6 +283,8 @@ static const entry ENTRIES[] = {
     {"aotc_topk_i32", check_topk_i32},           {"aotc_topk_rows_f32", check_topk_rows_f32},
     {"aotc_topk_rows_i64", check_topk_rows_i64}, {"aotc_topk_rows_i32", check_topk_rows_i32},
     {"aotc_nms_f32", check_nms},                 {"aotc_nonzero", check_nonzero},
+    {"aotc_detection_postprocess_f32", check_detection_f32}, {"aotc_detection_postprocess_u8", check_detection_u8},
+    {"aotc_detection_postprocess_i8", check_detection_i8},
 };
 
 int main(int argc, char **argv) {

@@ -26,7 +26,7 @@ import onnx
 from onnx import helper
 
 from aot.errors import AotcError
-from aot.frontend.tflite import arrays, elementwise, index, nn, reduce
+from aot.frontend.tflite import arrays, detect, elementwise, index, nn, reduce
 from aot.frontend.tflite.builder import (
     NCHW,
     NHWC,
@@ -114,6 +114,9 @@ def _contrib_domains(graph: onnx.GraphProto) -> set[str]:
 def lower_ops(b: OnnxBuilder) -> None:
     """Every op of b's (sub)graph, in order."""
     for op in b.m.ops:
+        if op.op.startswith("CUSTOM:") and op.op[7:] in detect.CUSTOM:  # float or quantized inputs alike
+            detect.CUSTOM[op.op[7:]](b, op)
+            continue
         if op.op in _MOVES and _moves_quantized(b, op):
             if op.op in _NOT_INT16 and any(b.tensor(i).dtype == "int16" for i in _data_inputs(op)):
                 raise op_error(op, f"{op.op} of int16 (16x8) is not supported: TFLite defines it on int8 only "

@@ -316,6 +316,16 @@ int64_t aotc_nms_f32_ref(const aotc_nms_params *p, int64_t n_boxes, const float 
                          int64_t max_per_class, float iou_threshold, int has_score_threshold, float score_threshold,
                          int64_t *selected);
 int64_t aotc_nonzero_ref(const aotc_nonzero_params *p, const void *x, int64_t *y);
+/* TFLite_Detection_PostProcess as aotc_detection_postprocess_*: each box decoded where it is read, candidates
+ * picked in rank order by rescanning; its one work array `kept` holds the boxes kept for a class (boxes int32) */
+#define AOTC_DECLARE_DETECTION_REF(SFX, T)                                                                     \
+    void aotc_detection_postprocess_##SFX##_ref(const aotc_detection_params *p, const T *box_encodings,       \
+                                                const T *class_predictions, const float *anchors,             \
+                                                float *y_boxes, float *y_classes, float *y_scores,            \
+                                                float *num_detections, int32_t *kept);
+AOTC_DECLARE_DETECTION_REF(f32, float)
+AOTC_DECLARE_DETECTION_REF(u8, uint8_t)
+AOTC_DECLARE_DETECTION_REF(i8, int8_t)
 
 /* ---- loss (loss_ref.c): the ONNX function bodies (SoftmaxCrossEntropyLoss: LogSoftmax's, then the NLL) ---- */
 #include "aotc_loss.h"

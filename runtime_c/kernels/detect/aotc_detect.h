@@ -59,4 +59,45 @@ typedef struct {
 
 int64_t aotc_nonzero(const aotc_nonzero_params *p, const void *x, int64_t *y);
 
+/* TFLite's TFLite_Detection_PostProcess custom op (issue 50), as LiteRT's kernel computes it: box
+ * encodings [boxes, box_stride] (y, x, h, w first) decoded against the anchors [boxes, 4] (y, x, h, w;
+ * float, dequantized at compile time), in double, into corners (ymin, xmin, ymax, xmax) of float; class
+ * predictions [boxes, classes + label_offset] (a background column first when label_offset is 1). Float,
+ * uint8 or int8 inputs: the quantized ones read as (q - zero) * scale in float, as LiteRT does.
+ *
+ * fast (regular_nms 0): each box's best class score (the first best); the boxes whose best is at least
+ * score_threshold, best first (ties: lower box first), each kept unless its IoU with a box already kept
+ * exceeds iou_threshold, at most max_detections; kept box n fills rows n * max_classes_per_detection + j
+ * with its min(max_classes_per_detection, classes) best classes (ties: lower class first);
+ * num_detections counts the kept boxes. regular (1): the same suppression class by class over that
+ * class's scores (at most detections_per_class a class), the best max_detections of all classes' kept
+ * boxes in rows 0.. (ties: lower class first, then the class's order); num_detections counts them.
+ * Rows not written are zeros. y_boxes [rows, 4], classes (the class index, the background not counted)
+ * and scores [rows], num_detections [1], every one float; rows = max_detections *
+ * max_classes_per_detection.
+ *
+ * scratch: 4-byte cells: 4 * boxes (the decoded boxes), boxes (a score a box), boxes (the candidates'
+ * heap), min(boxes, regular_nms ? detections_per_class : max_detections) (the kept boxes), and with
+ * regular_nms 4 * max_detections (two lists of the best so far: scores and rows). */
+typedef struct {
+    int32_t boxes;      /* anchors, and rows of both inputs */
+    int32_t box_stride; /* values per box encoding (>= 4) */
+    int32_t classes;    /* classes, the background not counted */
+    int32_t label_offset;
+    int32_t max_detections, max_classes_per_detection, detections_per_class;
+    int32_t regular_nms;
+    float score_threshold, iou_threshold;
+    float y_scale, x_scale, h_scale, w_scale;
+    float box_scale, score_scale; /* quantized inputs: (q - zero) * scale; unused for float ones */
+    int32_t box_zero, score_zero;
+} aotc_detection_params;
+
+#define AOTC_DECLARE_DETECTION(SFX, T)                                                                             \
+    void aotc_detection_postprocess_##SFX(const aotc_detection_params *p, const T *box_encodings,                 \
+                                          const T *class_predictions, const float *anchors, float *y_boxes,       \
+                                          float *y_classes, float *y_scores, float *num_detections, float *scratch);
+AOTC_DECLARE_DETECTION(f32, float)
+AOTC_DECLARE_DETECTION(u8, uint8_t)
+AOTC_DECLARE_DETECTION(i8, int8_t)
+
 #endif /* AOTC_DETECT_H */

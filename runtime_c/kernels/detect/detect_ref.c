@@ -5,6 +5,7 @@
  * NonZero takes each element's coordinates apart from its index. detect.c is checked against these. */
 #include "kernels_ref.h"
 
+#include <math.h>
 #include <string.h>
 
 /* element (va, a) ranks before (vb, b): better value (largest: greater), then lower index */
@@ -130,4 +131,150 @@ int64_t aotc_nonzero_ref(const aotc_nonzero_params *p, const void *x, int64_t *y
         ++rows;
     }
     return rows;
+}
+
+/* ---- TFLite_Detection_PostProcess: LiteRT's structure, each box decoded where it is read, the candidates
+ * walked in rank order by picking the best of those ranked after the previous, and the regular path's
+ * best so far kept in the output rows by insertion. `kept`: the boxes kept for the class being suppressed
+ * (the one work array a reference takes: boxes int32). */
+
+static float dpr_in(const void *x, int type, int64_t i, float scale, int32_t zero) {
+    if (type == 1) return (float)((int32_t)((const uint8_t *)x)[i] - zero) * scale;
+    if (type == 2) return (float)((int32_t)((const int8_t *)x)[i] - zero) * scale;
+    return ((const float *)x)[i];
+}
+
+static void dpr_box(const aotc_detection_params *p, const void *enc, int type, const float *anchors, int64_t i,
+                    float *box) {
+    double e[4], t;
+    float yc, xc, hh, hw;
+    int k;
+    for (k = 0; k < 4; ++k) e[k] = dpr_in(enc, type, i * p->box_stride + k, p->box_scale, p->box_zero);
+    t = e[0] / (double)p->y_scale * (double)anchors[i * 4 + 2];
+    yc = (float)(t + (double)anchors[i * 4]);
+    t = e[1] / (double)p->x_scale * (double)anchors[i * 4 + 3];
+    xc = (float)(t + (double)anchors[i * 4 + 1]);
+    hh = (float)(0.5 * exp(e[2] / (double)p->h_scale) * (double)anchors[i * 4 + 2]);
+    hw = (float)(0.5 * exp(e[3] / (double)p->w_scale) * (double)anchors[i * 4 + 3]);
+    box[0] = yc - hh, box[1] = xc - hw, box[2] = yc + hh, box[3] = xc + hw;
+}
+
+static float dpr_score(const aotc_detection_params *p, const void *cls, int type, int64_t box, int32_t c) {
+    return dpr_in(cls, type, box * (p->classes + p->label_offset) + p->label_offset + c, p->score_scale,
+                  p->score_zero);
+}
+
+/* LiteRT's ComputeIntersectionOverUnion, std::max / std::min as they are defined */
+static float dpr_iou(const float *a, const float *b) {
+    const float area_a = (a[2] - a[0]) * (a[3] - a[1]), area_b = (b[2] - b[0]) * (b[3] - b[1]);
+    float ih, iw, y0, y1, x0, x1, inter;
+    if (area_a <= 0 || area_b <= 0) return 0.0f;
+    y0 = a[0] < b[0] ? b[0] : a[0], x0 = a[1] < b[1] ? b[1] : a[1];
+    y1 = b[2] < a[2] ? b[2] : a[2], x1 = b[3] < a[3] ? b[3] : a[3];
+    ih = y1 - y0 < 0.0f ? 0.0f : y1 - y0;
+    iw = x1 - x0 < 0.0f ? 0.0f : x1 - x0;
+    inter = ih * iw;
+    return inter / (area_a + area_b - inter);
+}
+
+/* the box scores for box i: its best class's (fast), or class c's */
+static float dpr_cand(const aotc_detection_params *p, const void *cls, int type, int64_t i, int32_t c) {
+    float best;
+    int32_t k;
+    if (c >= 0) return dpr_score(p, cls, type, i, c);
+    for (best = dpr_score(p, cls, type, i, 0), k = 1; k < p->classes; ++k) {
+        const float v = dpr_score(p, cls, type, i, k);
+        best = v > best ? v : best;
+    }
+    return best;
+}
+
+static int32_t dpr_suppress(const aotc_detection_params *p, const void *enc, const void *cls, int type,
+                            const float *anchors, int32_t c, int32_t limit, int32_t *kept) {
+    int32_t count = 0, prev = -1, j, k;
+    float prev_s = 0.0f;
+    for (;;) {
+        int32_t best = -1;
+        float best_s = 0.0f, cand[4], other[4];
+        int keep = 1;
+        for (j = 0; j < p->boxes; ++j) {
+            const float v = dpr_cand(p, cls, type, j, c);
+            if (!(v >= p->score_threshold)) continue;
+            if (prev >= 0 && !(RANKS_BEFORE(1, prev_s, prev, v, j))) continue;
+            if (best < 0 || (RANKS_BEFORE(1, v, j, best_s, best))) best = j, best_s = v;
+        }
+        if (best < 0 || count >= limit) return count;
+        prev = best, prev_s = best_s;
+        dpr_box(p, enc, type, anchors, best, cand);
+        for (k = 0; k < count && keep; ++k) {
+            dpr_box(p, enc, type, anchors, kept[k], other);
+            keep = !(dpr_iou(other, cand) > p->iou_threshold);
+        }
+        if (keep) kept[count++] = best;
+    }
+}
+
+static void dpr_detect(const aotc_detection_params *p, const void *enc, const void *cls, int type,
+                       const float *anchors, float *y_boxes, float *y_classes, float *y_scores, float *num,
+                       int32_t *kept) {
+    const int64_t rows = (int64_t)p->max_detections * p->max_classes_per_detection;
+    int32_t count = 0, n, c, j, k;
+    int64_t r;
+    for (r = 0; r < rows; ++r) y_boxes[r * 4] = y_boxes[r * 4 + 1] = y_boxes[r * 4 + 2] = y_boxes[r * 4 + 3] = 0.0f;
+    for (r = 0; r < rows; ++r) y_classes[r] = y_scores[r] = 0.0f;
+    if (!p->regular_nms) {
+        count = dpr_suppress(p, enc, cls, type, anchors, -1, p->max_detections, kept);
+        for (n = 0; n < count; ++n) {
+            int32_t prev = -1;
+            for (j = 0; j < p->max_classes_per_detection && j < p->classes; ++j) {
+                int32_t best = -1;
+                for (c = 0; c < p->classes; ++c) {
+                    const float v = dpr_score(p, cls, type, kept[n], c);
+                    if (prev >= 0 && !(RANKS_BEFORE(1, dpr_score(p, cls, type, kept[n], prev), prev, v, c))) continue;
+                    if (best < 0 || (RANKS_BEFORE(1, v, c, dpr_score(p, cls, type, kept[n], best), best))) best = c;
+                }
+                if (best < 0) break;
+                r = (int64_t)n * p->max_classes_per_detection + j;
+                dpr_box(p, enc, type, anchors, kept[n], y_boxes + r * 4);
+                y_classes[r] = (float)best, y_scores[r] = dpr_score(p, cls, type, kept[n], best);
+                prev = best;
+            }
+        }
+    } else {
+        for (c = 0; c < p->classes; ++c) {
+            const int32_t m = dpr_suppress(p, enc, cls, type, anchors, c, p->detections_per_class, kept);
+            for (k = 0; k < m; ++k) { /* insert after every row scoring at least as much */
+                const float v = dpr_score(p, cls, type, kept[k], c);
+                int32_t at = 0;
+                while (at < count && y_scores[at] >= v) ++at;
+                if (at >= p->max_detections) continue;
+                for (j = count < p->max_detections ? count : p->max_detections - 1; j > at; --j) {
+                    memcpy(y_boxes + (int64_t)j * 4, y_boxes + (int64_t)(j - 1) * 4, 4 * sizeof(float));
+                    y_classes[j] = y_classes[j - 1], y_scores[j] = y_scores[j - 1];
+                }
+                dpr_box(p, enc, type, anchors, kept[k], y_boxes + (int64_t)at * 4);
+                y_classes[at] = (float)c, y_scores[at] = v;
+                if (count < p->max_detections) ++count;
+            }
+        }
+    }
+    num[0] = (float)count;
+}
+
+void aotc_detection_postprocess_f32_ref(const aotc_detection_params *p, const float *box_encodings,
+                                        const float *class_predictions, const float *anchors, float *y_boxes,
+                                        float *y_classes, float *y_scores, float *num_detections, int32_t *kept) {
+    dpr_detect(p, box_encodings, class_predictions, 0, anchors, y_boxes, y_classes, y_scores, num_detections, kept);
+}
+
+void aotc_detection_postprocess_u8_ref(const aotc_detection_params *p, const uint8_t *box_encodings,
+                                       const uint8_t *class_predictions, const float *anchors, float *y_boxes,
+                                       float *y_classes, float *y_scores, float *num_detections, int32_t *kept) {
+    dpr_detect(p, box_encodings, class_predictions, 1, anchors, y_boxes, y_classes, y_scores, num_detections, kept);
+}
+
+void aotc_detection_postprocess_i8_ref(const aotc_detection_params *p, const int8_t *box_encodings,
+                                       const int8_t *class_predictions, const float *anchors, float *y_boxes,
+                                       float *y_classes, float *y_scores, float *num_detections, int32_t *kept) {
+    dpr_detect(p, box_encodings, class_predictions, 2, anchors, y_boxes, y_classes, y_scores, num_detections, kept);
 }
