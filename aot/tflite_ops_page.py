@@ -21,7 +21,11 @@ from aot.frontend.tflite.reader import schema
 # quantized ops lowered outside INT8_OPS: the recurrent ones (recurrent.py) and the conversions
 _INT8_OTHER = frozenset({"SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM", "QUANTIZE", "DEQUANTIZE"})
 _INT16_OTHER = frozenset({"QUANTIZE", "DEQUANTIZE"})
-CUSTOM_OPS: tuple[str, ...] = ()  # custom ops (CUSTOM:<name>) the frontend lowers
+CUSTOM_OPS: tuple[str, ...] = (  # custom ops (CUSTOM:<name>) the frontend lowers
+    "Convolution2DTransposeBias",  # MediaPipe
+    "MaxPoolingWithArgmax2D",  # MediaPipe
+    "MaxUnpooling2D",  # MediaPipe
+)
 
 YES, NO = "yes", "-"
 
