@@ -25,6 +25,9 @@ CUSTOM_OPS: tuple[str, ...] = (  # custom ops (CUSTOM:<name>) the frontend lower
     "Convolution2DTransposeBias",  # MediaPipe
     "MaxPoolingWithArgmax2D",  # MediaPipe
     "MaxUnpooling2D",  # MediaPipe
+    "Landmarks2TransformMatrix",  # MediaPipe
+    "TransformTensorBilinear",  # MediaPipe
+    "TransformLandmarks",  # MediaPipe
 )
 
 YES, NO = "yes", "-"

@@ -3,11 +3,11 @@ ships them (mediapipe/modules/*/*.tflite), compile, build and run each, and comp
 
     python examples/mediapipe_models.py [--dir /tmp/mediapipe_models] [--only selfie]
 
-LiteRT does not register MediaPipe's custom ops, so a model that has them is compared with LiteRT running
-a copy where each is the builtin that computes the same: Convolution2DTransposeBias as TRANSPOSE_CONV with
-its bias (output shape as a constant; the same SAME padding, half before). A model with a custom op that
-has no such builtin is compiled, built and run only. The model files are MediaPipe's (Apache-2.0) and are
-not part of aotc: they stay in --dir.
+The reference is LiteRT's reference kernels (BUILTIN_REF). LiteRT does not register MediaPipe's custom
+ops, so for a model that has them it runs a copy without them, their outputs given as inputs and their
+inputs read as outputs, and tests/mediapipe_numpy.py (the published kernels in numpy) computes them in
+between, again until nothing changes. The model files are MediaPipe's (Apache-2.0) and are not part of
+aotc: they stay in --dir.
 """
 
 from __future__ import annotations
@@ -51,56 +51,106 @@ def custom_ops(path: Path) -> list[str]:
                    if max(c.builtinCode, c.deprecatedBuiltinCode) == sch.BuiltinOperator.CUSTOM})
 
 
-def litert_copy(path: Path, out: Path) -> Path | None:
-    """The model with each custom op as the builtin that computes it, or None if one has none."""
+def _cut(path: Path, out: Path) -> tuple[Path, list[tuple[str, list[int], list[int], bytes]], int]:
+    """A copy LiteRT can run: the custom ops taken out, their outputs made inputs (after the model's own)
+    and their run-time inputs outputs (after the model's own). Also the custom ops (name, inputs,
+    outputs, options) in order, and how many outputs the model has."""
     import flatbuffers
     from ai_edge_litert import schema_py_generated as sch
 
     m = sch.ModelT.InitFromPackedBuf(path.read_bytes(), 0)
-    customs = {k: c.customCode.decode() for k, c in enumerate(m.operatorCodes)
-               if max(c.builtinCode, c.deprecatedBuiltinCode) == sch.BuiltinOperator.CUSTOM}
-    if not customs:
-        return path
-    if set(customs.values()) != {"Convolution2DTransposeBias"}:
-        return None
-    code = sch.OperatorCodeT()
-    code.builtinCode = code.deprecatedBuiltinCode = sch.BuiltinOperator.TRANSPOSE_CONV
-    code.version = 3  # the bias input
-    m.operatorCodes.append(code)
-    for sg in m.subgraphs:
-        for op in sg.operators:
-            if op.opcodeIndex not in customs:
-                continue
-            padding, stride_w, stride_h = np.frombuffer(bytes(op.customOptions)[:12], "<i4")
-            shape = sch.TensorT()
-            shape.shape, shape.type, shape.name, shape.buffer = [4], sch.TensorType.INT32, b"out_shape", len(m.buffers)
-            buf = sch.BufferT()
-            buf.data = np.frombuffer(np.array(sg.tensors[op.outputs[0]].shape, np.int32).tobytes(), np.uint8)
-            m.buffers.append(buf)
-            sg.tensors.append(shape)
-            options = sch.TransposeConvOptionsT()
-            options.padding = sch.Padding.SAME if padding == 1 else sch.Padding.VALID
-            options.strideW, options.strideH = int(stride_w), int(stride_h)
-            op.opcodeIndex = len(m.operatorCodes) - 1
-            op.inputs = [len(sg.tensors) - 1, op.inputs[1], op.inputs[0], op.inputs[2]]
-            op.builtinOptionsType, op.builtinOptions = sch.BuiltinOptions.TransposeConvOptions, options
-            op.customOptions = None
+    sg = m.subgraphs[0]
+    custom = {k for k, c in enumerate(m.operatorCodes)
+              if max(c.builtinCode, c.deprecatedBuiltinCode) == sch.BuiltinOperator.CUSTOM}
+    kept_codes = [k for k in range(len(m.operatorCodes)) if k not in custom]
+    ops, kept = [], []
+    for op in sg.operators:
+        if op.opcodeIndex in custom:
+            ops.append((m.operatorCodes[op.opcodeIndex].customCode.decode(), [int(i) for i in op.inputs],
+                        [int(i) for i in op.outputs], bytes(op.customOptions) if op.customOptions is not None else b""))
+        else:
+            op.opcodeIndex = kept_codes.index(op.opcodeIndex)
+            kept.append(op)
+    m.operatorCodes = [m.operatorCodes[k] for k in kept_codes]
+    sg.operators = kept
+    n_out = len(sg.outputs)
+    made = [o for _, _, outs, _ in ops for o in outs]
+
+    def constant(i: int) -> bool:
+        b = m.buffers[sg.tensors[i].buffer]
+        return b.data is not None and len(b.data) > 0 or b.offset > 1
+
+    read = [i for _, ins, _, _ in ops for i in ins if not constant(i)]
+    sg.inputs = [*sg.inputs, *made]
+    sg.outputs = [*sg.outputs, *dict.fromkeys(read)]
     fb = flatbuffers.Builder(0)
     fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
     out.write_bytes(bytes(fb.Output()))
-    return out
+    return out, ops, n_out
 
 
-def litert(path: Path, feeds: list[np.ndarray]) -> list[np.ndarray]:
+def _custom(name: str, xs: list[np.ndarray], options: bytes) -> list[np.ndarray]:
+    """One custom op by the numpy reference of tests/mediapipe_numpy.py."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    import mediapipe_numpy as mp
+    from flatbuffers import flexbuffers
+
+    ints = [int(v) for v in np.frombuffer(options[:24], "<i4")] if len(options) >= 12 else []
+    if name == "Convolution2DTransposeBias":
+        return [mp.transpose_conv_bias(xs[0], xs[1], xs[2], *ints[:3])]
+    if name == "MaxPoolingWithArgmax2D":
+        return list(mp.max_pool_argmax(xs[0], *ints[:6]))
+    if name == "MaxUnpooling2D":
+        return [mp.max_unpooling(xs[0], xs[1], *ints[:5])]
+    if name == "TransformLandmarks":
+        return [mp.transform_landmarks(xs[0], xs[1])]
+    o = flexbuffers.Loads(options)
+    if name == "TransformTensorBilinear":
+        h, w = o["output_size"][:2] if "output_size" in o else (o["output_height"], o["output_width"])
+        return [mp.transform_tensor_bilinear(xs[0], xs[1], h, w, align_corners="output_size" not in o)]
+    if name == "Landmarks2TransformMatrix":
+        return [mp.landmarks_to_transform_matrix(xs[0], [int(v) for v in o["subset_idxs"]], o["left_rotation_idx"],
+                                                 o["right_rotation_idx"], o["target_rotation_radians"],
+                                                 o["output_height"], o["output_width"], o["scale_x"], o["scale_y"])]
+    raise ValueError(f"no reference for {name}")
+
+
+def reference(path: Path, feeds: list[np.ndarray], work: Path) -> list[np.ndarray]:
+    """The model's outputs: LiteRT's reference kernels for its builtins, the numpy references for its custom
+    ops. LiteRT runs the cut copy again until the custom ops' inputs stop changing (once per custom op
+    that feeds another, at most)."""
+    from ai_edge_litert import schema_py_generated as sch
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
-    interp = Interpreter(model_path=str(path), experimental_op_resolver_type=OpResolverType.BUILTIN_REF,
+    cut, ops, n_out = _cut(path, work / "litert.tflite")
+    m = sch.ModelT.InitFromPackedBuf(path.read_bytes(), 0)
+    tensors = m.subgraphs[0].tensors
+    interp = Interpreter(model_path=str(cut), experimental_op_resolver_type=OpResolverType.BUILTIN_REF,
                          num_threads=1)
     interp.allocate_tensors()
-    for d, x in zip(interp.get_input_details(), feeds, strict=True):
-        interp.set_tensor(d["index"], x)
-    interp.invoke()
-    return [interp.get_tensor(d["index"]).copy() for d in interp.get_output_details()]
+    ins, outs = interp.get_input_details(), interp.get_output_details()
+    made = {o: np.zeros(tensors[o].shape, np.float32) for _, _, os_, _ in ops for o in os_}
+    for _ in range(len(ops) + 1):
+        for d, x in zip(ins, [*feeds, *made.values()], strict=True):
+            interp.set_tensor(d["index"], x)
+        interp.invoke()
+        values = {int(d["index"]): interp.get_tensor(d["index"]).copy() for d in outs}
+        values.update(made)
+        for name, op_ins, op_outs, options in ops:
+            xs = []
+            for i in op_ins:
+                if i in values:
+                    xs.append(values[i])
+                else:  # a constant
+                    buf = m.buffers[tensors[i].buffer]
+                    xs.append(np.frombuffer(bytes(buf.data), np.float32).reshape(tensors[i].shape))
+            for o, y in zip(op_outs, _custom(name, xs, options), strict=True):
+                values[o] = y
+        changed = any(not np.array_equal(values[o], made[o]) for o in made)
+        made = {o: values[o] for o in made}
+        if not changed:
+            break
+    return [interp.get_tensor(d["index"]).copy() for d in outs[:n_out]]
 
 
 def check(path: Path, work: Path) -> str:
@@ -122,15 +172,12 @@ def check(path: Path, work: Path) -> str:
         return f"compiled and built, run failed: {ran.stderr.strip()[-300:]}"
     res = np.load(work / "res.npz")
     ours = [res[s["name"]] for s in meta["outputs"]]
-    reference = litert_copy(path, work / "litert.tflite")
-    if reference is None:
-        return f"compiled, built, ran; no LiteRT reference for {', '.join(custom_ops(path))}"
     errors = []
-    for got, want in zip(ours, litert(reference, feeds), strict=True):
+    for got, want in zip(ours, reference(path, feeds, work), strict=True):
         if got.shape != want.shape:
             return f"output shape {got.shape}, LiteRT's {want.shape}"
         errors.append(float(np.abs(got.astype(np.float64) - want).max()) / max(1.0, float(np.abs(want).max())))
-    return f"matches LiteRT: max error {max(errors):.2g} (relative to max(1, |output|))"
+    return f"max error {max(errors):.2g} of max(1, |output|) against the reference"
 
 
 def main() -> None:

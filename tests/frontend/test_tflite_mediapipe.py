@@ -157,3 +157,54 @@ def test_custom_op_lists_agree():
     from aot.tflite_ops_page import CUSTOM_OPS
 
     assert reader.CUSTOM_LOWERED == ops.CUSTOM_LOWERED == set(CUSTOM_OPS)
+
+
+def _flex_map(values: dict) -> bytes:
+    """Custom options as MediaPipe's converter writes them: a flexbuffer map, lists as typed vectors."""
+    from flatbuffers import flexbuffers
+
+    b = flexbuffers.Builder()
+    with b.Map():
+        for k, v in values.items():
+            b.Key(k)
+            if isinstance(v, list):
+                b.TypedVectorFromElements(v)
+            elif isinstance(v, float):
+                b.Float(v)
+            else:
+                b.Int(v)
+    return bytes(b.Finish())
+
+
+def test_mediapipe_face_ops_match_published_kernels(tmp_path):
+    """Landmarks2TransformMatrix, TransformTensorBilinear (version 2, aligned corners; version 1, not) and
+    TransformLandmarks (2-D and 3-D landmarks; one of them through the computed matrix), as the face
+    landmark model with attention uses them: within 1e-5 of each output's scale. The matrix given to
+    TransformTensorBilinear maps part of the output outside the image (zeros) and turns it."""
+    rng = np.random.default_rng(7)
+    landmarks = rng.uniform(0, 40, (1, 30, 3)).astype(np.float32)
+    image = rng.standard_normal((1, 12, 10, 4)).astype(np.float32)
+    angle, scale = 0.4, 1.7
+    matrix = np.eye(4, dtype=np.float32)
+    matrix[:2, :2] = [[scale * np.cos(angle), -scale * np.sin(angle)], [scale * np.sin(angle), scale * np.cos(angle)]]
+    matrix[:2, 3] = [1.3, -2.2]
+    matrix = matrix.reshape(1, 4, 4)
+    lm2 = rng.uniform(-5, 5, (1, 7, 2)).astype(np.float32)
+    l2tm = {"left_rotation_idx": 3, "output_height": 16, "output_width": 12, "right_rotation_idx": 17, "scale_x": 1.5,
+            "scale_y": 1.25, "subset_idxs": [3, 5, 8, 13, 17, 21, 22, 29, 1], "target_rotation_radians": 0.25}
+    want_t = mp.landmarks_to_transform_matrix(landmarks, l2tm["subset_idxs"], 3, 17, 0.25, 16, 12, 1.5, 1.25)
+    want = [want_t, mp.transform_tensor_bilinear(image, matrix, 6, 5),
+            mp.transform_tensor_bilinear(image, matrix, 6, 5, align_corners=False),
+            mp.transform_landmarks(lm2, matrix), mp.transform_landmarks(landmarks, want_t)]
+    ops = [("Landmarks2TransformMatrix", [0], [(1, 4, 4)], _flex_map(l2tm)),
+           ("TransformTensorBilinear", [1, 2], [(1, 6, 5, 4)], _flex_map({"output_height": 6, "output_width": 5})),
+           ("TransformTensorBilinear", [1, 2], [(1, 6, 5, 4)], _flex_map({"output_size": [6, 5]})),
+           ("TransformLandmarks", [3, 2], [lm2.shape], b""),
+           ("TransformLandmarks", [0, 4], [landmarks.shape], b"")]
+    got = _run(tmp_path, _model([landmarks.shape, image.shape, matrix.shape, lm2.shape], ops, [4, 5, 6, 7, 8]),
+               [landmarks, image, matrix, lm2])
+    for k, (g, w) in enumerate(zip(got, want, strict=True)):
+        assert g.shape == w.shape, (k, g.shape, w.shape)
+        err = float(np.abs(g.astype(np.float64) - w).max())
+        assert err <= 1e-5 * max(1.0, float(np.abs(w).max())), f"output {k}: max error {err:.3g}"
+    assert np.count_nonzero(want[1] == 0) > 0 and np.count_nonzero(want[1]) > 0  # both inside and outside

@@ -149,8 +149,186 @@ def _max_unpooling(b: OnnxBuilder, op: TflOp) -> None:
     b.set(op.outputs[0], NHWC, b.names[op.outputs[0]])
 
 
+def _flex(op: TflOp) -> dict:
+    """The op's flexbuffer map of options ({} when it has none)."""
+    if not op.custom:
+        return {}
+    from flatbuffers import flexbuffers
+
+    try:
+        m = flexbuffers.Loads(op.custom)
+    except Exception as e:  # noqa: BLE001 (any decoding failure is the file's)
+        raise op_error(op, f"{op.op[7:]}'s custom options are not a flexbuffer map ({type(e).__name__})") from e
+    if not isinstance(m, dict):
+        raise op_error(op, f"{op.op[7:]}'s custom options are not a flexbuffer map")
+    return m
+
+
+class _Scalars:
+    """Float32 arithmetic on small tensors, one ONNX node a step, named after the op."""
+
+    def __init__(self, b: OnnxBuilder, op: TflOp):
+        self.b, self.hint = b, op.name
+
+    def __call__(self, onnx_op: str, *inputs: str, **attrs) -> str:
+        return self.b.node(onnx_op, list(inputs), hint=f"{self.hint}_{onnx_op.lower()}", **attrs)
+
+    def c(self, value: float | np.ndarray, hint: str = "c") -> str:
+        return self.b.const(np.asarray(value, np.float32).reshape(np.shape(value) or (1,)), f"{self.hint}_{hint}")
+
+    def pick(self, x: str, indices: list[int], hint: str) -> str:
+        """x[indices] of a flat tensor."""
+        return self("Gather", x, self.b.const(np.array(indices, np.int64), f"{self.hint}_{hint}"), axis=0)
+
+
+def _matrix_rows(f: _Scalars, b: OnnxBuilder, op: TflOp, k: int) -> str:
+    """Input k, a [1, 4, 4] transformation matrix, flat."""
+    if int(np.prod(b.tensor(op.inputs[k]).shape)) != 16:
+        raise op_error(op, f"{op.op[7:]} matrix {list(b.tensor(op.inputs[k]).shape)} is not 4x4")
+    return f("Reshape", b.value(op.inputs[k], NHWC), b.const(np.array([16], np.int64), "flat"))
+
+
+def _transform_landmarks(b: OnnxBuilder, op: TflOp) -> None:
+    """TransformLandmarks (version 2, [1, N, D] landmarks, D 2 or 3): each landmark's x, y through the
+    matrix's first two rows as (x, y, 0, 1), z kept."""
+    if len(op.inputs) != 2 or len(op.outputs) != 1 or any(b.tensor(i).dtype != "float32" for i in
+                                                          [*op.inputs, *op.outputs]):
+        raise op_error(op, "TransformLandmarks takes two float32 inputs and gives one float32 output")
+    shape = b.tensor(op.inputs[0]).shape
+    if len(shape) != 3 or shape[0] != 1 or shape[2] not in (2, 3):
+        raise op_error(op, f"TransformLandmarks of {list(shape)} is not supported (version 2's [1, N, 2 or 3]; "
+                       "version 1's 4-D landmarks are not)")
+    f = _Scalars(b, op)
+    m = _matrix_rows(f, b, op, 1)
+    lm = b.value(op.inputs[0], NHWC)
+    axis2 = b.const(np.array([2], np.int64), "axis2")
+
+    def coord(k: int) -> str:
+        return f("Slice", lm, b.const(np.array([k], np.int64), "start"), b.const(np.array([k + 1], np.int64), "end"),
+                 axis2)
+
+    x, y = coord(0), coord(1)
+    out = [f("Add", f("Add", f("Mul", f.pick(m, [r], "m0"), x), f("Mul", f.pick(m, [r + 1], "m1"), y)),
+             f.pick(m, [r + 3], "m3")) for r in (0, 4)]
+    out += [coord(2)] if shape[2] == 3 else []
+    b.node("Concat", out, [b.names[op.outputs[0]]], hint=op.name, axis=2)
+    b.set(op.outputs[0], NHWC, b.names[op.outputs[0]])
+
+
+def _transform_tensor_bilinear(b: OnnxBuilder, op: TflOp) -> None:
+    """TransformTensorBilinear: output pixel (x, y) samples the input bilinearly at the matrix's first two
+    rows times (x, y, 0, 1); 0 where that falls outside [0, w - 1] x [0, h - 1]. Version 2 (options
+    output_height, output_width) first moves the matrix half a pixel (align corners); version 1 (output_size)
+    does not. As GridSample (align_corners, zeros) at that point, scaled to [-1, 1], then the mask."""
+    if len(op.inputs) != 2 or len(op.outputs) != 1 or any(b.tensor(i).dtype != "float32" for i in
+                                                          [*op.inputs, *op.outputs]):
+        raise op_error(op, "TransformTensorBilinear takes two float32 inputs and gives one float32 output")
+    o = _flex(op)
+    if "output_size" in o:
+        if o.get("mode", "bilinear") != "bilinear":
+            raise op_error(op, f"TransformTensor mode '{o['mode']}' is not supported (bilinear only)")
+        (oh, ow), half = o["output_size"][:2], False
+    else:
+        oh, ow, half = o.get("output_height", 0), o.get("output_width", 0), True
+    n, h, w, c = b.tensor(op.inputs[0]).shape
+    if n != 1 or oh < 1 or ow < 1 or h < 2 or w < 2:
+        raise op_error(op, f"TransformTensorBilinear of {[n, h, w, c]} to {oh}x{ow} is not supported (batch 1, "
+                       "input at least 2x2)")
+    _check_shape(b, op, 0, (1, oh, ow, c))
+    f = _Scalars(b, op)
+    m = _matrix_rows(f, b, op, 1)
+    grid_x = np.broadcast_to(np.arange(ow, dtype=np.float32), (oh, ow)).reshape(1, oh, ow, 1)
+    grid_y = np.broadcast_to(np.arange(oh, dtype=np.float32)[:, None], (oh, ow)).reshape(1, oh, ow, 1)
+    gx, gy = f.c(grid_x, "out_x"), f.c(grid_y, "out_y")
+    at, inside = [], []
+    for r, size in ((0, w), (4, h)):
+        m0, m1, m3 = f.pick(m, [r], "m0"), f.pick(m, [r + 1], "m1"), f.pick(m, [r + 3], "m3")
+        if half:  # m3 + m0 / 2 + m1 / 2 - 1/2
+            m3 = f("Add", m3, f("Sub", f("Add", f("Mul", m0, f.c(0.5)), f("Mul", m1, f.c(0.5))), f.c(0.5)))
+        t = f("Add", f("Add", f("Mul", m0, gx), f("Mul", m1, gy)), m3)
+        inside += [f("Not", f("Less", t, f.c(0.0))), f("Not", f("Greater", t, f.c(float(size - 1))))]
+        at.append(f("Sub", f("Mul", t, f.c(2.0 / (size - 1))), f.c(1.0)))
+    sampled = f("GridSample", b.value(op.inputs[0], NCHW), f("Concat", *at, axis=3), mode="bilinear",
+                padding_mode="zeros", align_corners=1)
+    mask = f("And", f("And", inside[0], inside[1]), f("And", inside[2], inside[3]))  # [1, oh, ow, 1]
+    mask = f("Transpose", mask, perm=[0, 3, 1, 2])
+    y = b.out_name(op.outputs[0], NCHW)
+    b.node("Where", [mask, sampled, b.const(np.float32(0), "zero")], [y], hint=op.name)
+    b.set(op.outputs[0], NCHW, y)
+
+
+def _atan2(f: _Scalars, y: str, x: str) -> str:
+    """atan2(y, x) of [1] tensors: atan(y / x), moved by pi where x < 0; 0 at (0, 0)."""
+    a = f("Atan", f("Div", y, x))
+    neg = f("Less", x, f.c(0.0))
+    turn = f("Where", f("Less", y, f.c(0.0)), f.c(-np.pi), f.c(np.pi))
+    a = f("Add", a, f("Where", neg, turn, f.c(0.0)))
+    origin = f("And", f("Equal", x, f.c(0.0)), f("Equal", y, f.c(0.0)))
+    return f("Where", origin, f.c(0.0), a)
+
+
+def _landmarks_to_transform_matrix(b: OnnxBuilder, op: TflOp) -> None:
+    """Landmarks2TransformMatrix (version 2): the [1, 4, 4] matrix mapping a crop of output_height x
+    output_width onto the landmarks' subset, rotated so the left and right landmarks lie at
+    target_rotation_radians, scaled by scale_x, scale_y about the subset's rotated bounding box."""
+    if len(op.inputs) != 1 or len(op.outputs) != 1 or any(b.tensor(i).dtype != "float32" for i in
+                                                          [*op.inputs, *op.outputs]):
+        raise op_error(op, "Landmarks2TransformMatrix takes a float32 input and gives a float32 output")
+    shape = b.tensor(op.inputs[0]).shape
+    if len(shape) != 3:
+        raise op_error(op, f"Landmarks2TransformMatrix of {list(shape)} is not supported (version 2's 3-D "
+                       "landmarks; version 1's 4-D ones are not)")
+    o = _flex(op)
+    need = ("subset_idxs", "left_rotation_idx", "right_rotation_idx", "target_rotation_radians", "output_height",
+            "output_width", "scale_x", "scale_y")
+    missing = [k for k in need if k not in o]
+    if missing:
+        raise op_error(op, f"Landmarks2TransformMatrix options lack {', '.join(missing)}")
+    subset = [int(v) for v in o["subset_idxs"]]
+    left, right = int(o["left_rotation_idx"]), int(o["right_rotation_idx"])
+    size = int(np.prod(shape))
+    if not subset or any(not 0 <= 3 * i + 1 < size for i in [*subset, left, right]) \
+            or o["output_height"] <= 0 or o["output_width"] <= 0 or o["scale_x"] <= 0 or o["scale_y"] <= 0:
+        raise op_error(op, f"Landmarks2TransformMatrix options {o} do not fit landmarks {list(shape)}")
+    _check_shape(b, op, 0, (1, 4, 4))
+    f = _Scalars(b, op)
+    flat = f("Reshape", b.value(op.inputs[0], NHWC), b.const(np.array([size], np.int64), "flat"))
+    lx, ly, rx, ry = (f.pick(flat, [k], "at") for k in (3 * left, 3 * left + 1, 3 * right, 3 * right + 1))
+    rotation = f("Sub", f.c(float(np.float32(o["target_rotation_radians"]))), _atan2(f, f("Sub", ry, ly),
+                                                                                    f("Sub", rx, lx)))
+    # the subset rotated by `rotation`: its box's size and centre, the centre rotated back
+    xs, ys = f.pick(flat, [3 * i for i in subset], "xs"), f.pick(flat, [3 * i + 1 for i in subset], "ys")
+    cos, sin = f("Cos", rotation), f("Sin", rotation)
+    rx_all = f("Add", f("Mul", cos, xs), f("Mul", f("Neg", sin), ys))
+    ry_all = f("Add", f("Mul", sin, xs), f("Mul", cos, ys))
+    axes = b.const(np.array([0], np.int64), "axes")
+    box = [f(r, v, axes, keepdims=1) for v in (rx_all, ry_all) for r in ("ReduceMin", "ReduceMax")]
+    width, height = f("Sub", box[1], box[0]), f("Sub", box[3], box[2])
+    mx, my = (f("Div", f("Add", box[k], box[k + 1]), f.c(2.0)) for k in (0, 2))
+    back = f("Neg", rotation)
+    cb, sb = f("Cos", back), f("Sin", back)
+    crop_x = f("Add", f("Mul", cb, mx), f("Mul", f("Neg", sb), my))
+    crop_y = f("Add", f("Mul", sb, mx), f("Mul", cb, my))
+    # shift to the crop centre, rotate back, scale to the box, shift by half the output
+    sx = f("Div", f("Mul", f.c(float(o["scale_x"])), width), f.c(float(o["output_width"])))
+    sy = f("Div", f("Mul", f.c(float(o["scale_y"])), height), f.c(float(o["output_height"])))
+    shx, shy = f.c(-o["output_width"] / 2.0), f.c(-o["output_height"] / 2.0)
+    a00, a01 = f("Mul", cb, sx), f("Mul", f("Neg", sb), sy)
+    a10, a11 = f("Mul", sb, sx), f("Mul", cb, sy)
+    a03 = f("Add", f("Add", f("Mul", a00, shx), f("Mul", a01, shy)), crop_x)
+    a13 = f("Add", f("Add", f("Mul", a10, shx), f("Mul", a11, shy)), crop_y)
+    zero, one = f.c(0.0), f.c(1.0)
+    rows = f("Concat", a00, a01, zero, a03, a10, a11, zero, a13, zero, zero, one, zero, zero, zero, zero, one, axis=0)
+    b.node("Reshape", [rows, b.const(np.array([1, 4, 4], np.int64), "shape")], [b.names[op.outputs[0]]],
+           hint=op.name)
+    b.set(op.outputs[0], NHWC, b.names[op.outputs[0]])
+
+
 OPS = {
     "CUSTOM:Convolution2DTransposeBias": _transpose_conv_bias,
     "CUSTOM:MaxPoolingWithArgmax2D": _max_pool_argmax,
     "CUSTOM:MaxUnpooling2D": _max_unpooling,
+    "CUSTOM:Landmarks2TransformMatrix": _landmarks_to_transform_matrix,
+    "CUSTOM:TransformTensorBilinear": _transform_tensor_bilinear,
+    "CUSTOM:TransformLandmarks": _transform_landmarks,
 }

@@ -27,6 +27,9 @@ CUSTOM_LOWERED = frozenset({
     "Convolution2DTransposeBias",
     "MaxPoolingWithArgmax2D",
     "MaxUnpooling2D",
+    "Landmarks2TransformMatrix",
+    "TransformTensorBilinear",
+    "TransformLandmarks",
 })
 
 
