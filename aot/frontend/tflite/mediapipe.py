@@ -1,6 +1,6 @@
 """MediaPipe's custom TFLite ops (issue 50), the ones its face, hand, pose and selfie models carry,
-lowered to ONNX ops that compute them exactly as the published kernels (google/mediapipe,
-mediapipe/util/tflite/operations/) do:
+lowered to ONNX ops that compute what the published kernels (google/mediapipe,
+mediapipe/util/tflite/operations/) compute:
 
 - Convolution2DTransposeBias: TRANSPOSE_CONV with a bias input (x, weights [O, kh, kw, I], bias),
   as ConvTranspose. Its options are TfLiteTransposeConvParams memcpy'd (padding, stride_width,
@@ -8,11 +8,15 @@ mediapipe/util/tflite/operations/) do:
   output is s * (in - 1) + k less that.
 - MaxPoolingWithArgmax2D: MAX_POOL_2D that also writes, as float32, where in its window each maximum
   is: y * filter_width + x + 0.1 (window coordinates, the padding included). MaxPool's Indices
-  (positions in the input) turned into those by integer arithmetic. Options: TfLitePoolParams memcpy'd
-  (padding, stride_width, stride_height, filter_width, filter_height, activation as int32).
+  (positions in the input) turned into those by integer arithmetic: equal to the kernel's but on a
+  window of -inf only or one whose first value is NaN. Options: TfLitePoolParams memcpy'd (padding,
+  stride_width, stride_height, filter_width, filter_height, activation as int32).
 - MaxUnpooling2D: the inverse: an output filter times larger, zero but where each input's index
   (truncated to an integer) puts it within its window. Where(index == position, x, 0) over the windows,
-  for windows that tile the output (stride == filter), the only case the kernel's padding is 0.
+  for windows that tile the output (stride == filter; others, which overlap or leave gaps, are refused).
+- Landmarks2TransformMatrix (version 2), TransformTensorBilinear (1 and 2), TransformLandmarks (2):
+  options in flexbuffer maps; float arithmetic (atan2, cos, sin, bilinear sampling) in another order
+  than the kernels', so equal to a few ulps, not bit for bit.
 
 TfLitePadding is 1 SAME, 2 VALID (not the schema's 0 / 1); TfLiteFusedActivation 0-3 are the schema's
 NONE, RELU, RELU_N1_TO_1, RELU6, and the pool kernels clamp for those only (CalculateActivationRange).
