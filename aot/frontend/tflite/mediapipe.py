@@ -16,7 +16,8 @@ mediapipe/util/tflite/operations/) compute:
   for windows that tile the output (stride == filter; others, which overlap or leave gaps, are refused).
 - Landmarks2TransformMatrix (version 2), TransformTensorBilinear (1 and 2), TransformLandmarks (2):
   options in flexbuffer maps; float arithmetic (atan2, cos, sin, bilinear sampling) in another order
-  than the kernels', so equal to a few ulps, not bit for bit.
+  than the kernels', so close (within 1e-5 of each output's scale in tests/frontend/
+  test_tflite_mediapipe.py), not bit for bit.
 
 TfLitePadding is 1 SAME, 2 VALID (not the schema's 0 / 1); TfLiteFusedActivation 0-3 are the schema's
 NONE, RELU, RELU_N1_TO_1, RELU6, and the pool kernels clamp for those only (CalculateActivationRange).
