@@ -6,17 +6,14 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
+import mediapipe_numpy as mp
 import numpy as np
 import pytest
+from modelcheck import AOTC
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import mediapipe_numpy as mp  # noqa: E402
-from modelcheck import AOTC  # noqa: E402
-
-from aot.build import cmake_exe  # noqa: E402
+from aot.build import cmake_exe
 
 F32 = 0  # TensorType.FLOAT32
 
