@@ -224,7 +224,8 @@ def _transform_tensor_bilinear(b: OnnxBuilder, op: TflOp) -> None:
     """TransformTensorBilinear: output pixel (x, y) samples the input bilinearly at the matrix's first two
     rows times (x, y, 0, 1); 0 where that falls outside [0, w - 1] x [0, h - 1]. Version 2 (options
     output_height, output_width) first moves the matrix half a pixel (align corners); version 1 (output_size)
-    does not. As GridSample (align_corners, zeros) at that point, scaled to [-1, 1], then the mask."""
+    does not. As the kernel computes it: the four pixels around the point (Gather; 0 past the last row or
+    column), weighted by the point's fractions."""
     if len(op.inputs) != 2 or len(op.outputs) != 1 or any(b.tensor(i).dtype != "float32" for i in
                                                           [*op.inputs, *op.outputs]):
         raise op_error(op, "TransformTensorBilinear takes two float32 inputs and gives one float32 output")
@@ -242,24 +243,44 @@ def _transform_tensor_bilinear(b: OnnxBuilder, op: TflOp) -> None:
     _check_shape(b, op, 0, (1, oh, ow, c))
     f = _Scalars(b, op)
     m = _matrix_rows(f, b, op, 1)
-    grid_x = np.broadcast_to(np.arange(ow, dtype=np.float32), (oh, ow)).reshape(1, oh, ow, 1)
-    grid_y = np.broadcast_to(np.arange(oh, dtype=np.float32)[:, None], (oh, ow)).reshape(1, oh, ow, 1)
-    gx, gy = f.c(grid_x, "out_x"), f.c(grid_y, "out_y")
+    points = oh * ow  # the output pixels, row by row
+    gx = f.c(np.tile(np.arange(ow, dtype=np.float32), oh).reshape(points, 1), "out_x")
+    gy = f.c(np.repeat(np.arange(oh, dtype=np.float32), ow).reshape(points, 1), "out_y")
     at, inside = [], []
     for r, size in ((0, w), (4, h)):
         m0, m1, m3 = f.pick(m, [r], "m0"), f.pick(m, [r + 1], "m1"), f.pick(m, [r + 3], "m3")
         if half:  # m3 + m0 / 2 + m1 / 2 - 1/2
             m3 = f("Add", m3, f("Sub", f("Add", f("Mul", m0, f.c(0.5)), f("Mul", m1, f.c(0.5))), f.c(0.5)))
-        t = f("Add", f("Add", f("Mul", m0, gx), f("Mul", m1, gy)), m3)
+        t = f("Add", f("Add", f("Mul", m0, gx), f("Mul", m1, gy)), m3)  # [points, 1]
         inside += [f("Not", f("Less", t, f.c(0.0))), f("Not", f("Greater", t, f.c(float(size - 1))))]
-        at.append(f("Sub", f("Mul", t, f.c(2.0 / (size - 1))), f.c(1.0)))
-    sampled = f("GridSample", b.value(op.inputs[0], NCHW), f("Concat", *at, axis=3), mode="bilinear",
-                padding_mode="zeros", align_corners=1)
-    mask = f("And", f("And", inside[0], inside[1]), f("And", inside[2], inside[3]))  # [1, oh, ow, 1]
-    mask = f("Transpose", mask, perm=[0, 3, 1, 2])
-    y = b.out_name(op.outputs[0], NCHW)
-    b.node("Where", [mask, sampled, b.const(np.float32(0), "zero")], [y], hint=op.name)
-    b.set(op.outputs[0], NCHW, y)
+        at.append(t)
+    inside_all = f("And", f("And", inside[0], inside[1]), f("And", inside[2], inside[3]))
+    zero = f.c(0.0)
+    tx, ty = (f("Where", inside_all, t, zero) for t in at)  # in [0, size - 1] where read at all
+    fx, fy = f("Floor", tx), f("Floor", ty)
+    right, lower = f("Sub", tx, fx), f("Sub", ty, fy)
+    ix, iy = (f("Cast", v, to=7) for v in (fx, fy))  # int64, >= 0
+    pixels = f("Reshape", b.value(op.inputs[0], NHWC), b.const(np.array([h * w, c], np.int64), "pixels"))
+    one = b.const(np.array([1], np.int64), "one")
+    rows, columns = (iy, f("Add", iy, one)), (ix, f("Add", ix, one))
+    q = {}
+    for dy in (0, 1):
+        for dx in (0, 1):
+            yy, xx = rows[dy], columns[dx]
+            ok = f("And", f("Less", yy, b.const(np.array([h], np.int64), "h")),
+                   f("Less", xx, b.const(np.array([w], np.int64), "w")))  # the corner after the last: 0
+            flat = f("Add", f("Mul", f("Min", yy, b.const(np.array([h - 1], np.int64), "last_row")),
+                              b.const(np.array([w], np.int64), "w")),
+                     f("Min", xx, b.const(np.array([w - 1], np.int64), "last_column")))
+            read = f("Gather", pixels, f("Reshape", flat, b.const(np.array([points], np.int64), "points")), axis=0)
+            q[dy, dx] = f("Where", ok, read, zero)  # [points, c]
+    left, upper_w = f("Sub", f.c(1.0), right), f("Sub", f.c(1.0), lower)
+    upper = f("Add", f("Mul", left, q[0, 0]), f("Mul", right, q[0, 1]))
+    low = f("Add", f("Mul", left, q[1, 0]), f("Mul", right, q[1, 1]))
+    result = f("Where", inside_all, f("Add", f("Mul", lower, low), f("Mul", upper_w, upper)), zero)
+    b.node("Reshape", [result, b.const(np.array([1, oh, ow, c], np.int64), "shape")], [b.names[op.outputs[0]]],
+           hint=op.name)
+    b.set(op.outputs[0], NHWC, b.names[op.outputs[0]])
 
 
 def _atan2(f: _Scalars, y: str, x: str) -> str:
