@@ -28,6 +28,12 @@ CUSTOM_NOTES = {
     "TFLite_Detection_PostProcess": "float32 or uint8 box encodings and class predictions as LiteRT runs them, and "
                                     "int8 ones (dequantized alike; LiteRT refuses them); constant anchors; the fast "
                                     "and the regular NMS; float32 outputs",
+    "Convolution2DTransposeBias": "MediaPipe's transposed conv with bias (float32), as ConvTranspose",
+    "MaxPoolingWithArgmax2D": "MediaPipe's max pool with each maximum's window position (float32)",
+    "MaxUnpooling2D": "MediaPipe's unpooling by those positions (float32; stride equal to the filter)",
+    "Landmarks2TransformMatrix": "MediaPipe's landmarks-to-matrix (float32, version 2)",
+    "TransformTensorBilinear": "MediaPipe's bilinear sampling through a matrix (float32, versions 1 and 2, batch 1)",
+    "TransformLandmarks": "MediaPipe's landmarks through a matrix (float32, version 2)",
 }
 
 

@@ -76,11 +76,11 @@ def test_aotc_ops_tflite_on_the_command_line():
 def test_tflite_page_lists_the_custom_op():
     """The custom ops the reader lets through are the ones the frontend lowers, and the page and `aotc ops --tflite
     NAME` say what each takes."""
-    from aot.frontend.tflite import detect
+    from aot.frontend.tflite import ops
     from aot.frontend.tflite.reader import CUSTOM_OPS
     from aot.tflite_ops_page import markdown
 
-    assert set(CUSTOM_OPS) == set(detect.CUSTOM)
+    assert set(CUSTOM_OPS) == ops.CUSTOM_LOWERED
     assert "- `TFLite_Detection_PostProcess`: float32 or uint8" in markdown()
     r = subprocess.run([sys.executable, "-m", "aot.cli", "ops", "--tflite", "tflite_detection_postprocess"],
                        capture_output=True, text=True, check=True)

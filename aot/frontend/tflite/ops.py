@@ -26,7 +26,7 @@ import onnx
 from onnx import helper
 
 from aot.errors import AotcError
-from aot.frontend.tflite import arrays, detect, elementwise, index, nn, reduce
+from aot.frontend.tflite import arrays, detect, elementwise, index, mediapipe, nn, reduce
 from aot.frontend.tflite.builder import (
     NCHW,
     NHWC,
@@ -314,12 +314,14 @@ def _dequantize(b: OnnxBuilder, op: TflOp) -> None:
 
 
 _OPS = {
-    **nn.OPS, **elementwise.OPS, **arrays.OPS, **reduce.OPS, **index.OPS,
+    **nn.OPS, **elementwise.OPS, **arrays.OPS, **reduce.OPS, **index.OPS, **mediapipe.OPS,
     "QUANTIZE": _quantize, "DEQUANTIZE": _dequantize, "WHILE": lower_while, "IF": lower_if,
     "VAR_HANDLE": var_handle, "READ_VARIABLE": read_variable, "ASSIGN_VARIABLE": assign_variable,
     "CALL_ONCE": call_once,
 }
 
-FLOAT_BUILTINS = frozenset(_OPS)  # the builtins lowered for float tensors (aotc ops --tflite)
+FLOAT_BUILTINS = frozenset(k for k in _OPS if not k.startswith("CUSTOM:"))  # lowered for float tensors
+# the custom ops lowered (reader.py lets them by)
+CUSTOM_LOWERED = frozenset(k[7:] for k in _OPS if k.startswith("CUSTOM:")) | frozenset(detect.CUSTOM)
 QUANTIZED_MOVES = frozenset(_MOVES)  # on int8 tensors too: the same ONNX ops move the integers
 QUANTIZED_MOVES_16 = QUANTIZED_MOVES - frozenset(_NOT_INT16)  # and on int16 (16x8) ones

@@ -22,8 +22,17 @@ from aot.frontend.tflite.sparse import densify
 NUMPY_DTYPE = {0: "float32", 1: "float16", 2: "int32", 3: "uint8", 4: "int64", 6: "bool", 7: "int16", 9: "int8",
                10: "float64"}
 RESOURCE = 13  # a resource variable's handle (VAR_HANDLE's output): no data, read as "resource"
-# the custom ops the frontend lowers (aot/frontend/tflite/detect.py); any other is refused by name here
-CUSTOM_OPS = ("TFLite_Detection_PostProcess",)
+# the custom ops the frontend lowers (detect.py, mediapipe.py; ops.py's table); any other is refused by name here
+CUSTOM_OPS = (
+    "TFLite_Detection_PostProcess",
+    "Convolution2DTransposeBias",
+    "MaxPoolingWithArgmax2D",
+    "MaxUnpooling2D",
+    "Landmarks2TransformMatrix",
+    "TransformTensorBilinear",
+    "TransformLandmarks",
+)
+CUSTOM_LOWERED = frozenset(CUSTOM_OPS)
 
 
 def schema() -> ModuleType:
@@ -57,6 +66,7 @@ class TflOp:
     outputs: list[int]
     options: Any  # the op's *OptionsT object (None if it has none)
     intermediates: list[int] = field(default_factory=list)  # tensor indices (the integer LSTM's scales)
+    custom: bytes = b""  # a custom op's custom_options, as the file holds them
 
     @property
     def name(self) -> str:
@@ -87,7 +97,7 @@ class TflModel:
 
 def read_tflite(path: str | Path) -> TflModel:
     """The main subgraph of a .tflite file, the others (WHILE's, IF's, CALL_ONCE's) in its
-    extra['subgraphs']; refuses what the frontend cannot map (custom ops but CUSTOM_OPS, sparse tensors) by
+    extra['subgraphs']; refuses what the frontend cannot map (custom ops it does not lower, sparse tensors) by
     name."""
     sch = schema()
     path = Path(path)
@@ -124,8 +134,9 @@ def _subgraph(model: Any, sg: Any, k: int, codes: list[str], buf: bytes, path: P
             if name.startswith("CUSTOM:") else op.builtinOptions
         ops.append(TflOp(j, name, [int(i) for i in (op.inputs if op.inputs is not None else [])],
                          [int(i) for i in (op.outputs if op.outputs is not None else [])], options,
-                         [int(i) for i in (op.intermediates if op.intermediates is not None else [])]))
-    custom = next((o for o in ops if o.op.startswith("CUSTOM:") and o.op[7:] not in CUSTOM_OPS), None)
+                         [int(i) for i in (op.intermediates if op.intermediates is not None else [])],
+                         bytes(op.customOptions) if op.customOptions is not None else b""))
+    custom = next((o for o in ops if o.op.startswith("CUSTOM:") and o.op[7:] not in CUSTOM_LOWERED), None)
     if custom is not None:  # before the tensors, whose types (e.g. TFLM signal's uint32) may be the custom op's
         library = " (TFLM signal library)" if custom.op[7:].startswith("Signal") else ""
         raise AotcError(f"custom op '{custom.op[7:]}'{library} is not supported", node=OpName(custom))
