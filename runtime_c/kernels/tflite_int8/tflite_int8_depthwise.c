@@ -25,6 +25,29 @@ static void tfl_dsp_dw_one(const aotc_tfl_conv_params *p, const int8_t *xb, int3
     acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
 }
 
+#if !AOTC_TFL_MVE
+/* One channel's n sums (acc[0], acc[4], ...) requantised to y[0], y[ys], ... where the activation
+ * clamps nothing past int8 (y_min -128, y_max 127: no activation, or a ReLU whose zero point is
+ * -128, as in the MLPerf Tiny models): tfl_dsp_requant_run's SMMLAR form (same conditions: see
+ * there), its clamp one SSAT, two positions a pass. About 11 instructions an output instead of
+ * the general loop's 15 (its compare-and-select for y_min, an IT block each). */
+static void tfl_dsp_dw_requant_ssat(const int32_t *acc, int32_t n, int32_t s, int32_t mult, int32_t ra,
+                                    int32_t right, int8_t *y, int32_t ys) {
+    int32_t i;
+    for (i = 0; i + 2 <= n; i += 2, acc += 8, y += 2 * ys) {
+        const int32_t a = (int32_t)((uint32_t)acc[0] << s), b = (int32_t)((uint32_t)acc[4] << s);
+        const int32_t qa = (tfl_dsp_smmlar(a, mult, ra) + (a >> 31)) >> right;
+        const int32_t qb = (tfl_dsp_smmlar(b, mult, ra) + (b >> 31)) >> right;
+        y[0] = (int8_t)__ssat(qa, 8);
+        y[ys] = (int8_t)__ssat(qb, 8);
+    }
+    if (i < n) {
+        const int32_t a = (int32_t)((uint32_t)acc[0] << s);
+        y[0] = (int8_t)__ssat((tfl_dsp_smmlar(a, mult, ra) + (a >> 31)) >> right, 8);
+    }
+}
+#endif
+
 /* The sums of n positions' 4 channels [ch, ch + 4) requantised to yo (the first position's channel
  * ch), channel by channel; bound: at least every |sum| (tfl_dsp_requant_run). */
 __attribute__((noinline)) static void tfl_dsp_dw_store(const aotc_tfl_conv_params *p, const int32_t *acc, int32_t n,
@@ -36,9 +59,18 @@ __attribute__((noinline)) static void tfl_dsp_dw_store(const aotc_tfl_conv_param
         tfl_mve_requant4(vld1q_s32(acc + 4 * j), p->mult + ch, p->shift + ch, p->y_zero, p->y_min, p->y_max,
                          yo + (int64_t)j * p->oc);
 #else
-    for (j = 0; j < 4; ++j)
-        tfl_dsp_requant_run(acc + j, 4, n, 0, p->mult[ch + j], p->shift[ch + j], p->y_zero, p->y_min, p->y_max, yo + j,
-                            p->oc, bound);
+    for (j = 0; j < 4; ++j) {
+        const int32_t mult = p->mult[ch + j], shift = p->shift[ch + j];
+        const int32_t left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+        /* tfl_dsp_requant_run's SMMLAR conditions, with a clamp that SSAT alone makes */
+        if (p->y_min == -128 && p->y_max == 127 && mult != INT32_MIN && left < 30 &&
+            bound < ((int64_t)1 << (30 - left)) && right > 0 && right <= 22) {
+            const int32_t ra = (1 << (right - 1)) + p->y_zero * (1 << right);
+            tfl_dsp_dw_requant_ssat(acc + j, n, left + 1, mult, ra, right, yo + j, p->oc);
+        } else {
+            tfl_dsp_requant_run(acc + j, 4, n, 0, mult, shift, p->y_zero, p->y_min, p->y_max, yo + j, p->oc, bound);
+        }
+    }
 #endif
 }
 
