@@ -74,6 +74,98 @@ __attribute__((noinline)) static void tfl_dsp_dw_store(const aotc_tfl_conv_param
 #endif
 }
 
+/* The band of output row oy's windows (TFL_DSP_DW_BAND): input rows iy0, iy0 + 1, iy0 + 2 of 4
+ * channels (xb: the image's first position, channel ch) over the pw columns the row's windows span
+ * from -pad_left, column by column: band[3 j + k] = row iy0 + k, column j - pad_left, or zb (x_zero
+ * 4 times) in the padding. A window's tap (ky, kx) is then band[3 (j + kx) + ky], word offsets known
+ * when compiling (tfl_dsp_dw3x3_band). */
+static void tfl_dsp_dw_band(const aotc_tfl_conv_params *p, const int8_t *xb, int32_t iy0, uint32_t zb, int32_t pw,
+                            uint32_t *AOTC_RESTRICT band) {
+    const int32_t c = p->c, pl = p->pad_left, lo = pl < pw ? pl : pw, hi = pl + p->w < pw ? pl + p->w : pw;
+    const int64_t row = (int64_t)p->w * c;
+    int32_t k, j;
+    if (iy0 >= 0 && iy0 + 2 < p->h) { /* the 3 rows inside: a column is 3 loads and 3 stores */
+        const int8_t *s = xb + (int64_t)iy0 * row - (int64_t)pl * c;
+        uint32_t *d = band;
+        for (j = 0; j < lo; ++j, d += 3) d[0] = d[1] = d[2] = zb;
+        for (s += (int64_t)lo * c; j < hi; ++j, d += 3, s += c) {
+            const uint32_t v0 = aotc_dsp_load32(s), v1 = aotc_dsp_load32(s + row), v2 = aotc_dsp_load32(s + 2 * row);
+            d[0] = v0, d[1] = v1, d[2] = v2;
+        }
+        for (; j < pw; ++j, d += 3) d[0] = d[1] = d[2] = zb;
+        return;
+    }
+    for (k = 0; k < 3; ++k) {
+        const int32_t iy = iy0 + k;
+        uint32_t *d = band + k;
+        if (iy < 0 || iy >= p->h) {
+            for (j = 0; j < pw; ++j) d[3 * j] = zb;
+            continue;
+        }
+        const int8_t *s = xb + (int64_t)iy * row - (int64_t)pl * c;
+        for (j = 0; j < lo; ++j) d[3 * j] = zb;
+        for (; j < hi; ++j) d[3 * j] = aotc_dsp_load32(s + (int64_t)j * c);
+        for (; j < pw; ++j) d[3 * j] = zb;
+    }
+}
+
+#if AOTC_DSP_ASM
+/* One tap (t = 3 ky + kx) of two positions A and B, sw columns apart, in a band: the tap's widened
+ * weights (wq[2t], wq[2t + 1]) loaded once for both, each position's input word widened to [c0, c2]
+ * / [c1, c3] and multiplied channel by channel (SMLABB / SMLATT): 16 instructions, 18 cycles for 8
+ * multiply-accumulates (a tap of one position alone: 8 and 11 for 4, the weights loaded each time). */
+#define TFL_DW_TAP2(t, ky, kx, sw)                                                                         \
+    "ldr %[w0], [%[wp], #(8 * " #t ")]\n\t"                                                               \
+    "ldr %[w1], [%[wp], #(8 * " #t " + 4)]\n\t"                                                           \
+    "ldr %[v], [%[r], #(12 * " #kx " + 4 * " #ky ")]\n\t"                                                 \
+    "sxtb16 %[e], %[v]\n\t"                                                                               \
+    "sxtb16 %[v], %[v], ror #8\n\t"                                                                       \
+    "smlabb %[a0], %[e], %[w0], %[a0]\n\t"                                                                \
+    "smlatt %[a2], %[e], %[w0], %[a2]\n\t"                                                                \
+    "smlabb %[a1], %[v], %[w1], %[a1]\n\t"                                                                \
+    "smlatt %[a3], %[v], %[w1], %[a3]\n\t"                                                                \
+    "ldr %[v], [%[r], #(12 * " #kx " + 4 * " #ky " + 12 * " #sw ")]\n\t"                                  \
+    "sxtb16 %[e], %[v]\n\t"                                                                               \
+    "sxtb16 %[v], %[v], ror #8\n\t"                                                                       \
+    "smlabb %[b0], %[e], %[w0], %[b0]\n\t"                                                                \
+    "smlatt %[b2], %[e], %[w0], %[b2]\n\t"                                                                \
+    "smlabb %[b1], %[v], %[w1], %[b1]\n\t"                                                                \
+    "smlatt %[b3], %[v], %[w1], %[b3]\n\t"
+#define TFL_DW_WINDOW2(sw)                                                                                 \
+    TFL_DW_TAP2(0, 0, 0, sw) TFL_DW_TAP2(1, 0, 1, sw) TFL_DW_TAP2(2, 0, 2, sw) TFL_DW_TAP2(3, 1, 0, sw)   \
+    TFL_DW_TAP2(4, 1, 1, sw) TFL_DW_TAP2(5, 1, 2, sw) TFL_DW_TAP2(6, 2, 0, sw) TFL_DW_TAP2(7, 2, 1, sw)   \
+    TFL_DW_TAP2(8, 2, 2, sw)
+/* the pairs of positions of a band at column stride sw (a literal: the offsets are the assembler's) */
+#define TFL_DW_PAIRS(sw)                                                                                   \
+    for (; n >= 2; n -= 2, r += 24 * (sw), acc += 8) {                                                    \
+        int32_t a0 = base[0], a1 = base[1], a2 = base[2], a3 = base[3], b0 = a0, b1 = a1, b2 = a2, b3 = a3; \
+        uint32_t v, e, w0, w1;                                                                             \
+        __asm__(TFL_DW_WINDOW2(sw)                                                                         \
+                : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [b0] "+r"(b0), [b1] "+r"(b1), \
+                  [b2] "+r"(b2), [b3] "+r"(b3), [v] "=&r"(v), [e] "=&r"(e), [w0] "=&r"(w0), [w1] "=&r"(w1) \
+                : [r] "r"(r), [wp] "r"(wq)                                                                 \
+                : "memory");                                                                               \
+        acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3, acc[4] = b0, acc[5] = b1, acc[6] = b2, acc[7] = b3; \
+    }
+#endif
+
+/* The sums of n positions' 4 channels from a band (tfl_dsp_dw_band; band: the first position's
+ * window's first column, positions sw columns apart) into acc, each from base (wq: the taps' widened
+ * weights, 2 words a tap): in assembly two positions at a time, each tap's weights loaded once for
+ * both; a last odd position, or every one without assembly, by aotc_dsp_dw3x3_run. */
+__attribute__((noinline)) static void tfl_dsp_dw3x3_band(const uint32_t *band, int32_t n, int32_t sw,
+                                                          const uint32_t *wq, const int32_t *base, int32_t *acc) {
+    const uint8_t *r = (const uint8_t *)band;
+#if AOTC_DSP_ASM
+    if (sw == 1) {
+        TFL_DW_PAIRS(1)
+    } else {
+        TFL_DW_PAIRS(2)
+    }
+#endif
+    if (n > 0) aotc_dsp_dw3x3_run((const int8_t *)r, 12 * sw, n, 12, 4, wq, base, acc);
+}
+
 /* DEPTHWISE_CONV_2D, depth multiplier 1, channels a multiple of 4, windows up to TFL_DSP_TAPS:
  * 4 channels at a time over every position, their weights widened once. The input zero point's
  * share of the sums is in the base (a tap in the padding reads x_zero, adding 0 to the sum of
@@ -114,6 +206,28 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
             b_max = bias && tfl_dsp_abs64(bias[ch + j]) > b_max ? tfl_dsp_abs64(bias[ch + j]) : b_max;
         }
         bound += b_max;
+        if (TFL_DSP_DW_BAND(p)) {
+            /* by output rows: the row's band, then its positions' sums into the run, which is stored
+             * when full (a run may end inside a row) */
+            for (b = 0; b < p->n; ++b) {
+                const int8_t *xb = x + (int64_t)b * h * wd * c + ch;
+                int8_t *yb = y + (int64_t)b * p->oh * p->ow * oc + ch;
+                for (oy = 0, t = 0; oy < p->oh; ++oy) {
+                    tfl_dsp_dw_band(p, xb, oy * p->sh - p->pad_top, zb, pw, pad);
+                    for (ox = 0; ox < p->ow;) {
+                        const int32_t n = p->ow - ox < run - t ? p->ow - ox : run - t;
+                        tfl_dsp_dw3x3_band(pad + 3 * ox * p->sw, n, p->sw, wq, base, acc + 4 * t);
+                        t += n, ox += n;
+                        if (t == run) {
+                            tfl_dsp_dw_store(p, acc, t, ch, yb + ((int64_t)oy * p->ow + ox - t) * oc, bound);
+                            t = 0;
+                        }
+                    }
+                }
+                if (t > 0) tfl_dsp_dw_store(p, acc, t, ch, yb + ((int64_t)p->oh * p->ow - t) * oc, bound);
+            }
+            continue;
+        }
         if (fast && TFL_DSP_DW_PADDED(ph, pw, p->ow, run)) {
             /* the 4 channels' words of the windows' span, padded */
             for (b = 0; b < p->n; ++b) {
