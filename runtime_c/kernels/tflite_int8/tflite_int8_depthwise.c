@@ -1,7 +1,8 @@
 /* TFLite's DEPTHWISE_CONV_2D, int8 and 16x8 (aotc_tflite_int8.h): plain loops and, on cores with the DSP
  * extension (depth multiplier 1) 4 channels at a time, each tap's 4 input bytes and 4 weight bytes
  * widened to [c0, c2] / [c1, c3] halves, and SMLABB / SMLATT per channel (requantised by Helium's
- * vectors on the M55). */
+ * vectors on the M55); a 3 x 3 window of dilation 1 and column stride 1 or 2 by bands of input rows
+ * (tfl_dsp_dw_band), two positions at a time. */
 #include "tflite_int8_internal.h"
 #include "tflite_int8_dsp.h" /* the DSP extension's paths (Cortex-M4, M33, M55) and Helium's (M55) */
 
@@ -217,9 +218,10 @@ __attribute__((noinline)) static void tfl_dsp_dw3x3_band(const uint32_t *band, i
 /* DEPTHWISE_CONV_2D, depth multiplier 1, channels a multiple of 4, windows up to TFL_DSP_TAPS:
  * 4 channels at a time over every position, their weights widened once. The input zero point's
  * share of the sums is in the base (a tap in the padding reads x_zero, adding 0 to the sum of
- * (x - x_zero) * w), so a 3 x 3 window inside the image is plain loads: such windows of one output
- * row go by runs (aotc_dsp_dw3x3_run), the others one at a time; the sums are then requantised
- * channel by channel, each channel's multiplier and shifts split once. */
+ * (x - x_zero) * w), so a 3 x 3 window inside the image is plain loads. Where TFL_DSP_DW_BAND
+ * holds, each output row's windows go by its band (tfl_dsp_dw3x3_band); else such windows of one
+ * output row go by runs (aotc_dsp_dw3x3_run), the others one at a time. The sums are then
+ * requantised channel by channel, each channel's multiplier and shifts split once. */
 static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
                                 const int32_t *bias, int8_t *y, uint32_t *AOTC_RESTRICT scratch) {
     uint32_t wq[2 * TFL_DSP_TAPS];
@@ -229,7 +231,8 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
     /* the rows and columns the windows span, from (-pad_top, -pad_left) */
     const int32_t ph = TFL_DSP_DW_SPAN(p->oh, p->sh, kh, p->dh), pw = TFL_DSP_DW_SPAN(p->ow, p->sw, kw, p->dw);
     /* scratch (the memory plan's: aotc_tfl_depthwise_s8_dsp_scratch_bytes): the sums of up to `run`
-     * positions' 4 channels, then the padded span where the 3 x 3 path copies it */
+     * positions' 4 channels, then the band (3 pw words) or the padded span where the 3 x 3 paths copy
+     * them */
     const int32_t run = tfl_dsp_dw_run(p);
     int32_t *acc = (int32_t *)scratch;
     uint32_t *pad = scratch + 4 * run;
