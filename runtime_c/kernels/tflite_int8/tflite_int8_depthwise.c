@@ -134,6 +134,14 @@ static void tfl_dsp_dw_band(const aotc_tfl_conv_params *p, const int8_t *xb, int
     }
 }
 
+/* The pairs' assembly takes 14 registers, which gcc allocates around it and clang's allocator does not
+ * (it fails to compile): with clang every position goes by the one-position assembly. */
+#if AOTC_DSP_ASM && !defined(__clang__)
+#define TFL_DW_PAIR_ASM 1
+#else
+#define TFL_DW_PAIR_ASM 0
+#endif
+
 #if AOTC_DSP_ASM
 /* One tap (t = 3 ky + kx) of two positions A and B, sw columns apart, in a band: the tap's widened
  * weights (wq[2t], wq[2t + 1]) loaded once for both, each position's input word widened to [c0, c2]
@@ -188,17 +196,19 @@ static void tfl_dsp_dw_band(const aotc_tfl_conv_params *p, const int8_t *xb, int
 /* The sums of n positions' 4 channels from a band (tfl_dsp_dw_band; band: the first position's
  * window's first column, positions sw columns apart) into acc, each from base (wq: the taps' widened
  * weights, 2 words a tap): in assembly two positions at a time, each tap's weights loaded once for
- * both; a last odd position, or every one without assembly, by aotc_dsp_dw3x3_run. */
+ * both, a last odd position (with clang every one) by itself; without assembly by aotc_dsp_dw3x3_run. */
 __attribute__((noinline)) static void tfl_dsp_dw3x3_band(const uint32_t *band, int32_t n, int32_t sw,
                                                           const uint32_t *wq, const int32_t *base, int32_t *acc) {
     const uint8_t *r = (const uint8_t *)band;
 #if AOTC_DSP_ASM
+#if TFL_DW_PAIR_ASM
     if (sw == 1) {
         TFL_DW_PAIRS(1)
     } else {
         TFL_DW_PAIRS(2)
     }
-    if (n > 0) {
+#endif
+    for (; n > 0; --n, r += 12 * sw, acc += 4) {
         int32_t a0 = base[0], a1 = base[1], a2 = base[2], a3 = base[3];
         uint32_t v, e, w0, w1;
         __asm__(TFL_DW_TAP1(0, 0, 0) TFL_DW_TAP1(1, 0, 1) TFL_DW_TAP1(2, 0, 2) TFL_DW_TAP1(3, 1, 0)
