@@ -177,7 +177,7 @@ def _fit_depthwise(node: Node, graph: Graph, budget: int) -> KernelChoice:
         return KernelChoice(_conv_kernel(node, graph), full)
     _, oh, ow, _ = graph.tensors[node.outputs[0]].shape
     most = min(DSP_DW_RUN, oh * ow)
-    padded = _depthwise_dsp_scratch(node, graph, most) > 4 * 4 * most
+    padded = _depthwise_dsp_scratch(node, graph, most, shortened=True) > 4 * 4 * most
     floor = min(ow if padded else DSP_DW_RUN_MIN, most)
     run = most
     while run > floor and _depthwise_dsp_scratch(node, graph, run) > budget:
@@ -189,20 +189,33 @@ def _fit_depthwise(node: Node, graph: Graph, budget: int) -> KernelChoice:
 DSP_DW_RUN_MIN = 16  # the shortest run a RAM budget gives the depthwise path where it does not copy the span
 
 
-def _depthwise_dsp_scratch(node: Node, graph: Graph, run: int = DSP_DW_RUN) -> int:
+def _depthwise_band(node: Node, shortened: bool) -> bool:
+    """Whether the depthwise DSP path goes by bands (aotc_tflite_int8.h's TFL_DSP_DW_BAND): a 3 x 3
+    window of dilation 1, column stride 1 or 2, each output row's 3 input rows copied, any row length;
+    not where a RAM budget has `shortened` the run of sums (the plan then writes p->dsp_tile)."""
+    a = node.attrs
+    return not shortened and tuple(a["kernel"]) == (3, 3) and tuple(a["dilations"]) == (1, 1) \
+        and a["strides"][1] in (1, 2)
+
+
+def _depthwise_dsp_scratch(node: Node, graph: Graph, run: int = DSP_DW_RUN, shortened: bool | None = None) -> int:
     """tfl_depthwise_s8_dsp's scratch: the sums of a run of positions' 4 channels (up to `run`: the
-    plan's p->dsp_tile), then the padded span of 4 channels that the 3 x 3 path copies (words, as the
-    C kernel lays them out)."""
+    plan's p->dsp_tile), then the band (3 rows of the span's width) or the padded span of 4 channels
+    that the 3 x 3 paths copy (words, as the C kernel lays them out); `shortened`: whether the plan
+    writes the run (p->dsp_tile), by default where it is below the kernel's own."""
     a = node.attrs
     _, _, _, c = graph.tensors[node.inputs[0]].shape
     _, oh, ow, oc = graph.tensors[node.outputs[0]].shape
     kh, kw = a["kernel"]
     if graph.tensors[node.inputs[0]].dtype != "int8" or oc != c or c % 4 or kh * kw > DSP_TAPS:
         return 0
-    run = min(DSP_DW_RUN, oh * ow, run)
+    most, run = min(DSP_DW_RUN, oh * ow), min(DSP_DW_RUN, oh * ow, run)
     ph = (oh - 1) * a["strides"][0] + (kh - 1) * a["dilations"][0] + 1
     pw = (ow - 1) * a["strides"][1] + (kw - 1) * a["dilations"][1] + 1
-    pad = ph * pw if kh == kw == 3 and ph * pw <= DSP_DW_PAD and ow <= run else 0
+    if _depthwise_band(node, run < most if shortened is None else shortened):
+        pad = 3 * pw
+    else:
+        pad = ph * pw if kh == kw == 3 and ph * pw <= DSP_DW_PAD and ow <= run else 0
     return 4 * (4 * run + pad)
 
 

@@ -267,3 +267,31 @@ def test_kernels_compile_cleanly_with_clang(tmp_path):
     with ThreadPoolExecutor(max_workers=2) as pool:
         errors = [e for e in pool.map(one, sources) if e]
     assert not errors, "\n".join(errors)
+
+
+def arm_libc_includes() -> list[str]:
+    """arm-none-eabi-gcc's C library headers (not its own compiler headers: clang brings its arm_acle.h)."""
+    r = subprocess.run(["arm-none-eabi-gcc", "-xc", "-E", "-v", os.devnull], capture_output=True, text=True)
+    lines = r.stderr.split("#include <...> search starts here:")[-1].split("End of search list.")[0].split()
+    gcc_own = Path("/usr/lib/gcc").resolve()
+    return [f"-isystem{d}" for d in (Path(p).resolve() for p in lines) if gcc_own not in d.parents]
+
+
+@pytest.mark.parametrize("level", ["-O2", "-Os"])
+def test_dsp_kernels_compile_with_clang_for_cortex_m4(tmp_path, level):
+    """The int8 kernels' DSP paths, inline assembly included, compiled by clang for the Cortex-M4:
+    an asm block that gcc allocates registers for may need more than clang's allocator finds (the
+    depthwise band's two-position block, 14 registers, failed there)."""
+    require_tool("clang", "arm-none-eabi-gcc")
+    sources = [kernel_file(f) for f in family_files("tflite_int8") if f.endswith(".c")]
+    flags = ["--target=arm-none-eabi", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16",
+             level, *WARNINGS, *arm_libc_includes(), *kernel_include_flags()]
+
+    def one(src: Path) -> str:
+        r = subprocess.run(["clang", *flags, "-c", str(src), "-o", str(tmp_path / f"{src.stem}.o")],
+                           capture_output=True, text=True)
+        return "" if r.returncode == 0 else f"{src.name}:\n{r.stderr[-3000:]}"
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        errors = [e for e in pool.map(one, sources) if e]
+    assert not errors, "\n".join(errors)

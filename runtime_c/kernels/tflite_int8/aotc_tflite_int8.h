@@ -312,6 +312,13 @@ static inline int32_t tfl_dsp_dw_run(const aotc_tfl_conv_params *p) {
  * TFL_DSP_DW_PAD words and a run holds an output row (macros: the kernel compiles as before) */
 #define TFL_DSP_DW_PADDED(ph, pw, ow, run) ((ph) * (pw) <= TFL_DSP_DW_PAD && (ow) <= (run))
 
+/* ... and whether a 3 x 3 window of dilation 1 and column stride 1 or 2 goes by bands (tflite_int8_depthwise.c):
+ * each output row's 3 input rows of 4 channels copied, padded, column by column (3 pw words), instead; not
+ * where a RAM budget shortens the run of sums (p->dsp_tile), which then takes the least scratch as before */
+#define TFL_DSP_DW_BAND(p)                                                                                      \
+    ((p)->kh == 3 && (p)->kw == 3 && (p)->dh == 1 && (p)->dw == 1 && (p)->sw >= 1 && (p)->sw <= 2 &&            \
+     (p)->dsp_tile == 0)
+
 /* Bytes of scratch the plan gives each path, 0 where it does not take p (the plain loop then runs) */
 static inline int64_t aotc_tfl_conv_s8_dsp_scratch_bytes(const aotc_tfl_conv_params *p) {
     int32_t np;
@@ -337,13 +344,15 @@ static inline int64_t aotc_tfl_conv_add_s8_mve_scratch_bytes(const aotc_tfl_conv
     return words == 0 ? 0 : 4 * ((int64_t)AOTC_TFL_RESIDUAL_TABLES + words);
 }
 
-/* the sums of a run of positions' 4 channels, then the padded span (depth multiplier 1, channels a
- * multiple of 4, windows up to TFL_DSP_TAPS; else 0) */
+/* the sums of a run of positions' 4 channels, then the band or the padded span (depth multiplier 1,
+ * channels a multiple of 4, windows up to TFL_DSP_TAPS; else 0) */
 static inline int64_t aotc_tfl_depthwise_s8_dsp_scratch_bytes(const aotc_tfl_conv_params *p) {
     const int32_t ph = TFL_DSP_DW_SPAN(p->oh, p->sh, p->kh, p->dh), pw = TFL_DSP_DW_SPAN(p->ow, p->sw, p->kw, p->dw);
     const int32_t run = tfl_dsp_dw_run(p);
     if (p->depth_multiplier != 1 || p->c % 4 != 0 || p->kh * p->kw > TFL_DSP_TAPS) return 0;
-    const int32_t pad = p->kh == 3 && p->kw == 3 && TFL_DSP_DW_PADDED(ph, pw, p->ow, run) ? ph * pw : 0;
+    const int32_t pad = TFL_DSP_DW_BAND(p)                                                 ? 3 * pw
+                        : p->kh == 3 && p->kw == 3 && TFL_DSP_DW_PADDED(ph, pw, p->ow, run) ? ph * pw
+                                                                                           : 0;
     return 4 * (4 * (int64_t)run + pad);
 }
 

@@ -1,7 +1,8 @@
 /* TFLite's DEPTHWISE_CONV_2D, int8 and 16x8 (aotc_tflite_int8.h): plain loops and, on cores with the DSP
  * extension (depth multiplier 1) 4 channels at a time, each tap's 4 input bytes and 4 weight bytes
  * widened to [c0, c2] / [c1, c3] halves, and SMLABB / SMLATT per channel (requantised by Helium's
- * vectors on the M55). */
+ * vectors on the M55); a 3 x 3 window of dilation 1 and column stride 1 or 2 by bands of input rows
+ * (tfl_dsp_dw_band), two positions at a time. */
 #include "tflite_int8_internal.h"
 #include "tflite_int8_dsp.h" /* the DSP extension's paths (Cortex-M4, M33, M55) and Helium's (M55) */
 
@@ -25,6 +26,29 @@ static void tfl_dsp_dw_one(const aotc_tfl_conv_params *p, const int8_t *xb, int3
     acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
 }
 
+#if !AOTC_TFL_MVE
+/* One channel's n sums (acc[0], acc[4], ...) requantised to y[0], y[ys], ... where the activation
+ * clamps nothing past int8 (y_min -128, y_max 127: no activation, or a ReLU whose zero point is
+ * -128, as in the MLPerf Tiny models): tfl_dsp_requant_run's SMMLAR form (same conditions: see
+ * there), its clamp one SSAT, two positions a pass. About 11 instructions an output instead of
+ * the general loop's 15 (its compare-and-select for y_min, an IT block each). */
+static void tfl_dsp_dw_requant_ssat(const int32_t *acc, int32_t n, int32_t s, int32_t mult, int32_t ra,
+                                    int32_t right, int8_t *y, int32_t ys) {
+    int32_t i;
+    for (i = 0; i + 2 <= n; i += 2, acc += 8, y += 2 * ys) {
+        const int32_t a = (int32_t)((uint32_t)acc[0] << s), b = (int32_t)((uint32_t)acc[4] << s);
+        const int32_t qa = (tfl_dsp_smmlar(a, mult, ra) + (a >> 31)) >> right;
+        const int32_t qb = (tfl_dsp_smmlar(b, mult, ra) + (b >> 31)) >> right;
+        y[0] = (int8_t)__ssat(qa, 8);
+        y[ys] = (int8_t)__ssat(qb, 8);
+    }
+    if (i < n) {
+        const int32_t a = (int32_t)((uint32_t)acc[0] << s);
+        y[0] = (int8_t)__ssat((tfl_dsp_smmlar(a, mult, ra) + (a >> 31)) >> right, 8);
+    }
+}
+#endif
+
 /* The sums of n positions' 4 channels [ch, ch + 4) requantised to yo (the first position's channel
  * ch), channel by channel; bound: at least every |sum| (tfl_dsp_requant_run). */
 __attribute__((noinline)) static void tfl_dsp_dw_store(const aotc_tfl_conv_params *p, const int32_t *acc, int32_t n,
@@ -36,18 +60,178 @@ __attribute__((noinline)) static void tfl_dsp_dw_store(const aotc_tfl_conv_param
         tfl_mve_requant4(vld1q_s32(acc + 4 * j), p->mult + ch, p->shift + ch, p->y_zero, p->y_min, p->y_max,
                          yo + (int64_t)j * p->oc);
 #else
-    for (j = 0; j < 4; ++j)
-        tfl_dsp_requant_run(acc + j, 4, n, 0, p->mult[ch + j], p->shift[ch + j], p->y_zero, p->y_min, p->y_max, yo + j,
-                            p->oc, bound);
+    for (j = 0; j < 4; ++j) {
+        const int32_t mult = p->mult[ch + j], shift = p->shift[ch + j];
+        const int32_t left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+        /* tfl_dsp_requant_run's SMMLAR conditions, with a clamp that SSAT alone makes */
+        if (p->y_min == -128 && p->y_max == 127 && mult != INT32_MIN && left < 30 &&
+            bound < ((int64_t)1 << (30 - left)) && right > 0 && right <= 22) {
+            const int32_t ra = (1 << (right - 1)) + p->y_zero * (1 << right);
+            tfl_dsp_dw_requant_ssat(acc + j, n, left + 1, mult, ra, right, yo + j, p->oc);
+        } else {
+            tfl_dsp_requant_run(acc + j, 4, n, 0, mult, shift, p->y_zero, p->y_min, p->y_max, yo + j, p->oc, bound);
+        }
+    }
+#endif
+}
+
+/* The band of output row oy's windows (TFL_DSP_DW_BAND): input rows iy0, iy0 + 1, iy0 + 2 of 4
+ * channels (xb: the image's first position, channel ch) over the pw columns the row's windows span
+ * from -pad_left, column by column: band[3 j + k] = row iy0 + k, column j - pad_left, or zb (x_zero
+ * 4 times) in the padding. A window's tap (ky, kx) is then band[3 (j + kx) + ky], word offsets known
+ * when compiling (tfl_dsp_dw3x3_band). */
+static void tfl_dsp_dw_band(const aotc_tfl_conv_params *p, const int8_t *xb, int32_t iy0, uint32_t zb, int32_t pw,
+                            uint32_t *AOTC_RESTRICT band) {
+    const int32_t c = p->c, pl = p->pad_left, lo = pl < pw ? pl : pw, hi = pl + p->w < pw ? pl + p->w : pw;
+    const int64_t row = (int64_t)p->w * c;
+    int32_t k, j;
+    if (iy0 >= 0 && iy0 + 2 < p->h) { /* the 3 rows inside: a column is 3 loads and 3 stores */
+        const int8_t *s = xb + (int64_t)iy0 * row - (int64_t)pl * c;
+        uint32_t *d = band;
+        for (j = 0; j < lo; ++j, d += 3) d[0] = d[1] = d[2] = zb;
+        s += (int64_t)lo * c;
+#if AOTC_DSP_ASM
+        if (hi > j) { /* the 3 loads back to back (4 cycles, not 6 as gcc interleaves them with the stores) */
+            int32_t m = hi - j;
+            const int32_t row1 = (int32_t)row, row2 = 2 * (int32_t)row;
+            uint32_t v0, v1, v2;
+            __asm__ volatile("1:\n\t"
+                             "ldr %[v0], [%[s]]\n\t"
+                             "ldr %[v1], [%[s], %[row1]]\n\t"
+                             "ldr %[v2], [%[s], %[row2]]\n\t"
+                             "add %[s], %[s], %[c]\n\t"
+                             "str %[v0], [%[d]]\n\t"
+                             "str %[v1], [%[d], #4]\n\t"
+                             "str %[v2], [%[d], #8]\n\t"
+                             "add %[d], %[d], #12\n\t"
+                             "subs %[m], %[m], #1\n\t"
+                             "bne 1b\n\t"
+                             : [s] "+r"(s), [d] "+r"(d), [m] "+r"(m), [v0] "=&r"(v0), [v1] "=&r"(v1), [v2] "=&r"(v2)
+                             : [row1] "r"(row1), [row2] "r"(row2), [c] "r"(c)
+                             : "cc", "memory");
+            j = hi;
+        }
+#else
+        for (; j < hi; ++j, d += 3, s += c) {
+            const uint32_t v0 = aotc_dsp_load32(s), v1 = aotc_dsp_load32(s + row), v2 = aotc_dsp_load32(s + 2 * row);
+            d[0] = v0, d[1] = v1, d[2] = v2;
+        }
+#endif
+        for (; j < pw; ++j, d += 3) d[0] = d[1] = d[2] = zb;
+        return;
+    }
+    for (k = 0; k < 3; ++k) {
+        const int32_t iy = iy0 + k;
+        uint32_t *d = band + k;
+        if (iy < 0 || iy >= p->h) {
+            for (j = 0; j < pw; ++j) d[3 * j] = zb;
+            continue;
+        }
+        const int8_t *s = xb + (int64_t)iy * row - (int64_t)pl * c;
+        for (j = 0; j < lo; ++j) d[3 * j] = zb;
+        for (; j < hi; ++j) d[3 * j] = aotc_dsp_load32(s + (int64_t)j * c);
+        for (; j < pw; ++j) d[3 * j] = zb;
+    }
+}
+
+/* The pairs' assembly takes 14 registers, which gcc allocates around it and clang's allocator does not
+ * (it fails to compile): with clang every position goes by the one-position assembly. */
+#if AOTC_DSP_ASM && !defined(__clang__)
+#define TFL_DW_PAIR_ASM 1
+#else
+#define TFL_DW_PAIR_ASM 0
+#endif
+
+#if AOTC_DSP_ASM
+/* One tap (t = 3 ky + kx) of two positions A and B, sw columns apart, in a band: the tap's widened
+ * weights (wq[2t], wq[2t + 1]) loaded once for both, each position's input word widened to [c0, c2]
+ * / [c1, c3] and multiplied channel by channel (SMLABB / SMLATT): 16 instructions, 18 cycles for 8
+ * multiply-accumulates (a tap of one position alone: 8 and 11 for 4, the weights loaded each time). */
+#define TFL_DW_TAP2(t, ky, kx, sw)                                                                         \
+    "ldr %[w0], [%[wp], #(8 * " #t ")]\n\t"                                                               \
+    "ldr %[w1], [%[wp], #(8 * " #t " + 4)]\n\t"                                                           \
+    "ldr %[v], [%[r], #(12 * " #kx " + 4 * " #ky ")]\n\t"                                                 \
+    "sxtb16 %[e], %[v]\n\t"                                                                               \
+    "sxtb16 %[v], %[v], ror #8\n\t"                                                                       \
+    "smlabb %[a0], %[e], %[w0], %[a0]\n\t"                                                                \
+    "smlatt %[a2], %[e], %[w0], %[a2]\n\t"                                                                \
+    "smlabb %[a1], %[v], %[w1], %[a1]\n\t"                                                                \
+    "smlatt %[a3], %[v], %[w1], %[a3]\n\t"                                                                \
+    "ldr %[v], [%[r], #(12 * " #kx " + 4 * " #ky " + 12 * " #sw ")]\n\t"                                  \
+    "sxtb16 %[e], %[v]\n\t"                                                                               \
+    "sxtb16 %[v], %[v], ror #8\n\t"                                                                       \
+    "smlabb %[b0], %[e], %[w0], %[b0]\n\t"                                                                \
+    "smlatt %[b2], %[e], %[w0], %[b2]\n\t"                                                                \
+    "smlabb %[b1], %[v], %[w1], %[b1]\n\t"                                                                \
+    "smlatt %[b3], %[v], %[w1], %[b3]\n\t"
+#define TFL_DW_WINDOW2(sw)                                                                                 \
+    TFL_DW_TAP2(0, 0, 0, sw) TFL_DW_TAP2(1, 0, 1, sw) TFL_DW_TAP2(2, 0, 2, sw) TFL_DW_TAP2(3, 1, 0, sw)   \
+    TFL_DW_TAP2(4, 1, 1, sw) TFL_DW_TAP2(5, 1, 2, sw) TFL_DW_TAP2(6, 2, 0, sw) TFL_DW_TAP2(7, 2, 1, sw)   \
+    TFL_DW_TAP2(8, 2, 2, sw)
+/* one tap of one position (a last odd one): 9 instructions, 10 cycles for 4 multiply-accumulates */
+#define TFL_DW_TAP1(t, ky, kx)                                                                             \
+    "ldr %[w0], [%[wp], #(8 * " #t ")]\n\t"                                                               \
+    "ldr %[w1], [%[wp], #(8 * " #t " + 4)]\n\t"                                                           \
+    "ldr %[v], [%[r], #(12 * " #kx " + 4 * " #ky ")]\n\t"                                                 \
+    "sxtb16 %[e], %[v]\n\t"                                                                               \
+    "sxtb16 %[v], %[v], ror #8\n\t"                                                                       \
+    "smlabb %[a0], %[e], %[w0], %[a0]\n\t"                                                                \
+    "smlatt %[a2], %[e], %[w0], %[a2]\n\t"                                                                \
+    "smlabb %[a1], %[v], %[w1], %[a1]\n\t"                                                                \
+    "smlatt %[a3], %[v], %[w1], %[a3]\n\t"
+/* the pairs of positions of a band at column stride sw (a literal: the offsets are the assembler's) */
+#define TFL_DW_PAIRS(sw)                                                                                   \
+    for (; n >= 2; n -= 2, r += 24 * (sw), acc += 8) {                                                    \
+        int32_t a0 = base[0], a1 = base[1], a2 = base[2], a3 = base[3], b0 = a0, b1 = a1, b2 = a2, b3 = a3; \
+        uint32_t v, e, w0, w1;                                                                             \
+        __asm__(TFL_DW_WINDOW2(sw)                                                                         \
+                : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [b0] "+r"(b0), [b1] "+r"(b1), \
+                  [b2] "+r"(b2), [b3] "+r"(b3), [v] "=&r"(v), [e] "=&r"(e), [w0] "=&r"(w0), [w1] "=&r"(w1) \
+                : [r] "r"(r), [wp] "r"(wq)                                                                 \
+                : "memory");                                                                               \
+        acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3, acc[4] = b0, acc[5] = b1, acc[6] = b2, acc[7] = b3; \
+    }
+#endif
+
+/* The sums of n positions' 4 channels from a band (tfl_dsp_dw_band; band: the first position's
+ * window's first column, positions sw columns apart) into acc, each from base (wq: the taps' widened
+ * weights, 2 words a tap): in assembly two positions at a time, each tap's weights loaded once for
+ * both, a last odd position (with clang every one) by itself; without assembly by aotc_dsp_dw3x3_run. */
+__attribute__((noinline)) static void tfl_dsp_dw3x3_band(const uint32_t *band, int32_t n, int32_t sw,
+                                                          const uint32_t *wq, const int32_t *base, int32_t *acc) {
+    const uint8_t *r = (const uint8_t *)band;
+#if AOTC_DSP_ASM
+#if TFL_DW_PAIR_ASM
+    if (sw == 1) {
+        TFL_DW_PAIRS(1)
+    } else {
+        TFL_DW_PAIRS(2)
+    }
+#endif
+    for (; n > 0; --n, r += 12 * sw, acc += 4) {
+        int32_t a0 = base[0], a1 = base[1], a2 = base[2], a3 = base[3];
+        uint32_t v, e, w0, w1;
+        __asm__(TFL_DW_TAP1(0, 0, 0) TFL_DW_TAP1(1, 0, 1) TFL_DW_TAP1(2, 0, 2) TFL_DW_TAP1(3, 1, 0)
+                    TFL_DW_TAP1(4, 1, 1) TFL_DW_TAP1(5, 1, 2) TFL_DW_TAP1(6, 2, 0) TFL_DW_TAP1(7, 2, 1)
+                        TFL_DW_TAP1(8, 2, 2)
+                : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [v] "=&r"(v), [e] "=&r"(e),
+                  [w0] "=&r"(w0), [w1] "=&r"(w1)
+                : [r] "r"(r), [wp] "r"(wq)
+                : "memory");
+        acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
+    }
+#else
+    if (n > 0) aotc_dsp_dw3x3_run((const int8_t *)r, 12 * sw, n, 12, 4, wq, base, acc);
 #endif
 }
 
 /* DEPTHWISE_CONV_2D, depth multiplier 1, channels a multiple of 4, windows up to TFL_DSP_TAPS:
  * 4 channels at a time over every position, their weights widened once. The input zero point's
  * share of the sums is in the base (a tap in the padding reads x_zero, adding 0 to the sum of
- * (x - x_zero) * w), so a 3 x 3 window inside the image is plain loads: such windows of one output
- * row go by runs (aotc_dsp_dw3x3_run), the others one at a time; the sums are then requantised
- * channel by channel, each channel's multiplier and shifts split once. */
+ * (x - x_zero) * w), so a 3 x 3 window inside the image is plain loads. Where TFL_DSP_DW_BAND
+ * holds, each output row's windows go by its band (tfl_dsp_dw3x3_band); else such windows of one
+ * output row go by runs (aotc_dsp_dw3x3_run), the others one at a time. The sums are then
+ * requantised channel by channel, each channel's multiplier and shifts split once. */
 static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
                                 const int32_t *bias, int8_t *y, uint32_t *AOTC_RESTRICT scratch) {
     uint32_t wq[2 * TFL_DSP_TAPS];
@@ -57,7 +241,8 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
     /* the rows and columns the windows span, from (-pad_top, -pad_left) */
     const int32_t ph = TFL_DSP_DW_SPAN(p->oh, p->sh, kh, p->dh), pw = TFL_DSP_DW_SPAN(p->ow, p->sw, kw, p->dw);
     /* scratch (the memory plan's: aotc_tfl_depthwise_s8_dsp_scratch_bytes): the sums of up to `run`
-     * positions' 4 channels, then the padded span where the 3 x 3 path copies it */
+     * positions' 4 channels, then the band (3 pw words) or the padded span where the 3 x 3 paths copy
+     * them */
     const int32_t run = tfl_dsp_dw_run(p);
     int32_t *acc = (int32_t *)scratch;
     uint32_t *pad = scratch + 4 * run;
@@ -82,6 +267,28 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
             b_max = bias && tfl_dsp_abs64(bias[ch + j]) > b_max ? tfl_dsp_abs64(bias[ch + j]) : b_max;
         }
         bound += b_max;
+        if (TFL_DSP_DW_BAND(p)) {
+            /* by output rows: the row's band, then its positions' sums into the run, which is stored
+             * when full (a run may end inside a row) */
+            for (b = 0; b < p->n; ++b) {
+                const int8_t *xb = x + (int64_t)b * h * wd * c + ch;
+                int8_t *yb = y + (int64_t)b * p->oh * p->ow * oc + ch;
+                for (oy = 0, t = 0; oy < p->oh; ++oy) {
+                    tfl_dsp_dw_band(p, xb, oy * p->sh - p->pad_top, zb, pw, pad);
+                    for (ox = 0; ox < p->ow;) {
+                        const int32_t n = p->ow - ox < run - t ? p->ow - ox : run - t;
+                        tfl_dsp_dw3x3_band(pad + 3 * ox * p->sw, n, p->sw, wq, base, acc + 4 * t);
+                        t += n, ox += n;
+                        if (t == run) {
+                            tfl_dsp_dw_store(p, acc, t, ch, yb + ((int64_t)oy * p->ow + ox - t) * oc, bound);
+                            t = 0;
+                        }
+                    }
+                }
+                if (t > 0) tfl_dsp_dw_store(p, acc, t, ch, yb + ((int64_t)p->oh * p->ow - t) * oc, bound);
+            }
+            continue;
+        }
         if (fast && TFL_DSP_DW_PADDED(ph, pw, p->ow, run)) {
             /* the 4 channels' words of the windows' span, padded */
             for (b = 0; b < p->n; ++b) {
