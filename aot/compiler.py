@@ -16,12 +16,14 @@ from aot.frontend.onnx.bounded import check_bounded
 from aot.ir import Function, Graph
 from aot.ir.held import held_copy, holding
 from aot.kernels.base import TargetTraits
+from aot.kernels.tflite_bands import fuse, layer_of
 from aot.partition import Partitioned, partition_for
 from aot.partition.manual import load_annotations
 from aot.partition.serialize import from_onnx, function_from_proto, stored_name, transformed_functions
 from aot.passes import HOST_PIPELINE, simplify, verify_graph
 from aot.passes.quantized_io import integer_io
 from aot.plan import Plan, plan_memory
+from aot.plan.bands import plan_with_bands
 from aot.select import Selection, op_memory, select_kernels
 from aot.targets import fit_bundle, get_target, host_isa
 from aot.vendor import Artifact, CodegenContext, Vendor, check_vendor, find_vendor
@@ -192,7 +194,15 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
                           helium=t.helium, dsp=t.dsp and not t.helium, threads=threads,
                           avx512=host_isa(isa, t) == "avx512f", fast_math=fast_math)
     selection = select_kernels(graph, traits, workspace)
-    return selection, plan_memory(graph, op_memory(selection), scratch_floor, ram_budget)
+    if ram_budget is None:
+        return selection, plan_memory(graph, op_memory(selection), scratch_floor)
+    # under a budget the planner may fuse runs of int8 convs in row bands (aot/plan/bands.py): the graph's
+    # nodes are then those of the fused graph, the run's layers one node
+    fused, plan = plan_with_bands(
+        graph, lambda g, budget: plan_memory(g, op_memory(selection), scratch_floor, budget), layer_of,
+        lambda g, i, j: fuse(g, i, j, selection), ram_budget)
+    graph.nodes[:] = fused.nodes
+    return selection, plan
 
 
 def compile_model(model: onnx.ModelProto, options: Options = Options(), source: str = "model.onnx") -> Bundle:
