@@ -16,7 +16,7 @@ from aot.frontend.onnx.bounded import check_bounded
 from aot.ir import Function, Graph
 from aot.ir.held import held_copy, holding
 from aot.kernels.base import TargetTraits
-from aot.kernels.tflite_bands import fuse, layer_of
+from aot.kernels.tflite_bands import layer_of
 from aot.partition import Partitioned, partition_for
 from aot.partition.manual import load_annotations
 from aot.partition.serialize import from_onnx, function_from_proto, stored_name, transformed_functions
@@ -24,7 +24,7 @@ from aot.passes import HOST_PIPELINE, simplify, verify_graph
 from aot.passes.quantized_io import integer_io
 from aot.plan import Plan, plan_memory
 from aot.plan.bands import plan_with_bands
-from aot.select import Selection, op_memory, select_kernels
+from aot.select import Selection, fuse_in_bands, op_memory, select_kernels
 from aot.targets import fit_bundle, get_target, host_isa
 from aot.vendor import Artifact, CodegenContext, Vendor, check_vendor, find_vendor
 
@@ -200,7 +200,7 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
     # nodes are then those of the fused graph, the run's layers one node
     fused, plan = plan_with_bands(
         graph, lambda g, budget: plan_memory(g, op_memory(selection), scratch_floor, budget), layer_of,
-        lambda g, i, j: fuse(g, i, j, selection), ram_budget)
+        lambda g, i, j: fuse_in_bands(g, i, j, selection), ram_budget)
     graph.nodes[:] = fused.nodes
     return selection, plan
 

@@ -2,14 +2,17 @@
 docs/fused-tiles.md): one node (TflBandRun) standing for the layers, whose scratch holds the line
 buffers between them and the kernels' own scratch, and whose C is a loop over the bands calling the
 layers' kernels unchanged, each on the rows of its band (x, h, pad_top, oh and y set per band from a
-table). The geometry is aot/plan/bands.py's; the planner fuses a run only where a --ram-budget cannot
-be met otherwise (plan_with_bands), and this module's fit picks the band height: the most rows whose
-buffers and scratch fit the memory the step can spare (fewest calls), down to one row."""
+table). Here: the geometry (schedule: which rows each layer computes in each band, what its call sees,
+the line buffers' rows; overlap), the fused node (band_run) and its fit, which picks the band height:
+the most rows whose buffers and scratch fit the memory the step can spare (fewest calls), down to one
+row. The planner fuses a run only where a --ram-budget cannot be met otherwise (aot/plan/bands.py
+plan_with_bands, through aot/select.py fuse_in_bands)."""
 
 from __future__ import annotations
 
 import dataclasses
-import functools
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,8 +33,117 @@ from aot.kernels.tflite_int8 import (
     _depthwise_dsp_scratch,
     _residual_params,
 )
-from aot.plan.bands import Layer, Schedule, overlap, schedule
-from aot.plan.buffers import ALIGNMENT
+
+ALIGNMENT = 16  # the plan's (aot/plan/buffers.py): the line buffers are laid out at multiples of it
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One conv of a run along the rows: its input's h rows of in_row bytes, its output's oh rows of
+    out_row bytes, window k, stride s, top padding p, dilation d."""
+
+    h: int
+    oh: int
+    k: int
+    s: int
+    p: int
+    d: int
+    in_row: int
+    out_row: int
+    last_only: bool = False  # it may only end a run (a conv with its residual ADD fused: it reads another tensor)
+
+
+@dataclass(frozen=True)
+class Call:
+    """One layer's call in one band: its input from row x_row (of the run's input for the first layer,
+    of its line buffer for the others: from the buffer's top), h rows of it, pad_top, and oh rows of
+    output written from row y_row (of the run's output for the last layer, of its line buffer for the
+    others). oh 0: the layer has no new rows in this band and is not called."""
+
+    x_row: int
+    h: int
+    pad_top: int
+    y_row: int
+    oh: int
+
+
+@dataclass(frozen=True)
+class Band:
+    """Before the calls, each line buffer's rows kept from the band before move to its top: (from row,
+    rows), rows 0 where none are kept."""
+
+    keep: tuple[tuple[int, int], ...]
+    calls: tuple[Call, ...]
+
+
+@dataclass(frozen=True)
+class Schedule:
+    rows: int  # R: rows of the run's output a band
+    bands: tuple[Band, ...]
+    buffer_rows: tuple[int, ...]  # per tensor between two layers, the rows its line buffer holds
+
+    def buffer_bytes(self, layers: list[Layer]) -> list[int]:
+        """Each line buffer's bytes, rounded up to the alignment (they are laid out one after another)."""
+        return [-(-r * layers[k].out_row // ALIGNMENT) * ALIGNMENT for k, r in enumerate(self.buffer_rows)]
+
+
+def schedule(layers: list[Layer], rows: int) -> Schedule | None:
+    """The bands of `rows` rows of the last layer's output. Going from the last layer back, a layer's
+    new output rows [c0, c1) need input rows [max(c0 s - p, 0), min((c1 - 1) s - p + (k - 1) d + 1, h));
+    a line buffer holds the rows its reader needs in this band, of which those it held already are kept
+    (moved to its top) and the rest are computed by its writer now. None where some band's rows would
+    read only padding (no input row at all): such runs are not fused."""
+    n = len(layers)
+    held = [(0, 0)] * (n - 1)  # per line buffer, the rows of its tensor it holds from its top
+    most = [0] * (n - 1)
+    bands = []
+    for r0 in range(0, layers[-1].oh, rows):
+        new = (r0, min(r0 + rows, layers[-1].oh))  # the rows layer j computes in this band
+        calls = [Call(0, 0, 0, 0, 0)] * n
+        keep = [(0, 0)] * (n - 1)
+        for j in range(n - 1, -1, -1):
+            lay, (c0, c1) = layers[j], new
+            if c1 <= c0:  # nothing new: its input's buffer keeps what it holds, where it is
+                new = (0, 0)
+                continue
+            n0 = max(c0 * lay.s - lay.p, 0)
+            n1 = min((c1 - 1) * lay.s - lay.p + (lay.k - 1) * lay.d + 1, lay.h)
+            if n1 <= n0:
+                return None
+            y_row = c0 if j == n - 1 else c0 - held[j][0]
+            calls[j] = Call(n0 if j == 0 else 0, n1 - n0, lay.p - c0 * lay.s + n0, y_row, c1 - c0)
+            if j > 0:
+                h0, h1 = held[j - 1]
+                assert n0 >= h0, (j, n0, h0)  # bands go down the image
+                kept = h1 - n0 if h1 > n0 else 0
+                keep[j - 1] = (n0 - h0, kept) if kept else (0, 0)
+                held[j - 1] = (n0, n1)
+                most[j - 1] = max(most[j - 1], n1 - n0)
+                new = (max(n0, h1), n1)
+        bands.append(Band(tuple(keep), tuple(calls)))
+    return Schedule(rows, tuple(bands), tuple(most))
+
+
+def overlap(layers: list[Layer], sched: Schedule) -> int:
+    """How many bytes below the run's input its output may start (as one layer's may: the planner's
+    "overlap"): a band writes its output rows after its first layer has read its input rows, and the
+    bands after it read none below their first layer's first row, so the output's rows up to a band's
+    end may overwrite the input below that row. A multiple of the alignment."""
+    later, below = math.inf, 0
+    for band in reversed(sched.bands):
+        last, first = band.calls[-1], band.calls[0]
+        if later != math.inf:
+            below = max(below, (last.y_row + last.oh) * layers[-1].out_row - int(later) * layers[0].in_row)
+        if first.oh:
+            later = min(later, first.x_row)
+    return -(-below // ALIGNMENT) * ALIGNMENT
+
+
+def calls(sched: Schedule) -> int:
+    """The kernel calls of a fused run (the per-call work is what bands add: each kernel's setup, its
+    blocks cut at a band's edge)."""
+    return sum(1 for band in sched.bands for c in band.calls if c.oh)
+
 
 BAND_OP = "TflBandRun"
 KEEP_FIELDS, CALL_FIELDS = 2, 5  # a line buffer's (from row, rows kept); a call's (x row, h, pad_top, y row, oh)
@@ -66,16 +178,30 @@ class BandChoice:
     kernel_scratch: int
     inner: dict[str, KernelChoice]
 
+    @property
+    def calls(self) -> int:
+        """The kernel calls of a run (what bands add: each call's setup, its blocks cut at a band's edge)."""
+        return calls(self.schedule)
 
-def fuse(graph: Graph, i: int, j: int, selection: dict[str, Any]) -> Graph:
-    """The graph with steps i..j one TflBandRun node (reading the run's input and every layer's weights,
-    writing the run's output), its kernel entered in `selection` (the layers' own entries stay: the
-    band's fit asks them for each layer's kernel)."""
-    from aot.select import NodeKernels, choose  # select imports the planner, which this module's callers use
+    def report(self) -> dict[str, Any]:
+        """What metadata.json says of the run (aot/plan/bands.py's report)."""
+        return {"layers": list(self.inner), "rows": self.schedule.rows, "bands": len(self.schedule.bands),
+                "line_buffer_rows": list(self.schedule.buffer_rows), "line_buffer_bytes": sum(self.buffers),
+                "kernel_scratch_bytes": self.kernel_scratch, "calls": self.calls, "unbanded_calls": len(self.inner)}
 
+
+# (layer, graph it sees, budget, least) -> its kernel: aot/select.py's choose over the layer's own candidates
+ChooseLayer = Callable[[Node, Graph, int, bool], KernelChoice]
+
+
+def band_run(graph: Graph, i: int, j: int, choose: ChooseLayer) -> tuple[Node, HostOp, Candidate]:
+    """Steps i..j of the graph as one TflBandRun node (reading the run's input, the residual of a fused
+    ADD ending it, and every layer's weights; writing the run's output), its op (whose output may be
+    written over the residual, as the fused conv's: each element read where it is written) and its one
+    kernel, whose fit sizes the bands to the budget (_fit; `choose` gives each layer's kernel)."""
     layers = graph.nodes[i:j + 1]
     name = f"bands_{layers[0].name}_to_{layers[-1].name}"
-    residual = layers[-1].inputs[3:4] if layers[-1].op == "TflConv2DAdd" else []  # read at the rows written
+    residual = layers[-1].inputs[3:4] if layers[-1].op == "TflConv2DAdd" else []
     ins = [layers[0].inputs[0], *residual, *[t for m in layers for t in m.inputs[1:3]]]
     geometry = [layer_of(m, graph) for m in layers]
     assert all(g is not None for g in geometry), name
@@ -84,22 +210,18 @@ def fuse(graph: Graph, i: int, j: int, selection: dict[str, Any]) -> Graph:
     node = Node(BAND_OP, name, ins, [layers[-1].outputs[0]],
                 {"band_run": True, "layers": layers, "geometry": geometry, "overlap": below},
                 tuple(s for m in layers for s in m.sources()))
-    kernels = {m.name: selection[m.name] for m in layers}
+    fits: dict[tuple[int, bool], KernelChoice] = {}  # the planner asks again at the same budgets
 
-    @functools.lru_cache(maxsize=256)
     def fit(budget: int, least: bool) -> KernelChoice:
-        return _fit(node, graph, budget, least, kernels, choose)
+        if (budget, least) not in fits:
+            fits[budget, least] = _fit(node, graph, budget, least, choose)
+        return fits[budget, least]
 
     cand = Candidate("", lambda n, g, budget: fit(budget, False), fit_least=lambda n, g, budget: fit(budget, True))
-    traits = kernels[layers[0].name].traits
-    # the output may be written over the residual, as the fused conv's is (each element read where it is written)
-    op = dataclasses.replace(BAND_HOSTOP, inplace=1) if residual else BAND_HOSTOP
-    selection[name] = NodeKernels(op, (cand,), traits)
-    return Graph(graph.name, [*graph.nodes[:i], node, *graph.nodes[j + 1:]], graph.tensors, graph.inputs,
-                 graph.outputs, graph.functions, graph.info)
+    return node, dataclasses.replace(BAND_HOSTOP, inplace=1) if residual else BAND_HOSTOP, cand
 
 
-def _fit(node: Node, graph: Graph, budget: int, least: bool, kernels: dict[str, Any], choose: Any) -> KernelChoice:
+def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseLayer) -> KernelChoice:
     """The most rows a band whose line buffers and kernel scratch fit `budget` (the fewest calls), else
     one row (the least memory; the arena grows). Each layer's kernel is chosen for its largest band call
     with what the buffers leave; its scratch is the most any of its calls needs at that choice."""
@@ -118,7 +240,7 @@ def _fit(node: Node, graph: Graph, budget: int, least: bool, kernels: dict[str, 
             shapes = sorted({(c.calls[k].h, c.calls[k].oh) for c in sched.bands if c.calls[k].oh},
                             key=lambda s: (s[1], s[0]))
             g0 = _band_graph(graph, m, *shapes[-1])
-            choice = choose(m, g0, kernels[m.name], max(budget - lines, 0), least)
+            choice = choose(m, g0, max(budget - lines, 0), least)
             inner[m.name] = choice
             scratch = max(scratch, *(_kernel_scratch(m, choice, _band_graph(graph, m, h, oh)) for h, oh in shapes))
         scratch = -(-scratch // ALIGNMENT) * ALIGNMENT

@@ -1,5 +1,5 @@
-"""Fused row bands under --ram-budget (issue 53, aot/plan/bands.py, aot/kernels/tflite_bands.py): the
-bands' geometry against a numpy model of the layers' rows (every output row computed once, from the
+"""Fused row bands under --ram-budget (issue 53, aot/plan/bands.py, aot/kernels/tflite_bands.py, aot/select.py
+fuse_in_bands): the bands' geometry against a numpy model of the layers' rows (every output row computed once, from the
 rows it needs, the line buffers holding them), then person_int8 with a budget only bands meet: the
 plan says which run was banded, R and the bytes saved; outputs identical to the unbudgeted bundle's
 and to LiteRT's reference kernels, on the host under ASan/UBSan and on the M4 under qemu."""
@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 
 from aot.build import cmake_exe, run_bundle
 from aot.compiler import Options, compile_file
+from aot.kernels.tflite_bands import ALIGNMENT, Layer, overlap, schedule
+from aot.plan import ALIGNMENT as PLAN_ALIGNMENT
 from aot.plan import BudgetError
-from aot.plan.bands import Layer, overlap, schedule
 
 HERE = Path(__file__).resolve().parents[1]
 PERSON = HERE / "models" / "tflite" / "person_int8.tflite"
@@ -85,6 +86,10 @@ def _chain(spec: list[tuple[int, int, int, int]], h: int, width: int = 3) -> lis
         layers.append(Layer(h, oh, k, s, p, d, width, width))
         h = oh
     return layers
+
+
+def test_line_buffers_keep_the_plans_alignment():
+    assert ALIGNMENT == PLAN_ALIGNMENT
 
 
 def test_bands_of_mobilenets_first_stage():
