@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from aot.build import cmake_exe, run_bundle
 from aot.compiler import Options, compile_file
+from aot.footprint import budget_summary, summary
 from aot.kernels.tflite_bands import ALIGNMENT, Layer, overlap, schedule
 from aot.plan import ALIGNMENT as PLAN_ALIGNMENT
 from aot.plan import BudgetError
@@ -135,6 +136,11 @@ def test_person_int8_within_a_budget_only_bands_meet():
     assert run["layers"][-1] == "DEPTHWISE_CONV_2D_3" and run["rows"] >= 1 and run["bands"] == -(-12 // run["rows"])
     assert bands["bytes_saved"] == 11952 - meta["memory"]["arena_bytes"]
     assert any(n["op"] == "TflBandRun" for n in meta["nodes"])
+    report = {"name": "person", "target": "mps2-an386",
+              "model": {"flash_bytes": 1, "ram_bytes": 2, "arena_bytes": meta["memory"]["arena_bytes"], "data": 0,
+                        "bss": 0, "stack_bytes": 0, "ram_budget": budget}}
+    assert f"row bands saved {bands['bytes_saved']} B on 1 runs of layers (CONV_2D_0..DEPTHWISE_CONV_2D_3: " \
+        in budget_summary(budget) and budget_summary(budget) in summary(report)
     with pytest.raises(BudgetError) as e:
         compile_file(PERSON, Options(name="person", target="mps2-an386", ram_budget=2000))
     assert "its peak is step 0, node bands_" in str(e.value) and "row bands" in str(e.value)
