@@ -196,14 +196,16 @@ def test_banded_person_identical_on_the_host_under_sanitizers(tmp_path, budget):
 
 @pytest.mark.skipif(shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
                     reason="needs qemu-system-arm and arm-none-eabi-gcc")
-def test_banded_person_identical_on_the_m4(tmp_path):
-    """On the M4 (mps2-an386 under qemu: the DSP paths, their scratch sized per band) the banded bundle
-    gives every output element of the unbudgeted one and of LiteRT's reference kernels."""
+@pytest.mark.parametrize("board", ["mps2-an386", "mps3-an547"])
+def test_banded_person_identical_on_the_m4_and_m55(tmp_path, board):
+    """On the M4 (mps2-an386 under qemu: the DSP paths, their scratch sized per band) and the M55
+    (mps3-an547: Helium's CONV_2D) the banded bundle gives every output element of the unbudgeted one
+    and of LiteRT's reference kernels."""
     from aot.build import configure
     metas = {}
     for name, b in (("banded", BUDGET), ("plain", None)):
-        metas[name] = _compile(tmp_path / name, "mps2-an386", b)
-        configure(tmp_path / name, "mps2-an386")
+        metas[name] = _compile(tmp_path / name, board, b)
+        configure(tmp_path / name, board)
     assert "bands" in metas["banded"]["memory"]["ram_budget"]["traded"]
     runs = _inputs(metas["banded"], range(3))
     refs = _litert(tmp_path, runs)
