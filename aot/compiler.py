@@ -187,7 +187,8 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
                     isa: str | None = None, ram_budget: int | None = None) -> tuple[Selection, Plan]:
     """The host kernels each node may run (select), then the arena, with the kernel each node
     runs at the memory its step can spare (plan). `isa`: the host ISA level (Options.host_isa),
-    None for the compiling machine's; `ram_budget`: Options.ram_budget."""
+    None for the compiling machine's; `ram_budget`: Options.ram_budget, under which runs of layers may be
+    fused into one node each (row bands): `graph.nodes` is then changed in place to the fused graph's."""
     workspace = {symbol: a.workspace_bytes for symbol, a in artifacts.items()}
     t = get_target(target)
     traits = TargetTraits(vector_unit=t.vector_unit, scalar_tiles=not t.vector_unit and not t.helium,
