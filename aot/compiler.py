@@ -16,13 +16,15 @@ from aot.frontend.onnx.bounded import check_bounded
 from aot.ir import Function, Graph
 from aot.ir.held import held_copy, holding
 from aot.kernels.base import TargetTraits
+from aot.kernels.tflite_bands import layer_of
 from aot.partition import Partitioned, partition_for
 from aot.partition.manual import load_annotations
 from aot.partition.serialize import from_onnx, function_from_proto, stored_name, transformed_functions
 from aot.passes import HOST_PIPELINE, simplify, verify_graph
 from aot.passes.quantized_io import integer_io
 from aot.plan import Plan, plan_memory
-from aot.select import Selection, op_memory, select_kernels
+from aot.plan.bands import plan_with_bands
+from aot.select import Selection, fuse_in_bands, op_memory, select_kernels
 from aot.targets import fit_bundle, get_target, host_isa
 from aot.vendor import Artifact, CodegenContext, Vendor, check_vendor, find_vendor
 
@@ -185,14 +187,23 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
                     isa: str | None = None, ram_budget: int | None = None) -> tuple[Selection, Plan]:
     """The host kernels each node may run (select), then the arena, with the kernel each node
     runs at the memory its step can spare (plan). `isa`: the host ISA level (Options.host_isa),
-    None for the compiling machine's; `ram_budget`: Options.ram_budget."""
+    None for the compiling machine's; `ram_budget`: Options.ram_budget, under which runs of layers may be
+    fused into one node each (row bands): `graph.nodes` is then changed in place to the fused graph's."""
     workspace = {symbol: a.workspace_bytes for symbol, a in artifacts.items()}
     t = get_target(target)
     traits = TargetTraits(vector_unit=t.vector_unit, scalar_tiles=not t.vector_unit and not t.helium,
                           helium=t.helium, dsp=t.dsp and not t.helium, threads=threads,
                           avx512=host_isa(isa, t) == "avx512f", fast_math=fast_math)
     selection = select_kernels(graph, traits, workspace)
-    return selection, plan_memory(graph, op_memory(selection), scratch_floor, ram_budget)
+    if ram_budget is None:
+        return selection, plan_memory(graph, op_memory(selection), scratch_floor)
+    # under a budget the planner may fuse runs of int8 convs in row bands (aot/plan/bands.py): the graph's
+    # nodes are then those of the fused graph, the run's layers one node
+    fused, plan = plan_with_bands(
+        graph, lambda g, budget: plan_memory(g, op_memory(selection), scratch_floor, budget), layer_of,
+        lambda g, i, j: fuse_in_bands(g, i, j, selection), ram_budget)
+    graph.nodes[:] = fused.nodes
+    return selection, plan
 
 
 def compile_model(model: onnx.ModelProto, options: Options = Options(), source: str = "model.onnx") -> Bundle:

@@ -380,7 +380,12 @@ def budget_summary(budget: dict[str, Any]) -> str:
             f"(without the budget {budget['unbudgeted_arena_bytes']} B)")
     traded = budget.get("traded", {})
     parts = [f"{name} saved {t['bytes_saved']} B on {len(t['nodes'])} nodes, no extra work"
-             for name, t in traded.items() if "bytes_saved" in t]
+             for name, t in traded.items() if "bytes_saved" in t and name != "bands"]
+    if "bands" in traded:  # aot/plan/bands.py: runs of layers in row bands, more kernel calls
+        b = traded["bands"]
+        parts.append(f"row bands saved {b['bytes_saved']} B on {len(b['runs'])} runs of layers ("
+                     + ", ".join(f"{r['layers'][0]}..{r['layers'][-1]}: {r['bands']} bands of {r['rows']} rows, "
+                                 f"{r['calls']} kernel calls for {r['unbanded_calls']}" for r in b["runs"]) + ")")
     if "scratch" in traded:
         s = traded["scratch"]
         parts.append(f"{len(s['nodes'])} kernels with less scratch (smaller blocks, more instructions)"

@@ -20,6 +20,7 @@ from aot.errors import AotcError
 from aot.ir import CONTROL_MARKERS, Graph, Node
 from aot.kernels import HOST_OPS
 from aot.kernels.base import NO_SCRATCH, Candidate, HostOp, KernelChoice, TargetTraits
+from aot.kernels.tflite_bands import band_run
 from aot.plan import OpMemory
 from aot.unsupported import NO_KERNEL, UnsupportedNodes
 
@@ -108,6 +109,16 @@ def choose(node: Node, graph: Graph, kernels: NodeKernels, budget: int, least: b
                                      f"its functions {', '.join(k.symbols)} ({node.name})")
             return dataclasses.replace(choice, assumes={**choice.assumes, **k.assumes(kernels.traits)}, facts=k.facts)
     raise AssertionError(f"kernel table: no {node.op} candidate fits a budget of {budget} ({node.name})")
+
+
+def fuse_in_bands(graph: Graph, i: int, j: int, selection: Selection) -> Graph:
+    """The graph with steps i..j one node running them in row bands (aot/kernels/tflite_bands.py, under a
+    --ram-budget: aot/plan/bands.py), its kernel entered in `selection`; the layers' own entries stay, as
+    its fit chooses each layer's kernel from them."""
+    node, op, kernel = band_run(graph, i, j, lambda m, g, budget, least: choose(m, g, selection[m.name], budget, least))
+    selection[node.name] = NodeKernels(op, (kernel,), selection[graph.nodes[i].name].traits)
+    return Graph(graph.name, [*graph.nodes[:i], node, *graph.nodes[j + 1:]], graph.tensors, graph.inputs,
+                 graph.outputs, graph.functions, graph.info)
 
 
 def slice_part(n: Node, g: Graph) -> list[int] | None:

@@ -67,17 +67,22 @@ def _emit_conv_add(ctx: NodeContext) -> None:
     """CONV_2D with its residual ADD fused (aot/passes/fuse_residual.py): aotc_tfl_conv_add_s8, the
     output written over the residual where the plan put them in one buffer."""
     p = _conv_params(ctx)
-    res, y = ctx.inputs[3], ctx.outputs[0]
+    r = _residual_params(ctx)
+    scratch = ctx.scratch("uint32_t") if ctx.choice.scratch else "NULL"
+    ctx.call(ctx.choice.kernel, p, r, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx),
+             ctx.ptr(ctx.inputs[3]), ctx.ptr(ctx.outputs[0]), scratch)
+
+
+def _residual_params(ctx: NodeContext) -> str:
+    """The fused conv's aotc_tfl_residual_params: the ADD's."""
+    y = ctx.outputs[0]
     first = bool(ctx.attrs["conv_is_x1"])
-    r = ctx.params("aotc_tfl_residual_params", {
+    return ctx.params("aotc_tfl_residual_params", {
         "add": "{" + ", ".join(f".{k} = {v}" for k, v in _binary_fields(ctx, ctx.attrs["add"], "TflAdd", y,
                                                                            y, y).items()) + "}",
         "conv_x1": c_int(int(first)),
     }, comment=f"the residual ADD fused into the conv: {'conv + residual' if first else 'residual + conv'}, "
                "TFLite requantisation")
-    scratch = ctx.scratch("uint32_t") if ctx.choice.scratch else "NULL"
-    ctx.call(ctx.choice.kernel, p, r, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx), ctx.ptr(res),
-             ctx.ptr(y), scratch)
 
 
 # the DSP paths' blocks, which the scratch sizes below follow (aotc_tflite_int8.h, which computes the same sizes)

@@ -341,7 +341,7 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0, ram_budget:
     nodes = frozenset(best.techniques.get("overlap", ()))
     least = _plan(graph, ops, scratch_floor, tech, overlap_nodes=nodes)  # placed in full
     if least.arena_bytes > ram_budget:
-        raise BudgetError(_refusal(graph, least, ram_budget), least.arena_bytes)
+        raise BudgetError(_refusal(graph, least, ram_budget), least.arena_bytes, least)
     fitted = _plan(graph, ops, scratch_floor, tech, top=ram_budget, overlap_nodes=nodes)  # the scratch the budget
     chosen_plan = fitted if fitted.arena_bytes <= ram_budget and fitted.techniques == least.techniques else least
     chosen_plan.budget = _budget_report(base, chosen_plan, saved, ram_budget)
@@ -359,9 +359,10 @@ def _better(a: Plan, b: Plan) -> bool:
 class BudgetError(AotcError):
     """--ram-budget below the least arena aotc reaches (least_bytes: for tools that search for it)."""
 
-    def __init__(self, message: str, least_bytes: int):
+    def __init__(self, message: str, least_bytes: int, least: Plan | None = None):
         super().__init__(message)
         self.least_bytes = least_bytes
+        self.least = least  # the plan of the least arena (its peak_step: where fused bands would start)
 
 
 # what a RAM budget may use, cheapest first: in-place ops over any input they may overwrite, outputs
@@ -414,8 +415,8 @@ def _refusal(graph: Graph, p: Plan, ram_budget: int) -> str:
     where = f"step {step}, node {node.name} ({node.op})" if node is not None else f"step {step}"
     return (f"--ram-budget {ram_budget:,} B: the least arena aotc reaches is {p.arena_bytes:,} B (in-place ops "
             f"and outputs overlapping their inputs where the kernels allow); its peak is {where}, where "
-            f"{shown}{rest} are alive" + (f", with {scratch:,} B of kernel scratch" if scratch else "")
-            + "; fused tiles of the layers around it would take less, which aotc does not do yet")
+            f"{shown}{rest} are alive" + (f", with {scratch:,} B of kernel scratch" if scratch else ""))
+    # aot/plan/bands.py plan_with_bands adds what fused row bands reached
 
 
 def _overlay(n: Node, graph: Graph, ops: OpMemory, step: int, buffer_of: dict[str, Buffer], deltas: dict[str, int],

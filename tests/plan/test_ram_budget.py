@@ -218,7 +218,7 @@ def test_cli_refuses_in_one_line_and_reports_what_was_traded(tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     least = re.search(r"--ram-budget 5,000 B: the least arena aotc reaches is ([\d,]+) B", r.stderr)
     assert least and int(least.group(1).replace(",", "")) <= 12000, r.stderr  # the target: 12.0 KB
-    assert "(TflDepthwiseConv2D)" in r.stderr
+    assert "(TflBandRun)" in r.stderr and "runs of int8 convs in row bands" in r.stderr  # aot/plan/bands.py
     r = subprocess.run([sys.executable, "-m", "aot.cli", str(KWS), "-o", str(tmp_path / "b"), "--no-configure",
                         "--target", "mps2-an386", "--ram-budget", "12000"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

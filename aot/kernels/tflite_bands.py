@@ -1,0 +1,363 @@
+"""A run of TFLite int8 CONV_2D / DEPTHWISE_CONV_2D layers fused in row bands (issue 53,
+docs/fused-tiles.md): one node (TflBandRun) standing for the layers, whose scratch holds the line
+buffers between them and the kernels' own scratch, and whose C is a loop over the bands calling the
+layers' kernels unchanged, each on the rows of its band (x, h, pad_top, oh and y set per band from a
+table). Here: the geometry (schedule: which rows each layer computes in each band, what its call sees,
+the line buffers' rows; overlap), the fused node (band_run) and its fit, which picks the band height:
+the most rows whose buffers and scratch fit the memory the step can spare (fewest calls), down to one
+row. The planner fuses a run only where a --ram-budget cannot be met otherwise (aot/plan/bands.py
+plan_with_bands, through aot/select.py fuse_in_bands)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from aot.csource.format import c_comment
+from aot.ir import Graph, Node, Tensor
+from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext
+from aot.kernels.tflite_int8 import (
+    DSP_DW_RUN,
+    DSP_NP_MAX,
+    RESIDUAL_TABLE_WORDS,
+    _bias,
+    _conv_dsp_scratch,
+    _conv_kernel,
+    _conv_mve_scratch,
+    _conv_params,
+    _depthwise_dsp_scratch,
+    _residual_params,
+)
+
+ALIGNMENT = 16  # the plan's (aot/plan/buffers.py): the line buffers are laid out at multiples of it
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One conv of a run along the rows: its input's h rows of in_row bytes, its output's oh rows of
+    out_row bytes, window k, stride s, top padding p, dilation d."""
+
+    h: int
+    oh: int
+    k: int
+    s: int
+    p: int
+    d: int
+    in_row: int
+    out_row: int
+    last_only: bool = False  # it may only end a run (a conv with its residual ADD fused: it reads another tensor)
+
+
+@dataclass(frozen=True)
+class Call:
+    """One layer's call in one band: its input from row x_row (of the run's input for the first layer,
+    of its line buffer for the others: from the buffer's top), h rows of it, pad_top, and oh rows of
+    output written from row y_row (of the run's output for the last layer, of its line buffer for the
+    others). oh 0: the layer has no new rows in this band and is not called."""
+
+    x_row: int
+    h: int
+    pad_top: int
+    y_row: int
+    oh: int
+
+
+@dataclass(frozen=True)
+class Band:
+    """Before the calls, each line buffer's rows kept from the band before move to its top: (from row,
+    rows), rows 0 where none are kept."""
+
+    keep: tuple[tuple[int, int], ...]
+    calls: tuple[Call, ...]
+
+
+@dataclass(frozen=True)
+class Schedule:
+    rows: int  # R: rows of the run's output a band
+    bands: tuple[Band, ...]
+    buffer_rows: tuple[int, ...]  # per tensor between two layers, the rows its line buffer holds
+
+    def buffer_bytes(self, layers: list[Layer]) -> list[int]:
+        """Each line buffer's bytes, rounded up to the alignment (they are laid out one after another)."""
+        return [-(-r * layers[k].out_row // ALIGNMENT) * ALIGNMENT for k, r in enumerate(self.buffer_rows)]
+
+
+def schedule(layers: list[Layer], rows: int) -> Schedule | None:
+    """The bands of `rows` rows of the last layer's output. Going from the last layer back, a layer's
+    new output rows [c0, c1) need input rows [max(c0 s - p, 0), min((c1 - 1) s - p + (k - 1) d + 1, h));
+    a line buffer holds the rows its reader needs in this band, of which those it held already are kept
+    (moved to its top) and the rest are computed by its writer now. None where some band's rows would
+    read only padding (no input row at all): such runs are not fused."""
+    n = len(layers)
+    held = [(0, 0)] * (n - 1)  # per line buffer, the rows of its tensor it holds from its top
+    most = [0] * (n - 1)
+    bands = []
+    for r0 in range(0, layers[-1].oh, rows):
+        new = (r0, min(r0 + rows, layers[-1].oh))  # the rows layer j computes in this band
+        calls = [Call(0, 0, 0, 0, 0)] * n
+        keep = [(0, 0)] * (n - 1)
+        for j in range(n - 1, -1, -1):
+            lay, (c0, c1) = layers[j], new
+            if c1 <= c0:  # nothing new: its input's buffer keeps what it holds, where it is
+                new = (0, 0)
+                continue
+            n0 = max(c0 * lay.s - lay.p, 0)
+            n1 = min((c1 - 1) * lay.s - lay.p + (lay.k - 1) * lay.d + 1, lay.h)
+            if n1 <= n0:
+                return None
+            y_row = c0 if j == n - 1 else c0 - held[j][0]
+            calls[j] = Call(n0 if j == 0 else 0, n1 - n0, lay.p - c0 * lay.s + n0, y_row, c1 - c0)
+            if j > 0:
+                h0, h1 = held[j - 1]
+                assert n0 >= h0, (j, n0, h0)  # bands go down the image
+                kept = h1 - n0 if h1 > n0 else 0
+                keep[j - 1] = (n0 - h0, kept) if kept else (0, 0)
+                held[j - 1] = (n0, n1)
+                most[j - 1] = max(most[j - 1], n1 - n0)
+                new = (max(n0, h1), n1)
+        bands.append(Band(tuple(keep), tuple(calls)))
+    return Schedule(rows, tuple(bands), tuple(most))
+
+
+def overlap(layers: list[Layer], sched: Schedule) -> int:
+    """How many bytes below the run's input its output may start (as one layer's may: the planner's
+    "overlap"): a band writes its output rows after its first layer has read its input rows, and the
+    bands after it read none below their first layer's first row, so the output's rows up to a band's
+    end may overwrite the input below that row. A multiple of the alignment."""
+    later, below = math.inf, 0
+    for band in reversed(sched.bands):
+        last, first = band.calls[-1], band.calls[0]
+        if later != math.inf:
+            below = max(below, (last.y_row + last.oh) * layers[-1].out_row - int(later) * layers[0].in_row)
+        if first.oh:
+            later = min(later, first.x_row)
+    return -(-below // ALIGNMENT) * ALIGNMENT
+
+
+def calls(sched: Schedule) -> int:
+    """The kernel calls of a fused run (the per-call work is what bands add: each kernel's setup, its
+    blocks cut at a band's edge)."""
+    return sum(1 for band in sched.bands for c in band.calls if c.oh)
+
+
+BAND_OP = "TflBandRun"
+KEEP_FIELDS, CALL_FIELDS = 2, 5  # a line buffer's (from row, rows kept); a call's (x row, h, pad_top, y row, oh)
+
+
+def layer_of(node: Node, graph: Graph) -> Layer | None:
+    """The node as a layer of a fused run: an int8 CONV_2D or DEPTHWISE_CONV_2D of one image with constant
+    weights and bias (the kernels take h, pad_top and oh from their params), else None."""
+    if node.op not in ("TflConv2D", "TflDepthwiseConv2D", "TflConv2DAdd") or not node.inputs or not node.outputs:
+        return None
+    x, y = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]]
+    weights = node.inputs[1:3]
+    if x.dtype != "int8" or y.dtype != "int8" or len(x.shape) != 4 or x.shape[0] != 1 or y.size == 0 \
+            or any(i and not graph.tensors[i].is_const for i in weights) \
+            or any(t in graph.info.extent_root for t in (*node.inputs, node.outputs[0]) if t):
+        return None
+    if node.op == "TflConv2DAdd" and graph.tensors[node.inputs[3]].shape != y.shape:
+        return None
+    a = node.attrs
+    return Layer(h=x.shape[1], oh=y.shape[1], k=a["kernel"][0], s=a["strides"][0], p=a["pads"][0],
+                 d=a["dilations"][0], in_row=x.shape[2] * x.shape[3], out_row=y.shape[2] * y.shape[3],
+                 last_only=node.op == "TflConv2DAdd")
+
+
+@dataclass(frozen=True)
+class BandChoice:
+    """KernelChoice.detail of a fused run: its bands, each line buffer's bytes, then the kernels' scratch
+    (shared: one layer runs at a time), and each layer's own choice (its tile) for its calls."""
+
+    schedule: Schedule
+    buffers: tuple[int, ...]
+    kernel_scratch: int
+    inner: dict[str, KernelChoice]
+
+    @property
+    def calls(self) -> int:
+        """The kernel calls of a run (what bands add: each call's setup, its blocks cut at a band's edge)."""
+        return calls(self.schedule)
+
+    def report(self) -> dict[str, Any]:
+        """What metadata.json says of the run (aot/plan/bands.py's report)."""
+        return {"layers": list(self.inner), "rows": self.schedule.rows, "bands": len(self.schedule.bands),
+                "line_buffer_rows": list(self.schedule.buffer_rows), "line_buffer_bytes": sum(self.buffers),
+                "kernel_scratch_bytes": self.kernel_scratch, "calls": self.calls, "unbanded_calls": len(self.inner)}
+
+
+# (layer, graph it sees, budget, least) -> its kernel: aot/select.py's choose over the layer's own candidates
+ChooseLayer = Callable[[Node, Graph, int, bool], KernelChoice]
+
+
+def band_run(graph: Graph, i: int, j: int, choose: ChooseLayer) -> tuple[Node, HostOp, Candidate]:
+    """Steps i..j of the graph as one TflBandRun node (reading the run's input, the residual of a fused
+    ADD ending it, and every layer's weights; writing the run's output), its op (whose output may be
+    written over the residual, as the fused conv's: each element read where it is written) and its one
+    kernel, whose fit sizes the bands to the budget (_fit; `choose` gives each layer's kernel)."""
+    layers = graph.nodes[i:j + 1]
+    name = f"bands_{layers[0].name}_to_{layers[-1].name}"
+    residual = layers[-1].inputs[3:4] if layers[-1].op == "TflConv2DAdd" else []
+    ins = [layers[0].inputs[0], *residual, *[t for m in layers for t in m.inputs[1:3]]]
+    geometry = [layer_of(m, graph) for m in layers]
+    assert all(g is not None for g in geometry), name
+    below = max((overlap(geometry, s) for r in range(1, geometry[-1].oh + 1)
+                 if (s := schedule(geometry, r)) is not None), default=None)
+    node = Node(BAND_OP, name, ins, [layers[-1].outputs[0]],
+                {"band_run": True, "layers": layers, "geometry": geometry, "overlap": below},
+                tuple(s for m in layers for s in m.sources()))
+    fits: dict[tuple[int, bool], KernelChoice] = {}  # the planner asks again at the same budgets
+
+    def fit(budget: int, least: bool) -> KernelChoice:
+        if (budget, least) not in fits:
+            fits[budget, least] = _fit(node, graph, budget, least, choose)
+        return fits[budget, least]
+
+    cand = Candidate("", lambda n, g, budget: fit(budget, False), fit_least=lambda n, g, budget: fit(budget, True))
+    return node, dataclasses.replace(BAND_HOSTOP, inplace=1) if residual else BAND_HOSTOP, cand
+
+
+def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseLayer) -> KernelChoice:
+    """The most rows a band whose line buffers and kernel scratch fit `budget` (the fewest calls), else
+    one row (the least memory; the arena grows). Each layer's kernel is chosen for its largest band call
+    with what the buffers leave; its scratch is the most any of its calls needs at that choice."""
+    layers, geometry = node.attrs["layers"], node.attrs["geometry"]
+    fallback = None
+    for rows in range(geometry[-1].oh, 0, -1):
+        sched = schedule(geometry, rows)
+        if sched is None:
+            continue
+        buffers = sched.buffer_bytes(geometry)
+        lines = sum(buffers)
+        if lines > budget and rows > 1:
+            continue
+        inner, scratch = {}, 0
+        for k, m in enumerate(layers):
+            shapes = sorted({(c.calls[k].h, c.calls[k].oh) for c in sched.bands if c.calls[k].oh},
+                            key=lambda s: (s[1], s[0]))
+            g0 = _band_graph(graph, m, *shapes[-1])
+            choice = choose(m, g0, max(budget - lines, 0), least)
+            inner[m.name] = choice
+            scratch = max(scratch, *(_kernel_scratch(m, choice, _band_graph(graph, m, h, oh)) for h, oh in shapes))
+        scratch = -(-scratch // ALIGNMENT) * ALIGNMENT
+        assumes = {k: v for c in inner.values() for k, v in c.assumes.items()}
+        out = KernelChoice("", lines + scratch, BandChoice(sched, tuple(buffers), scratch, inner), assumes)
+        if lines + scratch <= budget:
+            return out
+        fallback = out
+    assert fallback is not None, node.name
+    return fallback
+
+
+def _band_graph(graph: Graph, m: Node, h: int, oh: int) -> Graph:
+    """The graph as layer m's call in a band sees it: its input h rows, its output oh rows."""
+    tensors = dict(graph.tensors)
+    for t, rows in ((m.inputs[0], h), (m.outputs[0], oh)):
+        full = graph.tensors[t]
+        tensors[t] = Tensor(t, (full.shape[0], rows, *full.shape[2:]), full.dtype)
+    return Graph(graph.name, [m], tensors, graph.inputs, graph.outputs, graph.functions, graph.info)
+
+
+def _kernel_scratch(m: Node, choice: KernelChoice, g: Graph) -> int:
+    """The scratch layer m's C kernel uses on graph g's shapes at the choice's tile (what its
+    *_dsp_scratch_bytes in aotc_tflite_int8.h computes from the band's params); 0 where it gets none."""
+    if not choice.scratch:
+        return 0
+    if m.op == "TflConv2DAdd":  # the ADD's tables, the conv's scratch, then a tile of its outputs (_fit_conv_add)
+        if choice.facts.isa == "helium":
+            return 4 * RESIDUAL_TABLE_WORDS + _conv_mve_scratch(m, g, True)
+        size, tile = _conv_dsp_scratch(m, g, choice.detail or DSP_NP_MAX)
+        return size + 4 * RESIDUAL_TABLE_WORDS + -(-tile * g.tensors[m.outputs[0]].shape[3] // 4) * 4
+    if choice.facts.isa == "helium":
+        return _conv_mve_scratch(m, g)
+    if m.op == "TflDepthwiseConv2D":
+        return _depthwise_dsp_scratch(m, g, choice.detail or DSP_DW_RUN)
+    return _conv_dsp_scratch(m, g, choice.detail or DSP_NP_MAX)[0]
+
+
+class _InnerView:
+    """The emitter as a fused layer's emitter sees it: the layer's own choice (its tile) for its params."""
+
+    def __init__(self, em: Any, inner: dict[str, KernelChoice]):
+        self._em = em
+        self.graph = em.graph
+        self.choices = {**em.choices, **inner}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._em, name)
+
+
+def _emit_band_run(ctx: NodeContext) -> None:
+    """The loop over the bands: each line buffer's kept rows moved to its top, then each layer's kernel
+    on its rows of the band (its params copied once, h, pad_top and oh set per band), from the table of
+    rows aot/plan/bands.py worked out."""
+    d: BandChoice = ctx.choice.detail
+    layers: list[Node] = ctx.node.attrs["layers"]
+    geometry: list[Layer] = ctx.node.attrs["geometry"]
+    sched = d.schedule
+    view = _InnerView(ctx.emitter, d.inner)
+    table = np.array([[v for keep in band.keep for v in keep]
+                      + [v for c in band.calls for v in dataclasses.astuple(c)] for band in sched.bands], np.int64)
+    assert table.size == 0 or (table.min() > -(1 << 15) and table.max() < (1 << 15)), ctx.node.name
+    width = table.shape[1]
+    rows = ctx.const_array("bands", table.astype(np.int16).ravel(),
+                           f"per band: each line buffer's (first row kept, rows kept), then each layer's call "
+                           f"(x row, h, pad_top, y row, oh): {ctx.node.name}")
+    scratch = ctx.scratch("uint8_t")
+    names = " -> ".join(m.name for m in layers)
+    ctx.comment(f"{names}: {len(sched.bands)} bands of {sched.rows} row(s) of the last output, full width; "
+                f"line buffers of {', '.join(str(r) for r in sched.buffer_rows)} rows "
+                f"({sum(d.buffers)} B) and {d.kernel_scratch} B of kernel scratch in this node's scratch "
+                "(aot/plan/bands.py)")
+    ctx.line("{")
+    residual = ""
+    for k, m in enumerate(layers):
+        inner = NodeContext(view, m, ctx.index)
+        p = _conv_params(inner)
+        ctx.line(f"    aotc_tfl_conv_params aotc_p{k} = {p.lstrip('&')};")
+        if m.op == "TflConv2DAdd":
+            residual = _residual_params(inner)
+    at = 0
+    for k, nbytes in enumerate(d.buffers):
+        ctx.line(f"    int8_t *const aotc_line{k} = (int8_t *)({scratch} + {at}u); "
+                 f"/* {c_comment(layers[k].outputs[0])}: {sched.buffer_rows[k]} rows of {geometry[k].out_row} B */")
+        at += nbytes
+    ks = f"(uint32_t *)({scratch} + {at}u)" if d.kernel_scratch else "NULL"
+    ctx.line(f"    for (int32_t aotc_b = 0; aotc_b < {len(sched.bands)}; ++aotc_b) {{")
+    ctx.line(f"        const int16_t *const aotc_r = {rows} + (size_t)aotc_b * {width}u;")
+    for k in range(len(d.buffers)):
+        row = geometry[k].out_row
+        ctx.line(f"        memmove(aotc_line{k}, aotc_line{k} + (size_t)aotc_r[{2 * k}] * {row}u, "
+                 f"(size_t)aotc_r[{2 * k + 1}] * {row}u);")
+    base = KEEP_FIELDS * len(d.buffers)
+    last = len(layers) - 1
+    for k, m in enumerate(layers):
+        f = base + CALL_FIELDS * k
+        x = ctx.ptr(m.inputs[0]) if k == 0 else f"aotc_line{k - 1}"
+        y = ctx.ptr(m.outputs[0]) if k == last else f"aotc_line{k}"
+        own = ks if d.inner[m.name].scratch else "NULL"
+        ctx.line(f"        if (aotc_r[{f + 4}] > 0) {{ /* {c_comment(m.name)} */")
+        ctx.line(f"            aotc_p{k}.h = aotc_r[{f + 1}], aotc_p{k}.pad_top = aotc_r[{f + 2}], "
+                 f"aotc_p{k}.oh = aotc_r[{f + 4}];")
+        at_y = f"(size_t)aotc_r[{f + 3}] * {geometry[k].out_row}u"
+        add = m.op == "TflConv2DAdd"  # the ADD's params after the conv's, the residual's rows before y's
+        ctx.line(f"            {_conv_kernel(m, ctx.graph)}(&aotc_p{k}, {residual + ', ' if add else ''}{x} + "
+                 f"(size_t)aotc_r[{f}] * {geometry[k].in_row}u, {ctx.ptr(m.inputs[1])}, "
+                 f"{_bias(NodeContext(view, m, ctx.index))}, "
+                 f"{ctx.ptr(m.inputs[3]) + ' + ' + at_y + ', ' if add else ''}{y} + {at_y}, {own});")
+        ctx.line("        }")
+    ctx.line("    }")
+    ctx.line("}")
+
+
+def _overlap(node: Node, graph: Graph) -> int | None:
+    """How far below the run's input its output may start: the most any band height allows (the
+    bands are chosen after the overlap), aot/plan/bands.py overlap."""
+    return node.attrs.get("overlap")
+
+
+BAND_HOSTOP = HostOp(emit=_emit_band_run, family="tflite_int8", dtypes=("int8",), overlap=_overlap)

@@ -1,0 +1,133 @@
+"""Fused row bands (issue 53, docs/fused-tiles.md): a run of convs around a --ram-budget's peak step
+executed band by band, R rows of the run's last output at a time over the full width, each tensor
+between two of its layers a line buffer of the rows a band needs (the rows kept from the band before
+moved to its top, so nothing is computed twice).
+
+This module is the choice: which runs (runs_through) and the driver that fuses them only when
+plan_memory's techniques cannot meet the budget (plan_with_bands). The geometry (which rows each layer
+computes in each band, the line buffers, the fused node's fit and C) is aot/kernels/tflite_bands.py's;
+the fusing of a run into one node aot/select.py's fuse_in_bands."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from aot.ir import Graph, Node
+from aot.plan.buffers import Plan
+from aot.plan.placement import _live_per_step
+from aot.plan.planner import BudgetError
+
+MAX_RUN = 8  # layers a fused run holds at most
+MAX_FUSED = 8  # runs fused in one model at most (one per peak the budget is over)
+
+
+def runs_through(graph: Graph, step: int, layer_of: Callable[[Node, Graph], Any]) -> list[tuple[int, int]]:
+    """The runs [i, j] (steps, j > i) containing `step` that may be fused: consecutive layers that
+    layer_of takes (not None; its .last_only: the layer may only end a run), each after the first
+    reading the one before it as its input 0, every tensor between two of them read only by the next
+    (not a graph output): it lives only in line buffers."""
+    nodes = graph.nodes
+    if not 0 <= step < len(nodes) or layer_of(nodes[step], graph) is None:
+        return []
+    readers: dict[str, int] = {}
+    for n in nodes:
+        for t in n.inputs:
+            if t:
+                readers[t] = readers.get(t, 0) + 1
+
+    def linked(a: int) -> bool:  # nodes a and a + 1 chain
+        t, first = nodes[a].outputs[0], layer_of(nodes[a], graph)
+        return (a + 1 < len(nodes) and first is not None and not first.last_only
+                and layer_of(nodes[a + 1], graph) is not None and nodes[a + 1].inputs[0] == t
+                and readers.get(t) == 1 and t not in graph.outputs)
+
+    lo = step
+    while lo > 0 and step - lo + 1 < MAX_RUN and linked(lo - 1):
+        lo -= 1
+    hi = step
+    while hi - lo + 1 < 2 * MAX_RUN and linked(hi):
+        hi += 1
+    return [(i, j) for i in range(lo, step + 1) for j in range(max(step, i + 1), hi + 1) if j - i < MAX_RUN]
+
+
+def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
+                    layer_of: Callable[[Node, Graph], Any], fuse: Callable[[Graph, int, int], Graph],
+                    ram_budget: int | None) -> tuple[Graph, Plan]:
+    """The plan (plan: plan_memory under ram_budget), with runs of layers around the peak fused in row
+    bands only when the budget cannot be met otherwise: at the peak step of the least arena, every run
+    through it (runs_through) is fused in turn (fuse: the graph with steps i..j one band node, whose
+    choice sizes its bands to the budget) and planned; of those that meet the budget the one with the
+    fewest kernel calls is kept, else the one with the least arena (then the fewest bytes over the
+    budget over all steps: _excess), and the next peak is tried from there. The refusal, when none meets
+    it, names the least arena with bands and its peak."""
+    try:
+        return graph, plan(graph, ram_budget)
+    except BudgetError as e:
+        if ram_budget is None or e.least is None:
+            raise
+        first = err = e
+    original = graph
+    fused: list[Node] = []
+    for _ in range(MAX_FUSED):
+        best: tuple[tuple[int, ...], Graph, Plan | BudgetError] | None = None
+        for i, j in runs_through(graph, err.least.peak_step, layer_of):
+            g = fuse(graph, i, j)
+            try:
+                p: Plan | BudgetError = plan(g, ram_budget)
+            except BudgetError as e:
+                if e.least is None:
+                    raise
+                p = e
+            band = g.nodes[i]
+            if isinstance(p, Plan):
+                key = (0, _calls(p, fused + [band]), j - i)
+            else:
+                key = (1, p.least_bytes, _excess(p.least, ram_budget), j - i)
+            if best is None or key < best[0]:
+                best = (key, g, p)
+        if best is None or (isinstance(best[2], BudgetError)
+                            and best[0][1:3] >= (err.least_bytes, _excess(err.least, ram_budget))):
+            break  # no run through the peak, or none that brings the plan closer to the budget
+        graph = best[1]
+        fused.append(next(n for n in graph.nodes if n.name not in {m.name for m in fused}
+                          and n.attrs.get("band_run")))
+        if isinstance(best[2], Plan):
+            p = best[2]
+            if p.budget is not None:  # against the graph as it was, without the budget
+                p.budget["unbudgeted_arena_bytes"] = plan(original, None).arena_bytes
+                p.budget["traded"]["bands"] = _bands_report(graph, p, first.least_bytes)
+            return graph, p
+        err = best[2]
+    if not fused:
+        raise BudgetError(f"{first}; no run of int8 convs through its peak can go in row bands (fused tiles) "
+                          "to take less", first.least_bytes, first.least)
+    raise BudgetError(str(err).replace(TECHNIQUES_SAID, TECHNIQUES_SAID[:-1] + ", and runs of int8 convs in row "
+                                       f"bands: {', '.join(n.name for n in fused)})"), err.least_bytes, err.least)
+
+
+# how the planner's refusal names the techniques it tried (aot/plan/planner.py _refusal)
+TECHNIQUES_SAID = "(in-place ops and outputs overlapping their inputs where the kernels allow)"
+
+
+def _excess(p: Plan | None, budget: int) -> int:
+    """The bytes live over the budget, summed over the steps: where the arena is over it, how much a fused
+    run took off the other steps over it too (steps sharing a peak are fused one run at a time)."""
+    if p is None:
+        return 0
+    return sum(max(n - budget, 0) for n in _live_per_step(p.buffers, max(len(p.steps), 1)))
+
+
+def _calls(p: Plan, bands: list[Node]) -> int:
+    """The kernel calls of the fused runs at the bands the plan chose (their choice's detail.calls)."""
+    return sum(p.choices[n.name].detail.calls for n in bands if n.name in p.choices)
+
+
+def _bands_report(graph: Graph, p: Plan, before: int) -> dict[str, Any]:
+    """metadata.json's memory.ram_budget.traded.bands: per fused run what its choice reports (its layers,
+    R, the bands, the line buffers' and kernel scratch bytes, the kernel calls against one a layer); the
+    bytes saved against the least arena without bands."""
+    runs = [{"node": n.name, **p.choices[n.name].detail.report()} for n in graph.nodes
+            if n.attrs.get("band_run") and n.name in p.choices]
+    return {"what": "runs of layers executed in row bands of their last output, line buffers between them",
+            "bytes_saved": before - p.arena_bytes, "nodes": [r["node"] for r in runs], "runs": runs}

@@ -1,0 +1,219 @@
+"""Fused row bands under --ram-budget (issue 53, aot/plan/bands.py, aot/kernels/tflite_bands.py, aot/select.py
+fuse_in_bands): the bands' geometry against a numpy model of the layers' rows (every output row computed once, from the
+rows it needs, the line buffers holding them), then person_int8 with a budget only bands meet: the
+plan says which run was banded, R and the bytes saved; outputs identical to the unbudgeted bundle's
+and to LiteRT's reference kernels, on the host under ASan/UBSan and on the M4 under qemu."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from aot.build import cmake_exe, run_bundle
+from aot.compiler import Options, compile_file
+from aot.footprint import budget_summary, summary
+from aot.kernels.tflite_bands import ALIGNMENT, Layer, overlap, schedule
+from aot.plan import ALIGNMENT as PLAN_ALIGNMENT
+from aot.plan import BudgetError
+
+HERE = Path(__file__).resolve().parents[1]
+PERSON = HERE / "models" / "tflite" / "person_int8.tflite"
+BUDGET = 7000  # person_int8 on the M4: 16,336 B without a budget, 11,952 B the least without bands
+
+
+def _simulate(layers: list[Layer], rows: int) -> None:
+    """Run the schedule on row indices: each line buffer a list of the rows it holds, each layer's call
+    checked to read exactly the input rows its output rows need (pad_top and h as the kernels take
+    them) and the last output written once, every row; the run's output never over input rows a later
+    band reads, at the overlap's offset."""
+    sched = schedule(layers, rows)
+    assert sched is not None
+    bufs: list[list[int]] = [[] for _ in layers[:-1]]
+    written: list[int] = []
+    computed: list[set[int]] = [set() for _ in layers]
+    below = overlap(layers, sched)
+    reads: list[tuple[int, int]] = []  # (band, lowest input row layer 0 reads)
+    for b, band in enumerate(sched.bands):
+        for k, (src, n) in enumerate(band.keep):
+            bufs[k] = bufs[k][src:src + n]
+        for j, (lay, call) in enumerate(zip(layers, band.calls, strict=True)):
+            if not call.oh:
+                continue
+            src = list(range(call.x_row, call.x_row + call.h)) if j == 0 else bufs[j - 1][:call.h]
+            assert len(src) == call.h and src == list(range(src[0], src[0] + call.h)), (b, j, src)
+            if j == 0:
+                reads.append((b, src[0]))
+            first = src[0] - call.pad_top  # the image row the kernel's row -pad_top stands for
+            assert (first + lay.p) % lay.s == 0, (b, j, first)
+            out_rows = []
+            for oy in range(call.oh):
+                taps = [oy * lay.s - call.pad_top + i * lay.d for i in range(lay.k)]
+                inside = [src[0] + t for t in taps if 0 <= t < call.h]
+                g = (first + lay.p) // lay.s + oy  # this output row in the image
+                want = [r for r in (g * lay.s - lay.p + i * lay.d for i in range(lay.k)) if 0 <= r < lay.h]
+                assert inside == want, (b, j, oy, inside, want)
+                out_rows.append(g)
+            assert not computed[j].intersection(out_rows), (b, j, out_rows)  # nothing computed twice
+            computed[j].update(out_rows)
+            if j == len(layers) - 1:
+                assert out_rows == list(range(call.y_row, call.y_row + call.oh))
+                written += out_rows
+            else:
+                buf = bufs[j]
+                assert call.y_row == len(buf), (b, j, call.y_row, buf)  # written after the kept rows
+                bufs[j] = buf + out_rows
+                assert len(bufs[j]) <= sched.buffer_rows[j]
+    assert written == list(range(layers[-1].oh))
+    for b, band in enumerate(sched.bands):
+        end = band.calls[-1].y_row + band.calls[-1].oh
+        for bb, r in reads:
+            if bb > b:
+                assert end * layers[-1].out_row - below <= r * layers[0].in_row, (b, bb)
+
+
+def _chain(spec: list[tuple[int, int, int, int]], h: int, width: int = 3) -> list[Layer]:
+    """Layers from (k, s, p, d) each, the first reading h rows; rows `width` bytes long throughout."""
+    layers = []
+    for k, s, p, d in spec:
+        oh = (h + 2 * p - (k - 1) * d - 1) // s + 1
+        layers.append(Layer(h, oh, k, s, p, d, width, width))
+        h = oh
+    return layers
+
+
+def test_line_buffers_keep_the_plans_alignment():
+    assert ALIGNMENT == PLAN_ALIGNMENT
+
+
+def test_bands_of_mobilenets_first_stage():
+    """pw -> dw stride 2 -> pw on 16 rows: the depthwise's input keeps k - s = 1 row between bands, its
+    buffer 2R + 1 rows; the last output's rows each computed once."""
+    layers = _chain([(1, 1, 0, 1), (3, 2, 1, 1), (1, 1, 0, 1)], 16)
+    for rows in (1, 2, 3, 8):
+        _simulate(layers, rows)
+    sched = schedule(layers, 2)
+    assert sched.buffer_rows == (5, 2) and len(sched.bands) == 4
+    assert [band.keep[0][1] for band in sched.bands] == [0, 1, 1, 1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 5), st.integers(1, 3), st.integers(0, 3), st.integers(1, 2)),
+                min_size=2, max_size=4), st.integers(6, 40), st.integers(1, 6))
+def test_bands_compute_every_row_once_from_the_rows_it_needs(spec, h, rows):
+    spec = [(k, s, min(p, (k - 1) * d), d) for k, s, p, d in spec]
+    layers = _chain(spec, h)
+    if any(lay.oh < 1 for lay in layers):
+        return
+    if schedule(layers, rows) is None:  # a band reading only padding: not fused
+        return
+    _simulate(layers, rows)
+
+
+def _compile(out: Path, target: str, budget: int | None, flags: tuple[str, ...] = ()) -> dict:
+    b = compile_file(PERSON, Options(name="person", target=target, ram_budget=budget))
+    b.write(out / "bundle")
+    return b.metadata
+
+
+def test_person_int8_within_a_budget_only_bands_meet():
+    """Without bands the least arena is 11,952 B (the peak: the 24 x 24 x 16 expansion and the stride-2
+    depthwise over it); 7,000 B is met by a run of the first four layers in bands, named in the report
+    with its R and the bytes saved; a budget below the least with bands is refused in one line naming
+    the peak step and that least."""
+    meta = compile_file(PERSON, Options(name="person", target="mps2-an386", ram_budget=BUDGET)).metadata
+    budget = meta["memory"]["ram_budget"]
+    assert meta["memory"]["arena_bytes"] <= BUDGET and budget["unbudgeted_arena_bytes"] == 16336
+    bands = budget["traded"]["bands"]
+    run = bands["runs"][0]
+    assert run["layers"][-1] == "DEPTHWISE_CONV_2D_3" and run["rows"] >= 1 and run["bands"] == -(-12 // run["rows"])
+    assert bands["bytes_saved"] == 11952 - meta["memory"]["arena_bytes"]
+    assert any(n["op"] == "TflBandRun" for n in meta["nodes"])
+    report = {"name": "person", "target": "mps2-an386",
+              "model": {"flash_bytes": 1, "ram_bytes": 2, "arena_bytes": meta["memory"]["arena_bytes"], "data": 0,
+                        "bss": 0, "stack_bytes": 0, "ram_budget": budget}}
+    assert f"row bands saved {bands['bytes_saved']} B on 1 runs of layers (CONV_2D_0..DEPTHWISE_CONV_2D_3: " \
+        in budget_summary(budget) and budget_summary(budget) in summary(report)
+    with pytest.raises(BudgetError) as e:
+        compile_file(PERSON, Options(name="person", target="mps2-an386", ram_budget=2000))
+    assert "its peak is step 0, node bands_" in str(e.value) and "row bands" in str(e.value)
+    assert e.value.least_bytes < 11952
+    plain = compile_file(PERSON, Options(name="person", target="mps2-an386")).metadata
+    assert "ram_budget" not in plain["memory"] and not any(n["op"] == "TflBandRun" for n in plain["nodes"])
+
+
+def _inputs(meta: dict, seeds: range) -> list[list[np.ndarray]]:
+    out = []
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        out.append([rng.integers(-128, 128, tuple(s["shape"])).astype(np.int8) for s in meta["inputs"]])
+    return out
+
+
+def _litert(tmp_path: Path, runs: list[list[np.ndarray]]) -> list[np.ndarray] | None:
+    try:
+        import ai_edge_litert  # noqa: F401
+    except ImportError:
+        return None
+    np.savez(tmp_path / "runs_in.npz", input_0=np.stack([r[0] for r in runs]))
+    ref = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(PERSON), str(tmp_path / "runs_in.npz"),
+                          str(tmp_path / "runs_out.npz"), "--runs"], capture_output=True, text=True)
+    assert ref.returncode == 0, ref.stderr[-2000:]
+    return list(np.load(tmp_path / "runs_out.npz")["output_0"])
+
+
+@pytest.mark.parametrize("budget", [BUDGET, 9000, 6000])
+def test_banded_person_identical_on_the_host_under_sanitizers(tmp_path, budget):
+    """The host bundle with bands (ASan and UBSan stop the runner on any finding) gives every output
+    element of the unbudgeted bundle and of LiteRT's reference kernels."""
+    sanitize = ("-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer",
+                "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined")
+    metas = {}
+    for name, b in (("banded", budget), ("plain", None)):
+        out = tmp_path / name
+        metas[name] = _compile(out, "host", b)
+        subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON",
+                        *(sanitize if name == "banded" else ())], check=True, capture_output=True)
+        subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
+    assert "bands" in metas["banded"]["memory"]["ram_budget"]["traded"]
+    runs = _inputs(metas["banded"], range(6))
+    refs = _litert(tmp_path, runs)
+    for r, feeds in enumerate(runs):
+        got, _ = run_bundle(tmp_path / "banded", metas["banded"], feeds)
+        want, _ = run_bundle(tmp_path / "plain", metas["plain"], feeds)
+        name = metas["banded"]["outputs"][0]["name"]
+        assert np.array_equal(got[name], want[name]), r
+        if refs is not None:
+            assert np.array_equal(got[name], refs[r]), r
+
+
+@pytest.mark.skipif(shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
+                    reason="needs qemu-system-arm and arm-none-eabi-gcc")
+@pytest.mark.parametrize("board", ["mps2-an386", "mps3-an547"])
+def test_banded_person_identical_on_the_m4_and_m55(tmp_path, board):
+    """On the M4 (mps2-an386 under qemu: the DSP paths, their scratch sized per band) and the M55
+    (mps3-an547: Helium's CONV_2D) the banded bundle gives every output element of the unbudgeted one
+    and of LiteRT's reference kernels."""
+    from aot.build import configure
+    metas = {}
+    for name, b in (("banded", BUDGET), ("plain", None)):
+        metas[name] = _compile(tmp_path / name, board, b)
+        configure(tmp_path / name, board)
+    assert "bands" in metas["banded"]["memory"]["ram_budget"]["traded"]
+    runs = _inputs(metas["banded"], range(3))
+    refs = _litert(tmp_path, runs)
+    name = metas["banded"]["outputs"][0]["name"]
+    for r, feeds in enumerate(runs):
+        got, _ = run_bundle(tmp_path / "banded", metas["banded"], feeds)
+        want, _ = run_bundle(tmp_path / "plain", metas["plain"], feeds)
+        assert np.array_equal(got[name], want[name]), r
+        if refs is not None:
+            assert np.array_equal(got[name], refs[r]), r
+    assert json.loads((tmp_path / "banded" / "bundle" / "metadata.json").read_text())["memory"]["arena_bytes"] <= BUDGET
