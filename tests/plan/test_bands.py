@@ -26,7 +26,7 @@ from aot.plan import BudgetError
 
 HERE = Path(__file__).resolve().parents[1]
 PERSON = HERE / "models" / "tflite" / "person_int8.tflite"
-BUDGET = 7000  # person_int8 on the M4: 16,336 B without a budget, 11,952 B the least without bands
+BUDGET = 7000  # person_int8 on the M4: 14,528 B without a budget, 11,840 B the least without bands
 
 
 def _simulate(layers: list[Layer], rows: int) -> None:
@@ -124,17 +124,17 @@ def _compile(out: Path, target: str, budget: int | None, flags: tuple[str, ...] 
 
 
 def test_person_int8_within_a_budget_only_bands_meet():
-    """Without bands the least arena is 11,952 B (the peak: the 24 x 24 x 16 expansion and the stride-2
+    """Without bands the least arena is 11,840 B (the peak: the 24 x 24 x 16 expansion and the stride-2
     depthwise over it); 7,000 B is met by a run of the first four layers in bands, named in the report
     with its R and the bytes saved; a budget below the least with bands is refused in one line naming
     the peak step and that least."""
     meta = compile_file(PERSON, Options(name="person", target="mps2-an386", ram_budget=BUDGET)).metadata
     budget = meta["memory"]["ram_budget"]
-    assert meta["memory"]["arena_bytes"] <= BUDGET and budget["unbudgeted_arena_bytes"] == 16336
+    assert meta["memory"]["arena_bytes"] <= BUDGET and budget["unbudgeted_arena_bytes"] == 14528
     bands = budget["traded"]["bands"]
     run = bands["runs"][0]
     assert run["layers"][-1] == "DEPTHWISE_CONV_2D_3" and run["rows"] >= 1 and run["bands"] == -(-12 // run["rows"])
-    assert bands["bytes_saved"] == 11952 - meta["memory"]["arena_bytes"]
+    assert bands["bytes_saved"] == 11840 - meta["memory"]["arena_bytes"]
     assert any(n["op"] == "TflBandRun" for n in meta["nodes"])
     report = {"name": "person", "target": "mps2-an386",
               "model": {"flash_bytes": 1, "ram_bytes": 2, "arena_bytes": meta["memory"]["arena_bytes"], "data": 0,
@@ -144,7 +144,7 @@ def test_person_int8_within_a_budget_only_bands_meet():
     with pytest.raises(BudgetError) as e:
         compile_file(PERSON, Options(name="person", target="mps2-an386", ram_budget=2000))
     assert "its peak is step 0, node bands_" in str(e.value) and "row bands" in str(e.value)
-    assert e.value.least_bytes < 11952
+    assert e.value.least_bytes < 11840
     plain = compile_file(PERSON, Options(name="person", target="mps2-an386")).metadata
     assert "ram_budget" not in plain["memory"] and not any(n["op"] == "TflBandRun" for n in plain["nodes"])
 
