@@ -30,6 +30,7 @@ from pathlib import Path
 
 from aot import __version__
 from aot.errors import AotcError
+from aot.plan.pools import PoolSpec, parse_pool
 from aot.targets import HOST_ISAS
 from aot.user_paths import check_input_file, check_output_dir, check_output_file
 
@@ -60,6 +61,14 @@ def _nonnegative(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
     return value
+
+
+def _pool(text: str) -> PoolSpec:
+    """--memory-pool NAME:BYTES (aot/plan/pools.py parse_pool); argparse turns the error into exit 2."""
+    try:
+        return parse_pool(text)
+    except AotcError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix(f"--memory-pool {text}: ")) from None
 
 
 def _positive(text: str) -> int:
@@ -96,6 +105,12 @@ def _compile_parser() -> argparse.ArgumentParser:
                         "the inputs they are made from where the kernels allow (no extra work), else aotc refuses "
                         "naming the peak step and the least arena it reaches; metadata.json's memory.ram_budget "
                         "says what was traded")
+    p.add_argument("--memory-pool", type=_pool, metavar="NAME:BYTES", action="append", default=[],
+                   help="a memory pool for the plan (repeat, fastest first; BYTES may end in K or M): the buffers "
+                        "read most per byte go to the fastest pool with room, graph inputs and outputs stay in "
+                        "the first (the caller's arena), the others are static arrays in sections "
+                        ".bss.aotc_pool_NAME; on a board, NAME is a region (see --list-targets). Without it a "
+                        "board's arena that does not fit its RAM is split over the board's memories")
     p.add_argument("--threads", type=_positive, metavar="N", default=1,
                    help="threads a run uses (host and Linux targets; default 1): N > 1 gives the bundle a pool of "
                         "N - 1 workers, started by <name>_threads_init(), and links pthreads")
@@ -378,7 +393,8 @@ def _cmd_compile(args: argparse.Namespace) -> int:
                                                      scratch_floor=args.scratch_floor, max_dims=tuple(args.max_dim),
                                                      threads=args.threads, quantized_io=args.quantized_io,
                                                      fast_math=args.fast_math, host_isa=args.host_isa,
-                                                     ram_budget=args.ram_budget))
+                                                     ram_budget=args.ram_budget,
+                                                     memory_pools=tuple(args.memory_pool)))
     # A missing cross compiler is refused after the compile, before anything is written: the refusals
     # that need no tool (vendor and target, a model too big for the board) read the same without it.
     if not args.no_configure:

@@ -22,8 +22,9 @@ from aot.partition.serialize import from_onnx, function_from_proto, stored_name,
 from aot.passes import HOST_PIPELINE, simplify, verify_graph
 from aot.passes.quantized_io import integer_io
 from aot.plan import Plan, plan_memory
+from aot.plan.pools import PoolSpec, assign_pools
 from aot.select import Selection, op_memory, select_kernels
-from aot.targets import fit_bundle, get_target, host_isa
+from aot.targets import board_pools, check_pools, fit_bundle, get_target, host_isa
 from aot.vendor import Artifact, CodegenContext, Vendor, check_vendor, find_vendor
 
 
@@ -65,6 +66,10 @@ class Options:
     # needed, or an AotcError naming the peak (aot/plan/planner.py plan_memory); None, the default, plans as
     # without it. metadata.json's memory.ram_budget says what was traded.
     ram_budget: int | None = None
+    # --memory-pool NAME:BYTES, fastest first (aot/plan/pools.py): the buffers split over these pools, each
+    # in its own linker section; () on a bare-metal board takes the board's memory map (aot/targets.py
+    # board_pools) where no one region holds the arena, elsewhere plans one arena.
+    memory_pools: tuple[PoolSpec, ...] = ()
 
 
 def partition_model(model: onnx.ModelProto, options: Options = Options(),
@@ -182,17 +187,28 @@ def _with_weights(art: Artifact, ctx: CodegenContext) -> Artifact:
 
 def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
                     scratch_floor: int = 0, threads: int = 1, fast_math: bool = False,
-                    isa: str | None = None, ram_budget: int | None = None) -> tuple[Selection, Plan]:
+                    isa: str | None = None, ram_budget: int | None = None,
+                    memory_pools: tuple[PoolSpec, ...] = ()) -> tuple[Selection, Plan]:
     """The host kernels each node may run (select), then the arena, with the kernel each node
     runs at the memory its step can spare (plan). `isa`: the host ISA level (Options.host_isa),
-    None for the compiling machine's; `ram_budget`: Options.ram_budget."""
+    None for the compiling machine's; `ram_budget`: Options.ram_budget; `memory_pools`:
+    Options.memory_pools (the arena's buffers split over them)."""
     workspace = {symbol: a.workspace_bytes for symbol, a in artifacts.items()}
     t = get_target(target)
     traits = TargetTraits(vector_unit=t.vector_unit, scalar_tiles=not t.vector_unit and not t.helium,
                           helium=t.helium, dsp=t.dsp and not t.helium, threads=threads,
                           avx512=host_isa(isa, t) == "avx512f", fast_math=fast_math)
     selection = select_kernels(graph, traits, workspace)
-    return selection, plan_memory(graph, op_memory(selection), scratch_floor, ram_budget)
+    plan = plan_memory(graph, op_memory(selection), scratch_floor, ram_budget)
+    if memory_pools:
+        check_pools(t, memory_pools)
+        return selection, assign_pools(graph, plan, memory_pools)
+    io_bytes = sum(graph.tensors[i].nbytes for i in graph.inputs if not graph.tensors[i].is_const)
+    pools = board_pools(t, io_bytes)
+    whole = max((p.capacity for p in board_pools(t, io_bytes, arena_in_each=True)), default=0)
+    if pools and plan.arena_bytes > whole:
+        return selection, assign_pools(graph, plan, pools)  # no one region holds the arena: split it
+    return selection, plan
 
 
 def compile_model(model: onnx.ModelProto, options: Options = Options(), source: str = "model.onnx") -> Bundle:
@@ -207,7 +223,7 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
     isa = host_isa(options.host_isa, get_target(options.target))
     artifacts = codegen_functions(graph, options.target, parted.vendors, parted.options, options.threads)
     selection, plan = select_and_plan(graph, options.target, artifacts, options.scratch_floor, options.threads,
-                                      options.fast_math, isa, options.ram_budget)
+                                      options.fast_math, isa, options.ram_budget, options.memory_pools)
     bundle = build_bundle(graph, selection, plan, target=options.target, source=source, artifacts=artifacts,
                           threads=options.threads, fast_math=options.fast_math, host_isa=isa)
     return fit_bundle(bundle, options.target)  # refuses a model too big for the board
