@@ -201,13 +201,12 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
     selection = select_kernels(graph, traits, workspace)
     plan = plan_memory(graph, op_memory(selection), scratch_floor, ram_budget)
     if memory_pools:
-        check_pools(t, memory_pools)
+        check_pools(t, tuple(p.name for p in memory_pools))
         return selection, assign_pools(graph, plan, memory_pools)
     io_bytes = sum(graph.tensors[i].nbytes for i in graph.inputs if not graph.tensors[i].is_const)
-    pools = board_pools(t, io_bytes)
-    whole = max((p.capacity for p in board_pools(t, io_bytes, arena_in_each=True)), default=0)
-    if pools and plan.arena_bytes > whole:
-        return selection, assign_pools(graph, plan, pools)  # no one region holds the arena: split it
+    whole = max((n for _, n in board_pools(t, io_bytes, arena_in_each=True)), default=0)
+    if t.kind == "bare-metal" and plan.arena_bytes > whole:  # no one region holds the arena: split it
+        return selection, assign_pools(graph, plan, tuple(PoolSpec(*p) for p in board_pools(t, io_bytes)))
     return selection, plan
 
 

@@ -20,7 +20,6 @@ from aot import limits
 from aot.errors import AotcError
 from aot.limits import MAX_ARENA_BYTES
 from aot.paths import cmake_dir
-from aot.plan.pools import PoolSpec
 
 if TYPE_CHECKING:
     from aot.emit_c import Bundle
@@ -204,8 +203,8 @@ def human(n: int) -> str:
 
 # --- memory pools (aot/plan/pools.py) ------------------------------------------------------
 
-def board_pools(target: Target, io_bytes: int, arena_in_each: bool = False) -> tuple[PoolSpec, ...]:
-    """A bare-metal board's memory map as pools, fastest first (its arena regions, in the order the
+def board_pools(target: Target, io_bytes: int, arena_in_each: bool = False) -> tuple[tuple[str, int], ...]:
+    """A bare-metal board's memory map as pools, (region, bytes) fastest first (its arena regions, in the order the
     board prefers them), each with the bytes the runner leaves: the first (with arena_in_each, every
     one: what each could give a whole arena) less the runner's input copies and timings, RAM less the
     stack, heap and data reserve. () for a target without regions."""
@@ -218,20 +217,20 @@ def board_pools(target: Target, io_bytes: int, arena_in_each: bool = False) -> t
             free -= STACK_RESERVE + HEAP_RESERVE + DATA_RESERVE
         if k == 0 or arena_in_each:
             free -= io_bytes + RUNNER_TIMES_BYTES
-        pools.append(PoolSpec(name, max(free, 0)))
+        pools.append((name, max(free, 0)))
     return tuple(pools)
 
 
-def check_pools(target: Target, specs: tuple[PoolSpec, ...]) -> None:
+def check_pools(target: Target, names: tuple[str, ...]) -> None:
     """On a bare-metal board every pool is one of the regions an arena may go to, named as its linker
     script names it."""
     if target.kind != "bare-metal":
         return
     regions = ", ".join(f"{r} ({target.region(r).what}, {human(target.region(r).size)})"
                         for r in target.arena_regions)
-    for s in specs:
-        if s.name not in target.arena_regions:
-            raise AotcError(f"--memory-pool {s.name}: board {target.board} has no region '{s.name}' for data "
+    for name in names:
+        if name not in target.arena_regions:
+            raise AotcError(f"--memory-pool {name}: board {target.board} has no region '{name}' for data "
                             f"(its regions: {regions})")
 
 
