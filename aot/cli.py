@@ -71,6 +71,14 @@ def _pool(text: str) -> PoolSpec:
         raise argparse.ArgumentTypeError(str(e).removeprefix(f"--memory-pool {text}: ")) from None
 
 
+def _wait_state(text: str) -> tuple[str, int]:
+    """aotc bench --wait-state REGION:N."""
+    region, sep, n = text.partition(":")
+    if not sep or not region or not n.isdigit():
+        raise argparse.ArgumentTypeError(f"give REGION:N (N cycles per access, a whole number), got '{text}'")
+    return region, int(n)
+
+
 def _positive(text: str) -> int:
     value = _nonnegative(text)
     if value == 0:
@@ -280,6 +288,9 @@ def _run_parser(cmd: str) -> argparse.ArgumentParser:
         p.add_argument("--profile", action="store_true",
                        help="a Cortex-M bundle: also list the instructions (and the M4's estimated cycles) of one "
                        "inference per function")
+        p.add_argument("--wait-state", type=_wait_state, metavar="REGION:N", action="append", default=[],
+                       help="a Cortex-M4 bundle: charge N more estimated cycles for every data access to the board's "
+                            "REGION (an assumed wait state; qemu models none), e.g. PSRAM:2 (repeat per region)")
         p.add_argument("--model", help="ONNX model for onnxruntime (default: the one OUT was compiled from; "
                        "a .tflite file is timed in LiteRT instead)")
         p.add_argument("--tflite", metavar="FILE.tflite",
@@ -520,7 +531,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         check_input_file(Path(args.inputs), "--inputs")
     meta = _metadata(out)
     if get_target(meta.get("target", "host")).kind == "bare-metal":  # qemu has no timing: count instructions
-        row = bench_board(out, meta, inputs_npz=args.inputs, model=args.model, profile=args.profile)
+        row = bench_board(out, meta, inputs_npz=args.inputs, model=args.model, profile=args.profile,
+                          wait_states=dict(args.wait_state))
         print(format_board_table([row]), end="")
         if args.profile:
             print("\n" + format_board_profile(row), end="")

@@ -100,3 +100,8 @@ def test_each_pool_is_in_the_region_of_its_name(built, target, label):
         sections = run(["arm-none-eabi-objdump", "-h", str(out / "runner.elf")]).stdout
         assert f".aotc_pool_{p['name']}" in sections
     assert len(regions) == len(pools)  # distinct memories
+    run([*AOTC, "footprint", str(out)])  # the footprint report: bytes per pool, and the regions they fill
+    report = json.loads((out / "footprint.json").read_text())
+    assert report["model"]["pools"] == {p["name"]: {"bytes": p["bytes"], "section": p["section"]} for p in pools}
+    for p in pools[1:]:
+        assert report["image"]["regions"][p["name"]]["used_bytes"] >= p["bytes"]
