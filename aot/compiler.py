@@ -200,13 +200,19 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
                           avx512=host_isa(isa, t) == "avx512f", fast_math=fast_math)
     selection = select_kernels(graph, traits, workspace)
     plan = plan_memory(graph, op_memory(selection), scratch_floor, ram_budget)
-    if memory_pools:
-        check_pools(t, tuple(p.name for p in memory_pools))
-        return selection, assign_pools(graph, plan, memory_pools)
     io_bytes = sum(graph.tensors[i].nbytes for i in graph.inputs if not graph.tensors[i].is_const)
     whole = max((n for _, n in board_pools(t, io_bytes, arena_in_each=True)), default=0)
-    if t.kind == "bare-metal" and plan.arena_bytes > whole:  # no one region holds the arena: split it
-        return selection, assign_pools(graph, plan, tuple(PoolSpec(*p) for p in board_pools(t, io_bytes)))
+    if memory_pools:
+        check_pools(t, tuple(p.name for p in memory_pools))
+        plan = assign_pools(graph, plan, memory_pools)
+    elif t.kind == "bare-metal" and plan.arena_bytes > whole:  # no one region holds the arena: split it
+        plan = assign_pools(graph, plan, tuple(PoolSpec(*p) for p in board_pools(t, io_bytes)))
+    total = sum(p.nbytes for p in plan.pools)
+    if ram_budget is not None and total > ram_budget:  # buffers in different pools cannot share bytes
+        raise AotcError(f"--ram-budget {ram_budget:,} B: the memory pools need {total:,} B in all ("
+                        + ", ".join(f"{p.name} {p.nbytes:,} B" for p in plan.pools)
+                        + "): buffers in different pools cannot share bytes; give the first pool more room "
+                          "or a larger budget")
     return selection, plan
 
 

@@ -119,6 +119,20 @@ def test_cli_pool_errors_are_one_line_exit_2(tmp_path):
     assert r.returncode == 2 and "NAME:BYTES" in r.stderr
 
 
+def test_ram_budget_bounds_the_sum_of_the_pools(tmp_path):
+    """The first pool too small for the input and the skip together: the pools' sum (I/O apart from the
+    rest) is over the one arena, and a budget of the one arena refuses it in one line."""
+    src = tmp_path / "pooled.onnx"
+    onnx.save(pooled_model(), src)
+    specs = (PoolSpec("RAM", 16 * KIB), PoolSpec("PSRAM", MIB))
+    meta = json.loads(compile_file(src, Options(memory_pools=specs)).files["metadata.json"])["memory"]
+    total = sum(p["bytes"] for p in meta["pools"])
+    assert total > meta["tight_bound_bytes"]
+    assert compile_file(src, Options(memory_pools=specs, ram_budget=total))
+    with pytest.raises(AotcError, match=r"--ram-budget .*: the memory pools need .* in all \(RAM .* PSRAM"):
+        compile_file(src, Options(memory_pools=specs, ram_budget=total - 1))
+
+
 def test_metadata_header_and_linker_script_report_pools(tmp_path):
     src = tmp_path / "pooled.onnx"
     onnx.save(pooled_model(), src)
