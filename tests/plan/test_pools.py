@@ -14,13 +14,16 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 from poolmodels import pooled_model
+from test_planner import graph, host_memory
 
 from aot.compiler import Options, compile_file, partition_model, select_and_plan
 from aot.errors import AotcError
 from aot.passes import HOST_PIPELINE, simplify
-from aot.plan import assert_no_overlap
+from aot.plan import assert_no_overlap, plan_memory
 from aot.plan.pools import PoolSpec, assign_pools, parse_pool
 from aot.targets import get_target
 
@@ -198,3 +201,43 @@ def test_a_board_splits_an_arena_no_one_region_holds(tmp_path):
 
 
 MIB = 1024 * KIB
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 64), st.integers(0, 3), st.integers(0, 40)), min_size=1, max_size=20),
+       st.floats(0.0, 1.0), st.floats(0.0, 1.0), st.booleans())
+def test_random_graphs_split_over_pools_within_their_sizes(spec, fast_share, mid_share, bounded):
+    """Chains reading their predecessor and maybe one earlier tensor, with random scratch, over a fast
+    pool of a random share of the arena, a middle one and a slow one (bounded or not): the split is
+    refused in one line, or every buffer lies whole in one pool within its size, I/O in the first, and
+    no two buffers live at once share a byte."""
+    nodes, names = [], ["x"]
+    for k, (n, back, _) in enumerate(spec):
+        ins = [names[-1]] + ([names[-1 - back]] if back and len(names) > back else [])
+        out = "out" if k == len(spec) - 1 else f"t{k}"
+        nodes.append(("Opaque", ins, out, n))
+        names.append(out)
+    scratch = {f"n{k}": s * 4 for k, (_, _, s) in enumerate(spec)}
+    g = graph(nodes)
+    plan = plan_memory(g, host_memory(g, lambda n, g, budget: scratch[n.name]))
+    arena = plan.arena_bytes
+    specs = (PoolSpec("fast", max(int(arena * fast_share), 16)), PoolSpec("mid", max(int(arena * mid_share), 16)),
+             PoolSpec("slow", arena // 2 + 16 if bounded else 4 * arena + 64))
+    try:
+        plan = assign_pools(g, plan, specs)
+    except AotcError as e:
+        assert "\n" not in str(e) and "memory pools:" in str(e)
+        return
+    assert [p.name for p in plan.pools] == ["fast", "mid", "slow"] and plan.arena_bytes == plan.pools[0].nbytes
+    assert all(p.nbytes <= p.capacity for p in plan.pools)
+    assert_no_overlap(plan)
+
+    def pool_of(start: int, end: int) -> str:
+        holding = [p.name for p in plan.pools if p.base <= start and end <= p.base + p.nbytes]
+        assert len(holding) == 1, (start, end)
+        return holding[0]
+
+    for b in plan.buffers:
+        pool_of(b.offset, b.offset + max(d + n for d, n, _, _ in b.segs))
+    for t in ("x", "out"):
+        assert pool_of(plan.offsets[t], plan.offsets[t] + g.tensors[t].nbytes) == "fast"
