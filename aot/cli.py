@@ -428,6 +428,10 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         (" (vendor workspace and kernel scratch)" if workspace else " (kernel scratch)")
     print(f"aotc: wrote {out / 'bundle'} ({bundle.name}: arena {mem['arena_bytes']} bytes, I/O included{over}; "
           f"weights {mem['weights_bytes']} bytes); build with: cmake --build {out}")
+    if "pools" in mem:
+        print("aotc: memory pools, fastest first: " + ", ".join(
+            f"{p['name']} {p['bytes']} of {p['capacity_bytes']} bytes" for p in mem["pools"])
+            + " (the first is the arena; the weights are not in a pool)")
     if "ram_budget" in mem:
         from aot.footprint import budget_summary
 
