@@ -532,18 +532,21 @@ CYCLE_MODELS = {"mps2-an386": "m4"}
 
 def board_counts(out: Path, meta: dict, inputs: list[np.ndarray], plugin: Path,
                  profile: dict[str, int] | None = None, cycle_profile: dict[str, int] | None = None,
-                 *, cycles: bool = True) -> tuple[int, int | None]:
+                 *, cycles: bool = True, wait_states: dict[str, int] | None = None) -> tuple[int, int | None]:
     """Instructions and estimated cycles of one inference on a bare-metal board: the runner under
     qemu-system-arm with aotc's plugin, doing 1 and then 3 timed inferences after its first;
     (count(3) - count(1)) / 2 leaves out startup, init and the semihosting I/O (the counts grow
     linearly with the runs). Cycles are the plugin's estimate from the core's timing tables, for the
     boards of CYCLE_MODELS (None for the others, or without `cycles`). With `profile` and
     `cycle_profile`, they are filled with one inference's instructions and cycles per function of the
-    image, the same difference taken block address by block address."""
+    image, the same difference taken block address by block address. `wait_states`: region -> cycles
+    each data access to it costs more in the estimate (an assumption: qemu models no wait states)."""
     from aot.build import RUN_TIMEOUT_S, runner_command
 
     target = get_target(meta["target"])
     model = CYCLE_MODELS.get(target.name) if cycles else None
+    waits = [f"ws={target.region(r).origin:x}:{target.region(r).size:x}:{n}"
+             for r, n in (wait_states or {}).items() if n] if model else []
     runner = runner_path(out, meta).resolve()
     counts: list[tuple[int, int | None]] = []
     per_pc: list[dict[int, tuple[int, int]]] = []
@@ -554,7 +557,7 @@ def board_counts(out: Path, meta: dict, inputs: list[np.ndarray], plugin: Path,
             cmd = runner_command(target, runner, ["inputs.bin", "outputs.bin", str(repeat)])
             k = cmd.index("-kernel")
             pcs = Path(tmp) / f"pcs{repeat}.txt"
-            args = [*([f"pcs={pcs}"] if by_pc else []), *([f"cycles={model}"] if model else [])]
+            args = [*([f"pcs={pcs}"] if by_pc else []), *([f"cycles={model}"] if model else []), *waits]
             cmd[k:k] = ["-plugin", ",".join([str(plugin), *(f"arg={a}" for a in args)])]
             try:
                 r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, stdin=subprocess.DEVNULL,
@@ -634,10 +637,12 @@ class BoardRow:
 
 
 def bench_board(out: Path, meta: dict, *, inputs_npz: str | None = None, model: str | None = None,
-                plugin_dir: Path | None = None, profile: bool = False) -> BoardRow:
+                plugin_dir: Path | None = None, profile: bool = False,
+                wait_states: dict[str, int] | None = None) -> BoardRow:
     """A bare-metal bundle under qemu: instructions (and estimated cycles on an M4) per inference,
     MACs from the model, and the outputs' error against onnxruntime on the same inputs (LiteRT, for a
-    bundle compiled from a .tflite file); with `profile`, also per function."""
+    bundle compiled from a .tflite file); with `profile`, also per function. `wait_states`: region ->
+    cycles each data access to it adds to the estimate (--wait-state)."""
     import onnx
 
     from aot.build import build, run_bundle
@@ -648,6 +653,10 @@ def bench_board(out: Path, meta: dict, *, inputs_npz: str | None = None, model: 
     if not source.is_file():
         raise AotcError(f"cannot find the model for the reference and the MAC count ('{source}'); pass --model")
     target = get_target(meta["target"])
+    for r in wait_states or {}:
+        if r not in {x.name for x in target.regions}:
+            raise AotcError(f"--wait-state {r}: board {target.board} has no region '{r}' "
+                            f"(its regions: {', '.join(x.name for x in target.regions)})")
     require_tools(target, build=not runner_path(out, meta).is_file(), run=True)
     if not runner_path(out, meta).is_file():
         build(out)
@@ -658,7 +667,8 @@ def bench_board(out: Path, meta: dict, *, inputs_npz: str | None = None, model: 
     plugin = insn_count_plugin(plugin_dir or out / "aotc-qemu-plugin")
     per_function: dict[str, int] | None = {} if profile else None
     cycles_per_function: dict[str, int] | None = {} if profile and target.name in CYCLE_MODELS else None
-    count, cycles = board_counts(out, meta, inputs, plugin, per_function, cycles_per_function)
+    count, cycles = board_counts(out, meta, inputs, plugin, per_function, cycles_per_function,
+                                 wait_states=wait_states)
     outputs, _ = run_bundle(out, meta, inputs)
     if is_tflite(source):  # the file's own runtime is the reference
         refs = LiteRT(source, meta, inputs).outputs()

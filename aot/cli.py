@@ -30,6 +30,7 @@ from pathlib import Path
 
 from aot import __version__
 from aot.errors import AotcError
+from aot.plan.pools import PoolSpec, parse_pool
 from aot.targets import HOST_ISAS
 from aot.user_paths import check_input_file, check_output_dir, check_output_file
 
@@ -60,6 +61,22 @@ def _nonnegative(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
     return value
+
+
+def _pool(text: str) -> PoolSpec:
+    """--memory-pool NAME:BYTES (aot/plan/pools.py parse_pool); argparse turns the error into exit 2."""
+    try:
+        return parse_pool(text)
+    except AotcError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix(f"--memory-pool {text}: ")) from None
+
+
+def _wait_state(text: str) -> tuple[str, int]:
+    """aotc bench --wait-state REGION:N."""
+    region, sep, n = text.partition(":")
+    if not sep or not region or not n.isdigit():
+        raise argparse.ArgumentTypeError(f"give REGION:N (N cycles per access, a whole number), got '{text}'")
+    return region, int(n)
 
 
 def _positive(text: str) -> int:
@@ -96,6 +113,12 @@ def _compile_parser() -> argparse.ArgumentParser:
                         "the inputs they are made from where the kernels allow (no extra work), else aotc refuses "
                         "naming the peak step and the least arena it reaches; metadata.json's memory.ram_budget "
                         "says what was traded")
+    p.add_argument("--memory-pool", type=_pool, metavar="NAME:BYTES", action="append", default=[],
+                   help="a memory pool for the plan (repeat, fastest first; BYTES may end in K or M): the buffers "
+                        "read most per byte go to the fastest pool with room, graph inputs and outputs stay in "
+                        "the first (the caller's arena), the others are static arrays in sections "
+                        ".bss.aotc_pool_NAME; on a board, NAME is a region (see --list-targets). Without it a "
+                        "board's arena that does not fit its RAM is split over the board's memories")
     p.add_argument("--threads", type=_positive, metavar="N", default=1,
                    help="threads a run uses (host and Linux targets; default 1): N > 1 gives the bundle a pool of "
                         "N - 1 workers, started by <name>_threads_init(), and links pthreads")
@@ -265,6 +288,9 @@ def _run_parser(cmd: str) -> argparse.ArgumentParser:
         p.add_argument("--profile", action="store_true",
                        help="a Cortex-M bundle: also list the instructions (and the M4's estimated cycles) of one "
                        "inference per function")
+        p.add_argument("--wait-state", type=_wait_state, metavar="REGION:N", action="append", default=[],
+                       help="a Cortex-M4 bundle: charge N more estimated cycles for every data access to the board's "
+                            "REGION (an assumed wait state; qemu models none), e.g. PSRAM:2 (repeat per region)")
         p.add_argument("--model", help="ONNX model for onnxruntime (default: the one OUT was compiled from; "
                        "a .tflite file is timed in LiteRT instead)")
         p.add_argument("--tflite", metavar="FILE.tflite",
@@ -378,7 +404,8 @@ def _cmd_compile(args: argparse.Namespace) -> int:
                                                      scratch_floor=args.scratch_floor, max_dims=tuple(args.max_dim),
                                                      threads=args.threads, quantized_io=args.quantized_io,
                                                      fast_math=args.fast_math, host_isa=args.host_isa,
-                                                     ram_budget=args.ram_budget))
+                                                     ram_budget=args.ram_budget,
+                                                     memory_pools=tuple(args.memory_pool)))
     # A missing cross compiler is refused after the compile, before anything is written: the refusals
     # that need no tool (vendor and target, a model too big for the board) read the same without it.
     if not args.no_configure:
@@ -401,6 +428,10 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         (" (vendor workspace and kernel scratch)" if workspace else " (kernel scratch)")
     print(f"aotc: wrote {out / 'bundle'} ({bundle.name}: arena {mem['arena_bytes']} bytes, I/O included{over}; "
           f"weights {mem['weights_bytes']} bytes); build with: cmake --build {out}")
+    if "pools" in mem:
+        print("aotc: memory pools, fastest first: " + ", ".join(
+            f"{p['name']} {p['bytes']} of {p['capacity_bytes']} bytes" for p in mem["pools"])
+            + " (the first is the arena; the weights are not in a pool)")
     if "ram_budget" in mem:
         from aot.footprint import budget_summary
 
@@ -504,7 +535,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         check_input_file(Path(args.inputs), "--inputs")
     meta = _metadata(out)
     if get_target(meta.get("target", "host")).kind == "bare-metal":  # qemu has no timing: count instructions
-        row = bench_board(out, meta, inputs_npz=args.inputs, model=args.model, profile=args.profile)
+        row = bench_board(out, meta, inputs_npz=args.inputs, model=args.model, profile=args.profile,
+                          wait_states=dict(args.wait_state))
         print(format_board_table([row]), end="")
         if args.profile:
             print("\n" + format_board_profile(row), end="")

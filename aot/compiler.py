@@ -24,8 +24,9 @@ from aot.passes import HOST_PIPELINE, simplify, verify_graph
 from aot.passes.quantized_io import integer_io
 from aot.plan import Plan, plan_memory
 from aot.plan.bands import plan_with_bands
+from aot.plan.pools import PoolSpec, assign_pools
 from aot.select import Selection, fuse_in_bands, op_memory, select_kernels
-from aot.targets import fit_bundle, get_target, host_isa
+from aot.targets import board_pools, check_pools, fit_bundle, get_target, host_isa
 from aot.vendor import Artifact, CodegenContext, Vendor, check_vendor, find_vendor
 
 
@@ -67,6 +68,10 @@ class Options:
     # needed, or an AotcError naming the peak (aot/plan/planner.py plan_memory); None, the default, plans as
     # without it. metadata.json's memory.ram_budget says what was traded.
     ram_budget: int | None = None
+    # --memory-pool NAME:BYTES, fastest first (aot/plan/pools.py): the buffers split over these pools, each
+    # in its own linker section; () on a bare-metal board takes the board's memory map (aot/targets.py
+    # board_pools) where no one region holds the arena, elsewhere plans one arena.
+    memory_pools: tuple[PoolSpec, ...] = ()
 
 
 def partition_model(model: onnx.ModelProto, options: Options = Options(),
@@ -184,11 +189,13 @@ def _with_weights(art: Artifact, ctx: CodegenContext) -> Artifact:
 
 def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
                     scratch_floor: int = 0, threads: int = 1, fast_math: bool = False,
-                    isa: str | None = None, ram_budget: int | None = None) -> tuple[Selection, Plan]:
+                    isa: str | None = None, ram_budget: int | None = None,
+                    memory_pools: tuple[PoolSpec, ...] = ()) -> tuple[Selection, Plan]:
     """The host kernels each node may run (select), then the arena, with the kernel each node
     runs at the memory its step can spare (plan). `isa`: the host ISA level (Options.host_isa),
     None for the compiling machine's; `ram_budget`: Options.ram_budget, under which runs of layers may be
-    fused into one node each (row bands): `graph.nodes` is then changed in place to the fused graph's."""
+    fused into one node each (row bands): `graph.nodes` is then changed in place to the fused graph's;
+    `memory_pools`: Options.memory_pools (the arena's buffers split over them)."""
     workspace = {symbol: a.workspace_bytes for symbol, a in artifacts.items()}
     t = get_target(target)
     traits = TargetTraits(vector_unit=t.vector_unit, scalar_tiles=not t.vector_unit and not t.helium,
@@ -196,13 +203,27 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
                           avx512=host_isa(isa, t) == "avx512f", fast_math=fast_math)
     selection = select_kernels(graph, traits, workspace)
     if ram_budget is None:
-        return selection, plan_memory(graph, op_memory(selection), scratch_floor)
-    # under a budget the planner may fuse runs of int8 convs in row bands (aot/plan/bands.py): the graph's
-    # nodes are then those of the fused graph, the run's layers one node
-    fused, plan = plan_with_bands(
-        graph, lambda g, budget: plan_memory(g, op_memory(selection), scratch_floor, budget), layer_of,
-        lambda g, i, j: fuse_in_bands(g, i, j, selection), ram_budget)
-    graph.nodes[:] = fused.nodes
+        plan = plan_memory(graph, op_memory(selection), scratch_floor)
+    else:
+        # under a budget the planner may fuse runs of int8 convs in row bands (aot/plan/bands.py): the graph's
+        # nodes are then those of the fused graph, the run's layers one node
+        fused, plan = plan_with_bands(
+            graph, lambda g, budget: plan_memory(g, op_memory(selection), scratch_floor, budget), layer_of,
+            lambda g, i, j: fuse_in_bands(g, i, j, selection), ram_budget)
+        graph.nodes[:] = fused.nodes
+    io_bytes = sum(graph.tensors[i].nbytes for i in graph.inputs if not graph.tensors[i].is_const)
+    whole = max((n for _, n in board_pools(t, io_bytes, arena_in_each=True)), default=0)
+    if memory_pools:
+        check_pools(t, tuple(p.name for p in memory_pools))
+        plan = assign_pools(graph, plan, memory_pools)
+    elif t.kind == "bare-metal" and plan.arena_bytes > whole:  # no one region holds the arena: split it
+        plan = assign_pools(graph, plan, tuple(PoolSpec(*p) for p in board_pools(t, io_bytes)))
+    total = sum(p.nbytes for p in plan.pools)
+    if ram_budget is not None and total > ram_budget:  # buffers in different pools cannot share bytes
+        raise AotcError(f"--ram-budget {ram_budget:,} B: the memory pools need {total:,} B in all ("
+                        + ", ".join(f"{p.name} {p.nbytes:,} B" for p in plan.pools)
+                        + "): buffers in different pools cannot share bytes; give the first pool more room "
+                          "or a larger budget")
     return selection, plan
 
 
@@ -218,7 +239,7 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
     isa = host_isa(options.host_isa, get_target(options.target))
     artifacts = codegen_functions(graph, options.target, parted.vendors, parted.options, options.threads)
     selection, plan = select_and_plan(graph, options.target, artifacts, options.scratch_floor, options.threads,
-                                      options.fast_math, isa, options.ram_budget)
+                                      options.fast_math, isa, options.ram_budget, options.memory_pools)
     bundle = build_bundle(graph, selection, plan, target=options.target, source=source, artifacts=artifacts,
                           threads=options.threads, fast_math=options.fast_math, host_isa=isa)
     return fit_bundle(bundle, options.target)  # refuses a model too big for the board

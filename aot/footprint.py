@@ -281,6 +281,9 @@ def measure(out: Path, meta: dict) -> dict[str, Any]:
             "recursive": stack.recursive,
         },
     }
+    pools = meta["memory"].get("pools")
+    if pools:  # memory pools (aot/plan/pools.py): bytes per pool; those after the first are the library's bss
+        model["pools"] = {p["name"]: {"bytes": p["bytes"], "section": p["section"]} for p in pools}
     budget = meta["memory"].get("ram_budget")
     if budget is not None:  # --ram-budget: the budget and what meeting it traded (aot/plan/planner.py)
         model["ram_budget"] = budget
@@ -358,6 +361,9 @@ def summary(report: dict[str, Any]) -> str:
             f"({m['flash_bytes']} B: code, constants and weights), RAM {human(m['ram_bytes'])} "
             f"({m['ram_bytes']} B = arena {m['arena_bytes']} + data {m['data']} + bss {m['bss']} "
             f"+ stack {m['stack_bytes']})")
+    if "pools" in m:
+        line += "; memory pools " + ", ".join(f"{k} {v['bytes']} B" for k, v in m["pools"].items()) + \
+            " (the first is the arena, the others in bss)"
     budget = m.get("ram_budget")
     if budget is not None:
         line += f"; {budget_summary(budget)}"

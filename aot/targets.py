@@ -201,6 +201,39 @@ def human(n: int) -> str:
     return f"{n} B"
 
 
+# --- memory pools (aot/plan/pools.py) ------------------------------------------------------
+
+def board_pools(target: Target, io_bytes: int, arena_in_each: bool = False) -> tuple[tuple[str, int], ...]:
+    """A bare-metal board's memory map as pools, (region, bytes) fastest first (its arena regions, in the order the
+    board prefers them), each with the bytes the runner leaves: the first (with arena_in_each, every
+    one: what each could give a whole arena) less the runner's input copies and timings, RAM less the
+    stack, heap and data reserve. () for a target without regions."""
+    if target.kind != "bare-metal":
+        return ()
+    pools = []
+    for k, name in enumerate(target.arena_regions):
+        free = target.region(name).size
+        if name == "RAM":
+            free -= STACK_RESERVE + HEAP_RESERVE + DATA_RESERVE
+        if k == 0 or arena_in_each:
+            free -= io_bytes + RUNNER_TIMES_BYTES
+        pools.append((name, max(free, 0)))
+    return tuple(pools)
+
+
+def check_pools(target: Target, names: tuple[str, ...]) -> None:
+    """On a bare-metal board every pool is one of the regions an arena may go to, named as its linker
+    script names it."""
+    if target.kind != "bare-metal":
+        return
+    regions = ", ".join(f"{r} ({target.region(r).what}, {human(target.region(r).size)})"
+                        for r in target.arena_regions)
+    for name in names:
+        if name not in target.arena_regions:
+            raise AotcError(f"--memory-pool {name}: board {target.board} has no region '{name}' for data "
+                            f"(its regions: {regions})")
+
+
 # --- fit check ---------------------------------------------------------------------------
 
 @dataclass
@@ -209,15 +242,20 @@ class Placement:
     weights_region: str
     arena_region: str
     needs: dict[str, int] = field(default_factory=dict)
+    pools: dict[str, int] = field(default_factory=dict)  # pools after the first (the arena): name -> bytes
 
     def as_dict(self) -> dict[str, Any]:
-        return {"weights_blob": self.weights_region, "arena": self.arena_region, "bytes": dict(self.needs)}
+        return {"weights_blob": self.weights_region, "arena": self.arena_region, "bytes": dict(self.needs),
+                **({"pools": {name: {"region": name, "bytes": n} for name, n in self.pools.items()}}
+                   if self.pools else {})}
 
 
 def place(target: Target, *, name: str, inline_weights: int, blob_weights: int, arena: int,
-          io_bytes: int) -> Placement:
+          io_bytes: int, pools: tuple[tuple[str, int], ...] = ()) -> Placement:
     """Choose regions for the weights blob and the runner's arena + I/O buffers on a board,
-    or refuse with one line giving the sizes needed and available."""
+    or refuse with one line giving the sizes needed and available. `pools`: a plan across memory
+    pools, (region, bytes) fastest first; the arena is the first pool's, in its region, and each
+    other pool takes its bytes in the region of its name."""
     free = {r.name: r.size for r in target.regions}
     free["FLASH"] -= CODE_RESERVE
     free[target.rodata_region] -= inline_weights
@@ -241,15 +279,20 @@ def place(target: Target, *, name: str, inline_weights: int, blob_weights: int, 
         problems.append(f"{what} need {human(nbytes)} ({nbytes} bytes), available: {avail}")
         return order[0]
 
+    for pool, nbytes in pools[1:]:  # before the weights blob, which has a region to spare where these have not
+        free[pool] -= nbytes
+        if free[pool] < 0:
+            problems.append(f"memory pool {pool} needs {human(nbytes)} ({nbytes} bytes), the board's "
+                            f"{target.region(pool).what} has {human(max(free[pool] + nbytes, 0))} free")
     weights_region = (choose("weights", blob_weights, target.weights_regions) if blob_weights
                       else target.rodata_region)
-    arena_region = choose("arena + runner I/O", arena_total, target.arena_regions)
+    arena_region = choose("arena + runner I/O", arena_total, (pools[0][0],) if pools else target.arena_regions)
     if problems:
         raise AotcError(f"model '{name}' does not fit target {target.name}: " + "; ".join(problems)
                         + f" ({target.memory_summary()}; {human(CODE_RESERVE)} of flash and "
                           f"{human(STACK_RESERVE + HEAP_RESERVE + DATA_RESERVE)} of RAM kept for code, "
                           "stack and heap)")
-    return Placement(weights_region, arena_region, needs)
+    return Placement(weights_region, arena_region, needs, {p: n for p, n in pools[1:]})
 
 
 def check_arena(name: str, arena: int, io_bytes: int) -> None:
@@ -273,8 +316,10 @@ def fit_bundle(bundle: Bundle, target_name: str) -> Bundle:
     info: dict[str, Any] = {"name": target.name, "kind": target.kind}
     if target.regions:
         io_bytes = sum(int(x["nbytes"]) for x in meta["inputs"])  # the runner's input copies (outputs: in the arena)
+        pools = tuple((p["name"], int(p["bytes"])) for p in meta["memory"].get("pools", ()))
         placement = place(target, name=bundle.name, inline_weights=max(weights - blob_bytes, 0),
-                          blob_weights=blob_bytes, arena=int(meta["memory"]["arena_bytes"]), io_bytes=io_bytes)
+                          blob_weights=blob_bytes, arena=int(meta["memory"]["arena_bytes"]), io_bytes=io_bytes,
+                          pools=pools)
         info.update(board=target.board,
                     regions={r.name: {"origin": r.origin, "bytes": r.size, "what": r.what} for r in target.regions},
                     placement=placement.as_dict())
@@ -282,6 +327,18 @@ def fit_bundle(bundle: Bundle, target_name: str) -> Bundle:
     meta["target_info"] = info
     bundle.files["metadata.json"] = json.dumps(meta, indent=2) + "\n"
     return bundle
+
+
+def _pool_sections(placement: Placement) -> str:
+    """The output sections of a plan's pools after the first (the arena's), each in the region of its
+    name. They come before sections.ld's, so its *(.bss*) does not take them."""
+    if not placement.pools:
+        return ""
+    lines = ["", "/* aotc: the memory pools after the arena (--memory-pool; metadata.json memory.pools), each",
+             " * in its own region. Zero-initialised by the model's run, not by start-up. */", "SECTIONS", "{"]
+    lines += [f"  .aotc_pool_{p} (NOLOAD) : ALIGN(64) {{ KEEP(*(.bss.aotc_pool_{p})) }} > {p}"
+              for p in placement.pools]
+    return "\n".join([*lines, "}"]) + "\n"
 
 
 def target_files(target: Target, placement: Placement | None) -> dict[str, str]:
@@ -299,5 +356,5 @@ def target_files(target: Target, placement: Placement | None) -> dict[str, str]:
             f"/* aotc: where this model's large weights and the runner's arena go on {target.board}\n"
             f" * (chosen by aotc's fit check; see metadata.json \"target_info\"). */\n"
             f'REGION_ALIAS("AOTC_WEIGHTS", {placement.weights_region});\n'
-            f'REGION_ALIAS("AOTC_ARENA", {placement.arena_region});\n')
+            f'REGION_ALIAS("AOTC_ARENA", {placement.arena_region});\n' + _pool_sections(placement))
     return files

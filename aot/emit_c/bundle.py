@@ -23,6 +23,7 @@ from aot.ir import Graph
 from aot.kernels.base import kept_scratch_bytes
 from aot.paths import kernel_file, runtime_dir
 from aot.plan import ALIGNMENT, Plan
+from aot.plan.pools import pool_array
 from aot.select import Selection
 from aot.vendor.base import Artifact
 
@@ -170,6 +171,8 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         vendor_inits=[s for s, a in artifacts.items() if a.has_init],
         vendor_counters=[{"name": f"{s}.{k}", "fn": f} for s, a in artifacts.items() for k, f in a.counters.items()],
         states=states,
+        pools=[{"name": p.name, "nbytes": p.nbytes, "section": p.section, "array": pool_array(name, p.name)}
+               for p in plan.pools],
     )
     b = Bundle(name)
     b.files[f"include/{name}.h"] = _TEMPLATES.get_template("header.h.j2").render(ctx)
@@ -215,6 +218,9 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
             "alignment": ALIGNMENT,
             # --ram-budget: the budget, the arena without it, and what meeting it traded
             **({"ram_budget": plan.budget} if plan.budget is not None else {}),
+            # --memory-pool or a board's memory map (aot/plan/pools.py): bytes per pool, fastest first; the
+            # first is the arena (arena_bytes), the others static arrays in sections of their own
+            **({"pools": [p.as_dict(plan) for p in plan.pools]} if plan.pools else {}),
         },
         # the arena's bytes per thread: the Winograd kernels' lanes (KernelChoice.kept), else none; the pool's
         # own state is static memory of threads.c, not arena

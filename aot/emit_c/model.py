@@ -12,6 +12,7 @@ from aot.ir import Graph, Node, Tensor
 from aot.ir.extents import PRODUCERS, REDUCE_ALL
 from aot.kernels.base import KernelChoice, NodeContext
 from aot.plan import Plan
+from aot.plan.pools import pool_array, pool_at
 from aot.select import Selection
 from aot.vendor.base import Artifact
 
@@ -593,6 +594,15 @@ class ModelEmitter:
         """The struct field of a graph input or output (unique, also upper-cased in macros)."""
         return self.fields.name(tensor, tensor)
 
+    def at(self, offset: int) -> str:
+        """C for the byte at `offset` of the plan: `a + offset` in the arena, or, in a plan across memory
+        pools (aot/plan/pools.py), in the pool holding it."""
+        pools = self.plan.pools
+        pool = pool_at(pools, offset) if pools else None
+        if pool is None or pool is pools[0]:
+            return f"a + {offset}u"
+        return f"{pool_array(self.name, pool.name)} + {offset - pool.base}u"
+
     def pointer_decls(self) -> list[str]:
         """`float *t_x = ...;` for every tensor the entry point uses, with its plan."""
         g, p = self.graph, self.plan
@@ -610,11 +620,11 @@ class ModelEmitter:
             else:
                 b = p.buffer_of(t)
                 const = "const " if t in inputs else ""
-                lines.append(f"{const}{ctype} *const {ident} = ({const}{ctype} *)(a + {p.offsets[t]}u); "
+                lines.append(f"{const}{ctype} *const {ident} = ({const}{ctype} *)({self.at(p.offsets[t])}); "
                              f"/* {desc}{', ' + role if role else ''}, live {b.first}..{b.last} */")
         steps = {name: step for step, name in enumerate(p.steps)}
         for node, (var, ctype) in self.scratch_vars.items():
-            lines.append(f"{ctype} *const {var} = ({ctype} *)(a + {p.scratch[node]}u); "
+            lines.append(f"{ctype} *const {var} = ({ctype} *)({self.at(p.scratch[node])}); "
                          f"/* {p.choices[node].scratch} bytes of scratch for \"{c_comment(node)}\" "
                          f"(step {steps[node]}) */")
         return lines

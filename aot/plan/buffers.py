@@ -53,6 +53,12 @@ class Plan:
     slices: list[Buffer] = field(default_factory=list)  # buffers placed inside others (Concat inputs)
     techniques: dict[str, list[str]] = field(default_factory=dict)  # a RAM budget's technique -> the nodes it took
     budget: dict[str, Any] | None = None  # what meeting --ram-budget traded (plan_memory), None without one
+    # --memory-pool / a board's memory map (aot/plan/pools.py): the pools the buffers went to, fastest first.
+    # Offsets stay in one address space: pool k's bytes start at pools[k].base, pool 0 is the caller's
+    # arena (arena_bytes is then its size). Empty: one arena, as without pools.
+    pools: list[Any] = field(default_factory=list)
+    scratch_buffers: dict[str, Buffer] = field(default_factory=dict)  # node -> the buffer of its scratch
+    output_buffers: dict[str, Buffer] = field(default_factory=dict)  # copied output -> the buffer of its slot
 
     def buffer_of(self, tensor: str) -> Buffer | None:
         """The buffer (or slice) holding tensor. Emitters ask for every tensor, so this looks it up
@@ -76,12 +82,17 @@ class Plan:
 
     def chart(self, width: int = 64) -> str:
         """ASCII picture of the arena: a row per step, a letter per live buffer (TFLM's PrintMemoryPlan)."""
-        if not self.arena_bytes:
+        total = self.pools[-1].base + self.pools[-1].nbytes if self.pools else self.arena_bytes
+        if not total:
             return "(empty arena)\n"
-        scale = max(1, -(-self.arena_bytes // width))
+        scale = max(1, -(-total // width))
         letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
         rows = [f"arena {self.arena_bytes} bytes, lower bound {self.lower_bound_bytes}; "
                 f"one column = {scale} bytes"]
+        if self.pools:
+            rows[0] = (f"{len(self.pools)} pools, " + ", ".join(
+                f"{p.name} {p.nbytes} bytes from column {p.base // scale}" for p in self.pools)
+                + f"; lower bound {self.lower_bound_bytes}; one column = {scale} bytes")
         # step -> (buffer, its columns then): worked out once per piece of a buffer's lifetime
         # (_chart_pieces), not per step and segment
         live: list[list[tuple[Buffer, list]]] = [[] for _ in self.steps]

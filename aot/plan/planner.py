@@ -276,7 +276,8 @@ def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: froze
                 steps=[n.name for n in graph.nodes], tight_bound_bytes=tight,
                 io_bytes=sum(graph.tensors[t].nbytes for t in io), scratch_budgets=budgets, choices=choices,
                 output_offsets=output_offsets, copied_outputs=copied, slices=slices,
-                techniques={k: v for k, v in used.items() if v})
+                techniques={k: v for k, v in used.items() if v}, scratch_buffers=scratch_buf,
+                output_buffers=output_buffers)
 
 
 def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0, ram_budget: int | None = None) -> Plan:

@@ -13,7 +13,9 @@
  * pipeline refill of a taken branch, default 2: the TRM gives 1 to 3), align=1 (one more cycle when a
  * branch lands on a 32-bit instruction that is not word aligned), div=N (SDIV/UDIV, default 7: the
  * TRM gives 2 to 12 by the operands), unaligned=0 (do not charge unaligned loads and stores),
- * detail=FILE (instructions and cycles per timing class).
+ * detail=FILE (instructions and cycles per timing class), ws=ORIGIN:SIZE:N (hex origin and size, N
+ * cycles: every data access in that range costs N more, an assumed wait state per access of a
+ * slower memory; up to 8 ranges; docs/firmware.md "Memory pools").
  *
  *     cc -O2 -shared -fPIC -o libinsn_count.so runtime_c/tools/qemu_insn_count.c
  *     qemu-system-arm ... -plugin ./libinsn_count.so[,arg=pcs=FILE][,arg=cycles=m4] -kernel runner.elf */
@@ -302,7 +304,7 @@ static int between(const insn *prev, const insn *cur) {
     return d;
 }
 
-enum { TAKEN = NCLS, PIPELINED, AGU_STALL, UNALIGNED, NROWS }; /* detail= rows past the classes */
+enum { TAKEN = NCLS, PIPELINED, AGU_STALL, UNALIGNED, WAIT, NROWS }; /* detail= rows past the classes */
 
 /* one translated block: its cycles and what its neighbours' rules need to know of it */
 typedef struct block {
@@ -317,6 +319,10 @@ typedef struct block {
 } block;
 
 static int estimate, align_penalty, charge_unaligned = 1;
+/* ws=: address ranges whose data accesses each cost `cycles` more (wait states, assumed) */
+#define MAX_WAIT_RANGES 8
+static struct { uint64_t origin, size; unsigned cycles; } waits[MAX_WAIT_RANGES];
+static unsigned n_waits;
 static unsigned refill = 2;
 static uint64_t cycles, dyn[NROWS][2]; /* dyn: the rules decided at run time (detail=) */
 static block *blocks, *prev_block;
@@ -365,6 +371,22 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t va
     }
 }
 
+/* ws=: a data access in a range with wait states */
+static void on_wait_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *userdata) {
+    block *b = userdata;
+    unsigned k;
+    (void)vcpu;
+    (void)info;
+    for (k = 0; k < n_waits; ++k)
+        if (vaddr - waits[k].origin < waits[k].size) {
+            cycles += waits[k].cycles;
+            dyn[WAIT][0]++;
+            dyn[WAIT][1] += waits[k].cycles;
+            if (b->slot) b->slot->cycles += waits[k].cycles;
+            return;
+        }
+}
+
 static void estimate_block(struct qemu_plugin_tb *tb, size_t n, slot *s) {
     block *b = calloc(1, sizeof *b);
     insn prev = mk(OTHER, 0, 0, 0);
@@ -407,6 +429,8 @@ static void estimate_block(struct qemu_plugin_tb *tb, size_t n, slot *s) {
         b->cycles += c;
         if (charge_unaligned && (i.flags & UNALIGNABLE))
             qemu_plugin_register_vcpu_mem_cb(qi, on_access, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, b);
+        if (n_waits)
+            qemu_plugin_register_vcpu_mem_cb(qi, on_wait_access, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, b);
         if (k + 1 == n) b->fallthrough = qemu_plugin_insn_vaddr(qi) + size;
         prev = i;
     }
@@ -441,9 +465,10 @@ static void write_detail(void) {
             rows[r][1] += b->execs * b->rows[r][1];
         }
     for (r = 0; r < NROWS; ++r) {
-        static const char *const RULES[] = {"refill(+P)", "pipelined(-1)", "agu_stall(+1)", "unaligned(+1/+2)"};
+        static const char *const RULES[] = {"refill(+P)", "pipelined(-1)", "agu_stall(+1)", "unaligned(+1/+2)",
+                                            "wait(ws=)"};
         unsigned long long n = rows[r][0] + dyn[r][0], c = rows[r][1] + dyn[r][1];
-        if (n || r >= NCLS) fprintf(f, "%s %llu %s%llu\n", r < NCLS ? TIMING[r].name : RULES[r - NCLS], n,
+        if (n || (r >= NCLS && (r != WAIT || n_waits))) fprintf(f, "%s %llu %s%llu\n", r < NCLS ? TIMING[r].name : RULES[r - NCLS], n,
                                     r == PIPELINED ? "-" : "", c);
     }
     fclose(f);
@@ -491,6 +516,15 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
             align_penalty = atoi(argv[i] + 6) != 0;
         } else if (strncmp(argv[i], "unaligned=", 10) == 0) {
             charge_unaligned = atoi(argv[i] + 10) != 0;
+        } else if (strncmp(argv[i], "ws=", 3) == 0) {
+            unsigned long long origin, size;
+            unsigned n;
+            if (n_waits == MAX_WAIT_RANGES || sscanf(argv[i] + 3, "%llx:%llx:%u", &origin, &size, &n) != 3) {
+                fprintf(stderr, "insn_count: bad or too many ws= ranges: %s\n", argv[i]);
+                return -1;
+            }
+            waits[n_waits].origin = origin, waits[n_waits].size = size, waits[n_waits].cycles = n;
+            ++n_waits;
         } else if (strncmp(argv[i], "detail=", 7) == 0) {
             detail_path = argv[i] + 7;
         } else {

@@ -157,3 +157,20 @@ def test_m4_cycles_across_a_page_boundary(tmp_path):
     (i1, c1), (i2, c2) = (_count(plugin, _build(tmp_path, k, PAGE_BODY, ".balign 1024"), "") for k in (n, 2 * n))
     assert i2 - i1 == n * len(PAGE_BODY)
     assert c2 - c1 == n * _cycles(PAGE_BODY, 2, 7), (c2 - c1) / n
+
+
+# the body's data accesses to RAM (r1's scratch, the word r0 + 8 points at, the stack): STR, LDR r5,
+# LDR r7 through r6 = [r0 + 8], two STR with a register offset, PUSH and POP of 4 words, VSTR
+RAM_ACCESSES = 1 + 1 + 1 + 2 + 4 + 4 + 1
+
+
+@pytest.mark.parametrize("ws", [1, 3])
+def test_m4_wait_states_charge_each_access_to_their_range(tmp_path, ws):
+    """ws=ORIGIN:SIZE:N (aotc bench --wait-state, memory pools): N more cycles per data access in the
+    range, here the board's RAM; the loop's loads from flash and its instruction fetches cost nothing more."""
+    require_tool("arm-none-eabi-gcc", "qemu-system-arm", "cc")
+    plugin = insn_count_plugin(tmp_path / "plugin")
+    n = 10
+    elfs = [_build(tmp_path, k, BODY) for k in (n, 2 * n)]
+    (_, c1), (_, c2) = (_count(plugin, elf, f"ws=20000000:400000:{ws}") for elf in elfs)
+    assert c2 - c1 == n * (_cycles(BODY, 2, 7) + _cycles(LEAF, 2, 7) + ws * RAM_ACCESSES), (c2 - c1) / n
