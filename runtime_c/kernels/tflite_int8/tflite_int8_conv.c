@@ -6,7 +6,7 @@
  * positions in pairs, for each quad of patch rows (r = (ky * kw + kx) * c + ch) the words
  * E(t0) = [x(r0), x(r2)], O(t0) = [x(r1), x(r3)], E(t1), O(t1) as 16-bit halves, holding x - x_zero
  * (0 under the padding, as TFLite's kernels skip those taps). A tile of positions is gathered once
- * per block of quads, and each pair of output channels' weights widened once per tile. */
+ * per block of quads, and each group of 4 output channels' weights widened once per tile. */
 #include "tflite_int8_internal.h"
 #include "tflite_int8_dsp.h" /* the DSP extension's paths (Cortex-M4, M33, M55) and Helium's (M55) */
 
@@ -90,25 +90,27 @@ static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, int32_
     }
 }
 
-/* The weights of channels c0, c1 over rows [r0, r0 + 4 * nq) widened as aotc_dsp_widen_weights does,
+/* The weights of channels c[0 .. 3] over rows [r0, r0 + 4 * nq) widened as aotc_dsp_widen_weights4 does,
  * rows past k as zeros (not read). */
-static void tfl_dsp_weights(const int8_t *w, int32_t k, int32_t c0, int32_t c1, int32_t r0, int32_t nq, uint32_t *wx) {
+static void tfl_dsp_weights(const int8_t *w, int32_t k, const int32_t *c, int32_t r0, int32_t nq, uint32_t *wx) {
     const int32_t left = k - r0, full = left / 4 < nq ? left / 4 : nq;
-    if (full > 0) aotc_dsp_widen_weights(w + (int64_t)c0 * k + r0, w + (int64_t)c1 * k + r0, full, wx);
+    const int8_t *w0 = w + (int64_t)c[0] * k + r0, *w1 = w + (int64_t)c[1] * k + r0;
+    const int8_t *w2 = w + (int64_t)c[2] * k + r0, *w3 = w + (int64_t)c[3] * k + r0;
+    if (full > 0) aotc_dsp_widen_weights4(w0, w1, w2, w3, full, wx);
     if (full < nq) {
-        int8_t t0[4] = {0, 0, 0, 0}, t1[4] = {0, 0, 0, 0};
+        int8_t t[4][4] = {{0}};
         int32_t j;
         for (j = 0; j < left - 4 * full && j < 4; ++j) {
-            t0[j] = w[(int64_t)c0 * k + r0 + 4 * full + j];
-            t1[j] = w[(int64_t)c1 * k + r0 + 4 * full + j];
+            t[0][j] = w0[4 * full + j], t[1][j] = w1[4 * full + j];
+            t[2][j] = w2[4 * full + j], t[3][j] = w3[4 * full + j];
         }
-        aotc_dsp_widen_weights(t0, t1, 1, wx + 4 * full);
-        for (j = 4 * (full + 1); j < 4 * nq; ++j) wx[j] = 0;
+        aotc_dsp_widen_weights4(t[0], t[1], t[2], t[3], 1, wx + 8 * full);
+        for (j = 8 * (full + 1); j < 8 * nq; ++j) wx[j] = 0;
     }
 }
 
-/* Sums of channel pair (c0, c0 + 1) at np positions from p0 (acc: quant_dsp.h's layout, the bias
- * already in them) to y (not inlined: the requantisation loop then has the registers to itself). */
+/* Sums of channels c0 .. c0 + nc - 1 (nc <= 4) at np positions from p0 (acc: aotc_dsp_mac4x2's layout,
+ * the bias already in them) to y (not inlined: the requantisation loop then has the registers to itself). */
 __attribute__((noinline)) static void tfl_dsp_store(const aotc_tfl_conv_params *p, const int32_t *bias,
                                                     const int32_t *acc, int32_t p0, int32_t np, int32_t c0, int32_t nc,
                                                     int8_t *y) {
@@ -119,10 +121,10 @@ __attribute__((noinline)) static void tfl_dsp_store(const aotc_tfl_conv_params *
         const int32_t c = c0 + j, b = bias ? bias[c] : 0;
         const int64_t bound = k_bound + tfl_dsp_abs64(b);
         int8_t *yc = y + (int64_t)p0 * oc + c;
-        /* positions in pairs: t even at acc[2t + 2j], t odd one word on */
-        tfl_dsp_requant_run(acc + 2 * j, 4, (np + 1) / 2, 0, p->mult[c], p->shift[c], p->y_zero, p->y_min, p->y_max,
+        /* positions in pairs: t even at acc[4t + 2j], t odd one word on */
+        tfl_dsp_requant_run(acc + 2 * j, 8, (np + 1) / 2, 0, p->mult[c], p->shift[c], p->y_zero, p->y_min, p->y_max,
                             yc, 2 * oc, bound);
-        tfl_dsp_requant_run(acc + 2 * j + 1, 4, np / 2, 0, p->mult[c], p->shift[c], p->y_zero, p->y_min, p->y_max,
+        tfl_dsp_requant_run(acc + 2 * j + 1, 8, np / 2, 0, p->mult[c], p->shift[c], p->y_zero, p->y_min, p->y_max,
                             yc + oc, 2 * oc, bound);
     }
 }
@@ -132,32 +134,35 @@ __attribute__((noinline)) static void tfl_dsp_store(const aotc_tfl_conv_params *
 static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                            int8_t *y, uint32_t *AOTC_RESTRICT scratch, const tfl_residual *e) {
     const int32_t k = p->kh * p->kw * p->c, kq = (k + 3) / 4, kc = kq < TFL_DSP_KC ? kq : TFL_DSP_KC;
-    const int32_t total = p->n * p->oh * p->ow, pairs_oc = (p->oc + 1) / 2;
+    const int32_t total = p->n * p->oh * p->ow, groups = (p->oc + 3) / 4;
     int32_t np, p0;
     (void)tfl_dsp_conv_words(p, &np);
     if (scratch == NULL || np < 2) return 0;
     uint32_t *patch = scratch, *wx = patch + 2 * np * kc;
-    int32_t *acc = (int32_t *)(wx + 4 * kc);
+    int32_t *acc = (int32_t *)(wx + 8 * kc);
     for (p0 = 0; p0 < total; p0 += np) {
         const int32_t n = total - p0 < np ? total - p0 : np, pairs = (n + 1) / 2;
-        int32_t q0, cp, t;
+        int32_t q0, g, t, j;
         for (q0 = 0; q0 < kq; q0 += kc) {
             const int32_t nq = kq - q0 < kc ? kq - q0 : kc;
             for (t = 0; t < 2 * pairs; ++t) { /* an odd tile's last pair repeats its position */
                 tfl_dsp_patch(p, x, p0 + (t < n ? t : n - 1), 4 * q0, nq, patch + (t / 2) * 4 * nq + 2 * (t & 1));
             }
-            for (cp = 0; cp < pairs_oc; ++cp) {
-                const int32_t c0 = 2 * cp, c1 = c0 + 1 < p->oc ? c0 + 1 : c0;
-                int32_t *a = kq > kc ? acc + cp * 4 * pairs : acc;
-                tfl_dsp_weights(w, k, c0, c1, 4 * q0, nq, wx);
+            for (g = 0; g < groups; ++g) { /* 4 channels, the last group's past oc repeating its last */
+                const int32_t c0 = 4 * g, nc = p->oc - c0 < 4 ? p->oc - c0 : 4;
+                int32_t c[4], *a = kq > kc ? acc + g * 8 * pairs : acc;
+                for (j = 0; j < 4; ++j) c[j] = c0 + (j < nc ? j : nc - 1);
+                tfl_dsp_weights(w, k, c, 4 * q0, nq, wx);
                 if (q0 == 0 || kq == kc) { /* the sums start at the bias: the store adds none */
-                    const int32_t b0 = bias ? bias[c0] : 0, b1 = bias ? bias[c1] : 0;
-                    for (t = 0; t < pairs; ++t) a[4 * t] = a[4 * t + 1] = b0, a[4 * t + 2] = a[4 * t + 3] = b1;
+                    for (j = 0; j < 4; ++j) {
+                        const int32_t b = bias ? bias[c[j]] : 0;
+                        for (t = 0; t < pairs; ++t) a[8 * t + 2 * j] = a[8 * t + 2 * j + 1] = b;
+                    }
                 }
-                aotc_dsp_mac2x2(patch, 4 * nq, pairs, wx, nq, a);
+                aotc_dsp_mac4x2(patch, pairs, wx, nq, a);
                 if (q0 + nq == kq) {
-                    if (e != NULL) tfl_dsp_store(p, bias, a, 0, n, c0, c1 > c0 ? 2 : 1, e->tile);
-                    else tfl_dsp_store(p, bias, a, p0, n, c0, c1 > c0 ? 2 : 1, y);
+                    if (e != NULL) tfl_dsp_store(p, bias, a, 0, n, c0, nc, e->tile);
+                    else tfl_dsp_store(p, bias, a, p0, n, c0, nc, y);
                 }
             }
         }
