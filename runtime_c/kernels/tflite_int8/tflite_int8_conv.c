@@ -109,23 +109,52 @@ static void tfl_dsp_weights(const int8_t *w, int32_t k, const int32_t *c, int32_
     }
 }
 
+/* tfl_dsp_requant_run's usual case (its SMMLAR path with right > 0 and the clamp's top 127) over a pair
+ * of positions' sums a[0], a[1] (as aotc_dsp_mac4x2 leaves them) to y[0], y[oc]: its per-call set-up and
+ * the pairs' two runs in one loop. With lo -128, SSAT alone clamps (no ReLU, or a ReLU at the zero point
+ * -128): `low` is a constant where it is inlined. */
+static inline __attribute__((always_inline)) void tfl_dsp_store_pairs(const int32_t *a, int32_t np, int32_t mult,
+                                                                      int32_t s, int32_t ra, int32_t right,
+                                                                      int32_t lo, int low, int8_t *y, int32_t oc) {
+    int32_t t;
+    for (t = 0; t + 1 < np; t += 2, a += 8, y += 2 * oc) {
+        const int32_t a0 = (int32_t)((uint32_t)a[0] << s), a1 = (int32_t)((uint32_t)a[1] << s);
+        int32_t q0 = __ssat((tfl_dsp_smmlar(a0, mult, ra) + (a0 >> 31)) >> right, 8);
+        int32_t q1 = __ssat((tfl_dsp_smmlar(a1, mult, ra) + (a1 >> 31)) >> right, 8);
+        if (low) q0 = q0 < lo ? lo : q0, q1 = q1 < lo ? lo : q1;
+        y[0] = (int8_t)q0, y[oc] = (int8_t)q1;
+    }
+    if (t < np) {
+        const int32_t a0 = (int32_t)((uint32_t)a[0] << s);
+        int32_t q0 = __ssat((tfl_dsp_smmlar(a0, mult, ra) + (a0 >> 31)) >> right, 8);
+        if (low) q0 = q0 < lo ? lo : q0;
+        y[0] = (int8_t)q0;
+    }
+}
+
 /* Sums of channels c0 .. c0 + nc - 1 (nc <= 4) at np positions from p0 (acc: aotc_dsp_mac4x2's layout,
  * the bias already in them) to y (not inlined: the requantisation loop then has the registers to itself). */
 __attribute__((noinline)) static void tfl_dsp_store(const aotc_tfl_conv_params *p, const int32_t *bias,
                                                     const int32_t *acc, int32_t p0, int32_t np, int32_t c0, int32_t nc,
                                                     int8_t *y) {
-    const int32_t oc = p->oc;
+    const int32_t oc = p->oc, lo = p->y_min;
     const int64_t k_bound = (int64_t)p->kh * p->kw * p->c * TFL_DSP_PRODUCT_MAX;
     int32_t j;
     for (j = 0; j < nc; ++j) {
-        const int32_t c = c0 + j, b = bias ? bias[c] : 0;
+        const int32_t c = c0 + j, b = bias ? bias[c] : 0, mult = p->mult[c], shift = p->shift[c];
+        const int32_t left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
         const int64_t bound = k_bound + tfl_dsp_abs64(b);
         int8_t *yc = y + (int64_t)p0 * oc + c;
+        if (mult != INT32_MIN && left < 30 && bound < ((int64_t)1 << (30 - left)) && right > 0 && right <= 22 &&
+            p->y_max == 127 && lo >= -128) { /* as tfl_dsp_requant_run's first loop, both positions of a pair */
+            const int32_t ra = (1 << (right - 1)) + p->y_zero * (1 << right);
+            if (lo == -128) tfl_dsp_store_pairs(acc + 2 * j, np, mult, left + 1, ra, right, lo, 0, yc, oc);
+            else tfl_dsp_store_pairs(acc + 2 * j, np, mult, left + 1, ra, right, lo, 1, yc, oc);
+            continue;
+        }
         /* positions in pairs: t even at acc[4t + 2j], t odd one word on */
-        tfl_dsp_requant_run(acc + 2 * j, 8, (np + 1) / 2, 0, p->mult[c], p->shift[c], p->y_zero, p->y_min, p->y_max,
-                            yc, 2 * oc, bound);
-        tfl_dsp_requant_run(acc + 2 * j + 1, 8, np / 2, 0, p->mult[c], p->shift[c], p->y_zero, p->y_min, p->y_max,
-                            yc + oc, 2 * oc, bound);
+        tfl_dsp_requant_run(acc + 2 * j, 8, (np + 1) / 2, 0, mult, shift, p->y_zero, lo, p->y_max, yc, 2 * oc, bound);
+        tfl_dsp_requant_run(acc + 2 * j + 1, 8, np / 2, 0, mult, shift, p->y_zero, lo, p->y_max, yc + oc, 2 * oc, bound);
     }
 }
 
