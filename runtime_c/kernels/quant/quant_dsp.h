@@ -183,7 +183,7 @@ static inline void aotc_dsp_widen_weights4(const int8_t *w0, const int8_t *w1, c
  * acc[8i + 2j + t] += the sum over quads q < nq (nq >= 1) of channel j's weights (w: 8 words a quad,
  * aotc_dsp_widen_weights4's) times the patch of the pair's position t. Each patch word serves 4
  * SMLADs and each weight word 2 (the 2 x 2 block: 2 and 2), so a quad is two runs of 4 LDRs (each
- * after the first pipelined: 5 cycles), two LDRDs (3 each, as two LDRs) and 16 SMLADs: 32 cycles for
+ * after the first pipelined, none right after a writeback of its base: 5 cycles), two LDRDs (3 each, as two LDRs) and 16 SMLADs: 32 cycles for
  * 32 multiply-accumulates on the M4 (aotc_dsp_mac2x2: 19 for 16, plus its loop's 4 a turn of 2).
  *
  * In assembly the function is naked: its loop takes all 14 registers (8 sums, 2 patch and 2 weight
@@ -194,9 +194,9 @@ static inline void aotc_dsp_widen_weights4(const int8_t *w0, const int8_t *w1, c
  * pointer is at the next pair's patch. */
 #if AOTC_DSP_ASM
 #define AOTC_DSP_MAC4X2_QUAD                                                                            \
-    "ldr.w r2, [r0], #16\n\t"  /* E(t0) */                                                            \
-    "ldr.w r3, [r0, #-8]\n\t"  /* E(t1) */                                                            \
-    "ldr.w r12, [r1], #32\n\t" /* E of channel 0 */                                                   \
+    "ldr.w r2, [r0], #16\n\t"  /* E(t0); the bases alternate: a load after one whose writeback */ \
+    "ldr.w r12, [r1], #32\n\t" /* E of channel 0; formed its address would not pipeline */      \
+    "ldr.w r3, [r0, #-8]\n\t"  /* E(t1) */                                                     \
     "ldr.w lr, [r1, #-28]\n\t" /* E of channel 1 */                                                   \
     "smlad r4, r2, r12, r4\n\t"                                                                        \
     "smlad r5, r3, r12, r5\n\t"                                                                        \
@@ -426,47 +426,61 @@ __attribute__((noinline, unused)) static void aotc_dsp_dw3x3_run(const int8_t *x
 }
 
 /* aotc_dsp_gemv4 on weights stored interleaved: w holds quad q of the 4 rows as 16 consecutive bytes
- * (row 0's 4 bytes, then rows 1, 2, 3; word-aligned), so a quad is one LDRD of x, two LDRDs of
- * weights, 8 SXTB16s and 8 SMLADs (19 instructions for 16 multiply-accumulates, not 21). */
+ * (row 0's 4 bytes, then rows 1, 2, 3; word-aligned). In assembly a quad is one run of 6 LDRs (the 2
+ * words of x, the 4 of weights; each after the first pipelined, none right after a writeback of its
+ * base: 7 cycles on the M4, where an LDRD of x
+ * and two of weights took 9), 8 SXTB16s and 8 SMLADs: 23 cycles for 16 multiply-accumulates. The
+ * function is naked: the loop takes 14 registers (4 sums, 2 words of x, 4 of weights, the widened
+ * one, the two pointers and x's end), 4 quads a turn (a compare and a branch), entered past the
+ * first (-nq) mod 4 quads (every quad the same 88 bytes of 32-bit instructions). */
+#if AOTC_DSP_ASM
+#define AOTC_DSP_GEMV4_IL_ROW(v, a)                                                                      \
+    "sxtb16 r3, " v "\n\t"                                                                             \
+    "smlad " a ", r8, r3, " a "\n\t"                                                                   \
+    "sxtb16 " v ", " v ", ror #8\n\t"                                                                  \
+    "smlad " a ", r9, " v ", " a "\n\t"
+#define AOTC_DSP_GEMV4_IL_QUAD                                                                          \
+    "ldr.w r8, [r0], #8\n\t"                                                                           \
+    "ldr.w r10, [r1], #16\n\t" /* the bases alternate (a writeback's next load would not pipeline) */ \
+    "ldr.w r9, [r0, #-4]\n\t"                                                                          \
+    "ldr.w r11, [r1, #-12]\n\t"                                                                        \
+    "ldr.w r12, [r1, #-8]\n\t"                                                                         \
+    "ldr.w lr, [r1, #-4]\n\t" AOTC_DSP_GEMV4_IL_ROW("r10", "r4") AOTC_DSP_GEMV4_IL_ROW("r11", "r5")       \
+        AOTC_DSP_GEMV4_IL_ROW("r12", "r6") AOTC_DSP_GEMV4_IL_ROW("lr", "r7")
+#define AOTC_DSP_ARG __attribute__((unused)) /* a naked function's arguments are its assembly's registers */
+__attribute__((naked, noinline, unused)) static void aotc_dsp_gemv4_il(AOTC_DSP_ARG const uint32_t *xw,
+                                                                       AOTC_DSP_ARG int32_t nq,
+                                                                       AOTC_DSP_ARG const int8_t *w,
+                                                                       AOTC_DSP_ARG int32_t *acc) {
+    /* r0 x, r1 nq (then w), r2 w (then x's end), r3 acc (then the widened weight; acc on the stack) */
+    __asm__ volatile(
+        "push {r3-r11, lr}\n\t"
+        "ldm r3, {r4-r7}\n\t"
+        "add r3, r0, r1, lsl #3\n\t"
+        "rsbs r1, r1, #0\n\t"
+        "and r1, r1, #3\n\t"
+        "movs r12, #88\n\t"
+        "adr.w lr, 1f\n\t"
+        "mla lr, r1, r12, lr\n\t"
+        "orr lr, lr, #1\n\t"
+        "mov r1, r2\n\t"
+        "mov r2, r3\n\t"
+        "bx lr\n\t"
+        ".p2align 2\n"
+        "1:\n\t" AOTC_DSP_GEMV4_IL_QUAD AOTC_DSP_GEMV4_IL_QUAD AOTC_DSP_GEMV4_IL_QUAD AOTC_DSP_GEMV4_IL_QUAD
+        "cmp r0, r2\n\t"
+        "bne 1b\n\t"
+        "ldr r3, [sp]\n\t"
+        "stm r3, {r4-r7}\n\t"
+        "pop {r3-r11, pc}\n\t");
+}
+#undef AOTC_DSP_ARG
+#undef AOTC_DSP_GEMV4_IL_QUAD
+#undef AOTC_DSP_GEMV4_IL_ROW
+#else
 __attribute__((noinline, unused)) static void aotc_dsp_gemv4_il(const uint32_t *xw, int32_t nq, const int8_t *w,
                                                                 int32_t *acc) {
     int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-#if AOTC_DSP_ASM
-    const uint32_t *end = xw + 2 * nq;
-    uint32_t x0, x1, v0, v1, t;
-#define AOTC_DSP_GEMV4_IL_ASM                                                                           \
-    "ldrd %[x0], %[x1], [%[xp]], #8\n\t"                                                             \
-    "ldrd %[v0], %[v1], [%[w]], #8\n\t"                                                              \
-    "sxtb16 %[t], %[v0]\n\t"                                                                         \
-    "smlad %[a0], %[x0], %[t], %[a0]\n\t"                                                            \
-    "sxtb16 %[t], %[v0], ror #8\n\t"                                                                 \
-    "smlad %[a0], %[x1], %[t], %[a0]\n\t"                                                            \
-    "sxtb16 %[t], %[v1]\n\t"                                                                         \
-    "smlad %[a1], %[x0], %[t], %[a1]\n\t"                                                            \
-    "sxtb16 %[t], %[v1], ror #8\n\t"                                                                 \
-    "smlad %[a1], %[x1], %[t], %[a1]\n\t"                                                            \
-    "ldrd %[v0], %[v1], [%[w]], #8\n\t"                                                              \
-    "sxtb16 %[t], %[v0]\n\t"                                                                         \
-    "smlad %[a2], %[x0], %[t], %[a2]\n\t"                                                            \
-    "sxtb16 %[t], %[v0], ror #8\n\t"                                                                 \
-    "smlad %[a2], %[x1], %[t], %[a2]\n\t"                                                            \
-    "sxtb16 %[t], %[v1]\n\t"                                                                         \
-    "smlad %[a3], %[x0], %[t], %[a3]\n\t"                                                            \
-    "sxtb16 %[t], %[v1], ror #8\n\t"                                                                 \
-    "smlad %[a3], %[x1], %[t], %[a3]\n\t"
-    __asm__("sub %[v0], %[end], %[xp]\n\t"
-            "tst %[v0], #8\n\t" /* an odd number of quads (8 bytes of x each) */
-            "bne 2f\n"
-            "1:\n\t" AOTC_DSP_GEMV4_IL_ASM
-            "2:\n\t" AOTC_DSP_GEMV4_IL_ASM
-            "cmp %[xp], %[end]\n\t"
-            "bne 1b"
-            : [xp] "+r"(xw), [w] "+r"(w), [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3),
-              [x0] "=&r"(x0), [x1] "=&r"(x1), [v0] "=&r"(v0), [v1] "=&r"(v1), [t] "=&r"(t)
-            : [end] "r"(end)
-            : "cc", "memory");
-#undef AOTC_DSP_GEMV4_IL_ASM
-#else
     int32_t q;
     for (q = 0; q < nq; ++q, w += 16) {
         const uint32_t e = xw[2 * q], o = xw[2 * q + 1];
@@ -477,9 +491,9 @@ __attribute__((noinline, unused)) static void aotc_dsp_gemv4_il(const uint32_t *
         a2 = __smlad((int32_t)e, (int32_t)__sxtb16(v2), __smlad((int32_t)o, (int32_t)aotc_dsp_sxtb16_hi(v2), a2));
         a3 = __smlad((int32_t)e, (int32_t)__sxtb16(v3), __smlad((int32_t)o, (int32_t)aotc_dsp_sxtb16_hi(v3), a3));
     }
-#endif
     acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
 }
+#endif
 
 /* aotc_dsp_gemv_rows on interleaved weights (n and the row length 4 nq multiples of 4, nq >= 1):
  * block o / 4 of 4 rows at w + 4 nq o. */
