@@ -26,16 +26,17 @@ static void tfl_residual_run(const tfl_residual *e, const int8_t *v, int64_t at,
 
 /* Patch rows [r0, r0 + 4 * nq) of the output position at = {ox, oy, batch} as x - x_zero, E / O words
  * into dst[0], dst[1], dst[4], dst[5], ... (a quad's words of one position, the pair's other position
- * between them). */
-static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, const int32_t *at, int32_t r0, int32_t nq,
-                          uint32_t *dst) {
+ * between them); from = row r0's {tap, channel, ky, kx}, worked out once a block by the caller. */
+static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, const int32_t *at, const int32_t *from,
+                          int32_t nq, uint32_t *dst) {
     const int32_t ox = at[0], oy = at[1], b = at[2];
     const uint32_t zz = (uint32_t)(uint16_t)p->x_zero * 0x10001u;
     const int32_t iy0 = oy * p->sh - p->pad_top, ix0 = ox * p->sw - p->pad_left;
     int32_t q = 0;
     if (p->c % 4 == 0) { /* every quad lies in one tap: its 4 bytes are one word of x */
         const int32_t taps = p->kh * p->kw;
-        int32_t tap = r0 / p->c, ch = r0 % p->c, ky = tap / p->kw, kx = tap % p->kw;
+        const int8_t *xb = x + (int64_t)b * p->h * p->w * p->c; /* the image: its offsets fit 32 bits */
+        int32_t tap = from[0], ch = from[1], ky = from[2], kx = from[3];
         for (; q < nq; ch = 0, ++tap, kx = kx + 1 == p->kw ? 0 : kx + 1, ky += kx == 0) { /* tap by tap */
             const int32_t iy = iy0 + ky * p->dh, ix = ix0 + kx * p->dw;
             int32_t run = (p->c - ch) / 4; /* quads left in this tap */
@@ -44,7 +45,7 @@ static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, const 
                 for (; run > 0; --run, ++q, dst += 4) dst[0] = dst[1] = 0;
                 continue;
             }
-            const int8_t *xs = x + (((int64_t)b * p->h + iy) * p->w + ix) * p->c + ch;
+            const int8_t *xs = xb + (iy * p->w + ix) * p->c + ch;
             q += run;
             if (run & 1) {
                 const uint32_t v = aotc_dsp_load32(xs);
@@ -68,7 +69,7 @@ static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, const 
         const int32_t taps = p->kh * p->kw, c = p->c, xz = p->x_zero, rows = 4 * nq, kw = p->kw;
         const int32_t row_in = p->dw == 1 && ix0 >= 0 && ix0 + kw <= p->w; /* a kernel row inside */
         int16_t v[4 * TFL_DSP_KC];
-        int32_t tap = r0 / c, ch = r0 % c, ky = tap / kw, kx = tap % kw, j = 0, i;
+        int32_t tap = from[0], ch = from[1], ky = from[2], kx = from[3], j = 0, i;
         while (j < rows) {
             const int32_t iy = iy0 + ky * p->dh, ix = ix0 + kx * p->dw;
             const int32_t y_in = tap < taps && iy >= 0 && iy < p->h;
@@ -185,8 +186,9 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
             const int32_t nq = kq - q0 < kc ? kq - q0 : kc;
             /* the tile's positions as {ox, oy, batch}, stepped (no divisions a position) */
             int32_t at[3] = {p0 % p->ow, (p0 / p->ow) % p->oh, p0 / (p->ow * p->oh)};
+            const int32_t tap = 4 * q0 / p->c, from[4] = {tap, 4 * q0 % p->c, tap / p->kw, tap % p->kw};
             for (t = 0; t < 2 * pairs; ++t) { /* an odd tile's last pair repeats its position */
-                tfl_dsp_patch(p, x, at, 4 * q0, nq, patch + (t / 2) * 4 * nq + 2 * (t & 1));
+                tfl_dsp_patch(p, x, at, from, nq, patch + (t / 2) * 4 * nq + 2 * (t & 1));
                 if (t + 1 < n && ++at[0] == p->ow) {
                     at[0] = 0;
                     if (++at[1] == p->oh) at[1] = 0, ++at[2];
