@@ -98,7 +98,7 @@ DSP_PATCH_FLOOR_WORDS = 2304
 
 def _conv_dsp_scratch(node: Node, graph: Graph, tile: int = DSP_NP_MAX) -> tuple[int, int]:
     """tfl_conv_s8_dsp's scratch at up to `tile` positions a tile (even): the tile's patches, one
-    channel pair's widened weights and the sums, in words as the C kernel lays them out; and the
+    group of 4 channels' widened weights and the sums, in words as the C kernel lays them out; and the
     tile it takes (0: the path does not apply). Helium's path on the M55 takes _conv_mve_scratch instead."""
     n, _, _, c = graph.tensors[node.inputs[0]].shape
     _, oh, ow, oc = graph.tensors[node.outputs[0]].shape
@@ -107,23 +107,32 @@ def _conv_dsp_scratch(node: Node, graph: Graph, tile: int = DSP_NP_MAX) -> tuple
         return 0, 0
     k = kh * kw * c
     kq = -(-k // 4)
-    kc, pairs_oc, total = min(kq, DSP_KC), (oc + 1) // 2, n * oh * ow
+    kc, groups, total = min(kq, DSP_KC), -(-oc // 4), n * oh * ow
     np_ = min((DSP_PATCH_WORDS // (2 * kc)) & ~1, DSP_NP_MAX) if kc else 0
-    if kq > kc and np_ * 2 * pairs_oc > DSP_ACC_WORDS:
-        np_ = (DSP_ACC_WORDS // (2 * pairs_oc)) & ~1
+    if kq > kc and np_ * 4 * groups > DSP_ACC_WORDS:
+        np_ = (DSP_ACC_WORDS // (4 * groups)) & ~1
     np_ = min(np_, (total + 1) & ~1, tile)
     if np_ < 2 or k == 0:
         return 0, 0
-    return 4 * (2 * np_ * kc + 4 * kc + (2 * np_ * pairs_oc if kq > kc else 2 * np_)), np_
+    return 4 * (2 * np_ * kc + 8 * kc + (4 * np_ * groups if kq > kc else 4 * np_)), np_
 
 
 def _min_tile(node: Node, graph: Graph) -> int:
     """The tile the plan gives CONV_2D even where its step spares less memory: DSP_NP_MIN positions,
     or fewer where their patches would pass DSP_PATCH_FLOOR_WORDS (long patch rows: the arena then
-    grows by 9 KiB at most)."""
+    grows by 9 KiB at most); then fewer while its scratch passes what that tile took with the 2 x 2
+    block's one channel pair of weights and sums (the 4 x 2 block's 4 channels take 4 kc + 2 np words
+    more), so that the floor, which sets the arena where memory is tight, stays where it was."""
     kh, kw = node.attrs["kernel"]
-    kc = min(-(-kh * kw * graph.tensors[node.inputs[0]].shape[3] // 4), DSP_KC)
-    return max(2, min(DSP_NP_MIN, (DSP_PATCH_FLOOR_WORDS // (2 * kc)) & ~1)) if kc else 2
+    kq = -(-kh * kw * graph.tensors[node.inputs[0]].shape[3] // 4)
+    kc, oc = min(kq, DSP_KC), graph.tensors[node.outputs[0]].shape[3]
+    if not kc:
+        return 2
+    np_ = max(2, min(DSP_NP_MIN, (DSP_PATCH_FLOOR_WORDS // (2 * kc)) & ~1))
+    cap = 4 * (2 * np_ * kc + 4 * kc + (2 * np_ * ((oc + 1) // 2) if kq > kc else 2 * np_))
+    while np_ > 2 and _conv_dsp_scratch(node, graph, np_)[0] > cap:
+        np_ -= 2
+    return np_
 
 
 def _fit_conv_add(node: Node, graph: Graph, budget: int, least: bool = False) -> KernelChoice:

@@ -202,11 +202,11 @@ def test_overlap_bytes_of_the_issues_layers():
 
 
 def test_kws_within_the_issues_budget():
-    """MLPerf Tiny's DS-CNN on the M4 within 12.0 KB (issue 53's target; 20,064 B without a budget): its
+    """MLPerf Tiny's DS-CNN on the M4 within 12.0 KB (issue 53's target; 19,968 B without a budget): its
     convs overlapping their inputs, smaller blocks where the budget is tight."""
     b = compile_file(KWS, Options(name="kws", target="mps2-an386", ram_budget=12000))
     mem = b.metadata["memory"]
-    assert mem["arena_bytes"] <= 12000 and mem["ram_budget"]["unbudgeted_arena_bytes"] == 20064
+    assert mem["arena_bytes"] <= 12000 and mem["ram_budget"]["unbudgeted_arena_bytes"] == 19968
     assert len(mem["ram_budget"]["traded"]["overlap"]["nodes"]) >= 4
     plain = compile_file(KWS, Options(name="kws", target="mps2-an386"))
     assert "ram_budget" not in plain.metadata["memory"]
@@ -229,4 +229,4 @@ def test_cli_refuses_in_one_line_and_reports_what_was_traded(tmp_path):
     report = {"name": "kws", "target": "mps2-an386",
               "model": {"flash_bytes": 1, "ram_bytes": 2, "arena_bytes": budget["arena_bytes"], "data": 0, "bss": 0,
                         "stack_bytes": 0, "ram_budget": budget}}
-    assert f"--ram-budget 12000 B: arena {budget['arena_bytes']} B (without the budget 20064 B)" in summary(report)
+    assert f"--ram-budget 12000 B: arena {budget['arena_bytes']} B (without the budget 19968 B)" in summary(report)

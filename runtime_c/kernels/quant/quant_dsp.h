@@ -162,6 +162,136 @@ __attribute__((noinline, unused)) static void aotc_dsp_mac2x2(const uint32_t *p,
     }
 }
 
+/* Weight rows w0 .. w3 of four output channels (int8, quads [0, nq)) widened for aotc_dsp_mac4x2:
+ * wx[8q .. 8q + 3] = bytes 0 and 2 of quad q of rows 0 .. 3, wx[8q + 4 .. 8q + 7] = bytes 1 and 3, as
+ * signed 16-bit halves. */
+static inline void aotc_dsp_widen_weights4(const int8_t *w0, const int8_t *w1, const int8_t *w2, const int8_t *w3,
+                                           int32_t nq, uint32_t *wx) {
+    int32_t q;
+    for (q = 0; q < nq; ++q, wx += 8) {
+        const uint32_t a = aotc_dsp_load32(w0 + 4 * q), b = aotc_dsp_load32(w1 + 4 * q);
+        const uint32_t c = aotc_dsp_load32(w2 + 4 * q), d = aotc_dsp_load32(w3 + 4 * q);
+        wx[0] = (uint32_t)__sxtb16(a), wx[1] = (uint32_t)__sxtb16(b);
+        wx[2] = (uint32_t)__sxtb16(c), wx[3] = (uint32_t)__sxtb16(d);
+        wx[4] = aotc_dsp_sxtb16_hi(a), wx[5] = aotc_dsp_sxtb16_hi(b);
+        wx[6] = aotc_dsp_sxtb16_hi(c), wx[7] = aotc_dsp_sxtb16_hi(d);
+    }
+}
+
+/* The 4 x 2 block: for each of `count` position pairs i, whose patches follow one another (4 nq words
+ * each: quad q's words E(t0), O(t0), E(t1), O(t1), as aotc_dsp_mac2x2 reads them),
+ * acc[8i + 2j + t] += the sum over quads q < nq (nq >= 1) of channel j's weights (w: 8 words a quad,
+ * aotc_dsp_widen_weights4's) times the patch of the pair's position t. Each patch word serves 4
+ * SMLADs and each weight word 2 (the 2 x 2 block: 2 and 2), so a quad is two runs of 4 LDRs (each
+ * after the first pipelined, none right after a writeback of its base: 5 cycles), two LDRDs (3 each, as two LDRs) and 16 SMLADs: 32 cycles for
+ * 32 multiply-accumulates on the M4 (aotc_dsp_mac2x2: 19 for 16, plus its loop's 4 a turn of 2).
+ *
+ * In assembly the function is naked: its loop takes all 14 registers (8 sums, 2 patch and 2 weight
+ * words, the two pointers), so the weights' end, the pairs left, the loop's entry and the sums'
+ * pointer live on the stack; the loop does 8 quads a turn (one load, a compare and a branch a
+ * turn: 6 cycles, 2 % of the turn's; at 4 a turn ResNet-8 took 1.3 % more cycles), entered past the
+ * first (-nq) mod 8 quads (every quad is the same 104 bytes of 32-bit
+ * instructions; the pointers advance by post-indexed loads). After a pair's quads the patch
+ * pointer is at the next pair's patch. */
+#if AOTC_DSP_ASM
+#define AOTC_DSP_MAC4X2_QUAD                                                                            \
+    "ldr.w r2, [r0], #16\n\t"  /* E(t0); the bases alternate: a load after one whose writeback */ \
+    "ldr.w r12, [r1], #32\n\t" /* E of channel 0; formed its address would not pipeline */      \
+    "ldr r3, [r0, #-8]\n\t"    /* E(t1) */                                                     \
+    "ldr lr, [r1, #-28]\n\t"   /* E of channel 1 */                                                   \
+    "smlad r4, r2, r12, r4\n\t"                                                                        \
+    "smlad r5, r3, r12, r5\n\t"                                                                        \
+    "smlad r6, r2, lr, r6\n\t"                                                                         \
+    "smlad r7, r3, lr, r7\n\t"                                                                         \
+    "ldrd r12, lr, [r1, #-24]\n\t" /* channels 2, 3: as fast as two LDRs */                              \
+    "smlad r8, r2, r12, r8\n\t"                                                                        \
+    "smlad r9, r3, r12, r9\n\t"                                                                        \
+    "smlad r10, r2, lr, r10\n\t"                                                                       \
+    "smlad r11, r3, lr, r11\n\t"                                                                       \
+    "ldr r2, [r0, #-12]\n\t"   /* O(t0) */                                                            \
+    "ldr r3, [r0, #-4]\n\t"    /* O(t1) */                                                            \
+    "ldr r12, [r1, #-16]\n\t"                                                                          \
+    "ldr lr, [r1, #-12]\n\t"                                                                           \
+    "smlad r4, r2, r12, r4\n\t"                                                                        \
+    "smlad r5, r3, r12, r5\n\t"                                                                        \
+    "smlad r6, r2, lr, r6\n\t"                                                                         \
+    "smlad r7, r3, lr, r7\n\t"                                                                         \
+    "ldrd r12, lr, [r1, #-8]\n\t" /* channels 2, 3: as fast as two LDRs */                              \
+    "smlad r8, r2, r12, r8\n\t"                                                                        \
+    "smlad r9, r3, r12, r9\n\t"                                                                        \
+    "smlad r10, r2, lr, r10\n\t"                                                                       \
+    "smlad r11, r3, lr, r11\n\t"
+#define AOTC_DSP_ARG __attribute__((unused)) /* a naked function's arguments are its assembly's registers */
+__attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2(AOTC_DSP_ARG const uint32_t *p,
+                                                                     AOTC_DSP_ARG int32_t count,
+                                                                     AOTC_DSP_ARG const uint32_t *w,
+                                                                     AOTC_DSP_ARG int32_t nq, AOTC_DSP_ARG int32_t *acc) {
+    /* r0 p, r1 count (then w), r2 w, r3 nq; acc on the stack. Locals: [sp] the weights' end, [sp, #4]
+     * the pairs left, [sp, #8] the loop's entry (Thumb bit set), [sp, #12] w, [sp, #16] the sums */
+    __asm__ volatile(
+        "push {r4-r11, lr}\n\t"
+        "sub sp, sp, #20\n\t"
+        "cmp r1, #0\n\t"
+        "ble 9f\n\t"
+        "ldr r4, [sp, #56]\n\t"
+        "str r4, [sp, #16]\n\t"
+        "add r4, r2, r3, lsl #5\n\t"
+        "str r4, [sp]\n\t"
+        "str r1, [sp, #4]\n\t"
+        "str r2, [sp, #12]\n\t"
+        "rsbs r5, r3, #0\n\t"
+        "and r5, r5, #7\n\t"
+        "movs r6, #104\n\t"
+        "adr.w r4, 1f\n\t"
+        "mla r4, r5, r6, r4\n\t"
+        "orr r4, r4, #1\n\t"
+        "str r4, [sp, #8]\n"
+        "2:\n\t" /* a pair: its sums into r4 .. r11, w to the start, into the loop */
+        "ldr lr, [sp, #16]\n\t"
+        "ldm lr, {r4-r11}\n\t"
+        "ldr r1, [sp, #12]\n\t"
+        "ldr r12, [sp, #8]\n\t"
+        "bx r12\n\t"
+        ".p2align 2\n"
+        "1:\n\t" AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
+            AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
+        "ldr r2, [sp]\n\t"
+        "cmp r1, r2\n\t"
+        "bne 1b\n\t"
+        "ldr r2, [sp, #16]\n\t"
+        "stmia r2!, {r4-r11}\n\t"
+        "str r2, [sp, #16]\n\t"
+        "ldr r3, [sp, #4]\n\t"
+        "subs r3, r3, #1\n\t"
+        "str r3, [sp, #4]\n\t"
+        "bne 2b\n"
+        "9:\n\t"
+        "add sp, sp, #20\n\t"
+        "pop {r4-r11, pc}\n\t");
+}
+#undef AOTC_DSP_MAC4X2_QUAD
+#undef AOTC_DSP_ARG
+#else
+__attribute__((noinline, unused)) static void aotc_dsp_mac4x2(const uint32_t *p, int32_t count, const uint32_t *w,
+                                                              int32_t nq, int32_t *acc) {
+    int32_t i, q, j;
+    for (i = 0; i < count; ++i, acc += 8) {
+        const uint32_t *ww = w;
+        int32_t a[8];
+        for (j = 0; j < 8; ++j) a[j] = acc[j];
+        for (q = 0; q < nq; ++q, p += 4, ww += 8) {
+            for (j = 0; j < 4; ++j) {
+                a[2 * j] = __smlad((int32_t)p[0], (int32_t)ww[j], a[2 * j]);
+                a[2 * j] = __smlad((int32_t)p[1], (int32_t)ww[4 + j], a[2 * j]);
+                a[2 * j + 1] = __smlad((int32_t)p[2], (int32_t)ww[j], a[2 * j + 1]);
+                a[2 * j + 1] = __smlad((int32_t)p[3], (int32_t)ww[4 + j], a[2 * j + 1]);
+            }
+        }
+        for (j = 0; j < 8; ++j) acc[j] = a[j];
+    }
+}
+#endif
+
 /* A dense layer's four outputs at once: acc[j] += the sum over quads q < nq (nq >= 1) of the 16-bit
  * pairs xw[2q] = [x(4q), x(4q + 2)], xw[2q + 1] = [x(4q + 1), x(4q + 3)] (word-aligned) times
  * weight row j's int8 bytes 4q .. 4q + 3, rows `ld` bytes apart from w (any alignment), widened as
@@ -298,47 +428,61 @@ __attribute__((noinline, unused)) static void aotc_dsp_dw3x3_run(const int8_t *x
 }
 
 /* aotc_dsp_gemv4 on weights stored interleaved: w holds quad q of the 4 rows as 16 consecutive bytes
- * (row 0's 4 bytes, then rows 1, 2, 3; word-aligned), so a quad is one LDRD of x, two LDRDs of
- * weights, 8 SXTB16s and 8 SMLADs (19 instructions for 16 multiply-accumulates, not 21). */
+ * (row 0's 4 bytes, then rows 1, 2, 3; word-aligned). In assembly a quad is one run of 6 LDRs (the 2
+ * words of x, the 4 of weights; each after the first pipelined, none right after a writeback of its
+ * base: 7 cycles on the M4, where an LDRD of x
+ * and two of weights took 9), 8 SXTB16s and 8 SMLADs: 23 cycles for 16 multiply-accumulates. The
+ * function is naked: the loop takes 14 registers (4 sums, 2 words of x, 4 of weights, the widened
+ * one, the two pointers and x's end), 4 quads a turn (a compare and a branch), entered past the
+ * first (-nq) mod 4 quads (every quad the same 88 bytes of 32-bit instructions). */
+#if AOTC_DSP_ASM
+#define AOTC_DSP_GEMV4_IL_ROW(v, a)                                                                      \
+    "sxtb16 r3, " v "\n\t"                                                                             \
+    "smlad " a ", r8, r3, " a "\n\t"                                                                   \
+    "sxtb16 " v ", " v ", ror #8\n\t"                                                                  \
+    "smlad " a ", r9, " v ", " a "\n\t"
+#define AOTC_DSP_GEMV4_IL_QUAD                                                                          \
+    "ldr.w r8, [r0], #8\n\t"                                                                           \
+    "ldr.w r10, [r1], #16\n\t" /* the bases alternate (a writeback's next load would not pipeline) */ \
+    "ldr r9, [r0, #-4]\n\t"                                                                            \
+    "ldr r11, [r1, #-12]\n\t"                                                                          \
+    "ldr r12, [r1, #-8]\n\t"                                                                           \
+    "ldr lr, [r1, #-4]\n\t" AOTC_DSP_GEMV4_IL_ROW("r10", "r4") AOTC_DSP_GEMV4_IL_ROW("r11", "r5")       \
+        AOTC_DSP_GEMV4_IL_ROW("r12", "r6") AOTC_DSP_GEMV4_IL_ROW("lr", "r7")
+#define AOTC_DSP_ARG __attribute__((unused)) /* a naked function's arguments are its assembly's registers */
+__attribute__((naked, noinline, unused)) static void aotc_dsp_gemv4_il(AOTC_DSP_ARG const uint32_t *xw,
+                                                                       AOTC_DSP_ARG int32_t nq,
+                                                                       AOTC_DSP_ARG const int8_t *w,
+                                                                       AOTC_DSP_ARG int32_t *acc) {
+    /* r0 x, r1 nq (then w), r2 w (then x's end), r3 acc (then the widened weight; acc on the stack) */
+    __asm__ volatile(
+        "push {r3-r11, lr}\n\t"
+        "ldm r3, {r4-r7}\n\t"
+        "add r3, r0, r1, lsl #3\n\t"
+        "rsbs r1, r1, #0\n\t"
+        "and r1, r1, #3\n\t"
+        "movs r12, #88\n\t"
+        "adr.w lr, 1f\n\t"
+        "mla lr, r1, r12, lr\n\t"
+        "orr lr, lr, #1\n\t"
+        "mov r1, r2\n\t"
+        "mov r2, r3\n\t"
+        "bx lr\n\t"
+        ".p2align 2\n"
+        "1:\n\t" AOTC_DSP_GEMV4_IL_QUAD AOTC_DSP_GEMV4_IL_QUAD AOTC_DSP_GEMV4_IL_QUAD AOTC_DSP_GEMV4_IL_QUAD
+        "cmp r0, r2\n\t"
+        "bne 1b\n\t"
+        "ldr r3, [sp]\n\t"
+        "stm r3, {r4-r7}\n\t"
+        "pop {r3-r11, pc}\n\t");
+}
+#undef AOTC_DSP_ARG
+#undef AOTC_DSP_GEMV4_IL_QUAD
+#undef AOTC_DSP_GEMV4_IL_ROW
+#else
 __attribute__((noinline, unused)) static void aotc_dsp_gemv4_il(const uint32_t *xw, int32_t nq, const int8_t *w,
                                                                 int32_t *acc) {
     int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-#if AOTC_DSP_ASM
-    const uint32_t *end = xw + 2 * nq;
-    uint32_t x0, x1, v0, v1, t;
-#define AOTC_DSP_GEMV4_IL_ASM                                                                           \
-    "ldrd %[x0], %[x1], [%[xp]], #8\n\t"                                                             \
-    "ldrd %[v0], %[v1], [%[w]], #8\n\t"                                                              \
-    "sxtb16 %[t], %[v0]\n\t"                                                                         \
-    "smlad %[a0], %[x0], %[t], %[a0]\n\t"                                                            \
-    "sxtb16 %[t], %[v0], ror #8\n\t"                                                                 \
-    "smlad %[a0], %[x1], %[t], %[a0]\n\t"                                                            \
-    "sxtb16 %[t], %[v1]\n\t"                                                                         \
-    "smlad %[a1], %[x0], %[t], %[a1]\n\t"                                                            \
-    "sxtb16 %[t], %[v1], ror #8\n\t"                                                                 \
-    "smlad %[a1], %[x1], %[t], %[a1]\n\t"                                                            \
-    "ldrd %[v0], %[v1], [%[w]], #8\n\t"                                                              \
-    "sxtb16 %[t], %[v0]\n\t"                                                                         \
-    "smlad %[a2], %[x0], %[t], %[a2]\n\t"                                                            \
-    "sxtb16 %[t], %[v0], ror #8\n\t"                                                                 \
-    "smlad %[a2], %[x1], %[t], %[a2]\n\t"                                                            \
-    "sxtb16 %[t], %[v1]\n\t"                                                                         \
-    "smlad %[a3], %[x0], %[t], %[a3]\n\t"                                                            \
-    "sxtb16 %[t], %[v1], ror #8\n\t"                                                                 \
-    "smlad %[a3], %[x1], %[t], %[a3]\n\t"
-    __asm__("sub %[v0], %[end], %[xp]\n\t"
-            "tst %[v0], #8\n\t" /* an odd number of quads (8 bytes of x each) */
-            "bne 2f\n"
-            "1:\n\t" AOTC_DSP_GEMV4_IL_ASM
-            "2:\n\t" AOTC_DSP_GEMV4_IL_ASM
-            "cmp %[xp], %[end]\n\t"
-            "bne 1b"
-            : [xp] "+r"(xw), [w] "+r"(w), [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3),
-              [x0] "=&r"(x0), [x1] "=&r"(x1), [v0] "=&r"(v0), [v1] "=&r"(v1), [t] "=&r"(t)
-            : [end] "r"(end)
-            : "cc", "memory");
-#undef AOTC_DSP_GEMV4_IL_ASM
-#else
     int32_t q;
     for (q = 0; q < nq; ++q, w += 16) {
         const uint32_t e = xw[2 * q], o = xw[2 * q + 1];
@@ -349,9 +493,9 @@ __attribute__((noinline, unused)) static void aotc_dsp_gemv4_il(const uint32_t *
         a2 = __smlad((int32_t)e, (int32_t)__sxtb16(v2), __smlad((int32_t)o, (int32_t)aotc_dsp_sxtb16_hi(v2), a2));
         a3 = __smlad((int32_t)e, (int32_t)__sxtb16(v3), __smlad((int32_t)o, (int32_t)aotc_dsp_sxtb16_hi(v3), a3));
     }
-#endif
     acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3;
 }
+#endif
 
 /* aotc_dsp_gemv_rows on interleaved weights (n and the row length 4 nq multiples of 4, nq >= 1):
  * block o / 4 of 4 rows at w + 4 nq o. */

@@ -264,11 +264,10 @@ void aotc_tfl_svdf_s8(const aotc_tfl_svdf_params *p, const int8_t *x, const int8
 #define TFL_MVE_K 2304           /* Helium's CONV_2D: the most patch bytes (a 3 x 3 window over 256 channels) */
 #define TFL_MVE_OC 512           /* Helium's CONV_2D: the most output channels (their weight sums: 2 KiB) */
 
-/* CONV_2D's DSP path: its scratch in words, the tile's patches (2 np kc words), a channel pair's widened
- * weights (4 kc) and the sums (2 np per channel pair when the rows take several blocks, else 2 np), with
- * *np_out = np positions a tile (below 2, or k 0: the path does not apply). Always inlined: gcc then knows
- * np's range where the conv passes it on, and compiles aotc_dsp_mac2x2 as it did (4 instructions fewer in
- * its loop; out of line, KWS's convs took 1.5 % more instructions). */
+/* CONV_2D's DSP path: its scratch in words, the tile's patches (2 np kc words), a group of 4 channels'
+ * widened weights (8 kc) and the sums (4 np per group of 4 channels when the rows take several blocks, else
+ * 4 np), with *np_out = np positions a tile (below 2, or k 0: the path does not apply). Always inlined: gcc
+ * then knows np's range where the conv passes it on. */
 #if defined(__GNUC__) || defined(__clang__)
 static inline __attribute__((always_inline)) int32_t tfl_dsp_conv_words(const aotc_tfl_conv_params *p, int32_t *np_out)
 #else
@@ -276,14 +275,14 @@ static inline int32_t tfl_dsp_conv_words(const aotc_tfl_conv_params *p, int32_t 
 #endif
 {
     const int32_t k = p->kh * p->kw * p->c, kq = (k + 3) / 4, kc = kq < TFL_DSP_KC ? kq : TFL_DSP_KC;
-    const int32_t total = p->n * p->oh * p->ow, pairs_oc = (p->oc + 1) / 2;
+    const int32_t total = p->n * p->oh * p->ow, groups = (p->oc + 3) / 4;
     int32_t np = kc > 0 ? (TFL_DSP_PATCH_WORDS / (2 * kc)) & ~1 : 0;
     if (np > TFL_DSP_NP_MAX) np = TFL_DSP_NP_MAX;
-    if (kq > kc && np * 2 * pairs_oc > TFL_DSP_ACC_WORDS) np = (TFL_DSP_ACC_WORDS / (2 * pairs_oc)) & ~1;
+    if (kq > kc && np * 4 * groups > TFL_DSP_ACC_WORDS) np = (TFL_DSP_ACC_WORDS / (4 * groups)) & ~1;
     if (np > ((total + 1) & ~1)) np = (total + 1) & ~1; /* no larger than the image */
     if (p->dsp_tile > 0 && np > p->dsp_tile) np = p->dsp_tile; /* the memory plan's */
     *np_out = k > 0 ? np : 0;
-    return 2 * np * kc + 4 * kc + (kq > kc ? 2 * np * pairs_oc : 2 * np);
+    return 2 * np * kc + 8 * kc + (kq > kc ? 4 * np * groups : 4 * np);
 }
 
 /* CONV_2D's Helium path: its scratch in words, the channels' weight sums (oc words), a position's patch

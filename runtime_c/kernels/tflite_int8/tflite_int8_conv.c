@@ -6,7 +6,7 @@
  * positions in pairs, for each quad of patch rows (r = (ky * kw + kx) * c + ch) the words
  * E(t0) = [x(r0), x(r2)], O(t0) = [x(r1), x(r3)], E(t1), O(t1) as 16-bit halves, holding x - x_zero
  * (0 under the padding, as TFLite's kernels skip those taps). A tile of positions is gathered once
- * per block of quads, and each pair of output channels' weights widened once per tile. */
+ * per block of quads, and each group of 4 output channels' weights widened once per tile. */
 #include "tflite_int8_internal.h"
 #include "tflite_int8_dsp.h" /* the DSP extension's paths (Cortex-M4, M33, M55) and Helium's (M55) */
 
@@ -24,18 +24,19 @@ static void tfl_residual_run(const tfl_residual *e, const int8_t *v, int64_t at,
 
 #if AOTC_QUANT_DSP
 
-/* Patch rows [r0, r0 + 4 * nq) of output position `pos` (over n x oh x ow) as x - x_zero, E / O words
+/* Patch rows [r0, r0 + 4 * nq) of the output position at = {ox, oy, batch} as x - x_zero, E / O words
  * into dst[0], dst[1], dst[4], dst[5], ... (a quad's words of one position, the pair's other position
- * between them). */
-static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, int32_t pos, int32_t r0, int32_t nq,
-                          uint32_t *dst) {
-    const int32_t ox = pos % p->ow, oy = (pos / p->ow) % p->oh, b = pos / (p->ow * p->oh);
+ * between them); from = row r0's {tap, channel, ky, kx}, worked out once a block by the caller. */
+static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, const int32_t *at, const int32_t *from,
+                          int32_t nq, uint32_t *dst) {
+    const int32_t ox = at[0], oy = at[1], b = at[2];
     const uint32_t zz = (uint32_t)(uint16_t)p->x_zero * 0x10001u;
     const int32_t iy0 = oy * p->sh - p->pad_top, ix0 = ox * p->sw - p->pad_left;
     int32_t q = 0;
     if (p->c % 4 == 0) { /* every quad lies in one tap: its 4 bytes are one word of x */
         const int32_t taps = p->kh * p->kw;
-        int32_t tap = r0 / p->c, ch = r0 % p->c, ky = tap / p->kw, kx = tap % p->kw;
+        const int8_t *xb = x + (int64_t)b * p->h * p->w * p->c; /* the image: its offsets fit 32 bits */
+        int32_t tap = from[0], ch = from[1], ky = from[2], kx = from[3];
         for (; q < nq; ch = 0, ++tap, kx = kx + 1 == p->kw ? 0 : kx + 1, ky += kx == 0) { /* tap by tap */
             const int32_t iy = iy0 + ky * p->dh, ix = ix0 + kx * p->dw;
             int32_t run = (p->c - ch) / 4; /* quads left in this tap */
@@ -44,11 +45,20 @@ static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, int32_
                 for (; run > 0; --run, ++q, dst += 4) dst[0] = dst[1] = 0;
                 continue;
             }
-            const int8_t *xs = x + (((int64_t)b * p->h + iy) * p->w + ix) * p->c + ch;
-            for (; run > 0; --run, ++q, dst += 4, xs += 4) {
+            const int8_t *xs = xb + (iy * p->w + ix) * p->c + ch;
+            q += run;
+            if (run & 1) {
                 const uint32_t v = aotc_dsp_load32(xs);
                 dst[0] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
                 dst[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
+                dst += 4, xs += 4;
+            }
+            for (run >>= 1; run > 0; --run, dst += 8, xs += 8) { /* two quads a turn: the loads pipeline */
+                const uint32_t v = aotc_dsp_load32(xs), u = aotc_dsp_load32(xs + 4);
+                dst[0] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
+                dst[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
+                dst[4] = (uint32_t)__ssub16((int32_t)__sxtb16(u), (int32_t)zz);
+                dst[5] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(u), (int32_t)zz);
             }
         }
         return;
@@ -59,7 +69,7 @@ static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, int32_
         const int32_t taps = p->kh * p->kw, c = p->c, xz = p->x_zero, rows = 4 * nq, kw = p->kw;
         const int32_t row_in = p->dw == 1 && ix0 >= 0 && ix0 + kw <= p->w; /* a kernel row inside */
         int16_t v[4 * TFL_DSP_KC];
-        int32_t tap = r0 / c, ch = r0 % c, ky = tap / kw, kx = tap % kw, j = 0, i;
+        int32_t tap = from[0], ch = from[1], ky = from[2], kx = from[3], j = 0, i;
         while (j < rows) {
             const int32_t iy = iy0 + ky * p->dh, ix = ix0 + kx * p->dw;
             const int32_t y_in = tap < taps && iy >= 0 && iy < p->h;
@@ -90,40 +100,71 @@ static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, int32_
     }
 }
 
-/* The weights of channels c0, c1 over rows [r0, r0 + 4 * nq) widened as aotc_dsp_widen_weights does,
+/* The weights of channels c[0 .. 3] over rows [r0, r0 + 4 * nq) widened as aotc_dsp_widen_weights4 does,
  * rows past k as zeros (not read). */
-static void tfl_dsp_weights(const int8_t *w, int32_t k, int32_t c0, int32_t c1, int32_t r0, int32_t nq, uint32_t *wx) {
+static void tfl_dsp_weights(const int8_t *w, int32_t k, const int32_t *c, int32_t r0, int32_t nq, uint32_t *wx) {
     const int32_t left = k - r0, full = left / 4 < nq ? left / 4 : nq;
-    if (full > 0) aotc_dsp_widen_weights(w + (int64_t)c0 * k + r0, w + (int64_t)c1 * k + r0, full, wx);
+    const int8_t *w0 = w + (int64_t)c[0] * k + r0, *w1 = w + (int64_t)c[1] * k + r0;
+    const int8_t *w2 = w + (int64_t)c[2] * k + r0, *w3 = w + (int64_t)c[3] * k + r0;
+    if (full > 0) aotc_dsp_widen_weights4(w0, w1, w2, w3, full, wx);
     if (full < nq) {
-        int8_t t0[4] = {0, 0, 0, 0}, t1[4] = {0, 0, 0, 0};
+        int8_t t[4][4] = {{0}};
         int32_t j;
         for (j = 0; j < left - 4 * full && j < 4; ++j) {
-            t0[j] = w[(int64_t)c0 * k + r0 + 4 * full + j];
-            t1[j] = w[(int64_t)c1 * k + r0 + 4 * full + j];
+            t[0][j] = w0[4 * full + j], t[1][j] = w1[4 * full + j];
+            t[2][j] = w2[4 * full + j], t[3][j] = w3[4 * full + j];
         }
-        aotc_dsp_widen_weights(t0, t1, 1, wx + 4 * full);
-        for (j = 4 * (full + 1); j < 4 * nq; ++j) wx[j] = 0;
+        aotc_dsp_widen_weights4(t[0], t[1], t[2], t[3], 1, wx + 8 * full);
+        for (j = 8 * (full + 1); j < 8 * nq; ++j) wx[j] = 0;
     }
 }
 
-/* Sums of channel pair (c0, c0 + 1) at np positions from p0 (acc: quant_dsp.h's layout, the bias
- * already in them) to y (not inlined: the requantisation loop then has the registers to itself). */
+/* tfl_dsp_requant_run's usual case (its SMMLAR path with right > 0 and the clamp's top 127) over a pair
+ * of positions' sums a[0], a[1] (as aotc_dsp_mac4x2 leaves them) to y[0], y[oc]: its per-call set-up and
+ * the pairs' two runs in one loop. With lo -128, SSAT alone clamps (no ReLU, or a ReLU at the zero point
+ * -128): `low` is a constant where it is inlined. */
+static inline __attribute__((always_inline)) void tfl_dsp_store_pairs(const int32_t *a, int32_t np, int32_t mult,
+                                                                      int32_t s, int32_t ra, int32_t right,
+                                                                      int32_t lo, int low, int8_t *y, int32_t oc) {
+    int32_t t;
+    for (t = 0; t + 1 < np; t += 2, a += 8, y += 2 * oc) {
+        const int32_t a0 = (int32_t)((uint32_t)a[0] << s), a1 = (int32_t)((uint32_t)a[1] << s);
+        int32_t q0 = __ssat((tfl_dsp_smmlar(a0, mult, ra) + (a0 >> 31)) >> right, 8);
+        int32_t q1 = __ssat((tfl_dsp_smmlar(a1, mult, ra) + (a1 >> 31)) >> right, 8);
+        if (low) q0 = q0 < lo ? lo : q0, q1 = q1 < lo ? lo : q1;
+        y[0] = (int8_t)q0, y[oc] = (int8_t)q1;
+    }
+    if (t < np) {
+        const int32_t a0 = (int32_t)((uint32_t)a[0] << s);
+        int32_t q0 = __ssat((tfl_dsp_smmlar(a0, mult, ra) + (a0 >> 31)) >> right, 8);
+        if (low) q0 = q0 < lo ? lo : q0;
+        y[0] = (int8_t)q0;
+    }
+}
+
+/* Sums of channels c0 .. c0 + nc - 1 (nc <= 4) at np positions from p0 (acc: aotc_dsp_mac4x2's layout,
+ * the bias already in them) to y (not inlined: the requantisation loop then has the registers to itself). */
 __attribute__((noinline)) static void tfl_dsp_store(const aotc_tfl_conv_params *p, const int32_t *bias,
                                                     const int32_t *acc, int32_t p0, int32_t np, int32_t c0, int32_t nc,
                                                     int8_t *y) {
-    const int32_t oc = p->oc;
+    const int32_t oc = p->oc, lo = p->y_min;
     const int64_t k_bound = (int64_t)p->kh * p->kw * p->c * TFL_DSP_PRODUCT_MAX;
     int32_t j;
     for (j = 0; j < nc; ++j) {
-        const int32_t c = c0 + j, b = bias ? bias[c] : 0;
+        const int32_t c = c0 + j, b = bias ? bias[c] : 0, mult = p->mult[c], shift = p->shift[c];
+        const int32_t left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
         const int64_t bound = k_bound + tfl_dsp_abs64(b);
         int8_t *yc = y + (int64_t)p0 * oc + c;
-        /* positions in pairs: t even at acc[2t + 2j], t odd one word on */
-        tfl_dsp_requant_run(acc + 2 * j, 4, (np + 1) / 2, 0, p->mult[c], p->shift[c], p->y_zero, p->y_min, p->y_max,
-                            yc, 2 * oc, bound);
-        tfl_dsp_requant_run(acc + 2 * j + 1, 4, np / 2, 0, p->mult[c], p->shift[c], p->y_zero, p->y_min, p->y_max,
-                            yc + oc, 2 * oc, bound);
+        if (mult != INT32_MIN && left < 30 && bound < ((int64_t)1 << (30 - left)) && right > 0 && right <= 22 &&
+            p->y_max == 127 && lo >= -128) { /* as tfl_dsp_requant_run's first loop, both positions of a pair */
+            const int32_t ra = (1 << (right - 1)) + p->y_zero * (1 << right);
+            if (lo == -128) tfl_dsp_store_pairs(acc + 2 * j, np, mult, left + 1, ra, right, lo, 0, yc, oc);
+            else tfl_dsp_store_pairs(acc + 2 * j, np, mult, left + 1, ra, right, lo, 1, yc, oc);
+            continue;
+        }
+        /* positions in pairs: t even at acc[4t + 2j], t odd one word on */
+        tfl_dsp_requant_run(acc + 2 * j, 8, (np + 1) / 2, 0, mult, shift, p->y_zero, lo, p->y_max, yc, 2 * oc, bound);
+        tfl_dsp_requant_run(acc + 2 * j + 1, 8, np / 2, 0, mult, shift, p->y_zero, lo, p->y_max, yc + oc, 2 * oc, bound);
     }
 }
 
@@ -132,32 +173,42 @@ __attribute__((noinline)) static void tfl_dsp_store(const aotc_tfl_conv_params *
 static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                            int8_t *y, uint32_t *AOTC_RESTRICT scratch, const tfl_residual *e) {
     const int32_t k = p->kh * p->kw * p->c, kq = (k + 3) / 4, kc = kq < TFL_DSP_KC ? kq : TFL_DSP_KC;
-    const int32_t total = p->n * p->oh * p->ow, pairs_oc = (p->oc + 1) / 2;
+    const int32_t total = p->n * p->oh * p->ow, groups = (p->oc + 3) / 4;
     int32_t np, p0;
     (void)tfl_dsp_conv_words(p, &np);
     if (scratch == NULL || np < 2) return 0;
     uint32_t *patch = scratch, *wx = patch + 2 * np * kc;
-    int32_t *acc = (int32_t *)(wx + 4 * kc);
+    int32_t *acc = (int32_t *)(wx + 8 * kc);
     for (p0 = 0; p0 < total; p0 += np) {
         const int32_t n = total - p0 < np ? total - p0 : np, pairs = (n + 1) / 2;
-        int32_t q0, cp, t;
+        int32_t q0, g, t, j;
         for (q0 = 0; q0 < kq; q0 += kc) {
             const int32_t nq = kq - q0 < kc ? kq - q0 : kc;
+            /* the tile's positions as {ox, oy, batch}, stepped (no divisions a position) */
+            int32_t at[3] = {p0 % p->ow, (p0 / p->ow) % p->oh, p0 / (p->ow * p->oh)};
+            const int32_t tap = 4 * q0 / p->c, from[4] = {tap, 4 * q0 % p->c, tap / p->kw, tap % p->kw};
             for (t = 0; t < 2 * pairs; ++t) { /* an odd tile's last pair repeats its position */
-                tfl_dsp_patch(p, x, p0 + (t < n ? t : n - 1), 4 * q0, nq, patch + (t / 2) * 4 * nq + 2 * (t & 1));
-            }
-            for (cp = 0; cp < pairs_oc; ++cp) {
-                const int32_t c0 = 2 * cp, c1 = c0 + 1 < p->oc ? c0 + 1 : c0;
-                int32_t *a = kq > kc ? acc + cp * 4 * pairs : acc;
-                tfl_dsp_weights(w, k, c0, c1, 4 * q0, nq, wx);
-                if (q0 == 0 || kq == kc) { /* the sums start at the bias: the store adds none */
-                    const int32_t b0 = bias ? bias[c0] : 0, b1 = bias ? bias[c1] : 0;
-                    for (t = 0; t < pairs; ++t) a[4 * t] = a[4 * t + 1] = b0, a[4 * t + 2] = a[4 * t + 3] = b1;
+                tfl_dsp_patch(p, x, at, from, nq, patch + (t / 2) * 4 * nq + 2 * (t & 1));
+                if (t + 1 < n && ++at[0] == p->ow) {
+                    at[0] = 0;
+                    if (++at[1] == p->oh) at[1] = 0, ++at[2];
                 }
-                aotc_dsp_mac2x2(patch, 4 * nq, pairs, wx, nq, a);
+            }
+            for (g = 0; g < groups; ++g) { /* 4 channels, the last group's past oc repeating its last */
+                const int32_t c0 = 4 * g, nc = p->oc - c0 < 4 ? p->oc - c0 : 4;
+                int32_t c[4], *a = kq > kc ? acc + g * 8 * pairs : acc;
+                for (j = 0; j < 4; ++j) c[j] = c0 + (j < nc ? j : nc - 1);
+                tfl_dsp_weights(w, k, c, 4 * q0, nq, wx);
+                if (q0 == 0 || kq == kc) { /* the sums start at the bias: the store adds none */
+                    for (j = 0; j < 4; ++j) {
+                        const int32_t b = bias ? bias[c[j]] : 0;
+                        for (t = 0; t < pairs; ++t) a[8 * t + 2 * j] = a[8 * t + 2 * j + 1] = b;
+                    }
+                }
+                aotc_dsp_mac4x2(patch, pairs, wx, nq, a);
                 if (q0 + nq == kq) {
-                    if (e != NULL) tfl_dsp_store(p, bias, a, 0, n, c0, c1 > c0 ? 2 : 1, e->tile);
-                    else tfl_dsp_store(p, bias, a, p0, n, c0, c1 > c0 ? 2 : 1, y);
+                    if (e != NULL) tfl_dsp_store(p, bias, a, 0, n, c0, nc, e->tile);
+                    else tfl_dsp_store(p, bias, a, p0, n, c0, nc, y);
                 }
             }
         }

@@ -1,5 +1,5 @@
 /* TFLite's int8 kernels (tflite_int8_*.c) on cores with the Arm DSP extension (Cortex-M4, M33, M55):
- * the sums by SMLAD through quant_dsp.h's blocks (aotc_dsp_mac2x2, one body with the ONNX int8 path),
+ * the sums by SMLAD through quant_dsp.h's blocks (aotc_dsp_mac4x2 for CONV_2D; the ONNX int8 path takes aotc_dsp_mac2x2),
  * the requantisation TFLite's own (tflite_int8_internal.h's requant_double), so the outputs are those
  * of the plain loops bit for bit. Each path lives with its op's plain loop (CONV_2D's in
  * tflite_int8_conv.c, DEPTHWISE_CONV_2D's in tflite_int8_depthwise.c, FULLY_CONNECTED's in
