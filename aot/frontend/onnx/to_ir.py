@@ -56,6 +56,7 @@ def to_ir(model: onnx.ModelProto, name: str, bounded: BoundedImport | None,
         tensors[i] = Tensor(i, shapes[i], _elem_dtype(types[i], f"input '{i}'"))
 
     nodes: list[Node] = []
+    guessed: set[str] = set()  # outputs whose shape came from running their node on zeros
     for pn in g.node:
         node_name = pn.name
         if pn.op_type == "Loop" and pn.domain in ("", "ai.onnx"):
@@ -90,6 +91,7 @@ def to_ir(model: onnx.ModelProto, name: str, bounded: BoundedImport | None,
             missing = [o for o in pn.output if o and (shapes.get(o) is None or o not in types)]
         if missing:
             _infer_by_evaluation(pn, node, tensors, shapes, types, opsets)
+            guessed.update(missing)
         for o in pn.output:
             if not o:
                 continue
@@ -109,7 +111,9 @@ def to_ir(model: onnx.ModelProto, name: str, bounded: BoundedImport | None,
     for o in outputs:
         if o not in tensors:
             raise AotcError(f"graph output '{o}' is never computed")
-    return Graph(name=name, nodes=nodes, tensors=tensors, inputs=inputs, outputs=outputs)
+    graph = Graph(name=name, nodes=nodes, tensors=tensors, inputs=inputs, outputs=outputs)
+    graph.info.guessed_shapes = guessed
+    return graph
 
 
 _SAME_SHAPE = {"Sqrt", "Log", "Exp", "Abs", "Neg", "Identity", "Relu", "Sigmoid", "Tanh", "Reciprocal", "Floor",
