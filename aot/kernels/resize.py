@@ -307,13 +307,17 @@ NEAREST = {"round_prefer_floor": "AOTC_NEAREST_ROUND_PREFER_FLOOR",
            "floor": "AOTC_NEAREST_FLOOR", "ceil": "AOTC_NEAREST_CEIL", "simple": "AOTC_NEAREST_SIMPLE"}
 
 
+KEEP = {"stretch": "0", "not_larger": "AOTC_KEEP_NOT_LARGER", "not_smaller": "AOTC_KEEP_NOT_SMALLER"}
+
+
 def _check_values(node: Node, graph: Graph) -> str | None:
     x, y = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]]
     a = node.attrs
     if not x.shape or len(x.shape) > MAX_RANK:
         return f"a rank-{len(x.shape)} input is not supported (1 to {MAX_RANK})"
-    if x.dtype != "float32" or graph.tensors[node.inputs[1]].dtype != "float32":
-        return "Resize with scales computed at run time takes float32 data and scales"
+    given = "int64" if a.get("policy", "stretch") != "stretch" else "float32"
+    if x.dtype != "float32" or graph.tensors[node.inputs[1]].dtype != given:
+        return "Resize with scales or sizes computed at run time takes float32 data (and float32 scales)"
     if 0 in x.shape or 0 in y.shape:
         return f"a zero-size dimension ({list(x.shape)} -> {list(y.shape)}) is not supported"
     if a["coordinate_transformation_mode"] not in CTM:
@@ -345,11 +349,13 @@ def _emit_values(ctx: NodeContext) -> None:
         "rank": str(len(xs)), "mode": RESIZE_MODES[a["mode"]], "ctm": CTM[a["coordinate_transformation_mode"]],
         "nearest_mode": NEAREST.get(a["nearest_mode"], "0"), "cubic_a": c_float(a["cubic_coeff_a"]),
         "exclude_outside": str(int(a["exclude_outside"])), "in_shape": c_ints(xs), "out_shape": c_ints(ys),
-        "n_scales": str(len(a["axes"])), "axes": c_ints(a["axes"]),
+        "n_scales": str(len(a["axes"])), "axes": c_ints(a["axes"]), "policy": KEEP[a.get("policy", "stretch")],
     }, comment=f"Resize {a['mode']} ({a['coordinate_transformation_mode']}): {list(xs)} -> {list(ys)}, "
-               f"the scales of axes {a['axes']} read at run time")
+               f"the {'sizes' if a.get('policy', 'stretch') != 'stretch' else 'scales'} of axes {a['axes']} "
+               "read at run time")
     scratch = ctx.scratch("float") if ctx.choice.scratch else "NULL"
-    ctx.line(f"if (aotc_resize_scales_f32({p}, {ctx.ptr(scales)}, {ctx.ptr(x)}, {ctx.ptr(y)}, {scratch}) != 0)")
+    fn = "aotc_resize_scales_f32" if a.get("policy", "stretch") == "stretch" else "aotc_resize_sizes_f32"
+    ctx.line(f"if ({fn}({p}, {ctx.ptr(scales)}, {ctx.ptr(x)}, {ctx.ptr(y)}, {scratch}) != 0)")
     ctx.line("    return AOTC_ERR_SHAPE;")
 
 

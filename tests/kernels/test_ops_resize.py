@@ -214,6 +214,30 @@ RUNTIME_SCALES = [
 ]
 CASES += RUNTIME_SCALES
 
+
+def kept_aspect_case(tag: str, shape: tuple, sizes: list[int], axes: list[int], declared: tuple, policy: str,
+                     **attrs) -> Case:
+    """sizes a model input under keep_aspect_ratio_policy not_larger / not_smaller: the kernel reads them."""
+    x = np.random.default_rng(4).standard_normal(shape).astype(np.float32)
+    case = op_case(f"runtime_sizes_{tag}", "Resize", {"x": x, "sizes": np.array(sizes, np.int64)},
+                   attrs={"axes": axes, "keep_aspect_ratio_policy": policy, **attrs}, opset=18,
+                   input_order=["x", "", "", "sizes"])
+    for n in declared:
+        case.model.graph.output[0].type.tensor_type.shape.dim.add().dim_value = n
+    return case
+
+
+CASES += [kept_aspect_case("not_larger_nearest", (1, 2, 4, 6), [3, 7], [2, 3], (1, 2, 3, 5), "not_larger",
+                           mode="nearest"),
+          kept_aspect_case("not_smaller_linear", (1, 2, 4, 6), [5, 7], [2, 3], (1, 2, 5, 8), "not_smaller",
+                           mode="linear"),
+          kept_aspect_case("not_larger_cubic", (1, 1, 5, 4), [8, 9], [2, 3], (1, 1, 8, 6), "not_larger",
+                           mode="cubic")]
+RUNTIME_SIZES_WRONG = [kept_aspect_case("wrong_not_larger", (1, 2, 4, 6), [4, 7], [2, 3], (1, 2, 3, 5),
+                                        "not_larger", mode="nearest"),
+                       kept_aspect_case("wrong_zero_size", (1, 2, 4, 6), [0, 7], [2, 3], (1, 2, 3, 5),
+                                        "not_smaller", mode="linear")]
+
 # scales that do not give the declared shape, or no shape at all: the run returns AOTC_ERR_SHAPE
 RUNTIME_SCALES_WRONG = [
     runtime_scales_case("wrong_other_shape", (1, 1, 2, 2), [1, 1, 3, 2], declared=(1, 1, 4, 4), mode="linear"),
@@ -338,7 +362,8 @@ def test_refuses_align_corners_with_scales_computed_at_run_time():
         compile_model(case.model)
 
 
-@pytest.mark.parametrize("case", RUNTIME_SCALES_WRONG, ids=[c.id for c in RUNTIME_SCALES_WRONG])
+@pytest.mark.parametrize("case", RUNTIME_SCALES_WRONG + RUNTIME_SIZES_WRONG,
+                         ids=[c.id for c in RUNTIME_SCALES_WRONG + RUNTIME_SIZES_WRONG])
 def test_run_time_scales_for_another_shape_return_an_error_code(case):
     with pytest.raises(AssertionError, match="returned -2"):
         shared_build([case]).run(case.id)

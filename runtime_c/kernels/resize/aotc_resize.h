@@ -77,8 +77,9 @@ typedef struct {
     int32_t exclude_outside;          /* cubic: taps outside the input weigh 0, the others renormalised */
     int32_t in_shape[AOTC_MAX_RANK];  /* x dims */
     int32_t out_shape[AOTC_MAX_RANK]; /* y dims the bundle was compiled for */
-    int32_t n_scales;                 /* scales given: one per axis listed in axes */
+    int32_t n_scales;                 /* scales (or sizes) given: one per axis listed in axes */
     int32_t axes[AOTC_MAX_RANK];      /* the axis of each scale, 0..rank-1 */
+    int32_t policy;                   /* aotc_resize_sizes_f32: AOTC_KEEP_NOT_LARGER or _NOT_SMALLER */
 } aotc_resize_scales_params;
 
 /* Bytes of scratch aotc_resize_scales_f32 needs (the compiler reserves as much): nearest, an int32 per
@@ -86,6 +87,14 @@ typedef struct {
  * max(in, out), and four tables of 4 entries per output index of the longest output axis. */
 int32_t aotc_resize_scales_f32(const aotc_resize_scales_params *p, const float *scales, const float *x, float *y,
                                void *scratch);
+
+/* The same with sizes read at run time under keep_aspect_ratio_policy not_larger or not_smaller: one scale
+ * for the listed axes, the smallest (not_larger) or largest (not_smaller) float32 size / input size, and
+ * output sizes scale x input size rounded half away from zero, which must be the compiled ones (else
+ * AOTC_ERR_SHAPE, as for sizes that are not positive). */
+enum { AOTC_KEEP_NOT_LARGER = 1, AOTC_KEEP_NOT_SMALLER = 2 };
+int32_t aotc_resize_sizes_f32(const aotc_resize_scales_params *p, const int64_t *sizes, const float *x, float *y,
+                              void *scratch);
 
 /* ONNX GridSample over 1 to 3 spatial axes: x [n][c][in...], grid [n][out...][nd] holding normalised
  * coordinates in [-1, 1], innermost first (x, then y, then z), y [n][c][out...]. Coordinates map to

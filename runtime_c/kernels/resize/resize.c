@@ -352,11 +352,14 @@ static int64_t resize_product(const int32_t *dims, int32_t from, int32_t to) {
     return n;
 }
 
+/* Resize by the per-axis scales s, whose output shape the caller checked. */
+static int32_t resize_by_scales(const aotc_resize_scales_params *p, const float *s, const float *x, float *y,
+                                void *scratch);
+
 int32_t aotc_resize_scales_f32(const aotc_resize_scales_params *p, const float *scales, const float *x, float *y,
                                void *scratch) {
     float s[AOTC_MAX_RANK];
-    int32_t k, same = 1, max_out = 1;
-    int64_t region = 1;
+    int32_t k;
     if (p->n_scales < 0 || p->n_scales > p->rank) return AOTC_ERR_SHAPE;
     for (k = 0; k < p->rank; ++k) s[k] = 1.0f;
     for (k = 0; k < p->n_scales; ++k) s[p->axes[k]] = scales[k];
@@ -365,6 +368,40 @@ int32_t aotc_resize_scales_f32(const aotc_resize_scales_params *p, const float *
         if (!(s[k] > 0.0f) || !(s[k] <= 3.0e38f)) return AOTC_ERR_SHAPE; /* also NaN */
         size = s[k] * (float)p->in_shape[k];
         if (!(size < 2147483648.0f) || (int32_t)size != p->out_shape[k]) return AOTC_ERR_SHAPE;
+    }
+    return resize_by_scales(p, s, x, y, scratch);
+}
+
+int32_t aotc_resize_sizes_f32(const aotc_resize_scales_params *p, const int64_t *sizes, const float *x, float *y,
+                              void *scratch) {
+    float s[AOTC_MAX_RANK], common = 0.0f;
+    int32_t k;
+    if (p->n_scales < 1 || p->n_scales > p->rank) return AOTC_ERR_SHAPE;
+    for (k = 0; k < p->n_scales; ++k) {
+        float r;
+        if (sizes[k] < 1 || sizes[k] > INT32_MAX) return AOTC_ERR_SHAPE;
+        r = (float)sizes[k] / (float)p->in_shape[p->axes[k]];
+        if (k == 0 || (p->policy == AOTC_KEEP_NOT_LARGER ? r < common : r > common)) common = r;
+    }
+    for (k = 0; k < p->rank; ++k) s[k] = 1.0f;
+    for (k = 0; k < p->n_scales; ++k) {
+        const int32_t ax = p->axes[k];
+        const float size = common * (float)p->in_shape[ax];
+        const double rounded = floor((double)size + 0.5); /* half away from zero: size > 0 */
+        if (!(rounded < 2147483648.0) || (int32_t)rounded != p->out_shape[ax]) return AOTC_ERR_SHAPE;
+        s[ax] = common;
+    }
+    for (k = 0; k < p->rank; ++k) {
+        if (s[k] == 1.0f && p->in_shape[k] != p->out_shape[k]) return AOTC_ERR_SHAPE;
+    }
+    return resize_by_scales(p, s, x, y, scratch);
+}
+
+static int32_t resize_by_scales(const aotc_resize_scales_params *p, const float *s, const float *x, float *y,
+                                void *scratch) {
+    int32_t k, same = 1, max_out = 1;
+    int64_t region = 1;
+    for (k = 0; k < p->rank; ++k) {
         same = same && p->in_shape[k] == p->out_shape[k];
         if (p->out_shape[k] > max_out) max_out = p->out_shape[k];
         region *= p->in_shape[k] > p->out_shape[k] ? p->in_shape[k] : p->out_shape[k];

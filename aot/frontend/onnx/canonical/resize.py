@@ -40,20 +40,32 @@ def _runtime_scales(node: Node, graph: Graph, opset: int) -> str:
     return name
 
 
-def _resize_values(node: Node, graph: Graph, opset: int, scales: str) -> None:
+def _runtime_sizes_kept_aspect(node: Node, graph: Graph, opset: int) -> str:
+    """The sizes input when computed at run time under keep_aspect_ratio_policy not_larger / not_smaller (the
+    output shape does not give them: the kernel reads them), with no scales; else ""."""
+    if node.op == "Upsample" or opset < 18 or node.attrs.get("keep_aspect_ratio_policy", "stretch") == "stretch":
+        return ""
+    name = node.inputs[3] if len(node.inputs) > 3 else ""
+    scales = node.inputs[2] if len(node.inputs) > 2 else ""
+    if not name or graph.const(name) is not None or (scales and graph.tensors[scales].size):
+        return ""
+    return name
+
+
+def _resize_values(node: Node, graph: Graph, opset: int, scales: str, sizes: str = "") -> None:
     """Resize/Upsample whose scales are computed at run time -> ResizeValues (aot/kernels/resize.py): the
     declared output shape is compiled in, the kernel reads the scales and works out coordinates and weights
     per run (AOTC_ERR_SHAPE when the scales do not give the compiled shape)."""
     from aot.frontend.onnx.canonical.shape import pinned_shape
 
-    pinned_shape(node, graph, "Resize scales")
+    pinned_shape(node, graph, "Resize sizes" if sizes else "Resize scales")
     a = node.attrs
     rank = len(shape_of(graph, node.inputs[0]))
     if node.op == "Upsample" or opset < 11:
         ctm, nearest, cubic_a, exclude = "asymmetric", "simple", -0.75, 0
         axes = list(range(rank))
     else:
-        if len(node.inputs) > 3 and node.inputs[3]:
+        if not sizes and len(node.inputs) > 3 and node.inputs[3]:
             raise AotcError("Resize has both scales and sizes", node=node)
         if a.get("antialias", 0):
             raise AotcError("Resize antialias=1 is not supported", node=node)
@@ -71,12 +83,19 @@ def _resize_values(node: Node, graph: Graph, opset: int, scales: str) -> None:
         axes = [positive_axis(int(ax), rank, node) for ax in a.get("axes", range(rank))]
     if len(set(axes)) != len(axes):
         raise AotcError(f"Resize axes {axes} repeat an axis", node=node)
-    if graph.tensors[scales].size != len(axes):
-        raise AotcError(f"Resize has {graph.tensors[scales].size} scales for {len(axes)} axes", node=node)
+    given = sizes or scales
+    if graph.tensors[given].size != len(axes):
+        what = "sizes" if sizes else "scales"
+        raise AotcError(f"Resize has {graph.tensors[given].size} {what} for {len(axes)} axes", node=node)
+    if sizes and graph.tensors[sizes].dtype != "int64":
+        raise AotcError(f"Resize sizes of dtype {graph.tensors[sizes].dtype} (int64 expected)", node=node)
+    policy = a.get("keep_aspect_ratio_policy", "stretch") if sizes else "stretch"
+    if policy not in ("stretch", "not_larger", "not_smaller"):
+        raise AotcError(f"Resize keep_aspect_ratio_policy '{policy}' is not valid", node=node)
     node.op = "ResizeValues"
     node.attrs = {"mode": a.get("mode", "nearest"), "coordinate_transformation_mode": ctm, "nearest_mode": nearest,
-                  "cubic_coeff_a": float(cubic_a), "exclude_outside": int(exclude), "axes": axes}
-    node.inputs = [node.inputs[0], scales]
+                  "cubic_coeff_a": float(cubic_a), "exclude_outside": int(exclude), "axes": axes, "policy": policy}
+    node.inputs = [node.inputs[0], given]
 
 
 def resize(node: Node, graph: Graph, opset: int) -> None:
@@ -91,8 +110,9 @@ def resize(node: Node, graph: Graph, opset: int) -> None:
     onnxruntime computes (float32 scale times input size, truncated); ONNX shape
     inference rounds in double and can differ by one, which is refused."""
     scales_in = _runtime_scales(node, graph, opset)
-    if scales_in:
-        _resize_values(node, graph, opset, scales_in)
+    sizes_in = "" if scales_in else _runtime_sizes_kept_aspect(node, graph, opset)
+    if scales_in or sizes_in:
+        _resize_values(node, graph, opset, scales_in, sizes_in)
         return
     x = shape_of(graph, node.inputs[0])
     y = shape_of(graph, node.outputs[0])
