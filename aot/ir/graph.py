@@ -111,6 +111,9 @@ class GraphInfo:
     pruned_inputs: list[dict] = field(default_factory=list)
     # inputs pinned at compile time (--input-value): [{name, dtype, shape, value}] (the ONNX import)
     pinned_inputs: list[dict] = field(default_factory=list)
+    # tensors whose shape the ONNX import guessed by running their node on zeros (to_ir.py), which no
+    # declaration pins: a node that reads run-time values to fill such a shape is refused
+    guessed_shapes: set[str] = field(default_factory=set)
     # the folded ONNX model, which `aotc partition -o` writes a partition back into (keep_onnx)
     folded_onnx: Any = None
     # a vendor function's record of its own passes and options (accel_sim's transform)
@@ -123,6 +126,7 @@ class GraphInfo:
         return replace(self, bounded=dict(self.bounded), extent_root=dict(self.extent_root),
                        io_quantization=dict(self.io_quantization), state=dict(self.state),
                        pruned_inputs=list(self.pruned_inputs), pinned_inputs=list(self.pinned_inputs),
+                       guessed_shapes=set(self.guessed_shapes),
                        vendor_passes=list(self.vendor_passes),
                        vendor_options=dict(self.vendor_options), vendor_extra=dict(self.vendor_extra))
 

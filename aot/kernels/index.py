@@ -291,7 +291,20 @@ def _check_one_hot(node: Node, graph: Graph) -> str | None:
 
 
 def _emit_range(ctx: NodeContext) -> None:
-    start, delta, y = ctx.inputs[0], ctx.inputs[2], ctx.outputs[0]
+    """start + k delta for the output's (static) length; start, limit or delta computed at run time must give
+    that length (max(ceil((limit - start) / delta), 0), in the inputs' type for floats, in double for
+    integers, as ONNX's reference), else the run returns AOTC_ERR_SHAPE before writing."""
+    start, limit, delta, y = ctx.inputs[0], ctx.inputs[1], ctx.inputs[2], ctx.outputs[0]
+    n = ctx.tensor(y).size
+    if any(ctx.const(i) is None for i in (start, limit, delta)):
+        ct = ctx.ctype(start)
+        wide, ceil_fn = (ct, "ceilf") if ct == "float" else ("double", "ceil")
+        ctx.line(f"{{ /* the run-time start, limit and delta must give the {n} values compiled */")
+        ctx.line(f"    const {wide} span_ = ({wide}){ctx.ptr(limit)}[0] - ({wide}){ctx.ptr(start)}[0];")
+        ctx.line(f"    const {wide} count_ = {ceil_fn}(span_ / ({wide}){ctx.ptr(delta)}[0]);")
+        test = "count_ > 0" if n == 0 else f"count_ != {n}"
+        ctx.line(f"    if ({test} || count_ != count_) return AOTC_ERR_SHAPE;")
+        ctx.line("}")
     ctx.call(f"aotc_range_{ctx.suffix(y)}", c_int(ctx.tensor(y).size), ctx.ptr(start), ctx.ptr(delta), ctx.ptr(y))
 
 

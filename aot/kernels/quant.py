@@ -763,6 +763,38 @@ def check_8bit_inputs(node: Node, graph: Graph, data: tuple[int, ...]) -> str | 
     return None
 
 
+# --- QLinearMatMul with run-time parameters (canonical/quant.py) --------------------------------------
+
+def _check_qmm_values(node: Node, graph: Graph) -> str | None:
+    t = graph.tensors
+    a, b, y = t[node.inputs[0]].shape, t[node.inputs[3]].shape, t[node.outputs[0]].shape
+    if len(a) < 2 or len(b) < 2 or len(b) > len(a) or (len(b) > 2 and b[:-2] != a[:-2]):
+        return f"QLinearMatMul of {list(a)} by {list(b)} is not supported (b 2-D or with a's batch dims)"
+    if a[-1] != b[-2] or tuple(y) != (*a[:-1], b[-1]):
+        return f"QLinearMatMul of {list(a)} by {list(b)} does not give {list(y)}"
+    if a[-1] * 255 * 255 > 2**31 - 1:
+        return f"a sum of {a[-1]} products could overflow int32"
+    for k in (1, 4, 6):
+        if t[node.inputs[k]].dtype != "float32":
+            return f"scale (input {k}) of dtype {t[node.inputs[k]].dtype} is not supported"
+    return None
+
+
+def _emit_qmm_values(ctx: NodeContext) -> None:
+    """QLinearMatMulValues: B, the scales and zero points read at run time (aotc_quant.h)."""
+    a, a_s, a_z, b, b_s, b_z, y_s, y_z = ctx.inputs[:8]
+    y = ctx.outputs[0]
+    sa, sb = ctx.shape(a), ctx.shape(b)
+    p = ctx.params("aotc_qlinear_matmul_values_params", {
+        "batch": str(int(np.prod(sa[:-2], dtype=np.int64))), "b_batched": str(int(len(sb) > 2)),
+        "m": str(sa[-2]), "k": str(sa[-1]), "n": str(sb[-1]),
+        "a_signed": str(int(ctx.dtype(a) == "int8")), "b_signed": str(int(ctx.dtype(b) == "int8")),
+        "y_signed": str(int(ctx.dtype(y) == "int8")), "half_scales": str(int(ctx.attrs.get("half_scales", 0))),
+    }, comment=f"QLinearMatMul {list(sa)} x {list(sb)}, its parameters read at run time")
+    ctx.call("aotc_qlinear_matmul_values", p, ctx.ptr(a), ctx.ptr(a_s), ctx.ptr(a_z), ctx.ptr(b), ctx.ptr(b_s),
+             ctx.ptr(b_z), ctx.ptr(y_s), ctx.ptr(y_z), ctx.ptr(y))
+
+
 OPS: dict[str, HostOp] = {
     "QuantizeLinear": HostOp(_emit_quantize, family="quant", check=_check_quantize),
     "DequantizeLinear": HostOp(_emit_dequantize, family="quant", dtypes=("int8", "uint8", "int32"),
@@ -770,6 +802,7 @@ OPS: dict[str, HostOp] = {
     "QLinearConv": HostOp(_emit_qconv, family="quant", dtypes=INT8, check=_check_qconv,
                           kernels=QCONV_KERNELS),
     "QGemm": HostOp(_emit_qgemm, family="quant", dtypes=INT8, check=_check_qgemm, kernels=QGEMM_KERNELS),
+    "QLinearMatMulValues": HostOp(_emit_qmm_values, family="quant", dtypes=INT8, check=_check_qmm_values),
     "QLinearMatMul": HostOp(_emit_qgemm, family="quant", dtypes=INT8, check=_check_qgemm, kernels=QGEMM_KERNELS),
     # input 9, the residual, is read at each element just before the sum is written there
     "QLinearConvAdd": HostOp(_emit_qconv_add, family="quant", dtypes=INT8, check=_check_qconv, inplace=9,

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aot.csource.format import c_ints
+from aot.csource.format import c_float, c_ints
 from aot.ir import Graph, Node
 from aot.kernels.base import HostOp, NodeContext, fixed_scratch
 
@@ -296,6 +296,69 @@ def _emit(ctx: NodeContext) -> None:
         src = dst
 
 
+# --- scales read at run time (ResizeValues, canonical/resize.py) ----------------------------------
+
+RESIZE_MODES = {"nearest": "AOTC_RESIZE_NEAREST", "linear": "AOTC_RESIZE_LINEAR", "cubic": "AOTC_RESIZE_CUBIC"}
+CTM = {"half_pixel": "AOTC_CTM_HALF_PIXEL", "pytorch_half_pixel": "AOTC_CTM_PYTORCH_HALF_PIXEL",
+       "align_corners": "AOTC_CTM_ALIGN_CORNERS", "asymmetric": "AOTC_CTM_ASYMMETRIC",
+       "tf_half_pixel_for_nn": "AOTC_CTM_TF_HALF_PIXEL_FOR_NN", "half_pixel_symmetric": "AOTC_CTM_HALF_PIXEL_SYMMETRIC"}
+NEAREST = {"round_prefer_floor": "AOTC_NEAREST_ROUND_PREFER_FLOOR",
+           "round_prefer_ceil": "AOTC_NEAREST_ROUND_PREFER_CEIL",
+           "floor": "AOTC_NEAREST_FLOOR", "ceil": "AOTC_NEAREST_CEIL", "simple": "AOTC_NEAREST_SIMPLE"}
+
+
+KEEP = {"stretch": "0", "not_larger": "AOTC_KEEP_NOT_LARGER", "not_smaller": "AOTC_KEEP_NOT_SMALLER"}
+
+
+def _check_values(node: Node, graph: Graph) -> str | None:
+    x, y = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]]
+    a = node.attrs
+    if not x.shape or len(x.shape) > MAX_RANK:
+        return f"a rank-{len(x.shape)} input is not supported (1 to {MAX_RANK})"
+    given = "int64" if a.get("policy", "stretch") != "stretch" else "float32"
+    if x.dtype != "float32" or graph.tensors[node.inputs[1]].dtype != given:
+        return "Resize with scales or sizes computed at run time takes float32 data (and float32 scales)"
+    if 0 in x.shape or 0 in y.shape:
+        return f"a zero-size dimension ({list(x.shape)} -> {list(y.shape)}) is not supported"
+    if a["coordinate_transformation_mode"] not in CTM:
+        return f"coordinate_transformation_mode '{a['coordinate_transformation_mode']}' is not supported"
+    if a["mode"] not in RESIZE_MODES or (a["mode"] == "nearest" and a["nearest_mode"] not in NEAREST):
+        return f"mode '{a['mode']}' (nearest_mode '{a['nearest_mode']}') is not supported"
+    if max(x.size, y.size, int(np.prod(np.maximum(x.shape, y.shape), dtype=np.int64))) > INT32_MAX:
+        return "tensors of 2^31 elements or more are not supported"
+    return None
+
+
+def _scratch_values(node: Node, graph: Graph) -> int:
+    """aotc_resize_scales_f32's scratch (aotc_resize.h): the tables, and two intermediate regions."""
+    x, y = graph.tensors[node.inputs[0]].shape, graph.tensors[node.outputs[0]].shape
+    if x == y:
+        return 0
+    if node.attrs["mode"] == "nearest":
+        return 4 * sum(y)
+    return 4 * (2 * int(np.prod(np.maximum(x, y), dtype=np.int64)) + 16 * max(y))
+
+
+def _emit_values(ctx: NodeContext) -> None:
+    """ResizeValues: the coordinates and weights worked out at run time from the scales; AOTC_ERR_SHAPE when
+    the scales do not give the compiled output shape."""
+    x, scales, y = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    a = ctx.attrs
+    xs, ys = ctx.shape(x), ctx.shape(y)
+    p = ctx.params("aotc_resize_scales_params", {
+        "rank": str(len(xs)), "mode": RESIZE_MODES[a["mode"]], "ctm": CTM[a["coordinate_transformation_mode"]],
+        "nearest_mode": NEAREST.get(a["nearest_mode"], "0"), "cubic_a": c_float(a["cubic_coeff_a"]),
+        "exclude_outside": str(int(a["exclude_outside"])), "in_shape": c_ints(xs), "out_shape": c_ints(ys),
+        "n_scales": str(len(a["axes"])), "axes": c_ints(a["axes"]), "policy": KEEP[a.get("policy", "stretch")],
+    }, comment=f"Resize {a['mode']} ({a['coordinate_transformation_mode']}): {list(xs)} -> {list(ys)}, "
+               f"the {'sizes' if a.get('policy', 'stretch') != 'stretch' else 'scales'} of axes {a['axes']} "
+               "read at run time")
+    scratch = ctx.scratch("float") if ctx.choice.scratch else "NULL"
+    fn = "aotc_resize_scales_f32" if a.get("policy", "stretch") == "stretch" else "aotc_resize_sizes_f32"
+    ctx.line(f"if ({fn}({p}, {ctx.ptr(scales)}, {ctx.ptr(x)}, {ctx.ptr(y)}, {scratch}) != 0)")
+    ctx.line("    return AOTC_ERR_SHAPE;")
+
+
 GRID_MODES = {"nearest": "AOTC_GRID_NEAREST", "linear": "AOTC_GRID_LINEAR", "bilinear": "AOTC_GRID_LINEAR",
               "cubic": "AOTC_GRID_CUBIC", "bicubic": "AOTC_GRID_CUBIC"}  # opset 16 says bilinear, bicubic
 GRID_PADDING = {"zeros": "AOTC_GRID_ZEROS", "border": "AOTC_GRID_BORDER", "reflection": "AOTC_GRID_REFLECTION"}
@@ -335,4 +398,6 @@ OPS: dict[str, HostOp] = {
     "GridSample": HostOp(_emit_grid_sample, family="resize", check=_check_grid_sample),
     "Resize": HostOp(_emit, family="resize", check=_check, kernels=(fixed_scratch("", _scratch),),
                      dtypes=("float32", "int8", "uint8")),
+    "ResizeValues": HostOp(_emit_values, family="resize", check=_check_values,
+                           kernels=(fixed_scratch("", _scratch_values),), dtypes=("float32",)),
 }

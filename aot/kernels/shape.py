@@ -253,6 +253,83 @@ def emit_pad(ctx: NodeContext) -> None:
     ctx.call("aotc_pad", p, ctx.ptr(x), value, ctx.ptr(y))
 
 
+def _values_as_int64(ctx: NodeContext, names: list[str]) -> list[str]:
+    """C expressions of int64 arrays holding the (int32 or int64) run-time values of `names` ("" -> NULL):
+    an int64 tensor as it is, an int32 one widened into a local array (declared in the caller's block)."""
+    exprs = []
+    for k, name in enumerate(names):
+        if not name:
+            exprs.append("NULL")
+        elif ctx.dtype(name) == "int64":
+            exprs.append(ctx.ptr(name))
+        else:
+            n = ctx.tensor(name).size
+            ctx.line(f"    int64_t w{k}_[{max(n, 1)}];")
+            ctx.line(f"    for (i_ = 0; i_ < {n}; ++i_) w{k}_[i_] = {ctx.ptr(name)}[i_];")
+            exprs.append(f"w{k}_")
+    return exprs
+
+
+def emit_slice_values(ctx: NodeContext) -> None:
+    """SliceValues (canonical/shape.py): a Slice whose starts/ends/axes/steps are read at run time; the
+    kernel works out the window and returns AOTC_ERR_SHAPE when it is not the compiled output shape."""
+    if _empty(ctx):
+        return
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    names = [*ctx.inputs[1:5], *[""] * (5 - len(ctx.inputs))]
+    shape_in, shape_out = ctx.shape(x), ctx.shape(y)
+    p = ctx.params("aotc_slice_values_params", {
+        "rank": str(len(shape_in)), "elem_size": str(ctx.tensor(x).itemsize),
+        "in_shape": c_ints(shape_in), "out_shape": c_ints(shape_out),
+    }, comment=f"Slice {list(shape_in)} -> {list(shape_out)}, its starts, ends, axes and steps read at run time")
+    ctx.line("{")
+    ctx.line("    int32_t i_;")
+    starts, ends, axes, steps = _values_as_int64(ctx, names)
+    ctx.line("    (void)i_;")
+    ctx.line(f"    if (aotc_slice_values({p}, {ctx.tensor(names[0]).size}, {starts}, {ends}, {axes}, {steps}, "
+             f"{ctx.ptr(x)}, {ctx.ptr(y)}) != 0)")
+    ctx.line("        return AOTC_ERR_SHAPE;")
+    ctx.line("}")
+
+
+def emit_pad_values(ctx: NodeContext) -> None:
+    """PadValues (canonical/shape.py): a Pad whose pads (and axes) are read at run time; the kernel returns
+    AOTC_ERR_SHAPE when they do not give the compiled output shape."""
+    if _empty(ctx):
+        return
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    pads, value_in, axes = [*ctx.inputs[1:4], *[""] * (4 - len(ctx.inputs))]
+    mode = ctx.attrs["mode"]
+    shape_in, shape_out = ctx.shape(x), ctx.shape(y)
+    p = ctx.params("aotc_pad_values_params", {
+        "rank": str(len(shape_in)), "elem_size": str(ctx.tensor(x).itemsize), "mode": PAD_MODES[mode],
+        "in_shape": c_ints(shape_in), "out_shape": c_ints(shape_out),
+    }, comment=f"Pad {mode} {list(shape_in)} -> {list(shape_out)}, its pads read at run time")
+    value = "NULL"
+    if mode == "constant" and value_in:  # constant_value computed at run time (one element)
+        value = ctx.ptr(value_in)
+    elif mode == "constant":
+        value = ctx.const_array("value", np.array([ctx.attrs["value"]], dtype=ctx.dtype(x)),
+                                comment=f"Pad value for {c_comment(ctx.node.name)}")
+    ctx.line("{")
+    ctx.line("    int32_t i_;")
+    pads_c, axes_c = _values_as_int64(ctx, [pads, axes])
+    ctx.line("    (void)i_;")
+    ctx.line(f"    if (aotc_pad_values({p}, {ctx.tensor(pads).size // 2}, {pads_c}, {axes_c}, {ctx.ptr(x)}, {value}, "
+             f"{ctx.ptr(y)}) != 0)")
+    ctx.line("        return AOTC_ERR_SHAPE;")
+    ctx.line("}")
+
+
+def check_values_ints(node: Node, graph: Graph) -> str | None:
+    """The run-time parameters of SliceValues/PadValues are int32 or int64 (ONNX allows both)."""
+    for name in node.inputs[1:]:
+        if name and name != (node.inputs[2] if node.op == "PadValues" else None) and \
+                graph.tensors[name].dtype not in ("int64", "int32"):
+            return f"input '{name}' is {graph.tensors[name].dtype}, not int64 or int32"
+    return check_sizes(node, graph)
+
+
 def emit_gather(ctx: NodeContext) -> None:
     if _empty(ctx):
         return
@@ -378,6 +455,8 @@ OPS: dict[str, HostOp] = {
     "Concat": _mover(emit_concat),
     "Split": _mover(emit_split),
     "Slice": _mover(emit_slice),
+    "SliceValues": _mover(emit_slice_values, check_values_ints),
+    "PadValues": _mover(emit_pad_values, check_values_ints),
     "Transpose": _mover(emit_transpose),
     "Pad": _mover(emit_pad, check_pad),
     "Gather": _mover(emit_gather, check_gather),

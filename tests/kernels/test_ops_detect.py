@@ -59,6 +59,20 @@ CASES.append(_topk("topk_last_axis_all", {"x": (2, 3, 9)}, consts={"k": np.array
 CASES.append(_topk("topk_opset1_k_attr", {"x": (4, 30)}, attrs={"k": 3}, outputs=["v", "i"], opset=9))
 
 
+
+def _runtime_k(case_id: str, k: int, declared_k: int):
+    """TopK whose k is a model input (issue 51): the declared outputs' size along the axis pins it."""
+    x = RNG.standard_normal((3, 9, 4)).astype(np.float32)
+    case = _topk(case_id, {"x": x, "k": np.array([k], np.int64)}, attrs={"axis": -2}, outputs=["v", "i"])
+    for o in case.model.graph.output:
+        for n in (3, declared_k, 4):
+            o.type.tensor_type.shape.dim.add().dim_value = n
+    return case
+
+
+CASES.append(_runtime_k("topk_runtime_k", 5, 5))
+K_FOR_ANOTHER_SHAPE = _runtime_k("topk_runtime_k_not_the_declared", 6, 5)
+
 def _topk_indices_only() -> onnx.ModelProto:
     x = RNG.standard_normal((6, 20)).astype(np.float32)
     node = helper.make_node("TopK", ["x", "k"], ["v", "i"], name="topk", axis=-1)  # v: read by nothing
@@ -188,6 +202,12 @@ def built():
 @pytest.mark.parametrize("case_id", [c.id for c in CASES])
 def test_matches_onnxruntime(built, case_id):
     built.check(case_id)
+
+
+def test_runtime_k_for_another_shape_returns_an_error_code():
+    """A run-time k other than the one the declared outputs pin: the run returns AOTC_ERR_SHAPE."""
+    with pytest.raises(AssertionError, match="returned -2"):
+        shared_build([K_FOR_ANOTHER_SHAPE]).run(K_FOR_ANOTHER_SHAPE.id)
 
 
 def test_extent_reported(built):

@@ -9,7 +9,7 @@ import onnx
 import pytest
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
-from opcheck import model_case, op_case, shared_build, tensor_type
+from opcheck import Case, model_case, op_case, shared_build, tensor_type
 
 RNG = np.random.default_rng(7)
 INT_DTYPES = ["int8", "uint8", "int16", "int32", "int64", "uint16", "uint32", "uint64"]
@@ -245,6 +245,37 @@ CASES[-1].model.graph.output[0].type.tensor_type.shape.dim.add().dim_value = 7
 CASES.append(_case("range_int64_negative", "Range", {}, "int64", consts={
     "start": np.array(10, np.int64), "limit": np.array(-3, np.int64), "delta": np.array(-4, np.int64)}, opset=11))
 
+# issue 51: a Range whose limit (and the scale after it) are computed at run time, its length set by the
+# declared output at the end of elementwise readers (a window function's expanded body); the kernel checks the
+# run-time values give that length (AOTC_ERR_SHAPE otherwise)
+
+
+def _window_like(case_id: str, n: float, declared: int) -> Case:
+    nodes = [helper.make_node("Range", ["zero", "n", "one"], ["r"], name="range"),
+             helper.make_node("Div", ["tau", "n"], ["inc"], name="inc"),
+             helper.make_node("Mul", ["r", "inc"], ["angle"], name="angle"),
+             helper.make_node("Cos", ["angle"], ["cos"], name="cos"),
+             helper.make_node("Mul", ["angle", "two"], ["angle2"], name="angle2"),
+             helper.make_node("Sin", ["angle2"], ["sin"], name="sin"),
+             helper.make_node("Add", ["cos", "sin"], ["y"], name="y")]
+    consts = [onnx.numpy_helper.from_array(np.array(v, np.float32), k)
+              for k, v in (("zero", 0.0), ("one", 1.0), ("two", 2.0), ("tau", 6.2831855))]
+    graph = helper.make_graph(nodes, case_id, [helper.make_tensor_value_info("n", onnx.TensorProto.FLOAT, [])],
+                              [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [declared])], consts)
+    return model_case(case_id, graph, {"n": np.array(n, np.float32)}, 17)
+
+
+CASES.append(_window_like("range_runtime_limit_declared_downstream", 10.0, 10))
+RANGE_WRONG = [_window_like("range_runtime_limit_other_length", 9.0, 10),
+               _case("range_runtime_delta_other_length", "Range", {"delta": np.array(2, np.int64)}, "int64",
+                     consts={"start": np.array(0, np.int64), "limit": np.array(9, np.int64)},
+                     input_order=["start", "limit", "delta"], opset=11),
+               _case("range_runtime_zero_delta", "Range", {"delta": np.array(0.0, np.float32)}, "float32",
+                     consts={"start": np.array(0, np.float32), "limit": np.array(3, np.float32)},
+                     input_order=["start", "limit", "delta"], opset=11)]
+for _case_wrong, _n in zip(RANGE_WRONG[1:], (4, 3), strict=True):
+    _case_wrong.model.graph.output[0].type.tensor_type.shape.dim.add().dim_value = _n
+
 # SpaceToDepth and DepthToSpace, both modes
 for op, shape in (("SpaceToDepth", (2, 3, 4, 6)), ("DepthToSpace", (2, 8, 3, 2))):
     for mode in ("DCR", "CRD"):
@@ -339,3 +370,10 @@ def test_matches_onnxruntime(built, case_id):
         case = built.cases[case_id]
         case.expected = ReferenceEvaluator(case.model).run(None, case.feeds)
         built.check(case_id)
+
+
+@pytest.mark.parametrize("case", RANGE_WRONG, ids=[c.id for c in RANGE_WRONG])
+def test_run_time_range_values_for_another_length_return_an_error_code(case):
+    """Range's start/limit/delta read at run time that do not give the compiled length: AOTC_ERR_SHAPE."""
+    with pytest.raises(AssertionError, match="returned -2"):
+        shared_build([case]).run(case.id)

@@ -173,6 +173,80 @@ CASES += [runtime_sizes_case("linear_up", (1, 2, 3, 4), [1, 2, 5, 7], mode="line
           runtime_sizes_case("nearest_down_axes", (1, 2, 6, 8), [4, 3], axes=[2, 3], mode="nearest")]
 
 
+def runtime_scales_case(tag: str, shape: tuple, scales: list[float], axes: list[int] | None = None,
+                        opset: int = 18, declared: tuple | None = None, op: str = "Resize", **attrs) -> Case:
+    """scales an input of the model (issue 51): the declared output shape compiled in, the coordinates and
+    weights worked out from the scales at run time (aot/kernels/resize.py ResizeValues)."""
+    if axes is not None:
+        attrs["axes"] = axes
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    feeds = {"x": x, "scales": np.array(scales, np.float32)}
+    order = ["x", "scales"] if op == "Upsample" else ["x", "", "scales"]
+    case = op_case(f"runtime_scales_{tag}", op, feeds, attrs=attrs, opset=opset, input_order=order)
+    out = list(shape)
+    for k, ax in enumerate(axes if axes is not None else range(len(shape))):
+        out[ax] = 0 if declared else int(np.float32(scales[k]) * np.float32(shape[ax]))
+    for n in declared or out:
+        case.model.graph.output[0].type.tensor_type.shape.dim.add().dim_value = n
+    return case
+
+
+RUNTIME_SCALES = [
+    *[runtime_scales_case(f"nearest_{nm}", (1, 2, 5, 6), [1, 1, 0.6, 1.5], mode="nearest", nearest_mode=nm)
+      for nm in NEAREST_MODES],
+    runtime_scales_case("nearest_up_2x", (1, 2, 3, 4), [1, 1, 2, 2], mode="nearest"),
+    runtime_scales_case("nearest_tf_half_pixel_for_nn", (1, 2, 5, 6), [1, 1, 0.6, 1.5], mode="nearest",
+                        coordinate_transformation_mode="tf_half_pixel_for_nn"),
+    runtime_scales_case("nearest_asymmetric_axes", (1, 2, 4, 5), [1.5, 2.5], axes=[3, 2], mode="nearest",
+                        coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+    *[runtime_scales_case(f"linear_{ctm}", (1, 2, 4, 5), [1, 1, 2.5, 0.6], mode="linear",
+                          coordinate_transformation_mode=ctm)
+      for ctm in ("half_pixel", "pytorch_half_pixel", "asymmetric", "half_pixel_symmetric")],
+    runtime_scales_case("linear_one_axis", (2, 3, 7), [1, 1, 1.7], mode="linear"),
+    runtime_scales_case("cubic_half_pixel", (1, 2, 4, 5), [1, 1, 1.8, 0.7], mode="cubic"),
+    runtime_scales_case("cubic_exclude_outside", (1, 2, 4, 5), [1, 1, 0.6, 2.2], mode="cubic", exclude_outside=1,
+                        cubic_coeff_a=-0.5),
+    runtime_scales_case("cubic_asymmetric", (1, 1, 5, 4), [1, 1, 1.5, 3], mode="cubic",
+                        coordinate_transformation_mode="asymmetric"),
+    runtime_scales_case("same_shape_copies", (1, 1, 4, 5), [1, 1, 1.1, 1], mode="linear"),
+    runtime_scales_case("upsample_nearest", (1, 2, 3, 4), [1, 1, 2, 3], opset=9, op="Upsample"),
+    runtime_scales_case("upsample_linear", (1, 2, 3, 4), [1, 1, 2.5, 1.7], opset=9, op="Upsample", mode="linear"),
+]
+CASES += RUNTIME_SCALES
+
+
+def kept_aspect_case(tag: str, shape: tuple, sizes: list[int], axes: list[int], declared: tuple, policy: str,
+                     **attrs) -> Case:
+    """sizes a model input under keep_aspect_ratio_policy not_larger / not_smaller: the kernel reads them."""
+    x = np.random.default_rng(4).standard_normal(shape).astype(np.float32)
+    case = op_case(f"runtime_sizes_{tag}", "Resize", {"x": x, "sizes": np.array(sizes, np.int64)},
+                   attrs={"axes": axes, "keep_aspect_ratio_policy": policy, **attrs}, opset=18,
+                   input_order=["x", "", "", "sizes"])
+    for n in declared:
+        case.model.graph.output[0].type.tensor_type.shape.dim.add().dim_value = n
+    return case
+
+
+CASES += [kept_aspect_case("not_larger_nearest", (1, 2, 4, 6), [3, 7], [2, 3], (1, 2, 3, 5), "not_larger",
+                           mode="nearest"),
+          kept_aspect_case("not_smaller_linear", (1, 2, 4, 6), [5, 7], [2, 3], (1, 2, 5, 8), "not_smaller",
+                           mode="linear"),
+          kept_aspect_case("not_larger_cubic", (1, 1, 5, 4), [8, 9], [2, 3], (1, 1, 8, 6), "not_larger",
+                           mode="cubic")]
+RUNTIME_SIZES_WRONG = [kept_aspect_case("wrong_not_larger", (1, 2, 4, 6), [4, 7], [2, 3], (1, 2, 3, 5),
+                                        "not_larger", mode="nearest"),
+                       kept_aspect_case("wrong_zero_size", (1, 2, 4, 6), [0, 7], [2, 3], (1, 2, 3, 5),
+                                        "not_smaller", mode="linear")]
+
+# scales that do not give the declared shape, or no shape at all: the run returns AOTC_ERR_SHAPE
+RUNTIME_SCALES_WRONG = [
+    runtime_scales_case("wrong_other_shape", (1, 1, 2, 2), [1, 1, 3, 2], declared=(1, 1, 4, 4), mode="linear"),
+    runtime_scales_case("wrong_negative", (1, 1, 2, 2), [1, 1, -2, 2], declared=(1, 1, 4, 4), mode="nearest"),
+    runtime_scales_case("wrong_nan", (1, 1, 2, 2), [1, 1, float("nan"), 2], declared=(1, 1, 4, 4), mode="cubic"),
+    runtime_scales_case("wrong_huge", (1, 1, 2, 2), [1, 1, 3e38, 2], declared=(1, 1, 4, 4), mode="linear"),
+]
+
+
 # GridSample (issue 16): every mode, padding and align_corners in 2-D against onnxruntime, with grid points
 # beyond [-1, 1] so every padding rule is exercised; 1-D and 3-D (opset 20) against onnx's reference
 _GRID_RNG = np.random.default_rng(20)
@@ -275,10 +349,24 @@ def test_refuses_antialias():
                  {"mode": "linear", "antialias": 1}, opset=18)
 
 
-def test_refuses_scales_computed_at_run_time():
+def test_refuses_scales_computed_at_run_time_without_a_declared_shape():
     s = helper.make_tensor_value_info("s", 1, [4])
-    with pytest.raises(AotcError, match="scales .* must be a constant"):
+    with pytest.raises(AotcError, match="scales computed at run time set the output shape"):
         _compile(["x", "", "s"], {}, {"mode": "nearest"}, extra_inputs=[s])
+
+
+def test_refuses_align_corners_with_scales_computed_at_run_time():
+    case = runtime_scales_case("align_corners", (1, 1, 4, 4), [1, 1, 0.8, 0.8], mode="linear",
+                               coordinate_transformation_mode="align_corners")
+    with pytest.raises(AotcError, match="align_corners with scales computed at run time"):
+        compile_model(case.model)
+
+
+@pytest.mark.parametrize("case", RUNTIME_SCALES_WRONG + RUNTIME_SIZES_WRONG,
+                         ids=[c.id for c in RUNTIME_SCALES_WRONG + RUNTIME_SIZES_WRONG])
+def test_run_time_scales_for_another_shape_return_an_error_code(case):
+    with pytest.raises(AssertionError, match="returned -2"):
+        shared_build([case]).run(case.id)
 
 
 def test_refuses_output_shape_onnxruntime_computes_differently():

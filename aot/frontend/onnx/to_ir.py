@@ -56,6 +56,7 @@ def to_ir(model: onnx.ModelProto, name: str, bounded: BoundedImport | None,
         tensors[i] = Tensor(i, shapes[i], _elem_dtype(types[i], f"input '{i}'"))
 
     nodes: list[Node] = []
+    guessed: set[str] = set()  # outputs whose shape came from running their node on zeros
     for pn in g.node:
         node_name = pn.name
         if pn.op_type == "Loop" and pn.domain in ("", "ai.onnx"):
@@ -88,8 +89,12 @@ def to_ir(model: onnx.ModelProto, name: str, bounded: BoundedImport | None,
         if missing and pn.op_type.startswith("Reduce"):
             _shape_from_reader(pn, g, shapes, types)
             missing = [o for o in pn.output if o and (shapes.get(o) is None or o not in types)]
+        if missing and pn.op_type == "Range" and pn.input and pn.input[0] in tensors:
+            _range_shape_from_readers(pn, g, shapes, types, tensors[pn.input[0]].dtype)
+            missing = [o for o in pn.output if o and (shapes.get(o) is None or o not in types)]
         if missing:
             _infer_by_evaluation(pn, node, tensors, shapes, types, opsets)
+            guessed.update(missing)
         for o in pn.output:
             if not o:
                 continue
@@ -109,7 +114,9 @@ def to_ir(model: onnx.ModelProto, name: str, bounded: BoundedImport | None,
     for o in outputs:
         if o not in tensors:
             raise AotcError(f"graph output '{o}' is never computed")
-    return Graph(name=name, nodes=nodes, tensors=tensors, inputs=inputs, outputs=outputs)
+    graph = Graph(name=name, nodes=nodes, tensors=tensors, inputs=inputs, outputs=outputs)
+    graph.info.guessed_shapes = guessed
+    return graph
 
 
 _SAME_SHAPE = {"Sqrt", "Log", "Exp", "Abs", "Neg", "Identity", "Relu", "Sigmoid", "Tanh", "Reciprocal", "Floor",
@@ -131,6 +138,37 @@ def _shape_from_reader(pn: onnx.NodeProto, g: onnx.GraphProto, shapes: dict, typ
         if known is not None and pn.input and pn.input[0] in types:
             shapes[out], types[out] = known, types[pn.input[0]]
             return
+
+
+_ELEMENTWISE_UNARY = _SAME_SHAPE | {"Cos", "Sin", "Tan", "Sqrt", "Erf", "Softplus", "Sign", "Round"}
+_ELEMENTWISE_BINARY = {"Add", "Sub", "Mul", "Div", "Pow"}
+
+
+def _range_shape_from_readers(pn: onnx.NodeProto, g: onnx.GraphProto, shapes: dict, types: dict,
+                              dtype: str) -> None:
+    """A Range whose start/limit/delta are computed at run time (a window function's expanded body) has no
+    inferred length; where chains of elementwise readers (unary ops, binary ones whose other operand is a
+    single value or of no inferred shape either) reach a tensor of known 1-D shape (the declared output), that
+    is its length too, rather than a guess from running it on zeros. Its kernel checks the run-time values
+    against it (aot/kernels/index.py)."""
+    out = pn.output[0]
+    stack, seen = [out], {out}
+    while stack and len(seen) < 64:
+        at = stack.pop()
+        for r in g.node:
+            if not r.output or at not in r.input or r.output[0] in seen:
+                continue
+            others = [i for i in r.input if i and i != at]
+            if not (r.op_type in _ELEMENTWISE_UNARY and r.input[0] == at or r.op_type in _ELEMENTWISE_BINARY and all(
+                    shapes.get(i) is None or len(shapes[i]) <= 1 and int(np.prod(shapes[i])) == 1 for i in others)):
+                continue
+            known = shapes.get(r.output[0])
+            if known is not None:
+                if len(known) == 1:
+                    shapes[out], types[out] = known, helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+                return
+            seen.add(r.output[0])
+            stack.append(r.output[0])
 
 
 def _infer_by_evaluation(pn: onnx.NodeProto, node: Node, tensors: dict[str, Tensor],

@@ -535,4 +535,24 @@ void aotc_conv_integer_i8(const aotc_qconv_params *p, const int8_t *AOTC_RESTRIC
 void aotc_conv_integer_u8(const aotc_qconv_params *p, const uint8_t *AOTC_RESTRICT x,
                           const uint8_t *AOTC_RESTRICT x_zero, const int8_t *AOTC_RESTRICT w, int32_t *AOTC_RESTRICT y);
 
+/* QLinearMatMul whose B, scales or zero points are read at run time (per-tensor scales and zero points):
+ * y = saturate(rint(C * (a_scale * b_scale / y_scale)) + y_zero), C = (a - a_zero) @ (b - b_zero) summed
+ * exactly in int32, the multiplier in float32 arithmetic (rounded to float16 after each step when the
+ * model's scales are float16) and the product with C and the zero point's addition in double, as ONNX's
+ * reference computes them; ties to even. a is [batch][m][k], b [batch or 1][k][n], y [batch][m][n];
+ * each of a, b, y int8 or uint8, its zero point (NULL: 0) of its type. */
+typedef struct {
+    int32_t batch;       /* matrices of a and y */
+    int32_t b_batched;   /* 1: b holds one matrix per batch; 0: one matrix for all */
+    int32_t m, k, n;     /* y is m x n; the sums run over k */
+    int32_t a_signed;    /* 1: a (and its zero point) int8; 0: uint8 */
+    int32_t b_signed;
+    int32_t y_signed;
+    int32_t half_scales; /* 1: the scales were float16 */
+} aotc_qlinear_matmul_values_params;
+
+void aotc_qlinear_matmul_values(const aotc_qlinear_matmul_values_params *p, const void *a, const float *a_scale,
+                                const void *a_zero, const void *b, const float *b_scale, const void *b_zero,
+                                const float *y_scale, const void *y_zero, void *y);
+
 #endif /* AOTC_QUANT_H */

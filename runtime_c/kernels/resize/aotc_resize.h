@@ -43,6 +43,59 @@ typedef struct {
 
 void aotc_resize_f32(const aotc_resize_params *p, const float *AOTC_RESTRICT x, float *AOTC_RESTRICT y);
 
+/* Resize (and Upsample) whose scales are read at run time: the coordinates and weights are worked out
+ * here, per run, with the compiler's float32 arithmetic (aot/kernels/resize.py: onnxruntime's formulas),
+ * into tables in `scratch`, then the kernels above gather and blend. The output shape was compiled in:
+ * scales that are not positive and finite, or whose float32 product with an input size, truncated, is
+ * not the compiled output size, return AOTC_ERR_SHAPE and write nothing; else 0. An output the size of
+ * the input is a copy, whatever the scales (as onnxruntime does). Axes whose scale is exactly 1 are not
+ * interpolated; the others are, two at a time from the innermost (ping-pong through `scratch`). */
+enum { AOTC_RESIZE_NEAREST = 0, AOTC_RESIZE_LINEAR = 1, AOTC_RESIZE_CUBIC = 2 };
+enum {
+    AOTC_CTM_HALF_PIXEL = 0,
+    AOTC_CTM_PYTORCH_HALF_PIXEL = 1,
+    AOTC_CTM_ALIGN_CORNERS = 2,
+    AOTC_CTM_ASYMMETRIC = 3,
+    AOTC_CTM_TF_HALF_PIXEL_FOR_NN = 4,
+    AOTC_CTM_HALF_PIXEL_SYMMETRIC = 5
+};
+/* SIMPLE: Upsample and Resize-10 (onnxruntime): ceil when the scale shrinks the axis, else floor */
+enum {
+    AOTC_NEAREST_ROUND_PREFER_FLOOR = 0,
+    AOTC_NEAREST_ROUND_PREFER_CEIL = 1,
+    AOTC_NEAREST_FLOOR = 2,
+    AOTC_NEAREST_CEIL = 3,
+    AOTC_NEAREST_SIMPLE = 4
+};
+
+typedef struct {
+    int32_t rank;                     /* 1..AOTC_MAX_RANK */
+    int32_t mode;                     /* AOTC_RESIZE_NEAREST, _LINEAR or _CUBIC */
+    int32_t ctm;                      /* AOTC_CTM_*: coordinate_transformation_mode */
+    int32_t nearest_mode;             /* AOTC_NEAREST_* (mode nearest) */
+    float cubic_a;                    /* cubic_coeff_a (mode cubic) */
+    int32_t exclude_outside;          /* cubic: taps outside the input weigh 0, the others renormalised */
+    int32_t in_shape[AOTC_MAX_RANK];  /* x dims */
+    int32_t out_shape[AOTC_MAX_RANK]; /* y dims the bundle was compiled for */
+    int32_t n_scales;                 /* scales (or sizes) given: one per axis listed in axes */
+    int32_t axes[AOTC_MAX_RANK];      /* the axis of each scale, 0..rank-1 */
+    int32_t policy;                   /* aotc_resize_sizes_f32: AOTC_KEEP_NOT_LARGER or _NOT_SMALLER */
+} aotc_resize_scales_params;
+
+/* Bytes of scratch aotc_resize_scales_f32 needs (the compiler reserves as much): nearest, an int32 per
+ * output index of every axis; linear and cubic, two float regions of the product over the axes of
+ * max(in, out), and four tables of 4 entries per output index of the longest output axis. */
+int32_t aotc_resize_scales_f32(const aotc_resize_scales_params *p, const float *scales, const float *x, float *y,
+                               void *scratch);
+
+/* The same with sizes read at run time under keep_aspect_ratio_policy not_larger or not_smaller: one scale
+ * for the listed axes, the smallest (not_larger) or largest (not_smaller) float32 size / input size, and
+ * output sizes scale x input size rounded half away from zero, which must be the compiled ones (else
+ * AOTC_ERR_SHAPE, as for sizes that are not positive). */
+enum { AOTC_KEEP_NOT_LARGER = 1, AOTC_KEEP_NOT_SMALLER = 2 };
+int32_t aotc_resize_sizes_f32(const aotc_resize_scales_params *p, const int64_t *sizes, const float *x, float *y,
+                              void *scratch);
+
 /* ONNX GridSample over 1 to 3 spatial axes: x [n][c][in...], grid [n][out...][nd] holding normalised
  * coordinates in [-1, 1], innermost first (x, then y, then z), y [n][c][out...]. Coordinates map to
  * the input by align_corners; mode nearest (half to even), linear or cubic (Keys, a = -0.75);

@@ -5,6 +5,7 @@
 #include "aotc_resize.h"
 
 #include <math.h>
+#include <string.h>
 
 /* Gather: the innermost dim is a table lookup per element; outer dims advance
  * an odometer that keeps the summed offset of the current source row. */
@@ -190,4 +191,291 @@ void aotc_grid_sample_f32(const aotc_grid_sample_params *p, const float *x, cons
             }
         }
     }
+}
+
+/* --- scales read at run time ------------------------------------------------------------------
+ * The formulas of aot/kernels/resize.py (source_coordinate, nearest_index, linear_taps, cubic_taps), in
+ * the same float32 steps: one operation a statement where a fused multiply-add could change a result. */
+
+static float resize_coordinate(int32_t ctm, int32_t j, float s, int32_t n_in, int32_t n_out) {
+    const float x = (float)j;
+    float t;
+    switch (ctm) {
+    case AOTC_CTM_ASYMMETRIC:
+        return x / s;
+    case AOTC_CTM_PYTORCH_HALF_PIXEL: /* onnxruntime: 0 for a 1-long output */
+        if (n_out <= 1) return 0.0f;
+        t = x + 0.5f;
+        t = t / s;
+        return t - 0.5f;
+    case AOTC_CTM_TF_HALF_PIXEL_FOR_NN:
+        t = x + 0.5f;
+        return t / s;
+    case AOTC_CTM_ALIGN_CORNERS:
+        if (n_out <= 1) return 0.0f;
+        t = x * (float)(n_in - 1);
+        return t / (float)(n_out - 1);
+    case AOTC_CTM_HALF_PIXEL_SYMMETRIC: {
+        const float in_len = s * (float)n_in;
+        const float adjustment = (float)n_out / in_len;
+        const float half_in = (float)n_in / 2.0f;
+        const float offset = half_in * (1.0f - adjustment);
+        const double q = ((double)j + 0.5) / (double)s; /* onnxruntime: this line in double */
+        const double sum = (double)offset + q;
+        return (float)(sum - 0.5);
+    }
+    default: /* AOTC_CTM_HALF_PIXEL */
+        t = x + 0.5f;
+        t = t / s;
+        return t - 0.5f;
+    }
+}
+
+/* x limited to [lo, hi] (as a double), so that the conversions below stay in range. */
+static double resize_limit(double x, double lo, double hi) {
+    return x < lo ? lo : x > hi ? hi : x;
+}
+
+static int32_t resize_clamp_index(int64_t i, int32_t n) {
+    return (int32_t)(i < 0 ? 0 : i > n - 1 ? n - 1 : i);
+}
+
+/* Input index of each output index along one axis, times `mult`. */
+static void resize_nearest_table(const aotc_resize_scales_params *p, float s, int32_t n_in, int32_t n_out,
+                                 int32_t mult, int32_t *offsets) {
+    int32_t j;
+    for (j = 0; j < n_out; ++j) {
+        int64_t i = j;
+        if (s != 1.0f) {
+            const double x = resize_limit(resize_coordinate(p->ctm, j, s, n_in, n_out), -4.0, (double)n_in + 4.0);
+            const double below = floor(x), frac = x - below;
+            const int tie = fabs(frac - 0.5) <= 1e-6; /* onnxruntime's tie window (resize.py HALF_TIE) */
+            switch (p->nearest_mode) {
+            case AOTC_NEAREST_FLOOR:
+                i = (int64_t)below;
+                break;
+            case AOTC_NEAREST_CEIL:
+                i = (int64_t)ceil(x);
+                break;
+            case AOTC_NEAREST_SIMPLE:
+                i = s < 1.0f ? (int64_t)ceil(x) : (int64_t)below;
+                break;
+            case AOTC_NEAREST_ROUND_PREFER_CEIL:
+                i = (int64_t)below + (frac > 0.5 || tie);
+                break;
+            default: /* AOTC_NEAREST_ROUND_PREFER_FLOOR */
+                i = (int64_t)below + (frac > 0.5 && !tie);
+                break;
+            }
+        }
+        offsets[j] = resize_clamp_index(i, n_in) * mult;
+    }
+}
+
+/* Keys cubic weights of the samples at -1, 0, 1, 2 for fraction t. */
+static void resize_cubic_coefficients(float t, float a, float *c) {
+    float d[4];
+    int32_t k;
+    d[0] = t + 1.0f;
+    d[1] = t;
+    d[2] = 1.0f - t;
+    d[3] = 2.0f - t;
+    for (k = 0; k < 4; ++k) {
+        float v, u;
+        if (k == 0 || k == 3) { /* 1 < |d| < 2: ((a d - 5a) d + 8a) d - 4a */
+            v = a * d[k];
+            u = 5.0f * a;
+            v = v - u;
+            v = v * d[k];
+            u = 8.0f * a;
+            v = v + u;
+            v = v * d[k];
+            u = 4.0f * a;
+            c[k] = v - u;
+        } else { /* |d| <= 1: ((a + 2) d - (a + 3)) d d + 1 */
+            v = a + 2.0f;
+            v = v * d[k];
+            u = a + 3.0f;
+            v = v - u;
+            v = v * d[k];
+            v = v * d[k];
+            c[k] = v + 1.0f;
+        }
+    }
+}
+
+/* Sources (times `mult`) and weights of each output index along one axis: 2 (linear) or 4 (cubic). */
+static void resize_interp_table(const aotc_resize_scales_params *p, float s, int32_t n_in, int32_t n_out,
+                                int32_t mult, int32_t *offsets, float *weights) {
+    int32_t j, k;
+    for (j = 0; j < n_out; ++j) {
+        const float x = s == 1.0f ? (float)j : resize_coordinate(p->ctm, j, s, n_in, n_out);
+        if (p->mode == AOTC_RESIZE_LINEAR) {
+            const float top = (float)(n_in - 1);
+            const float xc = x < 0.0f ? 0.0f : x > top ? top : x;
+            int32_t x1 = (int32_t)xc, x2;
+            float d1, d2;
+            if (x1 > n_in - 1) x1 = n_in - 1;
+            x2 = x1 + 1 > n_in - 1 ? n_in - 1 : x1 + 1;
+            d1 = fabsf(xc - (float)x1);
+            d2 = fabsf(xc - (float)x2);
+            if (x1 == x2) d1 = d2 = 0.5f;
+            offsets[2 * j] = x1 * mult;
+            offsets[2 * j + 1] = x2 * mult;
+            weights[2 * j] = d2;
+            weights[2 * j + 1] = d1;
+        } else {
+            const int64_t base = (int64_t)floor(resize_limit(x, -8.0, (double)n_in + 8.0));
+            const float t = x - (float)base;
+            float c[4], total = 0.0f;
+            resize_cubic_coefficients(t, p->cubic_a, c);
+            if (p->exclude_outside) {
+                for (k = 0; k < 4; ++k) {
+                    const int64_t tap = base - 1 + k;
+                    if (tap < 0 || tap >= n_in) c[k] = 0.0f;
+                    total = total + c[k];
+                }
+                for (k = 0; k < 4; ++k) c[k] = c[k] / total;
+            }
+            for (k = 0; k < 4; ++k) {
+                offsets[4 * j + k] = resize_clamp_index(base - 1 + k, n_in) * mult;
+                weights[4 * j + k] = c[k];
+            }
+        }
+    }
+}
+
+static int64_t resize_product(const int32_t *dims, int32_t from, int32_t to) {
+    int64_t n = 1;
+    int32_t k;
+    for (k = from; k < to; ++k) n *= dims[k];
+    return n;
+}
+
+/* Resize by the per-axis scales s, whose output shape the caller checked. */
+static int32_t resize_by_scales(const aotc_resize_scales_params *p, const float *s, const float *x, float *y,
+                                void *scratch);
+
+int32_t aotc_resize_scales_f32(const aotc_resize_scales_params *p, const float *scales, const float *x, float *y,
+                               void *scratch) {
+    float s[AOTC_MAX_RANK];
+    int32_t k;
+    if (p->n_scales < 0 || p->n_scales > p->rank) return AOTC_ERR_SHAPE;
+    for (k = 0; k < p->rank; ++k) s[k] = 1.0f;
+    for (k = 0; k < p->n_scales; ++k) s[p->axes[k]] = scales[k];
+    for (k = 0; k < p->rank; ++k) {
+        float size;
+        if (!(s[k] > 0.0f) || !(s[k] <= 3.0e38f)) return AOTC_ERR_SHAPE; /* also NaN */
+        size = s[k] * (float)p->in_shape[k];
+        if (!(size < 2147483648.0f) || (int32_t)size != p->out_shape[k]) return AOTC_ERR_SHAPE;
+    }
+    return resize_by_scales(p, s, x, y, scratch);
+}
+
+int32_t aotc_resize_sizes_f32(const aotc_resize_scales_params *p, const int64_t *sizes, const float *x, float *y,
+                              void *scratch) {
+    float s[AOTC_MAX_RANK], common = 0.0f;
+    int32_t k;
+    if (p->n_scales < 1 || p->n_scales > p->rank) return AOTC_ERR_SHAPE;
+    for (k = 0; k < p->n_scales; ++k) {
+        float r;
+        if (sizes[k] < 1 || sizes[k] > INT32_MAX) return AOTC_ERR_SHAPE;
+        r = (float)sizes[k] / (float)p->in_shape[p->axes[k]];
+        if (k == 0 || (p->policy == AOTC_KEEP_NOT_LARGER ? r < common : r > common)) common = r;
+    }
+    for (k = 0; k < p->rank; ++k) s[k] = 1.0f;
+    for (k = 0; k < p->n_scales; ++k) {
+        const int32_t ax = p->axes[k];
+        const float size = common * (float)p->in_shape[ax];
+        const double rounded = floor((double)size + 0.5); /* half away from zero: size > 0 */
+        if (!(rounded < 2147483648.0) || (int32_t)rounded != p->out_shape[ax]) return AOTC_ERR_SHAPE;
+        s[ax] = common;
+    }
+    for (k = 0; k < p->rank; ++k) {
+        if (s[k] == 1.0f && p->in_shape[k] != p->out_shape[k]) return AOTC_ERR_SHAPE;
+    }
+    return resize_by_scales(p, s, x, y, scratch);
+}
+
+static int32_t resize_by_scales(const aotc_resize_scales_params *p, const float *s, const float *x, float *y,
+                                void *scratch) {
+    int32_t k, same = 1, max_out = 1;
+    int64_t region = 1;
+    for (k = 0; k < p->rank; ++k) {
+        same = same && p->in_shape[k] == p->out_shape[k];
+        if (p->out_shape[k] > max_out) max_out = p->out_shape[k];
+        region *= p->in_shape[k] > p->out_shape[k] ? p->in_shape[k] : p->out_shape[k];
+    }
+    if (same) { /* onnxruntime copies whenever no dim changes, whatever the scales */
+        memcpy(y, x, (size_t)resize_product(p->out_shape, 0, p->rank) * sizeof(float));
+        return 0;
+    }
+    if (p->mode == AOTC_RESIZE_NEAREST) {
+        aotc_resize_nearest_params q;
+        int32_t *table = (int32_t *)scratch, at = 0;
+        q.rank = p->rank;
+        q.offsets = table;
+        for (k = 0; k < p->rank; ++k) {
+            q.out_shape[k] = p->out_shape[k];
+            q.start[k] = at;
+            resize_nearest_table(p, s[k], p->in_shape[k], p->out_shape[k],
+                                 (int32_t)resize_product(p->in_shape, k + 1, p->rank), table + at);
+            at += p->out_shape[k];
+        }
+        aotc_resize_nearest_f32(&q, x, y);
+        return 0;
+    }
+    {
+        const int32_t taps = p->mode == AOTC_RESIZE_LINEAR ? 2 : 4;
+        float *regions[2];
+        int32_t *offset_h, *offset_w;
+        float *weight_h, *weight_w;
+        int32_t axes[AOTC_MAX_RANK], n_axes = 0, shape[AOTC_MAX_RANK], end, pass = 0;
+        const float *src = x;
+        regions[0] = (float *)scratch;
+        regions[1] = regions[0] + region;
+        offset_h = (int32_t *)(regions[1] + region);
+        weight_h = (float *)(offset_h + 4 * max_out);
+        offset_w = (int32_t *)(weight_h + 4 * max_out);
+        weight_w = (float *)(offset_w + 4 * max_out);
+        for (k = 0; k < p->rank; ++k) {
+            shape[k] = p->in_shape[k];
+            if (s[k] != 1.0f) axes[n_axes++] = k;
+        }
+        for (end = n_axes; end > 0; end -= 2, ++pass) { /* axes in pairs from the innermost */
+            const int32_t w = axes[end - 1], h = end >= 2 ? axes[end - 2] : -1;
+            aotc_resize_params r;
+            float *dst = end <= 2 ? y : regions[pass % 2];
+            r.inner = (int32_t)resize_product(shape, w + 1, p->rank);
+            r.out_w = p->out_shape[w];
+            r.taps_w = taps;
+            r.x_mid_stride = shape[w] * r.inner;
+            resize_interp_table(p, s[w], shape[w], p->out_shape[w], r.inner, offset_w, weight_w);
+            if (h < 0) {
+                r.outer = (int32_t)resize_product(shape, 0, w);
+                r.mid = 1;
+                r.out_h = 1;
+                r.taps_h = 1;
+                r.x_outer_stride = r.x_mid_stride;
+                offset_h[0] = 0;
+                weight_h[0] = 1.0f;
+            } else {
+                r.outer = (int32_t)resize_product(shape, 0, h);
+                r.mid = (int32_t)resize_product(shape, h + 1, w);
+                r.out_h = p->out_shape[h];
+                r.taps_h = taps;
+                r.x_outer_stride = shape[h] * r.mid * r.x_mid_stride;
+                resize_interp_table(p, s[h], shape[h], p->out_shape[h], r.mid * r.x_mid_stride, offset_h, weight_h);
+                shape[h] = p->out_shape[h];
+            }
+            shape[w] = p->out_shape[w];
+            r.offset_h = offset_h;
+            r.weight_h = weight_h;
+            r.offset_w = offset_w;
+            r.weight_w = weight_w;
+            aotc_resize_f32(&r, src, dst);
+            src = dst;
+        }
+    }
+    return 0;
 }

@@ -59,6 +59,37 @@ typedef struct {
 /* `value` points to one element (the pad value in the tensor's dtype); NULL unless constant mode. */
 void aotc_pad(const aotc_pad_params *p, const void *src, const void *value, void *dst);
 
+/* ONNX Slice whose starts, ends, axes and steps are read at run time (n of each; axes NULL: 0..n-1,
+ * steps NULL: all 1). Negative starts and ends count from the end; then, as ONNX says, a start is
+ * clamped to [0, dim] (step > 0) or [0, dim - 1] (step < 0), an end to [0, dim] or [-1, dim - 1].
+ * The output shape was compiled in: values that give another (or name an axis twice, out of range,
+ * or a step of 0) return AOTC_ERR_SHAPE and write nothing; else 0, after one aotc_strided_copy. */
+typedef struct {
+    int32_t rank;                     /* dims, 1..AOTC_MAX_RANK */
+    int32_t elem_size;                /* bytes per element */
+    int32_t in_shape[AOTC_MAX_RANK];  /* input dims */
+    int32_t out_shape[AOTC_MAX_RANK]; /* output dims the bundle was compiled for */
+} aotc_slice_values_params;
+
+int32_t aotc_slice_values(const aotc_slice_values_params *p, int32_t n, const int64_t *starts, const int64_t *ends,
+                          const int64_t *axes, const int64_t *steps, const void *src, void *dst);
+
+/* ONNX Pad whose pads (2n values: the n begins, then the n ends) and axes (n of them; NULL: all the
+ * rank's) are read at run time. Negative pads crop. Values that give another output shape than the
+ * compiled one, crop more than an axis holds, name an axis twice or out of range, or pad by
+ * reflection further than the axis reaches (edge, wrap: pad an axis cropped to nothing) return
+ * AOTC_ERR_SHAPE and write nothing; else 0, after one aotc_pad. `value` as for aotc_pad. */
+typedef struct {
+    int32_t rank;                     /* dims, 1..AOTC_MAX_RANK */
+    int32_t elem_size;                /* bytes per element */
+    int32_t mode;                     /* AOTC_PAD_CONSTANT, _EDGE, _REFLECT or _WRAP */
+    int32_t in_shape[AOTC_MAX_RANK];  /* input dims */
+    int32_t out_shape[AOTC_MAX_RANK]; /* output dims the bundle was compiled for */
+} aotc_pad_values_params;
+
+int32_t aotc_pad_values(const aotc_pad_values_params *p, int32_t n, const int64_t *pads, const int64_t *axes,
+                        const void *src, const void *value, void *dst);
+
 /* ONNX Gather: data viewed as [outer, axis_dim, inner]; for every o and index j,
  * out[o][j][:] = data[o][indices[j]][:]. Negative indices count from the end.
  * Indices outside [-axis_dim, axis_dim) (onnxruntime raises an error) give zeros. */

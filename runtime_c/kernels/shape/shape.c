@@ -162,6 +162,108 @@ void aotc_pad(const aotc_pad_params *p, const void *src, const void *value, void
     }
 }
 
+/* The axis a run-time value names (negative: from the end), or -1 when out of range or named before. */
+static int32_t named_axis(int64_t a, int32_t rank, uint32_t *seen) {
+    if (a < 0) a += rank;
+    if (a < 0 || a >= rank || (*seen >> a) & 1u) return -1;
+    *seen |= 1u << a;
+    return (int32_t)a;
+}
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) {
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+int32_t aotc_slice_values(const aotc_slice_values_params *p, int32_t n, const int64_t *starts, const int64_t *ends,
+                          const int64_t *axes, const int64_t *steps, const void *src, void *dst) {
+    aotc_strided_copy_params c;
+    int64_t start[AOTC_MAX_RANK], step[AOTC_MAX_RANK], in_stride = 1, out_stride = 1;
+    uint32_t seen = 0;
+    int32_t k;
+
+    if (n < 0 || n > p->rank) return AOTC_ERR_SHAPE;
+    for (k = 0; k < p->rank; ++k) start[k] = 0, step[k] = 1;
+    for (k = 0; k < n; ++k) {
+        const int32_t a = named_axis(axes ? axes[k] : k, p->rank, &seen);
+        const int64_t dim = p->in_shape[a < 0 ? 0 : a];
+        int64_t s = starts[k], e = ends[k], st = steps ? steps[k] : 1, count;
+        if (a < 0 || st == 0) return AOTC_ERR_SHAPE;
+        if (st > dim) st = dim > 0 ? dim : 1; /* one element at most either way; keeps the stride small */
+        if (st < -dim) st = dim > 0 ? -dim : -1;
+        if (s < 0) s += dim;
+        if (e < 0) e += dim;
+        if (st > 0) {
+            s = clamp64(s, 0, dim);
+            e = clamp64(e, 0, dim);
+            count = e > s ? (e - s - 1) / st + 1 : 0;
+        } else {
+            s = clamp64(s, 0, dim - 1);
+            e = clamp64(e, -1, dim - 1);
+            count = s > e ? (s - e - 1) / -st + 1 : 0;
+        }
+        if (count != p->out_shape[a]) return AOTC_ERR_SHAPE;
+        start[a] = s;
+        step[a] = st;
+    }
+    for (k = 0; k < p->rank; ++k) {
+        if (!((seen >> k) & 1u) && p->out_shape[k] != p->in_shape[k]) return AOTC_ERR_SHAPE;
+    }
+    c.rank = p->rank;
+    c.elem_size = p->elem_size;
+    c.src_offset = 0;
+    c.dst_offset = 0;
+    for (k = p->rank - 1; k >= 0; --k) {
+        c.shape[k] = p->out_shape[k];
+        c.src_strides[k] = (int32_t)(step[k] * in_stride);
+        c.dst_strides[k] = (int32_t)out_stride;
+        c.src_offset += start[k] * in_stride;
+        in_stride *= p->in_shape[k];
+        out_stride *= p->out_shape[k];
+    }
+    aotc_strided_copy(&c, src, dst);
+    return 0;
+}
+
+int32_t aotc_pad_values(const aotc_pad_values_params *p, int32_t n, const int64_t *pads, const int64_t *axes,
+                        const void *src, const void *value, void *dst) {
+    aotc_pad_params c;
+    int64_t begin[AOTC_MAX_RANK], end[AOTC_MAX_RANK], stride = 1;
+    uint32_t seen = 0;
+    int32_t k;
+
+    if (n < 0 || n > p->rank || (!axes && n != p->rank)) return AOTC_ERR_SHAPE;
+    for (k = 0; k < p->rank; ++k) begin[k] = 0, end[k] = 0;
+    for (k = 0; k < n; ++k) {
+        const int32_t a = named_axis(axes ? axes[k] : k, p->rank, &seen);
+        if (a < 0 || pads[k] < -INT32_MAX || pads[k] > INT32_MAX || pads[n + k] < -INT32_MAX ||
+            pads[n + k] > INT32_MAX) {
+            return AOTC_ERR_SHAPE;
+        }
+        begin[a] = pads[k];
+        end[a] = pads[n + k];
+    }
+    c.rank = p->rank;
+    c.elem_size = p->elem_size;
+    c.mode = p->mode;
+    c.src_offset = 0;
+    for (k = p->rank - 1; k >= 0; --k) {
+        const int64_t crop_b = begin[k] < 0 ? -begin[k] : 0, crop_e = end[k] < 0 ? -end[k] : 0;
+        const int64_t region = p->in_shape[k] - crop_b - crop_e;
+        const int64_t wider = begin[k] > end[k] ? begin[k] : end[k];
+        if (region < 0 || p->in_shape[k] + begin[k] + end[k] != p->out_shape[k]) return AOTC_ERR_SHAPE;
+        if (p->mode != AOTC_PAD_CONSTANT && region == 0 && wider > 0) return AOTC_ERR_SHAPE;
+        if (p->mode == AOTC_PAD_REFLECT && wider > region - 1 && wider > 0) return AOTC_ERR_SHAPE;
+        c.out_shape[k] = p->out_shape[k];
+        c.in_shape[k] = (int32_t)region;
+        c.pads_begin[k] = (int32_t)(begin[k] > 0 ? begin[k] : 0);
+        c.src_strides[k] = (int32_t)stride;
+        if (region > 0) c.src_offset += crop_b * stride;
+        stride *= p->in_shape[k];
+    }
+    aotc_pad(&c, src, value, dst);
+    return 0;
+}
+
 /* Gather: copy data[o][index] to out[o][j], or zeros for an index out of range. */
 static void gather_block(const aotc_gather_params *p, const uint8_t *data, int32_t o, int32_t j,
                          int64_t index, uint8_t *out) {

@@ -42,6 +42,7 @@ from aot.frontend.onnx.canonical.shape import (
     pad,
     slice_,
     split,
+    topk,
     transpose,
     view,
 )
@@ -115,6 +116,7 @@ RULES: dict[str, Rule] = {
     "Split": split,
     "Slice": slice_,
     "Pad": pad,
+    "TopK": topk,
     "Transpose": transpose,
     "Gather": gather,
     "ReduceMean": reduce,

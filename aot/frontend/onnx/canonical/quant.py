@@ -226,6 +226,28 @@ def qlinear_softmax(node: Node, graph: Graph, opset: int) -> list[Node] | None:
     return None
 
 
+def qlinear_matmul(node: Node, graph: Graph, opset: int) -> None:
+    """QLinearMatMul whose B, scales or zero points are computed at run time -> QLinearMatMulValues, whose
+    kernel reads them (per-tensor scales and zero points; aot/kernels/quant.py); else the integer kernels'."""
+    ins = [*node.inputs, *[""] * (8 - len(node.inputs))]
+    if all(not ins[k] or graph.const(ins[k]) is not None for k in (1, 2, 3, 4, 5, 6, 7)):
+        quant_params(node, graph, opset)
+        return
+    for k in (1, 4, 6):
+        if not ins[k]:
+            raise AotcError(f"scale (input {k}) is missing", node=node)
+    for k in (1, 2, 4, 5, 6, 7):
+        if ins[k] and graph.tensors[ins[k]].size != 1:
+            raise AotcError(f"a per-axis scale or zero point (input {k}) computed at run time is not supported",
+                            node=node)
+    scale_types = {graph.tensors[ins[k]].dtype for k in (1, 4, 6)}
+    if not scale_types <= {"float32", "float16"} or len(scale_types) != 1:
+        raise AotcError(f"scales of dtypes {sorted(scale_types)} are not supported (all float32 or all float16)",
+                        node=node)
+    node.op, node.inputs = "QLinearMatMulValues", ins
+    node.attrs = {"half_scales": int(scale_types == {"float16"})}
+
+
 def conv_integer(node: Node, graph: Graph, opset: int) -> None:
     """ConvInteger: Conv's window attributes (on its x and w)."""
     shim = Node("Conv", node.name, node.inputs[:2], node.outputs, node.attrs)
@@ -239,4 +261,5 @@ for _op in ("QuantizeLinear", "DequantizeLinear"):  # the float rewrite first, w
 RULES["QLinearConv"] = _windowed(conv, (0, 3))
 RULES["QLinearAveragePool"] = _windowed(pool, (0,))
 RULES["QLinearSoftmax"] = qlinear_softmax
+RULES["QLinearMatMul"] = qlinear_matmul
 RULES["ConvInteger"] = conv_integer

@@ -29,6 +29,75 @@ def _resize_sizes(node: Node, graph: Graph, scales: np.ndarray | None, y: tuple[
     return np.array([y[positive_axis(int(ax), rank, node)] for ax in node.attrs.get("axes", range(rank))], np.int64)
 
 
+def _runtime_scales(node: Node, graph: Graph, opset: int) -> str:
+    """The scales input when it is computed at run time (and not empty), else ""."""
+    if node.op == "Upsample" and opset < 9:
+        return ""
+    at = 1 if node.op == "Upsample" or opset < 11 else 2
+    name = node.inputs[at] if len(node.inputs) > at else ""
+    if not name or graph.const(name) is not None or graph.tensors[name].size == 0:
+        return ""
+    return name
+
+
+def _runtime_sizes_kept_aspect(node: Node, graph: Graph, opset: int) -> str:
+    """The sizes input when computed at run time under keep_aspect_ratio_policy not_larger / not_smaller (the
+    output shape does not give them: the kernel reads them), with no scales; else ""."""
+    if node.op == "Upsample" or opset < 18 or node.attrs.get("keep_aspect_ratio_policy", "stretch") == "stretch":
+        return ""
+    name = node.inputs[3] if len(node.inputs) > 3 else ""
+    scales = node.inputs[2] if len(node.inputs) > 2 else ""
+    if not name or graph.const(name) is not None or (scales and graph.tensors[scales].size):
+        return ""
+    return name
+
+
+def _resize_values(node: Node, graph: Graph, opset: int, scales: str, sizes: str = "") -> None:
+    """Resize/Upsample whose scales are computed at run time -> ResizeValues (aot/kernels/resize.py): the
+    declared output shape is compiled in, the kernel reads the scales and works out coordinates and weights
+    per run (AOTC_ERR_SHAPE when the scales do not give the compiled shape)."""
+    from aot.frontend.onnx.canonical.shape import pinned_shape
+
+    pinned_shape(node, graph, "Resize sizes" if sizes else "Resize scales")
+    a = node.attrs
+    rank = len(shape_of(graph, node.inputs[0]))
+    if node.op == "Upsample" or opset < 11:
+        ctm, nearest, cubic_a, exclude = "asymmetric", "simple", -0.75, 0
+        axes = list(range(rank))
+    else:
+        if not sizes and len(node.inputs) > 3 and node.inputs[3]:
+            raise AotcError("Resize has both scales and sizes", node=node)
+        if a.get("antialias", 0):
+            raise AotcError("Resize antialias=1 is not supported", node=node)
+        ctm = a.get("coordinate_transformation_mode", "half_pixel")
+        if ctm == "tf_crop_and_resize":
+            raise AotcError("Resize coordinate_transformation_mode tf_crop_and_resize is not supported", node=node)
+        if ctm == "align_corners" and shape_of(graph, node.inputs[0]) != shape_of(graph, node.outputs[0]):
+            # ONNX divides by in * scale - 1, onnxruntime by out - 1: they differ unless in * scale is whole
+            raise AotcError("Resize align_corners with scales computed at run time is not supported: ONNX "
+                            "(in x scale - 1) and onnxruntime (out - 1) place the samples differently unless "
+                            "in x scale is a whole number, which is known only at run time; give sizes or "
+                            "constant scales", node=node)
+        nearest = a.get("nearest_mode", "round_prefer_floor")
+        cubic_a, exclude = a.get("cubic_coeff_a", -0.75), a.get("exclude_outside", 0)
+        axes = [positive_axis(int(ax), rank, node) for ax in a.get("axes", range(rank))]
+    if len(set(axes)) != len(axes):
+        raise AotcError(f"Resize axes {axes} repeat an axis", node=node)
+    given = sizes or scales
+    if graph.tensors[given].size != len(axes):
+        what = "sizes" if sizes else "scales"
+        raise AotcError(f"Resize has {graph.tensors[given].size} {what} for {len(axes)} axes", node=node)
+    if sizes and graph.tensors[sizes].dtype != "int64":
+        raise AotcError(f"Resize sizes of dtype {graph.tensors[sizes].dtype} (int64 expected)", node=node)
+    policy = a.get("keep_aspect_ratio_policy", "stretch") if sizes else "stretch"
+    if policy not in ("stretch", "not_larger", "not_smaller"):
+        raise AotcError(f"Resize keep_aspect_ratio_policy '{policy}' is not valid", node=node)
+    node.op = "ResizeValues"
+    node.attrs = {"mode": a.get("mode", "nearest"), "coordinate_transformation_mode": ctm, "nearest_mode": nearest,
+                  "cubic_coeff_a": float(cubic_a), "exclude_outside": int(exclude), "axes": axes, "policy": policy}
+    node.inputs = [node.inputs[0], given]
+
+
 def resize(node: Node, graph: Graph, opset: int) -> None:
     """Upsample and every Resize version -> Resize with explicit per-axis float32 scales.
 
@@ -40,6 +109,11 @@ def resize(node: Node, graph: Graph, opset: int) -> None:
     nearest_mode "simple" here (not an ONNX value). The output shape must be the one
     onnxruntime computes (float32 scale times input size, truncated); ONNX shape
     inference rounds in double and can differ by one, which is refused."""
+    scales_in = _runtime_scales(node, graph, opset)
+    sizes_in = "" if scales_in else _runtime_sizes_kept_aspect(node, graph, opset)
+    if scales_in or sizes_in:
+        _resize_values(node, graph, opset, scales_in, sizes_in)
+        return
     x = shape_of(graph, node.inputs[0])
     y = shape_of(graph, node.outputs[0])
     rank = len(x)

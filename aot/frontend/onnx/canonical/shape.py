@@ -83,6 +83,26 @@ def center_crop_pad(node: Node, graph: Graph, opset: int) -> list[Node]:
     return nodes
 
 
+def topk(node: Node, graph: Graph, opset: int) -> list[Node] | None:
+    """TopK whose k is computed at run time: the declared output shape pins it (the outputs' size along the
+    axis), so the node takes that k as a constant once the run-time k is checked to be it (CheckValues)."""
+    if opset < 10 or len(node.inputs) < 2 or graph.const(node.inputs[1]) is not None:
+        return None
+    pinned_shape(node, graph, "TopK's k")
+    x, k_in = graph.tensors[node.inputs[0]], node.inputs[1]
+    if not x.shape:
+        return None  # the kernel's check refuses a scalar
+    axis = positive_axis(int(node.attrs.get("axis", -1)), len(x.shape), node)
+    k = graph.tensors[node.outputs[0]].shape[axis]
+    data = f"{node.outputs[0]}__checked"
+    graph.tensors[data] = Tensor(data, x.shape, x.dtype)
+    const = f"{node.outputs[0]}__k"
+    graph.tensors[const] = Tensor(const, (1,), "int64", np.array([k], np.int64))
+    check = _checked(node, graph, x.name, k_in, [k], data)
+    node.inputs = [data, const, *node.inputs[2:]]
+    return [check, node]
+
+
 def view(node: Node, graph: Graph, opset: int) -> None:
     """Reshape/Flatten/Squeeze/Unsqueeze: only the (known) output shape matters."""
     node.attrs = {}
@@ -103,6 +123,69 @@ def split(node: Node, graph: Graph, opset: int) -> None:
     data_only(node)
 
 
+def _runtime(graph: Graph, names: list[str]) -> bool:
+    """Whether any of these (optional) inputs is computed at run time."""
+    return any(name and graph.const(name) is None for name in names)
+
+
+def pinned_shape(node: Node, graph: Graph, what: str) -> None:
+    """A node that reads `what` at run time takes its output shape from the model: refused when that shape
+    was only guessed on import (the node run on zeros, aot/frontend/onnx/to_ir.py), not declared or inferred."""
+    if any(o in graph.info.guessed_shapes for o in node.outputs if o):
+        raise AotcError(f"{what} computed at run time set the output shape, which the model neither declares nor "
+                        "lets shape inference find: declare the output's shape or give the value (--input-value)",
+                        node=node)
+
+
+def _vector(graph: Graph, node: Node, name: str, what: str) -> int:
+    """Length of a 1-D int32/int64 parameter input, which a kernel reads at run time."""
+    t = graph.tensors[name]
+    if t.dtype not in ("int64", "int32") or len(t.shape) != 1:
+        raise AotcError(f"{what} must be a 1-D int64 or int32 tensor, got {t.dtype}{list(t.shape)}", node=node)
+    return t.shape[0]
+
+
+def _slice_values(node: Node, graph: Graph) -> None:
+    """Slice whose starts, ends, axes or steps are computed at run time -> SliceValues: the declared (or
+    inferred) output shape is compiled in; the kernel reads the values and returns AOTC_ERR_SHAPE when
+    they give another shape (aot/kernels/shape.py)."""
+    pinned_shape(node, graph, "Slice starts, ends, axes or steps")
+    rank = len(shape_of(graph, node.inputs[0]))
+    names = [*node.inputs[1:5], *[""] * (5 - len(node.inputs))]
+    what = ("Slice starts", "Slice ends", "Slice axes", "Slice steps")
+    lengths = {_vector(graph, node, name, w) for name, w in zip(names, what, strict=True) if name}
+    if len(lengths) != 1:
+        raise AotcError("Slice starts, ends, axes and steps differ in length", node=node)
+    if lengths.pop() > rank:
+        raise AotcError(f"Slice has more starts than the input's rank {rank}", node=node)
+    node.op, node.attrs, node.inputs = "SliceValues", {}, [node.inputs[0], *names]
+
+
+def _pad_values(node: Node, graph: Graph, mode: str) -> None:
+    """Pad whose pads or axes are computed at run time -> PadValues: the output shape is compiled in; the
+    kernel reads pads and axes and returns AOTC_ERR_SHAPE when they give another shape."""
+    if mode not in ("constant", "reflect", "edge", "wrap"):
+        raise AotcError(f"Pad mode '{mode}' is not supported (constant, reflect, edge, wrap)", node=node)
+    pinned_shape(node, graph, "Pad pads or axes")
+    rank = len(shape_of(graph, node.inputs[0]))
+    pads, axes = node.inputs[1], node.inputs[3] if len(node.inputs) > 3 else ""
+    n = _vector(graph, node, pads, "Pad pads")
+    if n % 2 or n // 2 > rank or (axes and _vector(graph, node, axes, "Pad axes") != n // 2) \
+            or (not axes and n != 2 * rank):
+        raise AotcError(f"Pad has {n} pads for rank {rank}" + (" and its axes" if axes else ""), node=node)
+    value_in = node.inputs[2] if len(node.inputs) > 2 else ""
+    value: object = 0
+    if value_in and graph.const(value_in) is not None:
+        v = graph.const(value_in)
+        value, value_in = (v.reshape(-1)[0].item() if v.size else 0), ""
+    elif value_in and graph.tensors[value_in].size != 1:
+        raise AotcError("Pad constant_value must be a single value", node=node)
+    if mode != "constant":
+        value_in = ""
+    node.op, node.attrs = "PadValues", {"mode": mode, "value": value}
+    node.inputs = [node.inputs[0], pads, value_in, axes]
+
+
 def slice_(node: Node, graph: Graph, opset: int) -> None:
     shape = shape_of(graph, node.inputs[0])
     rank = len(shape)
@@ -110,6 +193,9 @@ def slice_(node: Node, graph: Graph, opset: int) -> None:
         starts, ends = node.attrs["starts"], node.attrs["ends"]
         axes = node.attrs.get("axes", list(range(len(starts))))
         steps = [1] * len(starts)
+    elif _runtime(graph, node.inputs[1:5]):
+        _slice_values(node, graph)
+        return
     else:
         starts = const_input(graph, node, 1, "Slice starts").tolist()
         ends = const_input(graph, node, 2, "Slice ends").tolist()
@@ -150,6 +236,9 @@ def pad(node: Node, graph: Graph, opset: int) -> None:
     mode = node.attrs.get("mode", "constant")
     if opset < 11:
         pads, value = [int(p) for p in node.attrs["pads"]], float(node.attrs.get("value", 0.0))
+    elif _runtime(graph, [node.inputs[1], *node.inputs[3:4]]):
+        _pad_values(node, graph, mode)
+        return
     else:
         pads = const_input(graph, node, 1, "Pad pads").astype(np.int64).reshape(-1).tolist()
         runtime_value = len(node.inputs) > 2 and node.inputs[2] and graph.const(node.inputs[2]) is None
