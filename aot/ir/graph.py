@@ -111,6 +111,10 @@ class GraphInfo:
     pruned_inputs: list[dict] = field(default_factory=list)
     # inputs pinned at compile time (--input-value): [{name, dtype, shape, value}] (the ONNX import)
     pinned_inputs: list[dict] = field(default_factory=list)
+    # sequence / optional inputs and outputs and the tensors holding them: {"inputs": {name: spec},
+    # "outputs": {...}}, spec {"sequence": [tensors]} or {"optional": tensor, {"sequence": ...} or None}
+    # (aot/frontend/onnx/sequences.py)
+    structured_io: dict[str, dict] = field(default_factory=dict)
     # the folded ONNX model, which `aotc partition -o` writes a partition back into (keep_onnx)
     folded_onnx: Any = None
     # a vendor function's record of its own passes and options (accel_sim's transform)
@@ -123,6 +127,7 @@ class GraphInfo:
         return replace(self, bounded=dict(self.bounded), extent_root=dict(self.extent_root),
                        io_quantization=dict(self.io_quantization), state=dict(self.state),
                        pruned_inputs=list(self.pruned_inputs), pinned_inputs=list(self.pinned_inputs),
+                       structured_io=dict(self.structured_io),
                        vendor_passes=list(self.vendor_passes),
                        vendor_options=dict(self.vendor_options), vendor_extra=dict(self.vendor_extra))
 

@@ -49,3 +49,23 @@ def test_a_slice_of_the_node_tests_through_aotc_run():
                        capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.splitlines()[0] == f"{len(cases)} cases: {len(cases)} passed, 0 refused, 0 failed", r.stdout
+
+
+def test_the_sequence_and_optional_node_tests():
+    """Issue 51: sequences of static length and optionals known at compile time pass (the sequence / optional
+    inputs and outputs as their tensors, bundle_feeds and regroup); what needs a run-time length is refused."""
+    r = subprocess.run([sys.executable, str(SCRIPT), "--filter", "sequence|optional|test_identity_opt"],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    passed = int(r.stdout.split(" passed")[0].split()[-1])
+    assert " 0 failed" in r.stdout.splitlines()[0] and passed >= 37, r.stdout
+
+
+def test_sequences_through_aotc_run():
+    """A sequence input and output (x.0, x.1 in the .npz files), an optional one, an absent optional pinned none."""
+    cases = ["test_sequence_map_add_2_sequences", "test_optional_get_element_optional_sequence", "test_identity_opt",
+             "test_optional_has_element_empty_optional_input"]
+    r = subprocess.run([sys.executable, str(SCRIPT), "--cli", "--filter", f"^({'|'.join(cases)})$"],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.splitlines()[0] == f"{len(cases)} cases: {len(cases)} passed, 0 refused, 0 failed", r.stdout
