@@ -92,6 +92,8 @@ class Step:
 
 def _opset(s: ImportState) -> None:
     """The default-domain opset, one aotc reads (1 to 6 by upgrading it, the next steps)."""
+    if not any(imp.domain in ("", "ai.onnx") for imp in s.model.opset_import):
+        _domains(s)  # a model of another domain's ops alone (ai.onnx.ml, ai.onnx.preview.training): named
     s.opset = opset_of(s.model)
     if not 1 <= s.opset <= MAX_OPSET:
         raise AotcError(f"opset {s.opset} is not supported (aotc reads opsets 1 to {MAX_OPSET})")
@@ -103,7 +105,8 @@ def _domains(s: ImportState) -> None:
     for n in s.model.graph.node:
         if not contrib.is_supported(n) and not expandable(n):  # an op of a preview domain onnx defines as a function
             known = ", ".join(contrib.CONTRIB_OPS + contrib.FLOAT_OPS)
-            only = f" (of it aotc reads {known})" if n.domain == contrib.DOMAIN else ""
+            only = f" (of it aotc reads {known})" if n.domain == contrib.DOMAIN else \
+                " (a training op: aotc compiles inference only)" if n.domain == "ai.onnx.preview.training" else ""
             raise AotcError(f"operator domain '{n.domain}' is not supported{only}", node=_Named(n))
 
 
