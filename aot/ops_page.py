@@ -52,6 +52,8 @@ FRONTEND = {
     "SplitToSequence": "lowered on import to a Split (split constant or absent)",
     "ConcatFromSequence": "lowered on import to a Concat (of the elements unsqueezed: new_axis)",
     "SequenceMap": "unrolled on import: its body once per element",
+    "MaxUnpool": "lowered to a ScatterND of X at its indices into zeros (a Pad for a larger output_shape; a "
+                 "run-time output_shape must be the declared output's)",
     **{op: "lowered on import: an optional is present or absent at compile time" for op in (
         "Optional", "OptionalHasElement", "OptionalGetElement")},
 }

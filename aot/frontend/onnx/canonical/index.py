@@ -1,5 +1,5 @@
 """AffineGrid as a MatMul of theta by the base grid (aot/kernels/index.py runs GridSample);
-ReverseSequence as a Gather of the (batch, time) rows."""
+ReverseSequence as a Gather of the (batch, time) rows; MaxUnpool as a ScatterND into zeros."""
 
 from __future__ import annotations
 
@@ -100,4 +100,53 @@ def reverse_sequence(node: Node, graph: Graph, opset: int) -> list[Node]:
     viewed = b.add("Reshape", [x], (rows, *shape[2:]), dtype=dtype)
     gathered = b.add("Gather", [viewed, index], (rows, *shape[2:]), {"axis": 0}, dtype=dtype)
     b.add("Reshape", [gathered], None, out=node.outputs[0])
+    return b.nodes
+
+
+def max_unpool(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """MaxUnpool -> X's values scattered (ScatterND) at their flat indices into zeros of the shape the
+    pooling attributes give, which an output_shape larger than it pads with zeros at the end of each
+    axis (as onnx's reference and its node tests place them; onnxruntime indexes the larger shape
+    instead). A run-time output_shape is the declared output's, checked at run time (CheckValues)."""
+    x, indices = node.inputs[:2]
+    out_shape = shape_of(graph, node.outputs[0])
+    x_shape = shape_of(graph, x)
+    kernel = [int(k) for k in node.attrs["kernel_shape"]]
+    r = len(kernel)
+    strides = [int(v) for v in node.attrs.get("strides") or [1] * r]
+    pads = [int(v) for v in node.attrs.get("pads") or [0] * (2 * r)]
+    inferred = (*x_shape[:2], *((x_shape[2 + d] - 1) * strides[d] - pads[d] - pads[r + d] + kernel[d]
+                                for d in range(r)))
+    if len(x_shape) != r + 2 or shape_of(graph, indices) != x_shape:
+        raise AotcError(f"indices {list(shape_of(graph, indices))} and X {list(x_shape)} must be of one shape "
+                        f"[N, C, {r} spatial dims]", node=node)
+    if len(out_shape) != len(inferred) or any(o < i for o, i in zip(out_shape, inferred, strict=True)) or \
+            list(out_shape[:2]) != list(inferred[:2]):
+        raise AotcError(f"output {list(out_shape)} is smaller than the unpooled {list(inferred)}", node=node)
+    b = Builder(node, graph)
+    dtype = graph.tensors[x].dtype
+    shape_in = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2] else ""
+    if shape_in:
+        value = graph.const(shape_in)
+        if value is None:
+            checked = b.tensor(x_shape, dtype=dtype)
+            b.nodes.append(Node("CheckValues", f"{node.name}__check", [x, shape_in], [checked],
+                                {"expected": [int(v) for v in out_shape]}, node.sources()))
+            x = checked
+        elif [int(v) for v in value.reshape(-1)] != list(out_shape):
+            raise AotcError(f"output_shape {value.reshape(-1).tolist()} is not the output's {list(out_shape)}",
+                            node=node)
+    total, k = int(np.prod(inferred)), int(np.prod(x_shape))
+    zeros = b.tensor((total,), np.zeros(total, dtype), dtype=dtype)
+    flat_i = b.add("Reshape", [indices], (k, 1), dtype="int64")
+    flat_x = b.add("Reshape", [x], (k,), dtype=dtype)
+    if tuple(out_shape) == tuple(inferred):
+        scattered = b.add("ScatterND", [zeros, flat_i, flat_x], (total,), dtype=dtype)
+        b.add("Reshape", [scattered], None, out=node.outputs[0], dtype=dtype)
+        return b.nodes
+    scattered = b.add("ScatterND", [zeros, flat_i, flat_x], (total,), dtype=dtype)
+    grid = b.add("Reshape", [scattered], inferred, dtype=dtype)
+    ends = [o - i for o, i in zip(out_shape, inferred, strict=True)]
+    b.nodes.append(Node("Pad", node.name, [grid], list(node.outputs),
+                        {"pads": [0] * len(ends) + ends, "mode": "constant", "value": 0}, node.sources()))
     return b.nodes
