@@ -1,7 +1,10 @@
 """AffineGrid as a MatMul of theta by the base grid (aot/kernels/index.py runs GridSample);
-ReverseSequence as a Gather of the (batch, time) rows; MaxUnpool as a ScatterND into zeros."""
+ReverseSequence as a Gather of the (batch, time) rows; MaxUnpool as a ScatterND into zeros; Col2Im as a
+ScatterElements adding each column's values at their (constant) image positions."""
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 
@@ -150,3 +153,82 @@ def max_unpool(node: Node, graph: Graph, opset: int) -> list[Node]:
     b.nodes.append(Node("Pad", node.name, [grid], list(node.outputs),
                         {"pads": [0] * len(ends) + ends, "mode": "constant", "value": 0}, node.sources()))
     return b.nodes
+
+
+def col2im(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """Col2Im -> the columns [N, C * prod(block), L] viewed as [N, C, prod(block) * L] and added
+    (ScatterElements, reduction add) into zeros [N, C, 1 + prod(image)] at each value's image position, a
+    constant map (slot 0 takes what falls on the padding), then slot 0 dropped (a Gather) and the rest
+    shaped as the image. image_shape is the declared output's; a block_shape computed at run time is the
+    one that fits the input's shape (checked at run time, CheckValues), refused where two would."""
+    x, image, block = node.inputs[:3]
+    xs, out = shape_of(graph, x), shape_of(graph, node.outputs[0])
+    r = len(out) - 2
+    n, c, img = out[0], out[1], list(out[2:])
+    dil = [int(v) for v in node.attrs.get("dilations") or [1] * r]
+    pads = [int(v) for v in node.attrs.get("pads") or [0] * (2 * r)]
+    strides = [int(v) for v in node.attrs.get("strides") or [1] * r]
+    if len(xs) != 3 or xs[0] != n or r < 1 or xs[1] % c:
+        raise AotcError(f"input {list(xs)} is not the columns of the output {list(out)}", node=node)
+    cols, length = xs[1] // c, xs[2]
+
+    def counts(blk: tuple[int, ...]) -> list[int] | None:
+        res = []
+        for d, k in enumerate(blk):
+            span, eff = img[d] + pads[d] + pads[r + d], dil[d] * (k - 1) + 1
+            if k < 1 or eff > span:
+                return None
+            res.append((span - eff) // strides[d] + 1)
+        return res
+
+    ivals, bvals = graph.const(image), graph.const(block)
+    if ivals is not None and [int(v) for v in ivals.reshape(-1)] != img:
+        raise AotcError(f"image_shape {ivals.reshape(-1).tolist()} is not the output's {img}", node=node)
+    if bvals is not None:
+        candidates = [tuple(int(v) for v in bvals.reshape(-1))]
+    else:
+        candidates = [blk for blk in itertools.product(*[[k for k in range(1, cols + 1) if cols % k == 0]] * r)
+                      if int(np.prod(blk)) == cols]
+    fits = [blk for blk in candidates if int(np.prod(blk)) == cols and (cs := counts(blk)) is not None
+            and int(np.prod(cs)) == length]
+    if bvals is not None and not fits:
+        raise AotcError(f"block_shape {list(candidates[0])} does not give the input {list(xs)} for the output "
+                        f"{list(out)}", node=node)
+    if len(fits) != 1:
+        shown = " and ".join(str(list(f)) for f in fits) or "none"
+        raise AotcError(f"block_shape is computed at run time and the shapes fit {shown}: give it as a constant "
+                        "(--input-value)", node=node)
+    blk = fits[0]
+    nblocks = counts(blk)
+    assert nblocks is not None
+    b = Builder(node, graph)
+    dtype = graph.tensors[x].dtype
+    if ivals is None:
+        x = _checked(b, node, x, image, img, xs, dtype)
+    if bvals is None:
+        x = _checked(b, node, x, block, list(blk), xs, dtype)
+    pixels = int(np.prod(img))
+    where = np.zeros((cols, length), np.int64)  # slot in [1 + image] of column row b, block position l
+    for bi, kk in enumerate(itertools.product(*[range(k) for k in blk])):
+        for li, start in enumerate(itertools.product(*[range(m) for m in nblocks])):
+            pos = [start[d] * strides[d] - pads[d] + kk[d] * dil[d] for d in range(r)]
+            if all(0 <= p < img[d] for d, p in enumerate(pos)):
+                where[bi, li] = 1 + int(np.ravel_multi_index(pos, img))
+    idx = np.ascontiguousarray(np.broadcast_to(where.reshape(1, 1, -1), (n, c, cols * length)))
+    viewed = b.add("Reshape", [x], (n, c, cols * length), dtype=dtype)
+    zeros = b.tensor((n, c, 1 + pixels), np.zeros((n, c, 1 + pixels), dtype), dtype=dtype)
+    added = b.add("ScatterElements", [zeros, b.tensor(idx.shape, idx, dtype="int64"), viewed], (n, c, 1 + pixels),
+                  {"axis": 2, "reduction": "add"}, dtype=dtype)
+    kept = b.add("Gather", [added, b.tensor((pixels,), np.arange(1, pixels + 1, dtype=np.int64), dtype="int64")],
+                 (n, c, pixels), {"axis": 2}, dtype=dtype)
+    b.add("Reshape", [kept], None, out=node.outputs[0], dtype=dtype)
+    return b.nodes
+
+
+def _checked(b: Builder, node: Node, x: str, values: str, expected: list[int], shape: tuple[int, ...],
+             dtype: str) -> str:
+    """x, once the run-time `values` are found to be `expected` (else the run returns AOTC_ERR_SHAPE)."""
+    checked = b.tensor(shape, dtype=dtype)
+    b.nodes.append(Node("CheckValues", f"{node.name}__check{len(b.nodes)}", [x, values], [checked],
+                        {"expected": expected}, node.sources()))
+    return checked
