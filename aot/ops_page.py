@@ -54,6 +54,7 @@ FRONTEND = {
     "SequenceMap": "unrolled on import: its body once per element",
     "Col2Im": "lowered to a ScatterElements adding the columns at their image positions (a constant map); "
               "a run-time block_shape must be the one the shapes fit",
+    "TensorScatter": "lowered to a ScatterElements at each batch's write index on (linear or circular)",
     "MaxUnpool": "lowered to a ScatterND of X at its indices into zeros (a Pad for a larger output_shape; a "
                  "run-time output_shape must be the declared output's)",
     **{op: "lowered on import: an optional is present or absent at compile time" for op in (

@@ -1,6 +1,7 @@
 """AffineGrid as a MatMul of theta by the base grid (aot/kernels/index.py runs GridSample);
 ReverseSequence as a Gather of the (batch, time) rows; MaxUnpool as a ScatterND into zeros; Col2Im as a
-ScatterElements adding each column's values at their (constant) image positions."""
+ScatterElements adding each column's values at their (constant) image positions; TensorScatter as a
+ScatterElements at each batch's write index on."""
 
 from __future__ import annotations
 
@@ -232,3 +233,45 @@ def _checked(b: Builder, node: Node, x: str, values: str, expected: list[int], s
     b.nodes.append(Node("CheckValues", f"{node.name}__check{len(b.nodes)}", [x, values], [checked],
                         {"expected": expected}, node.sources()))
     return checked
+
+
+def tensor_scatter(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """TensorScatter -> ScatterElements of update into past_cache along the sequence axis, at rows
+    write_indices[b] + j (mod the cache's length in circular mode) for batch b: a constant where
+    write_indices is (or is absent: 0), else computed at run time (Reshape, Add, Mod, Expand)."""
+    past, update = node.inputs[:2]
+    wi = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2] else ""
+    ps, us = shape_of(graph, past), shape_of(graph, update)
+    rank = len(ps)
+    mode = node.attrs.get("mode", "linear")
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    axis = int(node.attrs.get("axis", -2))
+    axis = axis + rank if axis < 0 else axis
+    if mode not in ("linear", "circular"):
+        raise AotcError(f"mode '{mode}' is not linear or circular", node=node)
+    if rank < 2 or not 0 < axis < rank or len(us) != rank or \
+            any(u != p for k, (u, p) in enumerate(zip(us, ps, strict=True)) if k != axis) or us[axis] > ps[axis]:
+        raise AotcError(f"update {list(us)} does not fit past_cache {list(ps)} along axis {axis}", node=node)
+    steps = np.arange(us[axis], dtype=np.int64).reshape([us[axis] if k == axis else 1 for k in range(rank)])
+    b = Builder(node, graph)
+    dtype = graph.tensors[past].dtype
+    value = np.zeros(ps[0], np.int64) if not wi else graph.const(wi)
+    if value is not None:
+        rows = value.astype(np.int64).reshape([ps[0]] + [1] * (rank - 1)) + steps
+        if mode == "circular":
+            rows = rows % ps[axis]
+        if rows.min() < 0 or rows.max() >= ps[axis]:
+            raise AotcError(f"write_indices {value.reshape(-1).tolist()} write past the cache's {ps[axis]} rows",
+                            node=node)
+        idx = b.tensor(us, np.ascontiguousarray(np.broadcast_to(rows, us)), dtype="int64")
+    else:
+        first = b.add("Reshape", [wi], (ps[0], *[1] * (rank - 1)), dtype="int64")
+        rows = b.add("Add", [first, b.tensor(steps.shape, steps, dtype="int64")],
+                     (ps[0], *[us[axis] if k == axis else 1 for k in range(1, rank)]), dtype="int64")
+        if mode == "circular":
+            rows = b.add("Mod", [rows, b.tensor((), np.array(ps[axis], np.int64), dtype="int64")],
+                         shape_of(graph, rows), {"fmod": 0}, dtype="int64")
+        idx = b.add("Expand", [rows], us, dtype="int64")
+    b.add("ScatterElements", [past, idx, update], None, {"axis": axis, "reduction": "none"},
+          out=node.outputs[0], dtype=dtype)
+    return b.nodes
