@@ -121,18 +121,20 @@ def quantize_in_float(node: Node, graph: Graph, opset: int) -> list[Node] | None
     run time; 16-, 4- and 2-bit integers; float8) -> float32 elementwise ops: DequantizeLinear is
     (x - zero_point) * scale; QuantizeLinear is Round(x / scale) + zero_point clipped to the type's range
     (to nearest even, saturating, as the spec says), or for float8 x / scale cast (saturate as asked).
-    A per-axis scale or zero point is reshaped to broadcast along its axis; blocked ones are refused."""
+    A per-axis scale or zero point is reshaped to broadcast along its axis; a blocked one is gathered to x's
+    shape (each element's block's value)."""
     dq = node.op == "DequantizeLinear"
     ints = graph.tensors[node.inputs[0]].dtype if dq else graph.tensors[node.outputs[0]].dtype
     params = [i for i in node.inputs[1:3] if i]
     native = ints in (("int8", "uint8", "int32") if dq else ("int8", "uint8"))
-    if native and all(graph.const(i) is not None for i in params) or node.attrs.get("block_size", 0):
-        return None  # quantize_linear's rule: the integer kernels (or its refusal of blocked scales)
+    block = int(node.attrs.get("block_size", 0))
+    if native and all(graph.const(i) is not None for i in params) and not block:
+        return None  # quantize_linear's rule: the integer kernels
     if len(node.inputs) < 2 or not node.inputs[1]:
         raise AotcError("scale (input 1) is missing", node=node)
     x = graph.tensors[node.inputs[0]]
     rank, b = len(x.shape), Builder(node, graph)
-    per_axis = any(graph.tensors[i].size > 1 for i in params)  # the axis matters only then
+    per_axis = block > 0 or any(graph.tensors[i].size > 1 for i in params)  # the axis matters only then
     axis = positive_axis(int(node.attrs.get("axis", 1)), rank, node) if per_axis else 0
 
     def along_axis(name: str) -> str:
@@ -140,10 +142,17 @@ def quantize_in_float(node: Node, graph: Graph, opset: int) -> list[Node] | None
         t = graph.tensors[name]
         if t.dtype != "float32":
             name = b.add("Cast", [name], t.shape, {"to": "float32", "saturate": 1})
+        if block:  # one value per block of `block` along the axis: each element's gathered (issue 51)
+            n = x.shape[axis]
+            if len(t.shape) != rank or t.shape[axis] != -(-n // block) or \
+                    any(d != e for k, (d, e) in enumerate(zip(t.shape, x.shape, strict=True)) if k != axis):
+                raise AotcError(f"{list(t.shape)} is not one value per block of {block} along axis {axis} of "
+                                f"{list(x.shape)}", node=node)
+            at = b.tensor((n,), np.arange(n, dtype=np.int64) // block, dtype="int64")
+            return b.add("Gather", [name, at], x.shape, {"axis": axis})
         if t.size > 1:
             if len(t.shape) != 1 or t.shape[0] != x.shape[axis]:
-                raise AotcError(f"{list(t.shape)} does not match axis {axis} of {list(x.shape)} (blocked "
-                                "quantization is not supported)", node=node)
+                raise AotcError(f"{list(t.shape)} does not match axis {axis} of {list(x.shape)}", node=node)
             name = b.add("Reshape", [name], (t.shape[0], *[1] * (rank - 1 - axis)))
         return name
 
