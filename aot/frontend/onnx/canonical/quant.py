@@ -235,11 +235,65 @@ def qlinear_softmax(node: Node, graph: Graph, opset: int) -> list[Node] | None:
     return None
 
 
-def conv_integer(node: Node, graph: Graph, opset: int) -> None:
-    """ConvInteger: Conv's window attributes (on its x and w)."""
+def conv_integer(node: Node, graph: Graph, opset: int) -> list[Node] | None:
+    """ConvInteger: Conv's window attributes (on its x and w); with weights computed at run time, the
+    float32 Conv of the zero-point-shifted integers (integer_in_float)."""
     shim = Node("Conv", node.name, node.inputs[:2], node.outputs, node.attrs)
     conv(shim, graph, opset)
     node.attrs = shim.attrs
+    if graph.const(node.inputs[1]) is None:
+        return integer_in_float(node, graph)
+    return None
+
+
+def matmul_integer(node: Node, graph: Graph, opset: int) -> list[Node] | None:
+    """MatMulInteger with B computed at run time: the float32 MatMul of the shifted integers (integer_in_float)."""
+    return integer_in_float(node, graph) if graph.const(node.inputs[1]) is None else None
+
+
+# float32 holds every integer below 2^24 exactly: sums of at most this many 8-bit products (each below
+# 2^16 in magnitude, after the zero points' shift) stay exact in any order
+_EXACT_TERMS = (1 << 24) // (255 * 255)
+
+
+def integer_in_float(node: Node, graph: Graph) -> list[Node]:
+    """MatMulInteger / ConvInteger whose second operand is computed at run time (the integer kernels take
+    constant weights) -> Cast to float32, minus the zero points (a per-column / per-channel one of the
+    weights shaped to broadcast), MatMul / Conv in float32, Cast to int32: exact while no sum has more terms than
+    float32 holds exactly (_EXACT_TERMS), refused beyond."""
+    a, w = node.inputs[:2]
+    za = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2] else ""
+    zw = node.inputs[3] if len(node.inputs) > 3 and node.inputs[3] else ""
+    ash, wsh = shape_of(graph, a), shape_of(graph, w)
+    conv_op = node.op == "ConvInteger"
+    terms = int(np.prod(wsh[1:])) if conv_op else ash[-1]
+    if terms > _EXACT_TERMS:
+        raise AotcError(f"weights computed at run time: sums of {terms} products would not be exact in float32 "
+                        f"(at most {_EXACT_TERMS})", node=node)
+    if za and graph.tensors[za].size > 1:  # onnx's reference and onnxruntime disagree on it, or refuse it
+        raise AotcError("weights computed at run time: a per-row zero point of A is not supported", node=node)
+    b = Builder(node, graph)
+
+    def shifted(x: str, zp: str, zp_shape: tuple[int, ...]) -> str:
+        xf = b.add("Cast", [x], shape_of(graph, x), {"to": "float32", "saturate": 1})
+        if not zp:
+            return xf
+        zf = b.add("Cast", [zp], shape_of(graph, zp), {"to": "float32", "saturate": 1})
+        if graph.tensors[zp].size > 1:
+            zf = b.add("Reshape", [zf], zp_shape)
+        return b.add("Sub", [xf, zf], shape_of(graph, x))
+
+    rank_w = len(wsh)
+    if conv_op:
+        af = shifted(a, za, ())
+        wf = shifted(w, zw, (wsh[0], *[1] * (rank_w - 1)))  # per output channel
+        acc = b.add("Conv", [af, wf], shape_of(graph, node.outputs[0]), dict(node.attrs))
+    else:
+        af = shifted(a, za, ())
+        wf = shifted(w, zw, (wsh[-1],))  # per column of B
+        acc = b.add("MatMul", [af, wf], shape_of(graph, node.outputs[0]))
+    b.add("Cast", [acc], None, {"to": "int32", "saturate": 1}, out=node.outputs[0], dtype="int32")
+    return b.nodes
 
 
 for _op in ("QuantizeLinear", "DequantizeLinear"):  # the float rewrite first, where the integer kernels cannot
@@ -249,3 +303,4 @@ RULES["QLinearConv"] = _windowed(conv, (0, 3))
 RULES["QLinearAveragePool"] = _windowed(pool, (0,))
 RULES["QLinearSoftmax"] = qlinear_softmax
 RULES["ConvInteger"] = conv_integer
+RULES["MatMulInteger"] = matmul_integer
