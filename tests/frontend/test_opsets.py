@@ -135,15 +135,15 @@ def test_new_ops_of_opsets_26_to_28_compute_as_onnx_defines_them(op, attrs, inpu
 def test_a_model_of_training_ops_alone_is_refused_naming_the_op():
     """A model importing only ai.onnx.preview.training (onnx's Adagrad/Adam/Momentum node tests) was
     refused as importing no default-domain opset: now its first node, as a training op (issue 51)."""
-    node = helper.make_node("Adagrad", ["r", "t", "x", "g", "h"], ["x_new", "h_new"], name="step",
-                            domain="ai.onnx.preview.training")
+    node = helper.make_node("Adagrad", ["r", "t", "x", "g", "h"], ["x_new", "h_new"],
+                            domain="ai.onnx.preview.training")  # unnamed, as onnx's node tests: named Adagrad_0
     vi = [helper.make_tensor_value_info(k, TensorProto.FLOAT, [2]) for k in ("x", "g", "h")]
     scalars = [helper.make_tensor_value_info("r", TensorProto.FLOAT, []),
                helper.make_tensor_value_info("t", TensorProto.INT64, [])]
     graph = helper.make_graph([node], "train", scalars + vi,
                               [helper.make_tensor_value_info(k, TensorProto.FLOAT, [2]) for k in ("x_new", "h_new")])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("ai.onnx.preview.training", 1)])
-    with pytest.raises(AotcError, match=r"^node 'step' \(Adagrad\): operator domain 'ai.onnx.preview.training' is "
+    with pytest.raises(AotcError, match=r"^node 'Adagrad_0' \(Adagrad\): operator domain 'ai.onnx.preview.training' is "
                                         r"not supported \(a training op: aotc compiles inference only\)$"):
         compile_model(model)
 

@@ -37,6 +37,7 @@ from aot.frontend.onnx.loops import scans_to_loops, sequences_to_scans
 from aot.frontend.onnx.old_opsets import upgrade
 from aot.frontend.onnx.optional_outputs import drop_unread_optional_outputs
 from aot.frontend.onnx.sequences import expand_inputs, has_structured_io, lower_sequences, uses_sequences
+from aot.frontend.onnx.skeleton import skeleton
 from aot.frontend.onnx.to_ir import to_ir
 from aot.frontend.onnx.validate import (
     check_declarations,
@@ -93,7 +94,9 @@ class Step:
 def _opset(s: ImportState) -> None:
     """The default-domain opset, one aotc reads (1 to 6 by upgrading it, the next steps)."""
     if not any(imp.domain in ("", "ai.onnx") for imp in s.model.opset_import):
-        _domains(s)  # a model of another domain's ops alone (ai.onnx.ml, ai.onnx.preview.training): named
+        # a model of another domain's ops alone (ai.onnx.ml, ai.onnx.preview.training): its first node named (on
+        # a copy without the weights, its nodes named as own-copy names them)
+        _domains(ImportState(name_nodes(skeleton(s.model))))
     s.opset = opset_of(s.model)
     if not 1 <= s.opset <= MAX_OPSET:
         raise AotcError(f"opset {s.opset} is not supported (aotc reads opsets 1 to {MAX_OPSET})")
