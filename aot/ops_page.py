@@ -44,6 +44,21 @@ FRONTEND = {
     "Einsum": "lowered to Transpose, Reshape, ReduceSum and MatMul (1 or 2 operands, no diagonals)",
     "ReverseSequence": "lowered to a Gather of the (batch, time) rows; their indices are a constant when "
                        "sequence_lens is, else computed at run time",
+    # sequences of static length and optionals known at compile time (aot/frontend/onnx/sequences.py)
+    **{op: "lowered on import: a sequence of static length is its tensors" for op in (
+        "SequenceEmpty", "SequenceConstruct", "SequenceLength", "SequenceInsert", "SequenceErase")},
+    "SequenceAt": "lowered on import: the element (a constant position), or a Gather of the elements "
+                  "stacked (a run-time one)",
+    "SplitToSequence": "lowered on import to a Split (split constant or absent)",
+    "ConcatFromSequence": "lowered on import to a Concat (of the elements unsqueezed: new_axis)",
+    "SequenceMap": "unrolled on import: its body once per element",
+    "Col2Im": "lowered to a ScatterElements adding the columns at their image positions (a constant map); "
+              "a run-time block_shape must be the one the shapes fit",
+    "TensorScatter": "lowered to a ScatterElements at each batch's write index on (linear or circular)",
+    "MaxUnpool": "lowered to a ScatterND of X at its indices into zeros (a Pad for a larger output_shape; a "
+                 "run-time output_shape must be the declared output's)",
+    **{op: "lowered on import: an optional is present or absent at compile time" for op in (
+        "Optional", "OptionalHasElement", "OptionalGetElement")},
 }
 
 

@@ -59,6 +59,7 @@ class Case:
     max_dims: tuple = ()  # Options.max_dims: bounds of data-dependent dims (issue 18)
     quantized_io: bool = False  # Options.quantized_io: the feeds are the integers of the inputs' Qs
     fast_math: bool = False  # Options.fast_math: kernels that round more than a direct sum may be taken
+    input_values: tuple = ()  # Options.input_values: inputs pinned at compile time (an absent optional: none)
 
 
 def tensor_type(dtype: np.dtype | str) -> int:
@@ -248,7 +249,8 @@ def shared_build(cases: list[Case], workdir: Path | None = None, *, vendor_inclu
         try:
             options = Options(name=name, vendors=case.vendors, input_shapes=case.input_shapes,
                               scratch_floor=case.scratch_floor, max_dims=case.max_dims,
-                              quantized_io=case.quantized_io, fast_math=case.fast_math)
+                              quantized_io=case.quantized_io, fast_math=case.fast_math,
+                              input_values=case.input_values)
             bundle = compile_model(case.model, options, source=f"{case.id}.onnx")
         except Exception as e:  # reported by that case's test, not by the whole module
             build.errors[case.id] = e

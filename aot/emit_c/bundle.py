@@ -207,6 +207,9 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         **({"pruned_inputs": graph.info.pruned_inputs} if graph.info.pruned_inputs else {}),
         # inputs pinned at compile time (--input-value): constants of the value recorded, not arguments
         **({"pinned_inputs": graph.info.pinned_inputs} if graph.info.pinned_inputs else {}),
+        # sequence / optional inputs and outputs: which of "inputs" / "outputs" hold each (a sequence x of N
+        # tensors is x.0 .. x.N-1; an absent optional is none)
+        **({"structured_io": graph.info.structured_io} if graph.info.structured_io else {}),
         "memory": {
             "arena_bytes": plan.arena_bytes,
             "weights_bytes": weights_bytes,

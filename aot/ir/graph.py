@@ -114,6 +114,10 @@ class GraphInfo:
     # tensors whose shape the ONNX import guessed by running their node on zeros (to_ir.py), which no
     # declaration pins: a node that reads run-time values to fill such a shape is refused
     guessed_shapes: set[str] = field(default_factory=set)
+    # sequence / optional inputs and outputs and the tensors holding them: {"inputs": {name: spec},
+    # "outputs": {...}}, spec {"sequence": [tensors]} or {"optional": tensor, {"sequence": ...} or None}
+    # (aot/frontend/onnx/sequences.py)
+    structured_io: dict[str, dict] = field(default_factory=dict)
     # the folded ONNX model, which `aotc partition -o` writes a partition back into (keep_onnx)
     folded_onnx: Any = None
     # a vendor function's record of its own passes and options (accel_sim's transform)
@@ -127,6 +131,7 @@ class GraphInfo:
                        io_quantization=dict(self.io_quantization), state=dict(self.state),
                        pruned_inputs=list(self.pruned_inputs), pinned_inputs=list(self.pinned_inputs),
                        guessed_shapes=set(self.guessed_shapes),
+                       structured_io=dict(self.structured_io),
                        vendor_passes=list(self.vendor_passes),
                        vendor_options=dict(self.vendor_options), vendor_extra=dict(self.vendor_extra))
 

@@ -192,6 +192,43 @@ def _check_trilu(node: Node, graph: Graph) -> str | None:
     return check_sizes(node, graph)
 
 
+# --- Compress --------------------------------------------------------------------------------
+
+def _emit_compress(ctx: NodeContext) -> None:
+    """The output's shape is the declared one (a condition computed at run time keeps a count the data
+    decides): a condition keeping another count makes the run return AOTC_ERR_SHAPE."""
+    x, cond, y = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    shape, out = ctx.shape(x), ctx.shape(y)
+    axis = ctx.attrs.get("axis")
+    if axis is None:
+        outer, dim, inner, kept = 1, _nelem(shape), 1, _nelem(out)
+    else:
+        axis = int(axis) + len(shape) if int(axis) < 0 else int(axis)
+        outer, dim, inner, kept = _nelem(shape[:axis]), shape[axis], _nelem(shape[axis + 1:]), out[axis]
+    p = ctx.params("aotc_compress_params", {
+        "outer": c_int(outer), "axis_dim": c_int(dim), "inner": c_int(inner),
+        "elem_size": str(ctx.tensor(x).itemsize), "cond_len": c_int(_nelem(ctx.shape(cond))), "kept": c_int(kept),
+    }, comment=f"Compress of {list(shape)} on axis {axis} to {list(out)}")
+    ctx.line(f"if (aotc_compress({p}, {ctx.ptr(cond)}, {ctx.ptr(x)}, {ctx.ptr(y)}) != 0) return AOTC_ERR_SHAPE;")
+
+
+def _check_compress(node: Node, graph: Graph) -> str | None:
+    shape, out = graph.tensors[node.inputs[0]].shape, graph.tensors[node.outputs[0]].shape
+    cond = graph.tensors[node.inputs[1]]
+    if cond.dtype != "bool" or len(cond.shape) != 1:
+        return "the condition must be a 1-D bool tensor"
+    axis = node.attrs.get("axis")
+    if axis is None:
+        if len(out) != 1:
+            return f"a Compress without axis gives a 1-D output, not {list(out)}"
+    else:
+        a = int(axis) + len(shape) if int(axis) < 0 else int(axis)
+        if not 0 <= a < len(shape) or len(out) != len(shape) or \
+                any(o != d for k, (o, d) in enumerate(zip(out, shape, strict=True)) if k != a):
+            return f"output {list(out)} is not the input {list(shape)} compressed along axis {axis}"
+    return check_sizes(node, graph)
+
+
 # --- CumSum ----------------------------------------------------------------------------------
 
 def _emit_cumsum(ctx: NodeContext) -> None:
@@ -463,6 +500,7 @@ OPS: dict[str, HostOp] = {
     "ArgMax": HostOp(_emit_arg, family="index", dtypes=ARG_DTYPES, check=_check_arg),
     "ArgMin": HostOp(_emit_arg, family="index", dtypes=ARG_DTYPES, check=_check_arg),
     "Trilu": HostOp(_emit_trilu, family="index", dtypes=ANY_DTYPE, check=_check_trilu),
+    "Compress": HostOp(_emit_compress, family="index", dtypes=ANY_DTYPE, check=_check_compress),
     "CumSum": HostOp(_emit_cumsum, family="index", dtypes=CUMSUM_DTYPES, check=_check_cumsum),
     "CumProd": HostOp(_emit_cumsum, family="index", dtypes=CUMSUM_DTYPES, check=_check_cumsum),
     "Hardmax": HostOp(_emit_hardmax, family="index", dtypes=("float32", "float64"), check=_check_hardmax),

@@ -116,9 +116,34 @@ def _emit_call(ctx: NodeContext, axes: list[int]) -> None:
 
 _INT_DTYPES = ("int8", "uint8", "int32")  # ReduceMax / ReduceMin pick an element: exact on integers
 
+def _det_scratch(node: Node, graph: Graph) -> int:
+    """Det eliminates in a double copy of one matrix."""
+    n = graph.tensors[node.inputs[0]].shape[-1]
+    return 8 * n * n
+
+
+def _check_det(node: Node, graph: Graph) -> str | None:
+    shape = graph.tensors[node.inputs[0]].shape
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        return f"the input must be square matrices [..., n, n], got {list(shape)}"
+    if 0 in shape:
+        return f"an input with a zero-size dimension {list(shape)} is not supported"
+    return None
+
+
+def _emit_det(ctx: NodeContext) -> None:
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    shape = ctx.shape(x)
+    batch = int(np.prod(shape[:-2], dtype=np.int64))
+    ctx.comment(f"Det of {batch} {shape[-1]} x {shape[-1]} matrices")
+    ctx.call("aotc_det_f32", c_int(batch), c_int(shape[-1]), ctx.ptr(x), ctx.ptr(y), ctx.scratch("double"))
+
+
 OPS: dict[str, HostOp] = {
     op: HostOp(_emit, family="reduce", check=_check,
                dtypes=("float32", "float64", *(_INT_DTYPES if op in ("ReduceMax", "ReduceMin") else ())),
                kernels=(fixed_scratch("", _scratch),) if op == "ReduceLogSumExp" else (NO_SCRATCH,))
     for op in KERNELS
 }
+OPS["Det"] = HostOp(_emit_det, family="reduce", check=_check_det, dtypes=("float32",),
+                    kernels=(fixed_scratch("", _det_scratch),))

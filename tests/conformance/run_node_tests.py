@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import collections
 import glob
+import json
 import os
 import re
 import subprocess
@@ -103,9 +104,43 @@ def load_case(d: Path) -> Case:
     return Case(d.name, model, feeds, expected=expected)
 
 
-def tensors_only(case: Case) -> bool:
-    """Every input and output a tensor (what a bundle's run takes and gives)."""
-    return all(isinstance(v, np.ndarray) for v in [*case.feeds.values(), *case.expected])
+def bundle_feeds(case: Case) -> tuple[dict[str, np.ndarray], tuple, tuple]:
+    """The case's inputs as a bundle takes them (a sequence x as its tensors x.0, x.1, ...; an absent
+    optional as none: docs/sequences.md), with the shapes (--input-shape) and pins (--input-value, an absent
+    optional's none) that say so."""
+    feeds: dict[str, np.ndarray] = {}
+    shapes: list[tuple[str, tuple[int, ...]]] = []
+    pins: list[tuple[str, str]] = []
+    for k, v in case.feeds.items():
+        if v is None:
+            pins.append((k, "none"))
+        elif isinstance(v, list):
+            for i, a in enumerate(v):
+                feeds[f"{k}.{i}"] = a
+                shapes.append((f"{k}.{i}", a.shape))
+        else:
+            feeds[k] = v
+            if _dynamic(case.model, k):
+                shapes.append((k, v.shape))
+    return feeds, tuple(shapes), tuple(pins)
+
+
+def regroup(meta: dict, model: onnx.ModelProto, arrays: dict[str, np.ndarray]) -> list[object]:
+    """The model's outputs from the bundle's (by name): a sequence / optional output from the tensors
+    metadata.json's structured_io names."""
+    specs = meta.get("structured_io", {}).get("outputs", {})
+
+    def value(spec: object) -> object:
+        if isinstance(spec, str):
+            return arrays[spec]
+        if spec is None:
+            return None
+        assert isinstance(spec, dict)
+        if "sequence" in spec:
+            return [arrays[n] for n in spec["sequence"]]
+        return value(spec["optional"])
+
+    return [value(specs[vi.name]) if vi.name in specs else arrays[vi.name] for vi in model.graph.output]
 
 
 def _dynamic(model: onnx.ModelProto, name: str) -> bool:
@@ -210,9 +245,10 @@ def via_cli(case: Case, work: Path) -> str:
     reference's dtype, as a user would). The outcome, as main() records it."""
     work.mkdir(parents=True)
     onnx.save(case.model, work / "model.onnx")
-    np.savez(work / "in.npz", **case.feeds)
+    np.savez(work / "in.npz", **case.feeds)  # the bundle's inputs (bundle_feeds)
     aotc = [sys.executable, "-m", "aot.cli"]
-    shapes = [f"--input-shape={k}={','.join(map(str, s))}" for k, s in case.input_shapes]
+    shapes = [f"--input-shape={k}={','.join(map(str, s))}" for k, s in case.input_shapes] + \
+        [f"--input-value={k}={v}" for k, v in case.input_values]
     r = subprocess.run([*aotc, str(work / "model.onnx"), "-o", str(work / "out"), *shapes],
                        capture_output=True, text=True)
     if r.returncode != 0:
@@ -221,11 +257,11 @@ def via_cli(case: Case, work: Path) -> str:
                         str(work / "res.npz")], capture_output=True, text=True)
     if r.returncode != 0:
         return f"ERROR (aotc run exit {r.returncode}): {r.stderr.strip()[-300:]}"
-    names = [vi.name for vi in case.model.graph.output]
+    meta = json.loads((work / "out" / "bundle" / "metadata.json").read_text())
     with np.load(work / "res.npz") as res:
-        ours = [res[n] for n in names]
-    ours = [o.view(e.dtype) if o.dtype.kind == "V" and o.dtype.itemsize == e.dtype.itemsize else o
-            for o, e in zip(ours, case.expected, strict=True)]
+        ours = regroup(meta, case.model, dict(res))
+    ours = [o.view(e.dtype) if isinstance(o, np.ndarray) and isinstance(e, np.ndarray) and o.dtype.kind == "V"
+            and o.dtype.itemsize == e.dtype.itemsize else o for o, e in zip(ours, case.expected, strict=True)]
     try:
         check_outputs(ours, case.expected)
     except AssertionError as e:
@@ -243,11 +279,9 @@ def run_aotc(dirs: list[tuple[str, Path]], cli: bool = False) -> tuple[dict[str,
             case = load_case(d)
             # The input feeds must match the model's declared input shapes (they do in the ONNX suite).
             # Inputs declared without static sizes get the test data's shapes (what --input-shape does).
-            shapes = tuple((k, v.shape) for k, v in case.feeds.items() if _dynamic(case.model, k))
-            case.input_shapes = shapes
-            compile_model(case.model, Options(name="probe", input_shapes=shapes), source=f"{d.name}.onnx")
-            if not tensors_only(case):
-                raise RuntimeError("compiled a model whose inputs or outputs are not all tensors")
+            case.feeds, case.input_shapes, case.input_values = bundle_feeds(case)
+            compile_model(case.model, Options(name="probe", input_shapes=case.input_shapes,
+                                              input_values=case.input_values), source=f"{d.name}.onnx")
             compiled.append(case)
         except AotcError as e:
             op = getattr(e.node, "op", None) or getattr(getattr(e.node, "node", None), "op_type", "")
@@ -273,7 +307,10 @@ def run_aotc(dirs: list[tuple[str, Path]], cli: bool = False) -> tuple[dict[str,
             if case.id not in builds:
                 continue
             try:
-                ours = builds[case.id].run(case.id)
+                build = builds[case.id]
+                meta = build.meta[case.id]
+                ours = regroup(meta, case.model, dict(zip([o["name"] for o in meta["outputs"]], build.run(case.id),
+                                                          strict=True)))
             except AotcError as e:
                 outcome[case.id] = f"refused: {e.one_line()}"
                 refusals[e.message.split(":")[0][:70]] += 1

@@ -22,9 +22,12 @@ def test_onnx_node_tests_are_passed_or_refused():
     assert " 0 failed" in summary, r.stdout
 
 
-@pytest.mark.parametrize("name", ["test_bitcast", "test_dft_", "test_castlike_FLOAT_to"])
+@pytest.mark.parametrize("name", ["test_bitcast", "test_dft_", "test_castlike_FLOAT_to",
+                                  "test_compress|test_det_|test_maxunpool|test_col2im|test_tensorscatter|_blocked|"
+                                  "integer"])
 def test_more_slices_of_the_node_tests(name):
-    """Views across types, a run-time axis read by the kernel (DFT-20), the float16/bfloat16/float8 casts."""
+    """Views across types, a run-time axis read by the kernel (DFT-20), the float16/bfloat16/float8 casts; issue
+    51's ops (Compress, Det, MaxUnpool, Col2Im, TensorScatter, blocked Q/DQ, Conv/MatMulInteger)."""
     r = subprocess.run([sys.executable, str(SCRIPT), "--filter", name], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     assert " 0 failed" in r.stdout.splitlines()[0], r.stdout
@@ -56,6 +59,26 @@ def test_a_slice_of_the_node_tests_through_aotc_run():
     cases = ["test_size", "test_bitcast_scalar_float32_to_int32", "test_attention_4d_causal_bf16",
              "test_cast_FLOAT8E5M2_to_FLOAT", "test_cast_FLOAT_to_FLOAT8E4M3FN", "test_cast_FLOAT_to_INT4",
              "test_castlike_FLOAT_to_BFLOAT16", "test_reduce_sum_empty_axes_input_noop", "test_tril_zero"]
+    r = subprocess.run([sys.executable, str(SCRIPT), "--cli", "--filter", f"^({'|'.join(cases)})$"],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.splitlines()[0] == f"{len(cases)} cases: {len(cases)} passed, 0 refused, 0 failed", r.stdout
+
+
+def test_the_sequence_and_optional_node_tests():
+    """Issue 51: sequences of static length and optionals known at compile time pass (the sequence / optional
+    inputs and outputs as their tensors, bundle_feeds and regroup); what needs a run-time length is refused."""
+    r = subprocess.run([sys.executable, str(SCRIPT), "--filter", "sequence|optional|test_identity_opt"],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    passed = int(r.stdout.split(" passed")[0].split()[-1])
+    assert " 0 failed" in r.stdout.splitlines()[0] and passed >= 37, r.stdout
+
+
+def test_sequences_through_aotc_run():
+    """A sequence input and output (x.0, x.1 in the .npz files), an optional one, an absent optional pinned none."""
+    cases = ["test_sequence_map_add_2_sequences", "test_optional_get_element_optional_sequence", "test_identity_opt",
+             "test_optional_has_element_empty_optional_input"]
     r = subprocess.run([sys.executable, str(SCRIPT), "--cli", "--filter", f"^({'|'.join(cases)})$"],
                        capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]

@@ -132,11 +132,27 @@ def test_new_ops_of_opsets_26_to_28_compute_as_onnx_defines_them(op, attrs, inpu
     shared_build([case]).check(case.id)
 
 
+def test_a_model_of_training_ops_alone_is_refused_naming_the_op():
+    """A model importing only ai.onnx.preview.training (onnx's Adagrad/Adam/Momentum node tests) was
+    refused as importing no default-domain opset: now its first node, as a training op (issue 51)."""
+    node = helper.make_node("Adagrad", ["r", "t", "x", "g", "h"], ["x_new", "h_new"],
+                            domain="ai.onnx.preview.training")  # unnamed, as onnx's node tests: named Adagrad_0
+    vi = [helper.make_tensor_value_info(k, TensorProto.FLOAT, [2]) for k in ("x", "g", "h")]
+    scalars = [helper.make_tensor_value_info("r", TensorProto.FLOAT, []),
+               helper.make_tensor_value_info("t", TensorProto.INT64, [])]
+    graph = helper.make_graph([node], "train", scalars + vi,
+                              [helper.make_tensor_value_info(k, TensorProto.FLOAT, [2]) for k in ("x_new", "h_new")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("ai.onnx.preview.training", 1)])
+    with pytest.raises(AotcError, match=r"^node 'Adagrad_0' \(Adagrad\): operator domain 'ai.onnx.preview.training' is "
+                                        r"not supported \(a training op: aotc compiles inference only\)$"):
+        compile_model(model)
+
+
 def test_new_ops_without_a_kernel_are_refused_by_name():
-    nodes = [helper.make_node("Col2Im", ["x", "s", "b"], ["y"], name="the_op")]  # no kernel, no function body
-    case = _case("col2im", nodes, 28, {"s": np.array([5, 5], np.int64), "b": np.array([2, 2], np.int64)},
-                 x_shape=(1, 4, 16))
-    with pytest.raises(AotcError, match="node 'the_op' .Col2Im.: operator is not supported"):
+    nodes = [helper.make_node("RoiAlign", ["x", "rois", "batch"], ["y"], name="the_op")]  # no kernel, no body
+    case = _case("roi_align", nodes, 28, {"rois": np.array([[0, 0, 2, 2], [1, 1, 3, 3]], np.float32),
+                                          "batch": np.array([0, 0], np.int64)})
+    with pytest.raises(AotcError, match="node 'the_op' .RoiAlign.: operator is not supported"):
         compile_model(case.model)
 
 

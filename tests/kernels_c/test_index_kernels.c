@@ -4,7 +4,8 @@
  * and out of the matrix, up to the int64 extremes (k is a model input); CumSum / CumProd of the four
  * types along every axis, out-of-range axes, exclusive and reverse, in place too (integers wrap);
  * OneHot with indices in and out of range (float ones fractional, NaN, infinite); Range of the five
- * types; GatherElements, ScatterElements (each reduction, duplicate indices), ScatterND and
+ * types; Compress with conditions shorter and longer than the axis and counts other than the compiled
+ * one; GatherElements, ScatterElements (each reduction, duplicate indices), ScatterND and
  * GatherND with indices out of range and negative. Elements of 1 to 12 bytes where the op moves
  * bytes. Outputs start as random bytes, the same in both runs, and are compared whole, byte for byte.
  *
@@ -161,6 +162,35 @@ static int check_trilu(void) {
     if (bad) printf("  batch %d, rows %d, cols %d, elem_size %d, upper %d, k %lld, in place %d\n", (int)p.batch,
                     (int)p.rows, (int)p.cols, (int)p.elem_size, (int)p.upper, (long long)k, in_place);
     free(x), free(y), free(ref);
+    return bad;
+}
+
+/* a condition shorter or longer than the axis, nonzero bytes other than 1 true; kept the true count or,
+ * one case in 6, another (the shape error: both return it and write nothing) */
+static int check_compress(void) {
+    aotc_compress_params p;
+    int32_t c, trues = 0, rc, rc_ref;
+    size_t n, m;
+    uint8_t *cond, *x, *y, *ref;
+    int bad;
+    p.outer = rand_int(1, 4), p.axis_dim = rand_int(1, 9), p.inner = rand_int(1, 5), p.elem_size = elem_size();
+    p.cond_len = rand_int(1, p.axis_dim + 3);
+    cond = test_bytes((size_t)p.cond_len);
+    for (c = 0; c < p.cond_len; ++c) {
+        cond[c] = chance(1, 2) ? 0 : (uint8_t)rand_int(1, 255);
+        if (c < p.axis_dim) trues += cond[c] != 0;
+    }
+    p.kept = chance(1, 6) ? trues + rand_int(1, 2) : trues;
+    n = (size_t)p.outer * p.axis_dim * p.inner * p.elem_size;
+    m = (size_t)p.outer * (p.kept ? p.kept : 1) * p.inner * p.elem_size;
+    x = test_bytes(n), y = test_bytes(m), ref = test_bytes_copy(y, m);
+    rc = aotc_compress(&p, cond, x, y);
+    rc_ref = aotc_compress_ref(&p, cond, x, ref);
+    bad = rc != rc_ref || test_bytes_differ("aotc_compress", y, ref, m);
+    if (bad) printf("  outer %d, axis %d, inner %d, elem_size %d, cond_len %d, kept %d (true %d): rc %d, ref %d\n",
+                    (int)p.outer, (int)p.axis_dim, (int)p.inner, (int)p.elem_size, (int)p.cond_len, (int)p.kept,
+                    (int)trues, (int)rc, (int)rc_ref);
+    free(cond), free(x), free(y), free(ref);
     return bad;
 }
 
@@ -498,6 +528,7 @@ static const entry ENTRIES[] = {
     {"aotc_argmax_i32", check_argmax_i32}, {"aotc_argmin_i32", check_argmin_i32},
     {"aotc_argmax_i64", check_argmax_i64}, {"aotc_argmin_i64", check_argmin_i64},
     {"aotc_trilu", check_trilu},
+    {"aotc_compress", check_compress},
     {"aotc_cumsum_f32", check_cumsum_f32}, {"aotc_cumsum_f64", check_cumsum_f64},
     {"aotc_cumsum_i32", check_cumsum_i32}, {"aotc_cumsum_i64", check_cumsum_i64},
     {"aotc_cumprod_f32", check_cumprod_f32}, {"aotc_cumprod_f64", check_cumprod_f64},

@@ -4,7 +4,7 @@
  * than the kernel's 8 lanes; inputs of exactly their size, outputs starting as NaN; a quarter of the
  * shapes with NaN, infinities, signed zeros and subnormals among the inputs. Max and Min are compared exactly;
  * the sums within the bound of float (float64) rounding of their terms' magnitudes in any order
- * (below), the logarithms absolutely. Every float32 and float64 entry point.
+ * (below), the logarithms absolutely. Every float32 and float64 entry point; Det (below).
  *
  *     test_reduce_kernels [seed] [shapes per entry point] */
 #include "aotc_reduce.h"
@@ -157,6 +157,40 @@ static int check(int op, int f64) {
     return bad;
 }
 
+/* Det of 1 to 4 matrices of 1 to 7 rows, against cofactor expansion: within float rounding of the
+ * determinant plus the elimination's rounding of the Hadamard bound (the product of the rows' norms);
+ * one case in 4 with a repeated row (determinant 0, up to that rounding). */
+static int check_det(void) {
+    const int32_t batch = rand_int(1, 4), n = rand_int(1, 7);
+    const size_t nn = (size_t)n * n;
+    float *x = test_alloc(batch * nn), *y = test_alloc((size_t)batch), *ref = test_alloc((size_t)batch);
+    double *scratch = test_alloc_f64(nn);
+    int32_t b, i, j;
+    int bad = 0;
+    for (i = 0; i < (int32_t)(batch * nn); ++i) x[i] = rand_float() * 4.0f;
+    if (n > 1 && chance(1, 4))
+        for (b = 0; b < batch; ++b)
+            for (j = 0; j < n; ++j) x[b * nn + (size_t)(n - 1) * n + j] = x[b * nn + j];
+    aotc_det_f32(batch, n, x, y, scratch);
+    aotc_det_ref_f32(batch, n, x, ref);
+    for (b = 0; b < batch && !bad; ++b) {
+        double hadamard = 1.0, tol;
+        for (i = 0; i < n; ++i) {
+            double row = 0.0;
+            for (j = 0; j < n; ++j) row += (double)x[b * nn + (size_t)i * n + j] * x[b * nn + (size_t)i * n + j];
+            hadamard *= sqrt(row);
+        }
+        tol = fabs((double)ref[b]) * 2.0 / 16777216.0 + hadamard * 1e-12;
+        if (fabs((double)y[b] - (double)ref[b]) > tol) {
+            printf("aotc_det_f32: matrix %d of %d, n %d: %.9g, reference %.9g\n", (int)b, (int)batch, (int)n,
+                   (double)y[b], (double)ref[b]);
+            bad = 1;
+        }
+    }
+    free(x), free(y), free(ref), free(scratch);
+    return bad;
+}
+
 /* The references on a case worked out by hand: x [2, 3] = [[1, -2, 3], [4, 5, -6]] reduced over
  * axis 1 (sums 2 and 3; max 3 and 5; products -6 and -120) and over axis 0 (sums 5, 3, -3). */
 static int check_reference(void) {
@@ -195,6 +229,12 @@ int main(int argc, char **argv) {
             printf("%-34s %s (%d shapes)\n", name, bad ? "MISMATCH" : "ok", (int)i);
             failed |= bad;
         }
+    }
+    {
+        int bad = 0;
+        for (i = 0; i < shapes && !bad; ++i) bad = check_det();
+        printf("%-34s %s (%d shapes)\n", "aotc_det_f32", bad ? "MISMATCH" : "ok", (int)i);
+        failed |= bad;
     }
     return failed;
 }

@@ -115,7 +115,8 @@ def fix_input_shapes(model: onnx.ModelProto, shapes: dict[str, tuple[int, ...]])
             raise AotcError(f"--input-shape gives input '{name}' rank {len(shape)}, the model says {len(tt.shape.dim)}")
         if any(d <= 0 for d in shape):
             raise AotcError(f"--input-shape for '{name}' must be positive sizes, got {list(shape)}")
-        model_dims = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in tt.shape.dim]
+        model_dims = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else None for d in tt.shape.dim] \
+            if tt.HasField("shape") else [None] * len(shape)  # an input of unknown rank takes any shape
         clash = [k for k, (m, d) in enumerate(zip(model_dims, shape, strict=True)) if m is not None and m != d]
         if clash:
             shown = [m if m is not None else "?" for m in model_dims]

@@ -36,6 +36,8 @@ from aot.frontend.onnx.load import (
 from aot.frontend.onnx.loops import scans_to_loops, sequences_to_scans
 from aot.frontend.onnx.old_opsets import upgrade
 from aot.frontend.onnx.optional_outputs import drop_unread_optional_outputs
+from aot.frontend.onnx.sequences import expand_inputs, has_structured_io, lower_sequences, uses_sequences
+from aot.frontend.onnx.skeleton import skeleton
 from aot.frontend.onnx.to_ir import to_ir
 from aot.frontend.onnx.validate import (
     check_declarations,
@@ -66,6 +68,10 @@ class ImportState:
     inconsistent: list[AotcError] = field(default_factory=list)  # raised after canonicalize's own checks
     pruned: list[dict] = field(default_factory=list)  # inputs declared empty, made constants (empty-inputs)
     pinned: list[dict] = field(default_factory=list)  # inputs pinned by --input-value (input-values)
+    # sequence / optional inputs and outputs: {"inputs": {name: spec}, "outputs": {...}} (sequences.py), and
+    # the inputs' values sequence-inputs hands to sequences
+    structured_io: dict[str, dict] = field(default_factory=dict)
+    structured_values: dict = field(default_factory=dict)
 
     @property
     def ir(self) -> Graph:
@@ -87,6 +93,10 @@ class Step:
 
 def _opset(s: ImportState) -> None:
     """The default-domain opset, one aotc reads (1 to 6 by upgrading it, the next steps)."""
+    if not any(imp.domain in ("", "ai.onnx") for imp in s.model.opset_import):
+        # a model of another domain's ops alone (ai.onnx.ml, ai.onnx.preview.training): its first node named (on
+        # a copy without the weights, its nodes named as own-copy names them)
+        _domains(ImportState(name_nodes(skeleton(s.model))))
     s.opset = opset_of(s.model)
     if not 1 <= s.opset <= MAX_OPSET:
         raise AotcError(f"opset {s.opset} is not supported (aotc reads opsets 1 to {MAX_OPSET})")
@@ -98,7 +108,8 @@ def _domains(s: ImportState) -> None:
     for n in s.model.graph.node:
         if not contrib.is_supported(n) and not expandable(n):  # an op of a preview domain onnx defines as a function
             known = ", ".join(contrib.CONTRIB_OPS + contrib.FLOAT_OPS)
-            only = f" (of it aotc reads {known})" if n.domain == contrib.DOMAIN else ""
+            only = f" (of it aotc reads {known})" if n.domain == contrib.DOMAIN else \
+                " (a training op: aotc compiles inference only)" if n.domain == "ai.onnx.preview.training" else ""
             raise AotcError(f"operator domain '{n.domain}' is not supported{only}", node=_Named(n))
 
 
@@ -117,6 +128,27 @@ def _upgrade_opset(s: ImportState) -> None:
 def _drop_unread_outputs(s: ImportState) -> None:
     """Optional outputs nobody reads are dropped, before any op is checked."""
     drop_unread_optional_outputs(s.model, s.opset)
+
+
+def _sequence_inputs(s: ImportState) -> None:
+    """Sequence and optional inputs -> the tensors that hold them (aot/frontend/onnx/sequences.py)."""
+    if has_structured_io(s.model):
+        s.input_shapes = dict(s.input_shapes or {})
+        s.input_values = dict(s.input_values or {})
+        record, s.structured_values = expand_inputs(s.model, s.input_shapes, s.input_values)
+        if record:
+            s.structured_io["inputs"] = record
+
+
+def _sequences(s: ImportState) -> None:
+    """Sequences of static length and optionals known present or absent, lowered to their tensors."""
+    if not uses_sequences(s.model):
+        return
+    if not s.structured_io and any(n.op_type == "Loop" for n in s.model.graph.node):
+        return  # a Loop building a list (torch.stack of a Python list) is loops.py's sequences_to_scans
+    record = lower_sequences(s.model, s.opset, s.structured_values)
+    if record:
+        s.structured_io["outputs"] = record
 
 
 def _input_shapes(s: ImportState) -> None:
@@ -198,6 +230,7 @@ def _to_ir(s: ImportState) -> None:
     s.graph = to_ir(s.model, s.name or sanitize(s.model.graph.name or "model"), bounded, import_model)
     s.graph.info.pruned_inputs = s.pruned  # inputs the bundle does not take, which `aotc run` accepts
     s.graph.info.pinned_inputs = s.pinned  # likewise, with the value they were pinned to (--input-value)
+    s.graph.info.structured_io = s.structured_io  # the tensors of the sequence / optional inputs and outputs
     bounded.finish(s.graph)
 
 
@@ -260,11 +293,13 @@ ONNX_STEPS: tuple[Step, ...] = (
     Step("own-copy", _own_copy),
     Step("upgrade-opset", _upgrade_opset),
     Step("drop-unread-outputs", _drop_unread_outputs),
+    Step("sequence-inputs", _sequence_inputs),
     Step("input-shapes", _input_shapes),
     Step("input-values", _input_values),
     Step("check-declared", _check_declared),
     Step("empty-inputs", _empty_inputs),
     Step("check-input-shapes", _check_input_shapes),
+    Step("sequences", _sequences),
     Step("expand-functions", _expand_functions),
     Step("take-declarations", _take_declarations),
     Step("fold", _fold),

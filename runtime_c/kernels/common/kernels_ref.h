@@ -70,6 +70,9 @@ AOTC_DECLARE_REDUCE_REF(sum_square)
 AOTC_DECLARE_REDUCE_REF(log_sum)
 AOTC_DECLARE_REDUCE_REF(log_sum_exp)
 #undef AOTC_DECLARE_REDUCE_REF
+/* ONNX Det by cofactor expansion along the first row, in double (n up to 7): a different algorithm
+ * from the kernel's elimination. */
+void aotc_det_ref_f32(int32_t batch, int32_t n, const float *x, float *y);
 
 /* ---- signal (signal_ref.c) ----------------------------------------------------------------
  * The DFT's complex linear map as aotc_dft_f32: y[j] = sum over t < m of W[j][t] * a[t] along n,
@@ -265,6 +268,7 @@ AOTC_DECLARE_ARG_REF(u8, uint8_t)
 AOTC_DECLARE_ARG_REF(i32, int32_t)
 AOTC_DECLARE_ARG_REF(i64, int64_t)
 void aotc_trilu_ref(const aotc_trilu_params *p, int64_t k, const void *x, void *y);
+int32_t aotc_compress_ref(const aotc_compress_params *p, const uint8_t *cond, const void *x, void *y);
 /* CumSum / CumProd: each prefix recomputed from the scan's start, in the scan's order */
 #define AOTC_DECLARE_CUMULATE_REF(SFX, T)                                                         \
     void aotc_cumsum_##SFX##_ref(const aotc_cumsum_params *p, int64_t axis, const T *x, T *y); \

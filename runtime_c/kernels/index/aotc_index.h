@@ -48,6 +48,19 @@ typedef struct {
 
 void aotc_trilu(const aotc_trilu_params *p, int64_t k, const void *x, void *y);
 
+/* ONNX Compress: x viewed as [outer, axis_dim, inner]; the slices i < cond_len of axis_dim whose
+ * cond[i] is true, in order, make y [outer, kept, inner]. kept is the count the bundle was compiled
+ * for (the declared output shape): a condition holding another count writes nothing and returns
+ * AOTC_ERR_SHAPE; 0 otherwise. */
+typedef struct {
+    int32_t outer, axis_dim, inner;
+    int32_t elem_size;
+    int32_t cond_len; /* cond's elements (those past axis_dim are not read) */
+    int32_t kept;
+} aotc_compress_params;
+
+int32_t aotc_compress(const aotc_compress_params *p, const uint8_t *cond, const void *x, void *y);
+
 /* ONNX CumSum over one axis of x (rank dims), read at run time; an axis out of range copies x. */
 typedef struct {
     int32_t rank;

@@ -62,6 +62,26 @@ AOTC_ARGS(i32, int32_t)
 AOTC_ARGS(i64, int64_t)
 
 /* ---- Trilu ------------------------------------------------------------------------ */
+int32_t aotc_compress(const aotc_compress_params *p, const uint8_t *cond, const void *x, void *y) {
+    const uint8_t *src = (const uint8_t *)x;
+    uint8_t *dst = (uint8_t *)y;
+    const int32_t n = p->cond_len < p->axis_dim ? p->cond_len : p->axis_dim;
+    const size_t slice = (size_t)p->inner * (size_t)p->elem_size;
+    int32_t i, o, kept = 0;
+
+    for (i = 0; i < n; ++i) kept += cond[i] != 0;
+    if (kept != p->kept) return AOTC_ERR_SHAPE;
+    for (o = 0; o < p->outer; ++o) {
+        const uint8_t *row = src + (size_t)o * (size_t)p->axis_dim * slice;
+        for (i = 0; i < n; ++i) {
+            if (!cond[i]) continue;
+            memcpy(dst, row + (size_t)i * slice, slice);
+            dst += slice;
+        }
+    }
+    return 0;
+}
+
 void aotc_trilu(const aotc_trilu_params *p, int64_t k, const void *x, void *y) {
     const uint8_t *src = (const uint8_t *)x;
     uint8_t *dst = (uint8_t *)y;

@@ -63,6 +63,26 @@ ARGS_REF(u8, uint8_t)
 ARGS_REF(i32, int32_t)
 ARGS_REF(i64, int64_t)
 
+/* y's element (o, j, i) is x's (o, the j-th true condition's slice, i), element by element; a count of
+ * true conditions other than kept: AOTC_ERR_SHAPE, y untouched */
+int32_t aotc_compress_ref(const aotc_compress_params *p, const uint8_t *cond, const void *x, void *y) {
+    int64_t o, j, i, e, c, kept = 0;
+    for (c = 0; c < p->cond_len && c < p->axis_dim; ++c) kept += cond[c] ? 1 : 0;
+    if (kept != p->kept) return AOTC_ERR_SHAPE;
+    for (o = 0; o < p->outer; ++o) {
+        for (j = 0, c = 0; c < p->cond_len && c < p->axis_dim; ++c) {
+            if (!cond[c]) continue;
+            for (i = 0; i < p->inner; ++i) {
+                const int64_t from = ((o * p->axis_dim + c) * p->inner + i) * p->elem_size;
+                const int64_t to = ((o * p->kept + j) * p->inner + i) * p->elem_size;
+                for (e = 0; e < p->elem_size; ++e) ((uint8_t *)y)[to + e] = ((const uint8_t *)x)[from + e];
+            }
+            ++j;
+        }
+    }
+    return 0;
+}
+
 void aotc_trilu_ref(const aotc_trilu_params *p, int64_t k, const void *x, void *y) {
     int64_t b, i, j;
     for (b = 0; b < p->batch; ++b) {

@@ -48,4 +48,9 @@ void aotc_reduce_min_u8(const aotc_reduce_params *p, const uint8_t *x, uint8_t *
 void aotc_reduce_max_i32(const aotc_reduce_params *p, const int32_t *x, int32_t *y);
 void aotc_reduce_min_i32(const aotc_reduce_params *p, const int32_t *x, int32_t *y);
 
+/* ONNX Det: y[b] = the determinant of x's n x n matrix b (batch of them, row-major), by Gaussian
+ * elimination with partial pivoting in double (LAPACK's getrf, which numpy's det runs, pivots the
+ * same way); `scratch` holds n * n doubles. A zero pivot column gives 0. */
+void aotc_det_f32(int32_t batch, int32_t n, const float *x, float *y, double *scratch);
+
 #endif /* AOTC_REDUCE_H */

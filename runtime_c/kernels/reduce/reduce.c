@@ -191,3 +191,36 @@ void aotc_reduce_max_u8(const aotc_reduce_params *p, const uint8_t *x, uint8_t *
 void aotc_reduce_min_u8(const aotc_reduce_params *p, const uint8_t *x, uint8_t *y) { pass_min_u8(p, x, y, NULL); }
 void aotc_reduce_max_i32(const aotc_reduce_params *p, const int32_t *x, int32_t *y) { pass_max_i32(p, x, y, NULL); }
 void aotc_reduce_min_i32(const aotc_reduce_params *p, const int32_t *x, int32_t *y) { pass_min_i32(p, x, y, NULL); }
+
+void aotc_det_f32(int32_t batch, int32_t n, const float *x, float *y, double *scratch) {
+    const int64_t nn = (int64_t)n * n;
+    int64_t b, i, j, k;
+
+    for (b = 0; b < batch; ++b) {
+        double *a = scratch, det = 1.0;
+        for (i = 0; i < nn; ++i) a[i] = x[b * nn + i];
+        for (k = 0; k < n && det != 0.0; ++k) {
+            int64_t pivot = k;
+            for (i = k + 1; i < n; ++i)
+                if (fabs(a[i * n + k]) > fabs(a[pivot * n + k])) pivot = i;
+            if (a[pivot * n + k] == 0.0) {
+                det = 0.0;
+                break;
+            }
+            if (pivot != k) {
+                for (j = 0; j < n; ++j) {
+                    const double t = a[k * n + j];
+                    a[k * n + j] = a[pivot * n + j];
+                    a[pivot * n + j] = t;
+                }
+                det = -det;
+            }
+            det *= a[k * n + k];
+            for (i = k + 1; i < n; ++i) {
+                const double f = a[i * n + k] / a[k * n + k];
+                for (j = k + 1; j < n; ++j) a[i * n + j] -= f * a[k * n + j];
+            }
+        }
+        y[b] = (float)det;
+    }
+}

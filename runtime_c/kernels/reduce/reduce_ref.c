@@ -84,3 +84,26 @@ REDUCE_REF(l2, R_L2)
 REDUCE_REF(sum_square, R_SUM_SQUARE)
 REDUCE_REF(log_sum, R_LOG_SUM)
 REDUCE_REF(log_sum_exp, R_LOG_SUM_EXP)
+
+/* the determinant of the m x m minor of a (row stride n) on rows row.. and the columns in cols[0..m) */
+static double det_minor(const double *a, int32_t n, int32_t row, const int32_t *cols, int32_t m) {
+    int32_t rest[8], c, k, j;
+    double sum = 0.0, sign = 1.0;
+    if (m == 1) return a[row * n + cols[0]];
+    for (c = 0; c < m; ++c, sign = -sign) {
+        for (k = 0, j = 0; j < m; ++j)
+            if (j != c) rest[k++] = cols[j];
+        sum += sign * a[row * n + cols[c]] * det_minor(a, n, row + 1, rest, m - 1);
+    }
+    return sum;
+}
+
+void aotc_det_ref_f32(int32_t batch, int32_t n, const float *x, float *y) {
+    double a[64];
+    int32_t cols[8], b, i;
+    for (b = 0; b < batch; ++b) {
+        for (i = 0; i < n * n; ++i) a[i] = x[(int64_t)b * n * n + i];
+        for (i = 0; i < n; ++i) cols[i] = i;
+        y[b] = (float)det_minor(a, n, 0, cols, n);
+    }
+}

@@ -19,7 +19,7 @@ from aot.frontend.onnx.canonical.einsum import einsum
 from aot.frontend.onnx.canonical.elementwise import clip, gelu, mean, mish, pow_, prelu, variadic, with_defaults
 from aot.frontend.onnx.canonical.gemm import gemm
 from aot.frontend.onnx.canonical.halves import compute_halves_in_float
-from aot.frontend.onnx.canonical.index import affine_grid, reverse_sequence
+from aot.frontend.onnx.canonical.index import affine_grid, col2im, max_unpool, reverse_sequence, tensor_scatter
 from aot.frontend.onnx.canonical.norm import (
     batchnorm,
     layer_norm,
@@ -90,6 +90,9 @@ RULES: dict[str, Rule] = {
     "MeanVarianceNormalization": mean_variance_normalization,
     "AffineGrid": affine_grid,
     "ReverseSequence": reverse_sequence,
+    "MaxUnpool": max_unpool,
+    "Col2Im": col2im,
+    "TensorScatter": tensor_scatter,
     "LpNormalization": lp_normalization,
     "Clip": clip,
     "LeakyRelu": with_defaults(alpha=0.01),

@@ -121,18 +121,20 @@ def quantize_in_float(node: Node, graph: Graph, opset: int) -> list[Node] | None
     run time; 16-, 4- and 2-bit integers; float8) -> float32 elementwise ops: DequantizeLinear is
     (x - zero_point) * scale; QuantizeLinear is Round(x / scale) + zero_point clipped to the type's range
     (to nearest even, saturating, as the spec says), or for float8 x / scale cast (saturate as asked).
-    A per-axis scale or zero point is reshaped to broadcast along its axis; blocked ones are refused."""
+    A per-axis scale or zero point is reshaped to broadcast along its axis; a blocked one is gathered to x's
+    shape (each element's block's value)."""
     dq = node.op == "DequantizeLinear"
     ints = graph.tensors[node.inputs[0]].dtype if dq else graph.tensors[node.outputs[0]].dtype
     params = [i for i in node.inputs[1:3] if i]
     native = ints in (("int8", "uint8", "int32") if dq else ("int8", "uint8"))
-    if native and all(graph.const(i) is not None for i in params) or node.attrs.get("block_size", 0):
-        return None  # quantize_linear's rule: the integer kernels (or its refusal of blocked scales)
+    block = int(node.attrs.get("block_size", 0))
+    if native and all(graph.const(i) is not None for i in params) and not block:
+        return None  # quantize_linear's rule: the integer kernels
     if len(node.inputs) < 2 or not node.inputs[1]:
         raise AotcError("scale (input 1) is missing", node=node)
     x = graph.tensors[node.inputs[0]]
     rank, b = len(x.shape), Builder(node, graph)
-    per_axis = any(graph.tensors[i].size > 1 for i in params)  # the axis matters only then
+    per_axis = block > 0 or any(graph.tensors[i].size > 1 for i in params)  # the axis matters only then
     axis = positive_axis(int(node.attrs.get("axis", 1)), rank, node) if per_axis else 0
 
     def along_axis(name: str) -> str:
@@ -140,10 +142,17 @@ def quantize_in_float(node: Node, graph: Graph, opset: int) -> list[Node] | None
         t = graph.tensors[name]
         if t.dtype != "float32":
             name = b.add("Cast", [name], t.shape, {"to": "float32", "saturate": 1})
+        if block:  # one value per block of `block` along the axis: each element's gathered (issue 51)
+            n = x.shape[axis]
+            if len(t.shape) != rank or t.shape[axis] != -(-n // block) or \
+                    any(d != e for k, (d, e) in enumerate(zip(t.shape, x.shape, strict=True)) if k != axis):
+                raise AotcError(f"{list(t.shape)} is not one value per block of {block} along axis {axis} of "
+                                f"{list(x.shape)}", node=node)
+            at = b.tensor((n,), np.arange(n, dtype=np.int64) // block, dtype="int64")
+            return b.add("Gather", [name, at], x.shape, {"axis": axis})
         if t.size > 1:
             if len(t.shape) != 1 or t.shape[0] != x.shape[axis]:
-                raise AotcError(f"{list(t.shape)} does not match axis {axis} of {list(x.shape)} (blocked "
-                                "quantization is not supported)", node=node)
+                raise AotcError(f"{list(t.shape)} does not match axis {axis} of {list(x.shape)}", node=node)
             name = b.add("Reshape", [name], (t.shape[0], *[1] * (rank - 1 - axis)))
         return name
 
@@ -248,11 +257,65 @@ def qlinear_matmul(node: Node, graph: Graph, opset: int) -> None:
     node.attrs = {"half_scales": int(scale_types == {"float16"})}
 
 
-def conv_integer(node: Node, graph: Graph, opset: int) -> None:
-    """ConvInteger: Conv's window attributes (on its x and w)."""
+def conv_integer(node: Node, graph: Graph, opset: int) -> list[Node] | None:
+    """ConvInteger: Conv's window attributes (on its x and w); with weights computed at run time, the
+    float32 Conv of the zero-point-shifted integers (integer_in_float)."""
     shim = Node("Conv", node.name, node.inputs[:2], node.outputs, node.attrs)
     conv(shim, graph, opset)
     node.attrs = shim.attrs
+    if graph.const(node.inputs[1]) is None:
+        return integer_in_float(node, graph)
+    return None
+
+
+def matmul_integer(node: Node, graph: Graph, opset: int) -> list[Node] | None:
+    """MatMulInteger with B computed at run time: the float32 MatMul of the shifted integers (integer_in_float)."""
+    return integer_in_float(node, graph) if graph.const(node.inputs[1]) is None else None
+
+
+# float32 holds every integer below 2^24 exactly: sums of at most this many 8-bit products (each below
+# 2^16 in magnitude, after the zero points' shift) stay exact in any order
+_EXACT_TERMS = (1 << 24) // (255 * 255)
+
+
+def integer_in_float(node: Node, graph: Graph) -> list[Node]:
+    """MatMulInteger / ConvInteger whose second operand is computed at run time (the integer kernels take
+    constant weights) -> Cast to float32, minus the zero points (a per-column / per-channel one of the
+    weights shaped to broadcast), MatMul / Conv in float32, Cast to int32: exact while no sum has more terms than
+    float32 holds exactly (_EXACT_TERMS), refused beyond."""
+    a, w = node.inputs[:2]
+    za = node.inputs[2] if len(node.inputs) > 2 and node.inputs[2] else ""
+    zw = node.inputs[3] if len(node.inputs) > 3 and node.inputs[3] else ""
+    ash, wsh = shape_of(graph, a), shape_of(graph, w)
+    conv_op = node.op == "ConvInteger"
+    terms = int(np.prod(wsh[1:])) if conv_op else ash[-1]
+    if terms > _EXACT_TERMS:
+        raise AotcError(f"weights computed at run time: sums of {terms} products would not be exact in float32 "
+                        f"(at most {_EXACT_TERMS})", node=node)
+    if za and graph.tensors[za].size > 1:  # onnx's reference and onnxruntime disagree on it, or refuse it
+        raise AotcError("weights computed at run time: a per-row zero point of A is not supported", node=node)
+    b = Builder(node, graph)
+
+    def shifted(x: str, zp: str, zp_shape: tuple[int, ...]) -> str:
+        xf = b.add("Cast", [x], shape_of(graph, x), {"to": "float32", "saturate": 1})
+        if not zp:
+            return xf
+        zf = b.add("Cast", [zp], shape_of(graph, zp), {"to": "float32", "saturate": 1})
+        if graph.tensors[zp].size > 1:
+            zf = b.add("Reshape", [zf], zp_shape)
+        return b.add("Sub", [xf, zf], shape_of(graph, x))
+
+    rank_w = len(wsh)
+    if conv_op:
+        af = shifted(a, za, ())
+        wf = shifted(w, zw, (wsh[0], *[1] * (rank_w - 1)))  # per output channel
+        acc = b.add("Conv", [af, wf], shape_of(graph, node.outputs[0]), dict(node.attrs))
+    else:
+        af = shifted(a, za, ())
+        wf = shifted(w, zw, (wsh[-1],))  # per column of B
+        acc = b.add("MatMul", [af, wf], shape_of(graph, node.outputs[0]))
+    b.add("Cast", [acc], None, {"to": "int32", "saturate": 1}, out=node.outputs[0], dtype="int32")
+    return b.nodes
 
 
 for _op in ("QuantizeLinear", "DequantizeLinear"):  # the float rewrite first, where the integer kernels cannot
@@ -263,3 +326,4 @@ RULES["QLinearAveragePool"] = _windowed(pool, (0,))
 RULES["QLinearSoftmax"] = qlinear_softmax
 RULES["QLinearMatMul"] = qlinear_matmul
 RULES["ConvInteger"] = conv_integer
+RULES["MatMulInteger"] = matmul_integer
