@@ -53,6 +53,14 @@ static int32_t reciprocal(int32_t x, int32_t integer_bits, int32_t *bits_over) {
     return shl_sat(y, 1);
 }
 
+/* divide_by_pot for the output's exponent bits_over + 31 - BITS, which passes 31 when the exps' sum
+ * has more than BITS bits over one (1000 classes: 33): x / 2^e with |x| <= 2^31 then rounds to 0, or
+ * to -1 for INT32_MIN / 2^32 (half away from zero), where a 32-bit shift by e would be undefined */
+static int32_t divide_by_pot_wide(int32_t x, int32_t e) {
+    if (e > 31) return e == 32 && x == INT32_MIN ? -1 : 0;
+    return divide_by_pot(x, e);
+}
+
 /* int8 SOFTMAX to int8 (BITS 8) or int16 (BITS 16, LiteRT's int8-in, int16-out case): the output is
  * the probability in Q0.BITS less 2^(BITS - 1) (zero point -128 or -32768) */
 #define TFL_SOFTMAX8(NAME, TO, BITS, LO, HI)                                                              \
@@ -76,7 +84,7 @@ static int32_t reciprocal(int32_t x, int32_t integer_bits, int32_t *bits_over) {
                     continue;                                                                           \
                 }                                                                                       \
                 int32_t e = exp_negative(high_mul(diff * (1 << p->shift), p->mult));                    \
-                int32_t v = divide_by_pot(high_mul(scale, e), bits_over + 31 - (BITS)) + (LO);          \
+                int32_t v = divide_by_pot_wide(high_mul(scale, e), bits_over + 31 - (BITS)) + (LO);     \
                 yr[k] = (TO)(v < (LO) ? (LO) : v > (HI) ? (HI) : v);                                    \
             }                                                                                           \
         }                                                                                               \
