@@ -7,13 +7,13 @@ and to LiteRT's reference kernels, on the host under ASan/UBSan and on the M4 un
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import require_tool
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -194,13 +194,12 @@ def test_banded_person_identical_on_the_host_under_sanitizers(tmp_path, budget):
             assert np.array_equal(got[name], refs[r]), r
 
 
-@pytest.mark.skipif(shutil.which("qemu-system-arm") is None or shutil.which("arm-none-eabi-gcc") is None,
-                    reason="needs qemu-system-arm and arm-none-eabi-gcc")
 @pytest.mark.parametrize("board", ["mps2-an386", "mps3-an547"])
 def test_banded_person_identical_on_the_m4_and_m55(tmp_path, board):
     """On the M4 (mps2-an386 under qemu: the DSP paths, their scratch sized per band) and the M55
     (mps3-an547: Helium's CONV_2D) the banded bundle gives every output element of the unbudgeted one
     and of LiteRT's reference kernels."""
+    require_tool("qemu-system-arm", "arm-none-eabi-gcc")
     from aot.build import configure
     metas = {}
     for name, b in (("banded", BUDGET), ("plain", None)):
