@@ -92,9 +92,9 @@ def test_dynamic_dimension(tmp_path, existing_out):
 
 
 def test_unsupported_op(tmp_path, existing_out):
-    onnx.save(tiny_model(op="Det", shape=[3, 3]), tmp_path / "det.onnx")
+    onnx.save(tiny_model(op="Bernoulli", shape=[3, 3]), tmp_path / "bernoulli.onnx")
     before = snapshot(existing_out)
-    assert_refused(aotc(str(tmp_path / "det.onnx"), "-o", str(existing_out)), "the_node", "Det")
+    assert_refused(aotc(str(tmp_path / "bernoulli.onnx"), "-o", str(existing_out)), "the_node", "Bernoulli")
     assert snapshot(existing_out) == before
 
 
@@ -327,9 +327,9 @@ def _div_by_zero() -> list:
 def test_no_stray_warning_before_the_refusal(tmp_path, existing_out):
     """Folding 1/0 and 0/0 makes numpy warn inside onnx's reference evaluator: not on aotc's stderr."""
     nodes = [helper.make_node("Div", ["num", "den"], ["q"], name="div"), helper.make_node("Add", ["x", "q"], ["s"]),
-             helper.make_node("Det", ["s"], ["y"], name="det")]
+             helper.make_node("Bernoulli", ["s"], ["y"], name="draw")]
     model = _model(nodes, [_vi("x", shape=[2, 2])], [_vi("y")], _div_by_zero())
-    _refused(tmp_path, model, existing_out, "'det' (Det)")
+    _refused(tmp_path, model, existing_out, "'draw' (Bernoulli)")
 
 
 def test_no_stray_warning_on_success(tmp_path):
