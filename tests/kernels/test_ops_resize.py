@@ -1,5 +1,5 @@
 """Resize (opset 10, 11, 13, 18, 19) and Upsample (7, 9) against onnxruntime: nearest, linear and cubic
-modes, every coordinate_transformation_mode but tf_crop_and_resize, every nearest_mode, scales or
+modes, every coordinate_transformation_mode but tf_crop_and_resize, antialias, every nearest_mode, scales or
 sizes, up and down by integer and non-integer factors, opset-18 axes and keep_aspect_ratio_policy."""
 
 from __future__ import annotations
@@ -214,6 +214,22 @@ RUNTIME_SCALES = [
 ]
 CASES += RUNTIME_SCALES
 
+# antialias=1 (opset 18): axes that shrink filter with the kernel widened by 1 / scale (onnxruntime and the
+# ONNX reference agree); constant scales, sizes and scales read at run time, up to 12 taps an index
+ANTIALIAS = [
+    *[resize_case(f"antialias_{mode}_{tag}", (1, 2, 7, 9), opset=18, mode=mode, antialias=1, **given)
+      for mode in ("linear", "cubic")
+      for tag, given in (("scales", {"scales": [1, 1, 0.6, 0.45]}), ("sizes", {"sizes": [1, 2, 3, 5]}),
+                         ("mixed", {"scales": [1, 1, 1.5, 0.3]}))],
+    resize_case("antialias_cubic_exclude_outside", (1, 2, 7, 9), scales=[1, 1, 0.5, 0.4], opset=18, mode="cubic",
+                antialias=1, exclude_outside=1, cubic_coeff_a=-0.5),
+    *[runtime_scales_case(f"antialias_{mode}", (1, 2, 7, 9), [1, 1, 0.6, 0.45], mode=mode, antialias=1)
+      for mode in ("linear", "cubic")],
+    runtime_scales_case("antialias_linear_asymmetric", (1, 1, 8, 30), [1, 1, 0.5, 0.2], mode="linear",
+                        antialias=1, coordinate_transformation_mode="asymmetric"),
+]
+CASES += ANTIALIAS
+
 
 def kept_aspect_case(tag: str, shape: tuple, sizes: list[int], axes: list[int], declared: tuple, policy: str,
                      **attrs) -> Case:
@@ -244,6 +260,8 @@ RUNTIME_SCALES_WRONG = [
     runtime_scales_case("wrong_negative", (1, 1, 2, 2), [1, 1, -2, 2], declared=(1, 1, 4, 4), mode="nearest"),
     runtime_scales_case("wrong_nan", (1, 1, 2, 2), [1, 1, float("nan"), 2], declared=(1, 1, 4, 4), mode="cubic"),
     runtime_scales_case("wrong_huge", (1, 1, 2, 2), [1, 1, 3e38, 2], declared=(1, 1, 4, 4), mode="linear"),
+    runtime_scales_case("wrong_antialias", (1, 1, 8, 8), [1, 1, 0.25, 0.5], declared=(1, 1, 4, 4), mode="cubic",
+                        antialias=1),
 ]
 
 
@@ -295,7 +313,8 @@ def test_matches_onnxruntime(built, case_id):
     built.check(case_id)
 
 
-# --- beyond onnxruntime: linear on axes it does not take, checked against the ONNX reference -------
+# --- beyond onnxruntime: linear on axes it does not take, cubic antialias on axes it does not
+# take, checked against the ONNX reference -------
 
 BEYOND = [
     resize_case("linear_4d_three_axes", (2, 3, 4, 5), scales=[1, 1.5, 2, 0.6], mode="linear"),
@@ -304,6 +323,10 @@ BEYOND = [
     resize_case("linear_6d_five_axes", (2, 3, 2, 3, 2, 3), scales=[1, 2, 1.5, 0.7, 2, 1.4], mode="linear"),
     resize_case("linear_1d", (9,), scales=[1.7], mode="linear", coordinate_transformation_mode="asymmetric"),
     resize_case("cubic_nchw_outer", (2, 3, 4, 5), scales=[1, 2, 1, 1.5], mode="cubic"),
+    runtime_scales_case("antialias_cubic_mixed_axes", (2, 7, 9), [2.5, 0.3], axes=[2, 1], mode="cubic", antialias=1,
+                        exclude_outside=1),
+    resize_case("antialias_linear_three_axes", (3, 2, 7, 9), scales=[0.7, 1, 0.5, 0.25], opset=18, mode="linear",
+                antialias=1, coordinate_transformation_mode="pytorch_half_pixel"),
 ]
 
 
@@ -343,10 +366,11 @@ def test_refuses_tf_crop_and_resize():
                                                   "coordinate_transformation_mode": "tf_crop_and_resize"})
 
 
-def test_refuses_antialias():
-    with pytest.raises(AotcError, match="antialias=1 is not supported"):
+def test_refuses_nearest_antialias():
+    """onnxruntime and the ONNX reference both refuse antialias=1 with mode nearest: no answer to match."""
+    with pytest.raises(AotcError, match="antialias=1 with mode nearest"):
         _compile(["x", "", "scales"], {"scales": np.array([1, 1, 0.5, 0.5], np.float32)},
-                 {"mode": "linear", "antialias": 1}, opset=18)
+                 {"mode": "nearest", "antialias": 1}, opset=18)
 
 
 def test_refuses_scales_computed_at_run_time_without_a_declared_shape():

@@ -80,11 +80,13 @@ typedef struct {
     int32_t n_scales;                 /* scales (or sizes) given: one per axis listed in axes */
     int32_t axes[AOTC_MAX_RANK];      /* the axis of each scale, 0..rank-1 */
     int32_t policy;                   /* aotc_resize_sizes_f32: AOTC_KEEP_NOT_LARGER or _NOT_SMALLER */
+    int32_t antialias;                /* linear, cubic: axes that shrink use the kernel widened by 1 / scale */
 } aotc_resize_scales_params;
 
 /* Bytes of scratch aotc_resize_scales_f32 needs (the compiler reserves as much): nearest, an int32 per
  * output index of every axis; linear and cubic, two float regions of the product over the axes of
- * max(in, out), and four tables of 4 entries per output index of the longest output axis. */
+ * max(in, out), and four tables of 4 entries per output index of the longest output axis (with antialias,
+ * of max(4 out, 4 in + 2 out + 8) entries over the axes: the widened kernel's taps times out). */
 int32_t aotc_resize_scales_f32(const aotc_resize_scales_params *p, const float *scales, const float *x, float *y,
                                void *scratch);
 

@@ -304,6 +304,58 @@ static void resize_cubic_coefficients(float t, float a, float *c) {
     }
 }
 
+/* The linear (triangle) or Keys cubic kernel at distance d, in double (resize.py antialias_weight). */
+static double resize_antialias_weight(int32_t mode, double d, double a) {
+    double d2, d3, v;
+    d = fabs(d);
+    if (mode == AOTC_RESIZE_LINEAR) {
+        v = 1.0 - d;
+        return v < 0.0 ? 0.0 : v;
+    }
+    d2 = d * d;
+    d3 = d * d2;
+    if (d <= 1.0) return (a + 2.0) * d3 - (a + 3.0) * d2 + 1.0;
+    if (d < 2.0) return a * d3 - 5.0 * a * d2 + 8.0 * a * d - 4.0 * a;
+    return 0.0;
+}
+
+/* Antialias on an axis that shrinks (resize.py antialias_taps): the kernel widened by 1 / s over `taps`
+ * samples, weights normalised to sum 1, edge samples repeating. Returns the taps, or 0 when the tables
+ * would not fit in `cap` entries. */
+static int32_t resize_antialias_table(const aotc_resize_scales_params *p, float s, int32_t n_in, int32_t n_out,
+                                      int32_t mult, int32_t cap, int32_t *offsets, float *weights) {
+    const double sd = (double)s, support = p->mode == AOTC_RESIZE_LINEAR ? 1.0 : 2.0;
+    const double a = (double)p->cubic_a;
+    const int64_t first = (int64_t)floor(-support / sd) + 1, taps = 2 - 2 * first;
+    int32_t j;
+    int64_t k;
+    if (taps * n_out > cap) return 0;
+    for (j = 0; j < n_out; ++j) {
+        const double x = resize_limit(resize_coordinate(p->ctm, j, s, n_in, n_out), -1.0e9, 1.0e9);
+        double base = floor(x), ratio = x - base, total = 0.0, kept = 0.0;
+        if (ratio == 0.0) { /* the reference takes the sample left of a whole coordinate as base */
+            base -= 1.0;
+            ratio = 1.0;
+        }
+        for (k = 0; k < taps; ++k) total += resize_antialias_weight(p->mode, sd * ((double)(first + k) - ratio), a);
+        for (k = 0; k < taps; ++k) { /* exclude_outside: the weights of the taps inside, renormalised */
+            const int64_t tap = (int64_t)base + first + k;
+            if (tap >= 0 && tap < n_in) kept += resize_antialias_weight(p->mode, sd * ((double)(first + k) - ratio), a) / total;
+        }
+        for (k = 0; k < taps; ++k) {
+            const int64_t tap = (int64_t)base + first + k;
+            double c = resize_antialias_weight(p->mode, sd * ((double)(first + k) - ratio), a) / total;
+            if (p->exclude_outside) {
+                if (tap < 0 || tap >= n_in) c = 0.0;
+                else if (kept != 0.0) c = c / kept;
+            }
+            offsets[taps * j + k] = resize_clamp_index(tap, n_in) * mult;
+            weights[taps * j + k] = (float)c;
+        }
+    }
+    return (int32_t)taps;
+}
+
 /* Sources (times `mult`) and weights of each output index along one axis: 2 (linear) or 4 (cubic). */
 static void resize_interp_table(const aotc_resize_scales_params *p, float s, int32_t n_in, int32_t n_out,
                                 int32_t mult, int32_t *offsets, float *weights) {
@@ -427,6 +479,7 @@ static int32_t resize_by_scales(const aotc_resize_scales_params *p, const float 
     }
     {
         const int32_t taps = p->mode == AOTC_RESIZE_LINEAR ? 2 : 4;
+        int32_t cap = 4 * max_out; /* entries of each table (aotc_resize.h) */
         float *regions[2];
         int32_t *offset_h, *offset_w;
         float *weight_h, *weight_w;
@@ -434,10 +487,16 @@ static int32_t resize_by_scales(const aotc_resize_scales_params *p, const float 
         const float *src = x;
         regions[0] = (float *)scratch;
         regions[1] = regions[0] + region;
+        if (p->antialias) {
+            for (k = 0; k < p->rank; ++k) {
+                const int64_t need = 4 * (int64_t)p->in_shape[k] + 2 * (int64_t)p->out_shape[k] + 8;
+                if (need > cap) cap = (int32_t)need;
+            }
+        }
         offset_h = (int32_t *)(regions[1] + region);
-        weight_h = (float *)(offset_h + 4 * max_out);
-        offset_w = (int32_t *)(weight_h + 4 * max_out);
-        weight_w = (float *)(offset_w + 4 * max_out);
+        weight_h = (float *)(offset_h + cap);
+        offset_w = (int32_t *)(weight_h + cap);
+        weight_w = (float *)(offset_w + cap);
         for (k = 0; k < p->rank; ++k) {
             shape[k] = p->in_shape[k];
             if (s[k] != 1.0f) axes[n_axes++] = k;
@@ -450,7 +509,12 @@ static int32_t resize_by_scales(const aotc_resize_scales_params *p, const float 
             r.out_w = p->out_shape[w];
             r.taps_w = taps;
             r.x_mid_stride = shape[w] * r.inner;
-            resize_interp_table(p, s[w], shape[w], p->out_shape[w], r.inner, offset_w, weight_w);
+            if (p->antialias && s[w] < 1.0f) {
+                r.taps_w = resize_antialias_table(p, s[w], shape[w], p->out_shape[w], r.inner, cap, offset_w, weight_w);
+                if (r.taps_w == 0) return AOTC_ERR_SHAPE;
+            } else {
+                resize_interp_table(p, s[w], shape[w], p->out_shape[w], r.inner, offset_w, weight_w);
+            }
             if (h < 0) {
                 r.outer = (int32_t)resize_product(shape, 0, w);
                 r.mid = 1;
@@ -465,7 +529,14 @@ static int32_t resize_by_scales(const aotc_resize_scales_params *p, const float 
                 r.out_h = p->out_shape[h];
                 r.taps_h = taps;
                 r.x_outer_stride = shape[h] * r.mid * r.x_mid_stride;
-                resize_interp_table(p, s[h], shape[h], p->out_shape[h], r.mid * r.x_mid_stride, offset_h, weight_h);
+                if (p->antialias && s[h] < 1.0f) {
+                    r.taps_h = resize_antialias_table(p, s[h], shape[h], p->out_shape[h], r.mid * r.x_mid_stride, cap,
+                                                      offset_h, weight_h);
+                    if (r.taps_h == 0) return AOTC_ERR_SHAPE;
+                } else {
+                    resize_interp_table(p, s[h], shape[h], p->out_shape[h], r.mid * r.x_mid_stride, offset_h,
+                                        weight_h);
+                }
                 shape[h] = p->out_shape[h];
             }
             shape[w] = p->out_shape[w];
