@@ -354,7 +354,8 @@ def _emit(ctx: NodeContext) -> None:
 RESIZE_MODES = {"nearest": "AOTC_RESIZE_NEAREST", "linear": "AOTC_RESIZE_LINEAR", "cubic": "AOTC_RESIZE_CUBIC"}
 CTM = {"half_pixel": "AOTC_CTM_HALF_PIXEL", "pytorch_half_pixel": "AOTC_CTM_PYTORCH_HALF_PIXEL",
        "align_corners": "AOTC_CTM_ALIGN_CORNERS", "asymmetric": "AOTC_CTM_ASYMMETRIC",
-       "tf_half_pixel_for_nn": "AOTC_CTM_TF_HALF_PIXEL_FOR_NN", "half_pixel_symmetric": "AOTC_CTM_HALF_PIXEL_SYMMETRIC"}
+       "tf_half_pixel_for_nn": "AOTC_CTM_TF_HALF_PIXEL_FOR_NN", "half_pixel_symmetric": "AOTC_CTM_HALF_PIXEL_SYMMETRIC",
+       "tf_crop_and_resize": "AOTC_CTM_TF_CROP_AND_RESIZE"}
 NEAREST = {"round_prefer_floor": "AOTC_NEAREST_ROUND_PREFER_FLOOR",
            "round_prefer_ceil": "AOTC_NEAREST_ROUND_PREFER_CEIL",
            "floor": "AOTC_NEAREST_FLOOR", "ceil": "AOTC_NEAREST_CEIL", "simple": "AOTC_NEAREST_SIMPLE"}
@@ -368,7 +369,11 @@ def _check_values(node: Node, graph: Graph) -> str | None:
     a = node.attrs
     if not x.shape or len(x.shape) > MAX_RANK:
         return f"a rank-{len(x.shape)} input is not supported (1 to {MAX_RANK})"
+    if node.op == "ResizeCrop" and (x.dtype != "float32" or graph.tensors[node.inputs[1]].dtype != "float32"):
+        return "Resize tf_crop_and_resize takes float32 data and a float32 roi"
     given = "int64" if a.get("policy", "stretch") != "stretch" else "float32"
+    if node.op == "ResizeCrop":
+        given = "float32"
     if x.dtype != "float32" or graph.tensors[node.inputs[1]].dtype != given:
         return "Resize with scales or sizes computed at run time takes float32 data (and float32 scales)"
     if 0 in x.shape or 0 in y.shape:
@@ -385,10 +390,17 @@ def _check_values(node: Node, graph: Graph) -> str | None:
 def _scratch_values(node: Node, graph: Graph) -> int:
     """aotc_resize_scales_f32's scratch (aotc_resize.h): the tables, and two intermediate regions."""
     x, y = graph.tensors[node.inputs[0]].shape, graph.tensors[node.outputs[0]].shape
+    if node.op == "ResizeCrop":  # no copy (the roi crops) and an int32 flag per output index of every axis
+        return 4 * sum(y) + (4 * sum(y) if node.attrs["mode"] == "nearest" else _interp_scratch(node, x, y))
     if x == y:
         return 0
     if node.attrs["mode"] == "nearest":
         return 4 * sum(y)
+    return _interp_scratch(node, x, y)
+
+
+def _interp_scratch(node: Node, x: tuple[int, ...], y: tuple[int, ...]) -> int:
+    """aotc_resize_scales_f32's scratch for linear and cubic: two regions and four tables."""
     cap = 4 * max(y)  # entries of each of the four tables
     if node.attrs.get("antialias", 0):  # the widened kernel's taps times out, at most
         cap = max(cap, *(4 * i + 2 * o + 8 for i, o in zip(x, y, strict=True)))
@@ -407,13 +419,22 @@ def _emit_values(ctx: NodeContext) -> None:
         "exclude_outside": str(int(a["exclude_outside"])), "in_shape": c_ints(xs), "out_shape": c_ints(ys),
         "n_scales": str(len(a["axes"])), "axes": c_ints(a["axes"]), "policy": KEEP[a.get("policy", "stretch")],
         **({"antialias": "1"} if a.get("antialias", 0) else {}),
+        **({"extrapolation": c_float(a["extrapolation_value"])} if ctx.node.op == "ResizeCrop" else {}),
     }, comment=f"Resize {a['mode']} ({a['coordinate_transformation_mode']}): {list(xs)} -> {list(ys)}, "
-               f"the {'sizes' if a.get('policy', 'stretch') != 'stretch' else 'scales'} of axes {a['axes']} "
-               "read at run time")
+               f"the {_read_at_run_time(ctx.node)} of axes {a['axes']} read at run time")
     scratch = ctx.scratch("float") if ctx.choice.scratch else "NULL"
-    fn = "aotc_resize_scales_f32" if a.get("policy", "stretch") == "stretch" else "aotc_resize_sizes_f32"
+    if ctx.node.op == "ResizeCrop":
+        fn = "aotc_resize_crop_f32"
+    else:
+        fn = "aotc_resize_scales_f32" if a.get("policy", "stretch") == "stretch" else "aotc_resize_sizes_f32"
     ctx.line(f"if ({fn}({p}, {ctx.ptr(scales)}, {ctx.ptr(x)}, {ctx.ptr(y)}, {scratch}) != 0)")
     ctx.line("    return AOTC_ERR_SHAPE;")
+
+
+def _read_at_run_time(node: Node) -> str:
+    if node.op == "ResizeCrop":
+        return "roi"
+    return "sizes" if node.attrs.get("policy", "stretch") != "stretch" else "scales"
 
 
 GRID_MODES = {"nearest": "AOTC_GRID_NEAREST", "linear": "AOTC_GRID_LINEAR", "bilinear": "AOTC_GRID_LINEAR",
@@ -457,4 +478,6 @@ OPS: dict[str, HostOp] = {
                      dtypes=("float32", "int8", "uint8")),
     "ResizeValues": HostOp(_emit_values, family="resize", check=_check_values,
                            kernels=(fixed_scratch("", _scratch_values),), dtypes=("float32",)),
+    "ResizeCrop": HostOp(_emit_values, family="resize", check=_check_values,
+                         kernels=(fixed_scratch("", _scratch_values),), dtypes=("float32",)),
 }

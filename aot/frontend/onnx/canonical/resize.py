@@ -61,6 +61,27 @@ def _antialias(node: Node, mode: str) -> int:
     return 1
 
 
+def _crop(node: Node, graph: Graph, mode: str, nearest: str, cubic_a: float, exclude: int, extrap: float) -> None:
+    """tf_crop_and_resize, the output shape known -> ResizeCrop (aot/kernels/resize.py) over x and the roi,
+    which the kernel reads (a constant or computed at run time alike)."""
+    a = node.attrs
+    rank = len(shape_of(graph, node.inputs[0]))
+    axes = [positive_axis(int(ax), rank, node) for ax in a.get("axes", range(rank))]
+    roi = node.inputs[1] if len(node.inputs) > 1 else ""
+    if not roi or graph.tensors[roi].size == 0:
+        raise AotcError("Resize tf_crop_and_resize needs a roi (input 1)", node=node)
+    if graph.tensors[roi].size != 2 * len(axes):
+        raise AotcError(f"Resize roi has {graph.tensors[roi].size} values for {len(axes)} axes "
+                        f"({2 * len(axes)} expected: starts, then ends)", node=node)
+    if a.get("antialias", 0):
+        raise AotcError("Resize antialias=1 with tf_crop_and_resize is not supported", node=node)
+    node.op = "ResizeCrop"
+    node.attrs = {"mode": mode, "coordinate_transformation_mode": "tf_crop_and_resize", "nearest_mode": nearest,
+                  "cubic_coeff_a": cubic_a, "exclude_outside": exclude, "axes": axes, "policy": "stretch",
+                  "extrapolation_value": extrap}
+    node.inputs = [node.inputs[0], roi]
+
+
 def _resize_values(node: Node, graph: Graph, opset: int, scales: str, sizes: str = "") -> None:
     """Resize/Upsample whose scales are computed at run time -> ResizeValues (aot/kernels/resize.py): the
     declared output shape is compiled in, the kernel reads the scales and works out coordinates and weights
@@ -144,9 +165,6 @@ def resize(node: Node, graph: Graph, opset: int) -> None:
         nearest = a.get("nearest_mode", "round_prefer_floor")
         cubic_a, exclude = a.get("cubic_coeff_a", -0.75), a.get("exclude_outside", 0)
         extrap = a.get("extrapolation_value", 0.0)
-        if ctm == "tf_crop_and_resize":
-            raise AotcError("Resize coordinate_transformation_mode tf_crop_and_resize is not supported",
-                            node=node)
         axes = [positive_axis(int(ax), rank, node) for ax in a.get("axes", range(rank))]
         given = scales if scales is not None else sizes_v
         if len(given) != len(axes):
@@ -180,6 +198,9 @@ def resize(node: Node, graph: Graph, opset: int) -> None:
                         f"{expected} (float32 scale times input size); give sizes instead of scales", node=node)
     if mode not in ("nearest", "linear", "cubic"):
         raise AotcError(f"Resize mode '{mode}' is not supported", node=node)
+    if ctm == "tf_crop_and_resize":
+        _crop(node, graph, mode, nearest, float(cubic_a), int(exclude), float(extrap))
+        return
     node.op = "Resize"
     node.attrs = {"mode": mode, "coordinate_transformation_mode": ctm, "nearest_mode": nearest,
                   "scales": [float(s) for s in scales], "cubic_coeff_a": float(cubic_a),
