@@ -33,8 +33,8 @@ FRONTEND = {
     "Size": "folded: shapes are static",
     "If": "folded to its branch when the condition is known at compile time, else a C if/else around its "
           "branches' kernels (each output of one static shape)",
-    "Loop": "a C loop around its body's kernels: trip count counted at compile time, or a run-time condition "
-            "bounded by M",
+    "Loop": "a C loop around its body's kernels: trip count counted at compile time, a run-time condition "
+            "bounded by M, or a run-time M checked against a scan output's declared rows",
     "Scan": "rewritten as the Loop over its sequence (opset 9+)",
     "Dropout": "removed (inference); a mask that is read becomes a constant",
     "Upsample": "rewritten as Resize",

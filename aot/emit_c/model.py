@@ -273,6 +273,11 @@ class ModelEmitter:
         self.line("")
         self.line(f'/* node {index}: Loop "{c_comment(a["loop"])}", {steps}: '
                   f"{c_comment(', '.join(node.inputs))} -> {c_comment(', '.join(states))} */")
+        if a.get("check"):  # M read at run time (and the initial condition): they must give the compiled count
+            m, cond = node.inputs[len(node.inputs) - a["check"]], node.inputs[len(node.inputs) - a["check"] + 1:]
+            runs = f" || !{self.pointer(cond[0])}[0]" if cond else ""
+            self.line(f"if ({self.pointer(m)}[0] != INT64_C({a['trip_count']}){runs})")
+            self.line("    return AOTC_ERR_SHAPE; /* its steps differ from the scan outputs' declared rows */")
         for src, dst in zip(node.inputs, states, strict=False):
             self.line(f"memcpy({self.pointer(dst)}, {self.pointer(src)}, {g.tensors[dst].nbytes}u);")
         var = f"aotc_step{depth}"

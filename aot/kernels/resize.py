@@ -138,6 +138,59 @@ def cubic_taps(a: dict, scale: float, n_in: int, n_out: int) -> tuple[np.ndarray
     return idx, w
 
 
+def antialias_taps(a: dict, scale: float, n_in: int, n_out: int) -> tuple[np.ndarray, np.ndarray]:
+    """(indices, weights), each [n_out, taps]: Resize antialias=1 on an axis that shrinks (scale < 1), the ONNX
+    reference's filter (onnx/reference/ops/op_resize.py): the linear (triangle) or cubic kernel widened by
+    1 / scale, over taps = 2 * ceil-ish(support / scale) samples around the coordinate, weights normalised to
+    sum 1, samples beyond the edges repeating the edge one (or dropping out with exclude_outside). The
+    coordinate is onnxruntime's float32 one; the weights are worked out in double, as the reference does."""
+    s = float(F32(scale))
+    support = 1.0 if a["mode"] == "linear" else 2.0
+    first = math.floor(-support / s) + 1  # kernel offset of the first tap, relative to floor(x) + 1
+    taps = 2 - 2 * first
+    coeff_a = float(F32(a["cubic_coeff_a"]))
+    idx = np.zeros((n_out, taps), np.int64)
+    w = np.zeros((n_out, taps), np.float32)
+    for j in range(n_out):
+        x = float(F32(source_coordinate(a["coordinate_transformation_mode"], j, scale, n_in, n_out)))
+        base = math.floor(x)
+        ratio = x - base
+        if ratio == 0:  # the reference takes the sample left of a whole coordinate as base: ratio 1
+            base, ratio = base - 1, 1.0
+        coeffs = [antialias_weight(a["mode"], s * (first + k - ratio), coeff_a) for k in range(taps)]
+        total = sum(coeffs)
+        coeffs = [c / total for c in coeffs]
+        tap_idx = [base + first + k for k in range(taps)]
+        if a["exclude_outside"]:
+            coeffs = [c if 0 <= t < n_in else 0.0 for c, t in zip(coeffs, tap_idx, strict=True)]
+            total = sum(coeffs)
+            coeffs = [c / total for c in coeffs] if total else coeffs
+        idx[j] = [min(max(t, 0), n_in - 1) for t in tap_idx]
+        w[j] = coeffs
+    return idx, w
+
+
+def antialias_weight(mode: str, d: float, coeff_a: float) -> float:
+    """The linear (triangle) or Keys cubic kernel at distance d, in double."""
+    d = abs(d)
+    if mode == "linear":
+        return min(max(1.0 - d, 0.0), 1.0)
+    d2 = d * d
+    d3 = d * d2
+    if d <= 1:
+        return (coeff_a + 2) * d3 - (coeff_a + 3) * d2 + 1
+    if d < 2:
+        return coeff_a * d3 - 5 * coeff_a * d2 + 8 * coeff_a * d - 4 * coeff_a
+    return 0.0
+
+
+def axis_taps(a: dict, scale: float, n_in: int, n_out: int) -> tuple[np.ndarray, np.ndarray]:
+    """Linear or cubic taps of one axis, antialiased when asked for and the axis shrinks."""
+    if a.get("antialias", 0) and F32(scale) < 1:
+        return antialias_taps(a, scale, n_in, n_out)
+    return (linear_taps if a["mode"] == "linear" else cubic_taps)(a, scale, n_in, n_out)
+
+
 # --- planning ---------------------------------------------------------------------
 
 def resized_axes(node: Node) -> list[int]:
@@ -246,7 +299,7 @@ def _emit_nearest(ctx: NodeContext) -> None:
 
 def _emit_pass(ctx: NodeContext, k: int, ps: Pass, src: str, dst: str) -> None:
     a = ctx.attrs
-    taps_fn = linear_taps if a["mode"] == "linear" else cubic_taps
+    taps_fn = axis_taps
     axes = ps.axes if len(ps.axes) == 2 else (None, ps.axes[0])
     h, w = axes
     in_w, inner = ps.src[w], int(np.prod(ps.src[w + 1:], dtype=np.int64))
@@ -301,7 +354,8 @@ def _emit(ctx: NodeContext) -> None:
 RESIZE_MODES = {"nearest": "AOTC_RESIZE_NEAREST", "linear": "AOTC_RESIZE_LINEAR", "cubic": "AOTC_RESIZE_CUBIC"}
 CTM = {"half_pixel": "AOTC_CTM_HALF_PIXEL", "pytorch_half_pixel": "AOTC_CTM_PYTORCH_HALF_PIXEL",
        "align_corners": "AOTC_CTM_ALIGN_CORNERS", "asymmetric": "AOTC_CTM_ASYMMETRIC",
-       "tf_half_pixel_for_nn": "AOTC_CTM_TF_HALF_PIXEL_FOR_NN", "half_pixel_symmetric": "AOTC_CTM_HALF_PIXEL_SYMMETRIC"}
+       "tf_half_pixel_for_nn": "AOTC_CTM_TF_HALF_PIXEL_FOR_NN", "half_pixel_symmetric": "AOTC_CTM_HALF_PIXEL_SYMMETRIC",
+       "tf_crop_and_resize": "AOTC_CTM_TF_CROP_AND_RESIZE"}
 NEAREST = {"round_prefer_floor": "AOTC_NEAREST_ROUND_PREFER_FLOOR",
            "round_prefer_ceil": "AOTC_NEAREST_ROUND_PREFER_CEIL",
            "floor": "AOTC_NEAREST_FLOOR", "ceil": "AOTC_NEAREST_CEIL", "simple": "AOTC_NEAREST_SIMPLE"}
@@ -315,7 +369,11 @@ def _check_values(node: Node, graph: Graph) -> str | None:
     a = node.attrs
     if not x.shape or len(x.shape) > MAX_RANK:
         return f"a rank-{len(x.shape)} input is not supported (1 to {MAX_RANK})"
+    if node.op == "ResizeCrop" and (x.dtype != "float32" or graph.tensors[node.inputs[1]].dtype != "float32"):
+        return "Resize tf_crop_and_resize takes float32 data and a float32 roi"
     given = "int64" if a.get("policy", "stretch") != "stretch" else "float32"
+    if node.op == "ResizeCrop":
+        given = "float32"
     if x.dtype != "float32" or graph.tensors[node.inputs[1]].dtype != given:
         return "Resize with scales or sizes computed at run time takes float32 data (and float32 scales)"
     if 0 in x.shape or 0 in y.shape:
@@ -332,11 +390,21 @@ def _check_values(node: Node, graph: Graph) -> str | None:
 def _scratch_values(node: Node, graph: Graph) -> int:
     """aotc_resize_scales_f32's scratch (aotc_resize.h): the tables, and two intermediate regions."""
     x, y = graph.tensors[node.inputs[0]].shape, graph.tensors[node.outputs[0]].shape
+    if node.op == "ResizeCrop":  # no copy (the roi crops) and an int32 flag per output index of every axis
+        return 4 * sum(y) + (4 * sum(y) if node.attrs["mode"] == "nearest" else _interp_scratch(node, x, y))
     if x == y:
         return 0
     if node.attrs["mode"] == "nearest":
         return 4 * sum(y)
-    return 4 * (2 * int(np.prod(np.maximum(x, y), dtype=np.int64)) + 16 * max(y))
+    return _interp_scratch(node, x, y)
+
+
+def _interp_scratch(node: Node, x: tuple[int, ...], y: tuple[int, ...]) -> int:
+    """aotc_resize_scales_f32's scratch for linear and cubic: two regions and four tables."""
+    cap = 4 * max(y)  # entries of each of the four tables
+    if node.attrs.get("antialias", 0):  # the widened kernel's taps times out, at most
+        cap = max(cap, *(4 * i + 2 * o + 8 for i, o in zip(x, y, strict=True)))
+    return 4 * (2 * int(np.prod(np.maximum(x, y), dtype=np.int64)) + 4 * cap)
 
 
 def _emit_values(ctx: NodeContext) -> None:
@@ -350,13 +418,23 @@ def _emit_values(ctx: NodeContext) -> None:
         "nearest_mode": NEAREST.get(a["nearest_mode"], "0"), "cubic_a": c_float(a["cubic_coeff_a"]),
         "exclude_outside": str(int(a["exclude_outside"])), "in_shape": c_ints(xs), "out_shape": c_ints(ys),
         "n_scales": str(len(a["axes"])), "axes": c_ints(a["axes"]), "policy": KEEP[a.get("policy", "stretch")],
+        **({"antialias": "1"} if a.get("antialias", 0) else {}),
+        **({"extrapolation": c_float(a["extrapolation_value"])} if ctx.node.op == "ResizeCrop" else {}),
     }, comment=f"Resize {a['mode']} ({a['coordinate_transformation_mode']}): {list(xs)} -> {list(ys)}, "
-               f"the {'sizes' if a.get('policy', 'stretch') != 'stretch' else 'scales'} of axes {a['axes']} "
-               "read at run time")
+               f"the {_read_at_run_time(ctx.node)} of axes {a['axes']} read at run time")
     scratch = ctx.scratch("float") if ctx.choice.scratch else "NULL"
-    fn = "aotc_resize_scales_f32" if a.get("policy", "stretch") == "stretch" else "aotc_resize_sizes_f32"
+    if ctx.node.op == "ResizeCrop":
+        fn = "aotc_resize_crop_f32"
+    else:
+        fn = "aotc_resize_scales_f32" if a.get("policy", "stretch") == "stretch" else "aotc_resize_sizes_f32"
     ctx.line(f"if ({fn}({p}, {ctx.ptr(scales)}, {ctx.ptr(x)}, {ctx.ptr(y)}, {scratch}) != 0)")
     ctx.line("    return AOTC_ERR_SHAPE;")
+
+
+def _read_at_run_time(node: Node) -> str:
+    if node.op == "ResizeCrop":
+        return "roi"
+    return "sizes" if node.attrs.get("policy", "stretch") != "stretch" else "scales"
 
 
 GRID_MODES = {"nearest": "AOTC_GRID_NEAREST", "linear": "AOTC_GRID_LINEAR", "bilinear": "AOTC_GRID_LINEAR",
@@ -400,4 +478,6 @@ OPS: dict[str, HostOp] = {
                      dtypes=("float32", "int8", "uint8")),
     "ResizeValues": HostOp(_emit_values, family="resize", check=_check_values,
                            kernels=(fixed_scratch("", _scratch_values),), dtypes=("float32",)),
+    "ResizeCrop": HostOp(_emit_values, family="resize", check=_check_values,
+                         kernels=(fixed_scratch("", _scratch_values),), dtypes=("float32",)),
 }

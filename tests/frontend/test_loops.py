@@ -233,6 +233,59 @@ def test_runtime_max_trip_count_is_refused():
     assert line.startswith("node 'rnn' (Loop): its maximum trip count 'm_in' is computed at run time"), line
 
 
+def runtime_m_rnn(declared: int | None = T, through_cast: bool = False) -> onnx.ModelProto:
+    """M and the initial condition graph inputs, the condition passed through (as ONNX's Range expansion
+    writes it); the scan output declared with `declared` rows (on a Cast of it with through_cast)."""
+    w, r = _weights()
+    body = helper.make_graph([
+        helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+        helper.make_node("Gather", ["X", "i"], ["x_t"], axis=0),
+        helper.make_node("MatMul", ["x_t", "W"], ["xw"]),
+        helper.make_node("MatMul", ["h_in", "R"], ["hr"]),
+        helper.make_node("Add", ["xw", "hr"], ["s0"]),
+        helper.make_node("Tanh", ["s0"], ["h_out"]),
+        helper.make_node("Identity", ["h_out"], ["h_scan"]),
+    ], "body", [_vi("i", [], TensorProto.INT64), _vi("cond_in", [], TensorProto.BOOL), _vi("h_in", [1, H])],
+        [_vi("cond_out", [], TensorProto.BOOL), _vi("h_out", [1, H]), _vi("h_scan", [1, H])])
+    rows = [declared, 1, H] if declared is not None else None
+    nodes = [helper.make_node("Loop", ["m", "go", "h0"], ["h_last", "hs"], body=body, name="runtime_m")]
+    outputs = [_vi("hs", rows), _vi("h_last", [1, H])]
+    if through_cast:
+        nodes.append(helper.make_node("Cast", ["hs"], ["hs_cast"], to=TensorProto.FLOAT))
+        outputs[0] = _vi("hs_cast", rows)
+    graph = helper.make_graph(nodes, "g", [_vi("X", [T, 1, I]), _vi("h0", [1, H]),
+                                           _vi("m", [], TensorProto.INT64), _vi("go", [], TensorProto.BOOL)],
+                              outputs, [_c("W", w), _c("R", r)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _runtime_m_case(case_id: str, m: int, go: bool, through_cast: bool = False) -> Case:
+    model = runtime_m_rnn(T - 2, through_cast)
+    feeds = _feeds(runtime_m_rnn(T - 2))
+    feeds.update(m=np.array(m, np.int64), go=np.array(go))
+    return _case(case_id, model, feeds)
+
+
+@pytest.mark.parametrize("through_cast", [False, True])
+def test_runtime_max_trip_count_takes_the_declared_rows(tmp_path, through_cast):
+    """M read at run time, the scan output declared with M's rows: compiled for that count, as onnxruntime."""
+    case = _runtime_m_case("runtime_m", T - 2, True, through_cast)
+    shared_build([case], tmp_path).check("runtime_m")
+
+
+@pytest.mark.parametrize(("m", "go"), [(T - 3, True), (T - 1, True), (0, True), (T - 2, False)])
+def test_runtime_max_trip_count_other_than_the_declared_rows_returns_an_error_code(tmp_path, m, go):
+    case = _runtime_m_case("runtime_m_other", m, go)
+    with pytest.raises(AssertionError, match="returned -2"):
+        shared_build([case], tmp_path).run("runtime_m_other")
+
+
+def test_runtime_max_trip_count_without_declared_rows_is_refused():
+    line = _refusal(runtime_m_rnn(declared=None))
+    assert line.startswith("node 'runtime_m' (Loop): its maximum trip count 'm' is computed at run time"), line
+    assert "or a scan output of declared length" in line, line
+
+
 def test_a_loop_that_never_stops_is_refused():
     model = counted_rnn()
     loop = model.graph.node[0]

@@ -1,5 +1,5 @@
 """Resize (opset 10, 11, 13, 18, 19) and Upsample (7, 9) against onnxruntime: nearest, linear and cubic
-modes, every coordinate_transformation_mode but tf_crop_and_resize, every nearest_mode, scales or
+modes, every coordinate_transformation_mode (tf_crop_and_resize with its roi), antialias, every nearest_mode, scales or
 sizes, up and down by integer and non-integer factors, opset-18 axes and keep_aspect_ratio_policy."""
 
 from __future__ import annotations
@@ -214,6 +214,64 @@ RUNTIME_SCALES = [
 ]
 CASES += RUNTIME_SCALES
 
+# antialias=1 (opset 18): axes that shrink filter with the kernel widened by 1 / scale (onnxruntime and the
+# ONNX reference agree); constant scales, sizes and scales read at run time, up to 12 taps an index
+ANTIALIAS = [
+    *[resize_case(f"antialias_{mode}_{tag}", (1, 2, 7, 9), opset=18, mode=mode, antialias=1, **given)
+      for mode in ("linear", "cubic")
+      for tag, given in (("scales", {"scales": [1, 1, 0.6, 0.45]}), ("sizes", {"sizes": [1, 2, 3, 5]}),
+                         ("mixed", {"scales": [1, 1, 1.5, 0.3]}))],
+    resize_case("antialias_cubic_exclude_outside", (1, 2, 7, 9), scales=[1, 1, 0.5, 0.4], opset=18, mode="cubic",
+                antialias=1, exclude_outside=1, cubic_coeff_a=-0.5),
+    *[runtime_scales_case(f"antialias_{mode}", (1, 2, 7, 9), [1, 1, 0.6, 0.45], mode=mode, antialias=1)
+      for mode in ("linear", "cubic")],
+    runtime_scales_case("antialias_linear_asymmetric", (1, 1, 8, 30), [1, 1, 0.5, 0.2], mode="linear",
+                        antialias=1, coordinate_transformation_mode="asymmetric"),
+]
+CASES += ANTIALIAS
+
+
+def crop_case(tag: str, shape: tuple, roi: list[float], out: tuple, runtime_roi: bool = True, opset: int = 18,
+              axes: list[int] | None = None, **attrs) -> Case:
+    """coordinate_transformation_mode tf_crop_and_resize: sizes constant, the roi a model input (read by the
+    kernel) or a constant; the output shape declared."""
+    if axes is not None:
+        attrs["axes"] = axes
+    listed = axes if axes is not None else range(len(shape))
+    sizes = np.array([out[ax] for ax in listed], np.int64)
+    x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+    roi_v = np.array(roi, np.float32)
+    feeds = {"x": x, "roi": roi_v} if runtime_roi else {"x": x}
+    consts = {"sizes": sizes} if runtime_roi else {"roi": roi_v, "sizes": sizes}
+    order = ["x", "roi", "", "sizes"]
+    if opset < 13:  # scales a required input, empty
+        consts["no_scales"] = np.array([], np.float32)
+        order[2] = "no_scales"
+    case = op_case(f"crop_{tag}", "Resize", feeds, consts=consts, opset=opset, input_order=order,
+                   attrs={"coordinate_transformation_mode": "tf_crop_and_resize", **attrs})
+    for n in out:
+        case.model.graph.output[0].type.tensor_type.shape.dim.add().dim_value = n
+    return case
+
+
+# tf_crop_and_resize: rois inside and beyond [0, 1] (extrapolated samples), a crop that keeps an axis's size,
+# one-long outputs, opset-18 axes in either order, roi constant or read at run time
+CROP = [
+    crop_case("linear", (1, 2, 6, 7), [0, 0, 0.2, 0.3, 1, 1, 0.8, 0.9], (1, 2, 4, 5), mode="linear"),
+    crop_case("linear_extrapolate", (1, 2, 6, 7), [0, 0, -0.2, 0.4, 1, 1, 0.7, 1.5], (1, 2, 5, 4), mode="linear",
+              extrapolation_value=3.5),
+    crop_case("linear_one_long", (1, 1, 5, 6), [0, 0, 0.3, 0.1, 1, 1, 0.6, 0.9], (1, 1, 1, 3), mode="linear"),
+    crop_case("linear_constant_roi", (1, 2, 6, 7), [0, 0, 0.1, -0.3, 1, 1, 1.2, 0.8], (1, 2, 5, 3),
+              runtime_roi=False, mode="linear", extrapolation_value=-1.0),
+    crop_case("linear_axes_3_2", (1, 2, 6, 7), [0.3, 0.2, 0.9, 1.1], (1, 2, 4, 5), axes=[3, 2], mode="linear"),
+    crop_case("cubic", (1, 2, 6, 7), [0, 0, 0.2, -0.1, 1, 1, 0.9, 0.8], (1, 2, 4, 6), mode="cubic"),
+    crop_case("nearest", (1, 2, 6, 7), [0, 0, 0.15, -0.1, 1, 1, 0.85, 1.2], (1, 2, 4, 6), mode="nearest",
+              extrapolation_value=9.0),
+    crop_case("linear_opset11", (1, 2, 6, 7), [0, 0, 0.2, 0.3, 1, 1, 0.8, 0.9], (1, 2, 4, 5), opset=11,
+              mode="linear"),
+]
+CASES += CROP
+
 
 def kept_aspect_case(tag: str, shape: tuple, sizes: list[int], axes: list[int], declared: tuple, policy: str,
                      **attrs) -> Case:
@@ -244,6 +302,8 @@ RUNTIME_SCALES_WRONG = [
     runtime_scales_case("wrong_negative", (1, 1, 2, 2), [1, 1, -2, 2], declared=(1, 1, 4, 4), mode="nearest"),
     runtime_scales_case("wrong_nan", (1, 1, 2, 2), [1, 1, float("nan"), 2], declared=(1, 1, 4, 4), mode="cubic"),
     runtime_scales_case("wrong_huge", (1, 1, 2, 2), [1, 1, 3e38, 2], declared=(1, 1, 4, 4), mode="linear"),
+    runtime_scales_case("wrong_antialias", (1, 1, 8, 8), [1, 1, 0.25, 0.5], declared=(1, 1, 4, 4), mode="cubic",
+                        antialias=1),
 ]
 
 
@@ -295,7 +355,8 @@ def test_matches_onnxruntime(built, case_id):
     built.check(case_id)
 
 
-# --- beyond onnxruntime: linear on axes it does not take, checked against the ONNX reference -------
+# --- beyond onnxruntime: linear on axes it does not take, cubic antialias on axes it does not
+# take, a tf_crop_and_resize that keeps the shape, checked against the ONNX reference -------
 
 BEYOND = [
     resize_case("linear_4d_three_axes", (2, 3, 4, 5), scales=[1, 1.5, 2, 0.6], mode="linear"),
@@ -304,6 +365,12 @@ BEYOND = [
     resize_case("linear_6d_five_axes", (2, 3, 2, 3, 2, 3), scales=[1, 2, 1.5, 0.7, 2, 1.4], mode="linear"),
     resize_case("linear_1d", (9,), scales=[1.7], mode="linear", coordinate_transformation_mode="asymmetric"),
     resize_case("cubic_nchw_outer", (2, 3, 4, 5), scales=[1, 2, 1, 1.5], mode="cubic"),
+    runtime_scales_case("antialias_cubic_mixed_axes", (2, 7, 9), [2.5, 0.3], axes=[2, 1], mode="cubic", antialias=1,
+                        exclude_outside=1),
+    # onnxruntime copies x when the shape does not change, whatever the roi; the reference crops
+    crop_case("linear_same_size", (1, 1, 5, 5), [0, 0, 0.1, 0.2, 1, 1, 0.9, 0.6], (1, 1, 5, 5), mode="linear"),
+    resize_case("antialias_linear_three_axes", (3, 2, 7, 9), scales=[0.7, 1, 0.5, 0.25], opset=18, mode="linear",
+                antialias=1, coordinate_transformation_mode="pytorch_half_pixel"),
 ]
 
 
@@ -336,17 +403,18 @@ def _compile(node_inputs: list, consts: dict, attrs: dict, opset: int = 13, x_ty
 SCALES = {"scales": np.array([1, 1, 2, 2], np.float32)}
 
 
-def test_refuses_tf_crop_and_resize():
-    consts = {"roi": np.array([0, 0, 0.1, 0.1, 1, 1, 0.9, 0.9], np.float32), **SCALES}
-    with pytest.raises(AotcError, match="tf_crop_and_resize is not supported"):
+def test_refuses_tf_crop_and_resize_roi_of_another_length():
+    consts = {"roi": np.array([0.1, 0.1, 0.9, 0.9], np.float32), **SCALES}
+    with pytest.raises(AotcError, match=r"roi has 4 values for 4 axes \(8 expected"):
         _compile(["x", "roi", "scales"], consts, {"mode": "linear",
                                                   "coordinate_transformation_mode": "tf_crop_and_resize"})
 
 
-def test_refuses_antialias():
-    with pytest.raises(AotcError, match="antialias=1 is not supported"):
+def test_refuses_nearest_antialias():
+    """onnxruntime and the ONNX reference both refuse antialias=1 with mode nearest: no answer to match."""
+    with pytest.raises(AotcError, match="antialias=1 with mode nearest"):
         _compile(["x", "", "scales"], {"scales": np.array([1, 1, 0.5, 0.5], np.float32)},
-                 {"mode": "linear", "antialias": 1}, opset=18)
+                 {"mode": "nearest", "antialias": 1}, opset=18)
 
 
 def test_refuses_scales_computed_at_run_time_without_a_declared_shape():

@@ -180,12 +180,13 @@ def _inline_branch(g: onnx.GraphProto, node: onnx.NodeProto, branch: onnx.GraphP
     return nodes
 
 
-def refuse_control_flow(model: onnx.ModelProto) -> None:
-    """After folding: control flow left in the main graph is refused, all of it in one line."""
+def refuse_control_flow(model: onnx.ModelProto, declared: dict[str, onnx.TypeProto] | None = None) -> None:
+    """After folding: control flow left in the main graph is refused, all of it in one line (`declared`: the
+    output declarations set aside meanwhile, which can give a Loop's count)."""
     refused: list[tuple[Node, str | None]] = []
     for n in model.graph.node:
         if n.op_type == "Loop" and n.domain in ("", "ai.onnx"):  # compiled by aot/frontend/onnx/loops.py, if it can be
-            reason = loop_refusal(model, n)
+            reason = loop_refusal(model, n, declared)
             if reason:
                 refused.append((Node(n.op_type, n.name, list(n.input), list(n.output)), reason))
             continue

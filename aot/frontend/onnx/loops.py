@@ -101,9 +101,60 @@ class _RunTime(Exception):
     """The condition depends on a value computed at run time (the message names it)."""
 
 
-def loop_steps(node: onnx.NodeProto, tensors: dict[str, Tensor], opsets: list) -> tuple[int, str | None]:
-    """(the trip count, None) when it is known at compile time; else (its bound M, why the condition
-    is a run-time one): the C loop then stops at the first false condition or at M."""
+def declared_rows(node: onnx.NodeProto, model: onnx.ModelProto | None,
+                  declared: dict[str, onnx.TypeProto] | None = None) -> int | None:
+    """The row count a scan output of the Loop is declared with (in the graph's outputs or value_info, or
+    `declared`, the declarations set aside while folding; or those of the Identity / Cast its only reader
+    feeds), or None."""
+    if model is None:
+        return None
+    g = model.graph
+    rows: dict[str, int] = {}  # a value's first dimension, where one of its types gives it
+    for name, t in [*((v.name, v.type) for v in [*g.output, *g.value_info]), *(declared or {}).items()]:
+        dims = t.tensor_type.shape.dim if t.HasField("tensor_type") else []
+        if dims and dims[0].HasField("dim_value") and dims[0].dim_value > 0:
+            rows.setdefault(name, int(dims[0].dim_value))
+    n_carried = len(node.input) - 2
+    for name in node.output[n_carried:]:
+        seen = 0
+        while name and seen < 8:
+            if name in rows:
+                return rows[name]
+            readers = [n for n in g.node if name in n.input]
+            if len(readers) != 1 or readers[0].op_type not in ("Identity", "Cast"):
+                break
+            name, seen = readers[0].output[0], seen + 1
+    return None
+
+
+def _runtime_trips(node: onnx.NodeProto, tensors: dict[str, Tensor], model: onnx.ModelProto | None,
+                   declared: dict[str, onnx.TypeProto] | None = None) -> int | None:
+    """A maximum trip count M computed at run time, with a condition absent or passed through unchanged, and a
+    scan output of declared length N: the loop is compiled for N steps, the run checks M (and the initial
+    condition) against it (AOTC_ERR_SHAPE when they differ). None when that does not apply."""
+    m_name = node.input[0] if node.input else ""
+    if not m_name or _const_of(tensors, m_name) is not None:
+        return None
+    body = _graph_attr(node, "body")
+    if len(body.input) < 2 or not body.output:
+        return None
+    cond_in, cond_out = body.input[1].name, body.output[0].name
+    passed = cond_out == cond_in or any(n.op_type == "Identity" and list(n.input) == [cond_in]
+                                        and list(n.output) == [cond_out] for n in body.node)
+    if not passed:
+        return None
+    return declared_rows(node, model, declared)
+
+
+def loop_steps(node: onnx.NodeProto, tensors: dict[str, Tensor], opsets: list,
+               model: onnx.ModelProto | None = None,
+               declared: dict[str, onnx.TypeProto] | None = None) -> tuple[int, str | None]:
+    """(the trip count, None) when it is known at compile time (or, M computed at run time, given by a scan
+    output's declared length: `_runtime_trips`); else (its bound M, why the condition is a run-time one): the
+    C loop then stops at the first false condition or at M."""
+    rows = _runtime_trips(node, tensors, model, declared)
+    if rows is not None:
+        return rows, None
     try:
         return trip_count(node, tensors, opsets), None
     except _RunTime as e:
@@ -127,7 +178,8 @@ def trip_count(node: onnx.NodeProto, tensors: dict[str, Tensor], opsets: list) -
         m = _const_of(tensors, m_name)
         if m is None:
             raise AotcError(f"its maximum trip count '{m_name}' is computed at run time; aotc needs it at "
-                            "compile time (or a condition it can count)", node=where)
+                            "compile time (or a condition it can count, or a scan output of declared length)",
+                            node=where)
         limit = int(np.asarray(m).reshape(-1)[0])
     cond = True
     if c_name:
@@ -227,13 +279,14 @@ def _condition_model(node: onnx.NodeProto, body: onnx.GraphProto, nodes: list[in
         raise AotcError(f"cannot evaluate its condition ({str(e).splitlines()[0]})", node=_LoopNode(node)) from e
 
 
-def loop_refusal(model: onnx.ModelProto, node: onnx.NodeProto) -> str | None:
+def loop_refusal(model: onnx.ModelProto, node: onnx.NodeProto,
+                 declared: dict[str, onnx.TypeProto] | None = None) -> str | None:
     """Why the Loop cannot be counted or bounded, from the graph's constants alone (None: it can),
     so it is refused together with the rest of the graph's control flow."""
     consts = {i.name: Tensor(i.name, tuple(i.dims), "float32", initializer_value(i))
               for i in model.graph.initializer}
     try:
-        loop_steps(node, consts, list(model.opset_import))
+        loop_steps(node, consts, list(model.opset_import), model, declared)
     except AotcError as e:
         return e.message
     return None
@@ -261,7 +314,8 @@ def import_loop(node: onnx.NodeProto, tensors: dict[str, Tensor], model: onnx.Mo
         if not v or v not in tensors:
             raise AotcError(f"its loop-carried input {k} is {'omitted' if not v else f'unknown ({v!r})'}",
                             node=where)
-    trips, runtime = loop_steps(node, tensors, opsets)
+    trips, runtime = loop_steps(node, tensors, opsets, model)
+    checked = _runtime_trips(node, tensors, model) is not None  # M (and the condition) checked at run time
     ins, outs = [v.name for v in body.input], [v.name for v in body.output]
     # a carried value the body passes through unchanged (tf2onnx carries the weights so) is its
     # initial value at every step: a constant stays a constant, a run-time value is read in place
@@ -298,10 +352,13 @@ def import_loop(node: onnx.NodeProto, tensors: dict[str, Tensor], model: onnx.Mo
             out_tensors[name] = Tensor(name, (trips, *row.shape), row.dtype)
     outer = [outer_of.get(i, i) for i in graph.inputs[1 + len(variant):]]
     cond_init = node.input[1] if runtime and len(node.input) > 1 else ""
-    ir = Node("Loop", node.name, [*node.input[2:], *dict.fromkeys(outer), *([cond_init] if cond_init else [])],
+    # checked: M, then the initial condition (if any), both read at run time, last
+    check = [node.input[0], *([node.input[1]] if len(node.input) > 1 and node.input[1] else [])] if checked else []
+    ir = Node("Loop", node.name, [*node.input[2:], *dict.fromkeys(outer), *([cond_init] if cond_init else []),
+                                  *check],
               list(node.output), {"body": graph, "trip_count": trips, "n_carried": n_carried, "variant": variant,
                                   "invariant": invariant, "outer_of": outer_of, "runtime": runtime,
-                                  "cond_init": cond_init})
+                                  "cond_init": cond_init, "check": len(check)})
     return ir, out_tensors
 
 
@@ -472,9 +529,10 @@ def flatten_loop(graph: Graph, loop: Node, used: set[str], names: set[str], node
     attrs = {"loop": loop.name, "trip_count": trips, "n_carried": len(kept_c), "n_scan": len(keep_s),
              "runtime": runtime, "scans": [scans[k] for k in keep_s], "last_only": last_only}
     cond_init = [loop.attrs["cond_init"]] if loop.attrs["cond_init"] else []
+    check = loop.inputs[len(loop.inputs) - loop.attrs.get("check", 0):] if loop.attrs.get("check", 0) else []
     begin = Node("LoopBegin", fresh_name(f"{loop.name}/begin", node_names),
-                 [*(loop.inputs[variant[j]] for j in kept_c), *cond_init], [*states, rename[iter_in], *scan_bufs],
-                 {**attrs, "cond_init": bool(cond_init)})
+                 [*(loop.inputs[variant[j]] for j in kept_c), *cond_init, *check],
+                 [*states, rename[iter_in], *scan_bufs], {**attrs, "cond_init": bool(cond_init), "check": len(check)})
     hoisted: list[Node] = []  # loop-invariant: reads only values from before the loop, runs once before it
     nodes = [begin]
     before = {rename[t] for t in outer} | {t for t, v in graph.tensors.items() if v.is_const}

@@ -202,7 +202,7 @@ def _scans_to_loops(s: ImportState) -> None:
 
 def _refuse_control_flow(s: ImportState) -> None:
     """What is left of If/Loop/Scan that aotc cannot compile is refused, before any evaluator sees a subgraph."""
-    refuse_control_flow(s.model)
+    refuse_control_flow(s.model, s.declared)
 
 
 def _drop_branch_outputs(s: ImportState) -> None:

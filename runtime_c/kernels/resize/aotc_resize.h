@@ -57,7 +57,8 @@ enum {
     AOTC_CTM_ALIGN_CORNERS = 2,
     AOTC_CTM_ASYMMETRIC = 3,
     AOTC_CTM_TF_HALF_PIXEL_FOR_NN = 4,
-    AOTC_CTM_HALF_PIXEL_SYMMETRIC = 5
+    AOTC_CTM_HALF_PIXEL_SYMMETRIC = 5,
+    AOTC_CTM_TF_CROP_AND_RESIZE = 6 /* aotc_resize_crop_f32 only */
 };
 /* SIMPLE: Upsample and Resize-10 (onnxruntime): ceil when the scale shrinks the axis, else floor */
 enum {
@@ -80,11 +81,14 @@ typedef struct {
     int32_t n_scales;                 /* scales (or sizes) given: one per axis listed in axes */
     int32_t axes[AOTC_MAX_RANK];      /* the axis of each scale, 0..rank-1 */
     int32_t policy;                   /* aotc_resize_sizes_f32: AOTC_KEEP_NOT_LARGER or _NOT_SMALLER */
+    int32_t antialias;                /* linear, cubic: axes that shrink use the kernel widened by 1 / scale */
+    float extrapolation;              /* aotc_resize_crop_f32: the value of samples outside the input */
 } aotc_resize_scales_params;
 
 /* Bytes of scratch aotc_resize_scales_f32 needs (the compiler reserves as much): nearest, an int32 per
  * output index of every axis; linear and cubic, two float regions of the product over the axes of
- * max(in, out), and four tables of 4 entries per output index of the longest output axis. */
+ * max(in, out), and four tables of 4 entries per output index of the longest output axis (with antialias,
+ * of max(4 out, 4 in + 2 out + 8) entries over the axes: the widened kernel's taps times out). */
 int32_t aotc_resize_scales_f32(const aotc_resize_scales_params *p, const float *scales, const float *x, float *y,
                                void *scratch);
 
@@ -95,6 +99,15 @@ int32_t aotc_resize_scales_f32(const aotc_resize_scales_params *p, const float *
 enum { AOTC_KEEP_NOT_LARGER = 1, AOTC_KEEP_NOT_SMALLER = 2 };
 int32_t aotc_resize_sizes_f32(const aotc_resize_scales_params *p, const int64_t *sizes, const float *x, float *y,
                               void *scratch);
+
+/* coordinate_transformation_mode tf_crop_and_resize, the output shape compiled in (scales or sizes
+ * constant) and the roi read at run time: roi holds the starts, then the ends, of the n_scales axes listed
+ * in axes (the others crop [0, 1]), as fractions of (in - 1). Coordinates are onnxruntime's (roi_start
+ * (in - 1) + j (roi_end - roi_start) (in - 1) / (out - 1)); an output element whose coordinate along any
+ * axis falls outside [0, in - 1] takes p->extrapolation. Scratch as aotc_resize_scales_f32's, and an int32
+ * per output index of every axis. */
+int32_t aotc_resize_crop_f32(const aotc_resize_scales_params *p, const float *roi, const float *x, float *y,
+                             void *scratch);
 
 /* ONNX GridSample over 1 to 3 spatial axes: x [n][c][in...], grid [n][out...][nd] holding normalised
  * coordinates in [-1, 1], innermost first (x, then y, then z), y [n][c][out...]. Coordinates map to

@@ -197,9 +197,18 @@ void aotc_grid_sample_f32(const aotc_grid_sample_params *p, const float *x, cons
  * The formulas of aot/kernels/resize.py (source_coordinate, nearest_index, linear_taps, cubic_taps), in
  * the same float32 steps: one operation a statement where a fused multiply-add could change a result. */
 
-static float resize_coordinate(int32_t ctm, int32_t j, float s, int32_t n_in, int32_t n_out) {
+static float resize_coordinate(int32_t ctm, int32_t j, float s, int32_t n_in, int32_t n_out, const float *r) {
     const float x = (float)j;
     float t;
+    if (r) { /* tf_crop_and_resize: r is the axis's roi start and end (onnxruntime's float steps) */
+        const float span = (float)(n_in - 1);
+        if (n_out <= 1) return (float)(0.5 * (double)(r[0] + r[1]) * (double)span);
+        t = r[1] - r[0];
+        t = x * t;
+        t = t * span;
+        t = t / (float)(n_out - 1);
+        return r[0] * span + t;
+    }
     switch (ctm) {
     case AOTC_CTM_ASYMMETRIC:
         return x / s;
@@ -242,12 +251,12 @@ static int32_t resize_clamp_index(int64_t i, int32_t n) {
 
 /* Input index of each output index along one axis, times `mult`. */
 static void resize_nearest_table(const aotc_resize_scales_params *p, float s, int32_t n_in, int32_t n_out,
-                                 int32_t mult, int32_t *offsets) {
+                                 int32_t mult, const float *r, int32_t *offsets) {
     int32_t j;
     for (j = 0; j < n_out; ++j) {
         int64_t i = j;
-        if (s != 1.0f) {
-            const double x = resize_limit(resize_coordinate(p->ctm, j, s, n_in, n_out), -4.0, (double)n_in + 4.0);
+        if (s != 1.0f || r) {
+            const double x = resize_limit(resize_coordinate(p->ctm, j, s, n_in, n_out, r), -4.0, (double)n_in + 4.0);
             const double below = floor(x), frac = x - below;
             const int tie = fabs(frac - 0.5) <= 1e-6; /* onnxruntime's tie window (resize.py HALF_TIE) */
             switch (p->nearest_mode) {
@@ -304,12 +313,64 @@ static void resize_cubic_coefficients(float t, float a, float *c) {
     }
 }
 
+/* The linear (triangle) or Keys cubic kernel at distance d, in double (resize.py antialias_weight). */
+static double resize_antialias_weight(int32_t mode, double d, double a) {
+    double d2, d3, v;
+    d = fabs(d);
+    if (mode == AOTC_RESIZE_LINEAR) {
+        v = 1.0 - d;
+        return v < 0.0 ? 0.0 : v;
+    }
+    d2 = d * d;
+    d3 = d * d2;
+    if (d <= 1.0) return (a + 2.0) * d3 - (a + 3.0) * d2 + 1.0;
+    if (d < 2.0) return a * d3 - 5.0 * a * d2 + 8.0 * a * d - 4.0 * a;
+    return 0.0;
+}
+
+/* Antialias on an axis that shrinks (resize.py antialias_taps): the kernel widened by 1 / s over `taps`
+ * samples, weights normalised to sum 1, edge samples repeating. Returns the taps, or 0 when the tables
+ * would not fit in `cap` entries. */
+static int32_t resize_antialias_table(const aotc_resize_scales_params *p, float s, int32_t n_in, int32_t n_out,
+                                      int32_t mult, int32_t cap, const float *r, int32_t *offsets, float *weights) {
+    const double sd = (double)s, support = p->mode == AOTC_RESIZE_LINEAR ? 1.0 : 2.0;
+    const double a = (double)p->cubic_a;
+    const int64_t first = (int64_t)floor(-support / sd) + 1, taps = 2 - 2 * first;
+    int32_t j;
+    int64_t k;
+    if (taps * n_out > cap) return 0;
+    for (j = 0; j < n_out; ++j) {
+        const double x = resize_limit(resize_coordinate(p->ctm, j, s, n_in, n_out, r), -1.0e9, 1.0e9);
+        double base = floor(x), ratio = x - base, total = 0.0, kept = 0.0;
+        if (ratio == 0.0) { /* the reference takes the sample left of a whole coordinate as base */
+            base -= 1.0;
+            ratio = 1.0;
+        }
+        for (k = 0; k < taps; ++k) total += resize_antialias_weight(p->mode, sd * ((double)(first + k) - ratio), a);
+        for (k = 0; k < taps; ++k) { /* exclude_outside: the weights of the taps inside, renormalised */
+            const int64_t tap = (int64_t)base + first + k;
+            if (tap >= 0 && tap < n_in) kept += resize_antialias_weight(p->mode, sd * ((double)(first + k) - ratio), a) / total;
+        }
+        for (k = 0; k < taps; ++k) {
+            const int64_t tap = (int64_t)base + first + k;
+            double c = resize_antialias_weight(p->mode, sd * ((double)(first + k) - ratio), a) / total;
+            if (p->exclude_outside) {
+                if (tap < 0 || tap >= n_in) c = 0.0;
+                else if (kept != 0.0) c = c / kept;
+            }
+            offsets[taps * j + k] = resize_clamp_index(tap, n_in) * mult;
+            weights[taps * j + k] = (float)c;
+        }
+    }
+    return (int32_t)taps;
+}
+
 /* Sources (times `mult`) and weights of each output index along one axis: 2 (linear) or 4 (cubic). */
 static void resize_interp_table(const aotc_resize_scales_params *p, float s, int32_t n_in, int32_t n_out,
-                                int32_t mult, int32_t *offsets, float *weights) {
+                                int32_t mult, const float *r, int32_t *offsets, float *weights) {
     int32_t j, k;
     for (j = 0; j < n_out; ++j) {
-        const float x = s == 1.0f ? (float)j : resize_coordinate(p->ctm, j, s, n_in, n_out);
+        const float x = s == 1.0f && !r ? (float)j : resize_coordinate(p->ctm, j, s, n_in, n_out, r);
         if (p->mode == AOTC_RESIZE_LINEAR) {
             const float top = (float)(n_in - 1);
             const float xc = x < 0.0f ? 0.0f : x > top ? top : x;
@@ -353,8 +414,8 @@ static int64_t resize_product(const int32_t *dims, int32_t from, int32_t to) {
 }
 
 /* Resize by the per-axis scales s, whose output shape the caller checked. */
-static int32_t resize_by_scales(const aotc_resize_scales_params *p, const float *s, const float *x, float *y,
-                                void *scratch);
+static int32_t resize_by_scales(const aotc_resize_scales_params *p, const float *s, const float *roi,
+                                const float *x, float *y, void *scratch);
 
 int32_t aotc_resize_scales_f32(const aotc_resize_scales_params *p, const float *scales, const float *x, float *y,
                                void *scratch) {
@@ -369,7 +430,7 @@ int32_t aotc_resize_scales_f32(const aotc_resize_scales_params *p, const float *
         size = s[k] * (float)p->in_shape[k];
         if (!(size < 2147483648.0f) || (int32_t)size != p->out_shape[k]) return AOTC_ERR_SHAPE;
     }
-    return resize_by_scales(p, s, x, y, scratch);
+    return resize_by_scales(p, s, NULL, x, y, scratch);
 }
 
 int32_t aotc_resize_sizes_f32(const aotc_resize_scales_params *p, const int64_t *sizes, const float *x, float *y,
@@ -394,15 +455,68 @@ int32_t aotc_resize_sizes_f32(const aotc_resize_scales_params *p, const int64_t 
     for (k = 0; k < p->rank; ++k) {
         if (s[k] == 1.0f && p->in_shape[k] != p->out_shape[k]) return AOTC_ERR_SHAPE;
     }
-    return resize_by_scales(p, s, x, y, scratch);
+    return resize_by_scales(p, s, NULL, x, y, scratch);
 }
 
-static int32_t resize_by_scales(const aotc_resize_scales_params *p, const float *s, const float *x, float *y,
-                                void *scratch) {
-    int32_t k, same = 1, max_out = 1;
+/* tf_crop_and_resize: flag the output indices along one axis whose coordinate falls outside the input. */
+static void resize_outside(const aotc_resize_scales_params *p, float s, int32_t n_in, int32_t n_out, const float *r,
+                           int32_t *outside) {
+    int32_t j;
+    for (j = 0; j < n_out; ++j) {
+        const float c = resize_coordinate(p->ctm, j, s, n_in, n_out, r);
+        outside[j] = !(c >= 0.0f && c <= (float)(n_in - 1));
+    }
+}
+
+/* tf_crop_and_resize: output elements whose coordinate along any axis falls outside the input (flagged per
+ * axis and output index in `outside`) take the extrapolation value. */
+static void resize_extrapolate(const aotc_resize_scales_params *p, const int32_t *outside, float *y) {
+    int32_t idx[AOTC_MAX_RANK] = {0}, start[AOTC_MAX_RANK], k, at = 0;
+    const int64_t total = resize_product(p->out_shape, 0, p->rank);
+    int64_t e;
+    for (k = 0; k < p->rank; ++k) {
+        start[k] = at;
+        at += p->out_shape[k];
+    }
+    for (e = 0; e < total; ++e) {
+        for (k = 0; k < p->rank; ++k) {
+            if (outside[start[k] + idx[k]]) {
+                y[e] = p->extrapolation;
+                break;
+            }
+        }
+        for (k = p->rank - 1; k >= 0; --k) { /* next output index */
+            if (++idx[k] < p->out_shape[k]) break;
+            idx[k] = 0;
+        }
+    }
+}
+
+int32_t aotc_resize_crop_f32(const aotc_resize_scales_params *p, const float *roi, const float *x, float *y,
+                             void *scratch) {
+    float s[AOTC_MAX_RANK], crop[2 * AOTC_MAX_RANK];
+    int32_t k;
+    if (p->n_scales < 1 || p->n_scales > p->rank) return AOTC_ERR_SHAPE;
+    for (k = 0; k < p->rank; ++k) {
+        s[k] = (float)p->out_shape[k] / (float)p->in_shape[k];
+        crop[2 * k] = 0.0f;
+        crop[2 * k + 1] = 1.0f;
+    }
+    for (k = 0; k < p->n_scales; ++k) {
+        crop[2 * p->axes[k]] = roi[k];
+        crop[2 * p->axes[k] + 1] = roi[p->n_scales + k];
+    }
+    return resize_by_scales(p, s, crop, x, y, scratch);
+}
+
+/* Resize by the per-axis scales s; roi (tf_crop_and_resize): each axis's start and end, else NULL. */
+static int32_t resize_by_scales(const aotc_resize_scales_params *p, const float *s, const float *roi,
+                                const float *x, float *y, void *scratch) {
+    int32_t k, same = 1, max_out = 1, sum_out = 0;
     int64_t region = 1;
     for (k = 0; k < p->rank; ++k) {
-        same = same && p->in_shape[k] == p->out_shape[k];
+        sum_out += p->out_shape[k];
+        same = same && p->in_shape[k] == p->out_shape[k] && (!roi || (roi[2 * k] == 0.0f && roi[2 * k + 1] == 1.0f));
         if (p->out_shape[k] > max_out) max_out = p->out_shape[k];
         region *= p->in_shape[k] > p->out_shape[k] ? p->in_shape[k] : p->out_shape[k];
     }
@@ -412,35 +526,54 @@ static int32_t resize_by_scales(const aotc_resize_scales_params *p, const float 
     }
     if (p->mode == AOTC_RESIZE_NEAREST) {
         aotc_resize_nearest_params q;
-        int32_t *table = (int32_t *)scratch, at = 0;
+        int32_t *table = (int32_t *)scratch, *outside = table + sum_out, at = 0;
         q.rank = p->rank;
         q.offsets = table;
         for (k = 0; k < p->rank; ++k) {
             q.out_shape[k] = p->out_shape[k];
             q.start[k] = at;
             resize_nearest_table(p, s[k], p->in_shape[k], p->out_shape[k],
-                                 (int32_t)resize_product(p->in_shape, k + 1, p->rank), table + at);
+                                 (int32_t)resize_product(p->in_shape, k + 1, p->rank), roi ? roi + 2 * k : NULL,
+                                 table + at);
+            if (roi) resize_outside(p, s[k], p->in_shape[k], p->out_shape[k], roi + 2 * k, outside + at);
             at += p->out_shape[k];
         }
         aotc_resize_nearest_f32(&q, x, y);
+        if (roi) resize_extrapolate(p, outside, y);
         return 0;
     }
     {
         const int32_t taps = p->mode == AOTC_RESIZE_LINEAR ? 2 : 4;
+        int32_t cap = 4 * max_out; /* entries of each table (aotc_resize.h) */
         float *regions[2];
         int32_t *offset_h, *offset_w;
         float *weight_h, *weight_w;
-        int32_t axes[AOTC_MAX_RANK], n_axes = 0, shape[AOTC_MAX_RANK], end, pass = 0;
+        int32_t axes[AOTC_MAX_RANK], n_axes = 0, shape[AOTC_MAX_RANK], end, pass = 0, at, *outside;
         const float *src = x;
         regions[0] = (float *)scratch;
         regions[1] = regions[0] + region;
+        if (p->antialias) {
+            for (k = 0; k < p->rank; ++k) {
+                const int64_t need = 4 * (int64_t)p->in_shape[k] + 2 * (int64_t)p->out_shape[k] + 8;
+                if (need > cap) cap = (int32_t)need;
+            }
+        }
         offset_h = (int32_t *)(regions[1] + region);
-        weight_h = (float *)(offset_h + 4 * max_out);
-        offset_w = (int32_t *)(weight_h + 4 * max_out);
-        weight_w = (float *)(offset_w + 4 * max_out);
-        for (k = 0; k < p->rank; ++k) {
+        weight_h = (float *)(offset_h + cap);
+        offset_w = (int32_t *)(weight_h + cap);
+        weight_w = (float *)(offset_w + cap);
+        outside = (int32_t *)(weight_w + cap);
+        for (k = 0, at = 0; k < p->rank; ++k) {
             shape[k] = p->in_shape[k];
-            if (s[k] != 1.0f) axes[n_axes++] = k;
+            if (roi) {
+                resize_outside(p, s[k], p->in_shape[k], p->out_shape[k], roi + 2 * k, outside + at);
+                at += p->out_shape[k];
+                if (p->in_shape[k] != p->out_shape[k] || roi[2 * k] != 0.0f || roi[2 * k + 1] != 1.0f) {
+                    axes[n_axes++] = k;
+                }
+            } else if (s[k] != 1.0f) {
+                axes[n_axes++] = k;
+            }
         }
         for (end = n_axes; end > 0; end -= 2, ++pass) { /* axes in pairs from the innermost */
             const int32_t w = axes[end - 1], h = end >= 2 ? axes[end - 2] : -1;
@@ -450,7 +583,14 @@ static int32_t resize_by_scales(const aotc_resize_scales_params *p, const float 
             r.out_w = p->out_shape[w];
             r.taps_w = taps;
             r.x_mid_stride = shape[w] * r.inner;
-            resize_interp_table(p, s[w], shape[w], p->out_shape[w], r.inner, offset_w, weight_w);
+            if (p->antialias && s[w] < 1.0f) {
+                r.taps_w = resize_antialias_table(p, s[w], shape[w], p->out_shape[w], r.inner, cap, NULL, offset_w,
+                                                  weight_w);
+                if (r.taps_w == 0) return AOTC_ERR_SHAPE;
+            } else {
+                resize_interp_table(p, s[w], shape[w], p->out_shape[w], r.inner, roi ? roi + 2 * w : NULL, offset_w,
+                                    weight_w);
+            }
             if (h < 0) {
                 r.outer = (int32_t)resize_product(shape, 0, w);
                 r.mid = 1;
@@ -465,7 +605,14 @@ static int32_t resize_by_scales(const aotc_resize_scales_params *p, const float 
                 r.out_h = p->out_shape[h];
                 r.taps_h = taps;
                 r.x_outer_stride = shape[h] * r.mid * r.x_mid_stride;
-                resize_interp_table(p, s[h], shape[h], p->out_shape[h], r.mid * r.x_mid_stride, offset_h, weight_h);
+                if (p->antialias && s[h] < 1.0f) {
+                    r.taps_h = resize_antialias_table(p, s[h], shape[h], p->out_shape[h], r.mid * r.x_mid_stride, cap,
+                                                      NULL, offset_h, weight_h);
+                    if (r.taps_h == 0) return AOTC_ERR_SHAPE;
+                } else {
+                    resize_interp_table(p, s[h], shape[h], p->out_shape[h], r.mid * r.x_mid_stride,
+                                        roi ? roi + 2 * h : NULL, offset_h, weight_h);
+                }
                 shape[h] = p->out_shape[h];
             }
             shape[w] = p->out_shape[w];
@@ -476,6 +623,7 @@ static int32_t resize_by_scales(const aotc_resize_scales_params *p, const float 
             aotc_resize_f32(&r, src, dst);
             src = dst;
         }
+        if (roi) resize_extrapolate(p, outside, y);
     }
     return 0;
 }

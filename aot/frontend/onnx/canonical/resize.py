@@ -52,6 +52,36 @@ def _runtime_sizes_kept_aspect(node: Node, graph: Graph, opset: int) -> str:
     return name
 
 
+def _antialias(node: Node, mode: str) -> int:
+    """antialias=1: linear and cubic widen their kernel on axes that shrink (aot/kernels/resize.py
+    antialias_taps); onnxruntime and the ONNX reference both refuse it with mode nearest."""
+    if mode not in ("linear", "cubic"):
+        raise AotcError(f"Resize antialias=1 with mode {mode} is not supported (onnxruntime and the ONNX "
+                        "reference refuse it: linear and cubic only)", node=node)
+    return 1
+
+
+def _crop(node: Node, graph: Graph, mode: str, nearest: str, cubic_a: float, exclude: int, extrap: float) -> None:
+    """tf_crop_and_resize, the output shape known -> ResizeCrop (aot/kernels/resize.py) over x and the roi,
+    which the kernel reads (a constant or computed at run time alike)."""
+    a = node.attrs
+    rank = len(shape_of(graph, node.inputs[0]))
+    axes = [positive_axis(int(ax), rank, node) for ax in a.get("axes", range(rank))]
+    roi = node.inputs[1] if len(node.inputs) > 1 else ""
+    if not roi or graph.tensors[roi].size == 0:
+        raise AotcError("Resize tf_crop_and_resize needs a roi (input 1)", node=node)
+    if graph.tensors[roi].size != 2 * len(axes):
+        raise AotcError(f"Resize roi has {graph.tensors[roi].size} values for {len(axes)} axes "
+                        f"({2 * len(axes)} expected: starts, then ends)", node=node)
+    if a.get("antialias", 0):
+        raise AotcError("Resize antialias=1 with tf_crop_and_resize is not supported", node=node)
+    node.op = "ResizeCrop"
+    node.attrs = {"mode": mode, "coordinate_transformation_mode": "tf_crop_and_resize", "nearest_mode": nearest,
+                  "cubic_coeff_a": cubic_a, "exclude_outside": exclude, "axes": axes, "policy": "stretch",
+                  "extrapolation_value": extrap}
+    node.inputs = [node.inputs[0], roi]
+
+
 def _resize_values(node: Node, graph: Graph, opset: int, scales: str, sizes: str = "") -> None:
     """Resize/Upsample whose scales are computed at run time -> ResizeValues (aot/kernels/resize.py): the
     declared output shape is compiled in, the kernel reads the scales and works out coordinates and weights
@@ -67,8 +97,6 @@ def _resize_values(node: Node, graph: Graph, opset: int, scales: str, sizes: str
     else:
         if not sizes and len(node.inputs) > 3 and node.inputs[3]:
             raise AotcError("Resize has both scales and sizes", node=node)
-        if a.get("antialias", 0):
-            raise AotcError("Resize antialias=1 is not supported", node=node)
         ctm = a.get("coordinate_transformation_mode", "half_pixel")
         if ctm == "tf_crop_and_resize":
             raise AotcError("Resize coordinate_transformation_mode tf_crop_and_resize is not supported", node=node)
@@ -95,6 +123,8 @@ def _resize_values(node: Node, graph: Graph, opset: int, scales: str, sizes: str
     node.op = "ResizeValues"
     node.attrs = {"mode": a.get("mode", "nearest"), "coordinate_transformation_mode": ctm, "nearest_mode": nearest,
                   "cubic_coeff_a": float(cubic_a), "exclude_outside": int(exclude), "axes": axes, "policy": policy}
+    if a.get("antialias", 0):
+        node.attrs["antialias"] = _antialias(node, node.attrs["mode"])
     node.inputs = [node.inputs[0], given]
 
 
@@ -135,11 +165,6 @@ def resize(node: Node, graph: Graph, opset: int) -> None:
         nearest = a.get("nearest_mode", "round_prefer_floor")
         cubic_a, exclude = a.get("cubic_coeff_a", -0.75), a.get("exclude_outside", 0)
         extrap = a.get("extrapolation_value", 0.0)
-        if a.get("antialias", 0):
-            raise AotcError("Resize antialias=1 is not supported", node=node)
-        if ctm == "tf_crop_and_resize":
-            raise AotcError("Resize coordinate_transformation_mode tf_crop_and_resize is not supported",
-                            node=node)
         axes = [positive_axis(int(ax), rank, node) for ax in a.get("axes", range(rank))]
         given = scales if scales is not None else sizes_v
         if len(given) != len(axes):
@@ -173,8 +198,13 @@ def resize(node: Node, graph: Graph, opset: int) -> None:
                         f"{expected} (float32 scale times input size); give sizes instead of scales", node=node)
     if mode not in ("nearest", "linear", "cubic"):
         raise AotcError(f"Resize mode '{mode}' is not supported", node=node)
+    if ctm == "tf_crop_and_resize":
+        _crop(node, graph, mode, nearest, float(cubic_a), int(exclude), float(extrap))
+        return
     node.op = "Resize"
     node.attrs = {"mode": mode, "coordinate_transformation_mode": ctm, "nearest_mode": nearest,
                   "scales": [float(s) for s in scales], "cubic_coeff_a": float(cubic_a),
                   "exclude_outside": int(exclude), "extrapolation_value": float(extrap)}
+    if a.get("antialias", 0):
+        node.attrs["antialias"] = _antialias(node, mode)
     data_only(node)
