@@ -208,6 +208,25 @@ def _check_fill_rows(node: Node, graph: Graph) -> str | None:
     return None if dtype in ("float32", "int64", "int32", "bool", "uint8", "int8") else f"a fill of {dtype}"
 
 
+# --- a declared row count (aot/frontend/onnx/bounded.py's pin_declared_rows) --------------------------
+
+def _emit_exact_rows(ctx: NodeContext) -> None:
+    """The declared rows of a bounded tensor: the run returns AOTC_ERR_SHAPE when the data gave another
+    count (before this node writes anything), else those rows are copied."""
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    em = ctx.emitter
+    axis = em.bounded_axis[x]
+    shape, rows = ctx.shape(x), ctx.shape(y)[axis]
+    outer, inner = _nelem(shape[:axis]), _nelem(shape[axis + 1:])
+    ctx.line(f"if ({em.extent_var(x)} != {rows}) return AOTC_ERR_SHAPE; /* the model declares {rows} rows */")
+    nbytes = f"{rows * inner}u * sizeof *{ctx.ptr(y)}"
+    if outer == 1:
+        ctx.line(f"memcpy({ctx.ptr(y)}, {ctx.ptr(x)}, {nbytes});")
+        return
+    ctx.line(f"for (int64_t aotc_o = 0; aotc_o < {outer}; ++aotc_o) memcpy({ctx.ptr(y)} + aotc_o * {rows * inner}, "
+             f"{ctx.ptr(x)} + aotc_o * {shape[axis] * inner}, {nbytes});")
+
+
 # --- NonZero ------------------------------------------------------------------------------
 
 def _emit_nonzero(ctx: NodeContext) -> None:
@@ -239,6 +258,7 @@ OPS: dict[str, HostOp] = {
                                       check=_check_detection, kernels=(Candidate(
                                           "aotc_detection_postprocess_f32", _detection_fit,
                                           also=("aotc_detection_postprocess_u8", "aotc_detection_postprocess_i8")),)),
+    "ExactRows": HostOp(_emit_exact_rows, family="detect", dtypes=ALL_DTYPES),
     "NonZero": HostOp(_emit_nonzero, family="detect",
                       dtypes=("float32", "float64", "int8", "uint8", "int16", "int32", "int64", "bool"),
                       check=_check_nonzero),
