@@ -330,6 +330,10 @@ int64_t aotc_nonzero_ref(const aotc_nonzero_params *p, const void *x, int64_t *y
 AOTC_DECLARE_DETECTION_REF(f32, float)
 AOTC_DECLARE_DETECTION_REF(u8, uint8_t)
 AOTC_DECLARE_DETECTION_REF(i8, int8_t)
+/* RoiAlign as aotc_roialign_f32: each output element on its own, its samples' taps read where they are
+ * worked out */
+int aotc_roialign_f32_ref(const aotc_roialign_params *p, const float *x, const float *rois,
+                          const int64_t *batch_index, float *y);
 
 /* ---- loss (loss_ref.c): the ONNX function bodies (SoftmaxCrossEntropyLoss: LogSoftmax's, then the NLL) ---- */
 #include "aotc_loss.h"
