@@ -269,6 +269,10 @@ AOTC_DECLARE_ARG_REF(i32, int32_t)
 AOTC_DECLARE_ARG_REF(i64, int64_t)
 void aotc_trilu_ref(const aotc_trilu_params *p, int64_t k, const void *x, void *y);
 int32_t aotc_compress_ref(const aotc_compress_params *p, const uint8_t *cond, const void *x, void *y);
+/* Unique as aotc_unique, with no scratch: the k-th distinct slice found as the smallest one after the
+ * (k-1)-th (sorted) or the k-th slice equal to none before it, its occurrences counted where needed */
+int32_t aotc_unique_ref(const aotc_unique_params *p, const void *x, void *y, int64_t *indices, int64_t *inverse,
+                        int64_t *counts);
 /* CumSum / CumProd: each prefix recomputed from the scan's start, in the scan's order */
 #define AOTC_DECLARE_CUMULATE_REF(SFX, T)                                                         \
     void aotc_cumsum_##SFX##_ref(const aotc_cumsum_params *p, int64_t axis, const T *x, T *y); \
