@@ -93,6 +93,10 @@ void aotc_resize_nearest_ref_i8(const aotc_resize_nearest_params *p, const int8_
 void aotc_resize_nearest_ref_u8(const aotc_resize_nearest_params *p, const uint8_t *x, uint8_t *y);
 void aotc_resize_ref_f32(const aotc_resize_params *p, const float *x, float *y);
 void aotc_grid_sample_ref_f32(const aotc_grid_sample_params *p, const float *x, const float *grid, float *y);
+/* DeformConv as aotc_deform_conv_f32, each output on its own: every tap's position and bilinear read worked
+ * out where it is summed, in double */
+void aotc_deform_conv_ref_f32(const aotc_deform_conv_params *p, const float *x, const float *w, const float *offset,
+                              const float *bias, const float *mask, float *y);
 
 /* ---- norm (norm_ref.c) --------------------------------------------------------------------
  * The normalisations as their ONNX definitions over aotc_norm.h's params, statistics and sums in
