@@ -16,6 +16,9 @@ the same pixel at exact halves). The C kernels only gather and blend:
 
 Like onnxruntime, an output shape equal to the input shape is a plain copy, and an
 axis whose scale is exactly 1 maps each index to itself.
+
+GridSample (resize.c) and DeformConv (resize_deform_conv.c: GridSample's bilinear reads at each
+kernel tap's offset position, then a convolution's dot products) sample at coordinates read at run time.
 """
 
 from __future__ import annotations
