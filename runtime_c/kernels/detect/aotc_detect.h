@@ -104,7 +104,7 @@ AOTC_DECLARE_DETECTION(i8, int8_t)
  * channels, height, width], rois [rois, 4] (x1, y1, x2, y2, scaled by spatial_scale; half_pixel
  * shifts them by -0.5, output_half_pixel makes each side at least 1), batch_index [rois] (int64), y
  * [rois, channels, out_h, out_w]. Each output bin samples a grid (sampling_ratio a side, else
- * ceil(roi side / bins)) bilinearly, a sample more than one pixel outside the input counting 0; avg
+ * ceil(roi side / bins), none for a negative side, at most 32768) bilinearly, a sample more than one pixel outside the input counting 0; avg
  * is the mean of the samples, max the largest of their four weighted taps (w * x, onnxruntime's).
  * Returns 0, or AOTC_ERR_SHAPE without writing anything when a batch index is not in 0..batches-1. */
 typedef struct {

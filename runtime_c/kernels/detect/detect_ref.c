@@ -301,6 +301,12 @@ static float roi_tap_ref(const float *plane, int32_t height, int32_t width, floa
     }
 }
 
+/* the samples a bin side: ceil, none for a negative or NaN side, at most 32768 */
+static int32_t roi_grid_ref(float v) {
+    if (!(v > 0.0f)) return 0;
+    return v >= 32768.0f ? 32768 : (int32_t)ceilf(v);
+}
+
 int aotc_roialign_f32_ref(const aotc_roialign_params *p, const float *x, const float *rois,
                           const int64_t *batch_index, float *y) {
     int64_t r, c, ph, pw, iy, ix, o = 0;
@@ -320,8 +326,8 @@ int aotc_roialign_f32_ref(const aotc_roialign_params *p, const float *x, const f
                     float acc = 0.0f;
                     int seen = 0;
                     if (!p->half_pixel) rw = rw > 1.0f ? rw : 1.0f, rh = rh > 1.0f ? rh : 1.0f;
-                    gh = p->sampling_ratio > 0 ? p->sampling_ratio : (int32_t)ceilf(rh / (float)p->out_h);
-                    gw = p->sampling_ratio > 0 ? p->sampling_ratio : (int32_t)ceilf(rw / (float)p->out_w);
+                    gh = p->sampling_ratio > 0 ? p->sampling_ratio : roi_grid_ref(rh / (float)p->out_h);
+                    gw = p->sampling_ratio > 0 ? p->sampling_ratio : roi_grid_ref(rw / (float)p->out_w);
                     for (iy = 0; iy < gh; ++iy) {
                         for (ix = 0; ix < gw; ++ix) {
                             const float bh = rh / (float)p->out_h, bw = rw / (float)p->out_w;

@@ -35,6 +35,14 @@ static roi_taps roi_sample(float yy, float xx, int32_t height, int32_t width) {
     return t;
 }
 
+/* samples along a bin side when sampling_ratio is 0: ceil(side / bins), 0 for a negative or NaN side (no sample:
+ * the bin is 0, as onnxruntime's loops give it) and at most 32768 (a ROI that large: a defined count, not an
+ * overflowing conversion) */
+static int32_t roi_grid(float side_over_bins) {
+    const float v = ceilf(side_over_bins);
+    return v > 0.0f ? (v < 32768.0f ? (int32_t)v : 32768) : 0;
+}
+
 int aotc_roialign_f32(const aotc_roialign_params *p, const float *x, const float *rois, const int64_t *batch_index,
                       float *y) {
     const int64_t plane = (int64_t)p->height * p->width, out_plane = (int64_t)p->out_h * p->out_w;
@@ -56,8 +64,8 @@ int aotc_roialign_f32(const aotc_roialign_params *p, const float *x, const float
             if (roi_h < 1.0f) roi_h = 1.0f;
         }
         bin_h = roi_h / (float)p->out_h, bin_w = roi_w / (float)p->out_w;
-        grid_h = p->sampling_ratio > 0 ? p->sampling_ratio : (int32_t)ceilf(roi_h / (float)p->out_h);
-        grid_w = p->sampling_ratio > 0 ? p->sampling_ratio : (int32_t)ceilf(roi_w / (float)p->out_w);
+        grid_h = p->sampling_ratio > 0 ? p->sampling_ratio : roi_grid(roi_h / (float)p->out_h);
+        grid_w = p->sampling_ratio > 0 ? p->sampling_ratio : roi_grid(roi_w / (float)p->out_w);
         count = grid_h * grid_w > 1 ? grid_h * grid_w : 1;
         for (ph = 0; ph < p->out_h; ++ph) {
             for (pw = 0; pw < p->out_w; ++pw) {
