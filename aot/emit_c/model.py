@@ -389,7 +389,7 @@ class ModelEmitter:
             self.line("}")
             return
         g, out = self.graph, node.outputs[0]
-        if node.op in ("TopK", "FillRows"):  # their emitters take the extents (aot/kernels/detect.py)
+        if node.op in ("TopK", "FillRows", "ExactRows"):  # their emitters take the extents (aot/kernels/detect.py)
             self.ops[node.name].emit(NodeContext(self, node, index))
             return
         if node.op in REDUCE_ALL:

@@ -1,5 +1,6 @@
-"""Detection ops (issue 18): TopK, NonMaxSuppression and NonZero (runtime_c/kernels/detect/detect.c), and
-TFLite's TFLite_Detection_PostProcess (issue 50, detect_postprocess.c).
+"""Detection ops (issue 18): TopK, NonMaxSuppression and NonZero (runtime_c/kernels/detect/detect.c),
+TFLite's TFLite_Detection_PostProcess (issue 50, detect_postprocess.c) and RoiAlign (issue 51,
+detect_roialign.c).
 
 NonMaxSuppression and NonZero write a number of rows that depends on the data. The frontend plans
 their output at a bound (aot/frontend/onnx/bounded.py); the kernel returns the rows it wrote, which the
@@ -208,6 +209,72 @@ def _check_fill_rows(node: Node, graph: Graph) -> str | None:
     return None if dtype in ("float32", "int64", "int32", "bool", "uint8", "int8") else f"a fill of {dtype}"
 
 
+# --- a declared row count (aot/frontend/onnx/bounded.py's pin_declared_rows) --------------------------
+
+def _emit_exact_rows(ctx: NodeContext) -> None:
+    """The declared rows of a bounded tensor: the run returns AOTC_ERR_SHAPE when the data gave another
+    count (before this node writes anything), else those rows are copied."""
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    em = ctx.emitter
+    axis = em.bounded_axis[x]
+    shape, rows = ctx.shape(x), ctx.shape(y)[axis]
+    outer, inner = _nelem(shape[:axis]), _nelem(shape[axis + 1:])
+    ctx.line(f"if ({em.extent_var(x)} != {rows}) return AOTC_ERR_SHAPE; /* the model declares {rows} rows */")
+    nbytes = f"{rows * inner}u * sizeof *{ctx.ptr(y)}"
+    if outer == 1:
+        ctx.line(f"memcpy({ctx.ptr(y)}, {ctx.ptr(x)}, {nbytes});")
+        return
+    ctx.line(f"for (int64_t aotc_o = 0; aotc_o < {outer}; ++aotc_o) memcpy({ctx.ptr(y)} + aotc_o * {rows * inner}, "
+             f"{ctx.ptr(x)} + aotc_o * {shape[axis] * inner}, {nbytes});")
+
+
+# --- RoiAlign ----------------------------------------------------------------------------------
+
+def _roialign_half_pixel(node: Node, graph: Graph) -> str:
+    """The coordinate mode: RoiAlign-10 has none (it shifts nothing: output_half_pixel), 16 defaults to
+    half_pixel."""
+    default = "half_pixel" if (graph.info.opset or 16) >= 16 else "output_half_pixel"
+    mode = node.attrs.get("coordinate_transformation_mode", default)
+    return mode.decode() if isinstance(mode, bytes) else str(mode)
+
+
+def _emit_roialign(ctx: NodeContext) -> None:
+    x, rois, batch = ctx.inputs[:3]
+    y = ctx.outputs[0]
+    n, c, h, w = ctx.shape(x)
+    r, _, oh, ow = ctx.shape(y)
+    mode = str(ctx.attrs.get("mode", "avg"))
+    coords = _roialign_half_pixel(ctx.node, ctx.graph)
+    p = ctx.params("aotc_roialign_params", {
+        "batches": c_int(n), "channels": c_int(c), "height": c_int(h), "width": c_int(w), "rois": c_int(r),
+        "out_h": c_int(oh), "out_w": c_int(ow), "sampling_ratio": c_int(int(ctx.attrs.get("sampling_ratio", 0))),
+        "max_mode": str(int(mode == "max")), "half_pixel": str(int(coords == "half_pixel")),
+        "spatial_scale": c_float(float(ctx.attrs.get("spatial_scale", 1.0))),
+    }, comment=f"RoiAlign {mode} of {list(ctx.shape(x))}, {r} ROIs to {oh} x {ow} ({coords})")
+    ctx.line(f"if (aotc_roialign_f32({p}, {ctx.ptr(x)}, {ctx.ptr(rois)}, {ctx.ptr(batch)}, {ctx.ptr(y)}) != 0) "
+             "return AOTC_ERR_SHAPE; /* a batch index out of range */")
+
+
+def _check_roialign(node: Node, graph: Graph) -> str | None:
+    t = graph.tensors
+    x, rois, batch = (t[i] for i in node.inputs[:3])
+    y = t[node.outputs[0]]
+    if x.dtype != "float32" or rois.dtype != "float32" or batch.dtype != "int64":
+        return "X and rois must be float32 and batch_indices int64"
+    if len(x.shape) != 4 or len(rois.shape) != 2 or rois.shape[1] != 4 or batch.shape != rois.shape[:1]:
+        return f"X {list(x.shape)}, rois {list(rois.shape)}, batch_indices {list(batch.shape)}: [N, C, H, W], " \
+               "[R, 4] and [R] expected"
+    if y.shape[:2] != (rois.shape[0], x.shape[1]) or len(y.shape) != 4:
+        return f"output {list(y.shape)} is not [R, C, output_height, output_width]"
+    if str(node.attrs.get("mode", "avg")) not in ("avg", "max"):
+        return f"mode '{node.attrs['mode']}' is not avg or max"
+    if _roialign_half_pixel(node, graph) not in ("half_pixel", "output_half_pixel"):
+        return f"coordinate_transformation_mode '{node.attrs['coordinate_transformation_mode']}' is not supported"
+    if int(node.attrs.get("sampling_ratio", 0)) < 0:
+        return f"sampling_ratio {node.attrs['sampling_ratio']} is negative"
+    return check_sizes(node, graph)
+
+
 # --- NonZero ------------------------------------------------------------------------------
 
 def _emit_nonzero(ctx: NodeContext) -> None:
@@ -239,6 +306,8 @@ OPS: dict[str, HostOp] = {
                                       check=_check_detection, kernels=(Candidate(
                                           "aotc_detection_postprocess_f32", _detection_fit,
                                           also=("aotc_detection_postprocess_u8", "aotc_detection_postprocess_i8")),)),
+    "ExactRows": HostOp(_emit_exact_rows, family="detect", dtypes=ALL_DTYPES),
+    "RoiAlign": HostOp(_emit_roialign, family="detect", dtypes=("float32",), check=_check_roialign),
     "NonZero": HostOp(_emit_nonzero, family="detect",
                       dtypes=("float32", "float64", "int8", "uint8", "int16", "int32", "int64", "bool"),
                       check=_check_nonzero),

@@ -15,7 +15,7 @@ import numpy as np
 
 from aot.csource.format import c_comment, c_int, c_ints
 from aot.ir import Graph, Node
-from aot.kernels.base import HostOp, NodeContext
+from aot.kernels.base import HostOp, NodeContext, fixed_scratch
 from aot.kernels.shape import ANY_DTYPE, INT32_MAX, MAX_RANK, _strided_copy, check_sizes, contiguous_strides, merge_dims
 
 ARG_DTYPES = ("float32", "float64", "int8", "uint8", "int32", "int64")
@@ -226,6 +226,69 @@ def _check_compress(node: Node, graph: Graph) -> str | None:
         if not 0 <= a < len(shape) or len(out) != len(shape) or \
                 any(o != d for k, (o, d) in enumerate(zip(out, shape, strict=True)) if k != a):
             return f"output {list(out)} is not the input {list(shape)} compressed along axis {axis}"
+    return check_sizes(node, graph)
+
+
+# --- Unique -----------------------------------------------------------------------------------
+
+UNIQUE_KINDS = {**dict.fromkeys(("int8", "int16", "int32", "int64"), "AOTC_UNIQUE_INT"),
+                **dict.fromkeys(("uint8", "uint16", "uint32", "uint64", "bool"), "AOTC_UNIQUE_UINT"),
+                "float32": "AOTC_UNIQUE_FLOAT", "float64": "AOTC_UNIQUE_FLOAT", "bfloat16": "AOTC_UNIQUE_BF16"}
+
+
+def _unique_view(node: Node, graph: Graph) -> tuple[int, int, int, int | None]:
+    """x as [outer, axis_dim, inner] and the axis (None: x flattened)."""
+    shape = graph.tensors[node.inputs[0]].shape
+    axis = node.attrs.get("axis")
+    if axis is None:
+        return 1, _nelem(shape), 1, None
+    a = int(axis) + len(shape) if int(axis) < 0 else int(axis)
+    return _nelem(shape[:a]), shape[a], _nelem(shape[a + 1:]), a
+
+
+def _emit_unique(ctx: NodeContext) -> None:
+    """The outputs' shapes are the declared ones (the data decides the distinct count): data with
+    another count makes the run return AOTC_ERR_SHAPE."""
+    x = ctx.inputs[0]
+    outer, dim, inner, axis = _unique_view(ctx.node, ctx.graph)
+    y = ctx.outputs[0]
+    kept = ctx.shape(y)[0 if axis is None else axis]
+    sorted_ = int(ctx.attrs.get("sorted", 1))
+    p = ctx.params("aotc_unique_params", {
+        "outer": c_int(outer), "axis_dim": c_int(dim), "inner": c_int(inner),
+        "elem_size": str(ctx.tensor(x).itemsize), "kind": UNIQUE_KINDS[ctx.dtype(x)], "sorted": str(sorted_),
+        "kept": c_int(kept),
+    }, comment=f"Unique{' sorted' if sorted_ else ''} of {list(ctx.shape(x))} along axis {axis}: {kept} distinct")
+    outs = [ctx.ptr(o) if o else "NULL" for o in (list(ctx.outputs) + ["", "", ""])[1:4]]
+    ctx.line(f"if (aotc_unique({p}, {ctx.ptr(x)}, {ctx.ptr(y)}, {', '.join(outs)}, {ctx.scratch('int64_t')}) != 0) "
+             "return AOTC_ERR_SHAPE;")
+
+
+def _unique_scratch(node: Node, graph: Graph) -> int:
+    """aotc_unique's: 4 int64 a slice of the axis."""
+    return 32 * _unique_view(node, graph)[1]
+
+
+def _check_unique(node: Node, graph: Graph) -> str | None:
+    t = graph.tensors
+    x = t[node.inputs[0]]
+    if x.dtype not in UNIQUE_KINDS:
+        return f"a {x.dtype} input is not supported"
+    axis = node.attrs.get("axis")
+    if axis is not None and not -len(x.shape) <= int(axis) < len(x.shape):
+        return f"axis {axis} is out of range for rank {len(x.shape)}"
+    outs = [o for o in node.outputs if o]
+    guessed = [o for o in outs if o in graph.info.guessed_shapes]
+    if guessed:
+        return (f"the shape of output '{guessed[0]}' depends on the data and the model does not declare it: "
+                "declare the outputs' shapes")
+    outer, dim, inner, a = _unique_view(node, graph)
+    y = t[node.outputs[0]].shape
+    kept = y[0] if a is None else (y[a] if len(y) == len(x.shape) else -1)
+    want = [(kept,) if a is None else x.shape[:a] + (kept,) + x.shape[a + 1:], (kept,), (dim,), (kept,)]
+    for k, o in enumerate(node.outputs):
+        if o and (t[o].shape != want[k] or not 1 <= kept <= dim):
+            return f"output '{o}' {list(t[o].shape)} does not agree with {kept} distinct of {dim}"
     return check_sizes(node, graph)
 
 
@@ -501,6 +564,8 @@ OPS: dict[str, HostOp] = {
     "ArgMin": HostOp(_emit_arg, family="index", dtypes=ARG_DTYPES, check=_check_arg),
     "Trilu": HostOp(_emit_trilu, family="index", dtypes=ANY_DTYPE, check=_check_trilu),
     "Compress": HostOp(_emit_compress, family="index", dtypes=ANY_DTYPE, check=_check_compress),
+    "Unique": HostOp(_emit_unique, family="index", dtypes=tuple(UNIQUE_KINDS), check=_check_unique,
+                     kernels=(fixed_scratch("", _unique_scratch),)),
     "CumSum": HostOp(_emit_cumsum, family="index", dtypes=CUMSUM_DTYPES, check=_check_cumsum),
     "CumProd": HostOp(_emit_cumsum, family="index", dtypes=CUMSUM_DTYPES, check=_check_cumsum),
     "Hardmax": HostOp(_emit_hardmax, family="index", dtypes=("float32", "float64"), check=_check_hardmax),

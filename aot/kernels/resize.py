@@ -16,6 +16,9 @@ the same pixel at exact halves). The C kernels only gather and blend:
 
 Like onnxruntime, an output shape equal to the input shape is a plain copy, and an
 axis whose scale is exactly 1 maps each index to itself.
+
+GridSample (resize.c) and DeformConv (resize_deform_conv.c: GridSample's bilinear reads at each
+kernel tap's offset position, then a convolution's dot products) sample at coordinates read at run time.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aot.csource.format import c_float, c_ints
+from aot.csource.format import c_float, c_int, c_ints
 from aot.ir import Graph, Node
 from aot.kernels.base import HostOp, NodeContext, fixed_scratch
 
@@ -472,7 +475,69 @@ def _emit_grid_sample(ctx: NodeContext) -> None:
     ctx.call("aotc_grid_sample_f32", p, ctx.ptr(x), ctx.ptr(grid), ctx.ptr(y))
 
 
+# --- DeformConv: GridSample's bilinear reads at each tap's offset position, then the dot products --------------
+
+def _deform_attrs(node: Node, graph: Graph) -> tuple[list[int], list[int], list[int], list[int]]:
+    """kernel_shape, strides, pads (top, left, bottom, right) and dilations, their defaults filled in."""
+    a = node.attrs
+    k = [int(v) for v in a.get("kernel_shape", graph.tensors[node.inputs[1]].shape[2:])]
+    return (k, [int(v) for v in a.get("strides", [1, 1])], [int(v) for v in a.get("pads", [0, 0, 0, 0])],
+            [int(v) for v in a.get("dilations", [1, 1])])
+
+
+def _check_deform_conv(node: Node, graph: Graph) -> str | None:
+    t = graph.tensors
+    ins = list(node.inputs)
+    x, w, off = (t[i] for i in ins[:3])
+    if len(x.shape) != 4:
+        return f"DeformConv over {len(x.shape) - 2} spatial axes is not supported (2)"
+    if any(t[i].dtype != "float32" for i in ins if i):
+        return "every input must be float32"
+    k, s, p, d = _deform_attrs(node, graph)
+    group, og = int(node.attrs.get("group", 1)), int(node.attrs.get("offset_group", 1))
+    n, c, h, wd = x.shape
+    oc = w.shape[0]
+    if len(k) != 2 or len(s) != 2 or len(p) != 4 or len(d) != 2 or tuple(k) != tuple(w.shape[2:]) or \
+            c != w.shape[1] * group or oc % group or c % og:
+        return f"weights {list(w.shape)}, group {group}, offset_group {og} do not fit input {list(x.shape)}"
+    oh = (h + p[0] + p[2] - (k[0] - 1) * d[0] - 1) // s[0] + 1
+    ow = (wd + p[1] + p[3] - (k[1] - 1) * d[1] - 1) // s[1] + 1
+    y = t[node.outputs[0]].shape
+    if y != (n, oc, oh, ow) or off.shape != (n, og * 2 * k[0] * k[1], oh, ow):
+        return f"offset {list(off.shape)} or output {list(y)} does not fit the output [{n}, {oc}, {oh}, {ow}]"
+    if len(ins) > 3 and ins[3] and t[ins[3]].shape != (oc,):
+        return f"bias {list(t[ins[3]].shape)} is not [{oc}]"
+    if len(ins) > 4 and ins[4] and t[ins[4]].shape != (n, og * k[0] * k[1], oh, ow):
+        return f"mask {list(t[ins[4]].shape)} is not [{n}, {og * k[0] * k[1]}, {oh}, {ow}]"
+    return None
+
+
+def _emit_deform_conv(ctx: NodeContext) -> None:
+    ins = list(ctx.inputs) + ["", ""]
+    x, w, off, b, m = ins[:5]
+    y = ctx.outputs[0]
+    k, s, pads, d = _deform_attrs(ctx.node, ctx.graph)
+    n, c, h, wd = ctx.shape(x)
+    _, oc, oh, ow = ctx.shape(y)
+    p = ctx.params("aotc_deform_conv_params", {
+        "n": c_int(n), "in_c": c_int(c), "in_h": c_int(h), "in_w": c_int(wd), "out_c": c_int(oc), "out_h": c_int(oh),
+        "out_w": c_int(ow), "k_h": c_int(k[0]), "k_w": c_int(k[1]), "stride_h": c_int(s[0]), "stride_w": c_int(s[1]),
+        "pad_top": c_int(pads[0]), "pad_left": c_int(pads[1]), "dil_h": c_int(d[0]), "dil_w": c_int(d[1]),
+        "group": c_int(int(ctx.attrs.get("group", 1))), "offset_group": c_int(int(ctx.attrs.get("offset_group", 1))),
+    }, comment=f"DeformConv of {[n, c, h, wd]} by {k[0]} x {k[1]} to {[n, oc, oh, ow]}")
+    ctx.call("aotc_deform_conv_f32", p, ctx.ptr(x), ctx.ptr(w), ctx.ptr(off), ctx.ptr(b) if b else "NULL",
+             ctx.ptr(m) if m else "NULL", ctx.scratch("float"), ctx.ptr(y))
+
+
+def _deform_scratch(node: Node, graph: Graph) -> int:
+    """aotc_deform_conv_f32's column: a float per input channel and kernel tap."""
+    k = _deform_attrs(node, graph)[0]
+    return 4 * graph.tensors[node.inputs[0]].shape[1] * k[0] * k[1]
+
+
 OPS: dict[str, HostOp] = {
+    "DeformConv": HostOp(_emit_deform_conv, family="resize", check=_check_deform_conv,
+                         kernels=(fixed_scratch("", _deform_scratch),)),
     "GridSample": HostOp(_emit_grid_sample, family="resize", check=_check_grid_sample),
     "Resize": HostOp(_emit, family="resize", check=_check, kernels=(fixed_scratch("", _scratch),),
                      dtypes=("float32", "int8", "uint8")),

@@ -5,7 +5,9 @@
  * clustered boxes in both box formats (zero-area, inverted corners), scores with ties and NaNs,
  * with and without a score threshold, class limits from none to more than the boxes, output bounds
  * that cut the rows short, run-time box counts, scratch of exactly the documented size; NonZero of
- * 1- to 8-byte elements, floats with -0 and NaN, bounds below and above the nonzero count. Outputs
+ * 1- to 8-byte elements, floats with -0 and NaN, bounds below and above the nonzero count; RoiAlign in both
+ * modes and coordinate modes, ROIs inside, across and past the input (inverted ones too), sampling ratios
+ * 0 to 3, batch indices out of range (AOTC_ERR_SHAPE, nothing written). Outputs
  * start as random bytes, the same in both runs, and are compared whole.
  *
  *     test_detect_kernels [seed] [shapes per entry point] */
@@ -252,6 +254,42 @@ static int check_detection_f32(void) { return check_detection(DP_TYPE_F32, "aotc
 static int check_detection_u8(void) { return check_detection(DP_TYPE_U8, "aotc_detection_postprocess_u8"); }
 static int check_detection_i8(void) { return check_detection(DP_TYPE_I8, "aotc_detection_postprocess_i8"); }
 
+/* ---- RoiAlign ------------------------------------------------------------------------------------------------ */
+
+static int check_roialign(void) {
+    aotc_roialign_params p;
+    size_t xn, yn, j;
+    float *x, *rois, *y, *yr;
+    int64_t *batch;
+    int bad, e1, e2, r;
+    p.batches = rand_int(1, 3), p.channels = rand_int(1, 4), p.height = rand_int(1, 9), p.width = rand_int(1, 9);
+    p.rois = rand_int(1, 5), p.out_h = rand_int(1, 4), p.out_w = rand_int(1, 4), p.sampling_ratio = rand_int(0, 3);
+    p.max_mode = chance(1, 2), p.half_pixel = chance(1, 2);
+    p.spatial_scale = chance(1, 3) ? 1.0f : (float)rand_int(1, 8) / 8.0f;
+    xn = (size_t)p.batches * p.channels * p.height * p.width;
+    yn = (size_t)p.rois * p.channels * p.out_h * p.out_w;
+    x = (float *)(void *)test_bytes(xn * 4), rois = (float *)(void *)test_bytes((size_t)p.rois * 16);
+    batch = (int64_t *)(void *)test_bytes((size_t)p.rois * 8);
+    for (j = 0; j < xn; ++j) x[j] = rand_float() * 4.0f;
+    for (r = 0; r < p.rois; ++r) { /* corners around and past the input (inverted too), on pixels or between */
+        for (j = 0; j < 4; ++j) {
+            const float side = (float)(j % 2 ? p.height : p.width) / p.spatial_scale;
+            rois[r * 4 + (int)j] = chance(1, 4) ? (float)rand_int(-2, (int32_t)side + 2) : (rand_float() * 0.7f + 0.5f) * side;
+        }
+        batch[r] = chance(1, 40) ? (chance(1, 2) ? -1 : p.batches) : rand_int(0, p.batches - 1);
+    }
+    y = (float *)(void *)test_bytes(yn * 4), yr = (float *)(void *)test_bytes_copy(y, yn * 4);
+    e1 = aotc_roialign_f32(&p, x, rois, batch, y);
+    e2 = aotc_roialign_f32_ref(&p, x, rois, batch, yr);
+    bad = test_bytes_differ("aotc_roialign_f32", y, yr, yn * 4);
+    if (!bad && e1 != e2) printf("aotc_roialign_f32: returned %d, reference %d\n", e1, e2), bad = 1;
+    if (bad) printf("  x [%d %d %d %d], %d rois to %d x %d, sampling %d, max %d, half_pixel %d, scale %.9g\n",
+                    (int)p.batches, (int)p.channels, (int)p.height, (int)p.width, (int)p.rois, (int)p.out_h,
+                    (int)p.out_w, (int)p.sampling_ratio, (int)p.max_mode, (int)p.half_pixel, (double)p.spatial_scale);
+    free(x), free(rois), free(batch), free(y), free(yr);
+    return bad;
+}
+
 /* ---- the references on cases worked out by hand ----------------------------------------------------------- */
 
 static int check_reference(void) {
@@ -269,6 +307,17 @@ static int check_reference(void) {
     aotc_topk_f32_ref(&p, x, v, i);
     bad |= memcmp(v, top, sizeof v) != 0 || memcmp(i, top_i, sizeof i) != 0;
     bad |= aotc_nms_f32_ref(&q, 3, boxes, scores, 10, 0.5f, 0, 0.0f, sel) != 2 || memcmp(sel, keep, sizeof keep) != 0;
+    {   /* RoiAlign avg of [[0 1] [2 3]], ROI (0, 0)-(2, 2), output_half_pixel, one bin of 2 x 2 samples at
+         * 0.5 and 1.5 (1.5 clamps to the last row / column): 1.5, 2, 2.5, 3, mean 2.25; a batch index out of
+         * range: AOTC_ERR_SHAPE, y untouched */
+        static const float rx[4] = {0, 1, 2, 3}, roi[4] = {0, 0, 2, 2};
+        static const int64_t b0[1] = {0}, b1[1] = {1};
+        aotc_roialign_params ra = {1, 1, 2, 2, 1, 1, 1, 0, 0, 0, 1.0f};
+        float ry = -1.0f;
+        bad |= aotc_roialign_f32_ref(&ra, rx, roi, b0, &ry) != 0 || ry != 2.25f;
+        ry = -1.0f;
+        bad |= aotc_roialign_f32_ref(&ra, rx, roi, b1, &ry) != AOTC_ERR_SHAPE || ry != -1.0f;
+    }
     if (bad) printf("the references: MISMATCH on a case worked out by hand\n");
     return bad;
 }
@@ -284,7 +333,7 @@ static const entry ENTRIES[] = {
     {"aotc_topk_rows_i64", check_topk_rows_i64}, {"aotc_topk_rows_i32", check_topk_rows_i32},
     {"aotc_nms_f32", check_nms},                 {"aotc_nonzero", check_nonzero},
     {"aotc_detection_postprocess_f32", check_detection_f32}, {"aotc_detection_postprocess_u8", check_detection_u8},
-    {"aotc_detection_postprocess_i8", check_detection_i8},
+    {"aotc_detection_postprocess_i8", check_detection_i8}, {"aotc_roialign_f32", check_roialign},
 };
 
 int main(int argc, char **argv) {

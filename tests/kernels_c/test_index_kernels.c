@@ -5,7 +5,8 @@
  * types along every axis, out-of-range axes, exclusive and reverse, in place too (integers wrap);
  * OneHot with indices in and out of range (float ones fractional, NaN, infinite); Range of the five
  * types; Compress with conditions shorter and longer than the axis and counts other than the compiled
- * one; GatherElements, ScatterElements (each reduction, duplicate indices), ScatterND and
+ * one; Unique of integers, floats (-0, NaN) and bfloat16, sorted or not, counts other than the compiled one;
+ * GatherElements, ScatterElements (each reduction, duplicate indices), ScatterND and
  * GatherND with indices out of range and negative. Elements of 1 to 12 bytes where the op moves
  * bytes. Outputs start as random bytes, the same in both runs, and are compared whole, byte for byte.
  *
@@ -191,6 +192,71 @@ static int check_compress(void) {
                     (int)p.outer, (int)p.axis_dim, (int)p.inner, (int)p.elem_size, (int)p.cond_len, (int)p.kept,
                     (int)trues, (int)rc, (int)rc_ref);
     free(cond), free(x), free(y), free(ref);
+    return bad;
+}
+
+/* Unique of each kind and size, few distinct values (floats with -0, 0 and NaN; bfloat16 ones), with and without
+ * sorting, optional outputs left out; kept the distinct count or, one case in 6, another (both return the shape
+ * error and write nothing) */
+static int check_unique(void) {
+    static const int32_t kinds[7][2] = {{AOTC_UNIQUE_INT, 1}, {AOTC_UNIQUE_INT, 2}, {AOTC_UNIQUE_INT, 8},
+                                        {AOTC_UNIQUE_UINT, 4}, {AOTC_UNIQUE_FLOAT, 4}, {AOTC_UNIQUE_FLOAT, 8},
+                                        {AOTC_UNIQUE_BF16, 2}};
+    static const float values[6] = {1.5f, -2.0f, 0.0f, -0.0f, 3.0f, 0.0f};
+    aotc_unique_params p, q;
+    const int which = rand_int(0, 6), outs = rand_int(0, 7);
+    int64_t *sc, *ix, *ixr, *iv, *ivr, *ct, *ctr, e, n, m;
+    uint8_t *x, *y, *yr;
+    int32_t rc, rc_ref, distinct = 0;
+    int bad;
+    p.outer = rand_int(1, 3), p.axis_dim = rand_int(1, 12), p.inner = rand_int(1, 3);
+    p.kind = kinds[which][0], p.elem_size = kinds[which][1], p.sorted = chance(1, 2), p.kept = 0;
+    n = (int64_t)p.outer * p.axis_dim * p.inner;
+    x = test_bytes((size_t)(n * p.elem_size));
+    for (e = 0; e < n; ++e) {
+        const int32_t r = rand_int(0, 6);
+        uint8_t *at = x + e * p.elem_size;
+        if (p.kind == AOTC_UNIQUE_FLOAT && p.elem_size == 4) {
+            const float f = r == 6 ? (float)NAN : values[r];
+            memcpy(at, &f, 4);
+        } else if (p.kind == AOTC_UNIQUE_FLOAT) {
+            const double d = r == 6 ? (double)NAN : (double)values[r];
+            memcpy(at, &d, 8);
+        } else if (p.kind == AOTC_UNIQUE_BF16) {
+            const float f = r == 6 ? (float)NAN : values[r];
+            uint32_t bits;
+            uint16_t h;
+            memcpy(&bits, &f, 4);
+            h = (uint16_t)(bits >> 16);
+            memcpy(at, &h, 2);
+        } else {
+            const int64_t v = chance(1, 8) ? -(int64_t)r : r;
+            memcpy(at, &v, (size_t)p.elem_size); /* little-endian: the low bytes */
+        }
+    }
+    q = p; /* the distinct count, from the reference's refusal of every other */
+    y = test_bytes((size_t)(n * p.elem_size));
+    for (q.kept = 0; q.kept <= p.axis_dim && aotc_unique_ref(&q, x, y, NULL, NULL, NULL) != 0; ++q.kept) {
+    }
+    distinct = q.kept;
+    free(y);
+    p.kept = chance(1, 6) ? distinct + (distinct > 1 && chance(1, 2) ? -1 : 1) : distinct;
+    m = (int64_t)p.outer * (p.kept > 0 ? p.kept : 1) * p.inner * p.elem_size;
+    y = test_bytes((size_t)m), yr = test_bytes_copy(y, (size_t)m);
+    ix = (int64_t *)(void *)test_bytes((size_t)p.axis_dim * 8), ixr = (int64_t *)(void *)test_bytes_copy(ix, (size_t)p.axis_dim * 8);
+    iv = (int64_t *)(void *)test_bytes((size_t)p.axis_dim * 8), ivr = (int64_t *)(void *)test_bytes_copy(iv, (size_t)p.axis_dim * 8);
+    ct = (int64_t *)(void *)test_bytes((size_t)p.axis_dim * 8), ctr = (int64_t *)(void *)test_bytes_copy(ct, (size_t)p.axis_dim * 8);
+    sc = (int64_t *)(void *)test_bytes((size_t)p.axis_dim * 32);
+    rc = aotc_unique(&p, x, y, outs & 1 ? ix : NULL, outs & 2 ? iv : NULL, outs & 4 ? ct : NULL, sc);
+    rc_ref = aotc_unique_ref(&p, x, yr, outs & 1 ? ixr : NULL, outs & 2 ? ivr : NULL, outs & 4 ? ctr : NULL);
+    bad = rc != rc_ref || test_bytes_differ("aotc_unique", y, yr, (size_t)m) ||
+          test_bytes_differ("aotc_unique indices", ix, ixr, (size_t)p.axis_dim * 8) ||
+          test_bytes_differ("aotc_unique inverse", iv, ivr, (size_t)p.axis_dim * 8) ||
+          test_bytes_differ("aotc_unique counts", ct, ctr, (size_t)p.axis_dim * 8);
+    if (bad) printf("  outer %d, axis %d, inner %d, kind %d, size %d, sorted %d, kept %d (distinct %d): rc %d, ref %d\n",
+                    (int)p.outer, (int)p.axis_dim, (int)p.inner, (int)p.kind, (int)p.elem_size, (int)p.sorted,
+                    (int)p.kept, (int)distinct, (int)rc, (int)rc_ref);
+    free(x), free(y), free(yr), free(ix), free(ixr), free(iv), free(ivr), free(ct), free(ctr), free(sc);
     return bad;
 }
 
@@ -528,7 +594,7 @@ static const entry ENTRIES[] = {
     {"aotc_argmax_i32", check_argmax_i32}, {"aotc_argmin_i32", check_argmin_i32},
     {"aotc_argmax_i64", check_argmax_i64}, {"aotc_argmin_i64", check_argmin_i64},
     {"aotc_trilu", check_trilu},
-    {"aotc_compress", check_compress},
+    {"aotc_compress", check_compress}, {"aotc_unique", check_unique},
     {"aotc_cumsum_f32", check_cumsum_f32}, {"aotc_cumsum_f64", check_cumsum_f64},
     {"aotc_cumsum_i32", check_cumsum_i32}, {"aotc_cumsum_i64", check_cumsum_i64},
     {"aotc_cumprod_f32", check_cumprod_f32}, {"aotc_cumprod_f64", check_cumprod_f64},

@@ -15,9 +15,10 @@
 #include "kernels_ref.h"
 #include "test_compare.h"
 
-enum { K_NEAREST_F32, K_NEAREST_I8, K_NEAREST_U8, K_BLEND, K_GRID, K_COUNT };
+enum { K_NEAREST_F32, K_NEAREST_I8, K_NEAREST_U8, K_BLEND, K_GRID, K_DEFORM, K_COUNT };
 static const char *const NAMES[K_COUNT] = {"aotc_resize_nearest_f32", "aotc_resize_nearest_i8",
-                                           "aotc_resize_nearest_u8", "aotc_resize_f32", "aotc_grid_sample_f32"};
+                                           "aotc_resize_nearest_u8", "aotc_resize_f32", "aotc_grid_sample_f32",
+                                           "aotc_deform_conv_f32"};
 
 /* A random nearest map of x to y: per dim a table of source indices times x's stride of the dim. */
 static int check_nearest(int kind) {
@@ -200,6 +201,56 @@ static int check_reference(void) {
     return bad;
 }
 
+/* DeformConv: groups and offset groups, strides, pads, dilations, offsets that move taps within, across and
+ * past the input's edges (a quarter on whole pixels), with and without mask and bias; the reference in double,
+ * the kernel's float sum within test_differs' tolerance of the terms' magnitudes (the reference on |inputs|) */
+static float *deform_random(size_t n, float scale, int absolute) {
+    float *v = (float *)(void *)test_bytes(n * 4);
+    size_t i;
+    for (i = 0; i < n; ++i) v[i] = absolute ? fabsf(rand_float() * scale) : rand_float() * scale;
+    return v;
+}
+
+static int check_deform(void) {
+    aotc_deform_conv_params p;
+    size_t xn, wn, on, mn, yn, i;
+    float *x, *w, *off, *mask, *bias, *y, *ref, *mag, *scratch, *ax, *aw, *am, *ab;
+    int has_mask = chance(1, 2), has_bias = chance(1, 2), bad;
+    p.group = rand_int(1, 2), p.offset_group = rand_int(1, 2);
+    p.in_c = p.group * p.offset_group * rand_int(1, 2), p.out_c = p.group * rand_int(1, 3), p.n = rand_int(1, 2);
+    p.in_h = rand_int(1, 7), p.in_w = rand_int(1, 7), p.k_h = rand_int(1, 3), p.k_w = rand_int(1, 3);
+    p.stride_h = rand_int(1, 2), p.stride_w = rand_int(1, 2), p.dil_h = rand_int(1, 2), p.dil_w = rand_int(1, 2);
+    p.pad_top = rand_int(0, 2), p.pad_left = rand_int(0, 2);
+    p.out_h = (p.in_h + 2 * p.pad_top - (p.k_h - 1) * p.dil_h - 1) / p.stride_h + 1;
+    p.out_w = (p.in_w + 2 * p.pad_left - (p.k_w - 1) * p.dil_w - 1) / p.stride_w + 1;
+    if (p.out_h < 1 || p.out_w < 1) return 0;
+    xn = (size_t)p.n * p.in_c * p.in_h * p.in_w, wn = (size_t)p.out_c * (p.in_c / p.group) * p.k_h * p.k_w;
+    mn = (size_t)p.n * p.offset_group * p.k_h * p.k_w * p.out_h * p.out_w, on = 2 * mn;
+    yn = (size_t)p.n * p.out_c * p.out_h * p.out_w;
+    x = deform_random(xn, 4.0f, 0), w = deform_random(wn, 1.0f, 0), off = deform_random(on, 3.0f, 0);
+    for (i = 0; i < on; ++i) if (chance(1, 4)) off[i] = (float)rand_int(-3, 3);
+    mask = has_mask ? deform_random(mn, 1.0f, 0) : NULL, bias = has_bias ? deform_random((size_t)p.out_c, 1.0f, 0) : NULL;
+    ax = (float *)(void *)test_bytes(xn * 4), aw = (float *)(void *)test_bytes(wn * 4);
+    for (i = 0; i < xn; ++i) ax[i] = fabsf(x[i]);
+    for (i = 0; i < wn; ++i) aw[i] = fabsf(w[i]);
+    am = has_mask ? (float *)(void *)test_bytes(mn * 4) : NULL, ab = has_bias ? (float *)(void *)test_bytes((size_t)p.out_c * 4) : NULL;
+    for (i = 0; am && i < mn; ++i) am[i] = fabsf(mask[i]);
+    for (i = 0; ab && i < (size_t)p.out_c; ++i) ab[i] = fabsf(bias[i]);
+    y = (float *)(void *)test_bytes(yn * 4), ref = (float *)(void *)test_bytes(yn * 4), mag = (float *)(void *)test_bytes(yn * 4);
+    scratch = (float *)(void *)test_bytes((size_t)p.in_c * p.k_h * p.k_w * 4);
+    aotc_deform_conv_f32(&p, x, w, off, bias, mask, scratch, y);
+    aotc_deform_conv_ref_f32(&p, x, w, off, bias, mask, ref);
+    aotc_deform_conv_ref_f32(&p, ax, aw, off, ab, am, mag);
+    bad = test_differs("aotc_deform_conv_f32", y, ref, mag, yn);
+    if (bad) printf("  x [%d %d %d %d], w [%d / %d groups, %d x %d], stride %d %d, pad %d %d, dil %d %d, "
+                    "offset groups %d, mask %d, bias %d\n", (int)p.n, (int)p.in_c, (int)p.in_h, (int)p.in_w,
+                    (int)p.out_c, (int)p.group, (int)p.k_h, (int)p.k_w, (int)p.stride_h, (int)p.stride_w,
+                    (int)p.pad_top, (int)p.pad_left, (int)p.dil_h, (int)p.dil_w, (int)p.offset_group, has_mask, has_bias);
+    free(x), free(w), free(off), free(mask), free(bias), free(ax), free(aw), free(am), free(ab);
+    free(y), free(ref), free(mag), free(scratch);
+    return bad;
+}
+
 int main(int argc, char **argv) {
     const int32_t shapes = test_args(argc, argv, 300);
     int failed = check_reference(), kind;
@@ -207,7 +258,8 @@ int main(int argc, char **argv) {
     for (kind = 0; kind < K_COUNT; ++kind) {
         int bad = 0;
         for (i = 0; i < shapes && !bad; ++i) {
-            bad = kind == K_BLEND ? check_blend() : kind == K_GRID ? check_grid() : check_nearest(kind);
+            bad = kind == K_BLEND ? check_blend() : kind == K_GRID ? check_grid()
+                  : kind == K_DEFORM ? check_deform() : check_nearest(kind);
         }
         printf("%-34s %s (%d shapes)\n", NAMES[kind], bad ? "MISMATCH" : "ok", (int)i);
         failed |= bad;

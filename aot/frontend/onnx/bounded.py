@@ -420,6 +420,8 @@ def _reason(node: Node, graph: Graph, axis: dict[str, int], root: dict[str, str]
         return out_axis(a)
     if op == "FillRows":
         return out_axis(0)
+    if op == "ExactRows":  # a declared row count (pin_declared_rows): static from here on
+        return None
     if op in REDUCE_ALL:  # the max over every row written (torchvision's boxes.max())
         if _nelem(t[outs[0]].shape) != 1 or t[first].dtype != "float32":
             return "it reduces the run-time rows along some axes only (or not float32)"
@@ -456,6 +458,35 @@ def _reason(node: Node, graph: Graph, axis: dict[str, int], root: dict[str, str]
             return None
         return f"it transposes a tensor whose rows are known only at run time (perm {perm})"
     return f"{op} cannot read '{read[0]}', whose rows are known only at run time"
+
+
+def pin_declared_rows(graph: Graph, name: str, dtype: str, dims: list[int | str | None]) -> bool:
+    """A graph output whose rows depend on the data but whose declaration fixes how many (ONNX's
+    NonMaxSuppression node tests declare the rows their data selects): the output gets the declared
+    shape, copied from the bounded tensor by an ExactRows node, and a run whose data gives another
+    count returns AOTC_ERR_SHAPE. False (nothing changed) when the declaration is not such a count."""
+    t = graph.tensors[name]
+    axis = graph.info.bounded.get(name)
+    if axis is None or name not in graph.outputs or name not in graph.info.extent_root or dtype != t.dtype \
+            or len(dims) != len(t.shape):
+        return False
+    rows = dims[axis]
+    if not isinstance(rows, int) or not 0 < rows < t.shape[axis] or any(
+            isinstance(d, int) and d != s for k, (d, s) in enumerate(zip(dims, t.shape, strict=True)) if k != axis):
+        return False
+    inner = f"{name}_bounded"
+    while inner in graph.tensors:
+        inner += "_"
+    for node in graph.nodes:
+        node.inputs = [inner if i == name else i for i in node.inputs]
+        node.outputs = [inner if o == name else o for o in node.outputs]
+    info = graph.info
+    info.bounded = {(inner if k == name else k): a for k, a in info.bounded.items()}
+    info.extent_root = {(inner if k == name else k): (inner if r == name else r) for k, r in info.extent_root.items()}
+    graph.tensors[inner] = Tensor(inner, t.shape, t.dtype)
+    graph.tensors[name] = Tensor(name, t.shape[:axis] + (rows,) + t.shape[axis + 1:], t.dtype)
+    graph.nodes.append(Node("ExactRows", f"{name}_exact_rows", [inner], [name]))
+    return True
 
 
 def _check_nms(node: Node, graph: Graph, axis: dict[str, int], root: dict[str, str]) -> str | None:

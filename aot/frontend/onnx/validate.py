@@ -27,6 +27,7 @@ import onnx
 from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
 from aot.errors import AotcError
+from aot.frontend.onnx.bounded import pin_declared_rows
 from aot.ir import Graph, Tensor
 from aot.ir.held import is_held
 from aot.limits import check_tensor
@@ -245,6 +246,8 @@ def check_declarations(graph: Graph, declared: dict[str, onnx.TypeProto]) -> Non
                 not isinstance(d, int) or d == s for d, s in zip(decl_dims, t.shape, strict=True))
         if not agree and _onnx_inference_is_wrong(graph, name, decl_dtype, decl_dims):
             graph.tensors[name] = Tensor(name, tuple(int(d) for d in decl_dims), t.dtype)  # type: ignore[arg-type]
+            continue
+        if not agree and decl_dtype == t.dtype and pin_declared_rows(graph, name, decl_dtype, decl_dims):
             continue
         if not agree:
             raise AotcError(f"{what} is declared {decl_dtype}{_shape_text(decl_dims)}, but the graph computes "

@@ -93,6 +93,10 @@ void aotc_resize_nearest_ref_i8(const aotc_resize_nearest_params *p, const int8_
 void aotc_resize_nearest_ref_u8(const aotc_resize_nearest_params *p, const uint8_t *x, uint8_t *y);
 void aotc_resize_ref_f32(const aotc_resize_params *p, const float *x, float *y);
 void aotc_grid_sample_ref_f32(const aotc_grid_sample_params *p, const float *x, const float *grid, float *y);
+/* DeformConv as aotc_deform_conv_f32, each output on its own: every tap's position and bilinear read worked
+ * out where it is summed, in double */
+void aotc_deform_conv_ref_f32(const aotc_deform_conv_params *p, const float *x, const float *w, const float *offset,
+                              const float *bias, const float *mask, float *y);
 
 /* ---- norm (norm_ref.c) --------------------------------------------------------------------
  * The normalisations as their ONNX definitions over aotc_norm.h's params, statistics and sums in
@@ -269,6 +273,10 @@ AOTC_DECLARE_ARG_REF(i32, int32_t)
 AOTC_DECLARE_ARG_REF(i64, int64_t)
 void aotc_trilu_ref(const aotc_trilu_params *p, int64_t k, const void *x, void *y);
 int32_t aotc_compress_ref(const aotc_compress_params *p, const uint8_t *cond, const void *x, void *y);
+/* Unique as aotc_unique, with no scratch: the k-th distinct slice found as the smallest one after the
+ * (k-1)-th (sorted) or the k-th slice equal to none before it, its occurrences counted where needed */
+int32_t aotc_unique_ref(const aotc_unique_params *p, const void *x, void *y, int64_t *indices, int64_t *inverse,
+                        int64_t *counts);
 /* CumSum / CumProd: each prefix recomputed from the scan's start, in the scan's order */
 #define AOTC_DECLARE_CUMULATE_REF(SFX, T)                                                         \
     void aotc_cumsum_##SFX##_ref(const aotc_cumsum_params *p, int64_t axis, const T *x, T *y); \
@@ -330,6 +338,10 @@ int64_t aotc_nonzero_ref(const aotc_nonzero_params *p, const void *x, int64_t *y
 AOTC_DECLARE_DETECTION_REF(f32, float)
 AOTC_DECLARE_DETECTION_REF(u8, uint8_t)
 AOTC_DECLARE_DETECTION_REF(i8, int8_t)
+/* RoiAlign as aotc_roialign_f32: each output element on its own, its samples' taps read where they are
+ * worked out */
+int aotc_roialign_f32_ref(const aotc_roialign_params *p, const float *x, const float *rois,
+                          const int64_t *batch_index, float *y);
 
 /* ---- loss (loss_ref.c): the ONNX function bodies (SoftmaxCrossEntropyLoss: LogSoftmax's, then the NLL) ---- */
 #include "aotc_loss.h"

@@ -100,4 +100,22 @@ AOTC_DECLARE_DETECTION(f32, float)
 AOTC_DECLARE_DETECTION(u8, uint8_t)
 AOTC_DECLARE_DETECTION(i8, int8_t)
 
+/* ONNX RoiAlign (detect_roialign.c), as onnxruntime and the ONNX reference compute it: x [batches,
+ * channels, height, width], rois [rois, 4] (x1, y1, x2, y2, scaled by spatial_scale; half_pixel
+ * shifts them by -0.5, output_half_pixel makes each side at least 1), batch_index [rois] (int64), y
+ * [rois, channels, out_h, out_w]. Each output bin samples a grid (sampling_ratio a side, else
+ * ceil(roi side / bins), none for a negative side, at most 32768) bilinearly, a sample more than one pixel outside the input counting 0; avg
+ * is the mean of the samples, max the largest of their four weighted taps (w * x, onnxruntime's).
+ * Returns 0, or AOTC_ERR_SHAPE without writing anything when a batch index is not in 0..batches-1. */
+typedef struct {
+    int32_t batches, channels, height, width, rois, out_h, out_w;
+    int32_t sampling_ratio; /* samples a bin side; 0: ceil(roi side / bins) */
+    int32_t max_mode;       /* 0: avg; 1: max */
+    int32_t half_pixel;     /* 1: half_pixel; 0: output_half_pixel */
+    float spatial_scale;
+} aotc_roialign_params;
+
+int aotc_roialign_f32(const aotc_roialign_params *p, const float *x, const float *rois, const int64_t *batch_index,
+                      float *y);
+
 #endif /* AOTC_DETECT_H */

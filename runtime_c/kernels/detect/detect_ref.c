@@ -278,3 +278,81 @@ void aotc_detection_postprocess_i8_ref(const aotc_detection_params *p, const int
                                        float *y_classes, float *y_scores, float *num_detections, int32_t *kept) {
     dpr_detect(p, box_encodings, class_predictions, 2, anchors, y_boxes, y_classes, y_scores, num_detections, kept);
 }
+
+/* ---- RoiAlign: each output element on its own, the ROI's geometry and each sample's taps worked out
+ * where they are read (onnxruntime's float arithmetic, op for op) ---- */
+static float roi_tap_ref(const float *plane, int32_t height, int32_t width, float yy, float xx, int k) {
+    int32_t y0, x0, y1, x1;
+    float ly, lx;
+    if (!(yy >= -1.0f && yy <= (float)height && xx >= -1.0f && xx <= (float)width)) return 0.0f * plane[0];
+    yy = yy < 0.0f ? 0.0f : yy;
+    xx = xx < 0.0f ? 0.0f : xx;
+    y0 = (int32_t)yy, x0 = (int32_t)xx;
+    if (y0 >= height - 1) y0 = height - 1, y1 = y0, yy = (float)y0;
+    else y1 = y0 + 1;
+    if (x0 >= width - 1) x0 = width - 1, x1 = x0, xx = (float)x0;
+    else x1 = x0 + 1;
+    ly = yy - (float)y0, lx = xx - (float)x0;
+    switch (k) {
+    case 0: return (1.0f - ly) * (1.0f - lx) * plane[(int64_t)y0 * width + x0];
+    case 1: return (1.0f - ly) * lx * plane[(int64_t)y0 * width + x1];
+    case 2: return ly * (1.0f - lx) * plane[(int64_t)y1 * width + x0];
+    default: return ly * lx * plane[(int64_t)y1 * width + x1];
+    }
+}
+
+/* the samples a bin side: ceil, none for a negative or NaN side, at most 32768 */
+static int32_t roi_grid_ref(float v) {
+    if (!(v > 0.0f)) return 0;
+    return v >= 32768.0f ? 32768 : (int32_t)ceilf(v);
+}
+
+int aotc_roialign_f32_ref(const aotc_roialign_params *p, const float *x, const float *rois,
+                          const int64_t *batch_index, float *y) {
+    int64_t r, c, ph, pw, iy, ix, o = 0;
+    for (r = 0; r < p->rois; ++r) {
+        if (batch_index[r] < 0 || batch_index[r] >= p->batches) return AOTC_ERR_SHAPE;
+    }
+    for (r = 0; r < p->rois; ++r) {
+        for (c = 0; c < p->channels; ++c) {
+            const float *plane = x + (batch_index[r] * p->channels + c) * p->height * p->width;
+            for (ph = 0; ph < p->out_h; ++ph) {
+                for (pw = 0; pw < p->out_w; ++pw, ++o) {
+                    const float off = p->half_pixel ? 0.5f : 0.0f;
+                    const float sw = rois[r * 4] * p->spatial_scale - off, sh = rois[r * 4 + 1] * p->spatial_scale - off;
+                    float rw = (rois[r * 4 + 2] * p->spatial_scale - off) - sw;
+                    float rh = (rois[r * 4 + 3] * p->spatial_scale - off) - sh;
+                    int32_t gh, gw;
+                    float acc = 0.0f;
+                    int seen = 0;
+                    if (!p->half_pixel) rw = rw > 1.0f ? rw : 1.0f, rh = rh > 1.0f ? rh : 1.0f;
+                    gh = p->sampling_ratio > 0 ? p->sampling_ratio : roi_grid_ref(rh / (float)p->out_h);
+                    gw = p->sampling_ratio > 0 ? p->sampling_ratio : roi_grid_ref(rw / (float)p->out_w);
+                    for (iy = 0; iy < gh; ++iy) {
+                        for (ix = 0; ix < gw; ++ix) {
+                            const float bh = rh / (float)p->out_h, bw = rw / (float)p->out_w;
+                            const float yy = sh + (float)ph * bh + ((float)iy + 0.5f) * bh / (float)gh;
+                            const float xx = sw + (float)pw * bw + ((float)ix + 0.5f) * bw / (float)gw;
+                            const float a = roi_tap_ref(plane, p->height, p->width, yy, xx, 0);
+                            const float b = roi_tap_ref(plane, p->height, p->width, yy, xx, 1);
+                            const float d = roi_tap_ref(plane, p->height, p->width, yy, xx, 2);
+                            const float e = roi_tap_ref(plane, p->height, p->width, yy, xx, 3);
+                            if (!p->max_mode) {
+                                acc += a + b + d + e;
+                            } else {
+                                float v = a;
+                                v = b > v ? b : v;
+                                v = d > v ? d : v;
+                                v = e > v ? e : v;
+                                acc = !seen || v > acc ? v : acc;
+                                seen = 1;
+                            }
+                        }
+                    }
+                    y[o] = p->max_mode ? acc : acc / (float)(gh * gw > 1 ? gh * gw : 1);
+                }
+            }
+        }
+    }
+    return 0;
+}

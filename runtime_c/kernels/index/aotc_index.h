@@ -167,4 +167,27 @@ typedef struct {
 
 void aotc_gather_nd(const aotc_gather_nd_params *p, const void *data, const int64_t *indices, void *y);
 
+/* ONNX Unique (index_unique.c) of x viewed as [outer, axis_dim, inner]: the distinct slices x[:, i, :]
+ * (compared element by element in row-major order; every element of a flattened x when there is no axis),
+ * in order of first occurrence or (sorted) ascending. y [outer, kept, inner] the slices; indices [kept]
+ * each one's first occurrence, counts [kept] its occurrences, inverse [axis_dim] each slice's place in y
+ * (any of the three int64 outputs may be NULL). Floats compare by value (-0 equals 0; NaNs equal each
+ * other and above every number), bfloat16 as its float, integers and bool by value. kept is the count
+ * the bundle was compiled for (the declared output shapes): data with another count writes nothing and
+ * returns AOTC_ERR_SHAPE; 0 otherwise. scratch: 4 * axis_dim int64. */
+typedef enum { AOTC_UNIQUE_INT, AOTC_UNIQUE_UINT, AOTC_UNIQUE_FLOAT, AOTC_UNIQUE_BF16 } aotc_unique_kind;
+
+typedef struct {
+    int32_t outer, axis_dim, inner;
+    int32_t elem_size;
+    int32_t kind;   /* aotc_unique_kind of the elements */
+    int32_t sorted; /* 1: ascending; 0: order of first occurrence */
+    int32_t kept;
+} aotc_unique_params;
+
+int32_t aotc_unique(const aotc_unique_params *p, const void *x, void *y, int64_t *indices, int64_t *inverse,
+                    int64_t *counts, int64_t *scratch);
+/* the order of two elements of x's kind (negative, 0, positive), Unique's and its reference's */
+int aotc_unique_compare(int32_t kind, int32_t elem_size, const uint8_t *a, const uint8_t *b);
+
 #endif /* AOTC_INDEX_H */

@@ -317,3 +317,62 @@ void aotc_gather_nd_ref(const aotc_gather_nd_params *p, const void *data, const 
         }
     }
 }
+
+/* ---- Unique: with no scratch, each distinct slice found by scanning (aotc_unique_compare's order) ---- */
+static int unique_ref_cmp(const aotc_unique_params *p, const uint8_t *x, int64_t i, int64_t j) {
+    int64_t e;
+    for (e = 0; e < (int64_t)p->outer * p->inner; ++e) {
+        const int64_t o = e / p->inner, k = e % p->inner;
+        const int c = aotc_unique_compare(p->kind, p->elem_size,
+                                          x + ((o * p->axis_dim + i) * p->inner + k) * p->elem_size,
+                                          x + ((o * p->axis_dim + j) * p->inner + k) * p->elem_size);
+        if (c) return c;
+    }
+    return 0;
+}
+
+/* the first occurrence of the distinct slice at place k, or -1 past the last */
+static int64_t unique_ref_pick(const aotc_unique_params *p, const uint8_t *x, int64_t k) {
+    int64_t i, j, prev = -1, place = 0;
+    for (;;) {
+        int64_t best = -1;
+        for (i = 0; i < p->axis_dim; ++i) {
+            int seen = 0;
+            for (j = 0; j < i && !seen; ++j) seen = unique_ref_cmp(p, x, j, i) == 0;
+            if (seen) continue;
+            if (!p->sorted) {
+                if (place++ == k) return i;
+                continue;
+            }
+            if (prev >= 0 && unique_ref_cmp(p, x, i, prev) <= 0) continue;
+            if (best < 0 || unique_ref_cmp(p, x, i, best) < 0) best = i;
+        }
+        if (!p->sorted || best < 0 || place == k) return best;
+        prev = best, ++place;
+    }
+}
+
+int32_t aotc_unique_ref(const aotc_unique_params *p, const void *x, void *y, int64_t *indices, int64_t *inverse,
+                        int64_t *counts) {
+    const uint8_t *xs = (const uint8_t *)x;
+    const int64_t slice = (int64_t)p->inner * p->elem_size;
+    int64_t u = 0, k, i, o;
+    while (unique_ref_pick(p, xs, u) >= 0) ++u;
+    if (u != p->kept) return AOTC_ERR_SHAPE;
+    for (k = 0; k < u; ++k) {
+        const int64_t f = unique_ref_pick(p, xs, k);
+        int64_t c = 0;
+        for (o = 0; o < p->outer; ++o) {
+            memcpy((uint8_t *)y + (o * u + k) * slice, xs + (o * p->axis_dim + f) * slice, (size_t)slice);
+        }
+        for (i = 0; i < p->axis_dim; ++i) {
+            if (unique_ref_cmp(p, xs, i, f) == 0) {
+                ++c;
+                if (inverse) inverse[i] = k;
+            }
+        }
+        if (indices) indices[k] = f;
+        if (counts) counts[k] = c;
+    }
+    return 0;
+}

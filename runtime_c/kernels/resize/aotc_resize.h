@@ -129,4 +129,18 @@ typedef struct {
 
 void aotc_grid_sample_f32(const aotc_grid_sample_params *p, const float *x, const float *grid, float *y);
 
+/* ONNX DeformConv over 2 spatial axes (resize_deform_conv.c): x [n][in_c][in_h][in_w], w [out_c][in_c /
+ * group][k_h][k_w], offset [n][offset_group][k_h][k_w][2 (dy, dx)][out_h][out_w], bias [out_c] and mask
+ * [n][offset_group][k_h][k_w][out_h][out_w] (both may be NULL), y [n][out_c][out_h][out_w]. Each kernel
+ * tap reads x bilinearly at its offset position (GridSample's linear sampling with align_corners and zeros
+ * padding: a corner outside the input reads 0), times its mask. scratch: in_c * k_h * k_w floats. */
+typedef struct {
+    int32_t n, in_c, in_h, in_w, out_c, out_h, out_w, k_h, k_w;
+    int32_t stride_h, stride_w, pad_top, pad_left, dil_h, dil_w;
+    int32_t group, offset_group;
+} aotc_deform_conv_params;
+
+void aotc_deform_conv_f32(const aotc_deform_conv_params *p, const float *x, const float *w, const float *offset,
+                          const float *bias, const float *mask, float *scratch, float *y);
+
 #endif /* AOTC_RESIZE_H */

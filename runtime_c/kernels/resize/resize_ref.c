@@ -116,3 +116,48 @@ void aotc_grid_sample_ref_f32(const aotc_grid_sample_params *p, const float *x, 
         }
     }
 }
+
+/* ---- DeformConv: each output on its own, each tap's corners read where they are summed, in double ---- */
+static double deform_corner_ref(const float *plane, int32_t height, int32_t width, int64_t r, int64_t c, double wt) {
+    return r >= 0 && r < height && c >= 0 && c < width ? wt * (double)plane[r * width + c] : 0.0;
+}
+
+void aotc_deform_conv_ref_f32(const aotc_deform_conv_params *p, const float *x, const float *w, const float *offset,
+                              const float *bias, const float *mask, float *y) {
+    const int64_t taps = (int64_t)p->k_h * p->k_w, oplane = (int64_t)p->out_h * p->out_w;
+    int64_t b, oc, oh, ow, ci, i, j;
+    for (b = 0; b < p->n; ++b) {
+        for (oc = 0; oc < p->out_c; ++oc) {
+            const int64_t g = oc / (p->out_c / p->group), icg = p->in_c / p->group;
+            for (oh = 0; oh < p->out_h; ++oh) {
+                for (ow = 0; ow < p->out_w; ++ow) {
+                    double acc = bias ? (double)bias[oc] : 0.0;
+                    for (ci = 0; ci < icg; ++ci) {
+                        const int64_t c = g * icg + ci, og = c / (p->in_c / p->offset_group);
+                        const float *plane = x + (b * p->in_c + c) * p->in_h * p->in_w;
+                        for (i = 0; i < p->k_h; ++i) {
+                            for (j = 0; j < p->k_w; ++j) {
+                                const int64_t at = (b * p->offset_group + og) * taps + i * p->k_w + j;
+                                const double h = (double)(oh * p->stride_h - p->pad_top + i * p->dil_h) +
+                                                 (double)offset[(at * 2) * oplane + oh * p->out_w + ow];
+                                const double wq = (double)(ow * p->stride_w - p->pad_left + j * p->dil_w) +
+                                                  (double)offset[(at * 2 + 1) * oplane + oh * p->out_w + ow];
+                                const double m = mask ? (double)mask[at * oplane + oh * p->out_w + ow] : 1.0;
+                                const double h0 = floor(h), w0 = floor(wq), lh = h - h0, lw = wq - w0;
+                                double v = 0.0;
+                                if (h > -1.0 && h < p->in_h + 1.0 && wq > -1.0 && wq < p->in_w + 1.0) {
+                                    v = deform_corner_ref(plane, p->in_h, p->in_w, (int64_t)h0, (int64_t)w0, (1 - lh) * (1 - lw)) +
+                                        deform_corner_ref(plane, p->in_h, p->in_w, (int64_t)h0, (int64_t)w0 + 1, (1 - lh) * lw) +
+                                        deform_corner_ref(plane, p->in_h, p->in_w, (int64_t)h0 + 1, (int64_t)w0, lh * (1 - lw)) +
+                                        deform_corner_ref(plane, p->in_h, p->in_w, (int64_t)h0 + 1, (int64_t)w0 + 1, lh * lw);
+                                }
+                                acc += (double)w[(oc * icg + ci) * taps + i * p->k_w + j] * v * m;
+                            }
+                        }
+                    }
+                    y[(b * p->out_c + oc) * oplane + oh * p->out_w + ow] = (float)acc;
+                }
+            }
+        }
+    }
+}
