@@ -13,6 +13,7 @@ from aot.frontend.tflite.builder import (
 )
 from aot.frontend.tflite.lowering import (
     ACT_NONE,
+    atan2,
     binary_inputs,
     finish,
     float_only,
@@ -123,20 +124,11 @@ def _select(b: OnnxBuilder, op: TflOp) -> None:
 
 
 def _atan2(b: OnnxBuilder, op: TflOp) -> None:
-    """ATAN2(y, x): atan(y / x), plus pi (y >= 0) or minus pi (y < 0) where x < 0, and 0 where both are
-    0 (y / x is then NaN); x = 0 alone gives atan(+-inf) = +-pi/2, as atan2 does."""
     float_only(b, op, 0)
-    names, layout = binary_inputs(b, op)
-    y, x = names
-    zero = b.const(np.float32(0.0), "zero")
-    q = b.node("Atan", [b.node("Div", [y, x], hint=f"{op.name}_ratio")], hint=f"{op.name}_atan")
-    turn = b.node("Where", [b.node("Less", [y, zero], hint=f"{op.name}_y_neg"), b.const(np.float32(-np.pi), "minus_pi"),
-                            b.const(np.float32(np.pi), "pi")], hint=f"{op.name}_turn")
-    left = b.node("Where", [b.node("Less", [x, zero], hint=f"{op.name}_x_neg"),
-                            b.node("Add", [q, turn], hint=f"{op.name}_turned"), q], hint=f"{op.name}_left")
-    origin = b.node("And", [b.node("Equal", [x, zero], hint=f"{op.name}_x_zero"),
-                            b.node("Equal", [y, zero], hint=f"{op.name}_y_zero")], hint=f"{op.name}_origin")
-    finish(b, op, "Where", [origin, zero, left], layout)
+    (y, x), layout = binary_inputs(b, op)
+    out = b.out_name(op.outputs[0], layout)
+    atan2(b, y, x, op.name, out)
+    b.set(op.outputs[0], layout, out)
 
 
 def _add_n(b: OnnxBuilder, op: TflOp) -> None:

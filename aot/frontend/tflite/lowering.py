@@ -52,6 +52,21 @@ def finish(b: OnnxBuilder, op: TflOp, x_final_op: str, inputs: list[str], layout
     b.set(out, layout, name)
 
 
+def atan2(b: OnnxBuilder, y: str, x: str, hint: str, out: str | None = None) -> str:
+    """atan2(y, x) of float32 values: atan(y / x), plus pi (y >= 0) or minus pi (y < 0) where x < 0, and 0
+    where both are 0 (y / x is then NaN); x = 0 alone gives atan(+-inf) = +-pi/2, as atan2 does. The last
+    node writes `out` when given."""
+    zero = b.const(np.float32(0.0), "zero")
+    q = b.node("Atan", [b.node("Div", [y, x], hint=f"{hint}_ratio")], hint=f"{hint}_atan")
+    turn = b.node("Where", [b.node("Less", [y, zero], hint=f"{hint}_y_neg"), b.const(np.float32(-np.pi), "minus_pi"),
+                            b.const(np.float32(np.pi), "pi")], hint=f"{hint}_turn")
+    left = b.node("Where", [b.node("Less", [x, zero], hint=f"{hint}_x_neg"),
+                            b.node("Add", [q, turn], hint=f"{hint}_turned"), q], hint=f"{hint}_left")
+    origin = b.node("And", [b.node("Equal", [x, zero], hint=f"{hint}_x_zero"),
+                            b.node("Equal", [y, zero], hint=f"{hint}_y_zero")], hint=f"{hint}_origin")
+    return b.node("Where", [origin, zero, left], [out] if out else None, hint=hint)
+
+
 def same_pads(size: int, k: int, s: int, d: int, out: int) -> tuple[int, int]:
     total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
     return total // 2, total - total // 2

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from aot.frontend.tflite.builder import NCHW, NHWC, OnnxBuilder, float_weights, op_error
-from aot.frontend.tflite.lowering import ACT_NONE, ACT_RELU6, fused_act, same_pads
+from aot.frontend.tflite.lowering import ACT_NONE, ACT_RELU6, atan2, fused_act, same_pads
 from aot.frontend.tflite.reader import TflOp
 
 _SAME, _VALID = 1, 2  # TfLitePadding
@@ -283,16 +283,6 @@ def _transform_tensor_bilinear(b: OnnxBuilder, op: TflOp) -> None:
     b.set(op.outputs[0], NHWC, b.names[op.outputs[0]])
 
 
-def _atan2(f: _Scalars, y: str, x: str) -> str:
-    """atan2(y, x) of [1] tensors: atan(y / x), moved by pi where x < 0; 0 at (0, 0)."""
-    a = f("Atan", f("Div", y, x))
-    neg = f("Less", x, f.c(0.0))
-    turn = f("Where", f("Less", y, f.c(0.0)), f.c(-np.pi), f.c(np.pi))
-    a = f("Add", a, f("Where", neg, turn, f.c(0.0)))
-    origin = f("And", f("Equal", x, f.c(0.0)), f("Equal", y, f.c(0.0)))
-    return f("Where", origin, f.c(0.0), a)
-
-
 def _landmarks_to_transform_matrix(b: OnnxBuilder, op: TflOp) -> None:
     """Landmarks2TransformMatrix (version 2): the [1, 4, 4] matrix mapping a crop of output_height x
     output_width onto the landmarks' subset, rotated so the left and right landmarks lie at
@@ -320,8 +310,8 @@ def _landmarks_to_transform_matrix(b: OnnxBuilder, op: TflOp) -> None:
     f = _Scalars(b, op)
     flat = f("Reshape", b.value(op.inputs[0], NHWC), b.const(np.array([size], np.int64), "flat"))
     lx, ly, rx, ry = (f.pick(flat, [k], "at") for k in (3 * left, 3 * left + 1, 3 * right, 3 * right + 1))
-    rotation = f("Sub", f.c(float(np.float32(o["target_rotation_radians"]))), _atan2(f, f("Sub", ry, ly),
-                                                                                    f("Sub", rx, lx)))
+    angle = atan2(b, f("Sub", ry, ly), f("Sub", rx, lx), f"{op.name}_atan2")
+    rotation = f("Sub", f.c(float(np.float32(o["target_rotation_radians"]))), angle)
     # the subset rotated by `rotation`: its box's size and centre, the centre rotated back
     xs, ys = f.pick(flat, [3 * i for i in subset], "xs"), f.pick(flat, [3 * i + 1 for i in subset], "ys")
     cos, sin = f("Cos", rotation), f("Sin", rotation)
