@@ -125,6 +125,9 @@ static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
             p->c = chance(1, 6) ? rand_int(29, 40) : rand_int(1, 12); /* 3 x 3 x 29+: more than one DSP block */
             p->oc = chance(1, 3) ? rand_int(4, 24) : rand_int(1, 6);
             if (chance(1, 8)) p->kh = p->kw = p->sh = p->sw = p->dh = p->dw = 1; /* pointwise */
+            /* whole groups of 4 channels over quads of input channels: the DSP path's rows of a 1 x 1 conv
+             * and its requantisation in the MAC kernel */
+            if (chance(1, 4)) p->c = 4 * rand_int(1, 10), p->oc = 4 * rand_int(1, 6);
         }
         if (kind == K_TRANSPOSE) { /* out = (in - 1) s + k - pads, pads < k */
             const int32_t pb = rand_int(0, p->kh - 1), pr = rand_int(0, p->kw - 1);
