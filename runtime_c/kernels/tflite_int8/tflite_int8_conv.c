@@ -91,16 +91,6 @@ static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, const 
         const int32_t row_in = p->dw == 1 && ix0 >= 0 && ix0 + kw <= p->w; /* a kernel row inside */
         int8_t v[4 * TFL_DSP_KC];
         int32_t tap = from[0], ch = from[1], ky = from[2], kx = from[3], j = 0;
-        if (tap == 0 && ch == 0 && rows >= taps * c && row_in && iy0 >= 0 && iy0 + (p->kh - 1) * p->dh < p->h) {
-            /* the whole window inside the image (a stem's usual case): a copy a kernel row */
-            const int8_t *xs = x + (((int64_t)b * p->h + iy0) * p->w + ix0) * c;
-            for (; ky < p->kh; ++ky, j += kw * c, xs += (int64_t)p->dh * p->w * c) tfl_dsp_copy(v + j, xs, kw * c);
-            for (; j < rows; ++j) { /* (at most 3: not a call of memset) */
-                uint32_t z = (uint32_t)p->x_zero;
-                TFL_DSP_OPAQUE(z);
-                v[j] = (int8_t)z;
-            }
-        }
         while (j < rows) {
             const int32_t iy = iy0 + ky * p->dh, ix = ix0 + kx * p->dw;
             const int32_t y_in = tap < taps && iy >= 0 && iy < p->h;
@@ -231,22 +221,81 @@ __attribute__((noinline)) static void tfl_dsp_store_usual(const aotc_tfl_conv_pa
     }
 }
 
+/* m quads of two positions' bytes (a, b) less x_zero (zz: twice), widened in tfl_dsp_patch's layout: for
+ * each quad E(a), O(a), E(b), O(b). */
+static inline void tfl_dsp_widen2(const int8_t *a, const int8_t *b, int32_t m, uint32_t zz, uint32_t *dst) {
+    for (; m > 0; --m, a += 4, b += 4, dst += 4) {
+        const uint32_t v = aotc_dsp_load32(a), u = aotc_dsp_load32(b);
+        dst[0] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
+        dst[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
+        dst[2] = (uint32_t)__ssub16((int32_t)__sxtb16(u), (int32_t)zz);
+        dst[3] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(u), (int32_t)zz);
+    }
+}
+
 /* A 1 x 1 window at stride 1 without padding: a tile's positions are consecutive rows of x (c bytes each, a
  * multiple of 4), so its patches are those rows' quads [q0, q0 + nq) widened pair by pair, in tfl_dsp_patch's
  * layout (n positions from row x, an odd tile's last pair repeating its position): one loop, no call a
  * position. */
 static void tfl_dsp_rows(const int8_t *x, int32_t c, int32_t n, int32_t q0, int32_t nq, int32_t x_zero, uint32_t *dst) {
     const uint32_t zz = (uint32_t)(uint16_t)x_zero * 0x10001u;
-    int32_t t, q;
-    for (t = 0; t < n; t += 2) {
-        const int8_t *a = x + (int64_t)t * c + 4 * q0, *b = t + 1 < n ? a + c : a;
-        for (q = 0; q < nq; ++q, a += 4, b += 4, dst += 4) {
-            const uint32_t v = aotc_dsp_load32(a), u = aotc_dsp_load32(b);
-            dst[0] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
-            dst[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
-            dst[2] = (uint32_t)__ssub16((int32_t)__sxtb16(u), (int32_t)zz);
-            dst[3] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(u), (int32_t)zz);
+    int32_t t;
+    for (t = 0; t < n; t += 2, dst += 4 * nq) {
+        const int8_t *a = x + (int64_t)t * c + 4 * q0;
+        tfl_dsp_widen2(a, t + 1 < n ? a + c : a, nq, zz, dst);
+    }
+}
+
+/* The patches' quads [q0, q0 + nq) of a pair of positions a0, a1 ({ox, oy, batch}) whose windows lie inside
+ * the image, columns of dilation 1: each kernel row's taps are contiguous in x, so with channels a multiple
+ * of 4 a block is a few runs of tfl_dsp_widen2 (no test a tap), and with others (a stem, its patch at most
+ * TFL_DSP_STEM bytes) both windows are copied as bytes first. 0 where the pair is not such (the caller then
+ * gathers each position by tfl_dsp_patch). */
+#define TFL_DSP_STEM 64
+static int tfl_dsp_patch2(const aotc_tfl_conv_params *p, const int8_t *x, const int32_t *a0, const int32_t *a1,
+                          int32_t q0, int32_t nq, uint32_t *dst) {
+    const int32_t c = p->c, rq = p->kw * c / 4, span = (p->kh - 1) * p->dh; /* rq: a kernel row's quads */
+    const int32_t iy0 = a0[1] * p->sh - p->pad_top, ix0 = a0[0] * p->sw - p->pad_left;
+    const int32_t iy1 = a1[1] * p->sh - p->pad_top, ix1 = a1[0] * p->sw - p->pad_left;
+    int32_t q, ky;
+    if (p->dw != 1 || iy0 < 0 || iy0 + span >= p->h || ix0 < 0 || ix0 + p->kw > p->w || iy1 < 0 ||
+        iy1 + span >= p->h || ix1 < 0 || ix1 + p->kw > p->w)
+        return 0;
+    const uint32_t zz = (uint32_t)(uint16_t)p->x_zero * 0x10001u;
+    const int64_t row = (int64_t)p->dh * p->w * c;
+    const int8_t *x0 = x + (((int64_t)a0[2] * p->h + iy0) * p->w + ix0) * c;
+    const int8_t *x1 = x + (((int64_t)a1[2] * p->h + iy1) * p->w + ix1) * c;
+    if (c % 4 != 0) { /* (a stem) the whole patch in one block: both windows' bytes, a copy a kernel row, then
+                       * x_zero past k (its weights are 0), widened together */
+        const int32_t k = p->kh * p->kw * c, run = p->kw * c;
+        int8_t v[2][TFL_DSP_STEM];
+        int32_t j, u;
+        if (q0 != 0 || 4 * nq < k || 4 * nq > TFL_DSP_STEM) return 0;
+        for (u = 0; u < 2; ++u) {
+            const int8_t *xs = u ? x1 : x0;
+            for (ky = 0, j = 0; ky < p->kh; ++ky, j += run, xs += row) tfl_dsp_copy(v[u] + j, xs, run);
+            for (; j < 4 * nq; ++j) { /* (at most 3: not a call of memset) */
+                uint32_t z = (uint32_t)p->x_zero;
+                TFL_DSP_OPAQUE(z);
+                v[u][j] = (int8_t)z;
+            }
         }
+        tfl_dsp_widen2(v[0], v[1], nq, zz, dst);
+        return 1;
+    }
+    for (q = q0, ky = q0 / rq; q < q0 + nq; ++ky) {
+        const int32_t s = q - ky * rq, m = q0 + nq - q < rq - s ? q0 + nq - q : rq - s;
+        tfl_dsp_widen2(x0 + ky * row + 4 * s, x1 + ky * row + 4 * s, m, zz, dst);
+        dst += 4 * m, q += m;
+    }
+    return 1;
+}
+
+/* the next output position after a ({ox, oy, batch}) */
+static inline void tfl_dsp_step(const aotc_tfl_conv_params *p, int32_t *a) {
+    if (++a[0] == p->ow) {
+        a[0] = 0;
+        if (++a[1] == p->oh) a[1] = 0, ++a[2];
     }
 }
 
@@ -297,14 +346,18 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
             if (rows) {
                 tfl_dsp_rows(x + (int64_t)p0 * p->c, p->c, n, q0, nq, p->x_zero, patch);
             } else { /* the tile's positions as {ox, oy, batch}, stepped (no divisions a position) */
-                int32_t pos[3] = {p0 % p->ow, (p0 / p->ow) % p->oh, p0 / (p->ow * p->oh)};
+                int32_t a0[3] = {p0 % p->ow, (p0 / p->ow) % p->oh, p0 / (p->ow * p->oh)}, a1[3];
                 const int32_t tap = 4 * q0 / p->c, from[4] = {tap, 4 * q0 % p->c, tap / p->kw, tap % p->kw};
-                for (t = 0; t < 2 * pairs; ++t) { /* an odd tile's last pair repeats its position */
-                    tfl_dsp_patch(p, x, pos, from, nq, patch + (t / 2) * 4 * nq + 2 * (t & 1));
-                    if (t + 1 < n && ++pos[0] == p->ow) {
-                        pos[0] = 0;
-                        if (++pos[1] == p->oh) pos[1] = 0, ++pos[2];
+                for (t = 0; t < pairs; ++t) { /* an odd tile's last pair repeats its position */
+                    uint32_t *d = patch + t * 4 * nq;
+                    a1[0] = a0[0], a1[1] = a0[1], a1[2] = a0[2];
+                    if (2 * t + 1 < n) tfl_dsp_step(p, a1);
+                    if (!tfl_dsp_patch2(p, x, a0, a1, q0, nq, d)) {
+                        tfl_dsp_patch(p, x, a0, from, nq, d);
+                        tfl_dsp_patch(p, x, a1, from, nq, d + 2);
                     }
+                    a0[0] = a1[0], a0[1] = a1[1], a0[2] = a1[2];
+                    if (2 * t + 2 < n) tfl_dsp_step(p, a0);
                 }
             }
             for (g = 0; g < groups; ++g) { /* 4 channels, the last group's past oc repeating its last */
