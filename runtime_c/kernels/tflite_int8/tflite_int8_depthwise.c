@@ -228,6 +228,7 @@ __attribute__((noinline)) static void tfl_dsp_dw3x3_band(const uint32_t *band, i
 /* Where the 4 channels' requantisation is the usual one (tfl_dsp_dw_usual), the band's sums are
  * requantised as they are made and stored (no run of sums): rq = wq + 18 holds each channel's mult, ra
  * and right (tfl_dsp_dw_requant_ssat's terms, its left shift 1). One position's 4 sums a[0 .. 3] to y. */
+#if !AOTC_DSP_ASM
 static inline void tfl_dsp_dw_rq1(const int32_t *a, const uint32_t *rq, int8_t *y) {
     int32_t j;
     for (j = 0; j < 4; ++j, rq += 3) {
@@ -235,6 +236,7 @@ static inline void tfl_dsp_dw_rq1(const int32_t *a, const uint32_t *rq, int8_t *
         y[j] = (int8_t)__ssat((tfl_dsp_smmlar(v, (int32_t)rq[0], (int32_t)rq[1]) + (v >> 31)) >> rq[2], 8);
     }
 }
+#endif
 
 #if TFL_DW_PAIR_ASM
 /* one channel's two sums (a, b) requantised in place by the terms at rq + 12 j bytes past the weights */
@@ -274,6 +276,19 @@ static inline void tfl_dsp_dw_rq1(const int32_t *a, const uint32_t *rq, int8_t *
     }
 #endif
 
+#if AOTC_DSP_ASM
+/* one channel's sum requantised in place (TFL_DW_RQ2's, one position) */
+#define TFL_DW_RQ1(j, a)                                                                                   \
+    "ldr %[w0], [%[wp], #(72 + 12 * " #j ")]\n\t"                                                       \
+    "ldr %[w1], [%[wp], #(76 + 12 * " #j ")]\n\t"                                                       \
+    "ldr %[e], [%[wp], #(80 + 12 * " #j ")]\n\t"                                                        \
+    "lsl %[v], %[" a "], #1\n\t"                                                                        \
+    "smmlar %[" a "], %[v], %[w0], %[w1]\n\t"                                                           \
+    "add %[" a "], %[" a "], %[v], asr #31\n\t"                                                         \
+    "asr %[" a "], %[" a "], %[e]\n\t"                                                                  \
+    "ssat %[" a "], #8, %[" a "]\n\t"
+#endif
+
 /* tfl_dsp_dw3x3_band where tfl_dsp_dw_usual holds: the n positions' outputs to y (the first's channel
  * ch), oc bytes apart, instead of their sums; with gcc's assembly two positions at a time. */
 __attribute__((noinline)) static void tfl_dsp_dw3x3_band_rq(const uint32_t *band, int32_t n, int32_t sw,
@@ -288,10 +303,30 @@ __attribute__((noinline)) static void tfl_dsp_dw3x3_band_rq(const uint32_t *band
         TFL_DW_PAIRS_RQ(2)
     }
 #endif
+#if AOTC_DSP_ASM
+    (void)acc;
+    for (; n > 0; --n, r += 12 * sw, y += oc) { /* one position: its taps, then its 4 outputs in a word */
+        int32_t a0 = base[0], a1 = base[1], a2 = base[2], a3 = base[3];
+        uint32_t v, e, w0, w1;
+        __asm__(TFL_DW_TAP1(0, 0, 0) TFL_DW_TAP1(1, 0, 1) TFL_DW_TAP1(2, 0, 2) TFL_DW_TAP1(3, 1, 0)
+                    TFL_DW_TAP1(4, 1, 1) TFL_DW_TAP1(5, 1, 2) TFL_DW_TAP1(6, 2, 0) TFL_DW_TAP1(7, 2, 1)
+                        TFL_DW_TAP1(8, 2, 2) TFL_DW_RQ1(0, "a0") TFL_DW_RQ1(1, "a1") TFL_DW_RQ1(2, "a2")
+                            TFL_DW_RQ1(3, "a3")
+                "bfi %[a0], %[a1], #8, #8\n\t"
+                "bfi %[a0], %[a2], #16, #8\n\t"
+                "bfi %[a0], %[a3], #24, #8\n\t"
+                : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [v] "=&r"(v), [e] "=&r"(e),
+                  [w0] "=&r"(w0), [w1] "=&r"(w1)
+                : [r] "r"(r), [wp] "r"(wq)
+                : "memory");
+        memcpy(y, &a0, 4);
+    }
+#else
     for (; n > 0; --n, r += 12 * sw, y += oc) {
         tfl_dsp_dw3x3_band(band + (r - (const uint8_t *)band) / 4, 1, sw, wq, base, acc);
         tfl_dsp_dw_rq1(acc, wq + 18, y);
     }
+#endif
 }
 
 /* Whether channels [ch, ch + 4) take tfl_dsp_dw_store's SSAT form (tfl_dsp_dw_requant_ssat's conditions),
