@@ -110,6 +110,9 @@ static int32_t window_dim(int32_t in, int32_t k, int32_t s, int32_t d, int32_t *
 
 static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
     const int dw = kind == K_DEPTHWISE;
+    /* a quarter of the depthwise cases as MobileNet's: 3 x 3, 4n channels, no clamp past int8 (the DSP path's
+     * bands requantised as they are made) */
+    const int mobile = dw && chance(1, 4);
     for (;;) {
         memset(p, 0, sizeof *p);
         p->n = rand_int(1, 2), p->h = rand_int(1, 10), p->w = rand_int(1, 12);
@@ -121,10 +124,18 @@ static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
             p->c = p->depth_multiplier == 1 && chance(2, 3) ? 4 * rand_int(1, 6) : rand_int(1, 9);
             p->oc = p->c * p->depth_multiplier;
             if (chance(1, 6)) p->h = rand_int(20, 34), p->w = rand_int(20, 34), p->n = 1; /* spans past DW_PAD */
+            if (mobile) {
+                p->kh = p->kw = 3, p->dh = p->dw = 1, p->depth_multiplier = 1;
+                p->c = p->oc = 4 * rand_int(1, 6);
+            }
         } else {
             p->c = chance(1, 6) ? rand_int(29, 40) : rand_int(1, 12); /* 3 x 3 x 29+: more than one DSP block */
             p->oc = chance(1, 3) ? rand_int(4, 24) : rand_int(1, 6);
             if (chance(1, 8)) p->kh = p->kw = p->sh = p->sw = p->dh = p->dw = 1; /* pointwise */
+            /* whole groups of 4 channels over quads of input channels: the DSP path's rows of a 1 x 1 conv
+             * and its requantisation in the MAC kernel */
+            if (chance(1, 4)) p->c = 4 * rand_int(1, 10), p->oc = 4 * rand_int(1, 6);
+            if (chance(1, 6)) p->h = rand_int(8, 14), p->w = rand_int(8, 16); /* pairs of windows inside */
         }
         if (kind == K_TRANSPOSE) { /* out = (in - 1) s + k - pads, pads < k */
             const int32_t pb = rand_int(0, p->kh - 1), pr = rand_int(0, p->kw - 1);
@@ -140,6 +151,7 @@ static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
     }
     p->x_zero = wide ? 0 : rand_int(-128, 127), p->y_zero = wide ? 0 : rand_int(-128, 127);
     act_range(wide ? -32768 : -128, wide ? 32767 : 127, p->y_zero, &p->y_min, &p->y_max);
+    if (mobile && !wide) p->y_min = -128, p->y_max = 127;
 }
 
 static int check_conv(int kind, int wide) {

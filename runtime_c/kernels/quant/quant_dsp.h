@@ -269,7 +269,7 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2(AOTC_DSP_AR
         "add sp, sp, #20\n\t"
         "pop {r4-r11, pc}\n\t");
 }
-#undef AOTC_DSP_MAC4X2_QUAD
+/* (AOTC_DSP_MAC4X2_QUAD stays defined: tflite_int8_dsp.h's aotc_dsp_mac4x2_rq runs the same quads) */
 #undef AOTC_DSP_ARG
 #else
 __attribute__((noinline, unused)) static void aotc_dsp_mac4x2(const uint32_t *p, int32_t count, const uint32_t *w,

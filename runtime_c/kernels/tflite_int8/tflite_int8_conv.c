@@ -24,6 +24,27 @@ static void tfl_residual_run(const tfl_residual *e, const int8_t *v, int64_t at,
 
 #if AOTC_QUANT_DSP
 
+/* n bytes from src to dst: words while 4 are left (the cores with the DSP extension load and store unaligned
+ * words), then bytes; for the few bytes of a kernel row, where a call of memcpy costs more than the copy
+ * (the empty assembly keeps gcc from making the loops one: a stem's 9 bytes a row took 50 cycles so). */
+#if defined(__GNUC__)
+#define TFL_DSP_OPAQUE(v) __asm__("" : "+r"(v))
+#else
+#define TFL_DSP_OPAQUE(v) (void)0
+#endif
+static inline void tfl_dsp_copy(int8_t *dst, const int8_t *src, int32_t n) {
+    for (; n >= 4; n -= 4, dst += 4, src += 4) {
+        uint32_t v = aotc_dsp_load32(src);
+        TFL_DSP_OPAQUE(v);
+        memcpy(dst, &v, 4);
+    }
+    for (; n > 0; --n) {
+        uint32_t v = (uint32_t)(uint8_t)*src++;
+        TFL_DSP_OPAQUE(v);
+        *dst++ = (int8_t)v;
+    }
+}
+
 /* Patch rows [r0, r0 + 4 * nq) of the output position at = {ox, oy, batch} as x - x_zero, E / O words
  * into dst[0], dst[1], dst[4], dst[5], ... (a quad's words of one position, the pair's other position
  * between them); from = row r0's {tap, channel, ky, kx}, worked out once a block by the caller. */
@@ -63,39 +84,41 @@ static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, const 
         }
         return;
     }
-    { /* a tap's channels at a time into v (x - x_zero, 0 in the padding and past k; no per-row
-       * tests), a whole kernel row's where its taps are contiguous in x (dilation 1, inside the
-       * image), then each quad's 16-bit values paired: E = [v0, v2], O = [v1, v3] */
-        const int32_t taps = p->kh * p->kw, c = p->c, xz = p->x_zero, rows = 4 * nq, kw = p->kw;
+    { /* a tap's channels at a time into v as bytes of x (x_zero in the padding, so that x - x_zero is 0
+       * there, and past k, whose weights are 0), a whole kernel row's where its taps are contiguous in x
+       * (dilation 1, inside the image), then each quad's word widened less x_zero: E = [v0, v2], O = [v1, v3] */
+        const int32_t taps = p->kh * p->kw, c = p->c, rows = 4 * nq, kw = p->kw;
         const int32_t row_in = p->dw == 1 && ix0 >= 0 && ix0 + kw <= p->w; /* a kernel row inside */
-        int16_t v[4 * TFL_DSP_KC];
-        int32_t tap = from[0], ch = from[1], ky = from[2], kx = from[3], j = 0, i;
+        int8_t v[4 * TFL_DSP_KC];
+        int32_t tap = from[0], ch = from[1], ky = from[2], kx = from[3], j = 0;
         while (j < rows) {
             const int32_t iy = iy0 + ky * p->dh, ix = ix0 + kx * p->dw;
             const int32_t y_in = tap < taps && iy >= 0 && iy < p->h;
             int32_t run;
             if (y_in && row_in && kx == 0 && ch == 0) { /* kw x c values at once */
-                const int8_t *xs = x + (((int64_t)b * p->h + iy) * p->w + ix) * c;
                 run = kw * c < rows - j ? kw * c : rows - j;
-                for (i = 0; i < run; ++i) v[j + i] = (int16_t)(xs[i] - xz);
+                tfl_dsp_copy(v + j, x + (((int64_t)b * p->h + iy) * p->w + ix) * c, run);
                 j += run, tap += kw, ++ky; /* the next kernel row, kx and ch 0 */
                 continue;
             }
             run = c - ch < rows - j ? c - ch : rows - j;
-            if (!y_in || ix < 0 || ix >= p->w) {
-                for (i = 0; i < run; ++i) v[j + i] = 0;
-            } else {
-                const int8_t *xs = x + (((int64_t)b * p->h + iy) * p->w + ix) * c + ch;
-                for (i = 0; i < run; ++i) v[j + i] = (int16_t)(xs[i] - xz);
-            }
+            if (!y_in || ix < 0 || ix >= p->w) memset(v + j, p->x_zero, (size_t)run);
+            else tfl_dsp_copy(v + j, x + (((int64_t)b * p->h + iy) * p->w + ix) * c + ch, run);
             j += run;
             ch = 0, ++tap, kx = kx + 1 == kw ? 0 : kx + 1, ky += kx == 0;
         }
-        for (q = 0; q < nq; ++q, dst += 4) {
-            const uint32_t lo = (uint32_t)(uint16_t)v[4 * q] | (uint32_t)(uint16_t)v[4 * q + 1] << 16;
-            const uint32_t hi = (uint32_t)(uint16_t)v[4 * q + 2] | (uint32_t)(uint16_t)v[4 * q + 3] << 16;
-            dst[0] = (lo & 0xFFFFu) | hi << 16;
-            dst[1] = lo >> 16 | (hi & 0xFFFF0000u);
+        if (nq & 1) {
+            const uint32_t u = aotc_dsp_load32(v);
+            dst[0] = (uint32_t)__ssub16((int32_t)__sxtb16(u), (int32_t)zz);
+            dst[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(u), (int32_t)zz);
+            dst += 4, q = 1;
+        }
+        for (; q < nq; q += 2, dst += 8) { /* two quads a turn: the loads pipeline */
+            const uint32_t u = aotc_dsp_load32(v + 4 * q), t = aotc_dsp_load32(v + 4 * q + 4);
+            dst[0] = (uint32_t)__ssub16((int32_t)__sxtb16(u), (int32_t)zz);
+            dst[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(u), (int32_t)zz);
+            dst[4] = (uint32_t)__ssub16((int32_t)__sxtb16(t), (int32_t)zz);
+            dst[5] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(t), (int32_t)zz);
         }
     }
 }
@@ -168,30 +191,173 @@ __attribute__((noinline)) static void tfl_dsp_store(const aotc_tfl_conv_params *
     }
 }
 
+/* Whether every output channel takes tfl_dsp_store's usual requantisation (tfl_dsp_requant_run's SMMLAR
+ * path with right > 0 and the clamp's top 127), so the store need not test each channel again a tile. */
+static int tfl_dsp_usual(const aotc_tfl_conv_params *p, const int32_t *bias) {
+    const int64_t k_bound = (int64_t)p->kh * p->kw * p->c * TFL_DSP_PRODUCT_MAX;
+    int32_t c;
+    if (p->y_max != 127 || p->y_min < -128) return 0;
+    for (c = 0; c < p->oc; ++c) {
+        const int32_t mult = p->mult[c], shift = p->shift[c];
+        const int32_t left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+        const int64_t bound = k_bound + tfl_dsp_abs64(bias ? bias[c] : 0);
+        if (mult == INT32_MIN || left >= 30 || bound >= ((int64_t)1 << (30 - left)) || right == 0 || right > 22) return 0;
+    }
+    return 1;
+}
+
+/* tfl_dsp_store where tfl_dsp_usual holds: each channel's shifts and rounding term from its multiplier's
+ * shift alone (a few instructions, not the general store's 64-bit bounds a channel and tile). */
+__attribute__((noinline)) static void tfl_dsp_store_usual(const aotc_tfl_conv_params *p, const int32_t *acc,
+                                                          int32_t p0, int32_t np, int32_t c0, int32_t nc, int8_t *y) {
+    const int32_t oc = p->oc, lo = p->y_min;
+    int8_t *yc = y + (int64_t)p0 * oc + c0;
+    int32_t j;
+    for (j = 0; j < nc; ++j, ++yc) {
+        const int32_t shift = p->shift[c0 + j], left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+        const int32_t ra = (1 << (right - 1)) + p->y_zero * (1 << right);
+        if (lo == -128) tfl_dsp_store_pairs(acc + 2 * j, np, p->mult[c0 + j], left + 1, ra, right, lo, 0, yc, oc);
+        else tfl_dsp_store_pairs(acc + 2 * j, np, p->mult[c0 + j], left + 1, ra, right, lo, 1, yc, oc);
+    }
+}
+
+/* m quads of two positions' bytes (a, b) less x_zero (zz: twice), widened in tfl_dsp_patch's layout: for
+ * each quad E(a), O(a), E(b), O(b). */
+static inline void tfl_dsp_widen2(const int8_t *a, const int8_t *b, int32_t m, uint32_t zz, uint32_t *dst) {
+    for (; m > 0; --m, a += 4, b += 4, dst += 4) {
+        const uint32_t v = aotc_dsp_load32(a), u = aotc_dsp_load32(b);
+        dst[0] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
+        dst[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
+        dst[2] = (uint32_t)__ssub16((int32_t)__sxtb16(u), (int32_t)zz);
+        dst[3] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(u), (int32_t)zz);
+    }
+}
+
+/* A 1 x 1 window at stride 1 without padding: a tile's positions are consecutive rows of x (c bytes each, a
+ * multiple of 4), so its patches are those rows' quads [q0, q0 + nq) widened pair by pair, in tfl_dsp_patch's
+ * layout (n positions from row x, an odd tile's last pair repeating its position): one loop, no call a
+ * position. */
+static void tfl_dsp_rows(const int8_t *x, int32_t c, int32_t n, int32_t q0, int32_t nq, int32_t x_zero, uint32_t *dst) {
+    const uint32_t zz = (uint32_t)(uint16_t)x_zero * 0x10001u;
+    int32_t t;
+    for (t = 0; t < n; t += 2, dst += 4 * nq) {
+        const int8_t *a = x + (int64_t)t * c + 4 * q0;
+        tfl_dsp_widen2(a, t + 1 < n ? a + c : a, nq, zz, dst);
+    }
+}
+
+/* The patches' quads [q0, q0 + nq) of a pair of positions a0, a1 ({ox, oy, batch}) whose windows lie inside
+ * the image, columns of dilation 1: each kernel row's taps are contiguous in x, so with channels a multiple
+ * of 4 a block is a few runs of tfl_dsp_widen2 (no test a tap), and with others (a stem, its patch at most
+ * TFL_DSP_STEM bytes) both windows are copied as bytes first. 0 where the pair is not such (the caller then
+ * gathers each position by tfl_dsp_patch). */
+#define TFL_DSP_STEM 64
+static int tfl_dsp_patch2(const aotc_tfl_conv_params *p, const int8_t *x, const int32_t *a0, const int32_t *a1,
+                          int32_t q0, int32_t nq, uint32_t *dst) {
+    const int32_t c = p->c, rq = p->kw * c / 4, span = (p->kh - 1) * p->dh; /* rq: a kernel row's quads */
+    const int32_t iy0 = a0[1] * p->sh - p->pad_top, ix0 = a0[0] * p->sw - p->pad_left;
+    const int32_t iy1 = a1[1] * p->sh - p->pad_top, ix1 = a1[0] * p->sw - p->pad_left;
+    int32_t q, ky;
+    if (p->dw != 1 || iy0 < 0 || iy0 + span >= p->h || ix0 < 0 || ix0 + p->kw > p->w || iy1 < 0 ||
+        iy1 + span >= p->h || ix1 < 0 || ix1 + p->kw > p->w)
+        return 0;
+    const uint32_t zz = (uint32_t)(uint16_t)p->x_zero * 0x10001u;
+    const int64_t row = (int64_t)p->dh * p->w * c;
+    const int8_t *x0 = x + (((int64_t)a0[2] * p->h + iy0) * p->w + ix0) * c;
+    const int8_t *x1 = x + (((int64_t)a1[2] * p->h + iy1) * p->w + ix1) * c;
+    if (c % 4 != 0) { /* (a stem) the whole patch in one block: both windows' bytes, a copy a kernel row, then
+                       * x_zero past k (its weights are 0), widened together */
+        const int32_t k = p->kh * p->kw * c, run = p->kw * c;
+        int8_t v[2][TFL_DSP_STEM];
+        int32_t j, u;
+        if (q0 != 0 || 4 * nq < k || 4 * nq > TFL_DSP_STEM) return 0;
+        for (u = 0; u < 2; ++u) {
+            const int8_t *xs = u ? x1 : x0;
+            for (ky = 0, j = 0; ky < p->kh; ++ky, j += run, xs += row) tfl_dsp_copy(v[u] + j, xs, run);
+            for (; j < 4 * nq; ++j) { /* (at most 3: not a call of memset) */
+                uint32_t z = (uint32_t)p->x_zero;
+                TFL_DSP_OPAQUE(z);
+                v[u][j] = (int8_t)z;
+            }
+        }
+        tfl_dsp_widen2(v[0], v[1], nq, zz, dst);
+        return 1;
+    }
+    for (q = q0, ky = q0 / rq; q < q0 + nq; ++ky) {
+        const int32_t s = q - ky * rq, m = q0 + nq - q < rq - s ? q0 + nq - q : rq - s;
+        tfl_dsp_widen2(x0 + ky * row + 4 * s, x1 + ky * row + 4 * s, m, zz, dst);
+        dst += 4 * m, q += m;
+    }
+    return 1;
+}
+
+/* the next output position after a ({ox, oy, batch}) */
+static inline void tfl_dsp_step(const aotc_tfl_conv_params *p, int32_t *a) {
+    if (++a[0] == p->ow) {
+        a[0] = 0;
+        if (++a[1] == p->oh) a[1] = 0, ++a[2];
+    }
+}
+
+/* A tile's n positions (from position at, tile-relative in y) of channels c0 .. c0 + 3 where tfl_dsp_usual
+ * holds, the patch one block of quads: the pairs by aotc_dsp_mac4x2_rq (sums from the bias, requantised in
+ * its epilogue), an odd last position by aotc_dsp_mac4x2 and tfl_dsp_store_usual. acc: at least 24 words. */
+static void tfl_dsp_group_rq(const aotc_tfl_conv_params *p, const int32_t *bias, const uint32_t *patch,
+                             const uint32_t *wx, int32_t nq, int32_t n, int32_t at, int32_t c0, int32_t *acc,
+                             int8_t *y) {
+    int32_t j, *a = acc + 16;
+    for (j = 0; j < 4; ++j) {
+        const int32_t right = -p->shift[c0 + j];
+        acc[j] = bias ? bias[c0 + j] : 0;
+        acc[4 + 3 * j] = p->mult[c0 + j];
+        acc[5 + 3 * j] = (1 << (right - 1)) + p->y_zero * (1 << right);
+        acc[6 + 3 * j] = right;
+    }
+    if (n >= 2) aotc_dsp_mac4x2_rq(patch, n / 2, wx, nq, acc, y + (int64_t)at * p->oc + c0, p->oc);
+    if (n & 1) {
+        for (j = 0; j < 4; ++j) a[2 * j] = a[2 * j + 1] = acc[j];
+        aotc_dsp_mac4x2(patch + (n / 2) * 4 * nq, 1, wx, nq, a);
+        tfl_dsp_store_usual(p, a, at + n - 1, 1, c0, 4, y);
+    }
+}
+
 /* CONV_2D on the tiles of tfl_dsp_conv_words. With a fused residual ADD (e), each tile's outputs go to
  * e->tile first, then through the ADD to y (a tile's positions are contiguous in y). */
 static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                            int8_t *y, uint32_t *AOTC_RESTRICT scratch, const tfl_residual *e) {
     const int32_t k = p->kh * p->kw * p->c, kq = (k + 3) / 4, kc = kq < TFL_DSP_KC ? kq : TFL_DSP_KC;
     const int32_t total = p->n * p->oh * p->ow, groups = (p->oc + 3) / 4;
+    const int rows = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->pad_top == 0 && p->pad_left == 0 &&
+                     p->oh == p->h && p->ow == p->w && p->c % 4 == 0;
     int32_t np, p0;
     (void)tfl_dsp_conv_words(p, &np);
     if (scratch == NULL || np < 2) return 0;
     uint32_t *patch = scratch, *wx = patch + 2 * np * kc;
     int32_t *acc = (int32_t *)(wx + 8 * kc);
+    /* the sums requantised in the MAC kernel: one block of quads, whole groups, room for its terms */
+    const int usual = tfl_dsp_usual(p, bias);
+    const int fused = usual && p->y_min == -128 && kq == kc && p->oc % 4 == 0 && np >= 6;
+    int8_t *yt = e != NULL ? e->tile : y; /* where a tile's outputs go, and its first position there */
     for (p0 = 0; p0 < total; p0 += np) {
-        const int32_t n = total - p0 < np ? total - p0 : np, pairs = (n + 1) / 2;
+        const int32_t n = total - p0 < np ? total - p0 : np, pairs = (n + 1) / 2, at = e != NULL ? 0 : p0;
         int32_t q0, g, t, j;
         for (q0 = 0; q0 < kq; q0 += kc) {
             const int32_t nq = kq - q0 < kc ? kq - q0 : kc;
-            /* the tile's positions as {ox, oy, batch}, stepped (no divisions a position) */
-            int32_t at[3] = {p0 % p->ow, (p0 / p->ow) % p->oh, p0 / (p->ow * p->oh)};
-            const int32_t tap = 4 * q0 / p->c, from[4] = {tap, 4 * q0 % p->c, tap / p->kw, tap % p->kw};
-            for (t = 0; t < 2 * pairs; ++t) { /* an odd tile's last pair repeats its position */
-                tfl_dsp_patch(p, x, at, from, nq, patch + (t / 2) * 4 * nq + 2 * (t & 1));
-                if (t + 1 < n && ++at[0] == p->ow) {
-                    at[0] = 0;
-                    if (++at[1] == p->oh) at[1] = 0, ++at[2];
+            if (rows) {
+                tfl_dsp_rows(x + (int64_t)p0 * p->c, p->c, n, q0, nq, p->x_zero, patch);
+            } else { /* the tile's positions as {ox, oy, batch}, stepped (no divisions a position) */
+                int32_t a0[3] = {p0 % p->ow, (p0 / p->ow) % p->oh, p0 / (p->ow * p->oh)}, a1[3];
+                const int32_t tap = 4 * q0 / p->c, from[4] = {tap, 4 * q0 % p->c, tap / p->kw, tap % p->kw};
+                for (t = 0; t < pairs; ++t) { /* an odd tile's last pair repeats its position */
+                    uint32_t *d = patch + t * 4 * nq;
+                    a1[0] = a0[0], a1[1] = a0[1], a1[2] = a0[2];
+                    if (2 * t + 1 < n) tfl_dsp_step(p, a1);
+                    if (!tfl_dsp_patch2(p, x, a0, a1, q0, nq, d)) {
+                        tfl_dsp_patch(p, x, a0, from, nq, d);
+                        tfl_dsp_patch(p, x, a1, from, nq, d + 2);
+                    }
+                    a0[0] = a1[0], a0[1] = a1[1], a0[2] = a1[2];
+                    if (2 * t + 2 < n) tfl_dsp_step(p, a0);
                 }
             }
             for (g = 0; g < groups; ++g) { /* 4 channels, the last group's past oc repeating its last */
@@ -199,6 +365,10 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
                 int32_t c[4], *a = kq > kc ? acc + g * 8 * pairs : acc;
                 for (j = 0; j < 4; ++j) c[j] = c0 + (j < nc ? j : nc - 1);
                 tfl_dsp_weights(w, k, c, 4 * q0, nq, wx);
+                if (fused) {
+                    tfl_dsp_group_rq(p, bias, patch, wx, nq, n, at, c0, acc, yt);
+                    continue;
+                }
                 if (q0 == 0 || kq == kc) { /* the sums start at the bias: the store adds none */
                     for (j = 0; j < 4; ++j) {
                         const int32_t b = bias ? bias[c[j]] : 0;
@@ -207,8 +377,8 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
                 }
                 aotc_dsp_mac4x2(patch, pairs, wx, nq, a);
                 if (q0 + nq == kq) {
-                    if (e != NULL) tfl_dsp_store(p, bias, a, 0, n, c0, nc, e->tile);
-                    else tfl_dsp_store(p, bias, a, p0, n, c0, nc, y);
+                    if (usual) tfl_dsp_store_usual(p, a, at, n, c0, nc, yt);
+                    else tfl_dsp_store(p, bias, a, at, n, c0, nc, yt);
                 }
             }
         }

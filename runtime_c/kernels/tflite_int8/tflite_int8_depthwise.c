@@ -225,6 +225,125 @@ __attribute__((noinline)) static void tfl_dsp_dw3x3_band(const uint32_t *band, i
 #endif
 }
 
+/* Where the 4 channels' requantisation is the usual one (tfl_dsp_dw_usual), the band's sums are
+ * requantised as they are made and stored (no run of sums): rq = wq + 18 holds each channel's mult, ra
+ * and right (tfl_dsp_dw_requant_ssat's terms, its left shift 1). One position's 4 sums a[0 .. 3] to y. */
+#if !AOTC_DSP_ASM
+static inline void tfl_dsp_dw_rq1(const int32_t *a, const uint32_t *rq, int8_t *y) {
+    int32_t j;
+    for (j = 0; j < 4; ++j, rq += 3) {
+        const int32_t v = (int32_t)((uint32_t)a[j] << 1);
+        y[j] = (int8_t)__ssat((tfl_dsp_smmlar(v, (int32_t)rq[0], (int32_t)rq[1]) + (v >> 31)) >> rq[2], 8);
+    }
+}
+#endif
+
+#if TFL_DW_PAIR_ASM
+/* one channel's two sums (a, b) requantised in place by the terms at rq + 12 j bytes past the weights */
+#define TFL_DW_RQ2(j, a, b)                                                                                \
+    "ldr %[w0], [%[wp], #(72 + 12 * " #j ")]\n\t"                                                       \
+    "ldr %[w1], [%[wp], #(76 + 12 * " #j ")]\n\t"                                                       \
+    "ldr %[e], [%[wp], #(80 + 12 * " #j ")]\n\t"                                                        \
+    "lsl %[v], %[" a "], #1\n\t"                                                                        \
+    "smmlar %[" a "], %[v], %[w0], %[w1]\n\t"                                                           \
+    "add %[" a "], %[" a "], %[v], asr #31\n\t"                                                         \
+    "asr %[" a "], %[" a "], %[e]\n\t"                                                                  \
+    "ssat %[" a "], #8, %[" a "]\n\t"                                                                   \
+    "lsl %[v], %[" b "], #1\n\t"                                                                        \
+    "smmlar %[" b "], %[v], %[w0], %[w1]\n\t"                                                           \
+    "add %[" b "], %[" b "], %[v], asr #31\n\t"                                                         \
+    "asr %[" b "], %[" b "], %[e]\n\t"                                                                  \
+    "ssat %[" b "], #8, %[" b "]\n\t"
+/* the pairs of a band, their 8 outputs requantised in registers and packed into a word a position */
+#define TFL_DW_PAIRS_RQ(sw)                                                                                \
+    for (; n >= 2; n -= 2, r += 24 * (sw), y += 2 * oc) {                                                 \
+        int32_t a0 = base[0], a1 = base[1], a2 = base[2], a3 = base[3], b0 = a0, b1 = a1, b2 = a2, b3 = a3; \
+        uint32_t v, e, w0, w1;                                                                             \
+        __asm__(TFL_DW_WINDOW2(sw) TFL_DW_RQ2(0, "a0", "b0") TFL_DW_RQ2(1, "a1", "b1") TFL_DW_RQ2(2, "a2", "b2") \
+                    TFL_DW_RQ2(3, "a3", "b3")                                                              \
+                "bfi %[a0], %[a1], #8, #8\n\t"                                                            \
+                "bfi %[a0], %[a2], #16, #8\n\t"                                                           \
+                "bfi %[a0], %[a3], #24, #8\n\t"                                                           \
+                "bfi %[b0], %[b1], #8, #8\n\t"                                                            \
+                "bfi %[b0], %[b2], #16, #8\n\t"                                                           \
+                "bfi %[b0], %[b3], #24, #8\n\t"                                                           \
+                : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [b0] "+r"(b0), [b1] "+r"(b1), \
+                  [b2] "+r"(b2), [b3] "+r"(b3), [v] "=&r"(v), [e] "=&r"(e), [w0] "=&r"(w0), [w1] "=&r"(w1) \
+                : [r] "r"(r), [wp] "r"(wq)                                                                 \
+                : "memory");                                                                               \
+        memcpy(y, &a0, 4);                                                                                 \
+        memcpy(y + oc, &b0, 4);                                                                            \
+    }
+#endif
+
+#if AOTC_DSP_ASM
+/* one channel's sum requantised in place (TFL_DW_RQ2's, one position) */
+#define TFL_DW_RQ1(j, a)                                                                                   \
+    "ldr %[w0], [%[wp], #(72 + 12 * " #j ")]\n\t"                                                       \
+    "ldr %[w1], [%[wp], #(76 + 12 * " #j ")]\n\t"                                                       \
+    "ldr %[e], [%[wp], #(80 + 12 * " #j ")]\n\t"                                                        \
+    "lsl %[v], %[" a "], #1\n\t"                                                                        \
+    "smmlar %[" a "], %[v], %[w0], %[w1]\n\t"                                                           \
+    "add %[" a "], %[" a "], %[v], asr #31\n\t"                                                         \
+    "asr %[" a "], %[" a "], %[e]\n\t"                                                                  \
+    "ssat %[" a "], #8, %[" a "]\n\t"
+#endif
+
+/* tfl_dsp_dw3x3_band where tfl_dsp_dw_usual holds: the n positions' outputs to y (the first's channel
+ * ch), oc bytes apart, instead of their sums; with gcc's assembly two positions at a time. */
+__attribute__((noinline)) static void tfl_dsp_dw3x3_band_rq(const uint32_t *band, int32_t n, int32_t sw,
+                                                             const uint32_t *wq, const int32_t *base, int8_t *y,
+                                                             int32_t oc) {
+    const uint8_t *r = (const uint8_t *)band;
+    int32_t acc[4];
+#if TFL_DW_PAIR_ASM
+    if (sw == 1) {
+        TFL_DW_PAIRS_RQ(1)
+    } else {
+        TFL_DW_PAIRS_RQ(2)
+    }
+#endif
+#if AOTC_DSP_ASM
+    (void)acc;
+    for (; n > 0; --n, r += 12 * sw, y += oc) { /* one position: its taps, then its 4 outputs in a word */
+        int32_t a0 = base[0], a1 = base[1], a2 = base[2], a3 = base[3];
+        uint32_t v, e, w0, w1;
+        __asm__(TFL_DW_TAP1(0, 0, 0) TFL_DW_TAP1(1, 0, 1) TFL_DW_TAP1(2, 0, 2) TFL_DW_TAP1(3, 1, 0)
+                    TFL_DW_TAP1(4, 1, 1) TFL_DW_TAP1(5, 1, 2) TFL_DW_TAP1(6, 2, 0) TFL_DW_TAP1(7, 2, 1)
+                        TFL_DW_TAP1(8, 2, 2) TFL_DW_RQ1(0, "a0") TFL_DW_RQ1(1, "a1") TFL_DW_RQ1(2, "a2")
+                            TFL_DW_RQ1(3, "a3")
+                "bfi %[a0], %[a1], #8, #8\n\t"
+                "bfi %[a0], %[a2], #16, #8\n\t"
+                "bfi %[a0], %[a3], #24, #8\n\t"
+                : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [v] "=&r"(v), [e] "=&r"(e),
+                  [w0] "=&r"(w0), [w1] "=&r"(w1)
+                : [r] "r"(r), [wp] "r"(wq)
+                : "memory");
+        memcpy(y, &a0, 4);
+    }
+#else
+    for (; n > 0; --n, r += 12 * sw, y += oc) {
+        tfl_dsp_dw3x3_band(band + (r - (const uint8_t *)band) / 4, 1, sw, wq, base, acc);
+        tfl_dsp_dw_rq1(acc, wq + 18, y);
+    }
+#endif
+}
+
+/* Whether channels [ch, ch + 4) take tfl_dsp_dw_store's SSAT form (tfl_dsp_dw_requant_ssat's conditions),
+ * their terms then put at rq: mult, ra, right a channel. */
+static int tfl_dsp_dw_usual(const aotc_tfl_conv_params *p, int32_t ch, int64_t bound, uint32_t *rq) {
+    int32_t j;
+    if (p->y_min != -128 || p->y_max != 127) return 0;
+    for (j = 0; j < 4; ++j) {
+        const int32_t mult = p->mult[ch + j], shift = p->shift[ch + j], right = shift > 0 ? 0 : -shift;
+        if (mult == INT32_MIN || shift > 0 || bound >= ((int64_t)1 << 30) || right == 0 || right > 22) return 0;
+        rq[3 * j] = (uint32_t)mult;
+        rq[3 * j + 1] = (uint32_t)((1 << (right - 1)) + p->y_zero * (1 << right));
+        rq[3 * j + 2] = (uint32_t)right;
+    }
+    return 1;
+}
+
 /* DEPTHWISE_CONV_2D, depth multiplier 1, channels a multiple of 4, windows up to TFL_DSP_TAPS:
  * 4 channels at a time over every position, their weights widened once. The input zero point's
  * share of the sums is in the base (a tap in the padding reads x_zero, adding 0 to the sum of
@@ -269,12 +388,17 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
         bound += b_max;
         if (TFL_DSP_DW_BAND(p)) {
             /* by output rows: the row's band, then its positions' sums into the run, which is stored
-             * when full (a run may end inside a row) */
+             * when full (a run may end inside a row); or its outputs at once (fused) */
+            const int fused = kh * kw == 9 && tfl_dsp_dw_usual(p, ch, bound, wq + 18);
             for (b = 0; b < p->n; ++b) {
                 const int8_t *xb = x + (int64_t)b * h * wd * c + ch;
                 int8_t *yb = y + (int64_t)b * p->oh * p->ow * oc + ch;
                 for (oy = 0, t = 0; oy < p->oh; ++oy) {
                     tfl_dsp_dw_band(p, xb, oy * p->sh - p->pad_top, zb, pw, pad);
+                    if (fused) {
+                        tfl_dsp_dw3x3_band_rq(pad, p->ow, p->sw, wq, base, yb + (int64_t)oy * p->ow * oc, oc);
+                        continue;
+                    }
                     for (ox = 0; ox < p->ow;) {
                         const int32_t n = p->ow - ox < run - t ? p->ow - ox : run - t;
                         tfl_dsp_dw3x3_band(pad + 3 * ox * p->sw, n, p->sw, wq, base, acc + 4 * t);

@@ -102,5 +102,126 @@ static inline __attribute__((always_inline)) void tfl_dsp_requant_run(const int3
 }
 
 static inline int64_t tfl_dsp_abs64(int32_t v) { return v < 0 ? -(int64_t)v : (int64_t)v; }
+
+/* aotc_dsp_mac4x2 with the sums started at the bias and requantised and stored in its epilogue, where
+ * every channel takes tfl_dsp_requant_run's SMMLAR path with right > 0 and the clamp is SSAT's alone
+ * (y_min -128, y_max 127; right > 0 makes the left shift 0): for each of `count` position pairs i (the
+ * patches as aotc_dsp_mac4x2's) and channel j < 4, with rq = {bias[4], then mult, ra, right of each
+ * channel} (ra: tfl_dsp_requant_run's rounding term and zero point), a = (bias_j + sums) << 1,
+ * y[2 i oc + t oc + j] = SSAT8((ra + ((a mult + 2^31) >> 32) + (a >> 31)) >> right) for t = 0, 1.
+ * The sums never go to memory: a pair is 4 loads of the biases, its quads and, per channel, one LDM of
+ * its 3 terms and 5 instructions an output, then 8 byte stores. In assembly naked, as aotc_dsp_mac4x2
+ * (the same quads, entered past (-nq) mod 8); its locals: [sp] the weights' end, [sp, #4] the pairs
+ * left, [sp, #8] the loop's entry, [sp, #12] w, [sp, #16] the patch pointer across the epilogue,
+ * [sp, #20] y. */
+#if AOTC_DSP_ASM
+#define TFL_DSP_RQ2(a, b)                                                                                \
+    "ldmia r0!, {r1, r2, r3}\n\t" /* the channel's mult, ra, right */                                     \
+    "lsl lr, " a ", #1\n\t"                                                                             \
+    "smmlar " a ", lr, r1, r2\n\t"                                                                      \
+    "add " a ", " a ", lr, asr #31\n\t"                                                                 \
+    "asr " a ", " a ", r3\n\t"                                                                          \
+    "ssat " a ", #8, " a "\n\t"                                                                         \
+    "lsl lr, " b ", #1\n\t"                                                                             \
+    "smmlar " b ", lr, r1, r2\n\t"                                                                      \
+    "add " b ", " b ", lr, asr #31\n\t"                                                                 \
+    "asr " b ", " b ", r3\n\t"                                                                          \
+    "ssat " b ", #8, " b "\n\t"
+#define TFL_DSP_ARG __attribute__((unused)) /* a naked function's arguments are its assembly's registers */
+__attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq(TFL_DSP_ARG const uint32_t *p,
+                                                                        TFL_DSP_ARG int32_t count,
+                                                                        TFL_DSP_ARG const uint32_t *w,
+                                                                        TFL_DSP_ARG int32_t nq,
+                                                                        TFL_DSP_ARG const int32_t *rq,
+                                                                        TFL_DSP_ARG int8_t *y, TFL_DSP_ARG int32_t oc) {
+    /* r0 p, r1 count, r2 w, r3 nq; rq, y, oc on the stack at [sp, #60], #64, #68 after the prologue */
+    __asm__ volatile(
+        "push {r4-r11, lr}\n\t"
+        "sub sp, sp, #24\n\t"
+        "cmp r1, #0\n\t"
+        "ble 9f\n\t"
+        "str r1, [sp, #4]\n\t"
+        "str r2, [sp, #12]\n\t"
+        "add r4, r2, r3, lsl #5\n\t"
+        "str r4, [sp]\n\t"
+        "ldr r4, [sp, #64]\n\t"
+        "str r4, [sp, #20]\n\t"
+        "rsbs r5, r3, #0\n\t"
+        "and r5, r5, #7\n\t"
+        "movs r6, #104\n\t"
+        "adr.w r4, 1f\n\t"
+        "mla r4, r5, r6, r4\n\t"
+        "orr r4, r4, #1\n\t"
+        "str r4, [sp, #8]\n"
+        "2:\n\t" /* a pair: its sums start at the biases, w to the start, into the loop */
+        "ldr lr, [sp, #60]\n\t"
+        "ldm lr, {r4, r6, r8, r10}\n\t"
+        "mov r5, r4\n\t"
+        "mov r7, r6\n\t"
+        "mov r9, r8\n\t"
+        "mov r11, r10\n\t"
+        "ldr r1, [sp, #12]\n\t"
+        "ldr r12, [sp, #8]\n\t"
+        "bx r12\n\t"
+        ".p2align 2\n"
+        "1:\n\t" AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
+            AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
+        "ldr r2, [sp]\n\t"
+        "cmp r1, r2\n\t"
+        "bne 1b\n\t"
+        "str r0, [sp, #16]\n\t" /* the epilogue: r0 walks the channels' terms */
+        "ldr r0, [sp, #60]\n\t"
+        "adds r0, r0, #16\n\t"
+        TFL_DSP_RQ2("r4", "r5") TFL_DSP_RQ2("r6", "r7") TFL_DSP_RQ2("r8", "r9") TFL_DSP_RQ2("r10", "r11")
+        "ldr r12, [sp, #20]\n\t"
+        "ldr r1, [sp, #68]\n\t"
+        "strb r4, [r12]\n\t"
+        "strb r6, [r12, #1]\n\t"
+        "strb r8, [r12, #2]\n\t"
+        "strb r10, [r12, #3]\n\t"
+        "add r12, r12, r1\n\t"
+        "strb r5, [r12]\n\t"
+        "strb r7, [r12, #1]\n\t"
+        "strb r9, [r12, #2]\n\t"
+        "strb r11, [r12, #3]\n\t"
+        "add r12, r12, r1\n\t"
+        "str r12, [sp, #20]\n\t"
+        "ldr r0, [sp, #16]\n\t"
+        "ldr r3, [sp, #4]\n\t"
+        "subs r3, r3, #1\n\t"
+        "str r3, [sp, #4]\n\t"
+        "bne 2b\n"
+        "9:\n\t"
+        "add sp, sp, #24\n\t"
+        "pop {r4-r11, pc}\n\t");
+}
+#undef TFL_DSP_ARG
+#undef TFL_DSP_RQ2
+#else
+__attribute__((noinline, unused)) static void aotc_dsp_mac4x2_rq(const uint32_t *p, int32_t count, const uint32_t *w,
+                                                                 int32_t nq, const int32_t *rq, int8_t *y, int32_t oc) {
+    int32_t i, q, j, t;
+    for (i = 0; i < count; ++i, y += 2 * oc) {
+        const uint32_t *ww = w;
+        int32_t a[8];
+        for (j = 0; j < 4; ++j) a[2 * j] = a[2 * j + 1] = rq[j];
+        for (q = 0; q < nq; ++q, p += 4, ww += 8) {
+            for (j = 0; j < 4; ++j) {
+                a[2 * j] = __smlad((int32_t)p[0], (int32_t)ww[j], a[2 * j]);
+                a[2 * j] = __smlad((int32_t)p[1], (int32_t)ww[4 + j], a[2 * j]);
+                a[2 * j + 1] = __smlad((int32_t)p[2], (int32_t)ww[j], a[2 * j + 1]);
+                a[2 * j + 1] = __smlad((int32_t)p[3], (int32_t)ww[4 + j], a[2 * j + 1]);
+            }
+        }
+        for (j = 0; j < 4; ++j) {
+            const int32_t mult = rq[4 + 3 * j], ra = rq[5 + 3 * j], right = rq[6 + 3 * j];
+            for (t = 0; t < 2; ++t) {
+                const int32_t v = (int32_t)((uint32_t)a[2 * j + t] << 1);
+                y[t * oc + j] = (int8_t)__ssat((tfl_dsp_smmlar(v, mult, ra) + (v >> 31)) >> right, 8);
+            }
+        }
+    }
+}
+#endif
 #endif /* AOTC_QUANT_DSP */
 #endif /* AOTC_TFLITE_INT8_DSP_H */
