@@ -17,6 +17,7 @@ from aot.frontend.onnx.bounded import BoundedImport, check_bounded
 from aot.frontend.onnx.canonical import canonicalize
 from aot.frontend.onnx.control_flow import flatten_control_flow
 from aot.frontend.onnx.fold import _Named, fold_to_fixed_point, refuse_control_flow
+from aot.frontend.onnx.foreign import FOREIGN_OPS, lower_foreign, lowerable
 from aot.frontend.onnx.functions import expand_functions, expandable
 from aot.frontend.onnx.load import (
     MAX_OPSET,
@@ -91,6 +92,14 @@ class Step:
 
 # --- the ONNX steps ----------------------------------------------------------------------
 
+def _foreign_ops(s: ImportState) -> None:
+    """The ai.onnx.ml and training ops that are formulas over ai.onnx ops, written as those (foreign.py)."""
+    if any(lowerable(n) for n in s.model.graph.node):
+        if not s.owned:
+            s.model, s.owned = copy_model(s.model), True
+        lower_foreign(s.model)
+
+
 def _opset(s: ImportState) -> None:
     """The default-domain opset, one aotc reads (1 to 6 by upgrading it, the next steps)."""
     if not any(imp.domain in ("", "ai.onnx") for imp in s.model.opset_import):
@@ -109,7 +118,7 @@ def _domains(s: ImportState) -> None:
         if not contrib.is_supported(n) and not expandable(n):  # an op of a preview domain onnx defines as a function
             known = ", ".join(contrib.CONTRIB_OPS + contrib.FLOAT_OPS)
             only = f" (of it aotc reads {known})" if n.domain == contrib.DOMAIN else \
-                " (a training op: aotc compiles inference only)" if n.domain == "ai.onnx.preview.training" else ""
+                f" (of it aotc reads {', '.join(FOREIGN_OPS[n.domain])})" if n.domain in FOREIGN_OPS else ""
             raise AotcError(f"operator domain '{n.domain}' is not supported{only}", node=_Named(n))
 
 
@@ -288,6 +297,7 @@ def _verify(s: ImportState) -> None:
 
 
 ONNX_STEPS: tuple[Step, ...] = (
+    Step("foreign-ops", _foreign_ops),
     Step("opset", _opset),
     Step("domains", _domains),
     Step("own-copy", _own_copy),
