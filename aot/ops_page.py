@@ -21,6 +21,7 @@ from aot.frontend.onnx.canonical import RULES
 from aot.frontend.onnx.contrib import CONTRIB_OPS as _QOPS
 from aot.frontend.onnx.contrib import DOMAIN as CONTRIB_DOMAIN
 from aot.frontend.onnx.contrib import FLOAT_OPS, ONNX_DOMAIN_OPS
+from aot.frontend.onnx.foreign import FOREIGN_OPS
 from aot.frontend.onnx.load import MAX_OPSET, MIN_OPSET
 from aot.kernels import HOST_OPS
 
@@ -59,6 +60,17 @@ FRONTEND = {
                  "run-time output_shape must be the declared output's)",
     **{op: "lowered on import: an optional is present or absent at compile time" for op in (
         "Optional", "OptionalHasElement", "OptionalGetElement")},
+}
+
+
+# ai.onnx.ml and ai.onnx.preview.training ops written as ai.onnx ops on import (foreign.py, gradient.py)
+FOREIGN = {
+    "Adagrad": "lowered on import to its update formula in ai.onnx ops",
+    "Adam": "lowered on import to its update formula in ai.onnx ops",
+    "Momentum": "lowered on import to its update formula in ai.onnx ops (standard or nesterov)",
+    "Gradient": "lowered on import to the reverse-mode derivative through Add, Sub, Mul, Div and Neg of one shape",
+    "Binarizer": "lowered on import to Greater and Cast",
+    "ArrayFeatureExtractor": "lowered on import to a Gather on the last axis",
 }
 
 
@@ -126,7 +138,9 @@ def rows() -> list[OpRow]:
         else:
             how, dtypes = "rewritten by the frontend into other ops", ()
         out.append(OpRow(op, domain, how, tuple(dtypes), _versions(op, domain), vendors.get(op, ())))
-    return out
+    for domain, ops in FOREIGN_OPS.items():
+        out.extend(OpRow(op, domain, FOREIGN[op], (), (), ()) for op in ops)
+    return sorted(out, key=lambda r: r.op)
 
 
 def _cells(r: OpRow) -> list[str]:

@@ -322,6 +322,7 @@ void aotc_gather_nd_ref(const aotc_gather_nd_params *p, const void *data, const 
 AOTC_DECLARE_TOPK_REF(f32, float)
 AOTC_DECLARE_TOPK_REF(i64, int64_t)
 AOTC_DECLARE_TOPK_REF(i32, int32_t)
+AOTC_DECLARE_TOPK_REF(u64, uint64_t)
 /* NonMaxSuppression as aotc_nms_f32 (no scratch: a candidate is tested against the rows written for its
  * class), IoU by onnxruntime's float arithmetic */
 int64_t aotc_nms_f32_ref(const aotc_nms_params *p, int64_t n_boxes, const float *boxes, const float *scores,
