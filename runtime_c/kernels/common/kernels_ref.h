@@ -254,6 +254,8 @@ void aotc_gather_i32_ref(const aotc_gather_params *p, const void *data, const in
 /* Cast by value: decoded to a real or an integer, encoded by aotc_shape.h's rules (rounding in double) */
 void aotc_cast_ref(size_t n, aotc_cast_type from, aotc_cast_type to, const void *src, void *dst);
 void aotc_cast_f8_ref(size_t n, aotc_cast_type from, aotc_cast_type to, int saturate, const void *src, void *dst);
+void aotc_cast_e8m0_ref(size_t n, aotc_cast_type from, int saturate, aotc_round_mode mode, const void *src,
+                        void *dst);
 /* A float8 code's value by the ONNX spec (NaN for the NaN codes) */
 double aotc_f8_decode_ref(aotc_cast_type t, uint8_t c);
 

@@ -302,9 +302,12 @@ def dropout(node: Node, graph: Graph, opset: int) -> list[Node]:
 
 def cast(node: Node, graph: Graph, opset: int) -> None:
     saturate = int(node.attrs.get("saturate", 1))  # opset 19: to float8, clamp (1) or overflow to NaN/inf (0)
-    if node.attrs.get("round_mode", "up") != "up":
-        raise AotcError(f"Cast round_mode '{node.attrs['round_mode']}' is not supported (up)", node=node)
-    node.attrs = {"to": graph.tensors[node.outputs[0]].dtype, "saturate": saturate}
+    to = graph.tensors[node.outputs[0]].dtype
+    mode = node.attrs.get("round_mode", "up")  # opset 24: how a cast to float8e8m0 rounds; no other type reads it
+    mode = mode.decode() if isinstance(mode, bytes) else str(mode)
+    if mode not in ("up", "down", "nearest"):
+        raise AotcError(f"Cast round_mode '{mode}' is not one of up, down, nearest", node=node)
+    node.attrs = {"to": to, "saturate": saturate, **({"round_mode": mode} if to == "float8_e8m0fnu" else {})}
 
 
 def cast_like(node: Node, graph: Graph, opset: int) -> None:
