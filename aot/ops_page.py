@@ -37,7 +37,8 @@ FRONTEND = {
     "Loop": "a C loop around its body's kernels: trip count counted at compile time, a run-time condition "
             "bounded by M, or a run-time M checked against a scan output's declared rows",
     "Scan": "rewritten as the Loop over its sequence (opset 9+)",
-    "Dropout": "removed (inference); a mask that is read becomes a constant",
+    "Dropout": "removed in inference (a mask that is read becomes a constant); in training with a seed, the "
+               "kernel draws its mask as onnx's reference does (numpy's RandomState(seed))",
     "Upsample": "rewritten as Resize",
     "Sum": "rewritten as a chain of Add",
     "Mean": "rewritten as a chain of Add and a Div",
@@ -132,7 +133,7 @@ def rows() -> list[OpRow]:
         domain = "onnxruntime's, ONNX domain" if op in ONNX_DOMAIN_OPS else domain
         host = HOST_OPS.get(op)
         if host is not None:
-            how, dtypes = "kernel", host.dtypes
+            how, dtypes = "kernel" + (f" ({FRONTEND[op]})" if op in FRONTEND else ""), host.dtypes
         elif op in FRONTEND:
             how, dtypes = FRONTEND[op], ()
         else:

@@ -1,6 +1,6 @@
 /* Reference kernels, one file per family (<family>_ref.c), each declared in a section below: conv, gemm
  * and pool, then reduce, signal, resize, norm, attention, recurrent, elementwise, fused, shape, index,
- * detect, loss, quant and tflite_int8. Each is the plain loop of the definition over the same params
+ * detect, loss, random, quant and tflite_int8. Each is the plain loop of the definition over the same params
  * struct as the kernels it stands for: portable C99, simple on purpose, slow, no scratch, no allocation
  * (recurrent_ref.c's states excepted), no globals. Any target can run them.
  *
@@ -358,6 +358,11 @@ AOTC_DECLARE_LOSS_REF(f32_i64, float, int64_t)
 AOTC_DECLARE_LOSS_REF(f32_i32, float, int32_t)
 AOTC_DECLARE_LOSS_REF(f64_i64, double, int64_t)
 AOTC_DECLARE_LOSS_REF(f64_i32, double, int32_t)
+
+/* ---- random (random_ref.c): MT19937 as its authors wrote it, one element at a time ---- */
+#include "aotc_random.h"
+void aotc_dropout_f32_ref(size_t n, uint32_t seed, const float *x, const float *ratio, const uint8_t *training_mode,
+                          float *y, uint8_t *mask, uint32_t *scratch);
 
 /* ---- quant (quant_ref.c): onnxruntime's arithmetic (aotc_quant.h) op by op, one output element at a time.
  * The convolutions and QGemm take the model's own bias, the zero points as such and plain weight rows
