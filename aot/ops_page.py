@@ -40,6 +40,7 @@ FRONTEND = {
     "Dropout": "removed in inference (a mask that is read becomes a constant); in training with a seed, the "
                "kernel draws its mask as onnx's reference does (numpy's RandomState(seed))",
     "Upsample": "rewritten as Resize",
+    "TfIdfVectorizer": "lowered on import to comparisons of shifted slices and sums (integer tokens; no strings)",
     "Sum": "rewritten as a chain of Add",
     "Mean": "rewritten as a chain of Add and a Div",
     "CastLike": "rewritten as Cast",

@@ -39,6 +39,7 @@ from aot.frontend.onnx.old_opsets import upgrade
 from aot.frontend.onnx.optional_outputs import drop_unread_optional_outputs
 from aot.frontend.onnx.sequences import expand_inputs, has_structured_io, lower_sequences, uses_sequences
 from aot.frontend.onnx.skeleton import skeleton
+from aot.frontend.onnx.tfidf import lower_tfidf
 from aot.frontend.onnx.to_ir import to_ir
 from aot.frontend.onnx.validate import (
     check_declarations,
@@ -187,6 +188,12 @@ def _check_input_shapes(s: ImportState) -> None:
     check_input_shapes(s.model)
 
 
+def _tfidf(s: ImportState) -> None:
+    """TfIdfVectorizer of integer tokens written as comparisons and sums (tfidf.py)."""
+    if lower_tfidf(s.model, s.opset):
+        name_nodes(s.model)
+
+
 def _expand_functions(s: ImportState) -> None:
     """Ops onnx defines as functions that aotc has no kernel for: replaced by their bodies (functions.py)."""
     if expand_functions(s.model, s.opset):
@@ -310,6 +317,7 @@ ONNX_STEPS: tuple[Step, ...] = (
     Step("empty-inputs", _empty_inputs),
     Step("check-input-shapes", _check_input_shapes),
     Step("sequences", _sequences),
+    Step("tfidf", _tfidf),
     Step("expand-functions", _expand_functions),
     Step("take-declarations", _take_declarations),
     Step("fold", _fold),
