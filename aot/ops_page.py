@@ -73,6 +73,8 @@ FOREIGN = {
     "Gradient": "lowered on import to the reverse-mode derivative through Add, Sub, Mul, Div and Neg of one shape",
     "Binarizer": "lowered on import to Greater and Cast",
     "ArrayFeatureExtractor": "lowered on import to a Gather on the last axis",
+    "TreeEnsemble": "lowered on import to comparisons and MatMuls over its root-to-leaf paths (SUM, AVERAGE; no "
+                    "post_transform)",
 }
 
 

@@ -69,6 +69,30 @@ def _gradient_case() -> Case:
     return Case("gradient_chain", model, feeds, expected=[e.astype(np.float32) for e in expected])
 
 
+def _tree_ensemble_case(case_id: str, dtype=np.float32, aggregate: int = 1) -> Case:
+    """Two trees over 3 features: LEQ / LT / GTE / GT / EQ / NEQ / MEMBER nodes, NaNs taking the true branch
+    where nodes_missing_value_tracks_true says, 2 targets; against onnx's reference."""
+    x = rng.standard_normal((16, 3)).round(1).astype(dtype)
+    x[::5, 0] = np.nan
+    x[1::7, 2] = 0.5
+    x[2::6, 1] = 2.0
+    t = lambda v, d: helper.make_tensor("t", d, [len(v)], v)  # noqa: E731
+    node = helper.make_node(
+        "TreeEnsemble", ["x"], ["y"], domain=ML, n_targets=2, aggregate_function=aggregate, tree_roots=[0, 4],
+        # tree 0: nodes 0-3; tree 1: nodes 4-6
+        nodes_featureids=[0, 1, 2, 1, 2, 0, 1], nodes_modes=t([0, 1, 4, 6, 5, 2, 3], TensorProto.UINT8),
+        nodes_splits=t([0.1, -0.3, 0.5, 0.0, 0.5, -0.2, 0.7], TensorProto.DOUBLE),
+        nodes_truenodeids=[1, 0, 2, 3, 5, 4, 6], nodes_trueleafs=[0, 1, 1, 1, 0, 1, 1],
+        nodes_falsenodeids=[2, 3, 1, 4, 6, 5, 7], nodes_falseleafs=[0, 0, 1, 1, 0, 1, 1],
+        nodes_missing_value_tracks_true=[1, 0, 0, 0, 0, 1, 0],
+        membership_values=t([2.0, -1.5, np.nan], TensorProto.DOUBLE),
+        leaf_targetids=[0, 1, 0, 1, 1, 0, 1, 0], leaf_weights=t([1.5, -2.0, 0.25, 4.0, 3.0, -1.0, 0.5, 8.0],
+                                                                 TensorProto.DOUBLE))
+    feeds = {"x": x}
+    model = _model(case_id, [node], feeds, [("y", helper.np_dtype_to_tensor_dtype(np.dtype(dtype)))], {ML: 5})
+    return Case(case_id, model, feeds, expected=ReferenceEvaluator(model).run(None, feeds))
+
+
 X = rng.standard_normal((3, 4, 5)).astype(np.float32)
 CASES = [
     _ml_case("binarizer_float", "Binarizer", {"x": X}, TensorProto.FLOAT, threshold=0.25),
@@ -90,6 +114,8 @@ CASES = [
     _training_case("momentum_nesterov_two", "Momentum", 3, 2, t=2, alpha=0.8, beta=0.3, mode="nesterov",
                    norm_coefficient=0.0),
     _gradient_case(),
+    _tree_ensemble_case("tree_ensemble_sum"),
+    _tree_ensemble_case("tree_ensemble_average_double", np.float64, aggregate=0),
 ]
 
 
@@ -118,3 +144,12 @@ def test_an_ml_op_without_a_lowering_is_refused_by_name():
     model = _model("normalizer", [node], feeds, [("y", TensorProto.FLOAT)], {ML: 1})
     with pytest.raises(AotcError, match=r"\(Normalizer\): operator domain 'ai.onnx.ml' is not supported"):
         compile_model(model, Options())
+
+
+def test_a_tree_ensemble_aggregating_by_max_is_refused():
+    case = _tree_ensemble_case("tree_sum")  # (the reference runs on SUM; MAX set after)
+    for a in case.model.graph.node[0].attribute:
+        if a.name == "aggregate_function":
+            a.i = 3
+    with pytest.raises(AotcError, match=r"\(TreeEnsemble\): TreeEnsemble aggregate_function MIN or MAX"):
+        compile_model(case.model, Options())

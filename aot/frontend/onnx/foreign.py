@@ -6,8 +6,9 @@ R, an iteration count T, tensors X, their gradients G and accumulated state): co
 of that formula, as onnx's reference implementation writes it (onnx/reference/ops/aionnx_preview_training).
 Gradient, of a graph made of Add, Sub, Mul, Div and Neg on operands of one shape, becomes the
 reverse-mode derivative written out as ops. Binarizer and ArrayFeatureExtractor of ai.onnx.ml are a
-comparison and a Gather. Anything else of those domains stays as it is and is refused by name (steps.py
-`_domains`), as is a node whose attributes or types the lowering does not cover.
+comparison and a Gather, TreeEnsemble matrix arithmetic on its comparisons (tree_ensemble.py). Anything
+else of those domains stays as it is and is refused by name (steps.py `_domains`), as is a node whose
+attributes or types the lowering does not cover.
 """
 
 from __future__ import annotations
@@ -53,6 +54,10 @@ class _Builder:
         arr = np.asarray(value, dtype=dtype or _FLOATS[self.elem])
         self.initializers.append(numpy_helper.from_array(arr, name))
         return name
+
+    def array(self, value: np.ndarray) -> str:
+        """An initializer of `value` as it is (its own dtype)."""
+        return self.const(value, value.dtype.type)
 
     def op(self, op_type: str, *inputs: str, out: str | None = None, **attrs: object) -> str:
         name = self._name(op_type)
@@ -183,7 +188,8 @@ _OPTIMIZERS: dict[str, Callable[[_Builder, dict[str, object]], None]] = {
 
 
 # the ops of each domain written as ai.onnx ops here
-FOREIGN_OPS = {TRAINING: ("Adagrad", "Adam", "Gradient", "Momentum"), ML: ("ArrayFeatureExtractor", "Binarizer")}
+FOREIGN_OPS = {TRAINING: ("Adagrad", "Adam", "Gradient", "Momentum"),
+               ML: ("ArrayFeatureExtractor", "Binarizer", "TreeEnsemble")}
 
 
 def lowerable(node: onnx.NodeProto) -> bool:
@@ -232,7 +238,11 @@ def lower_foreign(model: onnx.ModelProto) -> bool:
             raise AotcError("a training op's tensors must be float or double", node=_Named(node))
         b = _Builder(node, base, elem or TensorProto.FLOAT, [])
         attrs = _attrs(node)
-        if node.op_type == "ArrayFeatureExtractor":
+        if node.op_type == "TreeEnsemble":
+            from aot.frontend.onnx.tree_ensemble import lower_tree_ensemble
+
+            b.nodes = lower_tree_ensemble(node, base, shapes, elems, b.array)
+        elif node.op_type == "ArrayFeatureExtractor":
             _array_feature_extractor(b, attrs, shapes)
         elif node.op_type == "Binarizer":
             if elem not in (TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.INT64, TensorProto.INT32):
