@@ -21,6 +21,7 @@ from aot.frontend.onnx.canonical import RULES
 from aot.frontend.onnx.contrib import CONTRIB_OPS as _QOPS
 from aot.frontend.onnx.contrib import DOMAIN as CONTRIB_DOMAIN
 from aot.frontend.onnx.contrib import FLOAT_OPS, ONNX_DOMAIN_OPS
+from aot.frontend.onnx.foreign import FOREIGN_OPS
 from aot.frontend.onnx.load import MAX_OPSET, MIN_OPSET
 from aot.kernels import HOST_OPS
 
@@ -36,8 +37,10 @@ FRONTEND = {
     "Loop": "a C loop around its body's kernels: trip count counted at compile time, a run-time condition "
             "bounded by M, or a run-time M checked against a scan output's declared rows",
     "Scan": "rewritten as the Loop over its sequence (opset 9+)",
-    "Dropout": "removed (inference); a mask that is read becomes a constant",
+    "Dropout": "removed in inference (a mask that is read becomes a constant); in training with a seed, the "
+               "kernel draws its mask as onnx's reference does (numpy's RandomState(seed))",
     "Upsample": "rewritten as Resize",
+    "TfIdfVectorizer": "lowered on import to comparisons of shifted slices and sums (integer tokens; no strings)",
     "Sum": "rewritten as a chain of Add",
     "Mean": "rewritten as a chain of Add and a Div",
     "CastLike": "rewritten as Cast",
@@ -59,6 +62,19 @@ FRONTEND = {
                  "run-time output_shape must be the declared output's)",
     **{op: "lowered on import: an optional is present or absent at compile time" for op in (
         "Optional", "OptionalHasElement", "OptionalGetElement")},
+}
+
+
+# ai.onnx.ml and ai.onnx.preview.training ops written as ai.onnx ops on import (foreign.py, gradient.py)
+FOREIGN = {
+    "Adagrad": "lowered on import to its update formula in ai.onnx ops",
+    "Adam": "lowered on import to its update formula in ai.onnx ops",
+    "Momentum": "lowered on import to its update formula in ai.onnx ops (standard or nesterov)",
+    "Gradient": "lowered on import to the reverse-mode derivative through Add, Sub, Mul, Div and Neg of one shape",
+    "Binarizer": "lowered on import to Greater and Cast",
+    "ArrayFeatureExtractor": "lowered on import to a Gather on the last axis",
+    "TreeEnsemble": "lowered on import to comparisons and MatMuls over its root-to-leaf paths (SUM, AVERAGE; no "
+                    "post_transform)",
 }
 
 
@@ -120,13 +136,15 @@ def rows() -> list[OpRow]:
         domain = "onnxruntime's, ONNX domain" if op in ONNX_DOMAIN_OPS else domain
         host = HOST_OPS.get(op)
         if host is not None:
-            how, dtypes = "kernel", host.dtypes
+            how, dtypes = "kernel" + (f" ({FRONTEND[op]})" if op in FRONTEND else ""), host.dtypes
         elif op in FRONTEND:
             how, dtypes = FRONTEND[op], ()
         else:
             how, dtypes = "rewritten by the frontend into other ops", ()
         out.append(OpRow(op, domain, how, tuple(dtypes), _versions(op, domain), vendors.get(op, ())))
-    return out
+    for domain, ops in FOREIGN_OPS.items():
+        out.extend(OpRow(op, domain, FOREIGN[op], (), (), ()) for op in ops)
+    return sorted(out, key=lambda r: r.op)
 
 
 def _cells(r: OpRow) -> list[str]:

@@ -19,6 +19,7 @@ C_TYPES = {
     "float16": "uint16_t", "bfloat16": "uint16_t",  # their bits: computed in float32 (onnx/canonical/halves.py)
     "int4": "uint8_t", "uint4": "uint8_t", "int2": "uint8_t", "uint2": "uint8_t",  # one per byte, low bits
     "float8_e4m3fn": "uint8_t", "float8_e4m3fnuz": "uint8_t", "float8_e5m2": "uint8_t", "float8_e5m2fnuz": "uint8_t",
+    "float4_e2m1fn": "uint8_t", "float8_e8m0fnu": "uint8_t",
 }
 # Suffix of the kernel variant for each dtype (aotc_<op>_<suffix>).
 DTYPE_SUFFIX = {
@@ -26,7 +27,7 @@ DTYPE_SUFFIX = {
     "int32": "i32", "int64": "i64", "bool": "b8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
     "float16": "f16", "bfloat16": "bf16", "int4": "i4", "uint4": "u4", "int2": "i2", "uint2": "u2",
     "float8_e4m3fn": "f8e4m3fn", "float8_e4m3fnuz": "f8e4m3fnuz", "float8_e5m2": "f8e5m2",
-    "float8_e5m2fnuz": "f8e5m2fnuz",
+    "float8_e5m2fnuz": "f8e5m2fnuz", "float4_e2m1fn": "f4e2m1", "float8_e8m0fnu": "f8e8m0",
 }
 
 

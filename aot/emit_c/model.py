@@ -24,7 +24,7 @@ DL_DTYPES = {
     # 2- and 4-bit integers: one per byte (its low bits), so the DLTensor says 8 bits of storage
     "int4": ("kDLInt", 8), "uint4": ("kDLUInt", 8), "int2": ("kDLInt", 8), "uint2": ("kDLUInt", 8),
     "float8_e4m3fn": ("kDLFloat", 8), "float8_e4m3fnuz": ("kDLFloat", 8), "float8_e5m2": ("kDLFloat", 8),
-    "float8_e5m2fnuz": ("kDLFloat", 8),
+    "float8_e5m2fnuz": ("kDLFloat", 8), "float4_e2m1fn": ("kDLFloat", 8), "float8_e8m0fnu": ("kDLFloat", 8),
 }
 
 def _state_copies(node: Node, pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:

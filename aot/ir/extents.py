@@ -4,7 +4,7 @@ as C; they are the IR's, so no stage reads another's for them."""
 
 from __future__ import annotations
 
-PRODUCERS = ("NonMaxSuppression", "NonZero")
+PRODUCERS = ("NonMaxSuppression", "NonZero", "Unique")  # (Unique: when its count is not declared)
 REDUCE_ALL = ("ReduceMax", "ReduceMin", "ReduceSum")  # over every element of a bounded tensor: its extent
 
 

@@ -19,7 +19,8 @@ from aot.errors import AotcError
 DTYPES = ("float32", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "bool",
           "float16", "bfloat16",  # the halves: computed in float32 (aot/frontend/onnx/canonical/halves.py)
           "int4", "uint4", "int2", "uint2",  # one per byte, low bits (as ml_dtypes): Cast and views only
-          "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz")  # their bits: Cast and views
+          "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",  # their bits: Cast and views
+          "float4_e2m1fn", "float8_e8m0fnu")  # likewise (float4: one per byte, low bits, as ml_dtypes)
 
 
 def np_dtype(name: str) -> np.dtype:

@@ -15,6 +15,7 @@ from aot.kernels import (
     pool,
     quant,
     quant_dynamic,
+    random,
     recurrent,
     reduce,
     resize,
@@ -25,7 +26,7 @@ from aot.kernels import (
 from aot.kernels.base import HostOp, NodeContext
 
 _FAMILIES = (elementwise, shape, conv, gemm, pool, norm, reduce, resize, quant, quant_dynamic, recurrent, index, loss,
-             attention, tflite_int8, detect, signal, fused)
+             attention, tflite_int8, detect, signal, fused, random)
 
 
 def _merge() -> dict[str, HostOp]:

@@ -18,7 +18,7 @@ from aot.ir.extents import sym_c
 from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext, fixed_scratch
 from aot.kernels.shape import MAX_RANK, check_sizes
 
-TOPK_DTYPES = ("float32", "int64", "int32")
+TOPK_DTYPES = ("float32", "int64", "int32", "uint64")
 ALL_DTYPES = tuple(C_TYPES)
 
 

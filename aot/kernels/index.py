@@ -248,20 +248,28 @@ def _unique_view(node: Node, graph: Graph) -> tuple[int, int, int, int | None]:
 
 def _emit_unique(ctx: NodeContext) -> None:
     """The outputs' shapes are the declared ones (the data decides the distinct count): data with
-    another count makes the run return AOTC_ERR_SHAPE."""
+    another count makes the run return AOTC_ERR_SHAPE. Undeclared, they are bounded (aot/frontend/onnx/
+    bounded.py): planned at every slice distinct, the count the rows written (the outputs' extent)."""
     x = ctx.inputs[0]
     outer, dim, inner, axis = _unique_view(ctx.node, ctx.graph)
     y = ctx.outputs[0]
     kept = ctx.shape(y)[0 if axis is None else axis]
     sorted_ = int(ctx.attrs.get("sorted", 1))
+    bounded = y in ctx.graph.info.bounded
     p = ctx.params("aotc_unique_params", {
         "outer": c_int(outer), "axis_dim": c_int(dim), "inner": c_int(inner),
         "elem_size": str(ctx.tensor(x).itemsize), "kind": UNIQUE_KINDS[ctx.dtype(x)], "sorted": str(sorted_),
-        "kept": c_int(kept),
-    }, comment=f"Unique{' sorted' if sorted_ else ''} of {list(ctx.shape(x))} along axis {axis}: {kept} distinct")
+        "kept": c_int(kept), "bounded": str(int(bounded)),
+    }, comment=f"Unique{' sorted' if sorted_ else ''} of {list(ctx.shape(x))} along axis {axis}: "
+               f"{'at most ' if bounded else ''}{kept} distinct")
     outs = [ctx.ptr(o) if o else "NULL" for o in (list(ctx.outputs) + ["", "", ""])[1:4]]
-    ctx.line(f"if (aotc_unique({p}, {ctx.ptr(x)}, {ctx.ptr(y)}, {', '.join(outs)}, {ctx.scratch('int64_t')}) != 0) "
-             "return AOTC_ERR_SHAPE;")
+    call = f"aotc_unique({p}, {ctx.ptr(x)}, {ctx.ptr(y)}, {', '.join(outs)}, {ctx.scratch('int64_t')})"
+    if bounded:
+        rows = ctx.emitter.extent_var(y)
+        ctx.line(f"const int64_t {rows} = {call};")
+        ctx.line(f"if ({rows} < 0) return AOTC_ERR_SHAPE;")
+    else:
+        ctx.line(f"if ({call} != 0) return AOTC_ERR_SHAPE;")
 
 
 def _unique_scratch(node: Node, graph: Graph) -> int:

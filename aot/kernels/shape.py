@@ -37,10 +37,13 @@ CAST_TYPES = {
     "float16": "AOTC_CAST_F16", "bfloat16": "AOTC_CAST_BF16",
     "int4": "AOTC_CAST_I4", "uint4": "AOTC_CAST_U4", "int2": "AOTC_CAST_I2", "uint2": "AOTC_CAST_U2",
     "float8_e4m3fn": "AOTC_CAST_F8E4M3FN", "float8_e4m3fnuz": "AOTC_CAST_F8E4M3FNUZ", "float8_e5m2": "AOTC_CAST_F8E5M2",
-    "float8_e5m2fnuz": "AOTC_CAST_F8E5M2FNUZ",
+    "float8_e5m2fnuz": "AOTC_CAST_F8E5M2FNUZ", "float4_e2m1fn": "AOTC_CAST_F4E2M1",
+    "float8_e8m0fnu": "AOTC_CAST_F8E8M0",
 }
 # one byte each: views and Cast, nothing that makes values
-SMALL_INTS = ("int4", "uint4", "int2", "uint2", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz")
+SMALL_INTS = ("int4", "uint4", "int2", "uint2", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+              "float4_e2m1fn", "float8_e8m0fnu")
+ROUND_MODES = {"up": "AOTC_ROUND_UP", "down": "AOTC_ROUND_DOWN", "nearest": "AOTC_ROUND_NEAREST"}  # aotc_shape.h
 PAD_MODES = {"constant": "AOTC_PAD_CONSTANT", "edge": "AOTC_PAD_EDGE", "reflect": "AOTC_PAD_REFLECT",
              "wrap": "AOTC_PAD_WRAP"}
 
@@ -351,6 +354,11 @@ def emit_cast(ctx: NodeContext) -> None:
     x, y = ctx.inputs[0], ctx.outputs[0]
     if ctx.dtype(x) == ctx.dtype(y):
         emit_copy(ctx)
+        return
+    if ctx.dtype(y) == "float8_e8m0fnu":  # Cast-24's round_mode, with saturate
+        ctx.call("aotc_cast_e8m0", f"{ctx.tensor(y).size}u", CAST_TYPES[ctx.dtype(x)],
+                 str(ctx.attrs.get("saturate", 1)), ROUND_MODES[ctx.attrs.get("round_mode", "up")], ctx.ptr(x),
+                 ctx.ptr(y))
         return
     if ctx.dtype(y).startswith("float8") and not ctx.attrs.get("saturate", 1):
         ctx.call("aotc_cast_f8", f"{ctx.tensor(y).size}u", CAST_TYPES[ctx.dtype(x)], CAST_TYPES[ctx.dtype(y)], "0",

@@ -1,4 +1,5 @@
-"""Identity and inference-mode Dropout forward their input: rename the consumers instead."""
+"""Identity and inference-mode Dropout forward their input: rename the consumers instead. (A Dropout left
+with a training_mode input after import is a seeded training one, a kernel: aot/kernels/random.py.)"""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ class DropIdentity(Pass):
             src, dst = (n.inputs[0], n.outputs[0]) if n.inputs and n.outputs else ("", "")
             # A graph output must keep its name, so an Identity feeding it stays (as a copy),
             # unless its source is an intermediate that nothing else names: then rename the source.
-            if n.op in _FORWARDING and dst not in outputs:
+            training = n.op == "Dropout" and len(n.inputs) > 2 and bool(n.inputs[2])
+            if n.op in _FORWARDING and dst not in outputs and not training:
                 rename[dst] = src
                 continue
             kept.append(n)

@@ -358,7 +358,8 @@ def main() -> None:
             return
     if args.aotc_report:  # suite, case, outcome per line
         rows = [line.split("\t") for line in Path(args.aotc_report).read_text().splitlines()]
-        outcome, refusals = {r[1]: r[2] for r in rows}, collections.Counter()
+        wanted = {d.name for _, d in dirs}  # (the report may hold more cases than --filter/--suite take)
+        outcome, refusals = {r[1]: r[2] for r in rows if r[1] in wanted}, collections.Counter()
         dirs = [(suite, d) for suite, d in dirs if d.name in outcome]
     else:
         outcome, refusals = run_aotc(dirs, args.cli)

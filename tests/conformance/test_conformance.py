@@ -83,3 +83,17 @@ def test_sequences_through_aotc_run():
                        capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.splitlines()[0] == f"{len(cases)} cases: {len(cases)} passed, 0 refused, 0 failed", r.stdout
+
+
+def test_the_groups_emx_passed_and_aotc_refused():
+    """Issue 51: the ai.onnx.ml and training models (Binarizer, ArrayFeatureExtractor, TreeEnsemble, Adagrad, Adam,
+    Momentum; simple's Gradient), float4e2m1 / float8e8m0 casts and Q/DQ, seeded training Dropout, TfIdfVectorizer,
+    training BatchNormalization, Unique without declared shapes, Pow of an integer base by a float exponent and
+    uint64 TopK: passed; the two Unique cases along an inner axis and the string LabelEncoders stay refused."""
+    cases = ("ai_onnx_ml|adagrad|adam|momentum|test_gradient_of|E2M1|e2m1|e8m0|training_dropout|tfidf|"
+             "batchnorm_.*training|test_unique|test_pow_types_int|top_k_uint64")
+    r = subprocess.run([sys.executable, str(SCRIPT), "--filter", cases], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    summary = r.stdout.splitlines()[0]
+    passed, refused = int(summary.split(" passed")[0].split()[-1]), int(summary.split(" refused")[0].split()[-1])
+    assert " 0 failed" in summary and passed >= 58 and refused <= 6, r.stdout

@@ -125,6 +125,55 @@ for f8, code in F8.items():
                            opset=21))
 
 
+# float4 e2m1 (one per byte, low bits) and float8 e8m0 (issue 51): Cast both ways, Cast-24's round_mode,
+# QuantizeLinear / DequantizeLinear of float4; against onnx's reference (ml_dtypes, numpy_helper.to_float8e8m0)
+NARROW = {"float4_e2m1fn": TensorProto.FLOAT4E2M1, "float8_e8m0fnu": TensorProto.FLOAT8E8M0}
+ONNX_TYPE.update(NARROW)
+_F4_IN = np.array([0.0, -0.0, 0.24, 0.25, 0.26, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, 5.01, 6.0, 6.9, 7.0, -1e9, np.inf,
+                   -np.inf, np.nan, -0.1], np.float32)
+# no zeros, infinities or float subnormals, where aotc follows Cast's spec table and the reference does not (below)
+_E8_IN = np.array([1.2e-38, 0.124, 0.125, 0.5, 1.0, 1.1, 1.5, 1.4999, 3.0, -6.0, 2.0**127, 3e38, np.nan], np.float32)
+for src in ("float32", "float16"):
+    with np.errstate(over="ignore"):  # -1e9 is -inf in float16
+        _x = _F4_IN.astype(src)
+    CASES.append(half_case(f"cast_{src}_to_float4", [node("Cast", ["a"], to=TensorProto.FLOAT4E2M1)], {"a": _x},
+                           {"y": "float4_e2m1fn"}, opset=23))
+    CASES.append(half_case(f"cast_float4_to_{src}", [node("Cast", ["a"], to=ONNX_TYPE[src])],
+                           {"a": np.arange(16, dtype=np.uint8).view(ml_dtypes.float4_e2m1fn)}, {"y": src}, opset=23))
+    CASES.append(half_case(f"cast_float8e8m0_to_{src}", [node("Cast", ["a"], to=ONNX_TYPE[src])],
+                           {"a": np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e8m0fnu)}, {"y": src}, opset=24))
+for mode in ("up", "down", "nearest"):
+    for sat in (1, 0):
+        CASES.append(half_case(f"cast_float32_to_float8e8m0_{mode}_saturate{sat}",
+                               [node("Cast", ["a"], to=TensorProto.FLOAT8E8M0, saturate=sat, round_mode=mode)],
+                               {"a": _E8_IN if sat else _E8_IN[:-2]}, {"y": "float8_e8m0fnu"}, opset=24))
+
+def _e8m0_spec_table(sat: int, mode: str, expected: list[int]):
+    """Cast to float8e8m0 of 0, infinity and float subnormals by Cast's spec table (E8M0_MIN = 2^-127 for what
+    is below it with saturate, NaN without; infinity E8M0_MAX or NaN) and by rounding 2^-127 .. 2^-126."""
+    x = np.array([0.0, np.inf, 2.0**-130, 2.0**-127, 1.2 * 2.0**-127, 1.6 * 2.0**-127], np.float32)
+    case = half_case(f"cast_float8e8m0_spec_table_{mode}_saturate{sat}",
+                     [node("Cast", ["a"], to=TensorProto.FLOAT8E8M0, saturate=sat, round_mode=mode)], {"a": x},
+                     {"y": "float8_e8m0fnu"}, opset=24)
+    case.expected = [np.array(expected, np.uint8).view(ml_dtypes.float8_e8m0fnu)]
+    return case
+
+
+CASES += [
+    _e8m0_spec_table(1, "up", [0, 0xfe, 0, 0, 1, 1]),
+    _e8m0_spec_table(1, "nearest", [0, 0xfe, 0, 0, 0, 1]),
+    _e8m0_spec_table(0, "nearest", [0xff, 0xff, 0xff, 0, 0, 1]),
+    _e8m0_spec_table(0, "down", [0xff, 0xff, 0xff, 0, 0, 0]),
+    half_case("quantize_float4_per_axis", [node("QuantizeLinear", ["x", "s", "z"], axis=1)],
+              {"x": (RNG.standard_normal((2, 3, 4)) * 40).astype(np.float32),
+               "s": np.array([3.0, 5.5, 9.0], np.float32), "z": np.zeros(3, ml_dtypes.float4_e2m1fn)},
+              {"y": "float4_e2m1fn"}, opset=23),
+    half_case("dequantize_float4", [node("DequantizeLinear", ["q", "s"])],
+              {"q": np.arange(16, dtype=np.uint8).view(ml_dtypes.float4_e2m1fn), "s": np.array(0.5, np.float32)},
+              {"y": "float32"}, opset=23),
+]
+
+
 # QuantizeLinear/DequantizeLinear the integer kernels do not take (run-time scales; 16/4/2-bit; float8): float ops
 ONNX_TYPE.update({"int16": TensorProto.INT16, "uint16": TensorProto.UINT16})
 _QX = (RNG.standard_normal((2, 3, 4)) * 40).astype(np.float32)
@@ -180,7 +229,9 @@ def test_matches_reference(built, case_id):
         assert o.dtype == r.dtype and o.shape == r.shape
         if r.dtype.name in SMALL:
             np.testing.assert_array_equal(o.view(np.uint8), r.view(np.uint8))
-        elif r.dtype.name in F8:  # as floats: a NaN's bits may differ
+        elif r.dtype.name in F8 or r.dtype.name in NARROW:  # as floats (NaN bits may differ); float4 by its bits too
+            if r.dtype.name == "float4_e2m1fn":
+                np.testing.assert_array_equal(o.view(np.uint8), r.view(np.uint8))
             np.testing.assert_array_equal(o.astype(np.float32), r.astype(np.float32))
         elif r.dtype.name in ("float16", "bfloat16"):  # bit for bit (both round the float32 result once)
             same = (o.view(np.uint16) == r.view(np.uint16)) | (np.isnan(o.astype(np.float32))

@@ -17,6 +17,7 @@ import pytest
 from modelcheck import compile_build_run
 from modelcheck import reference as ort_reference
 from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
 from opcheck import Case, model_case, shared_build
 
 from aot.compiler import Options, compile_model, partition_model
@@ -144,11 +145,24 @@ for _c in CASES:
         _c.expected = None  # onnxruntime's answer
 
 
+def _bn_training_case(case_id: str, opset: int, read: tuple[str, ...], **attrs) -> Case:
+    """training_mode=1 (issue 51): Y by the batch's own statistics and the running ones updated, against onnx's
+    reference (its formula, the batch's population variance)."""
+    case = _bn_case(case_id, opset, outputs=("y", "rm", "rv"), read=read, training_mode=1, **attrs)
+    case.expected = [r for r, name in zip(ReferenceEvaluator(case.model).run(None, case.feeds), read, strict=True)]
+    return case
+
+
+CASES += [_bn_training_case("bn_training_mode_1_all_outputs", 15, ("y", "rm", "rv"), momentum=0.8),
+          _bn_training_case("bn_training_mode_1_y_only", 14, ("y",), epsilon=1e-3)]
+
+
 REFUSED = [
     ("mask_read_opset10", _dropout_case("r", 10).model, "mask before opset 12 has no value in inference"),
     ("mask_read_opset7", _model([helper.make_node("Dropout", ["x"], ["y", "m"])], [_vi("x", shape=[2, 3])],
                                 [_vi("y"), _vi("m")], 7), "mask before opset 12"),
-    ("dropout_training_true", _dropout_case("r", 13, training=True).model, "training_mode true"),
+    ("dropout_training_true", _dropout_case("r", 13, training=True).model, r"training_mode \(input 2\) is true "
+     "and the node has no seed"),
     ("dropout_training_at_run_time",
      _model([helper.make_node("Dropout", ["x", "", "t"], ["y"])], [_vi("x", shape=[2, 3]), _vi("t", B, [])],
             [_vi("y")], 13), "computed at run time"),
@@ -156,8 +170,6 @@ REFUSED = [
      "training mode before opset 14"),
     ("bn_opset7_statistics_read", _bn_case("r", 7, outputs=("y", "rm", "rv", "sm", "sv"), read=("y", "rm")).model,
      "training mode before opset 14"),
-    ("bn_training_mode_1", _bn_case("r", 15, outputs=("y", "rm", "rv"), read=("y", "rm", "rv"),
-                                    training_mode=1).model, "training_mode=1"),
     ("bn_training_mode_0_read", _bn_case("r", 15, outputs=("y", "rm", "rv"), read=("y", "rm"),
                                          training_mode=0).model, "has no statistics outputs"),
 ]

@@ -9,6 +9,7 @@ import onnx
 import pytest
 from onnx import TensorProto as TP
 from onnx import helper
+from onnx.reference import ReferenceEvaluator
 from opcheck import model_case, op_case, shared_build
 
 from aot.compiler import Options, compile_model
@@ -54,6 +55,14 @@ for dt in ["float32", "int64", "int32"]:
         CASES.append(_topk(f"topk_{dt}_{'largest' if largest else 'smallest'}", {"x": x},
                              consts={"k": np.array([5], np.int64)}, attrs={"axis": 1, "largest": largest},
                              outputs=["v", "i"], out_dtype=dt))
+# uint64 (the node tests' test_top_k_uint64): values past int64's range, and ties
+_U64 = RNG.integers(0, 4, (3, 9)).astype(np.uint64) * np.uint64(2**62) + RNG.integers(0, 3, (3, 9)).astype(np.uint64)
+for largest in (1, 0):  # onnxruntime has no uint64 TopK: onnx's reference
+    _case = _topk(f"topk_uint64_{'largest' if largest else 'smallest'}", {"x": _U64},
+                  consts={"k": np.array([4], np.int64)}, attrs={"axis": -1, "largest": largest},
+                  outputs=["v", "i"], out_dtype="uint64")
+    _case.expected = ReferenceEvaluator(_case.model).run(None, _case.feeds)
+    CASES.append(_case)
 CASES.append(_topk("topk_last_axis_all", {"x": (2, 3, 9)}, consts={"k": np.array([9], np.int64)},
                      outputs=["v", "i"]))
 CASES.append(_topk("topk_opset1_k_attr", {"x": (4, 30)}, attrs={"k": 3}, outputs=["v", "i"], opset=9))

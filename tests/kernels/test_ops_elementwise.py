@@ -96,6 +96,11 @@ for op in ["Add", "Sub", "Mul", "Div", "Max", "Min"]:
 CASES += [
     op_case("pow_const_exponent", "Pow", {"a": (3, 4)}, consts={"b": np.array(2.0, np.float32)}, positive=True),
     op_case("pow_broadcast", "Pow", {"a": (3, 4), "b": (4,)}, positive=True),
+    # an integer base by a float exponent: in double, truncated to the base's type (onnxruntime's answer)
+    op_case("pow_int32_by_float", "Pow", {"a": np.array([[1, -2, 3], [7, 0, -5]], np.int32),
+                                          "b": np.array([4.0, 2.5, 0.5], np.float32)}, out_dtype="int32"),
+    op_case("pow_int64_by_double", "Pow", {"a": np.array([2, 3, 9, 10], np.int64),
+                                           "b": np.array([10.0, 0.5, 1.5, -1.0], np.float64)}, out_dtype="int64"),
     op_case("prelu_channel", "PRelu", {"x": (1, 4, 3, 3)}, consts={"slope": np.array([[[0.1]], [[0.2]],
                                                                                       [[0.3]], [[0.4]]],
                                                                                      np.float32)}),

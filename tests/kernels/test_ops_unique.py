@@ -1,7 +1,8 @@
 """Unique (issue 51) with its outputs' shapes declared in the model: compiled to them, matching onnxruntime
 where the data has that many distinct values or slices (flattened or along an axis, sorted or in order of
-first occurrence, outputs left out); data with another count makes the run return AOTC_ERR_SHAPE (-2); a
-model that leaves the count undeclared is refused in one line."""
+first occurrence, outputs left out); data with another count makes the run return AOTC_ERR_SHAPE (-2). A model
+that leaves the count undeclared gets bounded outputs (planned at every slice distinct, the count their run-time
+extent, as NonZero's); along an axis that is not outermost that is refused in one line."""
 
 from __future__ import annotations
 
@@ -35,9 +36,9 @@ def _graph(case_id: str, x: np.ndarray, dtype: int, axis: int | None, sort: int,
 
 
 def _case(case_id: str, x: list, dtype: int = TensorProto.FLOAT, axis: int | None = None, sort: int = 1,
-          outputs: int = 4):
+          outputs: int = 4, declared: bool = True):
     arr = np.array(x, NP[dtype])
-    return model_case(case_id, _graph(case_id, arr, dtype, axis, sort, outputs), {"X": arr})
+    return model_case(case_id, _graph(case_id, arr, dtype, axis, sort, outputs, declared), {"X": arr})
 
 
 X6 = [2.0, 1.0, 1.0, 3.0, 4.0, 3.0]
@@ -52,6 +53,11 @@ CASES = [
     _case("middle_axis_3d", [[[1, 1], [0, 1], [2, 1], [0, 1]], [[1, 1], [0, 1], [2, 1], [0, 1]]], TensorProto.INT64,
           axis=1),
     _case("middle_axis_unsorted", [[[3, 1], [0, 1], [3, 1], [-2, 1]]], TensorProto.INT64, axis=1, sort=0),
+    # the count undeclared: bounded outputs, their rows the count
+    _case("undeclared_sorted_flat", X6, declared=False),
+    _case("undeclared_first_occurrence_int64", [[5, -1, 5], [0, -1, 7]], TensorProto.INT64, sort=0, declared=False),
+    _case("undeclared_rows_axis0", [[1.0, 0.0, 0.0], [1.0, 0.0, 0.0], [2.0, 3.0, 4.0]], axis=0, declared=False),
+    _case("undeclared_y_and_indices_one_value", [7.0, 7.0, 7.0], outputs=2, declared=False),
 ]
 # compiled for four distinct values (X6's), run on data with five
 WRONG = model_case("another_count", _graph("another_count", np.array(X6, np.float32), TensorProto.FLOAT, None, 1, 4),
@@ -73,8 +79,10 @@ def test_data_with_another_count_returns_the_shape_error(built):
         built.run(WRONG.id)
 
 
-def test_an_undeclared_count_is_refused():
-    g = _graph("undeclared", np.array(X6, np.float32), TensorProto.FLOAT, None, 1, 4, declared=False)
+def test_an_undeclared_count_along_an_inner_axis_is_refused():
+    x = np.array([[1.0, 0.0, 0.0], [1.0, 0.0, 0.0]], np.float32)
+    g = _graph("undeclared", x, TensorProto.FLOAT, 1, 1, 4, declared=False)
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    with pytest.raises(AotcError, match=r"Unique.*does not declare it"):
+    with pytest.raises(AotcError, match=r"\(Unique\): its count is not declared and its slices along axis 1 of "
+                                        r"\[2, 3\] are not outermost"):
         compile_model(model, Options())

@@ -17,7 +17,7 @@
 
 /* ---- TopK ---------------------------------------------------------------------------------------------- */
 
-enum { TK_F32, TK_I64, TK_I32 };
+enum { TK_F32, TK_I64, TK_I32, TK_U64 };
 
 static void topk_call(int t, int ref, int rows, const aotc_topk_params *p, int64_t n, int64_t k, const void *x,
                       void *v, int64_t *i, int64_t *extent) {
@@ -27,6 +27,9 @@ static void topk_call(int t, int ref, int rows, const aotc_topk_params *p, int64
     } else if (t == TK_I64) {
         if (rows) *extent = (ref ? aotc_topk_rows_i64_ref : aotc_topk_rows_i64)(p, n, k, (const int64_t *)x, (int64_t *)v, i);
         else (ref ? aotc_topk_i64_ref : aotc_topk_i64)(p, (const int64_t *)x, (int64_t *)v, i);
+    } else if (t == TK_U64) {
+        if (rows) *extent = (ref ? aotc_topk_rows_u64_ref : aotc_topk_rows_u64)(p, n, k, (const uint64_t *)x, (uint64_t *)v, i);
+        else (ref ? aotc_topk_u64_ref : aotc_topk_u64)(p, (const uint64_t *)x, (uint64_t *)v, i);
     } else {
         if (rows) *extent = (ref ? aotc_topk_rows_i32_ref : aotc_topk_rows_i32)(p, n, k, (const int32_t *)x, (int32_t *)v, i);
         else (ref ? aotc_topk_i32_ref : aotc_topk_i32)(p, (const int32_t *)x, (int32_t *)v, i);
@@ -34,7 +37,7 @@ static void topk_call(int t, int ref, int rows, const aotc_topk_params *p, int64
 }
 
 static int check_topk(const char *name, int t, int rows) {
-    static const size_t sizes[3] = {4, 8, 4};
+    static const size_t sizes[4] = {4, 8, 4, 8};
     aotc_topk_params p;
     const size_t sz = sizes[t];
     const int ties = chance(1, 2);
@@ -51,6 +54,7 @@ static int check_topk(const char *name, int t, int rows) {
     for (j = 0; j < xn; ++j) { /* ties: a few distinct values; else spread (floats: no NaN) */
         const int32_t small = rand_int(-3, 3);
         if (t == TK_F32) { const float f = ties ? (float)small : rand_float() * 50.0f; memcpy(x + j * 4, &f, 4); }
+        else if (t == TK_U64) { const uint64_t q = ties ? (uint64_t)(small + 3) << 61 : (uint64_t)test_next() << 32 ^ test_next(); memcpy(x + j * 8, &q, 8); }
         else if (t == TK_I64) { const int64_t q = ties ? small : (int64_t)test_next() << 31 ^ test_next(); memcpy(x + j * 8, &q, 8); }
         else { const int32_t q = ties ? small : (int32_t)test_next(); memcpy(x + j * 4, &q, 4); }
     }
@@ -72,6 +76,8 @@ static int check_topk_i32(void) { return check_topk("aotc_topk_i32", TK_I32, 0);
 static int check_topk_rows_f32(void) { return check_topk("aotc_topk_rows_f32", TK_F32, 1); }
 static int check_topk_rows_i64(void) { return check_topk("aotc_topk_rows_i64", TK_I64, 1); }
 static int check_topk_rows_i32(void) { return check_topk("aotc_topk_rows_i32", TK_I32, 1); }
+static int check_topk_u64(void) { return check_topk("aotc_topk_u64", TK_U64, 0); }
+static int check_topk_rows_u64(void) { return check_topk("aotc_topk_rows_u64", TK_U64, 1); }
 
 /* ---- NonMaxSuppression ---------------------------------------------------------------------------------- */
 
@@ -331,6 +337,7 @@ static const entry ENTRIES[] = {
     {"aotc_topk_f32", check_topk_f32},           {"aotc_topk_i64", check_topk_i64},
     {"aotc_topk_i32", check_topk_i32},           {"aotc_topk_rows_f32", check_topk_rows_f32},
     {"aotc_topk_rows_i64", check_topk_rows_i64}, {"aotc_topk_rows_i32", check_topk_rows_i32},
+    {"aotc_topk_u64", check_topk_u64},           {"aotc_topk_rows_u64", check_topk_rows_u64},
     {"aotc_nms_f32", check_nms},                 {"aotc_nonzero", check_nonzero},
     {"aotc_detection_postprocess_f32", check_detection_f32}, {"aotc_detection_postprocess_u8", check_detection_u8},
     {"aotc_detection_postprocess_i8", check_detection_i8}, {"aotc_roialign_f32", check_roialign},

@@ -197,7 +197,8 @@ static int check_compress(void) {
 
 /* Unique of each kind and size, few distinct values (floats with -0, 0 and NaN; bfloat16 ones), with and without
  * sorting, optional outputs left out; kept the distinct count or, one case in 6, another (both return the shape
- * error and write nothing) */
+ * error and write nothing); one case in 3 bounded, kept a capacity at or above the count (the count returned)
+ * or, one in 6 of those, below it (the shape error) */
 static int check_unique(void) {
     static const int32_t kinds[7][2] = {{AOTC_UNIQUE_INT, 1}, {AOTC_UNIQUE_INT, 2}, {AOTC_UNIQUE_INT, 8},
                                         {AOTC_UNIQUE_UINT, 4}, {AOTC_UNIQUE_FLOAT, 4}, {AOTC_UNIQUE_FLOAT, 8},
@@ -210,7 +211,7 @@ static int check_unique(void) {
     int32_t rc, rc_ref, distinct = 0;
     int bad;
     p.outer = rand_int(1, 3), p.axis_dim = rand_int(1, 12), p.inner = rand_int(1, 3);
-    p.kind = kinds[which][0], p.elem_size = kinds[which][1], p.sorted = chance(1, 2), p.kept = 0;
+    p.kind = kinds[which][0], p.elem_size = kinds[which][1], p.sorted = chance(1, 2), p.kept = 0, p.bounded = 0;
     n = (int64_t)p.outer * p.axis_dim * p.inner;
     x = test_bytes((size_t)(n * p.elem_size));
     for (e = 0; e < n; ++e) {
@@ -241,6 +242,7 @@ static int check_unique(void) {
     distinct = q.kept;
     free(y);
     p.kept = chance(1, 6) ? distinct + (distinct > 1 && chance(1, 2) ? -1 : 1) : distinct;
+    if (chance(1, 3)) p.bounded = 1, p.kept = chance(1, 6) ? distinct - 1 : distinct + rand_int(0, 3);
     m = (int64_t)p.outer * (p.kept > 0 ? p.kept : 1) * p.inner * p.elem_size;
     y = test_bytes((size_t)m), yr = test_bytes_copy(y, (size_t)m);
     ix = (int64_t *)(void *)test_bytes((size_t)p.axis_dim * 8), ixr = (int64_t *)(void *)test_bytes_copy(ix, (size_t)p.axis_dim * 8);

@@ -47,6 +47,7 @@ REF_FAMILIES = {
     "detect": (("detect",), 1000, (150, 150)),
     "index": (("index",), 1000, (150, 150)),
     "loss": (("loss",), 1000, (150, 150)),
+    "random": (("random",), 300, (30, 30)),
     "shape": (("shape",), 600, (60, 60)),
     "tflite_int8": (("tflite_int8",), 600, (100, 100)),
     "elementwise": (("elementwise",), 150, (12, 12)),

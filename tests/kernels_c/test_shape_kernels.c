@@ -254,12 +254,12 @@ static int check_gather(int wide) {
 
 /* ---- aotc_cast / aotc_cast_f8 -------------------------------------------------------------------------- */
 
-#define CAST_TYPES 21
+#define CAST_TYPES 23
 static const char *const TYPE_NAMES[CAST_TYPES] = {"f32", "f64", "i64", "i32", "i16", "i8", "u8",
                                                    "bool", "u16", "u32", "u64", "f16", "bf16", "i4",
                                                    "u4", "i2", "u2", "f8e4m3fn", "f8e4m3fnuz", "f8e5m2",
-                                                   "f8e5m2fnuz"};
-static const size_t TYPE_SIZES[CAST_TYPES] = {4, 8, 8, 4, 2, 1, 1, 1, 2, 4, 8, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1};
+                                                   "f8e5m2fnuz", "f4e2m1", "f8e8m0"};
+static const size_t TYPE_SIZES[CAST_TYPES] = {4, 8, 8, 4, 2, 1, 1, 1, 2, 4, 8, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 
 /* A real number worth casting: near a tie or an integer type's edge, a half's or float8's range, tiny, huge. */
 static double interesting_real(void) {
@@ -296,6 +296,8 @@ static void random_element(int32_t t, uint8_t *e) {
         e[0] = (uint8_t)rand_int(0, 1);
     } else if (t >= AOTC_CAST_I4 && t <= AOTC_CAST_U2) {
         e[0] = (uint8_t)rand_int(0, t <= AOTC_CAST_U4 ? 15 : 3);
+    } else if (t == AOTC_CAST_F4E2M1) {
+        e[0] = (uint8_t)rand_int(0, 15);
     }
 }
 
@@ -306,20 +308,28 @@ static int is_nan(int32_t t, const uint8_t *e) {
     if (t == AOTC_CAST_F16 || t == AOTC_CAST_BF16) memcpy(&h, e, 2);
     if (t == AOTC_CAST_F16) return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0;
     if (t == AOTC_CAST_BF16) return (h & 0x7f80u) == 0x7f80u && (h & 0x7fu) != 0;
+    if (t == AOTC_CAST_F8E8M0) return e[0] == 0xff;
+    if (t == AOTC_CAST_F4E2M1) return 0;
     if (t >= AOTC_CAST_F8E4M3FN) { const double v = aotc_f8_decode_ref((aotc_cast_type)t, e[0]); return v != v; }
     return 0;
 }
 
-static int check_cast(int f8) {
+/* f8: aotc_cast_f8 (saturate or not); e8m0: aotc_cast_e8m0 (saturate or not, a rounding mode) */
+static int check_cast(int f8, int e8m0) {
     const int32_t from = rand_int(0, CAST_TYPES - 1);
-    const int32_t to = f8 ? rand_int(AOTC_CAST_F8E4M3FN, CAST_TYPES - 1) : rand_int(0, CAST_TYPES - 1);
+    const int32_t to = e8m0 ? AOTC_CAST_F8E8M0 : f8 ? rand_int(AOTC_CAST_F8E4M3FN, CAST_TYPES - 1)
+                                                    : rand_int(0, CAST_TYPES - 1);
     const int saturate = chance(1, 2);
+    const aotc_round_mode mode = (aotc_round_mode)rand_int(0, 2);
     const size_t n = (size_t)rand_int(0, 300), sz = TYPE_SIZES[to];
     uint8_t *src = bytes(n * TYPE_SIZES[from]), *y = bytes(n * sz), *ref = bytes_copy(y, n * sz);
     size_t i, b;
     int bad = 0;
     for (i = 0; i < n; ++i) random_element(from, src + i * TYPE_SIZES[from]);
-    if (f8) {
+    if (e8m0) {
+        aotc_cast_e8m0(n, (aotc_cast_type)from, saturate, mode, src, y);
+        aotc_cast_e8m0_ref(n, (aotc_cast_type)from, saturate, mode, src, ref);
+    } else if (f8) {
         aotc_cast_f8(n, (aotc_cast_type)from, (aotc_cast_type)to, saturate, src, y);
         aotc_cast_f8_ref(n, (aotc_cast_type)from, (aotc_cast_type)to, saturate, src, ref);
     } else {
@@ -329,9 +339,10 @@ static int check_cast(int f8) {
     for (i = 0; i < n && !bad; ++i) {
         if (is_nan(to, y + i * sz) && is_nan(to, ref + i * sz)) continue;
         if (memcmp(y + i * sz, ref + i * sz, sz) != 0) {
-            printf("%s %s -> %s%s: element %lu of %lu, source bytes", f8 ? "aotc_cast_f8" : "aotc_cast",
-                   TYPE_NAMES[from], TYPE_NAMES[to], f8 ? (saturate ? " (saturate)" : " (no saturate)") : "",
-                   (unsigned long)i, (unsigned long)n);
+            printf("%s %s -> %s%s (mode %d): element %lu of %lu, source bytes",
+                   e8m0 ? "aotc_cast_e8m0" : f8 ? "aotc_cast_f8" : "aotc_cast", TYPE_NAMES[from], TYPE_NAMES[to],
+                   f8 || e8m0 ? (saturate ? " (saturate)" : " (no saturate)") : "", (int)mode, (unsigned long)i,
+                   (unsigned long)n);
             for (b = 0; b < TYPE_SIZES[from]; ++b) printf(" %02x", src[i * TYPE_SIZES[from] + b]);
             printf(", result");
             for (b = 0; b < sz; ++b) printf(" %02x", y[i * sz + b]);
@@ -352,8 +363,14 @@ static int check_reference(void) {
     static const uint8_t e4m3[6] = {0x7e, 0x7e, 0x42, 0xc6, 0x00, 0x7e}; /* saturated: 448 */
     static const int8_t i8[6] = {-17, -16, 2, -3, 0, -48};                 /* through int32, modulo 2^8 */
     static const uint8_t pad_x[3] = {1, 2, 3}, pad_reflect[7] = {3, 2, 1, 2, 3, 2, 1}, pad_wrap[7] = {3, 1, 2, 3, 1, 2, 3};
+    /* float4: ties to even, 6 past it; e8m0 of 1.1 2.0 1.5 1.4 3.0 0: up, nearest, down */
+    static const float f4_in[6] = {0.25f, 0.75f, 5.0f, 7.0f, -INFINITY, -0.1f};
+    static const uint8_t f4[6] = {0x0, 0x2, 0x6, 0x7, 0xf, 0x8};
+    static const float e8_in[6] = {1.1f, 2.0f, 1.5f, 1.4f, 3.0f, 0.0f};
+    static const uint8_t e8_up[6] = {128, 128, 128, 128, 129, 0}, e8_nearest[6] = {127, 128, 128, 127, 129, 0};
+    static const uint8_t e8_down[6] = {127, 128, 127, 127, 128, 0};
     uint16_t h[6];
-    uint8_t c[6], out[7];
+    uint8_t c[6], out[7], g[6];
     int8_t q[6];
     aotc_pad_params p;
     int bad = 0;
@@ -361,6 +378,14 @@ static int check_reference(void) {
     aotc_cast_f8_ref(6, AOTC_CAST_F32, AOTC_CAST_F8E4M3FN, 1, f, c);
     aotc_cast_ref(6, AOTC_CAST_F32, AOTC_CAST_I8, f, q);
     bad |= memcmp(h, f16, sizeof h) != 0 || memcmp(c, e4m3, sizeof c) != 0 || memcmp(q, i8, sizeof q) != 0;
+    aotc_cast_ref(6, AOTC_CAST_F32, AOTC_CAST_F4E2M1, f4_in, g);
+    bad |= memcmp(g, f4, 6) != 0;
+    aotc_cast_e8m0_ref(6, AOTC_CAST_F32, 1, AOTC_ROUND_UP, e8_in, g);
+    bad |= memcmp(g, e8_up, 6) != 0;
+    aotc_cast_e8m0_ref(6, AOTC_CAST_F32, 1, AOTC_ROUND_NEAREST, e8_in, g);
+    bad |= memcmp(g, e8_nearest, 6) != 0;
+    aotc_cast_e8m0_ref(6, AOTC_CAST_F32, 1, AOTC_ROUND_DOWN, e8_in, g);
+    bad |= memcmp(g, e8_down, 6) != 0;
     memset(&p, 0, sizeof p);
     p.rank = 1, p.elem_size = 1, p.mode = AOTC_PAD_REFLECT, p.out_shape[0] = 7, p.in_shape[0] = 3;
     p.pads_begin[0] = 2, p.src_strides[0] = 1;
@@ -373,9 +398,10 @@ static int check_reference(void) {
     return bad;
 }
 
-enum { S_COPY, S_STRIDED, S_TRANSPOSE, S_PAD, S_GATHER_I64, S_GATHER_I32, S_CAST, S_CAST_F8, S_COUNT };
+enum { S_COPY, S_STRIDED, S_TRANSPOSE, S_PAD, S_GATHER_I64, S_GATHER_I32, S_CAST, S_CAST_F8, S_CAST_E8M0, S_COUNT };
 static const char *const NAMES[S_COUNT] = {"aotc_copy", "aotc_strided_copy", "aotc_transpose2d", "aotc_pad",
-                                           "aotc_gather_i64", "aotc_gather_i32", "aotc_cast", "aotc_cast_f8"};
+                                           "aotc_gather_i64", "aotc_gather_i32", "aotc_cast", "aotc_cast_f8",
+                                           "aotc_cast_e8m0"};
 
 static int check(int kind) {
     switch (kind) {
@@ -385,8 +411,9 @@ static int check(int kind) {
     case S_PAD: return check_pad();
     case S_GATHER_I64: return check_gather(1);
     case S_GATHER_I32: return check_gather(0);
-    case S_CAST: return check_cast(0);
-    default: return check_cast(1);
+    case S_CAST: return check_cast(0, 0);
+    case S_CAST_F8: return check_cast(1, 0);
+    default: return check_cast(0, 1);
     }
 }
 
@@ -396,7 +423,7 @@ int main(int argc, char **argv) {
     int32_t i;
     for (kind = 0; kind < S_COUNT; ++kind) {
         int bad = 0;
-        /* (the cast runs 4 times as many: 21 x 21 pairs of types) */
+        /* (the cast runs 4 times as many: 23 x 23 pairs of types) */
         const int32_t count = kind == S_CAST ? 4 * shapes : shapes;
         for (i = 0; i < count && !bad; ++i) bad = check(kind);
         printf("%-34s %s (%d shapes)\n", NAMES[kind], bad ? "MISMATCH" : "ok", (int)i);

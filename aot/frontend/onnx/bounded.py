@@ -226,8 +226,31 @@ class BoundedImport:
     def _bounds(self, e: Sym) -> dict[str, int]:
         return {t: self._tensors[t].shape[self.axis[t]] for t in sym_tensors(e)}
 
+    def _unique(self, pn: onnx.NodeProto, node: Node, tensors: dict[str, Tensor]) -> dict[str, Tensor]:
+        """Unique without a declared count: Y, indices and counts planned at every slice distinct, their
+        rows (along the axis for Y) the count, one extent; inverse_indices has its static shape."""
+        x, y = tensors[pn.input[0]], pn.output[0]
+        axis = node.attrs.get("axis")
+        a = 0 if axis is None else int(axis) % max(len(x.shape), 1)
+        if axis is not None and _nelem(x.shape[:a]) != 1:
+            raise AotcError(f"its count is not declared and its slices along axis {a} of {list(x.shape)} are not "
+                            "outermost: declare the outputs' shapes", node=node)
+        dim = x.size if axis is None else x.shape[a]
+        bound = self._bound(y, a, dim, "", node)
+        shape = (bound,) if axis is None else (*x.shape[:a], bound, *x.shape[a + 1:])
+        outs = {y: Tensor(y, shape, x.dtype)}
+        self.axis[y], self.root[y] = a, y
+        for k, o in enumerate(pn.output[1:4], start=1):
+            if o:
+                outs[o] = Tensor(o, (dim,) if k == 2 else (bound,), "int64")
+                if k != 2:
+                    self.axis[o], self.root[o] = 0, y
+        return outs
+
     def _producer(self, pn: onnx.NodeProto, node: Node, tensors: dict[str, Tensor]) -> dict[str, Tensor]:
         y = pn.output[0]
+        if pn.op_type == "Unique":
+            return self._unique(pn, node, tensors)
         if pn.op_type == "NonZero":
             x = tensors[pn.input[0]]
             bound = self._bound(y, 1, x.size, "", node)
@@ -327,7 +350,8 @@ class BoundedImport:
         if unused:
             name, axis = sorted(unused)[0]
             raise AotcError(f"--max-dim {name}:{axis}: '{name}' is not a tensor whose rows depend on the data "
-                            f"along axis {axis} (NonMaxSuppression's and NonZero's outputs are)")
+                            f"along axis {axis} (NonMaxSuppression's, NonZero's and an undeclared Unique's outputs "
+                            "are)")
         if self.axis:
             graph.info.bounded.update(self.axis)
             graph.info.extent_root.update(self.root)
@@ -515,12 +539,17 @@ def check_bounded(graph: Graph) -> None:
     t = graph.tensors
     for node in graph.nodes:
         in_loop += (node.op == "LoopBegin") - (node.op == "LoopEnd")
+        if node.op == "Unique" and node.outputs[0] not in bounded:
+            continue  # its count declared: not bounded
         if node.op in PRODUCERS:
             if in_loop:  # its rows would change every step
                 raise AotcError(f"{node.op} inside a Loop body is not supported (its rows are known only at "
                                 "run time): move it after the loop", node=node)
             y = node.outputs[0]
-            axis[y], root[y] = (1 if node.op == "NonZero" else 0), y  # (one in an If's branch too)
+            axis[y], root[y] = (1 if node.op == "NonZero" else bounded[y] if node.op == "Unique" else 0), y
+            for k, o in enumerate(node.outputs[1:4], start=1):  # Unique's indices and counts: Y's rows
+                if node.op == "Unique" and o and k != 2:
+                    axis[o], root[o] = 0, y
             reason = _check_nms(node, graph, axis, root) if node.op == "NonMaxSuppression" else None
         elif node.op in ("IfElse", "IfEnd"):
             reason = None

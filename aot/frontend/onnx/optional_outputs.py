@@ -44,6 +44,8 @@ def drop_unread_optional_outputs(model: onnx.ModelProto, opset: int) -> list[tup
             continue
         _refuse_undefined(node, opset, read)
         optional = _optional_output_slots(node.op_type, opset)
+        if node.op_type == "BatchNormalization" and any(a.name == "training_mode" and a.i for a in node.attribute):
+            optional = set()  # training mode must declare its running statistics (its schema's check)
         for k, name in enumerate(node.output):
             if name and k in optional and name not in read:
                 dropped.append((node.name, name))

@@ -17,6 +17,7 @@ from aot.frontend.onnx.bounded import BoundedImport, check_bounded
 from aot.frontend.onnx.canonical import canonicalize
 from aot.frontend.onnx.control_flow import flatten_control_flow
 from aot.frontend.onnx.fold import _Named, fold_to_fixed_point, refuse_control_flow
+from aot.frontend.onnx.foreign import FOREIGN_OPS, lower_foreign, lowerable
 from aot.frontend.onnx.functions import expand_functions, expandable
 from aot.frontend.onnx.load import (
     MAX_OPSET,
@@ -38,6 +39,7 @@ from aot.frontend.onnx.old_opsets import upgrade
 from aot.frontend.onnx.optional_outputs import drop_unread_optional_outputs
 from aot.frontend.onnx.sequences import expand_inputs, has_structured_io, lower_sequences, uses_sequences
 from aot.frontend.onnx.skeleton import skeleton
+from aot.frontend.onnx.tfidf import lower_tfidf
 from aot.frontend.onnx.to_ir import to_ir
 from aot.frontend.onnx.validate import (
     check_declarations,
@@ -91,6 +93,14 @@ class Step:
 
 # --- the ONNX steps ----------------------------------------------------------------------
 
+def _foreign_ops(s: ImportState) -> None:
+    """The ai.onnx.ml and training ops that are formulas over ai.onnx ops, written as those (foreign.py)."""
+    if any(lowerable(n) for n in s.model.graph.node):
+        if not s.owned:
+            s.model, s.owned = copy_model(s.model), True
+        lower_foreign(s.model)
+
+
 def _opset(s: ImportState) -> None:
     """The default-domain opset, one aotc reads (1 to 6 by upgrading it, the next steps)."""
     if not any(imp.domain in ("", "ai.onnx") for imp in s.model.opset_import):
@@ -109,7 +119,7 @@ def _domains(s: ImportState) -> None:
         if not contrib.is_supported(n) and not expandable(n):  # an op of a preview domain onnx defines as a function
             known = ", ".join(contrib.CONTRIB_OPS + contrib.FLOAT_OPS)
             only = f" (of it aotc reads {known})" if n.domain == contrib.DOMAIN else \
-                " (a training op: aotc compiles inference only)" if n.domain == "ai.onnx.preview.training" else ""
+                f" (of it aotc reads {', '.join(FOREIGN_OPS[n.domain])})" if n.domain in FOREIGN_OPS else ""
             raise AotcError(f"operator domain '{n.domain}' is not supported{only}", node=_Named(n))
 
 
@@ -176,6 +186,12 @@ def _empty_inputs(s: ImportState) -> None:
 def _check_input_shapes(s: ImportState) -> None:
     """Every input a tensor of static shape."""
     check_input_shapes(s.model)
+
+
+def _tfidf(s: ImportState) -> None:
+    """TfIdfVectorizer of integer tokens written as comparisons and sums (tfidf.py)."""
+    if lower_tfidf(s.model, s.opset):
+        name_nodes(s.model)
 
 
 def _expand_functions(s: ImportState) -> None:
@@ -288,6 +304,7 @@ def _verify(s: ImportState) -> None:
 
 
 ONNX_STEPS: tuple[Step, ...] = (
+    Step("foreign-ops", _foreign_ops),
     Step("opset", _opset),
     Step("domains", _domains),
     Step("own-copy", _own_copy),
@@ -300,6 +317,7 @@ ONNX_STEPS: tuple[Step, ...] = (
     Step("empty-inputs", _empty_inputs),
     Step("check-input-shapes", _check_input_shapes),
     Step("sequences", _sequences),
+    Step("tfidf", _tfidf),
     Step("expand-functions", _expand_functions),
     Step("take-declarations", _take_declarations),
     Step("fold", _fold),

@@ -76,7 +76,9 @@ def to_ir(model: onnx.ModelProto, name: str, bounded: BoundedImport | None,
         node = Node(contrib.ir_op(pn), node_name, list(pn.input), list(pn.output), attrs)
         check_node_types(pn, tensors, opset_of(model), node)
         check_int_attributes(pn, node)
-        at_bound = bounded.infer(pn, node, tensors, opsets) if bounded is not None else None
+        # a Unique whose count the model declares is compiled to it (aot/kernels/index.py); else bounded
+        declared_unique = pn.op_type == "Unique" and shapes.get(pn.output[0]) is not None
+        at_bound = bounded.infer(pn, node, tensors, opsets) if bounded is not None and not declared_unique else None
         if bounded is not None and bounded.pending:  # run-time integers made from extents, written for it
             nodes += bounded.pending
             bounded.pending = []

@@ -367,7 +367,8 @@ def check_node_outputs(node: onnx.NodeProto, inputs: Sequence[tuple[str, tuple[i
 _TYPE_STR = {"float32": "float", "float64": "double", "bool": "bool", "int8": "int8", "int16": "int16",
              "int32": "int32", "int64": "int64", "uint8": "uint8", "uint16": "uint16", "uint32": "uint32",
              "uint64": "uint64", "float16": "float16", "float8_e4m3fn": "float8e4m3fn",
-             "float8_e4m3fnuz": "float8e4m3fnuz", "float8_e5m2": "float8e5m2", "float8_e5m2fnuz": "float8e5m2fnuz"}
+             "float8_e4m3fnuz": "float8e4m3fnuz", "float8_e5m2": "float8e5m2", "float8_e5m2fnuz": "float8e5m2fnuz",
+             "float4_e2m1fn": "float4e2m1", "float8_e8m0fnu": "float8e8m0"}
 
 
 def check_node_types(node: onnx.NodeProto, tensors: Mapping[str, Tensor], opset: int, describe: object) -> None:

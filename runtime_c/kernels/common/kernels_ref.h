@@ -1,6 +1,6 @@
 /* Reference kernels, one file per family (<family>_ref.c), each declared in a section below: conv, gemm
  * and pool, then reduce, signal, resize, norm, attention, recurrent, elementwise, fused, shape, index,
- * detect, loss, quant and tflite_int8. Each is the plain loop of the definition over the same params
+ * detect, loss, random, quant and tflite_int8. Each is the plain loop of the definition over the same params
  * struct as the kernels it stands for: portable C99, simple on purpose, slow, no scratch, no allocation
  * (recurrent_ref.c's states excepted), no globals. Any target can run them.
  *
@@ -254,6 +254,8 @@ void aotc_gather_i32_ref(const aotc_gather_params *p, const void *data, const in
 /* Cast by value: decoded to a real or an integer, encoded by aotc_shape.h's rules (rounding in double) */
 void aotc_cast_ref(size_t n, aotc_cast_type from, aotc_cast_type to, const void *src, void *dst);
 void aotc_cast_f8_ref(size_t n, aotc_cast_type from, aotc_cast_type to, int saturate, const void *src, void *dst);
+void aotc_cast_e8m0_ref(size_t n, aotc_cast_type from, int saturate, aotc_round_mode mode, const void *src,
+                        void *dst);
 /* A float8 code's value by the ONNX spec (NaN for the NaN codes) */
 double aotc_f8_decode_ref(aotc_cast_type t, uint8_t c);
 
@@ -322,6 +324,7 @@ void aotc_gather_nd_ref(const aotc_gather_nd_params *p, const void *data, const 
 AOTC_DECLARE_TOPK_REF(f32, float)
 AOTC_DECLARE_TOPK_REF(i64, int64_t)
 AOTC_DECLARE_TOPK_REF(i32, int32_t)
+AOTC_DECLARE_TOPK_REF(u64, uint64_t)
 /* NonMaxSuppression as aotc_nms_f32 (no scratch: a candidate is tested against the rows written for its
  * class), IoU by onnxruntime's float arithmetic */
 int64_t aotc_nms_f32_ref(const aotc_nms_params *p, int64_t n_boxes, const float *boxes, const float *scores,
@@ -355,6 +358,11 @@ AOTC_DECLARE_LOSS_REF(f32_i64, float, int64_t)
 AOTC_DECLARE_LOSS_REF(f32_i32, float, int32_t)
 AOTC_DECLARE_LOSS_REF(f64_i64, double, int64_t)
 AOTC_DECLARE_LOSS_REF(f64_i32, double, int32_t)
+
+/* ---- random (random_ref.c): MT19937 as its authors wrote it, one element at a time ---- */
+#include "aotc_random.h"
+void aotc_dropout_f32_ref(size_t n, uint32_t seed, const float *x, const float *ratio, const uint8_t *training_mode,
+                          float *y, uint8_t *mask, uint32_t *scratch);
 
 /* ---- quant (quant_ref.c): onnxruntime's arithmetic (aotc_quant.h) op by op, one output element at a time.
  * The convolutions and QGemm take the model's own bias, the zero points as such and plain weight rows

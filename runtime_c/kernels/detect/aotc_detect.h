@@ -27,6 +27,9 @@ int64_t aotc_topk_rows_i32(const aotc_topk_params *p, int64_t n, int64_t k, cons
                            int64_t *indices);
 void aotc_topk_i64(const aotc_topk_params *p, const int64_t *x, int64_t *values, int64_t *indices);
 void aotc_topk_i32(const aotc_topk_params *p, const int32_t *x, int32_t *values, int64_t *indices);
+void aotc_topk_u64(const aotc_topk_params *p, const uint64_t *x, uint64_t *values, int64_t *indices);
+int64_t aotc_topk_rows_u64(const aotc_topk_params *p, int64_t n, int64_t k, const uint64_t *x, uint64_t *values,
+                           int64_t *indices);
 
 /* ONNX NonMaxSuppression: boxes [batches, boxes, 4], scores [batches, classes, boxes]. For each
  * batch and class in order, the boxes whose score is above score_threshold (every box when

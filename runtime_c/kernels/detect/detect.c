@@ -50,6 +50,7 @@
 AOTC_TOPK(f32, float)
 AOTC_TOPK(i64, int64_t)
 AOTC_TOPK(i32, int32_t)
+AOTC_TOPK(u64, uint64_t)
 
 /* ---- NonMaxSuppression -------------------------------------------------------- */
 

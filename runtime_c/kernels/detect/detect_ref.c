@@ -44,6 +44,7 @@
 TOPK_REF(f32, float)
 TOPK_REF(i64, int64_t)
 TOPK_REF(i32, int32_t)
+TOPK_REF(u64, uint64_t)
 
 /* a box's corners: [y1, x1, y2, x2] any diagonal pair, or [x_c, y_c, w, h] */
 static void corners(const float *b, int32_t center, float *x_min, float *y_min, float *x_max, float *y_max) {

@@ -174,7 +174,8 @@ void aotc_gather_nd(const aotc_gather_nd_params *p, const void *data, const int6
  * (any of the three int64 outputs may be NULL). Floats compare by value (-0 equals 0; NaNs equal each
  * other and above every number), bfloat16 as its float, integers and bool by value. kept is the count
  * the bundle was compiled for (the declared output shapes): data with another count writes nothing and
- * returns AOTC_ERR_SHAPE; 0 otherwise. scratch: 4 * axis_dim int64. */
+ * returns AOTC_ERR_SHAPE; 0 otherwise. With bounded set, kept is the outputs' capacity instead (y
+ * [outer, kept, inner]): the count is returned, AOTC_ERR_SHAPE past kept. scratch: 4 * axis_dim int64. */
 typedef enum { AOTC_UNIQUE_INT, AOTC_UNIQUE_UINT, AOTC_UNIQUE_FLOAT, AOTC_UNIQUE_BF16 } aotc_unique_kind;
 
 typedef struct {
@@ -183,6 +184,7 @@ typedef struct {
     int32_t kind;   /* aotc_unique_kind of the elements */
     int32_t sorted; /* 1: ascending; 0: order of first occurrence */
     int32_t kept;
+    int32_t bounded; /* 1: kept is the capacity, the distinct count is returned */
 } aotc_unique_params;
 
 int32_t aotc_unique(const aotc_unique_params *p, const void *x, void *y, int64_t *indices, int64_t *inverse,

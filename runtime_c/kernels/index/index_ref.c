@@ -358,12 +358,12 @@ int32_t aotc_unique_ref(const aotc_unique_params *p, const void *x, void *y, int
     const int64_t slice = (int64_t)p->inner * p->elem_size;
     int64_t u = 0, k, i, o;
     while (unique_ref_pick(p, xs, u) >= 0) ++u;
-    if (u != p->kept) return AOTC_ERR_SHAPE;
+    if (p->bounded ? u > p->kept : u != p->kept) return AOTC_ERR_SHAPE;
     for (k = 0; k < u; ++k) {
         const int64_t f = unique_ref_pick(p, xs, k);
         int64_t c = 0;
         for (o = 0; o < p->outer; ++o) {
-            memcpy((uint8_t *)y + (o * u + k) * slice, xs + (o * p->axis_dim + f) * slice, (size_t)slice);
+            memcpy((uint8_t *)y + (o * p->kept + k) * slice, xs + (o * p->axis_dim + f) * slice, (size_t)slice);
         }
         for (i = 0; i < p->axis_dim; ++i) {
             if (unique_ref_cmp(p, xs, i, f) == 0) {
@@ -374,5 +374,5 @@ int32_t aotc_unique_ref(const aotc_unique_params *p, const void *x, void *y, int
         if (indices) indices[k] = f;
         if (counts) counts[k] = c;
     }
-    return 0;
+    return p->bounded ? (int32_t)u : 0;
 }

@@ -76,7 +76,7 @@ int32_t aotc_unique(const aotc_unique_params *p, const void *x, void *y, int64_t
         ++count[j];
         inv[i] = j;
     }
-    if (u != p->kept) return AOTC_ERR_SHAPE;
+    if (p->bounded ? u > p->kept : u != p->kept) return AOTC_ERR_SHAPE;
     /* rank[k]: the distinct slice at place k of the output */
     for (i = 0; i < u; ++i) {
         for (j = i; j > 0 && p->sorted && unique_slices(p, xs, first[rank[j - 1]], first[i]) > 0; --j) {
@@ -87,7 +87,7 @@ int32_t aotc_unique(const aotc_unique_params *p, const void *x, void *y, int64_t
     for (i = 0; i < u; ++i) {
         const int64_t d = rank[i];
         for (o = 0; o < p->outer; ++o) {
-            memcpy((uint8_t *)y + (o * u + i) * slice, xs + (o * n + first[d]) * slice, (size_t)slice);
+            memcpy((uint8_t *)y + (o * p->kept + i) * slice, xs + (o * n + first[d]) * slice, (size_t)slice);
         }
         if (indices) indices[i] = first[d];
         if (counts) counts[i] = count[d];
@@ -96,5 +96,5 @@ int32_t aotc_unique(const aotc_unique_params *p, const void *x, void *y, int64_t
     if (inverse) {
         for (i = 0; i < n; ++i) inverse[i] = count[inv[i]];
     }
-    return 0;
+    return p->bounded ? (int32_t)u : 0;
 }

@@ -132,7 +132,11 @@ typedef enum {
     AOTC_CAST_F8E4M3FN = 17, /* the float8 types, their bits in a uint8_t */
     AOTC_CAST_F8E4M3FNUZ = 18,
     AOTC_CAST_F8E5M2 = 19,
-    AOTC_CAST_F8E5M2FNUZ = 20
+    AOTC_CAST_F8E5M2FNUZ = 20,
+    AOTC_CAST_F4E2M1 = 21, /* float4 e2m1 (values 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives), one per byte
+                            * in its low bits (as ml_dtypes): to it rounded to nearest even, saturating at 6
+                            * (infinities too), NaN to 0 with the other sign bit (ml_dtypes', onnx's reference) */
+    AOTC_CAST_F8E8M0 = 22  /* float8 e8m0: 2^(c - 127), 0xff NaN; to it as aotc_cast_e8m0 (saturate, round up) */
 } aotc_cast_type;
 
 void aotc_cast(size_t n, aotc_cast_type from, aotc_cast_type to, const void *src, void *dst);
@@ -140,5 +144,13 @@ void aotc_cast(size_t n, aotc_cast_type from, aotc_cast_type to, const void *src
  * (and infinities) gives it, with its sign, when saturate is set, else NaN (or infinity for E5M2);
  * the FNUZ types have no -0. aotc_cast saturates. */
 void aotc_cast_f8(size_t n, aotc_cast_type from, aotc_cast_type to, int saturate, const void *src, void *dst);
+/* To float8 e8m0 through float: the power of two at or below |x| (the sign is ignored), raised by the
+ * rounding mode: up (by any fraction), down, or nearest (from 1.5 times it up), as onnx's reference
+ * (numpy_helper.to_float8e8m0) does for normal floats; past 2^127, saturate keeps 0xfe, else NaN. Where
+ * Cast's spec table says otherwise it is followed: infinity gives 0xfe with saturate (NaN without), and
+ * what is below 2^-127 (0 too) gives 2^-127 with saturate and NaN without (the reference rounds float
+ * subnormals from their exponent field, 2^-127 up to 2^-126). */
+typedef enum { AOTC_ROUND_UP = 0, AOTC_ROUND_DOWN = 1, AOTC_ROUND_NEAREST = 2 } aotc_round_mode;
+void aotc_cast_e8m0(size_t n, aotc_cast_type from, int saturate, aotc_round_mode mode, const void *src, void *dst);
 
 #endif /* AOTC_SHAPE_H */

@@ -500,6 +500,72 @@ static void cast_to_half(size_t n, aotc_cast_type from, aotc_cast_type to, const
     }
 }
 
+/* float4 e2m1, one per byte in its low 4 bits: sign, 2 exponent bits (bias 1), 1 mantissa bit */
+static float f4_to_f32(uint8_t c) {
+    static const float magnitude[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+    return (c & 8) ? -magnitude[c & 7] : magnitude[c & 7];
+}
+
+static uint8_t f32_to_f4(float x) {
+    const float a = fabsf(x);
+    const uint8_t sign = signbit(x) ? 8 : 0;
+    uint8_t code;
+    if (a != a) return sign ^ 8; /* NaN: 0 with the other sign bit, as ml_dtypes converts it */
+    if (a > 6.0f) code = 7;                                 /* saturated (infinities too) */
+    else if (a < 2.0f) code = (uint8_t)nearbyintf(a * 2.0f); /* 0, 0.5, 1, 1.5, 2: codes 0..4 */
+    else if (a < 4.0f) code = (uint8_t)(nearbyintf(a) + 2.0f); /* 2, 3, 4: codes 4..6 */
+    else code = (uint8_t)(nearbyintf(a * 0.5f) + 4.0f);      /* 4, 6: codes 6, 7 (5 ties to 4) */
+    return (uint8_t)(sign | code);
+}
+
+/* float8 e8m0: 2^(c - 127), 0xff NaN */
+static float e8m0_to_f32(uint8_t c) { return c == 0xff ? NAN : ldexpf(1.0f, (int)c - 127); }
+
+static uint8_t f32_to_e8m0(float x, int saturate, aotc_round_mode mode) {
+    uint32_t bits, e, frac;
+    memcpy(&bits, &x, 4);
+    e = (bits >> 23) & 0xffu, frac = bits & 0x7fffffu;
+    if (x != x) return 0xff;
+    if (isinf(x)) return saturate ? 0xfe : 0xff; /* Cast's spec table */
+    if (e == 0) {                                /* 0 and float subnormals: 2^-127 (code 0) or 2^-126 */
+        if (frac < 0x400000u) return saturate ? 0 : 0xff; /* below 2^-127 (the table) */
+        if (mode == AOTC_ROUND_UP) return frac > 0x400000u;
+        return mode == AOTC_ROUND_NEAREST && frac >= 0x600000u;
+    }
+    if (mode == AOTC_ROUND_UP) e += frac != 0;
+    else if (mode == AOTC_ROUND_NEAREST) e += (frac & 0x400000u) != 0; /* a tie up */
+    if (e > 0xfe) return saturate ? 0xfe : 0xff;
+    return (uint8_t)e;
+}
+
+static float narrow_float_to_f32(aotc_cast_type t, uint8_t c) { return t == AOTC_CAST_F4E2M1 ? f4_to_f32(c) : e8m0_to_f32(c); }
+static int aotc_cast_narrow_float(aotc_cast_type t) { return t == AOTC_CAST_F4E2M1 || t == AOTC_CAST_F8E8M0; }
+
+void aotc_cast_e8m0(size_t n, aotc_cast_type from, int saturate, aotc_round_mode mode, const void *src, void *dst) {
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        float v;
+        aotc_cast(1, from, AOTC_CAST_F32, (const char *)src + i * aotc_cast_size(from), &v);
+        ((uint8_t *)dst)[i] = f32_to_e8m0(v, saturate, mode);
+    }
+}
+
+/* from or to float4 e2m1 / float8 e8m0: through float */
+static void cast_narrow_float(size_t n, aotc_cast_type from, aotc_cast_type to, const void *src, void *dst) {
+    size_t i;
+    if (to == AOTC_CAST_F8E8M0) {
+        aotc_cast_e8m0(n, from, 1, AOTC_ROUND_UP, src, dst);
+        return;
+    }
+    for (i = 0; i < n; ++i) {
+        float v;
+        if (aotc_cast_narrow_float(from)) v = narrow_float_to_f32(from, ((const uint8_t *)src)[i]);
+        else aotc_cast(1, from, AOTC_CAST_F32, (const char *)src + i * aotc_cast_size(from), &v);
+        if (to == AOTC_CAST_F4E2M1) ((uint8_t *)dst)[i] = f32_to_f4(v);
+        else aotc_cast(1, AOTC_CAST_F32, to, &v, (char *)dst + i * aotc_cast_size(to));
+    }
+}
+
 static int aotc_cast_small(aotc_cast_type t) { return t >= AOTC_CAST_I4 && t <= AOTC_CAST_U2; }
 static int aotc_cast_f8_type(aotc_cast_type t) { return t >= AOTC_CAST_F8E4M3FN && t <= AOTC_CAST_F8E5M2FNUZ; }
 
@@ -554,6 +620,14 @@ static uint8_t f32_to_f8(float x, f8_format f, int saturate) {
 void aotc_cast_f8(size_t n, aotc_cast_type from, aotc_cast_type to, int saturate, const void *src, void *dst) {
     const f8_format f = f8_of(to);
     size_t i;
+    if (to == AOTC_CAST_F8E8M0) {
+        aotc_cast_e8m0(n, from, saturate, AOTC_ROUND_UP, src, dst);
+        return;
+    }
+    if (to == AOTC_CAST_F4E2M1) { /* always saturating (onnx's reference: ml_dtypes) */
+        cast_narrow_float(n, from, to, src, dst);
+        return;
+    }
     for (i = 0; i < n; ++i) {
         float v;
         if (aotc_cast_f8_type(from)) v = f8_to_f32(((const uint8_t *)src)[i], f8_of(from));
@@ -586,6 +660,10 @@ static void cast_small(size_t n, aotc_cast_type from, aotc_cast_type to, const v
 }
 
 void aotc_cast(size_t n, aotc_cast_type from, aotc_cast_type to, const void *src, void *dst) {
+    if (aotc_cast_narrow_float(from) || aotc_cast_narrow_float(to)) {
+        cast_narrow_float(n, from, to, src, dst);
+        return;
+    }
     if (aotc_cast_f8_type(to)) {
         aotc_cast_f8(n, from, to, 1, src, dst);
         return;

@@ -207,6 +207,42 @@ static uint8_t f8_encode(float f, aotc_cast_type t, int saturate) {
     return nan_code; /* not reached: every rounded value has a code */
 }
 
+/* float4 e2m1 by its fields: exponent (bias 1) and one mantissa bit; subnormal at exponent 0 */
+static double f4_decode_ref(uint8_t c) {
+    const int e = (c >> 1) & 3, m = c & 1;
+    const double v = e == 0 ? 0.5 * m : ldexp(1.0 + 0.5 * m, e - 1);
+    return (c & 8) ? -v : v;
+}
+
+/* to float4 e2m1: the nearest of its values (a tie to the even code), 6 past it; NaN as ml_dtypes */
+static uint8_t f4_encode_ref(float f) {
+    const double a = fabs((double)f);
+    int c, best = 0;
+    if (f != f) return signbit(f) ? 0 : 8;
+    if (a >= 6.0) best = 7; /* infinities too */
+    for (c = 1; c < 8 && best != 7; ++c) {
+        const double d = fabs(f4_decode_ref((uint8_t)c) - a), b = fabs(f4_decode_ref((uint8_t)best) - a);
+        if (d < b || (d == b && c % 2 == 0)) best = c;
+    }
+    return (uint8_t)((signbit(f) ? 8 : 0) | best);
+}
+
+/* to float8 e8m0 by value: |f| = (1 + r) 2^e, the code e + 127 raised by the rounding mode; aotc_shape.h's
+ * rules for the special values */
+static uint8_t e8m0_encode_ref(float f, int saturate, aotc_round_mode mode) {
+    const double a = fabs((double)f);
+    int code, e;
+    double r;
+    if (f != f) return 0xff;
+    if (isinf(f)) return saturate ? 0xfe : 0xff;
+    if (a < ldexp(1.0, -127)) return saturate ? 0 : 0xff;
+    (void)frexp(a, &e);
+    code = e - 1 + 127, r = a / ldexp(1.0, e - 1) - 1.0;
+    code += mode == AOTC_ROUND_UP ? r > 0.0 : mode == AOTC_ROUND_NEAREST ? r >= 0.5 : 0;
+    if (code > 0xfe) return saturate ? 0xfe : 0xff;
+    return (uint8_t)code;
+}
+
 static size_t type_size(aotc_cast_type t) {
     switch (t) {
     case AOTC_CAST_F64: case AOTC_CAST_I64: case AOTC_CAST_U64: return 8;
@@ -241,6 +277,8 @@ static cast_value decode(aotc_cast_type t, const uint8_t *e) {
     case AOTC_CAST_U4: v.i = e[0] & 15; break;
     case AOTC_CAST_I2: v.i = (e[0] & 3) - ((e[0] & 2) ? 4 : 0); break;
     case AOTC_CAST_U2: v.i = e[0] & 3; break;
+    case AOTC_CAST_F4E2M1: v.kind = V_REAL, v.r = f4_decode_ref(e[0] & 15); break;
+    case AOTC_CAST_F8E8M0: v.kind = V_REAL, v.r = e[0] == 0xff ? NAN : ldexp(1.0, e[0] - 127); break;
     default: v.kind = V_REAL, v.r = aotc_f8_decode_ref(t, e[0]); break;
     }
     return v;
@@ -287,6 +325,10 @@ static void encode(aotc_cast_type t, cast_value v, int saturate, uint8_t *e) {
     } else if (t == AOTC_CAST_F16 || t == AOTC_CAST_BF16) { /* through float */
         const uint16_t h = t == AOTC_CAST_F16 ? half_encode(to_float(v), 5, 10) : half_encode(to_float(v), 8, 7);
         memcpy(e, &h, 2);
+    } else if (t == AOTC_CAST_F4E2M1) {
+        e[0] = f4_encode_ref(to_float(v));
+    } else if (t == AOTC_CAST_F8E8M0) {
+        e[0] = e8m0_encode_ref(to_float(v), saturate, AOTC_ROUND_UP);
     } else if (t >= AOTC_CAST_F8E4M3FN) {
         e[0] = f8_encode(to_float(v), t, saturate);
     } else if (t == AOTC_CAST_BOOL) {
@@ -321,5 +363,14 @@ void aotc_cast_f8_ref(size_t n, aotc_cast_type from, aotc_cast_type to, int satu
     size_t i;
     for (i = 0; i < n; ++i) {
         encode(to, decode(from, (const uint8_t *)src + i * type_size(from)), saturate, (uint8_t *)dst + i);
+    }
+}
+
+void aotc_cast_e8m0_ref(size_t n, aotc_cast_type from, int saturate, aotc_round_mode mode, const void *src,
+                        void *dst) {
+    size_t i;
+    for (i = 0; i < n; ++i) {
+        const cast_value v = decode(from, (const uint8_t *)src + i * type_size(from));
+        ((uint8_t *)dst)[i] = e8m0_encode_ref(to_float(v), saturate, mode);
     }
 }

@@ -133,10 +133,35 @@ def prelu(node: Node, graph: Graph, opset: int) -> None:
                         f"{list(x.shape)}", node=node)
 
 
+INTEGER_BASES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
+
+def _pow_int_by_float(node: Node, graph: Graph, x: Tensor, e: Tensor) -> list[Node]:
+    """An integer base by a float exponent: computed in double and truncated back to the base's type, as
+    onnxruntime (static_cast<T>(std::pow(x, y))) and onnx's reference (np.power(...).astype) do."""
+    nodes, operands = [], []
+    for t in (x, e):
+        if t.dtype == "float64":
+            operands.append(t.name)
+            continue
+        name = f"{t.name}__{node.name}_f64"
+        graph.tensors[name] = Tensor(name, t.shape, "float64")
+        nodes.append(Node("Cast", f"{name}__cast", [t.name], [name], {"to": "float64"}, node.sources()))
+        operands.append(name)
+    y = graph.tensors[node.outputs[0]]
+    power = f"{y.name}__f64"
+    graph.tensors[power] = Tensor(power, y.shape, "float64")
+    nodes.append(Node("Pow", node.name, operands, [power], {}, node.sources()))
+    nodes.append(Node("Cast", f"{node.name}__to_{x.dtype}", [power], [y.name], {"to": x.dtype}, node.sources()))
+    return nodes
+
+
 def pow_(node: Node, graph: Graph, opset: int) -> list[Node] | None:
     """Pow of a float base by an integer exponent (ONNX lets the exponent's type differ) -> the exponent
     Cast to the base's type first, so one float kernel serves; an integer base keeps its own kernel."""
     x, e = (graph.tensors[i] for i in node.inputs[:2])
+    if x.dtype in INTEGER_BASES and e.dtype in ("float32", "float64"):
+        return _pow_int_by_float(node, graph, x, e)
     if x.dtype not in ("float32", "float64") or x.dtype == e.dtype or e.dtype.startswith("float"):
         return None
     cast_e = f"{e.name}__as_{x.dtype}"

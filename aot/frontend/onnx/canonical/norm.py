@@ -75,23 +75,53 @@ def layer_norm(node: Node, graph: Graph, opset: int) -> None:
                   "rows": int(np.prod(x[:axis], dtype=np.int64)), "n": int(np.prod(x[axis:], dtype=np.int64))}
 
 
-def batchnorm(node: Node, graph: Graph, opset: int) -> None:
+def _batchnorm_training(node: Node, graph: Graph, x: tuple[int, ...]) -> list[Node]:
+    """Training-mode BatchNormalization as onnx's reference computes it: the batch's mean and (population)
+    variance over every axis but 1, Y = scale (X - mean) / sqrt(var + epsilon) + B, and the running
+    statistics input * momentum + batch's * (1 - momentum) as outputs 1 and 2."""
+    if len(x) < 2 or any(graph.tensors[i].dtype != "float32" for i in node.inputs[:5]):
+        raise AotcError("training-mode BatchNormalization is compiled for float32 X of rank 2 or more", node=node)
+    eps, momentum = float(node.attrs.get("epsilon", 1e-5)), float(node.attrs.get("momentum", 0.9))
+    b = Builder(node, graph)
+    c = x[1]
+    kept = (1, c, *[1] * (len(x) - 2))
+    reduce = {"axes": [a for a in range(len(x)) if a != 1], "keepdims": 1}
+    mean = b.add("ReduceMean", [node.inputs[0]], kept, reduce)
+    centred = b.add("Sub", [node.inputs[0], mean], x)
+    var = b.add("ReduceMean", [b.add("Mul", [centred, centred], x)], kept, reduce)
+
+    def scalar(v: float) -> str:
+        return b.tensor((), np.array(v, np.float32))
+
+    std = b.add("Sqrt", [b.add("Add", [var, scalar(eps)], kept)], kept)
+    scale = b.add("Reshape", [node.inputs[1]], kept)
+    bias = b.add("Reshape", [node.inputs[2]], kept)
+    b.add("Add", [b.add("Div", [b.add("Mul", [scale, centred], x), std], x), bias], None, out=node.outputs[0])
+    for k, (running, batch) in enumerate(((node.inputs[3], mean), (node.inputs[4], var)), start=1):
+        if len(node.outputs) > k and node.outputs[k]:
+            flat = b.add("Reshape", [batch], (c,))
+            terms = [b.add("Mul", [running, scalar(momentum)], (c,)), b.add("Mul", [flat, scalar(1 - momentum)], (c,))]
+            b.nodes.append(Node("Add", f"{node.name}__running_{k}", terms, [node.outputs[k]], {}, node.sources()))
+    return b.nodes
+
+
+def batchnorm(node: Node, graph: Graph, opset: int) -> list[Node] | None:
     """Inference-form BatchNormalization (opsets 7..15) -> epsilon only; momentum does not apply.
 
-    Training mode normalises by the batch's own mean and variance; aotc compiles inference only and
-    refuses it in both of its spellings: training_mode=1 (opset 14+) here, and before opset 14 the
-    statistics outputs being declared, on import (aot/frontend/onnx/optional_outputs.py, which also
-    dropped the unread extra outputs of training_mode=0 and refused read ones)."""
+    Training mode (training_mode=1, opset 14+) normalises by the batch's own mean and variance and gives
+    the running statistics updated by momentum: a deterministic formula, written as Reduce and elementwise
+    ops (_batchnorm_training, issue 51). Before opset 14 its statistics outputs are refused on import
+    (aot/frontend/onnx/optional_outputs.py, which also dropped the unread extra outputs of training_mode=0
+    and refused read ones)."""
     if opset < 9 and node.attrs.get("spatial", 1) == 0:
         raise AotcError("BatchNormalization spatial=0 is not supported", node=node)
-    if node.attrs.get("training_mode", 0):
-        raise AotcError("BatchNormalization with training_mode=1 is training mode (Y normalised by the batch's "
-                        "own statistics); aotc compiles inference only", node=node)
     x = shape_of(graph, node.inputs[0])
     channels = x[1] if len(x) > 1 else 1
     for name, what in zip(node.inputs[1:5], ("scale", "B", "mean", "var"), strict=False):
         if name and shape_of(graph, name) != (channels,):  # onnx's inference does not look
             raise AotcError(f"BatchNormalization's {what} is {list(shape_of(graph, name))}, but X {list(x)} has "
                             f"{channels} channels", node=node)
+    if node.attrs.get("training_mode", 0):
+        return _batchnorm_training(node, graph, x)
     node.attrs = {"epsilon": float(node.attrs.get("epsilon", 1e-5))}
     node.outputs = node.outputs[:1]

@@ -172,7 +172,7 @@ def quantize_in_float(node: Node, graph: Graph, opset: int) -> list[Node] | None
     if x.dtype != "float32":
         raise AotcError(f"QuantizeLinear of {x.dtype} is not supported here (float32)", node=node)
     q = b.add("Div", [x.name, scale], x.shape)
-    if ints.startswith("float8"):
+    if ints.startswith(("float8", "float4")):
         if zp is not None:
             q = b.add("Add", [q, zp], x.shape)
         b.add("Cast", [q], None, {"to": ints, "saturate": int(node.attrs.get("saturate", 1))}, out=node.outputs[0])

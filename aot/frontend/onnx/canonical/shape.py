@@ -278,21 +278,23 @@ def gather(node: Node, graph: Graph, opset: int) -> None:
     node.attrs["axis"] = positive_axis(node.attrs.get("axis", 0), len(shape_of(graph, node.inputs[0])), node)
 
 
-def dropout(node: Node, graph: Graph, opset: int) -> list[Node]:
+def dropout(node: Node, graph: Graph, opset: int) -> list[Node] | None:
     """Inference-mode Dropout -> Identity; a mask that is read (an unread one was dropped on import)
     becomes a constant: all true, as ONNX defines it from opset 12 (output = data * mask * scale with
     nothing dropped). A read mask before opset 12, which the spec leaves undefined in inference, was
     refused on import (aot/frontend/onnx/optional_outputs.py). Training (training_mode true or only known
-    at run time, opset 12+) is random and refused; ratio does not matter in inference."""
+    at run time, opset 12+) draws a random mask: with a seed, as onnx's reference draws it (numpy's
+    RandomState(seed), a kernel: aot/kernels/random.py); without one it is refused. Ratio does not matter
+    in inference."""
     training = node.inputs[2] if len(node.inputs) > 2 else ""
     if training:
         value = graph.const(training)
-        if value is None:
-            raise AotcError("Dropout's training_mode (input 2) is computed at run time; aotc compiles "
-                            "inference only (training_mode absent or a constant false)", node=node)
-        if bool(np.asarray(value).reshape(-1)[0]):
-            raise AotcError("Dropout with training_mode true (random) is training; aotc compiles inference only",
-                            node=node)
+        if value is None or bool(np.asarray(value).reshape(-1)[0]):
+            if "seed" in node.attrs:
+                return None  # the seeded kernel, which reads ratio and training_mode at run time
+            when = "computed at run time" if value is None else "true"
+            raise AotcError(f"Dropout's training_mode (input 2) is {when} and the node has no seed: its random "
+                            "mask is unspecified (a seed draws it as onnx's reference does)", node=node)
     mask = node.outputs[1] if len(node.outputs) > 1 else ""
     if mask:
         t = graph.tensors[mask]
@@ -302,9 +304,12 @@ def dropout(node: Node, graph: Graph, opset: int) -> list[Node]:
 
 def cast(node: Node, graph: Graph, opset: int) -> None:
     saturate = int(node.attrs.get("saturate", 1))  # opset 19: to float8, clamp (1) or overflow to NaN/inf (0)
-    if node.attrs.get("round_mode", "up") != "up":
-        raise AotcError(f"Cast round_mode '{node.attrs['round_mode']}' is not supported (up)", node=node)
-    node.attrs = {"to": graph.tensors[node.outputs[0]].dtype, "saturate": saturate}
+    to = graph.tensors[node.outputs[0]].dtype
+    mode = node.attrs.get("round_mode", "up")  # opset 24: how a cast to float8e8m0 rounds; no other type reads it
+    mode = mode.decode() if isinstance(mode, bytes) else str(mode)
+    if mode not in ("up", "down", "nearest"):
+        raise AotcError(f"Cast round_mode '{mode}' is not one of up, down, nearest", node=node)
+    node.attrs = {"to": to, "saturate": saturate, **({"round_mode": mode} if to == "float8_e8m0fnu" else {})}
 
 
 def cast_like(node: Node, graph: Graph, opset: int) -> None:
