@@ -746,6 +746,47 @@ def compare() -> keras.Model:
     lg = L.Lambda(lambda t: tf.math.log(tf.abs(t) + 0.01))(y[0])
     return keras.Model(x, [p, q, c, s, a, ne, r, q2, lg])
 
+def hybrid_mlp() -> keras.Model:
+    """A Keras MLP on a batch of 2 for dynamic-range quantisation (issue 50): FULLY_CONNECTED with int8 weights
+    (per channel, >= 1024 of them: the converter leaves smaller weights float) on float activations, fused
+    RELU and TANH, and a small float Dense between; `symmetric_inputs` makes the last FC quantize its input
+    symmetrically, as files from before asymmetric_quantize_inputs do."""
+    x = keras.Input((64,), batch_size=2)
+    h = L.Dense(48, activation="relu")(x)
+    h = L.Dense(8)(h)
+    h = L.Dense(128, activation="tanh")(h)
+    return keras.Model(x, L.Dense(16)(h))
+
+
+def symmetric_inputs(tflite: bytes) -> bytes:
+    """The last FULLY_CONNECTED with asymmetric_quantize_inputs false: LiteRT's symmetric input quantisation."""
+    import flatbuffers
+    from tensorflow.lite.python import schema_py_generated as sch
+
+    m = sch.ModelT.InitFromPackedBuf(tflite, 0)
+    fcs = [o for o in m.subgraphs[0].operators
+           if m.operatorCodes[o.opcodeIndex].builtinCode == sch.BuiltinOperator.FULLY_CONNECTED]
+    fcs[-1].builtinOptions.asymmetricQuantizeInputs = False
+    fb = flatbuffers.Builder(0)
+    fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
+    return bytes(fb.Output())
+
+
+def hybrid_conv(depthwise: bool = True) -> keras.Model:
+    """A small conv net for dynamic-range quantisation: CONV_2D (per-channel int8 weights: LiteRT's asymmetric
+    per-channel hybrid path), a grouped CONV_2D, a 128-channel DEPTHWISE_CONV_2D (multiplier 2) with stride 2
+    and RELU6, a dilated CONV_2D, then a FULLY_CONNECTED. hybrid_conv_pt converts it with one scale per tensor
+    (the symmetric per-tensor conv path) without the grouped conv (LiteRT refuses one scale there) and the
+    depthwise conv (whose one scale LiteRT would read per channel, past its end)."""
+    x = keras.Input((10, 10, 8), batch_size=2)
+    h = L.Conv2D(32, 3, padding="same", activation="relu")(x)
+    h = L.Conv2D(32, 3, padding="valid", groups=2 if depthwise else 1)(h)
+    if depthwise:
+        h = L.DepthwiseConv2D(3, strides=2, depth_multiplier=4, padding="same", activation="relu6")(h)
+    h = L.Conv2D(8, 3, padding="same", dilation_rate=2)(h)
+    return keras.Model(x, L.Dense(16)(L.Flatten()(h)))
+
+
 def builtins_graph():
     """Builtins of LiteRT's resolvers the converter writes from TF ops, as a tf.function (Keras 3 cannot
     infer these Lambdas' shapes): POW, SIGN, ATAN2, REDUCE_ALL / REDUCE_ANY, ONE_HOT (with an index
@@ -848,6 +889,9 @@ def mobilenet_v2_224_torchpad() -> keras.Model:
     return model
 
 
+# dynamic-range quantisation (int8 weights, float activations: LiteRT's hybrid kernels), issue 50
+HYBRID = {"hybrid_mlp": (hybrid_mlp, False), "hybrid_conv": (hybrid_conv, False),
+          "hybrid_conv_pt": (lambda: hybrid_conv(False), True)}
 FP16 = ("keyword", "excite")  # also written with float16 weights (each behind a DEQUANTIZE), issue 50
 SPARSE = ("pruned",)  # converted with EXPERIMENTAL_SPARSITY
 FLOAT_IO = ("keyword",)  # also written int8 inside with float inputs and outputs
@@ -888,6 +932,16 @@ def representative(model: keras.Model):
     return gen
 
 
+def convert_hybrid(model: keras.Model, per_tensor: bool = False) -> bytes:
+    """Dynamic-range quantisation: Optimize.DEFAULT with no representative dataset (int8 weights, float32
+    activations); per_tensor: one weight scale per tensor (the converter's per-channel switch off)."""
+    conv = tf.lite.TFLiteConverter.from_keras_model(model)
+    conv.optimizations = [tf.lite.Optimize.DEFAULT]
+    if per_tensor:
+        conv._experimental_disable_per_channel = True
+    return conv.convert()
+
+
 def convert(model: keras.Model, int8: bool, float_io: bool = False, x16: bool = False, fp16: bool = False,
             sparse: bool = False) -> bytes:
     """float_io: int8 inside, float32 inputs and outputs (QUANTIZE / DEQUANTIZE at the edges), the
@@ -924,6 +978,13 @@ def main(out: Path, names: list[str]) -> None:
             conv = tf.lite.TFLiteConverter.from_concrete_functions([tf.function(f).get_concrete_function(*specs)])
             path = out / f"{name}_float.tflite"
             path.write_bytes(conv.convert())
+            print(f"wrote {path} ({path.stat().st_size} bytes)")
+    for name, (make, per_tensor) in HYBRID.items():
+        if not names or name in names:
+            keras.utils.set_random_seed(0)
+            data = convert_hybrid(make(), per_tensor)
+            path = out / f"{name}.tflite"
+            path.write_bytes(symmetric_inputs(data) if name == "hybrid_mlp" else data)
             print(f"wrote {path} ({path.stat().st_size} bytes)")
     for name, make in {**MODELS, **LARGE}.items():
         if names and name not in names or not names and name in LARGE:

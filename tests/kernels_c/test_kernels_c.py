@@ -49,6 +49,7 @@ REF_FAMILIES = {
     "loss": (("loss",), 1000, (150, 150)),
     "shape": (("shape",), 600, (60, 60)),
     "tflite_int8": (("tflite_int8",), 600, (100, 100)),
+    "tflite_hybrid": (("tflite_hybrid",), 600, (100, 100)),
     "elementwise": (("elementwise",), 150, (12, 12)),
     "fused": (("fused", "elementwise"), 1500, (200, 200)),  # (trees of ops)
     "norm": (("norm",), 1000, (60, 60)),

@@ -26,7 +26,7 @@ import onnx
 from onnx import helper
 
 from aot.errors import AotcError
-from aot.frontend.tflite import arrays, detect, elementwise, index, mediapipe, nn, reduce
+from aot.frontend.tflite import arrays, detect, elementwise, hybrid, index, mediapipe, nn, reduce
 from aot.frontend.tflite.builder import (
     NCHW,
     NHWC,
@@ -129,6 +129,9 @@ def lower_ops(b: OnnxBuilder) -> None:
                                "(TFLite's kernels require equal scales and zero points)")
         if is_quantized(b, op) and op.op not in ("QUANTIZE", "DEQUANTIZE"):
             lower_int8(b, op)
+            continue
+        if hybrid.is_hybrid(b, op):  # float input, int8 weights: LiteRT's hybrid kernels
+            hybrid.lower_hybrid(b, op)
             continue
         _check_op(b, op)
         if fold_constant_op(b, op):

@@ -1,0 +1,134 @@
+"""Hybrid TFLite ops (float32 activations, int8 weights) -> aotc's hybrid ops (aot/ir/tflite_ops.py), run as
+LiteRT's hybrid kernels run them (issue 50).
+
+Dynamic-range quantisation (the converter's Optimize.DEFAULT without a representative dataset) stores the
+weights of FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D as int8 with a scale (per channel or per tensor)
+and leaves the activations float. LiteRT does not dequantize those weights: its hybrid kernels quantize the
+float input to int8 at run time, a scale per batch (fully_connected.cc EvalHybridDense: each row, symmetric or,
+with asymmetric_quantize_inputs, asymmetric; conv.cc EvalHybrid: each image, symmetric, when every filter scale
+is equal, else EvalHybridPerChannel: asymmetric; depthwise_conv.cc EvalHybridPerChannel: asymmetric), sum the
+int8 products in int32 and scale each sum back to float. Dequantizing the weights at compile time would
+compute without the input's rounding, which differs from LiteRT by up to about half an input step times the
+weights (far beyond float tolerance), so aotc computes as LiteRT does: a TflHybridQuantize node, then the op
+on its int8 values, with the weights kept int8 (a quarter of the float bytes in flash).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from onnx import helper
+
+from aot.frontend.tflite.builder import NHWC, OnnxBuilder, op_error
+from aot.frontend.tflite.lowering import (
+    ACT_NONE,
+    ACT_RELU,
+    ACT_RELU6,
+    ACT_RELU_N1_TO_1,
+    ACT_TANH,
+    window_pads,
+)
+from aot.frontend.tflite.reader import TflOp
+from aot.ir import tflite_ops as tfl
+
+HYBRID_OPS = {"FULLY_CONNECTED": tfl.HYBRID_FULLY_CONNECTED, "CONV_2D": tfl.HYBRID_CONV_2D,
+              "DEPTHWISE_CONV_2D": tfl.HYBRID_DEPTHWISE_CONV_2D}
+_CLAMP = {ACT_NONE: (-np.inf, np.inf), ACT_RELU: (0.0, np.inf), ACT_RELU6: (0.0, 6.0), ACT_RELU_N1_TO_1: (-1.0, 1.0),
+          ACT_TANH: (-np.inf, np.inf)}
+
+
+def is_hybrid(b: OnnxBuilder, op: TflOp) -> bool:
+    """A float32 input and quantized integer weights: LiteRT runs the op's hybrid kernel."""
+    if op.op not in HYBRID_OPS or len(op.inputs) < 2 or op.inputs[1] < 0:
+        return False
+    x, w = b.tensor(op.inputs[0]), b.tensor(op.inputs[1])
+    return x.dtype == "float32" and w.dtype in ("int8", "uint8", "int16") and w.quant is not None
+
+
+def _quantize(b: OnnxBuilder, op: TflOp, size: int, batches: int, asymmetric: bool) -> list[str]:
+    """The TflHybridQuantize node of op's input: [q, scale, offset]."""
+    x = b.tensor(op.inputs[0])
+    outs = [b.fresh(f"{op.name}_{part}") for part in ("q", "scale", "offset")]
+    b.nodes.append(helper.make_node(tfl.HYBRID_QUANTIZE, [b.value(op.inputs[0], NHWC)], outs,
+                                    name=b.fresh(f"{op.name}_quantize"), domain=tfl.DOMAIN, size=size,
+                                    asymmetric=int(asymmetric)))
+    for name, dtype, shape in zip(outs, (np.int8, np.float32, np.int32), (x.shape, (batches,), (batches,)),
+                                  strict=True):
+        b.value_infos.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(dtype)),
+                                                           list(shape)))
+    return outs
+
+
+def lower_hybrid(b: OnnxBuilder, op: TflOp) -> None:
+    """FULLY_CONNECTED, CONV_2D or DEPTHWISE_CONV_2D of a float input by int8 weights, as LiteRT's hybrid kernel."""
+    x, w, y = b.tensor(op.inputs[0]), b.tensor(op.inputs[1]), b.tensor(op.outputs[0])
+    o = op.options
+    if w.dtype != "int8" or w.data is None:
+        raise op_error(op, f"hybrid {op.op} needs constant int8 weights, '{w.name}' is {w.dtype}"
+                       f"{'' if w.data is not None else ' computed at run time'}")
+    if np.any(w.quant.zero_point != 0):
+        raise op_error(op, f"hybrid {op.op} with weights of a nonzero zero point is not supported (LiteRT refuses it)")
+    if y.dtype != "float32":
+        raise op_error(op, f"hybrid {op.op} to {y.dtype} is not supported (float32 out)")
+    act = getattr(o, "fusedActivationFunction", ACT_NONE) if o is not None else ACT_NONE
+    if act not in _CLAMP:
+        raise op_error(op, f"fused activation {act} is not supported")
+    scales = w.quant.scale.astype(np.float32)
+    y_min, y_max = _CLAMP[act]
+    attrs: dict = {"y_min": float(y_min), "y_max": float(y_max), "y_shape": list(y.shape)}
+    if op.op == "FULLY_CONNECTED":
+        if o is not None and o.weightsFormat != 0:
+            raise op_error(op, "shuffled FULLY_CONNECTED weights are not supported")
+        out, depth = w.shape
+        _check_scales(op, w, scales, out, 0)
+        rows = int(np.prod(x.shape)) // depth
+        asymmetric = bool(o is not None and o.asymmetricQuantizeInputs)
+        ins = _quantize(b, op, depth, rows, asymmetric)
+        attrs["w_scale"] = [float(s) for s in scales]
+    else:
+        if len(x.shape) != 4:
+            raise op_error(op, f"hybrid {op.op} of a {len(x.shape)}-D input is not supported (NHWC)")
+        n, h, wd, c = x.shape
+        depthwise = op.op == "DEPTHWISE_CONV_2D"
+        oc = y.shape[3]
+        kh, kw = w.shape[1:3]
+        if depthwise:  # LiteRT reads a scale per output channel (one scale for one channel only)
+            _check_scales(op, w, scales, oc, 3)
+            asymmetric, order = True, 0
+        else:
+            groups = c // w.shape[3]
+            _check_scales(op, w, scales, oc, 0)
+            if groups != 1 and scales.size == 1:
+                raise op_error(op, "hybrid grouped CONV_2D with one weight scale is not supported (LiteRT's Prepare "
+                               "refuses it: its grouped hybrid conv reads a scale per output channel)")
+            per_channel = groups != 1 or bool(np.any(scales != scales[0]))  # conv.cc's is_hybrid_per_channel
+            asymmetric, order = per_channel, int(per_channel)
+            if not per_channel:
+                scales = scales[:1]
+        ins = _quantize(b, op, h * wd * c, n, asymmetric)
+        top, left, _, _ = window_pads(b, op, kh, kw, o.strideH, o.strideW, o.dilationHFactor, o.dilationWFactor)
+        attrs.update(w_scale=[float(s) for s in scales], order=order, kernel=[kh, kw], strides=[o.strideH, o.strideW],
+                     dilations=[o.dilationHFactor, o.dilationWFactor], pads=[top, left])
+    ins.append(b.const(w.data, f"{op.name}_w"))
+    if len(op.inputs) > 2 and op.inputs[2] >= 0:
+        bias = b.tensor(op.inputs[2])
+        if bias.dtype != "float32":
+            raise op_error(op, f"hybrid {op.op} needs a float32 bias, '{bias.name}' is {bias.dtype}")
+        ins.append(b.value(op.inputs[2], NHWC))
+    out = b.names[op.outputs[0]] if act != ACT_TANH else b.fresh(f"{op.name}_pre_tanh")
+    b.nodes.append(helper.make_node(HYBRID_OPS[op.op], ins, [out], name=b.fresh(op.name), domain=tfl.DOMAIN,
+                                    **attrs))
+    b.value_infos.append(helper.make_tensor_value_info(out, helper.np_dtype_to_tensor_dtype(np.dtype(np.float32)),
+                                                       list(y.shape)))
+    if act == ACT_TANH:
+        out = b.node("Tanh", [out], [b.names[op.outputs[0]]], hint=f"{op.name}_tanh")
+    b.values[op.outputs[0]] = {NHWC: out}
+
+
+def _check_scales(op: TflOp, w, scales: np.ndarray, channels: int, axis: int) -> None:
+    if scales.size not in (1, channels) or (scales.size > 1 and w.quant.axis != axis) or (
+            scales.size == 1 and axis == 3 and channels > 1):
+        raise op_error(op, f"hybrid {op.op} needs a weight scale per output channel (axis {axis}) or one for all, "
+                       f"'{w.name}' has {scales.size} along axis {w.quant.axis}")
+
+
+__all__ = ["HYBRID_OPS", "is_hybrid", "lower_hybrid"]
