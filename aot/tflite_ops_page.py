@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aot.frontend.tflite.hybrid import HYBRID_OPS
+from aot.frontend.tflite.hybrid import HYBRID_ELSEWHERE, HYBRID_OPS
 from aot.frontend.tflite.int8 import INT8_OPS, INT16_OPS
 from aot.frontend.tflite.ops import FLOAT_BUILTINS, QUANTIZED_MOVES, QUANTIZED_MOVES_16
 from aot.frontend.tflite.reader import CUSTOM_OPS, schema
@@ -58,7 +58,8 @@ def builtin_names() -> list[str]:
 
 def rows() -> list[TflRow]:
     return [TflRow(op, op in FLOAT_BUILTINS, op in INT8_OPS or op in QUANTIZED_MOVES or op in _INT8_OTHER,
-                   op in INT16_OPS or op in QUANTIZED_MOVES_16 or op in _INT16_OTHER, op in HYBRID_OPS)
+                   op in INT16_OPS or op in QUANTIZED_MOVES_16 or op in _INT16_OTHER,
+                   op in HYBRID_OPS or op in HYBRID_ELSEWHERE)
             for op in builtin_names()]
 
 
@@ -72,9 +73,8 @@ def _cells(r: TflRow) -> list[str]:
 def _summary(table: list[TflRow]) -> str:
     n = sum(r.supported for r in table)
     return (f"{n} of {len(table)} builtins compile (float {sum(r.float for r in table)}, int8 "
-            f"{sum(r.int8 for r in table)}, 16x8 {sum(r.int16 for r in table)}, hybrid {sum(r.hybrid for r in table)}); "
-            f"custom ops: "
-            f"{', '.join(CUSTOM_OPS) or 'none yet'}.")
+            f"{sum(r.int8 for r in table)}, 16x8 {sum(r.int16 for r in table)}, hybrid "
+            f"{sum(r.hybrid for r in table)}); custom ops: {', '.join(CUSTOM_OPS) or 'none yet'}.")
 
 
 def markdown() -> str:
@@ -87,7 +87,8 @@ def markdown() -> str:
         "tensors (float32, and the integer and boolean types the op takes); \"int8\": on int8 tensors with "
         "TFLite's quantization, bit-exact with LiteRT's reference kernels; \"16x8\": int16 activations with int8 "
         "weights; \"hybrid\": float32 activations with int8 weights (dynamic-range quantisation), computed as "
-        "LiteRT's hybrid kernels do (the input quantized at run time, int32 sums). A refused op is refused in one line naming the op and its node. Ops whose inputs are all "
+        "LiteRT's hybrid kernels do (the input quantized at run time, int32 sums). A refused op is refused in one "
+        "line naming the op and its node. Ops whose inputs are all "
         "constants are folded at compile time whatever they are.",
         "",
         _summary(table),

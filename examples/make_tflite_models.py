@@ -772,6 +772,17 @@ def symmetric_inputs(tflite: bytes) -> bytes:
     return bytes(fb.Output())
 
 
+def hybrid_lstm():
+    """A tf_keras LSTM (UNIDIRECTIONAL_SEQUENCE_LSTM) for dynamic-range quantisation: its eight gate weights int8
+    with a scale each (48 x 32 and 48 x 48: the converter leaves weights of fewer than 1024 elements float),
+    asymmetric_quantize_inputs, a float Dense head on every step."""
+    import tf_keras
+
+    x = tf_keras.Input((5, 32), batch_size=1)
+    h = tf_keras.layers.LSTM(48, return_sequences=True)(x)
+    return tf_keras.Model(x, tf_keras.layers.Dense(4)(h))
+
+
 def hybrid_conv(depthwise: bool = True) -> keras.Model:
     """A small conv net for dynamic-range quantisation: CONV_2D (per-channel int8 weights: LiteRT's asymmetric
     per-channel hybrid path), a grouped CONV_2D, a 128-channel DEPTHWISE_CONV_2D (multiplier 2) with stride 2
@@ -891,7 +902,7 @@ def mobilenet_v2_224_torchpad() -> keras.Model:
 
 # dynamic-range quantisation (int8 weights, float activations: LiteRT's hybrid kernels), issue 50
 HYBRID = {"hybrid_mlp": (hybrid_mlp, False), "hybrid_conv": (hybrid_conv, False),
-          "hybrid_conv_pt": (lambda: hybrid_conv(False), True)}
+          "hybrid_conv_pt": (lambda: hybrid_conv(False), True), "hybrid_lstm": (hybrid_lstm, False)}
 FP16 = ("keyword", "excite")  # also written with float16 weights (each behind a DEQUANTIZE), issue 50
 SPARSE = ("pruned",)  # converted with EXPERIMENTAL_SPARSITY
 FLOAT_IO = ("keyword",)  # also written int8 inside with float inputs and outputs

@@ -72,3 +72,35 @@ def test_grouped_conv_with_one_scale_refused_by_name(tmp_path):
     r = subprocess.run([*AOTC, str(path), "-o", str(tmp_path / "out")], capture_output=True, text=True)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert "CONV_2D_1" in r.stderr and "grouped CONV_2D with one weight scale" in r.stderr, r.stderr
+
+
+def test_hybrid_lstm_streams_like_litert(tmp_path):
+    """hybrid_lstm: a tf_keras LSTM (UNIDIRECTIONAL_SEQUENCE_LSTM) with int8 gate weights: x and h quantized at
+    every step, as LiteRT's LstmStepHybrid (recurrent.py, by hybrid_fc), inside the step loop. Four calls of one
+    interpreter, the state carried, against four runs that feed each run's state outputs back: within 1e-5 of
+    each output's scale of the reference and the default kernels (measured 1.2e-7: the gates' sigmoid and tanh
+    round differently)."""
+    _require_litert()
+    from test_tflite import HERE, _frames
+
+    from aot.build import run_bundle
+
+    model = MODELS / "hybrid_lstm.tflite"
+    meta, _, _ = _compile_build_run(tmp_path, model)
+    states = meta["inputs"][1:]
+    n_out = len(meta["outputs"]) - len(states)
+    frames = _frames(meta, 4)
+    np.savez(tmp_path / "runs_in.npz", input_0=np.stack(frames))
+    for builtin in (False, True):
+        run = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(model),
+                              str(tmp_path / "runs_in.npz"), str(tmp_path / "runs_out.npz"), "--runs",
+                              *(["--builtin"] if builtin else [])], capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr[-2000:]
+        wants = [np.load(tmp_path / "runs_out.npz")[f"output_{k}"] for k in range(n_out)]
+        state = {s["name"]: np.zeros(s["shape"], np.float32) for s in states}
+        for r, frame in enumerate(frames):
+            ours, _ = run_bundle(tmp_path / "out", meta, [frame, *(state[s["name"]] for s in states)])
+            for spec, want in zip(meta["outputs"][:n_out], wants, strict=True):
+                err = float(np.abs(ours[spec["name"]].astype(np.float64) - want[r]).max())
+                assert err <= 1e-5 * max(1.0, float(np.abs(want[r]).max())), f"call {r}: max error {err:.3g}"
+            state = {s["name"]: ours[s["name"] + "_next"] for s in states}

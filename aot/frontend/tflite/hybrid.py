@@ -32,30 +32,47 @@ from aot.ir import tflite_ops as tfl
 
 HYBRID_OPS = {"FULLY_CONNECTED": tfl.HYBRID_FULLY_CONNECTED, "CONV_2D": tfl.HYBRID_CONV_2D,
               "DEPTHWISE_CONV_2D": tfl.HYBRID_DEPTHWISE_CONV_2D}
+# ops whose hybrid form another module lowers (recurrent.py: its products by hybrid_fc), by their int8 weights' input
+HYBRID_ELSEWHERE = {"UNIDIRECTIONAL_SEQUENCE_LSTM": 2}
 _CLAMP = {ACT_NONE: (-np.inf, np.inf), ACT_RELU: (0.0, np.inf), ACT_RELU6: (0.0, 6.0), ACT_RELU_N1_TO_1: (-1.0, 1.0),
           ACT_TANH: (-np.inf, np.inf)}
 
 
 def is_hybrid(b: OnnxBuilder, op: TflOp) -> bool:
     """A float32 input and quantized integer weights: LiteRT runs the op's hybrid kernel."""
-    if op.op not in HYBRID_OPS or len(op.inputs) < 2 or op.inputs[1] < 0:
+    k = HYBRID_ELSEWHERE.get(op.op, 1)
+    if (op.op not in HYBRID_OPS and op.op not in HYBRID_ELSEWHERE) or len(op.inputs) <= k or op.inputs[k] < 0:
         return False
-    x, w = b.tensor(op.inputs[0]), b.tensor(op.inputs[1])
+    x, w = b.tensor(op.inputs[0]), b.tensor(op.inputs[k])
     return x.dtype == "float32" and w.dtype in ("int8", "uint8", "int16") and w.quant is not None
 
 
-def _quantize(b: OnnxBuilder, op: TflOp, size: int, batches: int, asymmetric: bool) -> list[str]:
-    """The TflHybridQuantize node of op's input: [q, scale, offset]."""
-    x = b.tensor(op.inputs[0])
-    outs = [b.fresh(f"{op.name}_{part}") for part in ("q", "scale", "offset")]
-    b.nodes.append(helper.make_node(tfl.HYBRID_QUANTIZE, [b.value(op.inputs[0], NHWC)], outs,
-                                    name=b.fresh(f"{op.name}_quantize"), domain=tfl.DOMAIN, size=size,
-                                    asymmetric=int(asymmetric)))
-    for name, dtype, shape in zip(outs, (np.int8, np.float32, np.int32), (x.shape, (batches,), (batches,)),
-                                  strict=True):
+def _quantize(b: OnnxBuilder, hint: str, x: str, shape: tuple[int, ...], size: int, asymmetric: bool) -> list[str]:
+    """A TflHybridQuantize node of value `x` (of `shape`), a batch every `size` elements: [q, scale, offset]."""
+    batches = int(np.prod(shape)) // size
+    outs = [b.fresh(f"{hint}_{part}") for part in ("q", "scale", "offset")]
+    b.nodes.append(helper.make_node(tfl.HYBRID_QUANTIZE, [x], outs, name=b.fresh(f"{hint}_quantize"),
+                                    domain=tfl.DOMAIN, size=size, asymmetric=int(asymmetric)))
+    for name, dtype, dims in zip(outs, (np.int8, np.float32, np.int32), (shape, (batches,), (batches,)), strict=True):
         b.value_infos.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(dtype)),
-                                                           list(shape)))
+                                                           list(dims)))
     return outs
+
+
+def hybrid_fc(b: OnnxBuilder, hint: str, x: str, shape: tuple[int, ...], w: np.ndarray, scales: np.ndarray,
+              bias: str | None, asymmetric: bool) -> str:
+    """x [..., in] (float32) times int8 w [out, in] as LiteRT's hybrid FULLY_CONNECTED, each row of x quantized on
+    its own; `scales` the weights' per output row (or one), bias a float32 [out] or None. Returns the [rows, out]
+    output, for the recurrent ops' products (recurrent.py)."""
+    out, depth = w.shape
+    rows = int(np.prod(shape)) // depth
+    ins = [*_quantize(b, hint, x, shape, depth, asymmetric), b.const(w, f"{hint}_w"), *([bias] if bias else [])]
+    y = b.fresh(f"{hint}_y")
+    b.nodes.append(helper.make_node(tfl.HYBRID_FULLY_CONNECTED, ins, [y], name=b.fresh(hint), domain=tfl.DOMAIN,
+                                    w_scale=[float(v) for v in np.asarray(scales, np.float32).reshape(-1)],
+                                    y_min=-np.inf, y_max=np.inf, y_shape=[rows, out]))
+    b.value_infos.append(helper.make_tensor_value_info(y, helper.TensorProto.FLOAT, [rows, out]))
+    return y
 
 
 def lower_hybrid(b: OnnxBuilder, op: TflOp) -> None:
@@ -80,14 +97,13 @@ def lower_hybrid(b: OnnxBuilder, op: TflOp) -> None:
             raise op_error(op, "shuffled FULLY_CONNECTED weights are not supported")
         out, depth = w.shape
         _check_scales(op, w, scales, out, 0)
-        rows = int(np.prod(x.shape)) // depth
         asymmetric = bool(o is not None and o.asymmetricQuantizeInputs)
-        ins = _quantize(b, op, depth, rows, asymmetric)
+        ins = _quantize(b, op.name, b.value(op.inputs[0], NHWC), x.shape, depth, asymmetric)
         attrs["w_scale"] = [float(s) for s in scales]
     else:
         if len(x.shape) != 4:
             raise op_error(op, f"hybrid {op.op} of a {len(x.shape)}-D input is not supported (NHWC)")
-        n, h, wd, c = x.shape
+        _, h, wd, c = x.shape
         depthwise = op.op == "DEPTHWISE_CONV_2D"
         oc = y.shape[3]
         kh, kw = w.shape[1:3]
@@ -104,7 +120,7 @@ def lower_hybrid(b: OnnxBuilder, op: TflOp) -> None:
             asymmetric, order = per_channel, int(per_channel)
             if not per_channel:
                 scales = scales[:1]
-        ins = _quantize(b, op, h * wd * c, n, asymmetric)
+        ins = _quantize(b, op.name, b.value(op.inputs[0], NHWC), x.shape, h * wd * c, asymmetric)
         top, left, _, _ = window_pads(b, op, kh, kw, o.strideH, o.strideW, o.dilationHFactor, o.dilationWFactor)
         attrs.update(w_scale=[float(s) for s in scales], order=order, kernel=[kh, kw], strides=[o.strideH, o.strideW],
                      dilations=[o.dilationHFactor, o.dilationWFactor], pads=[top, left])
@@ -131,4 +147,4 @@ def _check_scales(op: TflOp, w, scales: np.ndarray, channels: int, axis: int) ->
                        f"'{w.name}' has {scales.size} along axis {w.quant.axis}")
 
 
-__all__ = ["HYBRID_OPS", "is_hybrid", "lower_hybrid"]
+__all__ = ["HYBRID_OPS", "hybrid_fc", "is_hybrid", "lower_hybrid"]

@@ -131,7 +131,7 @@ def lower_ops(b: OnnxBuilder) -> None:
             lower_int8(b, op)
             continue
         if hybrid.is_hybrid(b, op):  # float input, int8 weights: LiteRT's hybrid kernels
-            hybrid.lower_hybrid(b, op)
+            (_OPS[op.op] if op.op in hybrid.HYBRID_ELSEWHERE else hybrid.lower_hybrid)(b, op)
             continue
         _check_op(b, op)
         if fold_constant_op(b, op):

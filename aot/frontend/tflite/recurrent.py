@@ -21,6 +21,7 @@ import numpy as np
 from onnx import helper
 
 from aot.frontend.tflite.builder import NHWC, OnnxBuilder, float_weights, op_error
+from aot.frontend.tflite.hybrid import hybrid_fc
 from aot.frontend.tflite.quant import checked_log2, quantize_multiplier
 from aot.frontend.tflite.reader import TflOp
 from aot.frontend.tflite.state import record_state, reset_source, reset_value
@@ -64,8 +65,12 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
     name = b.names[op.outputs[0]]
     const = lambda v, hint: b.const(np.asarray(v, np.float32 if np.asarray(v).dtype.kind == "f" else np.int64),  # noqa: E731
                                     f"{name}_{hint}")
-    w = np.concatenate([float_weights(b, op, _W[g]) for g in gates], axis=0)  # [gh, n_in]
-    r = np.concatenate([float_weights(b, op, _R[g]) for g in gates], axis=0)  # [gh, n_out]
+    # hybrid (int8 weights, dynamic-range quantisation): the products as LiteRT's LstmStepHybrid computes them,
+    # x and h quantized at each step (a scale per batch row), int32 sums against the int8 weights
+    hybrid = b.tensor(op.inputs[_W[1]]).dtype == "int8"
+    asym = bool(getattr(o, "asymmetricQuantizeInputs", False))
+    w, w_scale = _stacked(b, op, [_W[g] for g in gates], hybrid)  # [gh, n_in]
+    r, r_scale = _stacked(b, op, [_R[g] for g in gates], hybrid)  # [gh, n_out]
     biases = {g: float_weights(b, op, _B[g]) if has(_B[g]) else np.zeros(hidden, np.float32) for g in gates}
     norm = {g: float_weights(b, op, _LAYER_NORM[g]) for g in gates if has(_LAYER_NORM[g])}
     if norm and sorted(norm) != gates:
@@ -81,19 +86,25 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
 
     xs = b.value(op.inputs[_X], NHWC)
     flat = b.node("Reshape", [xs, const([-1, n_in], "flat")], hint=f"{name}_flat")
-    proj = b.node("Gemm", [flat, const(w, "w"), const(bias, "b")], hint=f"{name}_xw", transB=1)
+    if hybrid:
+        proj = hybrid_fc(b, f"{name}_xw", flat, (batch * steps, n_in), w, w_scale, const(bias, "b"), asym)
+    else:
+        proj = b.node("Gemm", [flat, const(w, "w"), const(bias, "b")], hint=f"{name}_xw", transB=1)
     proj = b.node("Reshape", [proj, const([steps, batch, gh] if time_major else [batch, steps, gh], "xw_shape")],
                   hint=f"{name}_xw3")
-    r_name = const(r.T.copy(), "r")  # [n_out, gh]
-    peep = {g: const(float_weights(b, op, _PEEP[k]), f"peep{g}") for k, g in enumerate((0, 1, 3)) if has(_PEEP[k])}
+    r_name = None if hybrid else const(r.T.copy(), "r")  # [n_out, gh]
+    peep = {g: const(_float_or_dequantized(b, op, _PEEP[k]), f"peep{g}") for k, g in enumerate((0, 1, 3))
+            if has(_PEEP[k])}
     clip = float(o.cellClip)
     axis = 0 if time_major else 1
 
     # one step, as the body of an ONNX Loop over the steps (compiled once: aot/frontend/onnx/loops.py)
-    outer, b.nodes = b.nodes, []
+    outer, b.nodes, declared = b.nodes, [], len(b.value_infos)
     it, cond, h, c = (b.fresh(f"{name}_{v}") for v in ("t", "cond", "h_in", "c_in"))
     xt = b.node("Gather", [proj, it], hint=f"{name}_xt", axis=axis)  # [batch, gh]
-    z = b.node("Add", [xt, b.node("MatMul", [h, r_name], hint=f"{name}_hr")], hint=f"{name}_z")
+    hr = hybrid_fc(b, f"{name}_hr", h, (batch, n_out), r, r_scale, None, asym) if hybrid else \
+        b.node("MatMul", [h, r_name], hint=f"{name}_hr")
+    z = b.node("Add", [xt, hr], hint=f"{name}_z")
     split = [b.fresh(f"{name}_gate{g}") for g in gates]
     b.node("Split", [z, const([hidden] * len(gates), "split")], split, hint=f"{name}_split", axis=1)
     pre = dict(zip(gates, split, strict=True))
@@ -113,7 +124,11 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
                        hint=f"{name}_clip")
     o_gate = _gate(b, pre[3], peep.get(3), c_new, f"{name}_o", ln.get(3), const)  # its peephole reads the new c
     h_new = b.node("Mul", [o_gate, _apply(b, act, c_new, f"{name}_hact", const)], hint=f"{name}_h")
-    if has(_PROJ_W):
+    if has(_PROJ_W) and hybrid:
+        pw, pw_scale = _stacked(b, op, [_PROJ_W], True)
+        h_new = hybrid_fc(b, f"{name}_proj", h_new, (batch, hidden), pw, pw_scale,
+                          const(float_weights(b, op, _PROJ_B), "proj_b") if has(_PROJ_B) else None, asym)
+    elif has(_PROJ_W):
         h_new = b.node("Gemm", [h_new, const(float_weights(b, op, _PROJ_W), "proj_w"),
                                 *([const(float_weights(b, op, _PROJ_B), "proj_b")] if has(_PROJ_B) else [])],
                        hint=f"{name}_proj", transB=1)
@@ -131,7 +146,9 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
         [helper.make_tensor_value_info(cond_out, helper.TensorProto.BOOL, []),
          helper.make_tensor_value_info(h_new, f32, [batch, n_out]),
          helper.make_tensor_value_info(c_new, f32, [batch, hidden]),
-         helper.make_tensor_value_info(y_t, f32, [batch, n_out])])
+         helper.make_tensor_value_info(y_t, f32, [batch, n_out])],
+        value_info=b.value_infos[declared:])  # the body's aotc.tflite outputs (hybrid), declared in the body
+    del b.value_infos[declared:]
     b.nodes = outer
     h_last, c_last = f"{h0}_next", f"{c0}_next"
     b.used.update((h_last, c_last))
@@ -149,6 +166,30 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
     for state, nxt, k, size in ((h0, h_last, _H, n_out), (c0, c_last, _C, hidden)):
         var = b.tensor(op.inputs[k])
         record_state(b, state, nxt, "float32", [batch, size], reset_value(var), reset_source(var))
+
+
+def _stacked(b: OnnxBuilder, op: TflOp, ks: list[int], hybrid: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """Inputs `ks` of op stacked by rows: float32 weights, or (hybrid) the int8 ones and each row's scale (LiteRT's
+    hybrid LSTM takes one scale per weight tensor, zero point 0)."""
+    if not hybrid:
+        return np.concatenate([float_weights(b, op, k) for k in ks], axis=0), None
+    data, scales = [], []
+    for k in ks:
+        t = b.tensor(op.inputs[k])
+        if t.dtype != "int8" or t.data is None or t.quant is None or t.quant.per_channel or t.quant.zero_point[0]:
+            raise op_error(op, f"hybrid {op.op} needs constant int8 weights with one scale and zero point 0, "
+                           f"'{t.name}' is not")
+        data.append(t.data)
+        scales.append(np.full(t.shape[0], t.quant.scale[0], np.float32))
+    return np.concatenate(data, axis=0), np.concatenate(scales)
+
+
+def _float_or_dequantized(b: OnnxBuilder, op: TflOp, k: int) -> np.ndarray:
+    """Float32 weights, or int8 ones times their scale in float (LiteRT's hybrid peepholes: VectorScalarMultiply)."""
+    t = b.tensor(op.inputs[k])
+    if t.dtype == "int8" and t.quant is not None and t.data is not None:
+        return t.data.astype(np.float32) * np.float32(t.quant.scale[0])
+    return float_weights(b, op, k)
 
 
 def _gate(b: OnnxBuilder, pre: str, peephole: str | None, c: str, hint: str, ln: tuple[str, str] | None,
