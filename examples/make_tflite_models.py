@@ -903,6 +903,8 @@ def mobilenet_v2_224_torchpad() -> keras.Model:
 # dynamic-range quantisation (int8 weights, float activations: LiteRT's hybrid kernels), issue 50
 HYBRID = {"hybrid_mlp": (hybrid_mlp, False), "hybrid_conv": (hybrid_conv, False),
           "hybrid_conv_pt": (lambda: hybrid_conv(False), True), "hybrid_lstm": (hybrid_lstm, False)}
+# int4 weights (ai-edge-quantizer's recipes) of hybrid_mlp's float model
+INT4 = {"int4_dynamic": "dynamic_wi4_afp32", "int4_weight_only": "weight_only_wi4_afp32"}
 FP16 = ("keyword", "excite")  # also written with float16 weights (each behind a DEQUANTIZE), issue 50
 SPARSE = ("pruned",)  # converted with EXPERIMENTAL_SPARSITY
 FLOAT_IO = ("keyword",)  # also written int8 inside with float inputs and outputs
@@ -941,6 +943,17 @@ def representative(model: keras.Model):
             else:
                 yield [rng.uniform(-1, 1, shape).astype(np.float32)]
     return gen
+
+
+def quantize_int4(model: keras.Model, recipe_name: str) -> bytes:
+    """int4 weights as ai-edge-quantizer writes them (`pip install ai-edge-quantizer`): TensorType INT4, two values
+    a byte, a scale per channel. dynamic_wi4_afp32: FULLY_CONNECTED reads them itself (LiteRT's hybrid kernel, the
+    input quantized symmetrically); weight_only_wi4_afp32: a DEQUANTIZE of each, float arithmetic."""
+    from ai_edge_quantizer import quantizer, recipe
+
+    qt = quantizer.Quantizer(bytearray(convert(model, False)))
+    qt.load_quantization_recipe(getattr(recipe, recipe_name)())
+    return bytes(qt.quantize().quantized_model)
 
 
 def convert_hybrid(model: keras.Model, per_tensor: bool = False) -> bytes:
@@ -996,6 +1009,12 @@ def main(out: Path, names: list[str]) -> None:
             data = convert_hybrid(make(), per_tensor)
             path = out / f"{name}.tflite"
             path.write_bytes(symmetric_inputs(data) if name == "hybrid_mlp" else data)
+            print(f"wrote {path} ({path.stat().st_size} bytes)")
+    for name, recipe_name in INT4.items():
+        if not names or name in names:
+            keras.utils.set_random_seed(0)
+            path = out / f"{name}.tflite"
+            path.write_bytes(quantize_int4(hybrid_mlp(), recipe_name))
             print(f"wrote {path} ({path.stat().st_size} bytes)")
     for name, make in {**MODELS, **LARGE}.items():
         if names and name not in names or not names and name in LARGE:
