@@ -18,6 +18,7 @@ from aot.frontend.tflite.hybrid import HYBRID_ELSEWHERE, HYBRID_OPS
 from aot.frontend.tflite.int8 import INT8_OPS, INT16_OPS
 from aot.frontend.tflite.ops import FLOAT_BUILTINS, QUANTIZED_MOVES, QUANTIZED_MOVES_16
 from aot.frontend.tflite.reader import CUSTOM_OPS, schema
+from aot.frontend.tflite.resolver import REFUSED
 
 # quantized ops lowered outside INT8_OPS: the recurrent ones (recurrent.py) and the conversions
 _INT8_OTHER = frozenset({"SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM", "QUANTIZE", "DEQUANTIZE"})
@@ -100,6 +101,8 @@ def markdown() -> str:
     lines += ["", "## Custom ops", "", "Custom operators (BuiltinOperator CUSTOM, known by their name) aotc lowers; "
               "any other is refused by name.", ""]
     lines += [f"- `{name}`: {CUSTOM_NOTES[name]}." for name in CUSTOM_OPS]
+    lines += ["", "## Refused by design", "", "Builtins a static-arena C bundle cannot be, and why:", ""]
+    lines += [f"- {op}: {why}." for op, why in sorted(REFUSED.items())]
     return "\n".join(lines) + "\n"
 
 
@@ -112,7 +115,8 @@ def text(op: str | None = None) -> str:
             return f"{custom[0]} (custom op): {CUSTOM_NOTES[custom[0]]}\n"
         if not match:
             return f"{op}: not a TFLite builtin operator\n"
-        return "".join(f"{h}: {c}\n" for r in match for h, c in zip(HEAD, _cells(r), strict=True))
+        why = f"refused: {REFUSED[match[0].op]}\n" if match and match[0].op in REFUSED else ""
+        return "".join(f"{h}: {c}\n" for r in match for h, c in zip(HEAD, _cells(r), strict=True)) + why
     cells = [HEAD, *(_cells(r) for r in table if r.supported)]
     widths = [max(len(c[k]) for c in cells) for k in range(len(HEAD))]
     return "".join("  ".join(c[k].ljust(widths[k]) for k in range(len(HEAD))).rstrip() + "\n" for c in cells) + \

@@ -567,6 +567,28 @@ def shapes_float() -> bytes:
     return w.finish([x], [y, shape, both, filled, rows])
 
 
+def stablehlo_float() -> bytes:
+    """The float builtins of LiteRT's reference resolver the converter folds or writes only from StableHLO
+    (written with the schema): STABLEHLO_ADD, _MULTIPLY, _MAXIMUM, _MINIMUM, RANK of the input and RANGE of
+    constants (each added to the product)."""
+    w = Written()
+    t, op = w.sch.TensorType, w.sch.BuiltinOperator
+    x = w.tensor([2, 3, 4], t.FLOAT32)
+    c = w.tensor([2, 3, 4], t.FLOAT32, data=np.random.default_rng(13).standard_normal((2, 3, 4)).astype(np.float32))
+    vals = {}
+    for name in ("STABLEHLO_ADD", "STABLEHLO_MULTIPLY", "STABLEHLO_MAXIMUM", "STABLEHLO_MINIMUM"):
+        vals[name] = w.tensor([2, 3, 4], t.FLOAT32)
+        w.op(getattr(op, name), [x, c] if name != "STABLEHLO_MULTIPLY" else [x, vals["STABLEHLO_ADD"]], [vals[name]])
+    rank = w.tensor([], t.INT32)
+    w.op(op.RANK, [x], [rank])
+    limits = [w.tensor([], t.FLOAT32, data=np.array(v, np.float32)) for v in (1.0, 3.0, 0.5)]
+    rng_ = w.tensor([4], t.FLOAT32)
+    w.op(op.RANGE, limits, [rng_])
+    y = w.tensor([2, 3, 4], t.FLOAT32)
+    w.op(op.ADD, [vals["STABLEHLO_MAXIMUM"], rng_], [y], w.sch.BuiltinOptions.AddOptions, w.sch.AddOptionsT())
+    return w.finish([x], [vals["STABLEHLO_MULTIPLY"], vals["STABLEHLO_MINIMUM"], y, rank])
+
+
 def fill_int8() -> bytes:
     """int8 SHAPE of an int8 tensor and FILL of an int8 value computed at run time (REDUCE_MAX over every
     axis), which the converter writes only where shapes are dynamic (written with the schema); FILL's
@@ -873,8 +895,22 @@ def ifconst_graph():
     return f, [tf.TensorSpec((1, 4, 4, 4), tf.float32), tf.TensorSpec((1,), tf.float32)]
 
 
+def resolver2_graph():
+    """More builtins of LiteRT's reference resolver from TF ops (made in float only): RIGHT_SHIFT of int32 by constant
+    and run-time amounts (negative and too large ones clamped), CAST to and from uint8, uint16 and uint32, BITCAST
+    of float32 to int32, SPARSE_TO_DENSE with a default."""
+    def f(x, k, s):
+        a = tf.bitwise.right_shift(k, tf.constant([1, 2, 3, 31], tf.int32))
+        r = tf.bitwise.right_shift(k, s)
+        u = tf.cast(tf.cast(k, tf.uint16), tf.int32) + tf.cast(tf.cast(k, tf.uint32) + 3, tf.int32)
+        d = tf.compat.v1.sparse_to_dense([[0, 1], [2, 3], [1, 0]], [3, 4], x[0, :3], default_value=-1.0)
+        return [a, r, u, tf.bitcast(x, tf.int32), d, tf.cast(tf.cast(k, tf.uint8), tf.int32)]
+    return f, [tf.TensorSpec((2, 4), tf.float32), tf.TensorSpec((4,), tf.int32), tf.TensorSpec((4,), tf.int32)]
+
+
 # written from a tf.function, float only
-GRAPHS = {"builtins": builtins_graph, "ints": ints_graph, "conv3d": conv3d_graph, "ifconst": ifconst_graph}
+GRAPHS = {"resolver2": resolver2_graph,
+          "builtins": builtins_graph, "ints": ints_graph, "conv3d": conv3d_graph, "ifconst": ifconst_graph}
 
 
 def mobilenet_v2_224() -> keras.Model:
@@ -992,6 +1028,7 @@ def convert(model: keras.Model, int8: bool, float_io: bool = False, x16: bool = 
 def main(out: Path, names: list[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for name, write in (("svdf_int8", svdf_int8), ("shapes_float", shapes_float),  # written with the schema
+                        ("stablehlo_float", stablehlo_float),
                         ("fill_int8", fill_int8), ("detect_float", detect_float)):
         if not names or name.split("_")[0] in names:
             (out / f"{name}.tflite").write_bytes(write())
