@@ -589,6 +589,46 @@ def stablehlo_float() -> bytes:
     return w.finish([x], [vals["STABLEHLO_MULTIPLY"], vals["STABLEHLO_MINIMUM"], y, rank])
 
 
+def rnn_written(hybrid: bool = False) -> bytes:
+    """LiteRT's basic RNN builtins, which no Keras layer converts to (a Keras SimpleRNN becomes a WHILE; written
+    with the schema): RNN (one step, batch 2, TANH) and UNIDIRECTIONAL_SEQUENCE_RNN (batch-major, 4 steps, RELU;
+    time-major, 3 steps, TANH), each with its hidden state in a variable tensor. hybrid: the weights int8 with a
+    scale each (LiteRT's hybrid RNN kernels; the RNN's input quantized asymmetrically, the sequences' not)."""
+    w = Written()
+    sch, t, op, opt = w.sch, w.sch.TensorType, w.sch.BuiltinOperator, w.sch.BuiltinOptions
+    rng = np.random.default_rng(14)
+
+    def weights(shape):
+        v = rng.standard_normal(shape).astype(np.float32) * 0.4
+        if not hybrid:
+            return w.tensor(shape, t.FLOAT32, data=v)
+        scale = float(np.abs(v).max()) / 127
+        return w.tensor(shape, t.INT8, scale, 0, data=np.clip(np.round(v / scale), -127, 127).astype(np.int8))
+
+    def rnn(code, x, x_shape, out_shape, units, act, asym, time_major=None):
+        n_in, batch = x_shape[-1], x_shape[1] if time_major else x_shape[0]
+        ins = [x, weights([units, n_in]), weights([units, units]),
+               w.tensor([units], t.FLOAT32, data=rng.standard_normal(units).astype(np.float32) * 0.1),
+               w.tensor([batch, units], t.FLOAT32, variable=True)]
+        y = w.tensor(out_shape, t.FLOAT32)
+        if time_major is None:
+            o = sch.RNNOptionsT()
+            w.op(code, ins, [y], opt.RNNOptions, o)
+        else:
+            o = sch.SequenceRNNOptionsT()
+            o.timeMajor = time_major
+            w.op(code, ins, [y], opt.SequenceRNNOptions, o)
+        o.fusedActivationFunction, o.asymmetricQuantizeInputs = act, asym
+        return y
+
+    x1, x2, x3 = w.tensor([2, 3], t.FLOAT32), w.tensor([1, 4, 3], t.FLOAT32), w.tensor([3, 2, 3], t.FLOAT32)
+    a = sch.ActivationFunctionType
+    y1 = rnn(op.RNN, x1, [2, 3], [2, 5], 5, a.TANH, True)
+    y2 = rnn(op.UNIDIRECTIONAL_SEQUENCE_RNN, x2, [1, 4, 3], [1, 4, 6], 6, a.RELU, False, False)
+    y3 = rnn(op.UNIDIRECTIONAL_SEQUENCE_RNN, x3, [3, 2, 3], [3, 2, 4], 4, a.TANH, False, True)
+    return w.finish([x1, x2, x3], [y1, y2, y3])
+
+
 def fill_int8() -> bytes:
     """int8 SHAPE of an int8 tensor and FILL of an int8 value computed at run time (REDUCE_MAX over every
     axis), which the converter writes only where shapes are dynamic (written with the schema); FILL's
@@ -1028,7 +1068,8 @@ def convert(model: keras.Model, int8: bool, float_io: bool = False, x16: bool = 
 def main(out: Path, names: list[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for name, write in (("svdf_int8", svdf_int8), ("shapes_float", shapes_float),  # written with the schema
-                        ("stablehlo_float", stablehlo_float),
+                        ("stablehlo_float", stablehlo_float), ("rnn_float", rnn_written),
+                        ("rnn_hybrid", lambda: rnn_written(True)),
                         ("fill_int8", fill_int8), ("detect_float", detect_float)):
         if not names or name.split("_")[0] in names:
             (out / f"{name}.tflite").write_bytes(write())

@@ -36,3 +36,40 @@ def test_refused_builtins_say_why():
 
     assert "random numbers" in text("RANDOM_UNIFORM") and "complex64" in text("RFFT2D")
     assert "hash tables" in markdown()
+
+
+@pytest.mark.parametrize("name", ["rnn_float", "rnn_hybrid"])
+def test_rnn_streams_like_litert(tmp_path, name):
+    """RNN and UNIDIRECTIONAL_SEQUENCE_RNN (written with the schema: examples/make_tflite_models.py rnn_written), float
+    and hybrid (int8 weights: x and h quantized each step, as LiteRT's hybrid RnnBatchStep): three calls of one
+    LiteRT interpreter, its hidden states carried, against three runs feeding each run's `_h_next` outputs back,
+    from zeros; every output within 1e-5 of its scale of BUILTIN_REF's and the default kernels'."""
+    import subprocess
+
+    from test_tflite import HERE
+
+    from aot.build import run_bundle
+
+    _require_litert()
+    model = MODELS / f"{name}.tflite"
+    meta, _, _ = _compile_build_run(tmp_path, model)
+    data = [s for s in meta["inputs"] if "state" not in s]
+    states = [s for s in meta["inputs"] if "state" in s]
+    n_out = len(meta["outputs"]) - len(states)
+    rng = np.random.default_rng(5)
+    frames = [[rng.uniform(-1, 1, s["shape"]).astype(np.float32) for s in data] for _ in range(3)]
+    np.savez(tmp_path / "runs_in.npz", **{f"input_{k}": np.stack([f[k] for f in frames]) for k in range(len(data))})
+    for builtin in (False, True):
+        run = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(model),
+                              str(tmp_path / "runs_in.npz"), str(tmp_path / "runs_out.npz"), "--runs",
+                              *(["--builtin"] if builtin else [])], capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr[-2000:]
+        wants = [np.load(tmp_path / "runs_out.npz")[f"output_{k}"] for k in range(n_out)]
+        state = {s["name"]: np.zeros(s["shape"], np.float32) for s in states}
+        for r, frame in enumerate(frames):
+            feeds = dict(zip([s["name"] for s in data], frame, strict=True)) | state
+            ours, _ = run_bundle(tmp_path / "out", meta, [feeds[s["name"]] for s in meta["inputs"]])
+            for spec, want in zip(meta["outputs"][:n_out], wants, strict=True):
+                err = float(np.abs(ours[spec["name"]].astype(np.float64) - want[r]).max())
+                assert err <= 1e-5 * max(1.0, float(np.abs(want[r]).max())), f"{spec['name']} call {r}: {err:.3g}"
+            state = {s["name"]: ours[s["name"] + "_next"] for s in states}

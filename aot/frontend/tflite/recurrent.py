@@ -351,3 +351,78 @@ def lower_svdf_int8(b: OnnxBuilder, op: TflOp) -> None:
     b.values[op.outputs[0]] = {NHWC: name}
     b.extra_outputs.append(helper.make_tensor_value_info(s_out, helper.TensorProto.INT16, list(state.shape)))
     record_state(b, s_in, s_out, "int16", list(state.shape), reset_value(state), reset_source(state))
+
+
+def lower_rnn(b: OnnxBuilder, op: TflOp) -> None:
+    """RNN (one step) and UNIDIRECTIONAL_SEQUENCE_RNN: h = act(x W^T + bias + h R^T) per step, as LiteRT's
+    RnnBatchStep (bias, then the input's product, then the state's); float, or hybrid (int8 W and R: x and h
+    quantized each step, hybrid_fc). The state LiteRT keeps in its hidden_state variable tensor becomes the
+    graph input `<out>_h` and output `<out>_h_next`, as the LSTM's."""
+    o = op.options
+    seq = op.op == "UNIDIRECTIONAL_SEQUENCE_RNN"
+    x, var = b.tensor(op.inputs[0]), b.tensor(op.inputs[4])
+    if x.dtype != "float32":
+        raise op_error(op, f"quantized ({x.dtype}) {op.op} is not supported (float and hybrid)")
+    act = _ACT.get(int(o.fusedActivationFunction), "?")
+    if act == "?":
+        raise op_error(op, f"{op.op} activation {o.fusedActivationFunction} is not supported")
+    hybrid = b.tensor(op.inputs[1]).dtype == "int8"
+    asym = bool(getattr(o, "asymmetricQuantizeInputs", False))
+    w, w_scale = _stacked(b, op, [1], hybrid)
+    r, r_scale = _stacked(b, op, [2], hybrid)
+    units, n_in = w.shape
+    time_major = seq and bool(o.timeMajor)
+    steps, batch = (x.shape[0], x.shape[1]) if time_major else (x.shape[1], x.shape[0]) if seq else (1, x.shape[0])
+    name = b.names[op.outputs[0]]
+    const = lambda v, hint: b.const(np.asarray(v, np.float32 if np.asarray(v).dtype.kind == "f" else np.int64),  # noqa: E731
+                                    f"{name}_{hint}")
+    h0 = f"{name}_h"
+    b.used.add(h0)
+    b.extra_inputs.append(helper.make_tensor_value_info(h0, helper.TensorProto.FLOAT, [batch, units]))
+    flat = b.node("Reshape", [b.value(op.inputs[0], NHWC), const([-1, n_in], "flat")], hint=f"{name}_flat")
+    bias = const(float_weights(b, op, 3), "b")
+    proj = hybrid_fc(b, f"{name}_xw", flat, (batch * steps, n_in), w, w_scale, bias, asym) if hybrid else \
+        b.node("Gemm", [flat, const(w, "w"), bias], hint=f"{name}_xw", transB=1)
+    r_name = None if hybrid else const(r.T.copy(), "r")
+
+    def step(xt: str, h: str) -> str:
+        hr = hybrid_fc(b, f"{name}_hr", h, (batch, units), r, r_scale, None, asym) if hybrid else \
+            b.node("MatMul", [h, r_name], hint=f"{name}_hr")
+        return _apply(b, act, b.node("Add", [xt, hr], hint=f"{name}_z"), f"{name}_act", const) if act else \
+            b.node("Add", [xt, hr], hint=f"{name}_z")
+
+    h_last, out = f"{h0}_next", b.names[op.outputs[0]]
+    b.used.add(h_last)
+    f32 = helper.TensorProto.FLOAT
+    if not seq:  # one step: the output is the new state
+        h_new = step(proj, h0)
+        b.node("Identity", [h_new], [out], hint=name)
+        b.node("Identity", [h_new], [h_last], hint=f"{name}_state")
+    else:
+        proj = b.node("Reshape", [proj, const([steps, batch, units] if time_major else [batch, steps, units],
+                                              "xw_shape")], hint=f"{name}_xw3")
+        outer, b.nodes, declared = b.nodes, [], len(b.value_infos)
+        it, cond, h = (b.fresh(f"{name}_{v}") for v in ("t", "cond", "h_in"))
+        h_new = step(b.node("Gather", [proj, it], hint=f"{name}_xt", axis=0 if time_major else 1), h)
+        cond_out = b.node("Identity", [cond], hint=f"{name}_cond_out")
+        y_t = b.node("Identity", [h_new], hint=f"{name}_y")
+        body = helper.make_graph(
+            b.nodes, f"{name}_step",
+            [helper.make_tensor_value_info(it, helper.TensorProto.INT64, []),
+             helper.make_tensor_value_info(cond, helper.TensorProto.BOOL, []),
+             helper.make_tensor_value_info(h, f32, [batch, units])],
+            [helper.make_tensor_value_info(cond_out, helper.TensorProto.BOOL, []),
+             helper.make_tensor_value_info(h_new, f32, [batch, units]),
+             helper.make_tensor_value_info(y_t, f32, [batch, units])],
+            value_info=b.value_infos[declared:])
+        del b.value_infos[declared:]
+        b.nodes = outer
+        ys = b.fresh(f"{name}_steps")
+        b.node("Loop", [const(np.int64(steps), "steps"), "", h0], [h_last, ys], hint=f"{name}_loop", body=body)
+        if time_major:
+            b.node("Identity", [ys], [out], hint=name)
+        else:
+            b.node("Transpose", [ys], [out], hint=name, perm=[1, 0, 2])
+    b.values[op.outputs[0]] = {NHWC: out}
+    b.extra_outputs.append(helper.make_tensor_value_info(h_last, f32, [batch, units]))
+    record_state(b, h0, h_last, "float32", [batch, units], reset_value(var), reset_source(var))
