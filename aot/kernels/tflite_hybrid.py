@@ -55,6 +55,14 @@ def _emit_fc(ctx: NodeContext) -> None:
     ctx.call("aotc_tfl_hybrid_fc_f32", p, *_args(ctx))
 
 
+def _channel_sums(w: np.ndarray, depthwise: bool) -> np.ndarray:
+    """Each output channel's weights summed over its whole filter: a conv's [O, kh, kw, I] over all but O, a
+    depthwise conv's [1, kh, kw, O] over all but O."""
+    w = w.astype(np.int64)
+    return (w.reshape(-1, w.shape[3]).sum(axis=0) if depthwise else w.reshape(w.shape[0], -1).sum(axis=1)).astype(
+        np.int32)
+
+
 def _emit_conv(ctx: NodeContext) -> None:
     a = ctx.attrs
     n, h, w, c = ctx.shape(ctx.inputs[0])
@@ -68,6 +76,8 @@ def _emit_conv(ctx: NodeContext) -> None:
         "pad_top": c_int(a["pads"][0]), "pad_left": c_int(a["pads"][1]),
         "depth_multiplier": c_int(oc // c if depthwise else 1), "in_c": c_int(1 if depthwise else weights.shape[3]),
         "order": c_int(int(a["order"])), "w_scale": _w_scale(ctx, oc),
+        "w_sums": ctx.const_array("w_sums", _channel_sums(weights, depthwise),
+                                  "each output channel's filter summed over every tap"),
         "y_min": c_float(a["y_min"]), "y_max": c_float(a["y_max"])},
         comment=f"hybrid {'DEPTHWISE_CONV_2D' if depthwise else 'CONV_2D'} NHWC {[n, h, w, c]} -> {[n, oh, ow, oc]}, "
                 "int8 weights, int32 sums scaled to float")

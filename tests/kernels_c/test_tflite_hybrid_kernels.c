@@ -105,8 +105,8 @@ static int check_conv(int depthwise) {
     aotc_tfl_hybrid_conv_params p;
     int8_t *q, *w;
     float *s, *ws, *bias, *y, *ref;
-    int32_t *o, groups;
-    size_t wn, yn;
+    int32_t *o, *sums, groups;
+    size_t wn, yn, i;
     int bad;
     memset(&p, 0, sizeof p);
     p.n = rand_int(1, 2), p.h = rand_int(1, 9), p.w = rand_int(1, 9);
@@ -127,6 +127,9 @@ static int check_conv(int depthwise) {
     clamp_range(&p.y_min, &p.y_max);
     quantized_input(p.n, p.h * p.w * p.c, &q, &s, &o);
     w = weights(wn), ws = channel_scales(p.oc), p.w_scale = ws;
+    sums = (int32_t *)calloc((size_t)p.oc, sizeof(int32_t));
+    for (i = 0; i < wn; ++i) sums[depthwise ? i % (size_t)p.oc : i / (wn / (size_t)p.oc)] += w[i];
+    p.w_sums = sums;
     bias = chance(1, 3) ? NULL : test_alloc((size_t)p.oc);
     yn = (size_t)p.n * p.oh * p.ow * p.oc;
     y = test_alloc_nan(yn), ref = test_alloc_nan(yn);
@@ -143,7 +146,7 @@ static int check_conv(int depthwise) {
                "in_c %d, multiplier %d, order %d\n", (int)p.n, (int)p.h, (int)p.w, (int)p.c, (int)p.oh, (int)p.ow,
                (int)p.oc, (int)p.kh, (int)p.kw, (int)p.sh, (int)p.sw, (int)p.dh, (int)p.dw, (int)p.pad_top,
                (int)p.pad_left, (int)p.in_c, (int)p.depth_multiplier, (int)p.order);
-    free(q), free(w), free(s), free(o), free(ws), free(bias), free(y), free(ref);
+    free(q), free(w), free(s), free(o), free(ws), free(sums), free(bias), free(y), free(ref);
     return bad;
 }
 

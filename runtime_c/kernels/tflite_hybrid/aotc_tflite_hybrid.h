@@ -39,6 +39,8 @@ typedef struct {
     int32_t in_c;                /* conv: input channels a filter reads (c / groups), w: OC x KH x KW x in_c */
     int32_t order;               /* how the scales multiply the sum (above) */
     const float *w_scale;        /* per output channel */
+    const int32_t *w_sums;       /* per output channel, the sum of its filter's weights over every tap: the
+                                  * offset's share of a window wholly inside the input (the kernels' shortcut) */
     float y_min, y_max;
 } aotc_tfl_hybrid_conv_params;
 

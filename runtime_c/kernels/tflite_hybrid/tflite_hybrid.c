@@ -127,12 +127,38 @@ static float hybrid_scaled(const aotc_tfl_hybrid_conv_params *p, int32_t acc, fl
     return hybrid_clamp(bias ? v + bias[c] : v, p->y_min, p->y_max);
 }
 
-/* Each output position's in-bounds taps found once; per output channel the int32 sum over them, the
- * input channels of a tap contiguous in both q and w. */
+/* The int32 sums of 4 output channels at one position over its in-bounds taps, sum w * q; and the offset's
+ * share, sum w * offset, from the channels' whole-filter sums (w_sums) when no tap is outside. */
+static void conv_sums4(const aotc_tfl_hybrid_conv_params *p, const int8_t *q, const int8_t *w, int32_t oc, int32_t g,
+                       int32_t b, int32_t iy0, int32_t ix0, int32_t ky0, int32_t ky1, int32_t kx0, int32_t kx1,
+                       int32_t off, int32_t acc[4]) {
+    const ptrdiff_t filter = (ptrdiff_t)p->kh * p->kw * p->in_c;
+    const int whole = ky0 == 0 && kx0 == 0 && ky1 == p->kh && kx1 == p->kw;
+    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, s0 = 0, s1 = 0, s2 = 0, s3 = 0, ky, kx, i;
+    for (ky = ky0; ky < ky1; ++ky) {
+        const int8_t *row = q + (((ptrdiff_t)b * p->h + iy0 + ky * p->dh) * p->w) * p->c + (ptrdiff_t)g * p->in_c;
+        for (kx = kx0; kx < kx1; ++kx) {
+            const int8_t *xq = row + (ptrdiff_t)(ix0 + kx * p->dw) * p->c;
+            const int8_t *w0 = w + (((ptrdiff_t)oc * p->kh + ky) * p->kw + kx) * p->in_c;
+            const int8_t *w1 = w0 + filter, *w2 = w1 + filter, *w3 = w2 + filter;
+            for (i = 0; i < p->in_c; ++i) {
+                const int32_t v = xq[i];
+                a0 += w0[i] * v, a1 += w1[i] * v, a2 += w2[i] * v, a3 += w3[i] * v;
+            }
+            if (!whole)
+                for (i = 0; i < p->in_c; ++i) s0 += w0[i], s1 += w1[i], s2 += w2[i], s3 += w3[i];
+        }
+    }
+    if (whole) s0 = p->w_sums[oc], s1 = p->w_sums[oc + 1], s2 = p->w_sums[oc + 2], s3 = p->w_sums[oc + 3];
+    acc[0] = a0 - s0 * off, acc[1] = a1 - s1 * off, acc[2] = a2 - s2 * off, acc[3] = a3 - s3 * off;
+}
+
+/* Each output position's in-bounds taps found once; its channels 4 at a time (each q element loaded once for
+ * the 4), the rest one by one, the input channels of a tap contiguous in both q and w. */
 void aotc_tfl_hybrid_conv_f32(const aotc_tfl_hybrid_conv_params *p, const int8_t *q, const float *scale,
                               const int32_t *offset, const int8_t *w, const float *bias, float *y) {
     const int32_t per_group = p->oc / (p->c / p->in_c);
-    int32_t b, oy, ox, oc, ky, kx, i;
+    int32_t b, oy, ox, oc, ky, kx, i, k;
     for (b = 0; b < p->n; ++b) {
         const int32_t off = offset[b];
         for (oy = 0; oy < p->oh; ++oy) {
@@ -144,19 +170,30 @@ void aotc_tfl_hybrid_conv_f32(const aotc_tfl_hybrid_conv_params *p, const int8_t
                 const int32_t ix0 = ox * p->sw - p->pad_left;
                 float *yo = y + (((ptrdiff_t)b * p->oh + oy) * p->ow + ox) * p->oc;
                 hybrid_taps(ix0, p->dw, p->kw, p->w, &kx0, &kx1);
-                for (oc = 0; oc < p->oc; ++oc) {
+                for (oc = 0; oc < p->oc;) {
                     const int32_t g = oc / per_group;
-                    int32_t acc = 0;
-                    for (ky = ky0; ky < ky1; ++ky) {
-                        const int32_t iy = iy0 + ky * p->dh;
-                        for (kx = kx0; kx < kx1; ++kx) {
-                            const int32_t ix = ix0 + kx * p->dw;
-                            const int8_t *xq = q + (((ptrdiff_t)b * p->h + iy) * p->w + ix) * p->c + (ptrdiff_t)g * p->in_c;
-                            const int8_t *wq = w + (((ptrdiff_t)oc * p->kh + ky) * p->kw + kx) * p->in_c;
-                            for (i = 0; i < p->in_c; ++i) acc += wq[i] * (xq[i] - off);
-                        }
+                    if (oc + 4 <= (g + 1) * per_group) { /* 4 channels of one group */
+                        int32_t acc[4];
+                        conv_sums4(p, q, w, oc, g, b, iy0, ix0, ky0, ky1, kx0, kx1, off, acc);
+                        for (k = 0; k < 4; ++k) yo[oc + k] = hybrid_scaled(p, acc[k], scale[b], oc + k, bias);
+                        oc += 4;
+                        continue;
                     }
-                    yo[oc] = hybrid_scaled(p, acc, scale[b], oc, bias);
+                    {
+                        int32_t acc = 0;
+                        for (ky = ky0; ky < ky1; ++ky) {
+                            const int32_t iy = iy0 + ky * p->dh;
+                            for (kx = kx0; kx < kx1; ++kx) {
+                                const int32_t ix = ix0 + kx * p->dw;
+                                const int8_t *xq = q + (((ptrdiff_t)b * p->h + iy) * p->w + ix) * p->c +
+                                                   (ptrdiff_t)g * p->in_c;
+                                const int8_t *wq = w + (((ptrdiff_t)oc * p->kh + ky) * p->kw + kx) * p->in_c;
+                                for (i = 0; i < p->in_c; ++i) acc += wq[i] * (xq[i] - off);
+                            }
+                        }
+                        yo[oc] = hybrid_scaled(p, acc, scale[b], oc, bias);
+                        ++oc;
+                    }
                 }
             }
         }
@@ -164,7 +201,8 @@ void aotc_tfl_hybrid_conv_f32(const aotc_tfl_hybrid_conv_params *p, const int8_t
 }
 
 /* Each output position's in-bounds taps found once; its output channels' int32 sums built tap by tap, 64
- * channels at a time (the filter's taps hold the channels contiguous). */
+ * channels at a time (the filter's taps hold the channels contiguous); with a depth multiplier of 1 the
+ * offset's share comes from the channels' whole-filter sums where no tap is outside. */
 void aotc_tfl_hybrid_depthwise_f32(const aotc_tfl_hybrid_conv_params *p, const int8_t *q, const float *scale,
                                    const int32_t *offset, const int8_t *w, const float *bias, float *y) {
     int32_t b, oy, ox, ky, kx, c0, k;
@@ -179,17 +217,22 @@ void aotc_tfl_hybrid_depthwise_f32(const aotc_tfl_hybrid_conv_params *p, const i
                 int32_t kx0, kx1;
                 const int32_t ix0 = ox * p->sw - p->pad_left;
                 float *yo = y + (((ptrdiff_t)b * p->oh + oy) * p->ow + ox) * p->oc;
+                int whole;
                 hybrid_taps(ix0, p->dw, p->kw, p->w, &kx0, &kx1);
+                whole = p->depth_multiplier == 1 && ky0 == 0 && kx0 == 0 && ky1 == p->kh && kx1 == p->kw;
                 for (c0 = 0; c0 < p->oc; c0 += 64) {
                     const int32_t n = p->oc - c0 < 64 ? p->oc - c0 : 64;
-                    for (k = 0; k < n; ++k) acc[k] = 0;
+                    for (k = 0; k < n; ++k) acc[k] = whole ? -p->w_sums[c0 + k] * off : 0;
                     for (ky = ky0; ky < ky1; ++ky) {
                         const int32_t iy = iy0 + ky * p->dh;
                         for (kx = kx0; kx < kx1; ++kx) {
                             const int32_t ix = ix0 + kx * p->dw;
                             const int8_t *xq = q + (((ptrdiff_t)b * p->h + iy) * p->w + ix) * p->c;
                             const int8_t *wq = w + ((ptrdiff_t)ky * p->kw + kx) * p->oc + c0;
-                            for (k = 0; k < n; ++k) acc[k] += wq[k] * (xq[(c0 + k) / p->depth_multiplier] - off);
+                            if (whole)
+                                for (k = 0; k < n; ++k) acc[k] += wq[k] * xq[c0 + k];
+                            else
+                                for (k = 0; k < n; ++k) acc[k] += wq[k] * (xq[(c0 + k) / p->depth_multiplier] - off);
                         }
                     }
                     for (k = 0; k < n; ++k) yo[c0 + k] = hybrid_scaled(p, acc[k], scale[b], c0 + k, bias);
