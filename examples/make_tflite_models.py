@@ -629,6 +629,32 @@ def rnn_written(hybrid: bool = False) -> bytes:
     return w.finish([x1, x2, x3], [y1, y2, y3])
 
 
+def lstm_step(hybrid: bool = False) -> bytes:
+    """The builtin LSTM op (one step of [batch, n_in], the full kernel; the converter writes it only from TF's
+    composite LSTM cells, so written with the schema): batch 2, 5 inputs, 6 cells, all four gates, cell clip 3, h
+    and c in variable tensors. hybrid: the eight gate weights int8 with a scale each (LiteRT's hybrid LSTM)."""
+    w = Written()
+    sch, t = w.sch, w.sch.TensorType
+    rng = np.random.default_rng(15)
+
+    def weights(shape):
+        v = rng.standard_normal(shape).astype(np.float32) * 0.5
+        if not hybrid:
+            return w.tensor(shape, t.FLOAT32, data=v)
+        scale = float(np.abs(v).max()) / 127
+        return w.tensor(shape, t.INT8, scale, 0, data=np.clip(np.round(v / scale), -127, 127).astype(np.int8))
+
+    x = w.tensor([2, 5], t.FLOAT32)
+    ins = [x, *(weights([6, 5]) for _ in range(4)), *(weights([6, 6]) for _ in range(4)), -1, -1, -1,
+           *(w.tensor([6], t.FLOAT32, data=rng.standard_normal(6).astype(np.float32) * 0.2) for _ in range(4)), -1, -1,
+           w.tensor([2, 6], t.FLOAT32, variable=True), w.tensor([2, 6], t.FLOAT32, variable=True), -1, -1, -1, -1]
+    y = w.tensor([2, 6], t.FLOAT32)
+    o = sch.LSTMOptionsT()
+    o.fusedActivationFunction, o.cellClip, o.asymmetricQuantizeInputs = sch.ActivationFunctionType.TANH, 3.0, hybrid
+    w.op(w.sch.BuiltinOperator.LSTM, ins, [y], w.sch.BuiltinOptions.LSTMOptions, o)
+    return w.finish([x], [y])
+
+
 def fill_int8() -> bytes:
     """int8 SHAPE of an int8 tensor and FILL of an int8 value computed at run time (REDUCE_MAX over every
     axis), which the converter writes only where shapes are dynamic (written with the schema); FILL's
@@ -1069,7 +1095,8 @@ def main(out: Path, names: list[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for name, write in (("svdf_int8", svdf_int8), ("shapes_float", shapes_float),  # written with the schema
                         ("stablehlo_float", stablehlo_float), ("rnn_float", rnn_written),
-                        ("rnn_hybrid", lambda: rnn_written(True)),
+                        ("rnn_hybrid", lambda: rnn_written(True)), ("lstmstep_float", lstm_step),
+                        ("lstmstep_hybrid", lambda: lstm_step(True)),
                         ("fill_int8", fill_int8), ("detect_float", detect_float)):
         if not names or name.split("_")[0] in names:
             (out / f"{name}.tflite").write_bytes(write())

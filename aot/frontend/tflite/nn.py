@@ -219,7 +219,7 @@ OPS = {
     "FULLY_CONNECTED": _fully_connected, "AVERAGE_POOL_2D": _pool("AveragePool"), "MAX_POOL_2D": _pool("MaxPool"),
     "L2_POOL_2D": _l2_pool,
     "SOFTMAX": _softmax, "LOG_SOFTMAX": _log_softmax, "L2_NORMALIZATION": _l2_normalization,
-    "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm, "RNN": lower_rnn,
+    "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm, "LSTM": _lstm, "RNN": lower_rnn,
     "UNIDIRECTIONAL_SEQUENCE_RNN": lower_rnn,
     "CONV_3D": _conv3d, "CONV_3D_TRANSPOSE": _conv3d, "LOCAL_RESPONSE_NORMALIZATION": _lrn,
 }

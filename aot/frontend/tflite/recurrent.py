@@ -55,11 +55,15 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
     hidden = b.tensor(op.inputs[_W[1]]).shape[0]
     out_t = b.tensor(op.outputs[0])
     n_out = out_t.shape[-1]  # hidden, or the projection's size
-    time_major = bool(o.timeMajor)
+    one_step = op.op == "LSTM"  # the builtin LSTM op: one step of [batch, n_in], its output [batch, n_out]
+    if one_step and (int(getattr(o, "kernelType", 0)) != 0 or len(op.outputs) != 1):
+        raise op_error(op, "LSTM of the basic kernel type or with more than one output is not supported (the full "
+                       "kernel with one output is)")
+    time_major = not one_step and bool(o.timeMajor)
     if time_major:
         steps, batch = x.shape[0], x.shape[1]
     else:
-        batch, steps = x.shape[0], x.shape[1]
+        batch, steps = x.shape[0], 1 if one_step else x.shape[1]
     n_in = x.shape[-1]
     gh = len(gates) * hidden
     name = b.names[op.outputs[0]]
@@ -158,6 +162,8 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
     out = b.names[op.outputs[0]]
     if time_major:
         b.node("Identity", [ys], [out], hint=name)
+    elif one_step:  # [1, batch, n_out] -> [batch, n_out]
+        b.node("Reshape", [ys, const(list(out_t.shape), "out_shape")], [out], hint=name)
     else:  # the scan output is [steps, batch, n_out]
         b.node("Transpose", [ys], [out], hint=name, perm=[1, 0, 2])
     b.values[op.outputs[0]] = {NHWC: out}
