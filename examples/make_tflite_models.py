@@ -569,8 +569,8 @@ def shapes_float() -> bytes:
 
 def stablehlo_float() -> bytes:
     """The float builtins of LiteRT's reference resolver the converter folds or writes only from StableHLO
-    (written with the schema): STABLEHLO_ADD, _MULTIPLY, _MAXIMUM, _MINIMUM, RANK of the input and RANGE of
-    constants (each added to the product)."""
+    (written with the schema): STABLEHLO_ADD, _MULTIPLY, _MAXIMUM, _MINIMUM, RANK of the input, RANGE of
+    constants (added to the maximum), DILATE of the input (by 2, 1 and 3, padded with -0.5)."""
     w = Written()
     t, op = w.sch.TensorType, w.sch.BuiltinOperator
     x = w.tensor([2, 3, 4], t.FLOAT32)
@@ -581,12 +581,16 @@ def stablehlo_float() -> bytes:
         w.op(getattr(op, name), [x, c] if name != "STABLEHLO_MULTIPLY" else [x, vals["STABLEHLO_ADD"]], [vals[name]])
     rank = w.tensor([], t.INT32)
     w.op(op.RANK, [x], [rank])
+    dilations = w.tensor([3], t.INT32, data=np.array([2, 1, 3], np.int32))
+    pad = w.tensor([], t.FLOAT32, data=np.array(-0.5, np.float32))
+    dilated = w.tensor([3, 3, 10], t.FLOAT32)
+    w.op(op.DILATE, [x, dilations, pad], [dilated])
     limits = [w.tensor([], t.FLOAT32, data=np.array(v, np.float32)) for v in (1.0, 3.0, 0.5)]
     rng_ = w.tensor([4], t.FLOAT32)
     w.op(op.RANGE, limits, [rng_])
     y = w.tensor([2, 3, 4], t.FLOAT32)
     w.op(op.ADD, [vals["STABLEHLO_MAXIMUM"], rng_], [y], w.sch.BuiltinOptions.AddOptions, w.sch.AddOptionsT())
-    return w.finish([x], [vals["STABLEHLO_MULTIPLY"], vals["STABLEHLO_MINIMUM"], y, rank])
+    return w.finish([x], [vals["STABLEHLO_MULTIPLY"], vals["STABLEHLO_MINIMUM"], y, rank, dilated])
 
 
 def rnn_written(hybrid: bool = False) -> bytes:

@@ -1,7 +1,8 @@
 """Float builtins of LiteRT's reference resolver that aotc refused before issue 50's last part
 (aot/frontend/tflite/resolver.py), against LiteRT's reference kernels: resolver2 (a tf.function through
 TFLiteConverter: RIGHT_SHIFT by constant and run-time amounts, CAST through uint8 / uint16 / uint32, BITCAST,
-SPARSE_TO_DENSE) and stablehlo (written with the schema: STABLEHLO_ADD, _MULTIPLY, _MAXIMUM, _MINIMUM, RANK, RANGE);
+SPARSE_TO_DENSE) and stablehlo (written with the schema: STABLEHLO_ADD, _MULTIPLY, _MAXIMUM, _MINIMUM, RANK, RANGE,
+DILATE);
 and the builtins refused by design, each with its reason on the ops page."""
 
 from __future__ import annotations

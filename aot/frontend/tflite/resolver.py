@@ -1,5 +1,5 @@
 """Float builtins of LiteRT's reference resolver (BuiltinRefOpResolver) that the families' modules did not map
-(issue 50): RIGHT_SHIFT, BITCAST, SPARSE_TO_DENSE, RANK, RANGE of constants, and the elementwise STABLEHLO ops
+(issue 50): RIGHT_SHIFT, BITCAST, SPARSE_TO_DENSE, RANK, RANGE of constants, DILATE, and the elementwise STABLEHLO ops
 the resolver registers (STABLEHLO_ADD, _MULTIPLY, _MAXIMUM, _MINIMUM), onto ONNX operators.
 
 REFUSED says, for `aotc ops --tflite`, why each builtin that cannot be a static-arena bundle stays refused.
@@ -103,6 +103,35 @@ def _range(b: OnnxBuilder, op: TflOp) -> None:
     b.values[op.outputs[0]] = {NHWC: b.const(data, b.names[op.outputs[0]])}
 
 
+def _dilate(b: OnnxBuilder, op: TflOp) -> None:
+    """DILATE(x, dilations, padding_value): d - 1 padding values between neighbours along each axis, size (n - 1) d
+    + 1. Per dilated axis: a new axis after it padded to d with the value, merged into the axis, the tail cut."""
+    x, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0])
+    d = b.tensor(op.inputs[1]).data
+    if d is None or np.any(d.reshape(-1) < 1):
+        raise op_error(op, "DILATE with dilations computed at run time (or below 1) is not supported")
+    value = b.node("Reshape", [b.value(op.inputs[2], NHWC), b.const(np.array([], np.int64), "scalar")],
+                   hint=f"{op.name}_value")
+    cur, shape = b.value(op.inputs[0], NHWC), list(x.shape)
+    for axis, k in enumerate(int(v) for v in d.reshape(-1)):
+        if k == 1 or shape[axis] == 0:
+            continue
+        rank = len(shape)
+        grown = b.node("Unsqueeze", [cur, b.const(np.array([axis + 1], np.int64), "axis")], hint=f"{op.name}_grow")
+        pads = np.zeros(2 * (rank + 1), np.int64)
+        pads[rank + 1 + axis + 1] = k - 1
+        padded = b.node("Pad", [grown, b.const(pads, "pads"), value], hint=f"{op.name}_pad{axis}", mode="constant")
+        merged = shape[:axis] + [shape[axis] * k] + shape[axis + 1:]
+        flat = b.node("Reshape", [padded, b.const(np.array(merged, np.int64), "shape")], hint=f"{op.name}_merge{axis}")
+        shape[axis] = (shape[axis] - 1) * k + 1
+        cur = b.node("Slice", [flat, b.const(np.array([0], np.int64), "start"),
+                               b.const(np.array([shape[axis]], np.int64), "end"),
+                               b.const(np.array([axis], np.int64), "axis")], hint=f"{op.name}_cut{axis}")
+    if shape != list(y.shape):
+        raise op_error(op, f"DILATE gives {shape} where the file declares {list(y.shape)}")
+    finish(b, op, "Identity", [cur], NHWC)
+
+
 def _stablehlo(onnx_op: str):
     def lower(b: OnnxBuilder, op: TflOp) -> None:
         names, layout = binary_inputs(b, op)
@@ -112,7 +141,7 @@ def _stablehlo(onnx_op: str):
 
 OPS = {
     "RIGHT_SHIFT": _right_shift, "BITCAST": _bitcast, "SPARSE_TO_DENSE": _sparse_to_dense, "RANK": _rank,
-    "RANGE": _range,
+    "RANGE": _range, "DILATE": _dilate,
     # StableHLO's elementwise ops of LiteRT's reference resolver: TFLite's ADD, MUL, MAXIMUM, MINIMUM with no options
     "STABLEHLO_ADD": _stablehlo("Add"), "STABLEHLO_MULTIPLY": _stablehlo("Mul"),
     "STABLEHLO_MAXIMUM": _stablehlo("Max"), "STABLEHLO_MINIMUM": _stablehlo("Min"),
