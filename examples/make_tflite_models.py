@@ -659,6 +659,51 @@ def lstm_step(hybrid: bool = False) -> bytes:
     return w.finish([x], [y])
 
 
+def bidi(hybrid: bool = False) -> bytes:
+    """BIDIRECTIONAL_SEQUENCE_RNN (merged outputs, batch-major, TANH) and BIDIRECTIONAL_SEQUENCE_LSTM (two outputs,
+    time-major, cell clip 2; a Keras Bidirectional layer converts to two unidirectional ops instead, so written
+    with the schema), each direction's state in variable tensors. hybrid: every weight matrix int8 with a scale."""
+    w = Written()
+    sch, t, op, opt = w.sch, w.sch.TensorType, w.sch.BuiltinOperator, w.sch.BuiltinOptions
+    rng = np.random.default_rng(16)
+
+    def weights(shape):
+        v = rng.standard_normal(shape).astype(np.float32) * 0.5
+        if not hybrid:
+            return w.tensor(shape, t.FLOAT32, data=v)
+        scale = float(np.abs(v).max()) / 127
+        return w.tensor(shape, t.INT8, scale, 0, data=np.clip(np.round(v / scale), -127, 127).astype(np.int8))
+
+    def bias(n):
+        return w.tensor([n], t.FLOAT32, data=rng.standard_normal(n).astype(np.float32) * 0.2)
+
+    x1 = w.tensor([2, 4, 3], t.FLOAT32)  # batch 2, 4 steps
+    ins = [x1]
+    for units in (5, 4):  # each direction: W, R, bias, hidden state
+        ins += [weights([units, 3]), weights([units, units]), bias(units)]
+        ins.append(w.tensor([2, units], t.FLOAT32, variable=True))
+    ins += [-1, -1, -1]  # no auxiliary input and weights
+    y1 = w.tensor([2, 4, 9], t.FLOAT32)
+    ro = sch.BidirectionalSequenceRNNOptionsT()
+    ro.timeMajor, ro.fusedActivationFunction, ro.mergeOutputs = False, sch.ActivationFunctionType.TANH, True
+    ro.asymmetricQuantizeInputs = hybrid
+    w.op(op.BIDIRECTIONAL_SEQUENCE_RNN, ins, [y1], opt.BidirectionalSequenceRNNOptions, ro)
+    x2 = w.tensor([3, 1, 4], t.FLOAT32)  # time-major: 3 steps, batch 1
+    lins, states = [x2], []
+    for cells in (4, 4):  # LiteRT wants the two directions' cells equal
+        lins += [*(weights([cells, 4]) for _ in range(4)), *(weights([cells, cells]) for _ in range(4)), -1, -1, -1,
+                 *(bias(cells) for _ in range(4)), -1, -1]
+        states += [w.tensor([1, cells], t.FLOAT32, variable=True), w.tensor([1, cells], t.FLOAT32, variable=True)]
+    lins += states + [-1] * 9
+    fw, bw = w.tensor([3, 1, 4], t.FLOAT32), w.tensor([3, 1, 4], t.FLOAT32)
+    lo = sch.BidirectionalSequenceLSTMOptionsT()
+    lo.fusedActivationFunction, lo.cellClip, lo.mergeOutputs, lo.timeMajor = sch.ActivationFunctionType.TANH, 2.0, \
+        False, True
+    lo.asymmetricQuantizeInputs = hybrid
+    w.op(op.BIDIRECTIONAL_SEQUENCE_LSTM, lins, [fw, bw], opt.BidirectionalSequenceLSTMOptions, lo)
+    return w.finish([x1, x2], [y1, fw, bw])
+
+
 def fill_int8() -> bytes:
     """int8 SHAPE of an int8 tensor and FILL of an int8 value computed at run time (REDUCE_MAX over every
     axis), which the converter writes only where shapes are dynamic (written with the schema); FILL's
@@ -1100,7 +1145,8 @@ def main(out: Path, names: list[str]) -> None:
     for name, write in (("svdf_int8", svdf_int8), ("shapes_float", shapes_float),  # written with the schema
                         ("stablehlo_float", stablehlo_float), ("rnn_float", rnn_written),
                         ("rnn_hybrid", lambda: rnn_written(True)), ("lstmstep_float", lstm_step),
-                        ("lstmstep_hybrid", lambda: lstm_step(True)),
+                        ("lstmstep_hybrid", lambda: lstm_step(True)), ("bidi_float", bidi),
+                        ("bidi_hybrid", lambda: bidi(True)),
                         ("fill_int8", fill_int8), ("detect_float", detect_float)):
         if not names or name.split("_")[0] in names:
             (out / f"{name}.tflite").write_bytes(write())

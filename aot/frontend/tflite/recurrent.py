@@ -432,3 +432,62 @@ def lower_rnn(b: OnnxBuilder, op: TflOp) -> None:
     b.values[op.outputs[0]] = {NHWC: out}
     b.extra_outputs.append(helper.make_tensor_value_info(h_last, f32, [batch, units]))
     record_state(b, h0, h_last, "float32", [batch, units], reset_value(var), reset_source(var))
+
+
+# BIDIRECTIONAL_SEQUENCE_LSTM's inputs (bidirectional_sequence_lstm.cc): each direction's 17 weights and biases
+# in UNIDIRECTIONAL_SEQUENCE_LSTM's order, then its h and c, then the auxiliary input and its weights
+_BIDI_LSTM = {"fw": (range(1, 18), 35, 36), "bw": (range(18, 35), 37, 38)}
+_BIDI_RNN = {"fw": (range(1, 4), 4), "bw": (range(5, 8), 8)}
+
+
+def lower_bidirectional(b: OnnxBuilder, op: TflOp) -> None:
+    """BIDIRECTIONAL_SEQUENCE_LSTM / _RNN: the forward direction on x and the backward one on x reversed in time
+    (its outputs reversed back), each the unidirectional op's lowering (float or hybrid), their outputs
+    concatenated along the last axis with merge_outputs, else two outputs. Each direction's state is carried
+    as the unidirectional op's. An auxiliary input is refused by name."""
+    lstm = op.op == "BIDIRECTIONAL_SEQUENCE_LSTM"
+    o = op.options
+    aux = 39 if lstm else 9
+    if len(op.inputs) > aux and op.inputs[aux] >= 0:
+        raise op_error(op, f"{op.op} with an auxiliary input is not supported")
+    x = b.tensor(op.inputs[0])
+    time_axis = 0 if o.timeMajor else 1
+    merge = bool(o.mergeOutputs)
+    outs = []
+    for k, (direction, spec) in enumerate((_BIDI_LSTM if lstm else _BIDI_RNN).items()):
+        x_idx = op.inputs[0]
+        if direction == "bw":
+            x_idx = _virtual(b, x, f"{b.names[op.inputs[0]]}_reversed", x.shape)
+            b.values[x_idx] = {NHWC: _reverse(b, b.value(op.inputs[0], NHWC), time_axis, x.shape, f"{op.name}_bw_x")}
+        weights = [op.inputs[i] if len(op.inputs) > i else -1 for i in spec[0]]
+        states = [op.inputs[i] for i in spec[1:]]
+        # the recurrent weights: [units, units] (RNN); recurrent-to-forget [n_cell, n_output] (LSTM)
+        n_out = b.tensor(weights[5]).shape[1] if lstm else b.tensor(weights[1]).shape[0]
+        shape = (*x.shape[:-1], n_out)
+        y_idx = _virtual(b, x, f"{b.names[op.outputs[0]]}_{direction}", shape)
+        one = TflOp(op.index, "UNIDIRECTIONAL_SEQUENCE_LSTM" if lstm else "UNIDIRECTIONAL_SEQUENCE_RNN",
+                    [x_idx, *weights, *states] + ([-1] * 4 if lstm else []), [y_idx], o)
+        (lower_lstm if lstm else lower_rnn)(b, one)
+        y = b.value(y_idx, NHWC)
+        outs.append(_reverse(b, y, time_axis, shape, f"{op.name}_bw_y") if direction == "bw" else y)
+        if not merge:
+            b.node("Identity", [outs[-1]], [b.names[op.outputs[k]]], hint=f"{op.name}_{direction}")
+            b.values[op.outputs[k]] = {NHWC: b.names[op.outputs[k]]}
+    if merge:
+        b.node("Concat", outs, [b.names[op.outputs[0]]], hint=op.name, axis=-1)
+        b.values[op.outputs[0]] = {NHWC: b.names[op.outputs[0]]}
+
+
+def _virtual(b: OnnxBuilder, like, name: str, shape: tuple[int, ...]) -> int:
+    """A tensor the file does not have (one direction's input or output), added to the builder's model."""
+    b.m.tensors.append(type(like)(len(b.m.tensors), name, tuple(shape), "float32", None, None))
+    b.names.append(b.fresh(name))
+    return len(b.m.tensors) - 1
+
+
+def _reverse(b: OnnxBuilder, x: str, axis: int, shape: tuple[int, ...], hint: str) -> str:
+    """x reversed along `axis` (a Slice of step -1)."""
+    return b.node("Slice", [x, b.const(np.array([shape[axis] - 1], np.int64), "start"),
+                            b.const(np.array([-shape[axis] - 1], np.int64), "end"),
+                            b.const(np.array([axis], np.int64), "axis"), b.const(np.array([-1], np.int64), "step")],
+                  hint=hint)
