@@ -704,6 +704,28 @@ def bidi(hybrid: bool = False) -> bytes:
     return w.finish([x1, x2], [y1, fw, bw])
 
 
+def embed_hybrid() -> bytes:
+    """EMBEDDING_LOOKUP of int8 rows into float32 (LiteRT's hybrid embedding lookup; written with the schema): a
+    table with a scale per row and one with a single scale, looked up by ids that ARG_MAX computes."""
+    w = Written()
+    t, op, opt = w.sch.TensorType, w.sch.BuiltinOperator, w.sch.BuiltinOptions
+    rng = np.random.default_rng(17)
+    x = w.tensor([4, 10], t.FLOAT32)
+    arg_opts = w.sch.ArgMaxOptionsT()
+    arg_opts.outputType = t.INT32
+    ids = w.tensor([4], t.INT32)
+    w.op(op.ARG_MAX, [x, w.tensor([], t.INT32, data=np.array(1, np.int32))], [ids], opt.ArgMaxOptions, arg_opts)
+    per_row = w.tensor([10, 6], t.INT8, data=rng.integers(-127, 128, (10, 6)).astype(np.int8))
+    q = w.sch.QuantizationParametersT()
+    q.scale, q.zeroPoint, q.quantizedDimension = list(rng.uniform(0.01, 0.1, 10)), [0] * 10, 0
+    w.sg.tensors[per_row].quantization = q
+    one = w.tensor([10, 3, 2], t.INT8, 0.037, 0, data=rng.integers(-127, 128, (10, 3, 2)).astype(np.int8))
+    y1, y2 = w.tensor([4, 6], t.FLOAT32), w.tensor([4, 3, 2], t.FLOAT32)
+    w.op(op.EMBEDDING_LOOKUP, [ids, per_row], [y1])
+    w.op(op.EMBEDDING_LOOKUP, [ids, one], [y2])
+    return w.finish([x], [y1, y2])
+
+
 def fill_int8() -> bytes:
     """int8 SHAPE of an int8 tensor and FILL of an int8 value computed at run time (REDUCE_MAX over every
     axis), which the converter writes only where shapes are dynamic (written with the schema); FILL's
@@ -1146,7 +1168,7 @@ def main(out: Path, names: list[str]) -> None:
                         ("stablehlo_float", stablehlo_float), ("rnn_float", rnn_written),
                         ("rnn_hybrid", lambda: rnn_written(True)), ("lstmstep_float", lstm_step),
                         ("lstmstep_hybrid", lambda: lstm_step(True)), ("bidi_float", bidi),
-                        ("bidi_hybrid", lambda: bidi(True)),
+                        ("bidi_hybrid", lambda: bidi(True)), ("embed_hybrid", embed_hybrid),
                         ("fill_int8", fill_int8), ("detect_float", detect_float)):
         if not names or name.split("_")[0] in names:
             (out / f"{name}.tflite").write_bytes(write())

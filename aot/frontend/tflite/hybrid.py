@@ -34,7 +34,7 @@ HYBRID_OPS = {"FULLY_CONNECTED": tfl.HYBRID_FULLY_CONNECTED, "CONV_2D": tfl.HYBR
               "DEPTHWISE_CONV_2D": tfl.HYBRID_DEPTHWISE_CONV_2D}
 # ops whose hybrid form another module lowers (recurrent.py: its products by hybrid_fc), by their int8 weights' input
 HYBRID_ELSEWHERE = {"UNIDIRECTIONAL_SEQUENCE_LSTM": 2, "LSTM": 2, "RNN": 1, "UNIDIRECTIONAL_SEQUENCE_RNN": 1,
-                    "BIDIRECTIONAL_SEQUENCE_LSTM": 2, "BIDIRECTIONAL_SEQUENCE_RNN": 1}
+                    "BIDIRECTIONAL_SEQUENCE_LSTM": 2, "BIDIRECTIONAL_SEQUENCE_RNN": 1, "EMBEDDING_LOOKUP": 1}
 _CLAMP = {ACT_NONE: (-np.inf, np.inf), ACT_RELU: (0.0, np.inf), ACT_RELU6: (0.0, 6.0), ACT_RELU_N1_TO_1: (-1.0, 1.0),
           ACT_TANH: (-np.inf, np.inf)}
 
@@ -44,7 +44,8 @@ def is_hybrid(b: OnnxBuilder, op: TflOp) -> bool:
     k = HYBRID_ELSEWHERE.get(op.op, 1)
     if (op.op not in HYBRID_OPS and op.op not in HYBRID_ELSEWHERE) or len(op.inputs) <= k or op.inputs[k] < 0:
         return False
-    x, w = b.tensor(op.inputs[0]), b.tensor(op.inputs[k])
+    x = b.tensor(op.outputs[0] if op.op == "EMBEDDING_LOOKUP" else op.inputs[0])  # (its input 0: the ids)
+    w = b.tensor(op.inputs[k])
     return x.dtype == "float32" and w.dtype in ("int8", "uint8", "int16") and w.quant is not None
 
 
