@@ -931,6 +931,14 @@ def symmetric_inputs(tflite: bytes) -> bytes:
     return bytes(fb.Output())
 
 
+def hybrid_deconv() -> keras.Model:
+    """TRANSPOSE_CONV for dynamic-range quantisation: Keras Conv2DTranspose with int8 weights per channel (LiteRT's
+    HybridTransposeConv: its products scaled and summed in float), SAME at stride 2 with RELU, then VALID."""
+    x = keras.Input((6, 6, 16), batch_size=1)
+    h = L.Conv2DTranspose(32, 3, strides=2, padding="same", activation="relu")(x)
+    return keras.Model(x, L.Conv2DTranspose(8, 4, padding="valid")(h))
+
+
 def hybrid_lstm():
     """A tf_keras LSTM (UNIDIRECTIONAL_SEQUENCE_LSTM) for dynamic-range quantisation: its eight gate weights int8
     with a scale each (48 x 32 and 48 x 48: the converter leaves weights of fewer than 1024 elements float),
@@ -1075,7 +1083,8 @@ def mobilenet_v2_224_torchpad() -> keras.Model:
 
 # dynamic-range quantisation (int8 weights, float activations: LiteRT's hybrid kernels), issue 50
 HYBRID = {"hybrid_mlp": (hybrid_mlp, False), "hybrid_conv": (hybrid_conv, False),
-          "hybrid_conv_pt": (lambda: hybrid_conv(False), True), "hybrid_lstm": (hybrid_lstm, False)}
+          "hybrid_conv_pt": (lambda: hybrid_conv(False), True), "hybrid_lstm": (hybrid_lstm, False),
+          "hybrid_deconv": (hybrid_deconv, False)}
 # int4 weights (ai-edge-quantizer's recipes) of hybrid_mlp's float model
 INT4 = {"int4_dynamic": "dynamic_wi4_afp32", "int4_weight_only": "weight_only_wi4_afp32"}
 FP16 = ("keyword", "excite")  # also written with float16 weights (each behind a DEQUANTIZE), issue 50

@@ -60,6 +60,7 @@ HYBRID_QUANTIZE = "TflHybridQuantize"  # float32 -> int8 per batch, with each ba
 HYBRID_FULLY_CONNECTED = "TflHybridFullyConnected"
 HYBRID_CONV_2D = "TflHybridConv2D"
 HYBRID_DEPTHWISE_CONV_2D = "TflHybridDepthwiseConv2D"
+HYBRID_TRANSPOSE_CONV = "TflHybridTransposeConv"
 # the custom op TFLite_Detection_PostProcess (float, uint8 or int8 inputs; float outputs)
 DETECTION_POSTPROCESS = "TflDetectionPostProcess"
 
@@ -125,7 +126,7 @@ SCHEMAS: dict[str, TflSchema] = {s.op: s for s in (
                                                                                         "y_shape")),
     *(TflSchema(op, ("q", "scale", "offset", "w", "bias?"), ("y",), ("w_scale", "y_min", "y_max", "y_shape", "order",
                                                                       "kernel", "strides", "dilations", "pads"))
-      for op in (HYBRID_CONV_2D, HYBRID_DEPTHWISE_CONV_2D)),
+      for op in (HYBRID_CONV_2D, HYBRID_DEPTHWISE_CONV_2D, HYBRID_TRANSPOSE_CONV)),
     # the custom op's flexbuffer options by their TFLite names; anchors: a float32 constant [boxes, 4]
     # (dequantized when the file's are quantized); box_scale, box_zero, score_scale, score_zero: the
     # quantized inputs' parameters (uint8, int8)

@@ -68,6 +68,7 @@ def _emit_conv(ctx: NodeContext) -> None:
     n, h, w, c = ctx.shape(ctx.inputs[0])
     _, oh, ow, oc = ctx.shape(ctx.outputs[0])
     depthwise = ctx.node.op == "TflHybridDepthwiseConv2D"
+    transpose = ctx.node.op == "TflHybridTransposeConv"
     weights = ctx.const(ctx.inputs[3])
     p = ctx.params("aotc_tfl_hybrid_conv_params", {
         "n": c_int(n), "h": c_int(h), "w": c_int(w), "c": c_int(c), "oh": c_int(oh), "ow": c_int(ow),
@@ -76,12 +77,18 @@ def _emit_conv(ctx: NodeContext) -> None:
         "pad_top": c_int(a["pads"][0]), "pad_left": c_int(a["pads"][1]),
         "depth_multiplier": c_int(oc // c if depthwise else 1), "in_c": c_int(1 if depthwise else weights.shape[3]),
         "order": c_int(int(a["order"])), "w_scale": _w_scale(ctx, oc),
-        "w_sums": ctx.const_array("w_sums", _channel_sums(weights, depthwise),
-                                  "each output channel's filter summed over every tap"),
+        "w_sums": "NULL" if transpose else ctx.const_array("w_sums", _channel_sums(weights, depthwise),
+                                                           "each output channel's filter summed over every tap"),
         "y_min": c_float(a["y_min"]), "y_max": c_float(a["y_max"])},
-        comment=f"hybrid {'DEPTHWISE_CONV_2D' if depthwise else 'CONV_2D'} NHWC {[n, h, w, c]} -> {[n, oh, ow, oc]}, "
-                "int8 weights, int32 sums scaled to float")
-    ctx.call("aotc_tfl_hybrid_depthwise_f32" if depthwise else "aotc_tfl_hybrid_conv_f32", p, *_args(ctx))
+        comment=f"hybrid {_TFL[ctx.node.op]} NHWC {[n, h, w, c]} -> {[n, oh, ow, oc]}, int8 weights, int32 sums "
+                "scaled to float")
+    ctx.call(_FN[ctx.node.op], p, *_args(ctx))
+
+
+_TFL = {"TflHybridConv2D": "CONV_2D", "TflHybridDepthwiseConv2D": "DEPTHWISE_CONV_2D",
+        "TflHybridTransposeConv": "TRANSPOSE_CONV"}
+_FN = {"TflHybridConv2D": "aotc_tfl_hybrid_conv_f32", "TflHybridDepthwiseConv2D": "aotc_tfl_hybrid_depthwise_f32",
+       "TflHybridTransposeConv": "aotc_tfl_hybrid_transpose_conv_f32"}
 
 
 OPS: dict[str, HostOp] = {
@@ -89,4 +96,5 @@ OPS: dict[str, HostOp] = {
     "TflHybridFullyConnected": HostOp(_emit_fc, family="tflite_hybrid", dtypes=("int8",)),
     "TflHybridConv2D": HostOp(_emit_conv, family="tflite_hybrid", dtypes=("int8",)),
     "TflHybridDepthwiseConv2D": HostOp(_emit_conv, family="tflite_hybrid", dtypes=("int8",)),
+    "TflHybridTransposeConv": HostOp(_emit_conv, family="tflite_hybrid", dtypes=("int8",)),
 }

@@ -23,7 +23,9 @@ from test_tflite import AOTC, MODELS, _compile_build_run, _reference, _require_l
 # float model through ai-edge-quantizer's dynamic_wi4_afp32 (INT4 weights, unpacked when read, symmetric inputs);
 # int4_weight_only: its weight_only_wi4_afp32 (a DEQUANTIZE of each INT4 weight: float arithmetic, within tolerance)
 # embed_hybrid: EMBEDDING_LOOKUP of int8 rows (a scale per row, and one scale) into float32 (written with the schema)
-HYBRID = ["hybrid_mlp", "hybrid_conv", "hybrid_conv_pt", "int4_dynamic", "int4_weight_only", "embed_hybrid"]
+# hybrid_deconv: Keras Conv2DTranspose (TRANSPOSE_CONV, its float sums in LiteRT's scatter order)
+HYBRID = ["hybrid_mlp", "hybrid_conv", "hybrid_conv_pt", "int4_dynamic", "int4_weight_only", "embed_hybrid",
+          "hybrid_deconv"]
 NOT_EXACT = {"int4_weight_only"}  # float sums in another order than LiteRT's
 
 

@@ -1,8 +1,8 @@
 /* The hybrid kernels (aotc_tflite_hybrid.h, tflite_hybrid.c) against their references (tflite_hybrid_ref.c)
  * over random shapes, bit for bit: the run-time quantisation (symmetric and asymmetric; inputs of one value,
  * all zeros, or spread over a random magnitude), FULLY_CONNECTED (any rows, outputs not a multiple of 4),
- * CONV_2D (groups, strides, dilations, pads beyond the kernel) and DEPTHWISE_CONV_2D (depth multipliers, more
- * than 64 channels), in both scale orders, with and without a bias and a clamp. Inputs and tables of exactly
+ * CONV_2D (groups, strides, dilations, pads beyond the kernel), DEPTHWISE_CONV_2D (depth multipliers, more
+ * than 64 channels) and TRANSPOSE_CONV (its float sums in LiteRT's scatter order), in both scale orders, with and without a bias and a clamp. Inputs and tables of exactly
  * their size, outputs starting as NaN. And the quantisation of two inputs worked out by hand.
  *
  *     test_tflite_hybrid_kernels [seed] [shapes] */
@@ -150,6 +150,36 @@ static int check_conv(int depthwise) {
     return bad;
 }
 
+/* TRANSPOSE_CONV: random strides, pads within the kernel, output sizes up to the full scatter's. */
+static int check_transpose_conv(void) {
+    aotc_tfl_hybrid_conv_params p;
+    int8_t *q, *w;
+    float *s, *ws, *bias, *y, *ref;
+    int32_t *o;
+    size_t yn;
+    int bad;
+    memset(&p, 0, sizeof p);
+    p.n = rand_int(1, 2), p.h = rand_int(1, 6), p.w = rand_int(1, 6), p.c = rand_int(1, 9), p.oc = rand_int(1, 9);
+    p.kh = rand_int(1, 4), p.kw = rand_int(1, 4), p.sh = rand_int(1, 3), p.sw = rand_int(1, 3), p.dh = 1, p.dw = 1;
+    p.pad_top = rand_int(0, p.kh - 1), p.pad_left = rand_int(0, p.kw - 1), p.in_c = p.c, p.depth_multiplier = 1;
+    p.oh = rand_int(1, (p.h - 1) * p.sh + p.kh), p.ow = rand_int(1, (p.w - 1) * p.sw + p.kw);
+    clamp_range(&p.y_min, &p.y_max);
+    quantized_input(p.n, p.h * p.w * p.c, &q, &s, &o);
+    w = weights((size_t)p.oc * p.kh * p.kw * p.c), ws = channel_scales(p.oc), p.w_scale = ws;
+    bias = chance(1, 3) ? NULL : test_alloc((size_t)p.oc);
+    yn = (size_t)p.n * p.oh * p.ow * p.oc;
+    y = test_alloc_nan(yn), ref = test_alloc_nan(yn);
+    aotc_tfl_hybrid_transpose_conv_f32(&p, q, s, o, w, bias, y);
+    aotc_tfl_hybrid_transpose_conv_ref(&p, q, s, o, w, bias, ref);
+    bad = test_differs("aotc_tfl_hybrid_transpose_conv_f32", y, ref, NULL, yn);
+    if (bad)
+        printf("  n %d, %d x %d x %d -> %d x %d x %d, kernel %d x %d, strides %d %d, pads %d %d\n", (int)p.n, (int)p.h,
+               (int)p.w, (int)p.c, (int)p.oh, (int)p.ow, (int)p.oc, (int)p.kh, (int)p.kw, (int)p.sh, (int)p.sw,
+               (int)p.pad_top, (int)p.pad_left);
+    free(q), free(w), free(s), free(o), free(ws), free(bias), free(y), free(ref);
+    return bad;
+}
+
 /* By hand: [-1, 0.5, 0.25] symmetric: scale 1/127, q = [-127, 64 (63.5 away from zero), 32 (31.75)];
  * [0, 1] asymmetric: scale 1/255, zero point -128, q = [-128, 127]. */
 static int check_by_hand(void) {
@@ -174,10 +204,12 @@ int main(int argc, char **argv) {
     const int32_t shapes = test_args(argc, argv, 300);
     int bad = check_by_hand(), k;
     int32_t i;
-    static const char *names[4] = {"aotc_tfl_hybrid_quantize_f32", "aotc_tfl_hybrid_fc_f32",
-                                   "aotc_tfl_hybrid_conv_f32", "aotc_tfl_hybrid_depthwise_f32"};
-    for (k = 0; k < 4 && !bad; ++k) {
-        for (i = 0; i < shapes && !bad; ++i) bad = k == 0 ? check_quantize() : k == 1 ? check_fc() : check_conv(k == 3);
+    static const char *names[5] = {"aotc_tfl_hybrid_quantize_f32", "aotc_tfl_hybrid_fc_f32",
+                                   "aotc_tfl_hybrid_conv_f32", "aotc_tfl_hybrid_depthwise_f32",
+                                   "aotc_tfl_hybrid_transpose_conv_f32"};
+    for (k = 0; k < 5 && !bad; ++k) {
+        for (i = 0; i < shapes && !bad; ++i)
+            bad = k == 0 ? check_quantize() : k == 1 ? check_fc() : k == 4 ? check_transpose_conv() : check_conv(k == 3);
         printf("%-34s %s (%d shapes)\n", names[k], bad ? "MISMATCH" : "ok", (int)i);
     }
     return bad;

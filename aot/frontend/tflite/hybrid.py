@@ -25,13 +25,14 @@ from aot.frontend.tflite.lowering import (
     ACT_RELU6,
     ACT_RELU_N1_TO_1,
     ACT_TANH,
+    SAME,
     window_pads,
 )
 from aot.frontend.tflite.reader import TflOp
 from aot.ir import tflite_ops as tfl
 
 HYBRID_OPS = {"FULLY_CONNECTED": tfl.HYBRID_FULLY_CONNECTED, "CONV_2D": tfl.HYBRID_CONV_2D,
-              "DEPTHWISE_CONV_2D": tfl.HYBRID_DEPTHWISE_CONV_2D}
+              "DEPTHWISE_CONV_2D": tfl.HYBRID_DEPTHWISE_CONV_2D, "TRANSPOSE_CONV": tfl.HYBRID_TRANSPOSE_CONV}
 # ops whose hybrid form another module lowers (recurrent.py: its products by hybrid_fc), by their int8 weights' input
 HYBRID_ELSEWHERE = {"UNIDIRECTIONAL_SEQUENCE_LSTM": 2, "LSTM": 2, "RNN": 1, "UNIDIRECTIONAL_SEQUENCE_RNN": 1,
                     "BIDIRECTIONAL_SEQUENCE_LSTM": 2, "BIDIRECTIONAL_SEQUENCE_RNN": 1, "EMBEDDING_LOOKUP": 1}
@@ -44,7 +45,8 @@ def is_hybrid(b: OnnxBuilder, op: TflOp) -> bool:
     k = HYBRID_ELSEWHERE.get(op.op, 1)
     if (op.op not in HYBRID_OPS and op.op not in HYBRID_ELSEWHERE) or len(op.inputs) <= k or op.inputs[k] < 0:
         return False
-    x = b.tensor(op.outputs[0] if op.op == "EMBEDDING_LOOKUP" else op.inputs[0])  # (its input 0: the ids)
+    # (EMBEDDING_LOOKUP's input 0: the ids; TRANSPOSE_CONV's: the output shape)
+    x = b.tensor(op.outputs[0] if op.op == "EMBEDDING_LOOKUP" else op.inputs[2 if op.op == "TRANSPOSE_CONV" else 0])
     w = b.tensor(op.inputs[k])
     return x.dtype == "float32" and w.dtype in ("int8", "uint8", "int16") and w.quant is not None
 
@@ -78,8 +80,11 @@ def hybrid_fc(b: OnnxBuilder, hint: str, x: str, shape: tuple[int, ...], w: np.n
 
 
 def lower_hybrid(b: OnnxBuilder, op: TflOp) -> None:
-    """FULLY_CONNECTED, CONV_2D or DEPTHWISE_CONV_2D of a float input by int8 weights, as LiteRT's hybrid kernel."""
-    x, w, y = b.tensor(op.inputs[0]), b.tensor(op.inputs[1]), b.tensor(op.outputs[0])
+    """FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D or TRANSPOSE_CONV of a float input by int8 weights, as LiteRT's
+    hybrid kernel."""
+    transpose = op.op == "TRANSPOSE_CONV"
+    k_x, k_bias = (2, 3) if transpose else (0, 2)  # TRANSPOSE_CONV's inputs: output shape, weights, input, bias
+    x, w, y = b.tensor(op.inputs[k_x]), b.tensor(op.inputs[1]), b.tensor(op.outputs[0])
     o = op.options
     if w.dtype != "int8" or w.data is None:
         raise op_error(op, f"hybrid {op.op} needs constant int8 weights, '{w.name}' is {w.dtype}"
@@ -100,7 +105,7 @@ def lower_hybrid(b: OnnxBuilder, op: TflOp) -> None:
         out, depth = w.shape
         _check_scales(op, w, scales, out, 0)
         asymmetric = bool(o is not None and o.asymmetricQuantizeInputs)
-        ins = _quantize(b, op.name, b.value(op.inputs[0], NHWC), x.shape, depth, asymmetric)
+        ins = _quantize(b, op.name, b.value(op.inputs[k_x], NHWC), x.shape, depth, asymmetric)
         attrs["w_scale"] = [float(s) for s in scales]
     else:
         if len(x.shape) != 4:
@@ -109,7 +114,10 @@ def lower_hybrid(b: OnnxBuilder, op: TflOp) -> None:
         depthwise = op.op == "DEPTHWISE_CONV_2D"
         oc = y.shape[3]
         kh, kw = w.shape[1:3]
-        if depthwise:  # LiteRT reads a scale per output channel (one scale for one channel only)
+        if transpose:  # transpose_conv.cc EvalHybrid: asymmetric, one scale repeated per channel
+            _check_scales(op, w, scales, oc, 0)
+            asymmetric, order = True, 1
+        elif depthwise:  # LiteRT reads a scale per output channel (one scale for one channel only)
             _check_scales(op, w, scales, oc, 3)
             asymmetric, order = True, 0
         else:
@@ -122,16 +130,23 @@ def lower_hybrid(b: OnnxBuilder, op: TflOp) -> None:
             asymmetric, order = per_channel, int(per_channel)
             if not per_channel:
                 scales = scales[:1]
-        ins = _quantize(b, op.name, b.value(op.inputs[0], NHWC), x.shape, h * wd * c, asymmetric)
-        top, left, _, _ = window_pads(b, op, kh, kw, o.strideH, o.strideW, o.dilationHFactor, o.dilationWFactor)
+        ins = _quantize(b, op.name, b.value(op.inputs[k_x], NHWC), x.shape, h * wd * c, asymmetric)
+        if transpose:  # SAME: the smaller half of the overhang before, as TFLite's transpose conv padding
+            same = o.padding == SAME
+            top, left = (max((x.shape[1 + a] - 1) * s + k - y.shape[1 + a], 0) // 2 if same else 0
+                         for a, (k, s) in enumerate(((kh, o.strideH), (kw, o.strideW))))
+            dilations = [1, 1]
+        else:
+            top, left, _, _ = window_pads(b, op, kh, kw, o.strideH, o.strideW, o.dilationHFactor, o.dilationWFactor)
+            dilations = [o.dilationHFactor, o.dilationWFactor]
         attrs.update(w_scale=[float(s) for s in scales], order=order, kernel=[kh, kw], strides=[o.strideH, o.strideW],
-                     dilations=[o.dilationHFactor, o.dilationWFactor], pads=[top, left])
+                     dilations=dilations, pads=[top, left])
     ins.append(b.const(w.data, f"{op.name}_w"))
-    if len(op.inputs) > 2 and op.inputs[2] >= 0:
-        bias = b.tensor(op.inputs[2])
+    if len(op.inputs) > k_bias and op.inputs[k_bias] >= 0:
+        bias = b.tensor(op.inputs[k_bias])
         if bias.dtype != "float32":
             raise op_error(op, f"hybrid {op.op} needs a float32 bias, '{bias.name}' is {bias.dtype}")
-        ins.append(b.value(op.inputs[2], NHWC))
+        ins.append(b.value(op.inputs[k_bias], NHWC))
     out = b.names[op.outputs[0]] if act != ACT_TANH else b.fresh(f"{op.name}_pre_tanh")
     b.nodes.append(helper.make_node(HYBRID_OPS[op.op], ins, [out], name=b.fresh(op.name), domain=tfl.DOMAIN,
                                     **attrs))

@@ -467,5 +467,7 @@ void aotc_tfl_hybrid_conv_ref(const aotc_tfl_hybrid_conv_params *p, const int8_t
                               const int32_t *offset, const int8_t *w, const float *bias, float *y);
 void aotc_tfl_hybrid_depthwise_ref(const aotc_tfl_hybrid_conv_params *p, const int8_t *q, const float *scale,
                                    const int32_t *offset, const int8_t *w, const float *bias, float *y);
+void aotc_tfl_hybrid_transpose_conv_ref(const aotc_tfl_hybrid_conv_params *p, const int8_t *q, const float *scale,
+                                        const int32_t *offset, const int8_t *w, const float *bias, float *y);
 
 #endif /* AOTC_KERNELS_REF_H */

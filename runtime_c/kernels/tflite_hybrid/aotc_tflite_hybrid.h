@@ -44,6 +44,12 @@ typedef struct {
     float y_min, y_max;
 } aotc_tfl_hybrid_conv_params;
 
+/* TRANSPOSE_CONV (conv params: h, w, c the input's; oh, ow, oc the output's; kh, kw, sh, sw, pad_top, pad_left; w:
+ * OC x KH x KW x C), as LiteRT's HybridTransposeConv, which scatters each input element's products into the output
+ * in float: y = clamp(sum over (iy, ix, ic) in that order of (float)(w * (q - offset)) * w_scale[c] * s + bias[c]).
+ * Each output gathers its terms in that order, so the float sums round as LiteRT's. */
+void aotc_tfl_hybrid_transpose_conv_f32(const aotc_tfl_hybrid_conv_params *p, const int8_t *q, const float *scale,
+                                        const int32_t *offset, const int8_t *w, const float *bias, float *y);
 void aotc_tfl_hybrid_quantize_f32(const aotc_tfl_hybrid_quantize_params *p, const float *x, int8_t *q,
                                   float *scale, int32_t *offset);
 void aotc_tfl_hybrid_fc_f32(const aotc_tfl_hybrid_fc_params *p, const int8_t *q, const float *scale,

@@ -241,3 +241,39 @@ void aotc_tfl_hybrid_depthwise_f32(const aotc_tfl_hybrid_conv_params *p, const i
         }
     }
 }
+
+/* Each output gathers the terms LiteRT's scatter adds to it: the input positions i with o + pad - i * stride a tap
+ * in [0, k), in ascending order (row, column, then channel), as the scatter visits them. */
+void aotc_tfl_hybrid_transpose_conv_f32(const aotc_tfl_hybrid_conv_params *p, const int8_t *q, const float *scale,
+                                        const int32_t *offset, const int8_t *w, const float *bias, float *y) {
+    int32_t b, oy, ox, oc, iy, ix, ic;
+    for (b = 0; b < p->n; ++b) {
+        const int32_t off = offset[b];
+        const float s = scale[b];
+        for (oy = 0; oy < p->oh; ++oy) {
+            /* input rows reaching oy: oy + pad_top - iy * sh in [0, kh), in ascending iy */
+            const int32_t ry = oy + p->pad_top;
+            const int32_t iy0 = ry - (p->kh - 1) > 0 ? (ry - (p->kh - 1) + p->sh - 1) / p->sh : 0;
+            const int32_t iy1 = ry >= 0 ? (ry / p->sh < p->h - 1 ? ry / p->sh : p->h - 1) : -1;
+            for (ox = 0; ox < p->ow; ++ox) {
+                const int32_t rx = ox + p->pad_left;
+                const int32_t ix0 = rx - (p->kw - 1) > 0 ? (rx - (p->kw - 1) + p->sw - 1) / p->sw : 0;
+                const int32_t ix1 = rx >= 0 ? (rx / p->sw < p->w - 1 ? rx / p->sw : p->w - 1) : -1;
+                float *yo = y + (((ptrdiff_t)b * p->oh + oy) * p->ow + ox) * p->oc;
+                for (oc = 0; oc < p->oc; ++oc) {
+                    const float ws = p->w_scale[oc];
+                    float sum = 0.0f;
+                    for (iy = iy0; iy <= iy1; ++iy) {
+                        const int8_t *wy = w + ((ptrdiff_t)oc * p->kh + (ry - iy * p->sh)) * p->kw * p->c;
+                        for (ix = ix0; ix <= ix1; ++ix) {
+                            const int8_t *xq = q + (((ptrdiff_t)b * p->h + iy) * p->w + ix) * p->c;
+                            const int8_t *wq = wy + (ptrdiff_t)(rx - ix * p->sw) * p->c;
+                            for (ic = 0; ic < p->c; ++ic) sum += (float)((xq[ic] - off) * wq[ic]) * ws * s;
+                        }
+                    }
+                    yo[oc] = hybrid_clamp(bias ? sum + bias[oc] : sum, p->y_min, p->y_max);
+                }
+            }
+        }
+    }
+}

@@ -117,3 +117,32 @@ void aotc_tfl_hybrid_depthwise_ref(const aotc_tfl_hybrid_conv_params *p, const i
                         y[(((ptrdiff_t)b * p->oh + oy) * p->ow + ox) * p->oc + oc] = ref_scaled(p, acc, scale[b], oc, bias);
                     }
 }
+
+/* LiteRT's HybridTransposeConv literally: the output zeroed, each input element's products scattered into it in
+ * float, then the bias and the clamp. */
+void aotc_tfl_hybrid_transpose_conv_ref(const aotc_tfl_hybrid_conv_params *p, const int8_t *q, const float *scale,
+                                        const int32_t *offset, const int8_t *w, const float *bias, float *y) {
+    const ptrdiff_t total = (ptrdiff_t)p->n * p->oh * p->ow * p->oc;
+    ptrdiff_t i;
+    int32_t b, iy, ix, ic, ky, kx, oc;
+    for (i = 0; i < total; ++i) y[i] = 0.0f;
+    for (b = 0; b < p->n; ++b)
+        for (iy = 0; iy < p->h; ++iy)
+            for (ix = 0; ix < p->w; ++ix)
+                for (ic = 0; ic < p->c; ++ic)
+                    for (ky = 0; ky < p->kh; ++ky)
+                        for (kx = 0; kx < p->kw; ++kx)
+                            for (oc = 0; oc < p->oc; ++oc) {
+                                const int32_t oy = iy * p->sh - p->pad_top + ky, ox = ix * p->sw - p->pad_left + kx;
+                                int32_t acc;
+                                if (oy < 0 || oy >= p->oh || ox < 0 || ox >= p->ow) continue;
+                                acc = (q[(((ptrdiff_t)b * p->h + iy) * p->w + ix) * p->c + ic] - offset[b]) *
+                                      w[(((ptrdiff_t)oc * p->kh + ky) * p->kw + kx) * p->c + ic];
+                                y[(((ptrdiff_t)b * p->oh + oy) * p->ow + ox) * p->oc + oc] +=
+                                    (float)acc * p->w_scale[oc] * scale[b];
+                            }
+    for (i = 0; i < total; ++i) {
+        const float v = bias ? y[i] + bias[i % p->oc] : y[i];
+        y[i] = ref_clamp(v, p->y_min, p->y_max);
+    }
+}
