@@ -491,6 +491,32 @@ def svdf_int8() -> bytes:
     return w.finish([x], [y, p, q])
 
 
+def svdf_written(hybrid: bool = False) -> bytes:
+    """A float SVDF (written with the schema, as svdf_int8): [2, 12] input, 8 filters of rank 2 over 5 steps, a
+    bias, RELU, the state in a variable tensor. hybrid: feature and time weights int8 with a scale each (LiteRT's
+    hybrid SVDF), the input quantized asymmetrically."""
+    w = Written()
+    sch, t = w.sch, w.sch.TensorType
+    rng = np.random.default_rng(18)
+
+    def weights(shape):
+        v = rng.standard_normal(shape).astype(np.float32) * 0.5
+        if not hybrid:
+            return w.tensor(shape, t.FLOAT32, data=v)
+        scale = float(np.abs(v).max()) / 127
+        return w.tensor(shape, t.INT8, scale, 0, data=np.clip(np.round(v / scale), -127, 127).astype(np.int8))
+
+    x = w.tensor([2, 12], t.FLOAT32)
+    ins = [x, weights([8, 12]), weights([8, 5]), w.tensor([4], t.FLOAT32, data=rng.standard_normal(4).astype(
+        np.float32) * 0.1), w.tensor([2, 40], t.FLOAT32, variable=True)]
+    y = w.tensor([2, 4], t.FLOAT32)
+    opts = sch.SVDFOptionsT()
+    opts.rank, opts.fusedActivationFunction, opts.asymmetricQuantizeInputs = 2, sch.ActivationFunctionType.RELU, \
+        hybrid
+    w.op(sch.BuiltinOperator.SVDF, ins, [y], sch.BuiltinOptions.SVDFOptions, opts)
+    return w.finish([x], [y])
+
+
 def detect_float() -> bytes:
     """TFLite_Detection_PostProcess, the custom op SSD detectors end in (issue 50), written with the schema and
     a flexbuffer of options: float box encodings [1, 64, 4] and class predictions [1, 64, 4] (a background
@@ -1178,6 +1204,7 @@ def main(out: Path, names: list[str]) -> None:
                         ("rnn_hybrid", lambda: rnn_written(True)), ("lstmstep_float", lstm_step),
                         ("lstmstep_hybrid", lambda: lstm_step(True)), ("bidi_float", bidi),
                         ("bidi_hybrid", lambda: bidi(True)), ("embed_hybrid", embed_hybrid),
+                        ("svdf_float", svdf_written), ("svdf_hybrid", lambda: svdf_written(True)),
                         ("fill_int8", fill_int8), ("detect_float", detect_float)):
         if not names or name.split("_")[0] in names:
             (out / f"{name}.tflite").write_bytes(write())

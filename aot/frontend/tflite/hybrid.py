@@ -35,7 +35,8 @@ HYBRID_OPS = {"FULLY_CONNECTED": tfl.HYBRID_FULLY_CONNECTED, "CONV_2D": tfl.HYBR
               "DEPTHWISE_CONV_2D": tfl.HYBRID_DEPTHWISE_CONV_2D, "TRANSPOSE_CONV": tfl.HYBRID_TRANSPOSE_CONV}
 # ops whose hybrid form another module lowers (recurrent.py: its products by hybrid_fc), by their int8 weights' input
 HYBRID_ELSEWHERE = {"UNIDIRECTIONAL_SEQUENCE_LSTM": 2, "LSTM": 2, "RNN": 1, "UNIDIRECTIONAL_SEQUENCE_RNN": 1,
-                    "BIDIRECTIONAL_SEQUENCE_LSTM": 2, "BIDIRECTIONAL_SEQUENCE_RNN": 1, "EMBEDDING_LOOKUP": 1}
+                    "BIDIRECTIONAL_SEQUENCE_LSTM": 2, "BIDIRECTIONAL_SEQUENCE_RNN": 1, "EMBEDDING_LOOKUP": 1,
+                    "SVDF": 1}
 _CLAMP = {ACT_NONE: (-np.inf, np.inf), ACT_RELU: (0.0, np.inf), ACT_RELU6: (0.0, 6.0), ACT_RELU_N1_TO_1: (-1.0, 1.0),
           ACT_TANH: (-np.inf, np.inf)}
 

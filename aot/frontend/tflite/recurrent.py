@@ -491,3 +491,53 @@ def _reverse(b: OnnxBuilder, x: str, axis: int, shape: tuple[int, ...], hint: st
                             b.const(np.array([-shape[axis] - 1], np.int64), "end"),
                             b.const(np.array([axis], np.int64), "axis"), b.const(np.array([-1], np.int64), "step")],
                   hint=hint)
+
+
+def lower_svdf(b: OnnxBuilder, op: TflOp) -> None:
+    """SVDF, float or hybrid (int8 feature weights: the input quantized as LiteRT's EvalHybridSVDF, hybrid_fc; int8
+    time weights dequantized in float), as LiteRT's EvalFloatSVDF: the state [batch, filters, memory] shifted one
+    step, each filter's new feature value (x W_f^T) appended, its time weights' dot product with the state, the
+    rank filters of each unit summed, the bias, the activation. The state is the graph input `<out>_state` and
+    output `<out>_state_next` (as the integer SVDF's)."""
+    o = op.options
+    x, wf_t, wt_t, var = (b.tensor(op.inputs[k]) for k in (0, 1, 2, 4))
+    if x.dtype != "float32":
+        raise op_error(op, f"quantized ({x.dtype}) SVDF of these types is not supported")
+    act = _ACT.get(int(o.fusedActivationFunction), "?")
+    if act == "?":
+        raise op_error(op, f"SVDF activation {o.fusedActivationFunction} is not supported")
+    hybrid = wf_t.dtype == "int8"
+    rank, (batch, n_in) = int(o.rank), x.shape
+    filters, memory = wt_t.shape
+    units = filters // rank
+    name = b.names[op.outputs[0]]
+    const = lambda v, hint: b.const(np.asarray(v, np.float32 if np.asarray(v).dtype.kind == "f" else np.int64),  # noqa: E731
+                                    f"{name}_{hint}")
+    s0, s_next = f"{name}_state", f"{name}_state_next"
+    b.used.update((s0, s_next))
+    b.extra_inputs.append(helper.make_tensor_value_info(s0, helper.TensorProto.FLOAT, [batch, memory * filters]))
+    xs = b.value(op.inputs[0], NHWC)
+    if hybrid:
+        wf, wf_scale = _stacked(b, op, [1], True)
+        feat = hybrid_fc(b, f"{name}_feature", xs, (batch, n_in), wf, wf_scale, None,
+                         bool(getattr(o, "asymmetricQuantizeInputs", False)))
+    else:
+        feat = b.node("Gemm", [xs, const(float_weights(b, op, 1), "wf")], hint=f"{name}_feature", transB=1)
+    wt = _float_or_dequantized(b, op, 2)
+    state = b.node("Reshape", [s0, const([batch, filters, memory], "state3")], hint=f"{name}_state3")
+    kept = b.node("Slice", [state, const([1], "one"), const([memory], "memory"), const([2], "axis")],
+                  hint=f"{name}_shift")
+    new = b.node("Concat", [kept, b.node("Unsqueeze", [feat, const([2], "axis2")], hint=f"{name}_newest")],
+                 hint=f"{name}_state_new", axis=2)
+    b.node("Reshape", [new, const([batch, memory * filters], "state_flat")], [s_next], hint=f"{name}_state_out")
+    timed = b.node("ReduceSum", [b.node("Mul", [new, const(wt, "wt")], hint=f"{name}_time"), const([2], "axes")],
+                   hint=f"{name}_filters", keepdims=0)
+    y = b.node("ReduceSum", [b.node("Reshape", [timed, const([batch, units, rank], "ranks")], hint=f"{name}_units"),
+                             const([2], "axes")], hint=f"{name}_sum", keepdims=0)
+    if len(op.inputs) > 3 and op.inputs[3] >= 0:
+        y = b.node("Add", [y, const(float_weights(b, op, 3), "bias")], hint=f"{name}_bias")
+    y = _apply(b, act, y, f"{name}_act", const) if act else y
+    b.node("Identity", [y], [name], hint=name)
+    b.values[op.outputs[0]] = {NHWC: name}
+    b.extra_outputs.append(helper.make_tensor_value_info(s_next, helper.TensorProto.FLOAT, [batch, memory * filters]))
+    record_state(b, s0, s_next, "float32", [batch, memory * filters], reset_value(var), reset_source(var))
