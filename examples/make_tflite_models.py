@@ -445,7 +445,7 @@ class Written:
         self.sg.tensors.append(t)
         return len(self.sg.tensors) - 1
 
-    def op(self, code, inputs, outputs, options_type=0, options=None, version=1) -> None:
+    def op(self, code, inputs, outputs, options_type=0, options=None, version=1, options2=None) -> None:
         codes = [c.builtinCode for c in self.m.operatorCodes]
         if code not in codes:
             c = self.sch.OperatorCodeT()
@@ -454,6 +454,8 @@ class Written:
         o = self.sch.OperatorT()
         o.opcodeIndex = [c.builtinCode for c in self.m.operatorCodes].index(code)
         o.inputs, o.outputs, o.builtinOptionsType, o.builtinOptions = inputs, outputs, options_type, options
+        if options2 is not None:  # (type, options) in builtin_options_2, where the StableHLO ops keep theirs
+            o.builtinOptions2Type, o.builtinOptions2 = options2
         self.sg.operators.append(o)
 
     def finish(self, inputs: list[int], outputs: list[int]) -> bytes:
@@ -596,7 +598,8 @@ def shapes_float() -> bytes:
 def stablehlo_float() -> bytes:
     """The float builtins of LiteRT's reference resolver the converter folds or writes only from StableHLO
     (written with the schema): STABLEHLO_ADD, _MULTIPLY, _MAXIMUM, _MINIMUM, RANK of the input, RANGE of
-    constants (added to the maximum), DILATE of the input (by 2, 1 and 3, padded with -0.5)."""
+    constants (added to the maximum), DILATE of the input (by 2, 1 and 3, padded with -0.5), STABLEHLO_PAD (edge
+    padding positive and negative, interior padding)."""
     w = Written()
     t, op = w.sch.TensorType, w.sch.BuiltinOperator
     x = w.tensor([2, 3, 4], t.FLOAT32)
@@ -611,12 +614,16 @@ def stablehlo_float() -> bytes:
     pad = w.tensor([], t.FLOAT32, data=np.array(-0.5, np.float32))
     dilated = w.tensor([3, 3, 10], t.FLOAT32)
     w.op(op.DILATE, [x, dilations, pad], [dilated])
+    pad_opts = w.sch.StablehloPadOptionsT()
+    pad_opts.edgePaddingLow, pad_opts.edgePaddingHigh, pad_opts.interiorPadding = [1, -1, 0], [0, 2, -2], [1, 0, 2]
+    padded = w.tensor([4, 4, 8], t.FLOAT32)  # 2 + 1 interior + 1 low; 3 - 1 + 2; 4 + 6 interior - 2
+    w.op(op.STABLEHLO_PAD, [x, pad], [padded], options2=(w.sch.BuiltinOptions2.StablehloPadOptions, pad_opts))
     limits = [w.tensor([], t.FLOAT32, data=np.array(v, np.float32)) for v in (1.0, 3.0, 0.5)]
     rng_ = w.tensor([4], t.FLOAT32)
     w.op(op.RANGE, limits, [rng_])
     y = w.tensor([2, 3, 4], t.FLOAT32)
     w.op(op.ADD, [vals["STABLEHLO_MAXIMUM"], rng_], [y], w.sch.BuiltinOptions.AddOptions, w.sch.AddOptionsT())
-    return w.finish([x], [vals["STABLEHLO_MULTIPLY"], vals["STABLEHLO_MINIMUM"], y, rank, dilated])
+    return w.finish([x], [vals["STABLEHLO_MULTIPLY"], vals["STABLEHLO_MINIMUM"], y, rank, dilated, padded])
 
 
 def rnn_written(hybrid: bool = False) -> bytes:

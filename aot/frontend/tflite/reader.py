@@ -135,7 +135,8 @@ def _subgraph(model: Any, sg: Any, k: int, codes: list[str], buf: bytes, path: P
         name = codes[op.opcodeIndex]
         # a custom op's options: its flexbuffer, as bytes
         options = bytes(bytearray(op.customOptions if op.customOptions is not None else [])) \
-            if name.startswith("CUSTOM:") else op.builtinOptions
+            if name.startswith("CUSTOM:") else op.builtinOptions if op.builtinOptions is not None \
+            else getattr(op, "builtinOptions2", None)  # the StableHLO ops' options are in builtin_options_2
         ops.append(TflOp(j, name, [int(i) for i in (op.inputs if op.inputs is not None else [])],
                          [int(i) for i in (op.outputs if op.outputs is not None else [])], options,
                          [int(i) for i in (op.intermediates if op.intermediates is not None else [])],

@@ -1,6 +1,6 @@
 """Float builtins of LiteRT's reference resolver (BuiltinRefOpResolver) that the families' modules did not map
 (issue 50): RIGHT_SHIFT, BITCAST, SPARSE_TO_DENSE, RANK, RANGE of constants, DILATE, and the elementwise STABLEHLO ops
-the resolver registers (STABLEHLO_ADD, _MULTIPLY, _MAXIMUM, _MINIMUM), onto ONNX operators.
+the resolver registers (STABLEHLO_ADD, _MULTIPLY, _MAXIMUM, _MINIMUM) and STABLEHLO_PAD, onto ONNX operators.
 
 REFUSED says, for `aotc ops --tflite`, why each builtin that cannot be a static-arena bundle stays refused.
 """
@@ -103,17 +103,10 @@ def _range(b: OnnxBuilder, op: TflOp) -> None:
     b.values[op.outputs[0]] = {NHWC: b.const(data, b.names[op.outputs[0]])}
 
 
-def _dilate(b: OnnxBuilder, op: TflOp) -> None:
-    """DILATE(x, dilations, padding_value): d - 1 padding values between neighbours along each axis, size (n - 1) d
-    + 1. Per dilated axis: a new axis after it padded to d with the value, merged into the axis, the tail cut."""
-    x, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0])
-    d = b.tensor(op.inputs[1]).data
-    if d is None or np.any(d.reshape(-1) < 1):
-        raise op_error(op, "DILATE with dilations computed at run time (or below 1) is not supported")
-    value = b.node("Reshape", [b.value(op.inputs[2], NHWC), b.const(np.array([], np.int64), "scalar")],
-                   hint=f"{op.name}_value")
-    cur, shape = b.value(op.inputs[0], NHWC), list(x.shape)
-    for axis, k in enumerate(int(v) for v in d.reshape(-1)):
+def _dilated(b: OnnxBuilder, op: TflOp, cur: str, shape: list[int], factors: list[int], value: str) -> str:
+    """`cur` (of `shape`, updated in place) with factor - 1 copies of the scalar `value` between neighbours along
+    each axis: per dilated axis a new axis after it padded to the factor, merged into the axis, the tail cut."""
+    for axis, k in enumerate(factors):
         if k == 1 or shape[axis] == 0:
             continue
         rank = len(shape)
@@ -127,8 +120,51 @@ def _dilate(b: OnnxBuilder, op: TflOp) -> None:
         cur = b.node("Slice", [flat, b.const(np.array([0], np.int64), "start"),
                                b.const(np.array([shape[axis]], np.int64), "end"),
                                b.const(np.array([axis], np.int64), "axis")], hint=f"{op.name}_cut{axis}")
+    return cur
+
+
+def _scalar(b: OnnxBuilder, op: TflOp, k: int) -> str:
+    return b.node("Reshape", [b.value(op.inputs[k], NHWC), b.const(np.array([], np.int64), "scalar")],
+                  hint=f"{op.name}_value")
+
+
+def _dilate(b: OnnxBuilder, op: TflOp) -> None:
+    """DILATE(x, dilations, padding_value): d - 1 padding values between neighbours along each axis, size (n - 1) d
+    + 1 (_dilated)."""
+    x, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0])
+    d = b.tensor(op.inputs[1]).data
+    if d is None or np.any(d.reshape(-1) < 1):
+        raise op_error(op, "DILATE with dilations computed at run time (or below 1) is not supported")
+    shape = list(x.shape)
+    cur = _dilated(b, op, b.value(op.inputs[0], NHWC), shape, [int(v) for v in d.reshape(-1)], _scalar(b, op, 2))
     if shape != list(y.shape):
         raise op_error(op, f"DILATE gives {shape} where the file declares {list(y.shape)}")
+    finish(b, op, "Identity", [cur], NHWC)
+
+
+def _stablehlo_pad(b: OnnxBuilder, op: TflOp) -> None:
+    """STABLEHLO_PAD(x, value): interior padding (_dilated by interior + 1), then each edge padded with the value
+    (a positive amount) or cut (a negative one), as StableHLO's pad."""
+    x, y, o = b.tensor(op.inputs[0]), b.tensor(op.outputs[0]), op.options
+    low, high, inner = (list(map(int, getattr(o, f) if getattr(o, f) is not None else [0] * len(x.shape)))
+                        for f in ("edgePaddingLow", "edgePaddingHigh", "interiorPadding"))
+    if any(v < 0 for v in inner):
+        raise op_error(op, "STABLEHLO_PAD with negative interior padding is not supported")
+    value, shape = _scalar(b, op, 1), list(x.shape)
+    cur = _dilated(b, op, b.value(op.inputs[0], NHWC), shape, [v + 1 for v in inner], value)
+    pos = [max(v, 0) for v in low] + [max(v, 0) for v in high]
+    if any(pos):
+        cur = b.node("Pad", [cur, b.const(np.array(pos, np.int64), "pads"), value], hint=f"{op.name}_edges",
+                     mode="constant")
+        shape = [n + a + z for n, a, z in zip(shape, pos[:len(shape)], pos[len(shape):], strict=True)]
+    if any(v < 0 for v in low + high):
+        starts = [-min(v, 0) for v in low]
+        ends = [n + min(v, 0) for n, v in zip(shape, high, strict=True)]
+        cur = b.node("Slice", [cur, b.const(np.array(starts, np.int64), "starts"),
+                               b.const(np.array(ends, np.int64), "ends")], hint=f"{op.name}_cut")
+        shape = [e - s0 for s0, e in zip(starts, ends, strict=True)]
+    if shape != list(y.shape):
+        raise op_error(op, f"STABLEHLO_PAD gives {shape} where the file declares {list(y.shape)}")
     finish(b, op, "Identity", [cur], NHWC)
 
 
@@ -141,7 +177,7 @@ def _stablehlo(onnx_op: str):
 
 OPS = {
     "RIGHT_SHIFT": _right_shift, "BITCAST": _bitcast, "SPARSE_TO_DENSE": _sparse_to_dense, "RANK": _rank,
-    "RANGE": _range, "DILATE": _dilate,
+    "RANGE": _range, "DILATE": _dilate, "STABLEHLO_PAD": _stablehlo_pad,
     # StableHLO's elementwise ops of LiteRT's reference resolver: TFLite's ADD, MUL, MAXIMUM, MINIMUM with no options
     "STABLEHLO_ADD": _stablehlo("Add"), "STABLEHLO_MULTIPLY": _stablehlo("Mul"),
     "STABLEHLO_MAXIMUM": _stablehlo("Max"), "STABLEHLO_MINIMUM": _stablehlo("Min"),
