@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from aot.frontend.tflite.hybrid import HYBRID_ELSEWHERE, HYBRID_OPS
 from aot.frontend.tflite.int8 import INT8_OPS, INT16_OPS
 from aot.frontend.tflite.ops import FLOAT_BUILTINS, QUANTIZED_MOVES, QUANTIZED_MOVES_16
 from aot.frontend.tflite.reader import CUSTOM_OPS, schema
+from aot.frontend.tflite.resolver import REFUSED
 
 # quantized ops lowered outside INT8_OPS: the recurrent ones (recurrent.py) and the conversions
 _INT8_OTHER = frozenset({"SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM", "QUANTIZE", "DEQUANTIZE"})
@@ -43,10 +45,11 @@ class TflRow:
     float: bool
     int8: bool
     int16: bool  # 16x8: int16 activations, int8 weights
+    hybrid: bool = False  # float32 activations, int8 weights (dynamic-range quantisation)
 
     @property
     def supported(self) -> bool:
-        return self.float or self.int8 or self.int16
+        return self.float or self.int8 or self.int16 or self.hybrid
 
 
 def builtin_names() -> list[str]:
@@ -56,22 +59,23 @@ def builtin_names() -> list[str]:
 
 def rows() -> list[TflRow]:
     return [TflRow(op, op in FLOAT_BUILTINS, op in INT8_OPS or op in QUANTIZED_MOVES or op in _INT8_OTHER,
-                   op in INT16_OPS or op in QUANTIZED_MOVES_16 or op in _INT16_OTHER)
+                   op in INT16_OPS or op in QUANTIZED_MOVES_16 or op in _INT16_OTHER,
+                   op in HYBRID_OPS or op in HYBRID_ELSEWHERE)
             for op in builtin_names()]
 
 
-HEAD = ["op", "float", "int8", "16x8"]
+HEAD = ["op", "float", "int8", "16x8", "hybrid"]
 
 
 def _cells(r: TflRow) -> list[str]:
-    return [r.op, YES if r.float else NO, YES if r.int8 else NO, YES if r.int16 else NO]
+    return [r.op, *(YES if v else NO for v in (r.float, r.int8, r.int16, r.hybrid))]
 
 
 def _summary(table: list[TflRow]) -> str:
     n = sum(r.supported for r in table)
     return (f"{n} of {len(table)} builtins compile (float {sum(r.float for r in table)}, int8 "
-            f"{sum(r.int8 for r in table)}, 16x8 {sum(r.int16 for r in table)}); custom ops: "
-            f"{', '.join(CUSTOM_OPS) or 'none yet'}.")
+            f"{sum(r.int8 for r in table)}, 16x8 {sum(r.int16 for r in table)}, hybrid "
+            f"{sum(r.hybrid for r in table)}); custom ops: {', '.join(CUSTOM_OPS) or 'none yet'}.")
 
 
 def markdown() -> str:
@@ -83,7 +87,9 @@ def markdown() -> str:
         "BuiltinOperator of the installed TFLite schema is listed. \"float\": the op compiles on unquantized "
         "tensors (float32, and the integer and boolean types the op takes); \"int8\": on int8 tensors with "
         "TFLite's quantization, bit-exact with LiteRT's reference kernels; \"16x8\": int16 activations with int8 "
-        "weights. A refused op is refused in one line naming the op and its node. Ops whose inputs are all "
+        "weights; \"hybrid\": float32 activations with int8 weights (dynamic-range quantisation), computed as "
+        "LiteRT's hybrid kernels do (the input quantized at run time, int32 sums). A refused op is refused in one "
+        "line naming the op and its node. Ops whose inputs are all "
         "constants are folded at compile time whatever they are.",
         "",
         _summary(table),
@@ -95,6 +101,8 @@ def markdown() -> str:
     lines += ["", "## Custom ops", "", "Custom operators (BuiltinOperator CUSTOM, known by their name) aotc lowers; "
               "any other is refused by name.", ""]
     lines += [f"- `{name}`: {CUSTOM_NOTES[name]}." for name in CUSTOM_OPS]
+    lines += ["", "## Refused by design", "", "Builtins a static-arena C bundle cannot be, and why:", ""]
+    lines += [f"- {op}: {why}." for op, why in sorted(REFUSED.items())]
     return "\n".join(lines) + "\n"
 
 
@@ -107,7 +115,8 @@ def text(op: str | None = None) -> str:
             return f"{custom[0]} (custom op): {CUSTOM_NOTES[custom[0]]}\n"
         if not match:
             return f"{op}: not a TFLite builtin operator\n"
-        return "".join(f"{h}: {c}\n" for r in match for h, c in zip(HEAD, _cells(r), strict=True))
+        why = f"refused: {REFUSED[match[0].op]}\n" if match and match[0].op in REFUSED else ""
+        return "".join(f"{h}: {c}\n" for r in match for h, c in zip(HEAD, _cells(r), strict=True)) + why
     cells = [HEAD, *(_cells(r) for r in table if r.supported)]
     widths = [max(len(c[k]) for c in cells) for k in range(len(HEAD))]
     return "".join("  ".join(c[k].ljust(widths[k]) for k in range(len(HEAD))).rstrip() + "\n" for c in cells) + \

@@ -445,7 +445,7 @@ class Written:
         self.sg.tensors.append(t)
         return len(self.sg.tensors) - 1
 
-    def op(self, code, inputs, outputs, options_type=0, options=None, version=1) -> None:
+    def op(self, code, inputs, outputs, options_type=0, options=None, version=1, options2=None) -> None:
         codes = [c.builtinCode for c in self.m.operatorCodes]
         if code not in codes:
             c = self.sch.OperatorCodeT()
@@ -454,6 +454,8 @@ class Written:
         o = self.sch.OperatorT()
         o.opcodeIndex = [c.builtinCode for c in self.m.operatorCodes].index(code)
         o.inputs, o.outputs, o.builtinOptionsType, o.builtinOptions = inputs, outputs, options_type, options
+        if options2 is not None:  # (type, options) in builtin_options_2, where the StableHLO ops keep theirs
+            o.builtinOptions2Type, o.builtinOptions2 = options2
         self.sg.operators.append(o)
 
     def finish(self, inputs: list[int], outputs: list[int]) -> bytes:
@@ -489,6 +491,32 @@ def svdf_int8() -> bytes:
     q = w.tensor([1, 4], t.INT32, 1 / 32768, 0)
     w.op(sch.BuiltinOperator.QUANTIZE, [p], [q])
     return w.finish([x], [y, p, q])
+
+
+def svdf_written(hybrid: bool = False) -> bytes:
+    """A float SVDF (written with the schema, as svdf_int8): [2, 12] input, 8 filters of rank 2 over 5 steps, a
+    bias, RELU, the state in a variable tensor. hybrid: feature and time weights int8 with a scale each (LiteRT's
+    hybrid SVDF), the input quantized asymmetrically."""
+    w = Written()
+    sch, t = w.sch, w.sch.TensorType
+    rng = np.random.default_rng(18)
+
+    def weights(shape):
+        v = rng.standard_normal(shape).astype(np.float32) * 0.5
+        if not hybrid:
+            return w.tensor(shape, t.FLOAT32, data=v)
+        scale = float(np.abs(v).max()) / 127
+        return w.tensor(shape, t.INT8, scale, 0, data=np.clip(np.round(v / scale), -127, 127).astype(np.int8))
+
+    x = w.tensor([2, 12], t.FLOAT32)
+    ins = [x, weights([8, 12]), weights([8, 5]), w.tensor([4], t.FLOAT32, data=rng.standard_normal(4).astype(
+        np.float32) * 0.1), w.tensor([2, 40], t.FLOAT32, variable=True)]
+    y = w.tensor([2, 4], t.FLOAT32)
+    opts = sch.SVDFOptionsT()
+    opts.rank, opts.fusedActivationFunction, opts.asymmetricQuantizeInputs = 2, sch.ActivationFunctionType.RELU, \
+        hybrid
+    w.op(sch.BuiltinOperator.SVDF, ins, [y], sch.BuiltinOptions.SVDFOptions, opts)
+    return w.finish([x], [y])
 
 
 def detect_float() -> bytes:
@@ -565,6 +593,170 @@ def shapes_float() -> bytes:
     rows = w.tensor([24, 5], t.FLOAT32)
     w.op(op.EMBEDDING_LOOKUP, [ids, params], [rows])
     return w.finish([x], [y, shape, both, filled, rows])
+
+
+def stablehlo_float() -> bytes:
+    """The float builtins of LiteRT's reference resolver the converter folds or writes only from StableHLO
+    (written with the schema): STABLEHLO_ADD, _MULTIPLY, _MAXIMUM, _MINIMUM, RANK of the input, RANGE of
+    constants (added to the maximum), DILATE of the input (by 2, 1 and 3, padded with -0.5), STABLEHLO_PAD (edge
+    padding positive and negative, interior padding)."""
+    w = Written()
+    t, op = w.sch.TensorType, w.sch.BuiltinOperator
+    x = w.tensor([2, 3, 4], t.FLOAT32)
+    c = w.tensor([2, 3, 4], t.FLOAT32, data=np.random.default_rng(13).standard_normal((2, 3, 4)).astype(np.float32))
+    vals = {}
+    for name in ("STABLEHLO_ADD", "STABLEHLO_MULTIPLY", "STABLEHLO_MAXIMUM", "STABLEHLO_MINIMUM"):
+        vals[name] = w.tensor([2, 3, 4], t.FLOAT32)
+        w.op(getattr(op, name), [x, c] if name != "STABLEHLO_MULTIPLY" else [x, vals["STABLEHLO_ADD"]], [vals[name]])
+    rank = w.tensor([], t.INT32)
+    w.op(op.RANK, [x], [rank])
+    dilations = w.tensor([3], t.INT32, data=np.array([2, 1, 3], np.int32))
+    pad = w.tensor([], t.FLOAT32, data=np.array(-0.5, np.float32))
+    dilated = w.tensor([3, 3, 10], t.FLOAT32)
+    w.op(op.DILATE, [x, dilations, pad], [dilated])
+    pad_opts = w.sch.StablehloPadOptionsT()
+    pad_opts.edgePaddingLow, pad_opts.edgePaddingHigh, pad_opts.interiorPadding = [1, -1, 0], [0, 2, -2], [1, 0, 2]
+    padded = w.tensor([4, 4, 8], t.FLOAT32)  # 2 + 1 interior + 1 low; 3 - 1 + 2; 4 + 6 interior - 2
+    w.op(op.STABLEHLO_PAD, [x, pad], [padded], options2=(w.sch.BuiltinOptions2.StablehloPadOptions, pad_opts))
+    limits = [w.tensor([], t.FLOAT32, data=np.array(v, np.float32)) for v in (1.0, 3.0, 0.5)]
+    rng_ = w.tensor([4], t.FLOAT32)
+    w.op(op.RANGE, limits, [rng_])
+    y = w.tensor([2, 3, 4], t.FLOAT32)
+    w.op(op.ADD, [vals["STABLEHLO_MAXIMUM"], rng_], [y], w.sch.BuiltinOptions.AddOptions, w.sch.AddOptionsT())
+    return w.finish([x], [vals["STABLEHLO_MULTIPLY"], vals["STABLEHLO_MINIMUM"], y, rank, dilated, padded])
+
+
+def rnn_written(hybrid: bool = False) -> bytes:
+    """LiteRT's basic RNN builtins, which no Keras layer converts to (a Keras SimpleRNN becomes a WHILE; written
+    with the schema): RNN (one step, batch 2, TANH) and UNIDIRECTIONAL_SEQUENCE_RNN (batch-major, 4 steps, RELU;
+    time-major, 3 steps, TANH), each with its hidden state in a variable tensor. hybrid: the weights int8 with a
+    scale each (LiteRT's hybrid RNN kernels; the RNN's input quantized asymmetrically, the sequences' not)."""
+    w = Written()
+    sch, t, op, opt = w.sch, w.sch.TensorType, w.sch.BuiltinOperator, w.sch.BuiltinOptions
+    rng = np.random.default_rng(14)
+
+    def weights(shape):
+        v = rng.standard_normal(shape).astype(np.float32) * 0.4
+        if not hybrid:
+            return w.tensor(shape, t.FLOAT32, data=v)
+        scale = float(np.abs(v).max()) / 127
+        return w.tensor(shape, t.INT8, scale, 0, data=np.clip(np.round(v / scale), -127, 127).astype(np.int8))
+
+    def rnn(code, x, x_shape, out_shape, units, act, asym, time_major=None):
+        n_in, batch = x_shape[-1], x_shape[1] if time_major else x_shape[0]
+        ins = [x, weights([units, n_in]), weights([units, units]),
+               w.tensor([units], t.FLOAT32, data=rng.standard_normal(units).astype(np.float32) * 0.1),
+               w.tensor([batch, units], t.FLOAT32, variable=True)]
+        y = w.tensor(out_shape, t.FLOAT32)
+        if time_major is None:
+            o = sch.RNNOptionsT()
+            w.op(code, ins, [y], opt.RNNOptions, o)
+        else:
+            o = sch.SequenceRNNOptionsT()
+            o.timeMajor = time_major
+            w.op(code, ins, [y], opt.SequenceRNNOptions, o)
+        o.fusedActivationFunction, o.asymmetricQuantizeInputs = act, asym
+        return y
+
+    x1, x2, x3 = w.tensor([2, 3], t.FLOAT32), w.tensor([1, 4, 3], t.FLOAT32), w.tensor([3, 2, 3], t.FLOAT32)
+    a = sch.ActivationFunctionType
+    y1 = rnn(op.RNN, x1, [2, 3], [2, 5], 5, a.TANH, True)
+    y2 = rnn(op.UNIDIRECTIONAL_SEQUENCE_RNN, x2, [1, 4, 3], [1, 4, 6], 6, a.RELU, False, False)
+    y3 = rnn(op.UNIDIRECTIONAL_SEQUENCE_RNN, x3, [3, 2, 3], [3, 2, 4], 4, a.TANH, False, True)
+    return w.finish([x1, x2, x3], [y1, y2, y3])
+
+
+def lstm_step(hybrid: bool = False) -> bytes:
+    """The builtin LSTM op (one step of [batch, n_in], the full kernel; the converter writes it only from TF's
+    composite LSTM cells, so written with the schema): batch 2, 5 inputs, 6 cells, all four gates, cell clip 3, h
+    and c in variable tensors. hybrid: the eight gate weights int8 with a scale each (LiteRT's hybrid LSTM)."""
+    w = Written()
+    sch, t = w.sch, w.sch.TensorType
+    rng = np.random.default_rng(15)
+
+    def weights(shape):
+        v = rng.standard_normal(shape).astype(np.float32) * 0.5
+        if not hybrid:
+            return w.tensor(shape, t.FLOAT32, data=v)
+        scale = float(np.abs(v).max()) / 127
+        return w.tensor(shape, t.INT8, scale, 0, data=np.clip(np.round(v / scale), -127, 127).astype(np.int8))
+
+    x = w.tensor([2, 5], t.FLOAT32)
+    ins = [x, *(weights([6, 5]) for _ in range(4)), *(weights([6, 6]) for _ in range(4)), -1, -1, -1,
+           *(w.tensor([6], t.FLOAT32, data=rng.standard_normal(6).astype(np.float32) * 0.2) for _ in range(4)), -1, -1,
+           w.tensor([2, 6], t.FLOAT32, variable=True), w.tensor([2, 6], t.FLOAT32, variable=True), -1, -1, -1, -1]
+    y = w.tensor([2, 6], t.FLOAT32)
+    o = sch.LSTMOptionsT()
+    o.fusedActivationFunction, o.cellClip, o.asymmetricQuantizeInputs = sch.ActivationFunctionType.TANH, 3.0, hybrid
+    w.op(w.sch.BuiltinOperator.LSTM, ins, [y], w.sch.BuiltinOptions.LSTMOptions, o)
+    return w.finish([x], [y])
+
+
+def bidi(hybrid: bool = False) -> bytes:
+    """BIDIRECTIONAL_SEQUENCE_RNN (merged outputs, batch-major, TANH) and BIDIRECTIONAL_SEQUENCE_LSTM (two outputs,
+    time-major, cell clip 2; a Keras Bidirectional layer converts to two unidirectional ops instead, so written
+    with the schema), each direction's state in variable tensors. hybrid: every weight matrix int8 with a scale."""
+    w = Written()
+    sch, t, op, opt = w.sch, w.sch.TensorType, w.sch.BuiltinOperator, w.sch.BuiltinOptions
+    rng = np.random.default_rng(16)
+
+    def weights(shape):
+        v = rng.standard_normal(shape).astype(np.float32) * 0.5
+        if not hybrid:
+            return w.tensor(shape, t.FLOAT32, data=v)
+        scale = float(np.abs(v).max()) / 127
+        return w.tensor(shape, t.INT8, scale, 0, data=np.clip(np.round(v / scale), -127, 127).astype(np.int8))
+
+    def bias(n):
+        return w.tensor([n], t.FLOAT32, data=rng.standard_normal(n).astype(np.float32) * 0.2)
+
+    x1 = w.tensor([2, 4, 3], t.FLOAT32)  # batch 2, 4 steps
+    ins = [x1]
+    for units in (5, 4):  # each direction: W, R, bias, hidden state
+        ins += [weights([units, 3]), weights([units, units]), bias(units)]
+        ins.append(w.tensor([2, units], t.FLOAT32, variable=True))
+    ins += [-1, -1, -1]  # no auxiliary input and weights
+    y1 = w.tensor([2, 4, 9], t.FLOAT32)
+    ro = sch.BidirectionalSequenceRNNOptionsT()
+    ro.timeMajor, ro.fusedActivationFunction, ro.mergeOutputs = False, sch.ActivationFunctionType.TANH, True
+    ro.asymmetricQuantizeInputs = hybrid
+    w.op(op.BIDIRECTIONAL_SEQUENCE_RNN, ins, [y1], opt.BidirectionalSequenceRNNOptions, ro)
+    x2 = w.tensor([3, 1, 4], t.FLOAT32)  # time-major: 3 steps, batch 1
+    lins, states = [x2], []
+    for cells in (4, 4):  # LiteRT wants the two directions' cells equal
+        lins += [*(weights([cells, 4]) for _ in range(4)), *(weights([cells, cells]) for _ in range(4)), -1, -1, -1,
+                 *(bias(cells) for _ in range(4)), -1, -1]
+        states += [w.tensor([1, cells], t.FLOAT32, variable=True), w.tensor([1, cells], t.FLOAT32, variable=True)]
+    lins += states + [-1] * 9
+    fw, bw = w.tensor([3, 1, 4], t.FLOAT32), w.tensor([3, 1, 4], t.FLOAT32)
+    lo = sch.BidirectionalSequenceLSTMOptionsT()
+    lo.fusedActivationFunction, lo.cellClip, lo.mergeOutputs, lo.timeMajor = sch.ActivationFunctionType.TANH, 2.0, \
+        False, True
+    lo.asymmetricQuantizeInputs = hybrid
+    w.op(op.BIDIRECTIONAL_SEQUENCE_LSTM, lins, [fw, bw], opt.BidirectionalSequenceLSTMOptions, lo)
+    return w.finish([x1, x2], [y1, fw, bw])
+
+
+def embed_hybrid() -> bytes:
+    """EMBEDDING_LOOKUP of int8 rows into float32 (LiteRT's hybrid embedding lookup; written with the schema): a
+    table with a scale per row and one with a single scale, looked up by ids that ARG_MAX computes."""
+    w = Written()
+    t, op, opt = w.sch.TensorType, w.sch.BuiltinOperator, w.sch.BuiltinOptions
+    rng = np.random.default_rng(17)
+    x = w.tensor([4, 10], t.FLOAT32)
+    arg_opts = w.sch.ArgMaxOptionsT()
+    arg_opts.outputType = t.INT32
+    ids = w.tensor([4], t.INT32)
+    w.op(op.ARG_MAX, [x, w.tensor([], t.INT32, data=np.array(1, np.int32))], [ids], opt.ArgMaxOptions, arg_opts)
+    per_row = w.tensor([10, 6], t.INT8, data=rng.integers(-127, 128, (10, 6)).astype(np.int8))
+    q = w.sch.QuantizationParametersT()
+    q.scale, q.zeroPoint, q.quantizedDimension = list(rng.uniform(0.01, 0.1, 10)), [0] * 10, 0
+    w.sg.tensors[per_row].quantization = q
+    one = w.tensor([10, 3, 2], t.INT8, 0.037, 0, data=rng.integers(-127, 128, (10, 3, 2)).astype(np.int8))
+    y1, y2 = w.tensor([4, 6], t.FLOAT32), w.tensor([4, 3, 2], t.FLOAT32)
+    w.op(op.EMBEDDING_LOOKUP, [ids, per_row], [y1])
+    w.op(op.EMBEDDING_LOOKUP, [ids, one], [y2])
+    return w.finish([x], [y1, y2])
 
 
 def fill_int8() -> bytes:
@@ -746,6 +938,66 @@ def compare() -> keras.Model:
     lg = L.Lambda(lambda t: tf.math.log(tf.abs(t) + 0.01))(y[0])
     return keras.Model(x, [p, q, c, s, a, ne, r, q2, lg])
 
+def hybrid_mlp() -> keras.Model:
+    """A Keras MLP on a batch of 2 for dynamic-range quantisation (issue 50): FULLY_CONNECTED with int8 weights
+    (per channel, >= 1024 of them: the converter leaves smaller weights float) on float activations, fused
+    RELU and TANH, and a small float Dense between; `symmetric_inputs` makes the last FC quantize its input
+    symmetrically, as files from before asymmetric_quantize_inputs do."""
+    x = keras.Input((64,), batch_size=2)
+    h = L.Dense(48, activation="relu")(x)
+    h = L.Dense(8)(h)
+    h = L.Dense(128, activation="tanh")(h)
+    return keras.Model(x, L.Dense(16)(h))
+
+
+def symmetric_inputs(tflite: bytes) -> bytes:
+    """The last FULLY_CONNECTED with asymmetric_quantize_inputs false: LiteRT's symmetric input quantisation."""
+    import flatbuffers
+    from tensorflow.lite.python import schema_py_generated as sch
+
+    m = sch.ModelT.InitFromPackedBuf(tflite, 0)
+    fcs = [o for o in m.subgraphs[0].operators
+           if m.operatorCodes[o.opcodeIndex].builtinCode == sch.BuiltinOperator.FULLY_CONNECTED]
+    fcs[-1].builtinOptions.asymmetricQuantizeInputs = False
+    fb = flatbuffers.Builder(0)
+    fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
+    return bytes(fb.Output())
+
+
+def hybrid_deconv() -> keras.Model:
+    """TRANSPOSE_CONV for dynamic-range quantisation: Keras Conv2DTranspose with int8 weights per channel (LiteRT's
+    HybridTransposeConv: its products scaled and summed in float), SAME at stride 2 with RELU, then VALID."""
+    x = keras.Input((6, 6, 16), batch_size=1)
+    h = L.Conv2DTranspose(32, 3, strides=2, padding="same", activation="relu")(x)
+    return keras.Model(x, L.Conv2DTranspose(8, 4, padding="valid")(h))
+
+
+def hybrid_lstm():
+    """A tf_keras LSTM (UNIDIRECTIONAL_SEQUENCE_LSTM) for dynamic-range quantisation: its eight gate weights int8
+    with a scale each (48 x 32 and 48 x 48: the converter leaves weights of fewer than 1024 elements float),
+    asymmetric_quantize_inputs, a float Dense head on every step."""
+    import tf_keras
+
+    x = tf_keras.Input((5, 32), batch_size=1)
+    h = tf_keras.layers.LSTM(48, return_sequences=True)(x)
+    return tf_keras.Model(x, tf_keras.layers.Dense(4)(h))
+
+
+def hybrid_conv(depthwise: bool = True) -> keras.Model:
+    """A small conv net for dynamic-range quantisation: CONV_2D (per-channel int8 weights: LiteRT's asymmetric
+    per-channel hybrid path), a grouped CONV_2D, a 128-channel DEPTHWISE_CONV_2D (multiplier 2) with stride 2
+    and RELU6, a dilated CONV_2D, then a FULLY_CONNECTED. hybrid_conv_pt converts it with one scale per tensor
+    (the symmetric per-tensor conv path) without the grouped conv (LiteRT refuses one scale there) and the
+    depthwise conv (whose one scale LiteRT would read per channel, past its end)."""
+    x = keras.Input((10, 10, 8), batch_size=2)
+    h = L.Conv2D(32, 3, padding="same", activation="relu")(x)
+    h = L.Conv2D(32, 3, padding="valid", groups=2 if depthwise else 1)(h)
+    if depthwise:
+        h = L.DepthwiseConv2D(3, strides=2, depth_multiplier=4, padding="same", activation="relu6")(h)
+    h = L.Conv2D(8, 3, padding="same", dilation_rate=2)(h)
+    return keras.Model(x, L.Dense(16)(L.Flatten()(h)))
+
+
 def builtins_graph():
     """Builtins of LiteRT's resolvers the converter writes from TF ops, as a tf.function (Keras 3 cannot
     infer these Lambdas' shapes): POW, SIGN, ATAN2, REDUCE_ALL / REDUCE_ANY, ONE_HOT (with an index
@@ -821,8 +1073,22 @@ def ifconst_graph():
     return f, [tf.TensorSpec((1, 4, 4, 4), tf.float32), tf.TensorSpec((1,), tf.float32)]
 
 
+def resolver2_graph():
+    """More builtins of LiteRT's reference resolver from TF ops (made in float only): RIGHT_SHIFT of int32 by constant
+    and run-time amounts (negative and too large ones clamped), CAST to and from uint8, uint16 and uint32, BITCAST
+    of float32 to int32, SPARSE_TO_DENSE with a default."""
+    def f(x, k, s):
+        a = tf.bitwise.right_shift(k, tf.constant([1, 2, 3, 31], tf.int32))
+        r = tf.bitwise.right_shift(k, s)
+        u = tf.cast(tf.cast(k, tf.uint16), tf.int32) + tf.cast(tf.cast(k, tf.uint32) + 3, tf.int32)
+        d = tf.compat.v1.sparse_to_dense([[0, 1], [2, 3], [1, 0]], [3, 4], x[0, :3], default_value=-1.0)
+        return [a, r, u, tf.bitcast(x, tf.int32), d, tf.cast(tf.cast(k, tf.uint8), tf.int32)]
+    return f, [tf.TensorSpec((2, 4), tf.float32), tf.TensorSpec((4,), tf.int32), tf.TensorSpec((4,), tf.int32)]
+
+
 # written from a tf.function, float only
-GRAPHS = {"builtins": builtins_graph, "ints": ints_graph, "conv3d": conv3d_graph, "ifconst": ifconst_graph}
+GRAPHS = {"resolver2": resolver2_graph,
+          "builtins": builtins_graph, "ints": ints_graph, "conv3d": conv3d_graph, "ifconst": ifconst_graph}
 
 
 def mobilenet_v2_224() -> keras.Model:
@@ -848,6 +1114,12 @@ def mobilenet_v2_224_torchpad() -> keras.Model:
     return model
 
 
+# dynamic-range quantisation (int8 weights, float activations: LiteRT's hybrid kernels), issue 50
+HYBRID = {"hybrid_mlp": (hybrid_mlp, False), "hybrid_conv": (hybrid_conv, False),
+          "hybrid_conv_pt": (lambda: hybrid_conv(False), True), "hybrid_lstm": (hybrid_lstm, False),
+          "hybrid_deconv": (hybrid_deconv, False)}
+# int4 weights (ai-edge-quantizer's recipes) of hybrid_mlp's float model
+INT4 = {"int4_dynamic": "dynamic_wi4_afp32", "int4_weight_only": "weight_only_wi4_afp32"}
 FP16 = ("keyword", "excite")  # also written with float16 weights (each behind a DEQUANTIZE), issue 50
 SPARSE = ("pruned",)  # converted with EXPERIMENTAL_SPARSITY
 FLOAT_IO = ("keyword",)  # also written int8 inside with float inputs and outputs
@@ -888,6 +1160,27 @@ def representative(model: keras.Model):
     return gen
 
 
+def quantize_int4(model: keras.Model, recipe_name: str) -> bytes:
+    """int4 weights as ai-edge-quantizer writes them (`pip install ai-edge-quantizer`): TensorType INT4, two values
+    a byte, a scale per channel. dynamic_wi4_afp32: FULLY_CONNECTED reads them itself (LiteRT's hybrid kernel, the
+    input quantized symmetrically); weight_only_wi4_afp32: a DEQUANTIZE of each, float arithmetic."""
+    from ai_edge_quantizer import quantizer, recipe
+
+    qt = quantizer.Quantizer(bytearray(convert(model, False)))
+    qt.load_quantization_recipe(getattr(recipe, recipe_name)())
+    return bytes(qt.quantize().quantized_model)
+
+
+def convert_hybrid(model: keras.Model, per_tensor: bool = False) -> bytes:
+    """Dynamic-range quantisation: Optimize.DEFAULT with no representative dataset (int8 weights, float32
+    activations); per_tensor: one weight scale per tensor (the converter's per-channel switch off)."""
+    conv = tf.lite.TFLiteConverter.from_keras_model(model)
+    conv.optimizations = [tf.lite.Optimize.DEFAULT]
+    if per_tensor:
+        conv._experimental_disable_per_channel = True
+    return conv.convert()
+
+
 def convert(model: keras.Model, int8: bool, float_io: bool = False, x16: bool = False, fp16: bool = False,
             sparse: bool = False) -> bytes:
     """float_io: int8 inside, float32 inputs and outputs (QUANTIZE / DEQUANTIZE at the edges), the
@@ -914,6 +1207,11 @@ def convert(model: keras.Model, int8: bool, float_io: bool = False, x16: bool = 
 def main(out: Path, names: list[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for name, write in (("svdf_int8", svdf_int8), ("shapes_float", shapes_float),  # written with the schema
+                        ("stablehlo_float", stablehlo_float), ("rnn_float", rnn_written),
+                        ("rnn_hybrid", lambda: rnn_written(True)), ("lstmstep_float", lstm_step),
+                        ("lstmstep_hybrid", lambda: lstm_step(True)), ("bidi_float", bidi),
+                        ("bidi_hybrid", lambda: bidi(True)), ("embed_hybrid", embed_hybrid),
+                        ("svdf_float", svdf_written), ("svdf_hybrid", lambda: svdf_written(True)),
                         ("fill_int8", fill_int8), ("detect_float", detect_float)):
         if not names or name.split("_")[0] in names:
             (out / f"{name}.tflite").write_bytes(write())
@@ -924,6 +1222,19 @@ def main(out: Path, names: list[str]) -> None:
             conv = tf.lite.TFLiteConverter.from_concrete_functions([tf.function(f).get_concrete_function(*specs)])
             path = out / f"{name}_float.tflite"
             path.write_bytes(conv.convert())
+            print(f"wrote {path} ({path.stat().st_size} bytes)")
+    for name, (make, per_tensor) in HYBRID.items():
+        if not names or name in names:
+            keras.utils.set_random_seed(0)
+            data = convert_hybrid(make(), per_tensor)
+            path = out / f"{name}.tflite"
+            path.write_bytes(symmetric_inputs(data) if name == "hybrid_mlp" else data)
+            print(f"wrote {path} ({path.stat().st_size} bytes)")
+    for name, recipe_name in INT4.items():
+        if not names or name in names:
+            keras.utils.set_random_seed(0)
+            path = out / f"{name}.tflite"
+            path.write_bytes(quantize_int4(hybrid_mlp(), recipe_name))
             print(f"wrote {path} ({path.stat().st_size} bytes)")
     for name, make in {**MODELS, **LARGE}.items():
         if names and name not in names or not names and name in LARGE:

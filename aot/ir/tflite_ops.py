@@ -55,6 +55,12 @@ SVDF = "TflSvdf"  # the full-integer SVDF
 CONV_2D_ADD = "TflConv2DAdd"  # CONV_2D with its residual ADD (written by aot/passes/fuse_residual.py)
 COMPARE = "TflCompare"  # EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL of int8 (`what`): bool out
 PRELU = "TflPrelu"  # int8 PRELU, alpha broadcast
+# the hybrid ops (float32 activations, int8 weights: dynamic-range quantisation), aot/kernels/tflite_hybrid.py
+HYBRID_QUANTIZE = "TflHybridQuantize"  # float32 -> int8 per batch, with each batch's scale and offset
+HYBRID_FULLY_CONNECTED = "TflHybridFullyConnected"
+HYBRID_CONV_2D = "TflHybridConv2D"
+HYBRID_DEPTHWISE_CONV_2D = "TflHybridDepthwiseConv2D"
+HYBRID_TRANSPOSE_CONV = "TflHybridTransposeConv"
 # the custom op TFLite_Detection_PostProcess (float, uint8 or int8 inputs; float outputs)
 DETECTION_POSTPROCESS = "TflDetectionPostProcess"
 
@@ -111,6 +117,16 @@ SCHEMAS: dict[str, TflSchema] = {s.op: s for s in (
     # the conv's inputs and attributes, the residual r, the ADD's attributes (`add`) and which ADD
     # operand the conv is (conv_is_x1); the output may take r's buffer
     TflSchema(CONV_2D_ADD, ("x", "w", "bias?", "residual"), ("y",), (*_CONV, "add", "conv_is_x1")),
+    # hybrid: q (int8, x's shape), scale (float32 [batches]), offset (int32 [batches]) of each batch of x, a
+    # batch `size` elements; asymmetric: LiteRT's AsymmetricQuantizeFloats, else SymmetricQuantizeFloats
+    TflSchema(HYBRID_QUANTIZE, ("x",), ("q", "scale", "offset"), ("size", "asymmetric")),
+    # w_scale: float32 per output channel; y_min, y_max: the fused activation as a float clamp; order: 1 for
+    # LiteRT's reference per-channel conv, acc * w_scale * scale, else acc * (scale * w_scale)
+    TflSchema(HYBRID_FULLY_CONNECTED, ("q", "scale", "offset", "w", "bias?"), ("y",), ("w_scale", "y_min", "y_max",
+                                                                                        "y_shape")),
+    *(TflSchema(op, ("q", "scale", "offset", "w", "bias?"), ("y",), ("w_scale", "y_min", "y_max", "y_shape", "order",
+                                                                      "kernel", "strides", "dilations", "pads"))
+      for op in (HYBRID_CONV_2D, HYBRID_DEPTHWISE_CONV_2D, HYBRID_TRANSPOSE_CONV)),
     # the custom op's flexbuffer options by their TFLite names; anchors: a float32 constant [boxes, 4]
     # (dequantized when the file's are quantized); box_scale, box_zero, score_scale, score_zero: the
     # quantized inputs' parameters (uint8, int8)

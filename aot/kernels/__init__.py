@@ -21,12 +21,13 @@ from aot.kernels import (
     resize,
     shape,
     signal,
+    tflite_hybrid,
     tflite_int8,
 )
 from aot.kernels.base import HostOp, NodeContext
 
 _FAMILIES = (elementwise, shape, conv, gemm, pool, norm, reduce, resize, quant, quant_dynamic, recurrent, index, loss,
-             attention, tflite_int8, detect, signal, fused, random)
+             attention, tflite_int8, tflite_hybrid, detect, signal, fused, random)
 
 
 def _merge() -> dict[str, HostOp]:

@@ -50,6 +50,7 @@ REF_FAMILIES = {
     "random": (("random",), 300, (30, 30)),
     "shape": (("shape",), 600, (60, 60)),
     "tflite_int8": (("tflite_int8",), 600, (100, 100)),
+    "tflite_hybrid": (("tflite_hybrid",), 600, (100, 100)),
     "elementwise": (("elementwise",), 150, (12, 12)),
     "fused": (("fused", "elementwise"), 1500, (200, 200)),  # (trees of ops)
     "norm": (("norm",), 1000, (60, 60)),

@@ -313,13 +313,28 @@ def _reverse(b: OnnxBuilder, op: TflOp) -> None:
 
 
 def _embedding_lookup(b: OnnxBuilder, op: TflOp) -> None:
-    """EMBEDDING_LOOKUP(ids, params): the rows of params, a Gather along axis 0. The hybrid form (int8 rows
-    with a scale each, float output) is refused."""
-    params = b.tensor(op.inputs[1])
-    if params.dtype != b.tensor(op.outputs[0]).dtype:
-        raise op_error(op, f"EMBEDDING_LOOKUP of {params.dtype} rows into {b.tensor(op.outputs[0]).dtype} (the hybrid "
-                           "form) is not supported")
-    finish(b, op, "Gather", [b.value(op.inputs[1], NHWC), b.value(op.inputs[0], NHWC)], NHWC, axis=0)
+    """EMBEDDING_LOOKUP(ids, params): the rows of params, a Gather along axis 0. The hybrid form (int8 rows with
+    one scale or a scale per row, zero point 0; float output) as LiteRT's EvalHybrid: each gathered int8 value
+    times its row's scale in float, the table kept int8."""
+    params, y = b.tensor(op.inputs[1]), b.tensor(op.outputs[0])
+    if params.dtype == y.dtype:
+        finish(b, op, "Gather", [b.value(op.inputs[1], NHWC), b.value(op.inputs[0], NHWC)], NHWC, axis=0)
+        return
+    q = params.quant
+    if params.dtype != "int8" or y.dtype != "float32" or q is None or np.any(q.zero_point != 0) or (
+            q.per_channel and (q.axis != 0 or q.scale.size != params.shape[0])):
+        raise op_error(op, f"EMBEDDING_LOOKUP of {params.dtype} rows into {y.dtype} is not supported (the hybrid form: "
+                       "int8 rows, zero point 0, one scale or one a row, float32 out)")
+    ids = b.value(op.inputs[0], NHWC)
+    rows = b.node("Cast", [b.node("Gather", [b.const(params.data, f"{op.name}_table"), ids], hint=f"{op.name}_rows",
+                                  axis=0)], hint=f"{op.name}_float", to=1)
+    scale = q.scale.astype(np.float32)
+    if q.per_channel:  # each gathered row's scale, broadcast along the row
+        scale = b.node("Gather", [b.const(scale.reshape((-1,) + (1,) * (len(params.shape) - 1)), f"{op.name}_scales"),
+                                  ids], hint=f"{op.name}_row_scales", axis=0)
+    else:
+        scale = b.const(np.float32(scale[0]), f"{op.name}_scale")
+    finish(b, op, "Mul", [rows, scale], NHWC)
 
 
 def _space_to_batch(b: OnnxBuilder, op: TflOp) -> None:

@@ -150,6 +150,8 @@ def float_weights(b: OnnxBuilder, op: TflOp, k: int) -> np.ndarray:
     t = b.tensor(op.inputs[k])
     if t.data is None:
         raise op_error(op, f"weights '{t.name}' are computed at run time; aotc needs constant weights")
+    if t.dtype not in ("float32", "float16", "float64"):  # integers here would be read as their raw values
+        raise op_error(op, f"{op.op} with {t.dtype} weights '{t.name}' on float inputs is not supported")
     return float_const(t).astype(np.float32)
 
 

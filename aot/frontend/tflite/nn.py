@@ -25,7 +25,7 @@ from aot.frontend.tflite.lowering import (
     window_pads,
 )
 from aot.frontend.tflite.reader import TflOp
-from aot.frontend.tflite.recurrent import lower_lstm
+from aot.frontend.tflite.recurrent import lower_bidirectional, lower_lstm, lower_rnn, lower_svdf
 
 
 def _conv(b: OnnxBuilder, op: TflOp) -> None:
@@ -219,6 +219,8 @@ OPS = {
     "FULLY_CONNECTED": _fully_connected, "AVERAGE_POOL_2D": _pool("AveragePool"), "MAX_POOL_2D": _pool("MaxPool"),
     "L2_POOL_2D": _l2_pool,
     "SOFTMAX": _softmax, "LOG_SOFTMAX": _log_softmax, "L2_NORMALIZATION": _l2_normalization,
-    "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm,
+    "BATCH_MATMUL": _batch_matmul, "UNIDIRECTIONAL_SEQUENCE_LSTM": _lstm, "LSTM": _lstm, "RNN": lower_rnn,
+    "UNIDIRECTIONAL_SEQUENCE_RNN": lower_rnn, "BIDIRECTIONAL_SEQUENCE_LSTM": lower_bidirectional,
+    "BIDIRECTIONAL_SEQUENCE_RNN": lower_bidirectional, "SVDF": lower_svdf,
     "CONV_3D": _conv3d, "CONV_3D_TRANSPOSE": _conv3d, "LOCAL_RESPONSE_NORMALIZATION": _lrn,
 }

@@ -26,7 +26,7 @@ import onnx
 from onnx import helper
 
 from aot.errors import AotcError
-from aot.frontend.tflite import arrays, detect, elementwise, index, mediapipe, nn, reduce
+from aot.frontend.tflite import arrays, detect, elementwise, hybrid, index, mediapipe, nn, reduce, resolver
 from aot.frontend.tflite.builder import (
     NCHW,
     NHWC,
@@ -129,6 +129,9 @@ def lower_ops(b: OnnxBuilder) -> None:
                                "(TFLite's kernels require equal scales and zero points)")
         if is_quantized(b, op) and op.op not in ("QUANTIZE", "DEQUANTIZE"):
             lower_int8(b, op)
+            continue
+        if hybrid.is_hybrid(b, op):  # float input, int8 weights: LiteRT's hybrid kernels
+            (_OPS[op.op] if op.op in hybrid.HYBRID_ELSEWHERE else hybrid.lower_hybrid)(b, op)
             continue
         _check_op(b, op)
         if fold_constant_op(b, op):
@@ -314,7 +317,7 @@ def _dequantize(b: OnnxBuilder, op: TflOp) -> None:
 
 
 _OPS = {
-    **nn.OPS, **elementwise.OPS, **arrays.OPS, **reduce.OPS, **index.OPS, **mediapipe.OPS,
+    **nn.OPS, **elementwise.OPS, **arrays.OPS, **reduce.OPS, **index.OPS, **mediapipe.OPS, **resolver.OPS,
     "QUANTIZE": _quantize, "DEQUANTIZE": _dequantize, "WHILE": lower_while, "IF": lower_if,
     "VAR_HANDLE": var_handle, "READ_VARIABLE": read_variable, "ASSIGN_VARIABLE": assign_variable,
     "CALL_ONCE": call_once,

@@ -20,7 +20,10 @@ from aot.frontend.tflite.sparse import densify
 
 # TensorType -> numpy dtype, for the types aotc can hold
 NUMPY_DTYPE = {0: "float32", 1: "float16", 2: "int32", 3: "uint8", 4: "int64", 6: "bool", 7: "int16", 9: "int8",
-               10: "float64"}
+               10: "float64", 12: "uint64", 15: "uint32", 16: "uint16"}
+# packed sub-byte constants (TensorType -> the numpy dtype they are held as, bits an element): INT4, INT2 and UINT4,
+# as the converter and ai-edge-quantizer write int4 weights, unpacked when read (LiteRT's UnpackPackedIntToInt8)
+PACKED = {17: ("int8", 4), 19: ("int8", 2), 20: ("uint8", 4)}
 RESOURCE = 13  # a resource variable's handle (VAR_HANDLE's output): no data, read as "resource"
 # the custom ops the frontend lowers (detect.py, mediapipe.py; ops.py's table); any other is refused by name here
 CUSTOM_OPS = (
@@ -56,6 +59,7 @@ class TflTensor:
     data: np.ndarray | None  # constant data (from its buffer), else None
     quant: QuantParams | None
     variable: bool = False
+    blockwise: bool = False  # quantized by blocks (QuantizationDetails BlockwiseQuantization): refused where read
 
 
 @dataclass
@@ -131,7 +135,8 @@ def _subgraph(model: Any, sg: Any, k: int, codes: list[str], buf: bytes, path: P
         name = codes[op.opcodeIndex]
         # a custom op's options: its flexbuffer, as bytes
         options = bytes(bytearray(op.customOptions if op.customOptions is not None else [])) \
-            if name.startswith("CUSTOM:") else op.builtinOptions
+            if name.startswith("CUSTOM:") else op.builtinOptions if op.builtinOptions is not None \
+            else getattr(op, "builtinOptions2", None)  # the StableHLO ops' options are in builtin_options_2
         ops.append(TflOp(j, name, [int(i) for i in (op.inputs if op.inputs is not None else [])],
                          [int(i) for i in (op.outputs if op.outputs is not None else [])], options,
                          [int(i) for i in (op.intermediates if op.intermediates is not None else [])],
@@ -141,6 +146,11 @@ def _subgraph(model: Any, sg: Any, k: int, codes: list[str], buf: bytes, path: P
         library = " (TFLM signal library)" if custom.op[7:].startswith("Signal") else ""
         raise AotcError(f"custom op '{custom.op[7:]}'{library} is not supported", node=OpName(custom))
     tensors = [_tensor(i, t, model.buffers or [], buf, path) for i, t in enumerate(sg.tensors or [])]
+    for op in ops:  # blockwise scales (a float16 tensor of its own, per block of a row) are not read yet
+        block = next((tensors[i] for i in op.inputs if i >= 0 and tensors[i].blockwise), None)
+        if block is not None:
+            raise AotcError(f"tensor '{block.name}' is quantized by blocks or a custom scheme (QuantizationDetails: "
+                            "ai-edge-quantizer's blockwise recipes), which aotc does not support", node=OpName(op))
     ops = _fold_constants(ops, tensors)
     name = sg.name.decode("utf-8", "replace") if isinstance(sg.name, bytes) else str(sg.name or f"subgraph{k}")
     return TflModel(str(path), tensors, ops, [int(i) for i in sg.inputs], [int(i) for i in sg.outputs],
@@ -188,10 +198,24 @@ def _op_name(code: Any, names: dict[int, str]) -> str:
     return name
 
 
+def unpack_bits(raw: np.ndarray, count: int, bits: int, signed: bool) -> np.ndarray:
+    """`count` elements of `bits` bits packed in the bytes of `raw`, the first in each byte's lowest bits (LiteRT's
+    UnpackPackedIntToInt8), as int8 (signed, two's complement) or uint8."""
+    per = 8 // bits
+    raw = np.asarray(raw, np.uint8).reshape(-1)
+    if raw.size * per < count:
+        raise AotcError(f"a {bits}-bit constant of {count} elements has only {raw.size} bytes")
+    fields = np.stack([(raw >> (bits * k)) & ((1 << bits) - 1) for k in range(per)], axis=1).reshape(-1)[:count]
+    if not signed:
+        return fields.astype(np.uint8)
+    return (fields.astype(np.int16) - ((fields >= 1 << (bits - 1)) << bits)).astype(np.int8)
+
+
 def _tensor(k: int, t: Any, buffers: list, buf: bytes, path: Path) -> TflTensor:
     name = t.name.decode("utf-8", "replace") if isinstance(t.name, bytes) else str(t.name or f"tensor_{k}")
     shape = tuple(int(d) for d in (t.shape if t.shape is not None else []))
-    dtype = "resource" if int(t.type) == RESOURCE else NUMPY_DTYPE.get(int(t.type))
+    packed = PACKED.get(int(t.type))
+    dtype = "resource" if int(t.type) == RESOURCE else packed[0] if packed else NUMPY_DTYPE.get(int(t.type))
     if dtype is None:
         raise AotcError(f"tensor '{name}' has TFLite type {int(t.type)}, which aotc does not support")
     if t.shapeSignature is not None and any(int(d) < 0 for d in t.shapeSignature) and k >= 0:
@@ -205,11 +229,16 @@ def _tensor(k: int, t: Any, buffers: list, buf: bytes, path: Path) -> TflTensor:
             raw = np.asarray(b.data, dtype=np.uint8)
         else:
             raw = None
-        if raw is not None and t.sparsity is not None:  # a pruned model's weights: made dense here
+        if raw is not None and packed is not None:
+            data = unpack_bits(raw, int(np.prod(shape, dtype=np.int64)), packed[1], dtype == "int8").reshape(shape)
+        elif raw is not None and t.sparsity is not None:  # a pruned model's weights: made dense here
             data = densify(np.frombuffer(raw.tobytes(), dtype=dtype), shape, t.sparsity, name)
         elif raw is not None:
             data = np.frombuffer(raw.tobytes(), dtype=dtype).reshape(shape).copy()
+    if packed is not None and data is None:
+        raise AotcError(f"tensor '{name}' is {packed[1]}-bit and computed at run time, which aotc does not support "
+                        "(packed sub-byte tensors are read as constants)")
     if t.sparsity is not None and data is None:
         raise AotcError(f"tensor '{name}' is sparse and computed at run time, which aotc does not support")
     return TflTensor(k, name, shape, dtype, data, quant_params(t.quantization, len(shape)),
-                     bool(t.isVariable))
+                     bool(t.isVariable), t.quantization is not None and int(t.quantization.detailsType or 0) != 0)

@@ -21,6 +21,7 @@ import numpy as np
 from onnx import helper
 
 from aot.frontend.tflite.builder import NHWC, OnnxBuilder, float_weights, op_error
+from aot.frontend.tflite.hybrid import hybrid_fc
 from aot.frontend.tflite.quant import checked_log2, quantize_multiplier
 from aot.frontend.tflite.reader import TflOp
 from aot.frontend.tflite.state import record_state, reset_source, reset_value
@@ -54,18 +55,26 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
     hidden = b.tensor(op.inputs[_W[1]]).shape[0]
     out_t = b.tensor(op.outputs[0])
     n_out = out_t.shape[-1]  # hidden, or the projection's size
-    time_major = bool(o.timeMajor)
+    one_step = op.op == "LSTM"  # the builtin LSTM op: one step of [batch, n_in], its output [batch, n_out]
+    if one_step and (int(getattr(o, "kernelType", 0)) != 0 or len(op.outputs) != 1):
+        raise op_error(op, "LSTM of the basic kernel type or with more than one output is not supported (the full "
+                       "kernel with one output is)")
+    time_major = not one_step and bool(o.timeMajor)
     if time_major:
         steps, batch = x.shape[0], x.shape[1]
     else:
-        batch, steps = x.shape[0], x.shape[1]
+        batch, steps = x.shape[0], 1 if one_step else x.shape[1]
     n_in = x.shape[-1]
     gh = len(gates) * hidden
     name = b.names[op.outputs[0]]
     const = lambda v, hint: b.const(np.asarray(v, np.float32 if np.asarray(v).dtype.kind == "f" else np.int64),  # noqa: E731
                                     f"{name}_{hint}")
-    w = np.concatenate([float_weights(b, op, _W[g]) for g in gates], axis=0)  # [gh, n_in]
-    r = np.concatenate([float_weights(b, op, _R[g]) for g in gates], axis=0)  # [gh, n_out]
+    # hybrid (int8 weights, dynamic-range quantisation): the products as LiteRT's LstmStepHybrid computes them,
+    # x and h quantized at each step (a scale per batch row), int32 sums against the int8 weights
+    hybrid = b.tensor(op.inputs[_W[1]]).dtype == "int8"
+    asym = bool(getattr(o, "asymmetricQuantizeInputs", False))
+    w, w_scale = _stacked(b, op, [_W[g] for g in gates], hybrid)  # [gh, n_in]
+    r, r_scale = _stacked(b, op, [_R[g] for g in gates], hybrid)  # [gh, n_out]
     biases = {g: float_weights(b, op, _B[g]) if has(_B[g]) else np.zeros(hidden, np.float32) for g in gates}
     norm = {g: float_weights(b, op, _LAYER_NORM[g]) for g in gates if has(_LAYER_NORM[g])}
     if norm and sorted(norm) != gates:
@@ -81,19 +90,25 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
 
     xs = b.value(op.inputs[_X], NHWC)
     flat = b.node("Reshape", [xs, const([-1, n_in], "flat")], hint=f"{name}_flat")
-    proj = b.node("Gemm", [flat, const(w, "w"), const(bias, "b")], hint=f"{name}_xw", transB=1)
+    if hybrid:
+        proj = hybrid_fc(b, f"{name}_xw", flat, (batch * steps, n_in), w, w_scale, const(bias, "b"), asym)
+    else:
+        proj = b.node("Gemm", [flat, const(w, "w"), const(bias, "b")], hint=f"{name}_xw", transB=1)
     proj = b.node("Reshape", [proj, const([steps, batch, gh] if time_major else [batch, steps, gh], "xw_shape")],
                   hint=f"{name}_xw3")
-    r_name = const(r.T.copy(), "r")  # [n_out, gh]
-    peep = {g: const(float_weights(b, op, _PEEP[k]), f"peep{g}") for k, g in enumerate((0, 1, 3)) if has(_PEEP[k])}
+    r_name = None if hybrid else const(r.T.copy(), "r")  # [n_out, gh]
+    peep = {g: const(_float_or_dequantized(b, op, _PEEP[k]), f"peep{g}") for k, g in enumerate((0, 1, 3))
+            if has(_PEEP[k])}
     clip = float(o.cellClip)
     axis = 0 if time_major else 1
 
     # one step, as the body of an ONNX Loop over the steps (compiled once: aot/frontend/onnx/loops.py)
-    outer, b.nodes = b.nodes, []
+    outer, b.nodes, declared = b.nodes, [], len(b.value_infos)
     it, cond, h, c = (b.fresh(f"{name}_{v}") for v in ("t", "cond", "h_in", "c_in"))
     xt = b.node("Gather", [proj, it], hint=f"{name}_xt", axis=axis)  # [batch, gh]
-    z = b.node("Add", [xt, b.node("MatMul", [h, r_name], hint=f"{name}_hr")], hint=f"{name}_z")
+    hr = hybrid_fc(b, f"{name}_hr", h, (batch, n_out), r, r_scale, None, asym) if hybrid else \
+        b.node("MatMul", [h, r_name], hint=f"{name}_hr")
+    z = b.node("Add", [xt, hr], hint=f"{name}_z")
     split = [b.fresh(f"{name}_gate{g}") for g in gates]
     b.node("Split", [z, const([hidden] * len(gates), "split")], split, hint=f"{name}_split", axis=1)
     pre = dict(zip(gates, split, strict=True))
@@ -113,7 +128,11 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
                        hint=f"{name}_clip")
     o_gate = _gate(b, pre[3], peep.get(3), c_new, f"{name}_o", ln.get(3), const)  # its peephole reads the new c
     h_new = b.node("Mul", [o_gate, _apply(b, act, c_new, f"{name}_hact", const)], hint=f"{name}_h")
-    if has(_PROJ_W):
+    if has(_PROJ_W) and hybrid:
+        pw, pw_scale = _stacked(b, op, [_PROJ_W], True)
+        h_new = hybrid_fc(b, f"{name}_proj", h_new, (batch, hidden), pw, pw_scale,
+                          const(float_weights(b, op, _PROJ_B), "proj_b") if has(_PROJ_B) else None, asym)
+    elif has(_PROJ_W):
         h_new = b.node("Gemm", [h_new, const(float_weights(b, op, _PROJ_W), "proj_w"),
                                 *([const(float_weights(b, op, _PROJ_B), "proj_b")] if has(_PROJ_B) else [])],
                        hint=f"{name}_proj", transB=1)
@@ -131,7 +150,9 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
         [helper.make_tensor_value_info(cond_out, helper.TensorProto.BOOL, []),
          helper.make_tensor_value_info(h_new, f32, [batch, n_out]),
          helper.make_tensor_value_info(c_new, f32, [batch, hidden]),
-         helper.make_tensor_value_info(y_t, f32, [batch, n_out])])
+         helper.make_tensor_value_info(y_t, f32, [batch, n_out])],
+        value_info=b.value_infos[declared:])  # the body's aotc.tflite outputs (hybrid), declared in the body
+    del b.value_infos[declared:]
     b.nodes = outer
     h_last, c_last = f"{h0}_next", f"{c0}_next"
     b.used.update((h_last, c_last))
@@ -141,6 +162,8 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
     out = b.names[op.outputs[0]]
     if time_major:
         b.node("Identity", [ys], [out], hint=name)
+    elif one_step:  # [1, batch, n_out] -> [batch, n_out]
+        b.node("Reshape", [ys, const(list(out_t.shape), "out_shape")], [out], hint=name)
     else:  # the scan output is [steps, batch, n_out]
         b.node("Transpose", [ys], [out], hint=name, perm=[1, 0, 2])
     b.values[op.outputs[0]] = {NHWC: out}
@@ -149,6 +172,30 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
     for state, nxt, k, size in ((h0, h_last, _H, n_out), (c0, c_last, _C, hidden)):
         var = b.tensor(op.inputs[k])
         record_state(b, state, nxt, "float32", [batch, size], reset_value(var), reset_source(var))
+
+
+def _stacked(b: OnnxBuilder, op: TflOp, ks: list[int], hybrid: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """Inputs `ks` of op stacked by rows: float32 weights, or (hybrid) the int8 ones and each row's scale (LiteRT's
+    hybrid LSTM takes one scale per weight tensor, zero point 0)."""
+    if not hybrid:
+        return np.concatenate([float_weights(b, op, k) for k in ks], axis=0), None
+    data, scales = [], []
+    for k in ks:
+        t = b.tensor(op.inputs[k])
+        if t.dtype != "int8" or t.data is None or t.quant is None or t.quant.per_channel or t.quant.zero_point[0]:
+            raise op_error(op, f"hybrid {op.op} needs constant int8 weights with one scale and zero point 0, "
+                           f"'{t.name}' is not")
+        data.append(t.data)
+        scales.append(np.full(t.shape[0], t.quant.scale[0], np.float32))
+    return np.concatenate(data, axis=0), np.concatenate(scales)
+
+
+def _float_or_dequantized(b: OnnxBuilder, op: TflOp, k: int) -> np.ndarray:
+    """Float32 weights, or int8 ones times their scale in float (LiteRT's hybrid peepholes: VectorScalarMultiply)."""
+    t = b.tensor(op.inputs[k])
+    if t.dtype == "int8" and t.quant is not None and t.data is not None:
+        return t.data.astype(np.float32) * np.float32(t.quant.scale[0])
+    return float_weights(b, op, k)
 
 
 def _gate(b: OnnxBuilder, pre: str, peephole: str | None, c: str, hint: str, ln: tuple[str, str] | None,
@@ -310,3 +357,187 @@ def lower_svdf_int8(b: OnnxBuilder, op: TflOp) -> None:
     b.values[op.outputs[0]] = {NHWC: name}
     b.extra_outputs.append(helper.make_tensor_value_info(s_out, helper.TensorProto.INT16, list(state.shape)))
     record_state(b, s_in, s_out, "int16", list(state.shape), reset_value(state), reset_source(state))
+
+
+def lower_rnn(b: OnnxBuilder, op: TflOp) -> None:
+    """RNN (one step) and UNIDIRECTIONAL_SEQUENCE_RNN: h = act(x W^T + bias + h R^T) per step, as LiteRT's
+    RnnBatchStep (bias, then the input's product, then the state's); float, or hybrid (int8 W and R: x and h
+    quantized each step, hybrid_fc). The state LiteRT keeps in its hidden_state variable tensor becomes the
+    graph input `<out>_h` and output `<out>_h_next`, as the LSTM's."""
+    o = op.options
+    seq = op.op == "UNIDIRECTIONAL_SEQUENCE_RNN"
+    x, var = b.tensor(op.inputs[0]), b.tensor(op.inputs[4])
+    if x.dtype != "float32":
+        raise op_error(op, f"quantized ({x.dtype}) {op.op} is not supported (float and hybrid)")
+    act = _ACT.get(int(o.fusedActivationFunction), "?")
+    if act == "?":
+        raise op_error(op, f"{op.op} activation {o.fusedActivationFunction} is not supported")
+    hybrid = b.tensor(op.inputs[1]).dtype == "int8"
+    asym = bool(getattr(o, "asymmetricQuantizeInputs", False))
+    w, w_scale = _stacked(b, op, [1], hybrid)
+    r, r_scale = _stacked(b, op, [2], hybrid)
+    units, n_in = w.shape
+    time_major = seq and bool(o.timeMajor)
+    steps, batch = (x.shape[0], x.shape[1]) if time_major else (x.shape[1], x.shape[0]) if seq else (1, x.shape[0])
+    name = b.names[op.outputs[0]]
+    const = lambda v, hint: b.const(np.asarray(v, np.float32 if np.asarray(v).dtype.kind == "f" else np.int64),  # noqa: E731
+                                    f"{name}_{hint}")
+    h0 = f"{name}_h"
+    b.used.add(h0)
+    b.extra_inputs.append(helper.make_tensor_value_info(h0, helper.TensorProto.FLOAT, [batch, units]))
+    flat = b.node("Reshape", [b.value(op.inputs[0], NHWC), const([-1, n_in], "flat")], hint=f"{name}_flat")
+    bias = const(float_weights(b, op, 3), "b")
+    proj = hybrid_fc(b, f"{name}_xw", flat, (batch * steps, n_in), w, w_scale, bias, asym) if hybrid else \
+        b.node("Gemm", [flat, const(w, "w"), bias], hint=f"{name}_xw", transB=1)
+    r_name = None if hybrid else const(r.T.copy(), "r")
+
+    def step(xt: str, h: str) -> str:
+        hr = hybrid_fc(b, f"{name}_hr", h, (batch, units), r, r_scale, None, asym) if hybrid else \
+            b.node("MatMul", [h, r_name], hint=f"{name}_hr")
+        return _apply(b, act, b.node("Add", [xt, hr], hint=f"{name}_z"), f"{name}_act", const) if act else \
+            b.node("Add", [xt, hr], hint=f"{name}_z")
+
+    h_last, out = f"{h0}_next", b.names[op.outputs[0]]
+    b.used.add(h_last)
+    f32 = helper.TensorProto.FLOAT
+    if not seq:  # one step: the output is the new state
+        h_new = step(proj, h0)
+        b.node("Identity", [h_new], [out], hint=name)
+        b.node("Identity", [h_new], [h_last], hint=f"{name}_state")
+    else:
+        proj = b.node("Reshape", [proj, const([steps, batch, units] if time_major else [batch, steps, units],
+                                              "xw_shape")], hint=f"{name}_xw3")
+        outer, b.nodes, declared = b.nodes, [], len(b.value_infos)
+        it, cond, h = (b.fresh(f"{name}_{v}") for v in ("t", "cond", "h_in"))
+        h_new = step(b.node("Gather", [proj, it], hint=f"{name}_xt", axis=0 if time_major else 1), h)
+        cond_out = b.node("Identity", [cond], hint=f"{name}_cond_out")
+        y_t = b.node("Identity", [h_new], hint=f"{name}_y")
+        body = helper.make_graph(
+            b.nodes, f"{name}_step",
+            [helper.make_tensor_value_info(it, helper.TensorProto.INT64, []),
+             helper.make_tensor_value_info(cond, helper.TensorProto.BOOL, []),
+             helper.make_tensor_value_info(h, f32, [batch, units])],
+            [helper.make_tensor_value_info(cond_out, helper.TensorProto.BOOL, []),
+             helper.make_tensor_value_info(h_new, f32, [batch, units]),
+             helper.make_tensor_value_info(y_t, f32, [batch, units])],
+            value_info=b.value_infos[declared:])
+        del b.value_infos[declared:]
+        b.nodes = outer
+        ys = b.fresh(f"{name}_steps")
+        b.node("Loop", [const(np.int64(steps), "steps"), "", h0], [h_last, ys], hint=f"{name}_loop", body=body)
+        if time_major:
+            b.node("Identity", [ys], [out], hint=name)
+        else:
+            b.node("Transpose", [ys], [out], hint=name, perm=[1, 0, 2])
+    b.values[op.outputs[0]] = {NHWC: out}
+    b.extra_outputs.append(helper.make_tensor_value_info(h_last, f32, [batch, units]))
+    record_state(b, h0, h_last, "float32", [batch, units], reset_value(var), reset_source(var))
+
+
+# BIDIRECTIONAL_SEQUENCE_LSTM's inputs (bidirectional_sequence_lstm.cc): each direction's 17 weights and biases
+# in UNIDIRECTIONAL_SEQUENCE_LSTM's order, then its h and c, then the auxiliary input and its weights
+_BIDI_LSTM = {"fw": (range(1, 18), 35, 36), "bw": (range(18, 35), 37, 38)}
+_BIDI_RNN = {"fw": (range(1, 4), 4), "bw": (range(5, 8), 8)}
+
+
+def lower_bidirectional(b: OnnxBuilder, op: TflOp) -> None:
+    """BIDIRECTIONAL_SEQUENCE_LSTM / _RNN: the forward direction on x and the backward one on x reversed in time
+    (its outputs reversed back), each the unidirectional op's lowering (float or hybrid), their outputs
+    concatenated along the last axis with merge_outputs, else two outputs. Each direction's state is carried
+    as the unidirectional op's. An auxiliary input is refused by name."""
+    lstm = op.op == "BIDIRECTIONAL_SEQUENCE_LSTM"
+    o = op.options
+    aux = 39 if lstm else 9
+    if len(op.inputs) > aux and op.inputs[aux] >= 0:
+        raise op_error(op, f"{op.op} with an auxiliary input is not supported")
+    x = b.tensor(op.inputs[0])
+    time_axis = 0 if o.timeMajor else 1
+    merge = bool(o.mergeOutputs)
+    outs = []
+    for k, (direction, spec) in enumerate((_BIDI_LSTM if lstm else _BIDI_RNN).items()):
+        x_idx = op.inputs[0]
+        if direction == "bw":
+            x_idx = _virtual(b, x, f"{b.names[op.inputs[0]]}_reversed", x.shape)
+            b.values[x_idx] = {NHWC: _reverse(b, b.value(op.inputs[0], NHWC), time_axis, x.shape, f"{op.name}_bw_x")}
+        weights = [op.inputs[i] if len(op.inputs) > i else -1 for i in spec[0]]
+        states = [op.inputs[i] for i in spec[1:]]
+        # the recurrent weights: [units, units] (RNN); recurrent-to-forget [n_cell, n_output] (LSTM)
+        n_out = b.tensor(weights[5]).shape[1] if lstm else b.tensor(weights[1]).shape[0]
+        shape = (*x.shape[:-1], n_out)
+        y_idx = _virtual(b, x, f"{b.names[op.outputs[0]]}_{direction}", shape)
+        one = TflOp(op.index, "UNIDIRECTIONAL_SEQUENCE_LSTM" if lstm else "UNIDIRECTIONAL_SEQUENCE_RNN",
+                    [x_idx, *weights, *states] + ([-1] * 4 if lstm else []), [y_idx], o)
+        (lower_lstm if lstm else lower_rnn)(b, one)
+        y = b.value(y_idx, NHWC)
+        outs.append(_reverse(b, y, time_axis, shape, f"{op.name}_bw_y") if direction == "bw" else y)
+        if not merge:
+            b.node("Identity", [outs[-1]], [b.names[op.outputs[k]]], hint=f"{op.name}_{direction}")
+            b.values[op.outputs[k]] = {NHWC: b.names[op.outputs[k]]}
+    if merge:
+        b.node("Concat", outs, [b.names[op.outputs[0]]], hint=op.name, axis=-1)
+        b.values[op.outputs[0]] = {NHWC: b.names[op.outputs[0]]}
+
+
+def _virtual(b: OnnxBuilder, like, name: str, shape: tuple[int, ...]) -> int:
+    """A tensor the file does not have (one direction's input or output), added to the builder's model."""
+    b.m.tensors.append(type(like)(len(b.m.tensors), name, tuple(shape), "float32", None, None))
+    b.names.append(b.fresh(name))
+    return len(b.m.tensors) - 1
+
+
+def _reverse(b: OnnxBuilder, x: str, axis: int, shape: tuple[int, ...], hint: str) -> str:
+    """x reversed along `axis` (a Slice of step -1)."""
+    return b.node("Slice", [x, b.const(np.array([shape[axis] - 1], np.int64), "start"),
+                            b.const(np.array([-shape[axis] - 1], np.int64), "end"),
+                            b.const(np.array([axis], np.int64), "axis"), b.const(np.array([-1], np.int64), "step")],
+                  hint=hint)
+
+
+def lower_svdf(b: OnnxBuilder, op: TflOp) -> None:
+    """SVDF, float or hybrid (int8 feature weights: the input quantized as LiteRT's EvalHybridSVDF, hybrid_fc; int8
+    time weights dequantized in float), as LiteRT's EvalFloatSVDF: the state [batch, filters, memory] shifted one
+    step, each filter's new feature value (x W_f^T) appended, its time weights' dot product with the state, the
+    rank filters of each unit summed, the bias, the activation. The state is the graph input `<out>_state` and
+    output `<out>_state_next` (as the integer SVDF's)."""
+    o = op.options
+    x, wf_t, wt_t, var = (b.tensor(op.inputs[k]) for k in (0, 1, 2, 4))
+    if x.dtype != "float32":
+        raise op_error(op, f"quantized ({x.dtype}) SVDF of these types is not supported")
+    act = _ACT.get(int(o.fusedActivationFunction), "?")
+    if act == "?":
+        raise op_error(op, f"SVDF activation {o.fusedActivationFunction} is not supported")
+    hybrid = wf_t.dtype == "int8"
+    rank, (batch, n_in) = int(o.rank), x.shape
+    filters, memory = wt_t.shape
+    units = filters // rank
+    name = b.names[op.outputs[0]]
+    const = lambda v, hint: b.const(np.asarray(v, np.float32 if np.asarray(v).dtype.kind == "f" else np.int64),  # noqa: E731
+                                    f"{name}_{hint}")
+    s0, s_next = f"{name}_state", f"{name}_state_next"
+    b.used.update((s0, s_next))
+    b.extra_inputs.append(helper.make_tensor_value_info(s0, helper.TensorProto.FLOAT, [batch, memory * filters]))
+    xs = b.value(op.inputs[0], NHWC)
+    if hybrid:
+        wf, wf_scale = _stacked(b, op, [1], True)
+        feat = hybrid_fc(b, f"{name}_feature", xs, (batch, n_in), wf, wf_scale, None,
+                         bool(getattr(o, "asymmetricQuantizeInputs", False)))
+    else:
+        feat = b.node("Gemm", [xs, const(float_weights(b, op, 1), "wf")], hint=f"{name}_feature", transB=1)
+    wt = _float_or_dequantized(b, op, 2)
+    state = b.node("Reshape", [s0, const([batch, filters, memory], "state3")], hint=f"{name}_state3")
+    kept = b.node("Slice", [state, const([1], "one"), const([memory], "memory"), const([2], "axis")],
+                  hint=f"{name}_shift")
+    new = b.node("Concat", [kept, b.node("Unsqueeze", [feat, const([2], "axis2")], hint=f"{name}_newest")],
+                 hint=f"{name}_state_new", axis=2)
+    b.node("Reshape", [new, const([batch, memory * filters], "state_flat")], [s_next], hint=f"{name}_state_out")
+    timed = b.node("ReduceSum", [b.node("Mul", [new, const(wt, "wt")], hint=f"{name}_time"), const([2], "axes")],
+                   hint=f"{name}_filters", keepdims=0)
+    y = b.node("ReduceSum", [b.node("Reshape", [timed, const([batch, units, rank], "ranks")], hint=f"{name}_units"),
+                             const([2], "axes")], hint=f"{name}_sum", keepdims=0)
+    if len(op.inputs) > 3 and op.inputs[3] >= 0:
+        y = b.node("Add", [y, const(float_weights(b, op, 3), "bias")], hint=f"{name}_bias")
+    y = _apply(b, act, y, f"{name}_act", const) if act else y
+    b.node("Identity", [y], [name], hint=name)
+    b.values[op.outputs[0]] = {NHWC: name}
+    b.extra_outputs.append(helper.make_tensor_value_info(s_next, helper.TensorProto.FLOAT, [batch, memory * filters]))
+    record_state(b, s0, s_next, "float32", [batch, memory * filters], reset_value(var), reset_source(var))

@@ -1,6 +1,6 @@
 /* Reference kernels, one file per family (<family>_ref.c), each declared in a section below: conv, gemm
  * and pool, then reduce, signal, resize, norm, attention, recurrent, elementwise, fused, shape, index,
- * detect, loss, random, quant and tflite_int8. Each is the plain loop of the definition over the same params
+ * detect, loss, random, quant, tflite_int8 and tflite_hybrid. Each is the plain loop of the definition over the same params
  * struct as the kernels it stands for: portable C99, simple on purpose, slow, no scratch, no allocation
  * (recurrent_ref.c's states excepted), no globals. Any target can run them.
  *
@@ -462,5 +462,20 @@ void aotc_tfl_lstm_s8_ref(const aotc_tfl_lstm8_params *p, const int8_t *x, const
 void aotc_tfl_leaky_relu_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x, int16_t *y);
 void aotc_tfl_svdf_s8_ref(const aotc_tfl_svdf_params *p, const int8_t *x, const int8_t *wf, const int16_t *wt,
                           const int32_t *bias, const int16_t *state, int8_t *y, int16_t *state_next);
+
+/* ---- tflite_hybrid (tflite_hybrid_ref.c): LiteRT's hybrid reference loops (float activations, int8
+ * weights), each output from every tap of its window in order, the offset subtracted per tap. ---- */
+#include "aotc_tflite_hybrid.h"
+
+void aotc_tfl_hybrid_quantize_ref(const aotc_tfl_hybrid_quantize_params *p, const float *x, int8_t *q,
+                                  float *scale, int32_t *offset);
+void aotc_tfl_hybrid_fc_ref(const aotc_tfl_hybrid_fc_params *p, const int8_t *q, const float *scale,
+                            const int32_t *offset, const int8_t *w, const float *bias, float *y);
+void aotc_tfl_hybrid_conv_ref(const aotc_tfl_hybrid_conv_params *p, const int8_t *q, const float *scale,
+                              const int32_t *offset, const int8_t *w, const float *bias, float *y);
+void aotc_tfl_hybrid_depthwise_ref(const aotc_tfl_hybrid_conv_params *p, const int8_t *q, const float *scale,
+                                   const int32_t *offset, const int8_t *w, const float *bias, float *y);
+void aotc_tfl_hybrid_transpose_conv_ref(const aotc_tfl_hybrid_conv_params *p, const int8_t *q, const float *scale,
+                                        const int32_t *offset, const int8_t *w, const float *bias, float *y);
 
 #endif /* AOTC_KERNELS_REF_H */

@@ -1,0 +1,196 @@
+"""Float builtins of LiteRT's reference resolver (BuiltinRefOpResolver) that the families' modules did not map
+(issue 50): RIGHT_SHIFT, BITCAST, SPARSE_TO_DENSE, RANK, RANGE of constants, DILATE, and the elementwise STABLEHLO ops
+the resolver registers (STABLEHLO_ADD, _MULTIPLY, _MAXIMUM, _MINIMUM) and STABLEHLO_PAD, onto ONNX operators.
+
+REFUSED says, for `aotc ops --tflite`, why each builtin that cannot be a static-arena bundle stays refused.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from onnx import helper
+
+from aot.frontend.tflite.builder import NHWC, OnnxBuilder, op_error
+from aot.frontend.tflite.lowering import binary_inputs, finish
+from aot.frontend.tflite.reader import TflOp
+
+_BITS = {"int8": 8, "uint8": 8, "int16": 16, "uint16": 16, "int32": 32, "uint32": 32}
+
+
+def _right_shift(b: OnnxBuilder, op: TflOp) -> None:
+    """LiteRT's RightShift: x >> clamp(y, 0, bits - 1), arithmetic for signed types: ONNX BitShift RIGHT for the
+    unsigned ones; for the signed ones (which opset 17's BitShift does not take) in int64, t = x or -1 - x,
+    whichever is not negative, divided by 2^y (truncating, so the floor), the sign restored as -1 - q."""
+    x, y = b.tensor(op.inputs[0]), b.tensor(op.inputs[1])
+    bits = _BITS.get(x.dtype)
+    if bits is None or y.dtype != x.dtype:
+        raise op_error(op, f"RIGHT_SHIFT of {x.dtype} by {y.dtype} is not supported (LiteRT's integer types, the "
+                       "amounts of the same type)")
+    signed = np.dtype(x.dtype).kind == "i"
+    if y.data is not None:
+        clamped = np.clip(y.data, 0, bits - 1)
+        amount = b.const(np.left_shift(np.int64(1), clamped.astype(np.int64)) if signed else clamped.astype(y.dtype),
+                         f"{op.name}_amount")
+    else:
+        amount = b.node("Clip", [b.value(op.inputs[1], NHWC), b.const(np.array(0, x.dtype), "lo"),
+                                 b.const(np.array(bits - 1, x.dtype), "hi")], hint=f"{op.name}_clamp")
+        if signed:
+            amount = b.node("Cast", [b.node("BitShift", [b.const(np.uint64(1), "one"), b.node(
+                "Cast", [amount], hint=f"{op.name}_u64", to=helper.TensorProto.UINT64)], hint=f"{op.name}_pow2",
+                direction="LEFT")], hint=f"{op.name}_divisor", to=helper.TensorProto.INT64)
+    if not signed:
+        finish(b, op, "BitShift", [b.value(op.inputs[0], NHWC), amount], NHWC, direction="RIGHT")
+        return
+    wide = b.node("Cast", [b.value(op.inputs[0], NHWC)], hint=f"{op.name}_x64", to=helper.TensorProto.INT64)
+    minus_one = b.const(np.int64(-1), "minus_one")
+    neg = b.node("Less", [wide, b.const(np.int64(0), "zero")], hint=f"{op.name}_negative")
+    t = b.node("Where", [neg, b.node("Sub", [minus_one, wide], hint=f"{op.name}_flip"), wide], hint=f"{op.name}_t")
+    q = b.node("Div", [t, amount], hint=f"{op.name}_div")
+    y64 = b.node("Where", [neg, b.node("Sub", [minus_one, q], hint=f"{op.name}_unflip"), q], hint=f"{op.name}_y")
+    finish(b, op, "Cast", [y64], NHWC, to=helper.np_dtype_to_tensor_dtype(np.dtype(x.dtype)))
+
+
+def _bitcast(b: OnnxBuilder, op: TflOp) -> None:
+    """BITCAST between types of one width: the same bytes (ONNX BitCast). Between widths the shape changes by
+    the ratio of the last axis, as in TensorFlow, which is refused."""
+    x, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0])
+    if np.dtype(x.dtype).itemsize != np.dtype(y.dtype).itemsize or x.shape != y.shape:
+        raise op_error(op, f"BITCAST from {x.dtype} to {y.dtype} (another width) is not supported")
+    finish(b, op, "BitCast", [b.value(op.inputs[0], NHWC)], NHWC,
+           to=helper.np_dtype_to_tensor_dtype(np.dtype(y.dtype)))
+
+
+def _sparse_to_dense(b: OnnxBuilder, op: TflOp) -> None:
+    """SPARSE_TO_DENSE(indices, output_shape, values, default): the default everywhere, then each index given its
+    value in order (ONNX ScatterND over an Expand of the default; a scalar value is broadcast to every index)."""
+    idx, shape_t, values = (b.tensor(op.inputs[k]) for k in range(3))
+    y = b.tensor(op.outputs[0])
+    if idx.data is None:
+        raise op_error(op, "SPARSE_TO_DENSE with indices computed at run time is not supported")
+    rank = len(y.shape)
+    indices = np.asarray(idx.data, np.int64).reshape(-1, rank) if rank else np.zeros((0, 0), np.int64)
+    n = indices.shape[0]
+    if rank == 0 or len(np.unique(indices, axis=0)) != n or np.any(indices < 0) or np.any(indices >= y.shape):
+        raise op_error(op, "SPARSE_TO_DENSE with repeated or out-of-range indices is not supported (LiteRT "
+                       "refuses the latter)")
+    base = b.node("Expand", [b.node("Reshape", [b.value(op.inputs[3], NHWC), b.const(np.array([1], np.int64),
+                                                                                     "one")],
+                                    hint=f"{op.name}_default"), b.const(np.array(y.shape, np.int64), "shape")],
+                  hint=f"{op.name}_fill")
+    vals = b.value(op.inputs[2], NHWC)
+    if int(np.prod(values.shape)) != n:
+        vals = b.node("Expand", [vals, b.const(np.array([n], np.int64), "n")], hint=f"{op.name}_values")
+    finish(b, op, "ScatterND", [base, b.const(indices, f"{op.name}_indices"), vals], NHWC)
+
+
+def _rank(b: OnnxBuilder, op: TflOp) -> None:
+    """RANK: the input's rank, known at compile time (int32 scalar)."""
+    y = b.tensor(op.outputs[0])
+    rank = np.array(len(b.tensor(op.inputs[0]).shape), y.dtype)
+    b.values[op.outputs[0]] = {NHWC: b.const(rank, b.names[op.outputs[0]])}
+
+
+def _range(b: OnnxBuilder, op: TflOp) -> None:
+    """RANGE of constant start, limit and delta (the only kind with a static output size): a constant."""
+    ts = [b.tensor(i) for i in op.inputs[:3]]
+    y = b.tensor(op.outputs[0])
+    if any(t.data is None for t in ts):
+        raise op_error(op, "RANGE of limits computed at run time is not supported (its size would be data-dependent)")
+    start, limit, delta = (t.data.reshape(()).item() for t in ts)
+    data = np.arange(start, limit, delta).astype(y.dtype)
+    if data.shape != tuple(y.shape):
+        raise op_error(op, f"RANGE gives {data.size} elements where the file declares {list(y.shape)}")
+    b.values[op.outputs[0]] = {NHWC: b.const(data, b.names[op.outputs[0]])}
+
+
+def _dilated(b: OnnxBuilder, op: TflOp, cur: str, shape: list[int], factors: list[int], value: str) -> str:
+    """`cur` (of `shape`, updated in place) with factor - 1 copies of the scalar `value` between neighbours along
+    each axis: per dilated axis a new axis after it padded to the factor, merged into the axis, the tail cut."""
+    for axis, k in enumerate(factors):
+        if k == 1 or shape[axis] == 0:
+            continue
+        rank = len(shape)
+        grown = b.node("Unsqueeze", [cur, b.const(np.array([axis + 1], np.int64), "axis")], hint=f"{op.name}_grow")
+        pads = np.zeros(2 * (rank + 1), np.int64)
+        pads[rank + 1 + axis + 1] = k - 1
+        padded = b.node("Pad", [grown, b.const(pads, "pads"), value], hint=f"{op.name}_pad{axis}", mode="constant")
+        merged = shape[:axis] + [shape[axis] * k] + shape[axis + 1:]
+        flat = b.node("Reshape", [padded, b.const(np.array(merged, np.int64), "shape")], hint=f"{op.name}_merge{axis}")
+        shape[axis] = (shape[axis] - 1) * k + 1
+        cur = b.node("Slice", [flat, b.const(np.array([0], np.int64), "start"),
+                               b.const(np.array([shape[axis]], np.int64), "end"),
+                               b.const(np.array([axis], np.int64), "axis")], hint=f"{op.name}_cut{axis}")
+    return cur
+
+
+def _scalar(b: OnnxBuilder, op: TflOp, k: int) -> str:
+    return b.node("Reshape", [b.value(op.inputs[k], NHWC), b.const(np.array([], np.int64), "scalar")],
+                  hint=f"{op.name}_value")
+
+
+def _dilate(b: OnnxBuilder, op: TflOp) -> None:
+    """DILATE(x, dilations, padding_value): d - 1 padding values between neighbours along each axis, size (n - 1) d
+    + 1 (_dilated)."""
+    x, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0])
+    d = b.tensor(op.inputs[1]).data
+    if d is None or np.any(d.reshape(-1) < 1):
+        raise op_error(op, "DILATE with dilations computed at run time (or below 1) is not supported")
+    shape = list(x.shape)
+    cur = _dilated(b, op, b.value(op.inputs[0], NHWC), shape, [int(v) for v in d.reshape(-1)], _scalar(b, op, 2))
+    if shape != list(y.shape):
+        raise op_error(op, f"DILATE gives {shape} where the file declares {list(y.shape)}")
+    finish(b, op, "Identity", [cur], NHWC)
+
+
+def _stablehlo_pad(b: OnnxBuilder, op: TflOp) -> None:
+    """STABLEHLO_PAD(x, value): interior padding (_dilated by interior + 1), then each edge padded with the value
+    (a positive amount) or cut (a negative one), as StableHLO's pad."""
+    x, y, o = b.tensor(op.inputs[0]), b.tensor(op.outputs[0]), op.options
+    low, high, inner = (list(map(int, getattr(o, f) if getattr(o, f) is not None else [0] * len(x.shape)))
+                        for f in ("edgePaddingLow", "edgePaddingHigh", "interiorPadding"))
+    if any(v < 0 for v in inner):
+        raise op_error(op, "STABLEHLO_PAD with negative interior padding is not supported")
+    value, shape = _scalar(b, op, 1), list(x.shape)
+    cur = _dilated(b, op, b.value(op.inputs[0], NHWC), shape, [v + 1 for v in inner], value)
+    pos = [max(v, 0) for v in low] + [max(v, 0) for v in high]
+    if any(pos):
+        cur = b.node("Pad", [cur, b.const(np.array(pos, np.int64), "pads"), value], hint=f"{op.name}_edges",
+                     mode="constant")
+        shape = [n + a + z for n, a, z in zip(shape, pos[:len(shape)], pos[len(shape):], strict=True)]
+    if any(v < 0 for v in low + high):
+        starts = [-min(v, 0) for v in low]
+        ends = [n + min(v, 0) for n, v in zip(shape, high, strict=True)]
+        cur = b.node("Slice", [cur, b.const(np.array(starts, np.int64), "starts"),
+                               b.const(np.array(ends, np.int64), "ends")], hint=f"{op.name}_cut")
+        shape = [e - s0 for s0, e in zip(starts, ends, strict=True)]
+    if shape != list(y.shape):
+        raise op_error(op, f"STABLEHLO_PAD gives {shape} where the file declares {list(y.shape)}")
+    finish(b, op, "Identity", [cur], NHWC)
+
+
+def _stablehlo(onnx_op: str):
+    def lower(b: OnnxBuilder, op: TflOp) -> None:
+        names, layout = binary_inputs(b, op)
+        finish(b, op, onnx_op, names, layout)
+    return lower
+
+
+OPS = {
+    "RIGHT_SHIFT": _right_shift, "BITCAST": _bitcast, "SPARSE_TO_DENSE": _sparse_to_dense, "RANK": _rank,
+    "RANGE": _range, "DILATE": _dilate, "STABLEHLO_PAD": _stablehlo_pad,
+    # StableHLO's elementwise ops of LiteRT's reference resolver: TFLite's ADD, MUL, MAXIMUM, MINIMUM with no options
+    "STABLEHLO_ADD": _stablehlo("Add"), "STABLEHLO_MULTIPLY": _stablehlo("Mul"),
+    "STABLEHLO_MAXIMUM": _stablehlo("Max"), "STABLEHLO_MINIMUM": _stablehlo("Min"),
+}
+
+# builtins a static-arena C bundle cannot be, for `aotc ops --tflite`: why each stays refused
+REFUSED = {
+    **{op: "random numbers (a bundle is deterministic)" for op in ("RANDOM_STANDARD_NORMAL", "RANDOM_UNIFORM",
+                                                                     "MULTINOMIAL", "STABLEHLO_RNG_BIT_GENERATOR")},
+    **{op: "hash tables (a run-time map of strings)" for op in ("HASHTABLE", "HASHTABLE_FIND", "HASHTABLE_IMPORT",
+                                                               "HASHTABLE_LOOKUP", "HASHTABLE_SIZE")},
+    **{op: "complex64 tensors" for op in ("RFFT2D", "COMPLEX_ABS", "REAL", "IMAG")},
+    **{op: "strings" for op in ("LSH_PROJECTION", "SKIP_GRAM")},
+    "DELEGATE": "a delegate's node, not an op", "CUSTOM": "see the custom ops below",
+    "PLACEHOLDER_FOR_GREATER_OP_CODES": "not an op",
+}
