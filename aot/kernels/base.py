@@ -83,6 +83,9 @@ class TargetTraits:
     avx512: bool = False
     # --fast-math: kernels that round more than a direct sum may be taken (Winograd's F(4 x 4, 3 x 3))
     fast_math: bool = False
+    # a --flash-budget's portable kernels (aot/flash.py): the bundle is built with AOTC_NO_INTRINSICS, so no
+    # candidate written for an ISA path applies, nor the M-profile blocks (their scratch would go unused)
+    portable: bool = False
 
 
 # the instruction sets a kernel's path may be written for (KernelFacts.isa), and whether a target has each
@@ -93,7 +96,7 @@ ISAS: dict[str, Callable[[TargetTraits], bool]] = {
     "arm-dsp": lambda t: t.dsp or t.helium,  # Arm's DSP extension (SMLAD): a Cortex-M4, M33, and every Helium core
     # a Cortex-M core's int8 paths (quant_dsp.h, tflite_int8_*.c: SMLAD where the core has it), which
     # take their blocks from the plan's scratch, not a small stack
-    "m-profile": lambda t: t.scalar_tiles or t.helium,
+    "m-profile": lambda t: (t.scalar_tiles or t.helium) and not t.portable,
 }
 
 
