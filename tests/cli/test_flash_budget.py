@@ -25,8 +25,8 @@ PERSON = HERE / "models" / "tflite" / "person_int8.tflite"
 PORTABLE = 12_000  # person_int8 on the M4: about 29 KB at -O3, 23.6 KB at -O2, 9.8 KB with the portable kernels
 
 
-def _compile(out: Path, target: str, budget: int | None) -> dict:
-    b = compile_file(PERSON, Options(name="person", target=target, flash_budget=budget))
+def _compile(out: Path, target: str, budget: int | None, ram_budget: int | None = None) -> dict:
+    b = compile_file(PERSON, Options(name="person", target=target, flash_budget=budget, ram_budget=ram_budget))
     b.write(out / "bundle")
     return b.metadata
 
@@ -51,7 +51,8 @@ def _litert(tmp_path: Path, runs: list[list[np.ndarray]]) -> list[np.ndarray] | 
 def test_levels_meet_budgets_on_the_m4_as_the_footprint_measures(tmp_path):
     """A budget one byte under the unbudgeted library takes -O2; 12,000 B only the portable kernels (no
     scratch: a smaller arena too). Each compile-time figure is what `aotc footprint` measures on the built
-    library, and every output is the unbudgeted build's and LiteRT's reference kernels'."""
+    library, and every output is the unbudgeted build's and LiteRT's reference kernels'; so with a RAM budget
+    that only row bands meet besides (the fused run calling the portable kernels)."""
     require_tool("qemu-system-arm", "arm-none-eabi-gcc")
     roomy = compile_file(PERSON, Options(name="person", target="mps2-an386", flash_budget=10**9)).metadata
     full = roomy["flash_budget"]["flash_bytes"]
@@ -68,6 +69,9 @@ def test_levels_meet_budgets_on_the_m4_as_the_footprint_measures(tmp_path):
     assert portable["level"] == "portable" and [t["level"] for t in portable["levels_tried"]] == \
         ["none", "O2", "Os", "portable"]
     assert metas["portable"]["memory"]["arena_bytes"] < metas["plain"]["memory"]["arena_bytes"]  # no scratch
+    metas["both"] = _compile(tmp_path / "both", "mps2-an386", PORTABLE, ram_budget=7000)
+    assert metas["both"]["flash_budget"]["level"] == "portable" and metas["both"]["memory"]["arena_bytes"] <= 7000
+    assert "bands" in metas["both"]["memory"]["ram_budget"]["traded"]
     runs = _runs(metas["plain"])
     refs = _litert(tmp_path, runs)
     y = metas["plain"]["outputs"][0]["name"]
@@ -83,7 +87,7 @@ def test_levels_meet_budgets_on_the_m4_as_the_footprint_measures(tmp_path):
         want, _ = run_bundle(tmp_path / "plain", metas["plain"], feeds)
         if refs is not None:
             assert np.array_equal(want[y], refs[r]), r
-        for name in ("o2", "portable"):
+        for name in ("o2", "portable", "both"):
             got, _ = run_bundle(tmp_path / name, metas[name], feeds)
             assert np.array_equal(got[y], want[y]), (name, r)
 
