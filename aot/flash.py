@@ -16,8 +16,9 @@ does not change the arithmetic, ISO C without contraction):
 - "O2": the library at -O2 instead of the build type's (-O3 for Release): less unrolling and inlining;
 - "Os": at -Os;
 - "portable": at -Os, and the portable kernels instead of the ISA paths (the DSP extension's and
-  Helium's on Cortex-M, AVX on x86: AOTC_NO_INTRINSICS, and select without those candidates), which
-  also need no scratch.
+  Helium's on Cortex-M, AVX on x86: AOTC_NO_INTRINSICS, and select without those candidates, nor the
+  TFLite int8 convs' M-profile ones, whose scratch only the DSP paths read: those kernels take none; the
+  ONNX int8 convs keep their M-profile blocks, plain C that M-profile builds need).
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ LEVELS = (
     FlashLevel("Os", "-Os", False, "the library compiled at -Os (for size)",
                "1.03x the est. cycles of -O3 on the M4 (KWS DS-CNN, VWW MobileNet int8; docs/firmware.md)"),
     FlashLevel("portable", "-Os", True, "the library at -Os with the portable kernels instead of the ISA paths "
-               "(AOTC_NO_INTRINSICS: no DSP-extension, Helium or AVX code), which need no scratch",
+               "(AOTC_NO_INTRINSICS: no DSP-extension, Helium or AVX code; the TFLite int8 kernels then take no "
+               "scratch)",
                "8x to 10x the est. cycles on the M4 (the plain loops; KWS DS-CNN, VWW MobileNet int8; "
                "docs/firmware.md)"),
 )

@@ -84,7 +84,8 @@ class TargetTraits:
     # --fast-math: kernels that round more than a direct sum may be taken (Winograd's F(4 x 4, 3 x 3))
     fast_math: bool = False
     # a --flash-budget's portable kernels (aot/flash.py): the bundle is built with AOTC_NO_INTRINSICS, so no
-    # candidate written for an ISA path applies, nor the M-profile blocks (their scratch would go unused)
+    # candidate written for an ISA path applies (dsp, helium and avx512 are off), nor a candidate whose scratch
+    # only such a path uses (their `applies` read this)
     portable: bool = False
 
 
@@ -96,7 +97,7 @@ ISAS: dict[str, Callable[[TargetTraits], bool]] = {
     "arm-dsp": lambda t: t.dsp or t.helium,  # Arm's DSP extension (SMLAD): a Cortex-M4, M33, and every Helium core
     # a Cortex-M core's int8 paths (quant_dsp.h, tflite_int8_*.c: SMLAD where the core has it), which
     # take their blocks from the plan's scratch, not a small stack
-    "m-profile": lambda t: (t.scalar_tiles or t.helium) and not t.portable,
+    "m-profile": lambda t: t.scalar_tiles or t.helium,
 }
 
 

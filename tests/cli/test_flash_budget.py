@@ -132,3 +132,27 @@ def test_a_budget_no_level_meets_is_refused_in_one_line(tmp_path):
                          "--flash-budget", str(PORTABLE), "--no-configure"], capture_output=True, text=True)
     assert ok.returncode == 0 and "level portable" in ok.stdout, ok.stderr
     assert json.loads((out / "bundle" / "metadata.json").read_text())["flash_budget"]["flash_bytes"] <= PORTABLE
+
+
+def test_onnx_int8_portable_kernels_on_the_m4(tmp_path):
+    """KWS DS-CNN's QDQ form at the portable level on the M4: the ONNX int8 convs keep their M-profile
+    blocks (plain C there: the path without scratch is not built for M-profile cores), the library halves
+    (91 KB -> 48 KB at -O3 -> portable), and the outputs are the unbudgeted build's under qemu."""
+    require_tool("qemu-system-arm", "arm-none-eabi-gcc")
+    model = HERE.parent / "bench" / "models" / "keras" / "kws_dscnn_int8.onnx"
+    metas = {}
+    for name, budget in (("plain", None), ("portable", 50_000)):
+        b = compile_file(model, Options(name="kws", target="mps2-an386", flash_budget=budget))
+        b.write(tmp_path / name / "bundle")
+        configure(tmp_path / name, "mps2-an386")
+        build(tmp_path / name)
+        metas[name] = b.metadata
+    fb = metas["portable"]["flash_budget"]
+    assert fb["level"] == "portable" and fb["flash_bytes"] <= 50_000
+    assert measure(tmp_path / "portable", metas["portable"])["model"]["flash_bytes"] == fb["flash_bytes"]
+    y = metas["plain"]["outputs"][0]["name"]
+    rng = np.random.default_rng(0)
+    x = [rng.standard_normal(tuple(i["shape"])).astype(np.float32) for i in metas["plain"]["inputs"]]
+    got, _ = run_bundle(tmp_path / "portable", metas["portable"], x)
+    want, _ = run_bundle(tmp_path / "plain", metas["plain"], x)
+    assert np.array_equal(got[y], want[y])
