@@ -48,13 +48,13 @@ LEVELS = (
     FlashLevel("none", None, False, "as without a budget", "none"),
     FlashLevel("O2", "-O2", False, "the library compiled at -O2 instead of the build type's level (-O3 for "
                "Release): less unrolling and inlining",
-               "at most 1.004x the est. cycles of -O3 on the M4 (KWS DS-CNN, VWW MobileNet int8; docs/firmware.md)"),
+               "at most 1.008x the est. cycles of -O3 on the M4 (KWS DS-CNN, VWW MobileNet int8; docs/firmware.md)"),
     FlashLevel("Os", "-Os", False, "the library compiled at -Os (for size)",
-               "1.03x the est. cycles of -O3 on the M4 (KWS DS-CNN, VWW MobileNet int8; docs/firmware.md)"),
+               "at most 1.016x the est. cycles of -O3 on the M4 (KWS DS-CNN, VWW MobileNet int8; docs/firmware.md)"),
     FlashLevel("portable", "-Os", True, "the library at -Os with the portable kernels instead of the ISA paths "
                "(AOTC_NO_INTRINSICS: no DSP-extension, Helium or AVX code; the TFLite int8 kernels then take no "
                "scratch)",
-               "8x to 10x the est. cycles on the M4 (the plain loops; KWS DS-CNN, VWW MobileNet int8; "
+               "10x to 11.5x the est. cycles on the M4 (the plain loops; KWS DS-CNN, VWW MobileNet int8; "
                "docs/firmware.md)"),
 )
 
