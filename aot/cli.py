@@ -113,6 +113,12 @@ def _compile_parser() -> argparse.ArgumentParser:
                         "the inputs they are made from where the kernels allow (no extra work), else aotc refuses "
                         "naming the peak step and the least arena it reaches; metadata.json's memory.ram_budget "
                         "says what was traded")
+    p.add_argument("--flash-budget", type=_positive, metavar="BYTES", default=None,
+                   help="make the library's flash (code and constants, as aotc footprint counts them) fit BYTES: "
+                        "the library at -O2, then -Os, then the portable kernels instead of the ISA paths, each "
+                        "only while over (measured by building the library at --build-type with the target's "
+                        "compiler), or refuse in one line naming what takes the flash and the least reached; "
+                        "metadata.json's flash_budget says what was traded")
     p.add_argument("--memory-pool", type=_pool, metavar="NAME:BYTES", action="append", default=[],
                    help="a memory pool for the plan (repeat, fastest first; BYTES may end in K or M): the buffers "
                         "read most per byte go to the fastest pool with room, graph inputs and outputs stay in "
@@ -405,7 +411,8 @@ def _cmd_compile(args: argparse.Namespace) -> int:
                                                      threads=args.threads, quantized_io=args.quantized_io,
                                                      fast_math=args.fast_math, host_isa=args.host_isa,
                                                      ram_budget=args.ram_budget,
-                                                     memory_pools=tuple(args.memory_pool)))
+                                                     memory_pools=tuple(args.memory_pool),
+                                                     flash_budget=args.flash_budget, build_type=args.build_type))
     # A missing cross compiler is refused after the compile, before anything is written: the refusals
     # that need no tool (vendor and target, a model too big for the board) read the same without it.
     if not args.no_configure:
@@ -436,6 +443,10 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         from aot.footprint import budget_summary
 
         print(f"aotc: {budget_summary(mem['ram_budget'])}")
+    if "flash_budget" in bundle.metadata:
+        from aot.footprint import flash_budget_summary
+
+        print(f"aotc: {flash_budget_summary(bundle.metadata['flash_budget'])}")
     for note in bundle.metadata.get("quantized_io", {}).get("notes", []):
         print(f"aotc: --quantized-io: {note}")
     if args.print_plan:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+from aot import flash
 from aot.emit_c import Bundle, build_bundle
 from aot.errors import AotcError
 from aot.frontend import import_model, load_model, sanitize
@@ -72,6 +74,12 @@ class Options:
     # in its own linker section; () on a bare-metal board takes the board's memory map (aot/targets.py
     # board_pools) where no one region holds the arena, elsewhere plans one arena.
     memory_pools: tuple[PoolSpec, ...] = ()
+    # --flash-budget: the library's flash (code and constants, as aotc footprint counts them) within these
+    # bytes, by a lower optimisation level and then the portable kernels (aot/flash.py), measured by building
+    # the library at compile time at `build_type`; or an AotcError naming what takes the flash. None: as without.
+    flash_budget: int | None = None
+    # the CMake build type the bundle will be built at (--build-type): what --flash-budget measures at
+    build_type: str = "Release"
 
 
 def partition_model(model: onnx.ModelProto, options: Options = Options(),
@@ -190,17 +198,19 @@ def _with_weights(art: Artifact, ctx: CodegenContext) -> Artifact:
 def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
                     scratch_floor: int = 0, threads: int = 1, fast_math: bool = False,
                     isa: str | None = None, ram_budget: int | None = None,
-                    memory_pools: tuple[PoolSpec, ...] = ()) -> tuple[Selection, Plan]:
+                    memory_pools: tuple[PoolSpec, ...] = (), portable: bool = False) -> tuple[Selection, Plan]:
     """The host kernels each node may run (select), then the arena, with the kernel each node
     runs at the memory its step can spare (plan). `isa`: the host ISA level (Options.host_isa),
     None for the compiling machine's; `ram_budget`: Options.ram_budget, under which runs of layers may be
     fused into one node each (row bands): `graph.nodes` is then changed in place to the fused graph's;
-    `memory_pools`: Options.memory_pools (the arena's buffers split over them)."""
+    `memory_pools`: Options.memory_pools (the arena's buffers split over them); `portable`: no ISA-path
+    candidates (a --flash-budget level, aot/flash.py: the bundle is then built with AOTC_NO_INTRINSICS)."""
     workspace = {symbol: a.workspace_bytes for symbol, a in artifacts.items()}
     t = get_target(target)
     traits = TargetTraits(vector_unit=t.vector_unit, scalar_tiles=not t.vector_unit and not t.helium,
-                          helium=t.helium, dsp=t.dsp and not t.helium, threads=threads,
-                          avx512=host_isa(isa, t) == "avx512f", fast_math=fast_math)
+                          helium=t.helium and not portable, dsp=t.dsp and not t.helium and not portable,
+                          threads=threads, avx512=host_isa(isa, t) == "avx512f" and not portable,
+                          fast_math=fast_math, portable=portable)
     selection = select_kernels(graph, traits, workspace)
     if ram_budget is None:
         plan = plan_memory(graph, op_memory(selection), scratch_floor)
@@ -238,11 +248,26 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
     check_threads(options.threads, options.target)
     isa = host_isa(options.host_isa, get_target(options.target))
     artifacts = codegen_functions(graph, options.target, parted.vendors, parted.options, options.threads)
-    selection, plan = select_and_plan(graph, options.target, artifacts, options.scratch_floor, options.threads,
-                                      options.fast_math, isa, options.ram_budget, options.memory_pools)
-    bundle = build_bundle(graph, selection, plan, target=options.target, source=source, artifacts=artifacts,
-                          threads=options.threads, fast_math=options.fast_math, host_isa=isa)
-    return fit_bundle(bundle, options.target)  # refuses a model too big for the board
+    nodes = list(graph.nodes)  # select_and_plan may fuse runs in bands: each flash level starts from these
+    tried: list[tuple[flash.FlashLevel, flash.FlashMeasure]] = []
+    for level in flash.LEVELS if options.flash_budget is not None else flash.LEVELS[:1]:
+        graph.nodes[:] = nodes
+        selection, plan = select_and_plan(graph, options.target, artifacts, options.scratch_floor, options.threads,
+                                          options.fast_math, isa, options.ram_budget, options.memory_pools,
+                                          portable=level.portable)
+        bundle = build_bundle(graph, selection, plan, target=options.target, source=source, artifacts=artifacts,
+                              threads=options.threads, fast_math=options.fast_math, host_isa=isa)
+        bundle = fit_bundle(bundle, options.target)  # refuses a model too big for the board
+        if options.flash_budget is None:
+            return bundle
+        bundle = flash.with_level(bundle, level)
+        tried.append((level, flash.measure(bundle, options.target, options.build_type)))
+        if tried[-1][1].total <= options.flash_budget:
+            bundle.metadata["flash_budget"] = flash.report(options.flash_budget, options.build_type, level,
+                                                           tried[-1][1], tried)
+            bundle.files["metadata.json"] = json.dumps(bundle.metadata, indent=2) + "\n"
+            return bundle
+    raise AotcError(flash.refusal(options.flash_budget, tried))
 
 
 def check_threads(threads: int, target: str) -> None:

@@ -287,6 +287,9 @@ def measure(out: Path, meta: dict) -> dict[str, Any]:
     budget = meta["memory"].get("ram_budget")
     if budget is not None:  # --ram-budget: the budget and what meeting it traded (aot/plan/planner.py)
         model["ram_budget"] = budget
+    flash = meta.get("flash_budget")
+    if flash is not None:  # --flash-budget (aot/flash.py): the compile-time figure beside this measurement
+        model["flash_budget"] = {**flash, "measured_here_bytes": lib_sizes["text"] + lib_sizes["data"]}
     report: dict[str, Any] = {"name": name, "target": target.name, "model": model}
     runner = runner_path(out, meta)
     if runner.is_file():
@@ -367,6 +370,8 @@ def summary(report: dict[str, Any]) -> str:
     budget = m.get("ram_budget")
     if budget is not None:
         line += f"; {budget_summary(budget)}"
+    if "flash_budget" in m:
+        line += f"; {flash_budget_summary(m['flash_budget'])}"
     img = report.get("image")
     if img:
         line += f"; {img['file']}: text {img['text']} data {img['data']} bss {img['bss']}"
@@ -397,3 +402,14 @@ def budget_summary(budget: dict[str, Any]) -> str:
         parts.append(f"{len(s['nodes'])} kernels with less scratch (smaller blocks, more instructions)"
                      + (f", the smallest blocks saving {s['tiles_bytes_saved']} B" if "tiles_bytes_saved" in s else ""))
     return line + (": " + "; ".join(parts) if parts else ", nothing traded")
+
+
+def flash_budget_summary(fb: dict[str, Any]) -> str:
+    """--flash-budget in a few words (the CLI's and the footprint's summary lines)."""
+    line = (f"--flash-budget {fb['flash_budget_bytes']} B: library flash {fb['flash_bytes']} B "
+            f"(without the budget {fb['unbudgeted_flash_bytes']} B; weights and constants "
+            f"{fb['weights_and_constants_bytes']} B, code {fb['code_bytes']} B)")
+    if fb["level"] == "none":
+        return line + ", nothing traded"
+    return line + (f": level {fb['level']}, {fb['traded']['what']}, saved {fb['traded']['bytes_saved']} B "
+                   f"(cost: {fb['traded']['cost']})")

@@ -83,6 +83,10 @@ class TargetTraits:
     avx512: bool = False
     # --fast-math: kernels that round more than a direct sum may be taken (Winograd's F(4 x 4, 3 x 3))
     fast_math: bool = False
+    # a --flash-budget's portable kernels (aot/flash.py): the bundle is built with AOTC_NO_INTRINSICS, so no
+    # candidate written for an ISA path applies (dsp, helium and avx512 are off), nor a candidate whose scratch
+    # only such a path uses (their `applies` read this)
+    portable: bool = False
 
 
 # the instruction sets a kernel's path may be written for (KernelFacts.isa), and whether a target has each

@@ -107,8 +107,13 @@ def _check_isinf(node: Node, graph: Graph) -> str | None:
     return None
 
 
-def _binary(kernel, dtypes: tuple[str, ...] = ("float32",), check=_same_dtypes, inplace: int | None = 0) -> HostOp:
-    return HostOp(_emit_binary(kernel), family="elementwise", dtypes=dtypes, inplace=inplace, check=check)
+BOTH = (0, 1)  # a binary op's operands
+
+
+def _binary(kernel, dtypes: tuple[str, ...] = ("float32",), check=_same_dtypes, inplace: int | None = 0,
+            budget_inplace: tuple[int, ...] = ()) -> HostOp:
+    return HostOp(_emit_binary(kernel), family="elementwise", dtypes=dtypes, inplace=inplace, check=check,
+                  budget_inplace=budget_inplace)
 
 
 def _compare(kernel: str, dtypes: tuple[str, ...] = NUMERIC) -> HostOp:
@@ -121,10 +126,12 @@ def _unary(kernel: str, dtypes: tuple[str, ...] = ("float32",), **attrs: float) 
 
 
 OPS: dict[str, HostOp] = {
-    "Add": _binary("add", NUMERIC),
-    "Sub": _binary("sub", NUMERIC),
-    "Mul": _binary("mul", NUMERIC),
-    "Div": _binary("div", NUMERIC),
+    # under a RAM budget either operand of the same shape as the output may be overwritten: AOTC_BINARY reads
+    # element i of both before it writes element i, in order (elementwise_impl.h)
+    "Add": _binary("add", NUMERIC, budget_inplace=BOTH),
+    "Sub": _binary("sub", NUMERIC, budget_inplace=BOTH),
+    "Mul": _binary("mul", NUMERIC, budget_inplace=BOTH),
+    "Div": _binary("div", NUMERIC, budget_inplace=BOTH),
     "Max": _binary("max", NUMERIC),
     "Min": _binary("min", NUMERIC),
     "Pow": _binary("pow", (*FLOATS, *SIGNED)),

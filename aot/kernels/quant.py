@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -261,13 +262,14 @@ def _patches_kernel(node: Node, graph: Graph) -> str:
     return f"aotc_qconv_{kind}_{SUFFIX[graph.tensors[node.inputs[0]].dtype]}"
 
 
-def _fit_patches(node: Node, graph: Graph, budget: int, host: bool = True, isa: str = "") -> KernelChoice | None:
+def _fit_patches(node: Node, graph: Graph, budget: int, host: bool = True, isa: str = "",
+                 least: bool = False) -> KernelChoice | None:
     """The largest tile of output positions whose patches fit the step's spare memory; where none fits, on
     hosts no patch block (tile 0: the kernels take the patch in the work block or need none). On hosts, the
     weights packed where the dense VNNI path takes the shape. isa: the paths whose work past the patch block
     the plan gives (aotc_qconv_params.work): "avx512" (quant_avx512vnni.h's, which a build with AVX-512 VNNI
     takes: what fits beside the patches), "arm-dsp" (the DSP extension's widened weights: always, 2 KiB at
-    most), "" none."""
+    most), "" none. `least`: a RAM budget's "tiles", on the M-profile cores down to one lane of positions."""
     k = _patch_length(node, graph)
     positions = math.prod(graph.tensors[node.outputs[0]].shape[2:])
     packed = host and _dense_vnni(node, graph)
@@ -284,7 +286,8 @@ def _fit_patches(node: Node, graph: Graph, budget: int, host: bool = True, isa: 
     # each channel pair's weights once a block, and blocks of 8 positions cost ResNet-8 1.2x the
     # instructions of blocks of 32
     patches = lambda c: c.scratch - c.detail.work  # noqa: E731
-    floor = None if host else next((t for t in PATCH_TILES if patches(choice(t)) <= PATCH_FLOOR), PATCH_TILES[-1])
+    floor = None if host else PATCH_TILES[-1] if least else \
+        next((t for t in PATCH_TILES if patches(choice(t)) <= PATCH_FLOOR), PATCH_TILES[-1])
     for tile in PATCH_TILES:
         if patches(choice(tile)) <= budget or tile == floor:
             return choice(tile)
@@ -368,6 +371,9 @@ def _depthwise_rows(node: Node, graph: Graph, budget: int, isa: str = "") -> Ker
     return KernelChoice(_depthwise_kernel(node, graph), rows + work, detail=DepthwisePlan(work=work))
 
 
+# a RAM budget's "tiles" (Candidate.fit_least) for the M-profile patch paths: blocks below PATCH_FLOOR
+_DSP_LEAST = partial(_fit_patches, host=False, isa="arm-dsp", least=True)
+_M_LEAST = partial(_fit_patches, host=False, least=True)
 M_PROFILE = KernelFacts(isa="m-profile")  # the Cortex-M cores' paths: small stacks, blocks in the plan's scratch
 ARM_DSP = KernelFacts(isa="arm-dsp")  # ... with the DSP extension: its conv path's widened weights in the scratch too
 # an AVX-512 host: quant_avx512vnni.h's paths (a build with VNNI takes them) have their buffers in the scratch
@@ -381,9 +387,9 @@ QCONV_KERNELS = (
     Candidate("aotc_qconv_depthwise_i8", _depthwise_rows,
               applies=lambda n, g, t: _is_depthwise(n, g), also=("aotc_qconv_depthwise_u8",)),
     Candidate("aotc_qconv_patches_i8", lambda n, g, budget: _fit_patches(n, g, budget, host=False, isa="arm-dsp"),
-              facts=ARM_DSP, also=("aotc_qconv_patches_u8",)),
+              facts=ARM_DSP, also=("aotc_qconv_patches_u8",), fit_least=_DSP_LEAST),
     Candidate("aotc_qconv_patches_i8", lambda n, g, budget: _fit_patches(n, g, budget, host=False), facts=M_PROFILE,
-              also=("aotc_qconv_patches_u8",)),
+              also=("aotc_qconv_patches_u8",), fit_least=_M_LEAST),
     Candidate("aotc_qconv_patches_i8", lambda n, g, budget: _fit_patches(n, g, budget, isa="avx512"), facts=AVX512,
               also=("aotc_qconv_patches_u8",)),
     Candidate("aotc_qconv_patches_i8", _fit_patches, also=("aotc_qconv_patches_u8",)),
@@ -493,9 +499,9 @@ def _fit_residual(node: Node, graph: Graph, budget: int, isa: str = "") -> Kerne
 
 QCONV_ADD_KERNELS = (
     Candidate("aotc_qconv_patches_add_i8", lambda n, g, budget: _fit_patches(n, g, budget, host=False, isa="arm-dsp"),
-              facts=ARM_DSP, also=("aotc_qconv_patches_add_u8",)),
+              facts=ARM_DSP, also=("aotc_qconv_patches_add_u8",), fit_least=_DSP_LEAST),
     Candidate("aotc_qconv_patches_add_i8", lambda n, g, budget: _fit_patches(n, g, budget, host=False),
-              facts=M_PROFILE, also=("aotc_qconv_patches_add_u8",)),
+              facts=M_PROFILE, also=("aotc_qconv_patches_add_u8",), fit_least=_M_LEAST),
     Candidate("aotc_qconv_patches_add_i8", lambda n, g, budget: _fit_residual(n, g, budget, "avx512"),
               facts=AVX512, also=("aotc_qconv_patches_add_u8",)),
     Candidate("aotc_qconv_patches_add_i8", _fit_residual, also=("aotc_qconv_patches_add_u8",)),

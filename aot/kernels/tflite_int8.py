@@ -269,6 +269,8 @@ def overlap_bytes(node: Node, graph: Graph) -> int | None:
 
 
 HELIUM, M_PROFILE = KernelFacts(isa="helium"), KernelFacts(isa="m-profile")
+# the DSP paths' scratch: none of it is read where the bundle is built without them (TargetTraits.portable)
+_not_portable = lambda n, g, t: not t.portable  # noqa: E731
 # On the M-profile boards CONV_2D and DEPTHWISE_CONV_2D's DSP paths, and Helium's CONV_2D on the M55, take
 # their scratch from the plan, as TFLM's kernels take theirs from the tensor arena; the host kernels need none.
 def _conv_kernels(s8: str, helium: bool) -> tuple[Candidate, ...]:
@@ -277,7 +279,7 @@ def _conv_kernels(s8: str, helium: bool) -> tuple[Candidate, ...]:
     mve = Candidate(s8, lambda n, g, budget: KernelChoice(_conv_kernel(n, g), _conv_mve_scratch(n, g)),
                     applies=lambda n, g, t: _conv_mve_scratch(n, g) > 0, facts=HELIUM)
     return (*((mve,) if helium else ()),
-            Candidate(s8, _fit_conv, facts=M_PROFILE, also=(s16,),
+            Candidate(s8, _fit_conv, facts=M_PROFILE, also=(s16,), applies=_not_portable,
                       fit_least=lambda n, g, budget: _fit_conv(n, g, budget, least=True)),
             by_type(_conv_kernel, s8, s16))
 
@@ -288,7 +290,7 @@ CONV_ADD_KERNELS = (
     Candidate("aotc_tfl_conv_add_s8", lambda n, g, budget: KernelChoice(
         "aotc_tfl_conv_add_s8", 4 * RESIDUAL_TABLE_WORDS + _conv_mve_scratch(n, g, True)),
               applies=lambda n, g, t: _conv_mve_scratch(n, g, True) > 0, facts=HELIUM),
-    Candidate("aotc_tfl_conv_add_s8", _fit_conv_add, facts=M_PROFILE,
+    Candidate("aotc_tfl_conv_add_s8", _fit_conv_add, facts=M_PROFILE, applies=_not_portable,
               fit_least=lambda n, g, budget: _fit_conv_add(n, g, budget, least=True)),
     by_type(_conv_kernel, "aotc_tfl_conv_add_s8"),
 )

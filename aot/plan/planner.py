@@ -226,9 +226,10 @@ def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: froze
     live = _live_per_step(buffers, nsteps)
     tight = peak_live = max(live, default=0)
 
-    def attempt(top: int, share: float) -> tuple:
-        """Each step's scratch sized for `share` of its slack under `top` bytes, then placed."""
-        budgets = {n.name: max(int(share * max(top - live[step], 0)), scratch_floor)
+    def attempt(top: int, share: float, shares: dict[str, float] | None = None) -> tuple:
+        """Each step's scratch sized for `share` of its slack under `top` bytes (`shares`: per node, where
+        given), then placed."""
+        budgets = {n.name: max(int((shares or {}).get(n.name, share) * max(top - live[step], 0)), scratch_floor)
                    for step, n in enumerate(graph.nodes)}
         choose = ops.choose_least if "tiles" in techniques and ops.choose_least is not None else ops.choose
         choices = {n.name: choose(n, graph, budgets[n.name]) for n in graph.nodes}
@@ -250,6 +251,8 @@ def _plan(graph: Graph, ops: OpMemory, scratch_floor: int = 0, techniques: froze
             if tried[0] <= top:
                 best = tried
                 break
+        if best is not None and share < SCRATCH_SHARES[0]:
+            best = _more_per_step(best, share, lambda shares: attempt(top, share, shares), top)
     for share in SCRATCH_SHARES if best is None else ():  # all the slack first (bigger blocks are faster),
         tried = attempt(peak_live, share)  # less if that fragments
         if tried[2] > peak_live:
@@ -347,6 +350,21 @@ def plan_memory(graph: Graph, ops: OpMemory, scratch_floor: int = 0, ram_budget:
     chosen_plan = fitted if fitted.arena_bytes <= ram_budget and fitted.techniques == least.techniques else least
     chosen_plan.budget = _budget_report(base, chosen_plan, saved, ram_budget)
     return chosen_plan
+
+
+def _more_per_step(best: tuple, share: float, attempt: Callable[[dict[str, float]], tuple], top: int) -> tuple:
+    """A budget's plan whose scratch took `share` of every step's slack: each node whose kernel took scratch
+    offered a larger share of its own step's slack in turn, the largest the arena still fits `top` with, so
+    that the steps with room above the drift of overlapped outputs get larger blocks (fewer instructions)
+    though others cannot."""
+    shares: dict[str, float] = {}
+    for name in [k for k, c in best[5].items() if c.scratch]:
+        for more in (s for s in SCRATCH_SHARES if s > share):
+            tried = attempt({**shares, name: more})
+            if tried[0] <= top and tried[5][name].scratch > best[5][name].scratch:
+                shares[name], best = more, tried
+                break
+    return best
 
 
 def _better(a: Plan, b: Plan) -> bool:

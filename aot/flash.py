@@ -1,0 +1,157 @@
+"""--flash-budget: the bundle's flash (its library's code and constants, as `aotc footprint` counts them)
+within a budget, or a refusal naming what takes it and the least aotc reaches.
+
+The weights are stored as the model gives them (int8 stays int8: the M-profile conv paths widen a block
+of weights into scratch at run time, never in flash), so what the compiler controls is the code: its
+optimisation level and which kernel paths a bundle compiles. A number for the flash is not guessed: the
+library is built at compile time with the target's compiler, by the bundle's own CMakeLists.txt at the
+build type it will be configured with, and measured as `aotc footprint` measures it (text + data of
+lib<name>.a, aot/footprint.py library_sizes). So the compiler's figure is the footprint's for that build
+type, byte for byte (tests/cli/test_flash_budget.py compares them).
+
+The levels, tried in order while the library is over the budget (each costs instructions, none changes a
+result: every kernel path gives the same integers or floats as the others, and the optimisation level
+does not change the arithmetic, ISO C without contraction):
+
+- "O2": the library at -O2 instead of the build type's (-O3 for Release): less unrolling and inlining;
+- "Os": at -Os;
+- "portable": at -Os, and the portable kernels instead of the ISA paths (the DSP extension's and
+  Helium's on Cortex-M, AVX on x86: AOTC_NO_INTRINSICS, and select without those candidates, nor the
+  TFLite int8 convs' M-profile ones, whose scratch only the DSP paths read: those kernels take none; the
+  ONNX int8 convs keep their M-profile blocks, plain C that M-profile builds need).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aot.emit_c import Bundle
+from aot.errors import AotcError
+from aot.footprint import SHF_ALLOC, SHF_EXECINSTR, archive_members, parse_elf
+
+
+@dataclass(frozen=True)
+class FlashLevel:
+    name: str
+    opt: str | None  # the optimisation flag the library's C gets after the build type's, None: the build type's
+    portable: bool  # the portable kernels: AOTC_NO_INTRINSICS and no ISA-path candidates
+    what: str  # what it trades, for metadata.json and the footprint's summary
+    cost: str  # what it cost where measured (bench/flash_budget.py, docs/firmware.md)
+
+
+LEVELS = (
+    FlashLevel("none", None, False, "as without a budget", "none"),
+    FlashLevel("O2", "-O2", False, "the library compiled at -O2 instead of the build type's level (-O3 for "
+               "Release): less unrolling and inlining",
+               "at most 1.008x the est. cycles of -O3 on the M4 (KWS DS-CNN, VWW MobileNet int8; docs/firmware.md)"),
+    FlashLevel("Os", "-Os", False, "the library compiled at -Os (for size)",
+               "at most 1.016x the est. cycles of -O3 on the M4 (KWS DS-CNN, VWW MobileNet int8; docs/firmware.md)"),
+    FlashLevel("portable", "-Os", True, "the library at -Os with the portable kernels instead of the ISA paths "
+               "(AOTC_NO_INTRINSICS: no DSP-extension, Helium or AVX code; the TFLite int8 kernels then take no "
+               "scratch)",
+               "10x to 11.5x the est. cycles on the M4 (the plain loops; KWS DS-CNN, VWW MobileNet int8; "
+               "docs/firmware.md)"),
+)
+
+
+@dataclass
+class FlashMeasure:
+    """The library's flash as the footprint counts it: text + data of lib<name>.a, per member."""
+    total: int
+    code: int  # executable sections
+    constants: int  # the rest: weights, constant arrays, params
+    code_by_file: dict[str, int] = field(default_factory=dict)  # most first
+
+    def describe(self) -> str:
+        files = ", ".join(f"{f} {b:,} B" for f, b in list(self.code_by_file.items())[:4])
+        return f"weights and constants {self.constants:,} B, code {self.code:,} B ({files})"
+
+
+def with_level(bundle: Bundle, level: FlashLevel) -> Bundle:
+    """The bundle whose CMakeLists.txt compiles its library at the level's flag and defines."""
+    if level.opt is None and not level.portable:
+        return bundle
+    lines = [f"# --flash-budget, level {level.name} (aot/flash.py): {level.what}"]
+    if level.opt:
+        lines.append(f"if(CMAKE_C_COMPILER_ID MATCHES \"GNU|Clang\")\n"
+                     f"  target_compile_options({bundle.name} PRIVATE $<$<COMPILE_LANGUAGE:C>:{level.opt}>)\nendif()")
+    if level.portable:
+        lines.append(f"target_compile_definitions({bundle.name} PRIVATE AOTC_NO_INTRINSICS=1)")
+    text = bundle.files["CMakeLists.txt"]
+    anchor = "if(AOTC_TAPS)\n"
+    if anchor not in text:
+        raise AotcError("--flash-budget: the bundle's CMakeLists.txt has no place for the library's flags")
+    files = {**bundle.files, "CMakeLists.txt": text.replace(anchor, "\n".join(lines) + "\n" + anchor, 1)}
+    return Bundle(bundle.name, files, bundle.metadata)
+
+
+def measure(bundle: Bundle, target: str, build_type: str) -> FlashMeasure:
+    """Build the bundle's library (not the runner) in a scratch tree with the target's compiler at
+    `build_type`, and measure it as aotc footprint does."""
+    from aot.build import cmake_exe, configure
+
+    work = Path(tempfile.mkdtemp(prefix="aotc-flash-"))
+    try:
+        bundle.write(work / "bundle")
+        configure(work, target, [f"-D{bundle.name.upper()}_BUILD_RUNNER=OFF"], build_type)
+        r = subprocess.run([cmake_exe(), "--build", str(work), "--target", bundle.name, "-j", "2"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            tail = " ".join((r.stdout + r.stderr).strip().splitlines()[-3:])
+            raise AotcError(f"--flash-budget: building the library to measure it failed: {tail}")
+        return library_flash(work / f"lib{bundle.name}.a")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def library_flash(lib: Path) -> FlashMeasure:
+    """text + data of the archive's members (binutils size's classes), split into code and constants."""
+    code = constants = 0
+    by_file: dict[str, int] = {}
+    for member, body in archive_members(lib.read_bytes()):
+        if body[:4] != b"\x7fELF":
+            continue
+        elf = parse_elf(body)
+        kinds = {k: v for k, v in elf.sizes().items() if k != "bss"}
+        ex = sum(s.size for s in elf.sections if s.flags & SHF_ALLOC and s.flags & SHF_EXECINSTR)
+        code += ex
+        constants += sum(kinds.values()) - ex
+        if ex:
+            name = member.removesuffix(".obj").removesuffix(".o")
+            by_file[name] = by_file.get(name, 0) + ex
+    return FlashMeasure(code + constants, code, constants,
+                        dict(sorted(by_file.items(), key=lambda kv: -kv[1])))
+
+
+def report(budget: int, build_type: str, level: FlashLevel, got: FlashMeasure,
+           tried: list[tuple[FlashLevel, FlashMeasure]]) -> dict[str, Any]:
+    """metadata.json's flash_budget: the budget, the flash measured at the level kept and without the
+    budget, what the level traded and each level tried on the way."""
+    first = tried[0][1]
+    return {
+        "flash_budget_bytes": budget,
+        "flash_bytes": got.total,
+        "unbudgeted_flash_bytes": first.total,
+        "weights_and_constants_bytes": got.constants,
+        "code_bytes": got.code,
+        "code_bytes_by_file": got.code_by_file,
+        "level": level.name,
+        "traded": {"what": level.what, "bytes_saved": first.total - got.total, "cost": level.cost},
+        "levels_tried": [{"level": lv.name, "flash_bytes": m.total, "code_bytes": m.code} for lv, m in tried],
+        "measured": f"lib<name>.a built at compile time by the bundle's CMakeLists.txt, build type {build_type}, "
+                    "text + data as aotc footprint's model.flash_bytes (configure with the same build type)",
+    }
+
+
+def refusal(budget: int, tried: list[tuple[FlashLevel, FlashMeasure]]) -> str:
+    """One line: the budget, what takes the flash, and the least any level reached (and at which)."""
+    level, least = min(tried, key=lambda t: t[1].total)
+    first = tried[0][1]
+    return (f"--flash-budget {budget:,} B: the library needs {first.total:,} B of flash ({first.describe()}); "
+            f"the least aotc reaches is {least.total:,} B at level {level.name} ({level.what}: {least.describe()}); "
+            "the weights are stored as the model gives them, so a smaller budget needs a smaller model")

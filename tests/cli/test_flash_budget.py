@@ -1,0 +1,158 @@
+"""--flash-budget (issue 53, aot/flash.py): the library's flash within the budget by its optimisation level and
+then the portable kernels, the compile-time figure equal to `aotc footprint`'s measurement of the built library,
+the outputs identical to the unbudgeted bundle's and to LiteRT's reference kernels (on the M4 under qemu, and the
+unbudgeted bundle's on the host under ASan/UBSan); a budget no level meets is refused in one line naming what
+takes the flash."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import require_tool
+
+from aot.build import build, cmake_exe, configure, run_bundle
+from aot.compiler import Options, compile_file
+from aot.errors import AotcError
+from aot.footprint import measure, summary
+
+HERE = Path(__file__).resolve().parents[1]
+PERSON = HERE / "models" / "tflite" / "person_int8.tflite"
+PORTABLE = 12_000  # person_int8 on the M4: about 29 KB at -O3, 23.6 KB at -O2, 9.8 KB with the portable kernels
+
+
+def _compile(out: Path, target: str, budget: int | None, ram_budget: int | None = None) -> dict:
+    b = compile_file(PERSON, Options(name="person", target=target, flash_budget=budget, ram_budget=ram_budget))
+    b.write(out / "bundle")
+    return b.metadata
+
+
+def _runs(meta: dict) -> list[list[np.ndarray]]:
+    return [[np.random.default_rng(s).integers(-128, 128, tuple(i["shape"])).astype(np.int8) for i in meta["inputs"]]
+            for s in range(3)]
+
+
+def _litert(tmp_path: Path, runs: list[list[np.ndarray]]) -> list[np.ndarray] | None:
+    try:
+        import ai_edge_litert  # noqa: F401
+    except ImportError:
+        return None
+    np.savez(tmp_path / "runs_in.npz", input_0=np.stack([r[0] for r in runs]))
+    ref = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(PERSON), str(tmp_path / "runs_in.npz"),
+                          str(tmp_path / "runs_out.npz"), "--runs"], capture_output=True, text=True)
+    assert ref.returncode == 0, ref.stderr[-2000:]
+    return list(np.load(tmp_path / "runs_out.npz")["output_0"])
+
+
+def test_levels_meet_budgets_on_the_m4_as_the_footprint_measures(tmp_path):
+    """A budget one byte under the unbudgeted library takes -O2; 12,000 B only the portable kernels (no
+    scratch: a smaller arena too). Each compile-time figure is what `aotc footprint` measures on the built
+    library, and every output is the unbudgeted build's and LiteRT's reference kernels'; so with a RAM budget
+    that only row bands meet besides (the fused run calling the portable kernels)."""
+    require_tool("qemu-system-arm", "arm-none-eabi-gcc")
+    roomy = compile_file(PERSON, Options(name="person", target="mps2-an386", flash_budget=10**9)).metadata
+    full = roomy["flash_budget"]["flash_bytes"]
+    assert roomy["flash_budget"]["level"] == "none" and roomy["flash_budget"]["traded"]["bytes_saved"] == 0
+    metas = {"plain": _compile(tmp_path / "plain", "mps2-an386", None)}
+    assert "flash_budget" not in metas["plain"]
+    for name, budget in (("o2", full - 1), ("portable", PORTABLE)):
+        metas[name] = _compile(tmp_path / name, "mps2-an386", budget)
+        fb = metas[name]["flash_budget"]
+        assert fb["flash_bytes"] <= budget and fb["unbudgeted_flash_bytes"] == full
+        assert fb["traded"]["bytes_saved"] == full - fb["flash_bytes"]
+    assert metas["o2"]["flash_budget"]["level"] == "O2"
+    portable = metas["portable"]["flash_budget"]
+    assert portable["level"] == "portable" and [t["level"] for t in portable["levels_tried"]] == \
+        ["none", "O2", "Os", "portable"]
+    assert metas["portable"]["memory"]["arena_bytes"] < metas["plain"]["memory"]["arena_bytes"]  # no scratch
+    metas["both"] = _compile(tmp_path / "both", "mps2-an386", PORTABLE, ram_budget=7000)
+    assert metas["both"]["flash_budget"]["level"] == "portable" and metas["both"]["memory"]["arena_bytes"] <= 7000
+    assert "bands" in metas["both"]["memory"]["ram_budget"]["traded"]
+    runs = _runs(metas["plain"])
+    refs = _litert(tmp_path, runs)
+    y = metas["plain"]["outputs"][0]["name"]
+    for name, meta in metas.items():
+        configure(tmp_path / name, "mps2-an386")
+        build(tmp_path / name)
+        report = measure(tmp_path / name, meta)
+        if name != "plain":
+            assert report["model"]["flash_bytes"] == meta["flash_budget"]["flash_bytes"]
+            assert report["model"]["flash_budget"]["measured_here_bytes"] == meta["flash_budget"]["flash_bytes"]
+            assert f"--flash-budget {meta['flash_budget']['flash_budget_bytes']} B" in summary(report)
+    for r, feeds in enumerate(runs):
+        want, _ = run_bundle(tmp_path / "plain", metas["plain"], feeds)
+        if refs is not None:
+            assert np.array_equal(want[y], refs[r]), r
+        for name in ("o2", "portable", "both"):
+            got, _ = run_bundle(tmp_path / name, metas[name], feeds)
+            assert np.array_equal(got[y], want[y]), (name, r)
+
+
+def test_smaller_library_identical_on_the_host_under_sanitizers(tmp_path):
+    """The host bundle at half the unbudgeted library's flash (-Os: on x86 the portable kernels are no
+    smaller), built with ASan and UBSan, which stop the runner on any finding, gives every output element
+    of the unbudgeted bundle."""
+    plain = _compile(tmp_path / "plain", "host", None)
+    full = compile_file(PERSON, Options(name="person", flash_budget=10**9)).metadata["flash_budget"]["flash_bytes"]
+    small = _compile(tmp_path / "small", "host", full // 2)
+    assert small["flash_budget"]["level"] == "Os", small["flash_budget"]["levels_tried"]
+    sanitize = ("-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer",
+                "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined")
+    for name in ("plain", "small"):
+        subprocess.run([cmake_exe(), "-S", str(tmp_path / name / "bundle"), "-B", str(tmp_path / name),
+                        "-DAOTC_WARNINGS_AS_ERRORS=ON", *(sanitize if name == "small" else ())],
+                       check=True, capture_output=True)
+        subprocess.run([cmake_exe(), "--build", str(tmp_path / name), "-j", "2"], check=True, capture_output=True)
+    y = plain["outputs"][0]["name"]
+    for feeds in _runs(plain):
+        got, _ = run_bundle(tmp_path / "small", small, feeds)
+        want, _ = run_bundle(tmp_path / "plain", plain, feeds)
+        assert np.array_equal(got[y], want[y])
+
+
+def test_a_budget_no_level_meets_is_refused_in_one_line(tmp_path):
+    """aotc exits 2 with one line: what takes the flash (weights and constants, code by file) and the least
+    any level reaches; nothing is written."""
+    require_tool("arm-none-eabi-gcc")
+    with pytest.raises(AotcError) as e:
+        compile_file(PERSON, Options(name="person", target="mps2-an386", flash_budget=1000))
+    assert "weights and constants" in str(e.value) and "at level portable" in str(e.value)
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "aot.cli", str(PERSON), "-o", str(out), "--target", "mps2-an386",
+                        "--flash-budget", "1000", "--no-configure"], capture_output=True, text=True)
+    assert r.returncode == 2 and not out.exists()
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("aotc: error: --flash-budget 1,000 B: the library needs "), lines
+    assert "tflite_int8_conv.c" in lines[0] and "the least aotc reaches is" in lines[0]
+    ok = subprocess.run([sys.executable, "-m", "aot.cli", str(PERSON), "-o", str(out), "--target", "mps2-an386",
+                         "--flash-budget", str(PORTABLE), "--no-configure"], capture_output=True, text=True)
+    assert ok.returncode == 0 and "level portable" in ok.stdout, ok.stderr
+    assert json.loads((out / "bundle" / "metadata.json").read_text())["flash_budget"]["flash_bytes"] <= PORTABLE
+
+
+def test_onnx_int8_portable_kernels_on_the_m4(tmp_path):
+    """KWS DS-CNN's QDQ form at the portable level on the M4: the ONNX int8 convs keep their M-profile
+    blocks (plain C there: the path without scratch is not built for M-profile cores), the library halves
+    (91 KB -> 48 KB at -O3 -> portable), and the outputs are the unbudgeted build's under qemu."""
+    require_tool("qemu-system-arm", "arm-none-eabi-gcc")
+    model = HERE.parent / "bench" / "models" / "keras" / "kws_dscnn_int8.onnx"
+    metas = {}
+    for name, budget in (("plain", None), ("portable", 50_000)):
+        b = compile_file(model, Options(name="kws", target="mps2-an386", flash_budget=budget))
+        b.write(tmp_path / name / "bundle")
+        configure(tmp_path / name, "mps2-an386")
+        build(tmp_path / name)
+        metas[name] = b.metadata
+    fb = metas["portable"]["flash_budget"]
+    assert fb["level"] == "portable" and fb["flash_bytes"] <= 50_000
+    assert measure(tmp_path / "portable", metas["portable"])["model"]["flash_bytes"] == fb["flash_bytes"]
+    y = metas["plain"]["outputs"][0]["name"]
+    rng = np.random.default_rng(0)
+    x = [rng.standard_normal(tuple(i["shape"])).astype(np.float32) for i in metas["plain"]["inputs"]]
+    got, _ = run_bundle(tmp_path / "portable", metas["portable"], x)
+    want, _ = run_bundle(tmp_path / "plain", metas["plain"], x)
+    assert np.array_equal(got[y], want[y])
