@@ -12,6 +12,7 @@ import numpy as np
 from onnx import helper
 
 from aot.errors import AotcError
+from aot.frontend.tflite import int8_math
 from aot.frontend.tflite.builder import NHWC, OnnxBuilder, op_error
 from aot.frontend.tflite.quant import (
     ADD_LEFT_SHIFT,
@@ -41,6 +42,7 @@ from aot.frontend.tflite.quant import (
 )
 from aot.frontend.tflite.reader import TflOp
 from aot.frontend.tflite.recurrent import lower_lstm_int8, lower_svdf_int8
+from aot.frontend.tflite.reference_types import defined
 from aot.ir import tflite_ops as tfl
 
 # TFLite op -> internal op
@@ -50,11 +52,14 @@ INT8_OPS = {"FULLY_CONNECTED": tfl.FULLY_CONNECTED, "CONV_2D": tfl.CONV_2D, "DEP
             "MAXIMUM": tfl.MAXIMUM, "MINIMUM": tfl.MINIMUM, "PRELU": tfl.PRELU,
             **{op: tfl.LUT for op in ("LOGISTIC", "TANH", "LEAKY_RELU", "HARD_SWISH", "RELU", "RELU6", "RELU_N1_TO_1",
                                       "RELU_0_TO_1", "ABS", "RSQRT", "SQRT", "LOG")},
-            **{op: tfl.COMPARE for op in ("EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL")}}
+            **{op: tfl.COMPARE for op in ("EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL")},
+            # int8_math.py's (issue 50)
+            "BATCH_MATMUL": tfl.BATCH_MATMUL, "RESIZE_BILINEAR": tfl.RESIZE_BILINEAR,
+            "SQUARED_DIFFERENCE": tfl.SQUARED_DIFFERENCE, "EXP": tfl.LUT, "GELU": tfl.LUT, "NEG": tfl.LUT}
 # the int8 tables of one input whose LiteRT reference computes each output from its input alone (quant.py)
 _TABLES = {"ABS": lut_abs, "RSQRT": lut_rsqrt, "SQRT": lut_sqrt, "LOG": lut_log}
 INT16_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "AVERAGE_POOL_2D", "MAX_POOL_2D",
-             "ADD", "SUB", "MUL", "MEAN", "SOFTMAX", "LOGISTIC", "TANH", "LEAKY_RELU")
+             "ADD", "SUB", "MUL", "MEAN", "SOFTMAX", "LOGISTIC", "TANH", "LEAKY_RELU", *int8_math.INT16)
 _RELU_RANGE = {"RELU": (0.0, None), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0), "RELU_0_TO_1": (0.0, 1.0)}
 _SAME = 0
 _INT32 = 2  # TensorType.INT32
@@ -72,6 +77,9 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
     data = 2 if op.op == "TRANSPOSE_CONV" else 0  # the data input
     x, y = b.tensor(op.inputs[data]), b.tensor(op.outputs[0])
     internal = INT8_OPS.get(op.op)
+    if int8_math.lowers(b, op):
+        int8_math.lower(b, op)
+        return
     if op.op == "CONCATENATION":
         raise op_error(op, "int8 CONCATENATION of inputs quantized unlike its output is not supported: TFLite's and "
                        "TFLM's int8 kernels refuse it too (the converter writes a QUANTIZE before such an input)")
@@ -88,6 +96,8 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
         _lower_compare(b, op)
         return
     sixteen = x.dtype == "int16" and y.dtype == "int16"  # 16x8: int16 activations, int8 weights
+    if sixteen and defined(op.op, "int16") is False:
+        raise op_error(op, f"16x8 (int16) {op.op} is not supported: LiteRT's reference kernels do not define it")
     if sixteen and op.op not in INT16_OPS:
         raise op_error(op, f"16x8 (int16) {op.op} is not supported yet (aotc's 16x8 kernels: {', '.join(INT16_OPS)})")
     wide_softmax = op.op == "SOFTMAX" and x.dtype == "int8" and y.dtype == "int16"  # LiteRT's int8 -> int16

@@ -236,6 +236,53 @@ void aotc_tfl_greater_equal_s8(const aotc_tfl_binary_params *p, const int8_t *x1
  * with alpha - alpha_zero (x2_zero) by m2/s2 (double rounding); plus y_zero, clamped to y_min..y_max */
 void aotc_tfl_prelu_s8(const aotc_tfl_binary_params *p, const int8_t *x, const int8_t *alpha, int8_t *y);
 
+/* issue 50's further integer ops, each LiteRT's reference kernel's arithmetic written from its definition.
+ *
+ * BATCH_MATMUL (tflite_int8_matmul.c): y[b][i][j] = requant(sum_k (x1(b, i, k) - x1_zero) (x2(b, k, j) - x2_zero))
+ * + y_zero, clamped to y_min..y_max: int8 sums in int32, requantised with double rounding; 16x8 (int16 x1,
+ * int16 or int8 x2, zero points 0) in int64 with the int64 MultiplyByQuantizedMultiplier (the multiplier
+ * rounded to 16 bits). Element (i, k) of x1's matrix is at i a_row + k a_col (adj_x swaps them), (k, j) of
+ * x2's at k b_row + j b_col; the batch dims broadcast by zero steps. */
+typedef struct {
+    int32_t batch[3];                   /* y's batch dims, padded to 3 */
+    int32_t st1[3], st2[3];             /* each input's element steps along them, 0 where broadcast */
+    int32_t m, k, n;                    /* y's matrices m x n, summed over k */
+    int32_t a_row, a_col, b_row, b_col;
+    int32_t x1_zero, x2_zero, y_zero, mult, shift, y_min, y_max;
+} aotc_tfl_matmul_params;
+
+void aotc_tfl_batch_matmul_s8(const aotc_tfl_matmul_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
+void aotc_tfl_batch_matmul_s16(const aotc_tfl_matmul_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
+void aotc_tfl_batch_matmul_s16_s8(const aotc_tfl_matmul_params *p, const int16_t *x1, const int8_t *x2, int16_t *y);
+
+/* RESIZE_BILINEAR of int8 / int16 (tflite_int8_resize.c): LiteRT's ResizeBilinearInteger, the source position
+ * in 10-bit fixed point (scale_h, scale_w: round(2^10 in / out), or of (in - 1) / (out - 1) with align_corners;
+ * half_pixel_centers adds half a step less half a pixel), the four products summed in 20 fraction bits and
+ * divided by 2^20 rounding half away from zero. The raw integers are interpolated (input and output share
+ * their quantization). */
+typedef struct {
+    int32_t n, h, w, c, oh, ow;
+    int32_t scale_h, scale_w, half_pixel;
+} aotc_tfl_resize_params;
+
+void aotc_tfl_resize_bilinear_s8(const aotc_tfl_resize_params *p, const int8_t *x, int8_t *y);
+void aotc_tfl_resize_bilinear_s16(const aotc_tfl_resize_params *p, const int16_t *x, int16_t *y);
+
+/* SQUARED_DIFFERENCE of int8 (tflite_int8_mobile.c, aotc_tfl_binary_params broadcast as ADD's): each input
+ * less its zero point times 2^7, rescaled by m1/s1, m2/s2 to twice the larger scale; the difference squared
+ * in int32, requantised by mult/shift, plus y_zero, clamped (every rescaling double-rounded) */
+void aotc_tfl_squared_difference_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
+
+/* a 16x8 elementwise op by LiteRT's interpolated table (LUTPopulate<int16_t>: 513 anchors over the int16
+ * input range; EXP, LOG, GELU, RSQRT): y = t[i] + ((t[i + 1] - t[i]) (x & 127) + 64) >> 7 with i = 256 +
+ * (x >> 7), the slope held in int16 as LiteRT's LUTLookup holds it (tflite_int8_elementwise.c) */
+typedef struct {
+    int64_t count;
+    const int16_t *table;               /* 513 anchors */
+} aotc_tfl_lut16_params;
+
+void aotc_tfl_lut_s16(const aotc_tfl_lut16_params *p, const int16_t *x, int16_t *y);
+
 /* SVDF of int8 input and weights, int16 time weights and state (zero point 0), int32 bias: LiteRT's
  * EvalIntegerSVDF. The state the interpreter keeps ([batch][n_filter][n_memory]) is carried by the
  * caller: state in, state_next out (may be the same buffer). mult1/shift1: input x feature weights to

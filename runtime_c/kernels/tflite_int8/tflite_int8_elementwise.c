@@ -167,3 +167,12 @@ void aotc_tfl_leaky_relu_s16(const aotc_tfl_binary_params *p, const int16_t *x, 
         y[k] = clamp16(v, p->y_min, p->y_max);
     }
 }
+
+void aotc_tfl_lut_s16(const aotc_tfl_lut16_params *p, const int16_t *x, int16_t *y) {
+    int64_t k;
+    for (k = 0; k < p->count; ++k) {
+        const int32_t index = 256 + (x[k] >> 7), offset = x[k] & 0x7f;
+        const int16_t slope = (int16_t)(p->table[index + 1] - p->table[index]); /* int16, as LiteRT's LUTLookup */
+        y[k] = (int16_t)(p->table[index] + ((slope * offset + 64) >> 7));
+    }
+}

@@ -1,4 +1,4 @@
-/* TFLite's int8 comparisons and PRELU (issue 50): see aotc_tflite_int8.h. Each is LiteRT's reference
+/* TFLite's int8 comparisons, PRELU and SQUARED_DIFFERENCE (issue 50): see aotc_tflite_int8.h. Each is LiteRT's reference
  * kernel's integer arithmetic, written from its definition; the compiler computes every multiplier
  * and shift (aot/frontend/tflite/quant.py). Inputs broadcast as ADD's (6-D element steps). */
 #include "aotc_tflite_int8.h"
@@ -63,6 +63,18 @@ void aotc_tfl_prelu_s8(const aotc_tfl_binary_params *p, const int8_t *x, const i
         int32_t out = v >= 0 ? mob_requant(v, p->m1, p->s1)
                              : mob_requant(v * (alpha[o2] - p->x2_zero), p->m2, p->s2);
         out += p->y_zero;
+        y[k] = (int8_t)(out < p->y_min ? p->y_min : out > p->y_max ? p->y_max : out);
+        if (p->broadcast) mob_next(p, &it);
+    }
+}
+
+void aotc_tfl_squared_difference_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y) {
+    mob_iter it = {{0, 0, 0, 0, 0, 0}, 0, 0};
+    for (int64_t k = 0; k < p->count; ++k) {
+        const int64_t o1 = p->broadcast ? it.o1 : k, o2 = p->broadcast ? it.o2 : k;
+        const int32_t a = mob_requant((x1[o1] - p->x1_zero) * (1 << 7), p->m1, p->s1);
+        const int32_t b = mob_requant((x2[o2] - p->x2_zero) * (1 << 7), p->m2, p->s2);
+        const int32_t out = mob_requant((a - b) * (a - b), p->mult, p->shift) + p->y_zero;
         y[k] = (int8_t)(out < p->y_min ? p->y_min : out > p->y_max ? p->y_max : out);
         if (p->broadcast) mob_next(p, &it);
     }
