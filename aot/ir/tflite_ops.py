@@ -112,7 +112,8 @@ SCHEMAS: dict[str, TflSchema] = {s.op: s for s in (
     TflSchema(SQUARED_DIFFERENCE, ("x1", "x2"), ("y",), ("y_min", "y_max", "y_shape", "x1_zero", "x2_zero", "y_zero",
                                                          "m")),
     TflSchema(LUT16, ("x",), ("y",), ("table", "what", "y_shape")),  # table: 513 int16 anchors
-    TflSchema(LEAKY_RELU16, ("x",), ("y",), ("m", "y_shape")),  # m: (mult, shift) of x >= 0, then of x < 0
+    # m: (mult, shift) of x >= 0, then of x < 0; y_min, y_max: RELU's and RELU6's clamp (else int16's)
+    TflSchema(LEAKY_RELU16, ("x",), ("y",), ("m", "y_shape"), ("y_min", "y_max")),
     TflSchema(QUANTIZE, ("x",), ("y",), ("scale", "y_zero")),
     TflSchema(DEQUANTIZE, ("x",), ("y",), ("scale", "x_zero")),
     TflSchema(REQUANTIZE, ("x",), ("y",), ("x_zero", "y_zero", "mult", "shift")),

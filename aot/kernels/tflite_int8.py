@@ -442,8 +442,9 @@ def _emit_binary(ctx: NodeContext) -> None:
 
 def _binary_kernel(node: Node, graph: Graph) -> str:
     """The C function that runs a binary op, by its op and input type."""
-    if graph.tensors[node.inputs[0]].dtype == "int16":  # 16x8: ADD, SUB (add's kernel, p->subtract) and MUL
-        return "aotc_tfl_mul_s16" if node.op == "TflMul" else "aotc_tfl_add_s16"
+    if graph.tensors[node.inputs[0]].dtype == "int16":  # 16x8: ADD, SUB (add's kernel, p->subtract), MUL, MAX, MIN
+        return {"TflMul": "aotc_tfl_mul_s16", "TflMaximum": "aotc_tfl_max_s16", "TflMinimum": "aotc_tfl_min_s16"}.get(
+            node.op, "aotc_tfl_add_s16")
     return {"TflMul": "aotc_tfl_mul_s8", "TflMaximum": "aotc_tfl_max_s8", "TflMinimum": "aotc_tfl_min_s8"}.get(
         node.op, "aotc_tfl_add_s8")
 
@@ -482,7 +483,8 @@ def _emit_compare(ctx: NodeContext) -> None:
     x1, x2 = (list(ctx.shape(i)) for i in ctx.inputs[:2])
     p = ctx.params("aotc_tfl_binary_params", fields,
                    comment=f"{a['what']} of {x1} and {x2}, each input rescaled as TFLite's comparisons")
-    ctx.call(f"aotc_tfl_{str(a['what']).lower()}_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]),
+    suffix = "s16" if ctx.dtype(ctx.inputs[0]) == "int16" else "s8"
+    ctx.call(f"aotc_tfl_{str(a['what']).lower()}_{suffix}", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]),
              ctx.ptr(ctx.outputs[0]))
 
 
@@ -502,8 +504,9 @@ def _emit_leaky_relu16(ctx: NodeContext) -> None:
     m_id, s_id, m_a, s_a = ctx.attrs["m"]
     p = ctx.params("aotc_tfl_binary_params", {
         "count": c_int(ctx.tensor(ctx.outputs[0]).size), "m1": c_int(m_id), "s1": c_int(s_id), "m2": c_int(m_a),
-        "s2": c_int(s_a), "y_min": c_int(-32768), "y_max": c_int(32767),
-    }, comment=f"16x8 LEAKY_RELU of {list(ctx.shape(ctx.outputs[0]))}, TFLite requantisation")
+        "s2": c_int(s_a), "y_min": c_int(ctx.attrs.get("y_min", -32768)), "y_max": c_int(ctx.attrs.get("y_max", 32767)),
+    }, comment=f"16x8 {'LEAKY_RELU' if 'y_min' not in ctx.attrs else 'RELU'} of {list(ctx.shape(ctx.outputs[0]))}, "
+               "TFLite requantisation")
     ctx.call("aotc_tfl_leaky_relu_s16", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
 
 
@@ -654,11 +657,11 @@ OPS: dict[str, HostOp] = {
        for op in ("TflAdd", "TflSub")},
     "TflMul": HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16"),
                      kernels=(by_type(_binary_kernel, "aotc_tfl_mul_s8", "aotc_tfl_mul_s16"),), budget_inplace=(0, 1)),
-    **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8",), kernels=(by_type(_binary_kernel, fn),),
-                  budget_inplace=(0, 1))
+    **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16"),
+                  kernels=(by_type(_binary_kernel, fn, fn.replace("_s8", "_s16")),), budget_inplace=(0, 1))
        for op, fn in (("TflMaximum", "aotc_tfl_max_s8"), ("TflMinimum", "aotc_tfl_min_s8"))},
     "TflLut": HostOp(_emit_lut, family="tflite_int8", dtypes=("int8",), budget_inplace=(0,)),
-    "TflCompare": HostOp(_emit_compare, family="tflite_int8", dtypes=("int8",)),
+    "TflCompare": HostOp(_emit_compare, family="tflite_int8", dtypes=("int8", "int16")),
     "TflPrelu": HostOp(_emit_prelu, family="tflite_int8", dtypes=("int8",)),
     "TflBatchMatMul": HostOp(_emit_batch_matmul, family="tflite_int8", dtypes=("int8", "int16"),
                              kernels=(by_type(_matmul_kernel, "aotc_tfl_batch_matmul_s8", "aotc_tfl_batch_matmul_s16",

@@ -1,5 +1,6 @@
 """Issue 50's quantized builtins (aot/frontend/tflite/int8_math.py): BATCH_MATMUL int8 and 16x8, RESIZE_BILINEAR
-int8 and int16, SQUARED_DIFFERENCE int8, EXP / GELU / NEG int8 tables and EXP / LOG / GELU / RSQRT int16 tables,
+int8 and int16, SQUARED_DIFFERENCE int8, EXP / GELU / NEG int8 tables and EXP / LOG / GELU / RSQRT int16 tables;
+int16 RELU, RELU6, MAXIMUM, MINIMUM and the six comparisons (int8.py),
 bit-exact with LiteRT's reference kernels (BUILTIN_REF). One model per width holds every case (written with the
 schema: shapes, adj_x / adj_y, batch broadcasting, constant operands, every int8 and every int16 input of the
 tables), so each is one build; the host build runs under AddressSanitizer and UndefinedBehaviorSanitizer."""
@@ -135,10 +136,23 @@ def int16_model() -> tuple[bytes, list[np.ndarray]]:
     w.op("GELU", [u], ([1, 256, 256], "int16", 8 / 32768), ("GeluOptions", {"approximate": False}))
     w.op("GELU", [u], ([1, 256, 256], "int16", 8 / 32768), ("GeluOptions", {"approximate": True}))
     w.op("RSQRT", [up], ([1, 128, 256], "int16", 64 / 32768))
+    w.op("RELU", [u], ([1, 256, 256], "int16", 1 / 3000))
+    w.op("RELU6", [u], ([1, 256, 256], "int16", 6 / 32767))
+    c1, c2 = w.tensor([1, 64, 64], "int16", 0.0005), w.tensor([1, 64, 64], "int16", 0.001)
+    c3 = w.tensor([64], "int16", 0.001)
+    w.op("MAXIMUM", [c2, c3], ([1, 64, 64], "int16", 0.001))
+    w.op("MINIMUM", [c2, c3], ([1, 64, 64], "int16", 0.001))
+    for name in ("EQUAL", "NOT_EQUAL"):  # by value: inputs quantized unlike
+        w.op(name, [c1, c2], ([1, 64, 64], "bool"))
+    for name in ("LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL"):  # LiteRT orders int16 by the raw integers
+        w.op(name, [c2, c3], ([1, 64, 64], "bool"))
     feeds = [rng.integers(-32768, 32768, s).astype(np.int16) for s in ([2, 5, 7], [7, 4], [1, 4, 4, 3])]
     feeds.append(np.random.default_rng(2).permutation(np.arange(-32768, 32768)).astype(np.int16).reshape(1, 256, 256))
     feeds.append(np.arange(0, 32768).astype(np.int16).reshape(1, 128, 256))
-    return w.finish([a, bm, x, u, up]), feeds
+    c2v = rng.integers(-32768, 32768, (1, 64, 64))
+    near = np.clip(c2v * 2 + rng.integers(-2, 3, c2v.shape), -32768, 32767)  # c1 = 2 c2 in value, often tied
+    feeds += [near.astype(np.int16), c2v.astype(np.int16), rng.integers(-32768, 32768, 64).astype(np.int16)]
+    return w.finish([a, bm, x, u, up, c1, c2, c3]), feeds
 
 
 MODELS = {"int8": int8_model, "int16": int16_model}
@@ -196,3 +210,31 @@ def test_bit_exact_with_builtin_ref_on_cortex_m4(tmp_path, width):
     require_tool("qemu-system-arm")
     require_tool("arm-none-eabi-gcc")
     compile_and_compare(tmp_path, width, ("--target", "mps2-an386"))
+
+
+@pytest.mark.parametrize(("op", "dtype", "scales", "says"), [
+    ("LESS", "int16", (0.001, 0.002), "LiteRT compares the raw int16 integers"),
+    ("SQUARED_DIFFERENCE", "int16", (0.001, 0.001), "LiteRT's reference kernels do not define it"),
+    ("RESIZE_BILINEAR", "int8", (0.05, 0.1), "does not requantise"),
+])
+def test_refused_by_name(tmp_path, op, dtype, scales, says):
+    """What LiteRT's reference refuses, or computes on the raw integers where they do not stand for the values, is
+    refused in one line naming the op (exit 2)."""
+    pytest.importorskip("ai_edge_litert")
+    w = Written()
+    shape = [1, 4, 4, 2]
+    x1 = w.tensor(shape, dtype, scales[0])
+    if op == "RESIZE_BILINEAR":
+        w.op(op, [x1, w.tensor([2], "int32", data=np.array([8, 8], np.int32))], ([1, 8, 8, 2], dtype, scales[1]),
+             _resize())
+        inputs = [x1]
+    else:
+        x2 = w.tensor(shape, dtype, scales[1])
+        w.op(op, [x1, x2], (shape, "bool" if op == "LESS" else dtype) + (() if op == "LESS" else (0.01,)))
+        inputs = [x1, x2]
+    model = tmp_path / "m.tflite"
+    model.write_bytes(w.finish(inputs))
+    run = subprocess.run([*AOTC, str(model), "-o", str(tmp_path / "out"), "--no-configure"], capture_output=True,
+                         text=True)
+    assert run.returncode == 2 and op in run.stderr and says in run.stderr, run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr

@@ -353,7 +353,7 @@ enum { B_ADD, B_MUL, B_MAX, B_MIN };
 
 static int check_binary(int op, int wide) {
     static const char *const names[2][4] = {{"aotc_tfl_add_s8", "aotc_tfl_mul_s8", "aotc_tfl_max_s8", "aotc_tfl_min_s8"},
-                                            {"aotc_tfl_add_s16", "aotc_tfl_mul_s16", "", ""}};
+                                            {"aotc_tfl_add_s16", "aotc_tfl_mul_s16", "aotc_tfl_max_s16", "aotc_tfl_min_s16"}};
     aotc_tfl_binary_params p;
     const size_t xs = wide ? 2 : 1;
     int32_t n1 = 1, n2 = 1, d;
@@ -397,6 +397,8 @@ static int check_binary(int op, int wide) {
     case B_MAX: aotc_tfl_max_s8(&p, x1, x2, y), aotc_tfl_max_s8_ref(&p, x1, x2, ref); break;
     case B_MIN: aotc_tfl_min_s8(&p, x1, x2, y), aotc_tfl_min_s8_ref(&p, x1, x2, ref); break;
     case 4 + B_ADD: aotc_tfl_add_s16(&p, x1, x2, y), aotc_tfl_add_s16_ref(&p, x1, x2, ref); break;
+    case 4 + B_MAX: aotc_tfl_max_s16(&p, x1, x2, y), aotc_tfl_max_s16_ref(&p, x1, x2, ref); break;
+    case 4 + B_MIN: aotc_tfl_min_s16(&p, x1, x2, y), aotc_tfl_min_s16_ref(&p, x1, x2, ref); break;
     default: aotc_tfl_mul_s16(&p, x1, x2, y), aotc_tfl_mul_s16_ref(&p, x1, x2, ref); break;
     }
     bad = differ(names[wide][op], y, ref, (size_t)p.count, xs);
@@ -817,6 +819,8 @@ static const entry ENTRIES[] = {
     {"aotc_tfl_mean_s16", check_mean, 1},
     {"aotc_tfl_add_s16", c_bin16, B_ADD},
     {"aotc_tfl_mul_s16", c_bin16, B_MUL},
+    {"aotc_tfl_max_s16", c_bin16, B_MAX},
+    {"aotc_tfl_min_s16", c_bin16, B_MIN},
     {"aotc_tfl_leaky_relu_s16", c_leaky, 0},
     {"aotc_tfl_logistic_s16", check_act16, 0},
     {"aotc_tfl_tanh_s16", check_act16, 1},

@@ -228,6 +228,13 @@ def lut_relu(lo: float, hi: float | None, x_scale: float, x_zero: int, y_scale: 
     return np.clip(out, q_lo, q_hi).astype(np.int8)
 
 
+def relu16_range(lo: float, hi: float | None, y_scale: float) -> tuple[int, int]:
+    """QuantizedReluX<int16_t>'s clamp (zero point 0): [roundf(lo / y_scale), roundf(hi / y_scale)] within int16."""
+    q_lo = max(-32768, int(_round_half_away(float(_f32(lo) / _f32(y_scale)))))
+    q_hi = 32767 if hi is None else min(32767, int(_round_half_away(float(_f32(hi) / _f32(y_scale)))))
+    return q_lo, q_hi
+
+
 def _i16_srdhm(a: np.ndarray, b: int) -> np.ndarray:
     """gemmlowp's SaturatingRoundingDoublingHighMul on int16."""
     ab = a.astype(np.int64) * b

@@ -445,6 +445,8 @@ void aotc_tfl_tanh_s16_ref(const aotc_tfl_act16_params *p, const int16_t *x, int
 void aotc_tfl_softmax_s16_ref(const aotc_tfl_softmax16_params *p, const int16_t *x, int16_t *y);
 void aotc_tfl_add_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
 void aotc_tfl_mul_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
+void aotc_tfl_max_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
+void aotc_tfl_min_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
 void aotc_tfl_transpose_conv_s16_ref(const aotc_tfl_conv_params *p, const int16_t *x, const int8_t *w,
                                      const int64_t *bias, int16_t *y);
 void aotc_tfl_mean_s16_ref(const aotc_tfl_mean_params *p, const int16_t *x, int16_t *y);

@@ -192,6 +192,9 @@ void aotc_tfl_tanh_s16(const aotc_tfl_act16_params *p, const int16_t *x, int16_t
 void aotc_tfl_softmax_s16(const aotc_tfl_softmax16_params *p, const int16_t *x, int16_t *y);
 /* 16x8 ADD and SUB (p->subtract): as int8's, with a left shift of 15 (zero points 0, int32 sums) */
 void aotc_tfl_add_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
+/* 16x8 MAXIMUM / MINIMUM of two inputs of one scale (zero point 0) */
+void aotc_tfl_max_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
+void aotc_tfl_min_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
 /* 16x8 MUL: int8's product requantisation on int16 (zero points 0) */
 void aotc_tfl_mul_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
 /* 16x8 TRANSPOSE_CONV: int64 sums and biases, rounded as CONV_2D's (the 16-bit multiplier) */
@@ -232,6 +235,13 @@ void aotc_tfl_less_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const i
 void aotc_tfl_less_equal_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, uint8_t *y);
 void aotc_tfl_greater_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, uint8_t *y);
 void aotc_tfl_greater_equal_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, uint8_t *y);
+/* the comparisons of int16 (16x8): the same arithmetic (LiteRT's ComparisonQuantized<int16_t>, left shift 8) */
+void aotc_tfl_equal_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, uint8_t *y);
+void aotc_tfl_not_equal_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, uint8_t *y);
+void aotc_tfl_less_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, uint8_t *y);
+void aotc_tfl_less_equal_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, uint8_t *y);
+void aotc_tfl_greater_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, uint8_t *y);
+void aotc_tfl_greater_equal_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, uint8_t *y);
 /* PRELU (x1: the input, x2: alpha): x - x_zero requantised by m1/s1 where it is >= 0, else its product
  * with alpha - alpha_zero (x2_zero) by m2/s2 (double rounding); plus y_zero, clamped to y_min..y_max */
 void aotc_tfl_prelu_s8(const aotc_tfl_binary_params *p, const int8_t *x, const int8_t *alpha, int8_t *y);

@@ -160,6 +160,14 @@ void aotc_tfl_mul_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const 
     binary16(p, x1, x2, y, mul_one);
 }
 
+void aotc_tfl_max_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y) {
+    binary16(p, x1, x2, y, max_one);
+}
+
+void aotc_tfl_min_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y) {
+    binary16(p, x1, x2, y, min_one);
+}
+
 void aotc_tfl_leaky_relu_s16(const aotc_tfl_binary_params *p, const int16_t *x, int16_t *y) {
     int32_t m2 = p->m2 < 0 ? -p->m2 : p->m2, sign = p->m2 < 0 ? -1 : 1;
     for (int64_t k = 0; k < p->count; ++k) {

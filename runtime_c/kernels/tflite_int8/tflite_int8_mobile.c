@@ -36,8 +36,8 @@ static void mob_next(const aotc_tfl_binary_params *p, mob_iter *it) {
     }
 }
 
-#define TFL_COMPARE(NAME, OP)                                                                             \
-    void NAME(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, uint8_t *y) {         \
+#define TFL_COMPARE(NAME, T, OP)                                                                          \
+    void NAME(const aotc_tfl_binary_params *p, const T *x1, const T *x2, uint8_t *y) {                   \
         mob_iter it = {{0, 0, 0, 0, 0, 0}, 0, 0};                                                         \
         for (int64_t k = 0; k < p->count; ++k) {                                                          \
             const int64_t o1 = p->broadcast ? it.o1 : k, o2 = p->broadcast ? it.o2 : k;                   \
@@ -48,12 +48,18 @@ static void mob_next(const aotc_tfl_binary_params *p, mob_iter *it) {
         }                                                                                                 \
     }
 
-TFL_COMPARE(aotc_tfl_equal_s8, ==)
-TFL_COMPARE(aotc_tfl_not_equal_s8, !=)
-TFL_COMPARE(aotc_tfl_less_s8, <)
-TFL_COMPARE(aotc_tfl_less_equal_s8, <=)
-TFL_COMPARE(aotc_tfl_greater_s8, >)
-TFL_COMPARE(aotc_tfl_greater_equal_s8, >=)
+TFL_COMPARE(aotc_tfl_equal_s8, int8_t, ==)
+TFL_COMPARE(aotc_tfl_equal_s16, int16_t, ==)
+TFL_COMPARE(aotc_tfl_not_equal_s8, int8_t, !=)
+TFL_COMPARE(aotc_tfl_not_equal_s16, int16_t, !=)
+TFL_COMPARE(aotc_tfl_less_s8, int8_t, <)
+TFL_COMPARE(aotc_tfl_less_s16, int16_t, <)
+TFL_COMPARE(aotc_tfl_less_equal_s8, int8_t, <=)
+TFL_COMPARE(aotc_tfl_less_equal_s16, int16_t, <=)
+TFL_COMPARE(aotc_tfl_greater_s8, int8_t, >)
+TFL_COMPARE(aotc_tfl_greater_s16, int16_t, >)
+TFL_COMPARE(aotc_tfl_greater_equal_s8, int8_t, >=)
+TFL_COMPARE(aotc_tfl_greater_equal_s16, int16_t, >=)
 
 void aotc_tfl_prelu_s8(const aotc_tfl_binary_params *p, const int8_t *x, const int8_t *alpha, int8_t *y) {
     mob_iter it = {{0, 0, 0, 0, 0, 0}, 0, 0};

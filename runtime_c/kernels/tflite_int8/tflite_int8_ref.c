@@ -360,6 +360,12 @@ void aotc_tfl_add_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x1, co
 void aotc_tfl_mul_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y) {
     binary_ref(p, x1, x2, 1, OP_MUL, y);
 }
+void aotc_tfl_max_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y) {
+    binary_ref(p, x1, x2, 1, OP_MAX, y);
+}
+void aotc_tfl_min_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y) {
+    binary_ref(p, x1, x2, 1, OP_MIN, y);
+}
 
 /* CONV_2D then ADD: each conv output as aotc_tfl_conv_s8_ref's, then the ADD of it and the residual's element */
 void aotc_tfl_conv_add_s8_ref(const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r, const int8_t *x,
