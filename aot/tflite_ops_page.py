@@ -19,9 +19,10 @@ from aot.frontend.tflite.ops import FLOAT_BUILTINS, QUANTIZED_MOVES, QUANTIZED_M
 from aot.frontend.tflite.reader import CUSTOM_OPS, schema
 from aot.frontend.tflite.reference_types import defined, refusal
 
-# quantized ops lowered outside INT8_OPS: the recurrent ones (recurrent.py) and the conversions
-_INT8_OTHER = frozenset({"SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM", "QUANTIZE", "DEQUANTIZE"})
-_INT16_OTHER = frozenset({"QUANTIZE", "DEQUANTIZE"})
+# quantized ops lowered outside INT8_OPS: the recurrent ones (recurrent.py) and the conversions (CAST of the
+# integers by ops.py, as LiteRT's kernel casts them)
+_INT8_OTHER = frozenset({"SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM", "QUANTIZE", "DEQUANTIZE", "CAST"})
+_INT16_OTHER = frozenset({"QUANTIZE", "DEQUANTIZE", "CAST"})  # CAST: of the raw integers, as LiteRT
 
 YES, NO = "yes", "-"
 # what each custom op of CUSTOM_OPS takes, for the page and `aotc ops --tflite NAME`

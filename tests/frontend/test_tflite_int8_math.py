@@ -110,6 +110,8 @@ def int8_model() -> tuple[bytes, list[np.ndarray]]:
     w.op("GELU", [u], ([1, 256], "int8", 0.03, -20), ("GeluOptions", {"approximate": False}))
     w.op("GELU", [u], ([1, 256], "int8", 0.035, -10), ("GeluOptions", {"approximate": True}))
     w.op("NEG", [u], ([1, 256], "int8", 0.05, -3))
+    for dtype in ("float32", "int16", "int32"):  # CAST: the raw integers
+        w.op("CAST", [u], ([1, 256], dtype), ("CastOptions", {}))
     feeds = [rng.integers(-128, 128, s).astype(np.int8) for s in ([2, 3, 5, 7], [3, 7, 4], [1, 7, 5], [1, 4, 4, 8],
                                                                   [8])]
     feeds.append(np.arange(-128, 128).astype(np.int8).reshape(1, 256))
@@ -136,6 +138,8 @@ def int16_model() -> tuple[bytes, list[np.ndarray]]:
     w.op("GELU", [u], ([1, 256, 256], "int16", 8 / 32768), ("GeluOptions", {"approximate": False}))
     w.op("GELU", [u], ([1, 256, 256], "int16", 8 / 32768), ("GeluOptions", {"approximate": True}))
     w.op("RSQRT", [up], ([1, 128, 256], "int16", 64 / 32768))
+    for dtype in ("float32", "int8", "int32"):  # CAST: the raw integers (to int8: wrapping)
+        w.op("CAST", [u], ([1, 256, 256], dtype), ("CastOptions", {}))
     w.op("RELU", [u], ([1, 256, 256], "int16", 1 / 3000))
     w.op("RELU6", [u], ([1, 256, 256], "int16", 6 / 32767))
     c1, c2 = w.tensor([1, 64, 64], "int16", 0.0005), w.tensor([1, 64, 64], "int16", 0.001)
@@ -216,6 +220,7 @@ def test_bit_exact_with_builtin_ref_on_cortex_m4(tmp_path, width):
     ("LESS", "int16", (0.001, 0.002), "LiteRT compares the raw int16 integers"),
     ("SQUARED_DIFFERENCE", "int16", (0.001, 0.001), "LiteRT's reference kernels do not define it"),
     ("RESIZE_BILINEAR", "int8", (0.05, 0.1), "does not requantise"),
+    ("SUM", "int8", (0.05, 0.05), "reads int8 data as uint8"),
 ])
 def test_refused_by_name(tmp_path, op, dtype, scales, says):
     """What LiteRT's reference refuses, or computes on the raw integers where they do not stand for the values, is
@@ -227,6 +232,10 @@ def test_refused_by_name(tmp_path, op, dtype, scales, says):
     if op == "RESIZE_BILINEAR":
         w.op(op, [x1, w.tensor([2], "int32", data=np.array([8, 8], np.int32))], ([1, 8, 8, 2], dtype, scales[1]),
              _resize())
+        inputs = [x1]
+    elif op == "SUM":
+        w.op(op, [x1, w.tensor([2], "int32", data=np.array([1, 2], np.int32))], ([1, 1, 1, 2], dtype, scales[1]),
+             ("ReducerOptions", {"keepDims": True}))
         inputs = [x1]
     else:
         x2 = w.tensor(shape, dtype, scales[1])

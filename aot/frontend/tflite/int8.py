@@ -43,7 +43,7 @@ from aot.frontend.tflite.quant import (
 )
 from aot.frontend.tflite.reader import TflOp
 from aot.frontend.tflite.recurrent import lower_lstm_int8, lower_svdf_int8
-from aot.frontend.tflite.reference_types import defined
+from aot.frontend.tflite.reference_types import WHY, defined
 from aot.ir import tflite_ops as tfl
 
 # TFLite op -> internal op
@@ -92,6 +92,9 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
     if op.op == "UNIDIRECTIONAL_SEQUENCE_LSTM":
         lower_lstm_int8(b, op)
         return
+    reason = WHY.get((op.op, "int16" if x.dtype == "int16" else "int8"))
+    if internal is None and reason:
+        raise op_error(op, f"quantized {op.op} of {x.dtype} is not supported: {reason}")
     if internal is None:
         raise op_error(op, f"quantized {op.op} is not supported yet (aotc's TFLite int8 kernels: "
                        f"{', '.join(INT8_OPS)})")
