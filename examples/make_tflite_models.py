@@ -883,7 +883,7 @@ MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "resid
           "compare": compare, "mathq": mathq}
 # made only when named (too large to commit), int8 only
 LARGE = {"mobilenet_v2_224": mobilenet_v2_224, "mobilenet_v2_224_torchpad": mobilenet_v2_224_torchpad}
-# int8 RESIZE_BILINEAR (TFLite's integer interpolation) is not mapped yet; lstm is also written full-int8
+# resize is written float only (mathq has int8 and 16x8 RESIZE_BILINEAR); lstm is also written full-int8
 # (the converter's integer LSTM)
 INT8_ONLY = ("arrays", "compare", "mathq")  # no float file: its float lowerings are tested by other models
 FLOAT_ONLY = ("resize", "stream", "lstm3", "branch", "variants", "mirror", "mathops", "reduce", "melspec", "misc",

@@ -38,9 +38,15 @@
                         for (j = 0; j < p->n; ++j) {                                                              \
                             const T2 *bc = b + (int64_t)j * p->b_col;                                             \
                             ACC acc = 0;                                                                          \
-                            for (kk = 0; kk < p->k; ++kk) {                                                       \
-                                acc += ((ACC)ar[(int64_t)kk * p->a_col] - p->x1_zero) *                           \
-                                       ((ACC)bc[(int64_t)kk * p->b_row] - p->x2_zero);                            \
+                            if (p->a_col == 1 && p->b_row == 1) { /* both rows contiguous: unit strides */        \
+                                for (kk = 0; kk < p->k; ++kk) {                                                   \
+                                    acc += ((ACC)ar[kk] - p->x1_zero) * ((ACC)bc[kk] - p->x2_zero);               \
+                                }                                                                                 \
+                            } else {                                                                              \
+                                for (kk = 0; kk < p->k; ++kk) {                                                   \
+                                    acc += ((ACC)ar[(int64_t)kk * p->a_col] - p->x1_zero) *                       \
+                                           ((ACC)bc[(int64_t)kk * p->b_row] - p->x2_zero);                        \
+                                }                                                                                 \
                             }                                                                                     \
                             out[(int64_t)i * p->n + j] = CLAMP(REQUANT(acc) + p->y_zero);                         \
                         }                                                                                         \

@@ -11,13 +11,10 @@ static void tfl_resize_source(int32_t v, int32_t scale, int32_t half_pixel, int3
     *hi = (*pos + (1 << 10) - 1) / (1 << 10) < size - 1 ? (*pos + (1 << 10) - 1) / (1 << 10) : size - 1;
 }
 
-/* output_20 / 2^20 rounded half away from zero */
-static int32_t tfl_resize_round(int64_t v) {
-    const int64_t round = v > 0 ? (1 << 19) : -(1 << 19);
-    return (int32_t)((v + round) / (1 << 20));
-}
-
-#define TFL_RESIZE_BODY(T)                                                                                        \
+/* each output: the four neighbours' products with their weights (w00 + w10 + w01 + w11 = 2^20), summed in ACC
+ * (int32 holds int8's: 4 x 128 x 2^20 < 2^31; int64 int16's), divided by 2^20 rounding half away from zero:
+ * LiteRT's (v + sign(v) 2^19) / 2^20 with C's truncating division, written as the rounded magnitude, signed */
+#define TFL_RESIZE_BODY(T, ACC)                                                                                   \
     int32_t b, oy, ox, ch;                                                                                        \
     for (b = 0; b < p->n; ++b) {                                                                                  \
         const T *xb = x + (int64_t)b * p->h * p->w * p->c;                                                        \
@@ -28,23 +25,28 @@ static int32_t tfl_resize_round(int64_t v) {
                 int32_t ix, x0, x1;                                                                               \
                 tfl_resize_source(ox, p->scale_w, p->half_pixel, p->w, &ix, &x0, &x1);                            \
                 {                                                                                                 \
-                    const int64_t dy = iy - (1 << 10) * y0, dx = ix - (1 << 10) * x0;                             \
-                    const T *r00 = xb + ((int64_t)y0 * p->w + x0) * p->c, *r10 = xb + ((int64_t)y1 * p->w + x0) * p->c; \
-                    const T *r01 = xb + ((int64_t)y0 * p->w + x1) * p->c, *r11 = xb + ((int64_t)y1 * p->w + x1) * p->c; \
+                    const ACC dy = iy - (1 << 10) * y0, dx = ix - (1 << 10) * x0;                                 \
+                    const ACC w00 = ((1 << 10) - dy) * ((1 << 10) - dx), w10 = dy * ((1 << 10) - dx);             \
+                    const ACC w01 = ((1 << 10) - dy) * dx, w11 = dy * dx;                                         \
+                    const T *r00 = xb + ((int64_t)y0 * p->w + x0) * p->c;                                         \
+                    const T *r10 = xb + ((int64_t)y1 * p->w + x0) * p->c;                                         \
+                    const T *r01 = xb + ((int64_t)y0 * p->w + x1) * p->c;                                         \
+                    const T *r11 = xb + ((int64_t)y1 * p->w + x1) * p->c;                                         \
                     T *out = y + (((int64_t)b * p->oh + oy) * p->ow + ox) * p->c;                                 \
                     for (ch = 0; ch < p->c; ++ch) {                                                               \
-                        const int64_t v = (int64_t)r00[ch] * ((1 << 10) - dy) * ((1 << 10) - dx) +                \
-                                          (int64_t)r10[ch] * dy * ((1 << 10) - dx) +                              \
-                                          (int64_t)r01[ch] * ((1 << 10) - dy) * dx + (int64_t)r11[ch] * dy * dx;  \
-                        out[ch] = (T)tfl_resize_round(v);                                                         \
+                        const ACC v = r00[ch] * w00 + r10[ch] * w10 + r01[ch] * w01 + r11[ch] * w11;              \
+                        const ACC sign = v < 0 ? -1 : 0, mag = (v ^ sign) - sign;    /* |v|, branch-free */      \
+                        out[ch] = (T)((((mag + (1 << 19)) >> 20) ^ sign) - sign);                                 \
                     }                                                                                             \
                 }                                                                                                 \
             }                                                                                                     \
         }                                                                                                         \
     }
 
-void aotc_tfl_resize_bilinear_s8(const aotc_tfl_resize_params *p, const int8_t *x, int8_t *y) { TFL_RESIZE_BODY(int8_t) }
+void aotc_tfl_resize_bilinear_s8(const aotc_tfl_resize_params *p, const int8_t *x, int8_t *y) {
+    TFL_RESIZE_BODY(int8_t, int32_t)
+}
 
 void aotc_tfl_resize_bilinear_s16(const aotc_tfl_resize_params *p, const int16_t *x, int16_t *y) {
-    TFL_RESIZE_BODY(int16_t)
+    TFL_RESIZE_BODY(int16_t, int64_t)
 }
