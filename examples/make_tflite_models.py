@@ -750,7 +750,8 @@ def mathq(sixteen: bool = False) -> keras.Model:
     """Issue 50's quantized arithmetic, written int8 and 16x8: an attention head (FULLY_CONNECTED q, k, v;
     BATCH_MATMUL of q by k transposed, SOFTMAX, BATCH_MATMUL by v), RESIZE_BILINEAR (half-pixel centers and
     align_corners), SQUARED_DIFFERENCE from a MEAN (a variance, broadcast; int8 only: the converter writes
-    it on int16 too, which LiteRT's kernel refuses), EXP and GELU, each after a conv."""
+    it on int16 too, which LiteRT's kernel refuses), EXP, GELU, ABS and SQRT (int8 only: the converter has no
+    16x8 SQRT), each after a conv."""
     x = keras.Input((6, 6, 8), batch_size=1)
     y = [L.Conv2D(8, 1)(x) for _ in range(4)]
     t = L.Reshape((36, 8))(y[0])
@@ -762,7 +763,9 @@ def mathq(sixteen: bool = False) -> keras.Model:
     var = L.Lambda(lambda a: tf.math.squared_difference(a, tf.reduce_mean(a, axis=[1, 2], keepdims=True)))(y[2])
     e = L.Lambda(lambda a: tf.exp(a))(y[3])
     g = L.Lambda(lambda a: tf.nn.gelu(a))(y[3])
-    return keras.Model(x, [att, r1, r2, e, g] if sixteen else [att, r1, r2, var, e, g])
+    ab = L.Lambda(lambda a: tf.abs(a))(y[3])
+    sq = L.Lambda(lambda a: tf.sqrt(tf.abs(a)))(y[2])
+    return keras.Model(x, [att, r1, r2, e, g, ab] if sixteen else [att, r1, r2, var, e, g, ab, sq])
 
 
 def builtins_graph():

@@ -58,6 +58,8 @@ PRELU = "TflPrelu"  # int8 PRELU, alpha broadcast
 BATCH_MATMUL = "TflBatchMatMul"  # int8 and 16x8 BATCH_MATMUL (issue 50)
 RESIZE_BILINEAR = "TflResizeBilinear"  # int8 and int16 RESIZE_BILINEAR, LiteRT's integer interpolation
 SQUARED_DIFFERENCE = "TflSquaredDifference"  # int8 SQUARED_DIFFERENCE, inputs broadcast as ADD's
+ABS16 = "TflAbs16"  # 16x8 ABS: |x| requantised (mult 0: the input's scale, no rescaling)
+SQRT16 = "TflSqrt16"  # 16x8 SQRT: LiteRT's per-element float square root, truncated
 LUT16 = "TflLut16"  # a 16x8 elementwise op by LiteRT's 513-anchor interpolated table (EXP, LOG, GELU, RSQRT)
 # the custom op TFLite_Detection_PostProcess (float, uint8 or int8 inputs; float outputs)
 DETECTION_POSTPROCESS = "TflDetectionPostProcess"
@@ -112,6 +114,8 @@ SCHEMAS: dict[str, TflSchema] = {s.op: s for s in (
     TflSchema(SQUARED_DIFFERENCE, ("x1", "x2"), ("y",), ("y_min", "y_max", "y_shape", "x1_zero", "x2_zero", "y_zero",
                                                          "m")),
     TflSchema(LUT16, ("x",), ("y",), ("table", "what", "y_shape")),  # table: 513 int16 anchors
+    TflSchema(SQRT16, ("x",), ("y",), ("x_scale", "y_scale", "y_shape")),
+    TflSchema(ABS16, ("x",), ("y",), ("mult", "shift", "y_shape")),  # float32 scales, zero points 0
     # m: (mult, shift) of x >= 0, then of x < 0; y_min, y_max: RELU's and RELU6's clamp (else int16's)
     TflSchema(LEAKY_RELU16, ("x",), ("y",), ("m", "y_shape"), ("y_min", "y_max")),
     TflSchema(QUANTIZE, ("x",), ("y",), ("scale", "y_zero")),

@@ -597,6 +597,22 @@ def _emit_squared_difference(ctx: NodeContext) -> None:
              ctx.ptr(ctx.outputs[0]))
 
 
+def _emit_abs16(ctx: NodeContext) -> None:
+    p = ctx.params("aotc_tfl_binary_params", {
+        "count": c_int(ctx.tensor(ctx.outputs[0]).size), "mult": c_int(ctx.attrs["mult"]),
+        "shift": c_int(ctx.attrs["shift"]), "y_min": c_int(-32768), "y_max": c_int(32767),
+    }, comment=f"16x8 ABS of {list(ctx.shape(ctx.outputs[0]))}, TFLite requantisation")
+    ctx.call("aotc_tfl_abs_s16", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
+
+
+def _emit_sqrt16(ctx: NodeContext) -> None:
+    p = ctx.params("aotc_tfl_quantize_params", {
+        "count": c_int(ctx.tensor(ctx.outputs[0]).size), "scale": c_float(ctx.attrs["x_scale"]),
+        "x_zero": "0", "y_zero": "0", "mult": "0", "shift": "0", "y_scale": c_float(ctx.attrs["y_scale"]),
+    }, comment=f"16x8 SQRT of {list(ctx.shape(ctx.outputs[0]))}: sqrtf(x_scale x) / y_scale, truncated")
+    ctx.call("aotc_tfl_sqrt_s16", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
+
+
 def _emit_lut16(ctx: NodeContext) -> None:
     table = ctx.const_array("table", np.asarray(ctx.attrs["table"], np.int16), "513 anchors over the int16 range")
     p = ctx.params("aotc_tfl_lut16_params", {"count": c_int(ctx.tensor(ctx.outputs[0]).size), "table": table},
@@ -668,6 +684,8 @@ OPS: dict[str, HostOp] = {
                                               "aotc_tfl_batch_matmul_s16_s8"),)),
     "TflResizeBilinear": HostOp(_emit_resize_bilinear, family="tflite_int8", dtypes=("int8", "int16")),
     "TflSquaredDifference": HostOp(_emit_squared_difference, family="tflite_int8", dtypes=("int8",)),
+    "TflAbs16": HostOp(_emit_abs16, family="tflite_int8", dtypes=("int16",), budget_inplace=(0,)),
+    "TflSqrt16": HostOp(_emit_sqrt16, family="tflite_int8", dtypes=("int16",), budget_inplace=(0,)),
     "TflLut16": HostOp(_emit_lut16, family="tflite_int8", dtypes=("int16",), budget_inplace=(0,)),
     "TflQuantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("float32",)),
     "TflDequantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("int8", "int16")),

@@ -728,6 +728,33 @@ static int check_squared_difference(void) {
     return bad;
 }
 
+static int check_sqrt16(void) {
+    aotc_tfl_quantize_params p;
+    void *x, *y, *ref;
+    int bad;
+    memset(&p, 0, sizeof p);
+    p.count = rand_int(0, 800), p.scale = (float)around(1.0 / 4096.0), p.y_scale = (float)around(1.0 / 8192.0);
+    x = ints((size_t)p.count, 2, -32768, 32767), y = bytes((size_t)p.count * 2), ref = bytes((size_t)p.count * 2);
+    aotc_tfl_sqrt_s16(&p, x, y), aotc_tfl_sqrt_s16_ref(&p, x, ref);
+    bad = differ("aotc_tfl_sqrt_s16", y, ref, (size_t)p.count, 2);
+    free(x), free(y), free(ref);
+    return bad;
+}
+
+static int check_abs16(void) {
+    aotc_tfl_binary_params p;
+    void *x, *y, *ref;
+    int bad;
+    memset(&p, 0, sizeof p);
+    p.count = rand_int(0, 800), p.y_min = -32768, p.y_max = 32767;
+    if (chance(2, 3)) multiplier(around(1.0), &p.mult, &p.shift); /* else the input's scale: no rescaling */
+    x = ints((size_t)p.count, 2, -32768, 32767), y = bytes((size_t)p.count * 2), ref = bytes((size_t)p.count * 2);
+    aotc_tfl_abs_s16(&p, x, y), aotc_tfl_abs_s16_ref(&p, x, ref);
+    bad = differ("aotc_tfl_abs_s16", y, ref, (size_t)p.count, 2);
+    free(x), free(y), free(ref);
+    return bad;
+}
+
 static int check_lut16(void) {
     aotc_tfl_lut16_params p;
     void *x, *y, *ref;
@@ -781,6 +808,8 @@ static int c_lstm(int unused) { return (void)unused, check_lstm(); }
 static int c_svdf(int unused) { return (void)unused, check_svdf(); }
 static int c_sqdiff(int unused) { return (void)unused, check_squared_difference(); }
 static int c_lut16(int unused) { return (void)unused, check_lut16(); }
+static int c_sqrt16(int unused) { return (void)unused, check_sqrt16(); }
+static int c_abs16(int unused) { return (void)unused, check_abs16(); }
 
 static const entry ENTRIES[] = {
     {"aotc_tfl_conv_s8", c_conv8, K_CONV},
@@ -834,6 +863,8 @@ static const entry ENTRIES[] = {
     {"aotc_tfl_resize_bilinear_s16", check_resize, 1},
     {"aotc_tfl_squared_difference_s8", c_sqdiff, 0},
     {"aotc_tfl_lut_s16", c_lut16, 0},
+    {"aotc_tfl_sqrt_s16", c_sqrt16, 0},
+    {"aotc_tfl_abs_s16", c_abs16, 0},
 };
 
 int main(int argc, char **argv) {

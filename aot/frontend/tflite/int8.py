@@ -61,8 +61,8 @@ INT8_OPS = {"FULLY_CONNECTED": tfl.FULLY_CONNECTED, "CONV_2D": tfl.CONV_2D, "DEP
 _TABLES = {"ABS": lut_abs, "RSQRT": lut_rsqrt, "SQRT": lut_sqrt, "LOG": lut_log}
 INT16_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "AVERAGE_POOL_2D", "MAX_POOL_2D",
              "ADD", "SUB", "MUL", "MEAN", "SOFTMAX", "LOGISTIC", "TANH", "LEAKY_RELU", *int8_math.INT16,
-             "MAXIMUM", "MINIMUM", "RELU", "RELU6", "EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER",
-             "GREATER_EQUAL")
+             "MAXIMUM", "MINIMUM", "RELU", "RELU6", "ABS", "SQRT", "EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL",
+             "GREATER", "GREATER_EQUAL")
 _RELU_RANGE = {"RELU": (0.0, None), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0), "RELU_0_TO_1": (0.0, 1.0)}
 _SAME = 0
 _INT32 = 2  # TensorType.INT32
@@ -130,6 +130,14 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
     elif sixteen and op.op == "LEAKY_RELU":  # int8's arithmetic per element (no 65,536-entry table)
         internal = tfl.LEAKY_RELU16
         attrs = {"m": list(leaky_relu_multipliers(float(o.alpha), x_scale, y_scale)), "y_shape": list(y.shape)}
+    elif sixteen and op.op == "ABS":  # AbsEvalQuantized<int16_t>: |x| requantised where the scales differ
+        internal = tfl.ABS16
+        rescale = np.float32(x_scale) != np.float32(y_scale)
+        mult, shift = quantize_multiplier(float(np.float32(x_scale) / np.float32(y_scale))) if rescale else (0, 0)
+        attrs = {"mult": mult, "shift": shift, "y_shape": list(y.shape)}
+    elif sixteen and op.op == "SQRT":  # SqrtEvalQuantized<int16_t>: in float, truncated
+        internal = tfl.SQRT16
+        attrs = {"x_scale": x_scale, "y_scale": y_scale, "y_shape": list(y.shape)}
     elif sixteen and op.op in ("RELU", "RELU6"):  # QuantizedReluX<int16_t>: LEAKY_RELU's kernel, one multiplier
         internal = tfl.LEAKY_RELU16
         lo, hi = relu16_range(*_RELU_RANGE[op.op], y_scale)

@@ -463,6 +463,8 @@ void aotc_tfl_batch_matmul_s16_s8_ref(const aotc_tfl_matmul_params *p, const int
                                       int16_t *y);
 void aotc_tfl_resize_bilinear_s8_ref(const aotc_tfl_resize_params *p, const int8_t *x, int8_t *y);
 void aotc_tfl_resize_bilinear_s16_ref(const aotc_tfl_resize_params *p, const int16_t *x, int16_t *y);
+void aotc_tfl_abs_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x, int16_t *y);
+void aotc_tfl_sqrt_s16_ref(const aotc_tfl_quantize_params *p, const int16_t *x, int16_t *y);
 void aotc_tfl_lut_s16_ref(const aotc_tfl_lut16_params *p, const int16_t *x, int16_t *y);
 void aotc_tfl_svdf_s8_ref(const aotc_tfl_svdf_params *p, const int8_t *x, const int8_t *wf, const int16_t *wt,
                           const int32_t *bias, const int16_t *state, int8_t *y, int16_t *state_next);

@@ -72,6 +72,7 @@ typedef struct {
     int64_t count;
     float scale;                        /* quantize, dequantize: the int8 side's scale */
     int32_t x_zero, y_zero, mult, shift; /* requantize: x scale / y scale as multiplier and shift */
+    float y_scale;                      /* 16x8 SQRT: the output's scale (scale: the input's) */
 } aotc_tfl_quantize_params;
 
 /* w: OC x KH x KW x C (conv) or 1 x KH x KW x OC (depthwise); bias: OC int32 or NULL. scratch: on
@@ -292,6 +293,15 @@ typedef struct {
 } aotc_tfl_lut16_params;
 
 void aotc_tfl_lut_s16(const aotc_tfl_lut16_params *p, const int16_t *x, int16_t *y);
+
+/* 16x8 ABS (AbsEvalQuantized<int16_t>, zero points 0): |x| in int32, requantised by mult / shift (double rounding)
+ * where mult is not 0, clamped to y_min..y_max (p->count elements) */
+void aotc_tfl_abs_s16(const aotc_tfl_binary_params *p, const int16_t *x, int16_t *y);
+
+/* 16x8 SQRT (SqrtEvalQuantized<int16_t>, zero points 0): (int)(sqrtf(scale x) / y_scale), clamped to int16, in
+ * float32 (IEEE: sqrtf and the division correctly rounded, so every core gives LiteRT's); LiteRT fails on a
+ * negative input, which gives 0 here (tflite_int8_elementwise.c) */
+void aotc_tfl_sqrt_s16(const aotc_tfl_quantize_params *p, const int16_t *x, int16_t *y);
 
 /* SVDF of int8 input and weights, int16 time weights and state (zero point 0), int32 bias: LiteRT's
  * EvalIntegerSVDF. The state the interpreter keeps ([batch][n_filter][n_memory]) is carried by the

@@ -184,3 +184,21 @@ void aotc_tfl_lut_s16(const aotc_tfl_lut16_params *p, const int16_t *x, int16_t 
         y[k] = (int16_t)(p->table[index] + ((slope * offset + 64) >> 7));
     }
 }
+
+void aotc_tfl_sqrt_s16(const aotc_tfl_quantize_params *p, const int16_t *x, int16_t *y) {
+    int64_t k;
+    for (k = 0; k < p->count; ++k) {
+        const float v = p->scale * (float)x[k];
+        const float q = (v > 0.0f ? sqrtf(v) : 0.0f) / p->y_scale;
+        const int32_t out = q < 32767.0f ? (int32_t)q : 32767; /* truncated, as C++'s static_cast<int> */
+        y[k] = (int16_t)out;
+    }
+}
+
+void aotc_tfl_abs_s16(const aotc_tfl_binary_params *p, const int16_t *x, int16_t *y) {
+    int64_t k;
+    for (k = 0; k < p->count; ++k) {
+        const int32_t v = x[k] < 0 ? -(int32_t)x[k] : x[k];
+        y[k] = clamp16(p->mult != 0 ? requant_double(v, p->mult, p->shift) : v, p->y_min, p->y_max);
+    }
+}

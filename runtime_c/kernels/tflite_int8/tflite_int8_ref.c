@@ -692,3 +692,22 @@ void aotc_tfl_lut_s16_ref(const aotc_tfl_lut16_params *p, const int16_t *x, int1
     int64_t k;
     for (k = 0; k < p->count; ++k) y[k] = (int16_t)lut16_ref(p->table, x[k]);
 }
+
+/* SqrtEvalQuantized<int16_t>: the input dequantised in float, its square root over y_scale, truncated */
+void aotc_tfl_sqrt_s16_ref(const aotc_tfl_quantize_params *p, const int16_t *x, int16_t *y) {
+    int64_t k;
+    for (k = 0; k < p->count; ++k) {
+        const float deq = p->scale * (float)((int32_t)x[k] - p->x_zero);
+        const float root = deq >= 0.0f ? (float)sqrt((double)deq) : 0.0f; /* sqrt of a float is exact in double */
+        y[k] = (int16_t)clamp_ref((int64_t)(root / p->y_scale) + p->y_zero, -32768, 32767);
+    }
+}
+
+/* AbsEvalQuantized<int16_t>: |x|, requantised when the scales differ (mult not 0) */
+void aotc_tfl_abs_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x, int16_t *y) {
+    int64_t k;
+    for (k = 0; k < p->count; ++k) {
+        const int64_t v = x[k] < 0 ? -(int64_t)x[k] : x[k];
+        y[k] = (int16_t)clamp_ref(p->mult != 0 ? mbqm_double(v, p->mult, p->shift) : v, p->y_min, p->y_max);
+    }
+}
