@@ -18,11 +18,13 @@ from aot.frontend.tflite.hybrid import HYBRID_ELSEWHERE, HYBRID_OPS
 from aot.frontend.tflite.int8 import INT8_OPS, INT16_OPS
 from aot.frontend.tflite.ops import FLOAT_BUILTINS, QUANTIZED_MOVES, QUANTIZED_MOVES_16
 from aot.frontend.tflite.reader import CUSTOM_OPS, schema
+from aot.frontend.tflite.reference_types import defined, refusal
 from aot.frontend.tflite.resolver import REFUSED
 
-# quantized ops lowered outside INT8_OPS: the recurrent ones (recurrent.py) and the conversions
-_INT8_OTHER = frozenset({"SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM", "QUANTIZE", "DEQUANTIZE"})
-_INT16_OTHER = frozenset({"QUANTIZE", "DEQUANTIZE"})
+# quantized ops lowered outside INT8_OPS: the recurrent ones (recurrent.py) and the conversions (CAST of the
+# integers by ops.py, as LiteRT's kernel casts them)
+_INT8_OTHER = frozenset({"SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM", "QUANTIZE", "DEQUANTIZE", "CAST"})
+_INT16_OTHER = frozenset({"QUANTIZE", "DEQUANTIZE", "CAST"})  # CAST: of the raw integers, as LiteRT
 
 YES, NO = "yes", "-"
 # what each custom op of CUSTOM_OPS takes, for the page and `aotc ops --tflite NAME`
@@ -67,15 +69,27 @@ def rows() -> list[TflRow]:
 HEAD = ["op", "float", "int8", "16x8", "hybrid"]
 
 
+def _quantized_cell(op: str, compiles: bool, dtype: str) -> str:
+    """yes; "refused: why" where LiteRT's reference kernels define the form and aotc does not compile it;
+    "-" where the reference does not define it (reference_types.py)."""
+    if compiles:
+        return YES
+    return f"refused: {refusal(op, dtype)}" if defined(op, dtype) else NO
+
+
 def _cells(r: TflRow) -> list[str]:
-    return [r.op, *(YES if v else NO for v in (r.float, r.int8, r.int16, r.hybrid))]
+    return [r.op, YES if r.float else NO, _quantized_cell(r.op, r.int8, "int8"),
+            _quantized_cell(r.op, r.int16, "int16"), YES if r.hybrid else NO]
 
 
 def _summary(table: list[TflRow]) -> str:
     n = sum(r.supported for r in table)
+    refused = [(r.op, t) for r in table for t, ok in (("int8", r.int8), ("int16", r.int16))
+               if not ok and defined(r.op, t)]
     return (f"{n} of {len(table)} builtins compile (float {sum(r.float for r in table)}, int8 "
             f"{sum(r.int8 for r in table)}, 16x8 {sum(r.int16 for r in table)}, hybrid "
-            f"{sum(r.hybrid for r in table)}); custom ops: {', '.join(CUSTOM_OPS) or 'none yet'}.")
+            f"{sum(r.hybrid for r in table)}); quantized forms LiteRT's reference kernels define that aotc refuses: "
+            f"{len(refused)}; custom ops: {', '.join(CUSTOM_OPS) or 'none yet'}.")
 
 
 def markdown() -> str:
@@ -88,9 +102,11 @@ def markdown() -> str:
         "tensors (float32, and the integer and boolean types the op takes); \"int8\": on int8 tensors with "
         "TFLite's quantization, bit-exact with LiteRT's reference kernels; \"16x8\": int16 activations with int8 "
         "weights; \"hybrid\": float32 activations with int8 weights (dynamic-range quantisation), computed as "
-        "LiteRT's hybrid kernels do (the input quantized at run time, int32 sums). A refused op is refused in one "
-        "line naming the op and its node. Ops whose inputs are all "
-        "constants are folded at compile time whatever they are.",
+        "LiteRT's hybrid kernels do (the input quantized at run time, int32 sums). \"refused: ...\": LiteRT's "
+        "reference kernels (BUILTIN_REF) define the quantized form and aotc refuses it, saying why; \"-\": the "
+        "reference does not define it either (aot/frontend/tflite/reference_types.py, measured by "
+        "tests/tflite_probe.py). A refused op is refused in one line naming the op and its node. Ops whose inputs "
+        "are all constants are folded at compile time whatever they are.",
         "",
         _summary(table),
         "",

@@ -998,6 +998,28 @@ def hybrid_conv(depthwise: bool = True) -> keras.Model:
     return keras.Model(x, L.Dense(16)(L.Flatten()(h)))
 
 
+def mathq(sixteen: bool = False) -> keras.Model:
+    """Issue 50's quantized arithmetic, written int8 and 16x8: an attention head (FULLY_CONNECTED q, k, v;
+    BATCH_MATMUL of q by k transposed, SOFTMAX, BATCH_MATMUL by v), RESIZE_BILINEAR (half-pixel centers and
+    align_corners), SQUARED_DIFFERENCE from a MEAN (a variance, broadcast; int8 only: the converter writes
+    it on int16 too, which LiteRT's kernel refuses), EXP, GELU, ABS and SQRT (int8 only: the converter has no
+    16x8 SQRT), each after a conv."""
+    x = keras.Input((6, 6, 8), batch_size=1)
+    y = [L.Conv2D(8, 1)(x) for _ in range(4)]
+    t = L.Reshape((36, 8))(y[0])
+    q, k, v = (L.Dense(8)(t) for _ in range(3))
+    scores = L.Lambda(lambda a: tf.matmul(a[0], a[1], transpose_b=True) * 0.35)([q, k])
+    att = L.Lambda(lambda a: tf.matmul(tf.nn.softmax(a[0]), a[1]))([scores, v])
+    r1 = L.Lambda(lambda a: tf.compat.v1.image.resize_bilinear(a, (9, 11), half_pixel_centers=True))(y[1])
+    r2 = L.Lambda(lambda a: tf.compat.v1.image.resize_bilinear(a, (11, 11), align_corners=True))(y[1])
+    var = L.Lambda(lambda a: tf.math.squared_difference(a, tf.reduce_mean(a, axis=[1, 2], keepdims=True)))(y[2])
+    e = L.Lambda(lambda a: tf.exp(a))(y[3])
+    g = L.Lambda(lambda a: tf.nn.gelu(a))(y[3])
+    ab = L.Lambda(lambda a: tf.abs(a))(y[3])
+    sq = L.Lambda(lambda a: tf.sqrt(tf.abs(a)))(y[2])
+    return keras.Model(x, [att, r1, r2, e, g, ab] if sixteen else [att, r1, r2, var, e, g, ab, sq])
+
+
 def builtins_graph():
     """Builtins of LiteRT's resolvers the converter writes from TF ops, as a tf.function (Keras 3 cannot
     infer these Lambdas' shapes): POW, SIGN, ATAN2, REDUCE_ALL / REDUCE_ANY, ONE_HOT (with an index
@@ -1124,20 +1146,21 @@ FP16 = ("keyword", "excite")  # also written with float16 weights (each behind a
 SPARSE = ("pruned",)  # converted with EXPERIMENTAL_SPARSITY
 FLOAT_IO = ("keyword",)  # also written int8 inside with float inputs and outputs
 # also written 16x8 (int16 activations), moves also with float inputs and outputs
-X16 = ("sine", "moves", "keyword", "person", "residual", "padded", "arrays")
+X16 = ("sine", "moves", "keyword", "person", "residual", "padded", "arrays", "mathq")
 X16_ONLY = ("gates", "arith")  # written in 16x8 only
-X16_MODELS = {"arrays": lambda: arrays(sixteen=True)}  # its 16x8 file from another model
+# their 16x8 files from other models
+X16_MODELS = {"arrays": lambda: arrays(sixteen=True), "mathq": lambda: mathq(sixteen=True)}
 MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "residual": residual, "moves": moves,
           "acts": acts, "excite": excite, "shuffle": shuffle, "resize": resize, "lstm": lstm,
           "stream": stream, "lstm3": lstm3, "branch": branch, "gates": gates, "arith": arith, "variants": variants,
           "pruned": pruned, "mirror": mirror, "mathops": mathops, "reduce": reduce, "melspec": melspec, "misc": misc,
           "resolver": resolver, "padded": padded, "arrays": arrays,
-          "compare": compare}
+          "compare": compare, "mathq": mathq}
 # made only when named (too large to commit), int8 only
 LARGE = {"mobilenet_v2_224": mobilenet_v2_224, "mobilenet_v2_224_torchpad": mobilenet_v2_224_torchpad}
-# int8 RESIZE_BILINEAR (TFLite's integer interpolation) is not mapped yet; lstm is also written full-int8
+# resize is written float only (mathq has int8 and 16x8 RESIZE_BILINEAR); lstm is also written full-int8
 # (the converter's integer LSTM)
-INT8_ONLY = ("arrays", "compare")  # no float file: its float lowerings are tested by other models
+INT8_ONLY = ("arrays", "compare", "mathq")  # no float file: its float lowerings are tested by other models
 FLOAT_ONLY = ("resize", "stream", "lstm3", "branch", "variants", "mirror", "mathops", "reduce", "melspec", "misc",
               "resolver")
 

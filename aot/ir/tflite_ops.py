@@ -61,6 +61,12 @@ HYBRID_FULLY_CONNECTED = "TflHybridFullyConnected"
 HYBRID_CONV_2D = "TflHybridConv2D"
 HYBRID_DEPTHWISE_CONV_2D = "TflHybridDepthwiseConv2D"
 HYBRID_TRANSPOSE_CONV = "TflHybridTransposeConv"
+BATCH_MATMUL = "TflBatchMatMul"  # int8 and 16x8 BATCH_MATMUL (issue 50)
+RESIZE_BILINEAR = "TflResizeBilinear"  # int8 and int16 RESIZE_BILINEAR, LiteRT's integer interpolation
+SQUARED_DIFFERENCE = "TflSquaredDifference"  # int8 SQUARED_DIFFERENCE, inputs broadcast as ADD's
+ABS16 = "TflAbs16"  # 16x8 ABS: |x| requantised (mult 0: the input's scale, no rescaling)
+SQRT16 = "TflSqrt16"  # 16x8 SQRT: LiteRT's per-element float square root, truncated
+LUT16 = "TflLut16"  # a 16x8 elementwise op by LiteRT's 513-anchor interpolated table (EXP, LOG, GELU, RSQRT)
 # the custom op TFLite_Detection_PostProcess (float, uint8 or int8 inputs; float outputs)
 DETECTION_POSTPROCESS = "TflDetectionPostProcess"
 
@@ -104,7 +110,20 @@ SCHEMAS: dict[str, TflSchema] = {s.op: s for s in (
     # m: [mult, shift] of x >= x_zero, then of x times alpha; alpha_zero: alpha's zero point
     TflSchema(PRELU, ("x", "alpha"), ("y",), ("y_min", "y_max", "y_shape", "x_zero", "alpha_zero", "y_zero", "m")),
     TflSchema(ACT16, ("x",), ("y",), ("what", "mult", "shift", "table", "y_shape")),
-    TflSchema(LEAKY_RELU16, ("x",), ("y",), ("m", "y_shape")),  # m: (mult, shift) of x >= 0, then of x < 0
+    # adj_x / adj_y: x1 / x2 hold their matrices transposed (TFLite's options); the output's zero point and
+    # multiplier (x1_scale x2_scale / y_scale); no fused activation
+    TflSchema(BATCH_MATMUL, ("x1", "x2"), ("y",), ("x1_zero", "x2_zero", "y_zero", "mult", "shift", "adj_x", "adj_y",
+                                                  "y_shape")),
+    # scale_h, scale_w: the source step in 10-bit fixed point; half_pixel: half_pixel_centers
+    TflSchema(RESIZE_BILINEAR, ("x",), ("y",), ("scale_h", "scale_w", "half_pixel", "y_shape")),
+    # m: [x1_mult, x1_shift, x2_mult, x2_shift, y_mult, y_shift] (inputs rescaled after a left shift of 7)
+    TflSchema(SQUARED_DIFFERENCE, ("x1", "x2"), ("y",), ("y_min", "y_max", "y_shape", "x1_zero", "x2_zero", "y_zero",
+                                                         "m")),
+    TflSchema(LUT16, ("x",), ("y",), ("table", "what", "y_shape")),  # table: 513 int16 anchors
+    TflSchema(SQRT16, ("x",), ("y",), ("x_scale", "y_scale", "y_shape")),
+    TflSchema(ABS16, ("x",), ("y",), ("mult", "shift", "y_shape")),  # float32 scales, zero points 0
+    # m: (mult, shift) of x >= 0, then of x < 0; y_min, y_max: RELU's and RELU6's clamp (else int16's)
+    TflSchema(LEAKY_RELU16, ("x",), ("y",), ("m", "y_shape"), ("y_min", "y_max")),
     TflSchema(QUANTIZE, ("x",), ("y",), ("scale", "y_zero")),
     TflSchema(DEQUANTIZE, ("x",), ("y",), ("scale", "x_zero")),
     TflSchema(REQUANTIZE, ("x",), ("y",), ("x_zero", "y_zero", "mult", "shift")),

@@ -444,8 +444,9 @@ def _emit_binary(ctx: NodeContext) -> None:
 
 def _binary_kernel(node: Node, graph: Graph) -> str:
     """The C function that runs a binary op, by its op and input type."""
-    if graph.tensors[node.inputs[0]].dtype == "int16":  # 16x8: ADD, SUB (add's kernel, p->subtract) and MUL
-        return "aotc_tfl_mul_s16" if node.op == "TflMul" else "aotc_tfl_add_s16"
+    if graph.tensors[node.inputs[0]].dtype == "int16":  # 16x8: ADD, SUB (add's kernel, p->subtract), MUL, MAX, MIN
+        return {"TflMul": "aotc_tfl_mul_s16", "TflMaximum": "aotc_tfl_max_s16", "TflMinimum": "aotc_tfl_min_s16"}.get(
+            node.op, "aotc_tfl_add_s16")
     return {"TflMul": "aotc_tfl_mul_s8", "TflMaximum": "aotc_tfl_max_s8", "TflMinimum": "aotc_tfl_min_s8"}.get(
         node.op, "aotc_tfl_add_s8")
 
@@ -484,7 +485,8 @@ def _emit_compare(ctx: NodeContext) -> None:
     x1, x2 = (list(ctx.shape(i)) for i in ctx.inputs[:2])
     p = ctx.params("aotc_tfl_binary_params", fields,
                    comment=f"{a['what']} of {x1} and {x2}, each input rescaled as TFLite's comparisons")
-    ctx.call(f"aotc_tfl_{str(a['what']).lower()}_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]),
+    suffix = "s16" if ctx.dtype(ctx.inputs[0]) == "int16" else "s8"
+    ctx.call(f"aotc_tfl_{str(a['what']).lower()}_{suffix}", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]),
              ctx.ptr(ctx.outputs[0]))
 
 
@@ -504,8 +506,9 @@ def _emit_leaky_relu16(ctx: NodeContext) -> None:
     m_id, s_id, m_a, s_a = ctx.attrs["m"]
     p = ctx.params("aotc_tfl_binary_params", {
         "count": c_int(ctx.tensor(ctx.outputs[0]).size), "m1": c_int(m_id), "s1": c_int(s_id), "m2": c_int(m_a),
-        "s2": c_int(s_a), "y_min": c_int(-32768), "y_max": c_int(32767),
-    }, comment=f"16x8 LEAKY_RELU of {list(ctx.shape(ctx.outputs[0]))}, TFLite requantisation")
+        "s2": c_int(s_a), "y_min": c_int(ctx.attrs.get("y_min", -32768)), "y_max": c_int(ctx.attrs.get("y_max", 32767)),
+    }, comment=f"16x8 {'LEAKY_RELU' if 'y_min' not in ctx.attrs else 'RELU'} of {list(ctx.shape(ctx.outputs[0]))}, "
+               "TFLite requantisation")
     ctx.call("aotc_tfl_leaky_relu_s16", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
 
 
@@ -536,6 +539,88 @@ def _emit_svdf(ctx: NodeContext) -> None:
     bias = ctx.ptr(ctx.inputs[3]) if ctx.inputs[3] else "NULL"
     ctx.call("aotc_tfl_svdf_s8", p, *(ctx.ptr(i) for i in ctx.inputs[:3]), bias, ctx.ptr(ctx.inputs[4]),
              ctx.ptr(ctx.outputs[0]), ctx.ptr(ctx.outputs[1]))
+
+
+def _emit_batch_matmul(ctx: NodeContext) -> None:
+    """BATCH_MATMUL (tflite_int8_matmul.c): the matrices' element strides from adj_x / adj_y, each input's
+    steps along y's batch dims (0 where broadcast), as LiteRT's reference loops."""
+    a = ctx.attrs
+    s1, s2, y = (tuple(ctx.shape(t)) for t in (*ctx.inputs[:2], ctx.outputs[0]))
+    m, n = y[-2], y[-1]
+    k = s1[-2] if a["adj_x"] else s1[-1]
+    batch = (1,) * (5 - len(y)) + y[:-2]
+
+    def steps(shape: tuple[int, ...], size: int) -> list[int]:
+        dims, out, stride = (1,) * (5 - len(shape)) + shape[:-2], [0, 0, 0], size
+        for d in range(2, -1, -1):
+            out[d] = stride if dims[d] == batch[d] and dims[d] != 1 else 0
+            stride *= dims[d]
+        return out
+    c_list = lambda v: "{" + ", ".join(c_int(int(e)) for e in v) + "}"  # noqa: E731
+    wide = ctx.dtype(ctx.inputs[0]) == "int16"
+    p = ctx.params("aotc_tfl_matmul_params", {
+        "batch": c_list(batch), "st1": c_list(steps(s1, m * k)), "st2": c_list(steps(s2, k * n)),
+        "m": c_int(m), "k": c_int(k), "n": c_int(n),
+        "a_row": c_int(1 if a["adj_x"] else k), "a_col": c_int(m if a["adj_x"] else 1),
+        "b_row": c_int(1 if a["adj_y"] else n), "b_col": c_int(k if a["adj_y"] else 1),
+        "x1_zero": c_int(a["x1_zero"]), "x2_zero": c_int(a["x2_zero"]), "y_zero": c_int(a["y_zero"]),
+        "mult": c_int(a["mult"]), "shift": c_int(a["shift"]),
+        "y_min": c_int(-32768 if wide else -128), "y_max": c_int(32767 if wide else 127),
+    }, comment=f"BATCH_MATMUL {list(s1)}{'^T' if a['adj_x'] else ''} x {list(s2)}{'^T' if a['adj_y'] else ''} -> "
+               f"{list(y)}, TFLite requantisation")
+    ctx.call(ctx.choice.kernel, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]),
+             ctx.ptr(ctx.outputs[0]))
+
+
+def _matmul_kernel(node: Node, graph: Graph) -> str:
+    x1, x2 = (graph.tensors[t].dtype for t in node.inputs[:2])
+    return {"int8": "aotc_tfl_batch_matmul_s8", "int16": "aotc_tfl_batch_matmul_s16"}[x2] if x1 == x2 \
+        else "aotc_tfl_batch_matmul_s16_s8"
+
+
+def _emit_resize_bilinear(ctx: NodeContext) -> None:
+    a = ctx.attrs
+    n, h, w, c = ctx.shape(ctx.inputs[0])
+    _, oh, ow, _ = ctx.shape(ctx.outputs[0])
+    p = ctx.params("aotc_tfl_resize_params", {
+        "n": c_int(n), "h": c_int(h), "w": c_int(w), "c": c_int(c), "oh": c_int(oh), "ow": c_int(ow),
+        "scale_h": c_int(a["scale_h"]), "scale_w": c_int(a["scale_w"]), "half_pixel": c_int(a["half_pixel"]),
+    }, comment=f"RESIZE_BILINEAR NHWC {[n, h, w, c]} -> {[n, oh, ow, c]}, TFLite's integer interpolation")
+    fn = "aotc_tfl_resize_bilinear_s16" if ctx.dtype(ctx.inputs[0]) == "int16" else "aotc_tfl_resize_bilinear_s8"
+    ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
+
+
+def _emit_squared_difference(ctx: NodeContext) -> None:
+    x1, x2 = (list(ctx.shape(i)) for i in ctx.inputs[:2])
+    p = ctx.params("aotc_tfl_binary_params", _binary_fields(ctx, ctx.attrs, ctx.node.op, *ctx.inputs[:2],
+                                                            ctx.outputs[0]),
+                   comment=f"SQUARED_DIFFERENCE of {x1} and {x2}, TFLite requantisation")
+    ctx.call("aotc_tfl_squared_difference_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]),
+             ctx.ptr(ctx.outputs[0]))
+
+
+def _emit_abs16(ctx: NodeContext) -> None:
+    p = ctx.params("aotc_tfl_binary_params", {
+        "count": c_int(ctx.tensor(ctx.outputs[0]).size), "mult": c_int(ctx.attrs["mult"]),
+        "shift": c_int(ctx.attrs["shift"]), "y_min": c_int(-32768), "y_max": c_int(32767),
+    }, comment=f"16x8 ABS of {list(ctx.shape(ctx.outputs[0]))}, TFLite requantisation")
+    ctx.call("aotc_tfl_abs_s16", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
+
+
+def _emit_sqrt16(ctx: NodeContext) -> None:
+    p = ctx.params("aotc_tfl_quantize_params", {
+        "count": c_int(ctx.tensor(ctx.outputs[0]).size), "scale": c_float(ctx.attrs["x_scale"]),
+        "x_zero": "0", "y_zero": "0", "mult": "0", "shift": "0", "y_scale": c_float(ctx.attrs["y_scale"]),
+    }, comment=f"16x8 SQRT of {list(ctx.shape(ctx.outputs[0]))}: sqrtf(x_scale x) / y_scale, truncated")
+    ctx.call("aotc_tfl_sqrt_s16", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
+
+
+def _emit_lut16(ctx: NodeContext) -> None:
+    table = ctx.const_array("table", np.asarray(ctx.attrs["table"], np.int16), "513 anchors over the int16 range")
+    p = ctx.params("aotc_tfl_lut16_params", {"count": c_int(ctx.tensor(ctx.outputs[0]).size), "table": table},
+                   comment=f"16x8 {ctx.attrs['what']} of {list(ctx.shape(ctx.outputs[0]))} by LiteRT's "
+                           "interpolated table")
+    ctx.call("aotc_tfl_lut_s16", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
 
 
 _SUFFIX = {"int8": "s8", "int16": "s16", "int32": "s32"}
@@ -590,12 +675,20 @@ OPS: dict[str, HostOp] = {
        for op in ("TflAdd", "TflSub")},
     "TflMul": HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16"),
                      kernels=(by_type(_binary_kernel, "aotc_tfl_mul_s8", "aotc_tfl_mul_s16"),), budget_inplace=(0, 1)),
-    **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8",), kernels=(by_type(_binary_kernel, fn),),
-                  budget_inplace=(0, 1))
+    **{op: HostOp(_emit_binary, family="tflite_int8", dtypes=("int8", "int16"),
+                  kernels=(by_type(_binary_kernel, fn, fn.replace("_s8", "_s16")),), budget_inplace=(0, 1))
        for op, fn in (("TflMaximum", "aotc_tfl_max_s8"), ("TflMinimum", "aotc_tfl_min_s8"))},
     "TflLut": HostOp(_emit_lut, family="tflite_int8", dtypes=("int8",), budget_inplace=(0,)),
-    "TflCompare": HostOp(_emit_compare, family="tflite_int8", dtypes=("int8",)),
+    "TflCompare": HostOp(_emit_compare, family="tflite_int8", dtypes=("int8", "int16")),
     "TflPrelu": HostOp(_emit_prelu, family="tflite_int8", dtypes=("int8",)),
+    "TflBatchMatMul": HostOp(_emit_batch_matmul, family="tflite_int8", dtypes=("int8", "int16"),
+                             kernels=(by_type(_matmul_kernel, "aotc_tfl_batch_matmul_s8", "aotc_tfl_batch_matmul_s16",
+                                              "aotc_tfl_batch_matmul_s16_s8"),)),
+    "TflResizeBilinear": HostOp(_emit_resize_bilinear, family="tflite_int8", dtypes=("int8", "int16")),
+    "TflSquaredDifference": HostOp(_emit_squared_difference, family="tflite_int8", dtypes=("int8",)),
+    "TflAbs16": HostOp(_emit_abs16, family="tflite_int8", dtypes=("int16",), budget_inplace=(0,)),
+    "TflSqrt16": HostOp(_emit_sqrt16, family="tflite_int8", dtypes=("int16",), budget_inplace=(0,)),
+    "TflLut16": HostOp(_emit_lut16, family="tflite_int8", dtypes=("int16",), budget_inplace=(0,)),
     "TflQuantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("float32",)),
     "TflDequantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("int8", "int16")),
     "TflRequantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("int8", "int16", "int32")),

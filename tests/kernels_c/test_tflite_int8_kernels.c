@@ -365,7 +365,7 @@ enum { B_ADD, B_MUL, B_MAX, B_MIN };
 
 static int check_binary(int op, int wide) {
     static const char *const names[2][4] = {{"aotc_tfl_add_s8", "aotc_tfl_mul_s8", "aotc_tfl_max_s8", "aotc_tfl_min_s8"},
-                                            {"aotc_tfl_add_s16", "aotc_tfl_mul_s16", "", ""}};
+                                            {"aotc_tfl_add_s16", "aotc_tfl_mul_s16", "aotc_tfl_max_s16", "aotc_tfl_min_s16"}};
     aotc_tfl_binary_params p;
     const size_t xs = wide ? 2 : 1;
     int32_t n1 = 1, n2 = 1, d;
@@ -409,6 +409,8 @@ static int check_binary(int op, int wide) {
     case B_MAX: aotc_tfl_max_s8(&p, x1, x2, y), aotc_tfl_max_s8_ref(&p, x1, x2, ref); break;
     case B_MIN: aotc_tfl_min_s8(&p, x1, x2, y), aotc_tfl_min_s8_ref(&p, x1, x2, ref); break;
     case 4 + B_ADD: aotc_tfl_add_s16(&p, x1, x2, y), aotc_tfl_add_s16_ref(&p, x1, x2, ref); break;
+    case 4 + B_MAX: aotc_tfl_max_s16(&p, x1, x2, y), aotc_tfl_max_s16_ref(&p, x1, x2, ref); break;
+    case 4 + B_MIN: aotc_tfl_min_s16(&p, x1, x2, y), aotc_tfl_min_s16_ref(&p, x1, x2, ref); break;
     default: aotc_tfl_mul_s16(&p, x1, x2, y), aotc_tfl_mul_s16_ref(&p, x1, x2, ref); break;
     }
     bad = differ(names[wide][op], y, ref, (size_t)p.count, xs);
@@ -647,6 +649,137 @@ static int check_svdf(void) {
  * halves up, RoundingDivideByPOT by 2^0 keeps them); a 1 x 1 conv
  * (x 10, x_zero 1, w 2, bias 1: 19) by 0.5 -> 10 (9.5 away from zero), plus y_zero 3: 13; int16
  * logistic(0) = 0.5 and tanh(0) = 0 (gemmlowp's, through the LSTM's cell with 0 weights) */
+/* ---- issue 50: BATCH_MATMUL, RESIZE_BILINEAR, SQUARED_DIFFERENCE, the 16x8 interpolated table ---------------- */
+
+enum { MM_S8, MM_S16, MM_S16_S8 };
+
+static int check_matmul(int kind) {
+    static const char *const names[3] = {"aotc_tfl_batch_matmul_s8", "aotc_tfl_batch_matmul_s16",
+                                         "aotc_tfl_batch_matmul_s16_s8"};
+    aotc_tfl_matmul_params p;
+    const size_t s1 = kind == MM_S8 ? 1 : 2, s2 = kind == MM_S16 ? 2 : 1;
+    int32_t n1 = 1, n2 = 1, d, count;
+    void *x1, *x2, *y, *ref;
+    int bad;
+    memset(&p, 0, sizeof p);
+    p.m = rand_int(1, 9), p.k = rand_int(1, chance(1, 4) ? 300 : 20), p.n = rand_int(1, chance(1, 3) ? 70 : 9);
+    if (chance(1, 2)) p.a_row = p.k, p.a_col = 1; /* x1 m x k, or k x m (adj_x) */
+    else p.a_row = 1, p.a_col = p.m;
+    if (chance(1, 2)) p.b_row = p.n, p.b_col = 1; /* x2 k x n, or n x k (adj_y) */
+    else p.b_row = 1, p.b_col = p.k;
+    for (d = 2; d >= 0; --d) { /* each batch dim broadcast in one input or neither */
+        const int32_t dim = rand_int(1, 3), which = rand_int(0, 2);
+        p.batch[d] = dim;
+        p.st1[d] = which == 1 ? 0 : n1 * p.m * p.k, p.st2[d] = which == 2 ? 0 : n2 * p.k * p.n;
+        n1 *= which == 1 ? 1 : dim, n2 *= which == 2 ? 1 : dim;
+    }
+    count = p.batch[0] * p.batch[1] * p.batch[2] * p.m * p.n;
+    p.x1_zero = kind == MM_S8 ? rand_int(-128, 127) : 0, p.x2_zero = kind == MM_S8 ? rand_int(-128, 127) : 0;
+    p.y_zero = kind == MM_S8 ? rand_int(-128, 127) : 0;
+    p.y_min = kind == MM_S8 ? -128 : -32768, p.y_max = kind == MM_S8 ? 127 : 32767;
+    multiplier(around((kind == MM_S8 ? 0.5 : 2.0) / (128.0 * sqrt((double)p.k))), &p.mult, &p.shift);
+    x1 = ints((size_t)n1 * p.m * p.k, s1, s1 == 1 ? -128 : -32768, s1 == 1 ? 127 : 32767);
+    x2 = ints((size_t)n2 * p.k * p.n, s2, s2 == 1 ? -128 : -32768, s2 == 1 ? 127 : 32767);
+    y = bytes((size_t)count * s1), ref = bytes((size_t)count * s1);
+    if (kind == MM_S8) aotc_tfl_batch_matmul_s8(&p, x1, x2, y), aotc_tfl_batch_matmul_s8_ref(&p, x1, x2, ref);
+    else if (kind == MM_S16) aotc_tfl_batch_matmul_s16(&p, x1, x2, y), aotc_tfl_batch_matmul_s16_ref(&p, x1, x2, ref);
+    else aotc_tfl_batch_matmul_s16_s8(&p, x1, x2, y), aotc_tfl_batch_matmul_s16_s8_ref(&p, x1, x2, ref);
+    bad = differ(names[kind], y, ref, (size_t)count, s1);
+    if (bad) printf("  m %d k %d n %d, b_col %d\n", (int)p.m, (int)p.k, (int)p.n, (int)p.b_col);
+    free(x1), free(x2), free(y), free(ref);
+    return bad;
+}
+
+static int check_resize(int wide) {
+    aotc_tfl_resize_params p;
+    const size_t xs = wide ? 2 : 1;
+    int32_t align;
+    size_t count;
+    void *x, *y, *ref;
+    int bad;
+    p.n = rand_int(1, 2), p.h = rand_int(1, 9), p.w = rand_int(1, 9), p.c = rand_int(1, 5);
+    p.oh = rand_int(1, 20), p.ow = rand_int(1, 20);
+    p.half_pixel = chance(1, 2), align = !p.half_pixel && chance(1, 2);
+    p.scale_h = ((1 << 10) * p.h + p.oh / 2) / p.oh, p.scale_w = ((1 << 10) * p.w + p.ow / 2) / p.ow;
+    if (align && p.oh > 1) p.scale_h = ((1 << 10) * (p.h - 1) + (p.oh - 1) / 2) / (p.oh - 1);
+    if (align && p.ow > 1) p.scale_w = ((1 << 10) * (p.w - 1) + (p.ow - 1) / 2) / (p.ow - 1);
+    count = (size_t)p.n * p.oh * p.ow * p.c;
+    x = ints((size_t)p.n * p.h * p.w * p.c, xs, wide ? -32768 : -128, wide ? 32767 : 127);
+    y = bytes(count * xs), ref = bytes(count * xs);
+    if (wide) aotc_tfl_resize_bilinear_s16(&p, x, y), aotc_tfl_resize_bilinear_s16_ref(&p, x, ref);
+    else aotc_tfl_resize_bilinear_s8(&p, x, y), aotc_tfl_resize_bilinear_s8_ref(&p, x, ref);
+    bad = differ(wide ? "aotc_tfl_resize_bilinear_s16" : "aotc_tfl_resize_bilinear_s8", y, ref, count, xs);
+    if (bad) printf("  %dx%d -> %dx%d, half pixel %d\n", (int)p.h, (int)p.w, (int)p.oh, (int)p.ow, (int)p.half_pixel);
+    free(x), free(y), free(ref);
+    return bad;
+}
+
+static int check_squared_difference(void) {
+    aotc_tfl_binary_params p;
+    const double s1 = around(0.05), s2 = around(0.05), so = around(0.01), twice = 2.0 * (s1 > s2 ? s1 : s2);
+    int32_t n1 = 1, n2 = 1, d;
+    void *x1, *x2, *y, *ref;
+    int bad;
+    memset(&p, 0, sizeof p);
+    p.broadcast = chance(1, 2), p.count = 1;
+    for (d = 0; d < 6; ++d) p.dims[d] = d < 2 ? 1 : rand_int(1, 5), p.count *= p.dims[d];
+    for (d = 5; d >= 0; --d) {
+        const int b1 = p.broadcast && chance(1, 3), b2 = p.broadcast && chance(1, 3);
+        p.st1[d] = b1 ? 0 : n1, p.st2[d] = b2 ? 0 : n2;
+        n1 *= b1 ? 1 : p.dims[d], n2 *= b2 ? 1 : p.dims[d];
+    }
+    p.x1_zero = rand_int(-128, 127), p.x2_zero = rand_int(-128, 127), p.y_zero = rand_int(-128, 127);
+    p.y_min = -128, p.y_max = 127;
+    multiplier(s1 / twice, &p.m1, &p.s1), multiplier(s2 / twice, &p.m2, &p.s2);
+    multiplier(twice * twice / (16384.0 * so), &p.mult, &p.shift);
+    x1 = ints((size_t)n1, 1, -128, 127), x2 = ints((size_t)n2, 1, -128, 127);
+    y = bytes((size_t)p.count), ref = bytes((size_t)p.count);
+    aotc_tfl_squared_difference_s8(&p, x1, x2, y), aotc_tfl_squared_difference_s8_ref(&p, x1, x2, ref);
+    bad = differ("aotc_tfl_squared_difference_s8", y, ref, (size_t)p.count, 1);
+    free(x1), free(x2), free(y), free(ref);
+    return bad;
+}
+
+static int check_sqrt16(void) {
+    aotc_tfl_quantize_params p;
+    void *x, *y, *ref;
+    int bad;
+    memset(&p, 0, sizeof p);
+    p.count = rand_int(0, 800), p.scale = (float)around(1.0 / 4096.0), p.y_scale = (float)around(1.0 / 8192.0);
+    x = ints((size_t)p.count, 2, -32768, 32767), y = bytes((size_t)p.count * 2), ref = bytes((size_t)p.count * 2);
+    aotc_tfl_sqrt_s16(&p, x, y), aotc_tfl_sqrt_s16_ref(&p, x, ref);
+    bad = differ("aotc_tfl_sqrt_s16", y, ref, (size_t)p.count, 2);
+    free(x), free(y), free(ref);
+    return bad;
+}
+
+static int check_abs16(void) {
+    aotc_tfl_binary_params p;
+    void *x, *y, *ref;
+    int bad;
+    memset(&p, 0, sizeof p);
+    p.count = rand_int(0, 800), p.y_min = -32768, p.y_max = 32767;
+    if (chance(2, 3)) multiplier(around(1.0), &p.mult, &p.shift); /* else the input's scale: no rescaling */
+    x = ints((size_t)p.count, 2, -32768, 32767), y = bytes((size_t)p.count * 2), ref = bytes((size_t)p.count * 2);
+    aotc_tfl_abs_s16(&p, x, y), aotc_tfl_abs_s16_ref(&p, x, ref);
+    bad = differ("aotc_tfl_abs_s16", y, ref, (size_t)p.count, 2);
+    free(x), free(y), free(ref);
+    return bad;
+}
+
+static int check_lut16(void) {
+    aotc_tfl_lut16_params p;
+    void *x, *y, *ref;
+    int bad;
+    p.count = rand_int(0, 800);
+    p.table = (const int16_t *)ints(513, 2, -32768, 32767); /* any anchors: the slope wraps in int16 as LiteRT's */
+    x = ints((size_t)p.count, 2, -32768, 32767), y = bytes((size_t)p.count * 2), ref = bytes((size_t)p.count * 2);
+    aotc_tfl_lut_s16(&p, x, y), aotc_tfl_lut_s16_ref(&p, x, ref);
+    bad = differ("aotc_tfl_lut_s16", y, ref, (size_t)p.count, 2);
+    free((void *)p.table), free(x), free(y), free(ref);
+    return bad;
+}
+
 static int check_reference(void) {
     static const int8_t x[1] = {10}, w[1] = {2};
     static const int32_t bias[1] = {1}, half[1] = {1 << 30}, zero[1] = {0};
@@ -685,6 +818,10 @@ static int c_lut(int unused) { return (void)unused, check_lut(); }
 static int c_softmax16(int unused) { return (void)unused, check_softmax16(); }
 static int c_lstm(int unused) { return (void)unused, check_lstm(); }
 static int c_svdf(int unused) { return (void)unused, check_svdf(); }
+static int c_sqdiff(int unused) { return (void)unused, check_squared_difference(); }
+static int c_lut16(int unused) { return (void)unused, check_lut16(); }
+static int c_sqrt16(int unused) { return (void)unused, check_sqrt16(); }
+static int c_abs16(int unused) { return (void)unused, check_abs16(); }
 
 static const entry ENTRIES[] = {
     {"aotc_tfl_conv_s8", c_conv8, K_CONV},
@@ -723,12 +860,23 @@ static const entry ENTRIES[] = {
     {"aotc_tfl_mean_s16", check_mean, 1},
     {"aotc_tfl_add_s16", c_bin16, B_ADD},
     {"aotc_tfl_mul_s16", c_bin16, B_MUL},
+    {"aotc_tfl_max_s16", c_bin16, B_MAX},
+    {"aotc_tfl_min_s16", c_bin16, B_MIN},
     {"aotc_tfl_leaky_relu_s16", c_leaky, 0},
     {"aotc_tfl_logistic_s16", check_act16, 0},
     {"aotc_tfl_tanh_s16", check_act16, 1},
     {"aotc_tfl_softmax_s16", c_softmax16, 0},
     {"aotc_tfl_lstm_s8", c_lstm, 0},
     {"aotc_tfl_svdf_s8", c_svdf, 0},
+    {"aotc_tfl_batch_matmul_s8", check_matmul, MM_S8},
+    {"aotc_tfl_batch_matmul_s16", check_matmul, MM_S16},
+    {"aotc_tfl_batch_matmul_s16_s8", check_matmul, MM_S16_S8},
+    {"aotc_tfl_resize_bilinear_s8", check_resize, 0},
+    {"aotc_tfl_resize_bilinear_s16", check_resize, 1},
+    {"aotc_tfl_squared_difference_s8", c_sqdiff, 0},
+    {"aotc_tfl_lut_s16", c_lut16, 0},
+    {"aotc_tfl_sqrt_s16", c_sqrt16, 0},
+    {"aotc_tfl_abs_s16", c_abs16, 0},
 };
 
 int main(int argc, char **argv) {

@@ -12,6 +12,7 @@ import numpy as np
 from onnx import helper
 
 from aot.errors import AotcError
+from aot.frontend.tflite import int8_math
 from aot.frontend.tflite.builder import NHWC, OnnxBuilder, op_error
 from aot.frontend.tflite.quant import (
     ADD_LEFT_SHIFT,
@@ -35,12 +36,14 @@ from aot.frontend.tflite.quant import (
     mul_multiplier,
     prelu_multipliers,
     quantize_multiplier,
+    relu16_range,
     sigmoid_table_u16,
     softmax16_params,
     softmax_params,
 )
 from aot.frontend.tflite.reader import TflOp
 from aot.frontend.tflite.recurrent import lower_lstm_int8, lower_svdf_int8
+from aot.frontend.tflite.reference_types import WHY, defined
 from aot.ir import tflite_ops as tfl
 
 # TFLite op -> internal op
@@ -50,11 +53,16 @@ INT8_OPS = {"FULLY_CONNECTED": tfl.FULLY_CONNECTED, "CONV_2D": tfl.CONV_2D, "DEP
             "MAXIMUM": tfl.MAXIMUM, "MINIMUM": tfl.MINIMUM, "PRELU": tfl.PRELU,
             **{op: tfl.LUT for op in ("LOGISTIC", "TANH", "LEAKY_RELU", "HARD_SWISH", "RELU", "RELU6", "RELU_N1_TO_1",
                                       "RELU_0_TO_1", "ABS", "RSQRT", "SQRT", "LOG")},
-            **{op: tfl.COMPARE for op in ("EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL")}}
+            **{op: tfl.COMPARE for op in ("EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL")},
+            # int8_math.py's (issue 50)
+            "BATCH_MATMUL": tfl.BATCH_MATMUL, "RESIZE_BILINEAR": tfl.RESIZE_BILINEAR,
+            "SQUARED_DIFFERENCE": tfl.SQUARED_DIFFERENCE, "EXP": tfl.LUT, "GELU": tfl.LUT, "NEG": tfl.LUT}
 # the int8 tables of one input whose LiteRT reference computes each output from its input alone (quant.py)
 _TABLES = {"ABS": lut_abs, "RSQRT": lut_rsqrt, "SQRT": lut_sqrt, "LOG": lut_log}
 INT16_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "AVERAGE_POOL_2D", "MAX_POOL_2D",
-             "ADD", "SUB", "MUL", "MEAN", "SOFTMAX", "LOGISTIC", "TANH", "LEAKY_RELU")
+             "ADD", "SUB", "MUL", "MEAN", "SOFTMAX", "LOGISTIC", "TANH", "LEAKY_RELU", *int8_math.INT16,
+             "MAXIMUM", "MINIMUM", "RELU", "RELU6", "ABS", "SQRT", "EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL",
+             "GREATER", "GREATER_EQUAL")
 _RELU_RANGE = {"RELU": (0.0, None), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0), "RELU_0_TO_1": (0.0, 1.0)}
 _SAME = 0
 _INT32 = 2  # TensorType.INT32
@@ -72,6 +80,9 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
     data = 2 if op.op == "TRANSPOSE_CONV" else 0  # the data input
     x, y = b.tensor(op.inputs[data]), b.tensor(op.outputs[0])
     internal = INT8_OPS.get(op.op)
+    if int8_math.lowers(b, op):
+        int8_math.lower(b, op)
+        return
     if op.op == "CONCATENATION":
         raise op_error(op, "int8 CONCATENATION of inputs quantized unlike its output is not supported: TFLite's and "
                        "TFLM's int8 kernels refuse it too (the converter writes a QUANTIZE before such an input)")
@@ -81,6 +92,9 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
     if op.op == "UNIDIRECTIONAL_SEQUENCE_LSTM":
         lower_lstm_int8(b, op)
         return
+    reason = WHY.get((op.op, "int16" if x.dtype == "int16" else "int8"))
+    if internal is None and reason:
+        raise op_error(op, f"quantized {op.op} of {x.dtype} is not supported: {reason}")
     if internal is None:
         raise op_error(op, f"quantized {op.op} is not supported yet (aotc's TFLite int8 kernels: "
                        f"{', '.join(INT8_OPS)})")
@@ -88,6 +102,8 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
         _lower_compare(b, op)
         return
     sixteen = x.dtype == "int16" and y.dtype == "int16"  # 16x8: int16 activations, int8 weights
+    if sixteen and defined(op.op, "int16") is False:
+        raise op_error(op, f"16x8 (int16) {op.op} is not supported: LiteRT's reference kernels do not define it")
     if sixteen and op.op not in INT16_OPS:
         raise op_error(op, f"16x8 (int16) {op.op} is not supported yet (aotc's 16x8 kernels: {', '.join(INT16_OPS)})")
     wide_softmax = op.op == "SOFTMAX" and x.dtype == "int8" and y.dtype == "int16"  # LiteRT's int8 -> int16
@@ -114,6 +130,19 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
     elif sixteen and op.op == "LEAKY_RELU":  # int8's arithmetic per element (no 65,536-entry table)
         internal = tfl.LEAKY_RELU16
         attrs = {"m": list(leaky_relu_multipliers(float(o.alpha), x_scale, y_scale)), "y_shape": list(y.shape)}
+    elif sixteen and op.op == "ABS":  # AbsEvalQuantized<int16_t>: |x| requantised where the scales differ
+        internal = tfl.ABS16
+        rescale = np.float32(x_scale) != np.float32(y_scale)
+        mult, shift = quantize_multiplier(float(np.float32(x_scale) / np.float32(y_scale))) if rescale else (0, 0)
+        attrs = {"mult": mult, "shift": shift, "y_shape": list(y.shape)}
+    elif sixteen and op.op == "SQRT":  # SqrtEvalQuantized<int16_t>: in float, truncated
+        internal = tfl.SQRT16
+        attrs = {"x_scale": x_scale, "y_scale": y_scale, "y_shape": list(y.shape)}
+    elif sixteen and op.op in ("RELU", "RELU6"):  # QuantizedReluX<int16_t>: LEAKY_RELU's kernel, one multiplier
+        internal = tfl.LEAKY_RELU16
+        lo, hi = relu16_range(*_RELU_RANGE[op.op], y_scale)
+        mult, shift = quantize_multiplier(float(np.float32(x_scale) / np.float32(y_scale)))
+        attrs = {"m": [mult, shift, mult, shift], "y_min": lo, "y_max": hi, "y_shape": list(y.shape)}
     elif internal == tfl.LUT:
         if op.op in ("LOGISTIC", "TANH"):  # LiteRT's reference kernels are this table (computed in float)
             table = lut_float(op.op.lower(), x_scale, x_zero, y_scale, y_zero)
@@ -137,9 +166,10 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
         inputs.append(b.value(op.inputs[1], NHWC))
     elif internal in (tfl.MAXIMUM, tfl.MINIMUM):
         x2 = b.tensor(op.inputs[1])
-        if x2.dtype != "int8" or x2.quant is None or any(
+        if x2.dtype != x.dtype or x2.quant is None or any(
                 (float(t.quant.scale[0]), int(t.quant.zero_point[0])) != (y_scale, y_zero) for t in (x, x2)):
-            raise op_error(op, f"int8 {op.op} needs its inputs quantized as its output (TFLite requantises neither)")
+            raise op_error(op, f"quantized {op.op} needs its inputs quantized as its output (TFLite requantises "
+                           "neither)")
         _check_broadcast(op, x.shape, x2.shape, y.shape)
         inputs.append(b.value(op.inputs[1], NHWC))
     elif internal == tfl.SOFTMAX and sixteen:
@@ -264,16 +294,22 @@ def _lower_compare(b: OnnxBuilder, op: TflOp) -> None:
     bring both inputs to one real scale first (each less its zero point, times 2^8, times its own scale
     as a Q31 multiplier), so inputs quantized unlike compare by value."""
     x1, x2, y = b.tensor(op.inputs[0]), b.tensor(op.inputs[1]), b.tensor(op.outputs[0])
-    if x1.dtype != "int8" or x2.dtype != "int8" or x2.quant is None or x1.quant.per_channel or x2.quant.per_channel:
+    if x1.dtype not in ("int8", "int16") or x2.dtype != x1.dtype or x2.quant is None or x1.quant.per_channel \
+            or x2.quant.per_channel:
         raise op_error(op, f"quantized {op.op} of {x1.dtype} and {x2.dtype} is not supported (two per-tensor "
-                       "quantized int8 inputs)")
+                       "quantized int8 or int16 inputs)")
     scales = [float(t.quant.scale[0]) for t in (x1, x2)]
     if max(scales) >= 1.0:
-        raise op_error(op, f"int8 {op.op} of an input with scale {max(scales):g} >= 1 is not supported (TFLite's "
+        raise op_error(op, f"quantized {op.op} of an input with scale {max(scales):g} >= 1 is not supported (TFLite's "
                        "kernel rescales by a multiplier below one)")
     _check_broadcast(op, x1.shape, x2.shape, y.shape)
     attrs = {"what": op.op, "y_shape": list(y.shape), "x1_zero": int(x1.quant.zero_point[0]),
              "x2_zero": int(x2.quant.zero_point[0]), "m": [*compare_multipliers(*scales), 0, 0]}
+    if x1.dtype == "int16" and op.op not in ("EQUAL", "NOT_EQUAL"):  # LiteRT orders int16 by the raw integers
+        if (scales[0], attrs["x1_zero"]) != (scales[1], attrs["x2_zero"]):
+            raise op_error(op, f"16x8 {op.op} of inputs quantized unlike is not supported: LiteRT compares the raw "
+                           "int16 integers, which then do not order as the values")
+        attrs.update(x1_zero=0, x2_zero=0, m=[1 << 30, 1, 1 << 30, 1, 0, 0])  # times 1: the raw integers
     out = b.names[op.outputs[0]]
     b.nodes.append(helper.make_node(tfl.COMPARE, [b.value(op.inputs[0], NHWC), b.value(op.inputs[1], NHWC)], [out],
                                     name=b.fresh(op.name), domain=tfl.DOMAIN, **attrs))

@@ -127,6 +127,9 @@ def lower_ops(b: OnnxBuilder) -> None:
             if op.op != "CONCATENATION":  # (lower_int8 says why for CONCATENATION)
                 raise op_error(op, f"quantized {op.op} whose output is quantized unlike its input is not supported "
                                "(TFLite's kernels require equal scales and zero points)")
+        if op.op == "CAST" and is_quantized(b, op):  # LiteRT casts the raw integers, whatever their scale
+            _OPS["CAST"](b, op)
+            continue
         if is_quantized(b, op) and op.op not in ("QUANTIZE", "DEQUANTIZE"):
             lower_int8(b, op)
             continue

@@ -228,6 +228,13 @@ def lut_relu(lo: float, hi: float | None, x_scale: float, x_zero: int, y_scale: 
     return np.clip(out, q_lo, q_hi).astype(np.int8)
 
 
+def relu16_range(lo: float, hi: float | None, y_scale: float) -> tuple[int, int]:
+    """QuantizedReluX<int16_t>'s clamp (zero point 0): [roundf(lo / y_scale), roundf(hi / y_scale)] within int16."""
+    q_lo = max(-32768, int(_round_half_away(float(_f32(lo) / _f32(y_scale)))))
+    q_hi = 32767 if hi is None else min(32767, int(_round_half_away(float(_f32(hi) / _f32(y_scale)))))
+    return q_lo, q_hi
+
+
 def _i16_srdhm(a: np.ndarray, b: int) -> np.ndarray:
     """gemmlowp's SaturatingRoundingDoublingHighMul on int16."""
     ab = a.astype(np.int64) * b
@@ -446,3 +453,114 @@ def prelu_multipliers(x_scale: float, alpha_scale: float, y_scale: float) -> tup
     m1, s1 = quantize_multiplier(float(_f32(x_scale) / _f32(y_scale)))
     m2, s2 = quantize_multiplier(float(_f32(_f32(x_scale) * _f32(alpha_scale)) / _f32(y_scale)))
     return m1, s1, m2, s2
+
+
+# --- issue 50: LiteRT's LUTPopulate, in float32 as its kernels call it (EXP, LOG, GELU, RSQRT on int16) ---------
+
+
+def _f32_round(v: np.ndarray) -> np.ndarray:
+    """TfLiteRound on float32: half away from zero."""
+    return (np.floor(np.abs(v) + np.float32(0.5)) * np.sign(v)).astype(np.float32)
+
+
+def lut_populate_int8(fn: Any, x_scale: float, x_zero: int, y_scale: float, y_zero: int) -> np.ndarray:
+    """LUTPopulate<int8_t>: each int8 input dequantised in float32, `fn` (float32 -> float32, elementwise),
+    times 1 / y_scale rounded half away, plus y_zero in float, cast and clamped to int8."""
+    deq = (_f32(x_scale) * (INT8_VALUES - x_zero).astype(np.float32)).astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        v = (fn(deq).astype(np.float32) * (np.float32(1.0) / _f32(y_scale))).astype(np.float32)
+        q = (_f32_round(v) + np.float32(y_zero)).astype(np.float64)
+    return np.clip(np.nan_to_num(q, nan=0.0), -128, 127).astype(np.int64).astype(np.int8)
+
+
+def lut_populate_int16(fn: Any, x_scale: float, x_zero: int, y_scale: float, y_zero: int) -> np.ndarray:
+    """LUTPopulateInt16<float>: 513 anchors over the int16 input range, each lowered by half its segment's
+    midpoint interpolation error, every step in float32 (LiteRT's default; softmax16_params' lut_int16
+    is the deprecated double one)."""
+    f = np.float32
+    in_min, in_max = f(f(x_scale) * f(-32768 - x_zero)), f(f(x_scale) * f(32767 - x_zero))
+    out_min, out_max = f(f(y_scale) * f(-32768 - y_zero)), f(f(y_scale) * f(32767 - y_zero))
+    step = f((in_max - in_min) / f(512))
+    half = f(step / f(2))
+    inv = f(f(65536) / f(out_max - out_min))
+    i = np.arange(512, dtype=np.float32)
+    at = (in_min + (i * step).astype(np.float32)).astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        val, mid = fn(at).astype(np.float32), fn((at + half).astype(np.float32)).astype(np.float32)
+        nxt = fn((in_min + ((i + f(1)) * step).astype(np.float32)).astype(np.float32)).astype(np.float32)
+        sample = _f32_round((val * inv).astype(np.float32))
+        interp = _f32_round((((nxt * inv).astype(np.float32) + sample).astype(np.float32) / f(2)).astype(np.float32))
+        err = (interp - _f32_round((mid * inv).astype(np.float32))).astype(np.float32)
+        bias = _f32_round((err / f(2)).astype(np.float32))
+        lut = np.clip((sample - bias).astype(np.float32), -32768, 32767)
+        last = np.clip(_f32_round((fn(np.array([in_max], np.float32)).astype(np.float32) * inv).astype(np.float32)),
+                       -32768, 32767)
+    return np.concatenate([lut, last]).astype(np.int16)
+
+
+def _float32_of(fn: Any) -> Any:
+    """A libm function on float32 values: computed in double, rounded once (as a correctly rounded expf)."""
+    return lambda v: fn(np.asarray(v, np.float64)).astype(np.float32)
+
+
+def _erfc(v: np.ndarray) -> np.ndarray:
+    return np.array([math.erfc(float(t)) for t in np.asarray(v).reshape(-1)], np.float64).reshape(np.shape(v))
+
+
+def gelu_transform(approximate: bool) -> Any:
+    """reference_ops::GeluTransform (0.5 x erfc(-x / sqrt 2)) or GeluTransformApproximate, in float32."""
+    f = np.float32
+    if approximate:
+        k = f(2 / math.sqrt(math.pi) * math.sqrt(0.5))
+
+        def approx(x: np.ndarray) -> np.ndarray:
+            cube = (((f(0.044715) * x).astype(f) * x).astype(f) * x).astype(f)
+            t = np.tanh((k * (x + cube).astype(f)).astype(np.float64)).astype(f)
+            return ((f(0.5) * x).astype(f) * (f(1) + t).astype(f)).astype(f)
+        return approx
+
+    def exact(x: np.ndarray) -> np.ndarray:
+        e = _erfc((x * f(-math.sqrt(0.5))).astype(f)).astype(f)
+        return ((f(0.5) * x).astype(f) * e).astype(f)
+    return exact
+
+
+def unary_transform(op: str, y_scale: float, y_zero: int, bits: int, approximate: bool = False) -> Any:
+    """The float32 function LiteRT's EXP, LOG, RSQRT (int16) and GELU tabulate, with their cases for x <= 0."""
+    f = np.float32
+    if op == "EXP":
+        return _float32_of(np.exp)
+    if op == "GELU":
+        return gelu_transform(approximate)
+    if op == "LOG":  # LogLUTPrepare: the output's lowest value for x <= 0
+        lowest = f(f(-(1 << (bits - 1)) - y_zero) * f(y_scale))
+        return lambda x: np.where(x <= 0, lowest, np.log(np.maximum(x, f(1e-45)).astype(np.float64))).astype(f)
+    if op == "RSQRT":  # int16: 32767 y_scale for x <= 0
+        top = f(f(32767) * f(y_scale))
+        return lambda x: np.where(x <= 0, top, (f(1) / np.sqrt(np.maximum(x, f(1e-45)).astype(np.float64))
+                                                .astype(f)).astype(f)).astype(f)
+    raise ValueError(op)
+
+
+def squared_difference_multipliers(scale1: float, scale2: float, y_scale: float) -> tuple[int, int, int, int, int, int]:
+    """SQUARED_DIFFERENCE's Prepare: both inputs (after a left shift of 7) to twice the larger scale, their
+    squared difference to the output's (2^14 y_scale), in double from the float32 scales."""
+    twice = float(np.float32(2) * max(np.float32(scale1), np.float32(scale2)))
+    m1, s1 = quantize_multiplier(float(np.float32(scale1)) / twice)
+    m2, s2 = quantize_multiplier(float(np.float32(scale2)) / twice)
+    mo, so = quantize_multiplier(twice * twice / ((1 << 14) * float(np.float32(y_scale))))
+    return m1, s1, m2, s2, mo, so
+
+
+def matmul_multiplier(scale1: float, scale2: float, y_scale: float) -> tuple[int, int]:
+    """BATCH_MATMUL's GetQuantizedConvolutionMultipler: the scales' product in float32, then over y_scale in
+    double."""
+    return quantize_multiplier(float(np.float32(np.float32(scale1) * np.float32(scale2))) / float(np.float32(y_scale)))
+
+
+def resize_scale(size_in: int, size_out: int, align_corners: bool) -> int:
+    """ResizeBilinearInteger's 10-bit source step: round(2^10 in / out), or of (in - 1) / (out - 1) with
+    align_corners, in integers as LiteRT's."""
+    if align_corners and size_out > 1:
+        return ((1 << 10) * (size_in - 1) + (size_out - 1) // 2) // (size_out - 1)
+    return ((1 << 10) * size_in + size_out // 2) // size_out

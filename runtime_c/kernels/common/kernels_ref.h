@@ -453,6 +453,8 @@ void aotc_tfl_tanh_s16_ref(const aotc_tfl_act16_params *p, const int16_t *x, int
 void aotc_tfl_softmax_s16_ref(const aotc_tfl_softmax16_params *p, const int16_t *x, int16_t *y);
 void aotc_tfl_add_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
 void aotc_tfl_mul_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
+void aotc_tfl_max_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
+void aotc_tfl_min_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
 void aotc_tfl_transpose_conv_s16_ref(const aotc_tfl_conv_params *p, const int16_t *x, const int8_t *w,
                                      const int64_t *bias, int16_t *y);
 void aotc_tfl_mean_s16_ref(const aotc_tfl_mean_params *p, const int16_t *x, int16_t *y);
@@ -460,6 +462,18 @@ void aotc_tfl_lstm_s8_ref(const aotc_tfl_lstm8_params *p, const int8_t *x, const
                           const int32_t *bx, const int32_t *bh, const int8_t *h0, const int16_t *c0, int8_t *y,
                           int8_t *h_next, int16_t *c_next);
 void aotc_tfl_leaky_relu_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x, int16_t *y);
+void aotc_tfl_squared_difference_s8_ref(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2,
+                                        int8_t *y);
+void aotc_tfl_batch_matmul_s8_ref(const aotc_tfl_matmul_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
+void aotc_tfl_batch_matmul_s16_ref(const aotc_tfl_matmul_params *p, const int16_t *x1, const int16_t *x2,
+                                   int16_t *y);
+void aotc_tfl_batch_matmul_s16_s8_ref(const aotc_tfl_matmul_params *p, const int16_t *x1, const int8_t *x2,
+                                      int16_t *y);
+void aotc_tfl_resize_bilinear_s8_ref(const aotc_tfl_resize_params *p, const int8_t *x, int8_t *y);
+void aotc_tfl_resize_bilinear_s16_ref(const aotc_tfl_resize_params *p, const int16_t *x, int16_t *y);
+void aotc_tfl_abs_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x, int16_t *y);
+void aotc_tfl_sqrt_s16_ref(const aotc_tfl_quantize_params *p, const int16_t *x, int16_t *y);
+void aotc_tfl_lut_s16_ref(const aotc_tfl_lut16_params *p, const int16_t *x, int16_t *y);
 void aotc_tfl_svdf_s8_ref(const aotc_tfl_svdf_params *p, const int8_t *x, const int8_t *wf, const int16_t *wt,
                           const int32_t *bias, const int16_t *state, int8_t *y, int16_t *state_next);
 

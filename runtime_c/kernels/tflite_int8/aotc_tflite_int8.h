@@ -72,6 +72,7 @@ typedef struct {
     int64_t count;
     float scale;                        /* quantize, dequantize: the int8 side's scale */
     int32_t x_zero, y_zero, mult, shift; /* requantize: x scale / y scale as multiplier and shift */
+    float y_scale;                      /* 16x8 SQRT: the output's scale (scale: the input's) */
 } aotc_tfl_quantize_params;
 
 /* w: OC x KH x KW x C (conv) or 1 x KH x KW x OC (depthwise); bias: OC int32 or NULL. scratch: on
@@ -192,6 +193,9 @@ void aotc_tfl_tanh_s16(const aotc_tfl_act16_params *p, const int16_t *x, int16_t
 void aotc_tfl_softmax_s16(const aotc_tfl_softmax16_params *p, const int16_t *x, int16_t *y);
 /* 16x8 ADD and SUB (p->subtract): as int8's, with a left shift of 15 (zero points 0, int32 sums) */
 void aotc_tfl_add_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
+/* 16x8 MAXIMUM / MINIMUM of two inputs of one scale (zero point 0) */
+void aotc_tfl_max_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
+void aotc_tfl_min_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
 /* 16x8 MUL: int8's product requantisation on int16 (zero points 0) */
 void aotc_tfl_mul_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
 /* 16x8 TRANSPOSE_CONV: int64 sums and biases, rounded as CONV_2D's (the 16-bit multiplier) */
@@ -232,9 +236,72 @@ void aotc_tfl_less_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const i
 void aotc_tfl_less_equal_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, uint8_t *y);
 void aotc_tfl_greater_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, uint8_t *y);
 void aotc_tfl_greater_equal_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, uint8_t *y);
+/* the comparisons of int16 (16x8): the same arithmetic (LiteRT's ComparisonQuantized<int16_t>, left shift 8) */
+void aotc_tfl_equal_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, uint8_t *y);
+void aotc_tfl_not_equal_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, uint8_t *y);
+void aotc_tfl_less_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, uint8_t *y);
+void aotc_tfl_less_equal_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, uint8_t *y);
+void aotc_tfl_greater_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, uint8_t *y);
+void aotc_tfl_greater_equal_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, uint8_t *y);
 /* PRELU (x1: the input, x2: alpha): x - x_zero requantised by m1/s1 where it is >= 0, else its product
  * with alpha - alpha_zero (x2_zero) by m2/s2 (double rounding); plus y_zero, clamped to y_min..y_max */
 void aotc_tfl_prelu_s8(const aotc_tfl_binary_params *p, const int8_t *x, const int8_t *alpha, int8_t *y);
+
+/* issue 50's further integer ops, each LiteRT's reference kernel's arithmetic written from its definition.
+ *
+ * BATCH_MATMUL (tflite_int8_matmul.c): y[b][i][j] = requant(sum_k (x1(b, i, k) - x1_zero) (x2(b, k, j) - x2_zero))
+ * + y_zero, clamped to y_min..y_max: int8 sums in int32, requantised with double rounding; 16x8 (int16 x1,
+ * int16 or int8 x2, zero points 0) in int64 with the int64 MultiplyByQuantizedMultiplier (the multiplier
+ * rounded to 16 bits). Element (i, k) of x1's matrix is at i a_row + k a_col (adj_x swaps them), (k, j) of
+ * x2's at k b_row + j b_col; the batch dims broadcast by zero steps. */
+typedef struct {
+    int32_t batch[3];                   /* y's batch dims, padded to 3 */
+    int32_t st1[3], st2[3];             /* each input's element steps along them, 0 where broadcast */
+    int32_t m, k, n;                    /* y's matrices m x n, summed over k */
+    int32_t a_row, a_col, b_row, b_col;
+    int32_t x1_zero, x2_zero, y_zero, mult, shift, y_min, y_max;
+} aotc_tfl_matmul_params;
+
+void aotc_tfl_batch_matmul_s8(const aotc_tfl_matmul_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
+void aotc_tfl_batch_matmul_s16(const aotc_tfl_matmul_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
+void aotc_tfl_batch_matmul_s16_s8(const aotc_tfl_matmul_params *p, const int16_t *x1, const int8_t *x2, int16_t *y);
+
+/* RESIZE_BILINEAR of int8 / int16 (tflite_int8_resize.c): LiteRT's ResizeBilinearInteger, the source position
+ * in 10-bit fixed point (scale_h, scale_w: round(2^10 in / out), or of (in - 1) / (out - 1) with align_corners;
+ * half_pixel_centers adds half a step less half a pixel), the four products summed in 20 fraction bits and
+ * divided by 2^20 rounding half away from zero. The raw integers are interpolated (input and output share
+ * their quantization). */
+typedef struct {
+    int32_t n, h, w, c, oh, ow;
+    int32_t scale_h, scale_w, half_pixel;
+} aotc_tfl_resize_params;
+
+void aotc_tfl_resize_bilinear_s8(const aotc_tfl_resize_params *p, const int8_t *x, int8_t *y);
+void aotc_tfl_resize_bilinear_s16(const aotc_tfl_resize_params *p, const int16_t *x, int16_t *y);
+
+/* SQUARED_DIFFERENCE of int8 (tflite_int8_mobile.c, aotc_tfl_binary_params broadcast as ADD's): each input
+ * less its zero point times 2^7, rescaled by m1/s1, m2/s2 to twice the larger scale; the difference squared
+ * in int32, requantised by mult/shift, plus y_zero, clamped (every rescaling double-rounded) */
+void aotc_tfl_squared_difference_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
+
+/* a 16x8 elementwise op by LiteRT's interpolated table (LUTPopulate<int16_t>: 513 anchors over the int16
+ * input range; EXP, LOG, GELU, RSQRT): y = t[i] + ((t[i + 1] - t[i]) (x & 127) + 64) >> 7 with i = 256 +
+ * (x >> 7), the slope held in int16 as LiteRT's LUTLookup holds it (tflite_int8_elementwise.c) */
+typedef struct {
+    int64_t count;
+    const int16_t *table;               /* 513 anchors */
+} aotc_tfl_lut16_params;
+
+void aotc_tfl_lut_s16(const aotc_tfl_lut16_params *p, const int16_t *x, int16_t *y);
+
+/* 16x8 ABS (AbsEvalQuantized<int16_t>, zero points 0): |x| in int32, requantised by mult / shift (double rounding)
+ * where mult is not 0, clamped to y_min..y_max (p->count elements) */
+void aotc_tfl_abs_s16(const aotc_tfl_binary_params *p, const int16_t *x, int16_t *y);
+
+/* 16x8 SQRT (SqrtEvalQuantized<int16_t>, zero points 0): (int)(sqrtf(scale x) / y_scale), clamped to int16, in
+ * float32 (IEEE: sqrtf and the division correctly rounded, so every core gives LiteRT's); LiteRT fails on a
+ * negative input, which gives 0 here (tflite_int8_elementwise.c) */
+void aotc_tfl_sqrt_s16(const aotc_tfl_quantize_params *p, const int16_t *x, int16_t *y);
 
 /* SVDF of int8 input and weights, int16 time weights and state (zero point 0), int32 bias: LiteRT's
  * EvalIntegerSVDF. The state the interpreter keeps ([batch][n_filter][n_memory]) is carried by the

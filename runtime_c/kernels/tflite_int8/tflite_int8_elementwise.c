@@ -160,10 +160,45 @@ void aotc_tfl_mul_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const 
     binary16(p, x1, x2, y, mul_one);
 }
 
+void aotc_tfl_max_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y) {
+    binary16(p, x1, x2, y, max_one);
+}
+
+void aotc_tfl_min_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y) {
+    binary16(p, x1, x2, y, min_one);
+}
+
 void aotc_tfl_leaky_relu_s16(const aotc_tfl_binary_params *p, const int16_t *x, int16_t *y) {
     int32_t m2 = p->m2 < 0 ? -p->m2 : p->m2, sign = p->m2 < 0 ? -1 : 1;
     for (int64_t k = 0; k < p->count; ++k) {
         int32_t v = x[k] >= 0 ? requant_double(x[k], p->m1, p->s1) : sign * requant_double(x[k], m2, p->s2);
         y[k] = clamp16(v, p->y_min, p->y_max);
+    }
+}
+
+void aotc_tfl_lut_s16(const aotc_tfl_lut16_params *p, const int16_t *x, int16_t *y) {
+    int64_t k;
+    for (k = 0; k < p->count; ++k) {
+        const int32_t index = 256 + (x[k] >> 7), offset = x[k] & 0x7f;
+        const int16_t slope = (int16_t)(p->table[index + 1] - p->table[index]); /* int16, as LiteRT's LUTLookup */
+        y[k] = (int16_t)(p->table[index] + ((slope * offset + 64) >> 7));
+    }
+}
+
+void aotc_tfl_sqrt_s16(const aotc_tfl_quantize_params *p, const int16_t *x, int16_t *y) {
+    int64_t k;
+    for (k = 0; k < p->count; ++k) {
+        const float v = p->scale * (float)x[k];
+        const float q = (v > 0.0f ? sqrtf(v) : 0.0f) / p->y_scale;
+        const int32_t out = q < 32767.0f ? (int32_t)q : 32767; /* truncated, as C++'s static_cast<int> */
+        y[k] = (int16_t)out;
+    }
+}
+
+void aotc_tfl_abs_s16(const aotc_tfl_binary_params *p, const int16_t *x, int16_t *y) {
+    int64_t k;
+    for (k = 0; k < p->count; ++k) {
+        const int32_t v = x[k] < 0 ? -(int32_t)x[k] : x[k];
+        y[k] = clamp16(p->mult != 0 ? requant_double(v, p->mult, p->shift) : v, p->y_min, p->y_max);
     }
 }

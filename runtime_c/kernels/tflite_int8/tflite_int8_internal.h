@@ -13,6 +13,9 @@
  *   tflite_int8_quantize.c         QUANTIZE, DEQUANTIZE and the requantisations between integer types
  *   tflite_int8_softmax.c          SOFTMAX: gemmlowp's fixed point (int8), LiteRT's tables (16x8)
  *   tflite_int8_recurrent.c        the integer UNIDIRECTIONAL_SEQUENCE_LSTM and SVDF
+ *   tflite_int8_matmul.c           BATCH_MATMUL (int8, 16x8)
+ *   tflite_int8_resize.c           RESIZE_BILINEAR (int8, int16), LiteRT's integer interpolation
+ *   tflite_int8_mobile.c           the comparisons, PRELU and SQUARED_DIFFERENCE
  * each for int8 and, where TFLite has it, 16x8 (int16 activations). The M-profile paths: tflite_int8_dsp.h
  * (the DSP extension's shared requantisation), tflite_int8_mve.h (Helium's dot products). */
 #ifndef AOTC_TFLITE_INT8_INTERNAL_H

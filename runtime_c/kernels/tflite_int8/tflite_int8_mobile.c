@@ -1,4 +1,4 @@
-/* TFLite's int8 comparisons and PRELU (issue 50): see aotc_tflite_int8.h. Each is LiteRT's reference
+/* TFLite's int8 comparisons, PRELU and SQUARED_DIFFERENCE (issue 50): see aotc_tflite_int8.h. Each is LiteRT's reference
  * kernel's integer arithmetic, written from its definition; the compiler computes every multiplier
  * and shift (aot/frontend/tflite/quant.py). Inputs broadcast as ADD's (6-D element steps). */
 #include "aotc_tflite_int8.h"
@@ -36,8 +36,8 @@ static void mob_next(const aotc_tfl_binary_params *p, mob_iter *it) {
     }
 }
 
-#define TFL_COMPARE(NAME, OP)                                                                             \
-    void NAME(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, uint8_t *y) {         \
+#define TFL_COMPARE(NAME, T, OP)                                                                          \
+    void NAME(const aotc_tfl_binary_params *p, const T *x1, const T *x2, uint8_t *y) {                   \
         mob_iter it = {{0, 0, 0, 0, 0, 0}, 0, 0};                                                         \
         for (int64_t k = 0; k < p->count; ++k) {                                                          \
             const int64_t o1 = p->broadcast ? it.o1 : k, o2 = p->broadcast ? it.o2 : k;                   \
@@ -48,12 +48,18 @@ static void mob_next(const aotc_tfl_binary_params *p, mob_iter *it) {
         }                                                                                                 \
     }
 
-TFL_COMPARE(aotc_tfl_equal_s8, ==)
-TFL_COMPARE(aotc_tfl_not_equal_s8, !=)
-TFL_COMPARE(aotc_tfl_less_s8, <)
-TFL_COMPARE(aotc_tfl_less_equal_s8, <=)
-TFL_COMPARE(aotc_tfl_greater_s8, >)
-TFL_COMPARE(aotc_tfl_greater_equal_s8, >=)
+TFL_COMPARE(aotc_tfl_equal_s8, int8_t, ==)
+TFL_COMPARE(aotc_tfl_equal_s16, int16_t, ==)
+TFL_COMPARE(aotc_tfl_not_equal_s8, int8_t, !=)
+TFL_COMPARE(aotc_tfl_not_equal_s16, int16_t, !=)
+TFL_COMPARE(aotc_tfl_less_s8, int8_t, <)
+TFL_COMPARE(aotc_tfl_less_s16, int16_t, <)
+TFL_COMPARE(aotc_tfl_less_equal_s8, int8_t, <=)
+TFL_COMPARE(aotc_tfl_less_equal_s16, int16_t, <=)
+TFL_COMPARE(aotc_tfl_greater_s8, int8_t, >)
+TFL_COMPARE(aotc_tfl_greater_s16, int16_t, >)
+TFL_COMPARE(aotc_tfl_greater_equal_s8, int8_t, >=)
+TFL_COMPARE(aotc_tfl_greater_equal_s16, int16_t, >=)
 
 void aotc_tfl_prelu_s8(const aotc_tfl_binary_params *p, const int8_t *x, const int8_t *alpha, int8_t *y) {
     mob_iter it = {{0, 0, 0, 0, 0, 0}, 0, 0};
@@ -63,6 +69,18 @@ void aotc_tfl_prelu_s8(const aotc_tfl_binary_params *p, const int8_t *x, const i
         int32_t out = v >= 0 ? mob_requant(v, p->m1, p->s1)
                              : mob_requant(v * (alpha[o2] - p->x2_zero), p->m2, p->s2);
         out += p->y_zero;
+        y[k] = (int8_t)(out < p->y_min ? p->y_min : out > p->y_max ? p->y_max : out);
+        if (p->broadcast) mob_next(p, &it);
+    }
+}
+
+void aotc_tfl_squared_difference_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y) {
+    mob_iter it = {{0, 0, 0, 0, 0, 0}, 0, 0};
+    for (int64_t k = 0; k < p->count; ++k) {
+        const int64_t o1 = p->broadcast ? it.o1 : k, o2 = p->broadcast ? it.o2 : k;
+        const int32_t a = mob_requant((x1[o1] - p->x1_zero) * (1 << 7), p->m1, p->s1);
+        const int32_t b = mob_requant((x2[o2] - p->x2_zero) * (1 << 7), p->m2, p->s2);
+        const int32_t out = mob_requant((a - b) * (a - b), p->mult, p->shift) + p->y_zero;
         y[k] = (int8_t)(out < p->y_min ? p->y_min : out > p->y_max ? p->y_max : out);
         if (p->broadcast) mob_next(p, &it);
     }

@@ -306,7 +306,7 @@ void aotc_tfl_mean_s16_ref(const aotc_tfl_mean_params *p, const int16_t *x, int1
 
 /* ---- two-input ops, with the broadcast of aotc_tfl_binary_params ---------------------------------------------- */
 
-enum { OP_ADD, OP_MUL, OP_MAX, OP_MIN };
+enum { OP_ADD, OP_MUL, OP_MAX, OP_MIN, OP_SQDIFF };
 
 /* y's element k from x1's and x2's: the 6-D index of k, each input's offset by its steps */
 static void binary_ref(const aotc_tfl_binary_params *p, const void *x1, const void *x2, int wide, int op, void *y) {
@@ -329,6 +329,10 @@ static void binary_ref(const aotc_tfl_binary_params *p, const void *x1, const vo
             v = mbqm_double(p->subtract ? s1 - s2 : s1 + s2, p->mult, p->shift) + p->y_zero;
         } else if (op == OP_MUL) {
             v = mbqm_double((a - p->x1_zero) * (b - p->x2_zero), p->mult, p->shift) + p->y_zero;
+        } else if (op == OP_SQDIFF) { /* SQUARED_DIFFERENCE: ADD's rescaling after a left shift of 7 */
+            const int64_t d = mbqm_double((a - p->x1_zero) * 128, p->m1, p->s1) -
+                              mbqm_double((b - p->x2_zero) * 128, p->m2, p->s2);
+            v = mbqm_double(d * d, p->mult, p->shift) + p->y_zero;
         } else {
             v = op == OP_MAX ? (a > b ? a : b) : (a < b ? a : b);
         }
@@ -355,6 +359,12 @@ void aotc_tfl_add_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x1, co
 }
 void aotc_tfl_mul_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y) {
     binary_ref(p, x1, x2, 1, OP_MUL, y);
+}
+void aotc_tfl_max_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y) {
+    binary_ref(p, x1, x2, 1, OP_MAX, y);
+}
+void aotc_tfl_min_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y) {
+    binary_ref(p, x1, x2, 1, OP_MIN, y);
 }
 
 /* CONV_2D then ADD: each conv output as aotc_tfl_conv_s8_ref's, then the ADD of it and the residual's element */
@@ -583,4 +593,121 @@ void aotc_tfl_svdf_s8_ref(const aotc_tfl_svdf_params *p, const int8_t *x, const 
                 }
             y[b * units + u] = (int8_t)clamp_ref(mbqm_double(sum, p->mult2, p->shift2) + p->y_zero, -128, 127);
         }
+}
+
+void aotc_tfl_squared_difference_s8_ref(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2,
+                                        int8_t *y) {
+    binary_ref(p, x1, x2, 0, OP_SQDIFF, y);
+}
+
+/* ---- BATCH_MATMUL: reference_ops::BatchMatMul, each output one sum over k in LiteRT's order ------------------- */
+
+static void matmul_ref(const aotc_tfl_matmul_params *p, const void *x1, int wide1, const void *x2, int wide2,
+                       void *y) {
+    const int64_t batches = (int64_t)p->batch[0] * p->batch[1] * p->batch[2];
+    int64_t bt, i, j, k;
+    for (bt = 0; bt < batches; ++bt) {
+        const int64_t b0 = bt / ((int64_t)p->batch[1] * p->batch[2]), b1 = bt / p->batch[2] % p->batch[1];
+        const int64_t b2 = bt % p->batch[2];
+        const int64_t base1 = b0 * p->st1[0] + b1 * p->st1[1] + b2 * p->st1[2];
+        const int64_t base2 = b0 * p->st2[0] + b1 * p->st2[1] + b2 * p->st2[2];
+        for (j = 0; j < p->n; ++j) {
+            for (i = 0; i < p->m; ++i) {
+                int64_t acc = 0, v;
+                for (k = 0; k < p->k; ++k) {
+                    const int64_t a1 = base1 + i * p->a_row + k * p->a_col, a2 = base2 + k * p->b_row + j * p->b_col;
+                    const int64_t va = wide1 ? ((const int16_t *)x1)[a1] : ((const int8_t *)x1)[a1];
+                    const int64_t vb = wide2 ? ((const int16_t *)x2)[a2] : ((const int8_t *)x2)[a2];
+                    acc += (va - p->x1_zero) * (vb - p->x2_zero);
+                }
+                /* int8: the int32 sum (wrapping as int32 arithmetic does), double rounding; 16x8: int64 */
+                v = wide1 ? (int64_t)(int32_t)mbqm_reduced(acc, p->mult, p->shift)
+                          : mbqm_double(wrap_bits(acc, 32), p->mult, p->shift);
+                v = clamp_ref(v + p->y_zero, p->y_min, p->y_max);
+                if (wide1) ((int16_t *)y)[bt * p->m * p->n + i * p->n + j] = (int16_t)v;
+                else ((int8_t *)y)[bt * p->m * p->n + i * p->n + j] = (int8_t)v;
+            }
+        }
+    }
+}
+
+void aotc_tfl_batch_matmul_s8_ref(const aotc_tfl_matmul_params *p, const int8_t *x1, const int8_t *x2, int8_t *y) {
+    matmul_ref(p, x1, 0, x2, 0, y);
+}
+void aotc_tfl_batch_matmul_s16_ref(const aotc_tfl_matmul_params *p, const int16_t *x1, const int16_t *x2,
+                                   int16_t *y) {
+    matmul_ref(p, x1, 1, x2, 1, y);
+}
+void aotc_tfl_batch_matmul_s16_s8_ref(const aotc_tfl_matmul_params *p, const int16_t *x1, const int8_t *x2,
+                                      int16_t *y) {
+    matmul_ref(p, x1, 1, x2, 0, y);
+}
+
+/* ---- RESIZE_BILINEAR: ResizeBilinearInteger ------------------------------------------------------------------ */
+
+/* the 10-bit source position of output index v and its neighbours (truncating divisions, as C++'s) */
+static void resize_ref_pos(int64_t v, int64_t scale, int half, int64_t size, int64_t *pos, int64_t *lo,
+                           int64_t *hi) {
+    *pos = half ? v * scale + scale / 2 - 512 : v * scale;
+    *lo = *pos / 1024 < 0 ? 0 : *pos / 1024;
+    *hi = (*pos + 1023) / 1024 > size - 1 ? size - 1 : (*pos + 1023) / 1024;
+}
+
+static void resize_ref(const aotc_tfl_resize_params *p, const void *x, int wide, void *y) {
+    int64_t b, oy, ox, c;
+    for (b = 0; b < p->n; ++b) {
+        for (oy = 0; oy < p->oh; ++oy) {
+            for (ox = 0; ox < p->ow; ++ox) {
+                int64_t iy, y0, y1, ix, x0, x1;
+                resize_ref_pos(oy, p->scale_h, p->half_pixel, p->h, &iy, &y0, &y1);
+                resize_ref_pos(ox, p->scale_w, p->half_pixel, p->w, &ix, &x0, &x1);
+                for (c = 0; c < p->c; ++c) {
+                    const int64_t at[4] = {((b * p->h + y0) * p->w + x0) * p->c + c, ((b * p->h + y1) * p->w + x0) * p->c + c,
+                                           ((b * p->h + y0) * p->w + x1) * p->c + c, ((b * p->h + y1) * p->w + x1) * p->c + c};
+                    const int64_t wy[4] = {1024 - (iy - 1024 * y0), iy - 1024 * y0, 1024 - (iy - 1024 * y0), iy - 1024 * y0};
+                    const int64_t wx[4] = {1024 - (ix - 1024 * x0), 1024 - (ix - 1024 * x0), ix - 1024 * x0, ix - 1024 * x0};
+                    int64_t sum = 0, q, k;
+                    for (k = 0; k < 4; ++k) {
+                        sum += (wide ? ((const int16_t *)x)[at[k]] : ((const int8_t *)x)[at[k]]) * wy[k] * wx[k];
+                    }
+                    q = rdbpot(sum, 20); /* half away from zero */
+                    if (wide) ((int16_t *)y)[((b * p->oh + oy) * p->ow + ox) * p->c + c] = (int16_t)q;
+                    else ((int8_t *)y)[((b * p->oh + oy) * p->ow + ox) * p->c + c] = (int8_t)q;
+                }
+            }
+        }
+    }
+}
+
+void aotc_tfl_resize_bilinear_s8_ref(const aotc_tfl_resize_params *p, const int8_t *x, int8_t *y) {
+    resize_ref(p, x, 0, y);
+}
+void aotc_tfl_resize_bilinear_s16_ref(const aotc_tfl_resize_params *p, const int16_t *x, int16_t *y) {
+    resize_ref(p, x, 1, y);
+}
+
+/* ---- a 16x8 op by LiteRT's interpolated table ----------------------------------------------------------------- */
+
+void aotc_tfl_lut_s16_ref(const aotc_tfl_lut16_params *p, const int16_t *x, int16_t *y) {
+    int64_t k;
+    for (k = 0; k < p->count; ++k) y[k] = (int16_t)lut16_ref(p->table, x[k]);
+}
+
+/* SqrtEvalQuantized<int16_t>: the input dequantised in float, its square root over y_scale, truncated */
+void aotc_tfl_sqrt_s16_ref(const aotc_tfl_quantize_params *p, const int16_t *x, int16_t *y) {
+    int64_t k;
+    for (k = 0; k < p->count; ++k) {
+        const float deq = p->scale * (float)((int32_t)x[k] - p->x_zero);
+        const float root = deq >= 0.0f ? (float)sqrt((double)deq) : 0.0f; /* sqrt of a float is exact in double */
+        y[k] = (int16_t)clamp_ref((int64_t)(root / p->y_scale) + p->y_zero, -32768, 32767);
+    }
+}
+
+/* AbsEvalQuantized<int16_t>: |x|, requantised when the scales differ (mult not 0) */
+void aotc_tfl_abs_s16_ref(const aotc_tfl_binary_params *p, const int16_t *x, int16_t *y) {
+    int64_t k;
+    for (k = 0; k < p->count; ++k) {
+        const int64_t v = x[k] < 0 ? -(int64_t)x[k] : x[k];
+        y[k] = (int16_t)clamp_ref(p->mult != 0 ? mbqm_double(v, p->mult, p->shift) : v, p->y_min, p->y_max);
+    }
 }

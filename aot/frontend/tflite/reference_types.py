@@ -1,0 +1,60 @@
+"""Which quantized forms of TFLite's builtins LiteRT's reference kernels define (issue 50): the
+standard aotc's integer kernels are held to, and what `aotc ops --tflite` says of a form aotc refuses.
+
+REFERENCE[op] = (int8, int16): whether BUILTIN_REF (register_ref.cc's resolver) runs the op on int8
+activations and on 16x8's int16 ones. Measured on ai-edge-litert 2.3 by tests/tflite_probe.py (a
+one-op model per form, the output quantization the kernel requires), which the slow test
+tests/frontend/test_tflite_reference_types.py repeats; ops not listed (convs, pools, data movement,
+the recurrent ops) are described by the frontend's own tables alone.
+"""
+
+from __future__ import annotations
+
+REFERENCE: dict[str, tuple[bool, bool]] = {
+    "ABS": (True, True), "CEIL": (False, False), "COS": (False, False), "ELU": (False, False),
+    "EXP": (True, True), "FLOOR": (False, False), "HARD_SWISH": (True, False), "LOG": (True, True),
+    "NEG": (True, True), "RELU": (True, True), "RELU6": (True, True), "RELU_N1_TO_1": (True, False),
+    "RELU_0_TO_1": (True, False), "ROUND": (False, False), "RSQRT": (True, True), "SIN": (False, False),
+    "SIGN": (False, False), "SQRT": (True, True), "SQUARE": (False, False), "ZEROS_LIKE": (False, False),
+    "LOGISTIC": (True, True), "TANH": (True, True), "SOFTMAX": (True, True), "LOG_SOFTMAX": (True, False),
+    "L2_NORMALIZATION": (True, False), "LEAKY_RELU": (True, True), "GELU": (True, True), "ADD": (True, True),
+    "SUB": (True, True), "MUL": (True, True), "DIV": (True, True), "MAXIMUM": (True, True),
+    "MINIMUM": (True, True), "SQUARED_DIFFERENCE": (True, False), "FLOOR_DIV": (True, True),
+    "FLOOR_MOD": (True, True), "POW": (False, False), "ATAN2": (False, False), "PRELU": (True, True),
+    "BATCH_MATMUL": (True, True), "EQUAL": (True, True), "NOT_EQUAL": (True, True), "LESS": (True, True),
+    "LESS_EQUAL": (True, True), "GREATER": (True, True), "GREATER_EQUAL": (True, True), "MEAN": (True, True),
+    "SUM": (True, True), "REDUCE_PROD": (True, True), "REDUCE_MAX": (True, True), "REDUCE_MIN": (True, True),
+    "ARG_MAX": (True, False), "ARG_MIN": (True, False), "CUMSUM": (False, False), "RESIZE_BILINEAR": (True, True),
+    "RESIZE_NEAREST_NEIGHBOR": (True, True), "SPACE_TO_DEPTH": (True, False), "DEPTH_TO_SPACE": (True, False),
+    "FULLY_CONNECTED": (True, True), "ADD_N": (False, False), "CAST": (True, True), "DEQUANTIZE": (True, True),
+}
+
+# why aotc refuses a form the reference defines, where there is more to say than "not yet"
+WHY: dict[tuple[str, str], str] = {
+    ("FLOOR_DIV", "int8"): "LiteRT divides the raw integers, ignoring their scales",
+    ("FLOOR_DIV", "int16"): "LiteRT divides the raw integers, ignoring their scales",
+    ("FLOOR_MOD", "int8"): "LiteRT divides the raw integers, ignoring their scales",
+    ("FLOOR_MOD", "int16"): "LiteRT divides the raw integers, ignoring their scales",
+    # reduce.cc's reference QuantizedMeanOrSum reads the data as uint8_t whatever its type: a SUM of sixteen
+    # int8 -1s (scale 0.05, zero point -3) gives -1 there, 29 from LiteRT's default kernels (measured)
+    ("SUM", "int8"): "LiteRT's reference kernel reads int8 data as uint8 (its default kernels differ): nothing "
+                     "correct to be exact with",
+    ("SUM", "int16"): "LiteRT's reference kernel reads int16 data as uint8 (its default kernels differ): nothing "
+                      "correct to be exact with",
+}
+
+
+def defined(op: str, dtype: str) -> bool | None:
+    """Whether LiteRT's reference kernels run `op` on `dtype` ("int8" or "int16") activations; None where
+    the table does not say."""
+    if op not in REFERENCE:
+        return None
+    return REFERENCE[op][0 if dtype == "int8" else 1]
+
+
+def refusal(op: str, dtype: str) -> str:
+    """Why aotc refuses a form the reference defines."""
+    return WHY.get((op, dtype), "not yet (issue 50)")
+
+
+__all__ = ["REFERENCE", "WHY", "defined", "refusal"]
