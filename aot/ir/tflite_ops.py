@@ -57,6 +57,16 @@ COMPARE = "TflCompare"  # EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_E
 PRELU = "TflPrelu"  # int8 PRELU, alpha broadcast
 # the custom op TFLite_Detection_PostProcess (float, uint8 or int8 inputs; float outputs)
 DETECTION_POSTPROCESS = "TflDetectionPostProcess"
+# TFLM's signal library (aot/frontend/tflite/signal.py): its audio front end's custom ops
+SIGNAL_WINDOW = "TflSignalWindow"
+SIGNAL_FFT_AUTO_SCALE = "TflSignalFftAutoScale"
+SIGNAL_RFFT = "TflSignalRfft"
+SIGNAL_ENERGY = "TflSignalEnergy"
+SIGNAL_FILTER_BANK = "TflSignalFilterBank"
+SIGNAL_FILTER_BANK_SQRT = "TflSignalFilterBankSquareRoot"
+SIGNAL_SPECTRAL_SUBTRACTION = "TflSignalFilterBankSpectralSubtraction"
+SIGNAL_PCAN = "TflSignalPcan"
+SIGNAL_FILTER_BANK_LOG = "TflSignalFilterBankLog"
 
 
 @dataclass(frozen=True)
@@ -119,6 +129,20 @@ SCHEMAS: dict[str, TflSchema] = {s.op: s for s in (
               ("max_detections", "max_classes_per_detection", "detections_per_class", "use_regular_nms",
                "nms_score_threshold", "nms_iou_threshold", "num_classes", "y_scale", "x_scale", "h_scale", "w_scale"),
               ("box_scale", "box_zero", "score_scale", "score_zero")),
+    # TFLM's signal ops, their options by TFLM's names; state / state_next: the spectral subtraction's
+    # noise estimate the caller carries (state_next is also what the op gives PCAN)
+    TflSchema(SIGNAL_WINDOW, ("x", "weights"), ("y",), ("shift",)),
+    TflSchema(SIGNAL_FFT_AUTO_SCALE, ("x",), ("y", "scale_bits"), ()),
+    TflSchema(SIGNAL_RFFT, ("x",), ("y",), ("fft_length",)),
+    TflSchema(SIGNAL_ENERGY, ("x",), ("y",), ("start_index", "end_index")),
+    TflSchema(SIGNAL_FILTER_BANK, ("x", "weights", "unweights", "freq_starts", "weight_starts", "widths"), ("y",),
+              ("num_channels",)),
+    TflSchema(SIGNAL_FILTER_BANK_SQRT, ("x", "scale_bits"), ("y",), ()),
+    TflSchema(SIGNAL_SPECTRAL_SUBTRACTION, ("x", "state"), ("y", "state_next"),
+              ("smoothing", "one_minus_smoothing", "alternate_smoothing", "alternate_one_minus_smoothing",
+               "min_signal_remaining", "smoothing_bits", "spectral_subtraction_bits", "clamping")),
+    TflSchema(SIGNAL_PCAN, ("x", "noise_estimate", "gain_lut"), ("y",), ("snr_shift",)),
+    TflSchema(SIGNAL_FILTER_BANK_LOG, ("x",), ("y",), ("output_scale", "input_correction_bits")),
 )}
 
 # the ops a .tflite model's import writes (the others come from passes)

@@ -21,11 +21,12 @@ from aot.kernels import (
     shape,
     signal,
     tflite_int8,
+    tflm_signal,
 )
 from aot.kernels.base import HostOp, NodeContext
 
 _FAMILIES = (elementwise, shape, conv, gemm, pool, norm, reduce, resize, quant, quant_dynamic, recurrent, index, loss,
-             attention, tflite_int8, detect, signal, fused)
+             attention, tflite_int8, detect, signal, tflm_signal, fused)
 
 
 def _merge() -> dict[str, HostOp]:

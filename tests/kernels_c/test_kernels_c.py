@@ -1,6 +1,6 @@
 """The kernel tests written in C (tests/kernels_c/test_<family>_kernels.c): every kernel of the conv, gemm and
 pool families, and of those in REF_FAMILIES (attention, elementwise, fused, norm, recurrent, reduce,
-resize, signal), against its reference kernel (runtime_c/kernels/<family>/<family>_ref.c) over random
+resize, signal, tflm_signal), against its reference kernel (runtime_c/kernels/<family>/<family>_ref.c) over random
 shapes, with a fixed seed; REF_FAMILIES' tests also run on the Cortex-M4 and M55 boards under qemu.
 
 Each test program is compiled with gcc -O2 under AddressSanitizer and UndefinedBehaviorSanitizer
@@ -56,6 +56,7 @@ REF_FAMILIES = {
     "reduce": (("reduce",), 600, (40, 40)),
     "resize": (("resize",), 1000, (100, 100)),
     "signal": (("signal",), 1000, (100, 100)),
+    "tflm_signal": (("tflm_signal",), 300, (30, 30)),
 }
 CALLS |= {f: calls for f, (calls, _, _) in REF_FAMILIES.items()}
 SHAPES |= {f: shapes for f, (_, shapes, _) in REF_FAMILIES.items()}

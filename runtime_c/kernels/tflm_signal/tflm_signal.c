@@ -1,0 +1,306 @@
+/* TFLM's signal library ops (aotc_tflm_signal.h), bit-exact with TFLM's reference code (tflite-micro
+ * signal/src/ sources and the kissfft 1.3.0 it builds with FIXED_POINT 16). Integer arithmetic is done as
+ * TFLM's does it, including where its C++ wraps (an int16 store of a wider sum): those wraps are
+ * written out through unsigned types here, so the C stays defined. Portable C99, no allocation. */
+#include "aotc_tflm_signal.h"
+
+/* a value stored into an int16 as TFLM's C++ stores it: its low 16 bits */
+static inline int16_t wrap16(int32_t v) {
+    const uint16_t u = (uint16_t)(uint32_t)v;
+    return u < 0x8000u ? (int16_t)u : (int16_t)((int32_t)u - 65536);
+}
+
+/* TFLM's MostSignificantBit32 as gcc builds it: 32 - clz(x), and 32 for 0 */
+static inline int32_t msb32(uint32_t x) {
+#if defined(__GNUC__)
+    return x ? 32 - __builtin_clz(x) : 32;
+#else
+    int32_t bits = 0;
+    if (x == 0) return 32;
+    while (x) x >>= 1, ++bits;
+    return bits;
+#endif
+}
+
+static inline int32_t msb64(uint64_t x) {
+#if defined(__GNUC__)
+    return x ? 64 - __builtin_clzll(x) : 64;
+#else
+    int32_t bits = 0;
+    if (x == 0) return 64;
+    while (x) x >>= 1, ++bits;
+    return bits;
+#endif
+}
+
+void aotc_tflm_window_i16(int32_t rows, int32_t n, int32_t shift, const int16_t *x, const int16_t *w, int16_t *y) {
+    int32_t r, i;
+    for (r = 0; r < rows; ++r) {
+        const int16_t *xr = x + (ptrdiff_t)r * n;
+        int16_t *yr = y + (ptrdiff_t)r * n;
+        for (i = 0; i < n; ++i) {
+            const int32_t v = ((int32_t)xr[i] * w[i]) >> shift;
+            yr[i] = (int16_t)(v < INT16_MIN ? INT16_MIN : v > INT16_MAX ? INT16_MAX : v);
+        }
+    }
+}
+
+void aotc_tflm_fft_auto_scale_i16(int32_t n, const int16_t *x, int16_t *y, int32_t *scale_bits) {
+    int16_t max = 0; /* TFLM's MaxAbs16, whose -(-32768) wraps to -32768 */
+    int32_t i, bits;
+    for (i = 0; i < n; ++i) {
+        if (x[i] > max) max = x[i];
+        else if (-x[i] > max) max = wrap16(-x[i]);
+    }
+    bits = 16 - msb32((uint32_t)(int32_t)max) - 1;
+    if (bits < 0) bits = 0;
+    for (i = 0; i < n; ++i) y[i] = wrap16((int32_t)((uint32_t)(int32_t)x[i] << bits));
+    *scale_bits = bits;
+}
+
+/* kissfft's fixed-point product, rounded: sround(a * b) with 15 fraction bits */
+#define SROUND(v) wrap16(((v) + (1 << 14)) >> 15)
+/* C_FIXDIV(c, div): each part times 32767 / div, rounded */
+static inline void fixdiv(int16_t *c, int32_t k) {
+    c[0] = SROUND((int32_t)c[0] * k), c[1] = SROUND((int32_t)c[1] * k);
+}
+
+/* m = a * b (complex), each part rounded once */
+static inline void cmul(int16_t *m, const int16_t *a, const int16_t *b) {
+    const int32_t re = (int32_t)a[0] * b[0] - (int32_t)a[1] * b[1];
+    const int32_t im = (int32_t)a[0] * b[1] + (int32_t)a[1] * b[0];
+    m[0] = SROUND(re), m[1] = SROUND(im);
+}
+
+/* kissfft's kf_bfly2 (forward) on one block: f[0..m) and f[m..2m) */
+static void bfly2(int16_t *f, int32_t m, int32_t fstride, const int16_t *tw) {
+    int32_t k;
+    for (k = 0; k < m; ++k) {
+        int16_t *a = f + 2 * k, *b = f + 2 * (k + m), t[2];
+        fixdiv(a, 32767 / 2), fixdiv(b, 32767 / 2);
+        cmul(t, b, tw + 2 * (ptrdiff_t)k * fstride);
+        b[0] = wrap16(a[0] - t[0]), b[1] = wrap16(a[1] - t[1]);
+        a[0] = wrap16(a[0] + t[0]), a[1] = wrap16(a[1] + t[1]);
+    }
+}
+
+/* kissfft's kf_bfly4 (forward) on one block of 4 m */
+static void bfly4(int16_t *f, int32_t m, int32_t fstride, const int16_t *tw) {
+    int32_t k;
+    for (k = 0; k < m; ++k) {
+        int16_t *f0 = f + 2 * k, *f1 = f + 2 * (k + m), *f2 = f + 2 * (k + 2 * m), *f3 = f + 2 * (k + 3 * m);
+        int16_t s0[2], s1[2], s2[2], s3[2], s4[2], s5[2];
+        fixdiv(f0, 32767 / 4), fixdiv(f1, 32767 / 4), fixdiv(f2, 32767 / 4), fixdiv(f3, 32767 / 4);
+        cmul(s0, f1, tw + 2 * (ptrdiff_t)k * fstride);
+        cmul(s1, f2, tw + 4 * (ptrdiff_t)k * fstride);
+        cmul(s2, f3, tw + 6 * (ptrdiff_t)k * fstride);
+        s5[0] = wrap16(f0[0] - s1[0]), s5[1] = wrap16(f0[1] - s1[1]);
+        f0[0] = wrap16(f0[0] + s1[0]), f0[1] = wrap16(f0[1] + s1[1]);
+        s3[0] = wrap16(s0[0] + s2[0]), s3[1] = wrap16(s0[1] + s2[1]);
+        s4[0] = wrap16(s0[0] - s2[0]), s4[1] = wrap16(s0[1] - s2[1]);
+        f2[0] = wrap16(f0[0] - s3[0]), f2[1] = wrap16(f0[1] - s3[1]);
+        f0[0] = wrap16(f0[0] + s3[0]), f0[1] = wrap16(f0[1] + s3[1]);
+        f1[0] = wrap16(s5[0] + s4[1]), f1[1] = wrap16(s5[1] - s4[0]);
+        f3[0] = wrap16(s5[0] - s4[1]), f3[1] = wrap16(s5[1] + s4[0]);
+    }
+}
+
+/* kiss_fftr's split of the n-point complex FFT z (in place, n + 1 values) into the real FFT's bins */
+static void rfft_split(int16_t *z, int32_t n, const int16_t *super_tw) {
+    int16_t dc[2];
+    int32_t k;
+    dc[0] = z[0], dc[1] = z[1];
+    fixdiv(dc, 32767 / 2);
+    z[0] = wrap16(dc[0] + dc[1]), z[1] = 0;
+    z[2 * n] = wrap16(dc[0] - dc[1]), z[2 * n + 1] = 0;
+    for (k = 1; k <= n / 2; ++k) {
+        int16_t pk[2], pnk[2], f1[2], f2[2], t[2];
+        pk[0] = z[2 * k], pk[1] = z[2 * k + 1];
+        pnk[0] = z[2 * (n - k)], pnk[1] = wrap16(-z[2 * (n - k) + 1]);
+        fixdiv(pk, 32767 / 2), fixdiv(pnk, 32767 / 2);
+        f1[0] = wrap16(pk[0] + pnk[0]), f1[1] = wrap16(pk[1] + pnk[1]);
+        f2[0] = wrap16(pk[0] - pnk[0]), f2[1] = wrap16(pk[1] - pnk[1]);
+        cmul(t, f2, super_tw + 2 * (ptrdiff_t)(k - 1));
+        z[2 * k] = wrap16((f1[0] + t[0]) >> 1), z[2 * k + 1] = wrap16((f1[1] + t[1]) >> 1);
+        z[2 * (n - k)] = wrap16((f1[0] - t[0]) >> 1), z[2 * (n - k) + 1] = wrap16((t[1] - f1[1]) >> 1);
+    }
+}
+
+void aotc_tflm_rfft_i16(const aotc_tflm_rfft_params *p, const int16_t *x, int16_t *y) {
+    const int32_t n = p->n;
+    int32_t r, k, s;
+    for (r = 0; r < p->rows; ++r) {
+        const int16_t *xr = x + (ptrdiff_t)r * p->in_len;
+        int16_t *z = y + (ptrdiff_t)r * 2 * (n + 1);
+        int32_t m = 1, fstride = n;
+        for (k = 0; k < n; ++k) { /* the complex input in kissfft's order, zero past in_len */
+            const int32_t q = 2 * p->perm[k];
+            z[2 * k] = q < p->in_len ? xr[q] : 0;
+            z[2 * k + 1] = q + 1 < p->in_len ? xr[q + 1] : 0;
+        }
+        for (s = p->stages - 1; s >= 0; --s) { /* innermost stage first, as kf_work's recursion returns */
+            const int32_t radix = p->radix[s];
+            int32_t b;
+            fstride /= radix;
+            for (b = 0; b < fstride; ++b) {
+                int16_t *block = z + 2 * (ptrdiff_t)b * radix * m;
+                if (radix == 4) bfly4(block, m, fstride, p->tw);
+                else bfly2(block, m, fstride, p->tw);
+            }
+            m *= radix;
+        }
+        rfft_split(z, n, p->super_tw);
+    }
+}
+
+void aotc_tflm_energy_i16(int32_t n, int32_t start, int32_t end, const int16_t *x, uint32_t *y) {
+    int32_t i;
+    for (i = 0; i < n; ++i) {
+        if (i < start || i >= end) {
+            y[i] = 0;
+        } else {
+            const int32_t re = x[2 * i], im = x[2 * i + 1];
+            y[i] = (uint32_t)(re * re) + (uint32_t)(im * im);
+        }
+    }
+}
+
+void aotc_tflm_filter_bank(const aotc_tflm_filter_bank_params *p, const uint32_t *x, uint64_t *y) {
+    uint64_t weighted = 0, unweighted = 0;
+    int32_t c, j;
+    for (c = 0; c <= p->channels; ++c) {
+        const uint32_t *xc = x + p->freq_starts[c];
+        const int16_t *wc = p->weights + p->weight_starts[c], *uc = p->unweights + p->weight_starts[c];
+        for (j = 0; j < p->widths[c]; ++j) {
+            weighted += (uint64_t)(int64_t)wc[j] * xc[j];
+            unweighted += (uint64_t)(int64_t)uc[j] * xc[j];
+        }
+        if (c > 0) y[c - 1] = weighted;
+        weighted = unweighted, unweighted = 0;
+    }
+}
+
+/* TFLM's Sqrt32 and Sqrt64: bit by bit, then rounded up where the remainder exceeds the root */
+static uint32_t isqrt32(uint32_t num) {
+    uint32_t res = 0, bit;
+    int32_t top, iterations;
+    if (num == 0) return 0;
+    top = (32 - msb32(num)) | 1;
+    bit = 1u << (31 - top);
+    iterations = (31 - top) / 2 + 1;
+    while (iterations--) {
+        if (num >= res + bit) num -= res + bit, res = (res >> 1) + bit;
+        else res >>= 1;
+        bit >>= 2;
+    }
+    if (num > res && res != 0xFFFFu) ++res;
+    return res & 0xFFFFu;
+}
+
+static uint32_t isqrt64(uint64_t num) {
+    uint64_t res = 0, bit;
+    int32_t top, iterations;
+    if ((num >> 32) == 0) return isqrt32((uint32_t)num);
+    top = (64 - msb64(num)) | 1;
+    bit = (uint64_t)1 << (63 - top);
+    iterations = (63 - top) / 2 + 1;
+    while (iterations--) {
+        if (num >= res + bit) num -= res + bit, res = (res >> 1) + bit;
+        else res >>= 1;
+        bit >>= 2;
+    }
+    if (num > res && res != 0xFFFFFFFFu) ++res;
+    return (uint32_t)res;
+}
+
+void aotc_tflm_filter_bank_sqrt(int32_t n, const uint64_t *x, const int32_t *scale_bits, uint32_t *y) {
+    const int32_t shift = *scale_bits;
+    int32_t i;
+    for (i = 0; i < n; ++i) y[i] = isqrt64(x[i]) >> shift;
+}
+
+void aotc_tflm_spectral_subtraction(const aotc_tflm_spectral_subtraction_params *p, const uint32_t *x,
+                                    const uint32_t *noise, uint32_t *y, uint32_t *noise_next) {
+    int32_t i;
+    for (i = 0; i < p->channels; ++i) {
+        const uint32_t smoothing = (i & 1) ? p->alternate_smoothing : p->smoothing;
+        const uint32_t keep = (i & 1) ? p->alternate_one_minus_smoothing : p->one_minus_smoothing;
+        const uint32_t scaled = x[i] << p->smoothing_bits;
+        uint32_t estimate = (uint32_t)(((uint64_t)scaled * smoothing + (uint64_t)noise[i] * keep) >>
+                                       p->spectral_subtraction_bits);
+        uint32_t floor_, subtracted, sub_from = estimate;
+        if (sub_from > scaled) {
+            sub_from = scaled;
+            if (p->clamping) estimate = scaled;
+        }
+        noise_next[i] = estimate;
+        floor_ = (uint32_t)(((uint64_t)x[i] * p->min_signal_remaining) >> p->spectral_subtraction_bits);
+        subtracted = (scaled - sub_from) >> p->smoothing_bits;
+        y[i] = subtracted > floor_ ? subtracted : floor_;
+    }
+}
+
+/* PCAN's fixed point (TFLM's pcan_argc_fixed.cc): 12 fraction bits of SNR, 6 of output */
+#define PCAN_SNR_BITS 12
+#define PCAN_OUTPUT_BITS 6
+
+/* the gain at noise x: a quadratic per octave of x, read from lut (TFLM's WideDynamicFunction) */
+static int16_t pcan_gain(uint32_t x, const int16_t *lut) {
+    int32_t interval, frac;
+    uint32_t acc;
+    if (x <= 2) return lut[x];
+    interval = msb32(x);
+    lut += 4 * interval - 6;
+    frac = (int32_t)((interval < 11 ? x << (11 - interval) : x >> (interval - 11)) & 0x3FFu);
+    acc = (uint32_t)(((int32_t)lut[2] * frac) >> 5);
+    acc += (uint32_t)(int32_t)lut[1] << 5;
+    acc *= (uint32_t)frac;                            /* TFLM's int32 arithmetic, wrapped */
+    acc = (uint32_t)((int32_t)(acc + (1u << 14)) >> 15);
+    acc += (uint32_t)(int32_t)lut[0];
+    return wrap16((int32_t)acc);
+}
+
+static uint32_t pcan_shrink(uint32_t x) {
+    if (x < (2u << PCAN_SNR_BITS)) return (x * x) >> (2 + 2 * PCAN_SNR_BITS - PCAN_OUTPUT_BITS);
+    return (x >> (PCAN_SNR_BITS - PCAN_OUTPUT_BITS)) - (1u << PCAN_OUTPUT_BITS);
+}
+
+void aotc_tflm_pcan(int32_t n, int32_t snr_shift, const uint32_t *x, const uint32_t *noise, const int16_t *lut,
+                    uint32_t *y) {
+    int32_t i;
+    for (i = 0; i < n; ++i) {
+        const uint32_t gain = (uint32_t)(int32_t)pcan_gain(noise[i], lut);
+        const uint32_t snr = (uint32_t)(((uint64_t)x[i] * gain) >> snr_shift);
+        y[i] = pcan_shrink(snr);
+    }
+}
+
+/* TFLM's Log32: ln(x) * out_scale, both roundings in 16 fraction bits */
+static uint32_t log32(uint32_t x, uint32_t out_scale, const uint16_t *lut) {
+    const uint32_t integer = (uint32_t)msb32(x) - 1;
+    int32_t frac = (int32_t)(x - ((uint32_t)1 << integer));
+    uint32_t seg, log2, loge;
+    int32_t c0, c1, rel;
+    if (integer < 16) frac = (int32_t)((uint32_t)frac << (16 - integer));
+    else frac >>= integer - 16;
+    seg = (uint32_t)frac >> 9; /* 128 segments of 512 */
+    c0 = lut[seg], c1 = lut[seg + 1];
+    rel = ((c1 - c0) * (frac - (int32_t)(512 * seg))) >> 16;
+    log2 = (integer << 16) + (uint32_t)(frac + c0 + rel);
+    loge = (uint32_t)(((uint64_t)45426 * log2 + 32768) >> 16);
+    return (out_scale * loge + 32768) >> 16;
+}
+
+void aotc_tflm_filter_bank_log(int32_t n, int32_t output_scale, int32_t correction_bits, const uint16_t *log_lut,
+                               const uint32_t *x, int16_t *y) {
+    int32_t i;
+    for (i = 0; i < n; ++i) {
+        const uint32_t scaled = x[i] << correction_bits;
+        if (scaled > 1) {
+            const uint32_t v = log32(scaled, (uint32_t)output_scale, log_lut);
+            y[i] = (int16_t)(v < (uint32_t)INT16_MAX ? v : (uint32_t)INT16_MAX);
+        } else {
+            y[i] = 0;
+        }
+    }
+}

@@ -1,0 +1,214 @@
+/* The tflm_signal kernels (aotc_tflm_signal.h, tflm_signal.c) against their references
+ * (tflm_signal_ref.c) over random cases, exactly (every op is integer arithmetic): windows of random
+ * shifts, auto-scaling of quiet, loud and -32768-holding signals, real FFTs of 2^k points (4s and a 2)
+ * with shorter inputs zero-padded, energies over random bin ranges, filter banks over random bands,
+ * square roots of 16- to 64-bit sums, spectral subtraction with and without clamping, PCAN with a
+ * random gain table, the log at every magnitude. Buffers are heap allocations of exactly their size.
+ * The FFT's tables are made here as the compiler makes them (aot/frontend/tflite/signal.py), from
+ * kissfft's rounding of cos and sin.
+ *
+ *     test_tflm_signal_kernels [seed] [shapes] */
+#include "aotc_tflm_signal.h"
+#include "kernels_ref.h"
+#include "test_compare.h"
+
+static int16_t *i16s(size_t n, int32_t lo, int32_t hi) {
+    int16_t *v = (int16_t *)malloc(n * sizeof(int16_t) + 1);
+    size_t i;
+    for (i = 0; i < n; ++i) v[i] = (int16_t)rand_int(lo, hi);
+    return v;
+}
+
+static uint32_t rand_u32(int32_t bits) { /* a value of up to `bits` bits, often much smaller */
+    const uint32_t v = test_next() ^ (test_next() << 16);
+    const int32_t b = rand_int(0, bits);
+    return b >= 32 ? v : v & ((1u << b) - 1u);
+}
+
+static int check_window(void) {
+    const int32_t rows = rand_int(1, 3), n = rand_int(1, 500), shift = rand_int(0, 15);
+    int16_t *x = i16s((size_t)rows * n, -32768, 32767), *w = i16s((size_t)n, -32768, 32767);
+    int16_t *y = i16s((size_t)rows * n, 0, 0), *r = i16s((size_t)rows * n, 0, 0);
+    int bad;
+    aotc_tflm_window_i16(rows, n, shift, x, w, y);
+    aotc_tflm_window_ref_i16(rows, n, shift, x, w, r);
+    bad = test_bytes_differ("aotc_tflm_window_i16", y, r, (size_t)rows * n * 2);
+    free(x), free(w), free(y), free(r);
+    return bad;
+}
+
+static int check_auto_scale(void) {
+    const int32_t n = rand_int(1, 600), loud = rand_int(0, 15);
+    int16_t *x = i16s((size_t)n, -(1 << loud), (1 << loud) - 1), *y = i16s((size_t)n, 0, 0), *r = i16s((size_t)n, 0, 0);
+    int32_t s1 = -1, s2 = -2;
+    int bad;
+    if (chance(1, 8)) x[rand_int(0, n - 1)] = -32768;
+    if (chance(1, 8)) memset(x, 0, (size_t)n * 2);
+    aotc_tflm_fft_auto_scale_i16(n, x, y, &s1);
+    aotc_tflm_fft_auto_scale_ref_i16(n, x, r, &s2);
+    bad = test_bytes_differ("aotc_tflm_fft_auto_scale_i16", y, r, (size_t)n * 2);
+    if (!bad && s1 != s2) printf("aotc_tflm_fft_auto_scale_i16: scale %d, reference %d\n", (int)s1, (int)s2), bad = 1;
+    free(x), free(y), free(r);
+    return bad;
+}
+
+static int check_rfft(void) {
+    const int32_t log2n = rand_int(1, 10), n = 1 << log2n, in_len = rand_int(1, 2 * n), rows = rand_int(1, 2);
+    aotc_tflm_rfft_params p;
+    int16_t *perm = i16s((size_t)n, 0, 0), *tw = i16s((size_t)2 * n, 0, 0), *stw = i16s((size_t)n, 0, 0);
+    int16_t *x = i16s((size_t)rows * in_len, -32768, 32767);
+    int16_t *y = i16s((size_t)rows * 2 * (n + 1), 0, 0), *r = i16s((size_t)rows * 2 * (n + 1), 0, 0);
+    int32_t k, s, m;
+    int bad;
+    memset(&p, 0, sizeof p);
+    p.rows = rows, p.in_len = in_len, p.n = n;
+    for (m = n; m % 4 == 0; m /= 4) p.radix[p.stages++] = 4; /* kissfft's factors: 4s, then a 2 */
+    if (m == 2) p.radix[p.stages++] = 2;
+    for (k = 0; k < n; ++k) { /* the input each position takes: its digits in the stages' radices, reversed */
+        int32_t rest = k, sub = n, stride = 1, q = 0;
+        for (s = 0; s < p.stages; ++s) sub /= p.radix[s], q += (rest / sub) * stride, rest %= sub, stride *= p.radix[s];
+        perm[k] = (int16_t)q;
+    }
+    for (k = 0; k < n; ++k) {
+        const double phase = -2.0 * 3.141592653589793238462643383279502884197169399375105820974944 * k / n;
+        tw[2 * k] = (int16_t)floor(0.5 + 32767.0 * cos(phase)), tw[2 * k + 1] = (int16_t)floor(0.5 + 32767.0 * sin(phase));
+    }
+    for (k = 0; k < n / 2; ++k) {
+        const double phase = -3.14159265358979323846264338327 * ((double)(k + 1) / n + 0.5);
+        stw[2 * k] = (int16_t)floor(0.5 + 32767.0 * cos(phase)), stw[2 * k + 1] = (int16_t)floor(0.5 + 32767.0 * sin(phase));
+    }
+    p.perm = perm, p.tw = tw, p.super_tw = stw;
+    aotc_tflm_rfft_i16(&p, x, y);
+    aotc_tflm_rfft_ref_i16(&p, x, r);
+    bad = test_bytes_differ("aotc_tflm_rfft_i16", y, r, (size_t)rows * 4 * (n + 1));
+    if (bad) printf("  n %d, in_len %d, rows %d\n", (int)n, (int)in_len, (int)rows);
+    free(perm), free(tw), free(stw), free(x), free(y), free(r);
+    return bad;
+}
+
+static int check_energy(void) {
+    const int32_t n = rand_int(1, 300), start = rand_int(0, n), end = rand_int(start, n);
+    int16_t *x = i16s((size_t)2 * n, -32768, 32767);
+    uint32_t *y = (uint32_t *)malloc((size_t)n * 4), *r = (uint32_t *)malloc((size_t)n * 4);
+    int bad;
+    aotc_tflm_energy_i16(n, start, end, x, y);
+    aotc_tflm_energy_ref_i16(n, start, end, x, r);
+    bad = test_bytes_differ("aotc_tflm_energy_i16", y, r, (size_t)n * 4);
+    free(x), free(y), free(r);
+    return bad;
+}
+
+static int check_filter_bank(void) {
+    const int32_t channels = rand_int(1, 40), bins = rand_int(1, 257);
+    int16_t *fs = i16s((size_t)channels + 1, 0, 0), *ws = i16s((size_t)channels + 1, 0, 0), *wd = i16s((size_t)channels + 1, 0, 0);
+    int16_t *w, *u;
+    uint32_t *x = (uint32_t *)malloc((size_t)bins * 4);
+    uint64_t *y = (uint64_t *)malloc((size_t)channels * 8), *r = (uint64_t *)malloc((size_t)channels * 8);
+    aotc_tflm_filter_bank_params p;
+    int32_t c, total = 0, i;
+    int bad;
+    for (c = 0; c <= channels; ++c) {
+        wd[c] = (int16_t)rand_int(0, 12), fs[c] = (int16_t)rand_int(0, bins - 1);
+        if (fs[c] + wd[c] > bins) wd[c] = (int16_t)(bins - fs[c]);
+        ws[c] = (int16_t)total, total += wd[c];
+    }
+    w = i16s((size_t)total + 1, 0, 4096), u = i16s((size_t)total + 1, 0, 4096);
+    for (i = 0; i < bins; ++i) x[i] = rand_u32(32);
+    p.channels = channels, p.weights = w, p.unweights = u, p.freq_starts = fs, p.weight_starts = ws, p.widths = wd;
+    aotc_tflm_filter_bank(&p, x, y);
+    aotc_tflm_filter_bank_ref(&p, x, r);
+    bad = test_bytes_differ("aotc_tflm_filter_bank", y, r, (size_t)channels * 8);
+    free(fs), free(ws), free(wd), free(w), free(u), free(x), free(y), free(r);
+    return bad;
+}
+
+static int check_sqrt(void) {
+    const int32_t n = rand_int(1, 64), shift = rand_int(0, 15);
+    uint64_t *x = (uint64_t *)malloc((size_t)n * 8);
+    uint32_t *y = (uint32_t *)malloc((size_t)n * 4), *r = (uint32_t *)malloc((size_t)n * 4);
+    int32_t i;
+    int bad;
+    for (i = 0; i < n; ++i) x[i] = chance(1, 2) ? rand_u32(32) : ((uint64_t)rand_u32(32) << 32 | test_next());
+    aotc_tflm_filter_bank_sqrt(n, x, &shift, y);
+    aotc_tflm_filter_bank_sqrt_ref(n, x, &shift, r);
+    bad = test_bytes_differ("aotc_tflm_filter_bank_sqrt", y, r, (size_t)n * 4);
+    free(x), free(y), free(r);
+    return bad;
+}
+
+static int check_spectral_subtraction(void) {
+    aotc_tflm_spectral_subtraction_params p;
+    int32_t i, n;
+    uint32_t *x, *noise, *y, *r, *ny, *nr;
+    int bad;
+    p.channels = n = rand_int(1, 48), p.spectral_subtraction_bits = (uint32_t)rand_int(8, 14);
+    p.smoothing = (uint32_t)rand_int(0, 1 << p.spectral_subtraction_bits);
+    p.one_minus_smoothing = (1u << p.spectral_subtraction_bits) - p.smoothing;
+    p.alternate_smoothing = (uint32_t)rand_int(0, 1 << p.spectral_subtraction_bits);
+    p.alternate_one_minus_smoothing = (1u << p.spectral_subtraction_bits) - p.alternate_smoothing;
+    p.min_signal_remaining = (uint32_t)rand_int(0, 1 << p.spectral_subtraction_bits);
+    p.smoothing_bits = (uint32_t)rand_int(0, 12), p.clamping = chance(1, 2);
+    x = (uint32_t *)malloc((size_t)n * 4), noise = (uint32_t *)malloc((size_t)n * 4);
+    y = (uint32_t *)malloc((size_t)n * 4), r = (uint32_t *)malloc((size_t)n * 4);
+    ny = (uint32_t *)malloc((size_t)n * 4), nr = (uint32_t *)malloc((size_t)n * 4);
+    for (i = 0; i < n; ++i) x[i] = rand_u32(chance(1, 4) ? 32 : 20), noise[i] = rand_u32(chance(1, 4) ? 32 : 28);
+    aotc_tflm_spectral_subtraction(&p, x, noise, y, ny);
+    aotc_tflm_spectral_subtraction_ref(&p, x, noise, r, nr);
+    bad = test_bytes_differ("aotc_tflm_spectral_subtraction", y, r, (size_t)n * 4) ||
+          test_bytes_differ("aotc_tflm_spectral_subtraction (noise)", ny, nr, (size_t)n * 4);
+    free(x), free(noise), free(y), free(r), free(ny), free(nr);
+    return bad;
+}
+
+static int check_pcan(void) {
+    const int32_t n = rand_int(1, 48), snr_shift = rand_int(0, 12);
+    int16_t *lut = i16s(125, -32768, 32767);
+    uint32_t *x = (uint32_t *)malloc((size_t)n * 4), *noise = (uint32_t *)malloc((size_t)n * 4);
+    uint32_t *y = (uint32_t *)malloc((size_t)n * 4), *r = (uint32_t *)malloc((size_t)n * 4);
+    int32_t i;
+    int bad;
+    for (i = 0; i < n; ++i) x[i] = rand_u32(24), noise[i] = rand_u32(32);
+    aotc_tflm_pcan(n, snr_shift, x, noise, lut, y);
+    aotc_tflm_pcan_ref(n, snr_shift, x, noise, lut, r);
+    bad = test_bytes_differ("aotc_tflm_pcan", y, r, (size_t)n * 4);
+    free(lut), free(x), free(noise), free(y), free(r);
+    return bad;
+}
+
+static int check_log(void) {
+    const int32_t n = rand_int(1, 64), scale = rand_int(1, 1 << 12), bits = rand_int(0, 8);
+    uint16_t lut[130];
+    uint32_t *x = (uint32_t *)malloc((size_t)n * 4);
+    int16_t *y = i16s((size_t)n, 0, 0), *r = i16s((size_t)n, 0, 0);
+    int32_t i;
+    int bad;
+    for (i = 0; i < 129; ++i) lut[i] = (uint16_t)floor((log2(1.0 + i / 128.0) - i / 128.0) * 65536.0 + 0.5);
+    lut[129] = 0;
+    for (i = 0; i < n; ++i) x[i] = rand_u32(32);
+    aotc_tflm_filter_bank_log(n, scale, bits, lut, x, y);
+    aotc_tflm_filter_bank_log_ref(n, scale, bits, lut, x, r);
+    bad = test_bytes_differ("aotc_tflm_filter_bank_log", y, r, (size_t)n * 2);
+    free(x), free(y), free(r);
+    return bad;
+}
+
+int main(int argc, char **argv) {
+    static int (*const checks[])(void) = {check_window, check_auto_scale, check_rfft, check_energy,
+                                          check_filter_bank, check_sqrt, check_spectral_subtraction, check_pcan,
+                                          check_log};
+    static const char *const names[] = {"aotc_tflm_window_i16", "aotc_tflm_fft_auto_scale_i16", "aotc_tflm_rfft_i16",
+                                        "aotc_tflm_energy_i16", "aotc_tflm_filter_bank", "aotc_tflm_filter_bank_sqrt",
+                                        "aotc_tflm_spectral_subtraction", "aotc_tflm_pcan",
+                                        "aotc_tflm_filter_bank_log"};
+    const int32_t shapes = test_args(argc, argv, 300);
+    int bad = 0;
+    size_t k;
+    for (k = 0; k < sizeof checks / sizeof checks[0]; ++k) {
+        int32_t i;
+        int fail = 0;
+        for (i = 0; i < shapes && !fail; ++i) fail = checks[k]();
+        printf("%-34s %s (%d shapes)\n", names[k], fail ? "MISMATCH" : "ok", (int)i);
+        bad |= fail;
+    }
+    return bad;
+}
