@@ -34,6 +34,18 @@ CUSTOM_NOTES = {
     "Landmarks2TransformMatrix": "MediaPipe's landmarks-to-matrix (float32, version 2)",
     "TransformTensorBilinear": "MediaPipe's bilinear sampling through a matrix (float32, versions 1 and 2, batch 1)",
     "TransformLandmarks": "MediaPipe's landmarks through a matrix (float32, version 2)",
+    "SignalWindow": "TFLM signal library: int16 samples times a constant window, shifted, saturated (bit-exact "
+                    "with TFLM)",
+    "SignalFftAutoScale": "TFLM signal library: a 1-D int16 signal shifted left by its free bits, and the shift",
+    "SignalRfft": "TFLM signal library: kissfft's fixed-point real FFT of int16 rows (bit-exact), fft_length a "
+                  "power of two; int32 and float32 refused",
+    "SignalEnergy": "TFLM signal library: re^2 + im^2 of int16 bins [start_index, end_index) to uint32 (0 outside)",
+    "SignalFilterBank": "TFLM signal library: uint32 energies into num_channels uint64 sums by constant band tables",
+    "SignalFilterBankSquareRoot": "TFLM signal library: TFLM's rounded integer square root of uint64 channels, shifted",
+    "SignalFilterBankSpectralSubtraction": "TFLM signal library: noise reduction; its noise estimate is state the "
+                                           "caller carries (uint32, starting at 0)",
+    "SignalPCAN": "TFLM signal library: per-channel automatic gain control by a constant gain table (uint32)",
+    "SignalFilterBankLog": "TFLM signal library: TFLM's fixed-point log of uint32 channels to int16",
 }
 
 
