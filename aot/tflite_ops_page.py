@@ -46,6 +46,14 @@ CUSTOM_NOTES = {
                                            "caller carries (uint32, starting at 0)",
     "SignalPCAN": "TFLM signal library: per-channel automatic gain control by a constant gain table (uint32)",
     "SignalFilterBankLog": "TFLM signal library: TFLM's fixed-point log of uint32 channels to int16",
+    "SignalFramer": "TFLM signal library: int16 rows into overlapping frames and a valid flag; its buffer is state "
+                    "the caller carries (prefill as TFLM's)",
+    "SignalStacker": "TFLM signal library: int16 frames stacked with left and right context, and a valid flag; its "
+                     "buffer is state the caller carries",
+    "SignalOverlapAdd": "TFLM signal library: int16 (saturated) or float32 frames overlap-added; its buffer is state "
+                        "the caller carries",
+    "SignalDelay": "TFLM signal library: int16 rows delayed by delay_length samples (Concat and Slice of the "
+                   "held samples, state the caller carries)",
 }
 
 

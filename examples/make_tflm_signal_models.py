@@ -24,7 +24,9 @@ It writes:
 - tflm_kws_int8.tflite: the same pipeline with the net converted full-int8 (TFLiteConverter with a
   representative dataset; float in and out). The converter's calibrator cannot run TFLM's custom ops, so the
   net is converted on its own and joined to the front end's file here (join_models: the flatbuffer schema's
-  object API, tensors and buffers renumbered, a RESHAPE, CONCATENATION and SLICE for the history).
+  object API, tensors and buffers renumbered, a RESHAPE, CONCATENATION and SLICE for the history);
+- tflm_streaming.tflite: the streaming ops (Framer, Delay, OverlapAdd of int16 and float32, Stacker) in one
+  tf.function, converted once.
 
 Then the references, with TFLM's interpreter (pip install tflite-micro, another venv: it needs numpy 2):
 
@@ -50,6 +52,7 @@ HERE = Path(__file__).resolve().parent
 OUT = HERE.parent / "tests" / "models" / "tflite"
 FRONTENDS = ("tflm_frontend_int8", "tflm_frontend_float", "tflm_frontend_v2")
 KWS = ("tflm_kws_float", "tflm_kws_int8")
+STREAMING = ("tflm_streaming",)  # random inputs each call; every output kept
 HISTORY = 48  # frames of features the KWS model is given besides the new one (49 in all, micro_speech's)
 CHANNELS = 40
 WAV = "tensorflow/lite/micro/examples/micro_speech/testdata/yes_1000ms.wav"
@@ -232,6 +235,31 @@ def join_models(frontend: bytes, net: bytes) -> bytes:
     return bytes(b.Output())
 
 
+def _streaming(tflm_ops) -> bytes:
+    """The streaming ops in one file: two Framers (prefilled, and not: frames still incomplete on the first
+    calls), a Delay, an OverlapAdd of the first Framer's frames (int16) and of them halved (float32), and a
+    Stacker of a 40-channel frame (left 2, right 1, step 2)."""
+    import tensorflow as tf
+
+    framer, delay, overlap_add, stacker = tflm_ops
+
+    class Streaming(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([2, 160], tf.int16), tf.TensorSpec([40], tf.int16)])
+        def __call__(self, audio, feature):
+            frames, valid = framer(audio, 240, 80, prefill=True)
+            frames2, valid2 = framer(audio, 100, 40, prefill=False)
+            stacked, valid3 = stacker(feature, 40, 2, 1, 2)
+            halved = tf.cast(frames, tf.float32) * 0.5
+            return {"a_frames": frames, "b_valid": valid, "c_frames2": frames2, "d_valid2": valid2,
+                    "e_delayed": delay(audio, 50), "f_ola": overlap_add(frames, 80),
+                    "g_ola_float": overlap_add(halved, 80), "h_stacked": stacked, "i_valid3": valid3}
+
+    module = Streaming()
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([module.__call__.get_concrete_function()], module)
+    converter.allow_custom_ops = True
+    return converter.convert()
+
+
 def make(tflm: Path, out: Path) -> None:
     ap = _import_tflm(tflm, Path(tempfile.gettempdir()) / "aotc_tflm_signal_build")
     v2 = dict(window_size_ms=16, window_stride_ms=10, filter_bank_number_of_channels=32, filter_bank_clamping=True,
@@ -245,6 +273,10 @@ def make(tflm: Path, out: Path) -> None:
     net = _net()
     files["tflm_kws_float"] = _kws_float(ap, net)
     files["tflm_kws_int8"] = join_models(files["tflm_frontend_float"], _net_int8(net))
+    from tflite_micro.python.tflite_micro.signal.ops import delay_op, framer_op, overlap_add_op, stacker_op
+
+    files["tflm_streaming"] = _streaming((framer_op.framer, delay_op.delay, overlap_add_op.overlap_add,
+                                          stacker_op.stacker))
     for name, data in files.items():
         (out / f"{name}.tflite").write_bytes(data)
         print(f"{name}.tflite: {len(data)} bytes")
@@ -290,6 +322,21 @@ def reference(out: Path, wav: Path | None) -> None:
         if name in KWS:
             ref[f"{name}/history"] = history
         print(f"{name}: {len(audio)} frames")
+    rng = np.random.default_rng(1)
+    for name in STREAMING:  # `<model>/in<k>` and `<model>/out<k>`, stacked over the calls
+        interp = runtime.Interpreter.from_file(str(out / f"{name}.tflite"))
+        shapes = [tuple(interp.get_input_details(k)["shape"]) for k in range(2)]
+        ins = [rng.integers(-20000, 20000, (8, *shape)).astype(np.int16) for shape in shapes]
+        outs: dict[int, list[np.ndarray]] = {}
+        for call in range(8):
+            for k, x in enumerate(ins):
+                interp.set_input(x[call], k)
+            interp.invoke()
+            for k in range(9):
+                outs.setdefault(k, []).append(np.asarray(interp.get_output(k)).copy())
+        ref.update({f"{name}/in{k}": x for k, x in enumerate(ins)})
+        ref.update({f"{name}/out{k}": np.stack(v) for k, v in outs.items()})
+        print(f"{name}: 8 calls")
     np.savez_compressed(out / "tflm_signal_ref.npz", **ref)
 
 

@@ -67,6 +67,9 @@ SIGNAL_FILTER_BANK_SQRT = "TflSignalFilterBankSquareRoot"
 SIGNAL_SPECTRAL_SUBTRACTION = "TflSignalFilterBankSpectralSubtraction"
 SIGNAL_PCAN = "TflSignalPcan"
 SIGNAL_FILTER_BANK_LOG = "TflSignalFilterBankLog"
+SIGNAL_FRAMER = "TflSignalFramer"
+SIGNAL_STACKER = "TflSignalStacker"
+SIGNAL_OVERLAP_ADD = "TflSignalOverlapAdd"
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,11 @@ SCHEMAS: dict[str, TflSchema] = {s.op: s for s in (
                "min_signal_remaining", "smoothing_bits", "spectral_subtraction_bits", "clamping")),
     TflSchema(SIGNAL_PCAN, ("x", "noise_estimate", "gain_lut"), ("y",), ("snr_shift",)),
     TflSchema(SIGNAL_FILTER_BANK_LOG, ("x",), ("y",), ("output_scale", "input_correction_bits")),
+    # the streaming ops' circular buffers as state rows (aotc_tflm_signal.h says their layout)
+    TflSchema(SIGNAL_FRAMER, ("x", "state"), ("y", "valid", "state_next"), ("frame_size", "frame_step")),
+    TflSchema(SIGNAL_STACKER, ("x", "state"), ("y", "valid", "state_next"),
+              ("num_channels", "stacker_left_context", "stacker_right_context", "stacker_step")),
+    TflSchema(SIGNAL_OVERLAP_ADD, ("x", "state"), ("y", "state_next"), ("frame_step",)),
 )}
 
 # the ops a .tflite model's import writes (the others come from passes)

@@ -149,6 +149,42 @@ def _emit_log(ctx: NodeContext) -> None:
              c_int(a["input_correction_bits"]), lut, ctx.ptr(x), ctx.ptr(y))
 
 
+def _emit_framer(ctx: NodeContext) -> None:
+    x, state = ctx.inputs
+    y, valid, nxt = ctx.outputs
+    a = ctx.attrs
+    size, step = int(a["frame_size"]), int(a["frame_step"])
+    shape = ctx.shape(x)
+    p = ctx.params("aotc_tflm_framer_params", {
+        "outer": c_int(_n(ctx, x) // shape[-1]), "n_frames": c_int(shape[-1] // step), "frame_size": c_int(size),
+        "frame_step": c_int(step), "capacity": c_int(ctx.shape(state)[-1] - 1),
+    }, comment=f"SignalFramer of {list(shape)}: frames of {size}, step {step}; buffer {state} -> {nxt}")
+    ctx.call("aotc_tflm_framer_i16", p, ctx.ptr(x), ctx.ptr(state), ctx.ptr(y), ctx.ptr(valid), ctx.ptr(nxt))
+
+
+def _emit_stacker(ctx: NodeContext) -> None:
+    x, state = ctx.inputs
+    y, valid, nxt = ctx.outputs
+    a = ctx.attrs
+    p = ctx.params("aotc_tflm_stacker_params", {
+        "channels": c_int(a["num_channels"]), "left": c_int(a["stacker_left_context"]),
+        "right": c_int(a["stacker_right_context"]), "step": c_int(a["stacker_step"]),
+    }, comment=f"SignalStacker of {a['num_channels']} channels: buffer {state} -> {nxt}")
+    ctx.call("aotc_tflm_stacker_i16", p, ctx.ptr(x), ctx.ptr(state), ctx.ptr(y), ctx.ptr(valid), ctx.ptr(nxt))
+
+
+def _emit_overlap_add(ctx: NodeContext) -> None:
+    x, state = ctx.inputs
+    y, nxt = ctx.outputs
+    *lead, frames, size = ctx.shape(x)
+    p = ctx.params("aotc_tflm_overlap_add_params", {
+        "outer": c_int(int(np.prod(lead, dtype=np.int64))), "n_frames": c_int(frames), "frame_size": c_int(size),
+        "frame_step": c_int(ctx.attrs["frame_step"]),
+    }, comment=f"SignalOverlapAdd of {list(ctx.shape(x))}, step {ctx.attrs['frame_step']}: buffer {state} -> {nxt}")
+    suffix = "i16" if ctx.dtype(x) == "int16" else "f32"
+    ctx.call(f"aotc_tflm_overlap_add_{suffix}", p, ctx.ptr(x), ctx.ptr(state), ctx.ptr(y), ctx.ptr(nxt))
+
+
 def _check_rfft(node: Node, graph: Graph) -> str | None:
     length = int(node.attrs["fft_length"])
     if length & (length - 1) or not 4 <= length <= 1 << 16:
@@ -170,4 +206,7 @@ OPS: dict[str, HostOp] = {
     tfl.SIGNAL_SPECTRAL_SUBTRACTION: _op(_emit_subtraction, ("uint32",)),
     tfl.SIGNAL_PCAN: _op(_emit_pcan, ("uint32",)),
     tfl.SIGNAL_FILTER_BANK_LOG: _op(_emit_log, ("uint32",)),
+    tfl.SIGNAL_FRAMER: _op(_emit_framer, ("int16",)),
+    tfl.SIGNAL_STACKER: _op(_emit_stacker, ("int16",)),
+    tfl.SIGNAL_OVERLAP_ADD: _op(_emit_overlap_add, ("int16", "float32")),
 }

@@ -192,14 +192,112 @@ static int check_log(void) {
     return bad;
 }
 
+/* a state row: `count` random samples held (0s after them), then the count and `extra` flags */
+static int16_t *state_row(int32_t capacity, int32_t count, int32_t extra) {
+    int16_t *s = i16s((size_t)capacity + 1 + extra, -32768, 32767);
+    memset(s + count, 0, (size_t)(capacity - count) * 2);
+    s[capacity] = (int16_t)count;
+    return s;
+}
+
+static int check_framer(void) {
+    aotc_tflm_framer_params p;
+    int16_t *x, *st, *y, *r, *ny, *nr;
+    uint8_t v1 = 9, v2 = 8;
+    size_t rows;
+    int bad;
+    p.outer = rand_int(1, 3), p.frame_step = rand_int(1, 64), p.frame_size = p.frame_step * rand_int(1, 4) +
+        rand_int(0, p.frame_step - 1), p.n_frames = rand_int(1, 4);
+    p.capacity = (p.frame_size + p.frame_step - 1) / p.frame_step * p.frame_step;
+    rows = (size_t)p.outer * (p.capacity + 1);
+    x = i16s((size_t)p.outer * p.n_frames * p.frame_step, -32768, 32767);
+    st = i16s(rows, 0, 0);
+    {
+        int32_t o;
+        for (o = 0; o < p.outer; ++o) { /* a count a sequence reaches: the prefill's, or a multiple of the step */
+            const int32_t count = chance(1, 3) ? p.frame_size - p.frame_step : p.frame_step *
+                rand_int(0, (p.capacity - p.frame_step) / p.frame_step);
+            int16_t *row = state_row(p.capacity, count, 0);
+            memcpy(st + (size_t)o * (p.capacity + 1), row, (size_t)(p.capacity + 1) * 2);
+            free(row);
+        }
+    }
+    y = i16s((size_t)p.outer * p.n_frames * p.frame_size, 0, 0), r = i16s((size_t)p.outer * p.n_frames * p.frame_size, 0, 0);
+    ny = i16s(rows, 0, 0), nr = i16s(rows, 0, 0);
+    aotc_tflm_framer_i16(&p, x, st, y, &v1, ny);
+    aotc_tflm_framer_ref_i16(&p, x, st, r, &v2, nr);
+    bad = test_bytes_differ("aotc_tflm_framer_i16", y, r, (size_t)p.outer * p.n_frames * p.frame_size * 2) ||
+          test_bytes_differ("aotc_tflm_framer_i16 (state)", ny, nr, rows * 2);
+    if (!bad && v1 != v2) printf("aotc_tflm_framer_i16: valid %d, reference %d\n", v1, v2), bad = 1;
+    if (bad) printf("  outer %d, frames %d, size %d, step %d\n", (int)p.outer, (int)p.n_frames, (int)p.frame_size,
+                    (int)p.frame_step);
+    free(x), free(st), free(y), free(r), free(ny), free(nr);
+    return bad;
+}
+
+static int check_stacker(void) {
+    aotc_tflm_stacker_params p;
+    int32_t size;
+    int16_t *x, *st, *y, *r, *ny, *nr;
+    uint8_t v1 = 9, v2 = 8;
+    int bad;
+    p.channels = rand_int(1, 40), p.left = rand_int(0, 4), p.right = rand_int(0, 4);
+    p.step = rand_int(1, p.left + p.right + 1);
+    size = p.channels * (p.left + p.right + 1);
+    x = i16s((size_t)p.channels, -32768, 32767);
+    st = state_row(size, chance(1, 3) ? 0 : p.channels * rand_int(0, p.left + p.right), 1);
+    st[size + 1] = (int16_t)(st[size] > 0 || chance(1, 2));
+    y = i16s((size_t)size, 0, 0), r = i16s((size_t)size, 0, 0), ny = i16s((size_t)size + 2, 0, 0), nr = i16s((size_t)size + 2, 0, 0);
+    aotc_tflm_stacker_i16(&p, x, st, y, &v1, ny);
+    aotc_tflm_stacker_ref_i16(&p, x, st, r, &v2, nr);
+    bad = test_bytes_differ("aotc_tflm_stacker_i16", y, r, (size_t)size * 2) ||
+          test_bytes_differ("aotc_tflm_stacker_i16 (state)", ny, nr, (size_t)(size + 2) * 2);
+    if (!bad && v1 != v2) printf("aotc_tflm_stacker_i16: valid %d, reference %d\n", v1, v2), bad = 1;
+    free(x), free(st), free(y), free(r), free(ny), free(nr);
+    return bad;
+}
+
+static int check_overlap_add(void) {
+    aotc_tflm_overlap_add_params p;
+    int16_t *x, *st, *y, *r, *ny, *nr;
+    size_t xs, ys, ss;
+    int bad;
+    p.outer = rand_int(1, 3), p.frame_size = rand_int(1, 300), p.frame_step = rand_int(1, p.frame_size);
+    p.n_frames = rand_int(1, 4);
+    xs = (size_t)p.outer * p.n_frames * p.frame_size, ys = (size_t)p.outer * p.n_frames * p.frame_step;
+    ss = (size_t)p.outer * p.frame_size;
+    x = i16s(xs, -32768, 32767), st = i16s(ss, -32768, 32767);
+    y = i16s(ys, 0, 0), r = i16s(ys, 0, 0), ny = i16s(ss, 0, 0), nr = i16s(ss, 0, 0);
+    aotc_tflm_overlap_add_i16(&p, x, st, y, ny);
+    aotc_tflm_overlap_add_ref_i16(&p, x, st, r, nr);
+    bad = test_bytes_differ("aotc_tflm_overlap_add_i16", y, r, ys * 2) ||
+          test_bytes_differ("aotc_tflm_overlap_add_i16 (state)", ny, nr, ss * 2);
+    if (!bad) { /* the float kernel on the same values: sums of at most a few int16, exact in float */
+        float *xf = test_alloc(xs), *sf = test_alloc(ss), *yf = test_alloc(ys), *nf = test_alloc(ss);
+        size_t i;
+        for (i = 0; i < xs; ++i) xf[i] = (float)(x[i] / 8);
+        for (i = 0; i < ss; ++i) sf[i] = (float)(st[i] / 8), st[i] = (int16_t)(st[i] / 8);
+        for (i = 0; i < xs; ++i) x[i] = (int16_t)(x[i] / 8);
+        aotc_tflm_overlap_add_f32(&p, xf, sf, yf, nf);
+        aotc_tflm_overlap_add_ref_i16(&p, x, st, r, nr);
+        for (i = 0; i < ys && !bad; ++i) bad = yf[i] != (float)r[i];
+        for (i = 0; i < ss && !bad; ++i) bad = nf[i] != (float)nr[i];
+        if (bad) printf("aotc_tflm_overlap_add_f32: differs from the sums\n");
+        free(xf), free(sf), free(yf), free(nf);
+    }
+    free(x), free(st), free(y), free(r), free(ny), free(nr);
+    return bad;
+}
+
 int main(int argc, char **argv) {
     static int (*const checks[])(void) = {check_window, check_auto_scale, check_rfft, check_energy,
                                           check_filter_bank, check_sqrt, check_spectral_subtraction, check_pcan,
-                                          check_log};
+                                          check_log, check_framer, check_stacker, check_overlap_add};
     static const char *const names[] = {"aotc_tflm_window_i16", "aotc_tflm_fft_auto_scale_i16", "aotc_tflm_rfft_i16",
                                         "aotc_tflm_energy_i16", "aotc_tflm_filter_bank", "aotc_tflm_filter_bank_sqrt",
                                         "aotc_tflm_spectral_subtraction", "aotc_tflm_pcan",
-                                        "aotc_tflm_filter_bank_log"};
+                                        "aotc_tflm_filter_bank_log", "aotc_tflm_framer_i16", "aotc_tflm_stacker_i16",
+                                        "aotc_tflm_overlap_add_i16 / _f32"};
     const int32_t shapes = test_args(argc, argv, 300);
     int bad = 0;
     size_t k;

@@ -34,6 +34,7 @@ CUSTOM_OPS = (
     # TFLM's signal library: its audio front end (signal.py)
     "SignalWindow", "SignalFftAutoScale", "SignalRfft", "SignalEnergy", "SignalFilterBank",
     "SignalFilterBankSquareRoot", "SignalFilterBankSpectralSubtraction", "SignalPCAN", "SignalFilterBankLog",
+    "SignalFramer", "SignalStacker", "SignalOverlapAdd", "SignalDelay",
 )
 CUSTOM_LOWERED = frozenset(CUSTOM_OPS)
 

@@ -15,8 +15,10 @@ whose kernel (runtime_c/kernels/tflm_signal/) computes what TFLM's reference cod
 
 Options come from each op's flexbuffer map by name. What TFLM only checks at run time, or not at all (a
 band past the spectrum, an FFT length that is not a power of two here), is refused by name at compile
-time. The other signal ops (Framer, Stacker, OverlapAdd, Delay, Irfft, Rfft of int32 and float) are
-refused by name (reader.py for the first five).
+time. The streaming ops keep TFLM's circular buffers as state the caller carries (a row of held samples, oldest
+first, and for Framer and Stacker their count; aotc_tflm_signal.h): SignalFramer, SignalStacker,
+SignalOverlapAdd (int16, float32) and SignalDelay (a Concat and two Slices: data movement only). Irfft and Rfft
+of int32 and float are refused by name (reader.py for Irfft).
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ from aot.frontend.tflite.reader import TflOp
 from aot.frontend.tflite.state import record_state
 from aot.ir import tflite_ops as tfl
 
-_ONNX_TYPE = {"int16": helper.TensorProto.INT16, "int32": helper.TensorProto.INT32,
-              "uint32": helper.TensorProto.UINT32, "uint64": helper.TensorProto.UINT64}
+_ONNX_TYPE = {"int16": helper.TensorProto.INT16, "int32": helper.TensorProto.INT32, "float32": helper.TensorProto.FLOAT,
+              "uint32": helper.TensorProto.UINT32, "uint64": helper.TensorProto.UINT64, "bool": helper.TensorProto.BOOL}
 # TFLM's TensorType numbers in a custom op's 'T' option
 _TFLITE_TYPE = {7: "int16", 2: "int32", 0: "float32"}
 
@@ -219,6 +221,103 @@ def _filter_bank_log(b: OnnxBuilder, op: TflOp) -> None:
           input_correction_bits=_int(op, o, "input_correction_bits", 0, 31))
 
 
+def _state(b: OnnxBuilder, name: str, onnx_type: int, dtype: str, shape: list[int], start: np.ndarray | int,
+           why: str) -> tuple[str, str]:
+    """A state input `<name>_state` and its next value `<name>_state_next` (a graph output), starting at `start`."""
+    s_in, s_out = f"{name}_state", f"{name}_state_next"
+    b.used.update((s_in, s_out))
+    b.extra_inputs.append(helper.make_tensor_value_info(s_in, onnx_type, shape))
+    b.extra_outputs.append(helper.make_tensor_value_info(s_out, onnx_type, shape))
+    b.value_infos.append(helper.make_tensor_value_info(s_out, onnx_type, shape))
+    record_state(b, s_in, s_out, dtype, shape, start, why)
+    return s_in, s_out
+
+
+def _framer(b: OnnxBuilder, op: TflOp) -> None:
+    _types(b, op, ("int16",), ("int16", "bool"))
+    o = options(op)
+    size = _int(op, o, "frame_size", 1, 1 << 14)
+    step = _int(op, o, "frame_step", 1, size)
+    prefill = bool(o.get("prefill", False))
+    x, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0])
+    if not x.shape or x.shape[-1] % step or y.shape != (*x.shape[:-1], x.shape[-1] // step, size):
+        raise op_error(op, f"SignalFramer of {list(x.shape)} to {list(y.shape)}: rows of a multiple of frame_step "
+                       f"{step} samples to [..., rows / {step}, {size}] frames expected")
+    capacity = -(-size // step) * step  # TFLM's circular buffer
+    outer = int(np.prod(x.shape[:-1], dtype=np.int64))
+    start = np.zeros((outer, capacity + 1), np.int16)
+    start[:, capacity] = size - step if prefill else 0
+    s_in, s_out = _state(b, b.names[op.outputs[0]], helper.TensorProto.INT16, "int16", [outer, capacity + 1], start,
+                         f"TFLM's Framer buffer{' prefilled with frame_size - frame_step zeros' if prefill else ''}: "
+                         f"{capacity} samples a row (0s), then how many are held ({start[0, capacity]})")
+    _emit(b, op, tfl.SIGNAL_FRAMER, [b.value(op.inputs[0]), s_in], [*op.outputs, s_out], frame_size=size,
+          frame_step=step)
+
+
+def _stacker(b: OnnxBuilder, op: TflOp) -> None:
+    _types(b, op, ("int16",), ("int16", "bool"))
+    o = options(op)
+    channels = _int(op, o, "num_channels", 1, 1 << 14)
+    left = _int(op, o, "stacker_left_context", 0, 1 << 10)
+    right = _int(op, o, "stacker_right_context", 0, 1 << 10)
+    step = _int(op, o, "stacker_step", 1, left + right + 1)
+    size = channels * (left + right + 1)
+    x, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0])
+    if x.shape != (channels,) or y.shape != (size,) or size >= 1 << 15:
+        raise op_error(op, f"SignalStacker of {list(x.shape)} to {list(y.shape)}: one frame of num_channels {channels} "
+                       f"to {size} samples (fewer than 32768) expected")
+    s_in, s_out = _state(b, b.names[op.outputs[0]], helper.TensorProto.INT16, "int16", [size + 2], 0,
+                         f"TFLM's Stacker buffer, reset: {size} samples, the count held and whether the first frame "
+                         "came, all 0")
+    _emit(b, op, tfl.SIGNAL_STACKER, [b.value(op.inputs[0]), s_in], [*op.outputs, s_out], num_channels=channels,
+          stacker_left_context=left, stacker_right_context=right, stacker_step=step)
+
+
+def _overlap_add(b: OnnxBuilder, op: TflOp) -> None:
+    x, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0])
+    dtype = _TFLITE_TYPE.get(int(options(op).get("T", 0)))
+    if dtype not in ("int16", "float32"):
+        raise op_error(op, f"SignalOverlapAdd of {dtype} is not supported (int16 and float32, TFLM's)")
+    _types(b, op, (dtype,), (dtype,))
+    o = options(op)
+    if len(x.shape) < 2:
+        raise op_error(op, f"SignalOverlapAdd of {list(x.shape)}: [..., frames, frame_size] expected")
+    *lead, frames, size = x.shape
+    step = _int(op, o, "frame_step", 1, size)
+    if y.shape != (*lead, frames * step):
+        raise op_error(op, f"SignalOverlapAdd of {list(x.shape)} to {list(y.shape)} with frame_step {step}")
+    outer = int(np.prod(lead, dtype=np.int64))
+    kind = helper.TensorProto.INT16 if dtype == "int16" else helper.TensorProto.FLOAT
+    s_in, s_out = _state(b, b.names[op.outputs[0]], kind, dtype, [outer, size], 0,
+                         "0: TFLM's OverlapAdd buffers, zeroed at Prepare and at reset")
+    _emit(b, op, tfl.SIGNAL_OVERLAP_ADD, [b.value(op.inputs[0]), s_in], [*op.outputs, s_out], frame_step=step)
+
+
+def _delay(b: OnnxBuilder, op: TflOp) -> None:
+    """Delay: the last delay_length samples of each row held over: y = (held ++ x)[:n], held' = (held ++ x)[n:]
+    (TFLM's circular buffer of n + delay, which always holds delay_length), as Concat and two Slices."""
+    _types(b, op, ("int16",), ("int16",))
+    delay = _int(op, options(op), "delay_length", 0, 1 << 15)
+    x = b.tensor(op.inputs[0])
+    if not x.shape or b.tensor(op.outputs[0]).shape != x.shape:
+        raise op_error(op, f"SignalDelay of {list(x.shape)}: the output is the input's shape")
+    n = x.shape[-1]
+    if delay == 0:
+        b.values[op.outputs[0]] = {NHWC: b.value(op.inputs[0])}
+        return
+    shape = [*x.shape[:-1], delay]
+    s_in, s_out = _state(b, b.names[op.outputs[0]], helper.TensorProto.INT16, "int16", shape, 0,
+                         f"0: TFLM's Delay buffers start with {delay} zeros")
+    axis = len(x.shape) - 1
+    both = b.node("Concat", [s_in, b.value(op.inputs[0])], hint=f"{op.name}_held", axis=axis)
+    starts, ends, axes = (b.const(np.array([v], np.int64), f"{op.name}_{k}") for k, v in (
+        ("y0", 0), ("y1", n), ("axis", axis)))
+    b.node("Slice", [both, starts, ends, axes], [b.names[op.outputs[0]]], hint=op.name)
+    b.node("Slice", [both, ends, b.const(np.array([n + delay], np.int64), f"{op.name}_s1"), axes], [s_out],
+           hint=f"{op.name}_next")
+    b.values[op.outputs[0]] = {NHWC: b.names[op.outputs[0]]}
+
+
 def _refused(b: OnnxBuilder, op: TflOp) -> None:
     raise op_error(op, f"TFLM signal op {op.op[7:]} is not supported yet (aotc compiles the audio front end's: "
                    "SignalWindow, SignalFftAutoScale, SignalRfft of int16, SignalEnergy, SignalFilterBank, "
@@ -235,4 +334,8 @@ OPS = {
     "CUSTOM:SignalFilterBankSpectralSubtraction": _spectral_subtraction,
     "CUSTOM:SignalPCAN": _pcan,
     "CUSTOM:SignalFilterBankLog": _filter_bank_log,
+    "CUSTOM:SignalFramer": _framer,
+    "CUSTOM:SignalStacker": _stacker,
+    "CUSTOM:SignalOverlapAdd": _overlap_add,
+    "CUSTOM:SignalDelay": _delay,
 }

@@ -100,6 +100,14 @@ void aotc_tflm_pcan_ref(int32_t n, int32_t snr_shift, const uint32_t *x, const u
                         uint32_t *y);
 void aotc_tflm_filter_bank_log_ref(int32_t n, int32_t output_scale, int32_t correction_bits, const uint16_t *log_lut,
                                    const uint32_t *x, int16_t *y);
+/* the streaming ops through TFLM's own circular buffer (read and write positions that wrap; up to 4096
+ * samples a buffer), loaded from the state row and stored back */
+void aotc_tflm_framer_ref_i16(const aotc_tflm_framer_params *p, const int16_t *x, const int16_t *state, int16_t *y,
+                              uint8_t *valid, int16_t *state_next);
+void aotc_tflm_stacker_ref_i16(const aotc_tflm_stacker_params *p, const int16_t *x, const int16_t *state, int16_t *y,
+                               uint8_t *valid, int16_t *state_next);
+void aotc_tflm_overlap_add_ref_i16(const aotc_tflm_overlap_add_params *p, const int16_t *x, const int16_t *state,
+                                   int16_t *y, int16_t *state_next);
 
 /* ---- resize (resize_ref.c) ----------------------------------------------------------------
  * Resize as its kernels: nearest, each output the x element its per-dim table entries sum to; the

@@ -81,4 +81,42 @@ void aotc_tflm_pcan(int32_t n, int32_t snr_shift, const uint32_t *x, const uint3
 void aotc_tflm_filter_bank_log(int32_t n, int32_t output_scale, int32_t correction_bits, const uint16_t *log_lut,
                                const uint32_t *x, int16_t *y);
 
+/* The streaming ops keep TFLM's circular buffers as a plain state row the caller carries: the samples
+ * held, oldest first, then (Framer, Stacker) their count; a kernel reads `state` and writes the next state
+ * to `state_next` (another buffer). Where TFLM leaves an output it did not produce as it was (a frame not
+ * yet complete), aotc writes 0s. */
+
+/* SignalFramer: each of `outer` rows of n_frames * frame_step samples appended to the row's held samples,
+ * a frame of the oldest frame_size given (and frame_step of them dropped) whenever that many are held;
+ * *valid: 1 when every frame of the call was complete. State row: `capacity` samples, then the count
+ * (TFLM's buffer capacity: frame_size rounded up to a multiple of frame_step). */
+typedef struct {
+    int32_t outer, n_frames, frame_size, frame_step, capacity;
+} aotc_tflm_framer_params;
+
+void aotc_tflm_framer_i16(const aotc_tflm_framer_params *p, const int16_t *x, const int16_t *state, int16_t *y,
+                          uint8_t *valid, int16_t *state_next);
+
+/* SignalStacker: one frame of `channels` samples appended (the first frame of a sequence also repeated
+ * `left` times before it), and while channels * (left + right + 1) samples are held, those given and
+ * channels * step dropped. State row: that many samples, their count, whether the first frame came. */
+typedef struct {
+    int32_t channels, left, right, step;
+} aotc_tflm_stacker_params;
+
+void aotc_tflm_stacker_i16(const aotc_tflm_stacker_params *p, const int16_t *x, const int16_t *state, int16_t *y,
+                           uint8_t *valid, int16_t *state_next);
+
+/* SignalOverlapAdd: each of `outer` rows of n_frames frames of frame_size added into the row's buffer
+ * (the state row, frame_size values; int16 saturated), frame_step values of it given out a frame and
+ * the buffer shifted by as many, zeros coming in. */
+typedef struct {
+    int32_t outer, n_frames, frame_size, frame_step;
+} aotc_tflm_overlap_add_params;
+
+void aotc_tflm_overlap_add_i16(const aotc_tflm_overlap_add_params *p, const int16_t *x, const int16_t *state,
+                               int16_t *y, int16_t *state_next);
+void aotc_tflm_overlap_add_f32(const aotc_tflm_overlap_add_params *p, const float *x, const float *state, float *y,
+                               float *state_next);
+
 #endif /* AOTC_TFLM_SIGNAL_H */

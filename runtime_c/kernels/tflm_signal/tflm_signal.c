@@ -4,6 +4,8 @@
  * written out through unsigned types here, so the C stays defined. Portable C99, no allocation. */
 #include "aotc_tflm_signal.h"
 
+#include <string.h>
+
 /* a value stored into an int16 as TFLM's C++ stores it: its low 16 bits */
 static inline int16_t wrap16(int32_t v) {
     const uint16_t u = (uint16_t)(uint32_t)v;
@@ -301,6 +303,98 @@ void aotc_tflm_filter_bank_log(int32_t n, int32_t output_scale, int32_t correcti
             y[i] = (int16_t)(v < (uint32_t)INT16_MAX ? v : (uint32_t)INT16_MAX);
         } else {
             y[i] = 0;
+        }
+    }
+}
+
+void aotc_tflm_framer_i16(const aotc_tflm_framer_params *p, const int16_t *x, const int16_t *state, int16_t *y,
+                          uint8_t *valid, int16_t *state_next) {
+    const int32_t row = p->capacity + 1;
+    int32_t o, f;
+    *valid = 1;
+    for (o = 0; o < p->outer; ++o) {
+        int16_t *held = state_next + (ptrdiff_t)o * row;
+        int32_t count;
+        memmove(held, state + (ptrdiff_t)o * row, (size_t)row * sizeof *held);
+        count = held[p->capacity];
+        if (count < 0 || count > p->capacity - p->frame_step) count = 0; /* not a state a sequence reaches */
+        for (f = 0; f < p->n_frames; ++f) {
+            const int16_t *in = x + ((ptrdiff_t)o * p->n_frames + f) * p->frame_step;
+            int16_t *out = y + ((ptrdiff_t)o * p->n_frames + f) * p->frame_size;
+            memcpy(held + count, in, (size_t)p->frame_step * sizeof *held);
+            count += p->frame_step;
+            if (count >= p->frame_size) {
+                memcpy(out, held, (size_t)p->frame_size * sizeof *out);
+                count -= p->frame_step;
+                memmove(held, held + p->frame_step, (size_t)count * sizeof *held);
+            } else {
+                memset(out, 0, (size_t)p->frame_size * sizeof *out);
+                *valid = 0;
+            }
+        }
+        memset(held + count, 0, (size_t)(p->capacity - count) * sizeof *held);
+        held[p->capacity] = (int16_t)count;
+    }
+}
+
+void aotc_tflm_stacker_i16(const aotc_tflm_stacker_params *p, const int16_t *x, const int16_t *state, int16_t *y,
+                           uint8_t *valid, int16_t *state_next) {
+    const int32_t size = p->channels * (p->left + p->right + 1), c = p->channels;
+    int32_t count, k;
+    memmove(state_next, state, (size_t)(size + 2) * sizeof *state_next);
+    count = state_next[size];
+    if (count < 0 || count > size - c || count % c) count = 0; /* not a state a sequence reaches */
+    memcpy(state_next + count, x, (size_t)c * sizeof *x);
+    count += c;
+    if (!state_next[size + 1]) { /* the first frame: as TFLM's CircularBufferExtend, `left` copies of it */
+        for (k = 0; k < p->left; ++k, count += c) memcpy(state_next + count, state_next + count - c, (size_t)c * 2);
+        state_next[size + 1] = 1;
+    }
+    if (count >= size) {
+        const int32_t drop = p->step * c < count ? p->step * c : count;
+        memcpy(y, state_next, (size_t)size * sizeof *y);
+        count -= drop;
+        memmove(state_next, state_next + drop, (size_t)count * sizeof *y);
+        *valid = 1;
+    } else {
+        memset(y, 0, (size_t)size * sizeof *y);
+        *valid = 0;
+    }
+    memset(state_next + count, 0, (size_t)(size - count) * sizeof *y);
+    state_next[size] = (int16_t)count;
+}
+
+void aotc_tflm_overlap_add_i16(const aotc_tflm_overlap_add_params *p, const int16_t *x, const int16_t *state,
+                               int16_t *y, int16_t *state_next) {
+    int32_t o, f, i;
+    memmove(state_next, state, (size_t)p->outer * p->frame_size * sizeof *y);
+    for (o = 0; o < p->outer; ++o) {
+        int16_t *buf = state_next + (ptrdiff_t)o * p->frame_size;
+        for (f = 0; f < p->n_frames; ++f) {
+            const int16_t *in = x + ((ptrdiff_t)o * p->n_frames + f) * p->frame_size;
+            for (i = 0; i < p->frame_size; ++i) {
+                const int32_t v = (int32_t)in[i] + buf[i];
+                buf[i] = (int16_t)(v < INT16_MIN ? INT16_MIN : v > INT16_MAX ? INT16_MAX : v);
+            }
+            memcpy(y + ((ptrdiff_t)o * p->n_frames + f) * p->frame_step, buf, (size_t)p->frame_step * sizeof *y);
+            memmove(buf, buf + p->frame_step, (size_t)(p->frame_size - p->frame_step) * sizeof *y);
+            memset(buf + p->frame_size - p->frame_step, 0, (size_t)p->frame_step * sizeof *y);
+        }
+    }
+}
+
+void aotc_tflm_overlap_add_f32(const aotc_tflm_overlap_add_params *p, const float *x, const float *state, float *y,
+                               float *state_next) {
+    int32_t o, f, i;
+    memmove(state_next, state, (size_t)p->outer * p->frame_size * sizeof *y);
+    for (o = 0; o < p->outer; ++o) {
+        float *buf = state_next + (ptrdiff_t)o * p->frame_size;
+        for (f = 0; f < p->n_frames; ++f) {
+            const float *in = x + ((ptrdiff_t)o * p->n_frames + f) * p->frame_size;
+            for (i = 0; i < p->frame_size; ++i) buf[i] += in[i];
+            memcpy(y + ((ptrdiff_t)o * p->n_frames + f) * p->frame_step, buf, (size_t)p->frame_step * sizeof *y);
+            memmove(buf, buf + p->frame_step, (size_t)(p->frame_size - p->frame_step) * sizeof *y);
+            memset(buf + p->frame_size - p->frame_step, 0, (size_t)p->frame_step * sizeof *y);
         }
     }
 }

@@ -5,6 +5,8 @@
  * arithmetic. Portable C99, slow on purpose, no allocation beyond the stack. */
 #include "kernels_ref.h"
 
+#include <string.h>
+
 static int16_t ref_wrap16(int64_t v) {
     int64_t u = v & 0xFFFF;
     return (int16_t)(u >= 0x8000 ? u - 0x10000 : u);
@@ -212,5 +214,102 @@ void aotc_tflm_filter_bank_log_ref(int32_t n, int32_t output_scale, int32_t corr
             const uint32_t out = (uint32_t)((uint32_t)output_scale * ln + 32768u) >> 16;
             y[i] = (int16_t)(out < 32767u ? out : 32767u);
         }
+    }
+}
+
+/* TFLM's circular buffer (signal/src/circular_buffer.cc) of up to 4096 samples, to run the streaming ops
+ * as TFLM does: read and write positions that wrap, loaded from a state row and stored back into one */
+typedef struct {
+    int16_t v[4096];
+    int32_t capacity, read, count;
+} ref_ring;
+
+static void ref_ring_load(ref_ring *r, int32_t capacity, const int16_t *held, int32_t count) {
+    int32_t i;
+    r->capacity = capacity, r->read = capacity / 2, r->count = 0; /* start mid-buffer: its wrap is exercised */
+    for (i = 0; i < count; ++i) r->v[(r->read + r->count++) % capacity] = held[i];
+}
+
+static void ref_ring_write(ref_ring *r, const int16_t *x, int32_t n) {
+    int32_t i;
+    for (i = 0; i < n; ++i) r->v[(r->read + r->count++) % r->capacity] = x[i];
+}
+
+static void ref_ring_get(const ref_ring *r, int16_t *y, int32_t n) {
+    int32_t i;
+    for (i = 0; i < n; ++i) y[i] = r->v[(r->read + i) % r->capacity];
+}
+
+static void ref_ring_discard(ref_ring *r, int32_t n) {
+    r->read = (r->read + n) % r->capacity, r->count -= n;
+}
+
+static void ref_ring_store(const ref_ring *r, int16_t *held, int32_t capacity) {
+    int32_t i;
+    for (i = 0; i < capacity; ++i) held[i] = i < r->count ? r->v[(r->read + i) % r->capacity] : 0;
+    held[capacity] = (int16_t)r->count;
+}
+
+void aotc_tflm_framer_ref_i16(const aotc_tflm_framer_params *p, const int16_t *x, const int16_t *state, int16_t *y,
+                              uint8_t *valid, int16_t *state_next) {
+    const int32_t row = p->capacity + 1;
+    int32_t o, f;
+    ref_ring r;
+    *valid = 1;
+    if (p->capacity > 4096) return;
+    for (o = 0; o < p->outer; ++o) {
+        const int16_t *s = state + (int64_t)o * row;
+        ref_ring_load(&r, p->capacity, s, s[p->capacity]);
+        for (f = 0; f < p->n_frames; ++f) {
+            int16_t *out = y + ((int64_t)o * p->n_frames + f) * p->frame_size;
+            ref_ring_write(&r, x + ((int64_t)o * p->n_frames + f) * p->frame_step, p->frame_step);
+            if (r.count >= p->frame_size) {
+                ref_ring_get(&r, out, p->frame_size), ref_ring_discard(&r, p->frame_step);
+            } else {
+                memset(out, 0, (size_t)p->frame_size * 2), *valid = 0;
+            }
+        }
+        ref_ring_store(&r, state_next + (int64_t)o * row, p->capacity);
+    }
+}
+
+void aotc_tflm_stacker_ref_i16(const aotc_tflm_stacker_params *p, const int16_t *x, const int16_t *state, int16_t *y,
+                               uint8_t *valid, int16_t *state_next) {
+    const int32_t size = p->channels * (p->left + p->right + 1);
+    int32_t k;
+    ref_ring r;
+    if (size > 4096) return;
+    ref_ring_load(&r, size, state, state[size]);
+    ref_ring_write(&r, x, p->channels);
+    if (!state[size + 1]) { /* CircularBufferExtend: the last `channels` samples, `left` more times */
+        int16_t last[4096];
+        ref_ring_get(&r, last, r.count);
+        for (k = 0; k < p->left; ++k) ref_ring_write(&r, last + r.count - p->channels - k * p->channels, p->channels);
+    }
+    *valid = r.count >= size;
+    if (*valid) ref_ring_get(&r, y, size), ref_ring_discard(&r, p->step * p->channels);
+    else memset(y, 0, (size_t)size * 2);
+    ref_ring_store(&r, state_next, size);
+    state_next[size + 1] = 1;
+}
+
+void aotc_tflm_overlap_add_ref_i16(const aotc_tflm_overlap_add_params *p, const int16_t *x, const int16_t *state,
+                                   int16_t *y, int16_t *state_next) {
+    int64_t o, f, i, t;
+    for (o = 0; o < p->outer; ++o) { /* output sample t of frame f: the sum of every frame reaching it, saturated */
+        const int16_t *s = state + o * p->frame_size;
+        int16_t *next = state_next + o * p->frame_size;
+        int32_t buf[4096];
+        if (p->frame_size > 4096) return;
+        for (i = 0; i < p->frame_size; ++i) buf[i] = s[i];
+        for (f = 0; f < p->n_frames; ++f) {
+            for (i = 0; i < p->frame_size; ++i) {
+                const int32_t v = buf[i] + x[(o * p->n_frames + f) * p->frame_size + i];
+                buf[i] = v < -32768 ? -32768 : v > 32767 ? 32767 : v;
+            }
+            for (t = 0; t < p->frame_step; ++t) y[(o * p->n_frames + f) * p->frame_step + t] = (int16_t)buf[t];
+            for (i = 0; i < p->frame_size; ++i) buf[i] = i + p->frame_step < p->frame_size ? buf[i + p->frame_step] : 0;
+        }
+        for (i = 0; i < p->frame_size; ++i) next[i] = (int16_t)buf[i];
     }
 }
