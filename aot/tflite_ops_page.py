@@ -37,8 +37,10 @@ CUSTOM_NOTES = {
     "SignalWindow": "TFLM signal library: int16 samples times a constant window, shifted, saturated (bit-exact "
                     "with TFLM)",
     "SignalFftAutoScale": "TFLM signal library: a 1-D int16 signal shifted left by its free bits, and the shift",
-    "SignalRfft": "TFLM signal library: kissfft's fixed-point real FFT of int16 rows (bit-exact), fft_length a "
-                  "power of two; int32 and float32 refused",
+    "SignalRfft": "TFLM signal library: kissfft's real FFT of int16 or int32 rows (fixed point, bit-exact) or "
+                  "float32 ones, fft_length a power of two",
+    "SignalIrfft": "TFLM signal library: kissfft's inverse real FFT (int16, int32, float32), fft_length a power of "
+                   "two",
     "SignalEnergy": "TFLM signal library: re^2 + im^2 of int16 bins [start_index, end_index) to uint32 (0 outside)",
     "SignalFilterBank": "TFLM signal library: uint32 energies into num_channels uint64 sums by constant band tables",
     "SignalFilterBankSquareRoot": "TFLM signal library: TFLM's rounded integer square root of uint64 channels, shifted",

@@ -18,7 +18,7 @@ from tflite_micro.python.tflite_micro import runtime
 def main() -> None:
     model, inputs, out = sys.argv[1:4]
     feeds = np.load(inputs)
-    interp = runtime.Interpreter.from_file(model)
+    interp = runtime.Interpreter.from_file(model, arena_size=1 << 22)
     n_in = 0
     while f"input_{n_in}" in feeds.files:
         try:

@@ -58,7 +58,7 @@ def main() -> None:
                        capture_output=True)
         subprocess.run([cmake_exe(), "--build", str(out)], check=True, capture_output=True)
         meta = json.loads((out / "bundle" / "metadata.json").read_text())
-        frame = ref["frames480"][3].reshape(meta["inputs"][0]["shape"])
+        frame = ref[f"frames{meta['inputs'][0]['shape'][-1]}"][3].reshape(meta["inputs"][0]["shape"])
         extra = [np.zeros(s["shape"], s["dtype"]) for s in meta["inputs"][1:]]
         n_file = 1 + sum("state" not in s for s in meta["inputs"][1:])
         np.savez(work / "in.npz", **{f"input_{k}": v for k, v in enumerate([frame, *extra][:n_file])})

@@ -26,7 +26,8 @@ It writes:
   net is converted on its own and joined to the front end's file here (join_models: the flatbuffer schema's
   object API, tensors and buffers renumbered, a RESHAPE, CONCATENATION and SLICE for the history);
 - tflm_streaming.tflite: the streaming ops (Framer, Delay, OverlapAdd of int16 and float32, Stacker) in one
-  tf.function, converted once.
+  tf.function, converted once;
+- tflm_fft.tflite: SignalRfft and SignalIrfft of int16, int32 and float32 (_ffts says the sizes).
 
 Then the references, with TFLM's interpreter (pip install tflite-micro, another venv: it needs numpy 2):
 
@@ -52,7 +53,7 @@ HERE = Path(__file__).resolve().parent
 OUT = HERE.parent / "tests" / "models" / "tflite"
 FRONTENDS = ("tflm_frontend_int8", "tflm_frontend_float", "tflm_frontend_v2")
 KWS = ("tflm_kws_float", "tflm_kws_int8")
-STREAMING = ("tflm_streaming",)  # random inputs each call; every output kept
+STREAMING = ("tflm_streaming", "tflm_fft")  # random inputs each call; every output kept
 HISTORY = 48  # frames of features the KWS model is given besides the new one (49 in all, micro_speech's)
 CHANNELS = 40
 WAV = "tensorflow/lite/micro/examples/micro_speech/testdata/yes_1000ms.wav"
@@ -260,6 +261,26 @@ def _streaming(tflm_ops) -> bytes:
     return converter.convert()
 
 
+def _ffts(fft_ops) -> bytes:
+    """SignalRfft and SignalIrfft of each type kissfft is built for: int16 rows of 200 samples in a 256-point FFT
+    (its complex half of 128 points takes a radix-2 stage), int32 rows of 128 in a 128-point one, float32 rows
+    of 200 in 256; each spectrum back through the inverse."""
+    import tensorflow as tf
+
+    class Ffts(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([2, 200], tf.int16), tf.TensorSpec([1, 128], tf.int32),
+                                      tf.TensorSpec([3, 200], tf.float32)])
+        def __call__(self, x16, x32, xf):
+            r16, r32, rf = fft_ops.rfft(x16, 256), fft_ops.rfft(x32, 128), fft_ops.rfft(xf, 256)
+            return {"a_r16": r16, "b_i16": fft_ops.irfft(r16, 256), "c_r32": r32, "d_i32": fft_ops.irfft(r32, 128),
+                    "e_rf": rf, "f_if": fft_ops.irfft(rf, 256)}
+
+    module = Ffts()
+    converter = tf.lite.TFLiteConverter.from_concrete_functions([module.__call__.get_concrete_function()], module)
+    converter.allow_custom_ops = True
+    return converter.convert()
+
+
 def make(tflm: Path, out: Path) -> None:
     ap = _import_tflm(tflm, Path(tempfile.gettempdir()) / "aotc_tflm_signal_build")
     v2 = dict(window_size_ms=16, window_stride_ms=10, filter_bank_number_of_channels=32, filter_bank_clamping=True,
@@ -277,6 +298,9 @@ def make(tflm: Path, out: Path) -> None:
 
     files["tflm_streaming"] = _streaming((framer_op.framer, delay_op.delay, overlap_add_op.overlap_add,
                                           stacker_op.stacker))
+    from tflite_micro.python.tflite_micro.signal.ops import fft_ops
+
+    files["tflm_fft"] = _ffts(fft_ops)
     for name, data in files.items():
         (out / f"{name}.tflite").write_bytes(data)
         print(f"{name}.tflite: {len(data)} bytes")
@@ -305,7 +329,7 @@ def reference(out: Path, wav: Path | None) -> None:
 
     ref: dict[str, np.ndarray] = {}
     for name in (*FRONTENDS, *KWS):
-        interp = runtime.Interpreter.from_file(str(out / f"{name}.tflite"))
+        interp = runtime.Interpreter.from_file(str(out / f"{name}.tflite"), arena_size=1 << 20)
         window = int(interp.get_input_details(0)["shape"][-1])
         audio = ref.setdefault(f"frames{window}", frames(wav, window, window * 2 // 3))
         history = np.zeros((1, HISTORY, CHANNELS), np.float32)
@@ -324,19 +348,26 @@ def reference(out: Path, wav: Path | None) -> None:
         print(f"{name}: {len(audio)} frames")
     rng = np.random.default_rng(1)
     for name in STREAMING:  # `<model>/in<k>` and `<model>/out<k>`, stacked over the calls
-        interp = runtime.Interpreter.from_file(str(out / f"{name}.tflite"))
-        shapes = [tuple(interp.get_input_details(k)["shape"]) for k in range(2)]
-        ins = [rng.integers(-20000, 20000, (8, *shape)).astype(np.int16) for shape in shapes]
+        interp = runtime.Interpreter.from_file(str(out / f"{name}.tflite"), arena_size=1 << 20)
+        n_in, n_out, calls = (2, 9, 5) if name == "tflm_streaming" else (3, 6, 1)
+        details = [interp.get_input_details(k) for k in range(n_in)]
+        ins = []
+        for d in details:
+            shape, dtype = (calls, *d["shape"]), np.dtype(d["dtype"])
+            if dtype.kind == "f":
+                ins.append(rng.uniform(-1, 1, shape).astype(dtype))
+            else:
+                ins.append(rng.integers(np.iinfo(dtype).min // 2, np.iinfo(dtype).max // 2, shape).astype(dtype))
         outs: dict[int, list[np.ndarray]] = {}
-        for call in range(8):
+        for call in range(calls):
             for k, x in enumerate(ins):
                 interp.set_input(x[call], k)
             interp.invoke()
-            for k in range(9):
+            for k in range(n_out):
                 outs.setdefault(k, []).append(np.asarray(interp.get_output(k)).copy())
         ref.update({f"{name}/in{k}": x for k, x in enumerate(ins)})
         ref.update({f"{name}/out{k}": np.stack(v) for k, v in outs.items()})
-        print(f"{name}: 8 calls")
+        print(f"{name}: {calls} calls")
     np.savez_compressed(out / "tflm_signal_ref.npz", **ref)
 
 

@@ -61,6 +61,7 @@ DETECTION_POSTPROCESS = "TflDetectionPostProcess"
 SIGNAL_WINDOW = "TflSignalWindow"
 SIGNAL_FFT_AUTO_SCALE = "TflSignalFftAutoScale"
 SIGNAL_RFFT = "TflSignalRfft"
+SIGNAL_IRFFT = "TflSignalIrfft"
 SIGNAL_ENERGY = "TflSignalEnergy"
 SIGNAL_FILTER_BANK = "TflSignalFilterBank"
 SIGNAL_FILTER_BANK_SQRT = "TflSignalFilterBankSquareRoot"
@@ -137,6 +138,7 @@ SCHEMAS: dict[str, TflSchema] = {s.op: s for s in (
     TflSchema(SIGNAL_WINDOW, ("x", "weights"), ("y",), ("shift",)),
     TflSchema(SIGNAL_FFT_AUTO_SCALE, ("x",), ("y", "scale_bits"), ()),
     TflSchema(SIGNAL_RFFT, ("x",), ("y",), ("fft_length",)),
+    TflSchema(SIGNAL_IRFFT, ("x",), ("y",), ("fft_length",)),
     TflSchema(SIGNAL_ENERGY, ("x",), ("y",), ("start_index", "end_index")),
     TflSchema(SIGNAL_FILTER_BANK, ("x", "weights", "unweights", "freq_starts", "weight_starts", "widths"), ("y",),
               ("num_channels",)),

@@ -27,10 +27,14 @@ def kiss_factors(n: int) -> list[int]:
     return out
 
 
-def rfft_tables(fft_length: int) -> dict[str, np.ndarray | list[int]]:
-    """What kiss_fftr_alloc(fft_length) computes at init, as the kernel reads it: the complex FFT's
-    radices, the input each output position takes (kf_work's recursion, unrolled), its twiddles
-    floor(0.5 + 32767 cos(-2 pi k / n)) (and sin) and the real split's super twiddles."""
+_SCALE = {"int16": 32767, "int32": 2147483647, "float32": 0}  # kissfft's SAMP_MAX per scalar (0: float)
+
+
+def rfft_tables(fft_length: int, dtype: str = "int16", inverse: bool = False) -> dict[str, np.ndarray | list[int]]:
+    """What kiss_fftr_alloc(fft_length, inverse) computes at init, as the kernels read it: the complex FFT's
+    radices, the input each output position takes (kf_work's recursion, unrolled), its twiddles (cos, sin of
+    -+2 pi k / n: floor(0.5 + SAMP_MAX cos) for the fixed-point types, (float) cos for float) and the real
+    split's super twiddles, of `dtype`."""
     n = fft_length // 2
     radix = kiss_factors(n)
     perm = np.zeros(n, np.int64)
@@ -43,13 +47,16 @@ def rfft_tables(fft_length: int) -> dict[str, np.ndarray | list[int]]:
             stride *= p
         perm[k] = q
     pi = 3.141592653589793238462643383279502884197169399375105820974944
+    sign, scale = (1.0 if inverse else -1.0), _SCALE[dtype]
 
-    def cexp(phase: float) -> tuple[int, int]:
-        return math.floor(0.5 + 32767 * math.cos(phase)), math.floor(0.5 + 32767 * math.sin(phase))
-    tw = [cexp(-2 * pi * k / n) for k in range(n)]
-    super_tw = [cexp(-3.14159265358979323846264338327 * ((k + 1) / n + 0.5)) for k in range(n // 2)]
-    return {"radix": radix, "perm": perm.astype(np.int16), "tw": np.asarray(tw, np.int16).reshape(-1),
-            "super_tw": np.asarray(super_tw, np.int16).reshape(-1)}
+    def cexp(phase: float) -> tuple[float, float]:
+        if not scale:
+            return float(np.float32(math.cos(phase))), float(np.float32(math.sin(phase)))
+        return math.floor(0.5 + scale * math.cos(phase)), math.floor(0.5 + scale * math.sin(phase))
+    tw = [cexp(sign * 2 * pi * k / n) for k in range(n)]
+    super_tw = [cexp(sign * 3.14159265358979323846264338327 * ((k + 1) / n + 0.5)) for k in range(n // 2)]
+    return {"radix": radix, "perm": perm.astype(np.int16), "tw": np.asarray(tw, dtype).reshape(-1),
+            "super_tw": np.asarray(super_tw, dtype).reshape(-1)}
 
 
 def log_table() -> np.ndarray:
@@ -78,12 +85,15 @@ def _emit_auto_scale(ctx: NodeContext) -> None:
     ctx.call("aotc_tflm_fft_auto_scale_i16", c_int(_n(ctx, x)), ctx.ptr(x), ctx.ptr(y), ctx.ptr(bits))
 
 
-def _emit_rfft(ctx: NodeContext) -> None:
+def _emit_fft(ctx: NodeContext) -> None:
+    """SignalRfft and SignalIrfft of int16, int32 or float32: one call over the rows, kissfft's tables."""
     x, y = ctx.inputs[0], ctx.outputs[0]
     length = int(ctx.attrs["fft_length"])
-    t = rfft_tables(length)
+    inverse = ctx.node.op == tfl.SIGNAL_IRFFT
+    dtype = ctx.dtype(x)
+    t = rfft_tables(length, dtype, inverse)
     in_len = ctx.shape(x)[-1]
-    what = f"kissfft's {length}-point real FFT"
+    what = f"kissfft's {length}-point {'inverse ' if inverse else ''}real FFT of {dtype}"
     perm = ctx.const_array("perm", t["perm"], comment=f"{what}: the input each position of the complex FFT takes")
     tw = ctx.const_array("tw", t["tw"], comment=f"{what}: twiddles (re, im), as kiss_fft_alloc rounds them")
     stw = ctx.const_array("stw", t["super_tw"], comment=f"{what}: the real split's twiddles, as kiss_fftr_alloc's")
@@ -91,8 +101,10 @@ def _emit_rfft(ctx: NodeContext) -> None:
     p = ctx.params("aotc_tflm_rfft_params", {
         "rows": c_int(_n(ctx, x) // in_len), "in_len": c_int(in_len), "n": c_int(length // 2),
         "stages": c_int(len(radix)), "radix": c_ints(radix), "perm": perm, "tw": tw, "super_tw": stw,
-    }, comment=f"SignalRfft of {list(ctx.shape(x))}, fft_length {length}: stages of radix {radix}")
-    ctx.call("aotc_tflm_rfft_i16", p, ctx.ptr(x), ctx.ptr(y))
+    }, comment=f"Signal{'Irfft' if inverse else 'Rfft'} of {list(ctx.shape(x))}, fft_length {length}: stages of "
+               f"radix {radix}")
+    suffix = {"int16": "i16", "int32": "i32", "float32": "f32"}[dtype]
+    ctx.call(f"aotc_tflm_{'irfft' if inverse else 'rfft'}_{suffix}", p, ctx.ptr(x), ctx.ptr(y))
 
 
 def _emit_energy(ctx: NodeContext) -> None:
@@ -199,7 +211,8 @@ def _op(emit, dtypes: tuple[str, ...], check=None) -> HostOp:
 OPS: dict[str, HostOp] = {
     tfl.SIGNAL_WINDOW: _op(_emit_window, ("int16",)),
     tfl.SIGNAL_FFT_AUTO_SCALE: _op(_emit_auto_scale, ("int16",)),
-    tfl.SIGNAL_RFFT: _op(_emit_rfft, ("int16",), _check_rfft),
+    tfl.SIGNAL_RFFT: _op(_emit_fft, ("int16", "int32", "float32"), _check_rfft),
+    tfl.SIGNAL_IRFFT: _op(_emit_fft, ("int16", "int32", "float32"), _check_rfft),
     tfl.SIGNAL_ENERGY: _op(_emit_energy, ("int16",)),
     tfl.SIGNAL_FILTER_BANK: _op(_emit_filter_bank, ("uint32",)),
     tfl.SIGNAL_FILTER_BANK_SQRT: _op(_emit_sqrt, ("uint64",)),

@@ -52,37 +52,114 @@ static int check_auto_scale(void) {
     return bad;
 }
 
-static int check_rfft(void) {
-    const int32_t log2n = rand_int(1, 10), n = 1 << log2n, in_len = rand_int(1, 2 * n), rows = rand_int(1, 2);
-    aotc_tflm_rfft_params p;
-    int16_t *perm = i16s((size_t)n, 0, 0), *tw = i16s((size_t)2 * n, 0, 0), *stw = i16s((size_t)n, 0, 0);
-    int16_t *x = i16s((size_t)rows * in_len, -32768, 32767);
-    int16_t *y = i16s((size_t)rows * 2 * (n + 1), 0, 0), *r = i16s((size_t)rows * 2 * (n + 1), 0, 0);
+/* kissfft's tables for an n-point complex FFT (as the compiler makes them): radices, input order, twiddles of
+ * `scale` (32767, 2147483647, or 0: float) for the forward (sign -1) or inverse (+1) transform */
+static void fft_tables(aotc_tflm_rfft_params *p, int32_t n, double sign, double scale, int16_t *perm, void *tw,
+                       void *stw) {
     int32_t k, s, m;
-    int bad;
-    memset(&p, 0, sizeof p);
-    p.rows = rows, p.in_len = in_len, p.n = n;
-    for (m = n; m % 4 == 0; m /= 4) p.radix[p.stages++] = 4; /* kissfft's factors: 4s, then a 2 */
-    if (m == 2) p.radix[p.stages++] = 2;
+    p->n = n, p->stages = 0;
+    for (m = n; m % 4 == 0; m /= 4) p->radix[p->stages++] = 4; /* kissfft's factors: 4s, then a 2 */
+    if (m == 2) p->radix[p->stages++] = 2;
     for (k = 0; k < n; ++k) { /* the input each position takes: its digits in the stages' radices, reversed */
         int32_t rest = k, sub = n, stride = 1, q = 0;
-        for (s = 0; s < p.stages; ++s) sub /= p.radix[s], q += (rest / sub) * stride, rest %= sub, stride *= p.radix[s];
+        for (s = 0; s < p->stages; ++s) sub /= p->radix[s], q += (rest / sub) * stride, rest %= sub, stride *= p->radix[s];
         perm[k] = (int16_t)q;
     }
-    for (k = 0; k < n; ++k) {
-        const double phase = -2.0 * 3.141592653589793238462643383279502884197169399375105820974944 * k / n;
-        tw[2 * k] = (int16_t)floor(0.5 + 32767.0 * cos(phase)), tw[2 * k + 1] = (int16_t)floor(0.5 + 32767.0 * sin(phase));
+    for (k = 0; k < n + n / 2; ++k) {
+        const double phase = k < n ? sign * 2.0 * 3.141592653589793238462643383279502884197169399375105820974944 * k / n
+                                   : sign * 3.14159265358979323846264338327 * ((double)(k - n + 1) / n + 0.5);
+        const double c = cos(phase), si = sin(phase);
+        const int32_t at = k < n ? 2 * k : 2 * (k - n);
+        if (scale == 32767.0) {
+            int16_t *t = k < n ? (int16_t *)tw : (int16_t *)stw;
+            t[at] = (int16_t)floor(0.5 + scale * c), t[at + 1] = (int16_t)floor(0.5 + scale * si);
+        } else if (scale > 0.0) {
+            int32_t *t = k < n ? (int32_t *)tw : (int32_t *)stw;
+            t[at] = (int32_t)floor(0.5 + scale * c), t[at + 1] = (int32_t)floor(0.5 + scale * si);
+        } else {
+            float *t = k < n ? (float *)tw : (float *)stw;
+            t[at] = (float)c, t[at + 1] = (float)si;
+        }
     }
-    for (k = 0; k < n / 2; ++k) {
-        const double phase = -3.14159265358979323846264338327 * ((double)(k + 1) / n + 0.5);
-        stw[2 * k] = (int16_t)floor(0.5 + 32767.0 * cos(phase)), stw[2 * k + 1] = (int16_t)floor(0.5 + 32767.0 * sin(phase));
-    }
-    p.perm = perm, p.tw = tw, p.super_tw = stw;
+    p->perm = perm, p->tw = tw, p->super_tw = stw;
+}
+
+static int check_rfft(void) {
+    const int32_t log2n = rand_int(1, 9), n = 1 << log2n, in_len = rand_int(1, 2 * n), rows = rand_int(1, 2);
+    aotc_tflm_rfft_params p;
+    int16_t *perm = i16s((size_t)n, 0, 0), *tw = i16s((size_t)2 * n, 0, 0), *stw = i16s((size_t)n, 0, 0);
+    int16_t *x = i16s((size_t)rows * in_len, -32768, 32767), *f = i16s((size_t)rows * 2 * (n + 1), -32768, 32767);
+    int16_t *y = i16s((size_t)rows * 2 * (n + 1), 0, 0), *r = i16s((size_t)rows * 2 * (n + 1), 0, 0);
+    int bad;
+    memset(&p, 0, sizeof p);
+    p.rows = rows, p.in_len = in_len;
+    fft_tables(&p, n, -1.0, 32767.0, perm, tw, stw);
     aotc_tflm_rfft_i16(&p, x, y);
     aotc_tflm_rfft_ref_i16(&p, x, r);
     bad = test_bytes_differ("aotc_tflm_rfft_i16", y, r, (size_t)rows * 4 * (n + 1));
+    if (!bad) { /* the inverse on random bins */
+        fft_tables(&p, n, 1.0, 32767.0, perm, tw, stw);
+        aotc_tflm_irfft_i16(&p, f, y);
+        aotc_tflm_irfft_ref_i16(&p, f, r);
+        bad = test_bytes_differ("aotc_tflm_irfft_i16", y, r, (size_t)rows * 4 * n);
+    }
     if (bad) printf("  n %d, in_len %d, rows %d\n", (int)n, (int)in_len, (int)rows);
-    free(perm), free(tw), free(stw), free(x), free(y), free(r);
+    free(perm), free(tw), free(stw), free(x), free(f), free(y), free(r);
+    return bad;
+}
+
+/* the int32 and float transforms against the definition: bin j of x's DFT (in double), which kissfft's
+ * fixed point scales by 1 / fft_length; the inverse of the float FFT gives x back */
+static int check_rfft_wide(void) {
+    const int32_t log2n = rand_int(1, 8), n = 1 << log2n, len = 2 * n;
+    aotc_tflm_rfft_params p;
+    int16_t *perm = i16s((size_t)n, 0, 0);
+    int32_t *x = (int32_t *)malloc((size_t)len * 4), *y = (int32_t *)malloc((size_t)(len + 2) * 4);
+    int32_t *tw = (int32_t *)malloc((size_t)len * 4), *stw = (int32_t *)malloc((size_t)n * 4 + 4);
+    float *xf = test_alloc((size_t)len), *yf = test_alloc((size_t)len + 2), *back = test_alloc((size_t)len);
+    float *twf = test_alloc((size_t)len), *stwf = test_alloc((size_t)n + 1);
+    int32_t j, t;
+    int bad = 0;
+    memset(&p, 0, sizeof p);
+    p.rows = 1, p.in_len = len;
+    for (t = 0; t < len; ++t) x[t] = (int32_t)(test_next() ^ (test_next() << 16)) / 4, xf[t] = rand_float();
+    fft_tables(&p, n, -1.0, 2147483647.0, perm, tw, stw);
+    aotc_tflm_rfft_i32(&p, x, y);
+    fft_tables(&p, n, -1.0, 0.0, perm, twf, stwf);
+    aotc_tflm_rfft_f32(&p, xf, yf);
+    for (j = 0; j <= n && !bad; ++j) {
+        double re = 0.0, im = 0.0, ref = 0.0, imf = 0.0, mag = 0.0;
+        for (t = 0; t < len; ++t) {
+            const double a = -6.283185307179586 * (double)((int64_t)j * t % len) / len;
+            re += x[t] * cos(a), im += x[t] * sin(a), ref += xf[t] * cos(a), imf += xf[t] * sin(a), mag += fabs(xf[t]);
+        }
+        if (fabs(y[2 * j] - re / len) > 4.0 * (log2n + 2) || fabs(y[2 * j + 1] - im / len) > 4.0 * (log2n + 2))
+            printf("aotc_tflm_rfft_i32: bin %d of %d: (%d, %d), the DFT / %d (%.1f, %.1f)\n", (int)j, (int)len,
+                   (int)y[2 * j], (int)y[2 * j + 1], (int)len, re / len, im / len), bad = 1;
+        if (fabs(yf[2 * j] - ref) > 1e-5 * mag || fabs(yf[2 * j + 1] - imf) > 1e-5 * mag)
+            printf("aotc_tflm_rfft_f32: bin %d of %d: (%g, %g), the DFT (%g, %g)\n", (int)j, (int)len, yf[2 * j],
+                   yf[2 * j + 1], ref, imf), bad = 1;
+    }
+    fft_tables(&p, n, 1.0, 0.0, perm, twf, stwf);
+    aotc_tflm_irfft_f32(&p, yf, back);
+    for (t = 0; t < len && !bad; ++t)
+        if (fabs(back[t] - xf[t]) > 1e-5) printf("aotc_tflm_irfft_f32: sample %d: %g, not %g\n", (int)t, back[t], xf[t]), bad = 1;
+    if (!bad) { /* the int32 inverse: kissfft scales the inverse by 1 / n too, so it gives x / 2 */
+        int32_t *back32 = (int32_t *)malloc((size_t)len * 4);
+        for (t = 0; t < len; ++t) x[t] /= 4;
+        fft_tables(&p, n, -1.0, 2147483647.0, perm, tw, stw);
+        aotc_tflm_rfft_i32(&p, x, y);
+        fft_tables(&p, n, 1.0, 2147483647.0, perm, tw, stw);
+        aotc_tflm_irfft_i32(&p, y, back32);
+        for (t = 0; t < len && !bad; ++t) {
+            const double want = (double)x[t] / len;
+            if (fabs(back32[t] - want) > 8.0 * (log2n + 2))
+                printf("aotc_tflm_irfft_i32: sample %d of %d: %d, not about %.1f\n", (int)t, (int)len, (int)back32[t], want),
+                    bad = 1;
+        }
+        free(back32);
+    }
+    free(perm), free(x), free(y), free(tw), free(stw), free(xf), free(yf), free(back), free(twf), free(stwf);
     return bad;
 }
 
@@ -290,11 +367,11 @@ static int check_overlap_add(void) {
 }
 
 int main(int argc, char **argv) {
-    static int (*const checks[])(void) = {check_window, check_auto_scale, check_rfft, check_energy,
+    static int (*const checks[])(void) = {check_window, check_auto_scale, check_rfft, check_rfft_wide, check_energy,
                                           check_filter_bank, check_sqrt, check_spectral_subtraction, check_pcan,
                                           check_log, check_framer, check_stacker, check_overlap_add};
-    static const char *const names[] = {"aotc_tflm_window_i16", "aotc_tflm_fft_auto_scale_i16", "aotc_tflm_rfft_i16",
-                                        "aotc_tflm_energy_i16", "aotc_tflm_filter_bank", "aotc_tflm_filter_bank_sqrt",
+    static const char *const names[] = {"aotc_tflm_window_i16", "aotc_tflm_fft_auto_scale_i16", "aotc_tflm_rfft_i16, irfft_i16",
+                                        "aotc_tflm_rfft_i32, _f32, irfft", "aotc_tflm_energy_i16", "aotc_tflm_filter_bank", "aotc_tflm_filter_bank_sqrt",
                                         "aotc_tflm_spectral_subtraction", "aotc_tflm_pcan",
                                         "aotc_tflm_filter_bank_log", "aotc_tflm_framer_i16", "aotc_tflm_stacker_i16",
                                         "aotc_tflm_overlap_add_i16 / _f32"};

@@ -34,7 +34,7 @@ CUSTOM_OPS = (
     # TFLM's signal library: its audio front end (signal.py)
     "SignalWindow", "SignalFftAutoScale", "SignalRfft", "SignalEnergy", "SignalFilterBank",
     "SignalFilterBankSquareRoot", "SignalFilterBankSpectralSubtraction", "SignalPCAN", "SignalFilterBankLog",
-    "SignalFramer", "SignalStacker", "SignalOverlapAdd", "SignalDelay",
+    "SignalFramer", "SignalStacker", "SignalOverlapAdd", "SignalDelay", "SignalIrfft",
 )
 CUSTOM_LOWERED = frozenset(CUSTOM_OPS)
 

@@ -3,8 +3,9 @@ TFLM's micro_speech example ships as audio_preprocessor_int8.tflite / _float.tfl
 keyword-spotting pipeline puts before its net. Each becomes an aotc.tflite op (aot/ir/tflite_ops.py)
 whose kernel (runtime_c/kernels/tflm_signal/) computes what TFLM's reference code computes, bit for bit:
 
-- SignalWindow (shift), SignalFftAutoScale, SignalRfft of int16 (fft_length; kissfft 1.3.0's fixed-point
-  real FFT, whose twiddles and input order the compiler tabulates here as kiss_fftr_alloc does),
+- SignalWindow (shift), SignalFftAutoScale, SignalRfft and SignalIrfft (fft_length; kissfft 1.3.0's real FFT
+  and its inverse, fixed point of 16 or 32 bits or float, whose twiddles and input order the compiler
+  tabulates as kiss_fftr_alloc does: aot/kernels/tflm_signal.py),
   SignalEnergy (start_index, end_index), SignalFilterBank (num_channels; its five int16 tables are
   constant inputs), SignalFilterBankSquareRoot, SignalPCAN (snr_shift; its gain table a constant input),
   SignalFilterBankLog (output_scale, input_correction_bits; the log's 129-point correction table made
@@ -17,8 +18,8 @@ Options come from each op's flexbuffer map by name. What TFLM only checks at run
 band past the spectrum, an FFT length that is not a power of two here), is refused by name at compile
 time. The streaming ops keep TFLM's circular buffers as state the caller carries (a row of held samples, oldest
 first, and for Framer and Stacker their count; aotc_tflm_signal.h): SignalFramer, SignalStacker,
-SignalOverlapAdd (int16, float32) and SignalDelay (a Concat and two Slices: data movement only). Irfft and Rfft
-of int32 and float are refused by name (reader.py for Irfft).
+SignalOverlapAdd (int16, float32) and SignalDelay (a Concat and two Slices: data movement only). SignalRfft and
+SignalIrfft take int16, int32 and float32 (kissfft's three builds in TFLM).
 """
 
 from __future__ import annotations
@@ -112,23 +113,31 @@ def _fft_auto_scale(b: OnnxBuilder, op: TflOp) -> None:
     _emit(b, op, tfl.SIGNAL_FFT_AUTO_SCALE, [b.value(op.inputs[0])], op.outputs)
 
 
-def _rfft(b: OnnxBuilder, op: TflOp) -> None:
+def _fft(b: OnnxBuilder, op: TflOp) -> None:
+    """SignalRfft (rows of at most fft_length samples to fft_length / 2 + 1 bins) and SignalIrfft (bins to
+    fft_length samples), of int16, int32 or float32 (the 'T' option)."""
+    inverse = op.op == "CUSTOM:SignalIrfft"
+    what = "SignalIrfft" if inverse else "SignalRfft"
     o = options(op)
     dtype = _TFLITE_TYPE.get(int(o.get("T", 7)))
-    if dtype != "int16":
-        raise op_error(op, f"SignalRfft of {dtype or 'TensorType ' + str(o.get('T'))} is not supported (int16 only: "
-                       "TFLM's audio front end)")
-    _types(b, op, ("int16",), ("int16",))
+    if dtype is None:
+        raise op_error(op, f"{what} of TensorType {o.get('T')} is not supported (int16, int32, float32: TFLM's)")
+    _types(b, op, (dtype,), (dtype,))
     fft_length = _int(op, o, "fft_length", 4, 1 << 16)
     if fft_length & (fft_length - 1):
-        raise op_error(op, f"SignalRfft of fft_length {fft_length}: aotc takes powers of two (kissfft's radix-4 and "
+        raise op_error(op, f"{what} of fft_length {fft_length}: aotc takes powers of two (kissfft's radix-4 and "
                        "radix-2 butterflies)")
     x, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0])
-    if not x.shape or x.shape[-1] > fft_length or y.shape != (*x.shape[:-1], fft_length + 2):
-        raise op_error(op, f"SignalRfft of {list(x.shape)} to {list(y.shape)} with fft_length {fft_length}: "
-                       f"at most {fft_length} samples a row in, {fft_length + 2} values (fft_length / 2 + 1 "
-                       "complex bins) out")
-    _emit(b, op, tfl.SIGNAL_RFFT, [b.value(op.inputs[0])], op.outputs, fft_length=fft_length)
+    if inverse:
+        ok = bool(x.shape) and x.shape[-1] == fft_length + 2 and y.shape == (*x.shape[:-1], fft_length)
+    else:
+        ok = bool(x.shape) and x.shape[-1] <= fft_length and y.shape == (*x.shape[:-1], fft_length + 2)
+    if not ok:
+        raise op_error(op, f"{what} of {list(x.shape)} to {list(y.shape)} with fft_length {fft_length}: rows of "
+                       + (f"{fft_length + 2} values (fft_length / 2 + 1 bins) to {fft_length} samples expected"
+                          if inverse else f"at most {fft_length} samples to {fft_length + 2} values expected"))
+    _emit(b, op, tfl.SIGNAL_IRFFT if inverse else tfl.SIGNAL_RFFT, [b.value(op.inputs[0])], op.outputs,
+          fft_length=fft_length)
 
 
 def _energy(b: OnnxBuilder, op: TflOp) -> None:
@@ -327,7 +336,8 @@ def _refused(b: OnnxBuilder, op: TflOp) -> None:
 OPS = {
     "CUSTOM:SignalWindow": _window,
     "CUSTOM:SignalFftAutoScale": _fft_auto_scale,
-    "CUSTOM:SignalRfft": _rfft,
+    "CUSTOM:SignalRfft": _fft,
+    "CUSTOM:SignalIrfft": _fft,
     "CUSTOM:SignalEnergy": _energy,
     "CUSTOM:SignalFilterBank": _filter_bank,
     "CUSTOM:SignalFilterBankSquareRoot": _filter_bank_sqrt,

@@ -91,6 +91,7 @@ void aotc_dft_ref_f32(const aotc_dft_params *p, const float *x, float *y);
 void aotc_tflm_window_ref_i16(int32_t rows, int32_t n, int32_t shift, const int16_t *x, const int16_t *w, int16_t *y);
 void aotc_tflm_fft_auto_scale_ref_i16(int32_t n, const int16_t *x, int16_t *y, int32_t *scale_bits);
 void aotc_tflm_rfft_ref_i16(const aotc_tflm_rfft_params *p, const int16_t *x, int16_t *y);
+void aotc_tflm_irfft_ref_i16(const aotc_tflm_rfft_params *p, const int16_t *x, int16_t *y);
 void aotc_tflm_energy_ref_i16(int32_t n, int32_t start, int32_t end, const int16_t *x, uint32_t *y);
 void aotc_tflm_filter_bank_ref(const aotc_tflm_filter_bank_params *p, const uint32_t *x, uint64_t *y);
 void aotc_tflm_filter_bank_sqrt_ref(int32_t n, const uint64_t *x, const int32_t *scale_bits, uint32_t *y);

@@ -22,21 +22,28 @@ void aotc_tflm_window_i16(int32_t rows, int32_t n, int32_t shift, const int16_t 
  * -32768 or every sample is 0, as TFLM's MostSignificantBit32 with gcc); *scale_bits gets the shift. */
 void aotc_tflm_fft_auto_scale_i16(int32_t n, const int16_t *x, int16_t *y, int32_t *scale_bits);
 
-/* SignalRfft of int16: kissfft 1.3.0's fixed-point real FFT (kiss_fftr with FIXED_POINT 16), which
- * scales by 1 / fft_length as it goes. Each row of in_len samples is zero-padded to fft_length; the
- * output row is fft_length / 2 + 1 complex values (re, im). The complex FFT of n = fft_length / 2
- * points runs its radix stages (radix[0] outermost, the order kissfft factors n: 4s, then a 2) over
- * the input taken in the order perm gives (perm[k]: which complex input lands at position k); tw: the
- * n twiddles, super_tw: the n / 2 of the real split, each (re, im) as kissfft rounds them. */
+/* SignalRfft: kissfft 1.3.0's real FFT as TFLM builds it (kiss_fftr; FIXED_POINT 16 or 32, which scale by
+ * 1 / fft_length as they go, or float). Each row of in_len samples is zero-padded to fft_length; the output
+ * row is fft_length / 2 + 1 complex values (re, im). SignalIrfft: kiss_fftri, rows of n + 1 bins to
+ * fft_length samples (float: divided by fft_length, as TFLM does; in_len unused). The complex FFT of
+ * n = fft_length / 2 points runs its radix stages (radix[0] outermost, the order kissfft factors n: 4s,
+ * then a 2) over the input taken in the order perm gives (perm[k]: which complex input lands at position
+ * k); tw: the n twiddles, super_tw: the n / 2 of the real split, each (re, im) as kissfft rounds them, of
+ * the kernel's scalar type (the inverse transform's for Irfft). */
 typedef struct {
     int32_t rows, in_len, n, stages;
     int32_t radix[AOTC_TFLM_FFT_MAX_STAGES];
     const int16_t *perm;
-    const int16_t *tw;
-    const int16_t *super_tw;
+    const void *tw;
+    const void *super_tw;
 } aotc_tflm_rfft_params;
 
 void aotc_tflm_rfft_i16(const aotc_tflm_rfft_params *p, const int16_t *x, int16_t *y);
+void aotc_tflm_rfft_i32(const aotc_tflm_rfft_params *p, const int32_t *x, int32_t *y);
+void aotc_tflm_rfft_f32(const aotc_tflm_rfft_params *p, const float *x, float *y);
+void aotc_tflm_irfft_i16(const aotc_tflm_rfft_params *p, const int16_t *x, int16_t *y);
+void aotc_tflm_irfft_i32(const aotc_tflm_rfft_params *p, const int32_t *x, int32_t *y);
+void aotc_tflm_irfft_f32(const aotc_tflm_rfft_params *p, const float *x, float *y);
 
 /* SignalEnergy: re^2 + im^2 of complex bins [start, end) of x (n bins); TFLM leaves the others as
  * they were, aotc writes 0 there. */

@@ -3,14 +3,9 @@
  * TFLM's does it, including where its C++ wraps (an int16 store of a wider sum): those wraps are
  * written out through unsigned types here, so the C stays defined. Portable C99, no allocation. */
 #include "aotc_tflm_signal.h"
+#include "tflm_signal_internal.h"
 
 #include <string.h>
-
-/* a value stored into an int16 as TFLM's C++ stores it: its low 16 bits */
-static inline int16_t wrap16(int32_t v) {
-    const uint16_t u = (uint16_t)(uint32_t)v;
-    return u < 0x8000u ? (int16_t)u : (int16_t)((int32_t)u - 65536);
-}
 
 /* TFLM's MostSignificantBit32 as gcc builds it: 32 - clz(x), and 32 for 0 */
 static inline int32_t msb32(uint32_t x) {
@@ -58,101 +53,6 @@ void aotc_tflm_fft_auto_scale_i16(int32_t n, const int16_t *x, int16_t *y, int32
     if (bits < 0) bits = 0;
     for (i = 0; i < n; ++i) y[i] = wrap16((int32_t)((uint32_t)(int32_t)x[i] << bits));
     *scale_bits = bits;
-}
-
-/* kissfft's fixed-point product, rounded: sround(a * b) with 15 fraction bits */
-#define SROUND(v) wrap16(((v) + (1 << 14)) >> 15)
-/* C_FIXDIV(c, div): each part times 32767 / div, rounded */
-static inline void fixdiv(int16_t *c, int32_t k) {
-    c[0] = SROUND((int32_t)c[0] * k), c[1] = SROUND((int32_t)c[1] * k);
-}
-
-/* m = a * b (complex), each part rounded once */
-static inline void cmul(int16_t *m, const int16_t *a, const int16_t *b) {
-    const int32_t re = (int32_t)a[0] * b[0] - (int32_t)a[1] * b[1];
-    const int32_t im = (int32_t)a[0] * b[1] + (int32_t)a[1] * b[0];
-    m[0] = SROUND(re), m[1] = SROUND(im);
-}
-
-/* kissfft's kf_bfly2 (forward) on one block: f[0..m) and f[m..2m) */
-static void bfly2(int16_t *f, int32_t m, int32_t fstride, const int16_t *tw) {
-    int32_t k;
-    for (k = 0; k < m; ++k) {
-        int16_t *a = f + 2 * k, *b = f + 2 * (k + m), t[2];
-        fixdiv(a, 32767 / 2), fixdiv(b, 32767 / 2);
-        cmul(t, b, tw + 2 * (ptrdiff_t)k * fstride);
-        b[0] = wrap16(a[0] - t[0]), b[1] = wrap16(a[1] - t[1]);
-        a[0] = wrap16(a[0] + t[0]), a[1] = wrap16(a[1] + t[1]);
-    }
-}
-
-/* kissfft's kf_bfly4 (forward) on one block of 4 m */
-static void bfly4(int16_t *f, int32_t m, int32_t fstride, const int16_t *tw) {
-    int32_t k;
-    for (k = 0; k < m; ++k) {
-        int16_t *f0 = f + 2 * k, *f1 = f + 2 * (k + m), *f2 = f + 2 * (k + 2 * m), *f3 = f + 2 * (k + 3 * m);
-        int16_t s0[2], s1[2], s2[2], s3[2], s4[2], s5[2];
-        fixdiv(f0, 32767 / 4), fixdiv(f1, 32767 / 4), fixdiv(f2, 32767 / 4), fixdiv(f3, 32767 / 4);
-        cmul(s0, f1, tw + 2 * (ptrdiff_t)k * fstride);
-        cmul(s1, f2, tw + 4 * (ptrdiff_t)k * fstride);
-        cmul(s2, f3, tw + 6 * (ptrdiff_t)k * fstride);
-        s5[0] = wrap16(f0[0] - s1[0]), s5[1] = wrap16(f0[1] - s1[1]);
-        f0[0] = wrap16(f0[0] + s1[0]), f0[1] = wrap16(f0[1] + s1[1]);
-        s3[0] = wrap16(s0[0] + s2[0]), s3[1] = wrap16(s0[1] + s2[1]);
-        s4[0] = wrap16(s0[0] - s2[0]), s4[1] = wrap16(s0[1] - s2[1]);
-        f2[0] = wrap16(f0[0] - s3[0]), f2[1] = wrap16(f0[1] - s3[1]);
-        f0[0] = wrap16(f0[0] + s3[0]), f0[1] = wrap16(f0[1] + s3[1]);
-        f1[0] = wrap16(s5[0] + s4[1]), f1[1] = wrap16(s5[1] - s4[0]);
-        f3[0] = wrap16(s5[0] - s4[1]), f3[1] = wrap16(s5[1] + s4[0]);
-    }
-}
-
-/* kiss_fftr's split of the n-point complex FFT z (in place, n + 1 values) into the real FFT's bins */
-static void rfft_split(int16_t *z, int32_t n, const int16_t *super_tw) {
-    int16_t dc[2];
-    int32_t k;
-    dc[0] = z[0], dc[1] = z[1];
-    fixdiv(dc, 32767 / 2);
-    z[0] = wrap16(dc[0] + dc[1]), z[1] = 0;
-    z[2 * n] = wrap16(dc[0] - dc[1]), z[2 * n + 1] = 0;
-    for (k = 1; k <= n / 2; ++k) {
-        int16_t pk[2], pnk[2], f1[2], f2[2], t[2];
-        pk[0] = z[2 * k], pk[1] = z[2 * k + 1];
-        pnk[0] = z[2 * (n - k)], pnk[1] = wrap16(-z[2 * (n - k) + 1]);
-        fixdiv(pk, 32767 / 2), fixdiv(pnk, 32767 / 2);
-        f1[0] = wrap16(pk[0] + pnk[0]), f1[1] = wrap16(pk[1] + pnk[1]);
-        f2[0] = wrap16(pk[0] - pnk[0]), f2[1] = wrap16(pk[1] - pnk[1]);
-        cmul(t, f2, super_tw + 2 * (ptrdiff_t)(k - 1));
-        z[2 * k] = wrap16((f1[0] + t[0]) >> 1), z[2 * k + 1] = wrap16((f1[1] + t[1]) >> 1);
-        z[2 * (n - k)] = wrap16((f1[0] - t[0]) >> 1), z[2 * (n - k) + 1] = wrap16((t[1] - f1[1]) >> 1);
-    }
-}
-
-void aotc_tflm_rfft_i16(const aotc_tflm_rfft_params *p, const int16_t *x, int16_t *y) {
-    const int32_t n = p->n;
-    int32_t r, k, s;
-    for (r = 0; r < p->rows; ++r) {
-        const int16_t *xr = x + (ptrdiff_t)r * p->in_len;
-        int16_t *z = y + (ptrdiff_t)r * 2 * (n + 1);
-        int32_t m = 1, fstride = n;
-        for (k = 0; k < n; ++k) { /* the complex input in kissfft's order, zero past in_len */
-            const int32_t q = 2 * p->perm[k];
-            z[2 * k] = q < p->in_len ? xr[q] : 0;
-            z[2 * k + 1] = q + 1 < p->in_len ? xr[q + 1] : 0;
-        }
-        for (s = p->stages - 1; s >= 0; --s) { /* innermost stage first, as kf_work's recursion returns */
-            const int32_t radix = p->radix[s];
-            int32_t b;
-            fstride /= radix;
-            for (b = 0; b < fstride; ++b) {
-                int16_t *block = z + 2 * (ptrdiff_t)b * radix * m;
-                if (radix == 4) bfly4(block, m, fstride, p->tw);
-                else bfly2(block, m, fstride, p->tw);
-            }
-            m *= radix;
-        }
-        rfft_split(z, n, p->super_tw);
-    }
 }
 
 void aotc_tflm_energy_i16(int32_t n, int32_t start, int32_t end, const int16_t *x, uint32_t *y) {

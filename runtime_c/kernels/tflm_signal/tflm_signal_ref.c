@@ -64,13 +64,14 @@ static ref_cpx ref_tw(const int16_t *tw, int64_t k) {
 }
 
 /* kissfft's kf_work: out[0 .. p m) from in (stride fstride), factors as (p, m) pairs */
-static void ref_work(ref_cpx *out, const ref_cpx *in, int64_t fstride, const int32_t *factors, const int16_t *tw) {
+static void ref_work(ref_cpx *out, const ref_cpx *in, int64_t fstride, const int32_t *factors, const int16_t *tw,
+                     int inverse) {
     const int32_t p = factors[0], m = factors[1];
     int32_t q, k;
     if (m == 1) {
         for (q = 0; q < p; ++q) out[q] = in[q * fstride];
     } else {
-        for (q = 0; q < p; ++q) ref_work(out + q * m, in + q * fstride, fstride * p, factors + 2, tw);
+        for (q = 0; q < p; ++q) ref_work(out + q * m, in + q * fstride, fstride * p, factors + 2, tw, inverse);
     }
     for (k = 0; k < m; ++k) {
         if (p == 2) {
@@ -88,6 +89,7 @@ static void ref_work(ref_cpx *out, const ref_cpx *in, int64_t fstride, const int
             s4.r = ref_wrap16(s0.r - s2.r), s4.i = ref_wrap16(s0.i - s2.i);
             out[k + 2 * m].r = ref_wrap16(a0.r - s3.r), out[k + 2 * m].i = ref_wrap16(a0.i - s3.i);
             out[k].r = ref_wrap16(a0.r + s3.r), out[k].i = ref_wrap16(a0.i + s3.i);
+            if (inverse) s4.r = ref_wrap16(-(int32_t)s4.r), s4.i = ref_wrap16(-(int32_t)s4.i); /* rotation by +i */
             out[k + m].r = ref_wrap16(s5.r + s4.i), out[k + m].i = ref_wrap16(s5.i - s4.r);
             out[k + 3 * m].r = ref_wrap16(s5.r - s4.i), out[k + 3 * m].i = ref_wrap16(s5.i + s4.r);
         }
@@ -108,7 +110,7 @@ void aotc_tflm_rfft_ref_i16(const aotc_tflm_rfft_params *p, const int16_t *x, in
             if (k & 1) in[k / 2].i = v;
             else in[k / 2].r = v;
         }
-        ref_work(tmp, in, 1, factors, p->tw);
+        ref_work(tmp, in, 1, factors, (const int16_t *)p->tw, 0);
         dc = ref_div(tmp[0], 2);
         yr[0] = ref_wrap16(dc.r + dc.i), yr[1] = 0, yr[2 * p->n] = ref_wrap16(dc.r - dc.i), yr[2 * p->n + 1] = 0;
         for (k = 1; k <= p->n / 2; ++k) {
@@ -116,10 +118,38 @@ void aotc_tflm_rfft_ref_i16(const aotc_tflm_rfft_params *p, const int16_t *x, in
             fnk.i = ref_wrap16(-(int32_t)fnk.i), fnk = ref_div(fnk, 2);
             f1.r = ref_wrap16(fk.r + fnk.r), f1.i = ref_wrap16(fk.i + fnk.i);
             f2.r = ref_wrap16(fk.r - fnk.r), f2.i = ref_wrap16(fk.i - fnk.i);
-            t = ref_mul(f2, ref_tw(p->super_tw, k - 1));
+            t = ref_mul(f2, ref_tw((const int16_t *)p->super_tw, k - 1));
             yr[2 * k] = ref_wrap16((f1.r + t.r) >> 1), yr[2 * k + 1] = ref_wrap16((f1.i + t.i) >> 1);
             yr[2 * (p->n - k)] = ref_wrap16((f1.r - t.r) >> 1), yr[2 * (p->n - k) + 1] = ref_wrap16((t.i - f1.i) >> 1);
         }
+    }
+}
+
+void aotc_tflm_irfft_ref_i16(const aotc_tflm_rfft_params *p, const int16_t *x, int16_t *y) {
+    ref_cpx tmp[AOTC_TFLM_FFT_REF_MAX], out[AOTC_TFLM_FFT_REF_MAX];
+    int32_t factors[2 * AOTC_TFLM_FFT_MAX_STAGES], r, k, s, m = p->n;
+    const int16_t *stw = (const int16_t *)p->super_tw;
+    if (p->n > AOTC_TFLM_FFT_REF_MAX) return;
+    for (s = 0; s < p->stages; ++s) m /= p->radix[s], factors[2 * s] = p->radix[s], factors[2 * s + 1] = m;
+    for (r = 0; r < p->rows; ++r) { /* kiss_fftri: both halves of the spectrum into one complex signal */
+        const int16_t *f = x + (int64_t)r * 2 * (p->n + 1);
+        int16_t *yr = y + (int64_t)r * 2 * p->n;
+        tmp[0].r = ref_wrap16((int32_t)f[0] + f[2 * p->n]), tmp[0].i = ref_wrap16((int32_t)f[0] - f[2 * p->n]);
+        tmp[0] = ref_div(tmp[0], 2);
+        for (k = 1; k <= p->n / 2; ++k) {
+            ref_cpx fk, fnkc, fek, d, fok;
+            fk.r = f[2 * k], fk.i = f[2 * k + 1];
+            fnkc.r = f[2 * (p->n - k)], fnkc.i = ref_wrap16(-(int32_t)f[2 * (p->n - k) + 1]);
+            fk = ref_div(fk, 2), fnkc = ref_div(fnkc, 2);
+            fek.r = ref_wrap16(fk.r + fnkc.r), fek.i = ref_wrap16(fk.i + fnkc.i);
+            d.r = ref_wrap16(fk.r - fnkc.r), d.i = ref_wrap16(fk.i - fnkc.i);
+            fok = ref_mul(d, ref_tw(stw, k - 1));
+            tmp[k].r = ref_wrap16(fek.r + fok.r), tmp[k].i = ref_wrap16(fek.i + fok.i);
+            tmp[p->n - k].r = ref_wrap16(fek.r - fok.r), tmp[p->n - k].i = ref_wrap16(fek.i - fok.i);
+            tmp[p->n - k].i = ref_wrap16(-(int32_t)tmp[p->n - k].i);
+        }
+        ref_work(out, tmp, 1, factors, (const int16_t *)p->tw, 1);
+        for (k = 0; k < p->n; ++k) yr[2 * k] = out[k].r, yr[2 * k + 1] = out[k].i;
     }
 }
 
