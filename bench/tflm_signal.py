@@ -47,7 +47,8 @@ def main() -> None:
     p.add_argument("--tflm-python", required=True, help="a Python with pip tflite-micro")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--repeat", type=int, default=2000)
-    p.add_argument("models", nargs="*", default=["tflm_frontend_int8", "tflm_kws_int8"])
+    p.add_argument("models", nargs="*", default=["tflm_frontend_int8", "tflm_frontend_float", "tflm_frontend_v2",
+                                                 "tflm_kws_float", "tflm_kws_int8", "tflm_streaming", "tflm_fft"])
     a = p.parse_args()
     ref = np.load(MODELS / "tflm_signal_ref.npz")
     work = Path(tempfile.mkdtemp(prefix="aotc-tflm-signal-"))
@@ -58,8 +59,11 @@ def main() -> None:
                        capture_output=True)
         subprocess.run([cmake_exe(), "--build", str(out)], check=True, capture_output=True)
         meta = json.loads((out / "bundle" / "metadata.json").read_text())
-        frame = ref[f"frames{meta['inputs'][0]['shape'][-1]}"][3].reshape(meta["inputs"][0]["shape"])
-        extra = [np.zeros(s["shape"], s["dtype"]) for s in meta["inputs"][1:]]
+        key = f"frames{meta['inputs'][0]['shape'][-1]}"
+        frame = ref[key][3].reshape(meta["inputs"][0]["shape"]) if key in ref.files else \
+            ref[f"{name}/in0"][0].reshape(meta["inputs"][0]["shape"])  # (a model of the streaming ops)
+        extra = [ref[f"{name}/in{k}"][0] if f"{name}/in{k}" in ref.files else np.zeros(s["shape"], s["dtype"])
+                 for k, s in enumerate(meta["inputs"][1:], start=1)]
         n_file = 1 + sum("state" not in s for s in meta["inputs"][1:])
         np.savez(work / "in.npz", **{f"input_{k}": v for k, v in enumerate([frame, *extra][:n_file])})
         ours, theirs = [], []
