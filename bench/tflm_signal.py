@@ -29,7 +29,7 @@ import sys, time, numpy as np
 from tflite_micro.python.tflite_micro import runtime
 model, repeat = sys.argv[1], int(sys.argv[2])
 feeds = np.load(sys.argv[3])
-interp = runtime.Interpreter.from_file(model)
+interp = runtime.Interpreter.from_file(model, arena_size=1 << 20)
 for k in range(len(feeds.files)):
     interp.set_input(feeds[f"input_{k}"], k)
 interp.invoke()
