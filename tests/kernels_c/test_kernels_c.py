@@ -282,9 +282,10 @@ def arm_libc_includes() -> list[str]:
 def test_dsp_kernels_compile_with_clang_for_cortex_m4(tmp_path, level):
     """The int8 kernels' DSP paths, inline assembly included, compiled by clang for the Cortex-M4:
     an asm block that gcc allocates registers for may need more than clang's allocator finds (the
-    depthwise band's two-position block, 14 registers, failed there)."""
+    depthwise band's two-position block, 14 registers, failed there). The TFLM signal kernels too (the
+    FFT's complex products by ACLE's DSP intrinsics)."""
     require_tool("clang", "arm-none-eabi-gcc")
-    sources = [kernel_file(f) for f in family_files("tflite_int8") if f.endswith(".c")]
+    sources = [kernel_file(f) for fam in ("tflite_int8", "tflm_signal") for f in family_files(fam) if f.endswith(".c")]
     flags = ["--target=arm-none-eabi", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16",
              level, *WARNINGS, *arm_libc_includes(), *kernel_include_flags()]
 

@@ -8,6 +8,7 @@
  *   FFT_ADD(a, b), FFT_SUB(a, b), FFT_NEG(a)   the sums stored into a scalar (wrapping for integers)
  *   FFT_HALF_SUM(a, b), FFT_HALF_DIFF(a, b)   HALF_OF(a + b), HALF_OF(a - b): the sum as C forms it (an
  *                   int16 one in int, unwrapped; an int32 one wrapping), then >> 1 (float: * 0.5f)
+ *   FFT_CMUL_SUMS   (optional) a complex product's two sums of products another way (the DSP extension's)
  * Complex values are (re, im) pairs of scalars; the twiddles are the compiler's tables (kissfft's rounding). */
 
 static inline void FFT_SUFFIX(fixdiv)(FFT_T *c, int32_t k) {
@@ -15,8 +16,13 @@ static inline void FFT_SUFFIX(fixdiv)(FFT_T *c, int32_t k) {
 }
 
 static inline void FFT_SUFFIX(cmul)(FFT_T *m, const FFT_T *a, const FFT_T *b) {
+#ifdef FFT_CMUL_SUMS /* (re, im) sums of products in two instructions: the same integers */
+    FFT_CMUL_SUMS(a, b, const int32_t re_sum, const int32_t im_sum);
+    const FFT_T re = FFT_ROUND(re_sum), im = FFT_ROUND(im_sum);
+#else
     const FFT_T re = FFT_ROUND(FFT_MUL(a[0], b[0]) - FFT_MUL(a[1], b[1]));
     const FFT_T im = FFT_ROUND(FFT_MUL(a[0], b[1]) + FFT_MUL(a[1], b[0]));
+#endif
     m[0] = re, m[1] = im;
 }
 
