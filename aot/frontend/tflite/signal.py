@@ -195,16 +195,10 @@ def _spectral_subtraction(b: OnnxBuilder, op: TflOp) -> None:
     attrs["smoothing_bits"] = _int(op, o, "smoothing_bits", 0, 31)
     attrs["spectral_subtraction_bits"] = _int(op, o, "spectral_subtraction_bits", 0, 63)
     attrs["clamping"] = int(bool(o.get("clamping", False)))
-    name = b.names[op.outputs[0]]
-    s_in, s_out = f"{name}_state", f"{name}_state_next"
-    b.used.update((s_in, s_out))
-    b.extra_inputs.append(helper.make_tensor_value_info(s_in, helper.TensorProto.UINT32, [channels]))
+    s_in, s_out = _state(b, b.names[op.outputs[0]], helper.TensorProto.UINT32, "uint32", [channels], 0,
+                         "0: TFLM's FilterBankSpectralSubtraction noise estimate, zeroed at Prepare and at reset")
     _emit(b, op, tfl.SIGNAL_SPECTRAL_SUBTRACTION, [b.value(op.inputs[0]), s_in], [op.outputs[0], s_out], **attrs)
     b.values[op.outputs[1]] = {NHWC: s_out}  # the op's noise estimate is the state it carries on
-    b.value_infos.append(helper.make_tensor_value_info(s_out, helper.TensorProto.UINT32, [channels]))
-    b.extra_outputs.append(helper.make_tensor_value_info(s_out, helper.TensorProto.UINT32, [channels]))
-    record_state(b, s_in, s_out, "uint32", [channels], 0,
-                 "0: TFLM's FilterBankSpectralSubtraction noise estimate, zeroed at Prepare and at reset")
 
 
 def _pcan(b: OnnxBuilder, op: TflOp) -> None:
@@ -325,12 +319,6 @@ def _delay(b: OnnxBuilder, op: TflOp) -> None:
     b.node("Slice", [both, ends, b.const(np.array([n + delay], np.int64), f"{op.name}_s1"), axes], [s_out],
            hint=f"{op.name}_next")
     b.values[op.outputs[0]] = {NHWC: b.names[op.outputs[0]]}
-
-
-def _refused(b: OnnxBuilder, op: TflOp) -> None:
-    raise op_error(op, f"TFLM signal op {op.op[7:]} is not supported yet (aotc compiles the audio front end's: "
-                   "SignalWindow, SignalFftAutoScale, SignalRfft of int16, SignalEnergy, SignalFilterBank, "
-                   "SignalFilterBankSquareRoot, SignalFilterBankSpectralSubtraction, SignalPCAN, SignalFilterBankLog)")
 
 
 OPS = {
