@@ -38,6 +38,28 @@ CUSTOM_NOTES = {
     "Landmarks2TransformMatrix": "MediaPipe's landmarks-to-matrix (float32, version 2)",
     "TransformTensorBilinear": "MediaPipe's bilinear sampling through a matrix (float32, versions 1 and 2, batch 1)",
     "TransformLandmarks": "MediaPipe's landmarks through a matrix (float32, version 2)",
+    "SignalWindow": "TFLM signal library: int16 samples times a constant window, shifted, saturated (bit-exact "
+                    "with TFLM)",
+    "SignalFftAutoScale": "TFLM signal library: a 1-D int16 signal shifted left by its free bits, and the shift",
+    "SignalRfft": "TFLM signal library: kissfft's real FFT of int16 or int32 rows (fixed point, bit-exact) or "
+                  "float32 ones, fft_length a power of two",
+    "SignalIrfft": "TFLM signal library: kissfft's inverse real FFT (int16, int32, float32), fft_length a power of "
+                   "two",
+    "SignalEnergy": "TFLM signal library: re^2 + im^2 of int16 bins [start_index, end_index) to uint32 (0 outside)",
+    "SignalFilterBank": "TFLM signal library: uint32 energies into num_channels uint64 sums by constant band tables",
+    "SignalFilterBankSquareRoot": "TFLM signal library: TFLM's rounded integer square root of uint64 channels, shifted",
+    "SignalFilterBankSpectralSubtraction": "TFLM signal library: noise reduction; its noise estimate is state the "
+                                           "caller carries (uint32, starting at 0)",
+    "SignalPCAN": "TFLM signal library: per-channel automatic gain control by a constant gain table (uint32)",
+    "SignalFilterBankLog": "TFLM signal library: TFLM's fixed-point log of uint32 channels to int16",
+    "SignalFramer": "TFLM signal library: int16 rows into overlapping frames and a valid flag; its buffer is state "
+                    "the caller carries (prefill as TFLM's)",
+    "SignalStacker": "TFLM signal library: int16 frames stacked with left and right context, and a valid flag; its "
+                     "buffer is state the caller carries",
+    "SignalOverlapAdd": "TFLM signal library: int16 (saturated) or float32 frames overlap-added; its buffer is state "
+                        "the caller carries",
+    "SignalDelay": "TFLM signal library: int16 rows delayed by delay_length samples (Concat and Slice of the "
+                   "held samples, state the caller carries)",
 }
 
 

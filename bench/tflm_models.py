@@ -11,7 +11,10 @@ Integer outputs are compared element by element (share equal, largest difference
 outputs by the largest error relative to max(1, |reference|).
 
 Prints one line per model and a summary: how many compile, how many are bit-exact, and the
-refusals grouped by their message (the op a user would have to wait for).
+refusals grouped by their message (the op a user would have to wait for). LiteRT has no kernels for TFLM's
+signal library (micro_speech's audio_preprocessor_*.tflite): with --tflm-python PY (a Python with pip
+tflite-micro) those files are compared with TFLM's own interpreter instead, one invoke per run
+(bench/tflm_reference.py), the state carried.
 """
 
 from __future__ import annotations
@@ -93,8 +96,9 @@ def compare(ours: np.ndarray, ref: np.ndarray) -> tuple[bool, str]:
     return bool(diff.max(initial=0) == 0), f"{100 * equal:.2f} % equal, max {int(diff.max(initial=0))} LSB"
 
 
-def one(model: Path, work: Path, runs: int) -> tuple[str, str]:
-    """(status, detail): status is exact, differs, refused or failed."""
+def one(model: Path, work: Path, runs: int, tflm_python: str | None = None) -> tuple[str, str]:
+    """(status, detail): status is exact, differs, refused or failed. With `tflm_python` (a Python with pip
+    tflite-micro), a file LiteRT cannot run is compared with TFLM's interpreter instead."""
     from aot.build import cmake_exe, run_bundle
 
     out = work / "out"
@@ -118,6 +122,11 @@ def one(model: Path, work: Path, runs: int) -> tuple[str, str]:
     np.savez(work / "in.npz", **{f"input_{k}": v for k, v in enumerate(feeds)})
     ref = subprocess.run([sys.executable, str(ROOT / "tests" / "tflite_reference.py"), str(litert_copy(model, work)),
                           str(work / "in.npz"), str(work / "ref.npz"), "--runs"], capture_output=True, text=True)
+    reference = "LiteRT"
+    if ref.returncode != 0 and tflm_python:  # TFLM's own interpreter, for what LiteRT cannot run (signal ops)
+        ref = subprocess.run([tflm_python, str(ROOT / "bench" / "tflm_reference.py"), str(model), str(work / "in.npz"),
+                              str(work / "ref.npz")], capture_output=True, text=True)
+        reference = "TFLM"
     if ref.returncode != 0:
         return "no reference", (ref.stderr.strip().splitlines() or ["?"])[-1][:200]
     refs = np.load(work / "ref.npz")
@@ -139,7 +148,8 @@ def one(model: Path, work: Path, runs: int) -> tuple[str, str]:
         state = {s["name"]: ours[s["name"] + "_next"] for s in states}
     ok = all(v for v, _ in verdicts)
     worst = next((d for v, d in verdicts if not v), verdicts[0][1] if verdicts else "no outputs")
-    return ("exact" if ok else "differs"), worst + tflm
+    return ("exact" if ok else "differs"), worst + tflm + ("" if reference == "LiteRT" else
+                                                          f" (against TFLM's interpreter, {runs} invokes)")
 
 
 def main() -> None:
@@ -148,6 +158,8 @@ def main() -> None:
     p.add_argument("--grep", default="", help="only models whose path contains this")
     p.add_argument("--runs", type=int, default=2)
     p.add_argument("--keep", type=Path, help="keep each model's bundle under this folder")
+    p.add_argument("--tflm-python", help="a Python with pip tflite-micro: TFLM's interpreter is the reference for "
+                   "the files LiteRT cannot run (TFLM's signal ops; bench/tflm_reference.py)")
     args = p.parse_args()
     models = sorted(m for m in args.checkout.rglob("*.tflite") if args.grep in str(m))
     base = args.keep or Path(tempfile.mkdtemp(prefix="aotc-tflm-"))
@@ -157,7 +169,7 @@ def main() -> None:
         rel = str(model.relative_to(args.checkout))
         work = base / re.sub(r"[^A-Za-z0-9_.-]", "_", rel)
         work.mkdir(parents=True, exist_ok=True)
-        status, detail = one(model, work, args.runs)
+        status, detail = one(model, work, args.runs, args.tflm_python)
         results[status].append(rel)
         if status == "refused":
             refusals[re.sub(r"node '[^']*'", "node …", detail)] += 1

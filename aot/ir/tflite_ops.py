@@ -69,6 +69,20 @@ SQRT16 = "TflSqrt16"  # 16x8 SQRT: LiteRT's per-element float square root, trunc
 LUT16 = "TflLut16"  # a 16x8 elementwise op by LiteRT's 513-anchor interpolated table (EXP, LOG, GELU, RSQRT)
 # the custom op TFLite_Detection_PostProcess (float, uint8 or int8 inputs; float outputs)
 DETECTION_POSTPROCESS = "TflDetectionPostProcess"
+# TFLM's signal library (aot/frontend/tflite/signal.py): its audio front end's custom ops
+SIGNAL_WINDOW = "TflSignalWindow"
+SIGNAL_FFT_AUTO_SCALE = "TflSignalFftAutoScale"
+SIGNAL_RFFT = "TflSignalRfft"
+SIGNAL_IRFFT = "TflSignalIrfft"
+SIGNAL_ENERGY = "TflSignalEnergy"
+SIGNAL_FILTER_BANK = "TflSignalFilterBank"
+SIGNAL_FILTER_BANK_SQRT = "TflSignalFilterBankSquareRoot"
+SIGNAL_SPECTRAL_SUBTRACTION = "TflSignalFilterBankSpectralSubtraction"
+SIGNAL_PCAN = "TflSignalPcan"
+SIGNAL_FILTER_BANK_LOG = "TflSignalFilterBankLog"
+SIGNAL_FRAMER = "TflSignalFramer"
+SIGNAL_STACKER = "TflSignalStacker"
+SIGNAL_OVERLAP_ADD = "TflSignalOverlapAdd"
 
 
 @dataclass(frozen=True)
@@ -154,6 +168,26 @@ SCHEMAS: dict[str, TflSchema] = {s.op: s for s in (
               ("max_detections", "max_classes_per_detection", "detections_per_class", "use_regular_nms",
                "nms_score_threshold", "nms_iou_threshold", "num_classes", "y_scale", "x_scale", "h_scale", "w_scale"),
               ("box_scale", "box_zero", "score_scale", "score_zero")),
+    # TFLM's signal ops, their options by TFLM's names; state / state_next: the spectral subtraction's
+    # noise estimate the caller carries (state_next is also what the op gives PCAN)
+    TflSchema(SIGNAL_WINDOW, ("x", "weights"), ("y",), ("shift",)),
+    TflSchema(SIGNAL_FFT_AUTO_SCALE, ("x",), ("y", "scale_bits"), ()),
+    TflSchema(SIGNAL_RFFT, ("x",), ("y",), ("fft_length",)),
+    TflSchema(SIGNAL_IRFFT, ("x",), ("y",), ("fft_length",)),
+    TflSchema(SIGNAL_ENERGY, ("x",), ("y",), ("start_index", "end_index")),
+    TflSchema(SIGNAL_FILTER_BANK, ("x", "weights", "unweights", "freq_starts", "weight_starts", "widths"), ("y",),
+              ("num_channels",)),
+    TflSchema(SIGNAL_FILTER_BANK_SQRT, ("x", "scale_bits"), ("y",), ()),
+    TflSchema(SIGNAL_SPECTRAL_SUBTRACTION, ("x", "state"), ("y", "state_next"),
+              ("smoothing", "one_minus_smoothing", "alternate_smoothing", "alternate_one_minus_smoothing",
+               "min_signal_remaining", "smoothing_bits", "spectral_subtraction_bits", "clamping")),
+    TflSchema(SIGNAL_PCAN, ("x", "noise_estimate", "gain_lut"), ("y",), ("snr_shift",)),
+    TflSchema(SIGNAL_FILTER_BANK_LOG, ("x",), ("y",), ("output_scale", "input_correction_bits")),
+    # the streaming ops' circular buffers as state rows (aotc_tflm_signal.h says their layout)
+    TflSchema(SIGNAL_FRAMER, ("x", "state"), ("y", "valid", "state_next"), ("frame_size", "frame_step")),
+    TflSchema(SIGNAL_STACKER, ("x", "state"), ("y", "valid", "state_next"),
+              ("num_channels", "stacker_left_context", "stacker_right_context", "stacker_step")),
+    TflSchema(SIGNAL_OVERLAP_ADD, ("x", "state"), ("y", "state_next"), ("frame_step",)),
 )}
 
 # the ops a .tflite model's import writes (the others come from passes)

@@ -23,11 +23,12 @@ from aot.kernels import (
     signal,
     tflite_hybrid,
     tflite_int8,
+    tflm_signal,
 )
 from aot.kernels.base import HostOp, NodeContext
 
 _FAMILIES = (elementwise, shape, conv, gemm, pool, norm, reduce, resize, quant, quant_dynamic, recurrent, index, loss,
-             attention, tflite_int8, tflite_hybrid, detect, signal, fused, random)
+             attention, tflite_int8, tflite_hybrid, detect, signal, tflm_signal, fused, random)
 
 
 def _merge() -> dict[str, HostOp]:

@@ -432,14 +432,15 @@ def test_int8_state_streams_bit_exact(tmp_path, name, sanitized):
 
 
 def test_custom_op_refused_by_name(tmp_path):
-    """A custom op is refused by its name (here a model whose op code we rename to SignalWindow)."""
+    """A custom op is refused by its name (here a model whose op code we rename to SignalMfcc, which is not
+    one of TFLM's signal library: aotc compiles those, tests/frontend/test_tflite_signal.py)."""
     pytest.importorskip("ai_edge_litert") if os.environ.get("CI", "").lower() != "true" else None
     import flatbuffers
     from ai_edge_litert import schema_py_generated as sch
 
     m = sch.ModelT.InitFromPackedBuf((MODELS / "sine_float.tflite").read_bytes(), 0)
     m.operatorCodes[0].builtinCode = m.operatorCodes[0].deprecatedBuiltinCode = sch.BuiltinOperator.CUSTOM
-    m.operatorCodes[0].customCode = "SignalWindow"
+    m.operatorCodes[0].customCode = "SignalMfcc"
     fb = flatbuffers.Builder(0)
     fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
     path = tmp_path / "custom.tflite"
@@ -447,7 +448,7 @@ def test_custom_op_refused_by_name(tmp_path):
     run = subprocess.run([*AOTC, str(path), "-o", str(tmp_path / "out"), "--no-configure"], capture_output=True,
                          text=True)
     assert run.returncode == 2, run.stderr
-    assert "custom op 'SignalWindow' (TFLM signal library) is not supported" in run.stderr
+    assert "custom op 'SignalMfcc' (TFLM signal library) is not supported" in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1
 
 

@@ -90,3 +90,11 @@ def test_torchvision_detector_under_sanitizers():
     them, keep[:100]; every extent's rows past it poisoned. The same detections as onnxruntime, with
     and without any (the If's empty branch)."""
     run_sanitized(["e2e/test_torchvision_detection.py::test_kept_detections_match_onnxruntime"], sample=1)
+
+
+@pytest.mark.slow  # (the kernels run under the sanitizers by default in tests/kernels_c/test_kernels_c.py)
+def test_tflm_signal_models_under_sanitizers():
+    """TFLM's signal ops inside whole models (tests/frontend/test_tflite_signal.py: the front ends, the keyword
+    spotters, the streaming ops and the FFTs of every type): TFLM's wrapping integer arithmetic is written out
+    through unsigned types, so UBSan must find no overflow, and ASan no access past a state row or a frame."""
+    run_sanitized(["frontend/test_tflite_signal.py"], sample=1)

@@ -1,6 +1,6 @@
 """The kernel tests written in C (tests/kernels_c/test_<family>_kernels.c): every kernel of the conv, gemm and
 pool families, and of those in REF_FAMILIES (attention, elementwise, fused, norm, recurrent, reduce,
-resize, signal), against its reference kernel (runtime_c/kernels/<family>/<family>_ref.c) over random
+resize, signal, tflm_signal), against its reference kernel (runtime_c/kernels/<family>/<family>_ref.c) over random
 shapes, with a fixed seed; REF_FAMILIES' tests also run on the Cortex-M4 and M55 boards under qemu.
 
 Each test program is compiled with gcc -O2 under AddressSanitizer and UndefinedBehaviorSanitizer
@@ -58,6 +58,7 @@ REF_FAMILIES = {
     "reduce": (("reduce",), 600, (40, 40)),
     "resize": (("resize",), 1000, (100, 100)),
     "signal": (("signal",), 1000, (100, 100)),
+    "tflm_signal": (("tflm_signal",), 300, (30, 30)),
 }
 CALLS |= {f: calls for f, (calls, _, _) in REF_FAMILIES.items()}
 SHAPES |= {f: shapes for f, (_, shapes, _) in REF_FAMILIES.items()}
@@ -283,9 +284,10 @@ def arm_libc_includes() -> list[str]:
 def test_dsp_kernels_compile_with_clang_for_cortex_m4(tmp_path, level):
     """The int8 kernels' DSP paths, inline assembly included, compiled by clang for the Cortex-M4:
     an asm block that gcc allocates registers for may need more than clang's allocator finds (the
-    depthwise band's two-position block, 14 registers, failed there)."""
+    depthwise band's two-position block, 14 registers, failed there). The TFLM signal kernels too (the
+    FFT's complex products by ACLE's DSP intrinsics)."""
     require_tool("clang", "arm-none-eabi-gcc")
-    sources = [kernel_file(f) for f in family_files("tflite_int8") if f.endswith(".c")]
+    sources = [kernel_file(f) for fam in ("tflite_int8", "tflm_signal") for f in family_files(fam) if f.endswith(".c")]
     flags = ["--target=arm-none-eabi", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16",
              level, *WARNINGS, *arm_libc_includes(), *kernel_include_flags()]
 

@@ -147,9 +147,10 @@ def test_fused_and_elementwise_kernels_cover_their_schemas():
 def test_tflite_int8_kernels_cover_their_schemas():
     """The TFLite ops aot/ir/tflite_ops.py declares are the ones the kernels implement, both ways."""
     from aot.ir import tflite_ops
-    from aot.kernels import detect, tflite_hybrid, tflite_int8
+    from aot.kernels import detect, tflite_hybrid, tflite_int8, tflm_signal
 
-    assert set(tflite_int8.OPS) | set(tflite_hybrid.OPS) | {tflite_ops.DETECTION_POSTPROCESS} == set(tflite_ops.SCHEMAS)
+    assert set(tflite_int8.OPS) | set(tflite_hybrid.OPS) | {tflite_ops.DETECTION_POSTPROCESS} | set(tflm_signal.OPS) \
+        == set(tflite_ops.SCHEMAS)
     assert tflite_ops.DETECTION_POSTPROCESS in detect.OPS  # the custom op, by the detect family
 
 

@@ -26,7 +26,7 @@ import onnx
 from onnx import helper
 
 from aot.errors import AotcError
-from aot.frontend.tflite import arrays, detect, elementwise, hybrid, index, mediapipe, nn, reduce, resolver
+from aot.frontend.tflite import arrays, detect, elementwise, hybrid, index, mediapipe, nn, reduce, resolver, signal
 from aot.frontend.tflite.builder import (
     NCHW,
     NHWC,
@@ -321,6 +321,7 @@ def _dequantize(b: OnnxBuilder, op: TflOp) -> None:
 
 _OPS = {
     **nn.OPS, **elementwise.OPS, **arrays.OPS, **reduce.OPS, **index.OPS, **mediapipe.OPS, **resolver.OPS,
+    **signal.OPS,
     "QUANTIZE": _quantize, "DEQUANTIZE": _dequantize, "WHILE": lower_while, "IF": lower_if,
     "VAR_HANDLE": var_handle, "READ_VARIABLE": read_variable, "ASSIGN_VARIABLE": assign_variable,
     "CALL_ONCE": call_once,

@@ -20,12 +20,12 @@ from aot.frontend.tflite.sparse import densify
 
 # TensorType -> numpy dtype, for the types aotc can hold
 NUMPY_DTYPE = {0: "float32", 1: "float16", 2: "int32", 3: "uint8", 4: "int64", 6: "bool", 7: "int16", 9: "int8",
-               10: "float64", 12: "uint64", 15: "uint32", 16: "uint16"}
+               10: "float64", 12: "uint64", 15: "uint32", 16: "uint16"}  # (uint32, uint64: TFLM's signal ops too)
 # packed sub-byte constants (TensorType -> the numpy dtype they are held as, bits an element): INT4, INT2 and UINT4,
 # as the converter and ai-edge-quantizer write int4 weights, unpacked when read (LiteRT's UnpackPackedIntToInt8)
 PACKED = {17: ("int8", 4), 19: ("int8", 2), 20: ("uint8", 4)}
 RESOURCE = 13  # a resource variable's handle (VAR_HANDLE's output): no data, read as "resource"
-# the custom ops the frontend lowers (detect.py, mediapipe.py; ops.py's table); any other is refused by name here
+# the custom ops the frontend lowers (detect.py, mediapipe.py, signal.py; ops.py's table); any other is refused here
 CUSTOM_OPS = (
     "TFLite_Detection_PostProcess",
     "Convolution2DTransposeBias",
@@ -34,6 +34,10 @@ CUSTOM_OPS = (
     "Landmarks2TransformMatrix",
     "TransformTensorBilinear",
     "TransformLandmarks",
+    # TFLM's signal library: its audio front end (signal.py)
+    "SignalWindow", "SignalFftAutoScale", "SignalRfft", "SignalEnergy", "SignalFilterBank",
+    "SignalFilterBankSquareRoot", "SignalFilterBankSpectralSubtraction", "SignalPCAN", "SignalFilterBankLog",
+    "SignalFramer", "SignalStacker", "SignalOverlapAdd", "SignalDelay", "SignalIrfft",
 )
 CUSTOM_LOWERED = frozenset(CUSTOM_OPS)
 

@@ -81,6 +81,35 @@ void aotc_det_ref_f32(int32_t batch, int32_t n, const float *x, float *y);
 
 void aotc_dft_ref_f32(const aotc_dft_params *p, const float *x, float *y);
 
+/* ---- tflm_signal (tflm_signal_ref.c) ---------------------------------------------------------
+ * TFLM's signal library ops from their definitions, another way than the kernels: the real FFT as
+ * kissfft's recursion (up to AOTC_TFLM_FFT_REF_MAX complex points, on the stack), the square root by
+ * bisection with TFLM's rounding rule, the log in 64-bit arithmetic. */
+#include "aotc_tflm_signal.h"
+
+#define AOTC_TFLM_FFT_REF_MAX 1024
+void aotc_tflm_window_ref_i16(int32_t rows, int32_t n, int32_t shift, const int16_t *x, const int16_t *w, int16_t *y);
+void aotc_tflm_fft_auto_scale_ref_i16(int32_t n, const int16_t *x, int16_t *y, int32_t *scale_bits);
+void aotc_tflm_rfft_ref_i16(const aotc_tflm_rfft_params *p, const int16_t *x, int16_t *y);
+void aotc_tflm_irfft_ref_i16(const aotc_tflm_rfft_params *p, const int16_t *x, int16_t *y);
+void aotc_tflm_energy_ref_i16(int32_t n, int32_t start, int32_t end, const int16_t *x, uint32_t *y);
+void aotc_tflm_filter_bank_ref(const aotc_tflm_filter_bank_params *p, const uint32_t *x, uint64_t *y);
+void aotc_tflm_filter_bank_sqrt_ref(int32_t n, const uint64_t *x, const int32_t *scale_bits, uint32_t *y);
+void aotc_tflm_spectral_subtraction_ref(const aotc_tflm_spectral_subtraction_params *p, const uint32_t *x,
+                                        const uint32_t *noise, uint32_t *y, uint32_t *noise_next);
+void aotc_tflm_pcan_ref(int32_t n, int32_t snr_shift, const uint32_t *x, const uint32_t *noise, const int16_t *lut,
+                        uint32_t *y);
+void aotc_tflm_filter_bank_log_ref(int32_t n, int32_t output_scale, int32_t correction_bits, const uint16_t *log_lut,
+                                   const uint32_t *x, int16_t *y);
+/* the streaming ops through TFLM's own circular buffer (read and write positions that wrap; up to 4096
+ * samples a buffer), loaded from the state row and stored back */
+void aotc_tflm_framer_ref_i16(const aotc_tflm_framer_params *p, const int16_t *x, const int16_t *state, int16_t *y,
+                              uint8_t *valid, int16_t *state_next);
+void aotc_tflm_stacker_ref_i16(const aotc_tflm_stacker_params *p, const int16_t *x, const int16_t *state, int16_t *y,
+                               uint8_t *valid, int16_t *state_next);
+void aotc_tflm_overlap_add_ref_i16(const aotc_tflm_overlap_add_params *p, const int16_t *x, const int16_t *state,
+                                   int16_t *y, int16_t *state_next);
+
 /* ---- resize (resize_ref.c) ----------------------------------------------------------------
  * Resize as its kernels: nearest, each output the x element its per-dim table entries sum to; the
  * blend, each output the sum of its taps' weights times sources, in double; GridSample from the
