@@ -82,7 +82,7 @@ typedef struct {
  * kernel here writes. */
 static MK_INLINE float32x4_t igm_gather_next(uint32x4_t *qa) {
     float32x4_t r;
-    __asm__("vldrw.u32 %q0, [%q1, #4]!" : "=&w"(r), "+w"(*qa));
+    __asm__ volatile("vldrw.u32 %q0, [%q1, #4]!" : "=&w"(r), "+w"(*qa));
     return r;
 }
 /* c<j> += a tap's 4 inputs (LOAD) times its C weights at wr */
@@ -91,6 +91,7 @@ static MK_INLINE float32x4_t igm_gather_next(uint32x4_t *qa) {
         const float32x4_t t_ = LOAD;                                                                 \
         W(wr, u)                                                                                     \
         A(IGM_FMA)                                                                                   \
+        __asm__ volatile(""); /* the next tap's gather after these (gcc hoisted them, and spilled) */ \
     }
 /* the finished sums: clamped, stored to the 4 positions from yq down the column */
 #define IGM_FINISH(A, PUT)                                                                           \
@@ -105,7 +106,7 @@ static MK_INLINE float32x4_t igm_gather_next(uint32x4_t *qa) {
 
 /* A vector of 4 positions whose tap rows all lie inside, at dilation 1: lane 0's first tap inside
  * at byte address a + 4. The lanes' addresses step along a tap row by the gather's own write-back
- * (no other instruction), 3 taps of a row unrolled (3 x 3 stems). */
+ * (no other instruction), a row's 3 or 5 taps unrolled (no loop step a tap). */
 #define IGM_FULL(NAME, A, W, PUT)                                                                    \
     MK_NOINLINE static void NAME(const igm_job *J, const igm_walk *K, uint32_t a, float *yq) {       \
         const float *wr = K->w;                                                                      \
@@ -117,6 +118,15 @@ static MK_INLINE float32x4_t igm_gather_next(uint32x4_t *qa) {
         if (K->nkx == 3) {                                                                           \
             for (c = J->cg; c > 0; --c, qa = vaddq_n_u32(qa, cjump))                                 \
                 for (ky = J->KH; ky > 0; --ky, wr += wjump, qa = vaddq_n_u32(qa, rjump)) {           \
+                    IGM_TAP(A, W, igm_gather_next(&qa)) wr += PANEL;                                 \
+                    IGM_TAP(A, W, igm_gather_next(&qa)) wr += PANEL;                                 \
+                    IGM_TAP(A, W, igm_gather_next(&qa)) wr += PANEL;                                 \
+                }                                                                                    \
+        } else if (K->nkx == 5) { /* (5 x 5 kernels: LeNet's) */                                     \
+            for (c = J->cg; c > 0; --c, qa = vaddq_n_u32(qa, cjump))                                 \
+                for (ky = J->KH; ky > 0; --ky, wr += wjump, qa = vaddq_n_u32(qa, rjump)) {           \
+                    IGM_TAP(A, W, igm_gather_next(&qa)) wr += PANEL;                                 \
+                    IGM_TAP(A, W, igm_gather_next(&qa)) wr += PANEL;                                 \
                     IGM_TAP(A, W, igm_gather_next(&qa)) wr += PANEL;                                 \
                     IGM_TAP(A, W, igm_gather_next(&qa)) wr += PANEL;                                 \
                     IGM_TAP(A, W, igm_gather_next(&qa)) wr += PANEL;                                 \
