@@ -283,6 +283,9 @@ MK_NOINLINE static void kernel_row_panel(int32_t kc, const float *AOTC_RESTRICT 
  * step a row (a plain B, whose full panels only come here). Each weight
  * is read once, so one load and one VFMA per 4 MACs are the floor: 0.53 instructions per MAC
  * (issue 52: kernel_row's 4 columns, 2 a MAC, took LeNet's dense layers 121 k instructions). */
+/* a compiler barrier between B rows: gcc hoisted a step's 16 loads and spilled them (1.2
+ * instructions a MAC on an MLP) */
+#define GV_BARRIER __asm__ volatile("" ::: "memory");
 #define GV_ROW(S, B)                                                                                \
     c0 = vfmaq_n_f32(c0, vld1q_f32(B), S), c1 = vfmaq_n_f32(c1, vld1q_f32((B) + 4), S);             \
     c2 = vfmaq_n_f32(c2, vld1q_f32((B) + 8), S), c3 = vfmaq_n_f32(c3, vld1q_f32((B) + 12), S);
@@ -294,19 +297,19 @@ MK_NOINLINE static void kernel_row_panel(int32_t kc, const float *AOTC_RESTRICT 
         for (; q >= 4; q -= 4, a += 4, b += 4 * PANEL) {
             float u0, u1, u2, u3;
             MK_LDMR4(a, u)
-            GV_ROW(u0, b) GV_ROW(u1, b + PANEL) GV_ROW(u2, b + 2 * PANEL) GV_ROW(u3, b + 3 * PANEL)
+            GV_ROW(u0, b) GV_BARRIER GV_ROW(u1, b + PANEL) GV_BARRIER GV_ROW(u2, b + 2 * PANEL) GV_BARRIER
+            GV_ROW(u3, b + 3 * PANEL)
         }
     } else if (a_cs == 1) { /* a plain B's rows: a pointer step each */
         for (; q >= 4; q -= 4, a += 4) {
             float u0, u1, u2, u3;
             MK_LDMR4(a, u)
-            /* (a compiler barrier between rows: gcc hoisted all 16 loads and spilled them) */
             GV_ROW(u0, b) b += b_rs;
-            __asm__ volatile("" ::: "memory");
+            GV_BARRIER
             GV_ROW(u1, b) b += b_rs;
-            __asm__ volatile("" ::: "memory");
+            GV_BARRIER
             GV_ROW(u2, b) b += b_rs;
-            __asm__ volatile("" ::: "memory");
+            GV_BARRIER
             GV_ROW(u3, b) b += b_rs;
         }
     }
@@ -316,6 +319,7 @@ MK_NOINLINE static void kernel_row_panel(int32_t kc, const float *AOTC_RESTRICT 
     vst1q_f32(t, c0), vst1q_f32(t + 4, c1), vst1q_f32(t + 8, c2), vst1q_f32(t + 12, c3);
 }
 #undef GV_ROW
+#undef GV_BARRIER
 #endif
 
 /* The rules for the tiles of the k-block [pc, pc + kc): first and last say which it is. */
