@@ -64,7 +64,7 @@ static void max_down_mve(float *AOTC_RESTRICT body, const float *AOTC_RESTRICT r
     }
 }
 
-/* max_across for strides 1 and 2 (k and s constant where inlined) */
+/* max_across for strides 1 and 2 (k and s constant where inlined: always, -Os too) */
 #define ACROSS(i)                                                                                     \
     {                                                                                                 \
         const float *x = b + (ptrdiff_t)s * (i);                                                      \
@@ -73,7 +73,7 @@ static void max_down_mve(float *AOTC_RESTRICT body, const float *AOTC_RESTRICT r
             v = aotc_mve_max_of(v, s == 1 ? vld1q_f32(x + t) : vldrwq_gather_shifted_offset_f32(x + t, off)); \
         vst1q_f32(y + (i), v);                                                                        \
     }
-static inline void max_across_mve(float *AOTC_RESTRICT y, const float *AOTC_RESTRICT b, int32_t n, int32_t k,
+static inline __attribute__((always_inline)) void max_across_mve(float *AOTC_RESTRICT y, const float *AOTC_RESTRICT b, int32_t n, int32_t k,
                                   int32_t s) {
     const uint32x4_t off = vidupq_n_u32(0, 2); /* stride 2: lanes 2 floats apart */
     int32_t i, t;
