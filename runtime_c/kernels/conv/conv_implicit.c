@@ -257,6 +257,9 @@ static void ig_store_nhwc(const aotc_conv_params *p, float *t, const ptrdiff_t *
  * positions whose inputs lie sx apart (the first and last tell: positions go row by row through
  * the class's rectangle) are a run, finished in the kernel where f can (else stored by o): 1, and
  * *r, *oy, *ox past it. Else 0, *rows cut where a row's end leaves the next row's runs whole. */
+#ifndef IG_BACK_MIN
+
+#endif
 static MK_INLINE int ig_run_step(const ig_class *c, const ig_loops *L, const float *xg, const float *wc,
                                  const float *b0, int narrow, const ig_out *o, ig_fin *f, int32_t *r, int32_t *oy,
                                  int32_t *ox, int32_t *rows) {
@@ -268,6 +271,15 @@ static MK_INLINE int ig_run_step(const ig_class *c, const ig_loops *L, const flo
         if (((ptrdiff_t)(ly - by) * sy) * rs + (ptrdiff_t)(lx - bx) * sx == (IG_RUN - 1) * sx)
             *r = b_, *oy = by, *ox = bx;
     }
+#if MK_HELIUM
+    /* Helium: a row's last positions, fewer than a run, where the row holds runs, as the run that
+     * ends at the row's end (again over a few outputs, the same values), not as general tiles of
+     * 1 to 4 positions (issue 52: DenseNet's 16-wide rows, 6 + 6 + 4) */
+    if (c->runs && *ox > ca && cb - *ox < IG_RUN && cb - ca >= IG_RUN) {
+        const int32_t back = IG_RUN - (cb - *ox);
+        *r -= back, *ox -= back;
+    }
+#endif
     if (count - *r >= IG_RUN && c->runs) {
         const int32_t span = cb - ca, ex = *ox - ca + IG_RUN - 1;
         const int32_t ry = *oy + ex / span, rx = ca + ex % span; /* the last one */

@@ -63,10 +63,23 @@ typedef struct {
     float lo, hi, leak;
 } tile_dst;
 
+#if MK_HELIUM
+#include "mve_select.h"
+#endif
+
 void aotc_activate_f32(float *x, ptrdiff_t n, int32_t act, float lo, float hi, float alpha) {
-    ptrdiff_t j;
+    ptrdiff_t j = 0;
+#if MK_HELIUM
+    /* 4 at a time, each bound a compare and a select (mve_select.h: the same bits as below, NaN
+     * stays NaN), the last 1 to 3 below; gcc does not vectorise the compares for Helium (issue
+     * 52: 11 instructions an element) */
     if (act == AOTC_ACT_CLAMP) {
-        for (j = 0; j < n; ++j) {
+        const float32x4_t l = vdupq_n_f32(lo), h = vdupq_n_f32(hi);
+        for (; j + 4 <= n; j += 4) vst1q_f32(x + j, aotc_mve_hi_clamp(aotc_mve_lo_clamp(vld1q_f32(x + j), l), h));
+    }
+#endif
+    if (act == AOTC_ACT_CLAMP) {
+        for (; j < n; ++j) {
             const float v = x[j] < lo ? lo : x[j];
             x[j] = v > hi ? hi : v;
         }
@@ -263,6 +276,52 @@ MK_NOINLINE static void kernel_row_panel(int32_t kc, const float *AOTC_RESTRICT 
 }
 #endif
 
+#if MK_HELIUM
+/* kernel_row_panel with Helium (a Cortex-M55): the panel's 16 sums in 4 vectors, each B row 4
+ * vector loads and 4 VFMAs by the A value as a scalar; 4 A values a step by one LDM into core
+ * registers, the step's 4 B rows at constant offsets where B is packed (b_rs PANEL), else a pointer
+ * step a row (a plain B, whose full panels only come here). Each weight
+ * is read once, so one load and one VFMA per 4 MACs are the floor: 0.53 instructions per MAC
+ * (issue 52: kernel_row's 4 columns, 2 a MAC, took LeNet's dense layers 121 k instructions). */
+/* a compiler barrier between B rows: gcc hoisted a step's 16 loads and spilled them (1.2
+ * instructions a MAC on an MLP) */
+#define GV_BARRIER __asm__ volatile("" ::: "memory");
+#define GV_ROW(S, B)                                                                                \
+    c0 = vfmaq_n_f32(c0, vld1q_f32(B), S), c1 = vfmaq_n_f32(c1, vld1q_f32((B) + 4), S);             \
+    c2 = vfmaq_n_f32(c2, vld1q_f32((B) + 8), S), c3 = vfmaq_n_f32(c3, vld1q_f32((B) + 12), S);
+MK_NOINLINE static void kernel_row_panel(int32_t kc, const float *AOTC_RESTRICT a, int32_t a_cs,
+                                         const float *AOTC_RESTRICT b, int32_t b_rs, float *AOTC_RESTRICT t) {
+    float32x4_t c0 = vdupq_n_f32(0.0f), c1 = c0, c2 = c0, c3 = c0;
+    int32_t q = kc;
+    if (a_cs == 1 && b_rs == PANEL) {
+        for (; q >= 4; q -= 4, a += 4, b += 4 * PANEL) {
+            float u0, u1, u2, u3;
+            MK_LDMR4(a, u)
+            GV_ROW(u0, b) GV_BARRIER GV_ROW(u1, b + PANEL) GV_BARRIER GV_ROW(u2, b + 2 * PANEL) GV_BARRIER
+            GV_ROW(u3, b + 3 * PANEL)
+        }
+    } else if (a_cs == 1) { /* a plain B's rows: a pointer step each */
+        for (; q >= 4; q -= 4, a += 4) {
+            float u0, u1, u2, u3;
+            MK_LDMR4(a, u)
+            GV_ROW(u0, b) b += b_rs;
+            GV_BARRIER
+            GV_ROW(u1, b) b += b_rs;
+            GV_BARRIER
+            GV_ROW(u2, b) b += b_rs;
+            GV_BARRIER
+            GV_ROW(u3, b) b += b_rs;
+        }
+    }
+    for (; q > 0; --q, a += a_cs, b += b_rs) {
+        GV_ROW(a[0], b)
+    }
+    vst1q_f32(t, c0), vst1q_f32(t + 4, c1), vst1q_f32(t + 8, c2), vst1q_f32(t + 12, c3);
+}
+#undef GV_ROW
+#undef GV_BARRIER
+#endif
+
 /* The rules for the tiles of the k-block [pc, pc + kc): first and last say which it is. */
 static void block_target(const aotc_sgemm_params *p, int first, int last, const float *c_in, float *c,
                          tile_dst *d) {
@@ -433,7 +492,7 @@ void aotc_sgemm_f32(const aotc_sgemm_params *p, const float *a, const float *b, 
         for (ic = 0; ic < m; ic += mb) {
             const int32_t mc = min_i32(mb, m - ic);
             for (jr = 0; jr < n; jr += NR) {
-#if MK_SCALAR_TILES
+#if MK_SCALAR_TILES || MK_HELIUM
                 if (mc < 4 && jr % PANEL == 0 && (p->b_padded || n - jr >= PANEL)) {
                     /* fewer rows than a tile: each row times the whole panel (kernel_row_panel) */
                     const float *bp = b + (ptrdiff_t)(jr / PANEL) * p->b_ps + (ptrdiff_t)pc * p->b_rs;

@@ -195,6 +195,23 @@
                 : "r"(P), "m"(*(const float(*)[7])(P)));                                           \
         V##0 = r0_, V##1 = r1_, V##2 = r2_, V##3 = r3_, V##4 = r4_, V##5 = r5_, V##6 = r6_;        \
     }
+/* MK_LDMR5(P, V) and MK_LDMR3(P, V): the same for 5 and 3 floats (conv_stem_mve.h's blocks of 5
+ * and 3 channels' weights). */
+#define MK_LDMR5(P, V)                                                                             \
+    {                                                                                              \
+        register float r0_ __asm__("r0"), r1_ __asm__("r1"), r2_ __asm__("r2");                    \
+        register float r3_ __asm__("r3"), r4_ __asm__("r4");                                       \
+        __asm__("ldm %5, {r0-r4}"                                                                  \
+                : "=r"(r0_), "=r"(r1_), "=r"(r2_), "=r"(r3_), "=r"(r4_)                            \
+                : "r"(P), "m"(*(const float(*)[5])(P)));                                           \
+        V##0 = r0_, V##1 = r1_, V##2 = r2_, V##3 = r3_, V##4 = r4_;                                \
+    }
+#define MK_LDMR3(P, V)                                                                             \
+    {                                                                                              \
+        register float r0_ __asm__("r0"), r1_ __asm__("r1"), r2_ __asm__("r2");                    \
+        __asm__("ldm %3, {r0-r2}" : "=r"(r0_), "=r"(r1_), "=r"(r2_) : "r"(P), "m"(*(const float(*)[3])(P))); \
+        V##0 = r0_, V##1 = r1_, V##2 = r2_;                                                        \
+    }
 /* MK_LDMR4(P, V): the same for 4 floats, r0 .. r3 (conv_stem_mve.h's weights). */
 #define MK_LDMR4(P, V)                                                                             \
     {                                                                                              \
@@ -210,6 +227,8 @@
     V##0 = (P)[0], V##1 = (P)[1], V##2 = (P)[2], V##3 = (P)[3], V##4 = (P)[4], V##5 = (P)[5];
 #define MK_LDMR7(P, V) MK_LDMR6(P, V) V##6 = (P)[6];
 #define MK_LDMR4(P, V) V##0 = (P)[0], V##1 = (P)[1], V##2 = (P)[2], V##3 = (P)[3];
+#define MK_LDMR5(P, V) MK_LDMR4(P, V) V##4 = (P)[4];
+#define MK_LDMR3(P, V) V##0 = (P)[0], V##1 = (P)[1], V##2 = (P)[2];
 #endif
 
 /* X(i, W) for the rows i of a tile of 6, 5, 4, 3, 2 or 1 rows. */

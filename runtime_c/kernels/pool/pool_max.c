@@ -17,6 +17,81 @@ static inline void max_across(float *AOTC_RESTRICT y, const float *AOTC_RESTRICT
     }
 }
 
+/* Helium (a Cortex-M55; -DAOTC_NO_MVE: the plain C): both passes 4 outputs at a time, each MAX_OF
+ * a compare and a select (mve_select.h: the same bits, a NaN never wins, -FLT_MAX starts the
+ * rows), the across pass's stride 2 by gathers, the last 1 to 3 outputs of a row by the plain
+ * loop. gcc does not vectorise the compares for it (issue 52: 29 instructions an output of
+ * Inception's 3 x 3 stride-1 pool). */
+#if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2) && !defined(AOTC_NO_MVE)
+#include "mve_select.h"
+#define POOL_MAX_HELIUM 1
+
+/* the vectors of 4 at i of a row of n (n >= 4), the last ending at its end (again over a few, the
+ * same values): STORE(i) stores the one at i */
+#define ROW_VECTORS(n, STORE)                                                                         \
+    {                                                                                                 \
+        for (i = 0; i + 4 <= (n); i += 4) STORE(i)                                                    \
+        if (i < (n)) STORE((n) - 4)                                                                   \
+    }
+#define DOWN3(i) vst1q_f32(body + (i), aotc_mve_max_of(aotc_mve_max_of(aotc_mve_max_of(lo, vld1q_f32(r0 + (i))), \
+                                                                     vld1q_f32(r1 + (i))), vld1q_f32(r2 + (i))));
+#define DOWN2(i) vst1q_f32(body + (i), aotc_mve_max_of(aotc_mve_max_of(lo, vld1q_f32(r0 + (i))), vld1q_f32(r1 + (i))));
+#define DOWNN(i)                                                                                      \
+    {                                                                                                 \
+        const float *x = r0 + (i);                                                                    \
+        float32x4_t v = lo;                                                                           \
+        for (r = 0; r < n; ++r, x += in_w) v = aotc_mve_max_of(v, vld1q_f32(x));                      \
+        vst1q_f32(body + (i), v);                                                                     \
+    }
+
+/* body[i] = MAX_OF(... MAX_OF(-FLT_MAX, r[0][i]) ..., r[n - 1][i]) for n rows in_w apart */
+static void max_down_mve(float *AOTC_RESTRICT body, const float *AOTC_RESTRICT r0, int32_t in_w, int32_t n) {
+    const float32x4_t lo = vdupq_n_f32(-FLT_MAX);
+    const float *AOTC_RESTRICT r1 = r0 + in_w, *AOTC_RESTRICT r2 = r1 + in_w;
+    int32_t i, r;
+    if (in_w < 4) {
+        for (i = 0; i < in_w; ++i) {
+            float v = -FLT_MAX;
+            for (r = 0; r < n; ++r) v = MAX_OF(v, r0[(int64_t)r * in_w + i]);
+            body[i] = v;
+        }
+    } else if (n == 3) {
+        ROW_VECTORS(in_w, DOWN3)
+    } else if (n == 2) {
+        ROW_VECTORS(in_w, DOWN2)
+    } else {
+        ROW_VECTORS(in_w, DOWNN)
+    }
+}
+
+/* max_across for strides 1 and 2 (k and s constant where inlined: always, -Os too) */
+#define ACROSS(i)                                                                                     \
+    {                                                                                                 \
+        const float *x = b + (ptrdiff_t)s * (i);                                                      \
+        float32x4_t v = s == 1 ? vld1q_f32(x) : vldrwq_gather_shifted_offset_f32(x, off);             \
+        for (t = 1; t < k; ++t)                                                                       \
+            v = aotc_mve_max_of(v, s == 1 ? vld1q_f32(x + t) : vldrwq_gather_shifted_offset_f32(x + t, off)); \
+        vst1q_f32(y + (i), v);                                                                        \
+    }
+static inline __attribute__((always_inline)) void max_across_mve(float *AOTC_RESTRICT y, const float *AOTC_RESTRICT b, int32_t n, int32_t k,
+                                  int32_t s) {
+    const uint32x4_t off = vidupq_n_u32(0, 2); /* stride 2: lanes 2 floats apart */
+    int32_t i, t;
+    if (n < 4) {
+        max_across(y, b, n, k, s);
+        return;
+    }
+    ROW_VECTORS(n, ACROSS)
+}
+#undef ROW_VECTORS
+#undef DOWN3
+#undef DOWN2
+#undef DOWNN
+#undef ACROSS
+#else
+#define POOL_MAX_HELIUM 0
+#endif
+
 /* Planes [c0, c1) of a 2-D MaxPool with no dilation whose padded rows fit POOL_ROW_MAX, in two
  * passes per output row with no test inside either: the max down the window's input rows into a
  * row on the stack (from -FLT_MAX, in row order), whose padding columns hold -FLT_MAX, then across
@@ -41,6 +116,21 @@ static int maxpool_rows_f32(const aotc_pool_params *p, const float *AOTC_RESTRIC
         for (oh = 0; oh < out_h; ++oh, y += out_w) {
             const int32_t h = oh * sh - ph, h0 = h < 0 ? 0 : h, h1 = h + kh < in_h ? h + kh : in_h;
             const float *AOTC_RESTRICT r0 = x + (int64_t)h0 * in_w;
+#if POOL_MAX_HELIUM
+            if (sw <= 2) {
+                max_down_mve(body, r0, in_w, h1 - h0);
+                if (kw == 3 && sw == 2) {
+                    max_across_mve(y, row, out_w, 3, 2);
+                } else if (kw == 2 && sw == 2) {
+                    max_across_mve(y, row, out_w, 2, 2);
+                } else if (kw == 3) {
+                    max_across_mve(y, row, out_w, 3, 1);
+                } else {
+                    max_across_mve(y, row, out_w, kw, sw);
+                }
+                continue;
+            }
+#endif
             if (h1 - h0 == 3) {
                 const float *AOTC_RESTRICT r1 = r0 + in_w, *AOTC_RESTRICT r2 = r1 + in_w;
                 for (i = 0; i < in_w; ++i) body[i] = MAX_OF(MAX_OF(MAX_OF(-FLT_MAX, r0[i]), r1[i]), r2[i]);
