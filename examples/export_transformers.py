@@ -24,9 +24,15 @@ writes, into the given directory:
   layer scale, residual) on 1 x 32 x 16 x 16; dynamo, opset 23;
 - mobilevit_block.onnx: a MobileViT block (local convs, 2 x 2 patches unfolded into sequences, a
   transformer block with Attention, folded back, fused with the input) on 1 x 16 x 16 x 16; dynamo,
-  opset 23.
+  opset 23;
+- bert_tiny.onnx (with `bert` on the command line; needs `pip install transformers`): Hugging Face's
+  BertModel with a small config (vocabulary 128, 32 features, 2 layers of 4 heads, feed-forward 64)
+  taking input_ids, attention_mask and token_type_ids, batch and sequence dynamic (as users export it
+  for onnxruntime's transformer optimizer: examples/optimize_transformers.py); TorchScript, opset 17.
 
 Weights are seeded random: the files test the compiler, not a trained model.
+
+    python examples/export_transformers.py tests/models bert    # bert_tiny.onnx only
 """
 
 from __future__ import annotations
@@ -163,6 +169,48 @@ def save(model: nn.Module, args: tuple, path: Path, *, dynamo: bool, opset: int,
     print(f"wrote {path} ({path.stat().st_size // 1024} KB): {', '.join(ops)}")
 
 
+def bert_tiny(out: Path) -> None:
+    """Hugging Face's BertModel (eager attention, no pooler), its layer norms and biases drawn at random
+    too (an untrained model's are ones and zeros, which the optimizer would merge), exported as its
+    documentation shows: named inputs, batch and sequence dynamic."""
+    here = Path(__file__).resolve().parent  # examples/transformers.py would shadow the package
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != here]
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(51)
+    config = BertConfig(vocab_size=128, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                        intermediate_size=64, max_position_embeddings=32, type_vocab_size=2,
+                        attn_implementation="eager")
+    bert = BertModel(config, add_pooling_layer=False).eval()
+    with torch.no_grad():
+        for name, p in bert.named_parameters():
+            if name.endswith("LayerNorm.weight"):
+                p.uniform_(0.5, 1.5)
+            elif name.endswith("bias"):
+                p.normal_(0.0, 0.1)
+
+    class Encoder(nn.Module):  # BertModel's forward takes keywords; the export passes positions
+        def __init__(self) -> None:
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                             token_type_ids=token_type_ids).last_hidden_state
+
+    ids = torch.randint(0, 128, (2, 16))
+    mask = torch.ones(2, 16, dtype=torch.int64)
+    mask[1, 11:] = 0
+    segments = (torch.arange(16) >= 8).long().expand(2, 16)
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    path = out / "bert_tiny.onnx"
+    with torch.no_grad():
+        torch.onnx.export(Encoder().eval(), (ids, mask, segments), str(path), dynamo=False, opset_version=17,
+                          input_names=names, output_names=["last_hidden_state"],
+                          dynamic_axes={k: {0: "batch", 1: "sequence"} for k in [*names, "last_hidden_state"]})
+    print(f"wrote {path} ({path.stat().st_size // 1024} KB)")
+
+
 def main(out: Path) -> None:
     torch.manual_seed(15)
     out.mkdir(parents=True, exist_ok=True)
@@ -191,4 +239,9 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1] if len(sys.argv) > 1 else "tests/models"))
+    target = Path(sys.argv[1] if len(sys.argv) > 1 else "tests/models")
+    if sys.argv[2:] == ["bert"]:
+        target.mkdir(parents=True, exist_ok=True)
+        bert_tiny(target)
+    else:
+        main(target)
