@@ -27,8 +27,10 @@ writes, into the given directory:
   opset 23;
 - bert_tiny.onnx (with `bert` on the command line; needs `pip install transformers`): Hugging Face's
   BertModel with a small config (vocabulary 128, 32 features, 2 layers of 4 heads, feed-forward 64)
-  taking input_ids, attention_mask and token_type_ids, batch and sequence dynamic (as users export it
-  for onnxruntime's transformer optimizer: examples/optimize_transformers.py); TorchScript, opset 17.
+  taking input_ids, attention_mask and token_type_ids, exported with batch and sequence dynamic (as users
+  export it for onnxruntime's transformer optimizer: examples/optimize_transformers.py), then fixed to 2 x 16
+  by onnxruntime's tool for fixed-shape deployment (onnxruntime.tools.onnx_model_utils.make_dim_param_fixed,
+  what `python -m onnxruntime.tools.make_dynamic_shape_fixed` runs); TorchScript, opset 17.
 
 Weights are seeded random: the files test the compiler, not a trained model.
 
@@ -172,7 +174,7 @@ def save(model: nn.Module, args: tuple, path: Path, *, dynamo: bool, opset: int,
 def bert_tiny(out: Path) -> None:
     """Hugging Face's BertModel (eager attention, no pooler), its layer norms and biases drawn at random
     too (an untrained model's are ones and zeros, which the optimizer would merge), exported as its
-    documentation shows: named inputs, batch and sequence dynamic."""
+    documentation shows (named inputs, batch and sequence dynamic), then fixed to 2 x 16."""
     here = Path(__file__).resolve().parent  # examples/transformers.py would shadow the package
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != here]
     from transformers import BertConfig, BertModel
@@ -208,6 +210,13 @@ def bert_tiny(out: Path) -> None:
         torch.onnx.export(Encoder().eval(), (ids, mask, segments), str(path), dynamo=False, opset_version=17,
                           input_names=names, output_names=["last_hidden_state"],
                           dynamic_axes={k: {0: "batch", 1: "sequence"} for k in [*names, "last_hidden_state"]})
+    from onnxruntime.tools.onnx_model_utils import fix_output_shapes, make_dim_param_fixed
+
+    model = onnx.load(str(path))
+    make_dim_param_fixed(model.graph, "batch", 2)
+    make_dim_param_fixed(model.graph, "sequence", 16)
+    fix_output_shapes(model)
+    onnx.save(model, str(path))
     print(f"wrote {path} ({path.stat().st_size // 1024} KB)")
 
 

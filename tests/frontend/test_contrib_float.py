@@ -267,14 +267,6 @@ def test_missing_required_input_is_refused(op, ins, consts):
         compile_model(case.model, Options(name="missing"))
 
 
-def test_attention_mask_index_is_refused():
-    case = _model("am", [_node("Attention", ["x", "w", "b", "m"], ["y"], num_heads=4)],
-                  {"x": XA, "m": np.array([6, 4], np.int32)}, ["y"],
-                  {"w": _rand(16, 48, seed=31), "b": _rand(48, seed=32)})
-    with pytest.raises(AotcError, match="Attention's input mask_index is not supported"):
-        compile_model(case.model, Options(name="am"))
-
-
 def test_onnx_attention_is_not_taken_for_the_contrib_one():
     """ONNX's own Attention (opset 23: Q, K, V inputs) keeps its kernel, whatever com.microsoft's is."""
     q = _rand(1, 2, 4, 8, seed=36)

@@ -8,7 +8,8 @@ import numpy as np
 
 from aot.errors import AotcError
 from aot.frontend.onnx.canonical.base import Builder, Rule, shape_of
-from aot.frontend.onnx.canonical.norm import layer_norm, softmax
+from aot.frontend.onnx.canonical.contrib_attention import attention, embed_layer_norm, multi_head_attention
+from aot.frontend.onnx.canonical.norm import layer_norm
 from aot.ir import Graph, Node
 
 
@@ -189,66 +190,9 @@ def matmul_integer_to_float(node: Node, graph: Graph, opset: int) -> list[Node]:
                              [node.inputs[1], node.inputs[3], _optional(node, 5)], _optional(node, 6))
 
 
-def attention(node: Node, graph: Graph, opset: int) -> list[Node]:
-    """Attention(input, weights, bias?) -> per head softmax(scale * Q K^T (+ the causal mask of
-    mask_filter_value when unidirectional)) V, Q/K/V from constant slices of weights and bias, as
-    onnxruntime's CPU kernel computes it. mask_index, past, attention_bias, rotary embeddings and a
-    read present output are refused."""
-    for k, what in ((3, "mask_index"), (4, "past"), (5, "attention_bias"), (6, "past_sequence_length")):
-        if len(node.inputs) > k and node.inputs[k]:
-            raise AotcError(f"Attention's input {what} is not supported", node=node)
-    _float32(node, graph)
-    if int(node.attrs.get("do_rotary", 0)):
-        raise AotcError("Attention do_rotary=1 is not supported", node=node)
-    if len(node.outputs) > 1 and node.outputs[1] in (set(graph.consumers()) | set(graph.outputs)):
-        raise AotcError("Attention's output present is not supported", node=node)
-    x, w_name = node.inputs[0], node.inputs[1]
-    w, bias = graph.const(w_name), graph.const(_optional(node, 2)) if _optional(node, 2) else None
-    if w is None or (_optional(node, 2) and bias is None):
-        raise AotcError("Attention's weights and bias must be constants", node=node)
-    shape = shape_of(graph, x)
-    if len(shape) != 3 or w.ndim != 2 or w.shape[0] != shape[2]:
-        raise AotcError(f"Attention of input {list(shape)} and weights {list(w.shape)} is not supported "
-                        "(input [B, S, H_in], weights [H_in, 3 H])", node=node)
-    heads = int(node.attrs.get("num_heads", 0))
-    sizes = [int(v) for v in node.attrs.get("qkv_hidden_sizes", [])] or [w.shape[1] // 3] * 3
-    if heads <= 0 or sum(sizes) != w.shape[1] or sizes[0] != sizes[1] or any(v % heads for v in sizes):
-        raise AotcError(f"Attention with num_heads {heads}, qkv sizes {sizes} and weights {list(w.shape)} "
-                        "is not supported", node=node)
-    batch, seq, _ = shape
-    b = Builder(node, graph)
-    heads_of = []
-    start = 0
-    for j, size in enumerate(sizes):
-        wj = b.tensor((w.shape[0], size), np.ascontiguousarray(w[:, start:start + size], np.float32))
-        proj = b.add("MatMul", [x, wj], (batch, seq, size))
-        if bias is not None:
-            bj = b.tensor((size,), np.ascontiguousarray(bias[start:start + size], np.float32))
-            proj = b.add("Add", [proj, bj], (batch, seq, size))
-        start += size
-        split = b.add("Reshape", [proj], (batch, seq, heads, size // heads))
-        perm = [0, 2, 3, 1] if j == 1 else [0, 2, 1, 3]  # K as [B, N, h, S]
-        heads_of.append(b.add("Transpose", [split], tuple((batch, seq, heads, size // heads)[p] for p in perm),
-                              {"perm": perm}))
-    q, k, v = heads_of
-    head = sizes[0] // heads
-    scale = float(node.attrs.get("scale", 0.0)) or 1.0 / float(np.sqrt(head))
-    scores = b.add("MatMul", [q, k], (batch, heads, seq, seq))
-    scores = b.add("Mul", [scores, b.tensor((), np.array(scale, np.float32))], (batch, heads, seq, seq))
-    if int(node.attrs.get("unidirectional", 0)):
-        fill = float(node.attrs.get("mask_filter_value", -10000.0))
-        mask = np.triu(np.full((seq, seq), fill, np.float32), 1)
-        scores = b.add("Add", [scores, b.tensor((seq, seq), mask)], (batch, heads, seq, seq))
-    probs = b.add("Softmax", [scores], (batch, heads, seq, seq), {"axis": -1})
-    softmax(b.nodes[-1], graph, max(opset, 13))
-    ctx = b.add("MatMul", [probs, v], (batch, heads, seq, sizes[2] // heads))
-    ctx = b.add("Transpose", [ctx], (batch, seq, heads, sizes[2] // heads), {"perm": [0, 2, 1, 3]})
-    b.add("Reshape", [ctx], None, out=node.outputs[0])
-    return b.nodes
-
-
 # the inputs each op requires (onnxruntime's schemas): fewer is refused before a rule reads them
-_REQUIRED = {"com.microsoft.Attention": 2, "FastGelu": 1, "BiasGelu": 2, "QuickGelu": 1, "BiasAdd": 3, "FusedMatMul": 2,
+_REQUIRED = {"com.microsoft.Attention": 2, "MultiHeadAttention": 1, "EmbedLayerNormalization": 1,
+             "FastGelu": 1, "BiasGelu": 2, "QuickGelu": 1, "BiasAdd": 3, "FusedMatMul": 2,
              "SkipLayerNormalization": 3, "DynamicQuantizeMatMul": 3, "MatMulIntegerToFloat": 4,
              "SimplifiedLayerNormalization": 2, "SkipSimplifiedLayerNormalization": 3}
 
@@ -266,6 +210,8 @@ def _checked(rule: Rule) -> Rule:
 
 RULES: dict[str, Rule] = {
     "com.microsoft.Attention": attention,
+    "MultiHeadAttention": multi_head_attention,
+    "EmbedLayerNormalization": embed_layer_norm,
     "DynamicQuantizeMatMul": dynamic_quantize_matmul,
     "MatMulIntegerToFloat": matmul_integer_to_float,
     "FastGelu": fast_gelu,

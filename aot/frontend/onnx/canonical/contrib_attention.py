@@ -1,0 +1,301 @@
+"""onnxruntime's attention ops of its transformer optimizer (com.microsoft Attention, MultiHeadAttention) and
+EmbedLayerNormalization, rewritten onto ONNX ops: the projections as MatMul and Add, the attention itself as
+ONNX's Attention (aotc's one-pass kernel, aot/kernels/attention.py) on 3-D Q, K, V, with onnxruntime's
+masks turned into the additive float mask its CPU kernels build (AttentionCPUBase's PrepareMask):
+
+- mask_index [B]: the keys at or after each batch's end position are masked;
+- [2 B]: end positions, then start positions (left padding): keys before the start are masked too;
+- [B, T] and [B, S, T]: 0 masks a key, anything above 0 keeps it;
+- unidirectional: key j of query row i is masked when j > P + i (P the past's length).
+
+A key the mask masks gets mask_filter_value (-10000 by default) added to its score, not minus infinity: a
+row whose every key is masked takes the softmax of those sums, as onnxruntime does. A key causality masks
+gets the lowest float instead (it then weighs 0 whatever else was added): ONNX Attention's is_causal, which
+leaves it out, with the query rows placed after the past as onnxruntime places them. attention_bias is
+added to the mask first (onnxruntime's order).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from aot.errors import AotcError
+from aot.frontend.onnx.canonical.base import Builder, shape_of
+from aot.frontend.onnx.canonical.norm import layer_norm
+from aot.ir import Graph, Node, Tensor
+
+
+def _input(node: Node, k: int) -> str:
+    return node.inputs[k] if len(node.inputs) > k else ""
+
+
+def _output(node: Node, k: int) -> str:
+    return node.outputs[k] if len(node.outputs) > k else ""
+
+
+def _read(graph: Graph, name: str) -> bool:
+    return bool(name) and name in (set(graph.consumers()) | set(graph.outputs))
+
+
+def _float32(node: Node, graph: Graph, ks: tuple[int, ...]) -> None:
+    for k in ks:
+        name = _input(node, k)
+        if name and graph.tensors[name].dtype != "float32":
+            raise AotcError(f"{node.op} of {graph.tensors[name].dtype} is not supported (float32 only)", node=node)
+
+
+def _keep(b: Builder, node: Node, graph: Graph, mask: str, batch: int, seq: int, total: int,
+          what: str) -> tuple[str, tuple[int, ...]]:
+    """A bool tensor, true where a key is kept, of shape [B, T] (1-D and 2-D masks) or [B, S, T]."""
+    shape = shape_of(graph, mask)
+    if graph.tensors[mask].dtype != "int32":
+        raise AotcError(f"{node.op}'s {what} of {graph.tensors[mask].dtype} is not supported (int32)", node=node)
+    if shape in ((batch,), (2 * batch,)):
+        positions = b.tensor((1, total), np.arange(total, dtype=np.int32)[None], dtype="int32")
+        ends = mask
+        if shape == (2 * batch,):
+            ends = b.add("Slice", [mask], (batch,), {"starts": [0], "steps": [1]}, dtype="int32")
+            starts = b.add("Slice", [mask], (batch,), {"starts": [batch], "steps": [1]}, dtype="int32")
+            starts = b.add("Reshape", [starts], (batch, 1), dtype="int32")
+            after = b.add("GreaterOrEqual", [positions, starts], (batch, total), dtype="bool")
+        ends = b.add("Reshape", [ends], (batch, 1), dtype="int32")
+        keep = b.add("Less", [positions, ends], (batch, total), dtype="bool")
+        if shape == (2 * batch,):
+            keep = b.add("And", [keep, after], (batch, total), dtype="bool")
+        return keep, (batch, 1, 1, total)
+    if shape in ((batch, total), (batch, seq, total)):
+        zero = b.tensor((), np.array(0, np.int32), dtype="int32")
+        keep = b.add("Greater", [mask, zero], shape, dtype="bool")
+        return keep, (batch, 1, 1, total) if len(shape) == 2 else (batch, 1, seq, total)
+    raise AotcError(f"{node.op}'s {what} of shape {list(shape)} is not supported ([{batch}], [{2 * batch}], "
+                    f"[{batch}, {total}] or [{batch}, {seq}, {total}])", node=node)
+
+
+def additive_mask(b: Builder, node: Node, graph: Graph, mask: str, bias: str, batch: int, heads: int, seq: int,
+                  total: int) -> str:
+    """The float mask onnxruntime adds to the scaled scores, broadcastable to [B, N, S, T], or "" for none
+    (causality is ONNX Attention's is_causal)."""
+    fill = float(node.attrs.get("mask_filter_value", -10000.0))
+    out, shape = "", ()
+    if mask:
+        keep, shape = _keep(b, node, graph, mask, batch, seq, total, "mask")
+        zero, filled = b.tensor((), np.array(0.0, np.float32)), b.tensor((), np.array(fill, np.float32))
+        scores = b.add("Where", [keep, zero, filled], shape_of(graph, keep))
+        out = b.add("Reshape", [scores], shape)
+    if bias:
+        bias_shape = shape_of(graph, bias)
+        if len(bias_shape) != 4 or bias_shape[0] not in (1, batch) or bias_shape[1] not in (1, heads) \
+                or bias_shape[2:] != (seq, total):
+            raise AotcError(f"{node.op}'s attention_bias of shape {list(bias_shape)} is not supported "
+                            f"([{batch} or 1, {heads} or 1, {seq}, {total}])", node=node)
+        if out:  # onnxruntime: the bias, then the mask added to it
+            full = tuple(max(x, y) for x, y in zip(bias_shape, shape, strict=True))
+            out = b.add("Add", [bias, out], full)
+        else:
+            out = bias
+    return out
+
+
+def _project(b: Builder, x: str, w: np.ndarray, bias: np.ndarray | None, shape: tuple[int, ...]) -> str:
+    """x @ w (+ bias) for constant w and bias: [B, S, H_in] -> [B, S, w's columns]."""
+    out_shape = (*shape[:-1], w.shape[1])
+    y = b.add("MatMul", [x, b.tensor(w.shape, np.ascontiguousarray(w, np.float32))], out_shape)
+    if bias is not None:
+        y = b.add("Add", [y, b.tensor(bias.shape, np.ascontiguousarray(bias, np.float32))], out_shape)
+    return y
+
+
+def _attend(b: Builder, node: Node, qkv: list[str], mask: str, past: tuple[str, str], heads: int,
+            outs: list[str]) -> None:
+    """ONNX Attention (3-D Q, K, V: q_num_heads = kv_num_heads = heads) with the contrib op's scale and
+    unidirectional as is_causal."""
+    attrs = {"q_num_heads": heads, "kv_num_heads": heads, "is_causal": int(node.attrs.get("unidirectional", 0))}
+    if float(node.attrs.get("scale", 0.0)):
+        attrs["scale"] = float(node.attrs["scale"])
+    ins = [*qkv, mask, *past]
+    while not ins[-1]:
+        ins.pop()
+    b.nodes.append(Node("Attention", node.name, ins, outs, attrs, node.sources()))
+
+
+def attention(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """com.microsoft Attention(input, weights, bias?, mask_index?, past?, attention_bias?) -> Q, K, V from
+    constant slices of the packed weights and bias, then ONNX Attention with the additive mask (module
+    docstring); past [2, B, N, P, H] split into ONNX's past_key and past_value, their present_key and
+    present_value stacked into present [2, B, N, P + S, H]. past_present_share_buffer, past_sequence_length
+    and do_rotary are refused."""
+    _float32(node, graph, (0, 1, 2, 4, 5))
+    if _input(node, 6) or int(node.attrs.get("past_present_share_buffer", 0)):
+        raise AotcError("Attention with past_present_share_buffer (past_sequence_length) is not supported",
+                        node=node)
+    if int(node.attrs.get("do_rotary", 0)):
+        raise AotcError("Attention do_rotary=1 is not supported", node=node)
+    x, w_name = node.inputs[0], node.inputs[1]
+    w = graph.const(w_name)
+    bias = graph.const(_input(node, 2)) if _input(node, 2) else None
+    if w is None or (_input(node, 2) and bias is None):
+        raise AotcError("Attention's weights and bias must be constants", node=node)
+    shape = shape_of(graph, x)
+    if len(shape) != 3 or w.ndim != 2 or w.shape[0] != shape[2]:
+        raise AotcError(f"Attention of input {list(shape)} and weights {list(w.shape)} is not supported "
+                        "(input [B, S, H_in], weights [H_in, 3 H])", node=node)
+    heads = int(node.attrs.get("num_heads", 0))
+    sizes = [int(v) for v in node.attrs.get("qkv_hidden_sizes", [])] or [w.shape[1] // 3] * 3
+    if heads <= 0 or sum(sizes) != w.shape[1] or sizes[0] != sizes[1] or any(v % heads for v in sizes):
+        raise AotcError(f"Attention with num_heads {heads}, qkv sizes {sizes} and weights {list(w.shape)} "
+                        "is not supported", node=node)
+    batch, seq, _ = shape
+    b = Builder(node, graph)
+    qkv, start = [], 0
+    for size in sizes:
+        qkv.append(_project(b, x, w[:, start:start + size], None if bias is None else bias[start:start + size],
+                            shape))
+        start += size
+    past_len, past_kv = 0, ("", "")
+    past = _input(node, 4)
+    head = sizes[0] // heads
+    if past:
+        p_shape = shape_of(graph, past)
+        if len(p_shape) != 5 or p_shape[:3] != (2, batch, heads) or p_shape[4] != head or sizes[2] != sizes[0]:
+            raise AotcError(f"Attention's past of shape {list(p_shape)} is not supported ([2, {batch}, {heads}, "
+                            f"P, {head}], Q, K and V of one width)", node=node)
+        past_len = p_shape[3]
+        halves = [b.tensor((1, *p_shape[1:])) for _ in range(2)]
+        b.nodes.append(Node("Split", f"{node.name}__past", [past], halves, {"axis": 0, "split": [1, 1]},
+                            node.sources()))
+        past_kv = tuple(b.add("Reshape", [h], p_shape[1:]) for h in halves)
+    total = past_len + seq
+    mask = additive_mask(b, node, graph, _input(node, 3), _input(node, 5), batch, heads, seq, total)
+    present = node.outputs[1] if len(node.outputs) > 1 and _read(graph, node.outputs[1]) else ""
+    outs = [node.outputs[0]]
+    if present:
+        outs += [b.tensor((batch, heads, total, head)), b.tensor((batch, heads, total, sizes[2] // heads))]
+    _attend(b, node, qkv, mask, past_kv, heads, outs)
+    if present:
+        stacked = [b.add("Reshape", [o], (1, *shape_of(graph, o))) for o in outs[1:]]
+        b.add("Concat", stacked, None, {"axis": 0}, out=present)
+        b.nodes[-1].name = f"{node.name}__present"
+    return b.nodes
+
+
+def multi_head_attention(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """MultiHeadAttention(query, key, value, bias?, key_padding_mask?, attention_bias?, past_key?, past_value?)
+    -> Q, K, V each plus its third of bias, then ONNX Attention with the additive mask (module docstring),
+    past_key / past_value and present_key / present_value as ONNX's. 3-D query, key and value only (the packed
+    forms and a 4-D key are refused), as are past_sequence_length, cache_indirection and a read qk."""
+    _float32(node, graph, (0, 1, 2, 3, 5, 6, 7))
+    for k, what in ((8, "past_sequence_length"), (9, "cache_indirection")):
+        if _input(node, k):
+            raise AotcError(f"MultiHeadAttention's input {what} is not supported", node=node)
+    if len(node.outputs) > 3 and _read(graph, node.outputs[3]):
+        raise AotcError("MultiHeadAttention's output qk is not supported", node=node)
+    heads = int(node.attrs.get("num_heads", 0))
+    q, k, v = node.inputs[0], _input(node, 1), _input(node, 2)
+    shapes = [shape_of(graph, n) if n else () for n in (q, k, v)]
+    if not k or not v or any(len(s) != 3 for s in shapes) or heads <= 0 or shapes[0][0] != shapes[1][0] \
+            or shapes[1][:2] != shapes[2][:2] or shapes[0][2] != shapes[1][2] \
+            or shapes[0][2] % heads or shapes[2][2] % heads:
+        raise AotcError(f"MultiHeadAttention of query, key, value {[list(s) for s in shapes]} and num_heads "
+                        f"{heads} is not supported (3-D [B, S, D], [B, L, D], [B, L, D_v]; packed QKV or KV and "
+                        "a 4-D key are not)", node=node)
+    batch, seq, width = shapes[0]
+    kv_len, v_width = shapes[1][1], shapes[2][2]
+    b = Builder(node, graph)
+    qkv = [q, k, v]
+    bias = _input(node, 3)
+    if bias:
+        if shape_of(graph, bias) != (2 * width + v_width,):
+            raise AotcError(f"MultiHeadAttention's bias of shape {list(shape_of(graph, bias))} is not "
+                            f"[{2 * width + v_width}]", node=node)
+        start = 0
+        for j, size in enumerate((width, width, v_width)):
+            part = b.add("Slice", [bias], (size,), {"starts": [start], "steps": [1]})
+            qkv[j] = b.add("Add", [qkv[j], part], shapes[j])
+            start += size
+    past = (_input(node, 6), _input(node, 7))
+    if bool(past[0]) != bool(past[1]):
+        raise AotcError("MultiHeadAttention needs past_key and past_value together", node=node)
+    past_len = 0
+    if past[0]:
+        want = [(batch, heads, None, width // heads), (batch, heads, None, v_width // heads)]
+        got = [shape_of(graph, p) for p in past]
+        if any(len(g) != 4 or g[:2] != w[:2] or g[3] != w[3] for g, w in zip(got, want, strict=True)) \
+                or got[0][2] != got[1][2]:
+            raise AotcError(f"MultiHeadAttention's past_key and past_value of shapes {[list(g) for g in got]} "
+                            f"are not supported ([{batch}, {heads}, P, head size])", node=node)
+        past_len = got[0][2]
+    total = past_len + kv_len
+    mask = additive_mask(b, node, graph, _input(node, 4), _input(node, 5), batch, heads, seq, total)
+    outs = [node.outputs[0]] + [_output(node, j) if _read(graph, _output(node, j)) else "" for j in (1, 2)]
+    while not outs[-1]:
+        outs.pop()
+    _attend(b, node, qkv, mask, past, heads, outs)
+    return b.nodes
+
+
+def embed_layer_norm(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """EmbedLayerNormalization(input_ids, segment_ids?, word_embedding, position_embedding, segment_embedding?,
+    gamma, beta, mask?, position_ids?) -> LayerNormalization over the last axis of (word + position) (+ segment)
+    embeddings, gathered by the int32 ids; positions 0 .. S - 1 when position_ids is absent (a constant slice
+    of the table), a [1, S] position_ids broadcast over the batch. Outputs: mask_index, each mask row's count
+    of ones (0s without a mask), as onnxruntime's kernel counts them; embedding_sum, the sum before the norm."""
+    ins = list(node.inputs) + [""] * (9 - len(node.inputs))
+    ids, seg_ids, word, pos, seg, gamma, beta, mask, pos_ids = ins[:9]
+    if not (word and pos and gamma and beta):
+        raise AotcError("EmbedLayerNormalization needs word_embedding, position_embedding, gamma and beta "
+                        "(inputs 2, 3, 5, 6)", node=node)
+    _float32(node, graph, (2, 3, 4, 5, 6))
+    for name in (ids, seg_ids, mask, pos_ids):
+        if name and graph.tensors[name].dtype != "int32":
+            raise AotcError(f"EmbedLayerNormalization's integer inputs must be int32, {name} is "
+                            f"{graph.tensors[name].dtype}", node=node)
+    if bool(seg_ids) != bool(seg):
+        raise AotcError("EmbedLayerNormalization needs segment_ids and segment_embedding together", node=node)
+    shape = shape_of(graph, ids)
+    if len(shape) != 2 or len(shape_of(graph, word)) != 2:
+        raise AotcError(f"EmbedLayerNormalization of input_ids {list(shape)} is not supported ([B, S])", node=node)
+    batch, seq = shape
+    hidden = shape_of(graph, word)[1]
+    out_shape = (batch, seq, hidden)
+    b = Builder(node, graph)
+    total = b.add("Gather", [word, ids], out_shape, {"axis": 0})
+    table = graph.const(pos)
+    if pos_ids:
+        p_shape = shape_of(graph, pos_ids)
+        if p_shape not in ((batch, seq), (1, seq)):
+            raise AotcError(f"EmbedLayerNormalization's position_ids of shape {list(p_shape)} is not supported "
+                            f"([{batch}, {seq}] or [1, {seq}])", node=node)
+        positions = b.add("Gather", [pos, pos_ids], (*p_shape, hidden), {"axis": 0})
+    elif table is not None and table.shape[0] >= seq:
+        positions = b.tensor((seq, hidden), np.ascontiguousarray(table[:seq], np.float32))
+    else:
+        index = b.tensor((seq,), np.arange(seq, dtype=np.int32), dtype="int32")
+        positions = b.add("Gather", [pos, index], (seq, hidden), {"axis": 0})
+    total = b.add("Add", [total, positions], out_shape)
+    embedding_sum = node.outputs[2] if len(node.outputs) > 2 and _read(graph, node.outputs[2]) else None
+    if seg:
+        segments = b.add("Gather", [seg, seg_ids], out_shape, {"axis": 0})
+        total = b.add("Add", [total, segments], out_shape, out=embedding_sum)
+    elif embedding_sum:
+        b.add("Identity", [total], None, out=embedding_sum)
+        total = embedding_sum
+    for n in b.nodes:  # the node's own name is the LayerNormalization's
+        n.name = f"{node.name}__sum" if n.name == node.name else n.name
+    norm = Node("LayerNormalization", node.name, [total, gamma, beta], [node.outputs[0]],
+                {"axis": -1, "epsilon": float(node.attrs.get("epsilon", 1e-12))}, node.sources())
+    layer_norm(norm, graph, opset)
+    b.nodes.append(norm)
+    if len(node.outputs) > 1 and _read(graph, node.outputs[1]):
+        index_out = node.outputs[1]
+        if mask:
+            if shape_of(graph, mask) != shape:
+                raise AotcError(f"EmbedLayerNormalization's mask of shape {list(shape_of(graph, mask))} is not "
+                                f"[{batch}, {seq}]", node=node)
+            ones = b.add("Equal", [mask, b.tensor((), np.array(1, np.int32), dtype="int32")], shape, dtype="bool")
+            ones = b.add("Cast", [ones], shape, {"to": "float32", "saturate": 1})
+            count = b.add("ReduceSum", [ones], (batch,), {"axes": [1], "keepdims": 0})
+            b.add("Cast", [count], (batch,), {"to": "int32", "saturate": 1}, out=index_out, dtype="int32")
+            b.nodes[-1].name = f"{node.name}__mask_index"
+        else:
+            graph.tensors[index_out] = Tensor(index_out, (batch,), "int32", np.zeros((batch,), np.int32))
+    return b.nodes
