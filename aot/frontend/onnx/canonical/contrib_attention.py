@@ -1,7 +1,9 @@
 """onnxruntime's attention ops of its transformer optimizer (com.microsoft Attention, MultiHeadAttention) and
 EmbedLayerNormalization, rewritten onto ONNX ops: the projections as MatMul and Add, the attention itself as
-ONNX's Attention (aotc's one-pass kernel, aot/kernels/attention.py) on 3-D Q, K, V, with onnxruntime's
-masks turned into the additive float mask its CPU kernels build (AttentionCPUBase's PrepareMask):
+onnxruntime's CPU kernel computes it (AttentionCPUBase: a GEMM a head for the scores, the mask added, a
+softmax, a GEMM for the values; as MatMul, Mul, Add, Softmax, MatMul, which ran faster here than ONNX
+Attention's one-pass kernel at BERT's sizes), with onnxruntime's masks turned into the additive float mask
+its PrepareMask builds:
 
 - mask_index [B]: the keys at or after each batch's end position are masked;
 - [2 B]: end positions, then start positions (left padding): keys before the start are masked too;
@@ -10,9 +12,9 @@ masks turned into the additive float mask its CPU kernels build (AttentionCPUBas
 
 A key the mask masks gets mask_filter_value (-10000 by default) added to its score, not minus infinity: a
 row whose every key is masked takes the softmax of those sums, as onnxruntime does. A key causality masks
-gets the lowest float instead (it then weighs 0 whatever else was added): ONNX Attention's is_causal, which
-leaves it out, with the query rows placed after the past as onnxruntime places them. attention_bias is
-added to the mask first (onnxruntime's order).
+gets the lowest float instead (it then weighs 0 whatever else was added; probed against onnxruntime with a
+small mask_filter_value), the query rows placed after the past. attention_bias is added to the mask first
+(onnxruntime's order).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import numpy as np
 
 from aot.errors import AotcError
 from aot.frontend.onnx.canonical.base import Builder, shape_of
-from aot.frontend.onnx.canonical.norm import layer_norm
+from aot.frontend.onnx.canonical.norm import layer_norm, softmax
 from aot.ir import Graph, Node, Tensor
 
 
@@ -105,17 +107,63 @@ def _project(b: Builder, x: str, w: np.ndarray, bias: np.ndarray | None, shape: 
     return y
 
 
-def _attend(b: Builder, node: Node, qkv: list[str], mask: str, past: tuple[str, str], heads: int,
-            outs: list[str]) -> None:
-    """ONNX Attention (3-D Q, K, V: q_num_heads = kv_num_heads = heads) with the contrib op's scale and
-    unidirectional as is_causal."""
-    attrs = {"q_num_heads": heads, "kv_num_heads": heads, "is_causal": int(node.attrs.get("unidirectional", 0))}
-    if float(node.attrs.get("scale", 0.0)):
-        attrs["scale"] = float(node.attrs["scale"])
-    ins = [*qkv, mask, *past]
-    while not ins[-1]:
-        ins.pop()
-    b.nodes.append(Node("Attention", node.name, ins, outs, attrs, node.sources()))
+def _heads(b: Builder, x: str, shape: tuple[int, ...], heads: int, perm: list[int]) -> str:
+    """[B, S, N * H] -> [B, S, N, H], transposed by `perm` ([0, 2, 1, 3]: [B, N, S, H]; [0, 2, 3, 1]: [B, N, H, S])."""
+    split = (shape[0], shape[1], heads, shape[2] // heads)
+    x = b.add("Reshape", [x], split)
+    return b.add("Transpose", [x], tuple(split[p] for p in perm), {"perm": perm})
+
+
+def _attend(b: Builder, node: Node, graph: Graph, opset: int, qkv: list[str], mask: str, past: tuple[str, str],
+            heads: int, outs: list[str]) -> None:
+    """softmax(scale * Q K^T + mask) V per head, as onnxruntime's CPU kernel computes it (one GEMM a head for
+    the scores, the mask added to them, a softmax, one GEMM for the values): Q, K, V 3-D [B, S, N * H],
+    the past [B, N, P, H] put before K and V (their concatenations the present outputs, outs[1:]), the causal
+    part of the mask (unidirectional) the lowest float where key j > P + i, only when S > 1."""
+    shapes = [shape_of(graph, n) for n in qkv]
+    batch, seq = shapes[0][:2]
+    head, v_head = shapes[0][2] // heads, shapes[2][2] // heads
+    past_len = shape_of(graph, past[0])[2] if past[0] else 0
+    total = past_len + shapes[1][1]
+    q = _heads(b, qkv[0], shapes[0], heads, [0, 2, 1, 3])
+    present = [o if o else None for o in (outs + ["", ""])[1:3]]
+    if past[0] or present[0] or present[1]:
+        k, v = (_heads(b, qkv[j], shapes[j], heads, [0, 2, 1, 3]) for j in (1, 2))
+        kv = []
+        for x, p, o, h in ((k, past[0], present[0], head), (v, past[1], present[1], v_head)):
+            if p:
+                x = b.add("Concat", [p, x], (batch, heads, total, h), {"axis": 2}, out=o)
+            elif o:
+                x = b.add("Identity", [x], None, out=o)
+            if o:
+                b.nodes[-1].name = f"{node.name}__{o}"
+            kv.append(x)
+        k_t = b.add("Transpose", [kv[0]], (batch, heads, head, total), {"perm": [0, 1, 3, 2]})
+        v = kv[1]
+    else:
+        k_t = _heads(b, qkv[1], shapes[1], heads, [0, 2, 3, 1])
+        v = _heads(b, qkv[2], shapes[2], heads, [0, 2, 1, 3])
+    square = (batch, heads, seq, total)
+    scores = b.add("MatMul", [q, k_t], square)
+    scale = float(node.attrs.get("scale", 0.0)) or 1.0 / float(np.sqrt(head))
+    scores = b.add("Mul", [scores, b.tensor((), np.array(scale, np.float32))], square)
+    if int(node.attrs.get("unidirectional", 0)) and seq > 1:
+        rows, cols = np.arange(seq)[:, None], np.arange(total)[None, :]
+        lowest = np.finfo(np.float32).min
+        causal = np.where(cols > past_len + rows, lowest, np.float32(0.0)).astype(np.float32)
+        causal_name = b.tensor(causal.shape, causal)
+        if mask:
+            both = tuple(max(x, y) for x, y in zip(shape_of(graph, mask), (1, 1, seq, total), strict=True))
+            mask = b.add("Add", [mask, causal_name], both)
+        else:
+            mask = causal_name
+    if mask:
+        scores = b.add("Add", [scores, mask], square)
+    probs = b.add("Softmax", [scores], square, {"axis": -1})
+    softmax(b.nodes[-1], graph, max(opset, 13))
+    ctx = b.add("MatMul", [probs, v], (batch, heads, seq, v_head))
+    ctx = b.add("Transpose", [ctx], (batch, seq, heads, v_head), {"perm": [0, 2, 1, 3]})
+    b.add("Reshape", [ctx], None, out=outs[0])
 
 
 def attention(node: Node, graph: Graph, opset: int) -> list[Node]:
@@ -170,7 +218,7 @@ def attention(node: Node, graph: Graph, opset: int) -> list[Node]:
     outs = [node.outputs[0]]
     if present:
         outs += [b.tensor((batch, heads, total, head)), b.tensor((batch, heads, total, sizes[2] // heads))]
-    _attend(b, node, qkv, mask, past_kv, heads, outs)
+    _attend(b, node, graph, opset, qkv, mask, past_kv, heads, outs)
     if present:
         stacked = [b.add("Reshape", [o], (1, *shape_of(graph, o))) for o in outs[1:]]
         b.add("Concat", stacked, None, {"axis": 0}, out=present)
@@ -229,7 +277,7 @@ def multi_head_attention(node: Node, graph: Graph, opset: int) -> list[Node]:
     outs = [node.outputs[0]] + [_output(node, j) if _read(graph, _output(node, j)) else "" for j in (1, 2)]
     while not outs[-1]:
         outs.pop()
-    _attend(b, node, qkv, mask, past, heads, outs)
+    _attend(b, node, graph, opset, qkv, mask, past, heads, outs)
     return b.nodes
 
 
