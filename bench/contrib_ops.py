@@ -78,7 +78,7 @@ def cases() -> dict[str, tuple[onnx.ModelProto, dict[str, np.ndarray]]]:
             {"we": _rand(VOCAB, D, seed=8), "pe": _rand(512, D, seed=9), "se": _rand(2, D, seed=10),
              "g": _rand(D, seed=11), "be": _rand(D, seed=12)}),
     }
-    for name in ("bert_tiny", "bert_tiny_ort", "bert_tiny_ort_raw_mask", "bert_tiny_ort_mha"):
+    for name in ("bert_tiny", "bert_tiny_ort", "bert_tiny_ort_raw_mask", "bert_tiny_ort_mha", "bert_tiny_qdyn_ort"):
         out[f"{name}.onnx"] = (onnx.load(REPO / "tests" / "models" / f"{name}.onnx"), bert_feeds())
     return out
 

@@ -21,7 +21,11 @@ tests/models/encoder_block.onnx (examples/transformers.py's pre-norm block, 1 x 
 - bert_tiny_ort_raw_mask.onnx: the same with options.use_raw_attention_mask(): Attention reads the
   [batch, sequence] 0/1 mask itself;
 - bert_tiny_ort_mha.onnx: the same with options.use_multi_head_attention: MultiHeadAttention (the Q, K, V
-  MatMuls left outside, their biases packed in its bias input) reading EmbedLayerNormalization's mask_index.
+  MatMuls left outside, their biases packed in its bias input) reading EmbedLayerNormalization's mask_index;
+- bert_tiny_qdyn_ort.onnx: bert_tiny_ort.onnx through quantize_dynamic (int8 weights; DefaultTensorType float,
+  which the quantizer asks for on a model with com.microsoft ops) and an onnxruntime session's extended
+  optimizations, as for encoder_block_qdyn_ort.onnx: QEmbedLayerNormalization, QAttention,
+  DynamicQuantizeMatMul, SkipLayerNormalization, BiasGelu.
 """
 
 from __future__ import annotations
@@ -65,11 +69,12 @@ def optimize_bert(name: str, path: Path) -> None:
                    optimization_options=options).save_model_to_file(str(path))
 
 
-def quantize_and_fuse(path: Path) -> None:
+def quantize_and_fuse(path: Path, source: Path = SOURCE) -> None:
     """quantize_dynamic's model as onnxruntime's session fuses it (its level-2 fusions, saved to `path`)."""
     with tempfile.TemporaryDirectory() as tmp:
         quantized = Path(tmp) / "q.onnx"
-        quantize_dynamic(str(SOURCE), str(quantized), weight_type=QuantType.QInt8)
+        quantize_dynamic(str(source), str(quantized), weight_type=QuantType.QInt8,
+                         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
         so = ort.SessionOptions()
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
         so.optimized_model_filepath = str(path)
@@ -91,9 +96,10 @@ def main(out_dir: str) -> None:
         model = onnx.load(out / f"{name}.onnx")
         ops = sorted({n.op_type for n in model.graph.node if n.domain == "com.microsoft"})
         print(f"{name}.onnx: {', '.join(ops)}")
-    quantize_and_fuse(out / "encoder_block_qdyn_ort.onnx")
-    model = onnx.load(out / "encoder_block_qdyn_ort.onnx")
-    print(f"encoder_block_qdyn_ort.onnx: {', '.join(sorted({n.op_type for n in model.graph.node if n.domain}))}")
+    for name, source in (("encoder_block_qdyn_ort", SOURCE), ("bert_tiny_qdyn_ort", out / "bert_tiny_ort.onnx")):
+        quantize_and_fuse(out / f"{name}.onnx", source)
+        model = onnx.load(out / f"{name}.onnx")
+        print(f"{name}.onnx: {', '.join(sorted({n.op_type for n in model.graph.node if n.domain}))}")
 
 
 if __name__ == "__main__":

@@ -138,6 +138,66 @@ CASES += [
 ]
 
 
+def _qattention(case_id: str, feeds: dict[str, np.ndarray], mask: str = "", past: str = "",
+                per_column: bool = False, **attrs) -> Case:
+    """DynamicQuantizeLinear then QAttention, as quantize_dynamic writes Attention: int8 weight, a scale (and
+    zero point) per tensor or per column."""
+    rng = np.random.default_rng(40)
+    if per_column:
+        scale = (np.abs(W).max(axis=0) / 127).astype(np.float32)
+        zero = rng.integers(-3, 4, 48).astype(np.int8)
+    else:
+        scale, zero = np.float32(np.abs(W).max() / 127), np.int8(0)
+    wq = np.clip(np.round(W / scale) + zero.astype(np.int32), -128, 127).astype(np.int8)
+    outputs = {"y": F, "present": F} if past else {"y": F}
+    nodes = [helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"]),
+             helper.make_node("QAttention", ["xq", "wq", "b", "xs", "ws", mask, "xz", "wz", past], list(outputs),
+                              name="qattention_node", domain=MS, num_heads=HEADS, **attrs)]
+    feeds = {"x": X, **feeds}
+    graph = helper.make_graph(
+        nodes, case_id, [helper.make_tensor_value_info(n, tensor_type(a.dtype), a.shape) for n, a in feeds.items()],
+        [helper.make_tensor_value_info(n, t, None) for n, t in outputs.items()],
+        [onnx.numpy_helper.from_array(np.asarray(v), k) for k, v in
+         {"wq": wq, "b": BIAS, "ws": scale, "wz": zero}.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(MS, 1)])
+    model.ir_version = 8
+    return Case(case_id, model, feeds)
+
+
+def _qembed(case_id: str, feeds: dict[str, np.ndarray], segments: bool, outputs: dict[str, int]) -> Case:
+    """QEmbedLayerNormalization as quantize_dynamic writes EmbedLayerNormalization: uint8 tables, gamma and beta,
+    each with its own scale and zero point."""
+    tables = {"word": _rand(30, HIN, seed=20), "pos": _rand(12, HIN, seed=21), "seg": _rand(2, HIN, seed=22),
+              "gamma": _rand(HIN, seed=23), "beta": _rand(HIN, seed=24)}
+    consts = {}
+    for name, t in tables.items():
+        scale = np.float32((t.max() - t.min()) / 255)
+        zero = np.uint8(np.round(-t.min() / scale))
+        consts |= {f"{name}_q": np.clip(np.round(t / scale) + zero, 0, 255).astype(np.uint8),
+                   f"{name}_s": scale, f"{name}_z": zero}
+    order = ["word", "pos", "seg", "gamma", "beta"] if segments else ["word", "pos", "gamma", "beta"]
+    seg = "seg" in order
+    ins = ["ids", "segs" if seg else "", "word_q", "pos_q", "seg_q" if seg else "", "gamma_q", "beta_q",
+           "mask" if "mask" in feeds else ""]
+    ins += [f"{n}_s" if n in order else "" for n in ("word", "pos", "seg", "gamma", "beta")]
+    ins += [f"{n}_z" if n in order else "" for n in ("word", "pos", "seg", "gamma", "beta")]
+    node = helper.make_node("QEmbedLayerNormalization", ins, list(outputs), name="qeln_node", domain=MS,
+                            epsilon=1e-5)
+    return _model(case_id, node, feeds, outputs, {k: np.asarray(v) for k, v in consts.items()
+                                                  if k.split("_")[0] in order})
+
+
+CASES += [
+    _qattention("qattention", {}),
+    _qattention("qattention_per_column_mask", {"m": _i32([6, 3])}, mask="m", per_column=True),
+    _qattention("qattention_past_causal_mask_2d", {"m": _i32([[1] * 11, [0, 0] + [1] * 9]), "past": PAST},
+                mask="m", past="past", unidirectional=1),
+    _qembed("qeln_mask", {"ids": IDS, "segs": SEG, "mask": _i32([[1, 1, 1, 1, 1, 0, 0], [1, 1, 1, 0, 1, 1, 1]])},
+            True, {"y": F, "mask_index": TensorProto.INT32}),
+    _qembed("qeln_no_segments", {"ids": IDS}, False, {"y": F, "mask_index": TensorProto.INT32}),
+]
+
+
 def bert_feeds(seed: int = 0) -> dict[str, np.ndarray]:
     """Two sequences of 16 tokens, the second padded after 11; two segments."""
     mask = np.ones((2, 16), np.int64)
@@ -146,7 +206,7 @@ def bert_feeds(seed: int = 0) -> dict[str, np.ndarray]:
             "attention_mask": mask, "token_type_ids": np.repeat((np.arange(16) >= 8)[None], 2, 0).astype(np.int64)}
 
 
-BERT = ("bert_tiny_ort", "bert_tiny_ort_raw_mask", "bert_tiny_ort_mha")
+BERT = ("bert_tiny_ort", "bert_tiny_ort_raw_mask", "bert_tiny_ort_mha", "bert_tiny_qdyn_ort")
 CASES += [Case(name, onnx.load(MODELS / f"{name}.onnx"), bert_feeds(), relative=True)
           for name in ("bert_tiny", *BERT)]  # the export as torch wrote it, and as the optimizer fused it
 
@@ -170,10 +230,12 @@ def test_bert_models_hold_the_fused_ops():
                    "bert_tiny_ort_raw_mask": ["Attention", "BiasGelu", "EmbedLayerNormalization",
                                               "SkipLayerNormalization"],
                    "bert_tiny_ort_mha": ["BiasGelu", "EmbedLayerNormalization", "MultiHeadAttention",
-                                         "SkipLayerNormalization"]}
-    masks = {name: [len(next(i for i in onnx.load(MODELS / f"{name}.onnx").graph.node
-                             if i.op_type in ("Attention", "MultiHeadAttention")).input)] for name in BERT}
-    assert all(m == [4] or m == [5] for m in masks.values())
+                                         "SkipLayerNormalization"],
+                   "bert_tiny_qdyn_ort": ["BiasGelu", "DynamicQuantizeMatMul", "QAttention", "QEmbedLayerNormalization",
+                                          "SkipLayerNormalization"]}
+    for name in BERT:  # every attention reads a mask
+        node = next(i for i in onnx.load(MODELS / f"{name}.onnx").graph.node if "Attention" in i.op_type)
+        assert node.input[{"Attention": 3, "MultiHeadAttention": 4, "QAttention": 5}[node.op_type]]
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,7 @@ CONTRIB_OPS = ("QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QLinearA
 FLOAT_OPS = ("Gelu", "FastGelu", "BiasGelu", "QuickGelu", "BiasAdd", "FusedMatMul", "SkipLayerNormalization",
              "SkipSimplifiedLayerNormalization", "EmbedLayerNormalization",
              "Attention", "MultiHeadAttention", "DynamicQuantizeMatMul", "MatMulIntegerToFloat",
-             "DynamicQuantizeLSTM")
+             "DynamicQuantizeLSTM", "QAttention", "QEmbedLayerNormalization")
 
 # onnxruntime's contrib ops that it registers in the ONNX domain (its optimizer writes them there): shapes
 # filled here as for com.microsoft's
@@ -119,9 +119,11 @@ def _extra_outputs(node: onnx.NodeProto, first: tuple[int, ...], shapes: dict) -
     if node.domain == DOMAIN and node.op_type in ("SkipLayerNormalization", "SkipSimplifiedLayerNormalization") \
             and first:
         return [(*first[:-1], 1), (*first[:-1], 1), first]
-    if node.domain == DOMAIN and node.op_type == "EmbedLayerNormalization" and len(first) == 3:
+    if node.domain == DOMAIN and node.op_type in ("EmbedLayerNormalization", "QEmbedLayerNormalization") \
+            and len(first) == 3:
         return [first[:1], first]
-    if node.domain == DOMAIN and node.op_type in ("Attention", "MultiHeadAttention") and len(first) == 3:
+    if node.domain == DOMAIN and node.op_type in ("Attention", "MultiHeadAttention", "QAttention") \
+            and len(first) == 3:
         return _present_shapes(node, first, shapes)
     if _onnx_domain_contrib(node) and node.op_type == "SimplifiedLayerNormalization" and first:
         return [(*first[:-1], 1)]
@@ -137,9 +139,10 @@ def _present_shapes(node: onnx.NodeProto, first: tuple[int, ...], shapes: dict) 
     heads = int(_attr(node, "num_heads", 0))
     if heads <= 0:
         return []
-    if node.op_type == "Attention":
+    if node.op_type in ("Attention", "QAttention"):
         w = shapes.get(ins[1])
-        past = shapes.get(ins[4]) if ins[4] else None
+        past_at = 4 if node.op_type == "Attention" else 8
+        past = shapes.get(ins[past_at]) if ins[past_at] else None
         if w is None or len(w) != 2:
             return []
         sizes = list(_attr(node, "qkv_hidden_sizes", [])) or [w[1] // 3] * 3
@@ -163,7 +166,7 @@ def _present_shapes(node: onnx.NodeProto, first: tuple[int, ...], shapes: dict) 
 
 def _extra_type(node: onnx.NodeProto, k: int, elem: int) -> int:
     """The element type of output k: EmbedLayerNormalization's mask_index is int32, the rest as the first."""
-    if node.domain == DOMAIN and node.op_type == "EmbedLayerNormalization" and k == 1:
+    if node.domain == DOMAIN and node.op_type in ("EmbedLayerNormalization", "QEmbedLayerNormalization") and k == 1:
         return onnx.TensorProto.INT32
     return elem
 
@@ -209,11 +212,16 @@ def output_type(node: onnx.NodeProto, shapes: dict, types: dict) -> tuple[tuple[
             return None
         sizes = list(_attr(node, "qkv_hidden_sizes", [])) or [w[1] // 3] * 3
         return (x[0], x[1], sizes[2]), x_type
-    if op == "EmbedLayerNormalization":  # input_ids [B, S], word_embedding [V, H]
+    if op in ("EmbedLayerNormalization", "QEmbedLayerNormalization"):  # input_ids [B, S], word_embedding [V, H]
         ids, words = shape(0), shape(2)
         if ids is None or words is None or len(ids) != 2 or len(words) != 2:
             return None
-        return (ids[0], ids[1], words[1]), types.get(ins[2])
+        return (ids[0], ids[1], words[1]), types.get(ins[2 if op == "EmbedLayerNormalization" else 8])
+    if op == "QAttention":  # input [B, S, D] (uint8), weight [D, 3 H]: float [B, S, H]
+        x, w = shape(0), shape(1)
+        if x is None or w is None or len(x) != 3 or len(w) != 2:
+            return None
+        return (x[0], x[1], w[1] // 3), types.get(ins[3])
     if op == "MultiHeadAttention":  # query [B, S, D] or packed [B, S, N, 3, H]; value [B, L, Dv] or [B, N, L, Hv]
         q, v = shape(0), shape(2)
         heads = int(_attr(node, "num_heads", 0))

@@ -8,7 +8,13 @@ import numpy as np
 
 from aot.errors import AotcError
 from aot.frontend.onnx.canonical.base import Builder, Rule, shape_of
-from aot.frontend.onnx.canonical.contrib_attention import attention, embed_layer_norm, multi_head_attention
+from aot.frontend.onnx.canonical.contrib_attention import (
+    attention,
+    embed_layer_norm,
+    multi_head_attention,
+    q_attention,
+    q_embed_layer_norm,
+)
 from aot.frontend.onnx.canonical.norm import layer_norm
 from aot.ir import Graph, Node
 
@@ -191,7 +197,8 @@ def matmul_integer_to_float(node: Node, graph: Graph, opset: int) -> list[Node]:
 
 
 # the inputs each op requires (onnxruntime's schemas): fewer is refused before a rule reads them
-_REQUIRED = {"com.microsoft.Attention": 2, "MultiHeadAttention": 1, "EmbedLayerNormalization": 1,
+_REQUIRED = {"com.microsoft.Attention": 2, "MultiHeadAttention": 1, "EmbedLayerNormalization": 1, "QAttention": 5,
+             "QEmbedLayerNormalization": 1,
              "FastGelu": 1, "BiasGelu": 2, "QuickGelu": 1, "BiasAdd": 3, "FusedMatMul": 2,
              "SkipLayerNormalization": 3, "DynamicQuantizeMatMul": 3, "MatMulIntegerToFloat": 4,
              "SimplifiedLayerNormalization": 2, "SkipSimplifiedLayerNormalization": 3}
@@ -212,6 +219,8 @@ RULES: dict[str, Rule] = {
     "com.microsoft.Attention": attention,
     "MultiHeadAttention": multi_head_attention,
     "EmbedLayerNormalization": embed_layer_norm,
+    "QAttention": q_attention,
+    "QEmbedLayerNormalization": q_embed_layer_norm,
     "DynamicQuantizeMatMul": dynamic_quantize_matmul,
     "MatMulIntegerToFloat": matmul_integer_to_float,
     "FastGelu": fast_gelu,

@@ -24,6 +24,7 @@ import numpy as np
 from aot.errors import AotcError
 from aot.frontend.onnx.canonical.base import Builder, shape_of
 from aot.frontend.onnx.canonical.norm import layer_norm, softmax
+from aot.frontend.onnx.canonical.quant import quantize_linear
 from aot.ir import Graph, Node, Tensor
 
 
@@ -192,20 +193,27 @@ def attention(node: Node, graph: Graph, opset: int) -> list[Node]:
     if heads <= 0 or sum(sizes) != w.shape[1] or sizes[0] != sizes[1] or any(v % heads for v in sizes):
         raise AotcError(f"Attention with num_heads {heads}, qkv sizes {sizes} and weights {list(w.shape)} "
                         "is not supported", node=node)
-    batch, seq, _ = shape
     b = Builder(node, graph)
     qkv, start = [], 0
     for size in sizes:
         qkv.append(_project(b, x, w[:, start:start + size], None if bias is None else bias[start:start + size],
                             shape))
         start += size
+    return _packed_attention(b, node, opset, qkv, heads, sizes, _input(node, 3), _input(node, 4), _input(node, 5))
+
+
+def _packed_attention(b: Builder, node: Node, opset: int, qkv: list[str], heads: int, sizes: list[int], mask: str,
+                      past: str, bias: str) -> list[Node]:
+    """Attention's and QAttention's part after the projections: past [2, B, N, P, H] split into past key and
+    value, the present [2, B, N, P + S, H] their concatenations with K and V stacked (when read)."""
+    graph = b.graph
+    batch, seq = shape_of(graph, qkv[0])[:2]
     past_len, past_kv = 0, ("", "")
-    past = _input(node, 4)
     head = sizes[0] // heads
     if past:
         p_shape = shape_of(graph, past)
         if len(p_shape) != 5 or p_shape[:3] != (2, batch, heads) or p_shape[4] != head or sizes[2] != sizes[0]:
-            raise AotcError(f"Attention's past of shape {list(p_shape)} is not supported ([2, {batch}, {heads}, "
+            raise AotcError(f"{node.op}'s past of shape {list(p_shape)} is not supported ([2, {batch}, {heads}, "
                             f"P, {head}], Q, K and V of one width)", node=node)
         past_len = p_shape[3]
         halves = [b.tensor((1, *p_shape[1:])) for _ in range(2)]
@@ -213,7 +221,7 @@ def attention(node: Node, graph: Graph, opset: int) -> list[Node]:
                             node.sources()))
         past_kv = tuple(b.add("Reshape", [h], p_shape[1:]) for h in halves)
     total = past_len + seq
-    mask = additive_mask(b, node, graph, _input(node, 3), _input(node, 5), batch, heads, seq, total)
+    mask = additive_mask(b, node, graph, mask, bias, batch, heads, seq, total)
     present = node.outputs[1] if len(node.outputs) > 1 and _read(graph, node.outputs[1]) else ""
     outs = [node.outputs[0]]
     if present:
@@ -224,6 +232,68 @@ def attention(node: Node, graph: Graph, opset: int) -> list[Node]:
         b.add("Concat", stacked, None, {"axis": 0}, out=present)
         b.nodes[-1].name = f"{node.name}__present"
     return b.nodes
+
+
+def _scalar(graph: Graph, node: Node, name: str, what: str) -> None:
+    if graph.tensors[name].size != 1:
+        raise AotcError(f"{node.op}'s {what} must be a single value, has shape {list(shape_of(graph, name))}",
+                        node=node)
+
+
+def q_attention(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """QAttention(input, weight, bias, input_scale, weight_scale, mask_index?, input_zero_point?,
+    weight_zero_point?, past?): quantize_dynamic's Attention, its uint8 input (a DynamicQuantizeLinear's) times
+    the constant int8/uint8 weight as MatMulInteger for each of Q, K and V, Cast to float, times input_scale *
+    weight_scale (per tensor or per column), plus bias: onnxruntime's order (its GEMM's scale-and-bias output
+    step); then Attention's rewrite."""
+    ins = list(node.inputs) + [""] * (9 - len(node.inputs))
+    x, w_name, bias_name, x_scale, w_scale_name, mask, x_zero, w_zero_name, past = ins[:9]
+    _float32(node, graph, (2, 3, 4, 8))
+    if int(node.attrs.get("do_rotary", 0)) or int(node.attrs.get("past_present_share_buffer", 0)):
+        raise AotcError("QAttention with do_rotary or past_present_share_buffer is not supported", node=node)
+    if graph.tensors[x].dtype != "uint8":
+        raise AotcError(f"QAttention of a {graph.tensors[x].dtype} input is not supported (uint8)", node=node)
+    consts = {k: graph.const(n) if n else None for k, n in (("w", w_name), ("bias", bias_name),
+                                                           ("w_scale", w_scale_name), ("w_zero", w_zero_name))}
+    if any(consts[k] is None for k in ("w", "bias", "w_scale")) or (w_zero_name and consts["w_zero"] is None):
+        raise AotcError("QAttention's weight, bias, weight_scale and weight_zero_point must be constants", node=node)
+    _scalar(graph, node, x_scale, "input_scale")
+    if x_zero:
+        _scalar(graph, node, x_zero, "input_zero_point")
+    w, bias = consts["w"], consts["bias"]
+    shape = shape_of(graph, x)
+    heads = int(node.attrs.get("num_heads", 0))
+    if len(shape) != 3 or w.ndim != 2 or w.shape[0] != shape[2] or heads <= 0 or w.shape[1] % (3 * heads):
+        raise AotcError(f"QAttention of input {list(shape)}, weight {list(w.shape)} and num_heads {heads} is not "
+                        "supported", node=node)
+    width = w.shape[1] // 3
+    w_scale = np.asarray(consts["w_scale"], np.float32).reshape(-1)
+    w_zero = None if consts["w_zero"] is None else np.asarray(consts["w_zero"]).reshape(-1)
+    for what, v in (("weight_scale", w_scale), ("weight_zero_point", w_zero)):
+        if v is not None and v.size not in (1, 3 * width):
+            raise AotcError(f"QAttention's {what} has {v.size} values (1 or {3 * width})", node=node)
+    b = Builder(node, graph)
+    out_shape = (shape[0], shape[1], width)
+    qkv = []
+    for j in range(3):
+        cols = slice(j * width, (j + 1) * width)
+        ins = [x, b.tensor((shape[2], width), np.ascontiguousarray(w[:, cols]), dtype=str(w.dtype))]
+        ins.append(x_zero)
+        if w_zero is not None:
+            zero = w_zero if w_zero.size == 1 else w_zero[cols]
+            ins.append(b.tensor(zero.shape if zero.size > 1 else (), np.ascontiguousarray(zero.reshape(
+                zero.shape if zero.size > 1 else ())), dtype=str(w_zero.dtype)))
+        while not ins[-1]:
+            ins.pop()
+        acc = b.add("MatMulInteger", ins, out_shape, dtype="int32")
+        as_float = b.add("Cast", [acc], out_shape, {"to": "float32", "saturate": 1})
+        part = w_scale if w_scale.size == 1 else w_scale[cols]
+        part_name = b.tensor(() if part.size == 1 else (width,), part.reshape(() if part.size == 1 else (width,)))
+        scale = b.add("Mul", [part_name, x_scale], tuple(np.broadcast_shapes(shape_of(graph, part_name),
+                                                                            shape_of(graph, x_scale))))
+        y = b.add("Mul", [as_float, scale], out_shape)
+        qkv.append(b.add("Add", [y, b.tensor((width,), np.ascontiguousarray(bias[cols], np.float32))], out_shape))
+    return _packed_attention(b, node, opset, qkv, heads, [width] * 3, mask, past, "")
 
 
 def multi_head_attention(node: Node, graph: Graph, opset: int) -> list[Node]:
@@ -288,25 +358,31 @@ def embed_layer_norm(node: Node, graph: Graph, opset: int) -> list[Node]:
     of the table), a [1, S] position_ids broadcast over the batch. Outputs: mask_index, each mask row's count
     of ones (0s without a mask), as onnxruntime's kernel counts them; embedding_sum, the sum before the norm."""
     ins = list(node.inputs) + [""] * (9 - len(node.inputs))
-    ids, seg_ids, word, pos, seg, gamma, beta, mask, pos_ids = ins[:9]
-    if not (word and pos and gamma and beta):
-        raise AotcError("EmbedLayerNormalization needs word_embedding, position_embedding, gamma and beta "
-                        "(inputs 2, 3, 5, 6)", node=node)
+    if not all(ins[k] for k in (2, 3, 5, 6)):
+        raise AotcError(f"{node.op} needs word_embedding, position_embedding, gamma and beta (inputs 2, 3, 5, 6)",
+                        node=node)
     _float32(node, graph, (2, 3, 4, 5, 6))
+    b = Builder(node, graph)
+    return _embed(b, node, opset, ins[:9], None)
+
+
+def _embed(b: Builder, node: Node, opset: int, ins: list[str], words: str | None) -> list[Node]:
+    """EmbedLayerNormalization's rewrite on float tables (`words`: the word rows already looked up)."""
+    graph = b.graph
+    ids, seg_ids, word, pos, seg, gamma, beta, mask, pos_ids = ins
     for name in (ids, seg_ids, mask, pos_ids):
         if name and graph.tensors[name].dtype != "int32":
-            raise AotcError(f"EmbedLayerNormalization's integer inputs must be int32, {name} is "
-                            f"{graph.tensors[name].dtype}", node=node)
+            raise AotcError(f"{node.op}'s integer inputs must be int32, {name} is {graph.tensors[name].dtype}",
+                            node=node)
     if bool(seg_ids) != bool(seg):
-        raise AotcError("EmbedLayerNormalization needs segment_ids and segment_embedding together", node=node)
+        raise AotcError(f"{node.op} needs segment_ids and segment_embedding together", node=node)
     shape = shape_of(graph, ids)
     if len(shape) != 2 or len(shape_of(graph, word)) != 2:
-        raise AotcError(f"EmbedLayerNormalization of input_ids {list(shape)} is not supported ([B, S])", node=node)
+        raise AotcError(f"{node.op} of input_ids {list(shape)} is not supported ([B, S])", node=node)
     batch, seq = shape
     hidden = shape_of(graph, word)[1]
     out_shape = (batch, seq, hidden)
-    b = Builder(node, graph)
-    total = b.add("Gather", [word, ids], out_shape, {"axis": 0})
+    total = words or b.add("Gather", [word, ids], out_shape, {"axis": 0})
     table = graph.const(pos)
     if pos_ids:
         p_shape = shape_of(graph, pos_ids)
@@ -347,3 +423,47 @@ def embed_layer_norm(node: Node, graph: Graph, opset: int) -> list[Node]:
         else:
             graph.tensors[index_out] = Tensor(index_out, (batch,), "int32", np.zeros((batch,), np.int32))
     return b.nodes
+
+
+def _dequantized(graph: Graph, node: Node, q: str, scale: str, zero: str, what: str) -> np.ndarray:
+    """A constant table's floats, (q - zero) * scale in float32 as onnxruntime dequantizes each value."""
+    values = [graph.const(n) for n in (q, scale, zero)]
+    if any(v is None for v in values):
+        raise AotcError(f"{node.op}'s {what}, its scale and zero point must be constants", node=node)
+    table, s, z = values
+    if s.size != 1 or z.size != 1:
+        raise AotcError(f"{node.op}'s {what} scale and zero point must be single values", node=node)
+    diff = table.astype(np.int32) - np.int32(z.reshape(-1)[0])
+    return (diff.astype(np.float32) * np.float32(s.reshape(-1)[0])).astype(np.float32)
+
+
+def q_embed_layer_norm(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """QEmbedLayerNormalization (quantize_dynamic's EmbedLayerNormalization: int8/uint8 tables, gamma and beta,
+    each with a scale and zero point): the word rows gathered as integers and dequantized at run time
+    (DequantizeLinear: the table stays 8-bit), the small tables (positions, segments, gamma, beta) dequantized
+    at compile time, each value (q - zero) * scale as onnxruntime computes it; then EmbedLayerNormalization's
+    rewrite (outputs layernorm_out and mask_index_out)."""
+    ins = list(node.inputs) + [""] * (18 - len(node.inputs))
+    ids, seg_ids, word = ins[0], ins[1], ins[2]
+    if not all(ins[k] for k in (2, 3, 5, 6, 8, 9, 11, 12, 13, 14, 16, 17)):
+        raise AotcError("QEmbedLayerNormalization needs its tables, gamma, beta and their scales and zero points",
+                        node=node)
+    b = Builder(node, graph)
+    floats = {}
+    for k, what in ((3, "position_embedding"), (4, "segment_embedding"), (5, "gamma"), (6, "beta")):
+        if ins[k]:
+            value = _dequantized(graph, node, ins[k], ins[k + 6], ins[k + 11], what)
+            floats[k] = b.tensor(value.shape, value)
+    for n in (ins[8], ins[13]):
+        if graph.const(n) is None or graph.tensors[n].size != 1:
+            raise AotcError("QEmbedLayerNormalization's word_embedding scale and zero point must be constant single "
+                            "values", node=node)
+    shape = shape_of(graph, ids)
+    if len(shape) != 2 or len(shape_of(graph, word)) != 2:
+        raise AotcError(f"QEmbedLayerNormalization of input_ids {list(shape)} is not supported ([B, S])", node=node)
+    out_shape = (*shape, shape_of(graph, word)[1])
+    rows = b.add("Gather", [word, ids], out_shape, {"axis": 0}, dtype=graph.tensors[word].dtype)
+    words = b.add("DequantizeLinear", [rows, ins[8], ins[13]], out_shape, {"axis": 1})
+    quantize_linear(b.nodes[-1], graph, opset)
+    return _embed(b, node, opset, [ids, seg_ids, word, floats[3], floats.get(4, ""), floats[5], floats[6], ins[7], ""],
+                  words)
