@@ -198,6 +198,27 @@ CASES += [
 ]
 
 
+def _rotary(case_id: str, x: np.ndarray, positions: np.ndarray, half: int, **attrs) -> Case:
+    """com.microsoft RotaryEmbedding with cos/sin caches of 20 positions, as LLaMA-style models' exporters make them."""
+    angles = np.arange(20)[:, None] / (10000.0 ** (np.arange(half)[None] / half))
+    node = helper.make_node("RotaryEmbedding", ["x", "p", "cos", "sin"], ["y"], name="rotary_node", domain=MS,
+                            **attrs)
+    return _model(case_id, node, {"x": x, "p": positions}, {"y": F},
+                  {"cos": np.cos(angles).astype(np.float32), "sin": np.sin(angles).astype(np.float32)})
+
+
+POS = np.array([[3, 4, 5, 6, 7, 8], [0, 2, 4, 6, 8, 19]], np.int64)
+CASES += [
+    _rotary("rotary_3d_start", X, np.array([5], np.int64), 2, num_heads=HEADS),
+    _rotary("rotary_3d_positions_interleaved", X, POS, 2, num_heads=HEADS, interleaved=1),
+    _rotary("rotary_4d", _rand(B, HEADS, S, 8, seed=41), POS, 4),
+    _rotary("rotary_partial_dim", _rand(B, S, 32, seed=42), np.array([0], np.int64), 2, num_heads=4,
+            rotary_embedding_dim=4),
+    _rotary("rotary_interleaved_heads_from_cache", _rand(B, S, 32, seed=43), POS, 4,
+            interleaved=1),
+]
+
+
 def bert_feeds(seed: int = 0) -> dict[str, np.ndarray]:
     """Two sequences of 16 tokens, the second padded after 11; two segments."""
     mask = np.ones((2, 16), np.int64)

@@ -28,7 +28,7 @@ CONTRIB_OPS = ("QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QLinearA
 FLOAT_OPS = ("Gelu", "FastGelu", "BiasGelu", "QuickGelu", "BiasAdd", "FusedMatMul", "SkipLayerNormalization",
              "SkipSimplifiedLayerNormalization", "EmbedLayerNormalization",
              "Attention", "MultiHeadAttention", "DynamicQuantizeMatMul", "MatMulIntegerToFloat",
-             "DynamicQuantizeLSTM", "QAttention", "QEmbedLayerNormalization")
+             "DynamicQuantizeLSTM", "QAttention", "QEmbedLayerNormalization", "RotaryEmbedding")
 
 # onnxruntime's contrib ops that it registers in the ONNX domain (its optimizer writes them there): shapes
 # filled here as for com.microsoft's
@@ -36,7 +36,7 @@ ONNX_DOMAIN_OPS = ("SimplifiedLayerNormalization",)
 
 
 # com.microsoft ops whose name an ONNX op of another meaning has: their IR op names
-_IR_NAMES = {"Attention": "com.microsoft.Attention"}
+_IR_NAMES = {"Attention": "com.microsoft.Attention", "RotaryEmbedding": "com.microsoft.RotaryEmbedding"}
 
 
 def ir_op(node: onnx.NodeProto) -> str:
@@ -199,7 +199,7 @@ def output_type(node: onnx.NodeProto, shapes: dict, types: dict) -> tuple[tuple[
         a, b = shape(0), shape(3)
         return (_broadcast(a, b), x_type) if a is not None and b is not None and _broadcast(a, b) else None
     if op in ("Gelu", "FastGelu", "QuickGelu", "BiasAdd", "SkipLayerNormalization", "SimplifiedLayerNormalization",
-              "SkipSimplifiedLayerNormalization"):
+              "SkipSimplifiedLayerNormalization", "RotaryEmbedding"):
         return (shape(0), x_type) if shape(0) is not None else None
     if op == "BiasGelu":
         a, b = shape(0), shape(1)

@@ -14,6 +14,7 @@ from aot.frontend.onnx.canonical.contrib_attention import (
     multi_head_attention,
     q_attention,
     q_embed_layer_norm,
+    rotary_embedding,
 )
 from aot.frontend.onnx.canonical.norm import layer_norm
 from aot.ir import Graph, Node
@@ -198,7 +199,7 @@ def matmul_integer_to_float(node: Node, graph: Graph, opset: int) -> list[Node]:
 
 # the inputs each op requires (onnxruntime's schemas): fewer is refused before a rule reads them
 _REQUIRED = {"com.microsoft.Attention": 2, "MultiHeadAttention": 1, "EmbedLayerNormalization": 1, "QAttention": 5,
-             "QEmbedLayerNormalization": 1,
+             "QEmbedLayerNormalization": 1, "com.microsoft.RotaryEmbedding": 4,
              "FastGelu": 1, "BiasGelu": 2, "QuickGelu": 1, "BiasAdd": 3, "FusedMatMul": 2,
              "SkipLayerNormalization": 3, "DynamicQuantizeMatMul": 3, "MatMulIntegerToFloat": 4,
              "SimplifiedLayerNormalization": 2, "SkipSimplifiedLayerNormalization": 3}
@@ -221,6 +222,7 @@ RULES: dict[str, Rule] = {
     "EmbedLayerNormalization": embed_layer_norm,
     "QAttention": q_attention,
     "QEmbedLayerNormalization": q_embed_layer_norm,
+    "com.microsoft.RotaryEmbedding": rotary_embedding,
     "DynamicQuantizeMatMul": dynamic_quantize_matmul,
     "MatMulIntegerToFloat": matmul_integer_to_float,
     "FastGelu": fast_gelu,

@@ -467,3 +467,84 @@ def q_embed_layer_norm(node: Node, graph: Graph, opset: int) -> list[Node]:
     quantize_linear(b.nodes[-1], graph, opset)
     return _embed(b, node, opset, [ids, seg_ids, word, floats[3], floats.get(4, ""), floats[5], floats[6], ins[7], ""],
                   words)
+
+
+def _last_slice(b: Builder, x: str, shape: tuple[int, ...], start: int, stop: int) -> str:
+    """x[..., start:stop]."""
+    return b.add("Slice", [x], (*shape[:-1], stop - start), {"starts": [0] * (len(shape) - 1) + [start],
+                                                             "steps": [1] * len(shape)})
+
+
+def rotary_embedding(node: Node, graph: Graph, opset: int) -> list[Node]:
+    """com.microsoft RotaryEmbedding(input, position_ids, cos_cache, sin_cache): the first rotary_embedding_dim
+    features of each head rotated, as onnxruntime's CPU kernel computes each output, x_i cos + sign x_j sin
+    (halves, or pairs when interleaved), the other features copied; positions position_ids[0] + s for a
+    [1] position_ids, else read per token. Input [B, S, N * H] (num_heads, or H from the caches) or
+    [B, N, S, H]."""
+    _float32(node, graph, (0, 2, 3))
+    x, pos_ids, cos, sin = node.inputs[:4]
+    shape, c_shape = shape_of(graph, x), shape_of(graph, cos)
+    if graph.tensors[pos_ids].dtype != "int64" or len(c_shape) != 2 or shape_of(graph, sin) != c_shape \
+            or len(shape) not in (3, 4):
+        raise AotcError(f"RotaryEmbedding of input {list(shape)}, position_ids "
+                        f"{graph.tensors[pos_ids].dtype}{list(shape_of(graph, pos_ids))} and caches {list(c_shape)} "
+                        "is not supported", node=node)
+    heads, rotary = int(node.attrs.get("num_heads", 0)), int(node.attrs.get("rotary_embedding_dim", 0))
+    if len(shape) == 4:
+        batch, heads, seq, head = shape
+    else:
+        batch, seq = shape[:2]
+        head = shape[2] // heads if heads > 0 else 2 * c_shape[1]
+        heads = shape[2] // head
+    rotary = rotary or head
+    half = rotary // 2
+    if rotary % 2 or rotary > head or c_shape[1] != half or heads * head != (shape[1] * shape[3] if len(shape) == 4
+                                                                            else shape[2]):
+        raise AotcError(f"RotaryEmbedding with {heads} heads, rotary_embedding_dim {rotary} and caches "
+                        f"{list(c_shape)} does not fit input {list(shape)}", node=node)
+    b = Builder(node, graph)
+    p_shape = shape_of(graph, pos_ids)
+    if p_shape in ((1,), ()):
+        positions = b.add("Add", [pos_ids, b.tensor((seq,), np.arange(seq, dtype=np.int64), dtype="int64")], (seq,),
+                          dtype="int64")
+        lead = (1, seq)
+    elif p_shape == (batch, seq):
+        positions, lead = pos_ids, (batch, seq)
+    else:
+        raise AotcError(f"RotaryEmbedding's position_ids of shape {list(p_shape)} is not supported ([1] or "
+                        f"[{batch}, {seq}])", node=node)
+    view = (batch, seq, heads, head) if len(shape) == 3 else shape
+    # the caches' rows as [B or 1, S, 1, half] (3-D input) or [B or 1, 1, S, half] (4-D)
+    c_view = (lead[0], seq, 1, half) if len(shape) == 3 else (lead[0], 1, seq, half)
+    interleaved = bool(int(node.attrs.get("interleaved", 0)))
+    if interleaved:
+        c_view = (*c_view, 1)
+    tables = [b.add("Reshape", [b.add("Gather", [t, positions], (*_p_shape_of(lead, p_shape), half), {"axis": 0})],
+                    c_view) for t in (cos, sin)]
+    x4 = b.add("Reshape", [x], view) if len(shape) == 3 else x
+    part = _last_slice(b, x4, view, 0, rotary) if rotary < head else x4
+    if interleaved:
+        pairs = (*view[:-1], half, 2)
+        part = b.add("Reshape", [part], pairs)
+        first, second = (_last_slice(b, part, pairs, k, k + 1) for k in (0, 1))
+        piece = (*view[:-1], half, 1)
+    else:
+        rot_view = (*view[:-1], rotary)
+        first, second = (_last_slice(b, part, rot_view, k * half, (k + 1) * half) for k in (0, 1))
+        piece = (*view[:-1], half)
+    c, s = tables
+    out1 = b.add("Sub", [b.add("Mul", [first, c], piece), b.add("Mul", [second, s], piece)], piece)
+    out2 = b.add("Add", [b.add("Mul", [second, c], piece), b.add("Mul", [first, s], piece)], piece)
+    rotated = b.add("Concat", [out1, out2], (*piece[:-1], 2 * piece[-1]), {"axis": len(piece) - 1})
+    if interleaved:
+        rotated = b.add("Reshape", [rotated], (*view[:-1], rotary))
+    if rotary < head:
+        rest = _last_slice(b, x4, view, rotary, head)
+        rotated = b.add("Concat", [rotated, rest], view, {"axis": 3})
+    b.add("Reshape" if len(shape) == 3 else "Identity", [rotated], None, out=node.outputs[0])
+    return b.nodes
+
+
+def _p_shape_of(lead: tuple[int, int], p_shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The gathered rows' leading dims: [S] for a [1] position_ids (positions computed), else [B, S]."""
+    return (lead[1],) if lead[0] == 1 and p_shape in ((1,), ()) else lead
