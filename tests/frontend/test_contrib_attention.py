@@ -287,3 +287,18 @@ def test_multi_head_attention_packed_qkv_is_refused():
     case = _mha("packed", {"q": _rand(B, S, HEADS, 3, 4, seed=30)}, ["q"])
     with pytest.raises(AotcError, match="packed QKV or KV"):
         compile_model(case.model, Options(name="packed"))
+
+
+def test_quantized_bert_the_users_path(tmp_path):
+    """The quantized, fused BERT through aotc -> cmake --build (-Werror) -> aotc run, as a user runs it: its
+    int64 inputs in, onnxruntime's answer out."""
+    from modelcheck import compile_build_run, reference
+    from opcheck import assert_close
+
+    model = onnx.load(MODELS / "bert_tiny_qdyn_ort.onnx")
+    feeds = bert_feeds(seed=3)
+    meta, ours = compile_build_run(tmp_path, model, feeds, "bert_tiny_qdyn_ort",
+                                   cmake_args=("-DAOTC_WARNINGS_AS_ERRORS=ON",))
+    assert [i["name"] for i in meta["inputs"]] == ["input_ids", "attention_mask", "token_type_ids"]
+    for out, ref in zip(model.graph.output, reference(model, feeds), strict=True):
+        assert_close(ours[out.name], ref, f"bert_tiny_qdyn_ort {out.name}", relative=True)
