@@ -100,14 +100,13 @@ def skip_layer_norm(node: Node, graph: Graph, opset: int) -> list[Node]:
     """SkipLayerNormalization(input, skip, gamma, beta?, bias?) -> LayerNormalization over the last axis
     of input + skip (+ bias), that sum being the optional fourth output; SkipSimplifiedLayerNormalization
     (input, skip, gamma, bias?) the same with RMSNormalization (no mean taken, no beta). The mean and
-    inverse standard deviation outputs are refused when read."""
+    inv_std_var outputs, when read, as onnxruntime's kernel computes them from the sum's moments: the mean,
+    and 1 / sqrt(E[x^2] - mean^2 + epsilon) (E[x^2] alone for the simplified op, whose mean is not given)."""
     _float32(node, graph)
     simplified = node.op == "SkipSimplifiedLayerNormalization"
     read = set(graph.consumers()) | set(graph.outputs)
-    for k, what in ((1, "mean"), (2, "inv_std_var")):
-        if len(node.outputs) > k and node.outputs[k] in read:
-            raise AotcError(f"{node.op}'s output {what} is not supported (only output and "
-                            "input_skip_bias_sum)", node=node)
+    if simplified and len(node.outputs) > 1 and node.outputs[1] in read:
+        raise AotcError(f"{node.op}'s output mean is not supported (onnxruntime does not compute it)", node=node)
     ins = list(node.inputs) + [""] * (5 - len(node.inputs))
     x, skip, gamma, beta, bias = ins[:5]
     if simplified:
@@ -124,7 +123,28 @@ def skip_layer_norm(node: Node, graph: Graph, opset: int) -> list[Node]:
                 {"axis": -1, "epsilon": float(node.attrs.get("epsilon", 1e-12))}, node.sources())
     layer_norm(norm, graph, opset)
     b.nodes.append(norm)
+    stats = [node.outputs[k] if len(node.outputs) > k and node.outputs[k] in read else None for k in (1, 2)]
+    if any(stats):
+        _moments(b, s, shape, float(norm.attrs["epsilon"]), simplified, *stats)
     return b.nodes
+
+
+def _moments(b: Builder, s: str, shape: tuple[int, ...], epsilon: float, simplified: bool, mean_out: str | None,
+             inv_out: str | None) -> None:
+    """SkipLayerNormalization's mean and inv_std_var of the rows of s (the last axis): onnxruntime's one-pass
+    moments, E[x] and 1 / sqrt(E[x^2] - E[x]^2 + epsilon) (without the E[x]^2 when simplified)."""
+    row = (*shape[:-1], 1)
+    reduce = {"axes": [len(shape) - 1], "keepdims": 1}
+    square = b.add("ReduceMean", [b.add("Mul", [s, s], shape)], row, reduce)
+    if not simplified:
+        mean = b.add("ReduceMean", [s], row, reduce, out=mean_out)
+        if mean_out:
+            b.nodes[-1].name = f"{b.node.name}__mean"
+        square = b.add("Sub", [square, b.add("Mul", [mean, mean], row)], row)
+    if inv_out:
+        root = b.add("Sqrt", [b.add("Add", [square, b.tensor((), np.array(epsilon, np.float32))], row)], row)
+        b.add("Div", [b.tensor((), np.array(1.0, np.float32)), root], row, out=inv_out)
+        b.nodes[-1].name = f"{b.node.name}__inv_std_var"
 
 
 def simplified_layer_norm(node: Node, graph: Graph, opset: int) -> list[Node]:
