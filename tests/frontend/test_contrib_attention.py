@@ -6,16 +6,22 @@ the tiny BERT onnxruntime's optimizer wrote three ways (examples/optimize_transf
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
+from conftest import require_tool
+from modelcheck import compile_build_run, reference
 from onnx import TensorProto, helper
-from opcheck import Case, shared_build, tensor_type
+from opcheck import Case, assert_close, shared_build, tensor_type
 
+from aot.build import cmake_exe
 from aot.compiler import Options, compile_model
 from aot.errors import AotcError
+from aot.targets import get_target
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 MS = "com.microsoft"
@@ -292,9 +298,6 @@ def test_multi_head_attention_packed_qkv_is_refused():
 def test_quantized_bert_the_users_path(tmp_path):
     """The quantized, fused BERT through aotc -> cmake --build (-Werror) -> aotc run, as a user runs it: its
     int64 inputs in, onnxruntime's answer out."""
-    from modelcheck import compile_build_run, reference
-    from opcheck import assert_close
-
     model = onnx.load(MODELS / "bert_tiny_qdyn_ort.onnx")
     feeds = bert_feeds(seed=3)
     meta, ours = compile_build_run(tmp_path, model, feeds, "bert_tiny_qdyn_ort",
@@ -302,3 +305,22 @@ def test_quantized_bert_the_users_path(tmp_path):
     assert [i["name"] for i in meta["inputs"]] == ["input_ids", "attention_mask", "token_type_ids"]
     for out, ref in zip(model.graph.output, reference(model, feeds), strict=True):
         assert_close(ours[out.name], ref, f"bert_tiny_qdyn_ort {out.name}", relative=True)
+
+
+def test_fused_bert_on_a_cortex_m55_board(tmp_path):
+    """The fused float BERT (EmbedLayerNormalization's int32 gathers, the masked attention) built for the
+    Corstone-300 board (Cortex-M55) and run under qemu-system-arm: onnxruntime's answer."""
+    target = get_target("mps3-an547")
+    require_tool(target.compiler, target.emulator[0])
+    model = onnx.load(MODELS / "bert_tiny_ort.onnx")
+    feeds = bert_feeds(seed=4)
+    out = tmp_path / "out"
+    aotc = [sys.executable, "-m", "aot.cli"]
+    subprocess.run([*aotc, str(MODELS / "bert_tiny_ort.onnx"), "-o", str(out), "--target", "mps3-an547"], check=True)
+    subprocess.run([cmake_exe(), "--build", str(out)], check=True, capture_output=True)
+    np.savez(tmp_path / "in.npz", **feeds)
+    subprocess.run([*aotc, "run", str(out), "--inputs", str(tmp_path / "in.npz"), "--outputs",
+                    str(tmp_path / "res.npz")], check=True)
+    ours = np.load(tmp_path / "res.npz")
+    for o, ref in zip(model.graph.output, reference(model, feeds), strict=True):
+        assert_close(ours[o.name], ref, f"bert_tiny_ort on mps3-an547 {o.name}", relative=True)
