@@ -32,9 +32,19 @@ writes, into the given directory:
   by onnxruntime's tool for fixed-shape deployment (onnxruntime.tools.onnx_model_utils.make_dim_param_fixed,
   what `python -m onnxruntime.tools.make_dynamic_shape_fixed` runs); TorchScript, opset 17.
 
+- gpt2_tiny_past_ort.onnx (with `gpt2`; needs `pip install 'transformers==4.36.2'`, the API onnxruntime's
+  converter calls): Hugging Face's GPT2LMHeadModel with a small config (vocabulary 128, 32 features, 2 layers of
+  4 heads) through onnxruntime's own GPT-2 converter with its optimizer
+  (`python -m onnxruntime.transformers.models.gpt2.convert_to_onnx -m DIR -o -p fp32`, its parity check cut
+  to 10 cases), which writes
+  EmbedLayerNormalization with position_ids, Attention unidirectional with the [batch, total] attention_mask
+  and past/present per layer, FastGelu and SkipLayerNormalization; fixed to one decoding step (batch 2,
+  1 token, 7 past) as for bert_tiny.onnx.
+
 Weights are seeded random: the files test the compiler, not a trained model.
 
     python examples/export_transformers.py tests/models bert    # bert_tiny.onnx only
+    python examples/export_transformers.py tests/models gpt2    # gpt2_tiny_past_ort.onnx only
 """
 
 from __future__ import annotations
@@ -210,13 +220,49 @@ def bert_tiny(out: Path) -> None:
         torch.onnx.export(Encoder().eval(), (ids, mask, segments), str(path), dynamo=False, opset_version=17,
                           input_names=names, output_names=["last_hidden_state"],
                           dynamic_axes={k: {0: "batch", 1: "sequence"} for k in [*names, "last_hidden_state"]})
+    _fixed(path, {"batch": 2, "sequence": 16})
+    print(f"wrote {path} ({path.stat().st_size // 1024} KB)")
+
+
+def _fixed(path: Path, dims: dict[str, int]) -> None:
+    """The model at `path` with its named dims fixed (onnxruntime's make_dim_param_fixed), saved in place."""
     from onnxruntime.tools.onnx_model_utils import fix_output_shapes, make_dim_param_fixed
 
     model = onnx.load(str(path))
-    make_dim_param_fixed(model.graph, "batch", 2)
-    make_dim_param_fixed(model.graph, "sequence", 16)
+    for name, value in dims.items():
+        make_dim_param_fixed(model.graph, name, value)
     fix_output_shapes(model)
     onnx.save(model, str(path))
+
+
+def gpt2_tiny(out: Path) -> None:
+    """GPT-2 as onnxruntime's GPT-2 converter exports and optimizes it (its documented path for GPT-2 with
+    past state), from a model saved with save_pretrained; layer norms and biases drawn at random."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    here = Path(__file__).resolve().parent  # examples/transformers.py would shadow the package
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != here]
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(52)
+    gpt2 = GPT2LMHeadModel(GPT2Config(vocab_size=128, n_embd=32, n_layer=2, n_head=4, n_positions=64))
+    with torch.no_grad():
+        for name, p in gpt2.named_parameters():
+            if name.endswith(("ln_1.weight", "ln_2.weight", "ln_f.weight")):
+                p.uniform_(0.5, 1.5)
+            elif name.endswith("bias"):
+                p.normal_(0.0, 0.1)
+    path = out / "gpt2_tiny_past_ort.onnx"
+    with tempfile.TemporaryDirectory() as tmp:
+        gpt2.save_pretrained(Path(tmp) / "tiny_gpt2")
+        subprocess.run([sys.executable, "-m", "onnxruntime.transformers.models.gpt2.convert_to_onnx", "-m",
+                        "./tiny_gpt2", "--output", "gpt2.onnx", "-o", "-p", "fp32", "--cache_dir", "cache",
+                        "--test_cases", "10", "--test_runs", "1"],
+                       cwd=tmp, check=True, capture_output=True)
+        shutil.copy(Path(tmp) / "gpt2.onnx", path)
+    _fixed(path, {"batch_size": 2, "seq_len": 1, "past_seq_len": 7, "total_seq_len": 8})
     print(f"wrote {path} ({path.stat().st_size // 1024} KB)")
 
 
@@ -249,8 +295,8 @@ def main(out: Path) -> None:
 
 if __name__ == "__main__":
     target = Path(sys.argv[1] if len(sys.argv) > 1 else "tests/models")
-    if sys.argv[2:] == ["bert"]:
+    if sys.argv[2:] in (["bert"], ["gpt2"]):
         target.mkdir(parents=True, exist_ok=True)
-        bert_tiny(target)
+        (bert_tiny if sys.argv[2] == "bert" else gpt2_tiny)(target)
     else:
         main(target)

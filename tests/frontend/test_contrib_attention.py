@@ -82,6 +82,10 @@ CASES = [
     _attention("attention_present", {}, ["x", "w", "b"], {"y": F, "present": F}, unidirectional=1),
     _attention("attention_past_causal_mask", {"m": _i32([[1] * 11, [0, 0] + [1] * 9]), "past": PAST},
                ["x", "w", "b", "m", "past"], {"y": F, "present": F}, unidirectional=1),
+    # onnxruntime's GPT-2 converter fills with the lowest float: padding and causality then sum to -inf
+    _attention("attention_past_causal_mask_lowest_filter", {"m": _i32([[1] * 11, [0, 0] + [1] * 9]), "past": PAST},
+               ["x", "w", "b", "m", "past"], {"y": F, "present": F}, unidirectional=1,
+               mask_filter_value=float(np.finfo(np.float32).min)),
 ]
 # one decoding step: a single query against the cache and itself, keys counted by a 1-D mask_index
 XD = _rand(B, 1, HIN, seed=8)
@@ -238,6 +242,19 @@ CASES += [Case(name, onnx.load(MODELS / f"{name}.onnx"), bert_feeds(), relative=
           for name in ("bert_tiny", *BERT)]  # the export as torch wrote it, and as the optimizer fused it
 
 
+def gpt2_feeds(seed: int = 0) -> dict[str, np.ndarray]:
+    """One decoding step of two sequences after 7 tokens, the second left-padded by 3."""
+    rng = np.random.default_rng(seed)
+    mask = np.ones((2, 8), np.int32)
+    mask[1, :3] = 0
+    feeds = {"input_ids": rng.integers(0, 128, (2, 1)).astype(np.int32),
+             "position_ids": np.array([[7], [4]], np.int32), "attention_mask": mask}
+    return feeds | {f"past_{k}": rng.standard_normal((2, 2, 4, 7, 8)).astype(np.float32) for k in (0, 1)}
+
+
+CASES.append(Case("gpt2_tiny_past_ort", onnx.load(MODELS / "gpt2_tiny_past_ort.onnx"), gpt2_feeds(), relative=True))
+
+
 def _fix_outputs(case: Case) -> Case:
     """The "" key of an outputs dict marks an omitted output: drop it from the graph's outputs."""
     outs = [o for o in case.model.graph.output if o.name]
@@ -250,7 +267,8 @@ CASES = [_fix_outputs(c) for c in CASES]
 
 
 def test_bert_models_hold_the_fused_ops():
-    """The committed models are what the optimizer writes: the embedding, attention and norm fusions."""
+    """The committed models are what the optimizer writes: the embedding, attention and norm fusions (GPT-2's
+    by onnxruntime's converter: Attention unidirectional with the mask and past)."""
     ops = {name: sorted({n.op_type for n in onnx.load(MODELS / f"{name}.onnx").graph.node if n.domain == MS})
            for name in BERT}
     assert ops == {"bert_tiny_ort": ["Attention", "BiasGelu", "EmbedLayerNormalization", "SkipLayerNormalization"],
@@ -260,6 +278,12 @@ def test_bert_models_hold_the_fused_ops():
                                          "SkipLayerNormalization"],
                    "bert_tiny_qdyn_ort": ["BiasGelu", "DynamicQuantizeMatMul", "QAttention", "QEmbedLayerNormalization",
                                           "SkipLayerNormalization"]}
+    gpt2 = onnx.load(MODELS / "gpt2_tiny_past_ort.onnx")
+    assert sorted({n.op_type for n in gpt2.graph.node if n.domain == MS}) == [
+        "Attention", "EmbedLayerNormalization", "FastGelu", "SkipLayerNormalization"]
+    attention = next(n for n in gpt2.graph.node if n.op_type == "Attention")
+    assert attention.input[3] == "attention_mask" and attention.input[4] == "past_0"
+    assert {a.name: helper.get_attribute_value(a) for a in attention.attribute}["unidirectional"] == 1
     for name in BERT:  # every attention reads a mask
         node = next(i for i in onnx.load(MODELS / f"{name}.onnx").graph.node if "Attention" in i.op_type)
         assert node.input[{"Attention": 3, "MultiHeadAttention": 4, "QAttention": 5}[node.op_type]]
