@@ -1,7 +1,8 @@
 """Issue 51: onnxruntime's transformer-optimizer ops that aotc rewrites onto ONNX ops
-(aot/frontend/onnx/canonical/contrib_attention.py), each alone at a small-BERT size, and the tiny BERT
-the optimizer fused (tests/models/bert_tiny*.onnx): latency against onnxruntime on one thread (`aotc bench`:
-medians of rounds that time both back to back) and the max error relative to the output's scale.
+(aot/frontend/onnx/canonical/contrib_attention.py), each alone at a small-BERT size, the tiny BERT the
+optimizer fused (tests/models/bert_tiny*.onnx) and the GPT-2 decoding step onnxruntime's converter wrote:
+latency against onnxruntime on one thread (`aotc bench`: medians of rounds that time both back to back)
+and the max error relative to the output's scale.
 
     python bench/contrib_ops.py [WORK_DIR] [--rounds 5]
 """
@@ -21,7 +22,7 @@ from onnx import TensorProto, helper
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "tests" / "frontend"), str(REPO / "tests")]
-from test_contrib_attention import bert_feeds  # noqa: E402
+from test_contrib_attention import bert_feeds, gpt2_feeds  # noqa: E402
 
 from aot.bench import bench_one  # noqa: E402
 from aot.build import cmake_exe  # noqa: E402
@@ -80,6 +81,7 @@ def cases() -> dict[str, tuple[onnx.ModelProto, dict[str, np.ndarray]]]:
     }
     for name in ("bert_tiny", "bert_tiny_ort", "bert_tiny_ort_raw_mask", "bert_tiny_ort_mha", "bert_tiny_qdyn_ort"):
         out[f"{name}.onnx"] = (onnx.load(REPO / "tests" / "models" / f"{name}.onnx"), bert_feeds())
+    out["gpt2_tiny_past_ort.onnx"] = (onnx.load(REPO / "tests" / "models" / "gpt2_tiny_past_ort.onnx"), gpt2_feeds())
     return out
 
 
