@@ -146,6 +146,8 @@ def _present_shapes(node: onnx.NodeProto, first: tuple[int, ...], shapes: dict) 
         if w is None or len(w) != 2:
             return []
         sizes = list(_attr(node, "qkv_hidden_sizes", [])) or [w[1] // 3] * 3
+        if len(sizes) != 3:
+            return []
         length = first[1] + (past[3] if past is not None and len(past) == 5 else 0)
         return [(2, first[0], heads, length, sizes[1] // heads)]
     q, k, v = (shapes.get(ins[i]) if ins[i] else None for i in range(3))
@@ -211,7 +213,7 @@ def output_type(node: onnx.NodeProto, shapes: dict, types: dict) -> tuple[tuple[
         if x is None or w is None or len(x) != 3 or len(w) != 2:
             return None
         sizes = list(_attr(node, "qkv_hidden_sizes", [])) or [w[1] // 3] * 3
-        return (x[0], x[1], sizes[2]), x_type
+        return ((x[0], x[1], sizes[2]), x_type) if len(sizes) == 3 else None
     if op in ("EmbedLayerNormalization", "QEmbedLayerNormalization"):  # input_ids [B, S], word_embedding [V, H]
         ids, words = shape(0), shape(2)
         if ids is None or words is None or len(ids) != 2 or len(words) != 2:

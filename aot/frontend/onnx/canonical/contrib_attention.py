@@ -190,7 +190,8 @@ def attention(node: Node, graph: Graph, opset: int) -> list[Node]:
                         "(input [B, S, H_in], weights [H_in, 3 H])", node=node)
     heads = int(node.attrs.get("num_heads", 0))
     sizes = [int(v) for v in node.attrs.get("qkv_hidden_sizes", [])] or [w.shape[1] // 3] * 3
-    if heads <= 0 or sum(sizes) != w.shape[1] or sizes[0] != sizes[1] or any(v % heads for v in sizes):
+    if heads <= 0 or len(sizes) != 3 or sum(sizes) != w.shape[1] or sizes[0] != sizes[1] \
+            or any(v % heads for v in sizes):
         raise AotcError(f"Attention with num_heads {heads}, qkv sizes {sizes} and weights {list(w.shape)} "
                         "is not supported", node=node)
     b = Builder(node, graph)
