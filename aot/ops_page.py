@@ -130,7 +130,13 @@ def rows() -> list[OpRow]:
     out = []
     names = {op for op in HOST_OPS if _is_onnx(op) or op in CONTRIB_OPS}
     names |= {op for op in RULES if _is_onnx(op) or op in CONTRIB_OPS + ONNX_DOMAIN_OPS} | set(FRONTEND)
-    for op in sorted(names):
+    # com.microsoft ops named as ONNX ops of another meaning: their IR names carry the domain
+    shadowed = {op for op in RULES if op.startswith(f"{CONTRIB_DOMAIN}.")}
+    for op in sorted(names | shadowed, key=lambda o: (o.removeprefix(f"{CONTRIB_DOMAIN}."), o in shadowed)):
+        if op in shadowed:
+            out.append(OpRow(op.removeprefix(f"{CONTRIB_DOMAIN}."), CONTRIB_DOMAIN,
+                             "rewritten by the frontend into other ops", (), (), vendors.get(op, ())))
+            continue
         domain = CONTRIB_DOMAIN if op in CONTRIB_OPS and not _is_onnx(op) else ""
         # onnxruntime's own ops in the ONNX domain (no schema there: no versions)
         domain = "onnxruntime's, ONNX domain" if op in ONNX_DOMAIN_OPS else domain

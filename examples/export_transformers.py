@@ -24,9 +24,27 @@ writes, into the given directory:
   layer scale, residual) on 1 x 32 x 16 x 16; dynamo, opset 23;
 - mobilevit_block.onnx: a MobileViT block (local convs, 2 x 2 patches unfolded into sequences, a
   transformer block with Attention, folded back, fused with the input) on 1 x 16 x 16 x 16; dynamo,
-  opset 23.
+  opset 23;
+- bert_tiny.onnx (with `bert` on the command line; needs `pip install transformers`): Hugging Face's
+  BertModel with a small config (vocabulary 128, 32 features, 2 layers of 4 heads, feed-forward 64)
+  taking input_ids, attention_mask and token_type_ids, exported with batch and sequence dynamic (as users
+  export it for onnxruntime's transformer optimizer: examples/optimize_transformers.py), then fixed to 2 x 16
+  by onnxruntime's tool for fixed-shape deployment (onnxruntime.tools.onnx_model_utils.make_dim_param_fixed,
+  what `python -m onnxruntime.tools.make_dynamic_shape_fixed` runs); TorchScript, opset 17.
+
+- gpt2_tiny_past_ort.onnx (with `gpt2`; needs `pip install 'transformers==4.36.2'`, the API onnxruntime's
+  converter calls): Hugging Face's GPT2LMHeadModel with a small config (vocabulary 128, 32 features, 2 layers of
+  4 heads) through onnxruntime's own GPT-2 converter with its optimizer
+  (`python -m onnxruntime.transformers.models.gpt2.convert_to_onnx -m DIR -o -p fp32`, its parity check cut
+  to 10 cases), which writes
+  EmbedLayerNormalization with position_ids, Attention unidirectional with the [batch, total] attention_mask
+  and past/present per layer, FastGelu and SkipLayerNormalization; fixed to one decoding step (batch 2,
+  1 token, 7 past) as for bert_tiny.onnx.
 
 Weights are seeded random: the files test the compiler, not a trained model.
+
+    python examples/export_transformers.py tests/models bert    # bert_tiny.onnx only
+    python examples/export_transformers.py tests/models gpt2    # gpt2_tiny_past_ort.onnx only
 """
 
 from __future__ import annotations
@@ -163,6 +181,91 @@ def save(model: nn.Module, args: tuple, path: Path, *, dynamo: bool, opset: int,
     print(f"wrote {path} ({path.stat().st_size // 1024} KB): {', '.join(ops)}")
 
 
+def bert_tiny(out: Path) -> None:
+    """Hugging Face's BertModel (eager attention, no pooler), its layer norms and biases drawn at random
+    too (an untrained model's are ones and zeros, which the optimizer would merge), exported as its
+    documentation shows (named inputs, batch and sequence dynamic), then fixed to 2 x 16."""
+    here = Path(__file__).resolve().parent  # examples/transformers.py would shadow the package
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != here]
+    from transformers import BertConfig, BertModel
+
+    torch.manual_seed(51)
+    config = BertConfig(vocab_size=128, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                        intermediate_size=64, max_position_embeddings=32, type_vocab_size=2,
+                        attn_implementation="eager")
+    bert = BertModel(config, add_pooling_layer=False).eval()
+    with torch.no_grad():
+        for name, p in bert.named_parameters():
+            if name.endswith("LayerNorm.weight"):
+                p.uniform_(0.5, 1.5)
+            elif name.endswith("bias"):
+                p.normal_(0.0, 0.1)
+
+    class Encoder(nn.Module):  # BertModel's forward takes keywords; the export passes positions
+        def __init__(self) -> None:
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.bert(input_ids=input_ids, attention_mask=attention_mask,
+                             token_type_ids=token_type_ids).last_hidden_state
+
+    ids = torch.randint(0, 128, (2, 16))
+    mask = torch.ones(2, 16, dtype=torch.int64)
+    mask[1, 11:] = 0
+    segments = (torch.arange(16) >= 8).long().expand(2, 16)
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    path = out / "bert_tiny.onnx"
+    with torch.no_grad():
+        torch.onnx.export(Encoder().eval(), (ids, mask, segments), str(path), dynamo=False, opset_version=17,
+                          input_names=names, output_names=["last_hidden_state"],
+                          dynamic_axes={k: {0: "batch", 1: "sequence"} for k in [*names, "last_hidden_state"]})
+    _fixed(path, {"batch": 2, "sequence": 16})
+    print(f"wrote {path} ({path.stat().st_size // 1024} KB)")
+
+
+def _fixed(path: Path, dims: dict[str, int]) -> None:
+    """The model at `path` with its named dims fixed (onnxruntime's make_dim_param_fixed), saved in place."""
+    from onnxruntime.tools.onnx_model_utils import fix_output_shapes, make_dim_param_fixed
+
+    model = onnx.load(str(path))
+    for name, value in dims.items():
+        make_dim_param_fixed(model.graph, name, value)
+    fix_output_shapes(model)
+    onnx.save(model, str(path))
+
+
+def gpt2_tiny(out: Path) -> None:
+    """GPT-2 as onnxruntime's GPT-2 converter exports and optimizes it (its documented path for GPT-2 with
+    past state), from a model saved with save_pretrained; layer norms and biases drawn at random."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    here = Path(__file__).resolve().parent  # examples/transformers.py would shadow the package
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != here]
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(52)
+    gpt2 = GPT2LMHeadModel(GPT2Config(vocab_size=128, n_embd=32, n_layer=2, n_head=4, n_positions=64))
+    with torch.no_grad():
+        for name, p in gpt2.named_parameters():
+            if name.endswith(("ln_1.weight", "ln_2.weight", "ln_f.weight")):
+                p.uniform_(0.5, 1.5)
+            elif name.endswith("bias"):
+                p.normal_(0.0, 0.1)
+    path = out / "gpt2_tiny_past_ort.onnx"
+    with tempfile.TemporaryDirectory() as tmp:
+        gpt2.save_pretrained(Path(tmp) / "tiny_gpt2")
+        subprocess.run([sys.executable, "-m", "onnxruntime.transformers.models.gpt2.convert_to_onnx", "-m",
+                        "./tiny_gpt2", "--output", "gpt2.onnx", "-o", "-p", "fp32", "--cache_dir", "cache",
+                        "--test_cases", "10", "--test_runs", "1"],
+                       cwd=tmp, check=True, capture_output=True)
+        shutil.copy(Path(tmp) / "gpt2.onnx", path)
+    _fixed(path, {"batch_size": 2, "seq_len": 1, "past_seq_len": 7, "total_seq_len": 8})
+    print(f"wrote {path} ({path.stat().st_size // 1024} KB)")
+
+
 def main(out: Path) -> None:
     torch.manual_seed(15)
     out.mkdir(parents=True, exist_ok=True)
@@ -191,4 +294,9 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1] if len(sys.argv) > 1 else "tests/models"))
+    target = Path(sys.argv[1] if len(sys.argv) > 1 else "tests/models")
+    if sys.argv[2:] in (["bert"], ["gpt2"]):
+        target.mkdir(parents=True, exist_ok=True)
+        (bert_tiny if sys.argv[2] == "bert" else gpt2_tiny)(target)
+    else:
+        main(target)

@@ -13,7 +13,19 @@ tests/models/encoder_block.onnx (examples/transformers.py's pre-norm block, 1 x 
   TorchScript export) the same way as encoder_block_ort.onnx: three SkipLayerNormalization, two BiasGelu;
 - encoder_block_qdyn_ort.onnx: the block through onnxruntime.quantization.quantize_dynamic (int8 weights),
   then as an onnxruntime session's extended graph optimizations save it (SessionOptions.optimized_model_filepath):
-  DynamicQuantizeMatMul, MatMulIntegerToFloat, FusedMatMul.
+  DynamicQuantizeMatMul, MatMulIntegerToFloat, FusedMatMul;
+- bert_tiny_ort.onnx: tests/models/bert_tiny.onnx (examples/export_transformers.py's Hugging Face BertModel,
+  input_ids, attention_mask, token_type_ids) with model_type="bert", num_heads=4, hidden_size=32:
+  EmbedLayerNormalization (its mask_index output, the count of ones of each mask row), Attention reading
+  that mask_index, SkipLayerNormalization, BiasGelu;
+- bert_tiny_ort_raw_mask.onnx: the same with options.use_raw_attention_mask(): Attention reads the
+  [batch, sequence] 0/1 mask itself;
+- bert_tiny_ort_mha.onnx: the same with options.use_multi_head_attention: MultiHeadAttention (the Q, K, V
+  MatMuls left outside, their biases packed in its bias input) reading EmbedLayerNormalization's mask_index;
+- bert_tiny_qdyn_ort.onnx: bert_tiny_ort.onnx through quantize_dynamic (int8 weights; DefaultTensorType float,
+  which the quantizer asks for on a model with com.microsoft ops) and an onnxruntime session's extended
+  optimizations, as for encoder_block_qdyn_ort.onnx: QEmbedLayerNormalization, QAttention,
+  DynamicQuantizeMatMul, SkipLayerNormalization, BiasGelu.
 """
 
 from __future__ import annotations
@@ -41,11 +53,28 @@ def optimize(approximate_gelu: bool, path: Path, source: Path = SOURCE) -> None:
                    optimization_options=options).save_model_to_file(str(path))
 
 
-def quantize_and_fuse(path: Path) -> None:
+BERT = MODELS / "bert_tiny.onnx"
+BERT_VARIANTS = {  # file: what changes in FusionOptions("bert")
+    "bert_tiny_ort": lambda options: None,
+    "bert_tiny_ort_raw_mask": lambda options: options.use_raw_attention_mask(True),
+    "bert_tiny_ort_mha": lambda options: setattr(options, "use_multi_head_attention", True),
+}
+
+
+def optimize_bert(name: str, path: Path) -> None:
+    """bert_tiny.onnx through the optimizer as its documentation shows for BERT (the heads and width given)."""
+    options = FusionOptions("bert")
+    BERT_VARIANTS[name](options)
+    optimize_model(str(BERT), model_type="bert", num_heads=4, hidden_size=32, opt_level=0,
+                   optimization_options=options).save_model_to_file(str(path))
+
+
+def quantize_and_fuse(path: Path, source: Path = SOURCE) -> None:
     """quantize_dynamic's model as onnxruntime's session fuses it (its level-2 fusions, saved to `path`)."""
     with tempfile.TemporaryDirectory() as tmp:
         quantized = Path(tmp) / "q.onnx"
-        quantize_dynamic(str(SOURCE), str(quantized), weight_type=QuantType.QInt8)
+        quantize_dynamic(str(source), str(quantized), weight_type=QuantType.QInt8,
+                         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
         so = ort.SessionOptions()
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
         so.optimized_model_filepath = str(path)
@@ -62,9 +91,15 @@ def main(out_dir: str) -> None:
         model = onnx.load(out / f"{name}.onnx")
         ops = sorted({n.op_type for n in model.graph.node if n.domain == "com.microsoft"})
         print(f"{name}.onnx: {', '.join(ops)}")
-    quantize_and_fuse(out / "encoder_block_qdyn_ort.onnx")
-    model = onnx.load(out / "encoder_block_qdyn_ort.onnx")
-    print(f"encoder_block_qdyn_ort.onnx: {', '.join(sorted({n.op_type for n in model.graph.node if n.domain}))}")
+    for name in BERT_VARIANTS:
+        optimize_bert(name, out / f"{name}.onnx")
+        model = onnx.load(out / f"{name}.onnx")
+        ops = sorted({n.op_type for n in model.graph.node if n.domain == "com.microsoft"})
+        print(f"{name}.onnx: {', '.join(ops)}")
+    for name, source in (("encoder_block_qdyn_ort", SOURCE), ("bert_tiny_qdyn_ort", out / "bert_tiny_ort.onnx")):
+        quantize_and_fuse(out / f"{name}.onnx", source)
+        model = onnx.load(out / f"{name}.onnx")
+        print(f"{name}.onnx: {', '.join(sorted({n.op_type for n in model.graph.node if n.domain}))}")
 
 
 if __name__ == "__main__":

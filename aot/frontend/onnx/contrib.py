@@ -26,8 +26,9 @@ CONTRIB_OPS = ("QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool", "QLinearA
 # DynamicQuantizeLinear / MatMulInteger / Mul (DynamicQuantizeMatMul, MatMulIntegerToFloat); and the LSTM
 # quantize_dynamic writes (DynamicQuantizeLSTM)
 FLOAT_OPS = ("Gelu", "FastGelu", "BiasGelu", "QuickGelu", "BiasAdd", "FusedMatMul", "SkipLayerNormalization",
-             "SkipSimplifiedLayerNormalization",
-             "Attention", "DynamicQuantizeMatMul", "MatMulIntegerToFloat", "DynamicQuantizeLSTM")
+             "SkipSimplifiedLayerNormalization", "EmbedLayerNormalization",
+             "Attention", "MultiHeadAttention", "DynamicQuantizeMatMul", "MatMulIntegerToFloat",
+             "DynamicQuantizeLSTM", "QAttention", "QEmbedLayerNormalization", "RotaryEmbedding")
 
 # onnxruntime's contrib ops that it registers in the ONNX domain (its optimizer writes them there): shapes
 # filled here as for com.microsoft's
@@ -35,7 +36,7 @@ ONNX_DOMAIN_OPS = ("SimplifiedLayerNormalization",)
 
 
 # com.microsoft ops whose name an ONNX op of another meaning has: their IR op names
-_IR_NAMES = {"Attention": "com.microsoft.Attention"}
+_IR_NAMES = {"Attention": "com.microsoft.Attention", "RotaryEmbedding": "com.microsoft.RotaryEmbedding"}
 
 
 def ir_op(node: onnx.NodeProto) -> str:
@@ -109,19 +110,67 @@ def _fused_matmul_shape(node: onnx.NodeProto, a: tuple[int, ...] | None, b: tupl
     return ((*batch, a[-2], b[-1]), elem) if batch is not None else None
 
 
-def _extra_outputs(node: onnx.NodeProto, first: tuple[int, ...]) -> list[tuple[int, ...]]:
+def _extra_outputs(node: onnx.NodeProto, first: tuple[int, ...], shapes: dict) -> list[tuple[int, ...]]:
     """Shapes of outputs after the first: SkipLayerNormalization's mean, inv_std_var (the input's dims,
     the last 1) and input_skip_bias_sum (the input's), the same of SkipSimplifiedLayerNormalization;
     SimplifiedLayerNormalization's inv_std_var; DynamicQuantizeLSTM's Y_h and Y_c ([dirs, batch,
-    hidden] of its Y [seq, dirs, batch, hidden])."""
+    hidden] of its Y [seq, dirs, batch, hidden]); EmbedLayerNormalization's mask_index [batch] and
+    embedding_sum; Attention's present and MultiHeadAttention's present_key and present_value."""
     if node.domain == DOMAIN and node.op_type in ("SkipLayerNormalization", "SkipSimplifiedLayerNormalization") \
             and first:
         return [(*first[:-1], 1), (*first[:-1], 1), first]
+    if node.domain == DOMAIN and node.op_type in ("EmbedLayerNormalization", "QEmbedLayerNormalization") \
+            and len(first) == 3:
+        return [first[:1], first]
+    if node.domain == DOMAIN and node.op_type in ("Attention", "MultiHeadAttention", "QAttention") \
+            and len(first) == 3:
+        return _present_shapes(node, first, shapes)
     if _onnx_domain_contrib(node) and node.op_type == "SimplifiedLayerNormalization" and first:
         return [(*first[:-1], 1)]
     if node.domain == DOMAIN and node.op_type == "DynamicQuantizeLSTM" and len(first) == 4:
         return [first[1:], first[1:]]
     return []
+
+
+def _present_shapes(node: onnx.NodeProto, first: tuple[int, ...], shapes: dict) -> list[tuple[int, ...]]:
+    """Attention's present [2, B, N, P + S, H] (P from past [2, B, N, P, H]); MultiHeadAttention's present_key
+    and present_value [B, N, P + L, H] (L the keys' length: key [B, L, D], or query's packed [B, L, N, 3, H])."""
+    ins = list(node.input) + [""] * 10
+    heads = int(_attr(node, "num_heads", 0))
+    if heads <= 0:
+        return []
+    if node.op_type in ("Attention", "QAttention"):
+        w = shapes.get(ins[1])
+        past_at = 4 if node.op_type == "Attention" else 8
+        past = shapes.get(ins[past_at]) if ins[past_at] else None
+        if w is None or len(w) != 2:
+            return []
+        sizes = list(_attr(node, "qkv_hidden_sizes", [])) or [w[1] // 3] * 3
+        if len(sizes) != 3:
+            return []
+        length = first[1] + (past[3] if past is not None and len(past) == 5 else 0)
+        return [(2, first[0], heads, length, sizes[1] // heads)]
+    q, k, v = (shapes.get(ins[i]) if ins[i] else None for i in range(3))
+    past = shapes.get(ins[6]) if ins[6] else None
+    if q is None:
+        return []
+    if len(q) == 5:  # packed QKV [B, L, N, 3, H]
+        kv_len, head, v_head = q[1], q[4], q[4]
+    elif k is not None and v is not None and len(k) == 3 and len(v) == 3:
+        kv_len, head, v_head = k[1], k[2] // heads, v[2] // heads
+    elif k is not None and len(k) == 5:  # packed KV [B, L, N, 2, H]
+        kv_len, head, v_head = k[1], k[4], k[4]
+    else:
+        return []
+    length = kv_len + (past[2] if past is not None and len(past) == 4 else 0)
+    return [(q[0], heads, length, head), (q[0], heads, length, v_head)]
+
+
+def _extra_type(node: onnx.NodeProto, k: int, elem: int) -> int:
+    """The element type of output k: EmbedLayerNormalization's mask_index is int32, the rest as the first."""
+    if node.domain == DOMAIN and node.op_type in ("EmbedLayerNormalization", "QEmbedLayerNormalization") and k == 1:
+        return onnx.TensorProto.INT32
+    return elem
 
 
 def _onnx_domain_contrib(node: onnx.NodeProto) -> bool:
@@ -152,7 +201,7 @@ def output_type(node: onnx.NodeProto, shapes: dict, types: dict) -> tuple[tuple[
         a, b = shape(0), shape(3)
         return (_broadcast(a, b), x_type) if a is not None and b is not None and _broadcast(a, b) else None
     if op in ("Gelu", "FastGelu", "QuickGelu", "BiasAdd", "SkipLayerNormalization", "SimplifiedLayerNormalization",
-              "SkipSimplifiedLayerNormalization"):
+              "SkipSimplifiedLayerNormalization", "RotaryEmbedding"):
         return (shape(0), x_type) if shape(0) is not None else None
     if op == "BiasGelu":
         a, b = shape(0), shape(1)
@@ -164,7 +213,30 @@ def output_type(node: onnx.NodeProto, shapes: dict, types: dict) -> tuple[tuple[
         if x is None or w is None or len(x) != 3 or len(w) != 2:
             return None
         sizes = list(_attr(node, "qkv_hidden_sizes", [])) or [w[1] // 3] * 3
-        return (x[0], x[1], sizes[2]), x_type
+        return ((x[0], x[1], sizes[2]), x_type) if len(sizes) == 3 else None
+    if op in ("EmbedLayerNormalization", "QEmbedLayerNormalization"):  # input_ids [B, S], word_embedding [V, H]
+        ids, words = shape(0), shape(2)
+        if ids is None or words is None or len(ids) != 2 or len(words) != 2:
+            return None
+        return (ids[0], ids[1], words[1]), types.get(ins[2 if op == "EmbedLayerNormalization" else 8])
+    if op == "QAttention":  # input [B, S, D] (uint8), weight [D, 3 H]: float [B, S, H]
+        x, w = shape(0), shape(1)
+        if x is None or w is None or len(x) != 3 or len(w) != 2:
+            return None
+        return (x[0], x[1], w[1] // 3), types.get(ins[3])
+    if op == "MultiHeadAttention":  # query [B, S, D] or packed [B, S, N, 3, H]; value [B, L, Dv] or [B, N, L, Hv]
+        q, v = shape(0), shape(2)
+        heads = int(_attr(node, "num_heads", 0))
+        if q is None:
+            return None
+        if len(q) == 5:
+            return (q[0], q[1], q[2] * q[4]), x_type
+        if len(q) != 3:
+            return None
+        if v is None:  # packed KV in key [B, L, N, 2, H], or no value: V as wide as Q
+            k = shape(1)
+            return ((q[0], q[1], k[2] * k[4]) if k is not None and len(k) == 5 else q), x_type
+        return ((q[0], q[1], v[2]) if len(v) == 3 else (q[0], q[1], heads * v[3])), x_type
     if op == "DynamicQuantizeLSTM":  # X [seq, batch, input], W [dirs, input, 4 * hidden]: Y [seq, dirs, batch, hidden]
         x, w = shape(0), shape(1)
         if x is None or w is None or len(x) != 3 or len(w) != 3:
@@ -230,11 +302,12 @@ def fill_shapes(model: onnx.ModelProto) -> bool:
         if result is None or result[1] is None:
             continue
         out_shape, elem = result
-        for name, sh in zip(node.output, [out_shape, *_extra_outputs(node, out_shape)], strict=False):
+        for k, (name, sh) in enumerate(zip(node.output, [out_shape, *_extra_outputs(node, out_shape, shapes)],
+                                           strict=False)):
             if not name or name in shapes:
                 continue
-            shapes[name], types[name] = sh, elem
-            vi = helper.make_tensor_value_info(name, elem, list(sh))
+            shapes[name], types[name] = sh, _extra_type(node, k, elem)
+            vi = helper.make_tensor_value_info(name, types[name], list(sh))
             if name in known:
                 for old in g.value_info:
                     if old.name == name:

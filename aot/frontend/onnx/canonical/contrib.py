@@ -8,7 +8,15 @@ import numpy as np
 
 from aot.errors import AotcError
 from aot.frontend.onnx.canonical.base import Builder, Rule, shape_of
-from aot.frontend.onnx.canonical.norm import layer_norm, softmax
+from aot.frontend.onnx.canonical.contrib_attention import (
+    attention,
+    embed_layer_norm,
+    multi_head_attention,
+    q_attention,
+    q_embed_layer_norm,
+    rotary_embedding,
+)
+from aot.frontend.onnx.canonical.norm import layer_norm
 from aot.ir import Graph, Node
 
 
@@ -92,14 +100,13 @@ def skip_layer_norm(node: Node, graph: Graph, opset: int) -> list[Node]:
     """SkipLayerNormalization(input, skip, gamma, beta?, bias?) -> LayerNormalization over the last axis
     of input + skip (+ bias), that sum being the optional fourth output; SkipSimplifiedLayerNormalization
     (input, skip, gamma, bias?) the same with RMSNormalization (no mean taken, no beta). The mean and
-    inverse standard deviation outputs are refused when read."""
+    inv_std_var outputs, when read, as onnxruntime's kernel computes them from the sum's moments: the mean,
+    and 1 / sqrt(E[x^2] - mean^2 + epsilon) (E[x^2] alone for the simplified op, whose mean is not given)."""
     _float32(node, graph)
     simplified = node.op == "SkipSimplifiedLayerNormalization"
     read = set(graph.consumers()) | set(graph.outputs)
-    for k, what in ((1, "mean"), (2, "inv_std_var")):
-        if len(node.outputs) > k and node.outputs[k] in read:
-            raise AotcError(f"{node.op}'s output {what} is not supported (only output and "
-                            "input_skip_bias_sum)", node=node)
+    if simplified and len(node.outputs) > 1 and node.outputs[1] in read:
+        raise AotcError(f"{node.op}'s output mean is not supported (onnxruntime does not compute it)", node=node)
     ins = list(node.inputs) + [""] * (5 - len(node.inputs))
     x, skip, gamma, beta, bias = ins[:5]
     if simplified:
@@ -116,7 +123,28 @@ def skip_layer_norm(node: Node, graph: Graph, opset: int) -> list[Node]:
                 {"axis": -1, "epsilon": float(node.attrs.get("epsilon", 1e-12))}, node.sources())
     layer_norm(norm, graph, opset)
     b.nodes.append(norm)
+    stats = [node.outputs[k] if len(node.outputs) > k and node.outputs[k] in read else None for k in (1, 2)]
+    if any(stats):
+        _moments(b, s, shape, float(norm.attrs["epsilon"]), simplified, *stats)
     return b.nodes
+
+
+def _moments(b: Builder, s: str, shape: tuple[int, ...], epsilon: float, simplified: bool, mean_out: str | None,
+             inv_out: str | None) -> None:
+    """SkipLayerNormalization's mean and inv_std_var of the rows of s (the last axis): onnxruntime's one-pass
+    moments, E[x] and 1 / sqrt(E[x^2] - E[x]^2 + epsilon) (without the E[x]^2 when simplified)."""
+    row = (*shape[:-1], 1)
+    reduce = {"axes": [len(shape) - 1], "keepdims": 1}
+    square = b.add("ReduceMean", [b.add("Mul", [s, s], shape)], row, reduce)
+    if not simplified:
+        mean = b.add("ReduceMean", [s], row, reduce, out=mean_out)
+        if mean_out:
+            b.nodes[-1].name = f"{b.node.name}__mean"
+        square = b.add("Sub", [square, b.add("Mul", [mean, mean], row)], row)
+    if inv_out:
+        root = b.add("Sqrt", [b.add("Add", [square, b.tensor((), np.array(epsilon, np.float32))], row)], row)
+        b.add("Div", [b.tensor((), np.array(1.0, np.float32)), root], row, out=inv_out)
+        b.nodes[-1].name = f"{b.node.name}__inv_std_var"
 
 
 def simplified_layer_norm(node: Node, graph: Graph, opset: int) -> list[Node]:
@@ -189,66 +217,10 @@ def matmul_integer_to_float(node: Node, graph: Graph, opset: int) -> list[Node]:
                              [node.inputs[1], node.inputs[3], _optional(node, 5)], _optional(node, 6))
 
 
-def attention(node: Node, graph: Graph, opset: int) -> list[Node]:
-    """Attention(input, weights, bias?) -> per head softmax(scale * Q K^T (+ the causal mask of
-    mask_filter_value when unidirectional)) V, Q/K/V from constant slices of weights and bias, as
-    onnxruntime's CPU kernel computes it. mask_index, past, attention_bias, rotary embeddings and a
-    read present output are refused."""
-    for k, what in ((3, "mask_index"), (4, "past"), (5, "attention_bias"), (6, "past_sequence_length")):
-        if len(node.inputs) > k and node.inputs[k]:
-            raise AotcError(f"Attention's input {what} is not supported", node=node)
-    _float32(node, graph)
-    if int(node.attrs.get("do_rotary", 0)):
-        raise AotcError("Attention do_rotary=1 is not supported", node=node)
-    if len(node.outputs) > 1 and node.outputs[1] in (set(graph.consumers()) | set(graph.outputs)):
-        raise AotcError("Attention's output present is not supported", node=node)
-    x, w_name = node.inputs[0], node.inputs[1]
-    w, bias = graph.const(w_name), graph.const(_optional(node, 2)) if _optional(node, 2) else None
-    if w is None or (_optional(node, 2) and bias is None):
-        raise AotcError("Attention's weights and bias must be constants", node=node)
-    shape = shape_of(graph, x)
-    if len(shape) != 3 or w.ndim != 2 or w.shape[0] != shape[2]:
-        raise AotcError(f"Attention of input {list(shape)} and weights {list(w.shape)} is not supported "
-                        "(input [B, S, H_in], weights [H_in, 3 H])", node=node)
-    heads = int(node.attrs.get("num_heads", 0))
-    sizes = [int(v) for v in node.attrs.get("qkv_hidden_sizes", [])] or [w.shape[1] // 3] * 3
-    if heads <= 0 or sum(sizes) != w.shape[1] or sizes[0] != sizes[1] or any(v % heads for v in sizes):
-        raise AotcError(f"Attention with num_heads {heads}, qkv sizes {sizes} and weights {list(w.shape)} "
-                        "is not supported", node=node)
-    batch, seq, _ = shape
-    b = Builder(node, graph)
-    heads_of = []
-    start = 0
-    for j, size in enumerate(sizes):
-        wj = b.tensor((w.shape[0], size), np.ascontiguousarray(w[:, start:start + size], np.float32))
-        proj = b.add("MatMul", [x, wj], (batch, seq, size))
-        if bias is not None:
-            bj = b.tensor((size,), np.ascontiguousarray(bias[start:start + size], np.float32))
-            proj = b.add("Add", [proj, bj], (batch, seq, size))
-        start += size
-        split = b.add("Reshape", [proj], (batch, seq, heads, size // heads))
-        perm = [0, 2, 3, 1] if j == 1 else [0, 2, 1, 3]  # K as [B, N, h, S]
-        heads_of.append(b.add("Transpose", [split], tuple((batch, seq, heads, size // heads)[p] for p in perm),
-                              {"perm": perm}))
-    q, k, v = heads_of
-    head = sizes[0] // heads
-    scale = float(node.attrs.get("scale", 0.0)) or 1.0 / float(np.sqrt(head))
-    scores = b.add("MatMul", [q, k], (batch, heads, seq, seq))
-    scores = b.add("Mul", [scores, b.tensor((), np.array(scale, np.float32))], (batch, heads, seq, seq))
-    if int(node.attrs.get("unidirectional", 0)):
-        fill = float(node.attrs.get("mask_filter_value", -10000.0))
-        mask = np.triu(np.full((seq, seq), fill, np.float32), 1)
-        scores = b.add("Add", [scores, b.tensor((seq, seq), mask)], (batch, heads, seq, seq))
-    probs = b.add("Softmax", [scores], (batch, heads, seq, seq), {"axis": -1})
-    softmax(b.nodes[-1], graph, max(opset, 13))
-    ctx = b.add("MatMul", [probs, v], (batch, heads, seq, sizes[2] // heads))
-    ctx = b.add("Transpose", [ctx], (batch, seq, heads, sizes[2] // heads), {"perm": [0, 2, 1, 3]})
-    b.add("Reshape", [ctx], None, out=node.outputs[0])
-    return b.nodes
-
-
 # the inputs each op requires (onnxruntime's schemas): fewer is refused before a rule reads them
-_REQUIRED = {"com.microsoft.Attention": 2, "FastGelu": 1, "BiasGelu": 2, "QuickGelu": 1, "BiasAdd": 3, "FusedMatMul": 2,
+_REQUIRED = {"com.microsoft.Attention": 2, "MultiHeadAttention": 1, "EmbedLayerNormalization": 1, "QAttention": 5,
+             "QEmbedLayerNormalization": 1, "com.microsoft.RotaryEmbedding": 4,
+             "FastGelu": 1, "BiasGelu": 2, "QuickGelu": 1, "BiasAdd": 3, "FusedMatMul": 2,
              "SkipLayerNormalization": 3, "DynamicQuantizeMatMul": 3, "MatMulIntegerToFloat": 4,
              "SimplifiedLayerNormalization": 2, "SkipSimplifiedLayerNormalization": 3}
 
@@ -266,6 +238,11 @@ def _checked(rule: Rule) -> Rule:
 
 RULES: dict[str, Rule] = {
     "com.microsoft.Attention": attention,
+    "MultiHeadAttention": multi_head_attention,
+    "EmbedLayerNormalization": embed_layer_norm,
+    "QAttention": q_attention,
+    "QEmbedLayerNormalization": q_embed_layer_norm,
+    "com.microsoft.RotaryEmbedding": rotary_embedding,
     "DynamicQuantizeMatMul": dynamic_quantize_matmul,
     "MatMulIntegerToFloat": matmul_integer_to_float,
     "FastGelu": fast_gelu,
