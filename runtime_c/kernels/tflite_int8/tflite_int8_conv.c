@@ -86,7 +86,9 @@ static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, const 
     }
     { /* a tap's channels at a time into v as bytes of x (x_zero in the padding, so that x - x_zero is 0
        * there, and past k, whose weights are 0), a whole kernel row's where its taps are contiguous in x
-       * (dilation 1, inside the image), then each quad's word widened less x_zero: E = [v0, v2], O = [v1, v3] */
+       * (dilation 1: x_zero where the row lies outside the image, one copy of its part inside: a border
+       * position of a stem is a few calls, not one a tap), then each quad's word widened less x_zero:
+       * E = [v0, v2], O = [v1, v3] */
         const int32_t taps = p->kh * p->kw, c = p->c, rows = 4 * nq, kw = p->kw;
         const int32_t row_in = p->dw == 1 && ix0 >= 0 && ix0 + kw <= p->w; /* a kernel row inside */
         int8_t v[4 * TFL_DSP_KC];
@@ -95,6 +97,18 @@ static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, const 
             const int32_t iy = iy0 + ky * p->dh, ix = ix0 + kx * p->dw;
             const int32_t y_in = tap < taps && iy >= 0 && iy < p->h;
             int32_t run;
+            if (kx == 0 && ch == 0 && p->dw == 1 && kw * c <= rows - j && tap < taps) {
+                /* a whole kernel row at once (its taps contiguous in x): x_zero, then the part inside */
+                const int32_t lo = ix0 < 0 ? -ix0 : 0, hi = ix0 + kw > p->w ? p->w - ix0 : kw;
+                if (!y_in || lo >= hi) {
+                    memset(v + j, p->x_zero, (size_t)(kw * c));
+                } else {
+                    if (lo > 0 || hi < kw) memset(v + j, p->x_zero, (size_t)(kw * c));
+                    tfl_dsp_copy(v + j + lo * c, x + (((int64_t)b * p->h + iy) * p->w + ix + lo) * c, (hi - lo) * c);
+                }
+                j += kw * c, tap += kw, ++ky; /* the next kernel row, kx and ch 0 */
+                continue;
+            }
             if (y_in && row_in && kx == 0 && ch == 0) { /* kw x c values at once */
                 run = kw * c < rows - j ? kw * c : rows - j;
                 tfl_dsp_copy(v + j, x + (((int64_t)b * p->h + iy) * p->w + ix) * c, run);

@@ -227,13 +227,14 @@ __attribute__((noinline)) static void tfl_dsp_dw3x3_band(const uint32_t *band, i
 
 /* Where the 4 channels' requantisation is the usual one (tfl_dsp_dw_usual), the band's sums are
  * requantised as they are made and stored (no run of sums): rq = wq + 18 holds each channel's mult, ra
- * and right (tfl_dsp_dw_requant_ssat's terms, its left shift 1). One position's 4 sums a[0 .. 3] to y. */
+ * and right (tfl_dsp_dw_requant_ssat's terms); its left shift of 1 is in the weights and base, doubled
+ * (2 w fits a halfword), so the sums come doubled: one instruction an output less. One position's 4
+ * doubled sums a[0 .. 3] to y. */
 #if !AOTC_DSP_ASM
 static inline void tfl_dsp_dw_rq1(const int32_t *a, const uint32_t *rq, int8_t *y) {
     int32_t j;
     for (j = 0; j < 4; ++j, rq += 3) {
-        const int32_t v = (int32_t)((uint32_t)a[j] << 1);
-        y[j] = (int8_t)__ssat((tfl_dsp_smmlar(v, (int32_t)rq[0], (int32_t)rq[1]) + (v >> 31)) >> rq[2], 8);
+        y[j] = (int8_t)__ssat((tfl_dsp_smmlar(a[j], (int32_t)rq[0], (int32_t)rq[1]) + (a[j] >> 31)) >> rq[2], 8);
     }
 }
 #endif
@@ -244,14 +245,12 @@ static inline void tfl_dsp_dw_rq1(const int32_t *a, const uint32_t *rq, int8_t *
     "ldr %[w0], [%[wp], #(72 + 12 * " #j ")]\n\t"                                                       \
     "ldr %[w1], [%[wp], #(76 + 12 * " #j ")]\n\t"                                                       \
     "ldr %[e], [%[wp], #(80 + 12 * " #j ")]\n\t"                                                        \
-    "lsl %[v], %[" a "], #1\n\t"                                                                        \
-    "smmlar %[" a "], %[v], %[w0], %[w1]\n\t"                                                           \
-    "add %[" a "], %[" a "], %[v], asr #31\n\t"                                                         \
+    "smmlar %[v], %[" a "], %[w0], %[w1]\n\t"                                                           \
+    "add %[" a "], %[v], %[" a "], asr #31\n\t"                                                         \
     "asr %[" a "], %[" a "], %[e]\n\t"                                                                  \
     "ssat %[" a "], #8, %[" a "]\n\t"                                                                   \
-    "lsl %[v], %[" b "], #1\n\t"                                                                        \
-    "smmlar %[" b "], %[v], %[w0], %[w1]\n\t"                                                           \
-    "add %[" b "], %[" b "], %[v], asr #31\n\t"                                                         \
+    "smmlar %[v], %[" b "], %[w0], %[w1]\n\t"                                                           \
+    "add %[" b "], %[v], %[" b "], asr #31\n\t"                                                         \
     "asr %[" b "], %[" b "], %[e]\n\t"                                                                  \
     "ssat %[" b "], #8, %[" b "]\n\t"
 /* the pairs of a band, their 8 outputs requantised in registers and packed into a word a position */
@@ -282,9 +281,8 @@ static inline void tfl_dsp_dw_rq1(const int32_t *a, const uint32_t *rq, int8_t *
     "ldr %[w0], [%[wp], #(72 + 12 * " #j ")]\n\t"                                                       \
     "ldr %[w1], [%[wp], #(76 + 12 * " #j ")]\n\t"                                                       \
     "ldr %[e], [%[wp], #(80 + 12 * " #j ")]\n\t"                                                        \
-    "lsl %[v], %[" a "], #1\n\t"                                                                        \
-    "smmlar %[" a "], %[v], %[w0], %[w1]\n\t"                                                           \
-    "add %[" a "], %[" a "], %[v], asr #31\n\t"                                                         \
+    "smmlar %[v], %[" a "], %[w0], %[w1]\n\t"                                                           \
+    "add %[" a "], %[v], %[" a "], asr #31\n\t"                                                         \
     "asr %[" a "], %[" a "], %[e]\n\t"                                                                  \
     "ssat %[" a "], #8, %[" a "]\n\t"
 #endif
@@ -390,6 +388,12 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
             /* by output rows: the row's band, then its positions' sums into the run, which is stored
              * when full (a run may end inside a row); or its outputs at once (fused) */
             const int fused = kh * kw == 9 && tfl_dsp_dw_usual(p, ch, bound, wq + 18);
+            if (fused) { /* the sums doubled (the requantisation's left shift of 1): weights and base */
+                for (t = 0; t < 9; ++t)
+                    wq[2 * t] = (uint32_t)__sadd16((int32_t)wq[2 * t], (int32_t)wq[2 * t]),
+                    wq[2 * t + 1] = (uint32_t)__sadd16((int32_t)wq[2 * t + 1], (int32_t)wq[2 * t + 1]);
+                for (j = 0; j < 4; ++j) base[j] = (int32_t)((uint32_t)base[j] << 1);
+            }
             for (b = 0; b < p->n; ++b) {
                 const int8_t *xb = x + (int64_t)b * h * wd * c + ch;
                 int8_t *yb = y + (int64_t)b * p->oh * p->ow * oc + ch;
