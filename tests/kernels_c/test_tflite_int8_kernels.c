@@ -136,6 +136,9 @@ static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
              * and its requantisation in the MAC kernel */
             if (chance(1, 4)) p->c = 4 * rand_int(1, 10), p->oc = 4 * rand_int(1, 6);
             if (chance(1, 6)) p->h = rand_int(8, 14), p->w = rand_int(8, 16); /* pairs of windows inside */
+            if (chance(1, 8)) { /* an RGB stem: the DSP path's windows straight from x (tfl_dsp_rgb_tile) */
+                p->c = 3, p->kh = p->kw = 3, p->dh = p->dw = 1, p->h = rand_int(3, 14), p->w = rand_int(3, 16);
+            }
         }
         if (kind == K_TRANSPOSE) { /* out = (in - 1) s + k - pads, pads < k */
             const int32_t pb = rand_int(0, p->kh - 1), pr = rand_int(0, p->kw - 1);

@@ -9,6 +9,7 @@
  * per block of quads, and each group of 4 output channels' weights widened once per tile. */
 #include "tflite_int8_internal.h"
 #include "tflite_int8_dsp.h" /* the DSP extension's paths (Cortex-M4, M33, M55) and Helium's (M55) */
+#include <stddef.h> /* ptrdiff_t */
 
 /* A residual ADD fused into CONV_2D (aotc_tfl_conv_add_s8); the conv paths take NULL when it runs alone. */
 typedef struct {
@@ -266,6 +267,59 @@ static void tfl_dsp_rows(const int8_t *x, int32_t c, int32_t n, int32_t q0, int3
  * TFL_DSP_STEM bytes) both windows are copied as bytes first. 0 where the pair is not such (the caller then
  * gathers each position by tfl_dsp_patch). */
 #define TFL_DSP_STEM 64
+
+/* One quad's word v less x_zero (zz: twice), widened into d[0] (E) and d[1] (O). */
+static inline __attribute__((always_inline)) void tfl_dsp_put(uint32_t *d, uint32_t v, uint32_t zz) {
+    d[0] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
+    d[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
+}
+
+/* The patch of a 3 x 3 window over 3 channels (an RGB stem: 27 bytes, 7 quads) inside the image, r0 its first
+ * byte, rows `row` bytes apart, widened into d in tfl_dsp_patch's layout (a quad's words at d[4q], d[4q + 1]),
+ * straight from x: quads within a kernel row one (unaligned) word each, the two that straddle rows from two
+ * words (byte 8 of row 0 into the word before row 1's bytes 0..2; row 1's bytes 7, 8 and row 2's 0, 1 as
+ * halves), the last quad's fourth byte the pixel after the window (its weight is 0; the caller keeps that
+ * read inside x). 9 loads, 2 merges, 28 widening instructions and 14 stores: no copy into a buffer. */
+static inline __attribute__((always_inline)) void tfl_dsp_rgb33(const int8_t *r0, ptrdiff_t row, uint32_t zz,
+                                                                uint32_t *d) {
+    const int8_t *r1 = r0 + row, *r2 = r1 + row;
+    const uint32_t a = aotc_dsp_load32(r0), b = aotc_dsp_load32(r0 + 4), c = aotc_dsp_load32(r0 + 8);
+    const uint32_t e = aotc_dsp_load32(r1 - 1), f = aotc_dsp_load32(r1 + 3), g = aotc_dsp_load32(r1 + 7);
+    const uint32_t h = aotc_dsp_load32(r2 - 2), i = aotc_dsp_load32(r2 + 2), j = aotc_dsp_load32(r2 + 6);
+    tfl_dsp_put(d, a, zz);
+    tfl_dsp_put(d + 4, b, zz);
+    tfl_dsp_put(d + 8, (e & ~0xFFu) | (c & 0xFFu), zz);
+    tfl_dsp_put(d + 12, f, zz);
+    tfl_dsp_put(d + 16, (h & 0xFFFF0000u) | (g & 0xFFFFu), zz);
+    tfl_dsp_put(d + 20, i, zz);
+    tfl_dsp_put(d + 24, j, zz);
+}
+
+/* tfl_dsp_patch2's stem case where a kernel row is 4 to 12 bytes (3 x 3 over RGB: 9; a 1-channel row of 4):
+ * each row of both windows copied by three word loads and stores (at 0, min(4, run - 4) and run - 4, the
+ * words overlapping where the row is shorter than 12: no loop a row, no byte tail), then one word of x_zero
+ * at k (the at most 3 bytes to 4 nq), both windows widened together. Not inlined: its loops then keep the
+ * registers. */
+__attribute__((noinline)) static void tfl_dsp_stem2(const int8_t *x0, const int8_t *x1, ptrdiff_t row, int32_t kh,
+                                                    int32_t run, int32_t k, int32_t nq, int32_t x_zero,
+                                                    uint32_t *dst) {
+    int8_t v[2][TFL_DSP_STEM + 4];
+    const uint32_t zb = (uint32_t)(uint8_t)x_zero * 0x01010101u, zz = (uint32_t)(uint16_t)x_zero * 0x10001u;
+    const int32_t mid = run - 4 < 4 ? run - 4 : 4, last = run - 4;
+    int32_t u, ky;
+    for (u = 0; u < 2; ++u) {
+        const int8_t *xs = u ? x1 : x0;
+        int8_t *d = v[u];
+        for (ky = 0; ky < kh; ++ky, xs += row, d += run) {
+            const uint32_t w0 = aotc_dsp_load32(xs), w1 = aotc_dsp_load32(xs + mid), w2 = aotc_dsp_load32(xs + last);
+            memcpy(d, &w0, 4);
+            memcpy(d + mid, &w1, 4);
+            memcpy(d + last, &w2, 4);
+        }
+        memcpy(v[u] + k, &zb, 4);
+    }
+    tfl_dsp_widen2(v[0], v[1], nq, zz, dst);
+}
 static int tfl_dsp_patch2(const aotc_tfl_conv_params *p, const int8_t *x, const int32_t *a0, const int32_t *a1,
                           int32_t q0, int32_t nq, uint32_t *dst) {
     const int32_t c = p->c, rq = p->kw * c / 4, span = (p->kh - 1) * p->dh; /* rq: a kernel row's quads */
@@ -276,15 +330,20 @@ static int tfl_dsp_patch2(const aotc_tfl_conv_params *p, const int8_t *x, const 
         iy1 + span >= p->h || ix1 < 0 || ix1 + p->kw > p->w)
         return 0;
     const uint32_t zz = (uint32_t)(uint16_t)p->x_zero * 0x10001u;
-    const int64_t row = (int64_t)p->dh * p->w * c;
-    const int8_t *x0 = x + (((int64_t)a0[2] * p->h + iy0) * p->w + ix0) * c;
-    const int8_t *x1 = x + (((int64_t)a1[2] * p->h + iy1) * p->w + ix1) * c;
+    /* (offsets in the image as ptrdiff_t: 32-bit arithmetic on the 32-bit cores these paths are for) */
+    const ptrdiff_t row = (ptrdiff_t)p->dh * p->w * c;
+    const int8_t *x0 = x + (((ptrdiff_t)a0[2] * p->h + iy0) * p->w + ix0) * c;
+    const int8_t *x1 = x + (((ptrdiff_t)a1[2] * p->h + iy1) * p->w + ix1) * c;
     if (c % 4 != 0) { /* (a stem) the whole patch in one block: both windows' bytes, a copy a kernel row, then
                        * x_zero past k (its weights are 0), widened together */
         const int32_t k = p->kh * p->kw * c, run = p->kw * c;
         int8_t v[2][TFL_DSP_STEM];
         int32_t j, u;
         if (q0 != 0 || 4 * nq < k || 4 * nq > TFL_DSP_STEM) return 0;
+        if (run >= 4 && run <= 12) {
+            tfl_dsp_stem2(x0, x1, row, p->kh, run, k, nq, p->x_zero, dst);
+            return 1;
+        }
         for (u = 0; u < 2; ++u) {
             const int8_t *xs = u ? x1 : x0;
             for (ky = 0, j = 0; ky < p->kh; ++ky, j += run, xs += row) tfl_dsp_copy(v[u] + j, xs, run);
@@ -310,6 +369,32 @@ static inline void tfl_dsp_step(const aotc_tfl_conv_params *p, int32_t *a) {
     if (++a[0] == p->ow) {
         a[0] = 0;
         if (++a[1] == p->oh) a[1] = 0, ++a[2];
+    }
+}
+
+/* A tile's n positions from p0 of an RGB stem (3 x 3 windows of dilation 1 over 3 channels: 7 quads), in
+ * tfl_dsp_patch's layout (an odd tile's last pair repeating its position): a position whose window lies
+ * inside the image straight from x by tfl_dsp_rgb33 (its last read, a byte past the window, inside x), the
+ * others by tfl_dsp_patch. One loop over the positions, stepped: no call and no tests a pair beyond these. */
+static void tfl_dsp_rgb_tile(const aotc_tfl_conv_params *p, const int8_t *x, int32_t p0, int32_t n, uint32_t *dst) {
+    const uint32_t zz = (uint32_t)(uint16_t)p->x_zero * 0x10001u;
+    const ptrdiff_t row = (ptrdiff_t)p->w * 3;
+    const int8_t *end = x + (ptrdiff_t)p->n * p->h * row;
+    const int32_t from[4] = {0, 0, 0, 0};
+    int32_t a[3] = {p0 % p->ow, (p0 / p->ow) % p->oh, p0 / (p->ow * p->oh)}, t, q;
+    for (t = 0; t < n; ++t, tfl_dsp_step(p, a)) {
+        uint32_t *d = dst + (t >> 1) * 28 + (t & 1) * 2;
+        const int32_t iy = a[1] * p->sh - p->pad_top, ix = a[0] * p->sw - p->pad_left;
+        const int8_t *r0 = x + (((ptrdiff_t)a[2] * p->h + iy) * p->w + ix) * 3;
+        if (iy >= 0 && iy + 2 < p->h && ix >= 0 && ix + 3 <= p->w && r0 + 2 * row + 10 <= end) {
+            tfl_dsp_rgb33(r0, row, zz, d);
+        } else {
+            tfl_dsp_patch(p, x, a, from, 7, d);
+        }
+    }
+    if (n & 1) {
+        uint32_t *d = dst + (n >> 1) * 28;
+        for (q = 0; q < 7; ++q) d[4 * q + 2] = d[4 * q], d[4 * q + 3] = d[4 * q + 1];
     }
 }
 
@@ -343,6 +428,7 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
     const int32_t total = p->n * p->oh * p->ow, groups = (p->oc + 3) / 4;
     const int rows = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->pad_top == 0 && p->pad_left == 0 &&
                      p->oh == p->h && p->ow == p->w && p->c % 4 == 0;
+    const int rgb = p->c == 3 && p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1 && kq == 7 && kc == 7;
     int32_t np, p0;
     (void)tfl_dsp_conv_words(p, &np);
     if (scratch == NULL || np < 2) return 0;
@@ -359,6 +445,8 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
             const int32_t nq = kq - q0 < kc ? kq - q0 : kc;
             if (rows) {
                 tfl_dsp_rows(x + (int64_t)p0 * p->c, p->c, n, q0, nq, p->x_zero, patch);
+            } else if (rgb) {
+                tfl_dsp_rgb_tile(p, x, p0, n, patch);
             } else { /* the tile's positions as {ox, oy, batch}, stepped (no divisions a position) */
                 int32_t a0[3] = {p0 % p->ow, (p0 / p->ow) % p->oh, p0 / (p->ow * p->oh)}, a1[3];
                 const int32_t tap = 4 * q0 / p->c, from[4] = {tap, 4 * q0 % p->c, tap / p->kw, tap % p->kw};
