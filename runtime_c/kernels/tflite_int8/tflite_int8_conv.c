@@ -138,13 +138,34 @@ static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, const 
     }
 }
 
-/* The weights of channels c[0 .. 3] over rows [r0, r0 + 4 * nq) widened as aotc_dsp_widen_weights4 does,
- * rows past k as zeros (not read). */
-static void tfl_dsp_weights(const int8_t *w, int32_t k, const int32_t *c, int32_t r0, int32_t nq, uint32_t *wx) {
+/* aotc_dsp_widen_weights4 with each weight doubled (2 w fits a halfword): aotc_dsp_mac4x2_rq2's doubled sums */
+static void tfl_dsp_widen_weights4x2(const int8_t *w0, const int8_t *w1, const int8_t *w2, const int8_t *w3, int32_t nq,
+                                     uint32_t *wx) {
+    int32_t q;
+    for (q = 0; q < nq; ++q, wx += 8) {
+        const uint32_t a = aotc_dsp_load32(w0 + 4 * q), b = aotc_dsp_load32(w1 + 4 * q);
+        const uint32_t c = aotc_dsp_load32(w2 + 4 * q), d = aotc_dsp_load32(w3 + 4 * q);
+        uint32_t t;
+        t = (uint32_t)__sxtb16(a), wx[0] = (uint32_t)__sadd16((int32_t)t, (int32_t)t);
+        t = (uint32_t)__sxtb16(b), wx[1] = (uint32_t)__sadd16((int32_t)t, (int32_t)t);
+        t = (uint32_t)__sxtb16(c), wx[2] = (uint32_t)__sadd16((int32_t)t, (int32_t)t);
+        t = (uint32_t)__sxtb16(d), wx[3] = (uint32_t)__sadd16((int32_t)t, (int32_t)t);
+        t = aotc_dsp_sxtb16_hi(a), wx[4] = (uint32_t)__sadd16((int32_t)t, (int32_t)t);
+        t = aotc_dsp_sxtb16_hi(b), wx[5] = (uint32_t)__sadd16((int32_t)t, (int32_t)t);
+        t = aotc_dsp_sxtb16_hi(c), wx[6] = (uint32_t)__sadd16((int32_t)t, (int32_t)t);
+        t = aotc_dsp_sxtb16_hi(d), wx[7] = (uint32_t)__sadd16((int32_t)t, (int32_t)t);
+    }
+}
+
+/* The weights of channels c[0 .. 3] over rows [r0, r0 + 4 * nq) widened as aotc_dsp_widen_weights4 does (doubled
+ * with dbl), rows past k as zeros (not read). */
+static void tfl_dsp_weights(const int8_t *w, int32_t k, const int32_t *c, int32_t r0, int32_t nq, int dbl,
+                            uint32_t *wx) {
     const int32_t left = k - r0, full = left / 4 < nq ? left / 4 : nq;
     const int8_t *w0 = w + (int64_t)c[0] * k + r0, *w1 = w + (int64_t)c[1] * k + r0;
     const int8_t *w2 = w + (int64_t)c[2] * k + r0, *w3 = w + (int64_t)c[3] * k + r0;
-    if (full > 0) aotc_dsp_widen_weights4(w0, w1, w2, w3, full, wx);
+    if (full > 0 && dbl) tfl_dsp_widen_weights4x2(w0, w1, w2, w3, full, wx);
+    else if (full > 0) aotc_dsp_widen_weights4(w0, w1, w2, w3, full, wx);
     if (full < nq) {
         int8_t t[4][4] = {{0}};
         int32_t j;
@@ -152,7 +173,8 @@ static void tfl_dsp_weights(const int8_t *w, int32_t k, const int32_t *c, int32_
             t[0][j] = w0[4 * full + j], t[1][j] = w1[4 * full + j];
             t[2][j] = w2[4 * full + j], t[3][j] = w3[4 * full + j];
         }
-        aotc_dsp_widen_weights4(t[0], t[1], t[2], t[3], 1, wx + 8 * full);
+        if (dbl) tfl_dsp_widen_weights4x2(t[0], t[1], t[2], t[3], 1, wx + 8 * full);
+        else aotc_dsp_widen_weights4(t[0], t[1], t[2], t[3], 1, wx + 8 * full);
         for (j = 8 * (full + 1); j < 8 * nq; ++j) wx[j] = 0;
     }
 }
@@ -237,27 +259,34 @@ __attribute__((noinline)) static void tfl_dsp_store_usual(const aotc_tfl_conv_pa
 }
 
 /* m quads of two positions' bytes (a, b) less x_zero (zz: twice), widened in tfl_dsp_patch's layout: for
- * each quad E(a), O(a), E(b), O(b). */
-static inline void tfl_dsp_widen2(const int8_t *a, const int8_t *b, int32_t m, uint32_t zz, uint32_t *dst) {
+ * each quad E(a), O(a), E(b), O(b); doubled with dbl (a constant where it is inlined). */
+static inline __attribute__((always_inline)) void tfl_dsp_widen2d(const int8_t *a, const int8_t *b, int32_t m,
+                                                                  uint32_t zz, uint32_t *dst, int dbl) {
     for (; m > 0; --m, a += 4, b += 4, dst += 4) {
         const uint32_t v = aotc_dsp_load32(a), u = aotc_dsp_load32(b);
-        dst[0] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
-        dst[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
-        dst[2] = (uint32_t)__ssub16((int32_t)__sxtb16(u), (int32_t)zz);
-        dst[3] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(u), (int32_t)zz);
+        int32_t d0 = __ssub16((int32_t)__sxtb16(v), (int32_t)zz), d1 = __ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
+        int32_t d2 = __ssub16((int32_t)__sxtb16(u), (int32_t)zz), d3 = __ssub16((int32_t)aotc_dsp_sxtb16_hi(u), (int32_t)zz);
+        if (dbl) d0 = __sadd16(d0, d0), d1 = __sadd16(d1, d1), d2 = __sadd16(d2, d2), d3 = __sadd16(d3, d3);
+        dst[0] = (uint32_t)d0, dst[1] = (uint32_t)d1, dst[2] = (uint32_t)d2, dst[3] = (uint32_t)d3;
     }
+}
+
+static inline void tfl_dsp_widen2(const int8_t *a, const int8_t *b, int32_t m, uint32_t zz, uint32_t *dst) {
+    tfl_dsp_widen2d(a, b, m, zz, dst, 0);
 }
 
 /* A 1 x 1 window at stride 1 without padding: a tile's positions are consecutive rows of x (c bytes each, a
  * multiple of 4), so its patches are those rows' quads [q0, q0 + nq) widened pair by pair, in tfl_dsp_patch's
  * layout (n positions from row x, an odd tile's last pair repeating its position): one loop, no call a
  * position. */
-static void tfl_dsp_rows(const int8_t *x, int32_t c, int32_t n, int32_t q0, int32_t nq, int32_t x_zero, uint32_t *dst) {
+static void tfl_dsp_rows(const int8_t *x, int32_t c, int32_t n, int32_t q0, int32_t nq, int32_t x_zero, int dbl,
+                         uint32_t *dst) {
     const uint32_t zz = (uint32_t)(uint16_t)x_zero * 0x10001u;
     int32_t t;
     for (t = 0; t < n; t += 2, dst += 4 * nq) {
         const int8_t *a = x + (int64_t)t * c + 4 * q0;
-        tfl_dsp_widen2(a, t + 1 < n ? a + c : a, nq, zz, dst);
+        if (dbl) tfl_dsp_widen2d(a, t + 1 < n ? a + c : a, nq, zz, dst, 1);
+        else tfl_dsp_widen2d(a, t + 1 < n ? a + c : a, nq, zz, dst, 0);
     }
 }
 
@@ -400,17 +429,28 @@ static void tfl_dsp_rgb_tile(const aotc_tfl_conv_params *p, const int8_t *x, int
 
 /* A tile's n positions (from position at, tile-relative in y) of channels c0 .. c0 + 3 where tfl_dsp_usual
  * holds, the patch one block of quads: the pairs by aotc_dsp_mac4x2_rq (sums from the bias, requantised in
- * its epilogue), an odd last position by aotc_dsp_mac4x2 and tfl_dsp_store_usual. acc: at least 24 words. */
+ * its epilogue), an odd last position by aotc_dsp_mac4x2 and tfl_dsp_store_usual; with doubled weights or
+ * patches (dbl), by aotc_dsp_mac4x2_rq2 from twice the bias, an odd last position as a pair (the patch's last
+ * pair repeats it) into a word of y's bytes. acc: at least 24 words. */
 static void tfl_dsp_group_rq(const aotc_tfl_conv_params *p, const int32_t *bias, const uint32_t *patch,
-                             const uint32_t *wx, int32_t nq, int32_t n, int32_t at, int32_t c0, int32_t *acc,
+                             const uint32_t *wx, int32_t nq, int32_t n, int32_t at, int32_t c0, int dbl, int32_t *acc,
                              int8_t *y) {
     int32_t j, *a = acc + 16;
     for (j = 0; j < 4; ++j) {
         const int32_t right = -p->shift[c0 + j];
-        acc[j] = bias ? bias[c0 + j] : 0;
+        acc[j] = (int32_t)((uint32_t)(bias ? bias[c0 + j] : 0) << (dbl ? 1 : 0));
         acc[4 + 3 * j] = p->mult[c0 + j];
         acc[5 + 3 * j] = (1 << (right - 1)) + p->y_zero * (1 << right);
         acc[6 + 3 * j] = right;
+    }
+    if (dbl) {
+        int8_t last[8];
+        if (n >= 2) aotc_dsp_mac4x2_rq2(patch, n / 2, wx, nq, acc, y + (int64_t)at * p->oc + c0, p->oc);
+        if (n & 1) {
+            aotc_dsp_mac4x2_rq2(patch + (n / 2) * 4 * nq, 1, wx, nq, acc, last, 4);
+            memcpy(y + (int64_t)(at + n - 1) * p->oc + c0, last, 4);
+        }
+        return;
     }
     if (n >= 2) aotc_dsp_mac4x2_rq(patch, n / 2, wx, nq, acc, y + (int64_t)at * p->oc + c0, p->oc);
     if (n & 1) {
@@ -437,6 +477,11 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
     /* the sums requantised in the MAC kernel: one block of quads, whole groups, room for its terms */
     const int usual = tfl_dsp_usual(p, bias);
     const int fused = usual && p->y_min == -128 && kq == kc && p->oc % 4 == 0 && np >= 6;
+    /* the fused sums doubled (the requantisation's left shift of 1 made before): 0 not, 1 by the weights, 2 by the
+     * patches (rows only), whichever takes fewer instructions a tile than the shifts it saves (one a pair and
+     * group of channels) */
+    const int32_t save = 4 * np * groups, cost_w = 8 * kc * groups, cost_p = rows ? 2 * np * kc : save;
+    const int dbl = !fused ? 0 : cost_p < cost_w ? (cost_p < save ? 2 : 0) : (cost_w < save ? 1 : 0);
     int8_t *yt = e != NULL ? e->tile : y; /* where a tile's outputs go, and its first position there */
     for (p0 = 0; p0 < total; p0 += np) {
         const int32_t n = total - p0 < np ? total - p0 : np, pairs = (n + 1) / 2, at = e != NULL ? 0 : p0;
@@ -444,7 +489,7 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
         for (q0 = 0; q0 < kq; q0 += kc) {
             const int32_t nq = kq - q0 < kc ? kq - q0 : kc;
             if (rows) {
-                tfl_dsp_rows(x + (int64_t)p0 * p->c, p->c, n, q0, nq, p->x_zero, patch);
+                tfl_dsp_rows(x + (int64_t)p0 * p->c, p->c, n, q0, nq, p->x_zero, dbl == 2, patch);
             } else if (rgb) {
                 tfl_dsp_rgb_tile(p, x, p0, n, patch);
             } else { /* the tile's positions as {ox, oy, batch}, stepped (no divisions a position) */
@@ -466,9 +511,9 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
                 const int32_t c0 = 4 * g, nc = p->oc - c0 < 4 ? p->oc - c0 : 4;
                 int32_t c[4], *a = kq > kc ? acc + g * 8 * pairs : acc;
                 for (j = 0; j < 4; ++j) c[j] = c0 + (j < nc ? j : nc - 1);
-                tfl_dsp_weights(w, k, c, 4 * q0, nq, wx);
+                tfl_dsp_weights(w, k, c, 4 * q0, nq, dbl == 1, wx);
                 if (fused) {
-                    tfl_dsp_group_rq(p, bias, patch, wx, nq, n, at, c0, acc, yt);
+                    tfl_dsp_group_rq(p, bias, patch, wx, nq, n, at, c0, dbl != 0, acc, yt);
                     continue;
                 }
                 if (q0 == 0 || kq == kc) { /* the sums start at the bias: the store adds none */
