@@ -470,13 +470,18 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
                      p->oh == p->h && p->ow == p->w && p->c % 4 == 0;
     const int rgb = p->c == 3 && p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1 && kq == 7 && kc == 7;
     int32_t np, p0;
-    (void)tfl_dsp_conv_words(p, &np);
+    const int32_t words = tfl_dsp_conv_words(p, &np);
     if (scratch == NULL || np < 2) return 0;
-    uint32_t *patch = scratch, *wx = patch + 2 * np * kc;
-    int32_t *acc = (int32_t *)(wx + 8 * kc);
     /* the sums requantised in the MAC kernel: one block of quads, whole groups, room for its terms */
     const int usual = tfl_dsp_usual(p, bias);
     const int fused = usual && p->y_min == -128 && kq == kc && p->oc % 4 == 0 && np >= 6;
+    if (fused && e == NULL) { /* no run of sums, only the kernel's 24 words: the scratch's room for them holds more
+                               * positions (not with a fused ADD, whose tile of outputs holds np positions) */
+        const int32_t more = ((words - 8 * kc - 24) / (2 * kc)) & ~1, most = (total + 1) & ~1;
+        np = more < most ? more : most;
+    }
+    uint32_t *patch = scratch, *wx = patch + 2 * np * kc;
+    int32_t *acc = (int32_t *)(wx + 8 * kc);
     /* the fused sums doubled (the requantisation's left shift of 1 made before): 0 not, 1 by the weights, 2 by the
      * patches (rows only), whichever takes fewer instructions a tile than the shifts it saves (one a pair and
      * group of channels) */
