@@ -406,19 +406,27 @@ static inline void tfl_dsp_step(const aotc_tfl_conv_params *p, int32_t *a) {
  * inside the image straight from x by tfl_dsp_rgb33 (its last read, a byte past the window, inside x), the
  * others by tfl_dsp_patch. One loop over the positions, stepped: no call and no tests a pair beyond these. */
 static void tfl_dsp_rgb_tile(const aotc_tfl_conv_params *p, const int8_t *x, int32_t p0, int32_t n, uint32_t *dst) {
+    /* (p's fields in locals: the stores to dst could alias them, and gcc would load them again a position) */
+    const int32_t ow = p->ow, oh = p->oh, h = p->h, w = p->w, sh = p->sh, sw = p->sw, pt = p->pad_top;
+    const int32_t pl = p->pad_left, any = h >= 3 && w >= 3;
     const uint32_t zz = (uint32_t)(uint16_t)p->x_zero * 0x10001u;
-    const ptrdiff_t row = (ptrdiff_t)p->w * 3;
-    const int8_t *end = x + (ptrdiff_t)p->n * p->h * row;
+    const ptrdiff_t row = (ptrdiff_t)w * 3;
+    const int8_t *end = x + (ptrdiff_t)p->n * h * row;
     const int32_t from[4] = {0, 0, 0, 0};
-    int32_t a[3] = {p0 % p->ow, (p0 / p->ow) % p->oh, p0 / (p->ow * p->oh)}, t, q;
-    for (t = 0; t < n; ++t, tfl_dsp_step(p, a)) {
+    int32_t ox = p0 % ow, oy = (p0 / ow) % oh, b = p0 / (ow * oh), t, q;
+    for (t = 0; t < n; ++t) {
         uint32_t *d = dst + (t >> 1) * 28 + (t & 1) * 2;
-        const int32_t iy = a[1] * p->sh - p->pad_top, ix = a[0] * p->sw - p->pad_left;
-        const int8_t *r0 = x + (((ptrdiff_t)a[2] * p->h + iy) * p->w + ix) * 3;
-        if (iy >= 0 && iy + 2 < p->h && ix >= 0 && ix + 3 <= p->w && r0 + 2 * row + 10 <= end) {
+        const int32_t iy = oy * sh - pt, ix = ox * sw - pl;
+        const int8_t *r0 = x + (((ptrdiff_t)b * h + iy) * w + ix) * 3;
+        if (any && (uint32_t)iy <= (uint32_t)(h - 3) && (uint32_t)ix <= (uint32_t)(w - 3) && r0 + 2 * row + 10 <= end) {
             tfl_dsp_rgb33(r0, row, zz, d);
         } else {
-            tfl_dsp_patch(p, x, a, from, 7, d);
+            const int32_t at[3] = {ox, oy, b};
+            tfl_dsp_patch(p, x, at, from, 7, d);
+        }
+        if (++ox == ow) {
+            ox = 0;
+            if (++oy == oh) oy = 0, ++b;
         }
     }
     if (n & 1) {

@@ -5,6 +5,7 @@
  * (tfl_dsp_dw_band), two positions at a time. */
 #include "tflite_int8_internal.h"
 #include "tflite_int8_dsp.h" /* the DSP extension's paths (Cortex-M4, M33, M55) and Helium's (M55) */
+#include <stddef.h>          /* ptrdiff_t */
 
 #if AOTC_QUANT_DSP
 
@@ -366,6 +367,50 @@ __attribute__((noinline)) static void tfl_dsp_dw3x3_band_rq(const uint32_t *band
 #endif
 }
 
+/* An image taller than wide (a KWS DS-CNN's 25 x 5) by columns instead of rows: output column ox's band is its
+ * 3 input columns over the ph rows the windows span, row by row (band[3 t + k] = span row t, column ix0 + k, or
+ * zb in the padding), so a window's tap (ky, kx) is band[3 (oy sh + ky) + kx]: tfl_dsp_dw3x3_band_rq's layout with
+ * the roles of rows and columns swapped, which the taps' weights transposed undo (tfl_dsp_dw_columns). A band a
+ * column, not a row: fewer and longer bands. */
+static void tfl_dsp_dw_band_t(const aotc_tfl_conv_params *p, const int8_t *xb, int32_t ix0, uint32_t zb, int32_t ph,
+                              uint32_t *AOTC_RESTRICT band) {
+    const int32_t c = p->c, pt = p->pad_top;
+    const ptrdiff_t row = (ptrdiff_t)p->w * c;
+    const int32_t lo = pt < ph ? pt : ph, hi = pt + p->h < ph ? pt + p->h : ph;
+    int32_t t, k;
+    for (t = 0; t < lo; ++t, band += 3) band[0] = band[1] = band[2] = zb;
+    if (ix0 >= 0 && ix0 + 2 < p->w) { /* the 3 columns inside: a row's 3 words c bytes apart */
+        const int8_t *s = xb + (ptrdiff_t)(t - pt) * row + (ptrdiff_t)ix0 * c;
+        for (; t < hi; ++t, band += 3, s += row) {
+            const uint32_t v0 = aotc_dsp_load32(s), v1 = aotc_dsp_load32(s + c), v2 = aotc_dsp_load32(s + 2 * c);
+            band[0] = v0, band[1] = v1, band[2] = v2;
+        }
+    } else {
+        for (; t < hi; ++t, band += 3)
+            for (k = 0; k < 3; ++k) {
+                const int32_t ix = ix0 + k;
+                band[k] = ix >= 0 && ix < p->w ? aotc_dsp_load32(xb + (ptrdiff_t)(t - pt) * row + (ptrdiff_t)ix * c) : zb;
+            }
+    }
+    for (; t < ph; ++t, band += 3) band[0] = band[1] = band[2] = zb;
+}
+
+/* A group of 4 channels (ch) of a fused 3 x 3 layer by output columns (tfl_dsp_dw_band_t): wq's taps transposed
+ * (tap (ky, kx)'s two words where (kx, ky)'s were, the requantisation's terms after them as before), then each
+ * column's band and its oh windows, sh rows apart, their outputs ow oc bytes apart in y. */
+static void tfl_dsp_dw_columns(const aotc_tfl_conv_params *p, const int8_t *xb, const uint32_t *wq, const int32_t *base,
+                               int8_t *yb, uint32_t zb, int32_t ph, uint32_t *band) {
+    uint32_t wt[2 * TFL_DSP_TAPS + 12];
+    int32_t ky, kx, ox;
+    for (ky = 0; ky < 3; ++ky)
+        for (kx = 0; kx < 3; ++kx) wt[2 * (3 * kx + ky)] = wq[2 * (3 * ky + kx)], wt[2 * (3 * kx + ky) + 1] = wq[2 * (3 * ky + kx) + 1];
+    for (kx = 0; kx < 12; ++kx) wt[18 + kx] = wq[18 + kx];
+    for (ox = 0; ox < p->ow; ++ox) {
+        tfl_dsp_dw_band_t(p, xb, ox * p->sw - p->pad_left, zb, ph, band);
+        tfl_dsp_dw3x3_band_rq(band, p->oh, p->sh, wt, base, yb + (ptrdiff_t)ox * p->oc, p->ow * p->oc);
+    }
+}
+
 /* Whether channels [ch, ch + 4) take tfl_dsp_dw_store's SSAT form (tfl_dsp_dw_requant_ssat's conditions),
  * their terms then put at rq: mult, ra, right a channel. */
 static int tfl_dsp_dw_usual(const aotc_tfl_conv_params *p, int32_t ch, int64_t bound, uint32_t *rq) {
@@ -408,6 +453,13 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
     int32_t ox_lo = (p->pad_left + p->sw - 1) / p->sw, ox_hi = 0;
     while (ox_hi < p->ow && ox_hi * p->sw - p->pad_left + (kw - 1) * p->dw < wd) ++ox_hi;
     if (ox_lo > ox_hi) ox_lo = ox_hi;
+    /* a fused layer taller than wide by columns (tfl_dsp_dw_columns), where its band of 3 ph words fits the
+     * scratch (the run of sums, unused there, and the row band's 3 pw words), and y does not overlap x (a RAM
+     * budget's plan may start y below x by what the row order allows: aot/kernels/tflite_int8.py overlap_bytes) */
+    const uintptr_t xa = (uintptr_t)x, ya = (uintptr_t)y;
+    const int apart = ya >= xa + (uintptr_t)p->n * h * wd * c || xa >= ya + (uintptr_t)p->n * p->oh * p->ow * oc;
+    const int columns = TFL_DSP_DW_BAND(p) && p->sh <= 2 && p->ow < p->oh && apart &&
+                        3 * (int64_t)ph <= 3 * (int64_t)pw + 4 * (int64_t)run;
     for (ch = 0; ch < c; ch += 4) {
         int32_t base[4] = {0, 0, 0, 0};
         for (t = 0; t < taps; ++t) {
@@ -432,6 +484,12 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
                     wq[2 * t] = (uint32_t)__sadd16((int32_t)wq[2 * t], (int32_t)wq[2 * t]),
                     wq[2 * t + 1] = (uint32_t)__sadd16((int32_t)wq[2 * t + 1], (int32_t)wq[2 * t + 1]);
                 for (j = 0; j < 4; ++j) base[j] = (int32_t)((uint32_t)base[j] << 1);
+                if (columns) {
+                    for (b = 0; b < p->n; ++b)
+                        tfl_dsp_dw_columns(p, x + (ptrdiff_t)b * h * wd * c + ch, wq, base,
+                                           y + (ptrdiff_t)b * p->oh * p->ow * oc + ch, zb, ph, scratch);
+                    continue;
+                }
             }
             for (b = 0; b < p->n; ++b) {
                 const int8_t *xb = x + (int64_t)b * h * wd * c + ch;
