@@ -377,7 +377,7 @@ static void tfl_dsp_dw_band_t(const aotc_tfl_conv_params *p, const int8_t *xb, i
     const int32_t c = p->c, pt = p->pad_top;
     const ptrdiff_t row = (ptrdiff_t)p->w * c;
     const int32_t lo = pt < ph ? pt : ph, hi = pt + p->h < ph ? pt + p->h : ph;
-    int32_t t, k;
+    int32_t t;
     for (t = 0; t < lo; ++t, band += 3) band[0] = band[1] = band[2] = zb;
     if (ix0 >= 0 && ix0 + 2 < p->w) { /* the 3 columns inside: a row's 3 words c bytes apart */
         const int8_t *s = xb + (ptrdiff_t)(t - pt) * row + (ptrdiff_t)ix0 * c;
@@ -385,12 +385,18 @@ static void tfl_dsp_dw_band_t(const aotc_tfl_conv_params *p, const int8_t *xb, i
             const uint32_t v0 = aotc_dsp_load32(s), v1 = aotc_dsp_load32(s + c), v2 = aotc_dsp_load32(s + 2 * c);
             band[0] = v0, band[1] = v1, band[2] = v2;
         }
-    } else {
-        for (; t < hi; ++t, band += 3)
-            for (k = 0; k < 3; ++k) {
-                const int32_t ix = ix0 + k;
-                band[k] = ix >= 0 && ix < p->w ? aotc_dsp_load32(xb + (ptrdiff_t)(t - pt) * row + (ptrdiff_t)ix * c) : zb;
-            }
+    } else { /* a column at the edge: each of its 3 words from x down the rows, or x_zero's (a word read again) */
+        const uint32_t zw = zb;
+        const int8_t *s0 = (const int8_t *)&zw, *s1 = s0, *s2 = s0;
+        ptrdiff_t st0 = 0, st1 = 0, st2 = 0;
+        const int8_t *r = xb + (ptrdiff_t)(t - pt) * row;
+        if (ix0 >= 0 && ix0 < p->w) s0 = r + (ptrdiff_t)ix0 * c, st0 = row;
+        if (ix0 + 1 >= 0 && ix0 + 1 < p->w) s1 = r + (ptrdiff_t)(ix0 + 1) * c, st1 = row;
+        if (ix0 + 2 >= 0 && ix0 + 2 < p->w) s2 = r + (ptrdiff_t)(ix0 + 2) * c, st2 = row;
+        for (; t < hi; ++t, band += 3, s0 += st0, s1 += st1, s2 += st2) {
+            const uint32_t v0 = aotc_dsp_load32(s0), v1 = aotc_dsp_load32(s1), v2 = aotc_dsp_load32(s2);
+            band[0] = v0, band[1] = v1, band[2] = v2;
+        }
     }
     for (; t < ph; ++t, band += 3) band[0] = band[1] = band[2] = zb;
 }
