@@ -127,6 +127,8 @@ static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
             if (mobile) {
                 p->kh = p->kw = 3, p->dh = p->dw = 1, p->depth_multiplier = 1;
                 p->c = p->oc = 4 * rand_int(1, 6);
+                /* taller than wide, as a KWS DS-CNN's 25 x 5: the fused bands by columns */
+                if (chance(1, 3)) p->h = rand_int(8, 30), p->w = rand_int(2, 7), p->n = rand_int(1, 2);
             }
         } else {
             p->c = chance(1, 6) ? rand_int(29, 40) : rand_int(1, 12); /* 3 x 3 x 29+: more than one DSP block */
@@ -136,6 +138,9 @@ static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
              * and its requantisation in the MAC kernel */
             if (chance(1, 4)) p->c = 4 * rand_int(1, 10), p->oc = 4 * rand_int(1, 6);
             if (chance(1, 6)) p->h = rand_int(8, 14), p->w = rand_int(8, 16); /* pairs of windows inside */
+            if (chance(1, 8)) { /* an RGB stem: the DSP path's windows straight from x (tfl_dsp_rgb_tile) */
+                p->c = 3, p->kh = p->kw = 3, p->dh = p->dw = 1, p->h = rand_int(3, 14), p->w = rand_int(3, 16);
+            }
         }
         if (kind == K_TRANSPOSE) { /* out = (in - 1) s + k - pads, pads < k */
             const int32_t pb = rand_int(0, p->kh - 1), pr = rand_int(0, p->kw - 1);

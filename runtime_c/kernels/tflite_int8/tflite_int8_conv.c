@@ -9,6 +9,7 @@
  * per block of quads, and each group of 4 output channels' weights widened once per tile. */
 #include "tflite_int8_internal.h"
 #include "tflite_int8_dsp.h" /* the DSP extension's paths (Cortex-M4, M33, M55) and Helium's (M55) */
+#include <stddef.h> /* ptrdiff_t */
 
 /* A residual ADD fused into CONV_2D (aotc_tfl_conv_add_s8); the conv paths take NULL when it runs alone. */
 typedef struct {
@@ -86,7 +87,9 @@ static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, const 
     }
     { /* a tap's channels at a time into v as bytes of x (x_zero in the padding, so that x - x_zero is 0
        * there, and past k, whose weights are 0), a whole kernel row's where its taps are contiguous in x
-       * (dilation 1, inside the image), then each quad's word widened less x_zero: E = [v0, v2], O = [v1, v3] */
+       * (dilation 1: x_zero where the row lies outside the image, one copy of its part inside: a border
+       * position of a stem is a few calls, not one a tap), then each quad's word widened less x_zero:
+       * E = [v0, v2], O = [v1, v3] */
         const int32_t taps = p->kh * p->kw, c = p->c, rows = 4 * nq, kw = p->kw;
         const int32_t row_in = p->dw == 1 && ix0 >= 0 && ix0 + kw <= p->w; /* a kernel row inside */
         int8_t v[4 * TFL_DSP_KC];
@@ -95,6 +98,18 @@ static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, const 
             const int32_t iy = iy0 + ky * p->dh, ix = ix0 + kx * p->dw;
             const int32_t y_in = tap < taps && iy >= 0 && iy < p->h;
             int32_t run;
+            if (kx == 0 && ch == 0 && p->dw == 1 && kw * c <= rows - j && tap < taps) {
+                /* a whole kernel row at once (its taps contiguous in x): x_zero, then the part inside */
+                const int32_t lo = ix0 < 0 ? -ix0 : 0, hi = ix0 + kw > p->w ? p->w - ix0 : kw;
+                if (!y_in || lo >= hi) {
+                    memset(v + j, p->x_zero, (size_t)(kw * c));
+                } else {
+                    if (lo > 0 || hi < kw) memset(v + j, p->x_zero, (size_t)(kw * c));
+                    tfl_dsp_copy(v + j + lo * c, x + (((int64_t)b * p->h + iy) * p->w + ix + lo) * c, (hi - lo) * c);
+                }
+                j += kw * c, tap += kw, ++ky; /* the next kernel row, kx and ch 0 */
+                continue;
+            }
             if (y_in && row_in && kx == 0 && ch == 0) { /* kw x c values at once */
                 run = kw * c < rows - j ? kw * c : rows - j;
                 tfl_dsp_copy(v + j, x + (((int64_t)b * p->h + iy) * p->w + ix) * c, run);
@@ -123,13 +138,34 @@ static void tfl_dsp_patch(const aotc_tfl_conv_params *p, const int8_t *x, const 
     }
 }
 
-/* The weights of channels c[0 .. 3] over rows [r0, r0 + 4 * nq) widened as aotc_dsp_widen_weights4 does,
- * rows past k as zeros (not read). */
-static void tfl_dsp_weights(const int8_t *w, int32_t k, const int32_t *c, int32_t r0, int32_t nq, uint32_t *wx) {
+/* aotc_dsp_widen_weights4 with each weight doubled (2 w fits a halfword): aotc_dsp_mac4x2_rq2's doubled sums */
+static void tfl_dsp_widen_weights4x2(const int8_t *w0, const int8_t *w1, const int8_t *w2, const int8_t *w3, int32_t nq,
+                                     uint32_t *wx) {
+    int32_t q;
+    for (q = 0; q < nq; ++q, wx += 8) {
+        const uint32_t a = aotc_dsp_load32(w0 + 4 * q), b = aotc_dsp_load32(w1 + 4 * q);
+        const uint32_t c = aotc_dsp_load32(w2 + 4 * q), d = aotc_dsp_load32(w3 + 4 * q);
+        uint32_t t;
+        t = (uint32_t)__sxtb16(a), wx[0] = (uint32_t)__sadd16((int32_t)t, (int32_t)t);
+        t = (uint32_t)__sxtb16(b), wx[1] = (uint32_t)__sadd16((int32_t)t, (int32_t)t);
+        t = (uint32_t)__sxtb16(c), wx[2] = (uint32_t)__sadd16((int32_t)t, (int32_t)t);
+        t = (uint32_t)__sxtb16(d), wx[3] = (uint32_t)__sadd16((int32_t)t, (int32_t)t);
+        t = aotc_dsp_sxtb16_hi(a), wx[4] = (uint32_t)__sadd16((int32_t)t, (int32_t)t);
+        t = aotc_dsp_sxtb16_hi(b), wx[5] = (uint32_t)__sadd16((int32_t)t, (int32_t)t);
+        t = aotc_dsp_sxtb16_hi(c), wx[6] = (uint32_t)__sadd16((int32_t)t, (int32_t)t);
+        t = aotc_dsp_sxtb16_hi(d), wx[7] = (uint32_t)__sadd16((int32_t)t, (int32_t)t);
+    }
+}
+
+/* The weights of channels c[0 .. 3] over rows [r0, r0 + 4 * nq) widened as aotc_dsp_widen_weights4 does (doubled
+ * with dbl), rows past k as zeros (not read). */
+static void tfl_dsp_weights(const int8_t *w, int32_t k, const int32_t *c, int32_t r0, int32_t nq, int dbl,
+                            uint32_t *wx) {
     const int32_t left = k - r0, full = left / 4 < nq ? left / 4 : nq;
     const int8_t *w0 = w + (int64_t)c[0] * k + r0, *w1 = w + (int64_t)c[1] * k + r0;
     const int8_t *w2 = w + (int64_t)c[2] * k + r0, *w3 = w + (int64_t)c[3] * k + r0;
-    if (full > 0) aotc_dsp_widen_weights4(w0, w1, w2, w3, full, wx);
+    if (full > 0 && dbl) tfl_dsp_widen_weights4x2(w0, w1, w2, w3, full, wx);
+    else if (full > 0) aotc_dsp_widen_weights4(w0, w1, w2, w3, full, wx);
     if (full < nq) {
         int8_t t[4][4] = {{0}};
         int32_t j;
@@ -137,7 +173,8 @@ static void tfl_dsp_weights(const int8_t *w, int32_t k, const int32_t *c, int32_
             t[0][j] = w0[4 * full + j], t[1][j] = w1[4 * full + j];
             t[2][j] = w2[4 * full + j], t[3][j] = w3[4 * full + j];
         }
-        aotc_dsp_widen_weights4(t[0], t[1], t[2], t[3], 1, wx + 8 * full);
+        if (dbl) tfl_dsp_widen_weights4x2(t[0], t[1], t[2], t[3], 1, wx + 8 * full);
+        else aotc_dsp_widen_weights4(t[0], t[1], t[2], t[3], 1, wx + 8 * full);
         for (j = 8 * (full + 1); j < 8 * nq; ++j) wx[j] = 0;
     }
 }
@@ -222,27 +259,34 @@ __attribute__((noinline)) static void tfl_dsp_store_usual(const aotc_tfl_conv_pa
 }
 
 /* m quads of two positions' bytes (a, b) less x_zero (zz: twice), widened in tfl_dsp_patch's layout: for
- * each quad E(a), O(a), E(b), O(b). */
-static inline void tfl_dsp_widen2(const int8_t *a, const int8_t *b, int32_t m, uint32_t zz, uint32_t *dst) {
+ * each quad E(a), O(a), E(b), O(b); doubled with dbl (a constant where it is inlined). */
+static inline __attribute__((always_inline)) void tfl_dsp_widen2d(const int8_t *a, const int8_t *b, int32_t m,
+                                                                  uint32_t zz, uint32_t *dst, int dbl) {
     for (; m > 0; --m, a += 4, b += 4, dst += 4) {
         const uint32_t v = aotc_dsp_load32(a), u = aotc_dsp_load32(b);
-        dst[0] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
-        dst[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
-        dst[2] = (uint32_t)__ssub16((int32_t)__sxtb16(u), (int32_t)zz);
-        dst[3] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(u), (int32_t)zz);
+        int32_t d0 = __ssub16((int32_t)__sxtb16(v), (int32_t)zz), d1 = __ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
+        int32_t d2 = __ssub16((int32_t)__sxtb16(u), (int32_t)zz), d3 = __ssub16((int32_t)aotc_dsp_sxtb16_hi(u), (int32_t)zz);
+        if (dbl) d0 = __sadd16(d0, d0), d1 = __sadd16(d1, d1), d2 = __sadd16(d2, d2), d3 = __sadd16(d3, d3);
+        dst[0] = (uint32_t)d0, dst[1] = (uint32_t)d1, dst[2] = (uint32_t)d2, dst[3] = (uint32_t)d3;
     }
+}
+
+static inline void tfl_dsp_widen2(const int8_t *a, const int8_t *b, int32_t m, uint32_t zz, uint32_t *dst) {
+    tfl_dsp_widen2d(a, b, m, zz, dst, 0);
 }
 
 /* A 1 x 1 window at stride 1 without padding: a tile's positions are consecutive rows of x (c bytes each, a
  * multiple of 4), so its patches are those rows' quads [q0, q0 + nq) widened pair by pair, in tfl_dsp_patch's
  * layout (n positions from row x, an odd tile's last pair repeating its position): one loop, no call a
  * position. */
-static void tfl_dsp_rows(const int8_t *x, int32_t c, int32_t n, int32_t q0, int32_t nq, int32_t x_zero, uint32_t *dst) {
+static void tfl_dsp_rows(const int8_t *x, int32_t c, int32_t n, int32_t q0, int32_t nq, int32_t x_zero, int dbl,
+                         uint32_t *dst) {
     const uint32_t zz = (uint32_t)(uint16_t)x_zero * 0x10001u;
     int32_t t;
     for (t = 0; t < n; t += 2, dst += 4 * nq) {
         const int8_t *a = x + (int64_t)t * c + 4 * q0;
-        tfl_dsp_widen2(a, t + 1 < n ? a + c : a, nq, zz, dst);
+        if (dbl) tfl_dsp_widen2d(a, t + 1 < n ? a + c : a, nq, zz, dst, 1);
+        else tfl_dsp_widen2d(a, t + 1 < n ? a + c : a, nq, zz, dst, 0);
     }
 }
 
@@ -252,6 +296,59 @@ static void tfl_dsp_rows(const int8_t *x, int32_t c, int32_t n, int32_t q0, int3
  * TFL_DSP_STEM bytes) both windows are copied as bytes first. 0 where the pair is not such (the caller then
  * gathers each position by tfl_dsp_patch). */
 #define TFL_DSP_STEM 64
+
+/* One quad's word v less x_zero (zz: twice), widened into d[0] (E) and d[1] (O). */
+static inline __attribute__((always_inline)) void tfl_dsp_put(uint32_t *d, uint32_t v, uint32_t zz) {
+    d[0] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
+    d[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
+}
+
+/* The patch of a 3 x 3 window over 3 channels (an RGB stem: 27 bytes, 7 quads) inside the image, r0 its first
+ * byte, rows `row` bytes apart, widened into d in tfl_dsp_patch's layout (a quad's words at d[4q], d[4q + 1]),
+ * straight from x: quads within a kernel row one (unaligned) word each, the two that straddle rows from two
+ * words (byte 8 of row 0 into the word before row 1's bytes 0..2; row 1's bytes 7, 8 and row 2's 0, 1 as
+ * halves), the last quad's fourth byte the pixel after the window (its weight is 0; the caller keeps that
+ * read inside x). 9 loads, 2 merges, 28 widening instructions and 14 stores: no copy into a buffer. */
+static inline __attribute__((always_inline)) void tfl_dsp_rgb33(const int8_t *r0, ptrdiff_t row, uint32_t zz,
+                                                                uint32_t *d) {
+    const int8_t *r1 = r0 + row, *r2 = r1 + row;
+    const uint32_t a = aotc_dsp_load32(r0), b = aotc_dsp_load32(r0 + 4), c = aotc_dsp_load32(r0 + 8);
+    const uint32_t e = aotc_dsp_load32(r1 - 1), f = aotc_dsp_load32(r1 + 3), g = aotc_dsp_load32(r1 + 7);
+    const uint32_t h = aotc_dsp_load32(r2 - 2), i = aotc_dsp_load32(r2 + 2), j = aotc_dsp_load32(r2 + 6);
+    tfl_dsp_put(d, a, zz);
+    tfl_dsp_put(d + 4, b, zz);
+    tfl_dsp_put(d + 8, (e & ~0xFFu) | (c & 0xFFu), zz);
+    tfl_dsp_put(d + 12, f, zz);
+    tfl_dsp_put(d + 16, (h & 0xFFFF0000u) | (g & 0xFFFFu), zz);
+    tfl_dsp_put(d + 20, i, zz);
+    tfl_dsp_put(d + 24, j, zz);
+}
+
+/* tfl_dsp_patch2's stem case where a kernel row is 4 to 12 bytes (3 x 3 over RGB: 9; a 1-channel row of 4):
+ * each row of both windows copied by three word loads and stores (at 0, min(4, run - 4) and run - 4, the
+ * words overlapping where the row is shorter than 12: no loop a row, no byte tail), then one word of x_zero
+ * at k (the at most 3 bytes to 4 nq), both windows widened together. Not inlined: its loops then keep the
+ * registers. */
+__attribute__((noinline)) static void tfl_dsp_stem2(const int8_t *x0, const int8_t *x1, ptrdiff_t row, int32_t kh,
+                                                    int32_t run, int32_t k, int32_t nq, int32_t x_zero,
+                                                    uint32_t *dst) {
+    int8_t v[2][TFL_DSP_STEM + 4];
+    const uint32_t zb = (uint32_t)(uint8_t)x_zero * 0x01010101u, zz = (uint32_t)(uint16_t)x_zero * 0x10001u;
+    const int32_t mid = run - 4 < 4 ? run - 4 : 4, last = run - 4;
+    int32_t u, ky;
+    for (u = 0; u < 2; ++u) {
+        const int8_t *xs = u ? x1 : x0;
+        int8_t *d = v[u];
+        for (ky = 0; ky < kh; ++ky, xs += row, d += run) {
+            const uint32_t w0 = aotc_dsp_load32(xs), w1 = aotc_dsp_load32(xs + mid), w2 = aotc_dsp_load32(xs + last);
+            memcpy(d, &w0, 4);
+            memcpy(d + mid, &w1, 4);
+            memcpy(d + last, &w2, 4);
+        }
+        memcpy(v[u] + k, &zb, 4);
+    }
+    tfl_dsp_widen2(v[0], v[1], nq, zz, dst);
+}
 static int tfl_dsp_patch2(const aotc_tfl_conv_params *p, const int8_t *x, const int32_t *a0, const int32_t *a1,
                           int32_t q0, int32_t nq, uint32_t *dst) {
     const int32_t c = p->c, rq = p->kw * c / 4, span = (p->kh - 1) * p->dh; /* rq: a kernel row's quads */
@@ -262,15 +359,20 @@ static int tfl_dsp_patch2(const aotc_tfl_conv_params *p, const int8_t *x, const 
         iy1 + span >= p->h || ix1 < 0 || ix1 + p->kw > p->w)
         return 0;
     const uint32_t zz = (uint32_t)(uint16_t)p->x_zero * 0x10001u;
-    const int64_t row = (int64_t)p->dh * p->w * c;
-    const int8_t *x0 = x + (((int64_t)a0[2] * p->h + iy0) * p->w + ix0) * c;
-    const int8_t *x1 = x + (((int64_t)a1[2] * p->h + iy1) * p->w + ix1) * c;
+    /* (offsets in the image as ptrdiff_t: 32-bit arithmetic on the 32-bit cores these paths are for) */
+    const ptrdiff_t row = (ptrdiff_t)p->dh * p->w * c;
+    const int8_t *x0 = x + (((ptrdiff_t)a0[2] * p->h + iy0) * p->w + ix0) * c;
+    const int8_t *x1 = x + (((ptrdiff_t)a1[2] * p->h + iy1) * p->w + ix1) * c;
     if (c % 4 != 0) { /* (a stem) the whole patch in one block: both windows' bytes, a copy a kernel row, then
                        * x_zero past k (its weights are 0), widened together */
         const int32_t k = p->kh * p->kw * c, run = p->kw * c;
         int8_t v[2][TFL_DSP_STEM];
         int32_t j, u;
         if (q0 != 0 || 4 * nq < k || 4 * nq > TFL_DSP_STEM) return 0;
+        if (run >= 4 && run <= 12) {
+            tfl_dsp_stem2(x0, x1, row, p->kh, run, k, nq, p->x_zero, dst);
+            return 1;
+        }
         for (u = 0; u < 2; ++u) {
             const int8_t *xs = u ? x1 : x0;
             for (ky = 0, j = 0; ky < p->kh; ++ky, j += run, xs += row) tfl_dsp_copy(v[u] + j, xs, run);
@@ -299,19 +401,64 @@ static inline void tfl_dsp_step(const aotc_tfl_conv_params *p, int32_t *a) {
     }
 }
 
+/* A tile's n positions from p0 of an RGB stem (3 x 3 windows of dilation 1 over 3 channels: 7 quads), in
+ * tfl_dsp_patch's layout (an odd tile's last pair repeating its position): a position whose window lies
+ * inside the image straight from x by tfl_dsp_rgb33 (its last read, a byte past the window, inside x), the
+ * others by tfl_dsp_patch. One loop over the positions, stepped: no call and no tests a pair beyond these. */
+static void tfl_dsp_rgb_tile(const aotc_tfl_conv_params *p, const int8_t *x, int32_t p0, int32_t n, uint32_t *dst) {
+    /* (p's fields in locals: the stores to dst could alias them, and gcc would load them again a position) */
+    const int32_t ow = p->ow, oh = p->oh, h = p->h, w = p->w, sh = p->sh, sw = p->sw, pt = p->pad_top;
+    const int32_t pl = p->pad_left, any = h >= 3 && w >= 3;
+    const uint32_t zz = (uint32_t)(uint16_t)p->x_zero * 0x10001u;
+    const ptrdiff_t row = (ptrdiff_t)w * 3;
+    const int8_t *end = x + (ptrdiff_t)p->n * h * row;
+    const int32_t from[4] = {0, 0, 0, 0};
+    int32_t ox = p0 % ow, oy = (p0 / ow) % oh, b = p0 / (ow * oh), t, q;
+    for (t = 0; t < n; ++t) {
+        uint32_t *d = dst + (t >> 1) * 28 + (t & 1) * 2;
+        const int32_t iy = oy * sh - pt, ix = ox * sw - pl;
+        const int8_t *r0 = x + (((ptrdiff_t)b * h + iy) * w + ix) * 3;
+        if (any && (uint32_t)iy <= (uint32_t)(h - 3) && (uint32_t)ix <= (uint32_t)(w - 3) && r0 + 2 * row + 10 <= end) {
+            tfl_dsp_rgb33(r0, row, zz, d);
+        } else {
+            const int32_t at[3] = {ox, oy, b};
+            tfl_dsp_patch(p, x, at, from, 7, d);
+        }
+        if (++ox == ow) {
+            ox = 0;
+            if (++oy == oh) oy = 0, ++b;
+        }
+    }
+    if (n & 1) {
+        uint32_t *d = dst + (n >> 1) * 28;
+        for (q = 0; q < 7; ++q) d[4 * q + 2] = d[4 * q], d[4 * q + 3] = d[4 * q + 1];
+    }
+}
+
 /* A tile's n positions (from position at, tile-relative in y) of channels c0 .. c0 + 3 where tfl_dsp_usual
  * holds, the patch one block of quads: the pairs by aotc_dsp_mac4x2_rq (sums from the bias, requantised in
- * its epilogue), an odd last position by aotc_dsp_mac4x2 and tfl_dsp_store_usual. acc: at least 24 words. */
+ * its epilogue), an odd last position by aotc_dsp_mac4x2 and tfl_dsp_store_usual; with doubled weights or
+ * patches (dbl), by aotc_dsp_mac4x2_rq2 from twice the bias, an odd last position as a pair (the patch's last
+ * pair repeats it) into a word of y's bytes. acc: at least 24 words. */
 static void tfl_dsp_group_rq(const aotc_tfl_conv_params *p, const int32_t *bias, const uint32_t *patch,
-                             const uint32_t *wx, int32_t nq, int32_t n, int32_t at, int32_t c0, int32_t *acc,
+                             const uint32_t *wx, int32_t nq, int32_t n, int32_t at, int32_t c0, int dbl, int32_t *acc,
                              int8_t *y) {
     int32_t j, *a = acc + 16;
     for (j = 0; j < 4; ++j) {
         const int32_t right = -p->shift[c0 + j];
-        acc[j] = bias ? bias[c0 + j] : 0;
+        acc[j] = (int32_t)((uint32_t)(bias ? bias[c0 + j] : 0) << (dbl ? 1 : 0));
         acc[4 + 3 * j] = p->mult[c0 + j];
         acc[5 + 3 * j] = (1 << (right - 1)) + p->y_zero * (1 << right);
         acc[6 + 3 * j] = right;
+    }
+    if (dbl) {
+        int8_t last[8];
+        if (n >= 2) aotc_dsp_mac4x2_rq2(patch, n / 2, wx, nq, acc, y + (int64_t)at * p->oc + c0, p->oc);
+        if (n & 1) {
+            aotc_dsp_mac4x2_rq2(patch + (n / 2) * 4 * nq, 1, wx, nq, acc, last, 4);
+            memcpy(y + (int64_t)(at + n - 1) * p->oc + c0, last, 4);
+        }
+        return;
     }
     if (n >= 2) aotc_dsp_mac4x2_rq(patch, n / 2, wx, nq, acc, y + (int64_t)at * p->oc + c0, p->oc);
     if (n & 1) {
@@ -329,14 +476,25 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
     const int32_t total = p->n * p->oh * p->ow, groups = (p->oc + 3) / 4;
     const int rows = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->pad_top == 0 && p->pad_left == 0 &&
                      p->oh == p->h && p->ow == p->w && p->c % 4 == 0;
+    const int rgb = p->c == 3 && p->kh == 3 && p->kw == 3 && p->dh == 1 && p->dw == 1 && kq == 7 && kc == 7;
     int32_t np, p0;
-    (void)tfl_dsp_conv_words(p, &np);
+    const int32_t words = tfl_dsp_conv_words(p, &np);
     if (scratch == NULL || np < 2) return 0;
-    uint32_t *patch = scratch, *wx = patch + 2 * np * kc;
-    int32_t *acc = (int32_t *)(wx + 8 * kc);
     /* the sums requantised in the MAC kernel: one block of quads, whole groups, room for its terms */
     const int usual = tfl_dsp_usual(p, bias);
     const int fused = usual && p->y_min == -128 && kq == kc && p->oc % 4 == 0 && np >= 6;
+    if (fused && e == NULL) { /* no run of sums, only the kernel's 24 words: the scratch's room for them holds more
+                               * positions (not with a fused ADD, whose tile of outputs holds np positions) */
+        const int32_t more = ((words - 8 * kc - 24) / (2 * kc)) & ~1, most = (total + 1) & ~1;
+        np = more < most ? more : most;
+    }
+    uint32_t *patch = scratch, *wx = patch + 2 * np * kc;
+    int32_t *acc = (int32_t *)(wx + 8 * kc);
+    /* the fused sums doubled (the requantisation's left shift of 1 made before): 0 not, 1 by the weights, 2 by the
+     * patches (rows only), whichever takes fewer instructions a tile than the shifts it saves (one a pair and
+     * group of channels) */
+    const int32_t save = 4 * np * groups, cost_w = 8 * kc * groups, cost_p = rows ? 2 * np * kc : save;
+    const int dbl = !fused ? 0 : cost_p < cost_w ? (cost_p < save ? 2 : 0) : (cost_w < save ? 1 : 0);
     int8_t *yt = e != NULL ? e->tile : y; /* where a tile's outputs go, and its first position there */
     for (p0 = 0; p0 < total; p0 += np) {
         const int32_t n = total - p0 < np ? total - p0 : np, pairs = (n + 1) / 2, at = e != NULL ? 0 : p0;
@@ -344,7 +502,9 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
         for (q0 = 0; q0 < kq; q0 += kc) {
             const int32_t nq = kq - q0 < kc ? kq - q0 : kc;
             if (rows) {
-                tfl_dsp_rows(x + (int64_t)p0 * p->c, p->c, n, q0, nq, p->x_zero, patch);
+                tfl_dsp_rows(x + (int64_t)p0 * p->c, p->c, n, q0, nq, p->x_zero, dbl == 2, patch);
+            } else if (rgb) {
+                tfl_dsp_rgb_tile(p, x, p0, n, patch);
             } else { /* the tile's positions as {ox, oy, batch}, stepped (no divisions a position) */
                 int32_t a0[3] = {p0 % p->ow, (p0 / p->ow) % p->oh, p0 / (p->ow * p->oh)}, a1[3];
                 const int32_t tap = 4 * q0 / p->c, from[4] = {tap, 4 * q0 % p->c, tap / p->kw, tap % p->kw};
@@ -364,9 +524,9 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
                 const int32_t c0 = 4 * g, nc = p->oc - c0 < 4 ? p->oc - c0 : 4;
                 int32_t c[4], *a = kq > kc ? acc + g * 8 * pairs : acc;
                 for (j = 0; j < 4; ++j) c[j] = c0 + (j < nc ? j : nc - 1);
-                tfl_dsp_weights(w, k, c, 4 * q0, nq, wx);
+                tfl_dsp_weights(w, k, c, 4 * q0, nq, dbl == 1, wx);
                 if (fused) {
-                    tfl_dsp_group_rq(p, bias, patch, wx, nq, n, at, c0, acc, yt);
+                    tfl_dsp_group_rq(p, bias, patch, wx, nq, n, at, c0, dbl != 0, acc, yt);
                     continue;
                 }
                 if (q0 == 0 || kq == kc) { /* the sums start at the bias: the store adds none */

@@ -5,6 +5,7 @@
  * (tfl_dsp_dw_band), two positions at a time. */
 #include "tflite_int8_internal.h"
 #include "tflite_int8_dsp.h" /* the DSP extension's paths (Cortex-M4, M33, M55) and Helium's (M55) */
+#include <stddef.h>          /* ptrdiff_t */
 
 #if AOTC_QUANT_DSP
 
@@ -75,6 +76,40 @@ __attribute__((noinline)) static void tfl_dsp_dw_store(const aotc_tfl_conv_param
 #endif
 }
 
+#if AOTC_DSP_ASM
+/* m pairs of a band's columns (tfl_dsp_dw_band) from s (rows `row` bytes apart, columns c) to d: their 6 loads back
+ * to back (7 cycles), 6 stores and one branch a pair (10 cycles a column, not 13). Not inlined: its 13 registers
+ * would crowd the caller's (a narrow row's bands then take longer). */
+__attribute__((noinline)) static void tfl_dsp_dw_band_cols(const int8_t *s, int32_t row1, int32_t c, int32_t m,
+                                                           uint32_t *d) {
+    const int32_t row2 = 2 * row1;
+    const int8_t *s2 = s + c;
+    uint32_t v0, v1, v2, v3, v4, v5;
+    __asm__ volatile("1:\n\t"
+                     "ldr %[v0], [%[s]]\n\t"
+                     "ldr %[v1], [%[s], %[row1]]\n\t"
+                     "ldr %[v2], [%[s], %[row2]]\n\t"
+                     "ldr %[v3], [%[s2]]\n\t"
+                     "ldr %[v4], [%[s2], %[row1]]\n\t"
+                     "ldr %[v5], [%[s2], %[row2]]\n\t"
+                     "add %[s], %[s], %[c], lsl #1\n\t"
+                     "add %[s2], %[s2], %[c], lsl #1\n\t"
+                     "str %[v0], [%[d]]\n\t"
+                     "str %[v1], [%[d], #4]\n\t"
+                     "str %[v2], [%[d], #8]\n\t"
+                     "str %[v3], [%[d], #12]\n\t"
+                     "str %[v4], [%[d], #16]\n\t"
+                     "str %[v5], [%[d], #20]\n\t"
+                     "add %[d], %[d], #24\n\t"
+                     "subs %[m], %[m], #1\n\t"
+                     "bne 1b\n\t"
+                     : [s] "+r"(s), [s2] "+r"(s2), [d] "+r"(d), [m] "+r"(m), [v0] "=&r"(v0), [v1] "=&r"(v1),
+                       [v2] "=&r"(v2), [v3] "=&r"(v3), [v4] "=&r"(v4), [v5] "=&r"(v5)
+                     : [row1] "r"(row1), [row2] "r"(row2), [c] "r"(c)
+                     : "cc", "memory");
+}
+#endif
+
 /* The band of output row oy's windows (TFL_DSP_DW_BAND): input rows iy0, iy0 + 1, iy0 + 2 of 4
  * channels (xb: the image's first position, channel ch) over the pw columns the row's windows span
  * from -pad_left, column by column: band[3 j + k] = row iy0 + k, column j - pad_left, or zb (x_zero
@@ -91,7 +126,12 @@ static void tfl_dsp_dw_band(const aotc_tfl_conv_params *p, const int8_t *xb, int
         for (j = 0; j < lo; ++j, d += 3) d[0] = d[1] = d[2] = zb;
         s += (int64_t)lo * c;
 #if AOTC_DSP_ASM
-        if (hi > j) { /* the 3 loads back to back (4 cycles, not 6 as gcc interleaves them with the stores) */
+        if (hi - j >= 8) { /* a wide row: two columns a turn, by a call */
+            const int32_t m = (hi - j) / 2;
+            tfl_dsp_dw_band_cols(s, (int32_t)row, c, m, d);
+            s += 2 * m * c, d += 6 * m, j += 2 * m;
+        }
+        if (hi > j) { /* a last column: its 3 loads back to back (4 cycles, not 6 as gcc interleaves them with the stores) */
             int32_t m = hi - j;
             const int32_t row1 = (int32_t)row, row2 = 2 * (int32_t)row;
             uint32_t v0, v1, v2;
@@ -227,13 +267,14 @@ __attribute__((noinline)) static void tfl_dsp_dw3x3_band(const uint32_t *band, i
 
 /* Where the 4 channels' requantisation is the usual one (tfl_dsp_dw_usual), the band's sums are
  * requantised as they are made and stored (no run of sums): rq = wq + 18 holds each channel's mult, ra
- * and right (tfl_dsp_dw_requant_ssat's terms, its left shift 1). One position's 4 sums a[0 .. 3] to y. */
+ * and right (tfl_dsp_dw_requant_ssat's terms); its left shift of 1 is in the weights and base, doubled
+ * (2 w fits a halfword), so the sums come doubled: one instruction an output less. One position's 4
+ * doubled sums a[0 .. 3] to y. */
 #if !AOTC_DSP_ASM
 static inline void tfl_dsp_dw_rq1(const int32_t *a, const uint32_t *rq, int8_t *y) {
     int32_t j;
     for (j = 0; j < 4; ++j, rq += 3) {
-        const int32_t v = (int32_t)((uint32_t)a[j] << 1);
-        y[j] = (int8_t)__ssat((tfl_dsp_smmlar(v, (int32_t)rq[0], (int32_t)rq[1]) + (v >> 31)) >> rq[2], 8);
+        y[j] = (int8_t)__ssat((tfl_dsp_smmlar(a[j], (int32_t)rq[0], (int32_t)rq[1]) + (a[j] >> 31)) >> rq[2], 8);
     }
 }
 #endif
@@ -244,14 +285,12 @@ static inline void tfl_dsp_dw_rq1(const int32_t *a, const uint32_t *rq, int8_t *
     "ldr %[w0], [%[wp], #(72 + 12 * " #j ")]\n\t"                                                       \
     "ldr %[w1], [%[wp], #(76 + 12 * " #j ")]\n\t"                                                       \
     "ldr %[e], [%[wp], #(80 + 12 * " #j ")]\n\t"                                                        \
-    "lsl %[v], %[" a "], #1\n\t"                                                                        \
-    "smmlar %[" a "], %[v], %[w0], %[w1]\n\t"                                                           \
-    "add %[" a "], %[" a "], %[v], asr #31\n\t"                                                         \
+    "smmlar %[v], %[" a "], %[w0], %[w1]\n\t"                                                           \
+    "add %[" a "], %[v], %[" a "], asr #31\n\t"                                                         \
     "asr %[" a "], %[" a "], %[e]\n\t"                                                                  \
     "ssat %[" a "], #8, %[" a "]\n\t"                                                                   \
-    "lsl %[v], %[" b "], #1\n\t"                                                                        \
-    "smmlar %[" b "], %[v], %[w0], %[w1]\n\t"                                                           \
-    "add %[" b "], %[" b "], %[v], asr #31\n\t"                                                         \
+    "smmlar %[v], %[" b "], %[w0], %[w1]\n\t"                                                           \
+    "add %[" b "], %[v], %[" b "], asr #31\n\t"                                                         \
     "asr %[" b "], %[" b "], %[e]\n\t"                                                                  \
     "ssat %[" b "], #8, %[" b "]\n\t"
 /* the pairs of a band, their 8 outputs requantised in registers and packed into a word a position */
@@ -282,9 +321,8 @@ static inline void tfl_dsp_dw_rq1(const int32_t *a, const uint32_t *rq, int8_t *
     "ldr %[w0], [%[wp], #(72 + 12 * " #j ")]\n\t"                                                       \
     "ldr %[w1], [%[wp], #(76 + 12 * " #j ")]\n\t"                                                       \
     "ldr %[e], [%[wp], #(80 + 12 * " #j ")]\n\t"                                                        \
-    "lsl %[v], %[" a "], #1\n\t"                                                                        \
-    "smmlar %[" a "], %[v], %[w0], %[w1]\n\t"                                                           \
-    "add %[" a "], %[" a "], %[v], asr #31\n\t"                                                         \
+    "smmlar %[v], %[" a "], %[w0], %[w1]\n\t"                                                           \
+    "add %[" a "], %[v], %[" a "], asr #31\n\t"                                                         \
     "asr %[" a "], %[" a "], %[e]\n\t"                                                                  \
     "ssat %[" a "], #8, %[" a "]\n\t"
 #endif
@@ -329,6 +367,56 @@ __attribute__((noinline)) static void tfl_dsp_dw3x3_band_rq(const uint32_t *band
 #endif
 }
 
+/* An image taller than wide (a KWS DS-CNN's 25 x 5) by columns instead of rows: output column ox's band is its
+ * 3 input columns over the ph rows the windows span, row by row (band[3 t + k] = span row t, column ix0 + k, or
+ * zb in the padding), so a window's tap (ky, kx) is band[3 (oy sh + ky) + kx]: tfl_dsp_dw3x3_band_rq's layout with
+ * the roles of rows and columns swapped, which the taps' weights transposed undo (tfl_dsp_dw_columns). A band a
+ * column, not a row: fewer and longer bands. */
+static void tfl_dsp_dw_band_t(const aotc_tfl_conv_params *p, const int8_t *xb, int32_t ix0, uint32_t zb, int32_t ph,
+                              uint32_t *AOTC_RESTRICT band) {
+    const int32_t c = p->c, pt = p->pad_top;
+    const ptrdiff_t row = (ptrdiff_t)p->w * c;
+    const int32_t lo = pt < ph ? pt : ph, hi = pt + p->h < ph ? pt + p->h : ph;
+    int32_t t;
+    for (t = 0; t < lo; ++t, band += 3) band[0] = band[1] = band[2] = zb;
+    if (ix0 >= 0 && ix0 + 2 < p->w) { /* the 3 columns inside: a row's 3 words c bytes apart */
+        const int8_t *s = xb + (ptrdiff_t)(t - pt) * row + (ptrdiff_t)ix0 * c;
+        for (; t < hi; ++t, band += 3, s += row) {
+            const uint32_t v0 = aotc_dsp_load32(s), v1 = aotc_dsp_load32(s + c), v2 = aotc_dsp_load32(s + 2 * c);
+            band[0] = v0, band[1] = v1, band[2] = v2;
+        }
+    } else { /* a column at the edge: each of its 3 words from x down the rows, or x_zero's (a word read again) */
+        const uint32_t zw = zb;
+        const int8_t *s0 = (const int8_t *)&zw, *s1 = s0, *s2 = s0;
+        ptrdiff_t st0 = 0, st1 = 0, st2 = 0;
+        const int8_t *r = xb + (ptrdiff_t)(t - pt) * row;
+        if (ix0 >= 0 && ix0 < p->w) s0 = r + (ptrdiff_t)ix0 * c, st0 = row;
+        if (ix0 + 1 >= 0 && ix0 + 1 < p->w) s1 = r + (ptrdiff_t)(ix0 + 1) * c, st1 = row;
+        if (ix0 + 2 >= 0 && ix0 + 2 < p->w) s2 = r + (ptrdiff_t)(ix0 + 2) * c, st2 = row;
+        for (; t < hi; ++t, band += 3, s0 += st0, s1 += st1, s2 += st2) {
+            const uint32_t v0 = aotc_dsp_load32(s0), v1 = aotc_dsp_load32(s1), v2 = aotc_dsp_load32(s2);
+            band[0] = v0, band[1] = v1, band[2] = v2;
+        }
+    }
+    for (; t < ph; ++t, band += 3) band[0] = band[1] = band[2] = zb;
+}
+
+/* A group of 4 channels (ch) of a fused 3 x 3 layer by output columns (tfl_dsp_dw_band_t): wq's taps transposed
+ * (tap (ky, kx)'s two words where (kx, ky)'s were, the requantisation's terms after them as before), then each
+ * column's band and its oh windows, sh rows apart, their outputs ow oc bytes apart in y. */
+static void tfl_dsp_dw_columns(const aotc_tfl_conv_params *p, const int8_t *xb, const uint32_t *wq, const int32_t *base,
+                               int8_t *yb, uint32_t zb, int32_t ph, uint32_t *band) {
+    uint32_t wt[2 * TFL_DSP_TAPS + 12];
+    int32_t ky, kx, ox;
+    for (ky = 0; ky < 3; ++ky)
+        for (kx = 0; kx < 3; ++kx) wt[2 * (3 * kx + ky)] = wq[2 * (3 * ky + kx)], wt[2 * (3 * kx + ky) + 1] = wq[2 * (3 * ky + kx) + 1];
+    for (kx = 0; kx < 12; ++kx) wt[18 + kx] = wq[18 + kx];
+    for (ox = 0; ox < p->ow; ++ox) {
+        tfl_dsp_dw_band_t(p, xb, ox * p->sw - p->pad_left, zb, ph, band);
+        tfl_dsp_dw3x3_band_rq(band, p->oh, p->sh, wt, base, yb + (ptrdiff_t)ox * p->oc, p->ow * p->oc);
+    }
+}
+
 /* Whether channels [ch, ch + 4) take tfl_dsp_dw_store's SSAT form (tfl_dsp_dw_requant_ssat's conditions),
  * their terms then put at rq: mult, ra, right a channel. */
 static int tfl_dsp_dw_usual(const aotc_tfl_conv_params *p, int32_t ch, int64_t bound, uint32_t *rq) {
@@ -371,6 +459,13 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
     int32_t ox_lo = (p->pad_left + p->sw - 1) / p->sw, ox_hi = 0;
     while (ox_hi < p->ow && ox_hi * p->sw - p->pad_left + (kw - 1) * p->dw < wd) ++ox_hi;
     if (ox_lo > ox_hi) ox_lo = ox_hi;
+    /* a fused layer taller than wide by columns (tfl_dsp_dw_columns), where its band of 3 ph words fits the
+     * scratch (the run of sums, unused there, and the row band's 3 pw words), and y does not overlap x (a RAM
+     * budget's plan may start y below x by what the row order allows: aot/kernels/tflite_int8.py overlap_bytes) */
+    const uintptr_t xa = (uintptr_t)x, ya = (uintptr_t)y;
+    const int apart = ya >= xa + (uintptr_t)p->n * h * wd * c || xa >= ya + (uintptr_t)p->n * p->oh * p->ow * oc;
+    const int columns = TFL_DSP_DW_BAND(p) && p->sh <= 2 && p->ow < p->oh && apart &&
+                        3 * (int64_t)ph <= 3 * (int64_t)pw + 4 * (int64_t)run;
     for (ch = 0; ch < c; ch += 4) {
         int32_t base[4] = {0, 0, 0, 0};
         for (t = 0; t < taps; ++t) {
@@ -390,6 +485,18 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
             /* by output rows: the row's band, then its positions' sums into the run, which is stored
              * when full (a run may end inside a row); or its outputs at once (fused) */
             const int fused = kh * kw == 9 && tfl_dsp_dw_usual(p, ch, bound, wq + 18);
+            if (fused) { /* the sums doubled (the requantisation's left shift of 1): weights and base */
+                for (t = 0; t < 9; ++t)
+                    wq[2 * t] = (uint32_t)__sadd16((int32_t)wq[2 * t], (int32_t)wq[2 * t]),
+                    wq[2 * t + 1] = (uint32_t)__sadd16((int32_t)wq[2 * t + 1], (int32_t)wq[2 * t + 1]);
+                for (j = 0; j < 4; ++j) base[j] = (int32_t)((uint32_t)base[j] << 1);
+                if (columns) {
+                    for (b = 0; b < p->n; ++b)
+                        tfl_dsp_dw_columns(p, x + (ptrdiff_t)b * h * wd * c + ch, wq, base,
+                                           y + (ptrdiff_t)b * p->oh * p->ow * oc + ch, zb, ph, scratch);
+                    continue;
+                }
+            }
             for (b = 0; b < p->n; ++b) {
                 const int8_t *xb = x + (int64_t)b * h * wd * c + ch;
                 int8_t *yb = y + (int64_t)b * p->oh * p->ow * oc + ch;

@@ -115,6 +115,17 @@ static inline int64_t tfl_dsp_abs64(int32_t v) { return v < 0 ? -(int64_t)v : (i
  * left, [sp, #8] the loop's entry, [sp, #12] w, [sp, #16] the patch pointer across the epilogue,
  * [sp, #20] y. */
 #if AOTC_DSP_ASM
+/* (aotc_dsp_mac4x2_rq2's: the sums come doubled, by doubled weights or patches, so no shift before the SMMLAR) */
+#define TFL_DSP_RQ2_DOUBLED(a, b)                                                                        \
+    "ldmia r0!, {r1, r2, r3}\n\t" /* the channel's mult, ra, right */                                     \
+    "smmlar lr, " a ", r1, r2\n\t"                                                                      \
+    "add " a ", lr, " a ", asr #31\n\t"                                                                 \
+    "asr " a ", " a ", r3\n\t"                                                                          \
+    "ssat " a ", #8, " a "\n\t"                                                                         \
+    "smmlar lr, " b ", r1, r2\n\t"                                                                      \
+    "add " b ", lr, " b ", asr #31\n\t"                                                                 \
+    "asr " b ", " b ", r3\n\t"                                                                          \
+    "ssat " b ", #8, " b "\n\t"
 #define TFL_DSP_RQ2(a, b)                                                                                \
     "ldmia r0!, {r1, r2, r3}\n\t" /* the channel's mult, ra, right */                                     \
     "lsl lr, " a ", #1\n\t"                                                                             \
@@ -128,6 +139,66 @@ static inline int64_t tfl_dsp_abs64(int32_t v) { return v < 0 ? -(int64_t)v : (i
     "asr " b ", " b ", r3\n\t"                                                                          \
     "ssat " b ", #8, " b "\n\t"
 #define TFL_DSP_ARG __attribute__((unused)) /* a naked function's arguments are its assembly's registers */
+/* The body of aotc_dsp_mac4x2_rq and aotc_dsp_mac4x2_rq2, RQ their requantisation of a channel's two sums */
+#define TFL_DSP_MAC4X2_RQ_ASM(RQ) \
+    "push {r4-r11, lr}\n\t" \
+    "sub sp, sp, #24\n\t" \
+    "cmp r1, #0\n\t" \
+    "ble 9f\n\t" \
+    "str r1, [sp, #4]\n\t" \
+    "str r2, [sp, #12]\n\t" \
+    "add r4, r2, r3, lsl #5\n\t" \
+    "str r4, [sp]\n\t" \
+    "ldr r4, [sp, #64]\n\t" \
+    "str r4, [sp, #20]\n\t" \
+    "rsbs r5, r3, #0\n\t" \
+    "and r5, r5, #7\n\t" \
+    "movs r6, #104\n\t" \
+    "adr.w r4, 1f\n\t" \
+    "mla r4, r5, r6, r4\n\t" \
+    "orr r4, r4, #1\n\t" \
+    "str r4, [sp, #8]\n" \
+    "2:\n\t" /* a pair: its sums start at the biases, w to the start, into the loop */ \
+    "ldr lr, [sp, #60]\n\t" \
+    "ldm lr, {r4, r6, r8, r10}\n\t" \
+    "mov r5, r4\n\t" \
+    "mov r7, r6\n\t" \
+    "mov r9, r8\n\t" \
+    "mov r11, r10\n\t" \
+    "ldr r1, [sp, #12]\n\t" \
+    "ldr r12, [sp, #8]\n\t" \
+    "bx r12\n\t" \
+    ".p2align 2\n" \
+    "1:\n\t" AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD \
+    AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD \
+    "ldr r2, [sp]\n\t" \
+    "cmp r1, r2\n\t" \
+    "bne 1b\n\t" \
+    "str r0, [sp, #16]\n\t" /* the epilogue: r0 walks the channels' terms */ \
+    "ldr r0, [sp, #60]\n\t" \
+    "adds r0, r0, #16\n\t" \
+    RQ("r4", "r5") RQ("r6", "r7") RQ("r8", "r9") RQ("r10", "r11") \
+    "ldr r12, [sp, #20]\n\t" \
+    "ldr r1, [sp, #68]\n\t" \
+    "strb r4, [r12]\n\t" \
+    "strb r6, [r12, #1]\n\t" \
+    "strb r8, [r12, #2]\n\t" \
+    "strb r10, [r12, #3]\n\t" \
+    "add r12, r12, r1\n\t" \
+    "strb r5, [r12]\n\t" \
+    "strb r7, [r12, #1]\n\t" \
+    "strb r9, [r12, #2]\n\t" \
+    "strb r11, [r12, #3]\n\t" \
+    "add r12, r12, r1\n\t" \
+    "str r12, [sp, #20]\n\t" \
+    "ldr r0, [sp, #16]\n\t" \
+    "ldr r3, [sp, #4]\n\t" \
+    "subs r3, r3, #1\n\t" \
+    "str r3, [sp, #4]\n\t" \
+    "bne 2b\n" \
+    "9:\n\t" \
+    "add sp, sp, #24\n\t" \
+    "pop {r4-r11, pc}\n\t"
 __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq(TFL_DSP_ARG const uint32_t *p,
                                                                         TFL_DSP_ARG int32_t count,
                                                                         TFL_DSP_ARG const uint32_t *w,
@@ -135,71 +206,25 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq(TFL_DSP_
                                                                         TFL_DSP_ARG const int32_t *rq,
                                                                         TFL_DSP_ARG int8_t *y, TFL_DSP_ARG int32_t oc) {
     /* r0 p, r1 count, r2 w, r3 nq; rq, y, oc on the stack at [sp, #60], #64, #68 after the prologue */
-    __asm__ volatile(
-        "push {r4-r11, lr}\n\t"
-        "sub sp, sp, #24\n\t"
-        "cmp r1, #0\n\t"
-        "ble 9f\n\t"
-        "str r1, [sp, #4]\n\t"
-        "str r2, [sp, #12]\n\t"
-        "add r4, r2, r3, lsl #5\n\t"
-        "str r4, [sp]\n\t"
-        "ldr r4, [sp, #64]\n\t"
-        "str r4, [sp, #20]\n\t"
-        "rsbs r5, r3, #0\n\t"
-        "and r5, r5, #7\n\t"
-        "movs r6, #104\n\t"
-        "adr.w r4, 1f\n\t"
-        "mla r4, r5, r6, r4\n\t"
-        "orr r4, r4, #1\n\t"
-        "str r4, [sp, #8]\n"
-        "2:\n\t" /* a pair: its sums start at the biases, w to the start, into the loop */
-        "ldr lr, [sp, #60]\n\t"
-        "ldm lr, {r4, r6, r8, r10}\n\t"
-        "mov r5, r4\n\t"
-        "mov r7, r6\n\t"
-        "mov r9, r8\n\t"
-        "mov r11, r10\n\t"
-        "ldr r1, [sp, #12]\n\t"
-        "ldr r12, [sp, #8]\n\t"
-        "bx r12\n\t"
-        ".p2align 2\n"
-        "1:\n\t" AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
-            AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
-        "ldr r2, [sp]\n\t"
-        "cmp r1, r2\n\t"
-        "bne 1b\n\t"
-        "str r0, [sp, #16]\n\t" /* the epilogue: r0 walks the channels' terms */
-        "ldr r0, [sp, #60]\n\t"
-        "adds r0, r0, #16\n\t"
-        TFL_DSP_RQ2("r4", "r5") TFL_DSP_RQ2("r6", "r7") TFL_DSP_RQ2("r8", "r9") TFL_DSP_RQ2("r10", "r11")
-        "ldr r12, [sp, #20]\n\t"
-        "ldr r1, [sp, #68]\n\t"
-        "strb r4, [r12]\n\t"
-        "strb r6, [r12, #1]\n\t"
-        "strb r8, [r12, #2]\n\t"
-        "strb r10, [r12, #3]\n\t"
-        "add r12, r12, r1\n\t"
-        "strb r5, [r12]\n\t"
-        "strb r7, [r12, #1]\n\t"
-        "strb r9, [r12, #2]\n\t"
-        "strb r11, [r12, #3]\n\t"
-        "add r12, r12, r1\n\t"
-        "str r12, [sp, #20]\n\t"
-        "ldr r0, [sp, #16]\n\t"
-        "ldr r3, [sp, #4]\n\t"
-        "subs r3, r3, #1\n\t"
-        "str r3, [sp, #4]\n\t"
-        "bne 2b\n"
-        "9:\n\t"
-        "add sp, sp, #24\n\t"
-        "pop {r4-r11, pc}\n\t");
+    __asm__ volatile(TFL_DSP_MAC4X2_RQ_ASM(TFL_DSP_RQ2));
+}
+/* aotc_dsp_mac4x2_rq on doubled sums: the weights (or the patches) doubled and rq's biases twice the bias, so the
+ * requantisation's left shift of 1 is already made (4 instructions an output, not 5) */
+__attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq2(TFL_DSP_ARG const uint32_t *p,
+                                                                         TFL_DSP_ARG int32_t count,
+                                                                         TFL_DSP_ARG const uint32_t *w,
+                                                                         TFL_DSP_ARG int32_t nq,
+                                                                         TFL_DSP_ARG const int32_t *rq,
+                                                                         TFL_DSP_ARG int8_t *y, TFL_DSP_ARG int32_t oc) {
+    __asm__ volatile(TFL_DSP_MAC4X2_RQ_ASM(TFL_DSP_RQ2_DOUBLED));
 }
 #undef TFL_DSP_ARG
 #undef TFL_DSP_RQ2
+#undef TFL_DSP_RQ2_DOUBLED
+#undef TFL_DSP_MAC4X2_RQ_ASM
 #else
-__attribute__((noinline, unused)) static void aotc_dsp_mac4x2_rq(const uint32_t *p, int32_t count, const uint32_t *w,
-                                                                 int32_t nq, const int32_t *rq, int8_t *y, int32_t oc) {
+static inline void tfl_dsp_mac4x2_rq_c(const uint32_t *p, int32_t count, const uint32_t *w, int32_t nq,
+                                       const int32_t *rq, int8_t *y, int32_t oc, int doubled) {
     int32_t i, q, j, t;
     for (i = 0; i < count; ++i, y += 2 * oc) {
         const uint32_t *ww = w;
@@ -216,11 +241,19 @@ __attribute__((noinline, unused)) static void aotc_dsp_mac4x2_rq(const uint32_t 
         for (j = 0; j < 4; ++j) {
             const int32_t mult = rq[4 + 3 * j], ra = rq[5 + 3 * j], right = rq[6 + 3 * j];
             for (t = 0; t < 2; ++t) {
-                const int32_t v = (int32_t)((uint32_t)a[2 * j + t] << 1);
+                const int32_t v = doubled ? a[2 * j + t] : (int32_t)((uint32_t)a[2 * j + t] << 1);
                 y[t * oc + j] = (int8_t)__ssat((tfl_dsp_smmlar(v, mult, ra) + (v >> 31)) >> right, 8);
             }
         }
     }
+}
+__attribute__((noinline, unused)) static void aotc_dsp_mac4x2_rq(const uint32_t *p, int32_t count, const uint32_t *w,
+                                                                 int32_t nq, const int32_t *rq, int8_t *y, int32_t oc) {
+    tfl_dsp_mac4x2_rq_c(p, count, w, nq, rq, y, oc, 0);
+}
+__attribute__((noinline, unused)) static void aotc_dsp_mac4x2_rq2(const uint32_t *p, int32_t count, const uint32_t *w,
+                                                                  int32_t nq, const int32_t *rq, int8_t *y, int32_t oc) {
+    tfl_dsp_mac4x2_rq_c(p, count, w, nq, rq, y, oc, 1);
 }
 #endif
 #endif /* AOTC_QUANT_DSP */
