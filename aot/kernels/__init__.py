@@ -15,6 +15,7 @@ from aot.kernels import (
     pool,
     quant,
     quant_dynamic,
+    quant_gemm,
     random,
     recurrent,
     reduce,
@@ -27,8 +28,8 @@ from aot.kernels import (
 )
 from aot.kernels.base import HostOp, NodeContext
 
-_FAMILIES = (elementwise, shape, conv, gemm, pool, norm, reduce, resize, quant, quant_dynamic, recurrent, index, loss,
-             attention, tflite_int8, tflite_hybrid, detect, signal, tflm_signal, fused, random)
+_FAMILIES = (elementwise, shape, conv, gemm, pool, norm, reduce, resize, quant, quant_dynamic, quant_gemm, recurrent,
+             index, loss, attention, tflite_int8, tflite_hybrid, detect, signal, tflm_signal, fused, random)
 
 
 def _merge() -> dict[str, HostOp]:

@@ -13,7 +13,6 @@ A fused Relu / Clip is the node's `qmin` / `qmax` (the output's integer range na
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from functools import partial
 from typing import NamedTuple
 
@@ -45,7 +44,7 @@ def _scalar(ctx: NodeContext, k: int) -> float | int:
     return ctx.const(ctx.inputs[k]).reshape(-1)[0].item()
 
 
-def _out_range(ctx: NodeContext, y_zero: int) -> tuple[str, str]:
+def out_range(ctx: NodeContext, y_zero: int) -> tuple[str, str]:
     """(y_lo, y_hi): the output clamp less the zero point (a fused activation narrows the range)."""
     lo, hi = INT_RANGE[ctx.dtype(ctx.outputs[0])]
     lo, hi = max(lo, ctx.attrs.get("qmin", lo)), min(hi, ctx.attrs.get("qmax", hi))
@@ -60,7 +59,16 @@ def int8_weights(w: np.ndarray, w_zero: np.ndarray) -> tuple[np.ndarray, np.ndar
     return w.astype(np.int8), w_zero.astype(np.int32)
 
 
-def _check_8bit(node: Node, graph: Graph, data: tuple[int, ...]) -> str | None:
+def interleave_rows(w: np.ndarray, block: int) -> np.ndarray:
+    """Rows [n, k] (n a multiple of block, k of 4) in blocks of `block` rows, each quad of k the block's
+    rows' 4 bytes in turn: the same bytes, laid out as a kernel reads them. Blocks of 4 for the DSP
+    dense paths (quant_dsp.h's aotc_dsp_gemv4_il: two 8-byte loads a quad instead of four word
+    loads); blocks of 16 for the dense VNNI conv (quant_avx512vnni.h's qconv_dense, aotc_qconv_wrow)."""
+    n, k = w.shape
+    return np.ascontiguousarray(w.reshape(n // block, block, k // 4, 4).transpose(0, 2, 1, 3)).reshape(n, k)
+
+
+def check_8bit(node: Node, graph: Graph, data: tuple[int, ...]) -> str | None:
     """Inputs `data` 8-bit, and the output of the first one's type."""
     reason = check_8bit_inputs(node, graph, data)
     if reason:
@@ -443,7 +451,7 @@ def _qconv_parts(ctx: NodeContext) -> tuple[str, str, bool]:
         if ctx.choice.detail.packed:
             weights = interleave_rows(weights, 16)
     y_zero = int(_scalar(ctx, 7))
-    lo, hi = _out_range(ctx, y_zero)
+    lo, hi = out_range(ctx, y_zero)
     p = ctx.params("aotc_qconv_params", {
         **conv_geometry(ctx),
         "x_zero": str(x_zero), "y_zero": str(y_zero), "y_lo": lo, "y_hi": hi,
@@ -513,120 +521,7 @@ def _check_qconv(node: Node, graph: Graph) -> str | None:
         return "3-D QLinearConv is not supported (1-D and 2-D are)"
     if graph.const(node.inputs[3]) is None:
         return "weights computed at run time are not supported"
-    return _check_8bit(node, graph, (0, 3))
-
-
-# --- QGemm / QLinearMatMul ------------------------------------------------------------------
-
-def _gemm_inputs(node: Node) -> dict[str, str]:
-    """The named inputs of QGemm and QLinearMatMul (which has no bias)."""
-    ins = list(node.inputs) + [""] * (9 - len(node.inputs))
-    if node.op == "QLinearMatMul":
-        keys = ("a", "a_scale", "a_zero", "b", "b_scale", "b_zero", "y_scale", "y_zero", "bias")
-    else:
-        keys = ("a", "a_scale", "a_zero", "b", "b_scale", "b_zero", "bias", "y_scale", "y_zero")
-    return dict(zip(keys, ins, strict=True))
-
-
-def _emit_qgemm(ctx: NodeContext) -> None:
-    names = _gemm_inputs(ctx.node)
-    a, y = names["a"], ctx.outputs[0]
-    k = ctx.shape(a)[-1]
-    m = math.prod(ctx.shape(a)[:-1])
-    b = ctx.const(names["b"])
-    b_kn = b.T if ctx.attrs.get("transB", 0) else b
-    n = b_kn.shape[1]
-    b_zero = np.broadcast_to(ctx.const(names["b_zero"]).reshape(-1), (n,))
-    bt, b_zero = int8_weights(np.ascontiguousarray(b_kn.T), b_zero)
-    a_zero = int(ctx.const(names["a_zero"]).reshape(-1)[0])
-    bias = ctx.const(names["bias"]).astype(np.int64).reshape(-1) if names["bias"] else np.zeros(n, np.int64)
-    bias = np.broadcast_to(bias, (n,))
-    # sum_k (a - a_zero)(b - b_zero) = sum_k a (b - b_zero) - a_zero sum_k (b - b_zero): the second term is constant
-    folded = bias - a_zero * (bt.astype(np.int64) - b_zero[:, None]).sum(axis=1)
-    a_scale = ctx.const(names["a_scale"]).reshape(-1)[0]
-    scale = requant_scale(a_scale, ctx.const(names["b_scale"]), ctx.const(names["y_scale"]).reshape(-1)[0])
-    y_zero = int(ctx.const(names["y_zero"]).reshape(-1)[0])
-    lo, hi = _out_range(ctx, y_zero)
-    b_zero_ptr = ctx.const_array("b_zero", b_zero.astype(np.int32)) if b_zero.any() else "NULL"
-    il4 = ctx.choice.detail == "il4"
-    p = ctx.params("aotc_qgemm_params", {
-        "m": str(m), "n": str(n), "k": str(k), "y_zero": str(y_zero), "y_lo": lo, "y_hi": hi,
-        "scale": ctx.const_array("scale", scale), "per_column": str(int(scale.size > 1)),
-        "bias": ctx.const_array("bias", folded.astype(np.int32)), "b_zero": b_zero_ptr, "il4": str(int(il4)),
-    }, comment=f"{ctx.node.op} {list(ctx.shape(a))} x [{k}, {n}] -> {list(ctx.shape(y))}; bias less "
-               f"a_zero ({a_zero}) x the column sums of B" + ("; B's rows interleaved by blocks of 4" if il4 else ""))
-    if il4:
-        bt = interleave_rows(bt, 4)
-    ctx.call(ctx.choice.kernel, p, ctx.ptr(a), ctx.const_array("bt", bt), ctx.ptr(y),
-             ctx.scratch("uint32_t"))
-
-
-def dsp_gemv_scratch(k: int, n: int) -> int:
-    """AOTC_QGEMM_SCRATCH(k, n) and AOTC_TFL_FC_SCRATCH(k, n): a row of the input widened to 16-bit
-    pairs (8 bytes a quad of k) and its n sums."""
-    return 8 * (k // 4) + 4 * n
-
-
-def dsp_dense_kernels(shape: Callable[[Node, Graph], tuple[int, int, bool]], kernel: Callable[[Node, Graph], str],
-                      symbols: tuple[str, ...]) -> tuple[Candidate, ...]:
-    """The dense layers' kernels (QGemm / QLinearMatMul here, TFLite's FULLY_CONNECTED): on the
-    M-profile boards (the DSP extension's SMLAD, aotc_dsp_gemv4) a row of the input is widened once
-    into scratch, and without Helium the weights' rows are interleaved by blocks of 4 where
-    shape(node, graph) = (k, n, interleavable) allows (aotc_dsp_gemv4_il); the host kernels need no
-    scratch. kernel(node, graph): the C function that runs the node, one of `symbols` (by its type)."""
-    def interleaved(node: Node, graph: Graph) -> KernelChoice | None:
-        k, n, ok = shape(node, graph)
-        return KernelChoice(kernel(node, graph), dsp_gemv_scratch(k, n), detail="il4",
-                            assumes={"AOTC_DSP_IL": 1}) if ok else None
-
-    first, also = symbols[0], symbols[1:]
-    return (
-        # (TargetTraits.dsp: the DSP extension without Helium)
-        Candidate(first, lambda n, g, budget: interleaved(n, g), applies=lambda n, g, t: t.dsp,
-                  facts=KernelFacts(isa="arm-dsp"), also=also),
-        Candidate(first, lambda n, g, budget: KernelChoice(kernel(n, g), dsp_gemv_scratch(*shape(n, g)[:2])),
-                  facts=M_PROFILE, also=also),
-        Candidate(first, lambda n, g, budget: KernelChoice(kernel(n, g)), also=also),
-    )
-
-
-def interleave_rows(w: np.ndarray, block: int) -> np.ndarray:
-    """Rows [n, k] (n a multiple of block, k of 4) in blocks of `block` rows, each quad of k the block's
-    rows' 4 bytes in turn: the same bytes, laid out as a kernel reads them. Blocks of 4 for the DSP
-    dense paths (quant_dsp.h's aotc_dsp_gemv4_il: two 8-byte loads a quad instead of four word
-    loads); blocks of 16 for the dense VNNI conv (quant_avx512vnni.h's qconv_dense, aotc_qconv_wrow)."""
-    n, k = w.shape
-    return np.ascontiguousarray(w.reshape(n // block, block, k // 4, 4).transpose(0, 2, 1, 3)).reshape(n, k)
-
-
-def _qgemm_shape(node: Node, graph: Graph) -> tuple[int, int, bool]:
-    """k, n, and whether B's rows may be interleaved by blocks of 4 (k and n multiples of 4)."""
-    k = graph.tensors[_gemm_inputs(node)["a"]].shape[-1]
-    n = graph.tensors[node.outputs[0]].shape[-1]
-    return k, n, k % 4 == 0 and n % 4 == 0 and k >= 4 and n >= 4
-
-
-QGEMM_KERNELS = dsp_dense_kernels(_qgemm_shape, lambda n, g: f"aotc_qgemm_{SUFFIX[g.tensors[n.inputs[0]].dtype]}",
-                                  ("aotc_qgemm_i8", "aotc_qgemm_u8"))
-
-
-def _check_qgemm(node: Node, graph: Graph) -> str | None:
-    names = _gemm_inputs(node)
-    a = node.attrs
-    if a.get("transA", 0):
-        return "transA is not supported"
-    if a.get("alpha", 1.0) != 1.0:
-        return f"alpha {a['alpha']} is not supported"
-    if node.op == "QGemm" and not names["y_scale"]:
-        return "QGemm with a float output (no y_scale) is not supported"
-    b = graph.tensors[names["b"]]
-    if b.data is None or len(b.shape) != 2:
-        return "B must be a constant matrix"
-    if names["bias"] and graph.const(names["bias"]) is None:
-        return "the bias must be a constant"
-    if len(graph.tensors[names["a"]].shape) != 2 and node.op == "QGemm":
-        return "A must be a matrix"
-    return _check_8bit(node, graph, (0, 3))
+    return check_8bit(node, graph, (0, 3))
 
 
 # --- QLinearAdd / QLinearMul -----------------------------------------------------------------
@@ -657,7 +552,7 @@ def _emit_qbinary(kernel: str):
         a, b, y = ctx.inputs[0], ctx.inputs[3], ctx.outputs[0]
         y_zero = int(_scalar(ctx, 7))
         fields = _qadd_fields(ctx, a, b, y, *(_scalar(ctx, k) for k in (1, 2, 4, 5, 6)), y_zero,
-                              _out_range(ctx, y_zero), kernel)
+                              out_range(ctx, y_zero), kernel)
         p = ctx.params("aotc_qbinary_params", fields,
                        comment=f"{ctx.node.op}: {list(ctx.shape(a))} with {list(ctx.shape(b))} -> {list(ctx.shape(y))}")
         ctx.call(f"aotc_{kernel}_{SUFFIX[ctx.dtype(a)]}", p, ctx.ptr(a), ctx.ptr(b), ctx.ptr(y))
@@ -668,7 +563,7 @@ def _check_qbinary(node: Node, graph: Graph) -> str | None:
     for k in (1, 4, 6):
         if graph.tensors[node.inputs[k]].size != 1:
             return "per-channel scales are not supported here (per-tensor are)"
-    return _check_8bit(node, graph, (0, 3))
+    return check_8bit(node, graph, (0, 3))
 
 
 # --- pools, lookups, concat -------------------------------------------------------------------
@@ -685,7 +580,7 @@ def _emit_qgap(ctx: NodeContext) -> None:
 def _check_qgap(node: Node, graph: Graph) -> str | None:
     if node.attrs.get("channels_last", 0):
         return "channels_last is not supported"
-    return _check_8bit(node, graph, (0,))
+    return check_8bit(node, graph, (0,))
 
 
 def _whole_plane(node: Node, graph: Graph) -> bool:
@@ -717,7 +612,7 @@ def _check_qavgpool(node: Node, graph: Graph) -> str | None:
         return f"input rank {rank}: 1-D, 2-D and 3-D pools are supported"
     if any(d != 1 for d in node.attrs.get("dilations", [])):
         return "dilations are not supported (onnxruntime's QLinearAveragePool has none)"
-    return _check_8bit(node, graph, (0,))
+    return check_8bit(node, graph, (0,))
 
 
 def _emit_lookup(ctx: NodeContext) -> None:
@@ -758,7 +653,7 @@ def _emit_qsoftmax(ctx: NodeContext) -> None:
 
 
 def _check_qconcat(node: Node, graph: Graph) -> str | None:
-    return _check_8bit(node, graph, (2,))
+    return check_8bit(node, graph, (2,))
 
 
 def check_8bit_inputs(node: Node, graph: Graph, data: tuple[int, ...]) -> str | None:
@@ -769,47 +664,12 @@ def check_8bit_inputs(node: Node, graph: Graph, data: tuple[int, ...]) -> str | 
     return None
 
 
-# --- QLinearMatMul with run-time parameters (canonical/quant.py) --------------------------------------
-
-def _check_qmm_values(node: Node, graph: Graph) -> str | None:
-    t = graph.tensors
-    a, b, y = t[node.inputs[0]].shape, t[node.inputs[3]].shape, t[node.outputs[0]].shape
-    if len(a) < 2 or len(b) < 2 or len(b) > len(a) or (len(b) > 2 and b[:-2] != a[:-2]):
-        return f"QLinearMatMul of {list(a)} by {list(b)} is not supported (b 2-D or with a's batch dims)"
-    if a[-1] != b[-2] or tuple(y) != (*a[:-1], b[-1]):
-        return f"QLinearMatMul of {list(a)} by {list(b)} does not give {list(y)}"
-    if a[-1] * 255 * 255 > 2**31 - 1:
-        return f"a sum of {a[-1]} products could overflow int32"
-    for k in (1, 4, 6):
-        if t[node.inputs[k]].dtype != "float32":
-            return f"scale (input {k}) of dtype {t[node.inputs[k]].dtype} is not supported"
-    return None
-
-
-def _emit_qmm_values(ctx: NodeContext) -> None:
-    """QLinearMatMulValues: B, the scales and zero points read at run time (aotc_quant.h)."""
-    a, a_s, a_z, b, b_s, b_z, y_s, y_z = ctx.inputs[:8]
-    y = ctx.outputs[0]
-    sa, sb = ctx.shape(a), ctx.shape(b)
-    p = ctx.params("aotc_qlinear_matmul_values_params", {
-        "batch": str(int(np.prod(sa[:-2], dtype=np.int64))), "b_batched": str(int(len(sb) > 2)),
-        "m": str(sa[-2]), "k": str(sa[-1]), "n": str(sb[-1]),
-        "a_signed": str(int(ctx.dtype(a) == "int8")), "b_signed": str(int(ctx.dtype(b) == "int8")),
-        "y_signed": str(int(ctx.dtype(y) == "int8")), "half_scales": str(int(ctx.attrs.get("half_scales", 0))),
-    }, comment=f"QLinearMatMul {list(sa)} x {list(sb)}, its parameters read at run time")
-    ctx.call("aotc_qlinear_matmul_values", p, ctx.ptr(a), ctx.ptr(a_s), ctx.ptr(a_z), ctx.ptr(b), ctx.ptr(b_s),
-             ctx.ptr(b_z), ctx.ptr(y_s), ctx.ptr(y_z), ctx.ptr(y))
-
-
 OPS: dict[str, HostOp] = {
     "QuantizeLinear": HostOp(_emit_quantize, family="quant", check=_check_quantize),
     "DequantizeLinear": HostOp(_emit_dequantize, family="quant", dtypes=("int8", "uint8", "int32"),
                                check=_check_dequantize),
     "QLinearConv": HostOp(_emit_qconv, family="quant", dtypes=INT8, check=_check_qconv,
                           kernels=QCONV_KERNELS),
-    "QGemm": HostOp(_emit_qgemm, family="quant", dtypes=INT8, check=_check_qgemm, kernels=QGEMM_KERNELS),
-    "QLinearMatMulValues": HostOp(_emit_qmm_values, family="quant", dtypes=INT8, check=_check_qmm_values),
-    "QLinearMatMul": HostOp(_emit_qgemm, family="quant", dtypes=INT8, check=_check_qgemm, kernels=QGEMM_KERNELS),
     # input 9, the residual, is read at each element just before the sum is written there
     "QLinearConvAdd": HostOp(_emit_qconv_add, family="quant", dtypes=INT8, check=_check_qconv, inplace=9,
                              kernels=QCONV_ADD_KERNELS),
@@ -817,7 +677,7 @@ OPS: dict[str, HostOp] = {
     "QLinearMul": HostOp(_emit_qbinary("qmul"), family="quant", dtypes=INT8, check=_check_qbinary),
     "QLinearGlobalAveragePool": HostOp(_emit_qgap, family="quant", dtypes=INT8, check=_check_qgap),
     "QLinearAveragePool": HostOp(_emit_qavgpool, family="quant", dtypes=INT8, check=_check_qavgpool),
-    "QLinearSoftmax": HostOp(_emit_qsoftmax, family="quant", dtypes=INT8, check=lambda n, g: _check_8bit(n, g, (0,))),
+    "QLinearSoftmax": HostOp(_emit_qsoftmax, family="quant", dtypes=INT8, check=lambda n, g: check_8bit(n, g, (0,))),
     "QLookup": HostOp(_emit_lookup, family="quant", dtypes=INT8, inplace=0),
     "QLinearConcat": HostOp(_emit_qconcat, family="quant", dtypes=("float32",), check=_check_qconcat),
 }

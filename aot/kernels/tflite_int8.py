@@ -15,7 +15,8 @@ from aot.csource.format import c_float, c_int
 from aot.ir import Graph, Node
 from aot.kernels.base import Candidate, HostOp, KernelChoice, KernelFacts, NodeContext, by_type
 from aot.kernels.c_defines import define
-from aot.kernels.quant import dsp_dense_kernels, interleave_rows
+from aot.kernels.quant import interleave_rows
+from aot.kernels.quant_gemm import dsp_dense_kernels
 
 
 def _requant_arrays(ctx: NodeContext) -> tuple[str, str]:

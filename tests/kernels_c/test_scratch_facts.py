@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from aot.ir import Graph, Node, Tensor
-from aot.kernels import c_defines, conv, gemm, quant, tflite_int8, winograd
+from aot.kernels import c_defines, conv, gemm, quant, quant_gemm, tflite_int8, winograd
 from aot.kernels.base import TargetTraits
 from aot.paths import kernel_file, kernel_include_flags
 
@@ -280,7 +280,7 @@ def test_tflite_scratch_is_the_kernels(facts, conv_, budget):
 
 @given(k=st.integers(0, 4000), n=st.integers(1, 1000))
 def test_dense_dsp_scratch_is_the_kernels(facts, k, n):
-    assert quant.dsp_gemv_scratch(k, n) == facts.facts_tfl_fc(k, n)
+    assert quant_gemm.dsp_gemv_scratch(k, n) == facts.facts_tfl_fc(k, n)
 
 
 def test_add_dsp_scratch_is_the_kernels(facts):
