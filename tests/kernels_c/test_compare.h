@@ -78,9 +78,9 @@ static inline void *test_alloc_bytes(size_t n) {
 /* A special float: NaN, +-inf, +-0, +-FLT_MIN, a subnormal, a tiny power of 2, and with `huge` also
  * +-FLT_MAX and 65536 (whose sums and squares overflow floats). */
 static inline float test_special_float(int huge) {
-    static const float specials[12] = {NAN,      INFINITY, -INFINITY, 0.0f,     -0.0f,   FLT_MIN,
-                                       -FLT_MIN, 1e-40f,   -1.0f / 65536.0f, FLT_MAX, -FLT_MAX, 65536.0f};
-    return specials[rand_int(0, huge ? 11 : 8)];
+    static const float specials[13] = {NAN,    INFINITY, -INFINITY, 0.0f,    -0.0f,   FLT_MIN, -FLT_MIN,
+                                       1e-40f, -1e-40f,  -1.0f / 65536.0f, FLT_MAX, -FLT_MAX, 65536.0f};
+    return specials[rand_int(0, huge ? 12 : 9)];
 }
 
 /* A float of random magnitude: [-1, 1) times 2^e for e in [lo, hi]. */

@@ -8,6 +8,7 @@
  *     test_gemm_kernels [seed] [shapes per entry point] */
 #include "aotc_gemm.h"
 #include "kernel_test.h"
+#include "test_compare.h"
 #include "kernels_ref.h"
 
 #define PANEL AOTC_GEMM_PANEL
@@ -245,6 +246,9 @@ static int check_activate(void) {
     int bad;
     memset(&p, 0, sizeof p);
     draw_activation(&p);
+    for (i = 0; i < n; ++i) {  /* subnormals and zeros at the bounds: Helium's compares flush them */
+        if (chance(1, 4)) x[i] = test_special_float(0);
+    }
     for (i = 0; i < n; ++i) ref[i] = aotc_activate_ref(x[i], p.act, p.act_lo, p.act_hi, p.act_alpha);
     aotc_activate_f32(x, (ptrdiff_t)n, p.act, p.act_lo, p.act_hi, p.act_alpha);
     bad = test_differs("aotc_activate_f32", x, ref, NULL, n);

@@ -186,13 +186,14 @@ const char *aotc_test_avx512_path_missed;
 /* Shapes whose pool pool_avx512.h's AVX-512 rows take (0 in builds without them) */
 static int32_t avx512_max_shapes;
 
-/* Half of the values NaN, +-inf, +-0 or -FLT_MAX: the max must skip NaN, give -FLT_MAX for a window
- * of -inf, and keep the earlier of +0 and -0 (the bit check below). */
+/* Half of the values NaN, +-inf, +-0, -FLT_MAX or subnormal: the max must skip NaN, give -FLT_MAX for
+ * a window of -inf, keep the earlier of +0 and -0 (the bit check below), and order subnormals and
+ * zeros as IEEE does (Helium's compares flush subnormals: mve_select.h). */
 static void special_values(float *x, size_t n) {
-    static const float specials[6] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, -FLT_MAX};
+    static const float specials[8] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, -FLT_MAX, 1e-40f, -1e-40f};
     size_t i;
     for (i = 0; i < n; ++i) {
-        if (chance(1, 2)) x[i] = specials[rand_int(0, 5)];
+        if (chance(1, 2)) x[i] = specials[rand_int(0, 7)];
     }
 }
 

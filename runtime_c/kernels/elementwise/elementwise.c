@@ -36,14 +36,15 @@ AOTC_BINARY(mul, f32, float, float, x0 * x1)
 AOTC_BINARY(div, f32, float, float, x0 / x1)
 
 /* NaN stays NaN and -0 stays -0, as onnxruntime's. With Helium (a Cortex-M55; -DAOTC_NO_MVE: the
- * plain loop) 4 at a time by a compare and a select (mve_select.h), the same bits: gcc does not
+ * plain loop) 4 at a time by an integer compare and a select (mve_select.h), the same bits: gcc does not
  * vectorise the compare for it (issue 52: 8 instructions an element). */
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2) && !defined(AOTC_NO_MVE)
 #include "mve_select.h"
 void aotc_relu_f32(size_t n, const float *x, float *y) {
     const float32x4_t zero = vdupq_n_f32(0.0f);
+    const int32x4_t below = vdupq_n_s32(-8388609);
     size_t i = 0;
-    for (; i + 4 <= n; i += 4) vst1q_f32(y + i, aotc_mve_lo_clamp(vld1q_f32(x + i), zero));
+    for (; i + 4 <= n; i += 4) vst1q_f32(y + i, aotc_mve_relu(vld1q_f32(x + i), zero, below));
     for (; i < n; ++i) y[i] = x[i] < 0.0f ? 0.0f : x[i];
 }
 #else

@@ -70,12 +70,13 @@ typedef struct {
 void aotc_activate_f32(float *x, ptrdiff_t n, int32_t act, float lo, float hi, float alpha) {
     ptrdiff_t j = 0;
 #if MK_HELIUM
-    /* 4 at a time, each bound a compare and a select (mve_select.h: the same bits as below, NaN
+    /* 4 at a time, each bound two compares and a select (mve_select.h: the same bits as below, NaN
      * stays NaN), the last 1 to 3 below; gcc does not vectorise the compares for Helium (issue
      * 52: 11 instructions an element) */
     if (act == AOTC_ACT_CLAMP) {
         const float32x4_t l = vdupq_n_f32(lo), h = vdupq_n_f32(hi);
-        for (; j + 4 <= n; j += 4) vst1q_f32(x + j, aotc_mve_hi_clamp(aotc_mve_lo_clamp(vld1q_f32(x + j), l), h));
+        const int32x4_t kl = aotc_mve_order_key(l), kh = aotc_mve_order_key(h);
+        for (; j + 4 <= n; j += 4) vst1q_f32(x + j, aotc_mve_clamp(vld1q_f32(x + j), l, kl, h, kh));
     }
 #endif
     if (act == AOTC_ACT_CLAMP) {
