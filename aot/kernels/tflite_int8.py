@@ -303,6 +303,7 @@ def _packs(node: Node, graph: Graph) -> bool:
 
 
 PACK_SLACK = define("aotc_tflite_int8.h", "TFL_PK_SLACK")
+PACK_DW_SLACK = define("aotc_tflite_int8.h", "TFL_PK_DW_SLACK")
 
 
 def _packed_scratch(node: Node, graph: Graph) -> int:
@@ -312,7 +313,8 @@ def _packed_scratch(node: Node, graph: Graph) -> int:
     (aotc_tfl_depthwise_s8_packed_scratch_bytes)."""
     if node.op == "TflDepthwiseConv2D":  # the band: kh rows of the columns an output row spans, 16 channels
         ow, (kh, kw) = graph.tensors[node.outputs[0]].shape[2], node.attrs["kernel"]
-        return kh * ((ow - 1) * node.attrs["strides"][1] + (kw - 1) * node.attrs["dilations"][1] + 1) * 16
+        span = (ow - 1) * node.attrs["strides"][1] + (kw - 1) * node.attrs["dilations"][1] + 1
+        return kh * span * 16 + PACK_DW_SLACK
     n, _, _, c = graph.tensors[node.inputs[0]].shape
     _, oh, ow, _ = graph.tensors[node.outputs[0]].shape
     (kh, kw), (sh, sw), (dh, dw) = node.attrs["kernel"], node.attrs["strides"], node.attrs["dilations"]

@@ -478,8 +478,9 @@ static inline int64_t aotc_tfl_conv_s8_packed_scratch_bytes(const aotc_tfl_conv_
 /* DEPTHWISE_CONV_2D's band: the columns an output row's windows span, kh rows of them, 16 bytes each */
 static inline int32_t tfl_pk_dw_span(const aotc_tfl_conv_params *p) { return (p->ow - 1) * p->sw + (p->kw - 1) * p->dw + 1; }
 
+#define TFL_PK_DW_SLACK 64 /* past the band: the last window's row read as 64 bytes (4 columns) */
 static inline int64_t aotc_tfl_depthwise_s8_packed_scratch_bytes(const aotc_tfl_conv_params *p) {
-    return (int64_t)p->kh * tfl_pk_dw_span(p) * 16;
+    return (int64_t)p->kh * tfl_pk_dw_span(p) * 16 + TFL_PK_DW_SLACK;
 }
 
 static inline int64_t aotc_tfl_fc_s8_packed_scratch_bytes(const aotc_tfl_fc_params *p) { return tfl_pk_kp(p->in); }

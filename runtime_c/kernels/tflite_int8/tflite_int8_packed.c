@@ -2,9 +2,10 @@
  * weights the compiler packed (aotc_tflite_int8.h, "The host's packed kernels"): the host's and the Linux
  * targets' path. With AVX-512 VNNI (a -march that has it) the sums are byte dot products by vpdpbusd (CONV_2D,
  * FULLY_CONNECTED: the patch bytes made unsigned by x ^ 0x80, which the folded bias undoes) and 16-bit ones by
- * vpdpwssd (DEPTHWISE_CONV_2D), requantised 16 outputs at a time in 64-bit lanes; elsewhere the same sums in
- * plain C. Either way bit for bit TFLite's (tflite_int8_ref.c): the int32 sums are the same modulo 2^32, and
- * the requantisation is TFLite's own, its two roundings merged into one exact 64-bit shift:
+ * vpdpwssd (DEPTHWISE_CONV_2D; with VBMI too, kernels up to 4 taps wide and 8 tall by vpdpbusd on a kernel row's
+ * taps gathered by vpermb), requantised 16 outputs at a time in 64-bit lanes; elsewhere the same sums in plain C.
+ * Either way bit for bit TFLite's (tflite_int8_ref.c): the int32 sums are the same modulo 2^32, and the
+ * requantisation is TFLite's own, its two roundings merged into one exact 64-bit shift:
  *
  *   double rounding  RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(a, m), e), a = acc << left:
  *                    floor((a m + 2^30 + n 2^31) / 2^(31 + e)) with n = 2^(e - 1) - [a m < -2^30] (0 for e = 0),
@@ -367,25 +368,91 @@ TFL_PK_INLINE void tfl_pk_dw_run(const aotc_tfl_conv_params *p, const uint8_t *x
 }
 
 /* the band of output row oy (batch b): its kh input rows' pw columns of channels c0 .. c0 + 15 (m), 16 bytes a
- * column, x_zero outside x */
+ * column, x_zero outside x; each byte ^ flip (0x80: unsigned, as x + 128) */
 static void tfl_pk_dw_band(const aotc_tfl_conv_params *p, const int8_t *x, int32_t oy, int32_t b, int32_t c0,
-                           int32_t pw, __mmask16 m, uint8_t *band) {
-    const __m128i zero = _mm_set1_epi8((char)p->x_zero);
+                           int32_t pw, __mmask16 m, uint8_t flip, uint8_t *band) {
+    const __m128i f = _mm_set1_epi8((char)flip), zero = _mm_set1_epi8((char)((uint8_t)p->x_zero ^ flip));
     int32_t ky, j;
     for (ky = 0; ky < p->kh; ++ky) {
         const int32_t iy = oy * p->sh - p->pad_top + ky * p->dh;
         const int64_t at = (((int64_t)b * p->h + iy) * p->w - p->pad_left) * p->c + c0;
         for (j = 0; j < pw; ++j, band += 16) {
             const int32_t ix = j - p->pad_left;
-            _mm_storeu_si128((__m128i *)band, iy < 0 || iy >= p->h || ix < 0 || ix >= p->w
-                                                  ? zero
-                                                  : _mm_maskz_loadu_epi8(m, x + at + (int64_t)j * p->c));
+            _mm_storeu_si128((__m128i *)band,
+                             iy < 0 || iy >= p->h || ix < 0 || ix >= p->w
+                                 ? zero
+                                 : _mm_xor_si128(_mm_maskz_loadu_epi8(m, x + at + (int64_t)j * p->c), f));
         }
     }
 }
 
+#if defined(__AVX512VBMI__)
+#define TFL_PK_DW_ROWS 8 /* the most kernel rows the byte path keeps the weights of in registers */
+
+/* whether the byte path takes the depthwise conv: each kernel row's taps one quad a channel (kw <= 4, dilation 1
+ * across), their 4 bytes of the band's unsigned row gathered into the channel's lane by one vpermb */
+static int tfl_pk_dw_quads(const aotc_tfl_conv_params *p) { return p->kw <= 4 && p->dw == 1 && p->kh <= TFL_PK_DW_ROWS; }
+
+/* g positions of an unsigned band (position j's window at xs + j step), one block of 16 channels: a vpdpbusd a
+ * kernel row (wr: its weights, 4 taps a lane; idx: the band's tap-major bytes to channel-major quads) */
+TFL_PK_INLINE void tfl_pk_dw_quad_run(int32_t kh, const uint8_t *xs, int64_t row, int64_t step, const __m512i *wr,
+                                      __m512i idx, __m512i bias, int g, const tfl_pk_out *o, int8_t *y, int64_t ys,
+                                      __mmask16 m) {
+    __m512i s0 = bias, s1 = bias, s2 = bias, s3 = bias;
+    int32_t ky;
+    for (ky = 0; ky < kh; ++ky, xs += row) {
+        const __m512i w = wr[ky];
+        s0 = _mm512_dpbusd_epi32(s0, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs)), w);
+        if (g > 1) s1 = _mm512_dpbusd_epi32(s1, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs + step)), w);
+        if (g > 2) s2 = _mm512_dpbusd_epi32(s2, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs + 2 * step)), w);
+        if (g > 3) s3 = _mm512_dpbusd_epi32(s3, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs + 3 * step)), w);
+    }
+    tfl_pk_store(o, s0, y, NULL, m);
+    if (g > 1) tfl_pk_store(o, s1, y + ys, NULL, m);
+    if (g > 2) tfl_pk_store(o, s2, y + 2 * ys, NULL, m);
+    if (g > 3) tfl_pk_store(o, s3, y + 3 * ys, NULL, m);
+}
+
+/* one block of 16 channels (from c0, m) by the byte path: each kernel row's weights as quads a lane, the bias less
+ * 128 x the taps' sum (the band holds x + 128), then every output row from its unsigned band */
+static void tfl_pk_dw_quads_block(const aotc_tfl_conv_params *p, const int8_t *x, const int32_t *wb, __m512i bias,
+                                  int32_t c0, __mmask16 m, const tfl_pk_out *o, int8_t *y, uint8_t *band) {
+    const int32_t pw = tfl_pk_dw_span(p);
+    const int64_t row = (int64_t)pw * 16, step = (int64_t)p->sw * 16;
+    __m512i idx, wr[TFL_PK_DW_ROWS], sum = _mm512_setzero_si512();
+    uint8_t order[64];
+    int32_t ky, kx, b, oy, ox, j;
+    for (j = 0; j < 64; ++j) order[j] = (uint8_t)(16 * (j % 4) + j / 4); /* lane c's byte t: tap t's channel c */
+    idx = _mm512_loadu_si512(order);
+    for (ky = 0; ky < p->kh; ++ky) {
+        uint8_t taps[64]; /* the row's taps' weights, tap-major, 0 past kw */
+        memset(taps, 0, sizeof taps);
+        for (kx = 0; kx < p->kw; ++kx) {
+            const __m512i w = _mm512_loadu_si512(wb + (ky * p->kw + kx) * 16); /* (uint16_t)w a lane */
+            sum = _mm512_add_epi32(sum, _mm512_srai_epi32(_mm512_slli_epi32(w, 16), 16));
+            _mm_storeu_si128((__m128i *)(taps + 16 * kx), _mm512_cvtepi32_epi8(w));
+        }
+        wr[ky] = _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(taps));
+    }
+    bias = _mm512_sub_epi32(bias, _mm512_slli_epi32(sum, 7));
+    for (b = 0; b < p->n; ++b)
+        for (oy = 0; oy < p->oh; ++oy) {
+            int8_t *yr = y + ((int64_t)b * p->oh + oy) * p->ow * p->oc + c0;
+            tfl_pk_dw_band(p, x, oy, b, c0, pw, m, 0x80, band);
+            for (ox = 0; ox + 4 <= p->ow; ox += 4)
+                tfl_pk_dw_quad_run(p->kh, band + ox * step, row, step, wr, idx, bias, 4, o, yr + (int64_t)ox * p->oc, p->oc, m);
+            switch (p->ow - ox) {
+            case 3: tfl_pk_dw_quad_run(p->kh, band + ox * step, row, step, wr, idx, bias, 3, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
+            case 2: tfl_pk_dw_quad_run(p->kh, band + ox * step, row, step, wr, idx, bias, 2, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
+            case 1: tfl_pk_dw_quad_run(p->kh, band + ox * step, row, step, wr, idx, bias, 1, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
+            default: break;
+            }
+        }
+}
+#endif
+
 /* DEPTHWISE_CONV_2D, 16 channels at a time, an output row at a time from its band in scratch (no tests a tap):
- * its positions 4 at a time */
+ * its positions 4 at a time; with VBMI a kernel row's taps by one byte dot product (tfl_pk_dw_quads) */
 void aotc_tfl_depthwise_s8_packed(const aotc_tfl_conv_params *p, const int8_t *x, const int32_t *wp,
                                   const int32_t *bias, int8_t *y, uint8_t *scratch) {
     const int32_t taps = p->kh * p->kw, pw = tfl_pk_dw_span(p);
@@ -398,10 +465,16 @@ void aotc_tfl_depthwise_s8_packed(const aotc_tfl_conv_params *p, const int8_t *x
         const __m512i bv = _mm512_loadu_si512(bias + c0);
         const int32_t *wb = wp + (int64_t)c0 * taps;
         tfl_pk_out_channels(&o, p->mult + c0, p->shift + c0, m);
+#if defined(__AVX512VBMI__)
+        if (tfl_pk_dw_quads(p)) {
+            tfl_pk_dw_quads_block(p, x, wb, bv, c0, m, &o, y, scratch);
+            continue;
+        }
+#endif
         for (b = 0; b < p->n; ++b)
             for (oy = 0; oy < p->oh; ++oy) {
                 int8_t *yr = y + ((int64_t)b * p->oh + oy) * p->ow * p->oc + c0;
-                tfl_pk_dw_band(p, x, oy, b, c0, pw, m, scratch);
+                tfl_pk_dw_band(p, x, oy, b, c0, pw, m, 0, scratch);
                 for (ox = 0; ox + 4 <= p->ow; ox += 4)
                     tfl_pk_dw_run(p, scratch + ox * step, row, step, wb, bv, 4, &o, yr + (int64_t)ox * p->oc, m);
                 switch (p->ow - ox) {
