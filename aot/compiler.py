@@ -210,7 +210,7 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
     traits = TargetTraits(vector_unit=t.vector_unit, scalar_tiles=not t.vector_unit and not t.helium,
                           helium=t.helium and not portable, dsp=t.dsp and not t.helium and not portable,
                           threads=threads, avx512=host_isa(isa, t) == "avx512f" and not portable,
-                          fast_math=fast_math, portable=portable)
+                          host=t.kind == "host" and not portable, fast_math=fast_math, portable=portable)
     selection = select_kernels(graph, traits, workspace)
     if ram_budget is None:
         plan = plan_memory(graph, op_memory(selection), scratch_floor)

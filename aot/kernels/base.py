@@ -81,6 +81,9 @@ class TargetTraits:
     # the bundle is for this machine (target host) and its CPU has AVX-512F, which the host build's
     # -march=native turns on: the kernels' AVX-512 paths (conv_ig_avx512.h ...) will exist
     avx512: bool = False
+    # the bundle is for this machine (target host), not built portable: the int8 TFLite kernels on packed
+    # weights (tflite_int8_packed.c: AVX-512 VNNI where the build has it, else plain C) will be taken
+    host: bool = False
     # --fast-math: kernels that round more than a direct sum may be taken (Winograd's F(4 x 4, 3 x 3))
     fast_math: bool = False
     # a --flash-budget's portable kernels (aot/flash.py): the bundle is built with AOTC_NO_INTRINSICS, so no
@@ -93,6 +96,7 @@ class TargetTraits:
 ISAS: dict[str, Callable[[TargetTraits], bool]] = {
     "": lambda t: True,  # plain C, every target
     "avx512": lambda t: t.avx512,  # an AVX-512F host (the x86 paths, conv_*_avx512.c)
+    "host": lambda t: t.host,  # the machine aotc runs on, any ISA level (tflite_int8_packed.c: #if per ISA)
     "helium": lambda t: t.helium,  # Arm's M-profile vector extension (a Cortex-M55)
     "arm-dsp": lambda t: t.dsp or t.helium,  # Arm's DSP extension (SMLAD): a Cortex-M4, M33, and every Helium core
     # a Cortex-M core's int8 paths (quant_dsp.h, tflite_int8_*.c: SMLAD where the core has it), which

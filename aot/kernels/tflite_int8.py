@@ -38,6 +38,10 @@ def _conv_kernel(node: Node, graph: Graph) -> str:
 def _emit_conv(ctx: NodeContext) -> None:
     p = _conv_params(ctx)
     fn = ctx.choice.kernel
+    if fn.endswith("_packed"):
+        wp, bias = _packed_weights(ctx)
+        ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), wp, bias, ctx.ptr(ctx.outputs[0]), ctx.scratch("uint8_t"))
+        return
     scratch = [ctx.scratch("uint32_t")] if fn in ("aotc_tfl_conv_s8", "aotc_tfl_depthwise_s8") else []
     ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx), ctx.ptr(ctx.outputs[0]), *scratch)
 
@@ -69,6 +73,11 @@ def _emit_conv_add(ctx: NodeContext) -> None:
     output written over the residual where the plan put them in one buffer."""
     p = _conv_params(ctx)
     r = _residual_params(ctx)
+    if ctx.choice.kernel.endswith("_packed"):
+        wp, bias = _packed_weights(ctx)
+        ctx.call(ctx.choice.kernel, p, r, ctx.ptr(ctx.inputs[0]), wp, bias, ctx.ptr(ctx.inputs[3]),
+                 ctx.ptr(ctx.outputs[0]), ctx.scratch("uint8_t"))
+        return
     scratch = ctx.scratch("uint32_t") if ctx.choice.scratch else "NULL"
     ctx.call(ctx.choice.kernel, p, r, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), _bias(ctx),
              ctx.ptr(ctx.inputs[3]), ctx.ptr(ctx.outputs[0]), scratch)
@@ -269,7 +278,86 @@ def overlap_bytes(node: Node, graph: Graph) -> int | None:
     return -(-below // granule) * granule
 
 
-HELIUM, M_PROFILE = KernelFacts(isa="helium"), KernelFacts(isa="m-profile")
+HELIUM, M_PROFILE, HOST = KernelFacts(isa="helium"), KernelFacts(isa="m-profile"), KernelFacts(isa="host")
+PACK_PATCH_BYTES = define("aotc_tflite_int8.h", "TFL_PK_PATCH_BYTES")
+PACK_BLOCK = 16  # output channels a block of the packed weights (tflite_int8_packed.c: one vector of sums)
+INT32_MIN = -(1 << 31)
+
+
+def pack_kp(k: int) -> int:
+    """Bytes of a packed row of k weights (or of a patch): whole quads (aotc_tflite_int8.h's tfl_pk_kp)."""
+    return 4 * -(-k // 4)
+
+
+def _packs(node: Node, graph: Graph) -> bool:
+    """Whether tflite_int8_packed.c takes the node: int8 CONV_2D (with its ADD fused), DEPTHWISE_CONV_2D of depth
+    multiplier 1 or FULLY_CONNECTED, its weights constant, no multiplier INT32_MIN (which TFLite's double rounding
+    saturates: quantize_multiplier never writes it)."""
+    x, w = graph.tensors[node.inputs[0]], graph.tensors[node.inputs[1]]
+    if x.dtype != "int8" or w.data is None or len(node.inputs) > 2 and node.inputs[2] and \
+            graph.tensors[node.inputs[2]].data is None:
+        return False
+    if node.op == "TflDepthwiseConv2D" and graph.tensors[node.outputs[0]].shape[3] != x.shape[3]:
+        return False
+    mults = [*node.attrs["mult"], *(node.attrs["add"]["m"][::2] if node.op == "TflConv2DAdd" else ())]
+    return INT32_MIN not in (int(m) for m in mults)
+
+
+PACK_SLACK = define("aotc_tflite_int8.h", "TFL_PK_SLACK")
+PACK_DW_SLACK = define("aotc_tflite_int8.h", "TFL_PK_DW_SLACK")
+
+
+def _packed_scratch(node: Node, graph: Graph) -> int:
+    """tflite_int8_packed.c's scratch in bytes (aotc_tflite_int8.h's aotc_tfl_conv_s8_packed_scratch_bytes):
+    CONV_2D's span of x (tfl_pk_span_bytes), whose windows it reads in place, at dilation 1 across; else a tile
+    of patches (tfl_pk_conv_tile_positions of them, pack_kp bytes each); DEPTHWISE_CONV_2D its band
+    (aotc_tfl_depthwise_s8_packed_scratch_bytes)."""
+    if node.op == "TflDepthwiseConv2D":  # the band: kh rows of the columns an output row spans, 16 channels
+        ow, (kh, kw) = graph.tensors[node.outputs[0]].shape[2], node.attrs["kernel"]
+        span = (ow - 1) * node.attrs["strides"][1] + (kw - 1) * node.attrs["dilations"][1] + 1
+        return kh * span * 16 + PACK_DW_SLACK
+    n, _, _, c = graph.tensors[node.inputs[0]].shape
+    _, oh, ow, _ = graph.tensors[node.outputs[0]].shape
+    (kh, kw), (sh, sw), (dh, dw) = node.attrs["kernel"], node.attrs["strides"], node.attrs["dilations"]
+    kp = pack_kp(kh * kw * c)
+    tile = max(8, PACK_PATCH_BYTES // kp // 8 * 8)
+    if dw == 1:  # the span, its windows read in place
+        return n * ((oh - 1) * sh + (kh - 1) * dh + 1) * ((ow - 1) * sw + kw) * c + PACK_SLACK
+    return min(tile, n * oh * ow) * kp
+
+
+def _packed_weights(ctx: NodeContext) -> tuple[str, str]:
+    """The packed weights and the folded bias of a node tflite_int8_packed.c runs (aotc_tflite_int8.h, "The host's
+    packed kernels"): rows of weights in quads, blocks of PACK_BLOCK rows, the bias less the zero point's share
+    (x_zero for the depthwise taps, 128 + x_zero for the unsigned patches), modulo 2^32."""
+    w = np.asarray(ctx.const(ctx.inputs[1]), np.int8)
+    has_bias = len(ctx.inputs) > 2 and ctx.inputs[2]
+    depthwise = ctx.node.op == "TflDepthwiseConv2D"
+    rows = w.reshape(-1, w.shape[-1]).T if depthwise else w.reshape(w.shape[0], -1)  # [channel][tap] or [oc][k]
+    n, k = rows.shape
+    if ctx.node.op != "TflFullyConnected" and not depthwise and ctx.attrs["dilations"][1] == 1:
+        # the windows read in place (tfl_pk_direct): each kernel row of kw c weights padded to whole quads
+        kh = w.shape[1]
+        run = k // kh
+        rows = np.pad(rows.reshape(n, kh, run), ((0, 0), (0, 0), (0, pack_kp(run) - run))).reshape(n, -1)
+    blocks = -(-n // PACK_BLOCK)
+    bias = np.zeros(blocks * PACK_BLOCK, np.int64)
+    if has_bias:
+        bias[:n] = np.asarray(ctx.const(ctx.inputs[2]), np.int64).reshape(-1)
+    zero = int(ctx.attrs["x_zero"]) + (0 if depthwise else 128)
+    bias[:n] -= zero * rows.astype(np.int64).sum(axis=1)  # (the padding's zeros add nothing)
+    k = rows.shape[1]
+    folded = ((bias + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
+    padded = np.zeros((blocks * PACK_BLOCK, k if depthwise else pack_kp(k)), np.int8)
+    padded[:n, :k] = rows
+    if depthwise:  # [block][tap][16] int32, each (uint16_t)w
+        packed = padded.reshape(blocks, PACK_BLOCK, k).transpose(0, 2, 1).astype(np.int16).view(np.uint16)
+        wp = ctx.const_array("wp", np.ascontiguousarray(packed.astype(np.int32)),
+                             "the taps' weights as (uint16_t)w, blocks of 16 channels")
+    else:  # [block][quad][16][4]
+        packed = padded.reshape(blocks, PACK_BLOCK, -1, 4).transpose(0, 2, 1, 3)
+        wp = ctx.const_array("wp", np.ascontiguousarray(packed), "weights in quads, blocks of 16 output channels")
+    return wp, ctx.const_array("bias", folded, f"the bias less {zero} x each row's sum of weights (mod 2^32)")
 # the DSP paths' scratch: none of it is read where the bundle is built without them (TargetTraits.portable)
 _not_portable = lambda n, g, t: not t.portable  # noqa: E731
 # On the M-profile boards CONV_2D and DEPTHWISE_CONV_2D's DSP paths, and Helium's CONV_2D on the M55, take
@@ -279,7 +367,9 @@ def _conv_kernels(s8: str, helium: bool) -> tuple[Candidate, ...]:
     s16 = s8.replace("_s8", "_s16")
     mve = Candidate(s8, lambda n, g, budget: KernelChoice(_conv_kernel(n, g), _conv_mve_scratch(n, g)),
                     applies=lambda n, g, t: _conv_mve_scratch(n, g) > 0, facts=HELIUM)
-    return (*((mve,) if helium else ()),
+    packed = Candidate(f"{s8}_packed", lambda n, g, budget: KernelChoice(f"{s8}_packed", _packed_scratch(n, g)),
+                       applies=lambda n, g, t: _packs(n, g), facts=HOST)
+    return (packed, *((mve,) if helium else ()),
             Candidate(s8, _fit_conv, facts=M_PROFILE, also=(s16,), applies=_not_portable,
                       fit_least=lambda n, g, budget: _fit_conv(n, g, budget, least=True)),
             by_type(_conv_kernel, s8, s16))
@@ -288,6 +378,8 @@ def _conv_kernels(s8: str, helium: bool) -> tuple[Candidate, ...]:
 # the fused CONV_2D + ADD: on the M-profile boards the ADD's tables and a tile of conv outputs besides
 # the conv's scratch; the host's plain loop needs none
 CONV_ADD_KERNELS = (
+    Candidate("aotc_tfl_conv_add_s8_packed", lambda n, g, budget: KernelChoice(
+        "aotc_tfl_conv_add_s8_packed", _packed_scratch(n, g)), applies=lambda n, g, t: _packs(n, g), facts=HOST),
     Candidate("aotc_tfl_conv_add_s8", lambda n, g, budget: KernelChoice(
         "aotc_tfl_conv_add_s8", 4 * RESIDUAL_TABLE_WORDS + _conv_mve_scratch(n, g, True)),
               applies=lambda n, g, t: _conv_mve_scratch(n, g, True) > 0, facts=HELIUM),
@@ -302,6 +394,17 @@ def _emit_fc(ctx: NodeContext) -> None:
     out, inner = ctx.shape(ctx.inputs[1])
     rows = ctx.tensor(ctx.inputs[0]).size // inner
     mult, shift = _requant_arrays(ctx)
+    if ctx.choice.kernel == "aotc_tfl_fc_s8_packed":
+        p = ctx.params("aotc_tfl_fc_params", {
+            "rows": c_int(rows), "in": c_int(inner), "out": c_int(out), "x_zero": c_int(a["x_zero"]),
+            "y_zero": c_int(a["y_zero"]), "y_min": c_int(a["y_min"]), "y_max": c_int(a["y_max"]),
+            "mult": mult, "shift": shift, "il4": "0",
+        }, comment=f"FULLY_CONNECTED {rows} x {inner} -> {out}, TFLite requantisation; weights packed in quads, "
+                   "blocks of 16 rows")
+        wp, bias = _packed_weights(ctx)
+        ctx.call(ctx.choice.kernel, p, ctx.ptr(ctx.inputs[0]), wp, bias, ctx.ptr(ctx.outputs[0]),
+                 ctx.scratch("uint8_t"))
+        return
     il4 = ctx.choice.detail == "il4"
     p = ctx.params("aotc_tfl_fc_params", {
         "rows": c_int(rows), "in": c_int(inner), "out": c_int(out), "x_zero": c_int(a["x_zero"]),
@@ -333,9 +436,14 @@ def _fc_shape(node: Node, graph: Graph) -> tuple[int, int, bool]:
 
 
 # On the M-profile boards the DSP path (tflite_int8_fc.c) takes its scratch from the plan, as
-# TFLM's kernels take theirs from the tensor arena; the host kernels need none.
-FC_KERNELS = dsp_dense_kernels(_fc_shape, lambda n, g: "aotc_tfl_fc_s16" if g.tensors[n.inputs[0]].dtype == "int16"
-                               else "aotc_tfl_fc_s8", ("aotc_tfl_fc_s8", "aotc_tfl_fc_s16"))
+# TFLM's kernels take theirs from the tensor arena; on the host the packed kernel a row of the input
+# (tflite_int8_packed.c); the plain loop needs none.
+FC_PACKED = Candidate("aotc_tfl_fc_s8_packed", lambda n, g, budget: KernelChoice(
+    "aotc_tfl_fc_s8_packed", pack_kp(g.tensors[n.inputs[1]].shape[1])), applies=lambda n, g, t: _packs(n, g),
+    facts=HOST)
+FC_KERNELS = (FC_PACKED, *dsp_dense_kernels(
+    _fc_shape, lambda n, g: "aotc_tfl_fc_s16" if g.tensors[n.inputs[0]].dtype == "int16" else "aotc_tfl_fc_s8",
+    ("aotc_tfl_fc_s8", "aotc_tfl_fc_s16")))
 
 
 def _emit_pool(ctx: NodeContext) -> None:

@@ -48,6 +48,8 @@ int64_t facts_tfl(const char *path, const int32_t *f, int32_t *np) {
     if (!strcmp(path, "conv_add_dsp")) return aotc_tfl_conv_add_s8_dsp_scratch_bytes(&p);
     if (!strcmp(path, "conv_add_mve")) return aotc_tfl_conv_add_s8_mve_scratch_bytes(&p);
     if (!strcmp(path, "depthwise_dsp")) return aotc_tfl_depthwise_s8_dsp_scratch_bytes(&p);
+    if (!strcmp(path, "conv_packed") || !strcmp(path, "conv_add_packed")) return aotc_tfl_conv_s8_packed_scratch_bytes(&p);
+    if (!strcmp(path, "depthwise_packed")) return aotc_tfl_depthwise_s8_packed_scratch_bytes(&p);
     return -1;
 }
 
@@ -56,6 +58,13 @@ int64_t facts_tfl_fc(int32_t in, int32_t out) {
     memset(&p, 0, sizeof p);
     p.in = in, p.out = out;
     return aotc_tfl_fc_s8_dsp_scratch_bytes(&p);
+}
+
+int64_t facts_tfl_fc_packed(int32_t in, int32_t out) {
+    aotc_tfl_fc_params p;
+    memset(&p, 0, sizeof p);
+    p.in = in, p.out = out;
+    return aotc_tfl_fc_s8_packed_scratch_bytes(&p);
 }
 
 int64_t facts_tfl_add(int64_t count, int32_t broadcast) {

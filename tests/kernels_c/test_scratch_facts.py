@@ -107,7 +107,8 @@ def facts(tmp_path_factory) -> ctypes.CDLL:
     subprocess.run(["gcc", *FLAGS, "-shared", "-fPIC", *kernel_include_flags(),
                     str(TESTS_C / "scratch_facts.c"), "-o", str(lib)], check=True)
     so = ctypes.CDLL(str(lib))
-    for name in ("facts_conv", "facts_sgemm_work", "facts_tfl", "facts_tfl_fc", "facts_tfl_add", "facts_qconv"):
+    for name in ("facts_conv", "facts_sgemm_work", "facts_tfl", "facts_tfl_fc", "facts_tfl_fc_packed", "facts_tfl_add",
+                 "facts_qconv"):
         getattr(so, name).restype = ctypes.c_int64
     return so
 
@@ -276,6 +277,36 @@ def test_tflite_scratch_is_the_kernels(facts, conv_, budget):
             assert choice.scratch == c_bytes, (path, choice, c_bytes)
             if dsp and node.op != "TflDepthwiseConv2D" and c_bytes:
                 assert np_.value == choice.detail  # the tile the kernel takes is the plan's
+
+
+@settings(max_examples=800, deadline=None)
+@given(conv_=tfl_convs())
+def test_tflite_packed_scratch_is_the_kernels(facts, conv_):
+    """The host's packed kernels' scratch (tflite_int8_packed.c: CONV_2D's span and tile of patches, the depthwise
+    band) as the compiler sizes it is what aotc_tflite_int8.h's functions give."""
+    node, graph = conv_
+    node.attrs.update(mult=[1 << 30], add={"m": [1 << 30, -1] * 3})
+    host = TargetTraits(host=True)
+    cand = next(k for k in tflite_int8.OPS[node.op].kernels if k.applies_on(node, graph, host))
+    if node.op == "TflDepthwiseConv2D" and graph.tensors["y"].shape[3] != graph.tensors["x"].shape[3]:
+        assert not cand.kernel.endswith("_packed")  # (depth multiplier 1 only)
+        return
+    assert cand.kernel.endswith("_packed"), cand.kernel
+    path = {"TflConv2D": "conv_packed", "TflConv2DAdd": "conv_add_packed", "TflDepthwiseConv2D": "depthwise_packed"}
+    np_ = ctypes.c_int32()
+    c_bytes = facts.facts_tfl(path[node.op].encode(), _tfl_params(node, graph, 0), ctypes.byref(np_))
+    assert cand.fit(node, graph, 0).scratch == c_bytes
+
+
+@given(k=st.integers(1, 4000), n=st.integers(1, 1000))
+def test_fc_packed_scratch_is_the_kernels(facts, k, n):
+    x, y = Tensor("x", (1, k), "int8"), Tensor("y", (1, n), "int8")
+    w = Tensor("w", (n, k), "int8", np.zeros((n, k), np.int8))
+    node = Node("TflFullyConnected", "fc", ["x", "w"], ["y"], {"mult": [1 << 30]})
+    graph = Graph("g", [node], {"x": x, "w": w, "y": y}, ["x"], ["y"])
+    cand = tflite_int8.OPS["TflFullyConnected"].kernels[0]
+    assert cand.applies_on(node, graph, TargetTraits(host=True))
+    assert cand.fit(node, graph, 0).scratch == facts.facts_tfl_fc_packed(k, n)
 
 
 @given(k=st.integers(0, 4000), n=st.integers(1, 1000))

@@ -94,7 +94,44 @@ static void act_range(int32_t lo, int32_t hi, int32_t y_zero, int32_t *y_min, in
 
 /* ---- CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV, CONV_2D + ADD: int8 and 16x8 --------------------------- */
 
-enum { K_CONV, K_DEPTHWISE, K_TRANSPOSE, K_CONV_ADD };
+enum { K_CONV, K_DEPTHWISE, K_TRANSPOSE, K_CONV_ADD, K_PACKED = 8 };
+
+/* The host's packed kernels' weights and folded bias, as aot/kernels/tflite_int8.py packs them (the header's
+ * "The host's packed kernels"): rows x k weights in quads, blocks of 16 rows (CONV_2D, FULLY_CONNECTED) ... */
+static int8_t *pack_quads(const int8_t *w, int32_t rows, int32_t k) {
+    const int32_t kp = 4 * ((k + 3) / 4), blocks = (rows + 15) / 16;
+    int8_t *wp = (int8_t *)bytes((size_t)blocks * 16 * kp);
+    int32_t o, j;
+    memset(wp, 0, (size_t)blocks * 16 * kp);
+    for (o = 0; o < rows; ++o)
+        for (j = 0; j < k; ++j) wp[(((size_t)(o / 16) * (kp / 4) + j / 4) * 16 + o % 16) * 4 + j % 4] = w[(size_t)o * k + j];
+    return wp;
+}
+
+/* ... a depthwise filter's taps x c weights as int32 (uint16_t)w, blocks of 16 channels ... */
+static int32_t *pack_taps(const int8_t *w, int32_t taps, int32_t c) {
+    const int32_t blocks = (c + 15) / 16;
+    int32_t *wp = (int32_t *)bytes((size_t)blocks * 16 * taps * 4);
+    int32_t t, ch;
+    memset(wp, 0, (size_t)blocks * 16 * taps * 4);
+    for (t = 0; t < taps; ++t)
+        for (ch = 0; ch < c; ++ch) wp[((size_t)(ch / 16) * taps + t) * 16 + ch % 16] = (uint16_t)(int16_t)w[(size_t)t * c + ch];
+    return wp;
+}
+
+/* ... and the bias less zero times each row's sum of weights (rows of k weights, `stride` apart, each `step`),
+ * modulo 2^32, 0 past the rows, whole blocks of 16 */
+static int32_t *fold_bias(const int32_t *bias, const int8_t *w, int32_t rows, int32_t k, int64_t stride, int64_t step,
+                          int32_t zero) {
+    int32_t *b = (int32_t *)bytes((size_t)(rows + 15) / 16 * 64), o, j;
+    memset(b, 0, (size_t)(rows + 15) / 16 * 64);
+    for (o = 0; o < rows; ++o) {
+        uint32_t v = bias ? (uint32_t)bias[o] : 0u;
+        for (j = 0; j < k; ++j) v -= (uint32_t)zero * (uint32_t)(int32_t)w[o * stride + j * step];
+        b[o] = (int32_t)v;
+    }
+    return b;
+}
 
 /* one window dim: SAME or VALID output size and its leading pad (dilated window), 0 where no output */
 static int32_t window_dim(int32_t in, int32_t k, int32_t s, int32_t d, int32_t *pad) {
@@ -159,10 +196,47 @@ static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
     if (mobile && !wide) p->y_min = -128, p->y_max = 127;
 }
 
+/* the packed kernel of the int8 conv p (kind: K_CONV, K_DEPTHWISE, K_CONV_ADD) on w packed, and the reference */
+static void run_packed(const aotc_tfl_conv_params *p, int kind, const aotc_tfl_residual_params *r, const int8_t *x,
+                       const int8_t *w, const int32_t *bias, const int8_t *res, int in_place, int8_t *y, int8_t *ref,
+                       uint8_t *scratch) {
+    const int32_t taps = p->kh * p->kw, k = taps * p->c;
+    if (kind == K_DEPTHWISE) {
+        int32_t *wp = pack_taps(w, taps, p->c), *b = fold_bias(bias, w, p->c, taps, 1, p->c, p->x_zero);
+        aotc_tfl_depthwise_s8_packed(p, x, wp, b, y, scratch);
+        aotc_tfl_depthwise_s8_ref(p, x, w, bias, ref);
+        free(wp), free(b);
+        return;
+    }
+    {
+        /* at dilation 1 across (tfl_pk_direct) each kernel row of kw c weights padded to whole quads */
+        const int32_t run = p->kw * p->c, rq = tfl_pk_row_quads(p), kd = p->kh * 4 * rq;
+        int8_t *wr = (int8_t *)bytes((size_t)p->oc * kd), *wp;
+        int32_t *b = fold_bias(bias, w, p->oc, k, k, 1, 128 + p->x_zero);
+        int32_t o, ky, j;
+        memset(wr, 0, (size_t)p->oc * kd);
+        for (o = 0; o < p->oc; ++o)
+            for (ky = 0; ky < p->kh; ++ky)
+                for (j = 0; j < run; ++j) wr[(size_t)o * kd + ky * 4 * rq + j] = w[((size_t)o * p->kh + ky) * run + j];
+        wp = tfl_pk_direct(p) ? pack_quads(wr, p->oc, kd) : pack_quads(w, p->oc, k);
+        free(wr);
+        if (kind == K_CONV) {
+            aotc_tfl_conv_s8_packed(p, x, wp, b, y, scratch);
+            aotc_tfl_conv_s8_ref(p, x, w, bias, ref);
+        } else {
+            aotc_tfl_conv_add_s8_packed(p, r, x, wp, b, in_place ? y : res, y, scratch);
+            aotc_tfl_conv_add_s8_ref(p, r, x, w, bias, res, ref);
+        }
+        free(wp), free(b);
+    }
+}
+
 static int check_conv(int kind, int wide) {
-    static const char *const names[2][4] = {
+    static const char *const names[3][4] = {
         {"aotc_tfl_conv_s8", "aotc_tfl_depthwise_s8", "aotc_tfl_transpose_conv_s8", "aotc_tfl_conv_add_s8"},
-        {"aotc_tfl_conv_s16", "aotc_tfl_depthwise_s16", "aotc_tfl_transpose_conv_s16", ""}};
+        {"aotc_tfl_conv_s16", "aotc_tfl_depthwise_s16", "aotc_tfl_transpose_conv_s16", ""},
+        {"aotc_tfl_conv_s8_packed", "aotc_tfl_depthwise_s8_packed", "", "aotc_tfl_conv_add_s8_packed"}};
+    const int packed = (kind & K_PACKED) != 0;
     aotc_tfl_conv_params p;
     aotc_tfl_residual_params r;
     const size_t xs = wide ? 2 : 1;
@@ -173,7 +247,11 @@ static int check_conv(int kind, int wide) {
     uint32_t *scratch = NULL;
     int64_t scratch_bytes = 0;
     int bad, in_place = 0;
+    kind &= ~K_PACKED;
     draw_conv(&p, kind, wide);
+    if (packed && kind == K_DEPTHWISE) p.depth_multiplier = 1, p.oc = p.c; /* the packed kernel's */
+    if (packed && chance(1, 3)) p.oc = rand_int(17, 40); /* blocks of 16 channels and a part */
+    if (packed && kind == K_DEPTHWISE) p.oc = p.c = chance(1, 2) ? p.oc : p.c;
     k = kind == K_DEPTHWISE ? p.kh * p.kw : p.kh * p.kw * p.c;
     xn = (size_t)p.n * p.h * p.w * p.c, yn = (size_t)p.n * p.oh * p.ow * p.oc;
     wn = kind == K_DEPTHWISE ? (size_t)p.kh * p.kw * p.oc : (size_t)p.oc * p.kh * p.kw * p.c;
@@ -192,12 +270,14 @@ static int check_conv(int kind, int wide) {
     }
     p.mult = mult, p.shift = shift;
     y = bytes(yn * xs), ref = bytes(yn * xs);
-    if (kind == K_CONV && !wide && DSP) {
+    if (packed) scratch_bytes = kind == K_DEPTHWISE ? aotc_tfl_depthwise_s8_packed_scratch_bytes(&p)
+                                                    : aotc_tfl_conv_s8_packed_scratch_bytes(&p);
+    if (kind == K_CONV && !wide && DSP && !packed) {
         p.dsp_tile = chance(1, 2) ? 0 : 2 * rand_int(1, 32); /* the memory plan's tile of positions (0: its own) */
         scratch_bytes = MVE && aotc_tfl_conv_s8_mve_scratch_bytes(&p) > 0 ? aotc_tfl_conv_s8_mve_scratch_bytes(&p)
                                                                         : aotc_tfl_conv_s8_dsp_scratch_bytes(&p);
     }
-    if (kind == K_DEPTHWISE && !wide && DSP) {
+    if (kind == K_DEPTHWISE && !wide && DSP && !packed) {
         /* the memory plan's run of sums where a RAM budget shortens it: 0 (its own) or 1 up to past a row */
         p.dsp_tile = chance(1, 2) ? 0 : rand_int(1, 2 * p.ow + 2);
         scratch_bytes = aotc_tfl_depthwise_s8_dsp_scratch_bytes(&p);
@@ -215,14 +295,19 @@ static int check_conv(int kind, int wide) {
         res = ints(yn, 1, -128, 127);
         in_place = chance(1, 2);
         if (in_place) memcpy(y, res, yn);
-        if (DSP) {
+        if (DSP && !packed) {
             p.dsp_tile = chance(1, 2) ? 0 : 2 * rand_int(1, 32);
             scratch_bytes = MVE && aotc_tfl_conv_add_s8_mve_scratch_bytes(&p) > 0 ? aotc_tfl_conv_add_s8_mve_scratch_bytes(&p)
                                                                                   : aotc_tfl_conv_add_s8_dsp_scratch_bytes(&p);
         }
     }
     if (scratch_bytes > 0) scratch = (uint32_t *)bytes((size_t)scratch_bytes);
-    switch (kind + 4 * wide) {
+    if (packed) {
+        run_packed(&p, kind, &r, (const int8_t *)x, w, (const int32_t *)bias, (const int8_t *)res, in_place,
+                   (int8_t *)y, (int8_t *)ref, (uint8_t *)scratch);
+        wide = 2; /* (the names' row) */
+    } else {
+        switch (kind + 4 * wide) {
     case K_CONV:
         aotc_tfl_conv_s8(&p, (const int8_t *)x, w, (const int32_t *)bias, (int8_t *)y, scratch);
         aotc_tfl_conv_s8_ref(&p, (const int8_t *)x, w, (const int32_t *)bias, (int8_t *)ref);
@@ -252,6 +337,7 @@ static int check_conv(int kind, int wide) {
         aotc_tfl_transpose_conv_s16(&p, (const int16_t *)x, w, (const int64_t *)bias, (int16_t *)y);
         aotc_tfl_transpose_conv_s16_ref(&p, (const int16_t *)x, w, (const int64_t *)bias, (int16_t *)ref);
         break;
+        }
     }
     bad = differ(names[wide][kind], y, ref, yn, xs);
     if (bad) {
@@ -268,7 +354,8 @@ static int check_conv(int kind, int wide) {
 
 /* ---- FULLY_CONNECTED ------------------------------------------------------------------------------------ */
 
-static int check_fc(int wide) {
+static int check_fc(int form) {
+    const int packed = form == 2, wide = form == 1; /* form 2: aotc_tfl_fc_s8_packed */
     aotc_tfl_fc_params p;
     const size_t xs = wide ? 2 : 1;
     int32_t *mult, *shift, o, k;
@@ -279,6 +366,7 @@ static int check_fc(int wide) {
     memset(&p, 0, sizeof p);
     p.rows = rand_int(1, 4), p.in = chance(1, 3) ? 4 * rand_int(1, 40) : rand_int(1, 100);
     p.out = chance(1, 3) ? 4 * rand_int(1, 8) : rand_int(1, 20);
+    if (packed && chance(1, 3)) p.out = rand_int(21, 150); /* blocks of 4 x 16 outputs and a part */
     p.x_zero = wide ? 0 : rand_int(-128, 127), p.y_zero = wide ? 0 : rand_int(-128, 127);
     act_range(wide ? -32768 : -128, wide ? 32767 : 127, p.y_zero, &p.y_min, &p.y_max);
     x = ints((size_t)p.rows * p.in, xs, wide ? -32768 : -128, wide ? 32767 : 127);
@@ -294,7 +382,14 @@ static int check_fc(int wide) {
     for (o = 0; o < p.out; ++o) multiplier(around((wide ? 1.0 / 64.0 : 2.0) / (64.0 * sqrt((double)p.in))), &mult[o], &shift[o]);
     p.mult = mult, p.shift = shift;
     y = bytes((size_t)p.rows * p.out * xs), ref = bytes((size_t)p.rows * p.out * xs);
-    if (wide) {
+    if (packed) {
+        int8_t *wp = pack_quads(w, p.out, p.in);
+        int32_t *b = fold_bias((const int32_t *)bias, w, p.out, p.in, p.in, 1, 128 + p.x_zero);
+        uint8_t *row = (uint8_t *)bytes((size_t)aotc_tfl_fc_s8_packed_scratch_bytes(&p));
+        aotc_tfl_fc_s8_packed(&p, (const int8_t *)x, wp, b, (int8_t *)y, row);
+        aotc_tfl_fc_s8_ref(&p, (const int8_t *)x, w, (const int32_t *)bias, (int8_t *)ref);
+        free(wp), free(b), free(row);
+    } else if (wide) {
         aotc_tfl_fc_s16(&p, (const int16_t *)x, w, (const int64_t *)bias, (int16_t *)y);
         aotc_tfl_fc_s16_ref(&p, (const int16_t *)x, w, (const int64_t *)bias, (int16_t *)ref);
     } else {
@@ -309,7 +404,8 @@ static int check_fc(int wide) {
         aotc_tfl_fc_s8(&p, (const int8_t *)x, w_arg, (const int32_t *)bias, (int8_t *)y, scratch);
         aotc_tfl_fc_s8_ref(&p, (const int8_t *)x, w, (const int32_t *)bias, (int8_t *)ref);
     }
-    bad = differ(wide ? "aotc_tfl_fc_s16" : "aotc_tfl_fc_s8", y, ref, (size_t)p.rows * p.out, xs);
+    bad = differ(packed ? "aotc_tfl_fc_s8_packed" : wide ? "aotc_tfl_fc_s16" : "aotc_tfl_fc_s8", y, ref,
+                 (size_t)p.rows * p.out, xs);
     if (bad) printf("  rows %d, in %d, out %d, x_zero %d, y_zero %d, il4 %d\n", (int)p.rows, (int)p.in, (int)p.out,
                     (int)p.x_zero, (int)p.y_zero, (int)p.il4);
     if (w_arg != w) free(w_arg);
@@ -833,6 +929,10 @@ static const entry ENTRIES[] = {
     {"aotc_tfl_depthwise_s8", c_conv8, K_DEPTHWISE},
     {"aotc_tfl_fc_s8", check_fc, 0},
     {"aotc_tfl_conv_add_s8", c_conv8, K_CONV_ADD},
+    {"aotc_tfl_conv_s8_packed", c_conv8, K_CONV | K_PACKED},
+    {"aotc_tfl_depthwise_s8_packed", c_conv8, K_DEPTHWISE | K_PACKED},
+    {"aotc_tfl_conv_add_s8_packed", c_conv8, K_CONV_ADD | K_PACKED},
+    {"aotc_tfl_fc_s8_packed", check_fc, 2},
     {"aotc_tfl_transpose_conv_s8", c_conv8, K_TRANSPOSE},
     {"aotc_tfl_avgpool_s8", c_avg, 0},
     {"aotc_tfl_maxpool_s8", c_max, 0},

@@ -430,4 +430,68 @@ static inline int64_t aotc_tfl_add_s8_dsp_scratch_bytes(const aotc_tfl_binary_pa
     return !p->broadcast && p->count >= AOTC_TFL_ADD_MIN ? 4 * (int64_t)AOTC_TFL_ADD_SCRATCH : 0;
 }
 
+/* ---- The host's packed kernels (tflite_int8_packed.c) --------------------------------------------------
+ * On the host and the Linux targets CONV_2D (alone and with its residual ADD fused), DEPTHWISE_CONV_2D (depth
+ * multiplier 1) and FULLY_CONNECTED of int8 with constant weights read them packed by the compiler
+ * (aot/kernels/tflite_int8.py), with the zero points folded into the bias (sums modulo 2^32, as TFLite's int32):
+ *   CONV_2D, FULLY_CONNECTED: wp[o / 16][q][o % 16][4] int8, q < kq = ceil(k / 4), the weights' rows (k = kh kw c,
+ *     or in) in quads, 0 past k and past oc; bias[o] - (128 + x_zero) sum_k w[o][k], 0 past oc, whole blocks of 16
+ *     (the patches' bytes are x + 128); a CONV_2D of dilation 1 across (tfl_pk_direct) pads each kernel row of a
+ *     weights' row (kw c bytes) to whole quads instead, kq = kh tfl_pk_row_quads;
+ *   DEPTHWISE_CONV_2D: wp[c / 16][tap][c % 16] int32, each (uint16_t)w, 0 past c; bias[c] - x_zero sum_tap w[tap][c],
+ *     whole blocks of 16.
+ * Scratch, from the memory plan: CONV_2D the span of x its windows read (tfl_pk_span_bytes), or a tile of patches
+ * (kp = 4 kq bytes each, tfl_pk_conv_tile_positions of them); FULLY_CONNECTED a row of x (kp bytes);
+ * DEPTHWISE_CONV_2D a band of an output row's kh input rows, 16 channels (aotc_tfl_depthwise_s8_packed_scratch_bytes). The multipliers are never INT32_MIN. */
+#define TFL_PK_PATCH_BYTES 16384 /* CONV_2D: the tile of patches, about (at least 8 positions) */
+
+static inline int32_t tfl_pk_kp(int32_t k) { return 4 * ((k + 3) / 4); }
+
+/* CONV_2D's positions a tile: TFL_PK_PATCH_BYTES of patches in whole 8s, at least 8, at most the image */
+static inline int32_t tfl_pk_conv_tile_positions(const aotc_tfl_conv_params *p) {
+    const int32_t total = p->n * p->oh * p->ow;
+    int32_t t = TFL_PK_PATCH_BYTES / tfl_pk_kp(p->kh * p->kw * p->c);
+    t = t < 8 ? 8 : t - t % 8;
+    return t < total ? t : total;
+}
+
+/* CONV_2D at dilation 1 across copies the span of x its windows read into scratch, unsigned and padded, and reads
+ * each window's kernel rows there in place, as tfl_pk_row_quads(p) quads each (kw c bytes and up to 3 past them,
+ * whose weights are 0: its weights' rows are packed a kernel row at a time, each padded to whole quads); other
+ * CONV_2Ds gather a tile of patches */
+static inline int tfl_pk_direct(const aotc_tfl_conv_params *p) { return p->dw == 1; }
+static inline int32_t tfl_pk_row_quads(const aotc_tfl_conv_params *p) { return (p->kw * p->c + 3) / 4; }
+
+/* the span's bytes (0 where none), TFL_PK_SLACK past its end (the last window's last quad reads past it) */
+#define TFL_PK_SLACK 8
+static inline int64_t tfl_pk_span_bytes(const aotc_tfl_conv_params *p) {
+    const int64_t ph = (int64_t)(p->oh - 1) * p->sh + (p->kh - 1) * p->dh + 1, pw = (int64_t)(p->ow - 1) * p->sw + p->kw;
+    return tfl_pk_direct(p) ? p->n * ph * pw * p->c + TFL_PK_SLACK : 0;
+}
+
+/* the span, or a tile of patches */
+static inline int64_t aotc_tfl_conv_s8_packed_scratch_bytes(const aotc_tfl_conv_params *p) {
+    return tfl_pk_direct(p) ? tfl_pk_span_bytes(p)
+                            : (int64_t)tfl_pk_conv_tile_positions(p) * tfl_pk_kp(p->kh * p->kw * p->c);
+}
+
+/* DEPTHWISE_CONV_2D's band: the columns an output row's windows span, kh rows of them, 16 bytes each */
+static inline int32_t tfl_pk_dw_span(const aotc_tfl_conv_params *p) { return (p->ow - 1) * p->sw + (p->kw - 1) * p->dw + 1; }
+
+#define TFL_PK_DW_SLACK 64 /* past the band: the last window's row read as 64 bytes (4 columns) */
+static inline int64_t aotc_tfl_depthwise_s8_packed_scratch_bytes(const aotc_tfl_conv_params *p) {
+    return (int64_t)p->kh * tfl_pk_dw_span(p) * 16 + TFL_PK_DW_SLACK;
+}
+
+static inline int64_t aotc_tfl_fc_s8_packed_scratch_bytes(const aotc_tfl_fc_params *p) { return tfl_pk_kp(p->in); }
+
+void aotc_tfl_conv_s8_packed(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *wp, const int32_t *bias,
+                             int8_t *y, uint8_t *scratch);
+void aotc_tfl_conv_add_s8_packed(const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r, const int8_t *x,
+                                 const int8_t *wp, const int32_t *bias, const int8_t *res, int8_t *y, uint8_t *scratch);
+void aotc_tfl_depthwise_s8_packed(const aotc_tfl_conv_params *p, const int8_t *x, const int32_t *wp,
+                                  const int32_t *bias, int8_t *y, uint8_t *scratch);
+void aotc_tfl_fc_s8_packed(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *wp, const int32_t *bias,
+                           int8_t *y, uint8_t *scratch);
+
 #endif /* AOTC_TFLITE_INT8_H */

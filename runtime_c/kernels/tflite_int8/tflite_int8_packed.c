@@ -1,0 +1,581 @@
+/* TFLite's CONV_2D (alone and with its residual ADD fused), DEPTHWISE_CONV_2D and FULLY_CONNECTED, int8, on
+ * weights the compiler packed (aotc_tflite_int8.h, "The host's packed kernels"): the host's and the Linux
+ * targets' path. With AVX-512 VNNI (a -march that has it) the sums are byte dot products by vpdpbusd (CONV_2D,
+ * FULLY_CONNECTED: the patch bytes made unsigned by x ^ 0x80, which the folded bias undoes) and 16-bit ones by
+ * vpdpwssd (DEPTHWISE_CONV_2D; with VBMI too, kernels up to 4 taps wide and 8 tall by vpdpbusd on a kernel row's
+ * taps gathered by vpermb), requantised 16 outputs at a time in 64-bit lanes; elsewhere the same sums in plain C.
+ * Either way bit for bit TFLite's (tflite_int8_ref.c): the int32 sums are the same modulo 2^32, and the
+ * requantisation is TFLite's own, its two roundings merged into one exact 64-bit shift:
+ *
+ *   double rounding  RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(a, m), e), a = acc << left:
+ *                    floor((a m + 2^30 + n 2^31) / 2^(31 + e)) with n = 2^(e - 1) - [a m < -2^30] (0 for e = 0),
+ *                    as floor((floor(A / B) + n) / C) = floor((A + n B) / (B C)) for integers n, B, C > 0;
+ *   single rounding  (acc m + 2^(30 - s)) >> (31 - s).
+ * (SaturatingRoundingDoublingHighMul saturates only for m = INT32_MIN, which quantize_multiplier never gives:
+ * the compiler takes these kernels only where no multiplier is INT32_MIN, aot/kernels/tflite_int8.py.) */
+#include "tflite_int8_internal.h"
+
+#if defined(__AVX512VNNI__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
+    !defined(AOTC_NO_INTRINSICS)
+#include <immintrin.h>
+#define TFL_PK_VNNI 1
+#else
+#define TFL_PK_VNNI 0
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define TFL_PK_INLINE static inline __attribute__((always_inline))
+#else
+#define TFL_PK_INLINE static inline
+#endif
+
+/* ---- The patches: bytes x ^ 0x80 (x + 128, unsigned), x_zero ^ 0x80 under the padding, 0 past k ---------- */
+
+/* (words of 8 bytes and then single bytes for the last few: a kernel row of a stem is a few bytes, and masked
+ * stores and calls of memcpy cost more than them) */
+TFL_PK_INLINE void tfl_pk_xor_copy(uint8_t *d, const int8_t *s, int32_t n) {
+    uint64_t v;
+#if TFL_PK_VNNI
+    const __m512i top = _mm512_set1_epi8((char)0x80);
+    for (; n >= 64; n -= 64, d += 64, s += 64) _mm512_storeu_si512(d, _mm512_xor_si512(_mm512_loadu_si512(s), top));
+#endif
+    for (; n >= 8; n -= 8, d += 8, s += 8) {
+        memcpy(&v, s, 8);
+        v ^= 0x8080808080808080u;
+        memcpy(d, &v, 8);
+    }
+    for (; n > 0; --n) *d++ = (uint8_t)((uint8_t)*s++ ^ 0x80u);
+}
+
+/* n bytes of v */
+TFL_PK_INLINE void tfl_pk_fill(uint8_t *d, uint8_t v, int32_t n) {
+    const uint64_t w = v * 0x0101010101010101u;
+    for (; n >= 8; n -= 8, d += 8) memcpy(d, &w, 8);
+    for (; n > 0; --n) *d++ = v;
+}
+
+/* the patch of output position (ox, oy, batch b) into row (kp bytes) */
+static void tfl_pk_patch(const aotc_tfl_conv_params *p, const int8_t *x, int32_t ox, int32_t oy, int32_t b,
+                         int32_t kp, uint8_t *row) {
+    const int32_t c = p->c, kw = p->kw, iy0 = oy * p->sh - p->pad_top, ix0 = ox * p->sw - p->pad_left;
+    const uint8_t zx = (uint8_t)((uint8_t)p->x_zero ^ 0x80u);
+    const int row_in = p->dw == 1 && ix0 >= 0 && ix0 + kw <= p->w;
+    int32_t ky, kx;
+    for (ky = 0; ky < p->kh; ++ky, row += kw * c) {
+        const int32_t iy = iy0 + ky * p->dh;
+        const int8_t *xr = x + ((int64_t)b * p->h + iy) * p->w * c;
+        if (iy < 0 || iy >= p->h) {
+            tfl_pk_fill(row, zx, kw * c);
+        } else if (row_in) {
+            tfl_pk_xor_copy(row, xr + (int64_t)ix0 * c, kw * c);
+        } else {
+            for (kx = 0; kx < kw; ++kx) {
+                const int32_t ix = ix0 + kx * p->dw;
+                if (ix < 0 || ix >= p->w) tfl_pk_fill(row + kx * c, zx, c);
+                else tfl_pk_xor_copy(row + kx * c, xr + (int64_t)ix * c, c);
+            }
+        }
+    }
+    if (kp > p->kh * kw * c) tfl_pk_fill(row, 0, kp - p->kh * kw * c);
+}
+
+/* the span (tfl_pk_span_bytes): the rows and columns the windows read from (-pad_top, -pad_left), unsigned,
+ * x_zero ^ 0x80 outside x */
+static void tfl_pk_span(const aotc_tfl_conv_params *p, const int8_t *x, uint8_t *span) {
+    const int32_t ph = (p->oh - 1) * p->sh + (p->kh - 1) * p->dh + 1, pw = (p->ow - 1) * p->sw + p->kw, c = p->c;
+    const int32_t x0 = p->pad_left > 0 ? p->pad_left : 0, x1 = p->pad_left + p->w < pw ? p->pad_left + p->w : pw;
+    int32_t b, r;
+    memset(span, (uint8_t)p->x_zero ^ 0x80u, (size_t)p->n * ph * pw * c + TFL_PK_SLACK);
+    for (b = 0; b < p->n; ++b)
+        for (r = 0; r < ph; ++r) {
+            const int32_t iy = r - p->pad_top;
+            if (iy < 0 || iy >= p->h || x1 <= x0) continue;
+            tfl_pk_xor_copy(span + (((int64_t)b * ph + r) * pw + x0) * c,
+                            x + (((int64_t)b * p->h + iy) * p->w + x0 - p->pad_left) * c, (x1 - x0) * c);
+        }
+}
+
+/* the patches of n positions from position p0 into the tile (kp bytes each) */
+static void tfl_pk_patches(const aotc_tfl_conv_params *p, const int8_t *x, int32_t p0, int32_t n, int32_t kp,
+                           uint8_t *tile) {
+    int32_t t, ox = p0 % p->ow, oy = (p0 / p->ow) % p->oh, b = p0 / (p->ow * p->oh);
+    for (t = 0; t < n; ++t, tile += kp) {
+        tfl_pk_patch(p, x, ox, oy, b, kp, tile);
+        if (++ox == p->ow) {
+            ox = 0;
+            if (++oy == p->oh) oy = 0, ++b;
+        }
+    }
+}
+
+/* ---- The output stage: requantisation, the clamp, a fused residual ADD ---------------------------------- */
+
+#if TFL_PK_VNNI
+/* TFLite's double rounding of 16 int32 lanes (the header's formula), its constants per lane */
+typedef struct {
+    __m512i left, mult, mult_odd, sh_e, sh_o, k_e, k_o, fix_e, fix_o;
+} tfl_pk_rq;
+
+TFL_PK_INLINE tfl_pk_rq tfl_pk_rq_init(__m512i mult, __m512i shift) {
+    const __m512i zero = _mm512_setzero_si512(), half = _mm512_set1_epi64((int64_t)1 << 30);
+    const __m512i right = _mm512_max_epi32(_mm512_sub_epi32(zero, shift), zero);
+    const __m512i re = _mm512_and_si512(right, _mm512_set1_epi64(0xFFFFFFFF)), ro = _mm512_srli_epi64(right, 32);
+    const __mmask8 pe = _mm512_cmpgt_epi64_mask(re, zero), po = _mm512_cmpgt_epi64_mask(ro, zero);
+    tfl_pk_rq q;
+    q.left = _mm512_max_epi32(shift, zero), q.mult = mult, q.mult_odd = _mm512_srli_epi64(mult, 32);
+    q.sh_e = _mm512_add_epi64(re, _mm512_set1_epi64(31)), q.sh_o = _mm512_add_epi64(ro, _mm512_set1_epi64(31));
+    q.k_e = _mm512_add_epi64(half, _mm512_maskz_sllv_epi64(pe, half, re));
+    q.k_o = _mm512_add_epi64(half, _mm512_maskz_sllv_epi64(po, half, ro));
+    q.fix_e = _mm512_maskz_mov_epi64(pe, _mm512_set1_epi64(-((int64_t)1 << 31)));
+    q.fix_o = _mm512_maskz_mov_epi64(po, _mm512_set1_epi64(-((int64_t)1 << 31)));
+    return q;
+}
+
+TFL_PK_INLINE __m512i tfl_pk_requant(__m512i acc, const tfl_pk_rq *q) {
+    const __m512i low = _mm512_set1_epi64(-((int64_t)1 << 30));
+    const __m512i a = _mm512_sllv_epi32(acc, q->left);
+    const __m512i pe = _mm512_mul_epi32(a, q->mult), po = _mm512_mul_epi32(_mm512_srli_epi64(a, 32), q->mult_odd);
+    __m512i te = _mm512_add_epi64(pe, q->k_e), to = _mm512_add_epi64(po, q->k_o);
+    te = _mm512_mask_add_epi64(te, _mm512_cmplt_epi64_mask(pe, low), te, q->fix_e);
+    to = _mm512_mask_add_epi64(to, _mm512_cmplt_epi64_mask(po, low), to, q->fix_o);
+    return _mm512_mask_blend_epi32(0xAAAA, _mm512_srav_epi64(te, q->sh_e),
+                                   _mm512_slli_epi64(_mm512_srav_epi64(to, q->sh_o), 32));
+}
+
+/* a conv's output stage for one block of 16 channels: its requantisation, zero point and clamp, and the fused
+ * residual ADD's three requantisations (per tensor) where add is set */
+typedef struct {
+    tfl_pk_rq rq;
+    __m512i yz, lo, hi;
+    int add, conv_x1;
+    tfl_pk_rq r1, r2, ro;
+    __m512i z1, z2, ayz, alo, ahi;
+} tfl_pk_out;
+
+TFL_PK_INLINE void tfl_pk_out_channels(tfl_pk_out *o, const int32_t *mult, const int32_t *shift, __mmask16 m) {
+    o->rq = tfl_pk_rq_init(_mm512_maskz_loadu_epi32(m, mult), _mm512_maskz_loadu_epi32(m, shift));
+}
+
+static void tfl_pk_out_init(tfl_pk_out *o, const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r) {
+    o->yz = _mm512_set1_epi32(p->y_zero), o->lo = _mm512_set1_epi32(p->y_min), o->hi = _mm512_set1_epi32(p->y_max);
+    o->add = r != NULL;
+    if (r != NULL) {
+        const aotc_tfl_binary_params *a = &r->add;
+        o->conv_x1 = r->conv_x1;
+        o->r1 = tfl_pk_rq_init(_mm512_set1_epi32(a->m1), _mm512_set1_epi32(a->s1));
+        o->r2 = tfl_pk_rq_init(_mm512_set1_epi32(a->m2), _mm512_set1_epi32(a->s2));
+        o->ro = tfl_pk_rq_init(_mm512_set1_epi32(a->mult), _mm512_set1_epi32(a->shift));
+        o->z1 = _mm512_set1_epi32(a->x1_zero), o->z2 = _mm512_set1_epi32(a->x2_zero);
+        o->ayz = _mm512_set1_epi32(a->y_zero), o->alo = _mm512_set1_epi32(a->y_min);
+        o->ahi = _mm512_set1_epi32(a->y_max);
+    }
+}
+
+/* 16 sums to y (m: the channels there), through the residual's 16 elements at res when the ADD is fused */
+TFL_PK_INLINE void tfl_pk_store(const tfl_pk_out *o, __m512i acc, int8_t *y, const int8_t *res, __mmask16 m) {
+    __m512i v = _mm512_add_epi32(tfl_pk_requant(acc, &o->rq), o->yz);
+    v = _mm512_min_epi32(_mm512_max_epi32(v, o->lo), o->hi);
+    if (o->add) { /* add_one, 16 lanes: each input less its zero point, times 2^20, rescaled; the sum rescaled */
+        const __m512i rv = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, res));
+        const __m512i x1 = o->conv_x1 ? v : rv, x2 = o->conv_x1 ? rv : v;
+        const __m512i a = tfl_pk_requant(_mm512_slli_epi32(_mm512_sub_epi32(x1, o->z1), 20), &o->r1);
+        const __m512i b = tfl_pk_requant(_mm512_slli_epi32(_mm512_sub_epi32(x2, o->z2), 20), &o->r2);
+        v = _mm512_add_epi32(tfl_pk_requant(_mm512_add_epi32(a, b), &o->ro), o->ayz);
+        v = _mm512_min_epi32(_mm512_max_epi32(v, o->alo), o->ahi);
+    }
+    _mm_mask_storeu_epi8(y, m, _mm512_cvtepi32_epi8(v));
+}
+
+#define TFL_PK_MR 8 /* output positions a register block of CONV_2D (x 16 channels) */
+
+/* mr positions' patches x one block of 16 channels' packed weights (wb: rows x rq quads of 16 x 4 bytes), from
+ * the folded bias, to y (ys bytes between positions): position r's patch is `rows` runs of rq quads, run j at
+ * a[r] + j rowstep (a tile's patches: one run; a span's windows: a kernel row a run) */
+TFL_PK_INLINE void tfl_pk_conv_block(const uint8_t *const *a, int32_t rows, int64_t rowstep, int32_t rq,
+                                     const int8_t *wb, __m512i bias, int mr, const tfl_pk_out *o, int8_t *y,
+                                     const int8_t *res, int64_t ys, __mmask16 m) {
+    /* the sums in named variables, not an array: gcc 12 then keeps the weights' vector in a register (with an
+     * array it spilled it a quad, and took twice the time) */
+    __m512i s0 = bias, s1 = bias, s2 = bias, s3 = bias, s4 = bias, s5 = bias, s6 = bias, s7 = bias;
+    int32_t j, q;
+    for (j = 0; j < rows; ++j)
+        for (q = 0; q < rq; ++q, wb += 64) {
+            const __m512i w = _mm512_loadu_si512(wb);
+            const int64_t at = j * rowstep + 4 * q;
+            int32_t v;
+#define TFL_PK_DP(r, s)                                                                                         \
+    if (mr > r) memcpy(&v, a[r] + at, 4), s = _mm512_dpbusd_epi32(s, _mm512_set1_epi32(v), w)
+            TFL_PK_DP(0, s0); TFL_PK_DP(1, s1); TFL_PK_DP(2, s2); TFL_PK_DP(3, s3);
+            TFL_PK_DP(4, s4); TFL_PK_DP(5, s5); TFL_PK_DP(6, s6); TFL_PK_DP(7, s7);
+#undef TFL_PK_DP
+        }
+    if (mr > 0) tfl_pk_store(o, s0, y, res, m);
+    if (mr > 1) tfl_pk_store(o, s1, y + ys, res + ys, m);
+    if (mr > 2) tfl_pk_store(o, s2, y + 2 * ys, res + 2 * ys, m);
+    if (mr > 3) tfl_pk_store(o, s3, y + 3 * ys, res + 3 * ys, m);
+    if (mr > 4) tfl_pk_store(o, s4, y + 4 * ys, res + 4 * ys, m);
+    if (mr > 5) tfl_pk_store(o, s5, y + 5 * ys, res + 5 * ys, m);
+    if (mr > 6) tfl_pk_store(o, s6, y + 6 * ys, res + 6 * ys, m);
+    if (mr > 7) tfl_pk_store(o, s7, y + 7 * ys, res + 7 * ys, m);
+}
+
+/* n positions (their patches as tfl_pk_conv_block reads them from a[]) x every block of channels, to y at the
+ * first position */
+static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const *a, int32_t n, int32_t rows,
+                            int64_t rowstep, int32_t rq, const int8_t *wp, const int32_t *bias, tfl_pk_out *o,
+                            int8_t *y, const int8_t *res) {
+    const int32_t oc = p->oc;
+    int32_t c0, t;
+    for (c0 = 0; c0 < oc; c0 += 16) {
+        const __mmask16 m = (__mmask16)(oc - c0 >= 16 ? 0xFFFFu : (1u << (oc - c0)) - 1u);
+        const __m512i b = _mm512_loadu_si512(bias + c0);
+        const int8_t *wb = wp + (int64_t)c0 * 4 * rows * rq;
+        tfl_pk_out_channels(o, p->mult + c0, p->shift + c0, m);
+        for (t = 0; t + TFL_PK_MR <= n; t += TFL_PK_MR)
+            tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, TFL_PK_MR, o, y + (int64_t)t * oc + c0,
+                              res + (int64_t)t * oc + c0, oc, m);
+        switch (n - t) { /* the last positions, a block of constant size */
+        case 7: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 7, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m); break;
+        case 6: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 6, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m); break;
+        case 5: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 5, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m); break;
+        case 4: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 4, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m); break;
+        case 3: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 3, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m); break;
+        case 2: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 2, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m); break;
+        case 1: tfl_pk_conv_block(a + t, rows, rowstep, rq, wb, b, 1, o, y + (int64_t)t * oc + c0, res + (int64_t)t * oc + c0, oc, m); break;
+        default: break;
+        }
+    }
+}
+#define TFL_PK_OUT tfl_pk_out
+#else
+/* n positions (position t's patch: `rows` runs of rq quads, run j at a[t] + j rowstep) x every channel, to y at the
+ * first position: the sums in uint32 (TFLite's int32 sums modulo 2^32), requantised by TFLite's own functions */
+static void tfl_pk_conv_run(const aotc_tfl_conv_params *p, const uint8_t *const *a, int32_t n, int32_t rows,
+                            int64_t rowstep, int32_t rq, const int8_t *wp, const int32_t *bias,
+                            const aotc_tfl_residual_params *r, int8_t *y, const int8_t *res) {
+    const int32_t oc = p->oc, kq = rows * rq;
+    int32_t t, o, j, q;
+    for (t = 0; t < n; ++t)
+        for (o = 0; o < oc; ++o) {
+            const int8_t *wb = wp + ((int64_t)(o / 16) * kq * 16 + o % 16) * 4;
+            uint32_t acc = (uint32_t)bias[o];
+            int32_t v;
+            for (j = 0; j < rows; ++j)
+                for (q = 0; q < rq; ++q, wb += 64) {
+                    const uint8_t *x4 = a[t] + j * rowstep + 4 * q;
+                    acc += (uint32_t)(x4[0] * wb[0] + x4[1] * wb[1] + x4[2] * wb[2] + x4[3] * wb[3]);
+                }
+            v = clamp8(requant_double((int32_t)acc, p->mult[o], p->shift[o]) + p->y_zero, p->y_min, p->y_max);
+            if (r != NULL) {
+                const int8_t e = res[(int64_t)t * oc + o];
+                v = clamp8(r->conv_x1 ? add_one(&r->add, v, e) : add_one(&r->add, e, v), r->add.y_min, r->add.y_max);
+            }
+            y[(int64_t)t * oc + o] = (int8_t)v;
+        }
+}
+#define TFL_PK_OUT aotc_tfl_residual_params
+#endif
+
+#define TFL_PK_RUN 64 /* positions a run of CONV_2D (their windows' addresses on the stack) */
+
+/* CONV_2D on packed weights: at dilation 1 across, the windows read in place from the span, runs of TFL_PK_RUN
+ * positions; else tile by tile of patches gathered from x. The fused ADD's residual r / res where given. */
+static void tfl_pk_conv(const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r, const int8_t *x,
+                        const int8_t *wp, const int32_t *bias, const int8_t *res, int8_t *y, uint8_t *scratch) {
+    const int32_t kp = tfl_pk_kp(p->kh * p->kw * p->c), tile = tfl_pk_conv_tile_positions(p);
+    const int32_t total = p->n * p->oh * p->ow, ph = (p->oh - 1) * p->sh + (p->kh - 1) * p->dh + 1;
+    const int32_t pw = (p->ow - 1) * p->sw + p->kw;
+    const uint8_t *a[TFL_PK_RUN];
+    int32_t p0, t, i;
+#if TFL_PK_VNNI
+    tfl_pk_out o, *out = &o;
+    tfl_pk_out_init(&o, p, r);
+#else
+    const aotc_tfl_residual_params *out = r;
+#endif
+    if (tfl_pk_direct(p)) {
+        int32_t ox = 0, oy = 0, b = 0;
+        tfl_pk_span(p, x, scratch);
+        for (p0 = 0; p0 < total; p0 += TFL_PK_RUN) {
+            const int32_t n = total - p0 < TFL_PK_RUN ? total - p0 : TFL_PK_RUN;
+            const int64_t at = (int64_t)p0 * p->oc;
+            for (t = 0; t < n; ++t) {
+                a[t] = scratch + (((int64_t)b * ph + oy * p->sh) * pw + ox * p->sw) * p->c;
+                if (++ox == p->ow) {
+                    ox = 0;
+                    if (++oy == p->oh) oy = 0, ++b;
+                }
+            }
+            tfl_pk_conv_run(p, a, n, p->kh, (int64_t)p->dh * pw * p->c, tfl_pk_row_quads(p), wp, bias, out, y + at,
+                            res != NULL ? res + at : y + at);
+        }
+        return;
+    }
+    for (p0 = 0; p0 < total; p0 += tile) {
+        const int32_t n = total - p0 < tile ? total - p0 : tile;
+        tfl_pk_patches(p, x, p0, n, kp, scratch);
+        for (t = 0; t < n; t += TFL_PK_RUN) {
+            const int32_t m = n - t < TFL_PK_RUN ? n - t : TFL_PK_RUN;
+            const int64_t at = (int64_t)(p0 + t) * p->oc;
+            for (i = 0; i < m; ++i) a[i] = scratch + (int64_t)(t + i) * kp;
+            tfl_pk_conv_run(p, a, m, 1, 0, kp / 4, wp, bias, out, y + at, res != NULL ? res + at : y + at);
+        }
+    }
+}
+
+void aotc_tfl_conv_s8_packed(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *wp, const int32_t *bias,
+                             int8_t *y, uint8_t *scratch) {
+    tfl_pk_conv(p, NULL, x, wp, bias, NULL, y, scratch);
+}
+
+void aotc_tfl_conv_add_s8_packed(const aotc_tfl_conv_params *p, const aotc_tfl_residual_params *r, const int8_t *x,
+                                 const int8_t *wp, const int32_t *bias, const int8_t *res, int8_t *y, uint8_t *scratch) {
+    tfl_pk_conv(p, r, x, wp, bias, res, y, scratch);
+}
+
+/* ---- DEPTHWISE_CONV_2D (depth multiplier 1): weights [channel block][tap][16] as int32 (uint16_t)w, 16-bit
+ * dot products of x (sign-extended) with them; taps under the padding read x_zero, which the folded bias
+ * (bias - x_zero sum w) cancels (AVX-512: from a band of an output row's input rows, padded, in scratch) ---- */
+
+#if TFL_PK_VNNI
+/* g positions of a band (position j's window at xs + j step), one block of 16 channels: a chain of sums per
+ * position, or for one position one per kernel row, three in turn (each dot product waits for the last of its
+ * chain) */
+TFL_PK_INLINE void tfl_pk_dw_run(const aotc_tfl_conv_params *p, const uint8_t *xs, int64_t row, int64_t step,
+                                 const int32_t *wb, __m512i bias, int g, const tfl_pk_out *o, int8_t *y, __mmask16 m) {
+    const int64_t col = (int64_t)p->dw * 16;
+    __m512i acc[4], t;
+    int32_t ky, kx;
+    int j;
+    if (g == 1) {
+        __m512i a0 = bias, a1 = _mm512_setzero_si512(), a2 = a1;
+        for (ky = 0; ky < p->kh; ++ky, t = a0, a0 = a1, a1 = a2, a2 = t)
+            for (kx = 0; kx < p->kw; ++kx, wb += 16)
+                a0 = _mm512_dpwssd_epi32(a0, _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(xs + ky * row + kx * col))),
+                                         _mm512_loadu_si512(wb));
+        tfl_pk_store(o, _mm512_add_epi32(_mm512_add_epi32(a0, a1), a2), y, NULL, m);
+        return;
+    }
+    for (j = 0; j < g; ++j) acc[j] = bias;
+    for (ky = 0; ky < p->kh; ++ky)
+        for (kx = 0; kx < p->kw; ++kx, wb += 16) {
+            const __m512i w = _mm512_loadu_si512(wb);
+            const uint8_t *xt = xs + ky * row + kx * col;
+            for (j = 0; j < g; ++j)
+                acc[j] = _mm512_dpwssd_epi32(acc[j], _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(xt + j * step))), w);
+        }
+    for (j = 0; j < g; ++j) tfl_pk_store(o, acc[j], y + j * p->oc, NULL, m);
+}
+
+/* the band of output row oy (batch b): its kh input rows' pw columns of channels c0 .. c0 + 15 (m), 16 bytes a
+ * column, x_zero outside x; each byte ^ flip (0x80: unsigned, as x + 128) */
+static void tfl_pk_dw_band(const aotc_tfl_conv_params *p, const int8_t *x, int32_t oy, int32_t b, int32_t c0,
+                           int32_t pw, __mmask16 m, uint8_t flip, uint8_t *band) {
+    const __m128i f = _mm_set1_epi8((char)flip), zero = _mm_set1_epi8((char)((uint8_t)p->x_zero ^ flip));
+    int32_t ky, j;
+    for (ky = 0; ky < p->kh; ++ky) {
+        const int32_t iy = oy * p->sh - p->pad_top + ky * p->dh;
+        const int64_t at = (((int64_t)b * p->h + iy) * p->w - p->pad_left) * p->c + c0;
+        for (j = 0; j < pw; ++j, band += 16) {
+            const int32_t ix = j - p->pad_left;
+            _mm_storeu_si128((__m128i *)band,
+                             iy < 0 || iy >= p->h || ix < 0 || ix >= p->w
+                                 ? zero
+                                 : _mm_xor_si128(_mm_maskz_loadu_epi8(m, x + at + (int64_t)j * p->c), f));
+        }
+    }
+}
+
+#if defined(__AVX512VBMI__)
+#define TFL_PK_DW_ROWS 8 /* the most kernel rows the byte path keeps the weights of in registers */
+
+/* whether the byte path takes the depthwise conv: each kernel row's taps one quad a channel (kw <= 4, dilation 1
+ * across), their 4 bytes of the band's unsigned row gathered into the channel's lane by one vpermb */
+static int tfl_pk_dw_quads(const aotc_tfl_conv_params *p) { return p->kw <= 4 && p->dw == 1 && p->kh <= TFL_PK_DW_ROWS; }
+
+/* g positions of an unsigned band (position j's window at xs + j step), one block of 16 channels: a vpdpbusd a
+ * kernel row (wr: its weights, 4 taps a lane; idx: the band's tap-major bytes to channel-major quads) */
+TFL_PK_INLINE void tfl_pk_dw_quad_run(int32_t kh, const uint8_t *xs, int64_t row, int64_t step, const __m512i *wr,
+                                      __m512i idx, __m512i bias, int g, const tfl_pk_out *o, int8_t *y, int64_t ys,
+                                      __mmask16 m) {
+    __m512i s0 = bias, s1 = bias, s2 = bias, s3 = bias;
+    int32_t ky;
+    for (ky = 0; ky < kh; ++ky, xs += row) {
+        const __m512i w = wr[ky];
+        s0 = _mm512_dpbusd_epi32(s0, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs)), w);
+        if (g > 1) s1 = _mm512_dpbusd_epi32(s1, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs + step)), w);
+        if (g > 2) s2 = _mm512_dpbusd_epi32(s2, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs + 2 * step)), w);
+        if (g > 3) s3 = _mm512_dpbusd_epi32(s3, _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(xs + 3 * step)), w);
+    }
+    tfl_pk_store(o, s0, y, NULL, m);
+    if (g > 1) tfl_pk_store(o, s1, y + ys, NULL, m);
+    if (g > 2) tfl_pk_store(o, s2, y + 2 * ys, NULL, m);
+    if (g > 3) tfl_pk_store(o, s3, y + 3 * ys, NULL, m);
+}
+
+/* one block of 16 channels (from c0, m) by the byte path: each kernel row's weights as quads a lane, the bias less
+ * 128 x the taps' sum (the band holds x + 128), then every output row from its unsigned band */
+static void tfl_pk_dw_quads_block(const aotc_tfl_conv_params *p, const int8_t *x, const int32_t *wb, __m512i bias,
+                                  int32_t c0, __mmask16 m, const tfl_pk_out *o, int8_t *y, uint8_t *band) {
+    const int32_t pw = tfl_pk_dw_span(p);
+    const int64_t row = (int64_t)pw * 16, step = (int64_t)p->sw * 16;
+    __m512i idx, wr[TFL_PK_DW_ROWS], sum = _mm512_setzero_si512();
+    uint8_t order[64];
+    int32_t ky, kx, b, oy, ox, j;
+    for (j = 0; j < 64; ++j) order[j] = (uint8_t)(16 * (j % 4) + j / 4); /* lane c's byte t: tap t's channel c */
+    idx = _mm512_loadu_si512(order);
+    for (ky = 0; ky < p->kh; ++ky) {
+        uint8_t taps[64]; /* the row's taps' weights, tap-major, 0 past kw */
+        memset(taps, 0, sizeof taps);
+        for (kx = 0; kx < p->kw; ++kx) {
+            const __m512i w = _mm512_loadu_si512(wb + (ky * p->kw + kx) * 16); /* (uint16_t)w a lane */
+            sum = _mm512_add_epi32(sum, _mm512_srai_epi32(_mm512_slli_epi32(w, 16), 16));
+            _mm_storeu_si128((__m128i *)(taps + 16 * kx), _mm512_cvtepi32_epi8(w));
+        }
+        wr[ky] = _mm512_permutexvar_epi8(idx, _mm512_loadu_si512(taps));
+    }
+    bias = _mm512_sub_epi32(bias, _mm512_slli_epi32(sum, 7));
+    for (b = 0; b < p->n; ++b)
+        for (oy = 0; oy < p->oh; ++oy) {
+            int8_t *yr = y + ((int64_t)b * p->oh + oy) * p->ow * p->oc + c0;
+            tfl_pk_dw_band(p, x, oy, b, c0, pw, m, 0x80, band);
+            for (ox = 0; ox + 4 <= p->ow; ox += 4)
+                tfl_pk_dw_quad_run(p->kh, band + ox * step, row, step, wr, idx, bias, 4, o, yr + (int64_t)ox * p->oc, p->oc, m);
+            switch (p->ow - ox) {
+            case 3: tfl_pk_dw_quad_run(p->kh, band + ox * step, row, step, wr, idx, bias, 3, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
+            case 2: tfl_pk_dw_quad_run(p->kh, band + ox * step, row, step, wr, idx, bias, 2, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
+            case 1: tfl_pk_dw_quad_run(p->kh, band + ox * step, row, step, wr, idx, bias, 1, o, yr + (int64_t)ox * p->oc, p->oc, m); break;
+            default: break;
+            }
+        }
+}
+#endif
+
+/* DEPTHWISE_CONV_2D, 16 channels at a time, an output row at a time from its band in scratch (no tests a tap):
+ * its positions 4 at a time; with VBMI a kernel row's taps by one byte dot product (tfl_pk_dw_quads) */
+void aotc_tfl_depthwise_s8_packed(const aotc_tfl_conv_params *p, const int8_t *x, const int32_t *wp,
+                                  const int32_t *bias, int8_t *y, uint8_t *scratch) {
+    const int32_t taps = p->kh * p->kw, pw = tfl_pk_dw_span(p);
+    const int64_t row = (int64_t)pw * 16, step = (int64_t)p->sw * 16;
+    int32_t c0, b, oy, ox;
+    tfl_pk_out o;
+    tfl_pk_out_init(&o, p, NULL);
+    for (c0 = 0; c0 < p->c; c0 += 16) {
+        const __mmask16 m = (__mmask16)(p->c - c0 >= 16 ? 0xFFFFu : (1u << (p->c - c0)) - 1u);
+        const __m512i bv = _mm512_loadu_si512(bias + c0);
+        const int32_t *wb = wp + (int64_t)c0 * taps;
+        tfl_pk_out_channels(&o, p->mult + c0, p->shift + c0, m);
+#if defined(__AVX512VBMI__)
+        if (tfl_pk_dw_quads(p)) {
+            tfl_pk_dw_quads_block(p, x, wb, bv, c0, m, &o, y, scratch);
+            continue;
+        }
+#endif
+        for (b = 0; b < p->n; ++b)
+            for (oy = 0; oy < p->oh; ++oy) {
+                int8_t *yr = y + ((int64_t)b * p->oh + oy) * p->ow * p->oc + c0;
+                tfl_pk_dw_band(p, x, oy, b, c0, pw, m, 0, scratch);
+                for (ox = 0; ox + 4 <= p->ow; ox += 4)
+                    tfl_pk_dw_run(p, scratch + ox * step, row, step, wb, bv, 4, &o, yr + (int64_t)ox * p->oc, m);
+                switch (p->ow - ox) {
+                case 3: tfl_pk_dw_run(p, scratch + ox * step, row, step, wb, bv, 3, &o, yr + (int64_t)ox * p->oc, m); break;
+                case 2: tfl_pk_dw_run(p, scratch + ox * step, row, step, wb, bv, 2, &o, yr + (int64_t)ox * p->oc, m); break;
+                case 1: tfl_pk_dw_run(p, scratch + ox * step, row, step, wb, bv, 1, &o, yr + (int64_t)ox * p->oc, m); break;
+                default: break;
+                }
+            }
+    }
+}
+#else
+void aotc_tfl_depthwise_s8_packed(const aotc_tfl_conv_params *p, const int8_t *x, const int32_t *wp,
+                                  const int32_t *bias, int8_t *y, uint8_t *scratch) {
+    const int32_t taps = p->kh * p->kw, c = p->c;
+    int32_t b, oy, ox, ch, ky, kx;
+    (void)scratch; /* (AVX-512's band) */
+    for (b = 0; b < p->n; ++b)
+        for (oy = 0; oy < p->oh; ++oy)
+            for (ox = 0; ox < p->ow; ++ox)
+                for (ch = 0; ch < c; ++ch) {
+                    const int32_t *wb = wp + ((int64_t)(ch / 16) * taps * 16 + ch % 16);
+                    uint32_t acc = (uint32_t)bias[ch];
+                    for (ky = 0; ky < p->kh; ++ky)
+                        for (kx = 0; kx < p->kw; ++kx, wb += 16) {
+                            const int32_t iy = oy * p->sh - p->pad_top + ky * p->dh;
+                            const int32_t ix = ox * p->sw - p->pad_left + kx * p->dw;
+                            const int32_t v = iy < 0 || iy >= p->h || ix < 0 || ix >= p->w
+                                                  ? p->x_zero
+                                                  : x[(((int64_t)b * p->h + iy) * p->w + ix) * c + ch];
+                            acc += (uint32_t)(v * (int16_t)(uint16_t)*wb);
+                        }
+                    y[(((int64_t)b * p->oh + oy) * p->ow + ox) * c + ch] =
+                        clamp8(requant_double((int32_t)acc, p->mult[ch], p->shift[ch]) + p->y_zero, p->y_min, p->y_max);
+                }
+}
+#endif
+
+/* ---- FULLY_CONNECTED: weights packed as CONV_2D's (k = in), a row of x at a time made unsigned into scratch;
+ * TFLite's single rounding -------------------------------------------------------------------------------- */
+
+#if TFL_PK_VNNI
+/* nb blocks of 16 outputs (from c0) of one row: its unsigned bytes a (kq quads), the packed weights wp */
+TFL_PK_INLINE void tfl_pk_fc_blocks(const aotc_tfl_fc_params *p, const uint8_t *a, int32_t kq, const int8_t *wp,
+                                    const int32_t *bias, int32_t c0, int nb, int8_t *y) {
+    const __m512i one = _mm512_set1_epi64(1);
+    const __m512i yz = _mm512_set1_epi32(p->y_zero), lo = _mm512_set1_epi32(p->y_min), hi = _mm512_set1_epi32(p->y_max);
+    __m512i acc[4];
+    int32_t q;
+    int j;
+    for (j = 0; j < nb; ++j) acc[j] = _mm512_loadu_si512(bias + c0 + 16 * j);
+    for (q = 0; q < kq; ++q) {
+        int32_t v;
+        memcpy(&v, a + 4 * q, 4);
+        for (j = 0; j < nb; ++j)
+            acc[j] = _mm512_dpbusd_epi32(acc[j], _mm512_set1_epi32(v),
+                                         _mm512_loadu_si512(wp + ((int64_t)(c0 / 16 + j) * kq + q) * 64));
+    }
+    for (j = 0; j < nb; ++j) { /* (acc m + 2^(30 - s)) >> (31 - s), 64-bit lanes */
+        const int32_t c = c0 + 16 * j, left = p->out - c;
+        const __mmask16 m = (__mmask16)(left >= 16 ? 0xFFFFu : (1u << left) - 1u);
+        const __m512i mult = _mm512_maskz_loadu_epi32(m, p->mult + c), shift = _mm512_maskz_loadu_epi32(m, p->shift + c);
+        const __m512i total = _mm512_sub_epi32(_mm512_set1_epi32(31), shift);
+        const __m512i te = _mm512_and_si512(total, _mm512_set1_epi64(0xFFFFFFFF)), to = _mm512_srli_epi64(total, 32);
+        const __m512i pe = _mm512_mul_epi32(acc[j], mult);
+        const __m512i po = _mm512_mul_epi32(_mm512_srli_epi64(acc[j], 32), _mm512_srli_epi64(mult, 32));
+        const __m512i re = _mm512_srav_epi64(_mm512_add_epi64(pe, _mm512_sllv_epi64(one, _mm512_sub_epi64(te, one))), te);
+        const __m512i ro = _mm512_srav_epi64(_mm512_add_epi64(po, _mm512_sllv_epi64(one, _mm512_sub_epi64(to, one))), to);
+        __m512i v = _mm512_mask_blend_epi32(0xAAAA, re, _mm512_slli_epi64(ro, 32));
+        v = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(v, yz), lo), hi);
+        _mm_mask_storeu_epi8(y + c, m, _mm512_cvtepi32_epi8(v));
+    }
+}
+#endif
+
+void aotc_tfl_fc_s8_packed(const aotc_tfl_fc_params *p, const int8_t *x, const int8_t *wp, const int32_t *bias,
+                           int8_t *y, uint8_t *scratch) {
+    const int32_t kp = tfl_pk_kp(p->in), kq = kp / 4;
+    int32_t r, c0;
+    for (r = 0; r < p->rows; ++r, x += p->in, y += p->out) {
+        tfl_pk_xor_copy(scratch, x, p->in);
+        if (kp > p->in) memset(scratch + p->in, 0, (size_t)(kp - p->in));
+#if TFL_PK_VNNI
+        for (c0 = 0; c0 < p->out; c0 += 64) { /* 4 blocks of 16 outputs at a time: 4 chains of sums */
+            switch ((p->out - c0 + 15) / 16) {
+            case 1: tfl_pk_fc_blocks(p, scratch, kq, wp, bias, c0, 1, y); break;
+            case 2: tfl_pk_fc_blocks(p, scratch, kq, wp, bias, c0, 2, y); break;
+            case 3: tfl_pk_fc_blocks(p, scratch, kq, wp, bias, c0, 3, y); break;
+            default: tfl_pk_fc_blocks(p, scratch, kq, wp, bias, c0, 4, y); break;
+            }
+        }
+#else
+        for (c0 = 0; c0 < p->out; ++c0) {
+            const int8_t *wb = wp + ((int64_t)(c0 / 16) * kq * 16 + c0 % 16) * 4;
+            uint32_t acc = (uint32_t)bias[c0];
+            int32_t q;
+            for (q = 0; q < kq; ++q, wb += 64)
+                acc += (uint32_t)(scratch[4 * q] * wb[0] + scratch[4 * q + 1] * wb[1] + scratch[4 * q + 2] * wb[2] +
+                                  scratch[4 * q + 3] * wb[3]);
+            y[c0] = clamp8(requant_single((int32_t)acc, p->mult[c0], p->shift[c0]) + p->y_zero, p->y_min, p->y_max);
+        }
+#endif
+    }
+}
