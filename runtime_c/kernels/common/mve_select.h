@@ -29,9 +29,29 @@ static inline __attribute__((always_inline)) int32x4_t aotc_mve_order_key(float3
     return vsubq_s32(veorq_s32(a, m), s);   /* negative: (a ^ 0x7fffffff) + 1 = -magnitude */
 }
 
-/* x > v ? x : v, lane by lane */
-static inline __attribute__((always_inline)) float32x4_t aotc_mve_max_of(float32x4_t v, float32x4_t x) {
-    const int32x4_t kv = aotc_mve_order_key(v), kx = aotc_mve_order_key(x);
+/* x > v ? x : v where v is never a zero or a subnormal (a bound such as -FLT_MAX): the flushed
+ * compare alone is exact then (flushing moves only values nearer 0 than any normal v) */
+static inline __attribute__((always_inline)) float32x4_t aotc_mve_max_of_normal(float32x4_t v, float32x4_t x) {
+    __asm__("vcmp.f32 gt, %q1, %q0\n\tvpsel %q0, %q1, %q0" : "+w"(v) : "w"(x));
+    return v;
+}
+
+/* A running max: x > v ? x : v with v's order key *kv kept beside it (so a chain computes each
+ * value's key once), *kv becoming the result's */
+static inline __attribute__((always_inline)) float32x4_t aotc_mve_max_of_keyed(float32x4_t v, int32x4_t *kv,
+                                                                               float32x4_t x) {
+    const int32x4_t kx = aotc_mve_order_key(x);
+    int32x4_t k = *kv;
+    __asm__("vpt.f32 ge, %q2, %q0\n\tvcmpt.s32 gt, %q3, %q1\n\tvpsel %q0, %q2, %q0\n\tvpsel %q1, %q3, %q1"
+            : "+w"(v), "+w"(k)
+            : "w"(x), "w"(kx));
+    *kv = k;
+    return v;
+}
+
+/* The last step of a running max: x > v ? x : v with v's order key kv, no key kept */
+static inline __attribute__((always_inline)) float32x4_t aotc_mve_max_of_last(float32x4_t v, int32x4_t kv, float32x4_t x) {
+    const int32x4_t kx = aotc_mve_order_key(x);
     __asm__("vpt.f32 ge, %q1, %q0\n\tvcmpt.s32 gt, %q2, %q3\n\tvpsel %q0, %q1, %q0"
             : "+w"(v)
             : "w"(x), "w"(kx), "w"(kv));

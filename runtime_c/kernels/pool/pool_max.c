@@ -18,8 +18,8 @@ static inline void max_across(float *AOTC_RESTRICT y, const float *AOTC_RESTRICT
 }
 
 /* Helium (a Cortex-M55; -DAOTC_NO_MVE: the plain C): both passes 4 outputs at a time, each MAX_OF
- * a compare and a select (mve_select.h: the same bits, a NaN never wins, -FLT_MAX starts the
- * rows), the across pass's stride 2 by gathers, the last 1 to 3 outputs of a row by the plain
+ * a compare and a select, exact on subnormals by the values' order keys (mve_select.h: the same
+ * bits, a NaN never wins, -FLT_MAX starts the rows), the across pass's stride 2 by gathers, the last 1 to 3 outputs of a row by the plain
  * loop. gcc does not vectorise the compares for it (issue 52: 29 instructions an output of
  * Inception's 3 x 3 stride-1 pool). */
 #if defined(__ARM_FEATURE_MVE) && (__ARM_FEATURE_MVE & 2) && !defined(AOTC_NO_MVE)
@@ -33,14 +33,26 @@ static inline void max_across(float *AOTC_RESTRICT y, const float *AOTC_RESTRICT
         for (i = 0; i + 4 <= (n); i += 4) STORE(i)                                                    \
         if (i < (n)) STORE((n) - 4)                                                                   \
     }
-#define DOWN3(i) vst1q_f32(body + (i), aotc_mve_max_of(aotc_mve_max_of(aotc_mve_max_of(lo, vld1q_f32(r0 + (i))), \
-                                                                     vld1q_f32(r1 + (i))), vld1q_f32(r2 + (i))));
-#define DOWN2(i) vst1q_f32(body + (i), aotc_mve_max_of(aotc_mve_max_of(lo, vld1q_f32(r0 + (i))), vld1q_f32(r1 + (i))));
+/* the first row against -FLT_MAX (aotc_mve_max_of_normal), the others as a running max with its key */
+#define DOWN3(i)                                                                                      \
+    {                                                                                                 \
+        float32x4_t v = aotc_mve_max_of_normal(lo, vld1q_f32(r0 + (i)));                              \
+        int32x4_t kv = aotc_mve_order_key(v);                                                         \
+        v = aotc_mve_max_of_keyed(v, &kv, vld1q_f32(r1 + (i)));                                       \
+        vst1q_f32(body + (i), aotc_mve_max_of_last(v, kv, vld1q_f32(r2 + (i))));                    \
+    }
+#define DOWN2(i)                                                                                      \
+    {                                                                                                 \
+        float32x4_t v = aotc_mve_max_of_normal(lo, vld1q_f32(r0 + (i)));                              \
+        int32x4_t kv = aotc_mve_order_key(v);                                                         \
+        vst1q_f32(body + (i), aotc_mve_max_of_last(v, kv, vld1q_f32(r1 + (i))));                    \
+    }
 #define DOWNN(i)                                                                                      \
     {                                                                                                 \
         const float *x = r0 + (i);                                                                    \
-        float32x4_t v = lo;                                                                           \
-        for (r = 0; r < n; ++r, x += in_w) v = aotc_mve_max_of(v, vld1q_f32(x));                      \
+        float32x4_t v = aotc_mve_max_of_normal(lo, vld1q_f32(x));                                     \
+        int32x4_t kv = aotc_mve_order_key(v);                                                         \
+        for (r = 1, x += in_w; r < n; ++r, x += in_w) v = aotc_mve_max_of_keyed(v, &kv, vld1q_f32(x)); \
         vst1q_f32(body + (i), v);                                                                     \
     }
 
@@ -49,7 +61,7 @@ static void max_down_mve(float *AOTC_RESTRICT body, const float *AOTC_RESTRICT r
     const float32x4_t lo = vdupq_n_f32(-FLT_MAX);
     const float *AOTC_RESTRICT r1 = r0 + in_w, *AOTC_RESTRICT r2 = r1 + in_w;
     int32_t i, r;
-    if (in_w < 4) {
+    if (in_w < 4 || n < 1) {
         for (i = 0; i < in_w; ++i) {
             float v = -FLT_MAX;
             for (r = 0; r < n; ++r) v = MAX_OF(v, r0[(int64_t)r * in_w + i]);
@@ -69,8 +81,11 @@ static void max_down_mve(float *AOTC_RESTRICT body, const float *AOTC_RESTRICT r
     {                                                                                                 \
         const float *x = b + (ptrdiff_t)s * (i);                                                      \
         float32x4_t v = s == 1 ? vld1q_f32(x) : vldrwq_gather_shifted_offset_f32(x, off);             \
-        for (t = 1; t < k; ++t)                                                                       \
-            v = aotc_mve_max_of(v, s == 1 ? vld1q_f32(x + t) : vldrwq_gather_shifted_offset_f32(x + t, off)); \
+        int32x4_t kv = aotc_mve_order_key(v);                                                         \
+        for (t = 1; t + 1 < k; ++t)                                                                   \
+            v = aotc_mve_max_of_keyed(v, &kv, s == 1 ? vld1q_f32(x + t) : vldrwq_gather_shifted_offset_f32(x + t, off)); \
+        if (k > 1)                                                                                    \
+            v = aotc_mve_max_of_last(v, kv, s == 1 ? vld1q_f32(x + t) : vldrwq_gather_shifted_offset_f32(x + t, off)); \
         vst1q_f32(y + (i), v);                                                                        \
     }
 static inline __attribute__((always_inline)) void max_across_mve(float *AOTC_RESTRICT y, const float *AOTC_RESTRICT b, int32_t n, int32_t k,
