@@ -55,6 +55,7 @@ from make_tflite_models_keras import (
     residual,
     resize,
     resolver,
+    rnnshare,
     shuffle,
     sine,
     stream,
@@ -103,7 +104,7 @@ MODELS = {"sine": sine, "keyword": keyword, "person": person, "ops": ops, "resid
           "stream": stream, "lstm3": lstm3, "branch": branch, "gates": gates, "arith": arith, "variants": variants,
           "pruned": pruned, "mirror": mirror, "mathops": mathops, "reduce": reduce, "melspec": melspec, "misc": misc,
           "resolver": resolver, "padded": padded, "arrays": arrays,
-          "compare": compare, "mathq": mathq}
+          "compare": compare, "mathq": mathq, "rnnshare": rnnshare}
 
 # made only when named (too large to commit), int8 only
 LARGE = {"mobilenet_v2_224": mobilenet_v2_224, "mobilenet_v2_224_torchpad": mobilenet_v2_224_torchpad}
@@ -113,7 +114,7 @@ LARGE = {"mobilenet_v2_224": mobilenet_v2_224, "mobilenet_v2_224_torchpad": mobi
 INT8_ONLY = ("arrays", "compare", "mathq")  # no float file: its float lowerings are tested by other models
 
 FLOAT_ONLY = ("resize", "stream", "lstm3", "branch", "variants", "mirror", "mathops", "reduce", "melspec", "misc",
-              "resolver")
+              "resolver", "rnnshare")
 
 def representative(model: keras.Model):
     rng = np.random.default_rng(1)
@@ -178,7 +179,8 @@ def main(out: Path, names: list[str]) -> None:
     for name, write in (("svdf_int8", svdf_int8), ("shapes_float", shapes_float),  # written with the schema
                         ("stablehlo_float", stablehlo_float), ("rnn_float", rnn_written),
                         ("rnn_hybrid", lambda: rnn_written(True)), ("lstmstep_float", lstm_step),
-                        ("lstmstep_hybrid", lambda: lstm_step(True)), ("bidi_float", bidi),
+                        ("lstmstep_hybrid", lambda: lstm_step(True)), ("varshare_float", lambda: lstm_step(share=True)),
+                        ("bidi_float", bidi),
                         ("bidi_hybrid", lambda: bidi(True)), ("embed_hybrid", embed_hybrid),
                         ("svdf_float", svdf_written), ("svdf_hybrid", lambda: svdf_written(True)),
                         ("fill_int8", fill_int8), ("detect_float", detect_float)):

@@ -162,6 +162,20 @@ def stream():
     x = tf_keras.Input((1, 6), batch_size=1)
     return tf_keras.Model(x, tf_keras.layers.Dense(3)(tf_keras.layers.LSTM(8, stateful=True)(x)))
 
+def rnnshare():
+    """tf_keras SimpleRNNs beside Bidirectional LSTMs (made in float only): the converter gives the SimpleRNN's WHILE
+    the backward LSTM's buffer-less state tensor as its initial state (both are zeros [1, 4]), so in LiteRT the
+    WHILE starts from what that LSTM left in it. One SimpleRNN reads the LSTMs' sequences, one the input; a
+    Bidirectional LSTM reads the second's last state, repeated."""
+    import tf_keras
+
+    layers = tf_keras.layers
+    x = tf_keras.Input((6, 4), batch_size=1)
+    a = layers.Bidirectional(layers.LSTM(4))(layers.RepeatVector(3)(layers.SimpleRNN(4)(x)))
+    b = layers.SimpleRNN(4)(layers.Bidirectional(layers.LSTM(4, return_sequences=True))(x))
+    return tf_keras.Model(x, [layers.Dense(2)(a), b])
+
+
 def lstm3() -> keras.Model:
     """A Keras 3 LSTM over 10 steps, which the converter writes as a WHILE loop (cond and body subgraphs
     with GATHER, SPLIT, SLICE, CONCATENATION), and a Dense head."""

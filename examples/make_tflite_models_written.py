@@ -247,10 +247,12 @@ def rnn_written(hybrid: bool = False) -> bytes:
     y3 = rnn(op.UNIDIRECTIONAL_SEQUENCE_RNN, x3, [3, 2, 3], [3, 2, 4], 4, a.TANH, False, True)
     return w.finish([x1, x2, x3], [y1, y2, y3])
 
-def lstm_step(hybrid: bool = False) -> bytes:
+def lstm_step(hybrid: bool = False, share: bool = False) -> bytes:
     """The builtin LSTM op (one step of [batch, n_in], the full kernel; the converter writes it only from TF's
     composite LSTM cells, so written with the schema): batch 2, 5 inputs, 6 cells, all four gates, cell clip 3, h
-    and c in variable tensors. hybrid: the eight gate weights int8 with a scale each (LiteRT's hybrid LSTM)."""
+    and c in variable tensors. hybrid: the eight gate weights int8 with a scale each (LiteRT's hybrid LSTM). share:
+    an ADD reads h's variable tensor before the LSTM (the state the call starts from) and one after it (the state
+    the LSTM leaves), as the converter shares an LSTM's state tensor with a WHILE (varshare_float)."""
     w = Written()
     sch, t = w.sch, w.sch.TensorType
     rng = np.random.default_rng(15)
@@ -269,8 +271,17 @@ def lstm_step(hybrid: bool = False) -> bytes:
     y = w.tensor([2, 6], t.FLOAT32)
     o = sch.LSTMOptionsT()
     o.fusedActivationFunction, o.cellClip, o.asymmetricQuantizeInputs = sch.ActivationFunctionType.TANH, 3.0, hybrid
-    w.op(w.sch.BuiltinOperator.LSTM, ins, [y], w.sch.BuiltinOptions.LSTMOptions, o)
-    return w.finish([x], [y])
+    if not share:
+        w.op(w.sch.BuiltinOperator.LSTM, ins, [y], w.sch.BuiltinOptions.LSTMOptions, o)
+        return w.finish([x], [y])
+    h, outs = ins[18], []
+    for when in ("before", "after"):
+        if when == "after":
+            w.op(w.sch.BuiltinOperator.LSTM, ins, [y], w.sch.BuiltinOptions.LSTMOptions, o)
+        outs.append(w.tensor([2, 6], t.FLOAT32))
+        w.op(w.sch.BuiltinOperator.ADD, [h, w.tensor([6], t.FLOAT32, data=np.full(6, 0.5, np.float32))], [outs[-1]],
+             w.sch.BuiltinOptions.AddOptions, w.sch.AddOptionsT())
+    return w.finish([x], [outs[0], y, outs[1]])
 
 def bidi(hybrid: bool = False) -> bytes:
     """BIDIRECTIONAL_SEQUENCE_RNN (merged outputs, batch-major, TANH) and BIDIRECTIONAL_SEQUENCE_LSTM (two outputs,

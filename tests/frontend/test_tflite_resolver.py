@@ -40,12 +40,15 @@ def test_refused_builtins_say_why():
 
 
 @pytest.mark.parametrize("name", ["rnn_float", "rnn_hybrid", "lstmstep_float", "lstmstep_hybrid", "bidi_float",
-                                  "bidi_hybrid", "svdf_float", "svdf_hybrid"])
+                                  "bidi_hybrid", "svdf_float", "svdf_hybrid", "rnnshare_float",
+                                  "varshare_float"])
 def test_rnn_streams_like_litert(tmp_path, name):
     """RNN and UNIDIRECTIONAL_SEQUENCE_RNN (written with the schema: examples/make_tflite_models.py rnn_written), and
     the one-step builtin LSTM (lstm_step), BIDIRECTIONAL_SEQUENCE_RNN (merged) and _LSTM (two outputs, time-major),
     SVDF (svdf_written), float and hybrid (int8 weights: x and h quantized each step, as LiteRT's
-    hybrid RnnBatchStep and LstmStepHybrid): three calls of one
+    hybrid RnnBatchStep and LstmStepHybrid), and rnnshare (tf_keras SimpleRNNs whose WHILE reads a Bidirectional
+    LSTM's state tensor, which LiteRT's LSTM has updated by then; varshare: ADDs reading the one-step LSTM's h
+    tensor before and after it): three calls of one
     LiteRT interpreter, its hidden states carried, against three runs feeding each run's `_h_next` outputs back,
     from zeros; every output within 1e-5 of its scale of BUILTIN_REF's and the default kernels'."""
     import subprocess

@@ -41,6 +41,10 @@ class OnnxBuilder:
         self.state: dict[str, dict[str, Any]] = {}  # state input -> its next output and start value (state.py)
         self.initial: dict[str, np.ndarray] = {}  # resource variable -> what CALL_ONCE's init subgraph assigns
         self.lower: Callable[[OnnxBuilder], None] = _no_table  # the op table, lowering a (sub)graph (ops.py's)
+        # variable tensors (an LSTM's state) read by an op before their recurrent op: the name read, which that op's
+        # state input takes; and those a recurrent op has updated (state.py's variable_input, record_state)
+        self.var_reads: dict[int, str] = {}
+        self.var_written: set[int] = set()
 
     def child(self, model: TflModel) -> OnnxBuilder:
         """A builder for a subgraph, writing into this one's current node list, sharing its names,
@@ -53,6 +57,7 @@ class OnnxBuilder:
         c.extra_quant = self.extra_quant
         c.handles, c.variables, c.nested = {}, self.variables, True
         c.state, c.initial, c.lower = self.state, self.initial, self.lower
+        c.var_reads, c.var_written = self.var_reads, self.var_written
         return c
 
     def _unique(self, name: str) -> str:
@@ -87,6 +92,9 @@ class OnnxBuilder:
         t = self.tensor(idx)
         if len(t.shape) != 4:
             layout = NHWC
+        if t.variable and idx not in self.values and not self.nested:  # the state before its recurrent op runs
+            self.var_reads[idx] = self.fresh(f"{self.names[idx]}_state")
+            self.values[idx] = {NHWC: self.var_reads[idx]}
         if t.data is not None:
             have = self.values.setdefault(idx, {})
             if layout not in have:
