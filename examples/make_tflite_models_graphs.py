@@ -90,6 +90,24 @@ def resolver2_graph():
         return [a, r, u, tf.bitcast(x, tf.int32), d, tf.cast(tf.cast(k, tf.uint8), tf.int32)]
     return f, [tf.TensorSpec((2, 4), tf.float32), tf.TensorSpec((4,), tf.int32), tf.TensorSpec((4,), tf.int32)]
 
+def bounded_graph():
+    """Builtins whose outputs the data sizes (issue 50; made in float only): WHERE (and a GATHER_ND of the elements
+    it finds), UNIQUE of int32 (idx int32) and of float32 (idx int64), NON_MAX_SUPPRESSION_V4
+    (tf.image.non_max_suppression) and _V5 (tf.image.non_max_suppression_with_scores: soft NMS, sigma 0.5, and
+    hard, sigma 0)."""
+    def f(x, v, boxes, scores):
+        w = tf.where(x > 0.5)
+        u, idx = tf.unique(v)
+        uf, idxf = tf.unique(x[0], out_idx=tf.int64)
+        s4 = tf.image.non_max_suppression(boxes, scores, 6, iou_threshold=0.5, score_threshold=0.1)
+        s5, sc5 = tf.image.non_max_suppression_with_scores(boxes, scores, 5, iou_threshold=0.6, score_threshold=0.2,
+                                                           soft_nms_sigma=0.5)
+        h5, hs5 = tf.image.non_max_suppression_with_scores(boxes, scores, 7, iou_threshold=0.4)
+        return [w, tf.gather_nd(x, w), u, idx, uf, idxf, s4, s5, sc5, h5, hs5]
+    return f, [tf.TensorSpec((3, 4), tf.float32), tf.TensorSpec((12,), tf.int32), tf.TensorSpec((16, 4), tf.float32),
+               tf.TensorSpec((16,), tf.float32)]
+
+
 # written from a tf.function, float only
-GRAPHS = {"resolver2": resolver2_graph,
+GRAPHS = {"resolver2": resolver2_graph, "bounded": bounded_graph,
           "builtins": builtins_graph, "ints": ints_graph, "conv3d": conv3d_graph, "ifconst": ifconst_graph}

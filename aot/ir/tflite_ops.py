@@ -69,6 +69,8 @@ SQRT16 = "TflSqrt16"  # 16x8 SQRT: LiteRT's per-element float square root, trunc
 LUT16 = "TflLut16"  # a 16x8 elementwise op by LiteRT's 513-anchor interpolated table (EXP, LOG, GELU, RSQRT)
 # the custom op TFLite_Detection_PostProcess (float, uint8 or int8 inputs; float outputs)
 DETECTION_POSTPROCESS = "TflDetectionPostProcess"
+# NON_MAX_SUPPRESSION_V4 and _V5 (LiteRT's reference algorithm, soft NMS included), aot/kernels/detect.py
+NON_MAX_SUPPRESSION = "TflNonMaxSuppression"
 # TFLM's signal library (aot/frontend/tflite/signal.py): its audio front end's custom ops
 SIGNAL_WINDOW = "TflSignalWindow"
 SIGNAL_FFT_AUTO_SCALE = "TflSignalFftAutoScale"
@@ -168,6 +170,10 @@ SCHEMAS: dict[str, TflSchema] = {s.op: s for s in (
               ("max_detections", "max_classes_per_detection", "detections_per_class", "use_regular_nms",
                "nms_score_threshold", "nms_iou_threshold", "num_classes", "y_scale", "x_scale", "h_scale", "w_scale"),
               ("box_scale", "box_zero", "score_scale", "score_zero")),
+    # boxes [n, 4] (float32, any diagonal corners), scores [n]; indices (int32) and scores (float32) [max_output],
+    # zeros past count (int32 []); the thresholds and sigma are the file's constants (V4: sigma 0)
+    TflSchema(NON_MAX_SUPPRESSION, ("boxes", "scores"), ("indices", "selected_scores", "count"),
+              ("max_output", "iou_threshold", "score_threshold", "sigma")),
     # TFLM's signal ops, their options by TFLM's names; state / state_next: the spectral subtraction's
     # noise estimate the caller carries (state_next is also what the op gives PCAN)
     TflSchema(SIGNAL_WINDOW, ("x", "weights"), ("y",), ("shift",)),

@@ -26,7 +26,19 @@ import onnx
 from onnx import helper
 
 from aot.errors import AotcError
-from aot.frontend.tflite import arrays, detect, elementwise, hybrid, index, mediapipe, nn, reduce, resolver, signal
+from aot.frontend.tflite import (
+    arrays,
+    bounded,
+    detect,
+    elementwise,
+    hybrid,
+    index,
+    mediapipe,
+    nn,
+    reduce,
+    resolver,
+    signal,
+)
 from aot.frontend.tflite.builder import (
     NCHW,
     NHWC,
@@ -75,7 +87,7 @@ def to_onnx(model: TflModel) -> onnx.ModelProto:
             src = have.get(NCHW) if NHWC not in have and NCHW in have else b.value(o, NHWC)
             b.node("Transpose" if src == have.get(NCHW) else "Identity", [src], [name], hint=f"{name}_out",
                    **({"perm": list(TO_NHWC)} if src == have.get(NCHW) else {}))
-        outputs.append(value_info(model.tensors[o], name))
+        outputs.append(value_info(model.tensors[o], name, run_rows=bool(b.rows)))
     inputs = [value_info(model.tensors[i], b.names[i]) for i in model.inputs if model.tensors[i].data is None]
     finish_variables(b)
     inputs += b.extra_inputs
@@ -321,7 +333,7 @@ def _dequantize(b: OnnxBuilder, op: TflOp) -> None:
 
 _OPS = {
     **nn.OPS, **elementwise.OPS, **arrays.OPS, **reduce.OPS, **index.OPS, **mediapipe.OPS, **resolver.OPS,
-    **signal.OPS,
+    **signal.OPS, **bounded.OPS,
     "QUANTIZE": _quantize, "DEQUANTIZE": _dequantize, "WHILE": lower_while, "IF": lower_if,
     "VAR_HANDLE": var_handle, "READ_VARIABLE": read_variable, "ASSIGN_VARIABLE": assign_variable,
     "CALL_ONCE": call_once,
