@@ -42,6 +42,7 @@ MEAN = "TflMean"
 ADD = "TflAdd"
 SUB = "TflSub"
 MUL = "TflMul"
+DIV = "TflDiv"  # int8 and 16x8 DIV (m: [0, 0, 0, 0, mult, shift], as MUL's)
 MAXIMUM = "TflMaximum"
 MINIMUM = "TflMinimum"
 LUT = "TflLut"  # an int8 activation as a 256-entry table (LOGISTIC, TANH, LEAKY_RELU, HARD_SWISH, RELU*)
@@ -118,7 +119,7 @@ SCHEMAS: dict[str, TflSchema] = {s.op: s for s in (
     TflSchema(SOFTMAX, ("x",), ("y",), ("mult", "shift", "y_shape"), ("diff_min", "exp_table", "recip_table")),
     TflSchema(MEAN, ("x",), ("y",), ("x_zero", "y_zero", "mult", "shift", "y_shape")),
     *(TflSchema(op, ("x1", "x2"), ("y",), ("y_min", "y_max", "y_shape", "x1_zero", "x2_zero", "y_zero", "m"))
-      for op in (ADD, SUB, MUL)),
+      for op in (ADD, SUB, MUL, DIV)),
     *(TflSchema(op, ("x1", "x2"), ("y",), ("y_min", "y_max", "y_shape")) for op in (MAXIMUM, MINIMUM)),
     TflSchema(LUT, ("x",), ("y",), ("table", "what", "y_shape")),
     # m: [x1_mult, x1_shift, x2_mult, x2_shift, 0, 0], each input's own scale (after a left shift of 8)

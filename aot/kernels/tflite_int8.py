@@ -499,7 +499,19 @@ def _emit_prelu(ctx: NodeContext) -> None:
                                                             ctx.outputs[0]),
                    comment=f"PRELU of {list(ctx.shape(ctx.inputs[0]))} by alpha {list(ctx.shape(ctx.inputs[1]))}, "
                            "TFLite requantisation")
-    ctx.call("aotc_tfl_prelu_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), ctx.ptr(ctx.outputs[0]))
+    suffix = "s16" if ctx.dtype(ctx.inputs[0]) == "int16" else "s8"
+    ctx.call(f"aotc_tfl_prelu_{suffix}", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), ctx.ptr(ctx.outputs[0]))
+
+
+def _emit_div(ctx: NodeContext) -> None:
+    """DIV (tflite_int8_mobile.c): a divisor at its zero point fails the run, as LiteRT's invoke does."""
+    x1, x2 = (list(ctx.shape(i)) for i in ctx.inputs[:2])
+    p = ctx.params("aotc_tfl_binary_params", _binary_fields(ctx, ctx.attrs, ctx.node.op, *ctx.inputs[:2],
+                                                            ctx.outputs[0]),
+                   comment=f"DIV of {x1} by {x2}, TFLite's reciprocal and requantisation")
+    suffix = "s16" if ctx.dtype(ctx.inputs[0]) == "int16" else "s8"
+    ctx.line(f"if (aotc_tfl_div_{suffix}({p}, {ctx.ptr(ctx.inputs[0])}, {ctx.ptr(ctx.inputs[1])}, "
+             f"{ctx.ptr(ctx.outputs[0])}) != 0) return AOTC_ERR_SHAPE;")
 
 
 def _emit_leaky_relu16(ctx: NodeContext) -> None:
@@ -680,7 +692,8 @@ OPS: dict[str, HostOp] = {
        for op, fn in (("TflMaximum", "aotc_tfl_max_s8"), ("TflMinimum", "aotc_tfl_min_s8"))},
     "TflLut": HostOp(_emit_lut, family="tflite_int8", dtypes=("int8",), budget_inplace=(0,)),
     "TflCompare": HostOp(_emit_compare, family="tflite_int8", dtypes=("int8", "int16")),
-    "TflPrelu": HostOp(_emit_prelu, family="tflite_int8", dtypes=("int8",)),
+    "TflPrelu": HostOp(_emit_prelu, family="tflite_int8", dtypes=("int8", "int16")),
+    "TflDiv": HostOp(_emit_div, family="tflite_int8", dtypes=("int8", "int16")),
     "TflBatchMatMul": HostOp(_emit_batch_matmul, family="tflite_int8", dtypes=("int8", "int16"),
                              kernels=(by_type(_matmul_kernel, "aotc_tfl_batch_matmul_s8", "aotc_tfl_batch_matmul_s16",
                                               "aotc_tfl_batch_matmul_s16_s8"),)),

@@ -1,8 +1,9 @@
 """Issue 50's quantized TFLite ops beyond int8.py's: BATCH_MATMUL (int8 and 16x8), RESIZE_BILINEAR (int8,
 int16), SQUARED_DIFFERENCE (int8), and the elementwise ops LiteRT's reference kernels compute by a table
 (EXP, GELU, NEG on int8: 256 entries, TflLut; EXP, LOG, GELU, RSQRT on int16: LUTPopulate<int16_t>'s 513
-interpolated anchors, TflLut16). Each lowering computes what LiteRT's Prepare computes (quant.py) and
-refuses, by name, what the reference refuses or what aotc would get wrong.
+interpolated anchors, TflLut16; NEG on int16: ONNX Neg of the raw integers). Each lowering computes what
+LiteRT's Prepare computes (quant.py) and refuses, by name, what the reference refuses or what aotc would get
+wrong.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from aot.frontend.tflite.reader import TflOp, TflTensor
 from aot.ir import tflite_ops as tfl
 
 INT8 = ("BATCH_MATMUL", "RESIZE_BILINEAR", "SQUARED_DIFFERENCE", "EXP", "GELU", "NEG")
-INT16 = ("BATCH_MATMUL", "RESIZE_BILINEAR", "EXP", "LOG", "GELU", "RSQRT")
+INT16 = ("BATCH_MATMUL", "RESIZE_BILINEAR", "EXP", "LOG", "GELU", "RSQRT", "NEG")
 
 
 def lowers(b: OnnxBuilder, op: TflOp) -> bool:
@@ -140,6 +141,10 @@ def _table(b: OnnxBuilder, op: TflOp) -> None:
         else:
             table = lut_populate_int8(unary_transform(op.op, ys, yz, 8, approximate), xs, xz, ys, yz)
         _emit(b, op, tfl.LUT, [b.value(op.inputs[0], NHWC)], y, table=[int(v) for v in table], what=op.op)
+        return
+    if op.op == "NEG":  # LiteRT negates the raw int16 integers (-32768 wraps to itself): ONNX Neg, which wraps alike
+        b.node("Neg", [b.value(op.inputs[0], NHWC)], [b.names[op.outputs[0]]], hint=op.name)
+        b.values[op.outputs[0]] = {NHWC: b.names[op.outputs[0]]}
         return
     if xz != 0 or yz != 0:
         raise op_error(op, f"16x8 {op.op} needs zero points 0 (LiteRT's int16)")

@@ -246,6 +246,16 @@ void aotc_tfl_greater_equal_s16(const aotc_tfl_binary_params *p, const int16_t *
 /* PRELU (x1: the input, x2: alpha): x - x_zero requantised by m1/s1 where it is >= 0, else its product
  * with alpha - alpha_zero (x2_zero) by m2/s2 (double rounding); plus y_zero, clamped to y_min..y_max */
 void aotc_tfl_prelu_s8(const aotc_tfl_binary_params *p, const int8_t *x, const int8_t *alpha, int8_t *y);
+/* the same on 16x8's int16 x and y, alpha int8 (LiteRT's Prelu<int16_t, int8_t>) */
+void aotc_tfl_prelu_s16(const aotc_tfl_binary_params *p, const int16_t *x, const int8_t *alpha, int16_t *y);
+/* DIV (LiteRT's DivElementwise, int8 and int16): v1 = x1 - x1_zero over v2 = x2 - x2_zero (both negated where v2
+ * < 0), by v2's reciprocal in Q0.31 (GetReciprocal: gemmlowp's Newton-Raphson 1 / (1 + x)) with v1 shifted by its
+ * redundant sign bits, then requantised by mult (x1 scale / (x2 scale * y scale)) and the shift left over (double
+ * rounding; a right shift past 31 rounds to 0 or -1, where LiteRT's is undefined: its x86 build differs there),
+ * plus y_zero, clamped to y_min..y_max. Returns AOTC_ERR_SHAPE, writing nothing, when some x2 is its zero point
+ * (LiteRT's invoke fails: CheckNonZero), else 0. */
+int32_t aotc_tfl_div_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
+int32_t aotc_tfl_div_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
 
 /* issue 50's further integer ops, each LiteRT's reference kernel's arithmetic written from its definition.
  *

@@ -1,7 +1,9 @@
-/* TFLite's int8 comparisons, PRELU and SQUARED_DIFFERENCE (issue 50): see aotc_tflite_int8.h. Each is LiteRT's reference
+/* TFLite's int8 comparisons, PRELU, DIV and SQUARED_DIFFERENCE (issue 50): see aotc_tflite_int8.h. Each is LiteRT's reference
  * kernel's integer arithmetic, written from its definition; the compiler computes every multiplier
  * and shift (aot/frontend/tflite/quant.py). Inputs broadcast as ADD's (6-D element steps). */
 #include "aotc_tflite_int8.h"
+
+#include <string.h>
 
 /* SaturatingRoundingDoublingHighMul: floor((a * b + 2^30) / 2^31); INT32_MIN * INT32_MIN saturates */
 static int32_t mob_high_mul(int32_t a, int32_t b) {
@@ -61,18 +63,84 @@ TFL_COMPARE(aotc_tfl_greater_s16, int16_t, >)
 TFL_COMPARE(aotc_tfl_greater_equal_s8, int8_t, >=)
 TFL_COMPARE(aotc_tfl_greater_equal_s16, int16_t, >=)
 
-void aotc_tfl_prelu_s8(const aotc_tfl_binary_params *p, const int8_t *x, const int8_t *alpha, int8_t *y) {
-    mob_iter it = {{0, 0, 0, 0, 0, 0}, 0, 0};
-    for (int64_t k = 0; k < p->count; ++k) {
-        const int64_t o1 = p->broadcast ? it.o1 : k, o2 = p->broadcast ? it.o2 : k;
-        const int32_t v = x[o1] - p->x1_zero;
-        int32_t out = v >= 0 ? mob_requant(v, p->m1, p->s1)
-                             : mob_requant(v * (alpha[o2] - p->x2_zero), p->m2, p->s2);
-        out += p->y_zero;
-        y[k] = (int8_t)(out < p->y_min ? p->y_min : out > p->y_max ? p->y_max : out);
-        if (p->broadcast) mob_next(p, &it);
+#define TFL_PRELU(NAME, T, LO, HI)                                                                        \
+    void NAME(const aotc_tfl_binary_params *p, const T *x, const int8_t *alpha, T *y) {                   \
+        mob_iter it = {{0, 0, 0, 0, 0, 0}, 0, 0};                                                         \
+        for (int64_t k = 0; k < p->count; ++k) {                                                          \
+            const int64_t o1 = p->broadcast ? it.o1 : k, o2 = p->broadcast ? it.o2 : k;                   \
+            const int32_t v = x[o1] - p->x1_zero;                                                         \
+            int32_t out = v >= 0 ? mob_requant(v, p->m1, p->s1)                                           \
+                                 : mob_requant(v * (alpha[o2] - p->x2_zero), p->m2, p->s2);               \
+            out += p->y_zero;                                                                             \
+            y[k] = (T)(out < p->y_min ? p->y_min : out > p->y_max ? p->y_max : out);                      \
+            if (p->broadcast) mob_next(p, &it);                                                           \
+        }                                                                                                 \
     }
+
+TFL_PRELU(aotc_tfl_prelu_s8, int8_t, -128, 127)
+TFL_PRELU(aotc_tfl_prelu_s16, int16_t, -32768, 32767)
+
+/* x / 2^e rounded half away from zero for any e >= 0 (past 31: 0, or -1 for INT32_MIN / 2^32) */
+static int32_t mob_divide_by_pot_wide(int32_t x, int32_t e) {
+    if (e > 31) return e == 32 && x == INT32_MIN ? -1 : 0;
+    return mob_divide_by_pot(x, e);
 }
+
+/* GetReciprocal(x, 31, &bits_over) of a positive x: 1 / x in Q0.31 and the bits it is over one (gemmlowp's
+ * one_over_one_plus_x_for_x_in_0_1: three Newton-Raphson steps from 48/17 - 32/17 d) */
+static int32_t mob_reciprocal(int32_t x, int32_t *bits_over) {
+    int32_t headroom = 0, y, i;
+    int32_t a, half;
+    int64_t sum;
+    while (headroom < 32 && !((uint32_t)x & (0x80000000u >> headroom))) ++headroom;
+    *bits_over = 31 - headroom;
+    a = (int32_t)(((uint32_t)x << headroom) - 0x80000000u);
+    sum = (int64_t)a + INT32_MAX;
+    half = (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
+    y = (int32_t)((uint32_t)1515870810 + (uint32_t)mob_high_mul(half, -1010580540));
+    for (i = 0; i < 3; ++i) {
+        const int32_t e = (int32_t)((uint32_t)(1 << 29) - (uint32_t)mob_high_mul(half, y));
+        const int32_t step = mob_high_mul(y, e);
+        const int32_t step4 = step > (INT32_MAX >> 2) ? INT32_MAX : step < -(INT32_MAX >> 2) ? INT32_MIN : step * 4;
+        y = (int32_t)((uint32_t)y + (uint32_t)step4);
+    }
+    return y > (INT32_MAX >> 1) ? INT32_MAX : y < -(INT32_MAX >> 1) ? INT32_MIN : y * 2;
+}
+
+/* CountLeadingSignBits: the redundant sign bits of x (31 for 0 and -1) */
+static int32_t mob_sign_bits(int32_t x) {
+    const uint32_t u = x < 0 ? ~(uint32_t)x : (uint32_t)x;
+    int32_t n = 0;
+    while (n < 31 && !(u & (0x40000000u >> n))) ++n;
+    return n;
+}
+
+#define TFL_DIV(NAME, T)                                                                                  \
+    int32_t NAME(const aotc_tfl_binary_params *p, const T *x1, const T *x2, T *y) {                       \
+        mob_iter it = {{0, 0, 0, 0, 0, 0}, 0, 0};                                                         \
+        int64_t k;                                                                                        \
+        for (k = 0; k < p->count; ++k) {                                                                  \
+            if (x2[p->broadcast ? it.o2 : k] == p->x2_zero) return AOTC_ERR_SHAPE;                        \
+            if (p->broadcast) mob_next(p, &it);                                                           \
+        }                                                                                                 \
+        memset(&it, 0, sizeof it);                                                                        \
+        for (k = 0; k < p->count; ++k) {                                                                  \
+            const int64_t o1 = p->broadcast ? it.o1 : k, o2 = p->broadcast ? it.o2 : k;                   \
+            int32_t v1 = x1[o1] - p->x1_zero, v2 = x2[o2] - p->x2_zero, bits_over, headroom, inv, q, out; \
+            if (v2 < 0) v1 = -v1, v2 = -v2;                                                               \
+            inv = mob_reciprocal(v2, &bits_over);                                                         \
+            headroom = mob_sign_bits(v1);                                                                 \
+            q = mob_high_mul((int32_t)((uint32_t)v1 << headroom), inv);                                   \
+            out = mob_divide_by_pot_wide(mob_high_mul(q, p->mult), bits_over + headroom - p->shift);      \
+            out += p->y_zero;                                                                             \
+            y[k] = (T)(out < p->y_min ? p->y_min : out > p->y_max ? p->y_max : out);                      \
+            if (p->broadcast) mob_next(p, &it);                                                           \
+        }                                                                                                 \
+        return 0;                                                                                         \
+    }
+
+TFL_DIV(aotc_tfl_div_s8, int8_t)
+TFL_DIV(aotc_tfl_div_s16, int16_t)
 
 void aotc_tfl_squared_difference_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y) {
     mob_iter it = {{0, 0, 0, 0, 0, 0}, 0, 0};

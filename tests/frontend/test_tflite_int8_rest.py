@@ -1,0 +1,162 @@
+"""The rest of issue 50's quantized builtins: DIV on int8 and int16, PRELU and NEG on int16 (16x8), against LiteRT's
+reference kernels (BUILTIN_REF) and tests/tflite_int8_numpy.py's DIV. One model per width holds every case (written
+with the schema: the converter quantizes DIV but writes neither PRELU nor NEG in 16x8), built once under
+AddressSanitizer and UndefinedBehaviorSanitizer and once for the Cortex-M4.
+
+DIV is bit-exact with BUILTIN_REF wherever LiteRT's arithmetic is defined: its final RoundingDivideByPOT shifts by
+more than 31 for small quotients (v1 of a few LSB over a large v2), which is undefined behaviour in C++ (LiteRT's x86
+build masks the shift: 0 / 40 gives 1 LSB, -1 / 40 gives -128); there aotc rounds as the arithmetic defines (to 0),
+as the numpy specification does, and the test counts those elements apart."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import require_tool
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tflite_int8_numpy as spec  # noqa: E402
+from test_tflite_int8_math import AOTC, SANITIZE, Written, _reference  # noqa: E402
+
+
+def _div_options(act: int = 0) -> tuple:
+    return ("DivOptions", {"fusedActivationFunction": act})
+
+
+# DIV cases: (x1 scale, zero), (x2 scale, zero), (y scale, zero), fused activation
+DIV8 = (((0.05, -3), (0.05, 2), (0.1, 0), 0), ((0.02, 10), (0.1, -5), (0.02, -20), 1))
+DIV16 = (((0.001, 0), (0.002, 0), (0.0005, 0), 0), ((0.0003, 0), (0.01, 0), (0.0002, 0), 1))
+
+
+def int8_model() -> tuple[bytes, list[np.ndarray], list]:
+    """Every int8 DIV case over every pair of int8 values (x1 a row of all 256, x2 a column of the 255 that are not
+    its zero point, broadcast); the model, its inputs, and the cases in output order."""
+    w = Written()
+    ins, feeds = [], []
+    for (s1, z1), (s2, z2), (sy, zy), act in DIV8:
+        x1 = w.tensor([1, 256], "int8", s1, z1)
+        x2 = w.tensor([255, 1], "int8", s2, z2)
+        w.op("DIV", [x1, x2], ([255, 256], "int8", sy, zy), _div_options(act))
+        ins += [x1, x2]
+        feeds += [np.arange(-128, 128, dtype=np.int8).reshape(1, 256),
+                  np.array([v for v in range(-128, 128) if v != z2], np.int8).reshape(255, 1)]
+    return w.finish(ins), feeds, list(DIV8)
+
+
+def int16_model() -> tuple[bytes, list[np.ndarray], list]:
+    """16x8: DIV (x1 random and small values, x2 a column of nonzero values), PRELU (alpha per channel broadcast over
+    H and W, and per element), NEG of every int16 value."""
+    w, rng = Written(), np.random.default_rng(3)
+    ins, feeds = [], []
+    for (s1, _), (s2, _), (sy, _), act in DIV16:
+        x1, x2 = w.tensor([1, 512], "int16", s1), w.tensor([128, 1], "int16", s2)
+        w.op("DIV", [x1, x2], ([128, 512], "int16", sy), _div_options(act))
+        ins += [x1, x2]
+        v1 = np.concatenate([np.arange(-128, 128), rng.integers(-32768, 32768, 256)])
+        v2 = rng.integers(-32768, 32768, 128)
+        v2[:32] = np.arange(-16, 16)
+        v2[v2 == 0] = 1
+        feeds += [v1.astype(np.int16).reshape(1, 512), v2.astype(np.int16).reshape(128, 1)]
+    x = w.tensor([1, 8, 8, 16], "int16", 0.002)
+    for alpha_shape, ys in (([1, 1, 16], 0.0015), ([8, 8, 16], 0.003)):
+        alpha = w.tensor(alpha_shape, "int8", 0.004, 0, rng.integers(-127, 128, alpha_shape).astype(np.int8))
+        w.op("PRELU", [x, alpha], ([1, 8, 8, 16], "int16", ys))
+    u = w.tensor([1, 256, 256], "int16", 1 / 4096)
+    w.op("NEG", [u], ([1, 256, 256], "int16", 1 / 4096))
+    ins += [x, u]
+    feeds += [rng.integers(-32768, 32768, (1, 8, 8, 16)).astype(np.int16),
+              np.arange(-32768, 32768).astype(np.int16).reshape(1, 256, 256)]
+    return w.finish(ins), feeds, list(DIV16)
+
+
+MODELS = {"int8": int8_model, "int16": int16_model}
+
+
+def _compile_run(tmp_path: Path, width: str, target_args: tuple[str, ...] = (),
+                 cmake_args: tuple[str, ...] = ()) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray], list]:
+    """(ours, BUILTIN_REF's, the feeds, the DIV cases) for the width's model."""
+    from aot.build import cmake_exe, run_bundle
+
+    data, feeds, cases = MODELS[width]()
+    model = tmp_path / f"rest_{width}.tflite"
+    model.write_bytes(data)
+    out = tmp_path / "out"
+    run = subprocess.run([*AOTC, str(model), "-o", str(out), *target_args], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    if cmake_args:
+        subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON",
+                        *cmake_args], check=True, capture_output=True)
+    build = subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], capture_output=True, text=True)
+    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    ours, _ = run_bundle(out, meta, feeds)
+    return [ours[s["name"]] for s in meta["outputs"]], _reference(tmp_path, model, feeds), feeds, cases
+
+
+def _check(width: str, ours: list[np.ndarray], refs: list[np.ndarray], feeds: list[np.ndarray], cases: list) -> None:
+    """DIV: ours equal to the numpy spec everywhere and to BUILTIN_REF where its shift is defined (at most 31),
+    on most of the elements; the others (PRELU, NEG) equal to BUILTIN_REF."""
+    from aot.frontend.tflite.quant import activation_range, div_multiplier
+
+    dtype = np.int8 if width == "int8" else np.int16
+    for k, ((s1, z1), (s2, z2), (sy, zy), act) in enumerate(cases):
+        mult, shift = div_multiplier(s1, s2, sy)
+        want, e = spec.div(feeds[2 * k], feeds[2 * k + 1], (z1, z2, zy), mult, shift,
+                           activation_range(act, sy, zy, np.dtype(dtype).name))
+        got, ref = ours[k], refs[k]
+        assert got.dtype == ref.dtype == dtype and np.array_equal(got, want), f"DIV {k}: not the spec"
+        defined = e <= 31
+        assert defined.mean() > 0.9 and np.array_equal(got[defined], ref[defined]), \
+            f"DIV {k}: {(got[defined] != ref[defined]).sum()} of {defined.sum()} differ from BUILTIN_REF"
+    for got, ref in zip(ours[len(cases):], refs[len(cases):], strict=True):
+        assert got.dtype == ref.dtype and np.array_equal(got, ref), f"{(got != ref).sum()} of {ref.size} differ"
+
+
+@pytest.mark.parametrize("width", ["int8", "int16"])
+def test_bit_exact_with_builtin_ref_sanitized(tmp_path, width):
+    pytest.importorskip("ai_edge_litert")
+    _check(width, *_compile_run(tmp_path, width, cmake_args=SANITIZE))
+
+
+@pytest.mark.parametrize("width", ["int8", "int16"])
+def test_bit_exact_with_builtin_ref_on_cortex_m4(tmp_path, width):
+    """The same models for mps2-an386 (Cortex-M4F) under qemu."""
+    pytest.importorskip("ai_edge_litert")
+    require_tool("qemu-system-arm")
+    require_tool("arm-none-eabi-gcc")
+    _check(width, *_compile_run(tmp_path, width, ("--target", "mps2-an386")))
+
+
+def test_div_by_the_zero_point_fails_the_run(tmp_path):
+    """A divisor at its zero point: LiteRT's invoke fails (CheckNonZero), and so does the bundle's run
+    (AOTC_ERR_SHAPE), writing nothing."""
+    from aot.build import run_bundle
+
+    w = Written()
+    x1, x2 = w.tensor([1, 8], "int8", 0.05, -3), w.tensor([1, 8], "int8", 0.05, 2)
+    w.op("DIV", [x1, x2], ([1, 8], "int8", 0.1, 0), _div_options())
+    model = tmp_path / "div.tflite"
+    model.write_bytes(w.finish([x1, x2]))
+    out = tmp_path / "out"
+    subprocess.run([*AOTC, str(model), "-o", str(out)], check=True, capture_output=True)
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    ones = np.ones((1, 8), np.int8)
+    ok, _ = run_bundle(out, meta, [ones, ones * 5])
+    assert ok[meta["outputs"][0]["name"]].shape == (1, 8)
+    bad = ones * 5
+    bad[0, 3] = 2
+    with pytest.raises(Exception, match="-2|shape|failed|error"):
+        run_bundle(out, meta, [ones, bad])
+
+
+def test_committed_copy_is_the_int8_model():
+    """tests/models/tflite/div_int8.tflite is int8_model() as written here (the ops tests read the committed models:
+    it is the one with TflDiv)."""
+    pytest.importorskip("ai_edge_litert")
+    assert (Path(__file__).resolve().parents[1] / "models" / "tflite" / "div_int8.tflite").read_bytes() == \
+        int8_model()[0]
