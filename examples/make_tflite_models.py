@@ -64,6 +64,7 @@ from make_tflite_models_keras import (
 from make_tflite_models_patch import lstm_variants, not_equal, relu_0_to_1, requant_outputs, symmetric_inputs
 from make_tflite_models_written import (
     bidi,
+    composite_float,
     detect_float,
     embed_hybrid,
     fill_int8,
@@ -73,6 +74,7 @@ from make_tflite_models_written import (
     stablehlo_float,
     svdf_int8,
     svdf_written,
+    window_float,
 )
 
 keras = tf.keras
@@ -183,7 +185,8 @@ def main(out: Path, names: list[str]) -> None:
                         ("bidi_float", bidi),
                         ("bidi_hybrid", lambda: bidi(True)), ("embed_hybrid", embed_hybrid),
                         ("svdf_float", svdf_written), ("svdf_hybrid", lambda: svdf_written(True)),
-                        ("fill_int8", fill_int8), ("detect_float", detect_float)):
+                        ("fill_int8", fill_int8), ("detect_float", detect_float), ("composite_float", composite_float),
+                        ("window_float", window_float)):
         if not names or name.split("_")[0] in names:
             (out / f"{name}.tflite").write_bytes(write())
             print(f"wrote {out / name}.tflite")

@@ -368,3 +368,86 @@ def fill_int8() -> bytes:
     filled = w.tensor([2, 3], t.INT8, 0.05, -7)
     w.op(op.FILL, [dims, top], [filled], version=3)
     return w.finish([x], [shape, filled])
+
+
+def composite_float() -> bytes:
+    """STABLEHLO_COMPOSITE (what ai-edge-torch writes for a named block; written with the schema): the op on the
+    input and a constant, its decomposition subgraph tanh(a * a + c) - a, and a second composite reusing it."""
+    from flatbuffers import flexbuffers
+
+    w = Written()
+    sch, t, op = w.sch, w.sch.TensorType, w.sch.BuiltinOperator
+    x = w.tensor([2, 3], t.FLOAT32)
+    c = w.tensor([2, 3], t.FLOAT32, data=np.random.default_rng(19).standard_normal((2, 3)).astype(np.float32))
+    sub = sch.SubGraphT()
+    sub.name, sub.operators = b"decomposition", []
+    main = w.sg
+    w.sg = sub
+    sub.tensors = []
+    a, k = w.tensor([2, 3], t.FLOAT32), w.tensor([2, 3], t.FLOAT32)
+    sq, s1, th, out = (w.tensor([2, 3], t.FLOAT32) for _ in range(4))
+    w.op(op.MUL, [a, a], [sq], w.sch.BuiltinOptions.MulOptions, w.sch.MulOptionsT())
+    w.op(op.ADD, [sq, k], [s1], w.sch.BuiltinOptions.AddOptions, w.sch.AddOptionsT())
+    w.op(op.TANH, [s1], [th])
+    w.op(op.SUB, [th, a], [out], w.sch.BuiltinOptions.SubOptions, w.sch.SubOptionsT())
+    sub.inputs, sub.outputs = [a, k], [out]
+    w.sg = main
+    w.m.subgraphs.append(sub)
+    y1, y2 = w.tensor([2, 3], t.FLOAT32), w.tensor([2, 3], t.FLOAT32)
+    for src, dst in ((x, y1), (y1, y2)):
+        o = sch.StableHLOCompositeOptionsT()
+        o.name, o.decompositionSubgraphIndex, o.version = b"odml.tanh_square", 1, 1
+        o.compositeAttributes = list(flexbuffers.Dumps({"scale": 1.0}))
+        o.compositeAttributesFormat = sch.CustomOptionsFormat.FLEXBUFFERS
+        w.op(op.STABLEHLO_COMPOSITE, [src, c], [dst], options2=(sch.BuiltinOptions2.StableHLOCompositeOptions, o))
+    return w.finish([x], [y1, y2])
+
+
+def window_float() -> bytes:
+    """REDUCE_WINDOW and STABLEHLO_REDUCE_WINDOW, which no converter path writes from Keras (written with the
+    schema): REDUCE_WINDOW ADD from 0.5 over [1, 3, 2, 1] windows with strides [1, 2, 1, 1] and dilations [1, 1, 2, 1],
+    MAXIMUM over [1, 2, 2, 1] windows, MINIMUM of int32; STABLEHLO_REDUCE_WINDOW with a STABLEHLO_MAXIMUM body,
+    padding with its init value (-inf) and strides (a max pool), and one with an ADD body and window dilations."""
+    w = Written()
+    sch, t, op = w.sch, w.sch.TensorType, w.sch.BuiltinOperator
+    x = w.tensor([1, 6, 7, 3], t.FLOAT32)
+    k = w.tensor([2, 5], t.INT32)
+
+    def i64(v):
+        return w.tensor([len(v)], t.INT64, data=np.array(v, np.int64))
+
+    def scalar(v, dtype=t.FLOAT32):
+        return w.tensor([], dtype, data=np.array(v, np.float32 if dtype == t.FLOAT32 else np.int32))
+
+    outs = []
+    for src, init, fn, dims, strides, dil, shape, dtype in (
+            (x, scalar(0.5), 1, [1, 3, 2, 1], [1, 2, 1, 1], [1, 1, 2, 1], [1, 2, 5, 3], t.FLOAT32),
+            (x, scalar(-3.0), 4, [1, 2, 2, 1], [1, 1, 1, 1], [1, 1, 1, 1], [1, 5, 6, 3], t.FLOAT32),
+            (k, scalar(7, t.INT32), 3, [2, 2], [1, 2], [1, 1], [1, 2], t.INT32)):
+        outs.append(w.tensor(shape, dtype))
+        o = sch.ReduceWindowOptionsT()
+        o.reduceFunction = fn
+        w.op(op.REDUCE_WINDOW, [src, init, i64(dims), i64(strides), i64(dil)], [outs[-1]],
+             options2=(sch.BuiltinOptions2.ReduceWindowOptions, o))
+    bodies = []
+    for code in (op.STABLEHLO_MAXIMUM, op.STABLEHLO_ADD):
+        sub = sch.SubGraphT()
+        sub.name, sub.operators, sub.tensors = b"body", [], []
+        main, w.sg = w.sg, sub
+        a, c, r = (w.tensor([], t.FLOAT32) for _ in range(3))
+        w.op(code, [a, c], [r])
+        sub.inputs, sub.outputs = [a, c], [r]
+        w.sg = main
+        w.m.subgraphs.append(sub)
+        bodies.append(len(w.m.subgraphs) - 1)
+    for body, init, dims, strides, dil, pads, shape in (
+            (bodies[0], scalar(-np.inf), [1, 3, 3, 1], [1, 2, 2, 1], [1, 1, 1, 1], [0, 0, 1, 1, 1, 1, 0, 0],
+             [1, 3, 4, 3]),
+            (bodies[1], scalar(0.0), [1, 2, 2, 2], [1, 1, 2, 1], [1, 2, 1, 1], [0, 0, 0, 0, 0, 0, 0, 0], [1, 4, 3, 2])):
+        outs.append(w.tensor(shape, t.FLOAT32))
+        o = sch.StablehloReduceWindowOptionsT()
+        o.windowDimensions, o.windowStrides, o.windowDilations = dims, strides, dil
+        o.baseDilations, o.padding, o.bodySubgraphIndex = [1, 1, 1, 1], pads, body
+        w.op(op.STABLEHLO_REDUCE_WINDOW, [x, init], [outs[-1]],
+             options2=(sch.BuiltinOptions2.StablehloReduceWindowOptions, o))
+    return w.finish([x, k], outs)

@@ -1,8 +1,8 @@
 """Float builtins of LiteRT's reference resolver that aotc refused before issue 50's last part
 (aot/frontend/tflite/resolver.py), against LiteRT's reference kernels: resolver2 (a tf.function through
 TFLiteConverter: RIGHT_SHIFT by constant and run-time amounts, CAST through uint8 / uint16 / uint32, BITCAST,
-SPARSE_TO_DENSE) and stablehlo (written with the schema: STABLEHLO_ADD, _MULTIPLY, _MAXIMUM, _MINIMUM, RANK, RANGE,
-DILATE);
+SPARSE_TO_DENSE), stablehlo (written with the schema: STABLEHLO_ADD, _MULTIPLY, _MAXIMUM, _MINIMUM, RANK, RANGE,
+DILATE) and window (REDUCE_WINDOW, STABLEHLO_REDUCE_WINDOW: aot/frontend/tflite/window.py, bit for bit);
 and the builtins refused by design, each with its reason on the ops page."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_tflite import MODELS, _compile_build_run, _reference, _require_litert  # noqa: E402
 
 
-@pytest.mark.parametrize("name", ["resolver2_float", "stablehlo_float"])
+@pytest.mark.parametrize("name", ["resolver2_float", "stablehlo_float", "window_float"])
 def test_resolver_builtins_match_litert_reference(tmp_path, name):
     """Every output equal to BUILTIN_REF's (integers bit for bit; the float ones here are exact too), on inputs
     that include negative integers and shift amounts out of [0, 31] (LiteRT clamps them)."""

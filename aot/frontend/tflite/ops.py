@@ -38,6 +38,7 @@ from aot.frontend.tflite import (
     reduce,
     resolver,
     signal,
+    window,
 )
 from aot.frontend.tflite.builder import (
     NCHW,
@@ -52,6 +53,7 @@ from aot.frontend.tflite.control import (
     call_once,
     finish_variables,
     fold_constant_op,
+    lower_composite,
     lower_if,
     lower_while,
     read_variable,
@@ -333,10 +335,10 @@ def _dequantize(b: OnnxBuilder, op: TflOp) -> None:
 
 _OPS = {
     **nn.OPS, **elementwise.OPS, **arrays.OPS, **reduce.OPS, **index.OPS, **mediapipe.OPS, **resolver.OPS,
-    **signal.OPS, **bounded.OPS,
+    **signal.OPS, **bounded.OPS, **window.OPS,
     "QUANTIZE": _quantize, "DEQUANTIZE": _dequantize, "WHILE": lower_while, "IF": lower_if,
     "VAR_HANDLE": var_handle, "READ_VARIABLE": read_variable, "ASSIGN_VARIABLE": assign_variable,
-    "CALL_ONCE": call_once,
+    "CALL_ONCE": call_once, "STABLEHLO_COMPOSITE": lower_composite,
 }
 
 FLOAT_BUILTINS = frozenset(k for k in _OPS if not k.startswith("CUSTOM:"))  # lowered for float tensors
