@@ -42,6 +42,7 @@ MEAN = "TflMean"
 ADD = "TflAdd"
 SUB = "TflSub"
 MUL = "TflMul"
+SUM_REQUANT = "TflSumRequant"  # quantized SUM's int32 sums to int8 / int16, as LiteRT's default kernel
 DIV = "TflDiv"  # int8 and 16x8 DIV (m: [0, 0, 0, 0, mult, shift], as MUL's)
 MAXIMUM = "TflMaximum"
 MINIMUM = "TflMinimum"
@@ -122,6 +123,8 @@ SCHEMAS: dict[str, TflSchema] = {s.op: s for s in (
       for op in (ADD, SUB, MUL, DIV)),
     *(TflSchema(op, ("x1", "x2"), ("y",), ("y_min", "y_max", "y_shape")) for op in (MAXIMUM, MINIMUM)),
     TflSchema(LUT, ("x",), ("y",), ("table", "what", "y_shape")),
+    # x: int32 sums of the raw integers; y = round(x * scale + bias) + y_zero in float32, clamped
+    TflSchema(SUM_REQUANT, ("x",), ("y",), ("scale", "bias", "y_zero", "y_min", "y_max")),
     # m: [x1_mult, x1_shift, x2_mult, x2_shift, 0, 0], each input's own scale (after a left shift of 8)
     TflSchema(COMPARE, ("x1", "x2"), ("y",), ("what", "y_shape", "x1_zero", "x2_zero", "m")),
     # m: [mult, shift] of x >= x_zero, then of x times alpha; alpha_zero: alpha's zero point

@@ -503,6 +503,18 @@ def _emit_prelu(ctx: NodeContext) -> None:
     ctx.call(f"aotc_tfl_prelu_{suffix}", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), ctx.ptr(ctx.outputs[0]))
 
 
+def _emit_sum_requant(ctx: NodeContext) -> None:
+    """Quantized SUM's float32 rescaling of the int32 sums (tflite_int8_mobile.c), as LiteRT's default kernel."""
+    a = ctx.attrs
+    y = ctx.outputs[0]
+    p = ctx.params("aotc_tfl_sum_params", {
+        "count": c_int(ctx.tensor(y).size), "scale": c_float(a["scale"]), "bias": c_float(a["bias"]),
+        "y_zero": c_int(a["y_zero"]), "y_min": c_int(a["y_min"]), "y_max": c_int(a["y_max"]),
+    }, comment="SUM's int32 sums rescaled in float32, as LiteRT's default kernel")
+    suffix = "s16" if ctx.dtype(y) == "int16" else "s8"
+    ctx.call(f"aotc_tfl_sum_requant_{suffix}", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(y))
+
+
 def _emit_div(ctx: NodeContext) -> None:
     """DIV (tflite_int8_mobile.c): a divisor at its zero point fails the run, as LiteRT's invoke does."""
     x1, x2 = (list(ctx.shape(i)) for i in ctx.inputs[:2])
@@ -694,6 +706,7 @@ OPS: dict[str, HostOp] = {
     "TflCompare": HostOp(_emit_compare, family="tflite_int8", dtypes=("int8", "int16")),
     "TflPrelu": HostOp(_emit_prelu, family="tflite_int8", dtypes=("int8", "int16")),
     "TflDiv": HostOp(_emit_div, family="tflite_int8", dtypes=("int8", "int16")),
+    "TflSumRequant": HostOp(_emit_sum_requant, family="tflite_int8", dtypes=("int32",)),
     "TflBatchMatMul": HostOp(_emit_batch_matmul, family="tflite_int8", dtypes=("int8", "int16"),
                              kernels=(by_type(_matmul_kernel, "aotc_tfl_batch_matmul_s8", "aotc_tfl_batch_matmul_s16",
                                               "aotc_tfl_batch_matmul_s16_s8"),)),

@@ -1,5 +1,6 @@
 """The rest of issue 50's quantized builtins: DIV on int8 and int16, PRELU and NEG on int16 (16x8), against LiteRT's
-reference kernels (BUILTIN_REF) and tests/tflite_int8_numpy.py's DIV. One model per width holds every case (written
+reference kernels (BUILTIN_REF) and tests/tflite_int8_numpy.py's DIV; SUM on int8 and int16 against LiteRT's default
+kernels (its reference reads the data as uint8). One model per width holds every case (written
 with the schema: the converter quantizes DIV but writes neither PRELU nor NEG in 16x8), built once under
 AddressSanitizer and UndefinedBehaviorSanitizer and once for the Cortex-M4.
 
@@ -154,9 +155,57 @@ def test_div_by_the_zero_point_fails_the_run(tmp_path):
         run_bundle(out, meta, [ones, bad])
 
 
-def test_committed_copy_is_the_int8_model():
-    """tests/models/tflite/div_int8.tflite is int8_model() as written here (the ops tests read the committed models:
-    it is the one with TflDiv)."""
+def test_committed_copies_are_these_models():
+    """tests/models/tflite/div_int8.tflite and sum_int8.tflite are int8_model() and sum_model("int8") as written here
+    (the ops tests read the committed models: they are the ones with TflDiv and TflSumRequant)."""
     pytest.importorskip("ai_edge_litert")
-    assert (Path(__file__).resolve().parents[1] / "models" / "tflite" / "div_int8.tflite").read_bytes() == \
-        int8_model()[0]
+    models = Path(__file__).resolve().parents[1] / "models" / "tflite"
+    assert (models / "div_int8.tflite").read_bytes() == int8_model()[0]
+    assert (models / "sum_int8.tflite").read_bytes() == sum_model("int8")[0]
+
+
+def sum_model(width: str) -> tuple[bytes, list[np.ndarray]]:
+    """SUM over one axis, two axes (keep_dims) and every axis, of int8 or int16 (zero points 0) values."""
+    w, rng = Written(), np.random.default_rng(4)
+    dtype, (xs, xz) = ("int8", (0.05, -3)) if width == "int8" else ("int16", (0.001, 0))
+    x = w.tensor([2, 5, 6, 3], dtype, xs, xz)
+    for axes, keep, shape, (ys, yz) in (([2], False, [2, 5, 3], (0.2, 4)), ([1, 2], True, [2, 1, 1, 3], (1.1, -7)),
+                                        ([0, 1, 2, 3], False, [], (3.7, 0))):
+        w.op("SUM", [x, w.tensor([len(axes)], "int32", data=np.array(axes, np.int32))],
+             (shape, dtype, ys, 0 if width == "int16" else yz), ("ReducerOptions", {"keepDims": keep}))
+    info = np.iinfo(dtype)
+    return w.finish([x]), [rng.integers(info.min, info.max + 1, (2, 5, 6, 3)).astype(dtype)]
+
+
+@pytest.mark.parametrize("board", [False, True])
+@pytest.mark.parametrize("width", ["int8", "int16"])
+def test_sum_matches_litert_default_kernels(tmp_path, width, board):
+    """Quantized SUM equal to LiteRT's default kernels (BUILTIN_WITHOUT_DEFAULT_DELEGATES), whose float32 rescaling
+    of the int32 sums aotc repeats, on the host under ASan/UBSan and on mps2-an386; the reference kernel
+    (BUILTIN_REF) reads the data as uint8 and differs."""
+    pytest.importorskip("ai_edge_litert")
+    if board:
+        require_tool("qemu-system-arm")
+        require_tool("arm-none-eabi-gcc")
+    from test_tflite import _reference as litert
+
+    from aot.build import cmake_exe, run_bundle
+
+    data, feeds = sum_model(width)
+    model = tmp_path / f"sum_{width}.tflite"
+    model.write_bytes(data)
+    out = tmp_path / "out"
+    subprocess.run([*AOTC, str(model), "-o", str(out), *(["--target", "mps2-an386"] if board else [])], check=True,
+                   capture_output=True)
+    if not board:
+        subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON",
+                        *SANITIZE], check=True, capture_output=True)
+    subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    ours, _ = run_bundle(out, meta, feeds)
+    default = litert(tmp_path, model, feeds, builtin=True)
+    reference = litert(tmp_path, model, feeds)
+    for out_spec, want in zip(meta["outputs"], default, strict=True):
+        got = ours[out_spec["name"]]
+        assert got.dtype == want.dtype and np.array_equal(got, want), (out_spec["name"], got, want)
+    assert any(not np.array_equal(d, r) for d, r in zip(default, reference, strict=True))  # why not the reference

@@ -57,7 +57,8 @@ INT8_OPS = {"FULLY_CONNECTED": tfl.FULLY_CONNECTED, "CONV_2D": tfl.CONV_2D, "DEP
             **{op: tfl.COMPARE for op in ("EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL")},
             # int8_math.py's (issue 50)
             "BATCH_MATMUL": tfl.BATCH_MATMUL, "RESIZE_BILINEAR": tfl.RESIZE_BILINEAR,
-            "SQUARED_DIFFERENCE": tfl.SQUARED_DIFFERENCE, "EXP": tfl.LUT, "GELU": tfl.LUT, "NEG": tfl.LUT}
+            "SQUARED_DIFFERENCE": tfl.SQUARED_DIFFERENCE, "EXP": tfl.LUT, "GELU": tfl.LUT, "NEG": tfl.LUT,
+            "SUM": tfl.SUM_REQUANT}
 # the int8 tables of one input whose LiteRT reference computes each output from its input alone (quant.py)
 _TABLES = {"ABS": lut_abs, "RSQRT": lut_rsqrt, "SQRT": lut_sqrt, "LOG": lut_log}
 INT16_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "AVERAGE_POOL_2D", "MAX_POOL_2D",

@@ -23,8 +23,8 @@ from aot.frontend.tflite.quant import (
 from aot.frontend.tflite.reader import TflOp, TflTensor
 from aot.ir import tflite_ops as tfl
 
-INT8 = ("BATCH_MATMUL", "RESIZE_BILINEAR", "SQUARED_DIFFERENCE", "EXP", "GELU", "NEG")
-INT16 = ("BATCH_MATMUL", "RESIZE_BILINEAR", "EXP", "LOG", "GELU", "RSQRT", "NEG")
+INT8 = ("BATCH_MATMUL", "RESIZE_BILINEAR", "SQUARED_DIFFERENCE", "EXP", "GELU", "NEG", "SUM")
+INT16 = ("BATCH_MATMUL", "RESIZE_BILINEAR", "EXP", "LOG", "GELU", "RSQRT", "NEG", "SUM")
 
 
 def lowers(b: OnnxBuilder, op: TflOp) -> bool:
@@ -35,7 +35,7 @@ def lowers(b: OnnxBuilder, op: TflOp) -> bool:
 
 def lower(b: OnnxBuilder, op: TflOp) -> None:
     {"BATCH_MATMUL": _batch_matmul, "RESIZE_BILINEAR": _resize_bilinear,
-     "SQUARED_DIFFERENCE": _squared_difference}.get(op.op, _table)(b, op)
+     "SQUARED_DIFFERENCE": _squared_difference, "SUM": _sum}.get(op.op, _table)(b, op)
 
 
 def _qp(t: TflTensor) -> tuple[float, int]:
@@ -123,6 +123,42 @@ def _squared_difference(b: OnnxBuilder, op: TflOp) -> None:
                        "kernel requires it below one)")
     _emit(b, op, tfl.SQUARED_DIFFERENCE, [_input(b, op.inputs[0]), _input(b, op.inputs[1])], y, y_min=-128,
           y_max=127, x1_zero=_qp(x1)[1], x2_zero=_qp(x2)[1], y_zero=_qp(y)[1], m=list(m))
+
+
+def _sum(b: OnnxBuilder, op: TflOp) -> None:
+    """Quantized SUM as LiteRT's default kernel computes it (its reference kernel reads the data as uint8: nothing
+    correct to be exact with): the raw integers summed exactly (ONNX Cast and ReduceSum), then TflSumRequant,
+    round(sum * scale + bias) in float32, scale = x scale / y scale and bias = -x_zero * scale * count as
+    QuantizedMeanOrSum forms them."""
+    x, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0])
+    if y.dtype != x.dtype:
+        raise op_error(op, f"quantized SUM from {x.dtype} to {y.dtype} is not supported")
+    _per_tensor(op, x, y)
+    (xs, xz), (ys, yz) = _qp(x), _qp(y)
+    if x.dtype == "int16" and (xz != 0 or yz != 0):
+        raise op_error(op, "16x8 SUM needs zero points 0 (LiteRT's int16)")
+    axes_t = b.tensor(op.inputs[1])
+    if axes_t.data is None:
+        raise op_error(op, "its axes are computed at run time; aotc needs them constant")
+    rank = len(x.shape)
+    axes = sorted({int(a) % rank for a in np.asarray(axes_t.data).reshape(-1)})
+    keep = int(bool(op.options.keepDims)) if op.options is not None else 0
+    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    # summed in float64, exact for any count below 2^37 (the sums of int16 stay under 2^53), then int32
+    wide = b.node("Cast", [b.value(op.inputs[0], NHWC)], hint=f"{op.name}_f64", to=helper.TensorProto.DOUBLE)
+    sums = b.node("ReduceSum", [wide, b.const(np.array(axes, np.int64), "axes")], hint=f"{op.name}_sums",
+                  keepdims=keep)
+    sums = b.node("Cast", [sums], hint=f"{op.name}_i32", to=helper.TensorProto.INT32)
+    f32 = np.float32
+    scale = f32(f32(xs) / f32(ys))
+    bias = f32(f32(f32(-xz) * scale) * f32(count))
+    lo, hi = (-128, 127) if x.dtype == "int8" else (-32768, 32767)
+    out = b.names[op.outputs[0]]
+    b.nodes.append(helper.make_node(tfl.SUM_REQUANT, [sums], [out], name=b.fresh(op.name), domain=tfl.DOMAIN,
+                                    scale=float(scale), bias=float(bias), y_zero=yz, y_min=lo, y_max=hi))
+    b.value_infos.append(helper.make_tensor_value_info(out, helper.np_dtype_to_tensor_dtype(np.dtype(y.dtype)),
+                                                       list(y.shape)))
+    b.values[op.outputs[0]] = {NHWC: out}
 
 
 def _table(b: OnnxBuilder, op: TflOp) -> None:

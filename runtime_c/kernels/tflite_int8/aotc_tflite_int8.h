@@ -256,6 +256,17 @@ void aotc_tfl_prelu_s16(const aotc_tfl_binary_params *p, const int16_t *x, const
  * (LiteRT's invoke fails: CheckNonZero), else 0. */
 int32_t aotc_tfl_div_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
 int32_t aotc_tfl_div_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
+/* quantized SUM's last step, as LiteRT's default kernel (optimized_ops::QuantizedMeanOrSum; its reference reads
+ * the data as uint8): each int32 sum of the raw integers times scale (x scale / y scale) plus bias
+ * (-x_zero * scale * count), in float32, rounded half away from zero, plus y_zero, clamped to y_min..y_max */
+typedef struct {
+    int64_t count;                      /* elements of y */
+    float scale, bias;
+    int32_t y_zero, y_min, y_max;
+} aotc_tfl_sum_params;
+
+void aotc_tfl_sum_requant_s8(const aotc_tfl_sum_params *p, const int32_t *x, int8_t *y);
+void aotc_tfl_sum_requant_s16(const aotc_tfl_sum_params *p, const int32_t *x, int16_t *y);
 
 /* issue 50's further integer ops, each LiteRT's reference kernel's arithmetic written from its definition.
  *

@@ -3,6 +3,7 @@
  * and shift (aot/frontend/tflite/quant.py). Inputs broadcast as ADD's (6-D element steps). */
 #include "aotc_tflite_int8.h"
 
+#include <math.h>
 #include <string.h>
 
 /* SaturatingRoundingDoublingHighMul: floor((a * b + 2^30) / 2^31); INT32_MIN * INT32_MIN saturates */
@@ -153,3 +154,20 @@ void aotc_tfl_squared_difference_s8(const aotc_tfl_binary_params *p, const int8_
         if (p->broadcast) mob_next(p, &it);
     }
 }
+
+/* the product and the sum are two statements: no compiler fuses them (LiteRT's x86 build does not) */
+#define TFL_SUM_REQUANT(NAME, T)                                                                          \
+    void NAME(const aotc_tfl_sum_params *p, const int32_t *x, T *y) {                                     \
+        for (int64_t k = 0; k < p->count; ++k) {                                                          \
+            float t = (float)x[k] * p->scale;                                                             \
+            int32_t v;                                                                                    \
+            t = t + p->bias;                                                                              \
+            t = roundf(t);                                                                                \
+            v = t > 1e9f ? 1000000000 : t < -1e9f ? -1000000000 : (int32_t)t; /* past int32: clamped */  \
+            v += p->y_zero;                                                                               \
+            y[k] = (T)(v < p->y_min ? p->y_min : v > p->y_max ? p->y_max : v);                            \
+        }                                                                                                 \
+    }
+
+TFL_SUM_REQUANT(aotc_tfl_sum_requant_s8, int8_t)
+TFL_SUM_REQUANT(aotc_tfl_sum_requant_s16, int16_t)
