@@ -396,6 +396,18 @@ def compare() -> keras.Model:
     lg = L.Lambda(lambda t: tf.math.log(tf.abs(t) + 0.01))(y[0])
     return keras.Model(x, [p, q, c, s, a, ne, r, q2, lg])
 
+def normq() -> keras.Model:
+    """Issue 50's int8 normalisations and products (int8 only): L2_NORMALIZATION over the channels of a conv and
+    REDUCE_PROD over the channels of another (and over H and W with keep_dims, which the converter writes with the
+    reduced axes not last), each after a conv."""
+    x = keras.Input((4, 4, 8), batch_size=1)
+    y = [L.Conv2D(c, 1)(x) for c in (16, 4, 3)]
+    n = L.Lambda(lambda t: tf.math.l2_normalize(t, axis=-1))(y[0])
+    p = L.Lambda(lambda t: tf.reduce_prod(t, axis=-1))(y[1])
+    q = L.Lambda(lambda t: tf.reduce_prod(t, axis=[1, 2], keepdims=True))(y[2])
+    return keras.Model(x, [n, p, q])
+
+
 def hybrid_mlp() -> keras.Model:
     """A Keras MLP on a batch of 2 for dynamic-range quantisation (issue 50): FULLY_CONNECTED with int8 weights
     (per channel, >= 1024 of them: the converter leaves smaller weights float) on float activations, fused

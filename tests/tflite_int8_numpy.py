@@ -273,3 +273,19 @@ def div(x1: np.ndarray, x2: np.ndarray, zeros: tuple[int, int, int], mult: int, 
     r = np.where(e > 31, np.where((e == 32) & (p == INT32_MIN), -1, 0),
                  rounding_divide_by_pot(p, np.minimum(e, 31)))
     return np.clip(r + zeros[2], *clamp), e
+
+
+# --- L2_NORMALIZATION (issue 50): LiteRT's reference_integer_ops::L2Normalization -------------------------
+def l2_normalization(x: np.ndarray, x_zero: int) -> np.ndarray:
+    """int8 over the last axis: each row's sum of squares, its inverse square root (GetInvSqrtQuantizedMultiplierExp,
+    quant.py inv_sqrt_multiplier), each x - x_zero requantised by it into the output's 1/128 scale (double
+    rounding), clamped."""
+    from aot.frontend.tflite.quant import inv_sqrt_multiplier
+
+    v = x.astype(np.int64) - x_zero
+    rows = v.reshape(-1, v.shape[-1])
+    out = np.empty_like(rows)
+    for r, row in enumerate(rows):
+        mult, shift = inv_sqrt_multiplier(int((row * row).sum()))
+        out[r] = multiply_by_quantized_multiplier(row, mult, shift + 7, single_rounding=False)
+    return np.clip(out, -128, 127).astype(np.int8).reshape(x.shape)

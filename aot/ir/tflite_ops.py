@@ -42,6 +42,8 @@ MEAN = "TflMean"
 ADD = "TflAdd"
 SUB = "TflSub"
 MUL = "TflMul"
+L2_NORM = "TflL2Norm"  # int8 L2_NORMALIZATION over the last axis
+REDUCE_PROD = "TflReduceProd"  # int8 / int16 REDUCE_PROD over the last axis of [rows, n]
 SUM_REQUANT = "TflSumRequant"  # quantized SUM's int32 sums to int8 / int16, as LiteRT's default kernel
 DIV = "TflDiv"  # int8 and 16x8 DIV (m: [0, 0, 0, 0, mult, shift], as MUL's)
 MAXIMUM = "TflMaximum"
@@ -125,6 +127,8 @@ SCHEMAS: dict[str, TflSchema] = {s.op: s for s in (
     TflSchema(LUT, ("x",), ("y",), ("table", "what", "y_shape")),
     # x: int32 sums of the raw integers; y = round(x * scale + bias) + y_zero in float32, clamped
     TflSchema(SUM_REQUANT, ("x",), ("y",), ("scale", "bias", "y_zero", "y_min", "y_max")),
+    TflSchema(L2_NORM, ("x",), ("y",), ("x_zero", "y_shape")),  # y: scale 1/128, zero point 0
+    TflSchema(REDUCE_PROD, ("x",), ("y",), ("x_zero", "y_zero", "mult", "shift")),
     # m: [x1_mult, x1_shift, x2_mult, x2_shift, 0, 0], each input's own scale (after a left shift of 8)
     TflSchema(COMPARE, ("x1", "x2"), ("y",), ("what", "y_shape", "x1_zero", "x2_zero", "m")),
     # m: [mult, shift] of x >= x_zero, then of x times alpha; alpha_zero: alpha's zero point

@@ -515,6 +515,29 @@ def _emit_sum_requant(ctx: NodeContext) -> None:
     ctx.call(f"aotc_tfl_sum_requant_{suffix}", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(y))
 
 
+def _emit_l2norm(ctx: NodeContext) -> None:
+    """int8 L2_NORMALIZATION over the last axis (tflite_int8_mobile.c)."""
+    shape = list(ctx.shape(ctx.inputs[0]))
+    depth = shape[-1] if shape else 1
+    p = ctx.params("aotc_tfl_l2norm_params", {
+        "rows": c_int(ctx.tensor(ctx.inputs[0]).size // max(depth, 1)), "depth": c_int(depth),
+        "x_zero": c_int(ctx.attrs["x_zero"]),
+    }, comment=f"L2_NORMALIZATION of {shape} over its last axis, TFLite's inverse square root")
+    ctx.call("aotc_tfl_l2norm_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
+
+
+def _emit_reduce_prod(ctx: NodeContext) -> None:
+    """REDUCE_PROD over the last axis of [rows, n] (tflite_int8_mobile.c)."""
+    shape = list(ctx.shape(ctx.inputs[0]))
+    a = ctx.attrs
+    p = ctx.params("aotc_tfl_prod_params", {
+        "rows": c_int(ctx.tensor(ctx.inputs[0]).size // shape[-1]), "n": c_int(shape[-1]), "x_zero": c_int(a["x_zero"]),
+        "y_zero": c_int(a["y_zero"]), "mult": c_int(a["mult"]), "shift": c_int(a["shift"]),
+    }, comment=f"REDUCE_PROD of {shape} over its last axis, each product rescaled as LiteRT's")
+    suffix = "s16" if ctx.dtype(ctx.inputs[0]) == "int16" else "s8"
+    ctx.call(f"aotc_tfl_reduce_prod_{suffix}", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
+
+
 def _emit_div(ctx: NodeContext) -> None:
     """DIV (tflite_int8_mobile.c): a divisor at its zero point fails the run, as LiteRT's invoke does."""
     x1, x2 = (list(ctx.shape(i)) for i in ctx.inputs[:2])
@@ -706,6 +729,8 @@ OPS: dict[str, HostOp] = {
     "TflCompare": HostOp(_emit_compare, family="tflite_int8", dtypes=("int8", "int16")),
     "TflPrelu": HostOp(_emit_prelu, family="tflite_int8", dtypes=("int8", "int16")),
     "TflDiv": HostOp(_emit_div, family="tflite_int8", dtypes=("int8", "int16")),
+    "TflReduceProd": HostOp(_emit_reduce_prod, family="tflite_int8", dtypes=("int8", "int16")),
+    "TflL2Norm": HostOp(_emit_l2norm, family="tflite_int8", dtypes=("int8",)),
     "TflSumRequant": HostOp(_emit_sum_requant, family="tflite_int8", dtypes=("int32",)),
     "TflBatchMatMul": HostOp(_emit_batch_matmul, family="tflite_int8", dtypes=("int8", "int16"),
                              kernels=(by_type(_matmul_kernel, "aotc_tfl_batch_matmul_s8", "aotc_tfl_batch_matmul_s16",

@@ -209,3 +209,82 @@ def test_sum_matches_litert_default_kernels(tmp_path, width, board):
         got = ours[out_spec["name"]]
         assert got.dtype == want.dtype and np.array_equal(got, want), (out_spec["name"], got, want)
     assert any(not np.array_equal(d, r) for d, r in zip(default, reference, strict=True))  # why not the reference
+
+
+def l2norm_model() -> tuple[bytes, list[np.ndarray]]:
+    """int8 L2_NORMALIZATION over the last axis: rows of random values, a row at the zero point (a sum of 0: LiteRT's
+    inverse square root of 1), rows of one LSB, and rows long enough for sums past 2^29."""
+    w, rng = Written(), np.random.default_rng(5)
+    x1, x2 = w.tensor([1, 64, 16], "int8", 0.05, -3), w.tensor([2, 9000], "int8", 0.1, 4)
+    for x, shape in ((x1, [1, 64, 16]), (x2, [2, 9000])):
+        w.op("L2_NORMALIZATION", [x], (shape, "int8", 1 / 128, 0), ("L2NormOptions", {"fusedActivationFunction": 0}))
+    a = rng.integers(-128, 128, (1, 64, 16))
+    a[0, 0], a[0, 1], a[0, 2, :3] = -3, -2, (-4, -2, -3)
+    b = rng.integers(-128, 128, (2, 9000))
+    b[1] = np.where(rng.random(9000) < 0.5, -128, 127)
+    return w.finish([x1, x2]), [a.astype(np.int8), b.astype(np.int8)]
+
+
+@pytest.mark.parametrize("board", [False, True])
+def test_l2_normalization_bit_exact_with_builtin_ref(tmp_path, board):
+    """int8 L2_NORMALIZATION equal to BUILTIN_REF and to tests/tflite_int8_numpy.py's, on the host under ASan/UBSan
+    and on mps2-an386."""
+    pytest.importorskip("ai_edge_litert")
+    if board:
+        require_tool("qemu-system-arm")
+        require_tool("arm-none-eabi-gcc")
+    from aot.build import cmake_exe, run_bundle
+
+    data, feeds = l2norm_model()
+    model = tmp_path / "l2norm_int8.tflite"
+    model.write_bytes(data)
+    out = tmp_path / "out"
+    subprocess.run([*AOTC, str(model), "-o", str(out), *(["--target", "mps2-an386"] if board else [])], check=True,
+                   capture_output=True)
+    if not board:
+        subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON",
+                        *SANITIZE], check=True, capture_output=True)
+    subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    ours, _ = run_bundle(out, meta, feeds)
+    refs = _reference(tmp_path, model, feeds)
+    for out_spec, ref, x, zero in zip(meta["outputs"], refs, feeds, (-3, 4), strict=True):
+        got = ours[out_spec["name"]]
+        assert np.array_equal(got, spec.l2_normalization(x, zero)), out_spec["name"]
+        assert got.dtype == ref.dtype and np.array_equal(got, ref), f"{(got != ref).sum()} of {ref.size} differ"
+
+
+def prod_model(width: str) -> tuple[bytes, list[np.ndarray]]:
+    """REDUCE_PROD of int8 (zero point -3) or int16 over the last axis, over axes 1 and 3 kept, and over all four."""
+    w, rng = Written(), np.random.default_rng(6)
+    dtype, (xs, xz), scales = (("int8", (0.05, -3), ((0.02, 5), (0.5, -9), (1e-5, 0))) if width == "int8" else
+                               ("int16", (0.002, 0), ((0.0001, 0), (0.02, 0), (1e-9, 0))))
+    x = w.tensor([2, 3, 4, 3], dtype, xs, xz)
+    for (axes, keep, shape), (ys, yz) in zip((([3], False, [2, 3, 4]), ([1, 3], True, [2, 1, 4, 1]),
+                                              ([0, 1, 2, 3], False, [])), scales, strict=True):
+        w.op("REDUCE_PROD", [x, w.tensor([len(axes)], "int32", data=np.array(axes, np.int32))],
+             (shape, dtype, ys, yz), ("ReducerOptions", {"keepDims": keep}))
+    lim = 40 if width == "int8" else 1500
+    return w.finish([x]), [rng.integers(-lim, lim, (2, 3, 4, 3)).astype(dtype)]
+
+
+@pytest.mark.parametrize("width", ["int8", "int16"])
+def test_reduce_prod_bit_exact_with_builtin_ref(tmp_path, width):
+    """REDUCE_PROD of int8 and int16 equal to BUILTIN_REF, under ASan/UBSan: each product rescaled by LiteRT's int64
+    requantisation (the multiplier rounded to 16 bits), the reduced axes taken in LiteRT's order."""
+    pytest.importorskip("ai_edge_litert")
+    from aot.build import cmake_exe, run_bundle
+
+    data, feeds = prod_model(width)
+    model = tmp_path / f"prod_{width}.tflite"
+    model.write_bytes(data)
+    out = tmp_path / "out"
+    subprocess.run([*AOTC, str(model), "-o", str(out)], check=True, capture_output=True)
+    subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON",
+                    *SANITIZE], check=True, capture_output=True)
+    subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    ours, _ = run_bundle(out, meta, feeds)
+    for out_spec, ref in zip(meta["outputs"], _reference(tmp_path, model, feeds), strict=True):
+        got = ours[out_spec["name"]]
+        assert got.dtype == ref.dtype and np.array_equal(got, ref), (out_spec["name"], got, ref)

@@ -58,7 +58,7 @@ INT8_OPS = {"FULLY_CONNECTED": tfl.FULLY_CONNECTED, "CONV_2D": tfl.CONV_2D, "DEP
             # int8_math.py's (issue 50)
             "BATCH_MATMUL": tfl.BATCH_MATMUL, "RESIZE_BILINEAR": tfl.RESIZE_BILINEAR,
             "SQUARED_DIFFERENCE": tfl.SQUARED_DIFFERENCE, "EXP": tfl.LUT, "GELU": tfl.LUT, "NEG": tfl.LUT,
-            "SUM": tfl.SUM_REQUANT}
+            "SUM": tfl.SUM_REQUANT, "L2_NORMALIZATION": tfl.L2_NORM, "REDUCE_PROD": tfl.REDUCE_PROD}
 # the int8 tables of one input whose LiteRT reference computes each output from its input alone (quant.py)
 _TABLES = {"ABS": lut_abs, "RSQRT": lut_rsqrt, "SQRT": lut_sqrt, "LOG": lut_log}
 INT16_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "AVERAGE_POOL_2D", "MAX_POOL_2D",
@@ -187,6 +187,13 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
                            f"{-(1 << (bits - 1))} (TFLite's), not {y_scale:g} and {y_zero}")
         mult, shift, diff_min = softmax_params(float(o.beta), float(x.quant.scale[0]))
         attrs = {"mult": mult, "shift": shift, "diff_min": diff_min, "y_shape": list(y.shape)}
+    elif internal == tfl.L2_NORM:  # L2NormPrepare: the output at 1/128, zero point 0; over the last axis
+        if y_scale != 1 / 128 or y_zero != 0:
+            raise op_error(op, f"int8 L2_NORMALIZATION needs output scale 1/128 and zero point 0 (LiteRT's), not "
+                           f"{y_scale:g} and {y_zero}")
+        if act != 0:
+            raise op_error(op, "int8 L2_NORMALIZATION with a fused activation is not supported")
+        attrs = {"x_zero": x_zero, "y_shape": list(y.shape)}
     elif internal == tfl.DIV:
         x2 = b.tensor(op.inputs[1])
         if x2.dtype != x.dtype or x2.quant is None or x2.quant.per_channel:

@@ -8,6 +8,8 @@ wrong.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from onnx import helper
 
@@ -16,6 +18,7 @@ from aot.frontend.tflite.quant import (
     lut_populate_int8,
     lut_populate_int16,
     matmul_multiplier,
+    quantize_multiplier,
     resize_scale,
     squared_difference_multipliers,
     unary_transform,
@@ -23,8 +26,8 @@ from aot.frontend.tflite.quant import (
 from aot.frontend.tflite.reader import TflOp, TflTensor
 from aot.ir import tflite_ops as tfl
 
-INT8 = ("BATCH_MATMUL", "RESIZE_BILINEAR", "SQUARED_DIFFERENCE", "EXP", "GELU", "NEG", "SUM")
-INT16 = ("BATCH_MATMUL", "RESIZE_BILINEAR", "EXP", "LOG", "GELU", "RSQRT", "NEG", "SUM")
+INT8 = ("BATCH_MATMUL", "RESIZE_BILINEAR", "SQUARED_DIFFERENCE", "EXP", "GELU", "NEG", "SUM", "REDUCE_PROD")
+INT16 = ("BATCH_MATMUL", "RESIZE_BILINEAR", "EXP", "LOG", "GELU", "RSQRT", "NEG", "SUM", "REDUCE_PROD")
 
 
 def lowers(b: OnnxBuilder, op: TflOp) -> bool:
@@ -35,7 +38,8 @@ def lowers(b: OnnxBuilder, op: TflOp) -> bool:
 
 def lower(b: OnnxBuilder, op: TflOp) -> None:
     {"BATCH_MATMUL": _batch_matmul, "RESIZE_BILINEAR": _resize_bilinear,
-     "SQUARED_DIFFERENCE": _squared_difference, "SUM": _sum}.get(op.op, _table)(b, op)
+     "SQUARED_DIFFERENCE": _squared_difference, "SUM": _sum,
+     "REDUCE_PROD": _reduce_prod}.get(op.op, _table)(b, op)
 
 
 def _qp(t: TflTensor) -> tuple[float, int]:
@@ -159,6 +163,42 @@ def _sum(b: OnnxBuilder, op: TflOp) -> None:
     b.value_infos.append(helper.make_tensor_value_info(out, helper.np_dtype_to_tensor_dtype(np.dtype(y.dtype)),
                                                        list(y.shape)))
     b.values[op.outputs[0]] = {NHWC: out}
+
+
+def _reduce_prod(b: OnnxBuilder, op: TflOp) -> None:
+    """REDUCE_PROD of int8 / int16 (LiteRT's reference QuantizedReduceProd): the reduced axes moved last in order (a
+    Transpose; each output's elements then come in LiteRT's row-major order), TflReduceProd over [rows, n], a
+    Reshape to the output. Its multiplier is x scale / y scale^(1 / n) in double (GetQuantProdScaling)."""
+    x, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0])
+    if y.dtype != x.dtype:
+        raise op_error(op, f"quantized REDUCE_PROD from {x.dtype} to {y.dtype} is not supported")
+    _per_tensor(op, x, y)
+    (xs, xz), (ys, yz) = _qp(x), _qp(y)
+    if x.dtype == "int16" and (xz != 0 or yz != 0):
+        raise op_error(op, "16x8 REDUCE_PROD needs zero points 0 (LiteRT's int16)")
+    axes_t = b.tensor(op.inputs[1])
+    if axes_t.data is None:
+        raise op_error(op, "its axes are computed at run time; aotc needs them constant")
+    rank = len(x.shape)
+    axes = sorted({int(a) % rank for a in np.asarray(axes_t.data).reshape(-1)})
+    kept = [a for a in range(rank) if a not in axes]
+    n = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    mult, shift = quantize_multiplier(float(np.float32(xs)) / math.pow(float(np.float32(ys)), 1.0 / n))
+    if shift >= 8:
+        raise op_error(op, f"REDUCE_PROD whose multiplier is 2^{shift} or more is not supported (LiteRT's needs less)")
+    v = b.value(op.inputs[0], NHWC)
+    if kept + axes != list(range(rank)):
+        v = b.node("Transpose", [v], hint=f"{op.name}_reduced_last", perm=kept + axes)
+    rows = int(np.prod([x.shape[a] for a in kept], dtype=np.int64))
+    v = b.node("Reshape", [v, b.const(np.array([rows, n], np.int64), "rows_n")], hint=f"{op.name}_rows")
+    prod = b.fresh(f"{op.name}_prod")
+    b.nodes.append(helper.make_node(tfl.REDUCE_PROD, [v], [prod], name=b.fresh(op.name), domain=tfl.DOMAIN,
+                                    x_zero=xz, y_zero=yz, mult=mult, shift=shift))
+    b.value_infos.append(helper.make_tensor_value_info(prod, helper.np_dtype_to_tensor_dtype(np.dtype(x.dtype)),
+                                                       [rows]))
+    b.node("Reshape", [prod, b.const(np.array(y.shape, np.int64), "y_shape")], [b.names[op.outputs[0]]],
+           hint=op.name)
+    b.values[op.outputs[0]] = {NHWC: b.names[op.outputs[0]]}
 
 
 def _table(b: OnnxBuilder, op: TflOp) -> None:

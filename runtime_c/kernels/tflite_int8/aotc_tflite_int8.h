@@ -267,6 +267,24 @@ typedef struct {
 
 void aotc_tfl_sum_requant_s8(const aotc_tfl_sum_params *p, const int32_t *x, int8_t *y);
 void aotc_tfl_sum_requant_s16(const aotc_tfl_sum_params *p, const int32_t *x, int16_t *y);
+/* int8 L2_NORMALIZATION over the last axis (LiteRT's reference_integer_ops::L2Normalization): each row's sum of
+ * (x - x_zero)^2 in int32, its inverse square root by GetInvSqrtQuantizedMultiplierExp (gemmlowp's Newton-Raphson in
+ * Q3.28), each x - x_zero requantised by it (double rounding) into the output's 1/128 scale, clamped to int8 */
+typedef struct {
+    int32_t rows, depth, x_zero;
+} aotc_tfl_l2norm_params;
+
+void aotc_tfl_l2norm_s8(const aotc_tfl_l2norm_params *p, const int8_t *x, int8_t *y);
+/* REDUCE_PROD of int8 / int16 (LiteRT's reference_ops::QuantizedReduceProd) over the last axis of x [rows, n] (the
+ * compiler moves the reduced axes last, in order): x0 - x_zero, then each next product with x - x_zero rescaled by
+ * mult/shift (LiteRT's int64 MultiplyByQuantizedMultiplier: the multiplier rounded to 16 bits), the result rescaled
+ * once more, plus y_zero, clamped to the type */
+typedef struct {
+    int32_t rows, n, x_zero, y_zero, mult, shift;
+} aotc_tfl_prod_params;
+
+void aotc_tfl_reduce_prod_s8(const aotc_tfl_prod_params *p, const int8_t *x, int8_t *y);
+void aotc_tfl_reduce_prod_s16(const aotc_tfl_prod_params *p, const int16_t *x, int16_t *y);
 
 /* issue 50's further integer ops, each LiteRT's reference kernel's arithmetic written from its definition.
  *

@@ -171,3 +171,71 @@ void aotc_tfl_squared_difference_s8(const aotc_tfl_binary_params *p, const int8_
 
 TFL_SUM_REQUANT(aotc_tfl_sum_requant_s8, int8_t)
 TFL_SUM_REQUANT(aotc_tfl_sum_requant_s16, int16_t)
+
+/* gemmlowp's SaturatingRoundingMultiplyByPOT for e > 0: x * 2^e saturated to int32 */
+static int32_t mob_shl_sat(int64_t x, int32_t e) {
+    const int64_t threshold = ((int64_t)1 << (31 - e)) - 1;
+    return x > threshold ? INT32_MAX : x < -threshold ? INT32_MIN : (int32_t)(x * ((int64_t)1 << e));
+}
+
+/* GetInvSqrtQuantizedMultiplierExp(v, reverse_shift -1): 1 / sqrt(v) as a Q31 multiplier and a left shift, by
+ * five Newton-Raphson steps in Q3.28 (aot/frontend/tflite/quant.py inv_sqrt_multiplier is the same in Python) */
+static int32_t mob_inv_sqrt(int32_t v, int32_t *left_shift) {
+    int32_t shift = 11, clz = 0, pairs, half_in, x = 1 << 28, i;
+    const int32_t half_three = (1 << 28) + (1 << 27);
+    if (v <= 1) {
+        *left_shift = 0;
+        return INT32_MAX;
+    }
+    while (v >= (1 << 29)) v /= 4, ++shift;
+    while (!((uint32_t)v & (0x80000000u >> clz))) ++clz;
+    pairs = (clz - 1) / 2 - 1;
+    shift -= pairs;
+    v <<= 2 * pairs;
+    half_in = mob_divide_by_pot(v >> 1, 1);
+    for (i = 0; i < 5; ++i) {
+        const int32_t x3 = mob_shl_sat(mob_high_mul(mob_high_mul(x, x), x), 6);
+        x = mob_shl_sat((int64_t)mob_high_mul(half_three, x) - mob_high_mul(half_in, x3), 3);
+    }
+    x = mob_high_mul(x, 1518500250); /* times sqrt(2) / 2 */
+    if (shift < 0) x = (int32_t)((uint32_t)x << -shift), shift = 0;
+    *left_shift = -shift;
+    return x;
+}
+
+void aotc_tfl_l2norm_s8(const aotc_tfl_l2norm_params *p, const int8_t *x, int8_t *y) {
+    for (int32_t r = 0; r < p->rows; ++r) {
+        const int8_t *xr = x + (int64_t)r * p->depth;
+        int8_t *yr = y + (int64_t)r * p->depth;
+        int32_t acc = 0, mult, shift;
+        for (int32_t k = 0; k < p->depth; ++k) acc += (xr[k] - p->x_zero) * (xr[k] - p->x_zero);
+        mult = mob_inv_sqrt(acc, &shift);
+        for (int32_t k = 0; k < p->depth; ++k) {
+            const int32_t out = mob_requant(xr[k] - p->x_zero, mult, shift + 7);
+            yr[k] = (int8_t)(out < -128 ? -128 : out > 127 ? 127 : out);
+        }
+    }
+}
+
+/* LiteRT's MultiplyByQuantizedMultiplier of an int64: the multiplier rounded to 16 bits, one rounding shift, the
+ * result truncated to int32 */
+static int32_t mob_requant64(int64_t x, int32_t mult, int32_t shift) {
+    const int64_t reduced = mult < 0x7FFF0000 ? (mult + (1 << 15)) >> 16 : 0x7FFF;
+    const int32_t total = 15 - shift;
+    return (int32_t)(uint32_t)(uint64_t)((x * reduced + ((int64_t)1 << (total - 1))) >> total);
+}
+
+#define TFL_REDUCE_PROD(NAME, T, LO, HI)                                                                  \
+    void NAME(const aotc_tfl_prod_params *p, const T *x, T *y) {                                          \
+        for (int32_t r = 0; r < p->rows; ++r) {                                                           \
+            const T *xr = x + (int64_t)r * p->n;                                                          \
+            int32_t acc = xr[0] - p->x_zero, out;                                                         \
+            for (int32_t k = 1; k < p->n; ++k)                                                            \
+                acc = mob_requant64((int64_t)acc * (xr[k] - p->x_zero), p->mult, p->shift);               \
+            out = mob_requant64(acc, p->mult, p->shift) + p->y_zero;                                      \
+            y[r] = (T)(out < LO ? LO : out > HI ? HI : out);                                              \
+        }                                                                                                 \
+    }
+
+TFL_REDUCE_PROD(aotc_tfl_reduce_prod_s8, int8_t, -128, 127)
+TFL_REDUCE_PROD(aotc_tfl_reduce_prod_s16, int16_t, -32768, 32767)
