@@ -397,15 +397,16 @@ def compare() -> keras.Model:
     return keras.Model(x, [p, q, c, s, a, ne, r, q2, lg])
 
 def normq() -> keras.Model:
-    """Issue 50's int8 normalisations and products (int8 only): L2_NORMALIZATION over the channels of a conv and
-    REDUCE_PROD over the channels of another (and over H and W with keep_dims, which the converter writes with the
-    reduced axes not last), each after a conv."""
+    """Issue 50's int8 normalisations and products (int8 only): L2_NORMALIZATION and LOG_SOFTMAX over the channels
+    of a conv each, REDUCE_PROD over the channels of another (and over H and W with keep_dims, which the converter
+    writes with the reduced axes not last)."""
     x = keras.Input((4, 4, 8), batch_size=1)
-    y = [L.Conv2D(c, 1)(x) for c in (16, 4, 3)]
+    y = [L.Conv2D(c, 1)(x) for c in (16, 4, 3, 8)]
     n = L.Lambda(lambda t: tf.math.l2_normalize(t, axis=-1))(y[0])
     p = L.Lambda(lambda t: tf.reduce_prod(t, axis=-1))(y[1])
     q = L.Lambda(lambda t: tf.reduce_prod(t, axis=[1, 2], keepdims=True))(y[2])
-    return keras.Model(x, [n, p, q])
+    s = L.Lambda(lambda t: tf.nn.log_softmax(t, axis=-1))(y[3])
+    return keras.Model(x, [n, p, q, s])
 
 
 def hybrid_mlp() -> keras.Model:

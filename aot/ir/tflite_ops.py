@@ -44,6 +44,7 @@ SUB = "TflSub"
 MUL = "TflMul"
 L2_NORM = "TflL2Norm"  # int8 L2_NORMALIZATION over the last axis
 REDUCE_PROD = "TflReduceProd"  # int8 / int16 REDUCE_PROD over the last axis of [rows, n]
+LOG_SOFTMAX = "TflLogSoftmax"  # int8 LOG_SOFTMAX over the last axis
 SUM_REQUANT = "TflSumRequant"  # quantized SUM's int32 sums to int8 / int16, as LiteRT's default kernel
 DIV = "TflDiv"  # int8 and 16x8 DIV (m: [0, 0, 0, 0, mult, shift], as MUL's)
 MAXIMUM = "TflMaximum"
@@ -129,6 +130,8 @@ SCHEMAS: dict[str, TflSchema] = {s.op: s for s in (
     TflSchema(SUM_REQUANT, ("x",), ("y",), ("scale", "bias", "y_zero", "y_min", "y_max")),
     TflSchema(L2_NORM, ("x",), ("y",), ("x_zero", "y_shape")),  # y: scale 1/128, zero point 0
     TflSchema(REDUCE_PROD, ("x",), ("y",), ("x_zero", "y_zero", "mult", "shift")),
+    # mult, shift, diff_min: SOFTMAX's (beta 1); reverse_mult, reverse_shift: 2^(31 - shift) / mult as a multiplier
+    TflSchema(LOG_SOFTMAX, ("x",), ("y",), ("mult", "shift", "reverse_mult", "reverse_shift", "diff_min", "y_shape")),
     # m: [x1_mult, x1_shift, x2_mult, x2_shift, 0, 0], each input's own scale (after a left shift of 8)
     TflSchema(COMPARE, ("x1", "x2"), ("y",), ("what", "y_shape", "x1_zero", "x2_zero", "m")),
     # m: [mult, shift] of x >= x_zero, then of x times alpha; alpha_zero: alpha's zero point

@@ -538,6 +538,17 @@ def _emit_reduce_prod(ctx: NodeContext) -> None:
     ctx.call(f"aotc_tfl_reduce_prod_{suffix}", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
 
 
+def _emit_log_softmax(ctx: NodeContext) -> None:
+    """int8 LOG_SOFTMAX over the last axis (tflite_int8_mobile.c)."""
+    shape = list(ctx.shape(ctx.inputs[0]))
+    a = ctx.attrs
+    p = ctx.params("aotc_tfl_log_softmax_params", {
+        "rows": c_int(ctx.tensor(ctx.inputs[0]).size // shape[-1]), "depth": c_int(shape[-1]),
+        **{k: c_int(a[k]) for k in ("mult", "shift", "reverse_mult", "reverse_shift", "diff_min")},
+    }, comment=f"LOG_SOFTMAX of {shape} over its last axis, gemmlowp's fixed point as LiteRT's")
+    ctx.call("aotc_tfl_log_softmax_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
+
+
 def _emit_div(ctx: NodeContext) -> None:
     """DIV (tflite_int8_mobile.c): a divisor at its zero point fails the run, as LiteRT's invoke does."""
     x1, x2 = (list(ctx.shape(i)) for i in ctx.inputs[:2])
@@ -730,6 +741,7 @@ OPS: dict[str, HostOp] = {
     "TflPrelu": HostOp(_emit_prelu, family="tflite_int8", dtypes=("int8", "int16")),
     "TflDiv": HostOp(_emit_div, family="tflite_int8", dtypes=("int8", "int16")),
     "TflReduceProd": HostOp(_emit_reduce_prod, family="tflite_int8", dtypes=("int8", "int16")),
+    "TflLogSoftmax": HostOp(_emit_log_softmax, family="tflite_int8", dtypes=("int8",)),
     "TflL2Norm": HostOp(_emit_l2norm, family="tflite_int8", dtypes=("int8",)),
     "TflSumRequant": HostOp(_emit_sum_requant, family="tflite_int8", dtypes=("int32",)),
     "TflBatchMatMul": HostOp(_emit_batch_matmul, family="tflite_int8", dtypes=("int8", "int16"),

@@ -1,7 +1,8 @@
-"""The rest of issue 50's quantized builtins: DIV on int8 and int16, PRELU and NEG on int16 (16x8), against LiteRT's
-reference kernels (BUILTIN_REF) and tests/tflite_int8_numpy.py's DIV; SUM on int8 and int16 against LiteRT's default
-kernels (its reference reads the data as uint8). One model per width holds every case (written
-with the schema: the converter quantizes DIV but writes neither PRELU nor NEG in 16x8), built once under
+"""The rest of issue 50's quantized builtins: DIV on int8 and int16, PRELU and NEG on int16 (16x8),
+L2_NORMALIZATION, REDUCE_PROD and LOG_SOFTMAX on int8, against LiteRT's reference kernels (BUILTIN_REF) and
+tests/tflite_int8_numpy.py's DIV; SUM on int8 and int16 against LiteRT's default kernels (its reference reads the
+data as uint8). One model per width holds every case (written with the schema: the converter quantizes DIV but writes
+neither PRELU nor NEG in 16x8), built once under
 AddressSanitizer and UndefinedBehaviorSanitizer and once for the Cortex-M4.
 
 DIV is bit-exact with BUILTIN_REF wherever LiteRT's arithmetic is defined: its final RoundingDivideByPOT shifts by
@@ -288,3 +289,79 @@ def test_reduce_prod_bit_exact_with_builtin_ref(tmp_path, width):
     for out_spec, ref in zip(meta["outputs"], _reference(tmp_path, model, feeds), strict=True):
         got = ours[out_spec["name"]]
         assert got.dtype == ref.dtype and np.array_equal(got, ref), (out_spec["name"], got, ref)
+
+
+LOG_SOFTMAX_SCALES = (0.004, 0.02, 0.1, 0.3, 1.0, 4.0, 40.0)
+
+
+def log_softmax_model() -> tuple[bytes, list[np.ndarray]]:
+    """int8 LOG_SOFTMAX over the last axis at input scales from 0.004 to 40 (the larger ones reach the output's -128
+    and the bound below which LiteRT writes -128 outright; at 40 the multiplier saturates): rows of random values,
+    rows all equal, rows of one 127 among -128s, rows of steps of one LSB; a row of 4000 equal values (a sum of
+    exps near Q12.19's limit) and rows of one value."""
+    w, rng = Written(), np.random.default_rng(7)
+    xs = [w.tensor([64, 16], "int8", s, (-5 if k % 2 else 9)) for k, s in enumerate(LOG_SOFTMAX_SCALES)]
+    xs += [w.tensor([2, 4000], "int8", 0.05, 0), w.tensor([3, 1], "int8", 0.1, 0)]
+    for x in xs:
+        w.op("LOG_SOFTMAX", [x], (list(w.sg.tensors[x].shape), "int8", 16 / 256, 127), ("LogSoftmaxOptions", {}))
+    a = rng.integers(-128, 128, (64, 16))
+    a[0], a[1], a[2], a[3] = 7, -128, -128, np.arange(-8, 8)
+    a[2, 5] = 127
+    a[4:12] = rng.integers(100, 128, (8, 16))  # near the maximum: many terms of the sum
+    long = rng.integers(-128, 128, (2, 4000))
+    long[0] = 3
+    feeds = [np.roll(a, k, axis=1).astype(np.int8) for k in range(len(LOG_SOFTMAX_SCALES))]
+    return w.finish(xs), [*feeds, long.astype(np.int8), np.array([[-128], [0], [127]], np.int8)]
+
+
+@pytest.mark.parametrize("board", [False, True])
+def test_log_softmax_bit_exact_with_builtin_ref(tmp_path, board):
+    """int8 LOG_SOFTMAX equal to BUILTIN_REF (LiteRT's reference_integer_ops::LogSoftmax), on the host under
+    ASan/UBSan and on mps2-an386."""
+    pytest.importorskip("ai_edge_litert")
+    if board:
+        require_tool("qemu-system-arm")
+        require_tool("arm-none-eabi-gcc")
+    from aot.build import cmake_exe, run_bundle
+
+    data, feeds = log_softmax_model()
+    model = tmp_path / "log_softmax_int8.tflite"
+    model.write_bytes(data)
+    out = tmp_path / "out"
+    run = subprocess.run([*AOTC, str(model), "-o", str(out), *(["--target", "mps2-an386"] if board else [])],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    if not board:
+        subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON",
+                        *SANITIZE], check=True, capture_output=True)
+    subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    ours, _ = run_bundle(out, meta, feeds)
+    refs = _reference(tmp_path, model, feeds)
+    bad = []
+    for out_spec, ref in zip(meta["outputs"], refs, strict=True):
+        got = ours[out_spec["name"]]
+        assert got.dtype == ref.dtype and got.shape == ref.shape
+        if not np.array_equal(got, ref):
+            bad.append(f"{out_spec['name']}: {(got != ref).sum()} of {ref.size} differ")
+    assert not bad, bad
+    assert (refs[-3] == -128).any() and (refs[0] > -128).all()  # the scales reach -128 or do not
+
+
+@pytest.mark.parametrize(("x_scale", "y_quant", "says"), [
+    (0.05, (0.1, 127), "needs output scale 16/256 and zero point 127"),
+    (1e-8, (16 / 256, 127), "below 2^-26"),
+])
+def test_log_softmax_refused_by_name(tmp_path, x_scale, y_quant, says):
+    """An int8 LOG_SOFTMAX LiteRT's LogSoftmaxPrepare refuses (the output's quantisation) or leaves undefined (an input
+    scale whose left shift is 0) is refused in one line naming it (exit 2)."""
+    pytest.importorskip("ai_edge_litert")
+    w = Written()
+    x = w.tensor([2, 8], "int8", x_scale)
+    w.op("LOG_SOFTMAX", [x], ([2, 8], "int8", *y_quant), ("LogSoftmaxOptions", {}))
+    model = tmp_path / "m.tflite"
+    model.write_bytes(w.finish([x]))
+    run = subprocess.run([*AOTC, str(model), "-o", str(tmp_path / "out"), "--no-configure"], capture_output=True,
+                         text=True)
+    assert run.returncode == 2 and "LOG_SOFTMAX" in run.stderr and says in run.stderr, run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr

@@ -58,7 +58,8 @@ INT8_OPS = {"FULLY_CONNECTED": tfl.FULLY_CONNECTED, "CONV_2D": tfl.CONV_2D, "DEP
             # int8_math.py's (issue 50)
             "BATCH_MATMUL": tfl.BATCH_MATMUL, "RESIZE_BILINEAR": tfl.RESIZE_BILINEAR,
             "SQUARED_DIFFERENCE": tfl.SQUARED_DIFFERENCE, "EXP": tfl.LUT, "GELU": tfl.LUT, "NEG": tfl.LUT,
-            "SUM": tfl.SUM_REQUANT, "L2_NORMALIZATION": tfl.L2_NORM, "REDUCE_PROD": tfl.REDUCE_PROD}
+            "SUM": tfl.SUM_REQUANT, "L2_NORMALIZATION": tfl.L2_NORM, "REDUCE_PROD": tfl.REDUCE_PROD,
+            "LOG_SOFTMAX": tfl.LOG_SOFTMAX}
 # the int8 tables of one input whose LiteRT reference computes each output from its input alone (quant.py)
 _TABLES = {"ABS": lut_abs, "RSQRT": lut_rsqrt, "SQRT": lut_sqrt, "LOG": lut_log}
 INT16_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "AVERAGE_POOL_2D", "MAX_POOL_2D",
@@ -187,6 +188,17 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
                            f"{-(1 << (bits - 1))} (TFLite's), not {y_scale:g} and {y_zero}")
         mult, shift, diff_min = softmax_params(float(o.beta), float(x.quant.scale[0]))
         attrs = {"mult": mult, "shift": shift, "diff_min": diff_min, "y_shape": list(y.shape)}
+    elif internal == tfl.LOG_SOFTMAX:  # LogSoftmaxPrepare: the output at 16/256, zero point 127; beta 1
+        if y_scale != 16 / 256 or y_zero != 127:
+            raise op_error(op, f"int8 LOG_SOFTMAX needs output scale 16/256 and zero point 127 (LiteRT's), not "
+                           f"{y_scale:g} and {y_zero}")
+        # LogSoftmaxPrepare's int 1 << (31 - shift) overflows at a left shift of 0 (an input scale below 2^-26)
+        if x_scale * (1 << 26) < 1:
+            raise op_error(op, f"int8 LOG_SOFTMAX of input scale {x_scale:g} (below 2^-26) is undefined in LiteRT")
+        mult, shift, diff_min = softmax_params(1.0, x_scale)
+        reverse_mult, reverse_shift = quantize_multiplier((1 << (31 - shift)) / float(mult))
+        attrs = {"mult": mult, "shift": shift, "reverse_mult": reverse_mult, "reverse_shift": reverse_shift,
+                 "diff_min": diff_min, "y_shape": list(y.shape)}
     elif internal == tfl.L2_NORM:  # L2NormPrepare: the output at 1/128, zero point 0; over the last axis
         if y_scale != 1 / 128 or y_zero != 0:
             raise op_error(op, f"int8 L2_NORMALIZATION needs output scale 1/128 and zero point 0 (LiteRT's), not "

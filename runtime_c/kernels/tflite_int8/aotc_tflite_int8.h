@@ -285,6 +285,16 @@ typedef struct {
 
 void aotc_tfl_reduce_prod_s8(const aotc_tfl_prod_params *p, const int8_t *x, int8_t *y);
 void aotc_tfl_reduce_prod_s16(const aotc_tfl_prod_params *p, const int16_t *x, int16_t *y);
+/* int8 LOG_SOFTMAX over the last axis (LiteRT's reference_integer_ops::LogSoftmax): each difference from the row's
+ * maximum (those at least diff_min) scaled into Q5.26 by mult/shift, exp'd (gemmlowp's exp_on_negative_values)
+ * and summed in Q12.19, the sum's log in Q5.26 (TFLite's log_x_for_x_greater_than_or_equal_to_1), each scaled
+ * difference less it, rounded into the output's 16/256 scale less 127; below the adjusted diff_min (its bound
+ * scaled back by reverse_mult/reverse_shift) -128 */
+typedef struct {
+    int32_t rows, depth, mult, shift, reverse_mult, reverse_shift, diff_min;
+} aotc_tfl_log_softmax_params;
+
+void aotc_tfl_log_softmax_s8(const aotc_tfl_log_softmax_params *p, const int8_t *x, int8_t *y);
 
 /* issue 50's further integer ops, each LiteRT's reference kernel's arithmetic written from its definition.
  *

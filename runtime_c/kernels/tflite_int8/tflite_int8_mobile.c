@@ -239,3 +239,106 @@ static int32_t mob_requant64(int64_t x, int32_t mult, int32_t shift) {
 
 TFL_REDUCE_PROD(aotc_tfl_reduce_prod_s8, int8_t, -128, 127)
 TFL_REDUCE_PROD(aotc_tfl_reduce_prod_s16, int16_t, -32768, 32767)
+
+/* --- LOG_SOFTMAX: gemmlowp's fixed point (Q<integer bits>.<31 - integer bits> in int32) ----------------------- */
+static int32_t mob_wrap_add(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
+
+/* exp(a) for a in [-1/4, 0), Q0.31: Taylor series around -1/8 (as tflite_int8_softmax.c) */
+static int32_t mob_exp_quarter(int32_t a) {
+    const int32_t exp_minus_eighth = 1895147668, one_third = 715827883;
+    const int32_t x = mob_wrap_add(a, 1 << 28);
+    const int32_t x2 = mob_high_mul(x, x), x3 = mob_high_mul(x2, x), x4 = mob_high_mul(x2, x2);
+    const int32_t poly = mob_divide_by_pot(
+        mob_wrap_add(mob_high_mul(mob_wrap_add(mob_divide_by_pot(x4, 2), x3), one_third), x2), 1);
+    return mob_wrap_add(exp_minus_eighth, mob_high_mul(exp_minus_eighth, mob_wrap_add(x, poly)));
+}
+
+/* exp(a) for a <= 0 in Q5.26 -> Q0.31 (gemmlowp's exp_on_negative_values) */
+static int32_t mob_exp_negative(int32_t a) {
+    static const int32_t factors[7] = {1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242};
+    const int32_t quarter = 1 << 24;
+    const int32_t a_mod = (int32_t)((uint32_t)(a & (quarter - 1)) - (uint32_t)quarter);
+    int32_t result = mob_exp_quarter(mob_shl_sat(a_mod, 5));
+    const int32_t remainder = (int32_t)((uint32_t)a_mod - (uint32_t)a);
+    for (int32_t k = 0; k < 7; ++k)
+        if (remainder & (1 << (24 + k))) result = mob_high_mul(result, factors[k]);
+    return a == 0 ? INT32_MAX : result;
+}
+
+/* gemmlowp's SaturatingRoundingMultiplyByPOT for any exponent: left saturating, right rounding */
+static int32_t mob_pot(int32_t x, int32_t e) {
+    return e > 0 ? mob_shl_sat(x, e) : e < 0 ? mob_divide_by_pot(x, -e) : x;
+}
+
+static int32_t mob_sat32(int64_t v) { return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v; }
+
+static int32_t mob_clz(uint32_t v) {
+    int32_t n = 0;
+    while (n < 32 && !(v & (0x80000000u >> n))) ++n;
+    return n;
+}
+
+/* TFLite's log_x_for_x_greater_than_or_equal_to_1_impl<5, 12>: ln(x) of x >= 1 in Q12.19 -> Q5.26, accumulated
+ * in Q6.25 (a Pade approximant of ln around the sqrt(sqrt(2)) multiple of the power of two x lies past) */
+static int32_t mob_log_q12_to_q5(int32_t x) {
+    const int32_t log_2 = 1488522236, sqrt_sqrt_half = 1805811301, sqrt_half = 1518500250;
+    const int32_t alpha_n = 117049297, alpha_d = 127690142, alpha_i = 1057819769, alpha_f = 638450708;
+    const int32_t shifted_quarter = mob_pot(536870912, -6); /* 1/4 in Q6.25 */
+    const int32_t za_headroom = mob_clz((uint32_t)x);
+    const int32_t ra_tmp = mob_pot(x, za_headroom - 1);
+    const int32_t ra = mob_pot(mob_high_mul(ra_tmp, sqrt_half), 1);
+    const int32_t za_adj = mob_sat32((int64_t)mob_pot(12 - za_headroom, 25) + shifted_quarter);
+    const int32_t zb = mob_high_mul(x, sqrt_half);
+    const int32_t zb_headroom = mob_clz((uint32_t)zb) - 1;
+    const int32_t rb = mob_pot(x, zb_headroom);
+    const int32_t zb_adj = mob_sat32((int64_t)mob_pot(12 - zb_headroom, 25) - shifted_quarter);
+    const int32_t r = ra < rb ? ra : rb, z_adj = za_adj > zb_adj ? za_adj : zb_adj;
+    const int64_t half_sum = (int64_t)r + sqrt_sqrt_half;
+    const int32_t pp = (int32_t)((half_sum + (half_sum >= 0 ? 1 : -1)) / 2); /* RoundingHalfSum */
+    int32_t q = (int32_t)((uint32_t)r - (uint32_t)sqrt_sqrt_half), common_sq, num, denom, recip;
+    q = (int32_t)((uint32_t)q + (uint32_t)q);
+    common_sq = mob_high_mul(q, q);
+    num = mob_wrap_add(mob_high_mul(q, r), mob_high_mul(mob_high_mul(q, common_sq), alpha_n));
+    denom = mob_wrap_add(mob_high_mul(pp, mob_wrap_add(mob_wrap_add(alpha_i, q), mob_high_mul(alpha_d, common_sq))),
+                         mob_high_mul(alpha_f, q));
+    /* one_over_one_plus_x_for_x_in_0_1(denom): mob_reciprocal's Newton-Raphson on 1 + denom */
+    {
+        const int64_t sum = (int64_t)denom + INT32_MAX;
+        const int32_t half = (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
+        int32_t y = (int32_t)((uint32_t)1515870810 + (uint32_t)mob_high_mul(half, -1010580540));
+        for (int32_t i = 0; i < 3; ++i) {
+            const int32_t e = (int32_t)((uint32_t)(1 << 29) - (uint32_t)mob_high_mul(half, y));
+            y = mob_wrap_add(y, mob_shl_sat(mob_high_mul(y, e), 2));
+        }
+        recip = mob_shl_sat(y, 1);
+    }
+    /* Rescale<5>(z_adj * log_2 (Q6.25) + Rescale<6>(num) * recip (Q6.25)) */
+    return mob_pot(mob_wrap_add(mob_high_mul(z_adj, log_2), mob_high_mul(mob_pot(num, -6), recip)), 1);
+}
+
+void aotc_tfl_log_softmax_s8(const aotc_tfl_log_softmax_params *p, const int8_t *x, int8_t *y) {
+    for (int32_t r = 0; r < p->rows; ++r) {
+        const int8_t *xr = x + (int64_t)r * p->depth;
+        int8_t *yr = y + (int64_t)r * p->depth;
+        int32_t top = -128, sum = 0, log_sum, adjusted, bound;
+        for (int32_t k = 0; k < p->depth; ++k) top = xr[k] > top ? xr[k] : top;
+        for (int32_t k = 0; k < p->depth; ++k) {
+            const int32_t diff = xr[k] - top;
+            if (diff >= p->diff_min)
+                sum = mob_wrap_add(sum, mob_divide_by_pot(mob_exp_negative(mob_requant(diff, p->mult, p->shift)), 12));
+        }
+        log_sum = mob_log_q12_to_q5(sum);
+        bound = mob_requant((int32_t)((uint32_t)log_sum + 0x80000000u), p->reverse_mult, p->reverse_shift);
+        adjusted = p->diff_min - 1 > bound ? p->diff_min - 1 : bound;
+        for (int32_t k = 0; k < p->depth; ++k) {
+            const int32_t diff = xr[k] - top;
+            int32_t out;
+            if (diff <= adjusted) {
+                yr[k] = -128;
+                continue;
+            }
+            out = mob_divide_by_pot(mob_requant(diff, p->mult, p->shift) - log_sum, 22) + 127;
+            yr[k] = (int8_t)(out < -128 ? -128 : out > 127 ? 127 : out);
+        }
+    }
+}
