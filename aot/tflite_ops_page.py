@@ -18,7 +18,7 @@ from aot.frontend.tflite.hybrid import HYBRID_ELSEWHERE, HYBRID_OPS
 from aot.frontend.tflite.int8 import INT8_OPS, INT16_OPS
 from aot.frontend.tflite.ops import FLOAT_BUILTINS, QUANTIZED_MOVES, QUANTIZED_MOVES_16
 from aot.frontend.tflite.reader import CUSTOM_OPS, schema
-from aot.frontend.tflite.reference_types import defined, refusal
+from aot.frontend.tflite.reference_types import DEFAULT_KERNELS, defined, refusal
 from aot.frontend.tflite.resolver import REFUSED
 
 # quantized ops lowered outside INT8_OPS: the recurrent ones (recurrent.py) and the conversions (CAST of the
@@ -95,7 +95,8 @@ def _quantized_cell(op: str, compiles: bool, dtype: str) -> str:
     """yes; "refused: why" where LiteRT's reference kernels define the form and aotc does not compile it;
     "-" where the reference does not define it (reference_types.py)."""
     if compiles:
-        return YES
+        note = DEFAULT_KERNELS.get((op, dtype))
+        return f"{YES} ({note})" if note else YES
     return f"refused: {refusal(op, dtype)}" if defined(op, dtype) else NO
 
 

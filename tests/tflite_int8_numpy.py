@@ -250,3 +250,42 @@ def _mul(op: TflOp, m: TflModel, x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
 BINARY = {"ADD": _add_sub, "SUB": _add_sub, "MUL": _mul}
 KERNELS["SOFTMAX"] = softmax
 KERNELS["MEAN"] = mean
+
+
+# --- DIV (issue 50): LiteRT's DivElementwise -------------------------------------------------------------
+def div(x1: np.ndarray, x2: np.ndarray, zeros: tuple[int, int, int], mult: int, shift: int,
+        clamp: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """LiteRT's DivElementwise of integer arrays x1 / x2 (broadcast), zeros (x1, x2, y): v2's reciprocal in Q0.31
+    (GetReciprocal), v1 shifted by its redundant sign bits, requantised by (mult, shift), double rounding; and each
+    element's final right shift. LiteRT's RoundingDivideByPOT is undefined past 31 (its x86 build masks the shift);
+    this spec rounds there as the arithmetic defines, to 0 (or -1 for INT32_MIN / 2^32)."""
+    v1 = x1.astype(np.int64) - zeros[0]
+    v2 = x2.astype(np.int64) - zeros[1]
+    v1, v2 = np.broadcast_arrays(np.where(v2 < 0, -v1, v1), np.abs(v2))
+    table = {int(v): _reciprocal(int(v), 31) for v in np.unique(v2)}
+    inv = np.vectorize(lambda v: table[int(v)][0], otypes=[np.int64])(v2)
+    over = np.vectorize(lambda v: table[int(v)][1], otypes=[np.int64])(v2)
+    u = np.where(v1 < 0, ~v1, v1)
+    headroom = 31 - np.vectorize(lambda v: int(v).bit_length(), otypes=[np.int64])(u)
+    q = saturating_rounding_doubling_high_mul(v1 << headroom, inv)
+    e = over + headroom - shift
+    p = saturating_rounding_doubling_high_mul(q, np.int64(mult))
+    r = np.where(e > 31, np.where((e == 32) & (p == INT32_MIN), -1, 0),
+                 rounding_divide_by_pot(p, np.minimum(e, 31)))
+    return np.clip(r + zeros[2], *clamp), e
+
+
+# --- L2_NORMALIZATION (issue 50): LiteRT's reference_integer_ops::L2Normalization -------------------------
+def l2_normalization(x: np.ndarray, x_zero: int) -> np.ndarray:
+    """int8 over the last axis: each row's sum of squares, its inverse square root (GetInvSqrtQuantizedMultiplierExp,
+    quant.py inv_sqrt_multiplier), each x - x_zero requantised by it into the output's 1/128 scale (double
+    rounding), clamped."""
+    from aot.frontend.tflite.quant import inv_sqrt_multiplier
+
+    v = x.astype(np.int64) - x_zero
+    rows = v.reshape(-1, v.shape[-1])
+    out = np.empty_like(rows)
+    for r, row in enumerate(rows):
+        mult, shift = inv_sqrt_multiplier(int((row * row).sum()))
+        out[r] = multiply_by_quantized_multiplier(row, mult, shift + 7, single_rounding=False)
+    return np.clip(out, -128, 127).astype(np.int8).reshape(x.shape)

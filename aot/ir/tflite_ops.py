@@ -42,6 +42,11 @@ MEAN = "TflMean"
 ADD = "TflAdd"
 SUB = "TflSub"
 MUL = "TflMul"
+L2_NORM = "TflL2Norm"  # int8 L2_NORMALIZATION over the last axis
+REDUCE_PROD = "TflReduceProd"  # int8 / int16 REDUCE_PROD over the last axis of [rows, n]
+LOG_SOFTMAX = "TflLogSoftmax"  # int8 LOG_SOFTMAX over the last axis
+SUM_REQUANT = "TflSumRequant"  # quantized SUM's int32 sums to int8 / int16, as LiteRT's default kernel
+DIV = "TflDiv"  # int8 and 16x8 DIV (m: [0, 0, 0, 0, mult, shift], as MUL's)
 MAXIMUM = "TflMaximum"
 MINIMUM = "TflMinimum"
 LUT = "TflLut"  # an int8 activation as a 256-entry table (LOGISTIC, TANH, LEAKY_RELU, HARD_SWISH, RELU*)
@@ -69,6 +74,8 @@ SQRT16 = "TflSqrt16"  # 16x8 SQRT: LiteRT's per-element float square root, trunc
 LUT16 = "TflLut16"  # a 16x8 elementwise op by LiteRT's 513-anchor interpolated table (EXP, LOG, GELU, RSQRT)
 # the custom op TFLite_Detection_PostProcess (float, uint8 or int8 inputs; float outputs)
 DETECTION_POSTPROCESS = "TflDetectionPostProcess"
+# NON_MAX_SUPPRESSION_V4 and _V5 (LiteRT's reference algorithm, soft NMS included), aot/kernels/detect.py
+NON_MAX_SUPPRESSION = "TflNonMaxSuppression"
 # TFLM's signal library (aot/frontend/tflite/signal.py): its audio front end's custom ops
 SIGNAL_WINDOW = "TflSignalWindow"
 SIGNAL_FFT_AUTO_SCALE = "TflSignalFftAutoScale"
@@ -116,9 +123,15 @@ SCHEMAS: dict[str, TflSchema] = {s.op: s for s in (
     TflSchema(SOFTMAX, ("x",), ("y",), ("mult", "shift", "y_shape"), ("diff_min", "exp_table", "recip_table")),
     TflSchema(MEAN, ("x",), ("y",), ("x_zero", "y_zero", "mult", "shift", "y_shape")),
     *(TflSchema(op, ("x1", "x2"), ("y",), ("y_min", "y_max", "y_shape", "x1_zero", "x2_zero", "y_zero", "m"))
-      for op in (ADD, SUB, MUL)),
+      for op in (ADD, SUB, MUL, DIV)),
     *(TflSchema(op, ("x1", "x2"), ("y",), ("y_min", "y_max", "y_shape")) for op in (MAXIMUM, MINIMUM)),
     TflSchema(LUT, ("x",), ("y",), ("table", "what", "y_shape")),
+    # x: int32 sums of the raw integers; y = round(x * scale + bias) + y_zero in float32, clamped
+    TflSchema(SUM_REQUANT, ("x",), ("y",), ("scale", "bias", "y_zero", "y_min", "y_max")),
+    TflSchema(L2_NORM, ("x",), ("y",), ("x_zero", "y_shape")),  # y: scale 1/128, zero point 0
+    TflSchema(REDUCE_PROD, ("x",), ("y",), ("x_zero", "y_zero", "mult", "shift")),
+    # mult, shift, diff_min: SOFTMAX's (beta 1); reverse_mult, reverse_shift: 2^(31 - shift) / mult as a multiplier
+    TflSchema(LOG_SOFTMAX, ("x",), ("y",), ("mult", "shift", "reverse_mult", "reverse_shift", "diff_min", "y_shape")),
     # m: [x1_mult, x1_shift, x2_mult, x2_shift, 0, 0], each input's own scale (after a left shift of 8)
     TflSchema(COMPARE, ("x1", "x2"), ("y",), ("what", "y_shape", "x1_zero", "x2_zero", "m")),
     # m: [mult, shift] of x >= x_zero, then of x times alpha; alpha_zero: alpha's zero point
@@ -168,6 +181,10 @@ SCHEMAS: dict[str, TflSchema] = {s.op: s for s in (
               ("max_detections", "max_classes_per_detection", "detections_per_class", "use_regular_nms",
                "nms_score_threshold", "nms_iou_threshold", "num_classes", "y_scale", "x_scale", "h_scale", "w_scale"),
               ("box_scale", "box_zero", "score_scale", "score_zero")),
+    # boxes [n, 4] (float32, any diagonal corners), scores [n]; indices (int32) and scores (float32) [max_output],
+    # zeros past count (int32 []); the thresholds and sigma are the file's constants (V4: sigma 0)
+    TflSchema(NON_MAX_SUPPRESSION, ("boxes", "scores"), ("indices", "selected_scores", "count"),
+              ("max_output", "iou_threshold", "score_threshold", "sigma")),
     # TFLM's signal ops, their options by TFLM's names; state / state_next: the spectral subtraction's
     # noise estimate the caller carries (state_next is also what the op gives PCAN)
     TflSchema(SIGNAL_WINDOW, ("x", "weights"), ("y",), ("shift",)),

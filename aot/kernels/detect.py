@@ -1,6 +1,6 @@
 """Detection ops (issue 18): TopK, NonMaxSuppression and NonZero (runtime_c/kernels/detect/detect.c),
-TFLite's TFLite_Detection_PostProcess (issue 50, detect_postprocess.c) and RoiAlign (issue 51,
-detect_roialign.c).
+TFLite's TFLite_Detection_PostProcess (issue 50, detect_postprocess.c), its NON_MAX_SUPPRESSION_V4 / _V5
+(detect_tfl_nms.c) and RoiAlign (issue 51, detect_roialign.c).
 
 NonMaxSuppression and NonZero write a number of rows that depends on the data. The frontend plans
 their output at a bound (aot/frontend/onnx/bounded.py); the kernel returns the rows it wrote, which the
@@ -16,6 +16,7 @@ from aot.csource.format import C_TYPES, DTYPE_SUFFIX, c_float, c_int, c_ints
 from aot.ir import Graph, Node
 from aot.ir.extents import sym_c
 from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext, fixed_scratch
+from aot.kernels.c_defines import define
 from aot.kernels.shape import MAX_RANK, check_sizes
 
 TOPK_DTYPES = ("float32", "int64", "int32", "uint64")
@@ -185,6 +186,40 @@ def _check_detection(node: Node, graph: Graph) -> str | None:
     return check_sizes(node, graph)
 
 
+# --- NON_MAX_SUPPRESSION_V4 / _V5 (aotc.tflite's TflNonMaxSuppression) ------------------------------------------
+
+TFL_NMS_SCRATCH_PER_BOX = define("aotc_detect.h", "AOTC_TFL_NMS_SCRATCH_PER_BOX")
+
+
+def _tfl_nms_scratch(node: Node, graph: Graph) -> int:
+    """aotc_detect.h's: AOTC_TFL_NMS_SCRATCH_PER_BOX bytes a box."""
+    return TFL_NMS_SCRATCH_PER_BOX * graph.tensors[node.inputs[0]].shape[0]
+
+
+def _emit_tfl_nms(ctx: NodeContext) -> None:
+    boxes, scores = ctx.inputs
+    indices, selected, count = ctx.outputs
+    a = ctx.attrs
+    n = ctx.shape(boxes)[0]
+    p = ctx.params("aotc_tfl_nms_params", {
+        "boxes": c_int(n), "max_output": c_int(a["max_output"]), "iou_threshold": c_float(a["iou_threshold"]),
+        "score_threshold": c_float(a["score_threshold"]), "sigma": c_float(a["sigma"]),
+    }, comment=f"NON_MAX_SUPPRESSION of {n} boxes: at most {a['max_output']}"
+               f"{', soft (sigma ' + repr(float(a['sigma'])) + ')' if float(a['sigma']) > 0 else ''}")
+    ctx.call("aotc_tfl_nms_f32", p, ctx.ptr(boxes), ctx.ptr(scores), ctx.ptr(indices),
+             ctx.ptr(selected) if selected else "NULL", ctx.ptr(count), ctx.scratch("float"))
+
+
+def _check_tfl_nms(node: Node, graph: Graph) -> str | None:
+    t = graph.tensors
+    boxes, scores = t[node.inputs[0]], t[node.inputs[1]]
+    if boxes.dtype != "float32" or scores.dtype != "float32":
+        return "boxes and scores must be float32"
+    if len(boxes.shape) != 2 or boxes.shape[1] != 4 or scores.shape != boxes.shape[:1]:
+        return f"boxes {list(boxes.shape)} and scores {list(scores.shape)} are not [N, 4] and [N]"
+    return check_sizes(node, graph)
+
+
 # --- run-time integers and fills made from extents (aot/frontend/onnx/bounded.py) --------------------
 
 def _emit_rows_value(ctx: NodeContext) -> None:
@@ -306,6 +341,8 @@ OPS: dict[str, HostOp] = {
                                       check=_check_detection, kernels=(Candidate(
                                           "aotc_detection_postprocess_f32", _detection_fit,
                                           also=("aotc_detection_postprocess_u8", "aotc_detection_postprocess_i8")),)),
+    "TflNonMaxSuppression": HostOp(_emit_tfl_nms, family="detect", dtypes=("float32",), check=_check_tfl_nms,
+                                   kernels=(fixed_scratch("aotc_tfl_nms_f32", _tfl_nms_scratch),)),
     "ExactRows": HostOp(_emit_exact_rows, family="detect", dtypes=ALL_DTYPES),
     "RoiAlign": HostOp(_emit_roialign, family="detect", dtypes=("float32",), check=_check_roialign),
     "NonZero": HostOp(_emit_nonzero, family="detect",

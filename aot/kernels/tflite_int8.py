@@ -608,7 +608,65 @@ def _emit_prelu(ctx: NodeContext) -> None:
                                                             ctx.outputs[0]),
                    comment=f"PRELU of {list(ctx.shape(ctx.inputs[0]))} by alpha {list(ctx.shape(ctx.inputs[1]))}, "
                            "TFLite requantisation")
-    ctx.call("aotc_tfl_prelu_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), ctx.ptr(ctx.outputs[0]))
+    suffix = "s16" if ctx.dtype(ctx.inputs[0]) == "int16" else "s8"
+    ctx.call(f"aotc_tfl_prelu_{suffix}", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.inputs[1]), ctx.ptr(ctx.outputs[0]))
+
+
+def _emit_sum_requant(ctx: NodeContext) -> None:
+    """Quantized SUM's float32 rescaling of the int32 sums (tflite_int8_mobile.c), as LiteRT's default kernel."""
+    a = ctx.attrs
+    y = ctx.outputs[0]
+    p = ctx.params("aotc_tfl_sum_params", {
+        "count": c_int(ctx.tensor(y).size), "scale": c_float(a["scale"]), "bias": c_float(a["bias"]),
+        "y_zero": c_int(a["y_zero"]), "y_min": c_int(a["y_min"]), "y_max": c_int(a["y_max"]),
+    }, comment="SUM's int32 sums rescaled in float32, as LiteRT's default kernel")
+    suffix = "s16" if ctx.dtype(y) == "int16" else "s8"
+    ctx.call(f"aotc_tfl_sum_requant_{suffix}", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(y))
+
+
+def _emit_l2norm(ctx: NodeContext) -> None:
+    """int8 L2_NORMALIZATION over the last axis (tflite_int8_mobile.c)."""
+    shape = list(ctx.shape(ctx.inputs[0]))
+    depth = shape[-1] if shape else 1
+    p = ctx.params("aotc_tfl_l2norm_params", {
+        "rows": c_int(ctx.tensor(ctx.inputs[0]).size // max(depth, 1)), "depth": c_int(depth),
+        "x_zero": c_int(ctx.attrs["x_zero"]),
+    }, comment=f"L2_NORMALIZATION of {shape} over its last axis, TFLite's inverse square root")
+    ctx.call("aotc_tfl_l2norm_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
+
+
+def _emit_reduce_prod(ctx: NodeContext) -> None:
+    """REDUCE_PROD over the last axis of [rows, n] (tflite_int8_mobile.c)."""
+    shape = list(ctx.shape(ctx.inputs[0]))
+    a = ctx.attrs
+    p = ctx.params("aotc_tfl_prod_params", {
+        "rows": c_int(ctx.tensor(ctx.inputs[0]).size // shape[-1]), "n": c_int(shape[-1]), "x_zero": c_int(a["x_zero"]),
+        "y_zero": c_int(a["y_zero"]), "mult": c_int(a["mult"]), "shift": c_int(a["shift"]),
+    }, comment=f"REDUCE_PROD of {shape} over its last axis, each product rescaled as LiteRT's")
+    suffix = "s16" if ctx.dtype(ctx.inputs[0]) == "int16" else "s8"
+    ctx.call(f"aotc_tfl_reduce_prod_{suffix}", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
+
+
+def _emit_log_softmax(ctx: NodeContext) -> None:
+    """int8 LOG_SOFTMAX over the last axis (tflite_int8_mobile.c)."""
+    shape = list(ctx.shape(ctx.inputs[0]))
+    a = ctx.attrs
+    p = ctx.params("aotc_tfl_log_softmax_params", {
+        "rows": c_int(ctx.tensor(ctx.inputs[0]).size // shape[-1]), "depth": c_int(shape[-1]),
+        **{k: c_int(a[k]) for k in ("mult", "shift", "reverse_mult", "reverse_shift", "diff_min")},
+    }, comment=f"LOG_SOFTMAX of {shape} over its last axis, gemmlowp's fixed point as LiteRT's")
+    ctx.call("aotc_tfl_log_softmax_s8", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
+
+
+def _emit_div(ctx: NodeContext) -> None:
+    """DIV (tflite_int8_mobile.c): a divisor at its zero point fails the run, as LiteRT's invoke does."""
+    x1, x2 = (list(ctx.shape(i)) for i in ctx.inputs[:2])
+    p = ctx.params("aotc_tfl_binary_params", _binary_fields(ctx, ctx.attrs, ctx.node.op, *ctx.inputs[:2],
+                                                            ctx.outputs[0]),
+                   comment=f"DIV of {x1} by {x2}, TFLite's reciprocal and requantisation")
+    suffix = "s16" if ctx.dtype(ctx.inputs[0]) == "int16" else "s8"
+    ctx.line(f"if (aotc_tfl_div_{suffix}({p}, {ctx.ptr(ctx.inputs[0])}, {ctx.ptr(ctx.inputs[1])}, "
+             f"{ctx.ptr(ctx.outputs[0])}) != 0) return AOTC_ERR_SHAPE;")
 
 
 def _emit_leaky_relu16(ctx: NodeContext) -> None:
@@ -789,7 +847,12 @@ OPS: dict[str, HostOp] = {
        for op, fn in (("TflMaximum", "aotc_tfl_max_s8"), ("TflMinimum", "aotc_tfl_min_s8"))},
     "TflLut": HostOp(_emit_lut, family="tflite_int8", dtypes=("int8",), budget_inplace=(0,)),
     "TflCompare": HostOp(_emit_compare, family="tflite_int8", dtypes=("int8", "int16")),
-    "TflPrelu": HostOp(_emit_prelu, family="tflite_int8", dtypes=("int8",)),
+    "TflPrelu": HostOp(_emit_prelu, family="tflite_int8", dtypes=("int8", "int16")),
+    "TflDiv": HostOp(_emit_div, family="tflite_int8", dtypes=("int8", "int16")),
+    "TflReduceProd": HostOp(_emit_reduce_prod, family="tflite_int8", dtypes=("int8", "int16")),
+    "TflLogSoftmax": HostOp(_emit_log_softmax, family="tflite_int8", dtypes=("int8",)),
+    "TflL2Norm": HostOp(_emit_l2norm, family="tflite_int8", dtypes=("int8",)),
+    "TflSumRequant": HostOp(_emit_sum_requant, family="tflite_int8", dtypes=("int32",)),
     "TflBatchMatMul": HostOp(_emit_batch_matmul, family="tflite_int8", dtypes=("int8", "int16"),
                              kernels=(by_type(_matmul_kernel, "aotc_tfl_batch_matmul_s8", "aotc_tfl_batch_matmul_s16",
                                               "aotc_tfl_batch_matmul_s16_s8"),)),

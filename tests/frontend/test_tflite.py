@@ -24,7 +24,8 @@ HERE = Path(__file__).resolve().parents[1]
 MODELS = HERE / "models" / "tflite"
 AOTC = [sys.executable, "-m", "aot.cli"]
 FLOAT = ["sine", "keyword", "person", "ops", "residual", "moves", "acts", "excite", "resize", "lstm3", "shuffle",
-         "mirror", "mathops", "reduce", "melspec", "misc", "resolver", "shapes", "padded", "builtins", "ints", "conv3d"]
+         "mirror", "mathops", "reduce", "melspec", "misc", "resolver", "shapes", "padded", "builtins", "ints", "conv3d",
+         "composite"]
 # ROUND (resolver), SEGMENT_SUM (builtins) and ABS of int32 (version 5, ints): in LiteRT's default resolver, not
 # in its reference resolver
 BUILTIN_ONLY = {"resolver", "builtins", "ints"}
@@ -638,14 +639,15 @@ def test_int8_comparisons_and_prelu_bit_exact_on_every_pair(tmp_path):
 INT8 = ["sine_int8", "keyword_int8", "person_int8", "residual_int8", "keyword_int8_float_io", "moves_int8", "ops_int8",
         "acts_int8", "excite_int8", "sine_16x8", "moves_16x8", "moves_16x8_float_io", "keyword_16x8", "person_16x8",
         "residual_16x8", "gates_16x8", "shuffle_int8", "arith_16x8", "pruned_int8", "padded_int8", "padded_16x8",
-        "arrays_int8", "arrays_16x8", "fill_int8", "compare_int8", "mathq_int8", "mathq_16x8"]
+        "arrays_int8", "arrays_16x8", "fill_int8", "compare_int8", "mathq_int8", "mathq_16x8", "normq_int8"]
 
 
 # the sanitizer builds by default: one model of each kind of kernel (conv/depthwise/FC/pools/softmax,
 # the tables, broadcasting and transposed conv, 16x8 with float I/O, 16x8's interpolated tables, a conv
 # with its residual ADD fused, written over the residual; convs and pools with PADs folded in, issue 53);
 # every model under -m slow
-SANITIZED = {"keyword_int8", "excite_int8", "moves_16x8_float_io", "gates_16x8", "residual_int8", "padded_int8"}
+SANITIZED = {"keyword_int8", "excite_int8", "moves_16x8_float_io", "gates_16x8", "residual_int8", "padded_int8",
+             "normq_int8"}
 
 
 @pytest.mark.parametrize(("name", "sanitized"), [

@@ -1,8 +1,8 @@
 """Float builtins of LiteRT's reference resolver that aotc refused before issue 50's last part
 (aot/frontend/tflite/resolver.py), against LiteRT's reference kernels: resolver2 (a tf.function through
 TFLiteConverter: RIGHT_SHIFT by constant and run-time amounts, CAST through uint8 / uint16 / uint32, BITCAST,
-SPARSE_TO_DENSE) and stablehlo (written with the schema: STABLEHLO_ADD, _MULTIPLY, _MAXIMUM, _MINIMUM, RANK, RANGE,
-DILATE);
+SPARSE_TO_DENSE), stablehlo (written with the schema: STABLEHLO_ADD, _MULTIPLY, _MAXIMUM, _MINIMUM, RANK, RANGE,
+DILATE) and window (REDUCE_WINDOW, STABLEHLO_REDUCE_WINDOW: aot/frontend/tflite/window.py, bit for bit);
 and the builtins refused by design, each with its reason on the ops page."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_tflite import MODELS, _compile_build_run, _reference, _require_litert  # noqa: E402
 
 
-@pytest.mark.parametrize("name", ["resolver2_float", "stablehlo_float"])
+@pytest.mark.parametrize("name", ["resolver2_float", "stablehlo_float", "window_float"])
 def test_resolver_builtins_match_litert_reference(tmp_path, name):
     """Every output equal to BUILTIN_REF's (integers bit for bit; the float ones here are exact too), on inputs
     that include negative integers and shift amounts out of [0, 31] (LiteRT clamps them)."""
@@ -40,12 +40,15 @@ def test_refused_builtins_say_why():
 
 
 @pytest.mark.parametrize("name", ["rnn_float", "rnn_hybrid", "lstmstep_float", "lstmstep_hybrid", "bidi_float",
-                                  "bidi_hybrid", "svdf_float", "svdf_hybrid"])
+                                  "bidi_hybrid", "svdf_float", "svdf_hybrid", "rnnshare_float",
+                                  "varshare_float"])
 def test_rnn_streams_like_litert(tmp_path, name):
     """RNN and UNIDIRECTIONAL_SEQUENCE_RNN (written with the schema: examples/make_tflite_models.py rnn_written), and
     the one-step builtin LSTM (lstm_step), BIDIRECTIONAL_SEQUENCE_RNN (merged) and _LSTM (two outputs, time-major),
     SVDF (svdf_written), float and hybrid (int8 weights: x and h quantized each step, as LiteRT's
-    hybrid RnnBatchStep and LstmStepHybrid): three calls of one
+    hybrid RnnBatchStep and LstmStepHybrid), and rnnshare (tf_keras SimpleRNNs whose WHILE reads a Bidirectional
+    LSTM's state tensor, which LiteRT's LSTM has updated by then; varshare: ADDs reading the one-step LSTM's h
+    tensor before and after it): three calls of one
     LiteRT interpreter, its hidden states carried, against three runs feeding each run's `_h_next` outputs back,
     from zeros; every output within 1e-5 of its scale of BUILTIN_REF's and the default kernels'."""
     import subprocess

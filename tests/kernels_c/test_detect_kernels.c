@@ -131,6 +131,44 @@ static int check_nms(void) {
     return bad;
 }
 
+/* ---- TFLite's NON_MAX_SUPPRESSION_V4 / _V5 ------------------------------------------------------------------- */
+
+static int check_tfl_nms(void) {
+    aotc_tfl_nms_params p;
+    float *boxes, *scores, *scratch, *ref_scratch, *ss, *ref_ss;
+    int32_t *sel, *ref, count = -1, ref_count = -2, i;
+    int bad, with_scores = chance(1, 2);
+    p.boxes = rand_int(0, 40), p.max_output = rand_int(0, 12);
+    p.iou_threshold = chance(1, 8) ? (float)rand_int(0, 2) : 0.3f + 0.5f * rand_float();
+    p.score_threshold = chance(1, 4) ? -1.0f : 0.4f * rand_float();
+    p.sigma = chance(1, 2) ? 0.0f : chance(1, 8) ? -0.5f : 0.1f + rand_float();
+    boxes = test_alloc((size_t)p.boxes * 4), scores = test_alloc((size_t)p.boxes);
+    for (i = 0; i < p.boxes; ++i) { /* clusters around 4 centres, corners in either order, some of no area */
+        const float cx = 0.25f * (float)rand_int(0, 3), cy = 0.25f * (float)rand_int(0, 3);
+        const float h = 0.1f + 0.05f * rand_float(), w = chance(1, 20) ? 0.0f : 0.1f + 0.05f * rand_float();
+        const int flip = chance(1, 2);
+        float *b = boxes + i * 4;
+        b[0] = cy + (flip ? h : -h), b[2] = cy + (flip ? -h : h), b[1] = cx - w, b[3] = cx + w;
+        scores[i] = chance(1, 3) ? 0.125f * (float)rand_int(0, 8) : rand_float();
+        if (chance(1, 20)) scores[i] = NAN;
+    }
+    scratch = (float *)(void *)test_bytes((size_t)p.boxes * AOTC_TFL_NMS_SCRATCH_PER_BOX);
+    ref_scratch = (float *)(void *)test_bytes((size_t)p.boxes * 8);
+    sel = (int32_t *)(void *)test_bytes((size_t)p.max_output * 4);
+    ref = (int32_t *)(void *)test_bytes_copy(sel, (size_t)p.max_output * 4);
+    ss = (float *)(void *)test_bytes((size_t)p.max_output * 4);
+    ref_ss = (float *)(void *)test_bytes_copy(ss, (size_t)p.max_output * 4);
+    aotc_tfl_nms_f32(&p, boxes, scores, sel, with_scores ? ss : NULL, &count, scratch);
+    aotc_tfl_nms_f32_ref(&p, boxes, scores, ref, with_scores ? ref_ss : NULL, &ref_count, ref_scratch);
+    bad = test_bytes_differ("aotc_tfl_nms_f32 indices", sel, ref, (size_t)p.max_output * 4) ||
+          test_bytes_differ("aotc_tfl_nms_f32 scores", ss, ref_ss, (size_t)p.max_output * 4);
+    if (!bad && count != ref_count) printf("aotc_tfl_nms_f32: %d selected, reference %d\n", (int)count, (int)ref_count), bad = 1;
+    if (bad) printf("  boxes %d, max_output %d, iou %.9g, score threshold %.9g, sigma %.9g\n", (int)p.boxes,
+                    (int)p.max_output, (double)p.iou_threshold, (double)p.score_threshold, (double)p.sigma);
+    free(boxes), free(scores), free(scratch), free(ref_scratch), free(sel), free(ref), free(ss), free(ref_ss);
+    return bad;
+}
+
 /* ---- NonZero -------------------------------------------------------------------------------------------- */
 
 static int check_nonzero(void) {
@@ -324,6 +362,20 @@ static int check_reference(void) {
         ry = -1.0f;
         bad |= aotc_roialign_f32_ref(&ra, rx, roi, b1, &ry) != AOTC_ERR_SHAPE || ry != -1.0f;
     }
+    {   /* TFLite NMS of the same boxes, iou 0.5, score threshold 0.75: box 1 (0.9), then box 0 (0.8) dropped
+         * (IoU 1 / 1.1 >= 0.5); box 2 (0.7) is no candidate; max_output 3: [1, 0, 0], count 1. A box of no
+         * area (0.9) is selected twice before box 1 (0.5): LiteRT pushes a selected box back, and its IoU with
+         * itself is 0 */
+        static const float flat[8] = {0, 0, 0, 1, 0, 0, 1, 1}, two[2] = {0.9f, 0.5f};
+        aotc_tfl_nms_params t = {3, 3, 0.5f, 0.75f, 0.0f};
+        float tscratch[6];
+        int32_t tsel[3], tcount = -1;
+        aotc_tfl_nms_f32_ref(&t, boxes, scores, tsel, NULL, &tcount, tscratch);
+        bad |= tcount != 1 || tsel[0] != 1 || tsel[1] != 0 || tsel[2] != 0;
+        t.boxes = 2, t.max_output = 2, t.score_threshold = 0.0f;
+        aotc_tfl_nms_f32_ref(&t, flat, two, tsel, NULL, &tcount, tscratch);
+        bad |= tcount != 2 || tsel[0] != 0 || tsel[1] != 0;
+    }
     if (bad) printf("the references: MISMATCH on a case worked out by hand\n");
     return bad;
 }
@@ -339,6 +391,7 @@ static const entry ENTRIES[] = {
     {"aotc_topk_rows_i64", check_topk_rows_i64}, {"aotc_topk_rows_i32", check_topk_rows_i32},
     {"aotc_topk_u64", check_topk_u64},           {"aotc_topk_rows_u64", check_topk_rows_u64},
     {"aotc_nms_f32", check_nms},                 {"aotc_nonzero", check_nonzero},
+    {"aotc_tfl_nms_f32", check_tfl_nms},
     {"aotc_detection_postprocess_f32", check_detection_f32}, {"aotc_detection_postprocess_u8", check_detection_u8},
     {"aotc_detection_postprocess_i8", check_detection_i8}, {"aotc_roialign_f32", check_roialign},
 };

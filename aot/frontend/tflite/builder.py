@@ -41,6 +41,11 @@ class OnnxBuilder:
         self.state: dict[str, dict[str, Any]] = {}  # state input -> its next output and start value (state.py)
         self.initial: dict[str, np.ndarray] = {}  # resource variable -> what CALL_ONCE's init subgraph assigns
         self.lower: Callable[[OnnxBuilder], None] = _no_table  # the op table, lowering a (sub)graph (ops.py's)
+        self.rows: set[int] = set()  # tensors whose rows the data decides (WHERE, UNIQUE: aotc's bounded outputs)
+        # variable tensors (an LSTM's state) read by an op before their recurrent op: the name read, which that op's
+        # state input takes; and those a recurrent op has updated (state.py's variable_input, record_state)
+        self.var_reads: dict[int, str] = {}
+        self.var_written: set[int] = set()
 
     def child(self, model: TflModel) -> OnnxBuilder:
         """A builder for a subgraph, writing into this one's current node list, sharing its names,
@@ -52,7 +57,8 @@ class OnnxBuilder:
         c.extra_inputs, c.extra_outputs, c.subgraphs = self.extra_inputs, self.extra_outputs, self.subgraphs
         c.extra_quant = self.extra_quant
         c.handles, c.variables, c.nested = {}, self.variables, True
-        c.state, c.initial, c.lower = self.state, self.initial, self.lower
+        c.state, c.initial, c.lower, c.rows = self.state, self.initial, self.lower, self.rows
+        c.var_reads, c.var_written = self.var_reads, self.var_written
         return c
 
     def _unique(self, name: str) -> str:
@@ -87,6 +93,9 @@ class OnnxBuilder:
         t = self.tensor(idx)
         if len(t.shape) != 4:
             layout = NHWC
+        if t.variable and idx not in self.values and not self.nested:  # the state before its recurrent op runs
+            self.var_reads[idx] = self.fresh(f"{self.names[idx]}_state")
+            self.values[idx] = {NHWC: self.var_reads[idx]}
         if t.data is not None:
             have = self.values.setdefault(idx, {})
             if layout not in have:
@@ -125,9 +134,13 @@ def _no_table(b: OnnxBuilder) -> None:
     raise AotcError("internal error: a TFLite subgraph lowered before the op table was set")
 
 
-def value_info(t: TflTensor, name: str) -> onnx.ValueInfoProto:
-    """The ONNX declaration of TFLite tensor `t` under `name`."""
-    return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(t.dtype)), list(t.shape))
+def value_info(t: TflTensor, name: str, run_rows: bool = False) -> onnx.ValueInfoProto:
+    """The ONNX declaration of TFLite tensor `t` under `name`; run_rows: the dimensions its shape signature
+    leaves to the run are left undeclared (rows the data decides: the import plans them at their bound)."""
+    dims: list[int | str] = list(t.shape)
+    if run_rows and len(t.signature) == len(dims):
+        dims = [f"{name}_rows{k}" if s < 0 else d for k, (d, s) in enumerate(zip(dims, t.signature, strict=True))]
+    return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(t.dtype)), dims)
 
 
 def float_const(t: TflTensor) -> np.ndarray:

@@ -114,6 +114,18 @@ def lower_if(b: OnnxBuilder, op: TflOp) -> None:
         b.values[k] = {NHWC: name}
 
 
+def lower_composite(b: OnnxBuilder, op: TflOp) -> None:
+    """STABLEHLO_COMPOSITE: its decomposition subgraph inlined on the op's inputs (what LiteRT's kernel invokes;
+    the composite's name and attributes, a hint for delegates, play no part)."""
+    sub = b.subgraphs[op.options.decompositionSubgraphIndex]
+    if len(sub.inputs) != len(op.inputs) or len(sub.outputs) != len(op.outputs):
+        raise op_error(op, f"its decomposition subgraph takes {len(sub.inputs)} inputs and gives {len(sub.outputs)} "
+                       f"outputs, the op {len(op.inputs)} and {len(op.outputs)}")
+    results = _inline(b, sub, [b.value(i, NHWC) for i in op.inputs], _constants(b, op.inputs))
+    for k, v in zip(op.outputs, results, strict=True):
+        b.values[k] = {NHWC: v}
+
+
 def _var_name(op: TflOp) -> str:
     name = op.options.sharedName if op.options is not None else b""
     return (name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name or "")) or f"var_{op.index}"

@@ -23,6 +23,7 @@ from aot.frontend.tflite.quant import (
     channel_multipliers,
     checked_log2,
     compare_multipliers,
+    div_multiplier,
     leaky_relu_multipliers,
     lut_abs,
     lut_float,
@@ -50,19 +51,21 @@ from aot.ir import tflite_ops as tfl
 INT8_OPS = {"FULLY_CONNECTED": tfl.FULLY_CONNECTED, "CONV_2D": tfl.CONV_2D, "DEPTHWISE_CONV_2D": tfl.DEPTHWISE_CONV_2D,
             "AVERAGE_POOL_2D": tfl.AVERAGE_POOL_2D, "MAX_POOL_2D": tfl.MAX_POOL_2D, "SOFTMAX": tfl.SOFTMAX,
             "MEAN": tfl.MEAN, "ADD": tfl.ADD, "SUB": tfl.SUB, "MUL": tfl.MUL, "TRANSPOSE_CONV": tfl.TRANSPOSE_CONV,
-            "MAXIMUM": tfl.MAXIMUM, "MINIMUM": tfl.MINIMUM, "PRELU": tfl.PRELU,
+            "MAXIMUM": tfl.MAXIMUM, "MINIMUM": tfl.MINIMUM, "PRELU": tfl.PRELU, "DIV": tfl.DIV,
             **{op: tfl.LUT for op in ("LOGISTIC", "TANH", "LEAKY_RELU", "HARD_SWISH", "RELU", "RELU6", "RELU_N1_TO_1",
                                       "RELU_0_TO_1", "ABS", "RSQRT", "SQRT", "LOG")},
             **{op: tfl.COMPARE for op in ("EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL")},
             # int8_math.py's (issue 50)
             "BATCH_MATMUL": tfl.BATCH_MATMUL, "RESIZE_BILINEAR": tfl.RESIZE_BILINEAR,
-            "SQUARED_DIFFERENCE": tfl.SQUARED_DIFFERENCE, "EXP": tfl.LUT, "GELU": tfl.LUT, "NEG": tfl.LUT}
+            "SQUARED_DIFFERENCE": tfl.SQUARED_DIFFERENCE, "EXP": tfl.LUT, "GELU": tfl.LUT, "NEG": tfl.LUT,
+            "SUM": tfl.SUM_REQUANT, "L2_NORMALIZATION": tfl.L2_NORM, "REDUCE_PROD": tfl.REDUCE_PROD,
+            "LOG_SOFTMAX": tfl.LOG_SOFTMAX}
 # the int8 tables of one input whose LiteRT reference computes each output from its input alone (quant.py)
 _TABLES = {"ABS": lut_abs, "RSQRT": lut_rsqrt, "SQRT": lut_sqrt, "LOG": lut_log}
 INT16_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV", "AVERAGE_POOL_2D", "MAX_POOL_2D",
              "ADD", "SUB", "MUL", "MEAN", "SOFTMAX", "LOGISTIC", "TANH", "LEAKY_RELU", *int8_math.INT16,
              "MAXIMUM", "MINIMUM", "RELU", "RELU6", "ABS", "SQRT", "EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL",
-             "GREATER", "GREATER_EQUAL")
+             "GREATER", "GREATER_EQUAL", "PRELU", "DIV")
 _RELU_RANGE = {"RELU": (0.0, None), "RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0), "RELU_0_TO_1": (0.0, 1.0)}
 _SAME = 0
 _INT32 = 2  # TensorType.INT32
@@ -158,9 +161,10 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
     elif internal == tfl.PRELU:
         alpha = b.tensor(op.inputs[1])
         if alpha.dtype != "int8" or alpha.quant is None or alpha.quant.per_channel:
-            raise op_error(op, "int8 PRELU needs a per-tensor quantized int8 alpha")
+            raise op_error(op, f"{x.dtype} PRELU needs a per-tensor quantized int8 alpha (LiteRT's)")
         _check_broadcast(op, x.shape, alpha.shape, y.shape)
-        attrs = {"y_min": -128, "y_max": 127, "y_shape": list(y.shape), "x_zero": x_zero,
+        lo, hi = (-32768, 32767) if sixteen else (-128, 127)
+        attrs = {"y_min": lo, "y_max": hi, "y_shape": list(y.shape), "x_zero": x_zero,
                  "alpha_zero": int(alpha.quant.zero_point[0]), "y_zero": y_zero,
                  "m": list(prelu_multipliers(x_scale, float(alpha.quant.scale[0]), y_scale))}
         inputs.append(b.value(op.inputs[1], NHWC))
@@ -184,6 +188,38 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
                            f"{-(1 << (bits - 1))} (TFLite's), not {y_scale:g} and {y_zero}")
         mult, shift, diff_min = softmax_params(float(o.beta), float(x.quant.scale[0]))
         attrs = {"mult": mult, "shift": shift, "diff_min": diff_min, "y_shape": list(y.shape)}
+    elif internal == tfl.LOG_SOFTMAX:  # LogSoftmaxPrepare: the output at 16/256, zero point 127; beta 1
+        if y_scale != 16 / 256 or y_zero != 127:
+            raise op_error(op, f"int8 LOG_SOFTMAX needs output scale 16/256 and zero point 127 (LiteRT's), not "
+                           f"{y_scale:g} and {y_zero}")
+        # LogSoftmaxPrepare's int 1 << (31 - shift) overflows at a left shift of 0 (an input scale below 2^-26)
+        if x_scale * (1 << 26) < 1:
+            raise op_error(op, f"int8 LOG_SOFTMAX of input scale {x_scale:g} (below 2^-26) is undefined in LiteRT")
+        mult, shift, diff_min = softmax_params(1.0, x_scale)
+        reverse_mult, reverse_shift = quantize_multiplier((1 << (31 - shift)) / float(mult))
+        attrs = {"mult": mult, "shift": shift, "reverse_mult": reverse_mult, "reverse_shift": reverse_shift,
+                 "diff_min": diff_min, "y_shape": list(y.shape)}
+    elif internal == tfl.L2_NORM:  # L2NormPrepare: the output at 1/128, zero point 0; over the last axis
+        if y_scale != 1 / 128 or y_zero != 0:
+            raise op_error(op, f"int8 L2_NORMALIZATION needs output scale 1/128 and zero point 0 (LiteRT's), not "
+                           f"{y_scale:g} and {y_zero}")
+        if act != 0:
+            raise op_error(op, "int8 L2_NORMALIZATION with a fused activation is not supported")
+        attrs = {"x_zero": x_zero, "y_shape": list(y.shape)}
+    elif internal == tfl.DIV:
+        x2 = b.tensor(op.inputs[1])
+        if x2.dtype != x.dtype or x2.quant is None or x2.quant.per_channel:
+            raise op_error(op, f"quantized DIV needs two per-tensor quantized {x.dtype} inputs")
+        if sixteen and int(x2.quant.zero_point[0]) != 0:
+            raise op_error(op, "16x8 DIV with a nonzero zero point is not supported (TFLite's int16 is symmetric)")
+        _check_broadcast(op, x.shape, x2.shape, y.shape)
+        mult, shift = div_multiplier(x_scale, float(x2.quant.scale[0]), y_scale)
+        if shift > (15 if sixteen else 22):  # LiteRT's final shift could turn left: undefined there
+            raise op_error(op, f"quantized DIV whose output multiplier is 2^{shift} or more is not supported (LiteRT's "
+                           "requantisation needs it smaller)")
+        attrs.update(x1_zero=x_zero, x2_zero=int(x2.quant.zero_point[0]), y_zero=y_zero,
+                     m=[0, 0, 0, 0, mult, shift])
+        inputs.append(b.value(op.inputs[1], NHWC))
     elif internal in (tfl.ADD, tfl.SUB, tfl.MUL):
         x2 = b.tensor(op.inputs[1])
         if x2.dtype != x.dtype or x2.quant is None or x2.quant.per_channel:

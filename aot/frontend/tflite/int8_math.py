@@ -1,11 +1,14 @@
 """Issue 50's quantized TFLite ops beyond int8.py's: BATCH_MATMUL (int8 and 16x8), RESIZE_BILINEAR (int8,
 int16), SQUARED_DIFFERENCE (int8), and the elementwise ops LiteRT's reference kernels compute by a table
 (EXP, GELU, NEG on int8: 256 entries, TflLut; EXP, LOG, GELU, RSQRT on int16: LUTPopulate<int16_t>'s 513
-interpolated anchors, TflLut16). Each lowering computes what LiteRT's Prepare computes (quant.py) and
-refuses, by name, what the reference refuses or what aotc would get wrong.
+interpolated anchors, TflLut16; NEG on int16: ONNX Neg of the raw integers). Each lowering computes what
+LiteRT's Prepare computes (quant.py) and refuses, by name, what the reference refuses or what aotc would get
+wrong.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from onnx import helper
@@ -15,6 +18,7 @@ from aot.frontend.tflite.quant import (
     lut_populate_int8,
     lut_populate_int16,
     matmul_multiplier,
+    quantize_multiplier,
     resize_scale,
     squared_difference_multipliers,
     unary_transform,
@@ -22,8 +26,8 @@ from aot.frontend.tflite.quant import (
 from aot.frontend.tflite.reader import TflOp, TflTensor
 from aot.ir import tflite_ops as tfl
 
-INT8 = ("BATCH_MATMUL", "RESIZE_BILINEAR", "SQUARED_DIFFERENCE", "EXP", "GELU", "NEG")
-INT16 = ("BATCH_MATMUL", "RESIZE_BILINEAR", "EXP", "LOG", "GELU", "RSQRT")
+INT8 = ("BATCH_MATMUL", "RESIZE_BILINEAR", "SQUARED_DIFFERENCE", "EXP", "GELU", "NEG", "SUM", "REDUCE_PROD")
+INT16 = ("BATCH_MATMUL", "RESIZE_BILINEAR", "EXP", "LOG", "GELU", "RSQRT", "NEG", "SUM", "REDUCE_PROD")
 
 
 def lowers(b: OnnxBuilder, op: TflOp) -> bool:
@@ -34,7 +38,8 @@ def lowers(b: OnnxBuilder, op: TflOp) -> bool:
 
 def lower(b: OnnxBuilder, op: TflOp) -> None:
     {"BATCH_MATMUL": _batch_matmul, "RESIZE_BILINEAR": _resize_bilinear,
-     "SQUARED_DIFFERENCE": _squared_difference}.get(op.op, _table)(b, op)
+     "SQUARED_DIFFERENCE": _squared_difference, "SUM": _sum,
+     "REDUCE_PROD": _reduce_prod}.get(op.op, _table)(b, op)
 
 
 def _qp(t: TflTensor) -> tuple[float, int]:
@@ -124,6 +129,78 @@ def _squared_difference(b: OnnxBuilder, op: TflOp) -> None:
           y_max=127, x1_zero=_qp(x1)[1], x2_zero=_qp(x2)[1], y_zero=_qp(y)[1], m=list(m))
 
 
+def _sum(b: OnnxBuilder, op: TflOp) -> None:
+    """Quantized SUM as LiteRT's default kernel computes it (its reference kernel reads the data as uint8: nothing
+    correct to be exact with): the raw integers summed exactly (ONNX Cast and ReduceSum), then TflSumRequant,
+    round(sum * scale + bias) in float32, scale = x scale / y scale and bias = -x_zero * scale * count as
+    QuantizedMeanOrSum forms them."""
+    x, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0])
+    if y.dtype != x.dtype:
+        raise op_error(op, f"quantized SUM from {x.dtype} to {y.dtype} is not supported")
+    _per_tensor(op, x, y)
+    (xs, xz), (ys, yz) = _qp(x), _qp(y)
+    if x.dtype == "int16" and (xz != 0 or yz != 0):
+        raise op_error(op, "16x8 SUM needs zero points 0 (LiteRT's int16)")
+    axes_t = b.tensor(op.inputs[1])
+    if axes_t.data is None:
+        raise op_error(op, "its axes are computed at run time; aotc needs them constant")
+    rank = len(x.shape)
+    axes = sorted({int(a) % rank for a in np.asarray(axes_t.data).reshape(-1)})
+    keep = int(bool(op.options.keepDims)) if op.options is not None else 0
+    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    # summed in float64, exact for any count below 2^37 (the sums of int16 stay under 2^53), then int32
+    wide = b.node("Cast", [b.value(op.inputs[0], NHWC)], hint=f"{op.name}_f64", to=helper.TensorProto.DOUBLE)
+    sums = b.node("ReduceSum", [wide, b.const(np.array(axes, np.int64), "axes")], hint=f"{op.name}_sums",
+                  keepdims=keep)
+    sums = b.node("Cast", [sums], hint=f"{op.name}_i32", to=helper.TensorProto.INT32)
+    f32 = np.float32
+    scale = f32(f32(xs) / f32(ys))
+    bias = f32(f32(f32(-xz) * scale) * f32(count))
+    lo, hi = (-128, 127) if x.dtype == "int8" else (-32768, 32767)
+    out = b.names[op.outputs[0]]
+    b.nodes.append(helper.make_node(tfl.SUM_REQUANT, [sums], [out], name=b.fresh(op.name), domain=tfl.DOMAIN,
+                                    scale=float(scale), bias=float(bias), y_zero=yz, y_min=lo, y_max=hi))
+    b.value_infos.append(helper.make_tensor_value_info(out, helper.np_dtype_to_tensor_dtype(np.dtype(y.dtype)),
+                                                       list(y.shape)))
+    b.values[op.outputs[0]] = {NHWC: out}
+
+
+def _reduce_prod(b: OnnxBuilder, op: TflOp) -> None:
+    """REDUCE_PROD of int8 / int16 (LiteRT's reference QuantizedReduceProd): the reduced axes moved last in order (a
+    Transpose; each output's elements then come in LiteRT's row-major order), TflReduceProd over [rows, n], a
+    Reshape to the output. Its multiplier is x scale / y scale^(1 / n) in double (GetQuantProdScaling)."""
+    x, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0])
+    if y.dtype != x.dtype:
+        raise op_error(op, f"quantized REDUCE_PROD from {x.dtype} to {y.dtype} is not supported")
+    _per_tensor(op, x, y)
+    (xs, xz), (ys, yz) = _qp(x), _qp(y)
+    if x.dtype == "int16" and (xz != 0 or yz != 0):
+        raise op_error(op, "16x8 REDUCE_PROD needs zero points 0 (LiteRT's int16)")
+    axes_t = b.tensor(op.inputs[1])
+    if axes_t.data is None:
+        raise op_error(op, "its axes are computed at run time; aotc needs them constant")
+    rank = len(x.shape)
+    axes = sorted({int(a) % rank for a in np.asarray(axes_t.data).reshape(-1)})
+    kept = [a for a in range(rank) if a not in axes]
+    n = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    mult, shift = quantize_multiplier(float(np.float32(xs)) / math.pow(float(np.float32(ys)), 1.0 / n))
+    if shift >= 8:
+        raise op_error(op, f"REDUCE_PROD whose multiplier is 2^{shift} or more is not supported (LiteRT's needs less)")
+    v = b.value(op.inputs[0], NHWC)
+    if kept + axes != list(range(rank)):
+        v = b.node("Transpose", [v], hint=f"{op.name}_reduced_last", perm=kept + axes)
+    rows = int(np.prod([x.shape[a] for a in kept], dtype=np.int64))
+    v = b.node("Reshape", [v, b.const(np.array([rows, n], np.int64), "rows_n")], hint=f"{op.name}_rows")
+    prod = b.fresh(f"{op.name}_prod")
+    b.nodes.append(helper.make_node(tfl.REDUCE_PROD, [v], [prod], name=b.fresh(op.name), domain=tfl.DOMAIN,
+                                    x_zero=xz, y_zero=yz, mult=mult, shift=shift))
+    b.value_infos.append(helper.make_tensor_value_info(prod, helper.np_dtype_to_tensor_dtype(np.dtype(x.dtype)),
+                                                       [rows]))
+    b.node("Reshape", [prod, b.const(np.array(y.shape, np.int64), "y_shape")], [b.names[op.outputs[0]]],
+           hint=op.name)
+    b.values[op.outputs[0]] = {NHWC: b.names[op.outputs[0]]}
+
+
 def _table(b: OnnxBuilder, op: TflOp) -> None:
     """The table ops: int8 EXP and GELU (LUTPopulate<int8_t>), NEG (LiteRT negates the raw integers, so its
     table is -x, -128 staying -128 as the int8 cast wraps); int16 EXP, LOG, GELU, RSQRT (LUTPopulate<int16_t>,
@@ -140,6 +217,10 @@ def _table(b: OnnxBuilder, op: TflOp) -> None:
         else:
             table = lut_populate_int8(unary_transform(op.op, ys, yz, 8, approximate), xs, xz, ys, yz)
         _emit(b, op, tfl.LUT, [b.value(op.inputs[0], NHWC)], y, table=[int(v) for v in table], what=op.op)
+        return
+    if op.op == "NEG":  # LiteRT negates the raw int16 integers (-32768 wraps to itself): ONNX Neg, which wraps alike
+        b.node("Neg", [b.value(op.inputs[0], NHWC)], [b.names[op.outputs[0]]], hint=op.name)
+        b.values[op.outputs[0]] = {NHWC: b.names[op.outputs[0]]}
         return
     if xz != 0 or yz != 0:
         raise op_error(op, f"16x8 {op.op} needs zero points 0 (LiteRT's int16)")

@@ -26,7 +26,20 @@ import onnx
 from onnx import helper
 
 from aot.errors import AotcError
-from aot.frontend.tflite import arrays, detect, elementwise, hybrid, index, mediapipe, nn, reduce, resolver, signal
+from aot.frontend.tflite import (
+    arrays,
+    bounded,
+    detect,
+    elementwise,
+    hybrid,
+    index,
+    mediapipe,
+    nn,
+    reduce,
+    resolver,
+    signal,
+    window,
+)
 from aot.frontend.tflite.builder import (
     NCHW,
     NHWC,
@@ -40,6 +53,7 @@ from aot.frontend.tflite.control import (
     call_once,
     finish_variables,
     fold_constant_op,
+    lower_composite,
     lower_if,
     lower_while,
     read_variable,
@@ -75,7 +89,7 @@ def to_onnx(model: TflModel) -> onnx.ModelProto:
             src = have.get(NCHW) if NHWC not in have and NCHW in have else b.value(o, NHWC)
             b.node("Transpose" if src == have.get(NCHW) else "Identity", [src], [name], hint=f"{name}_out",
                    **({"perm": list(TO_NHWC)} if src == have.get(NCHW) else {}))
-        outputs.append(value_info(model.tensors[o], name))
+        outputs.append(value_info(model.tensors[o], name, run_rows=bool(b.rows)))
     inputs = [value_info(model.tensors[i], b.names[i]) for i in model.inputs if model.tensors[i].data is None]
     finish_variables(b)
     inputs += b.extra_inputs
@@ -321,10 +335,10 @@ def _dequantize(b: OnnxBuilder, op: TflOp) -> None:
 
 _OPS = {
     **nn.OPS, **elementwise.OPS, **arrays.OPS, **reduce.OPS, **index.OPS, **mediapipe.OPS, **resolver.OPS,
-    **signal.OPS,
+    **signal.OPS, **bounded.OPS, **window.OPS,
     "QUANTIZE": _quantize, "DEQUANTIZE": _dequantize, "WHILE": lower_while, "IF": lower_if,
     "VAR_HANDLE": var_handle, "READ_VARIABLE": read_variable, "ASSIGN_VARIABLE": assign_variable,
-    "CALL_ONCE": call_once,
+    "CALL_ONCE": call_once, "STABLEHLO_COMPOSITE": lower_composite,
 }
 
 FLOAT_BUILTINS = frozenset(k for k in _OPS if not k.startswith("CUSTOM:"))  # lowered for float tensors

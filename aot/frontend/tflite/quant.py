@@ -125,6 +125,13 @@ def mul_multiplier(scale1: float, scale2: float, output_scale: float) -> tuple[i
     return quantize_multiplier(float(real))
 
 
+def div_multiplier(scale1: float, scale2: float, output_scale: float) -> tuple[int, int]:
+    """(multiplier, shift) of DIV: scale1 / (scale2 * output_scale) in float32, as LiteRT's DivPrepare (float
+    operands: the expression is float's, then widened to double for QuantizeMultiplier)."""
+    real = np.float32(np.float32(scale1) / np.float32(np.float32(scale2) * np.float32(output_scale)))
+    return quantize_multiplier(float(real))
+
+
 SOFTMAX_DIFF_BITS = 5  # integer bits of the scaled input differences (kScaledDiffIntegerBits)
 
 

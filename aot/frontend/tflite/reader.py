@@ -64,6 +64,7 @@ class TflTensor:
     quant: QuantParams | None
     variable: bool = False
     blockwise: bool = False  # quantized by blocks (QuantizationDetails BlockwiseQuantization): refused where read
+    signature: tuple[int, ...] = ()  # shape_signature: -1 where the converter leaves a dimension to the run
 
 
 @dataclass
@@ -245,4 +246,5 @@ def _tensor(k: int, t: Any, buffers: list, buf: bytes, path: Path) -> TflTensor:
     if t.sparsity is not None and data is None:
         raise AotcError(f"tensor '{name}' is sparse and computed at run time, which aotc does not support")
     return TflTensor(k, name, shape, dtype, data, quant_params(t.quantization, len(shape)),
-                     bool(t.isVariable), t.quantization is not None and int(t.quantization.detailsType or 0) != 0)
+                     bool(t.isVariable), t.quantization is not None and int(t.quantization.detailsType or 0) != 0,
+                     tuple(int(d) for d in t.shapeSignature) if t.shapeSignature is not None else ())

@@ -24,7 +24,7 @@ from aot.frontend.tflite.builder import NHWC, OnnxBuilder, float_weights, op_err
 from aot.frontend.tflite.hybrid import hybrid_fc
 from aot.frontend.tflite.quant import checked_log2, quantize_multiplier
 from aot.frontend.tflite.reader import TflOp
-from aot.frontend.tflite.state import record_state, reset_source, reset_value
+from aot.frontend.tflite.state import record_state, reset_source, reset_value, variable_input
 from aot.ir import tflite_ops as tfl
 
 # input indices of UNIDIRECTIONAL_SEQUENCE_LSTM (TFLite's lstm_shared.h)
@@ -83,7 +83,7 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
     bias = np.concatenate([np.zeros(hidden, np.float32) if norm else biases[g] for g in gates])
 
     # the state: graph inputs, and graph outputs after the last step
-    h0, c0 = f"{name}_h", f"{name}_c"
+    h0, c0 = variable_input(b, op, _H, f"{name}_h"), variable_input(b, op, _C, f"{name}_c")
     for state, size in ((h0, n_out), (c0, hidden)):
         b.used.add(state)
         b.extra_inputs.append(helper.make_tensor_value_info(state, helper.TensorProto.FLOAT, [batch, size]))
@@ -171,7 +171,7 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
         b.extra_outputs.append(helper.make_tensor_value_info(state, f32, [batch, size]))
     for state, nxt, k, size in ((h0, h_last, _H, n_out), (c0, c_last, _C, hidden)):
         var = b.tensor(op.inputs[k])
-        record_state(b, state, nxt, "float32", [batch, size], reset_value(var), reset_source(var))
+        record_state(b, state, nxt, "float32", [batch, size], reset_value(var), reset_source(var), op.inputs[k])
 
 
 def _stacked(b: OnnxBuilder, op: TflOp, ks: list[int], hybrid: bool) -> tuple[np.ndarray, np.ndarray | None]:
@@ -286,7 +286,7 @@ def lower_lstm_int8(b: OnnxBuilder, op: TflOp) -> None:
     batch, steps, _ = x.shape
     n_cell = wx[0].shape[0]
     name = b.names[op.outputs[0]]
-    h0, c0 = f"{name}_h", f"{name}_c"
+    h0, c0 = variable_input(b, op, _H, f"{name}_h"), variable_input(b, op, _C, f"{name}_c")
     for state, t in ((h0, helper.TensorProto.INT8), (c0, helper.TensorProto.INT16)):
         b.used.add(state)
         b.extra_inputs.append(helper.make_tensor_value_info(state, t, [batch, n_cell]))
@@ -308,8 +308,8 @@ def lower_lstm_int8(b: OnnxBuilder, op: TflOp) -> None:
     b.values[op.outputs[0]] = {NHWC: out}
     b.extra_outputs.append(helper.make_tensor_value_info(h_last, i8, [batch, n_cell]))
     b.extra_outputs.append(helper.make_tensor_value_info(c_last, i16, [batch, n_cell]))
-    record_state(b, h0, h_last, "int8", [batch, n_cell], reset_value(h_t), reset_source(h_t))
-    record_state(b, c0, c_last, "int16", [batch, n_cell], reset_value(c_t), reset_source(c_t))
+    record_state(b, h0, h_last, "int8", [batch, n_cell], reset_value(h_t), reset_source(h_t), op.inputs[_H])
+    record_state(b, c0, c_last, "int16", [batch, n_cell], reset_value(c_t), reset_source(c_t), op.inputs[_C])
 
 
 def lower_svdf_int8(b: OnnxBuilder, op: TflOp) -> None:
@@ -342,7 +342,7 @@ def lower_svdf_int8(b: OnnxBuilder, op: TflOp) -> None:
     m1, s1 = quantize_multiplier(float(f32(scale(x) * scale(wf)) / scale(state)))
     m2, s2 = quantize_multiplier(float(f32(scale(state) * scale(wt)) / scale(y)))
     name = b.names[op.outputs[0]]
-    s_in, s_out = f"{name}_state", f"{name}_state_next"
+    s_in, s_out = variable_input(b, op, 4, f"{name}_state"), f"{name}_state_next"
     b.used.update((s_in, s_out))
     for v in (s_in, s_out):
         b.extra_quant[v] = {"scale": float(state.quant.scale[0]), "zero_point": 0}
@@ -356,7 +356,7 @@ def lower_svdf_int8(b: OnnxBuilder, op: TflOp) -> None:
     b.value_infos.append(helper.make_tensor_value_info(name, helper.TensorProto.INT8, list(y.shape)))
     b.values[op.outputs[0]] = {NHWC: name}
     b.extra_outputs.append(helper.make_tensor_value_info(s_out, helper.TensorProto.INT16, list(state.shape)))
-    record_state(b, s_in, s_out, "int16", list(state.shape), reset_value(state), reset_source(state))
+    record_state(b, s_in, s_out, "int16", list(state.shape), reset_value(state), reset_source(state), op.inputs[4])
 
 
 def lower_rnn(b: OnnxBuilder, op: TflOp) -> None:
@@ -382,7 +382,7 @@ def lower_rnn(b: OnnxBuilder, op: TflOp) -> None:
     name = b.names[op.outputs[0]]
     const = lambda v, hint: b.const(np.asarray(v, np.float32 if np.asarray(v).dtype.kind == "f" else np.int64),  # noqa: E731
                                     f"{name}_{hint}")
-    h0 = f"{name}_h"
+    h0 = variable_input(b, op, 4, f"{name}_h")
     b.used.add(h0)
     b.extra_inputs.append(helper.make_tensor_value_info(h0, helper.TensorProto.FLOAT, [batch, units]))
     flat = b.node("Reshape", [b.value(op.inputs[0], NHWC), const([-1, n_in], "flat")], hint=f"{name}_flat")
@@ -431,7 +431,7 @@ def lower_rnn(b: OnnxBuilder, op: TflOp) -> None:
             b.node("Transpose", [ys], [out], hint=name, perm=[1, 0, 2])
     b.values[op.outputs[0]] = {NHWC: out}
     b.extra_outputs.append(helper.make_tensor_value_info(h_last, f32, [batch, units]))
-    record_state(b, h0, h_last, "float32", [batch, units], reset_value(var), reset_source(var))
+    record_state(b, h0, h_last, "float32", [batch, units], reset_value(var), reset_source(var), op.inputs[4])
 
 
 # BIDIRECTIONAL_SEQUENCE_LSTM's inputs (bidirectional_sequence_lstm.cc): each direction's 17 weights and biases
@@ -513,7 +513,7 @@ def lower_svdf(b: OnnxBuilder, op: TflOp) -> None:
     name = b.names[op.outputs[0]]
     const = lambda v, hint: b.const(np.asarray(v, np.float32 if np.asarray(v).dtype.kind == "f" else np.int64),  # noqa: E731
                                     f"{name}_{hint}")
-    s0, s_next = f"{name}_state", f"{name}_state_next"
+    s0, s_next = variable_input(b, op, 4, f"{name}_state"), f"{name}_state_next"
     b.used.update((s0, s_next))
     b.extra_inputs.append(helper.make_tensor_value_info(s0, helper.TensorProto.FLOAT, [batch, memory * filters]))
     xs = b.value(op.inputs[0], NHWC)
@@ -540,4 +540,5 @@ def lower_svdf(b: OnnxBuilder, op: TflOp) -> None:
     b.node("Identity", [y], [name], hint=name)
     b.values[op.outputs[0]] = {NHWC: name}
     b.extra_outputs.append(helper.make_tensor_value_info(s_next, helper.TensorProto.FLOAT, [batch, memory * filters]))
-    record_state(b, s0, s_next, "float32", [batch, memory * filters], reset_value(var), reset_source(var))
+    record_state(b, s0, s_next, "float32", [batch, memory * filters], reset_value(var), reset_source(var),
+                 op.inputs[4])

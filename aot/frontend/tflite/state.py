@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from aot.errors import AotcError
-from aot.frontend.tflite.reader import TflTensor
+from aot.frontend.tflite.reader import OpName, TflOp, TflTensor
 
 if TYPE_CHECKING:
     import onnx
@@ -49,10 +49,41 @@ def reset_source(t: TflTensor) -> str:
     return f"{what}: TFLite's ResetVariableTensors of {t.dtype} variable tensor '{t.name}'"
 
 
+def variable_input(b: OnnxBuilder, op: TflOp, k: int, name: str) -> str:
+    """`name`, the graph input that carries variable tensor op.inputs[k] (a recurrent op's state) into the call.
+    The converter may give that tensor to other ops too (a tf_keras SimpleRNN's WHILE starts from the zeros an
+    LSTM's state tensor holds, the two sharing one buffer-less tensor): as in LiteRT, an op before this one reads
+    the state the call starts from (this input: what it read is renamed), one after it the state this op leaves
+    (record_state with `var`). Two recurrent ops updating one variable are refused."""
+    var = op.inputs[k]
+    if var in b.var_written:
+        raise AotcError(f"its state tensor '{b.tensor(var).name}' is another recurrent op's state too, which aotc "
+                        "does not compile", node=OpName(op))
+    early = b.var_reads.pop(var, None)
+    if early is not None:
+        _rename(b.nodes, early, name)
+    return name
+
+
+def _rename(nodes: list[onnx.NodeProto], old: str, new: str) -> None:
+    """Every read of `old` by `nodes` and the subgraphs of their attributes reads `new`."""
+    for n in nodes:
+        for j, i in enumerate(n.input):
+            if i == old:
+                n.input[j] = new
+        for a in n.attribute:
+            if a.g is not None and len(a.g.node):
+                _rename(list(a.g.node), old, new)
+
+
 def record_state(b: OnnxBuilder, name: str, nxt: str, dtype: str, shape: list[int] | tuple[int, ...],
-                 value: np.ndarray | float, source: str) -> None:
+                 value: np.ndarray | float, source: str, var: int = -1) -> None:
     """Note graph input `name` as state the caller carries to output `nxt`, starting from `value`
-    (a scalar, or an array of the input's shape), and why that value (`source`, for the reader)."""
+    (a scalar, or an array of the input's shape), and why that value (`source`, for the reader). `var`:
+    the variable tensor the state is, which the ops after this one read as `nxt` (variable_input)."""
+    if var >= 0:
+        b.values[var] = {"nhwc": nxt}
+        b.var_written.add(var)
     value = np.asarray(value).astype(dtype)
     try:
         flat = np.ascontiguousarray(np.broadcast_to(value, tuple(shape))).reshape(-1)

@@ -360,6 +360,10 @@ int64_t aotc_nms_f32_ref(const aotc_nms_params *p, int64_t n_boxes, const float 
                          int64_t max_per_class, float iou_threshold, int has_score_threshold, float score_threshold,
                          int64_t *selected);
 int64_t aotc_nonzero_ref(const aotc_nonzero_params *p, const void *x, int64_t *y);
+/* NON_MAX_SUPPRESSION_V4 / _V5 as aotc_tfl_nms_f32, each IoU formed from the boxes where it is needed (LiteRT's
+ * ComputeIntersectionOverUnion, line for line); scratch: a score and an int32 a box */
+void aotc_tfl_nms_f32_ref(const aotc_tfl_nms_params *p, const float *boxes, const float *scores, int32_t *indices,
+                          float *selected_scores, int32_t *count, float *scratch);
 /* TFLite_Detection_PostProcess as aotc_detection_postprocess_*: each box decoded where it is read, candidates
  * picked in rank order by rescanning; its one work array `kept` holds the boxes kept for a class (boxes int32) */
 #define AOTC_DECLARE_DETECTION_REF(SFX, T)                                                                     \

@@ -103,6 +103,30 @@ AOTC_DECLARE_DETECTION(f32, float)
 AOTC_DECLARE_DETECTION(u8, uint8_t)
 AOTC_DECLARE_DETECTION(i8, int8_t)
 
+/* TFLite's NON_MAX_SUPPRESSION_V4 and _V5 (detect_tfl_nms.c), as LiteRT's reference_ops::NonMaxSuppression
+ * computes them: boxes [boxes, 4] as [y1, x1, y2, x2] (any diagonal corners), scores [boxes]. The candidates
+ * are the boxes scoring above score_threshold; at most min(their count, max_output) are selected. Each
+ * round takes the best candidate (ties: lower box first) and compares it with the boxes selected since it was
+ * last compared, newest first, by LiteRT's IoU (float, op for op; 0 where either area is not positive): an
+ * IoU of at least iou_threshold drops it; with sigma > 0 (soft NMS) each comparison scales its score by
+ * exp(-0.5 / sigma * iou^2), and a score at or below score_threshold ends the comparisons. Not dropped, it is
+ * selected if its score did not change, and stays a candidate while its score is above score_threshold (as
+ * LiteRT, which has no `continue` there: a selected box comes back, and its IoU with itself, 1, then drops
+ * it; a box of no area is selected again). Writes max_output indices (int32) and, when selected_scores is
+ * not NULL, scores, zeros past *count, the number selected.
+ *
+ * scratch: AOTC_TFL_NMS_SCRATCH_PER_BOX bytes a box: each box's current score and the selections it has
+ * been compared with (-1: not a candidate), its extents and its area. */
+#define AOTC_TFL_NMS_SCRATCH_PER_BOX 28
+typedef struct {
+    int32_t boxes, max_output;
+    float iou_threshold, score_threshold;
+    float sigma; /* soft NMS (V5) when above 0 */
+} aotc_tfl_nms_params;
+
+void aotc_tfl_nms_f32(const aotc_tfl_nms_params *p, const float *boxes, const float *scores, int32_t *indices,
+                      float *selected_scores, int32_t *count, float *scratch);
+
 /* ONNX RoiAlign (detect_roialign.c), as onnxruntime and the ONNX reference compute it: x [batches,
  * channels, height, width], rois [rois, 4] (x1, y1, x2, y2, scaled by spatial_scale; half_pixel
  * shifts them by -0.5, output_half_pixel makes each side at least 1), batch_index [rois] (int64), y

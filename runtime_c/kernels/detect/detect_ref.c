@@ -357,3 +357,60 @@ int aotc_roialign_f32_ref(const aotc_roialign_params *p, const float *x, const f
     }
     return 0;
 }
+
+/* LiteRT's ComputeIntersectionOverUnion of boxes i and j, line for line (std::min and std::max: the first
+ * argument unless the second is less, greater) */
+#define STD_MIN(a, b) ((b) < (a) ? (b) : (a))
+#define STD_MAX(a, b) ((a) < (b) ? (b) : (a))
+static float tfl_iou_ref(const float *boxes, int32_t i, int32_t j) {
+    const float *a = boxes + 4 * (size_t)i, *b = boxes + 4 * (size_t)j;
+    const float ai0 = STD_MIN(a[0], a[2]), ai1 = STD_MAX(a[0], a[2]), ai2 = STD_MIN(a[1], a[3]), ai3 = STD_MAX(a[1], a[3]);
+    const float bj0 = STD_MIN(b[0], b[2]), bj1 = STD_MAX(b[0], b[2]), bj2 = STD_MIN(b[1], b[3]), bj3 = STD_MAX(b[1], b[3]);
+    const float area_i = (ai1 - ai0) * (ai3 - ai2), area_j = (bj1 - bj0) * (bj3 - bj2);
+    float inter;
+    if (area_i <= 0 || area_j <= 0) return 0.0f;
+    inter = STD_MAX(STD_MIN(ai1, bj1) - STD_MAX(ai0, bj0), 0.0f) * STD_MAX(STD_MIN(ai3, bj3) - STD_MAX(ai2, bj2), 0.0f);
+    return inter / (area_i + area_j - inter);
+}
+
+void aotc_tfl_nms_f32_ref(const aotc_tfl_nms_params *p, const float *boxes, const float *scores, int32_t *indices,
+                          float *selected_scores, int32_t *count, float *scratch) {
+    float *score = scratch;
+    int32_t *begin = (int32_t *)(void *)(scratch + p->boxes);
+    int32_t i, j, queued = 0, outputs;
+    *count = 0;
+    for (i = 0; i < p->boxes; ++i) {
+        begin[i] = scores[i] > p->score_threshold ? 0 : -1, score[i] = scores[i];
+        queued += begin[i] == 0;
+    }
+    outputs = queued < p->max_output ? queued : p->max_output;
+    while (*count < outputs) {
+        int32_t top = -1;
+        float original;
+        int drop = 0;
+        for (i = 0; i < p->boxes; ++i) /* the queue's top: the best score, the lower box first */
+            if (begin[i] >= 0 && (top < 0 || score[i] > score[top])) top = i;
+        if (top < 0) break;
+        original = score[top];
+        for (j = *count - 1; j >= begin[top]; --j) {
+            const float iou = tfl_iou_ref(boxes, top, indices[j]);
+            if (iou >= p->iou_threshold) {
+                drop = 1;
+                break;
+            }
+            if (p->sigma > 0.0f) score[top] = score[top] * expf((float)(-0.5 / (double)p->sigma) * iou * iou);
+            if (score[top] <= p->score_threshold) break;
+        }
+        begin[top] = *count;
+        if (!drop && score[top] == original) {
+            indices[*count] = top;
+            if (selected_scores) selected_scores[*count] = score[top];
+            ++*count;
+        }
+        if (drop || score[top] <= p->score_threshold) begin[top] = -1; /* not pushed back */
+    }
+    for (i = *count; i < p->max_output; ++i) {
+        indices[i] = 0;
+        if (selected_scores) selected_scores[i] = 0.0f;
+    }
+}

@@ -246,6 +246,55 @@ void aotc_tfl_greater_equal_s16(const aotc_tfl_binary_params *p, const int16_t *
 /* PRELU (x1: the input, x2: alpha): x - x_zero requantised by m1/s1 where it is >= 0, else its product
  * with alpha - alpha_zero (x2_zero) by m2/s2 (double rounding); plus y_zero, clamped to y_min..y_max */
 void aotc_tfl_prelu_s8(const aotc_tfl_binary_params *p, const int8_t *x, const int8_t *alpha, int8_t *y);
+/* the same on 16x8's int16 x and y, alpha int8 (LiteRT's Prelu<int16_t, int8_t>) */
+void aotc_tfl_prelu_s16(const aotc_tfl_binary_params *p, const int16_t *x, const int8_t *alpha, int16_t *y);
+/* DIV (LiteRT's DivElementwise, int8 and int16): v1 = x1 - x1_zero over v2 = x2 - x2_zero (both negated where v2
+ * < 0), by v2's reciprocal in Q0.31 (GetReciprocal: gemmlowp's Newton-Raphson 1 / (1 + x)) with v1 shifted by its
+ * redundant sign bits, then requantised by mult (x1 scale / (x2 scale * y scale)) and the shift left over (double
+ * rounding; a right shift past 31 rounds to 0 or -1, where LiteRT's is undefined: its x86 build differs there),
+ * plus y_zero, clamped to y_min..y_max. Returns AOTC_ERR_SHAPE, writing nothing, when some x2 is its zero point
+ * (LiteRT's invoke fails: CheckNonZero), else 0. */
+int32_t aotc_tfl_div_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y);
+int32_t aotc_tfl_div_s16(const aotc_tfl_binary_params *p, const int16_t *x1, const int16_t *x2, int16_t *y);
+/* quantized SUM's last step, as LiteRT's default kernel (optimized_ops::QuantizedMeanOrSum; its reference reads
+ * the data as uint8): each int32 sum of the raw integers times scale (x scale / y scale) plus bias
+ * (-x_zero * scale * count), in float32, rounded half away from zero, plus y_zero, clamped to y_min..y_max */
+typedef struct {
+    int64_t count;                      /* elements of y */
+    float scale, bias;
+    int32_t y_zero, y_min, y_max;
+} aotc_tfl_sum_params;
+
+void aotc_tfl_sum_requant_s8(const aotc_tfl_sum_params *p, const int32_t *x, int8_t *y);
+void aotc_tfl_sum_requant_s16(const aotc_tfl_sum_params *p, const int32_t *x, int16_t *y);
+/* int8 L2_NORMALIZATION over the last axis (LiteRT's reference_integer_ops::L2Normalization): each row's sum of
+ * (x - x_zero)^2 in int32, its inverse square root by GetInvSqrtQuantizedMultiplierExp (gemmlowp's Newton-Raphson in
+ * Q3.28), each x - x_zero requantised by it (double rounding) into the output's 1/128 scale, clamped to int8 */
+typedef struct {
+    int32_t rows, depth, x_zero;
+} aotc_tfl_l2norm_params;
+
+void aotc_tfl_l2norm_s8(const aotc_tfl_l2norm_params *p, const int8_t *x, int8_t *y);
+/* REDUCE_PROD of int8 / int16 (LiteRT's reference_ops::QuantizedReduceProd) over the last axis of x [rows, n] (the
+ * compiler moves the reduced axes last, in order): x0 - x_zero, then each next product with x - x_zero rescaled by
+ * mult/shift (LiteRT's int64 MultiplyByQuantizedMultiplier: the multiplier rounded to 16 bits), the result rescaled
+ * once more, plus y_zero, clamped to the type */
+typedef struct {
+    int32_t rows, n, x_zero, y_zero, mult, shift;
+} aotc_tfl_prod_params;
+
+void aotc_tfl_reduce_prod_s8(const aotc_tfl_prod_params *p, const int8_t *x, int8_t *y);
+void aotc_tfl_reduce_prod_s16(const aotc_tfl_prod_params *p, const int16_t *x, int16_t *y);
+/* int8 LOG_SOFTMAX over the last axis (LiteRT's reference_integer_ops::LogSoftmax): each difference from the row's
+ * maximum (those at least diff_min) scaled into Q5.26 by mult/shift, exp'd (gemmlowp's exp_on_negative_values)
+ * and summed in Q12.19, the sum's log in Q5.26 (TFLite's log_x_for_x_greater_than_or_equal_to_1), each scaled
+ * difference less it, rounded into the output's 16/256 scale less 127; below the adjusted diff_min (its bound
+ * scaled back by reverse_mult/reverse_shift) -128 */
+typedef struct {
+    int32_t rows, depth, mult, shift, reverse_mult, reverse_shift, diff_min;
+} aotc_tfl_log_softmax_params;
+
+void aotc_tfl_log_softmax_s8(const aotc_tfl_log_softmax_params *p, const int8_t *x, int8_t *y);
 
 /* issue 50's further integer ops, each LiteRT's reference kernel's arithmetic written from its definition.
  *

@@ -1,7 +1,10 @@
-/* TFLite's int8 comparisons, PRELU and SQUARED_DIFFERENCE (issue 50): see aotc_tflite_int8.h. Each is LiteRT's reference
+/* TFLite's int8 comparisons, PRELU, DIV and SQUARED_DIFFERENCE (issue 50): see aotc_tflite_int8.h. Each is LiteRT's reference
  * kernel's integer arithmetic, written from its definition; the compiler computes every multiplier
  * and shift (aot/frontend/tflite/quant.py). Inputs broadcast as ADD's (6-D element steps). */
 #include "aotc_tflite_int8.h"
+
+#include <math.h>
+#include <string.h>
 
 /* SaturatingRoundingDoublingHighMul: floor((a * b + 2^30) / 2^31); INT32_MIN * INT32_MIN saturates */
 static int32_t mob_high_mul(int32_t a, int32_t b) {
@@ -61,18 +64,84 @@ TFL_COMPARE(aotc_tfl_greater_s16, int16_t, >)
 TFL_COMPARE(aotc_tfl_greater_equal_s8, int8_t, >=)
 TFL_COMPARE(aotc_tfl_greater_equal_s16, int16_t, >=)
 
-void aotc_tfl_prelu_s8(const aotc_tfl_binary_params *p, const int8_t *x, const int8_t *alpha, int8_t *y) {
-    mob_iter it = {{0, 0, 0, 0, 0, 0}, 0, 0};
-    for (int64_t k = 0; k < p->count; ++k) {
-        const int64_t o1 = p->broadcast ? it.o1 : k, o2 = p->broadcast ? it.o2 : k;
-        const int32_t v = x[o1] - p->x1_zero;
-        int32_t out = v >= 0 ? mob_requant(v, p->m1, p->s1)
-                             : mob_requant(v * (alpha[o2] - p->x2_zero), p->m2, p->s2);
-        out += p->y_zero;
-        y[k] = (int8_t)(out < p->y_min ? p->y_min : out > p->y_max ? p->y_max : out);
-        if (p->broadcast) mob_next(p, &it);
+#define TFL_PRELU(NAME, T, LO, HI)                                                                        \
+    void NAME(const aotc_tfl_binary_params *p, const T *x, const int8_t *alpha, T *y) {                   \
+        mob_iter it = {{0, 0, 0, 0, 0, 0}, 0, 0};                                                         \
+        for (int64_t k = 0; k < p->count; ++k) {                                                          \
+            const int64_t o1 = p->broadcast ? it.o1 : k, o2 = p->broadcast ? it.o2 : k;                   \
+            const int32_t v = x[o1] - p->x1_zero;                                                         \
+            int32_t out = v >= 0 ? mob_requant(v, p->m1, p->s1)                                           \
+                                 : mob_requant(v * (alpha[o2] - p->x2_zero), p->m2, p->s2);               \
+            out += p->y_zero;                                                                             \
+            y[k] = (T)(out < p->y_min ? p->y_min : out > p->y_max ? p->y_max : out);                      \
+            if (p->broadcast) mob_next(p, &it);                                                           \
+        }                                                                                                 \
     }
+
+TFL_PRELU(aotc_tfl_prelu_s8, int8_t, -128, 127)
+TFL_PRELU(aotc_tfl_prelu_s16, int16_t, -32768, 32767)
+
+/* x / 2^e rounded half away from zero for any e >= 0 (past 31: 0, or -1 for INT32_MIN / 2^32) */
+static int32_t mob_divide_by_pot_wide(int32_t x, int32_t e) {
+    if (e > 31) return e == 32 && x == INT32_MIN ? -1 : 0;
+    return mob_divide_by_pot(x, e);
 }
+
+/* GetReciprocal(x, 31, &bits_over) of a positive x: 1 / x in Q0.31 and the bits it is over one (gemmlowp's
+ * one_over_one_plus_x_for_x_in_0_1: three Newton-Raphson steps from 48/17 - 32/17 d) */
+static int32_t mob_reciprocal(int32_t x, int32_t *bits_over) {
+    int32_t headroom = 0, y, i;
+    int32_t a, half;
+    int64_t sum;
+    while (headroom < 32 && !((uint32_t)x & (0x80000000u >> headroom))) ++headroom;
+    *bits_over = 31 - headroom;
+    a = (int32_t)(((uint32_t)x << headroom) - 0x80000000u);
+    sum = (int64_t)a + INT32_MAX;
+    half = (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
+    y = (int32_t)((uint32_t)1515870810 + (uint32_t)mob_high_mul(half, -1010580540));
+    for (i = 0; i < 3; ++i) {
+        const int32_t e = (int32_t)((uint32_t)(1 << 29) - (uint32_t)mob_high_mul(half, y));
+        const int32_t step = mob_high_mul(y, e);
+        const int32_t step4 = step > (INT32_MAX >> 2) ? INT32_MAX : step < -(INT32_MAX >> 2) ? INT32_MIN : step * 4;
+        y = (int32_t)((uint32_t)y + (uint32_t)step4);
+    }
+    return y > (INT32_MAX >> 1) ? INT32_MAX : y < -(INT32_MAX >> 1) ? INT32_MIN : y * 2;
+}
+
+/* CountLeadingSignBits: the redundant sign bits of x (31 for 0 and -1) */
+static int32_t mob_sign_bits(int32_t x) {
+    const uint32_t u = x < 0 ? ~(uint32_t)x : (uint32_t)x;
+    int32_t n = 0;
+    while (n < 31 && !(u & (0x40000000u >> n))) ++n;
+    return n;
+}
+
+#define TFL_DIV(NAME, T)                                                                                  \
+    int32_t NAME(const aotc_tfl_binary_params *p, const T *x1, const T *x2, T *y) {                       \
+        mob_iter it = {{0, 0, 0, 0, 0, 0}, 0, 0};                                                         \
+        int64_t k;                                                                                        \
+        for (k = 0; k < p->count; ++k) {                                                                  \
+            if (x2[p->broadcast ? it.o2 : k] == p->x2_zero) return AOTC_ERR_SHAPE;                        \
+            if (p->broadcast) mob_next(p, &it);                                                           \
+        }                                                                                                 \
+        memset(&it, 0, sizeof it);                                                                        \
+        for (k = 0; k < p->count; ++k) {                                                                  \
+            const int64_t o1 = p->broadcast ? it.o1 : k, o2 = p->broadcast ? it.o2 : k;                   \
+            int32_t v1 = x1[o1] - p->x1_zero, v2 = x2[o2] - p->x2_zero, bits_over, headroom, inv, q, out; \
+            if (v2 < 0) v1 = -v1, v2 = -v2;                                                               \
+            inv = mob_reciprocal(v2, &bits_over);                                                         \
+            headroom = mob_sign_bits(v1);                                                                 \
+            q = mob_high_mul((int32_t)((uint32_t)v1 << headroom), inv);                                   \
+            out = mob_divide_by_pot_wide(mob_high_mul(q, p->mult), bits_over + headroom - p->shift);      \
+            out += p->y_zero;                                                                             \
+            y[k] = (T)(out < p->y_min ? p->y_min : out > p->y_max ? p->y_max : out);                      \
+            if (p->broadcast) mob_next(p, &it);                                                           \
+        }                                                                                                 \
+        return 0;                                                                                         \
+    }
+
+TFL_DIV(aotc_tfl_div_s8, int8_t)
+TFL_DIV(aotc_tfl_div_s16, int16_t)
 
 void aotc_tfl_squared_difference_s8(const aotc_tfl_binary_params *p, const int8_t *x1, const int8_t *x2, int8_t *y) {
     mob_iter it = {{0, 0, 0, 0, 0, 0}, 0, 0};
@@ -83,5 +152,193 @@ void aotc_tfl_squared_difference_s8(const aotc_tfl_binary_params *p, const int8_
         const int32_t out = mob_requant((a - b) * (a - b), p->mult, p->shift) + p->y_zero;
         y[k] = (int8_t)(out < p->y_min ? p->y_min : out > p->y_max ? p->y_max : out);
         if (p->broadcast) mob_next(p, &it);
+    }
+}
+
+/* the product and the sum are two statements: no compiler fuses them (LiteRT's x86 build does not) */
+#define TFL_SUM_REQUANT(NAME, T)                                                                          \
+    void NAME(const aotc_tfl_sum_params *p, const int32_t *x, T *y) {                                     \
+        for (int64_t k = 0; k < p->count; ++k) {                                                          \
+            float t = (float)x[k] * p->scale;                                                             \
+            int32_t v;                                                                                    \
+            t = t + p->bias;                                                                              \
+            t = roundf(t);                                                                                \
+            v = t > 1e9f ? 1000000000 : t < -1e9f ? -1000000000 : (int32_t)t; /* past int32: clamped */  \
+            v += p->y_zero;                                                                               \
+            y[k] = (T)(v < p->y_min ? p->y_min : v > p->y_max ? p->y_max : v);                            \
+        }                                                                                                 \
+    }
+
+TFL_SUM_REQUANT(aotc_tfl_sum_requant_s8, int8_t)
+TFL_SUM_REQUANT(aotc_tfl_sum_requant_s16, int16_t)
+
+/* gemmlowp's SaturatingRoundingMultiplyByPOT for e > 0: x * 2^e saturated to int32 */
+static int32_t mob_shl_sat(int64_t x, int32_t e) {
+    const int64_t threshold = ((int64_t)1 << (31 - e)) - 1;
+    return x > threshold ? INT32_MAX : x < -threshold ? INT32_MIN : (int32_t)(x * ((int64_t)1 << e));
+}
+
+/* GetInvSqrtQuantizedMultiplierExp(v, reverse_shift -1): 1 / sqrt(v) as a Q31 multiplier and a left shift, by
+ * five Newton-Raphson steps in Q3.28 (aot/frontend/tflite/quant.py inv_sqrt_multiplier is the same in Python) */
+static int32_t mob_inv_sqrt(int32_t v, int32_t *left_shift) {
+    int32_t shift = 11, clz = 0, pairs, half_in, x = 1 << 28, i;
+    const int32_t half_three = (1 << 28) + (1 << 27);
+    if (v <= 1) {
+        *left_shift = 0;
+        return INT32_MAX;
+    }
+    while (v >= (1 << 29)) v /= 4, ++shift;
+    while (!((uint32_t)v & (0x80000000u >> clz))) ++clz;
+    pairs = (clz - 1) / 2 - 1;
+    shift -= pairs;
+    v <<= 2 * pairs;
+    half_in = mob_divide_by_pot(v >> 1, 1);
+    for (i = 0; i < 5; ++i) {
+        const int32_t x3 = mob_shl_sat(mob_high_mul(mob_high_mul(x, x), x), 6);
+        x = mob_shl_sat((int64_t)mob_high_mul(half_three, x) - mob_high_mul(half_in, x3), 3);
+    }
+    x = mob_high_mul(x, 1518500250); /* times sqrt(2) / 2 */
+    if (shift < 0) x = (int32_t)((uint32_t)x << -shift), shift = 0;
+    *left_shift = -shift;
+    return x;
+}
+
+void aotc_tfl_l2norm_s8(const aotc_tfl_l2norm_params *p, const int8_t *x, int8_t *y) {
+    for (int32_t r = 0; r < p->rows; ++r) {
+        const int8_t *xr = x + (int64_t)r * p->depth;
+        int8_t *yr = y + (int64_t)r * p->depth;
+        int32_t acc = 0, mult, shift;
+        for (int32_t k = 0; k < p->depth; ++k) acc += (xr[k] - p->x_zero) * (xr[k] - p->x_zero);
+        mult = mob_inv_sqrt(acc, &shift);
+        for (int32_t k = 0; k < p->depth; ++k) {
+            const int32_t out = mob_requant(xr[k] - p->x_zero, mult, shift + 7);
+            yr[k] = (int8_t)(out < -128 ? -128 : out > 127 ? 127 : out);
+        }
+    }
+}
+
+/* LiteRT's MultiplyByQuantizedMultiplier of an int64: the multiplier rounded to 16 bits, one rounding shift, the
+ * result truncated to int32 */
+static int32_t mob_requant64(int64_t x, int32_t mult, int32_t shift) {
+    const int64_t reduced = mult < 0x7FFF0000 ? (mult + (1 << 15)) >> 16 : 0x7FFF;
+    const int32_t total = 15 - shift;
+    return (int32_t)(uint32_t)(uint64_t)((x * reduced + ((int64_t)1 << (total - 1))) >> total);
+}
+
+#define TFL_REDUCE_PROD(NAME, T, LO, HI)                                                                  \
+    void NAME(const aotc_tfl_prod_params *p, const T *x, T *y) {                                          \
+        for (int32_t r = 0; r < p->rows; ++r) {                                                           \
+            const T *xr = x + (int64_t)r * p->n;                                                          \
+            int32_t acc = xr[0] - p->x_zero, out;                                                         \
+            for (int32_t k = 1; k < p->n; ++k)                                                            \
+                acc = mob_requant64((int64_t)acc * (xr[k] - p->x_zero), p->mult, p->shift);               \
+            out = mob_requant64(acc, p->mult, p->shift) + p->y_zero;                                      \
+            y[r] = (T)(out < LO ? LO : out > HI ? HI : out);                                              \
+        }                                                                                                 \
+    }
+
+TFL_REDUCE_PROD(aotc_tfl_reduce_prod_s8, int8_t, -128, 127)
+TFL_REDUCE_PROD(aotc_tfl_reduce_prod_s16, int16_t, -32768, 32767)
+
+/* --- LOG_SOFTMAX: gemmlowp's fixed point (Q<integer bits>.<31 - integer bits> in int32) ----------------------- */
+static int32_t mob_wrap_add(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
+
+/* exp(a) for a in [-1/4, 0), Q0.31: Taylor series around -1/8 (as tflite_int8_softmax.c) */
+static int32_t mob_exp_quarter(int32_t a) {
+    const int32_t exp_minus_eighth = 1895147668, one_third = 715827883;
+    const int32_t x = mob_wrap_add(a, 1 << 28);
+    const int32_t x2 = mob_high_mul(x, x), x3 = mob_high_mul(x2, x), x4 = mob_high_mul(x2, x2);
+    const int32_t poly = mob_divide_by_pot(
+        mob_wrap_add(mob_high_mul(mob_wrap_add(mob_divide_by_pot(x4, 2), x3), one_third), x2), 1);
+    return mob_wrap_add(exp_minus_eighth, mob_high_mul(exp_minus_eighth, mob_wrap_add(x, poly)));
+}
+
+/* exp(a) for a <= 0 in Q5.26 -> Q0.31 (gemmlowp's exp_on_negative_values) */
+static int32_t mob_exp_negative(int32_t a) {
+    static const int32_t factors[7] = {1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242};
+    const int32_t quarter = 1 << 24;
+    const int32_t a_mod = (int32_t)((uint32_t)(a & (quarter - 1)) - (uint32_t)quarter);
+    int32_t result = mob_exp_quarter(mob_shl_sat(a_mod, 5));
+    const int32_t remainder = (int32_t)((uint32_t)a_mod - (uint32_t)a);
+    for (int32_t k = 0; k < 7; ++k)
+        if (remainder & (1 << (24 + k))) result = mob_high_mul(result, factors[k]);
+    return a == 0 ? INT32_MAX : result;
+}
+
+/* gemmlowp's SaturatingRoundingMultiplyByPOT for any exponent: left saturating, right rounding */
+static int32_t mob_pot(int32_t x, int32_t e) {
+    return e > 0 ? mob_shl_sat(x, e) : e < 0 ? mob_divide_by_pot(x, -e) : x;
+}
+
+static int32_t mob_sat32(int64_t v) { return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v; }
+
+static int32_t mob_clz(uint32_t v) {
+    int32_t n = 0;
+    while (n < 32 && !(v & (0x80000000u >> n))) ++n;
+    return n;
+}
+
+/* TFLite's log_x_for_x_greater_than_or_equal_to_1_impl<5, 12>: ln(x) of x >= 1 in Q12.19 -> Q5.26, accumulated
+ * in Q6.25 (a Pade approximant of ln around the sqrt(sqrt(2)) multiple of the power of two x lies past) */
+static int32_t mob_log_q12_to_q5(int32_t x) {
+    const int32_t log_2 = 1488522236, sqrt_sqrt_half = 1805811301, sqrt_half = 1518500250;
+    const int32_t alpha_n = 117049297, alpha_d = 127690142, alpha_i = 1057819769, alpha_f = 638450708;
+    const int32_t shifted_quarter = mob_pot(536870912, -6); /* 1/4 in Q6.25 */
+    const int32_t za_headroom = mob_clz((uint32_t)x);
+    const int32_t ra_tmp = mob_pot(x, za_headroom - 1);
+    const int32_t ra = mob_pot(mob_high_mul(ra_tmp, sqrt_half), 1);
+    const int32_t za_adj = mob_sat32((int64_t)mob_pot(12 - za_headroom, 25) + shifted_quarter);
+    const int32_t zb = mob_high_mul(x, sqrt_half);
+    const int32_t zb_headroom = mob_clz((uint32_t)zb) - 1;
+    const int32_t rb = mob_pot(x, zb_headroom);
+    const int32_t zb_adj = mob_sat32((int64_t)mob_pot(12 - zb_headroom, 25) - shifted_quarter);
+    const int32_t r = ra < rb ? ra : rb, z_adj = za_adj > zb_adj ? za_adj : zb_adj;
+    const int64_t half_sum = (int64_t)r + sqrt_sqrt_half;
+    const int32_t pp = (int32_t)((half_sum + (half_sum >= 0 ? 1 : -1)) / 2); /* RoundingHalfSum */
+    int32_t q = (int32_t)((uint32_t)r - (uint32_t)sqrt_sqrt_half), common_sq, num, denom, recip;
+    q = (int32_t)((uint32_t)q + (uint32_t)q);
+    common_sq = mob_high_mul(q, q);
+    num = mob_wrap_add(mob_high_mul(q, r), mob_high_mul(mob_high_mul(q, common_sq), alpha_n));
+    denom = mob_wrap_add(mob_high_mul(pp, mob_wrap_add(mob_wrap_add(alpha_i, q), mob_high_mul(alpha_d, common_sq))),
+                         mob_high_mul(alpha_f, q));
+    /* one_over_one_plus_x_for_x_in_0_1(denom): mob_reciprocal's Newton-Raphson on 1 + denom */
+    {
+        const int64_t sum = (int64_t)denom + INT32_MAX;
+        const int32_t half = (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
+        int32_t y = (int32_t)((uint32_t)1515870810 + (uint32_t)mob_high_mul(half, -1010580540));
+        for (int32_t i = 0; i < 3; ++i) {
+            const int32_t e = (int32_t)((uint32_t)(1 << 29) - (uint32_t)mob_high_mul(half, y));
+            y = mob_wrap_add(y, mob_shl_sat(mob_high_mul(y, e), 2));
+        }
+        recip = mob_shl_sat(y, 1);
+    }
+    /* Rescale<5>(z_adj * log_2 (Q6.25) + Rescale<6>(num) * recip (Q6.25)) */
+    return mob_pot(mob_wrap_add(mob_high_mul(z_adj, log_2), mob_high_mul(mob_pot(num, -6), recip)), 1);
+}
+
+void aotc_tfl_log_softmax_s8(const aotc_tfl_log_softmax_params *p, const int8_t *x, int8_t *y) {
+    for (int32_t r = 0; r < p->rows; ++r) {
+        const int8_t *xr = x + (int64_t)r * p->depth;
+        int8_t *yr = y + (int64_t)r * p->depth;
+        int32_t top = -128, sum = 0, log_sum, adjusted, bound;
+        for (int32_t k = 0; k < p->depth; ++k) top = xr[k] > top ? xr[k] : top;
+        for (int32_t k = 0; k < p->depth; ++k) {
+            const int32_t diff = xr[k] - top;
+            if (diff >= p->diff_min)
+                sum = mob_wrap_add(sum, mob_divide_by_pot(mob_exp_negative(mob_requant(diff, p->mult, p->shift)), 12));
+        }
+        log_sum = mob_log_q12_to_q5(sum);
+        bound = mob_requant((int32_t)((uint32_t)log_sum + 0x80000000u), p->reverse_mult, p->reverse_shift);
+        adjusted = p->diff_min - 1 > bound ? p->diff_min - 1 : bound;
+        for (int32_t k = 0; k < p->depth; ++k) {
+            const int32_t diff = xr[k] - top;
+            int32_t out;
+            if (diff <= adjusted) {
+                yr[k] = -128;
+                continue;
+            }
+            out = mob_divide_by_pot(mob_requant(diff, p->mult, p->shift) - log_sum, 22) + 127;
+            yr[k] = (int8_t)(out < -128 ? -128 : out > 127 ? 127 : out);
+        }
     }
 }
