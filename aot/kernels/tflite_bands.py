@@ -31,6 +31,7 @@ from aot.kernels.tflite_int8 import (
     _conv_mve_scratch,
     _conv_params,
     _depthwise_dsp_scratch,
+    _packed_scratch,
     _residual_params,
 )
 
@@ -264,9 +265,11 @@ def _band_graph(graph: Graph, m: Node, h: int, oh: int) -> Graph:
 
 def _kernel_scratch(m: Node, choice: KernelChoice, g: Graph) -> int:
     """The scratch layer m's C kernel uses on graph g's shapes at the choice's tile (what its
-    *_dsp_scratch_bytes in aotc_tflite_int8.h computes from the band's params); 0 where it gets none."""
+    *_scratch_bytes in aotc_tflite_int8.h computes from the band's params); 0 where it gets none."""
     if not choice.scratch:
         return 0
+    if choice.facts.isa == "host":  # tflite_int8_packed.c's, on the band's rows
+        return _packed_scratch(m, g)
     if m.op == "TflConv2DAdd":  # the ADD's tables, the conv's scratch, then a tile of its outputs (_fit_conv_add)
         if choice.facts.isa == "helium":
             return 4 * RESIDUAL_TABLE_WORDS + _conv_mve_scratch(m, g, True)

@@ -8,6 +8,7 @@ not onnxruntime's (fixed-point multipliers, not float scales) and its layout is 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -326,6 +327,17 @@ def _packed_scratch(node: Node, graph: Graph) -> int:
     return min(tile, n * oh * ow) * kp
 
 
+def packed_candidate(fn: str, scratch: Callable[[Node, Graph], int]) -> Candidate:
+    """A host kernel of tflite_int8_packed.c: taken at any step without a RAM budget (its scratch raises the
+    arena a little; the plain loop is 5-100x slower), but under one (Candidate.fit_least) only where its
+    scratch fits the step's spare memory, else the next candidate (the plain loop, none)."""
+    def least(n: Node, g: Graph, budget: int) -> KernelChoice | None:
+        return KernelChoice(fn, size) if (size := scratch(n, g)) <= budget else None
+
+    return Candidate(fn, lambda n, g, budget: KernelChoice(fn, scratch(n, g)), applies=lambda n, g, t: _packs(n, g),
+                     facts=HOST, fit_least=least)
+
+
 def _packed_weights(ctx: NodeContext) -> tuple[str, str]:
     """The packed weights and the folded bias of a node tflite_int8_packed.c runs (aotc_tflite_int8.h, "The host's
     packed kernels"): rows of weights in quads, blocks of PACK_BLOCK rows, the bias less the zero point's share
@@ -367,8 +379,7 @@ def _conv_kernels(s8: str, helium: bool) -> tuple[Candidate, ...]:
     s16 = s8.replace("_s8", "_s16")
     mve = Candidate(s8, lambda n, g, budget: KernelChoice(_conv_kernel(n, g), _conv_mve_scratch(n, g)),
                     applies=lambda n, g, t: _conv_mve_scratch(n, g) > 0, facts=HELIUM)
-    packed = Candidate(f"{s8}_packed", lambda n, g, budget: KernelChoice(f"{s8}_packed", _packed_scratch(n, g)),
-                       applies=lambda n, g, t: _packs(n, g), facts=HOST)
+    packed = packed_candidate(f"{s8}_packed", _packed_scratch)
     return (packed, *((mve,) if helium else ()),
             Candidate(s8, _fit_conv, facts=M_PROFILE, also=(s16,), applies=_not_portable,
                       fit_least=lambda n, g, budget: _fit_conv(n, g, budget, least=True)),
@@ -378,8 +389,7 @@ def _conv_kernels(s8: str, helium: bool) -> tuple[Candidate, ...]:
 # the fused CONV_2D + ADD: on the M-profile boards the ADD's tables and a tile of conv outputs besides
 # the conv's scratch; the host's plain loop needs none
 CONV_ADD_KERNELS = (
-    Candidate("aotc_tfl_conv_add_s8_packed", lambda n, g, budget: KernelChoice(
-        "aotc_tfl_conv_add_s8_packed", _packed_scratch(n, g)), applies=lambda n, g, t: _packs(n, g), facts=HOST),
+    packed_candidate("aotc_tfl_conv_add_s8_packed", _packed_scratch),
     Candidate("aotc_tfl_conv_add_s8", lambda n, g, budget: KernelChoice(
         "aotc_tfl_conv_add_s8", 4 * RESIDUAL_TABLE_WORDS + _conv_mve_scratch(n, g, True)),
               applies=lambda n, g, t: _conv_mve_scratch(n, g, True) > 0, facts=HELIUM),
@@ -438,9 +448,7 @@ def _fc_shape(node: Node, graph: Graph) -> tuple[int, int, bool]:
 # On the M-profile boards the DSP path (tflite_int8_fc.c) takes its scratch from the plan, as
 # TFLM's kernels take theirs from the tensor arena; on the host the packed kernel a row of the input
 # (tflite_int8_packed.c); the plain loop needs none.
-FC_PACKED = Candidate("aotc_tfl_fc_s8_packed", lambda n, g, budget: KernelChoice(
-    "aotc_tfl_fc_s8_packed", pack_kp(g.tensors[n.inputs[1]].shape[1])), applies=lambda n, g, t: _packs(n, g),
-    facts=HOST)
+FC_PACKED = packed_candidate("aotc_tfl_fc_s8_packed", lambda n, g: pack_kp(g.tensors[n.inputs[1]].shape[1]))
 FC_KERNELS = (FC_PACKED, *dsp_dense_kernels(
     _fc_shape, lambda n, g: "aotc_tfl_fc_s16" if g.tensors[n.inputs[0]].dtype == "int16" else "aotc_tfl_fc_s8",
     ("aotc_tfl_fc_s8", "aotc_tfl_fc_s16")))
