@@ -250,6 +250,13 @@ static int check_conv(int kind, int wide) {
     kind &= ~K_PACKED;
     draw_conv(&p, kind, wide);
     if (packed && kind == K_DEPTHWISE) p.depth_multiplier = 1, p.oc = p.c; /* the packed kernel's */
+    if (packed && kind == K_DEPTHWISE && chance(1, 4)) { /* tall kernels: the VBMI path's rows of up to 4 taps,
+                                                            8 rows and past */
+        p.kh = rand_int(6, 9), p.kw = rand_int(1, 4), p.dw = chance(3, 4) ? 1 : 2, p.h = rand_int(4, 16);
+        do {
+            p.oh = window_dim(p.h, p.kh, p.sh, p.dh, &p.pad_top), p.ow = window_dim(p.w, p.kw, p.sw, p.dw, &p.pad_left);
+        } while (p.oh <= 0 || p.ow <= 0);
+    }
     if (packed && chance(1, 3)) p.oc = rand_int(17, 40); /* blocks of 16 channels and a part */
     if (packed && kind == K_DEPTHWISE) p.oc = p.c = chance(1, 2) ? p.oc : p.c;
     k = kind == K_DEPTHWISE ? p.kh * p.kw : p.kh * p.kw * p.c;
