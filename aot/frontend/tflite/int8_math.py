@@ -129,23 +129,29 @@ def _squared_difference(b: OnnxBuilder, op: TflOp) -> None:
           y_max=127, x1_zero=_qp(x1)[1], x2_zero=_qp(x2)[1], y_zero=_qp(y)[1], m=list(m))
 
 
+def _reduction(b: OnnxBuilder, op: TflOp, what: str) -> tuple[TflTensor, TflTensor, tuple, tuple, list[int]]:
+    """A quantized reduction's operands as LiteRT's kernels take them: x and y of one type, per-tensor, int16 with
+    zero points 0; the axes constant, each once, in order. Returns x, y, their (scale, zero point)s, the axes."""
+    x, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0])
+    if y.dtype != x.dtype:
+        raise op_error(op, f"quantized {what} from {x.dtype} to {y.dtype} is not supported")
+    _per_tensor(op, x, y)
+    xq, yq = _qp(x), _qp(y)
+    if x.dtype == "int16" and (xq[1] != 0 or yq[1] != 0):
+        raise op_error(op, f"16x8 {what} needs zero points 0 (LiteRT's int16)")
+    axes_t = b.tensor(op.inputs[1])
+    if axes_t.data is None:
+        raise op_error(op, "its axes are computed at run time; aotc needs them constant")
+    rank = len(x.shape)
+    return x, y, xq, yq, sorted({int(a) % rank for a in np.asarray(axes_t.data).reshape(-1)})
+
+
 def _sum(b: OnnxBuilder, op: TflOp) -> None:
     """Quantized SUM as LiteRT's default kernel computes it (its reference kernel reads the data as uint8: nothing
     correct to be exact with): the raw integers summed exactly (ONNX Cast and ReduceSum), then TflSumRequant,
     round(sum * scale + bias) in float32, scale = x scale / y scale and bias = -x_zero * scale * count as
     QuantizedMeanOrSum forms them."""
-    x, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0])
-    if y.dtype != x.dtype:
-        raise op_error(op, f"quantized SUM from {x.dtype} to {y.dtype} is not supported")
-    _per_tensor(op, x, y)
-    (xs, xz), (ys, yz) = _qp(x), _qp(y)
-    if x.dtype == "int16" and (xz != 0 or yz != 0):
-        raise op_error(op, "16x8 SUM needs zero points 0 (LiteRT's int16)")
-    axes_t = b.tensor(op.inputs[1])
-    if axes_t.data is None:
-        raise op_error(op, "its axes are computed at run time; aotc needs them constant")
-    rank = len(x.shape)
-    axes = sorted({int(a) % rank for a in np.asarray(axes_t.data).reshape(-1)})
+    x, y, (xs, xz), (ys, yz), axes = _reduction(b, op, "SUM")
     keep = int(bool(op.options.keepDims)) if op.options is not None else 0
     count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
     # summed in float64, exact for any count below 2^37 (the sums of int16 stay under 2^53), then int32
@@ -169,18 +175,8 @@ def _reduce_prod(b: OnnxBuilder, op: TflOp) -> None:
     """REDUCE_PROD of int8 / int16 (LiteRT's reference QuantizedReduceProd): the reduced axes moved last in order (a
     Transpose; each output's elements then come in LiteRT's row-major order), TflReduceProd over [rows, n], a
     Reshape to the output. Its multiplier is x scale / y scale^(1 / n) in double (GetQuantProdScaling)."""
-    x, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0])
-    if y.dtype != x.dtype:
-        raise op_error(op, f"quantized REDUCE_PROD from {x.dtype} to {y.dtype} is not supported")
-    _per_tensor(op, x, y)
-    (xs, xz), (ys, yz) = _qp(x), _qp(y)
-    if x.dtype == "int16" and (xz != 0 or yz != 0):
-        raise op_error(op, "16x8 REDUCE_PROD needs zero points 0 (LiteRT's int16)")
-    axes_t = b.tensor(op.inputs[1])
-    if axes_t.data is None:
-        raise op_error(op, "its axes are computed at run time; aotc needs them constant")
+    x, y, (xs, xz), (ys, yz), axes = _reduction(b, op, "REDUCE_PROD")
     rank = len(x.shape)
-    axes = sorted({int(a) % rank for a in np.asarray(axes_t.data).reshape(-1)})
     kept = [a for a in range(rank) if a not in axes]
     n = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
     mult, shift = quantize_multiplier(float(np.float32(xs)) / math.pow(float(np.float32(ys)), 1.0 / n))

@@ -35,18 +35,6 @@ static inline uint32_t fft_pair(const int16_t *v) {
 #define FFT_HALF_DIFF(a, b) wrap16(((int32_t)(a) - (b)) >> 1)
 #define FFT_IRFFT_SCALE(z, len) ((void)0)
 #include "tflm_signal_fft_body.h"
-#undef FFT_T
-#undef FFT_SUFFIX
-#undef FFT_MUL
-#undef FFT_ROUND
-#undef FFT_DIV
-#undef FFT_ADD
-#undef FFT_SUB
-#undef FFT_NEG
-#undef FFT_HALF_SUM
-#undef FFT_HALF_DIFF
-#undef FFT_IRFFT_SCALE
-#undef FFT_CMUL_SUMS
 
 /* int32: 31 fraction bits, products in int64 */
 #define FFT_T int32_t
@@ -61,17 +49,6 @@ static inline uint32_t fft_pair(const int16_t *v) {
 #define FFT_HALF_DIFF(a, b) (wrap32((int64_t)(a) - (b)) >> 1)
 #define FFT_IRFFT_SCALE(z, len) ((void)0)
 #include "tflm_signal_fft_body.h"
-#undef FFT_T
-#undef FFT_SUFFIX
-#undef FFT_MUL
-#undef FFT_ROUND
-#undef FFT_DIV
-#undef FFT_ADD
-#undef FFT_SUB
-#undef FFT_NEG
-#undef FFT_HALF_SUM
-#undef FFT_HALF_DIFF
-#undef FFT_IRFFT_SCALE
 
 /* float: no scaling in the butterflies; TFLM's IrfftFloatApply divides the result by fft_length */
 static void irfft_scale_f32(float *z, int32_t len) {

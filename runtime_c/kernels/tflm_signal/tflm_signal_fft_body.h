@@ -9,7 +9,8 @@
  *   FFT_HALF_SUM(a, b), FFT_HALF_DIFF(a, b)   HALF_OF(a + b), HALF_OF(a - b): the sum as C forms it (an
  *                   int16 one in int, unwrapped; an int32 one wrapping), then >> 1 (float: * 0.5f)
  *   FFT_CMUL_SUMS   (optional) a complex product's two sums of products another way (the DSP extension's)
- * Complex values are (re, im) pairs of scalars; the twiddles are the compiler's tables (kissfft's rounding). */
+ * Complex values are (re, im) pairs of scalars; the twiddles are the compiler's tables (kissfft's rounding).
+ * The body undefines its parameters at its end, so the next type defines them afresh. */
 
 static inline void FFT_SUFFIX(fixdiv)(FFT_T *c, int32_t k) {
     c[0] = FFT_DIV(c[0], k), c[1] = FFT_DIV(c[1], k);
@@ -153,3 +154,16 @@ void FFT_SUFFIX(aotc_tflm_irfft)(const aotc_tflm_rfft_params *p, const FFT_T *x,
         FFT_IRFFT_SCALE(z, 2 * n);
     }
 }
+
+#undef FFT_T
+#undef FFT_SUFFIX
+#undef FFT_MUL
+#undef FFT_ROUND
+#undef FFT_DIV
+#undef FFT_ADD
+#undef FFT_SUB
+#undef FFT_NEG
+#undef FFT_HALF_SUM
+#undef FFT_HALF_DIFF
+#undef FFT_IRFFT_SCALE
+#undef FFT_CMUL_SUMS
