@@ -293,13 +293,25 @@ static inline void tfl_dsp_dw_rq1(const int32_t *a, const uint32_t *rq, int8_t *
     "add %[" b "], %[v], %[" b "], asr #31\n\t"                                                         \
     "asr %[" b "], %[" b "], %[e]\n\t"                                                                  \
     "ssat %[" b "], #8, %[" b "]\n\t"
-/* the pairs of a band, their 8 outputs requantised in registers and packed into a word a position */
-#define TFL_DW_PAIRS_RQ(sw)                                                                                \
+/* TFL_DW_RQ2 where the lower clamp is the zero point -128: without the sign term (aotc_dsp_mac4x2_rq3's reasoning:
+ * a negative product term gives the zero point or below either way, which SSAT makes -128) */
+#define TFL_DW_RQ2F(j, a, b)                                                                               \
+    "ldr %[w0], [%[wp], #(72 + 12 * " #j ")]\n\t"                                                       \
+    "ldr %[w1], [%[wp], #(76 + 12 * " #j ")]\n\t"                                                       \
+    "ldr %[e], [%[wp], #(80 + 12 * " #j ")]\n\t"                                                        \
+    "smmlar %[" a "], %[" a "], %[w0], %[w1]\n\t"                                                       \
+    "asr %[" a "], %[" a "], %[e]\n\t"                                                                  \
+    "ssat %[" a "], #8, %[" a "]\n\t"                                                                   \
+    "smmlar %[" b "], %[" b "], %[w0], %[w1]\n\t"                                                       \
+    "asr %[" b "], %[" b "], %[e]\n\t"                                                                  \
+    "ssat %[" b "], #8, %[" b "]\n\t"
+/* the pairs of a band, their 8 outputs requantised in registers (RQ: TFL_DW_RQ2 or TFL_DW_RQ2F) and packed into a
+ * word a position */
+#define TFL_DW_PAIRS_RQ(sw, RQ)                                                                            \
     for (; n >= 2; n -= 2, r += 24 * (sw), y += 2 * oc) {                                                 \
         int32_t a0 = base[0], a1 = base[1], a2 = base[2], a3 = base[3], b0 = a0, b1 = a1, b2 = a2, b3 = a3; \
         uint32_t v, e, w0, w1;                                                                             \
-        __asm__(TFL_DW_WINDOW2(sw) TFL_DW_RQ2(0, "a0", "b0") TFL_DW_RQ2(1, "a1", "b1") TFL_DW_RQ2(2, "a2", "b2") \
-                    TFL_DW_RQ2(3, "a3", "b3")                                                              \
+        __asm__(TFL_DW_WINDOW2(sw) RQ(0, "a0", "b0") RQ(1, "a1", "b1") RQ(2, "a2", "b2") RQ(3, "a3", "b3")   \
                 "bfi %[a0], %[a1], #8, #8\n\t"                                                            \
                 "bfi %[a0], %[a2], #16, #8\n\t"                                                           \
                 "bfi %[a0], %[a3], #24, #8\n\t"                                                           \
@@ -328,18 +340,25 @@ static inline void tfl_dsp_dw_rq1(const int32_t *a, const uint32_t *rq, int8_t *
 #endif
 
 /* tfl_dsp_dw3x3_band where tfl_dsp_dw_usual holds: the n positions' outputs to y (the first's channel
- * ch), oc bytes apart, instead of their sums; with gcc's assembly two positions at a time. */
+ * ch), oc bytes apart, instead of their sums; with gcc's assembly two positions at a time, those without the
+ * sign term where the lower clamp is the zero point -128 (floor; a last odd position with it: the same outputs). */
 __attribute__((noinline)) static void tfl_dsp_dw3x3_band_rq(const uint32_t *band, int32_t n, int32_t sw,
                                                              const uint32_t *wq, const int32_t *base, int8_t *y,
-                                                             int32_t oc) {
+                                                             int32_t oc, int floor) {
     const uint8_t *r = (const uint8_t *)band;
     int32_t acc[4];
 #if TFL_DW_PAIR_ASM
-    if (sw == 1) {
-        TFL_DW_PAIRS_RQ(1)
+    if (floor && sw == 1) {
+        TFL_DW_PAIRS_RQ(1, TFL_DW_RQ2F)
+    } else if (floor) {
+        TFL_DW_PAIRS_RQ(2, TFL_DW_RQ2F)
+    } else if (sw == 1) {
+        TFL_DW_PAIRS_RQ(1, TFL_DW_RQ2)
     } else {
-        TFL_DW_PAIRS_RQ(2)
+        TFL_DW_PAIRS_RQ(2, TFL_DW_RQ2)
     }
+#else
+    (void)floor;
 #endif
 #if AOTC_DSP_ASM
     (void)acc;
@@ -413,7 +432,8 @@ static void tfl_dsp_dw_columns(const aotc_tfl_conv_params *p, const int8_t *xb, 
     for (kx = 0; kx < 12; ++kx) wt[18 + kx] = wq[18 + kx];
     for (ox = 0; ox < p->ow; ++ox) {
         tfl_dsp_dw_band_t(p, xb, ox * p->sw - p->pad_left, zb, ph, band);
-        tfl_dsp_dw3x3_band_rq(band, p->oh, p->sh, wt, base, yb + (ptrdiff_t)ox * p->oc, p->ow * p->oc);
+        tfl_dsp_dw3x3_band_rq(band, p->oh, p->sh, wt, base, yb + (ptrdiff_t)ox * p->oc, p->ow * p->oc,
+                              p->y_zero == -128);
     }
 }
 
@@ -503,7 +523,8 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
                 for (oy = 0, t = 0; oy < p->oh; ++oy) {
                     tfl_dsp_dw_band(p, xb, oy * p->sh - p->pad_top, zb, pw, pad);
                     if (fused) {
-                        tfl_dsp_dw3x3_band_rq(pad, p->ow, p->sw, wq, base, yb + (int64_t)oy * p->ow * oc, oc);
+                        tfl_dsp_dw3x3_band_rq(pad, p->ow, p->sw, wq, base, yb + (int64_t)oy * p->ow * oc, oc,
+                                              p->y_zero == -128);
                         continue;
                     }
                     for (ox = 0; ox < p->ow;) {
