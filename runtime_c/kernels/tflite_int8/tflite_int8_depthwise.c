@@ -577,8 +577,9 @@ __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p,
             wk[r][j] = w0 | (w1 << 16), wk[r][4 + j] = w1 | (w2 << 16);
         }
     for (r = 0; r < 3; ++r) { /* turn r: slot s holds kernel row (s - r) mod 3 */
-        for (s = 0; s < 3; ++s) memcpy(wp[r] + 8 * s, wk[(s - r + 3) % 3], sizeof wk[0]);
-        memcpy(wp[r] + 24, rq, 12 * sizeof *rq);
+        for (s = 0; s < 3; ++s)
+            for (j = 0; j < 8; ++j) wp[r][8 * s + j] = wk[(s - r + 3) % 3][j];
+        for (j = 0; j < 12; ++j) wp[r][24 + j] = rq[j];
     }
     for (b = 0; b < p->n; ++b) {
         const int8_t *xb = x + (int64_t)b * p->h * p->w * p->c + ch;
