@@ -16,15 +16,17 @@ from dataclasses import dataclass
 
 from aot.frontend.tflite.hybrid import HYBRID_ELSEWHERE, HYBRID_OPS
 from aot.frontend.tflite.int8 import INT8_OPS, INT16_OPS
+from aot.frontend.tflite.int8_math import INT8 as _MATH8
+from aot.frontend.tflite.int8_math import INT16 as _MATH16
 from aot.frontend.tflite.ops import FLOAT_BUILTINS, QUANTIZED_MOVES, QUANTIZED_MOVES_16
 from aot.frontend.tflite.reader import CUSTOM_OPS, schema
-from aot.frontend.tflite.reference_types import DEFAULT_KERNELS, defined, refusal
+from aot.frontend.tflite.reference_types import DEFAULT_KERNELS, RAW_INTEGERS, defined, refusal
 from aot.frontend.tflite.resolver import REFUSED
 
 # quantized ops lowered outside INT8_OPS: the recurrent ones (recurrent.py) and the conversions (CAST of the
 # integers by ops.py, as LiteRT's kernel casts them)
-_INT8_OTHER = frozenset({"SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM", "QUANTIZE", "DEQUANTIZE", "CAST"})
-_INT16_OTHER = frozenset({"QUANTIZE", "DEQUANTIZE", "CAST"})  # CAST: of the raw integers, as LiteRT
+_INT8_OTHER = frozenset({"SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM", "QUANTIZE", "DEQUANTIZE", "CAST", *_MATH8})
+_INT16_OTHER = frozenset({"QUANTIZE", "DEQUANTIZE", "CAST", *_MATH16})  # CAST: of the raw integers, as LiteRT
 
 YES, NO = "yes", "-"
 # what each custom op of CUSTOM_OPS takes, for the page and `aotc ops --tflite NAME`
@@ -95,7 +97,7 @@ def _quantized_cell(op: str, compiles: bool, dtype: str) -> str:
     """yes; "refused: why" where LiteRT's reference kernels define the form and aotc does not compile it;
     "-" where the reference does not define it (reference_types.py)."""
     if compiles:
-        note = DEFAULT_KERNELS.get((op, dtype))
+        note = DEFAULT_KERNELS.get((op, dtype)) or RAW_INTEGERS.get((op, dtype))
         return f"{YES} ({note})" if note else YES
     return f"refused: {refusal(op, dtype)}" if defined(op, dtype) else NO
 

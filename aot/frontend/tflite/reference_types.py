@@ -30,12 +30,7 @@ REFERENCE: dict[str, tuple[bool, bool]] = {
 }
 
 # why aotc refuses a form the reference defines, where there is more to say than "not yet"
-WHY: dict[tuple[str, str], str] = {
-    ("FLOOR_DIV", "int8"): "LiteRT divides the raw integers, ignoring their scales",
-    ("FLOOR_DIV", "int16"): "LiteRT divides the raw integers, ignoring their scales",
-    ("FLOOR_MOD", "int8"): "LiteRT divides the raw integers, ignoring their scales",
-    ("FLOOR_MOD", "int16"): "LiteRT divides the raw integers, ignoring their scales",
-}
+WHY: dict[tuple[str, str], str] = {}
 
 
 def defined(op: str, dtype: str) -> bool | None:
@@ -55,9 +50,17 @@ DEFAULT_KERNELS: dict[tuple[str, str], str] = {
 }
 
 
+# quantized forms LiteRT computes on the raw integers, ignoring the scales and zero points, which aotc does alike so
+# a model gets what LiteRT gives it (int8_math.py's _raw_floor; measured on ai-edge-litert 2.3, both resolvers)
+RAW_INTEGERS: dict[tuple[str, str], str] = {
+    **{(op, t): "of the raw integers, as LiteRT: its kernel ignores the scales"
+       for op in ("FLOOR_DIV", "FLOOR_MOD") for t in ("int8", "int16")},
+}
+
+
 def refusal(op: str, dtype: str) -> str:
     """Why aotc refuses a form the reference defines."""
     return WHY.get((op, dtype), "not yet (issue 50)")
 
 
-__all__ = ["DEFAULT_KERNELS", "REFERENCE", "WHY", "defined", "refusal"]
+__all__ = ["DEFAULT_KERNELS", "RAW_INTEGERS", "REFERENCE", "WHY", "defined", "refusal"]
