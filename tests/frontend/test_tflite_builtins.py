@@ -38,3 +38,98 @@ def test_floor_div_mod_integers(tmp_path, op, dtype):
     xb[0, :4] = [-2, 1, -1, -3]
     xb[1, :3] = [info.max, info.min, info.min + 1] if dtype != "int32" else [3, -3, 5]
     compare(model, [xa, xb], sanitize=dtype == "int8")
+
+
+# (operand shape, indices shape, options, result shape): StableHLO gather dimension numbers LiteRT runs
+GATHERS = {
+    # torch.index_select / tf.gather along axis 0: one index per row, index_vector_dim past the last
+    "rows": ([5, 3], [4], dict(offsetDims=[1], collapsedSliceDims=[0], startIndexMap=[0], indexVectorDim=1,
+                               sliceSizes=[1, 3]), [4, 3]),
+    # gather_nd: index vectors in the last dimension, points of a 3-D operand
+    "points": ([4, 5, 6], [2, 3, 2], dict(offsetDims=[2], collapsedSliceDims=[0, 1], startIndexMap=[0, 1],
+                                           indexVectorDim=2, sliceSizes=[1, 1, 6]), [2, 3, 6]),
+    # windows (no collapsed dims) whose starts LiteRT clips into the operand, index_vector_dim first,
+    # start_index_map reordered, offset dims before the batch dim
+    "windows": ([6, 7], [2, 3], dict(offsetDims=[0, 1], collapsedSliceDims=[], startIndexMap=[1, 0], indexVectorDim=0,
+                                     sliceSizes=[2, 3]), [2, 3, 3]),
+    # one start component for dim 1 only (dim 0 from 0), offset dim in the middle
+    "middle": ([3, 8, 2], [2, 2, 1], dict(offsetDims=[2, 3], collapsedSliceDims=[1], startIndexMap=[1],
+                                          indexVectorDim=2, sliceSizes=[3, 1, 2]), [2, 2, 3, 2]),
+}
+
+
+@pytest.mark.parametrize("index_type", ["int32", "int64"])
+@pytest.mark.parametrize("case", sorted(GATHERS))
+def test_stablehlo_gather(tmp_path, case, index_type):
+    """STABLEHLO_GATHER against BUILTIN_REF: run-time float operand and indices, indices past both ends (clipped
+    as LiteRT clips them)."""
+    _require_litert()
+    shape, ishape, opts, yshape = GATHERS[case]
+    w = Written()
+    x, i, y = w.tensor(shape, "float32"), w.tensor(ishape, index_type), w.tensor(yshape, "float32")
+    w.op("STABLEHLO_GATHER", [x, i], [y], ("StablehloGatherOptions", opts))
+    model = w.save(tmp_path / "m.tflite", [x, i], [y])
+    rng = np.random.default_rng(2)
+    compare(model, [rng.standard_normal(shape).astype(np.float32),
+                    rng.integers(-3, max(shape) + 3, ishape).astype(index_type)], sanitize=index_type == "int64")
+
+
+# (operand, indices, updates, options)
+SCATTERS = {
+    "rows": ([5, 3], [4, 1], [4, 3], dict(updateWindowDims=[1], insertedWindowDims=[0], scatterDimsToOperandDims=[0],
+                                          indexVectorDim=1)),
+    "points": ([4, 5], [3, 2], [3], dict(updateWindowDims=[], insertedWindowDims=[0, 1],
+                                         scatterDimsToOperandDims=[0, 1], indexVectorDim=1)),
+    # whole windows, some partly past the operand's end (LiteRT writes the elements inside), index vectors first
+    "windows": ([6, 7], [2, 2], [3, 2, 4], dict(updateWindowDims=[0, 2], insertedWindowDims=[],
+                                                scatterDimsToOperandDims=[1, 0], indexVectorDim=0)),
+    # index_vector_dim in the middle: one component, for operand dim 1; a batch of 2 x 2 (LiteRT's kernel crashes
+    # on an index_vector_dim past the indices' last dimension, which aotc takes)
+    "middle": ([3, 6], [2, 1, 2], [2, 3, 2], dict(updateWindowDims=[1], insertedWindowDims=[1],
+                                                  scatterDimsToOperandDims=[1], indexVectorDim=1)),
+}
+
+
+def _scatter_model(tmp_path: Path, case: str, body: str | None, dtype: str, index_type: str) -> Path:
+    shape, ishape, ushape, opts = SCATTERS[case]
+    w = Written()
+    x, i, u, y = (w.tensor(shape, dtype), w.tensor(ishape, index_type), w.tensor(ushape, dtype),
+                  w.tensor(shape, dtype))
+    region = w.subgraph()
+    a, c = w.tensor([], dtype, sg=region), w.tensor([], dtype, sg=region)
+    region.inputs = [a, c]
+    if body is None:
+        region.outputs = [c]
+    else:
+        r = w.tensor([], dtype, sg=region)
+        w.op(body, [a, c], [r], sg=region)
+        region.outputs = [r]
+    w.op("STABLEHLO_SCATTER", [x, i, u], [y],
+         ("StablehloScatterOptions", {**opts, "updateComputationSubgraphIndex": 1}))
+    return w.save(tmp_path / "m.tflite", [x, i, u], [y])
+
+
+@pytest.mark.parametrize("body", [None, "STABLEHLO_ADD", "STABLEHLO_MULTIPLY", "STABLEHLO_MAXIMUM",
+                                  "STABLEHLO_MINIMUM"])
+@pytest.mark.parametrize("case", sorted(SCATTERS))
+def test_stablehlo_scatter(tmp_path, case, body):
+    """STABLEHLO_SCATTER against BUILTIN_REF, each update computation region LiteRT takes (none: replace; one
+    STABLEHLO_ADD / _MULTIPLY / _MAXIMUM / _MINIMUM): repeated targets (applied in order), targets past the operand's
+    end (skipped, element by element)."""
+    _require_litert()
+    shape, ishape, ushape, _ = SCATTERS[case]
+    model = _scatter_model(tmp_path, case, body, "float32", "int32")
+    rng = np.random.default_rng(3)
+    idx = rng.integers(0, max(shape) + 2, ishape).astype(np.int32)
+    compare(model, [rng.standard_normal(shape).astype(np.float32), idx, rng.standard_normal(ushape).astype(np.float32)],
+            sanitize=body == "STABLEHLO_ADD")
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32"])
+def test_stablehlo_scatter_integers(tmp_path, dtype):
+    """A plain update of integers, int64 indices, bit for bit."""
+    _require_litert()
+    model = _scatter_model(tmp_path, "rows", None, dtype, "int64")
+    rng = np.random.default_rng(4)
+    compare(model, [rng.integers(-100, 100, [5, 3]).astype(dtype), np.array([[1], [4], [9], [1]], np.int64),
+                    rng.integers(-100, 100, [4, 3]).astype(dtype)])

@@ -38,6 +38,7 @@ from aot.frontend.tflite import (
     reduce,
     resolver,
     signal,
+    stablehlo,
     window,
 )
 from aot.frontend.tflite.builder import (
@@ -169,11 +170,11 @@ _MOVES = ("RESHAPE", "SQUEEZE", "EXPAND_DIMS", "CONCATENATION", "STRIDED_SLICE",
           "RESIZE_NEAREST_NEIGHBOR", "TRANSPOSE", "GATHER", "GATHER_ND", "SLICE", "SPLIT", "SPLIT_V", "PACK",
           "UNPACK", "SPACE_TO_DEPTH", "DEPTH_TO_SPACE", "BROADCAST_TO", "MIRROR_PAD", "REVERSE_V2",
           "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND", "REDUCE_MAX", "REDUCE_MIN", "ARG_MAX", "ARG_MIN", "SELECT",
-          "SELECT_V2", "SHAPE", "FILL")
+          "SELECT_V2", "SHAPE", "FILL", "STABLEHLO_GATHER", "STABLEHLO_SCATTER")
 _NOT_INT16 = ("SPACE_TO_DEPTH", "DEPTH_TO_SPACE", "ARG_MAX", "ARG_MIN")  # LiteRT's kernels take no int16
 _ALL = -1
 _DATA_INPUTS = {"CONCATENATION": _ALL, "PACK": _ALL, "SPLIT": (1,), "SELECT": (1, 2), "SELECT_V2": (1, 2),
-                "FILL": (1,)}  # the inputs whose values an op moves (else the first)
+                "FILL": (1,), "STABLEHLO_SCATTER": (0, 2)}  # the inputs whose values an op moves (else the first)
 _INDEX_OUTPUT = ("ARG_MAX", "ARG_MIN", "SHAPE")  # their outputs are indices or a shape, not quantized
 
 
@@ -335,7 +336,7 @@ def _dequantize(b: OnnxBuilder, op: TflOp) -> None:
 
 _OPS = {
     **nn.OPS, **elementwise.OPS, **arrays.OPS, **reduce.OPS, **index.OPS, **mediapipe.OPS, **resolver.OPS,
-    **signal.OPS, **bounded.OPS, **window.OPS,
+    **signal.OPS, **bounded.OPS, **window.OPS, **stablehlo.OPS,
     "QUANTIZE": _quantize, "DEQUANTIZE": _dequantize, "WHILE": lower_while, "IF": lower_if,
     "VAR_HANDLE": var_handle, "READ_VARIABLE": read_variable, "ASSIGN_VARIABLE": assign_variable,
     "CALL_ONCE": call_once, "STABLEHLO_COMPOSITE": lower_composite,
