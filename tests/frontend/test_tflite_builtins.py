@@ -133,3 +133,26 @@ def test_stablehlo_scatter_integers(tmp_path, dtype):
     rng = np.random.default_rng(4)
     compare(model, [rng.integers(-100, 100, [5, 3]).astype(dtype), np.array([[1], [4], [9], [1]], np.int64),
                     rng.integers(-100, 100, [4, 3]).astype(dtype)])
+
+
+@pytest.mark.parametrize(("op", "dtype"), [("STABLEHLO_AND", "bool"), ("STABLEHLO_AND", "int8"),
+                                           ("STABLEHLO_AND", "int32"), ("STABLEHLO_SHIFT_LEFT", "int8"),
+                                           ("STABLEHLO_SHIFT_LEFT", "int16"), ("STABLEHLO_SHIFT_LEFT", "int32")])
+def test_stablehlo_bitwise(tmp_path, op, dtype):
+    """STABLEHLO_AND and _SHIFT_LEFT against LiteRT's default kernels (its reference resolver has neither): negative
+    values, shift amounts over the whole range LiteRT defines ([0, 31]: int8 and int16 truncate to 0 from their
+    width up), bit for bit."""
+    _require_litert()
+    w = Written()
+    a, c, y = w.tensor([3, 16], dtype), w.tensor([3, 16], dtype), w.tensor([3, 16], dtype)
+    w.op(op, [a, c], [y])
+    model = w.save(tmp_path / "m.tflite", [a, c], [y])
+    rng = np.random.default_rng(5)
+    if dtype == "bool":
+        xa, xc = rng.integers(0, 2, (3, 16)).astype(bool), rng.integers(0, 2, (3, 16)).astype(bool)
+    else:
+        info = np.iinfo(dtype)
+        xa = rng.integers(info.min, info.max + 1, (3, 16)).astype(dtype)
+        xc = (rng.integers(0, 32, (3, 16)) if op == "STABLEHLO_SHIFT_LEFT"
+              else rng.integers(info.min, info.max + 1, (3, 16))).astype(dtype)
+    compare(model, [xa, xc], builtin=True, sanitize=dtype == "int32")

@@ -175,12 +175,35 @@ def _stablehlo(onnx_op: str):
     return lower
 
 
+def _stablehlo_and(b: OnnxBuilder, op: TflOp) -> None:
+    """STABLEHLO_AND (LiteRT's default resolver; its reference one has no kernel): logical on bool, bitwise on the
+    integer types."""
+    names, layout = binary_inputs(b, op)
+    finish(b, op, "And" if b.tensor(op.inputs[0]).dtype == "bool" else "BitwiseAnd", names, layout)
+
+
+def _stablehlo_shift_left(b: OnnxBuilder, op: TflOp) -> None:
+    """STABLEHLO_SHIFT_LEFT of int8, int16, int32 (LiteRT's default resolver): C's x << y in int, truncated to the
+    type: ONNX BitShift LEFT of the bits as the unsigned type (0 from the type's width up, as LiteRT's truncation
+    gives for int8 / int16), cast back. LiteRT's shift is undefined outside [0, 31]; aotc's gives 0 there."""
+    x, y = b.tensor(op.inputs[0]), b.tensor(op.inputs[1])
+    if x.dtype not in ("int8", "int16", "int32") or y.dtype != x.dtype:
+        raise op_error(op, f"STABLEHLO_SHIFT_LEFT of {x.dtype} by {y.dtype} is not supported (int8, int16, int32 by "
+                       "the same type, as LiteRT's kernel)")
+    names, layout = binary_inputs(b, op)
+    unsigned = helper.np_dtype_to_tensor_dtype(np.dtype(f"u{x.dtype}"))  # BitShift (opset 17) takes unsigned types
+    x_u, y_u = (b.node("Cast", [n], hint=f"{op.name}_u{k}", to=unsigned) for k, n in enumerate(names))
+    shifted = b.node("BitShift", [x_u, y_u], hint=f"{op.name}_shl", direction="LEFT")
+    finish(b, op, "Cast", [shifted], layout, to=helper.np_dtype_to_tensor_dtype(np.dtype(x.dtype)))
+
+
 OPS = {
     "RIGHT_SHIFT": _right_shift, "BITCAST": _bitcast, "SPARSE_TO_DENSE": _sparse_to_dense, "RANK": _rank,
     "RANGE": _range, "DILATE": _dilate, "STABLEHLO_PAD": _stablehlo_pad,
     # StableHLO's elementwise ops of LiteRT's reference resolver: TFLite's ADD, MUL, MAXIMUM, MINIMUM with no options
     "STABLEHLO_ADD": _stablehlo("Add"), "STABLEHLO_MULTIPLY": _stablehlo("Mul"),
     "STABLEHLO_MAXIMUM": _stablehlo("Max"), "STABLEHLO_MINIMUM": _stablehlo("Min"),
+    "STABLEHLO_AND": _stablehlo_and, "STABLEHLO_SHIFT_LEFT": _stablehlo_shift_left,
 }
 
 # builtins a static-arena C bundle cannot be, for `aotc ops --tflite`: why each stays refused
