@@ -156,3 +156,22 @@ def test_stablehlo_bitwise(tmp_path, op, dtype):
         xc = (rng.integers(0, 32, (3, 16)) if op == "STABLEHLO_SHIFT_LEFT"
               else rng.integers(info.min, info.max + 1, (3, 16))).astype(dtype)
     compare(model, [xa, xc], builtin=True, sanitize=dtype == "int32")
+
+
+@pytest.mark.parametrize(("lo", "hi", "bits"), [(-1.0, 1.0, 8), (-0.3, 2.7, 8), (0.1, 3.0, 4), (-6.0, -0.5, 16),
+                                                (-2.0, 1.5, 2)])
+def test_fake_quant(tmp_path, lo, hi, bits):
+    """FAKE_QUANT against BUILTIN_REF: ranges nudged to put 0 on the grid (both ends excluding 0 too), values
+    outside the range, exact ties of the grid (rounded away from zero)."""
+    _require_litert()
+    from aot.frontend.tflite.resolver import fake_quant_range
+
+    w = Written()
+    x, y = w.tensor([4, 64], "float32"), w.tensor([4, 64], "float32")
+    w.op("FAKE_QUANT", [x], [y], ("FakeQuantOptions", {"min": lo, "max": hi, "numBits": bits, "narrowRange": False}))
+    model = w.save(tmp_path / "m.tflite", [x], [y])
+    rng = np.random.default_rng(6)
+    xs = rng.uniform(lo - 1, hi + 1, (4, 64)).astype(np.float32)
+    nlo, _, scale = fake_quant_range(lo, hi, bits)
+    xs[0] = nlo + (np.arange(64, dtype=np.float32) + np.float32(0.5)) * scale  # halfway between steps
+    compare(model, [xs])
