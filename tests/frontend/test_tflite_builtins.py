@@ -175,3 +175,28 @@ def test_fake_quant(tmp_path, lo, hi, bits):
     nlo, _, scale = fake_quant_range(lo, hi, bits)
     xs[0] = nlo + (np.arange(64, dtype=np.float32) + np.float32(0.5)) * scale  # halfway between steps
     compare(model, [xs])
+
+
+@pytest.mark.parametrize("combiner", [0, 1, 2])
+@pytest.mark.parametrize("rank", [2, 3])
+def test_embedding_lookup_sparse(tmp_path, combiner, rank):
+    """EMBEDDING_LOOKUP_SPARSE (SUM, MEAN, SQRTN) against BUILTIN_REF: run-time ids, indices and weights in the
+    sparse tensor's canonical order, a 3-D table, empty output rows, repeated ids, within 1e-5."""
+    _require_litert()
+    dense = [3, 4] if rank == 2 else [2, 3, 5]
+    n = 9
+    w = Written()
+    ids, ind = w.tensor([n], "int32"), w.tensor([n, rank], "int32")
+    shp = w.tensor([rank], "int32", data=np.array(dense, np.int32))
+    wt = w.tensor([n], "float32")
+    value = w.tensor([6, 2, 3], "float32", data=np.random.default_rng(7).standard_normal([6, 2, 3]))
+    y = w.tensor([*dense[:-1], 2, 3], "float32")
+    w.op("EMBEDDING_LOOKUP_SPARSE", [ids, ind, shp, wt, value], [y], ("EmbeddingLookupSparseOptions",
+                                                                      {"combiner": combiner}))
+    model = w.save(tmp_path / "m.tflite", [ids, ind, wt], [y])
+    rng = np.random.default_rng(8)
+    buckets = int(np.prod(dense[:-1]))
+    flat = np.sort(rng.choice(np.delete(np.arange(buckets), 1), n))  # row 1 empty; sorted, some repeated
+    lead = np.stack(np.unravel_index(flat, dense[:-1]), axis=1)
+    indices = np.concatenate([lead, rng.integers(0, dense[-1], (n, 1))], axis=1).astype(np.int32)
+    compare(model, [rng.integers(0, 6, n).astype(np.int32), indices, rng.uniform(0.1, 2, n).astype(np.float32)])

@@ -194,4 +194,84 @@ def lower_scatter(b: OnnxBuilder, op: TflOp) -> None:
     b.values[op.outputs[0]] = {NHWC: b.names[op.outputs[0]]}
 
 
-OPS = {"STABLEHLO_GATHER": lower_gather, "STABLEHLO_SCATTER": lower_scatter}
+def _const_or_value(b: OnnxBuilder, idx: int) -> str:
+    t = b.tensor(idx)
+    return b.const(t.data, b.names[idx]) if t.data is not None else b.value(idx, NHWC)
+
+
+def lower_embedding_lookup_sparse(b: OnnxBuilder, op: TflOp) -> None:
+    """EMBEDDING_LOOKUP_SPARSE(ids, indices, dense_shape, weights, value): for each output row (a bucket of the
+    sparse tensor's leading dense_shape[:-1] dimensions), the sum of weights[i] * value[ids[i]] over its
+    entries, then as LiteRT's combiner: SUM as it is, MEAN divided by the sum of the weights, SQRTN by the root
+    of the sum of their squares (a row with no entries stays 0). ScatterND adds each entry in order, so the sums
+    are LiteRT's own. The shape must be constant (the output's shape). LiteRT divides a row each time its
+    entries resume after another row's: with indices in the sparse tensor's canonical (row-sorted) order, as
+    tf.sparse writes them, both agree; aotc's sums do not depend on the order."""
+    ids, indices, dense, weights, value = (b.tensor(i) for i in op.inputs[:5])
+    y = b.tensor(op.outputs[0])
+    if dense.data is None:
+        raise op_error(op, "EMBEDDING_LOOKUP_SPARSE's dense shape is computed at run time; aotc needs it constant")
+    if value.dtype != "float32" or weights.dtype != "float32" or ids.dtype != "int32" or indices.dtype != "int32" \
+            or value.quant is not None:
+        raise op_error(op, f"EMBEDDING_LOOKUP_SPARSE of {value.dtype} values, {weights.dtype} weights is not "
+                       "supported (float32 values and weights, int32 ids and indices, as LiteRT)")
+    shape = [int(v) for v in np.asarray(dense.data).reshape(-1)]
+    n, rank = list(indices.shape)
+    rows, emb = int(value.shape[0]), [int(v) for v in value.shape[1:]]
+    width = int(np.prod(emb, dtype=np.int64))
+    buckets = int(np.prod(shape[:-1], dtype=np.int64))
+    if len(shape) != rank or list(ids.shape) != [n] or list(weights.shape) != [n] or \
+            list(y.shape) != shape[:-1] + emb:
+        raise op_error(op, f"EMBEDDING_LOOKUP_SPARSE of {n} ids with indices {list(indices.shape)}, dense shape "
+                       f"{shape}, value {list(value.shape)} does not give {list(y.shape)}")
+    combiner = int(op.options.combiner) if op.options is not None else 0
+    hint = op.name
+    zero = b.const(np.int64(0), "zero")
+    # ids clamped into the table (LiteRT refuses one outside it at run time; here it stays in memory)
+    idx = b.node("Min", [b.node("Max", [b.node("Cast", [_const_or_value(b, op.inputs[0])], hint=f"{hint}_ids64",
+                                               to=I64), zero], hint=f"{hint}_idlo"),
+                         b.const(np.int64(rows - 1), "last_row")], hint=f"{hint}_idclip")
+    table = b.node("Reshape", [_const_or_value(b, op.inputs[4]), b.const(np.array([rows, width], np.int64), "rows")],
+                   hint=f"{hint}_table")
+    w = _const_or_value(b, op.inputs[3])
+    picked = b.node("Gather", [table, idx], hint=f"{hint}_rows", axis=0)
+    terms = b.node("Mul", [picked, b.node("Unsqueeze", [w, b.const(np.array([1], np.int64), "axis")],
+                                          hint=f"{hint}_wcol")], hint=f"{hint}_weighted")
+    ind = b.node("Cast", [_const_or_value(b, op.inputs[1])], hint=f"{hint}_ind64", to=I64)
+    bucket = b.const(np.zeros([n], np.int64), "zeros")
+    for k, stride in enumerate(_strides(shape[:-1])):
+        comp = b.node("Reshape", [b.node("Slice", [ind, b.const(np.array([k], np.int64), "start"),
+                                                   b.const(np.array([k + 1], np.int64), "end"),
+                                                   b.const(np.array([1], np.int64), "axis")], hint=f"{hint}_c{k}"),
+                                  b.const(np.array([n], np.int64), "n")], hint=f"{hint}_col{k}")
+        comp = b.node("Min", [b.node("Max", [comp, zero], hint=f"{hint}_lo{k}"),
+                              b.const(np.int64(shape[k] - 1), "hi")], hint=f"{hint}_clip{k}")
+        bucket = b.node("Add", [bucket, b.node("Mul", [comp, b.const(np.int64(stride), "stride")],
+                                               hint=f"{hint}_s{k}")], hint=f"{hint}_bucket{k}")
+    where = b.node("Unsqueeze", [bucket, b.const(np.array([1], np.int64), "axis")], hint=f"{hint}_where")
+
+    def summed(updates: str, cols: list[int], what: str) -> str:
+        return b.node("ScatterND", [b.const(np.zeros([buckets, *cols], np.float32), "zeros"), where, updates],
+                      hint=f"{hint}_{what}", reduction="add")
+
+    out = summed(terms, [width], "sums")
+    if combiner in (1, 2):
+        if combiner == 1:
+            denom = summed(w, [], "total")
+        else:
+            denom = b.node("Sqrt", [summed(b.node("Mul", [w, w], hint=f"{hint}_w2"), [], "squares")],
+                           hint=f"{hint}_root")
+        count = summed(b.const(np.ones([n], np.float32), "ones"), [], "count")
+        col = b.const(np.array([1], np.int64), "axis")
+        filled = b.node("Unsqueeze", [b.node("Greater", [count, b.const(np.float32(0), "zero")], hint=f"{hint}_any"),
+                                      col], hint=f"{hint}_anycol")
+        divided = b.node("Div", [out, b.node("Unsqueeze", [denom, col], hint=f"{hint}_denom")], hint=f"{hint}_div")
+        out = b.node("Where", [filled, divided, out], hint=f"{hint}_combined")
+    elif combiner != 0:
+        raise op_error(op, f"EMBEDDING_LOOKUP_SPARSE combiner {combiner} is not SUM, MEAN or SQRTN")
+    b.node("Reshape", [out, b.const(np.array(y.shape, np.int64), "shape")], [b.names[op.outputs[0]]], hint=op.name)
+    b.values[op.outputs[0]] = {NHWC: b.names[op.outputs[0]]}
+
+
+OPS = {"STABLEHLO_GATHER": lower_gather, "STABLEHLO_SCATTER": lower_scatter,
+       "EMBEDDING_LOOKUP_SPARSE": lower_embedding_lookup_sparse}
