@@ -200,3 +200,30 @@ def test_embedding_lookup_sparse(tmp_path, combiner, rank):
     lead = np.stack(np.unravel_index(flat, dense[:-1]), axis=1)
     indices = np.concatenate([lead, rng.integers(0, dense[-1], (n, 1))], axis=1).astype(np.int32)
     compare(model, [rng.integers(0, 6, n).astype(np.int32), indices, rng.uniform(0.1, 2, n).astype(np.float32)])
+
+
+@pytest.mark.parametrize("index", [0, 1, 2, -1, 7])
+def test_stablehlo_case(tmp_path, index):
+    """STABLEHLO_CASE of three branches (ADD, MUL, and one passing an input through) against LiteRT's default
+    kernels (its reference resolver has none), the run-time index in range and out of it (the last branch)."""
+    _require_litert()
+    w = Written()
+    i, x, c = w.tensor([], "int32"), w.tensor([2, 5], "float32"), w.tensor([2, 5], "float32")
+    y = w.tensor([2, 5], "float32")
+    branches = []
+    for op in ("ADD", "MUL", None):
+        sg = w.subgraph()
+        a, d = w.tensor([2, 5], "float32", sg=sg), w.tensor([2, 5], "float32", sg=sg)
+        sg.inputs = [a, d]
+        if op is None:
+            sg.outputs = [d]
+        else:
+            r = w.tensor([2, 5], "float32", sg=sg)
+            w.op(op, [a, d], [r], sg=sg, options=(f"{op.title()}Options", {}))
+            sg.outputs = [r]
+        branches.append(len(w.m.subgraphs) - 1)
+    w.op("STABLEHLO_CASE", [i, x, c], [y], ("StablehloCaseOptions", {"branchSubgraphIndices": branches}))
+    model = w.save(tmp_path / "m.tflite", [i, x, c], [y])
+    rng = np.random.default_rng(9)
+    compare(model, [np.array(index, np.int32), rng.standard_normal([2, 5]).astype(np.float32),
+                    rng.standard_normal([2, 5]).astype(np.float32)], builtin=True)

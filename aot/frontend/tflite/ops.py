@@ -54,6 +54,7 @@ from aot.frontend.tflite.control import (
     call_once,
     finish_variables,
     fold_constant_op,
+    lower_case,
     lower_composite,
     lower_if,
     lower_while,
@@ -339,7 +340,7 @@ _OPS = {
     **signal.OPS, **bounded.OPS, **window.OPS, **stablehlo.OPS,
     "QUANTIZE": _quantize, "DEQUANTIZE": _dequantize, "WHILE": lower_while, "IF": lower_if,
     "VAR_HANDLE": var_handle, "READ_VARIABLE": read_variable, "ASSIGN_VARIABLE": assign_variable,
-    "CALL_ONCE": call_once, "STABLEHLO_COMPOSITE": lower_composite,
+    "CALL_ONCE": call_once, "STABLEHLO_COMPOSITE": lower_composite, "STABLEHLO_CASE": lower_case,
 }
 
 FLOAT_BUILTINS = frozenset(k for k in _OPS if not k.startswith("CUSTOM:"))  # lowered for float tensors
