@@ -227,3 +227,28 @@ def test_stablehlo_case(tmp_path, index):
     rng = np.random.default_rng(9)
     compare(model, [np.array(index, np.int32), rng.standard_normal([2, 5]).astype(np.float32),
                     rng.standard_normal([2, 5]).astype(np.float32)], builtin=True)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+def test_stablehlo_gather_quantized_constant_indices(tmp_path, dtype):
+    """A quantized operand (int8, 16x8's int16) gathered by constant indices (folded into one Gather), then
+    scattered back by a plain update: LiteRT moves the raw integers, bit for bit as BUILTIN_REF."""
+    _require_litert()
+    q = (0.05, -3 if dtype == "int8" else 0)
+    w = Written()
+    x = w.tensor([5, 4], dtype, quant=q)
+    idx = w.tensor([3, 1], "int32", data=np.array([[4], [0], [2]], np.int32))
+    g = w.tensor([3, 4], dtype, quant=q)
+    w.op("STABLEHLO_GATHER", [x, idx], [g], ("StablehloGatherOptions", dict(
+        offsetDims=[1], collapsedSliceDims=[0], startIndexMap=[0], indexVectorDim=1, sliceSizes=[1, 4])))
+    y = w.tensor([5, 4], dtype, quant=q)
+    region = w.subgraph()
+    a, c = w.tensor([], dtype, sg=region), w.tensor([], dtype, sg=region)
+    region.inputs, region.outputs = [a, c], [c]
+    idx2 = w.tensor([3, 1], "int32", data=np.array([[1], [3], [1]], np.int32))
+    w.op("STABLEHLO_SCATTER", [x, idx2, g], [y], ("StablehloScatterOptions", dict(
+        updateWindowDims=[1], insertedWindowDims=[0], scatterDimsToOperandDims=[0], indexVectorDim=1,
+        updateComputationSubgraphIndex=1)))
+    model = w.save(tmp_path / "m.tflite", [x], [g, y])
+    info = np.iinfo(dtype)
+    compare(model, [np.random.default_rng(10).integers(info.min, info.max + 1, [5, 4]).astype(dtype)])

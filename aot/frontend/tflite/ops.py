@@ -64,6 +64,7 @@ from aot.frontend.tflite.control import (
 from aot.frontend.tflite.int8 import is_quantized, lower_int8, lower_quantize
 from aot.frontend.tflite.lowering import ACT_NONE
 from aot.frontend.tflite.reader import OpName, TflModel, TflOp
+from aot.frontend.tflite.reference_types import NO_KERNEL, no_kernel
 from aot.frontend.tflite.state import state_metadata
 from aot.ir import tflite_ops as tfl
 
@@ -159,7 +160,8 @@ def lower_ops(b: OnnxBuilder) -> None:
         if fn is None:
             if op.op.startswith("CUSTOM:"):
                 raise AotcError(f"custom op '{op.op[7:]}' is not supported", node=OpName(op))
-            raise AotcError(f"TFLite op {op.op} is not supported", node=OpName(op))
+            why = f": {NO_KERNEL}" if no_kernel(op.op) else ""
+            raise AotcError(f"TFLite op {op.op} is not supported{why}", node=OpName(op))
         fn(b, op)
 
 
@@ -335,12 +337,19 @@ def _dequantize(b: OnnxBuilder, op: TflOp) -> None:
     lower_quantize(b, op)
 
 
+def _densify(b: OnnxBuilder, op: TflOp) -> None:
+    """DENSIFY of a constant is done by the reader (reader.py); LiteRT's kernel takes nothing else."""
+    raise op_error(op, "DENSIFY of a run-time tensor is not supported: LiteRT's kernel takes a constant sparse "
+                   "tensor only (aotc densifies those when it reads the file)")
+
+
 _OPS = {
     **nn.OPS, **elementwise.OPS, **arrays.OPS, **reduce.OPS, **index.OPS, **mediapipe.OPS, **resolver.OPS,
     **signal.OPS, **bounded.OPS, **window.OPS, **stablehlo.OPS,
     "QUANTIZE": _quantize, "DEQUANTIZE": _dequantize, "WHILE": lower_while, "IF": lower_if,
     "VAR_HANDLE": var_handle, "READ_VARIABLE": read_variable, "ASSIGN_VARIABLE": assign_variable,
     "CALL_ONCE": call_once, "STABLEHLO_COMPOSITE": lower_composite, "STABLEHLO_CASE": lower_case,
+    "DENSIFY": _densify,
 }
 
 FLOAT_BUILTINS = frozenset(k for k in _OPS if not k.startswith("CUSTOM:"))  # lowered for float tensors

@@ -255,7 +255,9 @@ REFUSED = {
     **{op: "hash tables (a run-time map of strings)" for op in ("HASHTABLE", "HASHTABLE_FIND", "HASHTABLE_IMPORT",
                                                                "HASHTABLE_LOOKUP", "HASHTABLE_SIZE")},
     **{op: "complex64 tensors" for op in ("RFFT2D", "COMPLEX_ABS", "REAL", "IMAG")},
-    **{op: "strings" for op in ("LSH_PROJECTION", "SKIP_GRAM")},
+    "SKIP_GRAM": "strings",
+    "LSH_PROJECTION": "farmhash's Fingerprint64 of each input row's bytes, which LiteRT runs and aotc's C runtime does "
+                      "not carry",
     "DELEGATE": "a delegate's node, not an op", "CUSTOM": "see the custom ops below",
     "PLACEHOLDER_FOR_GREATER_OP_CODES": "not an op",
 }
