@@ -252,3 +252,46 @@ def test_stablehlo_gather_quantized_constant_indices(tmp_path, dtype):
     model = w.save(tmp_path / "m.tflite", [x], [g, y])
     info = np.iinfo(dtype)
     compare(model, [np.random.default_rng(10).integers(info.min, info.max + 1, [5, 4]).astype(dtype)])
+
+
+def _refusal(tmp_path: Path, w: Written, ins: list[int], outs: list[int]) -> str:
+    import subprocess
+
+    from tflite_written import AOTC
+
+    model = w.save(tmp_path / "m.tflite", ins, outs)
+    run = subprocess.run([*AOTC, str(model), "-o", str(tmp_path / "out"), "--no-configure"], capture_output=True,
+                         text=True)
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1, run.stderr
+    return run.stderr
+
+
+@pytest.mark.parametrize(("case", "says"), [
+    ("STABLEHLO_ABS", "LiteRT has no kernel for it"),
+    ("DENSIFY", "LiteRT's kernel takes a constant sparse tensor only"),
+    ("FAKE_QUANT", "narrow_range"),
+    ("STABLEHLO_SCATTER", "add computation on int32 is not supported yet"),
+])
+def test_refused_in_one_line(tmp_path, case, says):
+    """What LiteRT has no kernel for, refuses itself, or aotc does not do yet: one line naming the op, exit 2."""
+    pytest.importorskip("ai_edge_litert")
+    w = Written()
+    dtype = "int32" if case == "STABLEHLO_SCATTER" else "float32"
+    x, y = w.tensor([2, 3], dtype), w.tensor([2, 3], dtype)
+    ins = [x]
+    if case == "FAKE_QUANT":
+        w.op(case, [x], [y], ("FakeQuantOptions", {"min": -1.0, "max": 1.0, "numBits": 8, "narrowRange": True}))
+    elif case == "STABLEHLO_SCATTER":
+        i, u = w.tensor([1, 1], "int32"), w.tensor([1, 3], dtype)
+        region = w.subgraph()
+        a, c, r = (w.tensor([], dtype, sg=region) for _ in range(3))
+        w.op("STABLEHLO_ADD", [a, c], [r], sg=region)
+        region.inputs, region.outputs = [a, c], [r]
+        w.op(case, [x, i, u], [y], ("StablehloScatterOptions", dict(
+            updateWindowDims=[1], insertedWindowDims=[0], scatterDimsToOperandDims=[0], indexVectorDim=1,
+            updateComputationSubgraphIndex=1)))
+        ins = [x, i, u]
+    else:
+        w.op(case, [x], [y])
+    err = _refusal(tmp_path, w, ins, [y])
+    assert case in err and says in err, err
