@@ -59,19 +59,42 @@ def _placed(b: OnnxBuilder, x: str, rank: int, dims: list[int], sizes: list[int]
     return b.node("Reshape", [x, b.const(np.array(shape, np.int64), "shape")], hint=hint)
 
 
+def _placed_shape(rank: int, dims: list[int], sizes: list[int]) -> tuple[int, ...]:
+    shape = [1] * rank
+    for d, n in zip(dims, sizes, strict=True):
+        shape[d] = n
+    return tuple(shape)
+
+
+def _add(b: OnnxBuilder, acc: tuple[str, tuple[int, ...]] | None, term: tuple[str, tuple[int, ...]],
+         hint: str) -> tuple[str, tuple[int, ...]]:
+    """acc + term with its broadcast shape (term alone when acc is None)."""
+    if acc is None:
+        return term
+    return b.node("Add", [acc[0], term[0]], hint=hint), tuple(np.broadcast_shapes(acc[1], term[1]))
+
+
 def _iota(rank: int, axis: int, n: int) -> np.ndarray:
     shape = [1] * rank
     shape[axis] = n
     return np.arange(n, dtype=np.int64).reshape(shape)
 
 
-def _flat(b: OnnxBuilder, terms: list[str], strides: list[int], out_shape: list[int], hint: str) -> str:
-    """sum(terms[d] * strides[d]), broadcast to out_shape."""
-    acc = b.const(np.zeros(out_shape, np.int64), "zeros")
+def _flat(b: OnnxBuilder, terms: list[tuple[str, tuple[int, ...]] | None], strides: list[int], out_shape: list[int],
+          hint: str) -> str:
+    """sum(terms[d] * strides[d]) (each term a name and its static shape), broadcast to out_shape by an Expand only
+    where the terms do not already cover it (no constant of the output's size)."""
+    acc, shape = None, ()
     for d, t in enumerate(terms):
-        if t is not None and strides[d]:
-            acc = b.node("Add", [acc, b.node("Mul", [t, b.const(np.int64(strides[d]), "stride")],
-                                             hint=f"{hint}_s{d}")], hint=f"{hint}_sum{d}")
+        if t is None or not strides[d]:
+            continue
+        scaled = b.node("Mul", [t[0], b.const(np.int64(strides[d]), "stride")], hint=f"{hint}_s{d}")
+        acc = scaled if acc is None else b.node("Add", [acc, scaled], hint=f"{hint}_sum{d}")
+        shape = np.broadcast_shapes(shape, t[1])
+    if acc is None:
+        return b.const(np.zeros(out_shape, np.int64), "zeros")  # every position 0: a constant Gather folds
+    if list(shape) != list(out_shape):
+        acc = b.node("Expand", [acc, b.const(np.array(out_shape, np.int64), "shape")], hint=f"{hint}_full")
     return acc
 
 
@@ -107,16 +130,18 @@ def lower_gather(b: OnnxBuilder, op: TflOp) -> None:
         want[d] = sizes[k]
     if len(offset_dims) != len(kept) or len(batch_dims) != len(batch) or want != out_shape:
         raise op_error(op, f"STABLEHLO_GATHER gives {want} where the file declares {out_shape}")
-    terms: list[str | None] = [None] * rank
+    terms: list[tuple[str, tuple[int, ...]] | None] = [None] * rank
     for k, d in enumerate(start_map):
         lo, hi = b.const(np.int64(0), "zero"), b.const(np.int64(shape[d] - sizes[d]), "hi")
         s = b.node("Min", [b.node("Max", [comps[k], lo], hint=f"{op.name}_lo{d}"), hi], hint=f"{op.name}_clip{d}")
-        s = _placed(b, s, out_rank, batch_dims, batch, f"{op.name}_start{d}") if batch else s
-        terms[d] = s if terms[d] is None else b.node("Add", [terms[d], s], hint=f"{op.name}_dup{d}")
+        term = (_placed(b, s, out_rank, batch_dims, batch, f"{op.name}_start{d}"), _placed_shape(out_rank, batch_dims,
+                                                                                                  batch)) \
+            if batch else (s, (1,))
+        terms[d] = _add(b, terms[d], term, f"{op.name}_dup{d}")
     for od, d in zip(offset_dims, kept, strict=True):
         if sizes[d] > 1:
-            w = b.const(_iota(out_rank, od, sizes[d]), "iota")
-            terms[d] = w if terms[d] is None else b.node("Add", [terms[d], w], hint=f"{op.name}_at{d}")
+            iota = _iota(out_rank, od, sizes[d])
+            terms[d] = _add(b, terms[d], (b.const(iota, "iota"), iota.shape), f"{op.name}_at{d}")
     flat = _flat(b, terms, _strides(shape), out_shape, op.name)
     data = b.node("Reshape", [b.value(op.inputs[0], NHWC), b.const(np.array([-1], np.int64), "flat")],
                   hint=f"{op.name}_operand")
@@ -161,19 +186,21 @@ def lower_scatter(b: OnnxBuilder, op: TflOp) -> None:
             any(ushape[w] > shape[d] for w, d in zip(window, kept, strict=True)):
         raise op_error(op, f"STABLEHLO_SCATTER's dimension numbers (window {window}, inserted {inserted}, to operand "
                        f"{to_operand}) do not fit operand {shape}, updates {ushape}")
-    terms: list[str | None] = [None] * rank
+    terms: list[tuple[str, tuple[int, ...]] | None] = [None] * rank
     for k, d in enumerate(to_operand):
-        s = _placed(b, comps[k], urank, scatter_dims, batch, f"{op.name}_start{d}") if batch else comps[k]
-        terms[d] = s if terms[d] is None else b.node("Add", [terms[d], s], hint=f"{op.name}_dup{d}")
+        term = (_placed(b, comps[k], urank, scatter_dims, batch, f"{op.name}_start{d}"),
+                _placed_shape(urank, scatter_dims, batch)) if batch else (comps[k], (1,))
+        terms[d] = _add(b, terms[d], term, f"{op.name}_dup{d}")
     for w, d in zip(window, kept, strict=True):
-        iota = b.const(_iota(urank, w, ushape[w]), "iota")
-        terms[d] = iota if terms[d] is None else b.node("Add", [terms[d], iota], hint=f"{op.name}_at{d}")
+        iota = _iota(urank, w, ushape[w])
+        terms[d] = _add(b, terms[d], (b.const(iota, "iota"), iota.shape), f"{op.name}_at{d}")
     n = int(np.prod(shape, dtype=np.int64))
     flat = _flat(b, terms, _strides(shape), ushape, op.name)
     inside = None
-    for d, t in enumerate(terms):
-        if t is None:
+    for d, term in enumerate(terms):
+        if term is None:
             continue
+        t = term[0]
         ok = b.node("And", [b.node("GreaterOrEqual", [t, b.const(np.int64(0), "zero")], hint=f"{op.name}_ge{d}"),
                             b.node("Less", [t, b.const(np.int64(shape[d]), "dim")], hint=f"{op.name}_lt{d}")],
                     hint=f"{op.name}_in{d}")
