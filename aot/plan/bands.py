@@ -18,7 +18,7 @@ from aot.plan.buffers import Plan
 from aot.plan.placement import _live_per_step
 from aot.plan.planner import BudgetError
 
-MAX_RUN = 8  # layers a fused run holds at most
+MAX_RUN = 10  # layers a fused run holds at most
 MAX_FUSED = 8  # runs fused in one model at most (one per peak the budget is over)
 
 
