@@ -116,8 +116,8 @@ def fuse_in_bands(graph: Graph, i: int, j: int, selection: Selection) -> Graph:
     --ram-budget: aot/plan/bands.py), its kernel entered in `selection`; the layers' own entries stay, as
     its fit chooses each layer's kernel from them."""
     if graph.nodes[i].op in nchw_bands.OPS:  # the ONNX route's NCHW convs (aot/kernels/nchw_bands.py)
-        node, op, kernel = nchw_bands.band_run(graph, i, j, lambda m, g, budget, least: _choose_on(
-            m, g, selection[m.name], budget, least), lambda m: selection[m.name].op,
+        node, op, kernel = nchw_bands.band_run(graph, i, j, lambda m, g, budget, least, kernel: _choose_on(
+            m, g, selection[m.name], budget, least, kernel), lambda m: selection[m.name].op,
             lambda m: choose(m, graph, selection[m.name], WHOLE).kernel)
     else:
         node, op, kernel = band_run(graph, i, j,
@@ -130,10 +130,20 @@ def fuse_in_bands(graph: Graph, i: int, j: int, selection: Selection) -> Graph:
 WHOLE = 1 << 40  # a float layer's kernel on its whole tensors, without a budget: the one its band calls take
 
 
-def _choose_on(node: Node, graph: Graph, kernels: NodeKernels, budget: int, least: bool) -> KernelChoice | None:
-    """choose among the node's candidates that apply on `graph`'s shapes (a band's), None where none does."""
-    ok = tuple(k for k in kernels.candidates if k.applies_on(node, graph, kernels.traits))
-    return choose(node, graph, NodeKernels(kernels.op, ok, kernels.traits), budget, least) if ok else None
+def _choose_on(node: Node, graph: Graph, kernels: NodeKernels, budget: int, least: bool,
+               kernel: str | None) -> KernelChoice | None:
+    """choose among the node's candidates that apply on `graph`'s shapes (a band's) and, given `kernel`, run
+    that C function; None where none does."""
+    ok = tuple(k for k in kernels.candidates if k.applies_on(node, graph, kernels.traits)
+               and (kernel is None or k.kernel == kernel))
+    if not ok:
+        return None
+    for room in (budget, WHOLE):  # a kernel kept for its results may need more than the budget leaves
+        try:
+            return choose(node, graph, NodeKernels(kernels.op, ok, kernels.traits), room, least)
+        except AssertionError:
+            continue
+    return None
 
 
 def slice_part(n: Node, g: Graph) -> list[int] | None:

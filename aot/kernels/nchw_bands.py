@@ -117,9 +117,10 @@ class NchwBandChoice:
                 "kernels": {m: sorted({c.kernel for c in cs}) for m, cs in self.inner.items()}}
 
 
-# (layer as a band call sees it, its graph, budget, least) -> its kernel, or None where none of the layer's
-# candidates takes the shape (aot/select.py: the layer's own candidates that apply on the band's shapes)
-ChooseShape = Callable[[Node, Graph, int, bool], KernelChoice | None]
+# (layer as a band call sees it, its graph, budget, least, the C function it must run or None: any) -> its
+# kernel, or None where none of the layer's candidates takes the shape (aot/select.py: the layer's own
+# candidates that apply on the band's shapes)
+ChooseShape = Callable[[Node, Graph, int, bool, str | None], KernelChoice | None]
 
 
 def band_run(graph: Graph, i: int, j: int, choose: ChooseShape, op_of: Callable[[Node], HostOp],
@@ -184,8 +185,9 @@ def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseShape
         for k, m in enumerate(layers):
             picked = []
             for shape in shapes[k]:
-                choice = choose(*band_node(m, graph, shape), max(budget - lines - stage, 0), least)
-                if choice is None or (m.name in floats and choice.kernel != floats[m.name]):
+                choice = choose(*band_node(m, graph, shape), max(budget - lines - stage, 0), least,
+                                floats.get(m.name))
+                if choice is None:
                     break
                 picked.append(choice)
                 scratch = max(scratch, choice.scratch)
