@@ -44,16 +44,33 @@ def _align(n: int) -> int:
     return -(-n // ALIGNMENT) * ALIGNMENT
 
 
+def _nhwc_to_nchw(node: Node, graph: Graph) -> bool:
+    """A Transpose of a channels-last image to NCHW (a Keras export's input) whose input no NCHW conv writes: it
+    may start a run (its rows are the image's rows), copied straight into the first line buffer."""
+    if node.op != "Transpose" or list(node.attrs.get("perm", ())) != [0, 3, 1, 2]:
+        return False
+    x = graph.tensors[node.inputs[0]]
+    if len(x.shape) != 4 or x.shape[0] != 1 or x.is_const or x.dtype not in ("int8", "uint8", "float32"):
+        return False
+    return not any(n.op in OPS and node.inputs[0] in n.outputs for n in graph.nodes)
+
+
 def layer_of(node: Node, graph: Graph) -> Layer | None:
     """The node as a layer of a fused NCHW run: a 2-D QLinearConv (8-bit) or float Conv of one image, NCHW in and
-    out, constant weights (and scales, zero points, bias), no fused residual; else None."""
-    if node.op not in OPS or not node.inputs or not node.outputs or not node.outputs[0]:
+    out, constant weights (and scales, zero points, bias), no fused residual; or a Transpose of a channels-last
+    input to NCHW, which may only start a run; else None."""
+    if not node.inputs or not node.outputs or not node.outputs[0] or any(
+            t in graph.info.extent_root for t in (node.inputs[0], node.outputs[0])):
+        return None
+    if _nhwc_to_nchw(node, graph):
+        x = graph.tensors[node.inputs[0]]
+        return Layer(h=x.shape[1], oh=x.shape[1], k=1, s=1, p=0, d=1, in_row=x.shape[2] * x.shape[3] * x.itemsize,
+                     out_row=x.shape[2] * x.shape[3] * x.itemsize)
+    if node.op not in OPS:
         return None
     x, y = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]]
     a = node.attrs
     if len(x.shape) != 4 or len(y.shape) != 4 or x.shape[0] != 1 or y.size == 0 or len(a.get("kernel_shape", ())) != 2:
-        return None
-    if any(t in graph.info.extent_root for t in (node.inputs[0], node.outputs[0])):
         return None
     consts = node.inputs[1:]
     if node.op == "QLinearConv":
@@ -134,9 +151,9 @@ def band_run(graph: Graph, i: int, j: int, choose: ChooseShape, op_of: Callable[
     geometry = [layer_of(m, graph) for m in layers]
     assert all(g is not None for g in geometry), name
     ops = [op_of(m) for m in layers]
-    family = ops[0].family
+    family = next(op.family for m, op in zip(layers, ops, strict=True) if m.op in OPS)
     needs = tuple(dict.fromkeys(f for op in ops for f in (op.family, *op.needs) if f != family))
-    floats = {m.name: whole(m) for m in layers if graph.tensors[m.inputs[0]].dtype == "float32"}
+    floats = {m.name: whole(m) for m in layers if graph.tensors[m.inputs[0]].dtype == "float32" and m.op in OPS}
     node = Node(BAND_OP, name, ins, [layers[-1].outputs[0]],
                 {"band_run": True, "layers": layers, "geometry": geometry, "ops": ops, "kernels": floats},
                 tuple(s for m in layers for s in m.sources()))
@@ -175,16 +192,18 @@ def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseShape
         buffers = sched.buffer_bytes(geometry)
         lines = sum(buffers)
         shapes = [_shapes(sched, k) for k in range(len(layers))]
-        stage_in = [_align(max(s[0] for s in sh) * g.in_row) for sh, g in zip(shapes, geometry, strict=True)]
-        stage = max(a + _align(max(s[2] for s in sh) * g.out_row)
-                    for a, sh, g in zip(stage_in, shapes, geometry, strict=True))
+        convs = [m.op in OPS for m in layers]  # a Transpose copies straight into its line buffer: no staging
+        stage_in = [_align(max(s[0] for s in sh) * g.in_row) if c else 0
+                    for sh, g, c in zip(shapes, geometry, convs, strict=True)]
+        stage = max(a + _align(max(s[2] for s in sh) * g.out_row) if c else 0
+                    for a, sh, g, c in zip(stage_in, shapes, geometry, convs, strict=True))
         if lines + stage > budget and rows > 1:
             continue
         inner: dict[str, tuple[KernelChoice, ...]] = {}
         scratch = 0
         for k, m in enumerate(layers):
             picked = []
-            for shape in shapes[k]:
+            for shape in shapes[k] if convs[k] else ():
                 choice = choose(*band_node(m, graph, shape), max(budget - lines - stage, 0), least,
                                 floats.get(m.name))
                 if choice is None:
@@ -302,6 +321,20 @@ def _emit_band_run(ctx: NodeContext) -> None:
         else:
             dst, dst_plane = f"aotc_line{k}", sched.buffer_rows[k] * out_row
         ctx.line(f"        if (aotc_r[{f + 4}] > 0) {{ /* {c_comment(m.name)} */")
+        if m.op not in OPS:  # the input's channels-last rows, transposed into the line buffer's planes
+            assert k == 0 and k != last, ctx.node.name
+            t = C_TYPES[x.dtype]
+            h, w, c = x.shape[1:]
+            ctx.line(f"            const {t} *const aotc_x = {ctx.ptr(m.inputs[0])} + (size_t)aotc_r[{f}] * {w * c}u;")
+            ctx.line(f"            for (int32_t aotc_i = 0; aotc_i < aotc_r[{f + 4}]; ++aotc_i) "
+                     f"for (int32_t aotc_c = 0; aotc_c < {c}; ++aotc_c) {{")
+            ctx.line(f"                {t} *const aotc_y = ({t} *)({dst} + (size_t)aotc_c * {dst_plane}u) + "
+                     f"(size_t)(aotc_r[{f + 3}] + aotc_i) * {w}u;")
+            ctx.line(f"                for (int32_t aotc_w = 0; aotc_w < {w}; ++aotc_w) "
+                     f"aotc_y[aotc_w] = aotc_x[((size_t)aotc_i * {w} + (size_t)aotc_w) * {c}u + (size_t)aotc_c];")
+            ctx.line("            }")
+            ctx.line("        }")
+            continue
         ctx.line(f"            const size_t aotc_in = (size_t)aotc_r[{f + 1}] * {in_row}u, "
                  f"aotc_out = (size_t)aotc_r[{f + 4}] * {out_row}u;")
         ctx.line(f"            for (int32_t aotc_c = 0; aotc_c < {x.shape[1]}; ++aotc_c) "
