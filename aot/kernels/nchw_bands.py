@@ -36,6 +36,7 @@ from aot.kernels.tflite_bands import ALIGNMENT, Layer, Schedule, calls, schedule
 BAND_OP = "NchwBandRun"
 OPS = ("QLinearConv", "Conv", "FusedConv")
 CALL_FIELDS = 6  # a call's (x row, h, pad_top, y row, oh, shape): shape indexes the layer's band shapes
+KEEP_FIELDS = 4  # a line buffer's (first row kept, rows kept, plane pitch in rows before, plane pitch now)
 
 Shape = tuple[int, int, int]  # a call's (h, pad_top, oh)
 
@@ -108,13 +109,14 @@ def band_node(m: Node, graph: Graph, shape: Shape) -> tuple[Node, Graph]:
 @dataclass(frozen=True)
 class NchwBandChoice:
     """KernelChoice.detail of a fused NCHW run: its bands; each line buffer's bytes; the staging block
-    (the largest of any layer's input band then output band; `stage_in`: per layer where its output band
-    starts in it); the kernels' scratch after it (one layer runs at a time); per layer its band shapes and
-    the kernel chosen for each."""
+    (the largest of any layer's staged input band then output band; `stage_in`: per layer where its output
+    band starts in it; `direct`: per layer whether it writes straight into its line buffer); the kernels'
+    scratch after it (one layer runs at a time); per layer its band shapes and the kernel chosen for each."""
 
     schedule: Schedule
     buffers: tuple[int, ...]
     stage_in: tuple[int, ...]
+    direct: tuple[bool, ...]
     stage: int
     kernel_scratch: int
     shapes: tuple[tuple[Shape, ...], ...]
@@ -176,6 +178,30 @@ def _shapes(sched: Schedule, k: int) -> tuple[Shape, ...]:
                                for c in sched.bands if c.calls[k].oh))
 
 
+def _direct(sched: Schedule, n: int) -> tuple[bool, ...]:
+    """Per layer whether its output rows are, in every band it runs, exactly the rows its reader reads (a 1 x 1
+    reader at stride 1, no rows kept): it writes them straight into the line buffer, without staging."""
+    return tuple(k < n - 1 and all(not b.calls[k].oh or (b.calls[k].y_row == 0 and b.calls[k + 1].h == b.calls[k].oh
+                                                          and not b.keep[k][1]) for b in sched.bands)
+                 for k in range(n))
+
+
+def _pitches(sched: Schedule) -> list[list[tuple[int, int]]]:
+    """Per band, per line buffer: its plane pitch in rows before the band and in it. A line buffer is laid out
+    as its reader's input (C x h x W, h the rows the reader reads this band), so the reader runs on it as it is;
+    the kept rows move to the top of each plane at the new pitch."""
+    out, now = [], [0] * (len(sched.bands[0].calls) - 1 if sched.bands else 0)
+    for band in sched.bands:
+        row = []
+        for k in range(len(now)):
+            reader = band.calls[k + 1]
+            new = reader.h if reader.oh else now[k]
+            row.append((now[k], new))
+            now[k] = new
+        out.append(row)
+    return out
+
+
 def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseShape) -> KernelChoice:
     """The most rows a band whose line buffers, staging block and kernel scratch fit `budget` (the fewest
     calls), else one row (the least memory; the arena grows). Each band shape of each layer gets the kernel
@@ -193,10 +219,12 @@ def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseShape
         lines = sum(buffers)
         shapes = [_shapes(sched, k) for k in range(len(layers))]
         convs = [m.op in OPS for m in layers]  # a Transpose copies straight into its line buffer: no staging
-        stage_in = [_align(max(s[0] for s in sh) * g.in_row) if c else 0
-                    for sh, g, c in zip(shapes, geometry, convs, strict=True)]
-        stage = max(a + _align(max(s[2] for s in sh) * g.out_row) if c else 0
-                    for a, sh, g, c in zip(stage_in, shapes, geometry, convs, strict=True))
+        direct = _direct(sched, len(layers))
+        # only the first layer's input is gathered (the others read their line buffer as it is)
+        stage_in = [_align(max(s[0] for s in shapes[0]) * geometry[0].in_row) if convs[0] else 0,
+                    *[0] * (len(layers) - 1)]
+        stage = max(a + (_align(max(s[2] for s in sh) * g.out_row) if c and not o else 0)
+                    for a, sh, g, c, o in zip(stage_in, shapes, geometry, convs, direct, strict=True))
         if lines + stage > budget and rows > 1:
             continue
         inner: dict[str, tuple[KernelChoice, ...]] = {}
@@ -218,7 +246,8 @@ def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseShape
             continue
         scratch = _align(scratch)
         assumes = {k: v for cs in inner.values() for c in cs for k, v in c.assumes.items()}
-        detail = NchwBandChoice(sched, tuple(buffers), tuple(stage_in), stage, scratch, tuple(shapes), inner)
+        detail = NchwBandChoice(sched, tuple(buffers), tuple(stage_in), direct, stage, scratch, tuple(shapes),
+                                inner)
         out = KernelChoice("", lines + stage + scratch, detail, assumes)
         if lines + stage + scratch <= budget:
             return out
@@ -267,59 +296,65 @@ class _CallView:
 
 
 def _emit_band_run(ctx: NodeContext) -> None:
-    """The loop over the bands: each line buffer's kept rows moved to the top of each of its planes; then per
-    layer its input rows gathered into the staging block, its call for the band's shape, its output rows
-    scattered to the line buffer or the run's output; from the table of rows the schedule worked out."""
+    """The loop over the bands: each line buffer's kept rows moved to the top of each of its planes (at the
+    plane pitch of its reader's input this band); then per layer its call for the band's shape, the first
+    layer's input rows gathered into the staging block, each other layer reading its line buffer as it is, its
+    output rows scattered to the next line buffer or the run's output (or written there straight where they
+    are all its reader reads); from the table of rows the schedule worked out."""
     d: NchwBandChoice = ctx.choice.detail
     layers: list[Node] = ctx.node.attrs["layers"]
     ops: list[HostOp] = ctx.node.attrs["ops"]
     sched = d.schedule
-    table = np.array([[v for keep in band.keep for v in keep]
+    pitches = _pitches(sched)
+    table = np.array([[v for keep, pitch in zip(band.keep, pitches[b], strict=True) for v in (*keep, *pitch)]
                       + [v for k, c in enumerate(band.calls)
                          for v in (*dataclasses.astuple(c), d.shapes[k].index((c.h, c.pad_top, c.oh)) if c.oh else 0)]
-                      for band in sched.bands], np.int64)
+                      for b, band in enumerate(sched.bands)], np.int64)
     assert table.size == 0 or (table.min() > -(1 << 15) and table.max() < (1 << 15)), ctx.node.name
     width = table.shape[1]
     rows = ctx.const_array("bands", table.astype(np.int16).ravel(),
-                           f"per band: each line buffer's (first row kept, rows kept), then each layer's call "
-                           f"(x row, h, pad_top, y row, oh, shape): {ctx.node.name}")
+                           f"per band: each line buffer's (first row kept, rows kept, plane pitch before, plane "
+                           f"pitch now), then each layer's call (x row, h, pad_top, y row, oh, shape): {ctx.node.name}")
     scratch = ctx.scratch("uint8_t")
     names = " -> ".join(m.name for m in layers)
     ctx.comment(f"{names}: {len(sched.bands)} bands of {sched.rows} row(s) of the last output, all channels; "
                 f"line buffers of {', '.join(str(r) for r in sched.buffer_rows)} rows ({sum(d.buffers)} B), "
-                f"{d.stage} B staging a call's input and output rows (NCHW: a plane at a time) and "
-                f"{d.kernel_scratch} B of kernel scratch in this node's scratch (aot/plan/bands.py)")
+                f"{d.stage} B staging the first layer's input rows and the output rows a line buffer or the run's "
+                f"output takes a plane at a time (NCHW), {d.kernel_scratch} B of kernel scratch in this node's "
+                "scratch (aot/plan/bands.py)")
     ctx.line("{")
     at = 0
     for k, nbytes in enumerate(d.buffers):
         ctx.line(f"    uint8_t *const aotc_line{k} = {scratch} + {at}u; /* {c_comment(layers[k].outputs[0])}: "
-                 f"{sched.buffer_rows[k]} rows of each of its planes */")
+                 f"{sched.buffer_rows[k]} rows of each of its planes at most */")
         at += nbytes
-    ctx.line(f"    uint8_t *const aotc_stage = {scratch} + {at}u;")
+    if d.stage:
+        ctx.line(f"    uint8_t *const aotc_stage = {scratch} + {at}u;")
     kernel_scratch = f"{scratch} + {at + d.stage}u"
     ctx.line(f"    for (int32_t aotc_b = 0; aotc_b < {len(sched.bands)}; ++aotc_b) {{")
     ctx.line(f"        const int16_t *const aotc_r = {rows} + (size_t)aotc_b * {width}u;")
     for k in range(len(d.buffers)):
         y = ctx.graph.tensors[layers[k].outputs[0]]
-        row, plane = y.shape[3] * y.itemsize, sched.buffer_rows[k] * y.shape[3] * y.itemsize
-        ctx.line(f"        for (int32_t aotc_c = 0; aotc_c < {y.shape[1]}; ++aotc_c) "
-                 f"memmove(aotc_line{k} + (size_t)aotc_c * {plane}u, aotc_line{k} + (size_t)aotc_c * {plane}u + "
-                 f"(size_t)aotc_r[{2 * k}] * {row}u, (size_t)aotc_r[{2 * k + 1}] * {row}u);")
-    base = 2 * len(d.buffers)
+        row = y.shape[3] * y.itemsize
+        f = KEEP_FIELDS * k
+        move = (f"memmove(aotc_line{k} + (size_t)aotc_c * aotc_r[{f + 3}] * {row}u, aotc_line{k} + ((size_t)aotc_c * "
+                f"aotc_r[{f + 2}] + (size_t)aotc_r[{f}]) * {row}u, (size_t)aotc_r[{f + 1}] * {row}u);")
+        ctx.line(f"        if (aotc_r[{f + 1}] > 0) {{ /* planes further apart: the last first */")
+        ctx.line(f"            if (aotc_r[{f + 3}] >= aotc_r[{f + 2}]) "
+                 f"for (int32_t aotc_c = {y.shape[1] - 1}; aotc_c >= 0; --aotc_c) {move}")
+        ctx.line(f"            else for (int32_t aotc_c = 0; aotc_c < {y.shape[1]}; ++aotc_c) {move}")
+        ctx.line("        }")
+    base = KEEP_FIELDS * len(d.buffers)
     last = len(layers) - 1
     shared: dict[tuple[str, str, str], str] = {}
     for k, m in enumerate(layers):
         f = base + CALL_FIELDS * k
         x, y = ctx.graph.tensors[m.inputs[0]], ctx.graph.tensors[m.outputs[0]]
         in_row, out_row = x.shape[3] * x.itemsize, y.shape[3] * y.itemsize
-        if k == 0:
-            src, src_plane = f"(const uint8_t *){ctx.ptr(m.inputs[0])}", x.shape[2] * in_row
-        else:
-            src, src_plane = f"aotc_line{k - 1}", sched.buffer_rows[k - 1] * in_row
         if k == last:
-            dst, dst_plane = f"(uint8_t *){ctx.ptr(m.outputs[0])}", y.shape[2] * out_row
+            dst, pitch = f"(uint8_t *){ctx.ptr(m.outputs[0])}", f"{y.shape[2]}u"
         else:
-            dst, dst_plane = f"aotc_line{k}", sched.buffer_rows[k] * out_row
+            dst, pitch = f"aotc_line{k}", f"(size_t)aotc_r[{f + CALL_FIELDS + 1}]"  # its reader's h this band
         ctx.line(f"        if (aotc_r[{f + 4}] > 0) {{ /* {c_comment(m.name)} */")
         if m.op not in OPS:  # the input's channels-last rows, transposed into the line buffer's planes
             assert k == 0 and k != last, ctx.node.name
@@ -328,33 +363,38 @@ def _emit_band_run(ctx: NodeContext) -> None:
             ctx.line(f"            const {t} *const aotc_x = {ctx.ptr(m.inputs[0])} + (size_t)aotc_r[{f}] * {w * c}u;")
             ctx.line(f"            for (int32_t aotc_i = 0; aotc_i < aotc_r[{f + 4}]; ++aotc_i) "
                      f"for (int32_t aotc_c = 0; aotc_c < {c}; ++aotc_c) {{")
-            ctx.line(f"                {t} *const aotc_y = ({t} *)({dst} + (size_t)aotc_c * {dst_plane}u) + "
+            ctx.line(f"                {t} *const aotc_y = ({t} *)({dst} + (size_t)aotc_c * {pitch} * {out_row}u) + "
                      f"(size_t)(aotc_r[{f + 3}] + aotc_i) * {w}u;")
             ctx.line(f"                for (int32_t aotc_w = 0; aotc_w < {w}; ++aotc_w) "
                      f"aotc_y[aotc_w] = aotc_x[((size_t)aotc_i * {w} + (size_t)aotc_w) * {c}u + (size_t)aotc_c];")
             ctx.line("            }")
             ctx.line("        }")
             continue
-        ctx.line(f"            const size_t aotc_in = (size_t)aotc_r[{f + 1}] * {in_row}u, "
-                 f"aotc_out = (size_t)aotc_r[{f + 4}] * {out_row}u;")
-        ctx.line(f"            for (int32_t aotc_c = 0; aotc_c < {x.shape[1]}; ++aotc_c) "
-                 f"memcpy(aotc_stage + (size_t)aotc_c * aotc_in, {src} + (size_t)aotc_c * {src_plane}u + "
-                 f"(size_t)aotc_r[{f}] * {in_row}u, aotc_in);")
+        if k == 0:
+            ctx.line(f"            const size_t aotc_in = (size_t)aotc_r[{f + 1}] * {in_row}u;")
+            ctx.line(f"            for (int32_t aotc_c = 0; aotc_c < {x.shape[1]}; ++aotc_c) memcpy(aotc_stage + "
+                     f"(size_t)aotc_c * aotc_in, (const uint8_t *){ctx.ptr(m.inputs[0])} + (size_t)aotc_c * "
+                     f"{x.shape[2] * in_row}u + (size_t)aotc_r[{f}] * {in_row}u, aotc_in);")
+            x_at = f"(({C_TYPES[x.dtype]} *)aotc_stage)"
+        else:
+            x_at = f"(({C_TYPES[x.dtype]} *)aotc_line{k - 1})"
+        y_at = f"(({C_TYPES[y.dtype]} *)aotc_line{k})" if d.direct[k] else \
+            f"(({C_TYPES[y.dtype]} *)(aotc_stage + {d.stage_in[k]}u))"
         ctx.line(f"            switch (aotc_r[{f + 5}]) {{")
-        pointers = {m.inputs[0]: f"(({C_TYPES[x.dtype]} *)aotc_stage)",
-                    m.outputs[0]: f"(({C_TYPES[y.dtype]} *)(aotc_stage + {d.stage_in[k]}u))"}
         for s, shape in enumerate(d.shapes[k]):
             n, g = band_node(m, ctx.graph, shape)
-            view = _CallView(ctx.emitter, g, m.name, d.inner[m.name][s], pointers, kernel_scratch, shared,
-                             "                ")
+            view = _CallView(ctx.emitter, g, m.name, d.inner[m.name][s], {m.inputs[0]: x_at, m.outputs[0]: y_at},
+                             kernel_scratch, shared, "                ")
             ctx.line(f"            {'default' if s == len(d.shapes[k]) - 1 else f'case {s}'}: "
                      f"/* {shape[0]} input rows, pad_top {shape[1]}, {shape[2]} output rows */")
             ops[k].emit(NodeContext(view, n, ctx.index))
             ctx.line("                break;")
         ctx.line("            }")
-        ctx.line(f"            for (int32_t aotc_c = 0; aotc_c < {y.shape[1]}; ++aotc_c) "
-                 f"memcpy({dst} + (size_t)aotc_c * {dst_plane}u + (size_t)aotc_r[{f + 3}] * {out_row}u, "
-                 f"aotc_stage + {d.stage_in[k]}u + (size_t)aotc_c * aotc_out, aotc_out);")
+        if not d.direct[k]:
+            ctx.line(f"            const size_t aotc_out = (size_t)aotc_r[{f + 4}] * {out_row}u;")
+            ctx.line(f"            for (int32_t aotc_c = 0; aotc_c < {y.shape[1]}; ++aotc_c) "
+                     f"memcpy({dst} + ((size_t)aotc_c * {pitch} + (size_t)aotc_r[{f + 3}]) * {out_row}u, "
+                     f"aotc_stage + {d.stage_in[k]}u + (size_t)aotc_c * aotc_out, aotc_out);")
         ctx.line("        }")
     ctx.line("    }")
     ctx.line("}")
