@@ -115,7 +115,7 @@ def fuse_in_bands(graph: Graph, i: int, j: int, selection: Selection) -> Graph:
     """The graph with steps i..j one node running them in row bands (aot/kernels/tflite_bands.py, under a
     --ram-budget: aot/plan/bands.py), its kernel entered in `selection`; the layers' own entries stay, as
     its fit chooses each layer's kernel from them."""
-    if nchw_bands.layer_of(graph.nodes[i], graph) is not None:  # the ONNX route's NCHW convs (aot/kernels/nchw_bands.py)
+    if nchw_bands.layer_of(graph.nodes[i], graph) is not None:  # the ONNX route's NCHW convs (nchw_bands.py)
         node, op, kernel = nchw_bands.band_run(graph, i, j, lambda m, g, budget, least, kernel: _choose_on(
             m, g, selection[m.name], budget, least, kernel), lambda m: selection[m.name].op,
             lambda m: choose(m, graph, selection[m.name], WHOLE).kernel)

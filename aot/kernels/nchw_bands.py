@@ -34,7 +34,8 @@ from aot.kernels.base import Candidate, HostOp, KernelChoice, NodeContext
 from aot.kernels.tflite_bands import ALIGNMENT, Layer, Schedule, calls, schedule
 
 BAND_OP = "NchwBandRun"
-OPS = ("QLinearConv", "Conv", "FusedConv")
+OPS = ("QLinearConv", "QLinearConvAdd", "Conv", "FusedConv")
+RESIDUAL = 9  # QLinearConvAdd's residual input (aot/kernels/quant.py _emit_qconv_add)
 CALL_FIELDS = 6  # a call's (x row, h, pad_top, y row, oh, shape): shape indexes the layer's band shapes
 KEEP_FIELDS = 4  # a line buffer's (first row kept, rows kept, plane pitch in rows before, plane pitch now)
 
@@ -74,9 +75,14 @@ def layer_of(node: Node, graph: Graph) -> Layer | None:
     if len(x.shape) != 4 or len(y.shape) != 4 or x.shape[0] != 1 or y.size == 0 or len(a.get("kernel_shape", ())) != 2:
         return None
     consts = node.inputs[1:]
-    if node.op == "QLinearConv":
+    if node.op in ("QLinearConv", "QLinearConvAdd"):
         if x.dtype not in ("int8", "uint8") or y.dtype != x.dtype:
             return None
+        if node.op == "QLinearConvAdd":  # may only end a run: it reads its residual at the rows it writes
+            res = graph.tensors[node.inputs[RESIDUAL]]
+            if res.shape != y.shape or res.dtype != y.dtype:
+                return None
+            consts = [*node.inputs[1:RESIDUAL], *node.inputs[RESIDUAL + 1:]]
     else:
         if x.dtype != "float32" or y.dtype != "float32" or reads_nhwc(node) or writes_nhwc(node):
             return None
@@ -87,7 +93,7 @@ def layer_of(node: Node, graph: Graph) -> Layer | None:
         return None
     return Layer(h=x.shape[2], oh=y.shape[2], k=a["kernel_shape"][0], s=a["strides"][0], p=a["pads"][0],
                  d=a["dilations"][0], in_row=x.shape[1] * x.shape[3] * x.itemsize,
-                 out_row=y.shape[1] * y.shape[3] * y.itemsize)
+                 out_row=y.shape[1] * y.shape[3] * y.itemsize, last_only=node.op == "QLinearConvAdd")
 
 
 def band_node(m: Node, graph: Graph, shape: Shape) -> tuple[Node, Graph]:
@@ -99,7 +105,8 @@ def band_node(m: Node, graph: Graph, shape: Shape) -> tuple[Node, Graph]:
     pads = list(a["pads"])
     pads[0], pads[2] = top, max((oh - 1) * s + (k - 1) * d + 1 - h - top, 0)
     tensors = dict(graph.tensors)
-    for t, rows in ((m.inputs[0], h), (m.outputs[0], oh)):
+    residual = [(m.inputs[RESIDUAL], oh)] if m.op == "QLinearConvAdd" else []
+    for t, rows in ((m.inputs[0], h), (m.outputs[0], oh), *residual):
         full = graph.tensors[t]
         tensors[t] = Tensor(t, (full.shape[0], full.shape[1], rows, full.shape[3]), full.dtype)
     node = Node(m.op, m.name, m.inputs, m.outputs, {**a, "pads": pads}, m.origin)
@@ -149,7 +156,7 @@ def band_run(graph: Graph, i: int, j: int, choose: ChooseShape, op_of: Callable[
     `whole`: the kernel a float layer takes on its whole tensors (its band calls must take the same)."""
     layers = graph.nodes[i:j + 1]
     name = f"bands_{layers[0].name}_to_{layers[-1].name}"
-    ins = [layers[0].inputs[0], *dict.fromkeys(t for m in layers for t in m.inputs[1:] if t)]
+    ins = list(dict.fromkeys([layers[0].inputs[0], *(t for m in layers for t in m.inputs[1:] if t)]))  # + residual
     geometry = [layer_of(m, graph) for m in layers]
     assert all(g is not None for g in geometry), name
     ops = [op_of(m) for m in layers]
@@ -223,7 +230,8 @@ def _fit(node: Node, graph: Graph, budget: int, least: bool, choose: ChooseShape
         # only the first layer's input is gathered (the others read their line buffer as it is)
         stage_in = [_align(max(s[0] for s in shapes[0]) * geometry[0].in_row) if convs[0] else 0,
                     *[0] * (len(layers) - 1)]
-        stage = max(a + (_align(max(s[2] for s in sh) * g.out_row) if c and not o else 0)
+        # an output band staged, and a fused residual's rows beside it
+        stage = max(a + (_align(max(s[2] for s in sh) * g.out_row) * (1 + g.last_only) if c and not o else 0)
                     for a, sh, g, c, o in zip(stage_in, shapes, geometry, convs, direct, strict=True))
         if lines + stage > budget and rows > 1:
             continue
@@ -380,18 +388,27 @@ def _emit_band_run(ctx: NodeContext) -> None:
             x_at = f"(({C_TYPES[x.dtype]} *)aotc_line{k - 1})"
         y_at = f"(({C_TYPES[y.dtype]} *)aotc_line{k})" if d.direct[k] else \
             f"(({C_TYPES[y.dtype]} *)(aotc_stage + {d.stage_in[k]}u))"
+        pointers = {m.inputs[0]: x_at, m.outputs[0]: y_at}
+        if not d.direct[k]:
+            ctx.line(f"            const size_t aotc_out = (size_t)aotc_r[{f + 4}] * {out_row}u;")
+        if m.op == "QLinearConvAdd":  # the residual's rows of the output band, beside it in the staging block
+            assert k == last, ctx.node.name
+            res_at = d.stage_in[k] + _align(max(s[2] for s in d.shapes[k]) * out_row * y.shape[1])
+            ctx.line(f"            for (int32_t aotc_c = 0; aotc_c < {y.shape[1]}; ++aotc_c) memcpy(aotc_stage + "
+                     f"{res_at}u + (size_t)aotc_c * aotc_out, (const uint8_t *){ctx.ptr(m.inputs[RESIDUAL])} + "
+                     f"((size_t)aotc_c * {pitch} + (size_t)aotc_r[{f + 3}]) * {out_row}u, aotc_out);")
+            pointers[m.inputs[RESIDUAL]] = f"(({C_TYPES[y.dtype]} *)(aotc_stage + {res_at}u))"
         ctx.line(f"            switch (aotc_r[{f + 5}]) {{")
         for s, shape in enumerate(d.shapes[k]):
             n, g = band_node(m, ctx.graph, shape)
-            view = _CallView(ctx.emitter, g, m.name, d.inner[m.name][s], {m.inputs[0]: x_at, m.outputs[0]: y_at},
-                             kernel_scratch, shared, "                ")
+            view = _CallView(ctx.emitter, g, m.name, d.inner[m.name][s], pointers, kernel_scratch, shared,
+                             "                ")
             ctx.line(f"            {'default' if s == len(d.shapes[k]) - 1 else f'case {s}'}: "
                      f"/* {shape[0]} input rows, pad_top {shape[1]}, {shape[2]} output rows */")
             ops[k].emit(NodeContext(view, n, ctx.index))
             ctx.line("                break;")
         ctx.line("            }")
         if not d.direct[k]:
-            ctx.line(f"            const size_t aotc_out = (size_t)aotc_r[{f + 4}] * {out_row}u;")
             ctx.line(f"            for (int32_t aotc_c = 0; aotc_c < {y.shape[1]}; ++aotc_c) "
                      f"memcpy({dst} + ((size_t)aotc_c * {pitch} + (size_t)aotc_r[{f + 3}]) * {out_row}u, "
                      f"aotc_stage + {d.stage_in[k]}u + (size_t)aotc_c * aotc_out, aotc_out);")
