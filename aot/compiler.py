@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -15,8 +16,9 @@ from aot.emit_c import Bundle, build_bundle
 from aot.errors import AotcError
 from aot.frontend import import_model, load_model, sanitize
 from aot.frontend.onnx.bounded import check_bounded
-from aot.ir import Function, Graph
+from aot.ir import Function, Graph, Node
 from aot.ir.held import held_copy, holding
+from aot.kernels import nchw_bands
 from aot.kernels.base import TargetTraits
 from aot.kernels.tflite_bands import layer_of
 from aot.partition import Partitioned, partition_for
@@ -195,6 +197,12 @@ def _with_weights(art: Artifact, ctx: CodegenContext) -> Artifact:
     return replace(art, files={**art.files, **files}, sources=[*art.sources, *ctx.weights.sources()], cmake=cmake)
 
 
+def _band_layer(node: Node, graph: Graph) -> Any:
+    """A node as a layer of a run in row bands: a TFLite int8 conv (NHWC) or an ONNX QLinearConv / float Conv
+    (NCHW), else None."""
+    return layer_of(node, graph) or nchw_bands.layer_of(node, graph)
+
+
 def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
                     scratch_floor: int = 0, threads: int = 1, fast_math: bool = False,
                     isa: str | None = None, ram_budget: int | None = None,
@@ -218,7 +226,7 @@ def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
         # under a budget the planner may fuse runs of int8 convs in row bands (aot/plan/bands.py): the graph's
         # nodes are then those of the fused graph, the run's layers one node
         fused, plan = plan_with_bands(
-            graph, lambda g, budget: plan_memory(g, op_memory(selection), scratch_floor, budget), layer_of,
+            graph, lambda g, budget: plan_memory(g, op_memory(selection), scratch_floor, budget), _band_layer,
             lambda g, i, j: fuse_in_bands(g, i, j, selection), ram_budget)
         graph.nodes[:] = fused.nodes
     io_bytes = sum(graph.tensors[i].nbytes for i in graph.inputs if not graph.tensors[i].is_const)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from aot.errors import AotcError
 from aot.ir import CONTROL_MARKERS, Graph, Node
-from aot.kernels import HOST_OPS
+from aot.kernels import HOST_OPS, nchw_bands
 from aot.kernels.base import NO_SCRATCH, Candidate, HostOp, KernelChoice, TargetTraits
 from aot.kernels.tflite_bands import band_run
 from aot.plan import OpMemory
@@ -115,10 +115,35 @@ def fuse_in_bands(graph: Graph, i: int, j: int, selection: Selection) -> Graph:
     """The graph with steps i..j one node running them in row bands (aot/kernels/tflite_bands.py, under a
     --ram-budget: aot/plan/bands.py), its kernel entered in `selection`; the layers' own entries stay, as
     its fit chooses each layer's kernel from them."""
-    node, op, kernel = band_run(graph, i, j, lambda m, g, budget, least: choose(m, g, selection[m.name], budget, least))
+    if nchw_bands.layer_of(graph.nodes[i], graph) is not None:  # the ONNX route's NCHW convs (nchw_bands.py)
+        node, op, kernel = nchw_bands.band_run(graph, i, j, lambda m, g, budget, least, kernel: _choose_on(
+            m, g, selection[m.name], budget, least, kernel), lambda m: selection[m.name].op,
+            lambda m: choose(m, graph, selection[m.name], WHOLE).kernel)
+    else:
+        node, op, kernel = band_run(graph, i, j,
+                                    lambda m, g, budget, least: choose(m, g, selection[m.name], budget, least))
     selection[node.name] = NodeKernels(op, (kernel,), selection[graph.nodes[i].name].traits)
     return Graph(graph.name, [*graph.nodes[:i], node, *graph.nodes[j + 1:]], graph.tensors, graph.inputs,
                  graph.outputs, graph.functions, graph.info)
+
+
+WHOLE = 1 << 40  # a float layer's kernel on its whole tensors, without a budget: the one its band calls take
+
+
+def _choose_on(node: Node, graph: Graph, kernels: NodeKernels, budget: int, least: bool,
+               kernel: str | None) -> KernelChoice | None:
+    """choose among the node's candidates that apply on `graph`'s shapes (a band's) and, given `kernel`, run
+    that C function; None where none does."""
+    ok = tuple(k for k in kernels.candidates if k.applies_on(node, graph, kernels.traits)
+               and (kernel is None or k.kernel == kernel))
+    if not ok:
+        return None
+    for room in (budget, WHOLE):  # a kernel kept for its results may need more than the budget leaves
+        try:
+            return choose(node, graph, NodeKernels(kernels.op, ok, kernels.traits), room, least)
+        except AssertionError:
+            continue
+    return None
 
 
 def slice_part(n: Node, g: Graph) -> list[int] | None:

@@ -18,7 +18,7 @@ from aot.plan.buffers import Plan
 from aot.plan.placement import _live_per_step
 from aot.plan.planner import BudgetError
 
-MAX_RUN = 8  # layers a fused run holds at most
+MAX_RUN = 10  # layers a fused run holds at most
 MAX_FUSED = 8  # runs fused in one model at most (one per peak the budget is over)
 
 
@@ -99,10 +99,11 @@ def plan_with_bands(graph: Graph, plan: Callable[[Graph, int | None], Plan],
                 p.budget["traded"]["bands"] = _bands_report(graph, p, first.least_bytes)
             return graph, p
         err = best[2]
+    convs = "int8 convs" if any(n.op.startswith("Tfl") for n in original.nodes) else "convs"  # TFLite's or ONNX's
     if not fused:
-        raise BudgetError(f"{first}; no run of int8 convs through its peak can go in row bands (fused tiles) "
+        raise BudgetError(f"{first}; no run of {convs} through its peak can go in row bands (fused tiles) "
                           "to take less", first.least_bytes, first.least)
-    raise BudgetError(str(err).replace(TECHNIQUES_SAID, TECHNIQUES_SAID[:-1] + ", and runs of int8 convs in row "
+    raise BudgetError(str(err).replace(TECHNIQUES_SAID, TECHNIQUES_SAID[:-1] + f", and runs of {convs} in row "
                                        f"bands: {', '.join(n.name for n in fused)})"), err.least_bytes, err.least)
 
 
