@@ -153,6 +153,14 @@ def random_feed(spec: dict, rng: np.random.Generator, model: Model, lead: tuple[
     return rng.integers(max(info.min, -(1 << 15)), min(info.max, 1 << 15) + 1, shape).astype(dtype)
 
 
+def start_state(out: Path, spec: dict) -> np.ndarray:
+    """Where the bundle's `<name>_reset_state` starts state input `spec` (metadata.json)."""
+    st = spec["state"]
+    if "fill" in st:
+        return np.full(spec["shape"], st["fill"], spec["dtype"])
+    return np.frombuffer((out / "bundle" / st["file"]).read_bytes(), spec["dtype"]).reshape(spec["shape"]).copy()
+
+
 def verdict(ours: np.ndarray, ref: np.ndarray) -> tuple[bool, str]:
     """(within the repo's tolerance, what the worst difference was)."""
     ref = np.asarray(ref)
@@ -234,23 +242,23 @@ def one(model: Model, path: Path, work: Path, runs: int, timeout: float) -> tupl
     outputs = {o["name"] for o in meta["outputs"]}
     try:
         if path.suffix == ".tflite":
-            # a state input (<name>_next among the outputs) the reference keeps inside itself
-            states = [s for s in meta["inputs"] if s["name"] + "_next" in outputs]
-            given = [s for s in meta["inputs"] if s not in states]
+            # state the reference keeps inside itself and the bundle's caller carries, from its start value
+            states = {s["name"]: s for s in meta["inputs"] if s.get("state", {}).get("next") in outputs}
+            given = [s for s in meta["inputs"] if s["name"] not in states]
             feeds = [random_feed(s, rng, model, (runs,)) for s in given]
             refs = tflite_reference(path, work, feeds, timeout)
-            state = {s["name"]: np.full(s["shape"], s.get("zero_point", 0), s["dtype"]) for s in states}
+            state = {n: start_state(out, s) for n, s in states.items()}
+            nexts = {s["state"]["next"]: n for n, s in states.items()}
             checks = []
             for run in range(runs):
                 it = iter(f[run] for f in feeds)
                 ours, _ = run_bundle(out, meta, [state[s["name"]] if s["name"] in state else next(it)
                                                  for s in meta["inputs"]])
-                specs = [o for o in meta["outputs"] if not (o["name"].endswith("_next")
-                                                             and o["name"][:-5] in state)]
+                specs = [o for o in meta["outputs"] if o["name"] not in nexts]
                 if len(specs) != len(refs):
                     return "wrong", f"{len(specs)} outputs, the reference has {len(refs)}"
                 checks += [verdict(ours[o["name"]], ref[run]) for o, ref in zip(specs, refs, strict=True)]
-                state = {n: ours[n + "_next"] for n in state}
+                state = {n: ours[nxt] for nxt, n in nexts.items()}
         else:
             feeds = {s["name"]: random_feed(s, rng, model) for s in meta["inputs"]}
             ours, _ = run_bundle(out, meta, [feeds[s["name"]] for s in meta["inputs"]])
