@@ -16,15 +16,25 @@ from dataclasses import dataclass
 
 from aot.frontend.tflite.hybrid import HYBRID_ELSEWHERE, HYBRID_OPS
 from aot.frontend.tflite.int8 import INT8_OPS, INT16_OPS
+from aot.frontend.tflite.int8_math import INT8 as _MATH8
+from aot.frontend.tflite.int8_math import INT16 as _MATH16
 from aot.frontend.tflite.ops import FLOAT_BUILTINS, QUANTIZED_MOVES, QUANTIZED_MOVES_16
 from aot.frontend.tflite.reader import CUSTOM_OPS, schema
-from aot.frontend.tflite.reference_types import DEFAULT_KERNELS, defined, refusal
+from aot.frontend.tflite.reference_types import (
+    DEFAULT_KERNELS,
+    KERNELS,
+    NO_KERNEL,
+    RAW_INTEGERS,
+    defined,
+    no_kernel,
+    refusal,
+)
 from aot.frontend.tflite.resolver import REFUSED
 
 # quantized ops lowered outside INT8_OPS: the recurrent ones (recurrent.py) and the conversions (CAST of the
 # integers by ops.py, as LiteRT's kernel casts them)
-_INT8_OTHER = frozenset({"SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM", "QUANTIZE", "DEQUANTIZE", "CAST"})
-_INT16_OTHER = frozenset({"QUANTIZE", "DEQUANTIZE", "CAST"})  # CAST: of the raw integers, as LiteRT
+_INT8_OTHER = frozenset({"SVDF", "UNIDIRECTIONAL_SEQUENCE_LSTM", "QUANTIZE", "DEQUANTIZE", "CAST", *_MATH8})
+_INT16_OTHER = frozenset({"QUANTIZE", "DEQUANTIZE", "CAST", *_MATH16})  # CAST: of the raw integers, as LiteRT
 
 YES, NO = "yes", "-"
 # what each custom op of CUSTOM_OPS takes, for the page and `aotc ops --tflite NAME`
@@ -95,7 +105,7 @@ def _quantized_cell(op: str, compiles: bool, dtype: str) -> str:
     """yes; "refused: why" where LiteRT's reference kernels define the form and aotc does not compile it;
     "-" where the reference does not define it (reference_types.py)."""
     if compiles:
-        note = DEFAULT_KERNELS.get((op, dtype))
+        note = DEFAULT_KERNELS.get((op, dtype)) or RAW_INTEGERS.get((op, dtype))
         return f"{YES} ({note})" if note else YES
     return f"refused: {refusal(op, dtype)}" if defined(op, dtype) else NO
 
@@ -142,6 +152,13 @@ def markdown() -> str:
     lines += [f"- `{name}`: {CUSTOM_NOTES[name]}." for name in CUSTOM_OPS]
     lines += ["", "## Refused by design", "", "Builtins a static-arena C bundle cannot be, and why:", ""]
     lines += [f"- {op}: {why}." for op, why in sorted(REFUSED.items())]
+    missing = [r.op for r in table if not r.supported and no_kernel(r.op) and r.op not in REFUSED]
+    lines += ["", "## No LiteRT kernel", "", f"Builtins aotc does not compile because {NO_KERNEL} (measured by "
+              "`python tests/tflite_probe.py --kernels`): " + ", ".join(missing) + "."]
+    default_only = [op for op, (ref, default) in sorted(KERNELS.items()) if default and not ref and op not in REFUSED]
+    lines += ["", "## LiteRT's default resolver only", "", "Builtins LiteRT's reference resolver (BUILTIN_REF) has no "
+              "kernel for and its default resolver has; aotc's are tested against the default kernels: "
+              + ", ".join(default_only) + "."]
     return "\n".join(lines) + "\n"
 
 
@@ -154,7 +171,8 @@ def text(op: str | None = None) -> str:
             return f"{custom[0]} (custom op): {CUSTOM_NOTES[custom[0]]}\n"
         if not match:
             return f"{op}: not a TFLite builtin operator\n"
-        why = f"refused: {REFUSED[match[0].op]}\n" if match and match[0].op in REFUSED else ""
+        why = f"refused: {REFUSED[match[0].op]}\n" if match and match[0].op in REFUSED else \
+            f"refused: {NO_KERNEL}\n" if match and not match[0].supported and no_kernel(match[0].op) else ""
         return "".join(f"{h}: {c}\n" for r in match for h, c in zip(HEAD, _cells(r), strict=True)) + why
     cells = [HEAD, *(_cells(r) for r in table if r.supported)]
     widths = [max(len(c[k]) for c in cells) for k in range(len(HEAD))]

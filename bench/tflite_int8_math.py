@@ -7,7 +7,9 @@ inference on the Cortex-M4 (mps2-an386 under qemu, with the TRM's cycle estimate
 Cases: bmm_s8 (attention scores, 4 heads of 64 x 64 by 64 transposed, adj_y: 1.05 M MACs), bmm_nn_s8 (the
 same without adj_y: scores by values), bmm_s16 (adj_y in 16x8),
 resize_s8 (32 x 32 x 32 -> 64 x 64, half-pixel centers), sqdiff_s8 (32 x 32 x 64 less a broadcast 64),
-exp_s16 (64 x 64 x 16 by the interpolated table). The models are written with the schema
+exp_s16 (64 x 64 x 16 by the interpolated table); the previous stop's int8 kernels: div_s8 (32 x 32 x 64
+by a broadcast constant 64), l2norm_s8 (1024 rows of 64), logsoftmax_s8 (1024 rows of 64), prod_s8 (32 x 32 x 64
+over the last axis), sum_s8 (32 x 32 x 64 over the two spatial axes, keep_dims). The models are written with the schema
 (tests/frontend/test_tflite_int8_math.py's Written).
 """
 
@@ -49,10 +51,31 @@ def _model(case: str) -> bytes:
         x = w.tensor([1, 64, 64, 16], "int16", 1 / 4096)
         w.op("EXP", [x], ([1, 64, 64, 16], "int16", 3000 / 32768))
         return w.finish([x])
+    if case == "div_s8":  # the divisor a constant off its zero point (a divisor at it fails both runs)
+        divisor = np.random.default_rng(0).integers(10, 120, 64) * np.where(np.arange(64) % 2, 1, -1)
+        x = w.tensor([1, 32, 32, 64], "int8", 0.05, -3)
+        m = w.tensor([64], "int8", 0.05, 2, data=divisor.astype(np.int8))
+        w.op("DIV", [x, m], ([1, 32, 32, 64], "int8", 0.1, 0), ("DivOptions", {"fusedActivationFunction": 0}))
+        return w.finish([x])
+    if case in ("l2norm_s8", "logsoftmax_s8"):
+        x = w.tensor([1024, 64], "int8", 0.05, -3)
+        if case == "l2norm_s8":
+            w.op("L2_NORMALIZATION", [x], ([1024, 64], "int8", 1 / 128, 0),
+                 ("L2NormOptions", {"fusedActivationFunction": 0}))
+        else:
+            w.op("LOG_SOFTMAX", [x], ([1024, 64], "int8", 16 / 256, 127), ("LogSoftmaxOptions", {}))
+        return w.finish([x])
+    if case in ("prod_s8", "sum_s8"):
+        x = w.tensor([1, 32, 32, 64], "int8", 0.05, -3)
+        axes, shape, op = ([3], [1, 32, 32], "REDUCE_PROD") if case == "prod_s8" else ([1, 2], [1, 1, 1, 64], "SUM")
+        w.op(op, [x, w.tensor([len(axes)], "int32", data=np.array(axes, np.int32))],
+             (shape, "int8", 0.02 if op == "REDUCE_PROD" else 2.0, 5), ("ReducerOptions", {"keepDims": op == "SUM"}))
+        return w.finish([x])
     raise ValueError(case)
 
 
-CASES = ["bmm_s8", "bmm_nn_s8", "bmm_s16", "resize_s8", "sqdiff_s8", "exp_s16"]
+CASES = ["bmm_s8", "bmm_nn_s8", "bmm_s16", "resize_s8", "sqdiff_s8", "exp_s16", "div_s8", "l2norm_s8",
+         "logsoftmax_s8", "prod_s8", "sum_s8"]
 
 
 def _run(cmd: list[str]) -> str:

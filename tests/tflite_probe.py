@@ -2,6 +2,7 @@
 model per (op, type), written with the schema, invoked in a subprocess of its own (a kernel may abort).
 
     python tests/tflite_probe.py            prints {op: (int8, int16)} for aot/frontend/tflite/reference_types.py
+    python tests/tflite_probe.py --kernels  prints which builtins each resolver has no kernel for (KERNELS there)
 
 "int8": int8 activations (the converter's full-int8); "int16": 16x8's int16 activations (zero point 0).
 An op "runs" when allocate_tensors and invoke succeed on the model. Each model is the form the converter
@@ -61,8 +62,8 @@ _spec("CAST", out="float32", options=("CastOptions", {}))
 _spec("DEQUANTIZE", out="float32")
 
 
-def model(spec: tuple, dtype: str) -> bytes:
-    """The one-op model of `spec` on `dtype` ("int8" or "int16") activations."""
+def model(spec: tuple, dtype: str, version: int = 1) -> bytes:
+    """The one-op model of `spec` on `dtype` ("int8" or "int16") activations, the op at `version`."""
     import flatbuffers
     from ai_edge_litert import schema_py_generated as sch
 
@@ -108,7 +109,7 @@ def model(spec: tuple, dtype: str) -> bytes:
         y = tensor(y_shape, out)
     code = getattr(sch.BuiltinOperator, op)
     c = sch.OperatorCodeT()
-    c.builtinCode, c.deprecatedBuiltinCode, c.version = code, min(code, 127), 1
+    c.builtinCode, c.deprecatedBuiltinCode, c.version = code, min(code, 127), version
     m.operatorCodes.append(c)
     o = sch.OperatorT()
     o.opcodeIndex, o.inputs, o.outputs = 0, ins, [y]
@@ -150,9 +151,52 @@ def probe(tmp: Path) -> dict[str, tuple[bool, bool]]:
     return found
 
 
+def registered(path: str, resolver: str) -> None:
+    """Exit 0 when `resolver` ("ref": BUILTIN_REF, "default": the default builtins) has a kernel for the model's op
+    (constructing the interpreter looks every op up; no allocation, so options and types play no part), 3 when it
+    reports none, else nonzero."""
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+    kind = OpResolverType.BUILTIN_REF if resolver == "ref" else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+    try:
+        Interpreter(model_path=path, experimental_op_resolver_type=kind, num_threads=1)
+    except ValueError as e:
+        sys.exit(3 if "Didn't find op for builtin opcode" in str(e) else 4)
+
+
+def kernels(tmp: Path, ops: list[str]) -> dict[str, tuple[bool, bool]]:
+    """{op: (BUILTIN_REF has a kernel, the default resolver has one)} over `ops`, a float32 one-op model each, at
+    versions 1 to 3 until one is found (BROADCAST_TO starts at 2)."""
+    found = {}
+    for op in ops:
+        has = [False, False]
+        for version in (1, 2, 3):
+            path = tmp / f"{op}_kernel{version}.tflite"
+            path.write_bytes(model((op, ("x",), "float32", None), "int8", version))
+            for k, r in enumerate(("ref", "default")):
+                has[k] = has[k] or subprocess.run([sys.executable, __file__, "--registered", str(path), r],
+                                                  capture_output=True).returncode != 3
+            if all(has):
+                break
+        found[op] = (has[0], has[1])
+    return found
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--run"]:
         runs(sys.argv[2])
+    elif sys.argv[1:2] == ["--registered"]:
+        registered(sys.argv[2], sys.argv[3])
+    elif sys.argv[1:2] == ["--kernels"]:
+        import tempfile
+
+        from ai_edge_litert import schema_py_generated as sch
+
+        names = sorted(k for k, v in vars(sch.BuiltinOperator).items() if not k.startswith("_") and isinstance(v, int))
+        with tempfile.TemporaryDirectory() as d:
+            for op, (ref, default) in kernels(Path(d), names).items():
+                if not (ref and default):
+                    print(f"    {op!r}: ({ref}, {default}),")
     else:
         import tempfile
 

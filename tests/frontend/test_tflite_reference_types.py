@@ -25,3 +25,17 @@ def test_page_says_refused_or_undefined():
     assert "int8: -" in text("CUMSUM") and "16x8: -" in text("CUMSUM")  # LiteRT's CUMSUM takes no int8
     assert "16x8: -" in text("SQUARED_DIFFERENCE")  # int8 only
     assert set(REFERENCE) >= {"BATCH_MATMUL", "RESIZE_BILINEAR", "SQUARED_DIFFERENCE", "EXP", "GELU"}
+
+
+@pytest.mark.slow
+def test_kernel_table_is_what_litert_registers(tmp_path):
+    """Every builtin one of LiteRT's resolvers has no kernel for is in KERNELS, as the probe finds it (a float32
+    one-op model per builtin, each resolver: `python tests/tflite_probe.py --kernels`; a few minutes)."""
+    pytest.importorskip("ai_edge_litert")
+    import tflite_probe
+
+    from aot.frontend.tflite.reference_types import KERNELS
+    from aot.tflite_ops_page import builtin_names
+
+    found = tflite_probe.kernels(tmp_path, builtin_names())
+    assert {op: v for op, v in found.items() if v != (True, True)} == KERNELS

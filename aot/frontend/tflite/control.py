@@ -114,6 +114,56 @@ def lower_if(b: OnnxBuilder, op: TflOp) -> None:
         b.values[k] = {NHWC: name}
 
 
+def lower_case(b: OnnxBuilder, op: TflOp) -> None:
+    """STABLEHLO_CASE(index, inputs...) (LiteRT's default resolver): a chain of ONNX Ifs, branch k where index == k,
+    the last branch for any other index (LiteRT's kernel takes the last one for an index out of range)."""
+    branches = [b.subgraphs[int(i)] for i in (op.options.branchSubgraphIndices if op.options is not None else [])]
+    t = b.tensor(op.inputs[0])
+    if not branches or t.dtype != "int32" or int(np.prod(t.shape, dtype=np.int64)) != 1:
+        raise op_error(op, "STABLEHLO_CASE needs branches and an int32 index of one element (as LiteRT's kernel)")
+    for sub in branches:
+        if len(sub.inputs) != len(op.inputs) - 1 or len(sub.outputs) != len(op.outputs):
+            raise op_error(op, f"a STABLEHLO_CASE branch takes {len(sub.inputs)} inputs and gives {len(sub.outputs)} "
+                           f"outputs, the op {len(op.inputs) - 1} and {len(op.outputs)}")
+    index = b.node("Reshape", [b.value(op.inputs[0], NHWC), b.const(np.array([], np.int64), "scalar")],
+                   hint=f"{op.name}_index")
+    conds = [b.node("Equal", [index, b.const(np.int32(k), "k")], hint=f"{op.name}_is{k}")
+             for k in range(len(branches) - 1)]
+    ins, consts = [b.value(i, NHWC) for i in op.inputs[1:]], _constants(b, op.inputs[1:])
+
+    def branch(k: int) -> onnx.GraphProto:
+        outer, b.nodes = b.nodes, []
+        if k == len(branches) - 1:
+            results = _inline(b, branches[k], ins, consts)
+        else:
+            results = [b.fresh(f"{op.name}_from{k}_{j}") for j in range(len(op.outputs))]
+            b.node("If", [conds[k]], results, hint=f"{op.name}_case{k}", then_branch=branch_of(k),
+                   else_branch=branch(k + 1))
+        outs = [b.node("Identity", [v], hint=f"{op.name}_b{k}_{j}") for j, v in enumerate(results)]
+        graph = helper.make_graph(b.nodes, f"{op.name}_branch{k}", [],
+                                  _value_infos(b, branches[k], branches[k].outputs, outs))
+        b.nodes = outer
+        return graph
+
+    def branch_of(k: int) -> onnx.GraphProto:
+        outer, b.nodes = b.nodes, []
+        results = _inline(b, branches[k], ins, consts)
+        outs = [b.node("Identity", [v], hint=f"{op.name}_only{k}_{j}") for j, v in enumerate(results)]
+        graph = helper.make_graph(b.nodes, f"{op.name}_only{k}", [],
+                                  _value_infos(b, branches[k], branches[k].outputs, outs))
+        b.nodes = outer
+        return graph
+
+    names = [b.names[k] for k in op.outputs]
+    if len(branches) == 1:
+        for k, v in zip(op.outputs, _inline(b, branches[0], ins, consts), strict=True):
+            b.values[k] = {NHWC: v}
+        return
+    b.node("If", [conds[0]], names, hint=op.name, then_branch=branch_of(0), else_branch=branch(1))
+    for k, name in zip(op.outputs, names, strict=True):
+        b.values[k] = {NHWC: name}
+
+
 def lower_composite(b: OnnxBuilder, op: TflOp) -> None:
     """STABLEHLO_COMPOSITE: its decomposition subgraph inlined on the op's inputs (what LiteRT's kernel invokes;
     the composite's name and attributes, a hint for delegates, play no part)."""

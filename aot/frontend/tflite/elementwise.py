@@ -108,10 +108,29 @@ def _cast(b: OnnxBuilder, op: TflOp) -> None:
     finish(b, op, "Cast", [b.value(op.inputs[0], layout)], layout, to=to)
 
 
+def floor_div_ints(b: OnnxBuilder, names: list[str], hint: str) -> str:
+    """a // b floored, on int32 copies of two integer tensors (LiteRT's floor(double(a) / double(b))): ONNX's
+    integer Div truncates, so one is taken off where the remainder is nonzero and its sign is not the divisor's."""
+    i32 = helper.np_dtype_to_tensor_dtype(np.dtype(np.int32))
+    a, d = (b.node("Cast", [n], hint=f"{hint}_wide{k}", to=i32) for k, n in enumerate(names))
+    q = b.node("Div", [a, d], hint=f"{hint}_trunc")
+    r = b.node("Sub", [a, b.node("Mul", [q, d], hint=f"{hint}_qd")], hint=f"{hint}_rem")
+    zero = b.const(np.int32(0), "zero")
+    differ = b.node("Xor", [b.node("Less", [r, zero], hint=f"{hint}_r_neg"),
+                            b.node("Less", [d, zero], hint=f"{hint}_d_neg")], hint=f"{hint}_differ")
+    fix = b.node("And", [b.node("Not", [b.node("Equal", [r, zero], hint=f"{hint}_r_zero")], hint=f"{hint}_nonzero"),
+                         differ], hint=f"{hint}_fix")
+    return b.node("Sub", [q, b.node("Cast", [fix], hint=f"{hint}_one", to=i32)], hint=f"{hint}_floor")
+
+
 def _floor_div(b: OnnxBuilder, op: TflOp) -> None:
-    """FLOOR_DIV of floats: Floor of the Div (ONNX's integer Div truncates, so integers are refused)."""
-    float_only(b, op, 0)
+    """FLOOR_DIV: floats, Floor of the Div; int32, floor_div_ints."""
     names, layout = binary_inputs(b, op)
+    dtype = b.tensor(op.inputs[0]).dtype
+    if dtype == "int32":
+        finish(b, op, "Identity", [floor_div_ints(b, names, op.name)], layout)
+        return
+    float_only(b, op, 0)
     finish(b, op, "Floor", [b.node("Div", names, hint=f"{op.name}_div")], layout)
 
 

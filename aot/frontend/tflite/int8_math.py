@@ -14,6 +14,7 @@ import numpy as np
 from onnx import helper
 
 from aot.frontend.tflite.builder import NHWC, OnnxBuilder, op_error
+from aot.frontend.tflite.elementwise import floor_div_ints
 from aot.frontend.tflite.quant import (
     lut_populate_int8,
     lut_populate_int16,
@@ -26,8 +27,10 @@ from aot.frontend.tflite.quant import (
 from aot.frontend.tflite.reader import TflOp, TflTensor
 from aot.ir import tflite_ops as tfl
 
-INT8 = ("BATCH_MATMUL", "RESIZE_BILINEAR", "SQUARED_DIFFERENCE", "EXP", "GELU", "NEG", "SUM", "REDUCE_PROD")
-INT16 = ("BATCH_MATMUL", "RESIZE_BILINEAR", "EXP", "LOG", "GELU", "RSQRT", "NEG", "SUM", "REDUCE_PROD")
+INT8 = ("BATCH_MATMUL", "RESIZE_BILINEAR", "SQUARED_DIFFERENCE", "EXP", "GELU", "NEG", "SUM", "REDUCE_PROD",
+        "FLOOR_DIV", "FLOOR_MOD")
+INT16 = ("BATCH_MATMUL", "RESIZE_BILINEAR", "EXP", "LOG", "GELU", "RSQRT", "NEG", "SUM", "REDUCE_PROD", "FLOOR_DIV",
+         "FLOOR_MOD")
 
 
 def lowers(b: OnnxBuilder, op: TflOp) -> bool:
@@ -39,7 +42,7 @@ def lowers(b: OnnxBuilder, op: TflOp) -> bool:
 def lower(b: OnnxBuilder, op: TflOp) -> None:
     {"BATCH_MATMUL": _batch_matmul, "RESIZE_BILINEAR": _resize_bilinear,
      "SQUARED_DIFFERENCE": _squared_difference, "SUM": _sum,
-     "REDUCE_PROD": _reduce_prod}.get(op.op, _table)(b, op)
+     "REDUCE_PROD": _reduce_prod, "FLOOR_DIV": _raw_floor, "FLOOR_MOD": _raw_floor}.get(op.op, _table)(b, op)
 
 
 def _qp(t: TflTensor) -> tuple[float, int]:
@@ -195,6 +198,26 @@ def _reduce_prod(b: OnnxBuilder, op: TflOp) -> None:
     b.node("Reshape", [prod, b.const(np.array(y.shape, np.int64), "y_shape")], [b.names[op.outputs[0]]],
            hint=op.name)
     b.values[op.outputs[0]] = {NHWC: b.names[op.outputs[0]]}
+
+
+def _raw_floor(b: OnnxBuilder, op: TflOp) -> None:
+    """int8 / int16 FLOOR_DIV and FLOOR_MOD as LiteRT's kernels compute them (default and reference alike): on the
+    raw integers, whatever the scales and zero points say, so a quantized model gets what LiteRT gives it.
+    FLOOR_DIV's one quotient out of the type (the least value // -1) is undefined there (a double cast to int8 out
+    of range: -128 from its scalar loop, 127 from its 4-D one, measured); here it wraps. FLOOR_MOD is ONNX Mod (the
+    divisor's sign)."""
+    x1, x2, y = b.tensor(op.inputs[0]), b.tensor(op.inputs[1]), b.tensor(op.outputs[0])
+    if not x1.dtype == x2.dtype == y.dtype:
+        raise op_error(op, f"quantized {op.op} of {x1.dtype} and {x2.dtype} to {y.dtype} is not supported (LiteRT "
+                       "takes one type)")
+    names = [_input(b, op.inputs[0]), _input(b, op.inputs[1])]
+    out = b.names[op.outputs[0]]
+    if op.op == "FLOOR_MOD":
+        b.node("Mod", names, [out], hint=op.name, fmod=0)
+    else:
+        q = floor_div_ints(b, names, op.name)
+        b.node("Cast", [q], [out], hint=op.name, to=helper.np_dtype_to_tensor_dtype(np.dtype(y.dtype)))
+    b.values[op.outputs[0]] = {NHWC: out}
 
 
 def _table(b: OnnxBuilder, op: TflOp) -> None:

@@ -38,6 +38,7 @@ from aot.frontend.tflite import (
     reduce,
     resolver,
     signal,
+    stablehlo,
     window,
 )
 from aot.frontend.tflite.builder import (
@@ -53,6 +54,7 @@ from aot.frontend.tflite.control import (
     call_once,
     finish_variables,
     fold_constant_op,
+    lower_case,
     lower_composite,
     lower_if,
     lower_while,
@@ -62,6 +64,7 @@ from aot.frontend.tflite.control import (
 from aot.frontend.tflite.int8 import is_quantized, lower_int8, lower_quantize
 from aot.frontend.tflite.lowering import ACT_NONE
 from aot.frontend.tflite.reader import OpName, TflModel, TflOp
+from aot.frontend.tflite.reference_types import NO_KERNEL, no_kernel
 from aot.frontend.tflite.state import state_metadata
 from aot.ir import tflite_ops as tfl
 
@@ -160,7 +163,8 @@ def lower_ops(b: OnnxBuilder) -> None:
         if fn is None:
             if op.op.startswith("CUSTOM:"):
                 raise AotcError(f"custom op '{op.op[7:]}' is not supported", node=OpName(op))
-            raise AotcError(f"TFLite op {op.op} is not supported", node=OpName(op))
+            why = f": {NO_KERNEL}" if no_kernel(op.op) else ""
+            raise AotcError(f"TFLite op {op.op} is not supported{why}", node=OpName(op))
         fn(b, op)
 
 
@@ -172,12 +176,12 @@ _MOVES = ("RESHAPE", "SQUEEZE", "EXPAND_DIMS", "CONCATENATION", "STRIDED_SLICE",
           "RESIZE_NEAREST_NEIGHBOR", "TRANSPOSE", "GATHER", "GATHER_ND", "SLICE", "SPLIT", "SPLIT_V", "PACK",
           "UNPACK", "SPACE_TO_DEPTH", "DEPTH_TO_SPACE", "BROADCAST_TO", "MIRROR_PAD", "REVERSE_V2",
           "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND", "REDUCE_MAX", "REDUCE_MIN", "ARG_MAX", "ARG_MIN", "SELECT",
-          "SELECT_V2", "SHAPE", "FILL")
+          "SELECT_V2", "SHAPE", "FILL", "STABLEHLO_GATHER", "STABLEHLO_SCATTER")
 _STATE_OPS = ("VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "CALL_ONCE")
 _NOT_INT16 = ("SPACE_TO_DEPTH", "DEPTH_TO_SPACE", "ARG_MAX", "ARG_MIN")  # LiteRT's kernels take no int16
 _ALL = -1
 _DATA_INPUTS = {"CONCATENATION": _ALL, "PACK": _ALL, "SPLIT": (1,), "SELECT": (1, 2), "SELECT_V2": (1, 2),
-                "FILL": (1,)}  # the inputs whose values an op moves (else the first)
+                "FILL": (1,), "STABLEHLO_SCATTER": (0, 2)}  # the inputs whose values an op moves (else the first)
 _INDEX_OUTPUT = ("ARG_MAX", "ARG_MIN", "SHAPE")  # their outputs are indices or a shape, not quantized
 
 
@@ -337,12 +341,19 @@ def _dequantize(b: OnnxBuilder, op: TflOp) -> None:
     lower_quantize(b, op)
 
 
+def _densify(b: OnnxBuilder, op: TflOp) -> None:
+    """DENSIFY of a constant is done by the reader (reader.py); LiteRT's kernel takes nothing else."""
+    raise op_error(op, "DENSIFY of a run-time tensor is not supported: LiteRT's kernel takes a constant sparse "
+                   "tensor only (aotc densifies those when it reads the file)")
+
+
 _OPS = {
     **nn.OPS, **elementwise.OPS, **arrays.OPS, **reduce.OPS, **index.OPS, **mediapipe.OPS, **resolver.OPS,
-    **signal.OPS, **bounded.OPS, **window.OPS,
+    **signal.OPS, **bounded.OPS, **window.OPS, **stablehlo.OPS,
     "QUANTIZE": _quantize, "DEQUANTIZE": _dequantize, "WHILE": lower_while, "IF": lower_if,
     "VAR_HANDLE": var_handle, "READ_VARIABLE": read_variable, "ASSIGN_VARIABLE": assign_variable,
-    "CALL_ONCE": call_once, "STABLEHLO_COMPOSITE": lower_composite,
+    "CALL_ONCE": call_once, "STABLEHLO_COMPOSITE": lower_composite, "STABLEHLO_CASE": lower_case,
+    "DENSIFY": _densify,
 }
 
 FLOAT_BUILTINS = frozenset(k for k in _OPS if not k.startswith("CUSTOM:"))  # lowered for float tensors

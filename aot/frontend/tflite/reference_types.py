@@ -30,12 +30,7 @@ REFERENCE: dict[str, tuple[bool, bool]] = {
 }
 
 # why aotc refuses a form the reference defines, where there is more to say than "not yet"
-WHY: dict[tuple[str, str], str] = {
-    ("FLOOR_DIV", "int8"): "LiteRT divides the raw integers, ignoring their scales",
-    ("FLOOR_DIV", "int16"): "LiteRT divides the raw integers, ignoring their scales",
-    ("FLOOR_MOD", "int8"): "LiteRT divides the raw integers, ignoring their scales",
-    ("FLOOR_MOD", "int16"): "LiteRT divides the raw integers, ignoring their scales",
-}
+WHY: dict[tuple[str, str], str] = {}
 
 
 def defined(op: str, dtype: str) -> bool | None:
@@ -55,9 +50,40 @@ DEFAULT_KERNELS: dict[tuple[str, str], str] = {
 }
 
 
+# quantized forms LiteRT computes on the raw integers, ignoring the scales and zero points, which aotc does alike so
+# a model gets what LiteRT gives it (int8_math.py's _raw_floor; measured on ai-edge-litert 2.3, both resolvers)
+RAW_INTEGERS: dict[tuple[str, str], str] = {
+    **{(op, t): "of the raw integers, as LiteRT: its kernel ignores the scales"
+       for op in ("FLOOR_DIV", "FLOOR_MOD") for t in ("int8", "int16")},
+}
+
+
+# builtins a LiteRT resolver has no kernel for: KERNELS[op] = (BUILTIN_REF has one, the default resolver has one),
+# measured on ai-edge-litert 2.3 by `python tests/tflite_probe.py --kernels` (a float32 one-op model per builtin,
+# versions 1 to 3, the interpreter built with each resolver); every builtin not listed has a kernel in both
+_NEITHER = ("CALL", "CONCAT_EMBEDDINGS", "DELEGATE", "PLACEHOLDER_FOR_GREATER_OP_CODES", *(
+    f"STABLEHLO_{op}" for op in ("ABS", "BROADCAST_IN_DIM", "CBRT", "CLAMP", "COMPARE", "CONCATENATE", "CONVERT",
+                                 "CONVOLUTION", "COSINE", "CUSTOM_CALL", "DIVIDE", "DOT_GENERAL", "DYNAMIC_SLICE",
+                                 "DYNAMIC_UPDATE_SLICE", "EXPONENTIAL", "FLOOR", "IOTA", "LOG", "LOGISTIC", "NEGATE",
+                                 "OR", "POWER", "REDUCE", "REMAINDER", "RESHAPE", "RSQRT", "SELECT", "SLICE", "SORT",
+                                 "SUBTRACT", "TANH", "TRANSPOSE", "WHILE")))
+_DEFAULT_ONLY = ("CEIL", "ELU", "HASHTABLE", "HASHTABLE_FIND", "HASHTABLE_IMPORT", "HASHTABLE_SIZE", "ROUND",
+                 "SEGMENT_SUM", "STABLEHLO_AND", "STABLEHLO_CASE", "STABLEHLO_SHIFT_LEFT")
+KERNELS: dict[str, tuple[bool, bool]] = {**{op: (False, False) for op in _NEITHER},
+                                         **{op: (False, True) for op in _DEFAULT_ONLY}}
+NO_KERNEL = "LiteRT has no kernel for it (neither its reference nor its default resolver): no model LiteRT runs " \
+    "holds it, nothing to match"
+
+
+def no_kernel(op: str) -> bool:
+    """Whether neither of LiteRT's resolvers has a kernel for the builtin (KERNELS)."""
+    return KERNELS.get(op) == (False, False)
+
+
 def refusal(op: str, dtype: str) -> str:
     """Why aotc refuses a form the reference defines."""
     return WHY.get((op, dtype), "not yet (issue 50)")
 
 
-__all__ = ["DEFAULT_KERNELS", "REFERENCE", "WHY", "defined", "refusal"]
+__all__ = ["DEFAULT_KERNELS", "KERNELS", "NO_KERNEL", "RAW_INTEGERS", "REFERENCE", "WHY", "defined", "no_kernel",
+           "refusal"]

@@ -175,12 +175,77 @@ def _stablehlo(onnx_op: str):
     return lower
 
 
+def _stablehlo_and(b: OnnxBuilder, op: TflOp) -> None:
+    """STABLEHLO_AND (LiteRT's default resolver; its reference one has no kernel): logical on bool, bitwise on the
+    integer types."""
+    names, layout = binary_inputs(b, op)
+    finish(b, op, "And" if b.tensor(op.inputs[0]).dtype == "bool" else "BitwiseAnd", names, layout)
+
+
+def _stablehlo_shift_left(b: OnnxBuilder, op: TflOp) -> None:
+    """STABLEHLO_SHIFT_LEFT of int8, int16, int32 (LiteRT's default resolver): C's x << y in int, truncated to the
+    type: ONNX BitShift LEFT of the bits as the unsigned type (0 from the type's width up, as LiteRT's truncation
+    gives for int8 / int16), cast back. LiteRT's shift is undefined outside [0, 31]; aotc's gives 0 there."""
+    x, y = b.tensor(op.inputs[0]), b.tensor(op.inputs[1])
+    if x.dtype not in ("int8", "int16", "int32") or y.dtype != x.dtype:
+        raise op_error(op, f"STABLEHLO_SHIFT_LEFT of {x.dtype} by {y.dtype} is not supported (int8, int16, int32 by "
+                       "the same type, as LiteRT's kernel)")
+    names, layout = binary_inputs(b, op)
+    unsigned = helper.np_dtype_to_tensor_dtype(np.dtype(f"u{x.dtype}"))  # BitShift (opset 17) takes unsigned types
+    x_u, y_u = (b.node("Cast", [n], hint=f"{op.name}_u{k}", to=unsigned) for k, n in enumerate(names))
+    shifted = b.node("BitShift", [x_u, y_u], hint=f"{op.name}_shl", direction="LEFT")
+    finish(b, op, "Cast", [shifted], layout, to=helper.np_dtype_to_tensor_dtype(np.dtype(x.dtype)))
+
+
+def fake_quant_range(lo: float, hi: float, bits: int) -> tuple[np.float32, np.float32, np.float32]:
+    """(nudged min, nudged max, nudged scale) as LiteRT's NudgeQuantizationRange computes them, in float32: the
+    range [lo, hi] moved so that 0 falls on a step of the [0, 2^bits - 1] grid."""
+    f = np.float32
+    qmin, qmax = f(0), f((1 << bits) - 1)
+    scale = f(f(hi) - f(lo)) / f(qmax - qmin)
+    from_min = f(qmin - f(f(lo) / scale))
+    half_away = f(np.floor(abs(float(from_min)) + 0.5))  # std::round (from_min is not negative here); exact in double
+    zero = qmin if from_min < qmin else qmax if from_min > qmax else half_away
+    return f(f(qmin - zero) * scale), f(f(qmax - zero) * scale), f(scale)
+
+
+def _fake_quant(b: OnnxBuilder, op: TflOp) -> None:
+    """FAKE_QUANT (float32): x clamped to the nudged range, quantized to its grid and back, as LiteRT's
+    FakeQuantizeArray: round((clamp(x) - min) * (1 / scale)) * scale + min, its round half away from zero (the
+    value is never negative: half-to-even Round, and ties taken up)."""
+    o = op.options
+    if b.tensor(op.inputs[0]).dtype != "float32":
+        raise op_error(op, f"FAKE_QUANT of {b.tensor(op.inputs[0]).dtype} is not supported (float32, as LiteRT)")
+    if o is None or o.narrowRange:
+        raise op_error(op, "FAKE_QUANT with narrow_range is not supported (LiteRT's kernel refuses it)")
+    bits = int(o.numBits)
+    if not 2 <= bits <= 16 or not float(o.max) > float(o.min):
+        raise op_error(op, f"FAKE_QUANT of {bits} bits over [{o.min}, {o.max}] is not supported (2 to 16 bits over a "
+                       "nonempty range)")
+    lo, hi, scale = fake_quant_range(float(o.min), float(o.max), bits)
+    f = np.float32
+    x = b.value(op.inputs[0], NHWC)
+    clamped = b.node("Min", [b.node("Max", [x, b.const(lo, "lo")], hint=f"{op.name}_lo"), b.const(hi, "hi")],
+                     hint=f"{op.name}_clamp")
+    v = b.node("Mul", [b.node("Sub", [clamped, b.const(lo, "lo")], hint=f"{op.name}_shift"),
+                       b.const(f(f(1) / scale), "inv_scale")], hint=f"{op.name}_steps")
+    down = b.node("Floor", [v], hint=f"{op.name}_floor")
+    tie = b.node("Equal", [b.node("Sub", [v, down], hint=f"{op.name}_frac"), b.const(f(0.5), "half")],
+                 hint=f"{op.name}_tie")
+    q = b.node("Where", [tie, b.node("Add", [down, b.const(f(1), "one")], hint=f"{op.name}_up"),
+                         b.node("Round", [v], hint=f"{op.name}_round")], hint=f"{op.name}_q")
+    finish(b, op, "Add", [b.node("Mul", [q, b.const(scale, "scale")], hint=f"{op.name}_back"), b.const(lo, "lo")],
+           NHWC)
+
+
 OPS = {
+    "FAKE_QUANT": _fake_quant,
     "RIGHT_SHIFT": _right_shift, "BITCAST": _bitcast, "SPARSE_TO_DENSE": _sparse_to_dense, "RANK": _rank,
     "RANGE": _range, "DILATE": _dilate, "STABLEHLO_PAD": _stablehlo_pad,
     # StableHLO's elementwise ops of LiteRT's reference resolver: TFLite's ADD, MUL, MAXIMUM, MINIMUM with no options
     "STABLEHLO_ADD": _stablehlo("Add"), "STABLEHLO_MULTIPLY": _stablehlo("Mul"),
     "STABLEHLO_MAXIMUM": _stablehlo("Max"), "STABLEHLO_MINIMUM": _stablehlo("Min"),
+    "STABLEHLO_AND": _stablehlo_and, "STABLEHLO_SHIFT_LEFT": _stablehlo_shift_left,
 }
 
 # builtins a static-arena C bundle cannot be, for `aotc ops --tflite`: why each stays refused
@@ -190,7 +255,9 @@ REFUSED = {
     **{op: "hash tables (a run-time map of strings)" for op in ("HASHTABLE", "HASHTABLE_FIND", "HASHTABLE_IMPORT",
                                                                "HASHTABLE_LOOKUP", "HASHTABLE_SIZE")},
     **{op: "complex64 tensors" for op in ("RFFT2D", "COMPLEX_ABS", "REAL", "IMAG")},
-    **{op: "strings" for op in ("LSH_PROJECTION", "SKIP_GRAM")},
+    "SKIP_GRAM": "strings",
+    "LSH_PROJECTION": "farmhash's Fingerprint64 of each input row's bytes, which LiteRT runs and aotc's C runtime does "
+                      "not carry",
     "DELEGATE": "a delegate's node, not an op", "CUSTOM": "see the custom ops below",
     "PLACEHOLDER_FOR_GREATER_OP_CODES": "not an op",
 }

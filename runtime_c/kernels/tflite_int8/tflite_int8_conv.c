@@ -451,11 +451,13 @@ static void tfl_dsp_group_rq(const aotc_tfl_conv_params *p, const int32_t *bias,
         acc[5 + 3 * j] = (1 << (right - 1)) + p->y_zero * (1 << right);
         acc[6 + 3 * j] = right;
     }
-    if (dbl) {
+    if (dbl) { /* with the lower clamp at the zero point -128, by aotc_dsp_mac4x2_rq3 (no sign term) */
+        void (*const mac)(const uint32_t *, int32_t, const uint32_t *, int32_t, const int32_t *, int8_t *, int32_t) =
+            p->y_zero == -128 ? aotc_dsp_mac4x2_rq3 : aotc_dsp_mac4x2_rq2;
         int8_t last[8];
-        if (n >= 2) aotc_dsp_mac4x2_rq2(patch, n / 2, wx, nq, acc, y + (int64_t)at * p->oc + c0, p->oc);
+        if (n >= 2) mac(patch, n / 2, wx, nq, acc, y + (int64_t)at * p->oc + c0, p->oc);
         if (n & 1) {
-            aotc_dsp_mac4x2_rq2(patch + (n / 2) * 4 * nq, 1, wx, nq, acc, last, 4);
+            mac(patch + (n / 2) * 4 * nq, 1, wx, nq, acc, last, 4);
             memcpy(y + (int64_t)(at + n - 1) * p->oc + c0, last, 4);
         }
         return;

@@ -293,13 +293,25 @@ static inline void tfl_dsp_dw_rq1(const int32_t *a, const uint32_t *rq, int8_t *
     "add %[" b "], %[v], %[" b "], asr #31\n\t"                                                         \
     "asr %[" b "], %[" b "], %[e]\n\t"                                                                  \
     "ssat %[" b "], #8, %[" b "]\n\t"
-/* the pairs of a band, their 8 outputs requantised in registers and packed into a word a position */
-#define TFL_DW_PAIRS_RQ(sw)                                                                                \
+/* TFL_DW_RQ2 where the lower clamp is the zero point -128: without the sign term (aotc_dsp_mac4x2_rq3's reasoning:
+ * a negative product term gives the zero point or below either way, which SSAT makes -128) */
+#define TFL_DW_RQ2F(j, a, b)                                                                               \
+    "ldr %[w0], [%[wp], #(72 + 12 * " #j ")]\n\t"                                                       \
+    "ldr %[w1], [%[wp], #(76 + 12 * " #j ")]\n\t"                                                       \
+    "ldr %[e], [%[wp], #(80 + 12 * " #j ")]\n\t"                                                        \
+    "smmlar %[" a "], %[" a "], %[w0], %[w1]\n\t"                                                       \
+    "asr %[" a "], %[" a "], %[e]\n\t"                                                                  \
+    "ssat %[" a "], #8, %[" a "]\n\t"                                                                   \
+    "smmlar %[" b "], %[" b "], %[w0], %[w1]\n\t"                                                       \
+    "asr %[" b "], %[" b "], %[e]\n\t"                                                                  \
+    "ssat %[" b "], #8, %[" b "]\n\t"
+/* the pairs of a band, their 8 outputs requantised in registers (RQ: TFL_DW_RQ2 or TFL_DW_RQ2F) and packed into a
+ * word a position */
+#define TFL_DW_PAIRS_RQ(sw, RQ)                                                                            \
     for (; n >= 2; n -= 2, r += 24 * (sw), y += 2 * oc) {                                                 \
         int32_t a0 = base[0], a1 = base[1], a2 = base[2], a3 = base[3], b0 = a0, b1 = a1, b2 = a2, b3 = a3; \
         uint32_t v, e, w0, w1;                                                                             \
-        __asm__(TFL_DW_WINDOW2(sw) TFL_DW_RQ2(0, "a0", "b0") TFL_DW_RQ2(1, "a1", "b1") TFL_DW_RQ2(2, "a2", "b2") \
-                    TFL_DW_RQ2(3, "a3", "b3")                                                              \
+        __asm__(TFL_DW_WINDOW2(sw) RQ(0, "a0", "b0") RQ(1, "a1", "b1") RQ(2, "a2", "b2") RQ(3, "a3", "b3")   \
                 "bfi %[a0], %[a1], #8, #8\n\t"                                                            \
                 "bfi %[a0], %[a2], #16, #8\n\t"                                                           \
                 "bfi %[a0], %[a3], #24, #8\n\t"                                                           \
@@ -328,18 +340,25 @@ static inline void tfl_dsp_dw_rq1(const int32_t *a, const uint32_t *rq, int8_t *
 #endif
 
 /* tfl_dsp_dw3x3_band where tfl_dsp_dw_usual holds: the n positions' outputs to y (the first's channel
- * ch), oc bytes apart, instead of their sums; with gcc's assembly two positions at a time. */
+ * ch), oc bytes apart, instead of their sums; with gcc's assembly two positions at a time, those without the
+ * sign term where the lower clamp is the zero point -128 (floor; a last odd position with it: the same outputs). */
 __attribute__((noinline)) static void tfl_dsp_dw3x3_band_rq(const uint32_t *band, int32_t n, int32_t sw,
                                                              const uint32_t *wq, const int32_t *base, int8_t *y,
-                                                             int32_t oc) {
+                                                             int32_t oc, int floor) {
     const uint8_t *r = (const uint8_t *)band;
     int32_t acc[4];
 #if TFL_DW_PAIR_ASM
-    if (sw == 1) {
-        TFL_DW_PAIRS_RQ(1)
+    if (floor && sw == 1) {
+        TFL_DW_PAIRS_RQ(1, TFL_DW_RQ2F)
+    } else if (floor) {
+        TFL_DW_PAIRS_RQ(2, TFL_DW_RQ2F)
+    } else if (sw == 1) {
+        TFL_DW_PAIRS_RQ(1, TFL_DW_RQ2)
     } else {
-        TFL_DW_PAIRS_RQ(2)
+        TFL_DW_PAIRS_RQ(2, TFL_DW_RQ2)
     }
+#else
+    (void)floor;
 #endif
 #if AOTC_DSP_ASM
     (void)acc;
@@ -366,6 +385,215 @@ __attribute__((noinline)) static void tfl_dsp_dw3x3_band_rq(const uint32_t *band
     }
 #endif
 }
+
+#if TFL_DW_PAIR_ASM
+/* The fused 3 x 3 rows at column stride 1 by SMLAD on column pairs. A ring of the 3 input rows a window spans, each
+ * arranged once (not once for each output row that reads it, as the bands of words are copied): for each pair of
+ * columns (2i, 2i + 1) of input row iy (from column -pad_left) the 4 channels' words P = [x(2i, c), x(2i + 1, c)]
+ * (halfwords) at ring[12 i + 4 (iy mod 3) + c]. The weights a turn of the ring: wp[8 s + c] = [w(ky, 0), w(ky, 1)]
+ * and wp[8 s + 4 + c] = [w(ky, 1), w(ky, 2)] of channel c for the kernel row ky whose input row is in slot s,
+ * doubled as the fused path's, then the 4 channels' requantisation terms (tfl_dsp_dw_usual's) from wp[24]. Two
+ * positions A = column 2i, B = 2i + 1 a turn, per channel and row SMLAD(P_i, w01) + SMLABT(P_i+1, w12) for A,
+ * SMLATB(P_i, w01) + SMLAD(P_i+1, w12) for B: 4 loads and 4 multiplies (9 cycles) for 6 multiply-accumulates, where
+ * the band of words (tfl_dsp_dw3x3_band_rq) takes 4 loads and 8 multiplies (18 cycles) for 8 of a tap. (At column
+ * stride 2 a position takes twice the columns, whose arranging costs more than the multiplies save: the bands.) */
+#define TFL_DWP_CH(ky, c, a, b) /* r0 the ring at the pair, r2 the weights; r1, r3, r12, lr the words */       \
+    "ldr r1, [r0, #(16 * " #ky " + 4 * " #c ")]\n\t"                                                    \
+    "ldr r3, [r0, #(48 + 16 * " #ky " + 4 * " #c ")]\n\t"                                               \
+    "ldr r12, [r2, #(32 * " #ky " + 4 * " #c ")]\n\t"                                                   \
+    "ldr lr, [r2, #(32 * " #ky " + 16 + 4 * " #c ")]\n\t"                                               \
+    "smlad " a ", r1, r12, " a "\n\t"                                                                   \
+    "smlabt " a ", r3, lr, " a "\n\t"                                                                   \
+    "smlatb " b ", r1, r12, " b "\n\t"                                                                  \
+    "smlad " b ", r3, lr, " b "\n\t"
+#define TFL_DWP_WINDOW                                                                                     \
+    TFL_DWP_CH(0, 0, "r4", "r8") TFL_DWP_CH(0, 1, "r5", "r9") TFL_DWP_CH(0, 2, "r6", "r10")                \
+    TFL_DWP_CH(0, 3, "r7", "r11") TFL_DWP_CH(1, 0, "r4", "r8") TFL_DWP_CH(1, 1, "r5", "r9")                \
+    TFL_DWP_CH(1, 2, "r6", "r10") TFL_DWP_CH(1, 3, "r7", "r11") TFL_DWP_CH(2, 0, "r4", "r8")               \
+    TFL_DWP_CH(2, 1, "r5", "r9") TFL_DWP_CH(2, 2, "r6", "r10") TFL_DWP_CH(2, 3, "r7", "r11")
+/* TFL_DW_RQ2 and TFL_DW_RQ2F on the registers of TFL_DWP_ROW_ASM (wp in r2, temporaries r1, r3, r12, lr), the
+ * terms at wp[24] */
+#define TFL_DWP_RQ(j, a, b)                                                                                \
+    "ldr r1, [r2, #(96 + 12 * " #j ")]\n\t"                                                             \
+    "ldr r3, [r2, #(100 + 12 * " #j ")]\n\t"                                                            \
+    "ldr r12, [r2, #(104 + 12 * " #j ")]\n\t"                                                           \
+    "smmlar lr, " a ", r1, r3\n\t"                                                                      \
+    "add " a ", lr, " a ", asr #31\n\t"                                                                 \
+    "asr " a ", " a ", r12\n\t"                                                                         \
+    "ssat " a ", #8, " a "\n\t"                                                                         \
+    "smmlar lr, " b ", r1, r3\n\t"                                                                      \
+    "add " b ", lr, " b ", asr #31\n\t"                                                                 \
+    "asr " b ", " b ", r12\n\t"                                                                         \
+    "ssat " b ", #8, " b "\n\t"
+#define TFL_DWP_RQF(j, a, b)                                                                               \
+    "ldr r1, [r2, #(96 + 12 * " #j ")]\n\t"                                                             \
+    "ldr r3, [r2, #(100 + 12 * " #j ")]\n\t"                                                            \
+    "ldr r12, [r2, #(104 + 12 * " #j ")]\n\t"                                                           \
+    "smmlar " a ", " a ", r1, r3\n\t"                                                                   \
+    "asr " a ", " a ", r12\n\t"                                                                         \
+    "ssat " a ", #8, " a "\n\t"                                                                         \
+    "smmlar " b ", " b ", r1, r3\n\t"                                                                   \
+    "asr " b ", " b ", r12\n\t"                                                                         \
+    "ssat " b ", #8, " b "\n\t"
+/* One output row's n positions (n >= 1) from the ring r0, two at a time (a last odd one as a pair, B not stored),
+ * weights wp r2, the sums from base r3 (its 4 words), outputs to y and y + oc (on the stack): in assembly naked, the
+ * row's loop with it (gcc's loop around the window's 14 registers kept its own on the stack, 40 cycles a pair).
+ * a0 .. a3 in r4 .. r7, b0 .. b3 in r8 .. r11; locals [sp] n left, [sp, #4] base, [sp, #8] y; y and oc at
+ * [sp, #52], [sp, #56]. */
+#define TFL_DWP_ROW_ASM(RQ)                                                                                \
+    "push {r4-r11, lr}\n\t"                                                                               \
+    "sub sp, sp, #16\n\t"                                                                                 \
+    "str r1, [sp]\n\t"                                                                                    \
+    "str r3, [sp, #4]\n\t"                                                                                \
+    "ldr r1, [sp, #52]\n\t"                                                                               \
+    "str r1, [sp, #8]\n"                                                                                  \
+    "2:\n\t"                                                                                              \
+    "ldr lr, [sp, #4]\n\t"                                                                                \
+    "ldm lr, {r4-r7}\n\t"                                                                                 \
+    "mov r8, r4\n\t"                                                                                      \
+    "mov r9, r5\n\t"                                                                                      \
+    "mov r10, r6\n\t"                                                                                     \
+    "mov r11, r7\n\t"                                                                                     \
+    TFL_DWP_WINDOW RQ(0, "r4", "r8") RQ(1, "r5", "r9") RQ(2, "r6", "r10") RQ(3, "r7", "r11")              \
+    "bfi r4, r5, #8, #8\n\t"                                                                              \
+    "bfi r4, r6, #16, #8\n\t"                                                                             \
+    "bfi r4, r7, #24, #8\n\t"                                                                             \
+    "bfi r8, r9, #8, #8\n\t"                                                                              \
+    "bfi r8, r10, #16, #8\n\t"                                                                            \
+    "bfi r8, r11, #24, #8\n\t"                                                                            \
+    "ldr r12, [sp, #8]\n\t"                                                                               \
+    "ldr r1, [sp]\n\t"                                                                                    \
+    "str r4, [r12]\n\t"                                                                                   \
+    "cmp r1, #2\n\t"                                                                                      \
+    "blt 9f\n\t"                                                                                          \
+    "ldr r3, [sp, #56]\n\t"                                                                               \
+    "str r8, [r12, r3]\n\t"                                                                               \
+    "add r12, r12, r3, lsl #1\n\t"                                                                        \
+    "str r12, [sp, #8]\n\t"                                                                               \
+    "adds r0, r0, #48\n\t"                                                                                \
+    "subs r1, r1, #2\n\t"                                                                                 \
+    "str r1, [sp]\n\t"                                                                                    \
+    "bgt 2b\n"                                                                                            \
+    "9:\n\t"                                                                                              \
+    "add sp, sp, #16\n\t"                                                                                 \
+    "pop {r4-r11, pc}\n\t"
+#define TFL_DSP_ARG __attribute__((unused)) /* a naked function's arguments are its assembly's registers */
+__attribute__((naked, noinline)) static void tfl_dsp_dwp_row_floor(TFL_DSP_ARG const uint32_t *ring,
+                                                                   TFL_DSP_ARG int32_t n,
+                                                                   TFL_DSP_ARG const uint32_t *wp,
+                                                                   TFL_DSP_ARG const int32_t *base,
+                                                                   TFL_DSP_ARG int8_t *y, TFL_DSP_ARG int32_t oc) {
+    __asm__ volatile(TFL_DWP_ROW_ASM(TFL_DWP_RQF));
+}
+__attribute__((naked, noinline)) static void tfl_dsp_dwp_row_sign(TFL_DSP_ARG const uint32_t *ring,
+                                                                  TFL_DSP_ARG int32_t n,
+                                                                  TFL_DSP_ARG const uint32_t *wp,
+                                                                  TFL_DSP_ARG const int32_t *base,
+                                                                  TFL_DSP_ARG int8_t *y, TFL_DSP_ARG int32_t oc) {
+    __asm__ volatile(TFL_DWP_ROW_ASM(TFL_DWP_RQ));
+}
+#undef TFL_DSP_ARG
+
+/* The column pairs of the ring (TFL_DWP_ROW_ASM reads up to the pair past its last position's) */
+#define TFL_DSP_DWP_PAIRS(p) (((p)->ow + 1) / 2 + 1)
+
+/* Whether the fused path at stride 1 goes by the ring: it fits the scratch (the run of sums and the band) */
+static inline int tfl_dsp_dwp_fits(const aotc_tfl_conv_params *p, int32_t run, int32_t pw) {
+    return p->sw == 1 && 12 * (int64_t)TFL_DSP_DWP_PAIRS(p) <= 4 * (int64_t)run + 3 * (int64_t)pw;
+}
+
+/* One column pair's 4 channels of two words (columns 2i, 2i + 1) to d: [c0 of both], [c1], [c2], [c3] */
+static inline __attribute__((always_inline)) void tfl_dsp_dwp_put(uint32_t v0, uint32_t v1, uint32_t *d) {
+    const uint32_t e0 = (uint32_t)__sxtb16(v0), o0 = aotc_dsp_sxtb16_hi(v0);
+    const uint32_t e1 = (uint32_t)__sxtb16(v1), o1 = aotc_dsp_sxtb16_hi(v1);
+    d[0] = (e0 & 0xffffu) | (e1 << 16), d[1] = (o0 & 0xffffu) | (o1 << 16);
+    d[2] = (e1 & 0xffff0000u) | (e0 >> 16), d[3] = (o1 & 0xffff0000u) | (o0 >> 16);
+}
+
+/* Input row iy (xb: the image's first position, channel ch) into its slot of the ring, np column pairs: the pairs
+ * inside the row in assembly (2 loads, 8 instructions and 4 stores a pair), the others from zb where outside */
+__attribute__((noinline)) static void tfl_dsp_dwp_row_in(const aotc_tfl_conv_params *p, const int8_t *xb, int32_t iy, uint32_t zb, int32_t np,
+                               uint32_t *ring) {
+    const int32_t c = p->c, pl = p->pad_left, wd = p->w;
+    uint32_t *d = ring + 4 * (((iy % 3) + 3) % 3);
+    int32_t i = 0;
+    if (iy < 0 || iy >= p->h) {
+        for (; i < np; ++i, d += 12) tfl_dsp_dwp_put(zb, zb, d);
+        return;
+    }
+    const int8_t *s = xb + ((int64_t)iy * wd - pl) * c;
+    for (; i < np && 2 * i - pl < 0; ++i, d += 12, s += 2 * c) {
+        const int32_t x0 = 2 * i - pl;
+        tfl_dsp_dwp_put(x0 >= 0 && x0 < wd ? aotc_dsp_load32(s) : zb,
+                        x0 + 1 >= 0 && x0 + 1 < wd ? aotc_dsp_load32(s + c) : zb, d);
+    }
+    int32_t m = (wd + pl) / 2 - i; /* the pairs wholly inside: 2 i' - pl + 1 < wd */
+    if (m > np - i) m = np - i;
+    if (m > 0) {
+        uint32_t v0, v1, e0, e1, t;
+        i += m;
+        __asm__ volatile("1:\n\t"
+                         "ldr %[v0], [%[s]]\n\t"
+                         "ldr %[v1], [%[s], %[c]]\n\t"
+                         "add %[s], %[s], %[c], lsl #1\n\t"
+                         "sxtb16 %[e0], %[v0]\n\t"
+                         "sxtb16 %[e1], %[v1]\n\t"
+                         "sxtb16 %[v0], %[v0], ror #8\n\t"
+                         "sxtb16 %[v1], %[v1], ror #8\n\t"
+                         "pkhbt %[t], %[e0], %[e1], lsl #16\n\t"
+                         "str %[t], [%[d]]\n\t"
+                         "pkhtb %[t], %[e1], %[e0], asr #16\n\t"
+                         "str %[t], [%[d], #8]\n\t"
+                         "pkhbt %[t], %[v0], %[v1], lsl #16\n\t"
+                         "str %[t], [%[d], #4]\n\t"
+                         "pkhtb %[t], %[v1], %[v0], asr #16\n\t"
+                         "str %[t], [%[d], #12]\n\t"
+                         "add %[d], %[d], #48\n\t"
+                         "subs %[m], %[m], #1\n\t"
+                         "bne 1b\n\t"
+                         : [s] "+r"(s), [d] "+r"(d), [m] "+r"(m), [v0] "=&r"(v0), [v1] "=&r"(v1), [e0] "=&r"(e0),
+                           [e1] "=&r"(e1), [t] "=&r"(t)
+                         : [c] "r"(c)
+                         : "cc", "memory");
+    }
+    for (; i < np; ++i, d += 12, s += 2 * c) {
+        const int32_t x0 = 2 * i - pl;
+        tfl_dsp_dwp_put(x0 >= 0 && x0 < wd ? aotc_dsp_load32(s) : zb,
+                        x0 + 1 >= 0 && x0 + 1 < wd ? aotc_dsp_load32(s + c) : zb, d);
+    }
+}
+
+/* The fused path's rows by the ring: the weights of its 3 turns, each input row arranged once (at row stride 2,
+ * two a row of outputs) */
+__attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, int32_t ch, const uint32_t *rq,
+                        const int32_t *base, int8_t *y, uint32_t zb, uint32_t *ring) {
+    const int32_t oc = p->oc, np = TFL_DSP_DWP_PAIRS(p), pt = p->pad_top;
+    uint32_t wk[3][8], wp[3][24 + 12];
+    int32_t r, s, j, b, oy;
+    for (r = 0; r < 3; ++r) /* kernel row r's words */
+        for (j = 0; j < 4; ++j) {
+            const int8_t *wt = w + (int64_t)3 * r * oc + ch + j; /* taps (r, 0), (r, 1), (r, 2) */
+            const uint32_t w0 = (uint16_t)(2 * wt[0]), w1 = (uint16_t)(2 * wt[oc]), w2 = (uint16_t)(2 * wt[2 * oc]);
+            wk[r][j] = w0 | (w1 << 16), wk[r][4 + j] = w1 | (w2 << 16);
+        }
+    for (r = 0; r < 3; ++r) { /* turn r: slot s holds kernel row (s - r) mod 3 */
+        for (s = 0; s < 3; ++s)
+            for (j = 0; j < 8; ++j) wp[r][8 * s + j] = wk[(s - r + 3) % 3][j];
+        for (j = 0; j < 12; ++j) wp[r][24 + j] = rq[j];
+    }
+    for (b = 0; b < p->n; ++b) {
+        const int8_t *xb = x + (int64_t)b * p->h * p->w * p->c + ch;
+        int8_t *yb = y + (int64_t)b * p->oh * p->ow * oc + ch;
+        int32_t iy = -pt; /* the next input row to arrange */
+        for (oy = 0; oy < p->oh; ++oy) {
+            const int32_t iy0 = oy * p->sh - pt; /* rows iy0 .. iy0 + 2: the ones not yet in the ring */
+            for (iy = iy > iy0 ? iy : iy0; iy <= iy0 + 2; ++iy) tfl_dsp_dwp_row_in(p, xb, iy, zb, np, ring);
+            (p->y_zero == -128 ? tfl_dsp_dwp_row_floor : tfl_dsp_dwp_row_sign)(ring, p->ow, wp[((iy0 % 3) + 3) % 3], base,
+                                                                              yb + (int64_t)oy * p->ow * oc, oc);
+        }
+    }
+}
+#endif
 
 /* An image taller than wide (a KWS DS-CNN's 25 x 5) by columns instead of rows: output column ox's band is its
  * 3 input columns over the ph rows the windows span, row by row (band[3 t + k] = span row t, column ix0 + k, or
@@ -413,7 +641,8 @@ static void tfl_dsp_dw_columns(const aotc_tfl_conv_params *p, const int8_t *xb, 
     for (kx = 0; kx < 12; ++kx) wt[18 + kx] = wq[18 + kx];
     for (ox = 0; ox < p->ow; ++ox) {
         tfl_dsp_dw_band_t(p, xb, ox * p->sw - p->pad_left, zb, ph, band);
-        tfl_dsp_dw3x3_band_rq(band, p->oh, p->sh, wt, base, yb + (ptrdiff_t)ox * p->oc, p->ow * p->oc);
+        tfl_dsp_dw3x3_band_rq(band, p->oh, p->sh, wt, base, yb + (ptrdiff_t)ox * p->oc, p->ow * p->oc,
+                              p->y_zero == -128);
     }
 }
 
@@ -497,13 +726,20 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
                     continue;
                 }
             }
+#if TFL_DW_PAIR_ASM
+            if (fused && tfl_dsp_dwp_fits(p, run, pw)) { /* at stride 1 by the ring (tfl_dsp_dwp) */
+                tfl_dsp_dwp(p, x, w, ch, wq + 18, base, y, zb, scratch);
+                continue;
+            }
+#endif
             for (b = 0; b < p->n; ++b) {
                 const int8_t *xb = x + (int64_t)b * h * wd * c + ch;
                 int8_t *yb = y + (int64_t)b * p->oh * p->ow * oc + ch;
                 for (oy = 0, t = 0; oy < p->oh; ++oy) {
                     tfl_dsp_dw_band(p, xb, oy * p->sh - p->pad_top, zb, pw, pad);
                     if (fused) {
-                        tfl_dsp_dw3x3_band_rq(pad, p->ow, p->sw, wq, base, yb + (int64_t)oy * p->ow * oc, oc);
+                        tfl_dsp_dw3x3_band_rq(pad, p->ow, p->sw, wq, base, yb + (int64_t)oy * p->ow * oc, oc,
+                                              p->y_zero == -128);
                         continue;
                     }
                     for (ox = 0; ox < p->ow;) {

@@ -218,9 +218,90 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq2(TFL_DSP
                                                                          TFL_DSP_ARG int8_t *y, TFL_DSP_ARG int32_t oc) {
     __asm__ volatile(TFL_DSP_MAC4X2_RQ_ASM(TFL_DSP_RQ2_DOUBLED));
 }
+/* aotc_dsp_mac4x2_rq2 where the lower clamp is the zero point -128 (a ReLU's, or none with that zero point): a sum
+ * whose product term r is negative gives (r - 1 + 2^(right-1)) >> right <= 0 with TFLite's sign term and
+ * (r + 2^(right-1)) >> right <= 0 without it, so both land at or below the zero point and SSAT makes them -128: the
+ * sign term goes (3 instructions an output, not 4), and with it the epilogue's temporary, so the channels' terms
+ * are walked by r12 and the patch pointer r0 stays put. Locals: [sp] the weights' end, [sp, #4] the pairs left,
+ * [sp, #8] the loop's entry, [sp, #12] w, [sp, #16] rq + 16 (the biases are the 4 words before it), [sp, #20] y. */
+#define TFL_DSP_RQ3(a, b)                                                                                \
+    "ldmia r12!, {r1, r2, r3}\n\t" /* the channel's mult, ra, right */                                    \
+    "smmlar " a ", " a ", r1, r2\n\t"                                                                   \
+    "asr " a ", " a ", r3\n\t"                                                                          \
+    "ssat " a ", #8, " a "\n\t"                                                                         \
+    "smmlar " b ", " b ", r1, r2\n\t"                                                                   \
+    "asr " b ", " b ", r3\n\t"                                                                          \
+    "ssat " b ", #8, " b "\n\t"
+__attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq3(TFL_DSP_ARG const uint32_t *p,
+                                                                         TFL_DSP_ARG int32_t count,
+                                                                         TFL_DSP_ARG const uint32_t *w,
+                                                                         TFL_DSP_ARG int32_t nq,
+                                                                         TFL_DSP_ARG const int32_t *rq,
+                                                                         TFL_DSP_ARG int8_t *y, TFL_DSP_ARG int32_t oc) {
+    __asm__ volatile(
+        "push {r4-r11, lr}\n\t"
+        "sub sp, sp, #24\n\t"
+        "cmp r1, #0\n\t"
+        "ble 9f\n\t"
+        "str r1, [sp, #4]\n\t"
+        "str r2, [sp, #12]\n\t"
+        "add r4, r2, r3, lsl #5\n\t"
+        "str r4, [sp]\n\t"
+        "ldr r4, [sp, #64]\n\t"
+        "str r4, [sp, #20]\n\t"
+        "ldr r4, [sp, #60]\n\t"
+        "adds r4, r4, #16\n\t"
+        "str r4, [sp, #16]\n\t"
+        "rsbs r5, r3, #0\n\t"
+        "and r5, r5, #7\n\t"
+        "movs r6, #104\n\t"
+        "adr.w r4, 1f\n\t"
+        "mla r4, r5, r6, r4\n\t"
+        "orr r4, r4, #1\n\t"
+        "str r4, [sp, #8]\n"
+        "2:\n\t" /* a pair: its sums start at the biases, w to the start, into the loop */
+        "ldr lr, [sp, #16]\n\t"
+        "ldmdb lr, {r4, r6, r8, r10}\n\t"
+        "mov r5, r4\n\t"
+        "mov r7, r6\n\t"
+        "mov r9, r8\n\t"
+        "mov r11, r10\n\t"
+        "ldr r1, [sp, #12]\n\t"
+        "ldr r12, [sp, #8]\n\t"
+        "bx r12\n\t"
+        ".p2align 2\n"
+        "1:\n\t" AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
+            AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
+        "ldr r2, [sp]\n\t"
+        "cmp r1, r2\n\t"
+        "bne 1b\n\t"
+        "ldr r12, [sp, #16]\n\t" /* the epilogue: r12 walks the channels' terms */
+        TFL_DSP_RQ3("r4", "r5") TFL_DSP_RQ3("r6", "r7") TFL_DSP_RQ3("r8", "r9") TFL_DSP_RQ3("r10", "r11")
+        "ldr lr, [sp, #20]\n\t"
+        "ldr r1, [sp, #68]\n\t"
+        "strb r4, [lr]\n\t"
+        "strb r6, [lr, #1]\n\t"
+        "strb r8, [lr, #2]\n\t"
+        "strb r10, [lr, #3]\n\t"
+        "add lr, lr, r1\n\t"
+        "strb r5, [lr]\n\t"
+        "strb r7, [lr, #1]\n\t"
+        "strb r9, [lr, #2]\n\t"
+        "strb r11, [lr, #3]\n\t"
+        "add lr, lr, r1\n\t"
+        "str lr, [sp, #20]\n\t"
+        "ldr r3, [sp, #4]\n\t"
+        "subs r3, r3, #1\n\t"
+        "str r3, [sp, #4]\n\t"
+        "bne 2b\n"
+        "9:\n\t"
+        "add sp, sp, #24\n\t"
+        "pop {r4-r11, pc}\n\t");
+}
 #undef TFL_DSP_ARG
 #undef TFL_DSP_RQ2
 #undef TFL_DSP_RQ2_DOUBLED
+#undef TFL_DSP_RQ3
 #undef TFL_DSP_MAC4X2_RQ_ASM
 #else
 static inline void tfl_dsp_mac4x2_rq_c(const uint32_t *p, int32_t count, const uint32_t *w, int32_t nq,
@@ -252,6 +333,11 @@ __attribute__((noinline, unused)) static void aotc_dsp_mac4x2_rq(const uint32_t 
     tfl_dsp_mac4x2_rq_c(p, count, w, nq, rq, y, oc, 0);
 }
 __attribute__((noinline, unused)) static void aotc_dsp_mac4x2_rq2(const uint32_t *p, int32_t count, const uint32_t *w,
+                                                                  int32_t nq, const int32_t *rq, int8_t *y, int32_t oc) {
+    tfl_dsp_mac4x2_rq_c(p, count, w, nq, rq, y, oc, 1);
+}
+/* (aotc_dsp_mac4x2_rq3's outputs are aotc_dsp_mac4x2_rq2's wherever it is called: the same loop) */
+__attribute__((noinline, unused)) static void aotc_dsp_mac4x2_rq3(const uint32_t *p, int32_t count, const uint32_t *w,
                                                                   int32_t nq, const int32_t *rq, int8_t *y, int32_t oc) {
     tfl_dsp_mac4x2_rq_c(p, count, w, nq, rq, y, oc, 1);
 }

@@ -1,0 +1,297 @@
+"""Issue 50's last builtins, against LiteRT on models written with the schema (tflite_written.py): quantized
+FLOOR_DIV / FLOOR_MOD on the raw integers as LiteRT computes them, and int32 FLOOR_DIV."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_tflite import _require_litert  # noqa: E402
+from tflite_written import Written, compare  # noqa: E402
+
+
+@pytest.mark.parametrize("op", ["FLOOR_DIV", "FLOOR_MOD"])
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32"])
+def test_floor_div_mod_integers(tmp_path, op, dtype):
+    """int8 and int16 (quantized, scales unlike) and int32: every output bit for bit as BUILTIN_REF, the
+    extremes of the type, a broadcast divisor, mixed signs (not the least value // -1: out of the type, LiteRT's
+    double-to-integer cast of it is undefined, and its loops disagree)."""
+    _require_litert()
+    info = np.iinfo(np.dtype(dtype))
+    quant = dtype != "int32"
+    w = Written()
+    a = w.tensor([2, 3, 8], dtype, quant=(0.05, -3 if dtype == "int8" else 0) if quant else None)
+    b = w.tensor([3, 8], dtype, quant=(0.04, 5 if dtype == "int8" else 0) if quant else None)
+    y = w.tensor([2, 3, 8], dtype, quant=(0.07, 1 if dtype == "int8" else 0) if quant else None)
+    w.op(op, [a, b], [y])
+    model = w.save(tmp_path / "m.tflite", [a, b], [y])
+    rng = np.random.default_rng(1)
+    lo, hi = max(info.min, -40000), min(info.max, 40000)
+    xa = rng.integers(lo, hi + 1, (2, 3, 8)).astype(dtype)
+    xb = rng.integers(-9, 10, (3, 8)).astype(dtype)
+    xb[xb == 0] = 7
+    xa[0, 0, :4] = [info.min, info.min, info.max, 0]
+    xb[0, :4] = [-2, 1, -1, -3]
+    xb[1, :3] = [info.max, info.min, info.min + 1] if dtype != "int32" else [3, -3, 5]
+    compare(model, [xa, xb], sanitize=dtype == "int8")
+
+
+# (operand shape, indices shape, options, result shape): StableHLO gather dimension numbers LiteRT runs
+GATHERS = {
+    # torch.index_select / tf.gather along axis 0: one index per row, index_vector_dim past the last
+    "rows": ([5, 3], [4], dict(offsetDims=[1], collapsedSliceDims=[0], startIndexMap=[0], indexVectorDim=1,
+                               sliceSizes=[1, 3]), [4, 3]),
+    # gather_nd: index vectors in the last dimension, points of a 3-D operand
+    "points": ([4, 5, 6], [2, 3, 2], dict(offsetDims=[2], collapsedSliceDims=[0, 1], startIndexMap=[0, 1],
+                                           indexVectorDim=2, sliceSizes=[1, 1, 6]), [2, 3, 6]),
+    # windows (no collapsed dims) whose starts LiteRT clips into the operand, index_vector_dim first,
+    # start_index_map reordered, offset dims before the batch dim
+    "windows": ([6, 7], [2, 3], dict(offsetDims=[0, 1], collapsedSliceDims=[], startIndexMap=[1, 0], indexVectorDim=0,
+                                     sliceSizes=[2, 3]), [2, 3, 3]),
+    # one start component for dim 1 only (dim 0 from 0), offset dim in the middle
+    "middle": ([3, 8, 2], [2, 2, 1], dict(offsetDims=[2, 3], collapsedSliceDims=[1], startIndexMap=[1],
+                                          indexVectorDim=2, sliceSizes=[3, 1, 2]), [2, 2, 3, 2]),
+}
+
+
+@pytest.mark.parametrize("index_type", ["int32", "int64"])
+@pytest.mark.parametrize("case", sorted(GATHERS))
+def test_stablehlo_gather(tmp_path, case, index_type):
+    """STABLEHLO_GATHER against BUILTIN_REF: run-time float operand and indices, indices past both ends (clipped
+    as LiteRT clips them)."""
+    _require_litert()
+    shape, ishape, opts, yshape = GATHERS[case]
+    w = Written()
+    x, i, y = w.tensor(shape, "float32"), w.tensor(ishape, index_type), w.tensor(yshape, "float32")
+    w.op("STABLEHLO_GATHER", [x, i], [y], ("StablehloGatherOptions", opts))
+    model = w.save(tmp_path / "m.tflite", [x, i], [y])
+    rng = np.random.default_rng(2)
+    compare(model, [rng.standard_normal(shape).astype(np.float32),
+                    rng.integers(-3, max(shape) + 3, ishape).astype(index_type)], sanitize=index_type == "int64")
+
+
+# (operand, indices, updates, options)
+SCATTERS = {
+    "rows": ([5, 3], [4, 1], [4, 3], dict(updateWindowDims=[1], insertedWindowDims=[0], scatterDimsToOperandDims=[0],
+                                          indexVectorDim=1)),
+    "points": ([4, 5], [3, 2], [3], dict(updateWindowDims=[], insertedWindowDims=[0, 1],
+                                         scatterDimsToOperandDims=[0, 1], indexVectorDim=1)),
+    # whole windows, some partly past the operand's end (LiteRT writes the elements inside), index vectors first
+    "windows": ([6, 7], [2, 2], [3, 2, 4], dict(updateWindowDims=[0, 2], insertedWindowDims=[],
+                                                scatterDimsToOperandDims=[1, 0], indexVectorDim=0)),
+    # index_vector_dim in the middle: one component, for operand dim 1; a batch of 2 x 2 (LiteRT's kernel crashes
+    # on an index_vector_dim past the indices' last dimension, which aotc takes)
+    "middle": ([3, 6], [2, 1, 2], [2, 3, 2], dict(updateWindowDims=[1], insertedWindowDims=[1],
+                                                  scatterDimsToOperandDims=[1], indexVectorDim=1)),
+}
+
+
+def _scatter_model(tmp_path: Path, case: str, body: str | None, dtype: str, index_type: str) -> Path:
+    shape, ishape, ushape, opts = SCATTERS[case]
+    w = Written()
+    x, i, u, y = (w.tensor(shape, dtype), w.tensor(ishape, index_type), w.tensor(ushape, dtype),
+                  w.tensor(shape, dtype))
+    region = w.subgraph()
+    a, c = w.tensor([], dtype, sg=region), w.tensor([], dtype, sg=region)
+    region.inputs = [a, c]
+    if body is None:
+        region.outputs = [c]
+    else:
+        r = w.tensor([], dtype, sg=region)
+        w.op(body, [a, c], [r], sg=region)
+        region.outputs = [r]
+    w.op("STABLEHLO_SCATTER", [x, i, u], [y],
+         ("StablehloScatterOptions", {**opts, "updateComputationSubgraphIndex": 1}))
+    return w.save(tmp_path / "m.tflite", [x, i, u], [y])
+
+
+@pytest.mark.parametrize("body", [None, "STABLEHLO_ADD", "STABLEHLO_MULTIPLY", "STABLEHLO_MAXIMUM",
+                                  "STABLEHLO_MINIMUM"])
+@pytest.mark.parametrize("case", sorted(SCATTERS))
+def test_stablehlo_scatter(tmp_path, case, body):
+    """STABLEHLO_SCATTER against BUILTIN_REF, each update computation region LiteRT takes (none: replace; one
+    STABLEHLO_ADD / _MULTIPLY / _MAXIMUM / _MINIMUM): repeated targets (applied in order), targets past the operand's
+    end (skipped, element by element)."""
+    _require_litert()
+    shape, ishape, ushape, _ = SCATTERS[case]
+    model = _scatter_model(tmp_path, case, body, "float32", "int32")
+    rng = np.random.default_rng(3)
+    idx = rng.integers(0, max(shape) + 2, ishape).astype(np.int32)
+    compare(model, [rng.standard_normal(shape).astype(np.float32), idx, rng.standard_normal(ushape).astype(np.float32)],
+            sanitize=body == "STABLEHLO_ADD")
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32"])
+def test_stablehlo_scatter_integers(tmp_path, dtype):
+    """A plain update of integers, int64 indices, bit for bit."""
+    _require_litert()
+    model = _scatter_model(tmp_path, "rows", None, dtype, "int64")
+    rng = np.random.default_rng(4)
+    compare(model, [rng.integers(-100, 100, [5, 3]).astype(dtype), np.array([[1], [4], [9], [1]], np.int64),
+                    rng.integers(-100, 100, [4, 3]).astype(dtype)])
+
+
+@pytest.mark.parametrize(("op", "dtype"), [("STABLEHLO_AND", "bool"), ("STABLEHLO_AND", "int8"),
+                                           ("STABLEHLO_AND", "int32"), ("STABLEHLO_SHIFT_LEFT", "int8"),
+                                           ("STABLEHLO_SHIFT_LEFT", "int16"), ("STABLEHLO_SHIFT_LEFT", "int32")])
+def test_stablehlo_bitwise(tmp_path, op, dtype):
+    """STABLEHLO_AND and _SHIFT_LEFT against LiteRT's default kernels (its reference resolver has neither): negative
+    values, shift amounts over the whole range LiteRT defines ([0, 31]: int8 and int16 truncate to 0 from their
+    width up), bit for bit."""
+    _require_litert()
+    w = Written()
+    a, c, y = w.tensor([3, 16], dtype), w.tensor([3, 16], dtype), w.tensor([3, 16], dtype)
+    w.op(op, [a, c], [y])
+    model = w.save(tmp_path / "m.tflite", [a, c], [y])
+    rng = np.random.default_rng(5)
+    if dtype == "bool":
+        xa, xc = rng.integers(0, 2, (3, 16)).astype(bool), rng.integers(0, 2, (3, 16)).astype(bool)
+    else:
+        info = np.iinfo(dtype)
+        xa = rng.integers(info.min, info.max + 1, (3, 16)).astype(dtype)
+        xc = (rng.integers(0, 32, (3, 16)) if op == "STABLEHLO_SHIFT_LEFT"
+              else rng.integers(info.min, info.max + 1, (3, 16))).astype(dtype)
+    compare(model, [xa, xc], builtin=True, sanitize=dtype == "int32")
+
+
+@pytest.mark.parametrize(("lo", "hi", "bits"), [(-1.0, 1.0, 8), (-0.3, 2.7, 8), (0.1, 3.0, 4), (-6.0, -0.5, 16),
+                                                (-2.0, 1.5, 2)])
+def test_fake_quant(tmp_path, lo, hi, bits):
+    """FAKE_QUANT against BUILTIN_REF: ranges nudged to put 0 on the grid (both ends excluding 0 too), values
+    outside the range, exact ties of the grid (rounded away from zero)."""
+    _require_litert()
+    from aot.frontend.tflite.resolver import fake_quant_range
+
+    w = Written()
+    x, y = w.tensor([4, 64], "float32"), w.tensor([4, 64], "float32")
+    w.op("FAKE_QUANT", [x], [y], ("FakeQuantOptions", {"min": lo, "max": hi, "numBits": bits, "narrowRange": False}))
+    model = w.save(tmp_path / "m.tflite", [x], [y])
+    rng = np.random.default_rng(6)
+    xs = rng.uniform(lo - 1, hi + 1, (4, 64)).astype(np.float32)
+    nlo, _, scale = fake_quant_range(lo, hi, bits)
+    xs[0] = nlo + (np.arange(64, dtype=np.float32) + np.float32(0.5)) * scale  # halfway between steps
+    compare(model, [xs])
+
+
+@pytest.mark.parametrize("combiner", [0, 1, 2])
+@pytest.mark.parametrize("rank", [2, 3])
+def test_embedding_lookup_sparse(tmp_path, combiner, rank):
+    """EMBEDDING_LOOKUP_SPARSE (SUM, MEAN, SQRTN) against BUILTIN_REF: run-time ids, indices and weights in the
+    sparse tensor's canonical order, a 3-D table, empty output rows, repeated ids, within 1e-5."""
+    _require_litert()
+    dense = [3, 4] if rank == 2 else [2, 3, 5]
+    n = 9
+    w = Written()
+    ids, ind = w.tensor([n], "int32"), w.tensor([n, rank], "int32")
+    shp = w.tensor([rank], "int32", data=np.array(dense, np.int32))
+    wt = w.tensor([n], "float32")
+    value = w.tensor([6, 2, 3], "float32", data=np.random.default_rng(7).standard_normal([6, 2, 3]))
+    y = w.tensor([*dense[:-1], 2, 3], "float32")
+    w.op("EMBEDDING_LOOKUP_SPARSE", [ids, ind, shp, wt, value], [y], ("EmbeddingLookupSparseOptions",
+                                                                      {"combiner": combiner}))
+    model = w.save(tmp_path / "m.tflite", [ids, ind, wt], [y])
+    rng = np.random.default_rng(8)
+    buckets = int(np.prod(dense[:-1]))
+    flat = np.sort(rng.choice(np.delete(np.arange(buckets), 1), n))  # row 1 empty; sorted, some repeated
+    lead = np.stack(np.unravel_index(flat, dense[:-1]), axis=1)
+    indices = np.concatenate([lead, rng.integers(0, dense[-1], (n, 1))], axis=1).astype(np.int32)
+    compare(model, [rng.integers(0, 6, n).astype(np.int32), indices, rng.uniform(0.1, 2, n).astype(np.float32)])
+
+
+@pytest.mark.parametrize("index", [0, 1, 2, -1, 7])
+def test_stablehlo_case(tmp_path, index):
+    """STABLEHLO_CASE of three branches (ADD, MUL, and one passing an input through) against LiteRT's default
+    kernels (its reference resolver has none), the run-time index in range and out of it (the last branch)."""
+    _require_litert()
+    w = Written()
+    i, x, c = w.tensor([], "int32"), w.tensor([2, 5], "float32"), w.tensor([2, 5], "float32")
+    y = w.tensor([2, 5], "float32")
+    branches = []
+    for op in ("ADD", "MUL", None):
+        sg = w.subgraph()
+        a, d = w.tensor([2, 5], "float32", sg=sg), w.tensor([2, 5], "float32", sg=sg)
+        sg.inputs = [a, d]
+        if op is None:
+            sg.outputs = [d]
+        else:
+            r = w.tensor([2, 5], "float32", sg=sg)
+            w.op(op, [a, d], [r], sg=sg, options=(f"{op.title()}Options", {}))
+            sg.outputs = [r]
+        branches.append(len(w.m.subgraphs) - 1)
+    w.op("STABLEHLO_CASE", [i, x, c], [y], ("StablehloCaseOptions", {"branchSubgraphIndices": branches}))
+    model = w.save(tmp_path / "m.tflite", [i, x, c], [y])
+    rng = np.random.default_rng(9)
+    compare(model, [np.array(index, np.int32), rng.standard_normal([2, 5]).astype(np.float32),
+                    rng.standard_normal([2, 5]).astype(np.float32)], builtin=True)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+def test_stablehlo_gather_quantized_constant_indices(tmp_path, dtype):
+    """A quantized operand (int8, 16x8's int16) gathered by constant indices (folded into one Gather), then
+    scattered back by a plain update: LiteRT moves the raw integers, bit for bit as BUILTIN_REF."""
+    _require_litert()
+    q = (0.05, -3 if dtype == "int8" else 0)
+    w = Written()
+    x = w.tensor([5, 4], dtype, quant=q)
+    idx = w.tensor([3, 1], "int32", data=np.array([[4], [0], [2]], np.int32))
+    g = w.tensor([3, 4], dtype, quant=q)
+    w.op("STABLEHLO_GATHER", [x, idx], [g], ("StablehloGatherOptions", dict(
+        offsetDims=[1], collapsedSliceDims=[0], startIndexMap=[0], indexVectorDim=1, sliceSizes=[1, 4])))
+    y = w.tensor([5, 4], dtype, quant=q)
+    region = w.subgraph()
+    a, c = w.tensor([], dtype, sg=region), w.tensor([], dtype, sg=region)
+    region.inputs, region.outputs = [a, c], [c]
+    idx2 = w.tensor([3, 1], "int32", data=np.array([[1], [3], [1]], np.int32))
+    w.op("STABLEHLO_SCATTER", [x, idx2, g], [y], ("StablehloScatterOptions", dict(
+        updateWindowDims=[1], insertedWindowDims=[0], scatterDimsToOperandDims=[0], indexVectorDim=1,
+        updateComputationSubgraphIndex=1)))
+    model = w.save(tmp_path / "m.tflite", [x], [g, y])
+    info = np.iinfo(dtype)
+    compare(model, [np.random.default_rng(10).integers(info.min, info.max + 1, [5, 4]).astype(dtype)])
+
+
+def _refusal(tmp_path: Path, w: Written, ins: list[int], outs: list[int]) -> str:
+    import subprocess
+
+    from tflite_written import AOTC
+
+    model = w.save(tmp_path / "m.tflite", ins, outs)
+    run = subprocess.run([*AOTC, str(model), "-o", str(tmp_path / "out"), "--no-configure"], capture_output=True,
+                         text=True)
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1, run.stderr
+    return run.stderr
+
+
+@pytest.mark.parametrize(("case", "says"), [
+    ("STABLEHLO_ABS", "LiteRT has no kernel for it"),
+    ("DENSIFY", "LiteRT's kernel takes a constant sparse tensor only"),
+    ("FAKE_QUANT", "narrow_range"),
+    ("STABLEHLO_SCATTER", "add computation on int32 is not supported yet"),
+])
+def test_refused_in_one_line(tmp_path, case, says):
+    """What LiteRT has no kernel for, refuses itself, or aotc does not do yet: one line naming the op, exit 2."""
+    pytest.importorskip("ai_edge_litert")
+    w = Written()
+    dtype = "int32" if case == "STABLEHLO_SCATTER" else "float32"
+    x, y = w.tensor([2, 3], dtype), w.tensor([2, 3], dtype)
+    ins = [x]
+    if case == "FAKE_QUANT":
+        w.op(case, [x], [y], ("FakeQuantOptions", {"min": -1.0, "max": 1.0, "numBits": 8, "narrowRange": True}))
+    elif case == "STABLEHLO_SCATTER":
+        i, u = w.tensor([1, 1], "int32"), w.tensor([1, 3], dtype)
+        region = w.subgraph()
+        a, c, r = (w.tensor([], dtype, sg=region) for _ in range(3))
+        w.op("STABLEHLO_ADD", [a, c], [r], sg=region)
+        region.inputs, region.outputs = [a, c], [r]
+        w.op(case, [x, i, u], [y], ("StablehloScatterOptions", dict(
+            updateWindowDims=[1], insertedWindowDims=[0], scatterDimsToOperandDims=[0], indexVectorDim=1,
+            updateComputationSubgraphIndex=1)))
+        ins = [x, i, u]
+    else:
+        w.op(case, [x], [y])
+    err = _refusal(tmp_path, w, ins, [y])
+    assert case in err and says in err, err
