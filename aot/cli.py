@@ -466,12 +466,12 @@ def _cmd_partition(args: argparse.Namespace) -> int:
     if args.output:
         check_output_file(Path(args.output), "-o")
     source = str(Path(args.model).resolve())
-    parted = partition_model(load_model(args.model), Options(name=args.name, vendors=tuple(args.vendor),
-                                                              vendor_options=tuple(args.vendor_opt),
-                                                              annotate=args.annotate,
-                                                              input_shapes=tuple(args.input_shape),
-                                                              input_values=tuple(args.input_value),
-                                                              max_dims=tuple(args.max_dim)), source)
+    model = load_model(args.model, dict(args.input_shape))
+    parted = partition_model(model, Options(name=args.name, vendors=tuple(args.vendor),
+                                            vendor_options=tuple(args.vendor_opt), annotate=args.annotate,
+                                            input_shapes=tuple(args.input_shape),
+                                            input_values=tuple(args.input_value),
+                                            max_dims=tuple(args.max_dim)), source)
     graph = parted.graph
     if args.output:
         import onnx

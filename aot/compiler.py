@@ -293,7 +293,7 @@ def compile_file(path: str | Path, options: Options = Options()) -> Bundle:
     # the loaded ModelProto goes at once: its large weights are held as arrays (aot/ir/held.py),
     # which the IR takes over, and the small proto left is freed once partitioned
     values: dict[str, np.ndarray] = {}
-    model = held_copy(load_model(path), values)
+    model = held_copy(load_model(path, dict(options.input_shapes)), values)
     with holding(values):
         parted = partition_model(model, options, source, keep_onnx=False, owned=True)
     del model, values

@@ -7,7 +7,8 @@ IN.npz holds the inputs by position (input_0, ...); OUT.npz gets the outputs by 
 and, with --all, every tensor the interpreter keeps, by tensor index (tensor_<k>), for op-by-op checks.
 With --runs, each input holds one more leading axis, one entry per inference, and so do the outputs.
 With --builtin, LiteRT's default (optimised) kernels instead, for a builtin the reference resolver lacks
-(ROUND).
+(ROUND). An input given in another shape than the file's is resized first (ResizeInputTensor, strict: only
+the dimensions its shape signature leaves -1), as a package that feeds a dynamic model does.
 """
 
 from __future__ import annotations
@@ -23,8 +24,12 @@ def main(model: str, inputs: str, outputs: str, every: bool = False, runs: bool 
     resolver = OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES if builtin else OpResolverType.BUILTIN_REF
     interp = Interpreter(model_path=model, experimental_op_resolver_type=resolver,
                          num_threads=1, experimental_preserve_all_tensors=every)
-    interp.allocate_tensors()
     feeds = np.load(inputs)
+    for k, d in enumerate(interp.get_input_details()):  # an input given another size: resized, as a user does
+        shape = feeds[f"input_{k}"].shape[1 if runs else 0:]
+        if tuple(shape) != tuple(d["shape"]):
+            interp.resize_tensor_input(d["index"], list(shape), strict=True)
+    interp.allocate_tensors()
     ins, outs = interp.get_input_details(), interp.get_output_details()
     if runs:
         results: list[list[np.ndarray]] = [[] for _ in outs]

@@ -798,7 +798,7 @@ def _emit_lut16(ctx: NodeContext) -> None:
     ctx.call("aotc_tfl_lut_s16", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
 
 
-_SUFFIX = {"int8": "s8", "int16": "s16", "int32": "s32"}
+_SUFFIX = {"int8": "s8", "int16": "s16", "int32": "s32", "uint8": "u8"}
 
 
 def _emit_quantize(ctx: NodeContext) -> None:
@@ -871,5 +871,5 @@ OPS: dict[str, HostOp] = {
     "TflLut16": HostOp(_emit_lut16, family="tflite_int8", dtypes=("int16",), budget_inplace=(0,)),
     "TflQuantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("float32",)),
     "TflDequantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("int8", "int16")),
-    "TflRequantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("int8", "int16", "int32")),
+    "TflRequantize": HostOp(_emit_quantize, family="tflite_int8", dtypes=("int8", "int16", "int32", "uint8")),
 }

@@ -958,8 +958,83 @@ def _lstm_int8_seq(tmp_path: Path) -> Path:
     return path
 
 
+def _wakeword_int8(tmp_path: Path) -> Path:
+    """A microWakeWord streaming model in small (issue 50: pymicro-wakeword's models): int8 resource variables
+    that CALL_ONCE starts from constants, READ_VARIABLE, a CONCATENATION of the kept frames with the new one,
+    the last frames assigned back; the output QUANTIZE'd int8 -> uint8, once at the same scale (zero points
+    128 apart: LiteRT's xor fast path) and once at another scale."""
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as sch
+
+    m = sch.ModelT()
+    m.version, m.buffers, m.operatorCodes, m.subgraphs = 3, [sch.BufferT()], [], []
+    i8, u8, i32 = sch.TensorType.INT8, sch.TensorType.UINT8, sch.TensorType.INT32
+
+    def tensor(sg, shape, dtype, quant=None, data=None) -> int:
+        t = sch.TensorT()
+        t.shape, t.type, t.name, t.buffer = list(shape), dtype, f"t{len(sg.tensors)}".encode(), len(m.buffers)
+        if quant is not None:
+            t.quantization = sch.QuantizationParametersT()
+            t.quantization.scale, t.quantization.zeroPoint = [quant[0]], [quant[1]]
+        buf = sch.BufferT()
+        if data is not None:
+            buf.data = np.frombuffer(np.ascontiguousarray(data).tobytes(), np.uint8)
+        m.buffers.append(buf)
+        sg.tensors.append(t)
+        return len(sg.tensors) - 1
+
+    def op(sg, name, ins, outs, options_type=0, options=None) -> None:
+        code = getattr(sch.BuiltinOperator, name)
+        if code not in [c.builtinCode for c in m.operatorCodes]:
+            c = sch.OperatorCodeT()
+            c.builtinCode, c.deprecatedBuiltinCode, c.version = code, min(code, 127), 1
+            m.operatorCodes.append(c)
+        o = sch.OperatorT()
+        o.opcodeIndex = [c.builtinCode for c in m.operatorCodes].index(code)
+        o.inputs, o.outputs, o.builtinOptionsType, o.builtinOptions = ins, outs, options_type, options
+        sg.operators.append(o)
+
+    def handle(sg) -> int:
+        h = tensor(sg, [], sch.TensorType.RESOURCE)
+        options = sch.VarHandleOptionsT()
+        options.container, options.sharedName = b"", b"frames"
+        op(sg, "VAR_HANDLE", [], [h], sch.BuiltinOptions.VarHandleOptions, options)
+        return h
+
+    q = (0.05, -3)
+    main, init = sch.SubGraphT(), sch.SubGraphT()
+    for sg in (main, init):
+        sg.tensors, sg.operators, sg.inputs, sg.outputs = [], [], [], []
+    m.subgraphs = [main, init]
+    start = tensor(init, [1, 2, 3], i8, q, np.arange(-60, 60, 20, dtype=np.int8).reshape(1, 2, 3))
+    op(init, "ASSIGN_VARIABLE", [handle(init), start], [])
+    x = tensor(main, [1, 2, 3], i8, q)
+    once = sch.CallOnceOptionsT()
+    once.initSubgraphIndex = 1
+    op(main, "CALL_ONCE", [], [], sch.BuiltinOptions.CallOnceOptions, once)
+    h = handle(main)
+    kept, cat, nxt = (tensor(main, shape, i8, q) for shape in ([1, 2, 3], [1, 4, 3], [1, 2, 3]))
+    op(main, "READ_VARIABLE", [h], [kept])
+    axis = sch.ConcatenationOptionsT()
+    axis.axis = 1
+    op(main, "CONCATENATION", [kept, x], [cat], sch.BuiltinOptions.ConcatenationOptions, axis)
+    op(main, "SLICE", [cat, tensor(main, [3], i32, data=np.array([0, 2, 0], np.int32)),
+                       tensor(main, [3], i32, data=np.array([1, 2, 3], np.int32))], [nxt])
+    op(main, "ASSIGN_VARIABLE", [h, nxt], [])
+    same, other = tensor(main, [1, 4, 3], u8, (0.05, 125)), tensor(main, [1, 4, 3], u8, (0.1, 7))
+    op(main, "QUANTIZE", [cat], [same])
+    op(main, "QUANTIZE", [cat], [other])
+    main.inputs, main.outputs = [x], [same, other]
+    fb = flatbuffers.Builder(0)
+    fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
+    path = tmp_path / "wakeword_int8.tflite"
+    path.write_bytes(bytes(fb.Output()))
+    return path
+
+
 def _stateful(tmp_path: Path, name: str) -> Path:
-    return {"stream_start": _stream_with_start, "lstm_int8_seq": _lstm_int8_seq}[name](tmp_path)
+    return {"stream_start": _stream_with_start, "lstm_int8_seq": _lstm_int8_seq,
+            "wakeword_int8": _wakeword_int8}[name](tmp_path)
 
 
 def _runs_reference(tmp_path: Path, model: Path, frames: list[np.ndarray]) -> list[np.ndarray]:
@@ -988,7 +1063,7 @@ def _frames(meta: dict, calls: int) -> list[np.ndarray]:
     return [rng.integers(-128, 128, spec["shape"]).astype(spec["dtype"]) for _ in range(calls)]
 
 
-@pytest.mark.parametrize("name", ["lstm_int8_seq", "stream_start"])
+@pytest.mark.parametrize("name", ["lstm_int8_seq", "stream_start", "wakeword_int8"])
 def test_aotc_run_starts_absent_state_where_litert_does(tmp_path, name):
     """A sequence through `aotc run` whose first .npz gives only the data: the state starts where a
     fresh LiteRT interpreter's does (issue 48), and aotc run says so in one line. lstm_int8_seq's h zero
@@ -1108,3 +1183,92 @@ def test_state_entries_only_for_state(tmp_path):
         assert {i["name"]: i["state"]["fill"] for i in meta["inputs"] if "state" in i} == want
         header = (out / "bundle" / "include" / f"{meta['name']}.h").read_text()
         assert ("_reset_state(" in header) == bool(want)
+
+
+def _dynamic_audio(tmp_path: Path) -> Path:
+    """A float model the converter left dynamic, as pyopen-wakeword's melspectrogram.tflite (issue 50): stored
+    as [1, 1] with shape signature [1, -1]; EXPAND_DIMS twice, a VALID strided CONV_2D across the samples,
+    MUL, BATCH_MATMUL by a constant, TRANSPOSE, SQUEEZE, REDUCE_MAX of the rows (kept), SUB."""
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as sch
+
+    m, sg = sch.ModelT(), sch.SubGraphT()
+    m.version, m.buffers, m.operatorCodes, m.subgraphs = 3, [sch.BufferT()], [], [sg]
+    sg.tensors, sg.operators = [], []
+    f32, i32 = sch.TensorType.FLOAT32, sch.TensorType.INT32
+    rng = np.random.default_rng(5)
+
+    def tensor(shape, dtype=f32, data=None, signature=None) -> int:
+        t = sch.TensorT()
+        t.shape, t.type, t.name, t.buffer = list(shape), dtype, f"t{len(sg.tensors)}".encode(), len(m.buffers)
+        t.shapeSignature = signature
+        buf = sch.BufferT()
+        if data is not None:
+            buf.data = np.frombuffer(np.ascontiguousarray(data).tobytes(), np.uint8)
+        m.buffers.append(buf)
+        sg.tensors.append(t)
+        return len(sg.tensors) - 1
+
+    def op(name, ins, shape, signature, options_type=0, options=None) -> int:
+        code = getattr(sch.BuiltinOperator, name)
+        if code not in [c.builtinCode for c in m.operatorCodes]:
+            c = sch.OperatorCodeT()
+            c.builtinCode, c.deprecatedBuiltinCode, c.version = code, min(code, 127), 1
+            m.operatorCodes.append(c)
+        o = sch.OperatorT()
+        o.opcodeIndex = [c.builtinCode for c in m.operatorCodes].index(code)
+        o.inputs, o.outputs = ins, [tensor(shape, signature=signature)]
+        o.builtinOptionsType, o.builtinOptions = options_type, options
+        sg.operators.append(o)
+        return o.outputs[0]
+
+    x = tensor([1, 1], signature=[1, -1])
+    a = op("EXPAND_DIMS", [x, tensor([], i32, np.array(1, np.int32))], [1, 1, 1], [-1, 1, -1])
+    a = op("EXPAND_DIMS", [a, tensor([], i32, np.array(-1, np.int32))], [1, 1, 1, 1], [-1, 1, -1, 1])
+    conv = sch.Conv2DOptionsT()
+    conv.padding, conv.strideH, conv.strideW, conv.dilationHFactor, conv.dilationWFactor = 1, 1, 2, 1, 1
+    w = tensor([3, 1, 4, 1], data=rng.uniform(-1, 1, (3, 1, 4, 1)).astype(np.float32))
+    c = op("CONV_2D", [a, w, tensor([3], data=np.array([0.1, -0.2, 0.3], np.float32))], [1, 1, 1, 3],
+           [-1, 1, -1, 3], sch.BuiltinOptions.Conv2DOptions, conv)
+    sq = op("MUL", [c, c], [1, 1, 1, 3], [-1, 1, -1, 3])
+    mm = op("BATCH_MATMUL", [sq, tensor([3, 2], data=rng.uniform(-1, 1, (3, 2)).astype(np.float32))], [1, 1, 1, 2],
+            [-1, 1, -1, 2])
+    t = op("TRANSPOSE", [mm, tensor([4], i32, np.array([0, 1, 3, 2], np.int32))], [1, 1, 2, 1], [-1, 1, 2, -1])
+    squeeze = sch.SqueezeOptionsT()
+    squeeze.squeezeDims = [1]
+    s = op("SQUEEZE", [t], [1, 2, 1], [-1, 2, -1], sch.BuiltinOptions.SqueezeOptions, squeeze)
+    keep = sch.ReducerOptionsT()
+    keep.keepDims = True
+    top = op("REDUCE_MAX", [s, tensor([1], i32, np.array([2], np.int32))], [1, 2, 1], [-1, 2, 1],
+             sch.BuiltinOptions.ReducerOptions, keep)
+    y = op("SUB", [s, top], [1, 2, 1], [-1, 2, -1])
+    sg.inputs, sg.outputs = [x], [y]
+    fb = flatbuffers.Builder(0)
+    fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
+    path = tmp_path / "dynamic_audio.tflite"
+    path.write_bytes(bytes(fb.Output()))
+    return path
+
+
+def test_input_shape_resizes_a_dynamic_tflite_input_like_litert(tmp_path):
+    """--input-shape on a .tflite input whose shape signature is -1 (issue 50): the shapes after it are worked out
+    again as LiteRT's ResizeInputTensor does (aot/frontend/tflite/resize.py), and the bundle equals LiteRT's
+    reference kernels on the resized input; a dimension the signature fixes is refused."""
+    _require_litert()
+    model = _dynamic_audio(tmp_path)
+    out = tmp_path / "out"
+    run = subprocess.run([*AOTC, str(model), "-o", str(out), "--input-shape", "t0=1,37"], capture_output=True,
+                         text=True)
+    assert run.returncode == 0, run.stderr
+    subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    assert meta["inputs"][0]["shape"] == [1, 37] and meta["outputs"][0]["shape"] == [1, 2, 17]
+    from aot.build import run_bundle
+
+    x = np.random.default_rng(2).uniform(-1, 1, (1, 37)).astype(np.float32)
+    ours, _ = run_bundle(out, meta, [x])
+    want = _reference(tmp_path, model, [x])[0]
+    assert _same(ours[meta["outputs"][0]["name"]], want)
+    fixed = subprocess.run([*AOTC, str(model), "-o", str(tmp_path / "fixed"), "--input-shape", "t0=2,37"],
+                           capture_output=True, text=True)
+    assert fixed.returncode == 2 and "dimension 0 = 2, but the TFLite file fixes it at 1" in fixed.stderr, fixed.stderr

@@ -563,16 +563,18 @@ static int check_lut(void) {
 }
 
 enum { Q_F32_S8, Q_F32_S16, DQ_S8, DQ_S16, RQ_S8, RQ_S16, RQ_S8_S16, RQ_S16_S8, RQ_S8_S32, RQ_S16_S32, RQ_S32_S8,
-       RQ_S32_S16 };
+       RQ_S32_S16, RQ_S8_U8, RQ_U8_S8 };
 
 static int check_quantize(int kind) {
-    static const char *const names[12] = {
+    static const char *const names[14] = {
         "aotc_tfl_quantize_f32_s8", "aotc_tfl_quantize_f32_s16", "aotc_tfl_dequantize_s8_f32",
         "aotc_tfl_dequantize_s16_f32", "aotc_tfl_requantize_s8", "aotc_tfl_requantize_s16",
         "aotc_tfl_requantize_s8_s16", "aotc_tfl_requantize_s16_s8", "aotc_tfl_requantize_s8_s32",
-        "aotc_tfl_requantize_s16_s32", "aotc_tfl_requantize_s32_s8", "aotc_tfl_requantize_s32_s16"};
+        "aotc_tfl_requantize_s16_s32", "aotc_tfl_requantize_s32_s8", "aotc_tfl_requantize_s32_s16",
+        "aotc_tfl_requantize_s8_u8", "aotc_tfl_requantize_u8_s8"};
     /* the input's and output's element sizes */
-    static const size_t in_size[12] = {4, 4, 1, 2, 1, 2, 1, 2, 1, 2, 4, 4}, out_size[12] = {1, 2, 4, 4, 1, 2, 2, 1, 4, 4, 1, 2};
+    static const size_t in_size[14] = {4, 4, 1, 2, 1, 2, 1, 2, 1, 2, 4, 4, 1, 1},
+                        out_size[14] = {1, 2, 4, 4, 1, 2, 2, 1, 4, 4, 1, 2, 1, 1};
     aotc_tfl_quantize_params p;
     const size_t is = in_size[kind], os = out_size[kind];
     void *x, *y, *ref;
@@ -584,6 +586,12 @@ static int check_quantize(int kind) {
     p.x_zero = is == 2 ? 0 : is == 1 ? rand_int(-128, 127) : rand_int(-1000, 1000);
     p.y_zero = os == 2 ? (kind == RQ_S8_S16 ? rand_int(-100, 100) : 0) : os == 1 ? rand_int(-128, 127) : rand_int(-1000, 1000);
     multiplier(around(os < is ? 1.0 / 256.0 : os > is ? 64.0 : 1.0), &p.mult, &p.shift);
+    if (kind == RQ_U8_S8) p.x_zero += 128;
+    if (kind == RQ_S8_U8) p.y_zero += 128;
+    if ((kind == RQ_S8_U8 || kind == RQ_U8_S8) && chance(1, 2)) { /* LiteRT's same-scale xor 0x80 case */
+        multiplier(1.0, &p.mult, &p.shift);
+        p.y_zero = kind == RQ_S8_U8 ? p.x_zero + 128 : p.x_zero - 128;
+    }
     if (is == 4 && kind <= Q_F32_S16) {
         float *f = (float *)bytes((size_t)p.count * 4);
         for (k = 0; k < p.count; ++k) { /* in range, past it, halves of the scale (ties), infinities */
@@ -608,6 +616,8 @@ static int check_quantize(int kind) {
     case RQ_S8_S32: aotc_tfl_requantize_s8_s32(&p, x, y), aotc_tfl_requantize_s8_s32_ref(&p, x, ref); break;
     case RQ_S16_S32: aotc_tfl_requantize_s16_s32(&p, x, y), aotc_tfl_requantize_s16_s32_ref(&p, x, ref); break;
     case RQ_S32_S8: aotc_tfl_requantize_s32_s8(&p, x, y), aotc_tfl_requantize_s32_s8_ref(&p, x, ref); break;
+    case RQ_S8_U8: aotc_tfl_requantize_s8_u8(&p, x, y), aotc_tfl_requantize_s8_u8_ref(&p, x, ref); break;
+    case RQ_U8_S8: aotc_tfl_requantize_u8_s8(&p, x, y), aotc_tfl_requantize_u8_s8_ref(&p, x, ref); break;
     default: aotc_tfl_requantize_s32_s16(&p, x, y), aotc_tfl_requantize_s32_s16_ref(&p, x, ref); break;
     }
     bad = differ(names[kind], y, ref, (size_t)p.count, os);
@@ -966,6 +976,8 @@ static const entry ENTRIES[] = {
     {"aotc_tfl_requantize_s16_s32", check_quantize, RQ_S16_S32},
     {"aotc_tfl_requantize_s32_s8", check_quantize, RQ_S32_S8},
     {"aotc_tfl_requantize_s32_s16", check_quantize, RQ_S32_S16},
+    {"aotc_tfl_requantize_s8_u8", check_quantize, RQ_S8_U8},
+    {"aotc_tfl_requantize_u8_s8", check_quantize, RQ_U8_S8},
     {"aotc_tfl_conv_s16", c_conv16, K_CONV},
     {"aotc_tfl_depthwise_s16", c_conv16, K_DEPTHWISE},
     {"aotc_tfl_transpose_conv_s16", c_conv16, K_TRANSPOSE},

@@ -21,15 +21,16 @@ from aot.limits import MAX_TENSOR_BYTES, tensor_bytes
 MIN_OPSET, MAX_OPSET = 7, 28  # 7..21 required; 22..28: see docs/opsets.md for what changed
 
 
-def load_model(path: str | Path) -> onnx.ModelProto:
-    """Read and check an ONNX file; any failure is one AotcError line."""
+def load_model(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None = None) -> onnx.ModelProto:
+    """Read and check an ONNX file; any failure is one AotcError line. `input_shapes` (--input-shape) matter
+    here for a .tflite file only, whose shapes are worked out as it is read."""
     path = Path(path)
     if not path.is_file():
         raise AotcError(f"cannot read model '{path}': no such file")
     from aot.frontend.tflite import is_tflite, load_tflite
 
     if is_tflite(path):  # the TFLite frontend writes the ONNX this stage reads (issue 29)
-        return load_tflite(path)
+        return load_tflite(path, input_shapes)
     try:
         model = onnx.load(str(path))
     except Exception as e:

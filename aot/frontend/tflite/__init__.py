@@ -13,6 +13,7 @@ import onnx
 
 from aot.frontend.tflite.ops import to_onnx
 from aot.frontend.tflite.reader import read_tflite
+from aot.frontend.tflite.resize import resize_inputs
 
 MAGIC = b"TFL3"  # the flatbuffer file identifier, bytes 4..8 of a .tflite file
 
@@ -27,9 +28,13 @@ def is_tflite(path: str | Path) -> bool:
     return head[4:8] == MAGIC or (Path(path).suffix.lower() == ".tflite" and len(head) < 8)
 
 
-def load_tflite(path: str | Path) -> onnx.ModelProto:
-    """Read a .tflite file and return it as the ONNX model aotc's import stage reads."""
-    return to_onnx(read_tflite(path))
+def load_tflite(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None = None) -> onnx.ModelProto:
+    """Read a .tflite file and return it as the ONNX model aotc's import stage reads; `input_shapes`
+    (--input-shape) resizes inputs the converter left dynamic before the ops are lowered (resize.py)."""
+    model = read_tflite(path)
+    if input_shapes:
+        resize_inputs(model, input_shapes)
+    return to_onnx(model)
 
 
 __all__ = ["is_tflite", "load_tflite", "read_tflite", "to_onnx"]

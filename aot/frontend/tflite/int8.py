@@ -307,16 +307,17 @@ def lower_quantize(b: OnnxBuilder, op: TflOp) -> None:
         raise op_error(op, f"{op.op} needs per-tensor quantisation parameters")
     if op.op == "QUANTIZE" and x.dtype == "float32" and y.dtype in ("int8", "int16"):
         internal, attrs = tfl.QUANTIZE, {"scale": float(q.scale[0]), "y_zero": int(q.zero_point[0])}
-    elif op.op == "QUANTIZE" and x.quant is not None and x.dtype in _INTS and y.dtype in _INTS and (
-            x.dtype != "int32" or y.dtype != "int32"):  # between int8, int16 and int32 (TFLM's Requantize)
+    elif op.op == "QUANTIZE" and x.quant is not None and ((x.dtype in _INTS and y.dtype in _INTS and (
+            x.dtype != "int32" or y.dtype != "int32")) or {x.dtype, y.dtype} == {"int8", "uint8"}):
+        # between int8, int16 and int32 (TFLM's Requantize), and int8 <-> uint8 (LiteRT's)
         mult, shift = quantize_multiplier(float(np.float64(x.quant.scale[0]) / np.float64(q.scale[0])))
         internal, attrs = tfl.REQUANTIZE, {"x_zero": int(x.quant.zero_point[0]), "y_zero": int(q.zero_point[0]),
                                             "mult": mult, "shift": shift}
     elif op.op == "DEQUANTIZE" and x.dtype in ("int8", "int16") and y.dtype == "float32":
         internal, attrs = tfl.DEQUANTIZE, {"scale": float(q.scale[0]), "x_zero": int(q.zero_point[0])}
     else:
-        raise op_error(op, f"{op.op} from {x.dtype} to {y.dtype} is not supported (float32, int8, int16 and int32 "
-                       "only)")
+        raise op_error(op, f"{op.op} from {x.dtype} to {y.dtype} is not supported (float32, int8, int16 and int32, "
+                       "and int8 <-> uint8, only)")
     out = b.names[op.outputs[0]]
     b.nodes.append(helper.make_node(internal, [b.value(op.inputs[0], NHWC)], [out], name=b.fresh(op.name),
                                     domain=tfl.DOMAIN, **attrs))

@@ -144,6 +144,9 @@ def lower_ops(b: OnnxBuilder) -> None:
             if op.op != "CONCATENATION":  # (lower_int8 says why for CONCATENATION)
                 raise op_error(op, f"quantized {op.op} whose output is quantized unlike its input is not supported "
                                "(TFLite's kernels require equal scales and zero points)")
+        if op.op in _STATE_OPS:  # resource variables hold any type's raw values, as LiteRT copies them
+            _OPS[op.op](b, op)
+            continue
         if op.op == "CAST" and is_quantized(b, op):  # LiteRT casts the raw integers, whatever their scale
             _OPS["CAST"](b, op)
             continue
@@ -174,6 +177,7 @@ _MOVES = ("RESHAPE", "SQUEEZE", "EXPAND_DIMS", "CONCATENATION", "STRIDED_SLICE",
           "UNPACK", "SPACE_TO_DEPTH", "DEPTH_TO_SPACE", "BROADCAST_TO", "MIRROR_PAD", "REVERSE_V2",
           "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND", "REDUCE_MAX", "REDUCE_MIN", "ARG_MAX", "ARG_MIN", "SELECT",
           "SELECT_V2", "SHAPE", "FILL", "STABLEHLO_GATHER", "STABLEHLO_SCATTER")
+_STATE_OPS = ("VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "CALL_ONCE")
 _NOT_INT16 = ("SPACE_TO_DEPTH", "DEPTH_TO_SPACE", "ARG_MAX", "ARG_MIN")  # LiteRT's kernels take no int16
 _ALL = -1
 _DATA_INPUTS = {"CONCATENATION": _ALL, "PACK": _ALL, "SPLIT": (1,), "SELECT": (1, 2), "SELECT_V2": (1, 2),

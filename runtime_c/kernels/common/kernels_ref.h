@@ -479,6 +479,8 @@ void aotc_tfl_requantize_s8_s32_ref(const aotc_tfl_quantize_params *p, const int
 void aotc_tfl_requantize_s16_s32_ref(const aotc_tfl_quantize_params *p, const int16_t *x, int32_t *y);
 void aotc_tfl_requantize_s32_s8_ref(const aotc_tfl_quantize_params *p, const int32_t *x, int8_t *y);
 void aotc_tfl_requantize_s32_s16_ref(const aotc_tfl_quantize_params *p, const int32_t *x, int16_t *y);
+void aotc_tfl_requantize_s8_u8_ref(const aotc_tfl_quantize_params *p, const int8_t *x, uint8_t *y);
+void aotc_tfl_requantize_u8_s8_ref(const aotc_tfl_quantize_params *p, const uint8_t *x, int8_t *y);
 void aotc_tfl_softmax_s8_ref(const aotc_tfl_softmax_params *p, const int8_t *x, int8_t *y);
 void aotc_tfl_softmax_s8_s16_ref(const aotc_tfl_softmax_params *p, const int8_t *x, int16_t *y);
 void aotc_tfl_logistic_s16_ref(const aotc_tfl_act16_params *p, const int16_t *x, int16_t *y);

@@ -157,7 +157,7 @@ void aotc_tfl_quantize_f32_s8(const aotc_tfl_quantize_params *p, const float *x,
 void aotc_tfl_dequantize_s8_f32(const aotc_tfl_quantize_params *p, const int8_t *x, float *y);
 /* QUANTIZE int8 -> int8: (q - x_zero) requantised (double rounding) + y_zero, clamped */
 void aotc_tfl_requantize_s8(const aotc_tfl_quantize_params *p, const int8_t *x, int8_t *y);
-/* QUANTIZE between integer types (int8, int16, int32; LiteRT's Requantize, in int32 as its, clamped to
+/* QUANTIZE between integer types (int8, int16, int32, and int8 <-> uint8; LiteRT's Requantize, in int32 as its, clamped to
  * y's type): LiteRT runs all but int8 -> int32, which TFLM runs with the same Requantize */
 void aotc_tfl_requantize_s8_s16(const aotc_tfl_quantize_params *p, const int8_t *x, int16_t *y);
 void aotc_tfl_requantize_s16_s8(const aotc_tfl_quantize_params *p, const int16_t *x, int8_t *y);
@@ -165,6 +165,10 @@ void aotc_tfl_requantize_s8_s32(const aotc_tfl_quantize_params *p, const int8_t 
 void aotc_tfl_requantize_s16_s32(const aotc_tfl_quantize_params *p, const int16_t *x, int32_t *y);
 void aotc_tfl_requantize_s32_s8(const aotc_tfl_quantize_params *p, const int32_t *x, int8_t *y);
 void aotc_tfl_requantize_s32_s16(const aotc_tfl_quantize_params *p, const int32_t *x, int16_t *y);
+/* int8 <-> uint8 (a uint8 model output, as microWakeWord's): LiteRT's Requantize too, whose
+ * same-scale fast path (an xor of 0x80 when the zero points differ by 128) it gives bit for bit */
+void aotc_tfl_requantize_s8_u8(const aotc_tfl_quantize_params *p, const int8_t *x, uint8_t *y);
+void aotc_tfl_requantize_u8_s8(const aotc_tfl_quantize_params *p, const uint8_t *x, int8_t *y);
 void aotc_tfl_softmax_s8(const aotc_tfl_softmax_params *p, const int8_t *x, int8_t *y);
 /* int8 in, int16 out (zero point -32768, scale 1/65536): the same arithmetic, 16 output bits */
 void aotc_tfl_softmax_s8_s16(const aotc_tfl_softmax_params *p, const int8_t *x, int16_t *y);

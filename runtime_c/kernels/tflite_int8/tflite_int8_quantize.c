@@ -39,5 +39,7 @@ TFL_REQUANTIZE(s8, int8_t, s32, int32_t, INT32_MIN, INT32_MAX)
 TFL_REQUANTIZE(s16, int16_t, s32, int32_t, INT32_MIN, INT32_MAX)
 TFL_REQUANTIZE(s32, int32_t, s8, int8_t, -128, 127)
 TFL_REQUANTIZE(s32, int32_t, s16, int16_t, -32768, 32767)
+TFL_REQUANTIZE(s8, int8_t, u8, uint8_t, 0, 255)
+TFL_REQUANTIZE(u8, uint8_t, s8, int8_t, -128, 127)
 
 TFL_QUANTIZE(s16, int16_t, 100000.0f, clamp16, -32768, 32767, int64_t)

@@ -442,6 +442,8 @@ REQUANTIZE_REF(aotc_tfl_requantize_s8_s32_ref, int8_t, int32_t, INT32_MIN, INT32
 REQUANTIZE_REF(aotc_tfl_requantize_s16_s32_ref, int16_t, int32_t, INT32_MIN, INT32_MAX, 1)
 REQUANTIZE_REF(aotc_tfl_requantize_s32_s8_ref, int32_t, int8_t, -128, 127, 1)
 REQUANTIZE_REF(aotc_tfl_requantize_s32_s16_ref, int32_t, int16_t, -32768, 32767, 1)
+REQUANTIZE_REF(aotc_tfl_requantize_s8_u8_ref, int8_t, uint8_t, 0, 255, 1)
+REQUANTIZE_REF(aotc_tfl_requantize_u8_s8_ref, uint8_t, int8_t, -128, 127, 1)
 
 /* ---- SOFTMAX ------------------------------------------------------------------------------------------------ */
 
