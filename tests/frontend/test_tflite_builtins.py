@@ -109,9 +109,13 @@ def _scatter_model(tmp_path: Path, case: str, body: str | None, dtype: str, inde
     return w.save(tmp_path / "m.tflite", [x, i, u], [y])
 
 
-@pytest.mark.parametrize("body", [None, "STABLEHLO_ADD", "STABLEHLO_MULTIPLY", "STABLEHLO_MAXIMUM",
-                                  "STABLEHLO_MINIMUM"])
-@pytest.mark.parametrize("case", sorted(SCATTERS))
+_BODIES = (None, "STABLEHLO_ADD", "STABLEHLO_MULTIPLY", "STABLEHLO_MAXIMUM", "STABLEHLO_MINIMUM")
+
+
+# by default every case with a plain update and with ADD, and each other region on "rows"; all with -m slow
+@pytest.mark.parametrize(("case", "body"), [
+    pytest.param(c, r, marks=() if r in _BODIES[:2] or c == "rows" else pytest.mark.slow)
+    for c in sorted(SCATTERS) for r in _BODIES])
 def test_stablehlo_scatter(tmp_path, case, body):
     """STABLEHLO_SCATTER against BUILTIN_REF, each update computation region LiteRT takes (none: replace; one
     STABLEHLO_ADD / _MULTIPLY / _MAXIMUM / _MINIMUM): repeated targets (applied in order), targets past the operand's
