@@ -155,22 +155,69 @@ void aotc_tfl_squared_difference_s8(const aotc_tfl_binary_params *p, const int8_
     }
 }
 
-/* the product and the sum are two statements: no compiler fuses them (LiteRT's x86 build does not) */
+/* one int32 sum to the output: the product and the sum are two statements: no compiler fuses them (LiteRT's x86
+ * build does not) */
+static int32_t mob_sum_out(int32_t sum, float scale, float bias, int32_t y_zero, int32_t y_min, int32_t y_max) {
+    float t = (float)sum * scale;
+    int32_t v;
+    t = t + bias;
+    t = roundf(t);
+    v = t > 1e9f ? 1000000000 : t < -1e9f ? -1000000000 : (int32_t)t; /* past int32: clamped */
+    v += y_zero;
+    return v < y_min ? y_min : v > y_max ? y_max : v;
+}
+
 #define TFL_SUM_REQUANT(NAME, T)                                                                          \
     void NAME(const aotc_tfl_sum_params *p, const int32_t *x, T *y) {                                     \
-        for (int64_t k = 0; k < p->count; ++k) {                                                          \
-            float t = (float)x[k] * p->scale;                                                             \
-            int32_t v;                                                                                    \
-            t = t + p->bias;                                                                              \
-            t = roundf(t);                                                                                \
-            v = t > 1e9f ? 1000000000 : t < -1e9f ? -1000000000 : (int32_t)t; /* past int32: clamped */  \
-            v += p->y_zero;                                                                               \
-            y[k] = (T)(v < p->y_min ? p->y_min : v > p->y_max ? p->y_max : v);                            \
-        }                                                                                                 \
+        for (int64_t k = 0; k < p->count; ++k)                                                            \
+            y[k] = (T)mob_sum_out(x[k], p->scale, p->bias, p->y_zero, p->y_min, p->y_max);                \
     }
 
 TFL_SUM_REQUANT(aotc_tfl_sum_requant_s8, int8_t)
 TFL_SUM_REQUANT(aotc_tfl_sum_requant_s16, int16_t)
+
+/* SUM over n of [outer, n, inner]: the sums of up to 64 consecutive outputs at a time in acc, each row of n added
+ * to them in turn (contiguous, so the compiler vectorises it), then rescaled */
+#define TFL_REDUCE_SUM(NAME, T)                                                                           \
+    void NAME(const aotc_tfl_reduce_sum_params *p, const T *x, T *y) {                                    \
+        const int32_t n = p->n, inner = p->inner;                                                         \
+        int32_t acc[64];                                                                                  \
+        for (int32_t o = 0; o < p->outer; ++o) {                                                          \
+            const T *xo = x + (int64_t)o * n * inner;                                                     \
+            if (inner == 1) { /* the reduced axes last: one contiguous run */                             \
+                int32_t sum = 0;                                                                          \
+                for (int32_t i = 0; i < n; ++i) sum += xo[i];                                             \
+                y[o] = (T)mob_sum_out(sum, p->scale, p->bias, p->y_zero, p->y_min, p->y_max);             \
+                continue;                                                                                 \
+            }                                                                                             \
+            for (int32_t j0 = 0; j0 < inner; j0 += 64) {                                                  \
+                const int32_t w = inner - j0 < 64 ? inner - j0 : 64;                                      \
+                for (int32_t j = 0; j < w; ++j) acc[j] = 0;                                               \
+                if (w == 64 && sizeof(T) == 1) /* int8: runs of 256 rows summed in int16 first (exact: */ \
+                    for (int32_t i0 = 0; i0 < n; i0 += 256) { /* -32768 .. 32512), twice the lanes */     \
+                        const int32_t m = n - i0 < 256 ? n - i0 : 256;                                    \
+                        int16_t part[64];                                                                 \
+                        for (int32_t j = 0; j < 64; ++j) part[j] = 0;                                     \
+                        for (int32_t i = i0; i < i0 + m; ++i) {                                           \
+                            const T *xr = xo + (int64_t)i * inner + j0;                                   \
+                            for (int32_t j = 0; j < 64; ++j) part[j] = (int16_t)(part[j] + xr[j]);        \
+                        }                                                                                 \
+                        for (int32_t j = 0; j < 64; ++j) acc[j] += part[j];                               \
+                    }                                                                                     \
+                else                                                                                      \
+                    for (int32_t i = 0; i < n; ++i) {                                                     \
+                        const T *xr = xo + (int64_t)i * inner + j0;                                       \
+                        for (int32_t j = 0; j < w; ++j) acc[j] += xr[j];                                  \
+                    }                                                                                     \
+                for (int32_t j = 0; j < w; ++j)                                                           \
+                    y[(int64_t)o * inner + j0 + j] =                                                      \
+                        (T)mob_sum_out(acc[j], p->scale, p->bias, p->y_zero, p->y_min, p->y_max);         \
+            }                                                                                             \
+        }                                                                                                 \
+    }
+
+TFL_REDUCE_SUM(aotc_tfl_reduce_sum_s8, int8_t)
+TFL_REDUCE_SUM(aotc_tfl_reduce_sum_s16, int16_t)
 
 /* gemmlowp's SaturatingRoundingMultiplyByPOT for e > 0: x * 2^e saturated to int32 */
 static int32_t mob_shl_sat(int64_t x, int32_t e) {
