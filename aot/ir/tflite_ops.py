@@ -46,6 +46,7 @@ L2_NORM = "TflL2Norm"  # int8 L2_NORMALIZATION over the last axis
 REDUCE_PROD = "TflReduceProd"  # int8 / int16 REDUCE_PROD over the last axis of [rows, n]
 LOG_SOFTMAX = "TflLogSoftmax"  # int8 LOG_SOFTMAX over the last axis
 SUM_REQUANT = "TflSumRequant"  # quantized SUM's int32 sums to int8 / int16, as LiteRT's default kernel
+SUM = "TflSum"  # quantized SUM of int8 / int16 over the middle axis of [outer, n, inner], sums in int32
 DIV = "TflDiv"  # int8 and 16x8 DIV (m: [0, 0, 0, 0, mult, shift], as MUL's)
 MAXIMUM = "TflMaximum"
 MINIMUM = "TflMinimum"
@@ -128,6 +129,8 @@ SCHEMAS: dict[str, TflSchema] = {s.op: s for s in (
     TflSchema(LUT, ("x",), ("y",), ("table", "what", "y_shape")),
     # x: int32 sums of the raw integers; y = round(x * scale + bias) + y_zero in float32, clamped
     TflSchema(SUM_REQUANT, ("x",), ("y",), ("scale", "bias", "y_zero", "y_min", "y_max")),
+    # x viewed as [outer, n, inner]: y [outer, inner] = SUM_REQUANT's of the int32 sums over n (n * |x| < 2^31)
+    TflSchema(SUM, ("x",), ("y",), ("n", "inner", "scale", "bias", "y_zero", "y_min", "y_max")),
     TflSchema(L2_NORM, ("x",), ("y",), ("x_zero", "y_shape")),  # y: scale 1/128, zero point 0
     TflSchema(REDUCE_PROD, ("x",), ("y",), ("x_zero", "y_zero", "mult", "shift")),
     # mult, shift, diff_min: SOFTMAX's (beta 1); reverse_mult, reverse_shift: 2^(31 - shift) / mult as a multiplier

@@ -632,6 +632,22 @@ def _emit_sum_requant(ctx: NodeContext) -> None:
     ctx.call(f"aotc_tfl_sum_requant_{suffix}", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(y))
 
 
+def _emit_sum(ctx: NodeContext) -> None:
+    """Quantized SUM over the middle axis of [outer, n, inner]: int32 sums, then SUM_REQUANT's float32 rescaling
+    (tflite_int8_mobile.c), as LiteRT's default kernel."""
+    a = ctx.attrs
+    x, y = ctx.inputs[0], ctx.outputs[0]
+    n, inner = int(a["n"]), int(a["inner"])
+    p = ctx.params("aotc_tfl_reduce_sum_params", {
+        "outer": c_int(ctx.tensor(x).size // max(n * inner, 1)), "n": c_int(n), "inner": c_int(inner),
+        "scale": c_float(a["scale"]), "bias": c_float(a["bias"]), "y_zero": c_int(a["y_zero"]),
+        "y_min": c_int(a["y_min"]), "y_max": c_int(a["y_max"]),
+    }, comment=f"SUM of {list(ctx.shape(x))} as [outer, {n}, {inner}] over n, the int32 sums rescaled in float32, "
+               "as LiteRT's default kernel")
+    suffix = "s16" if ctx.dtype(x) == "int16" else "s8"
+    ctx.call(f"aotc_tfl_reduce_sum_{suffix}", p, ctx.ptr(x), ctx.ptr(y))
+
+
 def _emit_l2norm(ctx: NodeContext) -> None:
     """int8 L2_NORMALIZATION over the last axis (tflite_int8_mobile.c)."""
     shape = list(ctx.shape(ctx.inputs[0]))
@@ -861,6 +877,7 @@ OPS: dict[str, HostOp] = {
     "TflLogSoftmax": HostOp(_emit_log_softmax, family="tflite_int8", dtypes=("int8",)),
     "TflL2Norm": HostOp(_emit_l2norm, family="tflite_int8", dtypes=("int8",)),
     "TflSumRequant": HostOp(_emit_sum_requant, family="tflite_int8", dtypes=("int32",)),
+    "TflSum": HostOp(_emit_sum, family="tflite_int8", dtypes=("int8", "int16")),
     "TflBatchMatMul": HostOp(_emit_batch_matmul, family="tflite_int8", dtypes=("int8", "int16"),
                              kernels=(by_type(_matmul_kernel, "aotc_tfl_batch_matmul_s8", "aotc_tfl_batch_matmul_s16",
                                               "aotc_tfl_batch_matmul_s16_s8"),)),

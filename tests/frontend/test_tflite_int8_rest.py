@@ -165,22 +165,38 @@ def test_committed_copies_are_these_models():
     assert (models / "sum_int8.tflite").read_bytes() == sum_model("int8")[0]
 
 
-def sum_model(width: str) -> tuple[bytes, list[np.ndarray]]:
-    """SUM over one axis, two axes (keep_dims) and every axis, of int8 or int16 (zero points 0) values."""
+def sum_model(width: str, more: bool = False) -> tuple[bytes, list[np.ndarray]]:
+    """SUM over one axis, two axes (keep_dims) and every axis, of int8 or int16 (zero points 0) values; more: also
+    axes apart (TflSum's Transpose), the last axis alone and the first (90 sums in a row: past TflSum's 64), and a
+    second input [600, 64] summed over its 600 rows (int8: runs of 256 summed in int16), its first columns all the
+    type's minimum, all its maximum (at a y scale where those sums stay in range)."""
     w, rng = Written(), np.random.default_rng(4)
     dtype, (xs, xz) = ("int8", (0.05, -3)) if width == "int8" else ("int16", (0.001, 0))
     x = w.tensor([2, 5, 6, 3], dtype, xs, xz)
-    for axes, keep, shape, (ys, yz) in (([2], False, [2, 5, 3], (0.2, 4)), ([1, 2], True, [2, 1, 1, 3], (1.1, -7)),
-                                        ([0, 1, 2, 3], False, [], (3.7, 0))):
+    cases = [([2], False, [2, 5, 3], (0.2, 4)), ([1, 2], True, [2, 1, 1, 3], (1.1, -7)),
+             ([0, 1, 2, 3], False, [], (3.7, 0))]
+    if more:
+        cases += [([0, 2], True, [1, 5, 1, 3], (0.6, 2)), ([1, 3], False, [2, 6], (0.5, -1)),
+                  ([3], False, [2, 5, 6], (0.1, 3)), ([0], False, [5, 6, 3], (0.07, -2))]
+    for axes, keep, shape, (ys, yz) in cases:
         w.op("SUM", [x, w.tensor([len(axes)], "int32", data=np.array(axes, np.int32))],
              (shape, dtype, ys, 0 if width == "int16" else yz), ("ReducerOptions", {"keepDims": keep}))
     info = np.iinfo(dtype)
-    return w.finish([x]), [rng.integers(info.min, info.max + 1, (2, 5, 6, 3)).astype(dtype)]
+    feeds = [rng.integers(info.min, info.max + 1, (2, 5, 6, 3)).astype(dtype)]
+    if not more:
+        return w.finish([x]), feeds
+    x2 = w.tensor([600, 64], dtype, xs, xz)
+    w.op("SUM", [x2, w.tensor([1], "int32", data=np.array([0], np.int32))], ([64], dtype, 700.0 * xs, 0),
+         ("ReducerOptions", {"keepDims": False}))
+    rows = rng.integers(info.min, info.max + 1, (600, 64))
+    rows[:, 0], rows[:, 1] = info.min, info.max
+    return w.finish([x, x2]), [*feeds, rows.astype(dtype)]
 
 
 @pytest.mark.parametrize("board", [False, True])
 @pytest.mark.parametrize("width", ["int8", "int16"])
-def test_sum_matches_litert_default_kernels(tmp_path, width, board):
+@pytest.mark.parametrize("more", [False, True])
+def test_sum_matches_litert_default_kernels(tmp_path, width, board, more):
     """Quantized SUM equal to LiteRT's default kernels (BUILTIN_WITHOUT_DEFAULT_DELEGATES), whose float32 rescaling
     of the int32 sums aotc repeats, on the host under ASan/UBSan and on mps2-an386; the reference kernel
     (BUILTIN_REF) reads the data as uint8 and differs."""
@@ -192,7 +208,7 @@ def test_sum_matches_litert_default_kernels(tmp_path, width, board):
 
     from aot.build import cmake_exe, run_bundle
 
-    data, feeds = sum_model(width)
+    data, feeds = sum_model(width, more)
     model = tmp_path / f"sum_{width}.tflite"
     model.write_bytes(data)
     out = tmp_path / "out"

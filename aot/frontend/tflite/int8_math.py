@@ -151,22 +151,40 @@ def _reduction(b: OnnxBuilder, op: TflOp, what: str) -> tuple[TflTensor, TflTens
 
 def _sum(b: OnnxBuilder, op: TflOp) -> None:
     """Quantized SUM as LiteRT's default kernel computes it (its reference kernel reads the data as uint8: nothing
-    correct to be exact with): the raw integers summed exactly (ONNX Cast and ReduceSum), then TflSumRequant,
-    round(sum * scale + bias) in float32, scale = x scale / y scale and bias = -x_zero * scale * count as
-    QuantizedMeanOrSum forms them."""
+    correct to be exact with): the raw integers summed exactly, then round(sum * scale + bias) in float32,
+    scale = x scale / y scale and bias = -x_zero * scale * count as QuantizedMeanOrSum forms them. Where the sums
+    fit int32 (count * 128, count * 32768 for int16, below 2^31) one TflSum over [outer, count, inner] (the reduced
+    axes consecutive, else moved last by a Transpose); else ONNX Cast and ReduceSum in float64, then
+    TflSumRequant."""
     x, y, (xs, xz), (ys, yz), axes = _reduction(b, op, "SUM")
     keep = int(bool(op.options.keepDims)) if op.options is not None else 0
     count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
-    # summed in float64, exact for any count below 2^37 (the sums of int16 stay under 2^53), then int32
-    wide = b.node("Cast", [b.value(op.inputs[0], NHWC)], hint=f"{op.name}_f64", to=helper.TensorProto.DOUBLE)
-    sums = b.node("ReduceSum", [wide, b.const(np.array(axes, np.int64), "axes")], hint=f"{op.name}_sums",
-                  keepdims=keep)
-    sums = b.node("Cast", [sums], hint=f"{op.name}_i32", to=helper.TensorProto.INT32)
     f32 = np.float32
     scale = f32(f32(xs) / f32(ys))
     bias = f32(f32(f32(-xz) * scale) * f32(count))
     lo, hi = (-128, 127) if x.dtype == "int8" else (-32768, 32767)
     out = b.names[op.outputs[0]]
+    if axes and count * (hi + 1) < 2**31:
+        rank = len(x.shape)
+        v, first, last = b.value(op.inputs[0], NHWC), axes[0], axes[-1]
+        if axes != list(range(first, last + 1)):
+            kept = [a for a in range(rank) if a not in axes]
+            v = b.node("Transpose", [v], hint=f"{op.name}_reduced_last", perm=kept + axes)
+            inner = 1
+        else:
+            inner = int(np.prod([x.shape[a] for a in range(last + 1, rank)], dtype=np.int64))
+        b.nodes.append(helper.make_node(tfl.SUM, [v], [out], name=b.fresh(op.name), domain=tfl.DOMAIN, n=count,
+                                        inner=inner, scale=float(scale), bias=float(bias), y_zero=yz, y_min=lo,
+                                        y_max=hi))
+        b.value_infos.append(helper.make_tensor_value_info(out, helper.np_dtype_to_tensor_dtype(np.dtype(y.dtype)),
+                                                           list(y.shape)))
+        b.values[op.outputs[0]] = {NHWC: out}
+        return
+    # summed in float64, exact for any count below 2^37 (the sums of int16 stay under 2^53), then int32
+    wide = b.node("Cast", [b.value(op.inputs[0], NHWC)], hint=f"{op.name}_f64", to=helper.TensorProto.DOUBLE)
+    sums = b.node("ReduceSum", [wide, b.const(np.array(axes, np.int64), "axes")], hint=f"{op.name}_sums",
+                  keepdims=keep)
+    sums = b.node("Cast", [sums], hint=f"{op.name}_i32", to=helper.TensorProto.INT32)
     b.nodes.append(helper.make_node(tfl.SUM_REQUANT, [sums], [out], name=b.fresh(op.name), domain=tfl.DOMAIN,
                                     scale=float(scale), bias=float(bias), y_zero=yz, y_min=lo, y_max=hi))
     b.value_infos.append(helper.make_tensor_value_info(out, helper.np_dtype_to_tensor_dtype(np.dtype(y.dtype)),

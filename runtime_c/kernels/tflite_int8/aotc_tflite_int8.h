@@ -271,6 +271,17 @@ typedef struct {
 
 void aotc_tfl_sum_requant_s8(const aotc_tfl_sum_params *p, const int32_t *x, int8_t *y);
 void aotc_tfl_sum_requant_s16(const aotc_tfl_sum_params *p, const int32_t *x, int16_t *y);
+/* the whole quantized SUM where the reduced axes are consecutive (or moved last): x viewed as [outer, n, inner],
+ * y[o][j] the int32 sum of x[o][0..n-1][j] (exact: the compiler keeps n * 128, n * 32768 for int16, below 2^31)
+ * rescaled as aotc_tfl_sum_requant's */
+typedef struct {
+    int32_t outer, n, inner;
+    float scale, bias;
+    int32_t y_zero, y_min, y_max;
+} aotc_tfl_reduce_sum_params;
+
+void aotc_tfl_reduce_sum_s8(const aotc_tfl_reduce_sum_params *p, const int8_t *x, int8_t *y);
+void aotc_tfl_reduce_sum_s16(const aotc_tfl_reduce_sum_params *p, const int16_t *x, int16_t *y);
 /* int8 L2_NORMALIZATION over the last axis (LiteRT's reference_integer_ops::L2Normalization): each row's sum of
  * (x - x_zero)^2 in int32, its inverse square root by GetInvSqrtQuantizedMultiplierExp (gemmlowp's Newton-Raphson in
  * Q3.28), each x - x_zero requantised by it (double rounding) into the output's 1/128 scale, clamped to int8 */

@@ -155,22 +155,69 @@ void aotc_tfl_squared_difference_s8(const aotc_tfl_binary_params *p, const int8_
     }
 }
 
-/* the product and the sum are two statements: no compiler fuses them (LiteRT's x86 build does not) */
+/* one int32 sum to the output: the product and the sum are two statements: no compiler fuses them (LiteRT's x86
+ * build does not) */
+static int32_t mob_sum_out(int32_t sum, float scale, float bias, int32_t y_zero, int32_t y_min, int32_t y_max) {
+    float t = (float)sum * scale;
+    int32_t v;
+    t = t + bias;
+    t = roundf(t);
+    v = t > 1e9f ? 1000000000 : t < -1e9f ? -1000000000 : (int32_t)t; /* past int32: clamped */
+    v += y_zero;
+    return v < y_min ? y_min : v > y_max ? y_max : v;
+}
+
 #define TFL_SUM_REQUANT(NAME, T)                                                                          \
     void NAME(const aotc_tfl_sum_params *p, const int32_t *x, T *y) {                                     \
-        for (int64_t k = 0; k < p->count; ++k) {                                                          \
-            float t = (float)x[k] * p->scale;                                                             \
-            int32_t v;                                                                                    \
-            t = t + p->bias;                                                                              \
-            t = roundf(t);                                                                                \
-            v = t > 1e9f ? 1000000000 : t < -1e9f ? -1000000000 : (int32_t)t; /* past int32: clamped */  \
-            v += p->y_zero;                                                                               \
-            y[k] = (T)(v < p->y_min ? p->y_min : v > p->y_max ? p->y_max : v);                            \
-        }                                                                                                 \
+        for (int64_t k = 0; k < p->count; ++k)                                                            \
+            y[k] = (T)mob_sum_out(x[k], p->scale, p->bias, p->y_zero, p->y_min, p->y_max);                \
     }
 
 TFL_SUM_REQUANT(aotc_tfl_sum_requant_s8, int8_t)
 TFL_SUM_REQUANT(aotc_tfl_sum_requant_s16, int16_t)
+
+/* SUM over n of [outer, n, inner]: the sums of up to 64 consecutive outputs at a time in acc, each row of n added
+ * to them in turn (contiguous, so the compiler vectorises it), then rescaled */
+#define TFL_REDUCE_SUM(NAME, T)                                                                           \
+    void NAME(const aotc_tfl_reduce_sum_params *p, const T *x, T *y) {                                    \
+        const int32_t n = p->n, inner = p->inner;                                                         \
+        int32_t acc[64];                                                                                  \
+        for (int32_t o = 0; o < p->outer; ++o) {                                                          \
+            const T *xo = x + (int64_t)o * n * inner;                                                     \
+            if (inner == 1) { /* the reduced axes last: one contiguous run */                             \
+                int32_t sum = 0;                                                                          \
+                for (int32_t i = 0; i < n; ++i) sum += xo[i];                                             \
+                y[o] = (T)mob_sum_out(sum, p->scale, p->bias, p->y_zero, p->y_min, p->y_max);             \
+                continue;                                                                                 \
+            }                                                                                             \
+            for (int32_t j0 = 0; j0 < inner; j0 += 64) {                                                  \
+                const int32_t w = inner - j0 < 64 ? inner - j0 : 64;                                      \
+                for (int32_t j = 0; j < w; ++j) acc[j] = 0;                                               \
+                if (w == 64 && sizeof(T) == 1) /* int8: runs of 256 rows summed in int16 first (exact: */ \
+                    for (int32_t i0 = 0; i0 < n; i0 += 256) { /* -32768 .. 32512), twice the lanes */     \
+                        const int32_t m = n - i0 < 256 ? n - i0 : 256;                                    \
+                        int16_t part[64];                                                                 \
+                        for (int32_t j = 0; j < 64; ++j) part[j] = 0;                                     \
+                        for (int32_t i = i0; i < i0 + m; ++i) {                                           \
+                            const T *xr = xo + (int64_t)i * inner + j0;                                   \
+                            for (int32_t j = 0; j < 64; ++j) part[j] = (int16_t)(part[j] + xr[j]);        \
+                        }                                                                                 \
+                        for (int32_t j = 0; j < 64; ++j) acc[j] += part[j];                               \
+                    }                                                                                     \
+                else                                                                                      \
+                    for (int32_t i = 0; i < n; ++i) {                                                     \
+                        const T *xr = xo + (int64_t)i * inner + j0;                                       \
+                        for (int32_t j = 0; j < w; ++j) acc[j] += xr[j];                                  \
+                    }                                                                                     \
+                for (int32_t j = 0; j < w; ++j)                                                           \
+                    y[(int64_t)o * inner + j0 + j] =                                                      \
+                        (T)mob_sum_out(acc[j], p->scale, p->bias, p->y_zero, p->y_min, p->y_max);         \
+            }                                                                                             \
+        }                                                                                                 \
+    }
+
+TFL_REDUCE_SUM(aotc_tfl_reduce_sum_s8, int8_t)
+TFL_REDUCE_SUM(aotc_tfl_reduce_sum_s16, int16_t)
 
 /* gemmlowp's SaturatingRoundingMultiplyByPOT for e > 0: x * 2^e saturated to int32 */
 static int32_t mob_shl_sat(int64_t x, int32_t e) {
@@ -272,9 +319,15 @@ static int32_t mob_pot(int32_t x, int32_t e) {
 
 static int32_t mob_sat32(int64_t v) { return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v; }
 
+/* leading zeros of v (32 for 0) by halving steps */
 static int32_t mob_clz(uint32_t v) {
     int32_t n = 0;
-    while (n < 32 && !(v & (0x80000000u >> n))) ++n;
+    if (!v) return 32;
+    if (!(v & 0xFFFF0000u)) n += 16, v <<= 16;
+    if (!(v & 0xFF000000u)) n += 8, v <<= 8;
+    if (!(v & 0xF0000000u)) n += 4, v <<= 4;
+    if (!(v & 0xC0000000u)) n += 2, v <<= 2;
+    if (!(v & 0x80000000u)) n += 1;
     return n;
 }
 
@@ -316,29 +369,37 @@ static int32_t mob_log_q12_to_q5(int32_t x) {
     return mob_pot(mob_wrap_add(mob_high_mul(z_adj, log_2), mob_high_mul(mob_pot(num, -6), recip)), 1);
 }
 
+/* Each term of a row's sum depends on its difference from the row's maximum alone (0 .. -255): scaled_of[-diff] is
+ * the difference in Q5.26 and exp_of[-diff] its exp term in Q12.19 (0 .. 2^19; 0 below diff_min, which the sum
+ * leaves out), computed the first time a difference comes (-1: not yet), so a call computes at most 256 exps however
+ * many rows it has. The parameters are read into locals: the int8 stores may alias them. */
 void aotc_tfl_log_softmax_s8(const aotc_tfl_log_softmax_params *p, const int8_t *x, int8_t *y) {
-    for (int32_t r = 0; r < p->rows; ++r) {
-        const int8_t *xr = x + (int64_t)r * p->depth;
-        int8_t *yr = y + (int64_t)r * p->depth;
-        int32_t top = -128, sum = 0, log_sum, adjusted, bound;
-        for (int32_t k = 0; k < p->depth; ++k) top = xr[k] > top ? xr[k] : top;
-        for (int32_t k = 0; k < p->depth; ++k) {
-            const int32_t diff = xr[k] - top;
-            if (diff >= p->diff_min)
-                sum = mob_wrap_add(sum, mob_divide_by_pot(mob_exp_negative(mob_requant(diff, p->mult, p->shift)), 12));
+    const int32_t rows = p->rows, depth = p->depth, mult = p->mult, shift = p->shift, diff_min = p->diff_min;
+    const int32_t reverse_mult = p->reverse_mult, reverse_shift = p->reverse_shift;
+    const int32_t used = diff_min > 0 ? 0 : diff_min < -255 ? 256 : 1 - diff_min; /* differences diff_min .. 0 */
+    int32_t exp_of[256], scaled_of[256];
+    for (int32_t k = 0; k < 256; ++k) exp_of[k] = k < used ? -1 : 0, scaled_of[k] = 0;
+    for (int32_t k = 0; k < used; ++k) scaled_of[k] = mob_requant(-k, mult, shift);
+    for (int32_t r = 0; r < rows; ++r) {
+        const int8_t *xr = x + (int64_t)r * depth;
+        int8_t *yr = y + (int64_t)r * depth;
+        int32_t top = -128, log_sum, adjusted, bound;
+        uint32_t sum = 0; /* wraps as gemmlowp's */
+        for (int32_t k = 0; k < depth; ++k) top = xr[k] > top ? xr[k] : top;
+        for (int32_t k = 0; k < depth; ++k) {
+            const int32_t back = top - xr[k];
+            int32_t e = exp_of[back];
+            if (e < 0) exp_of[back] = e = mob_divide_by_pot(mob_exp_negative(scaled_of[back]), 12);
+            sum += (uint32_t)e;
         }
-        log_sum = mob_log_q12_to_q5(sum);
-        bound = mob_requant((int32_t)((uint32_t)log_sum + 0x80000000u), p->reverse_mult, p->reverse_shift);
-        adjusted = p->diff_min - 1 > bound ? p->diff_min - 1 : bound;
-        for (int32_t k = 0; k < p->depth; ++k) {
-            const int32_t diff = xr[k] - top;
-            int32_t out;
-            if (diff <= adjusted) {
-                yr[k] = -128;
-                continue;
-            }
-            out = mob_divide_by_pot(mob_requant(diff, p->mult, p->shift) - log_sum, 22) + 127;
-            yr[k] = (int8_t)(out < -128 ? -128 : out > 127 ? 127 : out);
+        log_sum = mob_log_q12_to_q5((int32_t)sum);
+        bound = mob_requant((int32_t)((uint32_t)log_sum + 0x80000000u), reverse_mult, reverse_shift);
+        adjusted = diff_min - 1 > bound ? diff_min - 1 : bound;
+        for (int32_t k = 0; k < depth; ++k) {
+            const int32_t back = top - xr[k];
+            /* wrapping: where it would overflow the output is -128 (below adjusted) and out unused */
+            const int32_t out = mob_divide_by_pot((int32_t)((uint32_t)scaled_of[back] - (uint32_t)log_sum), 22) + 127;
+            yr[k] = (int8_t)(-back <= adjusted ? -128 : out < -128 ? -128 : out > 127 ? 127 : out);
         }
     }
 }
