@@ -1189,65 +1189,35 @@ def _dynamic_audio(tmp_path: Path) -> Path:
     """A float model the converter left dynamic, as pyopen-wakeword's melspectrogram.tflite (issue 50): stored
     as [1, 1] with shape signature [1, -1]; EXPAND_DIMS twice, a VALID strided CONV_2D across the samples,
     MUL, BATCH_MATMUL by a constant, TRANSPOSE, SQUEEZE, REDUCE_MAX of the rows (kept), SUB."""
-    import flatbuffers
-    from ai_edge_litert import schema_py_generated as sch
+    from tflite_written import Written
 
-    m, sg = sch.ModelT(), sch.SubGraphT()
-    m.version, m.buffers, m.operatorCodes, m.subgraphs = 3, [sch.BufferT()], [], [sg]
-    sg.tensors, sg.operators = [], []
-    f32, i32 = sch.TensorType.FLOAT32, sch.TensorType.INT32
+    w = Written()
     rng = np.random.default_rng(5)
 
-    def tensor(shape, dtype=f32, data=None, signature=None) -> int:
-        t = sch.TensorT()
-        t.shape, t.type, t.name, t.buffer = list(shape), dtype, f"t{len(sg.tensors)}".encode(), len(m.buffers)
-        t.shapeSignature = signature
-        buf = sch.BufferT()
-        if data is not None:
-            buf.data = np.frombuffer(np.ascontiguousarray(data).tobytes(), np.uint8)
-        m.buffers.append(buf)
-        sg.tensors.append(t)
-        return len(sg.tensors) - 1
+    def op(name: str, ins: list[int], shape: list[int], signature: list[int], options: tuple | None = None) -> int:
+        y = w.tensor(shape, "float32", signature=signature)
+        w.op(name, ins, [y], options)
+        return y
 
-    def op(name, ins, shape, signature, options_type=0, options=None) -> int:
-        code = getattr(sch.BuiltinOperator, name)
-        if code not in [c.builtinCode for c in m.operatorCodes]:
-            c = sch.OperatorCodeT()
-            c.builtinCode, c.deprecatedBuiltinCode, c.version = code, min(code, 127), 1
-            m.operatorCodes.append(c)
-        o = sch.OperatorT()
-        o.opcodeIndex = [c.builtinCode for c in m.operatorCodes].index(code)
-        o.inputs, o.outputs = ins, [tensor(shape, signature=signature)]
-        o.builtinOptionsType, o.builtinOptions = options_type, options
-        sg.operators.append(o)
-        return o.outputs[0]
+    def ints(v: int | list[int]) -> int:
+        arr = np.array(v, np.int32)
+        return w.tensor(list(arr.shape), "int32", arr)
 
-    x = tensor([1, 1], signature=[1, -1])
-    a = op("EXPAND_DIMS", [x, tensor([], i32, np.array(1, np.int32))], [1, 1, 1], [-1, 1, -1])
-    a = op("EXPAND_DIMS", [a, tensor([], i32, np.array(-1, np.int32))], [1, 1, 1, 1], [-1, 1, -1, 1])
-    conv = sch.Conv2DOptionsT()
-    conv.padding, conv.strideH, conv.strideW, conv.dilationHFactor, conv.dilationWFactor = 1, 1, 2, 1, 1
-    w = tensor([3, 1, 4, 1], data=rng.uniform(-1, 1, (3, 1, 4, 1)).astype(np.float32))
-    c = op("CONV_2D", [a, w, tensor([3], data=np.array([0.1, -0.2, 0.3], np.float32))], [1, 1, 1, 3],
-           [-1, 1, -1, 3], sch.BuiltinOptions.Conv2DOptions, conv)
+    x = w.tensor([1, 1], "float32", signature=[1, -1])
+    a = op("EXPAND_DIMS", [x, ints(1)], [1, 1, 1], [-1, 1, -1])
+    a = op("EXPAND_DIMS", [a, ints(-1)], [1, 1, 1, 1], [-1, 1, -1, 1])
+    kernel = w.tensor([3, 1, 4, 1], "float32", rng.uniform(-1, 1, (3, 1, 4, 1)).astype(np.float32))
+    c = op("CONV_2D", [a, kernel, w.tensor([3], "float32", np.array([0.1, -0.2, 0.3], np.float32))], [1, 1, 1, 3],
+           [-1, 1, -1, 3], ("Conv2DOptions", {"padding": 1, "strideH": 1, "strideW": 2, "dilationHFactor": 1,
+                                              "dilationWFactor": 1}))
     sq = op("MUL", [c, c], [1, 1, 1, 3], [-1, 1, -1, 3])
-    mm = op("BATCH_MATMUL", [sq, tensor([3, 2], data=rng.uniform(-1, 1, (3, 2)).astype(np.float32))], [1, 1, 1, 2],
-            [-1, 1, -1, 2])
-    t = op("TRANSPOSE", [mm, tensor([4], i32, np.array([0, 1, 3, 2], np.int32))], [1, 1, 2, 1], [-1, 1, 2, -1])
-    squeeze = sch.SqueezeOptionsT()
-    squeeze.squeezeDims = [1]
-    s = op("SQUEEZE", [t], [1, 2, 1], [-1, 2, -1], sch.BuiltinOptions.SqueezeOptions, squeeze)
-    keep = sch.ReducerOptionsT()
-    keep.keepDims = True
-    top = op("REDUCE_MAX", [s, tensor([1], i32, np.array([2], np.int32))], [1, 2, 1], [-1, 2, 1],
-             sch.BuiltinOptions.ReducerOptions, keep)
+    mm = op("BATCH_MATMUL", [sq, w.tensor([3, 2], "float32", rng.uniform(-1, 1, (3, 2)).astype(np.float32))],
+            [1, 1, 1, 2], [-1, 1, -1, 2])
+    t = op("TRANSPOSE", [mm, ints([0, 1, 3, 2])], [1, 1, 2, 1], [-1, 1, 2, -1])
+    s = op("SQUEEZE", [t], [1, 2, 1], [-1, 2, -1], ("SqueezeOptions", {"squeezeDims": [1]}))
+    top = op("REDUCE_MAX", [s, ints([2])], [1, 2, 1], [-1, 2, 1], ("ReducerOptions", {"keepDims": True}))
     y = op("SUB", [s, top], [1, 2, 1], [-1, 2, -1])
-    sg.inputs, sg.outputs = [x], [y]
-    fb = flatbuffers.Builder(0)
-    fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
-    path = tmp_path / "dynamic_audio.tflite"
-    path.write_bytes(bytes(fb.Output()))
-    return path
+    return w.save(tmp_path / "dynamic_audio.tflite", [x], [y])
 
 
 def test_input_shape_resizes_a_dynamic_tflite_input_like_litert(tmp_path):

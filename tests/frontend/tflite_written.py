@@ -35,11 +35,14 @@ class Written:
         self.m.subgraphs.append(sg)
         return sg
 
-    def tensor(self, shape, dtype: str, data=None, quant: tuple | None = None, sg=None) -> int:
-        """A tensor of `sg` (the main subgraph by default); `data` makes it a constant; quant = (scale, zero)."""
+    def tensor(self, shape, dtype: str, data=None, quant: tuple | None = None, sg=None,
+               signature: list[int] | None = None) -> int:
+        """A tensor of `sg` (the main subgraph by default); `data` makes it a constant; quant = (scale, zero);
+        `signature`: the shape signature (-1 where the converter left a dimension dynamic)."""
         sg = sg or self.sg
         t = self.sch.TensorT()
         t.shape, t.type = list(shape), getattr(self.sch.TensorType, _TYPES[dtype])
+        t.shapeSignature = signature
         t.name, t.buffer = f"t{len(sg.tensors)}".encode(), len(self.m.buffers)
         if quant is not None:
             t.quantization = self.sch.QuantizationParametersT()
