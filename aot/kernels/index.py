@@ -471,11 +471,22 @@ def _check_depth_space(node: Node, graph: Graph) -> str | None:
 
 SCATTER_REDUCTIONS = {"none": "AOTC_SCATTER_NONE", "add": "AOTC_SCATTER_ADD", "mul": "AOTC_SCATTER_MUL",
                       "max": "AOTC_SCATTER_MAX", "min": "AOTC_SCATTER_MIN"}
+# the element kinds a reduction combines (add/mul wrap on integers, max/min compare as the type); any other
+# dtype is copied only
+SCATTER_KINDS = {**dict.fromkeys(("float32", "float64"), "AOTC_SCATTER_FLOAT"),
+                 **dict.fromkeys(("int8", "int16", "int32", "int64"), "AOTC_SCATTER_INT"),
+                 **dict.fromkeys(("uint8", "uint16", "uint32", "uint64"), "AOTC_SCATTER_UINT")}
 
 
 def _scatter_reduction(node: Node) -> str:
     r = node.attrs.get("reduction", "none")
     return r.decode() if isinstance(r, bytes) else r
+
+
+def _scatter_args(ctx: NodeContext) -> tuple[str, str]:
+    """The reduction and element kind arguments of a scatter kernel."""
+    return SCATTER_REDUCTIONS[_scatter_reduction(ctx.node)], SCATTER_KINDS.get(ctx.dtype(ctx.inputs[0]),
+                                                                             "AOTC_SCATTER_BITS")
 
 
 def _emit_scatter_elements(ctx: NodeContext) -> None:
@@ -489,7 +500,7 @@ def _emit_scatter_elements(ctx: NodeContext) -> None:
         "data_strides": c_ints(contiguous_strides(shape)),
     }, comment=f"{ctx.node.op} axis {axis}: {list(shape)} with indices {list(ctx.shape(indices))}")
     kernel = "aotc_scatter_elements_i64" if ctx.dtype(indices) == "int64" else "aotc_scatter_elements_i32"
-    ctx.call(kernel, p, SCATTER_REDUCTIONS[_scatter_reduction(ctx.node)], f"{ctx.tensor(data).nbytes}u",
+    ctx.call(kernel, p, *_scatter_args(ctx), f"{ctx.tensor(data).nbytes}u",
              ctx.ptr(data), ctx.ptr(indices), ctx.ptr(updates), ctx.ptr(y))
 
 
@@ -504,7 +515,7 @@ def _emit_scatter_nd(ctx: NodeContext) -> None:
         "slice_elems": c_int(_nelem(shape[k:])), "dims": c_ints(list(shape[:k]) or [1]),
         "strides": c_ints(strides[:k] or [1]),
     }, comment=f"ScatterND: {list(shape)} with indices {list(ishape)}")
-    ctx.call("aotc_scatter_nd", p, SCATTER_REDUCTIONS[_scatter_reduction(ctx.node)], f"{ctx.tensor(data).nbytes}u",
+    ctx.call("aotc_scatter_nd", p, *_scatter_args(ctx), f"{ctx.tensor(data).nbytes}u",
              ctx.ptr(data), ctx.ptr(indices), ctx.ptr(updates), ctx.ptr(y))
 
 
@@ -516,8 +527,9 @@ def _check_scatter(node: Node, graph: Graph) -> str | None:
     reduction = _scatter_reduction(node)
     if reduction not in SCATTER_REDUCTIONS:
         return f"reduction '{reduction}' is not one of {', '.join(SCATTER_REDUCTIONS)}"
-    if reduction != "none" and data.dtype != "float32":
-        return f"reduction '{reduction}' on {data.dtype} is not supported (float32)"
+    if reduction != "none" and data.dtype not in SCATTER_KINDS:
+        return (f"reduction '{reduction}' on {data.dtype} is not supported (it combines float32, float64 and the "
+                f"8- to 64-bit integers; {data.dtype} elements are copied only)")
     if updates.dtype != data.dtype:
         return f"updates of dtype {updates.dtype} for data of dtype {data.dtype}"
     if node.op == "ScatterND":

@@ -11,6 +11,9 @@ from onnx import helper
 from onnx.reference import ReferenceEvaluator
 from opcheck import Case, model_case, op_case, shared_build, tensor_type
 
+from aot.compiler import compile_model
+from aot.errors import AotcError
+
 RNG = np.random.default_rng(7)
 INT_DTYPES = ["int8", "uint8", "int16", "int32", "int64", "uint16", "uint32", "uint64"]
 NUMERIC = ["float32", "float64", *INT_DTYPES]
@@ -315,6 +318,28 @@ for reduction in ("none", "add", "mul", "max", "min"):
 CASES.append(_case("scatter_nd_elements", "ScatterND",
                    {"data": _data((4, 3), "int32"), "indices": np.array([[[3, 1], [0, -1]]], np.int64),
                     "updates": _data((1, 2), "int32")}, "int32", opset=13))
+# the reductions on integers: values over the whole range, so add and mul wrap (two's complement, as onnxruntime),
+# repeated targets; float64 too (their own generator, so the cases above and below draw what they drew before)
+SCATTER_RNG = np.random.default_rng(17)
+
+
+def _full_range(shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    if dtype.startswith("float"):
+        return np.asarray(SCATTER_RNG.standard_normal(shape) * 4, dtype)
+    info = np.iinfo(dtype)
+    return SCATTER_RNG.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
+
+
+for dt in ("int32", "int64", "uint8", "int8", "uint64", "float64"):
+    for reduction in ("add", "mul", "max", "min"):
+        if dt in ("int8", "uint64", "float64") and reduction in ("mul", "min"):
+            continue
+        CASES.append(_case(f"scatter_elements_{dt}_{reduction}", "ScatterElements",
+                           {"data": _full_range((3, 5), dt), "indices": SCATTER_RNG.integers(-5, 5, (3, 4)),
+                            "updates": _full_range((3, 4), dt)}, dt, attrs={"axis": 1, "reduction": reduction}))
+        CASES.append(_case(f"scatter_nd_{dt}_{reduction}", "ScatterND",
+                           {"data": _full_range((4, 3), dt), "indices": np.array([[2], [-1], [2], [0], [2]], np.int64),
+                            "updates": _full_range((5, 3), dt)}, dt, attrs={"reduction": reduction}))
 
 # GatherND: whole slices, single elements, negative indices, batch_dims
 CASES.append(_case("gather_nd_slices", "GatherND", {"data": _data((4, 3, 2), "float32"),
@@ -371,6 +396,15 @@ def test_matches_onnxruntime(built, case_id):
         case.expected = ReferenceEvaluator(case.model).run(None, case.feeds)
         built.check(case_id)
 
+
+def test_a_scatter_reduction_on_bool_is_refused_by_name():
+    """bool is scattered by a plain update only: a reduction is refused, naming it."""
+    case = _case("scatter_add_bool", "ScatterND", {"data": np.zeros((3, 2), bool),
+                                                   "indices": np.array([[1]], np.int64),
+                                                   "updates": np.zeros((1, 2), bool)}, "bool",
+                 attrs={"reduction": "add"})
+    with pytest.raises(AotcError, match=r"ScatterND.*reduction 'add' on bool is not supported"):
+        compile_model(case.model)
 
 @pytest.mark.parametrize("case", RANGE_WRONG, ids=[c.id for c in RANGE_WRONG])
 def test_run_time_range_values_for_another_length_return_an_error_code(case):

@@ -429,11 +429,31 @@ static int check_gather_elements(int wide) {
     return bad;
 }
 
-static void *float_bytes(size_t n) { /* floats, for the reductions */
-    float *f = (float *)(void *)test_bytes(n * 4);
+/* the element kind and reduction of a scatter of elem_size bytes: any kind that size can be (BITS only
+ * copied), then any reduction for it */
+static void draw_scatter(int32_t elem_size, aotc_scatter_kind *kind, aotc_scatter_reduction *red) {
+    const int is_int = elem_size == 1 || elem_size == 2 || elem_size == 4 || elem_size == 8;
+    const int is_float = elem_size == 4 || elem_size == 8;
+    *kind = AOTC_SCATTER_BITS;
+    if (is_int || is_float) {
+        do *kind = (aotc_scatter_kind)rand_int(0, 3);
+        while ((*kind == AOTC_SCATTER_FLOAT && !is_float) || (*kind >= AOTC_SCATTER_INT && !is_int));
+    }
+    *red = *kind == AOTC_SCATTER_BITS ? AOTC_SCATTER_NONE : (aotc_scatter_reduction)rand_int(0, 4);
+}
+
+/* n elements for a scatter: floats (or doubles) of moderate size for FLOAT, which random bytes could make
+ * NaNs of; any bytes otherwise (integers anywhere in their range, so that add and mul wrap) */
+static uint8_t *scatter_bytes(size_t n, int32_t elem_size, aotc_scatter_kind kind) {
+    uint8_t *b = test_bytes(n * (size_t)elem_size);
     size_t i;
-    for (i = 0; i < n; ++i) f[i] = rand_float() * 4.0f;
-    return f;
+    for (i = 0; kind == AOTC_SCATTER_FLOAT && i < n; ++i) {
+        const float f = rand_float() * 4.0f;
+        const double d = (double)rand_float() * 4.0;
+        if (elem_size == 4) memcpy(b + i * 4, &f, 4);
+        else memcpy(b + i * 8, &d, 8);
+    }
+    return b;
 }
 
 static int check_scatter_elements(int wide) {
@@ -442,15 +462,16 @@ static int check_scatter_elements(int wide) {
     int64_t dn, in, i;
     const int in_place = chance(1, 4);
     aotc_scatter_reduction red;
+    aotc_scatter_kind kind;
     uint8_t *data, *upd, *y, *ref;
     void *ind;
     size_t db;
     int bad;
     draw_elements(&p, d, &dn, &in, 1);
-    red = p.elem_size == 4 ? (aotc_scatter_reduction)rand_int(0, 4) : AOTC_SCATTER_NONE;
+    draw_scatter(p.elem_size, &kind, &red);
     db = (size_t)(dn * p.elem_size);
-    data = p.elem_size == 4 ? (uint8_t *)float_bytes((size_t)dn) : test_bytes(db);
-    upd = p.elem_size == 4 ? (uint8_t *)float_bytes((size_t)in) : test_bytes((size_t)(in * p.elem_size));
+    data = scatter_bytes((size_t)dn, p.elem_size, kind);
+    upd = scatter_bytes((size_t)in, p.elem_size, kind);
     y = in_place ? test_bytes_copy(data, db) : test_bytes(db), ref = test_bytes(db);
     ind = test_bytes((size_t)in * (wide ? 8 : 4));
     for (i = 0; i < in; ++i) {
@@ -458,15 +479,15 @@ static int check_scatter_elements(int wide) {
         else ((int32_t *)ind)[i] = (int32_t)elements_index(p.axis_dim);
     }
     if (wide) {
-        aotc_scatter_elements_i64(&p, red, db, in_place ? y : data, (const int64_t *)ind, upd, y);
-        aotc_scatter_elements_i64_ref(&p, red, db, data, (const int64_t *)ind, upd, ref);
+        aotc_scatter_elements_i64(&p, red, kind, db, in_place ? y : data, (const int64_t *)ind, upd, y);
+        aotc_scatter_elements_i64_ref(&p, red, kind, db, data, (const int64_t *)ind, upd, ref);
     } else {
-        aotc_scatter_elements_i32(&p, red, db, in_place ? y : data, (const int32_t *)ind, upd, y);
-        aotc_scatter_elements_i32_ref(&p, red, db, data, (const int32_t *)ind, upd, ref);
+        aotc_scatter_elements_i32(&p, red, kind, db, in_place ? y : data, (const int32_t *)ind, upd, y);
+        aotc_scatter_elements_i32_ref(&p, red, kind, db, data, (const int32_t *)ind, upd, ref);
     }
     bad = test_bytes_differ(wide ? "aotc_scatter_elements_i64" : "aotc_scatter_elements_i32", y, ref, db);
-    if (bad) printf("  rank %d, axis %d, elem_size %d, reduction %d, in place %d\n", (int)p.rank, (int)p.axis,
-                    (int)p.elem_size, (int)red, in_place),
+    if (bad) printf("  rank %d, axis %d, elem_size %d, kind %d, reduction %d, in place %d\n", (int)p.rank,
+                    (int)p.axis, (int)p.elem_size, (int)kind, (int)red, in_place),
              print_dims("data", d, p.rank), print_dims("indices", p.shape, p.rank);
     free(data), free(upd), free(y), free(ref), free(ind);
     return bad;
@@ -512,24 +533,26 @@ static int check_scatter_nd(void) {
     int64_t dn;
     size_t db, ub;
     aotc_scatter_reduction red;
+    aotc_scatter_kind kind;
     uint8_t *data, *upd, *y, *ref;
     int64_t *ind;
     int bad;
     memset(&p, 0, sizeof p);
     dn = draw_nd(&p.k, p.dims, p.strides, &p.slice_elems);
     p.n = rand_int(1, 8), p.elem_size = chance(1, 2) ? 4 : elem_size();
-    red = p.elem_size == 4 ? (aotc_scatter_reduction)rand_int(0, 4) : AOTC_SCATTER_NONE;
+    draw_scatter(p.elem_size, &kind, &red);
     db = (size_t)(dn * p.elem_size), ub = (size_t)(p.n * p.slice_elems * p.elem_size);
-    data = p.elem_size == 4 ? (uint8_t *)float_bytes((size_t)dn) : test_bytes(db);
-    upd = p.elem_size == 4 ? (uint8_t *)float_bytes(ub / 4) : test_bytes(ub);
+    data = scatter_bytes((size_t)dn, p.elem_size, kind);
+    upd = scatter_bytes(ub / (size_t)p.elem_size, p.elem_size, kind);
     y = in_place ? test_bytes_copy(data, db) : test_bytes(db), ref = test_bytes(db);
     ind = (int64_t *)(void *)test_bytes((size_t)(p.n * p.k) * 8);
     nd_indices(ind, p.n, p.k, p.dims);
-    aotc_scatter_nd(&p, red, db, in_place ? y : data, ind, upd, y);
-    aotc_scatter_nd_ref(&p, red, db, data, ind, upd, ref);
+    aotc_scatter_nd(&p, red, kind, db, in_place ? y : data, ind, upd, y);
+    aotc_scatter_nd_ref(&p, red, kind, db, data, ind, upd, ref);
     bad = test_bytes_differ("aotc_scatter_nd", y, ref, db);
-    if (bad) printf("  n %lld, k %d, slice_elems %lld, elem_size %d, reduction %d, in place %d\n", (long long)p.n,
-                    (int)p.k, (long long)p.slice_elems, (int)p.elem_size, (int)red, in_place);
+    if (bad) printf("  n %lld, k %d, slice_elems %lld, elem_size %d, kind %d, reduction %d, in place %d\n",
+                    (long long)p.n, (int)p.k, (long long)p.slice_elems, (int)p.elem_size, (int)kind, (int)red,
+                    in_place);
     free(data), free(upd), free(y), free(ref), free(ind);
     return bad;
 }

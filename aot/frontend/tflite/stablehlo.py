@@ -22,6 +22,8 @@ I64 = 7  # TensorProto.INT64
 # scatter's update computation: the one op of its region (none: replace), as LiteRT's kernel recognises it
 _COMPUTATIONS = {None: "none", "STABLEHLO_ADD": "add", "STABLEHLO_MULTIPLY": "mul", "STABLEHLO_MAXIMUM": "max",
                  "STABLEHLO_MINIMUM": "min"}
+# the operand types a computation combines (ScatterND's reductions; integers wrap as LiteRT's do)
+_COMBINED = ("float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 
 
 def _ints(v) -> list[int]:
@@ -168,9 +170,12 @@ def lower_scatter(b: OnnxBuilder, op: TflOp) -> None:
         raise op_error(op, "STABLEHLO_SCATTER of several operands is not supported (LiteRT's kernel takes one)")
     x, u = b.tensor(op.inputs[0]), b.tensor(op.inputs[2])
     reduction = _computation(b, op)
-    if reduction != "none" and x.dtype != "float32":
-        raise op_error(op, f"STABLEHLO_SCATTER with a {reduction} computation on {x.dtype} is not supported yet "
-                       "(float32; a plain update takes every type)")
+    if reduction != "none" and x.dtype not in _COMBINED:
+        raise op_error(op, f"STABLEHLO_SCATTER with a {reduction} computation on {x.dtype} is not supported (it "
+                       "combines float32, float64 and 8- to 64-bit integers; a plain update takes every type)")
+    if reduction != "none" and x.quant is not None:
+        raise op_error(op, f"STABLEHLO_SCATTER with a {reduction} computation on a quantized operand is not supported "
+                       "(a plain update takes it)")
     if u.dtype != x.dtype or x.quant is not None and (u.quant is None or list(u.quant.scale) != list(x.quant.scale)
                                                        or list(u.quant.zero_point) != list(x.quant.zero_point)):
         raise op_error(op, "STABLEHLO_SCATTER updates typed or quantized unlike the operand are not supported")

@@ -334,13 +334,13 @@ void aotc_gather_elements_i32_ref(const aotc_gather_elements_params *p, const vo
                                   void *y);
 /* the scatters: data copied, then the updates applied in index order */
 void aotc_scatter_elements_i64_ref(const aotc_gather_elements_params *p, aotc_scatter_reduction reduction,
-                                   size_t data_bytes, const void *data, const int64_t *indices, const void *updates,
-                                   void *y);
+                                   aotc_scatter_kind kind, size_t data_bytes, const void *data,
+                                   const int64_t *indices, const void *updates, void *y);
 void aotc_scatter_elements_i32_ref(const aotc_gather_elements_params *p, aotc_scatter_reduction reduction,
-                                   size_t data_bytes, const void *data, const int32_t *indices, const void *updates,
-                                   void *y);
-void aotc_scatter_nd_ref(const aotc_scatter_nd_params *p, aotc_scatter_reduction reduction, size_t data_bytes,
-                         const void *data, const int64_t *indices, const void *updates, void *y);
+                                   aotc_scatter_kind kind, size_t data_bytes, const void *data,
+                                   const int32_t *indices, const void *updates, void *y);
+void aotc_scatter_nd_ref(const aotc_scatter_nd_params *p, aotc_scatter_reduction reduction, aotc_scatter_kind kind,
+                         size_t data_bytes, const void *data, const int64_t *indices, const void *updates, void *y);
 void aotc_gather_nd_ref(const aotc_gather_nd_params *p, const void *data, const int64_t *indices, void *y);
 
 /* ---- detect (detect_ref.c): no scratch; each pick the best of those ranked after the previous one ---- */

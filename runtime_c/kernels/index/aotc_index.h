@@ -126,19 +126,24 @@ void aotc_gather_elements_i32(const aotc_gather_elements_params *p, const void *
                               void *y);
 
 /* ONNX ScatterElements and ScatterND: y = data, then updates written at the indexed places, or
- * combined with what is there (reduction add/mul/max/min: float32 only). An index out of range
- * writes nothing. */
+ * combined with what is there (reduction add/mul/max/min) as the elements' kind says: FLOAT (float32
+ * or float64 by elem_size), INT or UINT (1, 2, 4 or 8 bytes; add and mul wrap modulo 2^bits, max and
+ * min compare as the type). BITS elements (bool, float16, ...) are copied only: reduction NONE. An
+ * index out of range writes nothing. */
 typedef enum {
     AOTC_SCATTER_NONE = 0, AOTC_SCATTER_ADD = 1, AOTC_SCATTER_MUL = 2, AOTC_SCATTER_MAX = 3, AOTC_SCATTER_MIN = 4
 } aotc_scatter_reduction;
+typedef enum {
+    AOTC_SCATTER_BITS = 0, AOTC_SCATTER_FLOAT = 1, AOTC_SCATTER_INT = 2, AOTC_SCATTER_UINT = 3
+} aotc_scatter_kind;
 
 /* ScatterElements: shape is that of indices and updates; the rest as for GatherElements. */
 void aotc_scatter_elements_i64(const aotc_gather_elements_params *p, aotc_scatter_reduction reduction,
-                               size_t data_bytes, const void *data, const int64_t *indices, const void *updates,
-                               void *y);
+                               aotc_scatter_kind kind, size_t data_bytes, const void *data, const int64_t *indices,
+                               const void *updates, void *y);
 void aotc_scatter_elements_i32(const aotc_gather_elements_params *p, aotc_scatter_reduction reduction,
-                               size_t data_bytes, const void *data, const int32_t *indices, const void *updates,
-                               void *y);
+                               aotc_scatter_kind kind, size_t data_bytes, const void *data, const int32_t *indices,
+                               const void *updates, void *y);
 
 /* ScatterND: n index tuples of k coordinates each, each selecting a slice of slice_elems elements. */
 typedef struct {
@@ -150,8 +155,8 @@ typedef struct {
     int64_t strides[AOTC_MAX_RANK]; /* their strides in elements */
 } aotc_scatter_nd_params;
 
-void aotc_scatter_nd(const aotc_scatter_nd_params *p, aotc_scatter_reduction reduction, size_t data_bytes,
-                     const void *data, const int64_t *indices, const void *updates, void *y);
+void aotc_scatter_nd(const aotc_scatter_nd_params *p, aotc_scatter_reduction reduction, aotc_scatter_kind kind,
+                     size_t data_bytes, const void *data, const int64_t *indices, const void *updates, void *y);
 
 /* ONNX GatherND: for each of `batch` batches (batch_dims), n index tuples of k coordinates into the
  * batch's data, each selecting a slice of slice_elems elements; out of range gives zeros. */

@@ -277,28 +277,100 @@ AOTC_GATHER_ELEMENTS(i64, int64_t)
 AOTC_GATHER_ELEMENTS(i32, int32_t)
 
 /* ---- ScatterElements and ScatterND ------------------------------------------------------ */
-/* One element of updates into y: copied, or combined as float32. */
-static void scatter_one(uint8_t *dst, const uint8_t *src, size_t size, aotc_scatter_reduction reduction) {
-    float a, b;
-    if (reduction == AOTC_SCATTER_NONE) {
+/* An integer element of 1, 2, 4 or 8 bytes: read sign- or zero-extended, written as its low bits. */
+static int64_t scatter_load_int(const uint8_t *at, size_t size) {
+    int8_t v8;
+    int16_t v16;
+    int32_t v32;
+    int64_t v64;
+    switch (size) {
+    case 1: memcpy(&v8, at, 1); return v8;
+    case 2: memcpy(&v16, at, 2); return v16;
+    case 4: memcpy(&v32, at, 4); return v32;
+    default: memcpy(&v64, at, 8); return v64;
+    }
+}
+
+static uint64_t scatter_load_uint(const uint8_t *at, size_t size) {
+    uint8_t v8;
+    uint16_t v16;
+    uint32_t v32;
+    uint64_t v64;
+    switch (size) {
+    case 1: memcpy(&v8, at, 1); return v8;
+    case 2: memcpy(&v16, at, 2); return v16;
+    case 4: memcpy(&v32, at, 4); return v32;
+    default: memcpy(&v64, at, 8); return v64;
+    }
+}
+
+static void scatter_store_bits(uint8_t *at, uint64_t v, size_t size) {
+    const uint8_t v8 = (uint8_t)v;
+    const uint16_t v16 = (uint16_t)v;
+    const uint32_t v32 = (uint32_t)v;
+    switch (size) {
+    case 1: memcpy(at, &v8, 1); break;
+    case 2: memcpy(at, &v16, 2); break;
+    case 4: memcpy(at, &v32, 4); break;
+    default: memcpy(at, &v, 8); break;
+    }
+}
+
+/* One element of updates into y: copied, or combined as its kind (integer add/mul in uint64_t, whose low
+ * bits are the wrapped result of any narrower width). */
+static void scatter_one(uint8_t *dst, const uint8_t *src, size_t size, aotc_scatter_reduction reduction,
+                        aotc_scatter_kind kind) {
+    if (reduction == AOTC_SCATTER_NONE || kind == AOTC_SCATTER_BITS) {
         memcpy(dst, src, size);
-        return;
+    } else if (kind == AOTC_SCATTER_FLOAT && size == 4) {
+        float a, b;
+        memcpy(&a, dst, sizeof a);
+        memcpy(&b, src, sizeof b);
+        switch (reduction) {
+        case AOTC_SCATTER_ADD: a += b; break;
+        case AOTC_SCATTER_MUL: a *= b; break;
+        case AOTC_SCATTER_MAX: a = b > a ? b : a; break;
+        default: a = b < a ? b : a; break;
+        }
+        memcpy(dst, &a, sizeof a);
+    } else if (kind == AOTC_SCATTER_FLOAT) {
+        double a, b;
+        memcpy(&a, dst, sizeof a);
+        memcpy(&b, src, sizeof b);
+        switch (reduction) {
+        case AOTC_SCATTER_ADD: a += b; break;
+        case AOTC_SCATTER_MUL: a *= b; break;
+        case AOTC_SCATTER_MAX: a = b > a ? b : a; break;
+        default: a = b < a ? b : a; break;
+        }
+        memcpy(dst, &a, sizeof a);
+    } else if (kind == AOTC_SCATTER_INT) {
+        const int64_t a = scatter_load_int(dst, size), b = scatter_load_int(src, size);
+        uint64_t r;
+        switch (reduction) {
+        case AOTC_SCATTER_ADD: r = (uint64_t)a + (uint64_t)b; break;
+        case AOTC_SCATTER_MUL: r = (uint64_t)a * (uint64_t)b; break;
+        case AOTC_SCATTER_MAX: r = (uint64_t)(b > a ? b : a); break;
+        default: r = (uint64_t)(b < a ? b : a); break;
+        }
+        scatter_store_bits(dst, r, size);
+    } else {
+        const uint64_t a = scatter_load_uint(dst, size), b = scatter_load_uint(src, size);
+        uint64_t r;
+        switch (reduction) {
+        case AOTC_SCATTER_ADD: r = a + b; break;
+        case AOTC_SCATTER_MUL: r = a * b; break;
+        case AOTC_SCATTER_MAX: r = b > a ? b : a; break;
+        default: r = b < a ? b : a; break;
+        }
+        scatter_store_bits(dst, r, size);
     }
-    memcpy(&a, dst, sizeof a);
-    memcpy(&b, src, sizeof b);
-    switch (reduction) {
-    case AOTC_SCATTER_ADD: a += b; break;
-    case AOTC_SCATTER_MUL: a *= b; break;
-    case AOTC_SCATTER_MAX: a = b > a ? b : a; break;
-    default: a = b < a ? b : a; break;
-    }
-    memcpy(dst, &a, sizeof a);
 }
 
 #define AOTC_SCATTER_ELEMENTS(SFX, TI)                                                                  \
     void aotc_scatter_elements_##SFX(const aotc_gather_elements_params *p, aotc_scatter_reduction reduction, \
-                                     size_t data_bytes, const void *data, const TI *indices,            \
-                                     const void *updates, void *y) {                                    \
+                                     aotc_scatter_kind kind, size_t data_bytes, const void *data,       \
+                                     const TI *indices, const void *updates, void *y) {                 \
         const uint8_t *src = (const uint8_t *)updates;                                                 \
         uint8_t *out = (uint8_t *)y;                                                                   \
         const size_t size = (size_t)p->elem_size;                                                      \
@@ -312,7 +384,7 @@ static void scatter_one(uint8_t *dst, const uint8_t *src, size_t size, aotc_scat
             if (v < 0) v += p->axis_dim;                                                               \
             if (v >= 0 && v < p->axis_dim) {                                                           \
                 scatter_one(out + (base + v * p->data_strides[p->axis]) * (int64_t)size,               \
-                            src + i * (int64_t)size, size, reduction);                                 \
+                            src + i * (int64_t)size, size, reduction, kind);                           \
             }                                                                                          \
             for (k = p->rank - 1; k >= 0; --k) {                                                       \
                 if (k != p->axis) base += p->data_strides[k];                                          \
@@ -325,8 +397,8 @@ static void scatter_one(uint8_t *dst, const uint8_t *src, size_t size, aotc_scat
 AOTC_SCATTER_ELEMENTS(i64, int64_t)
 AOTC_SCATTER_ELEMENTS(i32, int32_t)
 
-void aotc_scatter_nd(const aotc_scatter_nd_params *p, aotc_scatter_reduction reduction, size_t data_bytes,
-                     const void *data, const int64_t *indices, const void *updates, void *y) {
+void aotc_scatter_nd(const aotc_scatter_nd_params *p, aotc_scatter_reduction reduction, aotc_scatter_kind kind,
+                     size_t data_bytes, const void *data, const int64_t *indices, const void *updates, void *y) {
     const uint8_t *src = (const uint8_t *)updates;
     uint8_t *out = (uint8_t *)y;
     const size_t size = (size_t)p->elem_size;
@@ -345,7 +417,7 @@ void aotc_scatter_nd(const aotc_scatter_nd_params *p, aotc_scatter_reduction red
         if (!inside) continue;
         for (e = 0; e < p->slice_elems; ++e) {
             scatter_one(out + (offset + e) * (int64_t)size, src + (i * p->slice_elems + e) * (int64_t)size, size,
-                        reduction);
+                        reduction, kind);
         }
     }
 }

@@ -241,27 +241,60 @@ static int64_t elements_at(const aotc_gather_elements_params *p, const int64_t *
 GATHER_ELEMENTS_REF(i64, int64_t)
 GATHER_ELEMENTS_REF(i32, int32_t)
 
-/* one update into y: copied, or combined with what is there as float32 */
-static void scatter_ref(uint8_t *dst, const uint8_t *src, int32_t size, aotc_scatter_reduction reduction) {
-    float a, b;
-    if (reduction == AOTC_SCATTER_NONE) {
+/* one update into y of C type T: combined with what is there, add and mul in the unsigned type W (U, of T's
+ * width, widened to at least unsigned int so that nothing is promoted to int), stored as U's bits */
+#define SCATTER_COMBINE_REF(T, U, W)                                                   \
+    do {                                                                               \
+        T a, b;                                                                        \
+        U r;                                                                           \
+        memcpy(&a, dst, sizeof(T));                                                    \
+        memcpy(&b, src, sizeof(T));                                                    \
+        if (reduction == AOTC_SCATTER_ADD) r = (U)((W)(U)a + (W)(U)b);                 \
+        else if (reduction == AOTC_SCATTER_MUL) r = (U)((W)(U)a * (W)(U)b);            \
+        else if (reduction == AOTC_SCATTER_MAX) r = (U)(b > a ? b : a);                \
+        else r = (U)(b < a ? b : a);                                                   \
+        memcpy(dst, &r, sizeof(U));                                                    \
+    } while (0)
+
+/* the same for a float type T, stored as it is */
+#define SCATTER_COMBINE_FLOAT_REF(T)                                                   \
+    do {                                                                               \
+        T a, b;                                                                        \
+        memcpy(&a, dst, sizeof(T));                                                    \
+        memcpy(&b, src, sizeof(T));                                                    \
+        if (reduction == AOTC_SCATTER_ADD) a = a + b;                                  \
+        else if (reduction == AOTC_SCATTER_MUL) a = a * b;                             \
+        else if (reduction == AOTC_SCATTER_MAX) a = b > a ? b : a;                     \
+        else a = b < a ? b : a;                                                        \
+        memcpy(dst, &a, sizeof(T));                                                    \
+    } while (0)
+
+/* one update into y: copied, or combined with what is there as its kind and size say */
+static void scatter_ref(uint8_t *dst, const uint8_t *src, int32_t size, aotc_scatter_reduction reduction,
+                        aotc_scatter_kind kind) {
+    if (reduction == AOTC_SCATTER_NONE || kind == AOTC_SCATTER_BITS) {
         copy_elem(dst, src, size);
-        return;
+    } else if (kind == AOTC_SCATTER_FLOAT) {
+        if (size == 4) SCATTER_COMBINE_FLOAT_REF(float);
+        else SCATTER_COMBINE_FLOAT_REF(double);
+    } else if (kind == AOTC_SCATTER_INT) {
+        if (size == 1) SCATTER_COMBINE_REF(int8_t, uint8_t, unsigned int);
+        else if (size == 2) SCATTER_COMBINE_REF(int16_t, uint16_t, unsigned int);
+        else if (size == 4) SCATTER_COMBINE_REF(int32_t, uint32_t, uint32_t);
+        else SCATTER_COMBINE_REF(int64_t, uint64_t, uint64_t);
+    } else {
+        if (size == 1) SCATTER_COMBINE_REF(uint8_t, uint8_t, unsigned int);
+        else if (size == 2) SCATTER_COMBINE_REF(uint16_t, uint16_t, unsigned int);
+        else if (size == 4) SCATTER_COMBINE_REF(uint32_t, uint32_t, uint32_t);
+        else SCATTER_COMBINE_REF(uint64_t, uint64_t, uint64_t);
     }
-    memcpy(&a, dst, 4);
-    memcpy(&b, src, 4);
-    if (reduction == AOTC_SCATTER_ADD) a = a + b;
-    else if (reduction == AOTC_SCATTER_MUL) a = a * b;
-    else if (reduction == AOTC_SCATTER_MAX) a = b > a ? b : a;
-    else a = b < a ? b : a;
-    memcpy(dst, &a, 4);
 }
 
 #define SCATTER_ELEMENTS_REF(SFX, TI)                                                                    \
     void aotc_scatter_elements_##SFX##_ref(const aotc_gather_elements_params *p,                        \
-                                           aotc_scatter_reduction reduction, size_t data_bytes,         \
-                                           const void *data, const TI *indices, const void *updates,    \
-                                           void *y) {                                                   \
+                                           aotc_scatter_reduction reduction, aotc_scatter_kind kind,    \
+                                           size_t data_bytes, const void *data, const TI *indices,      \
+                                           const void *updates, void *y) {                              \
         int64_t total = 1, i, idx[AOTC_MAX_RANK];                                                       \
         int32_t k;                                                                                      \
         if (data != y) copy_elem((uint8_t *)y, (const uint8_t *)data, (int64_t)data_bytes);             \
@@ -272,7 +305,7 @@ static void scatter_ref(uint8_t *dst, const uint8_t *src, int32_t size, aotc_sca
             at = elements_at(p, idx, (int64_t)indices[i]);                                              \
             if (at >= 0) {                                                                              \
                 scatter_ref((uint8_t *)y + at * p->elem_size, (const uint8_t *)updates + i * p->elem_size, \
-                            p->elem_size, reduction);                                                   \
+                            p->elem_size, reduction, kind);                                             \
             }                                                                                           \
         }                                                                                               \
     }
@@ -291,8 +324,8 @@ static int64_t tuple_at(const int64_t *tuple, int32_t k, const int64_t *dims, co
     return at;
 }
 
-void aotc_scatter_nd_ref(const aotc_scatter_nd_params *p, aotc_scatter_reduction reduction, size_t data_bytes,
-                         const void *data, const int64_t *indices, const void *updates, void *y) {
+void aotc_scatter_nd_ref(const aotc_scatter_nd_params *p, aotc_scatter_reduction reduction, aotc_scatter_kind kind,
+                         size_t data_bytes, const void *data, const int64_t *indices, const void *updates, void *y) {
     int64_t i, e;
     if (data != y) copy_elem((uint8_t *)y, (const uint8_t *)data, (int64_t)data_bytes);
     for (i = 0; i < p->n; ++i) {
@@ -300,7 +333,8 @@ void aotc_scatter_nd_ref(const aotc_scatter_nd_params *p, aotc_scatter_reduction
         if (at < 0) continue;
         for (e = 0; e < p->slice_elems; ++e) {
             scatter_ref((uint8_t *)y + (at + e) * p->elem_size,
-                        (const uint8_t *)updates + (i * p->slice_elems + e) * p->elem_size, p->elem_size, reduction);
+                        (const uint8_t *)updates + (i * p->slice_elems + e) * p->elem_size, p->elem_size, reduction,
+                        kind);
         }
     }
 }
