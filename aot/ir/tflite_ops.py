@@ -77,6 +77,8 @@ LUT16 = "TflLut16"  # a 16x8 elementwise op by LiteRT's 513-anchor interpolated 
 DETECTION_POSTPROCESS = "TflDetectionPostProcess"
 # NON_MAX_SUPPRESSION_V4 and _V5 (LiteRT's reference algorithm, soft NMS included), aot/kernels/detect.py
 NON_MAX_SUPPRESSION = "TflNonMaxSuppression"
+# LSH_PROJECTION (farmhash's Fingerprint64 of each input row), aot/kernels/hash.py
+LSH_PROJECTION = "TflLshProjection"
 # TFLM's signal library (aot/frontend/tflite/signal.py): its audio front end's custom ops
 SIGNAL_WINDOW = "TflSignalWindow"
 SIGNAL_FFT_AUTO_SCALE = "TflSignalFftAutoScale"
@@ -184,6 +186,9 @@ SCHEMAS: dict[str, TflSchema] = {s.op: s for s in (
               ("max_detections", "max_classes_per_detection", "detections_per_class", "use_regular_nms",
                "nms_score_threshold", "nms_iou_threshold", "num_classes", "y_scale", "x_scale", "h_scale", "w_scale"),
               ("box_scale", "box_zero", "score_scale", "score_zero")),
+    # hash [num_hash, num_bits] (float32 seeds), input (any type; its first dimension the rows), weight [rows]
+    # (float32); output int32: [num_hash] signatures (sparse 1) or [num_hash * num_bits] bits (sparse 0)
+    TflSchema(LSH_PROJECTION, ("hash", "input", "weight?"), ("output",), ("sparse",)),
     # boxes [n, 4] (float32, any diagonal corners), scores [n]; indices (int32) and scores (float32) [max_output],
     # zeros past count (int32 []); the thresholds and sigma are the file's constants (V4: sigma 0)
     TflSchema(NON_MAX_SUPPRESSION, ("boxes", "scores"), ("indices", "selected_scores", "count"),

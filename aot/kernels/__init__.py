@@ -9,6 +9,7 @@ from aot.kernels import (
     elementwise,
     fused,
     gemm,
+    hash,
     index,
     loss,
     norm,
@@ -29,7 +30,8 @@ from aot.kernels import (
 from aot.kernels.base import HostOp, NodeContext
 
 _FAMILIES = (elementwise, shape, conv, gemm, pool, norm, reduce, resize, quant, quant_dynamic, quant_gemm, recurrent,
-             index, loss, attention, tflite_int8, tflite_hybrid, detect, signal, tflm_signal, fused, random)
+             index, loss, attention, tflite_int8, tflite_hybrid, detect, signal, tflm_signal, fused, random,
+             hash)
 
 
 def _merge() -> dict[str, HostOp]:

@@ -302,6 +302,7 @@ def _refusal(tmp_path: Path, w: Written, ins: list[int], outs: list[int]) -> str
     ("DENSIFY", "LiteRT's kernel takes a constant sparse tensor only"),
     ("FAKE_QUANT", "narrow_range"),
     ("STABLEHLO_SCATTER", "add computation on bool is not supported"),
+    ("LSH_PROJECTION", "SPARSE of 32 bits"),
 ])
 def test_refused_in_one_line(tmp_path, case, says):
     """What LiteRT has no kernel for, refuses itself, or aotc does not do yet: one line naming the op, exit 2."""
@@ -322,7 +323,53 @@ def test_refused_in_one_line(tmp_path, case, says):
             updateWindowDims=[1], insertedWindowDims=[0], scatterDimsToOperandDims=[0], indexVectorDim=1,
             updateComputationSubgraphIndex=1)))
         ins = [x, i, u]
+    elif case == "LSH_PROJECTION":
+        h, y = w.tensor([2, 32], "float32", data=np.ones([2, 32], np.float32)), w.tensor([2], "int32")
+        w.op(case, [h, x], [y], ("LSHProjectionOptions", {"type": 1}))
     else:
         w.op(case, [x], [y])
     err = _refusal(tmp_path, w, ins, [y])
     assert case in err and says in err, err
+
+
+# LSH_PROJECTION's inputs: (dtype, row shape) putting the key (4 seed bytes + a row) in each of farmhash
+# Fingerprint64's length classes: 4-7 and 8-16 bytes, 17-32, 33-64, and blocks of 64 past it (68, 128, 132, 164)
+_LSH_ROWS = [("int8", [2]), ("float32", [1]), ("float32", [3]), ("float32", [4]), ("int32", [7]), ("float32", [8]),
+             ("float32", [15]), ("float32", [16]), ("int32", [31]), ("float32", [2, 16]), ("float32", [40])]
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_lsh_projection(tmp_path, weighted):
+    """LSH_PROJECTION SPARSE and DENSE against BUILTIN_REF bit for bit: one model of one op a row size (int8,
+    int32 and float32 inputs; keys of every farmhash length class), 8 x 16 seeds (DENSE) and 6 x 12 (SPARSE)
+    each, and SPARSE of 31 bits and DENSE of 32; a single row (each bit the sign of one Fingerprint64) and several;
+    weighted under ASan/UBSan."""
+    _require_litert()
+    rng = np.random.default_rng(50 + weighted)
+    w = Written()
+    ins, outs, feeds = [], [], []
+    # and the widest: SPARSE of 31 bits (the offsets i * 2^31 wrap in int32, as LiteRT's), DENSE of 32
+    for k, (dtype, row) in enumerate([*_LSH_ROWS, ("float32", [5]), ("float32", [6])]):
+        rows = 1 if k % 3 == 0 else 3 + k % 4
+        sparse = k % 2 == 0
+        num_hash, num_bits = (6, 12) if sparse else (8, 16)
+        if k >= len(_LSH_ROWS):
+            num_hash, num_bits = (5, 31) if sparse else (3, 32)
+        seeds = rng.standard_normal([num_hash, num_bits]).astype(np.float32) * 10
+        h = w.tensor([num_hash, num_bits], "float32", data=seeds)
+        x = w.tensor([rows, *row], dtype)
+        wt = w.tensor([rows], "float32") if weighted else -1
+        y = w.tensor([num_hash if sparse else num_hash * num_bits], "int32")
+        w.op("LSH_PROJECTION", [h, x, wt] if weighted else [h, x], [y],
+             ("LSHProjectionOptions", {"type": 1 if sparse else 2}))
+        ins += [x] + ([wt] if weighted else [])
+        outs.append(y)
+        if dtype == "float32":
+            feeds.append(rng.standard_normal([rows, *row]).astype(np.float32))
+        else:
+            info = np.iinfo(np.dtype(dtype))
+            feeds.append(rng.integers(info.min, info.max, [rows, *row], endpoint=True).astype(dtype))
+        if weighted:
+            feeds.append(rng.uniform(-2, 2, rows).astype(np.float32))
+    model = w.save(tmp_path / "m.tflite", ins, outs)
+    compare(model, feeds, sanitize=weighted)

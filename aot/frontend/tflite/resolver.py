@@ -1,6 +1,7 @@
 """Float builtins of LiteRT's reference resolver (BuiltinRefOpResolver) that the families' modules did not map
 (issue 50): RIGHT_SHIFT, BITCAST, SPARSE_TO_DENSE, RANK, RANGE of constants, DILATE, and the elementwise STABLEHLO ops
-the resolver registers (STABLEHLO_ADD, _MULTIPLY, _MAXIMUM, _MINIMUM) and STABLEHLO_PAD, onto ONNX operators.
+the resolver registers (STABLEHLO_ADD, _MULTIPLY, _MAXIMUM, _MINIMUM) and STABLEHLO_PAD, onto ONNX operators;
+LSH_PROJECTION onto aotc.tflite's TflLshProjection (aot/kernels/hash.py: farmhash's Fingerprint64 in C).
 
 REFUSED says, for `aotc ops --tflite`, why each builtin that cannot be a static-arena bundle stays refused.
 """
@@ -13,6 +14,7 @@ from onnx import helper
 from aot.frontend.tflite.builder import NHWC, OnnxBuilder, op_error
 from aot.frontend.tflite.lowering import binary_inputs, finish
 from aot.frontend.tflite.reader import TflOp
+from aot.ir import tflite_ops as tfl
 
 _BITS = {"int8": 8, "uint8": 8, "int16": 16, "uint16": 16, "int32": 32, "uint32": 32}
 
@@ -238,7 +240,36 @@ def _fake_quant(b: OnnxBuilder, op: TflOp) -> None:
            NHWC)
 
 
+_LSH_SPARSE, _LSH_DENSE = 1, 2  # the schema's LSHProjectionType
+
+
+def _lsh_projection(b: OnnxBuilder, op: TflOp) -> None:
+    """LSH_PROJECTION(hash, input, weight?): TflLshProjection, int32 [num_hash] signatures (SPARSE) or
+    [num_hash * num_bits] bits (DENSE), each bit the sign of the (weighted) sum of the rows' Fingerprint64s."""
+    kind = int(getattr(op.options, "type", 0)) if op.options is not None else 0
+    if kind not in (_LSH_SPARSE, _LSH_DENSE):
+        raise op_error(op, f"LSH_PROJECTION type {kind} is neither SPARSE nor DENSE (LiteRT's kernel fails on it)")
+    hash_, x = b.tensor(op.inputs[0]), b.tensor(op.inputs[1])
+    if hash_.dtype != "float32" or len(hash_.shape) != 2 or hash_.shape[1] > 32:
+        raise op_error(op, f"hash {hash_.dtype} {list(hash_.shape)} is not float32 [num_hash, num_bits <= 32]")
+    if kind == _LSH_SPARSE and hash_.shape[1] > 31:
+        raise op_error(op, "SPARSE of 32 bits shifts 1 by 32 in LiteRT's kernel (undefined), not supported")
+    if not x.shape or x.dtype in ("string", "object"):
+        raise op_error(op, f"its input {x.dtype} {list(x.shape)} is not a tensor of rows of numbers")
+    weighted = len(op.inputs) > 2 and op.inputs[2] >= 0
+    if weighted and (b.tensor(op.inputs[2]).dtype != "float32" or b.tensor(op.inputs[2]).shape != x.shape[:1]):
+        raise op_error(op, f"weight {list(b.tensor(op.inputs[2]).shape)} is not float32 [{x.shape[0]}]")
+    ins = [b.value(i, NHWC) for i in op.inputs[:3] if i >= 0]
+    y = b.names[op.outputs[0]]
+    b.nodes.append(helper.make_node(tfl.LSH_PROJECTION, ins, [y], name=b.fresh(op.name), domain=tfl.DOMAIN,
+                                    sparse=int(kind == _LSH_SPARSE)))
+    shape = [hash_.shape[0] if kind == _LSH_SPARSE else hash_.shape[0] * hash_.shape[1]]
+    b.value_infos.append(helper.make_tensor_value_info(y, helper.TensorProto.INT32, shape))
+    b.values[op.outputs[0]] = {NHWC: y}
+
+
 OPS = {
+    "LSH_PROJECTION": _lsh_projection,
     "FAKE_QUANT": _fake_quant,
     "RIGHT_SHIFT": _right_shift, "BITCAST": _bitcast, "SPARSE_TO_DENSE": _sparse_to_dense, "RANK": _rank,
     "RANGE": _range, "DILATE": _dilate, "STABLEHLO_PAD": _stablehlo_pad,
@@ -256,8 +287,6 @@ REFUSED = {
                                                                "HASHTABLE_LOOKUP", "HASHTABLE_SIZE")},
     **{op: "complex64 tensors" for op in ("RFFT2D", "COMPLEX_ABS", "REAL", "IMAG")},
     "SKIP_GRAM": "strings",
-    "LSH_PROJECTION": "farmhash's Fingerprint64 of each input row's bytes, which LiteRT runs and aotc's C runtime does "
-                      "not carry",
     "DELEGATE": "a delegate's node, not an op", "CUSTOM": "see the custom ops below",
     "PLACEHOLDER_FOR_GREATER_OP_CODES": "not an op",
 }
