@@ -107,7 +107,17 @@ def bounded_graph():
     return f, [tf.TensorSpec((3, 4), tf.float32), tf.TensorSpec((12,), tf.int32), tf.TensorSpec((16, 4), tf.float32),
                tf.TensorSpec((16,), tf.float32)]
 
+def spectrum_graph():
+    """complex64 inside the graph (issue 50; made in float only): a magnitude spectrogram as YAMNet's front end
+    makes it (tf.signal.stft: RFFT2D then COMPLEX_ABS), and a 2-D real FFT cropping rows and padding columns
+    whose REAL and IMAG parts are read (tf.signal.rfft2d, tf.math.real, tf.math.imag)."""
+    def f(wave, image):
+        spec = tf.abs(tf.signal.stft(wave, frame_length=48, frame_step=16, fft_length=64))
+        z = tf.signal.rfft2d(image, fft_length=[4, 16])
+        return [spec, tf.math.real(z), tf.math.imag(z)]
+    return f, [tf.TensorSpec((2, 256), tf.float32), tf.TensorSpec((1, 6, 10), tf.float32)]
+
 
 # written from a tf.function, float only
-GRAPHS = {"resolver2": resolver2_graph, "bounded": bounded_graph,
+GRAPHS = {"spectrum": spectrum_graph, "resolver2": resolver2_graph, "bounded": bounded_graph,
           "builtins": builtins_graph, "ints": ints_graph, "conv3d": conv3d_graph, "ifconst": ifconst_graph}

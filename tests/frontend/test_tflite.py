@@ -25,7 +25,7 @@ MODELS = HERE / "models" / "tflite"
 AOTC = [sys.executable, "-m", "aot.cli"]
 FLOAT = ["sine", "keyword", "person", "ops", "residual", "moves", "acts", "excite", "resize", "lstm3", "shuffle",
          "mirror", "mathops", "reduce", "melspec", "misc", "resolver", "shapes", "padded", "builtins", "ints", "conv3d",
-         "composite"]
+         "composite", "spectrum"]
 # ROUND (resolver), SEGMENT_SUM (builtins) and ABS of int32 (version 5, ints): in LiteRT's default resolver, not
 # in its reference resolver
 BUILTIN_ONLY = {"resolver", "builtins", "ints"}

@@ -373,3 +373,76 @@ def test_lsh_projection(tmp_path, weighted):
             feeds.append(rng.uniform(-2, 2, rows).astype(np.float32))
     model = w.save(tmp_path / "m.tflite", ins, outs)
     compare(model, feeds, sanitize=weighted)
+
+
+# RFFT2D cases: (input shape, fft_length) -- equal, cropped, padded, cropped rows and padded columns, batch dims,
+# one row (tf.signal.stft's frames), and the least lengths (1 row, 2 columns)
+_RFFT2D = [([8, 16], [8, 16]), ([2, 6, 20], [4, 16]), ([3, 5], [8, 8]), ([1, 5, 3], [4, 8]), ([2, 3, 4, 8], [4, 8]),
+           ([2, 1, 64], [1, 64]), ([2, 3], [1, 2]), ([4, 2], [2, 2])]
+
+
+def test_rfft2d_complex_abs_real_imag(tmp_path):
+    """RFFT2D (complex64 held as float32 (re, im) pairs: DFTs along the last two axes) read by COMPLEX_ABS, REAL
+    and IMAG, and through a RESHAPE, within 1e-5 of BUILTIN_REF's output scale, under ASan/UBSan: fft_length equal
+    to, smaller than (cropped) and larger than (zero-padded) the input, batch dimensions, lengths of 1 and 2 (the
+    powers of two LiteRT's fft2d requires: other lengths are refused by LiteRT and so by aotc)."""
+    _require_litert()
+    rng = np.random.default_rng(50)
+    w = Written()
+    ins, outs, feeds = [], [], []
+    for k, (shape, fl) in enumerate(_RFFT2D):
+        x = w.tensor(shape, "float32")
+        c_shape = [*shape[:-2], fl[0], fl[1] // 2 + 1]
+        c = w.tensor(c_shape, "complex64")
+        w.op("RFFT2D", [x, w.tensor([2], "int32", data=np.array(fl, np.int32))], [c])
+        readers = ["COMPLEX_ABS", "REAL", "IMAG"] if k % 2 == 0 else ["COMPLEX_ABS"]
+        for op in readers:
+            y = w.tensor(c_shape, "float32")
+            w.op(op, [c], [y])
+            outs.append(y)
+        if k == 1:  # a complex tensor reshaped, then read
+            flat = [c_shape[0], int(np.prod(c_shape[1:]))]
+            r, y = w.tensor(flat, "complex64"), w.tensor(flat, "float32")
+            w.op("RESHAPE", [c, w.tensor([2], "int32", data=np.array(flat, np.int32))], [r],
+                 ("ReshapeOptions", {"newShape": flat}))
+            w.op("IMAG", [r], [y])
+            outs.append(y)
+        ins.append(x)
+        feeds.append(rng.standard_normal(shape).astype(np.float32) * (1 + k))
+    model = w.save(tmp_path / "m.tflite", ins, outs)
+    compare(model, feeds, sanitize=True)
+
+
+@pytest.mark.parametrize(("case", "says"), [
+    ("not_pow2", "not a pair of powers of two"),
+    ("one_column", "fft_length of 1 column"),
+    ("output", "complex64 graph output"),
+    ("input", "a graph input"),
+    ("other_op", "ADD of complex64 tensor"),
+])
+def test_complex64_refused_in_one_line(tmp_path, case, says):
+    """complex64 stays inside the graph: a complex graph input or output, or a complex tensor another op reads, is
+    refused naming the op; so is an fft_length LiteRT's kernel refuses (not powers of two) or gets wrong (1 column:
+    fft2d's rdft reads a second sample)."""
+    pytest.importorskip("ai_edge_litert")
+    w = Written()
+    x = w.tensor([6, 6], "float32")
+    fl = {"not_pow2": [6, 6], "one_column": [2, 1]}.get(case, [8, 8])
+    c = w.tensor([fl[0], fl[1] // 2 + 1], "complex64")
+    y = w.tensor([fl[0], fl[1] // 2 + 1], "float32")
+    ins, outs = [x], [y]
+    if case == "input":
+        ins, outs = [c], [y]
+        w.op("REAL", [c], [y])
+    else:
+        w.op("RFFT2D", [x, w.tensor([2], "int32", data=np.array(fl, np.int32))], [c])
+        if case == "other_op":
+            s = w.tensor([fl[0], fl[1] // 2 + 1], "complex64")
+            w.op("ADD", [c, c], [s], ("AddOptions", {}))
+            w.op("REAL", [s], [y])
+        elif case == "output":
+            outs = [c]
+        else:
+            w.op("COMPLEX_ABS", [c], [y])
+    err = _refusal(tmp_path, w, ins, outs)
+    assert says in err, err

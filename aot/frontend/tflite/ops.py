@@ -29,6 +29,7 @@ from aot.errors import AotcError
 from aot.frontend.tflite import (
     arrays,
     bounded,
+    complex64,
     detect,
     elementwise,
     hybrid,
@@ -84,6 +85,10 @@ def to_onnx(model: TflModel) -> onnx.ModelProto:
         b.values[i] = {NHWC: b.names[i]}
     b.lower = lower_ops
     lower_ops(b)
+    for i in [*model.inputs, *model.outputs]:  # (one an op reads or writes is refused by that op: complex64.py)
+        if model.tensors[i].dtype == complex64.COMPLEX:
+            raise AotcError(f"tensor '{model.tensors[i].name}' is a complex64 graph input or output, which aotc does "
+                            "not support: complex64 stays inside the graph")
     outputs = []
     for o in model.outputs:
         name = b.names[o]
@@ -131,6 +136,9 @@ def _contrib_domains(graph: onnx.GraphProto) -> set[str]:
 def lower_ops(b: OnnxBuilder) -> None:
     """Every op of b's (sub)graph, in order."""
     for op in b.m.ops:
+        if complex64.check_complex(b, op):  # complex64 only between RFFT2D and COMPLEX_ABS / REAL / IMAG
+            complex64.reshape(b, op)
+            continue
         if op.op.startswith("CUSTOM:") and op.op[7:] in detect.CUSTOM:  # float or quantized inputs alike
             detect.CUSTOM[op.op[7:]](b, op)
             continue
@@ -349,7 +357,7 @@ def _densify(b: OnnxBuilder, op: TflOp) -> None:
 
 _OPS = {
     **nn.OPS, **elementwise.OPS, **arrays.OPS, **reduce.OPS, **index.OPS, **mediapipe.OPS, **resolver.OPS,
-    **signal.OPS, **bounded.OPS, **window.OPS, **stablehlo.OPS,
+    **signal.OPS, **complex64.OPS, **bounded.OPS, **window.OPS, **stablehlo.OPS,
     "QUANTIZE": _quantize, "DEQUANTIZE": _dequantize, "WHILE": lower_while, "IF": lower_if,
     "VAR_HANDLE": var_handle, "READ_VARIABLE": read_variable, "ASSIGN_VARIABLE": assign_variable,
     "CALL_ONCE": call_once, "STABLEHLO_COMPOSITE": lower_composite, "STABLEHLO_CASE": lower_case,

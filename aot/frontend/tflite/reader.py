@@ -19,8 +19,9 @@ from aot.frontend.tflite.quant import QuantParams, quant_params
 from aot.frontend.tflite.sparse import densify
 
 # TensorType -> numpy dtype, for the types aotc can hold
-NUMPY_DTYPE = {0: "float32", 1: "float16", 2: "int32", 3: "uint8", 4: "int64", 6: "bool", 7: "int16", 9: "int8",
-               10: "float64", 12: "uint64", 15: "uint32", 16: "uint16"}  # (uint32, uint64: TFLM's signal ops too)
+NUMPY_DTYPE = {0: "float32", 1: "float16", 2: "int32", 3: "uint8", 4: "int64", 6: "bool", 7: "int16", 8: "complex64",
+               9: "int8", 10: "float64", 12: "uint64", 15: "uint32", 16: "uint16"}
+# (uint32, uint64: TFLM's signal ops too; complex64: held as float32 pairs between RFFT2D and COMPLEX_ABS, complex64.py)
 # packed sub-byte constants (TensorType -> the numpy dtype they are held as, bits an element): INT4, INT2 and UINT4,
 # as the converter and ai-edge-quantizer write int4 weights, unpacked when read (LiteRT's UnpackPackedIntToInt8)
 PACKED = {17: ("int8", 4), 19: ("int8", 2), 20: ("uint8", 4)}

@@ -285,7 +285,6 @@ REFUSED = {
                                                                      "MULTINOMIAL", "STABLEHLO_RNG_BIT_GENERATOR")},
     **{op: "hash tables (a run-time map of strings)" for op in ("HASHTABLE", "HASHTABLE_FIND", "HASHTABLE_IMPORT",
                                                                "HASHTABLE_LOOKUP", "HASHTABLE_SIZE")},
-    **{op: "complex64 tensors" for op in ("RFFT2D", "COMPLEX_ABS", "REAL", "IMAG")},
     "SKIP_GRAM": "strings",
     "DELEGATE": "a delegate's node, not an op", "CUSTOM": "see the custom ops below",
     "PLACEHOLDER_FOR_GREATER_OP_CODES": "not an op",
