@@ -303,6 +303,8 @@ def _refusal(tmp_path: Path, w: Written, ins: list[int], outs: list[int]) -> str
     ("FAKE_QUANT", "narrow_range"),
     ("STABLEHLO_SCATTER", "add computation on bool is not supported"),
     ("LSH_PROJECTION", "SPARSE of 32 bits"),
+    ("RANDOM_UNIFORM", "seed and seed2 are 0: LiteRT seeds it from the clock"),
+    ("RANDOM_STANDARD_NORMAL", "seed and seed2 are 0: LiteRT seeds it from the clock"),
 ])
 def test_refused_in_one_line(tmp_path, case, says):
     """What LiteRT has no kernel for, refuses itself, or aotc does not do yet: one line naming the op, exit 2."""
@@ -373,3 +375,78 @@ def test_lsh_projection(tmp_path, weighted):
             feeds.append(rng.uniform(-2, 2, rows).astype(np.float32))
     model = w.save(tmp_path / "m.tflite", ins, outs)
     compare(model, feeds, sanitize=weighted)
+
+
+# (output shape, seed, seed2): sizes not a multiple of 4 (a last Philox block cut short) and one that is; seed only,
+# seed2 only, both. LiteRT keeps the file's int64 seeds in ints: negative ones sign-extend (both words of key and
+# counter set), 2**40 + 3 is 3 and 2**33 + 1 is 1, 2**32 - 5 is -5
+_RANDOMS = [([3, 5], 7, 0), ([7], 0, 11), ([2, 3, 3], -5, 2**40 + 3), ([1], 2**33 + 1, -9), ([4, 4], 123, 456),
+            ([5, 1], 0, 2**32 - 5)]
+
+_LITERT_RUNS = """
+import sys, numpy as np
+from ai_edge_litert.interpreter import Interpreter, OpResolverType
+it = Interpreter(model_path=sys.argv[1], experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
+it.allocate_tensors()
+outs = {}
+for r in range(int(sys.argv[3])):
+    it.invoke()
+    for k, d in enumerate(it.get_output_details()):
+        outs[f"run{r}_output_{k}"] = it.get_tensor(d["index"]).copy()
+np.savez(sys.argv[2], **outs)
+"""
+
+
+@pytest.mark.parametrize("op", ["RANDOM_UNIFORM", "RANDOM_STANDARD_NORMAL"])
+def test_random_seeded_streams_like_litert(tmp_path, op):
+    """RANDOM_UNIFORM / RANDOM_STANDARD_NORMAL with a seed: one model of six ops (_RANDOMS), three calls of the
+    bundle, each op's Philox counter carried from one call's `<out>_state_next` to the next's `<out>_state` (the
+    first call's left to `aotc run`, which starts it from the metadata's start value), against three invokes of
+    one BUILTIN_REF interpreter, bit for bit (the normal's logf / sinf / cosf are the same libm's); the normal
+    built under ASan/UBSan."""
+    import json
+    import subprocess
+
+    from tflite_written import AOTC
+
+    from aot.build import cmake_exe
+
+    _require_litert()
+    w = Written()
+    outs = []
+    for shape, seed, seed2 in _RANDOMS:
+        s = w.tensor([len(shape)], "int32", data=np.array(shape, np.int32))
+        y = w.tensor(shape, "float32")
+        w.op(op, [s], [y], ("RandomOptions", {"seed": seed, "seed2": seed2}))
+        outs.append(y)
+    model = w.save(tmp_path / "m.tflite", [], outs)
+    runs = 3
+    subprocess.run([sys.executable, "-c", _LITERT_RUNS, str(model), str(tmp_path / "ref.npz"), str(runs)], check=True)
+    ref = np.load(tmp_path / "ref.npz")
+
+    out = tmp_path / "out"
+    subprocess.run([*AOTC, str(model), "-o", str(out)], check=True, capture_output=True)
+    sanitize = op == "RANDOM_STANDARD_NORMAL"
+    flags = ["-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer",
+             "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined"] if sanitize else []
+    subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON", *flags],
+                   check=True, capture_output=True)
+    subprocess.run([cmake_exe(), "--build", str(out), "-j", "1"], check=True, capture_output=True)
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    states = meta["inputs"]
+    assert [s["dtype"] for s in states] == ["uint32"] * len(_RANDOMS) and all("state" in s for s in states)
+    n_out = len(meta["outputs"]) - len(states)
+    assert n_out == len(_RANDOMS)
+    feeds: dict[str, np.ndarray] = {}  # the first call: every state from its start value
+    for r in range(runs):
+        np.savez(tmp_path / "in.npz", **feeds)
+        subprocess.run([*AOTC, "run", str(out), "--inputs", str(tmp_path / "in.npz"), "--outputs",
+                        str(tmp_path / "res.npz")], check=True, capture_output=True)
+        res = np.load(tmp_path / "res.npz")
+        for k, spec in enumerate(meta["outputs"][:n_out]):
+            got, want = res[spec["name"]], ref[f"run{r}_output_{k}"]
+            assert got.shape == want.shape and got.dtype == want.dtype == np.float32, (r, k, got.shape, want.shape)
+            assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), \
+                f"call {r}, op {k} {_RANDOMS[k]}: {(got != want).sum()} of {want.size} differ"
+        feeds = {s["name"]: res[s["state"]["next"]] for s in states}
+    assert not np.array_equal(ref["run0_output_0"], ref["run1_output_0"])  # the stream moved on

@@ -31,11 +31,11 @@ def test_resolver_builtins_match_litert_reference(tmp_path, name):
 
 
 def test_refused_builtins_say_why():
-    """Random numbers, hash tables, strings and complex tensors cannot be a static-arena bundle: `aotc ops --tflite`
-    gives the reason for each."""
+    """Unseeded random numbers, hash tables, strings and complex tensors cannot be a static-arena bundle: `aotc ops
+    --tflite` gives the reason for each."""
     from aot.tflite_ops_page import markdown, text
 
-    assert "random numbers" in text("RANDOM_UNIFORM") and "complex64" in text("RFFT2D")
+    assert "random numbers" in text("STABLEHLO_RNG_BIT_GENERATOR") and "complex64" in text("RFFT2D")
     assert "hash tables" in markdown()
 
 

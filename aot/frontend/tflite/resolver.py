@@ -1,7 +1,8 @@
 """Float builtins of LiteRT's reference resolver (BuiltinRefOpResolver) that the families' modules did not map
 (issue 50): RIGHT_SHIFT, BITCAST, SPARSE_TO_DENSE, RANK, RANGE of constants, DILATE, and the elementwise STABLEHLO ops
 the resolver registers (STABLEHLO_ADD, _MULTIPLY, _MAXIMUM, _MINIMUM) and STABLEHLO_PAD, onto ONNX operators;
-LSH_PROJECTION onto aotc.tflite's TflLshProjection (aot/kernels/hash.py: farmhash's Fingerprint64 in C).
+LSH_PROJECTION onto aotc.tflite's TflLshProjection (aot/kernels/hash.py: farmhash's Fingerprint64 in C);
+RANDOM_UNIFORM and RANDOM_STANDARD_NORMAL with a seed onto TflRandom (aot/kernels/philox.py), its counter state.
 
 REFUSED says, for `aotc ops --tflite`, why each builtin that cannot be a static-arena bundle stays refused.
 """
@@ -14,6 +15,7 @@ from onnx import helper
 from aot.frontend.tflite.builder import NHWC, OnnxBuilder, op_error
 from aot.frontend.tflite.lowering import binary_inputs, finish
 from aot.frontend.tflite.reader import TflOp
+from aot.frontend.tflite.state import record_state
 from aot.ir import tflite_ops as tfl
 
 _BITS = {"int8": 8, "uint8": 8, "int16": 16, "uint16": 16, "int32": 32, "uint32": 32}
@@ -268,7 +270,46 @@ def _lsh_projection(b: OnnxBuilder, op: TflOp) -> None:
     b.values[op.outputs[0]] = {NHWC: y}
 
 
+def _int32(word: int) -> int:
+    """A 32-bit word as the int32 of its bits (an attribute aotc's kernels take)."""
+    return word - 2**32 if word >= 2**31 else word
+
+
+def _random(b: OnnxBuilder, op: TflOp) -> None:
+    """RANDOM_UNIFORM / RANDOM_STANDARD_NORMAL(shape) with a seed: TflRandom, LiteRT's Philox4x32-10 stream
+    keyed by seed and started at counter (0, 0, seed2), whose counter the caller carries between calls (state
+    `<out>_state`, uint32[4], and `<out>_state_next`), so the calls give LiteRT's invokes one after the other."""
+    # the file's int64 seeds reach LiteRT's kernel through TfLiteRandomParams' ints: their low 32 bits, signed,
+    # then widened back to int64 (sign-extended) and read as the generator's uint64
+    seed, seed2 = (_int32(int(getattr(op.options, k, 0) or 0) % 2**32) if op.options is not None else 0
+                   for k in ("seed", "seed2"))
+    if seed == 0 and seed2 == 0:
+        raise op_error(op, "seed and seed2 are 0: LiteRT seeds it from the clock")
+    shape = b.tensor(op.inputs[0])
+    if shape.dtype != "int32" or len(shape.shape) != 1 or shape.data is None:
+        raise op_error(op, f"its shape {shape.dtype} {list(shape.shape)} is not a constant int32 vector")
+    dims = [int(d) for d in np.asarray(shape.data).reshape(-1)]
+    y = b.tensor(op.outputs[0])
+    if y.dtype != "float32" or any(d < 0 for d in dims):
+        raise op_error(op, f"output {y.dtype} {dims}: float32 of a non-negative shape expected (LiteRT's kernel)")
+    seed, seed2 = seed % 2**64, seed2 % 2**64
+    name = b.names[op.outputs[0]]
+    s_in, s_out = f"{name}_state", f"{name}_state_next"
+    b.used.update((s_in, s_out))
+    b.extra_inputs.append(helper.make_tensor_value_info(s_in, helper.TensorProto.UINT32, [4]))
+    b.extra_outputs.append(helper.make_tensor_value_info(s_out, helper.TensorProto.UINT32, [4]))
+    b.value_infos.append(helper.make_tensor_value_info(s_out, helper.TensorProto.UINT32, [4]))
+    record_state(b, s_in, s_out, "uint32", [4], np.array([0, 0, seed2 % 2**32, seed2 >> 32], np.uint32),
+                 f"the Philox counter LiteRT's {op.op} starts at: 0, 0, then seed2 {seed2:#x}'s low and high words")
+    b.nodes.append(helper.make_node(tfl.RANDOM, [s_in], [name, s_out], name=b.fresh(op.name), domain=tfl.DOMAIN,
+                                    normal=int(op.op == "RANDOM_STANDARD_NORMAL"), key0=_int32(seed % 2**32),
+                                    key1=_int32(seed >> 32)))
+    b.value_infos.append(helper.make_tensor_value_info(name, helper.TensorProto.FLOAT, dims))
+    b.values[op.outputs[0]] = {NHWC: name}
+
+
 OPS = {
+    "RANDOM_UNIFORM": _random, "RANDOM_STANDARD_NORMAL": _random,
     "LSH_PROJECTION": _lsh_projection,
     "FAKE_QUANT": _fake_quant,
     "RIGHT_SHIFT": _right_shift, "BITCAST": _bitcast, "SPARSE_TO_DENSE": _sparse_to_dense, "RANK": _rank,
@@ -281,8 +322,8 @@ OPS = {
 
 # builtins a static-arena C bundle cannot be, for `aotc ops --tflite`: why each stays refused
 REFUSED = {
-    **{op: "random numbers (a bundle is deterministic)" for op in ("RANDOM_STANDARD_NORMAL", "RANDOM_UNIFORM",
-                                                                     "MULTINOMIAL", "STABLEHLO_RNG_BIT_GENERATOR")},
+    "MULTINOMIAL": "LiteRT's seeded Philox draws as RANDOM_UNIFORM's (a counter carried as state), not done yet",
+    "STABLEHLO_RNG_BIT_GENERATOR": "random numbers (a bundle is deterministic)",
     **{op: "hash tables (a run-time map of strings)" for op in ("HASHTABLE", "HASHTABLE_FIND", "HASHTABLE_IMPORT",
                                                                "HASHTABLE_LOOKUP", "HASHTABLE_SIZE")},
     **{op: "complex64 tensors" for op in ("RFFT2D", "COMPLEX_ABS", "REAL", "IMAG")},
