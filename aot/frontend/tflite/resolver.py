@@ -2,7 +2,8 @@
 (issue 50): RIGHT_SHIFT, BITCAST, SPARSE_TO_DENSE, RANK, RANGE of constants, DILATE, and the elementwise STABLEHLO ops
 the resolver registers (STABLEHLO_ADD, _MULTIPLY, _MAXIMUM, _MINIMUM) and STABLEHLO_PAD, onto ONNX operators;
 LSH_PROJECTION onto aotc.tflite's TflLshProjection (aot/kernels/hash.py: farmhash's Fingerprint64 in C);
-RANDOM_UNIFORM and RANDOM_STANDARD_NORMAL with a seed onto TflRandom (aot/kernels/philox.py), its counter state.
+RANDOM_UNIFORM and RANDOM_STANDARD_NORMAL with a seed onto TflRandom and MULTINOMIAL onto TflMultinomial
+(aot/kernels/philox.py), their Philox counters state the caller carries.
 
 REFUSED says, for `aotc ops --tflite`, why each builtin that cannot be a static-arena bundle stays refused.
 """
@@ -275,24 +276,19 @@ def _int32(word: int) -> int:
     return word - 2**32 if word >= 2**31 else word
 
 
-def _random(b: OnnxBuilder, op: TflOp) -> None:
-    """RANDOM_UNIFORM / RANDOM_STANDARD_NORMAL(shape) with a seed: TflRandom, LiteRT's Philox4x32-10 stream
-    keyed by seed and started at counter (0, 0, seed2), whose counter the caller carries between calls (state
-    `<out>_state`, uint32[4], and `<out>_state_next`), so the calls give LiteRT's invokes one after the other."""
-    # the file's int64 seeds reach LiteRT's kernel through TfLiteRandomParams' ints: their low 32 bits, signed,
-    # then widened back to int64 (sign-extended) and read as the generator's uint64
+def _seeds(op: TflOp) -> tuple[int, int]:
+    """The op's seed and seed2 as LiteRT's kernel reads them: the file's int64s pass through TfLiteRandomParams'
+    ints (their low 32 bits, signed), then widen back to int64 (sign-extended), read as the generator's uint64."""
     seed, seed2 = (_int32(int(getattr(op.options, k, 0) or 0) % 2**32) if op.options is not None else 0
                    for k in ("seed", "seed2"))
     if seed == 0 and seed2 == 0:
         raise op_error(op, "seed and seed2 are 0: LiteRT seeds it from the clock")
-    shape = b.tensor(op.inputs[0])
-    if shape.dtype != "int32" or len(shape.shape) != 1 or shape.data is None:
-        raise op_error(op, f"its shape {shape.dtype} {list(shape.shape)} is not a constant int32 vector")
-    dims = [int(d) for d in np.asarray(shape.data).reshape(-1)]
-    y = b.tensor(op.outputs[0])
-    if y.dtype != "float32" or any(d < 0 for d in dims):
-        raise op_error(op, f"output {y.dtype} {dims}: float32 of a non-negative shape expected (LiteRT's kernel)")
-    seed, seed2 = seed % 2**64, seed2 % 2**64
+    return seed % 2**64, seed2 % 2**64
+
+
+def _counter(b: OnnxBuilder, op: TflOp, seed2: int) -> tuple[str, str]:
+    """The op's Philox counter as state the caller carries: input `<out>_state` (uint32[4]) starting where LiteRT's
+    starts it, (0, 0, seed2's low and high words), and output `<out>_state_next`."""
     name = b.names[op.outputs[0]]
     s_in, s_out = f"{name}_state", f"{name}_state_next"
     b.used.update((s_in, s_out))
@@ -301,6 +297,45 @@ def _random(b: OnnxBuilder, op: TflOp) -> None:
     b.value_infos.append(helper.make_tensor_value_info(s_out, helper.TensorProto.UINT32, [4]))
     record_state(b, s_in, s_out, "uint32", [4], np.array([0, 0, seed2 % 2**32, seed2 >> 32], np.uint32),
                  f"the Philox counter LiteRT's {op.op} starts at: 0, 0, then seed2 {seed2:#x}'s low and high words")
+    return s_in, s_out
+
+
+def _multinomial(b: OnnxBuilder, op: TflOp) -> None:
+    """MULTINOMIAL(logits, num_samples) with a seed: TflMultinomial, LiteRT's draws from its Philox stream, the
+    counter carried as RANDOM_UNIFORM's; int32 or int64 [batch, num_samples] class indices."""
+    seed, seed2 = _seeds(op)
+    logits, count, y = b.tensor(op.inputs[0]), b.tensor(op.inputs[1]), b.tensor(op.outputs[0])
+    if logits.dtype != "float32" or len(logits.shape) != 2 or logits.shape[1] < 1:
+        raise op_error(op, f"logits {logits.dtype} {list(logits.shape)} are not float32 [batch, classes >= 1]")
+    if count.dtype != "int32" or count.data is None or np.asarray(count.data).size != 1:
+        raise op_error(op, "num_samples is not a constant int32 scalar")
+    samples = int(np.asarray(count.data).reshape(-1)[0])
+    if samples < 0 or y.dtype not in ("int32", "int64"):
+        raise op_error(op, f"{samples} samples to {y.dtype}: num_samples >= 0 to int32 or int64 expected")
+    s_in, s_out = _counter(b, op, seed2)
+    name = b.names[op.outputs[0]]
+    b.nodes.append(helper.make_node(tfl.MULTINOMIAL, [b.value(op.inputs[0], NHWC), s_in], [name, s_out],
+                                    name=b.fresh(op.name), domain=tfl.DOMAIN, key0=_int32(seed % 2**32),
+                                    key1=_int32(seed >> 32)))
+    kind = helper.TensorProto.INT64 if y.dtype == "int64" else helper.TensorProto.INT32
+    b.value_infos.append(helper.make_tensor_value_info(name, kind, [logits.shape[0], samples]))
+    b.values[op.outputs[0]] = {NHWC: name}
+
+
+def _random(b: OnnxBuilder, op: TflOp) -> None:
+    """RANDOM_UNIFORM / RANDOM_STANDARD_NORMAL(shape) with a seed: TflRandom, LiteRT's Philox4x32-10 stream
+    keyed by seed and started at counter (0, 0, seed2), whose counter the caller carries between calls (state
+    `<out>_state`, uint32[4], and `<out>_state_next`), so the calls give LiteRT's invokes one after the other."""
+    seed, seed2 = _seeds(op)
+    shape = b.tensor(op.inputs[0])
+    if shape.dtype != "int32" or len(shape.shape) != 1 or shape.data is None:
+        raise op_error(op, f"its shape {shape.dtype} {list(shape.shape)} is not a constant int32 vector")
+    dims = [int(d) for d in np.asarray(shape.data).reshape(-1)]
+    y = b.tensor(op.outputs[0])
+    if y.dtype != "float32" or any(d < 0 for d in dims):
+        raise op_error(op, f"output {y.dtype} {dims}: float32 of a non-negative shape expected (LiteRT's kernel)")
+    name = b.names[op.outputs[0]]
+    s_in, s_out = _counter(b, op, seed2)
     b.nodes.append(helper.make_node(tfl.RANDOM, [s_in], [name, s_out], name=b.fresh(op.name), domain=tfl.DOMAIN,
                                     normal=int(op.op == "RANDOM_STANDARD_NORMAL"), key0=_int32(seed % 2**32),
                                     key1=_int32(seed >> 32)))
@@ -309,7 +344,7 @@ def _random(b: OnnxBuilder, op: TflOp) -> None:
 
 
 OPS = {
-    "RANDOM_UNIFORM": _random, "RANDOM_STANDARD_NORMAL": _random,
+    "RANDOM_UNIFORM": _random, "RANDOM_STANDARD_NORMAL": _random, "MULTINOMIAL": _multinomial,
     "LSH_PROJECTION": _lsh_projection,
     "FAKE_QUANT": _fake_quant,
     "RIGHT_SHIFT": _right_shift, "BITCAST": _bitcast, "SPARSE_TO_DENSE": _sparse_to_dense, "RANK": _rank,
@@ -322,7 +357,6 @@ OPS = {
 
 # builtins a static-arena C bundle cannot be, for `aotc ops --tflite`: why each stays refused
 REFUSED = {
-    "MULTINOMIAL": "LiteRT's seeded Philox draws as RANDOM_UNIFORM's (a counter carried as state), not done yet",
     "STABLEHLO_RNG_BIT_GENERATOR": "random numbers (a bundle is deterministic)",
     **{op: "hash tables (a run-time map of strings)" for op in ("HASHTABLE", "HASHTABLE_FIND", "HASHTABLE_IMPORT",
                                                                "HASHTABLE_LOOKUP", "HASHTABLE_SIZE")},

@@ -1,6 +1,7 @@
 /* The Philox4x32-10 generator and TFLite's RANDOM_UNIFORM / RANDOM_STANDARD_NORMAL on it (aotc_philox.h). */
 #include "aotc_philox.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -82,4 +83,57 @@ void aotc_philox_uniform_f32(size_t n, uint32_t key0, uint32_t key1, const uint3
 void aotc_philox_normal_f32(size_t n, uint32_t key0, uint32_t key1, const uint32_t *counter, float *y,
                             uint32_t *counter_next) {
     philox_fill(n, key0, key1, counter, y, counter_next, 1);
+}
+
+/* 128-bit counter plus a 64-bit count */
+static void philox_skip(uint32_t c[4], uint64_t count) {
+    const uint64_t lo = (uint64_t)c[0] + (uint32_t)count;
+    const uint64_t mid = (uint64_t)c[1] + (uint32_t)(count >> 32) + (lo >> 32);
+    c[0] = (uint32_t)lo;
+    c[1] = (uint32_t)mid;
+    if (mid >> 32)
+        if (++c[2] == 0u) ++c[3];
+}
+
+void aotc_philox_multinomial(const aotc_philox_multinomial_params *p, const uint32_t *counter, const float *logits,
+                             void *out, uint32_t *counter_next, double *scratch) {
+    uint32_t c[4], next[4], w[4];
+    int used = 4;
+    int32_t b;
+    memcpy(c, counter, sizeof c);
+    memcpy(next, counter, sizeof next);
+    philox_skip(next, (uint64_t)p->batch * (((uint64_t)p->samples + 3u) / 4u * 4u) * 2u * 256u);
+    for (b = 0; b < p->batch; ++b) {
+        const float *row = logits + (size_t)b * (size_t)p->classes;
+        float max = -FLT_MAX;
+        double total = 0.0;
+        int32_t i, j;
+        for (i = 0; i < p->classes; ++i)
+            if (isfinite(row[i]) && row[i] > max) max = row[i];
+        for (i = 0; i < p->classes; ++i) {
+            if (isfinite(row[i])) total += exp((double)row[i] - (double)max);
+            scratch[i] = total;
+        }
+        for (j = 0; j < p->samples; ++j) {
+            double u, find;
+            int32_t lo = 0, hi = p->classes;
+            uint64_t bits;
+            if (used == 4) {
+                philox_block(c, p->key0, p->key1, w);
+                philox_step(c);
+                used = 0;
+            }
+            bits = ((uint64_t)1023u << 52) | ((uint64_t)(w[used] & 0xfffffu) << 32) | w[used + 1];
+            used += 2;
+            memcpy(&u, &bits, sizeof u);
+            find = (u - 1.0) * total;
+            while (lo < hi) { /* the first cdf entry above find */
+                const int32_t mid = lo + (hi - lo) / 2;
+                if (scratch[mid] > find) hi = mid; else lo = mid + 1;
+            }
+            if (p->out64) ((int64_t *)out)[(size_t)b * (size_t)p->samples + (size_t)j] = lo;
+            else ((int32_t *)out)[(size_t)b * (size_t)p->samples + (size_t)j] = lo;
+        }
+    }
+    memcpy(counter_next, next, sizeof next);
 }
