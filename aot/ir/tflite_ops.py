@@ -79,6 +79,9 @@ DETECTION_POSTPROCESS = "TflDetectionPostProcess"
 NON_MAX_SUPPRESSION = "TflNonMaxSuppression"
 # LSH_PROJECTION (farmhash's Fingerprint64 of each input row), aot/kernels/hash.py
 LSH_PROJECTION = "TflLshProjection"
+# RANDOM_UNIFORM and RANDOM_STANDARD_NORMAL with a seed (LiteRT's Philox4x32-10 stream), aot/kernels/philox.py
+RANDOM = "TflRandom"
+MULTINOMIAL = "TflMultinomial"  # MULTINOMIAL with a seed, the same stream
 # TFLM's signal library (aot/frontend/tflite/signal.py): its audio front end's custom ops
 SIGNAL_WINDOW = "TflSignalWindow"
 SIGNAL_FFT_AUTO_SCALE = "TflSignalFftAutoScale"
@@ -188,6 +191,11 @@ SCHEMAS: dict[str, TflSchema] = {s.op: s for s in (
               ("box_scale", "box_zero", "score_scale", "score_zero")),
     # hash [num_hash, num_bits] (float32 seeds), input (any type; its first dimension the rows), weight [rows]
     # (float32); output int32: [num_hash] signatures (sparse 1) or [num_hash * num_bits] bits (sparse 0)
+    # state: the Philox counter (uint32[4], carried by the caller); y float32 (its shape the file's constant),
+    # state_next the counter after it; key0, key1: the seed's words; normal 1: RANDOM_STANDARD_NORMAL
+    TflSchema(RANDOM, ("state",), ("y", "state_next"), ("normal", "key0", "key1")),
+    # logits float32 [batch, classes], state as TflRandom's; y int32 or int64 [batch, num_samples] (its shape)
+    TflSchema(MULTINOMIAL, ("logits", "state"), ("y", "state_next"), ("key0", "key1")),
     TflSchema(LSH_PROJECTION, ("hash", "input", "weight?"), ("output",), ("sparse",)),
     # boxes [n, 4] (float32, any diagonal corners), scores [n]; indices (int32) and scores (float32) [max_output],
     # zeros past count (int32 []); the thresholds and sigma are the file's constants (V4: sigma 0)

@@ -13,6 +13,7 @@ from aot.kernels import (
     index,
     loss,
     norm,
+    philox,
     pool,
     quant,
     quant_dynamic,
@@ -31,7 +32,7 @@ from aot.kernels.base import HostOp, NodeContext
 
 _FAMILIES = (elementwise, shape, conv, gemm, pool, norm, reduce, resize, quant, quant_dynamic, quant_gemm, recurrent,
              index, loss, attention, tflite_int8, tflite_hybrid, detect, signal, tflm_signal, fused, random,
-             hash)
+             hash, philox)
 
 
 def _merge() -> dict[str, HostOp]:

@@ -303,6 +303,9 @@ def _refusal(tmp_path: Path, w: Written, ins: list[int], outs: list[int]) -> str
     ("FAKE_QUANT", "narrow_range"),
     ("STABLEHLO_SCATTER", "add computation on bool is not supported"),
     ("LSH_PROJECTION", "SPARSE of 32 bits"),
+    ("RANDOM_UNIFORM", "seed and seed2 are 0: LiteRT seeds it from the clock"),
+    ("RANDOM_STANDARD_NORMAL", "seed and seed2 are 0: LiteRT seeds it from the clock"),
+    ("MULTINOMIAL", "seed and seed2 are 0: LiteRT seeds it from the clock"),
 ])
 def test_refused_in_one_line(tmp_path, case, says):
     """What LiteRT has no kernel for, refuses itself, or aotc does not do yet: one line naming the op, exit 2."""
@@ -446,3 +449,120 @@ def test_complex64_refused_in_one_line(tmp_path, case, says):
             w.op("COMPLEX_ABS", [c], [y])
     err = _refusal(tmp_path, w, ins, outs)
     assert says in err, err
+
+
+# (output shape, seed, seed2): sizes not a multiple of 4 (a last Philox block cut short) and one that is; seed only,
+# seed2 only, both. LiteRT keeps the file's int64 seeds in ints: negative ones sign-extend (both words of key and
+# counter set), 2**40 + 3 is 3 and 2**33 + 1 is 1, 2**32 - 5 is -5
+_RANDOMS = [([3, 5], 7, 0), ([7], 0, 11), ([2, 3, 3], -5, 2**40 + 3), ([1], 2**33 + 1, -9), ([4, 4], 123, 456),
+            ([5, 1], 0, 2**32 - 5)]
+
+_LITERT_RUNS = """
+import sys, numpy as np
+from ai_edge_litert.interpreter import Interpreter, OpResolverType
+it = Interpreter(model_path=sys.argv[1], experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
+it.allocate_tensors()
+feeds, outs = np.load(sys.argv[3]), {}
+for r in range(int(sys.argv[4])):
+    for k, d in enumerate(it.get_input_details()):
+        it.set_tensor(d["index"], feeds[f"run{r}_input_{k}"])
+    it.invoke()
+    for k, d in enumerate(it.get_output_details()):
+        outs[f"run{r}_output_{k}"] = it.get_tensor(d["index"]).copy()
+np.savez(sys.argv[2], **outs)
+"""
+
+
+def _streams_like_litert(tmp_path: Path, model: Path, runs: list[list[np.ndarray]], sanitize: bool) -> dict:
+    """len(runs) calls of `model`'s bundle (built -Werror, with `sanitize` under ASan/UBSan), each fed the run's
+    inputs and the state the call before left (the first call's left to `aotc run`, which starts it from the
+    metadata's start value), against as many invokes of one BUILTIN_REF interpreter: every output bit for bit.
+    LiteRT's outputs, by f"run{r}_output_{k}"."""
+    import json
+    import subprocess
+
+    from tflite_written import AOTC
+
+    from aot.build import cmake_exe
+
+    np.savez(tmp_path / "feeds.npz",
+             **{f"run{r}_input_{k}": v for r, run in enumerate(runs) for k, v in enumerate(run)})
+    subprocess.run([sys.executable, "-c", _LITERT_RUNS, str(model), str(tmp_path / "ref.npz"),
+                    str(tmp_path / "feeds.npz"), str(len(runs))], check=True)
+    ref = np.load(tmp_path / "ref.npz")
+    out = tmp_path / "out"
+    subprocess.run([*AOTC, str(model), "-o", str(out)], check=True, capture_output=True)
+    flags = ["-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer",
+             "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined"] if sanitize else []
+    subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON", *flags],
+                   check=True, capture_output=True)
+    subprocess.run([cmake_exe(), "--build", str(out), "-j", "1"], check=True, capture_output=True)
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    data = [s for s in meta["inputs"] if "state" not in s]
+    states = [s for s in meta["inputs"] if "state" in s]
+    assert [s["dtype"] for s in states] == ["uint32"] * len(states) and states
+    n_out = len(meta["outputs"]) - len(states)
+    carried: dict[str, np.ndarray] = {}
+    for r, run in enumerate(runs):
+        np.savez(tmp_path / "in.npz", **{s["name"]: v for s, v in zip(data, run, strict=True)}, **carried)
+        subprocess.run([*AOTC, "run", str(out), "--inputs", str(tmp_path / "in.npz"), "--outputs",
+                        str(tmp_path / "res.npz")], check=True, capture_output=True)
+        res = np.load(tmp_path / "res.npz")
+        for k, spec in enumerate(meta["outputs"][:n_out]):
+            got, want = res[spec["name"]], ref[f"run{r}_output_{k}"]
+            assert got.shape == want.shape and got.dtype == want.dtype, (r, k, got.shape, want.shape, got.dtype)
+            bits = f"u{got.itemsize}"
+            assert np.array_equal(got.view(bits), want.view(bits)), \
+                f"call {r}, output {k}: {(got != want).sum()} of {want.size} differ"
+        carried = {s["name"]: res[s["state"]["next"]] for s in states}
+    return ref
+
+
+@pytest.mark.parametrize("op", ["RANDOM_UNIFORM", "RANDOM_STANDARD_NORMAL"])
+def test_random_seeded_streams_like_litert(tmp_path, op):
+    """RANDOM_UNIFORM / RANDOM_STANDARD_NORMAL with a seed: one model of six ops (_RANDOMS), three calls of the
+    bundle, each op's Philox counter carried from one call's `<out>_state_next` to the next's `<out>_state`,
+    against three invokes of one BUILTIN_REF interpreter, bit for bit (the normal's logf / sinf / cosf are the
+    same libm's); the normal built under ASan/UBSan."""
+    _require_litert()
+    w = Written()
+    outs = []
+    for shape, seed, seed2 in _RANDOMS:
+        s = w.tensor([len(shape)], "int32", data=np.array(shape, np.int32))
+        y = w.tensor(shape, "float32")
+        w.op(op, [s], [y], ("RandomOptions", {"seed": seed, "seed2": seed2}))
+        outs.append(y)
+    model = w.save(tmp_path / "m.tflite", [], outs)
+    ref = _streams_like_litert(tmp_path, model, [[], [], []], sanitize=op == "RANDOM_STANDARD_NORMAL")
+    assert not np.array_equal(ref["run0_output_0"], ref["run1_output_0"])  # the stream moved on
+
+
+# (batch, classes, num_samples, seed, seed2, output type)
+_MULTINOMIALS = [(2, 5, 7, 7, 0, "int64"), (3, 4, 10, 0, 11, "int32"), (1, 9, 1, -5, 2**40 + 3, "int64"),
+                 (4, 3, 6, 123, 456, "int32"), (2, 6, 2, 9, 9, "int32")]
+
+
+def test_multinomial_seeded_streams_like_litert(tmp_path):
+    """MULTINOMIAL with a seed: one model of five ops (_MULTINOMIALS: int32 and int64 draws, an odd number a row so
+    a Philox block serves two rows, one draw), run-time logits with a -inf and a +inf (both left out of the
+    sums, as LiteRT's) and a row of all -inf (every draw `classes`), three calls against three invokes, bit for
+    bit; under ASan/UBSan."""
+    _require_litert()
+    rng = np.random.default_rng(51)
+    w = Written()
+    ins, outs = [], []
+    for batch, classes, samples, seed, seed2, dtype in _MULTINOMIALS:
+        x = w.tensor([batch, classes], "float32")
+        n = w.tensor([], "int32", data=np.array(samples, np.int32))
+        y = w.tensor([batch, samples], dtype)
+        w.op("MULTINOMIAL", [x, n], [y], ("RandomOptions", {"seed": seed, "seed2": seed2}))
+        ins.append(x)
+        outs.append(y)
+    model = w.save(tmp_path / "m.tflite", ins, outs)
+    runs = []
+    for _ in range(3):
+        run = [(rng.standard_normal([b, c]) * 2).astype(np.float32) for b, c, *_ in _MULTINOMIALS]
+        run[0][0, 1], run[0][1, 2] = -np.inf, np.inf
+        run[3][2, :] = -np.inf
+        runs.append(run)
+    _streams_like_litert(tmp_path, model, runs, sanitize=True)

@@ -1,7 +1,9 @@
 """Float builtins of LiteRT's reference resolver (BuiltinRefOpResolver) that the families' modules did not map
 (issue 50): RIGHT_SHIFT, BITCAST, SPARSE_TO_DENSE, RANK, RANGE of constants, DILATE, and the elementwise STABLEHLO ops
 the resolver registers (STABLEHLO_ADD, _MULTIPLY, _MAXIMUM, _MINIMUM) and STABLEHLO_PAD, onto ONNX operators;
-LSH_PROJECTION onto aotc.tflite's TflLshProjection (aot/kernels/hash.py: farmhash's Fingerprint64 in C).
+LSH_PROJECTION onto aotc.tflite's TflLshProjection (aot/kernels/hash.py: farmhash's Fingerprint64 in C);
+RANDOM_UNIFORM and RANDOM_STANDARD_NORMAL with a seed onto TflRandom and MULTINOMIAL onto TflMultinomial
+(aot/kernels/philox.py), their Philox counters state the caller carries.
 
 REFUSED says, for `aotc ops --tflite`, why each builtin that cannot be a static-arena bundle stays refused.
 """
@@ -14,6 +16,7 @@ from onnx import helper
 from aot.frontend.tflite.builder import NHWC, OnnxBuilder, op_error
 from aot.frontend.tflite.lowering import binary_inputs, finish
 from aot.frontend.tflite.reader import TflOp
+from aot.frontend.tflite.state import record_state
 from aot.ir import tflite_ops as tfl
 
 _BITS = {"int8": 8, "uint8": 8, "int16": 16, "uint16": 16, "int32": 32, "uint32": 32}
@@ -268,7 +271,80 @@ def _lsh_projection(b: OnnxBuilder, op: TflOp) -> None:
     b.values[op.outputs[0]] = {NHWC: y}
 
 
+def _int32(word: int) -> int:
+    """A 32-bit word as the int32 of its bits (an attribute aotc's kernels take)."""
+    return word - 2**32 if word >= 2**31 else word
+
+
+def _seeds(op: TflOp) -> tuple[int, int]:
+    """The op's seed and seed2 as LiteRT's kernel reads them: the file's int64s pass through TfLiteRandomParams'
+    ints (their low 32 bits, signed), then widen back to int64 (sign-extended), read as the generator's uint64."""
+    seed, seed2 = (_int32(int(getattr(op.options, k, 0) or 0) % 2**32) if op.options is not None else 0
+                   for k in ("seed", "seed2"))
+    if seed == 0 and seed2 == 0:
+        raise op_error(op, "seed and seed2 are 0: LiteRT seeds it from the clock")
+    return seed % 2**64, seed2 % 2**64
+
+
+def _counter(b: OnnxBuilder, op: TflOp, seed2: int) -> tuple[str, str]:
+    """The op's Philox counter as state the caller carries: input `<out>_state` (uint32[4]) starting where LiteRT's
+    starts it, (0, 0, seed2's low and high words), and output `<out>_state_next`."""
+    name = b.names[op.outputs[0]]
+    s_in, s_out = f"{name}_state", f"{name}_state_next"
+    b.used.update((s_in, s_out))
+    b.extra_inputs.append(helper.make_tensor_value_info(s_in, helper.TensorProto.UINT32, [4]))
+    b.extra_outputs.append(helper.make_tensor_value_info(s_out, helper.TensorProto.UINT32, [4]))
+    b.value_infos.append(helper.make_tensor_value_info(s_out, helper.TensorProto.UINT32, [4]))
+    record_state(b, s_in, s_out, "uint32", [4], np.array([0, 0, seed2 % 2**32, seed2 >> 32], np.uint32),
+                 f"the Philox counter LiteRT's {op.op} starts at: 0, 0, then seed2 {seed2:#x}'s low and high words")
+    return s_in, s_out
+
+
+def _multinomial(b: OnnxBuilder, op: TflOp) -> None:
+    """MULTINOMIAL(logits, num_samples) with a seed: TflMultinomial, LiteRT's draws from its Philox stream, the
+    counter carried as RANDOM_UNIFORM's; int32 or int64 [batch, num_samples] class indices."""
+    seed, seed2 = _seeds(op)
+    logits, count, y = b.tensor(op.inputs[0]), b.tensor(op.inputs[1]), b.tensor(op.outputs[0])
+    if logits.dtype != "float32" or len(logits.shape) != 2 or logits.shape[1] < 1:
+        raise op_error(op, f"logits {logits.dtype} {list(logits.shape)} are not float32 [batch, classes >= 1]")
+    if count.dtype != "int32" or count.data is None or np.asarray(count.data).size != 1:
+        raise op_error(op, "num_samples is not a constant int32 scalar")
+    samples = int(np.asarray(count.data).reshape(-1)[0])
+    if samples < 0 or y.dtype not in ("int32", "int64"):
+        raise op_error(op, f"{samples} samples to {y.dtype}: num_samples >= 0 to int32 or int64 expected")
+    s_in, s_out = _counter(b, op, seed2)
+    name = b.names[op.outputs[0]]
+    b.nodes.append(helper.make_node(tfl.MULTINOMIAL, [b.value(op.inputs[0], NHWC), s_in], [name, s_out],
+                                    name=b.fresh(op.name), domain=tfl.DOMAIN, key0=_int32(seed % 2**32),
+                                    key1=_int32(seed >> 32)))
+    kind = helper.TensorProto.INT64 if y.dtype == "int64" else helper.TensorProto.INT32
+    b.value_infos.append(helper.make_tensor_value_info(name, kind, [logits.shape[0], samples]))
+    b.values[op.outputs[0]] = {NHWC: name}
+
+
+def _random(b: OnnxBuilder, op: TflOp) -> None:
+    """RANDOM_UNIFORM / RANDOM_STANDARD_NORMAL(shape) with a seed: TflRandom, LiteRT's Philox4x32-10 stream
+    keyed by seed and started at counter (0, 0, seed2), whose counter the caller carries between calls (state
+    `<out>_state`, uint32[4], and `<out>_state_next`), so the calls give LiteRT's invokes one after the other."""
+    seed, seed2 = _seeds(op)
+    shape = b.tensor(op.inputs[0])
+    if shape.dtype != "int32" or len(shape.shape) != 1 or shape.data is None:
+        raise op_error(op, f"its shape {shape.dtype} {list(shape.shape)} is not a constant int32 vector")
+    dims = [int(d) for d in np.asarray(shape.data).reshape(-1)]
+    y = b.tensor(op.outputs[0])
+    if y.dtype != "float32" or any(d < 0 for d in dims):
+        raise op_error(op, f"output {y.dtype} {dims}: float32 of a non-negative shape expected (LiteRT's kernel)")
+    name = b.names[op.outputs[0]]
+    s_in, s_out = _counter(b, op, seed2)
+    b.nodes.append(helper.make_node(tfl.RANDOM, [s_in], [name, s_out], name=b.fresh(op.name), domain=tfl.DOMAIN,
+                                    normal=int(op.op == "RANDOM_STANDARD_NORMAL"), key0=_int32(seed % 2**32),
+                                    key1=_int32(seed >> 32)))
+    b.value_infos.append(helper.make_tensor_value_info(name, helper.TensorProto.FLOAT, dims))
+    b.values[op.outputs[0]] = {NHWC: name}
+
+
 OPS = {
+    "RANDOM_UNIFORM": _random, "RANDOM_STANDARD_NORMAL": _random, "MULTINOMIAL": _multinomial,
     "LSH_PROJECTION": _lsh_projection,
     "FAKE_QUANT": _fake_quant,
     "RIGHT_SHIFT": _right_shift, "BITCAST": _bitcast, "SPARSE_TO_DENSE": _sparse_to_dense, "RANK": _rank,
@@ -281,8 +357,9 @@ OPS = {
 
 # builtins a static-arena C bundle cannot be, for `aotc ops --tflite`: why each stays refused
 REFUSED = {
-    **{op: "random numbers (a bundle is deterministic)" for op in ("RANDOM_STANDARD_NORMAL", "RANDOM_UNIFORM",
-                                                                     "MULTINOMIAL", "STABLEHLO_RNG_BIT_GENERATOR")},
+    # (not a "cannot": its bits are a function of its state input; listed here until it is written)
+    "STABLEHLO_RNG_BIT_GENERATOR": "random numbers from its state input (StableHLO's Philox / ThreeFry bit "
+                                   "generator): deterministic, not compiled yet",
     **{op: "hash tables (a run-time map of strings)" for op in ("HASHTABLE", "HASHTABLE_FIND", "HASHTABLE_IMPORT",
                                                                "HASHTABLE_LOOKUP", "HASHTABLE_SIZE")},
     "SKIP_GRAM": "strings",

@@ -1,0 +1,139 @@
+/* The Philox4x32-10 generator and TFLite's RANDOM_UNIFORM / RANDOM_STANDARD_NORMAL on it (aotc_philox.h). */
+#include "aotc_philox.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+/* Philox4x32's round multipliers and Weyl key increments (the published constants) */
+#define PHILOX_MUL0 0xD2511F53u
+#define PHILOX_MUL1 0xCD9E8D57u
+#define PHILOX_WEYL0 0x9E3779B9u
+#define PHILOX_WEYL1 0xBB67AE85u
+#define PHILOX_ROUNDS 10
+
+/* the block of 4 words at counter c under key (k0, k1) */
+static void philox_block(const uint32_t c[4], uint32_t k0, uint32_t k1, uint32_t out[4]) {
+    uint32_t x0 = c[0], x1 = c[1], x2 = c[2], x3 = c[3];
+    int r;
+    for (r = 0; r < PHILOX_ROUNDS; ++r) {
+        const uint64_t p0 = (uint64_t)PHILOX_MUL0 * x0, p1 = (uint64_t)PHILOX_MUL1 * x2;
+        const uint32_t n0 = (uint32_t)(p1 >> 32) ^ x1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ x3 ^ k1;
+        x1 = (uint32_t)p1;
+        x3 = (uint32_t)p0;
+        x0 = n0;
+        x2 = n2;
+        k0 += PHILOX_WEYL0;
+        k1 += PHILOX_WEYL1;
+    }
+    out[0] = x0;
+    out[1] = x1;
+    out[2] = x2;
+    out[3] = x3;
+}
+
+/* the 128-bit counter plus one */
+static void philox_step(uint32_t c[4]) {
+    int i;
+    for (i = 0; i < 4; ++i)
+        if (++c[i] != 0u) break;
+}
+
+/* a word's low 23 bits as a float in [0, 1) */
+static float word_to_unit(uint32_t w) {
+    const uint32_t bits = (127u << 23) | (w & 0x7fffffu);
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f - 1.0f;
+}
+
+static void philox_fill(size_t n, uint32_t key0, uint32_t key1, const uint32_t *counter, float *y,
+                        uint32_t *counter_next, int normal) {
+    uint32_t c[4], w[4];
+    size_t i = 0;
+    memcpy(c, counter, sizeof c);
+    while (i < n) {
+        const size_t take = n - i < 4 ? n - i : 4;
+        size_t j;
+        philox_block(c, key0, key1, w);
+        philox_step(c);
+        if (!normal) {
+            for (j = 0; j < take; ++j) y[i + j] = word_to_unit(w[j]);
+        } else {
+            for (j = 0; j < take; j += 2) {
+                float u1 = word_to_unit(w[j]);
+                float t, r;
+                if (u1 < 1.0e-7f) u1 = 1.0e-7f;
+                t = (float)(2.0 * 3.14159265358979323846 * (double)word_to_unit(w[j + 1]));
+                r = sqrtf(-2.0f * logf(u1));
+                y[i + j] = sinf(t) * r;
+                if (j + 1 < take) y[i + j + 1] = cosf(t) * r;
+            }
+        }
+        i += take;
+    }
+    memcpy(counter_next, c, sizeof c);
+}
+
+void aotc_philox_uniform_f32(size_t n, uint32_t key0, uint32_t key1, const uint32_t *counter, float *y,
+                             uint32_t *counter_next) {
+    philox_fill(n, key0, key1, counter, y, counter_next, 0);
+}
+
+void aotc_philox_normal_f32(size_t n, uint32_t key0, uint32_t key1, const uint32_t *counter, float *y,
+                            uint32_t *counter_next) {
+    philox_fill(n, key0, key1, counter, y, counter_next, 1);
+}
+
+/* 128-bit counter plus a 64-bit count */
+static void philox_skip(uint32_t c[4], uint64_t count) {
+    const uint64_t lo = (uint64_t)c[0] + (uint32_t)count;
+    const uint64_t mid = (uint64_t)c[1] + (uint32_t)(count >> 32) + (lo >> 32);
+    c[0] = (uint32_t)lo;
+    c[1] = (uint32_t)mid;
+    if (mid >> 32)
+        if (++c[2] == 0u) ++c[3];
+}
+
+void aotc_philox_multinomial(const aotc_philox_multinomial_params *p, const uint32_t *counter, const float *logits,
+                             void *out, uint32_t *counter_next, double *scratch) {
+    uint32_t c[4], next[4], w[4];
+    int used = 4;
+    int32_t b;
+    memcpy(c, counter, sizeof c);
+    memcpy(next, counter, sizeof next);
+    philox_skip(next, (uint64_t)p->batch * (((uint64_t)p->samples + 3u) / 4u * 4u) * 2u * 256u);
+    for (b = 0; b < p->batch; ++b) {
+        const float *row = logits + (size_t)b * (size_t)p->classes;
+        float max = -FLT_MAX;
+        double total = 0.0;
+        int32_t i, j;
+        for (i = 0; i < p->classes; ++i)
+            if (isfinite(row[i]) && row[i] > max) max = row[i];
+        for (i = 0; i < p->classes; ++i) {
+            if (isfinite(row[i])) total += exp((double)row[i] - (double)max);
+            scratch[i] = total;
+        }
+        for (j = 0; j < p->samples; ++j) {
+            double u, find;
+            int32_t lo = 0, hi = p->classes;
+            uint64_t bits;
+            if (used == 4) {
+                philox_block(c, p->key0, p->key1, w);
+                philox_step(c);
+                used = 0;
+            }
+            bits = ((uint64_t)1023u << 52) | ((uint64_t)(w[used] & 0xfffffu) << 32) | w[used + 1];
+            used += 2;
+            memcpy(&u, &bits, sizeof u);
+            find = (u - 1.0) * total;
+            while (lo < hi) { /* the first cdf entry above find */
+                const int32_t mid = lo + (hi - lo) / 2;
+                if (scratch[mid] > find) hi = mid; else lo = mid + 1;
+            }
+            if (p->out64) ((int64_t *)out)[(size_t)b * (size_t)p->samples + (size_t)j] = lo;
+            else ((int32_t *)out)[(size_t)b * (size_t)p->samples + (size_t)j] = lo;
+        }
+    }
+    memcpy(counter_next, next, sizeof next);
+}
