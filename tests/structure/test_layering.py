@@ -147,11 +147,11 @@ def test_fused_and_elementwise_kernels_cover_their_schemas():
 def test_tflite_int8_kernels_cover_their_schemas():
     """The TFLite ops aot/ir/tflite_ops.py declares are the ones the kernels implement, both ways."""
     from aot.ir import tflite_ops
-    from aot.kernels import detect, hash, tflite_hybrid, tflite_int8, tflm_signal
+    from aot.kernels import detect, hash, philox, tflite_hybrid, tflite_int8, tflm_signal
 
     detect_ops = {tflite_ops.DETECTION_POSTPROCESS, tflite_ops.NON_MAX_SUPPRESSION}
     assert set(tflite_int8.OPS) | set(tflite_hybrid.OPS) | detect_ops | set(tflm_signal.OPS) | set(hash.OPS) \
-        == set(tflite_ops.SCHEMAS)
+        | set(philox.OPS) == set(tflite_ops.SCHEMAS)
     assert detect_ops <= set(detect.OPS)  # the custom op and NMS, by the detect family
 
 
