@@ -316,6 +316,21 @@ static void scatter_store_bits(uint8_t *at, uint64_t v, size_t size) {
     }
 }
 
+/* dst (op)= src as the float type T (float32 or float64) */
+#define SCATTER_COMBINE_FLOAT(T)                                                                        \
+    do {                                                                                                \
+        T a, b;                                                                                         \
+        memcpy(&a, dst, sizeof a);                                                                      \
+        memcpy(&b, src, sizeof b);                                                                      \
+        switch (reduction) {                                                                            \
+        case AOTC_SCATTER_ADD: a += b; break;                                                           \
+        case AOTC_SCATTER_MUL: a *= b; break;                                                           \
+        case AOTC_SCATTER_MAX: a = b > a ? b : a; break;                                                \
+        default: a = b < a ? b : a; break;                                                              \
+        }                                                                                               \
+        memcpy(dst, &a, sizeof a);                                                                      \
+    } while (0)
+
 /* One element of updates into y: copied, or combined as its kind (integer add/mul in uint64_t, whose low
  * bits are the wrapped result of any narrower width). */
 static void scatter_one(uint8_t *dst, const uint8_t *src, size_t size, aotc_scatter_reduction reduction,
@@ -323,27 +338,9 @@ static void scatter_one(uint8_t *dst, const uint8_t *src, size_t size, aotc_scat
     if (reduction == AOTC_SCATTER_NONE || kind == AOTC_SCATTER_BITS) {
         memcpy(dst, src, size);
     } else if (kind == AOTC_SCATTER_FLOAT && size == 4) {
-        float a, b;
-        memcpy(&a, dst, sizeof a);
-        memcpy(&b, src, sizeof b);
-        switch (reduction) {
-        case AOTC_SCATTER_ADD: a += b; break;
-        case AOTC_SCATTER_MUL: a *= b; break;
-        case AOTC_SCATTER_MAX: a = b > a ? b : a; break;
-        default: a = b < a ? b : a; break;
-        }
-        memcpy(dst, &a, sizeof a);
+        SCATTER_COMBINE_FLOAT(float);
     } else if (kind == AOTC_SCATTER_FLOAT) {
-        double a, b;
-        memcpy(&a, dst, sizeof a);
-        memcpy(&b, src, sizeof b);
-        switch (reduction) {
-        case AOTC_SCATTER_ADD: a += b; break;
-        case AOTC_SCATTER_MUL: a *= b; break;
-        case AOTC_SCATTER_MAX: a = b > a ? b : a; break;
-        default: a = b < a ? b : a; break;
-        }
-        memcpy(dst, &a, sizeof a);
+        SCATTER_COMBINE_FLOAT(double);
     } else if (kind == AOTC_SCATTER_INT) {
         const int64_t a = scatter_load_int(dst, size), b = scatter_load_int(src, size);
         uint64_t r;
@@ -366,6 +363,7 @@ static void scatter_one(uint8_t *dst, const uint8_t *src, size_t size, aotc_scat
         scatter_store_bits(dst, r, size);
     }
 }
+#undef SCATTER_COMBINE_FLOAT
 
 #define AOTC_SCATTER_ELEMENTS(SFX, TI)                                                                  \
     void aotc_scatter_elements_##SFX(const aotc_gather_elements_params *p, aotc_scatter_reduction reduction, \
