@@ -82,6 +82,8 @@ LSH_PROJECTION = "TflLshProjection"
 # RANDOM_UNIFORM and RANDOM_STANDARD_NORMAL with a seed (LiteRT's Philox4x32-10 stream), aot/kernels/philox.py
 RANDOM = "TflRandom"
 MULTINOMIAL = "TflMultinomial"  # MULTINOMIAL with a seed, the same stream
+# STABLEHLO_RNG_BIT_GENERATOR: Philox4x32-10 or ThreeFry2x32-20 bits of its state input, the same family
+RNG_BIT_GENERATOR = "TflRngBitGenerator"
 # TFLM's signal library (aot/frontend/tflite/signal.py): its audio front end's custom ops
 SIGNAL_WINDOW = "TflSignalWindow"
 SIGNAL_FFT_AUTO_SCALE = "TflSignalFftAutoScale"
@@ -196,6 +198,10 @@ SCHEMAS: dict[str, TflSchema] = {s.op: s for s in (
     TflSchema(RANDOM, ("state",), ("y", "state_next"), ("normal", "key0", "key1")),
     # logits float32 [batch, classes], state as TflRandom's; y int32 or int64 [batch, num_samples] (its shape)
     TflSchema(MULTINOMIAL, ("logits", "state"), ("y", "state_next"), ("key0", "key1")),
+    # state uint64 [2] (threefry 1; key, counter) or [2 | 3] (threefry 0: Philox, the counter's high half state[2]
+    # or the key again); state_next: it with the counter moved on; y int32 / uint32 / int64 / uint64 (its shape
+    # the file's): the generator's 32-bit words in order, a 64-bit element two of them (low first)
+    TflSchema(RNG_BIT_GENERATOR, ("state",), ("state_next", "y"), ("threefry",)),
     TflSchema(LSH_PROJECTION, ("hash", "input", "weight?"), ("output",), ("sparse",)),
     # boxes [n, 4] (float32, any diagonal corners), scores [n]; indices (int32) and scores (float32) [max_output],
     # zeros past count (int32 []); the thresholds and sigma are the file's constants (V4: sigma 0)

@@ -2,7 +2,8 @@
 and MULTINOMIAL (TflMultinomial), run by runtime_c/kernels/philox/philox.c, LiteRT's Philox4x32-10 stream. The
 generator's counter is state the caller carries (input `<out>_state`, output `<out>_state_next`), so successive
 calls give LiteRT's successive invokes, and `<name>_reset_state` restarts the stream where a fresh interpreter
-starts it."""
+starts it. STABLEHLO_RNG_BIT_GENERATOR (TflRngBitGenerator): Philox4x32-10 or ThreeFry2x32-20 words of its uint64
+state input, as LiteRT's kernel, a pure function of that input."""
 
 from __future__ import annotations
 
@@ -62,9 +63,38 @@ def _check_multinomial(node: Node, graph: Graph) -> str | None:
     return None
 
 
+def _emit_rng_bits(ctx: NodeContext) -> None:
+    (state,) = ctx.inputs
+    nxt, y = ctx.outputs
+    threefry = bool(int(ctx.attrs["threefry"]))
+    out = ctx.tensor(y)
+    wide = int(out.dtype in ("int64", "uint64"))
+    words = ctx.tensor(state).size
+    kind = "ThreeFry2x32-20" if threefry else "Philox4x32-10"
+    ctx.comment(f"STABLEHLO_RNG_BIT_GENERATOR: {out.size} {out.dtype} of {kind} from the state {state} ({words} words) "
+                f"-> {nxt}")
+    if threefry:
+        ctx.call("aotc_rng_bits_threefry", ctx.ptr(state), ctx.ptr(nxt), f"{out.size}u", str(wide), ctx.ptr(y))
+    else:
+        ctx.call("aotc_rng_bits_philox", f"{words}u", ctx.ptr(state), ctx.ptr(nxt), f"{out.size}u", str(wide),
+                 ctx.ptr(y))
+
+
+def _check_rng_bits(node: Node, graph: Graph) -> str | None:
+    state, nxt = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]]
+    sizes = (2,) if int(node.attrs["threefry"]) else (2, 3)
+    if len(state.shape) != 1 or state.size not in sizes or nxt.dtype != "uint64" \
+            or tuple(nxt.shape) != tuple(state.shape):
+        return f"the state {state.dtype} {list(state.shape)} is not uint64 of {' or '.join(map(str, sizes))} words"
+    if graph.tensors[node.outputs[1]].dtype not in ("int32", "uint32", "int64", "uint64"):
+        return "the output is not int32, uint32, int64 or uint64"
+    return None
+
+
 OPS: dict[str, HostOp] = {
     tfl.RANDOM: HostOp(_emit_random, family="philox", dtypes=("uint32",), check=_check_random),
     tfl.MULTINOMIAL: HostOp(_emit_multinomial, family="philox", dtypes=("float32",), check=_check_multinomial,
                             kernels=(fixed_scratch("aotc_philox_multinomial",
                                                    lambda n, g: 8 * g.tensors[n.inputs[0]].shape[1]),)),
+    tfl.RNG_BIT_GENERATOR: HostOp(_emit_rng_bits, family="philox", dtypes=("uint64",), check=_check_rng_bits),
 }

@@ -566,3 +566,43 @@ def test_multinomial_seeded_streams_like_litert(tmp_path):
         run[3][2, :] = -np.inf
         runs.append(run)
     _streams_like_litert(tmp_path, model, runs, sanitize=True)
+
+
+# STABLEHLO_RNG_BIT_GENERATOR's ops of one model: (algorithm, state input, output dtype, output shape). States a (2
+# words) and b (3 words) random, c (2) and d (3) with their counters about to carry into the high word (c) and
+# to wrap past 2^64 (d; Philox's upper counter words stay); sizes whole blocks, short last blocks, one element
+_RNG_ALGORITHMS = {"DEFAULT": 0, "PHILOX": 1, "THREEFRY": 2}
+_RNG_BITS = [("DEFAULT", "a", "uint32", [2, 5]), ("DEFAULT", "b", "int64", [3]), ("PHILOX", "b", "uint32", [7]),
+             ("PHILOX", "a", "int32", [4, 4]), ("PHILOX", "c", "uint64", [3, 1, 3]), ("PHILOX", "d", "int32", [9]),
+             ("PHILOX", "d", "uint64", [1]), ("DEFAULT", "c", "int32", [1]), ("THREEFRY", "a", "uint32", [7]),
+             ("THREEFRY", "c", "int32", [2, 3]), ("THREEFRY", "a", "int64", [5]), ("THREEFRY", "c", "uint64", [2, 2]),
+             ("THREEFRY", "a", "uint32", [1])]
+
+
+def test_rng_bit_generator_like_litert(tmp_path):
+    """STABLEHLO_RNG_BIT_GENERATOR against BUILTIN_REF, bit for bit, outputs and output states, in one model
+    (one bundle, under ASan/UBSan): every algorithm (DEFAULT is Philox) and output dtype LiteRT takes, Philox's
+    2- and 3-word states, run-time states (_RNG_BITS) and a constant one, and a state passed on from one op to
+    the next (Philox's output state into ThreeFry, then ThreeFry's into Philox) as a JAX program threads it."""
+    _require_litert()
+    w = Written()
+    states = {k: w.tensor([n], "uint64") for k, n in (("a", 2), ("b", 3), ("c", 2), ("d", 3))}
+    outs = []
+
+    def rng(algorithm: str, state: int, dtype: str, shape: list[int]) -> int:
+        nxt, y = w.tensor(w.sg.tensors[state].shape, "uint64"), w.tensor(shape, dtype)
+        w.op("STABLEHLO_RNG_BIT_GENERATOR", [state], [nxt, y],
+             ("StablehloRngBitGeneratorOptions", {"algorithm": _RNG_ALGORITHMS[algorithm]}))
+        outs.extend([nxt, y])
+        return nxt
+
+    for algorithm, key, dtype, shape in _RNG_BITS:
+        rng(algorithm, states[key], dtype, shape)
+    const = w.tensor([3], "uint64", data=np.array([2**63 + 5, 2**32 - 1, 77], np.uint64))
+    rng("PHILOX", const, "uint32", [6])
+    rng("PHILOX", rng("THREEFRY", rng("PHILOX", states["a"], "uint32", [5]), "int64", [3]), "uint64", [2])
+    model = w.save(tmp_path / "m.tflite", list(states.values()), outs)
+    gen = np.random.default_rng(60)
+    a, b, c, d = (gen.integers(0, 2**64, n, dtype=np.uint64) for n in (2, 3, 2, 3))
+    c[1], d[1] = np.uint64(2**32 - 2), np.uint64(2**64 - 2)
+    compare(model, [a, b, c, d], sanitize=True)

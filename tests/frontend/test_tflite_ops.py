@@ -46,7 +46,7 @@ def _misfit(op: str, inputs: int, outputs: int, attrs: set[str]) -> str:
 def written_models(folder: Path) -> list[Path]:
     """Models for the ops no committed model holds, written with the schema (tests/frontend/tflite_written.py):
     an int16 SUM of 65,536 elements a row, whose sums may pass int32 (the float64 sums and TflSumRequant),
-    LSH_PROJECTION, seeded RANDOM_UNIFORM and MULTINOMIAL."""
+    LSH_PROJECTION, seeded RANDOM_UNIFORM and MULTINOMIAL, STABLEHLO_RNG_BIT_GENERATOR."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from tflite_written import Written
 
@@ -79,8 +79,13 @@ def written_models(folder: Path) -> list[Path]:
              ("RandomOptions", {"seed": 1, "seed2": 2}))
         return [x], [y]
 
+    def rng_bits(w):
+        s, nxt, y = w.tensor([2], "uint64"), w.tensor([2], "uint64"), w.tensor([5], "uint32")
+        w.op("STABLEHLO_RNG_BIT_GENERATOR", [s], [nxt, y], ("StablehloRngBitGeneratorOptions", {"algorithm": 2}))
+        return [s], [nxt, y]
+
     return [one("wide_sum_16x8", wide_sum), one("lsh", lsh), one("uniform", uniform),
-            one("multinomial", multinomial)]
+            one("multinomial", multinomial), one("rng_bits", rng_bits)]
 
 
 def test_frontend_writes_every_declared_op_as_declared(tmp_path):

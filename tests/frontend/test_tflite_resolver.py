@@ -31,11 +31,11 @@ def test_resolver_builtins_match_litert_reference(tmp_path, name):
 
 
 def test_refused_builtins_say_why():
-    """Unseeded random numbers, hash tables and strings cannot be a static-arena bundle: `aotc ops --tflite` gives
-    the reason for each (complex64 inside the graph compiles: RFFT2D is no longer among them)."""
+    """Hash tables and strings cannot be a static-arena bundle: `aotc ops --tflite` gives the reason for each
+    (complex64 inside the graph compiles: RFFT2D is no longer among them, nor STABLEHLO_RNG_BIT_GENERATOR)."""
     from aot.tflite_ops_page import markdown, text
 
-    assert "random numbers" in text("STABLEHLO_RNG_BIT_GENERATOR") and "strings" in text("SKIP_GRAM")
+    assert "strings" in text("SKIP_GRAM") and "refused" not in text("STABLEHLO_RNG_BIT_GENERATOR")
     assert "float: yes" in text("RFFT2D") and "refused" not in text("RFFT2D")
     assert "hash tables" in markdown()
 

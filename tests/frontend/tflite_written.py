@@ -14,7 +14,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parents[1]
 AOTC = [sys.executable, "-m", "aot.cli"]
 _TYPES = {"float32": "FLOAT32", "int8": "INT8", "int16": "INT16", "int32": "INT32", "int64": "INT64",
-          "bool": "BOOL", "uint8": "UINT8", "complex64": "COMPLEX64"}
+          "bool": "BOOL", "uint8": "UINT8", "uint16": "UINT16", "uint32": "UINT32", "uint64": "UINT64",
+          "float16": "FLOAT16", "complex64": "COMPLEX64"}
 
 
 class Written:

@@ -1,7 +1,7 @@
 """The kernel tests written in C (tests/kernels_c/test_<family>_kernels.c): every kernel of the conv, gemm and
-pool families, and of those in REF_FAMILIES (attention, elementwise, fused, norm, recurrent, reduce,
-resize, signal, tflm_signal), against its reference kernel (runtime_c/kernels/<family>/<family>_ref.c) over random
-shapes, with a fixed seed; REF_FAMILIES' tests also run on the Cortex-M4 and M55 boards under qemu.
+pool families, and of those in REF_FAMILIES (attention, elementwise, fused, norm, recurrent, reduce, resize,
+signal, tflm_signal, random, philox ...), against its reference kernel (runtime_c/kernels/<family>/<family>_ref.c)
+over random shapes, with a fixed seed; REF_FAMILIES' tests also run on the Cortex-M4 and M55 boards under qemu.
 
 Each test program is compiled with gcc -O2 under AddressSanitizer and UndefinedBehaviorSanitizer
 (-std=c99 -Wall -Wextra -Werror) against the runtime sources a bundle ships for the family
@@ -48,6 +48,7 @@ REF_FAMILIES = {
     "index": (("index",), 1000, (150, 150)),
     "loss": (("loss",), 1000, (150, 150)),
     "random": (("random",), 300, (30, 30)),
+    "philox": (("philox",), 300, (30, 30)),
     "shape": (("shape",), 600, (60, 60)),
     "tflite_int8": (("tflite_int8",), 600, (100, 100)),
     "tflite_hybrid": (("tflite_hybrid",), 600, (100, 100)),

@@ -3,7 +3,8 @@
 the resolver registers (STABLEHLO_ADD, _MULTIPLY, _MAXIMUM, _MINIMUM) and STABLEHLO_PAD, onto ONNX operators;
 LSH_PROJECTION onto aotc.tflite's TflLshProjection (aot/kernels/hash.py: farmhash's Fingerprint64 in C);
 RANDOM_UNIFORM and RANDOM_STANDARD_NORMAL with a seed onto TflRandom and MULTINOMIAL onto TflMultinomial
-(aot/kernels/philox.py), their Philox counters state the caller carries.
+(aot/kernels/philox.py), their Philox counters state the caller carries; STABLEHLO_RNG_BIT_GENERATOR onto
+TflRngBitGenerator (the same family), a pure function of its state input.
 
 REFUSED says, for `aotc ops --tflite`, why each builtin that cannot be a static-arena bundle stays refused.
 """
@@ -343,9 +344,43 @@ def _random(b: OnnxBuilder, op: TflOp) -> None:
     b.values[op.outputs[0]] = {NHWC: name}
 
 
+_RNG_TYPES = {"int32": helper.TensorProto.INT32, "uint32": helper.TensorProto.UINT32,
+              "int64": helper.TensorProto.INT64, "uint64": helper.TensorProto.UINT64}
+
+
+def _rng_bit_generator(b: OnnxBuilder, op: TflOp) -> None:
+    """STABLEHLO_RNG_BIT_GENERATOR(initial_state) -> (output_state, output): TflRngBitGenerator, LiteRT's kernel:
+    PHILOX and DEFAULT (Philox4x32-10, a uint64 state of 2 or 3 words) or THREEFRY (ThreeFry2x32-20, 2 words);
+    output int32, uint32, int64 or uint64 of the file's static shape. The state is an input like any other:
+    nothing is kept between calls."""
+    algorithm = int(getattr(op.options, "algorithm", 0) or 0) if op.options is not None else 0
+    if algorithm not in (0, 1, 2):
+        raise op_error(op, f"algorithm {algorithm} is not DEFAULT, PHILOX or THREEFRY")
+    threefry = algorithm == 2
+    state, nxt, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0]), b.tensor(op.outputs[1])
+    sizes = (2,) if threefry else (2, 3)
+    if state.dtype != "uint64" or len(state.shape) != 1 or state.shape[0] not in sizes:
+        kind = "THREEFRY" if threefry else "PHILOX"
+        raise op_error(op, f"its state {state.dtype} {list(state.shape)} is not uint64 of "
+                       f"{' or '.join(map(str, sizes))} words (LiteRT's kernel, {kind})")
+    if nxt.dtype != "uint64" or list(nxt.shape) != list(state.shape):
+        raise op_error(op, f"its output state {nxt.dtype} {list(nxt.shape)} is not the state's uint64 "
+                       f"{list(state.shape)}")
+    if y.dtype not in _RNG_TYPES or any(d < 0 for d in y.shape):
+        raise op_error(op, f"output {y.dtype} {list(y.shape)}: int32, uint32, int64 or uint64 of a static shape "
+                       "expected (LiteRT's kernel)")
+    names = [b.names[op.outputs[0]], b.names[op.outputs[1]]]
+    b.nodes.append(helper.make_node(tfl.RNG_BIT_GENERATOR, [b.value(op.inputs[0], NHWC)], names,
+                                    name=b.fresh(op.name), domain=tfl.DOMAIN, threefry=int(threefry)))
+    b.value_infos.append(helper.make_tensor_value_info(names[0], helper.TensorProto.UINT64, list(state.shape)))
+    b.value_infos.append(helper.make_tensor_value_info(names[1], _RNG_TYPES[y.dtype], list(y.shape)))
+    b.values[op.outputs[0]] = {NHWC: names[0]}
+    b.values[op.outputs[1]] = {NHWC: names[1]}
+
+
 OPS = {
     "RANDOM_UNIFORM": _random, "RANDOM_STANDARD_NORMAL": _random, "MULTINOMIAL": _multinomial,
-    "LSH_PROJECTION": _lsh_projection,
+    "STABLEHLO_RNG_BIT_GENERATOR": _rng_bit_generator, "LSH_PROJECTION": _lsh_projection,
     "FAKE_QUANT": _fake_quant,
     "RIGHT_SHIFT": _right_shift, "BITCAST": _bitcast, "SPARSE_TO_DENSE": _sparse_to_dense, "RANK": _rank,
     "RANGE": _range, "DILATE": _dilate, "STABLEHLO_PAD": _stablehlo_pad,
@@ -357,9 +392,6 @@ OPS = {
 
 # builtins a static-arena C bundle cannot be, for `aotc ops --tflite`: why each stays refused
 REFUSED = {
-    # (not a "cannot": its bits are a function of its state input; listed here until it is written)
-    "STABLEHLO_RNG_BIT_GENERATOR": "random numbers from its state input (StableHLO's Philox / ThreeFry bit "
-                                   "generator): deterministic, not compiled yet",
     **{op: "hash tables (a run-time map of strings)" for op in ("HASHTABLE", "HASHTABLE_FIND", "HASHTABLE_IMPORT",
                                                                "HASHTABLE_LOOKUP", "HASHTABLE_SIZE")},
     "SKIP_GRAM": "strings",

@@ -1,6 +1,6 @@
 /* Reference kernels, one file per family (<family>_ref.c), each declared in a section below: conv, gemm
  * and pool, then reduce, signal, resize, norm, attention, recurrent, elementwise, fused, shape, index,
- * detect, loss, random, quant, tflite_int8 and tflite_hybrid. Each is the plain loop of the definition over the same params
+ * detect, loss, random, philox, quant, tflite_int8 and tflite_hybrid. Each is the plain loop of the definition over the same params
  * struct as the kernels it stands for: portable C99, simple on purpose, slow, no scratch, no allocation
  * (recurrent_ref.c's states excepted), no globals. Any target can run them.
  *
@@ -396,6 +396,17 @@ AOTC_DECLARE_LOSS_REF(f64_i32, double, int32_t)
 #include "aotc_random.h"
 void aotc_dropout_f32_ref(size_t n, uint32_t seed, const float *x, const float *ratio, const uint8_t *training_mode,
                           float *y, uint8_t *mask, uint32_t *scratch);
+
+/* ---- philox (philox_ref.c): STABLEHLO_RNG_BIT_GENERATOR one output word at a time, each from the generator's
+ * block it falls in (Philox4x32-10 and ThreeFry2x32-20 as Salmon et al. define them) ---- */
+#include "aotc_philox.h"
+/* the generators' blocks, for the test's known answers: Philox4x32-10 of counter c[4] under key k[2], and
+ * ThreeFry2x32-20 of counter c[2] under key k[2] */
+void aotc_philox4x32_ref(const uint32_t *c, const uint32_t *k, uint32_t *out);
+void aotc_threefry2x32_ref(const uint32_t *c, const uint32_t *k, uint32_t *out);
+void aotc_rng_bits_philox_ref(size_t state_len, const uint64_t *state, uint64_t *state_next, size_t n, int wide,
+                              void *y);
+void aotc_rng_bits_threefry_ref(const uint64_t *state, uint64_t *state_next, size_t n, int wide, void *y);
 
 /* ---- quant (quant_ref.c): onnxruntime's arithmetic (aotc_quant.h) op by op, one output element at a time.
  * The convolutions and QGemm take the model's own bias, the zero points as such and plain weight rows

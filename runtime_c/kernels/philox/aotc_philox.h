@@ -2,7 +2,8 @@
  * them, from the Philox4x32-10 counter-based generator (Salmon et al., SC 2011) keyed by the op's seed and
  * started at the counter its seed2 gives. The generator's 128-bit counter is state the caller carries from
  * one call to the next (the op keeps it in LiteRT), so a sequence of calls gives LiteRT's sequence of
- * invokes. */
+ * invokes. And STABLEHLO_RNG_BIT_GENERATOR, raw bits of Philox4x32-10 or ThreeFry2x32-20 (the same paper) from
+ * the state its input holds: a pure function of that input, no state kept. */
 #ifndef AOTC_PHILOX_H
 #define AOTC_PHILOX_H
 
@@ -42,5 +43,20 @@ typedef struct {
  * the index of the first cumulative sum above it (classes if none). */
 void aotc_philox_multinomial(const aotc_philox_multinomial_params *p, const uint32_t *counter, const float *logits,
                              void *out, uint32_t *counter_next, double *scratch);
+
+/* STABLEHLO_RNG_BIT_GENERATOR as LiteRT's kernel. The state is uint64 words; state[0]'s low and high 32 bits are
+ * the key, state[1] a 64-bit counter. The output's n elements (wide 0: 32-bit, wide 1: 64-bit, each its two
+ * words low first) are its 32-bit words in order, each block of words (4 for Philox, 2 for ThreeFry) the
+ * generator's block at the counter, which then goes up by one (modulo 2^64; the words of a short last block
+ * past the output are dropped). state_next: the state with state[1] the counter where the call left it
+ * (may be state itself). */
+
+/* PHILOX (and DEFAULT): state_len 2 or 3 words; the block's 128-bit counter is state[1] (the low half, the one
+ * that counts) then state[2], or with 2 words state[0] again */
+void aotc_rng_bits_philox(size_t state_len, const uint64_t *state, uint64_t *state_next, size_t n, int wide,
+                          void *y);
+
+/* THREEFRY: 2 state words; the block's 64-bit counter is state[1] */
+void aotc_rng_bits_threefry(const uint64_t *state, uint64_t *state_next, size_t n, int wide, void *y);
 
 #endif /* AOTC_PHILOX_H */

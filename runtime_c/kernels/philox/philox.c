@@ -1,4 +1,5 @@
-/* The Philox4x32-10 generator and TFLite's RANDOM_UNIFORM / RANDOM_STANDARD_NORMAL on it (aotc_philox.h). */
+/* The Philox4x32-10 generator and TFLite's RANDOM_UNIFORM / RANDOM_STANDARD_NORMAL / MULTINOMIAL on it, and
+ * STABLEHLO_RNG_BIT_GENERATOR's raw bits of Philox4x32-10 or ThreeFry2x32-20 (aotc_philox.h). */
 #include "aotc_philox.h"
 
 #include <float.h>
@@ -136,4 +137,84 @@ void aotc_philox_multinomial(const aotc_philox_multinomial_params *p, const uint
         }
     }
     memcpy(counter_next, next, sizeof next);
+}
+
+/* ---- STABLEHLO_RNG_BIT_GENERATOR ---- */
+
+/* the n elements' words [i, i + take) from a block w: whole 32-bit elements, or 64-bit ones of two words (i and
+ * take are even then: a block's 4 or 2 words hold whole elements) */
+static void put_words(void *y, int wide, size_t i, size_t take, const uint32_t *w) {
+    size_t j;
+    if (wide) {
+        uint64_t *y64 = (uint64_t *)y + i / 2;
+        for (j = 0; j < take; j += 2) y64[j / 2] = (uint64_t)w[j] | (uint64_t)w[j + 1] << 32;
+    } else {
+        uint32_t *y32 = (uint32_t *)y + i;
+        for (j = 0; j < take; ++j) y32[j] = w[j];
+    }
+}
+
+void aotc_rng_bits_philox(size_t state_len, const uint64_t *state, uint64_t *state_next, size_t n, int wide,
+                          void *y) {
+    const uint64_t key = state[0], high = state_len == 3 ? state[2] : state[0];
+    const uint32_t k0 = (uint32_t)key, k1 = (uint32_t)(key >> 32);
+    const size_t words = wide ? 2u * n : n;
+    uint64_t ctr = state[1];
+    uint32_t c[4], w[4];
+    size_t i;
+    c[2] = (uint32_t)high;
+    c[3] = (uint32_t)(high >> 32);
+    for (i = 0; i < words; i += 4) {
+        c[0] = (uint32_t)ctr;
+        c[1] = (uint32_t)(ctr >> 32);
+        philox_block(c, k0, k1, w);
+        ++ctr;
+        put_words(y, wide, i, words - i < 4 ? words - i : 4, w);
+    }
+    state_next[0] = key;
+    state_next[1] = ctr;
+    if (state_len == 3) state_next[2] = high;
+}
+
+/* ThreeFry2x32's rotation distances, and the constant its third key word is the other two xor'ed with */
+static const unsigned char THREEFRY_ROT[8] = {13, 15, 26, 6, 17, 29, 16, 24};
+#define THREEFRY_PARITY 0x1BD11BDAu
+#define THREEFRY_ROUNDS 20
+
+/* the block of 2 words at counter (c0, c1) under key ks[0], ks[1] (ks[2] their parity word): four rounds of add,
+ * rotate, xor between injections of the key schedule (the key words rotated, plus the injection's number) */
+static void threefry_block(uint32_t c0, uint32_t c1, const uint32_t ks[3], uint32_t out[2]) {
+    uint32_t x0 = c0 + ks[0], x1 = c1 + ks[1];
+    int r;
+    for (r = 0; r < THREEFRY_ROUNDS; ++r) {
+        const unsigned rot = THREEFRY_ROT[r % 8];
+        x0 += x1;
+        x1 = (x1 << rot) | (x1 >> (32u - rot));
+        x1 ^= x0;
+        if (r % 4 == 3) {
+            const unsigned s = (unsigned)r / 4u + 1u;
+            x0 += ks[s % 3u];
+            x1 += ks[(s + 1u) % 3u] + s;
+        }
+    }
+    out[0] = x0;
+    out[1] = x1;
+}
+
+void aotc_rng_bits_threefry(const uint64_t *state, uint64_t *state_next, size_t n, int wide, void *y) {
+    const uint64_t key = state[0];
+    const size_t words = wide ? 2u * n : n;
+    uint64_t ctr = state[1];
+    uint32_t ks[3], w[2];
+    size_t i;
+    ks[0] = (uint32_t)key;
+    ks[1] = (uint32_t)(key >> 32);
+    ks[2] = ks[0] ^ ks[1] ^ THREEFRY_PARITY;
+    for (i = 0; i < words; i += 2) {
+        threefry_block((uint32_t)ctr, (uint32_t)(ctr >> 32), ks, w);
+        ++ctr;
+        put_words(y, wide, i, words - i < 2 ? words - i : 2, w);
+    }
+    state_next[0] = key;
+    state_next[1] = ctr;
 }
