@@ -570,19 +570,20 @@ def test_multinomial_seeded_streams_like_litert(tmp_path):
 
 # STABLEHLO_RNG_BIT_GENERATOR's ops of one model: (algorithm, state input, output dtype, output shape). States a (2
 # words) and b (3 words) random, c (2) and d (3) with their counters about to carry into the high word (c) and
-# to wrap past 2^64 (d; Philox's upper counter words stay); sizes whole blocks, short last blocks, one element
+# to wrap past 2^64 (d; Philox's upper counter words stay); sizes whole blocks, short last blocks, one element, and
+# past the AVX2 paths' 8 blocks (65 and 38 words)
 _RNG_ALGORITHMS = {"DEFAULT": 0, "PHILOX": 1, "THREEFRY": 2}
 _RNG_BITS = [("DEFAULT", "a", "uint32", [2, 5]), ("DEFAULT", "b", "int64", [3]), ("PHILOX", "b", "uint32", [7]),
              ("PHILOX", "a", "int32", [4, 4]), ("PHILOX", "c", "uint64", [3, 1, 3]), ("PHILOX", "d", "int32", [9]),
              ("PHILOX", "d", "uint64", [1]), ("DEFAULT", "c", "int32", [1]), ("THREEFRY", "a", "uint32", [7]),
              ("THREEFRY", "c", "int32", [2, 3]), ("THREEFRY", "a", "int64", [5]), ("THREEFRY", "c", "uint64", [2, 2]),
-             ("THREEFRY", "a", "uint32", [1])]
+             ("THREEFRY", "a", "uint32", [1]), ("PHILOX", "b", "uint32", [5, 13]), ("THREEFRY", "c", "int64", [19])]
 
 
 def test_rng_bit_generator_like_litert(tmp_path):
-    """STABLEHLO_RNG_BIT_GENERATOR against BUILTIN_REF, bit for bit, outputs and output states, in one model
-    (one bundle, under ASan/UBSan): every algorithm (DEFAULT is Philox) and output dtype LiteRT takes, Philox's
-    2- and 3-word states, run-time states (_RNG_BITS) and a constant one, and a state passed on from one op to
+    """STABLEHLO_RNG_BIT_GENERATOR against BUILTIN_REF, bit for bit, outputs and output states, in one model (one
+    bundle of 19 ops, under ASan/UBSan): every algorithm (DEFAULT is Philox) and output dtype LiteRT takes,
+    Philox's 2- and 3-word states, run-time states (_RNG_BITS) and a constant one, and a state passed on from one op to
     the next (Philox's output state into ThreeFry, then ThreeFry's into Philox) as a JAX program threads it."""
     _require_litert()
     w = Written()

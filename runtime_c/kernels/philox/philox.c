@@ -6,6 +6,14 @@
 #include <math.h>
 #include <string.h>
 
+/* With AVX2 (x86 hosts), STABLEHLO_RNG_BIT_GENERATOR's Philox takes 8 blocks at a time, one in each 32-bit lane */
+#if defined(__AVX2__) && !defined(AOTC_NO_INTRINSICS)
+#include <immintrin.h>
+#define AOTC_PHILOX_AVX2 1
+#else
+#define AOTC_PHILOX_AVX2 0
+#endif
+
 /* Philox4x32's round multipliers and Weyl key increments (the published constants) */
 #define PHILOX_MUL0 0xD2511F53u
 #define PHILOX_MUL1 0xCD9E8D57u
@@ -154,6 +162,57 @@ static void put_words(void *y, int wide, size_t i, size_t take, const uint32_t *
     }
 }
 
+#if AOTC_PHILOX_AVX2
+/* the 32-bit lanes' products by m: low and high halves */
+static void mulhilo8(__m256i x, __m256i m, __m256i *lo, __m256i *hi) {
+    const __m256i even = _mm256_mul_epu32(x, m), odd = _mm256_mul_epu32(_mm256_srli_epi64(x, 32), m);
+    *lo = _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+    *hi = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
+}
+
+/* the blocks at counters ctr .. ctr + 7 (modulo 2^64; the upper words c2, c3), their 32 words to y in order: the
+ * bytes of both output layouts on a little-endian x86 */
+static void philox_blocks8(uint64_t ctr, uint32_t c2, uint32_t c3, uint32_t k0, uint32_t k1, void *y) {
+    const __m256i m0 = _mm256_set1_epi32((int)PHILOX_MUL0), m1 = _mm256_set1_epi32((int)PHILOX_MUL1);
+    uint32_t lo[8], hi[8];
+    __m256i x0, x1, x2, x3, t0, t1, t2, t3, u0, u1, u2, u3;
+    int i;
+    for (i = 0; i < 8; ++i) {
+        const uint64_t c = ctr + (uint64_t)i;
+        lo[i] = (uint32_t)c;
+        hi[i] = (uint32_t)(c >> 32);
+    }
+    x0 = _mm256_loadu_si256((const __m256i *)(const void *)lo);
+    x1 = _mm256_loadu_si256((const __m256i *)(const void *)hi);
+    x2 = _mm256_set1_epi32((int)c2);
+    x3 = _mm256_set1_epi32((int)c3);
+    for (i = 0; i < PHILOX_ROUNDS; ++i) {
+        __m256i lo0, hi0, lo1, hi1;
+        mulhilo8(x0, m0, &lo0, &hi0);
+        mulhilo8(x2, m1, &lo1, &hi1);
+        x0 = _mm256_xor_si256(_mm256_xor_si256(hi1, x1), _mm256_set1_epi32((int)k0));
+        x2 = _mm256_xor_si256(_mm256_xor_si256(hi0, x3), _mm256_set1_epi32((int)k1));
+        x1 = lo1;
+        x3 = lo0;
+        k0 += PHILOX_WEYL0;
+        k1 += PHILOX_WEYL1;
+    }
+    /* lanes (blocks) to rows of 4 words: 128-bit halves hold blocks 0-3 and 4-7 */
+    t0 = _mm256_unpacklo_epi32(x0, x1); /* x0 x1 of blocks 0, 1 | 4, 5 */
+    t1 = _mm256_unpackhi_epi32(x0, x1); /* 2, 3 | 6, 7 */
+    t2 = _mm256_unpacklo_epi32(x2, x3);
+    t3 = _mm256_unpackhi_epi32(x2, x3);
+    u0 = _mm256_unpacklo_epi64(t0, t2); /* block 0 | 4 */
+    u1 = _mm256_unpackhi_epi64(t0, t2); /* 1 | 5 */
+    u2 = _mm256_unpacklo_epi64(t1, t3); /* 2 | 6 */
+    u3 = _mm256_unpackhi_epi64(t1, t3); /* 3 | 7 */
+    _mm256_storeu_si256((__m256i *)y, _mm256_permute2x128_si256(u0, u1, 0x20));
+    _mm256_storeu_si256((__m256i *)y + 1, _mm256_permute2x128_si256(u2, u3, 0x20));
+    _mm256_storeu_si256((__m256i *)y + 2, _mm256_permute2x128_si256(u0, u1, 0x31));
+    _mm256_storeu_si256((__m256i *)y + 3, _mm256_permute2x128_si256(u2, u3, 0x31));
+}
+#endif
+
 void aotc_rng_bits_philox(size_t state_len, const uint64_t *state, uint64_t *state_next, size_t n, int wide,
                           void *y) {
     const uint64_t key = state[0], high = state_len == 3 ? state[2] : state[0];
@@ -161,59 +220,100 @@ void aotc_rng_bits_philox(size_t state_len, const uint64_t *state, uint64_t *sta
     const size_t words = wide ? 2u * n : n;
     uint64_t ctr = state[1];
     uint32_t c[4], w[4];
-    size_t i;
+    size_t i = 0;
     c[2] = (uint32_t)high;
     c[3] = (uint32_t)(high >> 32);
-    for (i = 0; i < words; i += 4) {
+#if AOTC_PHILOX_AVX2
+    for (; i + 32 <= words; i += 32, ctr += 8) philox_blocks8(ctr, c[2], c[3], k0, k1, (uint32_t *)y + i);
+#endif
+    for (; i < words; i += 4) { /* whole blocks (4 words stored, unrolled), then a short last one */
         c[0] = (uint32_t)ctr;
         c[1] = (uint32_t)(ctr >> 32);
         philox_block(c, k0, k1, w);
         ++ctr;
-        put_words(y, wide, i, words - i < 4 ? words - i : 4, w);
+        if (words - i >= 4) put_words(y, wide, i, 4, w);
+        else put_words(y, wide, i, words - i, w);
     }
     state_next[0] = key;
     state_next[1] = ctr;
     if (state_len == 3) state_next[2] = high;
 }
 
-/* ThreeFry2x32's rotation distances, and the constant its third key word is the other two xor'ed with */
-static const unsigned char THREEFRY_ROT[8] = {13, 15, 26, 6, 17, 29, 16, 24};
+/* ThreeFry2x32-20: four rounds of add, rotate (by R0 .. R3), xor between injections of the key schedule (the key
+ * words ks0, ks1 and their parity word ks2 = ks0 ^ ks1 ^ THREEFRY_PARITY in turn, plus the injection's number),
+ * the rotation distances alternating between the two sets of four */
 #define THREEFRY_PARITY 0x1BD11BDAu
-#define THREEFRY_ROUNDS 20
+#define THREEFRY_ROTL(v, r) (((v) << (r)) | ((v) >> (32 - (r))))
+#define THREEFRY_MIX(r) (x0 += x1, x1 = THREEFRY_ROTL(x1, r), x1 ^= x0)
+#define THREEFRY_FOUR(r0, r1, r2, r3, a, b, s) \
+    (THREEFRY_MIX(r0), THREEFRY_MIX(r1), THREEFRY_MIX(r2), THREEFRY_MIX(r3), x0 += (a), x1 += (b) + (s))
+#define THREEFRY_20(ks0, ks1, ks2)                     \
+    (THREEFRY_FOUR(13, 15, 26, 6, ks1, ks2, 1u),  \
+     THREEFRY_FOUR(17, 29, 16, 24, ks2, ks0, 2u), \
+     THREEFRY_FOUR(13, 15, 26, 6, ks0, ks1, 3u),  \
+     THREEFRY_FOUR(17, 29, 16, 24, ks1, ks2, 4u), \
+     THREEFRY_FOUR(13, 15, 26, 6, ks2, ks0, 5u))
 
-/* the block of 2 words at counter (c0, c1) under key ks[0], ks[1] (ks[2] their parity word): four rounds of add,
- * rotate, xor between injections of the key schedule (the key words rotated, plus the injection's number) */
+/* the block of 2 words at counter (c0, c1) under key ks[0], ks[1] (ks[2] their parity word) */
 static void threefry_block(uint32_t c0, uint32_t c1, const uint32_t ks[3], uint32_t out[2]) {
     uint32_t x0 = c0 + ks[0], x1 = c1 + ks[1];
-    int r;
-    for (r = 0; r < THREEFRY_ROUNDS; ++r) {
-        const unsigned rot = THREEFRY_ROT[r % 8];
-        x0 += x1;
-        x1 = (x1 << rot) | (x1 >> (32u - rot));
-        x1 ^= x0;
-        if (r % 4 == 3) {
-            const unsigned s = (unsigned)r / 4u + 1u;
-            x0 += ks[s % 3u];
-            x1 += ks[(s + 1u) % 3u] + s;
-        }
-    }
+    THREEFRY_20(ks[0], ks[1], ks[2]);
     out[0] = x0;
     out[1] = x1;
 }
+
+#if AOTC_PHILOX_AVX2
+/* the blocks at counters ctr .. ctr + 7 (modulo 2^64), one in each 32-bit lane, their 16 words to y in order */
+static void threefry_blocks8(uint64_t ctr, const uint32_t ks[3], void *y) {
+    const __m256i k0 = _mm256_set1_epi32((int)ks[0]), k1 = _mm256_set1_epi32((int)ks[1]);
+    const __m256i k2 = _mm256_set1_epi32((int)ks[2]);
+    uint32_t lo[8], hi[8];
+    __m256i x0, x1, t0, t1;
+    int i;
+    for (i = 0; i < 8; ++i) {
+        const uint64_t c = ctr + (uint64_t)i;
+        lo[i] = (uint32_t)c;
+        hi[i] = (uint32_t)(c >> 32);
+    }
+    x0 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)lo), k0);
+    x1 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(const void *)hi), k1);
+#define THREEFRY_MIX8(r)                                                                               \
+    (x0 = _mm256_add_epi32(x0, x1),                                                                    \
+     x1 = _mm256_xor_si256(_mm256_or_si256(_mm256_slli_epi32(x1, r), _mm256_srli_epi32(x1, 32 - (r))), x0))
+#define THREEFRY_FOUR8(r0, r1, r2, r3, a, b, s)                                                        \
+    (THREEFRY_MIX8(r0), THREEFRY_MIX8(r1), THREEFRY_MIX8(r2), THREEFRY_MIX8(r3), x0 = _mm256_add_epi32(x0, a), \
+     x1 = _mm256_add_epi32(x1, _mm256_add_epi32(b, _mm256_set1_epi32(s))))
+    THREEFRY_FOUR8(13, 15, 26, 6, k1, k2, 1);
+    THREEFRY_FOUR8(17, 29, 16, 24, k2, k0, 2);
+    THREEFRY_FOUR8(13, 15, 26, 6, k0, k1, 3);
+    THREEFRY_FOUR8(17, 29, 16, 24, k1, k2, 4);
+    THREEFRY_FOUR8(13, 15, 26, 6, k2, k0, 5);
+#undef THREEFRY_MIX8
+#undef THREEFRY_FOUR8
+    t0 = _mm256_unpacklo_epi32(x0, x1); /* blocks 0, 1 | 4, 5 */
+    t1 = _mm256_unpackhi_epi32(x0, x1); /* 2, 3 | 6, 7 */
+    _mm256_storeu_si256((__m256i *)y, _mm256_permute2x128_si256(t0, t1, 0x20));
+    _mm256_storeu_si256((__m256i *)y + 1, _mm256_permute2x128_si256(t0, t1, 0x31));
+}
+#endif
 
 void aotc_rng_bits_threefry(const uint64_t *state, uint64_t *state_next, size_t n, int wide, void *y) {
     const uint64_t key = state[0];
     const size_t words = wide ? 2u * n : n;
     uint64_t ctr = state[1];
     uint32_t ks[3], w[2];
-    size_t i;
+    size_t i = 0;
     ks[0] = (uint32_t)key;
     ks[1] = (uint32_t)(key >> 32);
     ks[2] = ks[0] ^ ks[1] ^ THREEFRY_PARITY;
-    for (i = 0; i < words; i += 2) {
+#if AOTC_PHILOX_AVX2
+    for (; i + 16 <= words; i += 16, ctr += 8) threefry_blocks8(ctr, ks, (uint32_t *)y + i);
+#endif
+    for (; i < words; i += 2) {
         threefry_block((uint32_t)ctr, (uint32_t)(ctr >> 32), ks, w);
         ++ctr;
-        put_words(y, wide, i, words - i < 2 ? words - i : 2, w);
+        if (words - i >= 2) put_words(y, wide, i, 2, w);
+        else put_words(y, wide, i, 1, w);
     }
     state_next[0] = key;
     state_next[1] = ctr;
