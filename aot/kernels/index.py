@@ -471,9 +471,9 @@ def _check_depth_space(node: Node, graph: Graph) -> str | None:
 
 SCATTER_REDUCTIONS = {"none": "AOTC_SCATTER_NONE", "add": "AOTC_SCATTER_ADD", "mul": "AOTC_SCATTER_MUL",
                       "max": "AOTC_SCATTER_MAX", "min": "AOTC_SCATTER_MIN"}
-# the element kinds a reduction combines (add/mul wrap on integers, max/min compare as the type); any other
-# dtype is copied only
-SCATTER_KINDS = {**dict.fromkeys(("float32", "float64"), "AOTC_SCATTER_FLOAT"),
+# the element kinds a reduction combines (add/mul wrap on integers, max/min compare as the type; float16 in float32,
+# rounded back each time); any other dtype is copied only
+SCATTER_KINDS = {**dict.fromkeys(("float32", "float64"), "AOTC_SCATTER_FLOAT"), "float16": "AOTC_SCATTER_HALF",
                  **dict.fromkeys(("int8", "int16", "int32", "int64"), "AOTC_SCATTER_INT"),
                  **dict.fromkeys(("uint8", "uint16", "uint32", "uint64"), "AOTC_SCATTER_UINT")}
 
@@ -528,8 +528,8 @@ def _check_scatter(node: Node, graph: Graph) -> str | None:
     if reduction not in SCATTER_REDUCTIONS:
         return f"reduction '{reduction}' is not one of {', '.join(SCATTER_REDUCTIONS)}"
     if reduction != "none" and data.dtype not in SCATTER_KINDS:
-        return (f"reduction '{reduction}' on {data.dtype} is not supported (it combines float32, float64 and the "
-                f"8- to 64-bit integers; {data.dtype} elements are copied only)")
+        return (f"reduction '{reduction}' on {data.dtype} is not supported (it combines float16, float32, float64 and "
+                f"the 8- to 64-bit integers; {data.dtype} elements are copied only)")
     if updates.dtype != data.dtype:
         return f"updates of dtype {updates.dtype} for data of dtype {data.dtype}"
     if node.op == "ScatterND":

@@ -676,20 +676,19 @@ def _gather_scatter_model(w: Written, cases: list[tuple[str, str, str | None]], 
 # the gathers and scatters in the types LiteRT 2.3.0 takes beyond float32 and the signed ints of the tests above
 # (probed with both resolvers): GATHER and GATHER_ND take float16 and uint8, not uint16 or uint32 ("Type 'UINT16'
 # is not supported by gather"); SCATTER_ND uint8, not float16, int16, uint16 or uint32; STABLEHLO_GATHER and
-# STABLEHLO_SCATTER (every region) all of float16, uint8, uint16, uint32 and int16. aotc combines no float16 (refused
-# in one line): STABLEHLO_SCATTER float16 with a plain update only
+# STABLEHLO_SCATTER (every region) all of float16, uint8, uint16, uint32 and int16
 _GATHER_SCATTER_TYPES = [
     *[(op, t, None) for op in ("GATHER", "GATHER_ND") for t in ("float16", "uint8")],
     ("SCATTER_ND", "uint8", None),
     *[("STABLEHLO_GATHER", t, None) for t in ("float16", "uint8", "uint16", "uint32")],
-    ("STABLEHLO_SCATTER", "float16", None),
-    *[("STABLEHLO_SCATTER", t, body) for t in ("uint8", "uint16", "uint32", "int16") for body in _BODIES],
+    *[("STABLEHLO_SCATTER", t, body) for t in ("float16", "uint8", "uint16", "uint32", "int16") for body in _BODIES],
 ]
 
 
 def test_gather_scatter_other_types_like_litert(tmp_path):
     """_GATHER_SCATTER_TYPES against BUILTIN_REF in one model (one bundle, under ASan/UBSan), bit for bit: float16
-    moved, the unsigned and int16 regions wrapping."""
+    moved, and combined as LiteRT's Eigen::half (each op in float32, rounded back to float16), the unsigned and
+    int16 regions wrapping."""
     _require_litert()
     w = Written()
     ins, outs, feeds = _gather_scatter_model(w, _GATHER_SCATTER_TYPES, np.random.default_rng(61))

@@ -436,17 +436,21 @@ static void draw_scatter(int32_t elem_size, aotc_scatter_kind *kind, aotc_scatte
     const int is_float = elem_size == 4 || elem_size == 8;
     *kind = AOTC_SCATTER_BITS;
     if (is_int || is_float) {
-        do *kind = (aotc_scatter_kind)rand_int(0, 3);
-        while ((*kind == AOTC_SCATTER_FLOAT && !is_float) || (*kind >= AOTC_SCATTER_INT && !is_int));
+        do *kind = (aotc_scatter_kind)rand_int(0, 4);
+        while ((*kind == AOTC_SCATTER_FLOAT && !is_float) || ((*kind == AOTC_SCATTER_INT || *kind == AOTC_SCATTER_UINT)
+                                                              && !is_int) || (*kind == AOTC_SCATTER_HALF && elem_size != 2));
     }
     *red = *kind == AOTC_SCATTER_BITS ? AOTC_SCATTER_NONE : (aotc_scatter_reduction)rand_int(0, 4);
 }
 
 /* n elements for a scatter: floats (or doubles) of moderate size for FLOAT, which random bytes could make
- * NaNs of; any bytes otherwise (integers anywhere in their range, so that add and mul wrap) */
+ * NaNs of; float16 of any finite value for HALF (products and sums past 65504 become infinities, and the
+ * subnormals round); any bytes otherwise (integers anywhere in their range, so that add and mul wrap) */
 static uint8_t *scatter_bytes(size_t n, int32_t elem_size, aotc_scatter_kind kind) {
     uint8_t *b = test_bytes(n * (size_t)elem_size);
     size_t i;
+    for (i = 0; kind == AOTC_SCATTER_HALF && i < n; ++i)
+        if ((b[2 * i + 1] & 0x7cu) == 0x7cu) b[2 * i + 1] ^= 0x40u; /* exponent 31 (inf, NaN) to 15 */
     for (i = 0; kind == AOTC_SCATTER_FLOAT && i < n; ++i) {
         const float f = rand_float() * 4.0f;
         const double d = (double)rand_float() * 4.0;

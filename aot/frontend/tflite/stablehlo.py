@@ -23,7 +23,7 @@ I64 = 7  # TensorProto.INT64
 _COMPUTATIONS = {None: "none", "STABLEHLO_ADD": "add", "STABLEHLO_MULTIPLY": "mul", "STABLEHLO_MAXIMUM": "max",
                  "STABLEHLO_MINIMUM": "min"}
 # the operand types a computation combines (ScatterND's reductions; integers wrap as LiteRT's do)
-_COMBINED = ("float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+_COMBINED = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 
 
 def _ints(v) -> list[int]:
@@ -172,7 +172,7 @@ def lower_scatter(b: OnnxBuilder, op: TflOp) -> None:
     reduction = _computation(b, op)
     if reduction != "none" and x.dtype not in _COMBINED:
         raise op_error(op, f"STABLEHLO_SCATTER with a {reduction} computation on {x.dtype} is not supported (it "
-                       "combines float32, float64 and 8- to 64-bit integers; a plain update takes every type)")
+                       "combines float16, float32, float64 and 8- to 64-bit integers; a plain update takes every type)")
     if reduction != "none" and x.quant is not None:
         raise op_error(op, f"STABLEHLO_SCATTER with a {reduction} computation on a quantized operand is not supported "
                        "(a plain update takes it)")

@@ -128,13 +128,14 @@ void aotc_gather_elements_i32(const aotc_gather_elements_params *p, const void *
 /* ONNX ScatterElements and ScatterND: y = data, then updates written at the indexed places, or
  * combined with what is there (reduction add/mul/max/min) as the elements' kind says: FLOAT (float32
  * or float64 by elem_size), INT or UINT (1, 2, 4 or 8 bytes; add and mul wrap modulo 2^bits, max and
- * min compare as the type). BITS elements (bool, float16, ...) are copied only: reduction NONE. An
- * index out of range writes nothing. */
+ * min compare as the type), HALF (float16: each combine in float32, rounded to the nearest float16, ties
+ * to even, as LiteRT's Eigen::half; a NaN result the quiet NaN 0x7e00 with its sign). BITS elements
+ * (bool, bfloat16, ...) are copied only: reduction NONE. An index out of range writes nothing. */
 typedef enum {
     AOTC_SCATTER_NONE = 0, AOTC_SCATTER_ADD = 1, AOTC_SCATTER_MUL = 2, AOTC_SCATTER_MAX = 3, AOTC_SCATTER_MIN = 4
 } aotc_scatter_reduction;
 typedef enum {
-    AOTC_SCATTER_BITS = 0, AOTC_SCATTER_FLOAT = 1, AOTC_SCATTER_INT = 2, AOTC_SCATTER_UINT = 3
+    AOTC_SCATTER_BITS = 0, AOTC_SCATTER_FLOAT = 1, AOTC_SCATTER_INT = 2, AOTC_SCATTER_UINT = 3, AOTC_SCATTER_HALF = 4
 } aotc_scatter_kind;
 
 /* ScatterElements: shape is that of indices and updates; the rest as for GatherElements. */

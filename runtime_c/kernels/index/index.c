@@ -331,6 +331,51 @@ static void scatter_store_bits(uint8_t *at, uint64_t v, size_t size) {
         memcpy(dst, &a, sizeof a);                                                                      \
     } while (0)
 
+/* float16 bits to the float32 of the same value (exact) */
+static float half_to_float(uint16_t h) {
+    const uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+    uint32_t bits;
+    float f;
+    if (exp == 0x1fu) {
+        bits = sign | 0x7f800000u | (man << 13); /* inf, NaN */
+    } else if (exp != 0u) {
+        bits = sign | ((exp + 112u) << 23) | (man << 13);
+    } else if (man == 0u) {
+        bits = sign;
+    } else { /* subnormal: man * 2^-24, normalised */
+        uint32_t m = man, e = 0u;
+        while (!(m & 0x400u)) m <<= 1, ++e;
+        bits = sign | ((113u - e) << 23) | ((m & 0x3ffu) << 13);
+    }
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+/* a float32 to the nearest float16, ties to even; past 65504 (from 65520) infinity; NaN the quiet 0x7e00 */
+static uint16_t float_to_half(float f) {
+    uint32_t x, ax;
+    uint16_t sign;
+    memcpy(&x, &f, sizeof x);
+    sign = (uint16_t)((x >> 16) & 0x8000u);
+    ax = x & 0x7fffffffu;
+    if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);
+    if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);
+    if (ax >= 0x38800000u) { /* a normal float16: the exponent rebiased, 13 bits rounded off */
+        const uint32_t r = ax - 0x38000000u, rem = r & 0x1fffu;
+        uint32_t h = r >> 13;
+        if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) ++h; /* a carry moves up the exponent */
+        return (uint16_t)(sign | h);
+    }
+    if (ax < 0x33000000u) return sign; /* below 2^-25: zero */
+    {   /* a subnormal float16: the significand in units of 2^-24 */
+        const uint32_t m = (ax & 0x7fffffu) | 0x800000u, shift = 126u - (ax >> 23), half = 1u << (shift - 1u);
+        const uint32_t rem = m & ((1u << shift) - 1u);
+        uint32_t h = m >> shift;
+        if (rem > half || (rem == half && (h & 1u))) ++h;
+        return (uint16_t)(sign | h);
+    }
+}
+
 /* One element of updates into y: copied, or combined as its kind (integer add/mul in uint64_t, whose low
  * bits are the wrapped result of any narrower width). */
 static void scatter_one(uint8_t *dst, const uint8_t *src, size_t size, aotc_scatter_reduction reduction,
@@ -341,6 +386,21 @@ static void scatter_one(uint8_t *dst, const uint8_t *src, size_t size, aotc_scat
         SCATTER_COMBINE_FLOAT(float);
     } else if (kind == AOTC_SCATTER_FLOAT) {
         SCATTER_COMBINE_FLOAT(double);
+    } else if (kind == AOTC_SCATTER_HALF) {
+        uint16_t ha, hb;
+        float a, b;
+        memcpy(&ha, dst, 2);
+        memcpy(&hb, src, 2);
+        a = half_to_float(ha);
+        b = half_to_float(hb);
+        switch (reduction) {
+        case AOTC_SCATTER_ADD: a += b; break;
+        case AOTC_SCATTER_MUL: a *= b; break;
+        case AOTC_SCATTER_MAX: a = b > a ? b : a; break;
+        default: a = b < a ? b : a; break;
+        }
+        ha = float_to_half(a);
+        memcpy(dst, &ha, 2);
     } else if (kind == AOTC_SCATTER_INT) {
         const int64_t a = scatter_load_int(dst, size), b = scatter_load_int(src, size);
         uint64_t r;

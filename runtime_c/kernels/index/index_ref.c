@@ -5,6 +5,7 @@
  * copy the data, then apply the updates in index order. index.c is checked against these. */
 #include "kernels_ref.h"
 
+#include <math.h>
 #include <string.h>
 
 static void coords(int64_t i, int32_t rank, const int32_t *shape, int64_t *idx) {
@@ -269,6 +270,28 @@ GATHER_ELEMENTS_REF(i32, int32_t)
         memcpy(dst, &a, sizeof(T));                                                    \
     } while (0)
 
+/* float16 as a value: (1024 + m) * 2^(e - 25), or m * 2^-24 below; and a float to the float16 of the nearest
+ * value (rint: ties to even), by frexp's exponent */
+static float half_value_ref(uint16_t h) {
+    const int e = (h >> 10) & 31, m = h & 1023;
+    const float v = e == 31 ? (m ? NAN : INFINITY) : e == 0 ? ldexpf((float)m, -24) : ldexpf((float)(1024 + m), e - 25);
+    return (h & 0x8000u) ? -v : v;
+}
+
+static uint16_t half_bits_ref(float f) {
+    const uint16_t sign = signbit(f) ? 0x8000u : 0u;
+    const double a = fabs((double)f);
+    int e;
+    double m;
+    if (isnan(f)) return (uint16_t)(sign | 0x7e00u);
+    if (a >= 65520.0) return (uint16_t)(sign | 0x7c00u);
+    if (a < ldexp(1.0, -14)) return (uint16_t)(sign | (uint16_t)rint(ldexp(a, 24))); /* 1024: the least normal */
+    (void)frexp(a, &e); /* a in [2^(e-1), 2^e) */
+    m = rint(ldexp(a, 11 - e));         /* 1024 .. 2048 */
+    if (m == 2048.0) m = 1024.0, ++e;
+    return (uint16_t)(sign | (uint16_t)((e + 14) << 10) | (uint16_t)(m - 1024.0));
+}
+
 /* one update into y: copied, or combined with what is there as its kind and size say */
 static void scatter_ref(uint8_t *dst, const uint8_t *src, int32_t size, aotc_scatter_reduction reduction,
                         aotc_scatter_kind kind) {
@@ -277,6 +300,18 @@ static void scatter_ref(uint8_t *dst, const uint8_t *src, int32_t size, aotc_sca
     } else if (kind == AOTC_SCATTER_FLOAT) {
         if (size == 4) SCATTER_COMBINE_FLOAT_REF(float);
         else SCATTER_COMBINE_FLOAT_REF(double);
+    } else if (kind == AOTC_SCATTER_HALF) {
+        uint16_t ha, hb;
+        float a, b;
+        memcpy(&ha, dst, 2);
+        memcpy(&hb, src, 2);
+        a = half_value_ref(ha), b = half_value_ref(hb);
+        if (reduction == AOTC_SCATTER_ADD) a = a + b;
+        else if (reduction == AOTC_SCATTER_MUL) a = a * b;
+        else if (reduction == AOTC_SCATTER_MAX) a = b > a ? b : a;
+        else a = b < a ? b : a;
+        ha = half_bits_ref(a);
+        memcpy(dst, &ha, 2);
     } else if (kind == AOTC_SCATTER_INT) {
         if (size == 1) SCATTER_COMBINE_REF(int8_t, uint8_t, unsigned int);
         else if (size == 2) SCATTER_COMBINE_REF(int16_t, uint16_t, unsigned int);
