@@ -297,11 +297,13 @@ static void tfl_dsp_rows(const int8_t *x, int32_t c, int32_t n, int32_t q0, int3
  * gathers each position by tfl_dsp_patch). */
 #define TFL_DSP_STEM 64
 
+#if !AOTC_DSP_ASM
 /* One quad's word v less x_zero (zz: twice), widened into d[0] (E) and d[1] (O). */
 static inline __attribute__((always_inline)) void tfl_dsp_put(uint32_t *d, uint32_t v, uint32_t zz) {
     d[0] = (uint32_t)__ssub16((int32_t)__sxtb16(v), (int32_t)zz);
     d[1] = (uint32_t)__ssub16((int32_t)aotc_dsp_sxtb16_hi(v), (int32_t)zz);
 }
+#endif
 
 /* The patch of a 3 x 3 window over 3 channels (an RGB stem: 27 bytes, 7 quads) inside the image, r0 its first
  * byte, rows `row` bytes apart, widened into d in tfl_dsp_patch's layout (a quad's words at d[4q], d[4q + 1]),
@@ -311,6 +313,36 @@ static inline __attribute__((always_inline)) void tfl_dsp_put(uint32_t *d, uint3
  * read inside x). 9 loads, 2 merges, 28 widening instructions and 14 stores: no copy into a buffer. */
 static inline __attribute__((always_inline)) void tfl_dsp_rgb33(const int8_t *r0, ptrdiff_t row, uint32_t zz,
                                                                 uint32_t *d) {
+#if AOTC_DSP_ASM
+    /* in assembly each word widened and stored as loaded, in 4 temporaries (gcc's schedule of the C below hoisted the
+     * 9 loads and spilled the widened words to the stack: 123 instructions a position, not 55); the merges by BFI
+     * from a byte and a halfword load (the bytes the C's words keep) */
+    uint32_t t0, t1, t2;
+#define TFL_DSP_RGB_PUT(v, off)                                                                            \
+    "sxtb16 %[t2], " v "\n\t"                                                                           \
+    "sxtb16 " v ", " v ", ror #8\n\t"                                                                   \
+    "ssub16 %[t2], %[t2], %[zz]\n\t"                                                                    \
+    "ssub16 " v ", " v ", %[zz]\n\t"                                                                    \
+    "str %[t2], [%[d], #" #off "]\n\t"                                                                  \
+    "str " v ", [%[d], #" #off " + 4]\n\t"
+    __asm__ volatile("ldr %[t0], [%[p]]\n\t"
+                     "ldr %[t1], [%[p], #4]\n\t" TFL_DSP_RGB_PUT("%[t0]", 0) TFL_DSP_RGB_PUT("%[t1]", 16)
+                     "ldrb %[t0], [%[p], #8]\n\t" /* row 0's byte 8 ... */
+                     "add %[p], %[p], %[row]\n\t"
+                     "ldr %[t1], [%[p], #-1]\n\t" /* ... under row 1's bytes 0 .. 2 */
+                     "bfi %[t1], %[t0], #0, #8\n\t" TFL_DSP_RGB_PUT("%[t1]", 32)
+                     "ldr %[t0], [%[p], #3]\n\t" TFL_DSP_RGB_PUT("%[t0]", 48)
+                     "ldrh %[t0], [%[p], #7]\n\t" /* row 1's bytes 7, 8 ... */
+                     "add %[p], %[p], %[row]\n\t"
+                     "ldr %[t1], [%[p], #-2]\n\t" /* ... under row 2's bytes 0, 1 */
+                     "bfi %[t1], %[t0], #0, #16\n\t" TFL_DSP_RGB_PUT("%[t1]", 64)
+                     "ldr %[t0], [%[p], #2]\n\t"
+                     "ldr %[t1], [%[p], #6]\n\t" TFL_DSP_RGB_PUT("%[t0]", 80) TFL_DSP_RGB_PUT("%[t1]", 96)
+                     : [p] "+&r"(r0), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2)
+                     : [row] "r"(row), [zz] "r"(zz), [d] "r"(d)
+                     : "memory");
+#undef TFL_DSP_RGB_PUT
+#else
     const int8_t *r1 = r0 + row, *r2 = r1 + row;
     const uint32_t a = aotc_dsp_load32(r0), b = aotc_dsp_load32(r0 + 4), c = aotc_dsp_load32(r0 + 8);
     const uint32_t e = aotc_dsp_load32(r1 - 1), f = aotc_dsp_load32(r1 + 3), g = aotc_dsp_load32(r1 + 7);
@@ -322,6 +354,7 @@ static inline __attribute__((always_inline)) void tfl_dsp_rgb33(const int8_t *r0
     tfl_dsp_put(d + 16, (h & 0xFFFF0000u) | (g & 0xFFFFu), zz);
     tfl_dsp_put(d + 20, i, zz);
     tfl_dsp_put(d + 24, j, zz);
+#endif
 }
 
 /* tfl_dsp_patch2's stem case where a kernel row is 4 to 12 bytes (3 x 3 over RGB: 9; a 1-channel row of 4):
@@ -413,18 +446,29 @@ static void tfl_dsp_rgb_tile(const aotc_tfl_conv_params *p, const int8_t *x, int
     const ptrdiff_t row = (ptrdiff_t)w * 3;
     const int8_t *end = x + (ptrdiff_t)p->n * h * row;
     const int32_t from[4] = {0, 0, 0, 0};
-    int32_t ox = p0 % ow, oy = (p0 / ow) % oh, b = p0 / (ow * oh), t, q;
-    for (t = 0; t < n; ++t) {
-        uint32_t *d = dst + (t >> 1) * 28 + (t & 1) * 2;
-        const int32_t iy = oy * sh - pt, ix = ox * sw - pl;
-        const int8_t *r0 = x + (((ptrdiff_t)b * h + iy) * w + ix) * 3;
-        if (any && (uint32_t)iy <= (uint32_t)(h - 3) && (uint32_t)ix <= (uint32_t)(w - 3) && r0 + 2 * row + 10 <= end) {
-            tfl_dsp_rgb33(r0, row, zz, d);
-        } else {
-            const int32_t at[3] = {ox, oy, b};
-            tfl_dsp_patch(p, x, at, from, 7, d);
+    int32_t ox = p0 % ow, oy = (p0 / ow) % oh, b = p0 / (ow * oh), t = 0, q;
+    /* the columns whose windows lie inside a row: ox in [lo, hi) */
+    const int32_t lo = (pl + sw - 1) / sw, hi = w - 3 + pl >= 0 ? (w - 3 + pl) / sw + 1 : 0;
+    while (t < n) { /* an output row's run of the tile: its inside columns by a pointer stepped, no test each */
+        const int32_t iy = oy * sh - pt, m = ow - ox < n - t ? ow - ox : n - t;
+        const int32_t inside = any && (uint32_t)iy <= (uint32_t)(h - 3);
+        const int8_t *rp = inside ? x + ((ptrdiff_t)b * h + iy) * row : x;
+        int32_t a = inside ? lo : 0, z = inside ? hi : 0, k;
+        if (z > ox + m) z = ox + m;
+        if (a < ox) a = ox;
+        while (z > a && rp + ((ptrdiff_t)(z - 1) * sw - pl) * 3 + 2 * row + 10 > end) --z; /* the last read in x */
+        if (z < a) z = a;
+        for (k = ox; k < ox + m; ++k, ++t) {
+            if (k == a && z > a) { /* the inside run */
+                const int8_t *r0 = rp + ((ptrdiff_t)a * sw - pl) * 3;
+                for (; k < z; ++k, ++t, r0 += 3 * sw) tfl_dsp_rgb33(r0, row, zz, dst + (t >> 1) * 28 + (t & 1) * 2);
+                if (k == ox + m) break;
+            }
+            const int32_t at[3] = {k, oy, b};
+            tfl_dsp_patch(p, x, at, from, 7, dst + (t >> 1) * 28 + (t & 1) * 2);
         }
-        if (++ox == ow) {
+        ox += m;
+        if (ox == ow) {
             ox = 0;
             if (++oy == oh) oy = 0, ++b;
         }
@@ -456,7 +500,9 @@ static void tfl_dsp_group_rq(const aotc_tfl_conv_params *p, const int32_t *bias,
             p->y_zero == -128 ? aotc_dsp_mac4x2_rq3 : aotc_dsp_mac4x2_rq2;
         int8_t last[8];
         if (n >= 2) mac(patch, n / 2, wx, nq, acc, y + (int64_t)at * p->oc + c0, p->oc);
-        if (n & 1) {
+        if ((n & 1) && p->y_zero == -128) { /* the last position alone, not as a pair repeating it */
+            aotc_dsp_mac4x1_rq3(patch + (n / 2) * 4 * nq, wx, nq, acc, y + (int64_t)(at + n - 1) * p->oc + c0);
+        } else if (n & 1) {
             mac(patch + (n / 2) * 4 * nq, 1, wx, nq, acc, last, 4);
             memcpy(y + (int64_t)(at + n - 1) * p->oc + c0, last, 4);
         }

@@ -221,9 +221,11 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq2(TFL_DSP
 /* aotc_dsp_mac4x2_rq2 where the lower clamp is the zero point -128 (a ReLU's, or none with that zero point): a sum
  * whose product term r is negative gives (r - 1 + 2^(right-1)) >> right <= 0 with TFLite's sign term and
  * (r + 2^(right-1)) >> right <= 0 without it, so both land at or below the zero point and SSAT makes them -128: the
- * sign term goes (3 instructions an output, not 4), and with it the epilogue's temporary, so the channels' terms
- * are walked by r12 and the patch pointer r0 stays put. Locals: [sp] the weights' end, [sp, #4] the pairs left,
- * [sp, #8] the loop's entry, [sp, #12] w, [sp, #16] rq + 16 (the biases are the 4 words before it), [sp, #20] y. */
+ * sign term goes (3 instructions an output, not 4), and with it the epilogue's temporary, so the patch pointer r0
+ * stays put. Its locals, one block at sp so that a pair starts with one LDM: [sp] w, [sp, #4 .. #32] each bias twice
+ * (the sums' start), [sp, #36] the loop's entry, [sp, #40] the weights' end, [sp, #44] y, [sp, #48] oc, [sp, #52]
+ * the patches' end, [sp, #56 .. #100] the channels' terms (walked by r12 in the epilogue): a pair's start is
+ * 11 + 3 cycles, its end 6 (the pairs counted by the patch pointer), 5 fewer than by loads of each. */
 #define TFL_DSP_RQ3(a, b)                                                                                \
     "ldmia r12!, {r1, r2, r3}\n\t" /* the channel's mult, ra, right */                                    \
     "smmlar " a ", " a ", r1, r2\n\t"                                                                   \
@@ -238,47 +240,55 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq3(TFL_DSP
                                                                          TFL_DSP_ARG int32_t nq,
                                                                          TFL_DSP_ARG const int32_t *rq,
                                                                          TFL_DSP_ARG int8_t *y, TFL_DSP_ARG int32_t oc) {
+    /* r0 p, r1 count, r2 w, r3 nq; rq, y, oc at [sp, #148], #152, #156 after the prologue */
     __asm__ volatile(
         "push {r4-r11, lr}\n\t"
-        "sub sp, sp, #24\n\t"
+        "sub sp, sp, #112\n\t"
         "cmp r1, #0\n\t"
         "ble 9f\n\t"
-        "str r1, [sp, #4]\n\t"
-        "str r2, [sp, #12]\n\t"
+        "str r2, [sp]\n\t"
         "add r4, r2, r3, lsl #5\n\t"
-        "str r4, [sp]\n\t"
-        "ldr r4, [sp, #64]\n\t"
-        "str r4, [sp, #20]\n\t"
-        "ldr r4, [sp, #60]\n\t"
-        "adds r4, r4, #16\n\t"
-        "str r4, [sp, #16]\n\t"
+        "str r4, [sp, #40]\n\t"
+        "mul r4, r1, r3\n\t" /* the patches' end: 16 bytes a quad and pair */
+        "add r4, r0, r4, lsl #4\n\t"
+        "str r4, [sp, #52]\n\t"
+        "ldr r4, [sp, #152]\n\t"
+        "ldr r5, [sp, #156]\n\t"
+        "strd r4, r5, [sp, #44]\n\t"
+        "ldr r12, [sp, #148]\n\t"
+        "ldmia r12!, {r4, r6, r8, r10}\n\t" /* the biases, each twice */
+        "mov r5, r4\n\t"
+        "mov r7, r6\n\t"
+        "mov r9, r8\n\t"
+        "mov r11, r10\n\t"
+        "add lr, sp, #4\n\t"
+        "stmia lr, {r4-r11}\n\t"
+        "ldmia r12!, {r1, r2, r4-r11, lr}\n\t" /* 11 of the 12 terms */
+        "str r1, [sp, #56]\n\t"
+        "str r2, [sp, #60]\n\t"
+        "add r1, sp, #64\n\t"
+        "stmia r1!, {r4-r11, lr}\n\t"
+        "ldr r2, [r12]\n\t"
+        "str r2, [r1]\n\t"
         "rsbs r5, r3, #0\n\t"
         "and r5, r5, #7\n\t"
         "movs r6, #104\n\t"
         "adr.w r4, 1f\n\t"
         "mla r4, r5, r6, r4\n\t"
         "orr r4, r4, #1\n\t"
-        "str r4, [sp, #8]\n"
-        "2:\n\t" /* a pair: its sums start at the biases, w to the start, into the loop */
-        "ldr lr, [sp, #16]\n\t"
-        "ldmdb lr, {r4, r6, r8, r10}\n\t"
-        "mov r5, r4\n\t"
-        "mov r7, r6\n\t"
-        "mov r9, r8\n\t"
-        "mov r11, r10\n\t"
-        "ldr r1, [sp, #12]\n\t"
-        "ldr r12, [sp, #8]\n\t"
+        "str r4, [sp, #36]\n"
+        "2:\n\t" /* a pair: w, its sums at the biases and the loop's entry in one LDM, into the loop */
+        "ldm sp, {r1, r4-r12}\n\t"
         "bx r12\n\t"
         ".p2align 2\n"
         "1:\n\t" AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
             AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
-        "ldr r2, [sp]\n\t"
+        "ldr r2, [sp, #40]\n\t"
         "cmp r1, r2\n\t"
         "bne 1b\n\t"
-        "ldr r12, [sp, #16]\n\t" /* the epilogue: r12 walks the channels' terms */
+        "add r12, sp, #56\n\t" /* the epilogue: r12 walks the channels' terms */
         TFL_DSP_RQ3("r4", "r5") TFL_DSP_RQ3("r6", "r7") TFL_DSP_RQ3("r8", "r9") TFL_DSP_RQ3("r10", "r11")
-        "ldr lr, [sp, #20]\n\t"
-        "ldr r1, [sp, #68]\n\t"
+        "ldrd lr, r1, [sp, #44]\n\t"
         "strb r4, [lr]\n\t"
         "strb r6, [lr, #1]\n\t"
         "strb r8, [lr, #2]\n\t"
@@ -289,14 +299,60 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq3(TFL_DSP
         "strb r9, [lr, #2]\n\t"
         "strb r11, [lr, #3]\n\t"
         "add lr, lr, r1\n\t"
-        "str lr, [sp, #20]\n\t"
-        "ldr r3, [sp, #4]\n\t"
-        "subs r3, r3, #1\n\t"
-        "str r3, [sp, #4]\n\t"
+        "str lr, [sp, #44]\n\t"
+        "ldr r3, [sp, #52]\n\t"
+        "cmp r0, r3\n\t"
         "bne 2b\n"
         "9:\n\t"
-        "add sp, sp, #24\n\t"
+        "add sp, sp, #112\n\t"
         "pop {r4-r11, pc}\n\t");
+}
+/* aotc_dsp_mac4x2_rq3 for one position (an odd tile's last), not a pair repeating it: p its patch as a pair's (quad
+ * q's E at p[4q], O at p[4q + 1]), the 4 channels' sums from rq's biases, their 4 outputs to y[0 .. 3]. A quad is
+ * an LDRD of the patch, two LDMs of the channels' E and O weights and 8 SMLADs (21 cycles for 16
+ * multiply-accumulates; the pair's block takes 32 for the same 16 and 16 wasted), two quads a turn. */
+__attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x1_rq3(TFL_DSP_ARG const uint32_t *p,
+                                                                         TFL_DSP_ARG const uint32_t *w,
+                                                                         TFL_DSP_ARG int32_t nq,
+                                                                         TFL_DSP_ARG const int32_t *rq,
+                                                                         TFL_DSP_ARG int8_t *y) {
+    /* r0 p, r1 w, r2 nq, r3 rq; y at [sp, #36] after the prologue */
+#define TFL_DSP_MAC4X1_QUAD                                                                              \
+    "ldrd r8, r9, [r0], #16\n\t"                                                                       \
+    "ldmia r1!, {r2, r10, r11, lr}\n\t"                                                                \
+    "smlad r4, r8, r2, r4\n\t"                                                                         \
+    "smlad r5, r8, r10, r5\n\t"                                                                        \
+    "smlad r6, r8, r11, r6\n\t"                                                                        \
+    "smlad r7, r8, lr, r7\n\t"                                                                         \
+    "ldmia r1!, {r2, r10, r11, lr}\n\t"                                                                \
+    "smlad r4, r9, r2, r4\n\t"                                                                         \
+    "smlad r5, r9, r10, r5\n\t"                                                                        \
+    "smlad r6, r9, r11, r6\n\t"                                                                        \
+    "smlad r7, r9, lr, r7\n\t"
+#define TFL_DSP_RQ1(a)                                                                                   \
+    "ldmia r3!, {r8, r9, r10}\n\t" /* the channel's mult, ra, right */                                    \
+    "smmlar " a ", " a ", r8, r9\n\t"                                                                   \
+    "asr " a ", " a ", r10\n\t"                                                                         \
+    "ssat " a ", #8, " a "\n\t"
+    __asm__ volatile(
+        "push {r4-r11, lr}\n\t"
+        "ldmia r3!, {r4-r7}\n\t"
+        "add r12, r1, r2, lsl #5\n\t"
+        "tst r2, #1\n\t"
+        "bne 2f\n"
+        "1:\n\t" TFL_DSP_MAC4X1_QUAD
+        "2:\n\t" TFL_DSP_MAC4X1_QUAD
+        "cmp r1, r12\n\t"
+        "bne 1b\n\t"
+        TFL_DSP_RQ1("r4") TFL_DSP_RQ1("r5") TFL_DSP_RQ1("r6") TFL_DSP_RQ1("r7")
+        "ldr r12, [sp, #36]\n\t"
+        "strb r4, [r12]\n\t"
+        "strb r5, [r12, #1]\n\t"
+        "strb r6, [r12, #2]\n\t"
+        "strb r7, [r12, #3]\n\t"
+        "pop {r4-r11, pc}\n\t");
+#undef TFL_DSP_MAC4X1_QUAD
+#undef TFL_DSP_RQ1
 }
 #undef TFL_DSP_ARG
 #undef TFL_DSP_RQ2
@@ -340,6 +396,13 @@ __attribute__((noinline, unused)) static void aotc_dsp_mac4x2_rq2(const uint32_t
 __attribute__((noinline, unused)) static void aotc_dsp_mac4x2_rq3(const uint32_t *p, int32_t count, const uint32_t *w,
                                                                   int32_t nq, const int32_t *rq, int8_t *y, int32_t oc) {
     tfl_dsp_mac4x2_rq_c(p, count, w, nq, rq, y, oc, 1);
+}
+/* (aotc_dsp_mac4x1_rq3: the pair's loop on a pair repeating the position, its first output kept) */
+__attribute__((noinline, unused)) static void aotc_dsp_mac4x1_rq3(const uint32_t *p, const uint32_t *w, int32_t nq,
+                                                                  const int32_t *rq, int8_t *y) {
+    int8_t two[8];
+    tfl_dsp_mac4x2_rq_c(p, 1, w, nq, rq, two, 4, 1);
+    memcpy(y, two, 4);
 }
 #endif
 #endif /* AOTC_QUANT_DSP */
