@@ -279,10 +279,63 @@ static inline void tfl_dsp_widen2(const int8_t *a, const int8_t *b, int32_t m, u
  * multiple of 4), so its patches are those rows' quads [q0, q0 + nq) widened pair by pair, in tfl_dsp_patch's
  * layout (n positions from row x, an odd tile's last pair repeating its position): one loop, no call a
  * position. */
+#if AOTC_DSP_ASM
+/* tfl_dsp_rows' quads of a pair (a, b) where x_zero is -128 (a ReLU's output, every pointwise layer's input in a
+ * MobileNet): x - x_zero = x + 128 is the byte x ^ 0x80 unsigned, so a word is one EOR and two UXTB16s (not two
+ * SXTB16s and two SSUB16s), doubled by a shift of the word (halves below 256: no carry between them); two quads a
+ * turn, entered at the second for an odd m (m >= 1) */
+#define TFL_DSP_ROWS_QUAD(SHIFT, s)                                                                        \
+    "ldr %[v], [%[a]], #4\n\t"                                                                           \
+    "ldr %[u], [%[b]], #4\n\t"                                                                           \
+    "eor %[v], %[v], #0x80808080\n\t"                                                                    \
+    "eor %[u], %[u], #0x80808080\n\t"                                                                    \
+    "uxtb16 %[e], %[v]\n\t"                                                                              \
+    "uxtb16 %[v], %[v], ror #8\n\t" SHIFT("%[e]") SHIFT("%[v]")                                          \
+    "str %[e], [%[d], #" #s "]\n\t"                                                                      \
+    "str %[v], [%[d], #" #s " + 4]\n\t"                                                                  \
+    "uxtb16 %[e], %[u]\n\t"                                                                              \
+    "uxtb16 %[u], %[u], ror #8\n\t" SHIFT("%[e]") SHIFT("%[u]")                                          \
+    "str %[e], [%[d], #" #s " + 8]\n\t"                                                                  \
+    "str %[u], [%[d], #" #s " + 12]\n\t"
+#define TFL_DSP_ROWS_NONE(r) ""
+#define TFL_DSP_ROWS_DOUBLE(r) "lsl " r ", " r ", #1\n\t"
+#define TFL_DSP_ROWS_ASM(SHIFT)                                                                            \
+    __asm__ volatile("tst %[m], #1\n\t"                                                                  \
+                     "bne 2f\n"                                                                          \
+                     "1:\n\t" TFL_DSP_ROWS_QUAD(SHIFT, 0) "adds %[d], %[d], #16\n"                     \
+                     "2:\n\t" TFL_DSP_ROWS_QUAD(SHIFT, 0) "adds %[d], %[d], #16\n\t"                   \
+                     "cmp %[d], %[end]\n\t"                                                              \
+                     "bne 1b\n\t"                                                                       \
+                     : [a] "+&r"(a), [b] "+&r"(b), [d] "+&r"(d), [v] "=&r"(v), [u] "=&r"(u), [e] "=&r"(e)  \
+                     : [m] "r"(m), [end] "r"(end)                                                          \
+                     : "cc", "memory")
+static inline __attribute__((always_inline)) void tfl_dsp_rows_u8(const int8_t *a, const int8_t *b, int32_t m,
+                                                                  uint32_t *d, int dbl) {
+    uint32_t *const end = d + 4 * m;
+    uint32_t v, u, e;
+    if (dbl) TFL_DSP_ROWS_ASM(TFL_DSP_ROWS_DOUBLE);
+    else TFL_DSP_ROWS_ASM(TFL_DSP_ROWS_NONE);
+}
+#undef TFL_DSP_ROWS_ASM
+#undef TFL_DSP_ROWS_QUAD
+#undef TFL_DSP_ROWS_NONE
+#undef TFL_DSP_ROWS_DOUBLE
+#endif
+
 static void tfl_dsp_rows(const int8_t *x, int32_t c, int32_t n, int32_t q0, int32_t nq, int32_t x_zero, int dbl,
                          uint32_t *dst) {
     const uint32_t zz = (uint32_t)(uint16_t)x_zero * 0x10001u;
     int32_t t;
+#if AOTC_DSP_ASM
+    if (x_zero == -128 && nq >= 1) {
+        for (t = 0; t < n; t += 2, dst += 4 * nq) {
+            const int8_t *a = x + (ptrdiff_t)t * c + 4 * q0;
+            if (dbl) tfl_dsp_rows_u8(a, t + 1 < n ? a + c : a, nq, dst, 1);
+            else tfl_dsp_rows_u8(a, t + 1 < n ? a + c : a, nq, dst, 0);
+        }
+        return;
+    }
+#endif
     for (t = 0; t < n; t += 2, dst += 4 * nq) {
         const int8_t *a = x + (int64_t)t * c + 4 * q0;
         if (dbl) tfl_dsp_widen2d(a, t + 1 < n ? a + c : a, nq, zz, dst, 1);

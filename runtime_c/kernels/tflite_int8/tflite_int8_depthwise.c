@@ -502,13 +502,35 @@ static inline int tfl_dsp_dwp_fits(const aotc_tfl_conv_params *p, int32_t run, i
     return p->sw == 1 && 12 * (int64_t)TFL_DSP_DWP_PAIRS(p) <= 4 * (int64_t)run + 3 * (int64_t)pw;
 }
 
-/* One column pair's 4 channels of two words (columns 2i, 2i + 1) to d: [c0 of both], [c1], [c2], [c3] */
-static inline __attribute__((always_inline)) void tfl_dsp_dwp_put(uint32_t v0, uint32_t v1, uint32_t *d) {
-    const uint32_t e0 = (uint32_t)__sxtb16(v0), o0 = aotc_dsp_sxtb16_hi(v0);
-    const uint32_t e1 = (uint32_t)__sxtb16(v1), o1 = aotc_dsp_sxtb16_hi(v1);
+/* One column pair's 4 channels of two words (columns 2i, 2i + 1) to d: [c0 of both], [c1], [c2], [c3]; doubled
+ * with dbl (a constant where it is inlined). In assembly the row's loop's 8 instructions (gcc's masks and shifts
+ * took 14, and the selects of a row's edge pairs spilled around them) */
+static inline __attribute__((always_inline)) void tfl_dsp_dwp_put2(uint32_t v0, uint32_t v1, uint32_t *d, int dbl) {
+    uint32_t e0 = (uint32_t)__sxtb16(v0), o0 = aotc_dsp_sxtb16_hi(v0);
+    uint32_t e1 = (uint32_t)__sxtb16(v1), o1 = aotc_dsp_sxtb16_hi(v1);
+    if (dbl) {
+        e0 = (uint32_t)__sadd16((int32_t)e0, (int32_t)e0), o0 = (uint32_t)__sadd16((int32_t)o0, (int32_t)o0);
+        e1 = (uint32_t)__sadd16((int32_t)e1, (int32_t)e1), o1 = (uint32_t)__sadd16((int32_t)o1, (int32_t)o1);
+    }
+#if AOTC_DSP_ASM
+    uint32_t t;
+    __asm__ volatile("pkhbt %[t], %[e0], %[e1], lsl #16\n\t"
+                     "str %[t], [%[d]]\n\t"
+                     "pkhtb %[t], %[e1], %[e0], asr #16\n\t"
+                     "str %[t], [%[d], #8]\n\t"
+                     "pkhbt %[t], %[o0], %[o1], lsl #16\n\t"
+                     "str %[t], [%[d], #4]\n\t"
+                     "pkhtb %[t], %[o1], %[o0], asr #16\n\t"
+                     "str %[t], [%[d], #12]\n\t"
+                     : [t] "=&r"(t)
+                     : [e0] "r"(e0), [e1] "r"(e1), [o0] "r"(o0), [o1] "r"(o1), [d] "r"(d)
+                     : "memory");
+#else
     d[0] = (e0 & 0xffffu) | (e1 << 16), d[1] = (o0 & 0xffffu) | (o1 << 16);
     d[2] = (e1 & 0xffff0000u) | (e0 >> 16), d[3] = (o1 & 0xffff0000u) | (o0 >> 16);
+#endif
 }
+#define tfl_dsp_dwp_put(v0, v1, d) tfl_dsp_dwp_put2(v0, v1, d, 0)
 
 /* Input row iy (xb: the image's first position, channel ch) into its slot of the ring, np column pairs: the pairs
  * inside the row in assembly (2 loads, 8 instructions and 4 stores a pair), the others from zb where outside */
@@ -517,8 +539,10 @@ __attribute__((noinline)) static void tfl_dsp_dwp_row_in(const aotc_tfl_conv_par
     const int32_t c = p->c, pl = p->pad_left, wd = p->w;
     uint32_t *d = ring + 4 * (((iy % 3) + 3) % 3);
     int32_t i = 0;
-    if (iy < 0 || iy >= p->h) {
-        for (; i < np; ++i, d += 12) tfl_dsp_dwp_put(zb, zb, d);
+    if (iy < 0 || iy >= p->h) { /* a row of x_zero: one pair's words, stored np times */
+        uint32_t z[4];
+        tfl_dsp_dwp_put(zb, zb, z);
+        for (; i < np; ++i, d += 12) d[0] = z[0], d[1] = z[1], d[2] = z[2], d[3] = z[3];
         return;
     }
     const int8_t *s = xb + ((int64_t)iy * wd - pl) * c;
@@ -568,19 +592,21 @@ __attribute__((noinline)) static void tfl_dsp_dwp_row_in(const aotc_tfl_conv_par
 __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, int32_t ch, const uint32_t *rq,
                         const int32_t *base, int8_t *y, uint32_t zb, uint32_t *ring) {
     const int32_t oc = p->oc, np = TFL_DSP_DWP_PAIRS(p), pt = p->pad_top;
-    uint32_t wk[3][8], wp[3][24 + 12];
-    int32_t r, s, j, b, oy;
-    for (r = 0; r < 3; ++r) /* kernel row r's words */
-        for (j = 0; j < 4; ++j) {
-            const int8_t *wt = w + (int64_t)3 * r * oc + ch + j; /* taps (r, 0), (r, 1), (r, 2) */
-            const uint32_t w0 = (uint16_t)(2 * wt[0]), w1 = (uint16_t)(2 * wt[oc]), w2 = (uint16_t)(2 * wt[2 * oc]);
-            wk[r][j] = w0 | (w1 << 16), wk[r][4 + j] = w1 | (w2 << 16);
+    uint32_t wk[8], wp[3][24 + 12];
+    int32_t r, t, j, b, oy;
+    for (r = 0; r < 3; ++r) { /* kernel row r's words (its 3 taps' words of the 4 channels, paired as a column pair's),
+                               * at slot (r + t) mod 3 of turn t */
+        const int8_t *wt = w + (ptrdiff_t)3 * r * oc + ch;
+        const uint32_t w0 = aotc_dsp_load32(wt), w1 = aotc_dsp_load32(wt + oc), w2 = aotc_dsp_load32(wt + 2 * oc);
+        tfl_dsp_dwp_put2(w0, w1, wk, 1);
+        tfl_dsp_dwp_put2(w1, w2, wk + 4, 1);
+        for (t = 0; t < 3; ++t) {
+            uint32_t *d = wp[t] + 8 * ((r + t) % 3);
+            for (j = 0; j < 8; ++j) d[j] = wk[j];
         }
-    for (r = 0; r < 3; ++r) { /* turn r: slot s holds kernel row (s - r) mod 3 */
-        for (s = 0; s < 3; ++s)
-            for (j = 0; j < 8; ++j) wp[r][8 * s + j] = wk[(s - r + 3) % 3][j];
-        for (j = 0; j < 12; ++j) wp[r][24 + j] = rq[j];
     }
+    for (t = 0; t < 3; ++t)
+        for (j = 0; j < 12; ++j) wp[t][24 + j] = rq[j];
     for (b = 0; b < p->n; ++b) {
         const int8_t *xb = x + (int64_t)b * p->h * p->w * p->c + ch;
         int8_t *yb = y + (int64_t)b * p->oh * p->ow * oc + ch;
