@@ -225,7 +225,8 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq2(TFL_DSP
  * stays put. Its locals, one block at sp so that a pair starts with one LDM: [sp] w, [sp, #4 .. #32] each bias twice
  * (the sums' start), [sp, #36] the loop's entry, [sp, #40] the weights' end, [sp, #44] y, [sp, #48] oc, [sp, #52]
  * the patches' end, [sp, #56 .. #100] the channels' terms (walked by r12 in the epilogue): a pair's start is
- * 11 + 3 cycles, its end 6 (the pairs counted by the patch pointer), 5 fewer than by loads of each. */
+ * 11 + 3 cycles, its end 6 (the pairs counted by the patch pointer), 5 fewer than by loads of each. The loop does
+ * 16 quads a turn (entered past (-nq) mod 16): a 128-channel layer's pair is 2 turns, not 4. */
 #define TFL_DSP_RQ3(a, b)                                                                                \
     "ldmia r12!, {r1, r2, r3}\n\t" /* the channel's mult, ra, right */                                    \
     "smmlar " a ", " a ", r1, r2\n\t"                                                                   \
@@ -271,7 +272,7 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq3(TFL_DSP
         "ldr r2, [r12]\n\t"
         "str r2, [r1]\n\t"
         "rsbs r5, r3, #0\n\t"
-        "and r5, r5, #7\n\t"
+        "and r5, r5, #15\n\t"
         "movs r6, #104\n\t"
         "adr.w r4, 1f\n\t"
         "mla r4, r5, r6, r4\n\t"
@@ -283,6 +284,8 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq3(TFL_DSP
         ".p2align 2\n"
         "1:\n\t" AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
             AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
+                AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
+                    AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
         "ldr r2, [sp, #40]\n\t"
         "cmp r1, r2\n\t"
         "bne 1b\n\t"
