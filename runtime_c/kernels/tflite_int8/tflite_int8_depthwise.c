@@ -397,7 +397,125 @@ __attribute__((noinline)) static void tfl_dsp_dw3x3_band_rq(const uint32_t *band
  * SMLATB(P_i, w01) + SMLAD(P_i+1, w12) for B: 4 loads and 4 multiplies (9 cycles) for 6 multiply-accumulates, where
  * the band of words (tfl_dsp_dw3x3_band_rq) takes 4 loads and 8 multiplies (18 cycles) for 8 of a tap. (At column
  * stride 2 a position takes twice the columns, whose arranging costs more than the multiplies save: the bands.) */
-#define TFL_DWP_CH(ky, c, a, b) /* r0 the ring at the pair, r2 the weights; r1, r3, r12, lr the words */       \
+#define TFL_DWP_CH(ky, j, a0, b0, a1, b1) /* r0 the ring at the turn, r2 the block; r1, r3, r12, lr the words */ \
+    "ldr r1, [r0, #(16 * " #ky " + 4 * " #j ")]\n\t"                                                   \
+    "ldr r3, [r0, #(48 + 16 * " #ky " + 4 * " #j ")]\n\t"                                              \
+    "ldr r12, [r2, #(16 * " #ky " + 4 * " #j ")]\n\t"                                                  \
+    "ldr lr, [r2, #(16 * " #ky " + 8 + 4 * " #j ")]\n\t"                                               \
+    "smlad " a0 ", r1, r12, " a0 "\n\t"                                                                 \
+    "smlatb " b0 ", r1, r12, " b0 "\n\t"                                                                \
+    "smlabt " a0 ", r3, lr, " a0 "\n\t"                                                                 \
+    "smlad " b0 ", r3, lr, " b0 "\n\t"                                                                  \
+    "ldr r1, [r0, #(96 + 16 * " #ky " + 4 * " #j ")]\n\t"                                              \
+    "smlad " a1 ", r3, r12, " a1 "\n\t"                                                                 \
+    "smlatb " b1 ", r3, r12, " b1 "\n\t"                                                                \
+    "smlabt " a1 ", r1, lr, " a1 "\n\t"                                                                 \
+    "smlad " b1 ", r1, lr, " b1 "\n\t"
+#define TFL_DWP_WINDOW                                                                                     \
+    TFL_DWP_CH(0, 0, "r4", "r5", "r6", "r7") TFL_DWP_CH(0, 1, "r8", "r9", "r10", "r11")                      \
+    TFL_DWP_CH(1, 0, "r4", "r5", "r6", "r7") TFL_DWP_CH(1, 1, "r8", "r9", "r10", "r11")                      \
+    TFL_DWP_CH(2, 0, "r4", "r5", "r6", "r7") TFL_DWP_CH(2, 1, "r8", "r9", "r10", "r11")
+/* TFL_DW_RQ2 (the sign term, lr its temporary) and TFL_DW_RQ2F on a channel's 4 sums, its terms at the block's
+ * 48 + 12 j bytes */
+#define TFL_DWP_RQ1(a)                                                                                     \
+    "smmlar lr, " a ", r1, r3\n\t"                                                                      \
+    "add " a ", lr, " a ", asr #31\n\t"                                                                 \
+    "asr " a ", " a ", r12\n\t"                                                                         \
+    "ssat " a ", #8, " a "\n\t"
+#define TFL_DWP_RQ1F(a)                                                                                    \
+    "smmlar " a ", " a ", r1, r3\n\t"                                                                   \
+    "asr " a ", " a ", r12\n\t"                                                                         \
+    "ssat " a ", #8, " a "\n\t"
+#define TFL_DWP_RQ(R, j, a0, b0, a1, b1)                                                                   \
+    "ldr r1, [r2, #(48 + 12 * " #j ")]\n\t"                                                             \
+    "ldr r3, [r2, #(52 + 12 * " #j ")]\n\t"                                                             \
+    "ldr r12, [r2, #(56 + 12 * " #j ")]\n\t" R(a0) R(b0) R(a1) R(b1)
+/* a turn: the sums from the block at sp, the window, the requantisation, each position's 2 outputs packed */
+#define TFL_DWP_TURN(R)                                                                                    \
+    "ldm sp, {r4-r11}\n\t" TFL_DWP_WINDOW TFL_DWP_RQ(R, 0, "r4", "r5", "r6", "r7")                          \
+        TFL_DWP_RQ(R, 1, "r8", "r9", "r10", "r11")                                                          \
+    "bfi r4, r8, #8, #8\n\t"                                                                              \
+    "bfi r5, r9, #8, #8\n\t"                                                                              \
+    "bfi r6, r10, #8, #8\n\t"                                                                             \
+    "bfi r7, r11, #8, #8\n\t"
+/* One output row's n positions (n >= 1) of a pair of channels from the ring r0 (at the pair's first channel), four at
+ * a time (the row's column pairs i and i + 1: A = 2i, B = 2i + 1 from pairs i, i + 1, then 2i + 2, 2i + 3 from pairs
+ * i + 1, i + 2), the last n mod 4 by one more turn storing only those; r2 the pair's block of the turn (a slot's
+ * words [w01 c0, w01 c1, w12 c0, w12 c1], 16 bytes a slot, then each channel's mult, ra, right), r3 the pair's 2
+ * sums' start (base); outputs to y (the pair's first channel) + t oc as halfwords. Per channel and kernel row: 5
+ * loads and 8 multiplies (15 cycles for 12 multiply-accumulates; 4 channels of 2 positions took 9 for 6, the
+ * weights loaded a turn of 2 positions, not 4), and a channel's terms loaded once for 4 positions. In assembly
+ * naked; locals: [sp .. #28] the sums' start (channel 0's 4 times, then channel 1's), [sp, #32] y, [sp, #36] oc,
+ * [sp, #40] the positions left; y and oc at [sp, #84], [sp, #88]. */
+#define TFL_DWP_ROW_ASM(R)                                                                                 \
+    "push {r4-r11, lr}\n\t"                                                                               \
+    "sub sp, sp, #48\n\t"                                                                                 \
+    "ldrd r4, r8, [r3]\n\t"                                                                               \
+    "mov r5, r4\n\t"                                                                                      \
+    "mov r6, r4\n\t"                                                                                      \
+    "mov r7, r4\n\t"                                                                                      \
+    "mov r9, r8\n\t"                                                                                      \
+    "mov r10, r8\n\t"                                                                                     \
+    "mov r11, r8\n\t"                                                                                     \
+    "stm sp, {r4-r11}\n\t"                                                                                \
+    "ldr r4, [sp, #84]\n\t"                                                                               \
+    "ldr r5, [sp, #88]\n\t"                                                                               \
+    "strd r4, r5, [sp, #32]\n\t"                                                                          \
+    "str r1, [sp, #40]\n\t"                                                                               \
+    "cmp r1, #4\n\t"                                                                                      \
+    "blt 5f\n"                                                                                            \
+    "2:\n\t" TFL_DWP_TURN(R)                                                                               \
+    "ldrd r12, r3, [sp, #32]\n\t"                                                                         \
+    "strh r4, [r12]\n\t"                                                                                  \
+    "strh r5, [r12, r3]\n\t"                                                                              \
+    "add r12, r12, r3, lsl #1\n\t"                                                                        \
+    "strh r6, [r12]\n\t"                                                                                  \
+    "strh r7, [r12, r3]\n\t"                                                                              \
+    "add r12, r12, r3, lsl #1\n\t"                                                                        \
+    "str r12, [sp, #32]\n\t"                                                                              \
+    "adds r0, r0, #96\n\t"                                                                                \
+    "ldr r1, [sp, #40]\n\t"                                                                               \
+    "subs r1, r1, #4\n\t"                                                                                 \
+    "str r1, [sp, #40]\n\t"                                                                               \
+    "cmp r1, #4\n\t"                                                                                      \
+    "bge 2b\n"                                                                                            \
+    "5:\n\t"                                                                                              \
+    "cmp r1, #0\n\t"                                                                                      \
+    "ble 9f\n\t" TFL_DWP_TURN(R)                                                                           \
+    "ldrd r12, r3, [sp, #32]\n\t"                                                                         \
+    "ldr r1, [sp, #40]\n\t"                                                                               \
+    "strh r4, [r12]\n\t"                                                                                  \
+    "cmp r1, #2\n\t"                                                                                      \
+    "blt 9f\n\t"                                                                                          \
+    "strh r5, [r12, r3]\n\t"                                                                              \
+    "add r12, r12, r3, lsl #1\n\t"                                                                        \
+    "cmp r1, #3\n\t"                                                                                      \
+    "blt 9f\n\t"                                                                                          \
+    "strh r6, [r12]\n"                                                                                    \
+    "9:\n\t"                                                                                              \
+    "add sp, sp, #48\n\t"                                                                                 \
+    "pop {r4-r11, pc}\n\t"
+#define TFL_DSP_ARG __attribute__((unused)) /* a naked function's arguments are its assembly's registers */
+__attribute__((naked, noinline)) static void tfl_dsp_dwp_row_floor(TFL_DSP_ARG const uint32_t *ring,
+                                                                   TFL_DSP_ARG int32_t n,
+                                                                   TFL_DSP_ARG const uint32_t *wp,
+                                                                   TFL_DSP_ARG const int32_t *base,
+                                                                   TFL_DSP_ARG int8_t *y, TFL_DSP_ARG int32_t oc) {
+    __asm__ volatile(TFL_DWP_ROW_ASM(TFL_DWP_RQ1F));
+}
+__attribute__((naked, noinline)) static void tfl_dsp_dwp_row_sign(TFL_DSP_ARG const uint32_t *ring,
+                                                                  TFL_DSP_ARG int32_t n,
+                                                                  TFL_DSP_ARG const uint32_t *wp,
+                                                                  TFL_DSP_ARG const int32_t *base,
+                                                                  TFL_DSP_ARG int8_t *y, TFL_DSP_ARG int32_t oc) {
+    __asm__ volatile(TFL_DWP_ROW_ASM(TFL_DWP_RQ1));
+}
+/* Rows whose width is not a multiple of 4 (a turn of 4 positions would compute and drop the rest: a 6-wide row
+ * cost more so) take the 4 channels two positions at a time: per channel and row SMLAD + SMLABT for A, SMLATB +
+ * SMLAD for B, 4 loads and 4 multiplies (9 cycles) for 6 multiply-accumulates. Their weights a turn: wp[8 s + c] =
+ * [w(ky, 0), w(ky, 1)] and wp[8 s + 4 + c] = [w(ky, 1), w(ky, 2)] of channel c for the kernel row in slot s, then
+ * the 4 channels' terms from wp[24]. */
+#define TFL_DWP2_CH(ky, c, a, b) /* r0 the ring at the pair, r2 the weights; r1, r3, r12, lr the words */       \
     "ldr r1, [r0, #(16 * " #ky " + 4 * " #c ")]\n\t"                                                    \
     "ldr r3, [r0, #(48 + 16 * " #ky " + 4 * " #c ")]\n\t"                                               \
     "ldr r12, [r2, #(32 * " #ky " + 4 * " #c ")]\n\t"                                                   \
@@ -406,14 +524,14 @@ __attribute__((noinline)) static void tfl_dsp_dw3x3_band_rq(const uint32_t *band
     "smlabt " a ", r3, lr, " a "\n\t"                                                                   \
     "smlatb " b ", r1, r12, " b "\n\t"                                                                  \
     "smlad " b ", r3, lr, " b "\n\t"
-#define TFL_DWP_WINDOW                                                                                     \
-    TFL_DWP_CH(0, 0, "r4", "r8") TFL_DWP_CH(0, 1, "r5", "r9") TFL_DWP_CH(0, 2, "r6", "r10")                \
-    TFL_DWP_CH(0, 3, "r7", "r11") TFL_DWP_CH(1, 0, "r4", "r8") TFL_DWP_CH(1, 1, "r5", "r9")                \
-    TFL_DWP_CH(1, 2, "r6", "r10") TFL_DWP_CH(1, 3, "r7", "r11") TFL_DWP_CH(2, 0, "r4", "r8")               \
-    TFL_DWP_CH(2, 1, "r5", "r9") TFL_DWP_CH(2, 2, "r6", "r10") TFL_DWP_CH(2, 3, "r7", "r11")
-/* TFL_DW_RQ2 and TFL_DW_RQ2F on the registers of TFL_DWP_ROW_ASM (wp in r2, temporaries r1, r3, r12, lr), the
+#define TFL_DWP2_WINDOW                                                                                     \
+    TFL_DWP2_CH(0, 0, "r4", "r8") TFL_DWP2_CH(0, 1, "r5", "r9") TFL_DWP2_CH(0, 2, "r6", "r10")                \
+    TFL_DWP2_CH(0, 3, "r7", "r11") TFL_DWP2_CH(1, 0, "r4", "r8") TFL_DWP2_CH(1, 1, "r5", "r9")                \
+    TFL_DWP2_CH(1, 2, "r6", "r10") TFL_DWP2_CH(1, 3, "r7", "r11") TFL_DWP2_CH(2, 0, "r4", "r8")               \
+    TFL_DWP2_CH(2, 1, "r5", "r9") TFL_DWP2_CH(2, 2, "r6", "r10") TFL_DWP2_CH(2, 3, "r7", "r11")
+/* TFL_DW_RQ2 and TFL_DW_RQ2F on the registers of TFL_DWP2_ROW_ASM (wp in r2, temporaries r1, r3, r12, lr), the
  * terms at wp[24] */
-#define TFL_DWP_RQ(j, a, b)                                                                                \
+#define TFL_DWP2_RQ(j, a, b)                                                                                \
     "ldr r1, [r2, #(96 + 12 * " #j ")]\n\t"                                                             \
     "ldr r3, [r2, #(100 + 12 * " #j ")]\n\t"                                                            \
     "ldr r12, [r2, #(104 + 12 * " #j ")]\n\t"                                                           \
@@ -425,7 +543,7 @@ __attribute__((noinline)) static void tfl_dsp_dw3x3_band_rq(const uint32_t *band
     "add " b ", lr, " b ", asr #31\n\t"                                                                 \
     "asr " b ", " b ", r12\n\t"                                                                         \
     "ssat " b ", #8, " b "\n\t"
-#define TFL_DWP_RQF(j, a, b)                                                                               \
+#define TFL_DWP2_RQF(j, a, b)                                                                               \
     "ldr r1, [r2, #(96 + 12 * " #j ")]\n\t"                                                             \
     "ldr r3, [r2, #(100 + 12 * " #j ")]\n\t"                                                            \
     "ldr r12, [r2, #(104 + 12 * " #j ")]\n\t"                                                           \
@@ -440,7 +558,7 @@ __attribute__((noinline)) static void tfl_dsp_dw3x3_band_rq(const uint32_t *band
  * row's loop with it (gcc's loop around the window's 14 registers kept its own on the stack, 40 cycles a pair).
  * a0 .. a3 in r4 .. r7, b0 .. b3 in r8 .. r11; locals [sp] n left, [sp, #4] base, [sp, #8] y; y and oc at
  * [sp, #52], [sp, #56]. */
-#define TFL_DWP_ROW_ASM(RQ)                                                                                \
+#define TFL_DWP2_ROW_ASM(RQ)                                                                                \
     "push {r4-r11, lr}\n\t"                                                                               \
     "sub sp, sp, #16\n\t"                                                                                 \
     "str r1, [sp]\n\t"                                                                                    \
@@ -454,7 +572,7 @@ __attribute__((noinline)) static void tfl_dsp_dw3x3_band_rq(const uint32_t *band
     "mov r9, r5\n\t"                                                                                      \
     "mov r10, r6\n\t"                                                                                     \
     "mov r11, r7\n\t"                                                                                     \
-    TFL_DWP_WINDOW RQ(0, "r4", "r8") RQ(1, "r5", "r9") RQ(2, "r6", "r10") RQ(3, "r7", "r11")              \
+    TFL_DWP2_WINDOW RQ(0, "r4", "r8") RQ(1, "r5", "r9") RQ(2, "r6", "r10") RQ(3, "r7", "r11")              \
     "bfi r4, r5, #8, #8\n\t"                                                                              \
     "bfi r4, r6, #16, #8\n\t"                                                                             \
     "bfi r4, r7, #24, #8\n\t"                                                                             \
@@ -477,24 +595,37 @@ __attribute__((noinline)) static void tfl_dsp_dw3x3_band_rq(const uint32_t *band
     "9:\n\t"                                                                                              \
     "add sp, sp, #16\n\t"                                                                                 \
     "pop {r4-r11, pc}\n\t"
-#define TFL_DSP_ARG __attribute__((unused)) /* a naked function's arguments are its assembly's registers */
-__attribute__((naked, noinline)) static void tfl_dsp_dwp_row_floor(TFL_DSP_ARG const uint32_t *ring,
+__attribute__((naked, noinline)) static void tfl_dsp_dwp2_row_floor(TFL_DSP_ARG const uint32_t *ring,
                                                                    TFL_DSP_ARG int32_t n,
                                                                    TFL_DSP_ARG const uint32_t *wp,
                                                                    TFL_DSP_ARG const int32_t *base,
                                                                    TFL_DSP_ARG int8_t *y, TFL_DSP_ARG int32_t oc) {
-    __asm__ volatile(TFL_DWP_ROW_ASM(TFL_DWP_RQF));
+    __asm__ volatile(TFL_DWP2_ROW_ASM(TFL_DWP2_RQF));
 }
-__attribute__((naked, noinline)) static void tfl_dsp_dwp_row_sign(TFL_DSP_ARG const uint32_t *ring,
+__attribute__((naked, noinline)) static void tfl_dsp_dwp2_row_sign(TFL_DSP_ARG const uint32_t *ring,
                                                                   TFL_DSP_ARG int32_t n,
                                                                   TFL_DSP_ARG const uint32_t *wp,
                                                                   TFL_DSP_ARG const int32_t *base,
                                                                   TFL_DSP_ARG int8_t *y, TFL_DSP_ARG int32_t oc) {
-    __asm__ volatile(TFL_DWP_ROW_ASM(TFL_DWP_RQ));
+    __asm__ volatile(TFL_DWP2_ROW_ASM(TFL_DWP2_RQ));
 }
-#undef TFL_DSP_ARG
 
-/* The column pairs of the ring (TFL_DWP_ROW_ASM reads up to the pair past its last position's) */
+#undef TFL_DWP2_ROW_ASM
+#undef TFL_DWP2_RQ
+#undef TFL_DWP2_RQF
+#undef TFL_DWP2_WINDOW
+#undef TFL_DWP2_CH
+#undef TFL_DSP_ARG
+#undef TFL_DWP_ROW_ASM
+#undef TFL_DWP_TURN
+#undef TFL_DWP_RQ
+#undef TFL_DWP_RQ1
+#undef TFL_DWP_RQ1F
+#undef TFL_DWP_WINDOW
+#undef TFL_DWP_CH
+
+/* The column pairs of the ring (the turns read up to the pair past their last position's: TFL_DWP_ROW_ASM's 4
+ * positions take a width a multiple of 4) */
 #define TFL_DSP_DWP_PAIRS(p) (((p)->ow + 1) / 2 + 1)
 
 /* Whether the fused path at stride 1 goes by the ring: it fits the scratch (the run of sums and the band) */
@@ -592,8 +723,10 @@ __attribute__((noinline)) static void tfl_dsp_dwp_row_in(const aotc_tfl_conv_par
 __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, int32_t ch, const uint32_t *rq,
                         const int32_t *base, int8_t *y, uint32_t zb, uint32_t *ring) {
     const int32_t oc = p->oc, np = TFL_DSP_DWP_PAIRS(p), pt = p->pad_top;
-    uint32_t wk[8], wp[3][24 + 12];
-    int32_t r, t, j, b, oy;
+    uint32_t wk[8], wp[3][2][12 + 6], wp2[3][24 + 12]; /* turn, pair of channels: TFL_DWP_ROW_ASM's blocks; turn:
+                                                           * TFL_DWP2_ROW_ASM's */
+    const int quads = p->ow % 4 == 0;
+    int32_t r, t, j, b, oy, u;
     for (r = 0; r < 3; ++r) { /* kernel row r's words (its 3 taps' words of the 4 channels, paired as a column pair's),
                                * at slot (r + t) mod 3 of turn t */
         const int8_t *wt = w + (ptrdiff_t)3 * r * oc + ch;
@@ -601,12 +734,25 @@ __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p,
         tfl_dsp_dwp_put2(w0, w1, wk, 1);
         tfl_dsp_dwp_put2(w1, w2, wk + 4, 1);
         for (t = 0; t < 3; ++t) {
-            uint32_t *d = wp[t] + 8 * ((r + t) % 3);
-            for (j = 0; j < 8; ++j) d[j] = wk[j];
+            if (!quads) {
+                uint32_t *d = wp2[t] + 8 * ((r + t) % 3);
+                for (j = 0; j < 8; ++j) d[j] = wk[j];
+                continue;
+            }
+            for (u = 0; u < 2; ++u) {
+                uint32_t *d = wp[t][u] + 4 * ((r + t) % 3);
+                d[0] = wk[2 * u], d[1] = wk[2 * u + 1], d[2] = wk[4 + 2 * u], d[3] = wk[5 + 2 * u];
+            }
         }
     }
-    for (t = 0; t < 3; ++t)
-        for (j = 0; j < 12; ++j) wp[t][24 + j] = rq[j];
+    for (t = 0; t < 3; ++t) {
+        if (!quads) {
+            for (j = 0; j < 12; ++j) wp2[t][24 + j] = rq[j];
+            continue;
+        }
+        for (u = 0; u < 2; ++u)
+            for (j = 0; j < 6; ++j) wp[t][u][12 + j] = rq[6 * u + j];
+    }
     for (b = 0; b < p->n; ++b) {
         const int8_t *xb = x + (int64_t)b * p->h * p->w * p->c + ch;
         int8_t *yb = y + (int64_t)b * p->oh * p->ow * oc + ch;
@@ -614,8 +760,15 @@ __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p,
         for (oy = 0; oy < p->oh; ++oy) {
             const int32_t iy0 = oy * p->sh - pt; /* rows iy0 .. iy0 + 2: the ones not yet in the ring */
             for (iy = iy > iy0 ? iy : iy0; iy <= iy0 + 2; ++iy) tfl_dsp_dwp_row_in(p, xb, iy, zb, np, ring);
-            (p->y_zero == -128 ? tfl_dsp_dwp_row_floor : tfl_dsp_dwp_row_sign)(ring, p->ow, wp[((iy0 % 3) + 3) % 3], base,
-                                                                              yb + (int64_t)oy * p->ow * oc, oc);
+            if (!quads) {
+                (p->y_zero == -128 ? tfl_dsp_dwp2_row_floor : tfl_dsp_dwp2_row_sign)(
+                    ring, p->ow, wp2[((iy0 % 3) + 3) % 3], base, yb + (int64_t)oy * p->ow * oc, oc);
+                continue;
+            }
+            for (u = 0; u < 2; ++u) /* the pairs of channels */
+                (p->y_zero == -128 ? tfl_dsp_dwp_row_floor : tfl_dsp_dwp_row_sign)(
+                    ring + 2 * u, p->ow, wp[((iy0 % 3) + 3) % 3][u], base + 2 * u, yb + (int64_t)oy * p->ow * oc + 2 * u,
+                    oc);
         }
     }
 }
