@@ -4,6 +4,7 @@ from every folder), and tool requirements that never skip in CI."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -78,3 +79,36 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+# The seconds each test file took in a full default run (tests/suite_times.py writes it from a --durations=0 log).
+SUITE_TIMES = Path(__file__).resolve().parent / "suite_times.json"
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """--dist loadfile, the longest files first. xdist's own order is by number of tests, so a file of a few
+    slow tests (sanitized builds, qemu) started last and ran alone at the end while the other worker idled;
+    started first, the many short files fill in around it. A file not in suite_times.json counts a second a
+    test."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    try:
+        times = json.loads(SUITE_TIMES.read_text())
+    except (OSError, ValueError):
+        times = {}
+
+    class LongestFileFirst(LoadFileScheduling):
+        ordered = False
+
+        def _assign_work_unit(self, node) -> None:
+            if not self.ordered:  # the first call: schedule() has filled the queue, nothing is assigned yet
+                self.ordered = True
+                units = sorted(self.workqueue.items(), key=lambda u: -times.get(u[0], len(u[1])))
+                self.workqueue.clear()
+                self.workqueue.update(units)
+            super()._assign_work_unit(node)
+
+    return LongestFileFirst(config, log)
