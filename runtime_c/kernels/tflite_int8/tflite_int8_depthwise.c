@@ -666,9 +666,8 @@ static inline __attribute__((always_inline)) void tfl_dsp_dwp_put2(uint32_t v0, 
 /* Input row iy (xb: the image's first position, channel ch) into its slot of the ring, np column pairs: the pairs
  * inside the row in assembly (2 loads, 8 instructions and 4 stores a pair), the others from zb where outside */
 __attribute__((noinline)) static void tfl_dsp_dwp_row_in(const aotc_tfl_conv_params *p, const int8_t *xb, int32_t iy, uint32_t zb, int32_t np,
-                               uint32_t *ring) {
+                               uint32_t *d) { /* d: the ring at the row's slot (iy mod 3) */
     const int32_t c = p->c, pl = p->pad_left, wd = p->w;
-    uint32_t *d = ring + 4 * (((iy % 3) + 3) % 3);
     int32_t i = 0;
     if (iy < 0 || iy >= p->h) { /* a row of x_zero: one pair's words, stored np times */
         uint32_t z[4];
@@ -723,52 +722,62 @@ __attribute__((noinline)) static void tfl_dsp_dwp_row_in(const aotc_tfl_conv_par
 __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, int32_t ch, const uint32_t *rq,
                         const int32_t *base, int8_t *y, uint32_t zb, uint32_t *ring) {
     const int32_t oc = p->oc, np = TFL_DSP_DWP_PAIRS(p), pt = p->pad_top;
-    uint32_t wk[8], wp[3][2][12 + 6], wp2[3][24 + 12]; /* turn, pair of channels: TFL_DWP_ROW_ASM's blocks; turn:
-                                                           * TFL_DWP2_ROW_ASM's */
+    uint32_t wk[3][8], wp[3][2][12 + 6], wp2[3][24 + 12]; /* turn, pair of channels: TFL_DWP_ROW_ASM's blocks; turn:
+                                                               * TFL_DWP2_ROW_ASM's */
     const int quads = p->ow % 4 == 0;
-    int32_t r, t, j, b, oy, u;
-    for (r = 0; r < 3; ++r) { /* kernel row r's words (its 3 taps' words of the 4 channels, paired as a column pair's),
-                               * at slot (r + t) mod 3 of turn t */
+    int32_t r, t, j, b, oy, u, s;
+    for (r = 0; r < 3; ++r) { /* kernel row r's words: its 3 taps' words of the 4 channels, paired as a column pair's */
         const int8_t *wt = w + (ptrdiff_t)3 * r * oc + ch;
         const uint32_t w0 = aotc_dsp_load32(wt), w1 = aotc_dsp_load32(wt + oc), w2 = aotc_dsp_load32(wt + 2 * oc);
-        tfl_dsp_dwp_put2(w0, w1, wk, 1);
-        tfl_dsp_dwp_put2(w1, w2, wk + 4, 1);
+        tfl_dsp_dwp_put2(w0, w1, wk[r], 1);
+        tfl_dsp_dwp_put2(w1, w2, wk[r] + 4, 1);
+    }
+    /* kernel row r at slot s = (r + t) mod 3 of turn t, then the requantisation's terms (constant bounds: gcc's
+     * unrolled loops index by constants, no modulo) */
+    if (!quads) {
         for (t = 0; t < 3; ++t) {
-            if (!quads) {
-                uint32_t *d = wp2[t] + 8 * ((r + t) % 3);
-                for (j = 0; j < 8; ++j) d[j] = wk[j];
-                continue;
+            for (s = 0; s < 3; ++s) {
+                const uint32_t *k = wk[s >= t ? s - t : s - t + 3];
+                for (j = 0; j < 8; ++j) wp2[t][8 * s + j] = k[j];
             }
-            for (u = 0; u < 2; ++u) {
-                uint32_t *d = wp[t][u] + 4 * ((r + t) % 3);
-                d[0] = wk[2 * u], d[1] = wk[2 * u + 1], d[2] = wk[4 + 2 * u], d[3] = wk[5 + 2 * u];
-            }
-        }
-    }
-    for (t = 0; t < 3; ++t) {
-        if (!quads) {
             for (j = 0; j < 12; ++j) wp2[t][24 + j] = rq[j];
-            continue;
         }
-        for (u = 0; u < 2; ++u)
-            for (j = 0; j < 6; ++j) wp[t][u][12 + j] = rq[6 * u + j];
+    } else {
+        for (t = 0; t < 3; ++t)
+            for (u = 0; u < 2; ++u) {
+                for (s = 0; s < 3; ++s) {
+                    const uint32_t *k = wk[s >= t ? s - t : s - t + 3];
+                    uint32_t *d = wp[t][u] + 4 * s;
+                    d[0] = k[2 * u], d[1] = k[2 * u + 1], d[2] = k[4 + 2 * u], d[3] = k[5 + 2 * u];
+                }
+                for (j = 0; j < 6; ++j) wp[t][u][12 + j] = rq[6 * u + j];
+            }
     }
+    /* the row kernels by the zero point, chosen once; the slots of the rows tracked, not taken mod 3 a row */
+    typedef void (*tfl_dsp_dwp_fn)(const uint32_t *, int32_t, const uint32_t *, const int32_t *, int8_t *, int32_t);
+    const int floor = p->y_zero == -128;
+    const tfl_dsp_dwp_fn row4 = floor ? tfl_dsp_dwp_row_floor : tfl_dsp_dwp_row_sign;
+    const tfl_dsp_dwp_fn row2 = floor ? tfl_dsp_dwp2_row_floor : tfl_dsp_dwp2_row_sign;
+    const int32_t oh = p->oh, ow = p->ow, sh = p->sh, slot0 = (3 - pt % 3) % 3; /* -pt's slot */
+    const ptrdiff_t ystep = (ptrdiff_t)ow * oc;
     for (b = 0; b < p->n; ++b) {
         const int8_t *xb = x + (int64_t)b * p->h * p->w * p->c + ch;
-        int8_t *yb = y + (int64_t)b * p->oh * p->ow * oc + ch;
-        int32_t iy = -pt; /* the next input row to arrange */
-        for (oy = 0; oy < p->oh; ++oy) {
-            const int32_t iy0 = oy * p->sh - pt; /* rows iy0 .. iy0 + 2: the ones not yet in the ring */
-            for (iy = iy > iy0 ? iy : iy0; iy <= iy0 + 2; ++iy) tfl_dsp_dwp_row_in(p, xb, iy, zb, np, ring);
+        int8_t *yr = y + (int64_t)b * oh * ow * oc + ch;
+        int32_t iy = -pt, iys = slot0; /* the next input row to arrange, its slot */
+        int32_t iy0 = -pt, s0 = slot0; /* the output row's first input row, its slot (its turn) */
+        for (oy = 0; oy < oh; ++oy, yr += ystep) {
+            /* rows iy0 .. iy0 + 2: the ones not yet in the ring */
+            if (iy < iy0) iy = iy0, iys = s0;
+            for (; iy <= iy0 + 2; ++iy, iys = iys == 2 ? 0 : iys + 1)
+                tfl_dsp_dwp_row_in(p, xb, iy, zb, np, ring + 4 * iys);
             if (!quads) {
-                (p->y_zero == -128 ? tfl_dsp_dwp2_row_floor : tfl_dsp_dwp2_row_sign)(
-                    ring, p->ow, wp2[((iy0 % 3) + 3) % 3], base, yb + (int64_t)oy * p->ow * oc, oc);
-                continue;
+                row2(ring, ow, wp2[s0], base, yr, oc);
+            } else { /* the pairs of channels */
+                row4(ring, ow, wp[s0][0], base, yr, oc);
+                row4(ring + 2, ow, wp[s0][1], base + 2, yr + 2, oc);
             }
-            for (u = 0; u < 2; ++u) /* the pairs of channels */
-                (p->y_zero == -128 ? tfl_dsp_dwp_row_floor : tfl_dsp_dwp_row_sign)(
-                    ring + 2 * u, p->ow, wp[((iy0 % 3) + 3) % 3][u], base + 2 * u, yb + (int64_t)oy * p->ow * oc + 2 * u,
-                    oc);
+            iy0 += sh;
+            for (s0 += sh; s0 >= 3;) s0 -= 3;
         }
     }
 }
@@ -875,13 +884,19 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
     const int columns = TFL_DSP_DW_BAND(p) && p->sh <= 2 && p->ow < p->oh && apart &&
                         3 * (int64_t)ph <= 3 * (int64_t)pw + 4 * (int64_t)run;
     for (ch = 0; ch < c; ch += 4) {
-        int32_t base[4] = {0, 0, 0, 0};
-        for (t = 0; t < taps; ++t) {
-            const int8_t *wt = w + (int64_t)t * oc + ch;
-            const uint32_t v = aotc_dsp_load32(wt);
-            wq[2 * t] = (uint32_t)__sxtb16(v);
-            wq[2 * t + 1] = aotc_dsp_sxtb16_hi(v);
-            for (j = 0; j < 4; ++j) base[j] -= p->x_zero * wt[j];
+        int32_t base[4];
+        {
+            /* the taps' weights widened, and summed as halfwords (at most TFL_DSP_TAPS x 128 in size) for the
+             * input zero point's share: channels 0 and 2 in se, 1 and 3 in so */
+            const int8_t *wt = w + ch;
+            uint32_t se = 0, so = 0;
+            for (t = 0; t < taps; ++t, wt += oc) {
+                const uint32_t v = aotc_dsp_load32(wt), e = (uint32_t)__sxtb16(v), o = aotc_dsp_sxtb16_hi(v);
+                wq[2 * t] = e, wq[2 * t + 1] = o;
+                se = (uint32_t)__sadd16((int32_t)se, (int32_t)e), so = (uint32_t)__sadd16((int32_t)so, (int32_t)o);
+            }
+            base[0] = -p->x_zero * (int32_t)(int16_t)se, base[1] = -p->x_zero * (int32_t)(int16_t)so;
+            base[2] = -p->x_zero * ((int32_t)se >> 16), base[3] = -p->x_zero * ((int32_t)so >> 16);
         }
         int64_t bound = (int64_t)taps * TFL_DSP_PRODUCT_MAX, b_max = 0;
         for (j = 0; j < 4; ++j) {
