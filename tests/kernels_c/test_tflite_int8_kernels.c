@@ -150,8 +150,9 @@ static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
     /* a quarter of the depthwise cases as MobileNet's: 3 x 3, 4n channels, no clamp past int8 (the DSP path's
      * bands requantised as they are made) */
     const int mobile = dw && chance(1, 4);
+    int late = 0;
     for (;;) {
-        memset(p, 0, sizeof *p);
+        memset(p, 0, sizeof *p), late = 0;
         p->n = rand_int(1, 2), p->h = rand_int(1, 10), p->w = rand_int(1, 12);
         p->kh = chance(1, 2) ? 3 : rand_int(1, 5), p->kw = chance(1, 2) ? p->kh : rand_int(1, 5);
         p->sh = rand_int(1, 2), p->sw = rand_int(1, kind == K_TRANSPOSE ? 3 : 2);
@@ -174,6 +175,11 @@ static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
             /* whole groups of 4 channels over quads of input channels: the DSP path's rows of a 1 x 1 conv
              * and its requantisation in the MAC kernel */
             if (chance(1, 4)) p->c = 4 * rand_int(1, 10), p->oc = 4 * rand_int(1, 6);
+            if (!wide && chance(1, 8)) { /* a MobileNet's late pointwise layer: few positions, more channels out than
+                                          * them, its input a ReLU's (x_zero -128, below): the DSP path's rows doubled */
+                p->kh = p->kw = p->sh = p->sw = p->dh = p->dw = 1, late = 1;
+                p->c = 4 * rand_int(1, 8), p->oc = 4 * rand_int(5, 10), p->n = 1, p->h = rand_int(2, 4), p->w = rand_int(3, 4);
+            }
             if (chance(1, 6)) p->h = rand_int(8, 14), p->w = rand_int(8, 16); /* pairs of windows inside */
             if (chance(1, 8)) { /* an RGB stem: the DSP path's windows straight from x (tfl_dsp_rgb_tile) */
                 p->c = 3, p->kh = p->kw = 3, p->dh = p->dw = 1, p->h = rand_int(3, 14), p->w = rand_int(3, 16);
@@ -195,6 +201,10 @@ static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
      * without the sign term), from the same draw (the later cases' shapes as before) */
     p->x_zero = wide ? 0 : rand_int(-128, 127), p->y_zero = wide ? 0 : rand_int(-128, 127);
     if (p->y_zero >= 64) p->y_zero = -128;
+    /* and about an eighth with the input's at -128 (a ReLU's output, every MobileNet pointwise layer's input: the DSP
+     * path's rows widened as x ^ 0x80, doubled or not) */
+    if (p->x_zero >= 96 || late) p->x_zero = -128;
+    if (late && chance(1, 2)) p->y_zero = -128;
     act_range(wide ? -32768 : -128, wide ? 32767 : 127, p->y_zero, &p->y_min, &p->y_max);
     if (mobile && !wide) p->y_min = -128, p->y_max = 127;
 }

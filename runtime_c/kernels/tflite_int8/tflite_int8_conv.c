@@ -332,44 +332,44 @@ static inline void tfl_dsp_widen2(const int8_t *a, const int8_t *b, int32_t m, u
 #if AOTC_DSP_ASM
 /* tfl_dsp_rows' quads of a pair (a, b) where x_zero is -128 (a ReLU's output, every pointwise layer's input in a
  * MobileNet): x - x_zero = x + 128 is the byte x ^ 0x80 unsigned, so a word is one EOR and two UXTB16s (not two
- * SXTB16s and two SSUB16s), doubled by a shift of the word (halves below 256: no carry between them); two quads a
- * turn, entered at the second for an odd m (m >= 1) */
-#define TFL_DSP_ROWS_QUAD(SHIFT, s)                                                                        \
+ * SXTB16s and two SSUB16s); doubled, each half twice its byte by one AND of the word shifted (left 1 or right 7)
+ * with 0x01FE01FE (not two UXTB16s and two shifts); two quads a turn, entered at the second for an odd m (m >= 1) */
+#define TFL_DSP_ROWS_WIDEN(e, v) /* (e, v): the word v's unsigned bytes 0, 2 and 1, 3 as halves */      \
+    "uxtb16 " e ", " v "\n\t"                                                                           \
+    "uxtb16 " v ", " v ", ror #8\n\t"
+#define TFL_DSP_ROWS_WIDEN2(e, v) /* doubled */                                                            \
+    "and " e ", %[k], " v ", lsl #1\n\t"                                                                \
+    "and " v ", %[k], " v ", lsr #7\n\t"
+#define TFL_DSP_ROWS_QUAD(W, s)                                                                            \
     "ldr %[v], [%[a]], #4\n\t"                                                                           \
     "ldr %[u], [%[b]], #4\n\t"                                                                           \
     "eor %[v], %[v], #0x80808080\n\t"                                                                    \
-    "eor %[u], %[u], #0x80808080\n\t"                                                                    \
-    "uxtb16 %[e], %[v]\n\t"                                                                              \
-    "uxtb16 %[v], %[v], ror #8\n\t" SHIFT("%[e]") SHIFT("%[v]")                                          \
+    "eor %[u], %[u], #0x80808080\n\t" W("%[e]", "%[v]")                                                  \
     "str %[e], [%[d], #" #s "]\n\t"                                                                      \
-    "str %[v], [%[d], #" #s " + 4]\n\t"                                                                  \
-    "uxtb16 %[e], %[u]\n\t"                                                                              \
-    "uxtb16 %[u], %[u], ror #8\n\t" SHIFT("%[e]") SHIFT("%[u]")                                          \
+    "str %[v], [%[d], #" #s " + 4]\n\t" W("%[e]", "%[u]")                                                \
     "str %[e], [%[d], #" #s " + 8]\n\t"                                                                  \
     "str %[u], [%[d], #" #s " + 12]\n\t"
-#define TFL_DSP_ROWS_NONE(r) ""
-#define TFL_DSP_ROWS_DOUBLE(r) "lsl " r ", " r ", #1\n\t"
-#define TFL_DSP_ROWS_ASM(SHIFT)                                                                            \
+#define TFL_DSP_ROWS_ASM(W)                                                                                \
     __asm__ volatile("tst %[m], #1\n\t"                                                                  \
                      "bne 2f\n"                                                                          \
-                     "1:\n\t" TFL_DSP_ROWS_QUAD(SHIFT, 0) "adds %[d], %[d], #16\n"                     \
-                     "2:\n\t" TFL_DSP_ROWS_QUAD(SHIFT, 0) "adds %[d], %[d], #16\n\t"                   \
+                     "1:\n\t" TFL_DSP_ROWS_QUAD(W, 0) "adds %[d], %[d], #16\n"                         \
+                     "2:\n\t" TFL_DSP_ROWS_QUAD(W, 0) "adds %[d], %[d], #16\n\t"                       \
                      "cmp %[d], %[end]\n\t"                                                              \
                      "bne 1b\n\t"                                                                       \
                      : [a] "+&r"(a), [b] "+&r"(b), [d] "+&r"(d), [v] "=&r"(v), [u] "=&r"(u), [e] "=&r"(e)  \
-                     : [m] "r"(m), [end] "r"(end)                                                          \
+                     : [m] "r"(m), [end] "r"(end), [k] "r"(0x01FE01FEu)                                     \
                      : "cc", "memory")
 static inline __attribute__((always_inline)) void tfl_dsp_rows_u8(const int8_t *a, const int8_t *b, int32_t m,
                                                                   uint32_t *d, int dbl) {
     uint32_t *const end = d + 4 * m;
     uint32_t v, u, e;
-    if (dbl) TFL_DSP_ROWS_ASM(TFL_DSP_ROWS_DOUBLE);
-    else TFL_DSP_ROWS_ASM(TFL_DSP_ROWS_NONE);
+    if (dbl) TFL_DSP_ROWS_ASM(TFL_DSP_ROWS_WIDEN2);
+    else TFL_DSP_ROWS_ASM(TFL_DSP_ROWS_WIDEN);
 }
 #undef TFL_DSP_ROWS_ASM
 #undef TFL_DSP_ROWS_QUAD
-#undef TFL_DSP_ROWS_NONE
-#undef TFL_DSP_ROWS_DOUBLE
+#undef TFL_DSP_ROWS_WIDEN
+#undef TFL_DSP_ROWS_WIDEN2
 #endif
 
 static void tfl_dsp_rows(const int8_t *x, int32_t c, int32_t n, int32_t q0, int32_t nq, int32_t x_zero, int dbl,
@@ -591,11 +591,13 @@ static void tfl_dsp_group_rq(const aotc_tfl_conv_params *p, const int32_t *bias,
                              const uint32_t *wx, int32_t nq, int32_t n, int32_t at, int32_t c0, int dbl, int32_t *acc,
                              int8_t *y) {
     int32_t j, *a = acc + 16;
+    /* (p's fields in locals: the stores to acc could alias them, and gcc would load them again a channel) */
+    const int32_t *const shift = p->shift + c0, *const mult = p->mult + c0, yz = p->y_zero;
     for (j = 0; j < 4; ++j) {
-        const int32_t right = -p->shift[c0 + j];
+        const int32_t right = -shift[j];
         acc[j] = (int32_t)((uint32_t)(bias ? bias[c0 + j] : 0) << (dbl ? 1 : 0));
-        acc[4 + 3 * j] = p->mult[c0 + j];
-        acc[5 + 3 * j] = (1 << (right - 1)) + p->y_zero * (1 << right);
+        acc[4 + 3 * j] = mult[j];
+        acc[5 + 3 * j] = (1 << (right - 1)) + yz * (1 << right);
         acc[6 + 3 * j] = right;
     }
     if (dbl) { /* with the lower clamp at the zero point -128, by aotc_dsp_mac4x2_rq3 (no sign term) */
