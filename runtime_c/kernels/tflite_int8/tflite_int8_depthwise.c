@@ -885,34 +885,46 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
                         3 * (int64_t)ph <= 3 * (int64_t)pw + 4 * (int64_t)run;
     for (ch = 0; ch < c; ch += 4) {
         int32_t base[4];
-        {
-            /* the taps' weights widened, and summed as halfwords (at most TFL_DSP_TAPS x 128 in size) for the
-             * input zero point's share: channels 0 and 2 in se, 1 and 3 in so */
-            const int8_t *wt = w + ch;
-            uint32_t se = 0, so = 0;
-            for (t = 0; t < taps; ++t, wt += oc) {
-                const uint32_t v = aotc_dsp_load32(wt), e = (uint32_t)__sxtb16(v), o = aotc_dsp_sxtb16_hi(v);
-                wq[2 * t] = e, wq[2 * t + 1] = o;
-                se = (uint32_t)__sadd16((int32_t)se, (int32_t)e), so = (uint32_t)__sadd16((int32_t)so, (int32_t)o);
+        /* the sums' bound: the taps' products and the largest bias in size (in 32 bits: INT32_MIN's fits) */
+        uint32_t b_max = 0;
+        if (bias)
+            for (j = 0; j < 4; ++j) {
+                const uint32_t a = bias[ch + j] < 0 ? 0u - (uint32_t)bias[ch + j] : (uint32_t)bias[ch + j];
+                b_max = a > b_max ? a : b_max;
             }
-            base[0] = -p->x_zero * (int32_t)(int16_t)se, base[1] = -p->x_zero * (int32_t)(int16_t)so;
-            base[2] = -p->x_zero * ((int32_t)se >> 16), base[3] = -p->x_zero * ((int32_t)so >> 16);
+        const int64_t bound = (int64_t)taps * TFL_DSP_PRODUCT_MAX + (int64_t)b_max;
+        /* by output rows (TFL_DSP_DW_BAND): fused, the outputs at once, where the requantisation takes SSAT's form
+         * (its terms at wq + 18, past the 9 taps' words); its sums doubled (the requantisation's left shift of 1) */
+        const int fused = TFL_DSP_DW_BAND(p) && kh * kw == 9 && tfl_dsp_dw_usual(p, ch, bound, wq + 18);
+        {
+            /* the taps' weights widened (doubled where fused), and summed as halfwords (at most TFL_DSP_TAPS x 256
+             * in size) for the input zero point's share: channels 0 and 2 in se, 1 and 3 in so */
+            const int8_t *wt = w + ch;
+            const int32_t xzn = -p->x_zero;
+            uint32_t se = 0, so = 0;
+            if (fused) {
+                for (t = 0; t < taps; ++t, wt += oc) {
+                    const uint32_t v = aotc_dsp_load32(wt);
+                    uint32_t e = (uint32_t)__sxtb16(v), o = aotc_dsp_sxtb16_hi(v);
+                    e = (uint32_t)__sadd16((int32_t)e, (int32_t)e), o = (uint32_t)__sadd16((int32_t)o, (int32_t)o);
+                    wq[2 * t] = e, wq[2 * t + 1] = o;
+                    se = (uint32_t)__sadd16((int32_t)se, (int32_t)e), so = (uint32_t)__sadd16((int32_t)so, (int32_t)o);
+                }
+            } else {
+                for (t = 0; t < taps; ++t, wt += oc) {
+                    const uint32_t v = aotc_dsp_load32(wt), e = (uint32_t)__sxtb16(v), o = aotc_dsp_sxtb16_hi(v);
+                    wq[2 * t] = e, wq[2 * t + 1] = o;
+                    se = (uint32_t)__sadd16((int32_t)se, (int32_t)e), so = (uint32_t)__sadd16((int32_t)so, (int32_t)o);
+                }
+            }
+            const int32_t sum[4] = {(int16_t)se, (int16_t)so, (int32_t)se >> 16, (int32_t)so >> 16};
+            for (j = 0; j < 4; ++j) /* the bias (doubled where fused) less x_zero times the weights' sum */
+                base[j] = (int32_t)(((uint32_t)(bias ? bias[ch + j] : 0) << (fused ? 1 : 0)) + (uint32_t)(xzn * sum[j]));
         }
-        int64_t bound = (int64_t)taps * TFL_DSP_PRODUCT_MAX, b_max = 0;
-        for (j = 0; j < 4; ++j) {
-            base[j] += bias ? bias[ch + j] : 0;
-            b_max = bias && tfl_dsp_abs64(bias[ch + j]) > b_max ? tfl_dsp_abs64(bias[ch + j]) : b_max;
-        }
-        bound += b_max;
         if (TFL_DSP_DW_BAND(p)) {
             /* by output rows: the row's band, then its positions' sums into the run, which is stored
              * when full (a run may end inside a row); or its outputs at once (fused) */
-            const int fused = kh * kw == 9 && tfl_dsp_dw_usual(p, ch, bound, wq + 18);
-            if (fused) { /* the sums doubled (the requantisation's left shift of 1): weights and base */
-                for (t = 0; t < 9; ++t)
-                    wq[2 * t] = (uint32_t)__sadd16((int32_t)wq[2 * t], (int32_t)wq[2 * t]),
-                    wq[2 * t + 1] = (uint32_t)__sadd16((int32_t)wq[2 * t + 1], (int32_t)wq[2 * t + 1]);
-                for (j = 0; j < 4; ++j) base[j] = (int32_t)((uint32_t)base[j] << 1);
+            if (fused) {
                 if (columns) {
                     for (b = 0; b < p->n; ++b)
                         tfl_dsp_dw_columns(p, x + (ptrdiff_t)b * h * wd * c + ch, wq, base,
