@@ -90,11 +90,9 @@ SCATTERS = {
 }
 
 
-def _scatter_model(tmp_path: Path, case: str, body: str | None, dtype: str, index_type: str) -> Path:
-    shape, ishape, ushape, opts = SCATTERS[case]
-    w = Written()
-    x, i, u, y = (w.tensor(shape, dtype), w.tensor(ishape, index_type), w.tensor(ushape, dtype),
-                  w.tensor(shape, dtype))
+def _scatter_region(w: Written, dtype: str, body: str | None) -> int:
+    """A scatter's update computation as a new subgraph: (old, update) -> body(old, update), or the update alone
+    (body None: a plain overwrite); returns its subgraph index."""
     region = w.subgraph()
     a, c = w.tensor([], dtype, sg=region), w.tensor([], dtype, sg=region)
     region.inputs = [a, c]
@@ -104,8 +102,16 @@ def _scatter_model(tmp_path: Path, case: str, body: str | None, dtype: str, inde
         r = w.tensor([], dtype, sg=region)
         w.op(body, [a, c], [r], sg=region)
         region.outputs = [r]
+    return len(w.m.subgraphs) - 1
+
+
+def _scatter_model(tmp_path: Path, case: str, body: str | None, dtype: str, index_type: str) -> Path:
+    shape, ishape, ushape, opts = SCATTERS[case]
+    w = Written()
+    x, i, u, y = (w.tensor(shape, dtype), w.tensor(ishape, index_type), w.tensor(ushape, dtype),
+                  w.tensor(shape, dtype))
     w.op("STABLEHLO_SCATTER", [x, i, u], [y],
-         ("StablehloScatterOptions", {**opts, "updateComputationSubgraphIndex": 1}))
+         ("StablehloScatterOptions", {**opts, "updateComputationSubgraphIndex": _scatter_region(w, dtype, body)}))
     return w.save(tmp_path / "m.tflite", [x, i, u], [y])
 
 
@@ -658,17 +664,9 @@ def _gather_scatter_model(w: Written, cases: list[tuple[str, str, str | None]], 
             i = inp(ishape, "int32", np.array([[1], [4], [1], [7]], np.int32))
             u = inp(ushape, dtype, _values(gen, dtype, ushape))
             y = w.tensor(shape, dtype)
-            region = w.subgraph()
-            a, c = w.tensor([], dtype, sg=region), w.tensor([], dtype, sg=region)
-            region.inputs = [a, c]
-            if body is None:
-                region.outputs = [c]
-            else:
-                r = w.tensor([], dtype, sg=region)
-                w.op(body, [a, c], [r], sg=region)
-                region.outputs = [r]
+            region = _scatter_region(w, dtype, body)
             w.op("STABLEHLO_SCATTER", [x, i, u], [y],
-                 ("StablehloScatterOptions", {**opts, "updateComputationSubgraphIndex": len(w.m.subgraphs) - 1}))
+                 ("StablehloScatterOptions", {**opts, "updateComputationSubgraphIndex": region}))
         outs.append(y)
     return ins, outs, feeds
 
