@@ -496,20 +496,16 @@ __attribute__((noinline)) static void tfl_dsp_dw3x3_band_rq(const uint32_t *band
     "add sp, sp, #48\n\t"                                                                                 \
     "pop {r4-r11, pc}\n\t"
 #define TFL_DSP_ARG __attribute__((unused)) /* a naked function's arguments are its assembly's registers */
-__attribute__((naked, noinline)) static void tfl_dsp_dwp_row_floor(TFL_DSP_ARG const uint32_t *ring,
-                                                                   TFL_DSP_ARG int32_t n,
-                                                                   TFL_DSP_ARG const uint32_t *wp,
-                                                                   TFL_DSP_ARG const int32_t *base,
-                                                                   TFL_DSP_ARG int8_t *y, TFL_DSP_ARG int32_t oc) {
-    __asm__ volatile(TFL_DWP_ROW_ASM(TFL_DWP_RQ1F));
-}
-__attribute__((naked, noinline)) static void tfl_dsp_dwp_row_sign(TFL_DSP_ARG const uint32_t *ring,
-                                                                  TFL_DSP_ARG int32_t n,
-                                                                  TFL_DSP_ARG const uint32_t *wp,
-                                                                  TFL_DSP_ARG const int32_t *base,
-                                                                  TFL_DSP_ARG int8_t *y, TFL_DSP_ARG int32_t oc) {
-    __asm__ volatile(TFL_DWP_ROW_ASM(TFL_DWP_RQ1));
-}
+/* a row kernel: ring r0, positions n r1, weights wp r2, sums' start base r3, then y and oc on the stack */
+#define TFL_DWP_ROW_FN(name, text)                                                                              \
+    __attribute__((naked, noinline)) static void name(TFL_DSP_ARG const uint32_t *ring, TFL_DSP_ARG int32_t n,    \
+                                                      TFL_DSP_ARG const uint32_t *wp,                             \
+                                                      TFL_DSP_ARG const int32_t *base, TFL_DSP_ARG int8_t *y,     \
+                                                      TFL_DSP_ARG int32_t oc) {                                   \
+        __asm__ volatile(text);                                                                                  \
+    }
+TFL_DWP_ROW_FN(tfl_dsp_dwp_row_floor, TFL_DWP_ROW_ASM(TFL_DWP_RQ1F))
+TFL_DWP_ROW_FN(tfl_dsp_dwp_row_sign, TFL_DWP_ROW_ASM(TFL_DWP_RQ1))
 /* Rows whose width is not a multiple of 4 (a turn of 4 positions would compute and drop the rest: a 6-wide row
  * cost more so) take the 4 channels two positions at a time: per channel and row SMLAD + SMLABT for A, SMLATB +
  * SMLAD for B, 4 loads and 4 multiplies (9 cycles) for 6 multiply-accumulates. Their weights a turn: wp[8 s + c] =
@@ -595,20 +591,8 @@ __attribute__((naked, noinline)) static void tfl_dsp_dwp_row_sign(TFL_DSP_ARG co
     "9:\n\t"                                                                                              \
     "add sp, sp, #16\n\t"                                                                                 \
     "pop {r4-r11, pc}\n\t"
-__attribute__((naked, noinline)) static void tfl_dsp_dwp2_row_floor(TFL_DSP_ARG const uint32_t *ring,
-                                                                   TFL_DSP_ARG int32_t n,
-                                                                   TFL_DSP_ARG const uint32_t *wp,
-                                                                   TFL_DSP_ARG const int32_t *base,
-                                                                   TFL_DSP_ARG int8_t *y, TFL_DSP_ARG int32_t oc) {
-    __asm__ volatile(TFL_DWP2_ROW_ASM(TFL_DWP2_RQF));
-}
-__attribute__((naked, noinline)) static void tfl_dsp_dwp2_row_sign(TFL_DSP_ARG const uint32_t *ring,
-                                                                  TFL_DSP_ARG int32_t n,
-                                                                  TFL_DSP_ARG const uint32_t *wp,
-                                                                  TFL_DSP_ARG const int32_t *base,
-                                                                  TFL_DSP_ARG int8_t *y, TFL_DSP_ARG int32_t oc) {
-    __asm__ volatile(TFL_DWP2_ROW_ASM(TFL_DWP2_RQ));
-}
+TFL_DWP_ROW_FN(tfl_dsp_dwp2_row_floor, TFL_DWP2_ROW_ASM(TFL_DWP2_RQF))
+TFL_DWP_ROW_FN(tfl_dsp_dwp2_row_sign, TFL_DWP2_ROW_ASM(TFL_DWP2_RQ))
 
 #undef TFL_DWP2_ROW_ASM
 #undef TFL_DWP2_RQ
@@ -616,6 +600,7 @@ __attribute__((naked, noinline)) static void tfl_dsp_dwp2_row_sign(TFL_DSP_ARG c
 #undef TFL_DWP2_WINDOW
 #undef TFL_DWP2_CH
 #undef TFL_DSP_ARG
+#undef TFL_DWP_ROW_FN
 #undef TFL_DWP_ROW_ASM
 #undef TFL_DWP_TURN
 #undef TFL_DWP_RQ
