@@ -115,7 +115,7 @@ def _compile_parser() -> argparse.ArgumentParser:
                         "says what was traded")
     p.add_argument("--flash-budget", type=_positive, metavar="BYTES", default=None,
                    help="make the library's flash (code and constants, as aotc footprint counts them) fit BYTES: "
-                        "the library at -O2, then -Os, then the portable kernels instead of the ISA paths, each "
+                        "--widened-weights' copy dropped, the library at -O2, then -Os, then the portable kernels instead of the ISA paths, each "
                         "only while over (measured by building the library at --build-type with the target's "
                         "compiler), or refuse in one line naming what takes the flash and the least reached; "
                         "metadata.json's flash_budget says what was traded")
@@ -134,6 +134,11 @@ def _compile_parser() -> argparse.ArgumentParser:
     p.add_argument("--fast-math", action="store_true",
                    help="take kernels that are faster but round more than a direct sum: Winograd F(4x4, 3x3) for "
                         "3 x 3 convs (10-30 %% faster, errors up to about 10 x the default kernels'; see README)")
+    p.add_argument("--widened-weights", action="store_true",
+                   help="Cortex-M cores with SMLAD (M4, M7, M33): store the int8 CONV_2D weights also widened to "
+                        "16-bit halves in the layout the DSP path multiplies (twice their bytes of flash more), "
+                        "so no weights are widened at run time; with --flash-budget, dropping them is the first "
+                        "trade. Recorded in metadata.json (widened_weights: nodes and bytes)")
     p.add_argument("--host-isa", choices=list(HOST_ISAS), metavar="LEVEL",
                    help="the CPU --target host's kernels are chosen for: avx512f (their AVX-512 paths, for a build "
                         "with AVX-512F) or generic (portable C only, for any CPU). Default: this machine's, from "
@@ -410,6 +415,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
                                                      scratch_floor=args.scratch_floor, max_dims=tuple(args.max_dim),
                                                      threads=args.threads, quantized_io=args.quantized_io,
                                                      fast_math=args.fast_math, host_isa=args.host_isa,
+                                                     widened_weights=args.widened_weights,
                                                      ram_budget=args.ram_budget,
                                                      memory_pools=tuple(args.memory_pool),
                                                      flash_budget=args.flash_budget, build_type=args.build_type))

@@ -82,6 +82,10 @@ class Options:
     flash_budget: int | None = None
     # the CMake build type the bundle will be built at (--build-type): what --flash-budget measures at
     build_type: str = "Release"
+    # --widened-weights: on cores with SMLAD, the int8 CONV_2D weights the DSP path reads also stored widened to
+    # 16-bit halves in its layout (flash for the run-time widening; metadata.json's widened_weights); a
+    # --flash-budget drops them first (aot/flash.py)
+    widened_weights: bool = False
 
 
 def partition_model(model: onnx.ModelProto, options: Options = Options(),
@@ -206,19 +210,22 @@ def _band_layer(node: Node, graph: Graph) -> Any:
 def select_and_plan(graph: Graph, target: str, artifacts: dict[str, Artifact],
                     scratch_floor: int = 0, threads: int = 1, fast_math: bool = False,
                     isa: str | None = None, ram_budget: int | None = None,
-                    memory_pools: tuple[PoolSpec, ...] = (), portable: bool = False) -> tuple[Selection, Plan]:
+                    memory_pools: tuple[PoolSpec, ...] = (), portable: bool = False,
+                    widened_weights: bool = False) -> tuple[Selection, Plan]:
     """The host kernels each node may run (select), then the arena, with the kernel each node
     runs at the memory its step can spare (plan). `isa`: the host ISA level (Options.host_isa),
     None for the compiling machine's; `ram_budget`: Options.ram_budget, under which runs of layers may be
     fused into one node each (row bands): `graph.nodes` is then changed in place to the fused graph's;
     `memory_pools`: Options.memory_pools (the arena's buffers split over them); `portable`: no ISA-path
-    candidates (a --flash-budget level, aot/flash.py: the bundle is then built with AOTC_NO_INTRINSICS)."""
+    candidates (a --flash-budget level, aot/flash.py: the bundle is then built with AOTC_NO_INTRINSICS);
+    `widened_weights`: Options.widened_weights, unless a --flash-budget level dropped them."""
     workspace = {symbol: a.workspace_bytes for symbol, a in artifacts.items()}
     t = get_target(target)
     traits = TargetTraits(vector_unit=t.vector_unit, scalar_tiles=not t.vector_unit and not t.helium,
                           helium=t.helium and not portable, dsp=t.dsp and not t.helium and not portable,
                           threads=threads, avx512=host_isa(isa, t) == "avx512f" and not portable,
-                          host=t.kind == "host" and not portable, fast_math=fast_math, portable=portable)
+                          host=t.kind == "host" and not portable, fast_math=fast_math, portable=portable,
+                          widened_weights=widened_weights)
     selection = select_kernels(graph, traits, workspace)
     if ram_budget is None:
         plan = plan_memory(graph, op_memory(selection), scratch_floor)
@@ -258,13 +265,15 @@ def compile_partitioned(parted: Partitioned, options: Options = Options(), sourc
     artifacts = codegen_functions(graph, options.target, parted.vendors, parted.options, options.threads)
     nodes = list(graph.nodes)  # select_and_plan may fuse runs in bands: each flash level starts from these
     tried: list[tuple[flash.FlashLevel, flash.FlashMeasure]] = []
-    for level in flash.LEVELS if options.flash_budget is not None else flash.LEVELS[:1]:
+    for level in flash.levels(options.widened_weights) if options.flash_budget is not None else flash.LEVELS[:1]:
         graph.nodes[:] = nodes
+        widened = options.widened_weights and level.widened
         selection, plan = select_and_plan(graph, options.target, artifacts, options.scratch_floor, options.threads,
                                           options.fast_math, isa, options.ram_budget, options.memory_pools,
-                                          portable=level.portable)
+                                          portable=level.portable, widened_weights=widened)
         bundle = build_bundle(graph, selection, plan, target=options.target, source=source, artifacts=artifacts,
-                              threads=options.threads, fast_math=options.fast_math, host_isa=isa)
+                              threads=options.threads, fast_math=options.fast_math, host_isa=isa,
+                              widened_weights=options.widened_weights)
         bundle = fit_bundle(bundle, options.target)  # refuses a model too big for the board
         if options.flash_budget is None:
             return bundle

@@ -13,6 +13,9 @@ The levels, tried in order while the library is over the budget (each costs inst
 result: every kernel path gives the same integers or floats as the others, and the optimisation level
 does not change the arithmetic, ISO C without contraction):
 
+- "unwidened" (only with --widened-weights, which stores the int8 CONV_2D weights the DSP path reads also
+  widened, twice their bytes): the weights widened at run time instead, as without the option; this and the
+  levels after it drop them;
 - "O2": the library at -O2 instead of the build type's (-O3 for Release): less unrolling and inlining;
 - "Os": at -Os;
 - "portable": at -Os, and the portable kernels instead of the ISA paths (the DSP extension's and
@@ -26,7 +29,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +45,7 @@ class FlashLevel:
     portable: bool  # the portable kernels: AOTC_NO_INTRINSICS and no ISA-path candidates
     what: str  # what it trades, for metadata.json and the footprint's summary
     cost: str  # what it cost where measured (bench/flash_budget.py, docs/firmware.md)
+    widened: bool = True  # keeps --widened-weights' constants (where the option was given)
 
 
 LEVELS = (
@@ -57,6 +61,19 @@ LEVELS = (
                "10x to 11.5x the est. cycles on the M4 (the plain loops; KWS DS-CNN, VWW MobileNet int8; "
                "docs/firmware.md)"),
 )
+
+UNWIDENED = FlashLevel("unwidened", None, False, "the CONV_2D weights widened at run time, not stored widened "
+                       "(--widened-weights dropped)",
+                       "VWW MobileNet int8 on the M4: the est. cycles without --widened-weights (docs/firmware.md)",
+                       widened=False)
+
+
+def levels(widened_weights: bool) -> tuple[FlashLevel, ...]:
+    """The levels a --flash-budget tries: with --widened-weights, dropping its constants first, then the
+    others without them."""
+    if not widened_weights:
+        return LEVELS
+    return (LEVELS[0], UNWIDENED, *(replace(level, widened=False) for level in LEVELS[1:]))
 
 
 @dataclass

@@ -33,7 +33,8 @@ def _facts(c: Candidate) -> str:
     f = c.facts
     words = [*(["threaded"] if f.threaded else []), *(["fast-math only"] if f.rounds_more else []),
              *([f"ISA {f.isa}"] if f.isa else []), *(["no scratch argument"] if f.scratch_arg is False else []),
-             *(["packed W^T"] if f.packed_weights else [])]
+             *(["packed W^T"] if f.packed_weights else []),
+             *(["widened weights (--widened-weights)"] if f.widened_weights else [])]
     return ", ".join(words) or "-"
 
 
@@ -67,7 +68,8 @@ def markdown() -> str:
         "`threaded` splits its work over a `--threads` pool, `fast-math only` rounds more than a direct sum, "
         "`ISA` is the instruction set its path is written for (taken only where the target has it), "
         "`no scratch argument`: its C function takes none (stated for the conv and MaxPool kernels), "
-        "`packed W^T`: it reads weights packed at compile time in the GEMM core's panels.",
+        "`packed W^T`: it reads weights packed at compile time in the GEMM core's panels, `widened weights`: "
+        "with `--widened-weights`, weights widened to 16-bit halves at compile time (stored beside the int8 ones).",
         "",
         f"{sum(len(r.op.split(', ')) for r in table if r.rank == 1)} ops with a table, "
         f"{sum(1 for r in table if r.rank == 1)} tables, {len(table)} candidates.",

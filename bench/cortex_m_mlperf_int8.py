@@ -1,7 +1,7 @@
 """Issue 27 item 4: the four MLPerf Tiny networks as full-int8 models on the Cortex-M boards, against
 TFLM with CMSIS-NN: instructions per inference under qemu at -O3, -O2 and -Os.
 
-    python bench/cortex_m_mlperf_int8.py [--models kws_dscnn ...] [--forms tflite onnx onnx-qio]
+    python bench/cortex_m_mlperf_int8.py [--models kws_dscnn ...] [--forms tflite tflite-ww onnx ...]
                                          [--configs an386:O3 an386:O2 an386:Os an547:O3] [--keep DIR]
                                          [--json FILE] [--profile]
 
@@ -9,10 +9,11 @@ The models are bench/keras_mlperf_int8.py's: NAME_int8.tflite (TFLiteConverter f
 NAME_int8.onnx (quantize_static QDQ of the folded fp32 ONNX), whose graph input and output are float;
 form onnx-qio compiles that .onnx with --quantized-io (int8 input and output, as the .tflite has), fed
 the onnx form's float inputs quantized with the metadata's scale and zero point, its int8 outputs
-compared with the integers of onnxruntime's last QuantizeLinear. Each is compiled for the board at each
-level (CMake's Release = -O3, RelWithDebInfo = -O2, MinSizeRel = -Os, `aotc --build-type`) and one
-inference is counted as `aotc bench` does: (count(3 runs) - count(1 run)) / 2 with aotc's qemu
-plugin, which on the M4 (an386) also estimates its cycles from the Cortex-M4 TRM's timing tables
+compared with the integers of onnxruntime's last QuantizeLinear; form tflite-ww compiles the .tflite
+with --widened-weights (the conv weights also stored widened for SMLAD: flash for cycles). Each is
+compiled for the board at each level (CMake's Release = -O3, RelWithDebInfo = -O2, MinSizeRel = -Os,
+`aotc --build-type`) and one inference is counted as `aotc bench` does: (count(3 runs) - count(1 run)) / 2
+with aotc's qemu plugin, which on the M4 (an386) also estimates its cycles from the Cortex-M4 TRM's timing tables
 (docs/firmware.md; "-" on the other boards). The outputs of the
 board's run are compared on the same seeded inputs with onnxruntime (.onnx; identical is the
 target) or LiteRT's reference kernels (.tflite, BUILTIN_REF, which TFLM matches bit for bit), as
@@ -91,10 +92,12 @@ def references(model: Path, meta: dict, inputs: list[np.ndarray], work: Path) ->
     return [got[f"output_{k}"] for k in range(len(meta["outputs"]))]
 
 
-def measure(model: Path, board: str, level: str, work: Path, profile: bool, qio: bool = False) -> dict:
-    out = work / f"{model.stem}_{model.suffix[1:]}{'_qio' if qio else ''}_{board}_{level}"
+def measure(model: Path, board: str, level: str, work: Path, profile: bool, qio: bool = False,
+            widened: bool = False) -> dict:
+    out = work / f"{model.stem}_{model.suffix[1:]}{'_qio' if qio else ''}{'_ww' if widened else ''}_{board}_{level}"
     subprocess.run([sys.executable, "-m", "aot.cli", str(model), "-o", str(out), "--target", BOARDS[board], "--force",
-                    "--build-type", LEVELS[level], *(["--quantized-io"] if qio else [])],
+                    "--build-type", LEVELS[level], *(["--quantized-io"] if qio else []),
+                    *(["--widened-weights"] if widened else [])],
                    check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
     build(out)
     meta = json.loads((out / "bundle" / "metadata.json").read_text())
@@ -125,7 +128,8 @@ def measure(model: Path, board: str, level: str, work: Path, profile: bool, qio:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--models", nargs="*", default=list(TFLM), choices=list(TFLM))
-    p.add_argument("--forms", nargs="*", default=["tflite", "onnx"], choices=["tflite", "onnx", "onnx-qio"])
+    p.add_argument("--forms", nargs="*", default=["tflite", "onnx"],
+                   choices=["tflite", "tflite-ww", "onnx", "onnx-qio"])
     p.add_argument("--configs", nargs="*", default=["an386:O3", "an386:O2", "an386:Os", "an547:O3"],
                    help="BOARD:LEVEL pairs; boards an386 (M4F), an547 (M55), an385 (M3); levels O3 O2 Os")
     p.add_argument("--keep", help="build here instead of a temporary directory")
@@ -138,10 +142,11 @@ def main() -> None:
     for name in args.models:
         macs = graph_macs(onnx.load(str(MODELS_DIR / f"{name}_folded.onnx")))
         for form in args.forms:
-            model = MODELS_DIR / f"{name}_int8.{form.removesuffix('-qio')}"
+            model = MODELS_DIR / f"{name}_int8.{form.split('-')[0]}"
             for config in args.configs:
                 board, level = config.split(":")
-                r = measure(model, board, level, work, args.profile, qio=form.endswith("-qio"))
+                r = measure(model, board, level, work, args.profile, qio=form.endswith("-qio"),
+                            widened=form.endswith("-ww"))
                 r.update(model=name, form=form, board=board, level=level, macs=macs)
                 rows.append(r)
                 est = "" if r["cycles"] is None else f", {r['cycles']} est. cycles ({r['cycles'] / macs:.2f}/MAC)"

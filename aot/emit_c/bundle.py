@@ -123,13 +123,15 @@ def _states(graph: Graph, inputs: list[dict[str, Any]], name: str) -> tuple[list
 
 def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str = "host",
                  source: str = "model.onnx", artifacts: dict[str, Artifact] | None = None,
-                 threads: int = 1, fast_math: bool = False, host_isa: str | None = None) -> Bundle:
+                 threads: int = 1, fast_math: bool = False, host_isa: str | None = None,
+                 widened_weights: bool = False) -> Bundle:
     """Write the C project for `graph` (simplified and partitioned) as `plan` places it, with the
     kernels it chose; `artifacts` are the vendors' codegen results, by function symbol. `threads` > 1
     adds the thread pool (runtime_c/kernels/threads/aotc_threads.h) and its init/teardown to the C API; 1
     writes the same files as before threads existed. `fast_math` (--fast-math) is recorded in the
     metadata with the nodes whose kernels it let round more; `host_isa`, the ISA level a host bundle's
-    kernels assume (aot/targets.py HOST_ISAS), as "host_isa"."""
+    kernels assume (aot/targets.py HOST_ISAS), as "host_isa"; `widened_weights` (--widened-weights) with the nodes
+    whose weights are stored widened and their bytes."""
     artifacts = artifacts or {}
     name = graph.name
     em = ModelEmitter(graph, name, selection, plan, artifacts)
@@ -234,6 +236,9 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
         # --fast-math: the nodes that took a kernel rounding more than a direct sum
         **({"fast_math": {"nodes": sorted(n for n, c in plan.choices.items() if c.facts.rounds_more)}}
            if fast_math else {}),
+        # --widened-weights: the nodes whose weights are stored widened too, and those constants' bytes (in
+        # weights_bytes); none where a --flash-budget dropped them
+        **({"widened_weights": _widened(graph, plan)} if widened_weights else {}),
         # --quantized-io: the inputs and outputs made integer, and why the others stayed float
         **({"quantized_io": graph.info.quantized_io} if graph.info.quantized_io is not None else {}),
         "partition": [_function_entry(graph, sym, artifacts.get(sym)) for sym in graph.functions],
@@ -243,6 +248,15 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
     b.files["plan.txt"] = plan.chart()
     b.files["metadata.json"] = json.dumps(b.metadata, indent=2) + "\n"
     return b
+
+
+def _widened(graph: Graph, plan: Plan) -> dict[str, Any]:
+    """metadata.json's widened_weights: the nodes whose kernels read weights widened at compile time, and the
+    flash those take."""
+    from aot.kernels.tflite_int8 import widened_bytes
+
+    nodes = [n for n in graph.nodes if (c := plan.choices.get(n.name)) is not None and c.facts.widened_weights]
+    return {"nodes": [n.name for n in nodes], "bytes": sum(widened_bytes(n, graph) for n in nodes)}
 
 
 _NODE_COMMENT = re.compile(r"^\s*/\* node (\d+): ")

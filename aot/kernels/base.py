@@ -39,6 +39,9 @@ class KernelFacts:
     # functions takes; the conv family's emitter reads it)
     scratch_arg: bool | None = None
     packed_weights: bool = False  # it reads W^T packed at compile time in the GEMM core's panels (gemm.c)
+    # it reads the weights widened to 16-bit halves at compile time for SMLAD (--widened-weights: a constant in flash
+    # beside the int8 weights, which its fallbacks read)
+    widened_weights: bool = False
 
 
 PLAIN = KernelFacts()  # a kernel of plain C: nothing more to know
@@ -90,6 +93,8 @@ class TargetTraits:
     # candidate written for an ISA path applies (dsp, helium and avx512 are off), nor a candidate whose scratch
     # only such a path uses (their `applies` read this)
     portable: bool = False
+    # --widened-weights: the M-profile DSP paths may read their weights widened at compile time (flash for cycles)
+    widened_weights: bool = False
 
 
 # the instruction sets a kernel's path may be written for (KernelFacts.isa), and whether a target has each

@@ -14,7 +14,7 @@ import numpy as np
 
 from aot.csource.format import c_float, c_int
 from aot.ir import Graph, Node
-from aot.kernels.base import Candidate, HostOp, KernelChoice, KernelFacts, NodeContext, by_type
+from aot.kernels.base import Candidate, HostOp, KernelChoice, KernelFacts, NodeContext, TargetTraits, by_type
 from aot.kernels.c_defines import define
 from aot.kernels.quant import interleave_rows
 from aot.kernels.quant_gemm import dsp_dense_kernels
@@ -65,8 +65,70 @@ def _conv_params(ctx: NodeContext) -> str:
         # the M-profile path's tile of positions (_fit_conv)
         **({"dsp_tile": c_int(ctx.choice.detail)} if ctx.choice.facts.isa == "m-profile" and ctx.choice.detail
            else {}),
+        **(_widened_fields(ctx) if ctx.choice.facts.widened_weights else {}),
     }, comment=f"{ctx.node.op} NHWC {[n, h, w, c]} -> {[n, oh, ow, oc]}, TFLite requantisation")
     return p
+
+
+def _dsp_fused(node: Node, graph: Graph, tile: int) -> bool:
+    """Whether tfl_conv_s8_dsp requantises in the MAC kernel (its `fused`): one block of quads, whole groups
+    of channels, the lower clamp at -128, tfl_dsp_usual's bounds, at least 6 positions a tile. The widened
+    weights are doubled exactly where it holds (the C takes them as they are only there)."""
+    x, y = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]]
+    a = node.attrs
+    k = a["kernel"][0] * a["kernel"][1] * x.shape[3]
+    kq, oc = -(-k // 4), y.shape[3]
+    if kq > DSP_KC or oc % 4 or a["y_min"] != -128 or a["y_max"] != 127 or _conv_dsp_scratch(node, graph, tile)[1] < 6:
+        return False
+    bias = np.zeros(oc, np.int64)
+    if len(node.inputs) > 2 and node.inputs[2]:
+        bias = np.asarray(graph.const(node.inputs[2]), np.int64).reshape(-1)
+    for c in range(oc):  # tfl_dsp_usual
+        mult, shift = int(a["mult"][c]), int(a["shift"][c])
+        left, right = max(shift, 0), max(-shift, 0)
+        if mult == INT32_MIN or left >= 30 or k * DSP_PRODUCT_MAX + abs(int(bias[c])) >= 1 << (30 - left) \
+                or right == 0 or right > 22:
+            return False
+    return True
+
+
+def widen_weights(w: np.ndarray, doubled: bool) -> np.ndarray:
+    """CONV_2D's int8 weights [oc][k] as tfl_conv_s8_dsp widens each group of 4 channels a block (the last
+    group's past oc repeating its last channel): [group][quad][8] words, aotc_dsp_widen_weights4's (bytes 0 and
+    2 of the 4 channels' quads as 16-bit halves, then bytes 1 and 3), rows past k zeros; each doubled where
+    `doubled` (tfl_dsp_widen_weights4x2's)."""
+    oc, k = w.shape
+    kq, groups = -(-k // 4), -(-oc // 4)
+    rows = np.zeros((4 * groups, 4 * kq), np.int32)
+    rows[:oc, :k] = w
+    rows[oc:] = rows[oc - 1]
+    q = rows.reshape(groups, 4, kq, 4).transpose(0, 2, 1, 3) * (2 if doubled else 1)  # [group][quad][channel][byte]
+    half = q.astype(np.uint32) & 0xFFFF
+    return np.ascontiguousarray(np.concatenate([half[..., 0] | half[..., 2] << 16, half[..., 1] | half[..., 3] << 16],
+                                               axis=2).astype(np.uint32))
+
+
+def widened_bytes(node: Node, graph: Graph) -> int:
+    """The flash the node's widened weights take (widen_weights)."""
+    x, oc = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]].shape[3]
+    kh, kw = node.attrs["kernel"]
+    return 32 * -(-oc // 4) * -(-kh * kw * x.shape[3] // 4)
+
+
+def _widened_fields(ctx: NodeContext) -> dict[str, str]:
+    """aotc_tfl_conv_params' dsp_wx and dsp_wx_dbl: the weights widened at compile time (--widened-weights)."""
+    doubled = _dsp_fused(ctx.node, ctx.graph, ctx.choice.detail)
+    w = np.asarray(ctx.const(ctx.inputs[1]), np.int8)
+    wx = ctx.const_array("wx", widen_weights(w.reshape(w.shape[0], -1), doubled),
+                         "the weights widened for SMLAD (--widened-weights): [group of 4 channels][quad][8] words, "
+                         + ("doubled, " if doubled else "") + "aotc_dsp_widen_weights4's layout")
+    return {"dsp_wx": wx, "dsp_wx_dbl": c_int(int(doubled))}
+
+
+def _widens(node: Node, graph: Graph, traits: TargetTraits) -> bool:
+    """--widened-weights on a core with SMLAD: an int8 CONV_2D with constant weights that the DSP path takes."""
+    return traits.widened_weights and (traits.dsp or traits.helium) and not traits.portable and \
+        graph.tensors[node.inputs[1]].data is not None and _conv_dsp_scratch(node, graph)[1] >= 2
 
 
 def _emit_conv_add(ctx: NodeContext) -> None:
@@ -100,6 +162,8 @@ def _residual_params(ctx: NodeContext) -> str:
 DSP_KC, DSP_NP_MAX, DSP_PATCH_WORDS, DSP_ACC_WORDS = (define("aotc_tflite_int8.h", f"TFL_DSP_{n}")
                                                       for n in ("KC", "NP_MAX", "PATCH_WORDS", "ACC_WORDS"))
 DSP_TAPS, DSP_DW_RUN, DSP_DW_PAD = (define("aotc_tflite_int8.h", f"TFL_DSP_{n}") for n in ("TAPS", "DW_RUN", "DW_PAD"))
+# tflite_int8_dsp.h's TFL_DSP_PRODUCT_MAX (defined there for the DSP builds only): the largest |(x - x_zero) w|
+DSP_PRODUCT_MAX = 255 * 128
 DSP_NP_MIN = 28  # the smallest tile the plan gives CONV_2D: fewer positions cost more than the memory saves
 # ... unless its patches would pass this (_min_tile): 9 KiB, as the ONNX route's PATCH_FLOOR (aot/kernels/quant.py);
 # on ResNet-8 (its residual ADDs fused, so less memory spare at the 3 x 3 convs' steps) 4 KiB cost 5 % more
@@ -280,6 +344,7 @@ def overlap_bytes(node: Node, graph: Graph) -> int | None:
 
 
 HELIUM, M_PROFILE, HOST = KernelFacts(isa="helium"), KernelFacts(isa="m-profile"), KernelFacts(isa="host")
+M_WIDENED = KernelFacts(isa="m-profile", widened_weights=True)  # the DSP path on weights widened in flash
 PACK_PATCH_BYTES = define("aotc_tflite_int8.h", "TFL_PK_PATCH_BYTES")
 PACK_BLOCK = 16  # output channels a block of the packed weights (tflite_int8_packed.c: one vector of sums)
 INT32_MIN = -(1 << 31)
@@ -375,12 +440,15 @@ _not_portable = lambda n, g, t: not t.portable  # noqa: E731
 # On the M-profile boards CONV_2D and DEPTHWISE_CONV_2D's DSP paths, and Helium's CONV_2D on the M55, take
 # their scratch from the plan, as TFLM's kernels take theirs from the tensor arena; the host kernels need none.
 def _conv_kernels(s8: str, helium: bool) -> tuple[Candidate, ...]:
-    """A conv op's kernels: s8 (its int8 C function), or its _s16 for 16x8; Helium's CONV_2D path where `helium`."""
+    """A conv op's kernels: s8 (its int8 C function), or its _s16 for 16x8; Helium's CONV_2D path and the DSP
+    path on weights widened in flash (CONV_2D's) where `helium`."""
     s16 = s8.replace("_s8", "_s16")
     mve = Candidate(s8, lambda n, g, budget: KernelChoice(_conv_kernel(n, g), _conv_mve_scratch(n, g)),
                     applies=lambda n, g, t: _conv_mve_scratch(n, g) > 0, facts=HELIUM)
     packed = packed_candidate(f"{s8}_packed", _packed_scratch)
-    return (packed, *((mve,) if helium else ()),
+    widened = Candidate(s8, _fit_conv, facts=M_WIDENED, applies=_widens,
+                        fit_least=lambda n, g, budget: _fit_conv(n, g, budget, least=True))
+    return (packed, *((mve, widened) if helium else ()),
             Candidate(s8, _fit_conv, facts=M_PROFILE, also=(s16,), applies=_not_portable,
                       fit_least=lambda n, g, budget: _fit_conv(n, g, budget, least=True)),
             by_type(_conv_kernel, s8, s16))
@@ -393,6 +461,8 @@ CONV_ADD_KERNELS = (
     Candidate("aotc_tfl_conv_add_s8", lambda n, g, budget: KernelChoice(
         "aotc_tfl_conv_add_s8", 4 * RESIDUAL_TABLE_WORDS + _conv_mve_scratch(n, g, True)),
               applies=lambda n, g, t: _conv_mve_scratch(n, g, True) > 0, facts=HELIUM),
+    Candidate("aotc_tfl_conv_add_s8", _fit_conv_add, facts=M_WIDENED, applies=_widens,
+              fit_least=lambda n, g, budget: _fit_conv_add(n, g, budget, least=True)),
     Candidate("aotc_tfl_conv_add_s8", _fit_conv_add, facts=M_PROFILE, applies=_not_portable,
               fit_least=lambda n, g, budget: _fit_conv_add(n, g, budget, least=True)),
     by_type(_conv_kernel, "aotc_tfl_conv_add_s8"),

@@ -7,10 +7,11 @@
  * convolutions, fully connected layers, ADDs and fused CONV_2D + ADDs get scratch of exactly the size
  * their *_scratch_bytes functions give (CONV_2D at a random tile of positions, as the memory plan
  * gives one; the dense layers' weights interleaved by blocks of 4 rows half the time where AOTC_DSP_IL),
- * on the M55 the Helium paths' where they take the shape: every path a target compiles meets the one
- * definition. Shapes reach the paths' edges: patches longer than a DSP block (kq > 64), odd tiles and
- * channel counts, depthwise 3 x 3 spans over TFL_DSP_DW_PAD, ADDs from AOTC_TFL_ADD_MIN elements, the
- * residual written over its input.
+ * on the M55 the Helium paths' where they take the shape, CONV_2D's on weights widened at compile time
+ * too (--widened-weights): every path a target compiles meets the one definition. Shapes reach the
+ * paths' edges: patches longer than a DSP block (kq > 64), odd tiles and channel counts, depthwise
+ * 3 x 3 spans over TFL_DSP_DW_PAD, ADDs from AOTC_TFL_ADD_MIN elements, the residual written over its
+ * input.
  *
  *     test_tflite_int8_kernels [seed] [shapes per entry point] */
 #include "aotc_tflite_int8.h"
@@ -244,6 +245,28 @@ static void run_packed(const aotc_tfl_conv_params *p, int kind, const aotc_tfl_r
     }
 }
 
+/* CONV_2D's weights as --widened-weights stores them (aot/kernels/tflite_int8.py widen_weights): per group of 4
+ * channels (past oc the last repeated), per quad of the row of k, bytes 0 and 2 of the 4 channels' quads as 16-bit
+ * halves, then bytes 1 and 3; doubled with dbl */
+static uint32_t *widen_weights(const int8_t *w, int32_t oc, int32_t k, int dbl) {
+    const int32_t kq = (k + 3) / 4, groups = (oc + 3) / 4;
+    uint32_t *wx = (uint32_t *)bytes((size_t)groups * kq * 32);
+    int32_t g, q, j, i;
+    for (g = 0; g < groups; ++g)
+        for (q = 0; q < kq; ++q)
+            for (j = 0; j < 4; ++j) {
+                const int32_t c = 4 * g + j < oc ? 4 * g + j : oc - 1;
+                uint32_t h[4];
+                for (i = 0; i < 4; ++i) {
+                    const int32_t v = 4 * q + i < k ? w[(int64_t)c * k + 4 * q + i] * (dbl ? 2 : 1) : 0;
+                    h[i] = (uint32_t)(uint16_t)(int16_t)v;
+                }
+                wx[((int64_t)g * kq + q) * 8 + j] = h[0] | h[2] << 16;
+                wx[((int64_t)g * kq + q) * 8 + 4 + j] = h[1] | h[3] << 16;
+            }
+    return wx;
+}
+
 static int check_conv(int kind, int wide) {
     static const char *const names[3][4] = {
         {"aotc_tfl_conv_s8", "aotc_tfl_depthwise_s8", "aotc_tfl_transpose_conv_s8", "aotc_tfl_conv_add_s8"},
@@ -257,7 +280,7 @@ static int check_conv(int kind, int wide) {
     size_t xn, wn, yn;
     void *x, *bias = NULL, *y, *ref, *res = NULL;
     int8_t *w;
-    uint32_t *scratch = NULL;
+    uint32_t *scratch = NULL, *wx = NULL;
     int64_t scratch_bytes = 0;
     int bad, in_place = 0;
     kind &= ~K_PACKED;
@@ -322,6 +345,12 @@ static int check_conv(int kind, int wide) {
         }
     }
     if (scratch_bytes > 0) scratch = (uint32_t *)bytes((size_t)scratch_bytes);
+    if ((kind == K_CONV || kind == K_CONV_ADD) && !wide && DSP && !packed && (xn + wn) % 3 != 0) {
+        /* two thirds of the DSP cases on weights widened at compile time, doubled or not (the kernel widens them
+         * itself where a doubled block does not fit the tile's path), from the shapes (the draws as before) */
+        p.dsp_wx_dbl = (xn + wn) % 3 == 2;
+        p.dsp_wx = wx = widen_weights(w, p.oc, k, p.dsp_wx_dbl);
+    }
     if (packed) {
         run_packed(&p, kind, &r, (const int8_t *)x, w, (const int32_t *)bias, (const int8_t *)res, in_place,
                    (int8_t *)y, (int8_t *)ref, (uint8_t *)scratch);
@@ -363,12 +392,12 @@ static int check_conv(int kind, int wide) {
     if (bad) {
         printf("  n %d, in %dx%dx%d, out %dx%dx%d, kernel %dx%d, strides %d %d, dilations %d %d, pads %d %d, "
                "depth_multiplier %d, x_zero %d, y_zero %d, range [%d, %d], bias %d, dsp_tile %d, scratch %ld bytes, "
-               "in place %d\n", (int)p.n, (int)p.h, (int)p.w, (int)p.c, (int)p.oh, (int)p.ow, (int)p.oc, (int)p.kh,
+               "in place %d, widened weights %d (doubled %d)\n", (int)p.n, (int)p.h, (int)p.w, (int)p.c, (int)p.oh, (int)p.ow, (int)p.oc, (int)p.kh,
                (int)p.kw, (int)p.sh, (int)p.sw, (int)p.dh, (int)p.dw, (int)p.pad_top, (int)p.pad_left,
                (int)p.depth_multiplier, (int)p.x_zero, (int)p.y_zero, (int)p.y_min, (int)p.y_max, bias != NULL,
-               (int)p.dsp_tile, (long)scratch_bytes, in_place);
+               (int)p.dsp_tile, (long)scratch_bytes, in_place, wx != NULL, (int)p.dsp_wx_dbl);
     }
-    free(x), free(w), free(bias), free(mult), free(shift), free(y), free(ref), free(res), free(scratch);
+    free(x), free(w), free(bias), free(mult), free(shift), free(y), free(ref), free(res), free(scratch), free(wx);
     return bad;
 }
 

@@ -15,7 +15,8 @@ requantisation of the depthwise sums); DS-CNN on the M4 again with AOTC_DSP_NO_A
 C twins, as compilers without GNU assembly build them). ResNet-8's convs with their residual ADD fused
 (aotc_tfl_conv_add_s8) on the M4 (a DSP tile through the ADD's tables), the M55 (Helium's) and the M3
 (the plain loop, add_one per element). The ADDs of tests/models/tflite/ops_int8 on the M4 (tables from the
-plan's scratch). tests/models/tflite/padded_int8 on the M4: its PADs folded into the convs (issue 53).
+plan's scratch). tests/models/tflite/padded_int8 on the M4: its PADs folded into the convs (issue 53). VWW,
+ResNet-8 and DS-CNN (without the assembly) on the M4 with --widened-weights (issue 52).
 Slow: the autoencoder (FULLY_CONNECTED of 8 outputs and of 8 inputs) on the M4 at -O2, on the M55, and
 without the assembly.
 """
@@ -58,6 +59,12 @@ RUNS += [("kws_dscnn_int8", "mps2-an386", "Release", "", 10112),
          # the M3's plain loops, KWS's least with bands (the first conv's 10 x 4 window over the input) on the M55
          ("vww_mobilenet_int8", "mps2-an385", "MinSizeRel", "", 30200),
          ("kws_dscnn_int8", "mps3-an547", "Release", "", 9808)]
+# --widened-weights (issue 52): the DSP CONV_2D path on weights widened in flash, doubled where it requantises in
+# the MAC kernel (VWW's 1 x 1 convs), not where a patch is several blocks of quads (ResNet-8's 3 x 3 x 64 convs,
+# their residual ADDs fused), and in C without the assembly (a fifth field 0: no budget; the sixth: the option)
+RUNS += [("vww_mobilenet_int8", "mps2-an386", "Release", "", 0, "--widened-weights"),
+         ("ic_resnet8_int8", "mps2-an386", "Release", "", 0, "--widened-weights"),
+         ("kws_dscnn_int8", "mps2-an386", "MinSizeRel", "-DAOTC_DSP_NO_ASM", 0, "--widened-weights")]
 # the autoencoder's FULLY_CONNECTED layers take the paths of DS-CNN's last layer (64 -> 12): slow only
 SLOW_RUNS = [("ad_autoencoder_int8", "mps2-an386", "RelWithDebInfo", ""),
              ("ad_autoencoder_int8", "mps3-an547", "Release", ""),
@@ -70,14 +77,14 @@ def _run(cmd: list[str], cflags: str = "") -> None:
     assert r.returncode == 0, f"{' '.join(map(str, cmd))} -> {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
 
 
-def _board(root: Path, name: str, board: str, build_type: str, cflags: str, budget: int = 0
+def _board(root: Path, name: str, board: str, build_type: str, cflags: str, budget: int = 0, option: str = ""
            ) -> tuple[list[list[np.ndarray]], list[np.ndarray]]:
     """The board's outputs for each seeded input, and LiteRT's reference outputs (stacked by run)."""
-    model, out = MODELS / f"{name}.tflite", root / f"{name}-{board}-{build_type}{cflags}{budget or ''}"
+    model, out = MODELS / f"{name}.tflite", root / f"{name}-{board}-{build_type}{cflags}{budget or ''}{option}"
     if not model.exists():  # a test model rather than an MLPerf one
         model = HERE / "models" / "tflite" / f"{name}.tflite"
     _run([sys.executable, "-m", "aot.cli", str(model), "-o", str(out), "--target", board, "--build-type", build_type,
-          *(["--ram-budget", str(budget)] if budget else [])])
+          *(["--ram-budget", str(budget)] if budget else []), *([option] if option else [])])
     _run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"], cflags)
     _run([cmake_exe(), "--build", str(out)])
     meta = json.loads((out / "bundle" / "metadata.json").read_text())
@@ -116,7 +123,8 @@ def boards(tmp_path_factory):
 
 def _id(run: tuple) -> str:
     m, b, t, f = run[:4]
-    return f"{m}-{b}-{t}{'-no-asm' if f else ''}{f'-budget{run[4]}' if len(run) > 4 else ''}"
+    budget, option = (*run[4:], 0, "")[:2] if len(run) != 5 else (run[4], "")
+    return f"{m}-{b}-{t}{'-no-asm' if f else ''}{f'-budget{budget}' if budget else ''}{option.replace('--', '-')}"
 
 
 @pytest.mark.parametrize("run", [*RUNS, *(pytest.param(r, marks=pytest.mark.slow) for r in SLOW_RUNS)],

@@ -28,6 +28,11 @@ typedef struct {
     const int32_t *mult, *shift;        /* per output channel */
     int32_t dsp_tile;                   /* the DSP paths' output positions a tile (CONV_2D) or run of sums
                                          * (DEPTHWISE_CONV_2D): the memory plan's; 0: their own */
+    const uint32_t *dsp_wx;             /* CONV_2D's weights widened at compile time (--widened-weights), for
+                                         * the DSP path: per group of 4 output channels, (k + 3) / 4 quads of
+                                         * aotc_dsp_widen_weights4's 8 words (rows past k zeros); NULL: widened
+                                         * at run time into the scratch */
+    int32_t dsp_wx_dbl;                 /* dsp_wx's weights doubled (the fused requantisation's sums) */
 } aotc_tfl_conv_params;
 
 typedef struct {

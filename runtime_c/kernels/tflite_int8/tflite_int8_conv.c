@@ -636,17 +636,22 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
     /* the sums requantised in the MAC kernel: one block of quads, whole groups, room for its terms */
     const int usual = tfl_dsp_usual(p, bias);
     const int fused = usual && p->y_min == -128 && kq == kc && p->oc % 4 == 0 && np >= 6;
+    /* the weights widened at compile time, read in place (none in the scratch), unless doubled where the sums are
+     * not requantised in the MAC kernel (then widened here from w, as without them) */
+    const int pre = p->dsp_wx != NULL && (fused || !p->dsp_wx_dbl);
+    const int32_t wxw = pre ? 0 : 8 * kc; /* the scratch's words of widened weights */
     if (fused && e == NULL) { /* no run of sums, only the kernel's 24 words: the scratch's room for them holds more
                                * positions (not with a fused ADD, whose tile of outputs holds np positions) */
-        const int32_t more = ((words - 8 * kc - 24) / (2 * kc)) & ~1, most = (total + 1) & ~1;
+        const int32_t more = ((words - wxw - 24) / (2 * kc)) & ~1, most = (total + 1) & ~1;
         np = more < most ? more : most;
     }
     uint32_t *patch = scratch, *wx = patch + 2 * np * kc;
-    int32_t *acc = (int32_t *)(wx + 8 * kc);
+    int32_t *acc = (int32_t *)(wx + wxw);
     /* the fused sums doubled (the requantisation's left shift of 1 made before): 0 not, 1 by the weights, 2 by the
      * patches (rows only), whichever takes fewer instructions a tile than the shifts it saves (one a pair and
-     * group of channels) */
-    const int32_t save = 4 * np * groups, cost_w = 8 * kc * groups, cost_p = rows ? 2 * np * kc : save;
+     * group of channels); weights widened at compile time cost none where doubled there, else cannot be */
+    const int32_t save = 4 * np * groups, cost_p = rows ? 2 * np * kc : save;
+    const int32_t cost_w = !pre ? 8 * kc * groups : p->dsp_wx_dbl ? 0 : INT32_MAX;
     const int dbl = !fused ? 0 : cost_p < cost_w ? (cost_p < save ? 2 : 0) : (cost_w < save ? 1 : 0);
     int8_t *yt = e != NULL ? e->tile : y; /* where a tile's outputs go, and its first position there */
     for (p0 = 0; p0 < total; p0 += np) {
@@ -677,9 +682,10 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
                 const int32_t c0 = 4 * g, nc = p->oc - c0 < 4 ? p->oc - c0 : 4;
                 int32_t c[4], *a = kq > kc ? acc + g * 8 * pairs : acc;
                 for (j = 0; j < 4; ++j) c[j] = c0 + (j < nc ? j : nc - 1);
-                tfl_dsp_weights(w, k, c, 4 * q0, nq, dbl == 1, wx);
+                const uint32_t *wg = pre ? p->dsp_wx + 8 * ((int64_t)g * kq + q0) : wx;
+                if (!pre) tfl_dsp_weights(w, k, c, 4 * q0, nq, dbl == 1, wx);
                 if (fused) {
-                    tfl_dsp_group_rq(p, bias, patch, wx, nq, n, at, c0, dbl != 0, acc, yt);
+                    tfl_dsp_group_rq(p, bias, patch, wg, nq, n, at, c0, dbl != 0, acc, yt);
                     continue;
                 }
                 if (q0 == 0 || kq == kc) { /* the sums start at the bias: the store adds none */
@@ -688,7 +694,7 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
                         for (t = 0; t < pairs; ++t) a[8 * t + 2 * j] = a[8 * t + 2 * j + 1] = b;
                     }
                 }
-                aotc_dsp_mac4x2(patch, pairs, wx, nq, a);
+                aotc_dsp_mac4x2(patch, pairs, wg, nq, a);
                 if (q0 + nq == kq) {
                     if (usual) tfl_dsp_store_usual(p, a, at, n, c0, nc, yt);
                     else tfl_dsp_store(p, bias, a, at, n, c0, nc, yt);

@@ -1,0 +1,107 @@
+"""--widened-weights (issue 52): on a core with SMLAD the int8 CONV_2D weights the DSP path reads are also stored
+widened in its layout (aotc_dsp_widen_weights4's, doubled where the MAC kernel requantises), a constant the
+footprint counts and metadata.json records; the outputs stay those of LiteRT's reference kernels; a --flash-budget
+drops them first. The M4 runs of the MLPerf models with it: tests/targets/test_tflite_cortex_m.py."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+from conftest import require_tool
+
+from aot.build import build, configure, run_bundle
+from aot.compiler import Options, compile_file
+from aot.footprint import measure
+from aot.kernels.tflite_int8 import widen_weights
+
+HERE = Path(__file__).resolve().parents[1]
+PERSON = HERE / "models" / "tflite" / "person_int8.tflite"
+
+
+def _widened_by_bytes(w: np.ndarray, doubled: bool) -> np.ndarray:
+    """widen_weights written out a word at a time, as tfl_dsp_weights fills its block (the reference)."""
+    oc, k = w.shape
+    kq, groups = -(-k // 4), -(-oc // 4)
+    out = np.zeros((groups, kq, 8), np.uint32)
+    for g in range(groups):
+        for q in range(kq):
+            for j in range(4):
+                c = min(4 * g + j, oc - 1)
+                b = [int(w[c, 4 * q + i]) if 4 * q + i < k else 0 for i in range(4)]
+                b = [2 * v if doubled else v for v in b]
+                out[g, q, j] = (b[0] & 0xFFFF) | (b[2] & 0xFFFF) << 16
+                out[g, q, 4 + j] = (b[1] & 0xFFFF) | (b[3] & 0xFFFF) << 16
+    return out
+
+
+def test_layout_is_the_run_time_widening():
+    """Groups past oc repeat the last channel, rows past k are zeros, each half a signed 16-bit weight."""
+    rng = np.random.default_rng(5)
+    for oc, k in ((4, 8), (6, 27), (13, 10), (1, 3)):
+        w = rng.integers(-128, 128, (oc, k)).astype(np.int8)
+        for doubled in (False, True):
+            assert np.array_equal(widen_weights(w, doubled), _widened_by_bytes(w, doubled)), (oc, k, doubled)
+
+
+def test_metadata_and_weights_count_the_widened_constants():
+    """With the option on the M4, metadata.json names the convs and their bytes, and the weights the bundle stores
+    grow by exactly those; without it, no key and the same C as before; on the host (no SMLAD path) none."""
+    plain = compile_file(PERSON, Options(name="person", target="mps2-an386"))
+    wide = compile_file(PERSON, Options(name="person", target="mps2-an386", widened_weights=True))
+    ww = wide.metadata["widened_weights"]
+    assert "widened_weights" not in plain.metadata and ww["nodes"] and ww["bytes"] > 0
+    assert wide.metadata["memory"]["weights_bytes"] == plain.metadata["memory"]["weights_bytes"] + ww["bytes"]
+    assert wide.metadata["memory"]["arena_bytes"] == plain.metadata["memory"]["arena_bytes"]
+    assert ".dsp_wx = " in wide.files["src/person.c"] and ".dsp_wx" not in plain.files["src/person.c"]
+    host = compile_file(PERSON, Options(name="person", target="host", widened_weights=True))
+    assert host.metadata["widened_weights"] == {"nodes": [], "bytes": 0}
+
+
+def _litert(tmp_path: Path, feeds: list[np.ndarray]) -> list[np.ndarray]:
+    np.savez(tmp_path / "in.npz", input_0=np.stack(feeds))
+    r = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(PERSON), str(tmp_path / "in.npz"),
+                        str(tmp_path / "out.npz"), "--runs"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return list(np.load(tmp_path / "out.npz")["output_0"])
+
+
+def test_on_the_m4_footprint_and_bit_exact(tmp_path):
+    """Built for the M4: the library's flash (as aotc footprint measures it) grows by at least the widened
+    constants, and every output is LiteRT's reference kernels'. A --flash-budget one byte under the widened
+    library drops them first (level "unwidened"), which meets it."""
+    require_tool("qemu-system-arm", "arm-none-eabi-gcc")
+    metas, flash = {}, {}
+    for name, widened in (("plain", False), ("wide", True)):
+        b = compile_file(PERSON, Options(name="person", target="mps2-an386", widened_weights=widened))
+        b.write(tmp_path / name / "bundle")
+        metas[name] = b.metadata
+        configure(tmp_path / name, "mps2-an386")
+        build(tmp_path / name)
+        flash[name] = measure(tmp_path / name, b.metadata)["model"]["flash_bytes"]
+    assert flash["wide"] - flash["plain"] >= metas["wide"]["widened_weights"]["bytes"]
+    feeds = [np.random.default_rng(s).integers(-128, 128, tuple(metas["plain"]["inputs"][0]["shape"]))
+             .astype(np.int8) for s in range(3)]
+    try:
+        import ai_edge_litert  # noqa: F401
+        refs = _litert(tmp_path, feeds)
+    except ImportError:
+        refs = None
+    y = metas["plain"]["outputs"][0]["name"]
+    for r, x in enumerate(feeds):
+        got, _ = run_bundle(tmp_path / "wide", metas["wide"], [x])
+        want, _ = run_bundle(tmp_path / "plain", metas["plain"], [x])
+        assert np.array_equal(got[y], want[y]), r
+        if refs is not None:
+            assert np.array_equal(got[y], refs[r]), r
+    roomy = compile_file(PERSON, Options(name="person", target="mps2-an386", widened_weights=True,
+                                         flash_budget=10**9)).metadata["flash_budget"]
+    tight = compile_file(PERSON, Options(name="person", target="mps2-an386", widened_weights=True,
+                                         flash_budget=roomy["flash_bytes"] - 1)).metadata
+    assert tight["flash_budget"]["level"] == "unwidened"
+    assert [t["level"] for t in tight["flash_budget"]["levels_tried"]] == ["none", "unwidened"]
+    assert tight["widened_weights"] == {"nodes": [], "bytes": 0}
+    assert json.dumps(tight["flash_budget"])  # serialisable as written
