@@ -115,10 +115,10 @@ def _compile_parser() -> argparse.ArgumentParser:
                         "says what was traded")
     p.add_argument("--flash-budget", type=_positive, metavar="BYTES", default=None,
                    help="make the library's flash (code and constants, as aotc footprint counts them) fit BYTES: "
-                        "--widened-weights' copy dropped, the library at -O2, then -Os, then the portable kernels instead of the ISA paths, each "
-                        "only while over (measured by building the library at --build-type with the target's "
-                        "compiler), or refuse in one line naming what takes the flash and the least reached; "
-                        "metadata.json's flash_budget says what was traded")
+                        "--widened-weights' copy dropped, the library at -O2, then -Os, then the portable kernels "
+                        "instead of the ISA paths, each only while over (measured by building the library at "
+                        "--build-type with the target's compiler), or refuse in one line naming what takes the "
+                        "flash and the least reached; metadata.json's flash_budget says what was traded")
     p.add_argument("--memory-pool", type=_pool, metavar="NAME:BYTES", action="append", default=[],
                    help="a memory pool for the plan (repeat, fastest first; BYTES may end in K or M): the buffers "
                         "read most per byte go to the fastest pool with room, graph inputs and outputs stay in "
