@@ -255,7 +255,13 @@ def _widened(graph: Graph, plan: Plan) -> dict[str, Any]:
     flash those take."""
     from aot.kernels.tflite_int8 import widened_bytes
 
-    nodes = [n for n in graph.nodes if (c := plan.choices.get(n.name)) is not None and c.facts.widened_weights]
+    nodes = []
+    for n in graph.nodes:
+        if (c := plan.choices.get(n.name)) is None:
+            continue
+        inner = getattr(c.detail, "inner", None)  # a run in row bands (aot/kernels/tflite_bands.py): its layers'
+        layers = [(m, inner[m.name]) for m in n.attrs["layers"]] if inner else [(n, c)]
+        nodes += [m for m, mc in layers if mc.facts.widened_weights]
     return {"nodes": [n.name for n in nodes], "bytes": sum(widened_bytes(n, graph) for n in nodes)}
 
 

@@ -109,10 +109,10 @@ def widen_weights(w: np.ndarray, doubled: bool) -> np.ndarray:
 
 
 def widened_bytes(node: Node, graph: Graph) -> int:
-    """The flash the node's widened weights take (widen_weights)."""
-    x, oc = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]].shape[3]
-    kh, kw = node.attrs["kernel"]
-    return 32 * -(-oc // 4) * -(-kh * kw * x.shape[3] // 4)
+    """The flash the node's widened weights take (widen_weights), from its weights' shape [oc, kh, kw, c] (a
+    layer of a run in row bands keeps them, not its activations)."""
+    oc, *rest = graph.tensors[node.inputs[1]].shape
+    return 32 * -(-oc // 4) * -(-math.prod(rest) // 4)
 
 
 def _widened_fields(ctx: NodeContext) -> dict[str, str]:

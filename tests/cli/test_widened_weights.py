@@ -61,6 +61,20 @@ def test_metadata_and_weights_count_the_widened_constants():
     assert host.metadata["widened_weights"] == {"nodes": [], "bytes": 0}
 
 
+def test_metadata_counts_the_layers_of_runs_in_row_bands():
+    """Under a RAM budget that VWW meets only with runs of convs in row bands, the layers of a run take widened
+    weights too: metadata.json names every node whose params point at them, and their bytes are the growth."""
+    vww = HERE.parent / "bench" / "models" / "keras" / "vww_mobilenet_int8.tflite"
+    metas, src = {}, ""
+    for widened in (False, True):
+        b = compile_file(vww, Options(name="vww", target="mps2-an386", ram_budget=30200, widened_weights=widened))
+        metas[widened], src = b.metadata, b.files["src/vww.c"]
+    ww = metas[True]["widened_weights"]
+    assert "bands" in metas[True]["memory"]["ram_budget"]["traded"]
+    assert len(ww["nodes"]) == src.count(".dsp_wx = ") > 0
+    assert metas[True]["memory"]["weights_bytes"] == metas[False]["memory"]["weights_bytes"] + ww["bytes"]
+
+
 def _litert(tmp_path: Path, feeds: list[np.ndarray]) -> list[np.ndarray]:
     np.savez(tmp_path / "in.npz", input_0=np.stack(feeds))
     r = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(PERSON), str(tmp_path / "in.npz"),
