@@ -73,7 +73,8 @@ def _conv_params(ctx: NodeContext) -> str:
 def _dsp_fused(node: Node, graph: Graph, tile: int) -> bool:
     """Whether tfl_conv_s8_dsp requantises in the MAC kernel (its `fused`): one block of quads, whole groups
     of channels, the lower clamp at -128, tfl_dsp_usual's bounds, at least 6 positions a tile. The widened
-    weights are doubled exactly where it holds (the C takes them as they are only there)."""
+    weights are doubled where it holds (saving the requantisation's shift); the C reads doubled ones only where
+    it finds it so (else it widens w itself, as without them: slower, the same results)."""
     x, y = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]]
     a = node.attrs
     k = a["kernel"][0] * a["kernel"][1] * x.shape[3]
