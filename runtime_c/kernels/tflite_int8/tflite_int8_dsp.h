@@ -222,92 +222,91 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq2(TFL_DSP
  * whose product term r is negative gives (r - 1 + 2^(right-1)) >> right <= 0 with TFLite's sign term and
  * (r + 2^(right-1)) >> right <= 0 without it, so both land at or below the zero point and SSAT makes them -128: the
  * sign term goes (3 instructions an output, not 4), and with it the epilogue's temporary, so the patch pointer r0
- * stays put. Its locals, one block at sp so that a pair starts with one LDM: [sp] w, [sp, #4 .. #32] each bias twice
- * (the sums' start), [sp, #36] the loop's entry, [sp, #40] the weights' end, [sp, #44] y, [sp, #48] oc, [sp, #52]
- * the patches' end, [sp, #56 .. #100] the channels' terms (walked by r12 in the epilogue): a pair's start is
- * 11 + 3 cycles, its end 6 (the pairs counted by the patch pointer), 5 fewer than by loads of each. The loop does
- * 16 quads a turn (entered past (-nq) mod 16): a 128-channel layer's pair is 2 turns, not 4. */
-#define TFL_DSP_RQ3(a, b)                                                                                \
-    "ldmia r12!, {r1, r2, r3}\n\t" /* the channel's mult, ra, right */                                    \
+ * stays put. Its locals (walked by r12 from sp in the epilogue, so that each part is one LDM): [sp .. #44] the
+ * channels' terms, [sp, #48] y, [sp, #52] oc, [sp, #56] the patches' end, [sp, #60] w, [sp, #64 .. #92] each bias
+ * twice (the sums' start), [sp, #96] the loop's entry, [sp, #100] the weights' end. A pair starts with one LDM of w,
+ * the sums and the PC (13 cycles: no BX), conditional on the pairs left (counted by the patch pointer); its end
+ * is an LDM of y, oc and that end, the stores and y's store back: 29 cycles beyond the requantisation's 40, not
+ * 34 (the terms' pointer r12 no longer stalls the first LDM: channel 0's are at sp). The loop does 16 quads a turn
+ * (entered past (-nq) mod 16): a 128-channel layer's pair is 2 turns, not 4. */
+#define TFL_DSP_RQ3_MATH(a, b)                                                                           \
     "smmlar " a ", " a ", r1, r2\n\t"                                                                   \
     "asr " a ", " a ", r3\n\t"                                                                          \
     "ssat " a ", #8, " a "\n\t"                                                                         \
     "smmlar " b ", " b ", r1, r2\n\t"                                                                   \
     "asr " b ", " b ", r3\n\t"                                                                          \
     "ssat " b ", #8, " b "\n\t"
+#define TFL_DSP_RQ3(a, b)                                                                                \
+    "ldmia r12!, {r1, r2, r3}\n\t" /* the channel's mult, ra, right */                                    \
+    TFL_DSP_RQ3_MATH(a, b)
 __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq3(TFL_DSP_ARG const uint32_t *p,
                                                                          TFL_DSP_ARG int32_t count,
                                                                          TFL_DSP_ARG const uint32_t *w,
                                                                          TFL_DSP_ARG int32_t nq,
                                                                          TFL_DSP_ARG const int32_t *rq,
                                                                          TFL_DSP_ARG int8_t *y, TFL_DSP_ARG int32_t oc) {
-    /* r0 p, r1 count, r2 w, r3 nq; rq, y, oc at [sp, #148], #152, #156 after the prologue */
+    /* r0 p, r1 count, r2 w, r3 nq; rq, y, oc at [sp, #140], #144, #148 after the prologue */
     __asm__ volatile(
         "push {r4-r11, lr}\n\t"
-        "sub sp, sp, #112\n\t"
+        "sub sp, sp, #104\n\t"
         "cmp r1, #0\n\t"
         "ble 9f\n\t"
-        "str r2, [sp]\n\t"
-        "add r4, r2, r3, lsl #5\n\t"
-        "str r4, [sp, #40]\n\t"
-        "mul r4, r1, r3\n\t" /* the patches' end: 16 bytes a quad and pair */
-        "add r4, r0, r4, lsl #4\n\t"
-        "str r4, [sp, #52]\n\t"
-        "ldr r4, [sp, #152]\n\t"
-        "ldr r5, [sp, #156]\n\t"
-        "strd r4, r5, [sp, #44]\n\t"
-        "ldr r12, [sp, #148]\n\t"
-        "ldmia r12!, {r4, r6, r8, r10}\n\t" /* the biases, each twice */
-        "mov r5, r4\n\t"
-        "mov r7, r6\n\t"
-        "mov r9, r8\n\t"
-        "mov r11, r10\n\t"
-        "add lr, sp, #4\n\t"
-        "stmia lr, {r4-r11}\n\t"
-        "ldmia r12!, {r1, r2, r4-r11, lr}\n\t" /* 11 of the 12 terms */
-        "str r1, [sp, #56]\n\t"
         "str r2, [sp, #60]\n\t"
-        "add r1, sp, #64\n\t"
-        "stmia r1!, {r4-r11, lr}\n\t"
-        "ldr r2, [r12]\n\t"
-        "str r2, [r1]\n\t"
+        "add r4, r2, r3, lsl #5\n\t"
+        "str r4, [sp, #100]\n\t"
+        "mul r7, r1, r3\n\t" /* the patches' end: 16 bytes a quad and pair */
+        "add r7, r0, r7, lsl #4\n\t"
+        "ldr r5, [sp, #144]\n\t"
+        "ldr r6, [sp, #148]\n\t"
+        "add r4, sp, #48\n\t"
+        "stmia r4, {r5, r6, r7}\n\t" /* y, oc, the patches' end */
         "rsbs r5, r3, #0\n\t"
         "and r5, r5, #15\n\t"
         "movs r6, #104\n\t"
         "adr.w r4, 1f\n\t"
         "mla r4, r5, r6, r4\n\t"
         "orr r4, r4, #1\n\t"
-        "str r4, [sp, #36]\n"
-        "2:\n\t" /* a pair: w, its sums at the biases and the loop's entry in one LDM, into the loop */
-        "ldm sp, {r1, r4-r12}\n\t"
-        "bx r12\n\t"
+        "str r4, [sp, #96]\n\t"
+        "ldr r12, [sp, #140]\n\t"
+        "ldmia r12!, {r4, r6, r8, r10}\n\t" /* the biases, each twice */
+        "mov r5, r4\n\t"
+        "mov r7, r6\n\t"
+        "mov r9, r8\n\t"
+        "mov r11, r10\n\t"
+        "add r1, sp, #64\n\t"
+        "stmia r1, {r4-r11}\n\t"
+        "ldmia r12, {r1-r11, lr}\n\t" /* the 12 terms */
+        "add r12, sp, #60\n\t"
+        "stmia sp, {r1-r11, lr}\n\t"
+        "ldm r12, {r1, r4-r11, pc}\n\t" /* the first pair: w, its sums at the biases, into the loop */
         ".p2align 2\n"
         "1:\n\t" AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
             AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
                 AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
                     AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
-        "ldr r2, [sp, #40]\n\t"
+        "ldr r2, [sp, #100]\n\t"
         "cmp r1, r2\n\t"
         "bne 1b\n\t"
-        "add r12, sp, #56\n\t" /* the epilogue: r12 walks the channels' terms */
-        TFL_DSP_RQ3("r4", "r5") TFL_DSP_RQ3("r6", "r7") TFL_DSP_RQ3("r8", "r9") TFL_DSP_RQ3("r10", "r11")
-        "ldrd lr, r1, [sp, #44]\n\t"
-        "strb r4, [lr]\n\t"
-        "strb r6, [lr, #1]\n\t"
-        "strb r8, [lr, #2]\n\t"
-        "strb r10, [lr, #3]\n\t"
-        "add lr, lr, r1\n\t"
+        "ldm sp, {r1, r2, r3}\n\t" /* the epilogue: channel 0's terms, then r12 walks the rest */
+        "add r12, sp, #12\n\t"
+        TFL_DSP_RQ3_MATH("r4", "r5") TFL_DSP_RQ3("r6", "r7") TFL_DSP_RQ3("r8", "r9") TFL_DSP_RQ3("r10", "r11")
+        "ldmia r12!, {r1, r2, r3}\n\t" /* y, oc, the patches' end; r12 at the next pair's block */
+        "add lr, r1, r2\n\t"
+        "strb r4, [r1]\n\t"
+        "strb r6, [r1, #1]\n\t"
+        "strb r8, [r1, #2]\n\t"
+        "strb r10, [r1, #3]\n\t"
         "strb r5, [lr]\n\t"
         "strb r7, [lr, #1]\n\t"
         "strb r9, [lr, #2]\n\t"
         "strb r11, [lr, #3]\n\t"
-        "add lr, lr, r1\n\t"
-        "str lr, [sp, #44]\n\t"
-        "ldr r3, [sp, #52]\n\t"
+        "add r1, lr, r2\n\t"
+        "str r1, [r12, #-12]\n\t"
         "cmp r0, r3\n\t"
-        "bne 2b\n"
+        "it ne\n\t"
+        "ldmne r12, {r1, r4-r11, pc}\n" /* the next pair */
         "9:\n\t"
-        "add sp, sp, #112\n\t"
+        "add sp, sp, #104\n\t"
         "pop {r4-r11, pc}\n\t");
 }
 /* aotc_dsp_mac4x2_rq3 for one position (an odd tile's last), not a pair repeating it: p its patch as a pair's (quad
@@ -361,6 +360,7 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x1_rq3(TFL_DSP
 #undef TFL_DSP_RQ2
 #undef TFL_DSP_RQ2_DOUBLED
 #undef TFL_DSP_RQ3
+#undef TFL_DSP_RQ3_MATH
 #undef TFL_DSP_MAC4X2_RQ_ASM
 #else
 static inline void tfl_dsp_mac4x2_rq_c(const uint32_t *p, int32_t count, const uint32_t *w, int32_t nq,
