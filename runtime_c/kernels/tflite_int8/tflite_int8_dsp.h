@@ -227,8 +227,11 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq2(TFL_DSP
  * twice (the sums' start), [sp, #96] the loop's entry, [sp, #100] the weights' end. A pair starts with one LDM of w,
  * the sums and the PC (13 cycles: no BX), conditional on the pairs left (counted by the patch pointer); its end
  * is an LDM of y, oc and that end, the stores and y's store back: 29 cycles beyond the requantisation's 40, not
- * 34 (the terms' pointer r12 no longer stalls the first LDM: channel 0's are at sp). The loop does 16 quads a turn
- * (entered past (-nq) mod 16): a 128-channel layer's pair is 2 turns, not 4. */
+ * 34 (the terms' pointer r12 no longer stalls the first LDM: channel 0's are at sp). The quads: a pair's last 16 in
+ * a block that falls into the epilogue (no test), those before in a loop of 16 a turn entered past (-nq) mod 16
+ * (a turn 6 cycles, 4 the one into the last block); nq <= 16 enters the last block past (-nq) mod 16 itself, so a
+ * pair of at most 16 quads tests nothing, one of 32 (a 128-channel layer's) once: 4 and 6 cycles fewer than one
+ * loop of 16 tested each turn, for 16 quads of code (1.7 KB). [sp, #100] is the weights' end less a block's 512. */
 #define TFL_DSP_RQ3_MATH(a, b)                                                                           \
     "smmlar " a ", " a ", r1, r2\n\t"                                                                   \
     "asr " a ", " a ", r3\n\t"                                                                          \
@@ -253,6 +256,7 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq3(TFL_DSP
         "ble 9f\n\t"
         "str r2, [sp, #60]\n\t"
         "add r4, r2, r3, lsl #5\n\t"
+        "sub r4, r4, #512\n\t"
         "str r4, [sp, #100]\n\t"
         "mul r7, r1, r3\n\t" /* the patches' end: 16 bytes a quad and pair */
         "add r7, r0, r7, lsl #4\n\t"
@@ -263,7 +267,10 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq3(TFL_DSP
         "rsbs r5, r3, #0\n\t"
         "and r5, r5, #15\n\t"
         "movs r6, #104\n\t"
-        "adr.w r4, 1f\n\t"
+        "cmp r3, #16\n\t" /* the loop's entry past (-nq) mod 16 quads: the last block's with nq <= 16 */
+        "ite gt\n\t"
+        "adrgt.w r4, 1f\n\t"
+        "adrle.w r4, 3f\n\t"
         "mla r4, r5, r6, r4\n\t"
         "orr r4, r4, #1\n\t"
         "str r4, [sp, #96]\n\t"
@@ -287,6 +294,11 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq3(TFL_DSP
         "ldr r2, [sp, #100]\n\t"
         "cmp r1, r2\n\t"
         "bne 1b\n\t"
+        ".p2align 2\n"
+        "3:\n\t" AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
+            AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
+                AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
+                    AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD
         "ldm sp, {r1, r2, r3}\n\t" /* the epilogue: channel 0's terms, then r12 walks the rest */
         "add r12, sp, #12\n\t"
         TFL_DSP_RQ3_MATH("r4", "r5") TFL_DSP_RQ3("r6", "r7") TFL_DSP_RQ3("r8", "r9") TFL_DSP_RQ3("r10", "r11")
