@@ -178,9 +178,10 @@ static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
             if (chance(1, 4)) p->c = 4 * rand_int(1, 10), p->oc = 4 * rand_int(1, 6);
             if (!wide && chance(1, 8)) { /* a MobileNet's late pointwise layer: few positions, more channels out than
                                           * them, its input a ReLU's (x_zero -128, below): the DSP path's rows doubled;
-                                          * up to 48 quads (aotc_dsp_mac4x2_rq3's last block of 16 and its loop before) */
+                                          * up to 48 quads (aotc_dsp_mac4x2_rq3's last block of 16 and its loop before),
+                                          * a quarter up to 80 (rows in two blocks: the second from quad 64) */
                 p->kh = p->kw = p->sh = p->sw = p->dh = p->dw = 1, late = 1;
-                p->c = 4 * rand_int(1, 48), p->oc = 4 * rand_int(5, 28), p->n = 1, p->h = rand_int(2, 4), p->w = rand_int(3, 4);
+                p->c = 4 * rand_int(1, chance(1, 4) ? 80 : 48), p->oc = 4 * rand_int(5, 28), p->n = 1, p->h = rand_int(2, 4), p->w = rand_int(3, 4);
             }
             if (chance(1, 6)) p->h = rand_int(8, 14), p->w = rand_int(8, 16); /* pairs of windows inside */
             if (chance(1, 8)) { /* an RGB stem: the DSP path's windows straight from x (tfl_dsp_rgb_tile) */
