@@ -109,15 +109,16 @@ static inline int64_t tfl_dsp_abs64(int32_t v) { return v < 0 ? -(int64_t)v : (i
  * patches as aotc_dsp_mac4x2's) and channel j < 4, with rq = {bias[4], then mult, ra, right of each
  * channel} (ra: tfl_dsp_requant_run's rounding term and zero point), a = (bias_j + sums) << 1,
  * y[2 i oc + t oc + j] = SSAT8((ra + ((a mult + 2^31) >> 32) + (a >> 31)) >> right) for t = 0, 1.
- * The sums never go to memory: a pair is 4 loads of the biases, its quads and, per channel, one LDM of
- * its 3 terms and 5 instructions an output, then 8 byte stores. In assembly naked, as aotc_dsp_mac4x2
- * (the same quads, entered past (-nq) mod 8); its locals: [sp] the weights' end, [sp, #4] the pairs
- * left, [sp, #8] the loop's entry, [sp, #12] w, [sp, #16] the patch pointer across the epilogue,
- * [sp, #20] y. */
+ * The sums never go to memory: a pair is one LDM of w, its sums at the biases and the PC (into the loop, no BX;
+ * conditional on the pairs left, counted by the patch pointer), its quads and, per channel, one LDM of its 3
+ * terms and 5 instructions an output, then 8 byte stores. In assembly naked, as aotc_dsp_mac4x2 (the same
+ * quads, entered past (-nq) mod 8); its locals, walked by r0 from sp in the epilogue (the patch pointer kept
+ * at [sp, #60] across it): [sp .. #44] the channels' terms, [sp, #48] y, [sp, #52] oc, [sp, #56] the patches'
+ * end, [sp, #64] w, [sp, #68 .. #96] each bias twice, [sp, #100] the loop's entry, [sp, #104] the weights'
+ * end. */
 #if AOTC_DSP_ASM
 /* (aotc_dsp_mac4x2_rq2's: the sums come doubled, by doubled weights or patches, so no shift before the SMMLAR) */
-#define TFL_DSP_RQ2_DOUBLED(a, b)                                                                        \
-    "ldmia r0!, {r1, r2, r3}\n\t" /* the channel's mult, ra, right */                                     \
+#define TFL_DSP_RQ2_DOUBLED_MATH(a, b)                                                                   \
     "smmlar lr, " a ", r1, r2\n\t"                                                                      \
     "add " a ", lr, " a ", asr #31\n\t"                                                                 \
     "asr " a ", " a ", r3\n\t"                                                                          \
@@ -126,8 +127,7 @@ static inline int64_t tfl_dsp_abs64(int32_t v) { return v < 0 ? -(int64_t)v : (i
     "add " b ", lr, " b ", asr #31\n\t"                                                                 \
     "asr " b ", " b ", r3\n\t"                                                                          \
     "ssat " b ", #8, " b "\n\t"
-#define TFL_DSP_RQ2(a, b)                                                                                \
-    "ldmia r0!, {r1, r2, r3}\n\t" /* the channel's mult, ra, right */                                     \
+#define TFL_DSP_RQ2_MATH(a, b)                                                                           \
     "lsl lr, " a ", #1\n\t"                                                                             \
     "smmlar " a ", lr, r1, r2\n\t"                                                                      \
     "add " a ", " a ", lr, asr #31\n\t"                                                                 \
@@ -138,66 +138,71 @@ static inline int64_t tfl_dsp_abs64(int32_t v) { return v < 0 ? -(int64_t)v : (i
     "add " b ", " b ", lr, asr #31\n\t"                                                                 \
     "asr " b ", " b ", r3\n\t"                                                                          \
     "ssat " b ", #8, " b "\n\t"
+#define TFL_DSP_RQ2_TERMS "ldmia r0!, {r1, r2, r3}\n\t" /* the channel's mult, ra, right */
 #define TFL_DSP_ARG __attribute__((unused)) /* a naked function's arguments are its assembly's registers */
-/* The body of aotc_dsp_mac4x2_rq and aotc_dsp_mac4x2_rq2, RQ their requantisation of a channel's two sums */
-#define TFL_DSP_MAC4X2_RQ_ASM(RQ) \
+/* The body of aotc_dsp_mac4x2_rq and aotc_dsp_mac4x2_rq2, M their requantisation of a channel's two sums */
+#define TFL_DSP_MAC4X2_RQ_ASM(M) \
     "push {r4-r11, lr}\n\t" \
-    "sub sp, sp, #24\n\t" \
+    "sub sp, sp, #108\n\t" \
     "cmp r1, #0\n\t" \
     "ble 9f\n\t" \
-    "str r1, [sp, #4]\n\t" \
-    "str r2, [sp, #12]\n\t" \
+    "str r2, [sp, #64]\n\t" \
     "add r4, r2, r3, lsl #5\n\t" \
-    "str r4, [sp]\n\t" \
-    "ldr r4, [sp, #64]\n\t" \
-    "str r4, [sp, #20]\n\t" \
+    "str r4, [sp, #104]\n\t" \
+    "mul r7, r1, r3\n\t" /* the patches' end: 16 bytes a quad and pair */ \
+    "add r7, r0, r7, lsl #4\n\t" \
+    "ldr r5, [sp, #148]\n\t" \
+    "ldr r6, [sp, #152]\n\t" \
+    "add r4, sp, #48\n\t" \
+    "stmia r4, {r5, r6, r7}\n\t" /* y, oc, the patches' end */ \
     "rsbs r5, r3, #0\n\t" \
     "and r5, r5, #7\n\t" \
     "movs r6, #104\n\t" \
     "adr.w r4, 1f\n\t" \
     "mla r4, r5, r6, r4\n\t" \
     "orr r4, r4, #1\n\t" \
-    "str r4, [sp, #8]\n" \
-    "2:\n\t" /* a pair: its sums start at the biases, w to the start, into the loop */ \
-    "ldr lr, [sp, #60]\n\t" \
-    "ldm lr, {r4, r6, r8, r10}\n\t" \
+    "str r4, [sp, #100]\n\t" \
+    "ldr r12, [sp, #144]\n\t" \
+    "ldmia r12!, {r4, r6, r8, r10}\n\t" /* the biases, each twice */ \
     "mov r5, r4\n\t" \
     "mov r7, r6\n\t" \
     "mov r9, r8\n\t" \
     "mov r11, r10\n\t" \
-    "ldr r1, [sp, #12]\n\t" \
-    "ldr r12, [sp, #8]\n\t" \
-    "bx r12\n\t" \
+    "add r1, sp, #68\n\t" \
+    "stmia r1, {r4-r11}\n\t" \
+    "ldmia r12, {r1-r11, lr}\n\t" /* the 12 terms */ \
+    "add r12, sp, #64\n\t" \
+    "stmia sp, {r1-r11, lr}\n\t" \
+    "ldm r12, {r1, r4-r11, pc}\n\t" /* the first pair: w, its sums at the biases, into the loop */ \
     ".p2align 2\n" \
     "1:\n\t" AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD \
     AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD AOTC_DSP_MAC4X2_QUAD \
-    "ldr r2, [sp]\n\t" \
+    "ldr r2, [sp, #104]\n\t" \
     "cmp r1, r2\n\t" \
     "bne 1b\n\t" \
-    "str r0, [sp, #16]\n\t" /* the epilogue: r0 walks the channels' terms */ \
-    "ldr r0, [sp, #60]\n\t" \
-    "adds r0, r0, #16\n\t" \
-    RQ("r4", "r5") RQ("r6", "r7") RQ("r8", "r9") RQ("r10", "r11") \
-    "ldr r12, [sp, #20]\n\t" \
-    "ldr r1, [sp, #68]\n\t" \
-    "strb r4, [r12]\n\t" \
-    "strb r6, [r12, #1]\n\t" \
-    "strb r8, [r12, #2]\n\t" \
-    "strb r10, [r12, #3]\n\t" \
-    "add r12, r12, r1\n\t" \
-    "strb r5, [r12]\n\t" \
-    "strb r7, [r12, #1]\n\t" \
-    "strb r9, [r12, #2]\n\t" \
-    "strb r11, [r12, #3]\n\t" \
-    "add r12, r12, r1\n\t" \
-    "str r12, [sp, #20]\n\t" \
-    "ldr r0, [sp, #16]\n\t" \
-    "ldr r3, [sp, #4]\n\t" \
-    "subs r3, r3, #1\n\t" \
-    "str r3, [sp, #4]\n\t" \
-    "bne 2b\n" \
+    "str r0, [sp, #60]\n\t" /* the epilogue: channel 0's terms at sp, then r0 walks the rest */ \
+    "ldm sp, {r1, r2, r3}\n\t" \
+    "add r0, sp, #12\n\t" \
+    M("r4", "r5") TFL_DSP_RQ2_TERMS M("r6", "r7") TFL_DSP_RQ2_TERMS M("r8", "r9") TFL_DSP_RQ2_TERMS M("r10", "r11") \
+    "ldmia r0!, {r1, r2, r3}\n\t" /* y, oc, the patches' end */ \
+    "add lr, r1, r2\n\t" \
+    "strb r4, [r1]\n\t" \
+    "strb r6, [r1, #1]\n\t" \
+    "strb r8, [r1, #2]\n\t" \
+    "strb r10, [r1, #3]\n\t" \
+    "strb r5, [lr]\n\t" \
+    "strb r7, [lr, #1]\n\t" \
+    "strb r9, [lr, #2]\n\t" \
+    "strb r11, [lr, #3]\n\t" \
+    "add r1, lr, r2\n\t" \
+    "str r1, [r0, #-12]\n\t" \
+    "ldr r0, [r0]\n\t" \
+    "add r12, sp, #64\n\t" \
+    "cmp r0, r3\n\t" \
+    "it ne\n\t" \
+    "ldmne r12, {r1, r4-r11, pc}\n" /* the next pair */ \
     "9:\n\t" \
-    "add sp, sp, #24\n\t" \
+    "add sp, sp, #108\n\t" \
     "pop {r4-r11, pc}\n\t"
 __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq(TFL_DSP_ARG const uint32_t *p,
                                                                         TFL_DSP_ARG int32_t count,
@@ -205,8 +210,8 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq(TFL_DSP_
                                                                         TFL_DSP_ARG int32_t nq,
                                                                         TFL_DSP_ARG const int32_t *rq,
                                                                         TFL_DSP_ARG int8_t *y, TFL_DSP_ARG int32_t oc) {
-    /* r0 p, r1 count, r2 w, r3 nq; rq, y, oc on the stack at [sp, #60], #64, #68 after the prologue */
-    __asm__ volatile(TFL_DSP_MAC4X2_RQ_ASM(TFL_DSP_RQ2));
+    /* r0 p, r1 count, r2 w, r3 nq; rq, y, oc on the stack at [sp, #144], #148, #152 after the prologue */
+    __asm__ volatile(TFL_DSP_MAC4X2_RQ_ASM(TFL_DSP_RQ2_MATH));
 }
 /* aotc_dsp_mac4x2_rq on doubled sums: the weights (or the patches) doubled and rq's biases twice the bias, so the
  * requantisation's left shift of 1 is already made (4 instructions an output, not 5) */
@@ -216,7 +221,7 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq2(TFL_DSP
                                                                          TFL_DSP_ARG int32_t nq,
                                                                          TFL_DSP_ARG const int32_t *rq,
                                                                          TFL_DSP_ARG int8_t *y, TFL_DSP_ARG int32_t oc) {
-    __asm__ volatile(TFL_DSP_MAC4X2_RQ_ASM(TFL_DSP_RQ2_DOUBLED));
+    __asm__ volatile(TFL_DSP_MAC4X2_RQ_ASM(TFL_DSP_RQ2_DOUBLED_MATH));
 }
 /* aotc_dsp_mac4x2_rq2 where the lower clamp is the zero point -128 (a ReLU's, or none with that zero point): a sum
  * whose product term r is negative gives (r - 1 + 2^(right-1)) >> right <= 0 with TFLite's sign term and
@@ -369,8 +374,9 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x1_rq3(TFL_DSP
 #undef TFL_DSP_RQ1
 }
 #undef TFL_DSP_ARG
-#undef TFL_DSP_RQ2
-#undef TFL_DSP_RQ2_DOUBLED
+#undef TFL_DSP_RQ2_MATH
+#undef TFL_DSP_RQ2_DOUBLED_MATH
+#undef TFL_DSP_RQ2_TERMS
 #undef TFL_DSP_RQ3
 #undef TFL_DSP_RQ3_MATH
 #undef TFL_DSP_MAC4X2_RQ_ASM
