@@ -396,7 +396,11 @@ __attribute__((noinline)) static void tfl_dsp_dw3x3_band_rq(const uint32_t *band
  * positions A = column 2i, B = 2i + 1 a turn, per channel and row SMLAD(P_i, w01) + SMLABT(P_i+1, w12) for A,
  * SMLATB(P_i, w01) + SMLAD(P_i+1, w12) for B: 4 loads and 4 multiplies (9 cycles) for 6 multiply-accumulates, where
  * the band of words (tfl_dsp_dw3x3_band_rq) takes 4 loads and 8 multiplies (18 cycles) for 8 of a tap. (At column
- * stride 2 a position takes twice the columns, whose arranging costs more than the multiplies save: the bands.) */
+ * stride 2 a position takes twice the columns, whose arranging costs more than the multiplies save: the bands.
+ * Measured on VWW -O3: a turn of 4 positions of 2 channels, per channel and row SMLAD(P_ox, w01) + SMLABT(P_ox+1,
+ * w12) from pairs ox .. ox + 4 (18 cycles for 12 multiply-accumulates), took its 3 ring-sized stride-2 layers'
+ * kernel from 628 K est. cycles (bands and their copies) to 399 K, but their rows' arranging added 256 K and the
+ * set-up and calls 60 K: 12.79 -> 12.86 M in all.) */
 #define TFL_DWP_CH(ky, j, a0, b0, a1, b1) /* r0 the ring at the turn, r2 the block; r1, r3, r12, lr the words */ \
     "ldr r1, [r0, #(16 * " #ky " + 4 * " #j ")]\n\t"                                                   \
     "ldr r3, [r0, #(48 + 16 * " #ky " + 4 * " #j ")]\n\t"                                              \
@@ -619,37 +623,33 @@ static inline int tfl_dsp_dwp_fits(const aotc_tfl_conv_params *p, int32_t run, i
 }
 
 /* One column pair's 4 channels of two words (columns 2i, 2i + 1) to d: [c0 of both], [c1], [c2], [c3]; doubled
- * with dbl (a constant where it is inlined). In assembly the row's loop's 8 instructions (gcc's masks and shifts
- * took 14, and the selects of a row's edge pairs spilled around them) */
+ * with dbl (a constant where it is inlined). The words' low halves first (PKHBT: bytes [c0, c1] of 2i, then of
+ * 2i + 1), their high halves (PKHTB: [c2, c3] of each), then each widened twice (SXTB16, by 0 and 8 bits): 6
+ * instructions, not 8 (4 widened words put together by 4 PKH). In assembly the row's loop's (gcc's masks and
+ * shifts took 14, and the selects of a row's edge pairs spilled around them) */
 static inline __attribute__((always_inline)) void tfl_dsp_dwp_put2(uint32_t v0, uint32_t v1, uint32_t *d, int dbl) {
-    uint32_t e0 = (uint32_t)__sxtb16(v0), o0 = aotc_dsp_sxtb16_hi(v0);
-    uint32_t e1 = (uint32_t)__sxtb16(v1), o1 = aotc_dsp_sxtb16_hi(v1);
-    if (dbl) {
-        e0 = (uint32_t)__sadd16((int32_t)e0, (int32_t)e0), o0 = (uint32_t)__sadd16((int32_t)o0, (int32_t)o0);
-        e1 = (uint32_t)__sadd16((int32_t)e1, (int32_t)e1), o1 = (uint32_t)__sadd16((int32_t)o1, (int32_t)o1);
-    }
 #if AOTC_DSP_ASM
-    uint32_t t;
-    __asm__ volatile("pkhbt %[t], %[e0], %[e1], lsl #16\n\t"
-                     "str %[t], [%[d]]\n\t"
-                     "pkhtb %[t], %[e1], %[e0], asr #16\n\t"
-                     "str %[t], [%[d], #8]\n\t"
-                     "pkhbt %[t], %[o0], %[o1], lsl #16\n\t"
-                     "str %[t], [%[d], #4]\n\t"
-                     "pkhtb %[t], %[o1], %[o0], asr #16\n\t"
-                     "str %[t], [%[d], #12]\n\t"
-                     : [t] "=&r"(t)
-                     : [e0] "r"(e0), [e1] "r"(e1), [o0] "r"(o0), [o1] "r"(o1), [d] "r"(d)
-                     : "memory");
+    uint32_t lo, hi;
+    __asm__("pkhbt %[lo], %[v0], %[v1], lsl #16\n\t"
+            "pkhtb %[hi], %[v1], %[v0], asr #16\n\t"
+            : [lo] "=&r"(lo), [hi] "=r"(hi)
+            : [v0] "r"(v0), [v1] "r"(v1));
 #else
-    d[0] = (e0 & 0xffffu) | (e1 << 16), d[1] = (o0 & 0xffffu) | (o1 << 16);
-    d[2] = (e1 & 0xffff0000u) | (e0 >> 16), d[3] = (o1 & 0xffff0000u) | (o0 >> 16);
+    const uint32_t lo = (v0 & 0xffffu) | (v1 << 16), hi = (v1 & 0xffff0000u) | (v0 >> 16);
 #endif
+    uint32_t a = (uint32_t)__sxtb16(lo), b = aotc_dsp_sxtb16_hi(lo);
+    uint32_t e = (uint32_t)__sxtb16(hi), o = aotc_dsp_sxtb16_hi(hi);
+    if (dbl) {
+        a = (uint32_t)__sadd16((int32_t)a, (int32_t)a), b = (uint32_t)__sadd16((int32_t)b, (int32_t)b);
+        e = (uint32_t)__sadd16((int32_t)e, (int32_t)e), o = (uint32_t)__sadd16((int32_t)o, (int32_t)o);
+    }
+    d[0] = a, d[1] = b, d[2] = e, d[3] = o;
 }
 #define tfl_dsp_dwp_put(v0, v1, d) tfl_dsp_dwp_put2(v0, v1, d, 0)
 
 /* Input row iy (xb: the image's first position, channel ch) into its slot of the ring, np column pairs: the pairs
- * inside the row in assembly (2 loads, 8 instructions and 4 stores a pair), the others from zb where outside */
+ * inside the row in assembly, two a turn (4 loads, 12 instructions and 8 stores: about 31 cycles, where a pair a
+ * turn took 21), the others from zb where outside */
 __attribute__((noinline)) static void tfl_dsp_dwp_row_in(const aotc_tfl_conv_params *p, const int8_t *xb, int32_t iy, uint32_t zb, int32_t np,
                                uint32_t *d) { /* d: the ring at the row's slot (iy mod 3) */
     const int32_t c = p->c, pl = p->pad_left, wd = p->w;
@@ -668,31 +668,61 @@ __attribute__((noinline)) static void tfl_dsp_dwp_row_in(const aotc_tfl_conv_par
     }
     int32_t m = (wd + pl) / 2 - i; /* the pairs wholly inside: 2 i' - pl + 1 < wd */
     if (m > np - i) m = np - i;
-    if (m > 0) {
-        uint32_t v0, v1, e0, e1, t;
+    if (m > 0) { /* tfl_dsp_dwp_put2's 6 instructions a pair; m odd: a pair first by itself */
+        const int32_t c3 = 3 * c;
+        uint32_t v0, v1, v2, v3, t0, t1;
         i += m;
-        __asm__ volatile("1:\n\t"
+        __asm__ volatile("lsrs %[m], %[m], #1\n\t"
+                         "bcc 2f\n\t"
                          "ldr %[v0], [%[s]]\n\t"
                          "ldr %[v1], [%[s], %[c]]\n\t"
                          "add %[s], %[s], %[c], lsl #1\n\t"
-                         "sxtb16 %[e0], %[v0]\n\t"
-                         "sxtb16 %[e1], %[v1]\n\t"
-                         "sxtb16 %[v0], %[v0], ror #8\n\t"
-                         "sxtb16 %[v1], %[v1], ror #8\n\t"
-                         "pkhbt %[t], %[e0], %[e1], lsl #16\n\t"
-                         "str %[t], [%[d]]\n\t"
-                         "pkhtb %[t], %[e1], %[e0], asr #16\n\t"
-                         "str %[t], [%[d], #8]\n\t"
-                         "pkhbt %[t], %[v0], %[v1], lsl #16\n\t"
-                         "str %[t], [%[d], #4]\n\t"
-                         "pkhtb %[t], %[v1], %[v0], asr #16\n\t"
-                         "str %[t], [%[d], #12]\n\t"
+                         "pkhbt %[t0], %[v0], %[v1], lsl #16\n\t"
+                         "pkhtb %[t1], %[v1], %[v0], asr #16\n\t"
+                         "sxtb16 %[v0], %[t0]\n\t"
+                         "sxtb16 %[t0], %[t0], ror #8\n\t"
+                         "sxtb16 %[v1], %[t1]\n\t"
+                         "sxtb16 %[t1], %[t1], ror #8\n\t"
+                         "str %[v0], [%[d]]\n\t"
+                         "str %[t0], [%[d], #4]\n\t"
+                         "str %[v1], [%[d], #8]\n\t"
+                         "str %[t1], [%[d], #12]\n\t"
                          "add %[d], %[d], #48\n\t"
+                         "cmp %[m], #0\n\t"
+                         "beq 3f\n"
+                         "2:\n\t"
+                         "ldr %[v0], [%[s]]\n\t"
+                         "ldr %[v1], [%[s], %[c]]\n\t"
+                         "ldr %[v2], [%[s], %[c], lsl #1]\n\t"
+                         "ldr %[v3], [%[s], %[c3]]\n\t"
+                         "add %[s], %[s], %[c], lsl #2\n\t"
+                         "pkhbt %[t0], %[v0], %[v1], lsl #16\n\t"
+                         "pkhtb %[t1], %[v1], %[v0], asr #16\n\t"
+                         "sxtb16 %[v0], %[t0]\n\t"
+                         "sxtb16 %[t0], %[t0], ror #8\n\t"
+                         "sxtb16 %[v1], %[t1]\n\t"
+                         "sxtb16 %[t1], %[t1], ror #8\n\t"
+                         "str %[v0], [%[d]]\n\t"
+                         "str %[t0], [%[d], #4]\n\t"
+                         "str %[v1], [%[d], #8]\n\t"
+                         "str %[t1], [%[d], #12]\n\t"
+                         "pkhbt %[t0], %[v2], %[v3], lsl #16\n\t"
+                         "pkhtb %[t1], %[v3], %[v2], asr #16\n\t"
+                         "sxtb16 %[v2], %[t0]\n\t"
+                         "sxtb16 %[t0], %[t0], ror #8\n\t"
+                         "sxtb16 %[v3], %[t1]\n\t"
+                         "sxtb16 %[t1], %[t1], ror #8\n\t"
+                         "str %[v2], [%[d], #48]\n\t"
+                         "str %[t0], [%[d], #52]\n\t"
+                         "str %[v3], [%[d], #56]\n\t"
+                         "str %[t1], [%[d], #60]\n\t"
+                         "add %[d], %[d], #96\n\t"
                          "subs %[m], %[m], #1\n\t"
-                         "bne 1b\n\t"
-                         : [s] "+r"(s), [d] "+r"(d), [m] "+r"(m), [v0] "=&r"(v0), [v1] "=&r"(v1), [e0] "=&r"(e0),
-                           [e1] "=&r"(e1), [t] "=&r"(t)
-                         : [c] "r"(c)
+                         "bne 2b\n"
+                         "3:\n\t"
+                         : [s] "+r"(s), [d] "+r"(d), [m] "+r"(m), [v0] "=&r"(v0), [v1] "=&r"(v1), [v2] "=&r"(v2),
+                           [v3] "=&r"(v3), [t0] "=&r"(t0), [t1] "=&r"(t1)
+                         : [c] "r"(c), [c3] "r"(c3)
                          : "cc", "memory");
     }
     for (; i < np; ++i, d += 12, s += 2 * c) {
