@@ -597,7 +597,76 @@ TFL_DWP_ROW_FN(tfl_dsp_dwp_row_sign, TFL_DWP_ROW_ASM(TFL_DWP_RQ1))
     "pop {r4-r11, pc}\n\t"
 TFL_DWP_ROW_FN(tfl_dsp_dwp2_row_floor, TFL_DWP2_ROW_ASM(TFL_DWP2_RQF))
 TFL_DWP_ROW_FN(tfl_dsp_dwp2_row_sign, TFL_DWP2_ROW_ASM(TFL_DWP2_RQ))
+/* A row 6 wide (a MobileNet's 6 x 6 layers) a channel at a time, its 6 positions at once from pairs 0 .. 3 (r10,
+ * r11, r12, lr), the row's 2 weight words in r1, r3: per kernel row 6 loads and 12 multiplies (19 cycles for 18
+ * multiply-accumulates; TFL_DWP2_CH took 27), and a channel's terms loaded once for 6 outputs (for 2). The block
+ * TFL_DWP2_ROW_ASM's weights, then its terms by kind: wp[24 + c] mult, wp[28 + c] ra, wp[32 + c] right, so a channel's
+ * block and terms are 4 bytes past the one before (r2 += 4). Sums a0 .. a5 in r4 .. r9; locals [sp] base, [sp, #4]
+ * y, [sp, #8] oc, [sp, #12] the channels left; y and oc at [sp, #52], [sp, #56]. */
+#define TFL_DWP6_KY(ky)                                                                                     \
+    "ldr r10, [r0, #(16 * " #ky ")]\n\t"                                                               \
+    "ldr r11, [r0, #(48 + 16 * " #ky ")]\n\t"                                                          \
+    "ldr r12, [r0, #(96 + 16 * " #ky ")]\n\t"                                                          \
+    "ldr lr, [r0, #(144 + 16 * " #ky ")]\n\t"                                                          \
+    "ldr r1, [r2, #(32 * " #ky ")]\n\t"                                                                \
+    "ldr r3, [r2, #(32 * " #ky " + 16)]\n\t"                                                           \
+    "smlad r4, r10, r1, r4\n\t"                                                                        \
+    "smlabt r4, r11, r3, r4\n\t"                                                                       \
+    "smlatb r5, r10, r1, r5\n\t"                                                                       \
+    "smlad r5, r11, r3, r5\n\t"                                                                        \
+    "smlad r6, r11, r1, r6\n\t"                                                                        \
+    "smlabt r6, r12, r3, r6\n\t"                                                                       \
+    "smlatb r7, r11, r1, r7\n\t"                                                                       \
+    "smlad r7, r12, r3, r7\n\t"                                                                        \
+    "smlad r8, r12, r1, r8\n\t"                                                                        \
+    "smlabt r8, lr, r3, r8\n\t"                                                                        \
+    "smlatb r9, r12, r1, r9\n\t"                                                                       \
+    "smlad r9, lr, r3, r9\n\t"
+#define TFL_DWP6_ROW_ASM(R) /* R: TFL_DWP_RQ1 or TFL_DWP_RQ1F (mult r1, ra r3, right r12, lr a temporary) */      \
+    "push {r4-r11, lr}\n\t"                                                                               \
+    "sub sp, sp, #16\n\t"                                                                                 \
+    "ldr r4, [sp, #52]\n\t"                                                                               \
+    "ldr r5, [sp, #56]\n\t"                                                                               \
+    "movs r1, #4\n\t"                                                                                     \
+    "str r3, [sp]\n\t"                                                                                    \
+    "strd r4, r5, [sp, #4]\n\t"                                                                           \
+    "str r1, [sp, #12]\n"                                                                                  \
+    "1:\n\t"                                                                                              \
+    "ldr r3, [sp]\n\t"                                                                                    \
+    "ldr r4, [r3], #4\n\t"                                                                                \
+    "str r3, [sp]\n\t"                                                                                    \
+    "mov r5, r4\n\t"                                                                                      \
+    "mov r6, r4\n\t"                                                                                      \
+    "mov r7, r4\n\t"                                                                                      \
+    "mov r8, r4\n\t"                                                                                      \
+    "mov r9, r4\n\t" TFL_DWP6_KY(0) TFL_DWP6_KY(1) TFL_DWP6_KY(2)                                         \
+    "ldr r1, [r2, #96]\n\t"                                                                               \
+    "ldr r3, [r2, #112]\n\t"                                                                              \
+    "ldr r12, [r2, #128]\n\t" R("r4") R("r5") R("r6") R("r7") R("r8") R("r9")                              \
+    "ldrd r12, r3, [sp, #4]\n\t"                                                                          \
+    "strb r4, [r12]\n\t"                                                                                  \
+    "strb r5, [r12, r3]\n\t"                                                                              \
+    "add r1, r12, r3, lsl #1\n\t"                                                                         \
+    "adds r12, r12, #1\n\t"                                                                               \
+    "strb r6, [r1]\n\t"                                                                                   \
+    "strb r7, [r1, r3]\n\t"                                                                               \
+    "add r1, r1, r3, lsl #1\n\t"                                                                          \
+    "str r12, [sp, #4]\n\t"                                                                               \
+    "strb r8, [r1]\n\t"                                                                                   \
+    "strb r9, [r1, r3]\n\t"                                                                               \
+    "adds r0, r0, #4\n\t"                                                                                 \
+    "adds r2, r2, #4\n\t"                                                                                 \
+    "ldr r1, [sp, #12]\n\t"                                                                               \
+    "subs r1, r1, #1\n\t"                                                                                 \
+    "str r1, [sp, #12]\n\t"                                                                               \
+    "bne 1b\n\t"                                                                                          \
+    "add sp, sp, #16\n\t"                                                                                 \
+    "pop {r4-r11, pc}\n\t"
+TFL_DWP_ROW_FN(tfl_dsp_dwp6_row_floor, TFL_DWP6_ROW_ASM(TFL_DWP_RQ1F))
+TFL_DWP_ROW_FN(tfl_dsp_dwp6_row_sign, TFL_DWP6_ROW_ASM(TFL_DWP_RQ1))
 
+#undef TFL_DWP6_ROW_ASM
+#undef TFL_DWP6_KY
 #undef TFL_DWP2_ROW_ASM
 #undef TFL_DWP2_RQ
 #undef TFL_DWP2_RQF
@@ -739,7 +808,7 @@ __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p,
     const int32_t oc = p->oc, np = TFL_DSP_DWP_PAIRS(p), pt = p->pad_top;
     uint32_t wk[3][8], wp[3][2][12 + 6], wp2[3][24 + 12]; /* turn, pair of channels: TFL_DWP_ROW_ASM's blocks; turn:
                                                                * TFL_DWP2_ROW_ASM's */
-    const int quads = p->ow % 4 == 0;
+    const int quads = p->ow % 4 == 0, six = p->ow == 6;
     int32_t r, t, j, b, oy, u, s;
     for (r = 0; r < 3; ++r) { /* kernel row r's words: its 3 taps' words of the 4 channels, paired as a column pair's */
         const int8_t *wt = w + (ptrdiff_t)3 * r * oc + ch;
@@ -750,12 +819,20 @@ __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p,
     /* kernel row r at slot s = (r + t) mod 3 of turn t, then the requantisation's terms (constant bounds: gcc's
      * unrolled loops index by constants, no modulo) */
     if (!quads) {
+        /* the terms by channel (TFL_DWP2_ROW_ASM), or by kind where 6 wide (TFL_DWP6_ROW_ASM) */
+        uint32_t rk[12];
+        const uint32_t *terms = rq;
+        if (six) {
+            for (u = 0; u < 3; ++u)
+                for (j = 0; j < 4; ++j) rk[4 * u + j] = rq[3 * j + u];
+            terms = rk;
+        }
         for (t = 0; t < 3; ++t) {
             for (s = 0; s < 3; ++s) {
                 const uint32_t *k = wk[s >= t ? s - t : s - t + 3];
                 for (j = 0; j < 8; ++j) wp2[t][8 * s + j] = k[j];
             }
-            for (j = 0; j < 12; ++j) wp2[t][24 + j] = rq[j];
+            for (j = 0; j < 12; ++j) wp2[t][24 + j] = terms[j];
         }
     } else {
         for (t = 0; t < 3; ++t)
@@ -772,7 +849,8 @@ __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p,
     typedef void (*tfl_dsp_dwp_fn)(const uint32_t *, int32_t, const uint32_t *, const int32_t *, int8_t *, int32_t);
     const int floor = p->y_zero == -128;
     const tfl_dsp_dwp_fn row4 = floor ? tfl_dsp_dwp_row_floor : tfl_dsp_dwp_row_sign;
-    const tfl_dsp_dwp_fn row2 = floor ? tfl_dsp_dwp2_row_floor : tfl_dsp_dwp2_row_sign;
+    const tfl_dsp_dwp_fn row2 = six ? (floor ? tfl_dsp_dwp6_row_floor : tfl_dsp_dwp6_row_sign)
+                                    : floor ? tfl_dsp_dwp2_row_floor : tfl_dsp_dwp2_row_sign;
     const int32_t oh = p->oh, ow = p->ow, sh = p->sh, slot0 = (3 - pt % 3) % 3; /* -pt's slot */
     const ptrdiff_t ystep = (ptrdiff_t)ow * oc;
     for (b = 0; b < p->n; ++b) {
