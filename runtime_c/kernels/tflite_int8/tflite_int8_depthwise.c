@@ -730,10 +730,9 @@ __attribute__((noinline)) static void tfl_dsp_dwp_row_in(const aotc_tfl_conv_par
         return;
     }
     const int8_t *s = xb + ((int64_t)iy * wd - pl) * c;
-    for (; i < np && 2 * i - pl < 0; ++i, d += 12, s += 2 * c) {
-        const int32_t x0 = 2 * i - pl;
-        tfl_dsp_dwp_put(x0 >= 0 && x0 < wd ? aotc_dsp_load32(s) : zb,
-                        x0 + 1 >= 0 && x0 + 1 < wd ? aotc_dsp_load32(s + c) : zb, d);
+    for (; i < np && 2 * i - pl < 0; ++i, d += 12, s += 2 * c) { /* left of the row: its first column x_zero */
+        const int32_t x1 = 2 * i - pl + 1;
+        tfl_dsp_dwp_put(zb, x1 >= 0 && x1 < wd ? aotc_dsp_load32(s + c) : zb, d);
     }
     int32_t m = (wd + pl) / 2 - i; /* the pairs wholly inside: 2 i' - pl + 1 < wd */
     if (m > np - i) m = np - i;
@@ -794,11 +793,9 @@ __attribute__((noinline)) static void tfl_dsp_dwp_row_in(const aotc_tfl_conv_par
                          : [c] "r"(c), [c3] "r"(c3)
                          : "cc", "memory");
     }
-    for (; i < np; ++i, d += 12, s += 2 * c) {
-        const int32_t x0 = 2 * i - pl;
-        tfl_dsp_dwp_put(x0 >= 0 && x0 < wd ? aotc_dsp_load32(s) : zb,
-                        x0 + 1 >= 0 && x0 + 1 < wd ? aotc_dsp_load32(s + c) : zb, d);
-    }
+    /* the rest reach past the row (2 i - pl + 1 >= wd, as m's pairs end there or before np), from 2 i - pl >= 0: its
+     * second column x_zero, its first where past the row */
+    for (; i < np; ++i, d += 12, s += 2 * c) tfl_dsp_dwp_put(2 * i - pl < wd ? aotc_dsp_load32(s) : zb, zb, d);
 }
 
 /* The fused path's rows by the ring: the weights of its 3 turns, each input row arranged once (at row stride 2,
