@@ -455,13 +455,17 @@ static inline __attribute__((always_inline)) void tfl_dsp_put(uint32_t *d, uint3
  * words (byte 8 of row 0 into the word before row 1's bytes 0..2; row 1's bytes 7, 8 and row 2's 0, 1 as
  * halves), the last quad's fourth byte the pixel after the window (its weight is 0; the caller keeps that
  * read inside x). 9 loads, 2 merges, 28 widening instructions and 14 stores: no copy into a buffer. */
-static inline __attribute__((always_inline)) void tfl_dsp_rgb33(const int8_t *r0, ptrdiff_t row, uint32_t zz,
-                                                                uint32_t *d) {
 #if AOTC_DSP_ASM
-    /* in assembly each word widened and stored as loaded, in 4 temporaries (gcc's schedule of the C below hoisted the
-     * 9 loads and spilled the widened words to the stack: 123 instructions a position, not 55); the merges by BFI
-     * from a byte and a halfword load (the bytes the C's words keep) */
-    uint32_t t0, t1, t2;
+/* in assembly each word widened and stored as loaded, in 4 temporaries (gcc's schedule of the C below hoisted the
+ * 9 loads and spilled the widened words to the stack: 123 instructions a position, not 55); the merges by BFI from a
+ * byte and a halfword load (the bytes the C's words keep). A run of m >= 1 positions of an output row in one loop:
+ * r0 the first's window, the next's `next` bytes on (3 sw), d the first's words, a pair's second 8 bytes on, the
+ * next pair's first 104 bytes on from there (odd: d starts at a pair's second); 5 instructions to step (the window,
+ * d by s, s = 112 - s, the count), no C between positions (~79 est. cycles a position, 84 inlined a call each). */
+__attribute__((noinline)) static void tfl_dsp_rgb_run(const int8_t *r0, ptrdiff_t row, uint32_t zz, uint32_t *d,
+                                                     int32_t m, int32_t next, int32_t odd) {
+    uint32_t t0, t1, t2, s = odd ? 104u : 8u;
+    const int32_t back = next - 2 * (int32_t)row; /* from row 2 of a window to row 0 of the next */
 #define TFL_DSP_RGB_PUT(v, off)                                                                            \
     "sxtb16 %[t2], " v "\n\t"                                                                           \
     "sxtb16 " v ", " v ", ror #8\n\t"                                                                   \
@@ -469,24 +473,34 @@ static inline __attribute__((always_inline)) void tfl_dsp_rgb33(const int8_t *r0
     "ssub16 " v ", " v ", %[zz]\n\t"                                                                    \
     "str %[t2], [%[d], #" #off "]\n\t"                                                                  \
     "str " v ", [%[d], #" #off " + 4]\n\t"
-    __asm__ volatile("ldr %[t0], [%[p]]\n\t"
+    __asm__ volatile("1:\n\t"
+                     "ldr %[t0], [%[p]]\n\t"
                      "ldr %[t1], [%[p], #4]\n\t" TFL_DSP_RGB_PUT("%[t0]", 0) TFL_DSP_RGB_PUT("%[t1]", 16)
-                     "ldrb %[t0], [%[p], #8]\n\t" /* row 0's byte 8 ... */
+                     "ldrb %[t0], [%[p], #8]\n\t"
                      "add %[p], %[p], %[row]\n\t"
-                     "ldr %[t1], [%[p], #-1]\n\t" /* ... under row 1's bytes 0 .. 2 */
+                     "ldr %[t1], [%[p], #-1]\n\t"
                      "bfi %[t1], %[t0], #0, #8\n\t" TFL_DSP_RGB_PUT("%[t1]", 32)
                      "ldr %[t0], [%[p], #3]\n\t" TFL_DSP_RGB_PUT("%[t0]", 48)
-                     "ldrh %[t0], [%[p], #7]\n\t" /* row 1's bytes 7, 8 ... */
+                     "ldrh %[t0], [%[p], #7]\n\t"
                      "add %[p], %[p], %[row]\n\t"
-                     "ldr %[t1], [%[p], #-2]\n\t" /* ... under row 2's bytes 0, 1 */
+                     "ldr %[t1], [%[p], #-2]\n\t"
                      "bfi %[t1], %[t0], #0, #16\n\t" TFL_DSP_RGB_PUT("%[t1]", 64)
                      "ldr %[t0], [%[p], #2]\n\t"
                      "ldr %[t1], [%[p], #6]\n\t" TFL_DSP_RGB_PUT("%[t0]", 80) TFL_DSP_RGB_PUT("%[t1]", 96)
-                     : [p] "+&r"(r0), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2)
-                     : [row] "r"(row), [zz] "r"(zz), [d] "r"(d)
-                     : "memory");
+                     "add %[p], %[p], %[back]\n\t"
+                     "add %[d], %[d], %[s]\n\t"
+                     "rsb %[s], %[s], #112\n\t"
+                     "subs %[m], %[m], #1\n\t"
+                     "bne 1b\n\t"
+                     : [p] "+&r"(r0), [d] "+&r"(d), [s] "+&r"(s), [m] "+&r"(m), [t0] "=&r"(t0), [t1] "=&r"(t1),
+                       [t2] "=&r"(t2)
+                     : [row] "r"(row), [zz] "r"(zz), [back] "r"(back)
+                     : "cc", "memory");
 #undef TFL_DSP_RGB_PUT
+}
 #else
+static inline __attribute__((always_inline)) void tfl_dsp_rgb33(const int8_t *r0, ptrdiff_t row, uint32_t zz,
+                                                                uint32_t *d) {
     const int8_t *r1 = r0 + row, *r2 = r1 + row;
     const uint32_t a = aotc_dsp_load32(r0), b = aotc_dsp_load32(r0 + 4), c = aotc_dsp_load32(r0 + 8);
     const uint32_t e = aotc_dsp_load32(r1 - 1), f = aotc_dsp_load32(r1 + 3), g = aotc_dsp_load32(r1 + 7);
@@ -498,8 +512,8 @@ static inline __attribute__((always_inline)) void tfl_dsp_rgb33(const int8_t *r0
     tfl_dsp_put(d + 16, (h & 0xFFFF0000u) | (g & 0xFFFFu), zz);
     tfl_dsp_put(d + 20, i, zz);
     tfl_dsp_put(d + 24, j, zz);
-#endif
 }
+#endif
 
 /* tfl_dsp_patch2's stem case where a kernel row is 4 to 12 bytes (3 x 3 over RGB: 9; a 1-channel row of 4):
  * each row of both windows copied by three word loads and stores (at 0, min(4, run - 4) and run - 4, the
@@ -578,10 +592,36 @@ static inline void tfl_dsp_step(const aotc_tfl_conv_params *p, int32_t *a) {
     }
 }
 
+/* An RGB stem's window over the image's edge, from (iy, ix) of image b: its 9 pixels (x_zero's outside, from zz)
+ * first in a 3 x 9 block, widened from there as a window inside (not tfl_dsp_patch's test a byte). */
+__attribute__((noinline)) static void tfl_dsp_rgb_edge(const int8_t *x, int32_t h, int32_t w, int32_t b, int32_t iy,
+                                                      int32_t ix, uint32_t zz, uint32_t *d) {
+    int8_t v[28];
+    int32_t ky, kx;
+    for (ky = 0; ky < 3; ++ky) {
+        for (kx = 0; kx < 3; ++kx) {
+            const int32_t yy = iy + ky, xx = ix + kx;
+            int8_t *o = v + 9 * ky + 3 * kx;
+            if ((uint32_t)yy < (uint32_t)h && (uint32_t)xx < (uint32_t)w) {
+                const int8_t *s = x + (((ptrdiff_t)b * h + yy) * w + xx) * 3;
+                o[0] = s[0], o[1] = s[1], o[2] = s[2];
+            } else {
+                o[0] = o[1] = o[2] = (int8_t)zz;
+            }
+        }
+    }
+    v[27] = (int8_t)zz; /* (the last quad's fourth byte: its weight is 0) */
+#if AOTC_DSP_ASM
+    tfl_dsp_rgb_run(v, 9, zz, d, 1, 0, 0);
+#else
+    tfl_dsp_rgb33(v, 9, zz, d);
+#endif
+}
+
 /* A tile's n positions from p0 of an RGB stem (3 x 3 windows of dilation 1 over 3 channels: 7 quads), in
- * tfl_dsp_patch's layout (an odd tile's last pair repeating its position): a position whose window lies
- * inside the image straight from x by tfl_dsp_rgb33 (its last read, a byte past the window, inside x), the
- * others by tfl_dsp_patch. One loop over the positions, stepped: no call and no tests a pair beyond these. */
+ * tfl_dsp_patch's layout (an odd tile's last pair repeating its position): an output row's run of windows inside
+ * the image straight from x by tfl_dsp_rgb_run (tfl_dsp_rgb33 a position without AOTC_DSP_ASM; its last read, a
+ * byte past the window, inside x), the others by tfl_dsp_rgb_edge. One loop over the positions, stepped. */
 static void tfl_dsp_rgb_tile(const aotc_tfl_conv_params *p, const int8_t *x, int32_t p0, int32_t n, uint32_t *dst) {
     /* (p's fields in locals: the stores to dst could alias them, and gcc would load them again a position) */
     const int32_t ow = p->ow, oh = p->oh, h = p->h, w = p->w, sh = p->sh, sw = p->sw, pt = p->pad_top;
@@ -589,7 +629,6 @@ static void tfl_dsp_rgb_tile(const aotc_tfl_conv_params *p, const int8_t *x, int
     const uint32_t zz = (uint32_t)(uint16_t)p->x_zero * 0x10001u;
     const ptrdiff_t row = (ptrdiff_t)w * 3;
     const int8_t *end = x + (ptrdiff_t)p->n * h * row;
-    const int32_t from[4] = {0, 0, 0, 0};
     int32_t ox = p0 % ow, oy = (p0 / ow) % oh, b = p0 / (ow * oh), t = 0, q;
     /* the columns whose windows lie inside a row: ox in [lo, hi) */
     const int32_t lo = (pl + sw - 1) / sw, hi = w - 3 + pl >= 0 ? (w - 3 + pl) / sw + 1 : 0;
@@ -605,11 +644,15 @@ static void tfl_dsp_rgb_tile(const aotc_tfl_conv_params *p, const int8_t *x, int
         for (k = ox; k < ox + m; ++k, ++t) {
             if (k == a && z > a) { /* the inside run */
                 const int8_t *r0 = rp + ((ptrdiff_t)a * sw - pl) * 3;
+#if AOTC_DSP_ASM
+                tfl_dsp_rgb_run(r0, row, zz, dst + (t >> 1) * 28 + (t & 1) * 2, z - k, 3 * sw, t & 1);
+                t += z - k, k = z;
+#else
                 for (; k < z; ++k, ++t, r0 += 3 * sw) tfl_dsp_rgb33(r0, row, zz, dst + (t >> 1) * 28 + (t & 1) * 2);
+#endif
                 if (k == ox + m) break;
             }
-            const int32_t at[3] = {k, oy, b};
-            tfl_dsp_patch(p, x, at, from, 7, dst + (t >> 1) * 28 + (t & 1) * 2);
+            tfl_dsp_rgb_edge(x, h, w, b, iy, k * sw - pl, zz, dst + (t >> 1) * 28 + (t & 1) * 2);
         }
         ox += m;
         if (ox == ow) {
