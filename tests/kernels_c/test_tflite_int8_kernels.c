@@ -168,8 +168,9 @@ static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
                 p->c = p->oc = 4 * rand_int(1, 6);
                 /* taller than wide, as a KWS DS-CNN's 25 x 5: the fused bands by columns */
                 if (chance(1, 3)) p->h = rand_int(8, 30), p->w = rand_int(2, 7), p->n = rand_int(1, 2);
-                /* a MobileNet's 6 x 6 layers (6 wide SAME, 8 VALID) at stride 1: the ring's rows 6 wide, and 7: odd pairs */
-                else if (chance(1, 2)) p->h = rand_int(3, 6), p->w = rand_int(6, 8), p->sh = p->sw = 1;
+                /* a MobileNet's 6 x 6 layers (6 wide SAME, 8 VALID) at stride 1: the ring's rows 6 wide, and 5, 7: odd
+                 * pairs, a SAME row's last pair of x_zero (tfl_dsp_dwp_row_p1) */
+                else if (chance(1, 2)) p->h = rand_int(3, 6), p->w = rand_int(5, 8), p->sh = p->sw = 1;
             }
         } else {
             p->c = chance(1, 6) ? rand_int(29, 40) : rand_int(1, 12); /* 3 x 3 x 29+: more than one DSP block */

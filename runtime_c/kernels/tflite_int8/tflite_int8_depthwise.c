@@ -815,6 +815,78 @@ __attribute__((noinline)) static void tfl_dsp_dwp_row_in(const aotc_tfl_conv_par
     for (; i < np; ++i, d += 12, s += 2 * c) tfl_dsp_dwp_put(2 * i - pl < wd ? aotc_dsp_load32(s) : zb, zb, d);
 }
 
+/* tfl_dsp_dwp_row_in where the row is padded by one column a side (SAME at stride 1: ow == w, pad_left 1), inlined in
+ * the rows' loop (no call, no bounds a pair): pair i is [x(2i - 1), x(2i)], so the row's words are loaded once each in
+ * order, a pair's second with its first's successor carried to the next (v0, x_zero's first): k = w / 2 pairs (w >= 2)
+ * in assembly, one then two a turn (4 loads, 12 instructions and 8 stores, about 31 cycles), then [x(w - 1), x_zero]
+ * where w is even, [x(w - 2), x(w - 1)] and one pair of x_zero where odd. s: the row's first word. */
+static inline __attribute__((always_inline)) void tfl_dsp_dwp_row_p1(const int8_t *s, int32_t c, int32_t wd, uint32_t zb,
+                                                                     uint32_t *d) {
+    int32_t k = wd / 2;
+    uint32_t v0 = zb;
+    const int32_t c3 = 3 * c;
+    uint32_t v1, v2, v3, t0, t1;
+    __asm__ volatile("lsrs %[k], %[k], #1\n\t"
+                     "bcc 2f\n\t"
+                     "ldr %[v1], [%[s]]\n\t"
+                     "ldr %[v2], [%[s], %[c]]\n\t"
+                     "add %[s], %[s], %[c], lsl #1\n\t"
+                     "pkhbt %[t0], %[v0], %[v1], lsl #16\n\t"
+                     "pkhtb %[t1], %[v1], %[v0], asr #16\n\t"
+                     "mov %[v0], %[v2]\n\t"
+                     "sxtb16 %[v1], %[t0]\n\t"
+                     "sxtb16 %[t0], %[t0], ror #8\n\t"
+                     "sxtb16 %[v2], %[t1]\n\t"
+                     "sxtb16 %[t1], %[t1], ror #8\n\t"
+                     "str %[v1], [%[d]]\n\t"
+                     "str %[t0], [%[d], #4]\n\t"
+                     "str %[v2], [%[d], #8]\n\t"
+                     "str %[t1], [%[d], #12]\n\t"
+                     "add %[d], %[d], #48\n\t"
+                     "cmp %[k], #0\n\t"
+                     "beq 3f\n"
+                     "2:\n\t"
+                     "ldr %[v1], [%[s]]\n\t"
+                     "ldr %[v2], [%[s], %[c]]\n\t"
+                     "ldr %[v3], [%[s], %[c], lsl #1]\n\t"
+                     "pkhbt %[t0], %[v0], %[v1], lsl #16\n\t"
+                     "pkhtb %[t1], %[v1], %[v0], asr #16\n\t"
+                     "ldr %[v0], [%[s], %[c3]]\n\t"
+                     "add %[s], %[s], %[c], lsl #2\n\t"
+                     "sxtb16 %[v1], %[t0]\n\t"
+                     "sxtb16 %[t0], %[t0], ror #8\n\t"
+                     "str %[v1], [%[d]]\n\t"
+                     "str %[t0], [%[d], #4]\n\t"
+                     "sxtb16 %[v1], %[t1]\n\t"
+                     "sxtb16 %[t1], %[t1], ror #8\n\t"
+                     "str %[v1], [%[d], #8]\n\t"
+                     "str %[t1], [%[d], #12]\n\t"
+                     "pkhbt %[t0], %[v2], %[v3], lsl #16\n\t"
+                     "pkhtb %[t1], %[v3], %[v2], asr #16\n\t"
+                     "sxtb16 %[v2], %[t0]\n\t"
+                     "sxtb16 %[t0], %[t0], ror #8\n\t"
+                     "sxtb16 %[v3], %[t1]\n\t"
+                     "sxtb16 %[t1], %[t1], ror #8\n\t"
+                     "str %[v2], [%[d], #48]\n\t"
+                     "str %[t0], [%[d], #52]\n\t"
+                     "str %[v3], [%[d], #56]\n\t"
+                     "str %[t1], [%[d], #60]\n\t"
+                     "add %[d], %[d], #96\n\t"
+                     "subs %[k], %[k], #1\n\t"
+                     "bne 2b\n"
+                     "3:\n\t"
+                     : [s] "+r"(s), [d] "+r"(d), [k] "+r"(k), [v0] "+r"(v0), [v1] "=&r"(v1), [v2] "=&r"(v2),
+                       [v3] "=&r"(v3), [t0] "=&r"(t0), [t1] "=&r"(t1)
+                     : [c] "r"(c), [c3] "r"(c3)
+                     : "cc", "memory");
+    if (wd & 1) {
+        tfl_dsp_dwp_put(v0, aotc_dsp_load32(s), d);
+        tfl_dsp_dwp_put(zb, zb, d + 12);
+    } else {
+        tfl_dsp_dwp_put(v0, zb, d);
+    }
+}
+
 /* The fused path's rows by the ring: the weights of its 3 turns, each input row arranged once (at row stride 2,
  * two a row of outputs) */
 __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, int32_t ch, const uint32_t *rq,
@@ -867,6 +939,11 @@ __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p,
                                     : floor ? tfl_dsp_dwp2_row_floor : tfl_dsp_dwp2_row_sign;
     const int32_t oh = p->oh, ow = p->ow, sh = p->sh, slot0 = (3 - pt % 3) % 3; /* -pt's slot */
     const ptrdiff_t ystep = (ptrdiff_t)ow * oc;
+    /* SAME at stride 1 (one column of padding a side, np pairs: (w + 1) / 2 + 1): tfl_dsp_dwp_row_p1 */
+    const int32_t h = p->h, wd = p->w, c = p->c, same = p->pad_left == 1 && ow == wd && wd >= 2;
+    const ptrdiff_t row = (ptrdiff_t)wd * c;
+    uint32_t z[4];
+    tfl_dsp_dwp_put(zb, zb, z);
     for (b = 0; b < p->n; ++b) {
         const int8_t *xb = x + (int64_t)b * p->h * p->w * p->c + ch;
         int8_t *yr = y + (int64_t)b * oh * ow * oc + ch;
@@ -875,8 +952,16 @@ __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p,
         for (oy = 0; oy < oh; ++oy, yr += ystep) {
             /* rows iy0 .. iy0 + 2: the ones not yet in the ring */
             if (iy < iy0) iy = iy0, iys = s0;
-            for (; iy <= iy0 + 2; ++iy, iys = iys == 2 ? 0 : iys + 1)
-                tfl_dsp_dwp_row_in(p, xb, iy, zb, np, ring + 4 * iys);
+            for (; iy <= iy0 + 2; ++iy, iys = iys == 2 ? 0 : iys + 1) {
+                uint32_t *d = ring + 4 * iys;
+                if (!same) {
+                    tfl_dsp_dwp_row_in(p, xb, iy, zb, np, d);
+                } else if (iy < 0 || iy >= h) { /* a row of x_zero: one pair's words, np times */
+                    for (j = 0; j < np; ++j, d += 12) d[0] = z[0], d[1] = z[1], d[2] = z[2], d[3] = z[3];
+                } else {
+                    tfl_dsp_dwp_row_p1(xb + (ptrdiff_t)iy * row, c, wd, zb, d);
+                }
+            }
             if (!quads) {
                 row2(ring, ow, wp2[s0], base, yr, oc);
             } else { /* the pairs of channels */
