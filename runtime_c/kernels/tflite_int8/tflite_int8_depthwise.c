@@ -892,44 +892,50 @@ static inline __attribute__((always_inline)) void tfl_dsp_dwp_row_p1(const int8_
 __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, int32_t ch, const uint32_t *rq,
                         const int32_t *base, int8_t *y, uint32_t zb, uint32_t *ring) {
     const int32_t oc = p->oc, np = TFL_DSP_DWP_PAIRS(p), pt = p->pad_top;
-    uint32_t wk[3][8], wp[3][2][12 + 6], wp2[3][24 + 12]; /* turn, pair of channels: TFL_DWP_ROW_ASM's blocks; turn:
-                                                               * TFL_DWP2_ROW_ASM's */
+    uint32_t wp[3][2][12 + 6], wp2[3][24 + 12]; /* turn, pair of channels: TFL_DWP_ROW_ASM's blocks; turn:
+                                                 * TFL_DWP2_ROW_ASM's */
     const int quads = p->ow % 4 == 0, six = p->ow == 6;
-    int32_t r, t, j, b, oy, u, s;
-    for (r = 0; r < 3; ++r) { /* kernel row r's words: its 3 taps' words of the 4 channels, paired as a column pair's */
+    int32_t r, t, j, b, oy, u;
+    /* kernel row r's words (its 3 taps' words of the 4 channels, paired as a column pair's) stored as made at slot
+     * (r + t) mod 3 of each turn t, then the requantisation's terms, each word made or loaded once for its 3 turns
+     * (the blocks copied from one set of rows took a load and a store a word, gcc's spills around them more). The loops
+     * unrolled at every level (constant slots and offsets: -O2 and -Os took the slots' modulo a word) */
+#pragma GCC unroll 3
+    for (r = 0; r < 3; ++r) {
         const int8_t *wt = w + (ptrdiff_t)3 * r * oc + ch;
         const uint32_t w0 = aotc_dsp_load32(wt), w1 = aotc_dsp_load32(wt + oc), w2 = aotc_dsp_load32(wt + 2 * oc);
-        tfl_dsp_dwp_put2(w0, w1, wk[r], 1);
-        tfl_dsp_dwp_put2(w1, w2, wk[r] + 4, 1);
-    }
-    /* kernel row r at slot s = (r + t) mod 3 of turn t, then the requantisation's terms (constant bounds: gcc's
-     * unrolled loops index by constants, no modulo) */
-    if (!quads) {
-        /* the terms by channel (TFL_DWP2_ROW_ASM), or by kind where 6 wide (TFL_DWP6_ROW_ASM) */
-        uint32_t rk[12];
-        const uint32_t *terms = rq;
-        if (six) {
-            for (u = 0; u < 3; ++u)
-                for (j = 0; j < 4; ++j) rk[4 * u + j] = rq[3 * j + u];
-            terms = rk;
-        }
+        uint32_t k[8];
+        tfl_dsp_dwp_put2(w0, w1, k, 1);
+        tfl_dsp_dwp_put2(w1, w2, k + 4, 1);
+#pragma GCC unroll 3
         for (t = 0; t < 3; ++t) {
-            for (s = 0; s < 3; ++s) {
-                const uint32_t *k = wk[s >= t ? s - t : s - t + 3];
+            const int32_t s = r + t < 3 ? r + t : r + t - 3;
+            if (!quads) {
+#pragma GCC unroll 8
                 for (j = 0; j < 8; ++j) wp2[t][8 * s + j] = k[j];
-            }
-            for (j = 0; j < 12; ++j) wp2[t][24 + j] = terms[j];
-        }
-    } else {
-        for (t = 0; t < 3; ++t)
-            for (u = 0; u < 2; ++u) {
-                for (s = 0; s < 3; ++s) {
-                    const uint32_t *k = wk[s >= t ? s - t : s - t + 3];
+            } else {
+#pragma GCC unroll 2
+                for (u = 0; u < 2; ++u) {
                     uint32_t *d = wp[t][u] + 4 * s;
                     d[0] = k[2 * u], d[1] = k[2 * u + 1], d[2] = k[4 + 2 * u], d[3] = k[5 + 2 * u];
                 }
-                for (j = 0; j < 6; ++j) wp[t][u][12 + j] = rq[6 * u + j];
             }
+        }
+    }
+    /* the terms by channel (TFL_DWP2_ROW_ASM, TFL_DWP_ROW_ASM's pairs), or by kind where 6 wide (TFL_DWP6_ROW_ASM) */
+    if (quads) {
+#pragma GCC unroll 6
+        for (j = 0; j < 6; ++j) {
+            const uint32_t v = rq[j], v2 = rq[6 + j];
+            wp[0][0][12 + j] = v, wp[1][0][12 + j] = v, wp[2][0][12 + j] = v;
+            wp[0][1][12 + j] = v2, wp[1][1][12 + j] = v2, wp[2][1][12 + j] = v2;
+        }
+    } else {
+#pragma GCC unroll 12
+        for (j = 0; j < 12; ++j) {
+            const uint32_t v = rq[six ? 3 * (j & 3) + (j >> 2) : j];
+            wp2[0][24 + j] = v, wp2[1][24 + j] = v, wp2[2][24 + j] = v;
+        }
     }
     /* the row kernels by the zero point, chosen once; the slots of the rows tracked, not taken mod 3 a row */
     typedef void (*tfl_dsp_dwp_fn)(const uint32_t *, int32_t, const uint32_t *, const int32_t *, int8_t *, int32_t);
