@@ -733,6 +733,21 @@ static inline __attribute__((always_inline)) void tfl_dsp_dwp_put2(uint32_t v0, 
 }
 #define tfl_dsp_dwp_put(v0, v1, d) tfl_dsp_dwp_put2(v0, v1, d, 0)
 
+/* The ring's row loops' column pair [a, b] (the two columns' words, as operand names) into its 4 words at d + off:
+ * tfl_dsp_dwp_put2's 6 instructions, widened into ea, eb (either may be a or b) and the temporaries t0, t1, then 4
+ * stores */
+#define TFL_DWP_PAIR(a, b, ea, eb, off)                                                                    \
+    "pkhbt %[t0], %[" a "], %[" b "], lsl #16\n\t"                                                      \
+    "pkhtb %[t1], %[" b "], %[" a "], asr #16\n\t"                                                      \
+    "sxtb16 %[" ea "], %[t0]\n\t"                                                                       \
+    "sxtb16 %[t0], %[t0], ror #8\n\t"                                                                   \
+    "sxtb16 %[" eb "], %[t1]\n\t"                                                                       \
+    "sxtb16 %[t1], %[t1], ror #8\n\t"                                                                   \
+    "str %[" ea "], [%[d], #" #off "]\n\t"                                                              \
+    "str %[t0], [%[d], #(" #off " + 4)]\n\t"                                                            \
+    "str %[" eb "], [%[d], #(" #off " + 8)]\n\t"                                                        \
+    "str %[t1], [%[d], #(" #off " + 12)]\n\t"
+
 /* Input row iy (xb: the image's first position, channel ch) into its slot of the ring, np column pairs: the pairs
  * inside the row in assembly, two a turn (4 loads, 12 instructions and 8 stores: about 31 cycles, where a pair a
  * turn took 21), the others from zb where outside */
@@ -762,16 +777,7 @@ __attribute__((noinline)) static void tfl_dsp_dwp_row_in(const aotc_tfl_conv_par
                          "ldr %[v0], [%[s]]\n\t"
                          "ldr %[v1], [%[s], %[c]]\n\t"
                          "add %[s], %[s], %[c], lsl #1\n\t"
-                         "pkhbt %[t0], %[v0], %[v1], lsl #16\n\t"
-                         "pkhtb %[t1], %[v1], %[v0], asr #16\n\t"
-                         "sxtb16 %[v0], %[t0]\n\t"
-                         "sxtb16 %[t0], %[t0], ror #8\n\t"
-                         "sxtb16 %[v1], %[t1]\n\t"
-                         "sxtb16 %[t1], %[t1], ror #8\n\t"
-                         "str %[v0], [%[d]]\n\t"
-                         "str %[t0], [%[d], #4]\n\t"
-                         "str %[v1], [%[d], #8]\n\t"
-                         "str %[t1], [%[d], #12]\n\t"
+                         TFL_DWP_PAIR("v0", "v1", "v0", "v1", 0)
                          "add %[d], %[d], #48\n\t"
                          "cmp %[m], #0\n\t"
                          "beq 3f\n"
@@ -781,26 +787,8 @@ __attribute__((noinline)) static void tfl_dsp_dwp_row_in(const aotc_tfl_conv_par
                          "ldr %[v2], [%[s], %[c], lsl #1]\n\t"
                          "ldr %[v3], [%[s], %[c3]]\n\t"
                          "add %[s], %[s], %[c], lsl #2\n\t"
-                         "pkhbt %[t0], %[v0], %[v1], lsl #16\n\t"
-                         "pkhtb %[t1], %[v1], %[v0], asr #16\n\t"
-                         "sxtb16 %[v0], %[t0]\n\t"
-                         "sxtb16 %[t0], %[t0], ror #8\n\t"
-                         "sxtb16 %[v1], %[t1]\n\t"
-                         "sxtb16 %[t1], %[t1], ror #8\n\t"
-                         "str %[v0], [%[d]]\n\t"
-                         "str %[t0], [%[d], #4]\n\t"
-                         "str %[v1], [%[d], #8]\n\t"
-                         "str %[t1], [%[d], #12]\n\t"
-                         "pkhbt %[t0], %[v2], %[v3], lsl #16\n\t"
-                         "pkhtb %[t1], %[v3], %[v2], asr #16\n\t"
-                         "sxtb16 %[v2], %[t0]\n\t"
-                         "sxtb16 %[t0], %[t0], ror #8\n\t"
-                         "sxtb16 %[v3], %[t1]\n\t"
-                         "sxtb16 %[t1], %[t1], ror #8\n\t"
-                         "str %[v2], [%[d], #48]\n\t"
-                         "str %[t0], [%[d], #52]\n\t"
-                         "str %[v3], [%[d], #56]\n\t"
-                         "str %[t1], [%[d], #60]\n\t"
+                         TFL_DWP_PAIR("v0", "v1", "v0", "v1", 0)
+                         TFL_DWP_PAIR("v2", "v3", "v2", "v3", 48)
                          "add %[d], %[d], #96\n\t"
                          "subs %[m], %[m], #1\n\t"
                          "bne 2b\n"
@@ -831,17 +819,8 @@ static inline __attribute__((always_inline)) void tfl_dsp_dwp_row_p1(const int8_
                      "ldr %[v1], [%[s]]\n\t"
                      "ldr %[v2], [%[s], %[c]]\n\t"
                      "add %[s], %[s], %[c], lsl #1\n\t"
-                     "pkhbt %[t0], %[v0], %[v1], lsl #16\n\t"
-                     "pkhtb %[t1], %[v1], %[v0], asr #16\n\t"
+                     TFL_DWP_PAIR("v0", "v1", "v1", "v3", 0)
                      "mov %[v0], %[v2]\n\t"
-                     "sxtb16 %[v1], %[t0]\n\t"
-                     "sxtb16 %[t0], %[t0], ror #8\n\t"
-                     "sxtb16 %[v2], %[t1]\n\t"
-                     "sxtb16 %[t1], %[t1], ror #8\n\t"
-                     "str %[v1], [%[d]]\n\t"
-                     "str %[t0], [%[d], #4]\n\t"
-                     "str %[v2], [%[d], #8]\n\t"
-                     "str %[t1], [%[d], #12]\n\t"
                      "add %[d], %[d], #48\n\t"
                      "cmp %[k], #0\n\t"
                      "beq 3f\n"
@@ -849,28 +828,10 @@ static inline __attribute__((always_inline)) void tfl_dsp_dwp_row_p1(const int8_
                      "ldr %[v1], [%[s]]\n\t"
                      "ldr %[v2], [%[s], %[c]]\n\t"
                      "ldr %[v3], [%[s], %[c], lsl #1]\n\t"
-                     "pkhbt %[t0], %[v0], %[v1], lsl #16\n\t"
-                     "pkhtb %[t1], %[v1], %[v0], asr #16\n\t"
+                     TFL_DWP_PAIR("v0", "v1", "v1", "v0", 0) /* the carry consumed: its successor next */
                      "ldr %[v0], [%[s], %[c3]]\n\t"
                      "add %[s], %[s], %[c], lsl #2\n\t"
-                     "sxtb16 %[v1], %[t0]\n\t"
-                     "sxtb16 %[t0], %[t0], ror #8\n\t"
-                     "str %[v1], [%[d]]\n\t"
-                     "str %[t0], [%[d], #4]\n\t"
-                     "sxtb16 %[v1], %[t1]\n\t"
-                     "sxtb16 %[t1], %[t1], ror #8\n\t"
-                     "str %[v1], [%[d], #8]\n\t"
-                     "str %[t1], [%[d], #12]\n\t"
-                     "pkhbt %[t0], %[v2], %[v3], lsl #16\n\t"
-                     "pkhtb %[t1], %[v3], %[v2], asr #16\n\t"
-                     "sxtb16 %[v2], %[t0]\n\t"
-                     "sxtb16 %[t0], %[t0], ror #8\n\t"
-                     "sxtb16 %[v3], %[t1]\n\t"
-                     "sxtb16 %[t1], %[t1], ror #8\n\t"
-                     "str %[v2], [%[d], #48]\n\t"
-                     "str %[t0], [%[d], #52]\n\t"
-                     "str %[v3], [%[d], #56]\n\t"
-                     "str %[t1], [%[d], #60]\n\t"
+                     TFL_DWP_PAIR("v2", "v3", "v2", "v3", 48)
                      "add %[d], %[d], #96\n\t"
                      "subs %[k], %[k], #1\n\t"
                      "bne 2b\n"
@@ -886,6 +847,8 @@ static inline __attribute__((always_inline)) void tfl_dsp_dwp_row_p1(const int8_
         tfl_dsp_dwp_put(v0, zb, d);
     }
 }
+
+#undef TFL_DWP_PAIR
 
 /* The fused path's rows by the ring: the weights of its 3 turns, each input row arranged once (at row stride 2,
  * two a row of outputs) */
