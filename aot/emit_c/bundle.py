@@ -252,7 +252,7 @@ def build_bundle(graph: Graph, selection: Selection, plan: Plan, *, target: str 
 
 def _widened(graph: Graph, plan: Plan) -> dict[str, Any]:
     """metadata.json's widened_weights: the nodes whose kernels read weights widened at compile time, and the
-    flash those take."""
+    flash those take (with their requantisation's terms where emitted)."""
     from aot.kernels.tflite_int8 import widened_bytes
 
     nodes = []
@@ -261,8 +261,8 @@ def _widened(graph: Graph, plan: Plan) -> dict[str, Any]:
             continue
         inner = getattr(c.detail, "inner", None)  # a run in row bands (aot/kernels/tflite_bands.py): its layers'
         layers = [(m, inner[m.name]) for m in n.attrs["layers"]] if inner else [(n, c)]
-        nodes += [m for m, mc in layers if mc.facts.widened_weights]
-    return {"nodes": [n.name for n in nodes], "bytes": sum(widened_bytes(n, graph) for n in nodes)}
+        nodes += [(m, mc.detail) for m, mc in layers if mc.facts.widened_weights]
+    return {"nodes": [n.name for n, _ in nodes], "bytes": sum(widened_bytes(n, graph, t) for n, t in nodes)}
 
 
 _NODE_COMMENT = re.compile(r"^\s*/\* node (\d+): ")

@@ -8,7 +8,7 @@ not onnxruntime's (fixed-point multipliers, not float scales) and its layout is 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -109,11 +109,13 @@ def widen_weights(w: np.ndarray, doubled: bool) -> np.ndarray:
                                                axis=2).astype(np.uint32))
 
 
-def widened_bytes(node: Node, graph: Graph) -> int:
+def widened_bytes(node: Node, graph: Graph, tile: int) -> int:
     """The flash the node's widened weights take (widen_weights), from its weights' shape [oc, kh, kw, c] (a
-    layer of a run in row bands keeps them, not its activations)."""
+    layer of a run in row bands keeps them, not its activations), and where its MAC kernel requantises at the
+    plan's tile (_dsp_fused) its terms (requant_terms: 64 bytes a group of 4 channels)."""
     oc, *rest = graph.tensors[node.inputs[1]].shape
-    return 32 * -(-oc // 4) * -(-math.prod(rest) // 4)
+    terms = 64 * (oc // 4) if _dsp_fused(node, graph, tile) else 0
+    return 32 * -(-oc // 4) * -(-math.prod(rest) // 4) + terms
 
 
 def _widened_fields(ctx: NodeContext) -> dict[str, str]:
@@ -123,7 +125,29 @@ def _widened_fields(ctx: NodeContext) -> dict[str, str]:
     wx = ctx.const_array("wx", widen_weights(w.reshape(w.shape[0], -1), doubled),
                          "the weights widened for SMLAD (--widened-weights): [group of 4 channels][quad][8] words, "
                          + ("doubled, " if doubled else "") + "aotc_dsp_widen_weights4's layout")
-    return {"dsp_wx": wx, "dsp_wx_dbl": c_int(int(doubled))}
+    if not doubled:
+        return {"dsp_wx": wx, "dsp_wx_dbl": c_int(0)}
+    # where the MAC kernel requantises, its terms too (64 bytes a group of 4 channels), read in place with the
+    # weights by tfl_dsp_groups_rqb (not built a group and tile)
+    oc = ctx.shape(ctx.outputs[0])[3]
+    bias = np.zeros(oc, np.int64)
+    if len(ctx.inputs) > 2 and ctx.inputs[2]:
+        bias = np.asarray(ctx.const(ctx.inputs[2]), np.int64).reshape(-1)
+    rq = ctx.const_array("rq", requant_terms(bias, ctx.attrs["mult"], ctx.attrs["shift"], ctx.attrs["y_zero"]),
+                         "the MAC kernel's requantisation terms (--widened-weights): per group of 4 channels, each "
+                         "bias doubled, then each channel's mult, ra, right")
+    return {"dsp_wx": wx, "dsp_wx_dbl": c_int(1), "dsp_rq": rq}
+
+
+def requant_terms(bias: np.ndarray, mult: Sequence[int], shift: Sequence[int], y_zero: int) -> np.ndarray:
+    """aotc_tfl_conv_params' dsp_rq: tfl_dsp_group_rq's block of each group of 4 channels (oc a multiple of 4, every
+    channel's right shift above 0: tfl_dsp_usual's), 16 words: the 4 biases doubled, then each channel's mult,
+    ra = 2^(right-1) + y_zero 2^right and right."""
+    oc = len(bias)
+    right = -np.asarray(shift, np.int64)
+    terms = np.stack([np.asarray(mult, np.int64), (1 << (right - 1)) + y_zero * (1 << right), right], axis=1)
+    block = np.concatenate([2 * np.asarray(bias, np.int64).reshape(oc // 4, 4), terms.reshape(oc // 4, 12)], axis=1)
+    return np.ascontiguousarray(((block + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32))
 
 
 def _widens(node: Node, graph: Graph, traits: TargetTraits) -> bool:

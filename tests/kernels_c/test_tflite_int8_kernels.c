@@ -272,6 +272,23 @@ static uint32_t *widen_weights(const int8_t *w, int32_t oc, int32_t k, int dbl) 
     return wx;
 }
 
+/* CONV_2D's fused requantisation's terms as --widened-weights stores them (aot/kernels/tflite_int8.py
+ * requant_terms): per group of 4 channels (past oc the last repeated), each bias doubled, then each channel's mult,
+ * ra = 2^(right-1) + y_zero 2^right, right (0 where right is not above 0: the kernel reads none of such a layer) */
+static int32_t *requant_terms(const aotc_tfl_conv_params *p, const int32_t *bias) {
+    const int32_t groups = (p->oc + 3) / 4;
+    int32_t *rq = (int32_t *)bytes((size_t)groups * 64), g, j;
+    for (g = 0; g < groups; ++g)
+        for (j = 0; j < 4; ++j) {
+            const int32_t c = 4 * g + j < p->oc ? 4 * g + j : p->oc - 1, right = -p->shift[c];
+            rq[16 * g + j] = (int32_t)((uint32_t)(bias ? bias[c] : 0) << 1);
+            rq[16 * g + 4 + 3 * j] = p->mult[c];
+            rq[16 * g + 5 + 3 * j] = right > 0 && right <= 22 ? (2 * p->y_zero + 1) * (1 << (right - 1)) : 0;
+            rq[16 * g + 6 + 3 * j] = right;
+        }
+    return rq;
+}
+
 static int check_conv(int kind, int wide) {
     static const char *const names[3][4] = {
         {"aotc_tfl_conv_s8", "aotc_tfl_depthwise_s8", "aotc_tfl_transpose_conv_s8", "aotc_tfl_conv_add_s8"},
@@ -286,6 +303,7 @@ static int check_conv(int kind, int wide) {
     void *x, *bias = NULL, *y, *ref, *res = NULL;
     int8_t *w;
     uint32_t *scratch = NULL, *wx = NULL;
+    int32_t *rq = NULL;
     int64_t scratch_bytes = 0;
     int bad, in_place = 0;
     kind &= ~K_PACKED;
@@ -355,6 +373,11 @@ static int check_conv(int kind, int wide) {
          * itself where a doubled block does not fit the tile's path), from the shapes (the draws as before) */
         p.dsp_wx_dbl = (xn + wn) % 3 == 2;
         p.dsp_wx = wx = widen_weights(w, p.oc, k, p.dsp_wx_dbl);
+        /* doubled, with the requantisation's terms at compile time (read in place) as the compiler emits them (the
+         * terms built at run time: the other cases'); an odd count of positions without a clamp past int8 at the
+         * zero point -128 (aotc_dsp_mac4x1_rq3 on the block: an odd tile's last position, as VWW's 3 x 3 layers') */
+        if (p.dsp_wx_dbl && p.n * p.oh * p.ow % 2 && p.y_min == -128 && p.y_max == 127) p.y_zero = -128;
+        if (p.dsp_wx_dbl) p.dsp_rq = rq = requant_terms(&p, (const int32_t *)bias);
     }
     if (packed) {
         run_packed(&p, kind, &r, (const int8_t *)x, w, (const int32_t *)bias, (const int8_t *)res, in_place,
@@ -397,12 +420,14 @@ static int check_conv(int kind, int wide) {
     if (bad) {
         printf("  n %d, in %dx%dx%d, out %dx%dx%d, kernel %dx%d, strides %d %d, dilations %d %d, pads %d %d, "
                "depth_multiplier %d, x_zero %d, y_zero %d, range [%d, %d], bias %d, dsp_tile %d, scratch %ld bytes, "
-               "in place %d, widened weights %d (doubled %d)\n", (int)p.n, (int)p.h, (int)p.w, (int)p.c, (int)p.oh, (int)p.ow, (int)p.oc, (int)p.kh,
+               "in place %d, widened weights %d (doubled %d, terms %d)\n", (int)p.n, (int)p.h, (int)p.w, (int)p.c, (int)p.oh, (int)p.ow, (int)p.oc, (int)p.kh,
                (int)p.kw, (int)p.sh, (int)p.sw, (int)p.dh, (int)p.dw, (int)p.pad_top, (int)p.pad_left,
                (int)p.depth_multiplier, (int)p.x_zero, (int)p.y_zero, (int)p.y_min, (int)p.y_max, bias != NULL,
-               (int)p.dsp_tile, (long)scratch_bytes, in_place, wx != NULL, (int)p.dsp_wx_dbl);
+               (int)p.dsp_tile, (long)scratch_bytes, in_place, wx != NULL, (int)p.dsp_wx_dbl,
+               rq != NULL);
     }
     free(x), free(w), free(bias), free(mult), free(shift), free(y), free(ref), free(res), free(scratch), free(wx);
+    free(rq);
     return bad;
 }
 

@@ -33,6 +33,10 @@ typedef struct {
                                          * aotc_dsp_widen_weights4's 8 words (rows past k zeros); NULL: widened
                                          * at run time into the scratch */
     int32_t dsp_wx_dbl;                 /* dsp_wx's weights doubled (the fused requantisation's sums) */
+    const int32_t *dsp_rq;              /* with dsp_wx_dbl (where the MAC kernel requantises): its terms at
+                                         * compile time, read in place: per group of 4 output channels, 16 words
+                                         * (each bias doubled, then each channel's mult, ra, right: their rq);
+                                         * NULL: built at run time a group and tile */
 } aotc_tfl_conv_params;
 
 typedef struct {

@@ -681,7 +681,7 @@ static void tfl_dsp_group_rq(const aotc_tfl_conv_params *p, const int32_t *bias,
         const int32_t right = -shift[j];
         acc[j] = (int32_t)((uint32_t)(bias ? bias[c0 + j] : 0) << (dbl ? 1 : 0));
         acc[4 + 3 * j] = mult[j];
-        acc[5 + 3 * j] = (1 << (right - 1)) + yz * (1 << right);
+        acc[5 + 3 * j] = (2 * yz + 1) * (1 << (right - 1)); /* 2^(right-1) + yz 2^right */
         acc[6 + 3 * j] = right;
     }
     if (dbl) { /* with the lower clamp at the zero point -128, by aotc_dsp_mac4x2_rq3 (no sign term) */
@@ -702,6 +702,28 @@ static void tfl_dsp_group_rq(const aotc_tfl_conv_params *p, const int32_t *bias,
         for (j = 0; j < 4; ++j) a[2 * j] = a[2 * j + 1] = acc[j];
         aotc_dsp_mac4x2(patch + (n / 2) * 4 * nq, 1, wx, nq, a);
         tfl_dsp_store_usual(p, a, at + n - 1, 1, c0, 4, y);
+    }
+}
+
+/* tfl_dsp_group_rq's doubled case (dbl) on a tile's groups of channels, their terms p->dsp_rq's (compile time's,
+ * given only with weights doubled there) read in place by the kernels: nothing built a group. */
+static void tfl_dsp_groups_rqb(const aotc_tfl_conv_params *p, const uint32_t *patch, int32_t nq, int32_t n,
+                               int32_t at, int8_t *y) {
+    void (*const mac)(const uint32_t *, int32_t, const uint32_t *, int32_t, const int32_t *, int8_t *, int32_t) =
+        p->y_zero == -128 ? aotc_dsp_mac4x2_rq3 : aotc_dsp_mac4x2_rq2;
+    const int32_t kq = nq; /* (one block of quads: the widened weights' all) */
+    int32_t c0;
+    int8_t last[8];
+    for (c0 = 0; c0 < p->oc; c0 += 4) {
+        const int32_t *const rq = p->dsp_rq + 4 * c0;
+        const uint32_t *const wx = p->dsp_wx + 2 * (int64_t)c0 * kq;
+        if (n >= 2) mac(patch, n / 2, wx, nq, rq, y + (int64_t)at * p->oc + c0, p->oc);
+        if ((n & 1) && p->y_zero == -128) {
+            aotc_dsp_mac4x1_rq3(patch + (n / 2) * 4 * nq, wx, nq, rq, y + (int64_t)(at + n - 1) * p->oc + c0);
+        } else if (n & 1) {
+            mac(patch + (n / 2) * 4 * nq, 1, wx, nq, rq, last, 4);
+            memcpy(y + (int64_t)(at + n - 1) * p->oc + c0, last, 4);
+        }
     }
 }
 
@@ -761,6 +783,10 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
                     a0[0] = a1[0], a0[1] = a1[1], a0[2] = a1[2];
                     if (2 * t + 2 < n) tfl_dsp_step(p, a0);
                 }
+            }
+            if (fused && p->dsp_rq != NULL) { /* (given only with the weights doubled at compile time: pre, dbl) */
+                tfl_dsp_groups_rqb(p, patch, nq, n, at, yt);
+                continue;
             }
             for (g = 0; g < groups; ++g) { /* 4 channels, the last group's past oc repeating its last */
                 const int32_t c0 = 4 * g, nc = p->oc - c0 < 4 ? p->oc - c0 : 4;
