@@ -95,7 +95,7 @@ static void act_range(int32_t lo, int32_t hi, int32_t y_zero, int32_t *y_min, in
 
 /* ---- CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV, CONV_2D + ADD: int8 and 16x8 --------------------------- */
 
-enum { K_CONV, K_DEPTHWISE, K_TRANSPOSE, K_CONV_ADD, K_PACKED = 8 };
+enum { K_CONV, K_DEPTHWISE, K_TRANSPOSE, K_CONV_ADD, K_PACKED = 8, K_RING = 16 };
 
 /* The host's packed kernels' weights and folded bias, as aot/kernels/tflite_int8.py packs them (the header's
  * "The host's packed kernels"): rows x k weights in quads, blocks of 16 rows (CONV_2D, FULLY_CONNECTED) ... */
@@ -147,10 +147,12 @@ static int32_t window_dim(int32_t in, int32_t k, int32_t s, int32_t d, int32_t *
 }
 
 static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
+    const int ring = (kind & K_RING) != 0; /* only MobileNet's depthwise at column stride 1: the DSP path's ring */
+    kind &= ~K_RING;
     const int dw = kind == K_DEPTHWISE;
     /* a quarter of the depthwise cases as MobileNet's: 3 x 3, 4n channels, no clamp past int8 (the DSP path's
      * bands requantised as they are made) */
-    const int mobile = dw && chance(1, 4);
+    const int mobile = dw && (ring || chance(1, 4));
     int late = 0;
     for (;;) {
         memset(p, 0, sizeof *p), late = 0;
@@ -169,8 +171,12 @@ static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
                 /* taller than wide, as a KWS DS-CNN's 25 x 5: the fused bands by columns */
                 if (chance(1, 3)) p->h = rand_int(8, 30), p->w = rand_int(2, 7), p->n = rand_int(1, 2);
                 /* a MobileNet's 6 x 6 layers (6 wide SAME, 8 VALID) at stride 1: the ring's rows 6 wide, and 5, 7: odd
-                 * pairs, a SAME row's last pair of x_zero (tfl_dsp_dwp_row_p1) */
-                else if (chance(1, 2)) p->h = rand_int(3, 6), p->w = rand_int(5, 8), p->sh = p->sw = 1;
+                 * pairs, a SAME row's last pair of x_zero (tfl_dsp_dwp_row_p1); a third 11 to 26 wide: rows of
+                 * several turns of 6 (TFL_DWP6_ROW_ASM) and each rest after them (TFL_DWP2_ROW_ASM from pair 3 q) */
+                else if (chance(1, 2))
+                    p->h = rand_int(3, 6), p->w = chance(1, 3) ? rand_int(11, 26) : rand_int(5, 8), p->sh = p->sw = 1;
+                /* the ring's cases (K_RING): 1 to 30 wide, every rest after the turns of 6, row stride 1 or 2 */
+                if (ring) p->h = rand_int(1, 8), p->w = rand_int(1, 30), p->sw = 1, p->n = rand_int(1, 2);
             }
         } else {
             p->c = chance(1, 6) ? rand_int(29, 40) : rand_int(1, 12); /* 3 x 3 x 29+: more than one DSP block */
@@ -306,8 +312,9 @@ static int check_conv(int kind, int wide) {
     int32_t *rq = NULL;
     int64_t scratch_bytes = 0;
     int bad, in_place = 0;
-    kind &= ~K_PACKED;
-    draw_conv(&p, kind, wide);
+    const int ring = (kind & K_RING) != 0;
+    kind &= ~(K_PACKED | K_RING);
+    draw_conv(&p, kind | (ring ? K_RING : 0), wide);
     if (packed && kind == K_DEPTHWISE) p.depth_multiplier = 1, p.oc = p.c; /* the packed kernel's */
     if (packed && kind == K_DEPTHWISE && chance(1, 4)) { /* tall kernels: the VBMI path's rows of up to 4 taps,
                                                             8 rows and past */
@@ -1016,6 +1023,7 @@ static int c_abs16(int unused) { return (void)unused, check_abs16(); }
 static const entry ENTRIES[] = {
     {"aotc_tfl_conv_s8", c_conv8, K_CONV},
     {"aotc_tfl_depthwise_s8", c_conv8, K_DEPTHWISE},
+    {"aotc_tfl_depthwise_s8 (ring)", c_conv8, K_DEPTHWISE | K_RING},
     {"aotc_tfl_fc_s8", check_fc, 0},
     {"aotc_tfl_conv_add_s8", c_conv8, K_CONV_ADD},
     {"aotc_tfl_conv_s8_packed", c_conv8, K_CONV | K_PACKED},

@@ -407,37 +407,19 @@ __attribute__((noinline)) static void tfl_dsp_dw3x3_band_rq(const uint32_t *band
 /* The fused 3 x 3 rows at column stride 1 by SMLAD on column pairs. A ring of the 3 input rows a window spans, each
  * arranged once (not once for each output row that reads it, as the bands of words are copied): for each pair of
  * columns (2i, 2i + 1) of input row iy (from column -pad_left) the 4 channels' words P = [x(2i, c), x(2i + 1, c)]
- * (halfwords) at ring[12 i + 4 (iy mod 3) + c]. The weights a turn of the ring: wp[8 s + c] = [w(ky, 0), w(ky, 1)]
+ * (halfwords) at ring[12 i + 4 (iy mod 3) + c]. The block of a turn of the ring: wp[8 s + c] = [w(ky, 0), w(ky, 1)]
  * and wp[8 s + 4 + c] = [w(ky, 1), w(ky, 2)] of channel c for the kernel row ky whose input row is in slot s,
- * doubled as the fused path's, then the 4 channels' requantisation terms (tfl_dsp_dw_usual's) from wp[24]. Two
- * positions A = column 2i, B = 2i + 1 a turn, per channel and row SMLAD(P_i, w01) + SMLABT(P_i+1, w12) for A,
- * SMLATB(P_i, w01) + SMLAD(P_i+1, w12) for B: 4 loads and 4 multiplies (9 cycles) for 6 multiply-accumulates, where
- * the band of words (tfl_dsp_dw3x3_band_rq) takes 4 loads and 8 multiplies (18 cycles) for 8 of a tap. (At column
- * stride 2 a position takes twice the columns, whose arranging costs more than the multiplies save: the bands.
- * Measured on VWW -O3: a turn of 4 positions of 2 channels, per channel and row SMLAD(P_ox, w01) + SMLABT(P_ox+1,
- * w12) from pairs ox .. ox + 4 (18 cycles for 12 multiply-accumulates), took its 3 ring-sized stride-2 layers'
- * kernel from 628 K est. cycles (bands and their copies) to 399 K, but their rows' arranging added 256 K and the
- * set-up and calls 60 K: 12.79 -> 12.86 M in all.) */
-#define TFL_DWP_CH(ky, j, a0, b0, a1, b1) /* r0 the ring at the turn, r2 the block; r1, r3, r12, lr the words */ \
-    "ldr r1, [r0, #(16 * " #ky " + 4 * " #j ")]\n\t"                                                   \
-    "ldr r3, [r0, #(48 + 16 * " #ky " + 4 * " #j ")]\n\t"                                              \
-    "ldr r12, [r2, #(16 * " #ky " + 4 * " #j ")]\n\t"                                                  \
-    "ldr lr, [r2, #(16 * " #ky " + 8 + 4 * " #j ")]\n\t"                                               \
-    "smlad " a0 ", r1, r12, " a0 "\n\t"                                                                 \
-    "smlatb " b0 ", r1, r12, " b0 "\n\t"                                                                \
-    "smlabt " a0 ", r3, lr, " a0 "\n\t"                                                                 \
-    "smlad " b0 ", r3, lr, " b0 "\n\t"                                                                  \
-    "ldr r1, [r0, #(96 + 16 * " #ky " + 4 * " #j ")]\n\t"                                              \
-    "smlad " a1 ", r3, r12, " a1 "\n\t"                                                                 \
-    "smlatb " b1 ", r3, r12, " b1 "\n\t"                                                                \
-    "smlabt " a1 ", r1, lr, " a1 "\n\t"                                                                 \
-    "smlad " b1 ", r1, lr, " b1 "\n\t"
-#define TFL_DWP_WINDOW                                                                                     \
-    TFL_DWP_CH(0, 0, "r4", "r5", "r6", "r7") TFL_DWP_CH(0, 1, "r8", "r9", "r10", "r11")                      \
-    TFL_DWP_CH(1, 0, "r4", "r5", "r6", "r7") TFL_DWP_CH(1, 1, "r8", "r9", "r10", "r11")                      \
-    TFL_DWP_CH(2, 0, "r4", "r5", "r6", "r7") TFL_DWP_CH(2, 1, "r8", "r9", "r10", "r11")
-/* TFL_DW_RQ2 (the sign term, lr its temporary) and TFL_DW_RQ2F on a channel's 4 sums, its terms at the block's
- * 48 + 12 j bytes */
+ * doubled as the fused path's, then the 4 channels' requantisation terms (tfl_dsp_dw_usual's) by kind: wp[24 + c]
+ * mult, wp[28 + c] ra, wp[32 + c] right, then their sums' start wp[36 + c] (base), so a channel's words are 4 bytes
+ * past the one before. Two positions A = column 2i, B = 2i + 1 from pairs i, i + 1, per channel and row
+ * SMLAD(P_i, w01) + SMLABT(P_i+1, w12) for A, SMLATB(P_i, w01) + SMLAD(P_i+1, w12) for B, where the band of words
+ * (tfl_dsp_dw3x3_band_rq) takes 4 loads and 8 multiplies (18 cycles) for 8 of a tap. (At column stride 2 a position
+ * takes twice the columns, whose arranging costs more than the multiplies save: the bands. Measured on VWW -O3: a
+ * turn of 4 positions of 2 channels, per channel and row SMLAD(P_ox, w01) + SMLABT(P_ox+1, w12) from pairs ox .. ox
+ * + 4 (18 cycles for 12 multiply-accumulates), took its 3 ring-sized stride-2 layers' kernel from 628 K est. cycles
+ * (bands and their copies) to 399 K, but their rows' arranging added 256 K and the set-up and calls 60 K: 12.79 ->
+ * 12.86 M in all.) */
+/* TFL_DW_RQ2 (the sign term, lr its temporary) and TFL_DW_RQ2F on one sum a: mult r1, ra r3, right r12 */
 #define TFL_DWP_RQ1(a)                                                                                     \
     "smmlar lr, " a ", r1, r3\n\t"                                                                      \
     "add " a ", lr, " a ", asr #31\n\t"                                                                 \
@@ -447,75 +429,6 @@ __attribute__((noinline)) static void tfl_dsp_dw3x3_band_rq(const uint32_t *band
     "smmlar " a ", " a ", r1, r3\n\t"                                                                   \
     "asr " a ", " a ", r12\n\t"                                                                         \
     "ssat " a ", #8, " a "\n\t"
-#define TFL_DWP_RQ(R, j, a0, b0, a1, b1)                                                                   \
-    "ldr r1, [r2, #(48 + 12 * " #j ")]\n\t"                                                             \
-    "ldr r3, [r2, #(52 + 12 * " #j ")]\n\t"                                                             \
-    "ldr r12, [r2, #(56 + 12 * " #j ")]\n\t" R(a0) R(b0) R(a1) R(b1)
-/* a turn: the sums from the block at sp, the window, the requantisation, each position's 2 outputs packed */
-#define TFL_DWP_TURN(R)                                                                                    \
-    "ldm sp, {r4-r11}\n\t" TFL_DWP_WINDOW TFL_DWP_RQ(R, 0, "r4", "r5", "r6", "r7")                          \
-        TFL_DWP_RQ(R, 1, "r8", "r9", "r10", "r11")                                                          \
-    "bfi r4, r8, #8, #8\n\t"                                                                              \
-    "bfi r5, r9, #8, #8\n\t"                                                                              \
-    "bfi r6, r10, #8, #8\n\t"                                                                             \
-    "bfi r7, r11, #8, #8\n\t"
-/* One output row's n positions (n >= 1) of a pair of channels from the ring r0 (at the pair's first channel), four at
- * a time (the row's column pairs i and i + 1: A = 2i, B = 2i + 1 from pairs i, i + 1, then 2i + 2, 2i + 3 from pairs
- * i + 1, i + 2), the last n mod 4 by one more turn storing only those; r2 the pair's block of the turn (a slot's
- * words [w01 c0, w01 c1, w12 c0, w12 c1], 16 bytes a slot, then each channel's mult, ra, right), r3 the pair's 2
- * sums' start (base); outputs to y (the pair's first channel) + t oc as halfwords. Per channel and kernel row: 5
- * loads and 8 multiplies (15 cycles for 12 multiply-accumulates; 4 channels of 2 positions took 9 for 6, the
- * weights loaded a turn of 2 positions, not 4), and a channel's terms loaded once for 4 positions. In assembly
- * naked; locals: [sp .. #28] the sums' start (channel 0's 4 times, then channel 1's), [sp, #32] y, [sp, #36] oc,
- * [sp, #40] the positions left; y and oc at [sp, #84], [sp, #88]. */
-#define TFL_DWP_ROW_ASM(R)                                                                                 \
-    "push {r4-r11, lr}\n\t"                                                                               \
-    "sub sp, sp, #48\n\t"                                                                                 \
-    "ldrd r4, r8, [r3]\n\t"                                                                               \
-    "mov r5, r4\n\t"                                                                                      \
-    "mov r6, r4\n\t"                                                                                      \
-    "mov r7, r4\n\t"                                                                                      \
-    "mov r9, r8\n\t"                                                                                      \
-    "mov r10, r8\n\t"                                                                                     \
-    "mov r11, r8\n\t"                                                                                     \
-    "stm sp, {r4-r11}\n\t"                                                                                \
-    "ldr r4, [sp, #84]\n\t"                                                                               \
-    "ldr r5, [sp, #88]\n\t"                                                                               \
-    "strd r4, r5, [sp, #32]\n\t"                                                                          \
-    "str r1, [sp, #40]\n\t"                                                                               \
-    "cmp r1, #4\n\t"                                                                                      \
-    "blt 5f\n"                                                                                            \
-    "2:\n\t" TFL_DWP_TURN(R)                                                                               \
-    "ldrd r12, r3, [sp, #32]\n\t"                                                                         \
-    "strh r4, [r12]\n\t"                                                                                  \
-    "strh r5, [r12, r3]\n\t"                                                                              \
-    "add r12, r12, r3, lsl #1\n\t"                                                                        \
-    "strh r6, [r12]\n\t"                                                                                  \
-    "strh r7, [r12, r3]\n\t"                                                                              \
-    "add r12, r12, r3, lsl #1\n\t"                                                                        \
-    "str r12, [sp, #32]\n\t"                                                                              \
-    "adds r0, r0, #96\n\t"                                                                                \
-    "ldr r1, [sp, #40]\n\t"                                                                               \
-    "subs r1, r1, #4\n\t"                                                                                 \
-    "str r1, [sp, #40]\n\t"                                                                               \
-    "cmp r1, #4\n\t"                                                                                      \
-    "bge 2b\n"                                                                                            \
-    "5:\n\t"                                                                                              \
-    "cmp r1, #0\n\t"                                                                                      \
-    "ble 9f\n\t" TFL_DWP_TURN(R)                                                                           \
-    "ldrd r12, r3, [sp, #32]\n\t"                                                                         \
-    "ldr r1, [sp, #40]\n\t"                                                                               \
-    "strh r4, [r12]\n\t"                                                                                  \
-    "cmp r1, #2\n\t"                                                                                      \
-    "blt 9f\n\t"                                                                                          \
-    "strh r5, [r12, r3]\n\t"                                                                              \
-    "add r12, r12, r3, lsl #1\n\t"                                                                        \
-    "cmp r1, #3\n\t"                                                                                      \
-    "blt 9f\n\t"                                                                                          \
-    "strh r6, [r12]\n"                                                                                    \
-    "9:\n\t"                                                                                              \
-    "add sp, sp, #48\n\t"                                                                                 \
-    "pop {r4-r11, pc}\n\t"
 #define TFL_DSP_ARG __attribute__((unused)) /* a naked function's arguments are its assembly's registers */
 /* a row kernel: ring r0, positions n r1, weights wp r2, sums' start base r3, then y and oc on the stack */
 #define TFL_DWP_ROW_FN(name, text)                                                                              \
@@ -525,13 +438,9 @@ __attribute__((noinline)) static void tfl_dsp_dw3x3_band_rq(const uint32_t *band
                                                       TFL_DSP_ARG int32_t oc) {                                   \
         __asm__ volatile(text);                                                                                  \
     }
-TFL_DWP_ROW_FN(tfl_dsp_dwp_row_floor, TFL_DWP_ROW_ASM(TFL_DWP_RQ1F))
-TFL_DWP_ROW_FN(tfl_dsp_dwp_row_sign, TFL_DWP_ROW_ASM(TFL_DWP_RQ1))
-/* Rows whose width is not a multiple of 4 (a turn of 4 positions would compute and drop the rest: a 6-wide row
- * cost more so) take the 4 channels two positions at a time: per channel and row SMLAD + SMLABT for A, SMLATB +
- * SMLAD for B, 4 loads and 4 multiplies (9 cycles) for 6 multiply-accumulates. Their weights a turn: wp[8 s + c] =
- * [w(ky, 0), w(ky, 1)] and wp[8 s + 4 + c] = [w(ky, 1), w(ky, 2)] of channel c for the kernel row in slot s, then
- * the 4 channels' terms from wp[24]. */
+/* A row's last n mod 6 positions (TFL_DWP6_ROW_ASM's turns take 6), and rows narrower than 6, take the 4 channels
+ * two positions at a time: per channel and row SMLAD + SMLABT for A, SMLATB + SMLAD for B, 4 loads and 4 multiplies
+ * (9 cycles) for 6 multiply-accumulates. */
 #define TFL_DWP2_CH(ky, c, a, b) /* r0 the ring at the pair, r2 the weights; r1, r3, r12, lr the words */       \
     "ldr r1, [r0, #(16 * " #ky " + 4 * " #c ")]\n\t"                                                    \
     "ldr r3, [r0, #(48 + 16 * " #ky " + 4 * " #c ")]\n\t"                                               \
@@ -546,12 +455,12 @@ TFL_DWP_ROW_FN(tfl_dsp_dwp_row_sign, TFL_DWP_ROW_ASM(TFL_DWP_RQ1))
     TFL_DWP2_CH(0, 3, "r7", "r11") TFL_DWP2_CH(1, 0, "r4", "r8") TFL_DWP2_CH(1, 1, "r5", "r9")                \
     TFL_DWP2_CH(1, 2, "r6", "r10") TFL_DWP2_CH(1, 3, "r7", "r11") TFL_DWP2_CH(2, 0, "r4", "r8")               \
     TFL_DWP2_CH(2, 1, "r5", "r9") TFL_DWP2_CH(2, 2, "r6", "r10") TFL_DWP2_CH(2, 3, "r7", "r11")
-/* TFL_DW_RQ2 and TFL_DW_RQ2F on the registers of TFL_DWP2_ROW_ASM (wp in r2, temporaries r1, r3, r12, lr), the
- * terms at wp[24] */
+/* TFL_DW_RQ2 and TFL_DW_RQ2F on the registers of TFL_DWP2_ROW_ASM (wp in r2, temporaries r1, r3, r12, lr), channel
+ * j's terms at wp[24 + j], wp[28 + j], wp[32 + j] */
 #define TFL_DWP2_RQ(j, a, b)                                                                                \
-    "ldr r1, [r2, #(96 + 12 * " #j ")]\n\t"                                                             \
-    "ldr r3, [r2, #(100 + 12 * " #j ")]\n\t"                                                            \
-    "ldr r12, [r2, #(104 + 12 * " #j ")]\n\t"                                                           \
+    "ldr r1, [r2, #(96 + 4 * " #j ")]\n\t"                                                             \
+    "ldr r3, [r2, #(112 + 4 * " #j ")]\n\t"                                                            \
+    "ldr r12, [r2, #(128 + 4 * " #j ")]\n\t"                                                           \
     "smmlar lr, " a ", r1, r3\n\t"                                                                      \
     "add " a ", lr, " a ", asr #31\n\t"                                                                 \
     "asr " a ", " a ", r12\n\t"                                                                         \
@@ -561,9 +470,9 @@ TFL_DWP_ROW_FN(tfl_dsp_dwp_row_sign, TFL_DWP_ROW_ASM(TFL_DWP_RQ1))
     "asr " b ", " b ", r12\n\t"                                                                         \
     "ssat " b ", #8, " b "\n\t"
 #define TFL_DWP2_RQF(j, a, b)                                                                               \
-    "ldr r1, [r2, #(96 + 12 * " #j ")]\n\t"                                                             \
-    "ldr r3, [r2, #(100 + 12 * " #j ")]\n\t"                                                            \
-    "ldr r12, [r2, #(104 + 12 * " #j ")]\n\t"                                                           \
+    "ldr r1, [r2, #(96 + 4 * " #j ")]\n\t"                                                             \
+    "ldr r3, [r2, #(112 + 4 * " #j ")]\n\t"                                                            \
+    "ldr r12, [r2, #(128 + 4 * " #j ")]\n\t"                                                           \
     "smmlar " a ", " a ", r1, r3\n\t"                                                                   \
     "asr " a ", " a ", r12\n\t"                                                                         \
     "ssat " a ", #8, " a "\n\t"                                                                         \
@@ -614,76 +523,101 @@ TFL_DWP_ROW_FN(tfl_dsp_dwp_row_sign, TFL_DWP_ROW_ASM(TFL_DWP_RQ1))
     "pop {r4-r11, pc}\n\t"
 TFL_DWP_ROW_FN(tfl_dsp_dwp2_row_floor, TFL_DWP2_ROW_ASM(TFL_DWP2_RQF))
 TFL_DWP_ROW_FN(tfl_dsp_dwp2_row_sign, TFL_DWP2_ROW_ASM(TFL_DWP2_RQ))
-/* A row 6 wide (a MobileNet's 6 x 6 layers) a channel at a time, its 6 positions at once from pairs 0 .. 3 (r10,
- * r11, r12, lr), the row's 2 weight words in r1, r3: per kernel row 6 loads and 12 multiplies (19 cycles for 18
- * multiply-accumulates; TFL_DWP2_CH took 27), and a channel's terms loaded once for 6 outputs (for 2). The block
- * TFL_DWP2_ROW_ASM's weights, then its terms by kind: wp[24 + c] mult, wp[28 + c] ra, wp[32 + c] right, so a channel's
- * block and terms are 4 bytes past the one before (r2 += 4). Sums a0 .. a5 in r4 .. r9; locals [sp] base, [sp, #4]
- * y, [sp, #8] oc, [sp, #12] the channels left; y and oc at [sp, #52], [sp, #56]. */
-#define TFL_DWP6_KY(ky)                                                                                     \
-    "ldr r10, [r0, #(16 * " #ky ")]\n\t"                                                               \
-    "ldr r11, [r0, #(48 + 16 * " #ky ")]\n\t"                                                          \
-    "ldr r12, [r0, #(96 + 16 * " #ky ")]\n\t"                                                          \
-    "ldr lr, [r0, #(144 + 16 * " #ky ")]\n\t"                                                          \
-    "ldr r1, [r2, #(32 * " #ky ")]\n\t"                                                                \
-    "ldr r3, [r2, #(32 * " #ky " + 16)]\n\t"                                                           \
-    "smlad r4, r10, r1, r4\n\t"                                                                        \
-    "smlabt r4, r11, r3, r4\n\t"                                                                       \
-    "smlatb r5, r10, r1, r5\n\t"                                                                       \
-    "smlad r5, r11, r3, r5\n\t"                                                                        \
-    "smlad r6, r11, r1, r6\n\t"                                                                        \
-    "smlabt r6, r12, r3, r6\n\t"                                                                       \
-    "smlatb r7, r11, r1, r7\n\t"                                                                       \
-    "smlad r7, r12, r3, r7\n\t"                                                                        \
-    "smlad r8, r12, r1, r8\n\t"                                                                        \
-    "smlabt r8, lr, r3, r8\n\t"                                                                        \
-    "smlatb r9, r12, r1, r9\n\t"                                                                       \
+/* A row's first 6 q positions, 6 a turn: a turn's 4 channels one after the other (unrolled, their offsets constants),
+ * a channel's 6 positions at once from pairs 3j .. 3j + 3 (r10, r11, r12, lr), the kernel row's 2 weight words in r1,
+ * r3: per kernel row 7 loads (the first with the sums' start) and 12 multiplies (19 cycles for 18
+ * multiply-accumulates, where 2 channels of 4 positions took 15 for 12 and 4 channels of 2 took 9 for 6), the terms
+ * loaded once for 6 outputs, each stored as made (STRB at y and y + oc, then y += 2 oc: no BFI packing). The sums
+ * start as the base in r9, the one written last: each sum's first multiply adds it (SMLAD a, x, w, r9), no moves.
+ * About 95 cycles a channel's 6 outputs, 16 an output, where the turn of 4 positions x 2 channels took 167 for 8 (21
+ * an output: the terms loaded a turn, BFI packing, its counter and y in memory) and the 6-wide row kernel a channel
+ * at a time 122 for 6 (20: its loop of channels around each). Sums a0 .. a5 in r4 .. r9; locals [sp, #4 c] channel
+ * c's y (y + c, then 6 oc further each turn), [sp, #16] oc, [sp, #20] the ring's end (r0 + 144 q); y and oc at
+ * [sp, #60], [sp, #64]. */
+#define TFL_DWP6_KY0(c) /* kernel row 0: each sum's first multiply adds the base, r9 */                       \
+    "ldr r9, [r2, #(144 + 4 * " #c ")]\n\t"                                                              \
+    "ldr r10, [r0, #(4 * " #c ")]\n\t"                                                                   \
+    "ldr r11, [r0, #(48 + 4 * " #c ")]\n\t"                                                              \
+    "ldr r12, [r0, #(96 + 4 * " #c ")]\n\t"                                                              \
+    "ldr lr, [r0, #(144 + 4 * " #c ")]\n\t"                                                              \
+    "ldr r1, [r2, #(4 * " #c ")]\n\t"                                                                    \
+    "ldr r3, [r2, #(16 + 4 * " #c ")]\n\t"                                                               \
+    "smlad r4, r10, r1, r9\n\t"                                                                          \
+    "smlabt r4, r11, r3, r4\n\t"                                                                         \
+    "smlatb r5, r10, r1, r9\n\t"                                                                         \
+    "smlad r5, r11, r3, r5\n\t"                                                                          \
+    "smlad r6, r11, r1, r9\n\t"                                                                          \
+    "smlabt r6, r12, r3, r6\n\t"                                                                         \
+    "smlatb r7, r11, r1, r9\n\t"                                                                         \
+    "smlad r7, r12, r3, r7\n\t"                                                                          \
+    "smlad r8, r12, r1, r9\n\t"                                                                          \
+    "smlabt r8, lr, r3, r8\n\t"                                                                          \
+    "smlatb r9, r12, r1, r9\n\t"                                                                         \
     "smlad r9, lr, r3, r9\n\t"
+#define TFL_DWP6_KY(ky, c)                                                                                  \
+    "ldr r10, [r0, #(16 * " #ky " + 4 * " #c ")]\n\t"                                                   \
+    "ldr r11, [r0, #(48 + 16 * " #ky " + 4 * " #c ")]\n\t"                                              \
+    "ldr r12, [r0, #(96 + 16 * " #ky " + 4 * " #c ")]\n\t"                                              \
+    "ldr lr, [r0, #(144 + 16 * " #ky " + 4 * " #c ")]\n\t"                                              \
+    "ldr r1, [r2, #(32 * " #ky " + 4 * " #c ")]\n\t"                                                    \
+    "ldr r3, [r2, #(32 * " #ky " + 16 + 4 * " #c ")]\n\t"                                               \
+    "smlad r4, r10, r1, r4\n\t"                                                                         \
+    "smlabt r4, r11, r3, r4\n\t"                                                                        \
+    "smlatb r5, r10, r1, r5\n\t"                                                                        \
+    "smlad r5, r11, r3, r5\n\t"                                                                         \
+    "smlad r6, r11, r1, r6\n\t"                                                                         \
+    "smlabt r6, r12, r3, r6\n\t"                                                                        \
+    "smlatb r7, r11, r1, r7\n\t"                                                                        \
+    "smlad r7, r12, r3, r7\n\t"                                                                         \
+    "smlad r8, r12, r1, r8\n\t"                                                                         \
+    "smlabt r8, lr, r3, r8\n\t"                                                                         \
+    "smlatb r9, r12, r1, r9\n\t"                                                                        \
+    "smlad r9, lr, r3, r9\n\t"
+/* channel c of a turn: the window, its terms, y (r10) and oc (r11), the 6 outputs requantised and stored in pairs
+ * (the pointer's add two instructions' groups before its store: no stall on the address) */
+#define TFL_DWP6_CH(R, c)                                                                                   \
+    TFL_DWP6_KY0(c) TFL_DWP6_KY(1, c) TFL_DWP6_KY(2, c)                                                    \
+    "ldr r1, [r2, #(96 + 4 * " #c ")]\n\t"                                                               \
+    "ldr r3, [r2, #(112 + 4 * " #c ")]\n\t"                                                              \
+    "ldr r12, [r2, #(128 + 4 * " #c ")]\n\t"                                                             \
+    "ldr r10, [sp, #(4 * " #c ")]\n\t"                                                                   \
+    "ldr r11, [sp, #16]\n\t" R("r4") R("r5")                                                              \
+    "strb r4, [r10]\n\t"                                                                                  \
+    "strb r5, [r10, r11]\n\t"                                                                             \
+    "add r10, r10, r11, lsl #1\n\t" R("r6") R("r7")                                                       \
+    "strb r6, [r10]\n\t"                                                                                  \
+    "strb r7, [r10, r11]\n\t"                                                                             \
+    "add r10, r10, r11, lsl #1\n\t" R("r8") R("r9")                                                       \
+    "strb r8, [r10]\n\t"                                                                                  \
+    "strb r9, [r10, r11]\n\t"                                                                             \
+    "add r10, r10, r11, lsl #1\n\t"                                                                       \
+    "str r10, [sp, #(4 * " #c ")]\n\t"
+/* ring r0, q r1 (>= 1 turns), the block r2; y and oc on the stack */
 #define TFL_DWP6_ROW_ASM(R) /* R: TFL_DWP_RQ1 or TFL_DWP_RQ1F (mult r1, ra r3, right r12, lr a temporary) */      \
     "push {r4-r11, lr}\n\t"                                                                               \
-    "sub sp, sp, #16\n\t"                                                                                 \
-    "ldr r4, [sp, #52]\n\t"                                                                               \
-    "ldr r5, [sp, #56]\n\t"                                                                               \
-    "movs r1, #4\n\t"                                                                                     \
-    "str r3, [sp]\n\t"                                                                                    \
-    "strd r4, r5, [sp, #4]\n\t"                                                                           \
-    "str r1, [sp, #12]\n"                                                                                  \
-    "1:\n\t"                                                                                              \
-    "ldr r3, [sp]\n\t"                                                                                    \
-    "ldr r4, [r3], #4\n\t"                                                                                \
-    "str r3, [sp]\n\t"                                                                                    \
-    "mov r5, r4\n\t"                                                                                      \
-    "mov r6, r4\n\t"                                                                                      \
-    "mov r7, r4\n\t"                                                                                      \
-    "mov r8, r4\n\t"                                                                                      \
-    "mov r9, r4\n\t" TFL_DWP6_KY(0) TFL_DWP6_KY(1) TFL_DWP6_KY(2)                                         \
-    "ldr r1, [r2, #96]\n\t"                                                                               \
-    "ldr r3, [r2, #112]\n\t"                                                                              \
-    "ldr r12, [r2, #128]\n\t" R("r4") R("r5") R("r6") R("r7") R("r8") R("r9")                              \
-    "ldrd r12, r3, [sp, #4]\n\t"                                                                          \
-    "strb r4, [r12]\n\t"                                                                                  \
-    "strb r5, [r12, r3]\n\t"                                                                              \
-    "add r1, r12, r3, lsl #1\n\t"                                                                         \
-    "adds r12, r12, #1\n\t"                                                                               \
-    "strb r6, [r1]\n\t"                                                                                   \
-    "strb r7, [r1, r3]\n\t"                                                                               \
-    "add r1, r1, r3, lsl #1\n\t"                                                                          \
-    "str r12, [sp, #4]\n\t"                                                                               \
-    "strb r8, [r1]\n\t"                                                                                   \
-    "strb r9, [r1, r3]\n\t"                                                                               \
-    "adds r0, r0, #4\n\t"                                                                                 \
-    "adds r2, r2, #4\n\t"                                                                                 \
-    "ldr r1, [sp, #12]\n\t"                                                                               \
-    "subs r1, r1, #1\n\t"                                                                                 \
-    "str r1, [sp, #12]\n\t"                                                                               \
-    "bne 1b\n\t"                                                                                          \
-    "add sp, sp, #16\n\t"                                                                                 \
+    "sub sp, sp, #24\n\t"                                                                                 \
+    "ldr r4, [sp, #60]\n\t"                                                                               \
+    "ldr r8, [sp, #64]\n\t"                                                                               \
+    "add r1, r1, r1, lsl #3\n\t"                                                                          \
+    "add r9, r0, r1, lsl #4\n\t"                                                                          \
+    "adds r5, r4, #1\n\t"                                                                                 \
+    "adds r6, r4, #2\n\t"                                                                                 \
+    "adds r7, r4, #3\n\t"                                                                                 \
+    "stm sp, {r4-r9}\n"                                                                                   \
+    "2:\n\t" TFL_DWP6_CH(R, 0) TFL_DWP6_CH(R, 1) TFL_DWP6_CH(R, 2) TFL_DWP6_CH(R, 3)                       \
+    "ldr r1, [sp, #20]\n\t"                                                                               \
+    "adds r0, r0, #144\n\t"                                                                               \
+    "cmp r0, r1\n\t"                                                                                      \
+    "bne 2b\n\t"                                                                                          \
+    "add sp, sp, #24\n\t"                                                                                 \
     "pop {r4-r11, pc}\n\t"
 TFL_DWP_ROW_FN(tfl_dsp_dwp6_row_floor, TFL_DWP6_ROW_ASM(TFL_DWP_RQ1F))
 TFL_DWP_ROW_FN(tfl_dsp_dwp6_row_sign, TFL_DWP6_ROW_ASM(TFL_DWP_RQ1))
 
 #undef TFL_DWP6_ROW_ASM
+#undef TFL_DWP6_CH
 #undef TFL_DWP6_KY
+#undef TFL_DWP6_KY0
 #undef TFL_DWP2_ROW_ASM
 #undef TFL_DWP2_RQ
 #undef TFL_DWP2_RQF
@@ -691,16 +625,11 @@ TFL_DWP_ROW_FN(tfl_dsp_dwp6_row_sign, TFL_DWP6_ROW_ASM(TFL_DWP_RQ1))
 #undef TFL_DWP2_CH
 #undef TFL_DSP_ARG
 #undef TFL_DWP_ROW_FN
-#undef TFL_DWP_ROW_ASM
-#undef TFL_DWP_TURN
-#undef TFL_DWP_RQ
 #undef TFL_DWP_RQ1
 #undef TFL_DWP_RQ1F
-#undef TFL_DWP_WINDOW
-#undef TFL_DWP_CH
 
-/* The column pairs of the ring (the turns read up to the pair past their last position's: TFL_DWP_ROW_ASM's 4
- * positions take a width a multiple of 4) */
+/* The column pairs of the ring (the turns read up to the pair past their last position's: TFL_DWP6_ROW_ASM's turn
+ * of 6 positions ends with its pair 3, TFL_DWP2_ROW_ASM's of 2 with its pair 1) */
 #define TFL_DSP_DWP_PAIRS(p) (((p)->ow + 1) / 2 + 1)
 
 /* Whether the fused path at stride 1 goes by the ring: it fits the scratch (the run of sums and the band) */
@@ -855,14 +784,13 @@ static inline __attribute__((always_inline)) void tfl_dsp_dwp_row_p1(const int8_
 __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, int32_t ch, const uint32_t *rq,
                         const int32_t *base, int8_t *y, uint32_t zb, uint32_t *ring) {
     const int32_t oc = p->oc, np = TFL_DSP_DWP_PAIRS(p), pt = p->pad_top;
-    uint32_t wp[3][2][12 + 6], wp2[3][24 + 12]; /* turn, pair of channels: TFL_DWP_ROW_ASM's blocks; turn:
-                                                 * TFL_DWP2_ROW_ASM's */
-    const int quads = p->ow % 4 == 0, six = p->ow == 6;
-    int32_t r, t, j, b, oy, u;
+    uint32_t wp[3][40]; /* turn: the block of TFL_DWP6_ROW_ASM and TFL_DWP2_ROW_ASM */
+    int32_t r, t, j, b, oy;
     /* kernel row r's words (its 3 taps' words of the 4 channels, paired as a column pair's) stored as made at slot
-     * (r + t) mod 3 of each turn t, then the requantisation's terms, each word made or loaded once for its 3 turns
-     * (the blocks copied from one set of rows took a load and a store a word, gcc's spills around them more). The loops
-     * unrolled at every level (constant slots and offsets: -O2 and -Os took the slots' modulo a word) */
+     * (r + t) mod 3 of each turn t, then the requantisation's terms and the sums' start, each word made or loaded
+     * once for its 3 turns (the blocks copied from one set of rows took a load and a store a word, gcc's spills around
+     * them more). The loops unrolled at every level (constant slots and offsets: -O2 and -Os took the slots' modulo a
+     * word) */
 #pragma GCC unroll 3
     for (r = 0; r < 3; ++r) {
         const int8_t *wt = w + (ptrdiff_t)3 * r * oc + ch;
@@ -873,40 +801,23 @@ __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p,
 #pragma GCC unroll 3
         for (t = 0; t < 3; ++t) {
             const int32_t s = r + t < 3 ? r + t : r + t - 3;
-            if (!quads) {
 #pragma GCC unroll 8
-                for (j = 0; j < 8; ++j) wp2[t][8 * s + j] = k[j];
-            } else {
-#pragma GCC unroll 2
-                for (u = 0; u < 2; ++u) {
-                    uint32_t *d = wp[t][u] + 4 * s;
-                    d[0] = k[2 * u], d[1] = k[2 * u + 1], d[2] = k[4 + 2 * u], d[3] = k[5 + 2 * u];
-                }
-            }
+            for (j = 0; j < 8; ++j) wp[t][8 * s + j] = k[j];
         }
     }
-    /* the terms by channel (TFL_DWP2_ROW_ASM, TFL_DWP_ROW_ASM's pairs), or by kind where 6 wide (TFL_DWP6_ROW_ASM) */
-    if (quads) {
-#pragma GCC unroll 6
-        for (j = 0; j < 6; ++j) {
-            const uint32_t v = rq[j], v2 = rq[6 + j];
-            wp[0][0][12 + j] = v, wp[1][0][12 + j] = v, wp[2][0][12 + j] = v;
-            wp[0][1][12 + j] = v2, wp[1][1][12 + j] = v2, wp[2][1][12 + j] = v2;
-        }
-    } else {
-#pragma GCC unroll 12
-        for (j = 0; j < 12; ++j) {
-            const uint32_t v = rq[six ? 3 * (j & 3) + (j >> 2) : j];
-            wp2[0][24 + j] = v, wp2[1][24 + j] = v, wp2[2][24 + j] = v;
-        }
+    /* the terms by kind (rq: by channel), then the sums' start */
+#pragma GCC unroll 16
+    for (j = 0; j < 16; ++j) {
+        const uint32_t v = j < 12 ? rq[3 * (j & 3) + (j >> 2)] : (uint32_t)base[j - 12];
+        wp[0][24 + j] = v, wp[1][24 + j] = v, wp[2][24 + j] = v;
     }
     /* the row kernels by the zero point, chosen once; the slots of the rows tracked, not taken mod 3 a row */
     typedef void (*tfl_dsp_dwp_fn)(const uint32_t *, int32_t, const uint32_t *, const int32_t *, int8_t *, int32_t);
     const int floor = p->y_zero == -128;
-    const tfl_dsp_dwp_fn row4 = floor ? tfl_dsp_dwp_row_floor : tfl_dsp_dwp_row_sign;
-    const tfl_dsp_dwp_fn row2 = six ? (floor ? tfl_dsp_dwp6_row_floor : tfl_dsp_dwp6_row_sign)
-                                    : floor ? tfl_dsp_dwp2_row_floor : tfl_dsp_dwp2_row_sign;
+    const tfl_dsp_dwp_fn row6 = floor ? tfl_dsp_dwp6_row_floor : tfl_dsp_dwp6_row_sign;
+    const tfl_dsp_dwp_fn row2 = floor ? tfl_dsp_dwp2_row_floor : tfl_dsp_dwp2_row_sign;
     const int32_t oh = p->oh, ow = p->ow, sh = p->sh, slot0 = (3 - pt % 3) % 3; /* -pt's slot */
+    const int32_t q = ow / 6, rest = ow - 6 * q;
     const ptrdiff_t ystep = (ptrdiff_t)ow * oc;
     /* SAME at stride 1 (one column of padding a side, np pairs: (w + 1) / 2 + 1): tfl_dsp_dwp_row_p1 */
     const int32_t h = p->h, wd = p->w, c = p->c, same = p->pad_left == 1 && ow == wd && wd >= 2;
@@ -931,12 +842,9 @@ __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p,
                     tfl_dsp_dwp_row_p1(xb + (ptrdiff_t)iy * row, c, wd, zb, d);
                 }
             }
-            if (!quads) {
-                row2(ring, ow, wp2[s0], base, yr, oc);
-            } else { /* the pairs of channels */
-                row4(ring, ow, wp[s0][0], base, yr, oc);
-                row4(ring + 2, ow, wp[s0][1], base + 2, yr + 2, oc);
-            }
+            /* 6 positions a turn, then the rest (ow mod 6) two at a time from pair 3 q */
+            if (q > 0) row6(ring, q, wp[s0], NULL, yr, oc);
+            if (rest > 0) row2(ring + 36 * q, rest, wp[s0], (const int32_t *)wp[s0] + 36, yr + 6 * q * oc, oc);
             iy0 += sh;
             for (s0 += sh; s0 >= 3;) s0 -= 3;
         }
