@@ -677,6 +677,26 @@ static inline __attribute__((always_inline)) void tfl_dsp_dwp_put2(uint32_t v0, 
     "str %[" eb "], [%[d], #(" #off " + 8)]\n\t"                                                        \
     "str %[t1], [%[d], #(" #off " + 12)]\n\t"
 
+/* np pairs of x_zero's words z (a row in the padding) into the ring from d: in assembly 4 stores, the step and the
+ * count a pair (9 cycles; gcc's loop reloaded z from the stack a pair, 29) */
+static inline __attribute__((always_inline)) void tfl_dsp_dwp_zero(uint32_t *d, int32_t np, const uint32_t *z) {
+#if AOTC_DSP_ASM
+    __asm__ volatile("1:\n\t"
+                     "str %[a], [%[d]]\n\t"
+                     "str %[b], [%[d], #4]\n\t"
+                     "str %[e], [%[d], #8]\n\t"
+                     "str %[f], [%[d], #12]\n\t"
+                     "adds %[d], %[d], #48\n\t"
+                     "subs %[n], %[n], #1\n\t"
+                     "bgt 1b\n\t"
+                     : [d] "+r"(d), [n] "+r"(np)
+                     : [a] "r"(z[0]), [b] "r"(z[1]), [e] "r"(z[2]), [f] "r"(z[3])
+                     : "cc", "memory");
+#else
+    for (; np > 0; --np, d += 12) d[0] = z[0], d[1] = z[1], d[2] = z[2], d[3] = z[3];
+#endif
+}
+
 /* Input row iy (xb: the image's first position, channel ch) into its slot of the ring, np column pairs: the pairs
  * inside the row in assembly, two a turn (4 loads, 12 instructions and 8 stores: about 31 cycles, where a pair a
  * turn took 21), the others from zb where outside */
@@ -687,7 +707,7 @@ __attribute__((noinline)) static void tfl_dsp_dwp_row_in(const aotc_tfl_conv_par
     if (iy < 0 || iy >= p->h) { /* a row of x_zero: one pair's words, stored np times */
         uint32_t z[4];
         tfl_dsp_dwp_put(zb, zb, z);
-        for (; i < np; ++i, d += 12) d[0] = z[0], d[1] = z[1], d[2] = z[2], d[3] = z[3];
+        tfl_dsp_dwp_zero(d, np, z);
         return;
     }
     const int8_t *s = xb + ((int64_t)iy * wd - pl) * c;
@@ -824,6 +844,35 @@ __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p,
     const ptrdiff_t row = (ptrdiff_t)wd * c;
     uint32_t z[4];
     tfl_dsp_dwp_put(zb, zb, z);
+    if (same && pt == 1 && sh == 1 && oh == h) {
+        /* SAME at stride 1 (every stride-1 layer of a MobileNet): row iy in slot iy mod 3 (row -1 in 2), output row
+         * iy - 1 made once row iy is in, on turn (iy + 1) mod 3 (its first row's slot); row h of x_zero. The general
+         * loop below tracks the next row to arrange and the first row's slot a row of outputs (gcc kept them and the
+         * calls' arguments on the stack) */
+        for (b = 0; b < p->n; ++b) {
+            const int8_t *s = x + (int64_t)b * h * row + ch;
+            int8_t *yr = y + (int64_t)b * oh * ow * oc + ch;
+            int32_t iy, sl = 0;
+            uint32_t *d;
+            tfl_dsp_dwp_zero(ring + 8, np, z);
+            for (iy = 0; iy <= h; ++iy, s += row) {
+                d = ring + 4 * sl;
+                if (iy < h) {
+                    tfl_dsp_dwp_row_p1(s, c, wd, zb, d);
+                } else {
+                    tfl_dsp_dwp_zero(d, np, z);
+                }
+                sl = sl == 2 ? 0 : sl + 1;
+                if (iy > 0) {
+                    const uint32_t *k = wp[sl];
+                    if (q > 0) row6(ring, q, k, NULL, yr, oc);
+                    if (rest > 0) row2(ring + 36 * q, rest, k, (const int32_t *)k + 36, yr + 6 * q * oc, oc);
+                    yr += ystep;
+                }
+            }
+        }
+        return;
+    }
     for (b = 0; b < p->n; ++b) {
         const int8_t *xb = x + (int64_t)b * p->h * p->w * p->c + ch;
         int8_t *yr = y + (int64_t)b * oh * ow * oc + ch;
@@ -837,7 +886,7 @@ __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p,
                 if (!same) {
                     tfl_dsp_dwp_row_in(p, xb, iy, zb, np, d);
                 } else if (iy < 0 || iy >= h) { /* a row of x_zero: one pair's words, np times */
-                    for (j = 0; j < np; ++j, d += 12) d[0] = z[0], d[1] = z[1], d[2] = z[2], d[3] = z[3];
+                    tfl_dsp_dwp_zero(d, np, z);
                 } else {
                     tfl_dsp_dwp_row_p1(xb + (ptrdiff_t)iy * row, c, wd, zb, d);
                 }
