@@ -613,7 +613,46 @@ TFL_DWP_ROW_FN(tfl_dsp_dwp2_row_sign, TFL_DWP2_ROW_ASM(TFL_DWP2_RQ))
     "pop {r4-r11, pc}\n\t"
 TFL_DWP_ROW_FN(tfl_dsp_dwp6_row_floor, TFL_DWP6_ROW_ASM(TFL_DWP_RQ1F))
 TFL_DWP_ROW_FN(tfl_dsp_dwp6_row_sign, TFL_DWP6_ROW_ASM(TFL_DWP_RQ1))
+/* A rest of 3 positions (ow mod 6 = 3: a MobileNet's 3 x 3 layer, ow = 3), where TFL_DWP2_ROW_ASM took two turns of 2
+ * (the second's B made and dropped: about 32 cycles an output): a channel's 3 positions at once from pairs 0 .. 2
+ * (r10, r11, r12), the kernel row's 2 weight words in r1, r3, per kernel row 5 loads and 6 multiplies; the sums
+ * a0, b0, a1 in r4, r5, r6 (the base in r6, written last, as TFL_DWP6_KY0's r9), the outputs' rows y, y + oc,
+ * y + 2 oc in r7, r8, r9 for the 4 channels (STRB at the channel's offset): about 53 cycles a channel's 3 outputs. */
+#define TFL_DWP3_KY(ky, c, a0, b0, a1)                                                                      \
+    "ldr r10, [r0, #(16 * " #ky " + 4 * " #c ")]\n\t"                                                   \
+    "ldr r11, [r0, #(48 + 16 * " #ky " + 4 * " #c ")]\n\t"                                              \
+    "ldr r12, [r0, #(96 + 16 * " #ky " + 4 * " #c ")]\n\t"                                              \
+    "ldr r1, [r2, #(32 * " #ky " + 4 * " #c ")]\n\t"                                                    \
+    "ldr r3, [r2, #(32 * " #ky " + 16 + 4 * " #c ")]\n\t"                                               \
+    "smlad r4, r10, r1, " a0 "\n\t"                                                                     \
+    "smlabt r4, r11, r3, r4\n\t"                                                                        \
+    "smlatb r5, r10, r1, " b0 "\n\t"                                                                    \
+    "smlad r5, r11, r3, r5\n\t"                                                                         \
+    "smlad r6, r11, r1, " a1 "\n\t"                                                                     \
+    "smlabt r6, r12, r3, r6\n\t"
+#define TFL_DWP3_CH(R, c)                                                                                   \
+    "ldr r6, [r2, #(144 + 4 * " #c ")]\n\t" TFL_DWP3_KY(0, c, "r6", "r6", "r6")                           \
+        TFL_DWP3_KY(1, c, "r4", "r5", "r6") TFL_DWP3_KY(2, c, "r4", "r5", "r6")                             \
+    "ldr r1, [r2, #(96 + 4 * " #c ")]\n\t"                                                               \
+    "ldr r3, [r2, #(112 + 4 * " #c ")]\n\t"                                                              \
+    "ldr r12, [r2, #(128 + 4 * " #c ")]\n\t" R("r4") R("r5") R("r6")                                      \
+    "strb r4, [r7, #" #c "]\n\t"                                                                          \
+    "strb r5, [r8, #" #c "]\n\t"                                                                          \
+    "strb r6, [r9, #" #c "]\n\t"
+/* ring r0 (at the rest's first pair), the block r2; y and oc on the stack */
+#define TFL_DWP3_ROW_ASM(R)                                                                                 \
+    "push {r4-r11, lr}\n\t"                                                                               \
+    "ldr r7, [sp, #36]\n\t"                                                                               \
+    "ldr r3, [sp, #40]\n\t"                                                                               \
+    "add r8, r7, r3\n\t"                                                                                  \
+    "add r9, r8, r3\n\t" TFL_DWP3_CH(R, 0) TFL_DWP3_CH(R, 1) TFL_DWP3_CH(R, 2) TFL_DWP3_CH(R, 3)           \
+    "pop {r4-r11, pc}\n\t"
+TFL_DWP_ROW_FN(tfl_dsp_dwp3_row_floor, TFL_DWP3_ROW_ASM(TFL_DWP_RQ1F))
+TFL_DWP_ROW_FN(tfl_dsp_dwp3_row_sign, TFL_DWP3_ROW_ASM(TFL_DWP_RQ1))
 
+#undef TFL_DWP3_ROW_ASM
+#undef TFL_DWP3_CH
+#undef TFL_DWP3_KY
 #undef TFL_DWP6_ROW_ASM
 #undef TFL_DWP6_CH
 #undef TFL_DWP6_KY
@@ -835,9 +874,12 @@ __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p,
     typedef void (*tfl_dsp_dwp_fn)(const uint32_t *, int32_t, const uint32_t *, const int32_t *, int8_t *, int32_t);
     const int floor = p->y_zero == -128;
     const tfl_dsp_dwp_fn row6 = floor ? tfl_dsp_dwp6_row_floor : tfl_dsp_dwp6_row_sign;
+    /* the rest: 3 by TFL_DWP3_ROW_ASM, else 2 at a time */
     const tfl_dsp_dwp_fn row2 = floor ? tfl_dsp_dwp2_row_floor : tfl_dsp_dwp2_row_sign;
+    const tfl_dsp_dwp_fn row3 = floor ? tfl_dsp_dwp3_row_floor : tfl_dsp_dwp3_row_sign;
     const int32_t oh = p->oh, ow = p->ow, sh = p->sh, slot0 = (3 - pt % 3) % 3; /* -pt's slot */
     const int32_t q = ow / 6, rest = ow - 6 * q;
+    const tfl_dsp_dwp_fn rowr = rest == 3 ? row3 : row2;
     const ptrdiff_t ystep = (ptrdiff_t)ow * oc;
     /* SAME at stride 1 (one column of padding a side, np pairs: (w + 1) / 2 + 1): tfl_dsp_dwp_row_p1 */
     const int32_t h = p->h, wd = p->w, c = p->c, same = p->pad_left == 1 && ow == wd && wd >= 2;
@@ -866,7 +908,7 @@ __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p,
                 if (iy > 0) {
                     const uint32_t *k = wp[sl];
                     if (q > 0) row6(ring, q, k, NULL, yr, oc);
-                    if (rest > 0) row2(ring + 36 * q, rest, k, (const int32_t *)k + 36, yr + 6 * q * oc, oc);
+                    if (rest > 0) rowr(ring + 36 * q, rest, k, (const int32_t *)k + 36, yr + 6 * q * oc, oc);
                     yr += ystep;
                 }
             }
@@ -893,7 +935,7 @@ __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p,
             }
             /* 6 positions a turn, then the rest (ow mod 6) two at a time from pair 3 q */
             if (q > 0) row6(ring, q, wp[s0], NULL, yr, oc);
-            if (rest > 0) row2(ring + 36 * q, rest, wp[s0], (const int32_t *)wp[s0] + 36, yr + 6 * q * oc, oc);
+            if (rest > 0) rowr(ring + 36 * q, rest, wp[s0], (const int32_t *)wp[s0] + 36, yr + 6 * q * oc, oc);
             iy0 += sh;
             for (s0 += sh; s0 >= 3;) s0 -= 3;
         }
