@@ -891,28 +891,36 @@ __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p,
          * iy - 1 made once row iy is in, on turn (iy + 1) mod 3 (its first row's slot); row h of x_zero. The general
          * loop below tracks the next row to arrange and the first row's slot a row of outputs (gcc kept them and the
          * calls' arguments on the stack) */
-        for (b = 0; b < p->n; ++b) {
-            const int8_t *s = x + (int64_t)b * h * row + ch;
-            int8_t *yr = y + (int64_t)b * oh * ow * oc + ch;
-            int32_t iy, sl = 0;
-            uint32_t *d;
-            tfl_dsp_dwp_zero(ring + 8, np, z);
-            for (iy = 0; iy <= h; ++iy, s += row) {
-                d = ring + 4 * sl;
-                if (iy < h) {
-                    tfl_dsp_dwp_row_p1(s, c, wd, zb, d);
-                } else {
-                    tfl_dsp_dwp_zero(d, np, z);
-                }
-                sl = sl == 2 ? 0 : sl + 1;
-                if (iy > 0) {
-                    const uint32_t *k = wp[sl];
-                    if (q > 0) row6(ring, q, k, NULL, yr, oc);
-                    if (rest > 0) rowr(ring + 36 * q, rest, k, (const int32_t *)k + 36, yr + 6 * q * oc, oc);
-                    yr += ystep;
-                }
-            }
+        /* twice: rows a multiple of 6 wide (even, no rest: gcc drops those branches), and the others */
+#define TFL_DWP_SAME_ROWS(WD, REST)                                                                         \
+    for (b = 0; b < p->n; ++b) {                                                                          \
+        const int8_t *s = x + (int64_t)b * h * row + ch;                                                  \
+        int8_t *yr = y + (int64_t)b * oh * ow * oc + ch;                                                  \
+        int32_t iy, sl = 0;                                                                               \
+        uint32_t *d;                                                                                      \
+        tfl_dsp_dwp_zero(ring + 8, np, z);                                                                \
+        for (iy = 0; iy <= h; ++iy, s += row) {                                                           \
+            d = ring + 4 * sl;                                                                            \
+            if (iy < h) {                                                                                 \
+                tfl_dsp_dwp_row_p1(s, c, WD, zb, d);                                                      \
+            } else {                                                                                      \
+                tfl_dsp_dwp_zero(d, np, z);                                                               \
+            }                                                                                             \
+            sl = sl == 2 ? 0 : sl + 1;                                                                    \
+            if (iy > 0) {                                                                                 \
+                const uint32_t *k = wp[sl];                                                               \
+                if ((REST) == 0 || q > 0) row6(ring, q, k, NULL, yr, oc);                                 \
+                if ((REST) > 0) rowr(ring + 36 * q, REST, k, (const int32_t *)k + 36, yr + 6 * q * oc, oc); \
+                yr += ystep;                                                                              \
+            }                                                                                             \
+        }                                                                                                 \
+    }
+        if (rest == 0) {
+            TFL_DWP_SAME_ROWS(wd & ~1, 0)
+        } else {
+            TFL_DWP_SAME_ROWS(wd, rest)
         }
+#undef TFL_DWP_SAME_ROWS
         return;
     }
     for (b = 0; b < p->n; ++b) {
