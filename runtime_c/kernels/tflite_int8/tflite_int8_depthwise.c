@@ -529,9 +529,10 @@ TFL_DWP_ROW_FN(tfl_dsp_dwp2_row_sign, TFL_DWP2_ROW_ASM(TFL_DWP2_RQ))
  * multiply-accumulates, where 2 channels of 4 positions took 15 for 12 and 4 channels of 2 took 9 for 6), the terms
  * loaded once for 6 outputs, each stored as made (STRB at y and y + oc, then y += 2 oc: no BFI packing). The sums
  * start as the base in r9, the one written last: each sum's first multiply adds it (SMLAD a, x, w, r9), no moves.
- * About 95 cycles a channel's 6 outputs, 16 an output, where the turn of 4 positions x 2 channels took 167 for 8 (21
- * an output: the terms loaded a turn, BFI packing, its counter and y in memory) and the 6-wide row kernel a channel
- * at a time 122 for 6 (20: its loop of channels around each). Sums a0 .. a5 in r4 .. r9; locals [sp, #4 c] channel
+ * About 95 cycles a channel's 6 outputs by the tables; measured on VWW -O3, its 69,120 outputs at stride 1 (48 x 48
+ * x 8, 24 x 24 x 32, 12 x 12 x 64, five 6 x 6 x 128) took 1,170,720 est. cycles with the calls (16.9 an output),
+ * where a turn of 4 positions x 2 channels (167 for 8: the terms loaded a turn, BFI packing, its counter and y in
+ * memory) and a 6-wide row a channel at a time (122 for 6: its loop of channels around each) took 1,425,600 (20.6). Sums a0 .. a5 in r4 .. r9; locals [sp, #4 c] channel
  * c's y (y + c, then 6 oc further each turn), [sp, #16] oc, [sp, #20] the ring's end (r0 + 144 q); y and oc at
  * [sp, #60], [sp, #64]. */
 #define TFL_DWP6_KY0(c) /* kernel row 0: each sum's first multiply adds the base, r9 */                       \
