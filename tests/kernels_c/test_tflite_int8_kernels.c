@@ -175,6 +175,9 @@ static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
                  * several turns of 6 (TFL_DWP6_ROW_ASM) and each rest after them (TFL_DWP2_ROW_ASM from pair 3 q) */
                 else if (chance(1, 2))
                     p->h = rand_int(3, 6), p->w = chance(1, 3) ? rand_int(11, 26) : rand_int(5, 8), p->sh = p->sw = 1;
+                /* a MobileNet's stride-2 layers: the fused rows from x (tfl_dsp_dws2): pairs and the edge pair of an
+                 * even width SAME, a last row of an even height, single positions at the edges (odd, VALID) */
+                else if (chance(1, 2)) p->h = rand_int(3, 13), p->w = rand_int(3, 13), p->sh = rand_int(1, 2), p->sw = 2;
                 /* the ring's cases (K_RING): 1 to 30 wide, every rest after the turns of 6, row stride 1 or 2 */
                 if (ring) p->h = rand_int(1, 8), p->w = rand_int(1, 30), p->sw = 1, p->n = rand_int(1, 2);
             }

@@ -952,6 +952,225 @@ __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p,
 }
 #endif
 
+#if TFL_DW_PAIR_ASM
+/* The fused 3 x 3 rows at column stride 2 read from x itself, no band: the bands of words (tfl_dsp_dw_band) copied
+ * each output row's 3 input rows (10 cycles a column, 3 of each 4 input rows twice) for tfl_dsp_dw3x3_band_rq's
+ * immediate offsets; here a position's columns are c bytes apart in its input row ([s], [s, c], [s, c, lsl #1],
+ * [s, c, lsl #2], the fourth by an ADD), the rows row bytes apart (an ADD between kernel rows), c kept in r2 by
+ * taking the weights and terms from the stack (copied there once a call) instead of a pointer. The turn is
+ * TFL_DW_ROW2S2's (two positions A, B, the column both read widened once; 51 cycles a kernel row), then
+ * TFL_DW_RQ2 / TFL_DW_RQ2F and each position's 4 outputs packed into a word: about 240 cycles a turn. Measured on
+ * VWW -O3 tflite-ww (its 4 stride-2 layers, 48 x 48 x 16 .. 6 x 6 x 128, SAME: every row's windows by pairs and the
+ * edge pair, the last row by two kernel rows, only the 6 x 6 layer's third position by itself): the bands' kernel
+ * tfl_dsp_dw3x3_band_rq 527,904 est. cycles and their copies tfl_dsp_dw_band_cols 80,600 (and the dispatcher's
+ * inlined band loops) became tfl_dsp_dws2_floor 531,984 and 16,320 of single positions, the dispatcher 238,168 ->
+ * 210,394: 11.641 -> 11.553 M in all. (Counted, not written: the column pairs P_i = [x(2i), x(2i+1)] arranged in
+ * registers, SMLAD(P_i, w01) + SMLABB(P_i+1, w2): at stride 2 a pair serves one position's SMLAD and the previous
+ * one's SMLABB only, so a kernel row of two positions takes 5 loads, 18 ALU (the pairs' SXTB16 and PKH), 16
+ * multiplies and 12 weight words, 51 cycles as the widened columns' 5 loads, 10 SXTB16, 24 multiplies and 6 weight
+ * words: the multiplies saved go to arranging. Two output rows at once, sharing the row between them, read 15
+ * columns a turn as two positions of a row do.) */
+#define TFL_DWS2_W(t) "ldr r12, [sp, #(8 * (" #t "))]\n\tldr lr, [sp, #(8 * (" #t ") + 4)]\n\t"
+#define TFL_DWS2_X(addr) "ldr r1, " addr "\n\tsxtb16 r3, r1\n\tsxtb16 r1, r1, ror #8\n\t"
+#define TFL_DWS2_MUL(x0, x1, x2, x3)                                                                        \
+    "smlabb " x0 ", r3, r12, " x0 "\n\t"                                                                \
+    "smlatt " x2 ", r3, r12, " x2 "\n\t"                                                                \
+    "smlabb " x1 ", r1, lr, " x1 "\n\t"                                                                 \
+    "smlatt " x3 ", r1, lr, " x3 "\n\t"
+#define TFL_DWS2_A TFL_DWS2_MUL("r4", "r5", "r6", "r7")
+#define TFL_DWS2_B TFL_DWS2_MUL("r8", "r9", "r10", "r11")
+/* kernel row ky from r0 (the row's column of A); X4: B's last column (x's, or x_zero's word where padding) */
+#define TFL_DWS2_ROW(ky, X4)                                                                               \
+    TFL_DWS2_W(3 * ky) TFL_DWS2_X("[r0]") TFL_DWS2_A TFL_DWS2_X("[r0, r2, lsl #1]") TFL_DWS2_B                \
+    TFL_DWS2_W(3 * ky + 2) TFL_DWS2_A TFL_DWS2_X(X4) TFL_DWS2_B                                              \
+    TFL_DWS2_W(3 * ky + 1) TFL_DWS2_X("[r0, r2]") TFL_DWS2_A "add r1, r0, r2, lsl #1\n\t"                    \
+    TFL_DWS2_X("[r1, r2]") TFL_DWS2_B
+#define TFL_DWS2_RQS(a) /* TFL_DW_RQ2's, mult r12, ra lr, right r3, r1 a temporary */                       \
+    "smmlar r1, " a ", r12, lr\n\t"                                                                     \
+    "add " a ", r1, " a ", asr #31\n\t"                                                                 \
+    "asr " a ", " a ", r3\n\t"                                                                          \
+    "ssat " a ", #8, " a "\n\t"
+#define TFL_DWS2_RQF(a) /* TFL_DW_RQ2F's */                                                                \
+    "smmlar " a ", " a ", r12, lr\n\t"                                                                  \
+    "asr " a ", " a ", r3\n\t"                                                                          \
+    "ssat " a ", #8, " a "\n\t"
+#define TFL_DWS2_RQ(R, j, a, b)                                                                            \
+    "ldr r12, [sp, #(72 + 12 * " #j ")]\n\t"                                                            \
+    "ldr lr, [sp, #(76 + 12 * " #j ")]\n\t"                                                             \
+    "ldr r3, [sp, #(80 + 12 * " #j ")]\n\t" R(a) R(b)
+/* a turn: the sums from base (the frame's), the 3 kernel rows, the requantisation, A's word to y and B's to y + oc */
+#define TFL_DWS2_TURN(R, X4)                                                                               \
+    "add lr, sp, #120\n\t"                                                                                \
+    "ldm lr, {r4-r7}\n\t"                                                                                 \
+    "mov r8, r4\n\t"                                                                                      \
+    "mov r9, r5\n\t"                                                                                      \
+    "mov r10, r6\n\t"                                                                                     \
+    "mov r11, r7\n\t"                                                                                     \
+    "ldr r0, [sp, #136]\n\t" TFL_DWS2_ROW(0, X4) "ldr r1, [sp, #204]\n\t"                                   \
+    "add r0, r0, r1\n\t" TFL_DWS2_ROW(1, X4) "ldr r1, [sp, #204]\n\t"                                       \
+    "add r0, r0, r1\n\t"                                                                                  \
+    "ldr r1, [sp, #228]\n\t"                                                                              \
+    "cmp r1, #0\n\t"                                                                                      \
+    "bne 5f\n\t" TFL_DWS2_ROW(2, X4) "5:\n\t" TFL_DWS2_RQ(R, 0, "r4", "r8") TFL_DWS2_RQ(R, 1, "r5", "r9")      \
+        TFL_DWS2_RQ(R, 2, "r6", "r10") TFL_DWS2_RQ(R, 3, "r7", "r11")                                         \
+    "bfi r4, r5, #8, #8\n\t"                                                                              \
+    "bfi r4, r6, #16, #8\n\t"                                                                             \
+    "bfi r4, r7, #24, #8\n\t"                                                                             \
+    "bfi r8, r9, #8, #8\n\t"                                                                              \
+    "bfi r8, r10, #16, #8\n\t"                                                                            \
+    "bfi r8, r11, #24, #8\n\t"                                                                            \
+    "ldr r3, [sp, #144]\n\t"                                                                              \
+    "ldr r1, [sp, #196]\n\t"                                                                              \
+    "str r4, [r3]\n\t"                                                                                    \
+    "str r8, [r3, r1]\n\t"                                                                                \
+    "add r3, r3, r1, lsl #1\n\t"                                                                          \
+    "str r3, [sp, #144]\n\t"
+/* rows output rows of m pairs of positions (and an edge pair where edge: B's last column the padding's first) from
+ * s (the first row's first position's window's first byte; rows xstep bytes apart, outputs ystep), in assembly
+ * naked. Frame: [sp .. #120) wq's 18 weight words and 12 terms, [#120, #136) base, #136 s, #140 pairs left, #144 y,
+ * #148 the row's s, #152 m; the arguments past r3 from #192: y, oc, c, row, rows, xstep, ystep, edge, zb. */
+#define TFL_DWS2_ASM(R)                                                                                    \
+    "push {r4-r11, lr}\n\t"                                                                               \
+    "sub sp, sp, #156\n\t"                                                                                \
+    "mov r12, sp\n\t"                                                                                     \
+    "ldm r2!, {r4-r11}\n\t"                                                                               \
+    "stm r12!, {r4-r11}\n\t"                                                                              \
+    "ldm r2!, {r4-r11}\n\t"                                                                               \
+    "stm r12!, {r4-r11}\n\t"                                                                              \
+    "ldm r2!, {r4-r11}\n\t"                                                                               \
+    "stm r12!, {r4-r11}\n\t"                                                                              \
+    "ldm r2!, {r4-r9}\n\t"                                                                                \
+    "stm r12!, {r4-r9}\n\t"                                                                               \
+    "ldm r3, {r4-r7}\n\t"                                                                                 \
+    "stm r12!, {r4-r7}\n\t"                                                                               \
+    "str r0, [sp, #148]\n\t"                                                                              \
+    "str r1, [sp, #152]\n"                                                                                \
+    "1:\n\t"                                                                                              \
+    "ldr r2, [sp, #200]\n\t"                                                                              \
+    "ldr r0, [sp, #148]\n\t"                                                                              \
+    "str r0, [sp, #136]\n\t"                                                                              \
+    "ldr r1, [sp, #192]\n\t"                                                                              \
+    "str r1, [sp, #144]\n\t"                                                                              \
+    "ldr r1, [sp, #152]\n\t"                                                                              \
+    "str r1, [sp, #140]\n\t"                                                                              \
+    "cmp r1, #0\n\t"                                                                                      \
+    "beq 3f\n"                                                                                            \
+    "2:\n\t" TFL_DWS2_TURN(R, "[r0, r2, lsl #2]")                                                          \
+    "ldr r0, [sp, #136]\n\t"                                                                              \
+    "add r0, r0, r2, lsl #2\n\t"                                                                          \
+    "str r0, [sp, #136]\n\t"                                                                              \
+    "ldr r1, [sp, #140]\n\t"                                                                              \
+    "subs r1, r1, #1\n\t"                                                                                 \
+    "str r1, [sp, #140]\n\t"                                                                              \
+    "bne 2b\n"                                                                                            \
+    "3:\n\t"                                                                                              \
+    "ldr r1, [sp, #220]\n\t"                                                                              \
+    "cmp r1, #0\n\t"                                                                                      \
+    "beq 4f\n\t" TFL_DWS2_TURN(R, "[sp, #224]")                                                            \
+    "4:\n\t"                                                                                              \
+    "ldr r0, [sp, #148]\n\t"                                                                              \
+    "ldr r1, [sp, #212]\n\t"                                                                              \
+    "add r0, r0, r1\n\t"                                                                                  \
+    "str r0, [sp, #148]\n\t"                                                                              \
+    "ldr r0, [sp, #192]\n\t"                                                                              \
+    "ldr r1, [sp, #216]\n\t"                                                                              \
+    "add r0, r0, r1\n\t"                                                                                  \
+    "str r0, [sp, #192]\n\t"                                                                              \
+    "ldr r1, [sp, #208]\n\t"                                                                              \
+    "subs r1, r1, #1\n\t"                                                                                 \
+    "str r1, [sp, #208]\n\t"                                                                              \
+    "bne 1b\n\t"                                                                                          \
+    "add sp, sp, #156\n\t"                                                                                \
+    "pop {r4-r11, pc}\n\t"
+#define TFL_DWS2_ARG __attribute__((unused)) /* a naked function's arguments are its assembly's registers */
+#define TFL_DWS2_FN(name, R)                                                                                        \
+    __attribute__((naked, noinline)) static void name(                                                             \
+        TFL_DWS2_ARG const int8_t *s, TFL_DWS2_ARG int32_t m, TFL_DWS2_ARG const uint32_t *wq,                      \
+        TFL_DWS2_ARG const int32_t *base, TFL_DWS2_ARG int8_t *y, TFL_DWS2_ARG int32_t oc, TFL_DWS2_ARG int32_t c, \
+        TFL_DWS2_ARG int32_t row, TFL_DWS2_ARG int32_t rows, TFL_DWS2_ARG int32_t xstep,                            \
+        TFL_DWS2_ARG int32_t ystep, TFL_DWS2_ARG int32_t edge, TFL_DWS2_ARG uint32_t zb,                          \
+        TFL_DWS2_ARG int32_t two) {                          \
+        __asm__ volatile(TFL_DWS2_ASM(R));                                                                         \
+    }
+TFL_DWS2_FN(tfl_dsp_dws2_floor, TFL_DWS2_RQF)
+TFL_DWS2_FN(tfl_dsp_dws2_sign, TFL_DWS2_RQS)
+#undef TFL_DWS2_FN
+#undef TFL_DWS2_ARG
+#undef TFL_DWS2_ASM
+#undef TFL_DWS2_TURN
+#undef TFL_DWS2_RQ
+#undef TFL_DWS2_RQF
+#undef TFL_DWS2_RQS
+#undef TFL_DWS2_ROW
+#undef TFL_DWS2_B
+#undef TFL_DWS2_A
+#undef TFL_DWS2_MUL
+#undef TFL_DWS2_X
+#undef TFL_DWS2_W
+
+/* One position's window (its first input row iy0, column ix0) into a band of 3 columns (tfl_dsp_dw_band's layout:
+ * band[3 kx + ky], x_zero's word in the padding), its outputs by tfl_dsp_dw3x3_band_rq */
+static void tfl_dsp_dws2_one(const aotc_tfl_conv_params *p, const int8_t *xb, int32_t iy0, int32_t ix0, uint32_t zb,
+                             const uint32_t *wq, const int32_t *base, int8_t *y, int floor) {
+    uint32_t band[9];
+    int32_t ky, kx;
+    for (kx = 0; kx < 3; ++kx)
+        for (ky = 0; ky < 3; ++ky) {
+            const int32_t iy = iy0 + ky, ix = ix0 + kx;
+            band[3 * kx + ky] = iy >= 0 && iy < p->h && ix >= 0 && ix < p->w
+                                    ? aotc_dsp_load32(xb + ((ptrdiff_t)iy * p->w + ix) * p->c)
+                                    : zb;
+        }
+    tfl_dsp_dw3x3_band_rq(band, 1, 2, wq, base, y, p->oc, floor);
+}
+
+/* The fused path at column stride 2 (4 channels, xb / yb at channel ch of the image): the output rows whose windows'
+ * rows are inside by tfl_dsp_dws2_* over the positions whose windows' columns are (pairs, and an edge pair whose
+ * last column is the padding's first: SAME on an even width), and so a last row whose third row is the padding's
+ * first (SAME on an even height), by its first two kernel rows from base2: base plus x_zero times the third row's
+ * weights, the share of the taps it skips (they read x_zero: base takes x_zero times every tap's weight off); the
+ * other positions of those rows one at a time (tfl_dsp_dws2_one), the other rows by their bands. In the positions'
+ * order (a RAM budget's overlap, aot/kernels/tflite_int8.py overlap_bytes): a call a row unless y is apart from x. */
+static void tfl_dsp_dws2(const aotc_tfl_conv_params *p, const int8_t *xb, const uint32_t *wq, const int32_t *base,
+                         int8_t *yb, uint32_t zb, int32_t ox_lo, int32_t ox_hi, int32_t pw, int apart, uint32_t *band) {
+    const int32_t oh = p->oh, ow = p->ow, oc = p->oc, c = p->c, sh = p->sh, pt = p->pad_top, pl = p->pad_left;
+    const int floor = p->y_zero == -128;
+    const ptrdiff_t row = (ptrdiff_t)p->w * c;
+    int32_t oy_lo = (pt + sh - 1) / sh, oy_hi = 0, oy, ox, j;
+    while (oy_hi < oh && oy_hi * sh - pt + 2 < p->h) ++oy_hi;
+    if (oy_lo > oy_hi) oy_lo = oy_hi;
+    const int32_t m = (ox_hi - ox_lo) / 2;
+    const int edge = ((ox_hi - ox_lo) & 1) && ox_hi < ow && 2 * ox_hi - pl + 2 == p->w;
+    const int32_t ke = ox_lo + 2 * m + (edge ? 2 : 0); /* the kernel's positions: [ox_lo, ke) */
+    void (*const fn)(const int8_t *, int32_t, const uint32_t *, const int32_t *, int8_t *, int32_t, int32_t, int32_t,
+                     int32_t, int32_t, int32_t, int32_t, uint32_t, int32_t) =
+        floor ? tfl_dsp_dws2_floor : tfl_dsp_dws2_sign;
+    int32_t base2[4];
+    for (j = 0; j < 4; ++j) { /* the third kernel row's 3 doubled weights of channel j, times x_zero */
+        const int32_t k = j & 1, sh16 = j < 2 ? 0 : 16; /* [c0, c2] at wq[2 t], [c1, c3] at wq[2 t + 1] */
+        const int32_t sum = (int16_t)(wq[12 + k] >> sh16) + (int16_t)(wq[14 + k] >> sh16) + (int16_t)(wq[16 + k] >> sh16);
+        base2[j] = (int32_t)((uint32_t)base[j] + (uint32_t)(p->x_zero * sum));
+    }
+    for (oy = 0; oy < oh; ++oy) {
+        int8_t *yr = yb + (ptrdiff_t)oy * ow * oc;
+        const int32_t iy0 = oy * sh - pt;
+        /* 3: the window's rows inside; 2: its third the padding's first */
+        const int kind = ke == ox_lo ? 0 : oy >= oy_lo && oy < oy_hi ? 3 : iy0 >= 0 && iy0 + 2 == p->h ? 2 : 0;
+        if (!kind) {
+            tfl_dsp_dw_band(p, xb, iy0, zb, pw, band);
+            tfl_dsp_dw3x3_band_rq(band, ow, 2, wq, base, yr, oc, floor);
+            continue;
+        }
+        for (ox = 0; ox < ox_lo; ++ox) tfl_dsp_dws2_one(p, xb, iy0, 2 * ox - pl, zb, wq, base, yr + ox * oc, floor);
+        if (kind == 2 || !apart || oy == oy_lo)
+            fn(xb + ((ptrdiff_t)iy0 * p->w + 2 * ox_lo - pl) * c, m, wq, kind == 2 ? base2 : base, yr + ox_lo * oc,
+               oc, c, (int32_t)row, kind == 2 || !apart ? 1 : oy_hi - oy_lo, (int32_t)(sh * row), ow * oc, edge, zb,
+               kind == 2);
+        for (ox = ke; ox < ow; ++ox) tfl_dsp_dws2_one(p, xb, iy0, 2 * ox - pl, zb, wq, base, yr + ox * oc, floor);
+    }
+}
+#endif
+
 /* An image taller than wide (a KWS DS-CNN's 25 x 5) by columns instead of rows: output column ox's band is its
  * 3 input columns over the ph rows the windows span, row by row (band[3 t + k] = span row t, column ix0 + k, or
  * zb in the padding), so a window's tap (ky, kx) is band[3 (oy sh + ky) + kx]: tfl_dsp_dw3x3_band_rq's layout with
@@ -1104,6 +1323,12 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
 #if TFL_DW_PAIR_ASM
             if (fused && tfl_dsp_dwp_fits(p, run, pw)) { /* at stride 1 by the ring (tfl_dsp_dwp) */
                 tfl_dsp_dwp(p, x, w, ch, wq + 18, base, y, zb, scratch);
+                continue;
+            }
+            if (fused && p->sw == 2) { /* at stride 2 from x itself (tfl_dsp_dws2) */
+                for (b = 0; b < p->n; ++b)
+                    tfl_dsp_dws2(p, x + (ptrdiff_t)b * h * wd * c + ch, wq, base, y + (ptrdiff_t)b * p->oh * p->ow * oc + ch,
+                                 zb, ox_lo, ox_hi, pw, apart, pad);
                 continue;
             }
 #endif
