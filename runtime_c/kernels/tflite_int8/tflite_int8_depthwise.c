@@ -961,10 +961,10 @@ __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p,
  * TFL_DW_ROW2S2's (two positions A, B, the column both read widened once; 51 cycles a kernel row), then
  * TFL_DW_RQ2 / TFL_DW_RQ2F and each position's 4 outputs packed into a word: about 240 cycles a turn. Measured on
  * VWW -O3 tflite-ww (its 4 stride-2 layers, 48 x 48 x 16 .. 6 x 6 x 128, SAME: every row's windows by pairs and the
- * edge pair, the last row by two kernel rows, only the 6 x 6 layer's third position by itself): the bands' kernel
- * tfl_dsp_dw3x3_band_rq 527,904 est. cycles and their copies tfl_dsp_dw_band_cols 80,600 (and the dispatcher's
- * inlined band loops) became tfl_dsp_dws2_floor 531,984 and 16,320 of single positions, the dispatcher 238,168 ->
- * 210,394: 11.641 -> 11.553 M in all. (Counted, not written: the column pairs P_i = [x(2i), x(2i+1)] arranged in
+ * edge pair, the last row by two kernel rows): the bands' kernel tfl_dsp_dw3x3_band_rq 527,904 est. cycles and their
+ * copies tfl_dsp_dw_band_cols 80,600 (and the dispatcher's inlined band loops) became tfl_dsp_dws2_floor 555,696, the
+ * dispatcher 238,168 -> 196,939: 11.641 -> 11.547 M in all (the 6 x 6 layer's third position by itself, where its
+ * pair ends at the second, took 6 K more: tfl_dsp_dws2_one and its band). (Counted, not written: the column pairs P_i = [x(2i), x(2i+1)] arranged in
  * registers, SMLAD(P_i, w01) + SMLABB(P_i+1, w2): at stride 2 a pair serves one position's SMLAD and the previous
  * one's SMLABB only, so a kernel row of two positions takes 5 loads, 18 ALU (the pairs' SXTB16 and PKH), 16
  * multiplies and 12 weight words, 51 cycles as the widened columns' 5 loads, 10 SXTB16, 24 multiplies and 6 weight
@@ -1066,7 +1066,18 @@ __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p,
     "3:\n\t"                                                                                              \
     "ldr r1, [sp, #220]\n\t"                                                                              \
     "cmp r1, #0\n\t"                                                                                      \
-    "beq 4f\n\t" TFL_DWS2_TURN(R, "[sp, #224]")                                                            \
+    "beq 4f\n\t"                                                                                          \
+    "ldr r1, [sp, #232]\n\t"                                                                              \
+    "cmp r1, #0\n\t"                                                                                      \
+    "beq 6f\n\t"                                                                                          \
+    "ldr r0, [sp, #136]\n\t"                                                                              \
+    "sub r0, r0, r2, lsl #1\n\t"                                                                          \
+    "str r0, [sp, #136]\n\t"                                                                              \
+    "ldr r0, [sp, #144]\n\t"                                                                              \
+    "ldr r1, [sp, #196]\n\t"                                                                              \
+    "sub r0, r0, r1\n\t"                                                                                  \
+    "str r0, [sp, #144]\n"                                                                                 \
+    "6:\n\t" TFL_DWS2_TURN(R, "[sp, #224]")                                                               \
     "4:\n\t"                                                                                              \
     "ldr r0, [sp, #148]\n\t"                                                                              \
     "ldr r1, [sp, #212]\n\t"                                                                              \
@@ -1089,7 +1100,7 @@ __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p,
         TFL_DWS2_ARG const int32_t *base, TFL_DWS2_ARG int8_t *y, TFL_DWS2_ARG int32_t oc, TFL_DWS2_ARG int32_t c, \
         TFL_DWS2_ARG int32_t row, TFL_DWS2_ARG int32_t rows, TFL_DWS2_ARG int32_t xstep,                            \
         TFL_DWS2_ARG int32_t ystep, TFL_DWS2_ARG int32_t edge, TFL_DWS2_ARG uint32_t zb,                          \
-        TFL_DWS2_ARG int32_t two) {                          \
+        TFL_DWS2_ARG int32_t two, TFL_DWS2_ARG int32_t back) {                          \
         __asm__ volatile(TFL_DWS2_ASM(R));                                                                         \
     }
 TFL_DWS2_FN(tfl_dsp_dws2_floor, TFL_DWS2_RQF)
@@ -1140,10 +1151,12 @@ static void tfl_dsp_dws2(const aotc_tfl_conv_params *p, const int8_t *xb, const 
     while (oy_hi < oh && oy_hi * sh - pt + 2 < p->h) ++oy_hi;
     if (oy_lo > oy_hi) oy_lo = oy_hi;
     const int32_t m = (ox_hi - ox_lo) / 2;
-    const int edge = ((ox_hi - ox_lo) & 1) && ox_hi < ow && 2 * ox_hi - pl + 2 == p->w;
-    const int32_t ke = ox_lo + 2 * m + (edge ? 2 : 0); /* the kernel's positions: [ox_lo, ke) */
+    /* the edge pair (ox_hi - 1, ox_hi): after the pairs, or where they end at ox_hi one position back (ox_hi - 1 again,
+     * the same outputs: its window not yet overwritten, as ox_hi's is not) */
+    const int back = !((ox_hi - ox_lo) & 1), edge = (!back || m > 0) && ox_hi < ow && 2 * ox_hi - pl + 2 == p->w;
+    const int32_t ke = edge ? ox_hi + 1 : ox_lo + 2 * m; /* the kernel's positions: [ox_lo, ke) */
     void (*const fn)(const int8_t *, int32_t, const uint32_t *, const int32_t *, int8_t *, int32_t, int32_t, int32_t,
-                     int32_t, int32_t, int32_t, int32_t, uint32_t, int32_t) =
+                     int32_t, int32_t, int32_t, int32_t, uint32_t, int32_t, int32_t) =
         floor ? tfl_dsp_dws2_floor : tfl_dsp_dws2_sign;
     int32_t base2[4];
     for (j = 0; j < 4; ++j) { /* the third kernel row's 3 doubled weights of channel j, times x_zero */
@@ -1155,7 +1168,7 @@ static void tfl_dsp_dws2(const aotc_tfl_conv_params *p, const int8_t *xb, const 
         int8_t *yr = yb + (ptrdiff_t)oy * ow * oc;
         const int32_t iy0 = oy * sh - pt;
         /* 3: the window's rows inside; 2: its third the padding's first */
-        const int kind = ke == ox_lo ? 0 : oy >= oy_lo && oy < oy_hi ? 3 : iy0 >= 0 && iy0 + 2 == p->h ? 2 : 0;
+        const int kind = ke == ox_lo ? 0 : oy >= oy_lo && oy < oy_hi ? 3 : oy == oy_hi && iy0 >= 0 && iy0 + 2 == p->h ? 2 : 0;
         if (!kind) {
             tfl_dsp_dw_band(p, xb, iy0, zb, pw, band);
             tfl_dsp_dw3x3_band_rq(band, ow, 2, wq, base, yr, oc, floor);
@@ -1165,7 +1178,7 @@ static void tfl_dsp_dws2(const aotc_tfl_conv_params *p, const int8_t *xb, const 
         if (kind == 2 || !apart || oy == oy_lo)
             fn(xb + ((ptrdiff_t)iy0 * p->w + 2 * ox_lo - pl) * c, m, wq, kind == 2 ? base2 : base, yr + ox_lo * oc,
                oc, c, (int32_t)row, kind == 2 || !apart ? 1 : oy_hi - oy_lo, (int32_t)(sh * row), ow * oc, edge, zb,
-               kind == 2);
+               kind == 2, back);
         for (ox = ke; ox < ow; ++ox) tfl_dsp_dws2_one(p, xb, iy0, 2 * ox - pl, zb, wq, base, yr + ox * oc, floor);
     }
 }
