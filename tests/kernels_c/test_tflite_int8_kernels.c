@@ -153,9 +153,9 @@ static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
     /* a quarter of the depthwise cases as MobileNet's: 3 x 3, 4n channels, no clamp past int8 (the DSP path's
      * bands requantised as they are made) */
     const int mobile = dw && (ring || chance(1, 4));
-    int late = 0;
+    int late = 0, same2 = 0;
     for (;;) {
-        memset(p, 0, sizeof *p), late = 0;
+        memset(p, 0, sizeof *p), late = 0, same2 = 0;
         p->n = rand_int(1, 2), p->h = rand_int(1, 10), p->w = rand_int(1, 12);
         p->kh = chance(1, 2) ? 3 : rand_int(1, 5), p->kw = chance(1, 2) ? p->kh : rand_int(1, 5);
         p->sh = rand_int(1, 2), p->sw = rand_int(1, kind == K_TRANSPOSE ? 3 : 2);
@@ -176,10 +176,14 @@ static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
                 else if (chance(1, 2))
                     p->h = rand_int(3, 6), p->w = chance(1, 3) ? rand_int(11, 26) : rand_int(5, 8), p->sh = p->sw = 1;
                 /* a MobileNet's stride-2 layers: the fused rows from x (tfl_dsp_dws2): pairs and the edge pair of an
-                 * even width SAME, a last row of an even height, single positions at the edges (odd, VALID) */
-                else if (chance(1, 2)) p->h = rand_int(3, 13), p->w = rand_int(3, 13), p->sh = rand_int(1, 2), p->sw = 2;
+                 * even width SAME (half 4n + 2 square at stride 2, SAME across: the pairs end where it starts, one
+                 * position back; square: not by columns), a last
+                 * row of an even height, single positions at the edges (odd, VALID) */
+                else
+                    same2 = chance(1, 2), p->w = same2 ? 4 * rand_int(1, 3) + 2 : rand_int(3, 13),
+                    p->h = same2 ? p->w : rand_int(3, 13), p->sh = same2 ? 2 : rand_int(1, 2), p->sw = 2;
                 /* the ring's cases (K_RING): 1 to 30 wide, every rest after the turns of 6, row stride 1 or 2 */
-                if (ring) p->h = rand_int(1, 8), p->w = rand_int(1, 30), p->sw = 1, p->n = rand_int(1, 2);
+                if (ring) p->h = rand_int(1, 8), p->w = rand_int(1, 30), p->sw = 1, p->n = rand_int(1, 2), same2 = 0;
             }
         } else {
             p->c = chance(1, 6) ? rand_int(29, 40) : rand_int(1, 12); /* 3 x 3 x 29+: more than one DSP block */
@@ -209,6 +213,10 @@ static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
         } else {
             p->oh = window_dim(p->h, p->kh, p->sh, p->dh, &p->pad_top);
             p->ow = window_dim(p->w, p->kw, p->sw, p->dw, &p->pad_left);
+            if (same2) { /* SAME's columns (window 3, stride 2) */
+                const int32_t total = (p->w + 1) / 2 * 2 + 1 - p->w;
+                p->ow = (p->w + 1) / 2, p->pad_left = total > 0 ? total / 2 : 0;
+            }
         }
         if (p->oh > 0 && p->ow > 0) break;
     }
