@@ -177,8 +177,8 @@ static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
                     p->h = rand_int(3, 6), p->w = chance(1, 3) ? rand_int(11, 26) : rand_int(5, 8), p->sh = p->sw = 1;
                 /* a MobileNet's stride-2 layers: the fused rows from x (tfl_dsp_dws2): pairs and the edge pair of an
                  * even width SAME (half 4n + 2 square at stride 2, SAME across: the pairs end where it starts, one
-                 * position back; square: not by columns), a last
-                 * row of an even height, single positions at the edges (odd, VALID) */
+                 * position back; square: not by columns), a last row of an even height, single positions at the
+                 * edges (odd, VALID) */
                 else
                     same2 = chance(1, 2), p->w = same2 ? 4 * rand_int(1, 3) + 2 : rand_int(3, 13),
                     p->h = same2 ? p->w : rand_int(3, 13), p->sh = same2 ? 2 : rand_int(1, 2), p->sw = 2;

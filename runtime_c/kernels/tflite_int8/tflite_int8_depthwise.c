@@ -963,7 +963,7 @@ __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p,
  * VWW -O3 tflite-ww (its 4 stride-2 layers, 48 x 48 x 16 .. 6 x 6 x 128, SAME: every row's windows by pairs and the
  * edge pair, the last row by two kernel rows): the bands' kernel tfl_dsp_dw3x3_band_rq 527,904 est. cycles and their
  * copies tfl_dsp_dw_band_cols 80,600 (and the dispatcher's inlined band loops) became tfl_dsp_dws2_floor 555,696, the
- * dispatcher 238,168 -> 196,939: 11.641 -> 11.547 M in all (the 6 x 6 layer's third position by itself, where its
+ * dispatcher 238,168 -> 178,751: 11.641 -> 11.529 M in all (the 6 x 6 layer's third position by itself, where its
  * pair ends at the second, took 6 K more: tfl_dsp_dws2_one and its band). (Counted, not written: the column pairs P_i = [x(2i), x(2i+1)] arranged in
  * registers, SMLAD(P_i, w01) + SMLABB(P_i+1, w2): at stride 2 a pair serves one position's SMLAD and the previous
  * one's SMLABB only, so a kernel row of two positions takes 5 loads, 18 ALU (the pairs' SXTB16 and PKH), 16
@@ -1141,7 +1141,9 @@ static void tfl_dsp_dws2_one(const aotc_tfl_conv_params *p, const int8_t *xb, in
  * first (SAME on an even height), by its first two kernel rows from base2: base plus x_zero times the third row's
  * weights, the share of the taps it skips (they read x_zero: base takes x_zero times every tap's weight off); the
  * other positions of those rows one at a time (tfl_dsp_dws2_one), the other rows by their bands. In the positions'
- * order (a RAM budget's overlap, aot/kernels/tflite_int8.py overlap_bytes): a call a row unless y is apart from x. */
+ * order (a RAM budget's overlap, aot/kernels/tflite_int8.py overlap_bytes): a call a row unless y is apart from x or
+ * the kernel takes every position of the rows, then one call for them, the loop past them (a row's turn of the loop
+ * took about 120 cycles: VWW -O3 the dispatcher 196,939 -> 178,751 est. cycles). */
 static void tfl_dsp_dws2(const aotc_tfl_conv_params *p, const int8_t *xb, const uint32_t *wq, const int32_t *base,
                          int8_t *yb, uint32_t zb, int32_t ox_lo, int32_t ox_hi, int32_t pw, int apart, uint32_t *band) {
     const int32_t oh = p->oh, ow = p->ow, oc = p->oc, c = p->c, sh = p->sh, pt = p->pad_top, pl = p->pad_left;
@@ -1155,6 +1157,8 @@ static void tfl_dsp_dws2(const aotc_tfl_conv_params *p, const int8_t *xb, const 
      * the same outputs: its window not yet overwritten, as ox_hi's is not) */
     const int back = !((ox_hi - ox_lo) & 1), edge = (!back || m > 0) && ox_hi < ow && 2 * ox_hi - pl + 2 == p->w;
     const int32_t ke = edge ? ox_hi + 1 : ox_lo + 2 * m; /* the kernel's positions: [ox_lo, ke) */
+    /* the inside rows by one call: y apart from x, or the kernel's positions the rows' all (its order theirs) */
+    const int whole = apart || (ox_lo == 0 && ke == ow);
     void (*const fn)(const int8_t *, int32_t, const uint32_t *, const int32_t *, int8_t *, int32_t, int32_t, int32_t,
                      int32_t, int32_t, int32_t, int32_t, uint32_t, int32_t, int32_t) =
         floor ? tfl_dsp_dws2_floor : tfl_dsp_dws2_sign;
@@ -1175,10 +1179,14 @@ static void tfl_dsp_dws2(const aotc_tfl_conv_params *p, const int8_t *xb, const 
             continue;
         }
         for (ox = 0; ox < ox_lo; ++ox) tfl_dsp_dws2_one(p, xb, iy0, 2 * ox - pl, zb, wq, base, yr + ox * oc, floor);
-        if (kind == 2 || !apart || oy == oy_lo)
+        if (kind == 2 || !whole || oy == oy_lo)
             fn(xb + ((ptrdiff_t)iy0 * p->w + 2 * ox_lo - pl) * c, m, wq, kind == 2 ? base2 : base, yr + ox_lo * oc,
-               oc, c, (int32_t)row, kind == 2 || !apart ? 1 : oy_hi - oy_lo, (int32_t)(sh * row), ow * oc, edge, zb,
+               oc, c, (int32_t)row, kind == 2 || !whole ? 1 : oy_hi - oy_lo, (int32_t)(sh * row), ow * oc, edge, zb,
                kind == 2, back);
+        if (kind == 3 && whole && ox_lo == 0 && ke == ow) { /* no single positions: past the inside rows */
+            oy = oy_hi - 1;
+            continue;
+        }
         for (ox = ke; ox < ow; ++ox) tfl_dsp_dws2_one(p, xb, iy0, 2 * ox - pl, zb, wq, base, yr + ox * oc, floor);
     }
 }
