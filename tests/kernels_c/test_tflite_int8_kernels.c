@@ -393,8 +393,10 @@ static int check_conv(int kind, int wide) {
         p.dsp_wx = wx = widen_weights(w, p.oc, k, p.dsp_wx_dbl);
         /* doubled, with the requantisation's terms at compile time (read in place) as the compiler emits them (the
          * terms built at run time: the other cases'); an odd count of positions without a clamp past int8 at the
-         * zero point -128 (aotc_dsp_mac4x1_rq3 on the block: an odd tile's last position, as VWW's 3 x 3 layers') */
-        if (p.dsp_wx_dbl && p.n * p.oh * p.ow % 2 && p.y_min == -128 && p.y_max == 127) p.y_zero = -128;
+         * zero point -128 (aotc_dsp_mac4x1_rq3 on the block: an odd tile's last position, as VWW's 3 x 3 layers'),
+         * and so half the even counts (aotc_dsp_mac4x2_rq3 on a tile's groups in one call) */
+        if (p.dsp_wx_dbl && (p.n * p.oh * p.ow % 2 || (xn + wn) % 2) && p.y_min == -128 && p.y_max == 127)
+            p.y_zero = -128;
         if (p.dsp_wx_dbl) p.dsp_rq = rq = requant_terms(&p, (const int32_t *)bias);
     }
     if (packed) {

@@ -706,7 +706,11 @@ static void tfl_dsp_group_rq(const aotc_tfl_conv_params *p, const int32_t *bias,
 }
 
 /* tfl_dsp_group_rq's doubled case (dbl) on a tile's groups of channels, their terms p->dsp_rq's (compile time's,
- * given only with weights doubled there) read in place by the kernels: nothing built a group. */
+ * given only with weights doubled there) read in place by the kernels: nothing built a group. With the lower clamp
+ * at the zero point -128, the pairs of every group in one call of aotc_dsp_mac4x2_rq3 (the groups less 1 in oc's
+ * upper half, not an argument more: with one, gcc compiled tfl_conv_s8_dsp's loops, the C kernel's calls of a group
+ * included, up to 23 K cycles slower on IC -Os; this function apart (noinline), 12 K on VWW -O3), then an odd tile's
+ * last position a group. */
 static void tfl_dsp_groups_rqb(const aotc_tfl_conv_params *p, const uint32_t *patch, int32_t nq, int32_t n,
                                int32_t at, int8_t *y) {
     void (*const mac)(const uint32_t *, int32_t, const uint32_t *, int32_t, const int32_t *, int8_t *, int32_t) =
@@ -714,6 +718,16 @@ static void tfl_dsp_groups_rqb(const aotc_tfl_conv_params *p, const uint32_t *pa
     const int32_t kq = nq; /* (one block of quads: the widened weights' all) */
     int32_t c0;
     int8_t last[8];
+    if (p->y_zero == -128 && p->oc < 65536) {
+        if (n >= 2)
+            aotc_dsp_mac4x2_rq3(patch, n / 2, p->dsp_wx, nq, p->dsp_rq, y + (int64_t)at * p->oc,
+                                p->oc + (p->oc / 4 - 1) * 65536);
+        if (n & 1)
+            for (c0 = 0; c0 < p->oc; c0 += 4)
+                aotc_dsp_mac4x1_rq3(patch + (n / 2) * 4 * nq, p->dsp_wx + 2 * (int64_t)c0 * kq, nq, p->dsp_rq + 4 * c0,
+                                    y + (int64_t)(at + n - 1) * p->oc + c0);
+        return;
+    }
     for (c0 = 0; c0 < p->oc; c0 += 4) {
         const int32_t *const rq = p->dsp_rq + 4 * c0;
         const uint32_t *const wx = p->dsp_wx + 2 * (int64_t)c0 * kq;
@@ -746,9 +760,10 @@ static int tfl_conv_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, const
      * not requantised in the MAC kernel (then widened here from w, as without them) */
     const int pre = p->dsp_wx != NULL && (fused || !p->dsp_wx_dbl);
     const int32_t wxw = pre ? 0 : 8 * kc; /* the scratch's words of widened weights */
-    if (fused && e == NULL) { /* no run of sums, only the kernel's 24 words: the scratch's room for them holds more
-                               * positions (not with a fused ADD, whose tile of outputs holds np positions) */
-        const int32_t more = ((words - wxw - 24) / (2 * kc)) & ~1, most = (total + 1) & ~1;
+    if (fused && e == NULL) { /* no run of sums, only the kernel's 24 words (none with the terms at compile time,
+                               * read in place): the scratch's room for them holds more positions (not with a fused
+                               * ADD, whose tile of outputs holds np positions) */
+        const int32_t more = ((words - wxw - (p->dsp_rq != NULL ? 0 : 24)) / (2 * kc)) & ~1, most = (total + 1) & ~1;
         np = more < most ? more : most;
     }
     uint32_t *patch = scratch, *wx = patch + 2 * np * kc;

@@ -236,7 +236,20 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq2(TFL_DSP
  * a block that falls into the epilogue (no test), those before in a loop of 16 a turn entered past (-nq) mod 16
  * (a turn 6 cycles, 4 the one into the last block); nq <= 16 enters the last block past (-nq) mod 16 itself, so a
  * pair of at most 16 quads tests nothing, one of 32 (a 128-channel layer's) once: 4 and 6 cycles fewer than one
- * loop of 16 tested each turn, for 16 quads of code (1.7 KB). [sp, #100] is the weights' end less a block's 512. */
+ * loop of 16 tested each turn, for 16 quads of code (1.7 KB). [sp, #100] is the weights' end less a block's 512.
+ * A tile's groups of 4 channels in one call (tfl_dsp_groups_rqb, on the compile-time weights and terms, dsp_wx's and
+ * dsp_rq's layouts), their count less 1 in oc's upper half: group g's weights 8 nq g words on (where the last group's
+ * ended), its terms 16 g words on, its outputs 4 g bytes on; [sp, #104] p, each group restarting there, rq, y and
+ * the groups left stepped in their argument slots, a group's terms and biases copied to the frame as a call's were.
+ * A call a group cost its push, pop, set-up (the patches' end, the loop's entry) and the C loop's turn: VWW -O3
+ * --widened-weights 796 calls, now 105 (a tile each), 11,641,235 -> 11,587,822 est. cycles (aotc_dsp_mac4x2_rq3
+ * 7,979,968 -> 7,958,915, tfl_conv_s8_dsp 140,998 -> ~108 K); a call of one group (without --widened-weights,
+ * tfl_dsp_group_rq) pays the groups' test, 5 cycles (VWW +4 K of its +4.8 K at -O3). What is left beyond the quads (7.96 M - 6.61 M of
+ * quads at 32 cycles) is the pairs' epilogue: 17,792 pairs at 72 cycles (24 of SMMLAR/ASR/SSAT, 16 of the terms'
+ * 4 LDMs, 8 STRB, 24 of y's and the next pair's frame), near what 14 registers allow: 2 channels x 4 positions (a
+ * channel's terms serving 4 outputs) would save about 6 of them (the terms 8 cycles less, the stores' addresses 3
+ * more) but needs a 15th register (the second pair's patch) or a kernel a count of quads (its offset an immediate):
+ * not tried. */
 #define TFL_DSP_RQ3_MATH(a, b)                                                                           \
     "smmlar " a ", " a ", r1, r2\n\t"                                                                   \
     "asr " a ", " a ", r3\n\t"                                                                          \
@@ -253,20 +266,17 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq3(TFL_DSP
                                                                          TFL_DSP_ARG int32_t nq,
                                                                          TFL_DSP_ARG const int32_t *rq,
                                                                          TFL_DSP_ARG int8_t *y, TFL_DSP_ARG int32_t oc) {
-    /* r0 p, r1 count, r2 w, r3 nq; rq, y, oc at [sp, #140], #144, #148 after the prologue */
+    /* r0 p, r1 count, r2 w, r3 nq; rq, y, oc at [sp, #156], #160, #164 after the prologue (rq and y stepped there a
+     * group, oc's upper half counting the groups left less 1 down) */
     __asm__ volatile(
         "push {r4-r11, lr}\n\t"
-        "sub sp, sp, #104\n\t"
+        "sub sp, sp, #120\n\t"
         "cmp r1, #0\n\t"
         "ble 9f\n\t"
-        "str r2, [sp, #60]\n\t"
-        "add r4, r2, r3, lsl #5\n\t"
-        "sub r4, r4, #512\n\t"
-        "str r4, [sp, #100]\n\t"
         "mul r7, r1, r3\n\t" /* the patches' end: 16 bytes a quad and pair */
         "add r7, r0, r7, lsl #4\n\t"
-        "ldr r5, [sp, #144]\n\t"
-        "ldr r6, [sp, #148]\n\t"
+        "ldr r5, [sp, #160]\n\t"
+        "ldrh r6, [sp, #164]\n\t" /* oc, its lower half */
         "add r4, sp, #48\n\t"
         "stmia r4, {r5, r6, r7}\n\t" /* y, oc, the patches' end */
         "rsbs r5, r3, #0\n\t"
@@ -279,7 +289,13 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq3(TFL_DSP
         "mla r4, r5, r6, r4\n\t"
         "orr r4, r4, #1\n\t"
         "str r4, [sp, #96]\n\t"
-        "ldr r12, [sp, #140]\n\t"
+        "str r0, [sp, #104]\n\t"
+        "ldr r12, [sp, #156]\n"
+        "5:\n\t" /* a group: r2 its weights, r3 nq, r12 its terms */
+        "str r2, [sp, #60]\n\t"
+        "add r4, r2, r3, lsl #5\n\t"
+        "sub r4, r4, #512\n\t"
+        "str r4, [sp, #100]\n\t"
         "ldmia r12!, {r4, r6, r8, r10}\n\t" /* the biases, each twice */
         "mov r5, r4\n\t"
         "mov r7, r6\n\t"
@@ -321,10 +337,29 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq3(TFL_DSP
         "str r1, [r12, #-12]\n\t"
         "cmp r0, r3\n\t"
         "it ne\n\t"
-        "ldmne r12, {r1, r4-r11, pc}\n" /* the next pair */
+        "ldmne r12, {r1, r4-r11, pc}\n\t" /* the next pair */
+        "ldrh r1, [sp, #166]\n\t" /* the groups left less 1 */
+        "subs r1, r1, #1\n\t"
+        "bpl 6f\n"
         "9:\n\t"
-        "add sp, sp, #104\n\t"
-        "pop {r4-r11, pc}\n\t");
+        "add sp, sp, #120\n\t"
+        "pop {r4-r11, pc}\n"
+        "6:\n\t" /* the next group: its weights where this one's ended, its terms 16 words on, its y 4 bytes on */
+        "strh r1, [sp, #166]\n\t"
+        "ldr r12, [sp, #156]\n\t"
+        "ldr r1, [sp, #160]\n\t"
+        "ldr r0, [sp, #104]\n\t"
+        "ldr r2, [sp, #100]\n\t"
+        "ldr r3, [sp, #60]\n\t"
+        "add r12, r12, #64\n\t"
+        "add r1, r1, #4\n\t"
+        "add r2, r2, #512\n\t"
+        "sub r3, r2, r3\n\t"
+        "lsr r3, r3, #5\n\t"
+        "str r12, [sp, #156]\n\t"
+        "str r1, [sp, #160]\n\t"
+        "str r1, [sp, #48]\n\t"
+        "b 5b\n\t");
 }
 /* aotc_dsp_mac4x2_rq3 for one position (an odd tile's last), not a pair repeating it: p its patch as a pair's (quad
  * q's E at p[4q], O at p[4q + 1]), the 4 channels' sums from rq's biases, their 4 outputs to y[0 .. 3]. A quad is
@@ -413,10 +448,13 @@ __attribute__((noinline, unused)) static void aotc_dsp_mac4x2_rq2(const uint32_t
                                                                   int32_t nq, const int32_t *rq, int8_t *y, int32_t oc) {
     tfl_dsp_mac4x2_rq_c(p, count, w, nq, rq, y, oc, 1);
 }
-/* (aotc_dsp_mac4x2_rq3's outputs are aotc_dsp_mac4x2_rq2's wherever it is called: the same loop) */
+/* (aotc_dsp_mac4x2_rq3's outputs are aotc_dsp_mac4x2_rq2's wherever it is called: the same loop, a group of 4
+ * channels at a time, (oc >> 16) + 1 of them: weights 8 nq words, terms 16 words and outputs 4 bytes on) */
 __attribute__((noinline, unused)) static void aotc_dsp_mac4x2_rq3(const uint32_t *p, int32_t count, const uint32_t *w,
                                                                   int32_t nq, const int32_t *rq, int8_t *y, int32_t oc) {
-    tfl_dsp_mac4x2_rq_c(p, count, w, nq, rq, y, oc, 1);
+    int32_t g;
+    for (g = 0; g <= oc >> 16; ++g)
+        tfl_dsp_mac4x2_rq_c(p, count, w + 8 * g * nq, nq, rq + 16 * g, y + 4 * g, oc & 0xffff, 1);
 }
 /* (aotc_dsp_mac4x1_rq3: the pair's loop on a pair repeating the position, its first output kept) */
 __attribute__((noinline, unused)) static void aotc_dsp_mac4x1_rq3(const uint32_t *p, const uint32_t *w, int32_t nq,
