@@ -363,25 +363,35 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq3(TFL_DSP
 }
 /* aotc_dsp_mac4x2_rq3 for one position (an odd tile's last), not a pair repeating it: p its patch as a pair's (quad
  * q's E at p[4q], O at p[4q + 1]), the 4 channels' sums from rq's biases, their 4 outputs to y[0 .. 3]. A quad is
- * an LDRD of the patch, two LDMs of the channels' E and O weights and 8 SMLADs (21 cycles for 16
- * multiply-accumulates; the pair's block takes 32 for the same 16 and 16 wasted), two quads a turn. */
+ * single LDRs, each after a load (pipelined): E, the channels' E weights and O, 4 SMLADs, the O weights, 4 SMLADs
+ * (20 cycles for 16 multiply-accumulates; an LDRD of the patch and two LDMs of the weights took 21; the pair's block
+ * takes 32 for the same 16 and 16 wasted), four quads a turn entered past (-nq) mod 4 (a turn's test 4 cycles for 4
+ * quads, not for 2): VWW -O3 149,248 -> 137,856 est. cycles (128 calls, 32 and 64 quads; VWW 11,587,822 ->
+ * 11,575,922). */
 __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x1_rq3(TFL_DSP_ARG const uint32_t *p,
                                                                          TFL_DSP_ARG const uint32_t *w,
                                                                          TFL_DSP_ARG int32_t nq,
                                                                          TFL_DSP_ARG const int32_t *rq,
                                                                          TFL_DSP_ARG int8_t *y) {
     /* r0 p, r1 w, r2 nq, r3 rq; y at [sp, #36] after the prologue */
-#define TFL_DSP_MAC4X1_QUAD                                                                              \
-    "ldrd r8, r9, [r0], #16\n\t"                                                                       \
-    "ldmia r1!, {r2, r10, r11, lr}\n\t"                                                                \
-    "smlad r4, r8, r2, r4\n\t"                                                                         \
-    "smlad r5, r8, r10, r5\n\t"                                                                        \
-    "smlad r6, r8, r11, r6\n\t"                                                                        \
-    "smlad r7, r8, lr, r7\n\t"                                                                         \
-    "ldmia r1!, {r2, r10, r11, lr}\n\t"                                                                \
-    "smlad r4, r9, r2, r4\n\t"                                                                         \
-    "smlad r5, r9, r10, r5\n\t"                                                                        \
-    "smlad r6, r9, r11, r6\n\t"                                                                        \
+#define TFL_DSP_MAC4X1_QUAD /* 72 bytes: every instruction 32-bit */                                     \
+    "ldr.w r8, [r0], #16\n\t"                                                                            \
+    "ldr.w r2, [r1], #32\n\t"                                                                            \
+    "ldr r9, [r0, #-12]\n\t"                                                                             \
+    "ldr r10, [r1, #-28]\n\t"                                                                            \
+    "ldr r11, [r1, #-24]\n\t"                                                                            \
+    "ldr lr, [r1, #-20]\n\t"                                                                             \
+    "smlad r4, r8, r2, r4\n\t"                                                                           \
+    "smlad r5, r8, r10, r5\n\t"                                                                          \
+    "smlad r6, r8, r11, r6\n\t"                                                                          \
+    "smlad r7, r8, lr, r7\n\t"                                                                           \
+    "ldr r2, [r1, #-16]\n\t"                                                                             \
+    "ldr r10, [r1, #-12]\n\t"                                                                            \
+    "ldr r11, [r1, #-8]\n\t"                                                                             \
+    "ldr lr, [r1, #-4]\n\t"                                                                              \
+    "smlad r4, r9, r2, r4\n\t"                                                                           \
+    "smlad r5, r9, r10, r5\n\t"                                                                          \
+    "smlad r6, r9, r11, r6\n\t"                                                                          \
     "smlad r7, r9, lr, r7\n\t"
 #define TFL_DSP_RQ1(a)                                                                                   \
     "ldmia r3!, {r8, r9, r10}\n\t" /* the channel's mult, ra, right */                                    \
@@ -392,10 +402,15 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x1_rq3(TFL_DSP
         "push {r4-r11, lr}\n\t"
         "ldmia r3!, {r4-r7}\n\t"
         "add r12, r1, r2, lsl #5\n\t"
-        "tst r2, #1\n\t"
-        "bne 2f\n"
-        "1:\n\t" TFL_DSP_MAC4X1_QUAD
-        "2:\n\t" TFL_DSP_MAC4X1_QUAD
+        "rsbs r8, r2, #0\n\t"
+        "and r8, r8, #3\n\t"
+        "adr.w r9, 1f\n\t"
+        "movs r10, #72\n\t"
+        "mla r9, r8, r10, r9\n\t"
+        "orr r9, r9, #1\n\t"
+        "bx r9\n\t"
+        ".p2align 2\n"
+        "1:\n\t" TFL_DSP_MAC4X1_QUAD TFL_DSP_MAC4X1_QUAD TFL_DSP_MAC4X1_QUAD TFL_DSP_MAC4X1_QUAD
         "cmp r1, r12\n\t"
         "bne 1b\n\t"
         TFL_DSP_RQ1("r4") TFL_DSP_RQ1("r5") TFL_DSP_RQ1("r6") TFL_DSP_RQ1("r7")
