@@ -95,7 +95,7 @@ static void act_range(int32_t lo, int32_t hi, int32_t y_zero, int32_t *y_min, in
 
 /* ---- CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV, CONV_2D + ADD: int8 and 16x8 --------------------------- */
 
-enum { K_CONV, K_DEPTHWISE, K_TRANSPOSE, K_CONV_ADD, K_PACKED = 8, K_RING = 16 };
+enum { K_CONV, K_DEPTHWISE, K_TRANSPOSE, K_CONV_ADD, K_PACKED = 8, K_RING = 16, K_RING6 = 32 };
 
 /* The host's packed kernels' weights and folded bias, as aot/kernels/tflite_int8.py packs them (the header's
  * "The host's packed kernels"): rows x k weights in quads, blocks of 16 rows (CONV_2D, FULLY_CONNECTED) ... */
@@ -147,8 +147,9 @@ static int32_t window_dim(int32_t in, int32_t k, int32_t s, int32_t d, int32_t *
 }
 
 static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
-    const int ring = (kind & K_RING) != 0; /* only MobileNet's depthwise at column stride 1: the DSP path's ring */
-    kind &= ~K_RING;
+    const int ring = (kind & (K_RING | K_RING6)) != 0; /* only MobileNet's depthwise at column stride 1: the ring */
+    const int ring6 = (kind & K_RING6) != 0;
+    kind &= ~(K_RING | K_RING6);
     const int dw = kind == K_DEPTHWISE;
     /* a quarter of the depthwise cases as MobileNet's: 3 x 3, 4n channels, no clamp past int8 (the DSP path's
      * bands requantised as they are made) */
@@ -184,6 +185,9 @@ static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
                     p->h = same2 ? p->w : rand_int(3, 13), p->sh = same2 ? 2 : rand_int(1, 2), p->sw = 2;
                 /* the ring's cases (K_RING): 1 to 30 wide, every rest after the turns of 6, row stride 1 or 2 */
                 if (ring) p->h = rand_int(1, 8), p->w = rand_int(1, 30), p->sw = 1, p->n = rand_int(1, 2), same2 = 0;
+                /* K_RING6: 6 to 30 wide at row stride 1 (SAME: the group in one function, tfl_dsp_dwp6_same_floor);
+                 * its own entry, the last, so the others draw the shapes they did */
+                if (ring6) p->w = 6 * rand_int(1, 5), p->sh = 1;
             }
         } else {
             p->c = chance(1, 6) ? rand_int(29, 40) : rand_int(1, 12); /* 3 x 3 x 29+: more than one DSP block */
@@ -323,9 +327,9 @@ static int check_conv(int kind, int wide) {
     int32_t *rq = NULL;
     int64_t scratch_bytes = 0;
     int bad, in_place = 0;
-    const int ring = (kind & K_RING) != 0;
-    kind &= ~(K_PACKED | K_RING);
-    draw_conv(&p, kind | (ring ? K_RING : 0), wide);
+    const int ring = kind & (K_RING | K_RING6);
+    kind &= ~(K_PACKED | K_RING | K_RING6);
+    draw_conv(&p, kind | ring, wide);
     if (packed && kind == K_DEPTHWISE) p.depth_multiplier = 1, p.oc = p.c; /* the packed kernel's */
     if (packed && kind == K_DEPTHWISE && chance(1, 4)) { /* tall kernels: the VBMI path's rows of up to 4 taps,
                                                             8 rows and past */
@@ -1094,6 +1098,7 @@ static const entry ENTRIES[] = {
     {"aotc_tfl_lut_s16", c_lut16, 0},
     {"aotc_tfl_sqrt_s16", c_sqrt16, 0},
     {"aotc_tfl_abs_s16", c_abs16, 0},
+    {"aotc_tfl_depthwise_s8 (ring, 6 q wide)", c_conv8, K_DEPTHWISE | K_RING6},
 };
 
 int main(int argc, char **argv) {

@@ -614,6 +614,271 @@ TFL_DWP_ROW_FN(tfl_dsp_dwp2_row_sign, TFL_DWP2_ROW_ASM(TFL_DWP2_RQ))
     "pop {r4-r11, pc}\n\t"
 TFL_DWP_ROW_FN(tfl_dsp_dwp6_row_floor, TFL_DWP6_ROW_ASM(TFL_DWP_RQ1F))
 TFL_DWP_ROW_FN(tfl_dsp_dwp6_row_sign, TFL_DWP6_ROW_ASM(TFL_DWP_RQ1))
+/* A SAME stride-1 group of 4 channels whose rows are a multiple of 6 wide (ow = w = 6 q: every stride-1 layer of
+ * VWW but the 3 x 3), the whole group in one naked function: its set-up from the weights, then row iy arranged into
+ * slot iy mod 3 (tfl_dsp_dwp_row_p1's pairs: each word loaded once, 6 instructions a pair) and output row iy - 1
+ * made by TFL_DWP6S_CH's turns, row h of x_zero. One copy of the kernel rows, [W1 W2 W0 W1 W2] (32 bytes each): turn t
+ * (first row in slot t) is the 3 from row 2 - t; the terms and the sums' start once, on the stack (the blocks of
+ * tfl_dsp_dwp: 3 copies of 40 words, about 300 instructions of gcc's a group). In C the rows' loop kept 20 values on
+ * the stack (about 45 instructions a row around the arranging and the call) and each row's call pushed and set up
+ * its frame again. Arguments: tfl_dsp_dwp_same_args. Locals past TFL_DWP6_CH's ([sp] .. [sp, #20]): [sp, #24] the
+ * arguments, [sp, #28] rows left to arrange (-1: row h's done), [sp, #32] the slot's offset (16 (iy mod 3)), [sp,
+ * #36] the next row, [sp, #40] y, [sp, #44] 1 before the first row's turn, [sp, #48 + 16 k + 4 c] channel c's term
+ * k (mult, ra, right, the sums' start), [sp, #112] the kernel rows, [sp, #272] a pair of x_zero's 4 words. */
+typedef struct {
+    const int8_t *s;    /* 0: row 0's first word */
+    int32_t c;          /* 4 */
+    int32_t h;          /* 8 */
+    uint32_t zb;        /* 12 */
+    uint32_t *ring;     /* 16 */
+    int32_t q;          /* 20: ow / 6 */
+    const int8_t *w;    /* 24: the weights at the group's channel */
+    int8_t *y;          /* 28 */
+    int32_t oc;         /* 32 */
+    const uint32_t *rq; /* 36: the terms by channel */
+    int32_t row;        /* 40: w c */
+    int32_t ystep;      /* 44: ow oc */
+    int32_t np;         /* 48: 3 q + 1 pairs */
+    const int32_t *base; /* 52 */
+} tfl_dsp_dwp_same_args;
+/* TFL_DWP6_KY0 and TFL_DWP6_CH with the terms and the sums' start on the stack */
+#define TFL_DWP6S_KY0(c)                                                                                    \
+    "ldr r9, [sp, #(96 + 4 * " #c ")]\n\t"                                                               \
+    "ldr r10, [r0, #(4 * " #c ")]\n\t"                                                                   \
+    "ldr r11, [r0, #(48 + 4 * " #c ")]\n\t"                                                              \
+    "ldr r12, [r0, #(96 + 4 * " #c ")]\n\t"                                                              \
+    "ldr lr, [r0, #(144 + 4 * " #c ")]\n\t"                                                              \
+    "ldr r1, [r2, #(4 * " #c ")]\n\t"                                                                    \
+    "ldr r3, [r2, #(16 + 4 * " #c ")]\n\t"                                                               \
+    "smlad r4, r10, r1, r9\n\t"                                                                          \
+    "smlabt r4, r11, r3, r4\n\t"                                                                         \
+    "smlatb r5, r10, r1, r9\n\t"                                                                         \
+    "smlad r5, r11, r3, r5\n\t"                                                                          \
+    "smlad r6, r11, r1, r9\n\t"                                                                          \
+    "smlabt r6, r12, r3, r6\n\t"                                                                         \
+    "smlatb r7, r11, r1, r9\n\t"                                                                         \
+    "smlad r7, r12, r3, r7\n\t"                                                                          \
+    "smlad r8, r12, r1, r9\n\t"                                                                          \
+    "smlabt r8, lr, r3, r8\n\t"                                                                          \
+    "smlatb r9, r12, r1, r9\n\t"                                                                         \
+    "smlad r9, lr, r3, r9\n\t"
+#define TFL_DWP6S_CH(R, c)                                                                                  \
+    TFL_DWP6S_KY0(c) TFL_DWP6_KY(1, c) TFL_DWP6_KY(2, c)                                                   \
+    "ldr r1, [sp, #(48 + 4 * " #c ")]\n\t"                                                               \
+    "ldr r3, [sp, #(64 + 4 * " #c ")]\n\t"                                                               \
+    "ldr r12, [sp, #(80 + 4 * " #c ")]\n\t"                                                              \
+    "ldr r10, [sp, #(4 * " #c ")]\n\t"                                                                   \
+    "ldr r11, [sp, #16]\n\t" R("r4") R("r5")                                                              \
+    "strb r4, [r10]\n\t"                                                                                  \
+    "strb r5, [r10, r11]\n\t"                                                                             \
+    "add r10, r10, r11, lsl #1\n\t" R("r6") R("r7")                                                       \
+    "strb r6, [r10]\n\t"                                                                                  \
+    "strb r7, [r10, r11]\n\t"                                                                             \
+    "add r10, r10, r11, lsl #1\n\t" R("r8") R("r9")                                                       \
+    "strb r8, [r10]\n\t"                                                                                  \
+    "strb r9, [r10, r11]\n\t"                                                                             \
+    "add r10, r10, r11, lsl #1\n\t"                                                                       \
+    "str r10, [sp, #(4 * " #c ")]\n\t"
+/* a column pair [a, b] widened to [ea, r9, eb, r10] at [r3, #off] (TFL_DWP_PAIR's on named registers) */
+#define TFL_DWPS_PAIR(a, b, ea, eb, off)                                                                    \
+    "pkhbt r9, " a ", " b ", lsl #16\n\t"                                                               \
+    "pkhtb r10, " b ", " a ", asr #16\n\t"                                                              \
+    "sxtb16 " ea ", r9\n\t"                                                                             \
+    "sxtb16 r9, r9, ror #8\n\t"                                                                         \
+    "sxtb16 " eb ", r10\n\t"                                                                            \
+    "sxtb16 r10, r10, ror #8\n\t"                                                                       \
+    "str " ea ", [r3, #" #off "]\n\t"                                                                   \
+    "str r9, [r3, #(" #off " + 4)]\n\t"                                                                 \
+    "str " eb ", [r3, #(" #off " + 8)]\n\t"                                                             \
+    "str r10, [r3, #(" #off " + 12)]\n\t"
+/* two taps' words a, b of the 4 channels into their 4 pairs r7 .. r10, doubled (tfl_dsp_dwp_put2's) */
+#define TFL_DWPS_WPAIR(a, b)                                                                                \
+    "pkhbt r11, " a ", " b ", lsl #16\n\t"                                                              \
+    "pkhtb r12, " b ", " a ", asr #16\n\t"                                                              \
+    "sxtb16 r7, r11\n\t"                                                                                \
+    "sxtb16 r8, r11, ror #8\n\t"                                                                        \
+    "sxtb16 r9, r12\n\t"                                                                                \
+    "sxtb16 r10, r12, ror #8\n\t"                                                                       \
+    "sadd16 r7, r7, r7\n\t"                                                                             \
+    "sadd16 r8, r8, r8\n\t"                                                                             \
+    "sadd16 r9, r9, r9\n\t"                                                                             \
+    "sadd16 r10, r10, r10\n\t"
+#define TFL_DWPS_W4(off)                                                                                    \
+    "str r7, [sp, #(" #off ")]\n\t"                                                                     \
+    "str r8, [sp, #(" #off " + 4)]\n\t"                                                                 \
+    "str r9, [sp, #(" #off " + 8)]\n\t"                                                                 \
+    "str r10, [sp, #(" #off " + 12)]\n\t"
+/* kernel row r1 (taps oc = r2 bytes apart) to its block(s) at B1 (and B2: TFL_DWPS_W4 or nothing); r1 to the next */
+#define TFL_DWPS_WROW(B1, B2A, B2B)                                                                         \
+    "ldr r3, [r1]\n\t"                                                                                    \
+    "ldr r4, [r1, r2]\n\t"                                                                                \
+    "ldr r5, [r1, r2, lsl #1]\n\t"                                                                        \
+    "add r1, r1, r6\n\t" TFL_DWPS_WPAIR("r3", "r4") TFL_DWPS_W4(B1) B2A TFL_DWPS_WPAIR("r4", "r5")       \
+        TFL_DWPS_W4(B1 + 16) B2B
+#define TFL_DWP6_SAME_ASM(R)                                                                                \
+    "push {r4-r11, lr}\n\t"                                                                               \
+    "sub sp, sp, #288\n\t"                                                                                \
+    "str r0, [sp, #24]\n\t"                                                                               \
+    "ldr r1, [r0, #36]\n\t" /* the terms by kind */                                                       \
+    "ldm r1, {r2-r12, lr}\n\t"                                                                            \
+    "str r2, [sp, #48]\n\t"                                                                               \
+    "str r5, [sp, #52]\n\t"                                                                               \
+    "str r8, [sp, #56]\n\t"                                                                               \
+    "str r11, [sp, #60]\n\t"                                                                              \
+    "str r3, [sp, #64]\n\t"                                                                               \
+    "str r6, [sp, #68]\n\t"                                                                               \
+    "str r9, [sp, #72]\n\t"                                                                               \
+    "str r12, [sp, #76]\n\t"                                                                              \
+    "str r4, [sp, #80]\n\t"                                                                               \
+    "str r7, [sp, #84]\n\t"                                                                               \
+    "str r10, [sp, #88]\n\t"                                                                              \
+    "str lr, [sp, #92]\n\t"                                                                               \
+    "ldr r1, [r0, #52]\n\t"                                                                               \
+    "ldm r1, {r2-r5}\n\t"                                                                                 \
+    "add r1, sp, #96\n\t"                                                                                 \
+    "stm r1, {r2-r5}\n\t"                                                                                 \
+    "ldr r1, [r0, #24]\n\t" /* kernel rows 0 (block 2), 1 (blocks 0, 3), 2 (1, 4) */                      \
+    "ldr r2, [r0, #32]\n\t"                                                                               \
+    "add r6, r2, r2, lsl #1\n\t" TFL_DWPS_WROW(176, , )                                                   \
+        TFL_DWPS_WROW(112, TFL_DWPS_W4(208), TFL_DWPS_W4(224))                                            \
+            TFL_DWPS_WROW(144, TFL_DWPS_W4(240), TFL_DWPS_W4(256))                                        \
+    "ldr r3, [r0, #12]\n\t" /* x_zero's pair (not doubled) */                                             \
+    "pkhbt r11, r3, r3, lsl #16\n\t"                                                                      \
+    "pkhtb r12, r3, r3, asr #16\n\t"                                                                      \
+    "sxtb16 r7, r11\n\t"                                                                                  \
+    "sxtb16 r8, r11, ror #8\n\t"                                                                          \
+    "sxtb16 r9, r12\n\t"                                                                                  \
+    "sxtb16 r10, r12, ror #8\n\t"                                                                         \
+    "add r1, sp, #272\n\t"                                                                                \
+    "stm r1, {r7-r10}\n\t"                                                                                \
+    "ldr r1, [r0]\n\t"                                                                                    \
+    "ldr r2, [r0, #28]\n\t"                                                                               \
+    "ldr r3, [r0, #8]\n\t"                                                                                \
+    "movs r4, #0\n\t"                                                                                     \
+    "movs r5, #1\n\t"                                                                                     \
+    "str r1, [sp, #36]\n\t"                                                                               \
+    "str r2, [sp, #40]\n\t"                                                                               \
+    "str r3, [sp, #28]\n\t"                                                                               \
+    "str r4, [sp, #32]\n\t"                                                                               \
+    "str r5, [sp, #44]\n\t"                                                                               \
+    "ldr r3, [r0, #16]\n\t" /* row -1 of x_zero in slot 2 */                                              \
+    "adds r3, r3, #32\n\t"                                                                                \
+    "ldr r2, [r0, #48]\n\t"                                                                               \
+    "add r1, sp, #272\n\t"                                                                                \
+    "ldm r1, {r4-r7}\n"                                                                                   \
+    "5:\n\t"                                                                                              \
+    "str r4, [r3]\n\t"                                                                                    \
+    "str r5, [r3, #4]\n\t"                                                                                \
+    "str r6, [r3, #8]\n\t"                                                                                \
+    "str r7, [r3, #12]\n\t"                                                                               \
+    "adds r3, r3, #48\n\t"                                                                                \
+    "subs r2, r2, #1\n\t"                                                                                 \
+    "bgt 5b\n"                                                                                            \
+    "1:\n\t" /* the next row into the slot at [sp, #32] */                                                \
+    "ldr r12, [sp, #24]\n\t"                                                                              \
+    "ldr r4, [sp, #32]\n\t"                                                                               \
+    "ldr r3, [r12, #16]\n\t"                                                                              \
+    "add r3, r3, r4\n\t"                                                                                  \
+    "ldr r4, [sp, #28]\n\t"                                                                               \
+    "subs r4, r4, #1\n\t"                                                                                 \
+    "str r4, [sp, #28]\n\t"                                                                               \
+    "blt 6f\n\t"                                                                                          \
+    "ldr r0, [sp, #36]\n\t"                                                                               \
+    "ldr r1, [r12, #4]\n\t"                                                                               \
+    "ldr r2, [r12, #40]\n\t"                                                                              \
+    "ldr r11, [r12, #12]\n\t"                                                                             \
+    "ldr r4, [r12, #20]\n\t"                                                                              \
+    "add r2, r0, r2\n\t"                                                                                  \
+    "str r2, [sp, #36]\n\t"                                                                               \
+    "add r2, r1, r1, lsl #1\n\t"                                                                          \
+    "add r4, r4, r4, lsl #1\n\t"                                                                          \
+    "mov r5, r11\n\t"                                                                                     \
+    "lsrs r4, r4, #1\n\t"                                                                                 \
+    "bcc 2f\n\t"                                                                                          \
+    "ldr r6, [r0]\n\t"                                                                                    \
+    "ldr r7, [r0, r1]\n\t"                                                                                \
+    "add r0, r0, r1, lsl #1\n\t" TFL_DWPS_PAIR("r5", "r6", "r6", "r8", 0)                                 \
+    "mov r5, r7\n\t"                                                                                      \
+    "add r3, r3, #48\n\t"                                                                                 \
+    "cmp r4, #0\n\t"                                                                                      \
+    "beq 3f\n"                                                                                            \
+    "2:\n\t"                                                                                              \
+    "ldr r6, [r0]\n\t"                                                                                    \
+    "ldr r7, [r0, r1]\n\t"                                                                                \
+    "ldr r8, [r0, r1, lsl #1]\n\t" TFL_DWPS_PAIR("r5", "r6", "r6", "r5", 0)                               \
+    "ldr r5, [r0, r2]\n\t"                                                                                \
+    "add r0, r0, r1, lsl #2\n\t" TFL_DWPS_PAIR("r7", "r8", "r7", "r8", 48)                                \
+    "add r3, r3, #96\n\t"                                                                                 \
+    "subs r4, r4, #1\n\t"                                                                                 \
+    "bne 2b\n"                                                                                            \
+    "3:\n\t" TFL_DWPS_PAIR("r5", "r11", "r6", "r7", 0) /* [x(w - 1), x_zero] */                          \
+    "b 7f\n"                                                                                              \
+    "6:\n\t" /* row h of x_zero */                                                                        \
+    "ldr r2, [r12, #48]\n\t"                                                                              \
+    "add r1, sp, #272\n\t"                                                                                \
+    "ldm r1, {r4-r7}\n"                                                                                   \
+    "8:\n\t"                                                                                              \
+    "str r4, [r3]\n\t"                                                                                    \
+    "str r5, [r3, #4]\n\t"                                                                                \
+    "str r6, [r3, #8]\n\t"                                                                                \
+    "str r7, [r3, #12]\n\t"                                                                               \
+    "adds r3, r3, #48\n\t"                                                                                \
+    "subs r2, r2, #1\n\t"                                                                                 \
+    "bgt 8b\n"                                                                                            \
+    "7:\n\t" /* the next slot; the turn whose first row is in it */                                      \
+    "ldr r4, [sp, #32]\n\t"                                                                               \
+    "ldr r5, [sp, #44]\n\t"                                                                               \
+    "adds r4, r4, #16\n\t"                                                                                \
+    "cmp r4, #48\n\t"                                                                                     \
+    "it eq\n\t"                                                                                           \
+    "moveq r4, #0\n\t"                                                                                    \
+    "str r4, [sp, #32]\n\t"                                                                               \
+    "cmp r5, #0\n\t"                                                                                      \
+    "beq 9f\n\t"                                                                                          \
+    "movs r5, #0\n\t"                                                                                     \
+    "str r5, [sp, #44]\n\t"                                                                               \
+    "b 1b\n"                                                                                              \
+    "9:\n\t" /* turn t = slot / 16: its kernel rows from row 2 - t of the copy */                         \
+    "ldr r12, [sp, #24]\n\t"                                                                              \
+    "add r2, sp, #176\n\t"                                                                                \
+    "sub r2, r2, r4, lsl #1\n\t"                                                                          \
+    "ldr r0, [r12, #16]\n\t"                                                                              \
+    "ldr r1, [r12, #20]\n\t"                                                                              \
+    "ldr r8, [r12, #32]\n\t"                                                                              \
+    "ldr r3, [r12, #44]\n\t"                                                                              \
+    "ldr r4, [sp, #40]\n\t"                                                                               \
+    "add r1, r1, r1, lsl #3\n\t"                                                                          \
+    "add r3, r4, r3\n\t"                                                                                  \
+    "str r3, [sp, #40]\n\t"                                                                               \
+    "add r9, r0, r1, lsl #4\n\t"                                                                          \
+    "adds r5, r4, #1\n\t"                                                                                 \
+    "adds r6, r4, #2\n\t"                                                                                 \
+    "adds r7, r4, #3\n\t"                                                                                 \
+    "stm sp, {r4-r9}\n"                                                                                   \
+    "4:\n\t" TFL_DWP6S_CH(R, 0) TFL_DWP6S_CH(R, 1) TFL_DWP6S_CH(R, 2) TFL_DWP6S_CH(R, 3)                   \
+    "ldr r1, [sp, #20]\n\t"                                                                               \
+    "adds r0, r0, #144\n\t"                                                                               \
+    "cmp r0, r1\n\t"                                                                                      \
+    "bne 4b\n\t"                                                                                          \
+    "ldr r4, [sp, #28]\n\t"                                                                               \
+    "cmp r4, #0\n\t"                                                                                      \
+    "bge 1b\n\t"                                                                                          \
+    "add sp, sp, #288\n\t"                                                                                \
+    "pop {r4-r11, pc}\n\t"
+#define TFL_DWP6_SAME_FN(name, text)                                                                        \
+    __attribute__((naked, noinline)) static void name(TFL_DSP_ARG const tfl_dsp_dwp_same_args *a) {       \
+        __asm__ volatile(text);                                                                          \
+    }
+TFL_DWP6_SAME_FN(tfl_dsp_dwp6_same_floor, TFL_DWP6_SAME_ASM(TFL_DWP_RQ1F))
+TFL_DWP6_SAME_FN(tfl_dsp_dwp6_same_sign, TFL_DWP6_SAME_ASM(TFL_DWP_RQ1))
+#undef TFL_DWP6_SAME_FN
+#undef TFL_DWP6_SAME_ASM
+#undef TFL_DWPS_WROW
+#undef TFL_DWPS_W4
+#undef TFL_DWPS_WPAIR
+#undef TFL_DWPS_PAIR
+#undef TFL_DWP6S_CH
+#undef TFL_DWP6S_KY0
 /* A rest of 3 positions (ow mod 6 = 3: a MobileNet's 3 x 3 layer, ow = 3), where TFL_DWP2_ROW_ASM took two turns of 2
  * (the second's B made and dropped: about 32 cycles an output): a channel's 3 positions at once from pairs 0 .. 2
  * (r10, r11, r12), the kernel row's 2 weight words in r1, r3, per kernel row 5 loads and 6 multiplies; the sums
@@ -844,6 +1109,20 @@ static inline __attribute__((always_inline)) void tfl_dsp_dwp_row_p1(const int8_
 __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, int32_t ch, const uint32_t *rq,
                         const int32_t *base, int8_t *y, uint32_t zb, uint32_t *ring) {
     const int32_t oc = p->oc, np = TFL_DSP_DWP_PAIRS(p), pt = p->pad_top;
+    if (p->pad_left == 1 && p->ow == p->w && pt == 1 && p->sh == 1 && p->oh == p->h && p->ow % 6 == 0) {
+        /* SAME, rows a multiple of 6 wide: the group in one function, its set-up with it (tfl_dsp_dwp6_same_floor) */
+        const ptrdiff_t row = (ptrdiff_t)p->w * p->c, ystep = (ptrdiff_t)p->ow * oc;
+        tfl_dsp_dwp_same_args a = {x + ch, p->c, p->h, zb, ring, p->ow / 6, w + ch, y + ch, oc, rq,
+                                   (int32_t)row, (int32_t)ystep, np, base};
+        for (int32_t n = 0; n < p->n; ++n, a.s += (ptrdiff_t)p->h * row, a.y += (ptrdiff_t)p->oh * ystep) {
+            if (p->y_zero == -128) {
+                tfl_dsp_dwp6_same_floor(&a);
+            } else {
+                tfl_dsp_dwp6_same_sign(&a);
+            }
+        }
+        return;
+    }
     uint32_t wp[3][40]; /* turn: the block of TFL_DWP6_ROW_ASM and TFL_DWP2_ROW_ASM */
     int32_t r, t, j, b, oy;
     /* kernel row r's words (its 3 taps' words of the 4 channels, paired as a column pair's) stored as made at slot
