@@ -761,7 +761,13 @@ typedef struct {
     "str r3, [sp, #28]\n\t"                                                                               \
     "str r4, [sp, #32]\n\t"                                                                               \
     "str r5, [sp, #44]\n\t"                                                                               \
-    "ldr r3, [r0, #16]\n\t" /* row -1 of x_zero in slot 2 */                                              \
+    "ldr r3, [r0, #16]\n\t" /* oc and the ring's end (r0 + 144 q) once; row -1 of x_zero in slot 2 */     \
+    "ldr r1, [r0, #20]\n\t"                                                                               \
+    "ldr r2, [r0, #32]\n\t"                                                                               \
+    "add r1, r1, r1, lsl #3\n\t"                                                                          \
+    "add r1, r3, r1, lsl #4\n\t"                                                                          \
+    "str r2, [sp, #16]\n\t"                                                                               \
+    "str r1, [sp, #20]\n\t"                                                                               \
     "adds r3, r3, #32\n\t"                                                                                \
     "ldr r2, [r0, #48]\n\t"                                                                               \
     "add r1, sp, #272\n\t"                                                                                \
@@ -843,18 +849,14 @@ typedef struct {
     "add r2, sp, #176\n\t"                                                                                \
     "sub r2, r2, r4, lsl #1\n\t"                                                                          \
     "ldr r0, [r12, #16]\n\t"                                                                              \
-    "ldr r1, [r12, #20]\n\t"                                                                              \
-    "ldr r8, [r12, #32]\n\t"                                                                              \
     "ldr r3, [r12, #44]\n\t"                                                                              \
     "ldr r4, [sp, #40]\n\t"                                                                               \
-    "add r1, r1, r1, lsl #3\n\t"                                                                          \
     "add r3, r4, r3\n\t"                                                                                  \
     "str r3, [sp, #40]\n\t"                                                                               \
-    "add r9, r0, r1, lsl #4\n\t"                                                                          \
     "adds r5, r4, #1\n\t"                                                                                 \
     "adds r6, r4, #2\n\t"                                                                                 \
     "adds r7, r4, #3\n\t"                                                                                 \
-    "stm sp, {r4-r9}\n"                                                                                   \
+    "stm sp, {r4-r7}\n"                                                                                   \
     "4:\n\t" TFL_DWP6S_CH(R, 0) TFL_DWP6S_CH(R, 1) TFL_DWP6S_CH(R, 2) TFL_DWP6S_CH(R, 3)                   \
     "ldr r1, [sp, #20]\n\t"                                                                               \
     "adds r0, r0, #144\n\t"                                                                               \
@@ -1104,25 +1106,12 @@ static inline __attribute__((always_inline)) void tfl_dsp_dwp_row_p1(const int8_
 
 #undef TFL_DWP_PAIR
 
-/* The fused path's rows by the ring: the weights of its 3 turns, each input row arranged once (at row stride 2,
- * two a row of outputs) */
-__attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, int32_t ch, const uint32_t *rq,
-                        const int32_t *base, int8_t *y, uint32_t zb, uint32_t *ring) {
+/* The fused path's rows by the ring but tfl_dsp_dwp6_same_floor's (tfl_dsp_dwp): the weights of its 3 turns, each input
+ * row arranged once (at row stride 2, two a row of outputs) */
+__attribute__((noinline)) static void tfl_dsp_dwp_rows(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
+                                                       int32_t ch, const uint32_t *rq, const int32_t *base, int8_t *y,
+                                                       uint32_t zb, uint32_t *ring) {
     const int32_t oc = p->oc, np = TFL_DSP_DWP_PAIRS(p), pt = p->pad_top;
-    if (p->pad_left == 1 && p->ow == p->w && pt == 1 && p->sh == 1 && p->oh == p->h && p->ow % 6 == 0) {
-        /* SAME, rows a multiple of 6 wide: the group in one function, its set-up with it (tfl_dsp_dwp6_same_floor) */
-        const ptrdiff_t row = (ptrdiff_t)p->w * p->c, ystep = (ptrdiff_t)p->ow * oc;
-        tfl_dsp_dwp_same_args a = {x + ch, p->c, p->h, zb, ring, p->ow / 6, w + ch, y + ch, oc, rq,
-                                   (int32_t)row, (int32_t)ystep, np, base};
-        for (int32_t n = 0; n < p->n; ++n, a.s += (ptrdiff_t)p->h * row, a.y += (ptrdiff_t)p->oh * ystep) {
-            if (p->y_zero == -128) {
-                tfl_dsp_dwp6_same_floor(&a);
-            } else {
-                tfl_dsp_dwp6_same_sign(&a);
-            }
-        }
-        return;
-    }
     uint32_t wp[3][40]; /* turn: the block of TFL_DWP6_ROW_ASM and TFL_DWP2_ROW_ASM */
     int32_t r, t, j, b, oy;
     /* kernel row r's words (its 3 taps' words of the 4 channels, paired as a column pair's) stored as made at slot
@@ -1228,6 +1217,28 @@ __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p,
             for (s0 += sh; s0 >= 3;) s0 -= 3;
         }
     }
+}
+
+/* The fused path's rows by the ring: SAME with rows a multiple of 6 wide, the group in one function, its set-up with
+ * it (tfl_dsp_dwp6_same_floor); the others by tfl_dsp_dwp_rows (here apart: its frame and the set-up gcc hoisted
+ * took about 50 instructions a group before the test) */
+__attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, int32_t ch,
+                                                  const uint32_t *rq, const int32_t *base, int8_t *y, uint32_t zb,
+                                                  uint32_t *ring) {
+    if (p->pad_left == 1 && p->ow == p->w && p->pad_top == 1 && p->sh == 1 && p->oh == p->h && p->ow % 6 == 0) {
+        const ptrdiff_t row = (ptrdiff_t)p->w * p->c, ystep = (ptrdiff_t)p->ow * p->oc;
+        tfl_dsp_dwp_same_args a = {x + ch, p->c, p->h, zb, ring, p->ow / 6, w + ch, y + ch, p->oc, rq,
+                                   (int32_t)row, (int32_t)ystep, TFL_DSP_DWP_PAIRS(p), base};
+        for (int32_t n = 0; n < p->n; ++n, a.s += (ptrdiff_t)p->h * row, a.y += (ptrdiff_t)p->oh * ystep) {
+            if (p->y_zero == -128) {
+                tfl_dsp_dwp6_same_floor(&a);
+            } else {
+                tfl_dsp_dwp6_same_sign(&a);
+            }
+        }
+        return;
+    }
+    tfl_dsp_dwp_rows(p, x, w, ch, rq, base, y, zb, ring);
 }
 #endif
 
