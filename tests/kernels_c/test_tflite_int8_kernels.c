@@ -185,9 +185,10 @@ static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
                     p->h = same2 ? p->w : rand_int(3, 13), p->sh = same2 ? 2 : rand_int(1, 2), p->sw = 2;
                 /* the ring's cases (K_RING): 1 to 30 wide, every rest after the turns of 6, row stride 1 or 2 */
                 if (ring) p->h = rand_int(1, 8), p->w = rand_int(1, 30), p->sw = 1, p->n = rand_int(1, 2), same2 = 0;
-                /* K_RING6: 6 to 30 wide at row stride 1 (SAME: the group in one function, tfl_dsp_dwp6_same_floor);
-                 * its own entry, the last, so the others draw the shapes they did */
-                if (ring6) p->w = 6 * rand_int(1, 5), p->sh = 1;
+                /* K_RING6: 6 to 30 wide or 3 at row stride 1 (SAME: the group in one function, tfl_dsp_dwp6_same_floor,
+                 * tfl_dsp_dwp3_same_floor); its own entry, the last, so the others draw the shapes they did */
+                if (ring6) p->w = chance(1, 4) ? 3 : 6 * rand_int(1, 5), p->sh = 1;
+                if (ring6 && p->w == 3) p->h = rand_int(1, 3); /* not taller than wide: by rows, not by columns */
             }
         } else {
             p->c = chance(1, 6) ? rand_int(29, 40) : rand_int(1, 12); /* 3 x 3 x 29+: more than one DSP block */

@@ -614,6 +614,42 @@ TFL_DWP_ROW_FN(tfl_dsp_dwp2_row_sign, TFL_DWP2_ROW_ASM(TFL_DWP2_RQ))
     "pop {r4-r11, pc}\n\t"
 TFL_DWP_ROW_FN(tfl_dsp_dwp6_row_floor, TFL_DWP6_ROW_ASM(TFL_DWP_RQ1F))
 TFL_DWP_ROW_FN(tfl_dsp_dwp6_row_sign, TFL_DWP6_ROW_ASM(TFL_DWP_RQ1))
+/* A rest of 3 positions (ow mod 6 = 3: a MobileNet's 3 x 3 layer, ow = 3), where TFL_DWP2_ROW_ASM took two turns of 2
+ * (the second's B made and dropped: about 32 cycles an output): a channel's 3 positions at once from pairs 0 .. 2
+ * (r10, r11, r12), the kernel row's 2 weight words in r1, r3, per kernel row 5 loads and 6 multiplies; the sums
+ * a0, b0, a1 in r4, r5, r6 (the base in r6, written last, as TFL_DWP6_KY0's r9), the outputs' rows y, y + oc,
+ * y + 2 oc in r7, r8, r9 for the 4 channels (STRB at the channel's offset): about 53 cycles a channel's 3 outputs. */
+#define TFL_DWP3_KY(ky, c, a0, b0, a1)                                                                      \
+    "ldr r10, [r0, #(16 * " #ky " + 4 * " #c ")]\n\t"                                                   \
+    "ldr r11, [r0, #(48 + 16 * " #ky " + 4 * " #c ")]\n\t"                                              \
+    "ldr r12, [r0, #(96 + 16 * " #ky " + 4 * " #c ")]\n\t"                                              \
+    "ldr r1, [r2, #(32 * " #ky " + 4 * " #c ")]\n\t"                                                    \
+    "ldr r3, [r2, #(32 * " #ky " + 16 + 4 * " #c ")]\n\t"                                               \
+    "smlad r4, r10, r1, " a0 "\n\t"                                                                     \
+    "smlabt r4, r11, r3, r4\n\t"                                                                        \
+    "smlatb r5, r10, r1, " b0 "\n\t"                                                                    \
+    "smlad r5, r11, r3, r5\n\t"                                                                         \
+    "smlad r6, r11, r1, " a1 "\n\t"                                                                     \
+    "smlabt r6, r12, r3, r6\n\t"
+#define TFL_DWP3_CH(R, c)                                                                                   \
+    "ldr r6, [r2, #(144 + 4 * " #c ")]\n\t" TFL_DWP3_KY(0, c, "r6", "r6", "r6")                           \
+        TFL_DWP3_KY(1, c, "r4", "r5", "r6") TFL_DWP3_KY(2, c, "r4", "r5", "r6")                             \
+    "ldr r1, [r2, #(96 + 4 * " #c ")]\n\t"                                                               \
+    "ldr r3, [r2, #(112 + 4 * " #c ")]\n\t"                                                              \
+    "ldr r12, [r2, #(128 + 4 * " #c ")]\n\t" R("r4") R("r5") R("r6")                                      \
+    "strb r4, [r7, #" #c "]\n\t"                                                                          \
+    "strb r5, [r8, #" #c "]\n\t"                                                                          \
+    "strb r6, [r9, #" #c "]\n\t"
+/* ring r0 (at the rest's first pair), the block r2; y and oc on the stack */
+#define TFL_DWP3_ROW_ASM(R)                                                                                 \
+    "push {r4-r11, lr}\n\t"                                                                               \
+    "ldr r7, [sp, #36]\n\t"                                                                               \
+    "ldr r3, [sp, #40]\n\t"                                                                               \
+    "add r8, r7, r3\n\t"                                                                                  \
+    "add r9, r8, r3\n\t" TFL_DWP3_CH(R, 0) TFL_DWP3_CH(R, 1) TFL_DWP3_CH(R, 2) TFL_DWP3_CH(R, 3)           \
+    "pop {r4-r11, pc}\n\t"
+TFL_DWP_ROW_FN(tfl_dsp_dwp3_row_floor, TFL_DWP3_ROW_ASM(TFL_DWP_RQ1F))
+TFL_DWP_ROW_FN(tfl_dsp_dwp3_row_sign, TFL_DWP3_ROW_ASM(TFL_DWP_RQ1))
 /* A SAME stride-1 group of 4 channels whose rows are a multiple of 6 wide (ow = w = 6 q: every stride-1 layer of
  * VWW but the 3 x 3), the whole group in one naked function: its set-up from the weights, then row iy arranged into
  * slot iy mod 3 (tfl_dsp_dwp_row_p1's pairs: each word loaded once, 6 instructions a pair) and output row iy - 1
@@ -715,7 +751,8 @@ typedef struct {
     "ldr r5, [r1, r2, lsl #1]\n\t"                                                                        \
     "add r1, r1, r6\n\t" TFL_DWPS_WPAIR("r3", "r4") TFL_DWPS_W4(B1) B2A TFL_DWPS_WPAIR("r4", "r5")       \
         TFL_DWPS_W4(B1 + 16) B2B
-#define TFL_DWP6_SAME_ASM(R)                                                                                \
+/* the set-up: the terms by kind, one copy of the kernel rows, x_zero's pair, the locals */
+#define TFL_DWPS_SETUP                                                                                      \
     "push {r4-r11, lr}\n\t"                                                                               \
     "sub sp, sp, #288\n\t"                                                                                \
     "str r0, [sp, #24]\n\t"                                                                               \
@@ -760,7 +797,23 @@ typedef struct {
     "str r2, [sp, #40]\n\t"                                                                               \
     "str r3, [sp, #28]\n\t"                                                                               \
     "str r4, [sp, #32]\n\t"                                                                               \
+    "str r5, [sp, #44]\n\t"
+/* the next slot ([sp, #32] in r4); before the first row's turn back to 1 */
+#define TFL_DWPS_NEXT                                                                                       \
+    "ldr r4, [sp, #32]\n\t"                                                                               \
+    "ldr r5, [sp, #44]\n\t"                                                                               \
+    "adds r4, r4, #16\n\t"                                                                                \
+    "cmp r4, #48\n\t"                                                                                     \
+    "it eq\n\t"                                                                                           \
+    "moveq r4, #0\n\t"                                                                                    \
+    "str r4, [sp, #32]\n\t"                                                                               \
+    "cmp r5, #0\n\t"                                                                                      \
+    "beq 9f\n\t"                                                                                          \
+    "movs r5, #0\n\t"                                                                                     \
     "str r5, [sp, #44]\n\t"                                                                               \
+    "b 1b\n"
+#define TFL_DWP6_SAME_ASM(R)                                                                                \
+    TFL_DWPS_SETUP                                                                                        \
     "ldr r3, [r0, #16]\n\t" /* oc and the ring's end (r0 + 144 q) once; row -1 of x_zero in slot 2 */     \
     "ldr r1, [r0, #20]\n\t"                                                                               \
     "ldr r2, [r0, #32]\n\t"                                                                               \
@@ -831,19 +884,7 @@ typedef struct {
     "adds r3, r3, #48\n\t"                                                                                \
     "subs r2, r2, #1\n\t"                                                                                 \
     "bgt 8b\n"                                                                                            \
-    "7:\n\t" /* the next slot; the turn whose first row is in it */                                      \
-    "ldr r4, [sp, #32]\n\t"                                                                               \
-    "ldr r5, [sp, #44]\n\t"                                                                               \
-    "adds r4, r4, #16\n\t"                                                                                \
-    "cmp r4, #48\n\t"                                                                                     \
-    "it eq\n\t"                                                                                           \
-    "moveq r4, #0\n\t"                                                                                    \
-    "str r4, [sp, #32]\n\t"                                                                               \
-    "cmp r5, #0\n\t"                                                                                      \
-    "beq 9f\n\t"                                                                                          \
-    "movs r5, #0\n\t"                                                                                     \
-    "str r5, [sp, #44]\n\t"                                                                               \
-    "b 1b\n"                                                                                              \
+    "7:\n\t" TFL_DWPS_NEXT /* the next slot; the turn whose first row is in it */                          \
     "9:\n\t" /* turn t = slot / 16: its kernel rows from row 2 - t of the copy */                         \
     "ldr r12, [sp, #24]\n\t"                                                                              \
     "add r2, sp, #176\n\t"                                                                                \
@@ -873,7 +914,88 @@ typedef struct {
     }
 TFL_DWP6_SAME_FN(tfl_dsp_dwp6_same_floor, TFL_DWP6_SAME_ASM(TFL_DWP_RQ1F))
 TFL_DWP6_SAME_FN(tfl_dsp_dwp6_same_sign, TFL_DWP6_SAME_ASM(TFL_DWP_RQ1))
+/* The same for rows 3 wide (ow = w = 3: a MobileNet's 3 x 3 layer, VWW's 3 x 3 x 256), where tfl_dsp_dwp_rows took
+ * its set-up, its C loop and TFL_DWP3_ROW_ASM's calls: the pairs [x_zero, x(0)], [x(1), x(2)], then one of x_zero,
+ * the same in every row (stored once, with row -1's), TFL_DWP3_CH's outputs (the terms from the stack) */
+#define TFL_DWP3S_CH(R, c)                                                                                  \
+    "ldr r6, [sp, #(96 + 4 * " #c ")]\n\t" TFL_DWP3_KY(0, c, "r6", "r6", "r6")                            \
+        TFL_DWP3_KY(1, c, "r4", "r5", "r6") TFL_DWP3_KY(2, c, "r4", "r5", "r6")                             \
+    "ldr r1, [sp, #(48 + 4 * " #c ")]\n\t"                                                               \
+    "ldr r3, [sp, #(64 + 4 * " #c ")]\n\t"                                                               \
+    "ldr r12, [sp, #(80 + 4 * " #c ")]\n\t" R("r4") R("r5") R("r6")                                       \
+    "strb r4, [r7, #" #c "]\n\t"                                                                          \
+    "strb r5, [r8, #" #c "]\n\t"                                                                          \
+    "strb r6, [r9, #" #c "]\n\t"
+#define TFL_DWP3_SAME_ASM(R)                                                                                \
+    TFL_DWPS_SETUP                                                                                        \
+    "ldr r3, [r0, #16]\n\t" /* the ring's 3 pairs of x_zero */                                             \
+    "movs r2, #9\n\t"                                                                                     \
+    "add r1, sp, #272\n\t"                                                                                \
+    "ldm r1, {r4-r7}\n"                                                                                   \
+    "5:\n\t"                                                                                              \
+    "str r4, [r3]\n\t"                                                                                    \
+    "str r5, [r3, #4]\n\t"                                                                                \
+    "str r6, [r3, #8]\n\t"                                                                                \
+    "str r7, [r3, #12]\n\t"                                                                               \
+    "adds r3, r3, #16\n\t"                                                                                \
+    "subs r2, r2, #1\n\t"                                                                                 \
+    "bgt 5b\n"                                                                                            \
+    "1:\n\t"                                                                                              \
+    "ldr r12, [sp, #24]\n\t"                                                                              \
+    "ldr r4, [sp, #32]\n\t"                                                                               \
+    "ldr r3, [r12, #16]\n\t"                                                                              \
+    "add r3, r3, r4\n\t"                                                                                  \
+    "ldr r4, [sp, #28]\n\t"                                                                               \
+    "subs r4, r4, #1\n\t"                                                                                 \
+    "str r4, [sp, #28]\n\t"                                                                               \
+    "blt 6f\n\t"                                                                                          \
+    "ldr r0, [sp, #36]\n\t"                                                                               \
+    "ldr r1, [r12, #4]\n\t"                                                                               \
+    "ldr r2, [r12, #40]\n\t"                                                                              \
+    "ldr r11, [r12, #12]\n\t"                                                                             \
+    "add r2, r0, r2\n\t"                                                                                  \
+    "str r2, [sp, #36]\n\t"                                                                               \
+    "ldr r5, [r0]\n\t"                                                                                    \
+    "ldr r6, [r0, r1]\n\t"                                                                                \
+    "ldr r7, [r0, r1, lsl #1]\n\t" TFL_DWPS_PAIR("r11", "r5", "r5", "r8", 0)                              \
+        TFL_DWPS_PAIR("r6", "r7", "r6", "r7", 48)                                                         \
+    "b 7f\n"                                                                                              \
+    "6:\n\t" /* row h of x_zero */                                                                        \
+    "add r1, sp, #272\n\t"                                                                                \
+    "ldm r1, {r4-r7}\n\t"                                                                                 \
+    "str r4, [r3]\n\t"                                                                                    \
+    "str r5, [r3, #4]\n\t"                                                                                \
+    "str r6, [r3, #8]\n\t"                                                                                \
+    "str r7, [r3, #12]\n\t"                                                                               \
+    "str r4, [r3, #48]\n\t"                                                                               \
+    "str r5, [r3, #52]\n\t"                                                                               \
+    "str r6, [r3, #56]\n\t"                                                                               \
+    "str r7, [r3, #60]\n"                                                                                 \
+    "7:\n\t" TFL_DWPS_NEXT                                                                                \
+    "9:\n\t"                                                                                              \
+    "ldr r12, [sp, #24]\n\t"                                                                              \
+    "add r2, sp, #176\n\t"                                                                                \
+    "sub r2, r2, r4, lsl #1\n\t"                                                                          \
+    "ldr r0, [r12, #16]\n\t"                                                                              \
+    "ldr r3, [r12, #44]\n\t"                                                                              \
+    "ldr r7, [sp, #40]\n\t"                                                                               \
+    "add r3, r7, r3\n\t"                                                                                  \
+    "str r3, [sp, #40]\n\t"                                                                               \
+    "ldr r3, [r12, #32]\n\t"                                                                              \
+    "add r8, r7, r3\n\t"                                                                                  \
+    "add r9, r8, r3\n\t" TFL_DWP3S_CH(R, 0) TFL_DWP3S_CH(R, 1) TFL_DWP3S_CH(R, 2) TFL_DWP3S_CH(R, 3)       \
+    "ldr r4, [sp, #28]\n\t"                                                                               \
+    "cmp r4, #0\n\t"                                                                                      \
+    "bge 1b\n\t"                                                                                          \
+    "add sp, sp, #288\n\t"                                                                                \
+    "pop {r4-r11, pc}\n\t"
+TFL_DWP6_SAME_FN(tfl_dsp_dwp3_same_floor, TFL_DWP3_SAME_ASM(TFL_DWP_RQ1F))
+TFL_DWP6_SAME_FN(tfl_dsp_dwp3_same_sign, TFL_DWP3_SAME_ASM(TFL_DWP_RQ1))
 #undef TFL_DWP6_SAME_FN
+#undef TFL_DWP3_SAME_ASM
+#undef TFL_DWP3S_CH
+#undef TFL_DWPS_SETUP
+#undef TFL_DWPS_NEXT
 #undef TFL_DWP6_SAME_ASM
 #undef TFL_DWPS_WROW
 #undef TFL_DWPS_W4
@@ -881,42 +1003,6 @@ TFL_DWP6_SAME_FN(tfl_dsp_dwp6_same_sign, TFL_DWP6_SAME_ASM(TFL_DWP_RQ1))
 #undef TFL_DWPS_PAIR
 #undef TFL_DWP6S_CH
 #undef TFL_DWP6S_KY0
-/* A rest of 3 positions (ow mod 6 = 3: a MobileNet's 3 x 3 layer, ow = 3), where TFL_DWP2_ROW_ASM took two turns of 2
- * (the second's B made and dropped: about 32 cycles an output): a channel's 3 positions at once from pairs 0 .. 2
- * (r10, r11, r12), the kernel row's 2 weight words in r1, r3, per kernel row 5 loads and 6 multiplies; the sums
- * a0, b0, a1 in r4, r5, r6 (the base in r6, written last, as TFL_DWP6_KY0's r9), the outputs' rows y, y + oc,
- * y + 2 oc in r7, r8, r9 for the 4 channels (STRB at the channel's offset): about 53 cycles a channel's 3 outputs. */
-#define TFL_DWP3_KY(ky, c, a0, b0, a1)                                                                      \
-    "ldr r10, [r0, #(16 * " #ky " + 4 * " #c ")]\n\t"                                                   \
-    "ldr r11, [r0, #(48 + 16 * " #ky " + 4 * " #c ")]\n\t"                                              \
-    "ldr r12, [r0, #(96 + 16 * " #ky " + 4 * " #c ")]\n\t"                                              \
-    "ldr r1, [r2, #(32 * " #ky " + 4 * " #c ")]\n\t"                                                    \
-    "ldr r3, [r2, #(32 * " #ky " + 16 + 4 * " #c ")]\n\t"                                               \
-    "smlad r4, r10, r1, " a0 "\n\t"                                                                     \
-    "smlabt r4, r11, r3, r4\n\t"                                                                        \
-    "smlatb r5, r10, r1, " b0 "\n\t"                                                                    \
-    "smlad r5, r11, r3, r5\n\t"                                                                         \
-    "smlad r6, r11, r1, " a1 "\n\t"                                                                     \
-    "smlabt r6, r12, r3, r6\n\t"
-#define TFL_DWP3_CH(R, c)                                                                                   \
-    "ldr r6, [r2, #(144 + 4 * " #c ")]\n\t" TFL_DWP3_KY(0, c, "r6", "r6", "r6")                           \
-        TFL_DWP3_KY(1, c, "r4", "r5", "r6") TFL_DWP3_KY(2, c, "r4", "r5", "r6")                             \
-    "ldr r1, [r2, #(96 + 4 * " #c ")]\n\t"                                                               \
-    "ldr r3, [r2, #(112 + 4 * " #c ")]\n\t"                                                              \
-    "ldr r12, [r2, #(128 + 4 * " #c ")]\n\t" R("r4") R("r5") R("r6")                                      \
-    "strb r4, [r7, #" #c "]\n\t"                                                                          \
-    "strb r5, [r8, #" #c "]\n\t"                                                                          \
-    "strb r6, [r9, #" #c "]\n\t"
-/* ring r0 (at the rest's first pair), the block r2; y and oc on the stack */
-#define TFL_DWP3_ROW_ASM(R)                                                                                 \
-    "push {r4-r11, lr}\n\t"                                                                               \
-    "ldr r7, [sp, #36]\n\t"                                                                               \
-    "ldr r3, [sp, #40]\n\t"                                                                               \
-    "add r8, r7, r3\n\t"                                                                                  \
-    "add r9, r8, r3\n\t" TFL_DWP3_CH(R, 0) TFL_DWP3_CH(R, 1) TFL_DWP3_CH(R, 2) TFL_DWP3_CH(R, 3)           \
-    "pop {r4-r11, pc}\n\t"
-TFL_DWP_ROW_FN(tfl_dsp_dwp3_row_floor, TFL_DWP3_ROW_ASM(TFL_DWP_RQ1F))
-TFL_DWP_ROW_FN(tfl_dsp_dwp3_row_sign, TFL_DWP3_ROW_ASM(TFL_DWP_RQ1))
 
 #undef TFL_DWP3_ROW_ASM
 #undef TFL_DWP3_CH
@@ -1225,12 +1311,18 @@ __attribute__((noinline)) static void tfl_dsp_dwp_rows(const aotc_tfl_conv_param
 __attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, int32_t ch,
                                                   const uint32_t *rq, const int32_t *base, int8_t *y, uint32_t zb,
                                                   uint32_t *ring) {
-    if (p->pad_left == 1 && p->ow == p->w && p->pad_top == 1 && p->sh == 1 && p->oh == p->h && p->ow % 6 == 0) {
+    if (p->pad_left == 1 && p->ow == p->w && p->pad_top == 1 && p->sh == 1 && p->oh == p->h && (p->ow % 6 == 0 || p->ow == 3)) {
         const ptrdiff_t row = (ptrdiff_t)p->w * p->c, ystep = (ptrdiff_t)p->ow * p->oc;
         tfl_dsp_dwp_same_args a = {x + ch, p->c, p->h, zb, ring, p->ow / 6, w + ch, y + ch, p->oc, rq,
                                    (int32_t)row, (int32_t)ystep, TFL_DSP_DWP_PAIRS(p), base};
         for (int32_t n = 0; n < p->n; ++n, a.s += (ptrdiff_t)p->h * row, a.y += (ptrdiff_t)p->oh * ystep) {
-            if (p->y_zero == -128) {
+            if (p->ow == 3) { /* tfl_dsp_dwp3_same_floor */
+                if (p->y_zero == -128) {
+                    tfl_dsp_dwp3_same_floor(&a);
+                } else {
+                    tfl_dsp_dwp3_same_sign(&a);
+                }
+            } else if (p->y_zero == -128) {
                 tfl_dsp_dwp6_same_floor(&a);
             } else {
                 tfl_dsp_dwp6_same_sign(&a);
