@@ -331,57 +331,61 @@ static inline void tfl_dsp_widen2(const int8_t *a, const int8_t *b, int32_t m, u
  * position. */
 #if AOTC_DSP_ASM
 /* tfl_dsp_rows' quads of a pair (a, b) where x_zero is -128 (a ReLU's output, every pointwise layer's input in a
- * MobileNet): x - x_zero = x + 128 is the byte x ^ 0x80 unsigned, so a word is one EOR and two UXTB16s (not two
- * SXTB16s and two SSUB16s); doubled, each half twice its byte by one AND of the word shifted (left 1 or right 7)
- * with 0x01FE01FE (not two UXTB16s and two shifts); two quads a turn, entered at the second for an odd m (m >= 1) */
-#define TFL_DSP_ROWS_WIDEN(e, v) /* (e, v): the word v's unsigned bytes 0, 2 and 1, 3 as halves */      \
-    "uxtb16 " e ", " v "\n\t"                                                                           \
-    "uxtb16 " v ", " v ", ror #8\n\t"
+ * MobileNet): x - x_zero = x + 128, so a word is two SXTAB16s adding its bytes to k = [128, 128] (not two
+ * SXTB16s and two SSUB16s; an EOR 0x80808080 and two UXTB16s, as it was, took 177,802 est. cycles on VWW -O3
+ * tflite-ww in tfl_dsp_rows_u8_pairs, the SXTAB16s 155,644); doubled, x + 128 is the byte x ^ 0x80 unsigned and
+ * each half twice its byte by one AND of that word shifted (left 1 or right 7) with k = 0x01FE01FE (not two
+ * UXTB16s and two shifts); two quads a turn, entered at the second for an odd m (m >= 1) */
+#define TFL_DSP_ROWS_WIDEN(e, v) /* (e, v): the word v's bytes 0, 2 and 1, 3 as halves, each plus 128 (k) */ \
+    "sxtab16 " e ", %[k], " v "\n\t"                                                                    \
+    "sxtab16 " v ", %[k], " v ", ror #8\n\t"
 #define TFL_DSP_ROWS_WIDEN2(e, v) /* doubled */                                                            \
     "and " e ", %[k], " v ", lsl #1\n\t"                                                                \
     "and " v ", %[k], " v ", lsr #7\n\t"
-#define TFL_DSP_ROWS_QUAD(W, s)                                                                            \
+#define TFL_DSP_ROWS_FLIP(v) "eor " v ", " v ", #0x80808080\n\t" /* WIDEN2's bytes x + 128 unsigned */
+#define TFL_DSP_ROWS_KEEP(v)                                       /* WIDEN's SXTAB16 adds k's 128 */
+#define TFL_DSP_ROWS_K(dbl) ((dbl) ? 0x01FE01FEu : 0x00800080u)
+#define TFL_DSP_ROWS_QUAD(W, F, s)                                                                            \
     "ldr %[v], [%[a]], #4\n\t"                                                                           \
     "ldr %[u], [%[b]], #4\n\t"                                                                           \
-    "eor %[v], %[v], #0x80808080\n\t"                                                                    \
-    "eor %[u], %[u], #0x80808080\n\t" W("%[e]", "%[v]")                                                  \
+    F("%[v]") F("%[u]") W("%[e]", "%[v]")                                                  \
     "str %[e], [%[d], #" #s "]\n\t"                                                                      \
     "str %[v], [%[d], #" #s " + 4]\n\t" W("%[e]", "%[u]")                                                \
     "str %[e], [%[d], #" #s " + 8]\n\t"                                                                  \
     "str %[u], [%[d], #" #s " + 12]\n\t"
-#define TFL_DSP_ROWS_ASM(W)                                                                                \
+#define TFL_DSP_ROWS_ASM(W, F, K)                                                                           \
     __asm__ volatile("tst %[m], #1\n\t"                                                                  \
                      "bne 2f\n"                                                                          \
-                     "1:\n\t" TFL_DSP_ROWS_QUAD(W, 0) "adds %[d], %[d], #16\n"                         \
-                     "2:\n\t" TFL_DSP_ROWS_QUAD(W, 0) "adds %[d], %[d], #16\n\t"                       \
+                     "1:\n\t" TFL_DSP_ROWS_QUAD(W, F, 0) "adds %[d], %[d], #16\n"                      \
+                     "2:\n\t" TFL_DSP_ROWS_QUAD(W, F, 0) "adds %[d], %[d], #16\n\t"                    \
                      "cmp %[d], %[end]\n\t"                                                              \
                      "bne 1b\n\t"                                                                       \
                      : [a] "+&r"(a), [b] "+&r"(b), [d] "+&r"(d), [v] "=&r"(v), [u] "=&r"(u), [e] "=&r"(e)  \
-                     : [m] "r"(m), [end] "r"(end), [k] "r"(0x01FE01FEu)                                     \
+                     : [m] "r"(m), [end] "r"(end), [k] "r"(K)                                               \
                      : "cc", "memory")
 static inline __attribute__((always_inline)) void tfl_dsp_rows_u8(const int8_t *a, const int8_t *b, int32_t m,
                                                                   uint32_t *d, int dbl) {
     uint32_t *const end = d + 4 * m;
     uint32_t v, u, e;
-    if (dbl) TFL_DSP_ROWS_ASM(TFL_DSP_ROWS_WIDEN2);
-    else TFL_DSP_ROWS_ASM(TFL_DSP_ROWS_WIDEN);
+    if (dbl) TFL_DSP_ROWS_ASM(TFL_DSP_ROWS_WIDEN2, TFL_DSP_ROWS_FLIP, TFL_DSP_ROWS_K(1));
+    else TFL_DSP_ROWS_ASM(TFL_DSP_ROWS_WIDEN, TFL_DSP_ROWS_KEEP, TFL_DSP_ROWS_K(0));
 }
 /* tfl_dsp_rows_u8 over `pairs` pairs of rows (a, a + c), each pair's 2c bytes on from the last, m quads each (m even):
  * one loop, the next pair's rows a step of 2c - 4m from where the last pair's ended (no C between pairs: its ~30
- * cycles a pair), the destination stored past by its first store (no add a quad): 15 cycles a quad of a pair */
-#define TFL_DSP_ROWS_QUAD_P(W)                                                                             \
+ * cycles a pair), the destination stored past by its first store (no add a quad): 13 cycles a quad of a pair
+ * (15 with the EORs, doubled) */
+#define TFL_DSP_ROWS_QUAD_P(W, F)                                                                             \
     "ldr %[v], [%[a]], #4\n\t"                                                                           \
     "ldr %[u], [%[b]], #4\n\t"                                                                           \
-    "eor %[v], %[v], #0x80808080\n\t"                                                                    \
-    "eor %[u], %[u], #0x80808080\n\t" W("%[e]", "%[v]")                                                  \
+    F("%[v]") F("%[u]") W("%[e]", "%[v]")                                                  \
     "str %[e], [%[d]], #16\n\t"                                                                          \
     "str %[v], [%[d], #-12]\n\t" W("%[e]", "%[u]")                                                       \
     "str %[e], [%[d], #-8]\n\t"                                                                          \
     "str %[u], [%[d], #-4]\n\t"
-#define TFL_DSP_ROWS_PAIRS_ASM(W)                                                                          \
+#define TFL_DSP_ROWS_PAIRS_ASM(W, F, K)                                                                      \
     __asm__ volatile("1:\n\t"                                                                             \
                      "add %[pe], %[d], %[pb]\n"                                                          \
-                     "2:\n\t" TFL_DSP_ROWS_QUAD_P(W) TFL_DSP_ROWS_QUAD_P(W)                               \
+                     "2:\n\t" TFL_DSP_ROWS_QUAD_P(W, F) TFL_DSP_ROWS_QUAD_P(W, F)                         \
                      "cmp %[d], %[pe]\n\t"                                                               \
                      "bne 2b\n\t"                                                                        \
                      "add %[a], %[a], %[s]\n\t"                                                          \
@@ -390,15 +394,15 @@ static inline __attribute__((always_inline)) void tfl_dsp_rows_u8(const int8_t *
                      "bne 1b\n\t"                                                                       \
                      : [a] "+&r"(a), [b] "+&r"(b), [d] "+&r"(d), [pe] "=&r"(pe), [v] "=&r"(v), [u] "=&r"(u), \
                        [e] "=&r"(e)                                                                       \
-                     : [pb] "r"(16 * m), [s] "r"(2 * c - 4 * m), [end] "r"(end), [k] "r"(0x01FE01FEu)       \
+                     : [pb] "r"(16 * m), [s] "r"(2 * c - 4 * m), [end] "r"(end), [k] "r"(K)                 \
                      : "cc", "memory")
 __attribute__((noinline)) static void tfl_dsp_rows_u8_pairs(const int8_t *a, int32_t c, int32_t pairs, int32_t m,
                                                            uint32_t *d, int dbl) {
     const int8_t *b = a + c;
     uint32_t *const end = d + 4 * m * pairs, *pe;
     uint32_t v, u, e;
-    if (dbl) TFL_DSP_ROWS_PAIRS_ASM(TFL_DSP_ROWS_WIDEN2);
-    else TFL_DSP_ROWS_PAIRS_ASM(TFL_DSP_ROWS_WIDEN);
+    if (dbl) TFL_DSP_ROWS_PAIRS_ASM(TFL_DSP_ROWS_WIDEN2, TFL_DSP_ROWS_FLIP, TFL_DSP_ROWS_K(1));
+    else TFL_DSP_ROWS_PAIRS_ASM(TFL_DSP_ROWS_WIDEN, TFL_DSP_ROWS_KEEP, TFL_DSP_ROWS_K(0));
 }
 #undef TFL_DSP_ROWS_PAIRS_ASM
 #undef TFL_DSP_ROWS_QUAD_P
@@ -406,6 +410,9 @@ __attribute__((noinline)) static void tfl_dsp_rows_u8_pairs(const int8_t *a, int
 #undef TFL_DSP_ROWS_QUAD
 #undef TFL_DSP_ROWS_WIDEN
 #undef TFL_DSP_ROWS_WIDEN2
+#undef TFL_DSP_ROWS_FLIP
+#undef TFL_DSP_ROWS_KEEP
+#undef TFL_DSP_ROWS_K
 #endif
 
 static void tfl_dsp_rows(const int8_t *x, int32_t c, int32_t n, int32_t q0, int32_t nq, int32_t x_zero, int dbl,
