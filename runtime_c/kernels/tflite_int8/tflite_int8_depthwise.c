@@ -1196,7 +1196,7 @@ static inline __attribute__((always_inline)) void tfl_dsp_dwp_row_p1(const int8_
 
 #undef TFL_DWP_PAIR
 
-/* The fused path's rows by the ring but tfl_dsp_dwp6_same_floor's (tfl_dsp_dwp): the weights of its 3 turns, each input
+/* The fused path's rows by the ring but tfl_dsp_dwp6_same_floor's (tfl_dsp_dwp_same): the weights of its 3 turns, each input
  * row arranged once (at row stride 2, two a row of outputs) */
 __attribute__((noinline)) static void tfl_dsp_dwp_rows(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w,
                                                        int32_t ch, const uint32_t *rq, const int32_t *base, int8_t *y,
@@ -1309,32 +1309,31 @@ __attribute__((noinline)) static void tfl_dsp_dwp_rows(const aotc_tfl_conv_param
     }
 }
 
-/* The fused path's rows by the ring: SAME with rows a multiple of 6 wide, the group in one function, its set-up with
- * it (tfl_dsp_dwp6_same_floor); the others by tfl_dsp_dwp_rows (here apart: its frame and the set-up gcc hoisted
- * took about 50 instructions a group before the test) */
-__attribute__((noinline)) static void tfl_dsp_dwp(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, int32_t ch,
-                                                  const uint32_t *rq, const int32_t *base, int8_t *y, uint32_t zb,
-                                                  uint32_t *ring) {
-    if (p->pad_left == 1 && p->ow == p->w && p->pad_top == 1 && p->sh == 1 && p->oh == p->h && (p->ow % 6 == 0 || p->ow == 3)) {
-        const ptrdiff_t row = (ptrdiff_t)p->w * p->c, ystep = (ptrdiff_t)p->ow * p->oc;
-        tfl_dsp_dwp_same_args a = {x + ch, p->c, p->h, zb, ring, p->ow / 6, w + ch, y + ch, p->oc, rq,
-                                   (int32_t)row, (int32_t)ystep, TFL_DSP_DWP_PAIRS(p), base};
-        for (int32_t n = 0; n < p->n; ++n, a.s += (ptrdiff_t)p->h * row, a.y += (ptrdiff_t)p->oh * ystep) {
-            if (p->ow == 3) { /* tfl_dsp_dwp3_same_floor */
-                if (p->y_zero == -128) {
-                    tfl_dsp_dwp3_same_floor(&a);
-                } else {
-                    tfl_dsp_dwp3_same_sign(&a);
-                }
-            } else if (p->y_zero == -128) {
-                tfl_dsp_dwp6_same_floor(&a);
-            } else {
-                tfl_dsp_dwp6_same_sign(&a);
-            }
-        }
-        return;
+/* The fused path's rows by the ring: SAME with rows a multiple of 6 wide or 3 wide, the group in one function, its
+ * set-up with it (tfl_dsp_dwp6_same_floor, tfl_dsp_dwp3_same_floor); the others by tfl_dsp_dwp_rows. The test, the
+ * function and its arguments once a layer in the dispatcher (tfl_dsp_dwp_same), a group setting s, w and y: where
+ * tfl_dsp_dwp, a call a group, tested and built the 14 words each time (VWW -O3: 35,558 est. cycles, 142 a call).
+ * With the ring's groups' weight sums by SXTAB16 (tfl_dsp_dwp_wsum) and tfl_dsp_dw_usual without a branch a
+ * channel, VWW -O3 tflite-ww: tfl_depthwise_s8_dsp 178,751 + tfl_dsp_dwp 35,558 -> 153,255 est. cycles. */
+static inline int tfl_dsp_dwp_same(const aotc_tfl_conv_params *p) {
+    return p->pad_left == 1 && p->ow == p->w && p->pad_top == 1 && p->sh == 1 && p->oh == p->h &&
+           (p->ow % 6 == 0 || p->ow == 3);
+}
+
+/* The 4 channels' sums of the 9 taps' weights as halfwords, [c0, c2] in *se and [c1, c3] in *so (not doubled):
+ * the ring's groups, whose kernels widen the weights themselves (TFL_DWPS_SETUP), need only these for the base,
+ * not the dispatcher's widened copy: SXTAB16 a half a tap (3 instructions a tap, not 9 with the stores) */
+static inline __attribute__((always_inline)) void tfl_dsp_dwp_wsum(const int8_t *wt, int32_t oc, uint32_t *se,
+                                                                    uint32_t *so) {
+    uint32_t e = 0, o = 0;
+    for (int32_t t = 0; t < 9; ++t, wt += oc) {
+        const uint32_t v = aotc_dsp_load32(wt);
+        __asm__("sxtab16 %0, %0, %2\n\t"
+                "sxtab16 %1, %1, %2, ror #8"
+                : "+r"(e), "+r"(o)
+                : "r"(v));
     }
-    tfl_dsp_dwp_rows(p, x, w, ch, rq, base, y, zb, ring);
+    *se = e, *so = o;
 }
 #endif
 
@@ -1630,18 +1629,24 @@ static void tfl_dsp_dw_columns(const aotc_tfl_conv_params *p, const int8_t *xb, 
 }
 
 /* Whether channels [ch, ch + 4) take tfl_dsp_dw_store's SSAT form (tfl_dsp_dw_requant_ssat's conditions),
- * their terms then put at rq: mult, ra, right a channel. */
+ * their terms then put at rq: mult, ra, right a channel. The layer's conditions (the clamp, the bound) first, then
+ * the channels' without a branch each (right - 1 in [0, 21] unsigned, a shift > 0 or 0 out of it; the terms stored
+ * anyway, ra's shift masked: rq is not read where it fails): gcc's loop of 5 tests a channel, bound's 64-bit compare
+ * reloaded each time, took 133 est. cycles a group on VWW -O3 (38 K of the dispatcher's 179 K). */
 static int tfl_dsp_dw_usual(const aotc_tfl_conv_params *p, int32_t ch, int64_t bound, uint32_t *rq) {
+    if (p->y_min != -128 || p->y_max != 127 || bound >= ((int64_t)1 << 30)) return 0;
+    const int32_t *mp = p->mult + ch, *sp = p->shift + ch, yz = p->y_zero;
+    uint32_t bad = 0;
     int32_t j;
-    if (p->y_min != -128 || p->y_max != 127) return 0;
     for (j = 0; j < 4; ++j) {
-        const int32_t mult = p->mult[ch + j], shift = p->shift[ch + j], right = shift > 0 ? 0 : -shift;
-        if (mult == INT32_MIN || shift > 0 || bound >= ((int64_t)1 << 30) || right == 0 || right > 22) return 0;
+        const int32_t mult = mp[j], right = -sp[j];
+        const uint32_t r1 = (uint32_t)(right - 1);
+        bad |= (uint32_t)(r1 > 21u) | (uint32_t)(mult == INT32_MIN);
         rq[3 * j] = (uint32_t)mult;
-        rq[3 * j + 1] = (uint32_t)((1 << (right - 1)) + p->y_zero * (1 << right));
+        rq[3 * j + 1] = (1u << (r1 & 31u)) + ((uint32_t)yz << (right & 31));
         rq[3 * j + 2] = (uint32_t)right;
     }
-    return 1;
+    return !bad;
 }
 
 /* DEPTHWISE_CONV_2D, depth multiplier 1, channels a multiple of 4, windows up to TFL_DSP_TAPS:
@@ -1678,8 +1683,21 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
     const int apart = ya >= xa + (uintptr_t)p->n * h * wd * c || xa >= ya + (uintptr_t)p->n * p->oh * p->ow * oc;
     const int columns = TFL_DSP_DW_BAND(p) && p->sh <= 2 && p->ow < p->oh && apart &&
                         3 * (int64_t)ph <= 3 * (int64_t)pw + 4 * (int64_t)run;
+#if TFL_DW_PAIR_ASM
+    /* the fused path at stride 1 by the ring (TFL_DSP_DW_BAND, 3 x 3), SAME by one function a group (its arguments
+     * here, a group's s, w and y set at its turn), else tfl_dsp_dwp_rows */
+    const int ring = TFL_DSP_DW_BAND(p) && taps == 9 && tfl_dsp_dwp_fits(p, run, pw), same = ring && tfl_dsp_dwp_same(p);
+    void (*const same_fn)(const tfl_dsp_dwp_same_args *) =
+        p->ow == 3 ? (p->y_zero == -128 ? tfl_dsp_dwp3_same_floor : tfl_dsp_dwp3_same_sign)
+                   : (p->y_zero == -128 ? tfl_dsp_dwp6_same_floor : tfl_dsp_dwp6_same_sign);
+    const ptrdiff_t xstep = (ptrdiff_t)h * wd * c, ystep = (ptrdiff_t)p->oh * p->ow * oc;
+#endif
+    int32_t base[4];
+#if TFL_DW_PAIR_ASM
+    tfl_dsp_dwp_same_args da = {x, c, h, zb, scratch, p->ow / 6, w, y, oc, wq + 18, wd * c, p->ow * oc,
+                                TFL_DSP_DWP_PAIRS(p), base};
+#endif
     for (ch = 0; ch < c; ch += 4) {
-        int32_t base[4];
         /* the sums' bound: the taps' products and the largest bias in size (in 32 bits: INT32_MIN's fits) */
         uint32_t b_max = 0;
         if (bias)
@@ -1691,6 +1709,23 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
         /* by output rows (TFL_DSP_DW_BAND): fused, the outputs at once, where the requantisation takes SSAT's form
          * (its terms at wq + 18, past the 9 taps' words); its sums doubled (the requantisation's left shift of 1) */
         const int fused = TFL_DSP_DW_BAND(p) && kh * kw == 9 && tfl_dsp_dw_usual(p, ch, bound, wq + 18);
+#if TFL_DW_PAIR_ASM
+        if (fused && ring && !columns) { /* at stride 1 by the ring (a layer taller than wide by columns first, as
+                                            * before): the weights' sums for the base, no widened copy */
+            uint32_t se, so;
+            tfl_dsp_dwp_wsum(w + ch, oc, &se, &so);
+            const int32_t sum[4] = {(int16_t)se, (int16_t)so, (int32_t)se >> 16, (int32_t)so >> 16}, xzn2 = -2 * p->x_zero;
+            for (j = 0; j < 4; ++j) /* doubled: the bias less x_zero times the weights' sum */
+                base[j] = (int32_t)(((uint32_t)(bias ? bias[ch + j] : 0) << 1) + (uint32_t)(xzn2 * sum[j]));
+            if (same) {
+                da.s = x + ch, da.w = w + ch, da.y = y + ch;
+                for (b = 0; b < p->n; ++b, da.s += xstep, da.y += ystep) same_fn(&da);
+            } else {
+                tfl_dsp_dwp_rows(p, x, w, ch, wq + 18, base, y, zb, scratch);
+            }
+            continue;
+        }
+#endif
         {
             /* the taps' weights widened (doubled where fused), and summed as halfwords (at most TFL_DSP_TAPS x 256
              * in size) for the input zero point's share: channels 0 and 2 in se, 1 and 3 in so */
@@ -1728,10 +1763,6 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
                 }
             }
 #if TFL_DW_PAIR_ASM
-            if (fused && tfl_dsp_dwp_fits(p, run, pw)) { /* at stride 1 by the ring (tfl_dsp_dwp) */
-                tfl_dsp_dwp(p, x, w, ch, wq + 18, base, y, zb, scratch);
-                continue;
-            }
             if (fused && p->sw == 2) { /* at stride 2 from x itself (tfl_dsp_dws2) */
                 for (b = 0; b < p->n; ++b)
                     tfl_dsp_dws2(p, x + (ptrdiff_t)b * h * wd * c + ch, wq, base, y + (ptrdiff_t)b * p->oh * p->ow * oc + ch,
