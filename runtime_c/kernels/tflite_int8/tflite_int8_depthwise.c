@@ -1325,45 +1325,17 @@ static inline int tfl_dsp_dwp_same(const aotc_tfl_conv_params *p) {
  * not the dispatcher's widened copy: SXTAB16 a half a tap (4 instructions a tap, not 9 with the stores). In
  * assembly with its own pointer: in C gcc kept the 9 taps' addresses on the stack (shared with the widening loop's,
  * a load each): VWW -O3 tfl_depthwise_s8_dsp 153,255 -> 145,558 est. cycles. */
+/* a tap of tfl_dsp_dwp_wsum: its word of 4 channels, the pointer on by oc, each half summed */
+#define TFL_DWP_WSUM_TAP                                                                                   \
+    "ldr %[v], [%[w]]\n\t"                                                                              \
+    "add %[w], %[w], %[oc]\n\t"                                                                         \
+    "sxtab16 %[e], %[e], %[v]\n\t"                                                                      \
+    "sxtab16 %[o], %[o], %[v], ror #8\n\t"
 static inline __attribute__((always_inline)) void tfl_dsp_dwp_wsum(const int8_t *wt, int32_t oc, uint32_t *se,
                                                                     uint32_t *so) {
     uint32_t e = 0, o = 0, v;
-    __asm__("ldr %[v], [%[w]]\n\t"
-            "add %[w], %[w], %[oc]\n\t"
-            "sxtab16 %[e], %[e], %[v]\n\t"
-            "sxtab16 %[o], %[o], %[v], ror #8\n\t"
-            "ldr %[v], [%[w]]\n\t"
-            "add %[w], %[w], %[oc]\n\t"
-            "sxtab16 %[e], %[e], %[v]\n\t"
-            "sxtab16 %[o], %[o], %[v], ror #8\n\t"
-            "ldr %[v], [%[w]]\n\t"
-            "add %[w], %[w], %[oc]\n\t"
-            "sxtab16 %[e], %[e], %[v]\n\t"
-            "sxtab16 %[o], %[o], %[v], ror #8\n\t"
-            "ldr %[v], [%[w]]\n\t"
-            "add %[w], %[w], %[oc]\n\t"
-            "sxtab16 %[e], %[e], %[v]\n\t"
-            "sxtab16 %[o], %[o], %[v], ror #8\n\t"
-            "ldr %[v], [%[w]]\n\t"
-            "add %[w], %[w], %[oc]\n\t"
-            "sxtab16 %[e], %[e], %[v]\n\t"
-            "sxtab16 %[o], %[o], %[v], ror #8\n\t"
-            "ldr %[v], [%[w]]\n\t"
-            "add %[w], %[w], %[oc]\n\t"
-            "sxtab16 %[e], %[e], %[v]\n\t"
-            "sxtab16 %[o], %[o], %[v], ror #8\n\t"
-            "ldr %[v], [%[w]]\n\t"
-            "add %[w], %[w], %[oc]\n\t"
-            "sxtab16 %[e], %[e], %[v]\n\t"
-            "sxtab16 %[o], %[o], %[v], ror #8\n\t"
-            "ldr %[v], [%[w]]\n\t"
-            "add %[w], %[w], %[oc]\n\t"
-            "sxtab16 %[e], %[e], %[v]\n\t"
-            "sxtab16 %[o], %[o], %[v], ror #8\n\t"
-            "ldr %[v], [%[w]]\n\t"
-            "add %[w], %[w], %[oc]\n\t"
-            "sxtab16 %[e], %[e], %[v]\n\t"
-            "sxtab16 %[o], %[o], %[v], ror #8\n\t"
+    __asm__(TFL_DWP_WSUM_TAP TFL_DWP_WSUM_TAP TFL_DWP_WSUM_TAP TFL_DWP_WSUM_TAP TFL_DWP_WSUM_TAP TFL_DWP_WSUM_TAP
+                TFL_DWP_WSUM_TAP TFL_DWP_WSUM_TAP TFL_DWP_WSUM_TAP
             : [e] "+r"(e), [o] "+r"(o), [v] "=&r"(v), [w] "+r"(wt)
             : [oc] "r"(oc)
             : "memory");
