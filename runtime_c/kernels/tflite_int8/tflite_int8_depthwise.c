@@ -535,8 +535,8 @@ TFL_DWP_ROW_FN(tfl_dsp_dwp2_row_sign, TFL_DWP2_ROW_ASM(TFL_DWP2_RQ))
  * memory) and a 6-wide row a channel at a time (122 for 6: its loop of channels around each) took 1,425,600 (20.6). Sums a0 .. a5 in r4 .. r9; locals [sp, #4 c] channel
  * c's y (y + c, then 6 oc further each turn), [sp, #16] oc, [sp, #20] the ring's end (r0 + 144 q); y and oc at
  * [sp, #60], [sp, #64]. */
-#define TFL_DWP6_KY0(c) /* kernel row 0: each sum's first multiply adds the base, r9 */                       \
-    "ldr r9, [r2, #(144 + 4 * " #c ")]\n\t"                                                              \
+#define TFL_DWP6_KY0_AT(bp, off, c) /* kernel row 0: each sum's first multiply adds the base [bp, off], r9 */ \
+    "ldr r9, [" bp ", #(" off " + 4 * " #c ")]\n\t"                                                     \
     "ldr r10, [r0, #(4 * " #c ")]\n\t"                                                                   \
     "ldr r11, [r0, #(48 + 4 * " #c ")]\n\t"                                                              \
     "ldr r12, [r0, #(96 + 4 * " #c ")]\n\t"                                                              \
@@ -555,6 +555,7 @@ TFL_DWP_ROW_FN(tfl_dsp_dwp2_row_sign, TFL_DWP2_ROW_ASM(TFL_DWP2_RQ))
     "smlabt r8, lr, r3, r8\n\t"                                                                          \
     "smlatb r9, r12, r1, r9\n\t"                                                                         \
     "smlad r9, lr, r3, r9\n\t"
+#define TFL_DWP6_KY0(c) TFL_DWP6_KY0_AT("r2", "144", c)
 #define TFL_DWP6_KY(ky, c)                                                                                  \
     "ldr r10, [r0, #(16 * " #ky " + 4 * " #c ")]\n\t"                                                   \
     "ldr r11, [r0, #(48 + 16 * " #ky " + 4 * " #c ")]\n\t"                                              \
@@ -576,11 +577,11 @@ TFL_DWP_ROW_FN(tfl_dsp_dwp2_row_sign, TFL_DWP2_ROW_ASM(TFL_DWP2_RQ))
     "smlad r9, lr, r3, r9\n\t"
 /* channel c of a turn: the window, its terms, y (r10) and oc (r11), the 6 outputs requantised and stored in pairs
  * (the pointer's add two instructions' groups before its store: no stall on the address) */
-#define TFL_DWP6_CH(R, c)                                                                                   \
-    TFL_DWP6_KY0(c) TFL_DWP6_KY(1, c) TFL_DWP6_KY(2, c)                                                    \
-    "ldr r1, [r2, #(96 + 4 * " #c ")]\n\t"                                                               \
-    "ldr r3, [r2, #(112 + 4 * " #c ")]\n\t"                                                              \
-    "ldr r12, [r2, #(128 + 4 * " #c ")]\n\t"                                                             \
+#define TFL_DWP6_CH_AT(R, c, bp, base, t0, t1, t2) /* base, the terms at [bp, #off + 4 c] */              \
+    TFL_DWP6_KY0_AT(bp, base, c) TFL_DWP6_KY(1, c) TFL_DWP6_KY(2, c)                                       \
+    "ldr r1, [" bp ", #(" t0 " + 4 * " #c ")]\n\t"                                                       \
+    "ldr r3, [" bp ", #(" t1 " + 4 * " #c ")]\n\t"                                                       \
+    "ldr r12, [" bp ", #(" t2 " + 4 * " #c ")]\n\t"                                                      \
     "ldr r10, [sp, #(4 * " #c ")]\n\t"                                                                   \
     "ldr r11, [sp, #16]\n\t" R("r4") R("r5")                                                              \
     "strb r4, [r10]\n\t"                                                                                  \
@@ -593,6 +594,7 @@ TFL_DWP_ROW_FN(tfl_dsp_dwp2_row_sign, TFL_DWP2_ROW_ASM(TFL_DWP2_RQ))
     "strb r9, [r10, r11]\n\t"                                                                             \
     "add r10, r10, r11, lsl #1\n\t"                                                                       \
     "str r10, [sp, #(4 * " #c ")]\n\t"
+#define TFL_DWP6_CH(R, c) TFL_DWP6_CH_AT(R, c, "r2", "144", "96", "112", "128")
 /* ring r0, q r1 (>= 1 turns), the block r2; y and oc on the stack */
 #define TFL_DWP6_ROW_ASM(R) /* R: TFL_DWP_RQ1 or TFL_DWP_RQ1F (mult r1, ra r3, right r12, lr a temporary) */      \
     "push {r4-r11, lr}\n\t"                                                                               \
@@ -681,43 +683,7 @@ typedef struct {
     const int32_t *base; /* 52 */
 } tfl_dsp_dwp_same_args;
 /* TFL_DWP6_KY0 and TFL_DWP6_CH with the terms and the sums' start on the stack */
-#define TFL_DWP6S_KY0(c)                                                                                    \
-    "ldr r9, [sp, #(96 + 4 * " #c ")]\n\t"                                                               \
-    "ldr r10, [r0, #(4 * " #c ")]\n\t"                                                                   \
-    "ldr r11, [r0, #(48 + 4 * " #c ")]\n\t"                                                              \
-    "ldr r12, [r0, #(96 + 4 * " #c ")]\n\t"                                                              \
-    "ldr lr, [r0, #(144 + 4 * " #c ")]\n\t"                                                              \
-    "ldr r1, [r2, #(4 * " #c ")]\n\t"                                                                    \
-    "ldr r3, [r2, #(16 + 4 * " #c ")]\n\t"                                                               \
-    "smlad r4, r10, r1, r9\n\t"                                                                          \
-    "smlabt r4, r11, r3, r4\n\t"                                                                         \
-    "smlatb r5, r10, r1, r9\n\t"                                                                         \
-    "smlad r5, r11, r3, r5\n\t"                                                                          \
-    "smlad r6, r11, r1, r9\n\t"                                                                          \
-    "smlabt r6, r12, r3, r6\n\t"                                                                         \
-    "smlatb r7, r11, r1, r9\n\t"                                                                         \
-    "smlad r7, r12, r3, r7\n\t"                                                                          \
-    "smlad r8, r12, r1, r9\n\t"                                                                          \
-    "smlabt r8, lr, r3, r8\n\t"                                                                          \
-    "smlatb r9, r12, r1, r9\n\t"                                                                         \
-    "smlad r9, lr, r3, r9\n\t"
-#define TFL_DWP6S_CH(R, c)                                                                                  \
-    TFL_DWP6S_KY0(c) TFL_DWP6_KY(1, c) TFL_DWP6_KY(2, c)                                                   \
-    "ldr r1, [sp, #(48 + 4 * " #c ")]\n\t"                                                               \
-    "ldr r3, [sp, #(64 + 4 * " #c ")]\n\t"                                                               \
-    "ldr r12, [sp, #(80 + 4 * " #c ")]\n\t"                                                              \
-    "ldr r10, [sp, #(4 * " #c ")]\n\t"                                                                   \
-    "ldr r11, [sp, #16]\n\t" R("r4") R("r5")                                                              \
-    "strb r4, [r10]\n\t"                                                                                  \
-    "strb r5, [r10, r11]\n\t"                                                                             \
-    "add r10, r10, r11, lsl #1\n\t" R("r6") R("r7")                                                       \
-    "strb r6, [r10]\n\t"                                                                                  \
-    "strb r7, [r10, r11]\n\t"                                                                             \
-    "add r10, r10, r11, lsl #1\n\t" R("r8") R("r9")                                                       \
-    "strb r8, [r10]\n\t"                                                                                  \
-    "strb r9, [r10, r11]\n\t"                                                                             \
-    "add r10, r10, r11, lsl #1\n\t"                                                                       \
-    "str r10, [sp, #(4 * " #c ")]\n\t"
+#define TFL_DWP6S_CH(R, c) TFL_DWP6_CH_AT(R, c, "sp", "96", "48", "64", "80")
 /* a column pair [a, b] widened to [ea, r9, eb, r10] at [r3, #off] (TFL_DWP_PAIR's on named registers) */
 #define TFL_DWPS_PAIR(a, b, ea, eb, off)                                                                    \
     "pkhbt r9, " a ", " b ", lsl #16\n\t"                                                               \
@@ -1006,15 +972,16 @@ TFL_DWP6_SAME_FN(tfl_dsp_dwp3_same_sign, TFL_DWP3_SAME_ASM(TFL_DWP_RQ1))
 #undef TFL_DWPS_WPAIR
 #undef TFL_DWPS_PAIR
 #undef TFL_DWP6S_CH
-#undef TFL_DWP6S_KY0
 
 #undef TFL_DWP3_ROW_ASM
 #undef TFL_DWP3_CH
 #undef TFL_DWP3_KY
 #undef TFL_DWP6_ROW_ASM
 #undef TFL_DWP6_CH
+#undef TFL_DWP6_CH_AT
 #undef TFL_DWP6_KY
 #undef TFL_DWP6_KY0
+#undef TFL_DWP6_KY0_AT
 #undef TFL_DWP2_ROW_ASM
 #undef TFL_DWP2_RQ
 #undef TFL_DWP2_RQF
