@@ -112,14 +112,26 @@ def widen_weights(w: np.ndarray, doubled: bool) -> np.ndarray:
 def widened_bytes(node: Node, graph: Graph, tile: int) -> int:
     """The flash the node's widened weights take (widen_weights), from its weights' shape [oc, kh, kw, c] (a
     layer of a run in row bands keeps them, not its activations), and where its MAC kernel requantises at the
-    plan's tile (_dsp_fused) its terms (requant_terms: 64 bytes a group of 4 channels)."""
+    plan's tile (_dsp_fused) its terms (requant_terms: 64 bytes a group of 4 channels); DEPTHWISE_CONV_2D's
+    set-up (depthwise_blocks: 4 DSP_DW_BLOCK bytes a group of 4 channels)."""
+    if node.op == "TflDepthwiseConv2D":
+        return 4 * DSP_DW_BLOCK * (graph.tensors[node.outputs[0]].shape[3] // 4)
     oc, *rest = graph.tensors[node.inputs[1]].shape
     terms = 64 * (oc // 4) if _dsp_fused(node, graph, tile) else 0
     return 32 * -(-oc // 4) * -(-math.prod(rest) // 4) + terms
 
 
 def _widened_fields(ctx: NodeContext) -> dict[str, str]:
-    """aotc_tfl_conv_params' dsp_wx and dsp_wx_dbl: the weights widened at compile time (--widened-weights)."""
+    """aotc_tfl_conv_params' dsp_wx and dsp_wx_dbl: the weights widened at compile time (--widened-weights);
+    DEPTHWISE_CONV_2D's dsp_dw (depthwise_blocks)."""
+    if ctx.node.op == "TflDepthwiseConv2D":
+        a = ctx.attrs
+        w = np.asarray(ctx.const(ctx.inputs[1]), np.int8)
+        dw = ctx.const_array("dw", depthwise_blocks(w, _bias_of(ctx.node, ctx.graph), a["mult"], a["shift"],
+                                                    a["x_zero"], a["y_zero"]),
+                             "the fused 3 x 3 set-up (--widened-weights): per group of 4 channels the 9 taps' weights "
+                             "widened and doubled, each channel's mult, ra, right, the sums' start")
+        return {"dsp_dw": dw}
     doubled = _dsp_fused(ctx.node, ctx.graph, ctx.choice.detail)
     w = np.asarray(ctx.const(ctx.inputs[1]), np.int8)
     wx = ctx.const_array("wx", widen_weights(w.reshape(w.shape[0], -1), doubled),
@@ -148,6 +160,55 @@ def requant_terms(bias: np.ndarray, mult: Sequence[int], shift: Sequence[int], y
     terms = np.stack([np.asarray(mult, np.int64), (1 << (right - 1)) + y_zero * (1 << right), right], axis=1)
     block = np.concatenate([2 * np.asarray(bias, np.int64).reshape(oc // 4, 4), terms.reshape(oc // 4, 12)], axis=1)
     return np.ascontiguousarray(((block + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32))
+
+
+def _bias_of(node: Node, graph: Graph) -> np.ndarray:
+    """The node's constant bias (zeros where it has none) as int64, a channel each."""
+    oc = graph.tensors[node.outputs[0]].shape[3]
+    if len(node.inputs) > 2 and node.inputs[2]:
+        return np.asarray(graph.const(node.inputs[2]), np.int64).reshape(-1)
+    return np.zeros(oc, np.int64)
+
+
+def depthwise_blocks(w: np.ndarray, bias: np.ndarray, mult: Sequence[int], shift: Sequence[int], x_zero: int,
+                     y_zero: int) -> np.ndarray:
+    """aotc_tfl_conv_params' dsp_dw: tfl_depthwise_s8_dsp's fused 3 x 3 set-up of each group of 4 channels (weights
+    [1, 3, 3, oc], oc a multiple of 4), DSP_DW_BLOCK words: each tap's [c0, c2] and [c1, c3] doubled as 16-bit halves
+    (the run-time SXTB16 and SADD16's wq), each channel's mult, ra = 2^(right-1) + y_zero 2^right, right
+    (tfl_dsp_dw_usual's), then each channel's sums' start: 2 bias - 2 x_zero times its 9 weights' sum, mod 2^32."""
+    taps = np.asarray(w, np.int64).reshape(9, -1)  # [tap][channel]
+    oc = taps.shape[1]
+    q = (2 * taps).reshape(9, oc // 4, 4).transpose(1, 0, 2) & 0xFFFF  # [group][tap][channel]
+    wq = np.stack([q[..., 0] | q[..., 2] << 16, q[..., 1] | q[..., 3] << 16], axis=2).reshape(oc // 4, 18)
+    right = -np.asarray(shift, np.int64)
+    terms = np.stack([np.asarray(mult, np.int64), (1 << (right - 1)) + y_zero * (1 << right), right], axis=1)
+    base = 2 * np.asarray(bias, np.int64) - 2 * x_zero * taps.sum(axis=0)
+    block = np.concatenate([wq, terms.reshape(oc // 4, 12), base.reshape(oc // 4, 4)], axis=1)
+    return np.ascontiguousarray((block % (1 << 32)).astype(np.uint32))
+
+
+def _dw_fused(node: Node, graph: Graph) -> bool:
+    """Whether tfl_depthwise_s8_dsp takes every group of the node by its fused 3 x 3 path (TFL_DSP_DW_BAND at the
+    kernel's own run, depth multiplier 1, channels a multiple of 4, tfl_dsp_dw_usual's conditions on each group):
+    where dsp_dw's set-up at compile time stands for the run time's."""
+    x, y = graph.tensors[node.inputs[0]], graph.tensors[node.outputs[0]]
+    a = node.attrs
+    c, oc = x.shape[3], y.shape[3]
+    if x.dtype != "int8" or y.dtype != "int8" or oc != c or c % 4 or not _depthwise_band(node, False) \
+            or a["y_min"] != -128 or a["y_max"] != 127 or graph.tensors[node.inputs[1]].data is None \
+            or len(node.inputs) > 2 and node.inputs[2] and graph.tensors[node.inputs[2]].data is None:
+        return False
+    bias = _bias_of(node, graph)
+    for g in range(0, oc, 4):  # the group's bound: the taps' products and its largest bias in size
+        if 9 * DSP_PRODUCT_MAX + int(np.max(np.abs(bias[g:g + 4]))) >= 1 << 30:
+            return False
+    return all(int(m) != INT32_MIN and 1 <= -int(s) <= 22 for m, s in zip(a["mult"], a["shift"], strict=True))
+
+
+def _widens_dw(node: Node, graph: Graph, traits: TargetTraits) -> bool:
+    """--widened-weights on a core with SMLAD: an int8 DEPTHWISE_CONV_2D whose every group the fused 3 x 3 path
+    takes (_dw_fused), its set-up then emitted (dsp_dw)."""
+    return traits.widened_weights and traits.dsp and not traits.portable and _dw_fused(node, graph)
 
 
 def _widens(node: Node, graph: Graph, traits: TargetTraits) -> bool:
@@ -186,7 +247,8 @@ def _residual_params(ctx: NodeContext) -> str:
 # the DSP paths' blocks, which the scratch sizes below follow (aotc_tflite_int8.h, which computes the same sizes)
 DSP_KC, DSP_NP_MAX, DSP_PATCH_WORDS, DSP_ACC_WORDS = (define("aotc_tflite_int8.h", f"TFL_DSP_{n}")
                                                       for n in ("KC", "NP_MAX", "PATCH_WORDS", "ACC_WORDS"))
-DSP_TAPS, DSP_DW_RUN, DSP_DW_PAD = (define("aotc_tflite_int8.h", f"TFL_DSP_{n}") for n in ("TAPS", "DW_RUN", "DW_PAD"))
+DSP_TAPS, DSP_DW_RUN, DSP_DW_PAD, DSP_DW_BLOCK = (define("aotc_tflite_int8.h", f"TFL_DSP_{n}")
+                                                 for n in ("TAPS", "DW_RUN", "DW_PAD", "DW_BLOCK"))
 # tflite_int8_dsp.h's TFL_DSP_PRODUCT_MAX (defined there for the DSP builds only): the largest |(x - x_zero) w|
 DSP_PRODUCT_MAX = 255 * 128
 DSP_NP_MIN = 28  # the smallest tile the plan gives CONV_2D: fewer positions cost more than the memory saves
@@ -473,7 +535,12 @@ def _conv_kernels(s8: str, helium: bool) -> tuple[Candidate, ...]:
     packed = packed_candidate(f"{s8}_packed", _packed_scratch)
     widened = Candidate(s8, _fit_conv, facts=M_WIDENED, applies=_widens,
                         fit_least=lambda n, g, budget: _fit_conv(n, g, budget, least=True))
-    return (packed, *((mve, widened) if helium else ()),
+    # DEPTHWISE_CONV_2D's set-up at compile time: only at the kernel's own run (a shortened one, p->dsp_tile, is
+    # not TFL_DSP_DW_BAND's: the next candidate's then)
+    widened_dw = Candidate(s8, _fit_conv, facts=M_WIDENED, applies=_widens_dw,
+                           fit_least=lambda n, g, budget: c if (c := _fit_depthwise(n, g, budget)).detail is None
+                           else None)
+    return (packed, *((mve, widened) if helium else (widened_dw,) if s8 == "aotc_tfl_depthwise_s8" else ()),
             Candidate(s8, _fit_conv, facts=M_PROFILE, also=(s16,), applies=_not_portable,
                       fit_least=lambda n, g, budget: _fit_conv(n, g, budget, least=True)),
             by_type(_conv_kernel, s8, s16))

@@ -1,5 +1,6 @@
 """--widened-weights (issue 52): on a core with SMLAD the int8 CONV_2D weights the DSP path reads are also stored
-widened in its layout (aotc_dsp_widen_weights4's, doubled where the MAC kernel requantises), a constant the
+widened in its layout (aotc_dsp_widen_weights4's, doubled where the MAC kernel requantises), and DEPTHWISE_CONV_2D's
+fused 3 x 3 set-up (depthwise_blocks: its weights widened and doubled, terms and sums' start), constants the
 footprint counts and metadata.json records; the outputs stay those of LiteRT's reference kernels; a --flash-budget
 drops them first. The M4 runs of the MLPerf models with it: tests/targets/test_tflite_cortex_m.py."""
 
@@ -16,7 +17,7 @@ from conftest import require_tool
 from aot.build import build, configure, run_bundle
 from aot.compiler import Options, compile_file
 from aot.footprint import measure
-from aot.kernels.tflite_int8 import widen_weights
+from aot.kernels.tflite_int8 import depthwise_blocks, widen_weights
 
 HERE = Path(__file__).resolve().parents[1]
 PERSON = HERE / "models" / "tflite" / "person_int8.tflite"
@@ -47,6 +48,41 @@ def test_layout_is_the_run_time_widening():
             assert np.array_equal(widen_weights(w, doubled), _widened_by_bytes(w, doubled)), (oc, k, doubled)
 
 
+def _dw_set_up(w: np.ndarray, bias: np.ndarray, mult: list[int], shift: list[int], x_zero: int,
+               y_zero: int) -> np.ndarray:
+    """depthwise_blocks a group at a time, as tfl_depthwise_s8_dsp sets a fused group up at run time (the
+    reference): each tap's SXTB16 halves doubled, tfl_dsp_dw_usual's terms, the base from the weights' sums."""
+    oc = w.shape[-1]
+    taps = w.reshape(9, oc).astype(np.int64)
+    out = []
+    for g in range(oc // 4):
+        ch = 4 * g
+        words = []
+        for t in range(9):
+            v = [2 * int(taps[t, ch + j]) & 0xFFFF for j in range(4)]
+            words += [v[0] | v[2] << 16, v[1] | v[3] << 16]
+        for j in range(4):
+            right = -shift[ch + j]
+            words += [mult[ch + j] % 2**32, ((1 << (right - 1)) + (y_zero << right)) % 2**32, right]
+        words += [(2 * int(bias[ch + j]) - 2 * x_zero * int(taps[:, ch + j].sum())) % 2**32 for j in range(4)]
+        out.append(words)
+    return np.array(out, np.uint32)
+
+
+def test_depthwise_set_up_is_the_run_time_one():
+    """DEPTHWISE_CONV_2D's block a group: 18 words of doubled taps, 12 of terms, 4 of the sums' start (mod 2^32)."""
+    rng = np.random.default_rng(7)
+    for oc in (4, 8, 32):
+        w = rng.integers(-128, 128, (1, 3, 3, oc)).astype(np.int8)
+        bias = rng.integers(-(1 << 20), 1 << 20, oc)
+        mult = [int(m) for m in rng.integers(1 << 30, (1 << 31) - 1, oc)]
+        shift = [int(s) for s in rng.integers(-22, 0, oc)]
+        for x_zero, y_zero in ((-128, -128), (5, 17), (127, -3)):
+            got = depthwise_blocks(w, bias, mult, shift, x_zero, y_zero)
+            assert got.shape == (oc // 4, 34)
+            assert np.array_equal(got, _dw_set_up(w, bias, mult, shift, x_zero, y_zero)), (oc, x_zero, y_zero)
+
+
 def test_metadata_and_weights_count_the_widened_constants():
     """With the option on the M4, metadata.json names the convs and their bytes, and the weights the bundle stores
     grow by exactly those; without it, no key and the same C as before; on the host (no SMLAD path) none."""
@@ -57,6 +93,10 @@ def test_metadata_and_weights_count_the_widened_constants():
     assert wide.metadata["memory"]["weights_bytes"] == plain.metadata["memory"]["weights_bytes"] + ww["bytes"]
     assert wide.metadata["memory"]["arena_bytes"] == plain.metadata["memory"]["arena_bytes"]
     assert ".dsp_wx = " in wide.files["src/person.c"] and ".dsp_wx" not in plain.files["src/person.c"]
+    # the depthwise layers' set-up too (136 bytes a group of 4 channels), counted with the convs' weights
+    src = wide.files["src/person.c"]
+    assert ".dsp_dw = " in src and ".dsp_dw" not in plain.files["src/person.c"]
+    assert len(ww["nodes"]) == src.count(".dsp_wx = ") + src.count(".dsp_dw = ")
     host = compile_file(PERSON, Options(name="person", target="host", widened_weights=True))
     assert host.metadata["widened_weights"] == {"nodes": [], "bytes": 0}
 
@@ -71,7 +111,7 @@ def test_metadata_counts_the_layers_of_runs_in_row_bands():
         metas[widened], src = b.metadata, b.files["src/vww.c"]
     ww = metas[True]["widened_weights"]
     assert "bands" in metas[True]["memory"]["ram_budget"]["traded"]
-    assert len(ww["nodes"]) == src.count(".dsp_wx = ") > 0
+    assert len(ww["nodes"]) == src.count(".dsp_wx = ") + src.count(".dsp_dw = ") > src.count(".dsp_dw = ") > 0
     assert metas[True]["memory"]["weights_bytes"] == metas[False]["memory"]["weights_bytes"] + ww["bytes"]
 
 

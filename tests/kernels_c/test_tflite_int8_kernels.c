@@ -311,6 +311,40 @@ static int32_t *requant_terms(const aotc_tfl_conv_params *p, const int32_t *bias
     return rq;
 }
 
+/* DEPTHWISE_CONV_2D's fused 3 x 3 set-up as --widened-weights stores it (aot/kernels/tflite_int8.py depthwise_blocks),
+ * or NULL where the emitter would not (_dw_fused: TFL_DSP_DW_BAND at the kernel's own run, depth multiplier 1, 4n
+ * channels, no clamp past int8, every group's bound and shifts tfl_dsp_dw_usual's): per group of 4 channels the 9
+ * taps' [c0, c2], [c1, c3] doubled as halves, each channel's mult, ra = 2^(right-1) + y_zero 2^right, right, then
+ * each channel's 2 bias - 2 x_zero times its weights' sum */
+static uint32_t *dw_blocks(const aotc_tfl_conv_params *p, const int8_t *w, const int32_t *bias) {
+    int32_t g, j, t;
+    if (!TFL_DSP_DW_BAND(p) || p->depth_multiplier != 1 || p->c % 4 || p->y_min != -128 || p->y_max != 127) return NULL;
+    for (j = 0; j < p->oc; ++j) {
+        const int64_t b = bias ? bias[j] : 0;
+        if (9 * 255 * 128 + (b < 0 ? -b : b) >= ((int64_t)1 << 30) || p->mult[j] == INT32_MIN || -p->shift[j] < 1 ||
+            -p->shift[j] > 22)
+            return NULL;
+    }
+    uint32_t *blk = (uint32_t *)bytes((size_t)p->oc / 4 * TFL_DSP_DW_BLOCK * 4);
+    for (g = 0; g < p->oc / 4; ++g) {
+        uint32_t *d = blk + (ptrdiff_t)g * TFL_DSP_DW_BLOCK;
+        for (t = 0; t < 9; ++t)
+            for (j = 0; j < 2; ++j)
+                d[2 * t + j] = (uint32_t)(uint16_t)(2 * w[t * p->oc + 4 * g + j]) |
+                               (uint32_t)(uint16_t)(2 * w[t * p->oc + 4 * g + j + 2]) << 16;
+        for (j = 0; j < 4; ++j) {
+            const int32_t ch = 4 * g + j, right = -p->shift[ch];
+            int32_t sum = 0;
+            for (t = 0; t < 9; ++t) sum += w[t * p->oc + ch];
+            d[18 + 3 * j] = (uint32_t)p->mult[ch];
+            d[19 + 3 * j] = (1u << (right - 1)) + ((uint32_t)p->y_zero << right);
+            d[20 + 3 * j] = (uint32_t)right;
+            d[30 + j] = ((uint32_t)(bias ? bias[ch] : 0) << 1) - 2u * (uint32_t)p->x_zero * (uint32_t)sum;
+        }
+    }
+    return blk;
+}
+
 static int check_conv(int kind, int wide) {
     static const char *const names[3][4] = {
         {"aotc_tfl_conv_s8", "aotc_tfl_depthwise_s8", "aotc_tfl_transpose_conv_s8", "aotc_tfl_conv_add_s8"},
@@ -324,7 +358,7 @@ static int check_conv(int kind, int wide) {
     size_t xn, wn, yn;
     void *x, *bias = NULL, *y, *ref, *res = NULL;
     int8_t *w;
-    uint32_t *scratch = NULL, *wx = NULL;
+    uint32_t *scratch = NULL, *wx = NULL, *dwb = NULL;
     int32_t *rq = NULL;
     int64_t scratch_bytes = 0;
     int bad, in_place = 0;
@@ -404,6 +438,10 @@ static int check_conv(int kind, int wide) {
             p.y_zero = -128;
         if (p.dsp_wx_dbl) p.dsp_rq = rq = requant_terms(&p, (const int32_t *)bias);
     }
+    /* half the DSP depthwise cases with the fused 3 x 3 set-up at compile time where the emitter gives it (the
+     * choice from the draws so far, not a draw: the later cases as before; xn + wn is even where it applies) */
+    if (kind == K_DEPTHWISE && !wide && DSP && !packed && ((uint32_t)p.x_zero + (uint32_t)p.w) % 2)
+        p.dsp_dw = dwb = dw_blocks(&p, w, (const int32_t *)bias);
     if (packed) {
         run_packed(&p, kind, &r, (const int8_t *)x, w, (const int32_t *)bias, (const int8_t *)res, in_place,
                    (int8_t *)y, (int8_t *)ref, (uint8_t *)scratch);
@@ -445,14 +483,14 @@ static int check_conv(int kind, int wide) {
     if (bad) {
         printf("  n %d, in %dx%dx%d, out %dx%dx%d, kernel %dx%d, strides %d %d, dilations %d %d, pads %d %d, "
                "depth_multiplier %d, x_zero %d, y_zero %d, range [%d, %d], bias %d, dsp_tile %d, scratch %ld bytes, "
-               "in place %d, widened weights %d (doubled %d, terms %d)\n", (int)p.n, (int)p.h, (int)p.w, (int)p.c, (int)p.oh, (int)p.ow, (int)p.oc, (int)p.kh,
+               "in place %d, widened weights %d (doubled %d, terms %d), depthwise set-up %d\n", (int)p.n, (int)p.h, (int)p.w, (int)p.c, (int)p.oh, (int)p.ow, (int)p.oc, (int)p.kh,
                (int)p.kw, (int)p.sh, (int)p.sw, (int)p.dh, (int)p.dw, (int)p.pad_top, (int)p.pad_left,
                (int)p.depth_multiplier, (int)p.x_zero, (int)p.y_zero, (int)p.y_min, (int)p.y_max, bias != NULL,
                (int)p.dsp_tile, (long)scratch_bytes, in_place, wx != NULL, (int)p.dsp_wx_dbl,
-               rq != NULL);
+               rq != NULL, dwb != NULL);
     }
     free(x), free(w), free(bias), free(mult), free(shift), free(y), free(ref), free(res), free(scratch), free(wx);
-    free(rq);
+    free(rq), free(dwb);
     return bad;
 }
 

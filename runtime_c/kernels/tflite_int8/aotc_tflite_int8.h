@@ -37,7 +37,15 @@ typedef struct {
                                          * compile time, read in place: per group of 4 output channels, 16 words
                                          * (each bias doubled, then each channel's mult, ra, right: their rq);
                                          * NULL: built at run time a group and tile */
+    const uint32_t *dsp_dw;             /* DEPTHWISE_CONV_2D's fused 3 x 3 set-up at compile time (--widened-weights;
+                                         * TFL_DSP_DW_BAND, every group tfl_dsp_dw_usual's): per group of 4 channels
+                                         * TFL_DSP_DW_BLOCK words, the 9 taps' weights widened and doubled (wq's
+                                         * 18), the terms (mult, ra, right a channel: 12), the sums' start (the
+                                         * bias doubled less 2 x_zero times the weights' sum: 4); NULL: built at
+                                         * run time a group */
 } aotc_tfl_conv_params;
+
+#define TFL_DSP_DW_BLOCK 34 /* dsp_dw's words a group of 4 channels */
 
 typedef struct {
     int32_t rows, in, out;              /* x: rows x in, w: out x in, y: rows x out */

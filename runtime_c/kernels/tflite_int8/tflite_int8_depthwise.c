@@ -1501,9 +1501,12 @@ static void tfl_dsp_dws2_one(const aotc_tfl_conv_params *p, const int8_t *xb, in
  * other positions of those rows one at a time (tfl_dsp_dws2_one), the other rows by their bands. In the positions'
  * order (a RAM budget's overlap, aot/kernels/tflite_int8.py overlap_bytes): a call a row unless y is apart from x or
  * the kernel takes every position of the rows, then one call for them, the loop past them (a row's turn of the loop
- * took about 120 cycles: VWW -O3 the dispatcher 196,939 -> 178,751 est. cycles). */
-static void tfl_dsp_dws2(const aotc_tfl_conv_params *p, const int8_t *xb, const uint32_t *wq, const int32_t *base,
-                         int8_t *yb, uint32_t zb, int32_t ox_lo, int32_t ox_hi, int32_t pw, int apart, uint32_t *band) {
+ * took about 120 cycles: VWW -O3 the dispatcher 196,939 -> 178,751 est. cycles). Inlined in its two callers (the
+ * dispatcher, tfl_depthwise_s8_pre), as it was in its one before: out of line it cost VWW -O3 about 4.7 K est. cycles. */
+static inline __attribute__((always_inline)) void tfl_dsp_dws2(const aotc_tfl_conv_params *p, const int8_t *xb,
+                                                                const uint32_t *wq, const int32_t *base, int8_t *yb,
+                                                                uint32_t zb, int32_t ox_lo, int32_t ox_hi, int32_t pw,
+                                                                int apart, uint32_t *band) {
     const int32_t oh = p->oh, ow = p->ow, oc = p->oc, c = p->c, sh = p->sh, pt = p->pad_top, pl = p->pad_left;
     const int floor = p->y_zero == -128;
     const ptrdiff_t row = (ptrdiff_t)p->w * c;
@@ -1620,6 +1623,78 @@ static int tfl_dsp_dw_usual(const aotc_tfl_conv_params *p, int32_t ch, int64_t b
         rq[3 * j + 2] = (uint32_t)right;
     }
     return !bad;
+}
+
+/* DEPTHWISE_CONV_2D's fused 3 x 3 path on its set-up at compile time (--widened-weights: p->dsp_dw, every group
+ * fused: the emitter checked tfl_dsp_dw_usual's conditions), read in place: a group's 9 taps' doubled words (wq's), its
+ * terms (wq + 18's) and its sums' start at TFL_DSP_DW_BLOCK words a group; by the ring at stride 1 (SAME by one
+ * function a group, else tfl_dsp_dwp_rows), a layer taller than wide by columns, at stride 2 from x itself, else each
+ * output row's band and its outputs at once: tfl_depthwise_s8_dsp's fused paths, their layer's facts as it finds them.
+ * Its own function, called before it: in its loop a test a group (a loop of its own there still 1.3 K) cost VWW -O3
+ * tflite (no dsp_dw) 2.4 K est. cycles. Where it ran the set-up at run time (VWW -O3 tflite-ww, its 310 groups):
+ * tfl_depthwise_s8_dsp 145,558 est. cycles, the bias's bound, tfl_dsp_dw_usual's terms (about 98 a group), the weights'
+ * sums (tfl_dsp_dwp_wsum) or their widening (stride 2, by columns) and the base. */
+__attribute__((noinline)) static int tfl_depthwise_s8_pre(const aotc_tfl_conv_params *p, const int8_t *x,
+                                                          const int8_t *w, int8_t *y, uint32_t *AOTC_RESTRICT scratch) {
+    const uint32_t *const dwb = p->dsp_dw;
+    const int32_t h = p->h, wd = p->w, c = p->c, oc = p->oc;
+    const uint32_t zb = (uint32_t)(uint8_t)p->x_zero * 0x01010101u;
+    const int32_t ph = TFL_DSP_DW_SPAN(p->oh, p->sh, 3, 1), pw = TFL_DSP_DW_SPAN(p->ow, p->sw, 3, 1);
+    const int32_t run = tfl_dsp_dw_run(p);
+    uint32_t *pad = scratch + 4 * run;
+    const ptrdiff_t xstep = (ptrdiff_t)h * wd * c, ystep = (ptrdiff_t)p->oh * p->ow * oc;
+    int32_t ch, b, oy;
+    if (scratch == NULL || p->depth_multiplier != 1 || c % 4 != 0 || !TFL_DSP_DW_BAND(p)) return 0;
+    int32_t ox_lo = (p->pad_left + p->sw - 1) / p->sw, ox_hi = 0;
+    while (ox_hi < p->ow && ox_hi * p->sw - p->pad_left + 2 < wd) ++ox_hi;
+    if (ox_lo > ox_hi) ox_lo = ox_hi;
+    const uintptr_t xa = (uintptr_t)x, ya = (uintptr_t)y;
+    const int apart = ya >= xa + (uintptr_t)p->n * h * wd * c || xa >= ya + (uintptr_t)p->n * p->oh * p->ow * oc;
+    const int columns = p->sh <= 2 && p->ow < p->oh && apart && 3 * (int64_t)ph <= 3 * (int64_t)pw + 4 * (int64_t)run;
+#if TFL_DW_PAIR_ASM
+    const int ring = !columns && tfl_dsp_dwp_fits(p, run, pw), same = ring && tfl_dsp_dwp_same(p);
+    void (*const same_fn)(const tfl_dsp_dwp_same_args *) =
+        p->ow == 3 ? (p->y_zero == -128 ? tfl_dsp_dwp3_same_floor : tfl_dsp_dwp3_same_sign)
+                   : (p->y_zero == -128 ? tfl_dsp_dwp6_same_floor : tfl_dsp_dwp6_same_sign);
+    tfl_dsp_dwp_same_args da = {x, c, h, zb, scratch, p->ow / 6, w, y, oc, NULL, wd * c, p->ow * oc,
+                                TFL_DSP_DWP_PAIRS(p), NULL};
+#else
+    (void)w, (void)ox_lo, (void)ox_hi, (void)apart;
+#endif
+    for (ch = 0; ch < c; ch += 4) {
+        const uint32_t *const wg = dwb + (ptrdiff_t)(ch / 4) * TFL_DSP_DW_BLOCK;
+        const int32_t *const bg = (const int32_t *)(wg + 30);
+#if TFL_DW_PAIR_ASM
+        if (ring) {
+            if (same) {
+                da.s = x + ch, da.w = w + ch, da.y = y + ch, da.rq = wg + 18, da.base = bg;
+                for (b = 0; b < p->n; ++b, da.s += xstep, da.y += ystep) same_fn(&da);
+            } else {
+                tfl_dsp_dwp_rows(p, x, w, ch, wg + 18, bg, y, zb, scratch);
+            }
+            continue;
+        }
+#endif
+        if (columns) {
+            for (b = 0; b < p->n; ++b)
+                tfl_dsp_dw_columns(p, x + b * xstep + ch, wg, bg, y + b * ystep + ch, zb, ph, scratch);
+            continue;
+        }
+#if TFL_DW_PAIR_ASM
+        if (p->sw == 2) { /* at stride 2 from x itself (tfl_dsp_dws2) */
+            for (b = 0; b < p->n; ++b)
+                tfl_dsp_dws2(p, x + b * xstep + ch, wg, bg, y + b * ystep + ch, zb, ox_lo, ox_hi, pw, apart, pad);
+            continue;
+        }
+#endif
+        for (b = 0; b < p->n; ++b)
+            for (oy = 0; oy < p->oh; ++oy) {
+                tfl_dsp_dw_band(p, x + b * xstep + ch, oy * p->sh - p->pad_top, zb, pw, pad);
+                tfl_dsp_dw3x3_band_rq(pad, p->ow, p->sw, wg, bg, y + b * ystep + ch + (ptrdiff_t)oy * p->ow * oc, oc,
+                                      p->y_zero == -128);
+            }
+    }
+    return 1;
 }
 
 /* DEPTHWISE_CONV_2D, depth multiplier 1, channels a multiple of 4, windows up to TFL_DSP_TAPS:
@@ -1824,6 +1899,7 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
 void aotc_tfl_depthwise_s8(const aotc_tfl_conv_params *p, const int8_t *x, const int8_t *w, const int32_t *bias,
                            int8_t *y, uint32_t *scratch) {
 #if AOTC_QUANT_DSP
+    if (p->dsp_dw != NULL && tfl_depthwise_s8_pre(p, x, w, y, scratch)) return;
     if (tfl_depthwise_s8_dsp(p, x, w, bias, y, scratch)) return;
 #endif
     (void)scratch;
