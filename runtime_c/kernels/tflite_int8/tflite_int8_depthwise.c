@@ -187,7 +187,7 @@ static void tfl_dsp_dw_band(const aotc_tfl_conv_params *p, const int8_t *xb, int
  * weights (wq[2t], wq[2t + 1]) loaded once for both, each position's input word widened to [c0, c2]
  * / [c1, c3] and multiplied channel by channel (SMLABB / SMLATT): 16 instructions, 18 cycles for 8
  * multiply-accumulates (a tap of one position alone: 8 and 11 for 4, the weights loaded each time). */
-#define TFL_DW_TAP2(t, ky, kx, sw)                                                                         \
+#define TFL_DW_TAP2(t, ky, kx, sw)                                                                        \
     "ldr %[w0], [%[wp], #(8 * " #t ")]\n\t"                                                               \
     "ldr %[w1], [%[wp], #(8 * " #t " + 4)]\n\t"                                                           \
     "ldr %[v], [%[r], #(12 * " #kx " + 4 * " #ky ")]\n\t"                                                 \
@@ -205,12 +205,12 @@ static void tfl_dsp_dw_band(const aotc_tfl_conv_params *p, const int8_t *xb, int
     "smlabb %[b1], %[v], %[w1], %[b1]\n\t"                                                                \
     "smlatt %[b3], %[v], %[w1], %[b3]\n\t"
 #define TFL_DW_WINDOW2(sw) TFL_DW_WINDOW2_##sw
-#define TFL_DW_WINDOW2_1                                                                                   \
+#define TFL_DW_WINDOW2_1                                                                                  \
     TFL_DW_TAP2(0, 0, 0, 1) TFL_DW_TAP2(1, 0, 1, 1) TFL_DW_TAP2(2, 0, 2, 1) TFL_DW_TAP2(3, 1, 0, 1)       \
     TFL_DW_TAP2(4, 1, 1, 1) TFL_DW_TAP2(5, 1, 2, 1) TFL_DW_TAP2(6, 2, 0, 1) TFL_DW_TAP2(7, 2, 1, 1)       \
     TFL_DW_TAP2(8, 2, 2, 1)
 /* a tap of position x (a or b: its sums) from the widened word in e, v and the tap's weights in w0, w1 */
-#define TFL_DW_MUL(x)                                                                                      \
+#define TFL_DW_MUL(x)                                                                                     \
     "smlabb %[" #x "0], %[e], %[w0], %[" #x "0]\n\t"                                                     \
     "smlatt %[" #x "2], %[e], %[w0], %[" #x "2]\n\t"                                                     \
     "smlabb %[" #x "1], %[v], %[w1], %[" #x "1]\n\t"                                                     \
@@ -220,13 +220,13 @@ static void tfl_dsp_dw_band(const aotc_tfl_conv_params *p, const int8_t *xb, int
 #define TFL_DW_X(off) "ldr %[v], [%[r], #(" off ")]\n\tsxtb16 %[e], %[v]\n\tsxtb16 %[v], %[v], ror #8\n\t"
 /* At column stride 2, kernel row ky of A (columns 0 .. 2) and B (columns 2 .. 4): the column both read (A's tap kx 2,
  * B's kx 0) loaded and widened once, between the two taps' weights: 5 columns a row, not 6, 51 cycles, not 54 */
-#define TFL_DW_ROW2S2(ky)                                                                                  \
+#define TFL_DW_ROW2S2(ky)                                                                                 \
     TFL_DW_W(3 * ky) TFL_DW_X("4 * " #ky) TFL_DW_MUL(a) TFL_DW_X("24 + 4 * " #ky) TFL_DW_MUL(b)           \
-    TFL_DW_W(3 * ky + 2) TFL_DW_MUL(a) TFL_DW_X("48 + 4 * " #ky) TFL_DW_MUL(b)                             \
+    TFL_DW_W(3 * ky + 2) TFL_DW_MUL(a) TFL_DW_X("48 + 4 * " #ky) TFL_DW_MUL(b)                            \
     TFL_DW_W(3 * ky + 1) TFL_DW_X("12 + 4 * " #ky) TFL_DW_MUL(a) TFL_DW_X("36 + 4 * " #ky) TFL_DW_MUL(b)
 #define TFL_DW_WINDOW2_2 TFL_DW_ROW2S2(0) TFL_DW_ROW2S2(1) TFL_DW_ROW2S2(2)
 /* one tap of one position (a last odd one): 9 instructions, 10 cycles for 4 multiply-accumulates */
-#define TFL_DW_TAP1(t, ky, kx)                                                                             \
+#define TFL_DW_TAP1(t, ky, kx)                                                                            \
     "ldr %[w0], [%[wp], #(8 * " #t ")]\n\t"                                                               \
     "ldr %[w1], [%[wp], #(8 * " #t " + 4)]\n\t"                                                           \
     "ldr %[v], [%[r], #(12 * " #kx " + 4 * " #ky ")]\n\t"                                                 \
@@ -237,15 +237,15 @@ static void tfl_dsp_dw_band(const aotc_tfl_conv_params *p, const int8_t *xb, int
     "smlabb %[a1], %[v], %[w1], %[a1]\n\t"                                                                \
     "smlatt %[a3], %[v], %[w1], %[a3]\n\t"
 /* the pairs of positions of a band at column stride sw (a literal: the offsets are the assembler's) */
-#define TFL_DW_PAIRS(sw)                                                                                   \
+#define TFL_DW_PAIRS(sw)                                                                                  \
     for (; n >= 2; n -= 2, r += 24 * (sw), acc += 8) {                                                    \
         int32_t a0 = base[0], a1 = base[1], a2 = base[2], a3 = base[3], b0 = a0, b1 = a1, b2 = a2, b3 = a3; \
-        uint32_t v, e, w0, w1;                                                                             \
-        __asm__(TFL_DW_WINDOW2(sw)                                                                         \
+        uint32_t v, e, w0, w1;                                                                            \
+        __asm__(TFL_DW_WINDOW2(sw)                                                                        \
                 : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [b0] "+r"(b0), [b1] "+r"(b1), \
                   [b2] "+r"(b2), [b3] "+r"(b3), [v] "=&r"(v), [e] "=&r"(e), [w0] "=&r"(w0), [w1] "=&r"(w1) \
-                : [r] "r"(r), [wp] "r"(wq)                                                                 \
-                : "memory");                                                                               \
+                : [r] "r"(r), [wp] "r"(wq)                                                                \
+                : "memory");                                                                              \
         acc[0] = a0, acc[1] = a1, acc[2] = a2, acc[3] = a3, acc[4] = b0, acc[5] = b1, acc[6] = b2, acc[7] = b3; \
     }
 #endif
@@ -298,7 +298,7 @@ static inline void tfl_dsp_dw_rq1(const int32_t *a, const uint32_t *rq, int8_t *
 
 #if TFL_DW_PAIR_ASM
 /* one channel's two sums (a, b) requantised in place by the terms at rq + 12 j bytes past the weights */
-#define TFL_DW_RQ2(j, a, b)                                                                                \
+#define TFL_DW_RQ2(j, a, b)                                                                               \
     "ldr %[w0], [%[wp], #(72 + 12 * " #j ")]\n\t"                                                       \
     "ldr %[w1], [%[wp], #(76 + 12 * " #j ")]\n\t"                                                       \
     "ldr %[e], [%[wp], #(80 + 12 * " #j ")]\n\t"                                                        \
@@ -312,7 +312,7 @@ static inline void tfl_dsp_dw_rq1(const int32_t *a, const uint32_t *rq, int8_t *
     "ssat %[" b "], #8, %[" b "]\n\t"
 /* TFL_DW_RQ2 where the lower clamp is the zero point -128: without the sign term (aotc_dsp_mac4x2_rq3's reasoning:
  * a negative product term gives the zero point or below either way, which SSAT makes -128) */
-#define TFL_DW_RQ2F(j, a, b)                                                                               \
+#define TFL_DW_RQ2F(j, a, b)                                                                              \
     "ldr %[w0], [%[wp], #(72 + 12 * " #j ")]\n\t"                                                       \
     "ldr %[w1], [%[wp], #(76 + 12 * " #j ")]\n\t"                                                       \
     "ldr %[e], [%[wp], #(80 + 12 * " #j ")]\n\t"                                                        \
@@ -324,10 +324,10 @@ static inline void tfl_dsp_dw_rq1(const int32_t *a, const uint32_t *rq, int8_t *
     "ssat %[" b "], #8, %[" b "]\n\t"
 /* the pairs of a band, their 8 outputs requantised in registers (RQ: TFL_DW_RQ2 or TFL_DW_RQ2F) and packed into a
  * word a position */
-#define TFL_DW_PAIRS_RQ(sw, RQ)                                                                            \
+#define TFL_DW_PAIRS_RQ(sw, RQ)                                                                           \
     for (; n >= 2; n -= 2, r += 24 * (sw), y += 2 * oc) {                                                 \
         int32_t a0 = base[0], a1 = base[1], a2 = base[2], a3 = base[3], b0 = a0, b1 = a1, b2 = a2, b3 = a3; \
-        uint32_t v, e, w0, w1;                                                                             \
+        uint32_t v, e, w0, w1;                                                                            \
         __asm__(TFL_DW_WINDOW2(sw) RQ(0, "a0", "b0") RQ(1, "a1", "b1") RQ(2, "a2", "b2") RQ(3, "a3", "b3")   \
                 "bfi %[a0], %[a1], #8, #8\n\t"                                                            \
                 "bfi %[a0], %[a2], #16, #8\n\t"                                                           \
@@ -337,16 +337,16 @@ static inline void tfl_dsp_dw_rq1(const int32_t *a, const uint32_t *rq, int8_t *
                 "bfi %[b0], %[b3], #24, #8\n\t"                                                           \
                 : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [b0] "+r"(b0), [b1] "+r"(b1), \
                   [b2] "+r"(b2), [b3] "+r"(b3), [v] "=&r"(v), [e] "=&r"(e), [w0] "=&r"(w0), [w1] "=&r"(w1) \
-                : [r] "r"(r), [wp] "r"(wq)                                                                 \
-                : "memory");                                                                               \
-        memcpy(y, &a0, 4);                                                                                 \
-        memcpy(y + oc, &b0, 4);                                                                            \
+                : [r] "r"(r), [wp] "r"(wq)                                                                \
+                : "memory");                                                                              \
+        memcpy(y, &a0, 4);                                                                                \
+        memcpy(y + oc, &b0, 4);                                                                           \
     }
 #endif
 
 #if AOTC_DSP_ASM
 /* one channel's sum requantised in place (TFL_DW_RQ2's, one position) */
-#define TFL_DW_RQ1(j, a)                                                                                   \
+#define TFL_DW_RQ1(j, a)                                                                                  \
     "ldr %[w0], [%[wp], #(72 + 12 * " #j ")]\n\t"                                                       \
     "ldr %[w1], [%[wp], #(76 + 12 * " #j ")]\n\t"                                                       \
     "ldr %[e], [%[wp], #(80 + 12 * " #j ")]\n\t"                                                        \
@@ -420,12 +420,12 @@ __attribute__((noinline)) static void tfl_dsp_dw3x3_band_rq(const uint32_t *band
  * (bands and their copies) to 399 K, but their rows' arranging added 256 K and the set-up and calls 60 K: 12.79 ->
  * 12.86 M in all.) */
 /* TFL_DW_RQ2 (the sign term, lr its temporary) and TFL_DW_RQ2F on one sum a: mult r1, ra r3, right r12 */
-#define TFL_DWP_RQ1(a)                                                                                     \
+#define TFL_DWP_RQ1(a)                                                                                    \
     "smmlar lr, " a ", r1, r3\n\t"                                                                      \
     "add " a ", lr, " a ", asr #31\n\t"                                                                 \
     "asr " a ", " a ", r12\n\t"                                                                         \
     "ssat " a ", #8, " a "\n\t"
-#define TFL_DWP_RQ1F(a)                                                                                    \
+#define TFL_DWP_RQ1F(a)                                                                                   \
     "smmlar " a ", " a ", r1, r3\n\t"                                                                   \
     "asr " a ", " a ", r12\n\t"                                                                         \
     "ssat " a ", #8, " a "\n\t"
@@ -498,7 +498,7 @@ __attribute__((noinline)) static void tfl_dsp_dw3x3_band_rq(const uint32_t *band
     "mov r9, r5\n\t"                                                                                      \
     "mov r10, r6\n\t"                                                                                     \
     "mov r11, r7\n\t"                                                                                     \
-    TFL_DWP2_WINDOW RQ(0, "r4", "r8") RQ(1, "r5", "r9") RQ(2, "r6", "r10") RQ(3, "r7", "r11")              \
+    TFL_DWP2_WINDOW RQ(0, "r4", "r8") RQ(1, "r5", "r9") RQ(2, "r6", "r10") RQ(3, "r7", "r11")             \
     "bfi r4, r5, #8, #8\n\t"                                                                              \
     "bfi r4, r6, #16, #8\n\t"                                                                             \
     "bfi r4, r7, #24, #8\n\t"                                                                             \
@@ -578,7 +578,7 @@ TFL_DWP_ROW_FN(tfl_dsp_dwp2_row_sign, TFL_DWP2_ROW_ASM(TFL_DWP2_RQ))
 /* channel c of a turn: the window, its terms, y (r10) and oc (r11), the 6 outputs requantised and stored in pairs
  * (the pointer's add two instructions' groups before its store: no stall on the address) */
 #define TFL_DWP6_CH_AT(R, c, bp, base, t0, t1, t2) /* base, the terms at [bp, #off + 4 c] */              \
-    TFL_DWP6_KY0_AT(bp, base, c) TFL_DWP6_KY(1, c) TFL_DWP6_KY(2, c)                                       \
+    TFL_DWP6_KY0_AT(bp, base, c) TFL_DWP6_KY(1, c) TFL_DWP6_KY(2, c)                                      \
     "ldr r1, [" bp ", #(" t0 " + 4 * " #c ")]\n\t"                                                       \
     "ldr r3, [" bp ", #(" t1 " + 4 * " #c ")]\n\t"                                                       \
     "ldr r12, [" bp ", #(" t2 " + 4 * " #c ")]\n\t"                                                      \
@@ -607,7 +607,7 @@ TFL_DWP_ROW_FN(tfl_dsp_dwp2_row_sign, TFL_DWP2_ROW_ASM(TFL_DWP2_RQ))
     "adds r6, r4, #2\n\t"                                                                                 \
     "adds r7, r4, #3\n\t"                                                                                 \
     "stm sp, {r4-r9}\n"                                                                                   \
-    "2:\n\t" TFL_DWP6_CH(R, 0) TFL_DWP6_CH(R, 1) TFL_DWP6_CH(R, 2) TFL_DWP6_CH(R, 3)                       \
+    "2:\n\t" TFL_DWP6_CH(R, 0) TFL_DWP6_CH(R, 1) TFL_DWP6_CH(R, 2) TFL_DWP6_CH(R, 3)                      \
     "ldr r1, [sp, #20]\n\t"                                                                               \
     "adds r0, r0, #144\n\t"                                                                               \
     "cmp r0, r1\n\t"                                                                                      \
@@ -648,7 +648,7 @@ TFL_DWP_ROW_FN(tfl_dsp_dwp6_row_sign, TFL_DWP6_ROW_ASM(TFL_DWP_RQ1))
     "ldr r7, [sp, #36]\n\t"                                                                               \
     "ldr r3, [sp, #40]\n\t"                                                                               \
     "add r8, r7, r3\n\t"                                                                                  \
-    "add r9, r8, r3\n\t" TFL_DWP3_CH(R, 0) TFL_DWP3_CH(R, 1) TFL_DWP3_CH(R, 2) TFL_DWP3_CH(R, 3)           \
+    "add r9, r8, r3\n\t" TFL_DWP3_CH(R, 0) TFL_DWP3_CH(R, 1) TFL_DWP3_CH(R, 2) TFL_DWP3_CH(R, 3)          \
     "pop {r4-r11, pc}\n\t"
 TFL_DWP_ROW_FN(tfl_dsp_dwp3_row_floor, TFL_DWP3_ROW_ASM(TFL_DWP_RQ1F))
 TFL_DWP_ROW_FN(tfl_dsp_dwp3_row_sign, TFL_DWP3_ROW_ASM(TFL_DWP_RQ1))
@@ -665,7 +665,11 @@ TFL_DWP_ROW_FN(tfl_dsp_dwp3_row_sign, TFL_DWP3_ROW_ASM(TFL_DWP_RQ1))
  * k (mult, ra, right, the sums' start), [sp, #112] the kernel rows, [sp, #272] a pair of x_zero's 4 words.
  * Measured on VWW -O3 (its 69,120 such outputs): 1,418,454 est. cycles with the set-up and the arranging (20.5 an
  * output); the ring's stride-1 layers in all (with the 3 x 3's tfl_dsp_dwp3_same_floor and tfl_dsp_dwp's test)
- * 1,531,196, where tfl_dsp_dwp, TFL_DWP6_ROW_ASM and TFL_DWP3_ROW_ASM took 399,350 + 1,170,720 + 45,888. */
+ * 1,531,196, where tfl_dsp_dwp, TFL_DWP6_ROW_ASM and TFL_DWP3_ROW_ASM took 399,350 + 1,170,720 + 45,888. The row
+ * loop's bookkeeping (VWW's 1,626 rows): the channels' y set once, not each row (a row's turns leave them at the
+ * next row's: 6 q oc on), 1,418,454 -> 1,401,594; the row's loads in one run, the first row's test falling through
+ * (TFL_DWPS_FIRST past the return), the arguments kept in r12 from 1 to 9: 1,394,070 (tfl_dsp_dwp3_same_floor
+ * 77,184 -> 76,544). */
 typedef struct {
     const int8_t *s;    /* 0: row 0's first word */
     int32_t c;          /* 4 */
@@ -777,10 +781,13 @@ typedef struct {
     "moveq r4, #0\n\t"                                                                                    \
     "str r4, [sp, #32]\n\t"                                                                               \
     "cmp r5, #0\n\t"                                                                                      \
-    "beq 9f\n\t"                                                                                          \
+    "bne 10f\n" /* the first row: no turn yet (TFL_DWPS_FIRST, past the return) */
+/* after TFL_DWPS_NEXT's first row (its test falls through to the turns: a taken branch a row less) */
+#define TFL_DWPS_FIRST                                                                                      \
+    "10:\n\t"                                                                                             \
     "movs r5, #0\n\t"                                                                                     \
     "str r5, [sp, #44]\n\t"                                                                               \
-    "b 1b\n"
+    "b 1b\n\t"
 #define TFL_DWP6_SAME_ASM(R)                                                                                \
     TFL_DWPS_SETUP                                                                                        \
     "ldr r3, [r0, #16]\n\t" /* oc and the ring's end (r0 + 144 q) once; row -1 of x_zero in slot 2 */     \
@@ -801,25 +808,30 @@ typedef struct {
     "str r7, [r3, #12]\n\t"                                                                               \
     "adds r3, r3, #48\n\t"                                                                                \
     "subs r2, r2, #1\n\t"                                                                                 \
-    "bgt 5b\n"                                                                                            \
+    "bgt 5b\n\t"                                                                                          \
+    "ldr r4, [sp, #40]\n\t" /* the channels' y once: a row's turns leave them at the next row's (6 q oc on) */ \
+    "adds r5, r4, #1\n\t"                                                                                 \
+    "adds r6, r4, #2\n\t"                                                                                 \
+    "adds r7, r4, #3\n\t"                                                                                 \
+    "stm sp, {r4-r7}\n"                                                                                   \
     "1:\n\t" /* the next row into the slot at [sp, #32] */                                                \
     "ldr r12, [sp, #24]\n\t"                                                                              \
-    "ldr r4, [sp, #32]\n\t"                                                                               \
-    "ldr r3, [r12, #16]\n\t"                                                                              \
-    "add r3, r3, r4\n\t"                                                                                  \
     "ldr r4, [sp, #28]\n\t"                                                                               \
+    "ldr r3, [sp, #32]\n\t"                                                                               \
+    "ldr r0, [sp, #36]\n\t"                                                                               \
+    "ldr r2, [r12, #16]\n\t"                                                                              \
+    "ldr r1, [r12, #4]\n\t"                                                                               \
+    "ldr r11, [r12, #12]\n\t"                                                                             \
+    "ldr r5, [r12, #40]\n\t"                                                                              \
+    "ldr r6, [r12, #20]\n\t"                                                                              \
+    "add r3, r3, r2\n\t"                                                                                  \
     "subs r4, r4, #1\n\t"                                                                                 \
     "str r4, [sp, #28]\n\t"                                                                               \
     "blt 6f\n\t"                                                                                          \
-    "ldr r0, [sp, #36]\n\t"                                                                               \
-    "ldr r1, [r12, #4]\n\t"                                                                               \
-    "ldr r2, [r12, #40]\n\t"                                                                              \
-    "ldr r11, [r12, #12]\n\t"                                                                             \
-    "ldr r4, [r12, #20]\n\t"                                                                              \
-    "add r2, r0, r2\n\t"                                                                                  \
-    "str r2, [sp, #36]\n\t"                                                                               \
+    "add r5, r0, r5\n\t"                                                                                  \
+    "str r5, [sp, #36]\n\t"                                                                               \
     "add r2, r1, r1, lsl #1\n\t"                                                                          \
-    "add r4, r4, r4, lsl #1\n\t"                                                                          \
+    "add r4, r6, r6, lsl #1\n\t"                                                                          \
     "mov r5, r11\n\t"                                                                                     \
     "lsrs r4, r4, #1\n\t"                                                                                 \
     "bcc 2f\n\t"                                                                                          \
@@ -853,21 +865,12 @@ typedef struct {
     "adds r3, r3, #48\n\t"                                                                                \
     "subs r2, r2, #1\n\t"                                                                                 \
     "bgt 8b\n"                                                                                            \
-    "7:\n\t" TFL_DWPS_NEXT /* the next slot; the turn whose first row is in it */                          \
-    "9:\n\t" /* turn t = slot / 16: its kernel rows from row 2 - t of the copy */                         \
-    "ldr r12, [sp, #24]\n\t"                                                                              \
+    "7:\n\t" TFL_DWPS_NEXT /* the next slot; the turn whose first row is in it */                         \
+    "9:\n\t" /* turn t = slot / 16: its kernel rows from row 2 - t of the copy (r12 the arguments since 1) */ \
     "add r2, sp, #176\n\t"                                                                                \
     "sub r2, r2, r4, lsl #1\n\t"                                                                          \
-    "ldr r0, [r12, #16]\n\t"                                                                              \
-    "ldr r3, [r12, #44]\n\t"                                                                              \
-    "ldr r4, [sp, #40]\n\t"                                                                               \
-    "add r3, r4, r3\n\t"                                                                                  \
-    "str r3, [sp, #40]\n\t"                                                                               \
-    "adds r5, r4, #1\n\t"                                                                                 \
-    "adds r6, r4, #2\n\t"                                                                                 \
-    "adds r7, r4, #3\n\t"                                                                                 \
-    "stm sp, {r4-r7}\n"                                                                                   \
-    "4:\n\t" TFL_DWP6S_CH(R, 0) TFL_DWP6S_CH(R, 1) TFL_DWP6S_CH(R, 2) TFL_DWP6S_CH(R, 3)                   \
+    "ldr r0, [r12, #16]\n"                                                                                \
+    "4:\n\t" TFL_DWP6S_CH(R, 0) TFL_DWP6S_CH(R, 1) TFL_DWP6S_CH(R, 2) TFL_DWP6S_CH(R, 3)                  \
     "ldr r1, [sp, #20]\n\t"                                                                               \
     "adds r0, r0, #144\n\t"                                                                               \
     "cmp r0, r1\n\t"                                                                                      \
@@ -876,7 +879,8 @@ typedef struct {
     "cmp r4, #0\n\t"                                                                                      \
     "bge 1b\n\t"                                                                                          \
     "add sp, sp, #288\n\t"                                                                                \
-    "pop {r4-r11, pc}\n\t"
+    "pop {r4-r11, pc}\n\t"                                                                                \
+    TFL_DWPS_FIRST
 #define TFL_DWP6_SAME_FN(name, text)                                                                        \
     __attribute__((naked, noinline)) static void name(TFL_DSP_ARG const tfl_dsp_dwp_same_args *a) {       \
         __asm__ volatile(text);                                                                          \
@@ -898,7 +902,7 @@ TFL_DWP6_SAME_FN(tfl_dsp_dwp6_same_sign, TFL_DWP6_SAME_ASM(TFL_DWP_RQ1))
     "strb r6, [r9, #" #c "]\n\t"
 #define TFL_DWP3_SAME_ASM(R)                                                                                \
     TFL_DWPS_SETUP                                                                                        \
-    "ldr r3, [r0, #16]\n\t" /* the ring's 3 pairs of x_zero */                                             \
+    "ldr r3, [r0, #16]\n\t" /* the ring's 3 pairs of x_zero */                                            \
     "movs r2, #9\n\t"                                                                                     \
     "add r1, sp, #272\n\t"                                                                                \
     "ldm r1, {r4-r7}\n"                                                                                   \
@@ -943,7 +947,6 @@ TFL_DWP6_SAME_FN(tfl_dsp_dwp6_same_sign, TFL_DWP6_SAME_ASM(TFL_DWP_RQ1))
     "str r7, [r3, #60]\n"                                                                                 \
     "7:\n\t" TFL_DWPS_NEXT                                                                                \
     "9:\n\t"                                                                                              \
-    "ldr r12, [sp, #24]\n\t"                                                                              \
     "add r2, sp, #176\n\t"                                                                                \
     "sub r2, r2, r4, lsl #1\n\t"                                                                          \
     "ldr r0, [r12, #16]\n\t"                                                                              \
@@ -953,12 +956,13 @@ TFL_DWP6_SAME_FN(tfl_dsp_dwp6_same_sign, TFL_DWP6_SAME_ASM(TFL_DWP_RQ1))
     "str r3, [sp, #40]\n\t"                                                                               \
     "ldr r3, [r12, #32]\n\t"                                                                              \
     "add r8, r7, r3\n\t"                                                                                  \
-    "add r9, r8, r3\n\t" TFL_DWP3S_CH(R, 0) TFL_DWP3S_CH(R, 1) TFL_DWP3S_CH(R, 2) TFL_DWP3S_CH(R, 3)       \
+    "add r9, r8, r3\n\t" TFL_DWP3S_CH(R, 0) TFL_DWP3S_CH(R, 1) TFL_DWP3S_CH(R, 2) TFL_DWP3S_CH(R, 3)      \
     "ldr r4, [sp, #28]\n\t"                                                                               \
     "cmp r4, #0\n\t"                                                                                      \
     "bge 1b\n\t"                                                                                          \
     "add sp, sp, #288\n\t"                                                                                \
-    "pop {r4-r11, pc}\n\t"
+    "pop {r4-r11, pc}\n\t"                                                                                \
+    TFL_DWPS_FIRST
 TFL_DWP6_SAME_FN(tfl_dsp_dwp3_same_floor, TFL_DWP3_SAME_ASM(TFL_DWP_RQ1F))
 TFL_DWP6_SAME_FN(tfl_dsp_dwp3_same_sign, TFL_DWP3_SAME_ASM(TFL_DWP_RQ1))
 #undef TFL_DWP6_SAME_FN
@@ -966,6 +970,7 @@ TFL_DWP6_SAME_FN(tfl_dsp_dwp3_same_sign, TFL_DWP3_SAME_ASM(TFL_DWP_RQ1))
 #undef TFL_DWP3S_CH
 #undef TFL_DWPS_SETUP
 #undef TFL_DWPS_NEXT
+#undef TFL_DWPS_FIRST
 #undef TFL_DWP6_SAME_ASM
 #undef TFL_DWPS_WROW
 #undef TFL_DWPS_W4
@@ -1029,7 +1034,7 @@ static inline __attribute__((always_inline)) void tfl_dsp_dwp_put2(uint32_t v0, 
 /* The ring's row loops' column pair [a, b] (the two columns' words, as operand names) into its 4 words at d + off:
  * tfl_dsp_dwp_put2's 6 instructions, widened into ea, eb (either may be a or b) and the temporaries t0, t1, then 4
  * stores */
-#define TFL_DWP_PAIR(a, b, ea, eb, off)                                                                    \
+#define TFL_DWP_PAIR(a, b, ea, eb, off)                                                                   \
     "pkhbt %[t0], %[" a "], %[" b "], lsl #16\n\t"                                                      \
     "pkhtb %[t1], %[" b "], %[" a "], asr #16\n\t"                                                      \
     "sxtb16 %[" ea "], %[t0]\n\t"                                                                       \
@@ -1293,7 +1298,7 @@ static inline int tfl_dsp_dwp_same(const aotc_tfl_conv_params *p) {
  * assembly with its own pointer: in C gcc kept the 9 taps' addresses on the stack (shared with the widening loop's,
  * a load each): VWW -O3 tfl_depthwise_s8_dsp 153,255 -> 145,558 est. cycles. */
 /* a tap of tfl_dsp_dwp_wsum: its word of 4 channels, the pointer on by oc, each half summed */
-#define TFL_DWP_WSUM_TAP                                                                                   \
+#define TFL_DWP_WSUM_TAP                                                                                  \
     "ldr %[v], [%[w]]\n\t"                                                                              \
     "add %[w], %[w], %[oc]\n\t"                                                                         \
     "sxtab16 %[e], %[e], %[v]\n\t"                                                                      \
@@ -1327,8 +1332,13 @@ static inline __attribute__((always_inline)) void tfl_dsp_dwp_wsum(const int8_t 
  * one's SMLABB only, so a kernel row of two positions takes 5 loads, 18 ALU (the pairs' SXTB16 and PKH), 16
  * multiplies and 12 weight words, 51 cycles as the widened columns' 5 loads, 10 SXTB16, 24 multiplies and 6 weight
  * words: the multiplies saved go to arranging. Two output rows at once, sharing the row between them, read 15
- * columns a turn as two positions of a row do.) */
-#define TFL_DWS2_W(t) "ldr r12, [sp, #(8 * (" #t "))]\n\tldr lr, [sp, #(8 * (" #t ") + 4)]\n\t"
+ * columns a turn as two positions of a row do.) The turn's bookkeeping, VWW -O3 tflite-ww tfl_dsp_dws2_floor 555,696
+ * -> 527,320 est. cycles (about 13 a turn): base twice at the frame's bottom (LDM sp, for ADD, LDM and 4 MOV), the
+ * third kernel row's test in the second row advance (row2 -1 carries: ADDS, BCS for LDR, ADD, LDR, CMP, BNE), the
+ * fourth column's ADD away from its load (its address stalled a cycle, 3 a turn), s kept in r0 from turn to turn and
+ * the pairs counted by s against the row's end (no counter's LDR and STR), y's, oc's and the next s's loads in one
+ * run; the row's loop with fewer reloads (c in r2 once a call), the edge and back in one argument. */
+#define TFL_DWS2_W(t) "ldr r12, [sp, #(32 + 8 * (" #t "))]\n\tldr lr, [sp, #(36 + 8 * (" #t "))]\n\t"
 #define TFL_DWS2_X(addr) "ldr r1, " addr "\n\tsxtb16 r3, r1\n\tsxtb16 r1, r1, ror #8\n\t"
 #define TFL_DWS2_MUL(x0, x1, x2, x3)                                                                        \
     "smlabb " x0 ", r3, r12, " x0 "\n\t"                                                                \
@@ -1337,39 +1347,41 @@ static inline __attribute__((always_inline)) void tfl_dsp_dwp_wsum(const int8_t 
     "smlatt " x3 ", r1, lr, " x3 "\n\t"
 #define TFL_DWS2_A TFL_DWS2_MUL("r4", "r5", "r6", "r7")
 #define TFL_DWS2_B TFL_DWS2_MUL("r8", "r9", "r10", "r11")
-/* kernel row ky from r0 (the row's column of A); X4: B's last column (x's, or x_zero's word where padding) */
-#define TFL_DWS2_ROW(ky, X4)                                                                               \
+/* kernel row ky from r0 (the row's column of A); X4: B's last column (x's, or x_zero's word where padding). The
+ * fourth column's address (r0 + 3 c) by an ADD between A's multiplies of the second column, once r3 is free: just
+ * before its load it stalled the address phase a cycle (3 a turn) */
+#define TFL_DWS2_ROW(ky, X4)                                                                              \
     TFL_DWS2_W(3 * ky) TFL_DWS2_X("[r0]") TFL_DWS2_A TFL_DWS2_X("[r0, r2, lsl #1]") TFL_DWS2_B                \
     TFL_DWS2_W(3 * ky + 2) TFL_DWS2_A TFL_DWS2_X(X4) TFL_DWS2_B                                              \
-    TFL_DWS2_W(3 * ky + 1) TFL_DWS2_X("[r0, r2]") TFL_DWS2_A "add r1, r0, r2, lsl #1\n\t"                    \
-    TFL_DWS2_X("[r1, r2]") TFL_DWS2_B
+    TFL_DWS2_W(3 * ky + 1) TFL_DWS2_X("[r0, r2]")                                                            \
+    "smlabb r4, r3, r12, r4\n\t"                                                                          \
+    "smlatt r6, r3, r12, r6\n\t"                                                                          \
+    "add r3, r0, r2, lsl #1\n\t"                                                                          \
+    "smlabb r5, r1, lr, r5\n\t"                                                                           \
+    "smlatt r7, r1, lr, r7\n\t"                                                                           \
+    TFL_DWS2_X("[r3, r2]") TFL_DWS2_B
 #define TFL_DWS2_RQS(a) /* TFL_DW_RQ2's, mult r12, ra lr, right r3, r1 a temporary */                       \
     "smmlar r1, " a ", r12, lr\n\t"                                                                     \
     "add " a ", r1, " a ", asr #31\n\t"                                                                 \
     "asr " a ", " a ", r3\n\t"                                                                          \
     "ssat " a ", #8, " a "\n\t"
-#define TFL_DWS2_RQF(a) /* TFL_DW_RQ2F's */                                                                \
+#define TFL_DWS2_RQF(a) /* TFL_DW_RQ2F's */                                                               \
     "smmlar " a ", " a ", r12, lr\n\t"                                                                  \
     "asr " a ", " a ", r3\n\t"                                                                          \
     "ssat " a ", #8, " a "\n\t"
-#define TFL_DWS2_RQ(R, j, a, b)                                                                            \
-    "ldr r12, [sp, #(72 + 12 * " #j ")]\n\t"                                                            \
-    "ldr lr, [sp, #(76 + 12 * " #j ")]\n\t"                                                             \
-    "ldr r3, [sp, #(80 + 12 * " #j ")]\n\t" R(a) R(b)
-/* a turn: the sums from base (the frame's), the 3 kernel rows, the requantisation, A's word to y and B's to y + oc */
-#define TFL_DWS2_TURN(R, X4)                                                                               \
-    "add lr, sp, #120\n\t"                                                                                \
-    "ldm lr, {r4-r7}\n\t"                                                                                 \
-    "mov r8, r4\n\t"                                                                                      \
-    "mov r9, r5\n\t"                                                                                      \
-    "mov r10, r6\n\t"                                                                                     \
-    "mov r11, r7\n\t"                                                                                     \
-    "ldr r0, [sp, #136]\n\t" TFL_DWS2_ROW(0, X4) "ldr r1, [sp, #204]\n\t"                                   \
-    "add r0, r0, r1\n\t" TFL_DWS2_ROW(1, X4) "ldr r1, [sp, #204]\n\t"                                       \
-    "add r0, r0, r1\n\t"                                                                                  \
-    "ldr r1, [sp, #228]\n\t"                                                                              \
-    "cmp r1, #0\n\t"                                                                                      \
-    "bne 5f\n\t" TFL_DWS2_ROW(2, X4) "5:\n\t" TFL_DWS2_RQ(R, 0, "r4", "r8") TFL_DWS2_RQ(R, 1, "r5", "r9")      \
+#define TFL_DWS2_RQ(R, j, a, b)                                                                           \
+    "ldr r12, [sp, #(104 + 12 * " #j ")]\n\t"                                                           \
+    "ldr lr, [sp, #(108 + 12 * " #j ")]\n\t"                                                            \
+    "ldr r3, [sp, #(112 + 12 * " #j ")]\n\t" R(a) R(b)
+/* a turn from r0 (its s, also at #152): the sums from base (twice at the frame's bottom: one LDM), the 3 kernel rows
+ * (the third skipped where the frame's row2 is -1: adding it to r0 carries, a row's never does), the
+ * requantisation, A's word to y and B's to y + oc, y on by 2 oc; then r0 = s + 4 c (also at #152, the next pair's)
+ * and r12 = the row's end of pairs (#156) for the loop's test */
+#define TFL_DWS2_TURN(R, X4)                                                                              \
+    "ldm sp, {r4-r11}\n\t" TFL_DWS2_ROW(0, X4) "ldr r1, [sp, #220]\n\t"                                     \
+    "add r0, r0, r1\n\t" TFL_DWS2_ROW(1, X4) "ldr r1, [sp, #244]\n\t"                                       \
+    "adds r0, r0, r1\n\t"                                                                                 \
+    "bcs 5f\n\t" TFL_DWS2_ROW(2, X4) "5:\n\t" TFL_DWS2_RQ(R, 0, "r4", "r8") TFL_DWS2_RQ(R, 1, "r5", "r9")      \
         TFL_DWS2_RQ(R, 2, "r6", "r10") TFL_DWS2_RQ(R, 3, "r7", "r11")                                         \
     "bfi r4, r5, #8, #8\n\t"                                                                              \
     "bfi r4, r6, #16, #8\n\t"                                                                             \
@@ -1377,20 +1389,29 @@ static inline __attribute__((always_inline)) void tfl_dsp_dwp_wsum(const int8_t 
     "bfi r8, r9, #8, #8\n\t"                                                                              \
     "bfi r8, r10, #16, #8\n\t"                                                                            \
     "bfi r8, r11, #24, #8\n\t"                                                                            \
-    "ldr r3, [sp, #144]\n\t"                                                                              \
-    "ldr r1, [sp, #196]\n\t"                                                                              \
-    "str r4, [r3]\n\t"                                                                                    \
+    "ldr r3, [sp, #160]\n\t"                                                                              \
+    "ldr r1, [sp, #212]\n\t"                                                                              \
+    "ldr r0, [sp, #152]\n\t"                                                                              \
+    "ldr r12, [sp, #156]\n\t"                                                                             \
     "str r8, [r3, r1]\n\t"                                                                                \
+    "str r4, [r3]\n\t"                                                                                    \
     "add r3, r3, r1, lsl #1\n\t"                                                                          \
-    "str r3, [sp, #144]\n\t"
+    "str r3, [sp, #160]\n\t"                                                                              \
+    "add r0, r0, r2, lsl #2\n\t"                                                                          \
+    "str r0, [sp, #152]\n\t"
 /* rows output rows of m pairs of positions (and an edge pair where edge: B's last column the padding's first) from
  * s (the first row's first position's window's first byte; rows xstep bytes apart, outputs ystep), in assembly
- * naked. Frame: [sp .. #120) wq's 18 weight words and 12 terms, [#120, #136) base, #136 s, #140 pairs left, #144 y,
- * #148 the row's s, #152 m; the arguments past r3 from #192: y, oc, c, row, rows, xstep, ystep, edge, zb. */
-#define TFL_DWS2_ASM(R)                                                                                    \
+ * naked. Frame: [sp .. #32) base twice, [#32 .. #104) wq's 18 weight words, [#104 .. #152) its 12 terms, #152 the
+ * turn's s, #156 the row's end of pairs (its s + m 4 c), #160 the turn's y, #164 the row's s, #168 m 4 c; the
+ * arguments past r3 from #208: y (the row's), oc, c, row, rows, xstep, ystep, edge (0 none, 1 after the pairs, 2
+ * one position back), zb, row2 (row, or -1: the third kernel row skipped). r2 = c throughout. */
+#define TFL_DWS2_ASM(R)                                                                                   \
     "push {r4-r11, lr}\n\t"                                                                               \
-    "sub sp, sp, #156\n\t"                                                                                \
+    "sub sp, sp, #172\n\t"                                                                                \
     "mov r12, sp\n\t"                                                                                     \
+    "ldm r3, {r4-r7}\n\t"                                                                                 \
+    "stm r12!, {r4-r7}\n\t"                                                                               \
+    "stm r12!, {r4-r7}\n\t"                                                                               \
     "ldm r2!, {r4-r11}\n\t"                                                                               \
     "stm r12!, {r4-r11}\n\t"                                                                              \
     "ldm r2!, {r4-r11}\n\t"                                                                               \
@@ -1399,57 +1420,48 @@ static inline __attribute__((always_inline)) void tfl_dsp_dwp_wsum(const int8_t 
     "stm r12!, {r4-r11}\n\t"                                                                              \
     "ldm r2!, {r4-r9}\n\t"                                                                                \
     "stm r12!, {r4-r9}\n\t"                                                                               \
-    "ldm r3, {r4-r7}\n\t"                                                                                 \
-    "stm r12!, {r4-r7}\n\t"                                                                               \
-    "str r0, [sp, #148]\n\t"                                                                              \
-    "str r1, [sp, #152]\n"                                                                                \
+    "ldr r2, [sp, #216]\n\t"                                                                              \
+    "lsl r1, r1, #2\n\t"                                                                                  \
+    "mul r1, r1, r2\n\t"                                                                                  \
+    "str r1, [sp, #168]\n\t"                                                                              \
+    "ldr r3, [sp, #208]\n"                                                                                \
     "1:\n\t"                                                                                              \
-    "ldr r2, [sp, #200]\n\t"                                                                              \
-    "ldr r0, [sp, #148]\n\t"                                                                              \
-    "str r0, [sp, #136]\n\t"                                                                              \
-    "ldr r1, [sp, #192]\n\t"                                                                              \
-    "str r1, [sp, #144]\n\t"                                                                              \
-    "ldr r1, [sp, #152]\n\t"                                                                              \
-    "str r1, [sp, #140]\n\t"                                                                              \
-    "cmp r1, #0\n\t"                                                                                      \
+    "ldr r1, [sp, #168]\n\t"                                                                              \
+    "str r0, [sp, #164]\n\t"                                                                              \
+    "str r0, [sp, #152]\n\t"                                                                              \
+    "str r3, [sp, #160]\n\t"                                                                              \
+    "add r12, r0, r1\n\t"                                                                                 \
+    "str r12, [sp, #156]\n\t"                                                                             \
+    "cmp r0, r12\n\t"                                                                                     \
     "beq 3f\n"                                                                                            \
-    "2:\n\t" TFL_DWS2_TURN(R, "[r0, r2, lsl #2]")                                                          \
-    "ldr r0, [sp, #136]\n\t"                                                                              \
-    "add r0, r0, r2, lsl #2\n\t"                                                                          \
-    "str r0, [sp, #136]\n\t"                                                                              \
-    "ldr r1, [sp, #140]\n\t"                                                                              \
-    "subs r1, r1, #1\n\t"                                                                                 \
-    "str r1, [sp, #140]\n\t"                                                                              \
+    "2:\n\t" TFL_DWS2_TURN(R, "[r0, r2, lsl #2]")                                                         \
+    "cmp r0, r12\n\t"                                                                                     \
     "bne 2b\n"                                                                                            \
     "3:\n\t"                                                                                              \
-    "ldr r1, [sp, #220]\n\t"                                                                              \
-    "cmp r1, #0\n\t"                                                                                      \
-    "beq 4f\n\t"                                                                                          \
-    "ldr r1, [sp, #232]\n\t"                                                                              \
-    "cmp r1, #0\n\t"                                                                                      \
+    "ldr r1, [sp, #236]\n\t"                                                                              \
+    "cmp r1, #1\n\t"                                                                                      \
+    "blt 4f\n\t"                                                                                          \
     "beq 6f\n\t"                                                                                          \
-    "ldr r0, [sp, #136]\n\t"                                                                              \
     "sub r0, r0, r2, lsl #1\n\t"                                                                          \
-    "str r0, [sp, #136]\n\t"                                                                              \
-    "ldr r0, [sp, #144]\n\t"                                                                              \
-    "ldr r1, [sp, #196]\n\t"                                                                              \
-    "sub r0, r0, r1\n\t"                                                                                  \
-    "str r0, [sp, #144]\n"                                                                                 \
-    "6:\n\t" TFL_DWS2_TURN(R, "[sp, #224]")                                                               \
-    "4:\n\t"                                                                                              \
-    "ldr r0, [sp, #148]\n\t"                                                                              \
+    "str r0, [sp, #152]\n\t"                                                                              \
+    "ldr r3, [sp, #160]\n\t"                                                                              \
     "ldr r1, [sp, #212]\n\t"                                                                              \
+    "sub r3, r3, r1\n\t"                                                                                  \
+    "str r3, [sp, #160]\n"                                                                                \
+    "6:\n\t" TFL_DWS2_TURN(R, "[sp, #240]")                                                               \
+    "4:\n\t"                                                                                              \
+    "ldr r0, [sp, #164]\n\t"                                                                              \
+    "ldr r1, [sp, #228]\n\t"                                                                              \
+    "ldr r3, [sp, #208]\n\t"                                                                              \
+    "ldr r12, [sp, #232]\n\t"                                                                             \
+    "ldr lr, [sp, #224]\n\t"                                                                              \
     "add r0, r0, r1\n\t"                                                                                  \
-    "str r0, [sp, #148]\n\t"                                                                              \
-    "ldr r0, [sp, #192]\n\t"                                                                              \
-    "ldr r1, [sp, #216]\n\t"                                                                              \
-    "add r0, r0, r1\n\t"                                                                                  \
-    "str r0, [sp, #192]\n\t"                                                                              \
-    "ldr r1, [sp, #208]\n\t"                                                                              \
-    "subs r1, r1, #1\n\t"                                                                                 \
-    "str r1, [sp, #208]\n\t"                                                                              \
+    "add r3, r3, r12\n\t"                                                                                 \
+    "str r3, [sp, #208]\n\t"                                                                              \
+    "subs lr, lr, #1\n\t"                                                                                 \
+    "str lr, [sp, #224]\n\t"                                                                              \
     "bne 1b\n\t"                                                                                          \
-    "add sp, sp, #156\n\t"                                                                                \
+    "add sp, sp, #172\n\t"                                                                                \
     "pop {r4-r11, pc}\n\t"
 #define TFL_DWS2_ARG __attribute__((unused)) /* a naked function's arguments are its assembly's registers */
 #define TFL_DWS2_FN(name, R)                                                                                        \
@@ -1458,7 +1470,7 @@ static inline __attribute__((always_inline)) void tfl_dsp_dwp_wsum(const int8_t 
         TFL_DWS2_ARG const int32_t *base, TFL_DWS2_ARG int8_t *y, TFL_DWS2_ARG int32_t oc, TFL_DWS2_ARG int32_t c, \
         TFL_DWS2_ARG int32_t row, TFL_DWS2_ARG int32_t rows, TFL_DWS2_ARG int32_t xstep,                            \
         TFL_DWS2_ARG int32_t ystep, TFL_DWS2_ARG int32_t edge, TFL_DWS2_ARG uint32_t zb,                          \
-        TFL_DWS2_ARG int32_t two, TFL_DWS2_ARG int32_t back) {                          \
+        TFL_DWS2_ARG int32_t row2) {                                                                              \
         __asm__ volatile(TFL_DWS2_ASM(R));                                                                         \
     }
 TFL_DWS2_FN(tfl_dsp_dws2_floor, TFL_DWS2_RQF)
@@ -1518,10 +1530,11 @@ static inline __attribute__((always_inline)) void tfl_dsp_dws2(const aotc_tfl_co
      * the same outputs: its window not yet overwritten, as ox_hi's is not) */
     const int back = !((ox_hi - ox_lo) & 1), edge = (!back || m > 0) && ox_hi < ow && 2 * ox_hi - pl + 2 == p->w;
     const int32_t ke = edge ? ox_hi + 1 : ox_lo + 2 * m; /* the kernel's positions: [ox_lo, ke) */
+    const int32_t ecode = edge ? 1 + back : 0;          /* the kernel's edge argument: none, after the pairs, back */
     /* the inside rows by one call: y apart from x, or the kernel's positions the rows' all (its order theirs) */
     const int whole = apart || (ox_lo == 0 && ke == ow);
     void (*const fn)(const int8_t *, int32_t, const uint32_t *, const int32_t *, int8_t *, int32_t, int32_t, int32_t,
-                     int32_t, int32_t, int32_t, int32_t, uint32_t, int32_t, int32_t) =
+                     int32_t, int32_t, int32_t, int32_t, uint32_t, int32_t) =
         floor ? tfl_dsp_dws2_floor : tfl_dsp_dws2_sign;
     int32_t base2[4];
     for (j = 0; j < 4; ++j) { /* the third kernel row's 3 doubled weights of channel j, times x_zero */
@@ -1542,8 +1555,8 @@ static inline __attribute__((always_inline)) void tfl_dsp_dws2(const aotc_tfl_co
         for (ox = 0; ox < ox_lo; ++ox) tfl_dsp_dws2_one(p, xb, iy0, 2 * ox - pl, zb, wq, base, yr + ox * oc, floor);
         if (kind == 2 || !whole || oy == oy_lo)
             fn(xb + ((ptrdiff_t)iy0 * p->w + 2 * ox_lo - pl) * c, m, wq, kind == 2 ? base2 : base, yr + ox_lo * oc,
-               oc, c, (int32_t)row, kind == 2 || !whole ? 1 : oy_hi - oy_lo, (int32_t)(sh * row), ow * oc, edge, zb,
-               kind == 2, back);
+               oc, c, (int32_t)row, kind == 2 || !whole ? 1 : oy_hi - oy_lo, (int32_t)(sh * row), ow * oc,
+               ecode, zb, kind == 2 ? -1 : (int32_t)row);
         if (kind == 3 && whole && ox_lo == 0 && ke == ow) { /* no single positions: past the inside rows */
             oy = oy_hi - 1;
             continue;
