@@ -391,6 +391,10 @@ static int check_conv(int kind, int wide) {
         const double spread = (wide ? 32768.0 * 64.0 : 64.0 * 64.0) * sqrt((double)(k < 1 ? 1 : k));
         multiplier(around((wide ? 32768.0 : 128.0) / spread), &mult[c], &shift[c]);
     }
+    /* a third of the SAME ring's layers of 3 groups or more: the second group's first channel shifted past the
+     * fused path's right shifts (the others' path takes the scratch: the ring's row of x_zero not kept for the third,
+     * tfl_dsp_dwp6_same_floor) */
+    if ((ring & K_RING6) && p.oc >= 12 && chance(1, 3)) shift[4] = -25;
     p.mult = mult, p.shift = shift;
     y = bytes(yn * xs), ref = bytes(yn * xs);
     if (packed) scratch_bytes = kind == K_DEPTHWISE ? aotc_tfl_depthwise_s8_packed_scratch_bytes(&p)

@@ -669,7 +669,10 @@ TFL_DWP_ROW_FN(tfl_dsp_dwp3_row_sign, TFL_DWP3_ROW_ASM(TFL_DWP_RQ1))
  * loop's bookkeeping (VWW's 1,626 rows): the channels' y set once, not each row (a row's turns leave them at the
  * next row's: 6 q oc on), 1,418,454 -> 1,401,594; the row's loads in one run, the first row's test falling through
  * (TFL_DWPS_FIRST past the return), the arguments kept in r12 from 1 to 9: 1,394,070 (tfl_dsp_dwp3_same_floor
- * 77,184 -> 76,544). */
+ * 77,184 -> 76,544). Row -1 not filled with x_zero where the last group's row h left it in the ring (zslot: its
+ * slot, the next group's row 0 in the slot after; -1 at a layer's first group, or after a group by another path,
+ * which may take the scratch): the fill took 9 cycles a pair, 36 a 6 x 6 group; 1,394,070 -> 1,387,447 (the
+ * dispatcher's reset on the unfused groups' path only: on every other path it cost 2 K there). */
 typedef struct {
     const int8_t *s;    /* 0: row 0's first word */
     int32_t c;          /* 4 */
@@ -685,6 +688,7 @@ typedef struct {
     int32_t ystep;      /* 44: ow oc */
     int32_t np;         /* 48: 3 q + 1 pairs */
     const int32_t *base; /* 52 */
+    int32_t zslot;      /* 56: the ring's slot (16 k) holding x_zero's row from the last group (its row h), or -1 */
 } tfl_dsp_dwp_same_args;
 /* TFL_DWP6_KY0 and TFL_DWP6_CH with the terms and the sums' start on the stack */
 #define TFL_DWP6S_CH(R, c) TFL_DWP6_CH_AT(R, c, "sp", "96", "48", "64", "80")
@@ -790,13 +794,23 @@ typedef struct {
     "b 1b\n\t"
 #define TFL_DWP6_SAME_ASM(R)                                                                                \
     TFL_DWPS_SETUP                                                                                        \
-    "ldr r3, [r0, #16]\n\t" /* oc and the ring's end (r0 + 144 q) once; row -1 of x_zero in slot 2 */     \
+    "ldr r3, [r0, #16]\n\t" /* oc and the ring's end (r0 + 144 q) once */                                 \
     "ldr r1, [r0, #20]\n\t"                                                                               \
     "ldr r2, [r0, #32]\n\t"                                                                               \
+    "ldr r4, [r0, #56]\n\t"                                                                               \
     "add r1, r1, r1, lsl #3\n\t"                                                                          \
     "add r1, r3, r1, lsl #4\n\t"                                                                          \
     "str r2, [sp, #16]\n\t"                                                                               \
     "str r1, [sp, #20]\n\t"                                                                               \
+    "cmp r4, #0\n\t" /* x_zero's row h of the last group still in its slot: row -1's, row 0 in the next */ \
+    "blt 11f\n\t"                                                                                         \
+    "adds r4, r4, #16\n\t"                                                                                \
+    "cmp r4, #48\n\t"                                                                                     \
+    "it eq\n\t"                                                                                           \
+    "moveq r4, #0\n\t"                                                                                    \
+    "str r4, [sp, #32]\n\t"                                                                               \
+    "b 12f\n"                                                                                             \
+    "11:\n\t" /* else row -1 of x_zero in slot 2 */                                                       \
     "adds r3, r3, #32\n\t"                                                                                \
     "ldr r2, [r0, #48]\n\t"                                                                               \
     "add r1, sp, #272\n\t"                                                                                \
@@ -808,7 +822,8 @@ typedef struct {
     "str r7, [r3, #12]\n\t"                                                                               \
     "adds r3, r3, #48\n\t"                                                                                \
     "subs r2, r2, #1\n\t"                                                                                 \
-    "bgt 5b\n\t"                                                                                          \
+    "bgt 5b\n"                                                                                            \
+    "12:\n\t"                                                                                             \
     "ldr r4, [sp, #40]\n\t" /* the channels' y once: a row's turns leave them at the next row's (6 q oc on) */ \
     "adds r5, r4, #1\n\t"                                                                                 \
     "adds r6, r4, #2\n\t"                                                                                 \
@@ -853,7 +868,9 @@ typedef struct {
     "bne 2b\n"                                                                                            \
     "3:\n\t" TFL_DWPS_PAIR("r5", "r11", "r6", "r7", 0) /* [x(w - 1), x_zero] */                          \
     "b 7f\n"                                                                                              \
-    "6:\n\t" /* row h of x_zero */                                                                        \
+    "6:\n\t" /* row h of x_zero; its slot for the next group (its row -1) */                              \
+    "sub r1, r3, r2\n\t"                                                                                  \
+    "str r1, [r12, #56]\n\t"                                                                              \
     "ldr r2, [r12, #48]\n\t"                                                                              \
     "add r1, sp, #272\n\t"                                                                                \
     "ldm r1, {r4-r7}\n"                                                                                   \
@@ -1756,7 +1773,7 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
     int32_t base[4];
 #if TFL_DW_PAIR_ASM
     tfl_dsp_dwp_same_args da = {x, c, h, zb, scratch, p->ow / 6, w, y, oc, wq + 18, wd * c, p->ow * oc,
-                                TFL_DSP_DWP_PAIRS(p), base};
+                                TFL_DSP_DWP_PAIRS(p), base, -1};
 #endif
     for (ch = 0; ch < c; ch += 4) {
         /* the sums' bound: the taps' products and the largest bias in size (in 32 bits: INT32_MIN's fits) */
@@ -1802,6 +1819,9 @@ static int tfl_depthwise_s8_dsp(const aotc_tfl_conv_params *p, const int8_t *x, 
                     se = (uint32_t)__sadd16((int32_t)se, (int32_t)e), so = (uint32_t)__sadd16((int32_t)so, (int32_t)o);
                 }
             } else {
+#if TFL_DW_PAIR_ASM
+                da.zslot = -1; /* its path takes the scratch: tfl_dsp_dwp6_same_*'s row of x_zero not kept */
+#endif
                 for (t = 0; t < taps; ++t, wt += oc) {
                     const uint32_t v = aotc_dsp_load32(wt), e = (uint32_t)__sxtb16(v), o = aotc_dsp_sxtb16_hi(v);
                     wq[2 * t] = e, wq[2 * t + 1] = o;
