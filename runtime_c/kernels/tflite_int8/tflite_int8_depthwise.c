@@ -1713,7 +1713,7 @@ __attribute__((noinline)) static int tfl_depthwise_s8_pre(const aotc_tfl_conv_pa
         p->ow == 3 ? (p->y_zero == -128 ? tfl_dsp_dwp3_same_floor : tfl_dsp_dwp3_same_sign)
                    : (p->y_zero == -128 ? tfl_dsp_dwp6_same_floor : tfl_dsp_dwp6_same_sign);
     tfl_dsp_dwp_same_args da = {x, c, h, zb, scratch, p->ow / 6, w, y, oc, NULL, wd * c, p->ow * oc,
-                                TFL_DSP_DWP_PAIRS(p), NULL};
+                                TFL_DSP_DWP_PAIRS(p), NULL, -1}; /* every group the ring's: zslot kept throughout */
 #else
     (void)w, (void)ox_lo, (void)ox_hi, (void)apart;
 #endif
