@@ -63,12 +63,12 @@ static int differ(const char *what, const void *y, const void *ref, size_t n, si
     size_t i;
     for (i = 0; i < n; ++i) {
         if (memcmp((const char *)y + i * size, (const char *)ref + i * size, size) != 0) {
-            int64_t a = 0, b = 0;
+            int32_t a = 0, b = 0;
             if (size == 1) a = ((const int8_t *)y)[i], b = ((const int8_t *)ref)[i];
             else if (size == 2) a = ((const int16_t *)y)[i], b = ((const int16_t *)ref)[i];
             else if (size == 4) a = ((const int32_t *)y)[i], b = ((const int32_t *)ref)[i];
-            printf("%s: element %lu of %lu is %lld, reference %lld\n", what, (unsigned long)i, (unsigned long)n,
-                   (long long)a, (long long)b);
+            printf("%s: element %lu of %lu is %ld, reference %ld\n", what, (unsigned long)i, (unsigned long)n,
+                   (long)a, (long)b); /* long, not long long: newlib-nano's printf has no %lld */
             return 1;
         }
     }
@@ -387,9 +387,12 @@ static int check_conv(int kind, int wide) {
         }
     }
     mult = (int32_t *)bytes((size_t)p.oc * 4), shift = (int32_t *)bytes((size_t)p.oc * 4);
-    for (c = 0; c < p.oc; ++c) { /* outputs over the range, some saturating: about 1 / (the sums' spread) */
+    for (c = 0; c < p.oc; ++c) { /* outputs over the range, some saturating: about 1 / (the sums' spread), a
+                                   * channel's scale halved, kept or doubled by turns so that the channels of a
+                                   * group differ in their shifts (a kernel taking one channel's shift for another's
+                                   * fails), with the same draws as before */
         const double spread = (wide ? 32768.0 * 64.0 : 64.0 * 64.0) * sqrt((double)(k < 1 ? 1 : k));
-        multiplier(around((wide ? 32768.0 : 128.0) / spread), &mult[c], &shift[c]);
+        multiplier(ldexp(around((wide ? 32768.0 : 128.0) / spread), (int)(c % 3) - 1), &mult[c], &shift[c]);
     }
     /* a third of the SAME ring's layers of 3 groups or more: the second group's first channel shifted past the
      * fused path's right shifts (the others' path takes the scratch: the ring's row of x_zero not kept for the third,
