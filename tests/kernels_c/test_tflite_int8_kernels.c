@@ -345,6 +345,20 @@ static uint32_t *dw_blocks(const aotc_tfl_conv_params *p, const int8_t *w, const
     return blk;
 }
 
+/* Whether every channel takes the DSP path's usual requantisation (tfl_dsp_usual; the compiler's _dsp_fused): the
+ * compiler gives the terms (dsp_rq) only then, and the kernel does not check it again */
+static int usual_requant(const aotc_tfl_conv_params *p, int32_t k, const int32_t *bias) {
+    int32_t c;
+    if (p->y_max != 127 || p->y_min < -128) return 0;
+    for (c = 0; c < p->oc; ++c) {
+        const int32_t mult = p->mult[c], shift = p->shift[c];
+        const int32_t left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+        const int64_t b = bias ? bias[c] : 0, bound = (int64_t)k * 32640 + (b < 0 ? -b : b);
+        if (mult == INT32_MIN || left >= 30 || bound >= ((int64_t)1 << (30 - left)) || right == 0 || right > 22) return 0;
+    }
+    return 1;
+}
+
 static int check_conv(int kind, int wide) {
     static const char *const names[3][4] = {
         {"aotc_tfl_conv_s8", "aotc_tfl_depthwise_s8", "aotc_tfl_transpose_conv_s8", "aotc_tfl_conv_add_s8"},
@@ -443,7 +457,8 @@ static int check_conv(int kind, int wide) {
          * and so half the even counts (aotc_dsp_mac4x2_rq3 on a tile's groups in one call) */
         if (p.dsp_wx_dbl && (p.n * p.oh * p.ow % 2 || (xn + wn) % 2) && p.y_min == -128 && p.y_max == 127)
             p.y_zero = -128;
-        if (p.dsp_wx_dbl) p.dsp_rq = rq = requant_terms(&p, (const int32_t *)bias);
+        if (p.dsp_wx_dbl && usual_requant(&p, k, (const int32_t *)bias))
+            p.dsp_rq = rq = requant_terms(&p, (const int32_t *)bias);
     }
     /* half the DSP depthwise cases with the fused 3 x 3 set-up at compile time where the emitter gives it (the
      * choice from the draws so far, not a draw: the later cases as before; xn + wn is even where it applies) */

@@ -36,7 +36,9 @@ typedef struct {
     const int32_t *dsp_rq;              /* with dsp_wx_dbl (where the MAC kernel requantises): its terms at
                                          * compile time, read in place: per group of 4 output channels, 16 words
                                          * (each bias doubled, then each channel's mult, ra, right: their rq);
-                                         * NULL: built at run time a group and tile */
+                                         * given only where every channel takes the DSP path's usual
+                                         * requantisation (tfl_dsp_usual, which the kernel then does not check
+                                         * again); NULL: built at run time a group and tile */
     const uint32_t *dsp_dw;             /* DEPTHWISE_CONV_2D's fused 3 x 3 set-up at compile time (--widened-weights;
                                          * TFL_DSP_DW_BAND, every group tfl_dsp_dw_usual's): per group of 4 channels
                                          * TFL_DSP_DW_BLOCK words, the 9 taps' weights widened and doubled (wq's
