@@ -95,7 +95,7 @@ static void act_range(int32_t lo, int32_t hi, int32_t y_zero, int32_t *y_min, in
 
 /* ---- CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV, CONV_2D + ADD: int8 and 16x8 --------------------------- */
 
-enum { K_CONV, K_DEPTHWISE, K_TRANSPOSE, K_CONV_ADD, K_PACKED = 8, K_RING = 16, K_RING6 = 32 };
+enum { K_CONV, K_DEPTHWISE, K_TRANSPOSE, K_CONV_ADD, K_PACKED = 8, K_RING = 16, K_RING6 = 32, K_PW = 64 };
 
 /* The host's packed kernels' weights and folded bias, as aot/kernels/tflite_int8.py packs them (the header's
  * "The host's packed kernels"): rows x k weights in quads, blocks of 16 rows (CONV_2D, FULLY_CONNECTED) ... */
@@ -148,8 +148,8 @@ static int32_t window_dim(int32_t in, int32_t k, int32_t s, int32_t d, int32_t *
 
 static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
     const int ring = (kind & (K_RING | K_RING6)) != 0; /* only MobileNet's depthwise at column stride 1: the ring */
-    const int ring6 = (kind & K_RING6) != 0;
-    kind &= ~(K_RING | K_RING6);
+    const int ring6 = (kind & K_RING6) != 0, pw = (kind & K_PW) != 0;
+    kind &= ~(K_RING | K_RING6 | K_PW);
     const int dw = kind == K_DEPTHWISE;
     /* a quarter of the depthwise cases as MobileNet's: 3 x 3, 4n channels, no clamp past int8 (the DSP path's
      * bands requantised as they are made) */
@@ -197,15 +197,22 @@ static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
             /* whole groups of 4 channels over quads of input channels: the DSP path's rows of a 1 x 1 conv
              * and its requantisation in the MAC kernel */
             if (chance(1, 4)) p->c = 4 * rand_int(1, 10), p->oc = 4 * rand_int(1, 6);
-            if (!wide && chance(1, 8)) { /* a MobileNet's late pointwise layer: few positions, more channels out than
+            if (!wide && (pw || chance(1, 8))) { /* a MobileNet's late pointwise layer: few positions, more channels out than
                                           * them, its input a ReLU's (x_zero -128, below): the DSP path's rows doubled;
                                           * up to 48 quads (aotc_dsp_mac4x2_rq3's last block of 16 and its loop before),
                                           * a quarter up to 80 (rows in two blocks: the second from quad 64) */
                 p->kh = p->kw = p->sh = p->sw = p->dh = p->dw = 1, late = 1;
                 p->c = 4 * rand_int(1, chance(1, 4) ? 80 : 48), p->oc = 4 * rand_int(5, 28), p->n = 1, p->h = rand_int(2, 4), p->w = rand_int(3, 4);
+                /* K_PW (its own entry, the last): 1 to 16 positions, odd counts as a 3 x 3 layer's 9 (the last position
+                 * of every group in one call of aotc_dsp_mac4x1_rq3), one group of channels or up to 28; the rows' 2
+                 * quads (a layer of 8 channels), 4n + 2 and 4n (tfl_dsp_rows_u8_pairs's turns of 2 and 4 quads) */
+                if (pw) {
+                    p->h = rand_int(1, 4), p->w = rand_int(1, 4), p->oc = 4 * (chance(1, 4) ? 1 : rand_int(2, 28));
+                    if (chance(1, 4)) p->c = 8, p->h = rand_int(2, 12), p->w = rand_int(2, 12);
+                }
             }
-            if (chance(1, 6)) p->h = rand_int(8, 14), p->w = rand_int(8, 16); /* pairs of windows inside */
-            if (chance(1, 8)) { /* an RGB stem: the DSP path's windows straight from x (tfl_dsp_rgb_tile) */
+            if (!pw && chance(1, 6)) p->h = rand_int(8, 14), p->w = rand_int(8, 16); /* pairs of windows inside */
+            if (!pw && chance(1, 8)) { /* an RGB stem: the DSP path's windows straight from x (tfl_dsp_rgb_tile) */
                 p->c = 3, p->kh = p->kw = 3, p->dh = p->dw = 1, p->h = rand_int(3, 14), p->w = rand_int(3, 16);
             }
         }
@@ -233,6 +240,7 @@ static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
      * path's rows widened as x ^ 0x80, doubled or not) */
     if (p->x_zero >= 96 || late) p->x_zero = -128;
     if (late && chance(1, 2)) p->y_zero = -128;
+    if (pw && chance(1, 2)) p->y_zero = -128;
     act_range(wide ? -32768 : -128, wide ? 32767 : 127, p->y_zero, &p->y_min, &p->y_max);
     if (mobile && !wide) p->y_min = -128, p->y_max = 127;
 }
@@ -376,8 +384,8 @@ static int check_conv(int kind, int wide) {
     int32_t *rq = NULL;
     int64_t scratch_bytes = 0;
     int bad, in_place = 0;
-    const int ring = kind & (K_RING | K_RING6);
-    kind &= ~(K_PACKED | K_RING | K_RING6);
+    const int ring = kind & (K_RING | K_RING6 | K_PW), pw = (kind & K_PW) != 0;
+    kind &= ~(K_PACKED | K_RING | K_RING6 | K_PW);
     draw_conv(&p, kind | ring, wide);
     if (packed && kind == K_DEPTHWISE) p.depth_multiplier = 1, p.oc = p.c; /* the packed kernel's */
     if (packed && kind == K_DEPTHWISE && chance(1, 4)) { /* tall kernels: the VBMI path's rows of up to 4 taps,
@@ -446,10 +454,10 @@ static int check_conv(int kind, int wide) {
         }
     }
     if (scratch_bytes > 0) scratch = (uint32_t *)bytes((size_t)scratch_bytes);
-    if ((kind == K_CONV || kind == K_CONV_ADD) && !wide && DSP && !packed && (xn + wn) % 3 != 0) {
+    if ((kind == K_CONV || kind == K_CONV_ADD) && !wide && DSP && !packed && (pw || (xn + wn) % 3 != 0)) {
         /* two thirds of the DSP cases on weights widened at compile time, doubled or not (the kernel widens them
          * itself where a doubled block does not fit the tile's path), from the shapes (the draws as before) */
-        p.dsp_wx_dbl = (xn + wn) % 3 == 2;
+        p.dsp_wx_dbl = pw ? chance(3, 4) : (xn + wn) % 3 == 2; /* (K_PW: mostly the compiler's doubled form) */
         p.dsp_wx = wx = widen_weights(w, p.oc, k, p.dsp_wx_dbl);
         /* doubled, with the requantisation's terms at compile time (read in place) as the compiler emits them (the
          * terms built at run time: the other cases'); an odd count of positions without a clamp past int8 at the
@@ -1160,6 +1168,7 @@ static const entry ENTRIES[] = {
     {"aotc_tfl_sqrt_s16", c_sqrt16, 0},
     {"aotc_tfl_abs_s16", c_abs16, 0},
     {"aotc_tfl_depthwise_s8 (ring, 6 q wide)", c_conv8, K_DEPTHWISE | K_RING6},
+    {"aotc_tfl_conv_s8 (pointwise, late)", c_conv8, K_CONV | K_PW},
 };
 
 int main(int argc, char **argv) {

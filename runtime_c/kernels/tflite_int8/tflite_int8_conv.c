@@ -372,20 +372,38 @@ static inline __attribute__((always_inline)) void tfl_dsp_rows_u8(const int8_t *
 }
 /* tfl_dsp_rows_u8 over `pairs` pairs of rows (a, a + c), each pair's 2c bytes on from the last, m quads each (m even):
  * one loop, the next pair's rows a step of 2c - 4m from where the last pair's ended (no C between pairs: its ~30
- * cycles a pair), the destination stored past by its first store (no add a quad): 13 cycles a quad of a pair
- * (15 with the EORs, doubled) */
-#define TFL_DSP_ROWS_QUAD_P(W, F)                                                                             \
+ * cycles a pair), the destination stored past by its first store (no add a quad). Two quads of a pair are one run
+ * of 4 loads (the rows alternating, so each pipelines: 5 cycles, not two runs' 6), a turn is 8 quads where m is a
+ * multiple of 8, 4 where of 4 (its test, 4 cycles, a turn), else 2: 11 cycles a quad of a pair at 8 a turn, 11.5
+ * at 4 (2 more with the EORs, doubled); 8 channels (m = 2, one block: a MobileNet's first pointwise layer) by a
+ * loop of their own, the pairs' rows 16 bytes one after the other (TFL_DSP_ROWS_C8_ASM: 12.5 a quad, not the inner
+ * loop's 15). They were 13 (15) with one quad's 2 loads a run and 2 quads a turn: VWW -O3 --widened-weights
+ * tfl_dsp_rows_u8_pairs 155,644 -> 141,803 est. cycles (runs of 4 loads, turns of 4) -> 132,683 (turns of 8, the
+ * loop of 8 channels). */
+#define TFL_DSP_ROWS_LOAD2 /* two quads of rows a and b */                                            \
     "ldr %[v], [%[a]], #4\n\t"                                                                           \
     "ldr %[u], [%[b]], #4\n\t"                                                                           \
-    F("%[v]") F("%[u]") W("%[e]", "%[v]")                                                  \
-    "str %[e], [%[d]], #16\n\t"                                                                          \
-    "str %[v], [%[d], #-12]\n\t" W("%[e]", "%[u]")                                                       \
+    "ldr %[v2], [%[a]], #4\n\t"                                                                          \
+    "ldr %[u2], [%[b]], #4\n\t"
+#define TFL_DSP_ROWS_LOAD_C8 /* a pair of rows of 8 bytes, 16 from a (the post-indexed load last: each pipelines) */ \
+    "ldr %[v2], [%[a], #4]\n\t"                                                                          \
+    "ldr %[u], [%[a], #8]\n\t"                                                                           \
+    "ldr %[u2], [%[a], #12]\n\t"                                                                         \
+    "ldr %[v], [%[a]], #16\n\t"
+#define TFL_DSP_ROWS_QUAD2_L(W, F, L)                                                                         \
+    L F("%[v]") F("%[u]") F("%[v2]") F("%[u2]") W("%[e]", "%[v]")                                         \
+    "str %[e], [%[d]], #32\n\t"                                                                          \
+    "str %[v], [%[d], #-28]\n\t" W("%[e]", "%[u]")                                                       \
+    "str %[e], [%[d], #-24]\n\t"                                                                         \
+    "str %[u], [%[d], #-20]\n\t" W("%[e]", "%[v2]")                                                      \
+    "str %[e], [%[d], #-16]\n\t"                                                                         \
+    "str %[v2], [%[d], #-12]\n\t" W("%[e]", "%[u2]")                                                     \
     "str %[e], [%[d], #-8]\n\t"                                                                          \
-    "str %[u], [%[d], #-4]\n\t"
-#define TFL_DSP_ROWS_PAIRS_ASM(W, F, K)                                                                      \
+    "str %[u2], [%[d], #-4]\n\t"
+#define TFL_DSP_ROWS_PAIRS_ASM(W, F, K, TURN)                                                                \
     __asm__ volatile("1:\n\t"                                                                             \
                      "add %[pe], %[d], %[pb]\n"                                                          \
-                     "2:\n\t" TFL_DSP_ROWS_QUAD_P(W, F) TFL_DSP_ROWS_QUAD_P(W, F)                         \
+                     "2:\n\t" TURN(W, F)                                                                  \
                      "cmp %[d], %[pe]\n\t"                                                               \
                      "bne 2b\n\t"                                                                        \
                      "add %[a], %[a], %[s]\n\t"                                                          \
@@ -393,19 +411,49 @@ static inline __attribute__((always_inline)) void tfl_dsp_rows_u8(const int8_t *
                      "cmp %[d], %[end]\n\t"                                                              \
                      "bne 1b\n\t"                                                                       \
                      : [a] "+&r"(a), [b] "+&r"(b), [d] "+&r"(d), [pe] "=&r"(pe), [v] "=&r"(v), [u] "=&r"(u), \
-                       [e] "=&r"(e)                                                                       \
+                       [v2] "=&r"(v2), [u2] "=&r"(u2), [e] "=&r"(e)                                       \
                      : [pb] "r"(16 * m), [s] "r"(2 * c - 4 * m), [end] "r"(end), [k] "r"(K)                 \
+                     : "cc", "memory")
+#define TFL_DSP_ROWS_QUAD2_P(W, F) TFL_DSP_ROWS_QUAD2_L(W, F, TFL_DSP_ROWS_LOAD2)
+#define TFL_DSP_ROWS_TURN4(W, F) TFL_DSP_ROWS_QUAD2_P(W, F) TFL_DSP_ROWS_QUAD2_P(W, F)
+#define TFL_DSP_ROWS_TURN8(W, F) TFL_DSP_ROWS_TURN4(W, F) TFL_DSP_ROWS_TURN4(W, F)
+/* 8 channels (a MobileNet's first pointwise layer): a pair's rows are 16 bytes from a, the pairs one after the other
+ * (one block: m = 2, c = 8), so no inner loop, one pointer */
+#define TFL_DSP_ROWS_C8_ASM(W, F, K)                                                                          \
+    __asm__ volatile("1:\n\t" TFL_DSP_ROWS_QUAD2_L(W, F, TFL_DSP_ROWS_LOAD_C8)                             \
+                     "cmp %[d], %[end]\n\t"                                                              \
+                     "bne 1b\n\t"                                                                       \
+                     : [a] "+&r"(a), [d] "+&r"(d), [v] "=&r"(v), [u] "=&r"(u), [v2] "=&r"(v2), [u2] "=&r"(u2),  \
+                       [e] "=&r"(e)                                                                       \
+                     : [end] "r"(end), [k] "r"(K)                                                          \
                      : "cc", "memory")
 __attribute__((noinline)) static void tfl_dsp_rows_u8_pairs(const int8_t *a, int32_t c, int32_t pairs, int32_t m,
                                                            uint32_t *d, int dbl) {
     const int8_t *b = a + c;
     uint32_t *const end = d + 4 * m * pairs, *pe;
-    uint32_t v, u, e;
-    if (dbl) TFL_DSP_ROWS_PAIRS_ASM(TFL_DSP_ROWS_WIDEN2, TFL_DSP_ROWS_FLIP, TFL_DSP_ROWS_K(1));
-    else TFL_DSP_ROWS_PAIRS_ASM(TFL_DSP_ROWS_WIDEN, TFL_DSP_ROWS_KEEP, TFL_DSP_ROWS_K(0));
+    uint32_t v, u, v2, u2, e;
+    if (m == 2 && c == 8) {
+        if (dbl) TFL_DSP_ROWS_C8_ASM(TFL_DSP_ROWS_WIDEN2, TFL_DSP_ROWS_FLIP, TFL_DSP_ROWS_K(1));
+        else TFL_DSP_ROWS_C8_ASM(TFL_DSP_ROWS_WIDEN, TFL_DSP_ROWS_KEEP, TFL_DSP_ROWS_K(0));
+    } else if (m % 8 == 0) {
+        if (dbl) TFL_DSP_ROWS_PAIRS_ASM(TFL_DSP_ROWS_WIDEN2, TFL_DSP_ROWS_FLIP, TFL_DSP_ROWS_K(1), TFL_DSP_ROWS_TURN8);
+        else TFL_DSP_ROWS_PAIRS_ASM(TFL_DSP_ROWS_WIDEN, TFL_DSP_ROWS_KEEP, TFL_DSP_ROWS_K(0), TFL_DSP_ROWS_TURN8);
+    } else if (m % 4 == 0) {
+        if (dbl) TFL_DSP_ROWS_PAIRS_ASM(TFL_DSP_ROWS_WIDEN2, TFL_DSP_ROWS_FLIP, TFL_DSP_ROWS_K(1), TFL_DSP_ROWS_TURN4);
+        else TFL_DSP_ROWS_PAIRS_ASM(TFL_DSP_ROWS_WIDEN, TFL_DSP_ROWS_KEEP, TFL_DSP_ROWS_K(0), TFL_DSP_ROWS_TURN4);
+    } else {
+        if (dbl) TFL_DSP_ROWS_PAIRS_ASM(TFL_DSP_ROWS_WIDEN2, TFL_DSP_ROWS_FLIP, TFL_DSP_ROWS_K(1), TFL_DSP_ROWS_QUAD2_P);
+        else TFL_DSP_ROWS_PAIRS_ASM(TFL_DSP_ROWS_WIDEN, TFL_DSP_ROWS_KEEP, TFL_DSP_ROWS_K(0), TFL_DSP_ROWS_QUAD2_P);
+    }
 }
+#undef TFL_DSP_ROWS_C8_ASM
+#undef TFL_DSP_ROWS_TURN8
+#undef TFL_DSP_ROWS_TURN4
+#undef TFL_DSP_ROWS_QUAD2_P
+#undef TFL_DSP_ROWS_QUAD2_L
+#undef TFL_DSP_ROWS_LOAD_C8
+#undef TFL_DSP_ROWS_LOAD2
 #undef TFL_DSP_ROWS_PAIRS_ASM
-#undef TFL_DSP_ROWS_QUAD_P
 #undef TFL_DSP_ROWS_ASM
 #undef TFL_DSP_ROWS_QUAD
 #undef TFL_DSP_ROWS_WIDEN
@@ -729,10 +777,9 @@ static void tfl_dsp_groups_rqb(const aotc_tfl_conv_params *p, const uint32_t *pa
         if (n >= 2)
             aotc_dsp_mac4x2_rq3(patch, n / 2, p->dsp_wx, nq, p->dsp_rq, y + (int64_t)at * p->oc,
                                 p->oc + (p->oc / 4 - 1) * 65536);
-        if (n & 1)
-            for (c0 = 0; c0 < p->oc; c0 += 4)
-                aotc_dsp_mac4x1_rq3(patch + (n / 2) * 4 * nq, p->dsp_wx + 2 * (int64_t)c0 * kq, nq, p->dsp_rq + 4 * c0,
-                                    y + (int64_t)(at + n - 1) * p->oc + c0);
+        if (n & 1) /* every group's last position in one call, its groups less 1 in nq's upper half */
+            aotc_dsp_mac4x1_rq3(patch + (n / 2) * 4 * nq, p->dsp_wx, nq + (p->oc / 4 - 1) * 65536, p->dsp_rq,
+                                y + (int64_t)(at + n - 1) * p->oc);
         return;
     }
     for (c0 = 0; c0 < p->oc; c0 += 4) {

@@ -362,18 +362,24 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq3(TFL_DSP
         "b 5b\n\t");
 }
 /* aotc_dsp_mac4x2_rq3 for one position (an odd tile's last), not a pair repeating it: p its patch as a pair's (quad
- * q's E at p[4q], O at p[4q + 1]), the 4 channels' sums from rq's biases, their 4 outputs to y[0 .. 3]. A quad is
- * single LDRs, each after a load (pipelined): E, the channels' E weights and O, 4 SMLADs, the O weights, 4 SMLADs
- * (20 cycles for 16 multiply-accumulates; an LDRD of the patch and two LDMs of the weights took 21; the pair's block
- * takes 32 for the same 16 and 16 wasted), four quads a turn entered past (-nq) mod 4 (a turn's test 4 cycles for 4
- * quads, not for 2): VWW -O3 149,248 -> 137,856 est. cycles (128 calls, 32 and 64 quads; VWW 11,587,822 ->
- * 11,575,922). */
+ * q's E at p[4q], O at p[4q + 1]), the 4 channels' sums from rq's biases, their 4 outputs to y[0 .. 3]; nq's upper
+ * half the groups of 4 channels less 1, as aotc_dsp_mac4x2_rq3's oc (group g's weights 8 nq g words on, its terms
+ * 16 g words on, its outputs 4 g bytes on: where the last group's ended, for w and rq). A quad is single LDRs, each
+ * after a load (pipelined): E, the channels' E weights and O, 4 SMLADs, the O weights, 4 SMLADs (20 cycles for 16
+ * multiply-accumulates; an LDRD of the patch and two LDMs of the weights took 21; the pair's block takes 32 for the
+ * same 16 and 16 wasted), eight quads a turn entered past (-nq) mod 8 (a turn's test 4 cycles for 8 quads). Four
+ * quads a turn and a call a group took 149,248 -> 137,856 est. cycles on VWW -O3 (128 calls, 32 and 64 quads; VWW
+ * 11,587,822 -> 11,575,922); a call a tile (the groups in the kernel: no push, pop, entry and C loop a group) and
+ * eight quads a turn, 137,856 -> 132,942 (2 calls; tfl_conv_s8_dsp 45,051 -> 42,387): what is left beyond the
+ * quads' 122,880 is about 78 cycles a group (28 of the requantisation, the biases, y's bytes and the turns' tests).
+ * Its locals: [sp] the loop's entry, [sp, #4] p, [sp, #8] a group's bytes of weights, [sp, #12] the groups left
+ * less 1; y at [sp, #52]. */
 __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x1_rq3(TFL_DSP_ARG const uint32_t *p,
                                                                          TFL_DSP_ARG const uint32_t *w,
                                                                          TFL_DSP_ARG int32_t nq,
                                                                          TFL_DSP_ARG const int32_t *rq,
                                                                          TFL_DSP_ARG int8_t *y) {
-    /* r0 p, r1 w, r2 nq, r3 rq; y at [sp, #36] after the prologue */
+    /* r0 p, r1 w, r2 nq (its upper half the groups less 1), r3 rq; y at [sp, #52] after the prologue */
 #define TFL_DSP_MAC4X1_QUAD /* 72 bytes: every instruction 32-bit */                                     \
     "ldr.w r8, [r0], #16\n\t"                                                                            \
     "ldr.w r2, [r1], #32\n\t"                                                                            \
@@ -400,25 +406,45 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x1_rq3(TFL_DSP
     "ssat " a ", #8, " a "\n\t"
     __asm__ volatile(
         "push {r4-r11, lr}\n\t"
-        "ldmia r3!, {r4-r7}\n\t"
-        "add r12, r1, r2, lsl #5\n\t"
+        "sub sp, sp, #16\n\t"
+        "lsr r8, r2, #16\n\t"
+        "uxth r2, r2\n\t"
+        "lsl r9, r2, #5\n\t"
+        "add r10, sp, #4\n\t"
+        "stmia r10, {r0, r9}\n\t" /* p, a group's bytes of weights */
+        "str r8, [sp, #12]\n\t"
         "rsbs r8, r2, #0\n\t"
-        "and r8, r8, #3\n\t"
+        "and r8, r8, #7\n\t"
         "adr.w r9, 1f\n\t"
         "movs r10, #72\n\t"
         "mla r9, r8, r10, r9\n\t"
         "orr r9, r9, #1\n\t"
+        "str r9, [sp]\n"
+        "5:\n\t" /* a group: r0 the patch, r1 its weights, r3 its terms */
+        "ldmia r3!, {r4-r7}\n\t"
+        "ldr r12, [sp, #8]\n\t"
+        "ldr r9, [sp]\n\t"
+        "add r12, r1, r12\n\t"
         "bx r9\n\t"
         ".p2align 2\n"
         "1:\n\t" TFL_DSP_MAC4X1_QUAD TFL_DSP_MAC4X1_QUAD TFL_DSP_MAC4X1_QUAD TFL_DSP_MAC4X1_QUAD
+            TFL_DSP_MAC4X1_QUAD TFL_DSP_MAC4X1_QUAD TFL_DSP_MAC4X1_QUAD TFL_DSP_MAC4X1_QUAD
         "cmp r1, r12\n\t"
         "bne 1b\n\t"
         TFL_DSP_RQ1("r4") TFL_DSP_RQ1("r5") TFL_DSP_RQ1("r6") TFL_DSP_RQ1("r7")
-        "ldr r12, [sp, #36]\n\t"
+        "ldr r12, [sp, #52]\n\t"
         "strb r4, [r12]\n\t"
         "strb r5, [r12, #1]\n\t"
         "strb r6, [r12, #2]\n\t"
         "strb r7, [r12, #3]\n\t"
+        "add r12, r12, #4\n\t"
+        "str r12, [sp, #52]\n\t"
+        "ldr r0, [sp, #4]\n\t"
+        "ldr r8, [sp, #12]\n\t"
+        "subs r8, r8, #1\n\t"
+        "str r8, [sp, #12]\n\t"
+        "bpl 5b\n\t"
+        "add sp, sp, #16\n\t"
         "pop {r4-r11, pc}\n\t");
 #undef TFL_DSP_MAC4X1_QUAD
 #undef TFL_DSP_RQ1
@@ -471,12 +497,17 @@ __attribute__((noinline, unused)) static void aotc_dsp_mac4x2_rq3(const uint32_t
     for (g = 0; g <= oc >> 16; ++g)
         tfl_dsp_mac4x2_rq_c(p, count, w + 8 * g * nq, nq, rq + 16 * g, y + 4 * g, oc & 0xffff, 1);
 }
-/* (aotc_dsp_mac4x1_rq3: the pair's loop on a pair repeating the position, its first output kept) */
+/* (aotc_dsp_mac4x1_rq3: the pair's loop on a pair repeating the position, its first output kept, a group of 4
+ * channels at a time, (nq >> 16) + 1 of them) */
 __attribute__((noinline, unused)) static void aotc_dsp_mac4x1_rq3(const uint32_t *p, const uint32_t *w, int32_t nq,
                                                                   const int32_t *rq, int8_t *y) {
+    const int32_t m = nq & 0xffff;
+    int32_t g;
     int8_t two[8];
-    tfl_dsp_mac4x2_rq_c(p, 1, w, nq, rq, two, 4, 1);
-    memcpy(y, two, 4);
+    for (g = 0; g <= nq >> 16; ++g) {
+        tfl_dsp_mac4x2_rq_c(p, 1, w + 8 * g * m, m, rq + 16 * g, two, 4, 1);
+        memcpy(y + 4 * g, two, 4);
+    }
 }
 #endif
 #endif /* AOTC_QUANT_DSP */
