@@ -197,10 +197,10 @@ static void draw_conv(aotc_tfl_conv_params *p, int kind, int wide) {
             /* whole groups of 4 channels over quads of input channels: the DSP path's rows of a 1 x 1 conv
              * and its requantisation in the MAC kernel */
             if (chance(1, 4)) p->c = 4 * rand_int(1, 10), p->oc = 4 * rand_int(1, 6);
-            if (!wide && (pw || chance(1, 8))) { /* a MobileNet's late pointwise layer: few positions, more channels out than
-                                          * them, its input a ReLU's (x_zero -128, below): the DSP path's rows doubled;
-                                          * up to 48 quads (aotc_dsp_mac4x2_rq3's last block of 16 and its loop before),
-                                          * a quarter up to 80 (rows in two blocks: the second from quad 64) */
+            /* a MobileNet's late pointwise layer: few positions, more channels out than them, its input a ReLU's
+             * (x_zero -128, below): the DSP path's rows doubled; up to 48 quads (aotc_dsp_mac4x2_rq3's last block of
+             * 16 and its loop before), a quarter up to 80 (rows in two blocks: the second from quad 64) */
+            if (!wide && (pw || chance(1, 8))) {
                 p->kh = p->kw = p->sh = p->sw = p->dh = p->dw = 1, late = 1;
                 p->c = 4 * rand_int(1, chance(1, 4) ? 80 : 48), p->oc = 4 * rand_int(5, 28), p->n = 1, p->h = rand_int(2, 4), p->w = rand_int(3, 4);
                 /* K_PW (its own entry, the last): 1 to 16 positions, odd counts as a 3 x 3 layer's 9 (the last position
@@ -362,7 +362,8 @@ static int usual_requant(const aotc_tfl_conv_params *p, int32_t k, const int32_t
         const int32_t mult = p->mult[c], shift = p->shift[c];
         const int32_t left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
         const int64_t b = bias ? bias[c] : 0, bound = (int64_t)k * 32640 + (b < 0 ? -b : b);
-        if (mult == INT32_MIN || left >= 30 || bound >= ((int64_t)1 << (30 - left)) || right == 0 || right > 22) return 0;
+        if (mult == INT32_MIN || left >= 30 || bound >= ((int64_t)1 << (30 - left)) || right == 0 || right > 22)
+            return 0;
     }
     return 1;
 }

@@ -367,13 +367,14 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x2_rq3(TFL_DSP
  * 16 g words on, its outputs 4 g bytes on: where the last group's ended, for w and rq). A quad is single LDRs, each
  * after a load (pipelined): E, the channels' E weights and O, 4 SMLADs, the O weights, 4 SMLADs (20 cycles for 16
  * multiply-accumulates; an LDRD of the patch and two LDMs of the weights took 21; the pair's block takes 32 for the
- * same 16 and 16 wasted), eight quads a turn entered past (-nq) mod 8 (a turn's test 4 cycles for 8 quads). Four
- * quads a turn and a call a group took 149,248 -> 137,856 est. cycles on VWW -O3 (128 calls, 32 and 64 quads; VWW
- * 11,587,822 -> 11,575,922); a call a tile (the groups in the kernel: no push, pop, entry and C loop a group) and
- * eight quads a turn, 137,856 -> 132,942 (2 calls; tfl_conv_s8_dsp 45,051 -> 42,387): what is left beyond the
- * quads' 122,880 is about 78 cycles a group (28 of the requantisation, the biases, y's bytes and the turns' tests).
- * Its locals: [sp] the loop's entry, [sp, #4] p, [sp, #8] a group's bytes of weights, [sp, #12] the groups left
- * less 1; y at [sp, #52]. */
+ * same 16 and 16 wasted), sixteen quads a turn entered past (-nq) mod 16 (a turn's test 4 cycles for 16 quads),
+ * two channels' terms by one LDM of 6 (7 cycles, not two LDMs of 3's 8). Four quads a turn and a call a group took
+ * 149,248 -> 137,856 est. cycles on VWW -O3 (128 calls, 32 and 64 quads; VWW 11,587,822 -> 11,575,922); a call a
+ * tile (the groups in the kernel: no push, pop, entry and C loop a group) and eight quads a turn, 137,856 -> 132,942
+ * (2 calls; tfl_conv_s8_dsp 45,051 -> 42,387); sixteen a turn and the LDMs of 6, 131,150 (1.2 KB of quads): what is
+ * left beyond the quads' 122,880 is about 65 cycles a group (26 of the requantisation, the biases, y's bytes, the
+ * entry and the turns' tests). Its locals: [sp] the loop's entry, [sp, #4] p, [sp, #8] a group's bytes of
+ * weights, [sp, #12] the groups left less 1; y at [sp, #52]. */
 __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x1_rq3(TFL_DSP_ARG const uint32_t *p,
                                                                          TFL_DSP_ARG const uint32_t *w,
                                                                          TFL_DSP_ARG int32_t nq,
@@ -399,11 +400,15 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x1_rq3(TFL_DSP
     "smlad r5, r9, r10, r5\n\t"                                                                          \
     "smlad r6, r9, r11, r6\n\t"                                                                          \
     "smlad r7, r9, lr, r7\n\t"
-#define TFL_DSP_RQ1(a)                                                                                   \
-    "ldmia r3!, {r8, r9, r10}\n\t" /* the channel's mult, ra, right */                                    \
-    "smmlar " a ", " a ", r8, r9\n\t"                                                                   \
-    "asr " a ", " a ", r10\n\t"                                                                         \
-    "ssat " a ", #8, " a "\n\t"
+#define TFL_DSP_RQ1X2(a, b) /* two channels' mult, ra, right by one LDM (the patch pointer r0 reloaded after) */   \
+    "ldmia r3!, {r0, r2, r8, r9, r10, r11}\n\t"                                                         \
+    "smmlar " a ", " a ", r0, r2\n\t"                                                                   \
+    "asr " a ", " a ", r8\n\t"                                                                          \
+    "ssat " a ", #8, " a "\n\t"                                                                         \
+    "smmlar " b ", " b ", r9, r10\n\t"                                                                  \
+    "asr " b ", " b ", r11\n\t"                                                                         \
+    "ssat " b ", #8, " b "\n\t"
+#define TFL_DSP_MAC4X1_QUAD4 TFL_DSP_MAC4X1_QUAD TFL_DSP_MAC4X1_QUAD TFL_DSP_MAC4X1_QUAD TFL_DSP_MAC4X1_QUAD
     __asm__ volatile(
         "push {r4-r11, lr}\n\t"
         "sub sp, sp, #16\n\t"
@@ -414,7 +419,7 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x1_rq3(TFL_DSP
         "stmia r10, {r0, r9}\n\t" /* p, a group's bytes of weights */
         "str r8, [sp, #12]\n\t"
         "rsbs r8, r2, #0\n\t"
-        "and r8, r8, #7\n\t"
+        "and r8, r8, #15\n\t"
         "adr.w r9, 1f\n\t"
         "movs r10, #72\n\t"
         "mla r9, r8, r10, r9\n\t"
@@ -427,11 +432,10 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x1_rq3(TFL_DSP
         "add r12, r1, r12\n\t"
         "bx r9\n\t"
         ".p2align 2\n"
-        "1:\n\t" TFL_DSP_MAC4X1_QUAD TFL_DSP_MAC4X1_QUAD TFL_DSP_MAC4X1_QUAD TFL_DSP_MAC4X1_QUAD
-            TFL_DSP_MAC4X1_QUAD TFL_DSP_MAC4X1_QUAD TFL_DSP_MAC4X1_QUAD TFL_DSP_MAC4X1_QUAD
+        "1:\n\t" TFL_DSP_MAC4X1_QUAD4 TFL_DSP_MAC4X1_QUAD4 TFL_DSP_MAC4X1_QUAD4 TFL_DSP_MAC4X1_QUAD4
         "cmp r1, r12\n\t"
         "bne 1b\n\t"
-        TFL_DSP_RQ1("r4") TFL_DSP_RQ1("r5") TFL_DSP_RQ1("r6") TFL_DSP_RQ1("r7")
+        TFL_DSP_RQ1X2("r4", "r5") TFL_DSP_RQ1X2("r6", "r7")
         "ldr r12, [sp, #52]\n\t"
         "strb r4, [r12]\n\t"
         "strb r5, [r12, #1]\n\t"
@@ -446,8 +450,9 @@ __attribute__((naked, noinline, unused)) static void aotc_dsp_mac4x1_rq3(TFL_DSP
         "bpl 5b\n\t"
         "add sp, sp, #16\n\t"
         "pop {r4-r11, pc}\n\t");
+#undef TFL_DSP_MAC4X1_QUAD4
 #undef TFL_DSP_MAC4X1_QUAD
-#undef TFL_DSP_RQ1
+#undef TFL_DSP_RQ1X2
 }
 #undef TFL_DSP_ARG
 #undef TFL_DSP_RQ2_MATH
