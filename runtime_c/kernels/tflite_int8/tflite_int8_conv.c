@@ -281,14 +281,20 @@ __attribute__((noinline)) static void tfl_dsp_store(const aotc_tfl_conv_params *
 /* Whether every output channel takes tfl_dsp_store's usual requantisation (tfl_dsp_requant_run's SMMLAR
  * path with right > 0 and the clamp's top 127), so the store need not test each channel again a tile. */
 static int tfl_dsp_usual(const aotc_tfl_conv_params *p, const int32_t *bias) {
+    /* right in [1, 22] is shift in [-22, -1] (one unsigned compare); it makes left 0, so the bound is
+     * k_bound + |bias| < 2^30: |bias| below lim, a 32-bit compare (lim 0 where k_bound alone is past it). Per
+     * channel a few instructions, not 64-bit bounds from shifts each (tfl_dsp_store's test, as it was): VWW -O3
+     * tflite (no compile-time terms, so checked a call) 11,410,673 -> 11,376,424 est. cycles. The same answers for
+     * every shift but INT32_MIN, which the old form took by -shift's overflow and this one refuses. */
     const int64_t k_bound = (int64_t)p->kh * p->kw * p->c * TFL_DSP_PRODUCT_MAX;
+    const uint32_t lim = k_bound < ((int64_t)1 << 30) ? (uint32_t)(((int64_t)1 << 30) - k_bound) : 0u;
+    const int32_t *const mult = p->mult, *const shift = p->shift;
     int32_t c;
     if (p->y_max != 127 || p->y_min < -128) return 0;
     for (c = 0; c < p->oc; ++c) {
-        const int32_t mult = p->mult[c], shift = p->shift[c];
-        const int32_t left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
-        const int64_t bound = k_bound + tfl_dsp_abs64(bias ? bias[c] : 0);
-        if (mult == INT32_MIN || left >= 30 || bound >= ((int64_t)1 << (30 - left)) || right == 0 || right > 22) return 0;
+        const int32_t b = bias ? bias[c] : 0;
+        const uint32_t ab = b < 0 ? 0u - (uint32_t)b : (uint32_t)b;
+        if (mult[c] == INT32_MIN || (uint32_t)(-1 - shift[c]) > 21u || ab >= lim) return 0;
     }
     return 1;
 }
