@@ -81,16 +81,22 @@ def _dsp_fused(node: Node, graph: Graph, tile: int) -> bool:
     kq, oc = -(-k // 4), y.shape[3]
     if kq > DSP_KC or oc % 4 or a["y_min"] != -128 or a["y_max"] != 127 or _conv_dsp_scratch(node, graph, tile)[1] < 6:
         return False
-    bias = np.zeros(oc, np.int64)
+    return _usual_requant(k, _bias_of(node, graph), a["mult"], a["shift"])
+
+
+def _bias_of(node: Node, graph: Graph) -> np.ndarray:
+    """The node's constant bias (zeros where it has none) as int64, a channel each."""
+    oc = graph.tensors[node.outputs[0]].shape[3]
     if len(node.inputs) > 2 and node.inputs[2]:
-        bias = np.asarray(graph.const(node.inputs[2]), np.int64).reshape(-1)
-    for c in range(oc):  # tfl_dsp_usual
-        mult, shift = int(a["mult"][c]), int(a["shift"][c])
-        left, right = max(shift, 0), max(-shift, 0)
-        if mult == INT32_MIN or left >= 30 or k * DSP_PRODUCT_MAX + abs(int(bias[c])) >= 1 << (30 - left) \
-                or right == 0 or right > 22:
-            return False
-    return True
+        return np.asarray(graph.const(node.inputs[2]), np.int64).reshape(-1)
+    return np.zeros(oc, np.int64)
+
+
+def _usual_requant(k: int, bias: np.ndarray, mult: Sequence[int], shift: Sequence[int]) -> bool:
+    """The DSP paths' usual requantisation on every channel (tfl_dsp_usual, and tfl_dsp_dw_usual with k = 9): a
+    right shift in [1, 22], no INT32_MIN multiplier, k products and the bias below 2^30 in size."""
+    return all(int(m) != INT32_MIN and 1 <= -int(s) <= 22 and k * DSP_PRODUCT_MAX + abs(int(b)) < 1 << 30
+               for m, s, b in zip(mult, shift, bias, strict=True))
 
 
 def widen_weights(w: np.ndarray, doubled: bool) -> np.ndarray:
@@ -141,11 +147,8 @@ def _widened_fields(ctx: NodeContext) -> dict[str, str]:
         return {"dsp_wx": wx, "dsp_wx_dbl": c_int(0)}
     # where the MAC kernel requantises, its terms too (64 bytes a group of 4 channels), read in place with the
     # weights by tfl_dsp_groups_rqb (not built a group and tile)
-    oc = ctx.shape(ctx.outputs[0])[3]
-    bias = np.zeros(oc, np.int64)
-    if len(ctx.inputs) > 2 and ctx.inputs[2]:
-        bias = np.asarray(ctx.const(ctx.inputs[2]), np.int64).reshape(-1)
-    rq = ctx.const_array("rq", requant_terms(bias, ctx.attrs["mult"], ctx.attrs["shift"], ctx.attrs["y_zero"]),
+    a = ctx.attrs
+    rq = ctx.const_array("rq", requant_terms(_bias_of(ctx.node, ctx.graph), a["mult"], a["shift"], a["y_zero"]),
                          "the MAC kernel's requantisation terms (--widened-weights): per group of 4 channels, each "
                          "bias doubled, then each channel's mult, ra, right")
     return {"dsp_wx": wx, "dsp_wx_dbl": c_int(1), "dsp_rq": rq}
@@ -160,14 +163,6 @@ def requant_terms(bias: np.ndarray, mult: Sequence[int], shift: Sequence[int], y
     terms = np.stack([np.asarray(mult, np.int64), (1 << (right - 1)) + y_zero * (1 << right), right], axis=1)
     block = np.concatenate([2 * np.asarray(bias, np.int64).reshape(oc // 4, 4), terms.reshape(oc // 4, 12)], axis=1)
     return np.ascontiguousarray(((block + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32))
-
-
-def _bias_of(node: Node, graph: Graph) -> np.ndarray:
-    """The node's constant bias (zeros where it has none) as int64, a channel each."""
-    oc = graph.tensors[node.outputs[0]].shape[3]
-    if len(node.inputs) > 2 and node.inputs[2]:
-        return np.asarray(graph.const(node.inputs[2]), np.int64).reshape(-1)
-    return np.zeros(oc, np.int64)
 
 
 def depthwise_blocks(w: np.ndarray, bias: np.ndarray, mult: Sequence[int], shift: Sequence[int], x_zero: int,
@@ -198,11 +193,7 @@ def _dw_fused(node: Node, graph: Graph) -> bool:
             or a["y_min"] != -128 or a["y_max"] != 127 or graph.tensors[node.inputs[1]].data is None \
             or len(node.inputs) > 2 and node.inputs[2] and graph.tensors[node.inputs[2]].data is None:
         return False
-    bias = _bias_of(node, graph)
-    for g in range(0, oc, 4):  # the group's bound: the taps' products and its largest bias in size
-        if 9 * DSP_PRODUCT_MAX + int(np.max(np.abs(bias[g:g + 4]))) >= 1 << 30:
-            return False
-    return all(int(m) != INT32_MIN and 1 <= -int(s) <= 22 for m, s in zip(a["mult"], a["shift"], strict=True))
+    return _usual_requant(9, _bias_of(node, graph), a["mult"], a["shift"])
 
 
 def _widens_dw(node: Node, graph: Graph, traits: TargetTraits) -> bool:
