@@ -38,8 +38,8 @@ def ccache_exe() -> str | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """One compiler cache for the whole run (ccache comes with the test extras: `pip install -e .[test]`): the suite builds
-    hundreds of bundles, and each compiled the same runtime kernel files with the same flags again
+    """One compiler cache for the whole run (ccache comes with the test extras, `pip install -e .[test]`): the
+    suite builds hundreds of bundles, and each compiled the same runtime kernel files with the same flags again
     (shape.c, elementwise.c, conv_implicit.c: seconds each, most of the suite's compile time). The cache
     starts empty and is removed when the run ends, so nothing carries over between runs. Bundle builds
     take it through CMake's CMAKE_C_COMPILER_LAUNCHER, the shared op builds through opcheck.compile_c.
@@ -67,7 +67,17 @@ def compiler_launcher() -> list[str]:
     return [launcher] if launcher else []
 
 
+# The suite's tiers (tests/README.md): each runs the tiers before it too.
+TIERS = {
+    "fast": "every stage and kernel family on the host, no C build system twice for one subject (the default)",
+    "full": "+ the tests marked `full`: every model, shape set, target under qemu, sanitizer and install (CI)",
+    "all": "+ the tests marked `slow`: the exhaustive sweeps (the ONNX node tests, every case under sanitizers)",
+}
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--tier", choices=list(TIERS), default=os.environ.get("AOTC_TEST_TIER", "fast"),
+                     help="which tier of the suite to run: " + "; ".join(f"{k}: {v}" for k, v in TIERS.items()))
     parser.addoption("--update-goldens", action="store_true",
                      help="rewrite tests/emit/goldens/ from the current compiler (tests/emit/test_goldens.py)")
     parser.addoption("--update-symbols", action="store_true",
@@ -75,16 +85,36 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                           "(tests/kernels_c/test_runtime_symbols.py)")
 
 
+def item_tier(item: pytest.Item) -> str:
+    """The first tier that runs `item`: `all` for a test marked slow, `full` for one marked full, else `fast`."""
+    if item.get_closest_marker("slow"):
+        return "all"
+    return "full" if item.get_closest_marker("full") else "fast"
+
+
+# Files collected in this run with no test in the fast tier (tests/structure/test_tiers.py fails on any)
+WITHOUT_FAST = pytest.StashKey[list]()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under AOTC_TEST_SAMPLE=k, deselect the op cases that opcheck.shared_build leaves out."""
-    if int(os.environ.get("AOTC_TEST_SAMPLE", "1")) <= 1:
-        return
-    from opcheck import sampled
+    """Deselect the tests of the tiers after --tier's; under AOTC_TEST_SAMPLE=k, also the op cases that
+    opcheck.shared_build leaves out."""
+    tiers = list(TIERS)
+    upto = tiers.index(config.getoption("tier"))
+    files: dict[str, bool] = {}
+    for item in items:
+        path = item.nodeid.split("::")[0]
+        files[path] = files.get(path, False) or item_tier(item) == "fast"
+    config.stash[WITHOUT_FAST] = sorted(f for f, fast in files.items() if not fast)
+    sample = int(os.environ.get("AOTC_TEST_SAMPLE", "1"))
+    if sample > 1:
+        from opcheck import sampled
 
     keep, drop = [], []
     for item in items:
         case_id = getattr(item, "callspec", None) and item.callspec.params.get("case_id")
-        (drop if isinstance(case_id, str) and not sampled(case_id) else keep).append(item)
+        left_out = sample > 1 and isinstance(case_id, str) and not sampled(case_id)
+        (drop if left_out or tiers.index(item_tier(item)) > upto else keep).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import require_tool
-from test_kernels_c import CORTEX_M4, SANITIZE, TESTS_C, WARNINGS, compile_and_link, run_checked
+from kernel_builds import CORTEX_M4, SANITIZE, TESTS_C, WARNINGS, compile_and_link, run_checked
 
 from aot.emit_c.runtime_files import family_files
 from aot.ir import Graph, Node, Tensor

@@ -1,0 +1,144 @@
+"""How the C kernel tests (tests/kernels_c/test_<family>_kernels.c) are built and run: the families each
+test links, its shapes per build, the flag sets, compiling and linking with the run's compiler cache, and
+running a test program on the host or on a Cortex-M board under qemu (semihosting). Shared by
+test_kernels_c.py (the host builds), test_kernels_c_boards.py (the boards, clang) and test_overlap_kernels.py.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from conftest import compiler_launcher, require_tool
+
+from aot.emit_c.runtime_files import family_files
+from aot.paths import cmake_dir, kernel_file, kernel_include_flags, kernels_dir
+
+TESTS_C = Path(__file__).resolve().parent
+SEED = 1
+# the families whose kernels each test links (conv's call the GEMM core), and shapes per entry point
+CALLS = {"conv": ("conv", "gemm"), "gemm": ("gemm",), "pool": ("pool",), "quant": ("quant",)}
+SHAPES = {"conv": 600, "gemm": 1000, "pool": 1000, "quant": 600}
+M4_SHAPES = 100  # per conv entry point on the Cortex-M4 (qemu)
+# the families whose references are <family>_ref.c (issue 49), one a line: the families the test links, shapes
+# per entry point on the host builds, and on the M4 and the M55 boards
+REF_FAMILIES = {
+    "attention": (("attention",), 1000, (100, 100)),
+    "detect": (("detect",), 1000, (150, 150)),
+    "index": (("index",), 1000, (150, 150)),
+    "loss": (("loss",), 1000, (150, 150)),
+    "random": (("random",), 300, (30, 30)),
+    "philox": (("philox",), 300, (30, 30)),
+    "shape": (("shape",), 600, (60, 60)),
+    "tflite_int8": (("tflite_int8",), 600, (100, 100)),
+    "tflite_hybrid": (("tflite_hybrid",), 600, (100, 100)),
+    "elementwise": (("elementwise",), 150, (12, 12)),
+    "fused": (("fused", "elementwise"), 1500, (200, 200)),  # (trees of ops)
+    "norm": (("norm",), 1000, (60, 60)),
+    "recurrent": (("recurrent", "gemm"), 600, (60, 60)),
+    "reduce": (("reduce",), 600, (40, 40)),
+    "resize": (("resize",), 1000, (100, 100)),
+    "signal": (("signal",), 1000, (100, 100)),
+    "tflm_signal": (("tflm_signal",), 300, (30, 30)),
+}
+CALLS |= {f: calls for f, (calls, _, _) in REF_FAMILIES.items()}
+SHAPES |= {f: shapes for f, (_, shapes, _) in REF_FAMILIES.items()}
+BOARD_SHAPES = {f: board for f, (_, _, board) in REF_FAMILIES.items()}
+WARNINGS = ["-std=c99", "-Wall", "-Wextra", "-Werror"]
+# -fno-var-tracking: line numbers in the reports without gcc tracking variable locations, which took
+# half the compile time of the unrolled conv kernels under the sanitizers (conv_depthwise_kxk.c 25 -> 14 s)
+SANITIZE = ["-O2", "-g", "-fno-var-tracking", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+            "-fno-omit-frame-pointer"]
+# AOTC_TEST_X86_PATHS: the AVX-512 paths' entries, which the conv and pool tests give every case, return on a
+# case their path does not take instead of aborting (runtime_c/kernels/common/paths_avx512.h)
+HOST_BUILDS = {"native": ["-march=native", "-DAOTC_TEST_X86_PATHS"], "generic": ["-DAOTC_DW3_BLOCK=1"]}
+CORTEX_M4 = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"]
+
+
+def write_fused_ops_header(directory: Path) -> Path:
+    """fused_ops.h, tests/kernels_c/test_fused_kernels.c's view of aot/kernels/fused.py: each op's C expression
+    as fused.py writes it into the fused loop, in a function fused_<Op> of its operands, and the lists
+    FUSED_UNARY and FUSED_BINARY. Returns the directory to put on the include path."""
+    from aot.kernels.fused import BINARY, UNARY
+
+    lines = ["/* Written by tests/kernels_c/kernel_builds.py from aot/kernels/fused.py: the fused loop's "
+             "expressions. */",
+             "#ifndef AOTC_FUSED_OPS_H", "#define AOTC_FUSED_OPS_H", '#include "aotc_fused.h"']
+    lines += [f"static inline float fused_{op}(float a) {{ return {e.format('a')}; }}" for op, e in UNARY.items()]
+    lines += [f"static inline float fused_{op}(float a, float b) {{ return {e.format('a', 'b')}; }}"
+              for op, e in BINARY.items()]
+    lines += ["#define FUSED_UNARY(X) " + " ".join(f"X({op})" for op in UNARY),
+              "#define FUSED_BINARY(X) " + " ".join(f"X({op})" for op in BINARY), "#endif", ""]
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "fused_ops.h").write_text("\n".join(lines))
+    return directory
+
+
+def c_sources(family: str) -> list[Path]:
+    """The C files the test of `family` links: the test, what bundles ship for the families it
+    calls, and the family's reference kernels."""
+    shipped = dict.fromkeys(f for fam in CALLS[family] for f in family_files(fam) if f.endswith(".c"))
+    ref = kernels_dir() / family / f"{family}_ref.c"
+    return [TESTS_C / f"test_{family}_kernels.c", *map(kernel_file, shipped), *([ref] if ref.is_file() else [])]
+
+
+def object_store(directory: Path) -> dict:
+    """Where a module keeps the objects it compiled, by (compiler, flags, source): the GEMM core once for the
+    conv and gemm tests (the run's compiler cache shares them between modules)."""
+    return {"dir": directory, "include": write_fused_ops_header(directory / "include")}
+
+
+def compile_and_link(objects: dict, cc: str, sources: list[Path], flags: list[str], exe: Path,
+                     link: list[str] = ()) -> None:
+    """Each source to an object (two at a time: the machine has two cores), then one link."""
+    incs = [*kernel_include_flags(), f"-I{TESTS_C}", *([f"-I{objects['include']}"] if "include" in objects else [])]
+
+    def one(src: Path) -> Path:
+        key = (cc, tuple(flags), src)
+        if key not in objects:
+            obj = objects["dir"] / f"{len(objects)}-{src.stem}.o"
+            r = subprocess.run([*compiler_launcher(), cc, *flags, *incs, "-c", str(src), "-o", str(obj)],
+                               capture_output=True, text=True)
+            assert r.returncode == 0, f"{cc} {src.name}:\n{r.stderr[-4000:]}"
+            objects[key] = obj
+        return objects[key]
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        objs = list(pool.map(one, sources))
+    r = subprocess.run([cc, *flags, *map(str, objs), *link, "-lm", "-o", str(exe)], capture_output=True, text=True)
+    assert r.returncode == 0, f"linking {exe.name}:\n{r.stderr[-4000:]}"
+
+
+def run_checked(cmd: list[str], timeout: int, env: dict[str, str] | None = None) -> str:
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    assert r.returncode == 0, f"{' '.join(cmd)} exited {r.returncode}:\n{r.stdout[-6000:]}\n{r.stderr[-6000:]}"
+    return r.stdout
+
+
+def run_on_board(objects: dict, tmp_path: Path, family: str, board: str, cpu: list[str], shapes: int) -> str:
+    """The family's C test built for a Cortex-M board and run under qemu (semihosting)."""
+    require_tool("arm-none-eabi-gcc", "qemu-system-arm")
+    support = cmake_dir() / "cortex-m"
+    exe = tmp_path / f"test_{family}_kernels.elf"
+    level = [] if any(f.startswith("-O") for f in cpu) else ["-O2"]  # (a build's own level)
+    flags = [*WARNINGS, *cpu, *level, "-ffunction-sections", "-fdata-sections", f"-I{support}"]
+    link = [f"-T{support / f'{board}.ld'}", f"-L{support}", "--specs=nano.specs", "--specs=rdimon.specs",
+            "-nostartfiles", "-Wl,--gc-sections", "-u", "_printf_float"]
+    compile_and_link(objects, "arm-none-eabi-gcc", [*c_sources(family), support / "startup.c"], flags, exe, link)
+    args = ",".join(f"arg={a}" for a in (f"test_{family}_kernels", SEED, shapes))
+    return run_checked(["qemu-system-arm", "-M", board, "-nographic", "-monitor", "none", "-serial", "none",
+                        "-semihosting-config", f"enable=on,target=native,{args}", "-kernel", str(exe)], timeout=600)
+
+
+def host_has_avx512f() -> bool:
+    """Whether -march=native builds here have AVX-512F (Linux hosts: /proc/cpuinfo's flags)."""
+    try:
+        return " avx512f" in Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+
+
+def sanitizer_env() -> dict[str, str]:
+    return {**os.environ, "ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0"}

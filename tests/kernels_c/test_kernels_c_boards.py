@@ -1,0 +1,143 @@
+"""The C kernel tests (tests/kernels_c/test_<family>_kernels.c) on Cortex-M cores under qemu, and the kernels
+under clang. The conv and gemm tests run on a Cortex-M4 and a Cortex-M55, with fewer shapes than the host's:
+the M4 with and without the VLDM inline assembly, the M55 with and without its Helium intrinsics. The quant
+test (every int8 / uint8 kernel against quant_ref.c, exactly) runs on every Cortex-M board: the DSP
+extension's paths on the M4 (with and without their inline assembly) and the M55, plain C and the integer
+requantisation on the M3. The tests of REF_FAMILIES run on the M4 and the M55. All kernel sources and tests
+must also compile cleanly with clang. One board run and the clang check are in the fast tier (each skips
+where its tools are missing); the rest in the full one.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from conftest import require_tool
+from kernel_builds import (
+    BOARD_SHAPES,
+    CORTEX_M4,
+    M4_SHAPES,
+    TESTS_C,
+    WARNINGS,
+    object_store,
+    run_on_board,
+    write_fused_ops_header,
+)
+
+from aot.emit_c.runtime_files import family_files, kernel_families
+from aot.paths import kernel_file, kernel_include_flags, kernels_dir
+
+
+@pytest.fixture(scope="module")
+def objects(tmp_path_factory) -> dict:
+    return object_store(tmp_path_factory.mktemp("objects"))
+
+
+# the conv and gemm tests on Cortex-M cores: the M4's register tiles in scalar registers, loaded
+# with VLDM (microkernel.h's inline assembly), and the same kernels with the plain-C loads
+# (AOTC_NO_ASM); the M55's Helium kernels (arm_mve.h), with the plain loads of their LDMs
+# (AOTC_NO_ASM), and their plain-C fallback (AOTC_NO_MVE)
+# (the M55 runs 12 shapes: its heap is what its 512 KB DTCM leaves, too small for some of 100)
+M_BUILDS = {
+    "m4-asm": ("mps2-an386", CORTEX_M4, M4_SHAPES),
+    "m4-no-asm": ("mps2-an386", [*CORTEX_M4, "-DAOTC_NO_ASM"], M4_SHAPES),
+    # the int8 DSP paths' C-intrinsics fallback, as compilers without GNU assembly build it
+    "m4-no-dsp-asm": ("mps2-an386", [*CORTEX_M4, "-DAOTC_DSP_NO_ASM"], M4_SHAPES),
+    "m55-mve": ("mps3-an547", ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"], 12),
+    "m55-no-mve": ("mps3-an547", ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", "-DAOTC_NO_MVE"], 12),
+    "m55-no-asm": ("mps3-an547", ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", "-DAOTC_NO_ASM"], 12),
+    # -Os (MinSizeRel firmware): gcc 12 once computed a loop counter wrongly there only (conv_dw3_mve.h)
+    "m55-mve-os": ("mps3-an547", ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", "-Os"], 12),
+}
+
+
+@pytest.mark.full
+@pytest.mark.parametrize(("family", "build"), [(f, b) for f in ("conv", "gemm") for b in sorted(M_BUILDS)
+                                               # (gemm.c has no LDM, and no Helium path to build at -Os)
+                                               if not (f == "gemm" and b in ("m55-no-asm", "m55-mve-os"))
+                                               and b != "m4-no-dsp-asm"]
+                         + [("pool", "m55-mve")]  # (Helium's global average pool)
+                         + [(f, b) for f in sorted(BOARD_SHAPES) for b in ("m4-asm", "m55-mve")]
+                         + [("tflite_int8", "m4-no-dsp-asm")])
+def test_kernels_on_cortex_m(tmp_path, objects, family, build):
+    """The conv and gemm tests on qemu's mps2-an386 (Cortex-M4F, no vector unit: 4 x 4 GEMM tiles,
+    runs of 5 x 4 in the implicit GEMM, a whole panel per row of a GEMV, depthwise rows in
+    registers) and mps3-an547 (Cortex-M55, Helium), fewer shapes, and the pool test on the M55 (its
+    global average pool); output and exit code through semihosting."""
+    board, cpu, shapes = M_BUILDS[build]
+    if family in BOARD_SHAPES:
+        shapes = BOARD_SHAPES[family][board == "mps3-an547"]
+    out = run_on_board(objects, tmp_path, family, board, cpu, shapes)
+    assert "MISMATCH" not in out and " ok " in out, out
+
+
+# the int8 kernels on each Cortex-M core: the DSP extension's paths (M4, M55; on the M4 also its
+# C-intrinsics fallback, as compilers without GNU assembly build it), plain C and the integer
+# requantisation (M3); shapes per entry point
+QUANT_BOARDS = {
+    "m4": ("mps2-an386", CORTEX_M4, 150),
+    "m4-no-asm": ("mps2-an386", [*CORTEX_M4, "-DAOTC_DSP_NO_ASM"], 60),
+    "m55": ("mps3-an547", ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard"], 80),
+    "m3": ("mps2-an385", ["-mcpu=cortex-m3", "-mthumb", "-mfloat-abi=soft"], 60),
+}
+
+
+# the M4's DSP paths in the fast tier
+@pytest.mark.parametrize("core", [pytest.param(c, marks=() if c == "m4" else pytest.mark.full) for c in QUANT_BOARDS])
+def test_quant_on_cortex_m(tmp_path, objects, core):
+    """tests/kernels_c/test_quant_kernels.c on qemu's boards: every core gives the definition's integers."""
+    board, cpu, shapes = QUANT_BOARDS[core]
+    out = run_on_board(objects, tmp_path, "quant", board, cpu, shapes)
+    assert "MISMATCH" not in out and " ok " in out, out
+
+
+def test_kernels_compile_cleanly_with_clang(tmp_path):
+    """Every kernel source, shipped or reference, and the C tests: -std=c99 -Wall -Wextra -Werror on clang."""
+    require_tool("clang")
+    sources = sorted({kernel_file(f) for fam in kernel_families() for f in family_files(fam) if f.endswith(".c")}
+                     | set(kernels_dir().glob("*/*_ref.c"))
+                     # test_overlap_kernels.c includes the cases its test module writes: that module builds it
+                     | {c for c in TESTS_C.glob("*.c") if c.name != "test_overlap_kernels.c"})
+    incs = [*kernel_include_flags(), f"-I{TESTS_C}", f"-I{write_fused_ops_header(tmp_path)}"]
+
+    def one(src: Path) -> str:
+        r = subprocess.run(["clang", *WARNINGS, "-fsyntax-only", *incs, str(src)], capture_output=True, text=True)
+        return "" if r.returncode == 0 else f"{src.name}:\n{r.stderr[-3000:]}"
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        errors = [e for e in pool.map(one, sources) if e]
+    assert not errors, "\n".join(errors)
+
+
+def arm_libc_includes() -> list[str]:
+    """arm-none-eabi-gcc's C library headers (not its own compiler headers: clang brings its arm_acle.h)."""
+    r = subprocess.run(["arm-none-eabi-gcc", "-xc", "-E", "-v", os.devnull], capture_output=True, text=True)
+    lines = r.stderr.split("#include <...> search starts here:")[-1].split("End of search list.")[0].split()
+    gcc_own = Path("/usr/lib/gcc").resolve()
+    return [f"-isystem{d}" for d in (Path(p).resolve() for p in lines) if gcc_own not in d.parents]
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("level", ["-O2", "-Os"])
+def test_dsp_kernels_compile_with_clang_for_cortex_m4(tmp_path, level):
+    """The int8 kernels' DSP paths, inline assembly included, compiled by clang for the Cortex-M4:
+    an asm block that gcc allocates registers for may need more than clang's allocator finds (the
+    depthwise band's two-position block, 14 registers, failed there). The TFLM signal kernels too (the
+    FFT's complex products by ACLE's DSP intrinsics)."""
+    require_tool("clang", "arm-none-eabi-gcc")
+    sources = [kernel_file(f) for fam in ("tflite_int8", "tflm_signal") for f in family_files(fam) if f.endswith(".c")]
+    flags = ["--target=arm-none-eabi", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16",
+             level, *WARNINGS, *arm_libc_includes(), *kernel_include_flags()]
+
+    def one(src: Path) -> str:
+        r = subprocess.run(["clang", *flags, "-c", str(src), "-o", str(tmp_path / f"{src.stem}.o")],
+                           capture_output=True, text=True)
+        return "" if r.returncode == 0 else f"{src.name}:\n{r.stderr[-3000:]}"
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        errors = [e for e in pool.map(one, sources) if e]
+    assert not errors, "\n".join(errors)

@@ -1,0 +1,24 @@
+"""The suite's tiers (tests/README.md): the default run is the fast tier, and no test file leaves it
+entirely, so a change that breaks any file's subject fails the quick check, not only CI's full run."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import WITHOUT_FAST, item_tier
+
+
+def test_every_test_file_keeps_a_test_in_the_fast_tier(request: pytest.FixtureRequest):
+    """Of the files this run collected (the whole of tests/ when run as the README says), each has at
+    least one test that no `full` or `slow` mark keeps out of the fast tier."""
+    without = request.config.stash.get(WITHOUT_FAST, [])
+    assert not without, f"no test of {', '.join(without)} runs in the fast tier: leave one unmarked"
+
+
+@pytest.mark.parametrize(("marks", "tier"), [((), "fast"), (("full",), "full"), (("slow",), "all"),
+                                             (("full", "slow"), "all")])
+def test_marks_place_a_test_in_its_tier(request: pytest.FixtureRequest, marks: tuple[str, ...], tier: str):
+    """`full` puts a test in the full tier and `slow` in the exhaustive one, whichever else it is marked."""
+    item = pytest.Function.from_parent(request.node.parent, name=request.node.name, callobj=lambda: None)
+    for mark in marks:
+        item.add_marker(mark)
+    assert item_tier(item) == tier
