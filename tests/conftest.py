@@ -37,7 +37,18 @@ def ccache_exe() -> str | None:
     return str(beside) if beside.is_file() else shutil.which("ccache")
 
 
+# The fast tier's share of the op cases (tests built by opcheck.shared_build, parametrized by case_id): one in
+# FAST_SAMPLE, a fixed choice by name (opcheck.sampled); the full tier takes them all.
+FAST_SAMPLE = 4
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("tier") == "fast" and "AOTC_TEST_SAMPLE" not in os.environ:
+        os.environ["AOTC_TEST_SAMPLE"] = str(FAST_SAMPLE)  # (the workers inherit it, as do child processes)
+    start_compiler_cache(config)
+
+
+def start_compiler_cache(config: pytest.Config) -> None:
     """One compiler cache for the whole run (ccache comes with the test extras, `pip install -e .[test]`): the
     suite builds hundreds of bundles, and each compiled the same runtime kernel files with the same flags again
     (shape.c, elementwise.c, conv_implicit.c: seconds each, most of the suite's compile time). The cache
@@ -86,10 +97,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def item_tier(item: pytest.Item) -> str:
-    """The first tier that runs `item`: `all` for a test marked slow, `full` for one marked full, else `fast`."""
+    """The first tier that runs `item`: `all` for a test marked slow; else `full` or `fast` by the closest of
+    those marks (a module marked full keeps the cases it marks fast in the fast tier), `fast` by default."""
     if item.get_closest_marker("slow"):
         return "all"
-    return "full" if item.get_closest_marker("full") else "fast"
+    closest = next((m.name for m in item.iter_markers() if m.name in ("fast", "full")), "fast")
+    return "full" if closest == "full" else "fast"
 
 
 # Files collected in this run with no test in the fast tier (tests/structure/test_tiers.py fails on any)
@@ -120,7 +133,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = keep
 
 
-# The seconds each test file took in a full default run (tests/suite_times.py writes it from a --durations=0 log).
+# The seconds each test file took in a run of each tier (tests/suite_times.py writes them from --durations=0 logs).
 SUITE_TIMES = Path(__file__).resolve().parent / "suite_times.json"
 
 
@@ -138,8 +151,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
         return None
 
     try:
-        times = json.loads(SUITE_TIMES.read_text())
-    except (OSError, ValueError):
+        tiers = json.loads(SUITE_TIMES.read_text())
+        times = tiers.get(config.getoption("tier")) or tiers.get("full", {})
+    except (OSError, ValueError, AttributeError):
         times = {}
 
     class LongestFileFirst(LoadFileScheduling):

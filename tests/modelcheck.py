@@ -1,19 +1,84 @@
 """Whole models through the path a user takes (aotc MODEL -o OUT, cmake --build OUT, aotc run) and
 onnxruntime's answer for them: shared by the model tests of every test folder (a test module is not
-importable from another folder, a helper module in tests/ is)."""
+importable from another folder, a helper module in tests/ is).
+
+`aotc(...)` runs the command in this process: its own parser, checks, messages and exit codes, without
+starting a Python and importing onnx and numpy again for each call (a second of CPU each, twice a model
+test). The tests of the command line itself (tests/cli/) run it as a user does, in a process of its own.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
 import subprocess
 import sys
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import onnx
 
-from aot.build import cmake_exe
+from aot.build import build, cmake_exe, configure
 
 AOTC = [sys.executable, "-m", "aot.cli"]
+# a bundle's C under AddressSanitizer and UndefinedBehaviorSanitizer, as CMake options of its build tree
+SANITIZE = ("-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer",
+            "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined")
+
+
+@dataclass
+class Ran:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def aotc(*args: object, check: bool = True) -> Ran:
+    """`aotc ARGS` in this process (aot.cli.main); with `check`, a non-zero exit fails with what it printed."""
+    from aot.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    environ = dict(os.environ)
+    # main() silences library warnings for the rest of its process, and `aotc run` sets OMP_NUM_THREADS for a
+    # vendor's threads: here, for the call only
+    with warnings.catch_warnings(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as e:  # argparse's refusal of an option: exit 2, its message on stderr
+            code = e.code if isinstance(e.code, int) else 1
+        finally:
+            os.environ.clear()
+            os.environ.update(environ)
+    ran = Ran(code, out.getvalue(), err.getvalue())
+    if check:
+        assert code == 0, f"aotc {' '.join(map(str, args))} exited {code}: {ran.stderr[-3000:]}"
+    return ran
+
+
+def build_bundle(model: Path, out: Path, *options: object, target: str = "host", sanitize: bool = False,
+                 cmake_args: tuple[str, ...] = ()) -> dict:
+    """`aotc MODEL -o OUT OPTIONS`, OUT configured for `target` as aotc configures it, with -Werror (and with
+    `sanitize`, the sanitizers), then `cmake --build OUT`: the bundle's metadata.json."""
+    aotc(model, "-o", out, "--target", target, "--no-configure", *options)
+    configure(out, target, ["-DAOTC_WARNINGS_AS_ERRORS=ON", *(SANITIZE if sanitize else ()), *cmake_args])
+    build(out)
+    return json.loads((out / "bundle" / "metadata.json").read_text())
+
+
+def run_bundle(out: Path, feeds: dict[str, np.ndarray] | list[np.ndarray], *options: object) -> dict[str, np.ndarray]:
+    """`aotc run OUT` on `feeds` (by the model's input names, or a list in its input order): outputs by name."""
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    if not isinstance(feeds, dict):
+        feeds = {s["name"]: v for s, v in zip(meta["inputs"], feeds, strict=True)}
+    inputs, outputs = out.parent / f"{out.name}_in.npz", out.parent / f"{out.name}_res.npz"
+    np.savez(inputs, **feeds)
+    aotc("run", out, "--inputs", inputs, "--outputs", outputs, *options)
+    with np.load(outputs) as res:
+        return {k: res[k] for k in res.files}
 
 
 def reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
@@ -25,18 +90,15 @@ def reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.n
     return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(None, feeds)
 
 
-def compile_build_run(tmp_path, model: onnx.ModelProto, feeds: dict[str, np.ndarray], name: str,
+def compile_build_run(tmp_path: Path, model: onnx.ModelProto, feeds: dict[str, np.ndarray], name: str,
                       cmake_args: tuple[str, ...] = ()) -> tuple[dict, dict]:
-    """The bundle's metadata.json and its outputs for `feeds`, built under tmp_path."""
+    """The bundle's metadata.json and its outputs for `feeds`, built under tmp_path by the user's three commands."""
     src, out = tmp_path / f"{name}.onnx", tmp_path / "out"
     onnx.save(model, src)
-    subprocess.run([*AOTC, str(src), "-o", str(out)], check=True)
+    aotc(src, "-o", out)
     if cmake_args:
         subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), *cmake_args],
                        check=True, capture_output=True)
-    subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
-    np.savez(tmp_path / "in.npz", **feeds)
-    subprocess.run([*AOTC, "run", str(out), "--inputs", str(tmp_path / "in.npz"),
-                    "--outputs", str(tmp_path / "res.npz")], check=True)
+    build(out)
     meta = json.loads((out / "bundle" / "metadata.json").read_text())
-    return meta, dict(np.load(tmp_path / "res.npz"))
+    return meta, run_bundle(out, feeds)

@@ -1,7 +1,7 @@
-"""Writes tests/suite_times.json, the seconds each test file took, from the log of a full default run with
---durations=0 (`python -m pytest -q --durations=0 > LOG`): tests/conftest.py starts the longest files first.
+"""Writes a tier's entry of tests/suite_times.json, the seconds each test file took in a run of that tier, from
+the run's log with --durations=0: tests/conftest.py starts the longest files of the tier it runs first.
 
-    python tests/suite_times.py LOG
+    python -m pytest -q --tier fast --durations=0 > LOG && python tests/suite_times.py LOG fast
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+OUT = Path(__file__).resolve().parent / "suite_times.json"
+
 
 def file_times(log: str) -> dict[str, float]:
     times: dict[str, float] = defaultdict(float)
@@ -20,8 +22,12 @@ def file_times(log: str) -> dict[str, float]:
     return {f: round(t, 1) for f, t in sorted(times.items(), key=lambda kv: -kv[1])}
 
 
+def main(log: Path, tier: str) -> None:
+    tiers = json.loads(OUT.read_text()) if OUT.is_file() else {}
+    tiers[tier] = file_times(log.read_text())
+    OUT.write_text(json.dumps(dict(sorted(tiers.items())), indent=1) + "\n")
+    print(f"{OUT} [{tier}]: {len(tiers[tier])} files, {sum(tiers[tier].values()):.0f} s")
+
+
 if __name__ == "__main__":
-    times = file_times(Path(sys.argv[1]).read_text())
-    out = Path(__file__).resolve().parent / "suite_times.json"
-    out.write_text(json.dumps(times, indent=0) + "\n")
-    print(f"{out}: {len(times)} files, {sum(times.values()):.0f} s")
+    main(Path(sys.argv[1]), sys.argv[2])

@@ -9,13 +9,32 @@ With --runs, each input holds one more leading axis, one entry per inference, an
 With --builtin, LiteRT's default (optimised) kernels instead, for a builtin the reference resolver lacks
 (ROUND). An input given in another shape than the file's is resized first (ResizeInputTensor, strict: only
 the dimensions its shape signature leaves -1), as a package that feeds a dynamic model does.
+
+Tests call reference() below: it runs this script as above, in a process of its own, and returns what it wrote.
 """
 
 from __future__ import annotations
 
+import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
+
+
+def reference(model: Path, feeds: list[np.ndarray], workdir: Path, *, builtin: bool = False, every: bool = False,
+              runs: bool = False) -> dict[str, np.ndarray]:
+    """This script on `model` and `feeds` (the inputs in the model's order; with `runs`, each stacked over the calls)
+    in a process of its own, its .npz files in `workdir`: output_<k> in order (values() lists them), with `every`
+    also tensor_<k>. `builtin`, `every` and `runs` are --builtin, --all and --runs."""
+    inputs, outputs = workdir / f"{model.stem}_ref_in.npz", workdir / f"{model.stem}_ref_out.npz"
+    np.savez(inputs, **{f"input_{k}": v for k, v in enumerate(feeds)})
+    flags = [flag for flag, on in (("--builtin", builtin), ("--all", every), ("--runs", runs)) if on]
+    run = subprocess.run([sys.executable, str(Path(__file__).resolve()), str(model), str(inputs), str(outputs), *flags],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, f"LiteRT failed on {model.name}: {run.stderr[-2000:]}"
+    with np.load(outputs) as out:
+        return {k: out[k] for k in out.files}
 
 
 def main(model: str, inputs: str, outputs: str, every: bool = False, runs: bool = False, builtin: bool = False) -> None:

@@ -10,15 +10,14 @@ output's own scale.
 
 from __future__ import annotations
 
-import json
 import math
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
+from modelcheck import build_bundle, run_bundle
 from onnx import TensorProto, helper, numpy_helper
 from opcheck import Case, assert_close, model_case, shared_build
 
@@ -29,7 +28,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 import transformers  # noqa: E402
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
-AOTC = [sys.executable, "-m", "aot.cli"]
 rng = np.random.default_rng(15)
 
 
@@ -165,25 +163,17 @@ def test_both_export_styles_become_the_same_host_graph(style):
 
 
 def test_encoder_block_through_the_cli(tmp_path):
-    from aot.build import cmake_exe
-
     model = onnx.load(str(MODELS / "encoder_block.onnx"))
     out = tmp_path / "out"
-    subprocess.run([*AOTC, str(MODELS / "encoder_block.onnx"), "-o", str(out)], check=True, capture_output=True)
-    subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"],
-                   check=True, capture_output=True)
-    subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
+    meta = build_bundle(MODELS / "encoder_block.onnx", out)
     x = np.random.default_rng(0).standard_normal((1, 16, 64)).astype(np.float32)
-    np.savez(tmp_path / "in.npz", x=x)
-    subprocess.run([*AOTC, "run", str(out), "--inputs", str(tmp_path / "in.npz"), "--outputs",
-                    str(tmp_path / "res.npz")], check=True)
+    res = run_bundle(out, {"x": x})
     import onnxruntime as ort
 
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     (ref,) = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(None, {"x": x})
-    assert_close(np.load(tmp_path / "res.npz")["y"], ref, "encoder_block:y", 1e-4, relative=True)
-    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    assert_close(res["y"], ref, "encoder_block:y", 1e-4, relative=True)
     mem = meta["memory"]
     assert mem["arena_bytes"] <= 1.10 * mem["lower_bound_bytes"], mem
     assert 0 < mem["tight_bound_bytes"] <= mem["arena_bytes"], mem

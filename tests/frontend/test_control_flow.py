@@ -11,19 +11,16 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import onnx
 import pytest
+from modelcheck import Ran, aotc
 from onnx import TensorProto, helper, numpy_helper
 from opcheck import model_case, shared_build
 
 from aot.compiler import compile_model, lower
 from aot.errors import AotcError
 
-AOTC = [sys.executable, "-m", "aot.cli"]
 F = TensorProto.FLOAT
 
 
@@ -183,10 +180,9 @@ def test_runtime_ifs_compile_beside_a_refused_loop():
     assert "if_a" not in line and "if_b" not in line, line
 
 
-def _aotc(tmp_path, model: onnx.ModelProto) -> subprocess.CompletedProcess:
+def _aotc(tmp_path, model: onnx.ModelProto) -> Ran:
     onnx.save(model, tmp_path / "m.onnx")
-    return subprocess.run([*AOTC, str(tmp_path / "m.onnx"), "-o", str(tmp_path / "out")], capture_output=True,
-                          text=True)
+    return aotc(tmp_path / "m.onnx", "-o", tmp_path / "out", check=False)
 
 
 def test_cli_refuses_a_runtime_if_of_two_shapes_in_one_line(tmp_path):

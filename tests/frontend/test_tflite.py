@@ -11,18 +11,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from modelcheck import aotc, build_bundle
+from tflite_reference import reference
 
-from aot.build import cmake_exe
 from aot.errors import AotcError
 
 HERE = Path(__file__).resolve().parents[1]
 MODELS = HERE / "models" / "tflite"
-AOTC = [sys.executable, "-m", "aot.cli"]
 FLOAT = ["sine", "keyword", "person", "ops", "residual", "moves", "acts", "excite", "resize", "lstm3", "shuffle",
          "mirror", "mathops", "reduce", "melspec", "misc", "resolver", "shapes", "padded", "builtins", "ints", "conv3d",
          "composite", "spectrum"]
@@ -53,18 +52,6 @@ def _inputs(meta: dict, seed: int = 0) -> dict[str, np.ndarray]:
     return feeds
 
 
-def _reference(tmp_path: Path, model: Path, feeds: list[np.ndarray], builtin: bool = False) -> list[np.ndarray]:
-    """LiteRT's reference kernels' outputs on `feeds`; with `builtin`, its default kernels' (a float model with a
-    builtin the reference resolver lacks)."""
-    np.savez(tmp_path / "ref_in.npz", **{f"input_{k}": v for k, v in enumerate(feeds)})
-    run = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(model), str(tmp_path / "ref_in.npz"),
-                          str(tmp_path / "ref_out.npz"), *(["--builtin"] if builtin else [])], capture_output=True,
-                         text=True)
-    assert run.returncode == 0, f"LiteRT's reference interpreter failed on {model.name}: {run.stderr[-2000:]}"
-    out = np.load(tmp_path / "ref_out.npz")
-    return [out[f"output_{k}"] for k in range(len(out.files))]
-
-
 def _litert_copy(tmp_path: Path, model: Path) -> Path:
     """The file LiteRT's reference runs. BUILTIN_REF registers TILE up to version 2 and DEPTH_TO_SPACE
     version 1, and the converter marks an int8 TILE version 3 and an int8 DEPTH_TO_SPACE version 2
@@ -87,18 +74,15 @@ def _litert_copy(tmp_path: Path, model: Path) -> Path:
     return path
 
 
-def _compile_build_run(tmp_path: Path, model: Path, cmake_args: tuple[str, ...] = ()) -> tuple[dict, dict, dict]:
+def _compile_build_run(tmp_path: Path, model: Path, sanitize: bool = False) -> tuple[dict, dict, dict]:
+    """`model` built in tmp_path/out (-Werror; with `sanitize`, under ASan and UBSan) and run by `aotc run` on
+    _inputs: its metadata, the inputs and the outputs."""
+    from modelcheck import run_bundle
+
     out = tmp_path / "out"
-    subprocess.run([*AOTC, str(model), "-o", str(out)], check=True)
-    subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON",
-                    *cmake_args], check=True, capture_output=True)
-    subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
-    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    meta = build_bundle(model, out, sanitize=sanitize)
     feeds = _inputs(meta)
-    np.savez(tmp_path / "in.npz", **feeds)
-    subprocess.run([*AOTC, "run", str(out), "--inputs", str(tmp_path / "in.npz"),
-                    "--outputs", str(tmp_path / "res.npz")], check=True)
-    return meta, feeds, dict(np.load(tmp_path / "res.npz"))
+    return meta, feeds, run_bundle(out, feeds)
 
 
 @pytest.mark.parametrize("name", FLOAT)
@@ -107,7 +91,7 @@ def test_float_model_matches_litert_reference(tmp_path, name):
     _require_litert()
     model = MODELS / f"{name}_float.tflite"
     meta, feeds, ours = _compile_build_run(tmp_path, model)
-    refs = _reference(tmp_path, model, [feeds[s["name"]] for s in meta["inputs"]], builtin=name in BUILTIN_ONLY)
+    refs = reference(model, [feeds[s["name"]] for s in meta["inputs"]], tmp_path, builtin=name in BUILTIN_ONLY).values()
     for spec, ref in zip(meta["outputs"], refs, strict=True):
         got = ours[spec["name"]]
         assert got.shape == ref.shape, (spec["name"], got.shape, ref.shape)
@@ -121,7 +105,7 @@ def _max_error(tmp_path: Path, model: Path, litert_model: Path | None = None) ->
     given), and assert each output within 1e-5 of its scale (max |reference|, at least 1); the largest
     error over the outputs."""
     meta, feeds, ours = _compile_build_run(tmp_path, model)
-    refs = _reference(tmp_path, litert_model or model, [feeds[s["name"]] for s in meta["inputs"]])
+    refs = reference(litert_model or model, [feeds[s["name"]] for s in meta["inputs"]], tmp_path).values()
     worst = 0.0
     for spec, ref in zip(meta["outputs"], refs, strict=True):
         got = ours[spec["name"]]
@@ -374,11 +358,8 @@ def test_int8_lstm_spec_matches_litert(tmp_path):
 
     path = MODELS / "lstm_int8.tflite"
     m = sch.ModelT.InitFromPackedBuf(path.read_bytes(), 0)
-    np.savez(tmp_path / "in.npz", input_0=np.random.default_rng(0).integers(-128, 128, (1, 10, 6)).astype(np.int8))
-    run = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(path), str(tmp_path / "in.npz"),
-                          str(tmp_path / "out.npz"), "--all"], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr[-2000:]
-    tensors = np.load(tmp_path / "out.npz")
+    tensors = reference(path, [np.random.default_rng(0).integers(-128, 128, (1, 10, 6)).astype(np.int8)], tmp_path,
+                        every=True)
     lstms = [k for k, o in enumerate(m.subgraphs[0].operators)
              if m.operatorCodes[o.opcodeIndex].builtinCode == sch.BuiltinOperator.UNIDIRECTIONAL_SEQUENCE_LSTM]
     assert len(lstms) == 2
@@ -402,9 +383,7 @@ def test_int8_state_streams_bit_exact(tmp_path, name, sanitized):
     from aot.frontend.tflite import read_tflite
 
     model = MODELS / f"{name}.tflite"
-    flags = ("-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer",
-             "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined") if sanitized else ()
-    meta, _, _ = _compile_build_run(tmp_path, model, flags)
+    meta, _, _ = _compile_build_run(tmp_path, model, sanitize=sanitized)
     tfl = read_tflite(model)
     data, states = meta["inputs"][0], meta["inputs"][1:]
     if name == "lstm_int8":
@@ -416,11 +395,7 @@ def test_int8_state_streams_bit_exact(tmp_path, name, sanitized):
     rng = np.random.default_rng(5)
     calls = 3 if name == "lstm_int8" else 6
     frames = [rng.integers(-128, 128, data["shape"]).astype(np.int8) for _ in range(calls)]
-    np.savez(tmp_path / "runs_in.npz", input_0=np.stack(frames))
-    ref = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(model), str(tmp_path / "runs_in.npz"),
-                          str(tmp_path / "runs_out.npz"), "--runs"], capture_output=True, text=True)
-    assert ref.returncode == 0, ref.stderr[-2000:]
-    refs = np.load(tmp_path / "runs_out.npz")
+    refs = reference(model, [np.stack(frames)], tmp_path, runs=True)
     state = {s["name"]: np.full(s["shape"], s["zero_point"], s["dtype"]) for s in states}
     for r, frame in enumerate(frames):
         ours, _ = run_bundle(tmp_path / "out", meta, [frame, *(state[s["name"]] for s in states)])
@@ -446,8 +421,7 @@ def test_custom_op_refused_by_name(tmp_path):
     fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
     path = tmp_path / "custom.tflite"
     path.write_bytes(bytes(fb.Output()))
-    run = subprocess.run([*AOTC, str(path), "-o", str(tmp_path / "out"), "--no-configure"], capture_output=True,
-                         text=True)
+    run = aotc(path, "-o", tmp_path / "out", "--no-configure", check=False)
     assert run.returncode == 2, run.stderr
     assert "custom op 'SignalMfcc' (TFLM signal library) is not supported" in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1
@@ -456,8 +430,7 @@ def test_custom_op_refused_by_name(tmp_path):
 def test_not_a_tflite_file(tmp_path):
     path = tmp_path / "broken.tflite"
     path.write_bytes(b"\x10\x00\x00\x00TFL3" + b"\x00" * 8)
-    run = subprocess.run([*AOTC, str(path), "-o", str(tmp_path / "out"), "--no-configure"], capture_output=True,
-                         text=True)
+    run = aotc(path, "-o", tmp_path / "out", "--no-configure", check=False)
     assert run.returncode == 2 and "not a valid TFLite file" in run.stderr, run.stderr
 
 
@@ -474,11 +447,8 @@ def test_int8_fixed_point_matches_litert_op_by_op(tmp_path, name):
     path = MODELS / f"{name}_int8.tflite"
     m = read_tflite(path)
     x = m.tensors[m.inputs[0]]
-    np.savez(tmp_path / "in.npz", input_0=np.random.default_rng(0).integers(-128, 128, x.shape).astype(x.dtype))
-    run = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(path), str(tmp_path / "in.npz"),
-                          str(tmp_path / "out.npz"), "--all"], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr[-2000:]
-    tensors = np.load(tmp_path / "out.npz")
+    tensors = reference(path, [np.random.default_rng(0).integers(-128, 128, x.shape).astype(x.dtype)], tmp_path,
+                        every=True)
     checked = 0
     for op in m.ops:
         if op.op in q.BINARY:
@@ -505,11 +475,7 @@ def test_int8_tables_match_litert_on_every_input(tmp_path):
     path = MODELS / "acts_int8.tflite"
     m = read_tflite(path)
     x = m.tensors[m.inputs[0]]
-    np.savez(tmp_path / "in.npz", input_0=np.arange(-128, 128).astype(np.int8).reshape(x.shape))
-    run = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(path), str(tmp_path / "in.npz"),
-                          str(tmp_path / "out.npz"), "--all"], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr[-2000:]
-    tensors = np.load(tmp_path / "out.npz")
+    tensors = reference(path, [np.arange(-128, 128).astype(np.int8).reshape(x.shape)], tmp_path, every=True)
     checked = set()
     for op in m.ops:
         xt, yt = m.tensors[op.inputs[0]], m.tensors[op.outputs[0]]
@@ -598,7 +564,7 @@ def test_int8_unary_tables_match_litert_on_every_input(tmp_path, x_quant):
         values = np.arange(-128, 128)
         if name in ("RSQRT", "SQRT"):
             values = np.where(values < x_quant[1], x_quant[1], values)  # LiteRT fails below the zero point
-        ref = _reference(tmp_path, path, [values.astype(np.int8).reshape(1, 256)])[0].reshape(-1)
+        ref = reference(path, [values.astype(np.int8).reshape(1, 256)], tmp_path)["output_0"].reshape(-1)
         table = {"ABS": q.lut_abs, "RSQRT": q.lut_rsqrt, "SQRT": q.lut_sqrt, "LOG": q.lut_log}[name](
             *x_quant, scale, zero)
         ours = table[values + 128]
@@ -626,7 +592,7 @@ def test_int8_comparisons_and_prelu_bit_exact_on_every_pair(tmp_path):
     meta, _, _ = _compile_build_run(tmp_path, path)
     rows = np.broadcast_to(np.arange(-128, 128).reshape(256, 1), (256, 256)).astype(np.int8).reshape(grid)
     feeds = [rows, np.ascontiguousarray(rows.transpose(0, 2, 1))]
-    refs = _reference(tmp_path, path, feeds)
+    refs = reference(path, feeds, tmp_path).values()
     ours, _ = run_bundle(tmp_path / "out", meta, feeds)
     for spec, ref in zip(meta["outputs"], refs, strict=True):
         got = ours[spec["name"]]
@@ -661,9 +627,7 @@ def test_int8_model_bit_exact_with_litert_reference(tmp_path, name, sanitized):
     from aot.build import run_bundle
 
     model = MODELS / f"{name}.tflite"
-    flags = ("-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer",
-             "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined") if sanitized else ()
-    meta, _, _ = _compile_build_run(tmp_path, model, flags)
+    meta, _, _ = _compile_build_run(tmp_path, model, sanitize=sanitized)
     specs = meta["inputs"]
     if name == "sine_int8":
         runs = [[np.array([[v]], np.int8)] for v in range(-128, 128)]
@@ -673,12 +637,8 @@ def test_int8_model_bit_exact_with_litert_reference(tmp_path, name, sanitized):
         k = next(i for i, s in enumerate(specs) if s["shape"] == [1, 256, 256])
         every = np.random.default_rng(0).permutation(np.arange(-32768, 32768))
         runs[0][k] = every.astype(np.int16).reshape(1, 256, 256)
-    np.savez(tmp_path / "runs_in.npz", **{f"input_{k}": np.stack([r[k] for r in runs]) for k in range(len(specs))})
-    ref = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(_litert_copy(tmp_path, model)),
-                          str(tmp_path / "runs_in.npz"), str(tmp_path / "runs_out.npz"), "--runs"],
-                         capture_output=True, text=True)
-    assert ref.returncode == 0, ref.stderr[-2000:]
-    refs = np.load(tmp_path / "runs_out.npz")
+    refs = reference(_litert_copy(tmp_path, model), [np.stack([r[k] for r in runs]) for k in range(len(specs))],
+                     tmp_path, runs=True)
     differ = total = 0
     for r, feeds in enumerate(runs):
         ours, _ = run_bundle(tmp_path / "out", meta, feeds)
@@ -713,7 +673,7 @@ def test_16x8_logistic_tanh_of_power_of_two_scales(tmp_path, log2):
     k = next(i for i, s in enumerate(meta["inputs"]) if s["shape"] == [1, 256, 256])
     feeds = [feeds[s["name"]] for s in meta["inputs"]]
     feeds[k] = np.arange(-32768, 32768).astype(np.int16).reshape(1, 256, 256)
-    refs = _reference(tmp_path, model, feeds)
+    refs = reference(model, feeds, tmp_path).values()
     ours, _ = run_bundle(tmp_path / "out", meta, feeds)
     for spec, ref in zip(meta["outputs"], refs, strict=True):
         got = ours[spec["name"]]
@@ -739,11 +699,7 @@ def test_state_streams_like_litert(tmp_path, name):
     assert [s["name"] for s in states] == [o["name"][:-len("_next")] for o in meta["outputs"][n_out:]]
     rng = np.random.default_rng(3)
     frames = [rng.uniform(-1, 1, data["shape"]).astype(np.float32) for _ in range(6)]
-    np.savez(tmp_path / "runs_in.npz", input_0=np.stack(frames))
-    ref = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(model), str(tmp_path / "runs_in.npz"),
-                          str(tmp_path / "runs_out.npz"), "--runs"], capture_output=True, text=True)
-    assert ref.returncode == 0, ref.stderr[-2000:]
-    refs = np.load(tmp_path / "runs_out.npz")
+    refs = reference(model, [np.stack(frames)], tmp_path, runs=True)
     wants = [refs[f"output_{k}"] for k in range(n_out)]
     state = {s["name"]: np.zeros(s["shape"], np.float32) for s in states}
     for r, frame in enumerate(frames):
@@ -774,11 +730,7 @@ def test_if_takes_each_branch_like_litert(tmp_path, name):
         assert {bool(x.mean() > 0) for x, in runs} == {True, False}
     else:
         runs = [[rng.uniform(-1, 1, shape).astype(np.float32), np.array([flag], np.float32)] for flag in (1, -1) * 2]
-    np.savez(tmp_path / "runs_in.npz", **{f"input_{k}": np.stack([r[k] for r in runs]) for k in range(len(runs[0]))})
-    ref = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(model), str(tmp_path / "runs_in.npz"),
-                          str(tmp_path / "runs_out.npz"), "--runs"], capture_output=True, text=True)
-    assert ref.returncode == 0, ref.stderr[-2000:]
-    want = np.load(tmp_path / "runs_out.npz")
+    want = reference(model, [np.stack([r[k] for r in runs]) for k in range(len(runs[0]))], tmp_path, runs=True)
     for r, feeds in enumerate(runs):
         got = run_bundle(tmp_path / "out", meta, feeds)[0]
         for k, spec in enumerate(meta["outputs"]):
@@ -793,7 +745,7 @@ def test_header_gives_quantized_io_scale_and_zero_point(tmp_path):
     from aot.frontend.tflite import read_tflite
 
     out = tmp_path / "out"
-    subprocess.run([*AOTC, str(MODELS / "sine_int8.tflite"), "-o", str(out), "--no-configure"], check=True)
+    aotc(MODELS / "sine_int8.tflite", "-o", out, "--no-configure")
     header = (out / "bundle" / "include" / "sine_int8.h").read_text()
     meta = json.loads((out / "bundle" / "metadata.json").read_text())
     m = read_tflite(MODELS / "sine_int8.tflite")
@@ -809,8 +761,8 @@ def test_header_gives_quantized_io_scale_and_zero_point(tmp_path):
 def test_compare_refuses_a_tflite_source_cleanly(tmp_path):
     pytest.importorskip("ai_edge_litert") if os.environ.get("CI", "").lower() != "true" else None
     out = tmp_path / "out"
-    subprocess.run([*AOTC, str(MODELS / "sine_float.tflite"), "-o", str(out), "--no-configure"], check=True)
-    run = subprocess.run([*AOTC, "compare", str(out)], capture_output=True, text=True)
+    aotc(MODELS / "sine_float.tflite", "-o", out, "--no-configure")
+    run = aotc("compare", out, check=False)
     assert run.returncode == 2 and "compiled from a TFLite model" in run.stderr, run.stderr
 
 
@@ -823,9 +775,8 @@ def test_bench_times_a_tflite_bundle_against_litert(tmp_path, name):
     ONNX bundles) and --ort-threads are refused here. Not a timing test: that it runs and reports."""
     _require_litert()
     model, out = MODELS / f"{name}.tflite", tmp_path / "out"
-    subprocess.run([*AOTC, str(model), "-o", str(out)], check=True, capture_output=True)
-    subprocess.run([cmake_exe(), "--build", str(out)], check=True, capture_output=True)
-    run = subprocess.run([*AOTC, "bench", str(out), "--repeat", "5", "--rounds", "2"], capture_output=True, text=True)
+    build_bundle(model, out)
+    run = aotc("bench", out, "--repeat", "5", "--rounds", "2", check=False)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.strip().splitlines()
     head, _, row = (line.split("|")[1:-1] for line in lines[:3])
@@ -836,9 +787,9 @@ def test_bench_times_a_tflite_bundle_against_litert(tmp_path, name):
     assert float(cols["max abs err"]) <= (1.0 if "int8" in name else 1e-4), cols
     assert any(ln.startswith(f"{cols['model']}: reference: LiteRT") and model.name in ln
                for ln in lines[3:]), run.stdout
-    again = subprocess.run([*AOTC, "bench", str(out), "--tflite", str(model)], capture_output=True, text=True)
+    again = aotc("bench", out, "--tflite", model, check=False)
     assert again.returncode == 2 and "--tflite is for bundles compiled from ONNX" in again.stderr, again.stderr
-    threads = subprocess.run([*AOTC, "bench", str(out), "--ort-threads", "2"], capture_output=True, text=True)
+    threads = aotc("bench", out, "--ort-threads", "2", check=False)
     assert threads.returncode == 2 and "no onnxruntime runs here" in threads.stderr, threads.stderr
 
 
@@ -874,13 +825,8 @@ def test_tflm_model_matches_litert_reference(tmp_path, name):
     (tmp_path / "ref.tflite").write_bytes(bytes(fb.Output()))
     meta, _, _ = _compile_build_run(tmp_path, model)
     runs = [[_inputs(meta, seed)[s["name"]] for s in meta["inputs"]] for seed in range(4)]
-    np.savez(tmp_path / "runs_in.npz", **{f"input_{k}": np.stack([r[k] for r in runs])
-                                          for k in range(len(meta["inputs"]))})
-    ref = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(tmp_path / "ref.tflite"),
-                          str(tmp_path / "runs_in.npz"), str(tmp_path / "runs_out.npz"), "--runs"],
-                         capture_output=True, text=True)
-    assert ref.returncode == 0, ref.stderr[-2000:]
-    refs = np.load(tmp_path / "runs_out.npz")
+    refs = reference(tmp_path / "ref.tflite", [np.stack([r[k] for r in runs]) for k in range(len(meta["inputs"]))],
+                     tmp_path, runs=True)
     for r, feeds in enumerate(runs):
         ours, _ = run_bundle(tmp_path / "out", meta, feeds)
         for k, spec in enumerate(meta["outputs"]):
@@ -902,10 +848,9 @@ def test_bench_times_litert_beside_onnxruntime(tmp_path):
 
     src, out = tmp_path / "keyword.onnx", tmp_path / "out"
     onnx.save(load_tflite(MODELS / "keyword_float.tflite"), src)  # an ONNX onnxruntime runs, of the same network
-    subprocess.run([*AOTC, str(src), "-o", str(out)], check=True, capture_output=True)
-    subprocess.run([cmake_exe(), "--build", str(out)], check=True, capture_output=True)
-    run = subprocess.run([*AOTC, "bench", str(out), "--tflite", str(MODELS / "keyword_float.tflite"),
-                          "--repeat", "5", "--rounds", "2"], capture_output=True, text=True)
+    build_bundle(src, out)
+    run = aotc("bench", out, "--tflite", MODELS / "keyword_float.tflite", "--repeat", "5", "--rounds", "2",
+               check=False)
     assert run.returncode == 0, run.stderr
     head, _, row = (line.split("|")[1:-1] for line in run.stdout.strip().splitlines()[-3:])
     cols = dict(zip((h.strip() for h in head), (c.strip() for c in row), strict=True))
@@ -913,8 +858,7 @@ def test_bench_times_litert_beside_onnxruntime(tmp_path):
     ratio, lite, faster = (float(cols[k]) for k in ("ratio", "ratio LiteRT", "ratio faster"))
     assert faster >= max(ratio, lite) - 0.01  # bundle over the faster reference, round by round
     assert float(cols["LiteRT max abs err"]) < 1e-4
-    other = subprocess.run([*AOTC, "bench", str(out), "--tflite", str(MODELS / "sine_float.tflite")],
-                           capture_output=True, text=True)
+    other = aotc("bench", out, "--tflite", MODELS / "sine_float.tflite", check=False)
     assert other.returncode == 2 and "same network" in other.stderr, other.stderr
 
 
@@ -1037,16 +981,6 @@ def _stateful(tmp_path: Path, name: str) -> Path:
             "wakeword_int8": _wakeword_int8}[name](tmp_path)
 
 
-def _runs_reference(tmp_path: Path, model: Path, frames: list[np.ndarray]) -> list[np.ndarray]:
-    """One LiteRT interpreter's outputs over `frames` (its invokes carry the state): [output][call]."""
-    np.savez(tmp_path / "runs_in.npz", input_0=np.stack(frames))
-    ref = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(model), str(tmp_path / "runs_in.npz"),
-                          str(tmp_path / "runs_out.npz"), "--runs"], capture_output=True, text=True)
-    assert ref.returncode == 0, ref.stderr[-2000:]
-    refs = np.load(tmp_path / "runs_out.npz")
-    return [refs[f"output_{k}"] for k in range(len(refs.files))]
-
-
 def _same(got: np.ndarray, want: np.ndarray) -> bool:
     """Bit-exact for integers; within 1e-5 of the scale for float (the float LSTM's sums round
     differently from LiteRT's)."""
@@ -1080,12 +1014,12 @@ def test_aotc_run_starts_absent_state_where_litert_does(tmp_path, name):
     assert states and all("state" in s for s in states) and "state" not in data
     n_out = len(meta["outputs"]) - len(states)
     frames = _frames(meta, 3)
-    wants = _runs_reference(tmp_path, model, frames)
+    wants = list(reference(model, [np.stack(frames)], tmp_path, runs=True).values())  # [output][call]
     carried: dict[str, np.ndarray] = {}
     for r, frame in enumerate(frames):
         np.savez(tmp_path / "call.npz", **{data["name"]: frame}, **carried)
-        run = subprocess.run([*AOTC, "run", str(tmp_path / "out"), "--inputs", str(tmp_path / "call.npz"),
-                              "--outputs", str(tmp_path / "call_out.npz")], capture_output=True, text=True)
+        run = aotc("run", tmp_path / "out", "--inputs", tmp_path / "call.npz", "--outputs", tmp_path / "call_out.npz",
+                   check=False)
         assert run.returncode == 0, run.stderr
         said = [line for line in run.stdout.splitlines() if "started from the model's start values" in line]
         assert len(said) == (1 if r == 0 else 0), run.stdout
@@ -1157,7 +1091,7 @@ def test_generated_reset_state_starts_sequences_from_c(tmp_path, name):
     frames = _frames(meta, 3)
     (tmp_path / "frames.bin").write_bytes(b"".join(f.tobytes() for f in frames))
     subprocess.run([str(exe), str(tmp_path / "frames.bin"), str(tmp_path / "outs.bin"), "3"], check=True)
-    wants = _runs_reference(tmp_path, model, frames)
+    wants = list(reference(model, [np.stack(frames)], tmp_path, runs=True).values())  # [output][call]
     raw, at = (tmp_path / "outs.bin").read_bytes(), 0
     for seq in range(2):
         for r in range(3):
@@ -1177,8 +1111,7 @@ def test_state_entries_only_for_state(tmp_path):
     for name, want in (("sine_int8", {}), ("svdf_int8", {"t5_state": 0}),
                        ("stream_float", {"lstm/Variable_state": 0.0, "lstm/Variable_1_state": 0.0})):
         out = tmp_path / name
-        subprocess.run([*AOTC, str(MODELS / f"{name}.tflite"), "-o", str(out), "--no-configure"], check=True,
-                       capture_output=True)
+        aotc(MODELS / f"{name}.tflite", "-o", out, "--no-configure")
         meta = json.loads((out / "bundle" / "metadata.json").read_text())
         assert {i["name"]: i["state"]["fill"] for i in meta["inputs"] if "state" in i} == want
         header = (out / "bundle" / "include" / f"{meta['name']}.h").read_text()
@@ -1227,18 +1160,13 @@ def test_input_shape_resizes_a_dynamic_tflite_input_like_litert(tmp_path):
     _require_litert()
     model = _dynamic_audio(tmp_path)
     out = tmp_path / "out"
-    run = subprocess.run([*AOTC, str(model), "-o", str(out), "--input-shape", "t0=1,37"], capture_output=True,
-                         text=True)
-    assert run.returncode == 0, run.stderr
-    subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
-    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    meta = build_bundle(model, out, "--input-shape", "t0=1,37")
     assert meta["inputs"][0]["shape"] == [1, 37] and meta["outputs"][0]["shape"] == [1, 2, 17]
     from aot.build import run_bundle
 
     x = np.random.default_rng(2).uniform(-1, 1, (1, 37)).astype(np.float32)
     ours, _ = run_bundle(out, meta, [x])
-    want = _reference(tmp_path, model, [x])[0]
+    want = reference(model, [x], tmp_path)["output_0"]
     assert _same(ours[meta["outputs"][0]["name"]], want)
-    fixed = subprocess.run([*AOTC, str(model), "-o", str(tmp_path / "fixed"), "--input-shape", "t0=2,37"],
-                           capture_output=True, text=True)
+    fixed = aotc(model, "-o", tmp_path / "fixed", "--input-shape", "t0=2,37", check=False)
     assert fixed.returncode == 2 and "dimension 0 = 2, but the TFLite file fixes it at 1" in fixed.stderr, fixed.stderr

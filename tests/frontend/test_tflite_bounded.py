@@ -7,15 +7,16 @@ outputs are LiteRT's static [max_output_size], zeros past the count."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from modelcheck import aotc
+from tflite_reference import reference
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_tflite import AOTC, MODELS, _reference, _require_litert  # noqa: E402
+from test_tflite import MODELS, _require_litert  # noqa: E402
 
 MODEL = MODELS / "bounded_float.tflite"
 
@@ -47,11 +48,11 @@ def test_bounded_outputs_match_litert_reference(tmp_path, seed):
     from aot.build import run_bundle
 
     out = tmp_path / "out"
-    subprocess.run([*AOTC, str(MODEL), "-o", str(out)], check=True)
+    aotc(MODEL, "-o", out)
     meta = json.loads((out / "bundle" / "metadata.json").read_text())
     feeds = _feeds(seed)
     ours, _ = run_bundle(out, meta, feeds)
-    refs = _reference(tmp_path, MODEL, feeds)
+    refs = reference(MODEL, feeds, tmp_path).values()
     bounded = [s["name"] for s in meta["outputs"] if "extent" in s]
     assert len(bounded) == 4, bounded  # WHERE, GATHER_ND, the two UNIQUEs' values
     for spec, ref in zip(meta["outputs"], refs, strict=True):

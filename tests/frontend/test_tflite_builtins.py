@@ -8,10 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from modelcheck import aotc, build_bundle, run_bundle
+from tflite_reference import reference
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_tflite import _require_litert  # noqa: E402
-from tflite_written import Written, aotc, compare, litert  # noqa: E402
+from tflite_written import Written, compare  # noqa: E402
 
 
 @pytest.mark.parametrize("op", ["FLOOR_DIV", "FLOOR_MOD"])
@@ -292,13 +294,8 @@ def test_stablehlo_gather_quantized_constant_indices(tmp_path, dtype):
 
 
 def _refusal(tmp_path: Path, w: Written, ins: list[int], outs: list[int]) -> str:
-    import subprocess
-
-    from tflite_written import AOTC
-
     model = w.save(tmp_path / "m.tflite", ins, outs)
-    run = subprocess.run([*AOTC, str(model), "-o", str(tmp_path / "out"), "--no-configure"], capture_output=True,
-                         text=True)
+    run = aotc(model, "-o", tmp_path / "out", "--no-configure", check=False)
     assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1, run.stderr
     return run.stderr
 
@@ -484,12 +481,7 @@ def _streams_like_litert(tmp_path: Path, model: Path, runs: list[list[np.ndarray
     inputs and the state the call before left (the first call's left to `aotc run`, which starts it from the
     metadata's start value), against as many invokes of one BUILTIN_REF interpreter: every output bit for bit.
     LiteRT's outputs, by f"run{r}_output_{k}"."""
-    import json
     import subprocess
-
-    from tflite_written import AOTC
-
-    from aot.build import cmake_exe
 
     np.savez(tmp_path / "feeds.npz",
              **{f"run{r}_input_{k}": v for r, run in enumerate(runs) for k, v in enumerate(run)})
@@ -497,23 +489,14 @@ def _streams_like_litert(tmp_path: Path, model: Path, runs: list[list[np.ndarray
                     str(tmp_path / "feeds.npz"), str(len(runs))], check=True)
     ref = np.load(tmp_path / "ref.npz")
     out = tmp_path / "out"
-    subprocess.run([*AOTC, str(model), "-o", str(out)], check=True, capture_output=True)
-    flags = ["-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer",
-             "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined"] if sanitize else []
-    subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON", *flags],
-                   check=True, capture_output=True)
-    subprocess.run([cmake_exe(), "--build", str(out), "-j", "1"], check=True, capture_output=True)
-    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    meta = build_bundle(model, out, sanitize=sanitize)
     data = [s for s in meta["inputs"] if "state" not in s]
     states = [s for s in meta["inputs"] if "state" in s]
     assert [s["dtype"] for s in states] == ["uint32"] * len(states) and states
     n_out = len(meta["outputs"]) - len(states)
     carried: dict[str, np.ndarray] = {}
     for r, run in enumerate(runs):
-        np.savez(tmp_path / "in.npz", **{s["name"]: v for s, v in zip(data, run, strict=True)}, **carried)
-        subprocess.run([*AOTC, "run", str(out), "--inputs", str(tmp_path / "in.npz"), "--outputs",
-                        str(tmp_path / "res.npz")], check=True, capture_output=True)
-        res = np.load(tmp_path / "res.npz")
+        res = run_bundle(out, {s["name"]: v for s, v in zip(data, run, strict=True)} | carried)
         for k, spec in enumerate(meta["outputs"][:n_out]):
             got, want = res[spec["name"]], ref[f"run{r}_output_{k}"]
             assert got.shape == want.shape and got.dtype == want.dtype, (r, k, got.shape, want.shape, got.dtype)
@@ -691,7 +674,11 @@ def test_gather_scatter_other_types_like_litert(tmp_path):
     w = Written()
     ins, outs, feeds = _gather_scatter_model(w, _GATHER_SCATTER_TYPES, np.random.default_rng(61))
     model = w.save(tmp_path / "m.tflite", ins, outs)
-    refs, ours = litert(model, feeds), aotc(model, feeds, sanitize=True)
+    refs = list(reference(model, feeds, tmp_path).values())
+    out = tmp_path / "out"
+    meta = build_bundle(model, out, sanitize=True)
+    res = run_bundle(out, feeds)
+    ours = [res[s["name"]] for s in meta["outputs"]]
     for case, got, ref in zip(_GATHER_SCATTER_TYPES, ours, refs, strict=True):
         assert got.dtype == ref.dtype and got.shape == ref.shape, (case, got.dtype, ref.dtype)
         assert np.array_equal(got.view(f"u{got.itemsize}"), ref.view(f"u{ref.itemsize}")), (case, got, ref)

@@ -14,17 +14,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-
-from aot.build import cmake_exe
+from modelcheck import aotc, build_bundle, run_bundle
+from tflite_reference import reference
 
 HERE = Path(__file__).resolve().parents[1]
-AOTC = [sys.executable, "-m", "aot.cli"]
 NAME = "TFLite_Detection_PostProcess"
 
 
@@ -110,35 +107,11 @@ def _quantize(x: np.ndarray, scale: float, zero: int, dtype: str) -> np.ndarray:
     return np.clip(np.round(x / scale) + zero, info.min, info.max).astype(dtype)
 
 
-SANITIZED = ("-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer",
-             "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined")
-
-
-def _build(tmp_path: Path, model: Path, cmake_args: tuple[str, ...] = ()) -> Path:
-    out = tmp_path / f"out_{model.stem}"
-    subprocess.run([*AOTC, str(model), "-o", str(out)], check=True, capture_output=True)
-    subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON",
-                    *cmake_args], check=True, capture_output=True)
-    subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
-    return out
-
-
-def _run(tmp_path: Path, out: Path, feeds: list[np.ndarray]) -> list[np.ndarray]:
+def _run(out: Path, feeds: list[np.ndarray]) -> list[np.ndarray]:
+    """`aotc run` of the bundle in `out` on `feeds`: its outputs in the model's order."""
     meta = json.loads((out / "bundle" / "metadata.json").read_text())
-    np.savez(tmp_path / "in.npz", **{spec["name"]: x for spec, x in zip(meta["inputs"], feeds, strict=True)})
-    subprocess.run([*AOTC, "run", str(out), "--inputs", str(tmp_path / "in.npz"), "--outputs",
-                    str(tmp_path / "res.npz")], check=True, capture_output=True)
-    res = np.load(tmp_path / "res.npz")
+    res = run_bundle(out, feeds)
     return [res[spec["name"]] for spec in meta["outputs"]]
-
-
-def _litert(tmp_path: Path, model: Path, feeds: list[np.ndarray]) -> list[np.ndarray]:
-    np.savez(tmp_path / "ref_in.npz", **{f"input_{k}": v for k, v in enumerate(feeds)})
-    run = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(model), str(tmp_path / "ref_in.npz"),
-                          str(tmp_path / "ref_out.npz")], capture_output=True, text=True)
-    assert run.returncode == 0, f"LiteRT failed: {run.stderr[-2000:]}"
-    out = np.load(tmp_path / "ref_out.npz")
-    return [out[f"output_{k}"] for k in range(4)]
 
 
 def _compare(ours: list[np.ndarray], ref: list[np.ndarray], opts: dict, what: str) -> int:
@@ -197,7 +170,8 @@ def test_detection_postprocess_matches_litert(tmp_path, dtype, regular):
     else:
         model.write_bytes(detection_model(opts, boxes, columns, model_anchors, dtype, (qb, qc, qa)))
         ref_model = model
-    out = _build(tmp_path, model, SANITIZED)  # the bundle under ASan and UBSan
+    out = tmp_path / f"out_{model.stem}"
+    build_bundle(model, out, sanitize=True)  # the bundle under ASan and UBSan
     nums = []
     for what, enc, scores in _draws(rng, boxes, columns):
         if dtype == "float32":
@@ -205,7 +179,8 @@ def test_detection_postprocess_matches_litert(tmp_path, dtype, regular):
         else:
             ref_feeds = [_quantize(enc, *qb, "uint8"), _quantize(scores, *qc, "uint8")]
             feeds = ref_feeds if dtype == "uint8" else [(f.astype(np.int16) - 128).astype(np.int8) for f in ref_feeds]
-        nums.append(_compare(_run(tmp_path, out, feeds), _litert(tmp_path, ref_model, ref_feeds), opts, what))
+        ref = list(reference(ref_model, ref_feeds, tmp_path).values())
+        nums.append(_compare(_run(out, feeds), ref, opts, what))
     assert nums[0] == opts["max_detections"] and 0 < nums[1] < opts["max_detections"] and nums[2] == 0, nums
 
 
@@ -222,19 +197,19 @@ def test_detection_postprocess_several_classes_per_detection(tmp_path):
         model = tmp_path / f"detect_mc{mc}.tflite"
         model.write_bytes(detection_model(opts, boxes, classes, _anchors(rng, boxes), stride=6,
                                           declare_outputs=mc == 3))
-        out = _build(tmp_path, model)
+        out = tmp_path / f"out_{model.stem}"
+        build_bundle(model, out)
         enc = rng.normal(0, 1.5, (1, boxes, 6)).astype(np.float32)
         scores = np.argsort(rng.uniform(size=(1, boxes, classes)), axis=2).astype(np.float32) / 4 + \
             rng.uniform(0, 0.2, (1, boxes, 1)).astype(np.float32)
-        ref = _litert(tmp_path, model, [enc, scores])
-        assert _compare(_run(tmp_path, out, [enc, scores]), ref, opts, f"max_classes_per_detection {mc}") == 4
+        ref = list(reference(model, [enc, scores], tmp_path).values())
+        assert _compare(_run(out, [enc, scores]), ref, opts, f"max_classes_per_detection {mc}") == 4
 
 
 def _refused(tmp_path: Path, data: bytes) -> str:
     path = tmp_path / "bad.tflite"
     path.write_bytes(data)
-    run = subprocess.run([*AOTC, str(path), "-o", str(tmp_path / "out"), "--no-configure"], capture_output=True,
-                         text=True)
+    run = aotc(path, "-o", tmp_path / "out", "--no-configure", check=False)
     assert run.returncode == 2, run.stderr
     assert len(run.stderr.strip().splitlines()) == 1, run.stderr
     return run.stderr
@@ -274,11 +249,12 @@ def test_ssd_model_end_to_end_matches_litert(tmp_path, name):
     exactly; the int8 model bit for bit."""
     _require_litert()
     model = HERE / "models" / "tflite" / f"{name}.tflite"
-    out = _build(tmp_path, model)
+    out = tmp_path / f"out_{model.stem}"
+    build_bundle(model, out)
     rng = np.random.default_rng(5)
     for k in range(3):
         image = rng.uniform(0, 1, (1, 64, 64, 3)).astype(np.float32)
-        ours, ref = _run(tmp_path, out, [image]), _litert(tmp_path, model, [image])
+        ours, ref = _run(out, [image]), list(reference(model, [image], tmp_path).values())
         assert [o.shape for o in ours] == [r.shape for r in ref]
         num = next(o for o in ours if o.shape == (1,))
         assert num[0] == next(r for r in ref if r.shape == (1,))[0] == 10, f"image {k}: {num}"

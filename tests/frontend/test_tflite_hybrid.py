@@ -7,15 +7,16 @@ kernels, within float tolerance of its default ones, with the weights kept int8.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from modelcheck import aotc
+from tflite_reference import reference
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_tflite import AOTC, MODELS, _compile_build_run, _reference, _require_litert  # noqa: E402
+from test_tflite import MODELS, _compile_build_run, _require_litert  # noqa: E402
 
 # hybrid_mlp: FULLY_CONNECTED, asymmetric and (last) symmetric input quantisation, fused RELU, a float FC between;
 # hybrid_conv: per-channel CONV_2D (also grouped and dilated), DEPTHWISE_CONV_2D (multiplier 4, stride 2, RELU6);
@@ -40,7 +41,7 @@ def test_hybrid_model_matches_litert(tmp_path, name):
     meta, feeds, ours = _compile_build_run(tmp_path, model)
     ins = [feeds[s["name"]] for s in meta["inputs"]]
     for builtin in (False, True):
-        for spec, ref in zip(meta["outputs"], _reference(tmp_path, model, ins, builtin=builtin), strict=True):
+        for spec, ref in zip(meta["outputs"], reference(model, ins, tmp_path, builtin=builtin).values(), strict=True):
             got = ours[spec["name"]]
             assert got.shape == ref.shape
             if not builtin and name not in NOT_EXACT:
@@ -57,7 +58,7 @@ def test_hybrid_weights_stay_int8(tmp_path):
     m = read_tflite(model)
     int8_bytes = sum(t.data.nbytes for t in m.tensors if t.data is not None and t.dtype == "int8")
     out = tmp_path / "out"
-    subprocess.run([*AOTC, str(model), "-o", str(out)], check=True, capture_output=True)
+    aotc(model, "-o", out)
     weights = json.loads((out / "bundle" / "metadata.json").read_text())["memory"]["weights_bytes"]
     assert int8_bytes > 10_000 and weights < 1.5 * int8_bytes, (weights, int8_bytes)
 
@@ -76,7 +77,7 @@ def test_grouped_conv_with_one_scale_refused_by_name(tmp_path):
     fb.Finish(m.Pack(fb), file_identifier=b"TFL3")
     path = tmp_path / "grouped.tflite"
     path.write_bytes(bytes(fb.Output()))
-    r = subprocess.run([*AOTC, str(path), "-o", str(tmp_path / "out")], capture_output=True, text=True)
+    r = aotc(path, "-o", tmp_path / "out", check=False)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert "CONV_2D_1" in r.stderr and "grouped CONV_2D with one weight scale" in r.stderr, r.stderr
 
@@ -88,7 +89,7 @@ def test_hybrid_lstm_streams_like_litert(tmp_path):
     each output's scale of the reference and the default kernels (measured 1.2e-7: the gates' sigmoid and tanh
     round differently)."""
     _require_litert()
-    from test_tflite import HERE, _frames
+    from test_tflite import _frames
 
     from aot.build import run_bundle
 
@@ -97,13 +98,9 @@ def test_hybrid_lstm_streams_like_litert(tmp_path):
     states = meta["inputs"][1:]
     n_out = len(meta["outputs"]) - len(states)
     frames = _frames(meta, 4)
-    np.savez(tmp_path / "runs_in.npz", input_0=np.stack(frames))
     for builtin in (False, True):
-        run = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(model),
-                              str(tmp_path / "runs_in.npz"), str(tmp_path / "runs_out.npz"), "--runs",
-                              *(["--builtin"] if builtin else [])], capture_output=True, text=True)
-        assert run.returncode == 0, run.stderr[-2000:]
-        wants = [np.load(tmp_path / "runs_out.npz")[f"output_{k}"] for k in range(n_out)]
+        refs = reference(model, [np.stack(frames)], tmp_path, builtin=builtin, runs=True)
+        wants = [refs[f"output_{k}"] for k in range(n_out)]
         state = {s["name"]: np.zeros(s["shape"], np.float32) for s in states}
         for r, frame in enumerate(frames):
             ours, _ = run_bundle(tmp_path / "out", meta, [frame, *(state[s["name"]] for s in states)])
@@ -137,7 +134,7 @@ def _patched(tmp_path: Path, name: str, patch) -> Path:
 
 
 def _refusal(path: Path, tmp_path: Path) -> str:
-    r = subprocess.run([*AOTC, str(path), "-o", str(tmp_path / "out")], capture_output=True, text=True)
+    r = aotc(path, "-o", tmp_path / "out", check=False)
     assert r.returncode == 2 and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     return r.stderr
 

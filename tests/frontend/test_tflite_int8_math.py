@@ -7,18 +7,15 @@ tables), so each is one build; the host build runs under AddressSanitizer and Un
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import require_tool
+from modelcheck import aotc, build_bundle
+from tflite_reference import reference
 
 HERE = Path(__file__).resolve().parents[1]
-AOTC = [sys.executable, "-m", "aot.cli"]
-SANITIZE = ("-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer",
-            "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined")
 
 
 class Written:
@@ -165,35 +162,17 @@ def int16_model() -> tuple[bytes, list[np.ndarray]]:
 MODELS = {"int8": int8_model, "int16": int16_model}
 
 
-def _reference(tmp_path: Path, model: Path, feeds: list[np.ndarray]) -> list[np.ndarray]:
-    np.savez(tmp_path / "ref_in.npz", **{f"input_{k}": v for k, v in enumerate(feeds)})
-    run = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(model), str(tmp_path / "ref_in.npz"),
-                          str(tmp_path / "ref_out.npz")], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr[-2000:]
-    out = np.load(tmp_path / "ref_out.npz")
-    return [out[f"output_{k}"] for k in range(len(out.files))]
-
-
-def compile_and_compare(tmp_path: Path, width: str, target_args: tuple[str, ...] = (),
-                        cmake_args: tuple[str, ...] = ()) -> None:
-    """Compile the width's model, build, run on its inputs; every output equal to BUILTIN_REF's."""
-    import json
-
-    from aot.build import cmake_exe, run_bundle
+def compile_and_compare(tmp_path: Path, width: str, target: str = "host", sanitize: bool = False) -> None:
+    """Compile the width's model for `target`, build (-Werror; with `sanitize`, under ASan and UBSan), run on its
+    inputs; every output equal to BUILTIN_REF's."""
+    from aot.build import run_bundle
 
     data, feeds = MODELS[width]()
     model = tmp_path / f"math_{width}.tflite"
     model.write_bytes(data)
     out = tmp_path / "out"
-    run = subprocess.run([*AOTC, str(model), "-o", str(out), *target_args], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr[-3000:]
-    if cmake_args:
-        subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON",
-                        *cmake_args], check=True, capture_output=True)
-    build = subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], capture_output=True, text=True)
-    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
-    meta = json.loads((out / "bundle" / "metadata.json").read_text())
-    refs = _reference(tmp_path, model, feeds)
+    meta = build_bundle(model, out, target=target, sanitize=sanitize)
+    refs = reference(model, feeds, tmp_path).values()
     ours, _ = run_bundle(out, meta, feeds)
     bad = []
     for spec, ref in zip(meta["outputs"], refs, strict=True):
@@ -207,7 +186,7 @@ def compile_and_compare(tmp_path: Path, width: str, target_args: tuple[str, ...]
 @pytest.mark.parametrize("width", ["int8", "int16"])
 def test_bit_exact_with_builtin_ref_sanitized(tmp_path, width):
     pytest.importorskip("ai_edge_litert")
-    compile_and_compare(tmp_path, width, cmake_args=SANITIZE)
+    compile_and_compare(tmp_path, width, sanitize=True)
 
 
 @pytest.mark.parametrize("width", ["int8", "int16"])
@@ -216,7 +195,7 @@ def test_bit_exact_with_builtin_ref_on_cortex_m4(tmp_path, width):
     pytest.importorskip("ai_edge_litert")
     require_tool("qemu-system-arm")
     require_tool("arm-none-eabi-gcc")
-    compile_and_compare(tmp_path, width, ("--target", "mps2-an386"))
+    compile_and_compare(tmp_path, width, target="mps2-an386")
 
 
 @pytest.mark.parametrize(("op", "dtype", "scales", "says"), [
@@ -241,8 +220,7 @@ def test_refused_by_name(tmp_path, op, dtype, scales, says):
         inputs = [x1, x2]
     model = tmp_path / "m.tflite"
     model.write_bytes(w.finish(inputs))
-    run = subprocess.run([*AOTC, str(model), "-o", str(tmp_path / "out"), "--no-configure"], capture_output=True,
-                         text=True)
+    run = aotc(model, "-o", tmp_path / "out", "--no-configure", check=False)
     assert run.returncode == 2 and op in run.stderr and says in run.stderr, run.stderr
     assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr
 

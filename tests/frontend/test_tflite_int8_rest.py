@@ -13,17 +13,18 @@ as the numpy specification does, and the test counts those elements apart."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import require_tool
+from modelcheck import aotc, build_bundle
+from tflite_reference import reference
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tflite_int8_numpy as spec  # noqa: E402
-from test_tflite_int8_math import AOTC, SANITIZE, Written, _reference  # noqa: E402
+from test_tflite_int8_math import Written  # noqa: E402
 
 
 def _div_options(act: int = 0) -> tuple:
@@ -79,25 +80,19 @@ def int16_model() -> tuple[bytes, list[np.ndarray], list]:
 MODELS = {"int8": int8_model, "int16": int16_model}
 
 
-def _compile_run(tmp_path: Path, width: str, target_args: tuple[str, ...] = (),
-                 cmake_args: tuple[str, ...] = ()) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray], list]:
-    """(ours, BUILTIN_REF's, the feeds, the DIV cases) for the width's model."""
-    from aot.build import cmake_exe, run_bundle
+def _compile_run(tmp_path: Path, width: str, target: str = "host", sanitize: bool = False
+                 ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray], list]:
+    """(ours, BUILTIN_REF's, the feeds, the DIV cases) for the width's model, built for `target` (-Werror; with
+    `sanitize`, under ASan and UBSan)."""
+    from aot.build import run_bundle
 
     data, feeds, cases = MODELS[width]()
     model = tmp_path / f"rest_{width}.tflite"
     model.write_bytes(data)
     out = tmp_path / "out"
-    run = subprocess.run([*AOTC, str(model), "-o", str(out), *target_args], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr[-3000:]
-    if cmake_args:
-        subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON",
-                        *cmake_args], check=True, capture_output=True)
-    build = subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], capture_output=True, text=True)
-    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
-    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    meta = build_bundle(model, out, target=target, sanitize=sanitize)
     ours, _ = run_bundle(out, meta, feeds)
-    return [ours[s["name"]] for s in meta["outputs"]], _reference(tmp_path, model, feeds), feeds, cases
+    return [ours[s["name"]] for s in meta["outputs"]], list(reference(model, feeds, tmp_path).values()), feeds, cases
 
 
 def _check(width: str, ours: list[np.ndarray], refs: list[np.ndarray], feeds: list[np.ndarray], cases: list) -> None:
@@ -122,7 +117,7 @@ def _check(width: str, ours: list[np.ndarray], refs: list[np.ndarray], feeds: li
 @pytest.mark.parametrize("width", ["int8", "int16"])
 def test_bit_exact_with_builtin_ref_sanitized(tmp_path, width):
     pytest.importorskip("ai_edge_litert")
-    _check(width, *_compile_run(tmp_path, width, cmake_args=SANITIZE))
+    _check(width, *_compile_run(tmp_path, width, sanitize=True))
 
 
 @pytest.mark.parametrize("width", ["int8", "int16"])
@@ -131,7 +126,7 @@ def test_bit_exact_with_builtin_ref_on_cortex_m4(tmp_path, width):
     pytest.importorskip("ai_edge_litert")
     require_tool("qemu-system-arm")
     require_tool("arm-none-eabi-gcc")
-    _check(width, *_compile_run(tmp_path, width, ("--target", "mps2-an386")))
+    _check(width, *_compile_run(tmp_path, width, target="mps2-an386"))
 
 
 def test_div_by_the_zero_point_fails_the_run(tmp_path):
@@ -145,7 +140,7 @@ def test_div_by_the_zero_point_fails_the_run(tmp_path):
     model = tmp_path / "div.tflite"
     model.write_bytes(w.finish([x1, x2]))
     out = tmp_path / "out"
-    subprocess.run([*AOTC, str(model), "-o", str(out)], check=True, capture_output=True)
+    aotc(model, "-o", out)
     meta = json.loads((out / "bundle" / "metadata.json").read_text())
     ones = np.ones((1, 8), np.int8)
     ok, _ = run_bundle(out, meta, [ones, ones * 5])
@@ -204,28 +199,20 @@ def test_sum_matches_litert_default_kernels(tmp_path, width, board, more):
     if board:
         require_tool("qemu-system-arm")
         require_tool("arm-none-eabi-gcc")
-    from test_tflite import _reference as litert
-
-    from aot.build import cmake_exe, run_bundle
+    from aot.build import run_bundle
 
     data, feeds = sum_model(width, more)
     model = tmp_path / f"sum_{width}.tflite"
     model.write_bytes(data)
     out = tmp_path / "out"
-    subprocess.run([*AOTC, str(model), "-o", str(out), *(["--target", "mps2-an386"] if board else [])], check=True,
-                   capture_output=True)
-    if not board:
-        subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON",
-                        *SANITIZE], check=True, capture_output=True)
-    subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
-    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    meta = build_bundle(model, out, target="mps2-an386" if board else "host", sanitize=not board)
     ours, _ = run_bundle(out, meta, feeds)
-    default = litert(tmp_path, model, feeds, builtin=True)
-    reference = litert(tmp_path, model, feeds)
+    default = list(reference(model, feeds, tmp_path, builtin=True).values())
+    builtin_ref = list(reference(model, feeds, tmp_path).values())
     for out_spec, want in zip(meta["outputs"], default, strict=True):
         got = ours[out_spec["name"]]
         assert got.dtype == want.dtype and np.array_equal(got, want), (out_spec["name"], got, want)
-    assert any(not np.array_equal(d, r) for d, r in zip(default, reference, strict=True))  # why not the reference
+    assert any(not np.array_equal(d, r) for d, r in zip(default, builtin_ref, strict=True))  # why not the reference
 
 
 def l2norm_model() -> tuple[bytes, list[np.ndarray]]:
@@ -250,21 +237,15 @@ def test_l2_normalization_bit_exact_with_builtin_ref(tmp_path, board):
     if board:
         require_tool("qemu-system-arm")
         require_tool("arm-none-eabi-gcc")
-    from aot.build import cmake_exe, run_bundle
+    from aot.build import run_bundle
 
     data, feeds = l2norm_model()
     model = tmp_path / "l2norm_int8.tflite"
     model.write_bytes(data)
     out = tmp_path / "out"
-    subprocess.run([*AOTC, str(model), "-o", str(out), *(["--target", "mps2-an386"] if board else [])], check=True,
-                   capture_output=True)
-    if not board:
-        subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON",
-                        *SANITIZE], check=True, capture_output=True)
-    subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
-    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    meta = build_bundle(model, out, target="mps2-an386" if board else "host", sanitize=not board)
     ours, _ = run_bundle(out, meta, feeds)
-    refs = _reference(tmp_path, model, feeds)
+    refs = reference(model, feeds, tmp_path).values()
     for out_spec, ref, x, zero in zip(meta["outputs"], refs, feeds, (-3, 4), strict=True):
         got = ours[out_spec["name"]]
         assert np.array_equal(got, spec.l2_normalization(x, zero)), out_spec["name"]
@@ -290,19 +271,15 @@ def test_reduce_prod_bit_exact_with_builtin_ref(tmp_path, width):
     """REDUCE_PROD of int8 and int16 equal to BUILTIN_REF, under ASan/UBSan: each product rescaled by LiteRT's int64
     requantisation (the multiplier rounded to 16 bits), the reduced axes taken in LiteRT's order."""
     pytest.importorskip("ai_edge_litert")
-    from aot.build import cmake_exe, run_bundle
+    from aot.build import run_bundle
 
     data, feeds = prod_model(width)
     model = tmp_path / f"prod_{width}.tflite"
     model.write_bytes(data)
     out = tmp_path / "out"
-    subprocess.run([*AOTC, str(model), "-o", str(out)], check=True, capture_output=True)
-    subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON",
-                    *SANITIZE], check=True, capture_output=True)
-    subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
-    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    meta = build_bundle(model, out, sanitize=True)
     ours, _ = run_bundle(out, meta, feeds)
-    for out_spec, ref in zip(meta["outputs"], _reference(tmp_path, model, feeds), strict=True):
+    for out_spec, ref in zip(meta["outputs"], reference(model, feeds, tmp_path).values(), strict=True):
         got = ours[out_spec["name"]]
         assert got.dtype == ref.dtype and np.array_equal(got, ref), (out_spec["name"], got, ref)
 
@@ -338,22 +315,15 @@ def test_log_softmax_bit_exact_with_builtin_ref(tmp_path, board):
     if board:
         require_tool("qemu-system-arm")
         require_tool("arm-none-eabi-gcc")
-    from aot.build import cmake_exe, run_bundle
+    from aot.build import run_bundle
 
     data, feeds = log_softmax_model()
     model = tmp_path / "log_softmax_int8.tflite"
     model.write_bytes(data)
     out = tmp_path / "out"
-    run = subprocess.run([*AOTC, str(model), "-o", str(out), *(["--target", "mps2-an386"] if board else [])],
-                         capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr[-3000:]
-    if not board:
-        subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON",
-                        *SANITIZE], check=True, capture_output=True)
-    subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
-    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    meta = build_bundle(model, out, target="mps2-an386" if board else "host", sanitize=not board)
     ours, _ = run_bundle(out, meta, feeds)
-    refs = _reference(tmp_path, model, feeds)
+    refs = list(reference(model, feeds, tmp_path).values())
     bad = []
     for out_spec, ref in zip(meta["outputs"], refs, strict=True):
         got = ours[out_spec["name"]]
@@ -377,7 +347,6 @@ def test_log_softmax_refused_by_name(tmp_path, x_scale, y_quant, says):
     w.op("LOG_SOFTMAX", [x], ([2, 8], "int8", *y_quant), ("LogSoftmaxOptions", {}))
     model = tmp_path / "m.tflite"
     model.write_bytes(w.finish([x]))
-    run = subprocess.run([*AOTC, str(model), "-o", str(tmp_path / "out"), "--no-configure"], capture_output=True,
-                         text=True)
+    run = aotc(model, "-o", tmp_path / "out", "--no-configure", check=False)
     assert run.returncode == 2 and "LOG_SOFTMAX" in run.stderr and says in run.stderr, run.stderr
     assert len(run.stderr.strip().splitlines()) == 1 and "Traceback" not in run.stderr

@@ -5,15 +5,12 @@ these ops). examples/mediapipe_models.py checks MediaPipe's own models the same 
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import mediapipe_numpy as mp
 import numpy as np
 import pytest
-from modelcheck import AOTC
-
-from aot.build import cmake_exe
+from modelcheck import aotc, build_bundle, run_bundle
 
 F32 = 0  # TensorType.FLOAT32
 
@@ -74,25 +71,12 @@ def _pool_options(padding: int, sw: int, sh: int, fw: int, fh: int, act: int) ->
     return _ints(padding, sw, sh, fw, fh, act, 0, 0, 0, 0)  # TfLitePoolParams, `computed` zero as the converter's
 
 
-SANITIZED = ("-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer",
-             "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined")
-
-
 def _run(tmp_path: Path, model: bytes, feeds: list[np.ndarray], sanitized: bool = False) -> list[np.ndarray]:
     """The model compiled, built warning-free (under ASan and UBSan if `sanitized`) and run on `feeds`."""
     path, out = tmp_path / "m.tflite", tmp_path / "out"
     path.write_bytes(model)
-    subprocess.run([*AOTC, str(path), "-o", str(out)], check=True)
-    subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON",
-                    *(SANITIZED if sanitized else ())], check=True, capture_output=True)
-    subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
-    import json
-
-    meta = json.loads((out / "bundle" / "metadata.json").read_text())
-    np.savez(tmp_path / "in.npz", **{s["name"]: f for s, f in zip(meta["inputs"], feeds, strict=True)})
-    subprocess.run([*AOTC, "run", str(out), "--inputs", str(tmp_path / "in.npz"), "--outputs",
-                    str(tmp_path / "res.npz")], check=True)
-    res = np.load(tmp_path / "res.npz")
+    meta = build_bundle(path, out, sanitize=sanitized)
+    res = run_bundle(out, feeds)
     return [res[s["name"]] for s in meta["outputs"]]
 
 
@@ -139,8 +123,7 @@ def test_unpooling_whose_windows_overlap_refused_by_name(tmp_path):
     model = _model([(1, 4, 4, 1), (1, 4, 4, 1)],
                    [("MaxUnpooling2D", [0, 1], [(1, 12, 12, 1)], _pool_options(mp.SAME, 1, 1, 3, 3, 0))], [2])
     (tmp_path / "m.tflite").write_bytes(model)
-    run = subprocess.run([*AOTC, str(tmp_path / "m.tflite"), "-o", str(tmp_path / "out"), "--no-configure"],
-                         capture_output=True, text=True)
+    run = aotc(tmp_path / "m.tflite", "-o", tmp_path / "out", "--no-configure", check=False)
     assert run.returncode == 2, run.stderr
     assert "node 'MaxUnpooling2D_0' (CUSTOM): MaxUnpooling2D with stride 1x1 unlike its filter 3x3" in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1
@@ -149,8 +132,7 @@ def test_unpooling_whose_windows_overlap_refused_by_name(tmp_path):
 def test_short_options_refused_by_name(tmp_path):
     model = _model([(1, 4, 4, 1)], [("MaxPoolingWithArgmax2D", [0], [(1, 2, 2, 1)] * 2, _ints(1, 2, 2))], [1, 2])
     (tmp_path / "m.tflite").write_bytes(model)
-    run = subprocess.run([*AOTC, str(tmp_path / "m.tflite"), "-o", str(tmp_path / "out"), "--no-configure"],
-                         capture_output=True, text=True)
+    run = aotc(tmp_path / "m.tflite", "-o", tmp_path / "out", "--no-configure", check=False)
     assert run.returncode == 2 and "custom options are 12 bytes" in run.stderr, run.stderr
 
 
@@ -220,8 +202,7 @@ def test_version_1_landmark_ops_refused_by_name(tmp_path, name):
     ins, outs = ([0], [(1, 4, 4)]) if name == "Landmarks2TransformMatrix" else ([0, 1], [(1, 1, 1, 6)])
     model = _model([(1, 1, 1, 6), (1, 4, 4)], [(name, ins, outs, _flex_map({"dimensions": 3}))], [2])
     (tmp_path / "m.tflite").write_bytes(model)
-    run = subprocess.run([*AOTC, str(tmp_path / "m.tflite"), "-o", str(tmp_path / "out"), "--no-configure"],
-                         capture_output=True, text=True)
+    run = aotc(tmp_path / "m.tflite", "-o", tmp_path / "out", "--no-configure", check=False)
     assert run.returncode == 2, run.stderr
     assert f"node '{name}_0' (CUSTOM): {name} of [1, 1, 1, 6] is not supported" in run.stderr
     assert len(run.stderr.strip().splitlines()) == 1

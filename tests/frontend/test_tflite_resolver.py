@@ -12,9 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tflite_reference import reference
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_tflite import MODELS, _compile_build_run, _reference, _require_litert  # noqa: E402
+from test_tflite import MODELS, _compile_build_run, _require_litert  # noqa: E402
 
 
 @pytest.mark.parametrize("name", ["resolver2_float", "stablehlo_float", "window_float"])
@@ -24,7 +25,7 @@ def test_resolver_builtins_match_litert_reference(tmp_path, name):
     _require_litert()
     model = MODELS / f"{name}.tflite"
     meta, feeds, ours = _compile_build_run(tmp_path, model)
-    refs = _reference(tmp_path, model, [feeds[s["name"]] for s in meta["inputs"]])
+    refs = reference(model, [feeds[s["name"]] for s in meta["inputs"]], tmp_path).values()
     for spec, ref in zip(meta["outputs"], refs, strict=True):
         got = ours[spec["name"]]
         assert got.dtype == ref.dtype and np.array_equal(got, ref), (name, spec["name"], got, ref)
@@ -52,10 +53,6 @@ def test_rnn_streams_like_litert(tmp_path, name):
     tensor before and after it): three calls of one
     LiteRT interpreter, its hidden states carried, against three runs feeding each run's `_h_next` outputs back,
     from zeros; every output within 1e-5 of its scale of BUILTIN_REF's and the default kernels'."""
-    import subprocess
-
-    from test_tflite import HERE
-
     from aot.build import run_bundle
 
     _require_litert()
@@ -66,13 +63,10 @@ def test_rnn_streams_like_litert(tmp_path, name):
     n_out = len(meta["outputs"]) - len(states)
     rng = np.random.default_rng(5)
     frames = [[rng.uniform(-1, 1, s["shape"]).astype(np.float32) for s in data] for _ in range(3)]
-    np.savez(tmp_path / "runs_in.npz", **{f"input_{k}": np.stack([f[k] for f in frames]) for k in range(len(data))})
     for builtin in (False, True):
-        run = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(model),
-                              str(tmp_path / "runs_in.npz"), str(tmp_path / "runs_out.npz"), "--runs",
-                              *(["--builtin"] if builtin else [])], capture_output=True, text=True)
-        assert run.returncode == 0, run.stderr[-2000:]
-        wants = [np.load(tmp_path / "runs_out.npz")[f"output_{k}"] for k in range(n_out)]
+        refs = reference(model, [np.stack([f[k] for f in frames]) for k in range(len(data))], tmp_path,
+                         builtin=builtin, runs=True)
+        wants = [refs[f"output_{k}"] for k in range(n_out)]
         state = {s["name"]: np.zeros(s["shape"], np.float32) for s in states}
         for r, frame in enumerate(frames):
             feeds = dict(zip([s["name"] for s in data], frame, strict=True)) | state

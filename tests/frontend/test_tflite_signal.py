@@ -15,19 +15,14 @@ builds it (aotc, cmake, aotc run).
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-
-from aot.build import cmake_exe
+from modelcheck import aotc, build_bundle
 
 HERE = Path(__file__).resolve().parents[1]
 MODELS = HERE / "models" / "tflite"
-AOTC = [sys.executable, "-m", "aot.cli"]
 REF = MODELS / "tflm_signal_ref.npz"
 FRONTENDS = ("tflm_frontend_int8", "tflm_frontend_float", "tflm_frontend_v2")
 KWS = ("tflm_kws_float", "tflm_kws_int8")
@@ -158,17 +153,14 @@ def test_frontend_as_a_user_builds_it(tmp_path):
     absent from the first call's inputs (aotc run starts it from 0 and says so), then carried."""
     ref = np.load(REF)
     out = tmp_path / "out"
-    subprocess.run([*AOTC, str(MODELS / "tflm_frontend_int8.tflite"), "-o", str(out)], check=True)
-    subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
-    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    meta = build_bundle(MODELS / "tflm_frontend_int8.tflite", out)
     header = (out / "bundle" / "include" / f"{meta['name']}.h").read_text()
     assert f"{meta['name']}_reset_state" in header
     x, state = meta["inputs"][0], meta["inputs"][1]
     feeds = {x["name"]: ref["frames480"][0].reshape(x["shape"])}
     for k in range(3):
         np.savez(tmp_path / "in.npz", **feeds)
-        run = subprocess.run([*AOTC, "run", str(out), "--inputs", str(tmp_path / "in.npz"), "--outputs",
-                              str(tmp_path / "res.npz")], capture_output=True, text=True)
+        run = aotc("run", out, "--inputs", tmp_path / "in.npz", "--outputs", tmp_path / "res.npz", check=False)
         assert run.returncode == 0, run.stderr
         assert (f"state {state['name']} not in the inputs" in run.stdout + run.stderr) == (k == 0), run.stdout
         res = np.load(tmp_path / "res.npz")
@@ -223,7 +215,7 @@ def _rename(m, old: str, new: str) -> None:
 def test_signal_ops_refused_by_name(tmp_path, edit, message):
     """What the kernels do not take is refused in one line naming the op, exit 2, before any C is written."""
     model = _edited(tmp_path, edit)
-    run = subprocess.run([*AOTC, str(model), "-o", str(tmp_path / "out")], capture_output=True, text=True)
+    run = aotc(model, "-o", tmp_path / "out", check=False)
     assert run.returncode == 2, run.stderr
     assert message in run.stderr and "Traceback" not in run.stderr, run.stderr
     assert not (tmp_path / "out").exists()

@@ -4,15 +4,10 @@ against LiteRT on given inputs (tests/frontend/test_tflite_builtins.py)."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parents[1]
-AOTC = [sys.executable, "-m", "aot.cli"]
 _TYPES = {"float32": "FLOAT32", "int8": "INT8", "int16": "INT16", "int32": "INT32", "int64": "INT64",
           "bool": "BOOL", "uint8": "UINT8", "uint16": "UINT16", "uint32": "UINT32", "uint64": "UINT64",
           "float16": "FLOAT16", "complex64": "COMPLEX64"}
@@ -89,42 +84,19 @@ class Written:
         return path
 
 
-def litert(model: Path, feeds: list[np.ndarray], builtin: bool = False) -> list[np.ndarray]:
-    """LiteRT's outputs (BUILTIN_REF, or with `builtin` its default kernels), in a subprocess of its own."""
-    tmp = model.parent
-    np.savez(tmp / "ref_in.npz", **{f"input_{k}": v for k, v in enumerate(feeds)})
-    run = subprocess.run([sys.executable, str(HERE / "tflite_reference.py"), str(model), str(tmp / "ref_in.npz"),
-                          str(tmp / "ref_out.npz"), *(["--builtin"] if builtin else [])], capture_output=True,
-                         text=True)
-    assert run.returncode == 0, f"LiteRT failed on {model.name}: {run.stderr[-2000:]}"
-    out = np.load(tmp / "ref_out.npz")
-    return [out[f"output_{k}"] for k in range(len(out.files))]
-
-
-def aotc(model: Path, feeds: list[np.ndarray], sanitize: bool = False) -> list[np.ndarray]:
-    """aotc's bundle of `model` built warning-free (-Werror; with `sanitize`, under ASan and UBSan) and run on
-    `feeds`."""
-    from aot.build import cmake_exe
-
-    tmp = model.parent
-    out = tmp / f"{model.stem}_out"
-    subprocess.run([*AOTC, str(model), "-o", str(out)], check=True)
-    flags = ["-DCMAKE_C_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer",
-             "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined"] if sanitize else []
-    subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON", *flags],
-                   check=True, capture_output=True)
-    subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
-    meta = json.loads((out / "bundle" / "metadata.json").read_text())
-    np.savez(tmp / "in.npz", **{s["name"]: v for s, v in zip(meta["inputs"], feeds, strict=True)})
-    subprocess.run([*AOTC, "run", str(out), "--inputs", str(tmp / "in.npz"), "--outputs", str(tmp / "res.npz")],
-                   check=True, capture_output=True)
-    res = np.load(tmp / "res.npz")
-    return [res[s["name"]] for s in meta["outputs"]]
-
-
 def compare(model: Path, feeds: list[np.ndarray], builtin: bool = False, sanitize: bool = False) -> None:
-    """aotc's outputs against LiteRT's: integers bit for bit, floats within 1e-5 of each output's scale."""
-    refs, ours = litert(model, feeds, builtin), aotc(model, feeds, sanitize)
+    """aotc's outputs against LiteRT's (BUILTIN_REF, or with `builtin` its default kernels): integers bit for bit,
+    floats within 1e-5 of each output's scale. The bundle built warning-free (-Werror; with `sanitize`, under ASan
+    and UBSan)."""
+    # tests/'s helpers, imported here: bench/tflite_rng_bits.py imports Written with tests/frontend/ alone on its path
+    from modelcheck import build_bundle, run_bundle
+    from tflite_reference import reference
+
+    refs = list(reference(model, feeds, model.parent, builtin=builtin).values())
+    out = model.parent / f"{model.stem}_out"
+    meta = build_bundle(model, out, sanitize=sanitize)
+    res = run_bundle(out, feeds)
+    ours = [res[s["name"]] for s in meta["outputs"]]
     for k, (got, ref) in enumerate(zip(ours, refs, strict=True)):
         assert got.shape == ref.shape and got.dtype == ref.dtype, (k, got.shape, ref.shape, got.dtype, ref.dtype)
         if ref.dtype.kind == "f":

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -25,13 +24,11 @@ import onnx
 import pytest
 import zoo
 from conftest import require_tool
+from modelcheck import aotc, build_bundle
 from opcheck import assert_close
 
-from aot.build import cmake_exe
 from aot.kernels.winograd import LANE_M
 from aot.targets import get_target, host_has_avx512
-
-AOTC = [sys.executable, "-m", "aot.cli"]
 
 
 def split_net() -> onnx.ModelProto:
@@ -84,13 +81,11 @@ def build_and_run(d: Path, name: str, target: str = "host", cflags: str = "",
     """Compile split_net with --threads 2 (and `options`) for `target`, build it with `cflags`, and run the
     runner with the pool and without: (metadata, outputs with, outputs without)."""
     out = d / name
-    # scratch to spare for the other kernels' largest blocks (Winograd's lanes are sized apart)
-    run([*AOTC, str(d / "split_net.onnx"), "-o", str(out), "--threads", "2", "--target", target, "--no-configure",
-         "--scratch-floor", "2000000", *options])
     # sanitized builds at -O0 (Debug adds only -g): conv_implicit.c compiles in 2.8 s of CPU, against 8 at -O1
-    flags = [f"-DCMAKE_C_FLAGS=-O0 {cflags}", "-DCMAKE_BUILD_TYPE=Debug"] if cflags else []
-    run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON", *flags])
-    run([cmake_exe(), "--build", str(out), "-j", "2"])
+    flags = (f"-DCMAKE_C_FLAGS=-O0 {cflags}", "-DCMAKE_BUILD_TYPE=Debug") if cflags else ()
+    # scratch to spare for the other kernels' largest blocks (Winograd's lanes are sized apart)
+    meta = build_bundle(d / "split_net.onnx", out, "--threads", "2", "--scratch-floor", "2000000", *options,
+                        target=target, cmake_args=flags)
     emulator = list(get_target(target).emulator)
     results = []
     for no_pool in (False, True):
@@ -101,7 +96,7 @@ def build_and_run(d: Path, name: str, target: str = "host", cflags: str = "",
         res = out / f"out{int(no_pool)}.bin"
         run([*emulator, str(out / "runner"), str(d / "in.bin"), str(res), "3"], env=e)
         results.append(res.read_bytes())
-    return json.loads((out / "bundle" / "metadata.json").read_text()), results[0], results[1]
+    return meta, results[0], results[1]
 
 
 def check(meta: dict, pooled: bytes, alone: bytes, ref: np.ndarray, *, host: bool = True,
@@ -154,7 +149,7 @@ def test_one_thread_writes_no_pool(net, tmp_path):
     """--threads 1 (the default) writes the bundle as before threads existed: no pool, no pthreads."""
     d, _, _, _ = net
     for args, out in (([], tmp_path / "default"), (["--threads", "1"], tmp_path / "one")):
-        run([*AOTC, str(d / "split_net.onnx"), "-o", str(out), "--no-configure", *args])
+        aotc(d / "split_net.onnx", "-o", out, "--no-configure", *args)
     files = sorted(p.relative_to(tmp_path / "default") for p in (tmp_path / "default").rglob("*") if p.is_file())
     for f in files:
         assert (tmp_path / "default" / f).read_bytes() == (tmp_path / "one" / f).read_bytes(), f
@@ -166,8 +161,8 @@ def test_one_thread_writes_no_pool(net, tmp_path):
 
 def test_threads_refused_on_bare_metal(net, tmp_path):
     d, _, _, _ = net
-    r = subprocess.run([*AOTC, str(d / "split_net.onnx"), "-o", str(tmp_path / "o"), "--threads", "2",
-                        "--target", "mps2-an386", "--no-configure"], capture_output=True, text=True)
+    r = aotc(d / "split_net.onnx", "-o", tmp_path / "o", "--threads", "2", "--target", "mps2-an386", "--no-configure",
+             check=False)
     assert r.returncode == 2
     assert r.stderr.strip().count("\n") == 0 and "bare metal" in r.stderr, r.stderr
     assert not (tmp_path / "o").exists()

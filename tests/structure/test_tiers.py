@@ -15,10 +15,12 @@ def test_every_test_file_keeps_a_test_in_the_fast_tier(request: pytest.FixtureRe
 
 
 @pytest.mark.parametrize(("marks", "tier"), [((), "fast"), (("full",), "full"), (("slow",), "all"),
-                                             (("full", "slow"), "all")])
+                                             (("full", "slow"), "all"), (("fast", "full"), "full"),
+                                             (("full", "fast"), "fast")])
 def test_marks_place_a_test_in_its_tier(request: pytest.FixtureRequest, marks: tuple[str, ...], tier: str):
-    """`full` puts a test in the full tier and `slow` in the exhaustive one, whichever else it is marked."""
+    """`full` puts a test in the full tier and `slow` in the exhaustive one, whichever else it is marked; of
+    `fast` and `full`, the mark added last (the closest: a case's over its module's) decides."""
     item = pytest.Function.from_parent(request.node.parent, name=request.node.name, callobj=lambda: None)
     for mark in marks:
-        item.add_marker(mark)
+        item.add_marker(mark, append=False)  # each as if closer than the one before
     assert item_tier(item) == tier

@@ -9,10 +9,7 @@ vendor, all their C (host code, programs, the simulator) goes into one library."
 from __future__ import annotations
 
 import ctypes
-import json
 import os
-import subprocess
-import sys
 from dataclasses import replace
 
 import numpy as np
@@ -20,15 +17,14 @@ import onnx
 import pytest
 import zoo
 from conftest import require_tool
+from modelcheck import aotc, build_bundle
 from onnx import TensorProto, helper, numpy_helper
 from opcheck import Case, assert_close, model_case, reference, shared_build
 
-from aot.build import cmake_exe
 from aot.compiler import Options, codegen_functions, partition_model
 from aot.vendor.accel_sim import VENDOR, DeviceConfig, make_vendor
 from aot.vendor.accel_sim.isa import Err
 
-AOTC = [sys.executable, "-m", "aot.cli"]
 ANY_REGION = replace(VENDOR, keep_region=None)  # offloads even a lone elementwise op
 
 
@@ -304,8 +300,7 @@ def test_elementwise_alone_stays_on_the_host():
 
 def test_report_is_in_metadata_and_partition_show(tmp_path):
     onnx.save(zoo.lenet(), tmp_path / "lenet.onnx")
-    r = subprocess.run([*AOTC, "partition", str(tmp_path / "lenet.onnx"), "--vendor", "accel_sim", "--show"],
-                       capture_output=True, text=True, check=True)
+    r = aotc("partition", tmp_path / "lenet.onnx", "--vendor", "accel_sim", "--show")
     parted = partition_model(zoo.lenet(), Options(name="lenet", vendors=("accel_sim",)))
     report = codegen_functions(parted.graph, "host", parted.vendors)["lenet_accel_sim_0"].report
     line = next(ln for ln in r.stdout.splitlines() if ln.strip().startswith("lenet_accel_sim_0:"))
@@ -357,18 +352,13 @@ def test_driver_checks_the_tensors_it_is_given(results):
 # --- the user's path: CLI, CMake, runner -----------------------------------------------------------
 
 def compile_build_run(tmp_path, model, feeds, target="host", cmake_args=()):
+    """`model` with --vendor accel_sim for `target`, built with -Werror (modelcheck.build_bundle) and `cmake_args`,
+    run by `aotc run` on `feeds`: the metadata, the outputs and what aotc run printed."""
     onnx.save(model, tmp_path / "m.onnx")
     out = tmp_path / "out"
-    subprocess.run([*AOTC, str(tmp_path / "m.onnx"), "-o", str(out), "--vendor", "accel_sim", "--target", target],
-                   check=True, capture_output=True)
-    if cmake_args:
-        subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), *cmake_args], check=True,
-                       capture_output=True)
-    subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
+    meta = build_bundle(tmp_path / "m.onnx", out, "--vendor", "accel_sim", target=target, cmake_args=cmake_args)
     np.savez(tmp_path / "in.npz", **feeds)
-    r = subprocess.run([*AOTC, "run", str(out), "--inputs", str(tmp_path / "in.npz"), "--outputs",
-                        str(tmp_path / "res.npz")], check=True, capture_output=True, text=True)
-    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    r = aotc("run", out, "--inputs", tmp_path / "in.npz", "--outputs", tmp_path / "res.npz")
     return meta, dict(np.load(tmp_path / "res.npz")), r.stdout
 
 
@@ -381,7 +371,7 @@ def check_outputs(meta, ours, model, feeds):
 def test_runner_prints_the_simulated_cycles(tmp_path):
     model = zoo.resnet()
     feeds = zoo.random_inputs(model)
-    meta, ours, stdout = compile_build_run(tmp_path, model, feeds, cmake_args=("-DAOTC_WARNINGS_AS_ERRORS=ON",))
+    meta, ours, stdout = compile_build_run(tmp_path, model, feeds)
     check_outputs(meta, ours, model, feeds)
     for f in meta["partition"]:
         assert f"aotc: {f['symbol']}.cycles={f['cycles']}" in stdout.splitlines()
@@ -393,8 +383,7 @@ def test_sanitized_build_of_a_model(tmp_path):
     feeds = zoo.random_inputs(model)
     flags = "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
     meta, ours, _ = compile_build_run(tmp_path, model, feeds, cmake_args=(
-        "-DCMAKE_C_COMPILER=gcc", f"-DCMAKE_C_FLAGS={flags}", f"-DCMAKE_EXE_LINKER_FLAGS={flags}",
-        "-DAOTC_WARNINGS_AS_ERRORS=ON"))
+        "-DCMAKE_C_COMPILER=gcc", f"-DCMAKE_C_FLAGS={flags}", f"-DCMAKE_EXE_LINKER_FLAGS={flags}"))
     check_outputs(meta, ours, model, feeds)
 
 
@@ -415,7 +404,7 @@ def test_cli_refuses_nothing_it_cannot_place(tmp_path):
     """Every zoo model compiles with --vendor accel_sim (what the device refuses stays on the host)."""
     for name in ("shufflenet", "densenet"):
         onnx.save(zoo.build(name), tmp_path / f"{name}.onnx")
-        r = subprocess.run([*AOTC, str(tmp_path / f"{name}.onnx"), "-o", str(tmp_path / name), "--vendor",
-                            "accel_sim", "--no-configure"], capture_output=True, text=True)
+        r = aotc(tmp_path / f"{name}.onnx", "-o", tmp_path / name, "--vendor", "accel_sim", "--no-configure",
+                 check=False)
         assert r.returncode == 0, r.stderr
     assert os.path.isfile(tmp_path / "densenet" / "bundle" / "vendor" / "accel_sim" / "accel_sim.c")

@@ -10,9 +10,6 @@ the residual adds fuse into the convolutions (accel_sim.qconv_add) and the outpu
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from dataclasses import replace
 
 import numpy as np
@@ -20,15 +17,14 @@ import onnx
 import pytest
 import zoo
 from conftest import require_tool
+from modelcheck import aotc, build_bundle
 from onnx import TensorProto, helper, numpy_helper
 from opcheck import Case, shared_build
 from quantize import expose_integers, quantized
 
-from aot.build import cmake_exe
 from aot.compiler import Options, partition_model
 from aot.vendor.accel_sim import VENDOR, DeviceConfig, isa, make_vendor
 
-AOTC = [sys.executable, "-m", "aot.cli"]
 MODELS = [("lenet", "QDQ", "int8"), ("lenet", "QOperator", "uint8"), ("resnet", "QDQ", "int8"),
           ("resnet", "QOperator", "uint8"), ("mobilenetv2", "QDQ", "int8"), ("mobilenetv2", "QOperator", "uint8")]
 INTEGER_OPS = {"QLinearConv", "QGemm", "QLinearMatMul", "QLinearAdd", "QLinearGlobalAveragePool", "MaxPool",
@@ -228,13 +224,9 @@ def test_on_a_cortex_m_board(results, tmp_path, case_id):                     # 
     case = BY_ID[case_id]
     onnx.save(case.model, tmp_path / "m.onnx")
     out = tmp_path / "out"
-    subprocess.run([*AOTC, str(tmp_path / "m.onnx"), "-o", str(out), "--vendor", "accel_sim", "--target",
-                    "mps2-an386"], check=True, capture_output=True)
-    subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], check=True, capture_output=True)
+    meta = build_bundle(tmp_path / "m.onnx", out, "--vendor", "accel_sim", target="mps2-an386")
     np.savez(tmp_path / "in.npz", **case.feeds)
-    r = subprocess.run([*AOTC, "run", str(out), "--inputs", str(tmp_path / "in.npz"), "--outputs",
-                        str(tmp_path / "res.npz")], check=True, capture_output=True, text=True)
-    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    r = aotc("run", out, "--inputs", tmp_path / "in.npz", "--outputs", tmp_path / "res.npz")
     board = np.load(tmp_path / "res.npz")
     for spec, want in zip(meta["outputs"], results.run(case.id), strict=True):
         assert np.array_equal(board[spec["name"]], want), spec["name"]

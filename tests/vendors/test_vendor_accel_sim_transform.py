@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
-import sys
 
 import numpy as np
 import onnx
 import pytest
 import zoo
+from modelcheck import AOTC, aotc
 from onnx import TensorProto, helper, numpy_helper
 
 from aot.compiler import Options, codegen_functions, partition_model
@@ -22,8 +22,6 @@ from aot.ir import Function
 from aot.vendor.accel_sim import DeviceConfig, refmodel
 from aot.vendor.accel_sim.lower import lower_function
 from aot.vendor.accel_sim.nodes import is_device_node
-
-AOTC = [sys.executable, "-m", "aot.cli"]
 
 
 def functions(model: onnx.ModelProto, goal: str | None = None, name: str = "m") -> dict[str, tuple[Function, dict]]:
@@ -120,8 +118,8 @@ def test_partition_written_after_the_transform_compiles_to_the_same_program(tmp_
     program the goal gave."""
     onnx.save(zoo.build("resnet"), tmp_path / "resnet.onnx")
     p = tmp_path / "P.onnx"
-    r = subprocess.run([*AOTC, "partition", str(tmp_path / "resnet.onnx"), "--vendor", "accel_sim", "--vendor-opt",
-                        "accel_sim.goal=energy", "-o", str(p), "--transform", "--show"], capture_output=True, text=True)
+    r = aotc("partition", tmp_path / "resnet.onnx", "--vendor", "accel_sim", "--vendor-opt", "accel_sim.goal=energy",
+             "-o", p, "--transform", "--show", check=False)
     assert r.returncode == 0, r.stderr
     assert "passes=accel_sim.to_device,accel_sim.tile" in r.stdout and "goal=energy" in r.stdout
     written = onnx.load(p)

@@ -12,12 +12,12 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 
 import numpy as np
 import onnx
 import pytest
 import zoo
+from modelcheck import aotc, build_bundle, run_bundle
 from onnx import TensorProto, helper, numpy_helper
 from opcheck import Case, assert_close, model_case, op_case, shared_build
 from swishcheck import check_swish
@@ -315,21 +315,12 @@ def test_fusions_in_metadata(built):
 
 # --- whole models through the CLI -----------------------------------------------------------
 
-AOTC = [sys.executable, "-m", "aot.cli"]
-
-
 def compile_build_run(tmp_path, model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> tuple[dict, dict]:
+    """`model` with --vendor dnnl, built with -Werror and run by `aotc run` on `feeds`: the metadata and outputs."""
     src, out = tmp_path / f"{model.graph.name}.onnx", tmp_path / "out"
     onnx.save(model, src)
-    subprocess.run([*AOTC, str(src), "-o", str(out), "--vendor", "dnnl"], check=True, capture_output=True)
-    subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DAOTC_WARNINGS_AS_ERRORS=ON"],
-                   check=True, capture_output=True)
-    r = subprocess.run([cmake_exe(), "--build", str(out), "-j", "2"], capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout[-3000:]
-    np.savez(tmp_path / "in.npz", **feeds)
-    subprocess.run([*AOTC, "run", str(out), "--inputs", str(tmp_path / "in.npz"), "--outputs",
-                    str(tmp_path / "res.npz")], check=True)
-    return json.loads((out / "bundle" / "metadata.json").read_text()), dict(np.load(tmp_path / "res.npz"))
+    meta = build_bundle(src, out, "--vendor", "dnnl")
+    return meta, run_bundle(out, feeds)
 
 
 @pytest.mark.parametrize("name", sorted(zoo.MODELS))
@@ -509,7 +500,7 @@ def test_missing_onednn_stops_configure_with_one_line(tmp_path):
     require_onednn()
     src, out = tmp_path / "m.onnx", tmp_path / "out"
     onnx.save(zoo.build("lenet"), src)
-    subprocess.run([*AOTC, str(src), "-o", str(out), "--vendor", "dnnl", "--no-configure"], check=True)
+    aotc(src, "-o", out, "--vendor", "dnnl", "--no-configure")
     r = subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DCMAKE_DISABLE_FIND_PACKAGE_dnnl=ON"],
                        capture_output=True, text=True)
     assert r.returncode != 0
@@ -601,8 +592,7 @@ def test_bundle_runs_onednn_on_its_threads(tmp_path, threads):
                            {"W0": w(32, 16, 3, 3), "B0": w(32), "W1": w(32, 32, 3, 3), "B1": w(32)}.items()])
     src, out = tmp_path / "twoconv.onnx", tmp_path / "out"
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), src)
-    subprocess.run([*AOTC, str(src), "-o", str(out), "--vendor", "dnnl", "--threads", str(threads), "--no-configure"],
-                   check=True, capture_output=True)
+    aotc(src, "-o", out, "--vendor", "dnnl", "--threads", threads, "--no-configure")
     assert any(p["compiler"] == "dnnl" for p in json.loads((out / "bundle" / "metadata.json").read_text())["partition"])
     subprocess.run([cmake_exe(), "-S", str(out / "bundle"), "-B", str(out), "-DCMAKE_POSITION_INDEPENDENT_CODE=ON",
                     f"-DCMAKE_PREFIX_PATH={ONEDNN.root}"], check=True, capture_output=True)
