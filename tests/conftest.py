@@ -10,6 +10,7 @@ import shutil
 import sys
 import sysconfig
 import tempfile
+from collections.abc import Container, Iterable
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,7 @@ FAST_SAMPLE = 4
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    os.environ["AOTC_TEST_TIER"] = config.getoption("tier")  # for helpers that differ by tier (modelcheck.sanitizing)
     if config.getoption("tier") == "fast" and "AOTC_TEST_SAMPLE" not in os.environ:
         os.environ["AOTC_TEST_SAMPLE"] = str(FAST_SAMPLE)  # (the workers inherit it, as do child processes)
     start_compiler_cache(config)
@@ -96,6 +98,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                           "(tests/kernels_c/test_runtime_symbols.py)")
 
 
+def current_tier() -> str:
+    """The tier this run runs (--tier): for a test whose budget differs by tier (tests/cli/test_fuzz_inputs.py)."""
+    return os.environ.get("AOTC_TEST_TIER", "fast")
+
+
 def item_tier(item: pytest.Item) -> str:
     """The first tier that runs `item`: `all` for a test marked slow; else `full` or `fast` by the closest of
     those marks (a module marked full keeps the cases it marks fast in the fast tier), `fast` by default."""
@@ -103,6 +110,19 @@ def item_tier(item: pytest.Item) -> str:
         return "all"
     closest = next((m.name for m in item.iter_markers() if m.name in ("fast", "full")), "fast")
     return "full" if closest == "full" else "fast"
+
+
+def tiered(cases: Iterable, fast: Container) -> list:
+    """A parametrize list whose cases in `fast` run in the fast tier and the others in the full one (a tuple
+    is the arguments of one case, as parametrize takes several names)."""
+    return [case if case in fast else pytest.param(*(case if isinstance(case, tuple) else (case,)),
+                                                   marks=pytest.mark.full) for case in cases]
+
+
+def first_fast(cases: Iterable, n: int = 1) -> list:
+    """A parametrize list whose first `n` cases run in the fast tier and the others in the full one."""
+    cases = list(cases)
+    return tiered(cases, [c for k, c in enumerate(cases) if k < n])
 
 
 # Files collected in this run with no test in the fast tier (tests/structure/test_tiers.py fails on any)

@@ -226,7 +226,7 @@ def compile_c(sources: dict[Path, list[Path]], include_dirs: list[Path], output:
 def sampled(case_id: str) -> bool:
     """Whether a case runs when AOTC_TEST_SAMPLE=k asks for about one case in k (a fixed choice by
     the case's name, so every run takes the same ones). The sanitizer reruns use it by default
-    and take every case under -m slow (tests/kernels/test_sanitized_ops.py)."""
+    and take every case under --tier all (tests/kernels/test_sanitized_ops.py)."""
     k = int(os.environ.get("AOTC_TEST_SAMPLE", "1"))
     return k <= 1 or zlib.crc32(case_id.encode()) % k == 0
 

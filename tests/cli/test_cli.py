@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from conftest import first_fast
 from onnx import TensorProto, helper
 
 from aot.build import cmake_exe
@@ -162,13 +163,14 @@ def test_input_shape_makes_a_dynamic_model_static(tmp_path):
     np.testing.assert_array_equal(np.load(tmp_path / "o.npz")["y"], np.maximum(x, 0))
 
 
-@pytest.mark.parametrize("arg,words", [("z=4,3", ["'z'", "not an input"]), ("x=4", ["rank 1"]),
-                                       ("x=0,3", ["positive"])])
+@pytest.mark.parametrize("arg,words", first_fast([("z=4,3", ["'z'", "not an input"]), ("x=4", ["rank 1"]),
+                                       ("x=0,3", ["positive"])]))
 def test_bad_input_shape_is_refused(tmp_path, arg, words):
     onnx.save(tiny_model(shape=["batch", 3]), tmp_path / "dyn.onnx")
     assert_refused(aotc(str(tmp_path / "dyn.onnx"), "-o", str(tmp_path / "out"), "--input-shape", arg), *words)
 
 
+@pytest.mark.full
 def test_bench_times_bundle_and_onnxruntime_in_rounds(tmp_path):
     src, out = tmp_path / "sig.onnx", tmp_path / "out"
     onnx.save(tiny_model("Sigmoid", [4, 64]), src)
@@ -183,6 +185,7 @@ def test_bench_times_bundle_and_onnxruntime_in_rounds(tmp_path):
     assert float(row[10]) == float(row[11])  # the arena (I/O inside) is the tight bound: nothing else is live
 
 
+@pytest.mark.full
 def test_bench_on_a_model_onnxruntime_cannot_run_is_one_line(tmp_path):
     """A bfloat16 DepthToSpace compiles (aotc moves any type), but onnxruntime has no CPU kernel for it: aotc bench
     says so in one line, exit 2 (it was an internal error)."""
@@ -234,7 +237,7 @@ def _refused(tmp_path, model: onnx.ModelProto, existing_out, *words: str) -> Non
     assert snapshot(existing_out) == before
 
 
-@pytest.mark.parametrize("fold", [False, True])
+@pytest.mark.parametrize("fold", first_fast([False, True]))
 def test_initializer_with_more_data_than_its_dims_is_refused(tmp_path, existing_out, fold):
     from onnx import numpy_helper
 
@@ -247,16 +250,17 @@ def test_initializer_with_more_data_than_its_dims_is_refused(tmp_path, existing_
              "initializer 'w'", "20 bytes", "float32[3]")
 
 
-@pytest.mark.parametrize("x_shape,y_shape,words", [
+@pytest.mark.parametrize("x_shape,y_shape,words", first_fast([
     ([2**31, 12], None, ["input 'x'", "[2147483648,12]", "96 GiB", "2 GiB"]),
     ([2**40], None, ["input 'x'", "4 TiB"]),
     ([2, 3], [2**31, 12], ["graph output 'y'", "96 GiB"]),
-])
+]))
 def test_huge_declared_dimension_is_refused_before_any_allocation(tmp_path, existing_out, x_shape, y_shape, words):
     model = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", shape=x_shape)], [_vi("y", shape=y_shape)])
     _refused(tmp_path, model, existing_out, *words)
 
 
+@pytest.mark.full
 def test_huge_folded_constant_is_refused_before_it_is_computed(tmp_path, existing_out):
     """ConstantOfShape of a constant shape: the size is known before evaluation, and checked there."""
     from onnx import numpy_helper
@@ -268,13 +272,14 @@ def test_huge_folded_constant_is_refused_before_it_is_computed(tmp_path, existin
              "make_big", "ConstantOfShape", "4 TiB")
 
 
+@pytest.mark.full
 def test_arena_beyond_any_target_is_refused(tmp_path, existing_out):
     """Every tensor is under the limit (1 GiB each), the arena with the runner's input copy is not."""
     model = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", shape=[2**28])], [_vi("y")])
     _refused(tmp_path, model, existing_out, "arena", "2 GiB")
 
 
-@pytest.mark.parametrize("where", ["input", "output"])
+@pytest.mark.parametrize("where", first_fast(["input", "output"]))
 def test_unknown_element_type_is_refused(tmp_path, existing_out, where):
     model = tiny_model()
     vi = model.graph.input[0] if where == "input" else model.graph.output[0]
@@ -282,18 +287,19 @@ def test_unknown_element_type_is_refused(tmp_path, existing_out, where):
     _refused(tmp_path, model, existing_out, f"'{vi.name}'", "element type 77")
 
 
-@pytest.mark.parametrize("elem,shape,words", [
+@pytest.mark.parametrize("elem,shape,words", first_fast([
     (TensorProto.INT32, [2, 3], ["declared int32[2,3]", "float32[2,3]"]),
     (TensorProto.FLOAT, [2, 4], ["declared float32[2,4]"]),
     (TensorProto.FLOAT, [3, 2], ["declared float32[3,2]"]),
     (TensorProto.FLOAT, [6], ["declared float32[6]"]),
     (TensorProto.FLOAT, [1, 2, 3], ["declared float32[1,2,3]"]),
-])
+]))
 def test_graph_output_declaration_contradicting_inference_is_refused(tmp_path, existing_out, elem, shape, words):
     model = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", shape=[2, 3])], [_vi("y", elem, shape)])
     _refused(tmp_path, model, existing_out, "graph output 'y'", *words)
 
 
+@pytest.mark.full
 def test_graph_output_declaration_with_symbolic_dims_is_accepted(tmp_path):
     model = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", shape=[2, 3])], [_vi("y", shape=["n", 3])])
     onnx.save(model, tmp_path / "m.onnx")
@@ -301,12 +307,14 @@ def test_graph_output_declaration_with_symbolic_dims_is_accepted(tmp_path):
     assert r.returncode == 0 and not r.stderr, r.stderr
 
 
+@pytest.mark.full
 def test_value_info_contradicting_inference_is_refused(tmp_path, existing_out):
     nodes = [helper.make_node("Relu", ["x"], ["t"]), helper.make_node("Relu", ["t"], ["y"])]
     model = _model(nodes, [_vi("x", shape=[2, 3])], [_vi("y")], value_info=[_vi("t", shape=[5, 5])])
     _refused(tmp_path, model, existing_out, "'t'", "declared float32[5,5]", "float32[2,3]")
 
 
+@pytest.mark.full
 def test_input_types_the_op_does_not_allow_are_refused(tmp_path, existing_out):
     from onnx import numpy_helper
 
@@ -324,6 +332,7 @@ def _div_by_zero() -> list:
             numpy_helper.from_array(np.array([0.0, 0.0], np.float32), "den")]
 
 
+@pytest.mark.full
 def test_no_stray_warning_before_the_refusal(tmp_path, existing_out):
     """Folding 1/0 and 0/0 makes numpy warn inside onnx's reference evaluator: not on aotc's stderr."""
     nodes = [helper.make_node("Div", ["num", "den"], ["q"], name="div"), helper.make_node("Add", ["x", "q"], ["s"]),
@@ -332,6 +341,7 @@ def test_no_stray_warning_before_the_refusal(tmp_path, existing_out):
     _refused(tmp_path, model, existing_out, "'draw' (Bernoulli)")
 
 
+@pytest.mark.full
 def test_no_stray_warning_on_success(tmp_path):
     nodes = [helper.make_node("Div", ["num", "den"], ["q"], name="div"), helper.make_node("Add", ["x", "q"], ["y"])]
     onnx.save(_model(nodes, [_vi("x", shape=[2])], [_vi("y")], _div_by_zero()), tmp_path / "m.onnx")
@@ -364,6 +374,7 @@ def nasty_names_model() -> onnx.ModelProto:
                   [_vi(o, shape=[2, 3]) for o in [*outs, "EOF "]], inits)
 
 
+@pytest.mark.full
 def test_nasty_names_compile_build_without_warnings_and_run(tmp_path):
     """Every identifier is derived safely and is unique; the names stay, escaped, in comments and
     metadata; the header is valid C and C++ after the C library's headers."""
@@ -405,13 +416,13 @@ def test_nasty_names_compile_build_without_warnings_and_run(tmp_path):
         np.testing.assert_allclose(got[vi.name], w, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("op,shapes,attrs,opset,words", [
+@pytest.mark.parametrize("op,shapes,attrs,opset,words", first_fast([
     ("Gemm", [[1, 784], [128, 784], [128]], {"transB": 0}, 9, ["inner dimensions 784 and 128"]),
     ("MatMul", [[2, 784], [128, 10]], {}, 13, ["(MatMul)"]),
     ("Add", [[2, 3], [4, 3]], {}, 13, ["(Add)"]),
     ("Conv", [[1, 3, 8, 8], [4, 3, 3, 3], [5]], {}, 13, ["B is [5]", "4 filters"]),
     ("BatchNormalization", [[1, 3, 4, 4], [3], [3], [2], [3]], {}, 13, ["mean is [2]", "3 channels"]),
-])
+]))
 def test_inputs_that_do_not_fit_the_op_are_refused(tmp_path, existing_out, op, shapes, attrs, opset, words):
     """What onnx's non-strict inference lets through and a kernel would read past: refused, naming the node."""
     from onnx import numpy_helper
@@ -433,6 +444,7 @@ def test_output_that_is_a_file_is_refused(tmp_path):
     assert (tmp_path / "afile").read_text() == "mine"
 
 
+@pytest.mark.full
 def test_output_folder_with_other_files_needs_force(tmp_path):
     """aotc never writes beside a user's files unasked; an earlier aotc output is simply replaced."""
     onnx.save(tiny_model(), tmp_path / "m.onnx")
@@ -454,7 +466,7 @@ def test_output_under_a_file_is_refused(tmp_path):
     assert_refused(aotc(str(tmp_path / "m.onnx"), "-o", str(tmp_path / "afile" / "out")), "is a file")
 
 
-@pytest.mark.parametrize("path", ["as-is", "no-tools"])
+@pytest.mark.parametrize("path", first_fast(["as-is", "no-tools"]))
 def test_vendor_that_cannot_build_for_the_target_is_refused_before_writing(tmp_path, path):
     """The same refusal with or without the Arm compiler: a user who installs it is not told next
     that the combination never worked."""
@@ -504,6 +516,7 @@ def built_classifier(tmp_path_factory):
     return tmp, out, x
 
 
+@pytest.mark.full
 def test_run_outputs_in_a_missing_folder_is_refused_before_running(built_classifier):
     tmp, out, _ = built_classifier
     assert_refused(aotc("run", str(out), "--inputs", str(tmp / "in.npz"), "--outputs", str(tmp / "no" / "o.npz")),
@@ -547,11 +560,11 @@ def test_help_lists_every_command_and_the_vendors():
     assert r.returncode == 0 and all(v in r.stdout for v in ("dnnl", "accel_sim", "cref"))
 
 
-@pytest.mark.parametrize("args,words", [
+@pytest.mark.parametrize("args,words", first_fast([
     (["--scratch-floor", "-5"], ["--scratch-floor", "0 or more"]),
     (["--input-shape", "x=2,4"], ["dimension 1", "fixes it at 3"]),
     (["--input-value", "x"], ["--input-value", "expected NAME=VALUE"]),
-])
+]))
 def test_bad_options_are_refused(tmp_path, args, words):
     onnx.save(tiny_model(), tmp_path / "m.onnx")
     r = aotc(str(tmp_path / "m.onnx"), "-o", str(tmp_path / "out"), *args)
@@ -600,6 +613,7 @@ def _qdq_relu_model() -> onnx.ModelProto:
     return _model(nodes, [_vi("x", shape=[2, 8])], [_vi("y")], inits)
 
 
+@pytest.mark.full
 def test_quantized_io_compile_run_and_compare(tmp_path):
     """--quantized-io: int8 in and out through the user's path: the header's SCALE and ZERO_POINT,
     metadata.json, `aotc run` on an npz of int8 (a float one refused with the formula), and `aotc
@@ -652,6 +666,7 @@ def _run_model(tmp_path, model: onnx.ModelProto, feeds: dict[str, np.ndarray]):
         return r, {k: data[k] for k in data.files}
 
 
+@pytest.mark.full
 def test_run_scalar_input_and_output(tmp_path):
     """A 0-d output was summarised with max() of its empty shape: exit 3 after a right run."""
     nodes = [helper.make_node("Mul", ["x", "s"], ["xs"]), helper.make_node("ReduceSum", ["xs"], ["y"], keepdims=0)]
@@ -662,6 +677,7 @@ def test_run_scalar_input_and_output(tmp_path):
     assert out["y"].shape == () and out["y"] == np.float32(3.5)
 
 
+@pytest.mark.full
 def test_run_bfloat16_input_and_output(tmp_path):
     """np.savez keeps a bfloat16 array as void16, which was refused (`the model needs bfloat16`); the
     output is written as raw bytes too, and said so."""
@@ -678,7 +694,7 @@ def test_run_bfloat16_input_and_output(tmp_path):
     assert_refused(aotc("run", str(tmp_path / "out"), "--inputs", str(tmp_path / "wide.npz")), "'x'", "bfloat16")
 
 
-@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "int4", "uint2"])
+@pytest.mark.parametrize("dtype", first_fast(["float8_e4m3fn", "int4", "uint2"]))
 def test_run_narrow_outputs(tmp_path, dtype):
     """Outputs of ml_dtypes' types were read with np.dtype(name) before anything imported ml_dtypes:
     `data type 'float8_e4m3fn' not understood`. int4 and uint2 are one a byte, as ml_dtypes holds them."""
@@ -696,6 +712,7 @@ def test_run_narrow_outputs(tmp_path, dtype):
     np.testing.assert_array_equal(out["y"].view(want.dtype), want)
 
 
+@pytest.mark.full
 def test_run_accepts_and_ignores_a_pruned_input(tmp_path):
     """An empty input (CastLike's `like` of shape [0]) is a constant in the bundle, not an argument; the
     model declares it, so its array is accepted (checked against the declaration, listed in
@@ -766,12 +783,12 @@ def _onnxruntime(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[n
     return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
 
 
-@pytest.mark.parametrize("make,pins,values", [
+@pytest.mark.parametrize("make,pins,values", first_fast([
     (_sample_rate_model, ["sr=16000"], {"sr": np.array(16000, np.int64)}),
     (_sample_rate_model, ["sr=8000"], {"sr": np.array(8000, np.int64)}),
     (_flag_model, ["flag=false", "w=0.5, 1,2,-4"], {"flag": np.array([False]),
                                                     "w": np.array([0.5, 1, 2, -4], np.float32)}),
-])
+]))
 def test_input_value_pins_an_input_and_compiles_what_it_selects(tmp_path, make, pins, values):
     model = make()
     onnx.save(model, tmp_path / "m.onnx")
@@ -802,7 +819,7 @@ def test_sample_rate_model_is_refused_unpinned(tmp_path, existing_out):
     _refused(tmp_path, _sample_rate_model(), existing_out, "'by_rate'", "one static shape")
 
 
-@pytest.mark.parametrize("make,pin,words", [
+@pytest.mark.parametrize("make,pin,words", first_fast([
     (_sample_rate_model, "sr=abc", ["'sr'", "'abc' is not an integer", "int64"]),
     (_sample_rate_model, "sr=1.5", ["'1.5' is not an integer"]),
     (_sample_rate_model, "sr=16000,8000", ["'sr' gives 2 values", "int64[]"]),
@@ -810,7 +827,7 @@ def test_sample_rate_model_is_refused_unpinned(tmp_path, existing_out):
     (_sample_rate_model, "rate=16000", ["'rate'", "not an input", "x, sr"]),
     (_flag_model, "flag=maybe", ["'maybe' is not true/false"]),
     (_flag_model, "x=1,2,3", ["'x' gives 3 values", "float32[2,4] holds 8"]),
-])
+]))
 def test_bad_input_value_is_refused(tmp_path, existing_out, make, pin, words):
     onnx.save(make(), tmp_path / "m.onnx")
     before = snapshot(existing_out)

@@ -68,6 +68,7 @@ FAULTY = Vendor("faulty", checkers={"Relu": lambda n, g: ACCEPT}, codegen=_fault
 
 # --- host: clean, then an error inside a vendor function, then one in a host node -----------------
 
+@pytest.mark.full
 def test_clean_model_then_injected_errors_are_named(tmp_path, capsys):
     src, out = tmp_path / "lenet.onnx", tmp_path / "out"
     onnx.save(zoo.lenet(), src)
@@ -116,6 +117,7 @@ def test_clean_model_then_injected_errors_are_named(tmp_path, capsys):
 
 # --- a Cortex-M board under qemu: the tensors come back through semihosting ----------------------
 
+@pytest.mark.full
 def test_faulty_vendor_node_is_named_on_cortex_m_under_qemu(tmp_path, capsys):
     require_tool("arm-none-eabi-gcc", "qemu-system-arm")
     src, out = tmp_path / "mlp.onnx", tmp_path / "out"

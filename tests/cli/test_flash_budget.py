@@ -48,6 +48,7 @@ def _litert(tmp_path: Path, runs: list[list[np.ndarray]]) -> list[np.ndarray] | 
     return list(np.load(tmp_path / "runs_out.npz")["output_0"])
 
 
+@pytest.mark.full
 def test_levels_meet_budgets_on_the_m4_as_the_footprint_measures(tmp_path):
     """A budget one byte under the unbudgeted library takes -O2; 12,000 B only the portable kernels (no
     scratch: a smaller arena too). Each compile-time figure is what `aotc footprint` measures on the built
@@ -92,6 +93,7 @@ def test_levels_meet_budgets_on_the_m4_as_the_footprint_measures(tmp_path):
             assert np.array_equal(got[y], want[y]), (name, r)
 
 
+@pytest.mark.full
 def test_smaller_library_identical_on_the_host_under_sanitizers(tmp_path):
     """The host bundle at half the unbudgeted library's flash (-Os: on x86 the portable kernels are no
     smaller), built with ASan and UBSan, which stop the runner on any finding, gives every output element
@@ -134,6 +136,7 @@ def test_a_budget_no_level_meets_is_refused_in_one_line(tmp_path):
     assert json.loads((out / "bundle" / "metadata.json").read_text())["flash_budget"]["flash_bytes"] <= PORTABLE
 
 
+@pytest.mark.full
 def test_onnx_int8_portable_kernels_on_the_m4(tmp_path):
     """KWS DS-CNN's QDQ form at the portable level on the M4: the ONNX int8 convs keep their M-profile
     blocks (plain C there: the path without scratch is not built for M-profile cores), the library halves

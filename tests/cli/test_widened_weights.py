@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from conftest import require_tool
 
 from aot.build import build, configure, run_bundle
@@ -101,6 +102,7 @@ def test_metadata_and_weights_count_the_widened_constants():
     assert host.metadata["widened_weights"] == {"nodes": [], "bytes": 0}
 
 
+@pytest.mark.full
 def test_metadata_counts_the_layers_of_runs_in_row_bands():
     """Under a RAM budget that VWW meets only with runs of convs in row bands, the layers of a run take widened
     weights too: metadata.json names every node whose params point at them, and their bytes are the growth."""
@@ -123,6 +125,7 @@ def _litert(tmp_path: Path, feeds: list[np.ndarray]) -> list[np.ndarray]:
     return list(np.load(tmp_path / "out.npz")["output_0"])
 
 
+@pytest.mark.full
 def test_on_the_m4_footprint_and_bit_exact(tmp_path):
     """Built for the M4: the library's flash (as aotc footprint measures it) grows by at least the widened
     constants, and every output is LiteRT's reference kernels'. A --flash-budget one byte under the widened

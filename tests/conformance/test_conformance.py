@@ -1,4 +1,4 @@
-"""The ONNX node-test suite: opt-in (`pytest -m slow`), since it compiles ~1000 models.
+"""The ONNX node-test suite: opt-in (`pytest --tier all`), since it compiles ~1000 models.
 
 A case may be refused with a clear message; it may never be answered wrongly."""
 
@@ -22,6 +22,7 @@ def test_onnx_node_tests_are_passed_or_refused():
     assert " 0 failed" in summary, r.stdout
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("name", ["test_bitcast", "test_dft_", "test_castlike_FLOAT_to",
                                   "test_compress|test_det_|test_maxunpool|test_col2im|test_tensorscatter|_blocked|"
                                   "integer"])
@@ -33,6 +34,7 @@ def test_more_slices_of_the_node_tests(name):
     assert " 0 failed" in r.stdout.splitlines()[0], r.stdout
 
 
+@pytest.mark.full
 def test_run_time_parameters_the_declared_shapes_pin():
     """Issue 51: Slice's starts/ends/axes/steps, Pad's pads and TopK's k given as model inputs, with the output
     shapes declared: compiled (the kernels read the values), every case passed but TopK's uint64 one."""
@@ -52,6 +54,7 @@ def test_a_small_slice_of_the_node_tests(tmp_path):
     assert " 0 failed" in r.stdout.splitlines()[0], r.stdout
 
 
+@pytest.mark.full
 def test_a_slice_of_the_node_tests_through_aotc_run():
     """Issue 48: node tests the shared-library run passed failed through `aotc run` on their data saved
     with np.savez (a 0-d output, bfloat16 and float8_e5m2 inputs, float8 and int4 outputs, empty inputs
@@ -65,6 +68,7 @@ def test_a_slice_of_the_node_tests_through_aotc_run():
     assert r.stdout.splitlines()[0] == f"{len(cases)} cases: {len(cases)} passed, 0 refused, 0 failed", r.stdout
 
 
+@pytest.mark.full
 def test_the_sequence_and_optional_node_tests():
     """Issue 51: sequences of static length and optionals known at compile time pass (the sequence / optional
     inputs and outputs as their tensors, bundle_feeds and regroup); what needs a run-time length is refused."""
@@ -75,6 +79,7 @@ def test_the_sequence_and_optional_node_tests():
     assert " 0 failed" in r.stdout.splitlines()[0] and passed >= 37, r.stdout
 
 
+@pytest.mark.full
 def test_sequences_through_aotc_run():
     """A sequence input and output (x.0, x.1 in the .npz files), an optional one, an absent optional pinned none."""
     cases = ["test_sequence_map_add_2_sequences", "test_optional_get_element_optional_sequence", "test_identity_opt",
@@ -85,6 +90,7 @@ def test_sequences_through_aotc_run():
     assert r.stdout.splitlines()[0] == f"{len(cases)} cases: {len(cases)} passed, 0 refused, 0 failed", r.stdout
 
 
+@pytest.mark.full
 def test_the_groups_emx_passed_and_aotc_refused():
     """Issue 51: the ai.onnx.ml and training models (Binarizer, ArrayFeatureExtractor, TreeEnsemble, Adagrad, Adam,
     Momentum; simple's Gradient), float4e2m1 / float8e8m0 casts and Q/DQ, seeded training Dropout, TfIdfVectorizer,

@@ -47,6 +47,7 @@ def test_outputs_are_bounded(built):
     assert len(built.run("ssd_18")[2]) == KEPT
 
 
+@pytest.mark.full
 def test_aotc_run_prints_the_kept_boxes(tmp_path):
     out = tmp_path / "ssd"
     aotc = [sys.executable, "-m", "aot.cli"]
@@ -61,6 +62,7 @@ def test_aotc_run_prints_the_kept_boxes(tmp_path):
     assert last.split(":")[0].strip() == str(KEPT - 1) and last.split("|")[-1].strip() == str(ref_classes[-1])
 
 
+@pytest.mark.full
 def test_on_the_cortex_m55_board(tmp_path):
     """The same bundle for mps3-an547 (Cortex-M55, Helium) under qemu keeps the same boxes as
     onnxruntime, through the user's path (aotc -> cmake --build -> the runner)."""

@@ -8,9 +8,11 @@ from modelcheck import compile_build_run, reference
 from opcheck import assert_close
 
 
-# DenseNet (38 s) also runs under the sanitizers in tests/emit/test_bundle_quality.py: whole here only with -m slow.
+# DenseNet (38 s) also runs under the sanitizers in tests/emit/test_bundle_quality.py: whole here only with --tier all.
 # MobileNetV3-Small at 224 x 224, a benchmark model: HardSwish and HardSigmoid (squeeze-excite) throughout.
-@pytest.mark.parametrize("name", [pytest.param(m, marks=pytest.mark.slow) if m == "densenet" else m
+# the fast tier: LeNet and SqueezeNet (a conv, pool and concat net); the other models in the full tier
+@pytest.mark.parametrize("name", [pytest.param(m, marks=pytest.mark.slow) if m == "densenet" else
+                                  m if m in ("lenet", "squeezenet") else pytest.param(m, marks=pytest.mark.full)
                                   for m in [*sorted(zoo.MODELS), "mobilenet_v3_small"]])
 def test_model_matches_onnxruntime(tmp_path, name):
     model = zoo.build(name)

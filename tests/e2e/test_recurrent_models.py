@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from conftest import require_tool
+from conftest import first_fast, require_tool
 from modelcheck import compile_build_run, reference
 from opcheck import Case, assert_close, shared_build
 
@@ -27,7 +27,7 @@ def _feeds(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
             for i in model.graph.input}
 
 
-@pytest.mark.parametrize("name", WHOLE + STREAM)
+@pytest.mark.parametrize("name", first_fast(WHOLE + STREAM, 2))
 def test_exported_model_matches_onnxruntime(tmp_path, name):
     model = onnx.load(str(MODELS / f"{name}.onnx"))
     assert {"LSTM", "GRU"} & {n.op_type for n in model.graph.node}
@@ -98,6 +98,7 @@ int main(int argc, char **argv) {
 """
 
 
+@pytest.mark.full
 def test_firmware_doc_streaming_calls(tmp_path):
     """The C of docs/firmware.md's streaming section, linked against the bundle's library: 49 frames
     with the state carried in one buffer (in and out of the same run), then in two that swap; both

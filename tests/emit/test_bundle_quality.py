@@ -83,6 +83,7 @@ def test_output_is_deterministic():
     assert a == b
 
 
+@pytest.mark.full
 def test_builds_warning_free_with_clang(tmp_path):
     if shutil.which("clang") is None:
         require_tool("clang")
@@ -146,6 +147,7 @@ int main(void) {{
 """
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("name,floor", [("densenet", 0), pytest.param("densenet", 1 << 20, marks=pytest.mark.slow),
                                         ("resnet", 0)])
 def test_arena_io_and_tight_arena_under_sanitizers(tmp_path, name, floor):

@@ -44,6 +44,7 @@ def test_dnnl_bundles_match_the_replay_manifest():
         pytest.fail(replay.report(diffs))
 
 
+@pytest.mark.full
 def test_replay_is_the_same_under_other_hash_seeds():
     """Set and dict order must not reach a bundle: a sample of cases (every target, a vendor, int8 on the
     boards), compiled in processes with two fixed hash seeds, is as the manifest has it."""

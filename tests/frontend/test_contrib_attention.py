@@ -319,6 +319,7 @@ def test_multi_head_attention_packed_qkv_is_refused():
         compile_model(case.model, Options(name="packed"))
 
 
+@pytest.mark.full
 def test_quantized_bert_the_users_path(tmp_path):
     """The quantized, fused BERT through aotc -> cmake --build (-Werror) -> aotc run, as a user runs it: its
     int64 inputs in, onnxruntime's answer out."""
@@ -331,6 +332,7 @@ def test_quantized_bert_the_users_path(tmp_path):
         assert_close(ours[out.name], ref, f"bert_tiny_qdyn_ort {out.name}", relative=True)
 
 
+@pytest.mark.full
 def test_fused_bert_on_a_cortex_m55_board(tmp_path):
     """The fused float BERT (EmbedLayerNormalization's int32 gathers, the masked attention) built for the
     Corstone-300 board (Cortex-M55) and run under qemu-system-arm: onnxruntime's answer."""

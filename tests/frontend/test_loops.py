@@ -286,6 +286,7 @@ def test_runtime_max_trip_count_without_declared_rows_is_refused():
     assert "or a scan output of declared length" in line, line
 
 
+@pytest.mark.full
 def test_a_loop_that_never_stops_is_refused():
     model = counted_rnn()
     loop = model.graph.node[0]

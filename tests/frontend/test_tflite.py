@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import tiered
 from modelcheck import aotc, build_bundle
 from tflite_reference import reference
 
@@ -22,6 +23,8 @@ from aot.errors import AotcError
 
 HERE = Path(__file__).resolve().parents[1]
 MODELS = HERE / "models" / "tflite"
+# the float models of the fast tier: dense, conv and pool ops, the math ops, an LSTM, shapes (tests/README.md)
+FAST_FLOAT = {"sine", "ops", "mathops", "lstm3", "shapes"}
 FLOAT = ["sine", "keyword", "person", "ops", "residual", "moves", "acts", "excite", "resize", "lstm3", "shuffle",
          "mirror", "mathops", "reduce", "melspec", "misc", "resolver", "shapes", "padded", "builtins", "ints", "conv3d",
          "composite", "spectrum"]
@@ -85,7 +88,7 @@ def _compile_build_run(tmp_path: Path, model: Path, sanitize: bool = False) -> t
     return meta, feeds, run_bundle(out, feeds)
 
 
-@pytest.mark.parametrize("name", FLOAT)
+@pytest.mark.parametrize("name", tiered(FLOAT, FAST_FLOAT))
 def test_float_model_matches_litert_reference(tmp_path, name):
     """Float models: within 1e-5 of each output's scale (max |reference|, at least 1)."""
     _require_litert()
@@ -123,13 +126,14 @@ def _max_error(tmp_path: Path, model: Path, litert_model: Path | None = None) ->
 SHIPPED = ["keyword_fp16", "excite_fp16", "pruned_float"]
 
 
-@pytest.mark.parametrize("name", SHIPPED)
+@pytest.mark.parametrize("name", tiered(SHIPPED, {"pruned_float"}))
 def test_shipped_float_model_matches_litert_reference(tmp_path, name):
     """Weights the file stores float16 or sparse are made dense float32 constants at compile time."""
     _require_litert()
     _max_error(tmp_path, MODELS / f"{name}.tflite")
 
 
+@pytest.mark.full
 def test_int8_weights_behind_dequantize_folded(tmp_path):
     """Dynamic-range files keep some weights int8 behind a DEQUANTIZE: keyword_fp16's FULLY_CONNECTED
     weight rewritten as per-channel int8 (scale per output row) and its conv's as per-tensor uint8 with
@@ -369,7 +373,8 @@ def test_int8_lstm_spec_matches_litert(tmp_path):
         assert np.array_equal(ours, ref), f"LSTM {k}: {(ours != ref).sum()} of {ref.size} differ"
 
 
-@pytest.mark.parametrize(("name", "sanitized"), [("lstm_int8", False), ("svdf_int8", False),
+@pytest.mark.parametrize(("name", "sanitized"), [("lstm_int8", False),
+                                               pytest.param("svdf_int8", False, marks=pytest.mark.full),
                                                pytest.param("lstm_int8", True, marks=pytest.mark.slow),
                                                pytest.param("svdf_int8", True, marks=pytest.mark.slow)])
 def test_int8_state_streams_bit_exact(tmp_path, name, sanitized):
@@ -544,7 +549,8 @@ def _one_op_models(ops: list[tuple[str, list[tuple], tuple]], inputs: list[tuple
     return bytes(fb.Output())
 
 
-@pytest.mark.parametrize("x_quant", [(0.05, -128), (0.0137, 11), (0.2, -100)])
+@pytest.mark.parametrize("x_quant", [(0.05, -128), *(pytest.param(q, marks=pytest.mark.full)
+                                                      for q in ((0.0137, 11), (0.2, -100)))])
 def test_int8_unary_tables_match_litert_on_every_input(tmp_path, x_quant):
     """ABS, RSQRT, SQRT and LOG (issue 50): the compiler's 256-entry tables (quant.py: AbsEvalQuantized, the
     gemmlowp Newton-Raphson of GetInvSqrtQuantizedMultiplierExp, SqrtEvalQuantized's truncation,
@@ -571,6 +577,7 @@ def test_int8_unary_tables_match_litert_on_every_input(tmp_path, x_quant):
         assert np.array_equal(ours, ref), f"{name}: {(ours != ref).sum()} of 256 inputs differ"
 
 
+@pytest.mark.full
 def test_int8_comparisons_and_prelu_bit_exact_on_every_pair(tmp_path):
     """LESS, LESS_EQUAL, GREATER, GREATER_EQUAL, EQUAL, NOT_EQUAL of two int8 inputs quantized unlike (one
     a multiple of the other's scale, so ties of value occur) and PRELU by a constant alpha, compiled and run
@@ -608,17 +615,20 @@ INT8 = ["sine_int8", "keyword_int8", "person_int8", "residual_int8", "keyword_in
         "arrays_int8", "arrays_16x8", "fill_int8", "compare_int8", "mathq_int8", "mathq_16x8", "normq_int8"]
 
 
-# the sanitizer builds by default: one model of each kind of kernel (conv/depthwise/FC/pools/softmax,
+# the fast tier's: int8 and 16x8, conv and FC, tables, the moves
+FAST_INT8 = {"sine_int8", "ops_int8", "moves_16x8", "acts_int8"}
+# the sanitizer builds in the full tier: one model of each kind of kernel (conv/depthwise/FC/pools/softmax,
 # the tables, broadcasting and transposed conv, 16x8 with float I/O, 16x8's interpolated tables, a conv
 # with its residual ADD fused, written over the residual; convs and pools with PADs folded in, issue 53);
-# every model under -m slow
+# every model under --tier all
 SANITIZED = {"keyword_int8", "excite_int8", "moves_16x8_float_io", "gates_16x8", "residual_int8", "padded_int8",
              "normq_int8"}
 
 
 @pytest.mark.parametrize(("name", "sanitized"), [
-    *(pytest.param(n, False, id=f"plain-{n}") for n in INT8),
-    *(pytest.param(n, True, id=f"asan-ubsan-{n}", marks=() if n in SANITIZED else pytest.mark.slow) for n in INT8)])
+    *(pytest.param(n, False, id=f"plain-{n}", marks=() if n in FAST_INT8 else pytest.mark.full) for n in INT8),
+    *(pytest.param(n, True, id=f"asan-ubsan-{n}", marks=pytest.mark.full if n in SANITIZED else pytest.mark.slow)
+      for n in INT8)])
 def test_int8_model_bit_exact_with_litert_reference(tmp_path, name, sanitized):
     """Full-int8 models (int8 in, int8 out): 100% of output elements equal BUILTIN_REF's, over every
     int8 input of the one-input sine model and 8 random inputs of the others; also built with
@@ -650,7 +660,7 @@ def test_int8_model_bit_exact_with_litert_reference(tmp_path, name, sanitized):
     assert differ == 0, f"{name}: {differ} of {total} output elements differ from BUILTIN_REF"
 
 
-@pytest.mark.parametrize("log2", [-12, -11])
+@pytest.mark.parametrize("log2", tiered([-12, -11], {-12}))
 def test_16x8_logistic_tanh_of_power_of_two_scales(tmp_path, log2):
     """16x8 LOGISTIC and TANH take another path when the input scale is a power of two near 2^-12 (a
     multiplier 3 << shift: LOGISTIC at 2^-12, TANH at 2^-12 and 2^-11); the converter calibrates no such
@@ -680,7 +690,7 @@ def test_16x8_logistic_tanh_of_power_of_two_scales(tmp_path, log2):
         assert np.array_equal(got, ref), f"{spec['name']}: {(got != ref).sum()} of {ref.size} differ"
 
 
-@pytest.mark.parametrize("name", ["lstm", "stream", "variants"])
+@pytest.mark.parametrize("name", tiered(["lstm", "stream", "variants"], {"stream"}))
 def test_state_streams_like_litert(tmp_path, name):
     """State that LiteRT keeps from one invoke to the next becomes graph inputs and outputs that the
     caller carries: lstm, UNIDIRECTIONAL_SEQUENCE_LSTM's variable tensors h and c (two stacked tf_keras
@@ -712,7 +722,7 @@ def test_state_streams_like_litert(tmp_path, name):
     assert not np.allclose(wants[0][0], wants[0][-1])  # the state carried over changed the output
 
 
-@pytest.mark.parametrize("name", ["branch", "ifconst"])
+@pytest.mark.parametrize("name", tiered(["branch", "ifconst"], {"branch"}))
 def test_if_takes_each_branch_like_litert(tmp_path, name):
     """IF as an ONNX If with a run-time condition, each output within 1e-5 of BUILTIN_REF's on inputs that
     take both branches. branch: tf.cond on the input's mean (relu(x) * 2 or tanh(x) - 1), inputs shifted up
@@ -766,6 +776,7 @@ def test_compare_refuses_a_tflite_source_cleanly(tmp_path):
     assert run.returncode == 2 and "compiled from a TFLite model" in run.stderr, run.stderr
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("name", ["keyword_float", "sine_int8"])
 def test_bench_times_a_tflite_bundle_against_litert(tmp_path, name):
     """`aotc bench` on a bundle compiled from a .tflite file, with no ONNX model (issue 48): LiteRT on
@@ -804,6 +815,7 @@ TFLM_MODELS = {
 }
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("name", sorted(TFLM_MODELS))
 def test_tflm_model_matches_litert_reference(tmp_path, name):
     root = os.environ.get("AOTC_TFLM")
@@ -837,6 +849,7 @@ def test_tflm_model_matches_litert_reference(tmp_path, name):
                 assert np.array_equal(got, want), f"{name}: {(got != want).sum()} of {want.size} differ"
 
 
+@pytest.mark.full
 def test_bench_times_litert_beside_onnxruntime(tmp_path):
     """`aotc bench --tflite` (issue 28): LiteRT, one thread, in the same rounds as the bundle and
     onnxruntime, its two ratios, and its outputs against onnxruntime's; a file of another network
@@ -997,7 +1010,7 @@ def _frames(meta: dict, calls: int) -> list[np.ndarray]:
     return [rng.integers(-128, 128, spec["shape"]).astype(spec["dtype"]) for _ in range(calls)]
 
 
-@pytest.mark.parametrize("name", ["lstm_int8_seq", "stream_start", "wakeword_int8"])
+@pytest.mark.parametrize("name", tiered(["lstm_int8_seq", "stream_start", "wakeword_int8"], {"stream_start"}))
 def test_aotc_run_starts_absent_state_where_litert_does(tmp_path, name):
     """A sequence through `aotc run` whose first .npz gives only the data: the state starts where a
     fresh LiteRT interpreter's does (issue 48), and aotc run says so in one line. lstm_int8_seq's h zero
@@ -1061,7 +1074,7 @@ int main(int argc, char **argv) {{
 """
 
 
-@pytest.mark.parametrize("name", ["lstm_int8_seq", "stream_start"])
+@pytest.mark.parametrize("name", tiered(["lstm_int8_seq", "stream_start"], {"stream_start"}))
 def test_generated_reset_state_starts_sequences_from_c(tmp_path, name):
     """A C program of the firmware kind (docs/firmware.md) links the bundle's library, calls
     <name>_reset_state, runs three frames carrying the state in place, resets and runs them again:

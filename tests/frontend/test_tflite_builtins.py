@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import tiered
 from modelcheck import aotc, build_bundle, run_bundle
 from tflite_reference import reference
 
@@ -16,8 +17,9 @@ from test_tflite import _require_litert  # noqa: E402
 from tflite_written import Written, compare  # noqa: E402
 
 
+# the fast tier builds nothing under the sanitizers (tests/README.md): the cases without them stand for the rest
 @pytest.mark.parametrize("op", ["FLOOR_DIV", "FLOOR_MOD"])
-@pytest.mark.parametrize("dtype", ["int8", "int16", "int32"])
+@pytest.mark.parametrize("dtype", tiered(["int8", "int16", "int32"], {"int32"}))
 def test_floor_div_mod_integers(tmp_path, op, dtype):
     """int8 and int16 (quantized, scales unlike) and int32: every output bit for bit as BUILTIN_REF, the
     extremes of the type, a broadcast divisor, mixed signs (not the least value // -1: out of the type, LiteRT's
@@ -60,8 +62,8 @@ GATHERS = {
 }
 
 
-@pytest.mark.parametrize("index_type", ["int32", "int64"])
-@pytest.mark.parametrize("case", sorted(GATHERS))
+@pytest.mark.parametrize("index_type", tiered(["int32", "int64"], {"int32"}))
+@pytest.mark.parametrize("case", tiered(sorted(GATHERS), {"rows", "points"}))
 def test_stablehlo_gather(tmp_path, case, index_type):
     """STABLEHLO_GATHER against BUILTIN_REF: run-time float operand and indices, indices past both ends (clipped
     as LiteRT clips them)."""
@@ -120,9 +122,11 @@ def _scatter_model(tmp_path: Path, case: str, body: str | None, dtype: str, inde
 _BODIES = (None, "STABLEHLO_ADD", "STABLEHLO_MULTIPLY", "STABLEHLO_MAXIMUM", "STABLEHLO_MINIMUM")
 
 
-# by default every case with a plain update and with ADD, and each other region on "rows"; all with -m slow
+# the full tier every case with a plain update and with ADD, and each other region on "rows"; all with --tier all;
+# the fast tier a plain update of rows and of points
 @pytest.mark.parametrize(("case", "body"), [
-    pytest.param(c, r, marks=() if r in _BODIES[:2] or c == "rows" else pytest.mark.slow)
+    pytest.param(c, r, marks=() if r is None and c in ("rows", "points") else pytest.mark.full
+                 if r in _BODIES[:2] or c == "rows" else pytest.mark.slow)
     for c in sorted(SCATTERS) for r in _BODIES])
 def test_stablehlo_scatter(tmp_path, case, body):
     """STABLEHLO_SCATTER against BUILTIN_REF, each update computation region LiteRT takes (none: replace; one
@@ -137,7 +141,7 @@ def test_stablehlo_scatter(tmp_path, case, body):
             sanitize=body == "STABLEHLO_ADD")
 
 
-@pytest.mark.parametrize("dtype", ["int8", "int32"])
+@pytest.mark.parametrize("dtype", tiered(["int8", "int32"], {"int8"}))
 def test_stablehlo_scatter_integers(tmp_path, dtype):
     """A plain update of integers, int64 indices, bit for bit."""
     _require_litert()
@@ -147,6 +151,7 @@ def test_stablehlo_scatter_integers(tmp_path, dtype):
                     rng.integers(-100, 100, [4, 3]).astype(dtype)])
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("body", ["STABLEHLO_ADD", "STABLEHLO_MAXIMUM"])
 @pytest.mark.parametrize("dtype", ["int8", "int32"])
 def test_stablehlo_scatter_integer_computations(tmp_path, dtype, body):
@@ -160,6 +165,7 @@ def test_stablehlo_scatter_integer_computations(tmp_path, dtype, body):
                     np.array([[1], [4], [1], [7]], np.int32),
                     rng.integers(info.min, info.max, [4, 3], dtype=dtype, endpoint=True)], sanitize=True)
 
+@pytest.mark.full
 def test_scatter_nd_integer_sums(tmp_path):
     """SCATTER_ND (zeros with the updates added, ScatterND's add) on int32 against BUILTIN_REF: a repeated index
     sums, wrapping as LiteRT's sum does; built with the sanitizers."""
@@ -174,9 +180,10 @@ def test_scatter_nd_integer_sums(tmp_path):
                     np.random.default_rng(6).integers(info.min, info.max, [5, 3], dtype=np.int32, endpoint=True)],
             sanitize=True)
 
-@pytest.mark.parametrize(("op", "dtype"), [("STABLEHLO_AND", "bool"), ("STABLEHLO_AND", "int8"),
-                                           ("STABLEHLO_AND", "int32"), ("STABLEHLO_SHIFT_LEFT", "int8"),
-                                           ("STABLEHLO_SHIFT_LEFT", "int16"), ("STABLEHLO_SHIFT_LEFT", "int32")])
+@pytest.mark.parametrize(("op", "dtype"), tiered([("STABLEHLO_AND", "bool"), ("STABLEHLO_AND", "int8"),
+                                                  ("STABLEHLO_AND", "int32"), ("STABLEHLO_SHIFT_LEFT", "int8"),
+                                                  ("STABLEHLO_SHIFT_LEFT", "int16"), ("STABLEHLO_SHIFT_LEFT", "int32")],
+                                                 {("STABLEHLO_AND", "int8"), ("STABLEHLO_SHIFT_LEFT", "int16")}))
 def test_stablehlo_bitwise(tmp_path, op, dtype):
     """STABLEHLO_AND and _SHIFT_LEFT against LiteRT's default kernels (its reference resolver has neither): negative
     values, shift amounts over the whole range LiteRT defines ([0, 31]: int8 and int16 truncate to 0 from their
@@ -197,8 +204,8 @@ def test_stablehlo_bitwise(tmp_path, op, dtype):
     compare(model, [xa, xc], builtin=True, sanitize=dtype == "int32")
 
 
-@pytest.mark.parametrize(("lo", "hi", "bits"), [(-1.0, 1.0, 8), (-0.3, 2.7, 8), (0.1, 3.0, 4), (-6.0, -0.5, 16),
-                                                (-2.0, 1.5, 2)])
+@pytest.mark.parametrize(("lo", "hi", "bits"), tiered([(-1.0, 1.0, 8), (-0.3, 2.7, 8), (0.1, 3.0, 4), (-6.0, -0.5, 16),
+                                                       (-2.0, 1.5, 2)], {(0.1, 3.0, 4)}))
 def test_fake_quant(tmp_path, lo, hi, bits):
     """FAKE_QUANT against BUILTIN_REF: ranges nudged to put 0 on the grid (both ends excluding 0 too), values
     outside the range, exact ties of the grid (rounded away from zero)."""
@@ -216,8 +223,8 @@ def test_fake_quant(tmp_path, lo, hi, bits):
     compare(model, [xs])
 
 
-@pytest.mark.parametrize("combiner", [0, 1, 2])
-@pytest.mark.parametrize("rank", [2, 3])
+@pytest.mark.parametrize("combiner", tiered([0, 1, 2], {1}))
+@pytest.mark.parametrize("rank", tiered([2, 3], {3}))
 def test_embedding_lookup_sparse(tmp_path, combiner, rank):
     """EMBEDDING_LOOKUP_SPARSE (SUM, MEAN, SQRTN) against BUILTIN_REF: run-time ids, indices and weights in the
     sparse tensor's canonical order, a 3-D table, empty output rows, repeated ids, within 1e-5."""
@@ -241,7 +248,7 @@ def test_embedding_lookup_sparse(tmp_path, combiner, rank):
     compare(model, [rng.integers(0, 6, n).astype(np.int32), indices, rng.uniform(0.1, 2, n).astype(np.float32)])
 
 
-@pytest.mark.parametrize("index", [0, 1, 2, -1, 7])
+@pytest.mark.parametrize("index", tiered([0, 1, 2, -1, 7], {1, 7}))
 def test_stablehlo_case(tmp_path, index):
     """STABLEHLO_CASE of three branches (ADD, MUL, and one passing an input through) against LiteRT's default
     kernels (its reference resolver has none), the run-time index in range and out of it (the last branch)."""
@@ -268,7 +275,7 @@ def test_stablehlo_case(tmp_path, index):
                     rng.standard_normal([2, 5]).astype(np.float32)], builtin=True)
 
 
-@pytest.mark.parametrize("dtype", ["int8", "int16"])
+@pytest.mark.parametrize("dtype", tiered(["int8", "int16"], {"int8"}))
 def test_stablehlo_gather_quantized_constant_indices(tmp_path, dtype):
     """A quantized operand (int8, 16x8's int16) gathered by constant indices (folded into one Gather), then
     scattered back by a plain update: LiteRT moves the raw integers, bit for bit as BUILTIN_REF."""
@@ -344,7 +351,7 @@ _LSH_ROWS = [("int8", [2]), ("float32", [1]), ("float32", [3]), ("float32", [4])
              ("float32", [15]), ("float32", [16]), ("int32", [31]), ("float32", [2, 16]), ("float32", [40])]
 
 
-@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("weighted", tiered([False, True], {False}))
 def test_lsh_projection(tmp_path, weighted):
     """LSH_PROJECTION SPARSE and DENSE against BUILTIN_REF bit for bit: one model of one op a row size (int8,
     int32 and float32 inputs; keys of every farmhash length class), 8 x 16 seeds (DENSE) and 6 x 12 (SPARSE)
@@ -387,6 +394,7 @@ _RFFT2D = [([8, 16], [8, 16]), ([2, 6, 20], [4, 16]), ([3, 5], [8, 8]), ([1, 5, 
            ([2, 1, 64], [1, 64]), ([2, 3], [1, 2]), ([4, 2], [2, 2])]
 
 
+@pytest.mark.full
 def test_rfft2d_complex_abs_real_imag(tmp_path):
     """RFFT2D (complex64 held as float32 (re, im) pairs: DFTs along the last two axes) read by COMPLEX_ABS, REAL
     and IMAG, and through a RESHAPE, within 1e-5 of BUILTIN_REF's output scale, under ASan/UBSan: fft_length equal
@@ -507,7 +515,7 @@ def _streams_like_litert(tmp_path: Path, model: Path, runs: list[list[np.ndarray
     return ref
 
 
-@pytest.mark.parametrize("op", ["RANDOM_UNIFORM", "RANDOM_STANDARD_NORMAL"])
+@pytest.mark.parametrize("op", tiered(["RANDOM_UNIFORM", "RANDOM_STANDARD_NORMAL"], {"RANDOM_UNIFORM"}))
 def test_random_seeded_streams_like_litert(tmp_path, op):
     """RANDOM_UNIFORM / RANDOM_STANDARD_NORMAL with a seed: one model of six ops (_RANDOMS), three calls of the
     bundle, each op's Philox counter carried from one call's `<out>_state_next` to the next's `<out>_state`,
@@ -531,6 +539,7 @@ _MULTINOMIALS = [(2, 5, 7, 7, 0, "int64"), (3, 4, 10, 0, 11, "int32"), (1, 9, 1,
                  (4, 3, 6, 123, 456, "int32"), (2, 6, 2, 9, 9, "int32")]
 
 
+@pytest.mark.full
 def test_multinomial_seeded_streams_like_litert(tmp_path):
     """MULTINOMIAL with a seed: one model of five ops (_MULTINOMIALS: int32 and int64 draws, an odd number a row so
     a Philox block serves two rows, one draw), run-time logits with a -inf and a +inf (both left out of the
@@ -569,6 +578,7 @@ _RNG_BITS = [("DEFAULT", "a", "uint32", [2, 5]), ("DEFAULT", "b", "int64", [3]),
              ("THREEFRY", "a", "uint32", [1]), ("PHILOX", "b", "uint32", [5, 13]), ("THREEFRY", "c", "int64", [19])]
 
 
+@pytest.mark.full
 def test_rng_bit_generator_like_litert(tmp_path):
     """STABLEHLO_RNG_BIT_GENERATOR against BUILTIN_REF, bit for bit, outputs and output states, in one model (one
     bundle of 19 ops, under ASan/UBSan): every algorithm (DEFAULT is Philox) and output dtype LiteRT takes,
@@ -666,6 +676,7 @@ _GATHER_SCATTER_TYPES = [
 ]
 
 
+@pytest.mark.full
 def test_gather_scatter_other_types_like_litert(tmp_path):
     """_GATHER_SCATTER_TYPES against BUILTIN_REF in one model (one bundle, under ASan/UBSan), bit for bit: float16
     moved, and combined as LiteRT's Eigen::half (each op in float32, rounded back to float16), the unsigned and

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import tiered
 from modelcheck import aotc, build_bundle, run_bundle
 from tflite_reference import reference
 
@@ -147,7 +148,7 @@ def _draws(rng: np.random.Generator, boxes: int, columns: int) -> list[tuple[str
 
 
 @pytest.mark.parametrize("regular", [False, True], ids=["fast", "regular"])
-@pytest.mark.parametrize("dtype", ["float32", "uint8", "int8"])
+@pytest.mark.parametrize("dtype", tiered(["float32", "uint8", "int8"], {"uint8"}))
 def test_detection_postprocess_matches_litert(tmp_path, dtype, regular):
     _require_litert()
     rng = np.random.default_rng(3 + regular)
@@ -184,6 +185,7 @@ def test_detection_postprocess_matches_litert(tmp_path, dtype, regular):
     assert nums[0] == opts["max_detections"] and 0 < nums[1] < opts["max_detections"] and nums[2] == 0, nums
 
 
+@pytest.mark.full
 def test_detection_postprocess_several_classes_per_detection(tmp_path):
     """The fast path with max_classes_per_detection 3 of 4 classes and 5 (more than the classes: LiteRT leaves
     the fifth row of each detection unwritten), no background column, keypoints after the box encodings
@@ -239,7 +241,8 @@ def test_detection_postprocess_refused_in_one_line(tmp_path, case, message):
     assert message in err and f"node '{NAME}_0'" in err, err
 
 
-@pytest.mark.parametrize("name", ["ssd_tiny_float", "ssd_tiny_int8"])
+@pytest.mark.parametrize("name", tiered(["ssd_tiny_float", "ssd_tiny_int8"], {"ssd_tiny_int8"}))
+
 def test_ssd_model_end_to_end_matches_litert(tmp_path, name):
     """A whole SSD-style detector as TensorFlow's converter writes one (examples/make_ssd_tflite.py: convs, two
     heads' box encodings and sigmoid scores concatenated over 240 anchors, TFLite_Detection_PostProcess fused

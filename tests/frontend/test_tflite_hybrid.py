@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import tiered
 from modelcheck import aotc
 from tflite_reference import reference
 
@@ -30,7 +31,7 @@ HYBRID = ["hybrid_mlp", "hybrid_conv", "hybrid_conv_pt", "int4_dynamic", "int4_w
 NOT_EXACT = {"int4_weight_only"}  # float sums in another order than LiteRT's
 
 
-@pytest.mark.parametrize("name", HYBRID)
+@pytest.mark.parametrize("name", tiered(HYBRID, {"hybrid_conv", "int4_dynamic"}))
 def test_hybrid_model_matches_litert(tmp_path, name):
     """Bit-exact with LiteRT's reference kernels (BUILTIN_REF); within 1e-5 of each output's scale of its default
     kernels (which compute some float products in another order, and int4 weights by a path of their own).
@@ -82,7 +83,9 @@ def test_grouped_conv_with_one_scale_refused_by_name(tmp_path):
     assert "CONV_2D_1" in r.stderr and "grouped CONV_2D with one weight scale" in r.stderr, r.stderr
 
 
+@pytest.mark.full
 def test_hybrid_lstm_streams_like_litert(tmp_path):
+
     """hybrid_lstm: a tf_keras LSTM (UNIDIRECTIONAL_SEQUENCE_LSTM) with int8 gate weights: x and h quantized at
     every step, as LiteRT's LstmStepHybrid (recurrent.py, by hybrid_fc), inside the step loop. Four calls of one
     interpreter, the state carried, against four runs that feed each run's state outputs back: within 1e-5 of

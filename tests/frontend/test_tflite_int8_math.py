@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import require_tool
+from conftest import require_tool, tiered
 from modelcheck import aotc, build_bundle
 from tflite_reference import reference
 
@@ -183,14 +183,16 @@ def compile_and_compare(tmp_path: Path, width: str, target: str = "host", saniti
     assert not bad, bad
 
 
-@pytest.mark.parametrize("width", ["int8", "int16"])
+@pytest.mark.parametrize("width", tiered(["int8", "int16"], {"int8"}))
 def test_bit_exact_with_builtin_ref_sanitized(tmp_path, width):
     pytest.importorskip("ai_edge_litert")
     compile_and_compare(tmp_path, width, sanitize=True)
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("width", ["int8", "int16"])
 def test_bit_exact_with_builtin_ref_on_cortex_m4(tmp_path, width):
+
     """The same models for mps2-an386 (Cortex-M4F) under qemu."""
     pytest.importorskip("ai_edge_litert")
     require_tool("qemu-system-arm")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import require_tool
+from conftest import require_tool, tiered
 from modelcheck import aotc, build_bundle
 from tflite_reference import reference
 
@@ -114,12 +114,13 @@ def _check(width: str, ours: list[np.ndarray], refs: list[np.ndarray], feeds: li
         assert got.dtype == ref.dtype and np.array_equal(got, ref), f"{(got != ref).sum()} of {ref.size} differ"
 
 
-@pytest.mark.parametrize("width", ["int8", "int16"])
+@pytest.mark.parametrize("width", tiered(["int8", "int16"], {"int8"}))
 def test_bit_exact_with_builtin_ref_sanitized(tmp_path, width):
     pytest.importorskip("ai_edge_litert")
     _check(width, *_compile_run(tmp_path, width, sanitize=True))
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("width", ["int8", "int16"])
 def test_bit_exact_with_builtin_ref_on_cortex_m4(tmp_path, width):
     """The same models for mps2-an386 (Cortex-M4F) under qemu."""
@@ -188,9 +189,9 @@ def sum_model(width: str, more: bool = False) -> tuple[bytes, list[np.ndarray]]:
     return w.finish([x, x2]), [*feeds, rows.astype(dtype)]
 
 
-@pytest.mark.parametrize("board", [False, True])
-@pytest.mark.parametrize("width", ["int8", "int16"])
-@pytest.mark.parametrize("more", [False, True])
+@pytest.mark.parametrize("board", tiered([False, True], {False}))
+@pytest.mark.parametrize("width", tiered(["int8", "int16"], {"int8"}))
+@pytest.mark.parametrize("more", tiered([False, True], {False}))
 def test_sum_matches_litert_default_kernels(tmp_path, width, board, more):
     """Quantized SUM equal to LiteRT's default kernels (BUILTIN_WITHOUT_DEFAULT_DELEGATES), whose float32 rescaling
     of the int32 sums aotc repeats, on the host under ASan/UBSan and on mps2-an386; the reference kernel
@@ -229,7 +230,7 @@ def l2norm_model() -> tuple[bytes, list[np.ndarray]]:
     return w.finish([x1, x2]), [a.astype(np.int8), b.astype(np.int8)]
 
 
-@pytest.mark.parametrize("board", [False, True])
+@pytest.mark.parametrize("board", tiered([False, True], {False}))
 def test_l2_normalization_bit_exact_with_builtin_ref(tmp_path, board):
     """int8 L2_NORMALIZATION equal to BUILTIN_REF and to tests/tflite_int8_numpy.py's, on the host under ASan/UBSan
     and on mps2-an386."""
@@ -266,7 +267,7 @@ def prod_model(width: str) -> tuple[bytes, list[np.ndarray]]:
     return w.finish([x]), [rng.integers(-lim, lim, (2, 3, 4, 3)).astype(dtype)]
 
 
-@pytest.mark.parametrize("width", ["int8", "int16"])
+@pytest.mark.parametrize("width", tiered(["int8", "int16"], {"int8"}))
 def test_reduce_prod_bit_exact_with_builtin_ref(tmp_path, width):
     """REDUCE_PROD of int8 and int16 equal to BUILTIN_REF, under ASan/UBSan: each product rescaled by LiteRT's int64
     requantisation (the multiplier rounded to 16 bits), the reduced axes taken in LiteRT's order."""
@@ -307,8 +308,9 @@ def log_softmax_model() -> tuple[bytes, list[np.ndarray]]:
     return w.finish(xs), [*feeds, long.astype(np.int8), np.array([[-128], [0], [127]], np.int8)]
 
 
-@pytest.mark.parametrize("board", [False, True])
+@pytest.mark.parametrize("board", tiered([False, True], {False}))
 def test_log_softmax_bit_exact_with_builtin_ref(tmp_path, board):
+
     """int8 LOG_SOFTMAX equal to BUILTIN_REF (LiteRT's reference_integer_ops::LogSoftmax), on the host under
     ASan/UBSan and on mps2-an386."""
     pytest.importorskip("ai_edge_litert")

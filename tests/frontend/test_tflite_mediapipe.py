@@ -10,6 +10,7 @@ from pathlib import Path
 import mediapipe_numpy as mp
 import numpy as np
 import pytest
+from conftest import tiered
 from modelcheck import aotc, build_bundle, run_bundle
 
 F32 = 0  # TensorType.FLOAT32
@@ -88,7 +89,7 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("case", tiered(sorted(CASES), {"valid"}))
 def test_mediapipe_ops_match_published_kernels(tmp_path, case):
     """Convolution2DTransposeBias, MaxPoolingWithArgmax2D and (where its windows tile: stride == filter)
     MaxUnpooling2D of the argmax's outputs. Small integer inputs, so windows hold equal maxima and the
@@ -161,7 +162,9 @@ def _flex_map(values: dict) -> bytes:
     return bytes(b.Finish())
 
 
+@pytest.mark.full
 def test_mediapipe_face_ops_match_published_kernels(tmp_path):
+
     """Landmarks2TransformMatrix, TransformTensorBilinear (version 2, aligned corners; version 1, not) and
     TransformLandmarks (2-D and 3-D landmarks; one of them through the computed matrix), as the face
     landmark model with attention uses them: within 1e-5 of each output's scale. The matrix given to

@@ -809,6 +809,7 @@ int main(void) {
 """
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("block", [None, 1], ids=["blocks", "one_by_one"])
 def test_depthwise3x3_direct_reads_and_writes_only_its_tensors(tmp_path, block):
     """aotc_conv_depthwise3x3_direct_f32 with every tensor in a buffer of exactly its size, under

@@ -116,6 +116,7 @@ def check(meta: dict, pooled: bytes, alone: bytes, ref: np.ndarray, *, host: boo
     assert_close(np.frombuffer(pooled, np.float32).reshape(ref.shape), ref, "split_net --threads 2")
 
 
+@pytest.mark.full
 def test_pool_is_bit_identical_and_matches_onnxruntime_under_asan_ubsan(net):
     """ASan and UBSan (the Release build's -Werror is checked by the aarch64 one)."""
     d, _, _, ref = net
@@ -123,6 +124,7 @@ def test_pool_is_bit_identical_and_matches_onnxruntime_under_asan_ubsan(net):
                                             "-fno-omit-frame-pointer"), ref)
 
 
+@pytest.mark.full
 def test_pool_runs_winograd4_with_fast_math(net):
     """--fast-math's F(4 x 4, 3 x 3) through the pool (its 20 x 20 conv: one band of 5 tile rows, 2 panels),
     under ASan and UBSan: bit-identical to one thread, and within the tolerance on this net."""
@@ -132,12 +134,14 @@ def test_pool_runs_winograd4_with_fast_math(net):
           winograd="aotc_conv_winograd4_f32")
 
 
+@pytest.mark.full
 def test_pool_under_tsan(net):
     d, _, _, ref = net
     check(*build_and_run(d, "tsan", cflags="-fsanitize=thread",
                          env={"TSAN_OPTIONS": "halt_on_error=1 exitcode=66"}), ref)
 
 
+@pytest.mark.full
 def test_pool_on_aarch64_linux(net):
     d, _, _, ref = net
     t = get_target("aarch64-linux")

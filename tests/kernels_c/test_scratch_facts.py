@@ -182,6 +182,7 @@ def convs(draw) -> tuple[Node, Graph]:
 BUDGETS = st.one_of(st.sampled_from([0, 64, 4096, 9216, 65536, 1 << 20, 1 << 62]), st.integers(0, 1 << 22))
 
 
+@pytest.mark.full
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(conv_=convs(), budget=BUDGETS)
 def test_conv_scratch_is_the_kernels(facts, conv_, budget):
@@ -375,6 +376,7 @@ def _qconv_fields(node: Node, graph: Graph, packed: bool, dw4: int, work: int) -
     return (ctypes.c_int32 * len(f))(*f)
 
 
+@pytest.mark.full
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(conv_=qconvs(), budget=BUDGETS)
 def test_qconv_scratch_is_the_kernels(facts, conv_, budget):

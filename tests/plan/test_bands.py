@@ -169,6 +169,7 @@ def _litert(tmp_path: Path, runs: list[list[np.ndarray]]) -> list[np.ndarray] | 
     return list(np.load(tmp_path / "runs_out.npz")["output_0"])
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("budget", [BUDGET, 9000, 6000])
 def test_banded_person_identical_on_the_host_under_sanitizers(tmp_path, budget):
     """The host bundle with bands (ASan and UBSan stop the runner on any finding) gives every output
@@ -194,6 +195,7 @@ def test_banded_person_identical_on_the_host_under_sanitizers(tmp_path, budget):
             assert np.array_equal(got[name], refs[r]), r
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("board", ["mps2-an386", "mps3-an547"])
 def test_banded_person_identical_on_the_m4_and_m55(tmp_path, board):
     """On the M4 (mps2-an386 under qemu: the DSP paths, their scratch sized per band) and the M55

@@ -85,6 +85,7 @@ def test_line_buffer_pitches_follow_their_readers():
     assert _direct(sched, 3) == (False, True, False)
 
 
+@pytest.mark.full
 def test_qdq_chain_in_bands_identical_on_the_host(tmp_path, models):
     """The QDQ chain (--quantized-io): unbudgeted 47,984 B on the host, the liveness bound 34,560 B; its least
     with bands fuses the stem's run and the residual block (ending in the QLinearConvAdd)."""
@@ -98,6 +99,7 @@ def test_qdq_chain_in_bands_identical_on_the_host(tmp_path, models):
     assert all(r["calls"] > r["unbanded_calls"] for r in runs)
 
 
+@pytest.mark.full
 def test_fp32_chain_in_bands_identical_on_the_host(tmp_path, models):
     """The float chain without the residual block (138,240 B unbudgeted): 1x1, depthwise 3x3 at stride 2 (the flat
     kernel) and 1x1 in bands, each band call on the kernel of the unbanded call; every output bit the unbudgeted
@@ -122,6 +124,7 @@ def test_refusal_names_the_runs_fused(models):
     assert "\n" not in msg
 
 
+@pytest.mark.full
 def test_qdq_chain_in_bands_identical_on_the_m4(tmp_path, models):
     """On the M4 (the DSP paths under qemu) at the least budget: 44,992 B unbudgeted, every output element the
     unbudgeted bundle's."""

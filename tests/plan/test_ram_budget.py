@@ -212,6 +212,7 @@ def test_kws_within_the_issues_budget():
     assert "ram_budget" not in plain.metadata["memory"]
 
 
+@pytest.mark.full
 def test_cli_refuses_in_one_line_and_reports_what_was_traded(tmp_path):
     r = subprocess.run([sys.executable, "-m", "aot.cli", str(KWS), "-o", str(tmp_path / "a"), "--no-configure",
                         "--target", "mps2-an386", "--ram-budget", "5000"], capture_output=True, text=True)

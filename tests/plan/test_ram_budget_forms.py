@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import onnxruntime as ort
+import pytest
 from conftest import require_tool
 from onnx import TensorProto, helper, numpy_helper
 
@@ -35,6 +36,7 @@ def _add_model(path: Path) -> None:
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
+@pytest.mark.full
 def test_float_add_writes_over_its_second_operand_under_a_budget(tmp_path):
     """12,288 B without a budget (a, b and c alive at the Add); 8,448 B with one, the Add's output over b,
     named in the report; the outputs the unbudgeted bundle's, built with ASan and UBSan."""

@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import require_tool
+from conftest import first_fast, require_tool
 
 from aot.bench import insn_count_plugin
 from aot.build import runner_command
@@ -138,7 +138,7 @@ def _count(plugin: Path, elf: Path, args: str) -> tuple[int, int]:
     return (int(re.search(r"insns: (\d+)", r.stderr).group(1)), int(re.search(r"cycles: (\d+)", r.stderr).group(1)))
 
 
-@pytest.mark.parametrize("args,p,div", [("", 2, 7), ("p=3 div=12", 3, 12), ("p=1 div=2", 1, 2)])
+@pytest.mark.parametrize("args,p,div", first_fast([("", 2, 7), ("p=3 div=12", 3, 12), ("p=1 div=2", 1, 2)]))
 def test_m4_cycles_of_a_loop_match_the_trm_rules_worked_by_hand(tmp_path, args, p, div):
     require_tool("arm-none-eabi-gcc", "qemu-system-arm", "cc")
     plugin = insn_count_plugin(tmp_path / "plugin")
@@ -148,6 +148,7 @@ def test_m4_cycles_of_a_loop_match_the_trm_rules_worked_by_hand(tmp_path, args, 
     assert c2 - c1 == n * (_cycles(BODY, p, div) + _cycles(LEAF, p, div)), (c2 - c1) / n
 
 
+@pytest.mark.full
 def test_m4_cycles_across_a_page_boundary(tmp_path):
     """qemu ends a block at each 1 KiB page and reports the 32-bit instruction 6 bytes before it as
     6 bytes long: it is still one LDRD, and the load after the boundary still pipelines."""
@@ -164,6 +165,7 @@ def test_m4_cycles_across_a_page_boundary(tmp_path):
 RAM_ACCESSES = 1 + 1 + 1 + 2 + 4 + 4 + 1
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("ws", [1, 3])
 def test_m4_wait_states_charge_each_access_to_their_range(tmp_path, ws):
     """ws=ORIGIN:SIZE:N (aotc bench --wait-state, memory pools): N more cycles per data access in the

@@ -22,6 +22,9 @@ from poolmodels import pooled_model
 from aot.build import cmake_exe
 from aot.targets import get_target
 
+# qemu board runs that one fixture builds together: the whole file in the full tier (tests/README.md)
+pytestmark = pytest.mark.full
+
 AOTC = [sys.executable, "-m", "aot.cli"]
 
 # (target, label, --memory-pool values); the label "one" is the build without pools

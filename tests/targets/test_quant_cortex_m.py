@@ -27,6 +27,9 @@ from quantize import expose_integers, quantized
 
 from aot.build import cmake_exe
 
+# qemu board runs that one fixture builds together: the whole file in the full tier (tests/README.md)
+pytestmark = pytest.mark.full
+
 AOTC = [sys.executable, "-m", "aot.cli"]
 # (zoo model, quantizer format, activations, board): DS-CNN (a 10 x 4 stride-2 conv, depthwise and
 # pointwise convs, a gemm) and ResNet-8 (stride-2 and 1 x 1 convs, adds) on the M4; MobileNet v2

@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 import pytest
 import zoo
-from conftest import require_tool
+from conftest import first_fast, require_tool
 from onnx import TensorProto, helper, numpy_helper
 from opcheck import assert_close
 
@@ -182,6 +182,7 @@ def test_unknown_target_is_refused_with_the_known_ones(tmp_path):
 
 # --- models under qemu match onnxruntime ------------------------------------------------------------
 
+@pytest.mark.full
 @pytest.mark.parametrize("name,target", PAIRS, ids=[f"{m}-{t}" for m, t in PAIRS])
 def test_model_on_target_matches_onnxruntime(builds, name, target):
     b = get_build(builds, name, target)
@@ -190,12 +191,14 @@ def test_model_on_target_matches_onnxruntime(builds, name, target):
         assert_close(b.outputs[spec["name"]], ref, f"{name} on {target}: {spec['name']}")
 
 
+@pytest.mark.full
 def test_ctest_runs_the_runner_under_qemu(builds):
     b = get_build(builds, "mlp", "mps2-an385")
     r = run([ctest_exe(), "--output-on-failure"], cwd=b.out)
     assert "100% tests passed" in r.stdout, r.stdout
 
 
+@pytest.mark.full
 def test_timing_under_qemu_is_not_reported(builds, tmp_path):
     b = get_build(builds, "embed", "mps2-an385")
     np.savez(tmp_path / "in.npz", **b.feeds)
@@ -204,6 +207,7 @@ def test_timing_under_qemu_is_not_reported(builds, tmp_path):
     assert "not meaningful" in r.stderr and "median" not in r.stdout, (r.stdout, r.stderr)
 
 
+@pytest.mark.full
 def test_bare_metal_exit_codes_come_back_through_semihosting(builds, tmp_path):
     """A missing input file: the runner's exit code 66 is qemu's exit code."""
     b = get_build(builds, "embed", "mps2-an385")
@@ -215,6 +219,7 @@ def test_bare_metal_exit_codes_come_back_through_semihosting(builds, tmp_path):
 
 # --- the fit check ----------------------------------------------------------------------------------
 
+@pytest.mark.full
 def test_bench_on_a_board_counts_instructions_per_inference_and_per_mac(builds):
     """aotc bench on a Cortex-M bundle: qemu with aotc's counting plugin (built from source here),
     instructions of one inference, the M4's estimated cycles, MACs from the graph, the outputs' error
@@ -241,6 +246,7 @@ def test_bench_on_a_board_counts_instructions_per_inference_and_per_mac(builds):
     assert all(abs(float(c[4]) - int(c[3]) / int(c[2])) < 0.01 for c in prof if int(c[2]) > 0), r.stdout
 
 
+@pytest.mark.full
 def test_bench_on_a_board_without_a_timing_model_prints_no_cycles(builds):
     """The M3 (mps2-an385): instructions only, "-" for the cycles (aotc models the M4's timing)."""
     b = get_build(builds, "mlp", "mps2-an385")
@@ -253,7 +259,7 @@ def test_bench_on_a_board_without_a_timing_model_prints_no_cycles(builds):
     assert prof and all(line.split("|")[4].strip() == "-" for line in prof), r.stdout
 
 
-@pytest.mark.parametrize("path", ["as-is", "no-tools"])
+@pytest.mark.parametrize("path", first_fast(["as-is", "no-tools"]))
 def test_model_too_big_for_the_board_is_refused_with_sizes(tmp_path, path):
     """The sizes, whether or not the Arm compiler is installed ("no-tools": PATH is an empty folder)."""
     rows, dim = 90000, 64  # a 22 MiB table: more than the an385's 4 MiB flash and 16 MiB PSRAM
@@ -306,6 +312,7 @@ def berkeley(tool: str, path: Path, total: bool = False) -> tuple[int, int, int]
     return int(text), int(data), int(bss)
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("target", ["mps2-an385", "mps3-an547", "aarch64-linux"])
 def test_footprint_agrees_with_binutils_size(builds, target):
     b = get_build(builds, "mlp", target)
@@ -344,6 +351,7 @@ def test_footprint_agrees_with_binutils_size(builds, target):
 
 # --- a bundle that is moved, and a firmware project ---------------------------------------------------
 
+@pytest.mark.full
 def test_bundle_builds_standalone_after_a_move(builds, tmp_path):
     """OUT/bundle alone, copied elsewhere, configures for its target with no arguments."""
     b = get_build(builds, "mlp", "mps2-an386")
@@ -425,6 +433,7 @@ int main(void) {{
 """
 
 
+@pytest.mark.full
 def test_firmware_project_adds_the_bundle_with_add_subdirectory(tmp_path):
     target = "mps2-an386"
     require_tool(*tools_for(target))

@@ -36,6 +36,9 @@ from conftest import require_tool
 
 from aot.build import cmake_exe, run_bundle
 
+# qemu board runs that one fixture builds together: the whole file in the full tier (tests/README.md)
+pytestmark = pytest.mark.full
+
 HERE = Path(__file__).resolve().parents[1]
 MODELS = HERE.parent / "bench" / "models" / "keras"
 RUNS = [("kws_dscnn_int8", "mps2-an386", "Release", ""), ("ic_resnet8_int8", "mps2-an386", "Release", ""),

@@ -22,6 +22,9 @@ from conftest import require_tool
 
 from aot.build import cmake_exe, run_bundle
 
+# qemu board runs that one fixture builds together: the whole file in the full tier (tests/README.md)
+pytestmark = pytest.mark.full
+
 HERE = Path(__file__).resolve().parents[1]
 MODELS = HERE / "models" / "tflite"
 CALLS = 5  # streamed calls a model (each a qemu run)

@@ -377,6 +377,7 @@ def test_runner_prints_the_simulated_cycles(tmp_path):
         assert f"aotc: {f['symbol']}.cycles={f['cycles']}" in stdout.splitlines()
 
 
+@pytest.mark.full
 def test_sanitized_build_of_a_model(tmp_path):
     require_tool("gcc")
     model = zoo.squeezenet()
@@ -387,6 +388,7 @@ def test_sanitized_build_of_a_model(tmp_path):
     check_outputs(meta, ours, model, feeds)
 
 
+@pytest.mark.full
 def test_on_a_cortex_m_board(tmp_path):
     """mps2-an386 (Cortex-M4F) under qemu-system-arm: same outputs as onnxruntime and the same
     simulated cycles as on the host."""

@@ -214,6 +214,7 @@ def test_int8_is_faster_than_fp32_on_the_device():
 
 # --- the user's path on a Cortex-M board ------------------------------------------------------------
 
+@pytest.mark.full
 @pytest.mark.parametrize("case_id", ["lenet_QDQ_int8_device", "mobilenetv2_QDQ_int8_device",
                                      "resnet_QOperator_uint8_fused_device"])  # (exposed, com.microsoft ops have
 def test_on_a_cortex_m_board(results, tmp_path, case_id):                     # untyped outputs the CLI refuses)

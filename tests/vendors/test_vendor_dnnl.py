@@ -17,6 +17,7 @@ import numpy as np
 import onnx
 import pytest
 import zoo
+from conftest import tiered
 from modelcheck import aotc, build_bundle, run_bundle
 from onnx import TensorProto, helper, numpy_helper
 from opcheck import Case, assert_close, model_case, op_case, shared_build
@@ -323,7 +324,7 @@ def compile_build_run(tmp_path, model: onnx.ModelProto, feeds: dict[str, np.ndar
     return meta, run_bundle(out, feeds)
 
 
-@pytest.mark.parametrize("name", sorted(zoo.MODELS))
+@pytest.mark.parametrize("name", tiered(sorted(zoo.MODELS), {"lenet"}))
 def test_zoo_model_with_dnnl(tmp_path, name):
     require_onednn()
     model = zoo.build(name)
@@ -416,6 +417,7 @@ int main(int argc, char **argv) {
 """
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("path", ["avx512", "plain"])
 def test_runtime_swish_accuracy(tmp_path, path):
     """aotc_dnnl_swish, the SWISH post-op (EfficientNet's 49 SiLUs): its AVX-512 code and its plain-C
@@ -467,6 +469,7 @@ def onednn_exec_lines(tmp_path, name: str) -> list[str]:
     return [ln for ln in r.stdout.splitlines() if ",exec," in ln]
 
 
+@pytest.mark.full
 def test_conv_kernels_chosen(tmp_path):
     """ONEDNN_VERBOSE on the runner: no convolution of LeNet or ResNet-8 is left to oneDNN's
     reference kernel, and with AVX2 every dense 3x3 one with >= 16 input channels runs the
@@ -573,6 +576,7 @@ int main(int argc, char **argv) {
 """
 
 
+@pytest.mark.full
 @pytest.mark.parametrize("threads", [1, 2])
 def test_bundle_runs_onednn_on_its_threads(tmp_path, threads):
     """A bundle runs oneDNN's primitives on the threads it was compiled for (1, or N with --threads N)

@@ -63,6 +63,7 @@ def env(tmp_path_factory) -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]))
 
 
+@pytest.mark.full
 def test_third_party_vendor_from_a_package(tmp_path, env):
     x = np.linspace(-2, 2, 15, dtype=np.float32).reshape(3, 5)
     out, got = compile_build_run(tmp_path, model(np.array(0.5)), x, env, "small")
