@@ -21,7 +21,7 @@ import subprocess
 import tempfile
 import zlib
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -154,22 +154,65 @@ def assert_close(ours: np.ndarray, ref: np.ndarray, what: str, atol_scale: float
     return 0.0
 
 
-@dataclass
+class _BuiltSoFar(dict):
+    """A SharedBuild's metadata (or errors) by case id: a case not built yet (left out of the sample the build
+    began with) is built on its first lookup, with every other case still unbuilt."""
+
+    def __init__(self, owner: SharedBuild) -> None:
+        super().__init__()
+        self.owner = owner
+
+    def __missing__(self, case_id: str) -> object:
+        if case_id not in self.owner.cases or not self.owner.build_rest():
+            raise KeyError(case_id)
+        return self[case_id]
+
+
 class SharedBuild:
-    lib: ctypes.CDLL | None
-    cases: dict[str, Case]
-    meta: dict[str, dict] = field(default_factory=dict)
-    errors: dict[str, Exception] = field(default_factory=dict)
+    """Many cases in shared libraries: those of this run's sample (AOTC_TEST_SAMPLE; every case without it)
+    in one, built at once; any other case a test asks for, with all the rest, in a second one when it does."""
+
+    def __init__(self, cases: list[Case], work: Path, build_options: dict) -> None:
+        self.cases = {c.id: c for c in cases}
+        self.work, self.build_options = work, build_options
+        self.meta: dict[str, dict] = _BuiltSoFar(self)
+        self.errors: dict[str, Exception] = {}
+        self.libs: dict[str, ctypes.CDLL] = {}  # each built case's library
+        self.dirs: dict[str, Path] = {}  # each built case's bundle folder
+        self._build([c for c in cases if sampled(c.id)])
+
+    @property
+    def lib(self) -> ctypes.CDLL | None:
+        """The library of the cases built first."""
+        return next(iter(self.libs.values()), None)
+
+    def lib_for(self, case_id: str) -> ctypes.CDLL:
+        self.meta[case_id]  # (builds it if it is not yet)
+        return self.libs[case_id]
+
+    def build_rest(self) -> bool:
+        """Build every case not built yet; whether there was any."""
+        rest = [c for c in self.cases.values() if c.id not in self.libs and c.id not in self.errors]
+        self._build(rest)
+        return bool(rest)
+
+    def _build(self, cases: list[Case]) -> None:
+        index = {case_id: k for k, case_id in enumerate(self.cases)}  # names stay unique across libraries
+        names = {c.id: f"case{index[c.id]}" for c in cases}
+        work = self.work / f"lib{len(set(map(id, self.libs.values())))}"
+        lib, meta, errors = _compile_cases(cases, work, list(names.values()), **self.build_options)
+        self.errors.update(errors)
+        for case_id, m in meta.items():
+            dict.__setitem__(self.meta, case_id, m)
+            self.libs[case_id], self.dirs[case_id] = lib, work / names[case_id]
 
     def run(self, case_id: str) -> list[np.ndarray]:
-        if not sampled(case_id):  # left out by AOTC_TEST_SAMPLE
-            import pytest
-
-            pytest.skip(f"{case_id}: not in this sample (AOTC_TEST_SAMPLE)")
         if case_id in self.errors:
             raise self.errors[case_id]
         case, meta = self.cases[case_id], self.meta[case_id]
-        name = meta["name"]
+        if case_id in self.errors:  # (its build just now failed)
+            raise self.errors[case_id]
+        lib, name = self.libs[case_id], meta["name"]
         ins = [np.asarray(case.feeds[s["name"]], order="C") for s in meta["inputs"]]
         outs = [np.zeros(s["shape"], dtype=s["dtype"]) for s in meta["outputs"]]
         arena = np.zeros(max(meta["memory"]["arena_bytes"], 1) + 64, dtype=np.uint8)
@@ -178,8 +221,8 @@ class SharedBuild:
         # the outputs struct: a pointer per output, then an int64 extent per bounded output (issue 26)
         bounded = [k for k, s in enumerate(meta["outputs"]) if "extent" in s]
         out_struct = (ctypes.c_uint64 * max(len(outs) + len(bounded), 1))(*[y.ctypes.data for y in outs])
-        assert getattr(self.lib, f"{name}_init")(ctypes.c_void_p(arena_ptr)) == 0
-        rc = getattr(self.lib, f"{name}_run")(in_struct, out_struct, ctypes.c_void_p(arena_ptr))
+        assert getattr(lib, f"{name}_init")(ctypes.c_void_p(arena_ptr)) == 0
+        rc = getattr(lib, f"{name}_run")(in_struct, out_struct, ctypes.c_void_p(arena_ptr))
         assert rc == 0, f"{name}_run returned {rc}"
         for j, k in enumerate(bounded):  # the rows written
             axis, extent = meta["outputs"][k]["extent"]["axis"], int(out_struct[len(outs) + j])
@@ -224,9 +267,10 @@ def compile_c(sources: dict[Path, list[Path]], include_dirs: list[Path], output:
 
 
 def sampled(case_id: str) -> bool:
-    """Whether a case runs when AOTC_TEST_SAMPLE=k asks for about one case in k (a fixed choice by
-    the case's name, so every run takes the same ones). The sanitizer reruns use it by default
-    and take every case under --tier all (tests/kernels/test_sanitized_ops.py)."""
+    """Whether a case is in the sample when AOTC_TEST_SAMPLE=k asks for about one case in k (a fixed choice by
+    the case's name, so every run takes the same ones): the fast tier's op cases (tests/conftest.py) and the
+    sanitizer reruns' (tests/kernels/test_sanitized_ops.py; every case under --tier all). Its tests parametrized
+    by case_id are deselected; a case another test asks for is built then (SharedBuild)."""
     k = int(os.environ.get("AOTC_TEST_SAMPLE", "1"))
     return k <= 1 or zlib.crc32(case_id.encode()) % k == 0
 
@@ -235,17 +279,25 @@ def shared_build(cases: list[Case], workdir: Path | None = None, *, vendor_inclu
                  libs: tuple[str, ...] = (), extra_flags: tuple[str, ...] = ()) -> SharedBuild:
     """Compile every case with aotc, then all their C into one shared library (`vendor_include_dirs`
     and `libs`: what a vendor's library needs, e.g. oneDNN's headers and -ldnnl; `extra_flags`, e.g.
-    -march=native for the kernels' paths that need the CPU's extensions, as bundles build)."""
+    -march=native for the kernels' paths that need the CPU's extensions, as bundles build). Under
+    AOTC_TEST_SAMPLE (the fast tier's), the sampled cases only; SharedBuild builds the others when asked."""
     work = Path(workdir or tempfile.mkdtemp(prefix="aotc-ops-"))
     if workdir is None:  # removed when the test process ends: a suite run left ~70 MB a module in /tmp
         atexit.register(shutil.rmtree, work, ignore_errors=True)
-    build = SharedBuild(None, {c.id: c for c in cases})  # every case; only the sampled ones are built
-    cases = [c for c in cases if sampled(c.id)]
+    return SharedBuild(cases, work, dict(vendor_include_dirs=vendor_include_dirs, libs=libs, extra_flags=extra_flags))
+
+
+def _compile_cases(cases: list[Case], work: Path, names: list[str], *, vendor_include_dirs: tuple[Path, ...],
+                   libs: tuple[str, ...], extra_flags: tuple[str, ...]
+                   ) -> tuple[ctypes.CDLL | None, dict[str, dict], dict[str, Exception]]:
+    """The cases' bundles (named `names`) in one shared library under `work`: the library, each compiled
+    case's metadata, and the exception of each case aotc could not compile."""
+    meta: dict[str, dict] = {}
+    errors: dict[str, Exception] = {}
     sources: dict[Path, list[Path]] = {}  # each file -> its own bundle's include folders
     vendor_seen: set = set()
     kernel_sources: dict[str, None] = {}  # the runtime files the cases' bundles ship, in order
-    for k, case in enumerate(cases):
-        name = f"case{k}"
+    for name, case in zip(names, cases, strict=True):
         try:
             options = Options(name=name, vendors=case.vendors, input_shapes=case.input_shapes,
                               scratch_floor=case.scratch_floor, max_dims=case.max_dims,
@@ -253,11 +305,11 @@ def shared_build(cases: list[Case], workdir: Path | None = None, *, vendor_inclu
                               input_values=case.input_values)
             bundle = compile_model(case.model, options, source=f"{case.id}.onnx")
         except Exception as e:  # reported by that case's test, not by the whole module
-            build.errors[case.id] = e
+            errors[case.id] = e
             continue
         d = work / name
         bundle.write(d)
-        build.meta[case.id] = bundle.metadata
+        meta[case.id] = bundle.metadata
         own = [d / "include", *dict.fromkeys((d / rel).parent for rel in bundle.files if rel.startswith("vendor/"))]
         sources[d / "src" / f"{name}.c"] = own
         if (d / "src" / f"{name}_weights.S").exists():
@@ -270,12 +322,12 @@ def shared_build(cases: list[Case], workdir: Path | None = None, *, vendor_inclu
                 if key not in vendor_seen:
                     vendor_seen.add(key)
                     sources[d / rel] = own
+    if not meta:
+        return None, meta, errors
     rt = runtime_dir()
     for f in kernel_sources:  # not the reference kernels: tests/kernels_c/test_kernels_c.py
         sources[kernel_file(f)] = []
-    if build.meta:
-        lib = work / "libcases.so"
-        compile_c(sources, [rt / "include", *kernel_dirs(), *vendor_include_dirs], lib,
-                  shared=True, libs=libs, extra_flags=extra_flags)
-        build.lib = ctypes.CDLL(str(lib))
-    return build
+    lib = work / "libcases.so"
+    compile_c(sources, [rt / "include", *kernel_dirs(), *vendor_include_dirs], lib,
+              shared=True, libs=libs, extra_flags=extra_flags)
+    return ctypes.CDLL(str(lib)), meta, errors

@@ -42,7 +42,6 @@ def _feeds(seed: int) -> list[np.ndarray]:
 
 
 @pytest.mark.parametrize("seed", tiered([0, 1, 2], {0}))
-
 def test_bounded_outputs_match_litert_reference(tmp_path, seed):
     """Every output equal to BUILTIN_REF's: WHERE's coordinates and GATHER_ND's values, UNIQUE's values and
     indices, on their extent's rows (the rows past it are not the output); NMS's indices and scores whole."""

@@ -242,7 +242,6 @@ def test_detection_postprocess_refused_in_one_line(tmp_path, case, message):
 
 
 @pytest.mark.parametrize("name", tiered(["ssd_tiny_float", "ssd_tiny_int8"], {"ssd_tiny_int8"}))
-
 def test_ssd_model_end_to_end_matches_litert(tmp_path, name):
     """A whole SSD-style detector as TensorFlow's converter writes one (examples/make_ssd_tflite.py: convs, two
     heads' box encodings and sigmoid scores concatenated over 240 anchors, TFLite_Detection_PostProcess fused

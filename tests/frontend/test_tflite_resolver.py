@@ -45,7 +45,6 @@ def test_refused_builtins_say_why():
 @pytest.mark.parametrize("name", tiered(["rnn_float", "rnn_hybrid", "lstmstep_float", "lstmstep_hybrid", "bidi_float",
                                          "bidi_hybrid", "svdf_float", "svdf_hybrid", "rnnshare_float",
                                          "varshare_float"], {"rnn_float", "lstmstep_hybrid"}))
-
 def test_rnn_streams_like_litert(tmp_path, name):
     """RNN and UNIDIRECTIONAL_SEQUENCE_RNN (written with the schema: examples/make_tflite_models.py rnn_written), and
     the one-step builtin LSTM (lstm_step), BIDIRECTIONAL_SEQUENCE_RNN (merged) and _LSTM (two outputs, time-major),
