@@ -1,6 +1,6 @@
 /* ONNX elementwise ops on int32 and int64, the shape arithmetic of exported graphs: Add, Sub, Mul,
  * Div, Max, Min and Neg, wrapping as onnxruntime's do (done in uint64_t and narrowed), division by
- * zero giving 0. The other integer dtypes and ops: elementwise_int_other.c (see elementwise_impl.h). */
+ * zero giving 0. The other integer dtypes and ops: elementwise_int_*.c (see elementwise_impl.h). */
 #include "elementwise_impl.h"
 
 AOTC_WIDE_SIGNED(AOTC_BINARY, add, WRAP_ADD)

@@ -1,13 +1,6 @@
-/* ONNX comparisons and logic: bool (uint8_t) results for every dtype, And/Or/Xor/Not, and the
- * float NaN/Inf tests (see elementwise_impl.h). */
+/* ONNX And, Or, Xor and Not on bools (uint8_t), and the float NaN/Inf tests IsNaN and IsInf (see
+ * elementwise_impl.h). */
 #include "elementwise_impl.h"
-
-AOTC_CMP_ALL(equal, x0 == x1)
-AOTC_BINARY(equal, b8, uint8_t, uint8_t, (x0 != 0) == (x1 != 0))
-AOTC_CMP_ALL(less, x0 < x1)
-AOTC_CMP_ALL(less_equal, x0 <= x1)
-AOTC_CMP_ALL(greater, x0 > x1)
-AOTC_CMP_ALL(greater_equal, x0 >= x1)
 
 AOTC_BINARY(and, b8, uint8_t, uint8_t, (x0 != 0) & (x1 != 0))
 AOTC_BINARY(or, b8, uint8_t, uint8_t, (x0 != 0) | (x1 != 0))
