@@ -156,21 +156,22 @@ def assert_close(ours: np.ndarray, ref: np.ndarray, what: str, atol_scale: float
 
 class _BuiltSoFar(dict):
     """A SharedBuild's metadata (or errors) by case id: a case not built yet (left out of the sample the build
-    began with) is built on its first lookup, with every other case still unbuilt."""
+    began with) is built on its first lookup."""
 
     def __init__(self, owner: SharedBuild) -> None:
         super().__init__()
         self.owner = owner
 
     def __missing__(self, case_id: str) -> object:
-        if case_id not in self.owner.cases or not self.owner.build_rest():
+        if case_id not in self.owner.cases or not self.owner.ensure([case_id]):
             raise KeyError(case_id)
         return self[case_id]
 
 
 class SharedBuild:
     """Many cases in shared libraries: those of this run's sample (AOTC_TEST_SAMPLE; every case without it)
-    in one, built at once; any other case a test asks for, with all the rest, in a second one when it does."""
+    in one, built at once; any other case a test asks for in another when it does (`ensure` builds several
+    a test needs in one library)."""
 
     def __init__(self, cases: list[Case], work: Path, build_options: dict) -> None:
         self.cases = {c.id: c for c in cases}
@@ -190,10 +191,11 @@ class SharedBuild:
         self.meta[case_id]  # (builds it if it is not yet)
         return self.libs[case_id]
 
-    def build_rest(self) -> bool:
-        """Build every case not built yet; whether there was any."""
-        rest = [c for c in self.cases.values() if c.id not in self.libs and c.id not in self.errors]
-        self._build(rest)
+    def ensure(self, case_ids: list[str]) -> bool:
+        """Build those of the cases not built yet, in one library; whether there was any."""
+        rest = [self.cases[i] for i in dict.fromkeys(case_ids) if i not in self.libs and i not in self.errors]
+        if rest:
+            self._build(rest)
         return bool(rest)
 
     def _build(self, cases: list[Case]) -> None:

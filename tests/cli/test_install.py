@@ -21,6 +21,9 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "examples"))
 import zoo  # noqa: E402
 
+# a wheel and fresh virtual environments: the whole file in the full tier (tests/README.md)
+pytestmark = pytest.mark.full
+
 # what pip installs from PyPI is the wheel; the sdist (built in every run by `dists`) is installed and run in --tier all
 DISTS = ("wheel", pytest.param("sdist", marks=pytest.mark.slow))
 
@@ -82,7 +85,6 @@ def test_wheel_holds_every_file_and_no_tests(dists):
     assert any(n.endswith("licenses/LICENSE") for n in names)
 
 
-@pytest.mark.full
 @pytest.mark.parametrize("kind", DISTS)
 def test_version_matches_the_package(venvs, kind):
     venv = venvs[kind]
@@ -102,7 +104,6 @@ FLOWS = {
 }
 
 
-@pytest.mark.full
 @pytest.mark.parametrize("flow", FLOWS)
 @pytest.mark.parametrize("kind", DISTS)
 def test_installed_aotc_compiles_builds_and_runs(venvs, kind, flow, tmp_path):

@@ -17,6 +17,9 @@ from pathlib import Path
 import pytest
 from conftest import require_tool
 
+# sanitizer builds: the whole file in the full tier (tests/README.md; the fast tier runs these op tests plain)
+pytestmark = pytest.mark.full
+
 TESTS = Path(__file__).resolve().parents[1]
 SAMPLE = 4  # one case in 4 under the sanitizers; --tier all takes them all
 SANITIZE = "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
@@ -47,7 +50,6 @@ def test_conv_and_gemm_kernels_under_sanitizers():
     run_sanitized(["kernels/test_ops_conv.py", "kernels/test_ops_gemm.py"], sample=2 * SAMPLE)
 
 
-@pytest.mark.full
 def test_index_kernels_under_sanitizers():
     """Where, Gather/Scatter*, Trilu and CumSum walk odometers and read run-time indices and axes, the losses
     index by their targets; the integer elementwise kernels must not overflow (issues 15, 16)."""
@@ -66,14 +68,12 @@ def test_all_op_kernels_under_sanitizers():
     run_sanitized(sorted(f"kernels/{p.name}" for p in TESTS.glob("kernels/test_ops_*.py")), sample=1)
 
 
-@pytest.mark.full
 def test_loops_under_sanitizers():
     """A Loop's C reads scan rows, carried states and outer values by the step counter, and stops on a
     run-time condition (issue 26): the models of tests/frontend/test_loops.py, under ASan and UBSan."""
     run_sanitized(["frontend/test_loops.py"])
 
 
-@pytest.mark.full
 def test_detection_under_sanitizers():
     """NonMaxSuppression's heap and NonZero's odometer, and the ops that read their rows (issue 18): the
     rows past each extent are poisoned while the tensor lives, so a kernel that read or wrote one is
@@ -88,7 +88,6 @@ def test_detector_under_sanitizers():
     run_sanitized(["e2e/test_detection.py::test_kept_boxes_match_onnxruntime"], sample=1)
 
 
-@pytest.mark.full
 def test_torchvision_detector_under_sanitizers():
     """torchvision's SSD-Lite tail (tests/models/tv_ssdlite_small.onnx, issue 18): TopK of a run-time k
     over the class rows, the classes joined along their rows, the If around NonMaxSuppression over

@@ -22,6 +22,10 @@ from aot.ir import Graph, Node, Tensor
 from aot.kernels.tflite_int8 import overlap_bytes
 from aot.paths import cmake_dir, kernel_file
 
+# ASan and qemu builds: the whole file in the full tier (tests/README.md; the fast tier builds these kernels
+# plain in tests/kernels_c/test_kernels_c.py)
+pytestmark = pytest.mark.full
+
 FIELDS = ("op", "n", "h", "w", "c", "oh", "ow", "oc", "kh", "kw", "sh", "sw", "dh", "dw", "pt", "pl", "tile",
           "below", "granule")
 # the layers of the models (KWS's 1 x 1 and 3 x 3 depthwise on 25 x 5 x 64, VWW's first conv and a

@@ -12,6 +12,7 @@ from aot.emit_c.runtime_files import SYMBOLS_FILE, scan_symbols, sources_by_buil
 from aot.paths import kernels_dir
 
 
+@pytest.mark.full  # (it compiles every kernel file: ~20 s of the fast tier's CPU)
 def test_symbols_manifest_is_current(request):
     if request.config.getoption("--update-symbols"):
         write_symbols()

@@ -6,18 +6,25 @@ from __future__ import annotations
 import pytest
 from conftest import WITHOUT_FAST, item_tier
 
-# Files whose every test runs on a Cortex-M board under qemu from builds one module fixture makes together (a
-# fast test of theirs would cost the whole file, on a machine with the tools): the targets family keeps its
-# fast tests in tests/targets/test_targets.py and test_m4_cycles.py, and kernels_c/test_kernels_c_boards.py
-# its board run.
-BOARD_FILES = {"tests/targets/test_pools_boards.py", "tests/targets/test_tflite_cortex_m.py",
-               "tests/targets/test_quant_cortex_m.py", "tests/targets/test_tflm_signal_cortex_m.py"}
+# Files whose every test is of a kind the fast tier leaves out (tests/README.md), each in the full tier whole
+# (`pytestmark = pytest.mark.full`), their subject's fast tests elsewhere:
+FULL_TIER_FILES = {
+    # qemu board runs from builds one module fixture makes together (a fast test of theirs would cost the whole
+    # file): the targets family's fast tests are tests/targets/test_targets.py and test_m4_cycles.py
+    "tests/targets/test_pools_boards.py", "tests/targets/test_tflite_cortex_m.py",
+    "tests/targets/test_quant_cortex_m.py", "tests/targets/test_tflm_signal_cortex_m.py",
+    # the sanitizers and qemu again over kernels the fast tier builds plain (tests/kernels_c/test_kernels_c.py,
+    # the op tests)
+    "tests/kernels/test_sanitized_ops.py", "tests/kernels_c/test_overlap_kernels.py",
+    # the wheel and sdist, each in a fresh virtual environment
+    "tests/cli/test_install.py",
+}
 
 
 def test_every_test_file_keeps_a_test_in_the_fast_tier(request: pytest.FixtureRequest):
-    """Of the files this run collected (the whole of tests/ when run as the README says), each but the board
-    files has at least one test that no `full` or `slow` mark keeps out of the fast tier."""
-    without = sorted(set(request.config.stash.get(WITHOUT_FAST, [])) - BOARD_FILES)
+    """Of the files this run collected (the whole of tests/ when run as the README says), each but the
+    files of FULL_TIER_FILES has at least one test that no `full` or `slow` mark keeps out of the fast tier."""
+    without = sorted(set(request.config.stash.get(WITHOUT_FAST, [])) - FULL_TIER_FILES)
     assert not without, f"no test of {', '.join(without)} runs in the fast tier: leave one unmarked"
 
 

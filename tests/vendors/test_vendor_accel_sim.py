@@ -219,13 +219,13 @@ def test_tiled_layers_stay_within_their_scratchpad(results, case_id):
     assert fn["dma_bytes"] >= moved  # ... and all of it went through the DMA engine
 
 
-@pytest.mark.parametrize("name", sorted(zoo.MODELS))
-def test_zoo_model_matches_onnxruntime(results, name):
-    results.check(f"zoo_{name}")
-    meta = results.meta[f"zoo_{name}"]
+@pytest.mark.parametrize("case_id", [f"zoo_{name}" for name in sorted(zoo.MODELS)])
+def test_zoo_model_matches_onnxruntime(results, case_id):
+    results.check(case_id)
+    meta = results.meta[case_id]
     assert meta["partition"] and all(f["compiler"] == "accel_sim" for f in meta["partition"])
     heavy = {"Conv", "Gemm", "MaxPool", "AveragePool", "GlobalAveragePool"}
-    model = BY_ID[f"zoo_{name}"].model
+    model = BY_ID[case_id].model
     assert {n.name for n in model.graph.node if n.op_type in heavy} <= offloaded_nodes(meta)
     for f in meta["partition"]:
         assert f["cycles"] > 0 and 0 < f["mac_utilisation"] <= 1 and f["spm_peak_bytes"] <= 64 * 1024

@@ -304,6 +304,7 @@ def test_int8_refused_without_vnni(monkeypatch):
     assert any(why.get("dnnl") == "no VNNI here" for why in parted.refusals.values()), parted.refusals
 
 
+@pytest.mark.full  # (the fast tier's dnnl CLI run: test_vendor_dnnl.py's LeNet)
 def test_int8_model_through_cli(tmp_path):
     """ResNet-8, QOperator uint8, through aotc --vendor dnnl, CMake (-Werror) and the runner: its
     outputs match onnxruntime, oneDNN runs no reference kernel for it, and the runner refuses to
