@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import shutil
 import subprocess
@@ -56,8 +57,16 @@ def _tail(text: str, n: int = 1) -> str:
 BUILD_TYPES = {"Release": "-O3", "RelWithDebInfo": "-O2 -g", "MinSizeRel": "-Os", "Debug": "-O0 -g"}
 
 
-def configure(out: Path, target: str, extra: list[str] | None = None, build_type: str = "Release") -> None:
-    """CMake-configure the build tree OUT from OUT/bundle for `target` at `build_type` (BUILD_TYPES)."""
+def default_build_type() -> str:
+    """Release, or what CMake's CMAKE_BUILD_TYPE environment variable names: CMake takes it for a new build
+    tree, so a user who sets it expects the build trees aotc configures to take it too."""
+    return os.environ.get("CMAKE_BUILD_TYPE") or "Release"
+
+
+def configure(out: Path, target: str, extra: list[str] | None = None, build_type: str | None = None) -> None:
+    """CMake-configure the build tree OUT from OUT/bundle for `target` at `build_type` (BUILD_TYPES; None:
+    default_build_type())."""
+    build_type = build_type or default_build_type()
     if build_type not in BUILD_TYPES:
         raise AotcError(f"unknown build type '{build_type}' (known: {', '.join(BUILD_TYPES)})")
     t = get_target(target)

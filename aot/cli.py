@@ -29,6 +29,7 @@ import warnings
 from pathlib import Path
 
 from aot import __version__
+from aot.build import BUILD_TYPES, default_build_type
 from aot.errors import AotcError
 from aot.plan.pools import PoolSpec, parse_pool
 from aot.targets import HOST_ISAS
@@ -101,9 +102,10 @@ def _compile_parser() -> argparse.ArgumentParser:
     p.add_argument("--name", help="C name of the model (default: the file's stem)")
     _vendor_args(p)
     p.add_argument("--no-configure", action="store_true", help="write OUT/bundle only, do not run CMake")
-    p.add_argument("--build-type", default="Release", choices=["Release", "RelWithDebInfo", "MinSizeRel", "Debug"],
-                   help="CMake build type of the build tree OUT: Release -O3 (default), RelWithDebInfo -O2 -g, "
-                        "MinSizeRel -Os, Debug -O0 -g")
+    p.add_argument("--build-type", default=default_build_type(), choices=list(BUILD_TYPES),
+                   help="CMake build type of the build tree OUT: Release -O3 (default, or what CMake's "
+                        "CMAKE_BUILD_TYPE environment variable names), RelWithDebInfo -O2 -g, MinSizeRel -Os, "
+                        "Debug -O0 -g")
     p.add_argument("--print-plan", action="store_true", help="print the memory plan as an ASCII chart")
     p.add_argument("--scratch-floor", type=_nonnegative, metavar="BYTES", default=0,
                    help="kernel scratch any step may use beyond the memory spare at that step (default 0: the "

@@ -74,7 +74,7 @@ def build_bundle(model: Path, out: Path, *options: object, target: str = "host",
     bundle's metadata.json."""
     aotc(model, "-o", out, "--target", target, "--no-configure", *options)
     sanitizers = SANITIZE if sanitize and sanitizing() else ()
-    configure(out, target, ["-DAOTC_WARNINGS_AS_ERRORS=ON", *sanitizers, *cmake_args])
+    configure(out, target, ["-DAOTC_WARNINGS_AS_ERRORS=ON", *sanitizers, *cmake_args])  # (the fast tier: -O2)
     build(out)
     return json.loads((out / "bundle" / "metadata.json").read_text())
 
