@@ -114,8 +114,12 @@ def _check_qgemm(node: Node, graph: Graph) -> str | None:
         return "B must be a constant matrix"
     if names["bias"] and graph.const(names["bias"]) is None:
         return "the bias must be a constant"
-    if len(graph.tensors[names["a"]].shape) != 2 and node.op == "QGemm":
-        return "A must be a matrix"
+    # A of more than 2 dims: its rows flattened, as for QLinearMatMul (the QDQ pass makes QGemm of a MatMul whose
+    # A is a transformer's [batch, tokens, features]: issue 69)
+    a_shape, y_shape = graph.tensors[names["a"]].shape, graph.tensors[node.outputs[0]].shape
+    n = b.shape[0] if a.get("transB", 0) else b.shape[1]
+    if tuple(y_shape) != (*a_shape[:-1], n):
+        return f"A {list(a_shape)} by B {list(b.shape)} does not give {list(y_shape)} row by row"
     return check_8bit(node, graph, (0, 3))
 
 

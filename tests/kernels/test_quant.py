@@ -193,7 +193,9 @@ def _unary_case(op: str, dtype: str = "int8", attrs: dict | None = None, opset: 
     return _qdq_case(f"{op.lower()}_{dtype}", nodes, {"x": shape}, {**ix, **iy}, ["yd"], opset)
 
 
-def _gemm_case(op: str, dtype: str, per_channel: bool) -> Case:
+def _gemm_case(op: str, dtype: str, per_channel: bool, x_shape: tuple[int, ...] = (3, 16)) -> Case:
+    """DQ(x) op DQ(w) -> Q: QGemm after the QDQ pass; an x of more than 2 dims (a transformer's [batch, tokens,
+    features] MatMul, issue 69) its rows flattened."""
     rng = np.random.default_rng(2)
     nodes, inits = _q("x", "xd", dtype, 0.02, 4 if dtype == "int8" else 130)
     w = rng.integers(-120, 120, (16, 10)).astype(np.int8)
@@ -205,8 +207,9 @@ def _gemm_case(op: str, dtype: str, per_channel: bool) -> Case:
     nodes.append(helper.make_node(op, ["xd", "wd"], ["y"]))
     more, qi = _q("y", "yd", dtype, 0.05, 0)
     inits.update(qi)
-    return _qdq_case(f"{op.lower()}_{dtype}_{'pc' if per_channel else 'pt'}", nodes + more,
-                     {"x": (3, 16)}, inits, ["yd"])
+    rank = f"_{len(x_shape)}d" if len(x_shape) != 2 else ""
+    return _qdq_case(f"{op.lower()}_{dtype}_{'pc' if per_channel else 'pt'}{rank}", nodes + more,
+                     {"x": x_shape}, inits, ["yd"])
 
 
 def _concat_case(same: bool) -> Case:
@@ -388,6 +391,7 @@ OP_CASES = [
     *QAVGPOOL_CASES,
     _channels_last_input_case(),
     *[_gemm_case(op, d, pc) for op in ("MatMul", "Gemm") for d in ("int8", "uint8") for pc in (True, False)],
+    _gemm_case("MatMul", "int8", True, (2, 3, 16)), _gemm_case("MatMul", "uint8", False, (2, 2, 3, 16)),
     _concat_case(True), _concat_case(False), _resize_case("int8"), _resize_case("uint8"),
     *[_opset_case(o, d) for o in (10, 13, 19, 21) for d in ("int8", "uint8")],
 ]
