@@ -161,6 +161,17 @@ def _input_shape(text: str) -> tuple[str, tuple[int, ...]]:
     return name, shape
 
 
+def _dim(text: str) -> tuple[str, int]:
+    name, eq, value = text.rpartition("=")
+    try:
+        size = int(value)
+    except ValueError:
+        size = 0
+    if not (name and eq) or size < 1:
+        raise argparse.ArgumentTypeError(f"expected NAME=SIZE with SIZE >= 1 (e.g. batch=1), got '{text}'")
+    return name, size
+
+
 def _input_value(text: str) -> tuple[str, str]:
     name, eq, value = text.partition("=")
     if not (name and eq and value.strip()):
@@ -192,6 +203,9 @@ def _max_dim(text: str) -> tuple[str, int, int]:
 def _vendor_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--input-shape", action="append", default=[], type=_input_shape, metavar="NAME=D0,D1,...",
                    help="static shape for an input with dynamic dimensions (repeat per input)")
+    p.add_argument("--dim", action="append", default=[], type=_dim, metavar="NAME=SIZE",
+                   help="size of a named dynamic dimension (an ONNX dim_param such as 'batch' or 'sequence'), "
+                        "wherever an input, output or intermediate declares it (repeat per name)")
     p.add_argument("--input-value", action="append", default=[], type=_input_value, metavar="NAME=VALUE",
                    help="pin an input at compile time (a sample rate, a mode flag: a number, or V0,V1,... for a "
                    "tensor; read as the input's dtype and shape): it becomes a constant, what it decides (an If's "
@@ -412,7 +426,7 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     with status(f"compiling {args.model}"):
         bundle = compile_file(args.model, Options(name=args.name, target=args.target, vendors=tuple(args.vendor),
                                                      vendor_options=tuple(args.vendor_opt), annotate=args.annotate,
-                                                     input_shapes=tuple(args.input_shape),
+                                                     input_shapes=tuple(args.input_shape), dims=tuple(args.dim),
                                                      input_values=tuple(args.input_value),
                                                      scratch_floor=args.scratch_floor, max_dims=tuple(args.max_dim),
                                                      threads=args.threads, quantized_io=args.quantized_io,
@@ -477,7 +491,7 @@ def _cmd_partition(args: argparse.Namespace) -> int:
     model = load_model(args.model, dict(args.input_shape))
     parted = partition_model(model, Options(name=args.name, vendors=tuple(args.vendor),
                                             vendor_options=tuple(args.vendor_opt), annotate=args.annotate,
-                                            input_shapes=tuple(args.input_shape),
+                                            input_shapes=tuple(args.input_shape), dims=tuple(args.dim),
                                             input_values=tuple(args.input_value),
                                             max_dims=tuple(args.max_dim)), source)
     graph = parted.graph

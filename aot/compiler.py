@@ -42,6 +42,7 @@ class Options:
     annotate: str | None = None  # manual annotation file (JSON)
     vendor_options: tuple[tuple[str, str, str], ...] = ()  # (vendor, key, value): --vendor-opt V.KEY=VALUE
     input_shapes: tuple[tuple[str, tuple[int, ...]], ...] = ()  # static shapes for dynamic inputs
+    dims: tuple[tuple[str, int], ...] = ()  # named (symbolic) dimensions fixed wherever they appear: --dim
     # inputs pinned at compile time: ((name, value), ...), value text as --input-value NAME=VALUE takes
     # it ("16000", "1,0,2") or numbers; each becomes a constant (what it decides folds), which the
     # bundle no longer takes (metadata.json's pinned_inputs)
@@ -115,7 +116,8 @@ def partition_model(model: onnx.ModelProto, options: Options = Options(),
     name = sanitize(options.name or file_name or Path(source).stem)
     max_dims = {(t, a): n for t, a, n in options.max_dims}
     graph = simplify(import_model(model, name, dict(options.input_shapes), max_dims, keep_onnx=keep_onnx,
-                                  owned=owned, input_values=_input_values(options.input_values)))
+                                  owned=owned, input_values=_input_values(options.input_values),
+                                  dims=dict(options.dims)))
     if options.quantized_io:  # after the QDQ pass, which hoists an input's Q above the views it read
         graph, _ = integer_io(graph)
     parted = partition_for(graph, vendors, annotations, name)

@@ -13,6 +13,7 @@ import numpy as np
 import onnx
 import pytest
 from conftest import first_fast
+from modelcheck import aotc as in_process
 from onnx import TensorProto, helper
 
 from aot.build import cmake_exe
@@ -90,6 +91,40 @@ def test_dynamic_dimension(tmp_path, existing_out):
     before = snapshot(existing_out)
     assert_refused(aotc(str(tmp_path / "dyn.onnx"), "-o", str(existing_out)), "'x'", "batch")
     assert snapshot(existing_out) == before
+
+
+def _shared_dims_model() -> onnx.ModelProto:
+    """input_ids and mask [batch, sequence] (an exporter's named dimensions), pix [batch, 3, ?, ?]."""
+    ins = [helper.make_tensor_value_info("input_ids", TensorProto.FLOAT, ["batch", "sequence"]),
+           helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["batch", "sequence"]),
+           helper.make_tensor_value_info("pix", TensorProto.FLOAT, ["batch", 3, None, None])]
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("y", "z")]
+    nodes = [helper.make_node("Add", ["input_ids", "mask"], ["y"]), helper.make_node("Relu", ["pix"], ["z"])]
+    return helper.make_model(helper.make_graph(nodes, "g", ins, outs), opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_every_dynamic_input_is_named_at_once(tmp_path):
+    """One try names them all, with the options that fix them (issue 69: a model of four such inputs took four)."""
+    onnx.save(_shared_dims_model(), tmp_path / "dyn.onnx")
+    r = in_process(tmp_path / "dyn.onnx", "-o", tmp_path / "out", "--no-configure", check=False)
+    assert_refused(r, "3 inputs have dynamic dimensions: 'input_ids' [batch, sequence], 'mask' [batch, sequence], "
+                      "'pix' [batch, 3, ?, ?]", "--dim batch=N --dim sequence=N --input-shape pix=batch,3,D2,D3")
+    assert not (tmp_path / "out").exists()
+
+
+def test_dim_fixes_a_named_dimension_wherever_it_appears(tmp_path):
+    onnx.save(_shared_dims_model(), tmp_path / "dyn.onnx")
+    out = tmp_path / "out"
+    r = in_process(tmp_path / "dyn.onnx", "-o", out, "--no-configure", "--dim", "batch=2", "--dim", "sequence=5",
+                   check=False)  # pix's unnamed sizes are still missing: named alone, with what fixes them
+    assert_refused(r, "input 'pix' has a dynamic dimension 2", "--input-shape pix=2,3,D2,D3")
+    in_process(tmp_path / "dyn.onnx", "-o", out, "--no-configure", "--dim", "batch=2", "--dim", "sequence=5",
+               "--input-shape", "pix=2,3,4,4")
+    meta = json.loads((out / "bundle" / "metadata.json").read_text())
+    assert [i["shape"] for i in meta["inputs"]] == [[2, 5], [2, 5], [2, 3, 4, 4]]
+    r = in_process(tmp_path / "dyn.onnx", "-o", tmp_path / "other", "--dim", "batchsize=2", check=False)
+    assert_refused(r, "--dim names 'batchsize', which no input's dimension is called (the inputs' named "
+                      "dimensions: batch, sequence)")
 
 
 def test_unsupported_op(tmp_path, existing_out):

@@ -129,6 +129,47 @@ def fix_input_shapes(model: onnx.ModelProto, shapes: dict[str, tuple[int, ...]])
             tt.shape.dim.add().dim_value = int(d)
 
 
+def fix_named_dims(model: onnx.ModelProto, dims: dict[str, int]) -> None:
+    """--dim NAME=SIZE: a named dimension (dim_param, e.g. an exporter's 'batch' or 'sequence') fixed wherever
+    the graph declares it, so a model whose inputs share a name is given its size once, not per input."""
+    named = {d.dim_param for vi in model.graph.input if vi.type.HasField("tensor_type")
+             for d in vi.type.tensor_type.shape.dim if d.dim_param and not d.HasField("dim_value")}
+    for name in dims:
+        if name not in named:
+            known = f"the inputs' named dimensions: {', '.join(sorted(named))}" if named else \
+                "the inputs have no named dimension"
+            raise AotcError(f"--dim names '{name}', which no input's dimension is called ({known})")
+    for vi in [*model.graph.input, *model.graph.output, *model.graph.value_info]:
+        if vi.type.HasField("tensor_type"):
+            for d in vi.type.tensor_type.shape.dim:
+                if d.dim_param in dims and not d.HasField("dim_value"):
+                    d.dim_value = dims[d.dim_param]  # (clears dim_param: one of the two)
+
+
+def _dynamic_dims(vi: onnx.ValueInfoProto) -> list[tuple[int, str]]:
+    """An input's dimensions of no static size: (index, its name or '?')."""
+    return [(k, d.dim_param or "?") for k, d in enumerate(vi.type.tensor_type.shape.dim)
+            if not d.HasField("dim_value") or d.dim_value < 0]
+
+
+def _dynamic_inputs_line(dynamic: list[onnx.ValueInfoProto]) -> str:
+    """Every input of dynamic dimensions in one line, with the options that fix them all: --dim for each named
+    dimension, --input-shape (its static sizes filled in) for an input with an unnamed one."""
+    shown, named, by_input = [], {}, []
+    for vi in dynamic:
+        dims = vi.type.tensor_type.shape.dim
+        free = dict(_dynamic_dims(vi))
+        shown.append(f"'{vi.name}' [{', '.join(free.get(k, str(d.dim_value)) for k, d in enumerate(dims))}]")
+        named.update({n: None for n in free.values() if n != "?"})
+        if "?" in free.values():
+            sizes = ",".join(f"D{k}" if free.get(k) == "?" else free[k] if k in free else str(d.dim_value)
+                             for k, d in enumerate(dims))
+            by_input.append(f"--input-shape {vi.name}={sizes}")
+    options = " ".join([*(f"--dim {n}=N" for n in named), *by_input])
+    return (f"{len(dynamic)} inputs have dynamic dimensions: {', '.join(shown)}; aotc needs static shapes: give "
+            f"them with {options}")
+
+
 def pin_input_values(model: onnx.ModelProto, values: dict[str, object]) -> list[dict]:
     """--input-value: each named input becomes a constant of the value given (a sample rate, a mode
     flag), so what it decides folds (an If on it becomes the branch it selects, a shape computed from
@@ -258,6 +299,10 @@ def reduces_empty(model: onnx.ModelProto) -> bool:
 
 def check_input_shapes(model: onnx.ModelProto) -> None:
     inits = {i.name for i in model.graph.initializer}
+    dynamic = [vi for vi in model.graph.input if vi.name not in inits and vi.type.HasField("tensor_type")
+               and vi.type.tensor_type.HasField("shape") and _dynamic_dims(vi)]
+    if len(dynamic) > 1:  # every one named at once, rather than one a try
+        raise AotcError(_dynamic_inputs_line(dynamic))
     for vi in model.graph.input:
         if vi.name in inits:
             continue
@@ -271,8 +316,12 @@ def check_input_shapes(model: onnx.ModelProto) -> None:
                 raise AotcError(f"input '{vi.name}' has a zero-size dimension {k}: empty tensors are not supported")
             if not d.HasField("dim_value") or d.dim_value < 0:
                 what = f"'{d.dim_param}'" if d.dim_param else "unknown"
+                sizes = ",".join(str(e.dim_value) if e.HasField("dim_value") and e.dim_value > 0 else f"D{j}"
+                                 for j, e in enumerate(tt.shape.dim))
+                named = dict.fromkeys(n for _, n in _dynamic_dims(vi) if n != "?")
+                by_name = f" (or {' '.join(f'--dim {n}=N' for n in named)})" if named else ""
                 raise AotcError(f"input '{vi.name}' has a dynamic dimension {k} ({what}): aotc needs static shapes; "
-                                f"give them with --input-shape {vi.name}=D0,D1,...")
+                                f"give them with --input-shape {vi.name}={sizes}{by_name}")
 
 
 def _unique(name: str, used: set[str]) -> str:

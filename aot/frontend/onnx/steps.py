@@ -26,6 +26,7 @@ from aot.frontend.onnx.load import (
     copy_model,
     empty_inputs_to_constants,
     fix_input_shapes,
+    fix_named_dims,
     io_quantization,
     metadata_json,
     name_nodes,
@@ -64,6 +65,7 @@ class ImportState:
     keep_onnx: bool = True
     owned: bool = False
     input_values: dict[str, object] | None = None  # --input-value: inputs pinned to constants
+    dims: dict[str, int] | None = None  # --dim: named dimensions fixed wherever they appear
     opset: int = 0
     declared: dict[str, onnx.TypeProto] = field(default_factory=dict)  # the file's output/value_info types
     graph: Graph | None = None
@@ -162,7 +164,9 @@ def _sequences(s: ImportState) -> None:
 
 
 def _input_shapes(s: ImportState) -> None:
-    """--input-shape: the inputs' dynamic dimensions fixed."""
+    """--dim and --input-shape: the inputs' dynamic dimensions fixed, by name and by input."""
+    if s.dims:
+        fix_named_dims(s.model, s.dims)
     if s.input_shapes:
         fix_input_shapes(s.model, s.input_shapes)
 
@@ -353,14 +357,17 @@ def run_import(state: ImportState, steps: tuple[Step, ...] = STEPS) -> Iterator[
 def import_model(model: onnx.ModelProto, name: str | None = None,
                  input_shapes: dict[str, tuple[int, ...]] | None = None,
                  max_dims: dict[tuple[str, int], int] | None = None, *, keep_onnx: bool = True,
-                 owned: bool = False, input_values: dict[str, object] | None = None) -> Graph:
+                 owned: bool = False, input_values: dict[str, object] | None = None,
+                 dims: dict[str, int] | None = None) -> Graph:
     """ModelProto -> IR Graph with static shapes, constants folded, attributes canonical;
     `max_dims` bounds data-dependent dims ({(tensor, axis): rows}, aot/frontend/onnx/bounded.py).
     `keep_onnx`: keep the folded ONNX in graph.info.folded_onnx, which `aotc partition -o` writes back;
     a compile does without that copy of the weights. `owned`: the caller hands `model` over (it was
     loaded for this compile), so it is changed in place rather than copied. `input_values`: inputs
-    pinned to constants ({name: text or numbers}, --input-value)."""
-    state = ImportState(model, name, input_shapes, max_dims, keep_onnx, owned, input_values=input_values)
+    pinned to constants ({name: text or numbers}, --input-value); `dims`: named dimensions fixed ({name: size},
+    --dim)."""
+    state = ImportState(model, name, input_shapes, max_dims, keep_onnx, owned, input_values=input_values,
+                        dims=dims)
     for _ in run_import(state):
         pass
     return state.ir
