@@ -102,12 +102,17 @@ def _ort_session(model, threads: int = 1):
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    data = model if isinstance(model, bytes) else Path(model).read_bytes()
+    # a file by its path, not its bytes: onnxruntime finds a model's external data (model.onnx.data) beside the
+    # file it reads, and beside the current folder when handed bytes (issue 69)
+    data = model if isinstance(model, bytes) else str(model)
     try:
         return ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
     except (ort.capi.onnxruntime_pybind11_state.NotImplemented, ort.capi.onnxruntime_pybind11_state.Fail) as e:
         # an op (or an op's type) onnxruntime has no CPU kernel for: nothing to hold the bundle against
         why = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", str(e).strip().splitlines()[0])
+        if "external data" in why.lower():  # the file's weights, not its ops: a data file moved or removed
+            raise AotcError(f"onnxruntime cannot read the weights the model keeps outside it ({why}); keep its "
+                            "data file beside it, as it was saved") from None
         raise AotcError(f"onnxruntime cannot run the model ({why}), so aotc bench has no reference to time or "
                         "check the bundle against; time the bundle alone with: aotc run OUT --inputs IN.npz "
                         "--repeat N") from None

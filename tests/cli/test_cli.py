@@ -221,6 +221,29 @@ def test_bench_times_bundle_and_onnxruntime_in_rounds(tmp_path):
 
 
 @pytest.mark.full
+def test_bench_finds_external_data_from_any_folder(tmp_path):
+    """A model whose weights are in model.onnx.data, benchmarked from another folder: onnxruntime reads the data
+    beside the model, not in the current folder (issue 69: bench said onnxruntime could not run the model)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 64])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 32])
+    w = onnx.numpy_helper.from_array(np.random.default_rng(0).normal(size=(64, 32)).astype(np.float32), "w")
+    model = helper.make_model(helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "ext", [x], [y], [w]),
+                              opset_imports=[helper.make_opsetid("", 13)])
+    (tmp_path / "model").mkdir()
+    src, out, elsewhere = tmp_path / "model" / "ext.onnx", tmp_path / "out", tmp_path / "elsewhere"
+    onnx.save(model, src, save_as_external_data=True, location="ext.onnx.data", size_threshold=0)
+    assert (tmp_path / "model" / "ext.onnx.data").is_file()
+    assert aotc(str(src), "-o", str(out)).returncode == 0
+    subprocess.run([cmake_exe(), "--build", str(out)], check=True, capture_output=True)
+    elsewhere.mkdir()
+    repo = str(Path(__file__).resolve().parents[2])  # (this checkout's aot, from another folder)
+    r = subprocess.run([*AOTC, "bench", str(out), "--repeat", "2", "--rounds", "1"], capture_output=True, text=True,
+                       cwd=elsewhere, env={**os.environ, "PYTHONPATH": repo})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().splitlines()[-1].split("|")[1].strip() == "ext"
+
+
+@pytest.mark.full
 def test_bench_on_a_model_onnxruntime_cannot_run_is_one_line(tmp_path):
     """A bfloat16 DepthToSpace compiles (aotc moves any type), but onnxruntime has no CPU kernel for it: aotc bench
     says so in one line, exit 2 (it was an internal error)."""
