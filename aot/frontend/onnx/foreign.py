@@ -182,9 +182,11 @@ def _array_feature_extractor(b: _Builder, attrs: dict[str, object], shapes: dict
     x_shape, i_shape = shapes.get(node.input[0]), shapes.get(node.input[1])
     if x_shape is None or i_shape is None:
         raise AotcError("ArrayFeatureExtractor needs its inputs' shapes at compile time", node=_Named(node))
-    count = int(np.prod(i_shape, dtype=np.int64))
+    # indices whose count is known at run time only (an ArgMax of a [None, C] tensor): -1, the one such dim
+    count = -1 if None in i_shape else int(np.prod(i_shape, dtype=np.int64))
     flat = b.op("Reshape", node.input[1], b.const(np.array([count], np.int64), np.int64))
-    out_shape = [1, count] if len(x_shape) == 1 else [*x_shape[:-1], count]
+    # a dimension known at run time only (None, a [None, F] input's rows) is copied from the gathered tensor
+    out_shape = [1, count] if len(x_shape) == 1 else [0 if d is None else d for d in x_shape[:-1]] + [count]
     picked = b.op("Gather", node.input[0], flat, axis=-1)
     b.op("Reshape", picked, b.const(np.array(out_shape, np.int64), np.int64), out=node.output[0])
 
@@ -271,9 +273,9 @@ def _learn(ctx: MlContext, nodes: list[onnx.NodeProto], inits: list[onnx.TensorP
     except Exception:  # noqa: BLE001 - what inference cannot type, a later lowering refuses by name
         return
     for vi in inferred.graph.value_info:
-        if vi.type.HasField("tensor_type") and vi.name not in ctx.elems:
-            ctx.elems[vi.name] = vi.type.tensor_type.elem_type
-            if vi.type.tensor_type.HasField("shape"):
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type:
+            ctx.elems.setdefault(vi.name, vi.type.tensor_type.elem_type)
+            if vi.type.tensor_type.HasField("shape") and vi.name not in ctx.dims:
                 ctx.dims[vi.name] = [d.dim_value if d.HasField("dim_value") else None
                                      for d in vi.type.tensor_type.shape.dim]
 
@@ -307,7 +309,8 @@ def lower_foreign(model: onnx.ModelProto) -> bool:
 
         lower_gradients(model)
     elems, shapes = _types(model)
-    ctx = _ml_context(model) if any(n.domain == ML and n.op_type in SKLEARN_OPS for n in model.graph.node) else None
+    ctx = _ml_context(model) if any(n.domain == ML and n.op_type in (*SKLEARN_OPS, "ArrayFeatureExtractor")
+                                    for n in model.graph.node) else None
     nodes: list[onnx.NodeProto] = []
     for k, node in enumerate(model.graph.node):
         if not lowerable(node) or node.op_type == "Gradient":

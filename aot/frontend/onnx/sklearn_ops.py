@@ -178,6 +178,10 @@ def linear_classifier(b: Any, node: onnx.NodeProto, attrs: dict[str, Any], ctx: 
     labels, _ = _labels(b, node, attrs, ctx)
     f = ctx.features(node.input[0], node)
     e = len(intercepts) if len(intercepts) else (len(coef) // f if f else 0)
+    if f is not None and e and e * f < len(coef):
+        # more coefficients than the declared input's features take (onnxruntime's own logreg_iris.onnx: 12
+        # for 3 classes, X declared [3, 2]): onnxruntime reads the first E x F as the [E, F] matrix, so does aotc
+        coef = coef[:e * f]
     if not e or len(coef) % e or (f is not None and len(coef) != e * f):
         raise _refuse(node, f"{len(coef)} coefficients do not make {e or '?'} rows of the input's {f} features")
     f = len(coef) // e
@@ -446,22 +450,20 @@ def svm_classifier(b: Any, node: onnx.NodeProto, attrs: dict[str, Any], ctx: MlC
             wins[p, i], loses[p, j] = 1.0, 1.0
             p += 1
     dec = b.op("Add", b.op("MatMul", kern, b.array(m.astype(np.float32))), b.array(rho.astype(np.float32)))
-    if len(prob_a):  # two classes: Platt's sigmoid, clipped as libsvm clips it
-        val = b.op("Add", b.op("Mul", dec, b.const(float(prob_a[0]))), b.const(float(prob_b[0])))
-        p01 = b.op("Clip", b.op("Sigmoid", b.op("Neg", val)), b.const(1e-7), b.const(1 - 1e-7))
-        probs = _couple_two(b, p01)
-        _write_label(b, node, labels, b.op("ArgMax", probs, axis=1, keepdims=0))
-        if _out(node, 1):
-            _transform(b, probs, post, _out(node, 1))
-        return
+    # the label is the vote's winner (the first of the most voted), with probability too, as onnxruntime's
     pos = b.op("Cast", b.op("Greater", dec, b.const(0.0)), to=TensorProto.FLOAT)
     votes = b.op("Add", b.op("MatMul", pos, b.array(wins - loses)), b.array(loses.sum(axis=0)))
     _write_label(b, node, labels, b.op("ArgMax", votes, axis=1, keepdims=0))
-    if _out(node, 1):
-        if pairs == 1:
-            _binary_scores(b, dec, post, _out(node, 1), all_positive=False)
-        else:
-            _transform(b, dec, post, _out(node, 1))
+    if not _out(node, 1):
+        return
+    if len(prob_a):  # two classes: Platt's sigmoid, clipped as libsvm clips it, then libsvm's coupling
+        val = b.op("Add", b.op("Mul", dec, b.const(float(prob_a[0]))), b.const(float(prob_b[0])))
+        p01 = b.op("Clip", b.op("Sigmoid", b.op("Neg", val)), b.const(1e-7), b.const(1 - 1e-7))
+        _transform(b, _couple_two(b, p01), post, _out(node, 1))
+    elif pairs == 1:
+        _binary_scores(b, dec, post, _out(node, 1), all_positive=False)
+    else:
+        _transform(b, dec, post, _out(node, 1))
 
 
 def _couple_two(b: Any, r01: str) -> str:
@@ -527,7 +529,8 @@ def svm_regressor(b: Any, node: onnx.NodeProto, attrs: dict[str, Any], ctx: MlCo
 def _trees(node: onnx.NodeProto, attrs: dict[str, Any], prefix: str) -> dict:
     """The old ensembles' node table (nodes keyed (tree, node)) in TreeEnsemble's terms: branch nodes with
     feature, mode, split, NaN direction; every root-to-leaf path; each leaf's (target, weight) list."""
-    tree_ids, node_ids = [int(v) for v in _list(attrs, "nodes_treeids")], [int(v) for v in _list(attrs, "nodes_nodeids")]
+    tree_ids = [int(v) for v in _list(attrs, "nodes_treeids")]
+    node_ids = [int(v) for v in _list(attrs, "nodes_nodeids")]
     modes = [_text(m) for m in _list(attrs, "nodes_modes")]
     features = [int(v) for v in _list(attrs, "nodes_featureids")]
     splits = _floats(attrs, "nodes_values", "nodes_values_as_tensor")
