@@ -220,7 +220,7 @@ def _types(model: onnx.ModelProto) -> tuple[dict[str, int], dict[str, list[int]]
     return elems, shapes
 
 
-def _ml_context(model: onnx.ModelProto) -> MlContext:
+def _ml_context(model: onnx.ModelProto, opset: int) -> MlContext:
     """Element types and partial shapes (None for a dimension known at run time) of every tensor onnx's
     inference reaches, for the sklearn ops' lowerings (their inputs are often [None, F])."""
     try:
@@ -239,6 +239,7 @@ def _ml_context(model: onnx.ModelProto) -> MlContext:
     for init in g.initializer:
         elems[init.name], dims[init.name] = init.data_type, list(init.dims)
     ctx = MlContext(elems, dims, {o.name for o in model.graph.output})
+    ctx.opset = opset
     ctx.constants = {i.name: i for i in g.initializer if np.prod(i.dims, dtype=np.int64) <= 64}
     return ctx
 
@@ -309,8 +310,9 @@ def lower_foreign(model: onnx.ModelProto) -> bool:
 
         lower_gradients(model)
     elems, shapes = _types(model)
-    ctx = _ml_context(model) if any(n.domain == ML and n.op_type in (*SKLEARN_OPS, "ArrayFeatureExtractor")
-                                    for n in model.graph.node) else None
+    ml_ops = (*SKLEARN_OPS, "ArrayFeatureExtractor")
+    ctx = _ml_context(model, opset or DEFAULT_OPSET) if any(n.domain == ML and n.op_type in ml_ops
+                                                            for n in model.graph.node) else None
     nodes: list[onnx.NodeProto] = []
     for k, node in enumerate(model.graph.node):
         if not lowerable(node) or node.op_type == "Gradient":

@@ -86,6 +86,7 @@ class MlContext:
         self.notes: dict[str, dict] = {}
         self.retyped: dict[str, tuple[int, list[int | None] | None]] = {}  # graph output -> new elem, shape
         self.constants: dict[str, onnx.TensorProto] = {}  # small initializers (shapes, indices) inference reads
+        self.opset = 18  # the model's ai.onnx opset (ReduceMax takes its axes as an input from 18 on)
 
     def features(self, name: str, node: onnx.NodeProto) -> int | None:
         d = self.dims.get(name)
@@ -108,7 +109,14 @@ def _as_float_rows(b: Any, x: str, elem: int | None, features: int, node: onnx.N
     return b.op("Reshape", xf, b.const(np.array([-1, features], np.int64), np.int64))
 
 
-def _transform(b: Any, scores: str, post: str, out: str | None = None) -> str:
+def _reduce_max(b: Any, x: str, ctx: MlContext | None, keepdims: int = 1) -> str:
+    """ReduceMax over the last axis, in the form of the model's opset (axes an attribute before 18)."""
+    if ctx is not None and ctx.opset < 18:
+        return b.op("ReduceMax", x, axes=[-1], keepdims=keepdims)
+    return b.op("ReduceMax", x, b.const(np.array([-1], np.int64), np.int64), keepdims=keepdims)
+
+
+def _transform(b: Any, scores: str, post: str, out: str | None = None, ctx: MlContext | None = None) -> str:
     """post_transform of scores [N, E] (float), as onnxruntime writes it."""
     if post == "NONE":
         return b.op("Identity", scores, out=out) if out else scores
@@ -117,7 +125,7 @@ def _transform(b: Any, scores: str, post: str, out: str | None = None) -> str:
     if post == "SOFTMAX":
         return b.op("Softmax", scores, axis=-1, out=out)
     if post == "SOFTMAX_ZERO":  # a score of (nearly) 0 stays out of the exponentials; all of them 0: 0.5 each
-        top = b.op("ReduceMax", scores, b.const(np.array([-1], np.int64), np.int64), keepdims=1)
+        top = _reduce_max(b, scores, ctx)
         small = b.op("LessOrEqual", b.op("Abs", scores), b.const(1e-7))
         e = b.op("Where", small, b.op("Mul", scores, b.op("Exp", b.op("Neg", top))),
                  b.op("Exp", b.op("Sub", scores, top)))
@@ -158,17 +166,18 @@ def _write_label(b: Any, node: onnx.NodeProto, labels: np.ndarray, index: str) -
         b.op("Gather", b.array(labels), index, axis=0, out=out)
 
 
-def _binary_scores(b: Any, s: str, post: str, out: str | None, all_positive: bool) -> None:
+def _binary_scores(b: Any, s: str, post: str, out: str | None, all_positive: bool,
+                   ctx: MlContext | None = None) -> None:
     """Two columns from one score s [N, 1] as onnxruntime's write_scores adds the second class: [1 - s, s]
     for weights all positive, else the transform of [-s, s] (PROBIT keeps the one column)."""
     if out is None:
         return
     if post == "PROBIT":
-        _transform(b, s, post, out)
+        _transform(b, s, post, out, ctx=ctx)
     elif all_positive:
         b.op("Concat", b.op("Sub", b.const(1.0), s), s, axis=1, out=out)
     else:
-        _transform(b, b.op("Concat", b.op("Neg", s), s, axis=1), post, out)
+        _transform(b, b.op("Concat", b.op("Neg", s), s, axis=1), post, out, ctx=ctx)
 
 
 def linear_classifier(b: Any, node: onnx.NodeProto, attrs: dict[str, Any], ctx: MlContext) -> None:
@@ -197,14 +206,18 @@ def linear_classifier(b: Any, node: onnx.NodeProto, attrs: dict[str, Any], ctx: 
             label = labels[1] if len(labels) == 2 else 1
             negative = labels[0] if len(labels) == 2 else 0
             b.op("Where", pos, b.const(label, np.int64), b.const(negative, np.int64), out=_out(node, 0))
-        if len(labels) == 2:
-            _binary_scores(b, raw, post, _out(node, 1), all_positive=False)
+        if len(labels) == 2 and _out(node, 1):  # onnxruntime's two columns: [1 - t, t], t the logistic or s
+            if post == "PROBIT":
+                raise _refuse(node, "PROBIT of a one-row binary LinearClassifier is not supported (onnxruntime "
+                                    "writes no defined scores for it)")
+            t = b.op("Sigmoid", raw) if post == "LOGISTIC" else raw
+            b.op("Concat", b.op("Sub", b.const(1.0), t), t, axis=1, out=_out(node, 1))
         elif _out(node, 1):
-            _transform(b, raw, post, _out(node, 1))
+            _transform(b, raw, post, _out(node, 1), ctx=ctx)
         return
     _write_label(b, node, labels, b.op("ArgMax", raw, axis=1, keepdims=0))
     if _out(node, 1):
-        _transform(b, raw, post, _out(node, 1))
+        _transform(b, raw, post, _out(node, 1), ctx=ctx)
 
 
 def linear_regressor(b: Any, node: onnx.NodeProto, attrs: dict[str, Any], ctx: MlContext) -> None:
@@ -224,7 +237,7 @@ def linear_regressor(b: Any, node: onnx.NodeProto, attrs: dict[str, Any], ctx: M
     y = b.op("MatMul", x, b.array(coef.reshape(targets, f).T.astype(np.float32)))
     if len(intercepts):
         y = b.op("Add", y, b.array(intercepts.astype(np.float32)))
-    _transform(b, y, post, _out(node, 0))
+    _transform(b, y, post, _out(node, 0), ctx=ctx)
 
 
 def normalizer(b: Any, node: onnx.NodeProto, attrs: dict[str, Any], ctx: MlContext) -> None:
@@ -237,9 +250,10 @@ def normalizer(b: Any, node: onnx.NodeProto, attrs: dict[str, Any], ctx: MlConte
     f = ctx.features(node.input[0], node)
     if f is not None and len(ctx.dims[node.input[0]]) == 1:  # a vector is one row
         x = b.op("Reshape", x, b.const(np.array([1, f], np.int64), np.int64))
-    if norm == "MAX":
-        div = b.op("ReduceMax", b.op("Abs", x), axes, keepdims=1)
-    elif norm == "L1":
+    if norm == "MAX":  # onnxruntime divides by the row's maximum, not its largest magnitude
+        b.op("Div", x, _reduce_max(b, x, ctx), out=node.output[0])
+        return
+    if norm == "L1":
         div = b.op("ReduceSum", b.op("Abs", x), axes, keepdims=1)
     elif norm == "L2":
         div = b.op("Sqrt", b.op("ReduceSum", b.op("Mul", x, x), axes, keepdims=1))
@@ -340,8 +354,7 @@ def label_encoder(b: Any, node: onnx.NodeProto, attrs: dict[str, Any], ctx: MlCo
         hits = b.op("Or", hits, b.op("And", x_nan, nan_keys))
     hit_f = b.op("Cast", hits, to=TensorProto.FLOAT)
     first = b.op("ArgMax", hit_f, axis=-1, keepdims=0)
-    found = b.op("Greater", b.op("ReduceMax", hit_f, b.const(np.array([-1], np.int64), np.int64), keepdims=0),
-                 b.const(0.0, np.float32))
+    found = b.op("Greater", _reduce_max(b, hit_f, ctx, keepdims=0), b.const(0.0, np.float32))
     mapped = b.op("Gather", b.array(np.asarray(values[1], out_dtype)), first, axis=0)
     b.op("Where", found, mapped, b.const(default, out_dtype), out=node.output[0])
 
@@ -425,7 +438,7 @@ def svm_classifier(b: Any, node: onnx.NodeProto, attrs: dict[str, Any], ctx: MlC
                       b.const(float(rho[0]) if len(rho) else 0.0))
         _write_label(b, node, labels, b.op("ArgMax", scores, axis=1, keepdims=0))
         if _out(node, 1):
-            _transform(b, scores, post, _out(node, 1))
+            _transform(b, scores, post, _out(node, 1), ctx=ctx)
         return
     v = sum(per_class)
     pairs = k * (k - 1) // 2
@@ -459,11 +472,11 @@ def svm_classifier(b: Any, node: onnx.NodeProto, attrs: dict[str, Any], ctx: MlC
     if len(prob_a):  # two classes: Platt's sigmoid, clipped as libsvm clips it, then libsvm's coupling
         val = b.op("Add", b.op("Mul", dec, b.const(float(prob_a[0]))), b.const(float(prob_b[0])))
         p01 = b.op("Clip", b.op("Sigmoid", b.op("Neg", val)), b.const(1e-7), b.const(1 - 1e-7))
-        _transform(b, _couple_two(b, p01), post, _out(node, 1))
+        _transform(b, _couple_two(b, p01), post, _out(node, 1), ctx=ctx)
     elif pairs == 1:
-        _binary_scores(b, dec, post, _out(node, 1), all_positive=False)
+        _binary_scores(b, dec, post, _out(node, 1), all_positive=False, ctx=ctx)
     else:
-        _transform(b, dec, post, _out(node, 1))
+        _transform(b, dec, post, _out(node, 1), ctx=ctx)
 
 
 def _couple_two(b: Any, r01: str) -> str:
@@ -647,7 +660,7 @@ def tree_classifier(b: Any, node: onnx.NodeProto, attrs: dict[str, Any], ctx: Ml
                    b.const(0.5 if positive else 0.0))
         if _out(node, 0):
             b.op("Where", pos, b.const(labels[1], np.int64), b.const(labels[0], np.int64), out=_out(node, 0))
-        _binary_scores(b, scores, post, _out(node, 1), all_positive=positive and post == "NONE")
+        _binary_scores(b, scores, post, _out(node, 1), all_positive=positive and post == "NONE", ctx=ctx)
         return
     if len(base) not in (0, k):
         raise _refuse(node, f"{len(base)} base values for {k} classes")
@@ -655,7 +668,7 @@ def tree_classifier(b: Any, node: onnx.NodeProto, attrs: dict[str, Any], ctx: Ml
         scores = b.op("Add", scores, b.array(base.astype(np.float32)))
     _write_label(b, node, labels, b.op("ArgMax", scores, axis=1, keepdims=0))
     if _out(node, 1):
-        _transform(b, scores, post, _out(node, 1))
+        _transform(b, scores, post, _out(node, 1), ctx=ctx)
 
 
 LOWERINGS = {
