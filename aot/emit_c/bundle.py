@@ -78,6 +78,8 @@ def _io(graph: Graph, names: list[str], slots: dict[str, int], em: ModelEmitter)
         axis = graph.info.bounded.get(n)
         if axis is not None and n in graph.outputs:  # rows known at run time: the struct reports how many
             out[-1]["extent"] = {"axis": axis, "max": t.shape[axis], "field": em.extent_field(n)}
+        if n in graph.outputs and n in graph.info.output_notes:  # e.g. ZipMap's maps given as their tensor
+            out[-1].update(graph.info.output_notes[n])
         q = graph.info.io_quantization.get(n)
         if q is not None:  # a quantized input or output: real = scale * (q - zero_point)
             out[-1].update(scale=q["scale"], zero_point=q["zero_point"])

@@ -119,6 +119,9 @@ class GraphInfo:
     # "outputs": {...}}, spec {"sequence": [tensors]} or {"optional": tensor, {"sequence": ...} or None}
     # (aot/frontend/onnx/sequences.py)
     structured_io: dict[str, dict] = field(default_factory=dict)
+    # outputs a frontend gave another type than the file declares, with what the user must know of them:
+    # name -> note (ZipMap's maps returned as their probability tensor: aot/frontend/onnx/sklearn_ops.py)
+    output_notes: dict[str, dict] = field(default_factory=dict)
     # the folded ONNX model, which `aotc partition -o` writes a partition back into (keep_onnx)
     folded_onnx: Any = None
     # a vendor function's record of its own passes and options (accel_sim's transform)
@@ -132,7 +135,7 @@ class GraphInfo:
                        io_quantization=dict(self.io_quantization), state=dict(self.state),
                        pruned_inputs=list(self.pruned_inputs), pinned_inputs=list(self.pinned_inputs),
                        guessed_shapes=set(self.guessed_shapes),
-                       structured_io=dict(self.structured_io),
+                       structured_io=dict(self.structured_io), output_notes=dict(self.output_notes),
                        vendor_passes=list(self.vendor_passes),
                        vendor_options=dict(self.vendor_options), vendor_extra=dict(self.vendor_extra))
 

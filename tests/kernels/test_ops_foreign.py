@@ -140,9 +140,9 @@ def test_gradient_through_an_op_it_does_not_differentiate_is_refused():
 
 def test_an_ml_op_without_a_lowering_is_refused_by_name():
     feeds = {"x": np.ones((2, 3), np.float32)}
-    node = helper.make_node("Normalizer", ["x"], ["y"], domain=ML, norm="MAX")
-    model = _model("normalizer", [node], feeds, [("y", TensorProto.FLOAT)], {ML: 1})
-    with pytest.raises(AotcError, match=r"\(Normalizer\): operator domain 'ai.onnx.ml' is not supported"):
+    node = helper.make_node("FeatureVectorizer", ["x"], ["y"], domain=ML, inputdimensions=[3])  # (Normalizer is
+    model = _model("vectorizer", [node], feeds, [("y", TensorProto.FLOAT)], {ML: 1})  # lowered: sklearn_ops.py)
+    with pytest.raises(AotcError, match=r"\(FeatureVectorizer\): operator domain 'ai.onnx.ml' is not supported"):
         compile_model(model, Options())
 
 

@@ -6,13 +6,15 @@ R, an iteration count T, tensors X, their gradients G and accumulated state): co
 of that formula, as onnx's reference implementation writes it (onnx/reference/ops/aionnx_preview_training).
 Gradient, of a graph made of Add, Sub, Mul, Div and Neg on operands of one shape, becomes the
 reverse-mode derivative written out as ops. Binarizer and ArrayFeatureExtractor of ai.onnx.ml are a
-comparison and a Gather, TreeEnsemble matrix arithmetic on its comparisons (tree_ensemble.py). Anything
+comparison and a Gather, TreeEnsemble matrix arithmetic on its comparisons (tree_ensemble.py); the ops
+skl2onnx writes for scikit-learn's estimators are sklearn_ops.py's (issue 69). Anything
 else of those domains stays as it is and is refused by name (steps.py `_domains`), as is a node whose
 attributes or types the lowering does not cover.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import numpy as np
@@ -20,9 +22,13 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from aot.errors import AotcError
+from aot.frontend.onnx.load import metadata_json
+from aot.frontend.onnx.sklearn_ops import LOWERINGS as SKLEARN_OPS
+from aot.frontend.onnx.sklearn_ops import MlContext
 
 ML = "ai.onnx.ml"
 TRAINING = "ai.onnx.preview.training"
+NOTES_KEY = "aotc.output_notes"  # metadata_props: notes on outputs a lowering retyped (sklearn_ops.py)
 DEFAULT_OPSET = 18  # the ai.onnx opset a model of these domains alone is read at (its ops are the same from 13 on)
 _FLOATS = {TensorProto.FLOAT: np.float32, TensorProto.DOUBLE: np.float64}
 
@@ -176,9 +182,11 @@ def _array_feature_extractor(b: _Builder, attrs: dict[str, object], shapes: dict
     x_shape, i_shape = shapes.get(node.input[0]), shapes.get(node.input[1])
     if x_shape is None or i_shape is None:
         raise AotcError("ArrayFeatureExtractor needs its inputs' shapes at compile time", node=_Named(node))
-    count = int(np.prod(i_shape, dtype=np.int64))
+    # indices whose count is known at run time only (an ArgMax of a [None, C] tensor): -1, the one such dim
+    count = -1 if None in i_shape else int(np.prod(i_shape, dtype=np.int64))
     flat = b.op("Reshape", node.input[1], b.const(np.array([count], np.int64), np.int64))
-    out_shape = [1, count] if len(x_shape) == 1 else [*x_shape[:-1], count]
+    # a dimension known at run time only (None, a [None, F] input's rows) is copied from the gathered tensor
+    out_shape = [1, count] if len(x_shape) == 1 else [0 if d is None else d for d in x_shape[:-1]] + [count]
     picked = b.op("Gather", node.input[0], flat, axis=-1)
     b.op("Reshape", picked, b.const(np.array(out_shape, np.int64), np.int64), out=node.output[0])
 
@@ -189,7 +197,7 @@ _OPTIMIZERS: dict[str, Callable[[_Builder, dict[str, object]], None]] = {
 
 # the ops of each domain written as ai.onnx ops here
 FOREIGN_OPS = {TRAINING: ("Adagrad", "Adam", "Gradient", "Momentum"),
-               ML: ("ArrayFeatureExtractor", "Binarizer", "TreeEnsemble")}
+               ML: ("ArrayFeatureExtractor", "Binarizer", "TreeEnsemble", *sorted(SKLEARN_OPS))}
 
 
 def lowerable(node: onnx.NodeProto) -> bool:
@@ -212,6 +220,82 @@ def _types(model: onnx.ModelProto) -> tuple[dict[str, int], dict[str, list[int]]
     return elems, shapes
 
 
+def _ml_context(model: onnx.ModelProto, opset: int) -> MlContext:
+    """Element types and partial shapes (None for a dimension known at run time) of every tensor onnx's
+    inference reaches, for the sklearn ops' lowerings (their inputs are often [None, F])."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # noqa: BLE001 - what inference cannot type, a lowering refuses by name
+        inferred = model
+    g = inferred.graph
+    elems: dict[str, int] = {}
+    dims: dict[str, list[int | None]] = {}
+    for vi in [*g.input, *g.value_info, *g.output]:
+        if vi.type.HasField("tensor_type"):
+            elems[vi.name] = vi.type.tensor_type.elem_type
+            if vi.type.tensor_type.HasField("shape"):
+                dims[vi.name] = [d.dim_value if d.HasField("dim_value") else None
+                                 for d in vi.type.tensor_type.shape.dim]
+    for init in g.initializer:
+        elems[init.name], dims[init.name] = init.data_type, list(init.dims)
+    ctx = MlContext(elems, dims, {o.name for o in model.graph.output})
+    ctx.opset = opset
+    ctx.constants = {i.name: i for i in g.initializer if np.prod(i.dims, dtype=np.int64) <= 64}
+    return ctx
+
+
+def _learn(ctx: MlContext, nodes: list[onnx.NodeProto], inits: list[onnx.TensorProto],
+           model: onnx.ModelProto) -> None:
+    """The types and partial shapes of what `nodes` compute, learnt from onnx's inference on them alone, for
+    the nodes after them (onnx's inference does not type every ai.onnx.ml op's outputs)."""
+    if any(n.domain not in ("", "ai.onnx") for n in nodes):
+        return
+    made = {o for n in nodes for o in n.output if o}
+    if all(o in ctx.elems and o in ctx.dims for o in made):
+        return
+    names = {i.name for i in inits}
+    inputs = []
+    for i in dict.fromkeys(x for n in nodes for x in n.input if x and x not in made and x not in names):
+        if i not in ctx.elems:
+            return
+        inputs.append(helper.make_tensor_value_info(i, ctx.elems[i], ctx.dims.get(i)))
+    values = [numpy_helper.from_array(numpy_helper.to_array(i), i.name) for i in inits]
+    for n in nodes:
+        for i in n.input:
+            if i in ctx.constants and i not in names:
+                values.append(ctx.constants[i])
+                names.add(i)
+    inputs = [v for v in inputs if v.name not in names]
+    imports = [imp for imp in model.opset_import if imp.domain in ("", "ai.onnx")][:1] or \
+        [helper.make_opsetid("", DEFAULT_OPSET)]
+    mini = helper.make_model(helper.make_graph(nodes, "mini", inputs, [], values), opset_imports=imports)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(mini, data_prop=True)
+    except Exception:  # noqa: BLE001 - what inference cannot type, a later lowering refuses by name
+        return
+    for vi in inferred.graph.value_info:
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type:
+            ctx.elems.setdefault(vi.name, vi.type.tensor_type.elem_type)
+            if vi.type.tensor_type.HasField("shape") and vi.name not in ctx.dims:
+                ctx.dims[vi.name] = [d.dim_value if d.HasField("dim_value") else None
+                                     for d in vi.type.tensor_type.shape.dim]
+
+
+def _retype_outputs(model: onnx.ModelProto, ctx: MlContext) -> None:
+    """The outputs whose type a lowering changed (ZipMap's maps as their tensor, a string label as its class
+    index) declared so, and their notes kept for metadata.json (metadata_props 'aotc.output_notes')."""
+    for out in model.graph.output:
+        if out.name in ctx.retyped:
+            elem, dims = ctx.retyped[out.name]
+            out.type.CopyFrom(helper.make_tensor_type_proto(elem, dims))
+    if ctx.notes:
+        notes = {**metadata_json(model, NOTES_KEY), **ctx.notes}
+        kept = [p for p in model.metadata_props if p.key != NOTES_KEY]
+        del model.metadata_props[:]
+        model.metadata_props.extend(kept)
+        model.metadata_props.append(onnx.StringStringEntryProto(key=NOTES_KEY, value=json.dumps(notes)))
+
+
 def lower_foreign(model: onnx.ModelProto) -> bool:
     """Every top-level node `lowerable` replaced, in place, by the ai.onnx ops that compute it (an ai.onnx
     opset import added where the model has none); whether any was."""
@@ -226,10 +310,15 @@ def lower_foreign(model: onnx.ModelProto) -> bool:
 
         lower_gradients(model)
     elems, shapes = _types(model)
+    ml_ops = (*SKLEARN_OPS, "ArrayFeatureExtractor")
+    ctx = _ml_context(model, opset or DEFAULT_OPSET) if any(n.domain == ML and n.op_type in ml_ops
+                                                            for n in model.graph.node) else None
     nodes: list[onnx.NodeProto] = []
     for k, node in enumerate(model.graph.node):
         if not lowerable(node) or node.op_type == "Gradient":
             nodes.append(node)
+            if ctx is not None:
+                _learn(ctx, [node], [], model)
             continue
         base = node.name or f"{node.op_type}_{k}"
         anchor = node.input[2] if node.domain == TRAINING and len(node.input) > 2 else node.input[0]
@@ -242,8 +331,10 @@ def lower_foreign(model: onnx.ModelProto) -> bool:
             from aot.frontend.onnx.tree_ensemble import lower_tree_ensemble
 
             b.nodes = lower_tree_ensemble(node, base, shapes, elems, b.array)
+        elif node.op_type in SKLEARN_OPS and ctx is not None:
+            SKLEARN_OPS[node.op_type](b, node, attrs, ctx)
         elif node.op_type == "ArrayFeatureExtractor":
-            _array_feature_extractor(b, attrs, shapes)
+            _array_feature_extractor(b, attrs, shapes if ctx is None else {**ctx.dims, **shapes})
         elif node.op_type == "Binarizer":
             if elem not in (TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.INT64, TensorProto.INT32):
                 raise AotcError("Binarizer takes float, double, int64 or int32", node=_Named(node))
@@ -252,8 +343,12 @@ def lower_foreign(model: onnx.ModelProto) -> bool:
             _OPTIMIZERS[node.op_type](b, attrs)
         nodes.extend(b.nodes)
         model.graph.initializer.extend(b.initializers)
+        if ctx is not None:
+            _learn(ctx, b.nodes if lowerable(node) else [node], b.initializers, model)
     del model.graph.node[:]
     model.graph.node.extend(nodes)
+    if ctx is not None:
+        _retype_outputs(model, ctx)
     if opset is None:
         model.opset_import.append(helper.make_opsetid("", DEFAULT_OPSET))
     used = {n.domain for n in model.graph.node}

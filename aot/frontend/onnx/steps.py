@@ -17,7 +17,7 @@ from aot.frontend.onnx.bounded import BoundedImport, check_bounded
 from aot.frontend.onnx.canonical import canonicalize
 from aot.frontend.onnx.control_flow import flatten_control_flow
 from aot.frontend.onnx.fold import _Named, fold_to_fixed_point, refuse_control_flow
-from aot.frontend.onnx.foreign import FOREIGN_OPS, lower_foreign, lowerable
+from aot.frontend.onnx.foreign import FOREIGN_OPS, NOTES_KEY, lower_foreign, lowerable
 from aot.frontend.onnx.functions import expand_functions, expandable
 from aot.frontend.onnx.load import (
     MAX_OPSET,
@@ -277,6 +277,9 @@ def _meta(s: ImportState) -> None:
     state = metadata_json(s.model, "aotc.state")  # state inputs' next outputs and start values (TFLite's)
     if state:
         graph.info.state = state
+    notes = metadata_json(s.model, NOTES_KEY)  # outputs the ai.onnx.ml lowerings retyped (sklearn_ops.py)
+    if notes:
+        graph.info.output_notes = {k: v for k, v in notes.items() if k in graph.outputs}
     if s.keep_onnx:
         graph.info.folded_onnx = s.model  # the folded model, which a partition is written back into
 

@@ -110,7 +110,24 @@ def lower_tree_ensemble(node: onnx.NodeProto, base: str, shapes: dict[str, list[
         out.append(helper.make_node(op_type, list(inputs), [result or name], name=name, **kw))
         return result or name
 
-    xd = op("Cast", node.input[0], to=TensorProto.DOUBLE)
+    w = np.zeros((len(paths), n_targets), np.float64)
+    for p, (_, leaf) in enumerate(paths):
+        w[p, targets[leaf]] += weights[leaf]
+    if int(attrs.get("aggregate_function", 1)) == 0:
+        w /= len(attrs["tree_roots"])
+    y = paths_matrix(op, add_init, node.input[0], paths, features, modes, splits, tracks, sets, w, node, rows)
+    op("Cast", y, to=elem, result=node.output[0])
+    return out
+
+
+def paths_matrix(op: Callable[..., str], add_init: Callable[[np.ndarray], str], x: str,
+                 paths: list[tuple[list[tuple[int, bool]], int]], features: list[int], modes: list[int],
+                 splits: np.ndarray, tracks: list[int], sets: dict[int, list], w: np.ndarray,
+                 node: onnx.NodeProto, rows: int | None = None) -> str:
+    """[N, T] float32: the rows' reached paths times their weights `w` [paths, T] (shared by TreeEnsemble
+    and ai.onnx.ml 1/3's TreeEnsembleClassifier / TreeEnsembleRegressor, sklearn_ops.py); op(op_type,
+    *inputs, **attrs) appends a node and returns its output."""
+    xd = op("Cast", x, to=TensorProto.DOUBLE)
     branch = sorted({j for p, _ in paths for j, _ in p})
     columns = []  # one [N, 1] 0/1 float per branch node, in `branch` order
     for j in branch:
@@ -133,20 +150,18 @@ def lower_tree_ensemble(node: onnx.NodeProto, base: str, shapes: dict[str, list[
     a = np.zeros((max(len(branch), 1), len(paths)), np.float32)
     need = np.zeros(len(paths), np.float32)
     at = {j: k for k, j in enumerate(branch)}
-    w = np.zeros((len(paths), n_targets), np.float64)
-    for p, (steps, leaf) in enumerate(paths):
+    for p, (steps, _) in enumerate(paths):
         for j, taken in steps:
             a[at[j], p] += 1.0 if taken else -1.0
             need[p] += 1.0 if taken else 0.0
-        w[p, targets[leaf]] += weights[leaf]
-    if int(attrs.get("aggregate_function", 1)) == 0:
-        w /= len(attrs["tree_roots"])
     if columns:
         c = columns[0] if len(columns) == 1 else op("Concat", *columns, axis=1)
         sums = op("MatMul", c, add_init(a))
-    else:
+    elif rows is not None:
         sums = add_init(np.zeros((rows, len(paths)), np.float32))
+    else:  # every tree one leaf, rows known at run time: a column of zeros from X (no value is below -inf)
+        c = op("Cast", op("Less", op("Gather", xd, add_init(np.array([0], np.int64)), axis=1),
+                          add_init(np.array(-np.inf, np.float64))), to=TensorProto.FLOAT)
+        sums = op("MatMul", c, add_init(a))
     reached = op("Cast", op("Equal", sums, add_init(need)), to=TensorProto.FLOAT)
-    y = op("MatMul", reached, add_init(w.astype(np.float32)))
-    op("Cast", y, to=elem, result=node.output[0])
-    return out
+    return op("MatMul", reached, add_init(w.astype(np.float32)))
