@@ -75,6 +75,23 @@ FOREIGN = {
     "ArrayFeatureExtractor": "lowered on import to a Gather on the last axis",
     "TreeEnsemble": "lowered on import to comparisons and MatMuls over its root-to-leaf paths (SUM, AVERAGE; no "
                     "post_transform)",
+    # scikit-learn's estimators as skl2onnx writes them (sklearn_ops.py)
+    "LinearClassifier": "lowered on import to Gemm, ArgMax and its post_transform (NONE, LOGISTIC, SOFTMAX, "
+                        "SOFTMAX_ZERO, PROBIT)",
+    "LinearRegressor": "lowered on import to Gemm (post_transform NONE or PROBIT)",
+    "SVMClassifier": "lowered on import to its kernel (LINEAR, POLY, RBF, SIGMOID) against the support vectors, "
+                     "one-vs-one votes and, for two classes, Platt's probability (more classes with probability: "
+                     "refused)",
+    "SVMRegressor": "lowered on import to its kernel against the support vectors and a MatMul",
+    "TreeEnsembleClassifier": "lowered on import as TreeEnsemble is, then its base values and post_transform "
+                              "(SUM, AVERAGE)",
+    "TreeEnsembleRegressor": "lowered on import as TreeEnsemble is, then its base values (SUM, AVERAGE)",
+    "Normalizer": "lowered on import to the row's L1, L2 or MAX and a Div",
+    "Scaler": "lowered on import to Sub and Mul",
+    "Imputer": "lowered on import to a comparison and Where (numbers)",
+    "OneHotEncoder": "lowered on import to comparisons with its integer categories",
+    "LabelEncoder": "lowered on import to comparisons and Where (number keys and values)",
+    "ZipMap": "as a model output: the [N, classes] probability tensor it wraps (metadata.json names the classes)",
 }
 
 
