@@ -186,11 +186,12 @@ def _emit_gemm_f64(ctx: NodeContext) -> None:
     m, n, k = plan.m, plan.n, plan.k
     alpha, beta = ctx.attrs["alpha"], ctx.attrs["beta"]
     trans_a, trans_b = ctx.attrs["transA"], ctx.attrs["transB"]
-    b_ptr, b_strides = ctx.ptr(b), ((1, k) if trans_b else (n, 1))
     if plan.b_const and trans_b:
         b_ptr = ctx.const_array("b_kn", np.ascontiguousarray(np.asarray(ctx.const(b), np.float64).T),
                                 comment="B as k x n")
         b_strides = (n, 1)
+    else:
+        b_ptr, b_strides = ctx.ptr(b), ((1, k) if trans_b else (n, 1))
     cin_ptr, cin_strides = "NULL", (0, 0)
     if c and beta != 0.0:
         cs = (1,) * (2 - len(ctx.shape(c))) + tuple(ctx.shape(c))
