@@ -69,7 +69,8 @@ def _emit_unary(kernel, **attrs: float):
     def emit(ctx: NodeContext) -> None:
         x, y = ctx.inputs[0], ctx.outputs[0]
         n = int(np.prod(ctx.shape(y), dtype=np.int64))
-        literal = c_double if ctx.dtype(x) == "float64" else c_float  # a float64 kernel's parameters are doubles
+        # a float64 kernel's parameters are doubles, of the float32 values ONNX's attributes hold (onnxruntime's)
+        literal = (lambda v: c_double(np.float32(v))) if ctx.dtype(x) == "float64" else c_float
         extra = [literal(ctx.attrs.get(k, default)) for k, default in attrs.items()]
         name = kernel(ctx) if callable(kernel) else kernel
         ctx.call(f"aotc_{name}_{ctx.suffix(x)}", f"{n}u", ctx.ptr(x), ctx.ptr(y), *extra)
