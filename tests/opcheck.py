@@ -117,6 +117,44 @@ def model_case(case_id: str, graph: onnx.GraphProto, feeds: dict[str, np.ndarray
     return Case(case_id, model, feeds, atol_scale)
 
 
+F64_TOLERANCE = 1e-12  # float64 cases: error within 1e-12 of max(1, max |ref|), a few thousand ulps of a sum
+
+
+def as_float64(case: Case, case_id: str = "", onnx_reference: bool | None = None) -> Case:
+    """The case in double: every float32 input, output, initializer and value_info of its model (and its
+    feeds) made float64, compared to F64_TOLERANCE, so the kernels' float64 paths are tested with the same
+    shapes and attributes as their float32 ones. `onnx_reference`: expected outputs from onnx's reference
+    evaluator, for the ops onnxruntime's CPU provider has no double kernel of (Conv, Elu, LeakyRelu before
+    opset 16, ...); None: that where onnxruntime has none."""
+    model = onnx.ModelProto()
+    model.CopyFrom(case.model)
+    g = model.graph
+    double, single = onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT
+    for vi in (*g.input, *g.output, *g.value_info):
+        if vi.type.tensor_type.elem_type == single:
+            vi.type.tensor_type.elem_type = double
+    for k, t in enumerate(g.initializer):
+        if t.data_type == single:
+            g.initializer[k].CopyFrom(onnx.numpy_helper.from_array(
+                onnx.numpy_helper.to_array(t).astype(np.float64), t.name))
+    g.name = case_id or f"{case.id}_f64"
+    feeds = {k: v.astype(np.float64) if v.dtype == np.float32 else v for k, v in case.feeds.items()}
+    out = Case(g.name, model, feeds, atol_scale=F64_TOLERANCE, input_shapes=case.input_shapes)
+    if onnx_reference is None:
+        import onnxruntime as ort
+
+        try:
+            ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+            onnx_reference = False
+        except ort.capi.onnxruntime_pybind11_state.NotImplemented:
+            onnx_reference = True
+    if onnx_reference:
+        from onnx.reference import ReferenceEvaluator
+
+        out.expected = list(ReferenceEvaluator(model).run(None, feeds))
+    return out
+
+
 def reference(case: Case) -> list[np.ndarray]:
     if case.expected is not None:
         return case.expected

@@ -71,7 +71,7 @@ from aot.kernels.base import (
     kept_scratch_bytes,
 )
 from aot.kernels.conv_geometry import ConvGeometry, ConvPlan, conv_geometry, x_shape, y_shape
-from aot.kernels.gemm import KC, PANEL, WORK_BYTES, pack_b, residual, work_bytes
+from aot.kernels.gemm import FLOAT_DTYPES, KC, PANEL, WORK_BYTES, pack_b, residual, work_bytes
 
 NC = 256  # output positions per im2col block: kc x nc floats of scratch (<= 256 KiB)
 COLS_FLOATS = 64 * 1024  # ConvTranspose: floats of W^T * X kept in scratch per block
@@ -281,8 +281,20 @@ def _candidate(kernel: str, fit: Callable[[ConvGeometry, int], KernelChoice | No
     """`channels_last`: the kernel reads a channels-last input in place and stores a channels-last output
     (the implicit GEMM, and ConvTranspose's kernel); the others take neither."""
     return Candidate(kernel, lambda n, g, budget: fit(conv_geometry(n, g), budget),
-                     lambda n, g, t: (channels_last or not (reads_nhwc(n) or writes_nhwc(n)))
+                     lambda n, g, t: not _f64(n, g) and (channels_last or not (reads_nhwc(n) or writes_nhwc(n)))
                      and applies(conv_geometry(n, g), t), assumes, facts=facts)
+
+
+def _f64(node: Node, graph: Graph) -> bool:
+    """A float64 conv: conv_f64.c's direct loop alone (the float32 kernels' packing and blocks do not apply)."""
+    return graph.tensors[node.inputs[0]].dtype == "float64"
+
+
+# float64 Conv (NCHW: aot/passes/conv_nhwc.py moves float32 convs only): a direct loop in double, no scratch
+CONV_F64 = Candidate("aotc_conv_f64",
+                     lambda n, g, budget: conv_geometry(n, g).choice("aotc_conv_f64", "direct, in double"),
+                     lambda n, g, t: _f64(n, g) and n.op != "ConvTranspose" and not (reads_nhwc(n) or writes_nhwc(n)),
+                     facts=NO_SCRATCH_ARG)
 
 
 def _scratch_free(kernel: str, what: str) -> Callable[[ConvGeometry, int], KernelChoice]:
@@ -302,6 +314,7 @@ def _implicit(what: str, applies: Callable[[ConvGeometry, TargetTraits], bool]) 
 
 # Conv's kernels, cheapest first: a node takes the first that applies and fits its step's spare memory
 KERNELS: tuple[Candidate, ...] = (
+    CONV_F64,
     _candidate("aotc_conv_transpose_f32", _fit_transpose, lambda c, t: c.node.op == "ConvTranspose",
                channels_last=True),
     # where the tiles live in scalar registers (a Cortex-M4), the depthwise kernel's rows go in blocks
@@ -460,8 +473,8 @@ def _emit(ctx: NodeContext) -> None:
 
 
 OPS: dict[str, HostOp] = {
-    "Conv": HostOp(_emit, family="conv", needs=("gemm",), kernels=KERNELS, check=_check),
+    "Conv": HostOp(_emit, family="conv", needs=("gemm",), dtypes=FLOAT_DTYPES, kernels=KERNELS, check=_check),
     # Conv with a fused epilogue (aot/passes/fuse_epilogue.py): + residual input 3, then the activation
-    "FusedConv": HostOp(_emit, family="conv", needs=("gemm",), kernels=KERNELS, check=_check),
+    "FusedConv": HostOp(_emit, family="conv", needs=("gemm",), dtypes=FLOAT_DTYPES, kernels=KERNELS, check=_check),
     "ConvTranspose": HostOp(_emit, family="conv", needs=("gemm",), kernels=KERNELS, check=_check),
 }

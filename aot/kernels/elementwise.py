@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from aot.csource.format import c_float, c_ints
+from aot.csource.format import c_double, c_float, c_ints
 from aot.ir import Graph, Node
 from aot.kernels.base import HostOp, NodeContext
 
@@ -69,7 +69,9 @@ def _emit_unary(kernel, **attrs: float):
     def emit(ctx: NodeContext) -> None:
         x, y = ctx.inputs[0], ctx.outputs[0]
         n = int(np.prod(ctx.shape(y), dtype=np.int64))
-        extra = [c_float(ctx.attrs.get(k, default)) for k, default in attrs.items()]
+        # a float64 kernel's parameters are doubles, of the float32 values ONNX's attributes hold (onnxruntime's)
+        literal = (lambda v: c_double(np.float32(v))) if ctx.dtype(x) == "float64" else c_float
+        extra = [literal(ctx.attrs.get(k, default)) for k, default in attrs.items()]
         name = kernel(ctx) if callable(kernel) else kernel
         ctx.call(f"aotc_{name}_{ctx.suffix(x)}", f"{n}u", ctx.ptr(x), ctx.ptr(y), *extra)
     return emit
@@ -79,7 +81,7 @@ def _emit_gelu(ctx: NodeContext) -> None:
     x, y = ctx.inputs[0], ctx.outputs[0]
     n = int(np.prod(ctx.shape(y), dtype=np.int64))
     kernel = "gelu_tanh" if ctx.attrs["approximate"] == "tanh" else "gelu"
-    ctx.call(f"aotc_{kernel}_f32", f"{n}u", ctx.ptr(x), ctx.ptr(y))
+    ctx.call(f"aotc_{kernel}_{ctx.suffix(x)}", f"{n}u", ctx.ptr(x), ctx.ptr(y))
 
 
 def _same_dtypes(node: Node, graph: Graph) -> str | None:
@@ -135,7 +137,7 @@ OPS: dict[str, HostOp] = {
     "Max": _binary("max", NUMERIC),
     "Min": _binary("min", NUMERIC),
     "Pow": _binary("pow", (*FLOATS, *SIGNED)),
-    "PRelu": _binary("prelu"),
+    "PRelu": _binary("prelu", FLOATS),
     "Mod": _binary(_mod_kernel, NUMERIC, check=_check_mod),
     "Equal": _compare("equal", (*NUMERIC, "bool")),
     "Less": _compare("less"),
@@ -149,10 +151,10 @@ OPS: dict[str, HostOp] = {
     "BitwiseOr": _binary("bitwise_or", INTS),
     "BitwiseXor": _binary("bitwise_xor", INTS),
     "BitShift": _binary(lambda ctx: "shift_left" if ctx.attrs["direction"] == "LEFT" else "shift_right", INTS),
-    "Relu": _unary("relu"),
-    "Sigmoid": _unary("sigmoid"),
-    "Tanh": _unary("tanh"),
-    "HardSwish": _unary("hard_swish"),
+    "Relu": _unary("relu", FLOATS),
+    "Sigmoid": _unary("sigmoid", FLOATS),
+    "Tanh": _unary("tanh", FLOATS),
+    "HardSwish": _unary("hard_swish", FLOATS),
     "Swish": _unary("swish", alpha=1.0),
     "Exp": _unary("exp", FLOATS),
     "Log": _unary("log", FLOATS),
@@ -162,33 +164,33 @@ OPS: dict[str, HostOp] = {
     "Sign": _unary("sign", NUMERIC),
     "Not": _unary("not", ("bool",)),
     "BitwiseNot": _unary("bitwise_not", INTS),
-    "Erf": _unary("erf"),
-    "Reciprocal": _unary("reciprocal"),
-    "Floor": _unary("floor"),
-    "Ceil": _unary("ceil"),
-    "Round": _unary("round"),
-    "Softplus": _unary("softplus"),
-    "Softsign": _unary("softsign"),
-    "Sin": _unary("sin"),
-    "Cos": _unary("cos"),
-    "Tan": _unary("tan"),
-    "Asin": _unary("asin"),
-    "Acos": _unary("acos"),
-    "Atan": _unary("atan"),
-    "Sinh": _unary("sinh"),
-    "Cosh": _unary("cosh"),
-    "Asinh": _unary("asinh"),
-    "Acosh": _unary("acosh"),
-    "Atanh": _unary("atanh"),
-    "IsNaN": HostOp(_emit_unary("isnan"), family="elementwise"),
-    "IsInf": HostOp(_emit_unary(_isinf_kernel), family="elementwise", check=_check_isinf),
-    "Gelu": HostOp(_emit_gelu, family="elementwise", inplace=0),
-    "LeakyRelu": _unary("leaky_relu", alpha=0.01),
-    "Elu": _unary("elu", alpha=1.0),
-    "Selu": _unary("selu", alpha=1.67326319217681884765625, gamma=1.05070102214813232421875),
+    "Erf": _unary("erf", FLOATS),
+    "Reciprocal": _unary("reciprocal", FLOATS),
+    "Floor": _unary("floor", FLOATS),
+    "Ceil": _unary("ceil", FLOATS),
+    "Round": _unary("round", FLOATS),
+    "Softplus": _unary("softplus", FLOATS),
+    "Softsign": _unary("softsign", FLOATS),
+    "Sin": _unary("sin", FLOATS),
+    "Cos": _unary("cos", FLOATS),
+    "Tan": _unary("tan", FLOATS),
+    "Asin": _unary("asin", FLOATS),
+    "Acos": _unary("acos", FLOATS),
+    "Atan": _unary("atan", FLOATS),
+    "Sinh": _unary("sinh", FLOATS),
+    "Cosh": _unary("cosh", FLOATS),
+    "Asinh": _unary("asinh", FLOATS),
+    "Acosh": _unary("acosh", FLOATS),
+    "Atanh": _unary("atanh", FLOATS),
+    "IsNaN": HostOp(_emit_unary("isnan"), family="elementwise", dtypes=FLOATS),
+    "IsInf": HostOp(_emit_unary(_isinf_kernel), family="elementwise", dtypes=FLOATS, check=_check_isinf),
+    "Gelu": HostOp(_emit_gelu, family="elementwise", dtypes=FLOATS, inplace=0),
+    "LeakyRelu": _unary("leaky_relu", FLOATS, alpha=0.01),
+    "Elu": _unary("elu", FLOATS, alpha=1.0),
+    "Selu": _unary("selu", FLOATS, alpha=1.67326319217681884765625, gamma=1.05070102214813232421875),
     "Celu": _unary("celu", alpha=1.0),
-    "ThresholdedRelu": _unary("thresholded_relu", alpha=1.0),
-    "Shrink": _unary("shrink", lambd=0.5, bias=0.0),
-    "Clip": _unary("clip", min=-np.inf, max=np.inf),
-    "HardSigmoid": _unary("hard_sigmoid", alpha=0.2, beta=0.5),
+    "ThresholdedRelu": _unary("thresholded_relu", FLOATS, alpha=1.0),
+    "Shrink": _unary("shrink", FLOATS, lambd=0.5, bias=0.0),
+    "Clip": _unary("clip", FLOATS, min=-np.inf, max=np.inf),
+    "HardSigmoid": _unary("hard_sigmoid", FLOATS, alpha=0.2, beta=0.5),
 }

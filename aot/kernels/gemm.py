@@ -8,11 +8,12 @@ time, into that layout (`pack_b`), so run time never transposes or copies it.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
-from aot.csource.format import c_float, c_int
+from aot.csource.format import c_double, c_float, c_int
 from aot.ir import Graph, Node
 from aot.kernels.base import NO_BUDGET_LIMIT, Candidate, HostOp, KernelChoice, KernelFacts, NodeContext
 from aot.kernels.c_defines import define
@@ -142,6 +143,22 @@ def _gemm_plan(node: Node, graph: Graph, budget: int = NO_BUDGET_LIMIT) -> GemmP
     return GemmPlan(m, n, k, False, False, work_bytes(k, budget))
 
 
+def _f64(node: Node, graph: Graph) -> bool:
+    """A float64 product: gemm_f64.c's kernels (the float32 core's packing and scratch do not apply)."""
+    return graph.tensors[node.inputs[0]].dtype == "float64"
+
+
+def dgemm_fields(m: int, n: int, k: int, a_strides: tuple[int, int], b_strides: tuple[int, int], ldc: int,
+                 cin_strides: tuple[int, int] = (0, 0), alpha: float = 1.0, beta: float = 0.0) -> dict[str, str]:
+    """Fields of an aotc_dgemm_params (float64: every operand by strides, alpha and beta doubles)."""
+    return {
+        "m": c_int(m), "n": c_int(n), "k": c_int(k), "a_rs": c_int(a_strides[0]), "a_cs": c_int(a_strides[1]),
+        "b_rs": c_int(b_strides[0]), "b_cs": c_int(b_strides[1]), "ldc": c_int(ldc),
+        "cin_rs": c_int(cin_strides[0]), "cin_cs": c_int(cin_strides[1]),
+        "alpha": c_double(alpha), "beta": c_double(beta),
+    }
+
+
 def _check_gemm(node: Node, graph: Graph) -> str | None:
     shapes = [graph.tensors[i].shape for i in node.inputs if i]
     if len(shapes[0]) != 2 or len(shapes[1]) != 2:
@@ -156,7 +173,40 @@ def _fit_gemm(node: Node, graph: Graph, budget: int) -> KernelChoice:
     return KernelChoice("aotc_gemm_f32", plan.scratch, plan, GEMM_ASSUMES)
 
 
+def _fit_gemm_f64(node: Node, graph: Graph, budget: int) -> KernelChoice:
+    return KernelChoice("aotc_dgemm_f64", 0, _gemm_plan(node, graph))
+
+
+def _emit_gemm_f64(ctx: NodeContext) -> None:
+    """Y = alpha * op(A) * op(B) + beta * C in double: a constant B^T is laid out k x n here, a run-time one
+    read by strides."""
+    a, b, y = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
+    c = ctx.inputs[2] if len(ctx.inputs) > 2 and ctx.inputs[2] else ""
+    plan: GemmPlan = ctx.choice.detail
+    m, n, k = plan.m, plan.n, plan.k
+    alpha, beta = ctx.attrs["alpha"], ctx.attrs["beta"]
+    trans_a, trans_b = ctx.attrs["transA"], ctx.attrs["transB"]
+    if plan.b_const and trans_b:
+        b_ptr = ctx.const_array("b_kn", np.ascontiguousarray(np.asarray(ctx.const(b), np.float64).T),
+                                comment="B as k x n")
+        b_strides = (n, 1)
+    else:
+        b_ptr, b_strides = ctx.ptr(b), ((1, k) if trans_b else (n, 1))
+    cin_ptr, cin_strides = "NULL", (0, 0)
+    if c and beta != 0.0:
+        cs = (1,) * (2 - len(ctx.shape(c))) + tuple(ctx.shape(c))
+        cin_ptr = ctx.ptr(c)
+        cin_strides = (cs[1] if cs[0] > 1 else 0, 1 if cs[1] > 1 else 0)
+    fields = dgemm_fields(m, n, k, (1, m) if trans_a else (k, 1), b_strides, n, cin_strides, alpha, beta)
+    p = ctx.params("aotc_dgemm_params", fields, comment=f"Gemm {m}x{k} * {k}x{n} in double, transA={trans_a} "
+                   f"transB={trans_b}")
+    ctx.call("aotc_dgemm_f64", p, ctx.ptr(a), b_ptr, cin_ptr, ctx.ptr(y))
+
+
 def _emit_gemm(ctx: NodeContext) -> None:
+    if _f64(ctx.node, ctx.graph):
+        _emit_gemm_f64(ctx)
+        return
     a, b = ctx.inputs[0], ctx.inputs[1]
     c = ctx.inputs[2] if len(ctx.inputs) > 2 and ctx.inputs[2] else ""
     y = ctx.outputs[0]
@@ -243,6 +293,11 @@ def _fit_matmul(node: Node, graph: Graph, budget: int) -> KernelChoice:
     return KernelChoice("aotc_sgemm_f32" if plan.folded else "aotc_matmul_f32", plan.scratch, plan, GEMM_ASSUMES)
 
 
+def _fit_matmul_f64(node: Node, graph: Graph, budget: int) -> KernelChoice:
+    plan = dataclasses.replace(_matmul_plan(node, graph), b_packed=False, scratch=0)
+    return KernelChoice("aotc_dgemm_f64" if plan.folded else "aotc_matmul_f64", 0, plan)
+
+
 def _batch_offsets(batch: tuple[int, ...], out_batch: tuple[int, ...], step: int) -> np.ndarray:
     """Start (in floats) of each output batch's matrix in an operand with batch dims `batch`
     (size-1 dims broadcast) whose matrices are `step` floats apart."""
@@ -254,6 +309,22 @@ def _emit_matmul(ctx: NodeContext) -> None:
     a, b, y = ctx.inputs[0], ctx.inputs[1], ctx.outputs[0]
     plan: MatMulPlan = ctx.choice.detail
     m, n, k = plan.m, plan.n, plan.k
+    what = f"MatMul {list(ctx.shape(a))} x {list(ctx.shape(b))} -> {list(ctx.shape(y))}"
+    if _f64(ctx.node, ctx.graph):  # B as the model stores it: the kernel reads it by strides, no scratch
+        fields = dgemm_fields(m, n, k, (k, 1), (n, 1), n)
+        if plan.folded:
+            p = ctx.params("aotc_dgemm_params", fields, comment=f"{what}: one {m}x{k} * {k}x{n} product in double")
+            ctx.call(ctx.choice.kernel, p, ctx.ptr(a), ctx.ptr(b), "NULL", ctx.ptr(y))
+            return
+        a_off = _batch_offsets(plan.a_batch, plan.out_batch, m * k)
+        b_off = _batch_offsets(plan.b_batch, plan.out_batch, k * n)
+        p = ctx.params("aotc_dmatmul_params", {
+            "gemm": struct_init(fields), "batch": c_int(len(a_off)),
+            "a_offsets": ctx.const_array("a_offsets", a_off, comment="start of each batch's A"),
+            "b_offsets": ctx.const_array("b_offsets", b_off, comment="start of each batch's B"),
+        }, comment=f"{what}: {len(a_off)} products of {m}x{k} * {k}x{n} in double")
+        ctx.call(ctx.choice.kernel, p, ctx.ptr(a), ctx.ptr(b), ctx.ptr(y))
+        return
 
     if plan.b_packed:
         slices = np.asarray(ctx.const(b), np.float32).reshape(-1, k, n)
@@ -264,7 +335,6 @@ def _emit_matmul(ctx: NodeContext) -> None:
     else:
         b_ptr, b_step, b_layout = ctx.ptr(b), k * n, BLayout.plain(n)
     work = ctx.scratch("float") if plan.scratch else "NULL"
-    what = f"MatMul {list(ctx.shape(a))} x {list(ctx.shape(b))} -> {list(ctx.shape(y))}"
     fields = sgemm_fields(m, n, k, (k, 1), b_layout, n)
     if plan.folded:
         p = ctx.params("aotc_sgemm_params", fields, comment=f"{what}: one {m}x{k} * {k}x{n} product")
@@ -281,12 +351,19 @@ def _emit_matmul(ctx: NodeContext) -> None:
 
 
 # the GEMM core: one kernel each, whose plain-B work block the budget may drop
-GEMM = Candidate("aotc_gemm_f32", _fit_gemm, facts=KernelFacts(threaded=True))  # column blocks over a --threads pool
-MATMUL = Candidate("aotc_matmul_f32", _fit_matmul, also=("aotc_sgemm_f32",))  # sgemm: the batches fold into one product
+GEMM = Candidate("aotc_gemm_f32", _fit_gemm, lambda n, g, t: not _f64(n, g),
+                 facts=KernelFacts(threaded=True))  # column blocks over a --threads pool
+MATMUL = Candidate("aotc_matmul_f32", _fit_matmul, lambda n, g, t: not _f64(n, g),
+                   also=("aotc_sgemm_f32",))  # sgemm: the batches fold into one product
+# float64 (gemm_f64.c): plain blocked loops in double, no scratch
+GEMM_F64 = Candidate("aotc_dgemm_f64", _fit_gemm_f64, lambda n, g, t: _f64(n, g))
+MATMUL_F64 = Candidate("aotc_matmul_f64", _fit_matmul_f64, lambda n, g, t: _f64(n, g), also=("aotc_dgemm_f64",))
+FLOAT_DTYPES = ("float32", "float64")
 
 OPS: dict[str, HostOp] = {
-    "Gemm": HostOp(_emit_gemm, family="gemm", kernels=(GEMM,), check=_check_gemm),
+    "Gemm": HostOp(_emit_gemm, family="gemm", dtypes=FLOAT_DTYPES, kernels=(GEMM, GEMM_F64), check=_check_gemm),
     # Gemm with a fused epilogue (aot/passes/fuse_epilogue.py): + residual input 3, then the activation
     "FusedGemm": HostOp(_emit_gemm, family="gemm", kernels=(GEMM,), check=_check_gemm),
-    "MatMul": HostOp(_emit_matmul, family="gemm", kernels=(MATMUL,), check=_check_matmul),
+    "MatMul": HostOp(_emit_matmul, family="gemm", dtypes=FLOAT_DTYPES, kernels=(MATMUL, MATMUL_F64),
+                     check=_check_matmul),
 }

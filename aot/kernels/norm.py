@@ -186,8 +186,9 @@ def _emit_layer_norm(ctx: NodeContext) -> None:
 # --- Softmax, LogSoftmax ---------------------------------------------------------------------
 
 def _softmax_scratch(node: Node, graph: Graph) -> int:
+    """Per column of the [n, inner] block its max and sum, in the input's type (float or double)."""
     inner = node.attrs["inner"]
-    return 2 * inner * 4 if inner > 1 else 0
+    return 2 * inner * np.dtype(graph.tensors[node.inputs[0]].dtype).itemsize if inner > 1 else 0
 
 
 def _emit_softmax(kernel: str):
@@ -195,8 +196,9 @@ def _emit_softmax(kernel: str):
         a = ctx.attrs
         p = ctx.params("aotc_softmax_params", {"outer": str(a["outer"]), "n": str(a["n"]), "inner": str(a["inner"])},
                        comment=f"{ctx.node.op} over {list(ctx.shape(ctx.inputs[0]))} as [outer, n, inner]")
-        scratch = ctx.scratch("float") if a["inner"] > 1 else "NULL"
-        ctx.call(f"aotc_{kernel}_f32", p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]), scratch)
+        x = ctx.inputs[0]
+        scratch = ctx.scratch(ctx.ctype(x)) if a["inner"] > 1 else "NULL"
+        ctx.call(f"aotc_{kernel}_{ctx.suffix(x)}", p, ctx.ptr(x), ctx.ptr(ctx.outputs[0]), scratch)
     return emit
 
 
@@ -207,8 +209,8 @@ OPS: dict[str, HostOp] = {
     "LRN": HostOp(_emit_lrn, family="norm", check=_check_lrn),
     "LayerNormalization": HostOp(_emit_layer_norm, family="norm", inplace=0, check=_check_layer_norm),
     "RMSNormalization": HostOp(_emit_layer_norm, family="norm", inplace=0, check=_check_layer_norm),
-    "Softmax": HostOp(_emit_softmax("softmax"), family="norm", inplace=0,
+    "Softmax": HostOp(_emit_softmax("softmax"), family="norm", inplace=0, dtypes=("float32", "float64"),
                       kernels=(fixed_scratch("", _softmax_scratch),)),
-    "LogSoftmax": HostOp(_emit_softmax("log_softmax"), family="norm", inplace=0,
+    "LogSoftmax": HostOp(_emit_softmax("log_softmax"), family="norm", inplace=0, dtypes=("float32", "float64"),
                          kernels=(fixed_scratch("", _softmax_scratch),)),
 }

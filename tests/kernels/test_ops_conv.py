@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from conftest import require_tool
 from onnx import helper, numpy_helper
-from opcheck import Case, model_case, node_case, op_case, shared_build, tensor_type
+from opcheck import Case, as_float64, model_case, node_case, op_case, shared_build, tensor_type
 
 from aot.compiler import Options, compile_model, lower
 from aot.errors import AotcError
@@ -411,6 +411,16 @@ CASES += [
     _causal_conv("causal_conv_state_silu_past_bias", 2, 6, 5, 3, bias=True, past=True, activation="silu"),
     _causal_conv("causal_conv_state_decode_step", 1, 8, 1, 4, past=True),
 ]
+
+
+# float64 (conv_f64.c, a direct loop in double) on the shapes above: onnxruntime has no double Conv, so
+# onnx's reference evaluator gives the expected outputs
+_BY_ID = {c.id: c for c in CASES}
+CASES += [as_float64(_BY_ID[i], onnx_reference=True) for i in (
+    "conv3x3_pad1", "conv3x3_no_bias", "conv_stride2_asym_pads", "conv_dilated", "conv_strided_dilated",
+    "conv_pads_beyond_kernel", "conv_same_lower", "conv_wide_k", "conv_runtime_weights", "conv_1x1_strided",
+    "conv_grouped", "conv_1x1", "conv_depthwise_multiplier", "conv_depthwise_one_column", "conv1d", "conv1d_dilated",
+    "conv3d", "conv3d_strided")]
 
 
 @pytest.fixture(scope="module")

@@ -3,13 +3,14 @@ binary ops."""
 
 from __future__ import annotations
 
+import math
 import re
 import subprocess
 
 import numpy as np
 import pytest
 from conftest import require_tool
-from opcheck import node_case, op_case, shared_build
+from opcheck import as_float64, node_case, op_case, shared_build
 
 from aot.paths import kernel_file, kernel_include_flags
 
@@ -79,6 +80,38 @@ CASES.append(op_case("mish", "Mish", {"x": np.linspace(-25, 25, 60, dtype=np.flo
 CASES.append(op_case("gelu_default_attr", "Gelu", {"x": (5, 7)}, opset=20))
 CASES.append(op_case("gelu_opset28", "Gelu", {"x": (5, 7)}, opset=28, attrs={"approximate": "tanh"}))
 CASES[-1].model.ir_version = 10
+
+# float64 (elementwise_f64.c): the activations above in double, error within 1e-12; onnx's reference evaluator
+# where onnxruntime's CPU provider has no double kernel of the op (its Erf rounds to float32: Erf and Gelu's
+# expected outputs are math.erf's)
+_F64_FROM = [f"{op.lower()}" for op in UNARY] + [
+    "leakyrelu_alpha", "elu", "hardsigmoid", "clip_inputs", "gelu_none_4d", "gelu_tanh_wide_range", "mish",
+    *(c.id for c in CASES if c.id.endswith("_edges") and not c.id.startswith("celu"))]
+_F64_FROM += [op.lower() for op in ("Round", "Sin", "Cos", "Tan", "Atan", "Sinh", "Cosh", "Asinh")]
+CASES += [op_case(op.lower(), op, {"x": np.linspace(-3.5, 3.5, 30, dtype=np.float32).reshape(5, 6)})
+          for op in ("Round", "Sin", "Cos", "Tan", "Atan", "Sinh", "Cosh", "Asinh")]
+CASES += [op_case(f"{op.lower()}_float64", op, {"x": np.linspace(lo, hi, 30).reshape(5, 6)}, out_dtype="float64")
+          for op, lo, hi in (("Asin", -0.95, 0.95), ("Acos", -0.95, 0.95), ("Atanh", -0.95, 0.95),
+                             ("Acosh", 1.0, 9.0))]
+CASES[-4:] = [as_float64(c, c.id) for c in CASES[-4:]]
+_BY_ID = {c.id: c for c in CASES}
+CASES += [as_float64(_BY_ID[i]) for i in _F64_FROM]
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+for _c in CASES[-len(_F64_FROM):]:
+    if _c.id == "erf_f64":
+        _c.expected = [_erf(_c.feeds["x"])]
+    elif _c.id == "gelu_none_4d_f64":
+        _c.expected = [0.5 * _c.feeds["x"] * (1.0 + _erf(_c.feeds["x"] / math.sqrt(2.0)))]
+    elif _c.id == "gelu_tanh_wide_range_f64":  # (onnx's evaluator takes the constants in float32)
+        _x = _c.feeds["x"]
+        _c.expected = [0.5 * _x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (_x + 0.044715 * _x ** 3)))]
+CASES += [op_case(f"{op.lower()}_nan_inf_float64", op, {"x": _edges.astype(np.float64)}, attrs=attrs,
+                  out_dtype="bool") for op, attrs in (("IsNaN", {}), ("IsInf", {}), ("IsInf", {"detect_negative": 0}))]
+CASES[-1].id = "isinf_positive_nan_inf_float64"
+CASES.append(op_case("prelu_channel_float64", "PRelu", {"x": np.linspace(-2, 2, 36).reshape(1, 4, 3, 3)},
+                     consts={"slope": np.array([0.1, 0.2, 0.3, 0.4]).reshape(4, 1, 1)}, out_dtype="float64",
+                     opset=16))
+CASES[-1].atol_scale = 1e-12
 
 BROADCASTS = [
     ("same", (2, 3, 4), (2, 3, 4)),

@@ -9,7 +9,7 @@ import dataclasses
 import numpy as np
 import pytest
 from onnx import helper
-from opcheck import op_case, shared_build
+from opcheck import as_float64, op_case, shared_build
 
 from aot.compiler import compile_model
 from aot.errors import AotcError
@@ -111,6 +111,17 @@ CASES += [
 # Every case again with no memory to spare (the only step of a one-node graph is its peak): the
 # core without its block copies, a plain B's partial last panel read in place.
 CASES += [dataclasses.replace(c, id=f"tight_{c.id}", scratch_floor=0) for c in CASES]
+
+# float64 (gemm_f64.c): the same products in double, against onnxruntime's double Gemm and MatMul: short
+# row tiles, columns past one tile (gemm_fc_batch: 1000), a B read by columns (run-time transB), C broadcast
+_BY_ID = {c.id: c for c in CASES}
+CASES += [as_float64(_BY_ID[i]) for i in (
+    "gemm_const_b_bias", "gemm_trans_b_const", "gemm_trans_ab", "gemm_alpha_beta", "gemm_no_c", "gemm_c_col",
+    "gemm_c_scalar", "gemm_c_runtime_full", "gemm_runtime_b", "gemm_runtime_b_trans", "gemm_runtime_b_trans_a",
+    "gemm_k_blocks", "gemm_fc_batch", "gemm_gemv", "gemm_const_a",
+    "matmul_2d", "matmul_2d_const", "matmul_vec_mat", "matmul_mat_vec", "matmul_vec_vec", "matmul_3d_vec",
+    "matmul_batch_shared_b", "matmul_broadcast_a", "matmul_broadcast_both", "matmul_batched", "matmul_batched_const",
+    "matmul_rank5", "matmul_attention", "matmul_runtime_k_blocks")]
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import helper
-from opcheck import Case, model_case, node_case, op_case, shared_build
+from opcheck import Case, as_float64, model_case, node_case, op_case, shared_build
 
 from aot.compiler import compile_model
 from aot.errors import AotcError
@@ -120,6 +120,8 @@ for op, tag in (("Softmax", "softmax"), ("LogSoftmax", "logsoftmax")):
         helper.make_node(op, ["r"], ["t"], axis=1),
         helper.make_node("Neg", ["t"], ["y"]),
     ], {}))
+# float64 (norm_f64.c): every Softmax / LogSoftmax case above in double, against onnxruntime's double kernels
+CASES += [as_float64(c) for c in list(CASES) if c.id.startswith(("softmax_", "logsoftmax_"))]
 
 
 # LayerNormalization (opset 17) and RMSNormalization (opset 23): any axis, with and without bias, epsilon,

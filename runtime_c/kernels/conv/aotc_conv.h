@@ -82,6 +82,11 @@ void aotc_conv_depthwise_f32(const aotc_conv_params *p, const float *x, const fl
 void aotc_conv_direct_f32(const aotc_conv_params *p, const float *x, const float *w, const float *bias,
                           const float *res, float *y);
 
+/* ONNX Conv on float64 (conv_f64.c): a direct loop in double, no scratch; any Conv the float32 kernels take
+ * in NCHW, with the same params (kc, nc unused). */
+void aotc_conv_f64(const aotc_conv_params *p, const double *x, const double *w, const double *bias,
+                   const double *res, double *y);
+
 /* 2-D (or 1-D) Conv, any kernel, stride, dilation, padding and group, without scratch: an
  * implicit GEMM, Y^T = P * W^T with the patch matrix P never built. Register tiles of
  * AOTC_GEMM_MR output positions x AOTC_GEMM_NR output channels read the patch elements

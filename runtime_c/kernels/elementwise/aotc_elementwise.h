@@ -44,7 +44,7 @@ AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY, max)
 AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY, min)
 AOTC_DECLARE_FLOATS(AOTC_DECLARE_BINARY, pow)
 AOTC_DECLARE_SIGNED(AOTC_DECLARE_BINARY, pow) /* integers: wrapping, exponents below 0 give trunc(b^e) */
-AOTC_DECLARE_BINARY(prelu, f32, float, float) /* b = slope */
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_BINARY, prelu) /* b = slope */
 /* ONNX Mod: fmod (sign of the dividend; fmod=1) and mod (sign of the divisor; integers, fmod=0) */
 AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY, fmod)
 AOTC_DECLARE_NUMERIC(AOTC_DECLARE_BINARY, mod)
@@ -66,38 +66,39 @@ AOTC_DECLARE_INTS(AOTC_DECLARE_BINARY, shift_left)
 AOTC_DECLARE_INTS(AOTC_DECLARE_BINARY, shift_right) /* signed: arithmetic */
 
 /* y[i] = f(x[i]) for i < n. */
-AOTC_DECLARE_UNARY(relu, f32, float, float)
-AOTC_DECLARE_UNARY(sigmoid, f32, float, float)
-AOTC_DECLARE_UNARY(tanh, f32, float, float)
-AOTC_DECLARE_UNARY(hard_swish, f32, float, float)
-AOTC_DECLARE_UNARY(exp, f32, float, float)
-AOTC_DECLARE_UNARY(log, f32, float, float)
-AOTC_DECLARE_UNARY(sqrt, f32, float, float)
-AOTC_DECLARE_UNARY(erf, f32, float, float)
-AOTC_DECLARE_UNARY(reciprocal, f32, float, float)
-AOTC_DECLARE_UNARY(floor, f32, float, float)
-AOTC_DECLARE_UNARY(ceil, f32, float, float)
-AOTC_DECLARE_UNARY(round, f32, float, float) /* half to even */
-AOTC_DECLARE_UNARY(softplus, f32, float, float)
-AOTC_DECLARE_UNARY(softsign, f32, float, float)
-AOTC_DECLARE_UNARY(sin, f32, float, float)
-AOTC_DECLARE_UNARY(cos, f32, float, float)
-AOTC_DECLARE_UNARY(tan, f32, float, float)
-AOTC_DECLARE_UNARY(asin, f32, float, float)
-AOTC_DECLARE_UNARY(acos, f32, float, float)
-AOTC_DECLARE_UNARY(atan, f32, float, float)
-AOTC_DECLARE_UNARY(sinh, f32, float, float)
-AOTC_DECLARE_UNARY(cosh, f32, float, float)
-AOTC_DECLARE_UNARY(asinh, f32, float, float)
-AOTC_DECLARE_UNARY(acosh, f32, float, float)
-AOTC_DECLARE_UNARY(atanh, f32, float, float)
-AOTC_DECLARE_UNARY(exp, f64, double, double)
-AOTC_DECLARE_UNARY(log, f64, double, double)
-AOTC_DECLARE_UNARY(sqrt, f64, double, double)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, relu)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, sigmoid)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, tanh)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, hard_swish)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, exp)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, log)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, sqrt)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, erf)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, reciprocal)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, floor)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, ceil)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, round) /* half to even */
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, softplus)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, softsign)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, sin)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, cos)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, tan)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, asin)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, acos)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, atan)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, sinh)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, cosh)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, asinh)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, acosh)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, atanh)
 AOTC_DECLARE_UNARY(isnan, f32, float, uint8_t)
+AOTC_DECLARE_UNARY(isnan, f64, double, uint8_t)
 AOTC_DECLARE_UNARY(isinf, f32, float, uint8_t)
+AOTC_DECLARE_UNARY(isinf, f64, double, uint8_t)
 AOTC_DECLARE_UNARY(isinf_pos, f32, float, uint8_t) /* IsInf detect_negative=0 */
+AOTC_DECLARE_UNARY(isinf_pos, f64, double, uint8_t)
 AOTC_DECLARE_UNARY(isinf_neg, f32, float, uint8_t) /* IsInf detect_positive=0 */
+AOTC_DECLARE_UNARY(isinf_neg, f64, double, uint8_t)
 AOTC_DECLARE_NUMERIC(AOTC_DECLARE_UNARY, sign)
 AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, neg)
 AOTC_DECLARE_SIGNED(AOTC_DECLARE_UNARY, neg)
@@ -106,8 +107,8 @@ AOTC_DECLARE_UNARY(not, b8, uint8_t, uint8_t)
 AOTC_DECLARE_INTS(AOTC_DECLARE_UNARY, bitwise_not)
 /* ONNX Gelu: x / 2 * (1 + erf(x / sqrt(2))) (approximate "none"), and
  * x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))) (approximate "tanh"). */
-AOTC_DECLARE_UNARY(gelu, f32, float, float)
-AOTC_DECLARE_UNARY(gelu_tanh, f32, float, float)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, gelu)
+AOTC_DECLARE_FLOATS(AOTC_DECLARE_UNARY, gelu_tanh)
 /* Swish (opset 24): x * sigmoid(alpha x); alpha = 1 is SiLU. */
 void aotc_swish_f32(size_t n, const float *x, float *y, float alpha);
 void aotc_leaky_relu_f32(size_t n, const float *x, float *y, float alpha);
@@ -118,5 +119,13 @@ void aotc_thresholded_relu_f32(size_t n, const float *x, float *y, float alpha);
 void aotc_shrink_f32(size_t n, const float *x, float *y, float lambd, float bias);
 void aotc_clip_f32(size_t n, const float *x, float *y, float lo, float hi);
 void aotc_hard_sigmoid_f32(size_t n, const float *x, float *y, float alpha, float beta);
+/* float64: the same, their parameters doubles */
+void aotc_leaky_relu_f64(size_t n, const double *x, double *y, double alpha);
+void aotc_elu_f64(size_t n, const double *x, double *y, double alpha);
+void aotc_selu_f64(size_t n, const double *x, double *y, double alpha, double gamma);
+void aotc_thresholded_relu_f64(size_t n, const double *x, double *y, double alpha);
+void aotc_shrink_f64(size_t n, const double *x, double *y, double lambd, double bias);
+void aotc_clip_f64(size_t n, const double *x, double *y, double lo, double hi);
+void aotc_hard_sigmoid_f64(size_t n, const double *x, double *y, double alpha, double beta);
 
 #endif /* AOTC_ELEMENTWISE_H */

@@ -109,4 +109,28 @@ typedef struct {
 
 void aotc_matmul_f32(const aotc_matmul_params *p, const float *a, const float *b, float *c, float *work);
 
+/* float64 (gemm_f64.c): C = alpha * A * B (+ beta * C_in when c_in is not NULL), every operand by
+ * strides, B's too (B(p, j) = b[p * b_rs + j * b_cs]: a transposed B costs nothing); no packing, no
+ * scratch. c must not overlap a, b or c_in. ONNX Gemm calls it directly, MatMul through aotc_matmul_f64. */
+typedef struct {
+    int32_t m, n, k;
+    int32_t a_rs, a_cs;     /* A(i, p) = a[i * a_rs + p * a_cs] */
+    int32_t b_rs, b_cs;     /* B(p, j) = b[p * b_rs + j * b_cs] */
+    int32_t ldc;            /* C(i, j) = c[i * ldc + j] */
+    int32_t cin_rs, cin_cs; /* C_in(i, j) = c_in[i * cin_rs + j * cin_cs]; 0 broadcasts */
+    double alpha, beta;
+} aotc_dgemm_params;
+
+void aotc_dgemm_f64(const aotc_dgemm_params *p, const double *a, const double *b, const double *c_in, double *c);
+
+/* ONNX MatMul on float64: C[t] = A[t] * B[t] for t < batch, as aotc_matmul_f32 (offsets in doubles). */
+typedef struct {
+    aotc_dgemm_params gemm;
+    int32_t batch;
+    const int32_t *a_offsets;
+    const int32_t *b_offsets;
+} aotc_dmatmul_params;
+
+void aotc_matmul_f64(const aotc_dmatmul_params *p, const double *a, const double *b, double *c);
+
 #endif /* AOTC_GEMM_H */

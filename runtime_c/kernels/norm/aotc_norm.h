@@ -103,5 +103,8 @@ typedef struct {
 void aotc_softmax_f32(const aotc_softmax_params *p, const float *x, float *y, float *scratch);
 /* y = x - max - log(sum(exp(x - max))) */
 void aotc_log_softmax_f32(const aotc_softmax_params *p, const float *x, float *y, float *scratch);
+/* float64 (norm_f64.c): the same, scratch 2 * inner doubles when inner > 1 */
+void aotc_softmax_f64(const aotc_softmax_params *p, const double *x, double *y, double *scratch);
+void aotc_log_softmax_f64(const aotc_softmax_params *p, const double *x, double *y, double *scratch);
 
 #endif /* AOTC_NORM_H */

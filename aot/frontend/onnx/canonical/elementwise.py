@@ -12,10 +12,11 @@ from aot.ir import Graph, Node, Tensor
 
 
 def mish(node: Node, graph: Graph, opset: int) -> list[Node]:
-    """Mish -> x * tanh(softplus(x))."""
+    """Mish -> x * tanh(softplus(x)), in x's type (float32 or float64)."""
     b, x = Builder(node, graph), node.inputs[0]
-    shape = shape_of(graph, x)
-    b.add("Mul", [x, b.add("Tanh", [b.add("Softplus", [x], shape)], shape)], None, out=node.outputs[0])
+    shape, dtype = shape_of(graph, x), graph.tensors[x].dtype
+    b.add("Mul", [x, b.add("Tanh", [b.add("Softplus", [x], shape, dtype=dtype)], shape, dtype=dtype)], None,
+          out=node.outputs[0])
     return b.nodes
 
 
