@@ -201,12 +201,14 @@ def compile_cases(selected: list[Case]) -> dict[str, dict[str, str]]:
 
 
 def compile_in_child(selected: list[Case], env: dict[str, str]) -> dict[str, dict[str, str]]:
-    """compile_cases in a child process with `env` added to its environment."""
+    """compile_cases in a child process with `env` added to its environment, and this checkout's aot (not an
+    installed one from another checkout) first on its path."""
     import os
     import subprocess
 
+    path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
     r = subprocess.run([sys.executable, __file__, "--child", *(c.id for c in selected)], capture_output=True,
-                       text=True, env={**os.environ, **env})
+                       text=True, env={**os.environ, "PYTHONPATH": path, **env})
     if r.returncode != 0:
         raise RuntimeError(f"the replay's child process failed: {r.stderr.strip()[-2000:]}")
     return json.loads(r.stdout)
