@@ -371,6 +371,7 @@ if __name__ == "__main__":
     p.add_argument("--progress", type=int, default=500, help="print the counts every N cases (0: never)")
     p.add_argument("-v", "--verbose", action="store_true", help="print every case and its answer")
     args = p.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # this checkout's aot, not an installed one
     tmp = Path(tempfile.mkdtemp(prefix="aotc-fuzz-tflite-"))
     failures, stats = fuzz(args.seed, args.seconds, args.cases, tmp, args.verbose, not args.no_cc, args.progress)
     print(_report(failures, stats) if failures else f"all {stats['cases']} cases held: {dict(stats)}")
