@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from aot.errors import AotcError
+
 
 @dataclass(frozen=True)
 class QuantParams:
@@ -43,6 +45,8 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
     The fraction is rounded half away from zero, as TFLite's TfLiteRound (std::round)."""
     if real == 0.0:
         return 0, 0
+    if not math.isfinite(real):  # scales each finite, but too far apart for their ratio (1e30 / 1e-30)
+        raise AotcError(f"a requantisation multiplier of {real} (a ratio of the quantization scales) is not finite")
     frac, shift = math.frexp(real)
     q = int(math.floor(abs(frac) * (1 << 31) + 0.5)) * (1 if frac >= 0 else -1)
     if q == 1 << 31:

@@ -179,6 +179,9 @@ def _fold_constants(ops: list[TflOp], tensors: list[TflTensor]) -> list[TflOp]:
         if x is None or y is None or x.data is None or y.data is not None or y.variable:
             kept.append(op)
             continue
+        if x.data.size != int(np.prod(y.shape, dtype=np.int64)):
+            raise AotcError(f"input '{x.name}' has {x.data.size} elements, output '{y.name}' {list(y.shape)}",
+                            node=OpName(op))
         if op.op == "DENSIFY" and x.dtype == y.dtype:
             y.data = x.data.reshape(y.shape).copy()
         elif y.dtype != "float32":

@@ -147,6 +147,8 @@ def _tensor(i: int, t: Any, buffers: list, buf: bytes, dtypes: dict[int, str], p
     b = buffers[int(t.buffer)] if 0 < int(t.buffer) < len(buffers) else None
     if b is not None and dtype is not None:
         size = int(b.size) if int(b.offset) > 1 else len(b.data) if b.data is not None else 0
+        if (int(b.offset) > 1 or size) and t.isVariable:
+            raise AotcError(f"tensor '{name}'{where} is a variable (state an op writes) and also a constant")
         if int(b.offset) > 1 or size:
             count = math.prod(shape)
             if pack is not None:
