@@ -136,6 +136,10 @@ def _strided_slice(b: OnnxBuilder, op: TflOp) -> None:
     shape = b.tensor(op.inputs[0]).shape
     begin, end = const_input(b, op, 1, "begins"), const_input(b, op, 2, "ends")
     strides = const_input(b, op, 3, "strides")
+    if not begin.size == end.size == strides.size == len(shape):
+        raise op_error(op, f"begins, ends and strides of {begin.size}, {end.size} and {strides.size} values for a "
+                       f"rank-{len(shape)} input")
+    begin, end, strides = begin.reshape(-1), end.reshape(-1), strides.reshape(-1)
     starts, ends, steps = [], [], []
     for a, dim in enumerate(shape):
         s = int(strides[a])
@@ -264,7 +268,10 @@ def _broadcast_to(b: OnnxBuilder, op: TflOp) -> None:
 def _constant_output(b: OnnxBuilder, op: TflOp, value: np.ndarray) -> None:
     """An output known at compile time (shapes are static): a constant of the file's type and shape."""
     y = b.tensor(op.outputs[0])
-    data = np.asarray(value).astype(y.dtype).reshape(y.shape)
+    value = np.asarray(value)
+    if value.size != int(np.prod(y.shape, dtype=np.int64)):
+        raise op_error(op, f"it computes {list(value.shape)}; its output '{y.name}' is declared {list(y.shape)}")
+    data = value.astype(y.dtype).reshape(y.shape)
     b.values[op.outputs[0]] = {NHWC: b.const(data, b.names[op.outputs[0]])}
 
 

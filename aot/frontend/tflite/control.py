@@ -55,7 +55,9 @@ def fold_constant_op(b: OnnxBuilder, op: TflOp) -> bool:
     if getattr(op.options, "fusedActivationFunction", 0):
         return False
     y = b.tensor(op.outputs[0])
-    data = np.reshape(ins[0].data, y.shape) if fn is None else fn(*(t.data for t in ins))
+    data = ins[0].data if fn is None else np.asarray(fn(*(t.data for t in ins)))
+    if data.size != int(np.prod(y.shape, dtype=np.int64)):
+        raise op_error(op, f"it computes {data.size} values; its output '{y.name}' is declared {list(y.shape)}")
     b.m.tensors[op.outputs[0]] = replace(y, data=np.ascontiguousarray(data, dtype=y.dtype).reshape(y.shape))
     return True
 

@@ -29,6 +29,8 @@ def quant_params(q: Any, rank: int) -> QuantParams | None:
         return None
     scale = np.asarray(q.scale, dtype=np.float32)
     zero = np.asarray(q.zeroPoint if q.zeroPoint is not None else [0] * scale.size, dtype=np.int64)
+    if zero.size == 0:  # an empty zero_point vector: 0, as an absent one
+        zero = np.zeros(scale.size, np.int64)
     if zero.size == 1 and scale.size > 1:
         zero = np.repeat(zero, scale.size)
     axis = int(q.quantizedDimension) if scale.size > 1 else 0

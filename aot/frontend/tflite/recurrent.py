@@ -22,6 +22,7 @@ from onnx import helper
 
 from aot.frontend.tflite.builder import NHWC, OnnxBuilder, float_weights, op_error
 from aot.frontend.tflite.hybrid import hybrid_fc
+from aot.frontend.tflite.lowering import const_input
 from aot.frontend.tflite.quant import checked_log2, quantize_multiplier
 from aot.frontend.tflite.reader import TflOp
 from aot.frontend.tflite.state import record_state, reset_source, reset_value, variable_input
@@ -270,7 +271,7 @@ def lower_lstm_int8(b: OnnxBuilder, op: TflOp) -> None:
         if w.data is None or r.data is None or w.dtype != "int8" or r.dtype != "int8":
             raise op_error(op, "integer UNIDIRECTIONAL_SEQUENCE_LSTM needs constant int8 weights")
         wd, rd = w.data.astype(np.int64), r.data.astype(np.int64)
-        bias = b.tensor(op.inputs[_B[g]]).data.astype(np.int64) if has(_B[g]) else np.zeros(len(wd), np.int64)
+        bias = const_input(b, op, _B[g], "biases").astype(np.int64) if has(_B[g]) else np.zeros(len(wd), np.int64)
         wx.append(wd)
         wh.append(rd)
         bx.append(bias - x_zp * wd.sum(1))
