@@ -140,6 +140,8 @@ def _strided_slice(b: OnnxBuilder, op: TflOp) -> None:
         raise op_error(op, f"begins, ends and strides of {begin.size}, {end.size} and {strides.size} values for a "
                        f"rank-{len(shape)} input")
     begin, end, strides = begin.reshape(-1), end.reshape(-1), strides.reshape(-1)
+    if np.any(strides == 0):
+        raise op_error(op, f"strides {strides.tolist()} hold a 0")
     starts, ends, steps = [], [], []
     for a, dim in enumerate(shape):
         s = int(strides[a])
@@ -333,7 +335,8 @@ def _embedding_lookup(b: OnnxBuilder, op: TflOp) -> None:
         raise op_error(op, f"EMBEDDING_LOOKUP of {params.dtype} rows into {y.dtype} is not supported (the hybrid form: "
                        "int8 rows, zero point 0, one scale or one a row, float32 out)")
     ids = b.value(op.inputs[0], NHWC)
-    rows = b.node("Cast", [b.node("Gather", [b.const(params.data, f"{op.name}_table"), ids], hint=f"{op.name}_rows",
+    table = const_input(b, op, 1, "rows of the int8 table")
+    rows = b.node("Cast", [b.node("Gather", [b.const(table, f"{op.name}_table"), ids], hint=f"{op.name}_rows",
                                   axis=0)], hint=f"{op.name}_float", to=1)
     scale = q.scale.astype(np.float32)
     if q.per_channel:  # each gathered row's scale, broadcast along the row
@@ -390,7 +393,9 @@ def _split(b: OnnxBuilder, op: TflOp) -> None:
     """SPLIT (axis, x) and SPLIT_V (x, sizes, axis): the sizes are the outputs' own."""
     k_x, k_axis = (1, 0) if op.op == "SPLIT" else (0, 2)
     x = b.tensor(op.inputs[k_x])
-    axis = int(const_input(b, op, k_axis, "axis").reshape(-1)[0]) % len(x.shape)
+    axis = int(const_input(b, op, k_axis, "axis").reshape(-1)[0]) % max(len(x.shape), 1)
+    if any(len(b.tensor(o).shape) != len(x.shape) for o in op.outputs):
+        raise op_error(op, f"its outputs are not all of its input's rank ({len(x.shape)})")
     sizes = [b.tensor(o).shape[axis] for o in op.outputs]
     outs = [b.names[o] for o in op.outputs]
     b.node("Split", [b.value(op.inputs[k_x], NHWC), b.const(np.array(sizes, np.int64), "split")], outs,

@@ -10,6 +10,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
+from aot.errors import AotcError
 from aot.frontend.tflite.builder import NHWC, OnnxBuilder, op_error, value_info
 from aot.frontend.tflite.reader import TflModel, TflOp, TflTensor
 from aot.frontend.tflite.state import record_state
@@ -24,6 +25,9 @@ def _inline(b: OnnxBuilder, model: TflModel, inputs: list[str], constants: list[
     """A subgraph's ops written into b's current node list on `inputs`; its outputs' names. An input
     whose outer value is a constant (`constants`) is that constant inside too (the converter passes
     a branch's weights and shapes in as operands), so the ops that need constants take it."""
+    if len(model.inputs) != len(inputs) or (constants and len(constants) != len(inputs)):
+        raise AotcError(f"subgraph '{model.extra.get('name')}' takes {len(model.inputs)} inputs; it is given "
+                        f"{len(inputs)}")
     tensors = list(model.tensors)  # this inlining's own list: fold_constant_op writes into it
     if constants:
         for i, t in zip(model.inputs, constants, strict=True):
@@ -55,6 +59,9 @@ def fold_constant_op(b: OnnxBuilder, op: TflOp) -> bool:
     if getattr(op.options, "fusedActivationFunction", 0):
         return False
     y = b.tensor(op.outputs[0])
+    if op.op == "TRANSPOSE" and sorted(int(p) for p in ins[1].data.reshape(-1)) != list(range(ins[0].data.ndim)):
+        raise op_error(op, f"perm {ins[1].data.tolist()} is not a permutation of a rank-{ins[0].data.ndim} "
+                       "input's axes")
     data = ins[0].data if fn is None else np.asarray(fn(*(t.data for t in ins)))
     if data.size != int(np.prod(y.shape, dtype=np.int64)):
         raise op_error(op, f"it computes {data.size} values; its output '{y.name}' is declared {list(y.shape)}")

@@ -217,21 +217,30 @@ _RANKS: dict[str, dict[int | str, int]] = {
 }
 
 
+_HANDLE_OPS = frozenset({"VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "CALL_ONCE", "WHILE", "IF",
+                         "STABLEHLO_COMPOSITE", "STABLEHLO_CASE", "STABLEHLO_WHILE"})
+
+
 def check_arity(b: OnnxBuilder, op: TflOp) -> None:
     """Refuse an op with fewer inputs or outputs than its lowering reads, a required input left out (-1), or an
     input of another rank than its lowering indexes (a conv's 4-D weights), before any lowering reads them."""
-    if op.op.startswith(("CUSTOM:", "builtin ")):
+    if op.op.startswith("builtin "):
         return
     ins, outs = _ARITY.get(op.op, (1, 1))
     if len(op.inputs) < ins or len(op.outputs) < outs:
-        raise op_error(op, f"{op.op} takes at least {ins} input(s) and {outs} output(s); this one has "
+        raise op_error(op, f"{op.op.split(':')[-1]} takes at least {ins} input(s) and {outs} output(s); this one has "
                        f"{len(op.inputs)} and {len(op.outputs)}")
     if op.op not in _OPTIONAL_INSIDE:
         missing = next((k for k in range(ins) if op.inputs[k] < 0), None)
         if missing is not None:
-            raise op_error(op, f"its input {missing} is left out (-1), but {op.op} requires it")
+            raise op_error(op, f"its input {missing} is left out (-1), but {op.op.split(':')[-1]} requires it")
     if any(i < 0 for i in op.outputs):
         raise op_error(op, "an output is left out (-1)")
+    if op.op not in _HANDLE_OPS:
+        handle = next((b.tensor(i) for i in [*op.inputs, *op.outputs] if i >= 0 and b.tensor(i).dtype == "resource"),
+                      None)
+        if handle is not None:
+            raise op_error(op, f"tensor '{handle.name}' is a resource handle, which {op.op} does not take")
     for k, rank in _RANKS.get(op.op, {}).items():
         i = op.outputs[0] if k == "out" else op.inputs[k]
         t = b.tensor(i)

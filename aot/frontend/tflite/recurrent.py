@@ -178,6 +178,9 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
 def _stacked(b: OnnxBuilder, op: TflOp, ks: list[int], hybrid: bool) -> tuple[np.ndarray, np.ndarray | None]:
     """Inputs `ks` of op stacked by rows: float32 weights, or (hybrid) the int8 ones and each row's scale (LiteRT's
     hybrid LSTM takes one scale per weight tensor, zero point 0)."""
+    shapes = [b.tensor(op.inputs[k]).shape for k in ks]
+    if any(len(s) != 2 or s[1] != shapes[0][1] for s in shapes):
+        raise op_error(op, f"its gates' weights are {[list(s) for s in shapes]}: matrices of as many columns needed")
     if not hybrid:
         return np.concatenate([float_weights(b, op, k) for k in ks], axis=0), None
     data, scales = [], []

@@ -154,6 +154,9 @@ def _stablehlo_pad(b: OnnxBuilder, op: TflOp) -> None:
     x, y, o = b.tensor(op.inputs[0]), b.tensor(op.outputs[0]), op.options
     low, high, inner = (list(map(int, getattr(o, f) if getattr(o, f) is not None else [0] * len(x.shape)))
                         for f in ("edgePaddingLow", "edgePaddingHigh", "interiorPadding"))
+    if not len(low) == len(high) == len(inner) == len(x.shape):
+        raise op_error(op, f"paddings of {len(low)}, {len(high)} and {len(inner)} values for a rank-{len(x.shape)} "
+                       "input")
     if any(v < 0 for v in inner):
         raise op_error(op, "STABLEHLO_PAD with negative interior padding is not supported")
     value, shape = _scalar(b, op, 1), list(x.shape)
