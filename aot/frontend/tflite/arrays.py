@@ -207,6 +207,8 @@ def _slice(b: OnnxBuilder, op: TflOp) -> None:
     shape = b.tensor(op.inputs[0]).shape
     begin = const_input(b, op, 1, "begins").astype(np.int64).reshape(-1)
     size = const_input(b, op, 2, "sizes").astype(np.int64).reshape(-1)
+    if not begin.size == size.size == len(shape):
+        raise op_error(op, f"begins and sizes of {begin.size} and {size.size} values for a rank-{len(shape)} input")
     end = np.where(size < 0, np.array(shape, np.int64), begin + size)
     const = lambda v, n: b.const(np.asarray(v, np.int64), n)  # noqa: E731
     finish(b, op, "Slice", [b.value(op.inputs[0], NHWC), const(begin, "starts"), const(end, "ends"),

@@ -196,10 +196,17 @@ def var_handle(b: OnnxBuilder, op: TflOp) -> None:
     b.handles[op.outputs[0]] = _var_name(op)
 
 
+def _handle(b: OnnxBuilder, op: TflOp) -> str:
+    """The variable op's resource (its first input, a VAR_HANDLE's output)."""
+    if op.inputs[0] not in b.handles:
+        raise op_error(op, f"its input '{b.tensor(op.inputs[0]).name}' is not the handle a VAR_HANDLE made")
+    return b.handles[op.inputs[0]]
+
+
 def read_variable(b: OnnxBuilder, op: TflOp) -> None:
     """The variable's value: before any ASSIGN_VARIABLE in this call, a graph input of its own
     (the caller carries the state, docs/tflite.md), else the last value assigned."""
-    name, y = b.handles[op.inputs[0]], b.tensor(op.outputs[0])
+    name, y = _handle(b, op), b.tensor(op.outputs[0])
     v = b.variables.setdefault(name, {"current": None, "dtype": y.dtype, "shape": list(y.shape)})
     if v["current"] is None:
         v["current"] = v["input"] = b.fresh(f"{name}_state")
@@ -209,7 +216,7 @@ def read_variable(b: OnnxBuilder, op: TflOp) -> None:
 
 
 def assign_variable(b: OnnxBuilder, op: TflOp) -> None:
-    name, x = b.handles[op.inputs[0]], b.tensor(op.inputs[1])
+    name, x = _handle(b, op), b.tensor(op.inputs[1])
     v = b.variables.setdefault(name, {"current": None, "dtype": x.dtype, "shape": list(x.shape)})
     v["current"] = b.value(op.inputs[1], NHWC)
 
