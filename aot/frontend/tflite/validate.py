@@ -117,8 +117,8 @@ def validate(sch: ModuleType, model: Any, buf: bytes, codes: list[str], path: st
             for what, lowest in (("inputs", -1), ("outputs", 0), ("intermediates", 0)):
                 for i in _ints(getattr(op, what)):
                     if not lowest <= i < len(tensors):
-                        raise AotcError(f"its {what} name tensor {i}, but the subgraph{where} has {len(tensors)} "
-                                        "tensors", node=node)
+                        raise AotcError(f"its {what} name tensor {i}, but {f'subgraph {k}' if k else 'the subgraph'} "
+                                        f"has {len(tensors)} tensors", node=node)
             _options(sch, op, node)
             calls[k] = calls.get(k, []) + [(s, node) for s in _subgraph_indices(op)]
     for called in calls.values():
