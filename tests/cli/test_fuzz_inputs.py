@@ -516,6 +516,7 @@ if __name__ == "__main__":
     p.add_argument("--full", action="store_true", help="build and run every accepted case")
     p.add_argument("-v", "--verbose", action="store_true", help="print every case and its answer")
     args = p.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # this checkout's aot, not an installed one
     tmp = Path(tempfile.mkdtemp(prefix="aotc-fuzz-"))
     failures, stats = fuzz(args.seed, args.seconds, args.cases, tmp, args.full, args.verbose)
     print(_report(failures, stats) if failures else f"all {stats['cases']} cases held: {stats}")
