@@ -80,6 +80,12 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
     norm = {g: float_weights(b, op, _LAYER_NORM[g]) for g in gates if has(_LAYER_NORM[g])}
     if norm and sorted(norm) != gates:
         raise op_error(op, "UNIDIRECTIONAL_SEQUENCE_LSTM with layer normalisation of some gates only is not supported")
+    wrong = [f"weights {list(w.shape)}"] if w.shape != (gh, n_in) else []
+    wrong += [f"recurrent weights {list(r.shape)}"] if r.shape[0] != gh else []
+    wrong += [f"biases {list(v.shape)}" for v in biases.values() if v.shape != (hidden,)]
+    wrong += [f"layer norm weights {list(v.shape)}" for v in norm.values() if v.shape != (hidden,)]
+    if wrong:
+        raise op_error(op, f"its {wrong[0]} do not fit {len(gates)} gates of {hidden} units on {n_in} inputs")
     # with layer normalisation the bias is added after it (LiteRT's CalculateLstmGateFloat), not before
     bias = np.concatenate([np.zeros(hidden, np.float32) if norm else biases[g] for g in gates])
 
