@@ -374,7 +374,12 @@ if __name__ == "__main__":
     p.add_argument("--no-cc", action="store_true", help="skip the C syntax check of compiled cases")
     p.add_argument("--progress", type=int, default=500, help="print the counts every N cases (0: never)")
     p.add_argument("-v", "--verbose", action="store_true", help="print every case and its answer")
+    p.add_argument("--max-gib", type=float, default=8, help="address-space limit: a case that allocates more is an "
+                   "internal error (MemoryError), not the machine's out-of-memory killer")
     args = p.parse_args()
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (int(args.max_gib * 2**30), resource.RLIM_INFINITY))
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # this checkout's aot, not an installed one
     tmp = Path(tempfile.mkdtemp(prefix="aotc-fuzz-tflite-"))
     failures, stats = fuzz(args.seed, args.seconds, args.cases, tmp, args.verbose, not args.no_cc, args.progress)

@@ -97,9 +97,12 @@ def _mirror_pad(b: OnnxBuilder, op: TflOp) -> None:
     x = b.tensor(op.inputs[0])
     if x.dtype != "float32" and x.quant is None:
         raise op_error(op, f"MIRROR_PAD of {x.dtype} tensors is not supported (float32 and quantized only)")
-    pads = const_input(b, op, 1, "paddings").astype(np.int64).reshape(-1, 2)
-    mode = int(op.options.mode) if op.options is not None else _REFLECT
+    pads = const_input(b, op, 1, "paddings").astype(np.int64)
     rank = len(x.shape)
+    if pads.size != 2 * rank:
+        raise op_error(op, f"its paddings hold {pads.size} values; a rank-{rank} input takes {2 * rank}")
+    pads = pads.reshape(-1, 2)
+    mode = int(op.options.mode) if op.options is not None else _REFLECT
     limit = 0 if mode == _SYMMETRIC else 1  # how far a pad may reach: the whole axis, or all but the edge
     for a, (before, after) in enumerate(pads):
         if before < 0 or after < 0 or max(before, after) > x.shape[a] - limit:

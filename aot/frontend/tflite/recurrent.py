@@ -517,6 +517,10 @@ def lower_svdf(b: OnnxBuilder, op: TflOp) -> None:
     if act == "?":
         raise op_error(op, f"SVDF activation {o.fusedActivationFunction} is not supported")
     hybrid = wf_t.dtype == "int8"
+    if len(x.shape) != 2 or len(wf_t.shape) != 2 or len(wt_t.shape) != 2 or int(o.rank) <= 0 \
+            or wt_t.shape[0] % int(o.rank):
+        raise op_error(op, f"SVDF of rank {int(o.rank)} on input {list(x.shape)}, feature weights {list(wf_t.shape)} "
+                       f"and time weights {list(wt_t.shape)}: 2-D tensors, and filters a multiple of the rank needed")
     rank, (batch, n_in) = int(o.rank), x.shape
     filters, memory = wt_t.shape
     units = filters // rank
