@@ -169,8 +169,8 @@ def _mutate(m, rng: random.Random) -> str:
         t = rng.choice([t for t in tensors if t.quantization is not None] or tensors)
         q = t.quantization or sch.QuantizationParametersT()
         t.quantization = q
-        scale = list(q.scale if q.scale is not None else [1.0])
-        zero = list(q.zeroPoint if q.zeroPoint is not None else [0])
+        scale = list(q.scale if q.scale is not None else []) or [1.0]
+        zero = list(q.zeroPoint if q.zeroPoint is not None else []) or [0]
         r = rng.random()
         if r < 0.4:
             scale[rng.randrange(len(scale))] = rng.choice(FLOATS)

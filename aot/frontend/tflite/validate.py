@@ -105,10 +105,15 @@ def validate(sch: ModuleType, model: Any, buf: bytes, codes: list[str], path: st
         for i, t in enumerate(tensors):
             _tensor(i, t, buffers, buf, dtypes, packed, where)
         for what in ("inputs", "outputs"):
-            for i in _ints(getattr(sg, what)):
+            listed = _ints(getattr(sg, what))
+            for i in listed:
                 if not 0 <= i < len(tensors):
                     raise AotcError(f"cannot read model '{path}': subgraph {k}'s {what} name tensor {i}, but it has "
                                     f"{len(tensors)} tensors")
+            twice = next((i for n, i in enumerate(listed) if i in listed[:n]), None)
+            if twice is not None:
+                raise AotcError(f"tensor '{_text(tensors[twice].name, f'tensor_{twice}')}' is listed twice among "
+                                f"subgraph {k}'s {what}")
         for j, op in enumerate(sg.operators or []):
             if not 0 <= int(op.opcodeIndex) < len(codes):
                 raise AotcError(f"cannot read model '{path}': operator {j}{where} has opcode index "
