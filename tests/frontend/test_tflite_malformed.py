@@ -53,13 +53,26 @@ def _quant(m, k: int, **fields):
     _set(_tensor(m, k).quantization, **fields)
 
 
+def _const(m, k: int, values, dtype: str):
+    """Tensor k's constant replaced by `values` (its shape and buffer both)."""
+    import numpy as np
+
+    data = np.asarray(values, dtype)
+    _tensor(m, k).shape = list(data.shape)
+    m.buffers[_tensor(m, k).buffer].data = list(data.tobytes())
+
+
+def _op_tensor(m, op_index: int, k: int) -> int:
+    return m.subgraphs[0].operators[op_index].inputs[k]
+
+
 def _while_body_is_main(m):
     while_op = m.subgraphs[0].operators[3]
     while_op.builtinOptions.bodySubgraphIndex = 0
 
 
 # (model, what is broken, the mutation, the message after "aotc: error: ")
-SINE, KWS, IFC = "sine_float", "keyword_int8", "ifconst_float"
+SINE, KWS, IFC, ARR = "sine_float", "keyword_int8", "ifconst_float", "arrays_16x8"
 CASES: list[tuple[str, str, Callable, str]] = [
     (SINE, "op input index", lambda m: _set(_fc0(m), inputs=[0, 99, 6]),
      "node 'FULLY_CONNECTED_0' (FULLY_CONNECTED): its inputs name tensor 99, but the subgraph has 10 tensors"),
@@ -117,6 +130,24 @@ CASES: list[tuple[str, str, Callable, str]] = [
      "node 'IF_2' (IF): its options name subgraph 9, but the file has subgraphs 0..4 (0 being the main one)"),
     (IFC, "subgraph calling itself", _while_body_is_main,
      "node 'WHILE_3' (WHILE): its options name subgraph 0, but the file has subgraphs 0..4 (0 being the main one)"),
+    (SINE, "subgraph input twice", lambda m: _set(m.subgraphs[0], inputs=[0, 0]),
+     "tensor 'serving_default_keras_tensor:0' is listed twice among subgraph 0's inputs"),
+    # checked where the op is lowered
+    (ARR, "zero stride", lambda m: _const(m, _op_tensor(m, 15, 3), [1, 0, 1, 1], "int32"),
+     "node 'STRIDED_SLICE_15' (STRIDED_SLICE): strides [1, 0, 1, 1] hold a 0"),
+    (ARR, "paddings of another rank", lambda m: _const(m, _op_tensor(m, 11, 1), [[0, 0], [1, 1], [1, 1]], "int32"),
+     "node 'MIRROR_PAD_11' (MIRROR_PAD): its paddings hold 6 values; a rank-4 input takes 8"),
+    (ARR, "slice sizes of another rank", lambda m: _const(m, _op_tensor(m, 3, 2), [1, 2], "int32"),
+     "node 'SLICE_3' (SLICE): begins and sizes of 4 and 2 values for a rank-4 input"),
+    ("stablehlo_float", "RANGE without end", lambda m: _const(m, _op_tensor(m, 7, 2), 0.0, "float32"),
+     "node 'RANGE_7' (RANGE): RANGE(1.0, 3.0, 0.0) has no end"),
+    ("stablehlo_float", "RANGE of 2e9 elements (not allocated)", lambda m: _const(m, _op_tensor(m, 7, 2), 1e-9, "float32"),
+     "node 'RANGE_7' (RANGE): RANGE gives 2000000057 elements where the file declares [4]"),
+    ("stream_float", "READ_VARIABLE of a value", lambda m: _set(m.subgraphs[0].operators[3], inputs=[0]),
+     "node 'READ_VARIABLE_3' (READ_VARIABLE): its input 'serving_default_input_1:0' is not the handle a VAR_HANDLE made"),
+    ("svdf_float", "SVDF rank", lambda m: _set(m.subgraphs[0].operators[0].builtinOptions, rank=3),
+     "node 'SVDF_0' (SVDF): SVDF of rank 3 on input [2, 12], feature weights [8, 12] and time weights [8, 5]: "
+     "2-D tensors, and filters a multiple of the rank needed"),
 ]
 
 
