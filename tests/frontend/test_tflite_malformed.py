@@ -141,10 +141,12 @@ CASES: list[tuple[str, str, Callable, str]] = [
      "node 'SLICE_3' (SLICE): begins and sizes of 4 and 2 values for a rank-4 input"),
     ("stablehlo_float", "RANGE without end", lambda m: _const(m, _op_tensor(m, 7, 2), 0.0, "float32"),
      "node 'RANGE_7' (RANGE): RANGE(1.0, 3.0, 0.0) has no end"),
-    ("stablehlo_float", "RANGE of 2e9 elements (not allocated)", lambda m: _const(m, _op_tensor(m, 7, 2), 1e-9, "float32"),
+    ("stablehlo_float", "RANGE of 2e9 elements (not allocated)",
+     lambda m: _const(m, _op_tensor(m, 7, 2), 1e-9, "float32"),
      "node 'RANGE_7' (RANGE): RANGE gives 2000000057 elements where the file declares [4]"),
     ("stream_float", "READ_VARIABLE of a value", lambda m: _set(m.subgraphs[0].operators[3], inputs=[0]),
-     "node 'READ_VARIABLE_3' (READ_VARIABLE): its input 'serving_default_input_1:0' is not the handle a VAR_HANDLE made"),
+     "node 'READ_VARIABLE_3' (READ_VARIABLE): its input 'serving_default_input_1:0' is not the handle a VAR_HANDLE "
+     "made"),
     ("svdf_float", "SVDF rank", lambda m: _set(m.subgraphs[0].operators[0].builtinOptions, rank=3),
      "node 'SVDF_0' (SVDF): SVDF of rank 3 on input [2, 12], feature weights [8, 12] and time weights [8, 5]: "
      "2-D tensors, and filters a multiple of the rank needed"),
