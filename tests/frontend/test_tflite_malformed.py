@@ -113,6 +113,10 @@ CASES: list[tuple[str, str, Callable, str]] = [
     (KWS, "weights' rank", lambda m: _set(_tensor(m, 11), shape=[16, 40]),
      "node 'CONV_2D_0' (CONV_2D): its input 1 'sequential_1_1/conv2d_1/convolution' is [16, 40]; CONV_2D "
      "takes a 4-D one there"),
+    (KWS, "stride 0", lambda m: _set(m.subgraphs[0].operators[0].builtinOptions, strideH=0),
+     "node 'CONV_2D_0' (CONV_2D): its option strideH is 0; it must be 1 or more"),
+    (KWS, "padding", lambda m: _set(m.subgraphs[0].operators[5].builtinOptions, padding=7),
+     "node 'AVERAGE_POOL_2D_5' (AVERAGE_POOL_2D): its padding is 7, neither SAME (0) nor VALID (1)"),
     (KWS, "NaN scale", lambda m: _quant(m, 0, scale=[float("nan")]),
      "tensor 'serving_default_keras_tensor_4:0' has quantization scale nan: a scale must be finite and positive"),
     (KWS, "zero scale", lambda m: _quant(m, 0, scale=[0.0]),

@@ -50,6 +50,9 @@ _OPTIONS_REQUIRED = frozenset({
     "BIDIRECTIONAL_SEQUENCE_LSTM", "WHILE", "IF", "CALL_ONCE", "STABLEHLO_COMPOSITE", "STABLEHLO_GATHER",
     "STABLEHLO_SCATTER", "STABLEHLO_REDUCE", "STABLEHLO_REDUCE_WINDOW", "STABLEHLO_WHILE", "STABLEHLO_SORT",
 })
+# the options fields (of the conv and pool tables) that must be positive
+_AT_LEAST_ONE = ("strideH", "strideW", "strideD", "dilationHFactor", "dilationWFactor", "dilationDFactor",
+                 "filterHeight", "filterWidth")
 # integer ranges of zero points, by the numpy dtype the reader gives a tensor
 _ZERO_RANGE = {"int8": (-128, 127), "uint8": (0, 255), "int16": (-32768, 32767), "uint16": (0, 65535)}
 
@@ -211,6 +214,11 @@ def _options(sch: ModuleType, op: Any, node: _Op) -> None:
         return
     if type(got).__name__ != want + "T":
         raise AotcError(f"its options table is {type(got).__name__[:-1]}, not the {want} it reads", node=node)
+    for f in _AT_LEAST_ONE:  # a stride, dilation or window of 0: no output size, or a division by zero
+        if hasattr(got, f) and int(getattr(got, f)) < 1:
+            raise AotcError(f"its option {f} is {int(getattr(got, f))}; it must be 1 or more", node=node)
+    if isinstance(getattr(got, "padding", None), int) and int(got.padding) not in (0, 1):  # (the conv and pool enum)
+        raise AotcError(f"its padding is {int(got.padding)}, neither SAME (0) nor VALID (1)", node=node)
 
 
 def _subgraph_indices(op: Any) -> list[int]:
