@@ -209,7 +209,10 @@ def _options(sch: ModuleType, op: Any, node: _Op) -> None:
     if want is None:
         return
     if got is None:
-        if name in _OPTIONS_REQUIRED or name.startswith("STABLEHLO_"):  # (their tables hold dimensions, regions)
+        # the StableHLO ops' tables hold their dimensions and regions: required where they have fields
+        hlo = name.startswith("STABLEHLO_") and name not in ("STABLEHLO_CASE", "STABLEHLO_RNG_BIT_GENERATOR") \
+            and bool(vars(getattr(sch, want + "T")()))
+        if name in _OPTIONS_REQUIRED or hlo:
             raise AotcError(f"it has no options table ({want})", node=node)
         return
     if type(got).__name__ != want + "T":
