@@ -293,6 +293,8 @@ def _shape(b: OnnxBuilder, op: TflOp) -> None:
 def _fill(b: OnnxBuilder, op: TflOp) -> None:
     """FILL(dims, value): the value broadcast to the output's (static) shape."""
     y, value = b.tensor(op.outputs[0]), b.tensor(op.inputs[1])
+    if value.shape and int(np.prod(value.shape)) != 1:
+        raise op_error(op, f"its value '{value.name}' is {list(value.shape)}, not a scalar")
     if value.data is not None:
         _constant_output(b, op, np.full(y.shape, value.data.reshape(())))
         return

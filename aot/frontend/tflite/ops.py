@@ -217,6 +217,14 @@ _RANKS: dict[str, dict[int | str, int]] = {
 }
 
 
+# ops whose output is of their first input's type (TFLite's kernels refuse any other): a file that says otherwise
+# would reach the C as a call on mismatched pointers
+_SAME_TYPE = frozenset({
+    "ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "BITWISE_XOR", "RIGHT_SHIFT", "FLOOR_DIV", "FLOOR_MOD",
+    "SQUARED_DIFFERENCE", "POW", "NEG", "ABS", "RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "LEAKY_RELU", "TANH",
+    "LOGISTIC", "EXP", "LOG", "SQRT", "RSQRT", "SIN", "COS", "FLOOR", "CEIL", "ROUND", "SQUARE", "SIGN", "ELU",
+    "HARD_SWISH", "ATAN2", "TRANSPOSE", "RESHAPE", "SQUEEZE", "EXPAND_DIMS", "TILE", "REVERSE_V2",
+})
 _HANDLE_OPS = frozenset({"VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "CALL_ONCE", "WHILE", "IF",
                          "STABLEHLO_COMPOSITE", "STABLEHLO_CASE", "STABLEHLO_WHILE"})
 
@@ -236,6 +244,10 @@ def check_arity(b: OnnxBuilder, op: TflOp) -> None:
             raise op_error(op, f"its input {missing} is left out (-1), but {op.op.split(':')[-1]} requires it")
     if any(i < 0 for i in op.outputs):
         raise op_error(op, "an output is left out (-1)")
+    if op.op in _SAME_TYPE and op.inputs[0] >= 0 and b.tensor(op.outputs[0]).dtype != b.tensor(op.inputs[0]).dtype:
+        x, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0])
+        raise op_error(op, f"its output '{y.name}' is {y.dtype}, its input '{x.name}' {x.dtype}: {op.op} gives its "
+                       "input's type")
     if op.op not in _HANDLE_OPS:
         handle = next((b.tensor(i) for i in [*op.inputs, *op.outputs] if i >= 0 and b.tensor(i).dtype == "resource"),
                       None)

@@ -205,7 +205,8 @@ def _op_name(code: Any, names: dict[int, str]) -> str:
     builtin = max(int(code.builtinCode), int(code.deprecatedBuiltinCode))  # old files set only the deprecated one
     name = names.get(builtin, f"builtin {builtin}")
     if name == "CUSTOM":
-        custom = code.customCode.decode() if isinstance(code.customCode, bytes) else str(code.customCode)
+        custom = code.customCode.decode("utf-8", "replace") if isinstance(code.customCode, bytes) \
+            else str(code.customCode)
         return f"CUSTOM:{custom}"
     return name
 
