@@ -264,7 +264,7 @@ def lower_lstm_int8(b: OnnxBuilder, op: TflOp) -> None:
         raise op_error(op, f"{x.dtype} UNIDIRECTIONAL_SEQUENCE_LSTM with {', '.join(refuse) or 'these types'} is not "
                        "supported (aotc's integer LSTM: int8, no CIFG, peepholes, layer norm or projection)")
     h_t, c_t, hidden_t = b.tensor(op.inputs[_H]), b.tensor(op.inputs[_C]), b.tensor(op.intermediates[4])
-    if c_t.dtype != "int16" or h_t.dtype != "int8" or hidden_t.quant is None:
+    if c_t.dtype != "int16" or h_t.dtype != "int8" or None in (hidden_t.quant, c_t.quant, h_t.quant, x.quant):
         raise op_error(op, "integer UNIDIRECTIONAL_SEQUENCE_LSTM needs an int8 hidden and an int16 cell state")
     pot, c_log2 = checked_log2(float(c_t.quant.scale[0]))
     if not pot or c_log2 > -11:  # tanh(c) in Q(15 + c_log2): gemmlowp's exp, as written here, takes <= 5 bits
@@ -277,8 +277,8 @@ def lower_lstm_int8(b: OnnxBuilder, op: TflOp) -> None:
     mult, shift, wx, wh, bx, bh = [], [], [], [], [], []
     for g in range(4):  # input, forget, cell, output
         w, r = b.tensor(op.inputs[_W[g]]), b.tensor(op.inputs[_R[g]])
-        if w.data is None or r.data is None or w.dtype != "int8" or r.dtype != "int8":
-            raise op_error(op, "integer UNIDIRECTIONAL_SEQUENCE_LSTM needs constant int8 weights")
+        if w.data is None or r.data is None or w.dtype != "int8" or r.dtype != "int8" or None in (w.quant, r.quant):
+            raise op_error(op, "integer UNIDIRECTIONAL_SEQUENCE_LSTM needs constant int8 weights, quantized")
         wd, rd = w.data.astype(np.int64), r.data.astype(np.int64)
         bias = const_input(b, op, _B[g], "biases").astype(np.int64) if has(_B[g]) else np.zeros(len(wd), np.int64)
         wx.append(wd)
