@@ -134,6 +134,8 @@ CASES: list[tuple[str, str, Callable, str]] = [
      "node 'IF_2' (IF): its options name subgraph 9, but the file has subgraphs 0..4 (0 being the main one)"),
     (IFC, "subgraph calling itself", _while_body_is_main,
      "node 'WHILE_3' (WHILE): its options name subgraph 0, but the file has subgraphs 0..4 (0 being the main one)"),
+    ("hybrid_lstm", "input with no elements", lambda m: _set(_tensor(m, 0), shape=[0, 5, 32]),
+     "input 'serving_default_input_1:0' is [0, 5, 32]: an input with no elements"),
     (SINE, "subgraph input twice", lambda m: _set(m.subgraphs[0], inputs=[0, 0]),
      "tensor 'serving_default_keras_tensor:0' is listed twice among subgraph 0's inputs"),
     # checked where the op is lowered

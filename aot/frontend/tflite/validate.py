@@ -113,6 +113,10 @@ def validate(sch: ModuleType, model: Any, buf: bytes, codes: list[str], path: st
                 if not 0 <= i < len(tensors):
                     raise AotcError(f"cannot read model '{path}': subgraph {k}'s {what} name tensor {i}, but it has "
                                     f"{len(tensors)} tensors")
+            empty = next((i for i in listed if k == 0 and what == "inputs" and 0 in _ints(tensors[i].shape)), None)
+            if empty is not None:  # (a batch of 0: the loops it would run 0 times are not lowered for it)
+                raise AotcError(f"input '{_text(tensors[empty].name, f'tensor_{empty}')}' is "
+                                f"{_ints(tensors[empty].shape)}: an input with no elements")
             twice = next((i for n, i in enumerate(listed) if i in listed[:n]), None)
             if twice is not None:
                 raise AotcError(f"tensor '{_text(tensors[twice].name, f'tensor_{twice}')}' is listed twice among "
