@@ -62,6 +62,8 @@ def _pack(b: OnnxBuilder, op: TflOp) -> None:
 def _unpack(b: OnnxBuilder, op: TflOp) -> None:
     """UNPACK: a Split into ones along the axis, each Squeezed."""
     rank = len(b.tensor(op.inputs[0]).shape)
+    if not -rank <= int(op.options.axis) < rank:
+        raise op_error(op, f"axis {int(op.options.axis)} does not fit a rank-{rank} input")
     axis = int(op.options.axis) % rank
     n = len(op.outputs)
     parts = [b.fresh(f"{op.name}_part{k}") for k in range(n)]
@@ -321,7 +323,10 @@ def _broadcast_args(b: OnnxBuilder, op: TflOp) -> None:
 def _reverse(b: OnnxBuilder, op: TflOp) -> None:
     """REVERSE_V2 along constant axes: a Slice with step -1 on each."""
     shape = b.tensor(op.inputs[0]).shape
-    axes = sorted({int(a) % len(shape) for a in const_input(b, op, 1, "axes").reshape(-1)})
+    given = const_input(b, op, 1, "axes").reshape(-1)
+    if not all(-len(shape) <= int(a) < len(shape) for a in given):
+        raise op_error(op, f"axes {given.tolist()} do not fit a rank-{len(shape)} input")
+    axes = sorted({int(a) % len(shape) for a in given})
     const = lambda v, n: b.const(np.array(v, np.int64), n)  # noqa: E731
     finish(b, op, "Slice", [b.value(op.inputs[0], NHWC), const([shape[a] - 1 for a in axes], "starts"),
                             const([-shape[a] - 1 for a in axes], "ends"), const(axes, "axes"),

@@ -291,6 +291,8 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
         elif o is not None and o.weightsFormat != 0:
             raise op_error(op, "shuffled FULLY_CONNECTED weights are not supported")
     out = b.names[op.outputs[0]]
+    if attrs.get("y_shape") == []:
+        raise op_error(op, f"quantized {op.op} with a scalar output is not supported")
     b.nodes.append(helper.make_node(internal, inputs, [out], name=b.fresh(op.name), domain=tfl.DOMAIN, **attrs))
     b.value_infos.append(helper.make_tensor_value_info(out, helper.np_dtype_to_tensor_dtype(np.dtype(y.dtype)),
                                                        list(y.shape)))
