@@ -199,7 +199,7 @@ _ARITY: dict[str, tuple[int, int]] = {
     "BIDIRECTIONAL_SEQUENCE_RNN": (12, 1), "VAR_HANDLE": (0, 1), "CALL_ONCE": (0, 0), "WHILE": (0, 0),
     "IF": (1, 0), "STABLEHLO_COMPOSITE": (0, 0), "NON_MAX_SUPPRESSION_V4": (5, 2), "NON_MAX_SUPPRESSION_V5": (6, 3),
     "REDUCE_WINDOW": (5, 1), "MATRIX_SET_DIAG": (2, 1), "STABLEHLO_RNG_BIT_GENERATOR": (1, 2), "UNIQUE": (1, 2),
-    "CUSTOM:MaxPoolingWithArgmax2D": (1, 2),
+    "CUSTOM:MaxPoolingWithArgmax2D": (1, 2), "STABLEHLO_PAD": (2, 1),
 }
 _ARITY["ASSIGN_VARIABLE"] = (2, 0)  # (after the table's (2, 1) group: it has no output)
 # ops whose inputs include optional ones (-1) before the last required one: only their count is checked
