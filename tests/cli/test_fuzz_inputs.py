@@ -378,12 +378,13 @@ def _new_bundle(out: Path) -> bool:
     return "name" in json.loads((out / "bundle" / "metadata.json").read_text())
 
 
-def run_case(case: Case, work: Path, configure: bool = False) -> tuple[str | None, Path]:
-    """Compile one case in this process; None when it held to the contract, else what went wrong."""
+def run_case(case: Case, work: Path, configure: bool = False, suffix: str = ".onnx") -> tuple[str | None, Path]:
+    """Compile one case in this process; None when it held to the contract, else what went wrong.
+    `suffix`: the model file's (test_fuzz_tflite.py runs .tflite cases through here too)."""
     from aot import cli
 
     work.mkdir(parents=True, exist_ok=True)
-    model = work / "model.onnx"
+    model = work / f"model{suffix}"
     model.write_bytes(case.data)
     out = work / "out"
     (out / "bundle").mkdir(parents=True, exist_ok=True)
@@ -515,6 +516,7 @@ if __name__ == "__main__":
     p.add_argument("--full", action="store_true", help="build and run every accepted case")
     p.add_argument("-v", "--verbose", action="store_true", help="print every case and its answer")
     args = p.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # this checkout's aot, not an installed one
     tmp = Path(tempfile.mkdtemp(prefix="aotc-fuzz-"))
     failures, stats = fuzz(args.seed, args.seconds, args.cases, tmp, args.full, args.verbose)
     print(_report(failures, stats) if failures else f"all {stats['cases']} cases held: {stats}")

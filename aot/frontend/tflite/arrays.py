@@ -62,6 +62,8 @@ def _pack(b: OnnxBuilder, op: TflOp) -> None:
 def _unpack(b: OnnxBuilder, op: TflOp) -> None:
     """UNPACK: a Split into ones along the axis, each Squeezed."""
     rank = len(b.tensor(op.inputs[0]).shape)
+    if not -rank <= int(op.options.axis) < rank:
+        raise op_error(op, f"axis {int(op.options.axis)} does not fit a rank-{rank} input")
     axis = int(op.options.axis) % rank
     n = len(op.outputs)
     parts = [b.fresh(f"{op.name}_part{k}") for k in range(n)]
@@ -97,9 +99,12 @@ def _mirror_pad(b: OnnxBuilder, op: TflOp) -> None:
     x = b.tensor(op.inputs[0])
     if x.dtype != "float32" and x.quant is None:
         raise op_error(op, f"MIRROR_PAD of {x.dtype} tensors is not supported (float32 and quantized only)")
-    pads = const_input(b, op, 1, "paddings").astype(np.int64).reshape(-1, 2)
-    mode = int(op.options.mode) if op.options is not None else _REFLECT
+    pads = const_input(b, op, 1, "paddings").astype(np.int64)
     rank = len(x.shape)
+    if pads.size != 2 * rank:
+        raise op_error(op, f"its paddings hold {pads.size} values; a rank-{rank} input takes {2 * rank}")
+    pads = pads.reshape(-1, 2)
+    mode = int(op.options.mode) if op.options is not None else _REFLECT
     limit = 0 if mode == _SYMMETRIC else 1  # how far a pad may reach: the whole axis, or all but the edge
     for a, (before, after) in enumerate(pads):
         if before < 0 or after < 0 or max(before, after) > x.shape[a] - limit:
@@ -136,6 +141,12 @@ def _strided_slice(b: OnnxBuilder, op: TflOp) -> None:
     shape = b.tensor(op.inputs[0]).shape
     begin, end = const_input(b, op, 1, "begins"), const_input(b, op, 2, "ends")
     strides = const_input(b, op, 3, "strides")
+    if not begin.size == end.size == strides.size == len(shape):
+        raise op_error(op, f"begins, ends and strides of {begin.size}, {end.size} and {strides.size} values for a "
+                       f"rank-{len(shape)} input")
+    begin, end, strides = begin.reshape(-1), end.reshape(-1), strides.reshape(-1)
+    if np.any(strides == 0):
+        raise op_error(op, f"strides {strides.tolist()} hold a 0")
     starts, ends, steps = [], [], []
     for a, dim in enumerate(shape):
         s = int(strides[a])
@@ -201,6 +212,8 @@ def _slice(b: OnnxBuilder, op: TflOp) -> None:
     shape = b.tensor(op.inputs[0]).shape
     begin = const_input(b, op, 1, "begins").astype(np.int64).reshape(-1)
     size = const_input(b, op, 2, "sizes").astype(np.int64).reshape(-1)
+    if not begin.size == size.size == len(shape):
+        raise op_error(op, f"begins and sizes of {begin.size} and {size.size} values for a rank-{len(shape)} input")
     end = np.where(size < 0, np.array(shape, np.int64), begin + size)
     const = lambda v, n: b.const(np.asarray(v, np.int64), n)  # noqa: E731
     finish(b, op, "Slice", [b.value(op.inputs[0], NHWC), const(begin, "starts"), const(end, "ends"),
@@ -264,7 +277,10 @@ def _broadcast_to(b: OnnxBuilder, op: TflOp) -> None:
 def _constant_output(b: OnnxBuilder, op: TflOp, value: np.ndarray) -> None:
     """An output known at compile time (shapes are static): a constant of the file's type and shape."""
     y = b.tensor(op.outputs[0])
-    data = np.asarray(value).astype(y.dtype).reshape(y.shape)
+    value = np.asarray(value)
+    if value.size != int(np.prod(y.shape, dtype=np.int64)):
+        raise op_error(op, f"it computes {list(value.shape)}; its output '{y.name}' is declared {list(y.shape)}")
+    data = value.astype(y.dtype).reshape(y.shape)
     b.values[op.outputs[0]] = {NHWC: b.const(data, b.names[op.outputs[0]])}
 
 
@@ -279,6 +295,8 @@ def _shape(b: OnnxBuilder, op: TflOp) -> None:
 def _fill(b: OnnxBuilder, op: TflOp) -> None:
     """FILL(dims, value): the value broadcast to the output's (static) shape."""
     y, value = b.tensor(op.outputs[0]), b.tensor(op.inputs[1])
+    if value.shape and int(np.prod(value.shape)) != 1:
+        raise op_error(op, f"its value '{value.name}' is {list(value.shape)}, not a scalar")
     if value.data is not None:
         _constant_output(b, op, np.full(y.shape, value.data.reshape(())))
         return
@@ -305,7 +323,10 @@ def _broadcast_args(b: OnnxBuilder, op: TflOp) -> None:
 def _reverse(b: OnnxBuilder, op: TflOp) -> None:
     """REVERSE_V2 along constant axes: a Slice with step -1 on each."""
     shape = b.tensor(op.inputs[0]).shape
-    axes = sorted({int(a) % len(shape) for a in const_input(b, op, 1, "axes").reshape(-1)})
+    given = const_input(b, op, 1, "axes").reshape(-1)
+    if not all(-len(shape) <= int(a) < len(shape) for a in given):
+        raise op_error(op, f"axes {given.tolist()} do not fit a rank-{len(shape)} input")
+    axes = sorted({int(a) % len(shape) for a in given})
     const = lambda v, n: b.const(np.array(v, np.int64), n)  # noqa: E731
     finish(b, op, "Slice", [b.value(op.inputs[0], NHWC), const([shape[a] - 1 for a in axes], "starts"),
                             const([-shape[a] - 1 for a in axes], "ends"), const(axes, "axes"),
@@ -326,7 +347,8 @@ def _embedding_lookup(b: OnnxBuilder, op: TflOp) -> None:
         raise op_error(op, f"EMBEDDING_LOOKUP of {params.dtype} rows into {y.dtype} is not supported (the hybrid form: "
                        "int8 rows, zero point 0, one scale or one a row, float32 out)")
     ids = b.value(op.inputs[0], NHWC)
-    rows = b.node("Cast", [b.node("Gather", [b.const(params.data, f"{op.name}_table"), ids], hint=f"{op.name}_rows",
+    table = const_input(b, op, 1, "rows of the int8 table")
+    rows = b.node("Cast", [b.node("Gather", [b.const(table, f"{op.name}_table"), ids], hint=f"{op.name}_rows",
                                   axis=0)], hint=f"{op.name}_float", to=1)
     scale = q.scale.astype(np.float32)
     if q.per_channel:  # each gathered row's scale, broadcast along the row
@@ -383,7 +405,9 @@ def _split(b: OnnxBuilder, op: TflOp) -> None:
     """SPLIT (axis, x) and SPLIT_V (x, sizes, axis): the sizes are the outputs' own."""
     k_x, k_axis = (1, 0) if op.op == "SPLIT" else (0, 2)
     x = b.tensor(op.inputs[k_x])
-    axis = int(const_input(b, op, k_axis, "axis").reshape(-1)[0]) % len(x.shape)
+    axis = int(const_input(b, op, k_axis, "axis").reshape(-1)[0]) % max(len(x.shape), 1)
+    if any(len(b.tensor(o).shape) != len(x.shape) for o in op.outputs):
+        raise op_error(op, f"its outputs are not all of its input's rank ({len(x.shape)})")
     sizes = [b.tensor(o).shape[axis] for o in op.outputs]
     outs = [b.names[o] for o in op.outputs]
     b.node("Split", [b.value(op.inputs[k_x], NHWC), b.const(np.array(sizes, np.int64), "split")], outs,

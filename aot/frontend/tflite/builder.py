@@ -137,6 +137,9 @@ def _no_table(b: OnnxBuilder) -> None:
 def value_info(t: TflTensor, name: str, run_rows: bool = False) -> onnx.ValueInfoProto:
     """The ONNX declaration of TFLite tensor `t` under `name`; run_rows: the dimensions its shape signature
     leaves to the run are left undeclared (rows the data decides: the import plans them at their bound)."""
+    if t.dtype == "resource":  # a handle, not data: only the variable ops (VAR_HANDLE ...) hold one
+        raise AotcError(f"tensor '{t.name}' is a resource handle where a value is needed (only VAR_HANDLE, "
+                        "READ_VARIABLE and ASSIGN_VARIABLE take handles)")
     dims: list[int | str] = list(t.shape)
     if run_rows and len(t.signature) == len(dims):
         dims = [f"{name}_rows{k}" if s < 0 else d for k, (d, s) in enumerate(zip(dims, t.signature, strict=True))]

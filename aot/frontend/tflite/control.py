@@ -10,6 +10,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
+from aot.errors import AotcError
 from aot.frontend.tflite.builder import NHWC, OnnxBuilder, op_error, value_info
 from aot.frontend.tflite.reader import TflModel, TflOp, TflTensor
 from aot.frontend.tflite.state import record_state
@@ -24,6 +25,9 @@ def _inline(b: OnnxBuilder, model: TflModel, inputs: list[str], constants: list[
     """A subgraph's ops written into b's current node list on `inputs`; its outputs' names. An input
     whose outer value is a constant (`constants`) is that constant inside too (the converter passes
     a branch's weights and shapes in as operands), so the ops that need constants take it."""
+    if len(model.inputs) != len(inputs) or (constants and len(constants) != len(inputs)):
+        raise AotcError(f"subgraph '{model.extra.get('name')}' takes {len(model.inputs)} inputs; it is given "
+                        f"{len(inputs)}")
     tensors = list(model.tensors)  # this inlining's own list: fold_constant_op writes into it
     if constants:
         for i, t in zip(model.inputs, constants, strict=True):
@@ -55,7 +59,12 @@ def fold_constant_op(b: OnnxBuilder, op: TflOp) -> bool:
     if getattr(op.options, "fusedActivationFunction", 0):
         return False
     y = b.tensor(op.outputs[0])
-    data = np.reshape(ins[0].data, y.shape) if fn is None else fn(*(t.data for t in ins))
+    if op.op == "TRANSPOSE" and sorted(int(p) for p in ins[1].data.reshape(-1)) != list(range(ins[0].data.ndim)):
+        raise op_error(op, f"perm {ins[1].data.tolist()} is not a permutation of a rank-{ins[0].data.ndim} "
+                       "input's axes")
+    data = ins[0].data if fn is None else np.asarray(fn(*(t.data for t in ins)))
+    if data.size != int(np.prod(y.shape, dtype=np.int64)):
+        raise op_error(op, f"it computes {data.size} values; its output '{y.name}' is declared {list(y.shape)}")
     b.m.tensors[op.outputs[0]] = replace(y, data=np.ascontiguousarray(data, dtype=y.dtype).reshape(y.shape))
     return True
 
@@ -187,10 +196,17 @@ def var_handle(b: OnnxBuilder, op: TflOp) -> None:
     b.handles[op.outputs[0]] = _var_name(op)
 
 
+def _handle(b: OnnxBuilder, op: TflOp) -> str:
+    """The variable op's resource (its first input, a VAR_HANDLE's output)."""
+    if op.inputs[0] not in b.handles:
+        raise op_error(op, f"its input '{b.tensor(op.inputs[0]).name}' is not the handle a VAR_HANDLE made")
+    return b.handles[op.inputs[0]]
+
+
 def read_variable(b: OnnxBuilder, op: TflOp) -> None:
     """The variable's value: before any ASSIGN_VARIABLE in this call, a graph input of its own
     (the caller carries the state, docs/tflite.md), else the last value assigned."""
-    name, y = b.handles[op.inputs[0]], b.tensor(op.outputs[0])
+    name, y = _handle(b, op), b.tensor(op.outputs[0])
     v = b.variables.setdefault(name, {"current": None, "dtype": y.dtype, "shape": list(y.shape)})
     if v["current"] is None:
         v["current"] = v["input"] = b.fresh(f"{name}_state")
@@ -200,7 +216,7 @@ def read_variable(b: OnnxBuilder, op: TflOp) -> None:
 
 
 def assign_variable(b: OnnxBuilder, op: TflOp) -> None:
-    name, x = b.handles[op.inputs[0]], b.tensor(op.inputs[1])
+    name, x = _handle(b, op), b.tensor(op.inputs[1])
     v = b.variables.setdefault(name, {"current": None, "dtype": x.dtype, "shape": list(x.shape)})
     v["current"] = b.value(op.inputs[1], NHWC)
 

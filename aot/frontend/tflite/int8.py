@@ -178,7 +178,7 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
         inputs.append(b.value(op.inputs[1], NHWC))
     elif internal == tfl.SOFTMAX and sixteen:
         _check_scale(op, y_scale, 1 / 32768, "output")
-        mult, shift, exp_lut, recip_lut = softmax16_params(float(o.beta), x_scale)
+        mult, shift, exp_lut, recip_lut = softmax16_params(float(o.beta) if o is not None else 1.0, x_scale)
         attrs = {"mult": mult, "shift": shift, "exp_table": [int(v) for v in exp_lut],
                  "recip_table": [int(v) for v in recip_lut], "y_shape": list(y.shape)}
     elif internal == tfl.SOFTMAX:
@@ -186,7 +186,7 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
         if abs(y_scale * 2 ** bits - 1) > 1e-3 or y_zero != -(1 << (bits - 1)):
             raise op_error(op, f"int8 SOFTMAX to {y.dtype} needs output scale 1/{1 << bits} and zero point "
                            f"{-(1 << (bits - 1))} (TFLite's), not {y_scale:g} and {y_zero}")
-        mult, shift, diff_min = softmax_params(float(o.beta), float(x.quant.scale[0]))
+        mult, shift, diff_min = softmax_params(float(o.beta) if o is not None else 1.0, float(x.quant.scale[0]))
         attrs = {"mult": mult, "shift": shift, "diff_min": diff_min, "y_shape": list(y.shape)}
     elif internal == tfl.LOG_SOFTMAX:  # LogSoftmaxPrepare: the output at 16/256, zero point 127; beta 1
         if y_scale != 16 / 256 or y_zero != 127:
@@ -291,6 +291,8 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
         elif o is not None and o.weightsFormat != 0:
             raise op_error(op, "shuffled FULLY_CONNECTED weights are not supported")
     out = b.names[op.outputs[0]]
+    if attrs.get("y_shape") == []:
+        raise op_error(op, f"quantized {op.op} with a scalar output is not supported")
     b.nodes.append(helper.make_node(internal, inputs, [out], name=b.fresh(op.name), domain=tfl.DOMAIN, **attrs))
     b.value_infos.append(helper.make_tensor_value_info(out, helper.np_dtype_to_tensor_dtype(np.dtype(y.dtype)),
                                                        list(y.shape)))

@@ -136,6 +136,7 @@ def _contrib_domains(graph: onnx.GraphProto) -> set[str]:
 def lower_ops(b: OnnxBuilder) -> None:
     """Every op of b's (sub)graph, in order."""
     for op in b.m.ops:
+        check_arity(b, op)
         if complex64.check_complex(b, op):  # complex64 only between RFFT2D and COMPLEX_ABS / REAL / IMAG
             complex64.reshape(b, op)
             continue
@@ -174,6 +175,91 @@ def lower_ops(b: OnnxBuilder) -> None:
             why = f": {NO_KERNEL}" if no_kernel(op.op) else ""
             raise AotcError(f"TFLite op {op.op} is not supported{why}", node=OpName(op))
         fn(b, op)
+
+
+# the fewest inputs and outputs each op's lowering reads (TFLite's definition of the op); (1, 1) when not listed
+_ARITY: dict[str, tuple[int, int]] = {
+    **dict.fromkeys(("ADD", "SUB", "MUL", "DIV", "POW", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "FLOOR_DIV",
+                     "FLOOR_MOD", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "EQUAL", "NOT_EQUAL",
+                     "LOGICAL_AND", "LOGICAL_OR", "PAD", "PADV2", "MIRROR_PAD", "TRANSPOSE", "GATHER", "GATHER_ND",
+                     "TILE", "EXPAND_DIMS", "BATCH_MATMUL", "FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D",
+                     "CONV_3D", "SPLIT", "MEAN", "SUM", "REDUCE_PROD", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_ANY",
+                     "REDUCE_ALL", "ARG_MAX", "ARG_MIN", "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR", "FILL",
+                     "BROADCAST_TO", "PRELU", "CUMSUM", "SEGMENT_SUM", "REVERSE_V2", "ATAN2", "TOPK_V2",
+                     "BROADCAST_ARGS", "RIGHT_SHIFT", "BITWISE_XOR", "EMBEDDING_LOOKUP", "ASSIGN_VARIABLE",
+                     "REVERSE_SEQUENCE", "SQUARED_DIFFERENCE", "STABLEHLO_ADD", "STABLEHLO_SUBTRACT",
+                     "STABLEHLO_MULTIPLY", "STABLEHLO_DIVIDE", "STABLEHLO_MAXIMUM", "STABLEHLO_MINIMUM",
+                     "STABLEHLO_POWER", "STABLEHLO_REMAINDER", "STABLEHLO_AND", "STABLEHLO_OR"), (2, 1)),
+    **dict.fromkeys(("TRANSPOSE_CONV", "CONV_3D_TRANSPOSE", "SPLIT_V", "SLICE", "SPACE_TO_BATCH_ND",
+                     "BATCH_TO_SPACE_ND", "SELECT", "SELECT_V2", "SCATTER_ND", "RANGE", "UNSORTED_SEGMENT_SUM",
+                     "UNSORTED_SEGMENT_PROD", "UNSORTED_SEGMENT_MAX", "UNSORTED_SEGMENT_MIN", "DYNAMIC_UPDATE_SLICE",
+                     "STABLEHLO_SELECT", "STABLEHLO_CLAMP", "STABLEHLO_DYNAMIC_UPDATE_SLICE"), (3, 1)),
+    "STRIDED_SLICE": (4, 1), "ONE_HOT": (4, 1), "SVDF": (5, 1), "RNN": (5, 1), "UNIDIRECTIONAL_SEQUENCE_RNN": (5, 1),
+    "LSTM": (20, 1), "UNIDIRECTIONAL_SEQUENCE_LSTM": (20, 1), "BIDIRECTIONAL_SEQUENCE_LSTM": (48, 1),
+    "BIDIRECTIONAL_SEQUENCE_RNN": (12, 1), "VAR_HANDLE": (0, 1), "CALL_ONCE": (0, 0), "WHILE": (0, 0),
+    "IF": (1, 0), "STABLEHLO_COMPOSITE": (0, 0), "NON_MAX_SUPPRESSION_V4": (5, 2), "NON_MAX_SUPPRESSION_V5": (6, 3),
+    "REDUCE_WINDOW": (5, 1), "MATRIX_SET_DIAG": (2, 1), "STABLEHLO_RNG_BIT_GENERATOR": (1, 2), "UNIQUE": (1, 2),
+    "CUSTOM:MaxPoolingWithArgmax2D": (1, 2), "STABLEHLO_PAD": (2, 1),
+}
+_ARITY["ASSIGN_VARIABLE"] = (2, 0)  # (after the table's (2, 1) group: it has no output)
+# ops whose inputs include optional ones (-1) before the last required one: only their count is checked
+_OPTIONAL_INSIDE = frozenset({"LSTM", "UNIDIRECTIONAL_SEQUENCE_LSTM", "BIDIRECTIONAL_SEQUENCE_LSTM",
+                              "BIDIRECTIONAL_SEQUENCE_RNN", "SVDF", "RNN", "UNIDIRECTIONAL_SEQUENCE_RNN"})
+
+
+# the ranks the lowerings index: op -> {input k: rank} (the output's, "out")
+_RANKS: dict[str, dict[int | str, int]] = {
+    **dict.fromkeys(("CONV_2D", "DEPTHWISE_CONV_2D"), {0: 4, 1: 4, "out": 4}),
+    "TRANSPOSE_CONV": {1: 4, 2: 4, "out": 4}, "CONV_3D": {0: 5, 1: 5, "out": 5},
+    "CONV_3D_TRANSPOSE": {1: 5, 2: 5, "out": 5},
+    **dict.fromkeys(("AVERAGE_POOL_2D", "MAX_POOL_2D", "L2_POOL_2D", "SPACE_TO_DEPTH", "DEPTH_TO_SPACE",
+                     "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"), {0: 4, "out": 4}),
+    "FULLY_CONNECTED": {1: 2},
+}
+
+
+# ops whose output is of their first input's type (TFLite's kernels refuse any other): a file that says otherwise
+# would reach the C as a call on mismatched pointers
+_SAME_TYPE = frozenset({
+    "ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "BITWISE_XOR", "RIGHT_SHIFT", "FLOOR_DIV", "FLOOR_MOD",
+    "SQUARED_DIFFERENCE", "POW", "NEG", "ABS", "RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "LEAKY_RELU", "TANH",
+    "LOGISTIC", "EXP", "LOG", "SQRT", "RSQRT", "SIN", "COS", "FLOOR", "CEIL", "ROUND", "SQUARE", "SIGN", "ELU",
+    "HARD_SWISH", "ATAN2", "TRANSPOSE", "RESHAPE", "SQUEEZE", "EXPAND_DIMS", "TILE", "REVERSE_V2",
+})
+_HANDLE_OPS = frozenset({"VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "CALL_ONCE", "WHILE", "IF",
+                         "STABLEHLO_COMPOSITE", "STABLEHLO_CASE", "STABLEHLO_WHILE"})
+
+
+def check_arity(b: OnnxBuilder, op: TflOp) -> None:
+    """Refuse an op with fewer inputs or outputs than its lowering reads, a required input left out (-1), or an
+    input of another rank than its lowering indexes (a conv's 4-D weights), before any lowering reads them."""
+    if op.op.startswith("builtin "):
+        return
+    ins, outs = _ARITY.get(op.op, (1, 1))
+    if len(op.inputs) < ins or len(op.outputs) < outs:
+        raise op_error(op, f"{op.op.split(':')[-1]} takes at least {ins} input(s) and {outs} output(s); this one has "
+                       f"{len(op.inputs)} and {len(op.outputs)}")
+    if op.op not in _OPTIONAL_INSIDE:
+        missing = next((k for k in range(ins) if op.inputs[k] < 0), None)
+        if missing is not None:
+            raise op_error(op, f"its input {missing} is left out (-1), but {op.op.split(':')[-1]} requires it")
+    if any(i < 0 for i in op.outputs):
+        raise op_error(op, "an output is left out (-1)")
+    if op.op in _SAME_TYPE and op.inputs[0] >= 0 and b.tensor(op.outputs[0]).dtype != b.tensor(op.inputs[0]).dtype:
+        x, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0])
+        raise op_error(op, f"its output '{y.name}' is {y.dtype}, its input '{x.name}' {x.dtype}: {op.op} gives its "
+                       "input's type")
+    if op.op not in _HANDLE_OPS:
+        handle = next((b.tensor(i) for i in [*op.inputs, *op.outputs] if i >= 0 and b.tensor(i).dtype == "resource"),
+                      None)
+        if handle is not None:
+            raise op_error(op, f"tensor '{handle.name}' is a resource handle, which {op.op} does not take")
+    for k, rank in _RANKS.get(op.op, {}).items():
+        i = op.outputs[0] if k == "out" else op.inputs[k]
+        t = b.tensor(i)
+        if len(t.shape) != rank:
+            what = "output" if k == "out" else f"input {k}"
+            raise op_error(op, f"its {what} '{t.name}' is {list(t.shape)}; {op.op} takes a {rank}-D one there")
 
 
 # ops that only move data: on int8 / int16 tensors they are the float lowering, when no value changes its

@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from aot.errors import AotcError
+
 
 @dataclass(frozen=True)
 class QuantParams:
@@ -27,6 +29,8 @@ def quant_params(q: Any, rank: int) -> QuantParams | None:
         return None
     scale = np.asarray(q.scale, dtype=np.float32)
     zero = np.asarray(q.zeroPoint if q.zeroPoint is not None else [0] * scale.size, dtype=np.int64)
+    if zero.size == 0:  # an empty zero_point vector: 0, as an absent one
+        zero = np.zeros(scale.size, np.int64)
     if zero.size == 1 and scale.size > 1:
         zero = np.repeat(zero, scale.size)
     axis = int(q.quantizedDimension) if scale.size > 1 else 0
@@ -43,6 +47,8 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
     The fraction is rounded half away from zero, as TFLite's TfLiteRound (std::round)."""
     if real == 0.0:
         return 0, 0
+    if not math.isfinite(real):  # scales each finite, but too far apart for their ratio (1e30 / 1e-30)
+        raise AotcError(f"a requantisation multiplier of {real} (a ratio of the quantization scales) is not finite")
     frac, shift = math.frexp(real)
     q = int(math.floor(abs(frac) * (1 << 31) + 0.5)) * (1 if frac >= 0 else -1)
     if q == 1 << 31:

@@ -17,6 +17,7 @@ import numpy as np
 from aot.errors import AotcError
 from aot.frontend.tflite.quant import QuantParams, quant_params
 from aot.frontend.tflite.sparse import densify
+from aot.frontend.tflite.validate import validate
 
 # TensorType -> numpy dtype, for the types aotc can hold
 NUMPY_DTYPE = {0: "float32", 1: "float16", 2: "int32", 3: "uint8", 4: "int64", 6: "bool", 7: "int16", 8: "complex64",
@@ -126,6 +127,7 @@ def read_tflite(path: str | Path) -> TflModel:
         raise AotcError(f"cannot read model '{path}': the TFLite file has no subgraph")
     names = {v: k for k, v in vars(sch.BuiltinOperator).items() if not k.startswith("_")}
     codes = [_op_name(c, names) for c in (model.operatorCodes or [])]
+    validate(sch, model, buf, codes, str(path), NUMPY_DTYPE, PACKED)  # every index, size and table, before use
     subgraphs = [_subgraph(model, sg, k, codes, buf, path) for k, sg in enumerate(model.subgraphs)]
     main = subgraphs[0]
     main.description = (model.description or b"").decode("utf-8", "replace") \
@@ -159,7 +161,8 @@ def _subgraph(model: Any, sg: Any, k: int, codes: list[str], buf: bytes, path: P
                             "ai-edge-quantizer's blockwise recipes), which aotc does not support", node=OpName(op))
     ops = _fold_constants(ops, tensors)
     name = sg.name.decode("utf-8", "replace") if isinstance(sg.name, bytes) else str(sg.name or f"subgraph{k}")
-    return TflModel(str(path), tensors, ops, [int(i) for i in sg.inputs], [int(i) for i in sg.outputs],
+    return TflModel(str(path), tensors, ops, [int(i) for i in (sg.inputs if sg.inputs is not None else [])],
+                    [int(i) for i in (sg.outputs if sg.outputs is not None else [])],
                     extra={"name": name, "index": k})
 
 
@@ -176,6 +179,9 @@ def _fold_constants(ops: list[TflOp], tensors: list[TflTensor]) -> list[TflOp]:
         if x is None or y is None or x.data is None or y.data is not None or y.variable:
             kept.append(op)
             continue
+        if x.data.size != int(np.prod(y.shape, dtype=np.int64)):
+            raise AotcError(f"input '{x.name}' has {x.data.size} elements, output '{y.name}' {list(y.shape)}",
+                            node=OpName(op))
         if op.op == "DENSIFY" and x.dtype == y.dtype:
             y.data = x.data.reshape(y.shape).copy()
         elif y.dtype != "float32":
@@ -199,7 +205,8 @@ def _op_name(code: Any, names: dict[int, str]) -> str:
     builtin = max(int(code.builtinCode), int(code.deprecatedBuiltinCode))  # old files set only the deprecated one
     name = names.get(builtin, f"builtin {builtin}")
     if name == "CUSTOM":
-        custom = code.customCode.decode() if isinstance(code.customCode, bytes) else str(code.customCode)
+        custom = code.customCode.decode("utf-8", "replace") if isinstance(code.customCode, bytes) \
+            else str(code.customCode)
         return f"CUSTOM:{custom}"
     return name
 

@@ -22,6 +22,7 @@ from onnx import helper
 
 from aot.frontend.tflite.builder import NHWC, OnnxBuilder, float_weights, op_error
 from aot.frontend.tflite.hybrid import hybrid_fc
+from aot.frontend.tflite.lowering import const_input
 from aot.frontend.tflite.quant import checked_log2, quantize_multiplier
 from aot.frontend.tflite.reader import TflOp
 from aot.frontend.tflite.state import record_state, reset_source, reset_value, variable_input
@@ -79,6 +80,12 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
     norm = {g: float_weights(b, op, _LAYER_NORM[g]) for g in gates if has(_LAYER_NORM[g])}
     if norm and sorted(norm) != gates:
         raise op_error(op, "UNIDIRECTIONAL_SEQUENCE_LSTM with layer normalisation of some gates only is not supported")
+    wrong = [f"weights {list(w.shape)}"] if w.shape != (gh, n_in) else []
+    wrong += [f"recurrent weights {list(r.shape)}"] if r.shape[0] != gh else []
+    wrong += [f"biases {list(v.shape)}" for v in biases.values() if v.shape != (hidden,)]
+    wrong += [f"layer norm weights {list(v.shape)}" for v in norm.values() if v.shape != (hidden,)]
+    if wrong:
+        raise op_error(op, f"its {wrong[0]} do not fit {len(gates)} gates of {hidden} units on {n_in} inputs")
     # with layer normalisation the bias is added after it (LiteRT's CalculateLstmGateFloat), not before
     bias = np.concatenate([np.zeros(hidden, np.float32) if norm else biases[g] for g in gates])
 
@@ -177,6 +184,9 @@ def lower_lstm(b: OnnxBuilder, op: TflOp) -> None:
 def _stacked(b: OnnxBuilder, op: TflOp, ks: list[int], hybrid: bool) -> tuple[np.ndarray, np.ndarray | None]:
     """Inputs `ks` of op stacked by rows: float32 weights, or (hybrid) the int8 ones and each row's scale (LiteRT's
     hybrid LSTM takes one scale per weight tensor, zero point 0)."""
+    shapes = [b.tensor(op.inputs[k]).shape for k in ks]
+    if any(len(s) != 2 or s[1] != shapes[0][1] for s in shapes):
+        raise op_error(op, f"its gates' weights are {[list(s) for s in shapes]}: matrices of as many columns needed")
     if not hybrid:
         return np.concatenate([float_weights(b, op, k) for k in ks], axis=0), None
     data, scales = [], []
@@ -254,7 +264,7 @@ def lower_lstm_int8(b: OnnxBuilder, op: TflOp) -> None:
         raise op_error(op, f"{x.dtype} UNIDIRECTIONAL_SEQUENCE_LSTM with {', '.join(refuse) or 'these types'} is not "
                        "supported (aotc's integer LSTM: int8, no CIFG, peepholes, layer norm or projection)")
     h_t, c_t, hidden_t = b.tensor(op.inputs[_H]), b.tensor(op.inputs[_C]), b.tensor(op.intermediates[4])
-    if c_t.dtype != "int16" or h_t.dtype != "int8" or hidden_t.quant is None:
+    if c_t.dtype != "int16" or h_t.dtype != "int8" or None in (hidden_t.quant, c_t.quant, h_t.quant, x.quant):
         raise op_error(op, "integer UNIDIRECTIONAL_SEQUENCE_LSTM needs an int8 hidden and an int16 cell state")
     pot, c_log2 = checked_log2(float(c_t.quant.scale[0]))
     if not pot or c_log2 > -11:  # tanh(c) in Q(15 + c_log2): gemmlowp's exp, as written here, takes <= 5 bits
@@ -267,10 +277,10 @@ def lower_lstm_int8(b: OnnxBuilder, op: TflOp) -> None:
     mult, shift, wx, wh, bx, bh = [], [], [], [], [], []
     for g in range(4):  # input, forget, cell, output
         w, r = b.tensor(op.inputs[_W[g]]), b.tensor(op.inputs[_R[g]])
-        if w.data is None or r.data is None or w.dtype != "int8" or r.dtype != "int8":
-            raise op_error(op, "integer UNIDIRECTIONAL_SEQUENCE_LSTM needs constant int8 weights")
+        if w.data is None or r.data is None or w.dtype != "int8" or r.dtype != "int8" or None in (w.quant, r.quant):
+            raise op_error(op, "integer UNIDIRECTIONAL_SEQUENCE_LSTM needs constant int8 weights, quantized")
         wd, rd = w.data.astype(np.int64), r.data.astype(np.int64)
-        bias = b.tensor(op.inputs[_B[g]]).data.astype(np.int64) if has(_B[g]) else np.zeros(len(wd), np.int64)
+        bias = const_input(b, op, _B[g], "biases").astype(np.int64) if has(_B[g]) else np.zeros(len(wd), np.int64)
         wx.append(wd)
         wh.append(rd)
         bx.append(bias - x_zp * wd.sum(1))
@@ -507,6 +517,10 @@ def lower_svdf(b: OnnxBuilder, op: TflOp) -> None:
     if act == "?":
         raise op_error(op, f"SVDF activation {o.fusedActivationFunction} is not supported")
     hybrid = wf_t.dtype == "int8"
+    if len(x.shape) != 2 or len(wf_t.shape) != 2 or len(wt_t.shape) != 2 or int(o.rank) <= 0 \
+            or wt_t.shape[0] % int(o.rank):
+        raise op_error(op, f"SVDF of rank {int(o.rank)} on input {list(x.shape)}, feature weights {list(wf_t.shape)} "
+                       f"and time weights {list(wt_t.shape)}: 2-D tensors, and filters a multiple of the rank needed")
     rank, (batch, n_in) = int(o.rank), x.shape
     filters, memory = wt_t.shape
     units = filters // rank

@@ -10,6 +10,7 @@ from aot.frontend.tflite.builder import (
     NCHW,
     NHWC,
     OnnxBuilder,
+    op_error,
 )
 from aot.frontend.tflite.lowering import (
     const_input,
@@ -35,7 +36,10 @@ def _reduce(onnx_op: str):
     takes its axes as an input, the others as an attribute)."""
     def lower(b: OnnxBuilder, op: TflOp) -> None:
         rank = len(b.tensor(op.inputs[0]).shape)
-        axes = sorted({int(a) % rank for a in const_input(b, op, 1, "axes").reshape(-1)})
+        given = const_input(b, op, 1, "axes").reshape(-1)
+        if given.size and not all(-rank <= int(a) < rank for a in given):
+            raise op_error(op, f"axes {given.tolist()} do not fit a rank-{rank} input")
+        axes = sorted({int(a) % rank for a in given})
         keep = int(bool(op.options.keepDims)) if op.options is not None else 0
         x = b.value(op.inputs[0], NHWC)
         if b.tensor(op.inputs[0]).dtype == "int16":  # 16x8 REDUCE_MAX / MIN (ONNX's take no int16): in int32

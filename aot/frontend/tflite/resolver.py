@@ -11,6 +11,8 @@ REFUSED says, for `aotc ops --tflite`, why each builtin that cannot be a static-
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from onnx import helper
 
@@ -102,7 +104,14 @@ def _range(b: OnnxBuilder, op: TflOp) -> None:
     y = b.tensor(op.outputs[0])
     if any(t.data is None for t in ts):
         raise op_error(op, "RANGE of limits computed at run time is not supported (its size would be data-dependent)")
+    if any(t.data.size != 1 for t in ts):
+        raise op_error(op, "RANGE's start, limit and delta must be scalars")
     start, limit, delta = (t.data.reshape(()).item() for t in ts)
+    if delta == 0 or not all(math.isfinite(v) for v in (start, limit, delta)):
+        raise op_error(op, f"RANGE({start}, {limit}, {delta}) has no end")
+    count = max(0, math.ceil((limit - start) / delta))  # before allocating it
+    if count != int(np.prod(y.shape, dtype=np.int64)):
+        raise op_error(op, f"RANGE gives {count} elements where the file declares {list(y.shape)}")
     data = np.arange(start, limit, delta).astype(y.dtype)
     if data.shape != tuple(y.shape):
         raise op_error(op, f"RANGE gives {data.size} elements where the file declares {list(y.shape)}")
@@ -154,6 +163,9 @@ def _stablehlo_pad(b: OnnxBuilder, op: TflOp) -> None:
     x, y, o = b.tensor(op.inputs[0]), b.tensor(op.outputs[0]), op.options
     low, high, inner = (list(map(int, getattr(o, f) if getattr(o, f) is not None else [0] * len(x.shape)))
                         for f in ("edgePaddingLow", "edgePaddingHigh", "interiorPadding"))
+    if not len(low) == len(high) == len(inner) == len(x.shape):
+        raise op_error(op, f"paddings of {len(low)}, {len(high)} and {len(inner)} values for a rank-{len(x.shape)} "
+                       "input")
     if any(v < 0 for v in inner):
         raise op_error(op, "STABLEHLO_PAD with negative interior padding is not supported")
     value, shape = _scalar(b, op, 1), list(x.shape)

@@ -59,6 +59,8 @@ def options(op: TflOp) -> dict[str, Any]:
 def _int(op: TflOp, o: dict[str, Any], key: str, lo: int, hi: int) -> int:
     if key not in o:
         raise op_error(op, f"{op.op[7:]} has no option '{key}'")
+    if isinstance(o[key], bool) or not isinstance(o[key], int):
+        raise op_error(op, f"{op.op[7:]} option {key} is {type(o[key]).__name__}, not an integer")
     v = int(o[key])
     if not lo <= v <= hi:
         raise op_error(op, f"{op.op[7:]} option {key} = {v} is not in [{lo}, {hi}]")

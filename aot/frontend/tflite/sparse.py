@@ -32,6 +32,8 @@ def densify(values: np.ndarray, shape: tuple[int, ...], sparsity: Any, name: str
     """The dense array of `shape` whose stored values (the buffer, in traversal order: a leaf's position
     at the last level is its value's index) are `values`; every position the format does not store is 0."""
     n = len(shape)
+    if n == 0:
+        raise AotcError(f"sparse tensor '{name}' is a scalar (rank 0)")
     order = [int(d) for d in (sparsity.traversalOrder if sparsity.traversalOrder is not None else range(n))]
     block_map = [int(d) for d in (sparsity.blockMap if sparsity.blockMap is not None else [])]
     levels = list(sparsity.dimMetadata or [])
