@@ -156,6 +156,8 @@ CASES: list[tuple[str, str, Callable, str]] = [
     ("svdf_float", "SVDF rank", lambda m: _set(m.subgraphs[0].operators[0].builtinOptions, rank=3),
      "node 'SVDF_0' (SVDF): SVDF of rank 3 on input [2, 12], feature weights [8, 12] and time weights [8, 5]: "
      "2-D tensors, and filters a multiple of the rank needed"),
+    ("svdf_int8", "integer SVDF's weights without scales", lambda m: _quant(m, 1, scale=[], zeroPoint=[]),
+     "node 'SVDF_0' (SVDF): integer SVDF needs quantization parameters on tensor 't1'"),
 ]
 
 

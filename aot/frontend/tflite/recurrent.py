@@ -341,6 +341,9 @@ def lower_svdf_int8(b: OnnxBuilder, op: TflOp) -> None:
             has_bias and (b.tensor(op.inputs[3]).dtype != "int32" or b.tensor(op.inputs[3]).data is None)):
         raise op_error(op, f"SVDF of types {', '.join(types)} is not supported (aotc's: int8 input, constant int8 "
                        "feature and int16 time weights, int32 bias, int16 state, int8 output)")
+    unquantized = next((t for t in (x, wf, wt, state, y) if t.quant is None), None)
+    if unquantized is not None:
+        raise op_error(op, f"integer SVDF needs quantization parameters on tensor '{unquantized.name}'")
     if int(state.quant.zero_point[0]) != 0 or int(op.options.fusedActivationFunction) != 1:
         raise op_error(op, "integer SVDF needs a symmetric state and a RELU activation (LiteRT's)")
     if len(x.shape) != 2:
