@@ -79,6 +79,10 @@ def _non_max_suppression(b: OnnxBuilder, op: TflOp) -> None:
     for k in (0, 1):
         if b.tensor(op.inputs[k]).dtype != "float32":
             raise op_error(op, f"its {('boxes', 'scores')[k]} are {b.tensor(op.inputs[k]).dtype}: float32 only")
+    wanted = ("int32", "float32", "int32") if soft else ("int32", "int32")
+    for i, dtype in zip(op.outputs, wanted, strict=True):  # (the kernel writes these types, as LiteRT's does)
+        if b.tensor(i).dtype != dtype:
+            raise op_error(op, f"its output '{b.tensor(i).name}' is declared {b.tensor(i).dtype}: the op gives {dtype}")
     names = [b.names[i] for i in op.outputs]
     outs = names if soft else [names[0], b.fresh(f"{op.name}_scores"), names[1]]
     b.nodes.append(helper.make_node(tfl.NON_MAX_SUPPRESSION, [b.value(op.inputs[0], NHWC),
