@@ -21,7 +21,12 @@ from aot.build import cmake_exe
 AOTC = [sys.executable, "-m", "aot.cli"]
 
 
-def aotc(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def aotc(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess | object:
+    """`aotc ARGS` as a user runs it: its exit code, stdout and stderr. In this process (modelcheck.aotc: the
+    command's own main(), its SystemExit and output caught; a Python start and onnx import per call were most
+    of this file's time), or in a process of its own with `env` (another PATH: a machine without tools)."""
+    if env is None:
+        return in_process(*args, check=False)
     return subprocess.run([*AOTC, *args], capture_output=True, text=True, env=env)
 
 

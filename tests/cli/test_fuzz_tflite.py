@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_fuzz_inputs import Case, run_case, syntax_check  # noqa: E402
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
-FAST_SECONDS = 10.0  # the fast tier stops starting cases after this long (counted from the second case: the first
+FAST_SECONDS = 4.0  # the fast tier stops starting cases after this long (counted from the second case: the first
 # pays for the imports)
 FULL_CASES = 400
 
