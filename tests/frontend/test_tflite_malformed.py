@@ -158,6 +158,9 @@ CASES: list[tuple[str, str, Callable, str]] = [
      "2-D tensors, and filters a multiple of the rank needed"),
     ("svdf_int8", "integer SVDF's weights without scales", lambda m: _quant(m, 1, scale=[], zeroPoint=[]),
      "node 'SVDF_0' (SVDF): integer SVDF needs quantization parameters on tensor 't1'"),
+    ("person_16x8", "a pool's output declared empty", lambda m: _set(_tensor(m, 15), shape=[1, 0, 6, 16]),
+     "node 'MAX_POOL_2D_5' (MAX_POOL_2D): its output 'sequential_1_1/max_pooling2d_1/MaxPool2d' is declared "
+     "[1, 0, 6, 16], with no elements, from an input of [1, 12, 12, 16]"),
     ("bounded_float", "NMS scores declared int16", lambda m: _set(_tensor(m, 20), type=7),
      "node 'NON_MAX_SUPPRESSION_V5_1' (NON_MAX_SUPPRESSION_V5): its output 'Identity_8' is declared int16: the op "
      "gives float32"),

@@ -260,6 +260,11 @@ def check_arity(b: OnnxBuilder, op: TflOp) -> None:
         if len(t.shape) != rank:
             what = "output" if k == "out" else f"input {k}"
             raise op_error(op, f"its {what} '{t.name}' is {list(t.shape)}; {op.op} takes a {rank}-D one there")
+    if op.op in _RANKS or op.op in _SAME_TYPE:  # ops that keep a non-empty input non-empty
+        y = b.tensor(op.outputs[0])
+        if 0 in y.shape and op.inputs[0] >= 0 and 0 not in b.tensor(op.inputs[0]).shape:
+            raise op_error(op, f"its output '{y.name}' is declared {list(y.shape)}, with no elements, from an input "
+                           f"of {list(b.tensor(op.inputs[0]).shape)}")
 
 
 # ops that only move data: on int8 / int16 tensors they are the float lowering, when no value changes its
