@@ -208,3 +208,19 @@ def test_every_repo_model_passes_the_checks():
 
     for path in sorted(MODELS.parent.rglob("*.tflite")):
         read_tflite(path)
+
+
+def test_tensors_without_names_take_their_index(tmp_path):
+    """A file whose tensors have empty names (a stripped or damaged one) compiles, each named by its index: the
+    ONNX the frontend writes names every value (the seed-70 fuzz's reduce_float case ended in a KeyError)."""
+    import json
+
+    sch = _sch()
+    m = sch.ModelT.InitFromPackedBuf((MODELS / "reduce_float.tflite").read_bytes(), 0)
+    for t in m.subgraphs[0].tensors:
+        t.name = b""
+    path = tmp_path / "model.tflite"
+    path.write_bytes(_pack(m))
+    aotc(path, "-o", tmp_path / "out", "--no-configure")
+    meta = json.loads((tmp_path / "out" / "bundle" / "metadata.json").read_text())
+    assert [i["name"] for i in meta["inputs"]] == ["tensor_0"]

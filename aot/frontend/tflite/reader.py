@@ -225,7 +225,8 @@ def unpack_bits(raw: np.ndarray, count: int, bits: int, signed: bool) -> np.ndar
 
 
 def _tensor(k: int, t: Any, buffers: list, buf: bytes, path: Path) -> TflTensor:
-    name = t.name.decode("utf-8", "replace") if isinstance(t.name, bytes) else str(t.name or f"tensor_{k}")
+    # an empty name (b"" too) is the index's: the ONNX the frontend writes names every value
+    name = (t.name.decode("utf-8", "replace") if isinstance(t.name, bytes) else str(t.name or "")) or f"tensor_{k}"
     shape = tuple(int(d) for d in (t.shape if t.shape is not None else []))
     packed = PACKED.get(int(t.type))
     dtype = "resource" if int(t.type) == RESOURCE else packed[0] if packed else NUMPY_DTYPE.get(int(t.type))
