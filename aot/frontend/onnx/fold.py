@@ -20,7 +20,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper, shape_inference
 
-from aot.errors import AotcError
+from aot.errors import AotcError, OnnxNodeName
 from aot.frontend.onnx import contrib
 from aot.frontend.onnx.loops import fresh_name, loop_refusal
 from aot.frontend.onnx.skeleton import adopt_inference, skeleton
@@ -112,7 +112,7 @@ def _condition(node: onnx.NodeProto, consts: dict[str, np.ndarray]) -> bool | No
         return None
     if value.size != 1:
         raise AotcError(f"the condition '{node.input[0]}' has {value.size} elements; an If takes exactly one",
-                        node=_Named(node))
+                        node=OnnxNodeName(node))
     return bool(value.reshape(-1)[0])
 
 
@@ -133,7 +133,7 @@ def _inline_constant_ifs(model: onnx.ModelProto) -> bool:
             continue
         branch = next((a.g for a in node.attribute if a.name == ("then_branch" if taken else "else_branch")), None)
         if branch is None:
-            raise AotcError(f"the If has no {'then' if taken else 'else'}_branch", node=_Named(node))
+            raise AotcError(f"the If has no {'then' if taken else 'else'}_branch", node=OnnxNodeName(node))
         out.extend(_inline_branch(g, node, branch, names, node_names))
     del g.node[:]
     g.node.extend(out)
@@ -145,9 +145,9 @@ def _inline_branch(g: onnx.GraphProto, node: onnx.NodeProto, branch: onnx.GraphP
     """The branch's nodes as nodes of `g`, computing the If's outputs."""
     if len(branch.output) != len(node.output):
         raise AotcError(f"the branch '{branch.name}' has {len(branch.output)} outputs, the If {len(node.output)}",
-                        node=_Named(node))
+                        node=OnnxNodeName(node))
     if branch.sparse_initializer:
-        raise AotcError("a sparse initializer in an If branch is not supported", node=_Named(node))
+        raise AotcError("a sparse initializer in an If branch is not supported", node=OnnxNodeName(node))
 
     produced = {o for n in branch.node for o in n.output if o}
     renamed: dict[str, str] = {}
@@ -268,12 +268,12 @@ def _try_fold(node: onnx.NodeProto, consts: dict[str, np.ndarray],
         if op != "Constant" and not any(x is not None for x in inputs):
             return None
         check_node_outputs(node, [None if x is None else (x.dtype.name, x.shape) for x in inputs], inputs, opsets,
-                           _Named(node))  # before anything of an output's size is allocated
+                           OnnxNodeName(node))  # before anything of an output's size is allocated
     try:
         return evaluate_node(node, inputs, opsets)
     except Exception as e:
         raise AotcError(f"cannot evaluate constant: {str(e).splitlines()[0]}",
-                        node=_Named(node)) from e
+                        node=OnnxNodeName(node)) from e
 
 
 def _reduce_of_empty(node: onnx.NodeProto, x: np.ndarray, out: tuple[int, ...] | None,
@@ -288,16 +288,6 @@ def _reduce_of_empty(node: onnx.NodeProto, x: np.ndarray, out: tuple[int, ...] |
     probe = helper.make_node(node.op_type, ["in0"], ["out0"], domain=node.domain, keepdims=0)
     value = evaluate_node(probe, [np.zeros((0,), x.dtype)], opsets)[0]
     return [np.full(out, value, dtype=value.dtype)]
-
-
-class _Named:
-    """Adapter so errors on raw ONNX nodes print like errors on IR nodes."""
-
-    def __init__(self, node: onnx.NodeProto):
-        self.node = node
-
-    def describe(self) -> str:
-        return f"node '{self.node.name or '?'}' ({self.node.op_type})"
 
 
 def fold_to_fixed_point(model: onnx.ModelProto) -> onnx.ModelProto:

@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from aot.errors import AotcError
+from aot.errors import AotcError, OnnxNodeName
 from aot.frontend.onnx.load import metadata_json
 from aot.frontend.onnx.sklearn_ops import LOWERINGS as SKLEARN_OPS
 from aot.frontend.onnx.sklearn_ops import MlContext
@@ -31,14 +31,6 @@ TRAINING = "ai.onnx.preview.training"
 NOTES_KEY = "aotc.output_notes"  # metadata_props: notes on outputs a lowering retyped (sklearn_ops.py)
 DEFAULT_OPSET = 18  # the ai.onnx opset a model of these domains alone is read at (its ops are the same from 13 on)
 _FLOATS = {TensorProto.FLOAT: np.float32, TensorProto.DOUBLE: np.float64}
-
-
-class _Named:
-    def __init__(self, node: onnx.NodeProto):
-        self.node = node
-
-    def describe(self) -> str:
-        return f"node '{self.node.name or '?'}' ({self.node.op_type})"
 
 
 class _Builder:
@@ -80,7 +72,7 @@ def _float_attr(attrs: dict[str, object], name: str, default: float | None, node
     if name in attrs:
         return float(attrs[name])  # type: ignore[arg-type]
     if default is None:
-        raise AotcError(f"attribute '{name}' is required", node=_Named(node))
+        raise AotcError(f"attribute '{name}' is required", node=OnnxNodeName(node))
     return default
 
 
@@ -89,7 +81,7 @@ def _groups(node: onnx.NodeProto, per: int) -> list[list[str]]:
     rest = list(node.input[2:])
     if len(rest) % per or not rest:
         raise AotcError(f"{len(node.input)} inputs do not divide into R, T and {per} runs of tensors",
-                        node=_Named(node))
+                        node=OnnxNodeName(node))
     n = len(rest) // per
     return [[rest[j * n + i] for j in range(per)] for i in range(n)]
 
@@ -150,7 +142,7 @@ def _momentum(b: _Builder, attrs: dict[str, object]) -> None:
     mode = attrs.get("mode", b"standard")
     mode = mode.decode() if isinstance(mode, bytes) else str(mode)
     if mode not in ("standard", "nesterov"):
-        raise AotcError(f"Momentum mode '{mode}' is neither 'standard' nor 'nesterov'", node=_Named(node))
+        raise AotcError(f"Momentum mode '{mode}' is neither 'standard' nor 'nesterov'", node=OnnxNodeName(node))
     r = b.op("Cast", node.input[0], to=b.elem)
     # the gradient's coefficient is 1 at the first step (T = 0), beta after
     beta_t = b.op("Where", b.op("Greater", node.input[1], b.const(0, np.int64)), b.const(beta), b.const(1.0))
@@ -181,7 +173,7 @@ def _array_feature_extractor(b: _Builder, attrs: dict[str, object], shapes: dict
     node = b.node
     x_shape, i_shape = shapes.get(node.input[0]), shapes.get(node.input[1])
     if x_shape is None or i_shape is None:
-        raise AotcError("ArrayFeatureExtractor needs its inputs' shapes at compile time", node=_Named(node))
+        raise AotcError("ArrayFeatureExtractor needs its inputs' shapes at compile time", node=OnnxNodeName(node))
     # indices whose count is known at run time only (an ArgMax of a [None, C] tensor): -1, the one such dim
     count = -1 if None in i_shape else int(np.prod(i_shape, dtype=np.int64))
     flat = b.op("Reshape", node.input[1], b.const(np.array([count], np.int64), np.int64))
@@ -324,7 +316,7 @@ def lower_foreign(model: onnx.ModelProto) -> bool:
         anchor = node.input[2] if node.domain == TRAINING and len(node.input) > 2 else node.input[0]
         elem = elems.get(anchor)
         if node.domain == TRAINING and elem not in _FLOATS:
-            raise AotcError("a training op's tensors must be float or double", node=_Named(node))
+            raise AotcError("a training op's tensors must be float or double", node=OnnxNodeName(node))
         b = _Builder(node, base, elem or TensorProto.FLOAT, [])
         attrs = _attrs(node)
         if node.op_type == "TreeEnsemble":
@@ -337,7 +329,7 @@ def lower_foreign(model: onnx.ModelProto) -> bool:
             _array_feature_extractor(b, attrs, shapes if ctx is None else {**ctx.dims, **shapes})
         elif node.op_type == "Binarizer":
             if elem not in (TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.INT64, TensorProto.INT32):
-                raise AotcError("Binarizer takes float, double, int64 or int32", node=_Named(node))
+                raise AotcError("Binarizer takes float, double, int64 or int32", node=OnnxNodeName(node))
             _binarizer(b, attrs)
         else:
             _OPTIMIZERS[node.op_type](b, attrs)

@@ -12,18 +12,10 @@ from __future__ import annotations
 import onnx
 from onnx import helper
 
-from aot.errors import AotcError
+from aot.errors import AotcError, OnnxNodeName
 
 TRAINING = "ai.onnx.preview.training"
 _OPS = ("Add", "Sub", "Mul", "Div", "Neg")
-
-
-class _Named:
-    def __init__(self, node: onnx.NodeProto):
-        self.node = node
-
-    def describe(self) -> str:
-        return f"node '{self.node.name or '?'}' ({self.node.op_type})"
 
 
 def _shapes(model: onnx.ModelProto) -> tuple[dict[str, tuple[int, ...] | None], dict[str, int]]:
@@ -49,7 +41,7 @@ def _gradient(model: onnx.ModelProto, node: onnx.NodeProto, k: int,
     zs = [z.decode() for z in attrs.get("zs", [])]
     y = attrs.get("y", b"").decode()
     if list(node.input) != xs + zs:
-        raise AotcError("Gradient is compiled where its inputs are its xs and zs themselves", node=_Named(node))
+        raise AotcError("Gradient is compiled where its inputs are its xs and zs themselves", node=OnnxNodeName(node))
     producer = {o: n for n in model.graph.node[:k] for o in n.output}
     # the nodes between xs and y, in the graph's order
     on_path: list[onnx.NodeProto] = []
@@ -60,7 +52,7 @@ def _gradient(model: onnx.ModelProto, node: onnx.NodeProto, k: int,
             for o in n.output:
                 reaches[o] = True
     if y not in producer and y not in xs:
-        raise AotcError(f"Gradient's y '{y}' is not computed before it", node=_Named(node))
+        raise AotcError(f"Gradient's y '{y}' is not computed before it", node=OnnxNodeName(node))
     base = node.name or f"Gradient_{k}"
     nodes: list[onnx.NodeProto] = []
     count = [0]
@@ -83,11 +75,11 @@ def _gradient(model: onnx.ModelProto, node: onnx.NodeProto, k: int,
             continue
         if n.domain not in ("", "ai.onnx") or n.op_type not in _OPS:
             raise AotcError(f"Gradient through {n.op_type} is not supported (only {', '.join(_OPS)})",
-                            node=_Named(n))
+                            node=OnnxNodeName(n))
         shape = {shapes.get(t) for t in [*n.input, *n.output]}
         if len(shape) != 1 or None in shape:
             raise AotcError("Gradient through operands of different or unknown shapes is not supported",
-                            node=_Named(n))
+                            node=OnnxNodeName(n))
         g = grads[n.output[0]][0] if len(grads[n.output[0]]) == 1 else op("Sum", *grads[n.output[0]])
         a = n.input[0]
         b = n.input[1] if len(n.input) > 1 else ""

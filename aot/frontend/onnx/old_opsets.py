@@ -10,8 +10,7 @@ import re
 import onnx
 from onnx import helper, version_converter
 
-from aot.errors import AotcError
-from aot.frontend.onnx.fold import _Named
+from aot.errors import AotcError, OnnxNodeName
 
 # the ops whose opset-1..6 forms broadcast only with broadcast=1, B aligned at `axis` of A
 _LEGACY_BROADCAST = {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater", "Less"}
@@ -143,6 +142,6 @@ def upgrade(model: onnx.ModelProto, opset: int, target: int) -> onnx.ModelProto:
             _convert(_node_alone(model, node, types), opset, target)
         except Exception as e:
             raise AotcError(f"opset {opset} does not upgrade to opset {target} with onnx's version converter: "
-                            f"{_reason(e)}", node=_Named(node)) from e
+                            f"{_reason(e)}", node=OnnxNodeName(node)) from e
     raise AotcError(f"opset {opset} does not upgrade to opset {target} with onnx's version converter: "
                     f"{_reason(whole)}") from whole

@@ -28,8 +28,7 @@ from __future__ import annotations
 import onnx
 from onnx import defs, helper
 
-from aot.errors import AotcError
-from aot.frontend.onnx.fold import _Named
+from aot.errors import AotcError, OnnxNodeName
 
 
 def drop_unread_optional_outputs(model: onnx.ModelProto, opset: int) -> list[tuple[str, str]]:
@@ -67,15 +66,15 @@ def _refuse_undefined(node: onnx.NodeProto, opset: int, read: set[str]) -> None:
         if opset < 14 and extra:
             raise AotcError(f"BatchNormalization with statistics outputs ({', '.join(extra)}) is training mode "
                             "before opset 14 (Y normalised by the batch's own statistics); aotc compiles "
-                            "inference only: declare Y alone", node=_Named(node))
+                            "inference only: declare Y alone", node=OnnxNodeName(node))
         training = next((helper.get_attribute_value(a) for a in node.attribute if a.name == "training_mode"), 0)
         if opset >= 14 and not training and any(o in read for o in extra):
             raise AotcError(f"BatchNormalization with training_mode=0 has no statistics outputs to give "
-                            f"({', '.join(o for o in extra if o in read)} read)", node=_Named(node))
+                            f"({', '.join(o for o in extra if o in read)} read)", node=OnnxNodeName(node))
     if node.op_type == "Dropout" and opset < 12 and len(node.output) > 1 and node.output[1] in read:
         raise AotcError(f"Dropout's mask before opset 12 has no value in inference (the spec leaves it undefined; "
                         f"onnxruntime writes zeros, the ONNX reference ones): '{node.output[1]}' is read",
-                        node=_Named(node))
+                        node=OnnxNodeName(node))
 
 
 def _optional_output_slots(op_type: str, opset: int) -> set[int]:

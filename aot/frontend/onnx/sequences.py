@@ -25,7 +25,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from aot.errors import AotcError
+from aot.errors import AotcError, OnnxNodeName
 
 SEQUENCE_OPS = {"SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceAt", "SequenceErase",
                 "SequenceLength", "SplitToSequence", "ConcatFromSequence", "SequenceMap", "Optional",
@@ -49,14 +49,6 @@ class Opt:
 
 
 Value = str | Seq | Opt
-
-
-class _Named:
-    def __init__(self, node: onnx.NodeProto):
-        self.node = node
-
-    def describe(self) -> str:
-        return f"node '{self.node.name or '?'}' ({self.node.op_type})"
 
 
 def _kind(tp: onnx.TypeProto) -> str:
@@ -344,7 +336,7 @@ def _tensor(node: onnx.NodeProto, env: dict[str, Value], rename: dict[str, str],
         what = "a sequence" if isinstance(v, Seq) else \
             "an absent optional" if v.value is None else "an optional sequence"
         raise AotcError(f"input {k} ('{node.input[k]}') is {what}, which {node.op_type} does not take",
-                        node=_Named(node))
+                        node=OnnxNodeName(node))
     return v
 
 
@@ -354,7 +346,7 @@ def _seq(node: onnx.NodeProto, env: dict[str, Value], rename: dict[str, str], k:
         return v.value
     if not isinstance(v, Seq):
         raise AotcError(f"input {k} ('{node.input[k]}') is a tensor, which {node.op_type} does not take as its "
-                        "input_sequence", node=_Named(node))
+                        "input_sequence", node=OnnxNodeName(node))
     return v
 
 
@@ -365,7 +357,7 @@ def _position(low: _Lowering, node: onnx.NodeProto, name: str, n: int, insert: b
         p = int(np.asarray(low.consts[name]).reshape(-1)[0])
         hi = n if insert else n - 1
         if not -n <= p <= hi:
-            raise AotcError(f"position {p} is out of range for a sequence of {n} tensors", node=_Named(node))
+            raise AotcError(f"position {p} is out of range for a sequence of {n} tensors", node=OnnxNodeName(node))
         return p + n if p < 0 else p
     base = f"{node.name}/pos"
     p64 = low.emit("Cast", [name], base + "_i64", to=onnx.TensorProto.INT64)[0]
@@ -381,7 +373,7 @@ def _stacked(low: _Lowering, node: onnx.NodeProto, items: list[str]) -> str:
     if len(shapes) > 1 and None not in shapes:
         raise AotcError(f"a position computed at run time picks among tensors of shapes "
                         f"{sorted(list(s) for s in shapes)}: aotc needs one shape (or a constant position)",
-                        node=_Named(node))
+                        node=OnnxNodeName(node))
     rows = [low.unsqueeze(i, 0, f"{node.name}/row{k}") for k, i in enumerate(items)]
     return low.emit("Concat", rows, f"{node.name}/stacked", axis=0)[0]
 
@@ -438,7 +430,7 @@ def _lower(low: _Lowering, node: onnx.NodeProto, env: dict[str, Value], rename: 
         s = _seq(node, env, rename)
         n = len(s.items)
         if n == 0:
-            raise AotcError("erases from an empty sequence", node=_Named(node))
+            raise AotcError("erases from an empty sequence", node=OnnxNodeName(node))
         pos = _tensor(node, env, rename, 1)
         p = n - 1 if not pos else _position(low, node, pos, n, False)
         if isinstance(p, int):
@@ -457,7 +449,7 @@ def _lower(low: _Lowering, node: onnx.NodeProto, env: dict[str, Value], rename: 
         s = _seq(node, env, rename)
         n = len(s.items)
         if n == 0:
-            raise AotcError("reads an element of an empty sequence", node=_Named(node))
+            raise AotcError("reads an element of an empty sequence", node=OnnxNodeName(node))
         p = _position(low, node, _tensor(node, env, rename, 1), n, False)
         if isinstance(p, int):
             ident(0, s.items[p])
@@ -466,7 +458,7 @@ def _lower(low: _Lowering, node: onnx.NodeProto, env: dict[str, Value], rename: 
     elif op == "ConcatFromSequence":
         s = _seq(node, env, rename)
         if not s.items:
-            raise AotcError("concatenates an empty sequence (its output has no shape)", node=_Named(node))
+            raise AotcError("concatenates an empty sequence (its output has no shape)", node=OnnxNodeName(node))
         axis, new_axis = int(_attr(node, "axis", 0)), int(_attr(node, "new_axis", 0))
         items = s.items
         if new_axis:
@@ -478,7 +470,7 @@ def _lower(low: _Lowering, node: onnx.NodeProto, env: dict[str, Value], rename: 
         if node.input and node.input[0]:
             v = _val(env, rename, node.input[0])
             if isinstance(v, Opt):
-                raise AotcError("an optional of an optional is not supported", node=_Named(node))
+                raise AotcError("an optional of an optional is not supported", node=OnnxNodeName(node))
             bind(0, Opt(v))
         else:
             bind(0, Opt(None))
@@ -491,7 +483,7 @@ def _lower(low: _Lowering, node: onnx.NodeProto, env: dict[str, Value], rename: 
         if isinstance(v, Opt):
             if v.value is None:
                 raise AotcError(f"input '{node.input[0]}' is an absent optional (known at compile time)",
-                                node=_Named(node))
+                                node=OnnxNodeName(node))
             v = v.value
         if isinstance(v, Seq):
             bind(0, v)
@@ -582,7 +574,7 @@ def _split_to_sequence(low: _Lowering, node: onnx.NodeProto, env: dict[str, Valu
     x = _tensor(node, env, rename, 0)
     shape = low.shape_of(x)
     if shape is None:
-        raise AotcError(f"the shape of '{node.input[0]}' is not known at compile time", node=_Named(node))
+        raise AotcError(f"the shape of '{node.input[0]}' is not known at compile time", node=OnnxNodeName(node))
     axis = int(_attr(node, "axis", 0))
     axis = axis + len(shape) if axis < 0 else axis
     length = shape[axis]
@@ -590,7 +582,7 @@ def _split_to_sequence(low: _Lowering, node: onnx.NodeProto, env: dict[str, Valu
     keepdims = int(_attr(node, "keepdims", 1))
     if split and split not in low.consts:
         raise AotcError(f"split (input 1, '{node.input[1]}') is computed at run time: the sequence's length and "
-                        "its elements' shapes would be known only then", node=_Named(node))
+                        "its elements' shapes would be known only then", node=OnnxNodeName(node))
     if not split:
         sizes = [1] * length
     else:
@@ -598,17 +590,18 @@ def _split_to_sequence(low: _Lowering, node: onnx.NodeProto, env: dict[str, Valu
         if sv.ndim == 0:
             c = int(sv)
             if c <= 0:
-                raise AotcError(f"split {c} is not a positive size", node=_Named(node))
+                raise AotcError(f"split {c} is not a positive size", node=OnnxNodeName(node))
             sizes = [c] * (length // c) + ([length % c] if length % c else [])
         else:
             sizes = [int(v) for v in sv.reshape(-1)]
             if sum(sizes) != length or any(v < 0 for v in sizes):
-                raise AotcError(f"split {sizes} does not add up to the axis' {length}", node=_Named(node))
+                raise AotcError(f"split {sizes} does not add up to the axis' {length}", node=OnnxNodeName(node))
         keepdims = 1
     if len(sizes) > MAX_UNROLL:
-        raise AotcError(f"splits into {len(sizes)} tensors (aotc unrolls at most {MAX_UNROLL})", node=_Named(node))
+        raise AotcError(f"splits into {len(sizes)} tensors (aotc unrolls at most {MAX_UNROLL})",
+                        node=OnnxNodeName(node))
     if 0 in sizes:
-        raise AotcError("a split of size 0 makes an empty tensor, which aotc does not support", node=_Named(node))
+        raise AotcError("a split of size 0 makes an empty tensor, which aotc does not support", node=OnnxNodeName(node))
     base = f"{node.name}/part"
     if len(sizes) == 1:
         parts = [low.emit("Identity", [x], base)[0]]
@@ -661,20 +654,20 @@ def _sequence_map(low: _Lowering, node: onnx.NodeProto, env: dict[str, Value], r
     first = _seq(node, env, rename, 0)
     n = len(first.items)
     if n > MAX_UNROLL:
-        raise AotcError(f"maps over {n} tensors (aotc unrolls at most {MAX_UNROLL})", node=_Named(node))
+        raise AotcError(f"maps over {n} tensors (aotc unrolls at most {MAX_UNROLL})", node=OnnxNodeName(node))
     args: list[Value] = [_val(env, rename, i) for i in node.input]
     for k, a in enumerate(args):
         if isinstance(a, Seq) and len(a.items) != n:
-            raise AotcError(f"input {k} has {len(a.items)} tensors, input 0 has {n}", node=_Named(node))
+            raise AotcError(f"input {k} has {len(a.items)} tensors, input 0 has {n}", node=OnnxNodeName(node))
         if isinstance(a, Opt):
-            raise AotcError(f"input {k} is an optional, which SequenceMap does not take", node=_Named(node))
+            raise AotcError(f"input {k} is an optional, which SequenceMap does not take", node=OnnxNodeName(node))
     results: list[list[str]] = [[] for _ in node.output]
     for j in range(n):
         bound = [a.items[j] if isinstance(a, Seq) else a for a in args]
         outs = _inline_body(low, node, body, bound, env, rename)
         for k, o in enumerate(outs):
             if not isinstance(o, str):
-                raise AotcError("its body returns a sequence or an optional, not a tensor", node=_Named(node))
+                raise AotcError("its body returns a sequence or an optional, not a tensor", node=OnnxNodeName(node))
             results[k].append(o)
     for k, o in enumerate(node.output):
         if o:
@@ -697,13 +690,13 @@ def _unroll_loop(low: _Lowering, node: onnx.NodeProto, env: dict[str, Value], re
     m_name, c_name = _tensor(node, env, rename, 0), _tensor(node, env, rename, 1)
     if not m_name or m_name not in low.consts:
         raise AotcError("a Loop over sequences needs its trip count at compile time (the sequences' lengths "
-                        "would be known only at run time)", node=_Named(node))
+                        "would be known only at run time)", node=OnnxNodeName(node))
     if c_name and (c_name not in low.consts or not bool(np.asarray(low.consts[c_name]).reshape(-1)[0])):
-        raise AotcError("a Loop over sequences needs its condition known true at compile time", node=_Named(node))
+        raise AotcError("a Loop over sequences needs its condition known true at compile time", node=OnnxNodeName(node))
     trips = int(np.asarray(low.consts[m_name]).reshape(-1)[0])
     if trips > MAX_UNROLL:
         raise AotcError(f"a Loop over sequences of {trips} steps (aotc unrolls at most {MAX_UNROLL})",
-                        node=_Named(node))
+                        node=OnnxNodeName(node))
     carried: list[Value] = [_val(env, rename, i) for i in node.input[2:]]
     n_carried = len(carried)
     scans: list[list[str]] = [[] for _ in range(len(body.output) - 1 - n_carried)]
@@ -714,11 +707,12 @@ def _unroll_loop(low: _Lowering, node: onnx.NodeProto, env: dict[str, Value], re
         cond = outs[0]
         if not (isinstance(cond, str) and cond in low.consts and bool(np.asarray(low.consts[cond]).reshape(-1)[0])):
             raise AotcError("a Loop over sequences needs a condition that stays true at compile time (its body "
-                            "computes it)", node=_Named(node))
+                            "computes it)", node=OnnxNodeName(node))
         carried = outs[1:1 + n_carried]
         for k, o in enumerate(outs[1 + n_carried:]):
             if not isinstance(o, str):
-                raise AotcError("a scan output that is a sequence or an optional is not supported", node=_Named(node))
+                raise AotcError("a scan output that is a sequence or an optional is not supported",
+                                node=OnnxNodeName(node))
             scans[k].append(o)
     for k, o in enumerate(node.output):
         if not o:
@@ -735,7 +729,7 @@ def _unroll_loop(low: _Lowering, node: onnx.NodeProto, env: dict[str, Value], re
             items = scans[k - n_carried]
             if not items:
                 raise AotcError("a Loop of no step has empty scan outputs, which aotc does not support",
-                                node=_Named(node))
+                                node=OnnxNodeName(node))
             rows = [low.unsqueeze(i, 0, f"{node.name}/scan{k}_{j}") for j, i in enumerate(items)]
             name = low.named(o, suffix)
             low.out.append(helper.make_node("Concat", rows, [name], name=low.fresh(f"{node.name}/scan{k}"), axis=0))

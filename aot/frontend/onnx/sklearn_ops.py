@@ -31,7 +31,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from aot.errors import AotcError
+from aot.errors import AotcError, OnnxNodeName
 
 POST_TRANSFORMS = ("NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT")
 KERNELS = ("LINEAR", "POLY", "RBF", "SIGMOID")
@@ -39,16 +39,8 @@ _NUMERIC = (TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.INT64, TensorProt
 _OLD_MODES = {"BRANCH_LEQ": 0, "BRANCH_LT": 1, "BRANCH_GTE": 2, "BRANCH_GT": 3, "BRANCH_EQ": 4, "BRANCH_NEQ": 5}
 
 
-class _Named:
-    def __init__(self, node: onnx.NodeProto):
-        self.node = node
-
-    def describe(self) -> str:
-        return f"node '{self.node.name or '?'}' ({self.node.op_type})"
-
-
 def _refuse(node: onnx.NodeProto, why: str) -> AotcError:
-    return AotcError(why, node=_Named(node))
+    return AotcError(why, node=OnnxNodeName(node))
 
 
 def _text(v: object) -> str:

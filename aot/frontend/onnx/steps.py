@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 
 import onnx
 
-from aot.errors import AotcError
+from aot.errors import AotcError, OnnxNodeName
 from aot.frontend.onnx import contrib
 from aot.frontend.onnx.bounded import BoundedImport, check_bounded
 from aot.frontend.onnx.canonical import canonicalize
 from aot.frontend.onnx.control_flow import flatten_control_flow
-from aot.frontend.onnx.fold import _Named, fold_to_fixed_point, refuse_control_flow
+from aot.frontend.onnx.fold import fold_to_fixed_point, refuse_control_flow
 from aot.frontend.onnx.foreign import FOREIGN_OPS, NOTES_KEY, lower_foreign, lowerable
 from aot.frontend.onnx.functions import expand_functions, expandable
 from aot.frontend.onnx.load import (
@@ -122,7 +122,7 @@ def _domains(s: ImportState) -> None:
             known = ", ".join(contrib.CONTRIB_OPS + contrib.FLOAT_OPS)
             only = f" (of it aotc reads {known})" if n.domain == contrib.DOMAIN else \
                 f" (of it aotc reads {', '.join(FOREIGN_OPS[n.domain])})" if n.domain in FOREIGN_OPS else ""
-            raise AotcError(f"operator domain '{n.domain}' is not supported{only}", node=_Named(n))
+            raise AotcError(f"operator domain '{n.domain}' is not supported{only}", node=OnnxNodeName(n))
 
 
 def _own_copy(s: ImportState) -> None:

@@ -15,15 +15,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from aot.errors import AotcError
-
-
-class _Named:
-    def __init__(self, node: onnx.NodeProto):
-        self.node = node
-
-    def describe(self) -> str:
-        return f"node '{self.node.name or '?'}' ({self.node.op_type})"
+from aot.errors import AotcError, OnnxNodeName
 
 
 def _grams(attrs: dict, node: onnx.NodeProto) -> list[tuple[int, list[tuple[int, ...]]]]:
@@ -36,7 +28,7 @@ def _grams(attrs: dict, node: onnx.NodeProto) -> list[tuple[int, list[tuple[int,
         n = k + 1
         if end < start or (end - start) % n:
             raise AotcError(f"ngram_counts {starts} does not split pool_int64s of {len(pool)} into {n}-grams",
-                            node=_Named(node))
+                            node=OnnxNodeName(node))
         out.append((n, [tuple(pool[i:i + n]) for i in range(start, end, n)]))
     return out
 
@@ -56,7 +48,7 @@ def lower_tfidf(model: onnx.ModelProto, opset: int) -> bool:
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
         if attrs.get("pool_strings"):
             raise AotcError("TfIdfVectorizer of strings (pool_strings) is not supported: aotc has no strings",
-                            node=_Named(node))
+                            node=OnnxNodeName(node))
         tt = shapes.get(node.input[0])
         if tt is None or tt.elem_type not in (TensorProto.INT32, TensorProto.INT64) or \
                 not all(d.HasField("dim_value") for d in tt.shape.dim) or len(tt.shape.dim) not in (1, 2):
@@ -102,19 +94,20 @@ def _lowered(node: onnx.NodeProto, k: int, dims: list[int], elem: int, attrs: di
     indexes = [int(i) for i in attrs.get("ngram_indexes", [])]
     weights = [float(w) for w in attrs.get("weights", [])]
     if mode not in ("TF", "IDF", "TFIDF"):
-        raise AotcError(f"TfIdfVectorizer mode '{mode}' is not one of TF, IDF, TFIDF", node=_Named(node))
+        raise AotcError(f"TfIdfVectorizer mode '{mode}' is not one of TF, IDF, TFIDF", node=OnnxNodeName(node))
     if not 1 <= lo <= hi or max_skip < 0:
-        raise AotcError(f"gram lengths {lo} .. {hi} and max_skip_count {max_skip} are not valid", node=_Named(node))
+        raise AotcError(f"gram lengths {lo} .. {hi} and max_skip_count {max_skip} are not valid",
+                        node=OnnxNodeName(node))
     grams = _grams(attrs, node)
     n_ids = sum(len(gs) for _, gs in grams)
     if len(indexes) != n_ids or any(i < 0 for i in indexes):
-        raise AotcError(f"ngram_indexes has {len(indexes)} entries for {n_ids} n-grams", node=_Named(node))
+        raise AotcError(f"ngram_indexes has {len(indexes)} entries for {n_ids} n-grams", node=OnnxNodeName(node))
     every = [gram for _, gs in grams for gram in gs]
     if len(set(every)) != len(every):
-        raise AotcError("the pool holds an n-gram twice", node=_Named(node))
+        raise AotcError("the pool holds an n-gram twice", node=OnnxNodeName(node))
     out_size = max(indexes, default=-1) + 1
     if weights and len(weights) != out_size:
-        raise AotcError(f"{len(weights)} weights for {out_size} outputs", node=_Named(node))
+        raise AotcError(f"{len(weights)} weights for {out_size} outputs", node=OnnxNodeName(node))
     rows, c = (1, dims[0]) if len(dims) == 1 else (dims[0], dims[1])
     x = op("Reshape", node.input[0], const(np.array([rows, c], np.int64)))
     dtype = np.int32 if elem == TensorProto.INT32 else np.int64

@@ -19,18 +19,10 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from aot.errors import AotcError
+from aot.errors import AotcError, OnnxNodeName
 
 MAX_PATHS = 1 << 16
 _COMPARE = {0: "LessOrEqual", 1: "Less", 2: "GreaterOrEqual", 3: "Greater", 4: "Equal", 5: "NEQ", 6: "MEMBER"}
-
-
-class _Named:
-    def __init__(self, node: onnx.NodeProto):
-        self.node = node
-
-    def describe(self) -> str:
-        return f"node '{self.node.name or '?'}' ({self.node.op_type})"
 
 
 def _array(attrs: dict, name: str) -> np.ndarray | None:
@@ -53,14 +45,15 @@ def _paths(attrs: dict, node: onnx.NodeProto) -> tuple[list[tuple[list[tuple[int
 
     def walk(j: int, prefix: list[tuple[int, bool]], depth: int) -> None:
         if depth > len(modes) or len(paths) > MAX_PATHS:
-            raise AotcError(f"its trees are not trees of at most {MAX_PATHS} leaves", node=_Named(node))
+            raise AotcError(f"its trees are not trees of at most {MAX_PATHS} leaves", node=OnnxNodeName(node))
         if modes[j] == 6 and j not in sets:
             got = []
             for v in stream:
                 if v != v:
                     break
                 if v == 0:
-                    raise AotcError("a member set holds 0, where onnx's reference ends the set", node=_Named(node))
+                    raise AotcError("a member set holds 0, where onnx's reference ends the set",
+                                    node=OnnxNodeName(node))
                 got.append(v)
             sets[j] = got
         for taken, child, is_leaf in ((True, true_ids[j], true_leaf[j]), (False, false_ids[j], false_leaf[j])):
@@ -83,13 +76,15 @@ def lower_tree_ensemble(node: onnx.NodeProto, base: str, shapes: dict[str, list[
     """The ai.onnx nodes that compute `node` (TreeEnsemble); initializers through add_init(value) -> name."""
     attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
     if int(attrs.get("aggregate_function", 1)) not in (0, 1):
-        raise AotcError("TreeEnsemble aggregate_function MIN or MAX is not supported (SUM, AVERAGE)", node=_Named(node))
+        raise AotcError("TreeEnsemble aggregate_function MIN or MAX is not supported (SUM, AVERAGE)",
+                        node=OnnxNodeName(node))
     if int(attrs.get("post_transform", 0)) != 0:
         raise AotcError("TreeEnsemble post_transform is not supported (onnx's reference does not apply it)",
-                        node=_Named(node))
+                        node=OnnxNodeName(node))
     x_shape, elem = shapes.get(node.input[0]), elems.get(node.input[0])
     if x_shape is None or len(x_shape) != 2 or elem not in (TensorProto.FLOAT, TensorProto.DOUBLE):
-        raise AotcError("TreeEnsemble is compiled for float or double X of static shape [N, F]", node=_Named(node))
+        raise AotcError("TreeEnsemble is compiled for float or double X of static shape [N, F]",
+                        node=OnnxNodeName(node))
     paths, sets = _paths(attrs, node)
     splits = _array(attrs, "nodes_splits").astype(np.float64)
     features = [int(f) for f in attrs["nodes_featureids"]]
@@ -99,7 +94,7 @@ def lower_tree_ensemble(node: onnx.NodeProto, base: str, shapes: dict[str, list[
     targets = [int(t) for t in attrs["leaf_targetids"]]
     n_targets = int(attrs.get("n_targets", max(targets, default=0) + 1))
     if any(not 0 <= f < x_shape[1] for f in features) or any(not 0 <= t < n_targets for t in targets):
-        raise AotcError("a feature or target id is out of range", node=_Named(node))
+        raise AotcError("a feature or target id is out of range", node=OnnxNodeName(node))
     rows = x_shape[0]
     out: list[onnx.NodeProto] = []
     count = [0]
@@ -134,7 +129,7 @@ def paths_matrix(op: Callable[..., str], add_init: Callable[[np.ndarray], str], 
         col = op("Gather", xd, add_init(np.array([features[j]], np.int64)), axis=1)  # [N, 1]
         kind = _COMPARE.get(modes[j])
         if kind is None:
-            raise AotcError(f"node mode {modes[j]} is not one of BRANCH_LEQ .. BRANCH_MEMBER", node=_Named(node))
+            raise AotcError(f"node mode {modes[j]} is not one of BRANCH_LEQ .. BRANCH_MEMBER", node=OnnxNodeName(node))
         if kind == "MEMBER":
             hits = op("Cast", op("Equal", col, add_init(np.array(sets[j] or [np.nan], np.float64))),
                       to=TensorProto.FLOAT)
