@@ -1,4 +1,4 @@
-"""Host ops of the 'quant' family: int8 / uint8 kernels (runtime_c/kernels/quant/quant.c, quant_impl.h).
+"""Host ops of the 'quant' family: int8 / uint8 kernels (runtime_c/kernels/quant/: quant_impl.h instantiated per type).
 
 The QLinear ops arrive canonical (aot/frontend/onnx/canonical/quant.py): every scale and zero point is a
 constant, so all of a node's quantisation arithmetic is done here, once: the requantisation scales

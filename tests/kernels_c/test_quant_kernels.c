@@ -1,4 +1,4 @@
-/* The int8 / uint8 kernels of runtime_c/kernels/quant/quant.c against the references (quant_ref.c),
+/* The int8 / uint8 kernels of runtime_c/kernels/quant/ against the references (quant_ref.c),
  * exactly: every entry point of aotc_quant.h for both element types. QLinearConv on patches (with and
  * without its fused residual QLinearAdd) and depthwise, and QGemm, get their parameters prepared as
  * aot/kernels/quant.py prepares them (weight rows padded to quads, on hosts packed in blocks of 16

@@ -302,7 +302,7 @@ static void random_element(int32_t t, uint8_t *e) {
 }
 
 static int is_nan(int32_t t, const uint8_t *e) {
-    uint16_t h;
+    uint16_t h = 0;
     if (t == AOTC_CAST_F32) { float f; memcpy(&f, e, 4); return f != f; }
     if (t == AOTC_CAST_F64) { double d; memcpy(&d, e, 8); return d != d; }
     if (t == AOTC_CAST_F16 || t == AOTC_CAST_BF16) memcpy(&h, e, 2);

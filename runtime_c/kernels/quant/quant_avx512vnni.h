@@ -1,5 +1,5 @@
 /* The quantized kernels with AVX-512 VNNI (x86 hosts whose -march has it: AOTC_QUANT_VNNI in
- * quant.c), over one element type QT as quant_impl.h (which includes this file once per type, at its
+ * quant_config.h), over one element type QT as quant_impl.h (which includes this file once per type, at its
  * top). Which path takes a QLinearConv:
  *   - depthwise: qconv_depthwise_flat (with VBMI: 16 output positions of the plane a block, spanning
  *     rows where the plane is narrow), else qconv_depthwise_avx512 (16 positions of a row from a ring

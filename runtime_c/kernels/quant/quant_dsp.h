@@ -1,7 +1,7 @@
 /* The int8 kernels' helpers for cores with the Arm DSP extension (__ARM_FEATURE_DSP: Cortex-M4,
  * M33, M55; also ARMv7-A): dual 16-bit multiply-accumulates (SMLAD: two products of 16-bit halves
  * added to a 32-bit sum in one instruction) on bytes widened to 16-bit pairs (SXTB16 / UXTB16: bytes
- * 0 and 2 of a word, or 1 and 3 after a rotate by 8). Included by quant.c before quant_impl.h, whose
+ * 0 and 2 of a word, or 1 and 3 after a rotate by 8). Included by quant_config.h before quant_impl.h, whose
  * AOTC_QUANT_DSP paths use them; results are the integer sums of the plain paths, bit for bit.
  *
  * The data the multiply-accumulates read are widened once, not in the inner loop:

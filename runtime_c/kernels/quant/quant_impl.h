@@ -1,4 +1,4 @@
-/* The quantized kernels over one element type, instantiated by quant.c: QT is the type
+/* The quantized kernels over one element type, instantiated by quant_int8.c and quant_uint8.c: QT is the type
  * (int8_t or uint8_t), [QT_MIN, QT_MAX] its range, AOTC_Q(name) the function's name. No
  * include guard: it is included once per type. */
 

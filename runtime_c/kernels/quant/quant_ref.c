@@ -3,7 +3,7 @@
  * integer sums of (x - x_zero)(w - w_zero) in int64 with the model's own bias (no zero point folded
  * in, weights unpadded and unpacked), requantised as MlasRequantizeOutput does (a float product,
  * clamped, rounded half to even by libm's nearbyintf); QLinearAdd's fused multiply-adds by libm's
- * fmaf. quant.c is checked against these, on the host and on every Cortex-M board. */
+ * fmaf. quant_int8.c, quant_uint8.c and quant.c are checked against these, on the host and on every Cortex-M board. */
 #include "kernels_ref.h"
 
 #include <math.h>
