@@ -138,7 +138,23 @@ CASES: list[tuple[str, str, Callable, str]] = [
      "input 'serving_default_input_1:0' is [0, 5, 32]: an input with no elements"),
     (SINE, "subgraph input twice", lambda m: _set(m.subgraphs[0], inputs=[0, 0]),
      "tensor 'serving_default_keras_tensor:0' is listed twice among subgraph 0's inputs"),
+    (KWS, "bias of another length",  # the fully-connected layer's [12, 16] weights as the first conv's bias
+     lambda m: _set(m.subgraphs[0].operators[0], inputs=[*m.subgraphs[0].operators[0].inputs[:2], _op_tensor(m, 6, 1)]),
+     "node 'CONV_2D_0' (CONV_2D): its bias 'sequential_1_1/dense_3_1/MatMul1' is [12, 16] for weights "
+     "'sequential_1_1/conv2d_1/convolution' of 16 output channels ([16, 10, 4, 1]): CONV_2D takes one bias per "
+     "channel"),
+    (IFC, "WHILE condition without output", lambda m: _set(m.subgraphs[3], outputs=[]),
+     "node 'WHILE_3' (WHILE): its condition subgraph 'while_cond' gives 0 output(s); WHILE takes 1 from it"),
+    (IFC, "IF branch of two outputs", lambda m: _set(m.subgraphs[2], outputs=[7, 6]),
+     "node 'IF_2' (IF): its then subgraph 'cond_true_130' gives 2 output(s); IF takes 1 from it"),
     # checked where the op is lowered
+    (ARR, "float strides", lambda m: (_const(m, _op_tensor(m, 15, 3), [1.0, 1.0, 1.0, 1.0], "float32"),
+                                      _set(_tensor(m, _op_tensor(m, 15, 3)), type=0)),
+     "node 'STRIDED_SLICE_15' (STRIDED_SLICE): the strides ('functional_1_1/lambda_30_1/strided_slice') are float32; "
+     "STRIDED_SLICE takes them as integers"),
+    ("ints_float", "update larger than its input", lambda m: _set(_tensor(m, 13), shape=[3, 4]),
+     "node 'DYNAMIC_UPDATE_SLICE_7' (DYNAMIC_UPDATE_SLICE): an update of shape [1, 2, 3] does not fit in an input "
+     "of shape [3, 4] (TFLite requires the same rank, no dimension larger)"),
     (ARR, "zero stride", lambda m: _const(m, _op_tensor(m, 15, 3), [1, 0, 1, 1], "int32"),
      "node 'STRIDED_SLICE_15' (STRIDED_SLICE): strides [1, 0, 1, 1] hold a 0"),
     (ARR, "paddings of another rank", lambda m: _const(m, _op_tensor(m, 11, 1), [[0, 0], [1, 1], [1, 1]], "int32"),

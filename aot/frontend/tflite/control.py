@@ -73,12 +73,24 @@ def _constants(b: OnnxBuilder, indices: list[int]) -> list[TflTensor | None]:
     return [b.tensor(i) if b.tensor(i).data is not None else None for i in indices]
 
 
+def _outputs(op: TflOp, model: TflModel, n: int, role: str) -> None:
+    """Refuse a subgraph that gives another number of outputs than `op` takes from it."""
+    if len(model.outputs) != n:
+        raise op_error(op, f"its {role} subgraph '{model.extra.get('name')}' gives {len(model.outputs)} output(s); "
+                       f"{op.op} takes {n} from it")
+
+
 def lower_while(b: OnnxBuilder, op: TflOp) -> None:
     """WHILE(cond, body) as an ONNX Loop with no trip count: the condition is the cond subgraph on the
     initial values (before the loop) and on each step's new values (in the body); aotc counts the
     steps at compile time when the condition depends on constants only (aot/frontend/onnx/loops.py)."""
     o = op.options
     cond_m, body_m = b.subgraphs[o.condSubgraphIndex], b.subgraphs[o.bodySubgraphIndex]
+    _outputs(op, cond_m, 1, "condition")
+    _outputs(op, body_m, len(op.inputs), "body")
+    if len(op.outputs) != len(op.inputs):
+        raise op_error(op, f"it has {len(op.inputs)} inputs and {len(op.outputs)} outputs; WHILE gives one output "
+                       "per input")
     init = [b.value(i, NHWC) for i in op.inputs]
     cond0 = _inline(b, cond_m, init)[0]
     outer, b.nodes = b.nodes, []
@@ -107,6 +119,7 @@ def lower_if(b: OnnxBuilder, op: TflOp) -> None:
     branches = []
     for k, index in enumerate((o.thenSubgraphIndex, o.elseSubgraphIndex)):
         sub = b.subgraphs[index]
+        _outputs(op, sub, len(op.outputs), "then" if k == 0 else "else")
         outer, b.nodes = b.nodes, []
         results = _inline(b, sub, [b.value(i, NHWC) for i in op.inputs[1:]], _constants(b, op.inputs[1:]))
         outs = [b.node("Identity", [v], hint=f"{op.name}_{'then' if k == 0 else 'else'}{j}")

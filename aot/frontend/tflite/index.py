@@ -160,6 +160,9 @@ def _dynamic_update_slice(b: OnnxBuilder, op: TflOp) -> None:
     the clamped start (computed at run time when the start is), written by ONNX ScatterND."""
     x, u = b.tensor(op.inputs[0]), b.tensor(op.inputs[1])
     rank = len(x.shape)
+    if len(u.shape) != rank or any(ud > xd for xd, ud in zip(x.shape, u.shape, strict=True)):
+        raise op_error(op, f"an update of shape {list(u.shape)} does not fit in an input of shape {list(x.shape)} "
+                       "(TFLite requires the same rank, no dimension larger)")
     grid = np.stack(np.meshgrid(*(np.arange(d) for d in u.shape), indexing="ij"), axis=-1).astype(np.int64)
     start = _int64(b, b.value(op.inputs[2], NHWC), b.tensor(op.inputs[2]).dtype, f"{op.name}_start")
     hi = b.const(np.array([xd - ud for xd, ud in zip(x.shape, u.shape, strict=True)], np.int64), "start_max")

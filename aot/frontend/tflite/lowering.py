@@ -112,9 +112,12 @@ def binary_inputs(b: OnnxBuilder, op: TflOp) -> tuple[list[str], str]:
 
 
 def const_input(b: OnnxBuilder, op: TflOp, k: int, what: str) -> np.ndarray:
+    """Input k, a constant of integers (axes, shapes, paddings, indices: every such input of TFLite's ops)."""
     t = b.tensor(op.inputs[k])
     if t.data is None:
         raise op_error(op, f"the {what} are computed at run time; aotc needs them constant")
+    if not np.issubdtype(t.data.dtype, np.integer):
+        raise op_error(op, f"the {what} ('{t.name}') are {t.dtype}; {op.op} takes them as integers")
     return t.data
 
 

@@ -193,7 +193,8 @@ _ARITY: dict[str, tuple[int, int]] = {
     **dict.fromkeys(("TRANSPOSE_CONV", "CONV_3D_TRANSPOSE", "SPLIT_V", "SLICE", "SPACE_TO_BATCH_ND",
                      "BATCH_TO_SPACE_ND", "SELECT", "SELECT_V2", "SCATTER_ND", "RANGE", "UNSORTED_SEGMENT_SUM",
                      "UNSORTED_SEGMENT_PROD", "UNSORTED_SEGMENT_MAX", "UNSORTED_SEGMENT_MIN", "DYNAMIC_UPDATE_SLICE",
-                     "STABLEHLO_SELECT", "STABLEHLO_CLAMP", "STABLEHLO_DYNAMIC_UPDATE_SLICE"), (3, 1)),
+                     "SPARSE_TO_DENSE", "STABLEHLO_SELECT", "STABLEHLO_CLAMP",
+                     "STABLEHLO_DYNAMIC_UPDATE_SLICE"), (3, 1)),
     "STRIDED_SLICE": (4, 1), "ONE_HOT": (4, 1), "SVDF": (5, 1), "RNN": (5, 1), "UNIDIRECTIONAL_SEQUENCE_RNN": (5, 1),
     "LSTM": (20, 1), "UNIDIRECTIONAL_SEQUENCE_LSTM": (20, 1), "BIDIRECTIONAL_SEQUENCE_LSTM": (48, 1),
     "BIDIRECTIONAL_SEQUENCE_RNN": (12, 1), "VAR_HANDLE": (0, 1), "CALL_ONCE": (0, 0), "WHILE": (0, 0),
@@ -216,6 +217,11 @@ _RANKS: dict[str, dict[int | str, int]] = {
                      "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR"), {0: 4, "out": 4}),
     "FULLY_CONNECTED": {1: 2},
 }
+
+
+# op -> (its bias input, the axis of its weights (input 1) that counts the output channels)
+_BIAS = {"CONV_2D": (2, 0), "FULLY_CONNECTED": (2, 0), "DEPTHWISE_CONV_2D": (2, 3), "TRANSPOSE_CONV": (3, 0),
+         "CONV_3D": (2, 4), "CONV_3D_TRANSPOSE": (3, 3)}
 
 
 # ops whose output is of their first input's type (TFLite's kernels refuse any other): a file that says otherwise
@@ -260,6 +266,12 @@ def check_arity(b: OnnxBuilder, op: TflOp) -> None:
         if len(t.shape) != rank:
             what = "output" if k == "out" else f"input {k}"
             raise op_error(op, f"its {what} '{t.name}' is {list(t.shape)}; {op.op} takes a {rank}-D one there")
+    if op.op in _BIAS and len(op.inputs) > _BIAS[op.op][0] and op.inputs[_BIAS[op.op][0]] >= 0:
+        k, axis = _BIAS[op.op]
+        w, bias = b.tensor(op.inputs[1]), b.tensor(op.inputs[k])
+        if len(w.shape) > axis and int(np.prod(bias.shape, dtype=np.int64)) != w.shape[axis]:
+            raise op_error(op, f"its bias '{bias.name}' is {list(bias.shape)} for weights '{w.name}' of "
+                           f"{w.shape[axis]} output channels ({list(w.shape)}): {op.op} takes one bias per channel")
     if op.op in _RANKS or op.op in _SAME_TYPE:  # ops that keep a non-empty input non-empty
         y = b.tensor(op.outputs[0])
         if 0 in y.shape and op.inputs[0] >= 0 and 0 not in b.tensor(op.inputs[0]).shape:
