@@ -129,7 +129,8 @@ SCHEMAS: dict[str, TflSchema] = {s.op: s for s in (
     TflSchema(MAX_POOL_2D, ("x",), ("y",), ("y_min", "y_max", "y_shape", "kernel", "strides", "pads")),
     # int8 (also int8 -> int16): diff_min; 16x8: LiteRT's exp and reciprocal tables
     TflSchema(SOFTMAX, ("x",), ("y",), ("mult", "shift", "y_shape"), ("diff_min", "exp_table", "recip_table")),
-    TflSchema(MEAN, ("x",), ("y",), ("x_zero", "y_zero", "mult", "shift", "y_shape")),
+    # dims: the input as [outer, count, inner], the count averaged
+    TflSchema(MEAN, ("x",), ("y",), ("x_zero", "y_zero", "mult", "shift", "y_shape", "dims")),
     *(TflSchema(op, ("x1", "x2"), ("y",), ("y_min", "y_max", "y_shape", "x1_zero", "x2_zero", "y_zero", "m"))
       for op in (ADD, SUB, MUL, DIV)),
     *(TflSchema(op, ("x1", "x2"), ("y",), ("y_min", "y_max", "y_shape")) for op in (MAXIMUM, MINIMUM)),

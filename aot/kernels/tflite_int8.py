@@ -664,11 +664,12 @@ def _emit_act16(ctx: NodeContext) -> None:
 
 def _emit_mean(ctx: NodeContext) -> None:
     a = ctx.attrs
-    n, h, w, c = ctx.shape(ctx.inputs[0])
+    n, count, c = a["dims"]
     p = ctx.params("aotc_tfl_mean_params", {
-        "n": c_int(n), "hw": c_int(h * w), "c": c_int(c), "x_zero": c_int(a["x_zero"]), "y_zero": c_int(a["y_zero"]),
+        "n": c_int(n), "hw": c_int(count), "c": c_int(c), "x_zero": c_int(a["x_zero"]), "y_zero": c_int(a["y_zero"]),
         "mult": c_int(a["mult"]), "shift": c_int(a["shift"]),
-    }, comment=f"MEAN over H, W of NHWC {[n, h, w, c]}, TFLite requantisation")
+    }, comment=f"MEAN of {list(ctx.shape(ctx.inputs[0]))} as {n} x {count} x {c}, the {count} averaged; TFLite "
+               "requantisation")
     fn = "aotc_tfl_mean_s16" if ctx.dtype(ctx.inputs[0]) == "int16" else "aotc_tfl_mean_s8"
     ctx.call(fn, p, ctx.ptr(ctx.inputs[0]), ctx.ptr(ctx.outputs[0]))
 

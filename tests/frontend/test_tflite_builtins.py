@@ -1,5 +1,6 @@
 """Issue 50's last builtins, against LiteRT on models written with the schema (tflite_written.py): quantized
-FLOOR_DIV / FLOOR_MOD on the raw integers as LiteRT computes them, and int32 FLOOR_DIV."""
+FLOOR_DIV / FLOOR_MOD on the raw integers as LiteRT computes them, and int32 FLOOR_DIV; and (issue 64) quantized
+MEAN over any adjacent axes (the converter's int8 LayerNormalization)."""
 
 from __future__ import annotations
 
@@ -693,3 +694,47 @@ def test_gather_scatter_other_types_like_litert(tmp_path):
     for case, got, ref in zip(_GATHER_SCATTER_TYPES, ours, refs, strict=True):
         assert got.dtype == ref.dtype and got.shape == ref.shape, (case, got.dtype, ref.dtype)
         assert np.array_equal(got.view(f"u{got.itemsize}"), ref.view(f"u{ref.itemsize}")), (case, got, ref)
+
+
+# (input shape, axes, keep_dims): the last axis of a layer norm (the converter's int8 LayerNormalization), H and W
+# with and without keep_dims, the leading axis, axes a size-1 axis separates, and all of them
+MEANS = {
+    "last": ([2, 8, 16], [-1], True), "hw": ([1, 5, 4, 8], [1, 2], True), "hw_dropped": ([2, 5, 4, 8], [2, 1], False),
+    "first": ([6, 5], [0], False), "across_one": ([3, 1, 4, 5], [0, 2], True), "all": ([3, 4, 5], [0, 1, 2], True),
+}
+
+
+@pytest.mark.parametrize("scales", ["unlike", "alike"])
+@pytest.mark.parametrize("dtype", tiered(["int8", "int16"], {"int8"}))
+@pytest.mark.parametrize("case", tiered(sorted(MEANS), {"last", "hw_dropped"}))
+def test_quantized_mean_over_adjacent_axes(tmp_path, case, dtype, scales):
+    """Quantized MEAN over any axes no other axis of more than one element separates, bit for bit as BUILTIN_REF:
+    the input's and output's scales unlike and alike (LiteRT's reference kernel takes another branch for each,
+    which round alike). MEAN over axes another axis separates is refused in one line."""
+    _require_litert()
+    shape, axes, keep = MEANS[case]
+    zero = (3, -5) if dtype == "int8" else (0, 0)
+    y_scale = 0.02 if scales == "unlike" else 0.05
+    reduced = {a % len(shape) for a in axes}
+    yshape = [1 if a in reduced else d for a, d in enumerate(shape)] if keep else \
+        [d for a, d in enumerate(shape) if a not in reduced]
+    w = Written()
+    x, ax = w.tensor(shape, dtype, quant=(0.05, zero[0])), w.tensor([len(axes)], "int32", data=axes)
+    y = w.tensor(yshape, dtype, quant=(y_scale, zero[1] if scales == "unlike" else zero[0]))
+    w.op("MEAN", [x, ax], [y], ("ReducerOptions", {"keepDims": keep}))
+    model = w.save(tmp_path / "m.tflite", [x], [y])
+    info = np.iinfo(np.dtype(dtype))
+    rng = np.random.default_rng(7)
+    compare(model, [rng.integers(max(info.min, -3000), min(info.max, 3000) + 1, shape).astype(dtype)])
+
+
+def test_quantized_mean_over_separated_axes_is_refused(tmp_path):
+    w = Written()
+    x, ax = w.tensor([2, 3, 4], "int8", quant=(0.05, 0)), w.tensor([2], "int32", data=[0, 2])
+    y = w.tensor([1, 3, 1], "int8", quant=(0.05, 0))
+    w.op("MEAN", [x, ax], [y], ("ReducerOptions", {"keepDims": True}))
+    model = w.save(tmp_path / "m.tflite", [x], [y])
+    ran = aotc(model, "-o", tmp_path / "out", check=False)
+    assert (ran.returncode, ran.stderr.strip()) == (
+        2, "aotc: error: node 'MEAN_0' (MEAN): quantized MEAN over axes [0, 2] of [2, 3, 4], which other axes "
+           "separate, is not supported")

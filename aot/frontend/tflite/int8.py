@@ -8,6 +8,8 @@ The ops stay in TFLite's NHWC: no transposes are written for them.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from onnx import helper
 
@@ -238,13 +240,10 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
                                                 ADD_LEFT_SHIFT_16 if sixteen else ADD_LEFT_SHIFT)))
         inputs.append(b.value(op.inputs[1], NHWC))
     elif internal == tfl.MEAN:
-        axes = b.tensor(op.inputs[1]).data
-        if len(x.shape) != 4 or axes is None or sorted(int(a) % 4 for a in axes.reshape(-1)) != [1, 2]:
-            raise op_error(op, "int8 MEAN is supported over the H and W axes of a 4-D tensor only")
-        count = x.shape[1] * x.shape[2]
-        mult, shift = mean_multiplier(float(x.quant.scale[0]), y_scale, count)
+        dims = _mean_dims(b, op, x.shape)
+        mult, shift = mean_multiplier(float(x.quant.scale[0]), y_scale, dims[1])
         attrs = {"x_zero": int(x.quant.zero_point[0]), "y_zero": y_zero, "mult": mult, "shift": shift,
-                 "y_shape": list(y.shape)}
+                 "y_shape": list(y.shape), "dims": dims}
     elif internal in (tfl.AVERAGE_POOL_2D, tfl.MAX_POOL_2D):
         if x.quant.scale[0] != y.quant.scale[0] or x.quant.zero_point[0] != y.quant.zero_point[0]:
             raise op_error(op, "a pool whose output is quantized unlike its input is not supported")
@@ -369,6 +368,25 @@ def _check_broadcast(op: TflOp, a: tuple[int, ...], b: tuple[int, ...], y: tuple
         shape = None
     if shape != tuple(y) or len(y) > 6:
         raise op_error(op, f"int8 {op.op} of shapes {list(a)} and {list(b)} does not broadcast to {list(y)}")
+
+
+def _mean_dims(b: OnnxBuilder, op: TflOp, shape: tuple[int, ...]) -> list[int]:
+    """[outer, count, inner]: the quantized MEAN's input seen as outer x count x inner, the count averaged. Any
+    axes whose span holds no other axis of more than one element (the H and W of a 4-D tensor, the last axis of
+    a layer norm): LiteRT's reference kernels requantise the sum of each the same way whichever axes they are
+    (reference_integer_ops::Mean for H and W, QuantizedMeanOrSum otherwise)."""
+    axes = b.tensor(op.inputs[1]).data
+    rank = len(shape)
+    if axes is None:
+        raise op_error(op, "quantized MEAN over axes computed at run time is not supported")
+    picked = sorted({int(a) % rank for a in axes.reshape(-1)}) if rank else []
+    if any(not -rank <= int(a) < rank for a in axes.reshape(-1)) or not picked:
+        raise op_error(op, f"axes {axes.reshape(-1).tolist()} for a rank-{rank} input")
+    lo, hi = picked[0], picked[-1]
+    if any(a not in picked and shape[a] != 1 for a in range(lo, hi + 1)):
+        raise op_error(op, f"quantized MEAN over axes {picked} of {list(shape)}, which other axes separate, is not "
+                       "supported")
+    return [math.prod(shape[:lo]), math.prod(shape[lo:hi + 1]), math.prod(shape[hi + 1:])]
 
 
 def _pads_before(x: tuple[int, ...], y: tuple[int, ...], kh: int, kw: int, sh: int, sw: int, dh: int, dw: int,
