@@ -152,6 +152,16 @@ CASES: list[tuple[str, str, Callable, str]] = [
                                       _set(_tensor(m, _op_tensor(m, 15, 3)), type=0)),
      "node 'STRIDED_SLICE_15' (STRIDED_SLICE): the strides ('functional_1_1/lambda_30_1/strided_slice') are float32; "
      "STRIDED_SLICE takes them as integers"),
+    (ARR, "slice declared of another rank", lambda m: _set(_tensor(m, 26), shape=[1, 2, 3, 2, 1]),
+     "node 'SLICE_3' (SLICE): its output 'StatefulPartitionedCall_1:1' is declared [1, 2, 3, 2, 1]; the slice is "
+     "[1, 2, 3, 2]"),
+    ("moves_float", "concatenation axis", lambda m: _set(m.subgraphs[0].operators[2].builtinOptions, axis=-5),
+     "node 'CONCATENATION_2' (CONCATENATION): axis -5 of a rank-4 output"),
+    ("math16_16x8", "comparison declared float16", lambda m: _set(_tensor(m, 30), type=1),
+     "node 'EQUAL_19' (EQUAL): its output 't30' is float16; EQUAL gives bool"),
+    ("acts_int8", "hard-swish output scale", lambda m: _quant(m, 6, scale=[1e-30]),
+     "node 'HARD_SWISH_5' (HARD_SWISH): int8 HARD_SWISH whose output scale 1e-30 is below 1/128 of its input scale "
+     "0.00784227 is not supported (LiteRT's kernel requires it at or above)"),
     ("ints_float", "update larger than its input", lambda m: _set(_tensor(m, 13), shape=[3, 4]),
      "node 'DYNAMIC_UPDATE_SLICE_7' (DYNAMIC_UPDATE_SLICE): an update of shape [1, 2, 3] does not fit in an input "
      "of shape [3, 4] (TFLite requires the same rank, no dimension larger)"),

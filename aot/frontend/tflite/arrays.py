@@ -44,6 +44,8 @@ def _reshape(b: OnnxBuilder, op: TflOp) -> None:
 
 def _concat(b: OnnxBuilder, op: TflOp) -> None:
     rank = len(b.tensor(op.outputs[0]).shape)
+    if not -rank <= op.options.axis < rank:
+        raise op_error(op, f"axis {op.options.axis} of a rank-{rank} output")
     live = [i for i in op.inputs if b.tensor(i).data is None]
     layout = NCHW if rank == 4 and live and all(b.prefers(i) == NCHW for i in live) else NHWC
     finish(b, op, "Concat", [b.value(i, layout) for i in op.inputs], layout, op.options.fusedActivationFunction,
@@ -215,6 +217,11 @@ def _slice(b: OnnxBuilder, op: TflOp) -> None:
     if not begin.size == size.size == len(shape):
         raise op_error(op, f"begins and sizes of {begin.size} and {size.size} values for a rank-{len(shape)} input")
     end = np.where(size < 0, np.array(shape, np.int64), begin + size)
+    if np.any(begin < 0) or np.any(end > np.array(shape, np.int64)) or np.any(end < begin):
+        raise op_error(op, f"begins {begin.tolist()} and sizes {size.tolist()} reach outside an input of {list(shape)}")
+    y = b.tensor(op.outputs[0])
+    if list(y.shape) != (end - begin).tolist():
+        raise op_error(op, f"its output '{y.name}' is declared {list(y.shape)}; the slice is {(end - begin).tolist()}")
     const = lambda v, n: b.const(np.asarray(v, np.int64), n)  # noqa: E731
     finish(b, op, "Slice", [b.value(op.inputs[0], NHWC), const(begin, "starts"), const(end, "ends"),
                              const(list(range(len(shape))), "axes")], NHWC)
@@ -308,7 +315,12 @@ def _broadcast_args(b: OnnxBuilder, op: TflOp) -> None:
     shorter with leading ones, the larger of each pair of dims (one of them is 1 or both are equal)."""
     s0, s1 = (b.tensor(i) for i in op.inputs[:2])
     if s0.data is not None and s1.data is not None:
-        _constant_output(b, op, np.array(np.broadcast_shapes(tuple(s0.data), tuple(s1.data))))
+        a0, a1 = (const_input(b, op, k, "shapes").reshape(-1) for k in (0, 1))
+        try:
+            shape = np.broadcast_shapes(tuple(int(d) for d in a0), tuple(int(d) for d in a1))
+        except ValueError:
+            raise op_error(op, f"shapes {a0.tolist()} and {a1.tolist()} do not broadcast") from None
+        _constant_output(b, op, np.array(shape))
         return
     n = max(s0.shape[0], s1.shape[0])
     padded = []

@@ -154,7 +154,10 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
         elif op.op == "LEAKY_RELU":
             table = lut_leaky_relu(float(o.alpha), x_scale, x_zero, y_scale, y_zero)
         elif op.op == "HARD_SWISH":
-            table = lut_hard_swish(x_scale, x_zero, y_scale, y_zero)
+            try:
+                table = lut_hard_swish(x_scale, x_zero, y_scale, y_zero)
+            except ValueError as e:
+                raise op_error(op, str(e)) from None
         elif op.op in _TABLES:
             table = _TABLES[op.op](x_scale, x_zero, y_scale, y_zero)
         else:
@@ -292,6 +295,12 @@ def lower_int8(b: OnnxBuilder, op: TflOp) -> None:
     out = b.names[op.outputs[0]]
     if attrs.get("y_shape") == []:
         raise op_error(op, f"quantized {op.op} with a scalar output is not supported")
+    for key in ("mult", "shift", "m", "x_zero", "y_zero", "x1_zero", "x2_zero"):
+        bad = next((v for v in np.asarray(attrs.get(key, []), object).reshape(-1) if not -2**31 <= int(v) < 2**31),
+                   None)
+        if bad is not None:
+            raise op_error(op, f"its quantization scales give a {key} of {bad}, beyond the 32-bit integers LiteRT's "
+                           "kernels compute in")
     b.nodes.append(helper.make_node(internal, inputs, [out], name=b.fresh(op.name), domain=tfl.DOMAIN, **attrs))
     b.value_infos.append(helper.make_tensor_value_info(out, helper.np_dtype_to_tensor_dtype(np.dtype(y.dtype)),
                                                        list(y.shape)))

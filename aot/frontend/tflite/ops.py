@@ -202,6 +202,7 @@ _ARITY: dict[str, tuple[int, int]] = {
     "REDUCE_WINDOW": (5, 1), "MATRIX_SET_DIAG": (2, 1), "STABLEHLO_RNG_BIT_GENERATOR": (1, 2), "UNIQUE": (1, 2),
     "CUSTOM:MaxPoolingWithArgmax2D": (1, 2), "STABLEHLO_PAD": (2, 1),
 }
+_ARITY["EMBEDDING_LOOKUP_SPARSE"] = (5, 1)
 _ARITY["ASSIGN_VARIABLE"] = (2, 0)  # (after the table's (2, 1) group: it has no output)
 # ops whose inputs include optional ones (-1) before the last required one: only their count is checked
 _OPTIONAL_INSIDE = frozenset({"LSTM", "UNIDIRECTIONAL_SEQUENCE_LSTM", "BIDIRECTIONAL_SEQUENCE_LSTM",
@@ -232,6 +233,9 @@ _SAME_TYPE = frozenset({
     "LOGISTIC", "EXP", "LOG", "SQRT", "RSQRT", "SIN", "COS", "FLOOR", "CEIL", "ROUND", "SQUARE", "SIGN", "ELU",
     "HARD_SWISH", "ATAN2", "TRANSPOSE", "RESHAPE", "SQUEEZE", "EXPAND_DIMS", "TILE", "REVERSE_V2",
 })
+# ops whose output is bool whatever their inputs
+_BOOL_OUT = frozenset({"EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "LOGICAL_AND",
+                       "LOGICAL_OR", "LOGICAL_NOT", "IS_FINITE"})
 _HANDLE_OPS = frozenset({"VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "CALL_ONCE", "WHILE", "IF",
                          "STABLEHLO_COMPOSITE", "STABLEHLO_CASE", "STABLEHLO_WHILE"})
 
@@ -255,6 +259,9 @@ def check_arity(b: OnnxBuilder, op: TflOp) -> None:
         x, y = b.tensor(op.inputs[0]), b.tensor(op.outputs[0])
         raise op_error(op, f"its output '{y.name}' is {y.dtype}, its input '{x.name}' {x.dtype}: {op.op} gives its "
                        "input's type")
+    if op.op in _BOOL_OUT and b.tensor(op.outputs[0]).dtype != "bool":
+        y = b.tensor(op.outputs[0])
+        raise op_error(op, f"its output '{y.name}' is {y.dtype}; {op.op} gives bool")
     if op.op not in _HANDLE_OPS:
         handle = next((b.tensor(i) for i in [*op.inputs, *op.outputs] if i >= 0 and b.tensor(i).dtype == "resource"),
                       None)

@@ -278,6 +278,9 @@ def lut_hard_swish(x_scale: float, x_zero: int, y_scale: float, y_zero: int) -> 
     to the output scale. Multipliers from float scales, as HardSwishPrepare."""
     hires = _f32(np.float32(1.0 / 128.0) * _f32(x_scale))
     out_m, out_e = _int16_multiplier(float(_f32(hires / _f32(y_scale))))
+    if out_e > 0:  # LiteRT's kernel divides by 2^-out_e: it has no left shift for this
+        raise ValueError(f"int8 HARD_SWISH whose output scale {y_scale:g} is below 1/128 of its input scale "
+                         f"{x_scale:g} is not supported (LiteRT's kernel requires it at or above)")
     relu_m, relu_e = _int16_multiplier(float(_f32(hires / _f32(3.0 / 32768.0))))
     x = (INT8_VALUES - x_zero) * 128
     preshift = _i16_srdhm(x, out_m)

@@ -121,7 +121,8 @@ def _fft(b: OnnxBuilder, op: TflOp) -> None:
     inverse = op.op == "CUSTOM:SignalIrfft"
     what = "SignalIrfft" if inverse else "SignalRfft"
     o = options(op)
-    dtype = _TFLITE_TYPE.get(int(o.get("T", 7)))
+    t = o.get("T", 7)
+    dtype = _TFLITE_TYPE.get(t) if isinstance(t, int) else None
     if dtype is None:
         raise op_error(op, f"{what} of TensorType {o.get('T')} is not supported (int16, int32, float32: TFLM's)")
     _types(b, op, (dtype,), (dtype,))
